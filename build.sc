@@ -1,0 +1,80 @@
+// nicsim build (Mill 0.12.17). One module per top-level folder; dependencies point one way:
+//   waveforms <- firmware-model <- host-driver <- cosim,   firmware-model <- hw <- cosim
+// (hw reads the layout definitions firmware-model owns, so RTL and model share one source).
+import mill._, scalalib._
+
+object Versions {
+  val scala = "2.13.15"
+  val spinal = "1.14.2"
+  val jupiter = "5.11.4"
+  val commonsCompress = "1.28.0"
+  val xz = "1.10"
+  val picocli = "4.7.7"
+}
+
+/** Settings shared by every Java module: release 17, warnings on, JUnit 5 tests beside the code. */
+trait NicsimJavaModule extends JavaModule {
+  def javacOptions = Seq("--release", "17", "-encoding", "UTF-8", "-Xlint:unchecked", "-Xlint:deprecation")
+  object test extends JavaTests with TestModule.Junit5 {
+    // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (TOOLCHAIN.md)
+    def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}", ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
+    def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}")
+  }
+}
+
+/** Scala artifacts all at one version (SpinalHDL pulls in scala-reflect 2.13.12). */
+trait PinScala extends JavaModule {
+  def mapDependencies = T.task { (d: coursier.Dependency) =>
+    if (d.module.organization.value == "org.scala-lang") d.withVersion(Versions.scala) else d
+  }
+}
+
+object waveforms extends NicsimJavaModule {
+  def ivyDeps = Agg(
+    ivy"org.apache.commons:commons-compress:${Versions.commonsCompress}",
+    ivy"org.tukaani:xz:${Versions.xz}" // optional dependency of commons-compress: needed for .xz
+  )
+}
+
+object `firmware-model` extends NicsimJavaModule {
+  def moduleDeps = Seq(waveforms)
+}
+
+object `host-driver` extends NicsimJavaModule {
+  def moduleDeps = Seq(`firmware-model`)
+}
+
+object hw extends ScalaModule with PinScala {
+  def scalaVersion = Versions.scala
+  def moduleDeps = Seq(`firmware-model`)
+  def ivyDeps = Agg(
+    ivy"com.github.spinalhdl::spinalhdl-core:${Versions.spinal}",
+    ivy"com.github.spinalhdl::spinalhdl-lib:${Versions.spinal}"
+  )
+  def scalacPluginIvyDeps = Agg(ivy"com.github.spinalhdl::spinalhdl-idsl-plugin:${Versions.spinal}")
+  def scalacOptions = Seq("-deprecation", "-feature", "-language:reflectiveCalls")
+
+  /** Writes the Verilog of every RTL block into hw/gen-verilog's task folder and returns it. */
+  def verilog = T {
+    val dest = T.dest
+    mill.util.Jvm.runSubprocess(
+      mainClass = "nicsim.hw.GenerateVerilog",
+      classPath = runClasspath().map(_.path),
+      mainArgs = Seq(dest.toString)
+    )
+    PathRef(dest)
+  }
+
+  object test extends ScalaTests with TestModule.ScalaTest with PinScala {
+    def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.scalatest::scalatest:3.2.19")
+    // SpinalSim's workspace must be an absolute path outside the per-run sandbox, or every run rebuilds the model.
+    def forkArgs = Seq("-Xmx2g", s"-Dsim.workspace=${T.workspace / "out" / "simWorkspace"}", s"-Dnicsim.root=${T.workspace}")
+  }
+}
+
+object cosim extends NicsimJavaModule with PinScala {
+  def moduleDeps = Seq(`host-driver`, hw)
+  def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}")
+  def mainClass = Some("nicsim.cosim.cli.Main")
+  def forkArgs = Seq("-Xmx4g")
+}

@@ -1,0 +1,35 @@
+# A modern ConnectX-class adapter. Figures with a source are from ../shared/REFERENCE.md (section
+# numbers given); "assumption" marks a value we chose where no public figure was found, with why.
+profile cx-gen3x16
+about    A modern RDMA adapter: PCIe Gen3 x16, max payload 256 B, read request 512 B, 100 Gb/s link, 64-byte WQEBBs fetched 8 at a time, BlueFlame, MTT cache.
+
+# --- adapter core
+core.clock              = 250 MHz     | clock of the adapter's hardware blocks (doorbell decode, WQE fetch, translation, DMA, CQE) | assumption: a usual ASIC datapath clock; no public ConnectX figure
+core.datapath.width     = 256 bit     | width of the adapter's internal data path (bytes moved per core cycle = width/8) | assumption: 256 bit x 250 MHz = 64 Gb/s per engine, two engines cover 100 Gb/s
+core.sram.size          = 2 MiB       | on-adapter buffer memory between the host DMA and the link engines | assumption
+
+# --- host
+host.page.size          = 4 KiB       | host page size (sparse memory allocates in these units) | x86-64 base page
+host.memory.size        = 64 GiB      | simulated host physical memory (sparse: only pages touched take space) | assumption
+host.memory.read.latency = 80 ns      | time the root complex takes to serve a DMA read from DRAM, after the request arrives | assumption, consistent with the 850 ns TLP round trip of REFERENCE 4.4
+host.mmio.write.cost    = 100 ns      | CPU time to issue one uncached 8-byte MMIO write (a doorbell) | REFERENCE 4.4: consecutive UC MMIO writes 50-300 ns apart
+host.mmio.read.cost     = 200 ns      | CPU time spent issuing an MMIO read, before it waits for the completion | assumption; REFERENCE 4.4: MMIO reads far costlier than writes
+host.msi.address        = 0xFEE00000  | base of the host's MSI/MSI-X message address window | x86 local APIC message address range
+
+# --- PCI Express link (full duplex: each direction serializes its own TLPs)
+pci.kind                = "pcie"      | link type: "pcie" (serial, full duplex, TLPs) or "pci" (parallel bus, half duplex) |
+pci.lanes               = 16          | PCIe link width | REFERENCE 4.2 (ConnectX-5: PCIe Gen3/Gen4 x16)
+pci.lane.rate           = 8 GT/s      | Gen3 per-lane transfer rate | REFERENCE 4.3
+pci.encoding            = 128/130     | line-code efficiency (Gen3: 128b/130b) | REFERENCE 4.3
+pci.max.payload         = 256 B       | max payload size (MPS) of one posted write or completion TLP | REFERENCE 4.3 (ConnectX-3 default MPS 256 B)
+pci.max.read.request    = 512 B       | max read request size (MRRS) | REFERENCE 4.3 (allowed 128..4096 B)
+pci.read.completion     = 256 B       | size of each completion TLP returning read data (at most MPS) | assumption: root complex completes in MPS-sized chunks (REFERENCE 4.3 says platform-specific)
+pci.tlp.overhead.posted = 24 B        | bytes on the link besides payload for a memory write TLP (framing, sequence, 4-DW header, LCRC) | REFERENCE 4.3 (5-7 DW per TLP)
+pci.tlp.overhead.request = 24 B       | bytes on the link for a memory read request TLP (4-DW header, no payload) | REFERENCE 4.3
+pci.tlp.overhead.completion = 20 B    | bytes on the link besides payload for a completion TLP (3-DW header) | REFERENCE 4.3
+pci.link.latency        = 400 ns      | one-way latency of a TLP through PHY, link and root complex, excluding serialization | derived: half of the ~850 ns TLP ping-pong of REFERENCE 4.4
+pci.mmio.read.response  = 40 ns       | time the adapter takes to answer an MMIO read once it arrives | assumption: ten core cycles
+pci.bar0.size           = 32 MiB      | size of BAR0: command/initialization segment plus the doorbell (UAR) pages | assumption: mlx5-like layout
+
+# --- network link
+link.rate               = 100 Gb/s    | network link data rate per direction | REFERENCE 4.2 (EDR / 100GbE)

@@ -1,0 +1,35 @@
+# Berkeley VIA's platform in the KVIA paper (seed kvia-paper, section 5): Pentium-III 500 MHz hosts
+# with a 32-bit PCI bus, Myrinet LANai 4.3 adapters (2 MB SRAM, 32-bit local bus, 32-bit DMA).
+# LANai 4.x has no hardware doorbell: the host writes descriptors into adapter SRAM and the control
+# program polls; translations are fetched by DMA. Figures with a source are from the seed or
+# ../shared/REFERENCE.md section 4.5; "assumption" marks a value no public source gave.
+profile lanai43
+about    Berkeley VIA on Myrinet LANai 4.3: 32-bit local bus and DMA, PCI 32-bit/33 MHz, doorbells by polling adapter SRAM, translation fetched by DMA.
+
+# --- adapter core
+core.clock              = 33 MHz      | LANai 4.3 processor and local-bus clock | assumption: LANai 4.x ran at the PCI clock; REFERENCE 4.5 has no LANai 4 clock
+core.datapath.width     = 32 bit      | LANai local bus (LBUS) and DMA engine width | seed kvia-paper section 5 (32-bit local bus, 32-bit DMA)
+core.sram.size          = 2 MiB       | adapter SRAM | seed kvia-paper section 5
+
+# --- host
+host.page.size          = 4 KiB       | host page size | i386 Linux 2.2
+host.memory.size        = 256 MiB     | host memory of each node | seed kvia-paper section 5
+host.memory.read.latency = 150 ns     | time the PCI host bridge takes to serve a DMA read from memory | assumption: 1999-era chipset
+host.mmio.write.cost    = 60 ns       | CPU time to issue one uncached 32-bit write to adapter SRAM over PCI | assumption: a few PCI clocks on a posted-write buffer
+host.mmio.read.cost     = 60 ns       | CPU time spent issuing an MMIO read, before it waits | assumption
+host.msi.address        = 0xFEE00000  | message address window (the LANai raises a line interrupt; modelled as a message to this window) | x86 APIC range
+
+# --- PCI bus (parallel, shared by both directions)
+pci.kind                = "pci"       | link type: "pcie" or "pci" (parallel bus, half duplex) |
+pci.bus.width           = 32 bit      | host PCI bus width | seed kvia-paper section 5 (32-bit PCI)
+pci.clock               = 33 MHz      | host PCI bus clock (132 MB/s peak at 32 bit) | REFERENCE 4.5 (32/33: 132 MB/s)
+pci.max.payload         = 512 B       | longest burst one DMA transaction holds the bus for before re-arbitrating | assumption: latency-timer limited bursts
+pci.max.read.request    = 512 B       | longest read burst | assumption, as pci.max.payload
+pci.read.completion     = 512 B       | read data returns in one burst (PCI has no split completions) | PCI 2.x delayed transactions
+pci.burst.overhead      = 4 cycles    | bus cycles per burst besides data: arbitration, address phase, turnaround, target latency | assumption
+pci.link.latency        = 120 ns      | bridge latency for a transaction to reach the other side, excluding the burst itself | assumption
+pci.mmio.read.response  = 60 ns       | time the adapter takes to answer an MMIO read of its SRAM | assumption: two LANai clocks
+pci.bar0.size           = 16 MiB      | the LANai's PCI address space (SRAM, registers; doorbell window on LANai 7) | seed kvia-paper section 3.1
+
+# --- network link
+link.rate               = 1280 Mb/s   | Myrinet link data rate per direction | REFERENCE 4.5 (KVIA's 950 Mb/s = 74% of link peak)

@@ -1,0 +1,11 @@
+# KVIA's platform (seed kvia-paper, sections 3 and 5): the same hosts as lanai43, with Myrinet
+# LANai 7.2 adapters: 4 MB SRAM, 64-bit local bus and DMA engines, a hardware doorbell window in
+# the upper 8 MB of the 16 MB PCI space, and a translation/protection table of 8K entries indexed
+# by VA[24:12], filled by interrupting the host. Parameters not listed here are lanai43's.
+profile lanai72
+about    KVIA on Myrinet LANai 7.2: 64-bit local bus and DMA, hardware doorbell window (8-16 MB of a 16 MB BAR), 8K-entry translation table indexed by VA[24:12], filled by host interrupt.
+extends  lanai43
+
+core.clock              = 66 MHz      | LANai 7.2 processor and local-bus clock | assumption: LANai 7 boards ran at 66 MHz; REFERENCE 4.5 lists the LANai 7 clock as not found
+core.datapath.width     = 64 bit      | LANai 7.2 local bus and DMA engine width | seed kvia-paper sections 3 and 5 (64-bit LBUS, 64-bit DMA)
+core.sram.size          = 4 MiB       | adapter SRAM | seed kvia-paper section 5

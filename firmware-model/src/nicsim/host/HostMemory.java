@@ -1,0 +1,115 @@
+package nicsim.host;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Simulated host physical memory: sparse (a page takes space only once written), byte
+ * addressable, little-endian for multi-byte accessors, with bounds checks that name the access.
+ * Unwritten memory reads as zero. Also a simple allocator the driver and tests use to place
+ * buffers and rings.
+ */
+public final class HostMemory {
+    private final long size;
+    private final int pageSize;
+    private final int pageShift;
+    private final Map<Long, byte[]> pages = new HashMap<>();
+    // allocation starts above the first MiB so that address 0 is never a valid buffer
+    private long nextFree = 1 << 20;
+
+    public HostMemory(long size, int pageSize) {
+        if (pageSize < 64 || Integer.bitCount(pageSize) != 1)
+            throw new IllegalArgumentException("host page size " + pageSize + " must be a power of two >= 64");
+        if (size <= 0 || size % pageSize != 0)
+            throw new IllegalArgumentException("host memory size " + size + " must be a positive multiple of the page size " + pageSize);
+        this.size = size;
+        this.pageSize = pageSize;
+        this.pageShift = Integer.numberOfTrailingZeros(pageSize);
+    }
+
+    public long size() { return size; }
+    public int pageSize() { return pageSize; }
+    /** Pages that hold data: the memory the simulation really uses. */
+    public int pagesTouched() { return pages.size(); }
+
+    public boolean inBounds(long addr, long len) { return addr >= 0 && len >= 0 && addr <= size - len; }
+
+    private void check(long addr, long len, String what) {
+        if (!inBounds(addr, len))
+            throw new MemoryAccessException(String.format("host memory %s of %d bytes at 0x%x is outside 0..0x%x", what, len, addr, size));
+    }
+
+    public byte[] read(long addr, int len) {
+        byte[] out = new byte[len];
+        read(addr, out, 0, len);
+        return out;
+    }
+
+    public void read(long addr, byte[] dst, int off, int len) {
+        check(addr, len, "read");
+        int done = 0;
+        while (done < len) {
+            long a = addr + done;
+            int inPage = (int) (a & (pageSize - 1));
+            int n = Math.min(len - done, pageSize - inPage);
+            byte[] page = pages.get(a >>> pageShift);
+            if (page == null) java.util.Arrays.fill(dst, off + done, off + done + n, (byte) 0);
+            else System.arraycopy(page, inPage, dst, off + done, n);
+            done += n;
+        }
+    }
+
+    public void write(long addr, byte[] src) { write(addr, src, 0, src.length); }
+
+    public void write(long addr, byte[] src, int off, int len) {
+        check(addr, len, "write");
+        int done = 0;
+        while (done < len) {
+            long a = addr + done;
+            int inPage = (int) (a & (pageSize - 1));
+            int n = Math.min(len - done, pageSize - inPage);
+            byte[] page = pages.computeIfAbsent(a >>> pageShift, k -> new byte[pageSize]);
+            System.arraycopy(src, off + done, page, inPage, n);
+            done += n;
+        }
+    }
+
+    public long readLong(long addr) {
+        byte[] b = read(addr, 8);
+        long v = 0;
+        for (int i = 7; i >= 0; i--) v = (v << 8) | (b[i] & 0xff);
+        return v;
+    }
+
+    public void writeLong(long addr, long v) {
+        byte[] b = new byte[8];
+        for (int i = 0; i < 8; i++) b[i] = (byte) (v >>> (8 * i));
+        write(addr, b);
+    }
+
+    public int readInt(long addr) {
+        byte[] b = read(addr, 4);
+        return (b[0] & 0xff) | (b[1] & 0xff) << 8 | (b[2] & 0xff) << 16 | (b[3] & 0xff) << 24;
+    }
+
+    public void writeInt(long addr, int v) {
+        write(addr, new byte[]{(byte) v, (byte) (v >>> 8), (byte) (v >>> 16), (byte) (v >>> 24)});
+    }
+
+    /**
+     * Reserves {@code length} bytes aligned to {@code alignment} (a power of two) and returns the
+     * address. Memory is not reclaimed: simulated runs are short and addresses stay unique, which
+     * makes traces easier to read.
+     */
+    public long allocate(long length, long alignment) {
+        if (length <= 0) throw new IllegalArgumentException("allocation length " + length + " must be > 0");
+        if (alignment <= 0 || Long.bitCount(alignment) != 1)
+            throw new IllegalArgumentException("allocation alignment " + alignment + " must be a power of two");
+        long addr = (nextFree + alignment - 1) & -alignment;
+        if (!inBounds(addr, length))
+            throw new MemoryAccessException("host memory exhausted: cannot allocate " + length + " bytes (size 0x"
+                    + Long.toHexString(size) + ", next free 0x" + Long.toHexString(addr) + ")");
+        nextFree = addr + length;
+        return addr;
+    }
+}

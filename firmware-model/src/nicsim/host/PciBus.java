@@ -1,0 +1,269 @@
+package nicsim.host;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import nicsim.profile.Profile;
+import nicsim.sim.Counters;
+import nicsim.sim.Simulator;
+
+/**
+ * The host's root complex and the link to its adapters. The host side issues configuration
+ * accesses, posted MMIO writes and non-posted MMIO reads; a device issues DMA and MSI-X through the
+ * {@link PciPort} it is given. All timing comes from {@link PciLink} and the profile.
+ *
+ * <p>An MMIO access that no enabled BAR decodes is an Unsupported Request: it is counted, kept in
+ * {@link #unsupportedRequests()}, and returned to the caller; it never reaches a device. A DMA to
+ * an address outside host memory likewise completes with UNSUPPORTED_REQUEST.
+ */
+public final class PciBus {
+    /** The result of a host MMIO access. */
+    public enum MmioStatus { OK, UNSUPPORTED_REQUEST }
+
+    /** A finished MMIO read: data is all ones for an unsupported request, as on real hardware. */
+    public record MmioReadResult(MmioStatus status, byte[] data, long completedAt) {}
+
+    /** A record of one unsupported request. */
+    public record UnsupportedRequest(long timePicos, String kind, long address, int length) {
+        @Override public String toString() {
+            return String.format("unsupported request: %s of %d bytes at 0x%x (t=%d ps)", kind, length, address, timePicos);
+        }
+    }
+
+    /** Receives MSI/MSI-X messages that reach the host's message window. */
+    public interface InterruptHandler { void message(long address, int data); }
+
+    private static final long MSI_WINDOW = 1 << 20;
+
+    private final Simulator sim;
+    private final HostMemory memory;
+    private final PciLink link;
+    private final Counters counters;
+    private final long memoryReadLatency;
+    private final long mmioWriteCost;
+    private final long mmioReadCost;
+    private final long mmioReadResponse;
+    private final long msiBase;
+    private final List<PciFunction> functions = new ArrayList<>();
+    private final List<MsixTable> msix = new ArrayList<>();
+    private final List<UnsupportedRequest> unsupported = new ArrayList<>();
+    private InterruptHandler interrupts = (a, d) -> { };
+    private long cpuFreeAt;
+    private long dmaSeq;
+
+    public PciBus(Simulator sim, Profile profile, HostMemory memory) {
+        this.sim = sim;
+        this.memory = memory;
+        this.link = new PciLink(profile);
+        this.counters = sim.counters();
+        this.memoryReadLatency = profile.picos("host.memory.read.latency");
+        this.mmioWriteCost = profile.picos("host.mmio.write.cost");
+        this.mmioReadCost = profile.picos("host.mmio.read.cost");
+        this.mmioReadResponse = profile.picos("pci.mmio.read.response");
+        this.msiBase = profile.count("host.msi.address");
+    }
+
+    public PciLink link() { return link; }
+    public HostMemory memory() { return memory; }
+    public Simulator simulator() { return sim; }
+    public List<UnsupportedRequest> unsupportedRequests() { return List.copyOf(unsupported); }
+    public void onInterrupt(InterruptHandler h) { interrupts = h; }
+
+    /** Attaches a function; returns its index for configuration accesses. */
+    public int attach(PciFunction f) {
+        int index = functions.size();
+        functions.add(f);
+        msix.add(f.config().msixVectors() > 0 ? new MsixTable(f.config().msixVectors()) : null);
+        f.connect(new Port(index));
+        return index;
+    }
+
+    public MsixTable msixTable(int function) { return msix.get(function); }
+
+    // ---- configuration space (boot-time, modelled as immediate)
+    public int configRead32(int function, int offset) { return fn(function).config().read32(offset); }
+    public void configWrite32(int function, int offset, int value) { fn(function).config().write32(offset, value); }
+
+    private PciFunction fn(int i) {
+        if (i < 0 || i >= functions.size())
+            throw new IllegalArgumentException("no PCI function " + i + " (have " + functions.size() + ")");
+        return functions.get(i);
+    }
+
+    // ---- host MMIO
+    /**
+     * A posted write from the CPU. Returns at once; the device sees it after the CPU issue cost,
+     * serialization and link latency. Successive MMIO accesses from the CPU are serialized.
+     */
+    public MmioStatus mmioWrite(long addr, byte[] data) {
+        counters.counter("pci.mmio_writes").inc();
+        Target t = decode(addr, data.length);
+        if (t == null) return unsupported("MMIO write", addr, data.length);
+        long depart = cpuIssue(mmioWriteCost);
+        long arrive = link.send(PciLink.Direction.DOWNSTREAM, depart, data.length, link.overheadPosted());
+        byte[] copy = data.clone();
+        sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
+            if (t.inMsixTable) msix.get(t.function).write(t.offset - tableStart(t.function), copy);
+            else functions.get(t.function).mmioWrite(t.bar, t.offset, copy);
+        });
+        return MmioStatus.OK;
+    }
+
+    /** A non-posted read from the CPU; {@code done} runs when the completion reaches the CPU. */
+    public void mmioRead(long addr, int length, Consumer<MmioReadResult> done) {
+        counters.counter("pci.mmio_reads").inc();
+        Target t = decode(addr, length);
+        long depart = cpuIssue(mmioReadCost);
+        long arrive = link.send(PciLink.Direction.DOWNSTREAM, depart, 0, link.overheadRequest());
+        if (t == null) {
+            unsupported("MMIO read", addr, length);
+            byte[] ones = new byte[length];
+            java.util.Arrays.fill(ones, (byte) 0xff);
+            long back = arrive + link.latencyPicos();
+            sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(new MmioReadResult(MmioStatus.UNSUPPORTED_REQUEST, ones, back)));
+            return;
+        }
+        sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
+            byte[] data = t.inMsixTable ? msix.get(t.function).read(t.offset - tableStart(t.function), length)
+                                        : functions.get(t.function).mmioRead(t.bar, t.offset, length);
+            long back = link.send(PciLink.Direction.UPSTREAM, sim.now() + mmioReadResponse, data.length, link.overheadCompletion());
+            sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(new MmioReadResult(MmioStatus.OK, data, back)));
+        });
+    }
+
+    private long cpuIssue(long cost) {
+        long depart = Math.max(sim.now(), cpuFreeAt) + cost;
+        cpuFreeAt = depart;
+        return depart;
+    }
+
+    private MmioStatus unsupported(String kind, long addr, int length) {
+        UnsupportedRequest ur = new UnsupportedRequest(sim.now(), kind, addr, length);
+        unsupported.add(ur);
+        counters.counter("pci.unsupported_requests").inc();
+        sim.trace().record("PciBus", "ur#" + unsupported.size(), "unsupported", ur.toString());
+        return MmioStatus.UNSUPPORTED_REQUEST;
+    }
+
+    private record Target(int function, int bar, long offset, boolean inMsixTable) {}
+
+    private Target decode(long addr, int length) {
+        for (int i = 0; i < functions.size(); i++) {
+            ConfigSpace c = functions.get(i).config();
+            int bar = c.decode(addr);
+            if (bar < 0) continue;
+            long off = addr - c.barBase(bar);
+            if (off + length > c.barSize(bar)) return null; // runs off the end of the BAR
+            boolean inTable = msix.get(i) != null && bar == c.msixTableBar()
+                    && off >= tableStart(i) && off + length <= tableStart(i) + msix.get(i).bytes();
+            return new Target(i, bar, off, inTable);
+        }
+        return null;
+    }
+
+    private long tableStart(int function) { return functions.get(function).config().msixTableOffset(); }
+
+    /** The device side of the bus for one function. */
+    private final class Port implements PciPort {
+        private final int function;
+
+        Port(int function) { this.function = function; }
+
+        @Override public Simulator simulator() { return sim; }
+
+        private ConfigSpace config() { return functions.get(function).config(); }
+
+        @Override public void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done) {
+            String txn = "dma#" + (++dmaSeq);
+            if (!config().busMasterEnabled()) {
+                counters.counter("pci.dma_blocked").inc();
+                sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(new WriteResult(DmaStatus.BUS_MASTER_DISABLED, sim.now())));
+                return;
+            }
+            counters.counter("pci.dma_writes").inc();
+            sim.trace().record("PciBus", txn, "dma_write_issued", String.format("0x%x +%d", hostAddr, data.length));
+            long last = sim.now();
+            boolean ok = memory.inBounds(hostAddr, data.length);
+            for (PciLink.Piece p : link.splitWrite(hostAddr, data.length)) {
+                long arrive = link.send(PciLink.Direction.UPSTREAM, sim.now(), p.length(), link.overheadPosted());
+                last = Math.max(last, arrive);
+                if (ok) {
+                    int from = (int) (p.addr() - hostAddr);
+                    byte[] piece = java.util.Arrays.copyOfRange(data, from, from + p.length());
+                    sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> memory.write(p.addr(), piece));
+                }
+            }
+            counters.counter("pci.dma_write_bytes").add(data.length);
+            if (!ok) unsupported("DMA write", hostAddr, data.length);
+            long end = last;
+            DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
+            sim.schedule(end, Simulator.Priority.DELIVERY, () -> {
+                sim.trace().record("PciBus", txn, "dma_write_done", st.name());
+                done.accept(new WriteResult(st, end));
+            });
+        }
+
+        @Override public void dmaRead(long hostAddr, int length, Consumer<ReadResult> done) {
+            String txn = "dma#" + (++dmaSeq);
+            if (!config().busMasterEnabled()) {
+                counters.counter("pci.dma_blocked").inc();
+                sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(new ReadResult(DmaStatus.BUS_MASTER_DISABLED, new byte[0], sim.now())));
+                return;
+            }
+            counters.counter("pci.dma_reads").inc();
+            counters.counter("pci.dma_read_bytes").add(length);
+            sim.trace().record("PciBus", txn, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
+            boolean ok = memory.inBounds(hostAddr, length);
+            byte[] result = new byte[ok ? length : 0];
+            List<PciLink.Piece> requests = link.splitRead(hostAddr, length);
+            int[] remaining = {requests.size()};
+            long[] lastArrival = {sim.now()};
+            if (!ok) unsupported("DMA read", hostAddr, length);
+            for (PciLink.Piece req : requests) {
+                long atHost = link.send(PciLink.Direction.UPSTREAM, sim.now(), 0, link.overheadRequest());
+                sim.schedule(atHost + memoryReadLatency, Simulator.Priority.DELIVERY, () -> {
+                    // memory is read when the root complex serves the request, not when it was issued
+                    if (ok) memory.read(req.addr(), result, (int) (req.addr() - hostAddr), req.length());
+                    long arrival = sim.now();
+                    for (PciLink.Piece cpl : ok ? link.splitCompletions(req) : List.of(new PciLink.Piece(req.addr(), 0)))
+                        arrival = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), cpl.length(), link.overheadCompletion());
+                    lastArrival[0] = Math.max(lastArrival[0], arrival);
+                    if (--remaining[0] == 0) {
+                        long end = lastArrival[0];
+                        DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
+                        sim.schedule(end, Simulator.Priority.DELIVERY, () -> {
+                            sim.trace().record("PciBus", txn, "dma_read_done", st.name());
+                            done.accept(new ReadResult(st, result, end));
+                        });
+                    }
+                });
+            }
+        }
+
+        @Override public boolean msix(int vector) {
+            MsixTable t = msix.get(function);
+            if (t == null || vector < 0 || vector >= t.vectors())
+                throw new IllegalArgumentException("MSI-X vector " + vector + " does not exist on function " + function
+                        + " (" + (t == null ? 0 : t.vectors()) + " vectors)");
+            if (!config().msixEnabled() || !config().busMasterEnabled()) {
+                counters.counter("pci.msix_blocked").inc();
+                return false;
+            }
+            if (t.masked(vector) || config().msixFunctionMasked()) {
+                t.setPending(vector, true);
+                counters.counter("pci.msix_masked").inc();
+                return false;
+            }
+            long addr = t.address(vector);
+            int data = t.data(vector);
+            long arrive = link.send(PciLink.Direction.UPSTREAM, sim.now(), 4, link.overheadPosted());
+            counters.counter("pci.msix_sent").inc();
+            sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
+                if (addr >= msiBase && addr < msiBase + MSI_WINDOW) interrupts.message(addr, data);
+                else if (memory.inBounds(addr, 4)) memory.writeInt(addr, data); // a message aimed at memory just writes it
+                else unsupported("MSI-X write", addr, 4);
+            });
+            return true;
+        }
+    }
+}

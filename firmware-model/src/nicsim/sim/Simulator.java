@@ -1,0 +1,181 @@
+package nicsim.sim;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The discrete-event kernel. Time is a {@code long} count of picoseconds. Events run in the order
+ * (time, priority, insertion sequence): two events at the same time and priority run in the order
+ * they were scheduled, so identical runs give identical results, whatever the host machine.
+ *
+ * <p>Not thread-safe: one simulation runs on one thread.
+ */
+public final class Simulator {
+    /** Event priorities at one instant: lower runs first. */
+    public static final class Priority {
+        private Priority() {}
+        /** Deliveries that arrive at an instant (DMA completions, MMIO arrivals) run before clocks sample. */
+        public static final int DELIVERY = 10;
+        /** Clock edges: every block in a domain drives, then updates. */
+        public static final int CLOCK_EDGE = 50;
+        public static final int DEFAULT = 100;
+        /** Observers that must see the settled state of an instant. */
+        public static final int OBSERVE = 1000;
+    }
+
+    /** A scheduled action; {@link #cancel()} keeps it from running. */
+    public static final class Event implements Comparable<Event> {
+        final long time;
+        final int priority;
+        final long seq;
+        final Runnable action;
+        boolean cancelled;
+
+        Event(long time, int priority, long seq, Runnable action) {
+            this.time = time; this.priority = priority; this.seq = seq; this.action = action;
+        }
+        public long time() { return time; }
+        public void cancel() { cancelled = true; }
+        public boolean cancelled() { return cancelled; }
+
+        @Override public int compareTo(Event o) {
+            if (time != o.time) return Long.compare(time, o.time);
+            if (priority != o.priority) return Integer.compare(priority, o.priority);
+            return Long.compare(seq, o.seq);
+        }
+    }
+
+    private final PriorityQueue<Event> queue = new PriorityQueue<>();
+    private final List<ClockDomain> domains = new ArrayList<>();
+    private final Counters counters = new Counters();
+    private final Trace trace = new Trace(this);
+    private final List<StreamContractViolation> violations = new ArrayList<>();
+    private boolean throwOnViolation = true;
+    private long now;
+    private long seq;
+    private long executed;
+
+    public long now() { return now; }
+    public Counters counters() { return counters; }
+    public Trace trace() { return trace; }
+    /** How many events have run: a measure of simulation work, for benchmarks. */
+    public long eventsExecuted() { return executed; }
+    public int pendingEvents() { return (int) queue.stream().filter(e -> !e.cancelled).count(); }
+
+    /**
+     * What to do when a handshake contract is broken: throw at once (the default, so a test fails
+     * at the cycle of the bug) or record and carry on (to collect every violation of a run).
+     */
+    public void throwOnContractViolation(boolean t) { throwOnViolation = t; }
+
+    public List<StreamContractViolation> contractViolations() { return List.copyOf(violations); }
+
+    void reportViolation(StreamContractViolation v) {
+        violations.add(v);
+        counters.counter("kernel.contract_violations").inc();
+        if (throwOnViolation) throw v;
+    }
+
+    public Event schedule(long atPicos, int priority, Runnable action) {
+        if (atPicos < now)
+            throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
+        Event e = new Event(atPicos, priority, seq++, action);
+        queue.add(e);
+        return e;
+    }
+
+    public Event schedule(long atPicos, Runnable action) { return schedule(atPicos, Priority.DEFAULT, action); }
+
+    public Event scheduleIn(long delayPicos, int priority, Runnable action) {
+        if (delayPicos < 0) throw new IllegalArgumentException("delay " + delayPicos + " ps is negative");
+        return schedule(Math.addExact(now, delayPicos), priority, action);
+    }
+
+    public Event scheduleIn(long delayPicos, Runnable action) { return scheduleIn(delayPicos, Priority.DEFAULT, action); }
+
+    /** A clock domain with an integer period in picoseconds; its first edge is at {@code phasePicos}. */
+    public ClockDomain clockDomain(String name, long periodPicos, long phasePicos) {
+        for (ClockDomain d : domains)
+            if (d.name().equals(name)) throw new IllegalArgumentException("clock domain '" + name + "' already exists");
+        ClockDomain d = new ClockDomain(this, name, periodPicos, phasePicos);
+        domains.add(d);
+        return d;
+    }
+
+    public ClockDomain clockDomain(String name, long periodPicos) { return clockDomain(name, periodPicos, 0); }
+
+    public List<ClockDomain> clockDomains() { return List.copyOf(domains); }
+
+    /** Runs the next event. Returns false when nothing is left to run. */
+    public boolean step() {
+        Event e;
+        do {
+            e = queue.poll();
+            if (e == null) return false;
+        } while (e.cancelled);
+        now = e.time;
+        executed++;
+        e.action.run();
+        return true;
+    }
+
+    /** Runs every event up to and including {@code timePicos}, then sets the time to it. */
+    public void runUntil(long timePicos) {
+        if (timePicos < now) throw new IllegalArgumentException("time " + timePicos + " ps is in the past (now " + now + " ps)");
+        while (true) {
+            Event head = peek();
+            if (head == null || head.time > timePicos) break;
+            step();
+        }
+        now = timePicos;
+    }
+
+    public void runFor(long picos) { runUntil(Math.addExact(now, picos)); }
+
+    /**
+     * Runs until {@code condition} holds (checked before the first event and after each event).
+     * Throws IllegalStateException if {@code limitPicos} of simulated time pass, or the simulation
+     * goes idle, first.
+     */
+    public void runUntil(BooleanSupplier condition, long limitPicos) {
+        long deadline = Math.addExact(now, limitPicos);
+        while (!condition.getAsBoolean()) {
+            Event head = peek();
+            if (head == null)
+                throw new IllegalStateException("simulation went idle at " + now + " ps before the condition held");
+            if (head.time > deadline) {
+                now = deadline;
+                throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + now + " ps)");
+            }
+            step();
+        }
+    }
+
+    /** Runs until no event is left. Returns the time of the last event. */
+    public long runUntilIdle() {
+        while (step()) { /* keep going */ }
+        return now;
+    }
+
+    /** Runs until idle, but stops with an exception if {@code limitPicos} pass first (a clock that never stops). */
+    public long runUntilIdle(long limitPicos) {
+        long deadline = Math.addExact(now, limitPicos);
+        while (true) {
+            Event head = peek();
+            if (head == null) return now;
+            if (head.time > deadline)
+                throw new IllegalStateException("still busy after " + limitPicos + " ps (next event at " + head.time + " ps)");
+            step();
+        }
+    }
+
+    public boolean idle() { return peek() == null; }
+
+    private Event peek() {
+        Event e;
+        while ((e = queue.peek()) != null && e.cancelled) queue.poll();
+        return e;
+    }
+}

@@ -1,0 +1,104 @@
+package nicsim.sim;
+
+import java.util.Objects;
+import nicsim.wave.VcdWriter;
+
+/**
+ * A valid/ready handshake with SpinalHDL's contract: a transfer happens on an edge where
+ * {@code fire = valid && ready}; once valid is raised it holds, with the same payload, until it
+ * fires. The master sets valid and payload, the slave sets ready, both in the drive phase of
+ * their {@link ClockDomain}. Every edge the stream checks the contract and either throws or
+ * counts a {@link StreamContractViolation}, as the simulator's policy says.
+ *
+ * <p>Payloads should be immutable values (records): the stability check compares them with equals.
+ */
+public final class Stream<T> {
+    private final String name;
+    private final ClockDomain domain;
+    private final Layout<T> layout;
+    private boolean valid;
+    private boolean ready;
+    private T payload;
+    // what was sampled on the previous edge, for the hold checks
+    private boolean pendingFromLastEdge;
+    private T lastPayload;
+    private long fires;
+    private long stalls;
+    private PortTrace<T> trace;
+
+    public Stream(String name, ClockDomain domain, Layout<T> layout) {
+        this.name = Objects.requireNonNull(name);
+        this.domain = Objects.requireNonNull(domain);
+        this.layout = layout;
+        domain.register(this);
+    }
+
+    public Stream(String name, ClockDomain domain) { this(name, domain, null); }
+
+    public String name() { return name; }
+    public ClockDomain domain() { return domain; }
+    public Layout<T> layout() { return layout; }
+
+    // ---- master side
+    /** Raises valid with this payload. */
+    public void push(T p) {
+        checkPhase();
+        valid = true;
+        payload = Objects.requireNonNull(p, "payload");
+    }
+
+    /** Lowers valid (legal only when nothing is pending, or the contract check will object). */
+    public void idle() {
+        checkPhase();
+        valid = false;
+        payload = null;
+    }
+
+    // ---- slave side
+    public void ready(boolean r) {
+        checkPhase();
+        ready = r;
+    }
+
+    // ---- both sides
+    public boolean valid() { return valid; }
+    public boolean ready() { return ready; }
+    public boolean fire() { return valid && ready; }
+    public T payload() { return payload; }
+    /** Transfers so far. */
+    public long fires() { return fires; }
+    /** Edges with valid high and ready low (back-pressure). */
+    public long stalls() { return stalls; }
+
+    /** Traces this stream's wires under {@code scope} (e.g. "top.WqeFetcher") in a VCD writer. */
+    public void trace(VcdWriter writer, String scope) { trace = new PortTrace<>(writer, scope, name, layout, true); }
+
+    void edge(long cycle) {
+        if (pendingFromLastEdge) {
+            if (!valid) violation(cycle, StreamContractViolation.Rule.VALID_DROPPED,
+                    "valid fell before the transfer of " + lastPayload + " fired");
+            else if (!payload.equals(lastPayload)) violation(cycle, StreamContractViolation.Rule.PAYLOAD_CHANGED,
+                    "payload changed from " + lastPayload + " to " + payload + " while waiting for ready");
+        }
+        boolean f = fire();
+        if (f) fires++;
+        else if (valid) stalls++;
+        pendingFromLastEdge = valid && !ready;
+        lastPayload = payload;
+        if (trace != null) trace.sample(domain, cycle, valid, ready, payload);
+    }
+
+    private void checkPhase() {
+        if (domain.phase() == ClockDomain.Phase.UPDATE)
+            violation(domain.cycle(), StreamContractViolation.Rule.DRIVEN_IN_UPDATE_PHASE,
+                    "outputs may only change in the drive phase (evaluation order would matter)");
+    }
+
+    private void violation(long cycle, StreamContractViolation.Rule rule, String detail) {
+        domain.simulator().reportViolation(new StreamContractViolation(name, cycle, rule, detail));
+    }
+
+    @Override public String toString() {
+        return name + "[valid=" + valid + " ready=" + ready + " payload=" + payload + "]";
+    }
+}

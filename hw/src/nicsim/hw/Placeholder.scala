@@ -1,0 +1,2 @@
+package nicsim.hw
+object Placeholder
