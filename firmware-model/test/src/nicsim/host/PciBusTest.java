@@ -1,0 +1,171 @@
+package nicsim.host;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.profile.Profiles;
+import org.junit.jupiter.api.Test;
+
+class PciBusTest {
+    @Test
+    void barSizingAndEnableFollowThePciRules() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16");
+        tb.bus.configWrite32(tb.fn, ConfigSpace.BAR0, 0xFFFF_FFFF);
+        int low = tb.bus.configRead32(tb.fn, ConfigSpace.BAR0);
+        assertEquals(0xFFF0_000C, low); // 1 MiB, 64-bit prefetchable
+        assertEquals(1 << 20, (~(low & ~0xF)) + 1);
+        assertEquals(0x15b3 | 0x1017 << 16, tb.bus.configRead32(tb.fn, ConfigSpace.VENDOR_ID));
+        assertEquals(ConfigSpace.MSIX_CAP, tb.bus.configRead32(tb.fn, ConfigSpace.CAP_PTR));
+        assertEquals(ConfigSpace.CAP_ID_MSIX | 3 << 16, tb.bus.configRead32(tb.fn, ConfigSpace.MSIX_CAP)); // 4 vectors
+        // before memory space is enabled nothing decodes
+        tb.bus.configWrite32(tb.fn, ConfigSpace.BAR0, (int) PciTestbench.BAR0);
+        assertEquals(PciBus.MmioStatus.UNSUPPORTED_REQUEST, tb.bus.mmioWrite(PciTestbench.BAR0, new byte[4]));
+        tb.enable();
+        assertEquals(PciBus.MmioStatus.OK, tb.bus.mmioWrite(PciTestbench.BAR0, new byte[4]));
+    }
+
+    @Test
+    void unmappedMmioIsReportedCountedAndNeverDelivered() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
+        long hole = PciTestbench.BAR0 + (1 << 20) + 0x40; // just past BAR0
+        assertEquals(PciBus.MmioStatus.UNSUPPORTED_REQUEST, tb.bus.mmioWrite(hole, new byte[]{1, 2, 3, 4}));
+        List<PciBus.MmioReadResult> reads = new ArrayList<>();
+        tb.bus.mmioRead(0x1234_0000L, 4, reads::add);
+        tb.sim.runUntilIdle();
+        assertTrue(tb.device.writes.isEmpty());
+        assertEquals(2, tb.sim.counters().get("pci.unsupported_requests"));
+        assertEquals(2, tb.bus.unsupportedRequests().size());
+        PciBus.UnsupportedRequest ur = tb.bus.unsupportedRequests().get(0);
+        assertEquals(hole, ur.address());
+        assertTrue(ur.toString().contains(Long.toHexString(hole)), ur.toString());
+        assertEquals(PciBus.MmioStatus.UNSUPPORTED_REQUEST, reads.get(0).status());
+        assertArrayEquals(new byte[]{-1, -1, -1, -1}, reads.get(0).data());
+    }
+
+    @Test
+    void postedMmioWriteArrivesAfterIssueCostSerializationAndLatency() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
+        PciLink link = tb.bus.link();
+        tb.bus.mmioWrite(PciTestbench.BAR0 + 0x800, new byte[8]);
+        tb.bus.mmioWrite(PciTestbench.BAR0 + 0x808, new byte[8]);
+        tb.sim.runUntilIdle();
+        long cost = tb.profile.picos("host.mmio.write.cost");
+        long ser = link.serializePicos(8 + 24);
+        assertEquals(cost + ser + 400_000, tb.device.writes.get(0).time());
+        // the second write leaves the CPU one issue cost later
+        assertEquals(2 * cost + ser + 400_000, tb.device.writes.get(1).time());
+        assertEquals(0x808, tb.device.writes.get(1).offset());
+    }
+
+    @Test
+    void mmioReadReturnsTheDeviceDataAfterTheRoundTrip() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
+        tb.device.regs[0x10] = 0x5a;
+        List<PciBus.MmioReadResult> r = new ArrayList<>();
+        tb.bus.mmioRead(PciTestbench.BAR0 + 0x10, 4, r::add);
+        tb.sim.runUntilIdle();
+        PciLink l = tb.bus.link();
+        long expect = tb.profile.picos("host.mmio.read.cost") + l.serializePicos(24) + l.latencyPicos()
+                + tb.profile.picos("pci.mmio.read.response") + l.serializePicos(4 + 20) + l.latencyPicos();
+        assertEquals(expect, r.get(0).completedAt());
+        assertEquals(0x5a, r.get(0).data()[0]);
+    }
+
+    @Test
+    void dmaWriteSplitsAtMaxPayloadAndLandsByteForByte() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
+        byte[] data = new byte[1000];
+        for (int i = 0; i < data.length; i++) data[i] = (byte) (i ^ 0x5a);
+        long addr = 0x10_0000 + 200; // unaligned start: pieces 56, 256, 256, 256, 176
+        List<PciPort.WriteResult> done = new ArrayList<>();
+        tb.device.port.dmaWrite(addr, data, done::add);
+        tb.sim.runUntilIdle();
+        PciLink l = tb.bus.link();
+        assertEquals(List.of(56, 256, 256, 256, 176), PciLink.split(addr, 1000, 256).stream().map(PciLink.Piece::length).toList());
+        assertEquals(5, l.packets(PciLink.Direction.UPSTREAM));
+        assertEquals(1000 + 5 * 24, l.wireBytes(PciLink.Direction.UPSTREAM));
+        // TLPs go back to back; each one's serialization is rounded up to a whole picosecond
+        long wire = 0;
+        for (int len : new int[]{56, 256, 256, 256, 176}) wire += l.serializePicos(len + 24);
+        assertEquals(wire + l.latencyPicos(), done.get(0).completedAt());
+        assertEquals(PciPort.DmaStatus.OK, done.get(0).status());
+        assertArrayEquals(data, tb.memory.read(addr, data.length));
+    }
+
+    @Test
+    void dmaReadRequestsAtMrrsAndCompletesAtCompletionSize() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
+        byte[] data = new byte[1024];
+        new java.util.Random(3).nextBytes(data);
+        tb.memory.write(0x20_0000, data);
+        List<PciPort.ReadResult> done = new ArrayList<>();
+        tb.device.port.dmaRead(0x20_0000, 1024, done::add);
+        tb.sim.runUntilIdle();
+        PciLink l = tb.bus.link();
+        assertEquals(2, l.packets(PciLink.Direction.UPSTREAM));     // two 512 B read requests
+        assertEquals(4, l.packets(PciLink.Direction.DOWNSTREAM));   // four 256 B completions
+        assertEquals(1024 + 4 * 20, l.wireBytes(PciLink.Direction.DOWNSTREAM));
+        // the second request leaves right behind the first; its completions queue behind the first's
+        long req2AtHost = 2 * l.serializePicos(24) + l.latencyPicos();
+        long served2 = req2AtHost + tb.profile.picos("host.memory.read.latency");
+        long served1 = served2 - l.serializePicos(24);
+        long linkFree = served1 + 2 * l.serializePicos(256 + 20);
+        long expect = Math.max(served2, linkFree) + 2 * l.serializePicos(256 + 20) + l.latencyPicos();
+        assertEquals(expect, done.get(0).completedAt());
+        assertArrayEquals(data, done.get(0).data());
+    }
+
+    @Test
+    void dmaOutsideHostMemoryOrWithoutBusMasterFails() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16");
+        List<PciPort.ReadResult> r = new ArrayList<>();
+        tb.device.port.dmaRead(0x1000, 64, r::add);
+        tb.sim.runUntilIdle();
+        assertEquals(PciPort.DmaStatus.BUS_MASTER_DISABLED, r.get(0).status());
+        tb.enable();
+        List<PciPort.WriteResult> w = new ArrayList<>();
+        tb.device.port.dmaWrite((1L << 32) - 8, new byte[64], w::add);
+        tb.sim.runUntilIdle();
+        assertEquals(PciPort.DmaStatus.UNSUPPORTED_REQUEST, w.get(0).status());
+        assertEquals(1, tb.sim.counters().get("pci.unsupported_requests"));
+    }
+
+    @Test
+    void msixMessageReachesTheHostOnlyWhenEnabledAndUnmasked() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
+        List<Integer> got = new ArrayList<>();
+        tb.bus.onInterrupt((a, d) -> got.add(d));
+        assertFalse(tb.device.port.msix(1)); // MSI-X not enabled yet
+        tb.bus.configWrite32(tb.fn, ConfigSpace.MSIX_CAP, ConfigSpace.MSIX_ENABLE << 16);
+        assertFalse(tb.device.port.msix(1)); // vectors start masked
+        assertTrue(tb.bus.msixTable(tb.fn).pending(1));
+        // the driver programs entry 1: address, data, unmask
+        long entry = PciTestbench.BAR0 + 0x8000 + 16;
+        byte[] e = java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .putInt(0xFEE0_0000).putInt(0).putInt(0x41).putInt(0).array();
+        tb.bus.mmioWrite(entry, e);
+        tb.sim.runUntilIdle();
+        assertTrue(tb.device.writes.isEmpty(), "MSI-X table writes are served by the bus, not the device");
+        assertTrue(tb.device.port.msix(1));
+        tb.sim.runUntilIdle();
+        assertEquals(List.of(0x41), got);
+        assertThrows(IllegalArgumentException.class, () -> tb.device.port.msix(9));
+    }
+
+    @Test
+    void conventionalPciSharesOneBusForBothDirections() {
+        PciTestbench tb = new PciTestbench(Profiles.load("lanai43")).enable();
+        PciLink l = tb.bus.link();
+        assertFalse(l.fullDuplex());
+        assertEquals(32L * 33_000_000, l.bitsPerSecond()); // 132 MB/s
+        assertEquals(16, l.overheadPosted());                // 4 cycles x 4 bytes
+        List<PciPort.WriteResult> w = new ArrayList<>();
+        tb.device.port.dmaWrite(0x10_0000, new byte[512], w::add);
+        tb.bus.mmioWrite(PciTestbench.BAR0, new byte[4]); // host write must wait for the bus
+        tb.sim.runUntilIdle();
+        long dmaEnd = l.serializePicos(512 + 16);
+        long cost = tb.profile.picos("host.mmio.write.cost");
+        assertEquals(Math.max(dmaEnd, cost) + l.serializePicos(4 + 16) + l.latencyPicos(), tb.device.writes.get(0).time());
+    }
+}

@@ -1,0 +1,105 @@
+package nicsim.sim;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ClockDomainTest {
+    @Test
+    void cyclesAndPicosConvertExactly() {
+        Simulator sim = new Simulator();
+        ClockDomain core = sim.clockDomain("core", 4_000);          // 250 MHz
+        ClockDomain pci = sim.clockDomain("pci", 30_303, 1_000);    // 33 MHz rounded, first edge at 1 ns
+        assertEquals(4_000 * 1_000_000L, core.cyclesToPicos(1_000_000));
+        assertEquals(1_000 + 30_303 * 7L, pci.picosOfCycle(7));
+        assertEquals(-1, pci.cycleAt(999));
+        assertEquals(0, pci.cycleAt(1_000));
+        assertEquals(0, pci.cycleAt(31_302));
+        assertEquals(1, pci.cycleAt(31_303));
+        assertEquals(2, core.picosToCyclesCeil(4_001));
+        assertEquals(1, core.picosToCyclesFloor(7_999));
+        assertEquals(0, pci.nextEdgeCycleAtOrAfter(0));
+        assertEquals(1, pci.nextEdgeCycleAtOrAfter(1_001));
+    }
+
+    /** A word leaves the fast domain on an edge; the slow domain takes it on its first edge at or after that time. */
+    @Test
+    void crossingFromFastToSlowDomainLandsOnTheNextSlowEdge() {
+        Simulator sim = new Simulator();
+        ClockDomain fast = sim.clockDomain("fast", 4_000);
+        ClockDomain slow = sim.clockDomain("slow", 15_000, 2_000);
+        long[] sentAt = {-1}, takenAt = {-1};
+        long[] takenCycle = {-1};
+        fast.add(new Clocked() {
+            @Override public void drive() { }
+            @Override public void update() {
+                if (fast.cycle() == 5) {
+                    sentAt[0] = sim.now();
+                    sim.schedule(sim.now(), Simulator.Priority.DELIVERY, slow::wake);
+                }
+            }
+            @Override public boolean active() { return fast.cycle() < 5; }
+        });
+        slow.add(new Clocked() {
+            boolean seen;
+            @Override public void drive() { }
+            @Override public void update() {
+                if (!seen && sentAt[0] >= 0 && sim.now() >= sentAt[0]) { seen = true; takenAt[0] = sim.now(); takenCycle[0] = slow.cycle(); }
+            }
+            @Override public boolean active() { return false; }
+        });
+        sim.runUntilIdle();
+        assertEquals(20_000, sentAt[0]);
+        // slow edges at 2000, 17000, 32000: the first at or after 20000 is cycle 2 at 32000
+        assertEquals(32_000, takenAt[0]);
+        assertEquals(2, takenCycle[0]);
+        assertEquals(slow.nextEdgeCycleAtOrAfter(sentAt[0]), takenCycle[0]);
+    }
+
+    /** Two registers that swap values each edge: the result must not depend on which block is evaluated first. */
+    @Test
+    void twoPhaseUpdateMakesEvaluationOrderIrrelevant() {
+        for (boolean reversed : new boolean[]{false, true}) {
+            Simulator sim = new Simulator();
+            ClockDomain d = sim.clockDomain("d", 1_000);
+            Flow<Long> ab = new Flow<>("ab", d, null), ba = new Flow<>("ba", d, null);
+            long[] regs = {1, 2};
+            Clocked a = new Clocked() {
+                @Override public void drive() { ab.push(regs[0]); }
+                @Override public void update() { regs[0] = ba.payload(); }
+                @Override public boolean active() { return d.cycle() < 2; }
+            };
+            Clocked b = new Clocked() {
+                @Override public void drive() { ba.push(regs[1]); }
+                @Override public void update() { regs[1] = ab.payload(); }
+                @Override public boolean active() { return d.cycle() < 2; }
+            };
+            if (reversed) { d.add(b); d.add(a); } else { d.add(a); d.add(b); }
+            sim.runUntilIdle();
+            assertEquals(3, d.edgesRun());
+            assertArrayEquals(new long[]{2, 1}, regs, "reversed=" + reversed); // three swaps
+        }
+    }
+
+    @Test
+    void clockStopsWhenIdleAndRestartsOnItsGrid() {
+        Simulator sim = new Simulator();
+        ClockDomain d = sim.clockDomain("d", 1_000);
+        List<Long> edgeTimes = new ArrayList<>();
+        int[] work = {2};
+        d.add(new Clocked() {
+            @Override public void drive() { }
+            @Override public void update() { edgeTimes.add(sim.now()); if (work[0] > 0) work[0]--; }
+            @Override public boolean active() { return work[0] > 0; }
+        });
+        sim.runUntilIdle();
+        assertEquals(List.of(0L, 1_000L), edgeTimes);
+        sim.schedule(5_500, () -> { work[0] = 1; d.wake(); });
+        sim.runUntilIdle();
+        assertEquals(List.of(0L, 1_000L, 6_000L), edgeTimes);
+        assertEquals(6, d.cycle());
+        assertEquals(3, d.edgesRun());
+    }
+}

@@ -1,0 +1,79 @@
+package nicsim.sim;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class SimulatorTest {
+    @Test
+    void simultaneousEventsRunByPriorityThenInsertionOrder() {
+        Simulator sim = new Simulator();
+        List<String> log = new ArrayList<>();
+        sim.schedule(100, 5, () -> log.add("p5-first"));
+        sim.schedule(100, 1, () -> log.add("p1"));
+        sim.schedule(100, 5, () -> log.add("p5-second"));
+        sim.schedule(50, 9, () -> log.add("t50"));
+        sim.schedule(100, 5, () -> sim.scheduleIn(0, 0, () -> log.add("same-instant-later")));
+        sim.runUntilIdle();
+        assertEquals(List.of("t50", "p1", "p5-first", "p5-second", "same-instant-later"), log);
+        assertEquals(100, sim.now());
+    }
+
+    /** A random cascade of events; two runs with one seed must produce the same log, event for event. */
+    private static List<String> randomRun(long seed) {
+        Simulator sim = new Simulator();
+        Random r = new Random(seed);
+        List<String> log = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            int id = i;
+            sim.schedule(r.nextInt(10) * 1000L, r.nextInt(3), () -> {
+                log.add(sim.now() + ":" + id);
+                if (id % 3 == 0) sim.scheduleIn(r.nextInt(3) * 1000L, r.nextInt(3), () -> log.add(sim.now() + ":child" + id));
+            });
+        }
+        sim.runUntilIdle();
+        return log;
+    }
+
+    @Test
+    void identicalRunsGiveIdenticalResults() {
+        assertEquals(randomRun(7), randomRun(7));
+        assertNotEquals(randomRun(7), randomRun(8));
+    }
+
+    @Test
+    void cannotScheduleInThePast() {
+        Simulator sim = new Simulator();
+        sim.runUntil(1000);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sim.schedule(999, () -> { }));
+        assertTrue(e.getMessage().contains("999"), e.getMessage());
+    }
+
+    @Test
+    void runUntilConditionStopsWhenItHoldsAndFailsPastTheLimit() {
+        Simulator sim = new Simulator();
+        int[] n = {0};
+        for (int i = 1; i <= 10; i++) sim.schedule(i * 100L, () -> n[0]++);
+        sim.runUntil(() -> n[0] == 3, 10_000);
+        assertEquals(300, sim.now());
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> sim.runUntil(() -> n[0] == 100, 250));
+        assertTrue(e.getMessage().contains("250"), e.getMessage());
+        assertEquals(550, sim.now());
+        sim.runUntilIdle();
+        assertThrows(IllegalStateException.class, () -> sim.runUntil(() -> false, 1_000_000));
+    }
+
+    @Test
+    void cancelledEventsDoNotRun() {
+        Simulator sim = new Simulator();
+        int[] n = {0};
+        Simulator.Event e = sim.schedule(10, () -> n[0]++);
+        sim.schedule(20, () -> n[0] += 10);
+        e.cancel();
+        sim.runUntilIdle();
+        assertEquals(10, n[0]);
+    }
+}
