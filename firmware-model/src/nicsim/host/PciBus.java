@@ -48,7 +48,8 @@ public final class PciBus {
     private final List<MsixTable> msix = new ArrayList<>();
     private final List<UnsupportedRequest> unsupported = new ArrayList<>();
     private InterruptHandler interrupts = (a, d) -> { };
-    private long cpuFreeAt;
+    private final java.util.ArrayDeque<CpuOp> cpuQueue = new java.util.ArrayDeque<>();
+    private boolean cpuBusy;
     private long dmaSeq;
 
     public PciBus(Simulator sim, Profile profile, HostMemory memory) {
@@ -92,49 +93,78 @@ public final class PciBus {
 
     // ---- host MMIO
     /**
-     * A posted write from the CPU. Returns at once; the device sees it after the CPU issue cost,
-     * serialization and link latency. Successive MMIO accesses from the CPU are serialized.
+     * A posted write from the CPU. Returns at once with the decode result; the device sees the
+     * write after the CPU issue cost, serialization and link latency. The CPU issues MMIO in
+     * program order through a one-entry posted-write buffer: the next access cannot leave before
+     * this write is on the wire (a CPU cannot flood a slow bus), nor sooner than its own issue cost.
      */
     public MmioStatus mmioWrite(long addr, byte[] data) {
         counters.counter("pci.mmio_writes").inc();
         Target t = decode(addr, data.length);
         if (t == null) return unsupported("MMIO write", addr, data.length);
-        long depart = cpuIssue(mmioWriteCost);
-        long arrive = link.send(PciLink.Direction.DOWNSTREAM, depart, data.length, link.overheadPosted());
         byte[] copy = data.clone();
-        sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
-            if (t.inMsixTable) msix.get(t.function).write(t.offset - tableStart(t.function), copy);
-            else functions.get(t.function).mmioWrite(t.bar, t.offset, copy);
+        cpu(mmioWriteCost, release -> {
+            // the TLP claims the link when it leaves the CPU, so a DMA ready earlier goes first
+            long arrive = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), copy.length, link.overheadPosted());
+            release.accept(arrive - link.latencyPicos());
+            sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
+                if (t.inMsixTable) msix.get(t.function).write(t.offset - tableStart(t.function), copy);
+                else functions.get(t.function).mmioWrite(t.bar, t.offset, copy);
+            });
         });
         return MmioStatus.OK;
     }
 
-    /** A non-posted read from the CPU; {@code done} runs when the completion reaches the CPU. */
+    /**
+     * A non-posted read from the CPU; {@code done} runs when the completion reaches the CPU. An
+     * uncached read stalls the CPU: no later MMIO leaves before the data is back.
+     */
     public void mmioRead(long addr, int length, Consumer<MmioReadResult> done) {
         counters.counter("pci.mmio_reads").inc();
         Target t = decode(addr, length);
-        long depart = cpuIssue(mmioReadCost);
-        long arrive = link.send(PciLink.Direction.DOWNSTREAM, depart, 0, link.overheadRequest());
-        if (t == null) {
-            unsupported("MMIO read", addr, length);
-            byte[] ones = new byte[length];
-            java.util.Arrays.fill(ones, (byte) 0xff);
-            long back = arrive + link.latencyPicos();
-            sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(new MmioReadResult(MmioStatus.UNSUPPORTED_REQUEST, ones, back)));
-            return;
-        }
-        sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
-            byte[] data = t.inMsixTable ? msix.get(t.function).read(t.offset - tableStart(t.function), length)
-                                        : functions.get(t.function).mmioRead(t.bar, t.offset, length);
-            long back = link.send(PciLink.Direction.UPSTREAM, sim.now() + mmioReadResponse, data.length, link.overheadCompletion());
-            sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(new MmioReadResult(MmioStatus.OK, data, back)));
+        if (t == null) unsupported("MMIO read", addr, length);
+        cpu(mmioReadCost, release -> {
+            long arrive = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), 0, link.overheadRequest());
+            if (t == null) {
+                byte[] ones = new byte[length];
+                java.util.Arrays.fill(ones, (byte) 0xff);
+                long back = arrive + link.latencyPicos();
+                release.accept(back);
+                sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(new MmioReadResult(MmioStatus.UNSUPPORTED_REQUEST, ones, back)));
+                return;
+            }
+            sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
+                byte[] data = t.inMsixTable ? msix.get(t.function).read(t.offset - tableStart(t.function), length)
+                                            : functions.get(t.function).mmioRead(t.bar, t.offset, length);
+                long back = link.send(PciLink.Direction.UPSTREAM, sim.now() + mmioReadResponse, data.length, link.overheadCompletion());
+                release.accept(back);
+                sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(new MmioReadResult(MmioStatus.OK, data, back)));
+            });
         });
     }
 
-    private long cpuIssue(long cost) {
-        long depart = Math.max(sim.now(), cpuFreeAt) + cost;
-        cpuFreeAt = depart;
-        return depart;
+    /** One host MMIO access waiting in the CPU: its issue cost and what it does when it leaves. */
+    private record CpuOp(long cost, Consumer<java.util.function.LongConsumer> run) {}
+
+    private void cpu(long cost, Consumer<java.util.function.LongConsumer> run) {
+        cpuQueue.add(new CpuOp(cost, run));
+        if (!cpuBusy) cpuNext(sim.now(), sim.now());
+    }
+
+    /**
+     * Starts the next queued access. It leaves one issue cost after the previous access left
+     * ({@code issuedAt}), but never before the previous one released the CPU ({@code freeAt}: its
+     * write on the wire, or its read data back).
+     */
+    private void cpuNext(long issuedAt, long freeAt) {
+        CpuOp op = cpuQueue.poll();
+        if (op == null) { cpuBusy = false; return; }
+        cpuBusy = true;
+        long depart = Math.max(issuedAt + op.cost(), freeAt);
+        sim.schedule(depart, Simulator.Priority.DELIVERY, () -> op.run().accept(release -> {
+            long at = Math.max(release, sim.now());
+            sim.schedule(at, Simulator.Priority.DELIVERY, () -> cpuNext(depart, at));
+        }));
     }
 
     private MmioStatus unsupported(String kind, long addr, int length) {

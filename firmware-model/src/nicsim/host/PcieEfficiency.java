@@ -68,18 +68,26 @@ public final class PcieEfficiency {
     }
 
     public static void print(Profile p, PrintStream out) {
-        out.printf("PCIe DMA efficiency, profile %s (raw link %.2f Gb/s), 1 MiB transfers%n", p.name(),
-                new PciLink(p).bitsPerSecond() / 1e9);
+        PciLink link = new PciLink(p);
+        out.printf("Host link DMA efficiency, profile %s (%s, raw %.2f Gb/s), 1 MiB transfers%n", p.name(),
+                p.text("pci.kind"), link.bitsPerSecond() / 1e9);
         out.printf("%-6s %-22s %6s %10s %9s %12s%n", "kind", "chunk", "TLPs", "efficiency", "expected", "Gb/s");
+        if (!link.isPcie()) {
+            // a parallel bus has one burst overhead per transaction and no completion TLPs
+            Result r = measureWrite(p, link.maxPayload(), 1 << 20);
+            out.printf("%-6s burst %4d B            %6d %9.1f%% %8.1f%% %12.3f%n", "write", link.maxPayload(), r.tlps(),
+                    100 * r.efficiency(), 100.0 * link.maxPayload() / (link.maxPayload() + link.overheadPosted()), r.gbps());
+            return;
+        }
         for (int mps : new int[]{128, 256, 512}) {
             Result r = measureWrite(p, mps, 1 << 20);
             out.printf("%-6s max payload %4d B      %6d %9.1f%% %8.1f%% %12.2f%n", "write", mps, r.tlps(),
-                    100 * r.efficiency(), 100.0 * mps / (mps + p.bytes("pci.tlp.overhead.posted")), r.gbps());
+                    100 * r.efficiency(), 100.0 * mps / (mps + link.overheadPosted()), r.gbps());
         }
         for (int c : new int[]{64, 128, 256}) {
             Result r = measureRead(p, c, 1 << 20);
             out.printf("%-6s completions %4d B      %6d %9.1f%% %8.1f%% %12.2f%n", "read", c, r.tlps(),
-                    100 * r.efficiency(), 100.0 * c / (c + p.bytes("pci.tlp.overhead.completion")), r.gbps());
+                    100 * r.efficiency(), 100.0 * c / (c + link.overheadCompletion()), r.gbps());
         }
     }
 

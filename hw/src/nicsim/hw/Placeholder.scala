@@ -1,2 +1,0 @@
-package nicsim.hw
-object Placeholder

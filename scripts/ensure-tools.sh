@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Makes sure a fresh Debian machine has what nicsim needs, installing it when we may:
+#   a JDK (javac and the JNI headers SpinalSim compiles against), and, when RTL is needed,
+#   Verilator with g++ and make. Mill itself is fetched by ./mill.
+# Usage: scripts/ensure-tools.sh [--rtl]
+set -euo pipefail
+need_rtl=0
+[ "${1:-}" = "--rtl" ] && need_rtl=1
+
+missing=()
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || missing+=(curl)
+if [ "$need_rtl" = 1 ]; then
+  command -v verilator >/dev/null 2>&1 || missing+=(verilator)
+  command -v g++ >/dev/null 2>&1 || missing+=(g++)
+  command -v make >/dev/null 2>&1 || missing+=(make)
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "nicsim: installing ${missing[*]} with apt-get" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq "${missing[@]}" >&2
+else
+  echo "nicsim: missing ${missing[*]}; install them with: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
