@@ -31,5 +31,13 @@ pci.link.latency        = 400 ns      | one-way latency of a TLP through PHY, li
 pci.mmio.read.response  = 40 ns       | time the adapter takes to answer an MMIO read once it arrives | assumption: ten core cycles
 pci.bar0.size           = 32 MiB      | size of BAR0: command/initialization segment plus the doorbell (UAR) pages | assumption: mlx5-like layout
 
+# --- doorbell decoder (DoorbellDecoder: MMIO write -> queue message; 2 core cycles from write to message)
+uar.page.size           = 4 KiB       | size of one UAR (doorbell) page; a context owns whole pages | REFERENCE 3.1 (MLX5_ADAPTER_PAGE_SIZE)
+doorbell.window.base    = 4 KiB       | BAR0 offset where the doorbell (UAR) pages start | mlx5-like: page 0 of BAR0 is the initialization segment, UAR pages follow
+doorbell.window.size    = 16 MiB      | size of the doorbell window | mlx5-like: page 0 of BAR0 is the initialization segment, UAR pages follow
+doorbell.bf.reg.size    = 512 B       | size of each of the 4 BlueFlame registers at UAR offset 0x800 (send doorbells land here) | assumption: REFERENCE 3.3 lists bf_reg_size as not found; 512 B is a common kernel value
+doorbell.fifo.depth     = 16          | doorbell messages queued between the decoder and the WQE fetcher | assumption
+doorbell.queue.table.entries = 1024  | entries of the decoder's queue-ownership table (QP and CQ tables each), indexed by queue-number low bits | assumption
+
 # --- network link
 link.rate               = 100 Gb/s    | network link data rate per direction | REFERENCE 4.2 (EDR / 100GbE)

@@ -31,5 +31,13 @@ pci.link.latency        = 120 ns      | bridge latency for a transaction to reac
 pci.mmio.read.response  = 60 ns       | time the adapter takes to answer an MMIO read of its SRAM | assumption: two LANai clocks
 pci.bar0.size           = 16 MiB      | the LANai's PCI address space (SRAM, registers; doorbell window on LANai 7) | seed kvia-paper section 3.1
 
+# --- doorbell decoder (DoorbellDecoder: MMIO write -> queue message; 2 core cycles from write to message)
+uar.page.size           = 4 KiB       | size of one UAR (doorbell) page; a context owns whole pages | REFERENCE 3.1 (MLX5_ADAPTER_PAGE_SIZE)
+doorbell.window.base    = 8 MiB       | BAR0 offset where the doorbell (UAR) pages start | seed kvia-paper section 3.1: 8-16 MB of the 16 MB PCI space is the doorbell area
+doorbell.window.size    = 8 MiB       | size of the doorbell window | seed kvia-paper section 3.1: 8-16 MB of the 16 MB PCI space is the doorbell area
+doorbell.bf.reg.size    = 512 B       | size of each of the 4 BlueFlame registers at UAR offset 0x800 (send doorbells land here) | assumption: REFERENCE 3.3 lists bf_reg_size as not found; 512 B is a common kernel value
+doorbell.fifo.depth     = 8           | doorbell messages queued between the decoder and the WQE fetcher | assumption
+doorbell.queue.table.entries = 256   | entries of the decoder's queue-ownership table (QP and CQ tables each), indexed by queue-number low bits | assumption
+
 # --- network link
 link.rate               = 1280 Mb/s   | Myrinet link data rate per direction | REFERENCE 4.5 (KVIA's 950 Mb/s = 74% of link peak)

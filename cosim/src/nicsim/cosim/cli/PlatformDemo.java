@@ -64,7 +64,7 @@ final class PlatformDemo {
             else if (offset == 0x8 && data.length == 4) ringEntries = b.getInt();
             else if (offset == 0x800 && data.length == 8) {
                 long v = b.getLong();
-                arrived.add(new DoorbellMsg(v & 0xFFFFFF, (v >>> 32) & 0xFFFF, DoorbellMsg.Kind.SEND.ordinal()));
+                arrived.add(DoorbellMsg.send(v & 0xFFFFFF, (v >>> 32) & 0xFFFF));
                 core.wake();
             } else {
                 malformed++;
@@ -83,8 +83,8 @@ final class PlatformDemo {
                 DoorbellMsg m = fifo.pop().payload();
                 long slot = ringBase + (written % ringEntries) * RECORD;
                 ByteBuffer rec = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
-                rec.putInt((int) m.qpn()).putShort((short) m.producerIndex()).putShort((short) 1).putLong(core.cycle());
-                for (int i = 16; i < RECORD; i++) rec.put((byte) (m.producerIndex() + i));
+                rec.putInt((int) m.qpn()).putShort((short) m.index()).putShort((short) 1).putLong(core.cycle());
+                for (int i = 16; i < RECORD; i++) rec.put((byte) (m.index() + i));
                 written++;
                 dmaBusy = true;
                 port.dmaWrite(slot, rec.array(), r -> {

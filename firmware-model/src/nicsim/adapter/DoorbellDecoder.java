@@ -1,0 +1,169 @@
+package nicsim.adapter;
+
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.profile.Profile;
+import nicsim.sim.ClockDomain;
+import nicsim.sim.Clocked;
+import nicsim.sim.Counters;
+import nicsim.sim.Flow;
+import nicsim.sim.Stream;
+
+/**
+ * Decodes MMIO writes to the doorbell window into doorbell messages for the WQE fetcher and the
+ * CQ logic (ARCHITECTURE data path, step 3). Cycle-exact twin of {@code hw/.../DoorbellDecoder.scala}.
+ *
+ * <p>Timing, in core cycles: a write on {@code io_mmio} at edge n is registered; at edge n+1 it is
+ * decoded, checked against the queue table and queued (or refused); the queued message is offered
+ * on {@code io_doorbell} from edge n+2, and a refusal on {@code io_error} at edge n+2.
+ *
+ * <p>Decode: page = (offset - window base) / page size names the UAR; the page offset names the
+ * register (send doorbell in the BlueFlame registers, CQ arm at 0x20); the value names the queue
+ * and index (mlx5 big-endian words). Checks, in order: inside the window, a known register, an
+ * 8-byte write, the queue exists (tagged table), the queue's owner is this page's UAR. A refused
+ * write changes no state and is reported with its address and value.
+ *
+ * <p>FIFO: a doorbell for a queue that already has one waiting (after this edge's pop) replaces its
+ * index in place: coalesced, counted. Otherwise it is appended; if the FIFO is full it is dropped,
+ * counted and reported as OVERFLOW (the doorbell record in host memory still holds the index).
+ */
+public final class DoorbellDecoder implements Clocked {
+    public static final String NAME = "DoorbellDecoder";
+
+    /** The decoder's parameters, from the profile. */
+    public record Config(long windowBase, long windowSize, int pageSize, int bfRegSize, int fifoDepth, int tableEntries) {
+        public Config {
+            pow2("uar.page.size", pageSize);
+            pow2("doorbell.bf.reg.size", bfRegSize);
+            pow2("doorbell.queue.table.entries", tableEntries);
+            if (windowBase % pageSize != 0 || windowSize % pageSize != 0 || windowSize <= 0)
+                throw new IllegalArgumentException("doorbell window 0x" + Long.toHexString(windowBase) + "+0x" + Long.toHexString(windowSize)
+                        + " must be whole pages of " + pageSize + " B");
+            if (UarLayout.BF_OFFSET + UarLayout.BF_REGS * bfRegSize > pageSize)
+                throw new IllegalArgumentException("doorbell.bf.reg.size " + bfRegSize + ": 4 BlueFlame registers do not fit in a " + pageSize + " B page");
+            if (fifoDepth < 2 || fifoDepth > 64) throw new IllegalArgumentException("doorbell.fifo.depth " + fifoDepth + " must be 2..64");
+            if (windowBase + windowSize > (1L << 32)) throw new IllegalArgumentException("doorbell window must lie below 4 GiB of BAR offset");
+        }
+
+        public static Config from(Profile p) {
+            return new Config(p.bytes("doorbell.window.base"), p.bytes("doorbell.window.size"), p.bytesInt("uar.page.size"),
+                    p.bytesInt("doorbell.bf.reg.size"), p.countInt("doorbell.fifo.depth"), p.countInt("doorbell.queue.table.entries"));
+        }
+
+        private static void pow2(String name, long v) {
+            if (v <= 0 || Long.bitCount(v) != 1) throw new IllegalArgumentException(name + " = " + v + " must be a power of two");
+        }
+    }
+
+    private final Config cfg;
+    private final Counters counters;
+    private final Flow<MmioWrite> mmio;
+    private final Flow<QueueTableWrite> tableWrite;
+    private final Stream<DoorbellMsg> doorbell;
+    private final Flow<DoorbellError> error;
+
+    // registered state
+    private MmioWrite s1;
+    private final List<DoorbellMsg> fifo = new ArrayList<>();
+    private final long[][] tables; // [0]=QP, [1]=CQ: bit 40 valid, 39..16 tag, 15..0 uar
+    private DoorbellError errReg;
+    private long seen, coalesced, overflowed, rejected;
+
+    public DoorbellDecoder(ClockDomain domain, Config cfg) {
+        this.cfg = cfg;
+        this.counters = domain.simulator().counters();
+        this.mmio = new Flow<>("io_mmio", domain, MmioWrite.LAYOUT);
+        this.tableWrite = new Flow<>("io_tableWrite", domain, QueueTableWrite.LAYOUT);
+        this.doorbell = new Stream<>("io_doorbell", domain, DoorbellMsg.LAYOUT);
+        this.error = new Flow<>("io_error", domain, DoorbellError.LAYOUT);
+        this.tables = new long[2][cfg.tableEntries()];
+        domain.add(this);
+    }
+
+    public Config config() { return cfg; }
+    /** Input: MMIO writes that hit the doorbell window (drive it from the upstream block). */
+    public Flow<MmioWrite> mmio() { return mmio; }
+    /** Input: queue-table updates from the firmware. */
+    public Flow<QueueTableWrite> tableWrite() { return tableWrite; }
+    /** Output: decoded doorbells. */
+    public Stream<DoorbellMsg> doorbell() { return doorbell; }
+    /** Output: refused or dropped doorbells, with address and value. */
+    public Flow<DoorbellError> error() { return error; }
+
+    public int occupancy() { return fifo.size(); }
+    /** Counter values wrap at 32 bits, as the RTL's do. */
+    public long seen() { return seen & 0xFFFF_FFFFL; }
+    public long coalesced() { return coalesced & 0xFFFF_FFFFL; }
+    public long overflowed() { return overflowed & 0xFFFF_FFFFL; }
+    public long rejected() { return rejected & 0xFFFF_FFFFL; }
+
+    @Override public void drive() {
+        if (fifo.isEmpty()) doorbell.idle(); else doorbell.push(fifo.get(0));
+        if (errReg == null) error.idle(); else error.push(errReg);
+    }
+
+    @Override public void update() {
+        if (doorbell.fire()) fifo.remove(0);
+        errReg = null;
+        if (s1 != null) process(s1);
+        s1 = mmio.valid() ? mmio.payload() : null;
+        if (tableWrite.valid()) {
+            QueueTableWrite w = tableWrite.payload();
+            tables[(int) w.cq()][(int) (w.qpn() & (cfg.tableEntries() - 1))] =
+                    w.valid() != 0 ? (1L << 40) | (w.qpn() << 16) | w.uar() : 0;
+        }
+    }
+
+    @Override public boolean active() {
+        return s1 != null || !fifo.isEmpty() || errReg != null || mmio.valid() || tableWrite.valid();
+    }
+
+    private void process(MmioWrite w) {
+        seen++;
+        counters.counter(NAME + ".doorbells_seen").inc();
+        DoorbellError.Code code = DoorbellError.Code.NONE;
+        DoorbellMsg msg = null;
+        long rel = w.offset() - cfg.windowBase();
+        if (w.offset() < cfg.windowBase() || rel >= cfg.windowSize()) {
+            code = DoorbellError.Code.OUT_OF_WINDOW;
+        } else {
+            long page = rel / cfg.pageSize();
+            long po = rel % cfg.pageSize();
+            boolean send = po >= UarLayout.BF_OFFSET && po < UarLayout.BF_OFFSET + (long) UarLayout.BF_REGS * cfg.bfRegSize();
+            boolean arm = po == UarLayout.CQ_DOORBELL;
+            if (!send && !arm) code = DoorbellError.Code.UNKNOWN_REGISTER;
+            else if (w.length() != 8) code = DoorbellError.Code.BAD_SIZE;
+            else {
+                // bytes 0..3: first big-endian word; bytes 4..7: second (REFERENCE 3.3, 3.5)
+                long qpn = send ? (w.byteAt(4) << 16 | w.byteAt(5) << 8 | w.byteAt(6))
+                                : (w.byteAt(5) << 16 | w.byteAt(6) << 8 | w.byteAt(7));
+                boolean qpnFits = send || w.byteAt(4) == 0;
+                long entry = tables[send ? 0 : 1][(int) (qpn & (cfg.tableEntries() - 1))];
+                if (!qpnFits || (entry >>> 40) == 0 || ((entry >>> 16) & 0xFFFFFF) != qpn) code = DoorbellError.Code.BAD_QUEUE;
+                else if ((entry & 0xFFFF) != page) code = DoorbellError.Code.NOT_OWNER;
+                else if (send) msg = DoorbellMsg.send(qpn, w.byteAt(1) << 8 | w.byteAt(2));
+                else msg = new DoorbellMsg(qpn, w.byteAt(1) << 16 | w.byteAt(2) << 8 | w.byteAt(3),
+                        DoorbellMsg.Kind.CQ_ARM.ordinal(), (w.byteAt(0) >> 4) & 3, w.byteAt(0) & 1);
+            }
+        }
+        if (msg != null) {
+            for (int i = 0; i < fifo.size(); i++) {
+                if (fifo.get(i).sameQueue(msg)) {
+                    fifo.set(i, msg);
+                    coalesced++;
+                    counters.counter(NAME + ".doorbells_coalesced").inc();
+                    return;
+                }
+            }
+            if (fifo.size() < cfg.fifoDepth()) { fifo.add(msg); return; }
+            code = DoorbellError.Code.OVERFLOW;
+            overflowed++;
+            counters.counter(NAME + ".doorbells_overflowed").inc();
+        } else {
+            rejected++;
+            counters.counter(NAME + ".doorbells_rejected").inc();
+            counters.counter(NAME + ".rejected_" + code.name().toLowerCase()).inc();
+        }
+        errReg = new DoorbellError(code.ordinal(), w.offset(), w.data());
+    }
+}
