@@ -24,7 +24,9 @@ import nicsim.sim.Stream;
  * write changes no state and is reported with its address and value.
  *
  * <p>FIFO: a doorbell for a queue that already has one waiting (after this edge's pop) replaces its
- * index in place: coalesced, counted. Otherwise it is appended; if the FIFO is full it is dropped,
+ * index in place: coalesced, counted. The entry being offered on {@code io_doorbell} is the
+ * exception: a stream's payload may not change until it fires, so a doorbell for that queue is
+ * appended instead. A doorbell that can be neither merged nor appended (FIFO full) is dropped,
  * counted and reported as OVERFLOW (the doorbell record in host memory still holds the index).
  */
 public final class DoorbellDecoder implements Clocked {
@@ -43,6 +45,8 @@ public final class DoorbellDecoder implements Clocked {
                 throw new IllegalArgumentException("doorbell.bf.reg.size " + bfRegSize + ": 4 BlueFlame registers do not fit in a " + pageSize + " B page");
             if (fifoDepth < 2 || fifoDepth > 64) throw new IllegalArgumentException("doorbell.fifo.depth " + fifoDepth + " must be 2..64");
             if (windowBase + windowSize > (1L << 32)) throw new IllegalArgumentException("doorbell window must lie below 4 GiB of BAR offset");
+            if (windowSize / pageSize > 65536)
+                throw new IllegalArgumentException("doorbell window of " + windowSize / pageSize + " pages: UAR numbers are 16 bits (at most 65536 pages)");
         }
 
         public static Config from(Profile p) {
@@ -103,9 +107,10 @@ public final class DoorbellDecoder implements Clocked {
     }
 
     @Override public void update() {
-        if (doorbell.fire()) fifo.remove(0);
+        boolean popped = doorbell.fire();
+        if (popped) fifo.remove(0);
         errReg = null;
-        if (s1 != null) process(s1);
+        if (s1 != null) process(s1, popped);
         s1 = mmio.valid() ? mmio.payload() : null;
         if (tableWrite.valid()) {
             QueueTableWrite w = tableWrite.payload();
@@ -118,7 +123,7 @@ public final class DoorbellDecoder implements Clocked {
         return s1 != null || !fifo.isEmpty() || errReg != null || mmio.valid() || tableWrite.valid();
     }
 
-    private void process(MmioWrite w) {
+    private void process(MmioWrite w, boolean popped) {
         seen++;
         counters.counter(NAME + ".doorbells_seen").inc();
         DoorbellError.Code code = DoorbellError.Code.NONE;
@@ -147,7 +152,8 @@ public final class DoorbellDecoder implements Clocked {
             }
         }
         if (msg != null) {
-            for (int i = 0; i < fifo.size(); i++) {
+            // the head is frozen while it waits on io_doorbell (payload stable until it fires)
+            for (int i = popped ? 0 : 1; i < fifo.size(); i++) {
                 if (fifo.get(i).sameQueue(msg)) {
                     fifo.set(i, msg);
                     coalesced++;
