@@ -18,8 +18,20 @@ trait NicsimJavaModule extends JavaModule {
   object test extends JavaTests with TestModule.Junit5 {
     // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (TOOLCHAIN.md)
     def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}", ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
-    def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}")
+    def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.simArgs(T.workspace, millModuleSegments.parts.head)
   }
+}
+
+object NicsimJavaModule {
+  /**
+   * SpinalSim's Verilator workspace and model cache for one module's tests: absolute paths outside
+   * Mill's per-run sandbox, one per module, because Mill may run two test modules at once and two
+   * processes must never share a Verilator build folder.
+   */
+  def simArgs(root: os.Path, module: String): Seq[String] = Seq(
+    s"-Dsim.workspace=${root / "out" / "simWorkspace" / module}",
+    s"-Dsim.cache=${sys.env.getOrElse("NICSIM_CACHE", sys.props("user.home") + "/.cache/nicsim")}/spinalsim-$module"
+  )
 }
 
 /** Scala artifacts all at one version (SpinalHDL pulls in scala-reflect 2.13.12). */
@@ -67,8 +79,7 @@ object hw extends ScalaModule with PinScala {
 
   object test extends ScalaTests with TestModule.ScalaTest with PinScala {
     def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.scalatest::scalatest:3.2.19")
-    // SpinalSim's workspace must be an absolute path outside the per-run sandbox, or every run rebuilds the model.
-    def forkArgs = Seq("-Xmx2g", s"-Dsim.workspace=${T.workspace / "out" / "simWorkspace"}", s"-Dnicsim.root=${T.workspace}")
+    def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.simArgs(T.workspace, "hw")
   }
 }
 

@@ -4,9 +4,11 @@ import java.util.ArrayList;
 import java.util.List;
 import nicsim.profile.Profile;
 import nicsim.sim.ClockDomain;
-import nicsim.sim.Clocked;
+import nicsim.sim.Block;
 import nicsim.sim.Counters;
 import nicsim.sim.Flow;
+import nicsim.sim.Port;
+import nicsim.sim.Signal;
 import nicsim.sim.Stream;
 
 /**
@@ -29,7 +31,7 @@ import nicsim.sim.Stream;
  * appended instead. A doorbell that can be neither merged nor appended (FIFO full) is dropped,
  * counted and reported as OVERFLOW (the doorbell record in host memory still holds the index).
  */
-public final class DoorbellDecoder implements Clocked {
+public final class DoorbellDecoder implements Block {
     public static final String NAME = "DoorbellDecoder";
 
     /** The decoder's parameters, from the profile. */
@@ -65,6 +67,7 @@ public final class DoorbellDecoder implements Clocked {
     private final Flow<QueueTableWrite> tableWrite;
     private final Stream<DoorbellMsg> doorbell;
     private final Flow<DoorbellError> error;
+    private final Signal seenOut, coalescedOut, overflowedOut, rejectedOut, occupancyOut;
 
     // registered state
     private MmioWrite s1;
@@ -80,11 +83,23 @@ public final class DoorbellDecoder implements Clocked {
         this.tableWrite = new Flow<>("io_tableWrite", domain, QueueTableWrite.LAYOUT);
         this.doorbell = new Stream<>("io_doorbell", domain, DoorbellMsg.LAYOUT);
         this.error = new Flow<>("io_error", domain, DoorbellError.LAYOUT);
+        this.seenOut = new Signal("io_seen", 32, domain);
+        this.coalescedOut = new Signal("io_coalesced", 32, domain);
+        this.overflowedOut = new Signal("io_overflowed", 32, domain);
+        this.rejectedOut = new Signal("io_rejected", 32, domain);
+        this.occupancyOut = new Signal("io_occupancy", 32 - Integer.numberOfLeadingZeros(cfg.fifoDepth()), domain);
         this.tables = new long[2][cfg.tableEntries()];
         domain.add(this);
     }
 
     public Config config() { return cfg; }
+
+    @Override public String name() { return NAME; }
+
+    @Override public List<Port> ports() {
+        return List.of(Port.in(mmio), Port.in(tableWrite), Port.out(doorbell), Port.out(error), Port.out(seenOut),
+                Port.out(coalescedOut), Port.out(overflowedOut), Port.out(rejectedOut), Port.out(occupancyOut));
+    }
     /** Input: MMIO writes that hit the doorbell window (drive it from the upstream block). */
     public Flow<MmioWrite> mmio() { return mmio; }
     /** Input: queue-table updates from the firmware. */
@@ -104,6 +119,11 @@ public final class DoorbellDecoder implements Clocked {
     @Override public void drive() {
         if (fifo.isEmpty()) doorbell.idle(); else doorbell.push(fifo.get(0));
         if (errReg == null) error.idle(); else error.push(errReg);
+        seenOut.set(seen);
+        coalescedOut.set(coalesced);
+        overflowedOut.set(overflowed);
+        rejectedOut.set(rejected);
+        occupancyOut.set(fifo.size());
     }
 
     @Override public void update() {

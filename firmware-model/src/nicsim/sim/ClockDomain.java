@@ -24,6 +24,7 @@ public final class ClockDomain {
     private final List<Clocked> blocks = new ArrayList<>();
     private final List<Stream<?>> streams = new ArrayList<>();
     private final List<Flow<?>> flows = new ArrayList<>();
+    private final List<Signal> signals = new ArrayList<>();
     private Simulator.Event nextEdge;
     private long lastEdgeCycle = -1;
     private long edges;
@@ -74,6 +75,8 @@ public final class ClockDomain {
 
     void registerFlow(Flow<?> f) { flows.add(f); }
 
+    void registerSignal(Signal s) { signals.add(s); }
+
     /** Starts the clock at the next edge not yet run, if it is stopped. */
     public void wake() {
         if (nextEdge != null && !nextEdge.cancelled()) return;
@@ -91,6 +94,7 @@ public final class ClockDomain {
         current = Phase.IDLE;
         for (Stream<?> s : streams) s.edge(cycle);
         for (Flow<?> f : flows) f.edge(cycle);
+        for (Signal s : signals) s.edge(cycle);
         current = Phase.UPDATE;
         for (Clocked b : blocks) b.update();
         current = Phase.IDLE;

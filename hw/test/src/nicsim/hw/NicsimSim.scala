@@ -2,18 +2,12 @@ package nicsim.hw
 
 import java.nio.file.{Path, Paths}
 import spinal.core.sim._
+import nicsim.hw.rtl.RtlRunner
 
-/**
- * SpinalSim settings shared by every RTL test. The workspace is an absolute path outside Mill's
- * per-run sandbox, and Verilated models are cached under ~/.cache/nicsim keyed by a hash of their
- * Verilog (SpinalSim's own cache), so a second run of an unchanged block starts in seconds.
- */
+/** SpinalSim settings for the RTL tests: RtlRunner's workspace and model cache, with waveforms on. */
 object NicsimSim {
-  val workspace: String = sys.props.getOrElse("sim.workspace", Paths.get("simWorkspace").toAbsolutePath.toString)
-  val cache: String = sys.env.getOrElse("NICSIM_CACHE", sys.props("user.home") + "/.cache/nicsim") + "/spinalsim"
-
-  def config: SpinalSimConfig = SimConfig.workspacePath(workspace).cachePath(cache).withVcdWave
+  def config: SpinalSimConfig = RtlRunner.config(true)
 
   /** Where SpinalSim writes the VCD of one test. */
-  def wave(toplevel: String, testName: String): Path = Paths.get(workspace, toplevel, testName, "wave.vcd")
+  def wave(toplevel: String, testName: String): Path = Paths.get(RtlRunner.workspace, toplevel, testName, "wave.vcd")
 }

@@ -1,0 +1,163 @@
+package nicsim.cosim;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import nicsim.hw.rtl.RtlHandle;
+import nicsim.sim.Block;
+import nicsim.sim.ClockDomain;
+import nicsim.sim.Flow;
+import nicsim.sim.Layout;
+import nicsim.sim.Port;
+import nicsim.sim.Signal;
+import nicsim.sim.Simulator;
+import nicsim.sim.Stream;
+import nicsim.wave.VcdWriter;
+
+/**
+ * Runs a block's Java twin and its Verilated RTL in lockstep and compares them on every edge.
+ *
+ * <p>Each cycle the Java side runs its edge first: the stimulus (a clocked block in the same domain)
+ * drives the twin's inputs, the twin drives its outputs. The runner then copies every input wire
+ * of the twin to the RTL port of the same name, lets the RTL settle, and compares every output wire
+ * (stream valid, payload fields while valid, ready of input streams, flow valid and payload, plain
+ * signals) before the RTL takes the same edge. Exact agreement is required: these blocks are
+ * cycle-exact twins.
+ *
+ * <p>On the first divergence it stops and reports cycle, port wire, expected (Java) and actual
+ * (RTL), and writes the last {@value #WINDOW} cycles of every wire from both sides, under the same
+ * names, to {@code <block>-model.vcd.xz} and {@code <block>-rtl.vcd.xz}; idle payloads show as x.
+ */
+public final class Lockstep {
+    public static final int WINDOW = 64;
+
+    /** Where the twins first disagreed. */
+    public record Divergence(long cycle, String wire, long expected, long actual, long seed) {
+        @Override public String toString() {
+            return String.format("divergence at cycle %d (seed %d): %s: Java model 0x%x, RTL 0x%x", cycle, seed, wire, expected, actual);
+        }
+    }
+
+    /** The outcome of one run. */
+    public record Result(String block, long cycles, long seed, Optional<Divergence> divergence, Map<String, Long> transfers,
+                         List<Path> windowFiles) {
+        public int divergences() { return divergence.isPresent() ? 1 : 0; }
+    }
+
+    /** One compared or copied wire: its RTL name, width, and how to read it from the Java port. */
+    private record Wire(String name, int width, boolean input, java.util.function.LongSupplier java,
+                        java.util.function.BooleanSupplier comparedNow) {}
+
+    private Lockstep() {}
+
+    public static Result run(RtlHandle rtl, Simulator jsim, ClockDomain core, Block twin, long cycles, long seed, Path windowDir)
+            throws IOException {
+        List<Wire> wires = wires(twin);
+        for (Wire w : wires)
+            if (!rtl.ports().contains(w.name()))
+                throw new IllegalStateException(twin.name() + ": the Java twin has wire " + w.name() + " but the RTL has no such port "
+                        + "(RTL ports: " + rtl.ports() + ")");
+        ArrayDeque<long[][]> history = new ArrayDeque<>(); // per cycle: [0]=Java values, [1]=RTL values, [2]=1 if meaningful
+        Map<String, Long> transfers = new LinkedHashMap<>();
+        for (Port p : twin.ports()) if (!(p.channel() instanceof Signal)) transfers.put(p.name(), 0L);
+
+        for (long c = 0; c < cycles; c++) {
+            core.wake();
+            jsim.runUntil(core.picosOfCycle(c));
+            long[] javaVals = new long[wires.size()], rtlVals = new long[wires.size()], known = new long[wires.size()];
+            for (int i = 0; i < wires.size(); i++) {
+                Wire w = wires.get(i);
+                javaVals[i] = w.java().getAsLong();
+                if (w.input()) rtl.poke(w.name(), javaVals[i]);
+            }
+            rtl.settle();
+            Divergence d = null;
+            for (int i = 0; i < wires.size(); i++) {
+                Wire w = wires.get(i);
+                rtlVals[i] = w.input() ? javaVals[i] : rtl.peek(w.name());
+                known[i] = w.comparedNow().getAsBoolean() ? 1 : 0;
+                if (d == null && !w.input() && known[i] == 1 && rtlVals[i] != javaVals[i])
+                    d = new Divergence(c, w.name(), javaVals[i], rtlVals[i], seed);
+            }
+            history.addLast(new long[][]{javaVals, rtlVals, known});
+            if (history.size() > WINDOW) history.removeFirst();
+            if (d != null) {
+                List<Path> files = windowDir == null ? List.of() : writeWindow(windowDir, twin.name(), core, wires, history, c);
+                return new Result(twin.name(), c + 1, seed, Optional.of(d), transfers, files);
+            }
+            for (Port p : twin.ports()) {
+                boolean fired = p.channel() instanceof Stream<?> s ? s.fire() : p.channel() instanceof Flow<?> f && f.valid();
+                if (fired) transfers.merge(p.name(), 1L, Long::sum);
+            }
+            rtl.clockEdge();
+        }
+        return new Result(twin.name(), cycles, seed, Optional.empty(), transfers, List.of());
+    }
+
+    /** The wires of every port, in port order, named as SpinalHDL names them. */
+    private static List<Wire> wires(Block twin) {
+        List<Wire> out = new ArrayList<>();
+        for (Port p : twin.ports()) {
+            boolean in = p.direction() == Port.Direction.IN;
+            if (p.channel() instanceof Stream<?> s) {
+                out.add(new Wire(p.name() + "_valid", 1, in, () -> s.valid() ? 1 : 0, () -> true));
+                out.add(new Wire(p.name() + "_ready", 1, !in, () -> s.ready() ? 1 : 0, () -> true));
+                payloadWires(out, p.name(), s.layout(), in, s::payload, s::valid);
+            } else if (p.channel() instanceof Flow<?> f) {
+                out.add(new Wire(p.name() + "_valid", 1, in, () -> f.valid() ? 1 : 0, () -> true));
+                payloadWires(out, p.name(), f.layout(), in, f::payload, f::valid);
+            } else {
+                Signal s = (Signal) p.channel();
+                out.add(new Wire(s.name(), s.width(), in, s::value, () -> true));
+            }
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> void payloadWires(List<Wire> out, String port, Layout<T> layout, boolean in,
+                                         java.util.function.Supplier<?> payload, java.util.function.BooleanSupplier valid) {
+        if (layout == null) throw new IllegalArgumentException("port " + port + " has no layout: it cannot be compared with RTL");
+        for (Layout.Field<T> f : layout.fields()) {
+            // an idle payload is "don't care": inputs get 0, outputs are compared only while valid
+            out.add(new Wire(port + "_payload_" + f.name(), f.width(), in,
+                    () -> { Object p = payload.get(); return p == null ? 0 : f.getter().applyAsLong((T) p); }, valid));
+        }
+    }
+
+    private static List<Path> writeWindow(Path dir, String block, ClockDomain core, List<Wire> wires,
+                                          ArrayDeque<long[][]> history, long lastCycle) throws IOException {
+        List<Path> files = new ArrayList<>();
+        String[] sides = {"model", "rtl"};
+        for (int side = 0; side < 2; side++) {
+            Path file = dir.resolve(block + "-" + sides[side] + ".vcd.xz");
+            try (VcdWriter w = VcdWriter.open(file, "1ps")) {
+                // a wire is as wide as declared, or as the widest value either side produced (a buggy twin may disagree)
+                List<VcdWriter.Wire> vw = new ArrayList<>();
+                for (int i = 0; i < wires.size(); i++) {
+                    int width = wires.get(i).width();
+                    for (long[][] snap : history)
+                        width = Math.max(width, Math.max(64 - Long.numberOfLeadingZeros(snap[0][i]), 64 - Long.numberOfLeadingZeros(snap[1][i])));
+                    vw.add(w.wire("TOP." + block, wires.get(i).name(), width));
+                }
+                long cycle = lastCycle - history.size() + 1;
+                for (long[][] snap : history) {
+                    for (int i = 0; i < wires.size(); i++) {
+                        // an idle payload is don't-care on both sides: shown as x, not as whatever the register holds
+                        if (snap[2][i] == 1) w.set(core.picosOfCycle(cycle), vw.get(i), snap[side][i]);
+                        else w.setUnknown(core.picosOfCycle(cycle), vw.get(i));
+                    }
+                    cycle++;
+                }
+                w.advanceTo(core.picosOfCycle(lastCycle + 1));
+            }
+            files.add(file);
+        }
+        return files;
+    }
+}
