@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import nicsim.adapter.DoorbellDecoder;
-import nicsim.cosim.stim.DoorbellStimulus;
+import nicsim.adapter.stim.DoorbellStimulus;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;

@@ -1,4 +1,4 @@
-package nicsim.cosim.stim;
+package nicsim.adapter.stim;
 
 import java.util.ArrayDeque;
 import java.util.HashMap;
