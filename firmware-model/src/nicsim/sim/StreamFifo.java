@@ -1,6 +1,7 @@
 package nicsim.sim;
 
 import java.util.ArrayDeque;
+import java.util.List;
 
 /**
  * A FIFO between two streams, cycle-equivalent to SpinalHDL's {@code StreamFifo} (without the
@@ -10,11 +11,12 @@ import java.util.ArrayDeque;
  * <p>Keeps occupancy statistics: the peak, the cycles spent full, and the occupancy summed over
  * cycles (for a time-weighted mean).
  */
-public final class StreamFifo<T> implements Clocked {
+public final class StreamFifo<T> implements Block {
     private final String name;
     private final int depth;
     private final Stream<T> push;
     private final Stream<T> pop;
+    private final Signal occupancyOut;
     private final ArrayDeque<T> items = new ArrayDeque<>();
     private long peak;
     private long fullCycles;
@@ -25,12 +27,16 @@ public final class StreamFifo<T> implements Clocked {
         if (depth < 1) throw new IllegalArgumentException("fifo " + name + ": depth " + depth + " must be >= 1");
         this.name = name;
         this.depth = depth;
-        this.push = new Stream<>(name + "_push", domain, layout);
-        this.pop = new Stream<>(name + "_pop", domain, layout);
+        // port names are the RTL twin's (hw StreamFifo), so traces and lockstep line up by name
+        this.push = new Stream<>("io_push", domain, layout);
+        this.pop = new Stream<>("io_pop", domain, layout);
+        this.occupancyOut = new Signal("io_occupancy", 32 - Integer.numberOfLeadingZeros(depth), domain);
         domain.add(this);
     }
 
-    public String name() { return name; }
+    @Override public String name() { return name; }
+
+    @Override public List<Port> ports() { return List.of(Port.in(push), Port.out(pop), Port.out(occupancyOut)); }
     public int depth() { return depth; }
     /** The input: drive it from the producer's drive phase. */
     public Stream<T> push() { return push; }
@@ -44,6 +50,7 @@ public final class StreamFifo<T> implements Clocked {
     public double meanOccupancy() { return cycles == 0 ? 0 : (double) occupancySum / cycles; }
 
     @Override public void drive() {
+        occupancyOut.set(items.size());
         push.ready(items.size() < depth);
         if (items.isEmpty()) pop.idle(); else pop.push(items.peekFirst());
     }

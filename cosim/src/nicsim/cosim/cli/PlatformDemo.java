@@ -50,7 +50,7 @@ final class PlatformDemo {
 
         EchoFunction(ClockDomain core, int fifoDepth) {
             this.core = core;
-            this.fifo = new StreamFifo<>("io_doorbell", core, fifoDepth, DoorbellMsg.LAYOUT);
+            this.fifo = new StreamFifo<>("DoorbellFifo", core, fifoDepth, DoorbellMsg.LAYOUT);
             core.add(this);
         }
 
@@ -107,7 +107,7 @@ final class PlatformDemo {
         EchoFunction fn = new EchoFunction(core, 8);
         int f = bus.attach(fn);
         VcdWriter vcd = wave == null ? null : VcdWriter.open(wave, "1ps");
-        if (vcd != null) { fn.fifo.push().trace(vcd, "TOP.DoorbellFifo"); fn.fifo.pop().trace(vcd, "TOP.DoorbellFifo"); }
+        if (vcd != null) fn.fifo.trace(vcd, "TOP.DoorbellFifo");
 
         // probe: size BAR0, place it, enable memory and bus mastering, enable MSI-X and program vector 0
         bus.configWrite32(f, ConfigSpace.BAR0, 0xFFFF_FFFF);

@@ -22,12 +22,15 @@ class StreamFifoSimTest extends AnyFunSuite {
     val compiled = NicsimSim.config.compile(StreamFifo(DoorbellMsg.LAYOUT, depth).setDefinitionName("DoorbellFifo"))
     var compared = 0L
     var transfers = 0L
+    val modelVcd = NicsimSim.wave("DoorbellFifo", "lockstep").resolveSibling("model.vcd.gz")
+    val modelTrace = nicsim.wave.VcdWriter.open(modelVcd, "1ps")
     compiled.doSim("lockstep", 42) { dut =>
       val rnd = new Random(42)
       // the Java twin, stepped one edge per RTL clock
       val jsim = new Simulator()
       val core: JClockDomain = jsim.clockDomain("core", 4000)
-      val twin = new nicsim.sim.StreamFifo[DoorbellMsg]("fifo", core, depth, DoorbellMsg.LAYOUT)
+      val twin = new nicsim.sim.StreamFifo[DoorbellMsg]("DoorbellFifo", core, depth, DoorbellMsg.LAYOUT)
+      twin.trace(modelTrace, "TOP.DoorbellFifo")
       var inValid = false
       var inPayload: DoorbellMsg = null
       var popReady = false
@@ -81,6 +84,7 @@ class StreamFifoSimTest extends AnyFunSuite {
         sleep(1)
       }
     }
+    modelTrace.close()
     assert(compared == cycles)
     assert(transfers > cycles / 3, s"only $transfers transfers: stimulus too weak to mean anything")
 
@@ -91,6 +95,12 @@ class StreamFifoSimTest extends AnyFunSuite {
     val names = wave.signals().keySet()
     assert(names.contains("TOP.DoorbellFifo.io_pop_payload_index"), names.toString.take(500))
     assert(wave.signal("TOP.DoorbellFifo.io_pop_payload_qpn").changes().size() > transfers / 2)
+    // the Java twin's trace carries the same port signals under the same names, to open side by side
+    val model = VcdReader.read(modelVcd)
+    val modelNames = model.signals().keySet()
+    assert(modelNames.size() >= 10, modelNames)
+    assert(names.containsAll(modelNames), s"model-only signals: ${modelNames.toString} vs RTL ${names.toString.take(400)}")
+    assert(model.signal("TOP.DoorbellFifo.io_pop_payload_qpn").changes().size() > transfers / 2)
     // and it survives xz compression unchanged
     val xz = vcd.resolveSibling("wave.vcd.xz")
     val in = Files.newInputStream(vcd)

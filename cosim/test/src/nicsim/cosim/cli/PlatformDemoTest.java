@@ -49,8 +49,8 @@ class PlatformDemoTest {
         Path wave = dir.resolve("demo.vcd.gz");
         PlatformDemo.run(Profiles.load("cx-gen3x16"), 16, wave, QUIET);
         Waveform w = VcdReader.read(wave);
-        assertTrue(w.signals().containsKey("TOP.DoorbellFifo.io_doorbell_pop_payload_index"), w.signals().keySet().toString());
-        assertTrue(w.signal("TOP.DoorbellFifo.io_doorbell_push_valid").changes().size() >= 2);
+        assertTrue(w.signals().containsKey("TOP.DoorbellFifo.io_pop_payload_index"), w.signals().keySet().toString());
+        assertTrue(w.signal("TOP.DoorbellFifo.io_push_valid").changes().size() >= 2);
     }
 
     @Test
