@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import nicsim.adapter.DoorbellDecoder;
+import nicsim.adapter.WqeFetcher;
+import nicsim.adapter.stim.WqeStimulus;
 import nicsim.adapter.stim.DoorbellStimulus;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
@@ -32,6 +34,9 @@ public final class BlockPairs {
         DoorbellDecoder.Config db = DoorbellDecoder.Config.from(p);
         m.put("doorbell", new Pair("doorbell", DoorbellDecoder.NAME + "@" + p.name(), () -> new nicsim.hw.DoorbellDecoder(db),
                 d -> new DoorbellDecoder(d, db), (twin, seed) -> new DoorbellStimulus((DoorbellDecoder) twin, seed)));
+        WqeFetcher.Config wqe = WqeFetcher.Config.from(p);
+        m.put("wqe", new Pair("wqe", WqeFetcher.NAME + "@" + p.name(), () -> new nicsim.hw.WqeFetcher(wqe),
+                d -> new WqeFetcher(d, wqe), (twin, seed) -> new WqeStimulus((WqeFetcher) twin, seed)));
         return m;
     }
 

@@ -43,9 +43,9 @@ public final class Lockstep {
         }
     }
 
-    /** The outcome of one run. */
+    /** The outcome of one run; {@code counters} are the Java side's (what the stimulus exercised). */
     public record Result(String block, long cycles, long seed, Optional<Divergence> divergence, Map<String, Long> transfers,
-                         List<Path> windowFiles) {
+                         List<Path> windowFiles, Map<String, Long> counters) {
         public int divergences() { return divergence.isPresent() ? 1 : 0; }
     }
 
@@ -88,7 +88,7 @@ public final class Lockstep {
             if (history.size() > WINDOW) history.removeFirst();
             if (d != null) {
                 List<Path> files = windowDir == null ? List.of() : writeWindow(windowDir, twin.name(), core, wires, history, c);
-                return new Result(twin.name(), c + 1, seed, Optional.of(d), transfers, files);
+                return new Result(twin.name(), c + 1, seed, Optional.of(d), transfers, files, jsim.counters().snapshot());
             }
             for (Port p : twin.ports()) {
                 boolean fired = p.channel() instanceof Stream<?> s ? s.fire() : p.channel() instanceof Flow<?> f && f.valid();
@@ -96,7 +96,7 @@ public final class Lockstep {
             }
             rtl.clockEdge();
         }
-        return new Result(twin.name(), cycles, seed, Optional.empty(), transfers, List.of());
+        return new Result(twin.name(), cycles, seed, Optional.empty(), transfers, List.of(), jsim.counters().snapshot());
     }
 
     /** The wires of every port, in port order, named as SpinalHDL names them. */

@@ -39,5 +39,9 @@ doorbell.bf.reg.size    = 512 B       | size of each of the 4 BlueFlame register
 doorbell.fifo.depth     = 16          | doorbell messages queued between the decoder and the WQE fetcher | assumption
 doorbell.queue.table.entries = 1024  | entries of the decoder's queue-ownership table (QP and CQ tables each), indexed by queue-number low bits | assumption
 
+# --- WQE fetcher (WqeFetcher: doorbell -> DMA read of WQEBBs -> checked WQEs to firmware)
+wqe.fetch.batch         = 8           | most WQEBBs (64 B each) one DMA read of a send ring fetches | ARCHITECTURE data path step 4: 8 x 64 B WQEBBs per fetch
+wqe.sq.entries          = 64          | send queues the fetcher tracks in hardware (indexed by QPN low bits) | assumption
+
 # --- network link
 link.rate               = 100 Gb/s    | network link data rate per direction | REFERENCE 4.2 (EDR / 100GbE)

@@ -39,5 +39,9 @@ doorbell.bf.reg.size    = 512 B       | size of each of the 4 BlueFlame register
 doorbell.fifo.depth     = 8           | doorbell messages queued between the decoder and the WQE fetcher | assumption
 doorbell.queue.table.entries = 256   | entries of the decoder's queue-ownership table (QP and CQ tables each), indexed by queue-number low bits | assumption
 
+# --- WQE fetcher (WqeFetcher: doorbell -> DMA read of WQEBBs -> checked WQEs to firmware)
+wqe.fetch.batch         = 1           | most WQEBBs (64 B each) one DMA read of a send ring fetches | seed kvia-paper section 3.2: each descriptor is fetched by its own DMA
+wqe.sq.entries          = 16          | send queues the fetcher tracks in hardware (indexed by QPN low bits) | assumption
+
 # --- network link
 link.rate               = 1280 Mb/s   | Myrinet link data rate per direction | REFERENCE 4.5 (KVIA's 950 Mb/s = 74% of link peak)

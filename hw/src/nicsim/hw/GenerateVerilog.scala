@@ -11,7 +11,8 @@ object GenerateVerilog {
     val profile = Profiles.load(Profiles.DEFAULT)
     Seq(
       "DoorbellFifo" -> (() => StreamFifo(DoorbellMsg.LAYOUT, 8).setDefinitionName("DoorbellFifo")),
-      "DoorbellDecoder" -> (() => DoorbellDecoder(nicsim.adapter.DoorbellDecoder.Config.from(profile)))
+      "DoorbellDecoder" -> (() => DoorbellDecoder(nicsim.adapter.DoorbellDecoder.Config.from(profile))),
+      "WqeFetcher" -> (() => WqeFetcher(nicsim.adapter.WqeFetcher.Config.from(profile)))
     )
   }
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Path;
 import nicsim.adapter.DoorbellDecoder;
+import nicsim.adapter.WqePorts;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import nicsim.wave.VcdReader;
@@ -25,6 +26,19 @@ class LockstepTest {
         assertTrue(r.transfers().get("io_doorbell") > 10_000, r.transfers().toString());
         assertTrue(r.transfers().get("io_error") > 5_000, r.transfers().toString());
         assertTrue(r.transfers().get("io_tableWrite") > 1_000, r.transfers().toString());
+    }
+
+    @Test
+    void wqeFetcherAgreesWithItsRtlFor100kCycles() {
+        Lockstep.Result r = CosimRun.run(CX, "wqe", 100_000, 4, null);
+        assertEquals(0, r.divergences(), () -> r.divergence().orElseThrow().toString());
+        assertTrue(r.transfers().get("io_wqe") > 20_000, r.transfers().toString());
+        assertTrue(r.transfers().get("io_dropped") > 100, r.transfers().toString());
+        // every way a WQE or a fetch can fail happened, and still the twins agreed
+        for (WqePorts.WqeError.Code c : WqePorts.WqeError.Code.values()) {
+            if (c == WqePorts.WqeError.Code.NONE) continue;
+            assertTrue(r.counters().getOrDefault("WqeFetcher.errors_" + c.name().toLowerCase(), 0L) > 3, c + ": " + r.counters());
+        }
     }
 
     @Test
@@ -53,7 +67,7 @@ class LockstepTest {
 
     @Test
     void unknownOrUnbuiltBlocksAreNamed() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BlockPairs.get(CX, "wqe"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BlockPairs.get(CX, "mtt"));
         assertTrue(e.getMessage().contains("not built yet"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> BlockPairs.get(CX, "fpu"));
         assertTrue(e.getMessage().contains("unknown") && e.getMessage().contains("doorbell"), e.getMessage());

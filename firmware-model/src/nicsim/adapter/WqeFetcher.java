@@ -1,0 +1,255 @@
+package nicsim.adapter;
+
+import java.util.ArrayDeque;
+import java.util.List;
+import nicsim.adapter.WqePorts.DmaReadReq;
+import nicsim.adapter.WqePorts.SqConfig;
+import nicsim.adapter.WqePorts.WqeBeat;
+import nicsim.adapter.WqePorts.WqeError;
+import nicsim.adapter.WqePorts.WqebbBeat;
+import nicsim.profile.Profile;
+import nicsim.sim.Block;
+import nicsim.sim.ClockDomain;
+import nicsim.sim.Counters;
+import nicsim.sim.Flow;
+import nicsim.sim.Port;
+import nicsim.sim.Signal;
+import nicsim.sim.Stream;
+
+/**
+ * Fetches send WQEs from host rings (ARCHITECTURE data path, step 4). Cycle-exact twin of
+ * {@code hw/.../WqeFetcher.scala}.
+ *
+ * <p>Per send queue (configured by firmware on {@code io_sqConfig}: QPN, ring base, 2^logSize
+ * WQEBBs) it keeps the producer counter from the latest doorbell and the counter fetched so far.
+ * When idle, a round-robin arbiter picks a queue with WQEBBs pending and issues one DMA read on
+ * {@code io_dmaReq} for min(batch, pending, WQEBBs to the ring's end) WQEBBs: a batch never wraps,
+ * the next one starts at the ring's beginning. One fetch is outstanding at a time.
+ *
+ * <p>Response beats ({@code io_dmaRsp}, one WQEBB each) are checked where a WQE starts: opcode
+ * legal, DS not 0, the control segment's QPN is the queue's, its index is the WQEBB counter. A good
+ * WQE's WQEBBs go out on {@code io_wqe} (first/last marked) through a two-entry output buffer; a
+ * bad one, or a failed DMA, is reported on {@code io_error} with the control words as syndrome, the
+ * queue stops (firmware moves the QP to error), and the rest of the batch is dropped. A doorbell
+ * for a queue that is not configured is reported on {@code io_dropped}.
+ *
+ * <p>Every edge, decisions use the state before the edge; updates apply in this order: output pop,
+ * request accepted, response beat, doorbell, queue configuration (so a configuration wins), arbiter.
+ */
+public final class WqeFetcher implements Block {
+    public static final String NAME = "WqeFetcher";
+
+    /** Parameters from the profile. */
+    public record Config(int batch, int sqEntries) {
+        public Config {
+            if (batch < 1 || batch > 64) throw new IllegalArgumentException("wqe.fetch.batch " + batch + " must be 1..64 WQEBBs");
+            if (sqEntries < 2 || sqEntries > 256 || Integer.bitCount(sqEntries) != 1)
+                throw new IllegalArgumentException("wqe.sq.entries " + sqEntries + " must be a power of two from 2 to 256");
+        }
+
+        public static Config from(Profile p) { return new Config(p.countInt("wqe.fetch.batch"), p.countInt("wqe.sq.entries")); }
+    }
+
+    /** One send queue's registers. */
+    private static final class Sq {
+        boolean valid, error;
+        long qpn, base;
+        int logSize, producer, fetched, remain;
+    }
+
+    private final Config cfg;
+    private final Counters counters;
+    private final Stream<DoorbellMsg> doorbell;
+    private final Flow<SqConfig> sqConfig;
+    private final Stream<DmaReadReq> dmaReq;
+    private final Stream<WqebbBeat> dmaRsp;
+    private final Stream<WqeBeat> wqe;
+    private final Flow<WqeError> error;
+    private final Flow<DoorbellMsg> dropped;
+    private final Signal wqesOut, wqebbsOut, fetchesOut, errorsOut;
+
+    private final Sq[] sqs;
+    private boolean busy, reqValid, dropping;
+    private DmaReadReq req;
+    private int curSq, curCount, curBeat, lastServed;
+    private final ArrayDeque<WqeBeat> outQ = new ArrayDeque<>();
+    private WqeError errReg;
+    private DoorbellMsg droppedReg;
+    private long wqes, wqebbs, fetches, errors;
+
+    public WqeFetcher(ClockDomain domain, Config cfg) {
+        this.cfg = cfg;
+        this.counters = domain.simulator().counters();
+        doorbell = new Stream<>("io_doorbell", domain, DoorbellMsg.LAYOUT);
+        sqConfig = new Flow<>("io_sqConfig", domain, WqePorts.SQ_CONFIG);
+        dmaReq = new Stream<>("io_dmaReq", domain, WqePorts.DMA_READ_REQ);
+        dmaRsp = new Stream<>("io_dmaRsp", domain, WqePorts.WQEBB_BEAT);
+        wqe = new Stream<>("io_wqe", domain, WqePorts.WQE_BEAT);
+        error = new Flow<>("io_error", domain, WqePorts.WQE_ERROR);
+        dropped = new Flow<>("io_dropped", domain, DoorbellMsg.LAYOUT);
+        wqesOut = new Signal("io_wqes", 32, domain);
+        wqebbsOut = new Signal("io_wqebbs", 32, domain);
+        fetchesOut = new Signal("io_fetches", 32, domain);
+        errorsOut = new Signal("io_errors", 32, domain);
+        sqs = new Sq[cfg.sqEntries()];
+        for (int i = 0; i < sqs.length; i++) sqs[i] = new Sq();
+        lastServed = cfg.sqEntries() - 1;
+        domain.add(this);
+    }
+
+    public Config config() { return cfg; }
+    public Stream<DoorbellMsg> doorbell() { return doorbell; }
+    public Flow<SqConfig> sqConfig() { return sqConfig; }
+    public Stream<DmaReadReq> dmaReq() { return dmaReq; }
+    public Stream<WqebbBeat> dmaRsp() { return dmaRsp; }
+    public Stream<WqeBeat> wqe() { return wqe; }
+    public Flow<WqeError> error() { return error; }
+    public Flow<DoorbellMsg> dropped() { return dropped; }
+    public long wqes() { return wqes & 0xFFFF_FFFFL; }
+    public long errors() { return errors & 0xFFFF_FFFFL; }
+    public long fetches() { return fetches & 0xFFFF_FFFFL; }
+
+    @Override public String name() { return NAME; }
+
+    @Override public List<Port> ports() {
+        return List.of(Port.in(doorbell), Port.in(sqConfig), Port.out(dmaReq), Port.in(dmaRsp), Port.out(wqe), Port.out(error),
+                Port.out(dropped), Port.out(wqesOut), Port.out(wqebbsOut), Port.out(fetchesOut), Port.out(errorsOut));
+    }
+
+    @Override public void drive() {
+        doorbell.ready(true);
+        if (reqValid) dmaReq.push(req); else dmaReq.idle();
+        dmaRsp.ready(busy && !reqValid && outQ.size() < 2);
+        if (outQ.isEmpty()) wqe.idle(); else wqe.push(outQ.peekFirst());
+        if (errReg == null) error.idle(); else error.push(errReg);
+        if (droppedReg == null) dropped.idle(); else dropped.push(droppedReg);
+        wqesOut.set(wqes);
+        wqebbsOut.set(wqebbs);
+        fetchesOut.set(fetches);
+        errorsOut.set(errors);
+    }
+
+    @Override public void update() {
+        // the arbiter's choice and the request it makes are decided on the state before the edge
+        int pick = busy || reqValid ? -1 : arbitrate();
+        DmaReadReq planned = pick < 0 ? null : plan(pick);
+        errReg = null;
+        droppedReg = null;
+        if (wqe.fire()) outQ.pollFirst();
+        if (dmaReq.fire()) reqValid = false;
+        if (dmaRsp.fire()) beat(dmaRsp.payload());
+        if (doorbell.fire()) ring(doorbell.payload());
+        if (sqConfig.valid()) configure(sqConfig.payload());
+        if (planned != null) issue(planned);
+    }
+
+    @Override public boolean active() {
+        if (busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null || doorbell.valid() || sqConfig.valid()) return true;
+        return arbitrate() >= 0;
+    }
+
+    /** Round robin from the queue after the last one served: the first valid, running queue with WQEBBs pending. */
+    private int arbitrate() {
+        int n = sqs.length;
+        for (int k = 1; k <= n; k++) {
+            int i = (lastServed + k) % n;
+            Sq s = sqs[i];
+            if (s.valid && !s.error && s.producer != s.fetched) return i;
+        }
+        return -1;
+    }
+
+    /** The read for queue {@code i}: min(batch, pending, WQEBBs to the ring's end) WQEBBs from the fetch point. */
+    private DmaReadReq plan(int i) {
+        Sq s = sqs[i];
+        int size = 1 << s.logSize;
+        int pending = (s.producer - s.fetched) & 0xFFFF;
+        int slot = s.fetched & (size - 1);
+        int n = Math.min(cfg.batch(), Math.min(pending, size - slot));
+        return new DmaReadReq(s.base + (long) slot * WqeLayout.WQEBB, (long) n * WqeLayout.WQEBB, i);
+    }
+
+    private void issue(DmaReadReq r) {
+        req = r;
+        reqValid = true;
+        busy = true;
+        curSq = (int) r.tag();
+        curCount = (int) (r.length() / WqeLayout.WQEBB);
+        curBeat = 0;
+        lastServed = curSq;
+        fetches++;
+        counters.counter(NAME + ".fetches").inc();
+        counters.counter(NAME + ".wqebbs_requested").add(curCount);
+    }
+
+    private void beat(WqebbBeat b) {
+        Sq s = sqs[curSq];
+        int index = s.fetched;
+        if (dropping || s.error) {
+            // this batch's error is already reported: the rest of it is dropped
+        } else if (b.status() != 0) {
+            fail(s, index, WqeError.Code.DMA_ERROR, 0);
+        } else {
+            if (s.remain == 0) {
+                long w = b.data()[0];
+                WqeError.Code code = !WqeLayout.legalOpcode(WqeLayout.opcode(w)) ? WqeError.Code.BAD_OPCODE
+                        : WqeLayout.ds(w) == 0 ? WqeError.Code.BAD_DS
+                        : WqeLayout.qpn(w) != s.qpn ? WqeError.Code.BAD_QPN
+                        : WqeLayout.index(w) != index ? WqeError.Code.BAD_INDEX : WqeError.Code.NONE;
+                if (code != WqeError.Code.NONE) {
+                    fail(s, index, code, w);
+                } else {
+                    int bbs = WqeLayout.wqebbs(WqeLayout.ds(w));
+                    emit(s, index, true, bbs == 1, b);
+                    s.remain = bbs - 1;
+                    wqes++;
+                    counters.counter(NAME + ".wqes").inc();
+                }
+            } else {
+                emit(s, index, false, s.remain == 1, b);
+                s.remain--;
+            }
+        }
+        if (++curBeat == curCount) {
+            busy = false;
+            dropping = false;
+        }
+    }
+
+    private void emit(Sq s, int index, boolean first, boolean last, WqebbBeat b) {
+        outQ.addLast(new WqeBeat(s.qpn, index, first ? 1 : 0, last ? 1 : 0, b.data()));
+        s.fetched = (s.fetched + 1) & 0xFFFF;
+        wqebbs++;
+        counters.counter(NAME + ".wqebbs").inc();
+    }
+
+    private void fail(Sq s, int index, WqeError.Code code, long ctrl) {
+        errReg = new WqeError(s.qpn, index, code.ordinal(), ctrl);
+        s.error = true;
+        dropping = true;
+        errors++;
+        counters.counter(NAME + ".errors_" + code.name().toLowerCase()).inc();
+    }
+
+    private void ring(DoorbellMsg m) {
+        Sq s = sqs[(int) (m.qpn() & (sqs.length - 1))];
+        if (m.kind() == DoorbellMsg.Kind.SEND.ordinal() && s.valid && s.qpn == m.qpn()) {
+            s.producer = (int) m.index() & 0xFFFF;
+        } else {
+            droppedReg = m;
+            counters.counter(NAME + ".doorbells_unknown_sq").inc();
+        }
+    }
+
+    private void configure(SqConfig c) {
+        Sq s = sqs[(int) (c.qpn() & (sqs.length - 1))];
+        s.valid = c.valid() != 0;
+        s.qpn = c.qpn();
+        s.base = c.base();
+        s.logSize = (int) c.logSize();
+        s.producer = 0;
+        s.fetched = 0;
+        s.remain = 0;
+        s.error = false;
+    }
+}

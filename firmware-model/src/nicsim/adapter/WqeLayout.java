@@ -1,0 +1,42 @@
+package nicsim.adapter;
+
+import java.util.List;
+
+/**
+ * Send WQE format facts, mlx5-like (REFERENCE 3.1, 3.2), defined once for the model, the RTL and
+ * the driver. A WQE is DS 16-byte units in ceil(DS/4) 64-byte WQEBBs; its first 16 bytes are the
+ * control segment: bytes 0..3 big-endian (opmod << 24 | wqe index << 8 | opcode), bytes 4..7
+ * big-endian (qpn << 8 | ds).
+ */
+public final class WqeLayout {
+    private WqeLayout() {}
+
+    public static final int WQEBB = 64;
+    public static final int DS_UNIT = 16;
+    public static final int MAX_WQEBBS = 16;
+
+    public static final int OP_NOP = 0x00, OP_SEND_INVAL = 0x01, OP_RDMA_WRITE = 0x08, OP_RDMA_WRITE_IMM = 0x09,
+            OP_SEND = 0x0a, OP_SEND_IMM = 0x0b, OP_RDMA_READ = 0x10, OP_ATOMIC_CS = 0x11, OP_ATOMIC_FA = 0x12,
+            OP_LOCAL_INVAL = 0x1b, OP_UMR = 0x25;
+
+    /** Opcodes the adapter executes; any other is a malformed WQE (LOC_QP_OP_ERR). */
+    public static final List<Integer> OPCODES = List.of(OP_NOP, OP_SEND_INVAL, OP_RDMA_WRITE, OP_RDMA_WRITE_IMM, OP_SEND,
+            OP_SEND_IMM, OP_RDMA_READ, OP_ATOMIC_CS, OP_ATOMIC_FA, OP_LOCAL_INVAL, OP_UMR);
+
+    public static boolean legalOpcode(int op) { return OPCODES.contains(op); }
+
+    /** WQEBBs a WQE of {@code ds} 16-byte units takes. */
+    public static int wqebbs(int ds) { return (ds * DS_UNIT + WQEBB - 1) / WQEBB; }
+
+    /** The first 8 bytes of a control segment, as the driver writes them (also the doorbell value). */
+    public static byte[] ctrl(int opcode, int wqeIndex, long qpn, int ds) {
+        return new byte[]{0, (byte) (wqeIndex >> 8), (byte) wqeIndex, (byte) opcode,
+                (byte) (qpn >> 16), (byte) (qpn >> 8), (byte) qpn, (byte) ds};
+    }
+
+    /** Control-segment fields read from the first 8 bytes packed little-endian (byte 0 in bits 7..0). */
+    public static int opcode(long w) { return (int) (w >>> 24) & 0xff; }
+    public static int index(long w) { return (int) ((w >>> 8) & 0xff) << 8 | (int) ((w >>> 16) & 0xff); }
+    public static long qpn(long w) { return ((w >>> 32) & 0xff) << 16 | ((w >>> 40) & 0xff) << 8 | ((w >>> 48) & 0xff); }
+    public static int ds(long w) { return (int) (w >>> 56) & 0x3f; }
+}

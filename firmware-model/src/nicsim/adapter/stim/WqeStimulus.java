@@ -1,0 +1,152 @@
+package nicsim.adapter.stim;
+
+import java.util.ArrayDeque;
+import java.util.Random;
+import nicsim.adapter.DoorbellMsg;
+import nicsim.adapter.WqeFetcher;
+import nicsim.adapter.WqeLayout;
+import nicsim.adapter.WqePorts.DmaReadReq;
+import nicsim.adapter.WqePorts.SqConfig;
+import nicsim.adapter.WqePorts.WqeError;
+import nicsim.adapter.WqePorts.WqebbBeat;
+import nicsim.host.HostMemory;
+import nicsim.sim.Clocked;
+
+/**
+ * Seeded random traffic for the WqeFetcher: a driver posting WQEs into real rings in (sparse)
+ * host memory and ringing doorbells, a DMA responder serving the fetcher's reads from that memory
+ * with random latency and gaps (rarely failing), and a consumer with random back-pressure. Now and
+ * then a WQE is malformed in exactly one field (opcode, DS, QPN, index); a queue that stopped on an
+ * error is reconfigured a while later, as firmware would after moving the QP through RESET.
+ */
+public final class WqeStimulus implements Clocked {
+    private static final int SQS = 6;
+
+    private final WqeFetcher f;
+    private final Random rnd;
+    private final HostMemory mem = new HostMemory(1L << 32, 4096);
+    private final long[] qpn = new long[SQS];
+    private final long[] base = new long[SQS];
+    private final int[] logSize = new int[SQS];
+    private final int[] producer = new int[SQS];   // WQEBBs written by the driver
+    private final int[] delivered = new int[SQS];  // WQEBBs the fetcher handed out (ring space comes back)
+    private final int[] rung = new int[SQS];       // producer value of the last doorbell
+    private final int[] stoppedFor = new int[SQS]; // cycles since the queue stopped on an error, -1 if running
+    private final ArrayDeque<SqConfig> configs = new ArrayDeque<>();
+    private final ArrayDeque<DoorbellMsg> doorbells = new ArrayDeque<>();
+    // DMA responder: accepted requests, each with the cycle its first beat may go
+    private final ArrayDeque<long[]> reads = new ArrayDeque<>(); // {addr, beats, readyAtCycle}
+    private WqebbBeat beat;       // offered on io_dmaRsp until it fires
+    private int beatsLeft;
+    private long beatAddr;
+    private long cycle;
+    private boolean reqReady, wqeReady;
+
+    public WqeStimulus(WqeFetcher fetcher, long seed) {
+        this.f = fetcher;
+        this.rnd = new Random(seed);
+        int entries = fetcher.config().sqEntries();
+        for (int i = 0; i < SQS; i++) {
+            qpn[i] = 0x200 + i * 7L;                    // distinct slots in the SQ table
+            logSize[i] = 3 + rnd.nextInt(4);            // 8 to 64 WQEBBs: rings wrap often
+            base[i] = 0x10_0000L + i * 0x1_0000L;
+            stoppedFor[i] = -1;
+            configs.add(new SqConfig(qpn[i], base[i], logSize[i], 1));
+        }
+        if ((0x200 + 7L * SQS) % entries == 0x200 % entries) throw new IllegalStateException("stimulus queues collide in the SQ table");
+    }
+
+    private void post(int i) {
+        int size = 1 << logSize[i];
+        int ds = 1 + rnd.nextInt(12);                   // 1 to 3 WQEBBs
+        int bbs = WqeLayout.wqebbs(ds);
+        if (producer[i] - delivered[i] + bbs > size) {
+            // ring full (the driver would get ENOMEM): make sure what is posted has been announced
+            if (rung[i] != producer[i]) ring(i);
+            return;
+        }
+        int op = WqeLayout.OPCODES.get(rnd.nextInt(WqeLayout.OPCODES.size()));
+        long q = qpn[i];
+        int index = producer[i] & 0xFFFF;
+        int bad = rnd.nextInt(400);
+        if (bad == 0) op = 0x3f;                         // not an opcode
+        else if (bad == 1) ds = 0;
+        else if (bad == 2) q ^= 0x10;
+        else if (bad == 3) index ^= 1;
+        byte[] ctrl = WqeLayout.ctrl(op, index, q, ds);
+        for (int b = 0; b < Math.max(bbs, 1); b++) {
+            byte[] bb = new byte[WqeLayout.WQEBB];
+            rnd.nextBytes(bb);
+            if (b == 0) System.arraycopy(ctrl, 0, bb, 0, ctrl.length);
+            mem.write(base[i] + (long) ((producer[i] + b) & (size - 1)) * WqeLayout.WQEBB, bb);
+        }
+        producer[i] += Math.max(bbs, 1);
+        if (rnd.nextInt(3) == 0 || bad < 4) ring(i);
+    }
+
+    private void ring(int i) {
+        doorbells.add(DoorbellMsg.send(qpn[i], producer[i] & 0xFFFF));
+        rung[i] = producer[i];
+    }
+
+    @Override public void drive() {
+        // the driver
+        if (cycle % 2 == 0) post(rnd.nextInt(SQS));
+        if (rnd.nextInt(200) == 0) doorbells.add(DoorbellMsg.send(0x1FF, rnd.nextInt(1 << 16))); // a queue nobody configured
+        if (configs.isEmpty()) f.sqConfig().idle(); else f.sqConfig().push(configs.peekFirst());
+        if (doorbells.isEmpty()) f.doorbell().idle(); else f.doorbell().push(doorbells.peekFirst());
+        // the DMA responder
+        reqReady = rnd.nextInt(100) < 60;
+        f.dmaReq().ready(reqReady);
+        if (beat == null && beatsLeft == 0 && !reads.isEmpty() && reads.peekFirst()[2] <= cycle) {
+            long[] r = reads.pollFirst();
+            beatAddr = r[0];
+            beatsLeft = (int) r[1];
+        }
+        if (beat == null && beatsLeft > 0 && rnd.nextInt(100) < 80) {
+            long[] words = new long[8];
+            for (int k = 0; k < 8; k++) words[k] = mem.readLong(beatAddr + 8L * k);
+            beat = new WqebbBeat(words, rnd.nextInt(500) == 0 ? 1 : 0);
+        }
+        if (beat == null) f.dmaRsp().idle(); else f.dmaRsp().push(beat);
+        // the consumer
+        wqeReady = rnd.nextInt(100) < 70;
+        f.wqe().ready(wqeReady);
+    }
+
+    @Override public void update() {
+        cycle++;
+        if (f.sqConfig().valid()) configs.pollFirst();
+        if (f.doorbell().fire()) doorbells.pollFirst();
+        if (f.dmaReq().fire()) {
+            DmaReadReq r = f.dmaReq().payload();
+            reads.addLast(new long[]{r.addr(), r.length() / WqeLayout.WQEBB, cycle + 3 + rnd.nextInt(18)});
+        }
+        if (f.dmaRsp().fire()) {
+            beat = null;
+            beatsLeft--;
+            beatAddr += WqeLayout.WQEBB;
+        }
+        if (f.wqe().fire()) {
+            long q = f.wqe().payload().qpn();
+            for (int i = 0; i < SQS; i++) if (qpn[i] == q) delivered[i]++;
+        }
+        if (f.error().valid()) {
+            WqeError e = f.error().payload();
+            for (int i = 0; i < SQS; i++) if (qpn[i] == e.qpn()) stoppedFor[i] = 0;
+        }
+        for (int i = 0; i < SQS; i++) {
+            if (stoppedFor[i] < 0) continue;
+            // firmware resets the queue a while after the error: rings and counters start over
+            if (++stoppedFor[i] == 50 + (i * 13) % 40) {
+                stoppedFor[i] = -1;
+                producer[i] = 0;
+                delivered[i] = 0;
+                rung[i] = 0;
+                configs.add(new SqConfig(qpn[i], base[i], logSize[i], 1));
+            }
+        }
+    }
+
+    @Override public boolean active() { return true; }
+}
