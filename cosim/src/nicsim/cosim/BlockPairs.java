@@ -5,7 +5,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import nicsim.adapter.DoorbellDecoder;
+import nicsim.adapter.MttWalker;
 import nicsim.adapter.WqeFetcher;
+import nicsim.adapter.stim.MttStimulus;
 import nicsim.adapter.stim.WqeStimulus;
 import nicsim.adapter.stim.DoorbellStimulus;
 import nicsim.profile.Profile;
@@ -37,6 +39,9 @@ public final class BlockPairs {
         WqeFetcher.Config wqe = WqeFetcher.Config.from(p);
         m.put("wqe", new Pair("wqe", WqeFetcher.NAME + "@" + p.name(), () -> new nicsim.hw.WqeFetcher(wqe),
                 d -> new WqeFetcher(d, wqe), (twin, seed) -> new WqeStimulus((WqeFetcher) twin, seed)));
+        MttWalker.Config mtt = MttWalker.Config.from(p);
+        m.put("mtt", new Pair("mtt", MttWalker.NAME + "@" + p.name(), () -> new nicsim.hw.MttWalker(mtt),
+                d -> new MttWalker(d, mtt), (twin, seed) -> new MttStimulus((MttWalker) twin, seed)));
         return m;
     }
 

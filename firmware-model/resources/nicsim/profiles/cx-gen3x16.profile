@@ -43,5 +43,9 @@ doorbell.queue.table.entries = 1024  | entries of the decoder's queue-ownership 
 wqe.fetch.batch         = 8           | most WQEBBs (64 B each) one DMA read of a send ring fetches | ARCHITECTURE data path step 4: 8 x 64 B WQEBBs per fetch
 wqe.sq.entries          = 64          | send queues the fetcher tracks in hardware (indexed by QPN low bits) | assumption
 
+# --- translation and protection (MttWalker: mkey + VA -> checks -> MTT walk through a translation cache)
+mtt.mkey.entries        = 1024        | mkey contexts (MRs and MWs) the walker holds, indexed by mkey index low bits | assumption
+mtt.cache.entries       = 512         | entries of the direct-mapped translation cache (MTT index -> page address) | assumption: an MTT cache whose misses cost a PCIe read of the MTT entry
+
 # --- network link
 link.rate               = 100 Gb/s    | network link data rate per direction | REFERENCE 4.2 (EDR / 100GbE)

@@ -43,5 +43,9 @@ doorbell.queue.table.entries = 256   | entries of the decoder's queue-ownership 
 wqe.fetch.batch         = 1           | most WQEBBs (64 B each) one DMA read of a send ring fetches | seed kvia-paper section 3.2: each descriptor is fetched by its own DMA
 wqe.sq.entries          = 16          | send queues the fetcher tracks in hardware (indexed by QPN low bits) | assumption
 
+# --- translation and protection (MttWalker: mkey + VA -> checks -> MTT walk through a translation cache)
+mtt.mkey.entries        = 256         | mkey contexts (MRs and MWs) the walker holds, indexed by mkey index low bits | assumption
+mtt.cache.entries       = 2           | entries of the direct-mapped translation cache (MTT index -> page address) | seed kvia-paper section 5: Berkeley VIA fetches each translation by DMA (no table worth the name)
+
 # --- network link
 link.rate               = 1280 Mb/s   | Myrinet link data rate per direction | REFERENCE 4.5 (KVIA's 950 Mb/s = 74% of link peak)

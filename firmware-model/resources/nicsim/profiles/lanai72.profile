@@ -9,3 +9,4 @@ extends  lanai43
 core.clock              = 66 MHz      | LANai 7.2 processor and local-bus clock | assumption: LANai 7 boards ran at 66 MHz; REFERENCE 4.5 lists the LANai 7 clock as not found
 core.datapath.width     = 64 bit      | LANai 7.2 local bus and DMA engine width | seed kvia-paper sections 3 and 5 (64-bit LBUS, 64-bit DMA)
 core.sram.size          = 4 MiB       | adapter SRAM | seed kvia-paper section 5
+mtt.cache.entries       = 8192        | the translation/protection table: 8K entries, indexed by VA[24:12] on KVIA, filled by host interrupt | seed kvia-paper section 3.2

@@ -1,0 +1,221 @@
+package nicsim.adapter;
+
+import java.util.List;
+import nicsim.adapter.MttPorts.MkeyContext;
+import nicsim.adapter.MttPorts.MttFillReq;
+import nicsim.adapter.MttPorts.MttFillRsp;
+import nicsim.adapter.MttPorts.Status;
+import nicsim.adapter.MttPorts.XlateReq;
+import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.profile.Profile;
+import nicsim.sim.Block;
+import nicsim.sim.ClockDomain;
+import nicsim.sim.Counters;
+import nicsim.sim.Flow;
+import nicsim.sim.Port;
+import nicsim.sim.Signal;
+import nicsim.sim.Stream;
+
+/**
+ * Translation and protection (ARCHITECTURE data path, step 5): mkey + VA to physical addresses,
+ * with the checks of seed rdma-advanced-features in its order. Cycle-exact twin of
+ * {@code hw/.../MttWalker.scala}.
+ *
+ * <p>A request ({@code io_req}) is taken when idle; the next edge reads the mkey context (indexed by
+ * the mkey's index, tagged with it) and checks, in order: the context exists, the key byte, the PD,
+ * that a type-2 window is bound to the asking QP, the range (for a zero-based MR the VA is an
+ * offset), the access bits, the state VALID. The first failure is the single response. Otherwise the
+ * walk answers one chunk per page: MTT index = mttBase + (offset >> pageShift), where offset =
+ * (VA - start, or VA if zero-based) + the start's offset in its first page; PA = the MTT entry's page
+ * + offset within the page. MTT entries come from a direct-mapped translation cache (indexed by the
+ * MTT index's low bits, tagged with it); a miss asks {@code io_fill} for the entry and waits for
+ * {@code io_fillRsp}; a failed fill ends the request with MTT_FAULT. A zero-length request is
+ * answered OK at once, unchecked (IBA C9-88). Responses leave through a one-entry register.
+ *
+ * <p>Edge order: response pop, fill request accepted, the state machine (decisions on the state
+ * before the edge), then mkey-context writes (so a same-edge write is seen from the next edge).
+ * Cache entries are never invalidated: firmware never reuses MTT indices.
+ */
+public final class MttWalker implements Block {
+    public static final String NAME = "MttWalker";
+
+    /** Parameters from the profile. */
+    public record Config(int mkeyEntries, int cacheEntries) {
+        public Config {
+            if (mkeyEntries < 2 || Integer.bitCount(mkeyEntries) != 1 || mkeyEntries > 65536)
+                throw new IllegalArgumentException("mtt.mkey.entries " + mkeyEntries + " must be a power of two from 2 to 65536");
+            if (cacheEntries < 2 || Integer.bitCount(cacheEntries) != 1 || cacheEntries > 65536)
+                throw new IllegalArgumentException("mtt.cache.entries " + cacheEntries + " must be a power of two from 2 to 65536");
+        }
+
+        public static Config from(Profile p) { return new Config(p.countInt("mtt.mkey.entries"), p.countInt("mtt.cache.entries")); }
+    }
+
+    private enum State { IDLE, CHECK, WALK, FILL }
+
+    private final Config cfg;
+    private final Counters counters;
+    private final Stream<XlateReq> req;
+    private final Flow<MkeyContext> mkeyWrite;
+    private final Stream<XlateRsp> rsp;
+    private final Stream<MttFillReq> fill;
+    private final Stream<MttFillRsp> fillRsp;
+    private final Signal requestsOut, hitsOut, missesOut, faultsOut;
+
+    private final MkeyContext[] table;
+    private final boolean[] cacheValid;
+    private final long[] cacheTag, cachePa;
+    private State state = State.IDLE;
+    private XlateReq cur;
+    private MkeyContext ctx;
+    private long offset, remaining;
+    private XlateRsp outReg;
+    private MttFillReq fillReg;
+    private long requests, hits, misses, faults;
+
+    public MttWalker(ClockDomain domain, Config cfg) {
+        this.cfg = cfg;
+        this.counters = domain.simulator().counters();
+        req = new Stream<>("io_req", domain, MttPorts.XLATE_REQ);
+        mkeyWrite = new Flow<>("io_mkeyWrite", domain, MttPorts.MKEY_CONTEXT);
+        rsp = new Stream<>("io_rsp", domain, MttPorts.XLATE_RSP);
+        fill = new Stream<>("io_fill", domain, MttPorts.MTT_FILL_REQ);
+        fillRsp = new Stream<>("io_fillRsp", domain, MttPorts.MTT_FILL_RSP);
+        requestsOut = new Signal("io_requests", 32, domain);
+        hitsOut = new Signal("io_hits", 32, domain);
+        missesOut = new Signal("io_misses", 32, domain);
+        faultsOut = new Signal("io_faults", 32, domain);
+        table = new MkeyContext[cfg.mkeyEntries()];
+        cacheValid = new boolean[cfg.cacheEntries()];
+        cacheTag = new long[cfg.cacheEntries()];
+        cachePa = new long[cfg.cacheEntries()];
+        domain.add(this);
+    }
+
+    public Config config() { return cfg; }
+    public Stream<XlateReq> req() { return req; }
+    public Flow<MkeyContext> mkeyWrite() { return mkeyWrite; }
+    public Stream<XlateRsp> rsp() { return rsp; }
+    public Stream<MttFillReq> fill() { return fill; }
+    public Stream<MttFillRsp> fillRsp() { return fillRsp; }
+    public long hits() { return hits & 0xFFFF_FFFFL; }
+    public long misses() { return misses & 0xFFFF_FFFFL; }
+
+    @Override public String name() { return NAME; }
+
+    @Override public List<Port> ports() {
+        return List.of(Port.in(req), Port.in(mkeyWrite), Port.out(rsp), Port.out(fill), Port.in(fillRsp),
+                Port.out(requestsOut), Port.out(hitsOut), Port.out(missesOut), Port.out(faultsOut));
+    }
+
+    @Override public void drive() {
+        req.ready(state == State.IDLE);
+        if (outReg == null) rsp.idle(); else rsp.push(outReg);
+        if (fillReg == null) fill.idle(); else fill.push(fillReg);
+        fillRsp.ready(state == State.FILL && fillReg == null && outReg == null);
+        requestsOut.set(requests);
+        hitsOut.set(hits);
+        missesOut.set(misses);
+        faultsOut.set(faults);
+    }
+
+    @Override public void update() {
+        boolean canEmit = outReg == null || rsp.fire();
+        if (rsp.fire()) outReg = null;
+        if (fill.fire()) fillReg = null;
+        switch (state) {
+            case IDLE -> {
+                if (req.fire()) {
+                    cur = req.payload();
+                    state = State.CHECK;
+                    requests++;
+                }
+            }
+            case CHECK -> check(canEmit);
+            case WALK -> walk(canEmit);
+            case FILL -> {
+                if (fillRsp.fire()) {
+                    MttFillRsp f = fillRsp.payload();
+                    if (f.status() == 0) {
+                        long idx = mttIndex();
+                        int slot = (int) (idx & (cfg.cacheEntries() - 1));
+                        cacheValid[slot] = true;
+                        cacheTag[slot] = idx;
+                        cachePa[slot] = f.pa();
+                        state = State.WALK;
+                    } else {
+                        emit(0, 0, true, Status.MTT_FAULT);
+                        state = State.IDLE;
+                    }
+                }
+            }
+        }
+        if (mkeyWrite.valid()) {
+            MkeyContext c = mkeyWrite.payload();
+            table[(int) (c.index() & (cfg.mkeyEntries() - 1))] = c;
+        }
+    }
+
+    @Override public boolean active() { return state != State.IDLE || outReg != null || fillReg != null || req.valid() || mkeyWrite.valid(); }
+
+    private void check(boolean canEmit) {
+        XlateReq r = cur;
+        if (r.length() == 0) {
+            if (canEmit) { emit(0, 0, true, Status.OK); state = State.IDLE; }
+            return;
+        }
+        MkeyContext c = table[(int) ((r.mkey() >>> 8) & (cfg.mkeyEntries() - 1))];
+        boolean zeroBased = c != null && (c.access() & MttPorts.ZERO_BASED) != 0;
+        long rel = c == null ? 0 : zeroBased ? r.va() : r.va() - c.start();
+        Status s;
+        if (c == null || c.state() == MttPorts.STATE_NONE || c.index() != (r.mkey() >>> 8)) s = Status.BAD_INDEX;
+        else if (c.key() != (r.mkey() & 0xff)) s = Status.BAD_KEY;
+        else if (c.pd() != r.pd()) s = Status.BAD_PD;
+        else if (c.boundQp() != 0 && c.qpn() != r.qpn()) s = Status.NOT_BOUND;
+        else if ((!zeroBased && Long.compareUnsigned(r.va(), c.start()) < 0) || Long.compareUnsigned(rel, c.length()) > 0
+                || Long.compareUnsigned(r.length(), c.length() - rel) > 0) s = Status.OUT_OF_RANGE;
+        else if ((r.access() & ~c.access() & 0x1f) != 0) s = Status.NO_ACCESS;
+        else if (c.state() != MttPorts.STATE_VALID) s = Status.NOT_VALID;
+        else s = Status.OK;
+        if (s != Status.OK) {
+            if (canEmit) { emit(0, 0, true, s); state = State.IDLE; }
+            return;
+        }
+        ctx = c;
+        offset = rel + c.pageOffset();
+        remaining = r.length();
+        state = State.WALK;
+    }
+
+    private long mttIndex() { return (ctx.mttBase() + (offset >>> ctx.pageShift())) & 0xFFFF_FFFFL; }
+
+    private void walk(boolean canEmit) {
+        long idx = mttIndex();
+        int slot = (int) (idx & (cfg.cacheEntries() - 1));
+        if (!(cacheValid[slot] && cacheTag[slot] == idx)) {
+            fillReg = new MttFillReq(idx);
+            state = State.FILL;
+            misses++;
+            counters.counter(NAME + ".cache_misses").inc();
+            return;
+        }
+        if (!canEmit) return;
+        long pageSize = 1L << ctx.pageShift();
+        long within = offset & (pageSize - 1);
+        long chunk = Math.min(remaining, pageSize - within);
+        emit(cachePa[slot] + within, chunk, chunk == remaining, Status.OK);
+        hits++;
+        counters.counter(NAME + ".cache_hits").inc();
+        remaining -= chunk;
+        offset += chunk;
+        if (remaining == 0) state = State.IDLE;
+    }
+
+    private void emit(long pa, long length, boolean last, Status s) {
+        outReg = new XlateRsp(cur.tag(), pa, length, last ? 1 : 0, s.ordinal());
+        if (s != Status.OK) {
+            faults++;
+            counters.counter(NAME + ".failed_" + s.name().toLowerCase()).inc();
+        }
+    }
+}

@@ -1,0 +1,115 @@
+package nicsim.adapter.stim;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import nicsim.adapter.MttPorts;
+import nicsim.adapter.MttPorts.MkeyContext;
+import nicsim.adapter.MttPorts.MttFillReq;
+import nicsim.adapter.MttPorts.MttFillRsp;
+import nicsim.adapter.MttPorts.XlateReq;
+import nicsim.adapter.MttWalker;
+import nicsim.sim.Clocked;
+
+/**
+ * Seeded random traffic for the MttWalker: a dozen MRs and windows (page sizes 4 KiB to 2 MiB,
+ * unaligned starts, zero-based, type-2 windows bound to a QP, table slots shared by two indices),
+ * requests that are right or wrong in exactly one way (key, PD, binding, range, access, index,
+ * state), contexts re-registered now and then, an MTT fill server with random latency that rarely
+ * fails, and random back-pressure on the responses.
+ */
+public final class MttStimulus implements Clocked {
+    private static final int[] SHIFTS = {12, 13, 16, 21};
+
+    private final MttWalker w;
+    private final Random rnd;
+    private final List<MkeyContext> mkeys = new ArrayList<>();
+    private final Map<Long, Long> mtt = new HashMap<>();           // MTT index -> page address
+    private final ArrayDeque<MkeyContext> writes = new ArrayDeque<>();
+    private final ArrayDeque<long[]> fills = new ArrayDeque<>();    // {index, readyAtCycle}
+    private MttFillRsp fillOut;
+    private XlateReq reqOut;
+    private long cycle, tag;
+
+    public MttStimulus(MttWalker walker, long seed) {
+        this.w = walker;
+        this.rnd = new Random(seed);
+        int entries = walker.config().mkeyEntries();
+        long mttNext = 0x100;
+        for (int i = 0; i < 12; i++) {
+            long index = 1 + i + (i % 4 == 3 ? entries : 0);  // every fourth shares a table slot with another index
+            int shift = SHIFTS[rnd.nextInt(SHIFTS.length)];
+            long page = 1L << shift;
+            long start = (0x7f00_0000_0000L + rnd.nextInt(1 << 20) * page) + (rnd.nextBoolean() ? rnd.nextInt((int) Math.min(page, 1 << 20)) : 0);
+            long length = (1 + rnd.nextInt(16)) * page - rnd.nextInt(64);
+            int access = rnd.nextInt(32) | (rnd.nextInt(5) == 0 ? MttPorts.ZERO_BASED : 0);
+            boolean bound = rnd.nextInt(5) == 0;
+            long pageOffset = start & (page - 1);
+            long pages = (pageOffset + length + page - 1) / page;
+            for (long p = 0; p < pages; p++) mtt.put(mttNext + p, (0x1_0000_0000L + rnd.nextInt(1 << 16) * page) & ~(page - 1));
+            MkeyContext c = new MkeyContext(index, rnd.nextInt(8) == 0 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID, rnd.nextInt(256),
+                    1 + rnd.nextInt(3), 0x40 + rnd.nextInt(4), bound ? 1 : 0, start, length, access, shift, pageOffset, mttNext);
+            mttNext += pages + 1;
+            mkeys.add(c);
+            writes.add(c);
+        }
+    }
+
+    private XlateReq request() {
+        MkeyContext c = mkeys.get(rnd.nextInt(mkeys.size()));
+        boolean zero = (c.access() & MttPorts.ZERO_BASED) != 0;
+        long off = (long) (rnd.nextDouble() * c.length());
+        long len = Math.min(c.length() - off, rnd.nextInt(4) == 0 ? 0 : 1 + rnd.nextInt(3 << c.pageShift() > 1 << 20 ? 1 << 20 : 3 << c.pageShift()));
+        long va = zero ? off : c.start() + off;
+        long mkey = c.index() << 8 | c.key();
+        long access = c.access() & 0x1f & rnd.nextInt(32);
+        long pd = c.pd(), qpn = c.boundQp() != 0 ? c.qpn() : 0x40 + rnd.nextInt(4);
+        switch (rnd.nextInt(24)) {
+            case 0 -> mkey ^= 1 + rnd.nextInt(255);                       // wrong key byte
+            case 1 -> pd ^= 4;                                             // another PD
+            case 2 -> qpn ^= 8;                                            // not the QP a window is bound to
+            case 3 -> len = c.length() - off + 1 + rnd.nextInt(64);        // runs past the end
+            case 4 -> va = zero ? c.length() + rnd.nextInt(4096) : c.start() - 1 - rnd.nextInt(4096); // outside
+            case 5 -> access |= ~c.access() & 0x1f;                        // rights it lacks
+            case 6 -> mkey = (0x800L + rnd.nextInt(256)) << 8 | c.key();   // no such index
+            default -> { }
+        }
+        return new XlateReq(mkey & 0xFFFF_FFFFL, va, len, access & 0x1f, pd & 0xFFFFFF, qpn & 0xFFFFFF, tag++ & 0xFFFF);
+    }
+
+    @Override public void drive() {
+        if (writes.isEmpty() && rnd.nextInt(400) == 0) {
+            // re-register one context: new key byte, or flip between VALID and FREE
+            int i = rnd.nextInt(mkeys.size());
+            MkeyContext c = mkeys.get(i);
+            MkeyContext n = new MkeyContext(c.index(), rnd.nextBoolean() ? MttPorts.STATE_VALID : MttPorts.STATE_FREE, rnd.nextInt(256),
+                    c.pd(), c.qpn(), c.boundQp(), c.start(), c.length(), c.access(), c.pageShift(), c.pageOffset(), c.mttBase());
+            mkeys.set(i, n);
+            writes.add(n);
+        }
+        if (writes.isEmpty()) w.mkeyWrite().idle(); else w.mkeyWrite().push(writes.peekFirst());
+        if (reqOut == null && writes.isEmpty() && rnd.nextInt(100) < 60) reqOut = request();
+        if (reqOut == null) w.req().idle(); else w.req().push(reqOut);
+        w.fill().ready(rnd.nextInt(100) < 70);
+        if (fillOut == null && !fills.isEmpty() && fills.peekFirst()[1] <= cycle) {
+            long idx = fills.pollFirst()[0];
+            Long pa = mtt.get(idx);
+            fillOut = pa == null || rnd.nextInt(300) == 0 ? new MttFillRsp(0, 1) : new MttFillRsp(pa, 0);
+        }
+        if (fillOut == null) w.fillRsp().idle(); else w.fillRsp().push(fillOut);
+        w.rsp().ready(rnd.nextInt(100) < 70);
+    }
+
+    @Override public void update() {
+        cycle++;
+        if (w.mkeyWrite().valid()) writes.pollFirst();
+        if (w.req().fire()) reqOut = null;
+        if (w.fill().fire()) fills.addLast(new long[]{w.fill().payload().index(), cycle + 2 + rnd.nextInt(14)});
+        if (w.fillRsp().fire()) fillOut = null;
+    }
+
+    @Override public boolean active() { return true; }
+}

@@ -1,0 +1,153 @@
+package nicsim.hw
+
+import spinal.core._
+import spinal.lib._
+import nicsim.adapter.MttPorts
+import nicsim.adapter.MttPorts.Status
+import nicsim.adapter.MttWalker.Config
+
+/**
+ * RTL twin of `nicsim.adapter.MttWalker` (its comment states the checks, the walk and the edge
+ * order; this file follows it). The mkey-context table and the translation cache are
+ * asynchronous-read memories, so a write on an edge is seen from the next one, as in the model.
+ */
+case class MttWalker(cfg: Config) extends Component {
+  val io = new Bundle {
+    val req = slave(Stream(new LayoutBundle(MttPorts.XLATE_REQ)))
+    val mkeyWrite = slave(Flow(new LayoutBundle(MttPorts.MKEY_CONTEXT)))
+    val rsp = master(Stream(new LayoutBundle(MttPorts.XLATE_RSP)))
+    val fill = master(Stream(new LayoutBundle(MttPorts.MTT_FILL_REQ)))
+    val fillRsp = slave(Stream(new LayoutBundle(MttPorts.MTT_FILL_RSP)))
+    val requests = out(UInt(32 bits))
+    val hits = out(UInt(32 bits))
+    val misses = out(UInt(32 bits))
+    val faults = out(UInt(32 bits))
+  }
+
+  val ctxWidth = MttPorts.MKEY_CONTEXT.width()
+  val mkeyBits = log2Up(cfg.mkeyEntries())
+  val cacheBits = log2Up(cfg.cacheEntries())
+  val table = Mem(Bits(ctxWidth bits), cfg.mkeyEntries()) init (Seq.fill(cfg.mkeyEntries())(B(0, ctxWidth bits)))
+  // cache entry: bit 0 valid, 32..1 tag (the MTT index), 96..33 the page's physical address
+  val cache = Mem(Bits(97 bits), cfg.cacheEntries()) init (Seq.fill(cfg.cacheEntries())(B(0, 97 bits)))
+
+  val IDLE = U(0, 2 bits); val CHECK = U(1, 2 bits); val WALK = U(2, 2 bits); val FILL = U(3, 2 bits)
+  val state = Reg(UInt(2 bits)) init (0)
+  val cur = Reg(new LayoutBundle(MttPorts.XLATE_REQ))
+  // the walk needs only these two fields of the checked context
+  val ctxShift = Reg(UInt(5 bits)) init (12)
+  val ctxMttBase = Reg(UInt(32 bits)) init (0)
+  val offset = Reg(UInt(64 bits)) init (0)
+  val remaining = Reg(UInt(32 bits)) init (0)
+  val outValid = Reg(Bool()) init (False)
+  val outReg = Reg(new LayoutBundle(MttPorts.XLATE_RSP))
+  val fillValid = Reg(Bool()) init (False)
+  val fillReg = Reg(new LayoutBundle(MttPorts.MTT_FILL_REQ))
+  def counter() = Reg(UInt(32 bits)) init (0)
+  val requests, hits, misses, faults = counter()
+
+  io.req.ready := state === IDLE
+  io.rsp.valid := outValid
+  io.rsp.payload := outReg
+  io.fill.valid := fillValid
+  io.fill.payload := fillReg
+  io.fillRsp.ready := state === FILL && !fillValid && !outValid
+  io.requests := requests; io.hits := hits; io.misses := misses; io.faults := faults
+
+  val canEmit = !outValid || io.rsp.fire
+  when(io.rsp.fire) { outValid := False }
+  when(io.fill.fire) { fillValid := False }
+
+  def emit(pa: UInt, length: UInt, last: Bool, status: UInt): Unit = {
+    outValid := True
+    outReg("tag") := cur("tag")
+    outReg("pa") := pa
+    outReg("length") := length
+    outReg("last") := last.asUInt
+    outReg("status") := status
+    when(status =/= Status.OK.ordinal()) { faults := faults + 1 }
+  }
+
+  // ---- CHECK: the context of the request's mkey, and the checks in the seed's order
+  val mkIdx = cur("mkey")(31 downto 8)
+  val c = new LayoutBundle(MttPorts.MKEY_CONTEXT)
+  c.assignFromBits(table.readAsync(mkIdx(mkeyBits - 1 downto 0)))
+  val zeroBased = c("access")(5)
+  val rel = Mux(zeroBased, cur("va"), cur("va") - c("start"))
+  val status = UInt(4 bits)
+  when(c("state") === MttPorts.STATE_NONE || c("index") =/= mkIdx) { status := Status.BAD_INDEX.ordinal() }
+    .elsewhen(c("key") =/= cur("mkey")(7 downto 0)) { status := Status.BAD_KEY.ordinal() }
+    .elsewhen(c("pd") =/= cur("pd")) { status := Status.BAD_PD.ordinal() }
+    .elsewhen(c("boundQp")(0) && c("qpn") =/= cur("qpn")) { status := Status.NOT_BOUND.ordinal() }
+    .elsewhen((!zeroBased && cur("va") < c("start")) || rel > c("length") || cur("length").resize(64 bits) > c("length") - rel) {
+      status := Status.OUT_OF_RANGE.ordinal()
+    }
+    .elsewhen((cur("access") & ~c("access")(4 downto 0)) =/= 0) { status := Status.NO_ACCESS.ordinal() }
+    .elsewhen(c("state") =/= MttPorts.STATE_VALID) { status := Status.NOT_VALID.ordinal() }
+    .otherwise { status := Status.OK.ordinal() }
+
+  // ---- WALK: MTT index of the current offset, and the cache
+  val shift = ctxShift
+  val mttIdx = (ctxMttBase + (offset >> shift).resize(32 bits)).resize(32 bits)
+  val slot = mttIdx(cacheBits - 1 downto 0)
+  val entry = cache.readAsync(slot)
+  val hit = entry(0) && entry(32 downto 1).asUInt === mttIdx
+  val pageSize = U(1, 64 bits) |<< shift
+  val within = offset & (pageSize - 1)
+  val toPageEnd = pageSize - within
+  val chunk = Mux(remaining.resize(64 bits) < toPageEnd, remaining.resize(64 bits), toPageEnd)
+
+  val fillOk = state === FILL && io.fillRsp.fire && io.fillRsp.payload("status") === 0
+  cache.write(slot, io.fillRsp.payload("pa").asBits ## mttIdx.asBits ## B"1", enable = fillOk)
+
+  switch(state) {
+    is(IDLE) {
+      when(io.req.fire) {
+        cur := io.req.payload
+        state := CHECK
+        requests := requests + 1
+      }
+    }
+    is(CHECK) {
+      when(cur("length") === 0) {
+        when(canEmit) { emit(U(0, 64 bits), U(0, 32 bits), True, U(Status.OK.ordinal(), 4 bits)); state := IDLE }
+      }.elsewhen(status =/= Status.OK.ordinal()) {
+        when(canEmit) { emit(U(0, 64 bits), U(0, 32 bits), True, status); state := IDLE }
+      }.otherwise {
+        ctxShift := c("pageShift")
+        ctxMttBase := c("mttBase")
+        offset := rel + c("pageOffset").resize(64 bits)
+        remaining := cur("length")
+        state := WALK
+      }
+    }
+    is(WALK) {
+      when(!hit) {
+        fillValid := True
+        fillReg("index") := mttIdx
+        state := FILL
+        misses := misses + 1
+      }.elsewhen(canEmit) {
+        emit(entry(96 downto 33).asUInt + within, chunk.resize(32 bits), chunk === remaining.resize(64 bits), U(Status.OK.ordinal(), 4 bits))
+        hits := hits + 1
+        remaining := remaining - chunk.resize(32 bits)
+        offset := offset + chunk
+        when(chunk === remaining.resize(64 bits)) { state := IDLE }
+      }
+    }
+    is(FILL) {
+      when(io.fillRsp.fire) {
+        when(io.fillRsp.payload("status") === 0) {
+          state := WALK
+        }.otherwise {
+          emit(U(0, 64 bits), U(0, 32 bits), True, U(Status.MTT_FAULT.ordinal(), 4 bits))
+          state := IDLE
+        }
+      }
+    }
+  }
+
+  // ---- mkey-context writes, seen from the next edge
+  val w = io.mkeyWrite.payload
+  table.write(w("index")(mkeyBits - 1 downto 0), w.asBits, enable = io.mkeyWrite.valid)
+}
