@@ -46,11 +46,11 @@ public final class MttStimulus implements Clocked {
             long start = (0x7f00_0000_0000L + rnd.nextInt(1 << 20) * page) + (rnd.nextBoolean() ? rnd.nextInt((int) Math.min(page, 1 << 20)) : 0);
             long length = (1 + rnd.nextInt(16)) * page - rnd.nextInt(64);
             int access = rnd.nextInt(32) | (rnd.nextInt(5) == 0 ? MttPorts.ZERO_BASED : 0);
-            boolean bound = rnd.nextInt(5) == 0;
+            boolean bound = i % 6 == 5;                         // two type-2 windows bound to a QP
             long pageOffset = start & (page - 1);
             long pages = (pageOffset + length + page - 1) / page;
             for (long p = 0; p < pages; p++) mtt.put(mttNext + p, (0x1_0000_0000L + rnd.nextInt(1 << 16) * page) & ~(page - 1));
-            MkeyContext c = new MkeyContext(index, rnd.nextInt(8) == 0 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID, rnd.nextInt(256),
+            MkeyContext c = new MkeyContext(index, i == 11 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID, rnd.nextInt(256),
                     1 + rnd.nextInt(3), 0x40 + rnd.nextInt(4), bound ? 1 : 0, start, length, access, shift, pageOffset, mttNext);
             mttNext += pages + 1;
             mkeys.add(c);
@@ -85,7 +85,7 @@ public final class MttStimulus implements Clocked {
             // re-register one context: new key byte, or flip between VALID and FREE
             int i = rnd.nextInt(mkeys.size());
             MkeyContext c = mkeys.get(i);
-            MkeyContext n = new MkeyContext(c.index(), rnd.nextBoolean() ? MttPorts.STATE_VALID : MttPorts.STATE_FREE, rnd.nextInt(256),
+            MkeyContext n = new MkeyContext(c.index(), rnd.nextInt(4) != 0 ? MttPorts.STATE_VALID : MttPorts.STATE_FREE, rnd.nextInt(256),
                     c.pd(), c.qpn(), c.boundQp(), c.start(), c.length(), c.access(), c.pageShift(), c.pageOffset(), c.mttBase());
             mkeys.set(i, n);
             writes.add(n);
