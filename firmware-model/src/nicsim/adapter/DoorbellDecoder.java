@@ -5,6 +5,7 @@ import java.util.List;
 import nicsim.profile.Profile;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Block;
+import nicsim.sim.CounterOut;
 import nicsim.sim.Counters;
 import nicsim.sim.Flow;
 import nicsim.sim.Port;
@@ -67,14 +68,14 @@ public final class DoorbellDecoder implements Block {
     private final Flow<QueueTableWrite> tableWrite;
     private final Stream<DoorbellMsg> doorbell;
     private final Flow<DoorbellError> error;
-    private final Signal seenOut, coalescedOut, overflowedOut, rejectedOut, occupancyOut;
+    private final CounterOut seen, coalesced, overflowed, rejected;
+    private final Signal occupancyOut;
 
     // registered state
     private MmioWrite s1;
     private final List<DoorbellMsg> fifo = new ArrayList<>();
     private final long[][] tables; // [0]=QP, [1]=CQ: bit 40 valid, 39..16 tag, 15..0 uar
     private DoorbellError errReg;
-    private long seen, coalesced, overflowed, rejected;
 
     public DoorbellDecoder(ClockDomain domain, Config cfg) {
         this.cfg = cfg;
@@ -83,10 +84,10 @@ public final class DoorbellDecoder implements Block {
         this.tableWrite = new Flow<>("io_tableWrite", domain, QueueTableWrite.LAYOUT);
         this.doorbell = new Stream<>("io_doorbell", domain, DoorbellMsg.LAYOUT);
         this.error = new Flow<>("io_error", domain, DoorbellError.LAYOUT);
-        this.seenOut = new Signal("io_seen", 32, domain);
-        this.coalescedOut = new Signal("io_coalesced", 32, domain);
-        this.overflowedOut = new Signal("io_overflowed", 32, domain);
-        this.rejectedOut = new Signal("io_rejected", 32, domain);
+        this.seen = new CounterOut(NAME, "io_seen", "doorbells_seen", domain);
+        this.coalesced = new CounterOut(NAME, "io_coalesced", "doorbells_coalesced", domain);
+        this.overflowed = new CounterOut(NAME, "io_overflowed", "doorbells_overflowed", domain);
+        this.rejected = new CounterOut(NAME, "io_rejected", "doorbells_rejected", domain);
         this.occupancyOut = new Signal("io_occupancy", 32 - Integer.numberOfLeadingZeros(cfg.fifoDepth()), domain);
         this.tables = new long[2][cfg.tableEntries()];
         domain.add(this);
@@ -97,8 +98,8 @@ public final class DoorbellDecoder implements Block {
     @Override public String name() { return NAME; }
 
     @Override public List<Port> ports() {
-        return List.of(Port.in(mmio), Port.in(tableWrite), Port.out(doorbell), Port.out(error), Port.out(seenOut),
-                Port.out(coalescedOut), Port.out(overflowedOut), Port.out(rejectedOut), Port.out(occupancyOut));
+        return List.of(Port.in(mmio), Port.in(tableWrite), Port.out(doorbell), Port.out(error), seen.port(),
+                coalesced.port(), overflowed.port(), rejected.port(), Port.out(occupancyOut));
     }
     /** Input: MMIO writes that hit the doorbell window (drive it from the upstream block). */
     public Flow<MmioWrite> mmio() { return mmio; }
@@ -111,18 +112,18 @@ public final class DoorbellDecoder implements Block {
 
     public int occupancy() { return fifo.size(); }
     /** Counter values wrap at 32 bits, as the RTL's do. */
-    public long seen() { return seen & 0xFFFF_FFFFL; }
-    public long coalesced() { return coalesced & 0xFFFF_FFFFL; }
-    public long overflowed() { return overflowed & 0xFFFF_FFFFL; }
-    public long rejected() { return rejected & 0xFFFF_FFFFL; }
+    public long seen() { return seen.get(); }
+    public long coalesced() { return coalesced.get(); }
+    public long overflowed() { return overflowed.get(); }
+    public long rejected() { return rejected.get(); }
 
     @Override public void drive() {
         if (fifo.isEmpty()) doorbell.idle(); else doorbell.push(fifo.get(0));
         if (errReg == null) error.idle(); else error.push(errReg);
-        seenOut.set(seen);
-        coalescedOut.set(coalesced);
-        overflowedOut.set(overflowed);
-        rejectedOut.set(rejected);
+        seen.drive();
+        coalesced.drive();
+        overflowed.drive();
+        rejected.drive();
         occupancyOut.set(fifo.size());
     }
 
@@ -144,8 +145,7 @@ public final class DoorbellDecoder implements Block {
     }
 
     private void process(MmioWrite w, boolean popped) {
-        seen++;
-        counters.counter(NAME + ".doorbells_seen").inc();
+        seen.inc();
         DoorbellError.Code code = DoorbellError.Code.NONE;
         DoorbellMsg msg = null;
         long rel = w.offset() - cfg.windowBase();
@@ -176,18 +176,15 @@ public final class DoorbellDecoder implements Block {
             for (int i = popped ? 0 : 1; i < fifo.size(); i++) {
                 if (fifo.get(i).sameQueue(msg)) {
                     fifo.set(i, msg);
-                    coalesced++;
-                    counters.counter(NAME + ".doorbells_coalesced").inc();
+                    coalesced.inc();
                     return;
                 }
             }
             if (fifo.size() < cfg.fifoDepth()) { fifo.add(msg); return; }
             code = DoorbellError.Code.OVERFLOW;
-            overflowed++;
-            counters.counter(NAME + ".doorbells_overflowed").inc();
+            overflowed.inc();
         } else {
-            rejected++;
-            counters.counter(NAME + ".doorbells_rejected").inc();
+            rejected.inc();
             counters.counter(NAME + ".rejected_" + code.name().toLowerCase()).inc();
         }
         errReg = new DoorbellError(code.ordinal(), w.offset(), w.data());

@@ -10,10 +10,10 @@ import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
+import nicsim.sim.CounterOut;
 import nicsim.sim.Counters;
 import nicsim.sim.Flow;
 import nicsim.sim.Port;
-import nicsim.sim.Signal;
 import nicsim.sim.Stream;
 
 /**
@@ -60,7 +60,7 @@ public final class MttWalker implements Block {
     private final Stream<XlateRsp> rsp;
     private final Stream<MttFillReq> fill;
     private final Stream<MttFillRsp> fillRsp;
-    private final Signal requestsOut, hitsOut, missesOut, faultsOut;
+    private final CounterOut requests, hits, misses, faults;
 
     private final MkeyContext[] table;
     private final boolean[] cacheValid;
@@ -71,7 +71,6 @@ public final class MttWalker implements Block {
     private long offset, remaining;
     private XlateRsp outReg;
     private MttFillReq fillReg;
-    private long requests, hits, misses, faults;
 
     public MttWalker(ClockDomain domain, Config cfg) {
         this.cfg = cfg;
@@ -81,10 +80,10 @@ public final class MttWalker implements Block {
         rsp = new Stream<>("io_rsp", domain, MttPorts.XLATE_RSP);
         fill = new Stream<>("io_fill", domain, MttPorts.MTT_FILL_REQ);
         fillRsp = new Stream<>("io_fillRsp", domain, MttPorts.MTT_FILL_RSP);
-        requestsOut = new Signal("io_requests", 32, domain);
-        hitsOut = new Signal("io_hits", 32, domain);
-        missesOut = new Signal("io_misses", 32, domain);
-        faultsOut = new Signal("io_faults", 32, domain);
+        requests = new CounterOut(NAME, "io_requests", "requests", domain);
+        hits = new CounterOut(NAME, "io_hits", "cache_hits", domain);
+        misses = new CounterOut(NAME, "io_misses", "cache_misses", domain);
+        faults = new CounterOut(NAME, "io_faults", "faults", domain);
         table = new MkeyContext[cfg.mkeyEntries()];
         cacheValid = new boolean[cfg.cacheEntries()];
         cacheTag = new long[cfg.cacheEntries()];
@@ -98,14 +97,14 @@ public final class MttWalker implements Block {
     public Stream<XlateRsp> rsp() { return rsp; }
     public Stream<MttFillReq> fill() { return fill; }
     public Stream<MttFillRsp> fillRsp() { return fillRsp; }
-    public long hits() { return hits & 0xFFFF_FFFFL; }
-    public long misses() { return misses & 0xFFFF_FFFFL; }
+    public long hits() { return hits.get(); }
+    public long misses() { return misses.get(); }
 
     @Override public String name() { return NAME; }
 
     @Override public List<Port> ports() {
         return List.of(Port.in(req), Port.in(mkeyWrite), Port.out(rsp), Port.out(fill), Port.in(fillRsp),
-                Port.out(requestsOut), Port.out(hitsOut), Port.out(missesOut), Port.out(faultsOut));
+                requests.port(), hits.port(), misses.port(), faults.port());
     }
 
     @Override public void drive() {
@@ -113,10 +112,10 @@ public final class MttWalker implements Block {
         if (outReg == null) rsp.idle(); else rsp.push(outReg);
         if (fillReg == null) fill.idle(); else fill.push(fillReg);
         fillRsp.ready(state == State.FILL && fillReg == null && outReg == null);
-        requestsOut.set(requests);
-        hitsOut.set(hits);
-        missesOut.set(misses);
-        faultsOut.set(faults);
+        requests.drive();
+        hits.drive();
+        misses.drive();
+        faults.drive();
     }
 
     @Override public void update() {
@@ -128,7 +127,7 @@ public final class MttWalker implements Block {
                 if (req.fire()) {
                     cur = req.payload();
                     state = State.CHECK;
-                    requests++;
+                    requests.inc();
                 }
             }
             case CHECK -> check(canEmit);
@@ -195,8 +194,7 @@ public final class MttWalker implements Block {
         if (!(cacheValid[slot] && cacheTag[slot] == idx)) {
             fillReg = new MttFillReq(idx);
             state = State.FILL;
-            misses++;
-            counters.counter(NAME + ".cache_misses").inc();
+            misses.inc();
             return;
         }
         if (!canEmit) return;
@@ -204,8 +202,7 @@ public final class MttWalker implements Block {
         long within = offset & (pageSize - 1);
         long chunk = Math.min(remaining, pageSize - within);
         emit(cachePa[slot] + within, chunk, chunk == remaining, Status.OK);
-        hits++;
-        counters.counter(NAME + ".cache_hits").inc();
+        hits.inc();
         remaining -= chunk;
         offset += chunk;
         if (remaining == 0) state = State.IDLE;
@@ -214,7 +211,7 @@ public final class MttWalker implements Block {
     private void emit(long pa, long length, boolean last, Status s) {
         outReg = new XlateRsp(cur.tag(), pa, length, last ? 1 : 0, s.ordinal());
         if (s != Status.OK) {
-            faults++;
+            faults.inc();
             counters.counter(NAME + ".failed_" + s.name().toLowerCase()).inc();
         }
     }

@@ -10,10 +10,10 @@ import nicsim.adapter.WqePorts.WqebbBeat;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
+import nicsim.sim.CounterOut;
 import nicsim.sim.Counters;
 import nicsim.sim.Flow;
 import nicsim.sim.Port;
-import nicsim.sim.Signal;
 import nicsim.sim.Stream;
 
 /**
@@ -66,7 +66,7 @@ public final class WqeFetcher implements Block {
     private final Stream<WqeBeat> wqe;
     private final Flow<WqeError> error;
     private final Flow<DoorbellMsg> dropped;
-    private final Signal wqesOut, wqebbsOut, fetchesOut, errorsOut;
+    private final CounterOut wqes, wqebbs, fetches, errors;
 
     private final Sq[] sqs;
     private boolean busy, reqValid, dropping;
@@ -75,7 +75,6 @@ public final class WqeFetcher implements Block {
     private final ArrayDeque<WqeBeat> outQ = new ArrayDeque<>();
     private WqeError errReg;
     private DoorbellMsg droppedReg;
-    private long wqes, wqebbs, fetches, errors;
 
     public WqeFetcher(ClockDomain domain, Config cfg) {
         this.cfg = cfg;
@@ -87,10 +86,10 @@ public final class WqeFetcher implements Block {
         wqe = new Stream<>("io_wqe", domain, WqePorts.WQE_BEAT);
         error = new Flow<>("io_error", domain, WqePorts.WQE_ERROR);
         dropped = new Flow<>("io_dropped", domain, DoorbellMsg.LAYOUT);
-        wqesOut = new Signal("io_wqes", 32, domain);
-        wqebbsOut = new Signal("io_wqebbs", 32, domain);
-        fetchesOut = new Signal("io_fetches", 32, domain);
-        errorsOut = new Signal("io_errors", 32, domain);
+        wqes = new CounterOut(NAME, "io_wqes", "wqes", domain);
+        wqebbs = new CounterOut(NAME, "io_wqebbs", "wqebbs", domain);
+        fetches = new CounterOut(NAME, "io_fetches", "fetches", domain);
+        errors = new CounterOut(NAME, "io_errors", "errors", domain);
         sqs = new Sq[cfg.sqEntries()];
         for (int i = 0; i < sqs.length; i++) sqs[i] = new Sq();
         lastServed = cfg.sqEntries() - 1;
@@ -105,15 +104,15 @@ public final class WqeFetcher implements Block {
     public Stream<WqeBeat> wqe() { return wqe; }
     public Flow<WqeError> error() { return error; }
     public Flow<DoorbellMsg> dropped() { return dropped; }
-    public long wqes() { return wqes & 0xFFFF_FFFFL; }
-    public long errors() { return errors & 0xFFFF_FFFFL; }
-    public long fetches() { return fetches & 0xFFFF_FFFFL; }
+    public long wqes() { return wqes.get(); }
+    public long errors() { return errors.get(); }
+    public long fetches() { return fetches.get(); }
 
     @Override public String name() { return NAME; }
 
     @Override public List<Port> ports() {
         return List.of(Port.in(doorbell), Port.in(sqConfig), Port.out(dmaReq), Port.in(dmaRsp), Port.out(wqe), Port.out(error),
-                Port.out(dropped), Port.out(wqesOut), Port.out(wqebbsOut), Port.out(fetchesOut), Port.out(errorsOut));
+                Port.out(dropped), wqes.port(), wqebbs.port(), fetches.port(), errors.port());
     }
 
     @Override public void drive() {
@@ -123,10 +122,10 @@ public final class WqeFetcher implements Block {
         if (outQ.isEmpty()) wqe.idle(); else wqe.push(outQ.peekFirst());
         if (errReg == null) error.idle(); else error.push(errReg);
         if (droppedReg == null) dropped.idle(); else dropped.push(droppedReg);
-        wqesOut.set(wqes);
-        wqebbsOut.set(wqebbs);
-        fetchesOut.set(fetches);
-        errorsOut.set(errors);
+        wqes.drive();
+        wqebbs.drive();
+        fetches.drive();
+        errors.drive();
     }
 
     @Override public void update() {
@@ -177,8 +176,7 @@ public final class WqeFetcher implements Block {
         curCount = (int) (r.length() / WqeLayout.WQEBB);
         curBeat = 0;
         lastServed = curSq;
-        fetches++;
-        counters.counter(NAME + ".fetches").inc();
+        fetches.inc();
         counters.counter(NAME + ".wqebbs_requested").add(curCount);
     }
 
@@ -202,8 +200,7 @@ public final class WqeFetcher implements Block {
                     int bbs = WqeLayout.wqebbs(WqeLayout.ds(w));
                     emit(s, index, true, bbs == 1, b);
                     s.remain = bbs - 1;
-                    wqes++;
-                    counters.counter(NAME + ".wqes").inc();
+                    wqes.inc();
                 }
             } else {
                 emit(s, index, false, s.remain == 1, b);
@@ -219,15 +216,14 @@ public final class WqeFetcher implements Block {
     private void emit(Sq s, int index, boolean first, boolean last, WqebbBeat b) {
         outQ.addLast(new WqeBeat(s.qpn, index, first ? 1 : 0, last ? 1 : 0, b.data()));
         s.fetched = (s.fetched + 1) & 0xFFFF;
-        wqebbs++;
-        counters.counter(NAME + ".wqebbs").inc();
+        wqebbs.inc();
     }
 
     private void fail(Sq s, int index, WqeError.Code code, long ctrl) {
         errReg = new WqeError(s.qpn, index, code.ordinal(), ctrl);
         s.error = true;
         dropping = true;
-        errors++;
+        errors.inc();
         counters.counter(NAME + ".errors_" + code.name().toLowerCase()).inc();
     }
 
