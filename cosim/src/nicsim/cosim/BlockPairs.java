@@ -4,11 +4,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import nicsim.adapter.CqeWriter;
 import nicsim.adapter.DoorbellDecoder;
 import nicsim.adapter.MttWalker;
 import nicsim.adapter.WqeFetcher;
 import nicsim.adapter.stim.MttStimulus;
 import nicsim.adapter.stim.WqeStimulus;
+import nicsim.adapter.stim.CqeStimulus;
 import nicsim.adapter.stim.DoorbellStimulus;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
@@ -42,6 +44,9 @@ public final class BlockPairs {
         MttWalker.Config mtt = MttWalker.Config.from(p);
         m.put("mtt", new Pair("mtt", MttWalker.NAME + "@" + p.name(), () -> new nicsim.hw.MttWalker(mtt),
                 d -> new MttWalker(d, mtt), (twin, seed) -> new MttStimulus((MttWalker) twin, seed)));
+        CqeWriter.Config cqe = CqeWriter.Config.from(p);
+        m.put("cqe", new Pair("cqe", CqeWriter.NAME + "@" + p.name(), () -> new nicsim.hw.CqeWriter(cqe),
+                d -> new CqeWriter(d, cqe), (twin, seed) -> new CqeStimulus((CqeWriter) twin, seed)));
         return m;
     }
 

@@ -47,5 +47,8 @@ wqe.sq.entries          = 64          | send queues the fetcher tracks in hardwa
 mtt.mkey.entries        = 1024        | mkey contexts (MRs and MWs) the walker holds, indexed by mkey index low bits | assumption
 mtt.cache.entries       = 512         | entries of the direct-mapped translation cache (MTT index -> page address) | assumption: an MTT cache whose misses cost a PCIe read of the MTT entry
 
+# --- completions (CqeWriter: firmware's completion -> 64-byte CQE into the host ring, owner bit, arming, events)
+cqe.cq.entries          = 64          | completion queues the writer tracks in hardware (indexed by CQN low bits) | assumption
+
 # --- network link
 link.rate               = 100 Gb/s    | network link data rate per direction | REFERENCE 4.2 (EDR / 100GbE)

@@ -47,5 +47,8 @@ wqe.sq.entries          = 16          | send queues the fetcher tracks in hardwa
 mtt.mkey.entries        = 256         | mkey contexts (MRs and MWs) the walker holds, indexed by mkey index low bits | assumption
 mtt.cache.entries       = 2           | entries of the direct-mapped translation cache (MTT index -> page address) | seed kvia-paper section 5: Berkeley VIA fetches each translation by DMA (no table worth the name)
 
+# --- completions (CqeWriter: firmware's completion -> 64-byte CQE into the host ring, owner bit, arming, events)
+cqe.cq.entries          = 16          | completion queues the writer tracks in hardware (indexed by CQN low bits) | assumption
+
 # --- network link
 link.rate               = 1280 Mb/s   | Myrinet link data rate per direction | REFERENCE 4.5 (KVIA's 950 Mb/s = 74% of link peak)

@@ -13,7 +13,8 @@ object GenerateVerilog {
       "DoorbellFifo" -> (() => StreamFifo(DoorbellMsg.LAYOUT, 8).setDefinitionName("DoorbellFifo")),
       "DoorbellDecoder" -> (() => DoorbellDecoder(nicsim.adapter.DoorbellDecoder.Config.from(profile))),
       "WqeFetcher" -> (() => WqeFetcher(nicsim.adapter.WqeFetcher.Config.from(profile))),
-      "MttWalker" -> (() => MttWalker(nicsim.adapter.MttWalker.Config.from(profile)))
+      "MttWalker" -> (() => MttWalker(nicsim.adapter.MttWalker.Config.from(profile))),
+      "CqeWriter" -> (() => CqeWriter(nicsim.adapter.CqeWriter.Config.from(profile)))
     )
   }
 

@@ -55,6 +55,14 @@ class LockstepTest {
     }
 
     @Test
+    void cqeWriterAgreesWithItsRtlThroughLapsArmsAndOverflows() {
+        Lockstep.Result r = CosimRun.run(CX, "cqe", 100_000, 2, null);
+        assertEquals(0, r.divergences(), () -> r.divergence().orElseThrow().toString());
+        assertTrue(r.transfers().get("io_write") > 20_000 && r.transfers().get("io_event") > 500, r.transfers().toString());
+        assertTrue(r.transfers().get("io_error") > 100 && r.transfers().get("io_dropped") > 5, r.transfers().toString());
+    }
+
+    @Test
     void injectedTwinBugIsCaughtWithCycleWireAndAWaveformWindow(@TempDir Path dir) throws Exception {
         DoorbellDecoder.Config good = DoorbellDecoder.Config.from(CX);
         DoorbellDecoder.Config buggy = new DoorbellDecoder.Config(good.windowBase(), good.windowSize(), good.pageSize(),
