@@ -5,12 +5,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import nicsim.adapter.CqeWriter;
+import nicsim.adapter.DmaEngine;
 import nicsim.adapter.DoorbellDecoder;
 import nicsim.adapter.MttWalker;
 import nicsim.adapter.WqeFetcher;
 import nicsim.adapter.stim.MttStimulus;
 import nicsim.adapter.stim.WqeStimulus;
 import nicsim.adapter.stim.CqeStimulus;
+import nicsim.adapter.stim.DmaStimulus;
 import nicsim.adapter.stim.DoorbellStimulus;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
@@ -47,6 +49,9 @@ public final class BlockPairs {
         CqeWriter.Config cqe = CqeWriter.Config.from(p);
         m.put("cqe", new Pair("cqe", CqeWriter.NAME + "@" + p.name(), () -> new nicsim.hw.CqeWriter(cqe),
                 d -> new CqeWriter(d, cqe), (twin, seed) -> new CqeStimulus((CqeWriter) twin, seed)));
+        DmaEngine.Config dma = DmaEngine.Config.from(p);
+        m.put("dma", new Pair("dma", DmaEngine.NAME + "@" + p.name(), () -> new nicsim.hw.DmaEngine(dma),
+                d -> new DmaEngine(d, dma), (twin, seed) -> new DmaStimulus((DmaEngine) twin, seed)));
         return m;
     }
 

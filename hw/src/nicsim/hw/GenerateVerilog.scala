@@ -14,7 +14,8 @@ object GenerateVerilog {
       "DoorbellDecoder" -> (() => DoorbellDecoder(nicsim.adapter.DoorbellDecoder.Config.from(profile))),
       "WqeFetcher" -> (() => WqeFetcher(nicsim.adapter.WqeFetcher.Config.from(profile))),
       "MttWalker" -> (() => MttWalker(nicsim.adapter.MttWalker.Config.from(profile))),
-      "CqeWriter" -> (() => CqeWriter(nicsim.adapter.CqeWriter.Config.from(profile)))
+      "CqeWriter" -> (() => CqeWriter(nicsim.adapter.CqeWriter.Config.from(profile))),
+      "DmaEngine" -> (() => DmaEngine(nicsim.adapter.DmaEngine.Config.from(profile)))
     )
   }
 

@@ -1,0 +1,133 @@
+package nicsim.adapter.stim;
+
+import java.util.ArrayDeque;
+import java.util.Random;
+import nicsim.adapter.DmaEngine;
+import nicsim.adapter.DmaPorts.Beat;
+import nicsim.adapter.DmaPorts.Done;
+import nicsim.adapter.DmaPorts.HostDesc;
+import nicsim.adapter.DmaPorts.LinkDesc;
+import nicsim.adapter.DmaPorts.PciRead;
+import nicsim.sim.Clocked;
+
+/**
+ * Seeded random traffic for the DmaEngine, all three engines at once so they contend for the local
+ * bus: host reads (PCI read data from a responder with random latency, rarely failing) filling
+ * SRAM buffers, host writes and sends reading back what was filled, packets arriving on the link
+ * (some longer than their descriptor), a few malformed descriptors, and random back-pressure.
+ * Reads touch only SRAM that an engine has written (the RTL's SRAM starts undefined).
+ */
+public final class DmaStimulus implements Clocked {
+    private static final int BUFS = 8, BUF = 4096;
+
+    private final DmaEngine d;
+    private final Random rnd;
+    private final int beat, words;
+    private final long[] written = new long[BUFS]; // bytes known written from each buffer's start
+    private HostDesc hostOut;
+    private LinkDesc sendOut, recvOut;
+    private int recvBuf = -1;
+    private final java.util.Map<Long, Integer> fillOf = new java.util.HashMap<>(); // host-to-SRAM descriptor tag -> buffer
+    private final ArrayDeque<Beat> pciBeats = new ArrayDeque<>();
+    private long pciReadyAt;
+    private Beat pciOut, rxOut;
+    private int rxLeft = -1; // beats left in the packet being sent on the link
+    private long tag, cycle;
+
+    public DmaStimulus(DmaEngine engine, long seed) {
+        this.d = engine;
+        this.rnd = new Random(seed);
+        this.beat = engine.config().beatBytes();
+        this.words = nicsim.adapter.DmaPorts.words(engine.config().widthBits());
+    }
+
+    private long sram(int buf) { return 0x1_0000L + (long) buf * BUF; }
+
+    private long beats(long max) { return (1 + rnd.nextInt((int) Math.max(1, max / beat))) * (long) beat; }
+
+    private Beat randomBeat(long flag) {
+        long[] v = new long[words];
+        for (int i = 0; i < words; i++) v[i] = d.config().widthBits() < 64 ? rnd.nextLong() & 0xFFFF_FFFFL : rnd.nextLong();
+        return new Beat(v, flag);
+    }
+
+    private int filledBuffer() {
+        for (int k = 0; k < BUFS; k++) {
+            int b = rnd.nextInt(BUFS);
+            if (written[b] >= beat) return b;
+        }
+        return -1;
+    }
+
+    @Override public void drive() {
+        // host engine: fill a buffer from host memory, or write a filled one back
+        if (hostOut == null && rnd.nextInt(20) == 0) {
+            int r = rnd.nextInt(30);
+            int b = filledBuffer();
+            if (r == 0) hostOut = new HostDesc(0, 0x1000, sram(0) + 1, beat, tag++ & 0xFF);                       // misaligned
+            else if (r == 1) hostOut = new HostDesc(0, 0x1000, d.config().sramBytes() - beat, 2L * beat, tag++ & 0xFF); // past SRAM
+            else if (b < 0 || rnd.nextBoolean()) {
+                int t = rnd.nextInt(BUFS);
+                if (t != recvBuf && !fillOf.containsValue(t)) {
+                    hostOut = new HostDesc(0, 0x4000_0000L + rnd.nextInt(1 << 16) * (long) beat, sram(t), beats(BUF), tag++ & 0xFF);
+                    fillOf.put(hostOut.tag(), t);
+                }
+            } else {
+                hostOut = new HostDesc(1, 0x5000_0000L + rnd.nextInt(1 << 16) * (long) beat, sram(b), beats(written[b]), tag++ & 0xFF);
+            }
+        }
+        if (hostOut == null) d.hostDesc().idle(); else d.hostDesc().push(hostOut);
+        if (sendOut == null && rnd.nextInt(15) == 0) {
+            int b = filledBuffer();
+            if (b >= 0) sendOut = new LinkDesc(sram(b), beats(written[b]), tag++ & 0xFF);
+        }
+        if (sendOut == null) d.sendDesc().idle(); else d.sendDesc().push(sendOut);
+        if (recvOut == null && recvBuf < 0 && rxLeft < 0 && rnd.nextInt(15) == 0) {
+            int t = rnd.nextInt(BUFS);
+            if (!fillOf.containsValue(t)) { recvBuf = t; recvOut = new LinkDesc(sram(t), beats(BUF), tag++ & 0xFF); }
+        }
+        if (recvOut == null) d.recvDesc().idle(); else d.recvDesc().push(recvOut);
+        // the PCI side: read data after a latency; writes taken with random back-pressure
+        if (pciOut == null && !pciBeats.isEmpty() && cycle >= pciReadyAt && rnd.nextInt(100) < 85) pciOut = pciBeats.pollFirst();
+        if (pciOut == null) d.pciData().idle(); else d.pciData().push(pciOut);
+        d.pciRead().ready(rnd.nextInt(100) < 70);
+        d.pciWrite().ready(rnd.nextInt(100) < 70);
+        // the link: packets for the receive engine, the send engine's beats taken with back-pressure
+        if (rxOut == null && rxLeft > 0 && rnd.nextInt(100) < 80) rxOut = randomBeat(--rxLeft == 0 ? 1 : 0);
+        if (rxOut == null) d.linkRx().idle(); else d.linkRx().push(rxOut);
+        d.linkTx().ready(rnd.nextInt(100) < 70);
+    }
+
+    @Override public void update() {
+        cycle++;
+        if (d.hostDesc().fire()) hostOut = null;
+        if (d.sendDesc().fire()) sendOut = null;
+        if (d.recvDesc().fire()) {
+            LinkDesc r = d.recvDesc().payload();
+            recvOut = null;
+            // the packet: sometimes longer than the descriptor has room for
+            rxLeft = (int) (r.length() / beat) + (rnd.nextInt(5) == 0 ? 1 + rnd.nextInt(3) : -rnd.nextInt((int) (r.length() / beat)));
+        }
+        if (d.pciRead().fire()) {
+            PciRead r = d.pciRead().payload();
+            int n = (int) (r.length() / beat), bad = rnd.nextInt(40) == 0 ? rnd.nextInt(n) : -1;
+            for (int i = 0; i < n; i++) pciBeats.addLast(randomBeat(i == bad ? 1 : 0));
+            pciReadyAt = cycle + 4 + rnd.nextInt(20);
+        }
+        if (d.pciData().fire()) pciOut = null;
+        if (d.linkRx().fire()) { rxOut = null; if (rxLeft == 0) rxLeft = -1; }
+        if (d.hostDone().valid()) {
+            // a done belongs to the descriptor with its tag, not to the one queued behind it
+            Done x = d.hostDone().payload();
+            Integer b = fillOf.remove(x.tag());
+            if (b != null) written[b] = Math.max(written[b], x.length());
+        }
+        if (d.recvDone().valid()) {
+            Done x = d.recvDone().payload();
+            if (recvBuf >= 0) written[recvBuf] = Math.max(written[recvBuf], x.length());
+            recvBuf = -1;
+        }
+    }
+
+    @Override public boolean active() { return true; }
+}
