@@ -1,7 +1,6 @@
 package nicsim.cosim;
 
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import nicsim.adapter.CqeWriter;
@@ -55,14 +54,10 @@ public final class BlockPairs {
         return m;
     }
 
-    /** Names accepted by --rtl and cosim, including blocks whose twins are not built yet. */
-    public static final List<String> PLANNED = List.of("doorbell", "wqe", "mtt", "dma", "cqe");
-
     public static Pair get(Profile p, String name) {
         Pair pair = all(p).get(name);
         if (pair == null)
-            throw new IllegalArgumentException("block '" + name + "': " + (PLANNED.contains(name) ? "its RTL twin is not built yet" : "unknown")
-                    + " (with both twins: " + String.join(", ", all(p).keySet()) + ")");
+            throw new IllegalArgumentException("unknown block '" + name + "' (blocks: " + String.join(", ", all(p).keySet()) + ")");
         return pair;
     }
 }

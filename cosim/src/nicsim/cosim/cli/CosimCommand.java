@@ -17,7 +17,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "cosim", description = "Random-stimulus lockstep check of a block's Java twin against its Verilated RTL. "
         + "Ends with 'divergences: N'; exits 1 when N > 0.")
 final class CosimCommand implements Callable<Integer> {
-    @Parameters(paramLabel = "BLOCK", description = "a block with both twins: doorbell, wqe, mtt, cqe; or all")
+    @Parameters(paramLabel = "BLOCK", description = "doorbell, wqe, mtt, dma, cqe, or all")
     String block;
 
     @Option(names = "--cycles", defaultValue = "100000", description = "cycles per block (default: ${DEFAULT-VALUE})")

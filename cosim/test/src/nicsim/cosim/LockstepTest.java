@@ -97,8 +97,8 @@ class LockstepTest {
     }
 
     @Test
-    void unknownOrUnbuiltBlocksAreNamed() {
-        e = assertThrows(IllegalArgumentException.class, () -> BlockPairs.get(CX, "fpu"));
+    void unknownBlocksAreNamed() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BlockPairs.get(CX, "fpu"));
         assertTrue(e.getMessage().contains("unknown") && e.getMessage().contains("doorbell"), e.getMessage());
     }
 }
