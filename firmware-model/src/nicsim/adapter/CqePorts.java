@@ -46,11 +46,11 @@ public final class CqePorts {
             .field("vector", 11, CqConfig::vector).field("valid", 1, CqConfig::valid)
             .build(v -> new CqConfig(v[0], v[1], v[2], v[3], v[4]));
 
-    public static final Layout<CqeIn> CQE_IN = words(Layout.<CqeIn>builder("CqeIn")
-            .field("cqn", 24, CqeIn::cqn).field("solicited", 1, CqeIn::solicited), CqeIn::data)
+    public static final Layout<CqeIn> CQE_IN = Layout.<CqeIn>builder("CqeIn")
+            .field("cqn", 24, CqeIn::cqn).field("solicited", 1, CqeIn::solicited).words("data", 8, 64, CqeIn::data)
             .build(v -> new CqeIn(v[0], v[1], Arrays.copyOfRange(v, 2, 10)));
 
-    public static final Layout<Write64> WRITE64 = words(Layout.<Write64>builder("Write64").field("addr", 64, Write64::addr), Write64::data)
+    public static final Layout<Write64> WRITE64 = Layout.<Write64>builder("Write64").field("addr", 64, Write64::addr).words("data", 8, 64, Write64::data)
             .build(v -> new Write64(v[0], Arrays.copyOfRange(v, 1, 9)));
 
     public static final Layout<CqEvent> CQ_EVENT = Layout.<CqEvent>builder("CqEvent")
@@ -62,11 +62,4 @@ public final class CqePorts {
     public static final Layout<CqCi> CQ_CI = Layout.<CqCi>builder("CqCi")
             .field("cqn", 24, CqCi::cqn).field("ci", 24, CqCi::ci).build(v -> new CqCi(v[0], v[1]));
 
-    private static <T> Layout.Builder<T> words(Layout.Builder<T> b, java.util.function.Function<T, long[]> data) {
-        for (int i = 0; i < 8; i++) {
-            int k = i;
-            b.field("data_" + i, 64, t -> data.apply(t)[k]);
-        }
-        return b;
-    }
 }

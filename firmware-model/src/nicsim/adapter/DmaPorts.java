@@ -63,22 +63,15 @@ public final class DmaPorts {
     public static int wordBits(int widthBits) { return Math.min(64, widthBits); }
 
     public static Layout<Beat> beat(int widthBits, String flagName) {
-        Layout.Builder<Beat> b = Layout.builder("Beat" + widthBits);
-        for (int i = 0; i < words(widthBits); i++) {
-            int k = i;
-            b.field("data_" + i, wordBits(widthBits), x -> x.data()[k]);
-        }
         int n = words(widthBits);
-        return b.field(flagName, 1, Beat::flag).build(v -> new Beat(Arrays.copyOf(v, n), v[n]));
+        return Layout.<Beat>builder("Beat" + widthBits).words("data", n, wordBits(widthBits), Beat::data)
+                .field(flagName, 1, Beat::flag).build(v -> new Beat(Arrays.copyOf(v, n), v[n]));
     }
 
     public static Layout<WriteBeat> writeBeat(int widthBits) {
-        Layout.Builder<WriteBeat> b = Layout.<WriteBeat>builder("WriteBeat" + widthBits).field("addr", 64, WriteBeat::addr);
-        for (int i = 0; i < words(widthBits); i++) {
-            int k = i;
-            b.field("data_" + i, wordBits(widthBits), x -> x.data()[k]);
-        }
         int n = words(widthBits);
-        return b.field("last", 1, WriteBeat::last).build(v -> new WriteBeat(v[0], Arrays.copyOfRange(v, 1, 1 + n), v[1 + n]));
+        return Layout.<WriteBeat>builder("WriteBeat" + widthBits).field("addr", 64, WriteBeat::addr)
+                .words("data", n, wordBits(widthBits), WriteBeat::data)
+                .field("last", 1, WriteBeat::last).build(v -> new WriteBeat(v[0], Arrays.copyOfRange(v, 1, 1 + n), v[1 + n]));
     }
 }

@@ -72,13 +72,13 @@ public final class WqePorts {
             .field("addr", 64, DmaReadReq::addr).field("length", 16, DmaReadReq::length).field("tag", 8, DmaReadReq::tag)
             .build(v -> new DmaReadReq(v[0], v[1], v[2]));
 
-    public static final Layout<WqebbBeat> WQEBB_BEAT = words(Layout.<WqebbBeat>builder("WqebbBeat"), b -> b.data())
+    public static final Layout<WqebbBeat> WQEBB_BEAT = Layout.<WqebbBeat>builder("WqebbBeat").words("data", 8, 64, WqebbBeat::data)
             .field("status", 1, WqebbBeat::status)
             .build(v -> new WqebbBeat(java.util.Arrays.copyOf(v, 8), v[8]));
 
-    public static final Layout<WqeBeat> WQE_BEAT = words(Layout.<WqeBeat>builder("WqeBeat")
+    public static final Layout<WqeBeat> WQE_BEAT = Layout.<WqeBeat>builder("WqeBeat")
             .field("qpn", 24, WqeBeat::qpn).field("index", 16, WqeBeat::index)
-            .field("first", 1, WqeBeat::first).field("last", 1, WqeBeat::last), WqeBeat::data)
+            .field("first", 1, WqeBeat::first).field("last", 1, WqeBeat::last).words("data", 8, 64, WqeBeat::data)
             .build(v -> new WqeBeat(v[0], v[1], v[2], v[3], java.util.Arrays.copyOfRange(v, 4, 12)));
 
     public static final Layout<WqeError> WQE_ERROR = Layout.<WqeError>builder("WqeError")
@@ -86,11 +86,4 @@ public final class WqePorts {
             .field("code", 3, WqeError::code).field("ctrl", 64, WqeError::ctrl)
             .build(v -> new WqeError(v[0], v[1], v[2], v[3]));
 
-    private static <T> Layout.Builder<T> words(Layout.Builder<T> b, java.util.function.Function<T, long[]> data) {
-        for (int i = 0; i < 8; i++) {
-            int k = i;
-            b.field("data_" + i, 64, t -> data.apply(t)[k]);
-        }
-        return b;
-    }
 }

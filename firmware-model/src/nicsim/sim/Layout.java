@@ -99,6 +99,15 @@ public final class Layout<T> {
             return this;
         }
 
+        /** Fields {@code <prefix>_0 .. <prefix>_<count-1>} of {@code width} bits: the words of a data array. */
+        public Builder<T> words(String prefix, int count, int width, Function<T, long[]> data) {
+            for (int i = 0; i < count; i++) {
+                int k = i;
+                field(prefix + "_" + i, width, t -> data.apply(t)[k]);
+            }
+            return this;
+        }
+
         public Layout<T> build(Function<long[], T> maker) { return new Layout<>(name, fields, maker); }
     }
 }

@@ -42,20 +42,6 @@ case class DmaEngine(cfg: Config) extends Component {
     for (i <- 0 until nWords) b(s"data_$i") := v(i * DmaPorts.wordBits(w) + DmaPorts.wordBits(w) - 1 downto i * DmaPorts.wordBits(w)).asUInt
   def slot(a: UInt): UInt = a(addrBits - 1 downto beatShift)
 
-  /** A two-entry output queue: push on the edge, pop when the stream fires. */
-  class OutQ[T <: Data](gen: => T, port: Stream[T]) {
-    val q = Vec.fill(2)(Reg(gen))
-    val count = Reg(UInt(2 bits)) init (0)
-    port.valid := count =/= 0
-    port.payload := q(0)
-    val popped = port.fire
-    val afterPop = count - popped.asUInt.resize(2)
-    when(popped) { q(0) := q(1) }
-    val pushed = Bool()
-    pushed := False
-    def push(v: T): Unit = { pushed := True; q(afterPop.resize(1)) := v }
-    count := afterPop + pushed.asUInt.resize(2)
-  }
   def doneReg() = { val r = Reg(new LayoutBundle(DmaPorts.DONE)); r }
 
   /** A two-entry input queue: push when the stream fires, pop when its head is used. */
@@ -86,14 +72,14 @@ case class DmaEngine(cfg: Config) extends Component {
   val pciReadValid = Reg(Bool()) init (False)
   val pciReadReg = Reg(new LayoutBundle(DmaPorts.PCI_READ))
   val hostIn = new InQ(io.pciData, "error")
-  val hostOut = new OutQ(new LayoutBundle(DmaPorts.writeBeat(w)), io.pciWrite)
+  val hostOut = new OutQueue(new LayoutBundle(DmaPorts.writeBeat(w)), io.pciWrite)
   // ---- send engine
   val sendBusy = Reg(Bool()) init (False)
   val sendSram = Reg(UInt(32 bits)) init (0)
   val sendLeft = Reg(UInt(20 bits)) init (0)
   val sendTag = Reg(UInt(8 bits)) init (0)
   val sendMoved = Reg(UInt(20 bits)) init (0)
-  val sendOut = new OutQ(new LayoutBundle(linkLayout), io.linkTx)
+  val sendOut = new OutQueue(new LayoutBundle(linkLayout), io.linkTx)
   // ---- receive engine
   val recvBusy, recvDrain = Reg(Bool()) init (False)
   val recvSram = Reg(UInt(32 bits)) init (0)

@@ -57,15 +57,12 @@ case class WqeFetcher(cfg: Config) extends Component {
   val wqes, wqebbs, fetches, errors = counter()
 
   // ---- two-entry output buffer
-  val outQ = Vec.fill(2)(Reg(new LayoutBundle(WqePorts.WQE_BEAT)))
-  val outCount = Reg(UInt(2 bits)) init (0)
+  val outQ = new OutQueue(new LayoutBundle(WqePorts.WQE_BEAT), io.wqe)
 
   io.doorbell.ready := True
   io.dmaReq.valid := reqValid
   io.dmaReq.payload := req
-  io.dmaRsp.ready := busy && !reqValid && outCount < 2
-  io.wqe.valid := outCount =/= 0
-  io.wqe.payload := outQ(0)
+  io.dmaRsp.ready := busy && !reqValid && outQ.count < 2
   io.error.valid := errValid
   io.error.payload := errReg
   io.dropped.valid := dropValid
@@ -86,11 +83,7 @@ case class WqeFetcher(cfg: Config) extends Component {
   errValid := False
   dropValid := False
 
-  // 1. output pop, then pushes below append after the remaining entries
-  val popped = io.wqe.fire
-  val countAfterPop = outCount - popped.asUInt.resize(2)
-  when(popped) { outQ(0) := outQ(1) }
-  var countNext = countAfterPop
+  // 1. output pop (in OutQueue); pushes below append after the remaining entries
 
   // 2. request accepted
   when(io.dmaReq.fire) { reqValid := False }
@@ -129,13 +122,11 @@ case class WqeFetcher(cfg: Config) extends Component {
     b("first") := first.asUInt
     b("last") := last.asUInt
     for (i <- 0 until 8) b(s"data_$i") := beat(s"data_$i")
-    outQ(countAfterPop.resize(1)) := b
+    outQ.push(b)
     cur.fetched := cur.fetched + 1
     wqebbs := wqebbs + 1
   }
 
-  val emitted = Bool()
-  emitted := False
   when(io.dmaRsp.fire) {
     when(dropping || cur.error) {
       // this batch's error is already reported: the rest of it is dropped
@@ -147,13 +138,11 @@ case class WqeFetcher(cfg: Config) extends Component {
           fail(code, w)
         }.otherwise {
           emit(True, bbs === 1)
-          emitted := True
           cur.remain := bbs - 1
           wqes := wqes + 1
         }
       }.otherwise {
         emit(False, cur.remain === 1)
-        emitted := True
         cur.remain := cur.remain - 1
       }
     }
@@ -163,7 +152,6 @@ case class WqeFetcher(cfg: Config) extends Component {
       dropping := False
     }
   }
-  outCount := countAfterPop + emitted.asUInt.resize(2)
 
   // 4. doorbell
   val db = io.doorbell.payload
