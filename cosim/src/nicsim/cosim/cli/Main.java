@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code nicsim} command line. With no arguments it runs the default demo. */
 @Command(name = "nicsim", mixinStandardHelpOptions = true, version = "nicsim 0.1",
         description = "Pre-silicon platform for RDMA network adapters: a cycle-approximate Java model co-simulated with SpinalHDL RTL.",
-        subcommands = {DemoCommand.class, ProfilesCommand.class, PcieCommand.class, CosimCommand.class})
+        subcommands = {DemoCommand.class, ProfilesCommand.class, PcieCommand.class, CosimCommand.class, BenchCommand.class})
 public final class Main implements Runnable {
     @Override public void run() { new CommandLine(new DemoCommand()).execute(); }
 

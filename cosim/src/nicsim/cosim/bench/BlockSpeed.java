@@ -1,0 +1,145 @@
+package nicsim.cosim.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.cosim.BlockPairs;
+import nicsim.hw.rtl.RtlHandle;
+import nicsim.hw.rtl.RtlRunner;
+import nicsim.profile.Profile;
+import nicsim.sim.Block;
+import nicsim.sim.ClockDomain;
+import nicsim.sim.Flow;
+import nicsim.sim.Layout;
+import nicsim.sim.Port;
+import nicsim.sim.Signal;
+import nicsim.sim.Simulator;
+import nicsim.sim.Stream;
+
+/**
+ * Simulation speed of each block, Java twin against Verilated RTL, measured side by side in one
+ * run (issue 7). The Java figure runs the twin with its seeded stimulus; the RTL figure replays
+ * the very inputs the twin saw, cycle by cycle, into the Verilated model through SpinalSim's JNI
+ * (pokes, one settle, peeks of every output, one edge), which is what RTL in the loop costs.
+ * Wall-clock figures: this is a benchmark that prints numbers, never a test.
+ */
+public final class BlockSpeed {
+    private BlockSpeed() {}
+
+    /** One block's figures. */
+    public record Row(String block, long cycles, double javaCyclesPerSec, double rtlCyclesPerSec, int inputWires, int outputWires) {
+        public double ratio() { return javaCyclesPerSec / rtlCyclesPerSec; }
+    }
+
+    private record Wire(String name, java.util.function.LongSupplier java, boolean input) {}
+
+    public static Row measure(Profile p, String name, long cycles, long seed) {
+        BlockPairs.Pair pair = BlockPairs.get(p, name);
+        // Java: warm up the JIT once, then time a run; record its inputs for the RTL replay
+        runJava(pair, p, cycles / 4, seed, null);
+        List<long[]> inputs = new ArrayList<>();
+        List<String> inNames = new ArrayList<>(), outNames = new ArrayList<>();
+        long t0 = System.nanoTime();
+        runJava(pair, p, cycles, seed, null);
+        double javaSecs = (System.nanoTime() - t0) / 1e9;
+        runJava(pair, p, cycles, seed, new Recorder(inputs, inNames, outNames));
+        // RTL: replay those inputs, peek every output, once to warm up and once timed
+        RtlRunner.Compiled rtl = RtlRunner.compile(pair.rtlName(), pair.rtl(), false);
+        double[] rtlSecs = new double[1];
+        rtl.run("bench_warmup", (int) seed, h -> replay(h, inputs.subList(0, Math.min(inputs.size(), 2000)), inNames, outNames));
+        rtl.run("bench", (int) seed, h -> {
+            long s = System.nanoTime();
+            replay(h, inputs, inNames, outNames);
+            rtlSecs[0] = (System.nanoTime() - s) / 1e9;
+        });
+        return new Row(name, cycles, cycles / javaSecs, cycles / rtlSecs[0], inNames.size(), outNames.size());
+    }
+
+    /** Collects, per cycle, the values of the twin's input wires, by RTL name. */
+    private static final class Recorder {
+        final List<long[]> rows;
+        final List<String> inNames, outNames;
+        List<Wire> wires;
+        Recorder(List<long[]> rows, List<String> inNames, List<String> outNames) { this.rows = rows; this.inNames = inNames; this.outNames = outNames; }
+
+        void attach(Block twin) {
+            wires = wires(twin);
+            for (Wire w : wires) (w.input() ? inNames : outNames).add(w.name());
+        }
+
+        void sample() {
+            long[] row = new long[inNames.size()];
+            int i = 0;
+            for (Wire w : wires) if (w.input()) row[i++] = w.java().getAsLong();
+            rows.add(row);
+        }
+    }
+
+    private static void runJava(BlockPairs.Pair pair, Profile p, long cycles, long seed, Recorder rec) {
+        Simulator sim = new Simulator();
+        ClockDomain core = sim.clockDomain("core", p.periodPicos("core.clock"));
+        Block twin = pair.twin().apply(core);
+        core.add(pair.stimulus().create(twin, seed));
+        if (rec != null) rec.attach(twin);
+        for (long c = 0; c < cycles; c++) {
+            core.wake();
+            sim.runUntil(core.picosOfCycle(c));
+            if (rec != null) rec.sample();
+        }
+    }
+
+    private static void replay(RtlHandle h, List<long[]> rows, List<String> in, List<String> out) {
+        long sink = 0;
+        for (long[] row : rows) {
+            for (int i = 0; i < row.length; i++) h.poke(in.get(i), row[i]);
+            h.settle();
+            for (String o : out) sink += h.peek(o);
+            h.clockEdge();
+        }
+        if (sink == 42) System.out.print(""); // keep the peeks from being optimised away
+    }
+
+    /** Nanoseconds per JNI poke and per peek of one signal (a million of each, after a warm-up). */
+    public static double[] jniCost(Profile p) {
+        BlockPairs.Pair pair = BlockPairs.get(p, "doorbell");
+        double[] ns = new double[2];
+        RtlRunner.compile(pair.rtlName(), pair.rtl(), false).run("bench_jni", 1, h -> {
+            for (int k = 0; k < 2; k++) {
+                int n = k == 0 ? 100_000 : 1_000_000;
+                long t = System.nanoTime();
+                for (int i = 0; i < n; i++) h.poke("io_mmio_payload_offset", i);
+                ns[0] = (System.nanoTime() - t) / (double) n;
+                long sink = 0;
+                t = System.nanoTime();
+                for (int i = 0; i < n; i++) sink += h.peek("io_seen");
+                ns[1] = (System.nanoTime() - t) / (double) n;
+                if (sink == 42) System.out.print("");
+            }
+        });
+        return ns;
+    }
+
+    private static List<Wire> wires(Block twin) {
+        List<Wire> out = new ArrayList<>();
+        for (Port port : twin.ports()) {
+            boolean in = port.direction() == Port.Direction.IN;
+            if (port.channel() instanceof Stream<?> s) {
+                out.add(new Wire(port.name() + "_valid", () -> s.valid() ? 1 : 0, in));
+                out.add(new Wire(port.name() + "_ready", () -> s.ready() ? 1 : 0, !in));
+                payload(out, port.name(), s.layout(), s::payload, in);
+            } else if (port.channel() instanceof Flow<?> f) {
+                out.add(new Wire(port.name() + "_valid", () -> f.valid() ? 1 : 0, in));
+                payload(out, port.name(), f.layout(), f::payload, in);
+            } else {
+                Signal s = (Signal) port.channel();
+                out.add(new Wire(s.name(), s::value, false));
+            }
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> void payload(List<Wire> out, String port, Layout<T> layout, java.util.function.Supplier<?> p, boolean in) {
+        for (Layout.Field<T> f : layout.fields())
+            out.add(new Wire(port + "_payload_" + f.name(), () -> { Object v = p.get(); return v == null ? 0 : f.getter().applyAsLong((T) v); }, in));
+    }
+}

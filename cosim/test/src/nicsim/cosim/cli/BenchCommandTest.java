@@ -1,0 +1,24 @@
+package nicsim.cosim.cli;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The benchmark command writes its report; speed itself is never asserted (figures only). */
+class BenchCommandTest {
+    @Test
+    void benchWritesAReportRowForEveryBlock(@TempDir Path dir) throws Exception {
+        assertEquals(0, Main.run("bench", "--cycles", "2000", "--out", dir.toString()));
+        List<String> csv = Files.readAllLines(dir.resolve("blocks.csv"));
+        assertEquals(6, csv.size(), csv.toString()); // header + five blocks
+        for (String block : List.of("doorbell", "wqe", "mtt", "dma", "cqe"))
+            assertTrue(csv.stream().anyMatch(l -> l.startsWith(block + ",2000,")), block + " in " + csv);
+        String md = Files.readString(dir.resolve("report.md"));
+        assertTrue(md.contains("JNI crossing") && md.contains("Host link DMA efficiency"), md);
+        assertEquals(2, Main.run("bench", "--cycles", "10"));
+    }
+}
