@@ -9,7 +9,12 @@ public final class UarLayout {
 
     /** CQ arm doorbell: 64-bit write, (sn<<28 | cmd | ci) then the CQN, big-endian. */
     public static final int CQ_DOORBELL = 0x20;
-    /** First BlueFlame register; a send doorbell is the first 8 bytes of the ctrl segment written here. */
+    /**
+     * First BlueFlame register; a send doorbell is 8 bytes written here in the ctrl segment's format:
+     * big-endian (opmod, index, opcode) then (qpn, ds). One deliberate difference from mlx5: the
+     * index field carries the producer counter (sq.cur_post, the WQEBB counter after the last
+     * posted WQE), so the adapter knows how far to fetch without reading the doorbell record.
+     */
     public static final int BF_OFFSET = 0x800;
     /** BlueFlame registers per UAR page. */
     public static final int BF_REGS = 4;

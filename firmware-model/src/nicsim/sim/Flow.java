@@ -11,8 +11,10 @@ public final class Flow<T> {
     private final String name;
     private final ClockDomain domain;
     private final Layout<T> layout;
-    private boolean valid;
-    private T payload;
+    private static final class Wires<T> { boolean valid; T payload; }
+
+    private Wires<T> w = new Wires<>();
+    private boolean alias, hasSink;
     private long fires;
     private PortTrace<T> trace;
 
@@ -26,24 +28,35 @@ public final class Flow<T> {
     public String name() { return name; }
     public Layout<T> layout() { return layout; }
 
+    /** Makes {@code sink} the same wires as this flow (SpinalHDL's {@code a >> b}); connect before running. */
+    public void connect(Flow<T> sink) {
+        if (sink.domain != domain) throw new IllegalArgumentException("cannot connect " + name + " to " + sink.name + ": different clock domains");
+        if (sink.alias || alias || hasSink || sink.hasSink)
+            throw new IllegalArgumentException("flow " + (alias || hasSink ? name : sink.name) + " is already connected");
+        sink.w = w;
+        hasSink = true;
+        sink.alias = true;
+    }
+
     public void push(T p) {
         if (domain.phase() == ClockDomain.Phase.UPDATE)
             domain.simulator().reportViolation(new StreamContractViolation(name, domain.cycle(),
                     StreamContractViolation.Rule.DRIVEN_IN_UPDATE_PHASE, "flow outputs may only change in the drive phase"));
-        valid = true;
-        payload = Objects.requireNonNull(p, "payload");
+        w.valid = true;
+        w.payload = Objects.requireNonNull(p, "payload");
     }
 
-    public void idle() { valid = false; payload = null; }
+    public void idle() { w.valid = false; w.payload = null; }
 
-    public boolean valid() { return valid; }
-    public T payload() { return payload; }
+    public boolean valid() { return w.valid; }
+    public T payload() { return w.payload; }
     public long fires() { return fires; }
 
     public void trace(VcdWriter writer, String scope) { trace = new PortTrace<>(writer, scope, name, layout, false); }
 
     void edge(long cycle) {
-        if (valid) fires++;
-        if (trace != null) trace.sample(domain, cycle, valid, true, payload);
+        if (alias) return;
+        if (w.valid) fires++;
+        if (trace != null) trace.sample(domain, cycle, w.valid, true, w.payload);
     }
 }

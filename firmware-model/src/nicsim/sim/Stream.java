@@ -16,9 +16,11 @@ public final class Stream<T> {
     private final String name;
     private final ClockDomain domain;
     private final Layout<T> layout;
-    private boolean valid;
-    private boolean ready;
-    private T payload;
+    /** The wires; a connected sink shares its source's. */
+    private static final class Wires<T> { boolean valid, ready; T payload; }
+
+    private Wires<T> w = new Wires<>();
+    private boolean alias, hasSink;
     // what was sampled on the previous edge, for the hold checks
     private boolean pendingFromLastEdge;
     private T lastPayload;
@@ -37,34 +39,48 @@ public final class Stream<T> {
 
     public String name() { return name; }
     public ClockDomain domain() { return domain; }
+
+    /**
+     * Connects this stream's master to {@code sink}'s slave, as SpinalHDL's {@code a >> b} does
+     * with no register between: from now on both are the same valid, ready and payload wires
+     * (the contract is checked once, on this side). Connect before the simulation runs.
+     */
+    public void connect(Stream<T> sink) {
+        if (sink.domain != domain) throw new IllegalArgumentException("cannot connect " + name + " to " + sink.name + ": different clock domains");
+        if (sink.alias || alias || hasSink || sink.hasSink)
+            throw new IllegalArgumentException("stream " + (alias || hasSink ? name : sink.name) + " is already connected");
+        sink.w = w;
+        hasSink = true;
+        sink.alias = true;
+    }
     public Layout<T> layout() { return layout; }
 
     // ---- master side
     /** Raises valid with this payload. */
     public void push(T p) {
         checkPhase();
-        valid = true;
-        payload = Objects.requireNonNull(p, "payload");
+        w.valid = true;
+        w.payload = Objects.requireNonNull(p, "payload");
     }
 
     /** Lowers valid (legal only when nothing is pending, or the contract check will object). */
     public void idle() {
         checkPhase();
-        valid = false;
-        payload = null;
+        w.valid = false;
+        w.payload = null;
     }
 
     // ---- slave side
     public void ready(boolean r) {
         checkPhase();
-        ready = r;
+        w.ready = r;
     }
 
     // ---- both sides
-    public boolean valid() { return valid; }
-    public boolean ready() { return ready; }
-    public boolean fire() { return valid && ready; }
-    public T payload() { return payload; }
+    public boolean valid() { return w.valid; }
+    public boolean ready() { return w.ready; }
+    public boolean fire() { return w.valid && w.ready; }
+    public T payload() { return w.payload; }
     /** Transfers so far. */
     public long fires() { return fires; }
     /** Edges with valid high and ready low (back-pressure). */
@@ -74,6 +90,9 @@ public final class Stream<T> {
     public void trace(VcdWriter writer, String scope) { trace = new PortTrace<>(writer, scope, name, layout, true); }
 
     void edge(long cycle) {
+        if (alias) return; // the source side checks and counts
+        boolean valid = w.valid, ready = w.ready;
+        T payload = w.payload;
         if (pendingFromLastEdge) {
             if (!valid) violation(cycle, StreamContractViolation.Rule.VALID_DROPPED,
                     "valid fell before the transfer of " + lastPayload + " fired");
@@ -99,6 +118,6 @@ public final class Stream<T> {
     }
 
     @Override public String toString() {
-        return name + "[valid=" + valid + " ready=" + ready + " payload=" + payload + "]";
+        return name + "[valid=" + w.valid + " ready=" + w.ready + " payload=" + w.payload + "]";
     }
 }

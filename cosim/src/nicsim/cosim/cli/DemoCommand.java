@@ -1,6 +1,7 @@
 package nicsim.cosim.cli;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import nicsim.host.PcieEfficiency;
 import nicsim.profile.Profile;
@@ -8,29 +9,41 @@ import nicsim.profile.Profiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-@Command(name = "demo", description = "The foundation's end-to-end demo: PCI probe, MMIO doorbells, the DoorbellFifo block, DMA into a host ring, MSI-X, byte-for-byte check.")
+@Command(name = "demo", description = "The adapter's send path end to end: a host posts WQEs and rings doorbells over PCI; "
+        + "the adapter decodes, fetches and checks them; each is compared byte for byte.")
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--profile", defaultValue = Profiles.DEFAULT, description = "profile name or file (default: ${DEFAULT-VALUE})")
     String profile = Profiles.DEFAULT;
 
-    @Option(names = "--doorbells", defaultValue = "32", description = "doorbells to ring (default: ${DEFAULT-VALUE})")
-    int doorbells = 32;
+    @Option(names = "--wqes", defaultValue = "64", description = "send WQEs to post (default: ${DEFAULT-VALUE})")
+    int wqes = 64;
 
-    @Option(names = "--wave", defaultValue = "out/nicsim-demo.vcd.xz", description = "waveform file (.vcd, .vcd.gz, .vcd.xz; default: ${DEFAULT-VALUE})")
+    @Option(names = "--wave", defaultValue = "out/nicsim-demo.vcd.xz", description = "waveform of the blocks' ports (.vcd, .vcd.gz, .vcd.xz; default: ${DEFAULT-VALUE})")
     Path wave = Path.of("out/nicsim-demo.vcd.xz");
 
+    @Option(names = "--timeline", defaultValue = "out/nicsim-demo-timeline.json", description = "per-WQE timeline, Perfetto/Chrome JSON (default: ${DEFAULT-VALUE})")
+    Path timeline = Path.of("out/nicsim-demo-timeline.json");
+
     @Override public Integer call() throws Exception {
-        if (doorbells < 1 || doorbells > 1_000_000)
-            throw new IllegalArgumentException("--doorbells " + doorbells + " must be 1..1000000");
+        if (wqes < 1 || wqes > 100_000) throw new IllegalArgumentException("--wqes " + wqes + " must be 1..100000");
         Profile p = Profiles.load(profile);
-        System.out.println("nicsim demo: the simulated host/PCI platform end to end (the RDMA adapter model is not built yet).");
+        System.out.println("nicsim demo: the adapter's send path (doorbell -> WQE fetch over PCI -> checked WQEs). Built so far: the");
+        System.out.println("five hardware blocks with RTL twins (see ./nicsim cosim all); not yet the firmware, driver or verbs.");
         System.out.println("profile " + p.name() + ": " + p.description());
-        PlatformDemo.Result r = PlatformDemo.run(p, doorbells, wave, System.out);
-        System.out.printf("doorbells rung: %d, records DMA-written and verified byte for byte: %d%n", r.doorbells(), r.verified());
-        System.out.printf("first doorbell -> record in host memory: %.3f us (MMIO write + FIFO + DMA write over %s)%n",
-                r.firstLatency() / 1e6, p.text("pci.kind"));
-        System.out.printf("all %d done in %.3f us; DoorbellFifo peak occupancy %d of 8%n", r.doorbells(), r.lastDone() / 1e6, r.fifoPeak());
-        System.out.println("waveform of the DoorbellFifo ports: " + wave.toAbsolutePath() + "  (open with: gtkwave or surfer)");
+        PlatformDemo.Result r = PlatformDemo.run(p, wqes, wave, timeline);
+        double period = p.periodPicos("core.clock");
+        System.out.printf("%nWQEs posted %d, delivered to the firmware inbox and identical byte for byte: %d%n", r.posted(), r.verified());
+        System.out.println("mean latency per stage:");
+        for (int k = 0; k < 3; k++)
+            System.out.printf("  %-30s %9.3f us  (%,.0f core cycles)%n", PlatformDemo.Result.STAGES[k], r.stageMeanPicos()[k] / 1e6,
+                    r.stageMeanPicos()[k] / period);
+        System.out.println("block and PCI counters:");
+        int w = r.counters().keySet().stream().mapToInt(String::length).max().orElse(10);
+        for (Map.Entry<String, Long> e : r.counters().entrySet())
+            if (e.getKey().startsWith("DoorbellDecoder.") || e.getKey().startsWith("WqeFetcher.") || e.getKey().startsWith("pci."))
+                System.out.printf("  %-" + w + "s %,d%n", e.getKey(), e.getValue());
+        System.out.println("waveform of the DoorbellDecoder and WqeFetcher ports (RTL names): " + wave.toAbsolutePath());
+        System.out.println("per-WQE timeline (open in ui.perfetto.dev): " + timeline.toAbsolutePath());
         System.out.println();
         PcieEfficiency.print(p, System.out);
         if (!r.errors().isEmpty()) {

@@ -1,162 +1,80 @@
 package nicsim.cosim.cli;
 
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.io.Writer;
+import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import nicsim.adapter.DoorbellMsg;
-import nicsim.host.ConfigSpace;
-import nicsim.host.HostMemory;
-import nicsim.host.PciBus;
-import nicsim.host.PciFunction;
-import nicsim.host.PciPort;
+import java.util.Map;
+import nicsim.adapter.Adapter;
+import nicsim.adapter.stim.SendQueueHost;
 import nicsim.profile.Profile;
-import nicsim.sim.ClockDomain;
-import nicsim.sim.Clocked;
-import nicsim.sim.Simulator;
-import nicsim.sim.StreamFifo;
+import nicsim.sim.Trace;
 import nicsim.wave.VcdWriter;
 
 /**
- * The foundation's end-to-end demo, until the adapter model exists: a host probes a PCI function,
- * rings doorbells by MMIO, the function queues each decoded doorbell in the DoorbellFifo (the
- * block whose RTL twin the hw tests check in lockstep) and answers each with a 64-byte record
- * DMA-written into a host ring, then raises MSI-X. The host checks every record byte for byte.
- * Everything is timed by the profile; the FIFO's ports go to a compressed VCD.
+ * The command line's default demo: the adapter's send path as built so far. A host probes the
+ * adapter over PCI, posts send WQEs into a ring in its memory and rings doorbells; the adapter
+ * decodes them (DoorbellDecoder), fetches the WQEs over PCI (WqeFetcher), checks them and hands
+ * them to the firmware's inbox, where each is compared byte for byte with what was posted.
  */
 final class PlatformDemo {
-    static final long BAR0 = 0xF000_0000L;
-    static final int RECORD = 64;
+    static final long QP = 0x15, RING = 0x80_0000;
+    static final int UAR = 2, LOG_SIZE = 6;
 
-    /** Summary of one run. */
-    record Result(int doorbells, int verified, long firstLatency, long lastDone, long fifoPeak, List<String> errors) {}
-
-    /** The demo function: doorbell register at BAR0+0x800, ring address at +0x0 and +0x8. */
-    static final class EchoFunction implements PciFunction, Clocked {
-        final ConfigSpace config = new ConfigSpace(0x1de5, 0x0001, 0x02070000, new long[]{1 << 20, 0, 0}, 1, 0, 0x1000);
-        final ClockDomain core;
-        final StreamFifo<DoorbellMsg> fifo;
-        final ArrayDeque<DoorbellMsg> arrived = new ArrayDeque<>();
-        PciPort port;
-        long ringBase;
-        int ringEntries;
-        long written;
-        boolean dmaBusy;
-        int malformed;
-
-        EchoFunction(ClockDomain core, int fifoDepth) {
-            this.core = core;
-            this.fifo = new StreamFifo<>("DoorbellFifo", core, fifoDepth, DoorbellMsg.LAYOUT);
-            core.add(this);
-        }
-
-        @Override public ConfigSpace config() { return config; }
-        @Override public void connect(PciPort p) { port = p; }
-        @Override public byte[] mmioRead(int bar, long offset, int length) { return new byte[length]; }
-
-        @Override public void mmioWrite(int bar, long offset, byte[] data) {
-            ByteBuffer b = ByteBuffer.wrap(data).order(ByteOrder.LITTLE_ENDIAN);
-            if (offset == 0x0 && data.length == 8) ringBase = b.getLong();
-            else if (offset == 0x8 && data.length == 4) ringEntries = b.getInt();
-            else if (offset == 0x800 && data.length == 8) {
-                long v = b.getLong();
-                arrived.add(DoorbellMsg.send(v & 0xFFFFFF, (v >>> 32) & 0xFFFF));
-                core.wake();
-            } else {
-                malformed++;
-                port.simulator().counters().counter("demo.malformed_mmio").inc();
-            }
-        }
-
-        @Override public void drive() {
-            if (arrived.isEmpty()) fifo.push().idle(); else fifo.push().push(arrived.peekFirst());
-            fifo.pop().ready(!dmaBusy);
-        }
-
-        @Override public void update() {
-            if (fifo.push().fire()) arrived.pollFirst();
-            if (fifo.pop().fire()) {
-                DoorbellMsg m = fifo.pop().payload();
-                long slot = ringBase + (written % ringEntries) * RECORD;
-                ByteBuffer rec = ByteBuffer.allocate(RECORD).order(ByteOrder.LITTLE_ENDIAN);
-                rec.putInt((int) m.qpn()).putShort((short) m.index()).putShort((short) 1).putLong(core.cycle());
-                for (int i = 16; i < RECORD; i++) rec.put((byte) (m.index() + i));
-                written++;
-                dmaBusy = true;
-                port.dmaWrite(slot, rec.array(), r -> {
-                    dmaBusy = false;
-                    core.wake();
-                    if (fifo.occupancy() == 0 && arrived.isEmpty()) port.msix(0);
-                });
-            }
-        }
-
-        @Override public boolean active() { return !arrived.isEmpty() || fifo.occupancy() > 0; }
+    /** What a run showed: counts, per-stage mean latencies in picoseconds, counters, errors. */
+    record Result(int posted, int verified, long[] stageMeanPicos, long cycles, Map<String, Long> counters, List<String> errors) {
+        static final String[] STAGES = {"doorbell MMIO -> decoded", "decoded -> ring read issued", "read issued -> WQE delivered"};
     }
 
-    static Result run(Profile profile, int doorbells, Path wave, PrintStream log) throws IOException {
-        Simulator sim = new Simulator();
-        sim.trace().enable("demo");
-        ClockDomain core = sim.clockDomain("core", profile.periodPicos("core.clock"));
-        HostMemory mem = new HostMemory(profile.bytes("host.memory.size"), profile.bytesInt("host.page.size"));
-        PciBus bus = new PciBus(sim, profile, mem);
-        EchoFunction fn = new EchoFunction(core, 8);
-        int f = bus.attach(fn);
+    static Result run(Profile profile, int wqes, Path wave, Path timeline) throws IOException {
+        SendQueueHost h = new SendQueueHost(profile, QP, UAR, RING, LOG_SIZE, 1);
+        h.sim.trace().enable("wqe");
         VcdWriter vcd = wave == null ? null : VcdWriter.open(wave, "1ps");
-        if (vcd != null) fn.fifo.trace(vcd, "TOP.DoorbellFifo");
-
-        // probe: size BAR0, place it, enable memory and bus mastering, enable MSI-X and program vector 0
-        bus.configWrite32(f, ConfigSpace.BAR0, 0xFFFF_FFFF);
-        long size = (~(bus.configRead32(f, ConfigSpace.BAR0) & ~0xFL) + 1) & 0xFFFF_FFFFL;
-        bus.configWrite32(f, ConfigSpace.BAR0, (int) BAR0);
-        bus.configWrite32(f, ConfigSpace.BAR0 + 4, 0);
-        bus.configWrite32(f, ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
-        bus.configWrite32(f, ConfigSpace.MSIX_CAP, ConfigSpace.MSIX_ENABLE << 16);
-        long[] irqAt = {-1};
-        bus.onInterrupt((a, d) -> irqAt[0] = sim.now());
-        bus.mmioWrite(BAR0 + 0x1000, le(profile.count("host.msi.address"), 0, 0x30, 0));
-        log.printf("probe: BAR0 is %d KiB, placed at 0x%x; memory space, bus master and MSI-X enabled%n", size >> 10, BAR0);
-
-        int entries = 64;
-        long ring = mem.allocate((long) entries * RECORD, 4096);
-        bus.mmioWrite(BAR0, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(ring).array());
-        bus.mmioWrite(BAR0 + 8, ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(entries).array());
-        sim.runUntilIdle();
-        long start = sim.now();
-        long[] issued = new long[doorbells];
-        for (int i = 0; i < doorbells; i++) {
-            long qpn = 0x100 + (i % 4), pi = i + 1;
-            issued[i] = sim.now();
-            bus.mmioWrite(BAR0 + 0x800, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(qpn | pi << 32).array());
+        if (vcd != null) {
+            h.adapter.decoder().trace(vcd, "TOP.DoorbellDecoder");
+            h.adapter.fetcher().trace(vcd, "TOP.WqeFetcher");
         }
-        // the host polls each ring slot; a record is "seen" when its valid half-word turns 1
+        for (int left = wqes; left > 0; left -= 16) h.round(Math.min(16, left)); // at most 32 of the ring's 64 WQEBBs per round
+        if (vcd != null) { vcd.advanceTo(h.sim.now()); vcd.close(); }
+
         List<String> errors = new ArrayList<>();
-        long firstLatency = -1;
+        h.adapter.errors().forEach(e -> errors.add(e.toString()));
+        List<byte[]> posted = h.posted();
+        List<Adapter.Wqe> got = h.adapter.wqes();
         int verified = 0;
-        for (int i = 0; i < doorbells; i++) {
-            long slot = ring + (long) (i % entries) * RECORD;
-            int idx = i;
-            sim.runUntil(() -> (mem.read(slot + 6, 2)[0] == 1) && mem.read(slot + 4, 2)[0] == (byte) (idx + 1), 1_000_000_000L);
-            if (i == 0) firstLatency = sim.now() - issued[0];
-            byte[] got = mem.read(slot, RECORD);
-            ByteBuffer b = ByteBuffer.wrap(got).order(ByteOrder.LITTLE_ENDIAN);
-            long qpn = b.getInt(), pi = b.getShort() & 0xFFFF;
-            boolean ok = qpn == 0x100 + (i % 4) && pi == i + 1;
-            for (int k = 16; k < RECORD; k++) ok &= got[k] == (byte) (pi + k);
-            if (ok) verified++; else errors.add("record " + i + " wrong: qpn=0x" + Long.toHexString(qpn) + " pi=" + pi);
+        for (int i = 0; i < Math.min(posted.size(), got.size()); i++) {
+            if (Arrays.equals(posted.get(i), got.get(i).bytes())) verified++;
+            else errors.add("WQE " + i + " differs from what was posted");
         }
-        sim.runUntilIdle();
-        if (vcd != null) { vcd.advanceTo(sim.now()); vcd.close(); }
-        if (irqAt[0] < 0) errors.add("no MSI-X interrupt reached the host");
-        if (fn.malformed > 0) errors.add(fn.malformed + " malformed MMIO writes");
-        return new Result(doorbells, verified, firstLatency, sim.now() - start, fn.fifo.peakOccupancy(), errors);
-    }
+        if (got.size() != posted.size()) errors.add(posted.size() + " WQEs posted, " + got.size() + " delivered");
 
-    private static byte[] le(long addrLo, int addrHi, int data, int ctrl) {
-        return ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putInt((int) addrLo).putInt(addrHi).putInt(data).putInt(ctrl).array();
+        // per-stage latency from the timeline; the doorbell's MMIO time starts the first WQE of each round
+        long[] sum = new long[3];
+        int[] n = new int[3];
+        List<Long> rings = h.doorbellTimes();
+        int round = 0;
+        for (Adapter.Wqe w : got) {
+            List<Trace.Entry> es = h.sim.trace().entries(String.format("qp0x%x/wqe%d", QP, w.index()));
+            if (es.size() != 3) continue;
+            if (round < rings.size() && w == got.get(Math.min(got.size() - 1, 16 * round))) {
+                sum[0] += es.get(0).timePicos() - rings.get(round++);
+                n[0]++;
+            }
+            sum[1] += es.get(1).timePicos() - es.get(0).timePicos();
+            n[1]++;
+            sum[2] += es.get(2).timePicos() - es.get(1).timePicos();
+            n[2]++;
+        }
+        long[] mean = new long[3];
+        for (int k = 0; k < 3; k++) mean[k] = n[k] == 0 ? 0 : sum[k] / n[k];
+        if (timeline != null) {
+            Path parent = timeline.toAbsolutePath().getParent();
+            if (parent != null) Files.createDirectories(parent);
+            try (Writer w = Files.newBufferedWriter(timeline)) { h.sim.trace().writeChromeJson(w); }
+        }
+        return new Result(posted.size(), verified, mean, h.adapter.core().cycle(), h.sim.counters().snapshot(), errors);
     }
 }

@@ -127,6 +127,26 @@ class StreamTest {
     }
 
     @Test
+    void connectedStreamsAreTheSameWiresWithNoCycleBetween() {
+        Simulator sim = new Simulator();
+        ClockDomain d = sim.clockDomain("core", 4_000);
+        Stream<Word> out = new Stream<>("io_out", d, WORD), in = new Stream<>("io_in", d, WORD);
+        out.connect(in);
+        Source src = new Source(out, 50, 1);
+        Sink sink = new Sink(in, 3, 50);
+        d.add(sink);  // evaluation order must not matter: the sink is added first on purpose
+        d.add(src);
+        sim.runUntilIdle(1_000_000_000L);
+        List<Long> expected = new ArrayList<>();
+        for (long i = 0; i < 50; i++) expected.add(i);
+        assertEquals(expected, sink.got);
+        assertEquals(50, out.fires());
+        assertEquals(0, in.fires(), "the contract is checked and counted once, on the source side");
+        assertThrows(IllegalArgumentException.class, () -> out.connect(new Stream<>("x", d, WORD)));
+        assertThrows(IllegalArgumentException.class, () -> new Stream<>("y", sim.clockDomain("other", 1_000), WORD).connect(new Stream<>("z", d, WORD)));
+    }
+
+    @Test
     void layoutChecksWidthsAndRoundTrips() {
         record Msg(long qpn, long pi) {}
         Layout<Msg> l = Layout.<Msg>builder("Msg").field("qpn", 24, Msg::qpn).field("pi", 16, Msg::pi).build(v -> new Msg(v[0], v[1]));

@@ -1,0 +1,179 @@
+package nicsim.adapter;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.adapter.WqePorts.SqConfig;
+import nicsim.adapter.WqePorts.WqeBeat;
+import nicsim.adapter.WqePorts.WqeError;
+import nicsim.host.ConfigSpace;
+import nicsim.host.PciFunction;
+import nicsim.host.PciPort;
+import nicsim.profile.Profile;
+import nicsim.sim.ClockDomain;
+import nicsim.sim.Clocked;
+import nicsim.sim.Simulator;
+
+/**
+ * The adapter as the host sees it: one PCI function whose BAR0 holds the initialization page
+ * (with the MSI-X table at {@link #MSIX_TABLE}) and the doorbell window. Built so far: the send
+ * path from a doorbell to a checked WQE. MMIO writes into the window go, eight bytes a cycle, to
+ * the {@link DoorbellDecoder}; send doorbells go to the {@link WqeFetcher}, whose ring reads go
+ * through the PCI model ({@link PciDmaReader}); complete WQEs are handed to the firmware's inbox
+ * ({@link #wqes()}: the firmware itself is not built yet). Every WQE gets a timeline in the
+ * simulator's trace (block "wqe", transaction "qp0x&lt;qpn&gt;/wqe&lt;index&gt;"): the doorbell that
+ * announced it decoded, the ring read that fetched it issued, and the WQE delivered.
+ *
+ * <p>Queue setup ({@link #createSq}) stands in for the firmware's command interface until it
+ * exists: it writes the same queue-table and SQ-configuration ports the firmware will.
+ */
+public final class Adapter implements PciFunction, Clocked {
+    public static final int VENDOR = 0x1de5, DEVICE = 0x0010;
+    /** BAR0 offset of the MSI-X table, in the initialization page. */
+    public static final long MSIX_TABLE = 0x800;
+    public static final int MSIX_VECTORS = 64;
+
+    /** A complete WQE as fetched: its queue, WQEBB counter, bytes, and the cycle it was handed over. */
+    public record Wqe(long qpn, long index, byte[] bytes, long cycle) {}
+
+    private final Simulator sim;
+    private final ClockDomain core;
+    private final ConfigSpace config;
+    private final DoorbellDecoder decoder;
+    private final WqeFetcher fetcher;
+    private final DoorbellDecoder.Config dbCfg;
+    private PciPort port;
+    private final ArrayDeque<MmioWrite> mmioIn = new ArrayDeque<>();
+    private final ArrayDeque<QueueTableWrite> tableIn = new ArrayDeque<>();
+    private final ArrayDeque<SqConfig> sqIn = new ArrayDeque<>();
+    private final List<Wqe> wqes = new ArrayList<>();
+    private final List<Object> errors = new ArrayList<>();
+    private final List<byte[]> partial = new ArrayList<>();
+    /** Per send queue, for the timeline: decoded doorbells {producer, time} and fetches {first WQEBB, count, time}. */
+    private final java.util.Map<Long, ArrayDeque<long[]>> doorbellsSeen = new java.util.HashMap<>();
+    private final java.util.Map<Long, ArrayDeque<long[]>> fetchesSeen = new java.util.HashMap<>();
+    private final java.util.Map<Long, Long> nextFetch = new java.util.HashMap<>();
+    private final java.util.Map<Integer, Long> qpnOfSlot = new java.util.HashMap<>();
+
+    public Adapter(Simulator sim, Profile profile) {
+        this.sim = sim;
+        this.core = sim.clockDomain("core", profile.periodPicos("core.clock"));
+        this.config = new ConfigSpace(VENDOR, DEVICE, 0x02070000, new long[]{profile.bytes("pci.bar0.size"), 0, 0},
+                MSIX_VECTORS, 0, MSIX_TABLE);
+        this.dbCfg = DoorbellDecoder.Config.from(profile);
+        this.decoder = new DoorbellDecoder(core, dbCfg);
+        this.fetcher = new WqeFetcher(core, WqeFetcher.Config.from(profile));
+        // decoded doorbells go straight to the fetcher; CQ arms, until the CqeWriter is wired here,
+        // reach it too and are reported by it as doorbells for no send queue
+        decoder.doorbell().connect(fetcher.doorbell());
+        core.add(this);
+    }
+
+    public ClockDomain core() { return core; }
+    public DoorbellDecoder decoder() { return decoder; }
+    public WqeFetcher fetcher() { return fetcher; }
+    /** WQEs fetched and checked, in order: what the firmware will execute. */
+    public List<Wqe> wqes() { return List.copyOf(wqes); }
+    /** Refused doorbells, malformed WQEs and dropped doorbells, in order. */
+    public List<Object> errors() { return List.copyOf(errors); }
+
+    /**
+     * Sets up send queue {@code qpn}: owned by UAR page {@code uar}, ring at {@code ringBase} of
+     * 2^logSize WQEBBs. Takes effect a few cycles later, before any doorbell written after it.
+     */
+    public void createSq(long qpn, int uar, long ringBase, int logSize) {
+        tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
+        sqIn.add(new SqConfig(qpn, ringBase, logSize, 1));
+        qpnOfSlot.put((int) (qpn & (fetcher.config().sqEntries() - 1)), qpn);
+        doorbellsSeen.put(qpn, new ArrayDeque<>());
+        fetchesSeen.put(qpn, new ArrayDeque<>());
+        nextFetch.put(qpn, 0L);
+        core.wake();
+    }
+
+    /** BAR0 offset of a UAR page's BlueFlame register 0, where send doorbells go. */
+    public long sendDoorbellOffset(int uar) { return dbCfg.windowBase() + (long) uar * dbCfg.pageSize() + UarLayout.BF_OFFSET; }
+
+    @Override public ConfigSpace config() { return config; }
+    @Override public void connect(PciPort p) {
+        port = p;
+        new PciDmaReader(core, p, fetcher.dmaReq(), fetcher.dmaRsp());
+    }
+
+    @Override public void mmioWrite(int bar, long offset, byte[] data) {
+        if (offset >= dbCfg.windowBase() && offset < dbCfg.windowBase() + dbCfg.windowSize()) {
+            // the doorbell path takes 8-byte granules; a longer write (BlueFlame) is split, a shorter one goes as is
+            for (int i = 0; i < data.length; i += 8)
+                mmioIn.add(MmioWrite.of(offset + i, java.util.Arrays.copyOfRange(data, i, Math.min(data.length, i + 8))));
+            core.wake();
+        } else {
+            // the initialization page's registers belong to the command interface (not built yet)
+            sim.counters().counter("Adapter.mmio_outside_doorbell_window").inc();
+            errors.add(String.format("MMIO write of %d bytes at BAR0+0x%x: no register there yet", data.length, offset));
+        }
+    }
+
+    @Override public byte[] mmioRead(int bar, long offset, int length) { return new byte[length]; }
+
+    @Override public void drive() {
+        if (mmioIn.isEmpty()) decoder.mmio().idle(); else decoder.mmio().push(mmioIn.peekFirst());
+        if (tableIn.isEmpty()) decoder.tableWrite().idle(); else decoder.tableWrite().push(tableIn.peekFirst());
+        if (sqIn.isEmpty()) fetcher.sqConfig().idle(); else fetcher.sqConfig().push(sqIn.peekFirst());
+        fetcher.wqe().ready(true);
+    }
+
+    @Override public void update() {
+        if (decoder.mmio().valid()) mmioIn.pollFirst();
+        if (decoder.tableWrite().valid()) tableIn.pollFirst();
+        if (fetcher.sqConfig().valid()) sqIn.pollFirst();
+        if (decoder.doorbell().fire()) {
+            DoorbellMsg m = decoder.doorbell().payload();
+            ArrayDeque<long[]> seen = doorbellsSeen.get(m.qpn());
+            if (seen != null) seen.add(new long[]{m.index(), sim.now()});
+        }
+        if (decoder.error().valid()) errors.add(decoder.error().payload());
+        if (fetcher.error().valid()) errors.add(fetcher.error().payload());
+        if (fetcher.dropped().valid()) errors.add("doorbell for an unconfigured send queue: " + fetcher.dropped().payload());
+        if (fetcher.dmaReq().fire()) {
+            WqePorts.DmaReadReq r = fetcher.dmaReq().payload();
+            Long q = qpnOfSlot.get((int) r.tag());
+            if (q != null) {
+                long count = r.length() / WqeLayout.WQEBB, first = nextFetch.get(q);
+                fetchesSeen.get(q).add(new long[]{first, count, sim.now()});
+                nextFetch.put(q, (first + count) & 0xFFFF);
+            }
+        }
+        if (fetcher.wqe().fire()) collect(fetcher.wqe().payload());
+    }
+
+    private void collect(WqeBeat b) {
+        byte[] bb = new byte[WqeLayout.WQEBB];
+        for (int k = 0; k < 8; k++) for (int j = 0; j < 8; j++) bb[k * 8 + j] = (byte) (b.data()[k] >>> (8 * j));
+        if (b.first() != 0) partial.clear();
+        partial.add(bb);
+        if (b.last() != 0) {
+            byte[] all = new byte[partial.size() * WqeLayout.WQEBB];
+            for (int i = 0; i < partial.size(); i++) System.arraycopy(partial.get(i), 0, all, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
+            long first = (b.index() - partial.size() + 1) & 0xFFFF;
+            wqes.add(new Wqe(b.qpn(), first, all, core.cycle()));
+            timeline(b.qpn(), first, partial.size(), WqeLayout.opcode(b.data()[0]));
+            partial.clear();
+        }
+    }
+
+    /** The stages of WQE {@code first} of {@code qpn}: the doorbell that announced it, the read that fetched it, now. */
+    private void timeline(long qpn, long first, int bbs, int opcode) {
+        String txn = String.format("qp0x%x/wqe%d", qpn, first);
+        ArrayDeque<long[]> dbs = doorbellsSeen.get(qpn), fs = fetchesSeen.get(qpn);
+        if (dbs == null) return;
+        // a doorbell announces WQEBBs before its producer index: drop those wholly behind this WQE
+        while (!dbs.isEmpty() && (((dbs.peekFirst()[0] - first) & 0xFFFF) == 0 || ((dbs.peekFirst()[0] - first) & 0xFFFF) >= 0x8000))
+            dbs.pollFirst();
+        if (!dbs.isEmpty()) sim.trace().recordAt(dbs.peekFirst()[1], "wqe", txn, "doorbell_decoded", "producer " + dbs.peekFirst()[0]);
+        while (!fs.isEmpty() && ((first - fs.peekFirst()[0]) & 0xFFFF) >= fs.peekFirst()[1]) fs.pollFirst();
+        if (!fs.isEmpty()) sim.trace().recordAt(fs.peekFirst()[2], "wqe", txn, "fetch_issued", fs.peekFirst()[1] + " WQEBB read");
+        sim.trace().record("wqe", txn, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
+    }
+
+    @Override public boolean active() { return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty(); }
+}
