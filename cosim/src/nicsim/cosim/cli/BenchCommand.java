@@ -10,25 +10,25 @@ import nicsim.cosim.BlockPairs;
 import nicsim.cosim.bench.BlockSpeed;
 import nicsim.host.PcieEfficiency;
 import nicsim.profile.Profile;
-import nicsim.profile.Profiles;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-@Command(name = "bench", description = "Measure simulation speed (Java twin vs Verilated RTL per block, JNI cost) and host-link "
+@Command(name = "bench", mixinStandardHelpOptions = true, description = "Measure simulation speed (Java twin vs Verilated RTL per block, JNI cost) and host-link "
         + "efficiency side by side in one run; print the tables and write bench-report/report.md and .csv files.")
 final class BenchCommand implements Callable<Integer> {
     @Option(names = "--cycles", defaultValue = "100000", description = "cycles per block (default: ${DEFAULT-VALUE})")
     long cycles;
 
-    @Option(names = "--profile", defaultValue = Profiles.DEFAULT, description = "profile name or file (default: ${DEFAULT-VALUE})")
-    String profile;
+    @Mixin
+    ProfileOption profile = new ProfileOption();
 
     @Option(names = "--out", defaultValue = "bench-report", description = "report folder (default: ${DEFAULT-VALUE})")
     Path out;
 
     @Override public Integer call() throws Exception {
         if (cycles < 1000) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1000");
-        Profile p = Profiles.load(profile);
+        Profile p = profile.load();
         Files.createDirectories(out);
         List<BlockSpeed.Row> rows = new ArrayList<>();
         for (String b : BlockPairs.all(p).keySet()) {

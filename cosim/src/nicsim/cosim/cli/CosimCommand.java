@@ -9,12 +9,12 @@ import nicsim.cosim.BlockPairs;
 import nicsim.cosim.CosimRun;
 import nicsim.cosim.Lockstep;
 import nicsim.profile.Profile;
-import nicsim.profile.Profiles;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-@Command(name = "cosim", description = "Random-stimulus lockstep check of a block's Java twin against its Verilated RTL. "
+@Command(name = "cosim", mixinStandardHelpOptions = true, description = "Random-stimulus lockstep check of a block's Java twin against its Verilated RTL. "
         + "Ends with 'divergences: N'; exits 1 when N > 0.")
 final class CosimCommand implements Callable<Integer> {
     @Parameters(paramLabel = "BLOCK", description = "doorbell, wqe, mtt, dma, cqe, or all")
@@ -26,15 +26,15 @@ final class CosimCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "stimulus seed (default: ${DEFAULT-VALUE}); a failing seed reproduces exactly")
     long seed;
 
-    @Option(names = "--profile", defaultValue = Profiles.DEFAULT, description = "profile name or file (default: ${DEFAULT-VALUE})")
-    String profile;
+    @Mixin
+    ProfileOption profile = new ProfileOption();
 
     @Option(names = "--window-dir", defaultValue = "out/cosim", description = "where a divergence's waveform window goes (default: ${DEFAULT-VALUE})")
     Path windowDir;
 
     @Override public Integer call() throws Exception {
         if (cycles < 1) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1");
-        Profile p = Profiles.load(profile);
+        Profile p = profile.load();
         List<String> blocks = block.equals("all") ? new ArrayList<>(BlockPairs.all(p).keySet()) : List.of(block);
         for (String b : blocks) BlockPairs.get(p, b); // reject unknown names before any Verilator build
         Files.createDirectories(windowDir);

@@ -5,15 +5,15 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import nicsim.host.PcieEfficiency;
 import nicsim.profile.Profile;
-import nicsim.profile.Profiles;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-@Command(name = "demo", description = "The adapter's send path end to end: a host posts WQEs and rings doorbells over PCI; "
+@Command(name = "demo", mixinStandardHelpOptions = true, description = "The adapter's send path end to end: a host posts WQEs and rings doorbells over PCI; "
         + "the adapter decodes, fetches and checks them; each is compared byte for byte.")
 final class DemoCommand implements Callable<Integer> {
-    @Option(names = "--profile", defaultValue = Profiles.DEFAULT, description = "profile name or file (default: ${DEFAULT-VALUE})")
-    String profile = Profiles.DEFAULT;
+    @Mixin
+    ProfileOption profile = new ProfileOption();
 
     @Option(names = "--wqes", defaultValue = "64", description = "send WQEs to post (default: ${DEFAULT-VALUE})")
     int wqes = 64;
@@ -26,7 +26,7 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override public Integer call() throws Exception {
         if (wqes < 1 || wqes > 100_000) throw new IllegalArgumentException("--wqes " + wqes + " must be 1..100000");
-        Profile p = Profiles.load(profile);
+        Profile p = profile.load();
         System.out.println("nicsim demo: the adapter's send path (doorbell -> WQE fetch over PCI -> checked WQEs). Built so far: the");
         System.out.println("five hardware blocks with RTL twins (see ./nicsim cosim all); not yet the firmware, driver or verbs.");
         System.out.println("profile " + p.name() + ": " + p.description());

@@ -2,17 +2,16 @@ package nicsim.cosim.cli;
 
 import java.util.concurrent.Callable;
 import nicsim.host.PcieEfficiency;
-import nicsim.profile.Profiles;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 
-@Command(name = "pcie", description = "Print DMA efficiency and throughput of a profile's host link vs TLP arithmetic (simulated, exact).")
+@Command(name = "pcie", mixinStandardHelpOptions = true, description = "Print DMA efficiency and throughput of a profile's host link vs TLP arithmetic (simulated, exact).")
 final class PcieCommand implements Callable<Integer> {
-    @Option(names = "--profile", defaultValue = Profiles.DEFAULT, description = "profile name or file (default: ${DEFAULT-VALUE})")
-    String profile;
+    @Mixin
+    ProfileOption profile = new ProfileOption();
 
     @Override public Integer call() {
-        PcieEfficiency.print(Profiles.load(profile), System.out);
+        PcieEfficiency.print(profile.load(), System.out);
         return 0;
     }
 }

@@ -7,7 +7,7 @@ import nicsim.profile.Profiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
-@Command(name = "profiles", description = "List the built-in profiles, or show every parameter of one (a name or a profile file).")
+@Command(name = "profiles", mixinStandardHelpOptions = true, description = "List the built-in profiles, or show every parameter of one (a name or a profile file).")
 final class ProfilesCommand implements Callable<Integer> {
     @Parameters(arity = "0..1", paramLabel = "PROFILE", description = "built-in name (${COMPLETION-CANDIDATES}) or a .profile file",
             completionCandidates = Builtins.class)
