@@ -102,9 +102,17 @@ public final class Adapter implements PciFunction, Clocked {
 
     @Override public void mmioWrite(int bar, long offset, byte[] data) {
         if (offset >= dbCfg.windowBase() && offset < dbCfg.windowBase() + dbCfg.windowSize()) {
-            // the doorbell path takes 8-byte granules; a longer write (BlueFlame) is split, a shorter one goes as is
-            for (int i = 0; i < data.length; i += 8)
-                mmioIn.add(MmioWrite.of(offset + i, java.util.Arrays.copyOfRange(data, i, Math.min(data.length, i + 8))));
+            // a BlueFlame write (a whole WQE, in 64-byte chunks) rings with its ctrl segment's first 8 bytes;
+            // the WQE itself is still read from the ring, where the driver also wrote it (skipping that read is not built)
+            long po = (offset - dbCfg.windowBase()) % dbCfg.pageSize();
+            boolean wqeHead = po >= UarLayout.BF_OFFSET && (po - UarLayout.BF_OFFSET) % (dbCfg.bfRegSize() / 2) == 0;
+            if (data.length > 8 && !wqeHead) { // the rest of a WQE written in 64-byte chunks
+                sim.counters().counter("Adapter.blueflame_continuations").inc();
+                core.wake();
+                return;
+            }
+            if (data.length > 8) sim.counters().counter("Adapter.blueflame_writes").inc();
+            mmioIn.add(MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8))));
             core.wake();
         } else {
             // the initialization page's registers belong to the command interface (not built yet)

@@ -144,6 +144,16 @@ public final class DoorbellDecoder implements Block {
         return s1 != null || !fifo.isEmpty() || errReg != null || mmio.valid() || tableWrite.valid();
     }
 
+    /**
+     * The producer counter a send doorbell announces. Written as mlx5 does (the ctrl segment of the
+     * last WQE: its own index and DS, also the head of a BlueFlame write), it is the index plus that
+     * WQE's WQEBBs; with DS 0 the index is the producer counter itself.
+     */
+    static long sendProducer(MmioWrite w) {
+        int ds = w.byteAt(7) & 0x3f;
+        return ((w.byteAt(1) << 8 | w.byteAt(2)) + (ds + 3) / 4) & 0xFFFF;
+    }
+
     private void process(MmioWrite w, boolean popped) {
         seen.inc();
         DoorbellError.Code code = DoorbellError.Code.NONE;
@@ -166,7 +176,7 @@ public final class DoorbellDecoder implements Block {
                 long entry = tables[send ? 0 : 1][(int) (qpn & (cfg.tableEntries() - 1))];
                 if (!qpnFits || (entry >>> 40) == 0 || ((entry >>> 16) & 0xFFFFFF) != qpn) code = DoorbellError.Code.BAD_QUEUE;
                 else if ((entry & 0xFFFF) != page) code = DoorbellError.Code.NOT_OWNER;
-                else if (send) msg = DoorbellMsg.send(qpn, w.byteAt(1) << 8 | w.byteAt(2));
+                else if (send) msg = DoorbellMsg.send(qpn, sendProducer(w));
                 else msg = new DoorbellMsg(qpn, w.byteAt(1) << 16 | w.byteAt(2) << 8 | w.byteAt(3),
                         DoorbellMsg.Kind.CQ_ARM.ordinal(), (w.byteAt(0) >> 4) & 3, w.byteAt(0) & 1);
             }

@@ -10,10 +10,10 @@ public final class UarLayout {
     /** CQ arm doorbell: 64-bit write, (sn<<28 | cmd | ci) then the CQN, big-endian. */
     public static final int CQ_DOORBELL = 0x20;
     /**
-     * First BlueFlame register; a send doorbell is 8 bytes written here in the ctrl segment's format:
-     * big-endian (opmod, index, opcode) then (qpn, ds). One deliberate difference from mlx5: the
-     * index field carries the producer counter (sq.cur_post, the WQEBB counter after the last
-     * posted WQE), so the adapter knows how far to fetch without reading the doorbell record.
+     * First BlueFlame register. A send doorbell is 8 bytes written here in the ctrl segment's format:
+     * big-endian (opmod, index, opcode) then (qpn, ds). As mlx5 writes it (the last WQE's ctrl
+     * segment, or the head of a BlueFlame write) the producer counter is index + that WQE's WQEBBs;
+     * with ds 0 the index is the producer counter itself (nicsim's plain doorbell).
      */
     public static final int BF_OFFSET = 0x800;
     /** BlueFlame registers per UAR page. */

@@ -69,7 +69,10 @@ case class DoorbellDecoder(cfg: Config) extends Component {
 
   val msg = new LayoutBundle(DoorbellMsg.LAYOUT)
   msg("qpn") := qpn
-  msg("index") := Mux(isSend, (byte(1) ## byte(2)).asUInt.resize(24 bits), (byte(1) ## byte(2) ## byte(3)).asUInt)
+  // send: the ctrl segment's index plus its WQE's WQEBBs (DS 0: the index is the producer counter)
+  val sendDs = byte(7)(5 downto 0).asUInt
+  val sendProducer = (byte(1) ## byte(2)).asUInt + (sendDs +^ 3)(6 downto 2).resize(16 bits)
+  msg("index") := Mux(isSend, sendProducer.resize(24 bits), (byte(1) ## byte(2) ## byte(3)).asUInt)
   msg("kind") := Mux(isSend, U(DoorbellMsg.Kind.SEND.ordinal(), 2 bits), U(DoorbellMsg.Kind.CQ_ARM.ordinal(), 2 bits))
   msg("sn") := Mux(isSend, U(0, 2 bits), byte(0)(5 downto 4).asUInt)
   msg("solicited") := Mux(isSend, U(0, 1 bits), byte(0)(0 downto 0).asUInt)

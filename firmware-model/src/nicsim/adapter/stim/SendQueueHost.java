@@ -76,6 +76,18 @@ public final class SendQueueHost {
 
     public void ringDoorbell() { ringDoorbell(uar); }
 
+    /**
+     * Posts a WQE and rings with BlueFlame, as mlx5 does for a single small WQE: the whole WQE is
+     * written, in 64-byte chunks, to the UAR's BlueFlame buffer (it is in the ring too).
+     */
+    public void postBlueFlame(int opcode, int ds) {
+        post(opcode, ds);
+        byte[] wqe = posted.get(posted.size() - 1);
+        doorbellTimes.add(sim.now());
+        for (int off = 0; off < wqe.length; off += 64)
+            bus.mmioWrite(BAR0 + adapter.sendDoorbellOffset(uar) + off, Arrays.copyOfRange(wqe, off, off + 64));
+    }
+
     /** Posts {@code n} WQEs of 1 or 2 WQEBBs with random legal opcodes, rings once, runs until idle. */
     public void round(int n) {
         for (int i = 0; i < n; i++) post(WqeLayout.OPCODES.get(1 + rnd.nextInt(WqeLayout.OPCODES.size() - 1)), 1 + rnd.nextInt(8));

@@ -84,6 +84,19 @@ class AdapterTest {
     }
 
     @Test
+    void aBlueFlameWriteRingsWithItsOwnCtrlSegment() {
+        SendQueueHost h = host("cx-gen3x16");
+        h.postBlueFlame(WqeLayout.OP_RDMA_WRITE, 7); // 2 WQEBBs, written as two 64-byte chunks
+        h.postBlueFlame(WqeLayout.OP_SEND, 3);
+        h.sim.runUntilIdle(1_000_000_000_000L);
+        assertTrue(h.adapter.errors().isEmpty(), h.adapter.errors().toString());
+        assertEquals(2, h.adapter.wqes().size());
+        for (int i = 0; i < 2; i++) assertArrayEquals(h.posted().get(i), h.adapter.wqes().get(i).bytes());
+        assertEquals(2, h.sim.counters().get("Adapter.blueflame_writes"));
+        assertEquals(1, h.sim.counters().get("Adapter.blueflame_continuations"));
+    }
+
+    @Test
     void aDoorbellOnAnotherContextsPageFetchesNothing() {
         SendQueueHost h = host("lanai72");
         h.post(WqeLayout.OP_SEND, 2);

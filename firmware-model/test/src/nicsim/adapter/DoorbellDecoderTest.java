@@ -49,10 +49,10 @@ class DoorbellDecoderTest {
         Bench own(long qpn, int page) { table.add(new QueueTableWrite(0, qpn, page, 1)); return this; }
         Bench ownCq(long cqn, int page) { table.add(new QueueTableWrite(1, cqn, page, 1)); return this; }
 
-        Bench send(int page, long qpn, int wqeCounter) {
+        /** A plain doorbell (DS 0): the index is the producer counter. */
+        Bench send(int page, long qpn, int producer) {
             long off = CFG.windowBase() + (long) page * CFG.pageSize() + UarLayout.BF_OFFSET;
-            writes.add(MmioWrite.of(off, new byte[]{0, (byte) (wqeCounter >> 8), (byte) wqeCounter, 0x0a,
-                    (byte) (qpn >> 16), (byte) (qpn >> 8), (byte) qpn, 2}));
+            writes.add(MmioWrite.of(off, WqeLayout.ctrl(0x0a, producer, qpn, 0)));
             return this;
         }
 
@@ -72,6 +72,16 @@ class DoorbellDecoderTest {
         assertEquals(start + 2, b.outCycles.get(0)); // written at edge n, queued at n+1, offered at n+2
         assertTrue(b.errors.isEmpty());
         assertEquals(1, b.sim.counters().get("DoorbellDecoder.doorbells_seen"));
+    }
+
+    @Test
+    void anMlx5StyleDoorbellAnnouncesTheLastWqesEnd() {
+        // mlx5 rings with the last WQE's ctrl segment: index 40, DS 9 (3 WQEBBs) -> producer 43
+        Bench b = new Bench().own(0x99, 0);
+        b.writes.add(MmioWrite.of(CFG.windowBase() + UarLayout.BF_OFFSET, WqeLayout.ctrl(WqeLayout.OP_RDMA_WRITE, 40, 0x99, 9)));
+        b.writes.add(MmioWrite.of(CFG.windowBase() + UarLayout.BF_OFFSET, WqeLayout.ctrl(WqeLayout.OP_SEND, 0xFFFF, 0x99, 4))); // wraps
+        b.run();
+        assertEquals(List.of(DoorbellMsg.send(0x99, 43), DoorbellMsg.send(0x99, 0)), b.out);
     }
 
     @Test
