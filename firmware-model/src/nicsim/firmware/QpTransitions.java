@@ -1,0 +1,124 @@
+package nicsim.firmware;
+
+import static nicsim.verbs.QpAttrMask.*;
+
+import java.util.EnumMap;
+import java.util.Map;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.QpState;
+import nicsim.verbs.QpType;
+
+/**
+ * Which QP state transitions are legal, with which attributes: the kernel's qp_state_table and
+ * ib_modify_qp_is_ok as Linux enforces them (REFERENCE 1.1, 1.2, 1.4). A modify names its target
+ * with STATE (without it the QP stays in its state: RTS to RTS, SQD to SQD); CUR_STATE is only
+ * accepted from RTR, RTS, SQD or SQE; the pair must be in the table; every required attribute
+ * must be given and nothing outside required + optional + STATE. XRC_SEND and XRC_RECV are the
+ * kernel's XRC_INI and XRC_TGT.
+ */
+public final class QpTransitions {
+    private QpTransitions() {}
+
+    /** A modify the table refuses: the message names the states, the QP type and the attributes. */
+    public static final class Rejected extends RuntimeException {
+        public Rejected(String message) { super(message); }
+    }
+
+    private record Rule(int req, int opt) {}
+
+    private static final Map<QpState, Map<QpState, Map<QpType, Rule>>> TABLE = new EnumMap<>(QpState.class);
+
+    private static void rule(QpState cur, QpState next, int req, int opt, QpType... types) {
+        Map<QpType, Rule> m = TABLE.computeIfAbsent(cur, k -> new EnumMap<>(QpState.class)).computeIfAbsent(next, k -> new EnumMap<>(QpType.class));
+        for (QpType t : types.length == 0 ? QpType.values() : types) m.put(t, new Rule(req, opt));
+    }
+
+    private static final QpType RC = QpType.RC, UC = QpType.UC, UD = QpType.UD, XI = QpType.XRC_SEND, XT = QpType.XRC_RECV;
+
+    static {
+        QpState RESET = QpState.RESET, INIT = QpState.INIT, RTR = QpState.RTR, RTS = QpState.RTS, SQD = QpState.SQD,
+                SQE = QpState.SQE, ERR = QpState.ERR;
+        rule(RESET, RESET, 0, 0);
+        rule(RESET, INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0, RC, UC, XI, XT);
+        rule(RESET, INIT, PKEY_INDEX | PORT | QKEY, 0, UD);
+        rule(INIT, RESET, 0, 0);
+        rule(INIT, INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS, RC, UC, XI, XT);
+        rule(INIT, INIT, 0, PKEY_INDEX | PORT | QKEY, UD);
+        rule(INIT, RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX, RC, XT);
+        rule(INIT, RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX, UC, XI);
+        rule(INIT, RTR, 0, PKEY_INDEX | QKEY, UD);
+        rule(INIT, ERR, 0, 0);
+        rule(RTR, RESET, 0, 0);
+        rule(RTR, RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC,
+                CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE, RC);
+        rule(RTR, RTS, SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE, UC);
+        rule(RTR, RTS, SQ_PSN, CUR_STATE | QKEY, UD);
+        rule(RTR, RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE, XI);
+        rule(RTR, RTS, TIMEOUT | SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE, XT);
+        rule(RTR, ERR, 0, 0);
+        rule(RTS, RESET, 0, 0);
+        rule(RTS, RTS, 0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE | MIN_RNR_TIMER, RC, XT);
+        rule(RTS, RTS, 0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE, UC, XI);
+        rule(RTS, RTS, 0, CUR_STATE | QKEY, UD);
+        rule(RTS, SQD, 0, EN_SQD_ASYNC_NOTIFY);
+        rule(RTS, ERR, 0, 0);
+        rule(SQD, RESET, 0, 0);
+        rule(SQD, RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE, RC, XT);
+        rule(SQD, RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE, UC, XI);
+        rule(SQD, RTS, 0, CUR_STATE | QKEY, UD);
+        rule(SQD, SQD, 0, PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | MAX_DEST_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS
+                | PKEY_INDEX | MIN_RNR_TIMER | PATH_MIG_STATE, RC);
+        rule(SQD, SQD, 0, AV | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | PATH_MIG_STATE, UC);
+        rule(SQD, SQD, 0, PKEY_INDEX | QKEY, UD);
+        rule(SQD, SQD, 0, PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX
+                | PATH_MIG_STATE, XI);
+        rule(SQD, SQD, 0, PORT | AV | TIMEOUT | MAX_DEST_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | MIN_RNR_TIMER
+                | PATH_MIG_STATE, XT);
+        rule(SQD, ERR, 0, 0);
+        rule(SQE, RESET, 0, 0);
+        rule(SQE, RTS, 0, 0, RC, XI, XT);
+        rule(SQE, RTS, 0, CUR_STATE | ACCESS_FLAGS, UC);
+        rule(SQE, RTS, 0, CUR_STATE | QKEY, UD);
+        rule(SQE, ERR, 0, 0);
+        rule(ERR, RESET, 0, 0);
+        rule(ERR, ERR, 0, 0);
+    }
+
+    /** Whether the table has {@code cur -> next} at all (for any QP type). */
+    public static boolean valid(QpState cur, QpState next) {
+        return TABLE.getOrDefault(cur, Map.of()).containsKey(next);
+    }
+
+    /** The required attributes of a transition (excluding STATE). */
+    public static int required(QpState cur, QpState next, QpType type) { return rule(cur, next, type).req(); }
+
+    /** The optional attributes of a transition. */
+    public static int optional(QpState cur, QpState next, QpType type) { return rule(cur, next, type).opt(); }
+
+    private static Rule rule(QpState cur, QpState next, QpType type) {
+        Map<QpType, Rule> m = TABLE.getOrDefault(cur, Map.of()).get(next);
+        if (m == null) throw new Rejected(cur + " -> " + next + " is not a valid QP state transition");
+        return m.get(type);
+    }
+
+    /**
+     * Checks a modify of a {@code type} QP in {@code cur} with attribute {@code mask} whose target
+     * (when STATE is in the mask) is {@code next}; returns the state the QP ends in, or throws
+     * {@link Rejected} (EINVAL) naming what is wrong. Changes nothing.
+     */
+    public static QpState check(QpType type, QpState cur, int mask, QpState next) {
+        QpState target = (mask & STATE) != 0 ? next : cur;
+        if ((mask & CUR_STATE) != 0 && cur != QpState.RTR && cur != QpState.RTS && cur != QpState.SQD && cur != QpState.SQE)
+            throw new Rejected("CUR_STATE is only accepted in RTR, RTS, SQD or SQE; the " + type + " QP is in " + cur);
+        Rule r = rule(cur, target, type);
+        int missing = r.req() & ~mask;
+        if (missing != 0)
+            throw new Rejected(cur + " -> " + target + " for " + type + " requires " + QpAttrMask.names(r.req()) + "; missing: "
+                    + QpAttrMask.names(missing));
+        int extra = mask & ~(r.req() | r.opt() | STATE);
+        if (extra != 0)
+            throw new Rejected(cur + " -> " + target + " for " + type + " does not accept " + QpAttrMask.names(extra) + " (allowed: "
+                    + QpAttrMask.names(r.req() | r.opt() | STATE) + ")");
+        return target;
+    }
+}

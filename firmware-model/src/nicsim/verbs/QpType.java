@@ -1,0 +1,12 @@
+package nicsim.verbs;
+
+/** Queue pair transport types, with libibverbs' numbers (enum ibv_qp_type). */
+public enum QpType {
+    RC(2), UC(3), UD(4), XRC_SEND(9), XRC_RECV(10);
+
+    private final int value;
+
+    QpType(int value) { this.value = value; }
+
+    public int value() { return value; }
+}
