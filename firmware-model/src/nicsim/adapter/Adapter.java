@@ -3,6 +3,8 @@ package nicsim.adapter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.adapter.CqePorts.CqConfig;
+import nicsim.adapter.CqePorts.CqeIn;
 import nicsim.adapter.WqePorts.SqConfig;
 import nicsim.adapter.WqePorts.WqeBeat;
 import nicsim.adapter.WqePorts.WqeError;
@@ -12,15 +14,20 @@ import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
+import nicsim.firmware.Cqe64;
 import nicsim.sim.Simulator;
+import nicsim.sim.StreamDemux;
 
 /**
  * The adapter as the host sees it: one PCI function whose BAR0 holds the initialization page
  * (with the MSI-X table at {@link #MSIX_TABLE}) and the doorbell window. Built so far: the send
- * path from a doorbell to a checked WQE. MMIO writes into the window go, eight bytes a cycle, to
- * the {@link DoorbellDecoder}; send doorbells go to the {@link WqeFetcher}, whose ring reads go
- * through the PCI model ({@link PciDmaReader}); complete WQEs are handed to the firmware's inbox
- * ({@link #wqes()}: the firmware itself is not built yet). Every WQE gets a timeline in the
+ * path from a doorbell to a checked WQE, and completions. MMIO writes into the window go, eight
+ * bytes a cycle, to the {@link DoorbellDecoder}; a demux sends its send doorbells to the
+ * {@link WqeFetcher}, whose ring reads go through the PCI model ({@link PciDmaReader}), and its
+ * CQ arms to the {@link CqeWriter}. Complete WQEs go to the firmware's inbox ({@link #wqes()});
+ * of the firmware only NOP execution exists: a NOP asking for a completion gets a success CQE.
+ * CQEs are DMA-written into the host's CQ ring; an event raises the CQ's MSI-X vector after its
+ * CQE's write, so the host never sees the interrupt before the entry. Every WQE gets a timeline in the
  * simulator's trace (block "wqe", transaction "qp0x&lt;qpn&gt;/wqe&lt;index&gt;"): the doorbell that
  * announced it decoded, the ring read that fetched it issued, and the WQE delivered.
  *
@@ -41,7 +48,12 @@ public final class Adapter implements PciFunction, Clocked {
     private final ConfigSpace config;
     private final DoorbellDecoder decoder;
     private final WqeFetcher fetcher;
+    private final CqeWriter cqeWriter;
     private final DoorbellDecoder.Config dbCfg;
+    private final ArrayDeque<CqConfig> cqConfigIn = new ArrayDeque<>();
+    private final ArrayDeque<CqeIn> cqeIn = new ArrayDeque<>();
+    private final ArrayDeque<Long> pendingMsix = new ArrayDeque<>();
+    private final java.util.Map<Long, Long> cqOfSq = new java.util.HashMap<>();
     private PciPort port;
     private final ArrayDeque<MmioWrite> mmioIn = new ArrayDeque<>();
     private final ArrayDeque<QueueTableWrite> tableIn = new ArrayDeque<>();
@@ -63,15 +75,20 @@ public final class Adapter implements PciFunction, Clocked {
         this.dbCfg = DoorbellDecoder.Config.from(profile);
         this.decoder = new DoorbellDecoder(core, dbCfg);
         this.fetcher = new WqeFetcher(core, WqeFetcher.Config.from(profile));
-        // decoded doorbells go straight to the fetcher; CQ arms, until the CqeWriter is wired here,
-        // reach it too and are reported by it as doorbells for no send queue
-        decoder.doorbell().connect(fetcher.doorbell());
+        this.cqeWriter = new CqeWriter(core, CqeWriter.Config.from(profile));
+        // decoded doorbells: send doorbells to the fetcher, CQ arms to the CQE writer
+        StreamDemux<DoorbellMsg> route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
+                m -> m.kind() == DoorbellMsg.Kind.CQ_ARM.ordinal() ? 1 : 0);
+        decoder.doorbell().connect(route.input());
+        route.output(0).connect(fetcher.doorbell());
+        route.output(1).connect(cqeWriter.arm());
         core.add(this);
     }
 
     public ClockDomain core() { return core; }
     public DoorbellDecoder decoder() { return decoder; }
     public WqeFetcher fetcher() { return fetcher; }
+    public CqeWriter cqeWriter() { return cqeWriter; }
     /** WQEs fetched and checked, in order: what the firmware will execute. */
     public List<Wqe> wqes() { return List.copyOf(wqes); }
     /** Refused doorbells, malformed WQEs and dropped doorbells, in order. */
@@ -81,7 +98,11 @@ public final class Adapter implements PciFunction, Clocked {
      * Sets up send queue {@code qpn}: owned by UAR page {@code uar}, ring at {@code ringBase} of
      * 2^logSize WQEBBs. Takes effect a few cycles later, before any doorbell written after it.
      */
-    public void createSq(long qpn, int uar, long ringBase, int logSize) {
+    public void createSq(long qpn, int uar, long ringBase, int logSize) { createSq(qpn, uar, ringBase, logSize, -1); }
+
+    /** As {@link #createSq(long, int, long, int)}, with completions of its WQEs going to CQ {@code cqn}. */
+    public void createSq(long qpn, int uar, long ringBase, int logSize, long cqn) {
+        if (cqn >= 0) cqOfSq.put(qpn, cqn);
         tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
         sqIn.add(new SqConfig(qpn, ringBase, logSize, 1));
         qpnOfSlot.put((int) (qpn & (fetcher.config().sqEntries() - 1)), qpn);
@@ -90,6 +111,20 @@ public final class Adapter implements PciFunction, Clocked {
         nextFetch.put(qpn, 0L);
         core.wake();
     }
+
+    /**
+     * Sets up completion queue {@code cqn}: owned by UAR page {@code uar}, ring at {@code ringBase}
+     * of 2^logSize 64-byte CQEs, events on MSI-X {@code vector}.
+     */
+    public void createCq(long cqn, int uar, long ringBase, int logSize, int vector) {
+        if (vector < 0 || vector >= MSIX_VECTORS) throw new IllegalArgumentException("MSI-X vector " + vector + " must be 0.." + (MSIX_VECTORS - 1));
+        tableIn.add(new QueueTableWrite(1, cqn, uar, 1));
+        cqConfigIn.add(new CqConfig(cqn, ringBase, logSize, vector, 1));
+        core.wake();
+    }
+
+    /** BAR0 offset of a UAR page's CQ doorbell, where CQ arms go. */
+    public long cqDoorbellOffset(int uar) { return dbCfg.windowBase() + (long) uar * dbCfg.pageSize() + UarLayout.CQ_DOORBELL; }
 
     /** BAR0 offset of a UAR page's BlueFlame register 0, where send doorbells go. */
     public long sendDoorbellOffset(int uar) { return dbCfg.windowBase() + (long) uar * dbCfg.pageSize() + UarLayout.BF_OFFSET; }
@@ -128,6 +163,10 @@ public final class Adapter implements PciFunction, Clocked {
         if (tableIn.isEmpty()) decoder.tableWrite().idle(); else decoder.tableWrite().push(tableIn.peekFirst());
         if (sqIn.isEmpty()) fetcher.sqConfig().idle(); else fetcher.sqConfig().push(sqIn.peekFirst());
         fetcher.wqe().ready(true);
+        if (cqConfigIn.isEmpty()) cqeWriter.cqConfig().idle(); else cqeWriter.cqConfig().push(cqConfigIn.peekFirst());
+        if (cqeIn.isEmpty()) cqeWriter.cqe().idle(); else cqeWriter.cqe().push(cqeIn.peekFirst());
+        cqeWriter.ci().idle();
+        cqeWriter.write().ready(true);
     }
 
     @Override public void update() {
@@ -152,6 +191,36 @@ public final class Adapter implements PciFunction, Clocked {
             }
         }
         if (fetcher.wqe().fire()) collect(fetcher.wqe().payload());
+        if (cqeWriter.cqConfig().valid()) cqConfigIn.pollFirst();
+        if (cqeWriter.cqe().fire()) cqeIn.pollFirst();
+        if (cqeWriter.error().valid()) errors.add(cqeWriter.error().payload());
+        if (cqeWriter.dropped().valid()) errors.add("CQ arm for an unconfigured CQ: " + cqeWriter.dropped().payload());
+        if (cqeWriter.event().valid()) pendingMsix.add(cqeWriter.event().payload().vector());
+        if (cqeWriter.write().fire()) {
+            CqePorts.Write64 w = cqeWriter.write().payload();
+            port.dmaWrite(w.addr(), Cqe64.bytes(w.data()), r -> {
+                if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
+            });
+            // an event's MSI-X follows its CQE's write on the link (posted writes stay in order)
+            if (!pendingMsix.isEmpty()) port.msix((int) (long) pendingMsix.pollFirst());
+        }
+    }
+
+    /**
+     * The firmware's part, as far as it exists: a NOP that asks for a completion (CQ_UPDATE in
+     * fm_ce_se) completes successfully. Other opcodes wait for the transports (not built yet).
+     */
+    private void execute(Wqe w) {
+        int opcode = w.bytes()[3] & 0xff;
+        if (opcode != WqeLayout.OP_NOP) {
+            sim.counters().counter("Adapter.wqes_not_executed").inc();
+            return;
+        }
+        Long cqn = cqOfSq.get(w.qpn());
+        if (cqn != null && (w.bytes()[11] & Cqe64.CQ_UPDATE) != 0) {
+            cqeIn.add(new CqeIn(cqn, 0, Cqe64.requester(w.qpn(), (int) w.index(), opcode, 0)));
+            core.wake();
+        }
     }
 
     private void collect(WqeBeat b) {
@@ -163,8 +232,10 @@ public final class Adapter implements PciFunction, Clocked {
             byte[] all = new byte[partial.size() * WqeLayout.WQEBB];
             for (int i = 0; i < partial.size(); i++) System.arraycopy(partial.get(i), 0, all, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
             long first = (b.index() - partial.size() + 1) & 0xFFFF;
-            wqes.add(new Wqe(b.qpn(), first, all, core.cycle()));
+            Wqe w = new Wqe(b.qpn(), first, all, core.cycle());
+            wqes.add(w);
             timeline(b.qpn(), first, partial.size(), WqeLayout.opcode(b.data()[0]));
+            execute(w);
             partial.clear();
         }
     }
@@ -183,5 +254,7 @@ public final class Adapter implements PciFunction, Clocked {
         sim.trace().record("wqe", txn, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
     }
 
-    @Override public boolean active() { return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty(); }
+    @Override public boolean active() {
+        return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty() || !pendingMsix.isEmpty();
+    }
 }

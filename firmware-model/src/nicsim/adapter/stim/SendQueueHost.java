@@ -5,7 +5,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import nicsim.adapter.Adapter;
+import nicsim.adapter.UarLayout;
 import nicsim.adapter.WqeLayout;
+import nicsim.firmware.Cqe64;
 import nicsim.host.ConfigSpace;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
@@ -30,9 +32,23 @@ public final class SendQueueHost {
     private final Random rnd;
     private final List<byte[]> posted = new ArrayList<>();
     private final List<Long> doorbellTimes = new ArrayList<>();
+    private final List<Integer> interrupts = new ArrayList<>();
     private int producer;
+    private long cqn = -1, cqRing;
+    private int cqLogSize, consumer, armSn;
+    /** Runs inside the interrupt, at the simulated time the MSI-X message arrives. */
+    public Runnable interruptHook;
 
     public SendQueueHost(Profile profile, long qpn, int uar, long ring, int logSize, long seed) {
+        this(profile, qpn, uar, ring, logSize, seed, -1, 0, 0, 0);
+    }
+
+    /**
+     * As above, with a CQ {@code cqn} of 2^cqLogSize entries at {@code cqRing} for the send queue's
+     * completions, raising MSI-X {@code vector} (programmed and unmasked here, as a driver would).
+     */
+    public SendQueueHost(Profile profile, long qpn, int uar, long ring, int logSize, long seed,
+                         long cqn, long cqRing, int cqLogSize, int vector) {
         this.profile = profile;
         this.qpn = qpn;
         this.uar = uar;
@@ -46,9 +62,53 @@ public final class SendQueueHost {
         bus.configWrite32(fn, ConfigSpace.BAR0, (int) BAR0);
         bus.configWrite32(fn, ConfigSpace.BAR0 + 4, 0);
         bus.configWrite32(fn, ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
-        adapter.createSq(qpn, uar, ring, logSize);
+        if (cqn >= 0) {
+            this.cqn = cqn;
+            this.cqRing = cqRing;
+            this.cqLogSize = cqLogSize;
+            // every entry starts INVALID with owner 0 (mlx5 initialises op_own to 0xF0)
+            for (int i = 0; i < 1 << cqLogSize; i++) mem.write(cqRing + (long) i * Cqe64.BYTES + 63, new byte[]{(byte) 0xF0});
+            bus.configWrite32(fn, ConfigSpace.MSIX_CAP, ConfigSpace.MSIX_ENABLE << 16);
+            bus.onInterrupt((address, data) -> {
+                interrupts.add(data);
+                if (interruptHook != null) interruptHook.run();
+            });
+            bus.mmioWrite(BAR0 + Adapter.MSIX_TABLE + 16L * vector, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                    .putInt((int) profile.count("host.msi.address")).putInt(0).putInt(vector).putInt(0).array());
+            adapter.createCq(cqn, uar, cqRing, cqLogSize, vector);
+        }
+        adapter.createSq(qpn, uar, ring, logSize, cqn);
         sim.runUntilIdle();
     }
+
+    /** MSI-X messages the host received (their data: the vector). */
+    public List<Integer> interrupts() { return List.copyOf(interrupts); }
+
+    /** Posts a NOP; {@code signaled} asks for a completion (CQ_UPDATE). */
+    public void postNop(boolean signaled) { post(WqeLayout.OP_NOP, 1, signaled ? Cqe64.CQ_UPDATE : 0); }
+
+    /** Takes every CQE software owns, by the owner-bit rule of REFERENCE 3.5, and advances the consumer index. */
+    public List<Cqe64.View> pollCq() {
+        List<Cqe64.View> out = new ArrayList<>();
+        int size = 1 << cqLogSize;
+        while (true) {
+            byte[] e = mem.read(cqRing + (long) (consumer & (size - 1)) * Cqe64.BYTES, Cqe64.BYTES);
+            Cqe64.View v = Cqe64.parse(e);
+            if (v.opcode() == Cqe64.INVALID || v.owner() != ((consumer & size) != 0 ? 1 : 0)) return out;
+            out.add(v);
+            consumer++;
+        }
+    }
+
+    /** Arms the CQ (mlx5_arm_cq): the 64-bit CQ doorbell with sequence, command and consumer index, then the CQN. */
+    public void armCq(boolean solicitedOnly) {
+        int w0 = (armSn & 3) << 28 | (solicitedOnly ? UarLayout.CQ_ARM_SOLICITED : 0) | (consumer & 0xFFFFFF);
+        bus.mmioWrite(BAR0 + adapter.cqDoorbellOffset(uar), new byte[]{(byte) (w0 >>> 24), (byte) (w0 >> 16), (byte) (w0 >> 8), (byte) w0,
+                (byte) (cqn >>> 24), (byte) (cqn >> 16), (byte) (cqn >> 8), (byte) cqn});
+    }
+
+    /** After an event is handled the arm sequence advances, as mlx5_cq_event does. */
+    public void eventHandled() { armSn++; }
 
     /** Every WQE posted so far, as written into the ring. */
     public List<byte[]> posted() { return List.copyOf(posted); }
@@ -57,16 +117,23 @@ public final class SendQueueHost {
     public List<Long> doorbellTimes() { return List.copyOf(doorbellTimes); }
 
     /** Writes a WQE of {@code ds} 16-byte units with seeded contents at the producer counter. */
-    public void post(int opcode, int ds) {
+    public void post(int opcode, int ds) { post(opcode, ds, -1); }
+
+    /** As {@link #post(int, int)}, with ctrl byte 11 (fm_ce_se) set to {@code fmCeSe} unless it is -1. */
+    public void post(int opcode, int ds, int fmCeSe) {
         int bbs = WqeLayout.wqebbs(ds);
         byte[] wqe = new byte[bbs * WqeLayout.WQEBB];
         rnd.nextBytes(wqe);
         System.arraycopy(WqeLayout.ctrl(opcode, producer & 0xFFFF, qpn, ds), 0, wqe, 0, 8);
+        if (fmCeSe >= 0) wqe[11] = (byte) fmCeSe;
         for (int b = 0; b < bbs; b++)
             mem.write(ring + (long) ((producer + b) & ((1 << logSize) - 1)) * WqeLayout.WQEBB, Arrays.copyOfRange(wqe, b * 64, b * 64 + 64));
         posted.add(wqe);
         producer += bbs;
     }
+
+    /** Runs until nothing is left to do. */
+    public void run() { sim.runUntilIdle(1_000_000_000_000L); }
 
     /** Rings the send doorbell on UAR page {@code page} with the producer counter. */
     public void ringDoorbell(int page) {

@@ -1,0 +1,57 @@
+package nicsim.firmware;
+
+/**
+ * mlx5's 64-byte completion entry (REFERENCE 3.4), the fields nicsim fills so far: byte count,
+ * sop_drop_qpn (the send WQE's mlx5 opcode and the QP), the WQE counter, and op_own (CQE opcode in
+ * bits 7..4, the owner bit in bit 0, which the CqeWriter sets). Multi-byte fields are big-endian.
+ */
+public final class Cqe64 {
+    private Cqe64() {}
+
+    public static final int BYTES = 64;
+    /** CQE opcodes (op_own bits 7..4). */
+    public static final int REQ = 0, RESP_SEND = 2, REQ_ERR = 13, RESP_ERR = 14, INVALID = 15;
+    /** ctrl segment byte 11 (fm_ce_se): the WQE asks for a completion. */
+    public static final int CQ_UPDATE = 0x08;
+
+    /** A requester completion for the WQE at {@code wqeCounter} of {@code qpn}, as eight little-endian words. */
+    public static long[] requester(long qpn, int wqeCounter, int wqeOpcode, long byteCount) {
+        byte[] b = new byte[BYTES];
+        putBe32(b, 44, byteCount);
+        putBe32(b, 56, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
+        b[60] = (byte) (wqeCounter >> 8);
+        b[61] = (byte) wqeCounter;
+        b[63] = (byte) (REQ << 4);
+        return words(b);
+    }
+
+    /** A CQE as software reads it. */
+    public record View(int opcode, int owner, long qpn, int wqeOpcode, int wqeCounter, long byteCount) {}
+
+    public static View parse(byte[] b) {
+        return new View((b[63] & 0xff) >> 4, b[63] & 1, be32(b, 56) & 0xFFFFFF, (int) (be32(b, 56) >>> 24),
+                (b[60] & 0xff) << 8 | (b[61] & 0xff), be32(b, 44));
+    }
+
+    public static long[] words(byte[] b) {
+        long[] w = new long[8];
+        for (int k = 0; k < 8; k++) for (int j = 7; j >= 0; j--) w[k] = (w[k] << 8) | (b[k * 8 + j] & 0xff);
+        return w;
+    }
+
+    public static byte[] bytes(long[] w) {
+        byte[] b = new byte[BYTES];
+        for (int k = 0; k < 8; k++) for (int j = 0; j < 8; j++) b[k * 8 + j] = (byte) (w[k] >>> (8 * j));
+        return b;
+    }
+
+    private static void putBe32(byte[] b, int at, long v) {
+        for (int i = 0; i < 4; i++) b[at + i] = (byte) (v >>> (24 - 8 * i));
+    }
+
+    private static long be32(byte[] b, int at) {
+        long v = 0;
+        for (int i = 0; i < 4; i++) v = (v << 8) | (b[at + i] & 0xff);
+        return v;
+    }
+}

@@ -1,0 +1,88 @@
+package nicsim.adapter;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.adapter.stim.SendQueueHost;
+import nicsim.firmware.Cqe64;
+import nicsim.profile.Profiles;
+import org.junit.jupiter.api.Test;
+
+/** Doorbell -> WQE fetch -> NOP execution -> CQE in the host ring -> MSI-X, end to end over PCI. */
+class CompletionPathTest {
+    static final long QP = 0x21, CQ = 0x9, SQ_RING = 0x80_0000, CQ_RING = 0x90_0000;
+    static final int VECTOR = 5;
+
+    static SendQueueHost host(String profile) {
+        return new SendQueueHost(Profiles.load(profile), QP, 3, SQ_RING, 6, 2, CQ, CQ_RING, 3, VECTOR); // CQ of 8 entries
+    }
+
+    @Test
+    void signaledNopsCompleteAndTheHostPollsThemAcrossRingWraps() {
+        SendQueueHost h = host("cx-gen3x16");
+        List<Cqe64.View> all = new ArrayList<>();
+        for (int round = 0; round < 4; round++) {
+            for (int i = 0; i < 6; i++) h.postNop(true);
+            h.ringDoorbell();
+            h.run();
+            all.addAll(h.pollCq());
+            h.armCq(false); // tells the adapter how far software has consumed
+            h.run();
+        }
+        assertEquals(24, all.size(), "errors: " + h.adapter.errors());
+        for (int i = 0; i < 24; i++) {
+            Cqe64.View v = all.get(i);
+            assertEquals(Cqe64.REQ, v.opcode());
+            assertEquals(QP, v.qpn());
+            assertEquals(WqeLayout.OP_NOP, v.wqeOpcode());
+            assertEquals(i, v.wqeCounter(), "CQE " + i);
+        }
+        assertTrue(h.adapter.errors().isEmpty(), h.adapter.errors().toString());
+        assertEquals(24, h.adapter.cqeWriter().cqesWritten());
+    }
+
+    @Test
+    void unsignaledNopsAndUnexecutedOpcodesWriteNothing() {
+        SendQueueHost h = host("lanai72");
+        h.postNop(false);
+        h.post(WqeLayout.OP_RDMA_WRITE, 3, Cqe64.CQ_UPDATE); // the transports are not built: not executed
+        h.postNop(true);
+        h.ringDoorbell();
+        h.run();
+        List<Cqe64.View> cqes = h.pollCq();
+        assertEquals(1, cqes.size());
+        assertEquals(2, cqes.get(0).wqeCounter()); // NOP at 0, the WRITE (DS 3 = 48 B, 1 WQEBB) at 1, NOP at 2
+        assertEquals(1, h.sim.counters().get("Adapter.wqes_not_executed"));
+    }
+
+    @Test
+    void anArmedCqInterruptsOnceAndOnlyAfterItsCqeIsInMemory() {
+        SendQueueHost h = host("cx-gen3x16");
+        boolean[] entryThere = {false};
+        h.interruptHook = () -> entryThere[0] = !h.pollCq().isEmpty();
+        h.armCq(false);
+        h.postNop(true);
+        h.postNop(true);
+        h.ringDoorbell();
+        h.run();
+        assertEquals(List.of(VECTOR), h.interrupts(), "one event per arm");
+        assertTrue(entryThere[0], "the CQE was readable when the interrupt arrived");
+        // without re-arming, more completions raise no interrupt
+        h.postNop(true);
+        h.ringDoorbell();
+        h.run();
+        assertEquals(1, h.interrupts().size());
+    }
+
+    @Test
+    void aCqThatSoftwareDoesNotDrainOverflowsAndIsReported() {
+        SendQueueHost h = host("cx-gen3x16");
+        for (int i = 0; i < 10; i++) h.postNop(true); // 10 completions into 8 entries, nothing consumed
+        h.ringDoorbell();
+        h.run();
+        assertEquals(8, h.adapter.cqeWriter().cqesWritten());
+        assertTrue(h.adapter.errors().stream().anyMatch(e -> e instanceof CqePorts.CqError c && c.reason() == CqePorts.CqError.Code.OVERFLOW),
+                h.adapter.errors().toString());
+    }
+}
