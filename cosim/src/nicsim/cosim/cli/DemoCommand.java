@@ -27,12 +27,15 @@ final class DemoCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         if (wqes < 1 || wqes > 100_000) throw new IllegalArgumentException("--wqes " + wqes + " must be 1..100000");
         Profile p = profile.load();
-        System.out.println("nicsim demo: the adapter's send path (doorbell -> WQE fetch over PCI -> checked WQEs). Built so far: the");
-        System.out.println("five hardware blocks with RTL twins (see ./nicsim cosim all); not yet the firmware, driver or verbs.");
+        System.out.println("nicsim demo: the adapter's send and completion paths (doorbell -> WQE fetch over PCI -> checked WQEs;");
+        System.out.println("NOP -> CQE in the host ring -> MSI-X). Built so far: the five hardware blocks with RTL twins (see");
+        System.out.println("./nicsim cosim all); of the firmware only NOP completion; not yet the transports, driver or verbs.");
         System.out.println("profile " + p.name() + ": " + p.description());
         PlatformDemo.Result r = PlatformDemo.run(p, wqes, wave, timeline);
         double period = p.periodPicos("core.clock");
         System.out.printf("%nWQEs posted %d, delivered to the firmware inbox and identical byte for byte: %d%n", r.posted(), r.verified());
+        System.out.printf("signaled NOPs completed: %d CQEs polled from the host CQ ring by owner bit, after %d MSI-X interrupt(s)%n",
+                r.completions(), r.interrupts());
         System.out.println("mean latency per stage:");
         for (int k = 0; k < 3; k++)
             System.out.printf("  %-30s %9.3f us  (%,.0f core cycles)%n", PlatformDemo.Result.STAGES[k], r.stageMeanPicos()[k] / 1e6,
@@ -40,7 +43,8 @@ final class DemoCommand implements Callable<Integer> {
         System.out.println("block and PCI counters:");
         int w = r.counters().keySet().stream().mapToInt(String::length).max().orElse(10);
         for (Map.Entry<String, Long> e : r.counters().entrySet())
-            if (e.getKey().startsWith("DoorbellDecoder.") || e.getKey().startsWith("WqeFetcher.") || e.getKey().startsWith("pci."))
+            if (e.getKey().startsWith("DoorbellDecoder.") || e.getKey().startsWith("WqeFetcher.") || e.getKey().startsWith("CqeWriter.")
+                    || e.getKey().startsWith("pci."))
                 System.out.printf("  %-" + w + "s %,d%n", e.getKey(), e.getValue());
         System.out.println("waveform of the DoorbellDecoder and WqeFetcher ports (RTL names): " + wave.toAbsolutePath());
         System.out.println("per-WQE timeline (open in ui.perfetto.dev): " + timeline.toAbsolutePath());

@@ -18,19 +18,23 @@ import nicsim.wave.VcdWriter;
  * The command line's default demo: the adapter's send path as built so far. A host probes the
  * adapter over PCI, posts send WQEs into a ring in its memory and rings doorbells; the adapter
  * decodes them (DoorbellDecoder), fetches the WQEs over PCI (WqeFetcher), checks them and hands
- * them to the firmware's inbox, where each is compared byte for byte with what was posted.
+ * them to the firmware's inbox, where each is compared byte for byte with what was posted. Then
+ * the completion path: the host arms its CQ and posts signaled NOPs; the firmware completes them,
+ * the CqeWriter DMA-writes the CQEs into the host's CQ ring and raises MSI-X; the host polls them
+ * by owner bit.
  */
 final class PlatformDemo {
-    static final long QP = 0x15, RING = 0x80_0000;
-    static final int UAR = 2, LOG_SIZE = 6;
+    static final long QP = 0x15, RING = 0x80_0000, CQ = 0x9, CQ_RING = 0x90_0000;
+    static final int UAR = 2, LOG_SIZE = 6, CQ_LOG_SIZE = 6, VECTOR = 5, NOPS = 16;
 
     /** What a run showed: counts, per-stage mean latencies in picoseconds, counters, errors. */
-    record Result(int posted, int verified, long[] stageMeanPicos, long cycles, Map<String, Long> counters, List<String> errors) {
+    record Result(int posted, int verified, long[] stageMeanPicos, long cycles, int completions, int interrupts,
+                  Map<String, Long> counters, List<String> errors) {
         static final String[] STAGES = {"doorbell MMIO -> decoded", "decoded -> ring read issued", "read issued -> WQE delivered"};
     }
 
     static Result run(Profile profile, int wqes, Path wave, Path timeline) throws IOException {
-        SendQueueHost h = new SendQueueHost(profile, QP, UAR, RING, LOG_SIZE, 1);
+        SendQueueHost h = new SendQueueHost(profile, QP, UAR, RING, LOG_SIZE, 1, CQ, CQ_RING, CQ_LOG_SIZE, VECTOR);
         h.sim.trace().enable("wqe");
         VcdWriter vcd = wave == null ? null : VcdWriter.open(wave, "1ps");
         if (vcd != null) {
@@ -38,9 +42,17 @@ final class PlatformDemo {
             h.adapter.fetcher().trace(vcd, "TOP.WqeFetcher");
         }
         for (int left = wqes; left > 0; left -= 16) h.round(Math.min(16, left)); // at most 32 of the ring's 64 WQEBBs per round
+        // the completion path: arm, post signaled NOPs, poll their CQEs
+        h.armCq(false);
+        for (int i = 0; i < NOPS; i++) h.postNop(true);
+        h.ringDoorbell();
+        h.run();
+        List<nicsim.firmware.Cqe64.View> cqes = h.pollCq();
         if (vcd != null) { vcd.advanceTo(h.sim.now()); vcd.close(); }
 
         List<String> errors = new ArrayList<>();
+        if (cqes.size() != NOPS) errors.add(NOPS + " signaled NOPs, " + cqes.size() + " CQEs polled");
+        if (h.interrupts().size() != 1) errors.add("expected one interrupt for one arm, got " + h.interrupts());
         h.adapter.errors().forEach(e -> errors.add(e.toString()));
         List<byte[]> posted = h.posted();
         List<Adapter.Wqe> got = h.adapter.wqes();
@@ -75,6 +87,7 @@ final class PlatformDemo {
             if (parent != null) Files.createDirectories(parent);
             try (Writer w = Files.newBufferedWriter(timeline)) { h.sim.trace().writeChromeJson(w); }
         }
-        return new Result(posted.size(), verified, mean, h.adapter.core().cycle(), h.sim.counters().snapshot(), errors);
+        return new Result(posted.size(), verified, mean, h.adapter.core().cycle(), cqes.size(), h.interrupts().size(),
+                h.sim.counters().snapshot(), errors);
     }
 }
