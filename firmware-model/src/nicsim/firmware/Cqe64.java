@@ -1,5 +1,7 @@
 package nicsim.firmware;
 
+import nicsim.adapter.BigEndian;
+
 /**
  * mlx5's 64-byte completion entry (REFERENCE 3.4), the fields nicsim fills so far: byte count,
  * sop_drop_qpn (the send WQE's mlx5 opcode and the QP), the WQE counter, and op_own (CQE opcode in
@@ -17,8 +19,8 @@ public final class Cqe64 {
     /** A requester completion for the WQE at {@code wqeCounter} of {@code qpn}, as eight little-endian words. */
     public static long[] requester(long qpn, int wqeCounter, int wqeOpcode, long byteCount) {
         byte[] b = new byte[BYTES];
-        putBe32(b, 44, byteCount);
-        putBe32(b, 56, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
+        BigEndian.put32(b, 44, byteCount);
+        BigEndian.put32(b, 56, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
         b[60] = (byte) (wqeCounter >> 8);
         b[61] = (byte) wqeCounter;
         b[63] = (byte) (REQ << 4);
@@ -29,8 +31,8 @@ public final class Cqe64 {
     public record View(int opcode, int owner, long qpn, int wqeOpcode, int wqeCounter, long byteCount) {}
 
     public static View parse(byte[] b) {
-        return new View((b[63] & 0xff) >> 4, b[63] & 1, be32(b, 56) & 0xFFFFFF, (int) (be32(b, 56) >>> 24),
-                (b[60] & 0xff) << 8 | (b[61] & 0xff), be32(b, 44));
+        return new View((b[63] & 0xff) >> 4, b[63] & 1, BigEndian.get32(b, 56) & 0xFFFFFF, (int) (BigEndian.get32(b, 56) >>> 24),
+                (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44));
     }
 
     public static long[] words(byte[] b) {
@@ -45,13 +47,4 @@ public final class Cqe64 {
         return b;
     }
 
-    private static void putBe32(byte[] b, int at, long v) {
-        for (int i = 0; i < 4; i++) b[at + i] = (byte) (v >>> (24 - 8 * i));
-    }
-
-    private static long be32(byte[] b, int at) {
-        long v = 0;
-        for (int i = 0; i < 4; i++) v = (v << 8) | (b[at + i] & 0xff);
-        return v;
-    }
 }

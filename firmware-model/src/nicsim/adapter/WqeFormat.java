@@ -1,0 +1,163 @@
+package nicsim.adapter;
+
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The send WQE's segments (REFERENCE 3.2), one definition for the driver, which encodes, and the
+ * firmware, which decodes: ctrl (16 B); for UD an address vector (48 B); for RDMA a remote-address
+ * segment (16 B); for atomics an atomic segment (16 B); then data segments (16 B each: byte count,
+ * lkey, address) or one inline segment (4-byte length | 0x80000000, then the bytes, padded to 16).
+ * Multi-byte fields are big-endian. A WQE that does not parse is {@link Malformed}, with a syndrome
+ * naming the field (the firmware completes it with LOC_QP_OP_ERR).
+ */
+public final class WqeFormat {
+    private WqeFormat() {}
+
+    public static final int INLINE_FLAG = 0x8000_0000;
+    /** fm_ce_se bits (REFERENCE 3.1). */
+    public static final int SOLICITED = 0x02, CQ_UPDATE = 0x08, SMALL_FENCE = 0x20, FENCE = 0x80;
+
+    /** A scatter/gather element: {@code length} bytes at {@code addr} under {@code lkey}. */
+    public record Sge(long addr, int length, int lkey) {}
+
+    /** The address vector of a UD send: destination QP, its qkey, the remote LID. */
+    public record Av(long remoteQpn, int qkey, int rlid) {}
+
+    /**
+     * A send WQE as the firmware sees it. {@code sges} is empty for inline data ({@code inline}
+     * non-null); {@code av} only for UD; remote address and rkey for RDMA and atomics; swap/add
+     * and compare for atomics.
+     */
+    public record SendWqe(int opcode, int index, long qpn, int fmCeSe, int imm, Av av, long remoteAddr, int rkey,
+                          long swapAdd, long compare, List<Sge> sges, byte[] inline) {
+        public boolean signaled() { return (fmCeSe & CQ_UPDATE) != 0; }
+        public boolean solicited() { return (fmCeSe & SOLICITED) != 0; }
+        public boolean fenced() { return (fmCeSe & FENCE) != 0; }
+
+        @Override public boolean equals(Object o) {
+            return o instanceof SendWqe w && opcode == w.opcode && index == w.index && qpn == w.qpn && fmCeSe == w.fmCeSe && imm == w.imm
+                    && java.util.Objects.equals(av, w.av) && remoteAddr == w.remoteAddr && rkey == w.rkey && swapAdd == w.swapAdd
+                    && compare == w.compare && sges.equals(w.sges) && Arrays.equals(inline, w.inline);
+        }
+
+        @Override public int hashCode() { return java.util.Objects.hash(opcode, index, qpn, sges) * 31 + Arrays.hashCode(inline); }
+    }
+
+    /** A WQE that does not parse; the syndrome says which field. */
+    public static final class Malformed extends RuntimeException {
+        public Malformed(String syndrome) { super(syndrome); }
+    }
+
+    static boolean hasRaddr(int op) {
+        return op == WqeLayout.OP_RDMA_WRITE || op == WqeLayout.OP_RDMA_WRITE_IMM || op == WqeLayout.OP_RDMA_READ
+                || op == WqeLayout.OP_ATOMIC_CS || op == WqeLayout.OP_ATOMIC_FA;
+    }
+
+    static boolean isAtomic(int op) { return op == WqeLayout.OP_ATOMIC_CS || op == WqeLayout.OP_ATOMIC_FA; }
+
+    /** The bytes of a WQE, padded to whole WQEBBs; DS is computed. {@code ud} says whether the QP is UD. */
+    public static byte[] encode(SendWqe w, boolean ud) {
+        ByteArrayOutputStream segs = new ByteArrayOutputStream();
+        if (ud) {
+            byte[] av = new byte[48];
+            BigEndian.put32(av, 0, w.av().qkey());
+            BigEndian.put32(av, 8, (int) w.av().remoteQpn() | 0x8000_0000); // MLX5_EXTENDED_UD_AV
+            av[14] = (byte) (w.av().rlid() >> 8);
+            av[15] = (byte) w.av().rlid();
+            segs.writeBytes(av);
+        }
+        if (hasRaddr(w.opcode())) {
+            byte[] r = new byte[16];
+            BigEndian.put64(r, 0, w.remoteAddr());
+            BigEndian.put32(r, 8, w.rkey());
+            segs.writeBytes(r);
+        }
+        if (isAtomic(w.opcode())) {
+            byte[] a = new byte[16];
+            BigEndian.put64(a, 0, w.swapAdd());
+            BigEndian.put64(a, 8, w.compare());
+            segs.writeBytes(a);
+        }
+        if (w.inline() != null) {
+            byte[] in = new byte[(w.inline().length + 4 + 15) / 16 * 16];
+            BigEndian.put32(in, 0, w.inline().length | INLINE_FLAG);
+            System.arraycopy(w.inline(), 0, in, 4, w.inline().length);
+            segs.writeBytes(in);
+        } else {
+            for (Sge s : w.sges()) {
+                if (s.length() == 0) continue; // zero-length SGEs get no segment (REFERENCE 3.2)
+                byte[] d = new byte[16];
+                BigEndian.put32(d, 0, s.length());
+                BigEndian.put32(d, 4, s.lkey());
+                BigEndian.put64(d, 8, s.addr());
+                segs.writeBytes(d);
+            }
+        }
+        byte[] body = segs.toByteArray();
+        int ds = 1 + body.length / 16;
+        if (ds > 63) throw new IllegalArgumentException("WQE of " + ds + " DS: at most 63 16-byte units fit a WQE");
+        byte[] out = new byte[WqeLayout.wqebbs(ds) * WqeLayout.WQEBB];
+        System.arraycopy(WqeLayout.ctrl(w.opcode(), w.index(), w.qpn(), ds), 0, out, 0, 8);
+        out[11] = (byte) w.fmCeSe();
+        BigEndian.put32(out, 12, w.imm());
+        System.arraycopy(body, 0, out, 16, body.length);
+        return out;
+    }
+
+    /** Parses a WQE as fetched (whole WQEBBs); {@code ud} says whether the QP is UD. */
+    public static SendWqe decode(byte[] b, boolean ud) {
+        if (b.length < 16 || b.length % WqeLayout.WQEBB != 0)
+            throw new Malformed("WQE of " + b.length + " bytes is not whole 64-byte WQEBBs");
+        int opcode = b[3] & 0xff, index = (b[1] & 0xff) << 8 | (b[2] & 0xff), ds = b[7] & 0x3f;
+        long qpn = (b[4] & 0xffL) << 16 | (b[5] & 0xffL) << 8 | (b[6] & 0xffL);
+        if (ds == 0 || ds * 16 > b.length) throw new Malformed("ctrl.ds = " + ds + " does not fit the " + b.length + "-byte WQE");
+        int end = ds * 16, at = 16;
+        Av av = null;
+        long raddr = 0, swap = 0, cmp = 0;
+        int rkey = 0;
+        if (ud && opcode != WqeLayout.OP_NOP) {
+            need(at, 48, end, "address vector");
+            av = new Av(BigEndian.get32(b, at + 8) & 0xFFFFFF, (int) BigEndian.get32(b, at), (b[at + 14] & 0xff) << 8 | (b[at + 15] & 0xff));
+            at += 48;
+        }
+        if (hasRaddr(opcode)) {
+            need(at, 16, end, "remote address segment");
+            raddr = BigEndian.get64(b, at);
+            rkey = (int) BigEndian.get32(b, at + 8);
+            at += 16;
+        }
+        if (isAtomic(opcode)) {
+            need(at, 16, end, "atomic segment");
+            swap = BigEndian.get64(b, at);
+            cmp = BigEndian.get64(b, at + 8);
+            at += 16;
+        }
+        List<Sge> sges = new ArrayList<>();
+        byte[] inline = null;
+        if (at < end && (BigEndian.get32(b, at) & INLINE_FLAG) != 0) {
+            int len = (int) (BigEndian.get32(b, at) & ~INLINE_FLAG);
+            if (at + 4 + len > end)
+                throw new Malformed("inline byte_count " + len + " runs past the WQE's " + ds + " DS (" + (end - at - 4) + " bytes left)");
+            inline = Arrays.copyOfRange(b, at + 4, at + 4 + len);
+            at = end;
+        }
+        while (at < end) {
+            need(at, 16, end, "data segment");
+            long count = BigEndian.get32(b, at);
+            if ((count & INLINE_FLAG) != 0) throw new Malformed("inline segment after a data segment at byte " + at);
+            sges.add(new Sge(BigEndian.get64(b, at + 8), (int) count, (int) BigEndian.get32(b, at + 4)));
+            at += 16;
+        }
+        if (isAtomic(opcode) && (sges.size() != 1 || sges.get(0).length() != 8))
+            throw new Malformed("atomic WQE needs one 8-byte data segment, has " + sges);
+        return new SendWqe(opcode, index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12), av, raddr, rkey, swap, cmp, List.copyOf(sges), inline);
+    }
+
+    private static void need(int at, int size, int end, String what) {
+        if (at + size > end) throw new Malformed(what + " at byte " + at + " runs past the WQE's end at " + end + " (ctrl.ds)");
+    }
+
+}

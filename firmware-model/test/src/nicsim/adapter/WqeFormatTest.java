@@ -1,0 +1,85 @@
+package nicsim.adapter;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.List;
+import java.util.Random;
+import nicsim.adapter.WqeFormat.Av;
+import nicsim.adapter.WqeFormat.Malformed;
+import nicsim.adapter.WqeFormat.SendWqe;
+import nicsim.adapter.WqeFormat.Sge;
+import org.junit.jupiter.api.Test;
+
+class WqeFormatTest {
+    /** A WQE with a remote address and rkey only where the opcode has a remote-address segment. */
+    static SendWqe wqe(int op, List<Sge> sges, byte[] inline) {
+        boolean rdma = WqeFormat.hasRaddr(op);
+        return new SendWqe(op, 0x1234, 0xABCDE, WqeFormat.CQ_UPDATE, 0x11223344, null, rdma ? 0x7f00_1234_5678L : 0, rdma ? 0xBEEF01 : 0,
+                0, 0, sges, inline);
+    }
+
+    static int ds(byte[] w) { return w[7] & 0x3f; }
+
+    @Test
+    void dsAndSizeFollowTheReferenceExamples() {
+        // RC WRITE with 1 SGE: DS 3, 48 B, 1 WQEBB; RC atomic: DS 4, 1 WQEBB; UD SEND with 1 SGE: DS 5, 2 WQEBBs (REFERENCE 3.2)
+        byte[] write = WqeFormat.encode(wqe(WqeLayout.OP_RDMA_WRITE, List.of(new Sge(0x1000, 64, 7)), null), false);
+        assertEquals(3, ds(write));
+        assertEquals(64, write.length);
+        SendWqe atomic = new SendWqe(WqeLayout.OP_ATOMIC_FA, 1, 2, 0, 0, null, 0x8000, 9, 5, 0, List.of(new Sge(0x2000, 8, 3)), null);
+        assertEquals(4, ds(WqeFormat.encode(atomic, false)));
+        SendWqe ud = new SendWqe(WqeLayout.OP_SEND, 1, 2, 0, 0, new Av(0x77, 0x11111111, 5), 0, 0, 0, 0, List.of(new Sge(0x3000, 10, 4)), null);
+        byte[] udBytes = WqeFormat.encode(ud, true);
+        assertEquals(5, ds(udBytes));
+        assertEquals(128, udBytes.length);
+    }
+
+    @Test
+    void everyKindOfWqeRoundTrips() {
+        Random r = new Random(4);
+        byte[] data = new byte[100];
+        r.nextBytes(data);
+        List<Sge> sges = List.of(new Sge(0x1000, 10, 1), new Sge(0x2000, 20, 2), new Sge(0x3000, 30, 3));
+        for (SendWqe w : List.of(
+                wqe(WqeLayout.OP_SEND, sges, null),
+                wqe(WqeLayout.OP_SEND_IMM, List.of(), data),
+                wqe(WqeLayout.OP_RDMA_WRITE_IMM, sges, null),
+                wqe(WqeLayout.OP_RDMA_WRITE, List.of(), data),
+                wqe(WqeLayout.OP_RDMA_READ, sges.subList(0, 1), null),
+                new SendWqe(WqeLayout.OP_ATOMIC_CS, 7, 9, WqeFormat.FENCE, 0, null, 0x40, 5, 0x1111, 0x2222, List.of(new Sge(0x50, 8, 6)), null),
+                new SendWqe(WqeLayout.OP_NOP, 3, 9, WqeFormat.CQ_UPDATE | WqeFormat.SOLICITED, 0, null, 0, 0, 0, 0, List.of(), null))) {
+            SendWqe back = WqeFormat.decode(WqeFormat.encode(w, false), false);
+            assertEquals(w, back, "opcode 0x" + Integer.toHexString(w.opcode()));
+        }
+        SendWqe ud = new SendWqe(WqeLayout.OP_SEND_IMM, 1, 2, 0, 5, new Av(0x123456, 0x11111111, 0x99), 0, 0, 0, 0, sges, null);
+        assertEquals(ud, WqeFormat.decode(WqeFormat.encode(ud, true), true));
+    }
+
+    @Test
+    void zeroLengthSgesGetNoSegmentAndInlineIsPaddedTo16() {
+        byte[] w = WqeFormat.encode(wqe(WqeLayout.OP_SEND, List.of(new Sge(1, 0, 1), new Sge(2, 5, 2)), null), false);
+        assertEquals(List.of(new Sge(2, 5, 2)), WqeFormat.decode(w, false).sges());
+        byte[] in = WqeFormat.encode(wqe(WqeLayout.OP_SEND, List.of(), new byte[13]), false);
+        assertEquals(1 + 2, ds(in), "13 bytes + 4-byte header = 17 -> 32 bytes -> 2 DS");
+        assertTrue(WqeFormat.decode(in, false).signaled());
+    }
+
+    @Test
+    void malformedWqesAreRefusedNamingTheField() {
+        byte[] ok = WqeFormat.encode(wqe(WqeLayout.OP_RDMA_WRITE, List.of(new Sge(0x1000, 64, 7)), null), false);
+        byte[] bad = ok.clone();
+        bad[7] = 9; // DS 9 = 144 bytes in a 64-byte WQE
+        assertTrue(assertThrows(Malformed.class, () -> WqeFormat.decode(bad, false)).getMessage().contains("ctrl.ds = 9"));
+        byte[] zero = ok.clone();
+        zero[7] = 0;
+        assertThrows(Malformed.class, () -> WqeFormat.decode(zero, false));
+        byte[] noRaddr = ok.clone();
+        noRaddr[7] = 1; // an RDMA WRITE with only a ctrl segment
+        assertTrue(assertThrows(Malformed.class, () -> WqeFormat.decode(noRaddr, false)).getMessage().contains("remote address"));
+        byte[] inline = WqeFormat.encode(wqe(WqeLayout.OP_SEND, List.of(), new byte[20]), false);
+        inline[19] = 60; // inline byte_count 60, but the WQE's DS leave 28 bytes
+        assertTrue(assertThrows(Malformed.class, () -> WqeFormat.decode(inline, false)).getMessage().contains("inline byte_count 60"));
+        SendWqe atomic16 = new SendWqe(WqeLayout.OP_ATOMIC_CS, 1, 2, 0, 0, null, 0x8000, 9, 5, 6, List.of(new Sge(0x2000, 16, 3)), null);
+        assertTrue(assertThrows(Malformed.class, () -> WqeFormat.decode(WqeFormat.encode(atomic16, false), false)).getMessage().contains("8-byte"));
+    }
+}
