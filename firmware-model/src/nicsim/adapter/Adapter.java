@@ -179,7 +179,14 @@ public final class Adapter implements PciFunction, Clocked {
             if (seen != null) seen.add(new long[]{m.index(), sim.now()});
         }
         if (decoder.error().valid()) errors.add(decoder.error().payload());
-        if (fetcher.error().valid()) errors.add(fetcher.error().payload());
+        if (fetcher.error().valid()) {
+            WqeError e = fetcher.error().payload();
+            errors.add(e);
+            // a malformed WQE completes in error: LOC_QP_OP_ERR, the fetcher's reason as vendor syndrome;
+            // a failed ring read is a GENERAL_ERR (the fetcher has stopped the queue either way)
+            completeInError(e.qpn(), (int) e.index(), WqeLayout.opcode(e.ctrl()),
+                    e.reason() == WqeError.Code.DMA_ERROR ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, (int) e.code());
+        }
         if (fetcher.dropped().valid()) errors.add("doorbell for an unconfigured send queue: " + fetcher.dropped().payload());
         if (fetcher.dmaReq().fire()) {
             WqePorts.DmaReadReq r = fetcher.dmaReq().payload();
@@ -212,6 +219,13 @@ public final class Adapter implements PciFunction, Clocked {
      */
     private void execute(Wqe w) {
         int opcode = w.bytes()[3] & 0xff;
+        try {
+            WqeFormat.decode(w.bytes(), false);
+        } catch (WqeFormat.Malformed m) {
+            errors.add("malformed WQE " + w.index() + " of QP 0x" + Long.toHexString(w.qpn()) + ": " + m.getMessage());
+            completeInError(w.qpn(), (int) w.index(), opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, VENDOR_SYNDROME_SEGMENTS);
+            return;
+        }
         if (opcode != WqeLayout.OP_NOP) {
             sim.counters().counter("Adapter.wqes_not_executed").inc();
             return;
@@ -252,6 +266,16 @@ public final class Adapter implements PciFunction, Clocked {
         while (!fs.isEmpty() && ((first - fs.peekFirst()[0]) & 0xFFFF) >= fs.peekFirst()[1]) fs.pollFirst();
         if (!fs.isEmpty()) sim.trace().recordAt(fs.peekFirst()[2], "wqe", txn, "fetch_issued", fs.peekFirst()[1] + " WQEBB read");
         sim.trace().record("wqe", txn, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
+    }
+
+    /** Vendor syndrome of a WQE whose segments do not parse (fetcher-detected ones carry the WqeError code, 1..5). */
+    public static final int VENDOR_SYNDROME_SEGMENTS = 0x10;
+
+    private void completeInError(long qpn, int wqeCounter, int opcode, int syndrome, int vendorSyndrome) {
+        Long cqn = cqOfSq.get(qpn);
+        if (cqn == null) return;
+        cqeIn.add(new CqeIn(cqn, 0, Cqe64.requesterError(qpn, wqeCounter, opcode, syndrome, vendorSyndrome)));
+        core.wake();
     }
 
     @Override public boolean active() {

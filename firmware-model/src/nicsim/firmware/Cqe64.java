@@ -27,12 +27,31 @@ public final class Cqe64 {
         return words(b);
     }
 
-    /** A CQE as software reads it. */
-    public record View(int opcode, int owner, long qpn, int wqeOpcode, int wqeCounter, long byteCount) {}
+    /** mlx5 error syndromes (mlx5_err_cqe byte 55) and the ibv_wc_status each maps to (REFERENCE 3.4). */
+    public static final int SYNDROME_LOC_LEN_ERR = 0x01, SYNDROME_LOC_QP_OP_ERR = 0x02, SYNDROME_LOC_PROT_ERR = 0x04,
+            SYNDROME_WR_FLUSH_ERR = 0x05, SYNDROME_GENERAL_ERR = 0xFF;
+
+    /**
+     * A requester error completion (mlx5_err_cqe, CQE opcode REQ_ERR): {@code syndrome} picks the
+     * verbs status; {@code vendorSyndrome} (copied to wc.vendor_err) says exactly what failed.
+     */
+    public static long[] requesterError(long qpn, int wqeCounter, int wqeOpcode, int syndrome, int vendorSyndrome) {
+        byte[] b = new byte[BYTES];
+        b[54] = (byte) vendorSyndrome;
+        b[55] = (byte) syndrome;
+        BigEndian.put32(b, 56, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
+        b[60] = (byte) (wqeCounter >> 8);
+        b[61] = (byte) wqeCounter;
+        b[63] = (byte) (REQ_ERR << 4);
+        return words(b);
+    }
+
+    /** A CQE as software reads it; syndrome and vendor syndrome are meaningful in error CQEs. */
+    public record View(int opcode, int owner, long qpn, int wqeOpcode, int wqeCounter, long byteCount, int syndrome, int vendorSyndrome) {}
 
     public static View parse(byte[] b) {
         return new View((b[63] & 0xff) >> 4, b[63] & 1, BigEndian.get32(b, 56) & 0xFFFFFF, (int) (BigEndian.get32(b, 56) >>> 24),
-                (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44));
+                (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44), b[55] & 0xff, b[54] & 0xff);
     }
 
     public static long[] words(byte[] b) {

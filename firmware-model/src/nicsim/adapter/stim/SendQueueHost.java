@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Random;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.UarLayout;
+import nicsim.adapter.WqeFormat;
 import nicsim.adapter.WqeLayout;
 import nicsim.firmware.Cqe64;
 import nicsim.host.ConfigSpace;
@@ -85,7 +86,7 @@ public final class SendQueueHost {
     public List<Integer> interrupts() { return List.copyOf(interrupts); }
 
     /** Posts a NOP; {@code signaled} asks for a completion (CQ_UPDATE). */
-    public void postNop(boolean signaled) { post(WqeLayout.OP_NOP, 1, signaled ? Cqe64.CQ_UPDATE : 0); }
+    public void postNop(boolean signaled) { post(WqeLayout.OP_NOP, 0, signaled ? Cqe64.CQ_UPDATE : 0); }
 
     /** Takes every CQE software owns, by the owner-bit rule of REFERENCE 3.5, and advances the consumer index. */
     public List<Cqe64.View> pollCq() {
@@ -116,20 +117,42 @@ public final class SendQueueHost {
     /** When each doorbell's MMIO write left the host (simulated picoseconds). */
     public List<Long> doorbellTimes() { return List.copyOf(doorbellTimes); }
 
-    /** Writes a WQE of {@code ds} 16-byte units with seeded contents at the producer counter. */
-    public void post(int opcode, int ds) { post(opcode, ds, -1); }
+    /** Posts a well-formed WQE of {@code opcode} with {@code dataSegments} seeded SGEs and no flags. */
+    public void post(int opcode, int dataSegments) { post(opcode, dataSegments, 0); }
 
-    /** As {@link #post(int, int)}, with ctrl byte 11 (fm_ce_se) set to {@code fmCeSe} unless it is -1. */
-    public void post(int opcode, int ds, int fmCeSe) {
-        int bbs = WqeLayout.wqebbs(ds);
-        byte[] wqe = new byte[bbs * WqeLayout.WQEBB];
-        rnd.nextBytes(wqe);
-        System.arraycopy(WqeLayout.ctrl(opcode, producer & 0xFFFF, qpn, ds), 0, wqe, 0, 8);
-        if (fmCeSe >= 0) wqe[11] = (byte) fmCeSe;
+    /**
+     * Posts a well-formed WQE (built with {@link WqeFormat}, as the driver will) at the producer
+     * counter: seeded SGEs, remote address and immediate; an atomic gets its one 8-byte SGE.
+     * {@code fmCeSe} is ctrl byte 11 (CQ_UPDATE asks for a completion).
+     */
+    public void post(int opcode, int dataSegments, int fmCeSe) {
+        List<WqeFormat.Sge> sges = new ArrayList<>();
+        boolean atomic = opcode == WqeLayout.OP_ATOMIC_CS || opcode == WqeLayout.OP_ATOMIC_FA;
+        for (int i = 0; i < (atomic ? 1 : dataSegments); i++)
+            sges.add(new WqeFormat.Sge(0x1_0000_0000L + rnd.nextInt(1 << 20) * 64L, atomic ? 8 : 1 + rnd.nextInt(4096), 0x100 + rnd.nextInt(1 << 16)));
+        WqeFormat.SendWqe w = new WqeFormat.SendWqe(opcode, producer & 0xFFFF, qpn, fmCeSe, rnd.nextInt(), null,
+                0x2_0000_0000L + rnd.nextInt(1 << 20) * 8L, rnd.nextInt(), rnd.nextLong(), rnd.nextLong(), sges, null);
+        byte[] wqe = WqeFormat.encode(w, false);
+        int bbs = wqe.length / WqeLayout.WQEBB;
         for (int b = 0; b < bbs; b++)
             mem.write(ring + (long) ((producer + b) & ((1 << logSize) - 1)) * WqeLayout.WQEBB, Arrays.copyOfRange(wqe, b * 64, b * 64 + 64));
         posted.add(wqe);
         producer += bbs;
+    }
+
+    /**
+     * Posts raw WQE bytes (whole WQEBBs) as given, to test how malformed WQEs are handled; only the
+     * ctrl segment's WQE index is set to the producer counter.
+     */
+    public void postRaw(byte[] wqe) {
+        if (wqe.length == 0 || wqe.length % WqeLayout.WQEBB != 0) throw new IllegalArgumentException("raw WQE of " + wqe.length + " bytes: whole WQEBBs only");
+        byte[] w = wqe.clone();
+        w[1] = (byte) (producer >> 8);
+        w[2] = (byte) producer;
+        for (int b = 0; b < w.length / 64; b++)
+            mem.write(ring + (long) ((producer + b) & ((1 << logSize) - 1)) * WqeLayout.WQEBB, Arrays.copyOfRange(w, b * 64, b * 64 + 64));
+        posted.add(w);
+        producer += w.length / 64;
     }
 
     /** Runs until nothing is left to do. */
@@ -147,17 +170,17 @@ public final class SendQueueHost {
      * Posts a WQE and rings with BlueFlame, as mlx5 does for a single small WQE: the whole WQE is
      * written, in 64-byte chunks, to the UAR's BlueFlame buffer (it is in the ring too).
      */
-    public void postBlueFlame(int opcode, int ds) {
-        post(opcode, ds);
+    public void postBlueFlame(int opcode, int dataSegments) {
+        post(opcode, dataSegments);
         byte[] wqe = posted.get(posted.size() - 1);
         doorbellTimes.add(sim.now());
         for (int off = 0; off < wqe.length; off += 64)
             bus.mmioWrite(BAR0 + adapter.sendDoorbellOffset(uar) + off, Arrays.copyOfRange(wqe, off, off + 64));
     }
 
-    /** Posts {@code n} WQEs of 1 or 2 WQEBBs with random legal opcodes, rings once, runs until idle. */
+    /** Posts {@code n} WQEs (1 or 2 WQEBBs) with random legal opcodes other than NOP, rings once, runs until idle. */
     public void round(int n) {
-        for (int i = 0; i < n; i++) post(WqeLayout.OPCODES.get(1 + rnd.nextInt(WqeLayout.OPCODES.size() - 1)), 1 + rnd.nextInt(8));
+        for (int i = 0; i < n; i++) post(WqeLayout.OPCODES.get(1 + rnd.nextInt(WqeLayout.OPCODES.size() - 1)), 1 + rnd.nextInt(3));
         ringDoorbell();
         sim.runUntilIdle(1_000_000_000_000L);
     }

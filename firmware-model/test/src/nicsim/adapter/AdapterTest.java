@@ -86,8 +86,8 @@ class AdapterTest {
     @Test
     void aBlueFlameWriteRingsWithItsOwnCtrlSegment() {
         SendQueueHost h = host("cx-gen3x16");
-        h.postBlueFlame(WqeLayout.OP_RDMA_WRITE, 7); // 2 WQEBBs, written as two 64-byte chunks
-        h.postBlueFlame(WqeLayout.OP_SEND, 3);
+        h.postBlueFlame(WqeLayout.OP_RDMA_WRITE, 3); // ctrl + raddr + 3 SGEs = 80 B: 2 WQEBBs, two 64-byte chunks
+        h.postBlueFlame(WqeLayout.OP_SEND, 3);        // 64 B: 1 WQEBB
         h.sim.runUntilIdle(1_000_000_000_000L);
         assertTrue(h.adapter.errors().isEmpty(), h.adapter.errors().toString());
         assertEquals(2, h.adapter.wqes().size());
@@ -99,7 +99,7 @@ class AdapterTest {
     @Test
     void aDoorbellOnAnotherContextsPageFetchesNothing() {
         SendQueueHost h = host("lanai72");
-        h.post(WqeLayout.OP_SEND, 2);
+        h.post(WqeLayout.OP_SEND, 1);
         h.ringDoorbell(UAR + 1);
         h.bus.mmioWrite(SendQueueHost.BAR0 + 0x10, new byte[4]); // the initialization page has no registers yet
         h.sim.runUntilIdle(1_000_000_000_000L);

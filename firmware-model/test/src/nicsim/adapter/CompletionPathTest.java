@@ -46,7 +46,7 @@ class CompletionPathTest {
     void unsignaledNopsAndUnexecutedOpcodesWriteNothing() {
         SendQueueHost h = host("lanai72");
         h.postNop(false);
-        h.post(WqeLayout.OP_RDMA_WRITE, 3, Cqe64.CQ_UPDATE); // the transports are not built: not executed
+        h.post(WqeLayout.OP_RDMA_WRITE, 1, Cqe64.CQ_UPDATE); // the transports are not built: not executed
         h.postNop(true);
         h.ringDoorbell();
         h.run();
@@ -73,6 +73,37 @@ class CompletionPathTest {
         h.ringDoorbell();
         h.run();
         assertEquals(1, h.interrupts().size());
+    }
+
+    @Test
+    void malformedWqesCompleteWithLocQpOpErrAndSayWhy() {
+        SendQueueHost h = host("cx-gen3x16");
+        byte[] badOpcode = new byte[64];
+        System.arraycopy(WqeLayout.ctrl(0x3f, 0, QP, 1), 0, badOpcode, 0, 8);          // caught by the WqeFetcher
+        h.postRaw(badOpcode);
+        h.ringDoorbell();
+        h.run();
+        List<Cqe64.View> c = h.pollCq();
+        assertEquals(1, c.size());
+        assertEquals(Cqe64.REQ_ERR, c.get(0).opcode());
+        assertEquals(Cqe64.SYNDROME_LOC_QP_OP_ERR, c.get(0).syndrome());
+        assertEquals(WqePorts.WqeError.Code.BAD_OPCODE.ordinal(), c.get(0).vendorSyndrome());
+        assertEquals(0, c.get(0).wqeCounter());
+    }
+
+    @Test
+    void aWqeWhoseSegmentsDoNotParseCompletesInErrorToo() {
+        SendQueueHost h = host("lanai72");
+        byte[] noRaddr = new byte[64];
+        System.arraycopy(WqeLayout.ctrl(WqeLayout.OP_RDMA_WRITE, 0, QP, 1), 0, noRaddr, 0, 8); // a WRITE of only a ctrl segment
+        h.postRaw(noRaddr);
+        h.ringDoorbell();
+        h.run();
+        List<Cqe64.View> c = h.pollCq();
+        assertEquals(1, c.size());
+        assertEquals(Cqe64.SYNDROME_LOC_QP_OP_ERR, c.get(0).syndrome());
+        assertEquals(Adapter.VENDOR_SYNDROME_SEGMENTS, c.get(0).vendorSyndrome());
+        assertTrue(h.adapter.errors().get(0).toString().contains("remote address"), h.adapter.errors().toString());
     }
 
     @Test
