@@ -29,7 +29,8 @@ import nicsim.sim.StreamDemux;
  * CQEs are DMA-written into the host's CQ ring; an event raises the CQ's MSI-X vector after its
  * CQE's write, so the host never sees the interrupt before the entry. Every WQE gets a timeline in the
  * simulator's trace (block "wqe", transaction "qp0x&lt;qpn&gt;/wqe&lt;index&gt;"): the doorbell that
- * announced it decoded, the ring read that fetched it issued, and the WQE delivered.
+ * announced it decoded, the ring read that fetched it issued, the WQE delivered and, when it
+ * completes, its CQE in host memory.
  *
  * <p>Queue setup ({@link #createSq}) stands in for the firmware's command interface until it
  * exists: it writes the same queue-table and SQ-configuration ports the firmware will.
@@ -205,8 +206,12 @@ public final class Adapter implements PciFunction, Clocked {
         if (cqeWriter.event().valid()) pendingMsix.add(cqeWriter.event().payload().vector());
         if (cqeWriter.write().fire()) {
             CqePorts.Write64 w = cqeWriter.write().payload();
+            Cqe64.View v = Cqe64.parse(Cqe64.bytes(w.data()));
             port.dmaWrite(w.addr(), Cqe64.bytes(w.data()), r -> {
                 if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
+                // the WQE's last stage: its CQE is in host memory
+                else sim.trace().record("wqe", String.format("qp0x%x/wqe%d", v.qpn(), v.wqeCounter()), "cqe_written",
+                        String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
             });
             // an event's MSI-X follows its CQE's write on the link (posted writes stay in order)
             if (!pendingMsix.isEmpty()) port.msix((int) (long) pendingMsix.pollFirst());

@@ -37,7 +37,7 @@ final class DemoCommand implements Callable<Integer> {
         System.out.printf("signaled NOPs completed: %d CQEs polled from the host CQ ring by owner bit, after %d MSI-X interrupt(s)%n",
                 r.completions(), r.interrupts());
         System.out.println("mean latency per stage:");
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < PlatformDemo.Result.STAGES.length; k++)
             System.out.printf("  %-30s %9.3f us  (%,.0f core cycles)%n", PlatformDemo.Result.STAGES[k], r.stageMeanPicos()[k] / 1e6,
                     r.stageMeanPicos()[k] / period);
         System.out.println("block and PCI counters:");

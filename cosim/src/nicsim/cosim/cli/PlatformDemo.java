@@ -30,7 +30,8 @@ final class PlatformDemo {
     /** What a run showed: counts, per-stage mean latencies in picoseconds, counters, errors. */
     record Result(int posted, int verified, long[] stageMeanPicos, long cycles, int completions, int interrupts,
                   Map<String, Long> counters, List<String> errors) {
-        static final String[] STAGES = {"doorbell MMIO -> decoded", "decoded -> ring read issued", "read issued -> WQE delivered"};
+        static final String[] STAGES = {"doorbell MMIO -> decoded", "decoded -> ring read issued", "read issued -> WQE delivered",
+                "delivered -> CQE in host memory"};
     }
 
     static Result run(Profile profile, int wqes, Path wave, Path timeline) throws IOException {
@@ -64,13 +65,13 @@ final class PlatformDemo {
         if (got.size() != posted.size()) errors.add(posted.size() + " WQEs posted, " + got.size() + " delivered");
 
         // per-stage latency from the timeline; the doorbell's MMIO time starts the first WQE of each round
-        long[] sum = new long[3];
-        int[] n = new int[3];
+        long[] sum = new long[4];
+        int[] n = new int[4];
         List<Long> rings = h.doorbellTimes();
         int round = 0;
         for (Adapter.Wqe w : got) {
             List<Trace.Entry> es = h.sim.trace().entries(String.format("qp0x%x/wqe%d", QP, w.index()));
-            if (es.size() != 3) continue;
+            if (es.size() < 3) continue;
             if (round < rings.size() && w == got.get(Math.min(got.size() - 1, 16 * round))) {
                 sum[0] += es.get(0).timePicos() - rings.get(round++);
                 n[0]++;
@@ -79,9 +80,10 @@ final class PlatformDemo {
             n[1]++;
             sum[2] += es.get(2).timePicos() - es.get(1).timePicos();
             n[2]++;
+            if (es.size() == 4) { sum[3] += es.get(3).timePicos() - es.get(2).timePicos(); n[3]++; } // completed WQEs (the NOPs)
         }
-        long[] mean = new long[3];
-        for (int k = 0; k < 3; k++) mean[k] = n[k] == 0 ? 0 : sum[k] / n[k];
+        long[] mean = new long[4];
+        for (int k = 0; k < 4; k++) mean[k] = n[k] == 0 ? 0 : sum[k] / n[k];
         if (timeline != null) {
             Path parent = timeline.toAbsolutePath().getParent();
             if (parent != null) Files.createDirectories(parent);

@@ -43,6 +43,22 @@ class CompletionPathTest {
     }
 
     @Test
+    void aCompletedWqesTimelineEndsWithItsCqeInHostMemory() {
+        SendQueueHost h = host("cx-gen3x16");
+        h.sim.trace().enable("wqe");
+        h.postNop(true);
+        h.postNop(true);
+        h.ringDoorbell();
+        h.run();
+        for (int i = 0; i < 2; i++) {
+            List<nicsim.sim.Trace.Entry> es = h.sim.trace().entries(String.format("qp0x%x/wqe%d", QP, i));
+            assertEquals(List.of("doorbell_decoded", "fetch_issued", "delivered", "cqe_written"),
+                    es.stream().map(nicsim.sim.Trace.Entry::stage).toList());
+            for (int k = 1; k < es.size(); k++) assertTrue(es.get(k - 1).timePicos() <= es.get(k).timePicos(), es.toString());
+        }
+    }
+
+    @Test
     void unsignaledNopsAndUnexecutedOpcodesWriteNothing() {
         SendQueueHost h = host("lanai72");
         h.postNop(false);
