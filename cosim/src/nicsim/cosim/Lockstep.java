@@ -12,8 +12,9 @@ import nicsim.hw.rtl.RtlHandle;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Flow;
-import nicsim.sim.Layout;
 import nicsim.sim.Port;
+import nicsim.sim.PortWires;
+import nicsim.sim.PortWires.Wire;
 import nicsim.sim.Signal;
 import nicsim.sim.Simulator;
 import nicsim.sim.Stream;
@@ -49,15 +50,11 @@ public final class Lockstep {
         public int divergences() { return divergence.isPresent() ? 1 : 0; }
     }
 
-    /** One compared or copied wire: its RTL name, width, and how to read it from the Java port. */
-    private record Wire(String name, int width, boolean input, java.util.function.LongSupplier java,
-                        java.util.function.BooleanSupplier comparedNow) {}
-
     private Lockstep() {}
 
     public static Result run(RtlHandle rtl, Simulator jsim, ClockDomain core, Block twin, long cycles, long seed, Path windowDir)
             throws IOException {
-        List<Wire> wires = wires(twin);
+        List<Wire> wires = PortWires.of(twin);
         for (Wire w : wires)
             if (!rtl.ports().contains(w.name()))
                 throw new IllegalStateException(twin.name() + ": the Java twin has wire " + w.name() + " but the RTL has no such port "
@@ -72,7 +69,7 @@ public final class Lockstep {
             long[] javaVals = new long[wires.size()], rtlVals = new long[wires.size()], known = new long[wires.size()];
             for (int i = 0; i < wires.size(); i++) {
                 Wire w = wires.get(i);
-                javaVals[i] = w.java().getAsLong();
+                javaVals[i] = w.value().getAsLong();
                 if (w.input()) rtl.poke(w.name(), javaVals[i]);
             }
             rtl.settle();
@@ -80,7 +77,7 @@ public final class Lockstep {
             for (int i = 0; i < wires.size(); i++) {
                 Wire w = wires.get(i);
                 rtlVals[i] = w.input() ? javaVals[i] : rtl.peek(w.name());
-                known[i] = w.comparedNow().getAsBoolean() ? 1 : 0;
+                known[i] = w.meaningful().getAsBoolean() ? 1 : 0;
                 if (d == null && !w.input() && known[i] == 1 && rtlVals[i] != javaVals[i])
                     d = new Divergence(c, w.name(), javaVals[i], rtlVals[i], seed);
             }
@@ -97,37 +94,6 @@ public final class Lockstep {
             rtl.clockEdge();
         }
         return new Result(twin.name(), cycles, seed, Optional.empty(), transfers, List.of(), jsim.counters().snapshot());
-    }
-
-    /** The wires of every port, in port order, named as SpinalHDL names them. */
-    private static List<Wire> wires(Block twin) {
-        List<Wire> out = new ArrayList<>();
-        for (Port p : twin.ports()) {
-            boolean in = p.direction() == Port.Direction.IN;
-            if (p.channel() instanceof Stream<?> s) {
-                out.add(new Wire(p.name() + "_valid", 1, in, () -> s.valid() ? 1 : 0, () -> true));
-                out.add(new Wire(p.name() + "_ready", 1, !in, () -> s.ready() ? 1 : 0, () -> true));
-                payloadWires(out, p.name(), s.layout(), in, s::payload, s::valid);
-            } else if (p.channel() instanceof Flow<?> f) {
-                out.add(new Wire(p.name() + "_valid", 1, in, () -> f.valid() ? 1 : 0, () -> true));
-                payloadWires(out, p.name(), f.layout(), in, f::payload, f::valid);
-            } else {
-                Signal s = (Signal) p.channel();
-                out.add(new Wire(s.name(), s.width(), in, s::value, () -> true));
-            }
-        }
-        return out;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> void payloadWires(List<Wire> out, String port, Layout<T> layout, boolean in,
-                                         java.util.function.Supplier<?> payload, java.util.function.BooleanSupplier valid) {
-        if (layout == null) throw new IllegalArgumentException("port " + port + " has no layout: it cannot be compared with RTL");
-        for (Layout.Field<T> f : layout.fields()) {
-            // an idle payload is "don't care": inputs get 0, outputs are compared only while valid
-            out.add(new Wire(port + "_payload_" + f.name(), f.width(), in,
-                    () -> { Object p = payload.get(); return p == null ? 0 : f.getter().applyAsLong((T) p); }, valid));
-        }
     }
 
     private static List<Path> writeWindow(Path dir, String block, ClockDomain core, List<Wire> wires,

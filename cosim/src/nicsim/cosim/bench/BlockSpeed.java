@@ -8,12 +8,8 @@ import nicsim.hw.rtl.RtlRunner;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
-import nicsim.sim.Flow;
-import nicsim.sim.Layout;
-import nicsim.sim.Port;
-import nicsim.sim.Signal;
+import nicsim.sim.PortWires;
 import nicsim.sim.Simulator;
-import nicsim.sim.Stream;
 
 /**
  * Simulation speed of each block, Java twin against Verilated RTL, measured side by side in one
@@ -29,8 +25,6 @@ public final class BlockSpeed {
     public record Row(String block, long cycles, double javaCyclesPerSec, double rtlCyclesPerSec, int inputWires, int outputWires) {
         public double ratio() { return javaCyclesPerSec / rtlCyclesPerSec; }
     }
-
-    private record Wire(String name, java.util.function.LongSupplier java, boolean input) {}
 
     public static Row measure(Profile p, String name, long cycles, long seed) {
         BlockPairs.Pair pair = BlockPairs.get(p, name);
@@ -58,18 +52,18 @@ public final class BlockSpeed {
     private static final class Recorder {
         final List<long[]> rows;
         final List<String> inNames, outNames;
-        List<Wire> wires;
+        List<PortWires.Wire> wires;
         Recorder(List<long[]> rows, List<String> inNames, List<String> outNames) { this.rows = rows; this.inNames = inNames; this.outNames = outNames; }
 
         void attach(Block twin) {
-            wires = wires(twin);
-            for (Wire w : wires) (w.input() ? inNames : outNames).add(w.name());
+            wires = PortWires.of(twin);
+            for (PortWires.Wire w : wires) (w.input() ? inNames : outNames).add(w.name());
         }
 
         void sample() {
             long[] row = new long[inNames.size()];
             int i = 0;
-            for (Wire w : wires) if (w.input()) row[i++] = w.java().getAsLong();
+            for (PortWires.Wire w : wires) if (w.input()) row[i++] = w.value().getAsLong();
             rows.add(row);
         }
     }
@@ -116,30 +110,5 @@ public final class BlockSpeed {
             }
         });
         return ns;
-    }
-
-    private static List<Wire> wires(Block twin) {
-        List<Wire> out = new ArrayList<>();
-        for (Port port : twin.ports()) {
-            boolean in = port.direction() == Port.Direction.IN;
-            if (port.channel() instanceof Stream<?> s) {
-                out.add(new Wire(port.name() + "_valid", () -> s.valid() ? 1 : 0, in));
-                out.add(new Wire(port.name() + "_ready", () -> s.ready() ? 1 : 0, !in));
-                payload(out, port.name(), s.layout(), s::payload, in);
-            } else if (port.channel() instanceof Flow<?> f) {
-                out.add(new Wire(port.name() + "_valid", () -> f.valid() ? 1 : 0, in));
-                payload(out, port.name(), f.layout(), f::payload, in);
-            } else {
-                Signal s = (Signal) port.channel();
-                out.add(new Wire(s.name(), s::value, false));
-            }
-        }
-        return out;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> void payload(List<Wire> out, String port, Layout<T> layout, java.util.function.Supplier<?> p, boolean in) {
-        for (Layout.Field<T> f : layout.fields())
-            out.add(new Wire(port + "_payload_" + f.name(), () -> { Object v = p.get(); return v == null ? 0 : f.getter().applyAsLong((T) v); }, in));
     }
 }

@@ -1,6 +1,5 @@
 package nicsim.cosim.cli;
 
-import java.util.List;
 import java.util.concurrent.Callable;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
@@ -29,6 +28,4 @@ final class ProfilesCommand implements Callable<Integer> {
         }
         return 0;
     }
-
-    static List<String> names() { return Profiles.BUILTIN; }
 }

@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 import spinal.core._
 import spinal.core.sim._
 import spinal.lib.sim.ScoreboardInOrder
-import nicsim.sim.{Block, ClockDomain => JClockDomain, Clocked, Flow => JFlow, Port, Simulator, Stream => JStream}
+import nicsim.sim.{Block, ClockDomain => JClockDomain, Clocked, Flow => JFlow, Port, PortWires, Simulator, Stream => JStream}
 
 /**
  * Checks an RTL block against its Java twin at the transaction level, for any block whose twin
@@ -18,34 +18,22 @@ import nicsim.sim.{Block, ClockDomain => JClockDomain, Clocked, Flow => JFlow, P
 object TwinReplay {
   final case class Outcome(transactions: Map[String, Long])
 
-  private case class Wire(name: String, get: () => Long)
-
   def run(rtl: => Component, twinOf: JClockDomain => Block, stimulus: Block => Clocked, cycles: Int, seed: Int, testName: String): Outcome = {
     // 1. the Java side, recording
     val jsim = new Simulator()
     val core = jsim.clockDomain("core", 4000)
     val twin = twinOf(core)
     core.add(stimulus(twin))
-    val inputs = ArrayBuffer[Wire]()
+    // every wire the RTL receives, by its RTL name; outputs are checked per port, as transactions
+    val inputs = PortWires.of(twin).asScala.filter(_.input()).toSeq
     val outPorts = ArrayBuffer[(String, () => Boolean, () => Array[Long], Seq[String])]()
     for (p <- twin.ports().asScala) {
       val in = p.direction() == Port.Direction.IN
       p.channel() match {
         case s: JStream[_] =>
-          val names = fields(p.name(), s.layout())
-          if (in) {
-            inputs += Wire(p.name() + "_valid", () => if (s.valid()) 1L else 0L)
-            inputs ++= payloadWires(names, s.layout(), () => s.payload())
-          } else {
-            inputs += Wire(p.name() + "_ready", () => if (s.ready()) 1L else 0L)
-            outPorts += ((p.name(), () => s.fire(), () => values(s.layout(), s.payload()), names :+ (p.name() + "_ready")))
-          }
+          if (!in) outPorts += ((p.name(), () => s.fire(), () => values(s.layout(), s.payload()), fields(p.name(), s.layout()) :+ (p.name() + "_ready")))
         case f: JFlow[_] =>
-          val names = fields(p.name(), f.layout())
-          if (in) {
-            inputs += Wire(p.name() + "_valid", () => if (f.valid()) 1L else 0L)
-            inputs ++= payloadWires(names, f.layout(), () => f.payload())
-          } else outPorts += ((p.name(), () => f.valid(), () => values(f.layout(), f.payload()), names))
+          if (!in) outPorts += ((p.name(), () => f.valid(), () => values(f.layout(), f.payload()), fields(p.name(), f.layout())))
         case _ => // plain signals are compared cycle by cycle by the cosim lockstep, not here
       }
     }
@@ -55,7 +43,7 @@ object TwinReplay {
     core.add(new Clocked {
       override def drive(): Unit = ()
       override def update(): Unit = {
-        recorded += inputs.map(_.get()).toArray
+        recorded += inputs.map(_.value().getAsLong).toArray
         for ((n, fired, vals, _) <- outPorts if fired()) refs(n) += vals().toSeq
       }
     })
@@ -102,8 +90,4 @@ object TwinReplay {
 
   private def values[T](layout: nicsim.sim.Layout[T], p: Any): Array[Long] = layout.values(p.asInstanceOf[T])
 
-  private def payloadWires[T](names: Seq[String], layout: nicsim.sim.Layout[T], payload: () => Any): Seq[Wire] =
-    names.zipWithIndex.map { case (n, i) =>
-      Wire(n, () => { val p = payload(); if (p == null) 0L else layout.values(p.asInstanceOf[T])(i) })
-    }
 }
