@@ -206,8 +206,9 @@ public final class Adapter implements PciFunction, Clocked {
         if (cqeWriter.event().valid()) pendingMsix.add(cqeWriter.event().payload().vector());
         if (cqeWriter.write().fire()) {
             CqePorts.Write64 w = cqeWriter.write().payload();
-            Cqe64.View v = Cqe64.parse(Cqe64.bytes(w.data()));
-            port.dmaWrite(w.addr(), Cqe64.bytes(w.data()), r -> {
+            byte[] entry = Cqe64.bytes(w.data());
+            Cqe64.View v = Cqe64.parse(entry);
+            port.dmaWrite(w.addr(), entry, r -> {
                 if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
                 // the WQE's last stage: its CQE is in host memory
                 else sim.trace().record("wqe", String.format("qp0x%x/wqe%d", v.qpn(), v.wqeCounter()), "cqe_written",
