@@ -206,7 +206,7 @@ public final class Adapter implements PciFunction, Clocked {
         if (cqeWriter.event().valid()) pendingMsix.add(cqeWriter.event().payload().vector());
         if (cqeWriter.write().fire()) {
             CqePorts.Write64 w = cqeWriter.write().payload();
-            byte[] entry = Cqe64.bytes(w.data());
+            byte[] entry = Line64.bytes(w.data());
             Cqe64.View v = Cqe64.parse(entry);
             port.dmaWrite(w.addr(), entry, r -> {
                 if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
@@ -244,8 +244,7 @@ public final class Adapter implements PciFunction, Clocked {
     }
 
     private void collect(WqeBeat b) {
-        byte[] bb = new byte[WqeLayout.WQEBB];
-        for (int k = 0; k < 8; k++) for (int j = 0; j < 8; j++) bb[k * 8 + j] = (byte) (b.data()[k] >>> (8 * j));
+        byte[] bb = Line64.bytes(b.data());
         if (b.first() != 0) partial.clear();
         partial.add(bb);
         if (b.last() != 0) {

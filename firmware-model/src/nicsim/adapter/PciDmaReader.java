@@ -44,10 +44,7 @@ public final class PciDmaReader implements Clocked {
             port.dmaRead(r.addr(), (int) r.length(), res -> {
                 int beats = (int) (r.length() / WqeLayout.WQEBB);
                 for (int b = 0; b < beats; b++) {
-                    long[] words = new long[8];
-                    if (res.status() == PciPort.DmaStatus.OK)
-                        for (int k = 0; k < 8; k++)
-                            for (int j = 7; j >= 0; j--) words[k] = (words[k] << 8) | (res.data()[b * 64 + k * 8 + j] & 0xff);
+                    long[] words = res.status() == PciPort.DmaStatus.OK ? Line64.words(res.data(), b * WqeLayout.WQEBB) : new long[8];
                     ready.addLast(new WqebbBeat(words, res.status() == PciPort.DmaStatus.OK ? 0 : 1));
                 }
                 reading = false;

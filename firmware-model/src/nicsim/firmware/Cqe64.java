@@ -1,6 +1,7 @@
 package nicsim.firmware;
 
 import nicsim.adapter.BigEndian;
+import nicsim.adapter.Line64;
 
 /**
  * mlx5's 64-byte completion entry (REFERENCE 3.4), the fields nicsim fills so far: byte count,
@@ -24,7 +25,7 @@ public final class Cqe64 {
         b[60] = (byte) (wqeCounter >> 8);
         b[61] = (byte) wqeCounter;
         b[63] = (byte) (REQ << 4);
-        return words(b);
+        return Line64.words(b, 0);
     }
 
     /** mlx5 error syndromes (mlx5_err_cqe byte 55) and the ibv_wc_status each maps to (REFERENCE 3.4). */
@@ -43,7 +44,7 @@ public final class Cqe64 {
         b[60] = (byte) (wqeCounter >> 8);
         b[61] = (byte) wqeCounter;
         b[63] = (byte) (REQ_ERR << 4);
-        return words(b);
+        return Line64.words(b, 0);
     }
 
     /** A CQE as software reads it; syndrome and vendor syndrome are meaningful in error CQEs. */
@@ -54,16 +55,5 @@ public final class Cqe64 {
                 (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44), b[55] & 0xff, b[54] & 0xff);
     }
 
-    public static long[] words(byte[] b) {
-        long[] w = new long[8];
-        for (int k = 0; k < 8; k++) for (int j = 7; j >= 0; j--) w[k] = (w[k] << 8) | (b[k * 8 + j] & 0xff);
-        return w;
-    }
-
-    public static byte[] bytes(long[] w) {
-        byte[] b = new byte[BYTES];
-        for (int k = 0; k < 8; k++) for (int j = 0; j < 8; j++) b[k * 8 + j] = (byte) (w[k] >>> (8 * j));
-        return b;
-    }
 
 }
