@@ -52,3 +52,16 @@ cqe.cq.entries          = 64          | completion queues the writer tracks in h
 
 # --- network link
 link.rate               = 100 Gb/s    | network link data rate per direction | REFERENCE 4.2 (EDR / 100GbE)
+link.propagation        = 5 ns        | signal propagation along one cable (adapter to switch) | assumption: 1 m of copper at about 5 ns/m
+link.mtu                = 4 KiB       | largest path MTU the links and switch carry | IBTA maximum MTU (REFERENCE 1.5: ibv_mtu up to 4096)
+switch.latency          = 100 ns      | port-to-port latency of the switch, after a packet has fully arrived (store and forward) | assumption: EDR switch datasheets quote about 90-130 ns
+
+# --- firmware (the adapter's embedded processor: commands, QP state, transport)
+fw.command.latency      = 10 us       | firmware time to execute one command once its mailbox is read (create/modify/destroy) | assumption: mlx5 commands take microseconds to milliseconds; the fast end
+fw.wqe.cycles           = 16 cycles   | core cycles the transport spends starting one fetched send WQE (decode, translation requests) | assumption
+fw.packet.cycles        = 8 cycles    | core cycles to build or take one packet (headers, PSN, QP context update) | assumption: hardware transport; pipeline depth
+fw.ack.coalesce         = 64          | request packets between forced ACK requests in a long message (the last packet always asks) | REFERENCE 2.5 (rxe RXE_MAX_PKT_PER_ACK = 64)
+
+# --- host CPU cost of the driver's data path
+host.post.cost          = 60 ns       | CPU time to build one WQE in the ring and update the doorbell record (before the MMIO doorbell) | assumption: a few hundred instructions at 3 GHz
+host.poll.cost          = 20 ns       | CPU time to take one CQE from the ring | assumption

@@ -52,3 +52,16 @@ cqe.cq.entries          = 16          | completion queues the writer tracks in h
 
 # --- network link
 link.rate               = 1280 Mb/s   | Myrinet link data rate per direction | REFERENCE 4.5 (KVIA's 950 Mb/s = 74% of link peak)
+link.propagation        = 50 ns       | signal propagation along one cable (adapter to switch) | assumption: 10 m of Myrinet cable at about 5 ns/m
+link.mtu                = 4 KiB       | largest packet payload the transport sends | assumption: VIA implementations on Myrinet fragmented at 4 KB pages
+switch.latency          = 550 ns      | port-to-port latency of the Myrinet switch | assumption: Myrinet 8-port switches were quoted at about 300-550 ns cut-through; store-and-forward is modeled here
+
+# --- firmware: the LANai control program (MCP) running on the LANai processor
+fw.command.latency      = 50 us       | MCP time to execute one command from the host (create/modify/destroy) | assumption
+fw.wqe.cycles           = 400 cycles  | LANai cycles the MCP spends starting one send descriptor (decode, translation lookup, DMA setup) | assumption: a few hundred instructions on a 33 MHz LANai; tuned against the KVIA figures in issue 7
+fw.packet.cycles        = 150 cycles  | LANai cycles to build or take one packet (headers, sequence numbers, queue state) | assumption
+fw.ack.coalesce         = 64          | request packets between forced ACK requests in a long message (the last packet always asks) | REFERENCE 2.5 (rxe RXE_MAX_PKT_PER_ACK = 64)
+
+# --- host CPU cost of the driver's data path
+host.post.cost          = 1 us        | CPU time to build one descriptor and post it (VIA VipPostSend on a late-1990s host) | assumption
+host.poll.cost          = 200 ns      | CPU time to check one completion | assumption

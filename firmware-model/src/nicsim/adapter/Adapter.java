@@ -50,7 +50,16 @@ public final class Adapter implements PciFunction, Clocked {
     private final DoorbellDecoder decoder;
     private final WqeFetcher fetcher;
     private final CqeWriter cqeWriter;
+    private final MttWalker mtt;
+    private final nicsim.firmware.Firmware firmware;
     private final DoorbellDecoder.Config dbCfg;
+    private final ArrayDeque<MttPorts.XlateReq> xlateIn = new ArrayDeque<>();
+    private final ArrayDeque<MttPorts.MkeyContext> mkeyIn = new ArrayDeque<>();
+    private final ArrayDeque<MttPorts.MttFillRsp> fillRspIn = new ArrayDeque<>();
+    private final ArrayDeque<CqePorts.CqCi> ciIn = new ArrayDeque<>();
+    private final ArrayDeque<Boolean> cqeSolicited = new ArrayDeque<>();
+    private final java.util.Set<Long> firmwareQueues = new java.util.HashSet<>();
+    private boolean fillBusy;
     private final ArrayDeque<CqConfig> cqConfigIn = new ArrayDeque<>();
     private final ArrayDeque<CqeIn> cqeIn = new ArrayDeque<>();
     private final ArrayDeque<Long> pendingMsix = new ArrayDeque<>();
@@ -68,15 +77,19 @@ public final class Adapter implements PciFunction, Clocked {
     private final java.util.Map<Long, Long> nextFetch = new java.util.HashMap<>();
     private final java.util.Map<Integer, Long> qpnOfSlot = new java.util.HashMap<>();
 
-    public Adapter(Simulator sim, Profile profile) {
+    public Adapter(Simulator sim, Profile profile) { this(sim, profile, "core"); }
+
+    /** An adapter whose clock domain is called {@code clockName} (one per adapter in a simulator). */
+    public Adapter(Simulator sim, Profile profile, String clockName) {
         this.sim = sim;
-        this.core = sim.clockDomain("core", profile.periodPicos("core.clock"));
+        this.core = sim.clockDomain(clockName, profile.periodPicos("core.clock"));
         this.config = new ConfigSpace(VENDOR, DEVICE, 0x02070000, new long[]{profile.bytes("pci.bar0.size"), 0, 0},
                 MSIX_VECTORS, 0, MSIX_TABLE);
         this.dbCfg = DoorbellDecoder.Config.from(profile);
         this.decoder = new DoorbellDecoder(core, dbCfg);
         this.fetcher = new WqeFetcher(core, WqeFetcher.Config.from(profile));
         this.cqeWriter = new CqeWriter(core, CqeWriter.Config.from(profile));
+        this.mtt = new MttWalker(core, MttWalker.Config.from(profile));
         // decoded doorbells: send doorbells to the fetcher, CQ arms to the CQE writer
         StreamDemux<DoorbellMsg> route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
                 m -> m.kind() == DoorbellMsg.Kind.CQ_ARM.ordinal() ? 1 : 0);
@@ -84,7 +97,64 @@ public final class Adapter implements PciFunction, Clocked {
         route.output(0).connect(fetcher.doorbell());
         route.output(1).connect(cqeWriter.arm());
         core.add(this);
+        this.firmware = new nicsim.firmware.Firmware(this, profile);
     }
+
+    public Simulator simulator() { return sim; }
+    public MttWalker mtt() { return mtt; }
+    /** The firmware: command interface, QP contexts and transport. */
+    public nicsim.firmware.Firmware firmware() { return firmware; }
+    /** The adapter's PCI port (DMA, MSI-X), once attached to a bus. */
+    public PciPort port() { return port; }
+
+    /** Records a problem the adapter refused or could not handle (see {@link #errors()}). */
+    public void report(Object problem) { errors.add(problem); }
+
+    /** Firmware: writes an mkey context into the MttWalker's table. */
+    public void mkeyWrite(MttPorts.MkeyContext c) { mkeyIn.add(c); core.wake(); }
+
+    /** Firmware: asks the MttWalker to translate; the answer goes to {@code Firmware.onXlate}. */
+    public void translate(MttPorts.XlateReq r) { xlateIn.add(r); core.wake(); }
+
+    /** Firmware: a completion for the CqeWriter. */
+    public void postCqe(long cqn, long[] cqe, boolean solicited) {
+        cqeIn.add(new CqeIn(cqn, solicited ? 1 : 0, cqe));
+        core.wake();
+    }
+
+    /** Firmware: the consumer index software has reached (read from the CQ doorbell record). */
+    public void cqConsumerIndex(long cqn, long ci) { ciIn.add(new CqePorts.CqCi(cqn, ci & 0xFFFFFF)); core.wake(); }
+
+    /** Firmware: sets up the send queue of a QP it owns; its WQEs go to the firmware's transport. */
+    public void createQpSq(long qpn, int uar, long ringBase, int logSize) {
+        firmwareQueues.add(qpn);
+        createSq(qpn, uar, ringBase, logSize, -1);
+    }
+
+    /** Firmware: the send queue of {@code qpn} starts again from WQEBB 0 (QP reset). */
+    public void resetSq(long qpn) {
+        SqConfig old = sqConfigs.get(qpn);
+        if (old != null) { sqIn.add(old); nextFetch.put(qpn, 0L); doorbellsSeen.get(qpn).clear(); fetchesSeen.get(qpn).clear(); core.wake(); }
+    }
+
+    /** Firmware: removes send queue {@code qpn} from the decoder's table and the fetcher. */
+    public void destroySq(long qpn) {
+        SqConfig old = sqConfigs.remove(qpn);
+        if (old == null) return;
+        tableIn.add(new QueueTableWrite(0, qpn, 0, 0));
+        sqIn.add(new SqConfig(qpn, old.base(), old.logSize(), 0));
+        firmwareQueues.remove(qpn);
+        core.wake();
+    }
+
+    /** Firmware: removes CQ {@code cqn}. */
+    public void destroyCq(long cqn) {
+        tableIn.add(new QueueTableWrite(1, cqn, 0, 0));
+        cqConfigIn.add(new CqConfig(cqn, 0, 1, 0, 0));
+        core.wake();
+    }
+
+    private final java.util.Map<Long, SqConfig> sqConfigs = new java.util.HashMap<>();
 
     public ClockDomain core() { return core; }
     public DoorbellDecoder decoder() { return decoder; }
@@ -105,7 +175,9 @@ public final class Adapter implements PciFunction, Clocked {
     public void createSq(long qpn, int uar, long ringBase, int logSize, long cqn) {
         if (cqn >= 0) cqOfSq.put(qpn, cqn);
         tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
-        sqIn.add(new SqConfig(qpn, ringBase, logSize, 1));
+        SqConfig sc = new SqConfig(qpn, ringBase, logSize, 1);
+        sqConfigs.put(qpn, sc);
+        sqIn.add(sc);
         qpnOfSlot.put((int) (qpn & (fetcher.config().sqEntries() - 1)), qpn);
         doorbellsSeen.put(qpn, new ArrayDeque<>());
         fetchesSeen.put(qpn, new ArrayDeque<>());
@@ -150,14 +222,17 @@ public final class Adapter implements PciFunction, Clocked {
             if (data.length > 8) sim.counters().counter("Adapter.blueflame_writes").inc();
             mmioIn.add(MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8))));
             core.wake();
+        } else if (offset < MSIX_TABLE) {
+            firmware.mmioWrite(offset, data); // the initialization page: the command interface
         } else {
-            // the initialization page's registers belong to the command interface (not built yet)
             sim.counters().counter("Adapter.mmio_outside_doorbell_window").inc();
-            errors.add(String.format("MMIO write of %d bytes at BAR0+0x%x: no register there yet", data.length, offset));
+            errors.add(String.format("MMIO write of %d bytes at BAR0+0x%x: no register there", data.length, offset));
         }
     }
 
-    @Override public byte[] mmioRead(int bar, long offset, int length) { return new byte[length]; }
+    @Override public byte[] mmioRead(int bar, long offset, int length) {
+        return offset < MSIX_TABLE ? firmware.mmioRead(offset, length) : new byte[length];
+    }
 
     @Override public void drive() {
         if (mmioIn.isEmpty()) decoder.mmio().idle(); else decoder.mmio().push(mmioIn.peekFirst());
@@ -165,8 +240,17 @@ public final class Adapter implements PciFunction, Clocked {
         if (sqIn.isEmpty()) fetcher.sqConfig().idle(); else fetcher.sqConfig().push(sqIn.peekFirst());
         fetcher.wqe().ready(true);
         if (cqConfigIn.isEmpty()) cqeWriter.cqConfig().idle(); else cqeWriter.cqConfig().push(cqConfigIn.peekFirst());
-        if (cqeIn.isEmpty()) cqeWriter.cqe().idle(); else cqeWriter.cqe().push(cqeIn.peekFirst());
-        cqeWriter.ci().idle();
+        // a consumer-index update goes a cycle ahead of the completion it makes room for
+        if (!ciIn.isEmpty()) { cqeWriter.ci().push(ciIn.peekFirst()); cqeWriter.cqe().idle(); }
+        else {
+            cqeWriter.ci().idle();
+            if (cqeIn.isEmpty()) cqeWriter.cqe().idle(); else cqeWriter.cqe().push(cqeIn.peekFirst());
+        }
+        if (xlateIn.isEmpty()) mtt.req().idle(); else mtt.req().push(xlateIn.peekFirst());
+        if (mkeyIn.isEmpty()) mtt.mkeyWrite().idle(); else mtt.mkeyWrite().push(mkeyIn.peekFirst());
+        if (fillRspIn.isEmpty()) mtt.fillRsp().idle(); else mtt.fillRsp().push(fillRspIn.peekFirst());
+        mtt.rsp().ready(true);
+        mtt.fill().ready(!fillBusy);
         cqeWriter.write().ready(true);
     }
 
@@ -178,11 +262,15 @@ public final class Adapter implements PciFunction, Clocked {
             DoorbellMsg m = decoder.doorbell().payload();
             ArrayDeque<long[]> seen = doorbellsSeen.get(m.qpn());
             if (seen != null) seen.add(new long[]{m.index(), sim.now()});
+            if (m.kind() != DoorbellMsg.Kind.CQ_ARM.ordinal() && firmwareQueues.contains(m.qpn())) firmware.onDoorbell(m.qpn());
         }
         if (decoder.error().valid()) errors.add(decoder.error().payload());
         if (fetcher.error().valid()) {
             WqeError e = fetcher.error().payload();
             errors.add(e);
+            if (firmwareQueues.contains(e.qpn())) {
+                firmware.onWqeError(e.qpn(), (int) e.index(), WqeLayout.opcode(e.ctrl()), (int) e.code(), e.reason() == WqeError.Code.DMA_ERROR);
+            } else
             // a malformed WQE completes in error: LOC_QP_OP_ERR, the fetcher's reason as vendor syndrome;
             // a failed ring read is a GENERAL_ERR (the fetcher has stopped the queue either way)
             completeInError(e.qpn(), (int) e.index(), WqeLayout.opcode(e.ctrl()),
@@ -201,7 +289,19 @@ public final class Adapter implements PciFunction, Clocked {
         if (fetcher.wqe().fire()) collect(fetcher.wqe().payload());
         if (cqeWriter.cqConfig().valid()) cqConfigIn.pollFirst();
         if (cqeWriter.cqe().fire()) cqeIn.pollFirst();
-        if (cqeWriter.error().valid()) errors.add(cqeWriter.error().payload());
+        if (cqeWriter.ci().valid()) ciIn.pollFirst();
+        if (mtt.req().fire()) xlateIn.pollFirst();
+        if (mtt.mkeyWrite().valid()) mkeyIn.pollFirst();
+        if (mtt.fillRsp().fire()) { fillRspIn.pollFirst(); fillBusy = false; }
+        if (mtt.rsp().fire()) firmware.onXlate(mtt.rsp().payload());
+        if (mtt.fill().fire()) {
+            fillBusy = true;
+            firmware.onMttFill(mtt.fill().payload().index(), r -> { fillRspIn.add(new MttPorts.MttFillRsp(r[0], r[1])); core.wake(); });
+        }
+        if (cqeWriter.error().valid()) {
+            errors.add(cqeWriter.error().payload());
+            firmware.onCqError(cqeWriter.error().payload().cqn(), cqeWriter.error().payload().reason());
+        }
         if (cqeWriter.dropped().valid()) errors.add("CQ arm for an unconfigured CQ: " + cqeWriter.dropped().payload());
         if (cqeWriter.event().valid()) pendingMsix.add(cqeWriter.event().payload().vector());
         if (cqeWriter.write().fire()) {
@@ -252,9 +352,10 @@ public final class Adapter implements PciFunction, Clocked {
             for (int i = 0; i < partial.size(); i++) System.arraycopy(partial.get(i), 0, all, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
             long first = (b.index() - partial.size() + 1) & 0xFFFF;
             Wqe w = new Wqe(b.qpn(), first, all, core.cycle());
-            wqes.add(w);
+            if (!firmwareQueues.contains(w.qpn())) wqes.add(w);
             timeline(b.qpn(), first, partial.size(), WqeLayout.opcode(b.data()[0]));
-            execute(w);
+            if (firmwareQueues.contains(w.qpn())) firmware.onWqe(w.qpn(), (int) w.index(), w.bytes());
+            else execute(w);
             partial.clear();
         }
     }
@@ -284,6 +385,7 @@ public final class Adapter implements PciFunction, Clocked {
     }
 
     @Override public boolean active() {
-        return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty() || !pendingMsix.isEmpty();
+        return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty() || !pendingMsix.isEmpty()
+                || !xlateIn.isEmpty() || !mkeyIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();
     }
 }

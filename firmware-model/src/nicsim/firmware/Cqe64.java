@@ -13,7 +13,10 @@ public final class Cqe64 {
 
     public static final int BYTES = 64;
     /** CQE opcodes (op_own bits 7..4). */
-    public static final int REQ = 0, RESP_SEND = 2, REQ_ERR = 13, RESP_ERR = 14, INVALID = 15;
+    public static final int REQ = 0, RESP_WR_IMM = 1, RESP_SEND = 2, RESP_SEND_IMM = 3, RESP_SEND_INV = 4, REQ_ERR = 13,
+            RESP_ERR = 14, INVALID = 15;
+    /** op_own bit 1: the completion is solicited. */
+    public static final int SOLICITED_BIT = 0x02;
     /** ctrl segment byte 11 (fm_ce_se): the WQE asks for a completion. */
     public static final int CQ_UPDATE = 0x08;
 
@@ -30,7 +33,49 @@ public final class Cqe64 {
 
     /** mlx5 error syndromes (mlx5_err_cqe byte 55) and the ibv_wc_status each maps to (REFERENCE 3.4). */
     public static final int SYNDROME_LOC_LEN_ERR = 0x01, SYNDROME_LOC_QP_OP_ERR = 0x02, SYNDROME_LOC_PROT_ERR = 0x04,
-            SYNDROME_WR_FLUSH_ERR = 0x05, SYNDROME_GENERAL_ERR = 0xFF;
+            SYNDROME_WR_FLUSH_ERR = 0x05, SYNDROME_MW_BIND_ERR = 0x06, SYNDROME_BAD_RESP_ERR = 0x10, SYNDROME_LOC_ACCESS_ERR = 0x11,
+            SYNDROME_REM_INV_REQ_ERR = 0x12, SYNDROME_REM_ACCESS_ERR = 0x13, SYNDROME_REM_OP_ERR = 0x14,
+            SYNDROME_RETRY_EXC_ERR = 0x15, SYNDROME_RNR_RETRY_EXC_ERR = 0x16, SYNDROME_REM_ABORT_ERR = 0x22,
+            SYNDROME_GENERAL_ERR = 0xFF;
+
+    /**
+     * A responder completion ({@code cqeOpcode} RESP_SEND, RESP_SEND_IMM, RESP_WR_IMM or RESP_SEND_INV)
+     * of receive WQE {@code wqeCounter}: byte count, immediate (or invalidated rkey), the source QP
+     * and LID (UD), and whether it is solicited.
+     */
+    public static long[] responder(long qpn, int wqeCounter, int cqeOpcode, long byteCount, int imm, long srcQp, int slid,
+                                   boolean solicited) {
+        byte[] b = new byte[BYTES];
+        b[22] = (byte) (slid >> 8);
+        b[23] = (byte) slid;
+        BigEndian.put32(b, 24, srcQp & 0xFFFFFF);
+        BigEndian.put32(b, 36, imm);
+        BigEndian.put32(b, 44, byteCount);
+        BigEndian.put32(b, 56, qpn & 0xFFFFFF);
+        b[60] = (byte) (wqeCounter >> 8);
+        b[61] = (byte) wqeCounter;
+        b[63] = (byte) (cqeOpcode << 4 | (solicited ? SOLICITED_BIT : 0));
+        return Line64.words(b, 0);
+    }
+
+    /**
+     * An error completion with the details of the failed check in mlx5_err_cqe's reserved bytes
+     * (nicsim's use of them): bytes 0..7 the address, 8..11 the key, 12..15 the PSN.
+     */
+    public static long[] error(boolean requester, long qpn, int wqeCounter, int wqeOpcode, int syndrome, int vendorSyndrome,
+                               long addr, int key, int psn) {
+        byte[] b = new byte[BYTES];
+        BigEndian.put64(b, 0, addr);
+        BigEndian.put32(b, 8, key);
+        BigEndian.put32(b, 12, psn);
+        b[54] = (byte) vendorSyndrome;
+        b[55] = (byte) syndrome;
+        BigEndian.put32(b, 56, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
+        b[60] = (byte) (wqeCounter >> 8);
+        b[61] = (byte) wqeCounter;
+        b[63] = (byte) ((requester ? REQ_ERR : RESP_ERR) << 4);
+        return Line64.words(b, 0);
+    }
 
     /**
      * A requester error completion (mlx5_err_cqe, CQE opcode REQ_ERR): {@code syndrome} picks the
@@ -53,6 +98,21 @@ public final class Cqe64 {
     public static View parse(byte[] b) {
         return new View((b[63] & 0xff) >> 4, b[63] & 1, BigEndian.get32(b, 56) & 0xFFFFFF, (int) (BigEndian.get32(b, 56) >>> 24),
                 (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44), b[55] & 0xff, b[54] & 0xff);
+    }
+
+    /** The fields of a responder CQE beyond {@link View}: immediate, source QP and LID, solicited. */
+    public record RecvView(int imm, long srcQp, int slid, boolean solicited) {}
+
+    public static RecvView parseRecv(byte[] b) {
+        return new RecvView((int) BigEndian.get32(b, 36), BigEndian.get32(b, 24) & 0xFFFFFF, (b[22] & 0xff) << 8 | (b[23] & 0xff),
+                (b[63] & SOLICITED_BIT) != 0);
+    }
+
+    /** The details of an error CQE (see {@link #error}): address, key, PSN. */
+    public record ErrorView(long addr, int key, int psn) {}
+
+    public static ErrorView parseError(byte[] b) {
+        return new ErrorView(BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8), (int) BigEndian.get32(b, 12));
     }
 
 

@@ -146,6 +146,15 @@ public final class PciBus {
     /** One host MMIO access waiting in the CPU: its issue cost and what it does when it leaves. */
     private record CpuOp(long cost, Consumer<java.util.function.LongConsumer> run) {}
 
+    /**
+     * CPU time spent on other work (building a WQE, polling a CQE) in program order with MMIO: a
+     * later MMIO access leaves no sooner than {@code picos} after the previous one.
+     */
+    public void cpuWork(long picos) {
+        counters.counter("host.cpu_work_picos").add(picos);
+        cpu(picos, release -> release.accept(sim.now()));
+    }
+
     private void cpu(long cost, Consumer<java.util.function.LongConsumer> run) {
         cpuQueue.add(new CpuOp(cost, run));
         if (!cpuBusy) cpuNext(sim.now(), sim.now());

@@ -9,4 +9,10 @@ public enum QpState {
     QpState(int value) { this.value = value; }
 
     public int value() { return value; }
+
+    /** The constant whose libibverbs number is {@code value}. */
+    public static QpState of(int value) {
+        for (QpState e : values()) if (e.value == value) return e;
+        throw new IllegalArgumentException("no QpState has the value " + value);
+    }
 }

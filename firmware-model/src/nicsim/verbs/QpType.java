@@ -9,4 +9,10 @@ public enum QpType {
     QpType(int value) { this.value = value; }
 
     public int value() { return value; }
+
+    /** The constant whose libibverbs number is {@code value}. */
+    public static QpType of(int value) {
+        for (QpType e : values()) if (e.value == value) return e;
+        throw new IllegalArgumentException("no QpType has the value " + value);
+    }
 }

@@ -1,0 +1,94 @@
+package nicsim.fabric;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.Consumer;
+import nicsim.profile.Profile;
+import nicsim.sim.Counters;
+import nicsim.sim.Simulator;
+
+/**
+ * Adapters joined by links to one store-and-forward switch (ARCHITECTURE data path, step 7). Each
+ * port has a link of {@code link.rate} per direction: a packet serializes on its sender's uplink
+ * (queued behind earlier packets), propagates ({@code link.propagation}), crosses the switch
+ * ({@code switch.latency}), serializes on the destination's downlink, and propagates again. Ports
+ * are addressed by LID, from 1. Faults ({@link Faults}) apply per packet at the switch, drawn from
+ * one seeded generator, so a run repeats exactly.
+ */
+public final class Fabric {
+    private final Simulator sim;
+    private final long bitsPerSecond, propagation, switchLatency;
+    private final int mtu;
+    private final Faults faults;
+    private final Random rnd;
+    private final Counters counters;
+    private final List<Consumer<Packet>> ports = new ArrayList<>();
+    private final List<long[]> busyUntil = new ArrayList<>(); // per port: {uplink free at, downlink free at}
+
+    public Fabric(Simulator sim, Profile profile, Faults faults, long seed) {
+        this.sim = sim;
+        this.bitsPerSecond = profile.bitsPerSecond("link.rate");
+        this.propagation = profile.picos("link.propagation");
+        this.switchLatency = profile.picos("switch.latency");
+        this.mtu = profile.bytesInt("link.mtu");
+        this.faults = faults;
+        this.rnd = new Random(seed ^ 0x5DEECE66DL);
+        this.counters = sim.counters();
+    }
+
+    /** Attaches a port whose adapter takes packets through {@code rx}; returns its LID. */
+    public int attach(Consumer<Packet> rx) {
+        ports.add(rx);
+        busyUntil.add(new long[]{0, 0});
+        return ports.size();
+    }
+
+    public int ports() { return ports.size(); }
+    /** The largest MTU the links carry. */
+    public int maxMtu() { return mtu; }
+    public Faults faults() { return faults; }
+
+    /** Picoseconds to serialize {@code bytes} at the link rate (rounded up). */
+    public long serialization(int bytes) { return -Math.floorDiv(-(long) bytes * 8 * 1_000_000_000_000L, bitsPerSecond); }
+
+    /** Sends {@code p} from port {@code p.slid()}; returns when its last bit left the sender. */
+    public long send(Packet p) {
+        if (p.slid() < 1 || p.slid() > ports.size()) throw new IllegalArgumentException("packet from unknown LID " + p.slid());
+        int bytes = p.wireBytes();
+        long[] up = busyUntil.get(p.slid() - 1);
+        long start = Math.max(sim.now(), up[0]), end = start + serialization(bytes);
+        up[0] = end;
+        counters.counter("Fabric.packets").inc();
+        counters.counter("Fabric.bytes").add(bytes);
+        long atSwitch = end + propagation + switchLatency;
+        if (p.dlid() < 1 || p.dlid() > ports.size()) {
+            counters.counter("Fabric.unroutable").inc();
+            return end;
+        }
+        if (faults.any()) {
+            double x = rnd.nextDouble();
+            if (x < faults.drop()) { counters.counter("Fabric.dropped").inc(); return end; }
+            x -= faults.drop();
+            if (x < faults.corrupt()) { counters.counter("Fabric.corrupted").inc(); return end; }
+            x -= faults.corrupt();
+            if (x < faults.duplicate()) { counters.counter("Fabric.duplicated").inc(); forward(p, atSwitch, bytes); }
+            else if (x - faults.duplicate() < faults.reorder()) {
+                // held in the switch long enough for a few later packets to pass it
+                counters.counter("Fabric.reordered").inc();
+                atSwitch += 4 * serialization(bytes) + switchLatency;
+            }
+        }
+        forward(p, atSwitch, bytes);
+        return end;
+    }
+
+    private void forward(Packet p, long atSwitch, int bytes) {
+        sim.schedule(atSwitch, Simulator.Priority.DELIVERY, () -> {
+            long[] down = busyUntil.get(p.dlid() - 1);
+            long start = Math.max(sim.now(), down[1]), end = start + serialization(bytes);
+            down[1] = end;
+            sim.schedule(end + propagation, Simulator.Priority.DELIVERY, () -> ports.get(p.dlid() - 1).accept(p));
+        });
+    }
+}

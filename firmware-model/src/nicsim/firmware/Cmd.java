@@ -1,0 +1,230 @@
+package nicsim.firmware;
+
+import java.util.Arrays;
+import nicsim.adapter.BigEndian;
+import nicsim.sim.Layout;
+
+/**
+ * The adapter's command interface, one definition for the driver (which writes commands) and the
+ * firmware (which executes them). mlx5-like: the driver writes the 64-bit address of a 64-byte
+ * command entry to {@link #REG_CMDQ_ADDR} once, then for each command fills the entry and an input
+ * mailbox in host memory and writes 1 to {@link #REG_CMD_DOORBELL}. The firmware DMA-reads the
+ * entry and the mailbox, executes, DMA-writes the output mailbox (word 0: status << 32 | syndrome,
+ * word 1: the offending value, then the command's results), and last clears the entry's ownership
+ * byte. Opcode and status numbers are mlx5's where mlx5 has the command; {@link #MODIFY_QP} is one
+ * command for every transition (mlx5 has one per transition).
+ *
+ * <p>Each command's input and output are records with a {@link Layout}: field i travels as
+ * big-endian 64-bit word i, and the width of the field is checked on both sides.
+ */
+public final class Cmd {
+    private Cmd() {}
+
+    // --- initialization segment registers (BAR0 page 0)
+    /** Read: firmware revision (major << 16 | minor). */
+    public static final long REG_FW_REV = 0x00;
+    /** Write, 8 bytes big-endian: host address of the 64-byte command entry. */
+    public static final long REG_CMDQ_ADDR = 0x10;
+    /** Write, 4 bytes: ring the command doorbell (execute the entry). */
+    public static final long REG_CMD_DOORBELL = 0x18;
+    /** Read, 4 bytes: commands refused because they were malformed (bad entry, opcode or length). */
+    public static final long REG_CMD_ERRORS = 0x1c;
+    /** Read: 0 while healthy. */
+    public static final long REG_HEALTH = 0x20;
+    public static final int FW_REV = 0x0001_0000;
+
+    // --- the command entry (big-endian)
+    public static final int ENTRY_BYTES = 64, ENTRY_OPCODE = 0, ENTRY_IN_LEN = 4, ENTRY_IN_ADDR = 8, ENTRY_OUT_ADDR = 16,
+            ENTRY_OUT_LEN = 24, ENTRY_TOKEN = 28, ENTRY_OWNER = 63;
+    /** Ownership byte: 1 while the adapter owns the entry. */
+    public static final int OWNER_HW = 1;
+    /** Output mailbox words before the results: status/syndrome, then the offending value. */
+    public static final int OUT_HEADER_WORDS = 2;
+
+    // --- opcodes
+    public static final int QUERY_HCA_CAP = 0x100, INIT_HCA = 0x102, CREATE_MKEY = 0x200, QUERY_MKEY = 0x201, DESTROY_MKEY = 0x202,
+            CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
+            ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803;
+
+    public static String opcodeName(int op) {
+        return switch (op) {
+            case QUERY_HCA_CAP -> "QUERY_HCA_CAP"; case INIT_HCA -> "INIT_HCA"; case CREATE_MKEY -> "CREATE_MKEY";
+            case QUERY_MKEY -> "QUERY_MKEY"; case DESTROY_MKEY -> "DESTROY_MKEY"; case CREATE_CQ -> "CREATE_CQ";
+            case DESTROY_CQ -> "DESTROY_CQ"; case CREATE_QP -> "CREATE_QP"; case DESTROY_QP -> "DESTROY_QP";
+            case QUERY_QP -> "QUERY_QP"; case MODIFY_QP -> "MODIFY_QP"; case ALLOC_PD -> "ALLOC_PD"; case DEALLOC_PD -> "DEALLOC_PD";
+            case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR";
+            default -> String.format("0x%x", op);
+        };
+    }
+
+    /** mlx5 command statuses, with the errno mlx5_cmd_status_to_err gives each. */
+    public enum Status {
+        OK(0x00, 0), INT_ERR(0x01, 5), BAD_OP(0x02, 22), BAD_PARAM(0x03, 22), BAD_SYS_STATE(0x04, 5), BAD_RESOURCE(0x05, 22),
+        RESOURCE_BUSY(0x06, 16), EXCEED_LIM(0x08, 12), BAD_RES_STATE(0x09, 22), BAD_INDEX(0x0a, 22), NO_RESOURCES(0x0f, 11),
+        BAD_QP_STATE(0x10, 22), BAD_SIZE(0x40, 22), BAD_INPUT_LEN(0x50, 5), BAD_OUTPUT_LEN(0x51, 5);
+
+        public final int code, errno;
+
+        Status(int code, int errno) { this.code = code; this.errno = errno; }
+
+        public static Status of(int code) {
+            for (Status s : values()) if (s.code == code) return s;
+            return INT_ERR;
+        }
+    }
+
+    /**
+     * Why a command failed: its status, and a text the driver puts in its exception together with
+     * the offending value from output word 1.
+     */
+    public enum Syndrome {
+        NONE(Status.OK, "ok"),
+        BAD_OPCODE(Status.BAD_OP, "unknown command opcode"),
+        BAD_INPUT_LENGTH(Status.BAD_INPUT_LEN, "input mailbox length does not match the command"),
+        BAD_OUTPUT_LENGTH(Status.BAD_OUTPUT_LEN, "output mailbox too short for the command"),
+        MAILBOX_DMA(Status.INT_ERR, "the command's mailbox could not be read or written by DMA"),
+        NOT_INITIALIZED(Status.BAD_SYS_STATE, "INIT_HCA has not run"),
+        ALREADY_INITIALIZED(Status.BAD_SYS_STATE, "INIT_HCA has already run"),
+        UNKNOWN_UAR(Status.BAD_RESOURCE, "no such UAR page"),
+        UNKNOWN_PD(Status.BAD_RESOURCE, "no such protection domain"),
+        UNKNOWN_CQ(Status.BAD_RESOURCE, "no such completion queue"),
+        UNKNOWN_QP(Status.BAD_RESOURCE, "no such queue pair"),
+        UNKNOWN_MKEY(Status.BAD_RESOURCE, "no such memory key"),
+        OUT_OF_UARS(Status.EXCEED_LIM, "every UAR page of the doorbell window is allocated"),
+        OUT_OF_PDS(Status.EXCEED_LIM, "protection domain table full"),
+        OUT_OF_CQS(Status.EXCEED_LIM, "completion queue table full"),
+        OUT_OF_QPS(Status.EXCEED_LIM, "queue pair table full"),
+        OUT_OF_MKEYS(Status.EXCEED_LIM, "memory key table full"),
+        OUT_OF_MTT(Status.EXCEED_LIM, "translation table full"),
+        BAD_QP_TYPE(Status.BAD_PARAM, "queue pair type not supported"),
+        BAD_QUEUE_SIZE(Status.BAD_SIZE, "queue size out of range"),
+        BAD_ADDRESS(Status.BAD_PARAM, "queue or page-list address not aligned"),
+        BAD_PAGE_SHIFT(Status.BAD_PARAM, "page shift out of range (12..21)"),
+        BAD_ACCESS(Status.BAD_PARAM, "access flags not supported"),
+        BAD_VECTOR(Status.BAD_PARAM, "MSI-X vector out of range"),
+        BAD_TRANSITION(Status.BAD_QP_STATE, "state transition or attribute mask not allowed for this QP type"),
+        CUR_STATE_MISMATCH(Status.BAD_QP_STATE, "CUR_STATE does not match the QP's state"),
+        BAD_ATTRIBUTE(Status.BAD_PARAM, "attribute value out of range"),
+        CQ_IN_USE(Status.RESOURCE_BUSY, "completion queue still used by a queue pair"),
+        PD_IN_USE(Status.RESOURCE_BUSY, "protection domain still used"),
+        UAR_IN_USE(Status.RESOURCE_BUSY, "UAR page still used by a queue");
+
+        public final Status status;
+        public final String text;
+
+        Syndrome(Status status, String text) { this.status = status; this.text = text; }
+    }
+
+    // --- inputs and outputs
+
+    public record Empty() {}
+    public static final Layout<Empty> EMPTY = Layout.<Empty>builder("Empty").build(v -> new Empty());
+
+    /** A single handle: UAR, PD, CQN, QPN or mkey. */
+    public record Handle(long handle) {}
+    public static final Layout<Handle> HANDLE = Layout.<Handle>builder("Handle").field("handle", 32, Handle::handle).build(v -> new Handle(v[0]));
+
+    /** What the adapter offers (QUERY_HCA_CAP). */
+    public record HcaCap(long maxQp, long maxCq, long maxMkey, long maxPd, long maxUar, long maxQpWr, long maxCqe, long maxSge,
+                         long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize) {}
+    public static final Layout<HcaCap> HCA_CAP = Layout.<HcaCap>builder("HcaCap")
+            .field("maxQp", 32, HcaCap::maxQp).field("maxCq", 32, HcaCap::maxCq).field("maxMkey", 32, HcaCap::maxMkey)
+            .field("maxPd", 32, HcaCap::maxPd).field("maxUar", 32, HcaCap::maxUar).field("maxQpWr", 32, HcaCap::maxQpWr)
+            .field("maxCqe", 32, HcaCap::maxCqe).field("maxSge", 32, HcaCap::maxSge).field("maxInline", 32, HcaCap::maxInline)
+            .field("maxMtu", 4, HcaCap::maxMtu).field("lid", 16, HcaCap::lid).field("maxRdAtomic", 8, HcaCap::maxRdAtomic)
+            .field("maxMsgSize", 32, HcaCap::maxMsgSize)
+            .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]));
+
+    /** INIT_HCA: the async event queue (64-byte EQEs, MSI-X vector 0) and the MTT table in host memory. */
+    public record InitHca(long eqAddr, long eqLogSize, long mttAddr, long mttEntries) {}
+    public static final Layout<InitHca> INIT_HCA_IN = Layout.<InitHca>builder("InitHca")
+            .field("eqAddr", 64, InitHca::eqAddr).field("eqLogSize", 5, InitHca::eqLogSize).field("mttAddr", 64, InitHca::mttAddr)
+            .field("mttEntries", 32, InitHca::mttEntries).build(v -> new InitHca(v[0], v[1], v[2], v[3]));
+
+    /**
+     * CREATE_MKEY: an MR of {@code length} bytes at virtual {@code start} in {@code pd}, whose pages
+     * (2^pageShift bytes) are listed as 8-byte big-endian physical addresses at {@code pageList};
+     * {@code pageOffset} is where start lies in the first page.
+     */
+    public record CreateMkey(long pd, long start, long length, long access, long pageShift, long pageOffset, long pages, long pageList) {}
+    public static final Layout<CreateMkey> CREATE_MKEY_IN = Layout.<CreateMkey>builder("CreateMkey")
+            .field("pd", 24, CreateMkey::pd).field("start", 64, CreateMkey::start).field("length", 64, CreateMkey::length)
+            .field("access", 16, CreateMkey::access).field("pageShift", 6, CreateMkey::pageShift)
+            .field("pageOffset", 32, CreateMkey::pageOffset).field("pages", 32, CreateMkey::pages).field("pageList", 64, CreateMkey::pageList)
+            .build(v -> new CreateMkey(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]));
+
+    /** CREATE_CQ: 2^logSize CQEs at {@code ring} (owned by {@code uar}), events on MSI-X {@code vector}, doorbell record at {@code dbrec}. */
+    public record CreateCq(long uar, long ring, long logSize, long vector, long dbrec) {}
+    public static final Layout<CreateCq> CREATE_CQ_IN = Layout.<CreateCq>builder("CreateCq")
+            .field("uar", 24, CreateCq::uar).field("ring", 64, CreateCq::ring).field("logSize", 5, CreateCq::logSize)
+            .field("vector", 11, CreateCq::vector).field("dbrec", 64, CreateCq::dbrec)
+            .build(v -> new CreateCq(v[0], v[1], v[2], v[3], v[4]));
+
+    /**
+     * CREATE_QP: type (ibv_qp_type number), PD, CQs, UAR page; send ring of 2^sqLogSize WQEBBs; receive
+     * ring of 2^rqLogSize WQEs of 2^rqStrideLog bytes (16-byte data segments); doorbell record
+     * (word 0: receive counter, word 1: send counter, big-endian 32-bit).
+     */
+    public record CreateQp(long type, long pd, long sendCq, long recvCq, long uar, long sqAddr, long sqLogSize, long rqAddr,
+                           long rqLogSize, long rqStrideLog, long dbrec, long sqSigAll) {}
+    public static final Layout<CreateQp> CREATE_QP_IN = Layout.<CreateQp>builder("CreateQp")
+            .field("type", 8, CreateQp::type).field("pd", 24, CreateQp::pd).field("sendCq", 24, CreateQp::sendCq)
+            .field("recvCq", 24, CreateQp::recvCq).field("uar", 24, CreateQp::uar).field("sqAddr", 64, CreateQp::sqAddr)
+            .field("sqLogSize", 5, CreateQp::sqLogSize).field("rqAddr", 64, CreateQp::rqAddr).field("rqLogSize", 5, CreateQp::rqLogSize)
+            .field("rqStrideLog", 4, CreateQp::rqStrideLog).field("dbrec", 64, CreateQp::dbrec).field("sqSigAll", 1, CreateQp::sqSigAll)
+            .build(v -> new CreateQp(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]));
+
+    /**
+     * MODIFY_QP input and QUERY_QP output: the attribute mask (ibv_qp_attr_mask), states as
+     * ibv_qp_state numbers, and the attributes; a field counts only when its mask bit is set.
+     */
+    public record QpAttrs(long qpn, long mask, long curState, long state, long access, long qkey, long pathMtu, long destQpn,
+                          long rqPsn, long sqPsn, long dlid, long timeout, long retryCnt, long rnrRetry, long minRnrTimer,
+                          long maxRdAtomic, long maxDestRdAtomic, long port, long pkeyIndex, long sqDraining) {}
+    public static final Layout<QpAttrs> QP_ATTRS = Layout.<QpAttrs>builder("QpAttrs")
+            .field("qpn", 24, QpAttrs::qpn).field("mask", 32, QpAttrs::mask).field("curState", 3, QpAttrs::curState)
+            .field("state", 3, QpAttrs::state).field("access", 16, QpAttrs::access).field("qkey", 32, QpAttrs::qkey)
+            .field("pathMtu", 3, QpAttrs::pathMtu).field("destQpn", 24, QpAttrs::destQpn).field("rqPsn", 24, QpAttrs::rqPsn)
+            .field("sqPsn", 24, QpAttrs::sqPsn).field("dlid", 16, QpAttrs::dlid).field("timeout", 5, QpAttrs::timeout)
+            .field("retryCnt", 3, QpAttrs::retryCnt).field("rnrRetry", 3, QpAttrs::rnrRetry).field("minRnrTimer", 5, QpAttrs::minRnrTimer)
+            .field("maxRdAtomic", 8, QpAttrs::maxRdAtomic).field("maxDestRdAtomic", 8, QpAttrs::maxDestRdAtomic)
+            .field("port", 8, QpAttrs::port).field("pkeyIndex", 16, QpAttrs::pkeyIndex).field("sqDraining", 1, QpAttrs::sqDraining)
+            .build(v -> new QpAttrs(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14],
+                    v[15], v[16], v[17], v[18], v[19]));
+
+    /** The words of a record, as the mailbox carries them. */
+    public static <T> byte[] encode(Layout<T> layout, T value) {
+        long[] v = layout.values(value);
+        byte[] b = new byte[v.length * 8];
+        for (int i = 0; i < v.length; i++) BigEndian.put64(b, i * 8, v[i]);
+        return b;
+    }
+
+    /** A record from mailbox words starting at byte {@code at}; each word is checked against its field's width. */
+    public static <T> T decode(Layout<T> layout, byte[] b, int at) {
+        int n = layout.fields().size();
+        if (b.length - at < n * 8) throw new IllegalArgumentException(layout.name() + " needs " + n * 8 + " bytes, got " + (b.length - at));
+        long[] v = new long[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = BigEndian.get64(b, at + i * 8);
+            Layout.Field<T> f = layout.fields().get(i);
+            if ((v[i] & ~f.mask()) != 0)
+                throw new IllegalArgumentException(layout.name() + "." + f.name() + " = 0x" + Long.toHexString(v[i]) + " does not fit in "
+                        + f.width() + " bits");
+        }
+        return layout.make(v);
+    }
+
+    /** Bytes of an input layout. */
+    public static int bytes(Layout<?> layout) { return layout.fields().size() * 8; }
+
+    /** The output mailbox of a result: header (status, syndrome, detail) then the result's words. */
+    public static <T> byte[] output(Syndrome s, long detail, Layout<T> layout, T result) {
+        byte[] body = result == null ? new byte[0] : encode(layout, result);
+        byte[] out = Arrays.copyOf(new byte[OUT_HEADER_WORDS * 8], OUT_HEADER_WORDS * 8 + body.length);
+        BigEndian.put64(out, 0, (long) s.status.code << 32 | s.ordinal());
+        BigEndian.put64(out, 8, detail);
+        System.arraycopy(body, 0, out, OUT_HEADER_WORDS * 8, body.length);
+        return out;
+    }
+}

@@ -1,0 +1,549 @@
+package nicsim.firmware;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import nicsim.adapter.Adapter;
+import nicsim.adapter.BigEndian;
+import nicsim.adapter.CqePorts;
+import nicsim.adapter.MttPorts;
+import nicsim.adapter.MttPorts.MkeyContext;
+import nicsim.adapter.MttPorts.XlateReq;
+import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.adapter.WqeFormat;
+import nicsim.adapter.WqeLayout;
+import nicsim.fabric.Fabric;
+import nicsim.fabric.Packet;
+import nicsim.host.PciPort;
+import nicsim.profile.Profile;
+import nicsim.sim.ClockDomain;
+import nicsim.sim.Counters;
+import nicsim.sim.Simulator;
+import nicsim.verbs.AccessFlags;
+import nicsim.verbs.EventType;
+import nicsim.verbs.Mtu;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.QpState;
+import nicsim.verbs.QpType;
+
+/**
+ * The adapter's firmware (ARCHITECTURE: Java only, what runs on the embedded processor): the
+ * command interface ({@link Cmd}), the resource tables (UARs, PDs, mkeys, CQs, QPs), the async
+ * event queue, and, per QP, the transport ({@link Qp}). It reaches host memory only by DMA through
+ * the adapter's PCI port, translates every key through the {@code MttWalker}, writes completions
+ * through the {@code CqeWriter}, and sends packets on the {@link Fabric}.
+ *
+ * <p>Its own work runs on one processor: each task (a command, a WQE start, a packet) takes the
+ * profile's cycles and tasks queue behind one another ({@link #exec}).
+ */
+public final class Firmware {
+    final Simulator sim;
+    final ClockDomain core;
+    final Profile profile;
+    final Adapter adapter;
+    final Counters counters;
+    final long cmdLatency, wqeCycles, packetCycles;
+    final int ackCoalesce;
+    private final int maxQp, maxCq, maxMkey, maxPd, maxUar, maxQpWr, maxCqe;
+    static final int MAX_SGE = 16, MAX_INLINE = 512, MAX_MSG = 1 << 30, MAX_RD_ATOMIC = 16;
+
+    private long cmdqAddr = -1;
+    private int cmdErrors;
+    private boolean cmdBusy;
+    private boolean initialized;
+    private long eqAddr;
+    private int eqLogSize, eqProducer;
+    private long mttAddr, mttEntries, mttNext;
+    private long busyUntil;
+    private Fabric fabric;
+    private int lid;
+
+    private final boolean[] uars;
+    private final boolean[] pds;
+    final Map<Long, Cq> cqs = new HashMap<>();
+    final Map<Long, Qp> qps = new TreeMap<>();
+    private final Map<Long, MkeyContext> mkeys = new HashMap<>();
+    private final Map<Integer, Consumer<List<XlateRsp>>> xlatePending = new HashMap<>();
+    private final Map<Integer, List<XlateRsp>> xlateParts = new HashMap<>();
+    private int nextTag, keySeed = 0x5a;
+    private final List<String> log = new ArrayList<>();
+
+    /** A completion queue as firmware knows it: where its doorbell record is, and how full it may be. */
+    static final class Cq {
+        final long cqn, ring, dbrec;
+        final int size;
+        long produced, knownCi;
+        boolean error;
+        final ArrayDeque<long[]> waiting = new ArrayDeque<>();
+        final ArrayDeque<Boolean> waitingSolicited = new ArrayDeque<>();
+        boolean refreshing, confirmedFull;
+        int users;
+
+        Cq(long cqn, long ring, int size, long dbrec) { this.cqn = cqn; this.ring = ring; this.size = size; this.dbrec = dbrec; }
+    }
+
+    public Firmware(Adapter adapter, Profile profile) {
+        this.adapter = adapter;
+        this.sim = adapter.simulator();
+        this.core = adapter.core();
+        this.profile = profile;
+        this.counters = sim.counters();
+        this.cmdLatency = profile.picos("fw.command.latency");
+        this.wqeCycles = profile.cycles("fw.wqe.cycles");
+        this.packetCycles = profile.cycles("fw.packet.cycles");
+        this.ackCoalesce = profile.countInt("fw.ack.coalesce");
+        this.maxQp = adapter.fetcher().config().sqEntries();
+        this.maxCq = adapter.cqeWriter().config().cqEntries();
+        this.maxMkey = adapter.mtt().config().mkeyEntries();
+        this.maxPd = 1 << 16;
+        this.maxUar = (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size"));
+        this.maxQpWr = 1 << 15;
+        this.maxCqe = 1 << 22;
+        this.uars = new boolean[maxUar];
+        this.pds = new boolean[maxPd];
+    }
+
+    public List<String> log() { return List.copyOf(log); }
+
+    /** Joins the fabric; returns the port's LID. */
+    public int attach(Fabric f) {
+        this.fabric = f;
+        this.lid = f.attach(this::onPacket);
+        return lid;
+    }
+
+    public int lid() { return lid; }
+    public Fabric fabric() { return fabric; }
+
+    // ------------------------------------------------------------------ the processor
+
+    /** Runs {@code task} after {@code cycles} of firmware time, queued behind earlier tasks. */
+    void exec(long cycles, Runnable task) {
+        long start = Math.max(sim.now(), busyUntil);
+        long edge = core.picosOfCycle(core.nextEdgeCycleAtOrAfter(start));
+        busyUntil = edge + core.cyclesToPicos(cycles);
+        sim.schedule(busyUntil, task);
+    }
+
+    // ------------------------------------------------------------------ registers and commands
+
+    public void mmioWrite(long offset, byte[] data) {
+        if (offset == Cmd.REG_CMDQ_ADDR && data.length == 8) {
+            cmdqAddr = BigEndian.get64(data, 0);
+        } else if (offset == Cmd.REG_CMD_DOORBELL && data.length == 4) {
+            if (cmdqAddr < 0 || cmdBusy) {
+                cmdErrors++;
+                report(cmdqAddr < 0 ? "command doorbell before the command queue address was set"
+                        : "command doorbell while a command is executing");
+                return;
+            }
+            cmdBusy = true;
+            adapter.port().dmaRead(cmdqAddr, Cmd.ENTRY_BYTES, r -> {
+                if (r.status() != PciPort.DmaStatus.OK) {
+                    cmdBusy = false;
+                    cmdErrors++;
+                    report(String.format("command entry at 0x%x unreadable: %s", cmdqAddr, r.status()));
+                    return;
+                }
+                readInput(r.data());
+            });
+        } else {
+            cmdErrors++;
+            report(String.format("MMIO write of %d bytes at BAR0+0x%x: no such initialization register", data.length, offset));
+        }
+    }
+
+    public byte[] mmioRead(long offset, int length) {
+        byte[] out = new byte[length];
+        long v = offset == Cmd.REG_FW_REV ? Cmd.FW_REV : offset == Cmd.REG_CMD_ERRORS ? cmdErrors : 0;
+        if (length >= 4) BigEndian.put32(out, 0, v);
+        return out;
+    }
+
+    private void report(String what) {
+        log.add(what);
+        adapter.report(what);
+    }
+
+    private void readInput(byte[] entry) {
+        int opcode = (int) BigEndian.get32(entry, Cmd.ENTRY_OPCODE);
+        int inLen = (int) BigEndian.get32(entry, Cmd.ENTRY_IN_LEN), outLen = (int) BigEndian.get32(entry, Cmd.ENTRY_OUT_LEN);
+        long inAddr = BigEndian.get64(entry, Cmd.ENTRY_IN_ADDR), outAddr = BigEndian.get64(entry, Cmd.ENTRY_OUT_ADDR);
+        if (inLen < 0 || inLen > 4096 || outLen < Cmd.OUT_HEADER_WORDS * 8 || outLen > 4096) {
+            cmdErrors++;
+            report(String.format("command %s: mailbox lengths in %d / out %d out of range", Cmd.opcodeName(opcode), inLen, outLen));
+            if (outLen >= Cmd.OUT_HEADER_WORDS * 8 && outLen <= 4096)
+                finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.BAD_INPUT_LENGTH, inLen, Cmd.EMPTY, null));
+            else cmdBusy = false;
+            return;
+        }
+        Consumer<byte[]> run = in -> sim.scheduleIn(cmdLatency, () -> {
+            byte[] out;
+            try {
+                out = execute(opcode, in);
+            } catch (Fail f) {
+                out = Cmd.output(f.syndrome, f.detail, Cmd.EMPTY, null);
+            }
+            counters.counter("Firmware.commands").inc();
+            if (out.length > outLen) out = Cmd.output(Cmd.Syndrome.BAD_OUTPUT_LENGTH, out.length, Cmd.EMPTY, null);
+            finish(outAddr, outLen, out);
+        });
+        if (inLen == 0) run.accept(new byte[0]);
+        else adapter.port().dmaRead(inAddr, inLen, r -> {
+            if (r.status() != PciPort.DmaStatus.OK) finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.MAILBOX_DMA, inAddr, Cmd.EMPTY, null));
+            else run.accept(r.data());
+        });
+    }
+
+    private void finish(long outAddr, int outLen, byte[] out) {
+        Cmd.Status st = Cmd.Status.of((int) (BigEndian.get64(out, 0) >>> 32));
+        if (st != Cmd.Status.OK) counters.counter("Firmware.commands_failed").inc();
+        adapter.port().dmaWrite(outAddr, out, r -> {});
+        adapter.port().dmaWrite(cmdqAddr + Cmd.ENTRY_OWNER, new byte[]{0}, r -> cmdBusy = false);
+    }
+
+    /** A command refused: its syndrome and the offending value. */
+    static final class Fail extends RuntimeException {
+        final Cmd.Syndrome syndrome;
+        final long detail;
+
+        Fail(Cmd.Syndrome s, long detail) {
+            super(s.text, null, false, false);
+            this.syndrome = s;
+            this.detail = detail;
+        }
+    }
+
+    private static <T> T in(nicsim.sim.Layout<T> l, byte[] in) {
+        if (in.length != Cmd.bytes(l)) throw new Fail(Cmd.Syndrome.BAD_INPUT_LENGTH, in.length);
+        try {
+            return Cmd.decode(l, in, 0);
+        } catch (IllegalArgumentException e) {
+            throw new Fail(Cmd.Syndrome.BAD_ATTRIBUTE, 0);
+        }
+    }
+
+    private static <T> byte[] ok(nicsim.sim.Layout<T> l, T result) { return Cmd.output(Cmd.Syndrome.NONE, 0, l, result); }
+
+    private byte[] execute(int opcode, byte[] input) {
+        if (opcode != Cmd.INIT_HCA && opcode != Cmd.QUERY_HCA_CAP && !initialized) throw new Fail(Cmd.Syndrome.NOT_INITIALIZED, opcode);
+        switch (opcode) {
+            case Cmd.QUERY_HCA_CAP -> {
+                in(Cmd.EMPTY, input);
+                return ok(Cmd.HCA_CAP, new Cmd.HcaCap(maxQp - 1, maxCq - 1, maxMkey - 1, maxPd - 1, maxUar - 1, maxQpWr, maxCqe, MAX_SGE,
+                        MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(fabric == null ? 4096 : fabric.maxMtu()) - 7).value(), lid,
+                        MAX_RD_ATOMIC, MAX_MSG));
+            }
+            case Cmd.INIT_HCA -> {
+                Cmd.InitHca h = in(Cmd.INIT_HCA_IN, input);
+                if (initialized) throw new Fail(Cmd.Syndrome.ALREADY_INITIALIZED, 0);
+                if ((h.eqAddr() & 63) != 0 || (h.mttAddr() & 7) != 0) throw new Fail(Cmd.Syndrome.BAD_ADDRESS, h.eqAddr());
+                if (h.eqLogSize() < 1 || h.eqLogSize() > 16) throw new Fail(Cmd.Syndrome.BAD_QUEUE_SIZE, h.eqLogSize());
+                eqAddr = h.eqAddr();
+                eqLogSize = (int) h.eqLogSize();
+                mttAddr = h.mttAddr();
+                mttEntries = h.mttEntries();
+                mttNext = 0;
+                initialized = true;
+                uars[0] = true; // UAR 0 belongs to the driver itself
+                return ok(Cmd.EMPTY, null);
+            }
+            case Cmd.ALLOC_UAR -> {
+                in(Cmd.EMPTY, input);
+                for (int i = 1; i < uars.length; i++) if (!uars[i]) { uars[i] = true; return ok(Cmd.HANDLE, new Cmd.Handle(i)); }
+                throw new Fail(Cmd.Syndrome.OUT_OF_UARS, maxUar);
+            }
+            case Cmd.DEALLOC_UAR -> {
+                long u = in(Cmd.HANDLE, input).handle();
+                if (u <= 0 || u >= uars.length || !uars[(int) u]) throw new Fail(Cmd.Syndrome.UNKNOWN_UAR, u);
+                for (Qp q : qps.values()) if (q.uar == u) throw new Fail(Cmd.Syndrome.UAR_IN_USE, u);
+                uars[(int) u] = false;
+                return ok(Cmd.EMPTY, null);
+            }
+            case Cmd.ALLOC_PD -> {
+                in(Cmd.EMPTY, input);
+                for (int i = 1; i < pds.length; i++) if (!pds[i]) { pds[i] = true; return ok(Cmd.HANDLE, new Cmd.Handle(i)); }
+                throw new Fail(Cmd.Syndrome.OUT_OF_PDS, maxPd);
+            }
+            case Cmd.DEALLOC_PD -> {
+                long pd = in(Cmd.HANDLE, input).handle();
+                checkPd(pd);
+                for (Qp q : qps.values()) if (q.pd == pd) throw new Fail(Cmd.Syndrome.PD_IN_USE, pd);
+                for (MkeyContext m : mkeys.values()) if (m.pd() == pd) throw new Fail(Cmd.Syndrome.PD_IN_USE, pd);
+                pds[(int) pd] = false;
+                return ok(Cmd.EMPTY, null);
+            }
+            case Cmd.CREATE_MKEY -> { return createMkey(in(Cmd.CREATE_MKEY_IN, input)); }
+            case Cmd.DESTROY_MKEY -> {
+                long key = in(Cmd.HANDLE, input).handle();
+                MkeyContext m = mkeys.get(key >>> 8);
+                if (m == null || m.key() != (key & 0xff)) throw new Fail(Cmd.Syndrome.UNKNOWN_MKEY, key);
+                mkeys.remove(key >>> 8);
+                adapter.mkeyWrite(new MkeyContext(key >>> 8, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0));
+                return ok(Cmd.EMPTY, null);
+            }
+            case Cmd.CREATE_CQ -> { return createCq(in(Cmd.CREATE_CQ_IN, input)); }
+            case Cmd.DESTROY_CQ -> {
+                long cqn = in(Cmd.HANDLE, input).handle();
+                Cq cq = cqs.get(cqn);
+                if (cq == null) throw new Fail(Cmd.Syndrome.UNKNOWN_CQ, cqn);
+                if (cq.users > 0) throw new Fail(Cmd.Syndrome.CQ_IN_USE, cqn);
+                cqs.remove(cqn);
+                adapter.destroyCq(cqn);
+                return ok(Cmd.EMPTY, null);
+            }
+            case Cmd.CREATE_QP -> { return createQp(in(Cmd.CREATE_QP_IN, input)); }
+            case Cmd.DESTROY_QP -> {
+                long qpn = in(Cmd.HANDLE, input).handle();
+                Qp q = qps.remove(qpn);
+                if (q == null) throw new Fail(Cmd.Syndrome.UNKNOWN_QP, qpn);
+                q.destroy();
+                q.scq.users--;
+                q.rcq.users--;
+                adapter.destroySq(qpn);
+                return ok(Cmd.EMPTY, null);
+            }
+            case Cmd.MODIFY_QP -> {
+                Cmd.QpAttrs a = in(Cmd.QP_ATTRS, input);
+                Qp q = qps.get(a.qpn());
+                if (q == null) throw new Fail(Cmd.Syndrome.UNKNOWN_QP, a.qpn());
+                q.modify(a);
+                return ok(Cmd.EMPTY, null);
+            }
+            case Cmd.QUERY_QP -> {
+                long qpn = in(Cmd.HANDLE, input).handle();
+                Qp q = qps.get(qpn);
+                if (q == null) throw new Fail(Cmd.Syndrome.UNKNOWN_QP, qpn);
+                return ok(Cmd.QP_ATTRS, q.query());
+            }
+            default -> throw new Fail(Cmd.Syndrome.BAD_OPCODE, opcode);
+        }
+    }
+
+    void checkPd(long pd) {
+        if (pd <= 0 || pd >= pds.length || !pds[(int) pd]) throw new Fail(Cmd.Syndrome.UNKNOWN_PD, pd);
+    }
+
+    private void checkUar(long uar) {
+        if (uar <= 0 || uar >= uars.length || !uars[(int) uar]) throw new Fail(Cmd.Syndrome.UNKNOWN_UAR, uar);
+    }
+
+    private byte[] createMkey(Cmd.CreateMkey c) {
+        checkPd(c.pd());
+        if (c.pageShift() < 12 || c.pageShift() > 21) throw new Fail(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
+        if ((c.access() & ~AccessFlags.ALL) != 0) throw new Fail(Cmd.Syndrome.BAD_ACCESS, c.access());
+        if ((c.pageList() & 7) != 0) throw new Fail(Cmd.Syndrome.BAD_ADDRESS, c.pageList());
+        if (mttNext + c.pages() > mttEntries) throw new Fail(Cmd.Syndrome.OUT_OF_MTT, c.pages());
+        long index = -1;
+        for (long i = 1; i < maxMkey; i++) if (!mkeys.containsKey(i)) { index = i; break; }
+        if (index < 0) throw new Fail(Cmd.Syndrome.OUT_OF_MKEYS, maxMkey);
+        keySeed = (keySeed * 37 + 11) & 0xff; // the key byte changes on every registration
+        long mttBase = mttNext;
+        mttNext += Math.max(1, c.pages());
+        MkeyContext m = new MkeyContext(index, MttPorts.STATE_VALID, keySeed, c.pd(), 0, 0, c.start(), c.length(),
+                c.access() & 0x3f, c.pageShift(), c.pageOffset(), mttBase);
+        mkeys.put(index, m);
+        // copy the page list into the adapter's translation table in host memory (ICM), then publish the context
+        long pages = c.pages();
+        adapter.port().dmaRead(c.pageList(), (int) (pages * 8), r -> {
+            if (r.status() == PciPort.DmaStatus.OK) adapter.port().dmaWrite(mttAddr + mttBase * 8, r.data(), w -> {});
+            else report(String.format("MR page list at 0x%x unreadable: %s", c.pageList(), r.status()));
+        });
+        adapter.mkeyWrite(m);
+        return ok(Cmd.HANDLE, new Cmd.Handle(index << 8 | keySeed));
+    }
+
+    private byte[] createCq(Cmd.CreateCq c) {
+        checkUar(c.uar());
+        if (c.logSize() < 1 || c.logSize() > 22) throw new Fail(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
+        if ((c.ring() & 63) != 0 || (c.dbrec() & 7) != 0) throw new Fail(Cmd.Syndrome.BAD_ADDRESS, c.ring());
+        if (c.vector() >= Adapter.MSIX_VECTORS) throw new Fail(Cmd.Syndrome.BAD_VECTOR, c.vector());
+        long cqn = -1;
+        for (long i = 1; i < maxCq; i++) if (!cqs.containsKey(i)) { cqn = i; break; }
+        if (cqn < 0) throw new Fail(Cmd.Syndrome.OUT_OF_CQS, maxCq);
+        cqs.put(cqn, new Cq(cqn, c.ring(), 1 << c.logSize(), c.dbrec()));
+        adapter.createCq(cqn, (int) c.uar(), c.ring(), (int) c.logSize(), (int) c.vector());
+        return ok(Cmd.HANDLE, new Cmd.Handle(cqn));
+    }
+
+    private byte[] createQp(Cmd.CreateQp c) {
+        QpType type;
+        try {
+            type = QpType.of((int) c.type());
+        } catch (IllegalArgumentException e) {
+            throw new Fail(Cmd.Syndrome.BAD_QP_TYPE, c.type());
+        }
+        if (type != QpType.RC && type != QpType.UC && type != QpType.UD) throw new Fail(Cmd.Syndrome.BAD_QP_TYPE, c.type());
+        checkPd(c.pd());
+        checkUar(c.uar());
+        Cq scq = cqs.get(c.sendCq()), rcq = cqs.get(c.recvCq());
+        if (scq == null) throw new Fail(Cmd.Syndrome.UNKNOWN_CQ, c.sendCq());
+        if (rcq == null) throw new Fail(Cmd.Syndrome.UNKNOWN_CQ, c.recvCq());
+        if (c.sqLogSize() < 1 || c.sqLogSize() > 15) throw new Fail(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
+        if (c.rqLogSize() > 15 || c.rqStrideLog() < 4) throw new Fail(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
+        if ((c.sqAddr() & 63) != 0 || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0) throw new Fail(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
+        // QPNs index the fetcher's per-SQ state by their low bits: one live QP per slot
+        long qpn = -1;
+        for (long slot = 1; slot < maxQp; slot++) {
+            final long s = slot;
+            if (qps.keySet().stream().noneMatch(q -> (q & (maxQp - 1)) == s)) { qpn = 0x100 * (1 + (qpSerial++ % 0x100)) + slot; break; }
+        }
+        if (qpn < 0) throw new Fail(Cmd.Syndrome.OUT_OF_QPS, maxQp);
+        Qp q = new Qp(this, qpn, type, c, scq, rcq);
+        qps.put(qpn, q);
+        scq.users++;
+        rcq.users++;
+        adapter.createQpSq(qpn, (int) c.uar(), c.sqAddr(), (int) c.sqLogSize());
+        return ok(Cmd.HANDLE, new Cmd.Handle(qpn));
+    }
+
+    private int qpSerial;
+
+    // ------------------------------------------------------------------ events from the adapter
+
+    /** A fetched, checked send WQE. */
+    public void onWqe(long qpn, int index, byte[] bytes) {
+        Qp q = qps.get(qpn);
+        if (q == null) {
+            report(String.format("WQE %d for QP 0x%x, which does not exist", index, qpn));
+            return;
+        }
+        q.onWqe(index, bytes);
+    }
+
+    /** The fetcher refused a WQE (bad ctrl fields or ring read); the queue has stopped. */
+    public void onWqeError(long qpn, int index, int opcode, int vendor, boolean dmaError) {
+        Qp q = qps.get(qpn);
+        if (q != null) q.localError(index, opcode, dmaError ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, vendor, 0, 0);
+    }
+
+    /** A decoded send doorbell (a kick: a QP in ERR re-reads its receive queue to flush new receives). */
+    public void onDoorbell(long qpn) {
+        Qp q = qps.get(qpn);
+        if (q != null) q.onDoorbell();
+    }
+
+    /** The CQE writer could not write a completion. */
+    public void onCqError(long cqn, CqePorts.CqError.Code code) {
+        Cq cq = cqs.get(cqn);
+        if (cq == null || cq.error) return;
+        cq.error = true;
+        counters.counter("Firmware.cq_overflows").inc();
+        event(EventType.CQ_ERR, cqn);
+        for (Qp q : qps.values())
+            if (q.scq == cq || q.rcq == cq) {
+                event(EventType.QP_FATAL, q.qpn);
+                q.toError();
+            }
+    }
+
+    private void onPacket(Packet p) {
+        counters.counter("Firmware.packets_in").inc();
+        Qp q = qps.get(p.destQp());
+        if (q == null) {
+            counters.counter("Firmware.packets_no_qp").inc();
+            return;
+        }
+        q.onPacket(p);
+    }
+
+    // ------------------------------------------------------------------ services for the transport
+
+    void send(Packet p) {
+        counters.counter("Firmware.packets_out").inc();
+        fabric.send(p);
+    }
+
+    /** Translates through the MttWalker; the callback gets the chunks, or one failed response. */
+    void translate(long mkey, long va, long length, int access, long pd, long qpn, Consumer<List<XlateRsp>> done) {
+        int tag = nextTag;
+        nextTag = (nextTag + 1) & 0xFFFF;
+        xlatePending.put(tag, done);
+        xlateParts.put(tag, new ArrayList<>());
+        adapter.translate(new XlateReq(mkey & 0xFFFFFFFFL, va, length, access, pd, qpn & 0xFFFFFF, tag));
+    }
+
+    /** A response from the MttWalker. */
+    public void onXlate(XlateRsp r) {
+        List<XlateRsp> parts = xlateParts.get((int) r.tag());
+        if (parts == null) return;
+        parts.add(r);
+        if (r.last() != 0) {
+            xlateParts.remove((int) r.tag());
+            xlatePending.remove((int) r.tag()).accept(parts);
+        }
+    }
+
+    /** An MTT entry the walker's cache missed: read it from the translation table in host memory. */
+    public void onMttFill(long index, Consumer<long[]> done) {
+        if (index >= mttEntries) { done.accept(new long[]{0, 1}); return; }
+        adapter.port().dmaRead(mttAddr + index * 8, 8, r -> done.accept(r.status() == PciPort.DmaStatus.OK
+                ? new long[]{BigEndian.get64(r.data(), 0), 0} : new long[]{0, 1}));
+    }
+
+    /**
+     * Writes a completion to {@code cq}, in order. When the ring might be full by firmware's count,
+     * it first re-reads the consumer index from the CQ's doorbell record, so the writer sees an
+     * overflow only when software really has not consumed.
+     */
+    void complete(Cq cq, long[] cqe, boolean solicited) {
+        if (cq.error) { counters.counter("Firmware.cqes_lost").inc(); return; }
+        cq.waiting.add(cqe);
+        cq.waitingSolicited.add(solicited);
+        drainCq(cq);
+    }
+
+    private void drainCq(Cq cq) {
+        while (!cq.waiting.isEmpty() && !cq.refreshing) {
+            if (cq.produced - cq.knownCi >= cq.size && !cq.confirmedFull) {
+                cq.refreshing = true;
+                adapter.port().dmaRead(cq.dbrec, 4, r -> {
+                    cq.refreshing = false;
+                    long ci = r.status() == PciPort.DmaStatus.OK ? BigEndian.get32(r.data(), 0) & 0xFFFFFF : cq.knownCi;
+                    long delta = (ci - cq.knownCi) & 0xFFFFFF;
+                    boolean moved = delta != 0;
+                    cq.knownCi += delta;
+                    if (moved) adapter.cqConsumerIndex(cq.cqn, ci);
+                    else cq.confirmedFull = true; // still full: the writer sees it and reports the overflow
+                    drainCq(cq);
+                });
+                return;
+            }
+            cq.produced++;
+            adapter.postCqe(cq.cqn, cq.waiting.poll(), cq.waitingSolicited.poll());
+        }
+    }
+
+    /** Posts an async event into the event queue (64-byte EQEs: byte 0 type, bytes 4..7 the resource, byte 63 owner). */
+    void event(EventType type, long resource) {
+        counters.counter("Firmware.events").inc();
+        log.add("event " + type + " for 0x" + Long.toHexString(resource));
+        if (!initialized) return;
+        byte[] eqe = new byte[64];
+        eqe[0] = (byte) type.value();
+        BigEndian.put32(eqe, 4, resource);
+        int size = 1 << eqLogSize;
+        eqe[63] = (byte) (((eqProducer & size) != 0 ? 1 : 0) | 0x80);
+        long addr = eqAddr + (long) (eqProducer & (size - 1)) * 64;
+        eqProducer++;
+        adapter.port().dmaWrite(addr, eqe, r -> {});
+    }
+
+    static int psnDiff(int a, int b) { return ((a - b) << 8) >> 8; }
+
+    static boolean isReadOrAtomic(int op) {
+        return op == WqeLayout.OP_RDMA_READ || op == WqeLayout.OP_ATOMIC_CS || op == WqeLayout.OP_ATOMIC_FA;
+    }
+
+    static WqeFormat.SendWqe decode(byte[] b, boolean ud) { return WqeFormat.decode(b, ud); }
+
+    static QpState state(long v) { return QpState.values()[(int) v]; }
+
+    static int maskNames(int m) { return m; }
+
+    static String names(int mask) { return QpAttrMask.names(mask); }
+}

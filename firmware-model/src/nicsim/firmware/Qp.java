@@ -1,0 +1,1087 @@
+package nicsim.firmware;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import nicsim.adapter.BigEndian;
+import nicsim.adapter.MttPorts;
+import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.adapter.WqeFormat;
+import nicsim.adapter.WqeFormat.SendWqe;
+import nicsim.adapter.WqeFormat.Sge;
+import nicsim.adapter.WqeLayout;
+import nicsim.fabric.Packet;
+import nicsim.fabric.Packet.Op;
+import nicsim.host.PciPort;
+import nicsim.sim.Simulator;
+import nicsim.verbs.AccessFlags;
+import nicsim.verbs.EventType;
+import nicsim.verbs.Mtu;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.QpState;
+import nicsim.verbs.QpType;
+
+/**
+ * One queue pair's context and transport, as the firmware runs it: the state machine (transitions
+ * checked against {@link QpTransitions}), the requester (WQEs to packets, PSNs, ACK/NAK handling,
+ * the retransmit timer with retry_cnt, RNR waits with rnr_retry, go-back-N), the responder (PSN
+ * checks, duplicates, RNR NAK, receive WQEs read from the host ring, RDMA WRITE/READ/atomics
+ * through the rkey checks), completions and flushes, and the errors of seed error-handling with
+ * the state change each causes.
+ */
+final class Qp {
+    private static final int WINDOW_PSNS = 128;
+    /** RNR timer encodings to microseconds (REFERENCE 1.5, from IBA table 45). */
+    static final int[] RNR_US = {655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120,
+            7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520};
+
+    final Firmware fw;
+    final long qpn;
+    final QpType type;
+    final long pd;
+    final long uar;
+    final Firmware.Cq scq, rcq;
+    private final long rqAddr, dbrec;
+    private final int rqSize, rqStrideLog;
+    private final boolean sqSigAll;
+
+    QpState state = QpState.RESET;
+    private int access, qkey, mtu = 256, destQpn, dlid, timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic;
+    private int port = 1, pkeyIndex, sqPsn, rqPsn;
+    private boolean sqdNotify, draining;
+
+    // requester
+    private final ArrayDeque<SendOp> pending = new ArrayDeque<>();
+    private final ArrayDeque<SendOp> outstanding = new ArrayDeque<>();
+    private int nextPsn, retriesLeft, rnrLeft, readsOutstanding;
+    private Simulator.Event timer;
+    private boolean rnrWaiting;
+
+    // responder
+    private int epsn, msn;
+    private boolean nakSent, commEst;
+    private final ArrayDeque<Packet> rx = new ArrayDeque<>();
+    private boolean rxBusy;
+    private InMsg cur;
+    private int rqHead, rqProducer;
+    private final Map<Integer, Long> atomicReplay = new HashMap<>();
+    private long generation; // bumps on RESET/destroy: callbacks of an older generation are dropped
+
+    /** A send WQE on its way: its PSNs, packets (kept for retransmission), and what has come back. */
+    private static final class SendOp {
+        final int index, opcode;
+        final SendWqe w;
+        final long length;
+        int firstPsn, lastPsn, respPsn;
+        byte[] payload;
+        boolean ready, transmitted, done;
+        final List<Packet> packets = new ArrayList<>();
+
+        SendOp(int index, SendWqe w, long length) {
+            this.index = index;
+            this.opcode = w.opcode();
+            this.w = w;
+            this.length = length;
+        }
+
+        boolean readOrAtomic() { return Firmware.isReadOrAtomic(opcode); }
+    }
+
+    /** A receive WQE: its counter and scatter list. */
+    private record RecvWqe(int index, List<Sge> sges, long capacity) {}
+
+    /** An inbound SEND or WRITE spanning packets. */
+    private static final class InMsg {
+        final boolean send;
+        RecvWqe wqe;
+        long offset;
+        List<XlateRsp> target; // WRITE: the translated remote range
+        long dmaLength;
+
+        InMsg(boolean send) { this.send = send; }
+    }
+
+    Qp(Firmware fw, long qpn, QpType type, Cmd.CreateQp c, Firmware.Cq scq, Firmware.Cq rcq) {
+        this.fw = fw;
+        this.qpn = qpn;
+        this.type = type;
+        this.pd = c.pd();
+        this.uar = c.uar();
+        this.scq = scq;
+        this.rcq = rcq;
+        this.rqAddr = c.rqAddr();
+        this.rqSize = 1 << c.rqLogSize();
+        this.rqStrideLog = (int) c.rqStrideLog();
+        this.dbrec = c.dbrec();
+        this.sqSigAll = c.sqSigAll() != 0;
+    }
+
+    // ------------------------------------------------------------------ state machine
+
+    void modify(Cmd.QpAttrs a) {
+        int mask = (int) a.mask();
+        QpState next = Firmware.state(a.state());
+        if ((mask & QpAttrMask.CUR_STATE) != 0 && Firmware.state(a.curState()) != state)
+            throw new Firmware.Fail(Cmd.Syndrome.CUR_STATE_MISMATCH, state.value());
+        QpState target;
+        try {
+            target = QpTransitions.check(type, state, mask, next);
+        } catch (QpTransitions.Rejected r) {
+            throw new Firmware.Fail(Cmd.Syndrome.BAD_TRANSITION, (long) state.value() << 8 | next.value());
+        }
+        if ((mask & QpAttrMask.PATH_MTU) != 0 && (a.pathMtu() < 1 || a.pathMtu() > 5 || Mtu.of((int) a.pathMtu()).bytes() > fw.fabric().maxMtu()))
+            throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.pathMtu());
+        if ((mask & QpAttrMask.PORT) != 0 && a.port() != 1) throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.port());
+        if ((mask & QpAttrMask.ACCESS_FLAGS) != 0 && (a.access() & ~AccessFlags.ALL) != 0)
+            throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.access());
+        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0 && a.maxRdAtomic() > Firmware.MAX_RD_ATOMIC)
+            throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxRdAtomic());
+        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0 && a.maxDestRdAtomic() > Firmware.MAX_RD_ATOMIC)
+            throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxDestRdAtomic());
+        // accepted: apply the attributes, then the state
+        if ((mask & QpAttrMask.ACCESS_FLAGS) != 0) access = (int) a.access();
+        if ((mask & QpAttrMask.QKEY) != 0) qkey = (int) a.qkey();
+        if ((mask & QpAttrMask.PATH_MTU) != 0) mtu = Mtu.of((int) a.pathMtu()).bytes();
+        if ((mask & QpAttrMask.DEST_QPN) != 0) destQpn = (int) a.destQpn();
+        if ((mask & QpAttrMask.AV) != 0) dlid = (int) a.dlid();
+        if ((mask & QpAttrMask.RQ_PSN) != 0) { rqPsn = (int) a.rqPsn(); epsn = rqPsn; }
+        if ((mask & QpAttrMask.SQ_PSN) != 0) { sqPsn = (int) a.sqPsn(); nextPsn = sqPsn; }
+        if ((mask & QpAttrMask.TIMEOUT) != 0) timeout = (int) a.timeout();
+        if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); retriesLeft = retryCnt; }
+        if ((mask & QpAttrMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); rnrLeft = rnrRetry; }
+        if ((mask & QpAttrMask.MIN_RNR_TIMER) != 0) minRnrTimer = (int) a.minRnrTimer();
+        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0) maxRdAtomic = (int) a.maxRdAtomic();
+        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0) maxDestRdAtomic = (int) a.maxDestRdAtomic();
+        if ((mask & QpAttrMask.PORT) != 0) port = (int) a.port();
+        if ((mask & QpAttrMask.PKEY_INDEX) != 0) pkeyIndex = (int) a.pkeyIndex();
+        QpState was = state;
+        if (target == QpState.RESET) reset();
+        else if (target == QpState.ERR && was != QpState.ERR) toError();
+        else {
+            state = target;
+            if (target == QpState.SQD && was == QpState.RTS) {
+                draining = true;
+                sqdNotify = (mask & QpAttrMask.EN_SQD_ASYNC_NOTIFY) != 0;
+                checkDrained();
+            }
+            if (target == QpState.RTS && (was == QpState.SQD || was == QpState.SQE)) {
+                draining = false;
+                pump();
+            }
+        }
+    }
+
+    Cmd.QpAttrs query() {
+        return new Cmd.QpAttrs(qpn, 0, state.value(), state.value(), access, qkey & 0xFFFFFFFFL,
+                Integer.numberOfTrailingZeros(mtu) - 7, destQpn, epsn & 0xFFFFFF, nextPsn & 0xFFFFFF, dlid, timeout, retryCnt, rnrRetry,
+                minRnrTimer, maxRdAtomic, maxDestRdAtomic, port, pkeyIndex, draining && !outstanding.isEmpty() ? 1 : 0);
+    }
+
+    private void reset() {
+        generation++;
+        state = QpState.RESET;
+        pending.clear();
+        outstanding.clear();
+        rx.clear();
+        cancelTimer();
+        cur = null;
+        rxBusy = false;
+        rnrWaiting = false;
+        readsOutstanding = 0;
+        rqHead = 0;
+        rqProducer = 0;
+        msn = 0;
+        commEst = false;
+        nakSent = false;
+        atomicReplay.clear();
+        draining = false;
+        fw.adapter.resetSq(qpn);
+    }
+
+    void destroy() {
+        generation++;
+        cancelTimer();
+    }
+
+    /** Moves to ERR: every queued and unfinished send WQE and every posted receive completes WR_FLUSH_ERR, in order. */
+    void toError() {
+        if (state == QpState.ERR) return;
+        state = QpState.ERR;
+        cancelTimer();
+        cur = null;
+        rx.clear();
+        flushSq();
+        flushRq();
+    }
+
+    /** UD/UC requester errors stop only the send queue (SQE); its WQEs flush, receives continue. */
+    private void toSqError() {
+        state = QpState.SQE;
+        cancelTimer();
+        flushSq();
+    }
+
+    private void flushSq() {
+        retire();
+        while (!outstanding.isEmpty()) flush(outstanding.poll());
+        while (!pending.isEmpty()) flush(pending.poll());
+        readsOutstanding = 0;
+    }
+
+    private void flush(SendOp op) {
+        fw.counters.counter("Firmware.flushed").inc();
+        fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
+    }
+
+    private void flushRq() {
+        long gen = generation;
+        readRqProducer(() -> {
+            if (gen != generation || state != QpState.ERR) return;
+            while (rqHead != rqProducer) {
+                fw.counters.counter("Firmware.flushed").inc();
+                fw.complete(rcq, Cqe64.error(false, qpn, rqHead, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
+                rqHead = (rqHead + 1) & 0xFFFF;
+            }
+        });
+    }
+
+    void onDoorbell() {
+        if (state == QpState.ERR) flushRq();
+    }
+
+    private void checkDrained() {
+        if (state == QpState.SQD && draining && outstanding.isEmpty()) {
+            draining = false;
+            if (sqdNotify) fw.event(EventType.SQ_DRAINED, qpn);
+        }
+    }
+
+    // ------------------------------------------------------------------ requester
+
+    void onWqe(int index, byte[] bytes) {
+        int opcode = bytes[3] & 0xff;
+        SendWqe w;
+        try {
+            w = WqeFormat.decode(bytes, type == QpType.UD);
+        } catch (WqeFormat.Malformed m) {
+            fw.adapter.report("malformed WQE " + index + " of QP 0x" + Long.toHexString(qpn) + ": " + m.getMessage());
+            localError(index, opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.SEGMENTS, 0, 0);
+            return;
+        }
+        long length = w.inline() != null ? w.inline().length : w.sges().stream().mapToLong(s -> s.length() & 0xFFFFFFFFL).sum();
+        SendOp op = new SendOp(index, w, length);
+        switch (state) {
+            case ERR, SQE -> { flush(op); return; }
+            case RESET, INIT, RTR -> {
+                fw.adapter.report(String.format("WQE %d for QP 0x%x in %s: not executed", index, qpn, state));
+                complete(op, Cqe64.error(true, qpn, index, opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.QP_NOT_READY, 0, 0, 0));
+                return;
+            }
+            default -> {}
+        }
+        pending.add(op);
+        pump();
+    }
+
+    /** The fetcher or the decoder refused a WQE; it completes in error and the send queue stops. */
+    void localError(int index, int opcode, int syndrome, int vendor, long addr, int key) {
+        if (state == QpState.ERR || state == QpState.SQE) {
+            flush(new SendOp(index, new SendWqe(opcode, index, qpn, 0, 0, null, 0, 0, 0, 0, List.of(), null), 0));
+            return;
+        }
+        retire();
+        fw.complete(scq, Cqe64.error(true, qpn, index, opcode, syndrome, vendor, addr, key, 0), false);
+        if (type == QpType.RC) toError(); else toSqError();
+    }
+
+    private void pump() {
+        while (!pending.isEmpty() && state == QpState.RTS) { // SQD starts no new WQEs
+            SendOp op = pending.peek();
+            if (op.w.fenced() && readsOutstanding > 0) return;
+            if (op.readOrAtomic() && readsOutstanding >= Math.max(1, maxRdAtomic)) return;
+            if (!outstanding.isEmpty() && Firmware.psnDiff(nextPsn, outstanding.peek().firstPsn) >= WINDOW_PSNS) return;
+            pending.poll();
+            start(op);
+        }
+    }
+
+    private boolean legalForType(int op) {
+        return switch (type) {
+            case UD -> op == WqeLayout.OP_SEND || op == WqeLayout.OP_SEND_IMM;
+            case UC -> op == WqeLayout.OP_SEND || op == WqeLayout.OP_SEND_IMM || op == WqeLayout.OP_RDMA_WRITE
+                    || op == WqeLayout.OP_RDMA_WRITE_IMM || op == WqeLayout.OP_NOP;
+            default -> true;
+        };
+    }
+
+    private void start(SendOp op) {
+        int o = op.opcode;
+        outstanding.add(op);
+        if (o == WqeLayout.OP_NOP) {
+            op.ready = op.transmitted = op.done = true;
+            retire();
+            return;
+        }
+        if (!legalForType(o)) { requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        if (o == WqeLayout.OP_SEND_INVAL || o == WqeLayout.OP_LOCAL_INVAL || o == WqeLayout.OP_UMR) {
+            requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.UNSUPPORTED_OPCODE, 0, 0, 0);
+            return;
+        }
+        if (op.length > Firmware.MAX_MSG) { requesterError(op, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG, 0, 0, 0); return; }
+        if (op.readOrAtomic()) readsOutstanding++;
+        // PSNs in WQE order
+        int npkts = o == WqeLayout.OP_RDMA_READ ? (int) Math.max(1, (op.length + mtu - 1) / mtu)
+                : op.readOrAtomic() ? 1 : (int) Math.max(1, (op.length + mtu - 1) / mtu);
+        op.firstPsn = nextPsn;
+        op.respPsn = nextPsn;
+        op.lastPsn = (nextPsn + npkts - 1) & 0xFFFFFF;
+        if (type != QpType.UD) nextPsn = (nextPsn + npkts) & 0xFFFFFF;
+        long gen = generation;
+        fw.exec(fw.wqeCycles, () -> {
+            if (gen != generation) return;
+            if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
+            if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
+            gather(op.w.sges(), (data, fail) -> {
+                if (gen != generation || state == QpState.ERR || state == QpState.SQE) return;
+                if (fail != null) { requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0); return; }
+                op.payload = data;
+                build(op);
+            });
+        });
+    }
+
+    private void build(SendOp op) {
+        int o = op.opcode;
+        if (type == QpType.UD) {
+            if (op.payload.length > mtu) {
+                // C10-93.1.1: a UD message longer than the path MTU completes without being sent
+                fw.counters.counter("Firmware.ud_too_long").inc();
+                op.ready = op.transmitted = op.done = true;
+                retire();
+                return;
+            }
+            boolean imm = o == WqeLayout.OP_SEND_IMM;
+            op.packets.add(new Packet(fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), qpn,
+                    op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), op.w.av().qkey() == 0 ? 1 : op.w.av().qkey(),
+                    op.payload));
+        } else if (o == WqeLayout.OP_RDMA_READ) {
+            op.packets.add(request(Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0, 0, new byte[0]));
+        } else if (op.readOrAtomic()) {
+            op.packets.add(request(o == WqeLayout.OP_ATOMIC_CS ? Op.CMP_SWAP : Op.FETCH_ADD, op.firstPsn, true, op.w.remoteAddr(),
+                    op.w.rkey(), 8, op.w.swapAdd(), op.w.compare(), 0, new byte[0]));
+        } else {
+            boolean write = o == WqeLayout.OP_RDMA_WRITE || o == WqeLayout.OP_RDMA_WRITE_IMM;
+            boolean imm = o == WqeLayout.OP_RDMA_WRITE_IMM || o == WqeLayout.OP_SEND_IMM;
+            int n = (int) Math.max(1, (op.payload.length + mtu - 1) / mtu);
+            for (int i = 0; i < n; i++) {
+                Op po;
+                if (n == 1) po = write ? (imm ? Op.WRITE_ONLY_IMM : Op.WRITE_ONLY) : (imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY);
+                else if (i == 0) po = write ? Op.WRITE_FIRST : Op.SEND_FIRST;
+                else if (i < n - 1) po = write ? Op.WRITE_MIDDLE : Op.SEND_MIDDLE;
+                else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
+                byte[] chunk = java.util.Arrays.copyOfRange(op.payload, i * mtu, Math.min(op.payload.length, (i + 1) * mtu));
+                boolean ackReq = type == QpType.RC && (i == n - 1 || (i + 1) % fw.ackCoalesce == 0);
+                op.packets.add(request(po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
+                        i == 0 ? op.payload.length : 0, 0, 0, po.hasImm() ? op.w.imm() : 0, chunk).withSolicited(i == n - 1 && op.w.solicited()));
+            }
+        }
+        op.ready = true;
+        transmit();
+    }
+
+    private Packet request(Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
+        return new Packet(fw.lid(), dlid, op, destQpn, qpn, psn, ackReq, false, op.hasReth() || op.isAtomic() ? va : 0,
+                op.hasReth() || op.isAtomic() ? rkey : 0, op.hasReth() ? len : 0, swap, cmp, 0, 0, 0, imm, 0, payload);
+    }
+
+    /** Sends the packets of ready WQEs, in PSN order. */
+    private void transmit() {
+        for (SendOp op : outstanding) {
+            if (op.transmitted) continue;
+            if (!op.ready) return;
+            op.transmitted = true;
+            sendPackets(op.packets, op);
+        }
+    }
+
+    private void sendPackets(List<Packet> packets, SendOp op) {
+        long gen = generation;
+        for (int i = 0; i < packets.size(); i++) {
+            Packet p = packets.get(i);
+            boolean lastOne = i == packets.size() - 1;
+            fw.exec(fw.packetCycles, () -> {
+                if (gen != generation || state == QpState.ERR || (state == QpState.SQE && type != QpType.RC)) return;
+                fw.send(p);
+                if (type == QpType.RC) armTimer();
+                else if (lastOne) {
+                    op.done = true;
+                    retire();
+                }
+            });
+        }
+    }
+
+    /** Completes finished WQEs in order (a CQE for signaled ones), then starts more. */
+    private void retire() {
+        while (!outstanding.isEmpty() && outstanding.peek().done) {
+            SendOp op = outstanding.poll();
+            if (op.readOrAtomic()) readsOutstanding--;
+            if (op.w.signaled() || sqSigAll)
+                complete(op, Cqe64.requester(qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
+        }
+        if (outstanding.isEmpty()) cancelTimer();
+        checkDrained();
+        pump();
+    }
+
+    private void complete(SendOp op, long[] cqe) { fw.complete(scq, cqe, false); }
+
+    private void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {
+        // WQEs before it that finished complete first; the failed one gets its error CQE; the rest flush
+        outstanding.remove(op);
+        if (op.readOrAtomic() && readsOutstanding > 0) readsOutstanding--;
+        retire();
+        List<SendOp> before = new ArrayList<>();
+        while (!outstanding.isEmpty() && Firmware.psnDiff(outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(outstanding.poll());
+        for (SendOp b : before) flush(b);
+        fw.counters.counter("Firmware.requester_errors").inc();
+        fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), false);
+        if (type == QpType.RC) toError(); else toSqError();
+    }
+
+    private void armTimer() {
+        if (timer != null || timeout == 0 || outstanding.isEmpty()) return;
+        long gen = generation;
+        timer = fw.sim.scheduleIn(4_096_000L << timeout, () -> {
+            timer = null;
+            if (gen == generation && !rnrWaiting) onTimeout();
+        });
+    }
+
+    private void restartTimer() {
+        cancelTimer();
+        armTimer();
+    }
+
+    private void cancelTimer() {
+        if (timer != null) { timer.cancel(); timer = null; }
+    }
+
+    private SendOp oldestUndone() {
+        for (SendOp op : outstanding) if (!op.done) return op;
+        return null;
+    }
+
+    private void onTimeout() {
+        SendOp op = oldestUndone();
+        if (op == null || state == QpState.ERR) return;
+        fw.counters.counter("Firmware.timeouts").inc();
+        if (retriesLeft == 0) {
+            requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, op.respPsn);
+            return;
+        }
+        retriesLeft--;
+        goBack(op.respPsn);
+    }
+
+    /** Retransmits everything from {@code psn} on (go-back-N); a READ resumes where its responses stopped. */
+    private void goBack(int psn) {
+        fw.counters.counter("Firmware.retransmits").inc();
+        for (SendOp op : outstanding) {
+            if (op.done || !op.transmitted || Firmware.psnDiff(op.lastPsn, psn) < 0) continue;
+            List<Packet> again = new ArrayList<>();
+            if (op.opcode == WqeLayout.OP_RDMA_READ) {
+                int from = Firmware.psnDiff(op.respPsn, op.firstPsn);
+                long off = (long) from * mtu;
+                again.add(request(Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(), op.length - off, 0, 0, 0, new byte[0]));
+            } else {
+                for (Packet p : op.packets) if (Firmware.psnDiff(p.psn(), psn) >= 0) again.add(p);
+            }
+            sendPackets(again, op);
+        }
+        restartTimer();
+    }
+
+    private void onAck(Packet p) {
+        if (type != QpType.RC || state == QpState.ERR || state == QpState.RESET) return;
+        int syn = p.aeth();
+        int kind = syn & 0xE0;
+        if (p.op() == Op.ACK && kind == Packet.AETH_RNR) {
+            SendOp op = opAt(p.psn());
+            if (op == null) return;
+            ackBefore(p.psn());
+            fw.counters.counter("Firmware.rnr_naks").inc();
+            if (rnrLeft == 0) { requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.RNR_RETRY_EXCEEDED, 0, 0, p.psn()); return; }
+            if (rnrRetry != 7) rnrLeft--;
+            cancelTimer();
+            rnrWaiting = true;
+            long gen = generation;
+            fw.sim.scheduleIn(RNR_US[syn & 0x1f] * 1_000_000L, () -> {
+                if (gen != generation || state == QpState.ERR) return;
+                rnrWaiting = false;
+                goBack(p.psn());
+            });
+            return;
+        }
+        if (p.op() == Op.ACK && kind == 0x60) {
+            SendOp op = opAt(p.psn());
+            int code = syn & 0x1f;
+            ackBefore(p.psn());
+            if (op == null) return;
+            if (code == 0) { // PSN sequence error: go back to the PSN the responder expects
+                fw.counters.counter("Firmware.psn_naks").inc();
+                if (retriesLeft == 0) { requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, p.psn()); return; }
+                retriesLeft--;
+                goBack(p.psn());
+                return;
+            }
+            int synd = code == 1 ? Cqe64.SYNDROME_REM_INV_REQ_ERR : code == 2 ? Cqe64.SYNDROME_REM_ACCESS_ERR : Cqe64.SYNDROME_REM_OP_ERR;
+            int vendor = code == 1 ? Vendor.NAK_INVALID_REQUEST : code == 2 ? Vendor.NAK_REMOTE_ACCESS : Vendor.NAK_REMOTE_OP;
+            requesterError(op, synd, vendor, op.w.remoteAddr(), op.w.rkey(), p.psn());
+            return;
+        }
+        if (p.op() == Op.ATOMIC_ACK) {
+            SendOp op = opAt(p.psn());
+            if (op == null || op.done || !op.readOrAtomic() || op.opcode == WqeLayout.OP_RDMA_READ) return;
+            ackBefore(p.psn());
+            byte[] orig = new byte[8];
+            BigEndian.put64(orig, 0, p.atomicOrig());
+            scatterLocal(op, 0, orig);
+            return;
+        }
+        // a plain ACK: everything up to its PSN that is not waiting for read data is done
+        ackThrough(p.psn());
+    }
+
+    private SendOp opAt(int psn) {
+        for (SendOp op : outstanding)
+            if (Firmware.psnDiff(psn, op.firstPsn) >= 0 && Firmware.psnDiff(psn, op.lastPsn) <= 0) return op;
+        return null;
+    }
+
+    /** Ops wholly before {@code psn} are acknowledged (an ACK, NAK or response for a later PSN implies it). */
+    private void ackBefore(int psn) { ackThrough((psn - 1) & 0xFFFFFF); }
+
+    private void ackThrough(int psn) {
+        boolean progress = false;
+        for (SendOp op : outstanding) {
+            if (Firmware.psnDiff(op.lastPsn, psn) > 0) break;
+            if (op.readOrAtomic()) { if (!op.done) break; continue; }
+            if (!op.done) { op.done = true; progress = true; }
+        }
+        if (progress) {
+            retriesLeft = retryCnt;
+            rnrLeft = rnrRetry;
+            retire();
+            restartTimer();
+        }
+    }
+
+    private void onReadResponse(Packet p) {
+        if (type != QpType.RC || state == QpState.ERR || state == QpState.RESET) return;
+        SendOp op = opAt(p.psn());
+        if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done || p.psn() != op.respPsn) {
+            fw.counters.counter("Firmware.read_responses_ignored").inc();
+            return;
+        }
+        ackBefore(op.firstPsn);
+        long off = (long) Firmware.psnDiff(p.psn(), op.firstPsn) * mtu;
+        op.respPsn = (op.respPsn + 1) & 0xFFFFFF;
+        boolean last = p.op() == Op.READ_RESP_LAST || p.op() == Op.READ_RESP_ONLY;
+        retriesLeft = retryCnt;
+        restartTimer();
+        if (!last) { scatterLocal(null, off, p.payload(), op); return; }
+        scatterLocal(op, off, p.payload());
+    }
+
+    private void scatterLocal(SendOp finish, long off, byte[] data) { scatterLocal(finish, off, data, finish); }
+
+    /** Writes response data into the WQE's local SGEs; {@code finish} (if not null) is then done. */
+    private void scatterLocal(SendOp finish, long off, byte[] data, SendOp owner) {
+        long gen = generation;
+        scatter(owner.w.sges(), off, data, MttPorts.LOCAL_WRITE, fail -> {
+            if (gen != generation || state == QpState.ERR) return;
+            if (fail != null) { requesterError(owner, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0); return; }
+            if (finish != null) {
+                finish.done = true;
+                retire();
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------ responder
+
+    void onPacket(Packet p) {
+        if (p.op().isAck()) { onAck(p); return; }
+        if (p.op().isReadResponse()) { onReadResponse(p); return; }
+        if (state != QpState.RTR && state != QpState.RTS && state != QpState.SQD && state != QpState.SQE) {
+            fw.counters.counter("Firmware.packets_dropped_state").inc();
+            return;
+        }
+        if ((type == QpType.UD) != (p.qkey() != 0)) { fw.counters.counter("Firmware.packets_dropped_type").inc(); return; }
+        rx.add(p);
+        processRx();
+    }
+
+    private void processRx() {
+        if (rxBusy || rx.isEmpty()) return;
+        rxBusy = true;
+        Packet p = rx.poll();
+        long gen = generation;
+        fw.exec(fw.packetCycles, () -> {
+            if (gen != generation) return;
+            handle(p, () -> {
+                if (gen != generation) return;
+                rxBusy = false;
+                processRx();
+            });
+        });
+    }
+
+    private void handle(Packet p, Runnable next) {
+        if (state == QpState.ERR || state == QpState.RESET || state == QpState.INIT) { next.run(); return; }
+        if (type == QpType.UD) { handleUd(p, next); return; }
+        int d = Firmware.psnDiff(p.psn(), epsn);
+        if (d > 0) {
+            fw.counters.counter("Firmware.psn_gaps").inc();
+            if (type == QpType.RC) {
+                if (!nakSent) { nakSent = true; ack(Op.ACK, epsn, Packet.AETH_NAK_PSN, 0); }
+                next.run();
+                return;
+            }
+            // UC: the message in progress is lost; resynchronise on a packet that starts one
+            cur = null;
+            if (!p.op().starts()) { next.run(); return; }
+            epsn = p.psn();
+        } else if (d < 0) {
+            fw.counters.counter("Firmware.duplicates").inc();
+            if (type == QpType.RC) duplicate(p, next); else next.run();
+            return;
+        }
+        nakSent = false;
+        if (state == QpState.RTR && !commEst) {
+            commEst = true;
+            fw.event(EventType.COMM_EST, qpn);
+        }
+        // opcode sequence
+        if ((cur != null) == p.op().starts() || (cur != null && cur.send != p.op().isSend())) {
+            if (type == QpType.UC) { cur = null; if (!p.op().starts()) { next.run(); return; } }
+            else { responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE); next.run(); return; }
+        }
+        Op o = p.op();
+        int need = o.isWrite() ? AccessFlags.REMOTE_WRITE : o == Op.READ_REQ ? AccessFlags.REMOTE_READ : o.isAtomic() ? AccessFlags.REMOTE_ATOMIC : 0;
+        if ((access & need) != need) {
+            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.QP_ACCESS_DENIES);
+            next.run();
+            return;
+        }
+        if (o.isSend()) handleSend(p, next);
+        else if (o.isWrite()) handleWrite(p, next);
+        else if (o == Op.READ_REQ) handleRead(p, next, true);
+        else handleAtomic(p, next);
+    }
+
+    private void handleUd(Packet p, Runnable next) {
+        if (p.qkey() != qkey) { fw.counters.counter("Firmware.qkey_mismatch").inc(); next.run(); return; }
+        long gen = generation;
+        takeRecvWqe(w -> {
+            if (gen != generation) return;
+            if (w == null) { fw.counters.counter("Firmware.ud_no_receive").inc(); next.run(); return; }
+            long len = p.payload().length + 40L; // the first 40 bytes hold the GRH (absent on IB: left untouched)
+            if (len > w.capacity()) { // UD: too long for the buffer: dropped, no error (seed error-handling 4.4.1 *1)
+                fw.counters.counter("Firmware.ud_too_long_for_receive").inc();
+                rqHead = (rqHead - 1) & 0xFFFF; // the WQE is not consumed
+                next.run();
+                return;
+            }
+            scatter(w.sges(), 40, p.payload(), MttPorts.LOCAL_WRITE, fail -> {
+                if (gen != generation) return;
+                if (fail != null) {
+                    fw.complete(rcq, Cqe64.error(false, qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, p.psn()), false);
+                } else {
+                    fw.complete(rcq, Cqe64.responder(qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, len, p.imm(),
+                            p.srcQp(), p.slid(), p.solicited()), p.solicited());
+                }
+                next.run();
+            });
+        });
+    }
+
+    private void handleSend(Packet p, Runnable next) {
+        long gen = generation;
+        Consumer<RecvWqe> go = w -> {
+            if (gen != generation) return;
+            if (w == null) {
+                if (type == QpType.RC) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | minRnrTimer, 0); fw.counters.counter("Firmware.rnr_sent").inc(); }
+                else fw.counters.counter("Firmware.uc_no_receive").inc();
+                next.run();
+                return;
+            }
+            if (cur == null) { cur = new InMsg(true); cur.wqe = w; }
+            InMsg m = cur;
+            if (m.offset + p.payload().length > w.capacity()) {
+                responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.RECV_TOO_SMALL);
+                next.run();
+                return;
+            }
+            long off = m.offset;
+            m.offset += p.payload().length;
+            epsn = (epsn + 1) & 0xFFFFFF;
+            scatter(w.sges(), off, p.payload(), MttPorts.LOCAL_WRITE, fail -> {
+                if (gen != generation) return;
+                if (fail != null) {
+                    epsn = (epsn - 1) & 0xFFFFFF;
+                    responderError(p, Packet.AETH_NAK_OP, null, w, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor);
+                    next.run();
+                    return;
+                }
+                if (p.op().last()) {
+                    cur = null;
+                    msn = (msn + 1) & 0xFFFFFF;
+                    fw.complete(rcq, Cqe64.responder(qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, m.offset, p.imm(),
+                            p.srcQp(), p.slid(), p.solicited()), p.solicited());
+                }
+                if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
+                next.run();
+            });
+        };
+        if (cur != null) go.accept(cur.wqe);
+        else takeRecvWqe(go);
+    }
+
+    private void handleWrite(Packet p, Runnable next) {
+        long gen = generation;
+        Runnable body = () -> {
+            InMsg m = cur;
+            if (m.offset + p.payload().length > m.dmaLength) {
+                responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+                next.run();
+                return;
+            }
+            long off = m.offset;
+            m.offset += p.payload().length;
+            boolean[] landed = {false};
+            Runnable[] whenLanded = {null};
+            Runnable after = () -> {
+                epsn = (epsn + 1) & 0xFFFFFF;
+                if (p.op().last()) {
+                    cur = null;
+                    msn = (msn + 1) & 0xFFFFFF;
+                }
+                if (p.ackReq()) {
+                    // the ACK leaves once the data is in host memory
+                    int ackPsn = p.psn();
+                    long gen2 = generation;
+                    Runnable send = () -> { if (gen2 == generation) ack(Op.ACK, ackPsn, Packet.AETH_ACK, 0); };
+                    if (landed[0]) send.run(); else whenLanded[0] = send;
+                }
+                next.run();
+            };
+            writeChunks(m.target, off, p.payload(), () -> {
+                landed[0] = true;
+                if (whenLanded[0] != null) whenLanded[0].run();
+            });
+            if (p.op().hasImm()) {
+                takeRecvWqe(w -> {
+                    if (gen != generation) return;
+                    if (w == null) {
+                        m.offset = off; // the packet is taken again after the RNR wait
+                        if (p.op().starts()) cur = null;
+                        if (type == QpType.RC) ack(Op.ACK, p.psn(), Packet.AETH_RNR | minRnrTimer, 0);
+                        next.run();
+                        return;
+                    }
+                    fw.complete(rcq, Cqe64.responder(qpn, w.index(), Cqe64.RESP_WR_IMM, m.dmaLength, p.imm(), p.srcQp(), p.slid(),
+                            p.solicited()), p.solicited());
+                    after.run();
+                });
+            } else after.run();
+        };
+        if (p.op().starts()) {
+            cur = new InMsg(false);
+            cur.dmaLength = p.dmaLength();
+            if (p.dmaLength() == 0) { cur.target = List.of(); body.run(); return; } // C9-88: no rkey check
+            fw.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd, qpn, rsp -> {
+                if (gen != generation) return;
+                XlateRsp bad = failed(rsp);
+                if (bad != null) {
+                    cur = null;
+                    responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
+                    next.run();
+                    return;
+                }
+                cur.target = rsp;
+                body.run();
+            });
+        } else body.run();
+    }
+
+    private void handleRead(Packet p, Runnable next, boolean fresh) {
+        long gen = generation;
+        long len = p.dmaLength();
+        int npkts = (int) Math.max(1, (len + mtu - 1) / mtu);
+        if (fresh) {
+            if (len > Firmware.MAX_MSG) {
+                responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+                next.run();
+                return;
+            }
+            epsn = (epsn + npkts) & 0xFFFFFF;
+            msn = (msn + 1) & 0xFFFFFF;
+        }
+        Consumer<byte[]> respond = data -> {
+            for (int i = 0; i < npkts; i++) {
+                Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST : Op.READ_RESP_MIDDLE;
+                byte[] chunk = java.util.Arrays.copyOfRange(data, i * mtu, (int) Math.min(len, (long) (i + 1) * mtu));
+                Packet r = new Packet(fw.lid(), p.slid(), o, p.srcQp(), qpn, (p.psn() + i) & 0xFFFFFF, false, false, 0, 0, 0, 0, 0,
+                        Packet.AETH_ACK, msn, 0, 0, 0, chunk);
+                fw.exec(fw.packetCycles, () -> { if (gen == generation && state != QpState.ERR) fw.send(r); });
+            }
+            next.run();
+        };
+        if (len == 0) { respond.accept(new byte[0]); return; }
+        fw.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, pd, qpn, rsp -> {
+            if (gen != generation) return;
+            XlateRsp bad = failed(rsp);
+            if (bad != null) {
+                responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
+                next.run();
+                return;
+            }
+            readChunks(rsp, (int) len, data -> {
+                if (gen != generation) return;
+                if (data == null) { responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED); next.run(); return; }
+                respond.accept(data);
+            });
+        });
+    }
+
+    private void handleAtomic(Packet p, Runnable next) {
+        long gen = generation;
+        if ((p.va() & 7) != 0) {
+            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.MISALIGNED_ATOMIC);
+            next.run();
+            return;
+        }
+        fw.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, pd, qpn, rsp -> {
+            if (gen != generation) return;
+            XlateRsp bad = failed(rsp);
+            if (bad != null) {
+                responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
+                next.run();
+                return;
+            }
+            long pa = rsp.get(0).pa();
+            fw.adapter.port().dmaRead(pa, 8, r -> {
+                if (gen != generation) return;
+                if (r.status() != PciPort.DmaStatus.OK) {
+                    responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
+                    next.run();
+                    return;
+                }
+                long orig = BigEndian.get64(r.data(), 0);
+                long now = p.op() == Op.CMP_SWAP ? (orig == p.compare() ? p.swapAdd() : orig) : orig + p.swapAdd();
+                byte[] nb = new byte[8];
+                BigEndian.put64(nb, 0, now);
+                fw.adapter.port().dmaWrite(pa, nb, w -> {});
+                atomicReplay.put(p.psn(), orig);
+                if (atomicReplay.size() > 64) atomicReplay.remove(atomicReplay.keySet().iterator().next());
+                epsn = (epsn + 1) & 0xFFFFFF;
+                msn = (msn + 1) & 0xFFFFFF;
+                ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
+                next.run();
+            });
+        });
+    }
+
+    /** A repeated request (RC): SEND/WRITE are acknowledged again, a READ re-executes, an atomic replays its saved result. */
+    private void duplicate(Packet p, Runnable next) {
+        if (p.op() == Op.READ_REQ) { handleRead(p, next, false); return; }
+        if (p.op().isAtomic()) {
+            Long orig = atomicReplay.get(p.psn());
+            if (orig != null) ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
+            next.run();
+            return;
+        }
+        ack(Op.ACK, (epsn - 1) & 0xFFFFFF, Packet.AETH_ACK, 0);
+        next.run();
+    }
+
+    private void ack(Op op, int psn, int aeth, long orig) {
+        if (type != QpType.RC) return;
+        fw.send(new Packet(fw.lid(), dlid, op, destQpn, qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, msn, orig, 0, 0, new byte[0]));
+    }
+
+    /**
+     * A responder-side error (seed error-handling 4.4): NAK to the requester (RC), an error CQE if a
+     * receive WQE is in use or else an async event, and the QP goes to ERR.
+     */
+    private void responderError(Packet p, int nak, EventType event, RecvWqe w, int syndrome, int vendor) {
+        fw.counters.counter("Firmware.responder_errors").inc();
+        if (type == QpType.RC) ack(Op.ACK, p.psn(), nak, 0);
+        if (w != null) fw.complete(rcq, Cqe64.error(false, qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn()), false);
+        else if (event != null) fw.event(event, qpn);
+        cur = null;
+        toError();
+    }
+
+    // ------------------------------------------------------------------ receive queue
+
+    private void readRqProducer(Runnable then) {
+        fw.adapter.port().dmaRead(dbrec, 4, r -> {
+            if (r.status() == PciPort.DmaStatus.OK) rqProducer = (int) (BigEndian.get32(r.data(), 0) & 0xFFFF);
+            then.run();
+        });
+    }
+
+    /** The next receive WQE (reading the doorbell record when none is known), or null if the ring is empty. */
+    private void takeRecvWqe(Consumer<RecvWqe> done) {
+        if (rqSize <= 1 && rqStrideLog == 0) { done.accept(null); return; }
+        if (rqHead == rqProducer) {
+            readRqProducer(() -> {
+                if (rqHead == rqProducer) done.accept(null);
+                else takeRecvWqe(done);
+            });
+            return;
+        }
+        int index = rqHead;
+        rqHead = (rqHead + 1) & 0xFFFF;
+        int stride = 1 << rqStrideLog;
+        fw.adapter.port().dmaRead(rqAddr + (long) (index & (rqSize - 1)) * stride, stride, r -> {
+            List<Sge> sges = new ArrayList<>();
+            long cap = 0;
+            if (r.status() == PciPort.DmaStatus.OK) {
+                for (int at = 0; at + 16 <= stride; at += 16) {
+                    long count = BigEndian.get32(r.data(), at);
+                    int lkey = (int) BigEndian.get32(r.data(), at + 4);
+                    if (count == 0 && lkey == 0x100) break; // terminator
+                    sges.add(new Sge(BigEndian.get64(r.data(), at + 8), (int) count, lkey));
+                    cap += count;
+                }
+            }
+            done.accept(new RecvWqe(index, sges, cap));
+        });
+    }
+
+    // ------------------------------------------------------------------ data movement
+
+    /** Why a local gather/scatter failed. */
+    record Failure(int vendor, long addr, int key) {}
+
+    private static XlateRsp failed(List<XlateRsp> rsp) {
+        for (XlateRsp r : rsp) if (r.status() != MttPorts.Status.OK.ordinal()) return r;
+        return null;
+    }
+
+    /** Reads the bytes of a scatter/gather list: each SGE translated under its lkey, then read by DMA. */
+    private void gather(List<Sge> sges, java.util.function.BiConsumer<byte[], Failure> done) {
+        long total = sges.stream().mapToLong(s -> s.length() & 0xFFFFFFFFL).sum();
+        byte[] out = new byte[(int) total];
+        if (total == 0) { done.accept(out, null); return; }
+        long gen = generation;
+        int[] left = {sges.size()};
+        boolean[] failedOnce = {false};
+        long at = 0;
+        for (Sge s : sges) {
+            long base = at;
+            at += s.length() & 0xFFFFFFFFL;
+            if (s.length() == 0) { if (--left[0] == 0) done.accept(out, null); continue; }
+            fw.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, pd, qpn, rsp -> {
+                if (gen != generation || failedOnce[0]) return;
+                XlateRsp bad = failed(rsp);
+                if (bad != null) {
+                    failedOnce[0] = true;
+                    done.accept(null, new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr(), s.lkey()));
+                    return;
+                }
+                readChunks(rsp, (int) (s.length() & 0xFFFFFFFFL), data -> {
+                    if (failedOnce[0]) return;
+                    if (data == null) { failedOnce[0] = true; done.accept(null, new Failure(Vendor.DMA_FAILED, s.addr(), s.lkey())); return; }
+                    System.arraycopy(data, 0, out, (int) base, data.length);
+                    if (--left[0] == 0) done.accept(out, null);
+                });
+            });
+        }
+    }
+
+    private void readChunks(List<XlateRsp> chunks, int len, Consumer<byte[]> done) {
+        byte[] out = new byte[len];
+        int[] left = {chunks.size()};
+        boolean[] bad = {false};
+        int at = 0;
+        for (XlateRsp c : chunks) {
+            int base = at;
+            at += (int) c.length();
+            fw.adapter.port().dmaRead(c.pa(), (int) c.length(), r -> {
+                if (bad[0]) return;
+                if (r.status() != PciPort.DmaStatus.OK) { bad[0] = true; done.accept(null); return; }
+                System.arraycopy(r.data(), 0, out, base, r.data().length);
+                fw.counters.counter("Firmware.dma_read_bytes").add(r.data().length);
+                if (--left[0] == 0) done.accept(out);
+            });
+        }
+        if (chunks.isEmpty()) done.accept(out);
+    }
+
+    /** Writes {@code data} at offset {@code off} of a translated range; {@code written} runs once every byte is in host memory. */
+    private void writeChunks(List<XlateRsp> chunks, long off, byte[] data, Runnable written) {
+        long pos = 0;
+        int done = 0;
+        int[] pending = {1};
+        Runnable one = () -> { if (--pending[0] == 0) written.run(); };
+        for (XlateRsp c : chunks) {
+            long end = pos + c.length();
+            if (end > off + done && done < data.length) {
+                long start = off + done - pos;
+                int n = (int) Math.min(c.length() - start, data.length - done);
+                pending[0]++;
+                fw.adapter.port().dmaWrite(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n), r -> one.run());
+                fw.counters.counter("Firmware.dma_write_bytes").add(n);
+                done += n;
+            }
+            pos = end;
+            if (done >= data.length) break;
+        }
+        one.run();
+    }
+
+    /** Writes {@code data} at message offset {@code off} into a scatter list, each touched SGE translated under its lkey. */
+    private void scatter(List<Sge> sges, long off, byte[] data, int access, Consumer<Failure> done) {
+        if (data.length == 0) { done.accept(null); return; }
+        List<long[]> parts = new ArrayList<>(); // {sge index, offset within sge, length, offset within data}
+        long pos = 0;
+        int taken = 0;
+        for (int i = 0; i < sges.size() && taken < data.length; i++) {
+            long len = sges.get(i).length() & 0xFFFFFFFFL;
+            if (pos + len > off + taken) {
+                long within = off + taken - pos;
+                int n = (int) Math.min(len - within, data.length - taken);
+                parts.add(new long[]{i, within, n, taken});
+                taken += n;
+            }
+            pos += len;
+        }
+        if (taken < data.length) { done.accept(new Failure(Vendor.RECV_TOO_SMALL, 0, 0)); return; }
+        long gen = generation;
+        int[] left = {parts.size()};
+        boolean[] failedOnce = {false};
+        for (long[] part : parts) {
+            Sge s = sges.get((int) part[0]);
+            fw.translate(s.lkey() & 0xFFFFFFFFL, s.addr() + part[1], part[2], access, pd, qpn, rsp -> {
+                if (gen != generation || failedOnce[0]) return;
+                XlateRsp bad = failed(rsp);
+                if (bad != null) {
+                    failedOnce[0] = true;
+                    done.accept(new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr() + part[1], s.lkey()));
+                    return;
+                }
+                writeChunks(rsp, 0, java.util.Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])), () -> {
+                    if (--left[0] == 0) done.accept(null);
+                });
+            });
+        }
+    }
+}

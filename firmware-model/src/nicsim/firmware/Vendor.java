@@ -1,0 +1,62 @@
+package nicsim.firmware;
+
+/**
+ * nicsim's vendor syndromes: the byte an error CQE carries in vendor_err_synd (wc.vendor_err),
+ * naming exactly which check failed. One table for the firmware, which writes them, and the driver,
+ * which turns them into {@code WorkCompletion.syndrome()} text together with the CQE's address,
+ * key and PSN. Codes 1..5 are the WqeFetcher's own (WqeError.Code), 0x10 a WQE whose segments do
+ * not parse, 0x20 + n translation check n failed (MttPorts.Status), 0x40.. the transport.
+ */
+public final class Vendor {
+    private Vendor() {}
+
+    public static final int SEGMENTS = 0x10;
+    /** 0x20 + MttPorts.Status ordinal: a local (lkey) translation failed. */
+    public static final int LOCAL_XLATE = 0x20;
+    /** 0x30 + MttPorts.Status ordinal: a remote (rkey) translation failed at the responder. */
+    public static final int REMOTE_XLATE = 0x30;
+    public static final int FLUSHED = 0x40, OPCODE_FOR_QP_TYPE = 0x41, QP_ACCESS_DENIES = 0x42, MISALIGNED_ATOMIC = 0x43,
+            RECV_TOO_SMALL = 0x44, NAK_INVALID_REQUEST = 0x45, NAK_REMOTE_ACCESS = 0x46, NAK_REMOTE_OP = 0x47,
+            RETRY_EXCEEDED = 0x48, RNR_RETRY_EXCEEDED = 0x49, DMA_FAILED = 0x4a, BAD_RECV_WQE = 0x4b, OPCODE_SEQUENCE = 0x4c,
+            MESSAGE_TOO_LONG = 0x4d, QP_NOT_READY = 0x4e, TOO_MANY_READS = 0x4f, CQ_OVERFLOW = 0x50, UD_TOO_LONG = 0x51,
+            UNSUPPORTED_OPCODE = 0x52;
+
+    private static final String[] XLATE = {"ok", "mkey index has no context", "key byte does not match", "mkey belongs to another PD",
+            "type-2 window not bound to this QP", "range outside the region", "access rights missing", "mkey not valid",
+            "translation table entry could not be fetched"};
+
+    /** What vendor syndrome {@code code} means. */
+    public static String text(int code) {
+        if (code >= LOCAL_XLATE && code < LOCAL_XLATE + XLATE.length) return "local key check: " + XLATE[code - LOCAL_XLATE];
+        if (code >= REMOTE_XLATE && code < REMOTE_XLATE + XLATE.length) return "remote key check: " + XLATE[code - REMOTE_XLATE];
+        return switch (code) {
+            case 0 -> "no error";
+            case 1 -> "WQE ctrl opcode not executable";
+            case 2 -> "WQE ctrl DS is 0";
+            case 3 -> "WQE ctrl names another QP";
+            case 4 -> "WQE ctrl index is not the WQEBB counter";
+            case 5 -> "DMA read of the send ring failed";
+            case SEGMENTS -> "WQE segments do not parse";
+            case FLUSHED -> "flushed: the QP is in the error state";
+            case OPCODE_FOR_QP_TYPE -> "opcode not allowed on this QP type";
+            case QP_ACCESS_DENIES -> "the responder QP's access flags do not allow the operation";
+            case MISALIGNED_ATOMIC -> "atomic target not 8-byte aligned";
+            case RECV_TOO_SMALL -> "message longer than the receive buffer";
+            case NAK_INVALID_REQUEST -> "responder answered NAK invalid request";
+            case NAK_REMOTE_ACCESS -> "responder answered NAK remote access error";
+            case NAK_REMOTE_OP -> "responder answered NAK remote operational error";
+            case RETRY_EXCEEDED -> "transport retry count exceeded (no ACK)";
+            case RNR_RETRY_EXCEEDED -> "RNR retry count exceeded (no receive WQE at the responder)";
+            case DMA_FAILED -> "host DMA failed";
+            case BAD_RECV_WQE -> "receive WQE malformed";
+            case OPCODE_SEQUENCE -> "packet opcode out of sequence";
+            case MESSAGE_TOO_LONG -> "message longer than the port's maximum";
+            case QP_NOT_READY -> "QP not in a state that executes work";
+            case TOO_MANY_READS -> "more RDMA reads/atomics outstanding than max_dest_rd_atomic";
+            case CQ_OVERFLOW -> "completion queue overflow";
+            case UD_TOO_LONG -> "UD message longer than the path MTU";
+            case UNSUPPORTED_OPCODE -> "opcode not supported by this adapter";
+            default -> String.format("vendor syndrome 0x%02x", code);
+        };
+    }
+}

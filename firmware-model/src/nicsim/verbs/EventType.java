@@ -1,0 +1,21 @@
+package nicsim.verbs;
+
+/** Asynchronous event type, with libibverbs' numbers (enum ibv_event_type). */
+public enum EventType {
+    CQ_ERR(0), QP_FATAL(1), QP_REQ_ERR(2), QP_ACCESS_ERR(3), COMM_EST(4), SQ_DRAINED(5), PATH_MIG(6), 
+    PATH_MIG_ERR(7), DEVICE_FATAL(8), PORT_ACTIVE(9), PORT_ERR(10), LID_CHANGE(11), PKEY_CHANGE(12), SM_CHANGE(13), 
+    SRQ_ERR(14), SRQ_LIMIT_REACHED(15), QP_LAST_WQE_REACHED(16), CLIENT_REREGISTER(17), GID_CHANGE(18);
+
+    private final int value;
+
+    EventType(int value) { this.value = value; }
+
+    /** libibverbs' number for this value. */
+    public int value() { return value; }
+
+    /** The constant whose libibverbs number is {@code value}. */
+    public static EventType of(int value) {
+        for (EventType e : values()) if (e.value == value) return e;
+        throw new IllegalArgumentException("no EventType has the value " + value);
+    }
+}

@@ -1,0 +1,140 @@
+package nicsim.driver;
+
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.IntConsumer;
+import nicsim.adapter.Adapter;
+import nicsim.adapter.BigEndian;
+import nicsim.firmware.Cmd;
+import nicsim.host.ConfigSpace;
+import nicsim.sim.Layout;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
+
+/**
+ * The host driver: it reaches the adapter only through the PCI model. Probe reads config space,
+ * sizes and assigns BAR0, enables memory space and bus mastering and MSI-X, then brings the
+ * adapter up through its command interface ({@link Cmd}): the command entry and mailboxes live in
+ * host memory, and each command is one MMIO doorbell. A command is synchronous for the caller: the
+ * simulation runs until the adapter hands the entry back. A command the firmware refuses becomes a
+ * {@link VerbsException} with mlx5's errno for its status and the firmware's syndrome in words.
+ */
+public final class Driver {
+    public static final int EQ_LOG_SIZE = 8, MTT_ENTRIES = 1 << 20;
+    /** Simulated time a command may take before the driver gives up (as mlx5's command timeout). */
+    public static final long COMMAND_TIMEOUT = 60_000_000_000L;
+
+    private final Host host;
+    private final long bar0;
+    private final long entry, inBox, outBox;
+    private final long eqRing;
+    private int eqConsumer;
+    private final Cmd.HcaCap caps;
+    private final Map<Integer, IntConsumer> vectors = new HashMap<>();
+    private int nextVector = 1;
+    private final ArrayDeque<long[]> events = new ArrayDeque<>();
+    private long commands;
+
+    Driver(Host host) {
+        this.host = host;
+        var bus = host.bus;
+        int vendorDevice = bus.configRead32(0, ConfigSpace.VENDOR_ID);
+        if ((vendorDevice & 0xffff) != Adapter.VENDOR || (vendorDevice >>> 16) != Adapter.DEVICE)
+            throw new IllegalStateException(String.format("no nicsim adapter at function 0: vendor/device 0x%08x", vendorDevice));
+        bus.configWrite32(0, ConfigSpace.BAR0, 0xFFFF_FFFF);
+        long size = (~(bus.configRead32(0, ConfigSpace.BAR0) & 0xFFFF_FFF0L) & 0xFFFF_FFFFL) + 1;
+        if (size < 4096) throw new IllegalStateException("BAR0 sizing gave " + size + " bytes");
+        bar0 = Host.BAR0;
+        bus.configWrite32(0, ConfigSpace.BAR0, (int) bar0);
+        bus.configWrite32(0, ConfigSpace.BAR0 + 4, 0);
+        bus.configWrite32(0, ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
+        bus.configWrite32(0, ConfigSpace.MSIX_CAP, ConfigSpace.MSIX_ENABLE << 16);
+        bus.onInterrupt((address, data) -> {
+            IntConsumer h = vectors.get(data);
+            if (h != null) h.accept(data);
+        });
+        entry = host.allocPhysical(Cmd.ENTRY_BYTES, 64);
+        inBox = host.allocPhysical(4096, 4096);
+        outBox = host.allocPhysical(4096, 4096);
+        byte[] a = new byte[8];
+        BigEndian.put64(a, 0, entry);
+        mmio(Cmd.REG_CMDQ_ADDR, a);
+        eqRing = host.allocPhysical(64L << EQ_LOG_SIZE, 4096);
+        long mtt = host.allocPhysical(8L * MTT_ENTRIES, 4096);
+        command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(eqRing, EQ_LOG_SIZE, mtt, MTT_ENTRIES), Cmd.EMPTY);
+        caps = command(Cmd.QUERY_HCA_CAP, Cmd.EMPTY, new Cmd.Empty(), Cmd.HCA_CAP);
+    }
+
+    public Host host() { return host; }
+    public Cmd.HcaCap caps() { return caps; }
+    public long commandsIssued() { return commands; }
+
+    /** A posted MMIO write to BAR0 + {@code offset}. */
+    public void mmio(long offset, byte[] data) { host.bus.mmioWrite(bar0 + offset, data); }
+
+    /** Runs one command; returns its result or throws VerbsException with the firmware's status and syndrome. */
+    public <I, O> O command(int opcode, Layout<I> inLayout, I input, Layout<O> outLayout) {
+        byte[] in = Cmd.encode(inLayout, input);
+        int outLen = Cmd.OUT_HEADER_WORDS * 8 + Cmd.bytes(outLayout);
+        byte[] out = raw(opcode, in, outLen);
+        long head = BigEndian.get64(out, 0);
+        Cmd.Status status = Cmd.Status.of((int) (head >>> 32));
+        if (status != Cmd.Status.OK) {
+            int synd = (int) (head & 0xFFFF_FFFFL);
+            String why = synd < Cmd.Syndrome.values().length ? Cmd.Syndrome.values()[synd].text : "syndrome " + synd;
+            throw new VerbsException(status.errno == 0 ? Errno.EIO : status.errno, String.format("%s failed: %s (status %s, value 0x%x)",
+                    Cmd.opcodeName(opcode), why, status, BigEndian.get64(out, 8)));
+        }
+        return Cmd.decode(outLayout, out, Cmd.OUT_HEADER_WORDS * 8);
+    }
+
+    /** Writes a command entry and input mailbox, rings the command doorbell, and waits for the adapter. */
+    public byte[] raw(int opcode, byte[] in, int outLen) {
+        commands++;
+        var mem = host.memory;
+        mem.write(inBox, in);
+        mem.write(outBox, new byte[outLen]);
+        byte[] e = new byte[Cmd.ENTRY_BYTES];
+        BigEndian.put32(e, Cmd.ENTRY_OPCODE, opcode);
+        BigEndian.put32(e, Cmd.ENTRY_IN_LEN, in.length);
+        BigEndian.put64(e, Cmd.ENTRY_IN_ADDR, inBox);
+        BigEndian.put64(e, Cmd.ENTRY_OUT_ADDR, outBox);
+        BigEndian.put32(e, Cmd.ENTRY_OUT_LEN, outLen);
+        e[Cmd.ENTRY_OWNER] = Cmd.OWNER_HW;
+        mem.write(entry, e);
+        mmio(Cmd.REG_CMD_DOORBELL, new byte[]{0, 0, 0, 1});
+        try {
+            host.sim.runUntil(() -> mem.read(entry + Cmd.ENTRY_OWNER, 1)[0] == 0, COMMAND_TIMEOUT);
+        } catch (IllegalStateException timeout) {
+            throw new VerbsException(Errno.ETIMEDOUT, Cmd.opcodeName(opcode) + ": the adapter did not answer: " + timeout.getMessage());
+        }
+        return mem.read(outBox, outLen);
+    }
+
+    /** Claims an MSI-X vector (programmed and unmasked in the adapter's table) whose messages go to {@code handler}. */
+    public int claimVector(IntConsumer handler) {
+        if (nextVector >= Adapter.MSIX_VECTORS) nextVector = 1; // vectors are shared once all are used
+        int v = nextVector++;
+        vectors.put(v, handler);
+        host.bus.mmioWrite(bar0 + Adapter.MSIX_TABLE + 16L * v, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(v).putInt(0).array());
+        return v;
+    }
+
+    public long sendDoorbell(int uar) { return host.adapter.sendDoorbellOffset(uar); }
+    public long cqDoorbell(int uar) { return host.adapter.cqDoorbellOffset(uar); }
+
+    /** Takes the async events the adapter has written into the event queue: {type, resource} each. */
+    public ArrayDeque<long[]> events() {
+        int size = 1 << EQ_LOG_SIZE;
+        while (true) {
+            byte[] e = host.memory.read(eqRing + (long) (eqConsumer & (size - 1)) * 64, 64);
+            int owner = e[63] & 1;
+            if ((e[63] & 0x80) == 0 || owner != ((eqConsumer & size) != 0 ? 1 : 0)) break;
+            events.add(new long[]{e[0] & 0xff, BigEndian.get32(e, 4)});
+            eqConsumer++;
+        }
+        return events;
+    }
+}

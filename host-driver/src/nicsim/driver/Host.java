@@ -1,0 +1,56 @@
+package nicsim.driver;
+
+import nicsim.adapter.Adapter;
+import nicsim.fabric.Fabric;
+import nicsim.host.HostMemory;
+import nicsim.host.PciBus;
+import nicsim.profile.Profile;
+import nicsim.sim.Simulator;
+
+/**
+ * One simulated machine: host memory, a PCI bus, one adapter on it joined to the fabric, and the
+ * driver that probes it. Programs see virtual addresses: a process's memory is mapped at
+ * {@link #VA_BASE} + the physical address, so every key translation the adapter does is a real
+ * walk from virtual to physical pages.
+ */
+public final class Host {
+    public static final long BAR0 = 0xE000_0000L;
+    public static final long VA_BASE = 0x7f00_0000_0000L;
+
+    public final int index;
+    public final Simulator sim;
+    public final Profile profile;
+    public final HostMemory memory;
+    public final PciBus bus;
+    public final Adapter adapter;
+    private Driver driver;
+
+    public Host(int index, Simulator sim, Profile profile, Fabric fabric) {
+        this.index = index;
+        this.sim = sim;
+        this.profile = profile;
+        this.memory = new HostMemory(profile.bytes("host.memory.size"), profile.bytesInt("host.page.size"));
+        this.bus = new PciBus(sim, profile, memory);
+        this.adapter = new Adapter(sim, profile, "node" + index + ".core");
+        bus.attach(adapter);
+        adapter.firmware().attach(fabric);
+        memory.allocate(1 << 20, 1 << 20); // keep physical page 0 and its neighbours unused, as a real host does
+    }
+
+    /** The driver, probing the adapter on first use. */
+    public Driver driver() {
+        if (driver == null) driver = new Driver(this);
+        return driver;
+    }
+
+    /** Physical memory for the driver's own structures (rings, mailboxes), zeroed. */
+    public long allocPhysical(long length, long alignment) { return memory.allocate(length, alignment); }
+
+    public long va(long pa) { return VA_BASE + pa; }
+
+    /** The physical address behind a virtual one, or -1 if it is not mapped. */
+    public long pa(long va) {
+        long pa = va - VA_BASE;
+        return pa >= 0 && pa < memory.size() ? pa : -1;
+    }
+}

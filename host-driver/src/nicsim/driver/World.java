@@ -1,0 +1,49 @@
+package nicsim.driver;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import nicsim.fabric.Fabric;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profile;
+import nicsim.sim.Simulator;
+
+/**
+ * A simulated cluster: one simulator (one clock of picoseconds for everything), a fabric, and
+ * {@code n} hosts each with an adapter. Deterministic: the same profile, seed and program give the
+ * same bytes and the same cycle counts.
+ */
+public final class World {
+    public final Simulator sim = new Simulator();
+    public final Profile profile;
+    public final Fabric fabric;
+    private final List<Host> hosts = new ArrayList<>();
+    public final long seed;
+
+    public World(int nodes, Profile profile, long seed, Faults faults) {
+        if (nodes < 1) throw new IllegalArgumentException("nodes " + nodes + " must be >= 1");
+        this.profile = profile;
+        this.seed = seed;
+        this.fabric = new Fabric(sim, profile, faults, seed);
+        for (int i = 0; i < nodes; i++) hosts.add(new Host(i, sim, profile, fabric));
+    }
+
+    public Host host(int i) { return hosts.get(i); }
+    public List<Host> hosts() { return List.copyOf(hosts); }
+    public long now() { return sim.now(); }
+    public void runFor(long picos) { sim.runUntil(Math.addExact(sim.now(), picos)); }
+
+    /** Runs until {@code cond} holds; IllegalStateException if {@code limitPicos} pass first. */
+    public void runUntil(BooleanSupplier cond, long limitPicos) {
+        long deadline = Math.addExact(sim.now(), limitPicos);
+        while (!cond.getAsBoolean()) {
+            if (sim.now() >= deadline)
+                throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + sim.now() + " ps)");
+            if (sim.idle()) {
+                // nothing left to happen: time may still pass (a program waiting on a timer of its own)
+                throw new IllegalStateException("simulation went idle at " + sim.now() + " ps before the condition held");
+            }
+            sim.step();
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package nicsim.verbs;
+
+import java.util.ArrayDeque;
+import java.util.Optional;
+
+/**
+ * A completion channel (ibv_comp_channel): armed CQs that complete deliver an event here, raised by
+ * the adapter's MSI-X after the CQE is in memory.
+ */
+public final class CompletionChannel extends VerbsObject {
+    private final ArrayDeque<CompletionQueue> events = new ArrayDeque<>();
+    private long delivered;
+
+    CompletionChannel(Context ctx) { super(ctx); }
+
+    void deliver(CompletionQueue cq) {
+        events.add(cq);
+        delivered++;
+    }
+
+    /** ibv_get_cq_event without blocking: the CQ of the next event, if one arrived. */
+    public Optional<CompletionQueue> getCqEvent() {
+        checkOpen();
+        CompletionQueue cq = events.poll();
+        if (cq != null) cq.eventTaken();
+        return Optional.ofNullable(cq);
+    }
+
+    /** Events delivered so far. */
+    public long eventsDelivered() { return delivered; }
+
+    @Override protected String describe() { return "CompletionChannel"; }
+    @Override protected void destroy() {}
+}

@@ -1,0 +1,84 @@
+package nicsim.verbs;
+
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import nicsim.driver.Driver;
+import nicsim.firmware.Cmd;
+
+/**
+ * An open device (ibv_context): it owns a UAR page (its doorbells), and everything created under
+ * it. Closing it destroys all of that in the adapter, through commands.
+ */
+public final class Context extends VerbsObject {
+    final Driver driver;
+    final int uar;
+    final Map<Integer, QueuePair> qps = new HashMap<>();
+    final Map<Integer, CompletionQueue> cqs = new HashMap<>();
+    private final ArrayDeque<AsyncEvent> events = new ArrayDeque<>();
+
+    Context(Driver driver) {
+        super(null);
+        this.driver = driver;
+        this.uar = (int) driver.command(Cmd.ALLOC_UAR, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
+    }
+
+    public Driver driver() { return driver; }
+
+    public ProtectionDomain allocPd() {
+        checkOpen();
+        return new ProtectionDomain(this);
+    }
+
+    public CompletionQueue createCq(int cqe) { return createCq(cqe, null); }
+
+    public CompletionQueue createCq(int cqe, CompletionChannel channel) {
+        checkOpen();
+        return new CompletionQueue(this, cqe, channel);
+    }
+
+    public CompletionChannel createCompChannel() {
+        checkOpen();
+        return new CompletionChannel(this);
+    }
+
+    public DeviceAttr queryDevice() {
+        checkOpen();
+        Cmd.HcaCap c = driver.caps();
+        return new DeviceAttr(String.format("%d.%d", Cmd.FW_REV >>> 16, Cmd.FW_REV & 0xffff), nicsim.adapter.Adapter.VENDOR,
+                nicsim.adapter.Adapter.DEVICE, (int) c.maxQp(), (int) c.maxQpWr(), (int) c.maxSge(), (int) c.maxCq(), (int) c.maxCqe(),
+                (int) c.maxMkey(), (int) c.maxPd(), (int) c.maxRdAtomic(), (int) c.maxRdAtomic(), c.maxMsgSize(), (int) c.maxInline());
+    }
+
+    public PortAttr queryPort(int port) {
+        checkOpen();
+        if (port != 1) throw new VerbsException(Errno.EINVAL, "port " + port + " does not exist (the adapter has port 1)");
+        Cmd.HcaCap c = driver.caps();
+        byte[] gid = new byte[16];
+        gid[0] = (byte) 0xfe;
+        gid[1] = (byte) 0x80;
+        gid[15] = (byte) c.lid();
+        return new PortAttr(PortState.ACTIVE, (int) c.lid(), Mtu.of((int) c.maxMtu()), Mtu.of((int) c.maxMtu()), gid);
+    }
+
+    /** The next async event for this context's QPs or CQs, if any (never blocks). */
+    public Optional<AsyncEvent> pollAsyncEvent() {
+        checkOpen();
+        ArrayDeque<long[]> all = driver.events();
+        for (var it = all.iterator(); it.hasNext(); ) {
+            long[] e = it.next();
+            EventType t = EventType.of((int) e[0]);
+            int res = (int) e[1];
+            boolean mine = t == EventType.CQ_ERR ? cqs.containsKey(res) : qps.containsKey(res);
+            if (!mine) continue;
+            it.remove();
+            events.add(t == EventType.CQ_ERR ? new AsyncEvent(t, -1, res, -1, -1) : new AsyncEvent(t, res, -1, -1, -1));
+        }
+        return Optional.ofNullable(events.poll());
+    }
+
+    @Override protected String describe() { return "Context(uar " + uar + ")"; }
+
+    @Override protected void destroy() { driver.command(Cmd.DEALLOC_UAR, Cmd.HANDLE, new Cmd.Handle(uar), Cmd.EMPTY); }
+}

@@ -1,0 +1,58 @@
+package nicsim.verbs;
+
+import nicsim.adapter.BigEndian;
+import nicsim.driver.Host;
+import nicsim.firmware.Cmd;
+
+/**
+ * A memory region (ibv_mr). Registration pins the pages: the driver writes the physical address of
+ * each page into a page list in host memory and hands it to the adapter with CREATE_MKEY. lkey and
+ * rkey are the same mkey (index << 8 | key byte), as on mlx5 and rxe.
+ */
+public final class MemoryRegion extends VerbsObject {
+    private final ProtectionDomain pd;
+    private final long addr, length;
+    private final int access, mkey;
+
+    MemoryRegion(ProtectionDomain pd, long addr, long length, int access) {
+        super(pd);
+        this.pd = pd;
+        this.addr = addr;
+        this.length = length;
+        this.access = access;
+        if ((access & ~AccessFlags.ALL) != 0)
+            throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x has unknown bits 0x%x", access, access & ~AccessFlags.ALL));
+        if ((access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) != 0 && (access & AccessFlags.LOCAL_WRITE) == 0)
+            throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE", access));
+        if ((access & AccessFlags.ON_DEMAND) != 0) throw new VerbsException(Errno.EOPNOTSUPP, "regMr: ON_DEMAND is not supported");
+        if (length <= 0) throw new VerbsException(Errno.EINVAL, "regMr length " + length + " must be > 0");
+        Host host = pd.ctx.driver.host();
+        int page = host.memory.pageSize();
+        long first = Math.floorDiv(addr, page) * page;
+        long pages = (addr + length - first + page - 1) / page;
+        byte[] list = new byte[(int) (pages * 8)];
+        for (long i = 0; i < pages; i++) {
+            long pa = host.pa(first + i * page);
+            if (pa < 0) throw new VerbsException(Errno.EFAULT, String.format("regMr: address 0x%x is not mapped", first + i * page));
+            BigEndian.put64(list, (int) i * 8, pa);
+        }
+        this.pageList = host.allocPhysical(list.length, 8);
+        host.memory.write(pageList, list);
+        this.mkey = (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, new Cmd.CreateMkey(pd.pdn,
+                (access & AccessFlags.ZERO_BASED) != 0 ? 0 : addr, length, access, Integer.numberOfTrailingZeros(page), addr - first, pages,
+                pageList), Cmd.HANDLE).handle();
+    }
+
+    private final long pageList;
+
+    public int lkey() { return mkey; }
+    public int rkey() { return mkey; }
+    public long addr() { return addr; }
+    public long length() { return length; }
+    public int access() { return access; }
+    public ProtectionDomain pd() { return pd; }
+
+    @Override protected String describe() { return String.format("MemoryRegion(key 0x%x)", mkey); }
+
+    @Override protected void destroy() { pd.ctx.driver.command(Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(mkey & 0xFFFFFFFFL), Cmd.EMPTY); }
+}

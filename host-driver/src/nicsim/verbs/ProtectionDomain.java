@@ -1,0 +1,53 @@
+package nicsim.verbs;
+
+import nicsim.firmware.Cmd;
+
+/** A protection domain (ibv_pd). */
+public final class ProtectionDomain extends VerbsObject {
+    final Context ctx;
+    final int pdn;
+
+    ProtectionDomain(Context ctx) {
+        super(ctx);
+        this.ctx = ctx;
+        this.pdn = (int) ctx.driver.command(Cmd.ALLOC_PD, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
+    }
+
+    public int handle() { return pdn; }
+
+    public MemoryRegion regMr(HostBuffer buf, int access) { return regMr(buf.addr(), buf.length(), access); }
+
+    /** ibv_reg_mr: registers {@code length} bytes at virtual {@code addr}. */
+    public MemoryRegion regMr(long addr, long length, int access) {
+        checkOpen();
+        return new MemoryRegion(this, addr, length, access);
+    }
+
+    public QueuePair createQp(QpInitAttr attr) {
+        checkOpen();
+        return new QueuePair(this, attr);
+    }
+
+    /** Not built yet: SRQs are planned (README). */
+    public SharedReceiveQueue createSrq(SrqInitAttr attr) {
+        checkOpen();
+        throw new VerbsException(Errno.EOPNOTSUPP, "createSrq: shared receive queues are not built yet in nicsim");
+    }
+
+    /** Not built yet: memory windows exist in the MttWalker, but the verbs and BIND_MW are not wired. */
+    public MemoryWindow allocMw(MwType type) {
+        checkOpen();
+        throw new VerbsException(Errno.EOPNOTSUPP, "allocMw(" + type + "): memory windows are not built yet in the verbs library");
+    }
+
+    public AddressHandle createAh(AhAttr attr) {
+        checkOpen();
+        if (attr.portNum() != 1) throw new VerbsException(Errno.EINVAL, "AhAttr.portNum " + attr.portNum() + " does not exist (port 1 only)");
+        if (attr.dlid() <= 0 || attr.dlid() > 0xBFFF) throw new VerbsException(Errno.EINVAL, "AhAttr.dlid " + attr.dlid() + " is not a unicast LID");
+        return new AddressHandle(this, attr);
+    }
+
+    @Override protected String describe() { return "ProtectionDomain(" + pdn + ")"; }
+
+    @Override protected void destroy() { ctx.driver.command(Cmd.DEALLOC_PD, Cmd.HANDLE, new Cmd.Handle(pdn), Cmd.EMPTY); }
+}

@@ -1,0 +1,413 @@
+package nicsim.verbs;
+
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.adapter.BigEndian;
+import nicsim.adapter.WqeFormat;
+import nicsim.adapter.WqeLayout;
+import nicsim.driver.Driver;
+import nicsim.driver.Host;
+import nicsim.firmware.Cmd;
+import nicsim.firmware.Cqe64;
+import nicsim.firmware.QpTransitions;
+import nicsim.firmware.Vendor;
+
+/**
+ * A queue pair (ibv_qp), mlx5-style. The send ring holds 64-byte WQEBBs the driver writes with
+ * {@link WqeFormat}; the receive ring holds WQEs of 16-byte data segments; a doorbell record keeps
+ * both counters. postSend writes the WQEs, updates the record, then rings the UAR doorbell (a
+ * single one-WQEBB WQE is written whole, BlueFlame-style). Requests the verbs spec rejects are
+ * refused here, before anything is written, with the errno libibverbs gives.
+ */
+public final class QueuePair extends VerbsObject {
+    private final ProtectionDomain pd;
+    private final Context ctx;
+    private final Driver driver;
+    private final Host host;
+    private final QpType type;
+    private final CompletionQueue sendCq, recvCq;
+    private final int qpn, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInline;
+    private final boolean sqSigAll;
+    private final int sqBbs, rqSize, rqStride;
+    private final long sqRing, rqRing, dbrec;
+    private QpState state = QpState.RESET;
+    private int sqHead, sqTail, sqWqes, rqHead, rqTail;
+    private final long[] sqWrid, rqWrid;
+    private final int[] sqNextHead, sqOpcode;
+    private final java.util.ArrayDeque<Integer> sqPosted = new java.util.ArrayDeque<>();
+
+    QueuePair(ProtectionDomain pd, QpInitAttr a) {
+        super(pd);
+        this.pd = pd;
+        this.ctx = pd.ctx;
+        this.driver = ctx.driver;
+        this.host = driver.host();
+        this.type = a.qpType();
+        if (type != QpType.RC && type != QpType.UC && type != QpType.UD)
+            throw new VerbsException(Errno.EOPNOTSUPP, "createQp qpType " + type + " is not supported (RC, UC, UD)");
+        if (a.sendCq() == null || a.recvCq() == null)
+            throw new VerbsException(Errno.EINVAL, "createQp needs sendCq and recvCq (got " + a.sendCq() + ", " + a.recvCq() + ")");
+        if (a.srq() != null) throw new VerbsException(Errno.EOPNOTSUPP, "createQp srq: SRQs are not built yet");
+        var caps = driver.caps();
+        check(a.maxSendWr() >= 1 && a.maxSendWr() <= caps.maxQpWr(), "maxSendWr", a.maxSendWr(), "1.." + caps.maxQpWr());
+        check(a.maxRecvWr() >= 0 && a.maxRecvWr() <= caps.maxQpWr(), "maxRecvWr", a.maxRecvWr(), "0.." + caps.maxQpWr());
+        check(a.maxSendSge() >= 0 && a.maxSendSge() <= caps.maxSge(), "maxSendSge", a.maxSendSge(), "0.." + caps.maxSge());
+        check(a.maxRecvSge() >= 0 && a.maxRecvSge() <= caps.maxSge(), "maxRecvSge", a.maxRecvSge(), "0.." + caps.maxSge());
+        check(a.maxInlineData() >= 0 && a.maxInlineData() <= caps.maxInline(), "maxInlineData", a.maxInlineData(), "0.." + caps.maxInline());
+        this.sendCq = a.sendCq();
+        this.recvCq = a.recvCq();
+        this.maxSendSge = Math.max(1, a.maxSendSge());
+        this.maxRecvSge = Math.max(1, a.maxRecvSge());
+        this.maxInline = a.maxInlineData();
+        this.sqSigAll = a.sqSigAll();
+        // the largest WQE this QP can post: ctrl, address vector (UD), remote address, atomic, then data or inline
+        int body = Math.max(maxSendSge * 16, (maxInline + 4 + 15) / 16 * 16);
+        int wqeBytes = 16 + (type == QpType.UD ? 48 : 16 + 16) + body;
+        int bbsPerWqe = (wqeBytes + 63) / 64;
+        this.maxSendWr = a.maxSendWr();
+        this.sqBbs = Integer.highestOneBit(Math.max(2, maxSendWr * bbsPerWqe - 1)) << 1;
+        this.maxRecvWr = a.maxRecvWr();
+        this.rqSize = maxRecvWr == 0 ? 1 : Integer.highestOneBit(Math.max(1, maxRecvWr * 2 - 1));
+        this.rqStride = Integer.highestOneBit(Math.max(16, maxRecvSge * 16 * 2 - 1));
+        this.sqRing = host.allocPhysical(64L * sqBbs, 4096);
+        this.rqRing = host.allocPhysical((long) rqStride * rqSize, 4096);
+        this.dbrec = host.allocPhysical(8, 8);
+        sqWrid = new long[sqBbs];
+        sqNextHead = new int[sqBbs];
+        sqOpcode = new int[sqBbs];
+        rqWrid = new long[rqSize];
+        this.qpn = (int) driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), pd.pdn, sendCq.cqn, recvCq.cqn,
+                ctx.uar, sqRing, Integer.numberOfTrailingZeros(sqBbs), rqRing, Integer.numberOfTrailingZeros(rqSize),
+                Integer.numberOfTrailingZeros(rqStride), dbrec, sqSigAll ? 1 : 0), Cmd.HANDLE).handle();
+        ctx.qps.put(qpn, this);
+    }
+
+    private static void check(boolean ok, String field, long value, String range) {
+        if (!ok) throw new VerbsException(Errno.EINVAL, "QpInitAttr." + field + " = " + value + " is out of range (" + range + ")");
+    }
+
+    public int qpNum() { return qpn; }
+    public QpType qpType() { return type; }
+    /** The state as the driver last set or queried it (an error in the adapter moves it to ERR; query() sees that). */
+    public QpState state() { return state; }
+    public int maxInlineData() { return maxInline; }
+
+    /** ibv_modify_qp. Checked against the transition table first; the adapter then applies it. */
+    public void modify(QpAttr attr, int mask) {
+        checkOpen();
+        QpState cur = (mask & QpAttrMask.CUR_STATE) != 0 ? attr.curQpState() : state;
+        QpState target;
+        try {
+            target = QpTransitions.check(type, cur, mask, attr.qpState());
+        } catch (QpTransitions.Rejected r) {
+            throw new VerbsException(Errno.EINVAL, "modify QP 0x" + Integer.toHexString(qpn) + ": " + r.getMessage());
+        }
+        if ((mask & QpAttrMask.PATH_MTU) != 0 && attr.pathMtu().bytes() > ctx.queryPort(1).activeMtu().bytes())
+            throw new VerbsException(Errno.EINVAL, "QpAttr.pathMtu " + attr.pathMtu() + " exceeds the port's active MTU "
+                    + ctx.queryPort(1).activeMtu());
+        if ((mask & QpAttrMask.PORT) != 0 && attr.portNum() != 1)
+            throw new VerbsException(Errno.EINVAL, "QpAttr.portNum " + attr.portNum() + " does not exist (port 1 only)");
+        if ((mask & QpAttrMask.TIMEOUT) != 0 && (attr.timeout() < 0 || attr.timeout() > 31))
+            throw new VerbsException(Errno.EINVAL, "QpAttr.timeout " + attr.timeout() + " must be 0..31");
+        if ((mask & QpAttrMask.RETRY_CNT) != 0 && (attr.retryCnt() < 0 || attr.retryCnt() > 7))
+            throw new VerbsException(Errno.EINVAL, "QpAttr.retryCnt " + attr.retryCnt() + " must be 0..7");
+        if ((mask & QpAttrMask.RNR_RETRY) != 0 && (attr.rnrRetry() < 0 || attr.rnrRetry() > 7))
+            throw new VerbsException(Errno.EINVAL, "QpAttr.rnrRetry " + attr.rnrRetry() + " must be 0..7");
+        if ((mask & QpAttrMask.MIN_RNR_TIMER) != 0 && (attr.minRnrTimer() < 0 || attr.minRnrTimer() > 31))
+            throw new VerbsException(Errno.EINVAL, "QpAttr.minRnrTimer " + attr.minRnrTimer() + " must be 0..31");
+        int maxRd = driver.caps().maxRdAtomic() > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) driver.caps().maxRdAtomic();
+        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0 && (attr.maxRdAtomic() < 0 || attr.maxRdAtomic() > maxRd))
+            throw new VerbsException(Errno.EINVAL, "QpAttr.maxRdAtomic " + attr.maxRdAtomic() + " must be 0.." + maxRd);
+        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0 && (attr.maxDestRdAtomic() < 0 || attr.maxDestRdAtomic() > maxRd))
+            throw new VerbsException(Errno.EINVAL, "QpAttr.maxDestRdAtomic " + attr.maxDestRdAtomic() + " must be 0.." + maxRd);
+        if ((mask & QpAttrMask.ACCESS_FLAGS) != 0 && (attr.qpAccessFlags() & ~AccessFlags.ALL) != 0)
+            throw new VerbsException(Errno.EINVAL, String.format("QpAttr.qpAccessFlags 0x%x has unknown bits", attr.qpAccessFlags()));
+        if ((mask & QpAttrMask.PKEY_INDEX) != 0 && attr.pkeyIndex() != 0)
+            throw new VerbsException(Errno.EINVAL, "QpAttr.pkeyIndex " + attr.pkeyIndex() + " does not exist (the P_Key table has entry 0)");
+        int m = mask;
+        driver.command(Cmd.MODIFY_QP, Cmd.QP_ATTRS, new Cmd.QpAttrs(qpn, m & 0xFFFFFFFFL, cur.value(), attr.qpState().value(),
+                attr.qpAccessFlags(), attr.qkey() & 0xFFFFFFFFL, attr.pathMtu().value(), attr.destQpNum() & 0xFFFFFF,
+                attr.rqPsn() & 0xFFFFFF, attr.sqPsn() & 0xFFFFFF, attr.ahAttr().dlid(), attr.timeout(), attr.retryCnt(), attr.rnrRetry(),
+                attr.minRnrTimer(), attr.maxRdAtomic(), attr.maxDestRdAtomic(), attr.portNum(), attr.pkeyIndex(),
+                attr.enSqdAsyncNotify() ? 1 : 0), Cmd.EMPTY);
+        if (target == QpState.RESET) {
+            // queues start over; completions of this QP not yet polled are removed (mlx5 __mlx5_cq_clean)
+            sendCq.clean(qpn);
+            if (recvCq != sendCq) recvCq.clean(qpn);
+            sqHead = sqTail = sqWqes = rqHead = rqTail = 0;
+            sqPosted.clear();
+            host.memory.write(dbrec, new byte[8]);
+        }
+        state = target;
+    }
+
+    /** ibv_query_qp: the adapter's view, including a state it reached by itself (ERR, SQE). */
+    public QpAttr query() {
+        checkOpen();
+        Cmd.QpAttrs a = driver.command(Cmd.QUERY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.QP_ATTRS);
+        state = QpState.of((int) a.state());
+        return new QpAttr().qpState(state).curQpState(state).qpAccessFlags((int) a.access()).qkey((int) a.qkey())
+                .pathMtu(Mtu.of((int) a.pathMtu())).destQpNum((int) a.destQpn()).rqPsn((int) a.rqPsn()).sqPsn((int) a.sqPsn())
+                .ahAttr(new AhAttr().dlid((int) a.dlid())).timeout((int) a.timeout()).retryCnt((int) a.retryCnt())
+                .rnrRetry((int) a.rnrRetry()).minRnrTimer((int) a.minRnrTimer()).maxRdAtomic((int) a.maxRdAtomic())
+                .maxDestRdAtomic((int) a.maxDestRdAtomic()).portNum((int) a.port()).pkeyIndex((int) a.pkeyIndex())
+                .sqDraining(a.sqDraining() != 0);
+    }
+
+    private static int mlx5Opcode(WrOpcode op) {
+        return switch (op) {
+            case RDMA_WRITE -> WqeLayout.OP_RDMA_WRITE;
+            case RDMA_WRITE_WITH_IMM -> WqeLayout.OP_RDMA_WRITE_IMM;
+            case SEND -> WqeLayout.OP_SEND;
+            case SEND_WITH_IMM -> WqeLayout.OP_SEND_IMM;
+            case RDMA_READ -> WqeLayout.OP_RDMA_READ;
+            case ATOMIC_CMP_AND_SWP -> WqeLayout.OP_ATOMIC_CS;
+            case ATOMIC_FETCH_AND_ADD -> WqeLayout.OP_ATOMIC_FA;
+            case LOCAL_INV -> WqeLayout.OP_LOCAL_INVAL;
+            case SEND_WITH_INV -> WqeLayout.OP_SEND_INVAL;
+            case BIND_MW -> WqeLayout.OP_UMR;
+        };
+    }
+
+    private boolean legal(WrOpcode op) {
+        return switch (type) {
+            case UD -> op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM;
+            case UC -> op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE || op == WrOpcode.RDMA_WRITE_WITH_IMM
+                    || op == WrOpcode.LOCAL_INV || op == WrOpcode.BIND_MW || op == WrOpcode.SEND_WITH_INV;
+            default -> true;
+        };
+    }
+
+    /**
+     * ibv_post_send. Refused with EINVAL before RTS (nothing is written); each request is checked
+     * (opcode for the QP type, SGE count, inline size, atomic length and alignment) and a full ring
+     * is ENOMEM; {@link VerbsException#badWrIndex()} names the first one not posted. In SQE and ERR
+     * requests are posted and the adapter completes them with WR_FLUSH_ERR.
+     */
+    public void postSend(SendWr... wrs) {
+        checkOpen();
+        if (state == QpState.RESET || state == QpState.INIT || state == QpState.RTR)
+            throw new VerbsException(Errno.EINVAL, "postSend on QP 0x" + Integer.toHexString(qpn) + " in " + state
+                    + ": sends are accepted from RTS on", 0);
+        int posted = 0;
+        byte[] lastCtrl = null, single = null;
+        try {
+            for (SendWr wr : wrs) {
+                byte[] wqe = build(wr, posted);
+                int bbs = wqe.length / 64;
+                if (sqWqes >= maxSendWr || (sqHead - sqTail) + bbs > sqBbs)
+                    throw new VerbsException(Errno.ENOMEM, "postSend: the send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
+                            + maxSendWr + " WRs)", posted);
+                int idx = sqHead & (sqBbs - 1);
+                for (int i = 0; i < bbs; i++)
+                    host.memory.write(sqRing + 64L * ((sqHead + i) & (sqBbs - 1)), java.util.Arrays.copyOfRange(wqe, i * 64, i * 64 + 64));
+                sqWrid[idx] = wr.wrId();
+                sqOpcode[idx] = wr.opcode().ordinal();
+                sqHead = (sqHead + bbs) & 0xFFFF;
+                sqNextHead[idx] = sqHead;
+                sqPosted.add(idx);
+                sqWqes++;
+                lastCtrl = java.util.Arrays.copyOf(wqe, 8);
+                single = wqe;
+                posted++;
+            }
+        } catch (VerbsException e) {
+            ring(posted, lastCtrl, single);
+            throw e.badWrIndex() >= 0 ? e : new VerbsException(e.errno(), e.getMessage().replaceFirst("^[A-Z]+: ", ""), posted);
+        }
+        ring(posted, lastCtrl, single);
+    }
+
+    private void ring(int posted, byte[] lastCtrl, byte[] single) {
+        if (posted == 0) return;
+        byte[] rec = new byte[4];
+        BigEndian.put32(rec, 0, sqHead & 0xFFFF);
+        host.memory.write(dbrec + 4, rec);
+        host.bus.cpuWork(host.profile.picos("host.post.cost") * posted);
+        if (posted == 1 && single.length == 64) driver.mmio(driver.sendDoorbell(ctx.uar), single); // BlueFlame: the whole WQE
+        else driver.mmio(driver.sendDoorbell(ctx.uar), lastCtrl);
+    }
+
+    private byte[] build(SendWr wr, int i) {
+        WrOpcode op = wr.opcode();
+        if (!legal(op)) throw new VerbsException(Errno.EINVAL, "SendWr.opcode " + op + " is not allowed on a " + type + " QP", i);
+        if (op == WrOpcode.LOCAL_INV || op == WrOpcode.BIND_MW || op == WrOpcode.SEND_WITH_INV)
+            throw new VerbsException(Errno.EOPNOTSUPP, "SendWr.opcode " + op + " is not built yet in nicsim", i);
+        boolean inline = (wr.sendFlags() & SendFlags.INLINE) != 0;
+        if (wr.sgList().size() > maxSendSge)
+            throw new VerbsException(Errno.EINVAL, "SendWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxSendSge, i);
+        long total = 0;
+        for (Sge s : wr.sgList()) total += s.length() & 0xFFFFFFFFL;
+        if (total > driver.caps().maxMsgSize())
+            throw new VerbsException(Errno.EINVAL, "SendWr length " + total + " exceeds the maximum message size " + driver.caps().maxMsgSize(), i);
+        boolean atomic = op == WrOpcode.ATOMIC_CMP_AND_SWP || op == WrOpcode.ATOMIC_FETCH_AND_ADD;
+        if (atomic && (wr.sgList().size() != 1 || wr.sgList().get(0).length() != 8))
+            throw new VerbsException(Errno.EINVAL, "atomic SendWr needs one 8-byte SGE, got " + wr.sgList(), i);
+        if (atomic && (wr.remoteAddr() & 7) != 0)
+            throw new VerbsException(Errno.EINVAL, String.format("atomic SendWr.remoteAddr 0x%x is not 8-byte aligned", wr.remoteAddr()), i);
+        byte[] inl = null;
+        if (inline) {
+            if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM && op != WrOpcode.RDMA_WRITE && op != WrOpcode.RDMA_WRITE_WITH_IMM)
+                throw new VerbsException(Errno.EINVAL, "SendFlags.INLINE is only for SEND and RDMA_WRITE, not " + op, i);
+            if (total > maxInline)
+                throw new VerbsException(Errno.EINVAL, "inline SendWr of " + total + " bytes exceeds the QP's maxInlineData " + maxInline, i);
+            inl = new byte[(int) total];
+            int at = 0;
+            for (Sge s : wr.sgList()) {
+                long pa = host.pa(s.addr());
+                if (pa < 0) throw new VerbsException(Errno.EFAULT, String.format("inline SGE address 0x%x is not mapped", s.addr()), i);
+                host.memory.read(pa, inl, at, s.length());
+                at += s.length();
+            }
+        }
+        WqeFormat.Av av = null;
+        if (type == QpType.UD) {
+            if (wr.ah() == null) throw new VerbsException(Errno.EINVAL, "UD SendWr needs ah", i);
+            av = new WqeFormat.Av(wr.remoteQpn() & 0xFFFFFF, wr.remoteQkey(), wr.ah().attr().dlid());
+        }
+        boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
+        int fm = (signaled ? WqeFormat.CQ_UPDATE : 0) | ((wr.sendFlags() & SendFlags.SOLICITED) != 0 ? WqeFormat.SOLICITED : 0)
+                | ((wr.sendFlags() & SendFlags.FENCE) != 0 && type == QpType.RC ? WqeFormat.FENCE : 0);
+        List<WqeFormat.Sge> sges = new ArrayList<>();
+        if (!inline) for (Sge s : wr.sgList()) sges.add(new WqeFormat.Sge(s.addr(), s.length(), s.lkey()));
+        long swapAdd = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.swap() : wr.compareAdd();
+        long cmp = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.compareAdd() : 0;
+        try {
+            return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sqHead, qpn, fm, wr.immData(), av, wr.remoteAddr(), wr.rkey(),
+                    swapAdd, cmp, sges, inl), type == QpType.UD);
+        } catch (IllegalArgumentException e) {
+            throw new VerbsException(Errno.EINVAL, "SendWr does not fit one WQE: " + e.getMessage(), i);
+        }
+    }
+
+    /**
+     * ibv_post_recv: refused in RESET (EINVAL); too many SGEs is EINVAL, a full ring ENOMEM. Writes
+     * the receive WQE and the doorbell record (no MMIO, as mlx5). In ERR the adapter flushes it; the
+     * driver nudges it with a send doorbell that posts nothing.
+     */
+    public void postRecv(RecvWr... wrs) {
+        checkOpen();
+        if (state == QpState.RESET)
+            throw new VerbsException(Errno.EINVAL, "postRecv on QP 0x" + Integer.toHexString(qpn) + " in RESET", 0);
+        int posted = 0;
+        for (RecvWr wr : wrs) {
+            if (wr.sgList().size() > maxRecvSge) {
+                finishRecv(posted);
+                throw new VerbsException(Errno.EINVAL, "RecvWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxRecvSge, posted);
+            }
+            if (((rqHead - rqTail) & 0xFFFF) >= Math.min(maxRecvWr, rqSize)) {
+                finishRecv(posted);
+                throw new VerbsException(Errno.ENOMEM, "postRecv: the receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
+                        + maxRecvWr + " WRs)", posted);
+            }
+            byte[] w = new byte[rqStride];
+            int at = 0;
+            for (Sge s : wr.sgList()) {
+                if (s.length() == 0) continue;
+                BigEndian.put32(w, at, s.length());
+                BigEndian.put32(w, at + 4, s.lkey());
+                BigEndian.put64(w, at + 8, s.addr());
+                at += 16;
+            }
+            if (at < rqStride) BigEndian.put32(w, at + 4, 0x100); // terminator: byte count 0, lkey MLX5_INVALID_LKEY
+            host.memory.write(rqRing + (long) rqStride * (rqHead & (rqSize - 1)), w);
+            rqWrid[rqHead & (rqSize - 1)] = wr.wrId();
+            rqHead = (rqHead + 1) & 0xFFFF;
+            posted++;
+        }
+        finishRecv(posted);
+    }
+
+    private void finishRecv(int posted) {
+        if (posted == 0) return;
+        byte[] rec = new byte[4];
+        BigEndian.put32(rec, 0, rqHead & 0xFFFF);
+        host.memory.write(dbrec, rec);
+        host.bus.cpuWork(host.profile.picos("host.post.cost") * posted);
+        if (state == QpState.ERR) {
+            byte[] db = WqeLayout.ctrl(0, sqHead, qpn, 0);
+            driver.mmio(driver.sendDoorbell(ctx.uar), db);
+        }
+    }
+
+    /** Turns a CQE of this QP into a work completion, retiring the WQEs it covers. */
+    WorkCompletion complete(Cqe64.View v, byte[] e) {
+        int op = v.opcode();
+        boolean requester = op == Cqe64.REQ || (op == Cqe64.REQ_ERR);
+        if (op == Cqe64.REQ_ERR || op == Cqe64.RESP_ERR) {
+            WcStatus status = status(v.syndrome());
+            Cqe64.ErrorView d = Cqe64.parseError(e);
+            String why = Vendor.text(v.vendorSyndrome()) + (d.key() != 0 ? String.format(" (key 0x%x", d.key()) + String.format(", address 0x%x)", d.addr()) : "")
+                    + (d.psn() != 0 ? " at PSN " + d.psn() : "");
+            long wrId;
+            if (requester) {
+                int idx = v.wqeCounter() & (sqBbs - 1);
+                wrId = sqWrid[idx];
+                retireSq(idx);
+            } else {
+                wrId = rqWrid[v.wqeCounter() & (rqSize - 1)];
+                rqTail = (rqTail + 1) & 0xFFFF;
+            }
+            if (status != WcStatus.WR_FLUSH_ERR) state = QpState.ERR;
+            return new WorkCompletion(wrId, status, WcOpcode.SEND, 0, qpn, 0, 0, 0, v.vendorSyndrome(), why, 0);
+        }
+        if (op == Cqe64.REQ) {
+            int idx = v.wqeCounter() & (sqBbs - 1);
+            long wrId = sqWrid[idx];
+            WrOpcode wo = WrOpcode.values()[sqOpcode[idx]];
+            retireSq(idx);
+            WcOpcode wc = switch (wo) {
+                case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
+                case RDMA_READ -> WcOpcode.RDMA_READ;
+                case ATOMIC_CMP_AND_SWP -> WcOpcode.COMP_SWAP;
+                case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
+                case LOCAL_INV -> WcOpcode.LOCAL_INV;
+                case BIND_MW -> WcOpcode.BIND_MW;
+                default -> WcOpcode.SEND;
+            };
+            int flags = wo == WrOpcode.RDMA_WRITE_WITH_IMM || wo == WrOpcode.SEND_WITH_IMM ? WcFlags.WITH_IMM : 0;
+            return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, 0, 0, flags, 0, "", 0);
+        }
+        // responder
+        long wrId = rqWrid[v.wqeCounter() & (rqSize - 1)];
+        rqTail = (rqTail + 1) & 0xFFFF;
+        Cqe64.RecvView r = Cqe64.parseRecv(e);
+        WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
+        int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;
+        return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, (int) r.srcQp(), r.imm(), flags, 0, "", r.slid());
+    }
+
+    /** A completion for the WQE at ring slot {@code idx} retires it and every unsignaled WQE before it. */
+    private void retireSq(int idx) {
+        if (!sqPosted.contains(idx)) return;
+        while (!sqPosted.isEmpty()) if (sqPosted.poll() == idx) break;
+        sqTail = sqNextHead[idx];
+        sqWqes = sqPosted.size();
+    }
+
+    private static WcStatus status(int syndrome) {
+        return switch (syndrome) {
+            case 0x01 -> WcStatus.LOC_LEN_ERR;
+            case 0x02 -> WcStatus.LOC_QP_OP_ERR;
+            case 0x04 -> WcStatus.LOC_PROT_ERR;
+            case 0x05 -> WcStatus.WR_FLUSH_ERR;
+            case 0x06 -> WcStatus.MW_BIND_ERR;
+            case 0x10 -> WcStatus.BAD_RESP_ERR;
+            case 0x11 -> WcStatus.LOC_ACCESS_ERR;
+            case 0x12 -> WcStatus.REM_INV_REQ_ERR;
+            case 0x13 -> WcStatus.REM_ACCESS_ERR;
+            case 0x14 -> WcStatus.REM_OP_ERR;
+            case 0x15 -> WcStatus.RETRY_EXC_ERR;
+            case 0x16 -> WcStatus.RNR_RETRY_EXC_ERR;
+            case 0x22 -> WcStatus.REM_ABORT_ERR;
+            default -> WcStatus.GENERAL_ERR;
+        };
+    }
+
+    @Override protected String describe() { return "QueuePair(0x" + Integer.toHexString(qpn) + ")"; }
+
+    @Override protected void destroy() {
+        driver.command(Cmd.DESTROY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.EMPTY);
+        ctx.qps.remove(qpn);
+    }
+}

@@ -1,0 +1,40 @@
+package nicsim.verbs;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What every verbs object shares: it belongs to a parent, owns children, and closing it closes
+ * its children first (children in reverse order of creation), then destroys it in the adapter.
+ * A call on a closed object throws {@link VerbsException} (EINVAL) naming the object.
+ */
+public abstract class VerbsObject implements AutoCloseable {
+    private final VerbsObject parent;
+    private final List<VerbsObject> children = new ArrayList<>();
+    private boolean closed;
+
+    protected VerbsObject(VerbsObject parent) {
+        this.parent = parent;
+        if (parent != null) parent.children.add(this);
+    }
+
+    /** Whether close() has run. */
+    public boolean isClosed() { return closed; }
+
+    protected void checkOpen() {
+        if (closed) throw new VerbsException(Errno.EINVAL, describe() + " is closed");
+    }
+
+    protected abstract String describe();
+
+    /** Destroys this object in the adapter (children are already gone). */
+    protected abstract void destroy();
+
+    @Override public void close() {
+        if (closed) return;
+        for (int i = children.size() - 1; i >= 0; i--) children.get(i).close();
+        destroy();
+        closed = true;
+        if (parent != null) parent.children.remove(this);
+    }
+}

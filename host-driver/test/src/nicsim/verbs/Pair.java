@@ -1,0 +1,56 @@
+package nicsim.verbs;
+
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profile;
+import nicsim.profile.Profiles;
+
+/** Two nodes with a connected QP each, buffers registered for every access; the tests' common setup. */
+final class Pair {
+    final World world;
+    final Side a, b;
+
+    static final class Side {
+        final Context ctx;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final QueuePair qp;
+        final HostBuffer buf;
+        final MemoryRegion mr;
+
+        Side(World w, int node, QpType type, int bufBytes, QpInitAttr init) {
+            ctx = new Device(w.host(node)).open();
+            pd = ctx.allocPd();
+            cq = ctx.createCq(256);
+            qp = pd.createQp(init.qpType(type).sendCq(cq).recvCq(cq));
+            buf = new ProcessMemory(w.host(node)).alloc(bufBytes);
+            mr = pd.regMr(buf, Connect.ALL_REMOTE);
+        }
+    }
+
+    Pair(String profile, QpType type, int bufBytes) { this(Profiles.load(profile), type, bufBytes, Faults.NONE, 1, defaults()); }
+
+    static QpInitAttr defaults() { return new QpInitAttr().maxSendWr(64).maxRecvWr(64).maxSendSge(4).maxRecvSge(4).maxInlineData(64); }
+
+    Pair(Profile profile, QpType type, int bufBytes, Faults faults, long seed, QpInitAttr init) {
+        world = new World(2, profile, seed, faults);
+        a = new Side(world, 0, type, bufBytes, init);
+        b = new Side(world, 1, type, bufBytes, init);
+    }
+
+    /** Connects both QPs (RESET to RTS), A's PSNs from 100, B's from 200. */
+    Pair up(Mtu mtu) {
+        Connect.up(a.qp, Connect.ALL_REMOTE, Connect.Dest.of(b.ctx, b.qp, 200), mtu, 100);
+        Connect.up(b.qp, Connect.ALL_REMOTE, Connect.Dest.of(a.ctx, a.qp, 100), mtu, 200);
+        return this;
+    }
+
+    /** Polls {@code cq} until {@code n} completions arrived (or the simulated time limit passes). */
+    List<WorkCompletion> await(CompletionQueue cq, int n) {
+        List<WorkCompletion> got = new ArrayList<>();
+        world.runUntil(() -> { got.addAll(cq.poll(n - got.size())); return got.size() >= n; }, 1_000_000_000_000L);
+        return got;
+    }
+}
