@@ -197,6 +197,8 @@ final class Qp {
         commEst = false;
         nakSent = false;
         atomicReplay.clear();
+        deferredAcks.clear();
+        writesInFlight = 0;
         draining = false;
         fw.adapter.resetSq(qpn);
     }
@@ -763,27 +765,16 @@ final class Qp {
             }
             long off = m.offset;
             m.offset += p.payload().length;
-            boolean[] landed = {false};
-            Runnable[] whenLanded = {null};
             Runnable after = () -> {
                 epsn = (epsn + 1) & 0xFFFFFF;
                 if (p.op().last()) {
                     cur = null;
                     msn = (msn + 1) & 0xFFFFFF;
                 }
-                if (p.ackReq()) {
-                    // the ACK leaves once the data is in host memory
-                    int ackPsn = p.psn();
-                    long gen2 = generation;
-                    Runnable send = () -> { if (gen2 == generation) ack(Op.ACK, ackPsn, Packet.AETH_ACK, 0); };
-                    if (landed[0]) send.run(); else whenLanded[0] = send;
-                }
+                if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
                 next.run();
             };
-            writeChunks(m.target, off, p.payload(), () -> {
-                landed[0] = true;
-                if (whenLanded[0] != null) whenLanded[0].run();
-            });
+            writeChunks(m.target, off, p.payload(), () -> {});
             if (p.op().hasImm()) {
                 takeRecvWqe(w -> {
                     if (gen != generation) return;
@@ -886,7 +877,8 @@ final class Qp {
                 long now = p.op() == Op.CMP_SWAP ? (orig == p.compare() ? p.swapAdd() : orig) : orig + p.swapAdd();
                 byte[] nb = new byte[8];
                 BigEndian.put64(nb, 0, now);
-                fw.adapter.port().dmaWrite(pa, nb, w -> {});
+                writesInFlight++;
+                fw.adapter.port().dmaWrite(pa, nb, w -> { if (gen == generation) writeLanded(); });
                 atomicReplay.put(p.psn(), orig);
                 if (atomicReplay.size() > 64) atomicReplay.remove(atomicReplay.keySet().iterator().next());
                 epsn = (epsn + 1) & 0xFFFFFF;
@@ -910,9 +902,25 @@ final class Qp {
         next.run();
     }
 
+    /**
+     * Sends an ACK or NAK. It waits behind the DMA writes still on their way to host memory, so an
+     * acknowledged byte is always in memory when the requester completes.
+     */
     private void ack(Op op, int psn, int aeth, long orig) {
         if (type != QpType.RC) return;
-        fw.send(new Packet(fw.lid(), dlid, op, destQpn, qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, msn, orig, 0, 0, new byte[0]));
+        Packet a = new Packet(fw.lid(), dlid, op, destQpn, qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, msn, orig, 0, 0, new byte[0]);
+        if (writesInFlight > 0) deferredAcks.add(a);
+        else fw.send(a);
+    }
+
+    private int writesInFlight;
+    private final ArrayDeque<Packet> deferredAcks = new ArrayDeque<>();
+
+    private void writeLanded() {
+        if (--writesInFlight == 0) {
+            long gen = generation;
+            while (!deferredAcks.isEmpty() && gen == generation) fw.send(deferredAcks.poll());
+        }
     }
 
     /**
@@ -1038,7 +1046,12 @@ final class Qp {
                 long start = off + done - pos;
                 int n = (int) Math.min(c.length() - start, data.length - done);
                 pending[0]++;
-                fw.adapter.port().dmaWrite(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n), r -> one.run());
+                writesInFlight++;
+                long gen = generation;
+                fw.adapter.port().dmaWrite(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n), r -> {
+                    if (gen == generation) writeLanded();
+                    one.run();
+                });
                 fw.counters.counter("Firmware.dma_write_bytes").add(n);
                 done += n;
             }

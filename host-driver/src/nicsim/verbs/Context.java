@@ -78,6 +78,12 @@ public final class Context extends VerbsObject {
         return Optional.ofNullable(events.poll());
     }
 
+    /** Closes the QPs first (they use CQs that are siblings of their PD), then everything else, newest first. */
+    @Override public void close() {
+        for (QueuePair qp : java.util.List.copyOf(qps.values())) qp.close();
+        super.close();
+    }
+
     @Override protected String describe() { return "Context(uar " + uar + ")"; }
 
     @Override protected void destroy() { driver.command(Cmd.DEALLOC_UAR, Cmd.HANDLE, new Cmd.Handle(uar), Cmd.EMPTY); }
