@@ -1,0 +1,81 @@
+package nicsim.verbs;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** UD and UC through the whole stack. */
+class UdUcTest {
+    @Test
+    void udSendArrivesAfterTheGrhSpaceWithSourceQpAndLid() {
+        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192);
+        for (Pair.Side s : List.of(p.a, p.b)) {
+            Connect.toInit(s.qp, 0);
+            Connect.toRtr(s.qp, null, Mtu.MTU_2048);
+            Connect.toRts(s.qp, 0);
+        }
+        byte[] msg = "hello over UD".getBytes();
+        p.a.buf.write(0, msg);
+        p.b.qp.postRecv(new RecvWr().wrId(3).sgList(new Sge(p.b.buf.addr(), 40 + 100, p.b.mr.lkey())));
+        AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
+        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(p.b.qp.qpNum())
+                .remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), msg.length, p.a.mr.lkey())));
+        WorkCompletion r = p.await(p.b.cq, 1).get(0);
+        assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+        assertEquals(40 + msg.length, r.byteLen(), "byte_len counts the 40-byte GRH space");
+        assertEquals(p.a.qp.qpNum(), r.srcQp());
+        assertEquals(p.a.ctx.queryPort(1).lid(), r.slid());
+        assertArrayEquals(msg, p.b.buf.read(40, msg.length));
+        assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
+    }
+
+    @Test
+    void udWithTheWrongQkeyIsDroppedSilently() {
+        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192);
+        for (Pair.Side s : List.of(p.a, p.b)) {
+            Connect.toInit(s.qp, 0);
+            Connect.toRtr(s.qp, null, Mtu.MTU_2048);
+            Connect.toRts(s.qp, 0);
+        }
+        p.b.qp.postRecv(new RecvWr().wrId(3).sgList(new Sge(p.b.buf.addr(), 200, p.b.mr.lkey())));
+        AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
+        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(p.b.qp.qpNum())
+                .remoteQkey(0x1234).sgList(new Sge(p.a.buf.addr(), 10, p.a.mr.lkey())));
+        assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status(), "UD sends complete when sent");
+        p.world.runFor(50_000_000);
+        assertTrue(p.b.cq.poll(1).isEmpty());
+        assertEquals(QpState.RTS, p.b.qp.query().qpState());
+        assertTrue(p.world.sim.counters().counter("Firmware.qkey_mismatch").get() > 0);
+    }
+
+    @Test
+    void rdmaReadOnUdIsRefusedAtPost() {
+        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192);
+        for (Pair.Side s : List.of(p.a, p.b)) {
+            Connect.toInit(s.qp, 0);
+            Connect.toRtr(s.qp, null, Mtu.MTU_2048);
+            Connect.toRts(s.qp, 0);
+        }
+        VerbsException e = assertThrows(VerbsException.class, () -> p.a.qp.postSend(new SendWr().opcode(WrOpcode.RDMA_READ)));
+        assertEquals(Errno.EINVAL, e.errno());
+        assertTrue(e.getMessage().contains("RDMA_READ"), e.getMessage());
+    }
+
+    @Test
+    void ucWriteWithImmediateConsumesAReceive() {
+        Pair p = new Pair("cx-gen3x16", QpType.UC, 16384).up(Mtu.MTU_1024);
+        byte[] data = new byte[5000];
+        new java.util.Random(4).nextBytes(data);
+        p.a.buf.write(0, data);
+        p.b.qp.postRecv(new RecvWr().wrId(77));
+        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).immData(99).sendFlags(SendFlags.SIGNALED)
+                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 1000).rkey(p.b.mr.rkey()));
+        WorkCompletion r = p.await(p.b.cq, 1).get(0);
+        assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+        assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, r.opcode());
+        assertEquals(99, r.immData());
+        assertEquals(77, r.wrId());
+        assertArrayEquals(data, p.b.buf.read(1000, data.length));
+    }
+}
