@@ -117,6 +117,7 @@ final class Qp {
         this.rqStrideLog = (int) c.rqStrideLog();
         this.dbrec = c.dbrec();
         this.sqSigAll = c.sqSigAll() != 0;
+        this.mtu = fw.fabric().maxMtu(); // UD uses the port's MTU; RC and UC set theirs in INIT to RTR
     }
 
     // ------------------------------------------------------------------ state machine

@@ -1,0 +1,19 @@
+package nicsim.workloads;
+
+import nicsim.verbs.Mtu;
+
+/**
+ * A workload's parameters, with perftest's defaults (REFERENCE 4.1) where perftest has the test,
+ * and rdma-core's for the pingpong examples. {@code size} 0 and {@code iters} 0 mean "the test's
+ * default".
+ */
+public record Options(long size, boolean allSizes, int iters, int txDepth, int rxDepth, int cqMod, int qps, Mtu mtu, int inline) {
+    public static Options defaults() { return new Options(0, false, 0, 128, 512, 100, 1, Mtu.MTU_4096, -1); }
+
+    public Options withSize(long v) { return new Options(v, allSizes, iters, txDepth, rxDepth, cqMod, qps, mtu, inline); }
+    public Options withAllSizes(boolean v) { return new Options(size, v, iters, txDepth, rxDepth, cqMod, qps, mtu, inline); }
+    public Options withIters(int v) { return new Options(size, allSizes, v, txDepth, rxDepth, cqMod, qps, mtu, inline); }
+    public Options withQps(int v) { return new Options(size, allSizes, iters, txDepth, rxDepth, cqMod, v, mtu, inline); }
+    public Options withMtu(Mtu v) { return new Options(size, allSizes, iters, txDepth, rxDepth, cqMod, qps, v, inline); }
+    public Options withTxDepth(int v) { return new Options(size, allSizes, iters, v, rxDepth, cqMod, qps, mtu, inline); }
+}

@@ -1,0 +1,378 @@
+package nicsim.workloads;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.function.BooleanSupplier;
+import nicsim.driver.World;
+import nicsim.verbs.AddressHandle;
+import nicsim.verbs.AhAttr;
+import nicsim.verbs.CompletionQueue;
+import nicsim.verbs.Connect;
+import nicsim.verbs.Context;
+import nicsim.verbs.Device;
+import nicsim.verbs.HostBuffer;
+import nicsim.verbs.MemoryRegion;
+import nicsim.verbs.ProcessMemory;
+import nicsim.verbs.ProtectionDomain;
+import nicsim.verbs.QpInitAttr;
+import nicsim.verbs.QpType;
+import nicsim.verbs.QueuePair;
+import nicsim.verbs.RecvWr;
+import nicsim.verbs.SendFlags;
+import nicsim.verbs.SendWr;
+import nicsim.verbs.Sge;
+import nicsim.verbs.WcStatus;
+import nicsim.verbs.WorkCompletion;
+import nicsim.verbs.WrOpcode;
+
+/**
+ * The example programs, written the way their C originals are so a driver developer recognises
+ * them: rdma-core's {@code rc_pingpong} and {@code ud_pingpong}, and perftest-style
+ * {@code write_bw}, {@code write_lat}, {@code send_bw}, {@code send_lat}, {@code read_bw},
+ * {@code read_lat}, {@code atomic_bw} between node 0 (client) and node 1 (server). Every run checks
+ * the bytes that crossed the fabric against what was sent, and every completion's status.
+ * Times are simulated: the same run always prints the same figures.
+ */
+public final class Workloads {
+    private Workloads() {}
+
+    public static final List<String> NAMES = List.of("rc_pingpong", "ud_pingpong", "write_bw", "write_lat", "send_bw", "send_lat",
+            "read_bw", "read_lat", "atomic_bw");
+
+    /** How long any one wait may take in simulated time before the workload is declared stuck. */
+    static final long STUCK = 10_000_000_000_000L; // 10 s
+
+    public static Result run(String name, World world, Options o, PrintStream out) {
+        return switch (name) {
+            case "rc_pingpong" -> pingpong(world, o, out, QpType.RC);
+            case "ud_pingpong" -> pingpong(world, o, out, QpType.UD);
+            case "write_bw" -> bw(world, o, out, WrOpcode.RDMA_WRITE);
+            case "send_bw" -> bw(world, o, out, WrOpcode.SEND);
+            case "read_bw" -> bw(world, o, out, WrOpcode.RDMA_READ);
+            case "atomic_bw" -> bw(world, o, out, WrOpcode.ATOMIC_FETCH_AND_ADD);
+            case "write_lat" -> lat(world, o, out, WrOpcode.RDMA_WRITE);
+            case "send_lat" -> lat(world, o, out, WrOpcode.SEND);
+            case "read_lat" -> lat(world, o, out, WrOpcode.RDMA_READ);
+            default -> throw new IllegalArgumentException("workload '" + name + "' unknown; accepted: " + String.join(", ", NAMES));
+        };
+    }
+
+    /** One side of a test: context, PD, CQ, QPs, a buffer registered for every access. */
+    static final class Ep {
+        final World world;
+        final Context ctx;
+        final ProtectionDomain pd;
+        final CompletionQueue cq;
+        final List<QueuePair> qps = new ArrayList<>();
+        final HostBuffer buf;
+        final MemoryRegion mr;
+        final int lid;
+
+        Ep(World world, int node, QpType type, int nqps, long bufBytes, int txDepth, int rxDepth, int inline) {
+            this.world = world;
+            ctx = new Device(world.host(node)).open();
+            pd = ctx.allocPd();
+            cq = ctx.createCq(Math.max(16, (txDepth + rxDepth) * nqps));
+            for (int i = 0; i < nqps; i++)
+                qps.add(pd.createQp(new QpInitAttr().qpType(type).sendCq(cq).recvCq(cq).maxSendWr(txDepth).maxRecvWr(rxDepth)
+                        .maxSendSge(1).maxRecvSge(1).maxInlineData(Math.max(0, inline))));
+            buf = new ProcessMemory(world.host(node)).alloc(bufBytes);
+            mr = pd.regMr(buf, Connect.ALL_REMOTE);
+            lid = ctx.queryPort(1).lid();
+        }
+
+        QueuePair qp() { return qps.get(0); }
+    }
+
+    static void connect(Ep a, Ep b, Options o) {
+        for (int i = 0; i < a.qps.size(); i++) {
+            QueuePair qa = a.qps.get(i), qb = b.qps.get(i);
+            if (qa.qpType() == QpType.UD) {
+                for (QueuePair q : List.of(qa, qb)) {
+                    Connect.toInit(q, 0);
+                    Connect.toRtr(q, null, o.mtu());
+                    Connect.toRts(q, 0);
+                }
+            } else {
+                Connect.up(qa, Connect.ALL_REMOTE, Connect.Dest.of(b.ctx, qb, 0x2000 + i), o.mtu(), 0x1000 + i);
+                Connect.up(qb, Connect.ALL_REMOTE, Connect.Dest.of(a.ctx, qa, 0x1000 + i), o.mtu(), 0x2000 + i);
+            }
+        }
+    }
+
+    static void await(World w, BooleanSupplier cond, String what) {
+        try {
+            w.runUntil(cond, STUCK);
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("stuck waiting for " + what + ": " + e.getMessage());
+        }
+    }
+
+    /** Polls until a completion arrives; an error completion is reported. */
+    static WorkCompletion next(World w, CompletionQueue cq, List<String> errors, String what) {
+        List<WorkCompletion> got = new ArrayList<>();
+        await(w, () -> { got.addAll(cq.poll(1)); return !got.isEmpty(); }, what);
+        WorkCompletion wc = got.get(0);
+        if (wc.status() != WcStatus.SUCCESS) errors.add(what + ": " + wc);
+        return wc;
+    }
+
+    static long[] sizes(Options o, long dflt) {
+        if (!o.allSizes()) return new long[]{o.size() > 0 ? o.size() : dflt};
+        long[] s = new long[23];
+        for (int i = 0; i < 23; i++) s[i] = 2L << i; // perftest -a: 2 B .. 8 MiB
+        return s;
+    }
+
+    // ------------------------------------------------------------------ perftest bandwidth
+
+    static Result bw(World w, Options o, PrintStream out, WrOpcode verb) {
+        String name = switch (verb) { case RDMA_WRITE -> "write_bw"; case SEND -> "send_bw"; case RDMA_READ -> "read_bw"; default -> "atomic_bw"; };
+        boolean atomic = verb == WrOpcode.ATOMIC_FETCH_AND_ADD;
+        long[] sizes = atomic ? new long[]{8} : sizes(o, 65536);
+        int iters = o.iters() > 0 ? o.iters() : verb == WrOpcode.RDMA_WRITE ? 5000 : 1000;
+        int tx = o.txDepth(), slots = 16;
+        long maxSize = Arrays.stream(sizes).max().getAsLong();
+        long bufBytes = Math.max(4096, maxSize * slots);
+        Ep c = new Ep(w, 0, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0);
+        Ep s = new Ep(w, 1, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0);
+        connect(c, s, o);
+        List<String> errors = new ArrayList<>();
+        List<Result.Row> rows = new ArrayList<>();
+        header(out, name, o, false);
+        Random rnd = new Random(w.seed);
+        for (long size : sizes) {
+            // fresh data in every slot of the source buffer
+            HostBuffer src = verb == WrOpcode.RDMA_READ ? s.buf : c.buf, dst = verb == WrOpcode.RDMA_READ ? c.buf : s.buf;
+            byte[] data = new byte[(int) Math.min(bufBytes, size * slots)];
+            rnd.nextBytes(data);
+            src.write(0, data);
+            if (atomic) { data = new byte[8]; src.write(0, new byte[8]); s.buf.write(0, new byte[8]); }
+            int nslots = (int) Math.max(1, Math.min(slots, bufBytes / size));
+            // send_bw: the server keeps rx_depth receives posted, each into a slot
+            int[] recvPosted = {0};
+            int[] received = {0};
+            Runnable refill = () -> {
+                if (verb != WrOpcode.SEND) return;
+                for (QueuePair q : s.qps)
+                    while (recvPosted[0] - received[0] < o.rxDepth() && recvPosted[0] < iters) {
+                        long slot = (long) (recvPosted[0] % nslots) * size;
+                        q.postRecv(new RecvWr().wrId(recvPosted[0]).sgList(new Sge(s.buf.addr() + slot, (int) size, s.mr.lkey())));
+                        recvPosted[0]++;
+                    }
+            };
+            refill.run();
+            long t0 = w.now(), peakWindow = Long.MAX_VALUE, lastAt = t0;
+            int posted = 0, completed = 0, lastCompleted = 0;
+            int cqMod = Math.max(1, Math.min(o.cqMod(), tx));
+            while (completed < iters && errors.isEmpty()) {
+                while (posted < iters && posted - completed < tx) {
+                    long slot = (long) (posted % nslots) * size;
+                    QueuePair q = c.qps.get(posted % c.qps.size());
+                    boolean signaled = posted % cqMod == cqMod - 1 || posted == iters - 1;
+                    SendWr wr = new SendWr().wrId(posted).opcode(verb).sendFlags(signaled ? SendFlags.SIGNALED : 0);
+                    if (atomic) wr.sgList(new Sge(c.buf.addr() + 8 + 8L * (posted % 8), 8, c.mr.lkey())).compareAdd(1)
+                            .remoteAddr(s.buf.addr()).rkey(s.mr.rkey());
+                    else if (verb == WrOpcode.RDMA_READ) wr.sgList(new Sge(c.buf.addr() + slot, (int) size, c.mr.lkey()))
+                            .remoteAddr(s.buf.addr() + slot).rkey(s.mr.rkey());
+                    else wr.sgList(new Sge(c.buf.addr() + slot, (int) size, c.mr.lkey())).remoteAddr(s.buf.addr() + slot).rkey(s.mr.rkey());
+                    q.postSend(wr);
+                    posted++;
+                }
+                List<WorkCompletion> got = new ArrayList<>();
+                await(w, () -> {
+                    got.addAll(c.cq.poll(64));
+                    if (verb == WrOpcode.SEND) {
+                        for (WorkCompletion r : s.cq.poll(64)) {
+                            if (r.status() != WcStatus.SUCCESS) errors.add("receive: " + r);
+                            received[0]++;
+                        }
+                        refill.run();
+                    }
+                    return !got.isEmpty() || !errors.isEmpty();
+                }, name + " completions");
+                for (WorkCompletion wc : got) {
+                    if (wc.status() != WcStatus.SUCCESS) { errors.add(wc.toString()); break; }
+                    completed = (int) wc.wrId() + 1;
+                }
+                if (completed - lastCompleted >= cqMod) {
+                    long per = (w.now() - lastAt) / (completed - lastCompleted);
+                    peakWindow = Math.min(peakWindow, per);
+                    lastAt = w.now();
+                    lastCompleted = completed;
+                }
+            }
+            if (verb == WrOpcode.SEND)
+                await(w, () -> { for (WorkCompletion r : s.cq.poll(64)) received[0]++; return received[0] >= iters; }, "the last receives");
+            long t = w.now() - t0;
+            // integrity: the destination holds the source's bytes
+            if (atomic) {
+                long v = java.nio.ByteBuffer.wrap(s.buf.read(0, 8)).order(java.nio.ByteOrder.BIG_ENDIAN).getLong();
+                long vLe = java.nio.ByteBuffer.wrap(s.buf.read(0, 8)).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+                if (v != iters && vLe != iters) errors.add("atomic counter is " + v + " after " + iters + " fetch-and-adds of 1");
+            } else {
+                int touched = (int) Math.min(nslots, iters);
+                byte[] want = Arrays.copyOf(data, (int) (touched * size));
+                byte[] got = dst.read(0, want.length);
+                if (!Arrays.equals(want, got)) errors.add(String.format("%d B: destination differs from source at byte %d", size,
+                        Arrays.mismatch(want, got)));
+            }
+            double bw = size * 8.0 * iters / (t / 1e12) / 1e9;
+            double peak = peakWindow == Long.MAX_VALUE ? bw : size * 8.0 / (peakWindow / 1e12) / 1e9;
+            Result.Row row = new Result.Row(size, iters, bw, Math.max(bw, peak), iters / (t / 1e12) / 1e6, 0, 0, 0, 0, 0, t);
+            rows.add(row);
+            out.printf(" %-10d %-10d       %-14.2f     %-14.2f       %.6f%n", size, iters, row.bwPeakGbps(), bw, row.msgRateMpps());
+            if (!errors.isEmpty()) break;
+        }
+        out.println(LINE);
+        return new Result(name, rows, errors);
+    }
+
+    static final String LINE = "---------------------------------------------------------------------------------------";
+
+    static void header(PrintStream out, String name, Options o, boolean lat) {
+        out.println(LINE);
+        out.printf("                    %s (nicsim, simulated time)%n", name.replace('_', ' ').toUpperCase().replace(" ", " ").trim());
+        out.printf(" Number of qps   : %d\t\tTransport type : IB%n", o.qps());
+        out.printf(" TX depth        : %d%n", lat ? 1 : o.txDepth());
+        out.printf(" Mtu             : %d[B]%n", o.mtu().bytes());
+        out.println(LINE);
+        if (lat) out.println(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    99% percentile[usec]");
+        else out.println(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]");
+    }
+
+    // ------------------------------------------------------------------ perftest latency
+
+    static Result lat(World w, Options o, PrintStream out, WrOpcode verb) {
+        String name = switch (verb) { case RDMA_WRITE -> "write_lat"; case SEND -> "send_lat"; default -> "read_lat"; };
+        long[] sizes = sizes(o, 2);
+        int iters = o.iters() > 0 ? o.iters() : 1000;
+        long maxSize = Arrays.stream(sizes).max().getAsLong();
+        int inline = o.inline() >= 0 ? o.inline() : verb == WrOpcode.RDMA_WRITE ? 220 : verb == WrOpcode.SEND ? 236 : 0;
+        int maxInline = (int) Math.min(inline, 512);
+        Ep c = new Ep(w, 0, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, 16, maxInline);
+        Ep s = new Ep(w, 1, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, 16, maxInline);
+        connect(c, s, o);
+        List<String> errors = new ArrayList<>();
+        List<Result.Row> rows = new ArrayList<>();
+        header(out, name, o, true);
+        for (long size : sizes) {
+            long[] lat = new long[iters];
+            int flags = size <= maxInline && verb != WrOpcode.RDMA_READ ? SendFlags.INLINE : 0;
+            if (verb == WrOpcode.SEND) {
+                c.qp().postRecv(new RecvWr().wrId(0).sgList(new Sge(c.buf.addr() + maxSize, (int) size, c.mr.lkey())));
+                s.qp().postRecv(new RecvWr().wrId(0).sgList(new Sge(s.buf.addr() + maxSize, (int) size, s.mr.lkey())));
+            }
+            long start = w.now();
+            for (int i = 0; i < iters && errors.isEmpty(); i++) {
+                byte tag = (byte) (i % 250 + 1);
+                long t0 = w.now();
+                if (verb == WrOpcode.RDMA_READ) {
+                    s.buf.write(size - 1, new byte[]{tag});
+                    c.qp().postSend(new SendWr().wrId(i).opcode(verb).sendFlags(SendFlags.SIGNALED)
+                            .sgList(new Sge(c.buf.addr(), (int) size, c.mr.lkey())).remoteAddr(s.buf.addr()).rkey(s.mr.rkey()));
+                    next(w, c.cq, errors, "read " + i);
+                    if (c.buf.read(size - 1, 1)[0] != tag) errors.add("read " + i + ": last byte did not arrive");
+                    lat[i] = w.now() - t0;
+                    continue;
+                }
+                // ping: client to server; pong: server back to client (perftest's ping-pong, half the round trip reported)
+                for (Ep[] dir : new Ep[][]{{c, s}, {s, c}}) {
+                    Ep from = dir[0], to = dir[1];
+                    from.buf.write(size - 1, new byte[]{tag});
+                    SendWr wr = new SendWr().wrId(i).opcode(verb).sendFlags(SendFlags.SIGNALED | flags)
+                            .sgList(new Sge(from.buf.addr(), (int) size, from.mr.lkey())).remoteAddr(to.buf.addr() + maxSize).rkey(to.mr.rkey());
+                    from.qp().postSend(wr);
+                    if (verb == WrOpcode.SEND) {
+                        WorkCompletion r = next(w, to.cq, errors, "receive " + i);
+                        if (r.opcode() != nicsim.verbs.WcOpcode.RECV) r = next(w, to.cq, errors, "receive " + i);
+                        to.qp().postRecv(new RecvWr().wrId(i + 1).sgList(new Sge(to.buf.addr() + maxSize, (int) size, to.mr.lkey())));
+                    } else {
+                        await(w, () -> to.buf.read(maxSize + size - 1, 1)[0] == tag, "write " + i + " to land");
+                    }
+                    if (to.buf.read(maxSize + size - 1, 1)[0] != tag) errors.add(name + " " + i + ": last byte did not arrive");
+                    // retire the sender's completion (never blocks the ping-pong)
+                    for (WorkCompletion wc : from.cq.poll(4)) if (wc.status() != WcStatus.SUCCESS) errors.add(wc.toString());
+                }
+                lat[i] = (w.now() - t0) / 2;
+            }
+            if (!Arrays.equals(c.buf.read(0, (int) size), verb == WrOpcode.RDMA_READ ? s.buf.read(0, (int) size) : c.buf.read(0, (int) size)))
+                errors.add(name + ": data differs");
+            long[] sorted = lat.clone();
+            Arrays.sort(sorted);
+            double us = 1e6;
+            double avg = Arrays.stream(lat).average().orElse(0) / us;
+            Result.Row row = new Result.Row(size, iters, 0, 0, 0, sorted[0] / us, sorted[iters / 2] / us, sorted[iters - 1] / us, avg,
+                    sorted[(int) Math.min(iters - 1, Math.ceil(iters * 0.99) - 1)] / us, w.now() - start);
+            rows.add(row);
+            out.printf(" %-6d %-10d     %-10.2f     %-10.2f   %-10.2f        %-10.2f     %-10.2f%n", size, iters, row.latMinUs(), row.latMaxUs(),
+                    row.latTypicalUs(), row.latAvgUs(), row.latP99Us());
+            if (!errors.isEmpty()) break;
+        }
+        out.println(LINE);
+        return new Result(name, rows, errors);
+    }
+
+    // ------------------------------------------------------------------ rdma-core pingpong
+
+    static Result pingpong(World w, Options o, PrintStream out, QpType type) {
+        String name = type == QpType.RC ? "rc_pingpong" : "ud_pingpong";
+        long size = o.size() > 0 ? o.size() : type == QpType.RC ? 4096 : 2048;
+        int iters = o.iters() > 0 ? o.iters() : 1000;
+        if (type == QpType.UD && size > o.mtu().bytes())
+            throw new IllegalArgumentException("size " + size + " is larger than the path MTU " + o.mtu().bytes() + " (a UD message is one packet)");
+        int rxDepth = 500;
+        int grh = type == QpType.UD ? 40 : 0;
+        Ep c = new Ep(w, 0, type, 1, size + grh, 1, rxDepth, 0);
+        Ep s = new Ep(w, 1, type, 1, size + grh, 1, rxDepth, 0);
+        connect(c, s, o);
+        List<String> errors = new ArrayList<>();
+        AddressHandle toS = type == QpType.UD ? c.pd.createAh(new AhAttr().dlid(s.lid)) : null;
+        AddressHandle toC = type == QpType.UD ? s.pd.createAh(new AhAttr().dlid(c.lid)) : null;
+        for (Ep e : List.of(c, s))
+            for (int i = 0; i < rxDepth; i++)
+                e.qp().postRecv(new RecvWr().wrId(i).sgList(new Sge(e.buf.addr(), (int) (size + grh), e.mr.lkey())));
+        out.printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%n", c.lid, c.qp().qpNum(), 0x1000);
+        out.printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x%n", s.lid, s.qp().qpNum(), 0x2000);
+        Random rnd = new Random(w.seed);
+        long t0 = w.now();
+        for (int i = 0; i < iters && errors.isEmpty(); i++) {
+            for (Ep[] dir : new Ep[][]{{c, s}, {s, c}}) {
+                Ep from = dir[0], to = dir[1];
+                byte[] msg = new byte[(int) size];
+                rnd.nextBytes(msg);
+                from.buf.write(grh, msg);
+                SendWr wr = new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                        .sgList(new Sge(from.buf.addr() + grh, (int) size, from.mr.lkey()));
+                if (type == QpType.UD) wr.ah(from == c ? toS : toC).remoteQpn(to.qp().qpNum()).remoteQkey(Connect.QKEY);
+                from.qp().postSend(wr);
+                // the receiver takes the message, checks it, and re-posts the receive; the sender retires its send
+                int need = 2;
+                while (need > 0 && errors.isEmpty()) {
+                    List<WorkCompletion> got = new ArrayList<>();
+                    await(w, () -> { got.addAll(to.cq.poll(2)); got.addAll(from == to ? List.of() : from.cq.poll(2)); return !got.isEmpty(); },
+                            name + " iteration " + i);
+                    for (WorkCompletion wc : got) {
+                        need--;
+                        if (wc.status() != WcStatus.SUCCESS) { errors.add(wc.toString()); continue; }
+                        if (wc.opcode() == nicsim.verbs.WcOpcode.RECV) {
+                            if (wc.byteLen() != size + grh) errors.add("iteration " + i + ": received " + wc.byteLen() + " bytes, sent " + (size + grh));
+                            if (!Arrays.equals(msg, to.buf.read(grh, (int) size))) errors.add("iteration " + i + ": received bytes differ");
+                            to.qp().postRecv(new RecvWr().wrId(wc.wrId()).sgList(new Sge(to.buf.addr(), (int) (size + grh), to.mr.lkey())));
+                        }
+                    }
+                }
+            }
+        }
+        long t = w.now() - t0;
+        double sec = t / 1e12;
+        long bytes = size * iters * 2;
+        out.printf("%d bytes in %.6f seconds = %.2f Mbit/sec%n", bytes, sec, bytes * 8 / sec / 1e6);
+        out.printf("%d iters in %.6f seconds = %.2f usec/iter%n", iters, sec, sec * 1e6 / iters);
+        Result.Row row = new Result.Row(size, iters, bytes * 8 / sec / 1e9, 0, 0, 0, sec * 1e6 / iters / 2, 0, sec * 1e6 / iters / 2, 0, t);
+        return new Result(name, List.of(row), errors);
+    }
+}

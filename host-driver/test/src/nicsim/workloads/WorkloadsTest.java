@@ -1,0 +1,50 @@
+package nicsim.workloads;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** Every example program runs between two nodes, checks its bytes, and reports figures in its C original's format. */
+class WorkloadsTest {
+    static Result run(String name, String profile, Options o, StringBuilder text) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        Result r = Workloads.run(name, new World(2, Profiles.load(profile), 1, Faults.NONE), o, new PrintStream(b));
+        text.append(b);
+        return r;
+    }
+
+    @ParameterizedTest
+    @CsvSource({"rc_pingpong, cx-gen3x16", "ud_pingpong, cx-gen3x16", "write_bw, cx-gen3x16", "write_lat, cx-gen3x16",
+            "send_bw, cx-gen3x16", "send_lat, cx-gen3x16", "read_bw, cx-gen3x16", "read_lat, cx-gen3x16", "atomic_bw, cx-gen3x16",
+            "rc_pingpong, lanai43", "write_bw, lanai72", "send_lat, lanai72"})
+    void runsChecksAndReports(String name, String profile) {
+        StringBuilder text = new StringBuilder();
+        Result r = run(name, profile, Options.defaults().withIters(40).withSize(name.contains("lat") ? 2 : name.startsWith("ud") ? 1024 : 8192), text);
+        assertTrue(r.ok(), name + " on " + profile + ": " + r.errors() + "\n" + text);
+        assertEquals(1, r.rows().size());
+        Result.Row row = r.rows().get(0);
+        assertTrue(row.simPicos() > 0);
+        if (name.endsWith("_bw")) {
+            assertTrue(row.bwAvgGbps() > 0 && row.bwAvgGbps() <= row.bwPeakGbps() + 1e-9, row.toString());
+            assertTrue(text.toString().contains("BW average[Gb/sec]"), text.toString());
+        }
+        if (name.endsWith("_lat")) assertTrue(row.latMinUs() > 0 && row.latMinUs() <= row.latTypicalUs(), row.toString());
+        if (name.endsWith("pingpong")) assertTrue(text.toString().contains("usec/iter"), text.toString());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"write_bw", "send_lat"})
+    void theSameRunGivesTheSameFigures(String name) {
+        Options o = Options.defaults().withIters(30).withSize(4096);
+        StringBuilder a = new StringBuilder(), b = new StringBuilder();
+        Result x = run(name, "cx-gen3x16", o, a), y = run(name, "cx-gen3x16", o, b);
+        assertEquals(x.rows(), y.rows());
+        assertEquals(a.toString(), b.toString());
+    }
+}
