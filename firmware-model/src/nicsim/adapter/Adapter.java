@@ -83,6 +83,7 @@ public final class Adapter implements PciFunction, Clocked {
     public Adapter(Simulator sim, Profile profile, String clockName) {
         this.sim = sim;
         this.core = sim.clockDomain(clockName, profile.periodPicos("core.clock"));
+        this.tracePrefix = clockName.equals("core") ? "" : clockName.replaceFirst("\\.core$", "") + "/";
         this.config = new ConfigSpace(VENDOR, DEVICE, 0x02070000, new long[]{profile.bytes("pci.bar0.size"), 0, 0},
                 MSIX_VECTORS, 0, MSIX_TABLE);
         this.dbCfg = DoorbellDecoder.Config.from(profile);
@@ -101,6 +102,16 @@ public final class Adapter implements PciFunction, Clocked {
     }
 
     public Simulator simulator() { return sim; }
+
+    private String tracePrefix = "";
+
+    /** The trace transaction of a send WQE: "qp0x&lt;qpn&gt;/wqe&lt;index&gt;", prefixed by the node when there are several adapters. */
+    public String wqeTxn(long qpn, long index) { return String.format("%sqp0x%x/wqe%d", tracePrefix, qpn, index); }
+
+    /** Records a stage of send WQE {@code index} of {@code qpn} in the per-WQE timeline (block "wqe"). */
+    public void traceWqe(long qpn, long index, String stage, String detail) {
+        if (sim.trace().enabled("wqe")) sim.trace().record("wqe", wqeTxn(qpn, index), stage, detail);
+    }
     public MttWalker mtt() { return mtt; }
     /** The firmware: command interface, QP contexts and transport. */
     public nicsim.firmware.Firmware firmware() { return firmware; }
@@ -311,7 +322,8 @@ public final class Adapter implements PciFunction, Clocked {
             port.dmaWrite(w.addr(), entry, r -> {
                 if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
                 // the WQE's last stage: its CQE is in host memory
-                else sim.trace().record("wqe", String.format("qp0x%x/wqe%d", v.qpn(), v.wqeCounter()), "cqe_written",
+                else if (v.opcode() == Cqe64.REQ || v.opcode() == Cqe64.REQ_ERR)
+                    sim.trace().record("wqe", wqeTxn(v.qpn(), v.wqeCounter()), "cqe_written",
                         String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
             });
             // an event's MSI-X follows its CQE's write on the link (posted writes stay in order)
@@ -362,7 +374,7 @@ public final class Adapter implements PciFunction, Clocked {
 
     /** The stages of WQE {@code first} of {@code qpn}: the doorbell that announced it, the read that fetched it, now. */
     private void timeline(long qpn, long first, int bbs, int opcode) {
-        String txn = String.format("qp0x%x/wqe%d", qpn, first);
+        String txn = wqeTxn(qpn, first);
         ArrayDeque<long[]> dbs = doorbellsSeen.get(qpn), fs = fetchesSeen.get(qpn);
         if (dbs == null) return;
         // a doorbell announces WQEBBs before its producer index: drop those wholly behind this WQE

@@ -77,7 +77,7 @@ final class Qp {
         final long length;
         int firstPsn, lastPsn, respPsn;
         byte[] payload;
-        boolean ready, transmitted, done;
+        boolean ready, transmitted, done, onWire;
         final List<Packet> packets = new ArrayList<>();
 
         SendOp(int index, SendWqe w, long length) {
@@ -418,6 +418,10 @@ final class Qp {
             fw.exec(fw.packetCycles, () -> {
                 if (gen != generation || state == QpState.ERR || (state == QpState.SQE && type != QpType.RC)) return;
                 fw.send(p);
+                if (p == packets.get(0) && !op.onWire) {
+                    op.onWire = true;
+                    fw.adapter.traceWqe(qpn, op.index, "on_wire", p.op() + " psn " + p.psn());
+                }
                 if (type == QpType.RC) armTimer();
                 else if (lastOne) {
                     op.done = true;
@@ -432,6 +436,7 @@ final class Qp {
         while (!outstanding.isEmpty() && outstanding.peek().done) {
             SendOp op = outstanding.poll();
             if (op.readOrAtomic()) readsOutstanding--;
+            if (type == QpType.RC) fw.adapter.traceWqe(qpn, op.index, "acked", "psn " + op.lastPsn);
             if (op.w.signaled() || sqSigAll)
                 complete(op, Cqe64.requester(qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
         }

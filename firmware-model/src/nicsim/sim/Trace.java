@@ -28,15 +28,27 @@ public final class Trace {
     public void enableAll() { all = true; }
     public boolean enabled(String block) { return all || enabled.contains(block); }
 
+    private int limit = Integer.MAX_VALUE;
+    private long dropped;
+
+    /** Keeps at most {@code max} entries (a long run's timeline would not fit in memory); later ones are counted, not kept. */
+    public void limit(int max) { limit = max; }
+    /** Entries not kept because of {@link #limit}. */
+    public long dropped() { return dropped; }
+
+    private void add(Entry e) {
+        if (entries.size() < limit) entries.add(e); else dropped++;
+    }
+
     /** Records a stage if tracing is on for this block. */
     public void record(String block, String txn, String stage, String detail) {
-        if (enabled(block)) entries.add(new Entry(sim.now(), block, txn, stage, detail));
+        if (enabled(block)) add(new Entry(sim.now(), block, txn, stage, detail));
     }
 
     /** Records a stage that happened at {@code timePicos} (noted earlier, recorded when its transaction is known). */
     public void recordAt(long timePicos, String block, String txn, String stage, String detail) {
         if (timePicos > sim.now()) throw new IllegalArgumentException("stage " + stage + " of " + txn + " at " + timePicos + " ps is in the future");
-        if (enabled(block)) entries.add(new Entry(timePicos, block, txn, stage, detail));
+        if (enabled(block)) add(new Entry(timePicos, block, txn, stage, detail));
     }
 
     public List<Entry> entries() { return Collections.unmodifiableList(entries); }

@@ -42,10 +42,16 @@ public final class Workloads {
     public static final List<String> NAMES = List.of("rc_pingpong", "ud_pingpong", "write_bw", "write_lat", "send_bw", "send_lat",
             "read_bw", "read_lat", "atomic_bw");
 
+    private static java.util.function.DoubleConsumer progress = f -> {};
+
     /** How long any one wait may take in simulated time before the workload is declared stuck. */
     static final long STUCK = 10_000_000_000_000L; // 10 s
 
-    public static Result run(String name, World world, Options o, PrintStream out) {
+    public static Result run(String name, World world, Options o, PrintStream out) { return run(name, world, o, out, f -> {}); }
+
+    /** As above; {@code progress} hears the fraction of the run done (for a progress bar), and -1 before the workload prints. */
+    public static Result run(String name, World world, Options o, PrintStream out, java.util.function.DoubleConsumer progress) {
+        Workloads.progress = progress;
         return switch (name) {
             case "rc_pingpong" -> pingpong(world, o, out, QpType.RC);
             case "ud_pingpong" -> pingpong(world, o, out, QpType.UD);
@@ -198,6 +204,7 @@ public final class Workloads {
                     if (wc.status() != WcStatus.SUCCESS) { errors.add(wc.toString()); break; }
                     completed = (int) wc.wrId() + 1;
                 }
+                progress.accept(((double) (rows.size()) + (double) completed / iters) / sizes.length);
                 if (completed - lastCompleted >= cqMod) {
                     long per = (w.now() - lastAt) / (completed - lastCompleted);
                     peakWindow = Math.min(peakWindow, per);
@@ -224,6 +231,7 @@ public final class Workloads {
             double peak = peakWindow == Long.MAX_VALUE ? bw : size * 8.0 / (peakWindow / 1e12) / 1e9;
             Result.Row row = new Result.Row(size, iters, bw, Math.max(bw, peak), iters / (t / 1e12) / 1e6, 0, 0, 0, 0, 0, t);
             rows.add(row);
+            progress.accept(-1);
             out.printf(" %-10d %-10d       %-14.2f     %-14.2f       %.6f%n", size, iters, row.bwPeakGbps(), bw, row.msgRateMpps());
             if (!errors.isEmpty()) break;
         }
@@ -298,6 +306,7 @@ public final class Workloads {
                     for (WorkCompletion wc : from.cq.poll(4)) if (wc.status() != WcStatus.SUCCESS) errors.add(wc.toString());
                 }
                 lat[i] = (w.now() - t0) / 2;
+                if ((i & 63) == 0) progress.accept(((double) rows.size() + (double) i / iters) / sizes.length);
             }
             if (!Arrays.equals(c.buf.read(0, (int) size), verb == WrOpcode.RDMA_READ ? s.buf.read(0, (int) size) : c.buf.read(0, (int) size)))
                 errors.add(name + ": data differs");
@@ -308,6 +317,7 @@ public final class Workloads {
             Result.Row row = new Result.Row(size, iters, 0, 0, 0, sorted[0] / us, sorted[iters / 2] / us, sorted[iters - 1] / us, avg,
                     sorted[(int) Math.min(iters - 1, Math.ceil(iters * 0.99) - 1)] / us, w.now() - start);
             rows.add(row);
+            progress.accept(-1);
             out.printf(" %-6d %-10d     %-10.2f     %-10.2f   %-10.2f        %-10.2f     %-10.2f%n", size, iters, row.latMinUs(), row.latMaxUs(),
                     row.latTypicalUs(), row.latAvgUs(), row.latP99Us());
             if (!errors.isEmpty()) break;
@@ -340,6 +350,7 @@ public final class Workloads {
         Random rnd = new Random(w.seed);
         long t0 = w.now();
         for (int i = 0; i < iters && errors.isEmpty(); i++) {
+            if ((i & 63) == 0) progress.accept((double) i / iters);
             for (Ep[] dir : new Ep[][]{{c, s}, {s, c}}) {
                 Ep from = dir[0], to = dir[1];
                 byte[] msg = new byte[(int) size];
@@ -370,6 +381,7 @@ public final class Workloads {
         long t = w.now() - t0;
         double sec = t / 1e12;
         long bytes = size * iters * 2;
+        progress.accept(-1);
         out.printf("%d bytes in %.6f seconds = %.2f Mbit/sec%n", bytes, sec, bytes * 8 / sec / 1e6);
         out.printf("%d iters in %.6f seconds = %.2f usec/iter%n", iters, sec, sec * 1e6 / iters);
         Result.Row row = new Result.Row(size, iters, bytes * 8 / sec / 1e9, 0, 0, 0, sec * 1e6 / iters / 2, 0, sec * 1e6 / iters / 2, 0, t);

@@ -6,9 +6,19 @@ import picocli.CommandLine.Command;
 /** The {@code nicsim} command line. With no arguments it runs the default demo. */
 @Command(name = "nicsim", mixinStandardHelpOptions = true, version = "nicsim 0.1",
         description = "Pre-silicon platform for RDMA network adapters: a cycle-approximate Java model co-simulated with SpinalHDL RTL.",
-        subcommands = {DemoCommand.class, ProfilesCommand.class, PcieCommand.class, CosimCommand.class, BenchCommand.class})
+        subcommands = {RunCommand.class, DemoCommand.class, ProfilesCommand.class, PcieCommand.class, CosimCommand.class, BenchCommand.class})
 public final class Main implements Runnable {
-    @Override public void run() { new CommandLine(new DemoCommand()).execute(); }
+    /** What {@code ./nicsim} with no arguments runs: a latency and a bandwidth test on the default profile. */
+    static final String[] DEFAULT_RUN = {"send_lat", "write_bw", "--iters", "1000", "--wave", "out/nicsim-run.vcd.xz",
+            "--timeline", "out/nicsim-run-timeline.json"};
+
+    @Override public void run() {
+        System.out.println("nicsim: no command given, so running the default workload: ./nicsim run " + String.join(" ", DEFAULT_RUN));
+        System.out.println("(./nicsim --help lists the commands; ./nicsim run --help the workloads and options)");
+        exit = new CommandLine(new RunCommand()).execute(DEFAULT_RUN);
+    }
+
+    private int exit;
 
     public static int run(String... args) {
         CommandLine cl = new CommandLine(new Main());
@@ -23,9 +33,14 @@ public final class Main implements Runnable {
                 c.getErr().println("nicsim: " + ex.getMessage());
                 return 2;
             }
+            if (ex instanceof UnsupportedOperationException) { // asked for something not built yet
+                c.getErr().println("nicsim: " + ex.getMessage());
+                return 3;
+            }
             throw ex;
         });
-        return cl.execute(args);
+        int rc = cl.execute(args);
+        return args.length == 0 ? ((Main) cl.getCommand()).exit : rc;
     }
 
     public static void main(String[] args) { System.exit(run(args)); }

@@ -1,0 +1,233 @@
+package nicsim.cosim.cli;
+
+import java.io.PrintStream;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import nicsim.adapter.Adapter;
+import nicsim.cosim.Cluster;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profile;
+import nicsim.sim.Trace;
+import nicsim.verbs.Mtu;
+import nicsim.wave.VcdWriter;
+import nicsim.workloads.Options;
+import nicsim.workloads.Result;
+import nicsim.workloads.Workloads;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code ./nicsim run <workload>...}: runs example programs between node 0 and node 1 of a
+ * simulated cluster, prints their figures (simulated time), the per-stage breakdown of node 0's
+ * send WQEs and the block counters, and exits non-zero if any byte or completion was wrong.
+ */
+@Command(name = "run", mixinStandardHelpOptions = true,
+        description = "Run a workload (rc_pingpong, ud_pingpong, write_bw, write_lat, send_bw, send_lat, read_bw, read_lat, atomic_bw) "
+                + "between two simulated nodes; prints its figures, the per-stage cycle breakdown and the block counters.")
+final class RunCommand implements Callable<Integer> {
+    @Parameters(arity = "1..*", paramLabel = "<workload>", description = "one or more of: ${COMPLETION-CANDIDATES}",
+            completionCandidates = Names.class)
+    List<String> workloads = new ArrayList<>();
+
+    @Mixin
+    ProfileOption profile = new ProfileOption();
+
+    @Option(names = "--nodes", defaultValue = "2", description = "hosts in the cluster (the workload runs between nodes 0 and 1; default: ${DEFAULT-VALUE})")
+    int nodes = 2;
+
+    @Option(names = "--size", description = "message size in bytes (default: the test's own, as perftest/rdma-core)")
+    long size;
+
+    @Option(names = "--all-sizes", description = "every size from 2 B to 8 MiB (perftest -a)")
+    boolean allSizes;
+
+    @Option(names = "--iters", description = "iterations (default: the test's own, as perftest/rdma-core)")
+    int iters;
+
+    @Option(names = "--qps", defaultValue = "1", description = "queue pairs for the bandwidth tests (default: ${DEFAULT-VALUE})")
+    int qps = 1;
+
+    @Option(names = "--mtu", defaultValue = "4096", description = "path MTU: 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE})")
+    int mtu = 4096;
+
+    @Option(names = "--tx-depth", defaultValue = "128", description = "outstanding sends in the bandwidth tests (default: ${DEFAULT-VALUE})")
+    int txDepth = 128;
+
+    @Option(names = "--rtl", description = "blocks taken from RTL: doorbell, wqe, mtt, dma, cqe or all (not built yet for whole runs)")
+    String rtl;
+
+    @Option(names = "--seed", defaultValue = "1", description = "seed of every random choice (data, faults; default: ${DEFAULT-VALUE})")
+    long seed = 1;
+
+    @Option(names = "--faults", defaultValue = "none", description = "fault injection on the links, e.g. drop=0.01,dup=0.001,reorder=0.01,corrupt=0.001")
+    String faults = "none";
+
+    @Option(names = "--wave", description = "waveform of node 0's blocks' ports (.vcd, .vcd.gz, .vcd.xz)")
+    Path wave;
+
+    @Option(names = "--timeline", description = "per-WQE timeline of node 0, Perfetto/Chrome JSON")
+    Path timeline;
+
+    static final class Names extends ArrayList<String> {
+        Names() { super(Workloads.NAMES); }
+    }
+
+    /** The stages of a send WQE's timeline, in order. */
+    static final String[] STAGES = {"doorbell_decoded", "fetch_issued", "delivered", "on_wire", "acked", "cqe_written"};
+
+    @Override public Integer call() throws Exception {
+        for (String w : workloads)
+            if (!Workloads.NAMES.contains(w))
+                throw new IllegalArgumentException("workload '" + w + "' unknown; accepted: " + String.join(", ", Workloads.NAMES));
+        if (nodes < 2 || nodes > 64) throw new IllegalArgumentException("--nodes " + nodes + " must be 2..64");
+        if (qps < 1 || qps > 64) throw new IllegalArgumentException("--qps " + qps + " must be 1..64 (the adapter's send queue table)");
+        if (size < 0 || size > (8 << 20)) throw new IllegalArgumentException("--size " + size + " must be 1..8388608");
+        if (iters < 0 || iters > 10_000_000) throw new IllegalArgumentException("--iters " + iters + " must be 1..10000000");
+        if (txDepth < 1 || txDepth > 4096) throw new IllegalArgumentException("--tx-depth " + txDepth + " must be 1..4096");
+        Mtu m = switch (mtu) {
+            case 256 -> Mtu.MTU_256; case 512 -> Mtu.MTU_512; case 1024 -> Mtu.MTU_1024; case 2048 -> Mtu.MTU_2048; case 4096 -> Mtu.MTU_4096;
+            default -> throw new IllegalArgumentException("--mtu " + mtu + " must be one of 256, 512, 1024, 2048, 4096");
+        };
+        Set<String> rtlBlocks = new TreeSet<>();
+        if (rtl != null && !rtl.isBlank())
+            for (String b : rtl.split(",")) {
+                if (b.equals("all")) rtlBlocks.addAll(Cluster.RTL_BLOCKS);
+                else if (Cluster.RTL_BLOCKS.contains(b)) rtlBlocks.add(b);
+                else throw new IllegalArgumentException("--rtl '" + b + "' unknown; accepted: " + String.join(", ", Cluster.RTL_BLOCKS) + ", all");
+            }
+        Faults f = Faults.parse(faults);
+        Profile p = profile.load();
+        Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m).withTxDepth(txDepth);
+        int failures = 0;
+        for (String name : workloads) failures += runOne(name, p, o, f, rtlBlocks) ? 0 : 1;
+        return failures == 0 ? 0 : 1;
+    }
+
+    private boolean runOne(String name, Profile p, Options o, Faults f, Set<String> rtlBlocks) throws Exception {
+        Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).build();
+        World world = cluster.world();
+        PrintStream out = System.out;
+        Trace trace = world.sim.trace();
+        trace.enable("wqe");
+        trace.limit(2_000_000);
+        Adapter a0 = world.host(0).adapter;
+        VcdWriter vcd = null;
+        if (wave != null) {
+            Path parent = wave.toAbsolutePath().getParent();
+            if (parent != null) Files.createDirectories(parent);
+            vcd = VcdWriter.open(wave, "1ps");
+            a0.decoder().trace(vcd, "TOP.DoorbellDecoder");
+            a0.fetcher().trace(vcd, "TOP.WqeFetcher");
+            a0.mtt().trace(vcd, "TOP.MttWalker");
+            a0.cqeWriter().trace(vcd, "TOP.CqeWriter");
+        }
+        out.printf("%n=== %s on %s (%d nodes, seed %d, faults %s) ===%n", name, p.name(), nodes, seed, f);
+        Progress bar = new Progress(name);
+        long wall0 = System.nanoTime();
+        Result r;
+        try {
+            r = Workloads.run(name, world, o, out, bar);
+        } finally {
+            bar.done();
+            if (vcd != null) { vcd.advanceTo(world.now()); vcd.close(); }
+        }
+        double wall = (System.nanoTime() - wall0) / 1e9;
+        breakdown(out, trace, p, "node0/");
+        counters(out, world);
+        out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx)%n", world.now() / 1e6, wall,
+                wall / Math.max(1e-12, world.now() / 1e12));
+        if (vcd != null) out.println("waveform of node 0's DoorbellDecoder, WqeFetcher, MttWalker and CqeWriter ports: " + wave.toAbsolutePath());
+        if (timeline != null) {
+            Path parent = timeline.toAbsolutePath().getParent();
+            if (parent != null) Files.createDirectories(parent);
+            try (Writer w = Files.newBufferedWriter(timeline)) { trace.writeChromeJson(w); }
+            out.println("per-WQE timeline (open in ui.perfetto.dev): " + timeline.toAbsolutePath());
+        }
+        for (var h : world.hosts()) for (Object e : h.adapter.errors()) out.println("adapter " + h.index + " reported: " + e);
+        if (!r.ok()) {
+            r.errors().stream().limit(20).forEach(e -> out.println("ERROR: " + e));
+            out.println(name + ": FAILED (" + r.errors().size() + " problems)");
+            return false;
+        }
+        out.println(name + ": data and completions checked: OK");
+        return true;
+    }
+
+    /** Mean time between consecutive stages of node 0's send WQEs, in microseconds and core cycles. */
+    static void breakdown(PrintStream out, Trace trace, Profile p, String prefix) {
+        Map<String, Map<String, Long>> byTxn = new HashMap<>();
+        for (Trace.Entry e : trace.entries())
+            if (e.txn().startsWith(prefix)) byTxn.computeIfAbsent(e.txn(), k -> new HashMap<>()).putIfAbsent(e.stage(), e.timePicos());
+        Map<String, long[]> sums = new LinkedHashMap<>();
+        for (Map<String, Long> st : byTxn.values()) {
+            String prev = null;
+            for (String s : STAGES) {
+                if (!st.containsKey(s)) continue;
+                if (prev != null) {
+                    long[] acc = sums.computeIfAbsent(prev + " -> " + s, k -> new long[2]);
+                    acc[0] += st.get(s) - st.get(prev);
+                    acc[1]++;
+                }
+                prev = s;
+            }
+        }
+        if (sums.isEmpty()) return;
+        double period = p.periodPicos("core.clock");
+        out.println("per-stage breakdown of node 0's send WQEs (mean):");
+        for (String s1 : STAGES)
+            for (String s2 : STAGES) {
+                long[] acc = sums.get(s1 + " -> " + s2);
+                if (acc == null) continue;
+                double mean = (double) acc[0] / acc[1];
+                out.printf("  %-34s %10.3f us %12.1f core cycles  (%d WQEs)%n", s1 + " -> " + s2, mean / 1e6, mean / period, acc[1]);
+            }
+        if (trace.dropped() > 0) out.printf("  (timeline kept the first %d stages; %d more not kept)%n", trace.entries().size(), trace.dropped());
+    }
+
+    static void counters(PrintStream out, World world) {
+        Map<String, Long> c = world.sim.counters().snapshot();
+        out.println("counters (all nodes):");
+        int w = c.keySet().stream().mapToInt(String::length).max().orElse(10);
+        for (Map.Entry<String, Long> e : c.entrySet())
+            if (e.getValue() != 0 && !e.getKey().startsWith("host.cpu")) out.printf("  %-" + w + "s %,d%n", e.getKey(), e.getValue());
+    }
+
+    /** A progress bar on stderr for anything longer than two seconds of wall time. */
+    static final class Progress implements java.util.function.DoubleConsumer {
+        private final String name;
+        private final long start = System.nanoTime();
+        private final boolean interactive = System.console() != null;
+        private long lastPrint;
+        private boolean shown;
+
+        Progress(String name) { this.name = name; }
+
+        @Override public void accept(double f) {
+            if (f < 0) { // the workload is about to print: clear the bar's line
+                if (shown) System.err.print("\r" + " ".repeat(name.length() + 45) + "\r");
+                System.err.flush();
+                return;
+            }
+            long now = System.nanoTime();
+            if (!interactive || now - start < 2_000_000_000L || now - lastPrint < 250_000_000L) return;
+            lastPrint = now;
+            shown = true;
+            int n = (int) Math.round(Math.max(0, Math.min(1, f)) * 30);
+            System.err.printf("\r%s [%s%s] %3.0f%%  %.0f s", name, "#".repeat(n), " ".repeat(30 - n), f * 100, (now - start) / 1e9);
+        }
+
+        void done() { accept(-1); }
+    }
+}

@@ -1,0 +1,56 @@
+package nicsim.cosim.cli;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import nicsim.wave.VcdReader;
+import nicsim.wave.Waveform;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RunCommandTest {
+    private static String capture(Runnable r) {
+        PrintStream old = System.out;
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(b));
+        try { r.run(); } finally { System.setOut(old); }
+        return b.toString();
+    }
+
+    @Test
+    void aWorkloadRunsAndPrintsFiguresBreakdownCountersAndWaveform(@TempDir Path dir) throws Exception {
+        Path wave = dir.resolve("w.vcd.gz"), tl = dir.resolve("t.json");
+        int[] rc = {-1};
+        String out = capture(() -> rc[0] = Main.run("run", "write_bw", "--iters", "40", "--size", "4096", "--profile", "lanai72",
+                "--wave", wave.toString(), "--timeline", tl.toString()));
+        assertEquals(0, rc[0], out);
+        assertTrue(out.contains("BW average[Gb/sec]"), out);
+        assertTrue(out.contains("delivered -> on_wire"), out);
+        assertTrue(out.contains("Fabric.packets"), out);
+        assertTrue(out.contains("write_bw: data and completions checked: OK"), out);
+        Waveform w = VcdReader.read(wave);
+        assertTrue(w.signals().keySet().stream().anyMatch(s -> s.contains("MttWalker") && s.contains("io_req_valid")), w.signals().keySet().toString());
+        assertTrue(Files.readString(tl).contains("on_wire"));
+    }
+
+    @Test
+    void badArgumentsGetAOneLineErrorNamingTheFlag() {
+        assertEquals(2, Main.run("run", "write_bw", "--mtu", "3000"));
+        assertEquals(2, Main.run("run", "nope_bw"));
+        assertEquals(2, Main.run("run", "write_bw", "--rtl", "fpu"));
+        assertEquals(2, Main.run("run", "write_bw", "--faults", "drop=2"));
+        assertEquals(3, Main.run("run", "write_bw", "--rtl", "all"), "not built yet is its own exit status");
+    }
+
+    @Test
+    void lossIsRecoveredAndReported() {
+        int[] rc = {-1};
+        String out = capture(() -> rc[0] = Main.run("run", "write_bw", "--iters", "60", "--size", "16384", "--faults", "drop=0.02", "--seed", "3"));
+        assertEquals(0, rc[0], out);
+        assertTrue(out.contains("Fabric.dropped"), out);
+        assertTrue(out.contains("Firmware.retransmits"), out);
+    }
+}
