@@ -27,9 +27,9 @@ final class DemoCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         if (wqes < 1 || wqes > 100_000) throw new IllegalArgumentException("--wqes " + wqes + " must be 1..100000");
         Profile p = profile.load();
-        System.out.println("nicsim demo: the adapter's send and completion paths (doorbell -> WQE fetch over PCI -> checked WQEs;");
-        System.out.println("NOP -> CQE in the host ring -> MSI-X). Built so far: the five hardware blocks with RTL twins (see");
-        System.out.println("./nicsim cosim all); of the firmware only NOP completion; not yet the transports, driver or verbs.");
+        System.out.println("nicsim demo: the adapter's send and completion paths at block level (doorbell -> WQE fetch over PCI ->");
+        System.out.println("checked WQEs; NOP -> CQE in the host ring -> MSI-X), driven by a test host without firmware. The whole");
+        System.out.println("stack (verbs, driver, firmware, fabric) runs with ./nicsim run; the RTL twins with ./nicsim cosim all.");
         System.out.println("profile " + p.name() + ": " + p.description());
         PlatformDemo.Result r = PlatformDemo.run(p, wqes, wave, timeline);
         double period = p.periodPicos("core.clock");
