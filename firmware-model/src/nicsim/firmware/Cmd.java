@@ -44,7 +44,7 @@ public final class Cmd {
     // --- opcodes
     public static final int QUERY_HCA_CAP = 0x100, INIT_HCA = 0x102, CREATE_MKEY = 0x200, QUERY_MKEY = 0x201, DESTROY_MKEY = 0x202,
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
-            ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803;
+            CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -52,7 +52,8 @@ public final class Cmd {
             case QUERY_MKEY -> "QUERY_MKEY"; case DESTROY_MKEY -> "DESTROY_MKEY"; case CREATE_CQ -> "CREATE_CQ";
             case DESTROY_CQ -> "DESTROY_CQ"; case CREATE_QP -> "CREATE_QP"; case DESTROY_QP -> "DESTROY_QP";
             case QUERY_QP -> "QUERY_QP"; case MODIFY_QP -> "MODIFY_QP"; case ALLOC_PD -> "ALLOC_PD"; case DEALLOC_PD -> "DEALLOC_PD";
-            case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR";
+            case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR"; case CREATE_SRQ -> "CREATE_SRQ";
+            case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ";
             default -> String.format("0x%x", op);
         };
     }
@@ -90,6 +91,10 @@ public final class Cmd {
         UNKNOWN_CQ(Status.BAD_RESOURCE, "no such completion queue"),
         UNKNOWN_QP(Status.BAD_RESOURCE, "no such queue pair"),
         UNKNOWN_MKEY(Status.BAD_RESOURCE, "no such memory key"),
+        UNKNOWN_SRQ(Status.BAD_RESOURCE, "no such shared receive queue"),
+        OUT_OF_SRQS(Status.EXCEED_LIM, "shared receive queue table full"),
+        SRQ_IN_USE(Status.RESOURCE_BUSY, "shared receive queue still used by a queue pair"),
+        BAD_LIMIT(Status.BAD_PARAM, "SRQ limit larger than the queue"),
         OUT_OF_UARS(Status.EXCEED_LIM, "every UAR page of the doorbell window is allocated"),
         OUT_OF_PDS(Status.EXCEED_LIM, "protection domain table full"),
         OUT_OF_CQS(Status.EXCEED_LIM, "completion queue table full"),
@@ -163,16 +168,30 @@ public final class Cmd {
     /**
      * CREATE_QP: type (ibv_qp_type number), PD, CQs, UAR page; send ring of 2^sqLogSize WQEBBs; receive
      * ring of 2^rqLogSize WQEs of 2^rqStrideLog bytes (16-byte data segments); doorbell record
-     * (word 0: receive counter, word 1: send counter, big-endian 32-bit).
+     * (word 0: receive counter, word 1: send counter, big-endian 32-bit); {@code srq} (0 for none)
+     * replaces the receive ring.
      */
     public record CreateQp(long type, long pd, long sendCq, long recvCq, long uar, long sqAddr, long sqLogSize, long rqAddr,
-                           long rqLogSize, long rqStrideLog, long dbrec, long sqSigAll) {}
+                           long rqLogSize, long rqStrideLog, long dbrec, long sqSigAll, long srq) {}
     public static final Layout<CreateQp> CREATE_QP_IN = Layout.<CreateQp>builder("CreateQp")
             .field("type", 8, CreateQp::type).field("pd", 24, CreateQp::pd).field("sendCq", 24, CreateQp::sendCq)
             .field("recvCq", 24, CreateQp::recvCq).field("uar", 24, CreateQp::uar).field("sqAddr", 64, CreateQp::sqAddr)
             .field("sqLogSize", 5, CreateQp::sqLogSize).field("rqAddr", 64, CreateQp::rqAddr).field("rqLogSize", 5, CreateQp::rqLogSize)
             .field("rqStrideLog", 4, CreateQp::rqStrideLog).field("dbrec", 64, CreateQp::dbrec).field("sqSigAll", 1, CreateQp::sqSigAll)
-            .build(v -> new CreateQp(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]));
+            .field("srq", 24, CreateQp::srq)
+            .build(v -> new CreateQp(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]));
+
+    /** CREATE_SRQ: a receive ring of 2^logSize WQEs of 2^strideLog bytes at {@code ring}, its producer counter at {@code dbrec}, and the limit (0 = disarmed). */
+    public record CreateSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit) {}
+    public static final Layout<CreateSrq> CREATE_SRQ_IN = Layout.<CreateSrq>builder("CreateSrq")
+            .field("pd", 24, CreateSrq::pd).field("ring", 64, CreateSrq::ring).field("logSize", 5, CreateSrq::logSize)
+            .field("strideLog", 4, CreateSrq::strideLog).field("dbrec", 64, CreateSrq::dbrec).field("limit", 16, CreateSrq::limit)
+            .build(v -> new CreateSrq(v[0], v[1], v[2], v[3], v[4], v[5]));
+
+    /** ARM_SRQ: sets the limit (0 disarms). */
+    public record ArmSrq(long srqn, long limit) {}
+    public static final Layout<ArmSrq> ARM_SRQ_IN = Layout.<ArmSrq>builder("ArmSrq")
+            .field("srqn", 24, ArmSrq::srqn).field("limit", 16, ArmSrq::limit).build(v -> new ArmSrq(v[0], v[1]));
 
     /**
      * MODIFY_QP input and QUERY_QP output: the attribute mask (ibv_qp_attr_mask), states as

@@ -66,6 +66,7 @@ public final class Firmware {
     private final boolean[] pds;
     final Map<Long, Cq> cqs = new HashMap<>();
     final Map<Long, Qp> qps = new TreeMap<>();
+    final Map<Long, Srq> srqs = new TreeMap<>();
     private final Map<Long, MkeyContext> mkeys = new HashMap<>();
     private final Map<Integer, Consumer<List<XlateRsp>>> xlatePending = new HashMap<>();
     private final Map<Integer, List<XlateRsp>> xlateParts = new HashMap<>();
@@ -304,7 +305,37 @@ public final class Firmware {
                 q.destroy();
                 q.scq.users--;
                 q.rcq.users--;
+                if (q.srq != null) q.srq.users--;
                 adapter.destroySq(qpn);
+                return ok(Cmd.EMPTY, null);
+            }
+            case Cmd.CREATE_SRQ -> {
+                Cmd.CreateSrq c = in(Cmd.CREATE_SRQ_IN, input);
+                checkPd(c.pd());
+                if (c.logSize() < 1 || c.logSize() > 15 || c.strideLog() < 4) throw new Fail(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
+                if (c.limit() > 1L << c.logSize()) throw new Fail(Cmd.Syndrome.BAD_LIMIT, c.limit());
+                if ((c.ring() & 15) != 0 || (c.dbrec() & 3) != 0) throw new Fail(Cmd.Syndrome.BAD_ADDRESS, c.ring());
+                long srqn = -1;
+                for (long i = 1; i < 1 << 16; i++) if (!srqs.containsKey(i)) { srqn = i; break; }
+                if (srqn < 0) throw new Fail(Cmd.Syndrome.OUT_OF_SRQS, 1 << 16);
+                srqs.put(srqn, new Srq(this, srqn, c.pd(), new RecvRing(adapter.port(), c.ring(), 1 << c.logSize(), (int) c.strideLog(),
+                        c.dbrec()), (int) c.limit()));
+                return ok(Cmd.HANDLE, new Cmd.Handle(srqn));
+            }
+            case Cmd.ARM_SRQ -> {
+                Cmd.ArmSrq a = in(Cmd.ARM_SRQ_IN, input);
+                Srq q = srqs.get(a.srqn());
+                if (q == null) throw new Fail(Cmd.Syndrome.UNKNOWN_SRQ, a.srqn());
+                if (a.limit() > q.ring.size) throw new Fail(Cmd.Syndrome.BAD_LIMIT, a.limit());
+                q.limit = (int) a.limit();
+                return ok(Cmd.EMPTY, null);
+            }
+            case Cmd.DESTROY_SRQ -> {
+                long srqn = in(Cmd.HANDLE, input).handle();
+                Srq q = srqs.get(srqn);
+                if (q == null) throw new Fail(Cmd.Syndrome.UNKNOWN_SRQ, srqn);
+                if (q.users > 0) throw new Fail(Cmd.Syndrome.SRQ_IN_USE, srqn);
+                srqs.remove(srqn);
                 return ok(Cmd.EMPTY, null);
             }
             case Cmd.MODIFY_QP -> {
@@ -393,7 +424,14 @@ public final class Firmware {
             if (qps.keySet().stream().noneMatch(q -> (q & (maxQp - 1)) == s)) { qpn = 0x100 * (1 + (qpSerial++ % 0x100)) + slot; break; }
         }
         if (qpn < 0) throw new Fail(Cmd.Syndrome.OUT_OF_QPS, maxQp);
-        Qp q = new Qp(this, qpn, type, c, scq, rcq);
+        Srq srq = null;
+        if (c.srq() != 0) {
+            srq = srqs.get(c.srq());
+            if (srq == null) throw new Fail(Cmd.Syndrome.UNKNOWN_SRQ, c.srq());
+            if (srq.pd != c.pd()) throw new Fail(Cmd.Syndrome.UNKNOWN_PD, c.pd());
+            srq.users++;
+        }
+        Qp q = new Qp(this, qpn, type, c, scq, rcq, srq);
         qps.put(qpn, q);
         scq.users++;
         rcq.users++;

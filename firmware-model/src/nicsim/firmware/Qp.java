@@ -44,8 +44,9 @@ final class Qp {
     final long pd;
     final long uar;
     final Firmware.Cq scq, rcq;
-    private final long rqAddr, dbrec;
-    private final int rqSize, rqStrideLog;
+    private final RecvRing rq;
+    /** The SRQ this QP takes receives from, or null. */
+    final Srq srq;
     private final boolean sqSigAll;
 
     QpState state = QpState.RESET;
@@ -66,7 +67,6 @@ final class Qp {
     private final ArrayDeque<Packet> rx = new ArrayDeque<>();
     private boolean rxBusy;
     private InMsg cur;
-    private int rqHead, rqProducer;
     private final Map<Integer, Long> atomicReplay = new HashMap<>();
     private long generation; // bumps on RESET/destroy: callbacks of an older generation are dropped
 
@@ -91,7 +91,9 @@ final class Qp {
     }
 
     /** A receive WQE: its counter and scatter list. */
-    private record RecvWqe(int index, List<Sge> sges, long capacity) {}
+    private record RecvWqe(int index, List<Sge> sges, long capacity) {
+        static RecvWqe of(RecvRing.Wqe w) { return w == null ? null : new RecvWqe(w.index(), w.sges(), w.capacity()); }
+    }
 
     /** An inbound SEND or WRITE spanning packets. */
     private static final class InMsg {
@@ -104,7 +106,7 @@ final class Qp {
         InMsg(boolean send) { this.send = send; }
     }
 
-    Qp(Firmware fw, long qpn, QpType type, Cmd.CreateQp c, Firmware.Cq scq, Firmware.Cq rcq) {
+    Qp(Firmware fw, long qpn, QpType type, Cmd.CreateQp c, Firmware.Cq scq, Firmware.Cq rcq, Srq srq) {
         this.fw = fw;
         this.qpn = qpn;
         this.type = type;
@@ -112,10 +114,8 @@ final class Qp {
         this.uar = c.uar();
         this.scq = scq;
         this.rcq = rcq;
-        this.rqAddr = c.rqAddr();
-        this.rqSize = 1 << c.rqLogSize();
-        this.rqStrideLog = (int) c.rqStrideLog();
-        this.dbrec = c.dbrec();
+        this.rq = new RecvRing(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(), c.dbrec());
+        this.srq = srq;
         this.sqSigAll = c.sqSigAll() != 0;
         this.mtu = fw.fabric().maxMtu(); // UD uses the port's MTU; RC and UC set theirs in INIT to RTR
     }
@@ -192,8 +192,7 @@ final class Qp {
         rxBusy = false;
         rnrWaiting = false;
         readsOutstanding = 0;
-        rqHead = 0;
-        rqProducer = 0;
+        rq.reset();
         msn = 0;
         commEst = false;
         nakSent = false;
@@ -240,19 +239,23 @@ final class Qp {
     }
 
     private void flushRq() {
+        if (srq != null) { // an SRQ's WQEs belong to other QPs too: nothing is flushed, the QP hears its last WQE went
+            fw.event(EventType.QP_LAST_WQE_REACHED, qpn);
+            return;
+        }
         long gen = generation;
-        readRqProducer(() -> {
+        rq.readProducer(() -> {
             if (gen != generation || state != QpState.ERR) return;
-            while (rqHead != rqProducer) {
+            while (rq.head != rq.producer) {
                 fw.counters.counter("Firmware.flushed").inc();
-                fw.complete(rcq, Cqe64.error(false, qpn, rqHead, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
-                rqHead = (rqHead + 1) & 0xFFFF;
+                fw.complete(rcq, Cqe64.error(false, qpn, rq.head, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
+                rq.head = (rq.head + 1) & 0xFFFF;
             }
         });
     }
 
     void onDoorbell() {
-        if (state == QpState.ERR) flushRq();
+        if (state == QpState.ERR && srq == null) flushRq();
     }
 
     private void checkDrained() {
@@ -701,7 +704,7 @@ final class Qp {
             long len = p.payload().length + 40L; // the first 40 bytes hold the GRH (absent on IB: left untouched)
             if (len > w.capacity()) { // UD: too long for the buffer: dropped, no error (seed error-handling 4.4.1 *1)
                 fw.counters.counter("Firmware.ud_too_long_for_receive").inc();
-                rqHead = (rqHead - 1) & 0xFFFF; // the WQE is not consumed
+                untakeRecvWqe(); // the WQE is not consumed
                 next.run();
                 return;
             }
@@ -944,40 +947,14 @@ final class Qp {
 
     // ------------------------------------------------------------------ receive queue
 
-    private void readRqProducer(Runnable then) {
-        fw.adapter.port().dmaRead(dbrec, 4, r -> {
-            if (r.status() == PciPort.DmaStatus.OK) rqProducer = (int) (BigEndian.get32(r.data(), 0) & 0xFFFF);
-            then.run();
-        });
+    /** The next receive WQE, from the SRQ or the QP's own ring, or null if there is none. */
+    private void takeRecvWqe(Consumer<RecvWqe> done) {
+        if (srq != null) srq.take(w -> done.accept(RecvWqe.of(w)));
+        else rq.take(w -> done.accept(RecvWqe.of(w)));
     }
 
-    /** The next receive WQE (reading the doorbell record when none is known), or null if the ring is empty. */
-    private void takeRecvWqe(Consumer<RecvWqe> done) {
-        if (rqSize <= 1 && rqStrideLog == 0) { done.accept(null); return; }
-        if (rqHead == rqProducer) {
-            readRqProducer(() -> {
-                if (rqHead == rqProducer) done.accept(null);
-                else takeRecvWqe(done);
-            });
-            return;
-        }
-        int index = rqHead;
-        rqHead = (rqHead + 1) & 0xFFFF;
-        int stride = 1 << rqStrideLog;
-        fw.adapter.port().dmaRead(rqAddr + (long) (index & (rqSize - 1)) * stride, stride, r -> {
-            List<Sge> sges = new ArrayList<>();
-            long cap = 0;
-            if (r.status() == PciPort.DmaStatus.OK) {
-                for (int at = 0; at + 16 <= stride; at += 16) {
-                    long count = BigEndian.get32(r.data(), at);
-                    int lkey = (int) BigEndian.get32(r.data(), at + 4);
-                    if (count == 0 && lkey == 0x100) break; // terminator
-                    sges.add(new Sge(BigEndian.get64(r.data(), at + 8), (int) count, lkey));
-                    cap += count;
-                }
-            }
-            done.accept(new RecvWqe(index, sges, cap));
-        });
+    private void untakeRecvWqe() {
+        if (srq != null) srq.ring.untake(); else rq.untake();
     }
 
     // ------------------------------------------------------------------ data movement

@@ -16,6 +16,7 @@ public final class Context extends VerbsObject {
     final int uar;
     final Map<Integer, QueuePair> qps = new HashMap<>();
     final Map<Integer, CompletionQueue> cqs = new HashMap<>();
+    final Map<Integer, SharedReceiveQueue> srqs = new HashMap<>();
     private final ArrayDeque<AsyncEvent> events = new ArrayDeque<>();
 
     Context(Driver driver) {
@@ -70,10 +71,12 @@ public final class Context extends VerbsObject {
             long[] e = it.next();
             EventType t = EventType.of((int) e[0]);
             int res = (int) e[1];
-            boolean mine = t == EventType.CQ_ERR ? cqs.containsKey(res) : qps.containsKey(res);
+            boolean srqEvent = t == EventType.SRQ_LIMIT_REACHED || t == EventType.SRQ_ERR;
+            boolean mine = t == EventType.CQ_ERR ? cqs.containsKey(res) : srqEvent ? srqs.containsKey(res) : qps.containsKey(res);
             if (!mine) continue;
             it.remove();
-            events.add(t == EventType.CQ_ERR ? new AsyncEvent(t, -1, res, -1, -1) : new AsyncEvent(t, res, -1, -1, -1));
+            events.add(t == EventType.CQ_ERR ? new AsyncEvent(t, -1, res, -1, -1)
+                    : srqEvent ? new AsyncEvent(t, -1, -1, res, -1) : new AsyncEvent(t, res, -1, -1, -1));
         }
         return Optional.ofNullable(events.poll());
     }

@@ -28,10 +28,9 @@ public final class ProtectionDomain extends VerbsObject {
         return new QueuePair(this, attr);
     }
 
-    /** Not built yet: SRQs are planned (README). */
     public SharedReceiveQueue createSrq(SrqInitAttr attr) {
         checkOpen();
-        throw new VerbsException(Errno.EOPNOTSUPP, "createSrq: shared receive queues are not built yet in nicsim");
+        return new SharedReceiveQueue(this, attr);
     }
 
     /** Not built yet: memory windows exist in the MttWalker, but the verbs and BIND_MW are not wired. */

@@ -26,6 +26,7 @@ public final class QueuePair extends VerbsObject {
     private final Host host;
     private final QpType type;
     private final CompletionQueue sendCq, recvCq;
+    private final SharedReceiveQueue srq;
     private final int qpn, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInline;
     private final boolean sqSigAll;
     private final int sqBbs, rqSize, rqStride;
@@ -47,7 +48,8 @@ public final class QueuePair extends VerbsObject {
             throw new VerbsException(Errno.EOPNOTSUPP, "createQp qpType " + type + " is not supported (RC, UC, UD)");
         if (a.sendCq() == null || a.recvCq() == null)
             throw new VerbsException(Errno.EINVAL, "createQp needs sendCq and recvCq (got " + a.sendCq() + ", " + a.recvCq() + ")");
-        if (a.srq() != null) throw new VerbsException(Errno.EOPNOTSUPP, "createQp srq: SRQs are not built yet");
+        if (a.srq() != null && a.srq().isClosed()) throw new VerbsException(Errno.EINVAL, "createQp srq is closed");
+        this.srq = a.srq();
         var caps = driver.caps();
         check(a.maxSendWr() >= 1 && a.maxSendWr() <= caps.maxQpWr(), "maxSendWr", a.maxSendWr(), "1.." + caps.maxQpWr());
         check(a.maxRecvWr() >= 0 && a.maxRecvWr() <= caps.maxQpWr(), "maxRecvWr", a.maxRecvWr(), "0.." + caps.maxQpWr());
@@ -78,7 +80,7 @@ public final class QueuePair extends VerbsObject {
         rqWrid = new long[rqSize];
         this.qpn = (int) driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), pd.pdn, sendCq.cqn, recvCq.cqn,
                 ctx.uar, sqRing, Integer.numberOfTrailingZeros(sqBbs), rqRing, Integer.numberOfTrailingZeros(rqSize),
-                Integer.numberOfTrailingZeros(rqStride), dbrec, sqSigAll ? 1 : 0), Cmd.HANDLE).handle();
+                Integer.numberOfTrailingZeros(rqStride), dbrec, sqSigAll ? 1 : 0, srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
         ctx.qps.put(qpn, this);
     }
 
@@ -287,6 +289,9 @@ public final class QueuePair extends VerbsObject {
      */
     public void postRecv(RecvWr... wrs) {
         checkOpen();
+        if (srq != null)
+            throw new VerbsException(Errno.EINVAL, "postRecv on QP 0x" + Integer.toHexString(qpn) + ", which takes its receives from SRQ "
+                    + srq.srqn + " (post to the SRQ)", 0);
         if (state == QpState.RESET)
             throw new VerbsException(Errno.EINVAL, "postRecv on QP 0x" + Integer.toHexString(qpn) + " in RESET", 0);
         int posted = 0;
@@ -344,6 +349,8 @@ public final class QueuePair extends VerbsObject {
                 int idx = v.wqeCounter() & (sqBbs - 1);
                 wrId = sqWrid[idx];
                 retireSq(idx);
+            } else if (srq != null) {
+                wrId = srq.take(v.wqeCounter());
             } else {
                 wrId = rqWrid[v.wqeCounter() & (rqSize - 1)];
                 rqTail = (rqTail + 1) & 0xFFFF;
@@ -369,8 +376,12 @@ public final class QueuePair extends VerbsObject {
             return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, 0, 0, flags, 0, "", 0);
         }
         // responder
-        long wrId = rqWrid[v.wqeCounter() & (rqSize - 1)];
-        rqTail = (rqTail + 1) & 0xFFFF;
+        long wrId;
+        if (srq != null) wrId = srq.take(v.wqeCounter());
+        else {
+            wrId = rqWrid[v.wqeCounter() & (rqSize - 1)];
+            rqTail = (rqTail + 1) & 0xFFFF;
+        }
         Cqe64.RecvView r = Cqe64.parseRecv(e);
         WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
         int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;

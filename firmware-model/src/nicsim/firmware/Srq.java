@@ -1,0 +1,41 @@
+package nicsim.firmware;
+
+import java.util.function.Consumer;
+import nicsim.verbs.EventType;
+
+/**
+ * A shared receive queue: one receive ring that many QPs take WQEs from, in order. An armed limit
+ * fires SRQ_LIMIT_REACHED once when fewer WQEs than the limit remain (checked against the doorbell
+ * record, so WQEs the host posted meanwhile count), then stays disarmed until set again.
+ */
+final class Srq {
+    final Firmware fw;
+    final long srqn, pd;
+    final RecvRing ring;
+    int limit, users;
+
+    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit) {
+        this.fw = fw;
+        this.srqn = srqn;
+        this.pd = pd;
+        this.ring = ring;
+        this.limit = limit;
+    }
+
+    void take(Consumer<RecvRing.Wqe> done) {
+        ring.take(w -> {
+            done.accept(w);
+            if (w != null) checkLimit();
+        });
+    }
+
+    private void checkLimit() {
+        if (limit == 0 || ring.known() >= limit) return;
+        ring.readProducer(() -> {
+            if (limit > 0 && ring.known() < limit) {
+                limit = 0;
+                fw.event(EventType.SRQ_LIMIT_REACHED, srqn);
+            }
+        });
+    }
+}
