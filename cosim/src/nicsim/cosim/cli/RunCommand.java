@@ -65,7 +65,8 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--tx-depth", defaultValue = "128", description = "outstanding sends in the bandwidth tests (default: ${DEFAULT-VALUE})")
     int txDepth = 128;
 
-    @Option(names = "--rtl", description = "blocks taken from RTL: doorbell, wqe, mtt, dma, cqe or all (not built yet for whole runs)")
+    @Option(names = "--rtl", description = "node 0's blocks run as Verilated RTL in the loop: doorbell, wqe, mtt, cqe, or all; "
+            + "the run is made twice (model, then RTL) and compared")
     String rtl;
 
     @Option(names = "--seed", defaultValue = "1", description = "seed of every random choice (data, faults; default: ${DEFAULT-VALUE})")
@@ -103,20 +104,54 @@ final class RunCommand implements Callable<Integer> {
         Set<String> rtlBlocks = new TreeSet<>();
         if (rtl != null && !rtl.isBlank())
             for (String b : rtl.split(",")) {
-                if (b.equals("all")) rtlBlocks.addAll(Cluster.RTL_BLOCKS);
+                if (b.equals("all")) rtlBlocks.addAll(nicsim.cosim.RtlInLoop.IN_SYSTEM);
                 else if (Cluster.RTL_BLOCKS.contains(b)) rtlBlocks.add(b);
                 else throw new IllegalArgumentException("--rtl '" + b + "' unknown; accepted: " + String.join(", ", Cluster.RTL_BLOCKS) + ", all");
             }
         Faults f = Faults.parse(faults);
         Profile p = profile.load();
         Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m).withTxDepth(txDepth);
+        if (!rtlBlocks.isEmpty()) Cluster.builder().rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
         int failures = 0;
-        for (String name : workloads) failures += runOne(name, p, o, f, rtlBlocks) ? 0 : 1;
+        for (String name : workloads) {
+            if (rtlBlocks.isEmpty()) { failures += runOne(name, p, o, f, rtlBlocks).ok() ? 0 : 1; continue; }
+            // the pure model first, then the same run with RTL in the loop; both must agree
+            System.out.println("\n##### " + name + ": the Java model alone");
+            Result model = runOne(name, p, o, f, Set.of());
+            Map<String, Double> modelStages = lastStages;
+            System.out.println("\n##### " + name + ": with RTL in the loop for node 0's " + String.join(", ", rtlBlocks));
+            Result rtlRun = runOne(name, p, o, f, rtlBlocks);
+            failures += sideBySide(name, model, rtlRun, modelStages, lastStages) ? 0 : 1;
+        }
         return failures == 0 ? 0 : 1;
     }
 
-    private boolean runOne(String name, Profile p, Options o, Faults f, Set<String> rtlBlocks) throws Exception {
-        Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).build();
+    private Map<String, Double> lastStages = Map.of();
+
+    /** Prints the two runs' figures and stage times side by side; true if bytes, completions and cycles agree. */
+    private boolean sideBySide(String name, Result model, Result rtlRun, Map<String, Double> a, Map<String, Double> b) {
+        PrintStream out = System.out;
+        out.printf("%n%s: model vs RTL in the loop%n", name);
+        out.printf("  %-44s %16s %16s %10s%n", "", "model", "RTL in loop", "diff");
+        for (int i = 0; i < Math.min(model.rows().size(), rtlRun.rows().size()); i++) {
+            Result.Row x = model.rows().get(i), y = rtlRun.rows().get(i);
+            out.printf("  %-44s %16d %16d %10d%n", x.bytes() + " B: simulated time (ps)", x.simPicos(), y.simPicos(), y.simPicos() - x.simPicos());
+        }
+        for (String k : a.keySet())
+            out.printf("  %-44s %16.1f %16.1f %10.1f%n", k + " (core cycles)", a.get(k), b.getOrDefault(k, Double.NaN), b.getOrDefault(k, Double.NaN) - a.get(k));
+        boolean same = model.ok() && rtlRun.ok() && model.rows().equals(rtlRun.rows());
+        out.println(same ? name + ": identical bytes, completions and cycle counts with and without RTL"
+                : name + ": FAILED: the runs differ (" + model.errors() + " / " + rtlRun.errors() + ")");
+        return same;
+    }
+
+    private Result runOne(String name, Profile p, Options o, Faults f, Set<String> rtlBlocks) throws Exception {
+        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).build()) {
+            return runOne(name, p, o, f, cluster);
+        }
+    }
+
+    private Result runOne(String name, Profile p, Options o, Faults f, Cluster cluster) throws Exception {
         World world = cluster.world();
         PrintStream out = System.out;
         Trace trace = world.sim.trace();
@@ -144,7 +179,9 @@ final class RunCommand implements Callable<Integer> {
             if (vcd != null) { vcd.advanceTo(world.now()); vcd.close(); }
         }
         double wall = (System.nanoTime() - wall0) / 1e9;
-        breakdown(out, trace, p, "node0/");
+        lastStages = breakdown(out, trace, p, "node0/");
+        if (!cluster.rtl().isEmpty())
+            out.printf("RTL in the loop (node 0): %s edges exchanged, every output wire equal to the Java twin's%n", cluster.rtlEdges());
         counters(out, world);
         out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx)%n", world.now() / 1e6, wall,
                 wall / Math.max(1e-12, world.now() / 1e12));
@@ -159,14 +196,14 @@ final class RunCommand implements Callable<Integer> {
         if (!r.ok()) {
             r.errors().stream().limit(20).forEach(e -> out.println("ERROR: " + e));
             out.println(name + ": FAILED (" + r.errors().size() + " problems)");
-            return false;
+            return r;
         }
         out.println(name + ": data and completions checked: OK");
-        return true;
+        return r;
     }
 
     /** Mean time between consecutive stages of node 0's send WQEs, in microseconds and core cycles. */
-    static void breakdown(PrintStream out, Trace trace, Profile p, String prefix) {
+    static Map<String, Double> breakdown(PrintStream out, Trace trace, Profile p, String prefix) {
         Map<String, Map<String, Long>> byTxn = new HashMap<>();
         for (Trace.Entry e : trace.entries())
             if (e.txn().startsWith(prefix)) byTxn.computeIfAbsent(e.txn(), k -> new HashMap<>()).putIfAbsent(e.stage(), e.timePicos());
@@ -183,7 +220,8 @@ final class RunCommand implements Callable<Integer> {
                 prev = s;
             }
         }
-        if (sums.isEmpty()) return;
+        Map<String, Double> means = new LinkedHashMap<>();
+        if (sums.isEmpty()) return means;
         double period = p.periodPicos("core.clock");
         out.println("per-stage breakdown of node 0's send WQEs (mean):");
         for (String s1 : STAGES)
@@ -191,9 +229,11 @@ final class RunCommand implements Callable<Integer> {
                 long[] acc = sums.get(s1 + " -> " + s2);
                 if (acc == null) continue;
                 double mean = (double) acc[0] / acc[1];
+                means.put(s1 + " -> " + s2, mean / period);
                 out.printf("  %-34s %10.3f us %12.1f core cycles  (%d WQEs)%n", s1 + " -> " + s2, mean / 1e6, mean / period, acc[1]);
             }
         if (trace.dropped() > 0) out.printf("  (timeline kept the first %d stages; %d more not kept)%n", trace.entries().size(), trace.dropped());
+        return means;
     }
 
     static void counters(PrintStream out, World world) {
