@@ -491,9 +491,10 @@ public final class Firmware {
 
     // ------------------------------------------------------------------ services for the transport
 
-    void send(Packet p) {
+    /** Sends a packet; returns when its last bit leaves the adapter's port. */
+    long send(Packet p) {
         counters.counter("Firmware.packets_out").inc();
-        fabric.send(p);
+        return fabric.send(p);
     }
 
     /** Translates through the MttWalker; the callback gets the chunks, or one failed response. */

@@ -57,7 +57,7 @@ final class Qp {
     // requester
     private final ArrayDeque<SendOp> pending = new ArrayDeque<>();
     private final ArrayDeque<SendOp> outstanding = new ArrayDeque<>();
-    private int nextPsn, retriesLeft, rnrLeft, readsOutstanding;
+    private int nextPsn, ackedPsn, retriesLeft, rnrLeft, readsOutstanding;
     private Simulator.Event timer;
     private boolean rnrWaiting;
 
@@ -77,7 +77,7 @@ final class Qp {
         final long length;
         int firstPsn, lastPsn, respPsn;
         byte[] payload;
-        boolean ready, transmitted, done, onWire;
+        boolean ready, transmitted, done, onWire, answered;
         final List<Packet> packets = new ArrayList<>();
 
         SendOp(int index, SendWqe w, long length) {
@@ -149,7 +149,7 @@ final class Qp {
         if ((mask & QpAttrMask.DEST_QPN) != 0) destQpn = (int) a.destQpn();
         if ((mask & QpAttrMask.AV) != 0) dlid = (int) a.dlid();
         if ((mask & QpAttrMask.RQ_PSN) != 0) { rqPsn = (int) a.rqPsn(); epsn = rqPsn; }
-        if ((mask & QpAttrMask.SQ_PSN) != 0) { sqPsn = (int) a.sqPsn(); nextPsn = sqPsn; }
+        if ((mask & QpAttrMask.SQ_PSN) != 0) { sqPsn = (int) a.sqPsn(); nextPsn = sqPsn; ackedPsn = (sqPsn - 1) & 0xFFFFFF; }
         if ((mask & QpAttrMask.TIMEOUT) != 0) timeout = (int) a.timeout();
         if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); retriesLeft = retryCnt; }
         if ((mask & QpAttrMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); rnrLeft = rnrRetry; }
@@ -197,6 +197,7 @@ final class Qp {
         commEst = false;
         nakSent = false;
         atomicReplay.clear();
+        readsInProgress = 0;
         deferredAcks.clear();
         writesInFlight = 0;
         draining = false;
@@ -451,6 +452,17 @@ final class Qp {
     private void complete(SendOp op, long[] cqe) { fw.complete(scq, cqe, false); }
 
     private void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {
+        // an earlier READ or atomic whose answer is in but still being written locally completes first
+        for (SendOp b : outstanding) {
+            if (b == op || Firmware.psnDiff(b.firstPsn, op.firstPsn) >= 0) break;
+            if (b.answered && !b.done) {
+                long gen = generation;
+                fw.sim.scheduleIn(fw.core.cyclesToPicos(8), () -> {
+                    if (gen == generation && state != QpState.ERR && outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn);
+                });
+                return;
+            }
+        }
         // WQEs before it that finished complete first; the failed one gets its error CQE; the rest flush
         outstanding.remove(op);
         if (op.readOrAtomic() && readsOutstanding > 0) readsOutstanding--;
@@ -558,6 +570,7 @@ final class Qp {
             SendOp op = opAt(p.psn());
             if (op == null || op.done || !op.readOrAtomic() || op.opcode == WqeLayout.OP_RDMA_READ) return;
             ackBefore(p.psn());
+            op.answered = true;
             byte[] orig = new byte[8];
             BigEndian.put64(orig, 0, p.atomicOrig());
             scatterLocal(op, 0, orig);
@@ -577,7 +590,9 @@ final class Qp {
     private void ackBefore(int psn) { ackThrough((psn - 1) & 0xFFFFFF); }
 
     private void ackThrough(int psn) {
-        boolean progress = false;
+        // progress is any PSN newly acknowledged, even inside a long message: it renews the retry budget
+        boolean progress = Firmware.psnDiff(psn, ackedPsn) > 0 && Firmware.psnDiff(psn, nextPsn) < 0;
+        if (progress) ackedPsn = psn;
         for (SendOp op : outstanding) {
             if (Firmware.psnDiff(op.lastPsn, psn) > 0) break;
             if (op.readOrAtomic()) { if (!op.done) break; continue; }
@@ -605,6 +620,7 @@ final class Qp {
         retriesLeft = retryCnt;
         restartTimer();
         if (!last) { scatterLocal(null, off, p.payload(), op); return; }
+        op.answered = true;
         scatterLocal(op, off, p.payload());
     }
 
@@ -829,16 +845,24 @@ final class Qp {
                 next.run();
                 return;
             }
+            if (tooManyReads(p)) { next.run(); return; }
             epsn = (epsn + npkts) & 0xFFFFFF;
             msn = (msn + 1) & 0xFFFFFF;
         }
+        readsInProgress++;
         Consumer<byte[]> respond = data -> {
             for (int i = 0; i < npkts; i++) {
                 Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST : Op.READ_RESP_MIDDLE;
                 byte[] chunk = java.util.Arrays.copyOfRange(data, i * mtu, (int) Math.min(len, (long) (i + 1) * mtu));
                 Packet r = new Packet(fw.lid(), p.slid(), o, p.srcQp(), qpn, (p.psn() + i) & 0xFFFFFF, false, false, 0, 0, 0, 0, 0,
                         Packet.AETH_ACK, msn, 0, 0, 0, chunk);
-                fw.exec(fw.packetCycles, () -> { if (gen == generation && state != QpState.ERR) fw.send(r); });
+                boolean lastOne = i == npkts - 1;
+                fw.exec(fw.packetCycles, () -> {
+                    if (gen != generation) return;
+                    long left = fw.send(r); // made before any later error: it still goes out
+                    // the read stays in progress until its last response has left the port
+                    if (lastOne) fw.sim.schedule(left, () -> { if (gen == generation) readsInProgress--; });
+                });
             }
             next.run();
         };
@@ -847,20 +871,39 @@ final class Qp {
             if (gen != generation) return;
             XlateRsp bad = failed(rsp);
             if (bad != null) {
+                readsInProgress--;
                 responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
                 next.run();
                 return;
             }
             readChunks(rsp, (int) len, data -> {
                 if (gen != generation) return;
-                if (data == null) { responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED); next.run(); return; }
+                if (data == null) {
+                    readsInProgress--;
+                    responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
+                    next.run();
+                    return;
+                }
                 respond.accept(data);
             });
         });
     }
 
+    /**
+     * A READ or atomic beyond max_dest_rd_atomic (including any when it is 0): QP_ACCESS_ERR at the
+     * responder, REM_INV_REQ_ERR at the requester (seed error-handling 4.4.3).
+     */
+    private boolean tooManyReads(Packet p) {
+        if (readsInProgress < maxDestRdAtomic) return false;
+        responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.TOO_MANY_READS);
+        return true;
+    }
+
+    private int readsInProgress;
+
     private void handleAtomic(Packet p, Runnable next) {
         long gen = generation;
+        if (tooManyReads(p)) { next.run(); return; }
         if ((p.va() & 7) != 0) {
             responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.MISALIGNED_ATOMIC);
             next.run();
@@ -919,7 +962,13 @@ final class Qp {
         if (type != QpType.RC) return;
         Packet a = new Packet(fw.lid(), dlid, op, destQpn, qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, msn, orig, 0, 0, new byte[0]);
         if (writesInFlight > 0) deferredAcks.add(a);
-        else fw.send(a);
+        else sendResponse(a);
+    }
+
+    /** Responses (ACKs, NAKs, read responses) leave in the order they were made: each is built by the firmware in turn. */
+    private void sendResponse(Packet a) {
+        long gen = generation;
+        fw.exec(fw.packetCycles, () -> { if (gen == generation) fw.send(a); });
     }
 
     private int writesInFlight;
@@ -928,7 +977,7 @@ final class Qp {
     private void writeLanded() {
         if (--writesInFlight == 0) {
             long gen = generation;
-            while (!deferredAcks.isEmpty() && gen == generation) fw.send(deferredAcks.poll());
+            while (!deferredAcks.isEmpty() && gen == generation) sendResponse(deferredAcks.poll());
         }
     }
 

@@ -134,10 +134,11 @@ class ErrorsTest {
         assertEquals(QpState.ERR, qp.query().qpState());
     }
 
-    @Test
-    void underLossEveryWriteLandsExactlyOnce() {
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(longs = {7, 8, 9, 10, 11})
+    void underLossEveryWriteLandsExactlyOnce(long seed) {
         Pair p = new Pair(Profiles.load("cx-gen3x16").with("fw.ack.coalesce", "4"), QpType.RC, 1 << 20,
-                Faults.parse("drop=0.05,dup=0.02,reorder=0.05,corrupt=0.01"), 7, Pair.defaults());
+                Faults.parse("drop=0.05,dup=0.02,reorder=0.05,corrupt=0.01"), seed, Pair.defaults());
         p.up(Mtu.MTU_1024);
         java.util.Random rnd = new java.util.Random(5);
         byte[] data = new byte[1 << 19];
