@@ -53,10 +53,18 @@ public final class WqeFormat {
 
     static boolean hasRaddr(int op) {
         return op == WqeLayout.OP_RDMA_WRITE || op == WqeLayout.OP_RDMA_WRITE_IMM || op == WqeLayout.OP_RDMA_READ
-                || op == WqeLayout.OP_ATOMIC_CS || op == WqeLayout.OP_ATOMIC_FA;
+                || op == WqeLayout.OP_ATOMIC_CS || op == WqeLayout.OP_ATOMIC_FA || op == WqeLayout.OP_UMR;
     }
 
     static boolean isAtomic(int op) { return op == WqeLayout.OP_ATOMIC_CS || op == WqeLayout.OP_ATOMIC_FA; }
+
+    /**
+     * Whether the WQE carries the 16-byte atomic segment. Atomics do (swap/add, compare); so does a
+     * memory-window bind (nicsim's UMR, opcode 0x25), whose remote-address segment holds the
+     * window's address and new rkey, and whose second segment holds the window's length and the
+     * MR's lkey << 32 | the window's access flags.
+     */
+    static boolean hasAtomicSeg(int op) { return isAtomic(op) || op == WqeLayout.OP_UMR; }
 
     /** The bytes of a WQE, padded to whole WQEBBs; DS is computed. {@code ud} says whether the QP is UD. */
     public static byte[] encode(SendWqe w, boolean ud) {
@@ -75,7 +83,7 @@ public final class WqeFormat {
             BigEndian.put32(r, 8, w.rkey());
             segs.writeBytes(r);
         }
-        if (isAtomic(w.opcode())) {
+        if (hasAtomicSeg(w.opcode())) {
             byte[] a = new byte[16];
             BigEndian.put64(a, 0, w.swapAdd());
             BigEndian.put64(a, 8, w.compare());
@@ -129,7 +137,7 @@ public final class WqeFormat {
             rkey = (int) BigEndian.get32(b, at + 8);
             at += 16;
         }
-        if (isAtomic(opcode)) {
+        if (hasAtomicSeg(opcode)) {
             need(at, 16, end, "atomic segment");
             swap = BigEndian.get64(b, at);
             cmp = BigEndian.get64(b, at + 8);

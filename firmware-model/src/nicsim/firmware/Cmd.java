@@ -43,13 +43,14 @@ public final class Cmd {
 
     // --- opcodes
     public static final int QUERY_HCA_CAP = 0x100, INIT_HCA = 0x102, CREATE_MKEY = 0x200, QUERY_MKEY = 0x201, DESTROY_MKEY = 0x202,
+            ALLOC_MW = 0x203, DEALLOC_MW = 0x204,
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803;
 
     public static String opcodeName(int op) {
         return switch (op) {
             case QUERY_HCA_CAP -> "QUERY_HCA_CAP"; case INIT_HCA -> "INIT_HCA"; case CREATE_MKEY -> "CREATE_MKEY";
-            case QUERY_MKEY -> "QUERY_MKEY"; case DESTROY_MKEY -> "DESTROY_MKEY"; case CREATE_CQ -> "CREATE_CQ";
+            case QUERY_MKEY -> "QUERY_MKEY"; case DESTROY_MKEY -> "DESTROY_MKEY"; case ALLOC_MW -> "ALLOC_MW"; case DEALLOC_MW -> "DEALLOC_MW"; case CREATE_CQ -> "CREATE_CQ";
             case DESTROY_CQ -> "DESTROY_CQ"; case CREATE_QP -> "CREATE_QP"; case DESTROY_QP -> "DESTROY_QP";
             case QUERY_QP -> "QUERY_QP"; case MODIFY_QP -> "MODIFY_QP"; case ALLOC_PD -> "ALLOC_PD"; case DEALLOC_PD -> "DEALLOC_PD";
             case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR"; case CREATE_SRQ -> "CREATE_SRQ";
@@ -112,7 +113,9 @@ public final class Cmd {
         BAD_ATTRIBUTE(Status.BAD_PARAM, "attribute value out of range"),
         CQ_IN_USE(Status.RESOURCE_BUSY, "completion queue still used by a queue pair"),
         PD_IN_USE(Status.RESOURCE_BUSY, "protection domain still used"),
-        UAR_IN_USE(Status.RESOURCE_BUSY, "UAR page still used by a queue");
+        UAR_IN_USE(Status.RESOURCE_BUSY, "UAR page still used by a queue"),
+        MR_HAS_WINDOWS(Status.RESOURCE_BUSY, "memory region still has memory windows bound to it"),
+        BAD_MW_TYPE(Status.BAD_PARAM, "memory window type must be 1 or 2");
 
         public final Status status;
         public final String text;
@@ -157,6 +160,11 @@ public final class Cmd {
             .field("access", 16, CreateMkey::access).field("pageShift", 6, CreateMkey::pageShift)
             .field("pageOffset", 32, CreateMkey::pageOffset).field("pages", 32, CreateMkey::pages).field("pageList", 64, CreateMkey::pageList)
             .build(v -> new CreateMkey(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]));
+
+    /** ALLOC_MW: a memory window of {@code type} (1 or 2) in {@code pd}; answers its rkey (index << 8 | key). */
+    public record AllocMw(long pd, long type) {}
+    public static final Layout<AllocMw> ALLOC_MW_IN = Layout.<AllocMw>builder("AllocMw")
+            .field("pd", 24, AllocMw::pd).field("type", 2, AllocMw::type).build(v -> new AllocMw(v[0], v[1]));
 
     /** CREATE_CQ: 2^logSize CQEs at {@code ring} (owned by {@code uar}), events on MSI-X {@code vector}, doorbell record at {@code dbrec}. */
     public record CreateCq(long uar, long ring, long logSize, long vector, long dbrec) {}

@@ -68,6 +68,8 @@ public final class Firmware {
     final Map<Long, Qp> qps = new TreeMap<>();
     final Map<Long, Srq> srqs = new TreeMap<>();
     private final Map<Long, MkeyContext> mkeys = new HashMap<>();
+    /** Memory windows by mkey index: {type, index of the MR it is bound to or -1}. */
+    private final Map<Long, long[]> windows = new HashMap<>();
     private final Map<Integer, Consumer<List<XlateRsp>>> xlatePending = new HashMap<>();
     private final Map<Integer, List<XlateRsp>> xlateParts = new HashMap<>();
     private int nextTag, keySeed = 0x5a;
@@ -279,10 +281,37 @@ public final class Firmware {
                 return ok(Cmd.EMPTY, null);
             }
             case Cmd.CREATE_MKEY -> { return createMkey(in(Cmd.CREATE_MKEY_IN, input)); }
+            case Cmd.ALLOC_MW -> {
+                Cmd.AllocMw a = in(Cmd.ALLOC_MW_IN, input);
+                checkPd(a.pd());
+                if (a.type() != 1 && a.type() != 2) throw new Fail(Cmd.Syndrome.BAD_MW_TYPE, a.type());
+                long index = -1;
+                for (long i = 1; i < maxMkey; i++) if (!mkeys.containsKey(i)) { index = i; break; }
+                if (index < 0) throw new Fail(Cmd.Syndrome.OUT_OF_MKEYS, maxMkey);
+                keySeed = (keySeed * 37 + 11) & 0xff;
+                // type 1 is usable (VALID) at once, with no range until bound; type 2 starts FREE (rxe_alloc_mw)
+                MkeyContext m = new MkeyContext(index, a.type() == 1 ? MttPorts.STATE_VALID : MttPorts.STATE_FREE, keySeed, a.pd(), 0, 0,
+                        0, 0, 0, 12, 0, 0);
+                mkeys.put(index, m);
+                windows.put(index, new long[]{a.type(), -1});
+                adapter.mkeyWrite(m);
+                return ok(Cmd.HANDLE, new Cmd.Handle(index << 8 | keySeed));
+            }
+            case Cmd.DEALLOC_MW -> {
+                long key = in(Cmd.HANDLE, input).handle();
+                MkeyContext m = mkeys.get(key >>> 8);
+                if (m == null || !windows.containsKey(key >>> 8)) throw new Fail(Cmd.Syndrome.UNKNOWN_MKEY, key);
+                unbind(key >>> 8);
+                mkeys.remove(key >>> 8);
+                windows.remove(key >>> 8);
+                adapter.mkeyWrite(new MkeyContext(key >>> 8, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0));
+                return ok(Cmd.EMPTY, null);
+            }
             case Cmd.DESTROY_MKEY -> {
                 long key = in(Cmd.HANDLE, input).handle();
                 MkeyContext m = mkeys.get(key >>> 8);
-                if (m == null || m.key() != (key & 0xff)) throw new Fail(Cmd.Syndrome.UNKNOWN_MKEY, key);
+                if (m == null || m.key() != (key & 0xff) || windows.containsKey(key >>> 8)) throw new Fail(Cmd.Syndrome.UNKNOWN_MKEY, key);
+                for (long[] w : windows.values()) if (w[1] == (key >>> 8)) throw new Fail(Cmd.Syndrome.MR_HAS_WINDOWS, key);
                 mkeys.remove(key >>> 8);
                 adapter.mkeyWrite(new MkeyContext(key >>> 8, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0));
                 return ok(Cmd.EMPTY, null);
@@ -440,6 +469,52 @@ public final class Firmware {
     }
 
     private int qpSerial;
+
+    // ------------------------------------------------------------------ memory windows
+
+    private void unbind(long index) {
+        long[] w = windows.get(index);
+        if (w != null) w[1] = -1;
+    }
+
+    /**
+     * Binds window {@code mwKey} (index, and the new key byte in its low 8 bits) to {@code length}
+     * bytes at {@code addr} of MR {@code mrKey} for {@code qp}, with {@code access}: the checks of
+     * rxe's bind (REFERENCE 2.4). Returns 0, or the vendor syndrome of the failed check (MW_BIND_ERR).
+     */
+    int bindWindow(Qp qp, long mwKey, long mrKey, long addr, long length, int access) {
+        long[] w = windows.get(mwKey >>> 8);
+        MkeyContext mw = mkeys.get(mwKey >>> 8), mr = mkeys.get(mrKey >>> 8);
+        if (w == null || mw == null) return Vendor.MW_UNKNOWN;
+        if (w[0] == 2 && mw.state() != MttPorts.STATE_FREE) return Vendor.MW_NOT_FREE;
+        if (mw.pd() != qp.pd) return Vendor.MW_PD;
+        if (mr == null || windows.containsKey(mrKey >>> 8) || mr.key() != (mrKey & 0xff) || mr.length() == 0) return Vendor.MW_BAD_MR;
+        if ((mr.access() & MttPorts.ZERO_BASED) != 0 || (mr.access() & MttPorts.MW_BIND) == 0) return Vendor.MW_MR_NO_BIND;
+        if ((access & (MttPorts.REMOTE_WRITE | MttPorts.REMOTE_ATOMIC)) != 0 && (mr.access() & MttPorts.LOCAL_WRITE) == 0) return Vendor.MW_MR_NO_BIND;
+        if (addr < mr.start() || length > mr.length() || addr - mr.start() > mr.length() - length) return Vendor.MW_RANGE;
+        long offInMr = addr - mr.start() + mr.pageOffset(), pageMask = (1L << mr.pageShift()) - 1;
+        MkeyContext bound = new MkeyContext(mw.index(), MttPorts.STATE_VALID, mwKey & 0xff, mw.pd(), qp.qpn & 0xFFFFFF, w[0] == 2 ? 1 : 0,
+                addr, length, access & 0x1f, mr.pageShift(), offInMr & pageMask, mr.mttBase() + (offInMr >> mr.pageShift()));
+        mkeys.put(mw.index(), bound);
+        w[1] = mr.index();
+        adapter.mkeyWrite(bound);
+        return 0;
+    }
+
+    /** LOCAL_INV or SEND_WITH_INV of {@code key} by {@code qp}: only a bound type-2 window (nicsim's MRs are not fast-registered). Returns 0 or a vendor syndrome. */
+    int invalidate(Qp qp, long key) {
+        long[] w = windows.get(key >>> 8);
+        MkeyContext m = mkeys.get(key >>> 8);
+        if (m == null || m.key() != (key & 0xff)) return Vendor.INV_UNKNOWN;
+        if (w == null) return Vendor.INV_NOT_WINDOW;
+        if (w[0] == 1) return Vendor.INV_TYPE1;
+        if (m.state() != MttPorts.STATE_VALID || m.pd() != qp.pd) return Vendor.INV_UNKNOWN;
+        MkeyContext free = new MkeyContext(m.index(), MttPorts.STATE_FREE, m.key(), m.pd(), 0, 0, 0, 0, 0, 12, 0, 0);
+        mkeys.put(m.index(), free);
+        w[1] = -1;
+        adapter.mkeyWrite(free);
+        return 0;
+    }
 
     // ------------------------------------------------------------------ events from the adapter
 

@@ -307,7 +307,7 @@ final class Qp {
     private void pump() {
         while (!pending.isEmpty() && state == QpState.RTS) { // SQD starts no new WQEs
             SendOp op = pending.peek();
-            if (op.w.fenced() && readsOutstanding > 0) return;
+            if ((op.w.fenced() || op.opcode == WqeLayout.OP_LOCAL_INVAL) && readsOutstanding > 0) return; // LOCAL_INV is always fenced
             if (op.readOrAtomic() && readsOutstanding >= Math.max(1, maxRdAtomic)) return;
             if (!outstanding.isEmpty() && Firmware.psnDiff(nextPsn, outstanding.peek().firstPsn) >= WINDOW_PSNS) return;
             pending.poll();
@@ -319,7 +319,8 @@ final class Qp {
         return switch (type) {
             case UD -> op == WqeLayout.OP_SEND || op == WqeLayout.OP_SEND_IMM;
             case UC -> op == WqeLayout.OP_SEND || op == WqeLayout.OP_SEND_IMM || op == WqeLayout.OP_RDMA_WRITE
-                    || op == WqeLayout.OP_RDMA_WRITE_IMM || op == WqeLayout.OP_NOP;
+                    || op == WqeLayout.OP_RDMA_WRITE_IMM || op == WqeLayout.OP_NOP || op == WqeLayout.OP_SEND_INVAL
+                    || op == WqeLayout.OP_LOCAL_INVAL || op == WqeLayout.OP_UMR;
             default -> true;
         };
     }
@@ -333,8 +334,22 @@ final class Qp {
             return;
         }
         if (!legalForType(o)) { requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
-        if (o == WqeLayout.OP_SEND_INVAL || o == WqeLayout.OP_LOCAL_INVAL || o == WqeLayout.OP_UMR) {
-            requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.UNSUPPORTED_OPCODE, 0, 0, 0);
+        if (o == WqeLayout.OP_UMR || o == WqeLayout.OP_LOCAL_INVAL) {
+            // local operations on the mkey table: done when executed, completed in order
+            long gen = generation;
+            fw.exec(fw.wqeCycles, () -> {
+                if (gen != generation || state != QpState.RTS && state != QpState.SQD) return;
+                int bad = o == WqeLayout.OP_UMR
+                        ? fw.bindWindow(this, op.w.rkey() & 0xFFFFFFFFL, op.w.compare() >>> 32, op.w.remoteAddr(), op.w.swapAdd(), (int) op.w.compare())
+                        : fw.invalidate(this, op.w.imm() & 0xFFFFFFFFL);
+                if (bad != 0) {
+                    requesterError(op, o == WqeLayout.OP_UMR ? Cqe64.SYNDROME_MW_BIND_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, bad, op.w.remoteAddr(),
+                            o == WqeLayout.OP_UMR ? op.w.rkey() : op.w.imm(), 0);
+                    return;
+                }
+                op.ready = op.transmitted = op.done = true;
+                retire();
+            });
             return;
         }
         if (op.length > Firmware.MAX_MSG) { requesterError(op, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG, 0, 0, 0); return; }
@@ -382,17 +397,19 @@ final class Qp {
         } else {
             boolean write = o == WqeLayout.OP_RDMA_WRITE || o == WqeLayout.OP_RDMA_WRITE_IMM;
             boolean imm = o == WqeLayout.OP_RDMA_WRITE_IMM || o == WqeLayout.OP_SEND_IMM;
+            boolean inv = o == WqeLayout.OP_SEND_INVAL;
             int n = (int) Math.max(1, (op.payload.length + mtu - 1) / mtu);
             for (int i = 0; i < n; i++) {
                 Op po;
-                if (n == 1) po = write ? (imm ? Op.WRITE_ONLY_IMM : Op.WRITE_ONLY) : (imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY);
+                if (n == 1) po = write ? (imm ? Op.WRITE_ONLY_IMM : Op.WRITE_ONLY) : inv ? Op.SEND_ONLY_INV : (imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY);
                 else if (i == 0) po = write ? Op.WRITE_FIRST : Op.SEND_FIRST;
                 else if (i < n - 1) po = write ? Op.WRITE_MIDDLE : Op.SEND_MIDDLE;
-                else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
+                else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
                 byte[] chunk = java.util.Arrays.copyOfRange(op.payload, i * mtu, Math.min(op.payload.length, (i + 1) * mtu));
                 boolean ackReq = type == QpType.RC && (i == n - 1 || (i + 1) % fw.ackCoalesce == 0);
                 op.packets.add(request(po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
-                        i == 0 ? op.payload.length : 0, 0, 0, po.hasImm() ? op.w.imm() : 0, chunk).withSolicited(i == n - 1 && op.w.solicited()));
+                        i == 0 ? op.payload.length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0, chunk)
+                        .withSolicited(i == n - 1 && op.w.solicited()));
             }
         }
         op.ready = true;
@@ -766,10 +783,20 @@ final class Qp {
                     return;
                 }
                 if (p.op().last()) {
+                    boolean inv = p.op() == Op.SEND_LAST_INV || p.op() == Op.SEND_ONLY_INV;
+                    if (inv) {
+                        int bad = fw.invalidate(this, p.imm() & 0xFFFFFFFFL);
+                        if (bad != 0) { // class J: the responder completes REM_INV_REQ_ERR, the requester hears NAK invalid request
+                            epsn = (epsn - 1) & 0xFFFFFF;
+                            responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_REM_INV_REQ_ERR, bad);
+                            next.run();
+                            return;
+                        }
+                    }
                     cur = null;
                     msn = (msn + 1) & 0xFFFFFF;
-                    fw.complete(rcq, Cqe64.responder(qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, m.offset, p.imm(),
-                            p.srcQp(), p.slid(), p.solicited()), p.solicited());
+                    fw.complete(rcq, Cqe64.responder(qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM
+                            : Cqe64.RESP_SEND, m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited()), p.solicited());
                 }
                 if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
                 next.run();

@@ -33,10 +33,10 @@ public final class ProtectionDomain extends VerbsObject {
         return new SharedReceiveQueue(this, attr);
     }
 
-    /** Not built yet: memory windows exist in the MttWalker, but the verbs and BIND_MW are not wired. */
+    /** ibv_alloc_mw. */
     public MemoryWindow allocMw(MwType type) {
         checkOpen();
-        throw new VerbsException(Errno.EOPNOTSUPP, "allocMw(" + type + "): memory windows are not built yet in the verbs library");
+        return new MemoryWindow(this, type);
     }
 
     public AddressHandle createAh(AhAttr attr) {

@@ -36,6 +36,8 @@ public final class QueuePair extends VerbsObject {
     private final long[] sqWrid, rqWrid;
     private final int[] sqNextHead, sqOpcode;
     private final java.util.ArrayDeque<Integer> sqPosted = new java.util.ArrayDeque<>();
+    /** BIND_MW requests by ring slot: the window takes its new rkey when the bind completes. */
+    private final java.util.Map<Integer, SendWr> pendingBinds = new java.util.HashMap<>();
 
     QueuePair(ProtectionDomain pd, QpInitAttr a) {
         super(pd);
@@ -204,6 +206,7 @@ public final class QueuePair extends VerbsObject {
                 for (int i = 0; i < bbs; i++)
                     host.memory.write(sqRing + 64L * ((sqHead + i) & (sqBbs - 1)), java.util.Arrays.copyOfRange(wqe, i * 64, i * 64 + 64));
                 sqWrid[idx] = wr.wrId();
+                if (wr.opcode() == WrOpcode.BIND_MW) pendingBinds.put(idx, wr); else pendingBinds.remove(idx);
                 sqOpcode[idx] = wr.opcode().ordinal();
                 sqHead = (sqHead + bbs) & 0xFFFF;
                 sqNextHead[idx] = sqHead;
@@ -233,8 +236,24 @@ public final class QueuePair extends VerbsObject {
     private byte[] build(SendWr wr, int i) {
         WrOpcode op = wr.opcode();
         if (!legal(op)) throw new VerbsException(Errno.EINVAL, "SendWr.opcode " + op + " is not allowed on a " + type + " QP", i);
-        if (op == WrOpcode.LOCAL_INV || op == WrOpcode.BIND_MW || op == WrOpcode.SEND_WITH_INV)
-            throw new VerbsException(Errno.EOPNOTSUPP, "SendWr.opcode " + op + " is not built yet in nicsim", i);
+        if (op == WrOpcode.BIND_MW) {
+            if (wr.mw() == null || wr.bindMr() == null) throw new VerbsException(Errno.EINVAL, "BIND_MW SendWr needs bindMw(mw, rkey, mr, ...)", i);
+            if (!wr.sgList().isEmpty() || wr.immData() != 0)
+                throw new VerbsException(Errno.EINVAL, "BIND_MW SendWr may not carry SGEs or immediate data", i);
+            if ((wr.bindRkey() >>> 8) != (wr.mw().rkey() >>> 8))
+                throw new VerbsException(Errno.EINVAL, String.format("BIND_MW rkey 0x%x must keep the window's index (rkey 0x%x)", wr.bindRkey(), wr.mw().rkey()), i);
+            if ((wr.bindAccess() & ~(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC | AccessFlags.ZERO_BASED)) != 0)
+                throw new VerbsException(Errno.EINVAL, String.format("BIND_MW access 0x%x: only remote access flags", wr.bindAccess()), i);
+            boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
+            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_UMR, sqHead, qpn, signaled ? WqeFormat.CQ_UPDATE : 0, 0, null,
+                    wr.bindAddr(), wr.bindRkey(), wr.bindLength(), (long) wr.bindMr().lkey() << 32 | (wr.bindAccess() & 0xFFFFFFFFL),
+                    List.of(), null), false);
+        }
+        if (op == WrOpcode.LOCAL_INV) {
+            boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
+            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_LOCAL_INVAL, sqHead, qpn, signaled ? WqeFormat.CQ_UPDATE : 0,
+                    wr.invalidateRkey(), null, 0, 0, 0, 0, List.of(), null), false);
+        }
         boolean inline = (wr.sendFlags() & SendFlags.INLINE) != 0;
         if (wr.sgList().size() > maxSendSge)
             throw new VerbsException(Errno.EINVAL, "SendWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxSendSge, i);
@@ -274,8 +293,9 @@ public final class QueuePair extends VerbsObject {
         if (!inline) for (Sge s : wr.sgList()) sges.add(new WqeFormat.Sge(s.addr(), s.length(), s.lkey()));
         long swapAdd = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.swap() : wr.compareAdd();
         long cmp = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.compareAdd() : 0;
+        int immOrInv = op == WrOpcode.SEND_WITH_INV ? wr.invalidateRkey() : wr.immData();
         try {
-            return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sqHead, qpn, fm, wr.immData(), av, wr.remoteAddr(), wr.rkey(),
+            return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sqHead, qpn, fm, immOrInv, av, wr.remoteAddr(), wr.rkey(),
                     swapAdd, cmp, sges, inl), type == QpType.UD);
         } catch (IllegalArgumentException e) {
             throw new VerbsException(Errno.EINVAL, "SendWr does not fit one WQE: " + e.getMessage(), i);
@@ -348,6 +368,7 @@ public final class QueuePair extends VerbsObject {
             if (requester) {
                 int idx = v.wqeCounter() & (sqBbs - 1);
                 wrId = sqWrid[idx];
+                pendingBinds.remove(idx);
                 retireSq(idx);
             } else if (srq != null) {
                 wrId = srq.take(v.wqeCounter());
@@ -362,6 +383,8 @@ public final class QueuePair extends VerbsObject {
             int idx = v.wqeCounter() & (sqBbs - 1);
             long wrId = sqWrid[idx];
             WrOpcode wo = WrOpcode.values()[sqOpcode[idx]];
+            SendWr bind = pendingBinds.remove(idx);
+            if (bind != null) bind.mw().bound(bind.bindRkey());
             retireSq(idx);
             WcOpcode wc = switch (wo) {
                 case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;

@@ -9,6 +9,11 @@ public final class SendWr {
     private int sendFlags, immData, rkey, remoteQpn, remoteQkey;
     private List<Sge> sgList = List.of();
     private AddressHandle ah;
+    private int invalidateRkey;
+    private MemoryWindow mw;
+    private int bindRkey, bindAccess;
+    private MemoryRegion bindMr;
+    private long bindAddr, bindLength;
 
     public SendWr wrId(long v) { wrId = v; return this; }
     public SendWr opcode(WrOpcode v) { opcode = v; return this; }
@@ -23,6 +28,23 @@ public final class SendWr {
     public SendWr ah(AddressHandle v) { ah = v; return this; }
     public SendWr remoteQpn(int v) { remoteQpn = v; return this; }
     public SendWr remoteQkey(int v) { remoteQkey = v; return this; }
+    /** The rkey LOCAL_INV or SEND_WITH_INV invalidates (wr.invalidate_rkey). */
+    public SendWr invalidateRkey(int v) { invalidateRkey = v; return this; }
+
+    /**
+     * BIND_MW (wr.bind_mw): bind {@code mw} with its new {@code rkey} to {@code length} bytes at
+     * {@code addr} of {@code mr}, with remote {@code access} flags. Sets the opcode.
+     */
+    public SendWr bindMw(MemoryWindow mw, int rkey, MemoryRegion mr, long addr, long length, int access) {
+        this.opcode = WrOpcode.BIND_MW;
+        this.mw = mw;
+        this.bindRkey = rkey;
+        this.bindMr = mr;
+        this.bindAddr = addr;
+        this.bindLength = length;
+        this.bindAccess = access;
+        return this;
+    }
 
     public long wrId() { return wrId; }
     public WrOpcode opcode() { return opcode; }
@@ -36,4 +58,11 @@ public final class SendWr {
     public AddressHandle ah() { return ah; }
     public int remoteQpn() { return remoteQpn; }
     public int remoteQkey() { return remoteQkey; }
+    public int invalidateRkey() { return invalidateRkey; }
+    public MemoryWindow mw() { return mw; }
+    public int bindRkey() { return bindRkey; }
+    public MemoryRegion bindMr() { return bindMr; }
+    public long bindAddr() { return bindAddr; }
+    public long bindLength() { return bindLength; }
+    public int bindAccess() { return bindAccess; }
 }
