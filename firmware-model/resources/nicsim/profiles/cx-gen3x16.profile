@@ -65,3 +65,4 @@ fw.ack.coalesce         = 64          | request packets between forced ACK reque
 # --- host CPU cost of the driver's data path
 host.post.cost          = 60 ns       | CPU time to build one WQE in the ring and update the doorbell record (before the MMIO doorbell) | assumption: a few hundred instructions at 3 GHz
 host.poll.cost          = 20 ns       | CPU time to take one CQE from the ring | assumption
+switch.port.buffer      = 64 KiB      | bytes each switch output port can queue (credit-based flow control holds senders beyond it) | assumption: a few MTU packets per virtual lane

@@ -65,3 +65,4 @@ fw.ack.coalesce         = 64          | request packets between forced ACK reque
 # --- host CPU cost of the driver's data path
 host.post.cost          = 1 us        | CPU time to build one descriptor and post it (VIA VipPostSend on a late-1990s host) | assumption
 host.poll.cost          = 200 ns      | CPU time to check one completion | assumption
+switch.port.buffer      = 16 KiB      | bytes each switch output port can queue (Myrinet's stop/go flow control holds senders beyond it) | assumption

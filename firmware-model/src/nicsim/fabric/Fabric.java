@@ -13,12 +13,14 @@ import nicsim.sim.Simulator;
  * port has a link of {@code link.rate} per direction: a packet serializes on its sender's uplink
  * (queued behind earlier packets), propagates ({@code link.propagation}), crosses the switch
  * ({@code switch.latency}), serializes on the destination's downlink, and propagates again. Ports
- * are addressed by LID, from 1. Faults ({@link Faults}) apply per packet at the switch, drawn from
- * one seeded generator, so a run repeats exactly.
+ * are addressed by LID, from 1. Each switch output port queues at most {@code switch.port.buffer}
+ * bytes: as with InfiniBand's credits, a sender holds a packet until it will fit, so the fabric is
+ * lossless and an incast shares the destination's link. Faults ({@link Faults}) apply per packet at
+ * the switch, drawn from one seeded generator, so a run repeats exactly.
  */
 public final class Fabric {
     private final Simulator sim;
-    private final long bitsPerSecond, propagation, switchLatency;
+    private final long bitsPerSecond, propagation, switchLatency, portBuffer;
     private final int mtu;
     private final Faults faults;
     private final Random rnd;
@@ -32,6 +34,9 @@ public final class Fabric {
         this.propagation = profile.picos("link.propagation");
         this.switchLatency = profile.picos("switch.latency");
         this.mtu = profile.bytesInt("link.mtu");
+        this.portBuffer = profile.bytes("switch.port.buffer");
+        if (portBuffer < mtu + 64) throw new IllegalArgumentException("switch.port.buffer " + portBuffer + " B must hold at least one MTU packet ("
+                + (mtu + 64) + " B)");
         this.faults = faults;
         this.rnd = new Random(seed ^ 0x5DEECE66DL);
         this.counters = sim.counters();
@@ -57,7 +62,20 @@ public final class Fabric {
         if (p.slid() < 1 || p.slid() > ports.size()) throw new IllegalArgumentException("packet from unknown LID " + p.slid());
         int bytes = p.wireBytes();
         long[] up = busyUntil.get(p.slid() - 1);
-        long start = Math.max(sim.now(), up[0]), end = start + serialization(bytes);
+        long start = Math.max(sim.now(), up[0]);
+        if (p.dlid() >= 1 && p.dlid() <= ports.size()) {
+            // credit-based flow control: the packet may leave only when the switch's output queue towards its
+            // destination will have room for it on arrival (links never drop for want of buffer)
+            long[] down = busyUntil.get(p.dlid() - 1);
+            long arrive = start + serialization(bytes) + propagation + switchLatency;
+            long backlog = down[1] - arrive - serialization((int) (portBuffer - bytes));
+            if (backlog > 0) {
+                start += backlog;
+                counters.counter("Fabric.flow_control_waits").inc();
+                counters.counter("Fabric.flow_control_wait_ps").add(backlog);
+            }
+        }
+        long end = start + serialization(bytes);
         up[0] = end;
         counters.counter("Fabric.packets").inc();
         counters.counter("Fabric.bytes").add(bytes);
@@ -83,12 +101,11 @@ public final class Fabric {
         return end;
     }
 
+    /** Reserves the destination's downlink from the packet's arrival at the switch (in send order), then delivers it. */
     private void forward(Packet p, long atSwitch, int bytes) {
-        sim.schedule(atSwitch, Simulator.Priority.DELIVERY, () -> {
-            long[] down = busyUntil.get(p.dlid() - 1);
-            long start = Math.max(sim.now(), down[1]), end = start + serialization(bytes);
-            down[1] = end;
-            sim.schedule(end + propagation, Simulator.Priority.DELIVERY, () -> ports.get(p.dlid() - 1).accept(p));
-        });
+        long[] down = busyUntil.get(p.dlid() - 1);
+        long start = Math.max(atSwitch, down[1]), end = start + serialization(bytes);
+        down[1] = end;
+        sim.schedule(end + propagation, Simulator.Priority.DELIVERY, () -> ports.get(p.dlid() - 1).accept(p));
     }
 }
