@@ -223,6 +223,33 @@ public final class QueuePair extends VerbsObject {
         ring(posted, lastCtrl, single);
     }
 
+    /**
+     * Posts a WQE exactly as given (whole 64-byte WQEBBs; its ctrl index and QPN are set here) and
+     * rings the doorbell, with none of postSend's checks: for driver developers testing what the
+     * adapter does with a WQE the verbs layer would refuse (malformed segments, misaligned atomics).
+     * The completion reports {@code wrId}.
+     */
+    public void postRawWqe(long wrId, byte[] wqe) {
+        checkOpen();
+        if (wqe.length == 0 || wqe.length % 64 != 0) throw new VerbsException(Errno.EINVAL, "raw WQE of " + wqe.length + " bytes: whole 64-byte WQEBBs only");
+        int bbs = wqe.length / 64;
+        if ((sqHead - sqTail) + bbs > sqBbs) throw new VerbsException(Errno.ENOMEM, "postRawWqe: the send queue is full", 0);
+        byte[] w = wqe.clone();
+        byte[] ctrl = WqeLayout.ctrl(w[3] & 0xff, sqHead, qpn, w[7] & 0x3f);
+        System.arraycopy(ctrl, 0, w, 0, 8);
+        int idx = sqHead & (sqBbs - 1);
+        for (int i = 0; i < bbs; i++)
+            host.memory.write(sqRing + 64L * ((sqHead + i) & (sqBbs - 1)), java.util.Arrays.copyOfRange(w, i * 64, i * 64 + 64));
+        sqWrid[idx] = wrId;
+        sqOpcode[idx] = WrOpcode.SEND.ordinal();
+        pendingBinds.remove(idx);
+        sqHead = (sqHead + bbs) & 0xFFFF;
+        sqNextHead[idx] = sqHead;
+        sqPosted.add(idx);
+        sqWqes++;
+        ring(1, java.util.Arrays.copyOf(w, 8), w.length == 64 ? w : java.util.Arrays.copyOf(w, 8));
+    }
+
     private void ring(int posted, byte[] lastCtrl, byte[] single) {
         if (posted == 0) return;
         byte[] rec = new byte[4];
