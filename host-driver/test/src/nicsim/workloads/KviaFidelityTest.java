@@ -1,0 +1,32 @@
+package nicsim.workloads;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Seed kvia-paper 4.1: the 4-byte round trip is 77 us for Berkeley VIA (lanai43) and 59 us for
+ * KVIA (lanai72). Simulated time, so the check is exact and repeatable: within 5% of each, and the
+ * gap within the paper's 17-30 us.
+ */
+class KviaFidelityTest {
+    static double rttUs(String profile) {
+        Result r = Workloads.run("rc_pingpong", new World(2, Profiles.load(profile), 1, Faults.NONE),
+                Options.defaults().withSize(4).withIters(100), new PrintStream(new ByteArrayOutputStream()));
+        assertTrue(r.ok(), r.errors().toString());
+        return r.rows().get(0).simPicos() / 1e6 / 100;
+    }
+
+    @Test
+    void fourByteRoundTripsMatchThePaper() {
+        double bvia = rttUs("lanai43"), kvia = rttUs("lanai72");
+        assertEquals(77, bvia, 77 * 0.05, "lanai43 (Berkeley VIA) round trip");
+        assertEquals(59, kvia, 59 * 0.05, "lanai72 (KVIA) round trip");
+        assertTrue(bvia - kvia >= 17 - 1 && bvia - kvia <= 30, "gap " + (bvia - kvia) + " us");
+    }
+}
