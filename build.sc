@@ -10,6 +10,7 @@ object Versions {
   val commonsCompress = "1.28.0"
   val xz = "1.10"
   val picocli = "4.7.7"
+  val xchart = "3.8.8"
 }
 
 /** Settings shared by every Java module: release 17, warnings on, JUnit 5 tests beside the code. */
@@ -85,7 +86,7 @@ object hw extends ScalaModule with PinScala {
 
 object cosim extends NicsimJavaModule with PinScala {
   def moduleDeps = Seq(`host-driver`, hw)
-  def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}")
+  def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}", ivy"org.knowm.xchart:xchart:${Versions.xchart}")
   def mainClass = Some("nicsim.cosim.cli.Main")
   def forkArgs = Seq("-Xmx4g")
 }

@@ -24,9 +24,9 @@ import nicsim.sim.PortWires.Wire;
  * with the cycle, wire and both values ({@link Divergence}).
  *
  * <p>Each RTL block runs inside its own SpinalSim simulation on its own thread (SpinalSim keeps one
- * simulation per thread); the adapter's thread hands it one exchange per edge. While the adapter's
- * clock is stopped (nothing to do), the RTL gets the skipped edges with idle inputs at the next
- * exchange.
+ * simulation per thread); the adapter's thread hands it one exchange per edge. The RTL takes exactly
+ * the edges its twin takes: while the adapter's clock is stopped (no block has work) neither side
+ * is clocked, so the blocks must hold still when idle, and any that did not would diverge.
  */
 public final class RtlInLoop implements AutoCloseable {
     /** The blocks of an adapter that can run from RTL in a whole system (the DmaEngine is not in its data path yet). */
@@ -105,10 +105,7 @@ public final class RtlInLoop implements AutoCloseable {
                     }
                     if (e.stop) return;
                     try {
-                        for (long k = 0; k < e.edges; k++) {
-                            h.clockEdge();
-                            if (k == 0 && e.edges > 1) for (int i : inIdx) h.poke(wires.get(i).name(), 0); // idle edges after the first
-                        }
+                        for (long k = 0; k < e.edges; k++) h.clockEdge();
                         for (int j = 0; j < inIdx.length; j++) h.poke(wires.get(inIdx[j]).name(), e.inputs[j]);
                         h.settle();
                         e.outputs = new long[outIdx.length];
@@ -135,7 +132,7 @@ public final class RtlInLoop implements AutoCloseable {
             if (stopped) return;
             long c = core.cycle();
             Exchange e = new Exchange();
-            e.edges = lastCycle < 0 ? 0 : c - lastCycle;
+            e.edges = lastCycle < 0 ? 0 : 1; // the edge that ends the previous exchanged cycle: the RTL takes exactly the twin's edges
             e.inputs = new long[inIdx.length];
             for (int j = 0; j < inIdx.length; j++) e.inputs[j] = wires.get(inIdx[j]).value().getAsLong();
             Exchange back;

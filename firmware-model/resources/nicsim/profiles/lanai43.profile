@@ -58,11 +58,11 @@ switch.latency          = 550 ns      | port-to-port latency of the Myrinet swit
 
 # --- firmware: the LANai control program (MCP) running on the LANai processor
 fw.command.latency      = 50 us       | MCP time to execute one command from the host (create/modify/destroy) | assumption
-fw.wqe.cycles           = 400 cycles  | LANai cycles the MCP spends starting one send descriptor (decode, translation lookup, DMA setup) | calibrated with fw.packet.cycles: their sum per round trip sets the lanai43-lanai72 gap (a cycle costs twice as long at 33 MHz); rc_pingpong 4 B gives 76.3 us here and 58.7 us on lanai72, against 77 and 59 us in seed kvia-paper 4.1
+fw.wqe.cycles           = 400 cycles  | LANai cycles the MCP spends starting one send descriptor (decode, translation lookup, DMA setup) | calibrated with fw.packet.cycles: their sum per round trip sets the lanai43-lanai72 gap (a cycle costs twice as long at 33 MHz); rc_pingpong 4 B gives 77.1 us here and 59.4 us on lanai72, against 77 and 59 us in seed kvia-paper 4.1
 fw.packet.cycles        = 85 cycles   | LANai cycles to build or take one packet (headers, sequence numbers, queue state) | calibrated against seed kvia-paper 4.1 (see fw.wqe.cycles)
 fw.ack.coalesce         = 64          | request packets between forced ACK requests in a long message (the last packet always asks) | REFERENCE 2.5 (rxe RXE_MAX_PKT_PER_ACK = 64)
 
 # --- host CPU cost of the driver's data path
-host.post.cost          = 3000 ns     | CPU time to build one descriptor and post it (the VIA library on a late-1990s host) | calibrated with host.poll.cost: the host time common to both LANai profiles, fitted to the absolute round trips of seed kvia-paper 4.1
-host.poll.cost          = 2000 ns     | CPU time to take one completion from the completion queue | calibrated against seed kvia-paper 4.1 (see host.post.cost)
+host.post.cost          = 6000 ns     | CPU time to build one descriptor and post it (the VIA library on a late-1990s host) | calibrated with host.poll.cost: the host time common to both LANai profiles, fitted to the absolute round trips of seed kvia-paper 4.1
+host.poll.cost          = 3900 ns     | CPU time to take one completion from the completion queue | calibrated against seed kvia-paper 4.1 (see host.post.cost)
 switch.port.buffer      = 16 KiB      | bytes each switch output port can queue (Myrinet's stop/go flow control holds senders beyond it) | assumption

@@ -109,6 +109,11 @@ public final class Workloads {
         }
     }
 
+    /** Lets the setup work (posting receives, the host CPU's queued costs) finish before the clock starts, as the C programs do. */
+    static void settle(World w) {
+        w.sim.runUntilIdle(STUCK);
+    }
+
     static void await(World w, BooleanSupplier cond, String what) {
         try {
             w.runUntil(cond, STUCK);
@@ -171,6 +176,7 @@ public final class Workloads {
                     }
             };
             refill.run();
+            settle(w);
             long t0 = w.now(), peakWindow = Long.MAX_VALUE, lastAt = t0;
             int posted = 0, completed = 0, lastCompleted = 0;
             int cqMod = Math.max(1, Math.min(o.cqMod(), tx));
@@ -274,6 +280,7 @@ public final class Workloads {
                 c.qp().postRecv(new RecvWr().wrId(0).sgList(new Sge(c.buf.addr() + maxSize, (int) size, c.mr.lkey())));
                 s.qp().postRecv(new RecvWr().wrId(0).sgList(new Sge(s.buf.addr() + maxSize, (int) size, s.mr.lkey())));
             }
+            settle(w);
             long start = w.now();
             for (int i = 0; i < iters && errors.isEmpty(); i++) {
                 byte tag = (byte) (i % 250 + 1);
@@ -348,6 +355,7 @@ public final class Workloads {
         out.printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%n", c.lid, c.qp().qpNum(), 0x1000);
         out.printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x%n", s.lid, s.qp().qpNum(), 0x2000);
         Random rnd = new Random(w.seed);
+        settle(w);
         long t0 = w.now();
         for (int i = 0; i < iters && errors.isEmpty(); i++) {
             if ((i & 63) == 0) progress.accept((double) i / iters);

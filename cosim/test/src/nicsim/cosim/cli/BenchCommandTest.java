@@ -20,5 +20,16 @@ class BenchCommandTest {
         String md = Files.readString(dir.resolve("report.md"));
         assertTrue(md.contains("JNI crossing") && md.contains("Host link DMA efficiency"), md);
         assertEquals(2, Main.run("bench", "--cycles", "10"));
+        assertEquals(2, Main.run("bench", "--sections", "colour"));
+    }
+
+    @Test
+    void fidelityAndSpeedSectionsWriteTablesPlotsAndCsv(@TempDir Path dir) throws Exception {
+        assertEquals(0, Main.run("bench", "--sections", "fidelity,speed", "--quick", "--out", dir.toString()));
+        String md = Files.readString(dir.resolve("report.md"));
+        assertTrue(md.contains("4 B round trip, lanai72 (KVIA)") && md.contains("seed kvia-paper"), md);
+        assertTrue(md.contains("edges/s"), md);
+        assertTrue(Files.size(dir.resolve("latency.png")) > 1000 && Files.size(dir.resolve("bandwidth.png")) > 1000);
+        assertTrue(Files.readAllLines(dir.resolve("fidelity.csv")).size() >= 6);
     }
 }

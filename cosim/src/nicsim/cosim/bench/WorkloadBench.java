@@ -1,0 +1,137 @@
+package nicsim.cosim.bench;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import nicsim.cosim.Cluster;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
+import nicsim.workloads.Options;
+import nicsim.workloads.Result;
+import nicsim.workloads.Workloads;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/**
+ * Whole-workload benchmarks: fidelity (simulated figures against the seeds' and REFERENCE's) and
+ * speed (wall clock of the simulator itself). Fidelity figures are simulated time, so they are
+ * exact; speed figures are wall clock on a shared machine, so compare the ratios.
+ */
+public final class WorkloadBench {
+    private WorkloadBench() {}
+
+    /** One comparison: what nicsim gives, the reference figure, where it comes from. */
+    public record Point(String what, double nicsim, double reference, String unit, String source) {
+        public double errorPercent() { return (nicsim - reference) / reference * 100; }
+    }
+
+    public static Result run(String workload, String profile, Options o) {
+        return Workloads.run(workload, new World(2, Profiles.load(profile), 1, Faults.NONE), o, new PrintStream(new ByteArrayOutputStream()));
+    }
+
+    private static Result.Row row(String workload, String profile, Options o) {
+        Result r = run(workload, profile, o);
+        if (!r.ok()) throw new IllegalStateException(workload + " on " + profile + " failed: " + r.errors());
+        return r.rows().get(0);
+    }
+
+    /** Round trip (rc_pingpong usec/iter) at {@code size} bytes. */
+    public static double rttUs(String profile, long size, int iters) {
+        Result.Row r = row("rc_pingpong", profile, Options.defaults().withSize(size).withIters(iters));
+        return r.simPicos() / 1e6 / iters;
+    }
+
+    public static double writeBwGbps(String profile, long size, int iters) {
+        return row("write_bw", profile, Options.defaults().withSize(size).withIters(iters)).bwAvgGbps();
+    }
+
+    /** The fixed comparison points. */
+    public static List<Point> points(boolean quick) {
+        int it = quick ? 30 : 200;
+        List<Point> p = new ArrayList<>();
+        p.add(new Point("4 B round trip, lanai43 (Berkeley VIA)", rttUs("lanai43", 4, it), 77, "us", "seed kvia-paper 4.1"));
+        p.add(new Point("4 B round trip, lanai72 (KVIA)", rttUs("lanai72", 4, it), 59, "us", "seed kvia-paper 4.1"));
+        p.add(new Point("peak one-way bandwidth, lanai72 (KVIA), 64 KiB", writeBwGbps("lanai72", 65536, quick ? 20 : 200) * 1000, 950,
+                "Mb/s", "REFERENCE 4.5 (KVIA 950 Mbit/s)"));
+        Result.Row lat = row("send_lat", "cx-gen3x16", Options.defaults().withSize(32).withIters(quick ? 30 : 1000));
+        p.add(new Point("RC send latency 32 B (one way, typical), cx-gen3x16", lat.latTypicalUs(), 0.82, "us", "REFERENCE 4.2 (0.81-0.83 us)"));
+        p.add(new Point("write_bw 64 KiB, cx-gen3x16", writeBwGbps("cx-gen3x16", 65536, quick ? 100 : 2000), 96.6, "Gb/s",
+                "REFERENCE 4.2 (96.6 Gb/s, EDR)"));
+        return p;
+    }
+
+    /** Round trip and bandwidth against message size on the two LANai profiles; writes two PNG plots. */
+    public static List<double[]> curves(Path dir, boolean quick) throws IOException {
+        long[] sizes = quick ? new long[]{4, 1024, 16384} : new long[]{4, 64, 256, 1024, 4096, 16384, 65536};
+        List<double[]> rows = new ArrayList<>(); // size, rtt43, rtt72, bw43, bw72 (Mb/s)
+        for (long s : sizes) {
+            int it = quick ? 10 : (s >= 16384 ? 50 : 100);
+            rows.add(new double[]{s, rttUs("lanai43", s, it), rttUs("lanai72", s, it), writeBwGbps("lanai43", s, it * 2) * 1000,
+                    writeBwGbps("lanai72", s, it * 2) * 1000});
+        }
+        double[] x = rows.stream().mapToDouble(r -> r[0]).toArray();
+        XYChart lat = new XYChartBuilder().width(800).height(500).title("Round trip vs message size (rc_pingpong)")
+                .xAxisTitle("message size (bytes)").yAxisTitle("round trip (us)").build();
+        lat.getStyler().setXAxisLogarithmic(true);
+        lat.addSeries("nicsim lanai43 (Berkeley VIA)", x, rows.stream().mapToDouble(r -> r[1]).toArray());
+        lat.addSeries("nicsim lanai72 (KVIA)", x, rows.stream().mapToDouble(r -> r[2]).toArray());
+        lat.addSeries("paper: Berkeley VIA 4 B", new double[]{4}, new double[]{77}).setMarker(SeriesMarkers.DIAMOND);
+        lat.addSeries("paper: KVIA 4 B", new double[]{4}, new double[]{59}).setMarker(SeriesMarkers.DIAMOND);
+        BitmapEncoder.saveBitmap(lat, dir.resolve("latency.png").toString(), BitmapEncoder.BitmapFormat.PNG);
+        XYChart bw = new XYChartBuilder().width(800).height(500).title("One-way bandwidth vs message size (write_bw)")
+                .xAxisTitle("message size (bytes)").yAxisTitle("bandwidth (Mb/s)").build();
+        bw.getStyler().setXAxisLogarithmic(true);
+        bw.addSeries("nicsim lanai43 (Berkeley VIA)", x, rows.stream().mapToDouble(r -> r[3]).toArray());
+        bw.addSeries("nicsim lanai72 (KVIA)", x, rows.stream().mapToDouble(r -> r[4]).toArray());
+        bw.addSeries("paper: KVIA peak 950 Mb/s", new double[]{x[0], x[x.length - 1]}, new double[]{950, 950}).setMarker(SeriesMarkers.NONE);
+        BitmapEncoder.saveBitmap(bw, dir.resolve("bandwidth.png").toString(), BitmapEncoder.BitmapFormat.PNG);
+        return rows;
+    }
+
+    /** Wall-clock speed of whole runs. */
+    public record Speed(String what, double simulatedUs, double wallSeconds, double opsPerSecond) {
+        public double slowdown() { return wallSeconds / (simulatedUs / 1e6); }
+    }
+
+    public static List<Speed> speed(boolean quick) {
+        List<Speed> out = new ArrayList<>();
+        int bwIters = quick ? 2000 : 100_000;
+        long t0 = System.nanoTime();
+        Result r = run("write_bw", "cx-gen3x16", Options.defaults().withSize(64).withIters(bwIters));
+        double wall = (System.nanoTime() - t0) / 1e9;
+        out.add(new Speed("write_bw 64 B x " + bwIters + " (cx-gen3x16)", r.rows().get(0).simPicos() / 1e6, wall, bwIters / wall));
+        t0 = System.nanoTime();
+        r = run("write_bw", "cx-gen3x16", Options.defaults().withSize(65536).withIters(quick ? 200 : 5000));
+        wall = (System.nanoTime() - t0) / 1e9;
+        out.add(new Speed("write_bw 64 KiB x " + (quick ? 200 : 5000) + " (cx-gen3x16)", r.rows().get(0).simPicos() / 1e6, wall,
+                r.rows().get(0).iters() / wall));
+        t0 = System.nanoTime();
+        int ppIters = quick ? 200 : 5000;
+        r = run("rc_pingpong", "cx-gen3x16", Options.defaults().withIters(ppIters));
+        wall = (System.nanoTime() - t0) / 1e9;
+        out.add(new Speed("rc_pingpong 4096 B x " + ppIters + " (cx-gen3x16)", r.rows().get(0).simPicos() / 1e6, wall, 2.0 * ppIters / wall));
+        return out;
+    }
+
+    /** RTL in the loop: edges per second with the doorbell decoder and WQE fetcher from RTL, on rc_pingpong. */
+    public static double[] rtlInLoop(boolean quick) {
+        int iters = quick ? 3 : 30;
+        try (Cluster c = Cluster.builder().nodes(2).profile("cx-gen3x16").rtl(Set.of("doorbell", "wqe")).build()) {
+            // the first exchange loads the Verilated models: time the run after a warm-up iteration
+            Workloads.run("rc_pingpong", c.world(), Options.defaults().withIters(1).withSize(1024), new PrintStream(new ByteArrayOutputStream()));
+            long e0 = c.rtlEdges().values().stream().mapToLong(Long::longValue).sum();
+            long t0 = System.nanoTime();
+            Workloads.run("rc_pingpong", c.world(), Options.defaults().withIters(iters).withSize(1024), new PrintStream(new ByteArrayOutputStream()));
+            double wall = (System.nanoTime() - t0) / 1e9;
+            long edges = c.rtlEdges().values().stream().mapToLong(Long::longValue).sum() - e0;
+            return new double[]{edges / 2.0, wall, edges / 2.0 / wall}; // adapter edges (each block sees every one)
+        }
+    }
+}
