@@ -66,3 +66,4 @@ fw.ack.coalesce         = 64          | request packets between forced ACK reque
 host.post.cost          = 6000 ns     | CPU time to build one descriptor and post it (the VIA library on a late-1990s host) | calibrated with host.poll.cost: the host time common to both LANai profiles, fitted to the absolute round trips of seed kvia-paper 4.1
 host.poll.cost          = 3900 ns     | CPU time to take one completion from the completion queue | calibrated against seed kvia-paper 4.1 (see host.post.cost)
 switch.port.buffer      = 16 KiB      | bytes each switch output port can queue (Myrinet's stop/go flow control holds senders beyond it) | assumption
+fw.recv.prefetch        = 0           | receive descriptors the MCP reads ahead of need (0: read each one when its message arrives) | assumption: a simple MCP fetches on demand

@@ -47,7 +47,7 @@ public final class Firmware {
     final Adapter adapter;
     final Counters counters;
     final long cmdLatency, wqeCycles, packetCycles;
-    final int ackCoalesce;
+    final int ackCoalesce, recvPrefetch;
     private final int maxQp, maxCq, maxMkey, maxPd, maxUar, maxQpWr, maxCqe;
     static final int MAX_SGE = 16, MAX_INLINE = 512, MAX_MSG = 1 << 30, MAX_RD_ATOMIC = 16;
 
@@ -99,6 +99,7 @@ public final class Firmware {
         this.wqeCycles = profile.cycles("fw.wqe.cycles");
         this.packetCycles = profile.cycles("fw.packet.cycles");
         this.ackCoalesce = profile.countInt("fw.ack.coalesce");
+        this.recvPrefetch = profile.countInt("fw.recv.prefetch");
         this.maxQp = adapter.fetcher().config().sqEntries();
         this.maxCq = adapter.cqeWriter().config().cqEntries();
         this.maxMkey = adapter.mtt().config().mkeyEntries();
@@ -348,7 +349,7 @@ public final class Firmware {
                 for (long i = 1; i < 1 << 16; i++) if (!srqs.containsKey(i)) { srqn = i; break; }
                 if (srqn < 0) throw new Fail(Cmd.Syndrome.OUT_OF_SRQS, 1 << 16);
                 srqs.put(srqn, new Srq(this, srqn, c.pd(), new RecvRing(adapter.port(), c.ring(), 1 << c.logSize(), (int) c.strideLog(),
-                        c.dbrec()), (int) c.limit()));
+                        c.dbrec(), recvPrefetch), (int) c.limit()));
                 return ok(Cmd.HANDLE, new Cmd.Handle(srqn));
             }
             case Cmd.ARM_SRQ -> {

@@ -114,7 +114,7 @@ final class Qp {
         this.uar = c.uar();
         this.scq = scq;
         this.rcq = rcq;
-        this.rq = new RecvRing(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(), c.dbrec());
+        this.rq = new RecvRing(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(), c.dbrec(), fw.recvPrefetch);
         this.srq = srq;
         this.sqSigAll = c.sqSigAll() != 0;
         this.mtu = fw.fabric().maxMtu(); // UD uses the port's MTU; RC and UC set theirs in INIT to RTR
@@ -247,10 +247,9 @@ final class Qp {
         long gen = generation;
         rq.readProducer(() -> {
             if (gen != generation || state != QpState.ERR) return;
-            while (rq.head != rq.producer) {
+            for (int index : rq.drain()) {
                 fw.counters.counter("Firmware.flushed").inc();
-                fw.complete(rcq, Cqe64.error(false, qpn, rq.head, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
-                rq.head = (rq.head + 1) & 0xFFFF;
+                fw.complete(rcq, Cqe64.error(false, qpn, index, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
             }
         });
     }
@@ -737,7 +736,7 @@ final class Qp {
             long len = p.payload().length + 40L; // the first 40 bytes hold the GRH (absent on IB: left untouched)
             if (len > w.capacity()) { // UD: too long for the buffer: dropped, no error (seed error-handling 4.4.1 *1)
                 fw.counters.counter("Firmware.ud_too_long_for_receive").inc();
-                untakeRecvWqe(); // the WQE is not consumed
+                untakeRecvWqe(w); // the WQE is not consumed
                 next.run();
                 return;
             }
@@ -1029,8 +1028,9 @@ final class Qp {
         else rq.take(w -> done.accept(RecvWqe.of(w)));
     }
 
-    private void untakeRecvWqe() {
-        if (srq != null) srq.ring.untake(); else rq.untake();
+    private void untakeRecvWqe(RecvWqe w) {
+        RecvRing.Wqe back = new RecvRing.Wqe(w.index(), w.sges(), w.capacity());
+        if (srq != null) srq.ring.untake(back); else rq.untake(back);
     }
 
     // ------------------------------------------------------------------ data movement

@@ -21,31 +21,74 @@ final class RecvRing {
     private final PciPort port;
     final long ring, dbrec;
     final int size, strideLog;
+    /** How many WQEs to hold read ahead of need ({@code fw.recv.prefetch}); 0 reads each when a message arrives. */
+    private final int prefetch;
     int head, producer;
+    /** WQEs read ahead, in order, and whether a read-ahead is on its way. */
+    private final java.util.ArrayDeque<Wqe> ready = new java.util.ArrayDeque<>();
+    private boolean fetching;
+    private long epoch;
+    private Consumer<Wqe> waiter;
 
-    RecvRing(PciPort port, long ring, int size, int strideLog, long dbrec) {
+    RecvRing(PciPort port, long ring, int size, int strideLog, long dbrec, int prefetch) {
         this.port = port;
         this.ring = ring;
         this.size = size;
         this.strideLog = strideLog;
         this.dbrec = dbrec;
+        this.prefetch = prefetch;
     }
 
     /** WQEs known to be posted and not yet taken. */
-    int known() { return (producer - head) & 0xFFFF; }
+    int known() { return ((producer - head) & 0xFFFF) + ready.size(); }
 
-    void reset() { head = producer = 0; }
+    void reset() {
+        head = producer = 0;
+        ready.clear();
+        fetching = false;
+        waiter = null;
+        epoch++;
+    }
+
+    /** Keeps up to {@code prefetch} WQEs read ahead of need, one read at a time so they stay in order. */
+    private void refill() {
+        if (prefetch == 0 || fetching || ready.size() >= prefetch || head == producer) return;
+        fetching = true;
+        long e = epoch;
+        read(head, w -> {
+            if (e != epoch) return;
+            fetching = false;
+            ready.add(w);
+            if (waiter != null) {
+                Consumer<Wqe> t = waiter;
+                waiter = null;
+                t.accept(ready.poll());
+            }
+            refill();
+        });
+        head = (head + 1) & 0xFFFF;
+    }
 
     /** Re-reads the producer counter from the doorbell record, then runs {@code then}. */
     void readProducer(Runnable then) {
         port.dmaRead(dbrec, 4, r -> {
             if (r.status() == PciPort.DmaStatus.OK) producer = (int) (BigEndian.get32(r.data(), 0) & 0xFFFF);
             then.run();
+            refill();
         });
     }
 
     /** The next WQE, or null if the ring is empty. */
     void take(Consumer<Wqe> done) {
+        if (!ready.isEmpty()) {
+            done.accept(ready.poll());
+            refill();
+            return;
+        }
+        if (fetching) { // the next one is on its way: it goes to this taker when it lands
+            waiter = done;
+            return;
+        }
         if (head == producer) {
             readProducer(() -> {
                 if (head == producer) done.accept(null);
@@ -55,6 +98,13 @@ final class RecvRing {
         }
         int index = head;
         head = (head + 1) & 0xFFFF;
+        read(index, w -> {
+            done.accept(w);
+            refill();
+        });
+    }
+
+    private void read(int index, Consumer<Wqe> done) {
         int stride = 1 << strideLog;
         port.dmaRead(ring + (long) (index & (size - 1)) * stride, stride, r -> {
             List<Sge> sges = new ArrayList<>();
@@ -72,6 +122,24 @@ final class RecvRing {
         });
     }
 
-    /** Puts back the WQE just taken (a message that did not use it). */
-    void untake() { head = (head - 1) & 0xFFFF; }
+    /** Every WQE not yet used, read ahead or not, in order (for a flush); the ring is then empty. */
+    List<Integer> drain() {
+        List<Integer> out = new ArrayList<>();
+        for (Wqe w : ready) out.add(w.index());
+        ready.clear();
+        if (fetching) { // the read on its way was for the WQE before head
+            out.add((head - 1) & 0xFFFF);
+            fetching = false;
+            epoch++;
+        }
+        while (head != producer) {
+            out.add(head);
+            head = (head + 1) & 0xFFFF;
+        }
+        out.sort(java.util.Comparator.comparingInt(i -> (i - out.get(0)) & 0xFFFF));
+        return out;
+    }
+
+    /** Puts back a WQE just taken (a message that did not use it): it is the next one given out again. */
+    void untake(Wqe w) { ready.addFirst(w); }
 }

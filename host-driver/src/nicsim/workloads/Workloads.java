@@ -267,8 +267,9 @@ public final class Workloads {
         long maxSize = Arrays.stream(sizes).max().getAsLong();
         int inline = o.inline() >= 0 ? o.inline() : verb == WrOpcode.RDMA_WRITE ? 220 : verb == WrOpcode.SEND ? 236 : 0;
         int maxInline = (int) Math.min(inline, 512);
-        Ep c = new Ep(w, 0, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, 16, maxInline);
-        Ep s = new Ep(w, 1, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, 16, maxInline);
+        int rx = verb == WrOpcode.SEND ? o.rxDepth() : 1; // perftest: DEF_RX_SEND receives for SEND tests (REFERENCE 4.1)
+        Ep c = new Ep(w, 0, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline);
+        Ep s = new Ep(w, 1, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline);
         connect(c, s, o);
         List<String> errors = new ArrayList<>();
         List<Result.Row> rows = new ArrayList<>();
@@ -276,10 +277,11 @@ public final class Workloads {
         for (long size : sizes) {
             long[] lat = new long[iters];
             int flags = size <= maxInline && verb != WrOpcode.RDMA_READ ? SendFlags.INLINE : 0;
-            if (verb == WrOpcode.SEND) {
-                c.qp().postRecv(new RecvWr().wrId(0).sgList(new Sge(c.buf.addr() + maxSize, (int) size, c.mr.lkey())));
-                s.qp().postRecv(new RecvWr().wrId(0).sgList(new Sge(s.buf.addr() + maxSize, (int) size, s.mr.lkey())));
-            }
+            if (verb == WrOpcode.SEND && rows.isEmpty())
+                for (int k = 0; k < rx; k++) {
+                    c.qp().postRecv(new RecvWr().wrId(k).sgList(new Sge(c.buf.addr() + maxSize, (int) maxSize, c.mr.lkey())));
+                    s.qp().postRecv(new RecvWr().wrId(k).sgList(new Sge(s.buf.addr() + maxSize, (int) maxSize, s.mr.lkey())));
+                }
             settle(w);
             long start = w.now();
             for (int i = 0; i < iters && errors.isEmpty(); i++) {
@@ -304,7 +306,7 @@ public final class Workloads {
                     if (verb == WrOpcode.SEND) {
                         WorkCompletion r = next(w, to.cq, errors, "receive " + i);
                         if (r.opcode() != nicsim.verbs.WcOpcode.RECV) r = next(w, to.cq, errors, "receive " + i);
-                        to.qp().postRecv(new RecvWr().wrId(i + 1).sgList(new Sge(to.buf.addr() + maxSize, (int) size, to.mr.lkey())));
+                        to.qp().postRecv(new RecvWr().wrId(i + 1).sgList(new Sge(to.buf.addr() + maxSize, (int) maxSize, to.mr.lkey())));
                     } else {
                         await(w, () -> to.buf.read(maxSize + size - 1, 1)[0] == tag, "write " + i + " to land");
                     }
