@@ -243,8 +243,8 @@ public final class WqeFetcher implements Block {
         s.qpn = c.qpn();
         s.base = c.base();
         s.logSize = (int) c.logSize();
-        s.producer = 0;
-        s.fetched = 0;
+        s.producer = (int) c.producer();
+        s.fetched = (int) c.start();
         s.remain = 0;
         s.error = false;
     }

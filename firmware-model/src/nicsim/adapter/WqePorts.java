@@ -9,8 +9,15 @@ import nicsim.sim.Layout;
 public final class WqePorts {
     private WqePorts() {}
 
-    /** Firmware's setup of a send queue: ring base (64-byte aligned), 2^logSize WQEBBs; valid 0 removes it. Resets its counters. */
-    public record SqConfig(long qpn, long base, long logSize, long valid) {}
+    /**
+     * Firmware's setup of a send queue: ring base (64-byte aligned), 2^logSize WQEBBs, and where its
+     * counters start: the next WQEBB to fetch ({@code start}) and the producer index (WQEBBs posted);
+     * valid 0 removes it. Loading a QP's context back after an eviction restores both.
+     */
+    public record SqConfig(long qpn, long base, long logSize, long start, long producer, long valid) {
+        /** A queue starting empty at WQEBB 0. */
+        public SqConfig(long qpn, long base, long logSize, long valid) { this(qpn, base, logSize, 0, 0, valid); }
+    }
 
     /** A DMA read the fetcher asks for: {@code length} bytes (whole WQEBBs) at {@code addr}. */
     public record DmaReadReq(long addr, long length, long tag) {}
@@ -65,8 +72,9 @@ public final class WqePorts {
 
     public static final Layout<SqConfig> SQ_CONFIG = Layout.<SqConfig>builder("SqConfig")
             .field("qpn", 24, SqConfig::qpn).field("base", 64, SqConfig::base)
-            .field("logSize", 4, SqConfig::logSize).field("valid", 1, SqConfig::valid)
-            .build(v -> new SqConfig(v[0], v[1], v[2], v[3]));
+            .field("logSize", 4, SqConfig::logSize).field("start", 16, SqConfig::start).field("producer", 16, SqConfig::producer)
+            .field("valid", 1, SqConfig::valid)
+            .build(v -> new SqConfig(v[0], v[1], v[2], v[3], v[4], v[5]));
 
     public static final Layout<DmaReadReq> DMA_READ_REQ = Layout.<DmaReadReq>builder("DmaReadReq")
             .field("addr", 64, DmaReadReq::addr).field("length", 16, DmaReadReq::length).field("tag", 8, DmaReadReq::tag)

@@ -173,8 +173,8 @@ case class WqeFetcher(cfg: Config) extends Component {
     cfgSq.qpn := c("qpn")
     cfgSq.base := c("base")
     cfgSq.logSize := c("logSize")
-    cfgSq.producer := U(0, 16 bits)
-    cfgSq.fetched := U(0, 16 bits)
+    cfgSq.producer := c("producer")
+    cfgSq.fetched := c("start")
     cfgSq.remain := U(0, 5 bits)
     cfgSq.error := False
   }

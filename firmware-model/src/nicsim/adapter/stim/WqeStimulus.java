@@ -41,6 +41,7 @@ public final class WqeStimulus implements Clocked {
     private long beatAddr;
     private long cycle;
     private boolean reqReady, wqeReady;
+    private long outstandingBeats;
 
     public WqeStimulus(WqeFetcher fetcher, long seed) {
         this.f = fetcher;
@@ -119,6 +120,7 @@ public final class WqeStimulus implements Clocked {
         if (f.sqConfig().valid()) configs.pollFirst();
         if (f.doorbell().fire()) doorbells.pollFirst();
         if (f.dmaReq().fire()) {
+            outstandingBeats += f.dmaReq().payload().length() / WqeLayout.WQEBB;
             DmaReadReq r = f.dmaReq().payload();
             reads.addLast(new long[]{r.addr(), r.length() / WqeLayout.WQEBB, cycle + 3 + rnd.nextInt(18)});
         }
@@ -128,6 +130,7 @@ public final class WqeStimulus implements Clocked {
             beatAddr += WqeLayout.WQEBB;
         }
         if (f.wqe().fire()) {
+            outstandingBeats--;
             long q = f.wqe().payload().qpn();
             for (int i = 0; i < SQS; i++) if (qpn[i] == q) delivered[i]++;
         }
@@ -137,14 +140,22 @@ public final class WqeStimulus implements Clocked {
         }
         for (int i = 0; i < SQS; i++) {
             if (stoppedFor[i] < 0) continue;
-            // firmware resets the queue a while after the error: rings and counters start over
+            // firmware resets the queue a while after the error: counters start over, from a random WQEBB
             if (++stoppedFor[i] == 50 + (i * 13) % 40) {
                 stoppedFor[i] = -1;
-                producer[i] = 0;
-                delivered[i] = 0;
-                rung[i] = 0;
-                configs.add(new SqConfig(qpn[i], base[i], logSize[i], 1));
+                int start = rnd.nextInt(1 << 16);
+                producer[i] = start;
+                delivered[i] = start;
+                rung[i] = start;
+                configs.add(new SqConfig(qpn[i], base[i], logSize[i], start, start, 1));
             }
+        }
+        // now and then firmware evicts an idle queue's context and loads it back (a context-cache miss):
+        // the counters come back from where they were, with posted WQEs not yet announced by a doorbell
+        int j = rnd.nextInt(SQS);
+        if (rnd.nextInt(300) == 0 && stoppedFor[j] < 0 && delivered[j] == rung[j] && configs.isEmpty() && outstandingBeats == 0 && doorbells.isEmpty()) {
+            configs.add(new SqConfig(qpn[j], base[j], logSize[j], delivered[j] & 0xFFFF, producer[j] & 0xFFFF, 1));
+            rung[j] = producer[j];
         }
     }
 
