@@ -136,24 +136,48 @@ public final class Adapter implements PciFunction, Clocked {
     /** Firmware: the consumer index software has reached (read from the CQ doorbell record). */
     public void cqConsumerIndex(long cqn, long ci) { ciIn.add(new CqePorts.CqCi(cqn, ci & 0xFFFFFF)); core.wake(); }
 
-    /** Firmware: sets up the send queue of a QP it owns; its WQEs go to the firmware's transport. */
-    public void createQpSq(long qpn, int uar, long ringBase, int logSize) {
+    /**
+     * Firmware: registers the send queue of a QP it owns in the decoder's table (doorbells for it are
+     * accepted from {@code uar}'s page); its WQEs go to the firmware's transport. The fetcher holds
+     * the queue's context only once {@link #loadSq} puts it there.
+     */
+    public void addQpQueue(long qpn, int uar) {
         firmwareQueues.add(qpn);
-        createSq(qpn, uar, ringBase, logSize, -1);
+        tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
+        doorbellsSeen.put(qpn, new ArrayDeque<>());
+        fetchesSeen.put(qpn, new ArrayDeque<>());
+        nextFetch.put(qpn, 0L);
+        core.wake();
     }
 
-    /** Firmware: the send queue of {@code qpn} starts again from WQEBB 0 (QP reset). */
-    public void resetSq(long qpn) {
-        SqConfig old = sqConfigs.get(qpn);
-        if (old != null) { sqIn.add(old); nextFetch.put(qpn, 0L); doorbellsSeen.get(qpn).clear(); fetchesSeen.get(qpn).clear(); core.wake(); }
+    /**
+     * Firmware: loads a send queue's context into its fetcher slot (QPN low bits), replacing whatever
+     * queue was there: ring, size, the next WQEBB to fetch and the producer index. {@code Firmware.onSqLoaded}
+     * hears when the fetcher has taken it.
+     */
+    public void loadSq(long qpn, long ringBase, int logSize, int start, int producer) {
+        SqConfig sc = new SqConfig(qpn, ringBase, logSize, start & 0xFFFF, producer & 0xFFFF, 1);
+        sqConfigs.put(qpn, sc);
+        sqIn.add(sc);
+        qpnOfSlot.put((int) (qpn & (fetcher.config().sqEntries() - 1)), qpn);
+        nextFetch.put(qpn, (long) (start & 0xFFFF));
+        ArrayDeque<long[]> d = doorbellsSeen.get(qpn), f = fetchesSeen.get(qpn);
+        if (d != null) d.clear();
+        if (f != null) f.clear();
+        core.wake();
     }
 
-    /** Firmware: removes send queue {@code qpn} from the decoder's table and the fetcher. */
-    public void destroySq(long qpn) {
+    /** Firmware: rings {@code qpn}'s send doorbell from inside the adapter (after loading its context), with {@code producer}. */
+    public void reRing(long qpn, int uar, int producer) {
+        mmioIn.add(MmioWrite.of(sendDoorbellOffset(uar), WqeLayout.ctrl(0, producer & 0xFFFF, qpn, 0)));
+        core.wake();
+    }
+
+    /** Firmware: removes send queue {@code qpn} from the decoder's table and, if {@code resident}, from the fetcher. */
+    public void destroySq(long qpn, boolean resident) {
         SqConfig old = sqConfigs.remove(qpn);
-        if (old == null) return;
         tableIn.add(new QueueTableWrite(0, qpn, 0, 0));
-        sqIn.add(new SqConfig(qpn, old.base(), old.logSize(), 0));
+        if (resident && old != null) sqIn.add(new SqConfig(qpn, old.base(), old.logSize(), 0));
         firmwareQueues.remove(qpn);
         core.wake();
     }
@@ -248,7 +272,7 @@ public final class Adapter implements PciFunction, Clocked {
     @Override public void drive() {
         if (mmioIn.isEmpty()) decoder.mmio().idle(); else decoder.mmio().push(mmioIn.peekFirst());
         if (tableIn.isEmpty()) decoder.tableWrite().idle(); else decoder.tableWrite().push(tableIn.peekFirst());
-        if (sqIn.isEmpty()) fetcher.sqConfig().idle(); else fetcher.sqConfig().push(sqIn.peekFirst());
+        if (sqIn.isEmpty() || !firmware.mayLoad(sqIn.peekFirst())) fetcher.sqConfig().idle(); else fetcher.sqConfig().push(sqIn.peekFirst());
         fetcher.wqe().ready(true);
         if (cqConfigIn.isEmpty()) cqeWriter.cqConfig().idle(); else cqeWriter.cqConfig().push(cqConfigIn.peekFirst());
         // a consumer-index update goes a cycle ahead of the completion it makes room for
@@ -268,12 +292,15 @@ public final class Adapter implements PciFunction, Clocked {
     @Override public void update() {
         if (decoder.mmio().valid()) mmioIn.pollFirst();
         if (decoder.tableWrite().valid()) tableIn.pollFirst();
-        if (fetcher.sqConfig().valid()) sqIn.pollFirst();
+        if (fetcher.sqConfig().valid()) {
+            SqConfig c = sqIn.pollFirst();
+            if (c != null && c.valid() == 1 && firmwareQueues.contains(c.qpn())) firmware.onSqLoaded(c.qpn());
+        }
         if (decoder.doorbell().fire()) {
             DoorbellMsg m = decoder.doorbell().payload();
             ArrayDeque<long[]> seen = doorbellsSeen.get(m.qpn());
             if (seen != null) seen.add(new long[]{m.index(), sim.now()});
-            if (m.kind() != DoorbellMsg.Kind.CQ_ARM.ordinal() && firmwareQueues.contains(m.qpn())) firmware.onDoorbell(m.qpn());
+            if (m.kind() != DoorbellMsg.Kind.CQ_ARM.ordinal() && firmwareQueues.contains(m.qpn())) firmware.onDoorbell(m.qpn(), (int) m.index());
         }
         if (decoder.error().valid()) errors.add(decoder.error().payload());
         if (fetcher.error().valid()) {
@@ -287,7 +314,12 @@ public final class Adapter implements PciFunction, Clocked {
             completeInError(e.qpn(), (int) e.index(), WqeLayout.opcode(e.ctrl()),
                     e.reason() == WqeError.Code.DMA_ERROR ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, (int) e.code());
         }
-        if (fetcher.dropped().valid()) errors.add("doorbell for an unconfigured send queue: " + fetcher.dropped().payload());
+        if (fetcher.dropped().valid()) {
+            DoorbellMsg d = fetcher.dropped().payload();
+            // a firmware QP whose context is not in the fetcher: a context-cache miss, not an error
+            if (firmwareQueues.contains(d.qpn())) firmware.onSqMiss(d.qpn(), (int) d.index());
+            else errors.add("doorbell for an unconfigured send queue: " + d);
+        }
         if (fetcher.dmaReq().fire()) {
             WqePorts.DmaReadReq r = fetcher.dmaReq().payload();
             Long q = qpnOfSlot.get((int) r.tag());

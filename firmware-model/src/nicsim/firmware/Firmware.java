@@ -100,7 +100,10 @@ public final class Firmware {
         this.packetCycles = profile.cycles("fw.packet.cycles");
         this.ackCoalesce = profile.countInt("fw.ack.coalesce");
         this.recvPrefetch = profile.countInt("fw.recv.prefetch");
-        this.maxQp = adapter.fetcher().config().sqEntries();
+        this.maxQp = profile.countInt("doorbell.queue.table.entries");
+        this.sqSlots = new Qp[adapter.fetcher().config().sqEntries()];
+        this.sqLoading = new Qp[sqSlots.length];
+        this.sqEvicting = new Qp[sqSlots.length];
         this.maxCq = adapter.cqeWriter().config().cqEntries();
         this.maxMkey = adapter.mtt().config().mkeyEntries();
         this.maxPd = 1 << 16;
@@ -251,6 +254,7 @@ public final class Firmware {
                 eqLogSize = (int) h.eqLogSize();
                 mttAddr = h.mttAddr();
                 mttEntries = h.mttEntries();
+                qpcAddr = h.qpcAddr() == 0 ? -1 : h.qpcAddr();
                 mttNext = 0;
                 initialized = true;
                 uars[0] = true; // UAR 0 belongs to the driver itself
@@ -336,7 +340,15 @@ public final class Firmware {
                 q.scq.users--;
                 q.rcq.users--;
                 if (q.srq != null) q.srq.users--;
-                adapter.destroySq(qpn);
+                qpIndexUsed.remove((int) (qpn & (maxQp - 1)));
+                int slot = sqSlot(qpn);
+                boolean resident = sqSlots[slot] == q;
+                adapter.destroySq(qpn, resident);
+                if (resident) sqSlots[slot] = null;
+                if (sqLoading[slot] == q) sqLoading[slot] = null;
+                java.util.ArrayDeque<Qp> w = sqWaiting.get(slot);
+                if (w != null) w.remove(q);
+                tryLoad(slot);
                 return ok(Cmd.EMPTY, null);
             }
             case Cmd.CREATE_SRQ -> {
@@ -447,13 +459,18 @@ public final class Firmware {
         if (c.sqLogSize() < 1 || c.sqLogSize() > 15) throw new Fail(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
         if (c.rqLogSize() > 15 || c.rqStrideLog() < 4) throw new Fail(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
         if ((c.sqAddr() & 63) != 0 || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0) throw new Fail(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
-        // QPNs index the fetcher's per-SQ state by their low bits: one live QP per slot
+        // QPNs index the doorbell decoder's queue table by their low bits: one live QP per entry. The
+        // fetcher's fewer slots are a direct-mapped cache of send-queue contexts (see onSqMiss).
         long qpn = -1;
-        for (long slot = 1; slot < maxQp; slot++) {
-            final long s = slot;
-            if (qps.keySet().stream().noneMatch(q -> (q & (maxQp - 1)) == s)) { qpn = 0x100 * (1 + (qpSerial++ % 0x100)) + slot; break; }
+        for (int k = 0; k < maxQp - 1; k++) {
+            int idx = 1 + (qpIndexCursor + k) % (maxQp - 1);
+            if (!qpIndexUsed.contains(idx)) {
+                qpIndexCursor = idx;
+                qpn = (long) maxQp * (1 + (qpSerial++ % 255)) + idx;
+                break;
+            }
         }
-        if (qpn < 0) throw new Fail(Cmd.Syndrome.OUT_OF_QPS, maxQp);
+        if (qpn < 0 || qpn > 0xFFFFFF) throw new Fail(Cmd.Syndrome.OUT_OF_QPS, maxQp);
         Srq srq = null;
         if (c.srq() != 0) {
             srq = srqs.get(c.srq());
@@ -463,13 +480,102 @@ public final class Firmware {
         }
         Qp q = new Qp(this, qpn, type, c, scq, rcq, srq);
         qps.put(qpn, q);
+        qpIndexUsed.add((int) (qpn & (maxQp - 1)));
         scq.users++;
         rcq.users++;
-        adapter.createQpSq(qpn, (int) c.uar(), c.sqAddr(), (int) c.sqLogSize());
+        adapter.addQpQueue(qpn, (int) c.uar());
+        if (qpcAddr >= 0) adapter.port().dmaWrite(qpcAddr + (qpn & (maxQp - 1)) * QPC_BYTES, new byte[QPC_BYTES], r -> {});
+        int slot = sqSlot(qpn);
+        if (sqSlots[slot] == null && sqLoading[slot] == null) {
+            sqLoading[slot] = q;
+            adapter.loadSq(qpn, q.sqAddr, q.sqLogSize, 0, 0);
+        }
         return ok(Cmd.HANDLE, new Cmd.Handle(qpn));
     }
 
-    private int qpSerial;
+    private int qpSerial, qpIndexCursor;
+    private final java.util.Set<Integer> qpIndexUsed = new java.util.HashSet<>();
+
+    // ------------------------------------------------------------------ the send-queue context cache
+
+    /** Bytes of one QP context in host memory (ICM), read on a context-cache miss. */
+    static final int QPC_BYTES = 256;
+    private long qpcAddr = -1;
+    /** Which QP's send queue each fetcher slot holds, and which one is being loaded into it. */
+    private final Qp[] sqSlots, sqLoading, sqEvicting;
+    private final Map<Integer, java.util.ArrayDeque<Qp>> sqWaiting = new HashMap<>();
+
+    int sqSlot(long qpn) { return (int) (qpn & (sqSlots.length - 1)); }
+
+    boolean sqResident(Qp q) { return sqSlots[sqSlot(q.qpn)] == q; }
+
+    /**
+     * A doorbell reached the fetcher for a QP whose context it does not hold: read the context from
+     * host memory and load it, evicting the slot's QP once that one has nothing left to fetch; then
+     * ring the doorbell again from inside.
+     */
+    public void onSqMiss(long qpn, int producer) {
+        Qp q = qps.get(qpn);
+        if (q == null) return;
+        q.sqProducerSeen = producer;
+        int slot = sqSlot(qpn);
+        if (sqSlots[slot] == q) { // loaded while this doorbell was on its way: ring again
+            adapter.reRing(qpn, (int) q.uar, q.sqProducerSeen);
+            return;
+        }
+        if (sqLoading[slot] == q) return; // the re-ring after loading carries the newest producer
+        java.util.ArrayDeque<Qp> w = sqWaiting.computeIfAbsent(slot, k -> new java.util.ArrayDeque<>());
+        if (!w.contains(q)) w.add(q);
+        counters.counter("Firmware.sq_context_misses").inc();
+        tryLoad(slot);
+    }
+
+    /** Loads the next waiting QP into {@code slot} if the slot is free, or its QP is idle (every posted WQEBB delivered). */
+    void tryLoad(int slot) {
+        java.util.ArrayDeque<Qp> w = sqWaiting.get(slot);
+        if (w == null || w.isEmpty() || sqLoading[slot] != null) return;
+        Qp cur = sqSlots[slot];
+        if (cur != null && !cur.sqIdle()) return; // evict only a queue with nothing in flight
+        Qp next = w.poll();
+        sqLoading[slot] = next;
+        sqEvicting[slot] = cur;
+        if (cur != null) counters.counter("Firmware.sq_context_evictions").inc();
+        Runnable load = () -> adapter.loadSq(next.qpn, next.sqAddr, next.sqLogSize, next.sqDelivered, next.sqDelivered);
+        if (qpcAddr < 0) load.run();
+        else adapter.port().dmaRead(qpcAddr + (next.qpn & (maxQp - 1)) * QPC_BYTES, QPC_BYTES, r -> load.run());
+    }
+
+    /** The fetcher took the context of {@code qpn}. */
+    public void onSqLoaded(long qpn) {
+        Qp q = qps.get(qpn);
+        if (q == null) return;
+        int slot = sqSlot(qpn);
+        if (sqLoading[slot] == q) sqLoading[slot] = null;
+        Qp evicted = sqEvicting[slot];
+        sqEvicting[slot] = null;
+        sqSlots[slot] = q;
+        if (q.sqProducerSeen != q.sqDelivered) adapter.reRing(qpn, (int) q.uar, q.sqProducerSeen);
+        // a doorbell the evicted queue got on the very edge its context was replaced is lost in the fetcher: treat it as a miss
+        if (evicted != null && evicted != q && !evicted.sqIdle() && qps.containsKey(evicted.qpn)) onSqMiss(evicted.qpn, evicted.sqProducerSeen);
+        tryLoad(slot);
+    }
+
+    /**
+     * Whether the fetcher may take {@code c} now: a context replacing another queue's waits until that
+     * queue has nothing in flight (checked on the edge it would be taken, so a fetch never loses its slot).
+     */
+    public boolean mayLoad(nicsim.adapter.WqePorts.SqConfig c) {
+        if (c.valid() == 0) return true;
+        Qp cur = sqSlots[sqSlot(c.qpn())];
+        return cur == null || cur.qpn == c.qpn() || cur.sqIdle();
+    }
+
+    /** A QP went back to RESET: its send queue restarts at WQEBB 0. */
+    void sqReset(Qp q) {
+        q.sqDelivered = 0;
+        q.sqProducerSeen = 0;
+        if (sqResident(q) || sqLoading[sqSlot(q.qpn)] == q) adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, 0, 0);
+    }
 
     // ------------------------------------------------------------------ memory windows
 
@@ -532,13 +638,20 @@ public final class Firmware {
     /** The fetcher refused a WQE (bad ctrl fields or ring read); the queue has stopped. */
     public void onWqeError(long qpn, int index, int opcode, int vendor, boolean dmaError) {
         Qp q = qps.get(qpn);
-        if (q != null) q.localError(index, opcode, dmaError ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, vendor, 0, 0);
+        if (q == null) return;
+        q.localError(index, opcode, dmaError ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, vendor, 0, 0);
+        // the fetcher stopped the queue: restart it after what is posted (those WQEBBs are not fetched), so WQEs
+        // posted from now on are fetched and flushed, and the slot can be evicted again
+        q.sqDelivered = q.sqProducerSeen;
+        if (sqResident(q)) adapter.loadSq(qpn, q.sqAddr, q.sqLogSize, q.sqProducerSeen, q.sqProducerSeen);
     }
 
     /** A decoded send doorbell (a kick: a QP in ERR re-reads its receive queue to flush new receives). */
-    public void onDoorbell(long qpn) {
+    public void onDoorbell(long qpn, int producer) {
         Qp q = qps.get(qpn);
-        if (q != null) q.onDoorbell();
+        if (q == null) return;
+        q.sqProducerSeen = producer;
+        q.onDoorbell();
     }
 
     /** The CQE writer could not write a completion. */

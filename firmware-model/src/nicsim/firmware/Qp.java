@@ -45,6 +45,10 @@ final class Qp {
     final long uar;
     final Firmware.Cq scq, rcq;
     private final RecvRing rq;
+    /** The send ring, and its counters as firmware knows them: the newest doorbell's producer, the WQEBB after the last delivered WQE. */
+    final long sqAddr;
+    final int sqLogSize;
+    int sqProducerSeen, sqDelivered;
     /** The SRQ this QP takes receives from, or null. */
     final Srq srq;
     private final boolean sqSigAll;
@@ -116,6 +120,8 @@ final class Qp {
         this.rcq = rcq;
         this.rq = new RecvRing(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(), c.dbrec(), fw.recvPrefetch);
         this.srq = srq;
+        this.sqAddr = c.sqAddr();
+        this.sqLogSize = (int) c.sqLogSize();
         this.sqSigAll = c.sqSigAll() != 0;
         this.mtu = fw.fabric().maxMtu(); // UD uses the port's MTU; RC and UC set theirs in INIT to RTR
     }
@@ -201,7 +207,7 @@ final class Qp {
         deferredAcks.clear();
         writesInFlight = 0;
         draining = false;
-        fw.adapter.resetSq(qpn);
+        fw.sqReset(this);
     }
 
     void destroy() {
@@ -267,7 +273,12 @@ final class Qp {
 
     // ------------------------------------------------------------------ requester
 
+    /** Nothing of this send queue is in the fetcher: every WQEBB announced has been delivered. */
+    boolean sqIdle() { return sqDelivered == sqProducerSeen; }
+
     void onWqe(int index, byte[] bytes) {
+        sqDelivered = (index + bytes.length / WqeLayout.WQEBB) & 0xFFFF;
+        if (sqIdle()) fw.tryLoad(fw.sqSlot(qpn));
         int opcode = bytes[3] & 0xff;
         SendWqe w;
         try {
