@@ -37,7 +37,7 @@ doorbell.window.base    = 4 KiB       | BAR0 offset where the doorbell (UAR) pag
 doorbell.window.size    = 16 MiB      | size of the doorbell window | mlx5-like: page 0 of BAR0 is the initialization segment, UAR pages follow
 doorbell.bf.reg.size    = 512 B       | size of each of the 4 BlueFlame registers at UAR offset 0x800 (send doorbells land here) | assumption: REFERENCE 3.3 lists bf_reg_size as not found; 512 B is a common kernel value
 doorbell.fifo.depth     = 16          | doorbell messages queued between the decoder and the WQE fetcher | assumption
-doorbell.queue.table.entries = 1024  | entries of the decoder's queue-ownership table (QP and CQ tables each), indexed by queue-number low bits | assumption
+doorbell.queue.table.entries = 16384 | entries of the decoder's queue-ownership table (QP and CQ tables each), indexed by queue-number low bits; bounds the QPs per adapter | assumption: room for 16K QPs, whose send-queue contexts the firmware caches in the fetcher's wqe.sq.entries slots
 
 # --- WQE fetcher (WqeFetcher: doorbell -> DMA read of WQEBBs -> checked WQEs to firmware)
 wqe.fetch.batch         = 8           | most WQEBBs (64 B each) one DMA read of a send ring fetches | ARCHITECTURE data path step 4: 8 x 64 B WQEBBs per fetch

@@ -95,6 +95,8 @@ public final class QueuePair extends VerbsObject {
     /** The state as the driver last set or queried it (an error in the adapter moves it to ERR; query() sees that). */
     public QpState state() { return state; }
     public int maxInlineData() { return maxInline; }
+    public int maxSendWr() { return maxSendWr; }
+    public int maxRecvWr() { return maxRecvWr; }
 
     /** ibv_modify_qp. Checked against the transition table first; the adapter then applies it. */
     public void modify(QpAttr attr, int mask) {

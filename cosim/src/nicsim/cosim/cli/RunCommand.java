@@ -93,7 +93,7 @@ final class RunCommand implements Callable<Integer> {
             if (!Workloads.NAMES.contains(w))
                 throw new IllegalArgumentException("workload '" + w + "' unknown; accepted: " + String.join(", ", Workloads.NAMES));
         if (nodes < 2 || nodes > 64) throw new IllegalArgumentException("--nodes " + nodes + " must be 2..64");
-        if (qps < 1 || qps > 64) throw new IllegalArgumentException("--qps " + qps + " must be 1..64 (the adapter's send queue table)");
+        if (qps < 1 || qps > 10_000) throw new IllegalArgumentException("--qps " + qps + " must be 1..10000");
         if (size < 0 || size > (8 << 20)) throw new IllegalArgumentException("--size " + size + " must be 1..8388608");
         if (iters < 0 || iters > 10_000_000) throw new IllegalArgumentException("--iters " + iters + " must be 1..10000000");
         if (txDepth < 1 || txDepth > 4096) throw new IllegalArgumentException("--tx-depth " + txDepth + " must be 1..4096");

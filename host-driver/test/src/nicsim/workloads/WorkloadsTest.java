@@ -39,6 +39,16 @@ class WorkloadsTest {
     }
 
     @ParameterizedTest
+    @CsvSource({"1", "7", "150"})
+    void writeBwOverManyQpsChecksEveryByte(int qps) {
+        StringBuilder text = new StringBuilder();
+        Result r = run("write_bw", "cx-gen3x16", Options.defaults().withIters(600).withSize(2048).withQps(qps), text);
+        assertTrue(r.ok(), r.errors() + "\n" + text);
+        Result.Row row = r.rows().get(0);
+        assertTrue(row.bwAvgGbps() > 1 && row.bwPeakGbps() <= 100.0, row.toString());
+    }
+
+    @ParameterizedTest
     @CsvSource({"write_bw", "send_lat"})
     void theSameRunGivesTheSameFigures(String name) {
         Options o = Options.defaults().withIters(30).withSize(4096);
