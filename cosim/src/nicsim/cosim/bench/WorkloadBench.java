@@ -102,7 +102,7 @@ public final class WorkloadBench {
 
     public static List<Speed> speed(boolean quick) {
         List<Speed> out = new ArrayList<>();
-        int bwIters = quick ? 2000 : 100_000;
+        int bwIters = quick ? 2000 : 1_000_000; // issue 7: a 2-node write_bw of 1,000,000 messages in under a minute
         long t0 = System.nanoTime();
         Result r = run("write_bw", "cx-gen3x16", Options.defaults().withSize(64).withIters(bwIters));
         double wall = (System.nanoTime() - t0) / 1e9;
@@ -118,6 +118,31 @@ public final class WorkloadBench {
         wall = (System.nanoTime() - t0) / 1e9;
         out.add(new Speed("rc_pingpong 4096 B x " + ppIters + " (cx-gen3x16)", r.rows().get(0).simPicos() / 1e6, wall, 2.0 * ppIters / wall));
         return out;
+    }
+
+    /** One point of the QP-scaling study. */
+    public record QpScale(int qps, double bwGbps, long contextMisses, double wallSeconds, double heapBytesPerQp) {}
+
+    /**
+     * write_bw 4 KiB over {@code qps} QPs: bandwidth, send-queue context misses (the fetcher holds
+     * wqe.sq.entries contexts), wall time, and the Java heap the cluster holds per QP.
+     */
+    public static QpScale qpScale(int qps, int iters) {
+        Runtime rt = Runtime.getRuntime();
+        System.gc();
+        long used0 = rt.totalMemory() - rt.freeMemory();
+        long t0 = System.nanoTime();
+        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        Result r = Workloads.run("write_bw", w, Options.defaults().withSize(4096).withIters(iters).withQps(qps),
+                new PrintStream(new ByteArrayOutputStream()));
+        double wall = (System.nanoTime() - t0) / 1e9;
+        if (!r.ok()) throw new IllegalStateException("write_bw over " + qps + " QPs failed: " + r.errors());
+        System.gc();
+        long used1 = rt.totalMemory() - rt.freeMemory();
+        long misses = w.sim.counters().counter("Firmware.sq_context_misses").get();
+        double perQp = Math.max(0, used1 - used0) / (2.0 * qps); // QPs on both nodes
+        java.lang.ref.Reference.reachabilityFence(w);
+        return new QpScale(qps, r.rows().get(0).bwAvgGbps(), misses, wall, perQp);
     }
 
     /** RTL in the loop: edges per second with the doorbell decoder and WQE fetcher from RTL, on rc_pingpong. */

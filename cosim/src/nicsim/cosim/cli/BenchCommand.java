@@ -88,6 +88,19 @@ final class BenchCommand implements Callable<Integer> {
         for (var sp : nicsim.cosim.bench.WorkloadBench.speed(quick))
             md.append(String.format("| %s | %.1f us | %.2f s | %,.0fx | %,.0f |%n", sp.what(), sp.simulatedUs(), sp.wallSeconds(), sp.slowdown(),
                     sp.opsPerSecond()));
+        System.err.println("bench: scaling with QPs ...");
+        md.append("\n### Scaling with QPs (write_bw 4 KiB, cx-gen3x16: the WqeFetcher holds 64 send-queue contexts, the rest are loaded on demand)\n\n")
+                .append("| QPs | bandwidth (Gb/s) | context misses | wall (s) | Java heap per QP (bytes) |\n|---:|---:|---:|---:|---:|\n");
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("qp-scaling.csv")))) {
+            csv.println("qps,bw_gbps,context_misses,wall_s,heap_bytes_per_qp");
+            for (int q : quick ? new int[]{1, 100} : new int[]{1, 10, 100, 1000, 10000}) {
+                var r = nicsim.cosim.bench.WorkloadBench.qpScale(q, quick ? 400 : Math.max(2000, q));
+                md.append(String.format("| %d | %.1f | %,d | %.2f | %,.0f |%n", r.qps(), r.bwGbps(), r.contextMisses(), r.wallSeconds(), r.heapBytesPerQp()));
+                csv.printf("%d,%.3f,%d,%.3f,%.0f%n", r.qps(), r.bwGbps(), r.contextMisses(), r.wallSeconds(), r.heapBytesPerQp());
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         System.err.println("bench: RTL in the loop ...");
         double[] rtl = nicsim.cosim.bench.WorkloadBench.rtlInLoop(quick);
         md.append(String.format("%nRTL in the loop (DoorbellDecoder and WqeFetcher from Verilated RTL, rc_pingpong): %,.0f adapter edges in %.2f s = "
