@@ -144,17 +144,18 @@ public final class Cmd {
             .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]));
 
     /**
-     * INIT_HCA: the async event queue (64-byte EQEs, MSI-X vector 0), the MTT table, and the QP
-     * context table (256 bytes per entry of the doorbell decoder's queue table; 0 for none) in host
-     * memory, where the adapter reads a QP's context when its send queue is not in the fetcher.
+     * INIT_HCA: the async event queue (64-byte EQEs, MSI-X vector 0), the MTT table, the QP context
+     * table (256 bytes per entry of the doorbell decoder's queue table) and the mkey context table
+     * (64 bytes per mkey) in host memory, where the adapter reads a context its hardware tables do
+     * not hold (0: no such table).
      */
-    public record InitHca(long eqAddr, long eqLogSize, long mttAddr, long mttEntries, long qpcAddr) {
-        public InitHca(long eqAddr, long eqLogSize, long mttAddr, long mttEntries) { this(eqAddr, eqLogSize, mttAddr, mttEntries, 0); }
+    public record InitHca(long eqAddr, long eqLogSize, long mttAddr, long mttEntries, long qpcAddr, long mkcAddr) {
+        public InitHca(long eqAddr, long eqLogSize, long mttAddr, long mttEntries) { this(eqAddr, eqLogSize, mttAddr, mttEntries, 0, 0); }
     }
     public static final Layout<InitHca> INIT_HCA_IN = Layout.<InitHca>builder("InitHca")
             .field("eqAddr", 64, InitHca::eqAddr).field("eqLogSize", 5, InitHca::eqLogSize).field("mttAddr", 64, InitHca::mttAddr)
-            .field("mttEntries", 32, InitHca::mttEntries).field("qpcAddr", 64, InitHca::qpcAddr)
-            .build(v -> new InitHca(v[0], v[1], v[2], v[3], v[4]));
+            .field("mttEntries", 32, InitHca::mttEntries).field("qpcAddr", 64, InitHca::qpcAddr).field("mkcAddr", 64, InitHca::mkcAddr)
+            .build(v -> new InitHca(v[0], v[1], v[2], v[3], v[4], v[5]));
 
     /**
      * CREATE_MKEY: an MR of {@code length} bytes at virtual {@code start} in {@code pd}, whose pages

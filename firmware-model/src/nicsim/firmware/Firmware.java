@@ -105,7 +105,9 @@ public final class Firmware {
         this.sqLoading = new Qp[sqSlots.length];
         this.sqEvicting = new Qp[sqSlots.length];
         this.maxCq = adapter.cqeWriter().config().cqEntries();
-        this.maxMkey = adapter.mtt().config().mkeyEntries();
+        this.maxMkey = MAX_MKEYS;
+        this.walkerIndex = new long[adapter.mtt().config().mkeyEntries()];
+        java.util.Arrays.fill(walkerIndex, -1);
         this.maxPd = 1 << 16;
         this.maxUar = (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size"));
         this.maxQpWr = 1 << 15;
@@ -255,6 +257,7 @@ public final class Firmware {
                 mttAddr = h.mttAddr();
                 mttEntries = h.mttEntries();
                 qpcAddr = h.qpcAddr() == 0 ? -1 : h.qpcAddr();
+                mkcAddr = h.mkcAddr() == 0 ? -1 : h.mkcAddr();
                 mttNext = 0;
                 initialized = true;
                 uars[0] = true; // UAR 0 belongs to the driver itself
@@ -299,7 +302,7 @@ public final class Firmware {
                         0, 0, 0, 12, 0, 0);
                 mkeys.put(index, m);
                 windows.put(index, new long[]{a.type(), -1});
-                adapter.mkeyWrite(m);
+                publish(m);
                 return ok(Cmd.HANDLE, new Cmd.Handle(index << 8 | keySeed));
             }
             case Cmd.DEALLOC_MW -> {
@@ -309,7 +312,7 @@ public final class Firmware {
                 unbind(key >>> 8);
                 mkeys.remove(key >>> 8);
                 windows.remove(key >>> 8);
-                adapter.mkeyWrite(new MkeyContext(key >>> 8, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0));
+                publish(new MkeyContext(key >>> 8, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0));
                 return ok(Cmd.EMPTY, null);
             }
             case Cmd.DESTROY_MKEY -> {
@@ -318,7 +321,7 @@ public final class Firmware {
                 if (m == null || m.key() != (key & 0xff) || windows.containsKey(key >>> 8)) throw new Fail(Cmd.Syndrome.UNKNOWN_MKEY, key);
                 for (long[] w : windows.values()) if (w[1] == (key >>> 8)) throw new Fail(Cmd.Syndrome.MR_HAS_WINDOWS, key);
                 mkeys.remove(key >>> 8);
-                adapter.mkeyWrite(new MkeyContext(key >>> 8, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0));
+                publish(new MkeyContext(key >>> 8, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0));
                 return ok(Cmd.EMPTY, null);
             }
             case Cmd.CREATE_CQ -> { return createCq(in(Cmd.CREATE_CQ_IN, input)); }
@@ -426,7 +429,7 @@ public final class Firmware {
             if (r.status() == PciPort.DmaStatus.OK) adapter.port().dmaWrite(mttAddr + mttBase * 8, r.data(), w -> {});
             else report(String.format("MR page list at 0x%x unreadable: %s", c.pageList(), r.status()));
         });
-        adapter.mkeyWrite(m);
+        publish(m);
         return ok(Cmd.HANDLE, new Cmd.Handle(index << 8 | keySeed));
     }
 
@@ -577,6 +580,69 @@ public final class Firmware {
         if (sqResident(q) || sqLoading[sqSlot(q.qpn)] == q) adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, 0, 0);
     }
 
+    // ------------------------------------------------------------------ the mkey context cache
+
+    /** MRs and windows an adapter holds in all; the MttWalker's table holds mtt.mkey.entries of them at a time. */
+    static final int MAX_MKEYS = 1 << 18;
+    /** Bytes of one mkey context in host memory (ICM), read on a miss. */
+    static final int MKC_BYTES = 64;
+    private long mkcAddr = -1;
+    /** Which mkey index each walker table entry holds (-1: none), and translations in flight per entry. */
+    private final long[] walkerIndex;
+    private final Map<Integer, Integer> walkerBusy = new HashMap<>();
+    private final java.util.ArrayDeque<Object[]> xlateQueue = new java.util.ArrayDeque<>();
+    private boolean loadingMkey;
+
+    private int walkerSlot(long index) { return (int) (index & (walkerIndex.length - 1)); }
+
+    /**
+     * Writes an mkey context: to host memory (ICM), and into the walker's table if the walker holds
+     * that index or the entry is free. A context of state NONE (a destroyed key) frees the entry.
+     */
+    private void publish(MkeyContext m) {
+        int slot = walkerSlot(m.index());
+        if (mkcAddr >= 0 && m.state() != MttPorts.STATE_NONE) adapter.port().dmaWrite(mkcAddr + m.index() * MKC_BYTES, new byte[MKC_BYTES], r -> {});
+        if (walkerIndex[slot] == m.index() || walkerIndex[slot] < 0) {
+            adapter.mkeyWrite(m);
+            walkerIndex[slot] = m.state() == MttPorts.STATE_NONE ? -1 : m.index();
+        }
+    }
+
+    /** Sends queued translations to the walker, loading an mkey context first when the walker does not hold it. */
+    private void pumpXlate() {
+        while (!xlateQueue.isEmpty() && !loadingMkey) {
+            Object[] q = xlateQueue.peek();
+            XlateReq r = (XlateReq) q[0];
+            long index = r.mkey() >>> 8;
+            int slot = walkerSlot(index);
+            MkeyContext m = mkeys.get(index);
+            if (m != null && walkerIndex[slot] != index) {
+                // a miss: the entry's current key must have no translation in flight before it is replaced
+                if (walkerBusy.getOrDefault(slot, 0) > 0) return;
+                loadingMkey = true;
+                counters.counter("Firmware.mkey_context_misses").inc();
+                Runnable load = () -> {
+                    MkeyContext now = mkeys.get(index);
+                    if (now != null) {
+                        adapter.mkeyWrite(now);
+                        walkerIndex[slot] = index;
+                    }
+                    loadingMkey = false;
+                    pumpXlate();
+                };
+                if (mkcAddr < 0) load.run();
+                else adapter.port().dmaRead(mkcAddr + index * MKC_BYTES, MKC_BYTES, x -> load.run());
+                return;
+            }
+            xlateQueue.poll();
+            walkerBusy.merge(slot, 1, Integer::sum);
+            xlateSlot.put((int) r.tag(), slot);
+            adapter.translate(r);
+        }
+    }
+
+    private final Map<Integer, Integer> xlateSlot = new HashMap<>();
+
     // ------------------------------------------------------------------ memory windows
 
     private void unbind(long index) {
@@ -604,7 +670,7 @@ public final class Firmware {
                 addr, length, access & 0x1f, mr.pageShift(), offInMr & pageMask, mr.mttBase() + (offInMr >> mr.pageShift()));
         mkeys.put(mw.index(), bound);
         w[1] = mr.index();
-        adapter.mkeyWrite(bound);
+        publish(bound);
         return 0;
     }
 
@@ -619,7 +685,7 @@ public final class Firmware {
         MkeyContext free = new MkeyContext(m.index(), MttPorts.STATE_FREE, m.key(), m.pd(), 0, 0, 0, 0, 0, 12, 0, 0);
         mkeys.put(m.index(), free);
         w[1] = -1;
-        adapter.mkeyWrite(free);
+        publish(free);
         return 0;
     }
 
@@ -692,7 +758,8 @@ public final class Firmware {
         nextTag = (nextTag + 1) & 0xFFFF;
         xlatePending.put(tag, done);
         xlateParts.put(tag, new ArrayList<>());
-        adapter.translate(new XlateReq(mkey & 0xFFFFFFFFL, va, length, access, pd, qpn & 0xFFFFFF, tag));
+        xlateQueue.add(new Object[]{new XlateReq(mkey & 0xFFFFFFFFL, va, length, access, pd, qpn & 0xFFFFFF, tag)});
+        pumpXlate();
     }
 
     /** A response from the MttWalker. */
@@ -702,7 +769,10 @@ public final class Firmware {
         parts.add(r);
         if (r.last() != 0) {
             xlateParts.remove((int) r.tag());
+            Integer slot = xlateSlot.remove((int) r.tag());
+            if (slot != null) walkerBusy.merge(slot, -1, Integer::sum);
             xlatePending.remove((int) r.tag()).accept(parts);
+            pumpXlate();
         }
     }
 

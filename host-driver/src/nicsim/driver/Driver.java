@@ -63,8 +63,9 @@ public final class Driver {
         caps = command(Cmd.QUERY_HCA_CAP, Cmd.EMPTY, new Cmd.Empty(), Cmd.HCA_CAP);
         eqRing = host.allocPhysical(64L << EQ_LOG_SIZE, 4096);
         long mtt = host.allocPhysical(8L * MTT_ENTRIES, 4096);
-        long qpc = host.allocPhysical(256L * (caps.maxQp() + 1), 4096); // the adapter's QP context table (ICM)
-        command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(eqRing, EQ_LOG_SIZE, mtt, MTT_ENTRIES, qpc), Cmd.EMPTY);
+        long qpc = host.allocPhysical(256L * (caps.maxQp() + 1), 4096); // the adapter's context tables (ICM)
+        long mkc = host.allocPhysical(64L * (caps.maxMkey() + 1), 4096);
+        command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(eqRing, EQ_LOG_SIZE, mtt, MTT_ENTRIES, qpc, mkc), Cmd.EMPTY);
     }
 
     public Host host() { return host; }
