@@ -153,6 +153,12 @@ public final class Workloads {
         Ep c = new Ep(w, 0, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0);
         Ep s = new Ep(w, 1, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0);
         connect(c, s, o);
+        // --mrs: more MRs over the same buffers, used in turn (each a distinct key and MTT range)
+        List<MemoryRegion> cmrs = new ArrayList<>(List.of(c.mr)), smrs = new ArrayList<>(List.of(s.mr));
+        for (int k = 1; k < o.mrs(); k++) {
+            cmrs.add(c.pd.regMr(c.buf, Connect.ALL_REMOTE));
+            smrs.add(s.pd.regMr(s.buf, Connect.ALL_REMOTE));
+        }
         List<String> errors = new ArrayList<>();
         List<Result.Row> rows = new ArrayList<>();
         header(out, name, o, false);
@@ -196,11 +202,12 @@ public final class Workloads {
                     int own = posted / nq, lastOwn = (iters - 1 - posted % nq) / nq;
                     boolean signaled = own % cqMod == cqMod - 1 || own == lastOwn;
                     SendWr wr = new SendWr().wrId(posted).opcode(verb).sendFlags(signaled ? SendFlags.SIGNALED : 0);
-                    if (atomic) wr.sgList(new Sge(c.buf.addr() + 8 + 8L * (posted % 8), 8, c.mr.lkey())).compareAdd(1)
-                            .remoteAddr(s.buf.addr()).rkey(s.mr.rkey());
-                    else if (verb == WrOpcode.RDMA_READ) wr.sgList(new Sge(c.buf.addr() + slot, (int) size, c.mr.lkey()))
-                            .remoteAddr(s.buf.addr() + slot).rkey(s.mr.rkey());
-                    else wr.sgList(new Sge(c.buf.addr() + slot, (int) size, c.mr.lkey())).remoteAddr(s.buf.addr() + slot).rkey(s.mr.rkey());
+                    int lkey = cmrs.get(posted % cmrs.size()).lkey(), rkey = smrs.get(posted % smrs.size()).rkey();
+                    if (atomic) wr.sgList(new Sge(c.buf.addr() + 8 + 8L * (posted % 8), 8, lkey)).compareAdd(1)
+                            .remoteAddr(s.buf.addr()).rkey(rkey);
+                    else if (verb == WrOpcode.RDMA_READ) wr.sgList(new Sge(c.buf.addr() + slot, (int) size, lkey))
+                            .remoteAddr(s.buf.addr() + slot).rkey(rkey);
+                    else wr.sgList(new Sge(c.buf.addr() + slot, (int) size, lkey)).remoteAddr(s.buf.addr() + slot).rkey(rkey);
                     q.postSend(wr);
                     posted++;
                 }

@@ -145,6 +145,19 @@ public final class WorkloadBench {
         return new QpScale(qps, r.rows().get(0).bwAvgGbps(), misses, wall, perQp);
     }
 
+    /** One point of the translation study: bandwidth as MRs outgrow the translation and mkey caches. */
+    public record MrScale(int mrs, double bwGbps, long mttMisses, long mkeyMisses, long translations) {}
+
+    public static MrScale mrScale(int mrs, int iters) {
+        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        Result r = Workloads.run("write_bw", w, Options.defaults().withSize(4096).withIters(iters).withMrs(mrs),
+                new PrintStream(new ByteArrayOutputStream()));
+        if (!r.ok()) throw new IllegalStateException("write_bw over " + mrs + " MRs failed: " + r.errors());
+        var c = w.sim.counters();
+        return new MrScale(mrs, r.rows().get(0).bwAvgGbps(), c.counter("MttWalker.cache_misses").get(),
+                c.counter("Firmware.mkey_context_misses").get(), c.counter("MttWalker.requests").get());
+    }
+
     /** RTL in the loop: edges per second with the doorbell decoder and WQE fetcher from RTL, on rc_pingpong. */
     public static double[] rtlInLoop(boolean quick) {
         int iters = quick ? 3 : 30;

@@ -76,6 +76,17 @@ final class BenchCommand implements Callable<Integer> {
                 csv.printf("%.0f,%.3f,%.3f,%.1f,%.1f%n", r[0], r[1], r[2], r[3], r[4]);
             }
         }
+        System.err.println("bench: translation ...");
+        md.append("\n### Translation: bandwidth as MRs outgrow the caches (write_bw 4 KiB, cx-gen3x16, every WR a different MR in turn; ")
+                .append("512-entry MTT cache, 1024 mkey contexts in the MttWalker)\n\n| MRs per side | bandwidth (Gb/s) | translations | MTT cache misses | mkey context misses |\n|---:|---:|---:|---:|---:|\n");
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("translation.csv")))) {
+            csv.println("mrs,bw_gbps,translations,mtt_misses,mkey_misses");
+            for (int m : quick ? new int[]{1, 100} : new int[]{1, 10, 100, 1000, 4000}) {
+                var r = nicsim.cosim.bench.WorkloadBench.mrScale(m, quick ? 300 : 4000);
+                md.append(String.format("| %d | %.1f | %,d | %,d | %,d |%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(), r.mkeyMisses()));
+                csv.printf("%d,%.3f,%d,%d,%d%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(), r.mkeyMisses());
+            }
+        }
         md.append("\nThe LANai profiles' firmware cycles and host costs are calibrated on the 4-byte round trips (see the profiles' ")
                 .append("sources). The bandwidth gap does not appear yet: payload moves by PCI DMA straight from the host, ")
                 .append("not through the DmaEngine, so the 64-bit local bus of LANai 7.2 does not matter (issue 3).\n\n");

@@ -59,6 +59,9 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--qps", defaultValue = "1", description = "queue pairs for the bandwidth tests (default: ${DEFAULT-VALUE})")
     int qps = 1;
 
+    @Option(names = "--mrs", defaultValue = "1", description = "MRs each side registers over its buffer and uses in turn, for translation-cache studies (default: ${DEFAULT-VALUE})")
+    int mrs = 1;
+
     @Option(names = "--mtu", defaultValue = "4096", description = "path MTU: 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE})")
     int mtu = 4096;
 
@@ -96,6 +99,7 @@ final class RunCommand implements Callable<Integer> {
         if (qps < 1 || qps > 10_000) throw new IllegalArgumentException("--qps " + qps + " must be 1..10000");
         if (size < 0 || size > (8 << 20)) throw new IllegalArgumentException("--size " + size + " must be 1..8388608");
         if (iters < 0 || iters > 10_000_000) throw new IllegalArgumentException("--iters " + iters + " must be 1..10000000");
+        if (mrs < 1 || mrs > 100_000) throw new IllegalArgumentException("--mrs " + mrs + " must be 1..100000");
         if (txDepth < 1 || txDepth > 4096) throw new IllegalArgumentException("--tx-depth " + txDepth + " must be 1..4096");
         Mtu m = switch (mtu) {
             case 256 -> Mtu.MTU_256; case 512 -> Mtu.MTU_512; case 1024 -> Mtu.MTU_1024; case 2048 -> Mtu.MTU_2048; case 4096 -> Mtu.MTU_4096;
@@ -110,7 +114,7 @@ final class RunCommand implements Callable<Integer> {
             }
         Faults f = Faults.parse(faults);
         Profile p = profile.load();
-        Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m).withTxDepth(txDepth);
+        Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m).withTxDepth(txDepth).withMrs(mrs);
         if (!rtlBlocks.isEmpty()) Cluster.builder().rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
         int failures = 0;
         for (String name : workloads) {

@@ -49,6 +49,14 @@ class WorkloadsTest {
     }
 
     @ParameterizedTest
+    @CsvSource({"1", "300"})
+    void writeBwOverManyMrsChecksEveryByte(int mrs) {
+        StringBuilder text = new StringBuilder();
+        Result r = run("write_bw", "cx-gen3x16", Options.defaults().withIters(400).withSize(4096).withMrs(mrs), text);
+        assertTrue(r.ok(), r.errors() + "\n" + text);
+    }
+
+    @ParameterizedTest
     @CsvSource({"write_bw", "send_lat"})
     void theSameRunGivesTheSameFigures(String name) {
         Options o = Options.defaults().withIters(30).withSize(4096);
