@@ -36,6 +36,7 @@ uar.page.size           = 4 KiB       | size of one UAR (doorbell) page; a conte
 doorbell.window.base    = 8 MiB       | BAR0 offset where the doorbell (UAR) pages start | seed kvia-paper section 3.1: 8-16 MB of the 16 MB PCI space is the doorbell area
 doorbell.window.size    = 8 MiB       | size of the doorbell window | seed kvia-paper section 3.1: 8-16 MB of the 16 MB PCI space is the doorbell area
 doorbell.bf.reg.size    = 512 B       | size of each of the 4 BlueFlame registers at UAR offset 0x800 (send doorbells land here) | assumption: REFERENCE 3.3 lists bf_reg_size as not found; 512 B is a common kernel value
+doorbell.poll.interval  = 3 us        | Berkeley VIA has no hardware doorbell: the host writes doorbells into LANai SRAM and the control program finds them when its loop polls (0 = a hardware doorbell decoder) | assumption: one pass of the MCP's polling loop over its VIs; seed kvia-paper 4.1 names the hardware doorbell as a source of KVIA's lower latency
 doorbell.fifo.depth     = 8           | doorbell messages queued between the decoder and the WQE fetcher | assumption
 doorbell.queue.table.entries = 256   | entries of the decoder's queue-ownership table (QP and CQ tables each), indexed by queue-number low bits | assumption
 
@@ -58,7 +59,7 @@ switch.latency          = 550 ns      | port-to-port latency of the Myrinet swit
 
 # --- firmware: the LANai control program (MCP) running on the LANai processor
 fw.command.latency      = 50 us       | MCP time to execute one command from the host (create/modify/destroy) | assumption
-fw.wqe.cycles           = 400 cycles  | LANai cycles the MCP spends starting one send descriptor (decode, translation lookup, DMA setup) | calibrated with fw.packet.cycles: their sum per round trip sets the lanai43-lanai72 gap (a cycle costs twice as long at 33 MHz); rc_pingpong 4 B gives 77.1 us here and 59.4 us on lanai72, against 77 and 59 us in seed kvia-paper 4.1
+fw.wqe.cycles           = 400 cycles  | LANai cycles the MCP spends starting one send descriptor (decode, translation lookup, DMA setup) | calibrated with fw.packet.cycles: their sum per round trip sets the lanai43-lanai72 gap (a cycle costs twice as long at 33 MHz); rc_pingpong 4 B gives 78.0 us here (with the polled doorbell, doorbell.poll.interval) and 59.4 us on lanai72, against 77 and 59 us in seed kvia-paper 4.1
 fw.packet.cycles        = 85 cycles   | LANai cycles to build or take one packet (headers, sequence numbers, queue state) | calibrated against seed kvia-paper 4.1 (see fw.wqe.cycles)
 fw.ack.coalesce         = 64          | request packets between forced ACK requests in a long message (the last packet always asks) | REFERENCE 2.5 (rxe RXE_MAX_PKT_PER_ACK = 64)
 

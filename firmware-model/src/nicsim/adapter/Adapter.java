@@ -53,6 +53,8 @@ public final class Adapter implements PciFunction, Clocked {
     private final MttWalker mtt;
     private final nicsim.firmware.Firmware firmware;
     private final DoorbellDecoder.Config dbCfg;
+    /** 0: doorbells are decoded by hardware as they arrive; else the control program polls SRAM for them at this period. */
+    private final long pollInterval;
     private final ArrayDeque<MttPorts.XlateReq> xlateIn = new ArrayDeque<>();
     private final ArrayDeque<MttPorts.MkeyContext> mkeyIn = new ArrayDeque<>();
     private final ArrayDeque<MttPorts.MttFillRsp> fillRspIn = new ArrayDeque<>();
@@ -87,6 +89,7 @@ public final class Adapter implements PciFunction, Clocked {
         this.config = new ConfigSpace(VENDOR, DEVICE, 0x02070000, new long[]{profile.bytes("pci.bar0.size"), 0, 0},
                 MSIX_VECTORS, 0, MSIX_TABLE);
         this.dbCfg = DoorbellDecoder.Config.from(profile);
+        this.pollInterval = profile.has("doorbell.poll.interval") ? profile.picos("doorbell.poll.interval") : 0;
         this.decoder = new DoorbellDecoder(core, dbCfg);
         this.fetcher = new WqeFetcher(core, WqeFetcher.Config.from(profile));
         this.cqeWriter = new CqeWriter(core, CqeWriter.Config.from(profile));
@@ -255,7 +258,16 @@ public final class Adapter implements PciFunction, Clocked {
                 return;
             }
             if (data.length > 8) sim.counters().counter("Adapter.blueflame_writes").inc();
-            mmioIn.add(MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8))));
+            MmioWrite w = MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8)));
+            if (pollInterval > 0) {
+                // no hardware doorbell: the write lands in adapter SRAM, where the control program finds it on its next poll
+                long at = -Math.floorDiv(-sim.now(), pollInterval) * pollInterval;
+                sim.counters().counter("Adapter.doorbells_polled").inc();
+                sim.counters().counter("Adapter.doorbell_poll_wait_ps").add(at - sim.now());
+                sim.schedule(at, () -> { mmioIn.add(w); core.wake(); });
+                return;
+            }
+            mmioIn.add(w);
             core.wake();
         } else if (offset < MSIX_TABLE) {
             firmware.mmioWrite(offset, data); // the initialization page: the command interface
