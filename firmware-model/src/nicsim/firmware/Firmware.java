@@ -829,6 +829,7 @@ public final class Firmware {
         long addr = eqAddr + (long) (eqProducer & (size - 1)) * 64;
         eqProducer++;
         adapter.port().dmaWrite(addr, eqe, r -> {});
+        adapter.port().msix(0); // the event queue's vector, after its entry (posted writes stay in order)
     }
 
     static int psnDiff(int a, int b) { return ((a - b) << 8) >> 8; }

@@ -376,10 +376,11 @@ final class Qp {
             if (gen != generation) return;
             if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
             if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
-            gather(op.w.sges(), (data, fail) -> {
+            gather(op.w.sges(), op.index, (data, fail) -> {
                 if (gen != generation || state == QpState.ERR || state == QpState.SQE) return;
                 if (fail != null) { requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0); return; }
                 op.payload = data;
+                fw.adapter.traceWqe(qpn, op.index, "payload_read", data.length + " B by DMA");
                 build(op);
             });
         });
@@ -1055,7 +1056,11 @@ final class Qp {
     }
 
     /** Reads the bytes of a scatter/gather list: each SGE translated under its lkey, then read by DMA. */
-    private void gather(List<Sge> sges, java.util.function.BiConsumer<byte[], Failure> done) {
+    private void gather(List<Sge> sges, java.util.function.BiConsumer<byte[], Failure> done) { gather(sges, -1, done); }
+
+    /** As above; {@code traceIndex} (a send WQE's index, or -1) gets a "translated" stage in the timeline. */
+    private void gather(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<byte[], Failure> done) {
+        boolean[] translatedOnce = {false};
         long total = sges.stream().mapToLong(s -> s.length() & 0xFFFFFFFFL).sum();
         byte[] out = new byte[(int) total];
         if (total == 0) { done.accept(out, null); return; }
@@ -1069,6 +1074,10 @@ final class Qp {
             if (s.length() == 0) { if (--left[0] == 0) done.accept(out, null); continue; }
             fw.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, pd, qpn, rsp -> {
                 if (gen != generation || failedOnce[0]) return;
+                if (traceIndex >= 0 && !translatedOnce[0]) {
+                    translatedOnce[0] = true;
+                    fw.adapter.traceWqe(qpn, traceIndex, "translated", rsp.size() + " page chunk(s)");
+                }
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {
                     failedOnce[0] = true;

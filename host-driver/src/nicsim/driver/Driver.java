@@ -34,7 +34,10 @@ public final class Driver {
     private final Map<Integer, IntConsumer> vectors = new HashMap<>();
     private int nextVector = 1;
     private final ArrayDeque<long[]> events = new ArrayDeque<>();
-    private long commands;
+    private long commands, eqInterrupts;
+
+    /** MSI-X interrupts the async event queue has raised. */
+    public long eqInterrupts() { return eqInterrupts; }
 
     Driver(Host host) {
         this.host = host;
@@ -54,6 +57,10 @@ public final class Driver {
             IntConsumer h = vectors.get(data);
             if (h != null) h.accept(data);
         });
+        // MSI-X vector 0 belongs to the async event queue
+        vectors.put(0, v -> eqInterrupts++);
+        bus.mmioWrite(bar0 + Adapter.MSIX_TABLE, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(0).putInt(0).array());
         entry = host.allocPhysical(Cmd.ENTRY_BYTES, 64);
         inBox = host.allocPhysical(4096, 4096);
         outBox = host.allocPhysical(4096, 4096);

@@ -89,7 +89,8 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** The stages of a send WQE's timeline, in order. */
-    static final String[] STAGES = {"doorbell_decoded", "fetch_issued", "delivered", "on_wire", "acked", "cqe_written"};
+    static final String[] STAGES = {"doorbell_decoded", "fetch_issued", "delivered", "translated", "payload_read", "on_wire", "acked",
+            "cqe_written"};
 
     @Override public Integer call() throws Exception {
         for (String w : workloads)

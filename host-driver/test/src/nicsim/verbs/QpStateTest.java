@@ -136,6 +136,7 @@ class QpStateTest {
                 .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         assertEquals(EventType.COMM_EST, p.b.ctx.pollAsyncEvent().orElseThrow().type());
+        assertEquals(1, p.b.ctx.driver().eqInterrupts(), "the event queue raised its MSI-X vector");
     }
 
     @Test
