@@ -40,7 +40,7 @@ public final class Workloads {
     private Workloads() {}
 
     public static final List<String> NAMES = List.of("rc_pingpong", "ud_pingpong", "write_bw", "write_lat", "send_bw", "send_lat",
-            "read_bw", "read_lat", "atomic_bw");
+            "read_bw", "read_lat", "atomic_bw", "pairs_write_bw");
 
     private static java.util.function.DoubleConsumer progress = f -> {};
 
@@ -59,6 +59,7 @@ public final class Workloads {
             case "send_bw" -> bw(world, o, out, WrOpcode.SEND);
             case "read_bw" -> bw(world, o, out, WrOpcode.RDMA_READ);
             case "atomic_bw" -> bw(world, o, out, WrOpcode.ATOMIC_FETCH_AND_ADD);
+            case "pairs_write_bw" -> pairs(world, o, out);
             case "write_lat" -> lat(world, o, out, WrOpcode.RDMA_WRITE);
             case "send_lat" -> lat(world, o, out, WrOpcode.SEND);
             case "read_lat" -> lat(world, o, out, WrOpcode.RDMA_READ);
@@ -278,6 +279,72 @@ public final class Workloads {
         out.println(LINE);
         if (lat) out.println(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    99% percentile[usec]");
         else out.println(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]");
+    }
+
+    // ------------------------------------------------------------------ every node at once
+
+    /**
+     * write_bw on every pair of nodes at once (node 2k writes to node 2k+1) across the one switch:
+     * for scaling with nodes. Reports the aggregate bandwidth; each pair's bytes are checked.
+     */
+    static Result pairs(World w, Options o, PrintStream out) {
+        int n = w.hosts().size() / 2;
+        if (n < 1) throw new IllegalArgumentException("pairs_write_bw needs at least 2 nodes");
+        long size = o.size() > 0 ? o.size() : 65536;
+        int iters = o.iters() > 0 ? o.iters() : 1000, tx = o.txDepth(), slots = 8;
+        List<Ep[]> pairs = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            Ep c = new Ep(w, 2 * k, QpType.RC, 1, size * slots, tx, 1, 0), s = new Ep(w, 2 * k + 1, QpType.RC, 1, size * slots, tx, 1, 0);
+            connect(c, s, o);
+            pairs.add(new Ep[]{c, s});
+        }
+        Random rnd = new Random(w.seed);
+        List<byte[]> data = new ArrayList<>();
+        for (Ep[] pr : pairs) {
+            byte[] d = new byte[(int) (size * slots)];
+            rnd.nextBytes(d);
+            pr[0].buf.write(0, d);
+            data.add(d);
+        }
+        List<String> errors = new ArrayList<>();
+        int[] posted = new int[n], completed = new int[n];
+        int cqMod = Math.max(1, Math.min(o.cqMod(), tx / 2));
+        settle(w);
+        long t0 = w.now();
+        boolean[] done = {false};
+        while (!done[0] && errors.isEmpty()) {
+            for (int k = 0; k < n; k++) {
+                Ep c = pairs.get(k)[0], s = pairs.get(k)[1];
+                while (posted[k] < iters && posted[k] - completed[k] < tx) {
+                    long slot = (long) (posted[k] % slots) * size;
+                    boolean signaled = posted[k] % cqMod == cqMod - 1 || posted[k] == iters - 1;
+                    c.qp().postSend(new SendWr().wrId(posted[k]).opcode(WrOpcode.RDMA_WRITE).sendFlags(signaled ? SendFlags.SIGNALED : 0)
+                            .sgList(new Sge(c.buf.addr() + slot, (int) size, c.mr.lkey())).remoteAddr(s.buf.addr() + slot).rkey(s.mr.rkey()));
+                    posted[k]++;
+                }
+            }
+            await(w, () -> {
+                boolean any = false;
+                for (int k = 0; k < n; k++)
+                    for (WorkCompletion wc : pairs.get(k)[0].cq.poll(64)) {
+                        any = true;
+                        if (wc.status() != WcStatus.SUCCESS) errors.add("pair " + k + ": " + wc);
+                        completed[k] = (int) wc.wrId() + 1;
+                    }
+                return any;
+            }, "pairs_write_bw completions");
+            done[0] = true;
+            for (int k = 0; k < n; k++) if (completed[k] < iters) done[0] = false;
+            progress.accept((double) java.util.Arrays.stream(completed).sum() / (n * (long) iters));
+        }
+        long t = w.now() - t0;
+        for (int k = 0; k < n; k++)
+            if (!java.util.Arrays.equals(data.get(k), pairs.get(k)[1].buf.read(0, data.get(k).length)))
+                errors.add("pair " + k + ": destination differs from source");
+        double bw = size * 8.0 * iters * n / (t / 1e12) / 1e9;
+        progress.accept(-1);
+        out.printf("%d pairs x %d writes of %d B: aggregate %.2f Gb/s (%.2f per pair) in %.1f us simulated%n", n, iters, size, bw, bw / n, t / 1e6);
+        return new Result("pairs_write_bw", List.of(new Result.Row(size, iters, bw, bw, iters * n / (t / 1e12) / 1e6, 0, 0, 0, 0, 0, t)), errors);
     }
 
     // ------------------------------------------------------------------ perftest latency

@@ -158,6 +158,25 @@ public final class WorkloadBench {
                 c.counter("Firmware.mkey_context_misses").get(), c.counter("MttWalker.requests").get());
     }
 
+    /** One point of the node-scaling study. */
+    public record NodeScale(int nodes, double aggregateGbps, double wallSeconds, double slowdown, double heapBytesPerNode) {}
+
+    /** pairs_write_bw over {@code nodes} nodes (every pair at once through one switch). */
+    public static NodeScale nodeScale(int nodes, int iters) {
+        Runtime rt = Runtime.getRuntime();
+        System.gc();
+        long used0 = rt.totalMemory() - rt.freeMemory();
+        long t0 = System.nanoTime();
+        World w = new World(nodes, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        Result r = Workloads.run("pairs_write_bw", w, Options.defaults().withIters(iters), new PrintStream(new ByteArrayOutputStream()));
+        double wall = (System.nanoTime() - t0) / 1e9;
+        if (!r.ok()) throw new IllegalStateException("pairs_write_bw over " + nodes + " nodes failed: " + r.errors());
+        System.gc();
+        long used1 = rt.totalMemory() - rt.freeMemory();
+        java.lang.ref.Reference.reachabilityFence(w);
+        return new NodeScale(nodes, r.rows().get(0).bwAvgGbps(), wall, wall / (w.now() / 1e12), Math.max(0, used1 - used0) / (double) nodes);
+    }
+
     /** RTL in the loop: edges per second with the doorbell decoder and WQE fetcher from RTL, on rc_pingpong. */
     public static double[] rtlInLoop(boolean quick) {
         int iters = quick ? 3 : 30;

@@ -112,6 +112,19 @@ final class BenchCommand implements Callable<Integer> {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+        System.err.println("bench: scaling with nodes ...");
+        md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at once through one switch)\n\n")
+                .append("| nodes | aggregate bandwidth (Gb/s) | wall (s) | slowdown (wall / simulated) | Java heap per node (bytes) |\n|---:|---:|---:|---:|---:|\n");
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("node-scaling.csv")))) {
+            csv.println("nodes,aggregate_gbps,wall_s,slowdown,heap_bytes_per_node");
+            for (int nn : quick ? new int[]{2, 4} : new int[]{2, 8, 32, 64}) {
+                var r = nicsim.cosim.bench.WorkloadBench.nodeScale(nn, quick ? 50 : 300);
+                md.append(String.format("| %d | %.1f | %.2f | %,.0fx | %,.0f |%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(), r.slowdown(), r.heapBytesPerNode()));
+                csv.printf("%d,%.3f,%.3f,%.0f,%.0f%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(), r.slowdown(), r.heapBytesPerNode());
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         System.err.println("bench: RTL in the loop ...");
         double[] rtl = nicsim.cosim.bench.WorkloadBench.rtlInLoop(quick);
         md.append(String.format("%nRTL in the loop (DoorbellDecoder and WqeFetcher from Verilated RTL, rc_pingpong): %,.0f adapter edges in %.2f s = "

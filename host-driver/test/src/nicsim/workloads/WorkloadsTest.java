@@ -48,6 +48,15 @@ class WorkloadsTest {
         assertTrue(row.bwAvgGbps() > 1 && row.bwPeakGbps() <= 100.0, row.toString());
     }
 
+    @org.junit.jupiter.api.Test
+    void everyPairWritesAtOnceAcrossTheSwitch() {
+        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        Result r = Workloads.run("pairs_write_bw", new World(6, Profiles.load("cx-gen3x16"), 1, Faults.NONE),
+                Options.defaults().withIters(60).withSize(16384), new PrintStream(b));
+        assertTrue(r.ok(), r.errors() + "\n" + b);
+        assertTrue(r.rows().get(0).bwAvgGbps() > 100, "three pairs through a 100 Gb/s-per-port switch: " + r.rows().get(0));
+    }
+
     @ParameterizedTest
     @CsvSource({"1", "300"})
     void writeBwOverManyMrsChecksEveryByte(int mrs) {
