@@ -82,6 +82,11 @@ final class Qp {
         int firstPsn, lastPsn, respPsn;
         byte[] payload;
         boolean ready, transmitted, done, onWire, answered;
+        /** Streamed: packets leave as soon as their bytes have been read from the host (cut-through). */
+        boolean streaming;
+        int npkts, sent;
+        long watermark;
+        final java.util.TreeMap<Long, Long> arrived = new java.util.TreeMap<>(); // start -> end of byte ranges read
         final List<Packet> packets = new ArrayList<>();
 
         SendOp(int index, SendWqe w, long length) {
@@ -376,6 +381,7 @@ final class Qp {
             if (gen != generation) return;
             if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
             if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
+            if (type != QpType.UD) { stream(op, gen); return; }
             gather(op.w.sges(), op.index, (data, fail) -> {
                 if (gen != generation || state == QpState.ERR || state == QpState.SQE) return;
                 if (fail != null) { requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0); return; }
@@ -406,25 +412,52 @@ final class Qp {
             op.packets.add(request(o == WqeLayout.OP_ATOMIC_CS ? Op.CMP_SWAP : Op.FETCH_ADD, op.firstPsn, true, op.w.remoteAddr(),
                     op.w.rkey(), 8, op.w.swapAdd(), op.w.compare(), 0, new byte[0]));
         } else {
-            boolean write = o == WqeLayout.OP_RDMA_WRITE || o == WqeLayout.OP_RDMA_WRITE_IMM;
-            boolean imm = o == WqeLayout.OP_RDMA_WRITE_IMM || o == WqeLayout.OP_SEND_IMM;
-            boolean inv = o == WqeLayout.OP_SEND_INVAL;
             int n = (int) Math.max(1, (op.payload.length + mtu - 1) / mtu);
-            for (int i = 0; i < n; i++) {
-                Op po;
-                if (n == 1) po = write ? (imm ? Op.WRITE_ONLY_IMM : Op.WRITE_ONLY) : inv ? Op.SEND_ONLY_INV : (imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY);
-                else if (i == 0) po = write ? Op.WRITE_FIRST : Op.SEND_FIRST;
-                else if (i < n - 1) po = write ? Op.WRITE_MIDDLE : Op.SEND_MIDDLE;
-                else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
-                byte[] chunk = java.util.Arrays.copyOfRange(op.payload, i * mtu, Math.min(op.payload.length, (i + 1) * mtu));
-                boolean ackReq = type == QpType.RC && (i == n - 1 || (i + 1) % fw.ackCoalesce == 0);
-                op.packets.add(request(po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
-                        i == 0 ? op.payload.length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0, chunk)
-                        .withSolicited(i == n - 1 && op.w.solicited()));
-            }
+            for (int i = 0; i < n; i++) op.packets.add(packetOf(op, i, n));
         }
         op.ready = true;
         transmit();
+    }
+
+    /** Packet {@code i} of the {@code n} of a SEND or WRITE, its bytes taken from the op's payload. */
+    private Packet packetOf(SendOp op, int i, int n) {
+        int o = op.opcode;
+        boolean write = o == WqeLayout.OP_RDMA_WRITE || o == WqeLayout.OP_RDMA_WRITE_IMM;
+        boolean imm = o == WqeLayout.OP_RDMA_WRITE_IMM || o == WqeLayout.OP_SEND_IMM;
+        boolean inv = o == WqeLayout.OP_SEND_INVAL;
+        Op po;
+        if (n == 1) po = write ? (imm ? Op.WRITE_ONLY_IMM : Op.WRITE_ONLY) : inv ? Op.SEND_ONLY_INV : (imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY);
+        else if (i == 0) po = write ? Op.WRITE_FIRST : Op.SEND_FIRST;
+        else if (i < n - 1) po = write ? Op.WRITE_MIDDLE : Op.SEND_MIDDLE;
+        else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
+        byte[] chunk = java.util.Arrays.copyOfRange(op.payload, i * mtu, Math.min(op.payload.length, (i + 1) * mtu));
+        boolean ackReq = type == QpType.RC && (i == n - 1 || (i + 1) % fw.ackCoalesce == 0);
+        return request(po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
+                i == 0 ? op.payload.length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0, chunk)
+                .withSolicited(i == n - 1 && op.w.solicited());
+    }
+
+    /**
+     * Reads a SEND or WRITE's payload and lets each packet go as soon as its bytes are in (the
+     * adapter streams from host memory to the link rather than holding whole messages).
+     */
+    private void stream(SendOp op, long gen) {
+        op.payload = new byte[(int) op.length];
+        op.streaming = true;
+        op.npkts = (int) Math.max(1, (op.length + mtu - 1) / mtu);
+        op.ready = true;
+        gather(op.w.sges(), op.index, (off, data) -> {
+            if (gen != generation) return;
+            System.arraycopy(data, 0, op.payload, (int) (long) off, data.length);
+            op.arrived.put(off, off + data.length);
+            while (op.arrived.containsKey(op.watermark)) op.watermark = op.arrived.remove(op.watermark);
+            transmit();
+        }, (all, fail) -> {
+            if (gen != generation || state == QpState.ERR || state == QpState.SQE) return;
+            if (fail != null) { requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0); return; }
+            fw.adapter.traceWqe(qpn, op.index, "payload_read", op.length + " B by DMA");
+            transmit();
+        });
     }
 
     private Packet request(Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
@@ -437,20 +470,28 @@ final class Qp {
         for (SendOp op : outstanding) {
             if (op.transmitted) continue;
             if (!op.ready) return;
+            if (op.streaming) {
+                while (op.sent < op.npkts && op.watermark >= Math.min(op.length, (long) (op.sent + 1) * mtu)) {
+                    Packet p = packetOf(op, op.sent, op.npkts);
+                    op.packets.add(p);
+                    sendPackets(List.of(p), op, op.sent == op.npkts - 1);
+                    op.sent++;
+                }
+                if (op.sent < op.npkts) return; // later messages wait: PSN order
+            } else sendPackets(op.packets, op, true);
             op.transmitted = true;
-            sendPackets(op.packets, op);
         }
     }
 
-    private void sendPackets(List<Packet> packets, SendOp op) {
+    private void sendPackets(List<Packet> packets, SendOp op, boolean endsMessage) {
         long gen = generation;
         for (int i = 0; i < packets.size(); i++) {
             Packet p = packets.get(i);
-            boolean lastOne = i == packets.size() - 1;
+            boolean lastOne = endsMessage && i == packets.size() - 1;
             fw.exec(fw.packetCycles, () -> {
                 if (gen != generation || state == QpState.ERR || (state == QpState.SQE && type != QpType.RC)) return;
                 fw.send(p);
-                if (p == packets.get(0) && !op.onWire) {
+                if (!op.onWire) {
                     op.onWire = true;
                     fw.adapter.traceWqe(qpn, op.index, "on_wire", p.op() + " psn " + p.psn());
                 }
@@ -542,7 +583,7 @@ final class Qp {
     private void goBack(int psn) {
         fw.counters.counter("Firmware.retransmits").inc();
         for (SendOp op : outstanding) {
-            if (op.done || !op.transmitted || Firmware.psnDiff(op.lastPsn, psn) < 0) continue;
+            if (op.done || op.packets.isEmpty() || Firmware.psnDiff(op.lastPsn, psn) < 0) continue;
             List<Packet> again = new ArrayList<>();
             if (op.opcode == WqeLayout.OP_RDMA_READ) {
                 int from = Firmware.psnDiff(op.respPsn, op.firstPsn);
@@ -551,7 +592,7 @@ final class Qp {
             } else {
                 for (Packet p : op.packets) if (Firmware.psnDiff(p.psn(), psn) >= 0) again.add(p);
             }
-            sendPackets(again, op);
+            sendPackets(again, op, false);
         }
         restartTimer();
     }
@@ -1060,6 +1101,12 @@ final class Qp {
 
     /** As above; {@code traceIndex} (a send WQE's index, or -1) gets a "translated" stage in the timeline. */
     private void gather(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<byte[], Failure> done) {
+        gather(sges, traceIndex, null, done);
+    }
+
+    /** As above; {@code piece} (if not null) hears each piece of the message as it arrives: its offset and bytes. */
+    private void gather(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<Long, byte[]> piece,
+                        java.util.function.BiConsumer<byte[], Failure> done) {
         boolean[] translatedOnce = {false};
         long total = sges.stream().mapToLong(s -> s.length() & 0xFFFFFFFFL).sum();
         byte[] out = new byte[(int) total];
@@ -1084,7 +1131,9 @@ final class Qp {
                     done.accept(null, new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr(), s.lkey()));
                     return;
                 }
-                readChunks(rsp, (int) (s.length() & 0xFFFFFFFFL), data -> {
+                readChunks(rsp, (int) (s.length() & 0xFFFFFFFFL), piece == null ? null : (off, bytes) -> {
+                    if (!failedOnce[0]) piece.accept(base + off, bytes);
+                }, data -> {
                     if (failedOnce[0]) return;
                     if (data == null) { failedOnce[0] = true; done.accept(null, new Failure(Vendor.DMA_FAILED, s.addr(), s.lkey())); return; }
                     System.arraycopy(data, 0, out, (int) base, data.length);
@@ -1094,7 +1143,10 @@ final class Qp {
         }
     }
 
-    private void readChunks(List<XlateRsp> chunks, int len, Consumer<byte[]> done) {
+    private void readChunks(List<XlateRsp> chunks, int len, Consumer<byte[]> done) { readChunks(chunks, len, null, done); }
+
+    /** Reads translated chunks by DMA; {@code piece} (if not null) hears each chunk as it lands: its offset and bytes. */
+    private void readChunks(List<XlateRsp> chunks, int len, java.util.function.BiConsumer<Long, byte[]> piece, Consumer<byte[]> done) {
         byte[] out = new byte[len];
         int[] left = {chunks.size()};
         boolean[] bad = {false};
@@ -1107,6 +1159,7 @@ final class Qp {
                 if (r.status() != PciPort.DmaStatus.OK) { bad[0] = true; done.accept(null); return; }
                 System.arraycopy(r.data(), 0, out, base, r.data().length);
                 fw.counters.counter("Firmware.dma_read_bytes").add(r.data().length);
+                if (piece != null) piece.accept((long) base, r.data());
                 if (--left[0] == 0) done.accept(out);
             });
         }

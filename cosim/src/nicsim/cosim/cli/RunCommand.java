@@ -89,7 +89,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** The stages of a send WQE's timeline, in order. */
-    static final String[] STAGES = {"doorbell_decoded", "fetch_issued", "delivered", "translated", "payload_read", "on_wire", "acked",
+    static final String[] STAGES = {"doorbell_decoded", "fetch_issued", "delivered", "translated", "on_wire", "payload_read", "acked",
             "cqe_written"};
 
     @Override public Integer call() throws Exception {
@@ -214,15 +214,14 @@ final class RunCommand implements Callable<Integer> {
             if (e.txn().startsWith(prefix)) byTxn.computeIfAbsent(e.txn(), k -> new HashMap<>()).putIfAbsent(e.stage(), e.timePicos());
         Map<String, long[]> sums = new LinkedHashMap<>();
         for (Map<String, Long> st : byTxn.values()) {
-            String prev = null;
-            for (String s : STAGES) {
-                if (!st.containsKey(s)) continue;
-                if (prev != null) {
-                    long[] acc = sums.computeIfAbsent(prev + " -> " + s, k -> new long[2]);
-                    acc[0] += st.get(s) - st.get(prev);
-                    acc[1]++;
-                }
-                prev = s;
+            // consecutive stages in the order they happened (a streamed message is on the wire before all of it is read)
+            List<String> order = new ArrayList<>();
+            for (String s : STAGES) if (st.containsKey(s)) order.add(s);
+            order.sort(java.util.Comparator.comparingLong(st::get));
+            for (int i = 1; i < order.size(); i++) {
+                long[] acc = sums.computeIfAbsent(order.get(i - 1) + " -> " + order.get(i), k -> new long[2]);
+                acc[0] += st.get(order.get(i)) - st.get(order.get(i - 1));
+                acc[1]++;
             }
         }
         Map<String, Double> means = new LinkedHashMap<>();
