@@ -48,6 +48,21 @@ class WorkloadsTest {
         assertTrue(row.bwAvgGbps() > 1 && row.bwPeakGbps() <= 100.0, row.toString());
     }
 
+    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> everyWorkloadOnEveryProfile() {
+        return nicsim.profile.Profiles.BUILTIN.stream().flatMap(p -> Workloads.NAMES.stream().filter(w -> !w.equals("pairs_write_bw"))
+                .map(w -> org.junit.jupiter.params.provider.Arguments.of(w, p)));
+    }
+
+    /** Issue 5's bar: every example program between two nodes on every profile, bytes and completions checked. */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.MethodSource("everyWorkloadOnEveryProfile")
+    void everyWorkloadOnEveryProfile(String workload, String profile) {
+        StringBuilder text = new StringBuilder();
+        Result r = run(workload, profile, Options.defaults().withIters(12).withSize(1024), text);
+        assertTrue(r.ok(), workload + " on " + profile + ": " + r.errors() + "\n" + text);
+        assertTrue(r.rows().get(0).simPicos() > 0);
+    }
+
     @org.junit.jupiter.api.Test
     void everyPairWritesAtOnceAcrossTheSwitch() {
         java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
