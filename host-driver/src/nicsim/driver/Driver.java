@@ -131,8 +131,13 @@ public final class Driver {
         return v;
     }
 
-    public long sendDoorbell(int uar) { return host.adapter.sendDoorbellOffset(uar); }
-    public long cqDoorbell(int uar) { return host.adapter.cqDoorbellOffset(uar); }
+    /** BAR0 offset of a UAR page's send doorbell (BlueFlame register 0), from the BAR layout the device's profile documents. */
+    public long sendDoorbell(int uar) { return uarPage(uar) + nicsim.adapter.UarLayout.BF_OFFSET; }
+
+    /** BAR0 offset of a UAR page's CQ doorbell. */
+    public long cqDoorbell(int uar) { return uarPage(uar) + nicsim.adapter.UarLayout.CQ_DOORBELL; }
+
+    private long uarPage(int uar) { return host.profile.bytes("doorbell.window.base") + (long) uar * host.profile.bytes("uar.page.size"); }
 
     /** Takes the async events the adapter has written into the event queue: {type, resource} each. */
     public ArrayDeque<long[]> events() {
