@@ -28,7 +28,7 @@ class RunCommandTest {
                 "--wave", wave.toString(), "--timeline", tl.toString()));
         assertEquals(0, rc[0], out);
         assertTrue(out.contains("BW average[Gb/sec]"), out);
-        assertTrue(out.contains("delivered -> on_wire"), out);
+        assertTrue(out.contains("-> on_wire") && out.contains("on_wire ->"), out);
         assertTrue(out.contains("Fabric.packets"), out);
         assertTrue(out.contains("write_bw: data and completions checked: OK"), out);
         Waveform w = VcdReader.read(wave);
