@@ -14,7 +14,6 @@ import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.XlateReq;
 import nicsim.adapter.MttPorts.XlateRsp;
-import nicsim.adapter.WqeFormat;
 import nicsim.adapter.WqeLayout;
 import nicsim.fabric.Fabric;
 import nicsim.fabric.Packet;
@@ -26,7 +25,6 @@ import nicsim.sim.Simulator;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.EventType;
 import nicsim.verbs.Mtu;
-import nicsim.verbs.QpAttrMask;
 import nicsim.verbs.QpState;
 import nicsim.verbs.QpType;
 
@@ -838,11 +836,8 @@ public final class Firmware {
         return op == WqeLayout.OP_RDMA_READ || op == WqeLayout.OP_ATOMIC_CS || op == WqeLayout.OP_ATOMIC_FA;
     }
 
-    static WqeFormat.SendWqe decode(byte[] b, boolean ud) { return WqeFormat.decode(b, ud); }
 
     static QpState state(long v) { return QpState.values()[(int) v]; }
 
-    static int maskNames(int m) { return m; }
 
-    static String names(int mask) { return QpAttrMask.names(mask); }
 }

@@ -107,17 +107,9 @@ final class RecvRing {
     private void read(int index, Consumer<Wqe> done) {
         int stride = 1 << strideLog;
         port.dmaRead(ring + (long) (index & (size - 1)) * stride, stride, r -> {
-            List<Sge> sges = new ArrayList<>();
+            List<Sge> sges = r.status() == PciPort.DmaStatus.OK ? nicsim.adapter.RecvWqeFormat.decode(r.data()) : List.of();
             long cap = 0;
-            if (r.status() == PciPort.DmaStatus.OK) {
-                for (int at = 0; at + 16 <= stride; at += 16) {
-                    long count = BigEndian.get32(r.data(), at);
-                    int lkey = (int) BigEndian.get32(r.data(), at + 4);
-                    if (count == 0 && lkey == 0x100) break;
-                    sges.add(new Sge(BigEndian.get64(r.data(), at + 8), (int) count, lkey));
-                    cap += count;
-                }
-            }
+            for (Sge s : sges) cap += s.length() & 0xFFFFFFFFL;
             done.accept(new Wqe(index, sges, cap));
         });
     }

@@ -3,6 +3,7 @@ package nicsim.verbs;
 import java.util.ArrayList;
 import java.util.List;
 import nicsim.adapter.BigEndian;
+import nicsim.adapter.RecvWqeFormat;
 import nicsim.adapter.WqeFormat;
 import nicsim.adapter.WqeLayout;
 import nicsim.driver.Driver;
@@ -318,8 +319,7 @@ public final class QueuePair extends VerbsObject {
         boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
         int fm = (signaled ? WqeFormat.CQ_UPDATE : 0) | ((wr.sendFlags() & SendFlags.SOLICITED) != 0 ? WqeFormat.SOLICITED : 0)
                 | ((wr.sendFlags() & SendFlags.FENCE) != 0 && type == QpType.RC ? WqeFormat.FENCE : 0);
-        List<WqeFormat.Sge> sges = new ArrayList<>();
-        if (!inline) for (Sge s : wr.sgList()) sges.add(new WqeFormat.Sge(s.addr(), s.length(), s.lkey()));
+        List<WqeFormat.Sge> sges = inline ? List.of() : toWqe(wr.sgList());
         long swapAdd = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.swap() : wr.compareAdd();
         long cmp = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.compareAdd() : 0;
         int immOrInv = op == WrOpcode.SEND_WITH_INV ? wr.invalidateRkey() : wr.immData();
@@ -354,22 +354,19 @@ public final class QueuePair extends VerbsObject {
                 throw new VerbsException(Errno.ENOMEM, "postRecv: the receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
                         + maxRecvWr + " WRs)", posted);
             }
-            byte[] w = new byte[rqStride];
-            int at = 0;
-            for (Sge s : wr.sgList()) {
-                if (s.length() == 0) continue;
-                BigEndian.put32(w, at, s.length());
-                BigEndian.put32(w, at + 4, s.lkey());
-                BigEndian.put64(w, at + 8, s.addr());
-                at += 16;
-            }
-            if (at < rqStride) BigEndian.put32(w, at + 4, 0x100); // terminator: byte count 0, lkey MLX5_INVALID_LKEY
-            host.memory.write(rqRing + (long) rqStride * (rqHead & (rqSize - 1)), w);
+            host.memory.write(rqRing + (long) rqStride * (rqHead & (rqSize - 1)), RecvWqeFormat.encode(toWqe(wr.sgList()), rqStride));
             rqWrid[rqHead & (rqSize - 1)] = wr.wrId();
             rqHead = (rqHead + 1) & 0xFFFF;
             posted++;
         }
         finishRecv(posted);
+    }
+
+    /** Verbs SGEs as the WQE formats take them. */
+    static List<WqeFormat.Sge> toWqe(List<Sge> sges) {
+        List<WqeFormat.Sge> out = new ArrayList<>(sges.size());
+        for (Sge s : sges) out.add(new WqeFormat.Sge(s.addr(), s.length(), s.lkey()));
+        return out;
     }
 
     private void finishRecv(int posted) {

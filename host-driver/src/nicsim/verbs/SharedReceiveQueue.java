@@ -1,6 +1,7 @@
 package nicsim.verbs;
 
 import nicsim.adapter.BigEndian;
+import nicsim.adapter.RecvWqeFormat;
 import nicsim.driver.Driver;
 import nicsim.driver.Host;
 import nicsim.firmware.Cmd;
@@ -58,17 +59,7 @@ public final class SharedReceiveQueue extends VerbsObject {
                     throw new VerbsException(Errno.EINVAL, "RecvWr.sgList has " + wr.sgList().size() + " SGEs; the SRQ allows " + maxSge, posted);
                 if (((head - tail) & 0xFFFF) >= maxWr)
                     throw new VerbsException(Errno.ENOMEM, "postRecv: SRQ " + srqn + " is full (" + maxWr + " WRs)", posted);
-                byte[] w = new byte[stride];
-                int at = 0;
-                for (Sge s : wr.sgList()) {
-                    if (s.length() == 0) continue;
-                    BigEndian.put32(w, at, s.length());
-                    BigEndian.put32(w, at + 4, s.lkey());
-                    BigEndian.put64(w, at + 8, s.addr());
-                    at += 16;
-                }
-                if (at < stride) BigEndian.put32(w, at + 4, 0x100);
-                host.memory.write(ring + (long) stride * (head & (size - 1)), w);
+                host.memory.write(ring + (long) stride * (head & (size - 1)), RecvWqeFormat.encode(QueuePair.toWqe(wr.sgList()), stride));
                 wrid[head & (size - 1)] = wr.wrId();
                 head = (head + 1) & 0xFFFF;
                 posted++;

@@ -1,0 +1,45 @@
+package nicsim.adapter;
+
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.adapter.WqeFormat.Sge;
+
+/**
+ * The receive WQE (REFERENCE 3.3), one definition for the driver, which writes it into a receive
+ * queue or SRQ, and the firmware, which reads it: one 16-byte data segment per non-empty SGE (byte
+ * count, lkey, address, big-endian), then, if the WQE's stride has room, a terminator (byte count
+ * 0, lkey MLX5_INVALID_LKEY 0x100).
+ */
+public final class RecvWqeFormat {
+    private RecvWqeFormat() {}
+
+    public static final int SEGMENT = 16, INVALID_LKEY = 0x100;
+
+    /** A WQE of {@code stride} bytes scattering to {@code sges}. */
+    public static byte[] encode(List<Sge> sges, int stride) {
+        byte[] w = new byte[stride];
+        int at = 0;
+        for (Sge s : sges) {
+            if (s.length() == 0) continue;
+            if (at + SEGMENT > stride) throw new IllegalArgumentException(sges.size() + " SGEs do not fit a " + stride + "-byte receive WQE");
+            BigEndian.put32(w, at, s.length());
+            BigEndian.put32(w, at + 4, s.lkey());
+            BigEndian.put64(w, at + 8, s.addr());
+            at += SEGMENT;
+        }
+        if (at < stride) BigEndian.put32(w, at + 4, INVALID_LKEY);
+        return w;
+    }
+
+    /** The scatter list of a WQE as read from the ring (up to the terminator or the stride's end). */
+    public static List<Sge> decode(byte[] w) {
+        List<Sge> sges = new ArrayList<>();
+        for (int at = 0; at + SEGMENT <= w.length; at += SEGMENT) {
+            long count = BigEndian.get32(w, at);
+            int lkey = (int) BigEndian.get32(w, at + 4);
+            if (count == 0 && lkey == INVALID_LKEY) break;
+            sges.add(new Sge(BigEndian.get64(w, at + 8), (int) count, lkey));
+        }
+        return sges;
+    }
+}
