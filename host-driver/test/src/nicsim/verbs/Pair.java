@@ -47,6 +47,16 @@ final class Pair {
         return this;
     }
 
+    /** Brings both UD QPs to RTS (UD needs no peer to connect to). */
+    Pair upUd(Mtu mtu) {
+        for (Side s : List.of(a, b)) {
+            Connect.toInit(s.qp, 0);
+            Connect.toRtr(s.qp, null, mtu);
+            Connect.toRts(s.qp, 0);
+        }
+        return this;
+    }
+
     /** Polls {@code cq} until {@code n} completions arrived (or the simulated time limit passes). */
     List<WorkCompletion> await(CompletionQueue cq, int n) {
         List<WorkCompletion> got = new ArrayList<>();

@@ -9,12 +9,7 @@ import org.junit.jupiter.api.Test;
 class UdUcTest {
     @Test
     void udSendArrivesAfterTheGrhSpaceWithSourceQpAndLid() {
-        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192);
-        for (Pair.Side s : List.of(p.a, p.b)) {
-            Connect.toInit(s.qp, 0);
-            Connect.toRtr(s.qp, null, Mtu.MTU_2048);
-            Connect.toRts(s.qp, 0);
-        }
+        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
         byte[] msg = "hello over UD".getBytes();
         p.a.buf.write(0, msg);
         p.b.qp.postRecv(new RecvWr().wrId(3).sgList(new Sge(p.b.buf.addr(), 40 + 100, p.b.mr.lkey())));
@@ -32,12 +27,7 @@ class UdUcTest {
 
     @Test
     void udWithTheWrongQkeyIsDroppedSilently() {
-        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192);
-        for (Pair.Side s : List.of(p.a, p.b)) {
-            Connect.toInit(s.qp, 0);
-            Connect.toRtr(s.qp, null, Mtu.MTU_2048);
-            Connect.toRts(s.qp, 0);
-        }
+        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
         p.b.qp.postRecv(new RecvWr().wrId(3).sgList(new Sge(p.b.buf.addr(), 200, p.b.mr.lkey())));
         AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
         p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(p.b.qp.qpNum())
@@ -51,12 +41,7 @@ class UdUcTest {
 
     @Test
     void rdmaReadOnUdIsRefusedAtPost() {
-        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192);
-        for (Pair.Side s : List.of(p.a, p.b)) {
-            Connect.toInit(s.qp, 0);
-            Connect.toRtr(s.qp, null, Mtu.MTU_2048);
-            Connect.toRts(s.qp, 0);
-        }
+        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
         VerbsException e = assertThrows(VerbsException.class, () -> p.a.qp.postSend(new SendWr().opcode(WrOpcode.RDMA_READ)));
         assertEquals(Errno.EINVAL, e.errno());
         assertTrue(e.getMessage().contains("RDMA_READ"), e.getMessage());
