@@ -46,6 +46,22 @@ class ResponderErrorsTest {
     }
 
     @Test
+    void aMessageLongerThanTheAdapterTakesIsLocLenErr() {
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
+        // two 600 MB SGEs: 1.2 GB, past the adapter's 1 GB message limit (the verbs layer refuses it; a raw WQE does not)
+        byte[] wqe = WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_WRITE, 0, p.a.qp.qpNum(), WqeFormat.CQ_UPDATE, 0, null,
+                p.b.buf.addr(), p.b.mr.rkey(), 0, 0, List.of(new WqeFormat.Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()),
+                        new WqeFormat.Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey())), null), false);
+        p.a.qp.postRawWqe(79, wqe);
+        WorkCompletion wc = p.await(p.a.cq, 1).get(0);
+        assertEquals(WcStatus.LOC_LEN_ERR, wc.status(), wc.toString());
+        assertTrue(wc.syndrome().contains("longer"), wc.syndrome());
+        VerbsException e = assertThrows(VerbsException.class, () -> p.a.qp.postSend(new SendWr().opcode(WrOpcode.RDMA_WRITE)
+                .sgList(new Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()), new Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()))));
+        assertEquals(Errno.EINVAL, e.errno());
+    }
+
+    @Test
     void aWqeWithBrokenSegmentsIsLocQpOpErrNamingTheField() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         byte[] wqe = new byte[64];
