@@ -55,7 +55,7 @@ final class Qp {
 
     QpState state = QpState.RESET;
     private int access, qkey, mtu = 256, destQpn, dlid, timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic;
-    private int port = 1, pkeyIndex, sqPsn, rqPsn;
+    private int port = 1, pkeyIndex;
     private boolean sqdNotify, draining;
 
     // requester
@@ -100,14 +100,11 @@ final class Qp {
     }
 
     /** A receive WQE: its counter and scatter list. */
-    private record RecvWqe(int index, List<Sge> sges, long capacity) {
-        static RecvWqe of(RecvRing.Wqe w) { return w == null ? null : new RecvWqe(w.index(), w.sges(), w.capacity()); }
-    }
 
     /** An inbound SEND or WRITE spanning packets. */
     private static final class InMsg {
         final boolean send;
-        RecvWqe wqe;
+        RecvRing.Wqe wqe;
         long offset;
         List<XlateRsp> target; // WRITE: the translated remote range
         long dmaLength;
@@ -159,8 +156,8 @@ final class Qp {
         if ((mask & QpAttrMask.PATH_MTU) != 0) mtu = Mtu.of((int) a.pathMtu()).bytes();
         if ((mask & QpAttrMask.DEST_QPN) != 0) destQpn = (int) a.destQpn();
         if ((mask & QpAttrMask.AV) != 0) dlid = (int) a.dlid();
-        if ((mask & QpAttrMask.RQ_PSN) != 0) { rqPsn = (int) a.rqPsn(); epsn = rqPsn; }
-        if ((mask & QpAttrMask.SQ_PSN) != 0) { sqPsn = (int) a.sqPsn(); nextPsn = sqPsn; ackedPsn = (sqPsn - 1) & 0xFFFFFF; }
+        if ((mask & QpAttrMask.RQ_PSN) != 0) epsn = (int) a.rqPsn();
+        if ((mask & QpAttrMask.SQ_PSN) != 0) { nextPsn = (int) a.sqPsn(); ackedPsn = (nextPsn - 1) & 0xFFFFFF; }
         if ((mask & QpAttrMask.TIMEOUT) != 0) timeout = (int) a.timeout();
         if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); retriesLeft = retryCnt; }
         if ((mask & QpAttrMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); rnrLeft = rnrRetry; }
@@ -808,7 +805,7 @@ final class Qp {
 
     private void handleSend(Packet p, Runnable next) {
         long gen = generation;
-        Consumer<RecvWqe> go = w -> {
+        Consumer<RecvRing.Wqe> go = w -> {
             if (gen != generation) return;
             if (w == null) {
                 if (type == QpType.RC) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | minRnrTimer, 0); fw.counters.counter("Firmware.rnr_sent").inc(); }
@@ -1064,7 +1061,7 @@ final class Qp {
      * A responder-side error (seed error-handling 4.4): NAK to the requester (RC), an error CQE if a
      * receive WQE is in use or else an async event, and the QP goes to ERR.
      */
-    private void responderError(Packet p, int nak, EventType event, RecvWqe w, int syndrome, int vendor) {
+    private void responderError(Packet p, int nak, EventType event, RecvRing.Wqe w, int syndrome, int vendor) {
         fw.counters.counter("Firmware.responder_errors").inc();
         if (type == QpType.RC) ack(Op.ACK, p.psn(), nak, 0);
         if (w != null) fw.complete(rcq, Cqe64.error(false, qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn()), false);
@@ -1076,14 +1073,13 @@ final class Qp {
     // ------------------------------------------------------------------ receive queue
 
     /** The next receive WQE, from the SRQ or the QP's own ring, or null if there is none. */
-    private void takeRecvWqe(Consumer<RecvWqe> done) {
-        if (srq != null) srq.take(w -> done.accept(RecvWqe.of(w)));
-        else rq.take(w -> done.accept(RecvWqe.of(w)));
+    private void takeRecvWqe(Consumer<RecvRing.Wqe> done) {
+        if (srq != null) srq.take(done);
+        else rq.take(done);
     }
 
-    private void untakeRecvWqe(RecvWqe w) {
-        RecvRing.Wqe back = new RecvRing.Wqe(w.index(), w.sges(), w.capacity());
-        if (srq != null) srq.ring.untake(back); else rq.untake(back);
+    private void untakeRecvWqe(RecvRing.Wqe w) {
+        if (srq != null) srq.ring.untake(w); else rq.untake(w);
     }
 
     // ------------------------------------------------------------------ data movement

@@ -120,6 +120,23 @@ public final class WorkloadBench {
         return out;
     }
 
+    /** A workload run on a fresh cluster: its result, the cluster (still reachable), wall time, heap the cluster holds. */
+    private record Measured(World world, Result result, double wallSeconds, long heapBytes) {}
+
+    private static Measured measure(int nodes, String workload, Options o, String what) {
+        Runtime rt = Runtime.getRuntime();
+        System.gc();
+        long used0 = rt.totalMemory() - rt.freeMemory();
+        long t0 = System.nanoTime();
+        World w = new World(nodes, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        Result r = Workloads.run(workload, w, o, new PrintStream(new ByteArrayOutputStream()));
+        double wall = (System.nanoTime() - t0) / 1e9;
+        if (!r.ok()) throw new IllegalStateException(workload + " over " + what + " failed: " + r.errors());
+        System.gc();
+        long used1 = rt.totalMemory() - rt.freeMemory();
+        return new Measured(w, r, wall, Math.max(0, used1 - used0));
+    }
+
     /** One point of the QP-scaling study. */
     public record QpScale(int qps, double bwGbps, long contextMisses, double wallSeconds, double heapBytesPerQp) {}
 
@@ -128,33 +145,18 @@ public final class WorkloadBench {
      * wqe.sq.entries contexts), wall time, and the Java heap the cluster holds per QP.
      */
     public static QpScale qpScale(int qps, int iters) {
-        Runtime rt = Runtime.getRuntime();
-        System.gc();
-        long used0 = rt.totalMemory() - rt.freeMemory();
-        long t0 = System.nanoTime();
-        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
-        Result r = Workloads.run("write_bw", w, Options.defaults().withSize(4096).withIters(iters).withQps(qps),
-                new PrintStream(new ByteArrayOutputStream()));
-        double wall = (System.nanoTime() - t0) / 1e9;
-        if (!r.ok()) throw new IllegalStateException("write_bw over " + qps + " QPs failed: " + r.errors());
-        System.gc();
-        long used1 = rt.totalMemory() - rt.freeMemory();
-        long misses = w.sim.counters().counter("Firmware.sq_context_misses").get();
-        double perQp = Math.max(0, used1 - used0) / (2.0 * qps); // QPs on both nodes
-        java.lang.ref.Reference.reachabilityFence(w);
-        return new QpScale(qps, r.rows().get(0).bwAvgGbps(), misses, wall, perQp);
+        Measured m = measure(2, "write_bw", Options.defaults().withSize(4096).withIters(iters).withQps(qps), qps + " QPs");
+        return new QpScale(qps, m.result().rows().get(0).bwAvgGbps(), m.world().sim.counters().counter("Firmware.sq_context_misses").get(),
+                m.wallSeconds(), m.heapBytes() / (2.0 * qps)); // QPs on both nodes
     }
 
     /** One point of the translation study: bandwidth as MRs outgrow the translation and mkey caches. */
     public record MrScale(int mrs, double bwGbps, long mttMisses, long mkeyMisses, long translations) {}
 
     public static MrScale mrScale(int mrs, int iters) {
-        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
-        Result r = Workloads.run("write_bw", w, Options.defaults().withSize(4096).withIters(iters).withMrs(mrs),
-                new PrintStream(new ByteArrayOutputStream()));
-        if (!r.ok()) throw new IllegalStateException("write_bw over " + mrs + " MRs failed: " + r.errors());
-        var c = w.sim.counters();
-        return new MrScale(mrs, r.rows().get(0).bwAvgGbps(), c.counter("MttWalker.cache_misses").get(),
+        Measured m = measure(2, "write_bw", Options.defaults().withSize(4096).withIters(iters).withMrs(mrs), mrs + " MRs");
+        var c = m.world().sim.counters();
+        return new MrScale(mrs, m.result().rows().get(0).bwAvgGbps(), c.counter("MttWalker.cache_misses").get(),
                 c.counter("Firmware.mkey_context_misses").get(), c.counter("MttWalker.requests").get());
     }
 
@@ -163,18 +165,9 @@ public final class WorkloadBench {
 
     /** pairs_write_bw over {@code nodes} nodes (every pair at once through one switch). */
     public static NodeScale nodeScale(int nodes, int iters) {
-        Runtime rt = Runtime.getRuntime();
-        System.gc();
-        long used0 = rt.totalMemory() - rt.freeMemory();
-        long t0 = System.nanoTime();
-        World w = new World(nodes, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
-        Result r = Workloads.run("pairs_write_bw", w, Options.defaults().withIters(iters), new PrintStream(new ByteArrayOutputStream()));
-        double wall = (System.nanoTime() - t0) / 1e9;
-        if (!r.ok()) throw new IllegalStateException("pairs_write_bw over " + nodes + " nodes failed: " + r.errors());
-        System.gc();
-        long used1 = rt.totalMemory() - rt.freeMemory();
-        java.lang.ref.Reference.reachabilityFence(w);
-        return new NodeScale(nodes, r.rows().get(0).bwAvgGbps(), wall, wall / (w.now() / 1e12), Math.max(0, used1 - used0) / (double) nodes);
+        Measured m = measure(nodes, "pairs_write_bw", Options.defaults().withIters(iters), nodes + " nodes");
+        return new NodeScale(nodes, m.result().rows().get(0).bwAvgGbps(), m.wallSeconds(), m.wallSeconds() / (m.world().now() / 1e12),
+                m.heapBytes() / (double) nodes);
     }
 
     /** RTL in the loop: edges per second with the doorbell decoder and WQE fetcher from RTL, on rc_pingpong. */
