@@ -14,6 +14,7 @@ public final class HostMemory {
     private final int pageSize;
     private final int pageShift;
     private final Map<Long, byte[]> pages = new HashMap<>();
+    private long version;
     // allocation starts above the first MiB so that address 0 is never a valid buffer
     private long nextFree = 1 << 20;
 
@@ -61,8 +62,12 @@ public final class HostMemory {
 
     public void write(long addr, byte[] src) { write(addr, src, 0, src.length); }
 
+    /** Writes so far: a program that only polls memory need not look again until this moves. */
+    public long version() { return version; }
+
     public void write(long addr, byte[] src, int off, int len) {
         check(addr, len, "write");
+        version++;
         int done = 0;
         while (done < len) {
             long a = addr + done;

@@ -33,6 +33,35 @@ public final class World {
     public long now() { return sim.now(); }
     public void runFor(long picos) { sim.runUntil(Math.addExact(sim.now(), picos)); }
 
+    /**
+     * Runs until {@code cond} holds, looking at it again only after some host's memory was written:
+     * for a program that only polls memory (completion queues, flags), where looking when nothing
+     * changed finds nothing and costs nothing in simulated time. Same results as {@link #runUntil},
+     * with far fewer looks.
+     */
+    public void runUntilMemoryHolds(BooleanSupplier cond, long limitPicos) {
+        long deadline = Math.addExact(sim.now(), limitPicos);
+        long seen = -1;
+        while (true) {
+            long v = memoryVersion();
+            if (v != seen) {
+                seen = v;
+                if (cond.getAsBoolean()) return;
+                seen = memoryVersion(); // the look itself may write (a consumer index)
+            }
+            if (sim.now() >= deadline)
+                throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + sim.now() + " ps)");
+            if (sim.idle()) throw new IllegalStateException("simulation went idle at " + sim.now() + " ps before the condition held");
+            sim.step();
+        }
+    }
+
+    private long memoryVersion() {
+        long v = 0;
+        for (Host h : hosts) v += h.memory.version();
+        return v;
+    }
+
     /** Runs until {@code cond} holds; IllegalStateException if {@code limitPicos} pass first. */
     public void runUntil(BooleanSupplier cond, long limitPicos) {
         long deadline = Math.addExact(sim.now(), limitPicos);

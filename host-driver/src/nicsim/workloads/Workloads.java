@@ -119,7 +119,7 @@ public final class Workloads {
 
     static void await(World w, BooleanSupplier cond, String what) {
         try {
-            w.runUntil(cond, STUCK);
+            w.runUntilMemoryHolds(cond, STUCK);
         } catch (IllegalStateException e) {
             throw new IllegalStateException("stuck waiting for " + what + ": " + e.getMessage());
         }
@@ -188,6 +188,7 @@ public final class Workloads {
             settle(w);
             long t0 = w.now();
             List<long[]> samples = new ArrayList<>(); // {time, completed}: the peak is the best window of a fifth of the run
+            long[] postedAt = new long[iters];
             samples.add(new long[]{t0, 0});
             int posted = 0, completed = 0, lastCompleted = 0, nq = c.qps.size();
             // each QP signals every cqMod of its own WRs (and its last), so a completion retires that QP's WRs since its previous one
@@ -209,6 +210,7 @@ public final class Workloads {
                     else if (verb == WrOpcode.RDMA_READ) wr.sgList(new Sge(c.buf.addr() + slot, (int) size, lkey))
                             .remoteAddr(s.buf.addr() + slot).rkey(rkey);
                     else wr.sgList(new Sge(c.buf.addr() + slot, (int) size, lkey)).remoteAddr(s.buf.addr() + slot).rkey(rkey);
+                    postedAt[posted] = w.now();
                     q.postSend(wr);
                     posted++;
                 }
@@ -253,10 +255,14 @@ public final class Workloads {
             }
             double bw = size * 8.0 * iters / (t / 1e12) / 1e9;
             double peak = bw;
+            // a window's WRs count from when the first of them was posted (as perftest times from tposted):
+            // none of their bytes can have moved before that, so the peak cannot pass the link
             for (int j = 1, i = 0; j < samples.size(); j++) {
                 while (i + 1 < j && samples.get(j)[0] - samples.get(i + 1)[0] >= t / 5) i++;
-                long dt = samples.get(j)[0] - samples.get(i)[0];
-                if (dt >= t / 5 && dt > 0) peak = Math.max(peak, size * 8.0 * (samples.get(j)[1] - samples.get(i)[1]) / (dt / 1e12) / 1e9);
+                long from = samples.get(i)[1] < iters ? Math.min(samples.get(i)[0], postedAt[(int) samples.get(i)[1]]) : samples.get(i)[0];
+                long dt = samples.get(j)[0] - from;
+                if (samples.get(j)[0] - samples.get(i)[0] >= t / 5 && dt > 0)
+                    peak = Math.max(peak, size * 8.0 * (samples.get(j)[1] - samples.get(i)[1]) / (dt / 1e12) / 1e9);
             }
             Result.Row row = new Result.Row(size, iters, bw, Math.max(bw, peak), iters / (t / 1e12) / 1e6, 0, 0, 0, 0, 0, t);
             rows.add(row);
