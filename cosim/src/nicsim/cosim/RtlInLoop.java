@@ -29,8 +29,8 @@ import nicsim.sim.PortWires.Wire;
  * is clocked, so the blocks must hold still when idle, and any that did not would diverge.
  */
 public final class RtlInLoop implements AutoCloseable {
-    /** The blocks of an adapter that can run from RTL in a whole system (the DmaEngine is not in its data path yet). */
-    public static final List<String> IN_SYSTEM = List.of("doorbell", "wqe", "mtt", "cqe");
+    /** The blocks of an adapter that can run from RTL in a whole system. */
+    public static final List<String> IN_SYSTEM = List.of("doorbell", "wqe", "mtt", "dma", "cqe");
 
     /** The RTL and its twin disagreed. */
     public static final class Divergence extends RuntimeException {
@@ -46,14 +46,19 @@ public final class RtlInLoop implements AutoCloseable {
         twins.put("wqe", adapter.fetcher());
         twins.put("mtt", adapter.mtt());
         twins.put("cqe", adapter.cqeWriter());
-        for (String b : blocks) {
-            if (!IN_SYSTEM.contains(b))
-                throw new UnsupportedOperationException("rtl block '" + b + "' cannot run in a whole system yet: the DmaEngine is not in the "
-                        + "adapter's data path (its lockstep check is ./nicsim cosim dma)");
+        for (String b : IN_SYSTEM) {
+            if (!blocks.contains(b)) continue;
             BlockPairs.Pair pair = BlockPairs.get(profile, b);
             RtlRunner.Compiled rtl = RtlRunner.compile(pair.rtlName(), pair.rtl(), false);
-            shadows.add(new Shadow(b, twins.get(b), adapter.core(), rtl, seed));
+            if (b.equals("dma")) {
+                // one RTL DmaEngine beside each channel's engines, on that channel's clock
+                List<nicsim.adapter.DmaEngine> engines = adapter.dma().engines();
+                for (int k = 0; k < engines.size(); k++)
+                    shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k), rtl, seed));
+            } else shadows.add(new Shadow(b, twins.get(b), adapter.core(), rtl, seed));
         }
+        for (String b : blocks)
+            if (!IN_SYSTEM.contains(b)) throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + IN_SYSTEM);
     }
 
     /** Edges exchanged with each RTL block so far, by block name. */
@@ -77,7 +82,7 @@ public final class RtlInLoop implements AutoCloseable {
     private static final class Shadow implements Clocked {
         final String name;
         final Block twin;
-        final ClockDomain core;
+        final ClockDomain domain;
         final List<Wire> wires;
         final int[] inIdx, outIdx;
         final SynchronousQueue<Exchange> toRtl = new SynchronousQueue<>(), fromRtl = new SynchronousQueue<>();
@@ -85,10 +90,10 @@ public final class RtlInLoop implements AutoCloseable {
         long lastCycle = -1, exchanges;
         boolean stopped;
 
-        Shadow(String name, Block twin, ClockDomain core, RtlRunner.Compiled rtl, long seed) {
+        Shadow(String name, Block twin, ClockDomain domain, RtlRunner.Compiled rtl, long seed) {
             this.name = name;
             this.twin = twin;
-            this.core = core;
+            this.domain = domain;
             this.wires = PortWires.of(twin);
             this.inIdx = java.util.stream.IntStream.range(0, wires.size()).filter(i -> wires.get(i).input()).toArray();
             this.outIdx = java.util.stream.IntStream.range(0, wires.size()).filter(i -> !wires.get(i).input()).toArray();
@@ -122,7 +127,7 @@ public final class RtlInLoop implements AutoCloseable {
             }), "rtl-" + name);
             thread.setDaemon(true);
             thread.start();
-            core.add(this);
+            domain.add(this);
         }
 
         @Override public void drive() {}
@@ -130,7 +135,7 @@ public final class RtlInLoop implements AutoCloseable {
         /** In the update phase every wire holds this edge's value: hand the inputs to the RTL and compare its outputs. */
         @Override public void update() {
             if (stopped) return;
-            long c = core.cycle();
+            long c = domain.cycle();
             Exchange e = new Exchange();
             e.edges = lastCycle < 0 ? 0 : 1; // the edge that ends the previous exchanged cycle: the RTL takes exactly the twin's edges
             e.inputs = new long[inIdx.length];
@@ -152,7 +157,7 @@ public final class RtlInLoop implements AutoCloseable {
                 long java = w.value().getAsLong();
                 if (java != back.outputs[j]) {
                     stopped = true;
-                    throw new Divergence(String.format("RTL in the loop: %s diverged at core cycle %d on %s: Java model 0x%x, RTL 0x%x",
+                    throw new Divergence(String.format("RTL in the loop: %s diverged at cycle %d of clock " + domain.name() + " on %s: Java model 0x%x, RTL 0x%x",
                             twin.name(), c, w.name(), java, back.outputs[j]));
                 }
             }

@@ -7,6 +7,7 @@ about    A modern RDMA adapter: PCIe Gen3 x16, max payload 256 B, read request 5
 core.clock              = 250 MHz     | clock of the adapter's hardware blocks (doorbell decode, WQE fetch, translation, DMA, CQE) | assumption: a usual ASIC datapath clock; no public ConnectX figure
 core.datapath.width     = 256 bit     | width of the adapter's internal data path (bytes moved per core cycle = width/8) | assumption: 256 bit x 250 MHz = 64 Gb/s per engine, two engines cover 100 Gb/s
 core.sram.size          = 2 MiB       | on-adapter buffer memory between the host DMA and the link engines | assumption
+dma.channels            = 16          | independent sets of DMA engines (DMA contexts), each with its own slice of SRAM, so host reads of different messages overlap | assumption: enough outstanding host reads to cover a ~1 us PCIe read round trip at the small-message rate
 
 # --- host
 host.page.size          = 4 KiB       | host page size (sparse memory allocates in these units) | x86-64 base page
@@ -41,6 +42,7 @@ doorbell.queue.table.entries = 16384 | entries of the decoder's queue-ownership 
 
 # --- WQE fetcher (WqeFetcher: doorbell -> DMA read of WQEBBs -> checked WQEs to firmware)
 wqe.fetch.batch         = 8           | most WQEBBs (64 B each) one DMA read of a send ring fetches | ARCHITECTURE data path step 4: 8 x 64 B WQEBBs per fetch
+wqe.bf.buffer.entries   = 64          | one-WQEBB WQEs written by BlueFlame that the WQE fetch takes from the adapter instead of reading the ring over PCIe | REFERENCE 3.3 step 5 (BlueFlame copies the whole WQE to the BF register); the line count is an assumption
 wqe.sq.entries          = 64          | send queues the fetcher tracks in hardware (indexed by QPN low bits) | assumption
 
 # --- translation and protection (MttWalker: mkey + VA -> checks -> MTT walk through a translation cache)

@@ -10,6 +10,7 @@ about    Berkeley VIA on Myrinet LANai 4.3: 32-bit local bus and DMA, PCI 32-bit
 core.clock              = 33 MHz      | LANai 4.3 processor and local-bus clock | assumption: LANai 4.x ran at the PCI clock; REFERENCE 4.5 has no LANai 4 clock
 core.datapath.width     = 32 bit      | LANai local bus (LBUS) and DMA engine width | seed kvia-paper section 5 (32-bit local bus, 32-bit DMA)
 core.sram.size          = 2 MiB       | adapter SRAM | seed kvia-paper section 5
+dma.channels            = 1           | sets of DMA engines (host, send, receive) sharing the adapter SRAM: a LANai has one | seed kvia-paper section 3
 
 # --- host
 host.page.size          = 4 KiB       | host page size | i386 Linux 2.2
@@ -42,6 +43,7 @@ doorbell.queue.table.entries = 256   | entries of the decoder's queue-ownership 
 
 # --- WQE fetcher (WqeFetcher: doorbell -> DMA read of WQEBBs -> checked WQEs to firmware)
 wqe.fetch.batch         = 1           | most WQEBBs (64 B each) one DMA read of a send ring fetches | seed kvia-paper section 3.2: each descriptor is fetched by its own DMA
+wqe.bf.buffer.entries   = 0           | one-WQEBB WQEs written through the doorbell window that the WQE fetch may take instead of reading the ring (0: every descriptor is fetched by DMA) | seed kvia-paper section 4: Berkeley VIA moves all data and descriptors by DMA whatever their size
 wqe.sq.entries          = 16          | send queues the fetcher tracks in hardware (indexed by QPN low bits) | assumption
 
 # --- translation and protection (MttWalker: mkey + VA -> checks -> MTT walk through a translation cache)

@@ -51,6 +51,7 @@ public final class Adapter implements PciFunction, Clocked {
     private final WqeFetcher fetcher;
     private final CqeWriter cqeWriter;
     private final MttWalker mtt;
+    private final DmaPath dma;
     private final nicsim.firmware.Firmware firmware;
     private final DoorbellDecoder.Config dbCfg;
     /** 0: doorbells are decoded by hardware as they arrive; else the control program polls SRAM for them at this period. */
@@ -66,6 +67,11 @@ public final class Adapter implements PciFunction, Clocked {
     private final ArrayDeque<CqeIn> cqeIn = new ArrayDeque<>();
     private final ArrayDeque<Long> pendingMsix = new ArrayDeque<>();
     private final java.util.Map<Long, Long> cqOfSq = new java.util.HashMap<>();
+    /** The UAR page each send queue's doorbells must come through. */
+    private final java.util.Map<Long, Long> sqOwner = new java.util.HashMap<>();
+    /** BlueFlame-written WQEBBs by ring address, oldest first; at most {@link #bfEntries}. */
+    private final java.util.LinkedHashMap<Long, byte[]> bfLines = new java.util.LinkedHashMap<>();
+    private final int bfEntries;
     private PciPort port;
     private final ArrayDeque<MmioWrite> mmioIn = new ArrayDeque<>();
     private final ArrayDeque<QueueTableWrite> tableIn = new ArrayDeque<>();
@@ -90,10 +96,12 @@ public final class Adapter implements PciFunction, Clocked {
                 MSIX_VECTORS, 0, MSIX_TABLE);
         this.dbCfg = DoorbellDecoder.Config.from(profile);
         this.pollInterval = profile.has("doorbell.poll.interval") ? profile.picos("doorbell.poll.interval") : 0;
+        this.bfEntries = profile.has("wqe.bf.buffer.entries") ? profile.countInt("wqe.bf.buffer.entries") : 0;
         this.decoder = new DoorbellDecoder(core, dbCfg);
         this.fetcher = new WqeFetcher(core, WqeFetcher.Config.from(profile));
         this.cqeWriter = new CqeWriter(core, CqeWriter.Config.from(profile));
         this.mtt = new MttWalker(core, MttWalker.Config.from(profile));
+        this.dma = new DmaPath(sim, profile, clockName.replaceFirst("core$", ""), () -> port);
         // decoded doorbells: send doorbells to the fetcher, CQ arms to the CQE writer
         StreamDemux<DoorbellMsg> route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
                 m -> m.kind() == DoorbellMsg.Kind.CQ_ARM.ordinal() ? 1 : 0);
@@ -116,6 +124,8 @@ public final class Adapter implements PciFunction, Clocked {
         if (sim.trace().enabled("wqe")) sim.trace().record("wqe", wqeTxn(qpn, index), stage, detail);
     }
     public MttWalker mtt() { return mtt; }
+    /** The payload path: host reads and writes through the DMA engines and SRAM. */
+    public DmaPath dma() { return dma; }
     /** The firmware: command interface, QP contexts and transport. */
     public nicsim.firmware.Firmware firmware() { return firmware; }
     /** The adapter's PCI port (DMA, MSI-X), once attached to a bus. */
@@ -146,6 +156,7 @@ public final class Adapter implements PciFunction, Clocked {
      */
     public void addQpQueue(long qpn, int uar) {
         firmwareQueues.add(qpn);
+        sqOwner.put(qpn, (long) uar);
         tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
         doorbellsSeen.put(qpn, new ArrayDeque<>());
         fetchesSeen.put(qpn, new ArrayDeque<>());
@@ -180,6 +191,7 @@ public final class Adapter implements PciFunction, Clocked {
     public void destroySq(long qpn, boolean resident) {
         SqConfig old = sqConfigs.remove(qpn);
         tableIn.add(new QueueTableWrite(0, qpn, 0, 0));
+        sqOwner.remove(qpn);
         if (resident && old != null) sqIn.add(new SqConfig(qpn, old.base(), old.logSize(), 0));
         firmwareQueues.remove(qpn);
         core.wake();
@@ -212,6 +224,7 @@ public final class Adapter implements PciFunction, Clocked {
     /** As {@link #createSq(long, int, long, int)}, with completions of its WQEs going to CQ {@code cqn}. */
     public void createSq(long qpn, int uar, long ringBase, int logSize, long cqn) {
         if (cqn >= 0) cqOfSq.put(qpn, cqn);
+        sqOwner.put(qpn, (long) uar);
         tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
         SqConfig sc = new SqConfig(qpn, ringBase, logSize, 1);
         sqConfigs.put(qpn, sc);
@@ -243,13 +256,13 @@ public final class Adapter implements PciFunction, Clocked {
     @Override public ConfigSpace config() { return config; }
     @Override public void connect(PciPort p) {
         port = p;
-        new PciDmaReader(core, p, fetcher.dmaReq(), fetcher.dmaRsp());
+        new PciDmaReader(core, p, fetcher.dmaReq(), fetcher.dmaRsp(), this::blueFlameLines);
     }
 
     @Override public void mmioWrite(int bar, long offset, byte[] data) {
         if (offset >= dbCfg.windowBase() && offset < dbCfg.windowBase() + dbCfg.windowSize()) {
             // a BlueFlame write (a whole WQE, in 64-byte chunks) rings with its ctrl segment's first 8 bytes;
-            // the WQE itself is still read from the ring, where the driver also wrote it (skipping that read is not built)
+            // a one-WQEBB WQE is also kept in the BlueFlame buffer, where the fetcher's read of it finds it
             long po = (offset - dbCfg.windowBase()) % dbCfg.pageSize();
             boolean wqeHead = po >= UarLayout.BF_OFFSET && (po - UarLayout.BF_OFFSET) % (dbCfg.bfRegSize() / 2) == 0;
             if (data.length > 8 && !wqeHead) { // the rest of a WQE written in 64-byte chunks
@@ -258,6 +271,7 @@ public final class Adapter implements PciFunction, Clocked {
                 return;
             }
             if (data.length > 8) sim.counters().counter("Adapter.blueflame_writes").inc();
+            if (data.length == WqeLayout.WQEBB && wqeHead) keepBlueFlame((offset - dbCfg.windowBase()) / dbCfg.pageSize(), data);
             MmioWrite w = MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8)));
             if (pollInterval > 0) {
                 // no hardware doorbell: the write lands in adapter SRAM, where the control program finds it on its next poll
@@ -275,6 +289,43 @@ public final class Adapter implements PciFunction, Clocked {
             sim.counters().counter("Adapter.mmio_outside_doorbell_window").inc();
             errors.add(String.format("MMIO write of %d bytes at BAR0+0x%x: no register there", data.length, offset));
         }
+    }
+
+    /**
+     * Keeps a BlueFlame-written WQEBB under its ring address, if the page it came through owns the
+     * queue its ctrl segment names (the decoder's own check; a write through a foreign page is
+     * rejected there and leaves nothing here). The oldest line goes when the buffer is full.
+     */
+    private void keepBlueFlame(long page, byte[] wqebb) {
+        if (bfEntries == 0) return;
+        long qpn = (wqebb[4] & 0xFFL) << 16 | (wqebb[5] & 0xFFL) << 8 | (wqebb[6] & 0xFFL);
+        int index = (wqebb[1] & 0xFF) << 8 | (wqebb[2] & 0xFF);
+        SqConfig sc = sqConfigs.get(qpn);
+        Long owner = sqOwner.get(qpn);
+        if (sc == null || owner == null || owner != page) return;
+        long pa = sc.base() + (long) (index & ((1 << sc.logSize()) - 1)) * WqeLayout.WQEBB;
+        bfLines.remove(pa);
+        bfLines.put(pa, wqebb.clone());
+        if (bfLines.size() > bfEntries) bfLines.remove(bfLines.keySet().iterator().next());
+    }
+
+    /**
+     * The fetcher's ring read, served from the BlueFlame buffer when every WQEBB it asks for is
+     * there (no PCIe read: the WQE came with its doorbell); otherwise null, and the lines it covers
+     * are dropped (the ring is read instead).
+     */
+    private byte[] blueFlameLines(WqePorts.DmaReadReq r) {
+        if (bfLines.isEmpty()) return null;
+        int n = (int) (r.length() / WqeLayout.WQEBB);
+        boolean all = true;
+        for (int i = 0; i < n && all; i++) all = bfLines.containsKey(r.addr() + (long) i * WqeLayout.WQEBB);
+        byte[] out = all ? new byte[(int) r.length()] : null;
+        for (int i = 0; i < n; i++) {
+            byte[] line = bfLines.remove(r.addr() + (long) i * WqeLayout.WQEBB);
+            if (out != null) System.arraycopy(line, 0, out, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
+        }
+        if (out != null) sim.counters().counter("Adapter.blueflame_fetches_skipped").inc();
+        return out;
     }
 
     @Override public byte[] mmioRead(int bar, long offset, int length) {

@@ -49,7 +49,11 @@ public final class DmaEngine implements Block {
                 throw new IllegalArgumentException("core.sram.size " + sramBytes + " B must be a power of two from 4 KiB to 1 GiB");
         }
 
-        public static Config from(Profile p) { return new Config(p.bits("core.datapath.width"), p.bytes("core.sram.size")); }
+        /** One channel's engines: {@code core.sram.size} is shared out among the {@code dma.channels}. */
+        public static Config from(Profile p) {
+            long channels = p.has("dma.channels") ? p.count("dma.channels") : 1;
+            return new Config(p.bits("core.datapath.width"), p.bytes("core.sram.size") / channels);
+        }
 
         public int beatBytes() { return widthBits / 8; }
     }
@@ -193,8 +197,15 @@ public final class DmaEngine implements Block {
         if (recvDesc.fire()) acceptRecv(recvDesc.payload());
     }
 
+    /**
+     * Idle, as far as an edge can tell, while nothing is moving: in particular a host engine waiting
+     * for read data and a receive engine waiting for link beats change nothing until a beat comes
+     * (whoever brings it wakes the clock).
+     */
     @Override public boolean active() {
-        return hostBusy || sendBusy || recvBusy || !hostOutQ.isEmpty() || !sendOutQ.isEmpty() || pciReadReg != null
+        boolean hostWorking = hostBusy && (hostToHost || pciReadReg != null || !hostInQ.isEmpty());
+        boolean recvWorking = recvBusy && !recvInQ.isEmpty();
+        return hostWorking || sendBusy || recvWorking || !hostOutQ.isEmpty() || !sendOutQ.isEmpty() || pciReadReg != null
                 || hostDoneReg != null || sendDoneReg != null || recvDoneReg != null
                 || hostDesc.valid() || sendDesc.valid() || recvDesc.valid();
     }

@@ -9,10 +9,10 @@ import nicsim.sim.Clocked;
 import nicsim.sim.Stream;
 
 /**
- * Serves WQEBB reads (a WqeFetcher's io_dmaReq / io_dmaRsp) straight through the PCI port: one read
- * at a time; when its last completion has arrived, the data goes back one WQEBB per core cycle. It
- * stands where the DmaEngine block will (not built yet), so the fetcher's timing already includes
- * the real PCIe read: request TLPs, host memory latency, completions, link latency.
+ * Serves WQEBB reads (a WqeFetcher's io_dmaReq / io_dmaRsp): one read at a time; the data goes back
+ * one WQEBB per core cycle. A read the BlueFlame buffer holds whole is served from it at once;
+ * any other goes through the PCI port (request TLPs, host memory latency, completions, link
+ * latency), as the adapter's descriptor-fetch DMA context, apart from the payload's DmaEngines.
  */
 public final class PciDmaReader implements Clocked {
     private final ClockDomain domain;
@@ -20,14 +20,20 @@ public final class PciDmaReader implements Clocked {
     private final Stream<DmaReadReq> req;
     private final Stream<WqebbBeat> rsp;
     private final ArrayDeque<WqebbBeat> ready = new ArrayDeque<>();
+    private final java.util.function.Function<DmaReadReq, byte[]> local;
     private boolean reading;
 
-    /** Connects to the fetcher's ports ({@code req} from it, {@code rsp} to it). */
-    public PciDmaReader(ClockDomain domain, PciPort port, Stream<DmaReadReq> req, Stream<WqebbBeat> rsp) {
+    /**
+     * Connects to the fetcher's ports ({@code req} from it, {@code rsp} to it); {@code local} gives
+     * the bytes of a read held on the adapter (or null: read the host).
+     */
+    public PciDmaReader(ClockDomain domain, PciPort port, Stream<DmaReadReq> req, Stream<WqebbBeat> rsp,
+                        java.util.function.Function<DmaReadReq, byte[]> local) {
         this.domain = domain;
         this.port = port;
         this.req = req;
         this.rsp = rsp;
+        this.local = local;
         domain.add(this);
     }
 
@@ -40,6 +46,11 @@ public final class PciDmaReader implements Clocked {
         if (rsp.fire()) ready.pollFirst();
         if (req.fire()) {
             DmaReadReq r = req.payload();
+            byte[] held = local.apply(r);
+            if (held != null) {
+                for (int b = 0; b < r.length() / WqeLayout.WQEBB; b++) ready.addLast(new WqebbBeat(Line64.words(held, b * WqeLayout.WQEBB), 0));
+                return;
+            }
             reading = true;
             port.dmaRead(r.addr(), (int) r.length(), res -> {
                 int beats = (int) (r.length() / WqeLayout.WQEBB);

@@ -1150,12 +1150,12 @@ final class Qp {
         for (XlateRsp c : chunks) {
             int base = at;
             at += (int) c.length();
-            fw.adapter.port().dmaRead(c.pa(), (int) c.length(), r -> {
+            fw.adapter.dma().read(c.pa(), (int) c.length(), null, data -> {
                 if (bad[0]) return;
-                if (r.status() != PciPort.DmaStatus.OK) { bad[0] = true; done.accept(null); return; }
-                System.arraycopy(r.data(), 0, out, base, r.data().length);
-                fw.counters.counter("Firmware.dma_read_bytes").add(r.data().length);
-                if (piece != null) piece.accept((long) base, r.data());
+                if (data == null) { bad[0] = true; done.accept(null); return; }
+                System.arraycopy(data, 0, out, base, data.length);
+                fw.counters.counter("Firmware.dma_read_bytes").add(data.length);
+                if (piece != null) piece.accept((long) base, data);
                 if (--left[0] == 0) done.accept(out);
             });
         }
@@ -1176,7 +1176,7 @@ final class Qp {
                 pending[0]++;
                 writesInFlight++;
                 long gen = generation;
-                fw.adapter.port().dmaWrite(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n), r -> {
+                fw.adapter.dma().write(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n), ok -> {
                     if (gen == generation) writeLanded();
                     one.run();
                 });

@@ -96,7 +96,7 @@ public final class Stream<T> {
         if (pendingFromLastEdge) {
             if (!valid) violation(cycle, StreamContractViolation.Rule.VALID_DROPPED,
                     "valid fell before the transfer of " + lastPayload + " fired");
-            else if (!payload.equals(lastPayload)) violation(cycle, StreamContractViolation.Rule.PAYLOAD_CHANGED,
+            else if (payload != lastPayload && !payload.equals(lastPayload)) violation(cycle, StreamContractViolation.Rule.PAYLOAD_CHANGED,
                     "payload changed from " + lastPayload + " to " + payload + " while waiting for ready");
         }
         boolean f = fire();

@@ -172,6 +172,7 @@ final class RunCommand implements Callable<Integer> {
             a0.fetcher().trace(vcd, "TOP.WqeFetcher");
             a0.mtt().trace(vcd, "TOP.MttWalker");
             a0.cqeWriter().trace(vcd, "TOP.CqeWriter");
+            a0.dma().engines().get(0).trace(vcd, "TOP.DmaEngine"); // channel 0, the busiest: each piece goes to the least busy, lowest first
         }
         out.printf("%n=== %s on %s (%d nodes, seed %d, faults %s) ===%n", name, p.name(), nodes, seed, f);
         Progress bar = new Progress(name);
@@ -190,7 +191,7 @@ final class RunCommand implements Callable<Integer> {
         counters(out, world);
         out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx)%n", world.now() / 1e6, wall,
                 wall / Math.max(1e-12, world.now() / 1e12));
-        if (vcd != null) out.println("waveform of node 0's DoorbellDecoder, WqeFetcher, MttWalker and CqeWriter ports: " + wave.toAbsolutePath());
+        if (vcd != null) out.println("waveform of node 0's DoorbellDecoder, WqeFetcher, MttWalker, CqeWriter and DmaEngine (channel 0) ports: " + wave.toAbsolutePath());
         if (timeline != null) {
             Path parent = timeline.toAbsolutePath().getParent();
             if (parent != null) Files.createDirectories(parent);

@@ -49,7 +49,7 @@ class WqeFetcherTest {
             bus = new PciBus(sim, profile, mem);
             bus.configWrite32(bus.attach(this), ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
             f = new WqeFetcher(core, WqeFetcher.Config.from(profile));
-            new PciDmaReader(core, port, f.dmaReq(), f.dmaRsp());
+            new PciDmaReader(core, port, f.dmaReq(), f.dmaRsp(), r -> null);
             core.add(this);
         }
 

@@ -1,0 +1,374 @@
+package nicsim.adapter;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import nicsim.adapter.DmaPorts.Beat;
+import nicsim.adapter.DmaPorts.Done;
+import nicsim.adapter.DmaPorts.HostDesc;
+import nicsim.adapter.DmaPorts.LinkDesc;
+import nicsim.adapter.DmaPorts.PciRead;
+import nicsim.adapter.DmaPorts.WriteBeat;
+import nicsim.host.PciPort;
+import nicsim.profile.Profile;
+import nicsim.sim.ClockDomain;
+import nicsim.sim.Clocked;
+import nicsim.sim.Simulator;
+
+/**
+ * The payload path through the adapter's {@link DmaEngine}s (ARCHITECTURE data path, step 6). Every
+ * payload byte the transport reads from host memory is fetched by a host engine into SRAM and
+ * leaves SRAM through the send engine; the transport gets the bytes as they came off the send
+ * engine's link port. Every payload byte it writes to host memory enters SRAM through the receive
+ * engine and leaves through the host engine as posted PCI writes. So the local bus width, the one
+ * descriptor per engine and the bus shared by three engines (seed kvia-paper section 3) are in the
+ * timing of every message.
+ *
+ * <p>{@code dma.channels} sets of engines work side by side, each with its own slice of
+ * {@code core.sram.size} and its own clock domain of {@code core.clock} (a LANai has one; a modern
+ * adapter has many DMA contexts so host reads overlap). A transfer is cut into pieces of at most
+ * {@link #pieceBytes()} and each piece goes to the least busy channel (the lowest-numbered of equals).
+ *
+ * <p>The engines move whole data-path beats at beat-aligned addresses. This glue plays the PCI
+ * bridge's part for the rest: a read fetches the beats that cover the range (they never cross a
+ * host page) and keeps the bytes asked for; a write puts the bytes in SRAM at the same offset within
+ * a beat as their host address, and the PCI writes it issues carry only the bytes asked for (PCIe's
+ * first/last byte enables). Host reads are issued in {@code pci.max.read.request} pieces and their
+ * data enters SRAM as each piece returns; host writes leave in {@code pci.max.payload} pieces as
+ * their beats come out.
+ *
+ * <p>Not through the engines: WQE and receive-WQE fetches, CQEs, command mailboxes, context and
+ * translation loads, and the 8-byte atomics (the adapter's other DMA contexts).
+ */
+public final class DmaPath {
+    /**
+     * Most bytes one descriptor moves: a transfer goes in pieces of this size, so the send engine
+     * works on one piece while the host engine brings the next (as a control program chains its
+     * DMAs packet by packet).
+     */
+    public static final int PIECE = 4096;
+
+    private final Simulator sim;
+    private final Supplier<PciPort> port;
+    private final Channel[] channels;
+    private final int beat;
+    private final int pieceBytes;
+    private final int readRequest;
+    private final int writePayload;
+
+    /** The channels' clock domains are named {@code <domainPrefix>dma<k>}. */
+    public DmaPath(Simulator sim, Profile p, String domainPrefix, Supplier<PciPort> port) {
+        this.sim = sim;
+        this.port = port;
+        int n = p.has("dma.channels") ? p.countInt("dma.channels") : 1;
+        DmaEngine.Config cfg = DmaEngine.Config.from(p);
+        if (n < 1 || n > 64) throw new IllegalArgumentException("dma.channels " + n + " must be 1 to 64");
+        this.beat = cfg.beatBytes();
+        this.pieceBytes = (int) Math.min(PIECE, cfg.sramBytes() / 4);
+        this.readRequest = p.bytesInt("pci.max.read.request");
+        this.writePayload = p.bytesInt("pci.max.payload");
+        this.channels = new Channel[n];
+        long period = p.periodPicos("core.clock");
+        for (int k = 0; k < n; k++)
+            channels[k] = new Channel(sim.clockDomain(domainPrefix + "dma" + k, period), cfg);
+    }
+
+    /** The engines, one per channel. */
+    public List<DmaEngine> engines() {
+        List<DmaEngine> l = new ArrayList<>();
+        for (Channel c : channels) l.add(c.engine);
+        return l;
+    }
+
+    /** The clock domain of channel {@code k}. */
+    public ClockDomain domain(int k) { return channels[k].domain; }
+
+    /** Largest piece one channel moves at a time. */
+    public int pieceBytes() { return pieceBytes; }
+
+    /**
+     * Reads {@code length} bytes of host memory at {@code hostAddr} through host engine, SRAM and
+     * send engine; {@code done} gets the bytes (null when a PCI read failed). {@code piece}, if not
+     * null, hears each piece as it leaves the send engine: its offset and bytes.
+     */
+    public void read(long hostAddr, int length, java.util.function.BiConsumer<Integer, byte[]> piece, Consumer<byte[]> done) {
+        if (length == 0) { done.accept(new byte[0]); return; }
+        byte[] out = new byte[length];
+        int pieces = (length + pieceBytes - 1) / pieceBytes;
+        int[] left = {pieces};
+        boolean[] failed = {false};
+        for (int i = 0; i < pieces; i++) {
+            int off = i * pieceBytes, len = Math.min(pieceBytes, length - off);
+            submit(new Job(false, hostAddr + off, len, null, bytes -> {
+                if (failed[0]) return;
+                if (bytes == null) { failed[0] = true; done.accept(null); return; }
+                System.arraycopy(bytes, 0, out, off, len);
+                if (piece != null) piece.accept(off, bytes);
+                if (--left[0] == 0) done.accept(out);
+            }));
+        }
+    }
+
+    /** Writes {@code data} to host memory at {@code hostAddr} through receive engine, SRAM and host engine; {@code done} gets whether every PCI write succeeded, once they all completed. */
+    public void write(long hostAddr, byte[] data, Consumer<Boolean> done) {
+        if (data.length == 0) { done.accept(true); return; }
+        int pieces = (data.length + pieceBytes - 1) / pieceBytes;
+        int[] left = {pieces};
+        boolean[] ok = {true};
+        for (int i = 0; i < pieces; i++) {
+            int off = i * pieceBytes, len = Math.min(pieceBytes, data.length - off);
+            submit(new Job(true, hostAddr + off, len, java.util.Arrays.copyOfRange(data, off, off + len), bytes -> {
+                if (bytes == null) ok[0] = false;
+                if (--left[0] == 0) done.accept(ok[0]);
+            }));
+        }
+    }
+
+    private void submit(Job j) {
+        Channel best = channels[0];
+        for (Channel c : channels) if (c.load < best.load) best = c;
+        best.add(j);
+    }
+
+    /** One transfer piece: a read (host to link) or a write (link to host). */
+    private final class Job {
+        final boolean write;
+        final long hostAddr;
+        final int length;
+        final int skew; // hostAddr's offset within a beat, kept in SRAM
+        final int span; // whole beats covering skew + length
+        final byte[] data;
+        final Consumer<byte[]> done;
+        long sram = -1;
+        HostDesc hostDesc; // made once SRAM is given, so each edge offers the same payload
+        LinkDesc linkDesc;
+        byte[] buf; // bytes off the link (read) or out to PCI (write), beat aligned
+        int filled, writesPending;
+        boolean engineDone, lastBeat, failed;
+
+        Job(boolean write, long hostAddr, int length, byte[] data, Consumer<byte[]> done) {
+            this.write = write;
+            this.hostAddr = hostAddr;
+            this.length = length;
+            this.skew = (int) Math.floorMod(hostAddr, (long) beat);
+            this.span = (skew + length + beat - 1) / beat * beat;
+            this.data = data;
+            this.done = done;
+        }
+
+        long alignedHost() { return hostAddr - skew; }
+    }
+
+    /** A set of engines, their SRAM allocator and the glue driving their ports. */
+    private final class Channel implements Clocked {
+        final ClockDomain domain;
+        final DmaEngine engine;
+        final TreeMap<Long, Long> free = new TreeMap<>(); // start -> end of free SRAM
+        final ArrayDeque<Job> waiting = new ArrayDeque<>(), hostQ = new ArrayDeque<>(), sendQ = new ArrayDeque<>(), recvQ = new ArrayDeque<>();
+        final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
+        final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
+        final ArrayDeque<Beat> rxBeats = new ArrayDeque<>(), pciBeats = new ArrayDeque<>();
+        final ArrayDeque<Beat[]> pciPieces = new ArrayDeque<>(); // host reads in issue order; null entries: not back yet
+        final ArrayDeque<Runnable> completions = new ArrayDeque<>();
+        int load;
+
+        Channel(ClockDomain domain, DmaEngine.Config cfg) {
+            this.domain = domain;
+            this.engine = new DmaEngine(domain, cfg);
+            free.put(0L, cfg.sramBytes());
+            domain.add(this);
+        }
+
+        void add(Job j) {
+            load++;
+            waiting.addLast(j);
+            allocate();
+            domain.wake();
+        }
+
+        /** Gives SRAM to waiting jobs in order; a job that does not fit holds the ones behind it. */
+        void allocate() {
+            while (!waiting.isEmpty()) {
+                Job j = waiting.peekFirst();
+                Map.Entry<Long, Long> fit = null;
+                for (Map.Entry<Long, Long> e : free.entrySet())
+                    if (e.getValue() - e.getKey() >= j.span) { fit = e; break; }
+                if (fit == null) return;
+                waiting.pollFirst();
+                j.sram = fit.getKey();
+                free.remove(fit.getKey());
+                if (fit.getValue() > j.sram + j.span) free.put(j.sram + j.span, fit.getValue());
+                j.buf = new byte[j.span];
+                j.hostDesc = new HostDesc(j.write ? 1 : 0, j.alignedHost(), j.sram, j.span, 0);
+                j.linkDesc = new LinkDesc(j.sram, j.span, 0);
+                if (j.write) {
+                    System.arraycopy(j.data, 0, j.buf, j.skew, j.length);
+                    recvQ.addLast(j);
+                    for (int b = 0; b < j.span; b += beat) rxBeats.addLast(new Beat(toWords(j.buf, b), b + beat == j.span ? 1 : 0));
+                    java.util.Arrays.fill(j.buf, (byte) 0);
+                } else hostQ.addLast(j);
+            }
+        }
+
+        void release(Job j) {
+            long start = j.sram, end = j.sram + j.span;
+            Map.Entry<Long, Long> before = free.floorEntry(start);
+            if (before != null && before.getValue() == start) { start = before.getKey(); free.remove(before.getKey()); }
+            Long after = free.containsKey(end) ? free.remove(end) : null;
+            if (after != null) end = after;
+            free.put(start, end);
+            allocate();
+        }
+
+        long[] toWords(byte[] b, int off) {
+            long[] w = new long[DmaPorts.words(engine.config().widthBits())];
+            for (int i = 0; i < beat; i++) w[i / 8] |= (b[off + i] & 0xFFL) << (8 * (i % 8));
+            return w;
+        }
+
+        void fromWords(long[] w, byte[] b, int off) {
+            for (int i = 0; i < beat; i++) b[off + i] = (byte) (w[i / 8] >>> (8 * (i % 8)));
+        }
+
+        @Override public void drive() {
+            Job h = hostQ.peekFirst();
+            if (h == null) engine.hostDesc().idle(); else engine.hostDesc().push(h.hostDesc);
+            Job s = sendQ.peekFirst();
+            if (s == null) engine.sendDesc().idle(); else engine.sendDesc().push(s.linkDesc);
+            Job r = recvQ.peekFirst();
+            if (r == null) engine.recvDesc().idle(); else engine.recvDesc().push(r.linkDesc);
+            if (pciBeats.isEmpty()) engine.pciData().idle(); else engine.pciData().push(pciBeats.peekFirst());
+            if (rxBeats.isEmpty()) engine.linkRx().idle(); else engine.linkRx().push(rxBeats.peekFirst());
+            engine.pciRead().ready(true);
+            engine.pciWrite().ready(true);
+            engine.linkTx().ready(true);
+        }
+
+        @Override public void update() {
+            if (engine.hostDesc().fire()) hostBusy.addLast(hostQ.pollFirst());
+            if (engine.sendDesc().fire()) sendBusy.addLast(sendQ.pollFirst());
+            if (engine.recvDesc().fire()) recvBusy.addLast(recvQ.pollFirst());
+            if (engine.pciData().fire()) pciBeats.pollFirst();
+            if (engine.linkRx().fire()) rxBeats.pollFirst();
+            if (engine.pciRead().fire()) readHost(engine.pciRead().payload());
+            if (engine.linkTx().fire()) linkBeat(engine.linkTx().payload());
+            if (engine.pciWrite().fire()) writeBeat(engine.pciWrite().payload());
+            if (engine.hostDone().valid()) hostDone(hostBusy.pollFirst(), engine.hostDone().payload());
+            if (engine.sendDone().valid()) {
+                Job j = sendBusy.peekFirst();
+                j.engineDone = true;
+                if (engine.sendDone().payload().reason() != Done.Status.OK) j.failed = true;
+                finishSend();
+            }
+            if (engine.recvDone().valid()) {
+                Job j = recvBusy.pollFirst();
+                if (engine.recvDone().payload().reason() != Done.Status.OK)
+                    throw new IllegalStateException("DmaEngine receive descriptor ended " + engine.recvDone().payload().reason());
+                hostQ.addLast(j);
+                toHost.addLast(j);
+            }
+            while (!completions.isEmpty()) {
+                Runnable c = completions.pollFirst();
+                sim.scheduleIn(0, Simulator.Priority.DELIVERY, c);
+            }
+        }
+
+        @Override public boolean active() {
+            return !hostQ.isEmpty() || !sendQ.isEmpty() || !recvQ.isEmpty() || !pciBeats.isEmpty() || !rxBeats.isEmpty();
+        }
+
+        /** The host engine's read: issued to PCI in read-request pieces; their beats enter in address order. */
+        void readHost(PciRead r) {
+            PciPort p = port.get();
+            for (long off = 0; off < r.length(); ) {
+                long addr = r.addr() + off;
+                int len = (int) Math.min(r.length() - off, readRequest - Math.floorMod(addr, (long) readRequest));
+                Beat[] holder = new Beat[len / beat]; // filled when this piece's data is back
+                pciPieces.addLast(holder);
+                p.dmaRead(addr, len, res -> {
+                    boolean ok = res.status() == PciPort.DmaStatus.OK;
+                    for (int b = 0; b < holder.length; b++)
+                        holder[b] = new Beat(ok ? toWords(res.data(), b * beat) : new long[DmaPorts.words(engine.config().widthBits())], ok ? 0 : 1);
+                    while (!pciPieces.isEmpty() && pciPieces.peekFirst()[0] != null)
+                        for (Beat bt : pciPieces.pollFirst()) pciBeats.addLast(bt);
+                    domain.wake();
+                });
+                off += len;
+            }
+        }
+
+        void hostDone(Job j, Done d) {
+            if (!j.write) {
+                if (d.reason() != Done.Status.OK) { fail(j); return; }
+                sendQ.addLast(j);
+                return;
+            }
+            j.engineDone = true;
+            if (d.reason() != Done.Status.OK) { toHost.remove(j); j.failed = true; }
+            finishWrite(j);
+        }
+
+        void linkBeat(Beat b) {
+            Job j = sendBusy.peekFirst();
+            fromWords(b.data(), j.buf, j.filled);
+            j.filled += beat;
+            if (b.flag() != 0) j.lastBeat = true;
+            finishSend();
+        }
+
+        void finishSend() {
+            Job j = sendBusy.peekFirst();
+            if (j == null || !j.engineDone || !(j.lastBeat || j.failed)) return;
+            sendBusy.pollFirst();
+            if (j.failed) { fail(j); return; }
+            release(j);
+            load--;
+            byte[] bytes = java.util.Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
+            completions.addLast(() -> j.done.accept(bytes));
+        }
+
+        void fail(Job j) {
+            release(j);
+            load--;
+            completions.addLast(() -> j.done.accept(null));
+        }
+
+        /** A beat leaving the host engine for host memory: the bytes of the job it belongs to go out in max-payload pieces. */
+        void writeBeat(WriteBeat w) {
+            Job j = toHost.peekFirst();
+            int at = (int) (w.addr() - j.alignedHost());
+            fromWords(w.data(), j.buf, at);
+            int end = at + beat;
+            boolean last = w.last() != 0;
+            // host bytes [from, to) of the job that are complete and not yet written
+            int from = Math.max(j.filled, j.skew), to = Math.min(end, j.skew + j.length);
+            long hostFrom = j.alignedHost() + from;
+            boolean boundary = Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0;
+            if (to > from && (last || boundary)) {
+                byte[] piece = java.util.Arrays.copyOfRange(j.buf, from, to);
+                j.writesPending++;
+                j.filled = to;
+                port.get().dmaWrite(hostFrom, piece, res -> {
+                    if (res.status() != PciPort.DmaStatus.OK) j.failed = true;
+                    j.writesPending--;
+                    finishWrite(j);
+                });
+            }
+            if (last) { j.lastBeat = true; toHost.pollFirst(); }
+        }
+
+        void finishWrite(Job j) {
+            if (!j.engineDone || j.writesPending > 0 || !(j.lastBeat || j.failed) || j.sram < 0) return;
+            release(j);
+            j.sram = -1;
+            load--;
+            boolean ok = !j.failed;
+            sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> j.done.accept(ok ? j.buf : null));
+            domain.wake();
+        }
+    }
+}

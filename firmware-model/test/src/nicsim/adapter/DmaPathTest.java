@@ -1,0 +1,149 @@
+package nicsim.adapter;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import nicsim.host.ConfigSpace;
+import nicsim.host.HostMemory;
+import nicsim.host.PciBus;
+import nicsim.host.PciFunction;
+import nicsim.host.PciPort;
+import nicsim.profile.Profile;
+import nicsim.profile.Profiles;
+import nicsim.sim.Simulator;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+/** Payload through the DmaEngines: host engine, SRAM, send/receive engine, with a real PCI model on the host side. */
+class DmaPathTest {
+    static final long BASE = 1 << 24;
+
+    static final class Bench implements PciFunction {
+        final Simulator sim = new Simulator();
+        final HostMemory mem = new HostMemory(1L << 28, 4096);
+        final ConfigSpace config = new ConfigSpace(1, 1, 0, new long[]{1 << 20, 0, 0}, 0, 0, 0);
+        final DmaPath dma;
+        PciPort port;
+
+        Bench(Profile p) {
+            PciBus bus = new PciBus(sim, p, mem);
+            bus.configWrite32(bus.attach(this), ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
+            dma = new DmaPath(sim, p, "", () -> port);
+        }
+
+        long beats() { return sim.counters().counter("DmaEngine.local_bus_beats").get(); }
+
+        @Override public ConfigSpace config() { return config; }
+        @Override public void mmioWrite(int bar, long offset, byte[] data) { }
+        @Override public byte[] mmioRead(int bar, long offset, int length) { return new byte[length]; }
+        @Override public void connect(PciPort p) { port = p; }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"lanai43", "lanai72", "cx-gen3x16"})
+    void unalignedReadsAndWritesCarryExactlyTheirBytes(String profile) {
+        Bench b = new Bench(Profiles.load(profile));
+        Random rnd = new Random(7);
+        byte[] host = new byte[1 << 20];
+        rnd.nextBytes(host);
+        b.mem.write(BASE, host);
+        byte[] expect = host.clone();
+        List<Runnable> checks = new ArrayList<>();
+        // reads and writes at once, each at an odd address and length; writes into areas of their own
+        int cursor = host.length / 2;
+        for (int i = 0; i < 40; i++) {
+            int len = 1 + rnd.nextInt(i % 5 == 0 ? 70_000 : 300); // some longer than a piece
+            int off = rnd.nextInt(host.length / 2 - len);
+            if (i % 2 == 0) {
+                byte[][] got = {null};
+                b.dma.read(BASE + off, len, null, d -> got[0] = d);
+                checks.add(() -> assertArrayEquals(Arrays.copyOfRange(host, off, off + len), got[0], "read of " + len + " B at +" + off));
+            } else {
+                int at = cursor + rnd.nextInt(64);
+                cursor = at + len;
+                byte[] data = new byte[len];
+                rnd.nextBytes(data);
+                System.arraycopy(data, 0, expect, at, len);
+                boolean[] ok = {false};
+                b.dma.write(BASE + at, data, r -> ok[0] = r);
+                checks.add(() -> assertTrue(ok[0], "write of " + len + " B at +" + at));
+            }
+        }
+        b.sim.runUntilIdle();
+        checks.forEach(Runnable::run);
+        // written bytes landed and their neighbours within the same beats are untouched (byte enables)
+        assertArrayEquals(Arrays.copyOfRange(expect, host.length / 2, host.length), b.mem.read(BASE + host.length / 2, host.length / 2));
+    }
+
+    @Test
+    void everyPayloadBeatCrossesTheLocalBusTwice() {
+        Profile p = Profiles.load("lanai43");
+        Bench b = new Bench(p);
+        int beat = p.bits("core.datapath.width") / 8;
+        b.dma.read(BASE, 4096, null, d -> {});
+        b.sim.runUntilIdle();
+        assertEquals(2 * 4096 / beat, b.beats(), "host engine into SRAM, send engine out of it");
+        // an unaligned write covers one more beat at each end
+        b.dma.write(BASE + 1, new byte[4096], ok -> {});
+        b.sim.runUntilIdle();
+        assertEquals(2 * 4096 / beat + 2 * (4096 / beat + 1), b.beats(), "receive engine into SRAM, host engine out of it");
+    }
+
+    @Test
+    void theLanai72BusMovesPayloadFasterThanLanai43s() {
+        // the same 64 KiB read with only the local bus and DMA width changed: 32 bit shares 132 MB/s
+        // between host and send engines, below the PCI bus; 64 bit does not
+        long[] t = new long[2];
+        String[] widths = {"32 bit", "64 bit"};
+        for (int i = 0; i < 2; i++) {
+            Bench b = new Bench(Profiles.load("lanai43").with("core.datapath.width", widths[i]));
+            long[] end = {0};
+            b.dma.read(BASE, 65536, null, d -> end[0] = b.sim.now());
+            b.sim.runUntilIdle();
+            t[i] = end[0];
+        }
+        double ratio = (double) t[0] / t[1];
+        assertTrue(ratio > 1.5 && ratio < 2.1, "32-bit / 64-bit time " + ratio + " (" + t[0] + " vs " + t[1] + " ps)");
+    }
+
+    @Test
+    void aFailedHostReadIsReportedAndFreesItsSram() {
+        Profile p = Profiles.load("lanai43");
+        Bench b = new Bench(p);
+        byte[][] got = {new byte[1]};
+        b.dma.read((1L << 28) - 64, 256, null, d -> got[0] = d); // runs past the end of host memory
+        b.sim.runUntilIdle();
+        assertNull(got[0], "a read that failed on PCI gives no bytes");
+        assertEquals(1, b.sim.counters().counter("DmaEngine.done_pci_error").get());
+        // SRAM is whole again: a read as large as the path cuts goes through
+        b.mem.write(BASE, new byte[]{1, 2, 3});
+        byte[][] next = {null};
+        b.dma.read(BASE, b.dma.pieceBytes(), null, d -> next[0] = d);
+        b.sim.runUntilIdle();
+        assertNotNull(next[0]);
+        assertEquals(3, next[0][2]);
+    }
+
+    @Test
+    void manyChannelsOverlapTheirHostReads() {
+        // 32 small reads: one channel waits out a PCIe round trip per read, sixteen overlap them
+        long[] t = new long[2];
+        String[] channels = {"1", "16"};
+        for (int i = 0; i < 2; i++) {
+            Bench b = new Bench(Profiles.load("cx-gen3x16").with("dma.channels", channels[i]));
+            long[] end = {0};
+            for (int k = 0; k < 32; k++) b.dma.read(BASE + 4096L * k, 64, null, d -> end[0] = Math.max(end[0], b.sim.now()));
+            b.sim.runUntilIdle();
+            t[i] = end[0];
+        }
+        assertTrue(t[0] > 8 * t[1], "1 channel " + t[0] + " ps, 16 channels " + t[1] + " ps");
+    }
+}
