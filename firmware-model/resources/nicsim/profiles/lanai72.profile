@@ -10,4 +10,5 @@ core.clock              = 66 MHz      | LANai 7.2 processor and local-bus clock 
 core.datapath.width     = 64 bit      | LANai 7.2 local bus and DMA engine width | seed kvia-paper sections 3 and 5 (64-bit LBUS, 64-bit DMA)
 core.sram.size          = 4 MiB       | adapter SRAM | seed kvia-paper section 5
 mtt.cache.entries       = 8192        | the translation/protection table: 8K entries, indexed by VA[24:12] on KVIA, filled by host interrupt | seed kvia-paper section 3.2
+mtt.fill                = "interrupt" | misses in the 8K-entry table are filled by the host: the LANai interrupts, the driver writes the entry over PCI | seed kvia-paper section 3.2
 doorbell.poll.interval  = 0 us        | KVIA decodes doorbells in hardware: writes to the doorbell window reach the decoder as they arrive | seed kvia-paper section 3.1

@@ -31,6 +31,15 @@ public final class Cmd {
     public static final long REG_CMD_ERRORS = 0x1c;
     /** Read: 0 while healthy. */
     public static final long REG_HEALTH = 0x20;
+    /**
+     * Write, 4 bytes: the MSI-X vector for translation misses the host fills ({@code mtt.fill =
+     * "interrupt"}, KVIA's scheme: seed kvia-paper section 3.2).
+     */
+    public static final long REG_XLATE_VECTOR = 0x28;
+    /** Read, 8 bytes big-endian: the oldest translation miss waiting for the host, bit 63 set, MTT index below; 0 if none. */
+    public static final long REG_XLATE_MISS = 0x30;
+    /** Write, 16 bytes big-endian: MTT index, then its 8-byte entry: answers the oldest miss, which must have that index. */
+    public static final long REG_XLATE_FILL = 0x38;
     public static final int FW_REV = 0x0001_0000;
 
     // --- the command entry (big-endian)

@@ -56,6 +56,9 @@ public final class Firmware {
     private long eqAddr;
     private int eqLogSize, eqProducer;
     private long mttAddr, mttEntries, mttNext;
+    private final boolean fillByInterrupt;
+    private int xlateVector = -1;
+    private final java.util.ArrayDeque<HostFill> hostFills = new java.util.ArrayDeque<>();
     private long busyUntil;
     private Fabric fabric;
     private int lid;
@@ -98,6 +101,10 @@ public final class Firmware {
         this.packetCycles = profile.cycles("fw.packet.cycles");
         this.ackCoalesce = profile.countInt("fw.ack.coalesce");
         this.recvPrefetch = profile.countInt("fw.recv.prefetch");
+        String fill = profile.has("mtt.fill") ? profile.text("mtt.fill") : "dma";
+        if (!fill.equals("dma") && !fill.equals("interrupt"))
+            throw new IllegalArgumentException("mtt.fill \"" + fill + "\" must be \"dma\" or \"interrupt\"");
+        this.fillByInterrupt = fill.equals("interrupt");
         this.maxQp = profile.countInt("doorbell.queue.table.entries");
         this.sqSlots = new Qp[adapter.fetcher().config().sqEntries()];
         this.sqLoading = new Qp[sqSlots.length];
@@ -139,7 +146,11 @@ public final class Firmware {
     // ------------------------------------------------------------------ registers and commands
 
     public void mmioWrite(long offset, byte[] data) {
-        if (offset == Cmd.REG_CMDQ_ADDR && data.length == 8) {
+        if (offset == Cmd.REG_XLATE_VECTOR && data.length == 4) {
+            xlateVector = (int) BigEndian.get32(data, 0);
+        } else if (offset == Cmd.REG_XLATE_FILL && data.length == 16) {
+            hostFill(BigEndian.get64(data, 0), BigEndian.get64(data, 8));
+        } else if (offset == Cmd.REG_CMDQ_ADDR && data.length == 8) {
             cmdqAddr = BigEndian.get64(data, 0);
         } else if (offset == Cmd.REG_CMD_DOORBELL && data.length == 4) {
             if (cmdqAddr < 0 || cmdBusy) {
@@ -166,6 +177,10 @@ public final class Firmware {
 
     public byte[] mmioRead(long offset, int length) {
         byte[] out = new byte[length];
+        if (offset == Cmd.REG_XLATE_MISS && length == 8) {
+            if (!hostFills.isEmpty()) BigEndian.put64(out, 0, 1L << 63 | hostFills.peekFirst().index);
+            return out;
+        }
         long v = offset == Cmd.REG_FW_REV ? Cmd.FW_REV : offset == Cmd.REG_CMD_ERRORS ? cmdErrors : 0;
         if (length >= 4) BigEndian.put32(out, 0, v);
         return out;
@@ -774,11 +789,44 @@ public final class Firmware {
         }
     }
 
-    /** An MTT entry the walker's cache missed: read it from the translation table in host memory. */
+    /** A translation miss waiting for the host's interrupt handler. */
+    private record HostFill(long index, Consumer<long[]> done) {}
+
+    /**
+     * An MTT entry the walker's cache missed: read it from the translation table in host memory
+     * ({@code mtt.fill = "dma"}), or ask the host for it by interrupt ({@code "interrupt"}: the
+     * handler reads {@link Cmd#REG_XLATE_MISS} and writes the entry to {@link Cmd#REG_XLATE_FILL}).
+     */
     public void onMttFill(long index, Consumer<long[]> done) {
         if (index >= mttEntries) { done.accept(new long[]{0, 1}); return; }
+        if (fillByInterrupt) {
+            if (xlateVector < 0) {
+                counters.counter("Firmware.xlate_fills_unanswerable").inc();
+                report("translation miss at MTT index " + index + " with mtt.fill = interrupt, but no host handler registered (REG_XLATE_VECTOR)");
+                done.accept(new long[]{0, 1});
+                return;
+            }
+            hostFills.add(new HostFill(index, done));
+            counters.counter("Firmware.xlate_host_interrupts").inc();
+            if (hostFills.size() == 1) adapter.port().msix(xlateVector);
+            return;
+        }
         adapter.port().dmaRead(mttAddr + index * 8, 8, r -> done.accept(r.status() == PciPort.DmaStatus.OK
                 ? new long[]{BigEndian.get64(r.data(), 0), 0} : new long[]{0, 1}));
+    }
+
+    /** The host's answer to the oldest translation miss; the next one, if any, interrupts again. */
+    private void hostFill(long index, long entry) {
+        HostFill f = hostFills.peekFirst();
+        if (f == null || f.index != index) {
+            counters.counter("Firmware.xlate_fills_refused").inc();
+            report(String.format("REG_XLATE_FILL for MTT index %d, but the oldest miss waiting is %s", index,
+                    f == null ? "none" : "index " + f.index));
+            return;
+        }
+        hostFills.pollFirst();
+        f.done.accept(new long[]{entry, 0});
+        if (!hostFills.isEmpty()) adapter.port().msix(xlateVector);
     }
 
     /**

@@ -32,6 +32,7 @@ public final class Driver {
     private int eqConsumer;
     private final Cmd.HcaCap caps;
     private final Map<Integer, IntConsumer> vectors = new HashMap<>();
+    private long fills;
     private int nextVector = 1;
     private final ArrayDeque<long[]> events = new ArrayDeque<>();
     private long commands, eqInterrupts;
@@ -73,6 +74,11 @@ public final class Driver {
         long qpc = host.allocPhysical(256L * (caps.maxQp() + 1), 4096); // the adapter's context tables (ICM)
         long mkc = host.allocPhysical(64L * (caps.maxMkey() + 1), 4096);
         command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(eqRing, EQ_LOG_SIZE, mtt, MTT_ENTRIES, qpc, mkc), Cmd.EMPTY);
+        // translation misses the adapter asks the host to fill (KVIA): the handler answers from the driver's own table
+        int xlate = claimVector(v -> fillTranslation(mtt));
+        byte[] vec = new byte[4];
+        BigEndian.put32(vec, 0, xlate);
+        mmio(Cmd.REG_XLATE_VECTOR, vec);
     }
 
     public Host host() { return host; }
@@ -81,6 +87,27 @@ public final class Driver {
 
     /** A posted MMIO write to BAR0 + {@code offset}. */
     public void mmio(long offset, byte[] data) { host.bus.mmioWrite(bar0 + offset, data); }
+
+    /**
+     * The translation-miss interrupt ({@code mtt.fill = "interrupt"}): after the handler's entry
+     * cost, read which MTT entry the adapter misses and write it back from the table in host memory.
+     */
+    private void fillTranslation(long mttTable) {
+        host.bus.cpuWork(host.profile.picos("host.interrupt.cost"));
+        host.bus.mmioRead(bar0 + Cmd.REG_XLATE_MISS, 8, r -> {
+            long miss = BigEndian.get64(r.data(), 0);
+            if (miss >= 0) return; // bit 63 clear: nothing is waiting
+            long index = miss & Long.MAX_VALUE;
+            byte[] fill = new byte[16];
+            BigEndian.put64(fill, 0, index);
+            System.arraycopy(host.memory.read(mttTable + index * 8, 8), 0, fill, 8, 8);
+            mmio(Cmd.REG_XLATE_FILL, fill);
+            fills++;
+        });
+    }
+
+    /** Translation misses this driver's interrupt handler has filled. */
+    public long translationFills() { return fills; }
 
     /** Runs one command; returns its result or throws VerbsException with the firmware's status and syndrome. */
     public <I, O> O command(int opcode, Layout<I> inLayout, I input, Layout<O> outLayout) {
