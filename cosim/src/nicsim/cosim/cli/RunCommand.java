@@ -68,7 +68,7 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--tx-depth", defaultValue = "128", description = "outstanding sends in the bandwidth tests (default: ${DEFAULT-VALUE})")
     int txDepth = 128;
 
-    @Option(names = "--rtl", description = "node 0's blocks run as Verilated RTL in the loop: doorbell, wqe, mtt, cqe, or all; "
+    @Option(names = "--rtl", description = "node 0's blocks run as Verilated RTL in the loop: doorbell, wqe, mtt, dma (every DMA channel), cqe, or all; "
             + "the run is made twice (model, then RTL) and compared")
     String rtl;
 
