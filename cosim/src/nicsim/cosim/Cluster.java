@@ -15,7 +15,7 @@ import nicsim.profile.Profiles;
  */
 public final class Cluster implements AutoCloseable {
     /** Block names that can be taken from RTL. */
-    public static final List<String> RTL_BLOCKS = List.of("doorbell", "wqe", "mtt", "dma", "cqe");
+    public static final List<String> RTL_BLOCKS = RtlInLoop.IN_SYSTEM;
 
     private final World world;
     private final List<Node> nodes = new ArrayList<>();

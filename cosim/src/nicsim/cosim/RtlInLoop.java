@@ -41,6 +41,8 @@ public final class RtlInLoop implements AutoCloseable {
 
     /** Attaches RTL twins of {@code blocks} to {@code adapter}. */
     public RtlInLoop(Adapter adapter, Profile profile, Set<String> blocks, long seed) {
+        for (String b : blocks)
+            if (!IN_SYSTEM.contains(b)) throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + IN_SYSTEM);
         Map<String, Block> twins = new LinkedHashMap<>();
         twins.put("doorbell", adapter.decoder());
         twins.put("wqe", adapter.fetcher());
@@ -57,8 +59,6 @@ public final class RtlInLoop implements AutoCloseable {
                     shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k), rtl, seed));
             } else shadows.add(new Shadow(b, twins.get(b), adapter.core(), rtl, seed));
         }
-        for (String b : blocks)
-            if (!IN_SYSTEM.contains(b)) throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + IN_SYSTEM);
     }
 
     /** Edges exchanged with each RTL block so far, by block name. */

@@ -156,8 +156,7 @@ public final class Adapter implements PciFunction, Clocked {
      */
     public void addQpQueue(long qpn, int uar) {
         firmwareQueues.add(qpn);
-        sqOwner.put(qpn, (long) uar);
-        tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
+        ownSq(qpn, uar);
         doorbellsSeen.put(qpn, new ArrayDeque<>());
         fetchesSeen.put(qpn, new ArrayDeque<>());
         nextFetch.put(qpn, 0L);
@@ -224,8 +223,7 @@ public final class Adapter implements PciFunction, Clocked {
     /** As {@link #createSq(long, int, long, int)}, with completions of its WQEs going to CQ {@code cqn}. */
     public void createSq(long qpn, int uar, long ringBase, int logSize, long cqn) {
         if (cqn >= 0) cqOfSq.put(qpn, cqn);
-        sqOwner.put(qpn, (long) uar);
-        tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
+        ownSq(qpn, uar);
         SqConfig sc = new SqConfig(qpn, ringBase, logSize, 1);
         sqConfigs.put(qpn, sc);
         sqIn.add(sc);
@@ -291,6 +289,12 @@ public final class Adapter implements PciFunction, Clocked {
         }
     }
 
+    /** Gives send queue {@code qpn} to UAR page {@code uar}: in the decoder's table, and for the BlueFlame buffer's check. */
+    private void ownSq(long qpn, int uar) {
+        sqOwner.put(qpn, (long) uar);
+        tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
+    }
+
     /**
      * Keeps a BlueFlame-written WQEBB under its ring address, if the page it came through owns the
      * queue its ctrl segment names (the decoder's own check; a write through a foreign page is
@@ -298,8 +302,9 @@ public final class Adapter implements PciFunction, Clocked {
      */
     private void keepBlueFlame(long page, byte[] wqebb) {
         if (bfEntries == 0) return;
-        long qpn = (wqebb[4] & 0xFFL) << 16 | (wqebb[5] & 0xFFL) << 8 | (wqebb[6] & 0xFFL);
-        int index = (wqebb[1] & 0xFF) << 8 | (wqebb[2] & 0xFF);
+        long ctrl = Line64.words(wqebb, 0)[0];
+        long qpn = WqeLayout.qpn(ctrl);
+        int index = WqeLayout.index(ctrl);
         SqConfig sc = sqConfigs.get(qpn);
         Long owner = sqOwner.get(qpn);
         if (sc == null || owner == null || owner != page) return;

@@ -49,10 +49,16 @@ public final class DmaEngine implements Block {
                 throw new IllegalArgumentException("core.sram.size " + sramBytes + " B must be a power of two from 4 KiB to 1 GiB");
         }
 
-        /** One channel's engines: {@code core.sram.size} is shared out among the {@code dma.channels}. */
+        /** One channel's engines: {@code core.sram.size} is shared out among the {@link #channels}. */
         public static Config from(Profile p) {
-            long channels = p.has("dma.channels") ? p.count("dma.channels") : 1;
-            return new Config(p.bits("core.datapath.width"), p.bytes("core.sram.size") / channels);
+            return new Config(p.bits("core.datapath.width"), p.bytes("core.sram.size") / channels(p));
+        }
+
+        /** {@code dma.channels}: sets of engines side by side (1 when the profile does not say). */
+        public static int channels(Profile p) {
+            int n = p.has("dma.channels") ? p.countInt("dma.channels") : 1;
+            if (n < 1 || n > 64) throw new IllegalArgumentException("dma.channels " + n + " must be 1 to 64");
+            return n;
         }
 
         public int beatBytes() { return widthBits / 8; }

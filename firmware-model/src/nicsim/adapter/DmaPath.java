@@ -64,9 +64,8 @@ public final class DmaPath {
     public DmaPath(Simulator sim, Profile p, String domainPrefix, Supplier<PciPort> port) {
         this.sim = sim;
         this.port = port;
-        int n = p.has("dma.channels") ? p.countInt("dma.channels") : 1;
+        int n = DmaEngine.Config.channels(p);
         DmaEngine.Config cfg = DmaEngine.Config.from(p);
-        if (n < 1 || n > 64) throw new IllegalArgumentException("dma.channels " + n + " must be 1 to 64");
         this.beat = cfg.beatBytes();
         this.pieceBytes = (int) Math.min(PIECE, cfg.sramBytes() / 4);
         this.readRequest = p.bytesInt("pci.max.read.request");
@@ -92,10 +91,9 @@ public final class DmaPath {
 
     /**
      * Reads {@code length} bytes of host memory at {@code hostAddr} through host engine, SRAM and
-     * send engine; {@code done} gets the bytes (null when a PCI read failed). {@code piece}, if not
-     * null, hears each piece as it leaves the send engine: its offset and bytes.
+     * send engine; {@code done} gets the bytes (null when a PCI read failed).
      */
-    public void read(long hostAddr, int length, java.util.function.BiConsumer<Integer, byte[]> piece, Consumer<byte[]> done) {
+    public void read(long hostAddr, int length, Consumer<byte[]> done) {
         if (length == 0) { done.accept(new byte[0]); return; }
         byte[] out = new byte[length];
         int pieces = (length + pieceBytes - 1) / pieceBytes;
@@ -107,7 +105,6 @@ public final class DmaPath {
                 if (failed[0]) return;
                 if (bytes == null) { failed[0] = true; done.accept(null); return; }
                 System.arraycopy(bytes, 0, out, off, len);
-                if (piece != null) piece.accept(off, bytes);
                 if (--left[0] == 0) done.accept(out);
             }));
         }
@@ -172,8 +169,7 @@ public final class DmaPath {
         final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
         final ArrayDeque<Beat> rxBeats = new ArrayDeque<>(), pciBeats = new ArrayDeque<>();
-        final ArrayDeque<Beat[]> pciPieces = new ArrayDeque<>(); // host reads in issue order; null entries: not back yet
-        final ArrayDeque<Runnable> completions = new ArrayDeque<>();
+        final ArrayDeque<Beat[]> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null beats: not back yet
         int load;
 
         Channel(ClockDomain domain, DmaEngine.Config cfg) {
@@ -206,10 +202,11 @@ public final class DmaPath {
                 j.hostDesc = new HostDesc(j.write ? 1 : 0, j.alignedHost(), j.sram, j.span, 0);
                 j.linkDesc = new LinkDesc(j.sram, j.span, 0);
                 if (j.write) {
-                    System.arraycopy(j.data, 0, j.buf, j.skew, j.length);
+                    // the bytes arrive from the link at their host address's offset within a beat
+                    byte[] padded = new byte[j.span];
+                    System.arraycopy(j.data, 0, padded, j.skew, j.length);
                     recvQ.addLast(j);
-                    for (int b = 0; b < j.span; b += beat) rxBeats.addLast(new Beat(toWords(j.buf, b), b + beat == j.span ? 1 : 0));
-                    java.util.Arrays.fill(j.buf, (byte) 0);
+                    for (int b = 0; b < j.span; b += beat) rxBeats.addLast(new Beat(toWords(padded, b), b + beat == j.span ? 1 : 0));
                 } else hostQ.addLast(j);
             }
         }
@@ -271,10 +268,6 @@ public final class DmaPath {
                 hostQ.addLast(j);
                 toHost.addLast(j);
             }
-            while (!completions.isEmpty()) {
-                Runnable c = completions.pollFirst();
-                sim.scheduleIn(0, Simulator.Priority.DELIVERY, c);
-            }
         }
 
         @Override public boolean active() {
@@ -328,13 +321,18 @@ public final class DmaPath {
             release(j);
             load--;
             byte[] bytes = java.util.Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
-            completions.addLast(() -> j.done.accept(bytes));
+            deliver(j, bytes);
         }
 
         void fail(Job j) {
             release(j);
             load--;
-            completions.addLast(() -> j.done.accept(null));
+            deliver(j, null);
+        }
+
+        /** Tells a job's owner it finished, after this edge: its callback may start more transfers. */
+        void deliver(Job j, byte[] result) {
+            sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> j.done.accept(result));
         }
 
         /** A beat leaving the host engine for host memory: the bytes of the job it belongs to go out in max-payload pieces. */
@@ -366,8 +364,7 @@ public final class DmaPath {
             release(j);
             j.sram = -1;
             load--;
-            boolean ok = !j.failed;
-            sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> j.done.accept(ok ? j.buf : null));
+            deliver(j, j.failed ? null : j.buf);
             domain.wake();
         }
     }

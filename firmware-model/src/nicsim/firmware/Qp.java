@@ -1150,7 +1150,7 @@ final class Qp {
         for (XlateRsp c : chunks) {
             int base = at;
             at += (int) c.length();
-            fw.adapter.dma().read(c.pa(), (int) c.length(), null, data -> {
+            fw.adapter.dma().read(c.pa(), (int) c.length(), data -> {
                 if (bad[0]) return;
                 if (data == null) { bad[0] = true; done.accept(null); return; }
                 System.arraycopy(data, 0, out, base, data.length);

@@ -43,17 +43,21 @@ public final class World {
         long deadline = Math.addExact(sim.now(), limitPicos);
         long seen = -1;
         while (true) {
-            long v = memoryVersion();
-            if (v != seen) {
-                seen = v;
+            if (memoryVersion() != seen) {
                 if (cond.getAsBoolean()) return;
-                seen = memoryVersion(); // the look itself may write (a consumer index)
+                seen = memoryVersion(); // after the look, which may itself write (a consumer index)
             }
-            if (sim.now() >= deadline)
-                throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + sim.now() + " ps)");
-            if (sim.idle()) throw new IllegalStateException("simulation went idle at " + sim.now() + " ps before the condition held");
-            sim.step();
+            step(deadline, limitPicos);
         }
+    }
+
+    /** One event more, unless the deadline has passed or nothing is left to happen. */
+    private void step(long deadline, long limitPicos) {
+        if (sim.now() >= deadline)
+            throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + sim.now() + " ps)");
+        // nothing left to happen: time may still pass (a program waiting on a timer of its own)
+        if (sim.idle()) throw new IllegalStateException("simulation went idle at " + sim.now() + " ps before the condition held");
+        sim.step();
     }
 
     private long memoryVersion() {
@@ -65,14 +69,6 @@ public final class World {
     /** Runs until {@code cond} holds; IllegalStateException if {@code limitPicos} pass first. */
     public void runUntil(BooleanSupplier cond, long limitPicos) {
         long deadline = Math.addExact(sim.now(), limitPicos);
-        while (!cond.getAsBoolean()) {
-            if (sim.now() >= deadline)
-                throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + sim.now() + " ps)");
-            if (sim.idle()) {
-                // nothing left to happen: time may still pass (a program waiting on a timer of its own)
-                throw new IllegalStateException("simulation went idle at " + sim.now() + " ps before the condition held");
-            }
-            sim.step();
-        }
+        while (!cond.getAsBoolean()) step(deadline, limitPicos);
     }
 }

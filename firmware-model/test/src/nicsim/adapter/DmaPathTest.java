@@ -64,7 +64,7 @@ class DmaPathTest {
             int off = rnd.nextInt(host.length / 2 - len);
             if (i % 2 == 0) {
                 byte[][] got = {null};
-                b.dma.read(BASE + off, len, null, d -> got[0] = d);
+                b.dma.read(BASE + off, len, d -> got[0] = d);
                 checks.add(() -> assertArrayEquals(Arrays.copyOfRange(host, off, off + len), got[0], "read of " + len + " B at +" + off));
             } else {
                 int at = cursor + rnd.nextInt(64);
@@ -88,7 +88,7 @@ class DmaPathTest {
         Profile p = Profiles.load("lanai43");
         Bench b = new Bench(p);
         int beat = p.bits("core.datapath.width") / 8;
-        b.dma.read(BASE, 4096, null, d -> {});
+        b.dma.read(BASE, 4096, d -> {});
         b.sim.runUntilIdle();
         assertEquals(2 * 4096 / beat, b.beats(), "host engine into SRAM, send engine out of it");
         // an unaligned write covers one more beat at each end
@@ -106,7 +106,7 @@ class DmaPathTest {
         for (int i = 0; i < 2; i++) {
             Bench b = new Bench(Profiles.load("lanai43").with("core.datapath.width", widths[i]));
             long[] end = {0};
-            b.dma.read(BASE, 65536, null, d -> end[0] = b.sim.now());
+            b.dma.read(BASE, 65536, d -> end[0] = b.sim.now());
             b.sim.runUntilIdle();
             t[i] = end[0];
         }
@@ -119,14 +119,14 @@ class DmaPathTest {
         Profile p = Profiles.load("lanai43");
         Bench b = new Bench(p);
         byte[][] got = {new byte[1]};
-        b.dma.read((1L << 28) - 64, 256, null, d -> got[0] = d); // runs past the end of host memory
+        b.dma.read((1L << 28) - 64, 256, d -> got[0] = d); // runs past the end of host memory
         b.sim.runUntilIdle();
         assertNull(got[0], "a read that failed on PCI gives no bytes");
         assertEquals(1, b.sim.counters().counter("DmaEngine.done_pci_error").get());
         // SRAM is whole again: a read as large as the path cuts goes through
         b.mem.write(BASE, new byte[]{1, 2, 3});
         byte[][] next = {null};
-        b.dma.read(BASE, b.dma.pieceBytes(), null, d -> next[0] = d);
+        b.dma.read(BASE, b.dma.pieceBytes(), d -> next[0] = d);
         b.sim.runUntilIdle();
         assertNotNull(next[0]);
         assertEquals(3, next[0][2]);
@@ -140,7 +140,7 @@ class DmaPathTest {
         for (int i = 0; i < 2; i++) {
             Bench b = new Bench(Profiles.load("cx-gen3x16").with("dma.channels", channels[i]));
             long[] end = {0};
-            for (int k = 0; k < 32; k++) b.dma.read(BASE + 4096L * k, 64, null, d -> end[0] = Math.max(end[0], b.sim.now()));
+            for (int k = 0; k < 32; k++) b.dma.read(BASE + 4096L * k, 64, d -> end[0] = Math.max(end[0], b.sim.now()));
             b.sim.runUntilIdle();
             t[i] = end[0];
         }
