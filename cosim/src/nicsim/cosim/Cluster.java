@@ -29,11 +29,17 @@ public final class Cluster implements AutoCloseable {
         for (int i = 0; i < world.hosts().size(); i++) nodes.add(new Node(world.host(i)));
         if (!rtl.isEmpty())
             for (int i = 0; i < (rtlOnEveryNode ? world.hosts().size() : 1); i++)
-                rtlLoops.add(new RtlInLoop(world.host(i).adapter, world.profile, rtl, world.seed));
+                rtlLoops.add(new RtlInLoop(world.host(i).adapter, world.profile, rtl));
     }
 
-    /** Edges exchanged with each RTL block of node 0 (empty without RTL). */
-    public java.util.Map<String, Long> rtlEdges() { return rtlLoops.isEmpty() ? java.util.Map.of() : rtlLoops.get(0).edges(); }
+    /** Edges each RTL block of node 0 has run and matched (empty without RTL); every node's pending edges are checked first. */
+    public java.util.Map<String, Long> rtlEdges() {
+        checkRtl();
+        return rtlLoops.isEmpty() ? java.util.Map.of() : rtlLoops.get(0).edges();
+    }
+
+    /** Runs the RTL's pending edges on every node and compares them; throws {@link RtlInLoop.Divergence} at the first mismatch. */
+    public void checkRtl() { for (RtlInLoop r : rtlLoops) r.check(); }
 
     public static Builder builder() { return new Builder(); }
 
@@ -50,9 +56,17 @@ public final class Cluster implements AutoCloseable {
     public void runFor(long picos) { world.runFor(picos); }
     public void runUntil(BooleanSupplier cond, long limitPicos) { world.runUntil(cond, limitPicos); }
 
+    /** Closes the nodes and frees the RTL, after checking its pending edges (a divergence found then is thrown). */
     @Override public void close() {
-        for (RtlInLoop r : rtlLoops) r.close();
+        RuntimeException failure = null;
+        for (RtlInLoop r : rtlLoops)
+            try {
+                r.close();
+            } catch (RuntimeException e) {
+                if (failure == null) failure = e;
+            }
         for (Node n : nodes) n.close();
+        if (failure != null) throw failure;
     }
 
     public static final class Builder {

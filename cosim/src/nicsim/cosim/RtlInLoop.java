@@ -5,9 +5,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.SynchronousQueue;
 import nicsim.adapter.Adapter;
-import nicsim.hw.rtl.RtlRunner;
+import nicsim.hw.rtl.NativeBuild;
+import nicsim.hw.rtl.NativeRtl;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
@@ -19,14 +19,20 @@ import nicsim.sim.PortWires.Wire;
  * RTL in the loop of a whole-system run: the named blocks of an adapter run as Verilated RTL
  * alongside their Java twins, edge for edge. On every edge the adapter's clock runs, each RTL block
  * receives exactly the inputs its Java twin receives in the live system, and every output wire it
- * produces must equal the twin's; the system carries on only while they agree, so the run's bytes,
- * completions and cycles are the RTL's as much as the model's. The first disagreement stops the run
- * with the cycle, wire and both values ({@link Divergence}).
+ * produces must equal the twin's. The first disagreement stops the run with the cycle, wire and both
+ * values ({@link Divergence}).
  *
- * <p>Each RTL block runs inside its own SpinalSim simulation on its own thread (SpinalSim keeps one
- * simulation per thread); the adapter's thread hands it one exchange per edge. The RTL takes exactly
- * the edges its twin takes: while the adapter's clock is stopped (no block has work) neither side
- * is clocked, so the blocks must hold still when idle, and any that did not would diverge.
+ * <p>The RTL is a shadow: nothing it produces feeds back into the system, so its edges need not be
+ * run the moment they happen. Each block records its twin's inputs and outputs edge by edge and
+ * hands the RTL a batch of edges ({@link #BATCH} by default) at once through nicsim's own Verilator binding
+ * ({@link NativeRtl}: one JNI crossing per batch, on the adapter's own thread). A divergence is
+ * therefore found up to one batch late but reported at the exact cycle it happened; {@link #check()}
+ * runs what is pending, and {@link #edges()} and {@link #close()} call it, so a run that reports
+ * success has had every edge compared.
+ *
+ * <p>The RTL takes exactly the edges its twin takes: while the adapter's clock is stopped (no block
+ * has work) neither side is clocked, so the blocks must hold still when idle, and any that did not
+ * would diverge.
  */
 public final class RtlInLoop implements AutoCloseable {
     /** The blocks of an adapter that can run from RTL in a whole system. */
@@ -37,10 +43,17 @@ public final class RtlInLoop implements AutoCloseable {
         public Divergence(String message) { super(message); }
     }
 
+    /** Edges a block records before its RTL runs them, by default. */
+    public static final int BATCH = 1024;
+
     private final List<Shadow> shadows = new ArrayList<>();
 
-    /** Attaches RTL twins of {@code blocks} to {@code adapter}. */
-    public RtlInLoop(Adapter adapter, Profile profile, Set<String> blocks, long seed) {
+    /** Attaches RTL twins of {@code blocks}, built from {@code profile}, to {@code adapter}. */
+    public RtlInLoop(Adapter adapter, Profile profile, Set<String> blocks) { this(adapter, profile, blocks, BATCH); }
+
+    /** As above, running the RTL every {@code batch} edges of each block (1: on every edge). */
+    public RtlInLoop(Adapter adapter, Profile profile, Set<String> blocks, int batch) {
+        if (batch < 1) throw new IllegalArgumentException("batch " + batch + " must be >= 1");
         for (String b : blocks)
             if (!IN_SYSTEM.contains(b)) throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + IN_SYSTEM);
         Map<String, Block> twins = new LinkedHashMap<>();
@@ -51,130 +64,103 @@ public final class RtlInLoop implements AutoCloseable {
         for (String b : IN_SYSTEM) {
             if (!blocks.contains(b)) continue;
             BlockPairs.Pair pair = BlockPairs.get(profile, b);
-            RtlRunner.Compiled rtl = RtlRunner.compile(pair.rtlName(), pair.rtl(), false);
             if (b.equals("dma")) {
                 // one RTL DmaEngine beside each channel's engines, on that channel's clock
                 List<nicsim.adapter.DmaEngine> engines = adapter.dma().engines();
                 for (int k = 0; k < engines.size(); k++)
-                    shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k), rtl, seed));
-            } else shadows.add(new Shadow(b, twins.get(b), adapter.core(), rtl, seed));
+                    shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k), pair, batch));
+            } else shadows.add(new Shadow(b, twins.get(b), adapter.core(), pair, batch));
         }
     }
 
-    /** Edges exchanged with each RTL block so far, by block name. */
+    /** Runs every recorded edge through the RTL and compares; throws the first {@link Divergence}. */
+    public void check() { for (Shadow s : shadows) s.flush(); }
+
+    /** Edges each RTL block has run and matched so far, by block name (runs what is pending first). */
     public Map<String, Long> edges() {
+        check();
         Map<String, Long> m = new LinkedHashMap<>();
         for (Shadow s : shadows) m.put(s.name, s.exchanges);
         return m;
     }
 
-    @Override public void close() { for (Shadow s : shadows) s.stop(); }
-
-    /** One exchange: edges to take first (the previous cycle's, then idle ones), inputs to poke; outputs come back. */
-    private static final class Exchange {
-        long edges;
-        long[] inputs;
-        long[] outputs;
-        boolean stop;
-        Throwable failure;
+    /** Checks what is pending, then frees the RTL. */
+    @Override public void close() {
+        try {
+            check();
+        } finally {
+            for (Shadow s : shadows) s.rtl.close();
+        }
     }
 
     private static final class Shadow implements Clocked {
         final String name;
         final Block twin;
         final ClockDomain domain;
-        final List<Wire> wires;
-        final int[] inIdx, outIdx;
-        final SynchronousQueue<Exchange> toRtl = new SynchronousQueue<>(), fromRtl = new SynchronousQueue<>();
-        final Thread thread;
+        final Wire[] ins, outs;
+        final NativeRtl rtl;
+        // the batch: per edge, [edges to take, inputs...]; the twin's outputs; whether each is compared; its cycle
+        final long[] records, expected, actual, cycles;
+        final boolean[] care;
+        final int batch;
+        int pending;
         long lastCycle = -1, exchanges;
         boolean stopped;
 
-        Shadow(String name, Block twin, ClockDomain domain, RtlRunner.Compiled rtl, long seed) {
+        Shadow(String name, Block twin, ClockDomain domain, BlockPairs.Pair pair, int batch) {
             this.name = name;
+            this.batch = batch;
             this.twin = twin;
             this.domain = domain;
-            this.wires = PortWires.of(twin);
-            this.inIdx = java.util.stream.IntStream.range(0, wires.size()).filter(i -> wires.get(i).input()).toArray();
-            this.outIdx = java.util.stream.IntStream.range(0, wires.size()).filter(i -> !wires.get(i).input()).toArray();
-            thread = new Thread(() -> rtl.run("inloop_" + name, (int) seed, h -> {
-                for (Wire w : wires)
-                    if (!h.ports().contains(w.name()))
-                        throw new IllegalStateException(twin.name() + ": the RTL has no port " + w.name());
-                while (true) {
-                    Exchange e;
-                    try {
-                        e = toRtl.take();
-                    } catch (InterruptedException ie) {
-                        return;
-                    }
-                    if (e.stop) return;
-                    try {
-                        for (long k = 0; k < e.edges; k++) h.clockEdge();
-                        for (int j = 0; j < inIdx.length; j++) h.poke(wires.get(inIdx[j]).name(), e.inputs[j]);
-                        h.settle();
-                        e.outputs = new long[outIdx.length];
-                        for (int j = 0; j < outIdx.length; j++) e.outputs[j] = h.peek(wires.get(outIdx[j]).name());
-                    } catch (Throwable t) {
-                        e.failure = t;
-                    }
-                    try {
-                        fromRtl.put(e);
-                    } catch (InterruptedException ie) {
-                        return;
-                    }
-                }
-            }), "rtl-" + name);
-            thread.setDaemon(true);
-            thread.start();
+            List<Wire> wires = PortWires.of(twin);
+            ins = wires.stream().filter(Wire::input).toArray(Wire[]::new);
+            outs = wires.stream().filter(w -> !w.input()).toArray(Wire[]::new);
+            rtl = NativeBuild.compile(pair.rtlName(), pair.rtl(), java.util.Arrays.stream(ins).map(Wire::name).toList(),
+                    java.util.Arrays.stream(outs).map(Wire::name).toList()).open();
+            records = new long[batch * (ins.length + 1)];
+            expected = new long[batch * outs.length];
+            actual = new long[batch * outs.length];
+            care = new boolean[batch * outs.length];
+            cycles = new long[batch];
             domain.add(this);
         }
 
         @Override public void drive() {}
 
-        /** In the update phase every wire holds this edge's value: hand the inputs to the RTL and compare its outputs. */
+        /** In the update phase every wire holds this edge's value: record the inputs the RTL gets and the outputs it must give. */
         @Override public void update() {
             if (stopped) return;
             long c = domain.cycle();
-            Exchange e = new Exchange();
-            e.edges = lastCycle < 0 ? 0 : 1; // the edge that ends the previous exchanged cycle: the RTL takes exactly the twin's edges
-            e.inputs = new long[inIdx.length];
-            for (int j = 0; j < inIdx.length; j++) e.inputs[j] = wires.get(inIdx[j]).value().getAsLong();
-            Exchange back;
-            try {
-                toRtl.put(e);
-                back = fromRtl.take();
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for the RTL of " + name);
+            int r = pending * (ins.length + 1);
+            records[r++] = lastCycle < 0 ? 0 : 1; // the edge that ends the previous recorded cycle: the RTL takes exactly the twin's edges
+            for (Wire w : ins) records[r++] = w.value().getAsLong();
+            int o = pending * outs.length;
+            for (Wire w : outs) {
+                boolean m = w.meaningful().getAsBoolean();
+                care[o] = m;
+                expected[o++] = m ? w.value().getAsLong() : 0;
             }
-            if (back.failure != null) throw new IllegalStateException("RTL of " + name + " failed: " + back.failure, back.failure);
+            cycles[pending++] = c;
             lastCycle = c;
-            exchanges++;
-            for (int j = 0; j < outIdx.length; j++) {
-                Wire w = wires.get(outIdx[j]);
-                if (!w.meaningful().getAsBoolean()) continue;
-                long java = w.value().getAsLong();
-                if (java != back.outputs[j]) {
-                    stopped = true;
-                    throw new Divergence(String.format("RTL in the loop: %s diverged at cycle %d of clock " + domain.name() + " on %s: Java model 0x%x, RTL 0x%x",
-                            twin.name(), c, w.name(), java, back.outputs[j]));
-                }
+            if (pending == batch) flush();
+        }
+
+        void flush() {
+            if (stopped || pending == 0) return;
+            int n = pending;
+            pending = 0;
+            rtl.run(records, n, actual);
+            for (int i = 0; i < n; i++) {
+                for (int j = 0, o = i * outs.length; j < outs.length; j++, o++)
+                    if (care[o] && expected[o] != actual[o]) {
+                        stopped = true;
+                        throw new Divergence(String.format("RTL in the loop: %s diverged at cycle %d of clock " + domain.name() + " on %s: Java model 0x%x, RTL 0x%x",
+                                twin.name(), cycles[i], outs[j].name(), expected[o], actual[o]));
+                    }
+                exchanges++;
             }
         }
 
         @Override public boolean active() { return false; }
-
-        void stop() {
-            if (!thread.isAlive()) return;
-            Exchange e = new Exchange();
-            e.stop = true;
-            try {
-                toRtl.offer(e, 5, java.util.concurrent.TimeUnit.SECONDS);
-                thread.join(10_000);
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 }

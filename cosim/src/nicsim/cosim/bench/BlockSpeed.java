@@ -3,6 +3,8 @@ package nicsim.cosim.bench;
 import java.util.ArrayList;
 import java.util.List;
 import nicsim.cosim.BlockPairs;
+import nicsim.hw.rtl.NativeBuild;
+import nicsim.hw.rtl.NativeRtl;
 import nicsim.hw.rtl.RtlHandle;
 import nicsim.hw.rtl.RtlRunner;
 import nicsim.profile.Profile;
@@ -22,7 +24,9 @@ public final class BlockSpeed {
     private BlockSpeed() {}
 
     /** One block's figures. */
-    public record Row(String block, long cycles, double javaCyclesPerSec, double rtlCyclesPerSec, int inputWires, int outputWires) {
+    public record Row(String block, long cycles, double javaCyclesPerSec, double rtlCyclesPerSec, double nativeCyclesPerSec, int inputWires,
+                      int outputWires) {
+        /** Java twin against the RTL through SpinalSim's binding, a crossing per signal: the target's ratio. */
         public double ratio() { return javaCyclesPerSec / rtlCyclesPerSec; }
     }
 
@@ -45,7 +49,11 @@ public final class BlockSpeed {
             replay(h, inputs, inNames, outNames);
             rtlSecs[0] = (System.nanoTime() - s) / 1e9;
         });
-        return new Row(name, cycles, cycles / javaSecs, cycles / rtlSecs[0], inNames.size(), outNames.size());
+        // the same replay through nicsim's batched binding: one crossing per batch of RtlInLoop.BATCH cycles
+        NativeBuild.Compiled nat = NativeBuild.compile(pair.rtlName(), pair.rtl(), inNames, outNames);
+        replayNative(nat, inputs.subList(0, Math.min(inputs.size(), 20_000)));
+        double nativeSecs = replayNative(nat, inputs);
+        return new Row(name, cycles, cycles / javaSecs, cycles / rtlSecs[0], cycles / nativeSecs, inNames.size(), outNames.size());
     }
 
     /** Collects, per cycle, the values of the twin's input wires, by RTL name. */
@@ -90,6 +98,52 @@ public final class BlockSpeed {
             h.clockEdge();
         }
         if (sink == 42) System.out.print(""); // keep the peeks from being optimised away
+    }
+
+    /** Seconds to run {@code rows} through a fresh native instance, batch by batch (the records are packed before the clock starts). */
+    private static double replayNative(NativeBuild.Compiled nat, List<long[]> rows) {
+        int in = nat.inputs().size(), out = nat.outputs().size(), batch = nicsim.cosim.RtlInLoop.BATCH;
+        List<long[]> packed = new ArrayList<>();
+        for (int i = 0; i < rows.size(); i += batch) {
+            int n = Math.min(batch, rows.size() - i);
+            long[] rec = new long[n * (in + 1)];
+            for (int k = 0; k < n; k++) {
+                rec[k * (in + 1)] = i + k == 0 ? 0 : 1;
+                System.arraycopy(rows.get(i + k), 0, rec, k * (in + 1) + 1, in);
+            }
+            packed.add(rec);
+        }
+        long[] outputs = new long[batch * out];
+        try (NativeRtl rtl = nat.open()) {
+            long t = System.nanoTime();
+            for (long[] rec : packed) rtl.run(rec, rec.length / (in + 1), outputs);
+            return (System.nanoTime() - t) / 1e9;
+        }
+    }
+
+    /** Nanoseconds per JNI crossing of nicsim's binding with an empty batch, and per cycle of the doorbell decoder in batches of RtlInLoop.BATCH. */
+    public static double[] nativeCost(Profile p) {
+        BlockPairs.Pair pair = BlockPairs.get(p, "doorbell");
+        List<String> in = new ArrayList<>(), out = new ArrayList<>();
+        for (PortWires.Wire w : PortWires.of(pair.twin().apply(new Simulator().clockDomain("core", 1000)))) (w.input() ? in : out).add(w.name());
+        NativeBuild.Compiled nat = NativeBuild.compile(pair.rtlName(), pair.rtl(), in, out);
+        int batch = nicsim.cosim.RtlInLoop.BATCH;
+        long[] rec = new long[batch * (in.size() + 1)], outputs = new long[batch * out.size()];
+        for (int k = 0; k < batch; k++) rec[k * (in.size() + 1)] = 1; // idle inputs, one edge each
+        double[] ns = new double[2];
+        try (NativeRtl rtl = nat.open()) {
+            for (int round = 0; round < 2; round++) {
+                int n = 1_000_000;
+                long t = System.nanoTime();
+                for (int i = 0; i < n; i++) rtl.run(rec, 0, outputs);
+                ns[0] = (System.nanoTime() - t) / (double) n;
+                int batches = 1000;
+                t = System.nanoTime();
+                for (int i = 0; i < batches; i++) rtl.run(rec, batch, outputs);
+                ns[1] = (System.nanoTime() - t) / (double) batches / batch;
+            }
+        }
+        return ns;
     }
 
     /** Nanoseconds per JNI poke and per peek of one signal (a million of each, after a warm-up). */

@@ -1,0 +1,254 @@
+package nicsim.hw.rtl
+
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{Files, Path, Paths, StandardCopyOption}
+import java.security.MessageDigest
+import java.util.function.Supplier
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+import spinal.core._
+
+/**
+ * nicsim's own Verilator binding, built for speed in RTL-in-the-loop runs: SpinalSim crosses JNI
+ * once per signal and needs a thread per simulation, which caps a shadowed block at a few thousand
+ * edges a second. Here a block is Verilated into a shared library with a generated C entry point
+ * that runs a whole batch of cycles (inputs in, outputs out) in one call, and a small JNI library
+ * (built once) opens such libraries and calls them ([[NativeRtl]]).
+ *
+ * Libraries are cached under `~/.cache/nicsim/native` (NICSIM_CACHE moves the root) by a hash of
+ * the Verilog, the generated wrapper, the compiler flags and the Verilator version, so a block is
+ * compiled once per machine. Tools come from the PATH: `verilator` and `g++`.
+ */
+object NativeBuild {
+  private def cacheRoot: Path = Paths.get(sys.env.getOrElse("NICSIM_CACHE", sys.props("user.home") + "/.cache/nicsim"), "native")
+
+  private val CxxFlags = Seq("-std=gnu++17", "-O2", "-fPIC", "-faligned-new", "-w",
+    "-DVM_COVERAGE=0", "-DVM_SC=0", "-DVM_TRACE=0", "-DVM_TRACE_FST=0", "-DVM_TRACE_VCD=0")
+
+  /** A block Verilated with a fixed port order; [[open]] gives independent instances. */
+  final class Compiled private[NativeBuild] (val name: String, val library: Path, ins: Seq[String], outs: Seq[String]) {
+    /** Input ports in record order, by RTL name. */
+    def inputs: java.util.List[String] = ins.asJava
+    /** Output ports in result order. */
+    def outputs: java.util.List[String] = outs.asJava
+    def open(): NativeRtl = new NativeRtl(name, library, ins.size, outs.size)
+  }
+
+  private val compiled = mutable.Map[(String, Seq[String], Seq[String]), Compiled]()
+
+  /**
+   * Elaborates `make` and builds (or finds in the cache) its library, with records carrying
+   * `inputs` and results carrying `outputs` in the order given, by RTL port name.
+   */
+  def compile(name: String, make: Supplier[Component], inputs: java.util.List[String], outputs: java.util.List[String]): Compiled = synchronized {
+    val ins = inputs.asScala.toSeq
+    val outs = outputs.asScala.toSeq
+    compiled.getOrElseUpdate((name, ins, outs), build(name, make, ins, outs))
+  }
+
+  private def build(name: String, make: Supplier[Component], ins: Seq[String], outs: Seq[String]): Compiled = {
+    val gen = Files.createTempDirectory("nicsim-native-")
+    try {
+      val report = SpinalConfig(targetDirectory = gen.toString).generateVerilog(make.get())
+      val top = report.toplevel
+      val module = report.toplevelName
+      val ios = top.getAllIo.toSeq.map(s => s.getName() -> s).toMap
+      def port(n: String, input: Boolean): (String, Int) = {
+        val s = ios.getOrElse(n, throw new IllegalArgumentException(s"RTL block $name has no port '$n' (has ${ios.keys.toSeq.sorted.mkString(", ")})"))
+        if (s.isInput != input) throw new IllegalArgumentException(s"RTL block $name: port '$n' is an ${if (s.isInput) "input" else "output"}")
+        if (s.getBitsWidth > 64) throw new IllegalArgumentException(s"RTL block $name: port '$n' is ${s.getBitsWidth} bits wide; the binding carries at most 64")
+        n -> s.getBitsWidth
+      }
+      val inPorts = ins.map(port(_, input = true))
+      val outPorts = outs.map(port(_, input = false))
+      val clock = top.clockDomain.clock.getName()
+      val reset = Option(top.clockDomain.reset).map(_.getName())
+      val verilog = Files.readString(gen.resolve(module + ".v"))
+      val wrapper = wrapperSource(module, clock, reset, inPorts, outPorts)
+      val key = hash(verilog, wrapper, CxxFlags.mkString(" "), verilatorVersion)
+      val dir = cacheRoot.resolve(s"$module-$key")
+      val lib = dir.resolve(s"lib$module.so")
+      if (!Files.exists(lib)) {
+        val work = Files.createDirectories(cacheRoot).resolve(s".build-$module-$key-${ProcessHandle.current().pid()}")
+        Files.createDirectories(work)
+        Files.writeString(work.resolve(module + ".v"), verilog)
+        Files.writeString(work.resolve("wrapper.cpp"), wrapper)
+        exec(work, Seq("verilator", "--cc", s"$module.v", "--top-module", module, "--prefix", "V" + module, "--Mdir", "obj",
+          "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style"))
+        val sources = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString).filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _)
+        exec(work, Seq("g++", "-shared") ++ CxxFlags ++ Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++ sources ++
+          Seq("wrapper.cpp", runtime.toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$module.so"))
+        Files.createDirectories(dir)
+        Files.move(work.resolve(s"lib$module.so"), lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+        deleteTree(work)
+      }
+      new Compiled(name, lib, ins, outs)
+    } finally deleteTree(gen)
+  }
+
+  /** The C entry points of one block: make (reset applied), free, run a batch of records. */
+  private def wrapperSource(module: String, clock: String, reset: Option[String], ins: Seq[(String, Int)], outs: Seq[(String, Int)]): String = {
+    val v = "V" + module
+    def mask(w: Int) = if (w == 64) "0xffffffffffffffffULL" else f"0x${(1L << w) - 1}%xULL"
+    val zero = ins.map { case (n, _) => s"  t->$n = 0;" }.mkString("\n")
+    val drive = ins.map { case (n, w) => s"    t->$n = (uint64_t) *r++ & ${mask(w)};" }.mkString("\n")
+    val sample = outs.map { case (n, _) => s"    *o++ = (int64_t) (uint64_t) t->$n;" }.mkString("\n")
+    val resetOn = reset.map(r => s"  t->$r = 1;").getOrElse("")
+    val resetOff = reset.map(r => s"  t->$r = 0;").getOrElse("")
+    s"""// generated by nicsim.hw.rtl.NativeBuild for $module
+       |#include <stdint.h>
+       |#include "verilated.h"
+       |#include "$v.h"
+       |
+       |struct Instance { VerilatedContext ctx; $v* top; };
+       |
+       |static inline void edge($v* t) { t->$clock = 1; t->eval(); t->$clock = 0; }
+       |
+       |extern "C" void* nicsim_make() {
+       |  Instance* m = new Instance();
+       |  m->top = new $v(&m->ctx, "top");
+       |  $v* t = m->top;
+       |$zero
+       |  t->$clock = 0;
+       |$resetOn
+       |  t->eval();
+       |  for (int i = 0; i < 5; i++) { edge(t); t->eval(); }
+       |$resetOff
+       |  t->eval();
+       |  return m;
+       |}
+       |
+       |extern "C" void nicsim_free(void* p) {
+       |  Instance* m = (Instance*) p;
+       |  m->top->final();
+       |  delete m->top;
+       |  delete m;
+       |}
+       |
+       |extern "C" void nicsim_run(void* p, const int64_t* records, int32_t count, int64_t* out) {
+       |  $v* t = ((Instance*) p)->top;
+       |  const int64_t* r = records;
+       |  int64_t* o = out;
+       |  for (int32_t i = 0; i < count; i++) {
+       |    for (int64_t e = *r++; e > 0; e--) { edge(t); if (e > 1) t->eval(); }
+       |$drive
+       |    t->eval();
+       |$sample
+       |  }
+       |}
+       |""".stripMargin
+  }
+
+  private val Shim =
+    """// nicsim's JNI binding: opens Verilated block libraries and runs batches of cycles in them
+      |#include <jni.h>
+      |#include <dlfcn.h>
+      |#include <stdint.h>
+      |
+      |struct Handle {
+      |  void* (*make)();
+      |  void (*free_)(void*);
+      |  void (*run)(void*, const int64_t*, int32_t, int64_t*);
+      |  void* instance;
+      |};
+      |
+      |static void fail(JNIEnv* env, const char* what) {
+      |  env->ThrowNew(env->FindClass("java/lang/IllegalStateException"), what);
+      |}
+      |
+      |extern "C" JNIEXPORT jlong JNICALL Java_nicsim_hw_rtl_NativeRtl_open0(JNIEnv* env, jclass, jstring path) {
+      |  const char* p = env->GetStringUTFChars(path, 0);
+      |  void* so = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+      |  env->ReleaseStringUTFChars(path, p);
+      |  if (!so) { fail(env, dlerror()); return 0; }
+      |  Handle* h = new Handle();
+      |  h->make = (void* (*)()) dlsym(so, "nicsim_make");
+      |  h->free_ = (void (*)(void*)) dlsym(so, "nicsim_free");
+      |  h->run = (void (*)(void*, const int64_t*, int32_t, int64_t*)) dlsym(so, "nicsim_run");
+      |  if (!h->make || !h->free_ || !h->run) { delete h; fail(env, "not a nicsim RTL library (nicsim_make/free/run missing)"); return 0; }
+      |  h->instance = h->make();
+      |  return (jlong) h;
+      |}
+      |
+      |extern "C" JNIEXPORT void JNICALL Java_nicsim_hw_rtl_NativeRtl_run0(JNIEnv* env, jclass, jlong handle, jlongArray records, jint count, jlongArray out) {
+      |  Handle* h = (Handle*) handle;
+      |  jlong* r = (jlong*) env->GetPrimitiveArrayCritical(records, 0);
+      |  jlong* o = (jlong*) env->GetPrimitiveArrayCritical(out, 0);
+      |  h->run(h->instance, (const int64_t*) r, count, (int64_t*) o);
+      |  env->ReleasePrimitiveArrayCritical(out, o, 0);
+      |  env->ReleasePrimitiveArrayCritical(records, r, JNI_ABORT);
+      |}
+      |
+      |extern "C" JNIEXPORT void JNICALL Java_nicsim_hw_rtl_NativeRtl_close0(JNIEnv*, jclass, jlong handle) {
+      |  Handle* h = (Handle*) handle;
+      |  h->free_(h->instance);
+      |  delete h;
+      |}
+      |""".stripMargin
+
+  private var bindingLoaded = false
+
+  /** Builds (once per machine) and loads (once per JVM) the JNI library. */
+  def loadBinding(): Unit = synchronized {
+    if (bindingLoaded) return
+    val jdk = Paths.get(sys.props("java.home"))
+    val include = Seq(jdk.resolve("include"), jdk.getParent.resolve("include")).find(d => Files.exists(d.resolve("jni.h")))
+      .getOrElse(throw new IllegalStateException(s"RTL binding: jni.h not found under ${jdk.resolve("include")}; a JDK (not a JRE) is needed"))
+    val key = hash(Shim, include.toString)
+    val lib = cacheRoot.resolve(s"jni-$key").resolve("libnicsim_jni.so")
+    if (!Files.exists(lib)) {
+      val work = Files.createDirectories(cacheRoot).resolve(s".build-jni-$key-${ProcessHandle.current().pid()}")
+      Files.createDirectories(work)
+      Files.writeString(work.resolve("shim.cpp"), Shim)
+      exec(work, Seq("g++", "-shared", "-O2", "-fPIC", s"-I$include", s"-I$include/linux", "shim.cpp", "-ldl", "-o", "libnicsim_jni.so"))
+      Files.createDirectories(lib.getParent)
+      Files.move(work.resolve("libnicsim_jni.so"), lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+      deleteTree(work)
+    }
+    System.load(lib.toString)
+    bindingLoaded = true
+  }
+
+  private lazy val verilatorVersion: String = execOut(Paths.get("."), Seq("verilator", "--version")).trim
+  private lazy val verilatorInclude: String = execOut(Paths.get("."), Seq("verilator", "--getenv", "VERILATOR_ROOT")).trim + "/include"
+
+  /** Verilator's runtime, compiled once position-independent so every block library can link it in. */
+  private lazy val runtime: Path = {
+    val key = hash(verilatorVersion, CxxFlags.mkString(" "))
+    val lib = cacheRoot.resolve(s"verilated-$key").resolve("libverilated_pic.a")
+    if (!Files.exists(lib)) {
+      val work = Files.createDirectories(cacheRoot).resolve(s".build-verilated-$key-${ProcessHandle.current().pid()}")
+      Files.createDirectories(work)
+      val srcs = Seq("verilated.cpp", "verilated_threads.cpp")
+      exec(work, Seq("g++", "-c") ++ CxxFlags ++ Seq(s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++ srcs.map(s => s"$verilatorInclude/$s"))
+      exec(work, Seq("ar", "rcs", "libverilated_pic.a") ++ srcs.map(_.replace(".cpp", ".o")))
+      Files.createDirectories(lib.getParent)
+      Files.move(work.resolve("libverilated_pic.a"), lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+      deleteTree(work)
+    }
+    lib
+  }
+
+  private def hash(parts: String*): String = {
+    val md = MessageDigest.getInstance("SHA-256")
+    for (p <- parts) { md.update(p.getBytes(UTF_8)); md.update(0.toByte) }
+    md.digest().take(8).map(b => f"${b & 0xff}%02x").mkString
+  }
+
+  private def execOut(dir: Path, cmd: Seq[String]): String = {
+    val pb = new ProcessBuilder(cmd.asJava).directory(dir.toFile).redirectErrorStream(true)
+    val p = try pb.start() catch {
+      case e: java.io.IOException => throw new IllegalStateException(s"RTL binding: cannot run '${cmd.head}' (is it installed? ./run-tests installs it): ${e.getMessage}", e)
+    }
+    val out = new String(p.getInputStream.readAllBytes(), UTF_8)
+    if (p.waitFor() != 0) throw new IllegalStateException(s"RTL binding: '${cmd.mkString(" ")}' failed in $dir:\n${out.takeRight(4000)}")
+    out
+  }
+
+  private def exec(dir: Path, cmd: Seq[String]): Unit = execOut(dir, cmd)
+
+  private def deleteTree(p: Path): Unit = if (Files.exists(p)) {
+    val paths = Files.walk(p).iterator().asScala.toSeq.reverse
+    paths.foreach(Files.deleteIfExists)
+  }
+}
