@@ -37,22 +37,25 @@ public final class BlockPairs {
     public static Map<String, Pair> all(Profile p) {
         Map<String, Pair> m = new LinkedHashMap<>();
         DoorbellDecoder.Config db = DoorbellDecoder.Config.from(p);
-        m.put("doorbell", new Pair("doorbell", DoorbellDecoder.NAME + "@" + p.name(), () -> new nicsim.hw.DoorbellDecoder(db),
+        m.put("doorbell", new Pair("doorbell", rtlName(DoorbellDecoder.NAME, db), () -> new nicsim.hw.DoorbellDecoder(db),
                 d -> new DoorbellDecoder(d, db), (twin, seed) -> new DoorbellStimulus((DoorbellDecoder) twin, seed)));
         WqeFetcher.Config wqe = WqeFetcher.Config.from(p);
-        m.put("wqe", new Pair("wqe", WqeFetcher.NAME + "@" + p.name(), () -> new nicsim.hw.WqeFetcher(wqe),
+        m.put("wqe", new Pair("wqe", rtlName(WqeFetcher.NAME, wqe), () -> new nicsim.hw.WqeFetcher(wqe),
                 d -> new WqeFetcher(d, wqe), (twin, seed) -> new WqeStimulus((WqeFetcher) twin, seed)));
         MttWalker.Config mtt = MttWalker.Config.from(p);
-        m.put("mtt", new Pair("mtt", MttWalker.NAME + "@" + p.name(), () -> new nicsim.hw.MttWalker(mtt),
+        m.put("mtt", new Pair("mtt", rtlName(MttWalker.NAME, mtt), () -> new nicsim.hw.MttWalker(mtt),
                 d -> new MttWalker(d, mtt), (twin, seed) -> new MttStimulus((MttWalker) twin, seed)));
         CqeWriter.Config cqe = CqeWriter.Config.from(p);
-        m.put("cqe", new Pair("cqe", CqeWriter.NAME + "@" + p.name(), () -> new nicsim.hw.CqeWriter(cqe),
+        m.put("cqe", new Pair("cqe", rtlName(CqeWriter.NAME, cqe), () -> new nicsim.hw.CqeWriter(cqe),
                 d -> new CqeWriter(d, cqe), (twin, seed) -> new CqeStimulus((CqeWriter) twin, seed)));
         DmaEngine.Config dma = DmaEngine.Config.from(p);
-        m.put("dma", new Pair("dma", DmaEngine.NAME + "@" + p.name(), () -> new nicsim.hw.DmaEngine(dma),
+        m.put("dma", new Pair("dma", rtlName(DmaEngine.NAME, dma), () -> new nicsim.hw.DmaEngine(dma),
                 d -> new DmaEngine(d, dma), (twin, seed) -> new DmaStimulus((DmaEngine) twin, seed)));
         return m;
     }
+
+    /** The key compiled RTL is cached under: the block and every parameter it was built with (two profiles may share a name). */
+    private static String rtlName(String block, Record config) { return block + " " + config; }
 
     public static Pair get(Profile p, String name) {
         Pair pair = all(p).get(name);
