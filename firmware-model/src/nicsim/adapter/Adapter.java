@@ -117,7 +117,7 @@ public final class Adapter implements PciFunction, Clocked {
     private String tracePrefix = "";
 
     /** The trace transaction of a send WQE: "qp0x&lt;qpn&gt;/wqe&lt;index&gt;", prefixed by the node when there are several adapters. */
-    public String wqeTxn(long qpn, long index) { return String.format("%sqp0x%x/wqe%d", tracePrefix, qpn, index); }
+    public String wqeTxn(long qpn, long index) { return tracePrefix + "qp0x" + Long.toHexString(qpn) + "/wqe" + index; }
 
     /** Records a stage of send WQE {@code index} of {@code qpn} in the per-WQE timeline (block "wqe"). */
     public void traceWqe(long qpn, long index, String stage, String detail) {

@@ -260,9 +260,12 @@ public final class DmaEngine implements Block {
         else if (recvLeft == 0) recvDrain = true; // more is coming than the descriptor has room for
     }
 
+    private static final String[] DONE_COUNTERS = java.util.Arrays.stream(Done.Status.values())
+            .map(s -> NAME + ".done_" + s.name().toLowerCase(java.util.Locale.ROOT)).toArray(String[]::new);
+
     /** A finished descriptor, counted by how it ended ("DmaEngine.done_ok", "DmaEngine.done_overrun", ...). */
     private Done done(long tag, long status, long length) {
-        counters.counter(NAME + ".done_" + Done.Status.values()[(int) status].name().toLowerCase()).inc();
+        counters.counter(DONE_COUNTERS[(int) status]).inc();
         return new Done(tag, status, length);
     }
 

@@ -23,7 +23,10 @@ public final class WqeLayout {
     public static final List<Integer> OPCODES = List.of(OP_NOP, OP_SEND_INVAL, OP_RDMA_WRITE, OP_RDMA_WRITE_IMM, OP_SEND,
             OP_SEND_IMM, OP_RDMA_READ, OP_ATOMIC_CS, OP_ATOMIC_FA, OP_LOCAL_INVAL, OP_UMR);
 
-    public static boolean legalOpcode(int op) { return OPCODES.contains(op); }
+    private static final boolean[] LEGAL = new boolean[256];
+    static { for (int op : OPCODES) LEGAL[op] = true; }
+
+    public static boolean legalOpcode(int op) { return op >= 0 && op < LEGAL.length && LEGAL[op]; }
 
     /** WQEBBs a WQE of {@code ds} 16-byte units takes. */
     public static int wqebbs(int ds) { return (ds * DS_UNIT + WQEBB - 1) / WQEBB; }

@@ -220,7 +220,7 @@ public final class PciBus {
                 return;
             }
             counters.counter("pci.dma_writes").inc();
-            sim.trace().record("PciBus", txn, "dma_write_issued", String.format("0x%x +%d", hostAddr, data.length));
+            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", txn, "dma_write_issued", String.format("0x%x +%d", hostAddr, data.length));
             long last = sim.now();
             boolean ok = memory.inBounds(hostAddr, data.length);
             for (PciLink.Piece p : link.splitWrite(hostAddr, data.length)) {
@@ -251,7 +251,7 @@ public final class PciBus {
             }
             counters.counter("pci.dma_reads").inc();
             counters.counter("pci.dma_read_bytes").add(length);
-            sim.trace().record("PciBus", txn, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
+            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", txn, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
             boolean ok = memory.inBounds(hostAddr, length);
             byte[] result = new byte[ok ? length : 0];
             List<PciLink.Piece> requests = link.splitRead(hostAddr, length);

@@ -101,6 +101,10 @@ public final class PciLink {
 
     /** Time to put {@code bytes} on the wire, rounded up to a whole picosecond. */
     public long serializePicos(long bytes) {
+        if (bytes >= 0 && bytes < Long.MAX_VALUE / 8_000_000_000_000L) { // exact in a long: every TLP and burst
+            long num = bytes * 8_000_000_000_000L;
+            return num / bitsPerSecond + (num % bitsPerSecond == 0 ? 0 : 1);
+        }
         BigInteger num = BigInteger.valueOf(bytes).multiply(BigInteger.valueOf(8_000_000_000_000L));
         BigInteger[] qr = num.divideAndRemainder(BigInteger.valueOf(bitsPerSecond));
         return qr[0].longValueExact() + (qr[1].signum() == 0 ? 0 : 1);
