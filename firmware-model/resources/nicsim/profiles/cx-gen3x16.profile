@@ -65,6 +65,7 @@ fw.command.latency      = 10 us       | firmware time to execute one command onc
 fw.wqe.cycles           = 16 cycles   | core cycles the transport spends starting one fetched send WQE (decode, translation requests) | assumption
 fw.packet.cycles        = 8 cycles    | core cycles to build or take one packet (headers, PSN, QP context update) | assumption: hardware transport; pipeline depth
 fw.ack.coalesce         = 64          | request packets between forced ACK requests in a long message (the last packet always asks) | REFERENCE 2.5 (rxe RXE_MAX_PKT_PER_ACK = 64)
+fw.max.msg.size         = 1 GiB       | longest message the port sends or accepts (max_msg_sz in QUERY_HCA_CAP); a request past the responder's limit is refused there (seed error-handling 4.4) | assumption: ConnectX adapters report max_msg_sz 0x40000000 (1 GiB); REFERENCE 2 (rxe: RETH length at most 2^31)
 
 # --- host CPU cost of the driver's data path
 host.post.cost          = 60 ns       | CPU time to build one WQE in the ring and update the doorbell record (before the MMIO doorbell) | assumption: a few hundred instructions at 3 GHz

@@ -66,6 +66,7 @@ fw.command.latency      = 50 us       | MCP time to execute one command from the
 fw.wqe.cycles           = 400 cycles  | LANai cycles the MCP spends starting one send descriptor (decode, translation lookup, DMA setup) | calibrated with fw.packet.cycles: their sum per round trip sets the lanai43-lanai72 gap (a cycle costs twice as long at 33 MHz); rc_pingpong 4 B gives 78.0 us here (with the polled doorbell, doorbell.poll.interval) and 59.4 us on lanai72, against 77 and 59 us in seed kvia-paper 4.1
 fw.packet.cycles        = 85 cycles   | LANai cycles to build or take one packet (headers, sequence numbers, queue state) | calibrated against seed kvia-paper 4.1 (see fw.wqe.cycles)
 fw.ack.coalesce         = 64          | request packets between forced ACK requests in a long message (the last packet always asks) | REFERENCE 2.5 (rxe RXE_MAX_PKT_PER_ACK = 64)
+fw.max.msg.size         = 1 GiB       | longest message the port sends or accepts (max_msg_sz in QUERY_HCA_CAP); a request past the responder's limit is refused there (seed error-handling 4.4) | assumption: seed kvia-paper gives no VIA maximum transfer size; the same limit as cx-gen3x16, so only timing differs
 
 # --- host CPU cost of the driver's data path
 host.post.cost          = 6000 ns     | CPU time to build one descriptor and post it (the VIA library on a late-1990s host) | calibrated with host.poll.cost: the host time common to both LANai profiles, fitted to the absolute round trips of seed kvia-paper 4.1

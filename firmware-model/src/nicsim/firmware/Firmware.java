@@ -46,8 +46,10 @@ public final class Firmware {
     final Counters counters;
     final long cmdLatency, wqeCycles, packetCycles;
     final int ackCoalesce, recvPrefetch;
+    /** Longest message this port sends or accepts (max_msg_sz). */
+    final long maxMsg;
     private final int maxQp, maxCq, maxMkey, maxPd, maxUar, maxQpWr, maxCqe;
-    static final int MAX_SGE = 16, MAX_INLINE = 512, MAX_MSG = 1 << 30, MAX_RD_ATOMIC = 16;
+    static final int MAX_SGE = 16, MAX_INLINE = 512, MAX_RD_ATOMIC = 16;
 
     private long cmdqAddr = -1;
     private int cmdErrors;
@@ -100,6 +102,9 @@ public final class Firmware {
         this.wqeCycles = profile.cycles("fw.wqe.cycles");
         this.packetCycles = profile.cycles("fw.packet.cycles");
         this.ackCoalesce = profile.countInt("fw.ack.coalesce");
+        this.maxMsg = profile.bytes("fw.max.msg.size");
+        if (maxMsg < 1 || maxMsg > (1L << 31))
+            throw new IllegalArgumentException("fw.max.msg.size " + maxMsg + " B must be from 1 B to 2 GiB (IBTA: a message is at most 2^31 bytes)");
         this.recvPrefetch = profile.countInt("fw.recv.prefetch");
         String fill = profile.has("mtt.fill") ? profile.text("mtt.fill") : "dma";
         if (!fill.equals("dma") && !fill.equals("interrupt"))
@@ -258,7 +263,7 @@ public final class Firmware {
                 in(Cmd.EMPTY, input);
                 return ok(Cmd.HCA_CAP, new Cmd.HcaCap(maxQp - 1, maxCq - 1, maxMkey - 1, maxPd - 1, maxUar - 1, maxQpWr, maxCqe, MAX_SGE,
                         MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(fabric == null ? 4096 : fabric.maxMtu()) - 7).value(), lid,
-                        MAX_RD_ATOMIC, MAX_MSG));
+                        MAX_RD_ATOMIC, maxMsg));
             }
             case Cmd.INIT_HCA -> {
                 Cmd.InitHca h = in(Cmd.INIT_HCA_IN, input);

@@ -364,7 +364,7 @@ final class Qp {
             });
             return;
         }
-        if (op.length > Firmware.MAX_MSG) { requesterError(op, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG, 0, 0, 0); return; }
+        if (op.length > fw.maxMsg) { requesterError(op, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG, 0, 0, 0); return; }
         if (op.readOrAtomic()) readsOutstanding++;
         // PSNs in WQE order
         int npkts = o == WqeLayout.OP_RDMA_READ ? (int) Math.max(1, (op.length + mtu - 1) / mtu)
@@ -815,6 +815,11 @@ final class Qp {
             }
             if (cur == null) { cur = new InMsg(true); cur.wqe = w; }
             InMsg m = cur;
+            if (type != QpType.UD && m.offset + p.payload().length > fw.maxMsg) { // seed error-handling 4.4.1: LOC_LEN_ERR here, REM_INV_REQ_ERR there
+                responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG);
+                next.run();
+                return;
+            }
             if (m.offset + p.payload().length > w.capacity()) {
                 responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.RECV_TOO_SMALL);
                 next.run();
@@ -893,6 +898,12 @@ final class Qp {
             } else after.run();
         };
         if (p.op().starts()) {
+            if (p.dmaLength() > fw.maxMsg) { // seed error-handling 4.4.2: known from the first packet, reported as a WRITE's (5.2)
+                cur = null;
+                responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+                next.run();
+                return;
+            }
             cur = new InMsg(false);
             cur.dmaLength = p.dmaLength();
             if (p.dmaLength() == 0) { cur.target = List.of(); body.run(); return; } // C9-88: no rkey check
@@ -916,7 +927,7 @@ final class Qp {
         long len = p.dmaLength();
         int npkts = (int) Math.max(1, (len + mtu - 1) / mtu);
         if (fresh) {
-            if (len > Firmware.MAX_MSG) {
+            if (len > fw.maxMsg) {
                 responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
                 next.run();
                 return;

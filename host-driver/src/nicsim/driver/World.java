@@ -20,12 +20,19 @@ public final class World {
     private final List<Host> hosts = new ArrayList<>();
     public final long seed;
 
-    public World(int nodes, Profile profile, long seed, Faults faults) {
+    public World(int nodes, Profile profile, long seed, Faults faults) { this(nodes, profile, seed, faults, i -> profile); }
+
+    /**
+     * As above with adapters that differ from node to node, as when two generations of card share a
+     * fabric: node {@code i} gets {@code nodeProfile.apply(i)}; the fabric (links, switch) and the
+     * workloads' host costs come from {@code profile}.
+     */
+    public World(int nodes, Profile profile, long seed, Faults faults, java.util.function.IntFunction<Profile> nodeProfile) {
         if (nodes < 1) throw new IllegalArgumentException("nodes " + nodes + " must be >= 1");
         this.profile = profile;
         this.seed = seed;
         this.fabric = new Fabric(sim, profile, faults, seed);
-        for (int i = 0; i < nodes; i++) hosts.add(new Host(i, sim, profile, fabric));
+        for (int i = 0; i < nodes; i++) hosts.add(new Host(i, sim, nodeProfile.apply(i), fabric));
     }
 
     public Host host(int i) { return hosts.get(i); }

@@ -60,7 +60,7 @@ public final class Context extends VerbsObject {
         gid[0] = (byte) 0xfe;
         gid[1] = (byte) 0x80;
         gid[15] = (byte) c.lid();
-        return new PortAttr(PortState.ACTIVE, (int) c.lid(), Mtu.of((int) c.maxMtu()), Mtu.of((int) c.maxMtu()), gid);
+        return new PortAttr(PortState.ACTIVE, (int) c.lid(), Mtu.of((int) c.maxMtu()), Mtu.of((int) c.maxMtu()), gid, c.maxMsgSize());
     }
 
     /** The next async event for this context's QPs or CQs, if any (never blocks). */

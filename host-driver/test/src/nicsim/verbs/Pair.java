@@ -34,8 +34,11 @@ final class Pair {
 
     static QpInitAttr defaults() { return new QpInitAttr().maxSendWr(64).maxRecvWr(64).maxSendSge(4).maxRecvSge(4).maxInlineData(64); }
 
-    Pair(Profile profile, QpType type, int bufBytes, Faults faults, long seed, QpInitAttr init) {
-        world = new World(2, profile, seed, faults);
+    Pair(Profile profile, QpType type, int bufBytes, Faults faults, long seed, QpInitAttr init) { this(profile, profile, type, bufBytes, faults, seed, init); }
+
+    /** A on an adapter built from {@code profileA}, B on one built from {@code profileB} (the fabric is A's). */
+    Pair(Profile profileA, Profile profileB, QpType type, int bufBytes, Faults faults, long seed, QpInitAttr init) {
+        world = new World(2, profileA, seed, faults, i -> i == 0 ? profileA : profileB);
         a = new Side(world, 0, type, bufBytes, init);
         b = new Side(world, 1, type, bufBytes, init);
     }
