@@ -59,6 +59,7 @@ public final class WqeFetcher implements Block {
 
     private final Config cfg;
     private final Counters counters;
+    private final Counters.Counter wqebbsRequested;
     private final Stream<DoorbellMsg> doorbell;
     private final Flow<SqConfig> sqConfig;
     private final Stream<DmaReadReq> dmaReq;
@@ -79,6 +80,7 @@ public final class WqeFetcher implements Block {
     public WqeFetcher(ClockDomain domain, Config cfg) {
         this.cfg = cfg;
         this.counters = domain.simulator().counters();
+        this.wqebbsRequested = counters.counter(NAME + ".wqebbs_requested");
         doorbell = new Stream<>("io_doorbell", domain, DoorbellMsg.LAYOUT);
         sqConfig = new Flow<>("io_sqConfig", domain, WqePorts.SQ_CONFIG);
         dmaReq = new Stream<>("io_dmaReq", domain, WqePorts.DMA_READ_REQ);
@@ -177,7 +179,7 @@ public final class WqeFetcher implements Block {
         curBeat = 0;
         lastServed = curSq;
         fetches.inc();
-        counters.counter(NAME + ".wqebbs_requested").add(curCount);
+        wqebbsRequested.add(curCount);
     }
 
     private void beat(WqebbBeat b) {

@@ -6,10 +6,15 @@ package nicsim.fabric;
  * headers each opcode carries (RETH: va, rkey, dma length; AtomicETH: swap/add and compare; AETH:
  * syndrome and MSN; AtomicAckETH: the original value; ImmDt; DETH: qkey and source QP), then the
  * payload. {@link #wireBytes()} counts every header and CRC the way a link serializes them.
+ * {@code transport} is the service the BTH opcode's top bits name ({@link #RC}, {@link #UC},
+ * {@link #UD}); a responder drops a packet whose service is not its QP's.
  */
 public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited,
                      long va, int rkey, long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig,
-                     int imm, int qkey, byte[] payload) {
+                     int imm, int qkey, byte[] payload, int transport) {
+
+    /** The BTH opcode's transport bits (IBA 9.2: RC 000, UC 001, UD 011). */
+    public static final int RC = 0, UC = 1, UD = 3;
 
     /** BTH opcodes (the low 5 bits of IBA's; the transport is the QP's). */
     public enum Op {
@@ -60,12 +65,12 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
 
     public Packet withPayload(byte[] p) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, p);
+                atomicOrig, imm, qkey, p, transport);
     }
 
     public Packet withSolicited(boolean s) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, s, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload);
+                atomicOrig, imm, qkey, payload, transport);
     }
 
     @Override public String toString() {

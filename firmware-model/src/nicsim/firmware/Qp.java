@@ -402,7 +402,7 @@ final class Qp {
             boolean imm = o == WqeLayout.OP_SEND_IMM;
             op.packets.add(new Packet(fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), qpn,
                     op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), op.w.av().qkey() == 0 ? 1 : op.w.av().qkey(),
-                    op.payload));
+                    op.payload, Packet.UD));
         } else if (o == WqeLayout.OP_RDMA_READ) {
             op.packets.add(request(Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0, 0, new byte[0]));
         } else if (op.readOrAtomic()) {
@@ -459,7 +459,7 @@ final class Qp {
 
     private Packet request(Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
         return new Packet(fw.lid(), dlid, op, destQpn, qpn, psn, ackReq, false, op.hasReth() || op.isAtomic() ? va : 0,
-                op.hasReth() || op.isAtomic() ? rkey : 0, op.hasReth() ? len : 0, swap, cmp, 0, 0, 0, imm, 0, payload);
+                op.hasReth() || op.isAtomic() ? rkey : 0, op.hasReth() ? len : 0, swap, cmp, 0, 0, 0, imm, 0, payload, transport());
     }
 
     /** Sends the packets of ready WQEs, in PSN order. */
@@ -707,6 +707,9 @@ final class Qp {
 
     // ------------------------------------------------------------------ responder
 
+    /** This QP's service as the BTH opcode names it. */
+    private int transport() { return type == QpType.RC ? Packet.RC : type == QpType.UC ? Packet.UC : Packet.UD; }
+
     void onPacket(Packet p) {
         if (p.op().isAck()) { onAck(p); return; }
         if (p.op().isReadResponse()) { onReadResponse(p); return; }
@@ -714,7 +717,10 @@ final class Qp {
             fw.counters.counter("Firmware.packets_dropped_state").inc();
             return;
         }
-        if ((type == QpType.UD) != (p.qkey() != 0)) { fw.counters.counter("Firmware.packets_dropped_type").inc(); return; }
+        // seed error-handling 4.3: a packet of another service, or (connected QPs) from a port other than the
+        // QP's destination, is dropped without touching the QP
+        if (p.transport() != transport()) { fw.counters.counter("Firmware.packets_dropped_type").inc(); return; }
+        if (type != QpType.UD && p.slid() != dlid) { fw.counters.counter("Firmware.packets_dropped_path").inc(); return; }
         rx.add(p);
         processRx();
     }
@@ -942,7 +948,7 @@ final class Qp {
                 Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST : Op.READ_RESP_MIDDLE;
                 byte[] chunk = java.util.Arrays.copyOfRange(data, i * mtu, (int) Math.min(len, (long) (i + 1) * mtu));
                 Packet r = new Packet(fw.lid(), p.slid(), o, p.srcQp(), qpn, (p.psn() + i) & 0xFFFFFF, false, false, 0, 0, 0, 0, 0,
-                        Packet.AETH_ACK, msn, 0, 0, 0, chunk);
+                        Packet.AETH_ACK, msn, 0, 0, 0, chunk, Packet.RC);
                 boolean lastOne = i == npkts - 1;
                 fw.exec(fw.packetCycles, () -> {
                     if (gen != generation) return;
@@ -1047,7 +1053,7 @@ final class Qp {
      */
     private void ack(Op op, int psn, int aeth, long orig) {
         if (type != QpType.RC) return;
-        Packet a = new Packet(fw.lid(), dlid, op, destQpn, qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, msn, orig, 0, 0, new byte[0]);
+        Packet a = new Packet(fw.lid(), dlid, op, destQpn, qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, msn, orig, 0, 0, new byte[0], Packet.RC);
         if (writesInFlight > 0) deferredAcks.add(a);
         else sendResponse(a);
     }

@@ -89,6 +89,22 @@ public final class PcieEfficiency {
             out.printf("%-6s completions %4d B      %6d %9.1f%% %8.1f%% %12.2f%n", "read", c, r.tlps(),
                     100 * r.efficiency(), 100.0 * c / (c + link.overheadCompletion()), r.gbps());
         }
+        printReadLatency(p, out);
+    }
+
+    /** Round-trip PCIe read latency measured on Gen3 x8 (REFERENCE 4.4: a TLP ping-pong of about 850 ns). */
+    public static final double REFERENCE_ROUND_TRIP_NS = 850;
+
+    /** DMA read latency against size: from the request to the last completion's arrival. */
+    public static void printReadLatency(Profile p, PrintStream out) {
+        out.printf("%nDMA read latency vs size, profile %s (request issued to last byte in the adapter)%n", p.name());
+        out.printf("%8s %12s %14s%n", "bytes", "latency ns", "vs 850 ns");
+        for (int bytes : new int[]{8, 64, 256, 512, 4096, 65536}) {
+            double ns = measureRead(p, p.bytesInt("pci.read.completion"), bytes).picos() / 1000.0;
+            if (bytes <= 64) out.printf("%8d %12.1f %13.1f%%%n", bytes, ns, (ns - REFERENCE_ROUND_TRIP_NS) / REFERENCE_ROUND_TRIP_NS * 100);
+            else out.printf("%8d %12.1f %14s%n", bytes, ns, "");
+        }
+        out.println("850 ns: a measured TLP round trip on PCIe Gen3 x8 (REFERENCE 4.4); only reads of one small TLP compare with it.");
     }
 
     public static void main(String[] args) {

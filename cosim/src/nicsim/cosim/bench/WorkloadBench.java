@@ -151,13 +151,26 @@ public final class WorkloadBench {
     }
 
     /** One point of the translation study: bandwidth as MRs outgrow the translation and mkey caches. */
-    public record MrScale(int mrs, double bwGbps, long mttMisses, long mkeyMisses, long translations) {}
+    public record MrScale(int mrs, double bwGbps, long mttMisses, long mkeyMisses, long translations, double wallSeconds, double heapBytesPerMr) {}
 
     public static MrScale mrScale(int mrs, int iters) {
         Measured m = measure(2, "write_bw", Options.defaults().withSize(4096).withIters(iters).withMrs(mrs), mrs + " MRs");
         var c = m.world().sim.counters();
         return new MrScale(mrs, m.result().rows().get(0).bwAvgGbps(), c.counter("MttWalker.cache_misses").get(),
-                c.counter("Firmware.mkey_context_misses").get(), c.counter("MttWalker.requests").get());
+                c.counter("Firmware.mkey_context_misses").get(), c.counter("MttWalker.requests").get(), m.wallSeconds(),
+                m.heapBytes() / (2.0 * mrs));
+    }
+
+    /** One point of the message-size cost study. */
+    public record SizeCost(long size, int iters, double wallSeconds, double simulatedUs) {
+        public double wallUsPerMessage() { return wallSeconds * 1e6 / iters; }
+        public double slowdown() { return wallSeconds / (simulatedUs / 1e6); }
+    }
+
+    /** write_bw on cx-gen3x16 at {@code size}: what one message costs in wall time (payload moves beat by beat through the DmaEngines). */
+    public static SizeCost sizeCost(long size, int iters) {
+        Measured m = measure(2, "write_bw", Options.defaults().withSize(size).withIters(iters), size + " B");
+        return new SizeCost(size, iters, m.wallSeconds(), m.world().now() / 1e6);
     }
 
     /** One point of the node-scaling study. */

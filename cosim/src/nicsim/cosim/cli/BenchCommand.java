@@ -78,13 +78,15 @@ final class BenchCommand implements Callable<Integer> {
         }
         System.err.println("bench: translation ...");
         md.append("\n### Translation: bandwidth as MRs outgrow the caches (write_bw 4 KiB, cx-gen3x16, every WR a different MR in turn; ")
-                .append("512-entry MTT cache, 1024 mkey contexts in the MttWalker)\n\n| MRs per side | bandwidth (Gb/s) | translations | MTT cache misses | mkey context misses |\n|---:|---:|---:|---:|---:|\n");
+                .append("512-entry MTT cache, 1024 mkey contexts in the MttWalker)\n\n| MRs per side | bandwidth (Gb/s) | translations | MTT cache misses | mkey context misses | wall (s) | Java heap per MR (bytes) |\n|---:|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("translation.csv")))) {
-            csv.println("mrs,bw_gbps,translations,mtt_misses,mkey_misses");
+            csv.println("mrs,bw_gbps,translations,mtt_misses,mkey_misses,wall_s,heap_bytes_per_mr");
             for (int m : quick ? new int[]{1, 100} : new int[]{1, 10, 100, 1000, 4000}) {
                 var r = nicsim.cosim.bench.WorkloadBench.mrScale(m, quick ? 300 : 4000);
-                md.append(String.format("| %d | %.1f | %,d | %,d | %,d |%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(), r.mkeyMisses()));
-                csv.printf("%d,%.3f,%d,%d,%d%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(), r.mkeyMisses());
+                md.append(String.format("| %d | %.1f | %,d | %,d | %,d | %.2f | %,.0f |%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(),
+                        r.mkeyMisses(), r.wallSeconds(), r.heapBytesPerMr()));
+                csv.printf("%d,%.3f,%d,%d,%d,%.3f,%.0f%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(), r.mkeyMisses(), r.wallSeconds(),
+                        r.heapBytesPerMr());
             }
         }
         md.append("\nThe LANai profiles' firmware cycles and host costs are calibrated on the 4-byte round trips (see the profiles' ")
@@ -100,6 +102,20 @@ final class BenchCommand implements Callable<Integer> {
         for (var sp : nicsim.cosim.bench.WorkloadBench.speed(quick))
             md.append(String.format("| %s | %.1f us | %.2f s | %,.0fx | %,.0f |%n", sp.what(), sp.simulatedUs(), sp.wallSeconds(), sp.slowdown(),
                     sp.opsPerSecond()));
+        System.err.println("bench: cost with message size ...");
+        md.append("\n### Cost with message size (write_bw, cx-gen3x16; payload crosses the DmaEngines beat by beat)\n\n")
+                .append("| bytes | messages | wall (s) | wall per message (us) | slowdown (wall / simulated) |\n|---:|---:|---:|---:|---:|\n");
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("size-cost.csv")))) {
+            csv.println("bytes,messages,wall_s,wall_us_per_message,slowdown");
+            for (long size : quick ? new long[]{64, 65536} : new long[]{64, 1024, 16384, 65536, 1 << 20}) {
+                int iters = (int) Math.max(quick ? 20 : 100, Math.min(quick ? 2000 : 50_000, (quick ? 1L << 22 : 1L << 26) / size)); // 64 MiB a size
+                var r = nicsim.cosim.bench.WorkloadBench.sizeCost(size, iters);
+                md.append(String.format("| %d | %,d | %.2f | %.1f | %,.0fx |%n", r.size(), r.iters(), r.wallSeconds(), r.wallUsPerMessage(), r.slowdown()));
+                csv.printf("%d,%d,%.3f,%.3f,%.0f%n", r.size(), r.iters(), r.wallSeconds(), r.wallUsPerMessage(), r.slowdown());
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         System.err.println("bench: scaling with QPs ...");
         md.append("\n### Scaling with QPs (write_bw 4 KiB, cx-gen3x16: the WqeFetcher holds 64 send-queue contexts, the rest are loaded on demand)\n\n")
                 .append("| QPs | bandwidth (Gb/s) | context misses | wall (s) | Java heap per QP (bytes) |\n|---:|---:|---:|---:|---:|\n");

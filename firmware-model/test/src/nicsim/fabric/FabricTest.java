@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 class FabricTest {
     static Packet pkt(int from, int to, int psn, int bytes) {
-        return new Packet(from, to, Packet.Op.SEND_ONLY, 1, 1, psn, false, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, new byte[bytes]);
+        return new Packet(from, to, Packet.Op.SEND_ONLY, 1, 1, psn, false, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, new byte[bytes], Packet.RC);
     }
 
     @Test
