@@ -678,6 +678,7 @@ public final class Firmware {
         MkeyContext mw = mkeys.get(mwKey >>> 8), mr = mkeys.get(mrKey >>> 8);
         if (w == null || mw == null) return Vendor.MW_UNKNOWN;
         if (w[0] == 2 && mw.state() != MttPorts.STATE_FREE) return Vendor.MW_NOT_FREE;
+        if (w[0] == 1 && (access & MttPorts.ZERO_BASED) != 0) return Vendor.MW_TYPE1_ZERO_BASED;
         if (mw.pd() != qp.pd) return Vendor.MW_PD;
         if (mr == null || windows.containsKey(mrKey >>> 8) || mr.key() != (mrKey & 0xff) || mr.length() == 0) return Vendor.MW_BAD_MR;
         if ((mr.access() & MttPorts.ZERO_BASED) != 0 || (mr.access() & MttPorts.MW_BIND) == 0) return Vendor.MW_MR_NO_BIND;

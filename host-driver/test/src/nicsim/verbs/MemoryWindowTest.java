@@ -44,6 +44,36 @@ class MemoryWindowTest {
     }
 
     @Test
+    void aType1WindowRebindsInPlaceAndCannotBeInvalidated() {
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 16384).up(Mtu.MTU_1024);
+        MemoryRegion mr = bindable(p);
+        MemoryWindow mw = p.b.pd.allocMw(MwType.TYPE_1);
+        int first = bind(p, mw, mr, 0, 4096, AccessFlags.REMOTE_WRITE);
+        p.a.buf.write(0, new byte[]{1, 2, 3, 4});
+        assertEquals(WcStatus.SUCCESS, write(p, p.b.buf.addr() + 16, first, 4).status());
+        // a type-1 window is VALID from allocation and rebinds while bound (a type-2 one must be FREE first)
+        int second = bind(p, mw, mr, 8192, 4096, AccessFlags.REMOTE_WRITE);
+        assertNotEquals(first, second);
+        assertEquals(WcStatus.SUCCESS, write(p, p.b.buf.addr() + 8192, second, 4).status());
+        assertArrayEquals(new byte[]{1, 2, 3, 4}, p.b.buf.read(8192, 4));
+        p.b.qp.postSend(new SendWr().wrId(92).opcode(WrOpcode.LOCAL_INV).invalidateRkey(second).sendFlags(SendFlags.SIGNALED));
+        WorkCompletion inv = p.await(p.b.cq, 1).get(0);
+        assertNotEquals(WcStatus.SUCCESS, inv.status(), inv.toString());
+        assertTrue(inv.syndrome().contains("type-1"), inv.syndrome());
+    }
+
+    @Test
+    void aZeroBasedType1BindIsMwBindErr() {
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 16384).up(Mtu.MTU_1024);
+        MemoryWindow mw = p.b.pd.allocMw(MwType.TYPE_1);
+        p.b.qp.postSend(new SendWr().wrId(93).sendFlags(SendFlags.SIGNALED).bindMw(mw, mw.nextRkey(), bindable(p), p.b.buf.addr(), 4096,
+                AccessFlags.REMOTE_WRITE | AccessFlags.ZERO_BASED));
+        WorkCompletion wc = p.await(p.b.cq, 1).get(0);
+        assertEquals(WcStatus.MW_BIND_ERR, wc.status(), wc.toString());
+        assertTrue(wc.syndrome().contains("zero-based"), wc.syndrome());
+    }
+
+    @Test
     void localInvalidateRevokesTheWindow() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 16384).up(Mtu.MTU_1024);
         MemoryWindow mw = p.b.pd.allocMw(MwType.TYPE_2);
