@@ -94,8 +94,7 @@ public final class Cluster implements AutoCloseable {
          * "wqe", "mtt", "dma" (every channel's engines), "cqe".
          */
         public Builder rtl(Set<String> blocks) {
-            for (String b : blocks)
-                if (!RTL_BLOCKS.contains(b)) throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + RTL_BLOCKS);
+            RtlInLoop.requireKnown(blocks);
             rtl = blocks;
             return this;
         }

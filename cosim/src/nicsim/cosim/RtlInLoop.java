@@ -43,6 +43,12 @@ public final class RtlInLoop implements AutoCloseable {
         public Divergence(String message) { super(message); }
     }
 
+    /** Throws, naming the block and the accepted names, unless every one of {@code blocks} is in {@link #IN_SYSTEM}. */
+    public static void requireKnown(Set<String> blocks) {
+        for (String b : blocks)
+            if (!IN_SYSTEM.contains(b)) throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + IN_SYSTEM);
+    }
+
     /** Edges a block records before its RTL runs them, by default. */
     public static final int BATCH = 1024;
 
@@ -54,8 +60,7 @@ public final class RtlInLoop implements AutoCloseable {
     /** As above, running the RTL every {@code batch} edges of each block (1: on every edge). */
     public RtlInLoop(Adapter adapter, Profile profile, Set<String> blocks, int batch) {
         if (batch < 1) throw new IllegalArgumentException("batch " + batch + " must be >= 1");
-        for (String b : blocks)
-            if (!IN_SYSTEM.contains(b)) throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + IN_SYSTEM);
+        requireKnown(blocks);
         Map<String, Block> twins = new LinkedHashMap<>();
         twins.put("doorbell", adapter.decoder());
         twins.put("wqe", adapter.fetcher());

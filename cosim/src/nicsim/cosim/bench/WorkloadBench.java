@@ -101,23 +101,19 @@ public final class WorkloadBench {
     }
 
     public static List<Speed> speed(boolean quick) {
-        List<Speed> out = new ArrayList<>();
         int bwIters = quick ? 2000 : 1_000_000; // issue 7: a 2-node write_bw of 1,000,000 messages in under a minute
-        long t0 = System.nanoTime();
-        Result r = run("write_bw", "cx-gen3x16", Options.defaults().withSize(64).withIters(bwIters));
-        double wall = (System.nanoTime() - t0) / 1e9;
-        out.add(new Speed("write_bw 64 B x " + bwIters + " (cx-gen3x16)", r.rows().get(0).simPicos() / 1e6, wall, bwIters / wall));
-        t0 = System.nanoTime();
-        r = run("write_bw", "cx-gen3x16", Options.defaults().withSize(65536).withIters(quick ? 200 : 5000));
-        wall = (System.nanoTime() - t0) / 1e9;
-        out.add(new Speed("write_bw 64 KiB x " + (quick ? 200 : 5000) + " (cx-gen3x16)", r.rows().get(0).simPicos() / 1e6, wall,
-                r.rows().get(0).iters() / wall));
-        t0 = System.nanoTime();
-        int ppIters = quick ? 200 : 5000;
-        r = run("rc_pingpong", "cx-gen3x16", Options.defaults().withIters(ppIters));
-        wall = (System.nanoTime() - t0) / 1e9;
-        out.add(new Speed("rc_pingpong 4096 B x " + ppIters + " (cx-gen3x16)", r.rows().get(0).simPicos() / 1e6, wall, 2.0 * ppIters / wall));
-        return out;
+        int bigIters = quick ? 200 : 5000, ppIters = quick ? 200 : 5000;
+        return List.of(
+                speed("write_bw 64 B x " + bwIters, "write_bw", Options.defaults().withSize(64).withIters(bwIters), 1),
+                speed("write_bw 64 KiB x " + bigIters, "write_bw", Options.defaults().withSize(65536).withIters(bigIters), 1),
+                speed("rc_pingpong 4096 B x " + ppIters, "rc_pingpong", Options.defaults().withIters(ppIters), 2)); // a ping and a pong each
+    }
+
+    /** One timed 2-node run on cx-gen3x16; {@code opsPerIter} operations per iteration. */
+    private static Speed speed(String what, String workload, Options o, int opsPerIter) {
+        Measured m = measure(2, workload, o, what);
+        return new Speed(what + " (cx-gen3x16)", m.result().rows().get(0).simPicos() / 1e6, m.wallSeconds(),
+                (double) opsPerIter * m.result().rows().get(0).iters() / m.wallSeconds());
     }
 
     /** A workload run on a fresh cluster: its result, the cluster (still reachable), wall time, heap the cluster holds. */
@@ -199,8 +195,8 @@ public final class WorkloadBench {
     public static RtlSpeed rtlInLoop(boolean quick) {
         int iters = quick ? 5_000 : 200_000;
         Options o = Options.defaults().withSize(64).withIters(iters);
-        double[] wall = new double[2];
-        long[] edges = {0}, cycles = {0};
+        double[] wall = new double[2]; // model alone, with RTL
+        long edges = 0, cycles = 0;
         for (int warm = 0; warm < 2; warm++)
             for (int withRtl = 0; withRtl < 2; withRtl++) {
                 Set<String> rtl = withRtl == 1 ? Set.of("doorbell", "wqe") : Set.of();
@@ -211,10 +207,10 @@ public final class WorkloadBench {
                     long e = c.rtlEdges().values().stream().mapToLong(Long::longValue).max().orElse(0); // runs the last batch too
                     wall[withRtl] = (System.nanoTime() - t0) / 1e9;
                     if (!r.ok()) throw new IllegalStateException("write_bw with RTL " + rtl + " failed: " + r.errors());
-                    if (withRtl == 1) edges[0] = e;
-                    cycles[0] = c.world().now() / c.world().host(0).adapter.core().periodPicos();
+                    if (withRtl == 1) edges = e;
+                    cycles = c.world().now() / c.world().host(0).adapter.core().periodPicos();
                 }
             }
-        return new RtlSpeed("write_bw 64 B x " + iters + " (cx-gen3x16), DoorbellDecoder and WqeFetcher from RTL", cycles[0], edges[0], wall[0], wall[1]);
+        return new RtlSpeed("write_bw 64 B x " + iters + " (cx-gen3x16), DoorbellDecoder and WqeFetcher from RTL", cycles, edges, wall[0], wall[1]);
     }
 }

@@ -20,7 +20,7 @@ import spinal.core._
  * compiled once per machine. Tools come from the PATH: `verilator` and `g++`.
  */
 object NativeBuild {
-  private def cacheRoot: Path = Paths.get(sys.env.getOrElse("NICSIM_CACHE", sys.props("user.home") + "/.cache/nicsim"), "native")
+  private def cacheRoot: Path = Paths.get(RtlRunner.cacheRoot, "native")
 
   private val CxxFlags = Seq("-std=gnu++17", "-O2", "-fPIC", "-faligned-new", "-w",
     "-DVM_COVERAGE=0", "-DVM_SC=0", "-DVM_TRACE=0", "-DVM_TRACE_FST=0", "-DVM_TRACE_VCD=0")
@@ -66,11 +66,7 @@ object NativeBuild {
       val verilog = Files.readString(gen.resolve(module + ".v"))
       val wrapper = wrapperSource(module, clock, reset, inPorts, outPorts)
       val key = hash(verilog, wrapper, CxxFlags.mkString(" "), verilatorVersion)
-      val dir = cacheRoot.resolve(s"$module-$key")
-      val lib = dir.resolve(s"lib$module.so")
-      if (!Files.exists(lib)) {
-        val work = Files.createDirectories(cacheRoot).resolve(s".build-$module-$key-${ProcessHandle.current().pid()}")
-        Files.createDirectories(work)
+      val lib = cached(s"$module-$key", s"lib$module.so") { work =>
         Files.writeString(work.resolve(module + ".v"), verilog)
         Files.writeString(work.resolve("wrapper.cpp"), wrapper)
         exec(work, Seq("verilator", "--cc", s"$module.v", "--top-module", module, "--prefix", "V" + module, "--Mdir", "obj",
@@ -78,9 +74,6 @@ object NativeBuild {
         val sources = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString).filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _)
         exec(work, Seq("g++", "-shared") ++ CxxFlags ++ Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++ sources ++
           Seq("wrapper.cpp", runtime.toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$module.so"))
-        Files.createDirectories(dir)
-        Files.move(work.resolve(s"lib$module.so"), lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
-        deleteTree(work)
       }
       new Compiled(name, lib, ins, outs)
     } finally deleteTree(gen)
@@ -194,16 +187,9 @@ object NativeBuild {
     val jdk = Paths.get(sys.props("java.home"))
     val include = Seq(jdk.resolve("include"), jdk.getParent.resolve("include")).find(d => Files.exists(d.resolve("jni.h")))
       .getOrElse(throw new IllegalStateException(s"RTL binding: jni.h not found under ${jdk.resolve("include")}; a JDK (not a JRE) is needed"))
-    val key = hash(Shim, include.toString)
-    val lib = cacheRoot.resolve(s"jni-$key").resolve("libnicsim_jni.so")
-    if (!Files.exists(lib)) {
-      val work = Files.createDirectories(cacheRoot).resolve(s".build-jni-$key-${ProcessHandle.current().pid()}")
-      Files.createDirectories(work)
+    val lib = cached(s"jni-${hash(Shim, include.toString)}", "libnicsim_jni.so") { work =>
       Files.writeString(work.resolve("shim.cpp"), Shim)
       exec(work, Seq("g++", "-shared", "-O2", "-fPIC", s"-I$include", s"-I$include/linux", "shim.cpp", "-ldl", "-o", "libnicsim_jni.so"))
-      Files.createDirectories(lib.getParent)
-      Files.move(work.resolve("libnicsim_jni.so"), lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
-      deleteTree(work)
     }
     System.load(lib.toString)
     bindingLoaded = true
@@ -213,20 +199,27 @@ object NativeBuild {
   private lazy val verilatorInclude: String = execOut(Paths.get("."), Seq("verilator", "--getenv", "VERILATOR_ROOT")).trim + "/include"
 
   /** Verilator's runtime, compiled once position-independent so every block library can link it in. */
-  private lazy val runtime: Path = {
-    val key = hash(verilatorVersion, CxxFlags.mkString(" "))
-    val lib = cacheRoot.resolve(s"verilated-$key").resolve("libverilated_pic.a")
-    if (!Files.exists(lib)) {
-      val work = Files.createDirectories(cacheRoot).resolve(s".build-verilated-$key-${ProcessHandle.current().pid()}")
-      Files.createDirectories(work)
-      val srcs = Seq("verilated.cpp", "verilated_threads.cpp")
-      exec(work, Seq("g++", "-c") ++ CxxFlags ++ Seq(s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++ srcs.map(s => s"$verilatorInclude/$s"))
-      exec(work, Seq("ar", "rcs", "libverilated_pic.a") ++ srcs.map(_.replace(".cpp", ".o")))
-      Files.createDirectories(lib.getParent)
-      Files.move(work.resolve("libverilated_pic.a"), lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+  private lazy val runtime: Path = cached(s"verilated-${hash(verilatorVersion, CxxFlags.mkString(" "))}", "libverilated_pic.a") { work =>
+    val srcs = Seq("verilated.cpp", "verilated_threads.cpp")
+    exec(work, Seq("g++", "-c") ++ CxxFlags ++ Seq(s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++ srcs.map(s => s"$verilatorInclude/$s"))
+    exec(work, Seq("ar", "rcs", "libverilated_pic.a") ++ srcs.map(_.replace(".cpp", ".o")))
+  }
+
+  /**
+   * `cacheRoot/entry/file`, made first if missing: `make` builds `file` in a scratch folder of its
+   * own, which is then moved into place atomically, so JVMs building the same entry at once cannot
+   * see a half-written file.
+   */
+  private def cached(entry: String, file: String)(make: Path => Unit): Path = {
+    val target = cacheRoot.resolve(entry).resolve(file)
+    if (!Files.exists(target)) {
+      val work = Files.createDirectories(cacheRoot.resolve(s".build-$entry-${ProcessHandle.current().pid()}"))
+      make(work)
+      Files.createDirectories(target.getParent)
+      Files.move(work.resolve(file), target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
       deleteTree(work)
     }
-    lib
+    target
   }
 
   private def hash(parts: String*): String = {

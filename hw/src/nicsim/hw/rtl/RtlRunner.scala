@@ -19,7 +19,8 @@ object RtlRunner {
   /** SpinalSim's model cache: -Dsim.cache, else ~/.cache/nicsim/spinalsim (NICSIM_CACHE moves the root). */
   def cache: String = sys.props.getOrElse("sim.cache", cacheRoot + "/spinalsim")
 
-  private def cacheRoot: String = sys.env.getOrElse("NICSIM_CACHE", sys.props("user.home") + "/.cache/nicsim")
+  /** Where nicsim keeps built RTL: NICSIM_CACHE, else ~/.cache/nicsim. */
+  private[rtl] def cacheRoot: String = sys.env.getOrElse("NICSIM_CACHE", sys.props("user.home") + "/.cache/nicsim")
 
   def config(wave: Boolean): SpinalSimConfig = {
     val c = SimConfig.workspacePath(workspace).cachePath(cache)
