@@ -7,6 +7,7 @@ about    A modern RDMA adapter: PCIe Gen3 x16, max payload 256 B, read request 5
 core.clock              = 250 MHz     | clock of the adapter's hardware blocks (doorbell decode, WQE fetch, translation, DMA, CQE) | assumption: a usual ASIC datapath clock; no public ConnectX figure
 core.datapath.width     = 256 bit     | width of the adapter's internal data path (bytes moved per core cycle = width/8) | assumption: 256 bit x 250 MHz = 64 Gb/s per engine, two engines cover 100 Gb/s
 core.sram.size          = 2 MiB       | on-adapter buffer memory between the host DMA and the link engines | assumption
+dma.clock               = 250 MHz     | clock of the DMA engines and their local bus to SRAM (one beat per cycle) | assumption: the core clock
 dma.channels            = 16          | independent sets of DMA engines (DMA contexts), each with its own slice of SRAM, so host reads of different messages overlap | assumption: enough outstanding host reads to cover a ~1 us PCIe read round trip at the small-message rate
 
 # --- host
@@ -58,7 +59,8 @@ cqe.cq.entries          = 64          | completion queues the writer tracks in h
 link.rate               = 100 Gb/s    | network link data rate per direction | REFERENCE 4.2 (EDR / 100GbE)
 link.propagation        = 5 ns        | signal propagation along one cable (adapter to switch) | assumption: 1 m of copper at about 5 ns/m
 link.mtu                = 4 KiB       | largest path MTU the links and switch carry | IBTA maximum MTU (REFERENCE 1.5: ibv_mtu up to 4096)
-switch.latency          = 100 ns      | port-to-port latency of the switch, after a packet has fully arrived (store and forward) | assumption: EDR switch datasheets quote about 90-130 ns
+switch.latency          = 100 ns      | port-to-port latency of the switch, from a packet's head arriving to its head leaving | assumption: EDR switch datasheets quote about 90-130 ns
+switch.forwarding       = "cut-through" | when the switch may start forwarding a packet: "cut-through" (once its head is in) or "store-and-forward" (once all of it is) | assumption: InfiniBand switches forward cut-through, which is what their quoted latencies measure
 
 # --- firmware (the adapter's embedded processor: commands, QP state, transport)
 fw.command.latency      = 10 us       | firmware time to execute one command once its mailbox is read (create/modify/destroy) | assumption: mlx5 commands take microseconds to milliseconds; the fast end

@@ -10,6 +10,7 @@ about    Berkeley VIA on Myrinet LANai 4.3: 32-bit local bus and DMA, PCI 32-bit
 core.clock              = 33 MHz      | LANai 4.3 processor and local-bus clock | assumption: LANai 4.x ran at the PCI clock; REFERENCE 4.5 has no LANai 4 clock
 core.datapath.width     = 32 bit      | LANai local bus (LBUS) and DMA engine width | seed kvia-paper section 5 (32-bit local bus, 32-bit DMA)
 core.sram.size          = 2 MiB       | adapter SRAM | seed kvia-paper section 5
+dma.clock               = 33 MHz      | clock of the DMA engines and their local bus to SRAM: one beat per cycle | assumption: the processor clock; no public LANai 4 memory figure (the bench's gap study shows what a double-rate SRAM would change)
 dma.channels            = 1           | sets of DMA engines (host, send, receive) sharing the adapter SRAM: a LANai has one | seed kvia-paper section 3
 
 # --- host
@@ -59,7 +60,8 @@ cqe.cq.entries          = 16          | completion queues the writer tracks in h
 link.rate               = 1280 Mb/s   | Myrinet link data rate per direction | REFERENCE 4.5 (KVIA's 950 Mb/s = 74% of link peak)
 link.propagation        = 50 ns       | signal propagation along one cable (adapter to switch) | assumption: 10 m of Myrinet cable at about 5 ns/m
 link.mtu                = 4 KiB       | largest packet payload the transport sends | assumption: VIA implementations on Myrinet fragmented at 4 KB pages
-switch.latency          = 550 ns      | port-to-port latency of the Myrinet switch | assumption: Myrinet 8-port switches were quoted at about 300-550 ns cut-through; store-and-forward is modeled here
+switch.latency          = 550 ns      | port-to-port latency of the Myrinet switch, head in to head out | assumption: Myrinet 8-port switches were quoted at about 300-550 ns cut-through
+switch.forwarding       = "cut-through" | when the switch may start forwarding a packet: "cut-through" (once its head is in) or "store-and-forward" (once all of it is) | seed kvia-paper section 4: the nodes are joined by a Myrinet switch doing wormhole routing
 
 # --- firmware: the LANai control program (MCP) running on the LANai processor
 fw.command.latency      = 50 us       | MCP time to execute one command from the host (create/modify/destroy) | assumption

@@ -8,6 +8,7 @@ extends  lanai43
 
 core.clock              = 66 MHz      | LANai 7.2 processor and local-bus clock | assumption: LANai 7 boards ran at 66 MHz; REFERENCE 4.5 lists the LANai 7 clock as not found
 core.datapath.width     = 64 bit      | LANai 7.2 local bus and DMA engine width | seed kvia-paper sections 3 and 5 (64-bit LBUS, 64-bit DMA)
+dma.clock               = 66 MHz      | clock of the DMA engines and their local bus to SRAM: one 64-bit beat per cycle, 528 MB/s | assumption: the processor clock, as lanai43; REFERENCE 4.5 gives the PCI64A boards "more than 1 GByte/s of local-memory data rate", i.e. two accesses per clock, left out so both LANais are modeled alike (the bench's gap study shows its effect)
 core.sram.size          = 4 MiB       | adapter SRAM | seed kvia-paper section 5
 mtt.cache.entries       = 8192        | the translation/protection table: 8K entries, indexed by VA[24:12] on KVIA, filled by host interrupt | seed kvia-paper section 3.2
 mtt.fill                = "interrupt" | misses in the 8K-entry table are filled by the host: the LANai interrupts, the driver writes the entry over PCI | seed kvia-paper section 3.2

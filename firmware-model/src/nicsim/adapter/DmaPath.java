@@ -29,7 +29,7 @@ import nicsim.sim.Simulator;
  * timing of every message.
  *
  * <p>{@code dma.channels} sets of engines work side by side, each with its own slice of
- * {@code core.sram.size} and its own clock domain of {@code core.clock} (a LANai has one; a modern
+ * {@code core.sram.size} and its own clock domain of {@code dma.clock} (a LANai has one; a modern
  * adapter has many DMA contexts so host reads overlap). A transfer is cut into pieces of at most
  * {@link #pieceBytes()} and each piece goes to the least busy channel (the lowest-numbered of equals).
  *
@@ -71,7 +71,7 @@ public final class DmaPath {
         this.readRequest = p.bytesInt("pci.max.read.request");
         this.writePayload = p.bytesInt("pci.max.payload");
         this.channels = new Channel[n];
-        long period = p.periodPicos("core.clock");
+        long period = p.periodPicos("dma.clock");
         for (int k = 0; k < n; k++)
             channels[k] = new Channel(sim.clockDomain(domainPrefix + "dma" + k, period), cfg);
     }
@@ -110,18 +110,30 @@ public final class DmaPath {
         }
     }
 
-    /** Writes {@code data} to host memory at {@code hostAddr} through receive engine, SRAM and host engine; {@code done} gets whether every PCI write succeeded, once they all completed. */
-    public void write(long hostAddr, byte[] data, Consumer<Boolean> done) {
-        if (data.length == 0) { done.accept(true); return; }
+    /** Writes {@code data} to host memory at {@code hostAddr}; {@code done} gets whether every PCI write succeeded, once they all landed. */
+    public void write(long hostAddr, byte[] data, Consumer<Boolean> done) { write(hostAddr, data, () -> {}, done); }
+
+    /**
+     * Writes {@code data} to host memory at {@code hostAddr} through receive engine, SRAM and host
+     * engine. {@code issued} runs once the last of its posted PCI writes has left the adapter (or the
+     * transfer failed before): a write issued after that lands after all of them, as PCI orders
+     * posted writes, so a completion may follow its data without waiting for it to land.
+     * {@code done} gets whether every PCI write succeeded, once they all landed.
+     */
+    public void write(long hostAddr, byte[] data, Runnable issued, Consumer<Boolean> done) {
+        if (data.length == 0) { issued.run(); done.accept(true); return; }
         int pieces = (data.length + pieceBytes - 1) / pieceBytes;
-        int[] left = {pieces};
+        int[] left = {pieces}, unissued = {pieces};
         boolean[] ok = {true};
+        Runnable pieceIssued = () -> { if (--unissued[0] == 0) issued.run(); };
         for (int i = 0; i < pieces; i++) {
             int off = i * pieceBytes, len = Math.min(pieceBytes, data.length - off);
-            submit(new Job(true, hostAddr + off, len, java.util.Arrays.copyOfRange(data, off, off + len), bytes -> {
+            Job j = new Job(true, hostAddr + off, len, java.util.Arrays.copyOfRange(data, off, off + len), bytes -> {
                 if (bytes == null) ok[0] = false;
                 if (--left[0] == 0) done.accept(ok[0]);
-            }));
+            });
+            j.issued = pieceIssued;
+            submit(j);
         }
     }
 
@@ -140,6 +152,7 @@ public final class DmaPath {
         final int span; // whole beats covering skew + length
         final byte[] data;
         final Consumer<byte[]> done;
+        Runnable issued; // a write's: runs once, when its last PCI write has left (or it failed)
         long sram = -1;
         HostDesc hostDesc; // made once SRAM is given, so each edge offers the same payload
         LinkDesc linkDesc;
@@ -356,7 +369,15 @@ public final class DmaPath {
                     finishWrite(j);
                 });
             }
-            if (last) { j.lastBeat = true; toHost.pollFirst(); }
+            if (last) { j.lastBeat = true; toHost.pollFirst(); issued(j); }
+        }
+
+        /** Tells a write job's owner its PCI writes are all on their way, after this edge. */
+        void issued(Job j) {
+            Runnable r = j.issued;
+            if (r == null) return;
+            j.issued = null;
+            sim.scheduleIn(0, Simulator.Priority.DELIVERY, r);
         }
 
         void finishWrite(Job j) {
@@ -364,6 +385,7 @@ public final class DmaPath {
             release(j);
             j.sram = -1;
             load--;
+            issued(j);
             deliver(j, j.failed ? null : j.buf);
             domain.wake();
         }

@@ -9,10 +9,12 @@ import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
 
 /**
- * Adapters joined by links to one store-and-forward switch (ARCHITECTURE data path, step 7). Each
- * port has a link of {@code link.rate} per direction: a packet serializes on its sender's uplink
- * (queued behind earlier packets), propagates ({@code link.propagation}), crosses the switch
- * ({@code switch.latency}), serializes on the destination's downlink, and propagates again. Ports
+ * Adapters joined by links to one switch (ARCHITECTURE data path, step 7). Each port has a link of
+ * {@code link.rate} per direction: a packet serializes on its sender's uplink (queued behind earlier
+ * packets), propagates ({@code link.propagation}), crosses the switch ({@code switch.latency}),
+ * serializes on the destination's downlink, and propagates again. {@code switch.forwarding} says
+ * when the switch may start the downlink: "cut-through" (wormhole, as Myrinet and InfiniBand
+ * switches route) once the packet's head has arrived, "store-and-forward" once all of it has. Ports
  * are addressed by LID, from 1. Each switch output port queues at most {@code switch.port.buffer}
  * bytes: as with InfiniBand's credits, a sender holds a packet until it will fit, so the fabric is
  * lossless and an incast shares the destination's link. Faults ({@link Faults}) apply per packet at
@@ -21,6 +23,7 @@ import nicsim.sim.Simulator;
 public final class Fabric {
     private final Simulator sim;
     private final long bitsPerSecond, propagation, switchLatency, portBuffer;
+    private final boolean cutThrough;
     private final int mtu;
     private final Faults faults;
     private final Random rnd;
@@ -35,6 +38,10 @@ public final class Fabric {
         this.switchLatency = profile.picos("switch.latency");
         this.mtu = profile.bytesInt("link.mtu");
         this.portBuffer = profile.bytes("switch.port.buffer");
+        String fwd = profile.text("switch.forwarding");
+        if (!fwd.equals("cut-through") && !fwd.equals("store-and-forward"))
+            throw new IllegalArgumentException("switch.forwarding '" + fwd + "' must be \"cut-through\" or \"store-and-forward\"");
+        this.cutThrough = fwd.equals("cut-through");
         if (portBuffer < mtu + 64) throw new IllegalArgumentException("switch.port.buffer " + portBuffer + " B must hold at least one MTU packet ("
                 + (mtu + 64) + " B)");
         this.faults = faults;
@@ -79,7 +86,7 @@ public final class Fabric {
         up[0] = end;
         counters.counter("Fabric.packets").inc();
         counters.counter("Fabric.bytes").add(bytes);
-        long atSwitch = end + propagation + switchLatency;
+        long atSwitch = (cutThrough ? start : end) + propagation + switchLatency; // when the downlink may start
         if (p.dlid() < 1 || p.dlid() > ports.size()) {
             counters.counter("Fabric.unroutable").inc();
             return end;

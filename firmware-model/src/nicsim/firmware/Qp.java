@@ -208,6 +208,8 @@ final class Qp {
         readsInProgress = 0;
         deferredAcks.clear();
         writesInFlight = 0;
+        unissued.clear();
+        afterIssued.clear();
         draining = false;
         fw.sqReset(this);
     }
@@ -886,7 +888,8 @@ final class Qp {
                 if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
                 next.run();
             };
-            writeChunks(m.target, off, p.payload(), () -> {});
+            long seq = payloadArrived();
+            writeChunks(m.target, off, p.payload(), () -> payloadIssued(seq));
             if (p.op().hasImm()) {
                 takeRecvWqe(w -> {
                     if (gen != generation) return;
@@ -897,8 +900,8 @@ final class Qp {
                         next.run();
                         return;
                     }
-                    fw.complete(rcq, Cqe64.responder(qpn, w.index(), Cqe64.RESP_WR_IMM, m.dmaLength, p.imm(), p.srcQp(), p.slid(),
-                            p.solicited()), p.solicited());
+                    long[] cqe = Cqe64.responder(qpn, w.index(), Cqe64.RESP_WR_IMM, m.dmaLength, p.imm(), p.srcQp(), p.slid(), p.solicited());
+                    whenIssued(seq, () -> fw.complete(rcq, cqe, p.solicited()));
                     after.run();
                 });
             } else after.run();
@@ -1179,7 +1182,39 @@ final class Qp {
         if (chunks.isEmpty()) done.accept(out);
     }
 
-    /** Writes {@code data} at offset {@code off} of a translated range; {@code written} runs once every byte is in host memory. */
+    /*
+     * Completions after data. A completion may be written as soon as the PCI writes of its data have
+     * left the adapter: PCI keeps posted writes in order, so it lands after them. A message's packets
+     * may take different DMA channels and leave out of order, so each incoming payload takes a number
+     * when it arrives and its completion waits for every payload numbered up to its own.
+     */
+    private long writeSeq;
+    private final java.util.TreeSet<Long> unissued = new java.util.TreeSet<>(); // payloads whose PCI writes have not all left
+    private final java.util.TreeMap<Long, List<Runnable>> afterIssued = new java.util.TreeMap<>(); // what waits for payloads up to a number
+
+    /** Numbers an incoming payload that will be written to host memory. */
+    private long payloadArrived() {
+        unissued.add(++writeSeq);
+        return writeSeq;
+    }
+
+    /** Payload {@code seq}'s PCI writes have all left (or it was refused). */
+    private void payloadIssued(long seq) {
+        unissued.remove(seq);
+        while (!afterIssued.isEmpty() && (unissued.isEmpty() || afterIssued.firstKey() < unissued.first()))
+            for (Runnable r : afterIssued.pollFirstEntry().getValue()) r.run();
+    }
+
+    /** Runs {@code r} once every payload numbered up to {@code upTo} has left the adapter. */
+    private void whenIssued(long upTo, Runnable r) {
+        if (unissued.isEmpty() || unissued.first() > upTo) r.run();
+        else afterIssued.computeIfAbsent(upTo, k -> new ArrayList<>()).add(r);
+    }
+
+    /**
+     * Writes {@code data} at offset {@code off} of a translated range; {@code written} runs once its
+     * posted PCI writes have all left the adapter. ACKs wait longer, until they landed ({@link #writeLanded}).
+     */
     private void writeChunks(List<XlateRsp> chunks, long off, byte[] data, Runnable written) {
         long pos = 0;
         int done = 0;
@@ -1193,9 +1228,10 @@ final class Qp {
                 pending[0]++;
                 writesInFlight++;
                 long gen = generation;
-                fw.adapter.dma().write(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n), ok -> {
+                fw.adapter.dma().write(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n), () -> {
+                    if (gen == generation) one.run();
+                }, ok -> {
                     if (gen == generation) writeLanded();
-                    one.run();
                 });
                 fw.counters.counter("Firmware.dma_write_bytes").add(n);
                 done += n;
@@ -1206,8 +1242,21 @@ final class Qp {
         one.run();
     }
 
-    /** Writes {@code data} at message offset {@code off} into a scatter list, each touched SGE translated under its lkey. */
+    /**
+     * Writes {@code data} at message offset {@code off} into a scatter list, each touched SGE
+     * translated under its lkey; {@code done} runs once its PCI writes and those of every payload that
+     * arrived before it have left the adapter (a completion may follow), or at once with a failure.
+     */
     private void scatter(List<Sge> sges, long off, byte[] data, int access, Consumer<Failure> done) {
+        long seq = payloadArrived();
+        scatterPayload(sges, off, data, access, fail -> {
+            payloadIssued(seq);
+            if (fail != null) done.accept(fail);
+            else whenIssued(seq, () -> done.accept(null));
+        });
+    }
+
+    private void scatterPayload(List<Sge> sges, long off, byte[] data, int access, Consumer<Failure> done) {
         if (data.length == 0) { done.accept(null); return; }
         List<long[]> parts = new ArrayList<>(); // {sge index, offset within sge, length, offset within data}
         long pos = 0;

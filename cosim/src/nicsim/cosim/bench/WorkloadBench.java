@@ -10,6 +10,7 @@ import java.util.Set;
 import nicsim.cosim.Cluster;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
+import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import nicsim.workloads.Options;
 import nicsim.workloads.Result;
@@ -32,24 +33,60 @@ public final class WorkloadBench {
         public double errorPercent() { return (nicsim - reference) / reference * 100; }
     }
 
-    public static Result run(String workload, String profile, Options o) {
-        return Workloads.run(workload, new World(2, Profiles.load(profile), 1, Faults.NONE), o, new PrintStream(new ByteArrayOutputStream()));
-    }
-
-    private static Result.Row row(String workload, String profile, Options o) {
-        Result r = run(workload, profile, o);
-        if (!r.ok()) throw new IllegalStateException(workload + " on " + profile + " failed: " + r.errors());
+    private static Result.Row row(String workload, Profile profile, Options o) {
+        Result r = Workloads.run(workload, new World(2, profile, 1, Faults.NONE), o, new PrintStream(new ByteArrayOutputStream()));
+        if (!r.ok()) throw new IllegalStateException(workload + " on " + profile.name() + " failed: " + r.errors());
         return r.rows().get(0);
     }
 
+    private static Result.Row row(String workload, String profile, Options o) { return row(workload, Profiles.load(profile), o); }
+
     /** Round trip (rc_pingpong usec/iter) at {@code size} bytes. */
-    public static double rttUs(String profile, long size, int iters) {
+    public static double rttUs(String profile, long size, int iters) { return rttUs(Profiles.load(profile), size, iters); }
+
+    public static double rttUs(Profile profile, long size, int iters) {
         Result.Row r = row("rc_pingpong", profile, Options.defaults().withSize(size).withIters(iters));
         return r.simPicos() / 1e6 / iters;
     }
 
-    public static double writeBwGbps(String profile, long size, int iters) {
+    public static double writeBwGbps(String profile, long size, int iters) { return writeBwGbps(Profiles.load(profile), size, iters); }
+
+    public static double writeBwGbps(Profile profile, long size, int iters) {
         return row("write_bw", profile, Options.defaults().withSize(size).withIters(iters)).bwAvgGbps();
+    }
+
+    /** One row of the LANai gap study: a profile, its round trips at {@link #GAP_SIZES}, its one-way bandwidth at 64 KiB. */
+    public record GapRow(String what, double[] rttUs, double bwMbps) {}
+
+    /** Message sizes of the gap study's round trips. */
+    public static final long[] GAP_SIZES = {4, 1024, 4096};
+
+    /**
+     * Where the lanai43-lanai72 gap comes from (seed kvia-paper 4.1 names the hardware doorbell and
+     * the 64-bit local bus and DMA): lanai43, lanai72, then lanai72 with one of lanai43's traits
+     * put back at a time, and lanai72 with the double-rate SRAM that REFERENCE 4.5 hints at.
+     */
+    public static List<GapRow> gapStudy(boolean quick) {
+        Profile l43 = Profiles.load("lanai43"), l72 = Profiles.load("lanai72");
+        List<Object[]> variants = List.of(
+                new Object[]{"lanai43 (Berkeley VIA)", l43},
+                new Object[]{"lanai72 (KVIA)", l72},
+                new Object[]{"lanai72, doorbells polled in SRAM (doorbell.poll.interval " + l43.param("doorbell.poll.interval").written() + ")",
+                        l72.with("doorbell.poll.interval", l43.param("doorbell.poll.interval").written())},
+                new Object[]{"lanai72, 32-bit local bus and DMA (core.datapath.width 32 bit)", l72.with("core.datapath.width", "32 bit")},
+                new Object[]{"lanai72, LANai 4.3's clock (core.clock, dma.clock 33 MHz)",
+                        l72.with("core.clock", l43.param("core.clock").written()).with("dma.clock", l43.param("dma.clock").written())},
+                new Object[]{"lanai72, translations fetched by DMA into 2 entries (mtt.fill, mtt.cache.entries)",
+                        l72.with("mtt.fill", l43.param("mtt.fill").written()).with("mtt.cache.entries", l43.param("mtt.cache.entries").written())},
+                new Object[]{"lanai72, SRAM at twice the clock (dma.clock 132 MHz)", l72.with("dma.clock", "132 MHz")});
+        List<GapRow> rows = new ArrayList<>();
+        for (Object[] v : variants) {
+            Profile p = (Profile) v[1];
+            double[] rtt = new double[GAP_SIZES.length];
+            for (int i = 0; i < GAP_SIZES.length; i++) rtt[i] = rttUs(p, GAP_SIZES[i], quick ? 10 : 50);
+            rows.add(new GapRow((String) v[0], rtt, writeBwGbps(p, 65536, quick ? 20 : 100) * 1000));
+        }
+        return rows;
     }
 
     /** The fixed comparison points. */

@@ -115,6 +115,46 @@ class DmaPathTest {
     }
 
     @Test
+    void aCompletionWrittenOnceTheDataIsIssuedLandsAfterTheData() {
+        // what a receive CQE relies on: PCI keeps posted writes in order, so it need not wait for the data to land
+        for (String profile : List.of("lanai43", "cx-gen3x16")) {
+            Bench b = new Bench(Profiles.load(profile));
+            byte[] data = new byte[10_000];
+            new Random(3).nextBytes(data);
+            long flag = BASE + (1 << 20);
+            long[] issuedAt = {-1}, landedAt = {-1}, flagAt = {-1};
+            boolean[] dataThereWhenFlagLanded = {false};
+            b.dma.write(BASE + 3, data, () -> {
+                issuedAt[0] = b.sim.now();
+                b.port.dmaWrite(flag, new byte[]{1}, r -> {
+                    flagAt[0] = r.completedAt();
+                    dataThereWhenFlagLanded[0] = Arrays.equals(data, b.mem.read(BASE + 3, data.length));
+                });
+            }, ok -> landedAt[0] = b.sim.now());
+            b.sim.runUntilIdle();
+            assertTrue(issuedAt[0] >= 0 && issuedAt[0] < landedAt[0], profile + ": issued at " + issuedAt[0] + " ps, landed at " + landedAt[0]);
+            assertTrue(flagAt[0] >= landedAt[0], profile + ": the later write landed at " + flagAt[0] + " ps, the data at " + landedAt[0]);
+            assertTrue(dataThereWhenFlagLanded[0], profile + ": every data byte is in memory when the later write lands");
+        }
+    }
+
+    @Test
+    void theDmaEnginesRunOnDmaClock() {
+        Profile p = Profiles.load("lanai72");
+        long[] t = new long[2];
+        String[] clocks = {"66 MHz", "132 MHz"};
+        for (int i = 0; i < 2; i++) {
+            Bench b = new Bench(p.with("dma.clock", clocks[i]));
+            assertEquals(p.with("dma.clock", clocks[i]).periodPicos("dma.clock"), b.dma.domain(0).periodPicos());
+            long[] end = {0};
+            b.dma.write(BASE, new byte[4096], ok -> end[0] = b.sim.now());
+            b.sim.runUntilIdle();
+            t[i] = end[0];
+        }
+        assertTrue(t[1] < t[0], "a faster SRAM clock moves the same write sooner: " + t[0] + " vs " + t[1] + " ps");
+    }
+
+    @Test
     void aFailedHostReadIsReportedAndFreesItsSram() {
         Profile p = Profiles.load("lanai43");
         Bench b = new Bench(p);

@@ -14,9 +14,8 @@ class FabricTest {
         return new Packet(from, to, Packet.Op.SEND_ONLY, 1, 1, psn, false, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, new byte[bytes], Packet.RC);
     }
 
-    @Test
-    void oneHopTakesTwoSerializationsTwoPropagationsAndTheSwitch() {
-        Profile p = Profiles.load("cx-gen3x16");
+    /** When a lone 4 KiB packet from port 1 is whole at port 2, under {@code forwarding}; and its serialization time. */
+    static long[] oneHop(Profile p) {
         Simulator sim = new Simulator();
         Fabric f = new Fabric(sim, p, Faults.NONE, 1);
         List<Long> at = new ArrayList<>();
@@ -25,10 +24,35 @@ class FabricTest {
         Packet k = pkt(1, 2, 0, 4096);
         f.send(k);
         sim.runUntilIdle();
-        long ser = f.serialization(k.wireBytes());
-        assertEquals(List.of(2 * ser + 2 * p.picos("link.propagation") + p.picos("switch.latency")), at);
+        assertEquals(1, at.size());
+        return new long[]{at.get(0), f.serialization(k.wireBytes())};
+    }
+
+    @Test
+    void aStoreAndForwardHopTakesTwoSerializationsTwoPropagationsAndTheSwitch() {
+        Profile p = Profiles.load("cx-gen3x16").with("switch.forwarding", "\"store-and-forward\"");
+        long[] r = oneHop(p);
+        assertEquals(2 * r[1] + 2 * p.picos("link.propagation") + p.picos("switch.latency"), r[0]);
         // 4096 B + LRH 8, BTH 12, ICRC 4, VCRC 2 = 4122 B at 100 Gb/s = 329.76 ns
-        assertEquals(329_760, ser);
+        assertEquals(329_760, r[1]);
+    }
+
+    @Test
+    void aCutThroughSwitchForwardsThePacketsHeadWhileItsTailIsStillArriving() {
+        // Myrinet's wormhole routing (seed kvia-paper 4), InfiniBand's cut-through: one serialization less
+        for (String profile : List.of("cx-gen3x16", "lanai43")) {
+            Profile p = Profiles.load(profile);
+            assertEquals("cut-through", p.text("switch.forwarding"), profile);
+            long[] r = oneHop(p);
+            assertEquals(r[1] + 2 * p.picos("link.propagation") + p.picos("switch.latency"), r[0], profile);
+        }
+    }
+
+    @Test
+    void anUnknownForwardingModeIsRefusedByName() {
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> new Fabric(new Simulator(), Profiles.load("cx-gen3x16").with("switch.forwarding", "\"wormhole\""), Faults.NONE, 1));
+        assertTrue(e.getMessage().contains("switch.forwarding 'wormhole'"), e.getMessage());
     }
 
     @Test
