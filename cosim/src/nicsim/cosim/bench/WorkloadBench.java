@@ -68,25 +68,31 @@ public final class WorkloadBench {
      */
     public static List<GapRow> gapStudy(boolean quick) {
         Profile l43 = Profiles.load("lanai43"), l72 = Profiles.load("lanai72");
-        List<Object[]> variants = List.of(
-                new Object[]{"lanai43 (Berkeley VIA)", l43},
-                new Object[]{"lanai72 (KVIA)", l72},
-                new Object[]{"lanai72, doorbells polled in SRAM (doorbell.poll.interval " + l43.param("doorbell.poll.interval").written() + ")",
-                        l72.with("doorbell.poll.interval", l43.param("doorbell.poll.interval").written())},
-                new Object[]{"lanai72, 32-bit local bus and DMA (core.datapath.width 32 bit)", l72.with("core.datapath.width", "32 bit")},
-                new Object[]{"lanai72, LANai 4.3's clock (core.clock, dma.clock 33 MHz)",
-                        l72.with("core.clock", l43.param("core.clock").written()).with("dma.clock", l43.param("dma.clock").written())},
-                new Object[]{"lanai72, translations fetched by DMA into 2 entries (mtt.fill, mtt.cache.entries)",
-                        l72.with("mtt.fill", l43.param("mtt.fill").written()).with("mtt.cache.entries", l43.param("mtt.cache.entries").written())},
-                new Object[]{"lanai72, SRAM at twice the clock (dma.clock 132 MHz)", l72.with("dma.clock", "132 MHz")});
+        record Variant(String what, Profile profile) {}
+        List<Variant> variants = List.of(
+                new Variant("lanai43 (Berkeley VIA)", l43),
+                new Variant("lanai72 (KVIA)", l72),
+                new Variant("lanai72, doorbells polled in SRAM (doorbell.poll.interval " + l43.param("doorbell.poll.interval").written() + ")",
+                        withValuesOf(l72, l43, "doorbell.poll.interval")),
+                new Variant("lanai72, 32-bit local bus and DMA (core.datapath.width 32 bit)", withValuesOf(l72, l43, "core.datapath.width")),
+                new Variant("lanai72, LANai 4.3's clock (core.clock, dma.clock 33 MHz)", withValuesOf(l72, l43, "core.clock", "dma.clock")),
+                new Variant("lanai72, translations fetched by DMA into 2 entries (mtt.fill, mtt.cache.entries)",
+                        withValuesOf(l72, l43, "mtt.fill", "mtt.cache.entries")),
+                new Variant("lanai72, SRAM at twice the clock (dma.clock 132 MHz)", l72.with("dma.clock", "132 MHz")));
         List<GapRow> rows = new ArrayList<>();
-        for (Object[] v : variants) {
-            Profile p = (Profile) v[1];
+        for (Variant v : variants) {
             double[] rtt = new double[GAP_SIZES.length];
-            for (int i = 0; i < GAP_SIZES.length; i++) rtt[i] = rttUs(p, GAP_SIZES[i], quick ? 10 : 50);
-            rows.add(new GapRow((String) v[0], rtt, writeBwGbps(p, 65536, quick ? 20 : 100) * 1000));
+            for (int i = 0; i < GAP_SIZES.length; i++) rtt[i] = rttUs(v.profile(), GAP_SIZES[i], quick ? 10 : 50);
+            rows.add(new GapRow(v.what(), rtt, writeBwGbps(v.profile(), 65536, quick ? 20 : 100) * 1000));
         }
         return rows;
+    }
+
+    /** {@code base} with {@code from}'s values of {@code keys}. */
+    private static Profile withValuesOf(Profile base, Profile from, String... keys) {
+        Profile p = base;
+        for (String k : keys) p = p.with(k, from.param(k).written());
+        return p;
     }
 
     /** The fixed comparison points. */
