@@ -61,6 +61,8 @@ link.propagation        = 5 ns        | signal propagation along one cable (adap
 link.mtu                = 4 KiB       | largest path MTU the links and switch carry | IBTA maximum MTU (REFERENCE 1.5: ibv_mtu up to 4096)
 switch.latency          = 100 ns      | port-to-port latency of the switch, from a packet's head arriving to its head leaving | assumption: EDR switch datasheets quote about 90-130 ns
 switch.forwarding       = "cut-through" | when the switch may start forwarding a packet: "cut-through" (once its head is in) or "store-and-forward" (once all of it is) | assumption: InfiniBand switches forward cut-through, which is what their quoted latencies measure
+link.transmit           = "store-and-forward" | when a packet goes on the wire: "cut-through" (as its first beat leaves the send engine, which then feeds the link; the packet leaves at the slower of engine and link) or "store-and-forward" (once the send engine has moved all of it into the port's transmit buffer) | assumption: one engine here moves 64 Gb/s, so two cover the 100 Gb/s link only if each packet is buffered whole before it leaves (see core.datapath.width)
+link.receive            = "cut-through" | when the adapter takes a packet: "cut-through" (once its headers are in; the receive engine fills SRAM as the rest arrives) or "store-and-forward" (once all of it is in) | assumption: ConnectX adapters are quoted for cut-through latency
 
 # --- firmware (the adapter's embedded processor: commands, QP state, transport)
 fw.command.latency      = 10 us       | firmware time to execute one command once its mailbox is read (create/modify/destroy) | assumption: mlx5 commands take microseconds to milliseconds; the fast end

@@ -62,6 +62,8 @@ link.propagation        = 50 ns       | signal propagation along one cable (adap
 link.mtu                = 4 KiB       | largest packet payload the transport sends | assumption: VIA implementations on Myrinet fragmented at 4 KB pages
 switch.latency          = 550 ns      | port-to-port latency of the Myrinet switch, head in to head out | assumption: Myrinet 8-port switches were quoted at about 300-550 ns cut-through
 switch.forwarding       = "cut-through" | when the switch may start forwarding a packet: "cut-through" (once its head is in) or "store-and-forward" (once all of it is) | seed kvia-paper section 4: the nodes are joined by a Myrinet switch doing wormhole routing
+link.transmit           = "cut-through" | when a packet goes on the wire: "cut-through" (as its first beat leaves the send engine, which then feeds the link from SRAM; the packet leaves at the slower of engine and link) or "store-and-forward" (once the send engine has moved all of it) | seed kvia-paper section 3: the LANai's send DMA engine moves data from SRAM to the network
+link.receive            = "cut-through" | when the adapter takes a packet: "cut-through" (once its headers are in; the receive engine fills SRAM as the rest arrives) or "store-and-forward" (once all of it is in) | seed kvia-paper section 3: the LANai's receive DMA engine moves data from the network to SRAM
 
 # --- firmware: the LANai control program (MCP) running on the LANai processor
 fw.command.latency      = 50 us       | MCP time to execute one command from the host (create/modify/destroy) | assumption

@@ -2,9 +2,11 @@ package nicsim.adapter;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import nicsim.adapter.DmaPorts.Beat;
@@ -13,6 +15,7 @@ import nicsim.adapter.DmaPorts.HostDesc;
 import nicsim.adapter.DmaPorts.LinkDesc;
 import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.adapter.DmaPorts.WriteBeat;
+import nicsim.fabric.Arrival;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.sim.ClockDomain;
@@ -110,17 +113,122 @@ public final class DmaPath {
         }
     }
 
+    /** A host range: {@code length} bytes at {@code addr}. */
+    public record Range(long addr, int length) {}
+
+    /**
+     * Sends host bytes to the link as one packet, as a control program does: the host engine brings
+     * every range into SRAM; {@code inSram} hears it with the go-ahead (the program builds the
+     * packet's headers meanwhile and must give it: until then the bytes hold their SRAM); then the
+     * send engine streams them out to the link. {@code head} hears,
+     * when the packet's first beat leaves the send engine, the packet's bytes as they stand in SRAM
+     * and how long the send engine takes to feed all of them ({@code dma.clock}, one beat per cycle),
+     * so the link can carry the packet while the engine is still moving it. {@code done} gets the
+     * bytes as they came off the send engine once all are out (they must equal what was in SRAM), or
+     * null when a PCI read failed, and then {@code head} never runs.
+     */
+    public void readOut(List<Range> ranges, Consumer<Runnable> inSram, BiConsumer<byte[], Long> head, Consumer<byte[]> done) {
+        Out out = new Out(inSram, head, done);
+        for (Range r : ranges)
+            for (int off = 0; off < r.length(); off += pieceBytes) {
+                int at = out.length, len = Math.min(pieceBytes, r.length() - off);
+                Job j = new Job(false, r.addr() + off, len, null, bytes -> out.finished(at, bytes));
+                j.out = out;
+                j.sramCopy = new byte[j.span];
+                out.jobs.add(j);
+                out.length += len;
+            }
+        out.bytes = new byte[out.length];
+        out.fromLink = new byte[out.length];
+        if (out.jobs.isEmpty()) {
+            sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> inSram.accept(() -> {
+                head.accept(new byte[0], 0L);
+                done.accept(new byte[0]);
+            }));
+            return;
+        }
+        for (Job j : out.jobs) submit(j);
+    }
+
+    /** The jobs of one {@link #readOut}: held in SRAM until all are in, then sent out together. */
+    private final class Out {
+        final List<Job> jobs = new ArrayList<>();
+        final Consumer<Runnable> inSram;
+        final BiConsumer<byte[], Long> head;
+        final Consumer<byte[]> done;
+        byte[] bytes, fromLink; // as the host engine put them in SRAM; as they came off the send engine
+        int length, staged, failedJobs, finished;
+        long feed; // picoseconds the send engines take to feed every beat
+        boolean started;
+
+        Out(Consumer<Runnable> inSram, BiConsumer<byte[], Long> head, Consumer<byte[]> done) {
+            this.inSram = inSram;
+            this.head = head;
+            this.done = done;
+        }
+
+        /** A job's bytes are in SRAM ({@code ok}) or its read failed (then it has let go of its SRAM). */
+        void settled(Job j, boolean ok) {
+            if (ok) staged++; else failedJobs++;
+            if (staged + failedJobs < jobs.size()) return;
+            if (failedJobs > 0) {
+                for (Job k : jobs) if (k.staged) { k.channel.release(k); k.channel.load--; }
+                sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(null));
+                return;
+            }
+            int at = 0;
+            for (Job k : jobs) {
+                System.arraycopy(k.sramCopy, k.skew, bytes, at, k.length);
+                at += k.length;
+            }
+            sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> inSram.accept(this::go));
+        }
+
+        /** Every piece is in SRAM and the go-ahead came: the send engines take them in turn, each channel its own. */
+        void go() {
+            Map<Channel, Long> beats = new java.util.HashMap<>();
+            for (Job k : jobs) {
+                beats.merge(k.channel, (long) (k.span / beat), Long::sum);
+                k.channel.sendQ.addLast(k);
+                k.channel.domain.wake();
+            }
+            for (Map.Entry<Channel, Long> e : beats.entrySet()) feed = Math.max(feed, e.getKey().domain.cyclesToPicos(e.getValue()));
+        }
+
+        /** A job's first beat left the send engine: the first of the packet's starts it on the link. */
+        void firstBeat() {
+            if (started) return;
+            started = true;
+            sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> head.accept(bytes, feed));
+        }
+
+        /** A job's bytes came off the send engine (null: it failed). */
+        void finished(int at, byte[] piece) {
+            if (piece == null) throw new IllegalStateException("DmaEngine send descriptor failed on bytes already in SRAM");
+            System.arraycopy(piece, 0, fromLink, at, piece.length);
+            if (++finished < jobs.size()) return;
+            if (!Arrays.equals(bytes, fromLink))
+                throw new IllegalStateException("the send engine's output differs from SRAM at byte " + Arrays.mismatch(bytes, fromLink));
+            done.accept(fromLink);
+        }
+    }
+
     /** Writes {@code data} to host memory at {@code hostAddr}; {@code done} gets whether every PCI write succeeded, once they all landed. */
-    public void write(long hostAddr, byte[] data, Consumer<Boolean> done) { write(hostAddr, data, () -> {}, done); }
+    public void write(long hostAddr, byte[] data, Consumer<Boolean> done) { write(hostAddr, data, null, () -> {}, done); }
+
+    /** As {@link #write(long, byte[], Arrival, Runnable, Consumer)} with every byte already in. */
+    public void write(long hostAddr, byte[] data, Runnable issued, Consumer<Boolean> done) { write(hostAddr, data, null, issued, done); }
 
     /**
      * Writes {@code data} to host memory at {@code hostAddr} through receive engine, SRAM and host
-     * engine. {@code issued} runs once the last of its posted PCI writes has left the adapter (or the
+     * engine. {@code arrival} (null: all in already) says when the bytes come off the link: the
+     * receive engine takes no beat before its bytes are in, so it fills SRAM while the packet is
+     * still arriving. {@code issued} runs once the last of its posted PCI writes has left the adapter (or the
      * transfer failed before): a write issued after that lands after all of them, as PCI orders
      * posted writes, so a completion may follow its data without waiting for it to land.
      * {@code done} gets whether every PCI write succeeded, once they all landed.
      */
-    public void write(long hostAddr, byte[] data, Runnable issued, Consumer<Boolean> done) {
+    public void write(long hostAddr, byte[] data, Arrival arrival, Runnable issued, Consumer<Boolean> done) {
         if (data.length == 0) { issued.run(); done.accept(true); return; }
         int pieces = (data.length + pieceBytes - 1) / pieceBytes;
         int[] left = {pieces}, unissued = {pieces};
@@ -133,6 +241,7 @@ public final class DmaPath {
                 if (--left[0] == 0) done.accept(ok[0]);
             });
             j.issued = pieceIssued;
+            j.arrival = arrival == null ? null : arrival.from(off);
             submit(j);
         }
     }
@@ -153,6 +262,11 @@ public final class DmaPath {
         final byte[] data;
         final Consumer<byte[]> done;
         Runnable issued; // a write's: runs once, when its last PCI write has left (or it failed)
+        Arrival arrival; // a write's: when its bytes come off the link (null: all in)
+        Out out; // a read sent out with others (readOut): held in SRAM until they are all in
+        byte[] sramCopy; // an Out job's bytes as the host engine brought them into SRAM (beat aligned)
+        boolean staged;
+        Channel channel;
         long sram = -1;
         HostDesc hostDesc; // made once SRAM is given, so each edge offers the same payload
         LinkDesc linkDesc;
@@ -182,6 +296,8 @@ public final class DmaPath {
         final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
         final ArrayDeque<Beat> rxBeats = new ArrayDeque<>(), pciBeats = new ArrayDeque<>();
+        final ArrayDeque<Long> rxAt = new ArrayDeque<>(); // when each of rxBeats is in off the link
+        long wakeAt = -1; // a wake scheduled for the next rx beat to come in
         final ArrayDeque<Beat[]> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null beats: not back yet
         int load;
 
@@ -193,6 +309,7 @@ public final class DmaPath {
         }
 
         void add(Job j) {
+            j.channel = this;
             load++;
             waiting.addLast(j);
             allocate();
@@ -219,7 +336,10 @@ public final class DmaPath {
                     byte[] padded = new byte[j.span];
                     System.arraycopy(j.data, 0, padded, j.skew, j.length);
                     recvQ.addLast(j);
-                    for (int b = 0; b < j.span; b += beat) rxBeats.addLast(new Beat(toWords(padded, b), b + beat == j.span ? 1 : 0));
+                    for (int b = 0; b < j.span; b += beat) {
+                        rxBeats.addLast(new Beat(toWords(padded, b), b + beat == j.span ? 1 : 0));
+                        rxAt.addLast(j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew)));
+                    }
                 } else hostQ.addLast(j);
             }
         }
@@ -252,7 +372,7 @@ public final class DmaPath {
             Job r = recvQ.peekFirst();
             if (r == null) engine.recvDesc().idle(); else engine.recvDesc().push(r.linkDesc);
             if (pciBeats.isEmpty()) engine.pciData().idle(); else engine.pciData().push(pciBeats.peekFirst());
-            if (rxBeats.isEmpty()) engine.linkRx().idle(); else engine.linkRx().push(rxBeats.peekFirst());
+            if (rxIn()) engine.linkRx().push(rxBeats.peekFirst()); else engine.linkRx().idle();
             engine.pciRead().ready(true);
             engine.pciWrite().ready(true);
             engine.linkTx().ready(true);
@@ -263,7 +383,7 @@ public final class DmaPath {
             if (engine.sendDesc().fire()) sendBusy.addLast(sendQ.pollFirst());
             if (engine.recvDesc().fire()) recvBusy.addLast(recvQ.pollFirst());
             if (engine.pciData().fire()) pciBeats.pollFirst();
-            if (engine.linkRx().fire()) rxBeats.pollFirst();
+            if (engine.linkRx().fire()) { rxBeats.pollFirst(); rxAt.pollFirst(); }
             if (engine.pciRead().fire()) readHost(engine.pciRead().payload());
             if (engine.linkTx().fire()) linkBeat(engine.linkTx().payload());
             if (engine.pciWrite().fire()) writeBeat(engine.pciWrite().payload());
@@ -284,8 +404,16 @@ public final class DmaPath {
         }
 
         @Override public boolean active() {
-            return !hostQ.isEmpty() || !sendQ.isEmpty() || !recvQ.isEmpty() || !pciBeats.isEmpty() || !rxBeats.isEmpty();
+            if (!hostQ.isEmpty() || !sendQ.isEmpty() || !recvQ.isEmpty() || !pciBeats.isEmpty() || rxIn()) return true;
+            if (!rxBeats.isEmpty() && wakeAt != rxAt.peekFirst()) { // sleep until the next beat is in
+                long at = wakeAt = rxAt.peekFirst();
+                sim.schedule(at, Simulator.Priority.DELIVERY, () -> { if (wakeAt == at) { wakeAt = -1; domain.wake(); } });
+            }
+            return false;
         }
+
+        /** Whether the next beat for the receive engine is in off the link. */
+        boolean rxIn() { return !rxBeats.isEmpty() && rxAt.peekFirst() <= sim.now(); }
 
         /** The host engine's read: issued to PCI in read-request pieces; their beats enter in address order. */
         void readHost(PciRead r) {
@@ -295,8 +423,14 @@ public final class DmaPath {
                 int len = (int) Math.min(r.length() - off, readRequest - Math.floorMod(addr, (long) readRequest));
                 Beat[] holder = new Beat[len / beat]; // filled when this piece's data is back
                 pciPieces.addLast(holder);
+                // the engine reads for the descriptor it took last (it takes one only when done with the one before)
+                Job owner = hostBusy.peekLast();
+                if (owner == null || owner.write || addr < owner.alignedHost() || addr + len > owner.alignedHost() + owner.span)
+                    throw new IllegalStateException("host engine read of " + len + " B at 0x" + Long.toHexString(addr) + " outside its descriptor");
                 p.dmaRead(addr, len, res -> {
                     boolean ok = res.status() == PciPort.DmaStatus.OK;
+                    if (ok && owner.sramCopy != null)
+                        System.arraycopy(res.data(), 0, owner.sramCopy, (int) (addr - owner.alignedHost()), res.data().length);
                     for (int b = 0; b < holder.length; b++)
                         holder[b] = new Beat(ok ? toWords(res.data(), b * beat) : new long[DmaPorts.words(engine.config().widthBits())], ok ? 0 : 1);
                     while (!pciPieces.isEmpty() && pciPieces.peekFirst()[0] != null)
@@ -309,8 +443,11 @@ public final class DmaPath {
 
         void hostDone(Job j, Done d) {
             if (!j.write) {
-                if (d.reason() != Done.Status.OK) { fail(j); return; }
-                sendQ.addLast(j);
+                if (d.reason() != Done.Status.OK) {
+                    if (j.out != null) { release(j); load--; j.out.settled(j, false); } else fail(j);
+                    return;
+                }
+                if (j.out != null) { j.staged = true; j.out.settled(j, true); } else sendQ.addLast(j);
                 return;
             }
             j.engineDone = true;
@@ -320,6 +457,7 @@ public final class DmaPath {
 
         void linkBeat(Beat b) {
             Job j = sendBusy.peekFirst();
+            if (j.out != null && j.filled == 0) j.out.firstBeat();
             fromWords(b.data(), j.buf, j.filled);
             j.filled += beat;
             if (b.flag() != 0) j.lastBeat = true;

@@ -7,11 +7,20 @@ package nicsim.fabric;
  * syndrome and MSN; AtomicAckETH: the original value; ImmDt; DETH: qkey and source QP), then the
  * payload. {@link #wireBytes()} counts every header and CRC the way a link serializes them.
  * {@code transport} is the service the BTH opcode's top bits name ({@link #RC}, {@link #UC},
- * {@link #UD}); a responder drops a packet whose service is not its QP's.
+ * {@link #UD}); a responder drops a packet whose service is not its QP's. {@code arrival} is set
+ * by the fabric on delivery: when the payload's bytes come in (null before, or when all are in).
  */
 public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited,
                      long va, int rkey, long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig,
-                     int imm, int qkey, byte[] payload, int transport) {
+                     int imm, int qkey, byte[] payload, int transport, Arrival arrival) {
+
+    /** A packet as the transport builds it: not yet delivered, so no {@link #arrival()}. */
+    public Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited, long va, int rkey,
+                  long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig, int imm, int qkey, byte[] payload,
+                  int transport) {
+        this(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn, atomicOrig, imm,
+                qkey, payload, transport, null);
+    }
 
     /** The BTH opcode's transport bits (IBA 9.2: RC 000, UC 001, UD 011). */
     public static final int RC = 0, UC = 1, UD = 3;
@@ -65,13 +74,25 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
 
     public Packet withPayload(byte[] p) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, p, transport);
+                atomicOrig, imm, qkey, p, transport, arrival);
     }
 
     public Packet withSolicited(boolean s) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, s, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport);
+                atomicOrig, imm, qkey, payload, transport, arrival);
     }
+
+    /** This packet as delivered: its payload comes in as {@code a} says. */
+    public Packet arriving(Arrival a) {
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
+                atomicOrig, imm, qkey, payload, transport, a);
+    }
+
+    /** Bytes on the link after the payload: ICRC and VCRC. */
+    public static int trailerBytes() { return ICRC + VCRC; }
+
+    /** Bytes on the link before the payload. */
+    public int headerBytes() { return wireBytes() - (payload.length + 3) / 4 * 4 - trailerBytes(); }
 
     @Override public String toString() {
         return String.format("%s psn %d qp 0x%x->0x%x lid %d->%d %dB%s", op, psn, srcQp, destQp, slid, dlid, payload.length,

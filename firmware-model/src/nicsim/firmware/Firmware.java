@@ -45,6 +45,8 @@ public final class Firmware {
     final Adapter adapter;
     final Counters counters;
     final long cmdLatency, wqeCycles, packetCycles;
+    /** {@code link.transmit}: a packet goes on the wire as its first beat leaves the send engine (else once all of it has). */
+    final boolean cutThroughTx;
     final int ackCoalesce, recvPrefetch;
     /** Longest message this port sends or accepts (max_msg_sz). */
     final long maxMsg;
@@ -101,6 +103,7 @@ public final class Firmware {
         this.cmdLatency = profile.picos("fw.command.latency");
         this.wqeCycles = profile.cycles("fw.wqe.cycles");
         this.packetCycles = profile.cycles("fw.packet.cycles");
+        this.cutThroughTx = Fabric.cutThrough(profile, "link.transmit");
         this.ackCoalesce = profile.countInt("fw.ack.coalesce");
         this.maxMsg = profile.bytes("fw.max.msg.size");
         if (maxMsg < 1 || maxMsg > (1L << 31))
@@ -766,9 +769,12 @@ public final class Firmware {
     // ------------------------------------------------------------------ services for the transport
 
     /** Sends a packet; returns when its last bit leaves the adapter's port. */
-    long send(Packet p) {
+    long send(Packet p) { return send(p, 0); }
+
+    /** Sends a packet whose bytes the send engine feeds to the link in {@code feedPicos}; returns when its last bit leaves. */
+    long send(Packet p, long feedPicos) {
         counters.counter("Firmware.packets_out").inc();
-        return fabric.send(p);
+        return fabric.send(p, feedPicos);
     }
 
     /** Translates through the MttWalker; the callback gets the chunks, or one failed response. */

@@ -13,6 +13,7 @@ import nicsim.adapter.WqeFormat;
 import nicsim.adapter.WqeFormat.SendWqe;
 import nicsim.adapter.WqeFormat.Sge;
 import nicsim.adapter.WqeLayout;
+import nicsim.fabric.Arrival;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.host.PciPort;
@@ -85,8 +86,7 @@ final class Qp {
         /** Streamed: packets leave as soon as their bytes have been read from the host (cut-through). */
         boolean streaming;
         int npkts, sent;
-        long watermark;
-        final java.util.TreeMap<Long, Long> arrived = new java.util.TreeMap<>(); // start -> end of byte ranges read
+        final java.util.TreeMap<Integer, Long> heads = new java.util.TreeMap<>(); // packets whose head left the send engine -> feed ps
         final List<Packet> packets = new ArrayList<>();
 
         SendOp(int index, SendWqe w, long length) {
@@ -437,26 +437,86 @@ final class Qp {
     }
 
     /**
-     * Reads a SEND or WRITE's payload and lets each packet go as soon as its bytes are in (the
-     * adapter streams from host memory to the link rather than holding whole messages).
+     * Streams a SEND or WRITE's payload to the link packet by packet, as a control program does: the
+     * SGEs are translated; the adapter reads each packet's bytes into SRAM, the firmware builds its
+     * headers, and the send engine streams the bytes out ({@link nicsim.adapter.DmaPath#readOut}).
+     * With {@code link.transmit} "cut-through" the packet goes on the wire as its first beat leaves
+     * the engine; with "store-and-forward", once all of it is out.
      */
     private void stream(SendOp op, long gen) {
         op.payload = new byte[(int) op.length];
         op.streaming = true;
         op.npkts = (int) Math.max(1, (op.length + mtu - 1) / mtu);
         op.ready = true;
-        gather(op.w.sges(), op.index, (off, data) -> {
-            if (gen != generation) return;
-            System.arraycopy(data, 0, op.payload, (int) (long) off, data.length);
-            op.arrived.put(off, off + data.length);
-            while (op.arrived.containsKey(op.watermark)) op.watermark = op.arrived.remove(op.watermark);
-            transmit();
-        }, (all, fail) -> {
+        translateAll(op.w.sges(), op.index, (pieces, fail) -> {
             if (gen != generation || state == QpState.ERR || state == QpState.SQE) return;
             if (fail != null) { requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0); return; }
-            fw.adapter.traceWqe(qpn, op.index, "payload_read", op.length + " B by DMA");
-            transmit();
+            int[] left = {op.npkts};
+            for (int k = 0; k < op.npkts; k++) streamPacket(op, gen, pieces, k, left);
         });
+    }
+
+    /** Packet {@code k} of a streamed op: its bytes into SRAM, its header cycles, then out to the link. */
+    private void streamPacket(SendOp op, long gen, List<Piece> pieces, int k, int[] left) {
+        long from = (long) k * mtu, to = Math.min(op.length, from + mtu);
+        List<nicsim.adapter.DmaPath.Range> ranges = new ArrayList<>();
+        Sge first = null;
+        long at = 0;
+        for (Piece p : pieces) {
+            long lo = Math.max(from, at), hi = Math.min(to, at + p.length());
+            if (lo < hi) {
+                ranges.add(new nicsim.adapter.DmaPath.Range(p.pa() + (lo - at), (int) (hi - lo)));
+                if (first == null) first = p.sge();
+            }
+            at += p.length();
+        }
+        Sge sge = first;
+        fw.adapter.dma().readOut(ranges, go -> fw.exec(fw.packetCycles, go), (bytes, feed) -> {
+            if (gen != generation) return;
+            System.arraycopy(bytes, 0, op.payload, (int) from, bytes.length);
+            if (fw.cutThroughTx) { op.heads.put(k, feed); transmit(); }
+        }, out -> {
+            if (gen != generation || state == QpState.ERR || state == QpState.SQE) return;
+            if (out == null) { requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(), 0); return; }
+            fw.counters.counter("Firmware.dma_read_bytes").add(out.length);
+            if (!fw.cutThroughTx) { op.heads.put(k, 0L); transmit(); }
+            if (--left[0] == 0) fw.adapter.traceWqe(qpn, op.index, "payload_read", op.length + " B by DMA");
+        });
+    }
+
+    /** A translated stretch of a message: {@code length} bytes at host address {@code pa}, from {@code sge}. */
+    private record Piece(long pa, long length, Sge sge) {}
+
+    /** Translates every SGE under its lkey; {@code done} gets the message's pieces in order, or the first failure. */
+    private void translateAll(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<List<Piece>, Failure> done) {
+        List<List<XlateRsp>> got = new ArrayList<>(java.util.Collections.nCopies(sges.size(), (List<XlateRsp>) null));
+        int[] left = {sges.size()};
+        boolean[] over = {false};
+        long gen = generation;
+        Runnable finish = () -> {
+            List<Piece> pieces = new ArrayList<>();
+            for (int i = 0; i < sges.size(); i++)
+                if (got.get(i) != null) for (XlateRsp c : got.get(i)) pieces.add(new Piece(c.pa(), c.length(), sges.get(i)));
+            if (traceIndex >= 0 && !pieces.isEmpty()) fw.adapter.traceWqe(qpn, traceIndex, "translated", pieces.size() + " page chunk(s)");
+            done.accept(pieces, null);
+        };
+        if (sges.isEmpty()) { finish.run(); return; }
+        for (int i = 0; i < sges.size(); i++) {
+            Sge s = sges.get(i);
+            int n = i;
+            if (s.length() == 0) { if (--left[0] == 0) finish.run(); continue; }
+            fw.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, pd, qpn, rsp -> {
+                if (gen != generation || over[0]) return;
+                XlateRsp bad = failed(rsp);
+                if (bad != null) {
+                    over[0] = true;
+                    done.accept(null, new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr(), s.lkey()));
+                    return;
+                }
+                got.set(n, rsp);
+                if (--left[0] == 0) finish.run();
+            });
+        }
     }
 
     private Packet request(Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
@@ -470,10 +530,11 @@ final class Qp {
             if (op.transmitted) continue;
             if (!op.ready) return;
             if (op.streaming) {
-                while (op.sent < op.npkts && op.watermark >= Math.min(op.length, (long) (op.sent + 1) * mtu)) {
+                // each packet's header cycles were spent before its bytes left SRAM: it goes now, in PSN order
+                while (op.sent < op.npkts && op.heads.containsKey(op.sent)) {
                     Packet p = packetOf(op, op.sent, op.npkts);
                     op.packets.add(p);
-                    sendPackets(List.of(p), op, op.sent == op.npkts - 1);
+                    put(p, op.heads.remove(op.sent), op, op.sent == op.npkts - 1);
                     op.sent++;
                 }
                 if (op.sent < op.npkts) return; // later messages wait: PSN order
@@ -488,18 +549,23 @@ final class Qp {
             Packet p = packets.get(i);
             boolean lastOne = endsMessage && i == packets.size() - 1;
             fw.exec(fw.packetCycles, () -> {
-                if (gen != generation || state == QpState.ERR || (state == QpState.SQE && type != QpType.RC)) return;
-                fw.send(p);
-                if (!op.onWire) {
-                    op.onWire = true;
-                    fw.adapter.traceWqe(qpn, op.index, "on_wire", p.op() + " psn " + p.psn());
-                }
-                if (type == QpType.RC) armTimer();
-                else if (lastOne) {
-                    op.done = true;
-                    retire();
-                }
+                if (gen == generation) put(p, 0, op, lastOne);
             });
+        }
+    }
+
+    /** Puts a packet of {@code op} on the wire, its bytes fed in {@code feed} ps. */
+    private void put(Packet p, long feed, SendOp op, boolean lastOne) {
+        if (state == QpState.ERR || (state == QpState.SQE && type != QpType.RC)) return;
+        fw.send(p, feed);
+        if (!op.onWire) {
+            op.onWire = true;
+            fw.adapter.traceWqe(qpn, op.index, "on_wire", p.op() + " psn " + p.psn());
+        }
+        if (type == QpType.RC) armTimer();
+        else if (lastOne) {
+            op.done = true;
+            retire();
         }
     }
 
@@ -641,7 +707,7 @@ final class Qp {
             op.answered = true;
             byte[] orig = new byte[8];
             BigEndian.put64(orig, 0, p.atomicOrig());
-            scatterLocal(op, 0, orig);
+            scatterLocal(op, 0, p.withPayload(orig).arriving(null), op); // the original value is in the headers: all in
             return;
         }
         // a plain ACK: everything up to its PSN that is not waiting for read data is done
@@ -687,17 +753,15 @@ final class Qp {
         boolean last = p.op() == Op.READ_RESP_LAST || p.op() == Op.READ_RESP_ONLY;
         retriesLeft = retryCnt;
         restartTimer();
-        if (!last) { scatterLocal(null, off, p.payload(), op); return; }
+        if (!last) { scatterLocal(null, off, p, op); return; }
         op.answered = true;
-        scatterLocal(op, off, p.payload());
+        scatterLocal(op, off, p, op);
     }
 
-    private void scatterLocal(SendOp finish, long off, byte[] data) { scatterLocal(finish, off, data, finish); }
-
     /** Writes response data into the WQE's local SGEs; {@code finish} (if not null) is then done. */
-    private void scatterLocal(SendOp finish, long off, byte[] data, SendOp owner) {
+    private void scatterLocal(SendOp finish, long off, Packet p, SendOp owner) {
         long gen = generation;
-        scatter(owner.w.sges(), off, data, MttPorts.LOCAL_WRITE, fail -> {
+        scatter(owner.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
             if (gen != generation || state == QpState.ERR) return;
             if (fail != null) { requesterError(owner, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0); return; }
             if (finish != null) {
@@ -798,7 +862,7 @@ final class Qp {
                 next.run();
                 return;
             }
-            scatter(w.sges(), 40, p.payload(), MttPorts.LOCAL_WRITE, fail -> {
+            scatter(w.sges(), 40, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
                 if (gen != generation) return;
                 if (fail != null) {
                     fw.complete(rcq, Cqe64.error(false, qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, p.psn()), false);
@@ -836,7 +900,7 @@ final class Qp {
             long off = m.offset;
             m.offset += p.payload().length;
             epsn = (epsn + 1) & 0xFFFFFF;
-            scatter(w.sges(), off, p.payload(), MttPorts.LOCAL_WRITE, fail -> {
+            scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
                 if (gen != generation) return;
                 if (fail != null) {
                     epsn = (epsn - 1) & 0xFFFFFF;
@@ -889,7 +953,7 @@ final class Qp {
                 next.run();
             };
             long seq = payloadArrived();
-            writeChunks(m.target, off, p.payload(), () -> payloadIssued(seq));
+            writeChunks(m.target, off, p.payload(), p.arrival(), () -> payloadIssued(seq));
             if (p.op().hasImm()) {
                 takeRecvWqe(w -> {
                     if (gen != generation) return;
@@ -1212,10 +1276,11 @@ final class Qp {
     }
 
     /**
-     * Writes {@code data} at offset {@code off} of a translated range; {@code written} runs once its
-     * posted PCI writes have all left the adapter. ACKs wait longer, until they landed ({@link #writeLanded}).
+     * Writes {@code data} at offset {@code off} of a translated range, its bytes coming in as
+     * {@code arrival} says (null: all in); {@code written} runs once its posted PCI writes have all
+     * left the adapter. ACKs wait longer, until they landed ({@link #writeLanded}).
      */
-    private void writeChunks(List<XlateRsp> chunks, long off, byte[] data, Runnable written) {
+    private void writeChunks(List<XlateRsp> chunks, long off, byte[] data, Arrival arrival, Runnable written) {
         long pos = 0;
         int done = 0;
         int[] pending = {1};
@@ -1228,7 +1293,8 @@ final class Qp {
                 pending[0]++;
                 writesInFlight++;
                 long gen = generation;
-                fw.adapter.dma().write(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n), () -> {
+                fw.adapter.dma().write(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n),
+                        arrival == null ? null : arrival.from(done), () -> {
                     if (gen == generation) one.run();
                 }, ok -> {
                     if (gen == generation) writeLanded();
@@ -1247,16 +1313,16 @@ final class Qp {
      * translated under its lkey; {@code done} runs once its PCI writes and those of every payload that
      * arrived before it have left the adapter (a completion may follow), or at once with a failure.
      */
-    private void scatter(List<Sge> sges, long off, byte[] data, int access, Consumer<Failure> done) {
+    private void scatter(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> done) {
         long seq = payloadArrived();
-        scatterPayload(sges, off, data, access, fail -> {
+        scatterPayload(sges, off, data, arrival, access, fail -> {
             payloadIssued(seq);
             if (fail != null) done.accept(fail);
             else whenIssued(seq, () -> done.accept(null));
         });
     }
 
-    private void scatterPayload(List<Sge> sges, long off, byte[] data, int access, Consumer<Failure> done) {
+    private void scatterPayload(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> done) {
         if (data.length == 0) { done.accept(null); return; }
         List<long[]> parts = new ArrayList<>(); // {sge index, offset within sge, length, offset within data}
         long pos = 0;
@@ -1285,7 +1351,8 @@ final class Qp {
                     done.accept(new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr() + part[1], s.lkey()));
                     return;
                 }
-                writeChunks(rsp, 0, java.util.Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])), () -> {
+                writeChunks(rsp, 0, java.util.Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])),
+                        arrival == null ? null : arrival.from((int) part[3]), () -> {
                     if (--left[0] == 0) done.accept(null);
                 });
             });

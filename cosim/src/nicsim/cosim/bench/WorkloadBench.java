@@ -78,7 +78,9 @@ public final class WorkloadBench {
                 new Variant("lanai72, LANai 4.3's clock (core.clock, dma.clock 33 MHz)", withValuesOf(l72, l43, "core.clock", "dma.clock")),
                 new Variant("lanai72, translations fetched by DMA into 2 entries (mtt.fill, mtt.cache.entries)",
                         withValuesOf(l72, l43, "mtt.fill", "mtt.cache.entries")),
-                new Variant("lanai72, SRAM at twice the clock (dma.clock 132 MHz)", l72.with("dma.clock", "132 MHz")));
+                new Variant("lanai72, SRAM at twice the clock (dma.clock 132 MHz)", l72.with("dma.clock", "132 MHz")),
+                new Variant("lanai72, packets held whole in SRAM before and after the link (link.transmit, link.receive store-and-forward)",
+                        l72.with("link.transmit", "\"store-and-forward\"").with("link.receive", "\"store-and-forward\"")));
         List<GapRow> rows = new ArrayList<>();
         for (Variant v : variants) {
             double[] rtt = new double[GAP_SIZES.length];

@@ -116,9 +116,12 @@ final class BenchCommand implements Callable<Integer> {
                 .append("the hardware doorbell and the 64-bit bus, without a breakdown. With size, the local bus takes over: every payload byte ")
                 .append("crosses it twice on each side (host engine into SRAM, send engine out; receive engine in, host engine out), so ")
                 .append("lanai43's 32-bit bus at 33 MHz caps it near 528 Mb/s while lanai72's 64-bit bus leaves the 32-bit PCI bus as the ")
-                .append("limit. That is the bandwidth gap the seed reports growing with size. It also makes the round-trip gap grow past ")
-                .append("the seed's 17-30 us from about 256 B: nicsim's link engines store each packet in SRAM and forward it at the bus ")
-                .append("rate, where a LANai's send and receive DMA feed the link directly, overlapping the wire. lanai72 fills ")
+                .append("limit. That is the bandwidth gap the seed reports growing with size. The send and receive engines stream ")
+                .append("into and out of the link (link.transmit and link.receive cut-through), as a LANai's DMA engines feed the network ")
+                .append("directly, so a one-packet message crosses the local bus at the wire's pace; the last row shows what holding ")
+                .append("packets whole in SRAM would cost. The round-trip gap still outgrows the seed's 17-30 us past a few hundred bytes, ")
+                .append("and by far once a message takes several packets, where lanai43's bus is the bottleneck on both sides; the seed ")
+                .append("also says KVIA's control program does not overlap its resources, which nicsim's does for both. lanai72 fills ")
                 .append("translation misses by host interrupt, which costs it bandwidth (the row with lanai43's DMA fill).\n\n");
     }
 

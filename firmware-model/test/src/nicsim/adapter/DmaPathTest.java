@@ -186,4 +186,86 @@ class DmaPathTest {
         }
         assertTrue(t[0] > 8 * t[1], "1 channel " + t[0] + " ps, 16 channels " + t[1] + " ps");
     }
+    @ParameterizedTest
+    @ValueSource(strings = {"lanai43", "cx-gen3x16"})
+    void aPacketReadOutHoldsItsBytesInSramUntilTheGoAheadThenStreamsThemOut(String profile) {
+        Profile p = Profiles.load(profile);
+        Bench b = new Bench(p);
+        byte[] host = new byte[20_000];
+        new Random(11).nextBytes(host);
+        b.mem.write(BASE, host);
+        // two unaligned ranges, the second longer than a piece: one packet's bytes from two pages
+        List<DmaPath.Range> ranges = List.of(new DmaPath.Range(BASE + 5, 3000), new DmaPath.Range(BASE + 9001, 5000));
+        byte[] expect = new byte[8000];
+        System.arraycopy(host, 5, expect, 0, 3000);
+        System.arraycopy(host, 9001, expect, 3000, 5000);
+        long hold = 50_000_000; // the firmware takes 50 us over the headers
+        long[] inSramAt = {-1}, headAt = {-1}, feed = {-1}, doneAt = {-1};
+        byte[][] head = {null}, out = {null};
+        b.dma.readOut(ranges, go -> { inSramAt[0] = b.sim.now(); b.sim.scheduleIn(hold, go); }, (bytes, f) -> {
+            headAt[0] = b.sim.now();
+            head[0] = bytes.clone();
+            feed[0] = f;
+        }, bytes -> { doneAt[0] = b.sim.now(); out[0] = bytes; });
+        b.sim.runUntilIdle();
+        assertArrayEquals(expect, head[0], "the packet's bytes as they stand in SRAM");
+        assertArrayEquals(expect, out[0], "and as they came off the send engine");
+        long beatsBefore = b.beats();
+        assertTrue(headAt[0] >= inSramAt[0] + hold, "the send engine waits for the go-ahead: in SRAM at " + inSramAt[0] + ", head at " + headAt[0]);
+        assertTrue(doneAt[0] > headAt[0], "the head leaves before the rest");
+        int beat = p.bits("core.datapath.width") / 8;
+        long beats = 0; // each piece covers whole beats
+        for (DmaPath.Range r : ranges)
+            for (int off = 0; off < r.length(); off += b.dma.pieceBytes()) {
+                int len = Math.min(b.dma.pieceBytes(), r.length() - off);
+                beats += ((r.addr() + off) % beat + len + beat - 1) / beat;
+            }
+        // on one channel the engine feeds every beat, one per dma.clock cycle; on many, the busiest channel's share
+        long period = p.periodPicos("dma.clock");
+        if (p.countInt("dma.channels") == 1) assertEquals(period * beats, feed[0], "one channel feeds every beat");
+        else assertTrue(feed[0] > 0 && feed[0] < period * beats, "channels side by side feed " + beats + " beats in " + feed[0] + " ps");
+        assertEquals(2 * beats, beatsBefore, "each beat crossed the local bus twice");
+    }
+
+    @Test
+    void aPacketReadOutWhoseReadFailsGivesNullNeverStartsAndFreesItsSram() {
+        Bench b = new Bench(Profiles.load("lanai43"));
+        boolean[] headRan = {false}, inSramRan = {false};
+        byte[][] got = {new byte[1]};
+        List<DmaPath.Range> ranges = List.of(new DmaPath.Range(BASE, 2000), new DmaPath.Range((1L << 28) - 64, 256));
+        b.dma.readOut(ranges, go -> inSramRan[0] = true, (bytes, f) -> headRan[0] = true, d -> got[0] = d);
+        b.sim.runUntilIdle();
+        assertNull(got[0]);
+        assertTrue(!headRan[0] && !inSramRan[0], "no go-ahead is asked and nothing leaves for the link");
+        // all of SRAM is free again: reads as large as it can hold go through
+        long sram = Profiles.load("lanai43").bytes("core.sram.size");
+        int[] ok = {0};
+        for (long at = 0; at < sram; at += b.dma.pieceBytes()) b.dma.read(BASE, b.dma.pieceBytes(), d -> { if (d != null) ok[0]++; });
+        b.sim.runUntilIdle();
+        assertEquals(sram / b.dma.pieceBytes(), ok[0]);
+    }
+
+    @Test
+    void theReceiveEngineTakesNoBeatBeforeItArrivesSoItFillsSramWhileThePacketComesIn() {
+        // a 4 KiB packet arriving over 25.6 us (Myrinet at 1.28 Gb/s) into lanai43's 132 MB/s receive engine
+        Profile p = Profiles.load("lanai43");
+        byte[] data = new byte[4096];
+        new Random(5).nextBytes(data);
+        long head = 1_000_000, tail = head + 25_600_000;
+        long[] whole = new long[2];
+        for (int i = 0; i < 2; i++) {
+            Bench b = new Bench(p);
+            long[] issued = {-1};
+            boolean streaming = i == 1;
+            if (streaming) b.dma.write(BASE, data, new nicsim.fabric.Arrival(head, tail, data.length), () -> issued[0] = b.sim.now(), ok -> {});
+            else b.sim.schedule(tail, () -> b.dma.write(BASE, data, () -> issued[0] = b.sim.now(), ok -> {}));
+            b.sim.runUntilIdle();
+            assertArrayEquals(data, b.mem.read(BASE, data.length));
+            assertTrue(issued[0] > tail, "the last byte leaves after it arrived: " + issued[0] + " ps");
+            whole[i] = issued[0];
+        }
+        long busTime = 4096 / 4 * p.periodPicos("dma.clock");
+        assertTrue(whole[0] - whole[1] > (tail - head) / 2,
+                "taken as it arrives, the packet is out " + (whole[0] - whole[1]) + " ps sooner than taken whole (bus time " + busTime + " ps)");
+    }
 }

@@ -14,19 +14,25 @@ class FabricTest {
         return new Packet(from, to, Packet.Op.SEND_ONLY, 1, 1, psn, false, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, new byte[bytes], Packet.RC);
     }
 
-    /** When a lone 4 KiB packet from port 1 is whole at port 2, under {@code forwarding}; and its serialization time. */
-    static long[] oneHop(Profile p) {
+    /**
+     * A lone 4 KiB packet from port 1 to port 2, its sender feeding the link in {@code feed} ps: when
+     * it is whole at port 2, its serialization time, when port 2 was handed it, and its arrival.
+     */
+    static long[] oneHop(Profile p, long feed) {
         Simulator sim = new Simulator();
         Fabric f = new Fabric(sim, p, Faults.NONE, 1);
-        List<Long> at = new ArrayList<>();
+        List<long[]> at = new ArrayList<>();
         f.attach(x -> {});
-        f.attach(x -> at.add(sim.now()));
+        f.attach(x -> at.add(new long[]{sim.now(), x.arrival().head(), x.arrival().tail(), x.arrival().length()}));
         Packet k = pkt(1, 2, 0, 4096);
-        f.send(k);
+        f.send(k, feed);
         sim.runUntilIdle();
         assertEquals(1, at.size());
-        return new long[]{at.get(0), f.serialization(k.wireBytes())};
+        long[] a = at.get(0);
+        return new long[]{a[2] + f.serialization(Packet.trailerBytes()), f.serialization(k.wireBytes()), a[0], a[1], a[2], a[3]};
     }
+
+    static long[] oneHop(Profile p) { return oneHop(p, 0); }
 
     @Test
     void aStoreAndForwardHopTakesTwoSerializationsTwoPropagationsAndTheSwitch() {
@@ -49,10 +55,48 @@ class FabricTest {
     }
 
     @Test
+    void thePortHandsThePacketOverOnceItsHeadersAreInAndThePayloadFollowsAtTheLinkRate() {
+        Profile p = Profiles.load("lanai43");
+        long[] r = oneHop(p);
+        Fabric f = new Fabric(new Simulator(), p, Faults.NONE, 1);
+        long firstBit = r[0] - r[1]; // the whole packet is in one serialization after its first bit
+        assertEquals(firstBit + f.serialization(Packet.LRH + Packet.BTH), r[2], "handed over when LRH and BTH are in");
+        assertEquals(r[2], r[3], "the payload starts right behind the headers");
+        assertEquals(4096, r[5]);
+        assertEquals(f.serialization(4096), r[4] - r[3], 1, "and takes its serialization time");
+    }
+
+    @Test
+    void aSenderSlowerThanTheLinkStretchesThePacketOnBothLinks() {
+        // a LANai 4.3's send engine moves 132 MB/s into a 160 MB/s link: the packet leaves, and arrives, at the engine's pace
+        Profile p = Profiles.load("lanai43");
+        long[] fast = oneHop(p), slow = oneHop(p, 2 * fast[1]);
+        assertEquals(fast[2], slow[2], "the head is not held back");
+        assertEquals(fast[0] + fast[1], slow[0], "the tail comes one more serialization time later");
+    }
+
+    @Test
+    void aStoreAndForwardPortTakesThePacketOnlyOnceItIsWhole() {
+        Profile p = Profiles.load("lanai43").with("link.receive", "\"store-and-forward\"");
+        Simulator sim = new Simulator();
+        Fabric f = new Fabric(sim, p, Faults.NONE, 1);
+        List<Packet> got = new ArrayList<>();
+        long[] at = {-1};
+        f.attach(x -> {});
+        f.attach(x -> { got.add(x); at[0] = sim.now(); });
+        f.send(pkt(1, 2, 0, 4096));
+        sim.runUntilIdle();
+        assertNull(got.get(0).arrival(), "all of it is in");
+        assertEquals(oneHop(Profiles.load("lanai43"))[0], at[0], "when a cut-through port has its last bit");
+    }
+
+    @Test
     void anUnknownForwardingModeIsRefusedByName() {
-        var e = assertThrows(IllegalArgumentException.class,
-                () -> new Fabric(new Simulator(), Profiles.load("cx-gen3x16").with("switch.forwarding", "\"wormhole\""), Faults.NONE, 1));
-        assertTrue(e.getMessage().contains("switch.forwarding 'wormhole'"), e.getMessage());
+        for (String key : List.of("switch.forwarding", "link.receive")) {
+            var e = assertThrows(IllegalArgumentException.class,
+                    () -> new Fabric(new Simulator(), Profiles.load("cx-gen3x16").with(key, "\"wormhole\""), Faults.NONE, 1));
+            assertTrue(e.getMessage().contains(key + " 'wormhole'"), e.getMessage());
+        }
     }
 
     @Test
@@ -69,7 +113,8 @@ class FabricTest {
         assertEquals(3 * n, got.size(), "lossless");
         long ser = f.serialization(pkt(1, 4, 0, 4096).wireBytes());
         // three senders into one link: it takes three times as long as one sender alone
-        assertTrue(sim.now() >= 3L * n * ser, "finished at " + sim.now());
+        long end = got.get(got.size() - 1).arrival().tail();
+        assertTrue(end >= 3L * n * ser, "finished at " + end);
         assertTrue(sim.counters().counter("Fabric.flow_control_waits").get() > 0, "senders were held by the switch's buffer");
         // each sender's packets stay in order
         for (int s = 1; s <= 3; s++) {
