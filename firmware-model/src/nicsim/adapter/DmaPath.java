@@ -3,6 +3,7 @@ package nicsim.adapter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -120,12 +121,12 @@ public final class DmaPath {
      * Sends host bytes to the link as one packet, as a control program does: the host engine brings
      * every range into SRAM; {@code inSram} hears it with the go-ahead (the program builds the
      * packet's headers meanwhile and must give it: until then the bytes hold their SRAM); then the
-     * send engine streams them out to the link. {@code head} hears,
-     * when the packet's first beat leaves the send engine, the packet's bytes as they stand in SRAM
-     * and how long the send engine takes to feed all of them ({@code dma.clock}, one beat per cycle),
-     * so the link can carry the packet while the engine is still moving it. {@code done} gets the
-     * bytes as they came off the send engine once all are out (they must equal what was in SRAM), or
-     * null when a PCI read failed, and then {@code head} never runs.
+     * send engine streams them out to the link. {@code head} hears, when the packet's first beat
+     * leaves the send engine, the packet's bytes as they stand in SRAM and how long the send engine
+     * takes to feed all of them ({@code dma.clock}, one beat per cycle), so the link can carry the
+     * packet while the engine is still moving it. {@code done} gets the bytes as they came off the
+     * send engine once all are out (they must equal what was in SRAM), or null when a PCI read
+     * failed, and then {@code head} never runs.
      */
     public void readOut(List<Range> ranges, Consumer<Runnable> inSram, BiConsumer<byte[], Long> head, Consumer<byte[]> done) {
         Out out = new Out(inSram, head, done);
@@ -186,7 +187,7 @@ public final class DmaPath {
 
         /** Every piece is in SRAM and the go-ahead came: the send engines take them in turn, each channel its own. */
         void go() {
-            Map<Channel, Long> beats = new java.util.HashMap<>();
+            Map<Channel, Long> beats = new HashMap<>();
             for (Job k : jobs) {
                 beats.merge(k.channel, (long) (k.span / beat), Long::sum);
                 k.channel.sendQ.addLast(k);

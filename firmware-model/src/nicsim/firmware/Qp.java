@@ -1176,57 +1176,34 @@ final class Qp {
         return null;
     }
 
-    /** Reads the bytes of a scatter/gather list: each SGE translated under its lkey, then read by DMA. */
-    private void gather(List<Sge> sges, java.util.function.BiConsumer<byte[], Failure> done) { gather(sges, -1, done); }
-
-    /** As above; {@code traceIndex} (a send WQE's index, or -1) gets a "translated" stage in the timeline. */
+    /**
+     * Reads the bytes of a scatter/gather list: each SGE translated under its lkey, then read by DMA;
+     * {@code traceIndex} (a send WQE's index, or -1) gets a "translated" stage in the timeline.
+     */
     private void gather(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<byte[], Failure> done) {
-        gather(sges, traceIndex, null, done);
-    }
-
-    /** As above; {@code piece} (if not null) hears each piece of the message as it arrives: its offset and bytes. */
-    private void gather(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<Long, byte[]> piece,
-                        java.util.function.BiConsumer<byte[], Failure> done) {
-        boolean[] translatedOnce = {false};
-        long total = sges.stream().mapToLong(s -> s.length() & 0xFFFFFFFFL).sum();
-        byte[] out = new byte[(int) total];
-        if (total == 0) { done.accept(out, null); return; }
-        long gen = generation;
-        int[] left = {sges.size()};
-        boolean[] failedOnce = {false};
-        long at = 0;
-        for (Sge s : sges) {
-            long base = at;
-            at += s.length() & 0xFFFFFFFFL;
-            if (s.length() == 0) { if (--left[0] == 0) done.accept(out, null); continue; }
-            fw.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, pd, qpn, rsp -> {
-                if (gen != generation || failedOnce[0]) return;
-                if (traceIndex >= 0 && !translatedOnce[0]) {
-                    translatedOnce[0] = true;
-                    fw.adapter.traceWqe(qpn, traceIndex, "translated", rsp.size() + " page chunk(s)");
-                }
-                XlateRsp bad = failed(rsp);
-                if (bad != null) {
-                    failedOnce[0] = true;
-                    done.accept(null, new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr(), s.lkey()));
-                    return;
-                }
-                readChunks(rsp, (int) (s.length() & 0xFFFFFFFFL), piece == null ? null : (off, bytes) -> {
-                    if (!failedOnce[0]) piece.accept(base + off, bytes);
-                }, data -> {
-                    if (failedOnce[0]) return;
-                    if (data == null) { failedOnce[0] = true; done.accept(null, new Failure(Vendor.DMA_FAILED, s.addr(), s.lkey())); return; }
-                    System.arraycopy(data, 0, out, (int) base, data.length);
+        translateAll(sges, traceIndex, (pieces, fail) -> {
+            if (fail != null) { done.accept(null, fail); return; }
+            byte[] out = new byte[(int) pieces.stream().mapToLong(Piece::length).sum()];
+            if (pieces.isEmpty()) { done.accept(out, null); return; }
+            int[] left = {pieces.size()};
+            boolean[] bad = {false};
+            long at = 0;
+            for (Piece p : pieces) {
+                int base = (int) at;
+                at += p.length();
+                fw.adapter.dma().read(p.pa(), (int) p.length(), data -> {
+                    if (bad[0]) return;
+                    if (data == null) { bad[0] = true; done.accept(null, new Failure(Vendor.DMA_FAILED, p.sge().addr(), p.sge().lkey())); return; }
+                    System.arraycopy(data, 0, out, base, data.length);
+                    fw.counters.counter("Firmware.dma_read_bytes").add(data.length);
                     if (--left[0] == 0) done.accept(out, null);
                 });
-            });
-        }
+            }
+        });
     }
 
-    private void readChunks(List<XlateRsp> chunks, int len, Consumer<byte[]> done) { readChunks(chunks, len, null, done); }
-
-    /** Reads translated chunks by DMA; {@code piece} (if not null) hears each chunk as it lands: its offset and bytes. */
-    private void readChunks(List<XlateRsp> chunks, int len, java.util.function.BiConsumer<Long, byte[]> piece, Consumer<byte[]> done) {
+    /** Reads translated chunks by DMA. */
+    private void readChunks(List<XlateRsp> chunks, int len, Consumer<byte[]> done) {
         byte[] out = new byte[len];
         int[] left = {chunks.size()};
         boolean[] bad = {false};
@@ -1239,7 +1216,6 @@ final class Qp {
                 if (data == null) { bad[0] = true; done.accept(null); return; }
                 System.arraycopy(data, 0, out, base, data.length);
                 fw.counters.counter("Firmware.dma_read_bytes").add(data.length);
-                if (piece != null) piece.accept((long) base, data);
                 if (--left[0] == 0) done.accept(out);
             });
         }
