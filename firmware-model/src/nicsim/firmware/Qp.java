@@ -452,25 +452,26 @@ final class Qp {
             if (gen != generation || state == QpState.ERR || state == QpState.SQE) return;
             if (fail != null) { requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0); return; }
             int[] left = {op.npkts};
-            for (int k = 0; k < op.npkts; k++) streamPacket(op, gen, pieces, k, left);
+            int i = 0; // the first piece not wholly before the packet, found in one pass over the message
+            long at = 0; // its offset in the message
+            for (int k = 0; k < op.npkts; k++) {
+                long from = (long) k * mtu, to = Math.min(op.length, from + mtu);
+                while (i < pieces.size() && at + pieces.get(i).length() <= from) at += pieces.get(i++).length();
+                List<nicsim.adapter.DmaPath.Range> ranges = new ArrayList<>();
+                long pos = at;
+                for (int j = i; j < pieces.size() && pos < to; pos += pieces.get(j++).length()) {
+                    Piece p = pieces.get(j);
+                    long lo = Math.max(from, pos), hi = Math.min(to, pos + p.length());
+                    if (lo < hi) ranges.add(new nicsim.adapter.DmaPath.Range(p.pa() + (lo - pos), (int) (hi - lo)));
+                }
+                streamPacket(op, gen, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null, left);
+            }
         });
     }
 
-    /** Packet {@code k} of a streamed op: its bytes into SRAM, its header cycles, then out to the link. */
-    private void streamPacket(SendOp op, long gen, List<Piece> pieces, int k, int[] left) {
-        long from = (long) k * mtu, to = Math.min(op.length, from + mtu);
-        List<nicsim.adapter.DmaPath.Range> ranges = new ArrayList<>();
-        Sge first = null;
-        long at = 0;
-        for (Piece p : pieces) {
-            long lo = Math.max(from, at), hi = Math.min(to, at + p.length());
-            if (lo < hi) {
-                ranges.add(new nicsim.adapter.DmaPath.Range(p.pa() + (lo - at), (int) (hi - lo)));
-                if (first == null) first = p.sge();
-            }
-            at += p.length();
-        }
-        Sge sge = first;
+    /** Packet {@code k} of a streamed op, from host {@code ranges}: its bytes into SRAM, its header cycles, then out to the link. */
+    private void streamPacket(SendOp op, long gen, int k, List<nicsim.adapter.DmaPath.Range> ranges, Sge sge, int[] left) {
+        long from = (long) k * mtu;
         fw.adapter.dma().readOut(ranges, go -> fw.exec(fw.packetCycles, go), (bytes, feed) -> {
             if (gen != generation) return;
             System.arraycopy(bytes, 0, op.payload, (int) from, bytes.length);
