@@ -16,7 +16,7 @@ import nicsim.adapter.DmaPorts.HostDesc;
 import nicsim.adapter.DmaPorts.LinkDesc;
 import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.adapter.DmaPorts.WriteBeat;
-import nicsim.fabric.Arrival;
+import nicsim.sim.Arrival;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.sim.ClockDomain;
@@ -273,6 +273,7 @@ public final class DmaPath {
         LinkDesc linkDesc;
         byte[] buf; // bytes off the link (read) or out to PCI (write), beat aligned
         int filled, writesPending;
+        long pieceSince = -1; // a write's: when the first beat of the PCI write being fed came out
         boolean engineDone, lastBeat, failed;
 
         Job(boolean write, long hostAddr, int length, byte[] data, Consumer<byte[]> done) {
@@ -297,9 +298,9 @@ public final class DmaPath {
         final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
         final ArrayDeque<Beat> rxBeats = new ArrayDeque<>(), pciBeats = new ArrayDeque<>();
-        final ArrayDeque<Long> rxAt = new ArrayDeque<>(); // when each of rxBeats is in off the link
-        long wakeAt = -1; // a wake scheduled for the next rx beat to come in
-        final ArrayDeque<Beat[]> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null beats: not back yet
+        final ArrayDeque<Long> rxAt = new ArrayDeque<>(), pciAt = new ArrayDeque<>(); // when each of rxBeats (pciBeats) is in off the link (the PCI bus)
+        final java.util.TreeSet<Long> wakes = new java.util.TreeSet<>(); // wakes scheduled for beats to come in
+        final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null beats: not back yet
         int load;
 
         Channel(ClockDomain domain, DmaEngine.Config cfg) {
@@ -372,7 +373,7 @@ public final class DmaPath {
             if (s == null) engine.sendDesc().idle(); else engine.sendDesc().push(s.linkDesc);
             Job r = recvQ.peekFirst();
             if (r == null) engine.recvDesc().idle(); else engine.recvDesc().push(r.linkDesc);
-            if (pciBeats.isEmpty()) engine.pciData().idle(); else engine.pciData().push(pciBeats.peekFirst());
+            if (pciIn()) engine.pciData().push(pciBeats.peekFirst()); else engine.pciData().idle();
             if (rxIn()) engine.linkRx().push(rxBeats.peekFirst()); else engine.linkRx().idle();
             engine.pciRead().ready(true);
             engine.pciWrite().ready(true);
@@ -383,7 +384,7 @@ public final class DmaPath {
             if (engine.hostDesc().fire()) hostBusy.addLast(hostQ.pollFirst());
             if (engine.sendDesc().fire()) sendBusy.addLast(sendQ.pollFirst());
             if (engine.recvDesc().fire()) recvBusy.addLast(recvQ.pollFirst());
-            if (engine.pciData().fire()) pciBeats.pollFirst();
+            if (engine.pciData().fire()) { pciBeats.pollFirst(); pciAt.pollFirst(); }
             if (engine.linkRx().fire()) { rxBeats.pollFirst(); rxAt.pollFirst(); }
             if (engine.pciRead().fire()) readHost(engine.pciRead().payload());
             if (engine.linkTx().fire()) linkBeat(engine.linkTx().payload());
@@ -405,37 +406,58 @@ public final class DmaPath {
         }
 
         @Override public boolean active() {
-            if (!hostQ.isEmpty() || !sendQ.isEmpty() || !recvQ.isEmpty() || !pciBeats.isEmpty() || rxIn()) return true;
-            if (!rxBeats.isEmpty() && wakeAt != rxAt.peekFirst()) { // sleep until the next beat is in
-                long at = wakeAt = rxAt.peekFirst();
-                sim.schedule(at, Simulator.Priority.DELIVERY, () -> { if (wakeAt == at) { wakeAt = -1; domain.wake(); } });
-            }
+            if (!hostQ.isEmpty() || !sendQ.isEmpty() || !recvQ.isEmpty() || pciIn() || rxIn()) return true;
+            // sleep until the next beat is in
+            if (!rxBeats.isEmpty()) wakeAt(rxAt.peekFirst());
+            if (!pciBeats.isEmpty()) wakeAt(pciAt.peekFirst());
             return false;
+        }
+
+        void wakeAt(long at) {
+            if (!wakes.add(at)) return;
+            sim.schedule(at, Simulator.Priority.DELIVERY, () -> { wakes.remove(at); domain.wake(); });
         }
 
         /** Whether the next beat for the receive engine is in off the link. */
         boolean rxIn() { return !rxBeats.isEmpty() && rxAt.peekFirst() <= sim.now(); }
 
-        /** The host engine's read: issued to PCI in read-request pieces; their beats enter in address order. */
+        /** Whether the next beat for the host engine is in off the PCI bus. */
+        boolean pciIn() { return !pciBeats.isEmpty() && pciAt.peekFirst() <= sim.now(); }
+
+        /** A host read piece's beats and when each is in off the PCI bus (null until the read is answered). */
+        static final class Piece { Beat[] beats; long[] at; }
+
+        /**
+         * The host engine's read: issued to PCI in read-request pieces; their beats enter in address
+         * order, each once it has crossed the bus (a conventional PCI bus hands data over as it comes).
+         */
         void readHost(PciRead r) {
             PciPort p = port.get();
             for (long off = 0; off < r.length(); ) {
                 long addr = r.addr() + off;
                 int len = (int) Math.min(r.length() - off, readRequest - Math.floorMod(addr, (long) readRequest));
-                Beat[] holder = new Beat[len / beat]; // filled when this piece's data is back
+                Piece holder = new Piece();
                 pciPieces.addLast(holder);
                 // the engine reads for the descriptor it took last (it takes one only when done with the one before)
                 Job owner = hostBusy.peekLast();
                 if (owner == null || owner.write || addr < owner.alignedHost() || addr + len > owner.alignedHost() + owner.span)
                     throw new IllegalStateException("host engine read of " + len + " B at 0x" + Long.toHexString(addr) + " outside its descriptor");
-                p.dmaRead(addr, len, res -> {
+                p.dmaReadStreamed(addr, len, res -> {
                     boolean ok = res.status() == PciPort.DmaStatus.OK;
                     if (ok && owner.sramCopy != null)
                         System.arraycopy(res.data(), 0, owner.sramCopy, (int) (addr - owner.alignedHost()), res.data().length);
-                    for (int b = 0; b < holder.length; b++)
-                        holder[b] = new Beat(ok ? toWords(res.data(), b * beat) : new long[DmaPorts.words(engine.config().widthBits())], ok ? 0 : 1);
-                    while (!pciPieces.isEmpty() && pciPieces.peekFirst()[0] != null)
-                        for (Beat bt : pciPieces.pollFirst()) pciBeats.addLast(bt);
+                    Beat[] beats = new Beat[len / beat];
+                    long[] at = new long[beats.length];
+                    for (int b = 0; b < beats.length; b++) {
+                        beats[b] = new Beat(ok ? toWords(res.data(), b * beat) : new long[DmaPorts.words(engine.config().widthBits())], ok ? 0 : 1);
+                        at[b] = res.incoming().by((b + 1L) * beat);
+                    }
+                    holder.at = at;
+                    holder.beats = beats;
+                    while (!pciPieces.isEmpty() && pciPieces.peekFirst().beats != null) {
+                        Piece done = pciPieces.pollFirst();
+                        for (int b = 0; b < done.beats.length; b++) { pciBeats.addLast(done.beats[b]); pciAt.addLast(done.at[b]); }
+                    }
                     domain.wake();
                 });
                 off += len;
@@ -497,12 +519,15 @@ public final class DmaPath {
             // host bytes [from, to) of the job that are complete and not yet written
             int from = Math.max(j.filled, j.skew), to = Math.min(end, j.skew + j.length);
             long hostFrom = j.alignedHost() + from;
+            if (j.pieceSince < 0 && to > from) j.pieceSince = sim.now();
             boolean boundary = Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0;
             if (to > from && (last || boundary)) {
                 byte[] piece = java.util.Arrays.copyOfRange(j.buf, from, to);
                 j.writesPending++;
                 j.filled = to;
-                port.get().dmaWrite(hostFrom, piece, res -> {
+                long since = j.pieceSince;
+                j.pieceSince = -1;
+                port.get().dmaWriteStreamed(hostFrom, piece, since, res -> {
                     if (res.status() != PciPort.DmaStatus.OK) j.failed = true;
                     j.writesPending--;
                     finishWrite(j);

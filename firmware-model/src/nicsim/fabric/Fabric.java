@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
 import nicsim.profile.Profile;
+import nicsim.sim.Arrival;
 import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
 

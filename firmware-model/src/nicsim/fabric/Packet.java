@@ -1,5 +1,7 @@
 package nicsim.fabric;
 
+import nicsim.sim.Arrival;
+
 /**
  * One InfiniBand-style packet as the transport builds it: the local route (LIDs), the base
  * transport header (opcode, destination QP, PSN, ack-request and solicited bits), and the extended

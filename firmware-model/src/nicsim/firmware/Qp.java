@@ -13,7 +13,7 @@ import nicsim.adapter.WqeFormat;
 import nicsim.adapter.WqeFormat.SendWqe;
 import nicsim.adapter.WqeFormat.Sge;
 import nicsim.adapter.WqeLayout;
-import nicsim.fabric.Arrival;
+import nicsim.sim.Arrival;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.host.PciPort;

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import nicsim.profile.Profile;
+import nicsim.sim.Arrival;
 import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
 
@@ -176,6 +177,26 @@ public final class PciBus {
         }));
     }
 
+    /**
+     * When a completion's {@code length} data bytes, whose last arrives at {@code arrive}, come in:
+     * a conventional PCI target hands each data phase over as it crosses the bus; a PCIe completion
+     * is used only once its whole TLP is in and its LCRC checked.
+     */
+    private Arrival dataArrival(long arrive, int length) {
+        return link.isPcie() ? new Arrival(arrive, arrive, length) : new Arrival(arrive - link.serializePicos(length), arrive, length);
+    }
+
+    /** A streamed read's completions in address order (requests may be served out of order). */
+    private static PciPort.Incoming incoming(List<Integer> starts, List<Arrival> parts) {
+        Integer[] order = new Integer[starts.size()];
+        for (int i = 0; i < order.length; i++) order[i] = i;
+        java.util.Arrays.sort(order, java.util.Comparator.comparingInt(starts::get));
+        int[] s = new int[order.length];
+        Arrival[] a = new Arrival[order.length];
+        for (int i = 0; i < order.length; i++) { s[i] = starts.get(order[i]); a[i] = parts.get(order[i]); }
+        return new PciPort.Incoming(s, a);
+    }
+
     private MmioStatus unsupported(String kind, long addr, int length) {
         UnsupportedRequest ur = new UnsupportedRequest(sim.now(), kind, addr, length);
         unsupported.add(ur);
@@ -212,7 +233,15 @@ public final class PciBus {
 
         private ConfigSpace config() { return functions.get(function).config(); }
 
-        @Override public void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done) {
+        @Override public void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done) { write(hostAddr, data, sim.now(), done); }
+
+        @Override public void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
+            if (since > sim.now()) throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now (" + sim.now() + " ps)");
+            write(hostAddr, data, link.isPcie() ? sim.now() : since, done);
+        }
+
+        /** A DMA write whose bytes were fed from {@code since} on, the last of them now. */
+        private void write(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
             String txn = "dma#" + (++dmaSeq);
             if (!config().busMasterEnabled()) {
                 counters.counter("pci.dma_blocked").inc();
@@ -224,7 +253,8 @@ public final class PciBus {
             long last = sim.now();
             boolean ok = memory.inBounds(hostAddr, data.length);
             for (PciLink.Piece p : link.splitWrite(hostAddr, data.length)) {
-                long arrive = link.send(PciLink.Direction.UPSTREAM, sim.now(), p.length(), link.overheadPosted());
+                long arrive = since == sim.now() ? link.send(PciLink.Direction.UPSTREAM, sim.now(), p.length(), link.overheadPosted())
+                        : link.sendFed(PciLink.Direction.UPSTREAM, since, sim.now(), p.length(), link.overheadPosted());
                 last = Math.max(last, arrive);
                 if (ok) {
                     int from = (int) (p.addr() - hostAddr);
@@ -242,11 +272,19 @@ public final class PciBus {
             });
         }
 
-        @Override public void dmaRead(long hostAddr, int length, Consumer<ReadResult> done) {
+        @Override public void dmaRead(long hostAddr, int length, Consumer<ReadResult> done) { read(hostAddr, length, false, done); }
+
+        @Override public void dmaReadStreamed(long hostAddr, int length, Consumer<ReadResult> done) { read(hostAddr, length, true, done); }
+
+        private void read(long hostAddr, int length, boolean streamed, Consumer<ReadResult> done) {
             String txn = "dma#" + (++dmaSeq);
             if (!config().busMasterEnabled()) {
                 counters.counter("pci.dma_blocked").inc();
-                sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(new ReadResult(DmaStatus.BUS_MASTER_DISABLED, new byte[0], sim.now())));
+                sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> {
+                    long now = sim.now();
+                    done.accept(new ReadResult(DmaStatus.BUS_MASTER_DISABLED, new byte[0], now,
+                            streamed ? new Incoming(new int[]{0}, new Arrival[]{new Arrival(now, now, 0)}) : null));
+                });
                 return;
             }
             counters.counter("pci.dma_reads").inc();
@@ -257,6 +295,8 @@ public final class PciBus {
             List<PciLink.Piece> requests = link.splitRead(hostAddr, length);
             int[] remaining = {requests.size()};
             long[] lastArrival = {sim.now()};
+            List<Integer> starts = new ArrayList<>();
+            List<Arrival> parts = new ArrayList<>();
             if (!ok) unsupported("DMA read", hostAddr, length);
             for (PciLink.Piece req : requests) {
                 long atHost = link.send(PciLink.Direction.UPSTREAM, sim.now(), 0, link.overheadRequest());
@@ -264,15 +304,20 @@ public final class PciBus {
                     // memory is read when the root complex serves the request, not when it was issued
                     if (ok) memory.read(req.addr(), result, (int) (req.addr() - hostAddr), req.length());
                     long arrival = sim.now();
-                    for (PciLink.Piece cpl : ok ? link.splitCompletions(req) : List.of(new PciLink.Piece(req.addr(), 0)))
+                    for (PciLink.Piece cpl : ok ? link.splitCompletions(req) : List.of(new PciLink.Piece(req.addr(), 0))) {
                         arrival = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), cpl.length(), link.overheadCompletion());
+                        starts.add((int) (cpl.addr() - hostAddr));
+                        parts.add(dataArrival(arrival, cpl.length()));
+                    }
                     lastArrival[0] = Math.max(lastArrival[0], arrival);
                     if (--remaining[0] == 0) {
                         long end = lastArrival[0];
                         DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
-                        sim.schedule(end, Simulator.Priority.DELIVERY, () -> {
+                        Incoming in = streamed ? incoming(starts, parts) : null;
+                        long at = streamed ? Math.max(sim.now(), java.util.Arrays.stream(in.parts()).mapToLong(Arrival::head).min().getAsLong()) : end;
+                        sim.schedule(at, Simulator.Priority.DELIVERY, () -> {
                             sim.trace().record("PciBus", txn, "dma_read_done", st.name());
-                            done.accept(new ReadResult(st, result, end));
+                            done.accept(new ReadResult(st, result, end, in));
                         });
                     }
                 });

@@ -35,6 +35,7 @@ public final class PciLink {
     private final int overheadRequest;
     private final int overheadCompletion;
     private final long latency;
+    private final int dataPhaseBytes; // bytes one bus cycle moves (PCI's bus width; PCIe: one symbol per lane)
     private final long[] freeAt = new long[2];
     private final long[] packets = new long[2];
     private final long[] payloadBytes = new long[2];
@@ -51,6 +52,7 @@ public final class PciLink {
                 overheadPosted = p.bytesInt("pci.tlp.overhead.posted");
                 overheadRequest = p.bytesInt("pci.tlp.overhead.request");
                 overheadCompletion = p.bytesInt("pci.tlp.overhead.completion");
+                dataPhaseBytes = p.countInt("pci.lanes");
                 break;
             }
             case "pci": {
@@ -62,6 +64,7 @@ public final class PciLink {
                 overheadPosted = burst;
                 overheadRequest = burst;
                 overheadCompletion = 0; // read data returns within the same bus tenure
+                dataPhaseBytes = widthBytes;
                 break;
             }
             default:
@@ -131,9 +134,19 @@ public final class PciLink {
      * {@code readyAt}; returns the time it arrives at the far end.
      */
     public long send(Direction dir, long readyAt, int payload, int overhead) {
+        return sendFed(dir, readyAt, Long.MIN_VALUE, payload, overhead);
+    }
+
+    /**
+     * Sends one transaction whose data a DMA engine fed from {@code since} and finished feeding at
+     * {@code fedAt}: it holds the bus from {@code since} (or once the bus is free) and ends no
+     * sooner than the last data phase after {@code fedAt}. Claiming bus time before now is sound:
+     * whatever used the bus since then has moved {@code freeAt} past its own end.
+     */
+    public long sendFed(Direction dir, long since, long fedAt, int payload, int overhead) {
         int r = fullDuplex ? dir.ordinal() : 0;
-        long start = Math.max(readyAt, freeAt[r]);
-        long end = start + serializePicos(payload + overhead);
+        long start = Math.max(since, freeAt[r]);
+        long end = Math.max(start + serializePicos(payload + overhead), fedAt + serializePicos(Math.min(payload, dataPhaseBytes)));
         freeAt[r] = end;
         packets[dir.ordinal()]++;
         payloadBytes[dir.ordinal()] += payload;

@@ -1,6 +1,7 @@
 package nicsim.host;
 
 import java.util.function.Consumer;
+import nicsim.sim.Arrival;
 import nicsim.sim.Simulator;
 
 /**
@@ -17,8 +18,31 @@ public interface PciPort {
         BUS_MASTER_DISABLED
     }
 
-    /** A finished DMA read: status, the bytes (empty unless OK), and the time it completed. */
-    record ReadResult(DmaStatus status, byte[] data, long completedAt) {}
+    /**
+     * A finished DMA read: status, the bytes (empty unless OK), the time it completed, and for a
+     * {@link #dmaReadStreamed streamed} read when each byte comes in (null otherwise).
+     */
+    record ReadResult(DmaStatus status, byte[] data, long completedAt, Incoming incoming) {
+        public ReadResult(DmaStatus status, byte[] data, long completedAt) { this(status, data, completedAt, null); }
+    }
+
+    /**
+     * When a read's bytes come in: the completion at index k carries the bytes from
+     * {@code starts[k]} on, arriving as {@code parts[k]} says (completions return in address order).
+     */
+    record Incoming(int[] starts, Arrival[] parts) {
+        public Incoming {
+            if (starts.length != parts.length || parts.length == 0)
+                throw new IllegalArgumentException(starts.length + " completion offsets for " + parts.length + " completions");
+        }
+
+        /** Picoseconds by which the first {@code n} bytes are in. */
+        public long by(long n) {
+            int k = 0;
+            while (k + 1 < starts.length && starts[k + 1] < n) k++;
+            return parts[k].by(n - starts[k]);
+        }
+    }
 
     /** A finished DMA write (posted: the time its last byte reached host memory). */
     record WriteResult(DmaStatus status, long completedAt) {}
@@ -27,7 +51,23 @@ public interface PciPort {
 
     void dmaRead(long hostAddr, int length, Consumer<ReadResult> done);
 
+    /**
+     * As {@link #dmaRead}, but {@code done} runs as early as the bytes are known, no later than
+     * the first of them comes in, and the result's {@link ReadResult#incoming} says when each one
+     * is in: a DMA engine that moves read data on as it arrives must not take a byte sooner.
+     */
+    void dmaReadStreamed(long hostAddr, int length, Consumer<ReadResult> done);
+
     void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done);
+
+    /**
+     * As {@link #dmaWrite}, from a DMA engine that began feeding these bytes at {@code since} (no
+     * later than now) and has fed the last of them now. On a conventional PCI bus the engine holds
+     * the bus while it feeds (wait states), so the write may have started at {@code since} if the
+     * bus was free then, and ends no sooner than the last data phase after now; a PCIe TLP leaves
+     * only once its whole payload is there, as {@link #dmaWrite}.
+     */
+    void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done);
 
     /** Sends MSI-X {@code vector}; returns false (and counts it) if it could not be sent now. */
     boolean msix(int vector);

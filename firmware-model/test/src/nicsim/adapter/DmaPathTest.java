@@ -257,7 +257,7 @@ class DmaPathTest {
             Bench b = new Bench(p);
             long[] issued = {-1};
             boolean streaming = i == 1;
-            if (streaming) b.dma.write(BASE, data, new nicsim.fabric.Arrival(head, tail, data.length), () -> issued[0] = b.sim.now(), ok -> {});
+            if (streaming) b.dma.write(BASE, data, new nicsim.sim.Arrival(head, tail, data.length), () -> issued[0] = b.sim.now(), ok -> {});
             else b.sim.schedule(tail, () -> b.dma.write(BASE, data, () -> issued[0] = b.sim.now(), ok -> {}));
             b.sim.runUntilIdle();
             assertArrayEquals(data, b.mem.read(BASE, data.length));
@@ -267,5 +267,38 @@ class DmaPathTest {
         long busTime = 4096 / 4 * p.periodPicos("dma.clock");
         assertTrue(whole[0] - whole[1] > (tail - head) / 2,
                 "taken as it arrives, the packet is out " + (whole[0] - whole[1]) + " ps sooner than taken whole (bus time " + busTime + " ps)");
+    }
+
+    @Test
+    void theHostEngineMovesBytesBetweenPciAndSramAsTheyCrossTheBus() {
+        // lanai43: the PCI bus and the local bus both move 132 MB/s, so a 512 B burst that waited for
+        // all its data before entering SRAM (or leaving it) would take twice as long
+        Profile p = Profiles.load("lanai43");
+        long cycle = p.periodPicos("dma.clock"), beats = 512 / 4;
+        Bench raw = new Bench(p);
+        long[] pciEnd = {-1};
+        raw.port.dmaRead(BASE, 512, r -> pciEnd[0] = r.completedAt());
+        raw.sim.runUntilIdle();
+        Bench b = new Bench(p);
+        byte[] host = new byte[512];
+        new Random(9).nextBytes(host);
+        b.mem.write(BASE, host);
+        long[] inSramAt = {-1};
+        byte[][] out = {null};
+        b.dma.readOut(List.of(new DmaPath.Range(BASE, 512)), go -> { inSramAt[0] = b.sim.now(); go.run(); }, (bytes, f) -> {}, d -> out[0] = d);
+        b.sim.runUntilIdle();
+        assertArrayEquals(host, out[0]);
+        assertTrue(inSramAt[0] >= pciEnd[0] && inSramAt[0] < pciEnd[0] + 8 * cycle,
+                "in SRAM at " + inSramAt[0] + " ps, a few cycles after its last data phase at " + pciEnd[0] + " ps, not " + beats + " cycles");
+        // the other way: the host engine starts the PCI burst with its first beat out of SRAM
+        Bench w = new Bench(p);
+        long[] landedAt = {-1};
+        w.dma.write(BASE, host, ok -> landedAt[0] = w.sim.now());
+        w.sim.runUntilIdle();
+        assertArrayEquals(host, w.mem.read(BASE, 512));
+        long burst = new nicsim.host.PciLink(p).serializePicos(512 + 16);
+        long latency = p.picos("pci.link.latency");
+        assertTrue(landedAt[0] < (beats + 8) * cycle + burst + latency,
+                "landed at " + landedAt[0] + " ps: receive engine " + beats + " cycles, then the burst overlapping the host engine's " + beats);
     }
 }

@@ -168,4 +168,65 @@ class PciBusTest {
         long cost = tb.profile.picos("host.mmio.write.cost");
         assertEquals(Math.max(dmaEnd, cost) + l.serializePicos(4 + 16) + l.latencyPicos(), tb.device.writes.get(0).time());
     }
+
+    @Test
+    void conventionalPciHandsReadDataOverAsItCrossesThePcieCompletionOnlyWhole() {
+        byte[] data = new byte[512];
+        new java.util.Random(5).nextBytes(data);
+        // lanai43: one 512 B burst; each data phase is in as it crosses the bus
+        PciTestbench whole = new PciTestbench(Profiles.load("lanai43")).enable(), streamed = new PciTestbench(Profiles.load("lanai43")).enable();
+        List<PciPort.ReadResult> w = new ArrayList<>(), s = new ArrayList<>();
+        long[] heardAt = {-1};
+        whole.memory.write(0x10_0000, data);
+        streamed.memory.write(0x10_0000, data);
+        whole.device.port.dmaRead(0x10_0000, 512, w::add);
+        streamed.device.port.dmaReadStreamed(0x10_0000, 512, r -> { heardAt[0] = streamed.sim.now(); s.add(r); });
+        whole.sim.runUntilIdle();
+        streamed.sim.runUntilIdle();
+        PciLink l = streamed.bus.link();
+        long end = w.get(0).completedAt();
+        assertNull(w.get(0).incoming());
+        assertEquals(end, s.get(0).completedAt());
+        assertArrayEquals(data, s.get(0).data());
+        PciPort.Incoming in = s.get(0).incoming();
+        long firstData = end - l.serializePicos(512);
+        assertEquals(firstData, heardAt[0], "heard as the first data phase comes in, one burst before the whole read");
+        assertEquals(firstData + l.serializePicos(4), in.by(4), 1);
+        assertEquals(firstData + l.serializePicos(256), in.by(256), 1);
+        assertEquals(end, in.by(512));
+        // cx-gen3x16: a 512 B request answered by two 256 B completions, each usable once all of it is in
+        PciTestbench cx = new PciTestbench("cx-gen3x16").enable();
+        List<PciPort.ReadResult> c = new ArrayList<>();
+        cx.device.port.dmaReadStreamed(0x20_0000, 512, c::add);
+        cx.sim.runUntilIdle();
+        PciPort.Incoming ci = c.get(0).incoming();
+        long second = c.get(0).completedAt(), first = second - cx.bus.link().serializePicos(256 + 20);
+        assertEquals(first, ci.by(1));
+        assertEquals(first, ci.by(256));
+        assertEquals(second, ci.by(257));
+        assertEquals(second, ci.by(512));
+    }
+
+    @Test
+    void aStreamedWriteHoldsTheConventionalBusFromItsFirstByteAndEndsAfterItsLast() {
+        PciTestbench tb = new PciTestbench(Profiles.load("lanai43")).enable();
+        PciLink l = tb.bus.link();
+        long burst = l.serializePicos(512 + 16), phase = l.serializePicos(4), t = 10_000_000;
+        List<PciPort.WriteResult> fast = new ArrayList<>(), slow = new ArrayList<>();
+        // fed faster than the bus carries it: the burst began with its first byte and runs its full length
+        tb.sim.schedule(t, nicsim.sim.Simulator.Priority.DELIVERY, () -> tb.device.port.dmaWriteStreamed(0x10_0000, new byte[512], t - burst / 2, fast::add));
+        // fed slower than the bus: the bus waited for each byte, and it ends one data phase after the last
+        long t2 = 2 * t;
+        tb.sim.schedule(t2, nicsim.sim.Simulator.Priority.DELIVERY, () -> tb.device.port.dmaWriteStreamed(0x20_0000, new byte[512], t2 - 2 * burst, slow::add));
+        tb.sim.runUntilIdle();
+        assertEquals(t - burst / 2 + burst + l.latencyPicos(), fast.get(0).completedAt());
+        assertEquals(t2 + phase + l.latencyPicos(), slow.get(0).completedAt());
+        assertThrows(IllegalArgumentException.class, () -> tb.device.port.dmaWriteStreamed(0x10_0000, new byte[4], tb.sim.now() + 1, r -> {}));
+        // PCIe sends a TLP once its whole payload is there, whenever the engine began feeding it
+        PciTestbench cx = new PciTestbench("cx-gen3x16").enable();
+        List<PciPort.WriteResult> x = new ArrayList<>();
+        cx.sim.schedule(t, nicsim.sim.Simulator.Priority.DELIVERY, () -> cx.device.port.dmaWriteStreamed(0x10_0000, new byte[256], 0, x::add));
+        cx.sim.runUntilIdle();
+        assertEquals(t + cx.bus.link().serializePicos(256 + 24) + cx.bus.link().latencyPicos(), x.get(0).completedAt());
+    }
 }

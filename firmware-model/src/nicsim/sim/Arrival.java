@@ -1,11 +1,11 @@
-package nicsim.fabric;
+package nicsim.sim;
 
 /**
- * When a delivered packet's payload comes off the link: its first byte right after the headers,
- * at {@code head}, its last at {@code tail}, evenly in between. A port hands a packet to the adapter
- * once its headers are in (the receive engine fills SRAM as the rest arrives, as a LANai's receive
- * DMA and a modern adapter's cut-through receive do), so whoever moves the payload on must not take
- * a byte before {@link #by} says it is there.
+ * When the bytes of a transfer come in over a wire: the first at {@code head}, the last at
+ * {@code tail}, evenly in between. A network port hands a packet to the adapter once its headers
+ * are in, and a conventional PCI bus hands read data over one data phase at a time; in both cases
+ * the DMA engine fills SRAM as the rest arrives (as a LANai's DMA engines do), so whoever moves the
+ * bytes on must not take one before {@link #by} says it is there.
  */
 public record Arrival(long head, long tail, int length) {
     public Arrival {
