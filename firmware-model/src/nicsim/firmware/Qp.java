@@ -763,12 +763,12 @@ final class Qp {
     private void scatterLocal(SendOp finish, long off, Packet p, SendOp owner) {
         long gen = generation;
         scatter(owner.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
-            if (gen != generation || state == QpState.ERR) return;
-            if (fail != null) { requesterError(owner, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0); return; }
-            if (finish != null) {
-                finish.done = true;
-                retire();
-            }
+            if (gen != generation || state == QpState.ERR || fail == null) return;
+            requesterError(owner, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0);
+        }, () -> {
+            if (gen != generation || state == QpState.ERR || finish == null) return;
+            finish.done = true;
+            retire();
         });
     }
 
@@ -865,13 +865,13 @@ final class Qp {
             }
             scatter(w.sges(), 40, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
                 if (gen != generation) return;
-                if (fail != null) {
+                if (fail != null)
                     fw.complete(rcq, Cqe64.error(false, qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, p.psn()), false);
-                } else {
-                    fw.complete(rcq, Cqe64.responder(qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, len, p.imm(),
-                            p.srcQp(), p.slid(), p.solicited()), p.solicited());
-                }
                 next.run();
+            }, () -> {
+                if (gen != generation) return;
+                fw.complete(rcq, Cqe64.responder(qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, len, p.imm(),
+                        p.srcQp(), p.slid(), p.solicited()), p.solicited());
             });
         });
     }
@@ -901,6 +901,7 @@ final class Qp {
             long off = m.offset;
             m.offset += p.payload().length;
             epsn = (epsn + 1) & 0xFFFFFF;
+            Runnable[] complete = {null}; // the last packet's completion, once its writes and those before it have left
             scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
                 if (gen != generation) return;
                 if (fail != null) {
@@ -922,11 +923,14 @@ final class Qp {
                     }
                     cur = null;
                     msn = (msn + 1) & 0xFFFFFF;
-                    fw.complete(rcq, Cqe64.responder(qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM
-                            : Cqe64.RESP_SEND, m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited()), p.solicited());
+                    long[] cqe = Cqe64.responder(qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM
+                            : Cqe64.RESP_SEND, m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited());
+                    complete[0] = () -> fw.complete(rcq, cqe, p.solicited());
                 }
                 if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
                 next.run();
+            }, () -> {
+                if (gen == generation && complete[0] != null) complete[0].run();
             });
         };
         if (cur != null) go.accept(cur.wqe);
@@ -1287,20 +1291,27 @@ final class Qp {
 
     /**
      * Writes {@code data} at message offset {@code off} into a scatter list, each touched SGE
-     * translated under its lkey; {@code done} runs once its PCI writes and those of every payload that
-     * arrived before it have left the adapter (a completion may follow), or at once with a failure.
+     * translated under its lkey. {@code placed} hears once every part is translated and its writes
+     * are on their way, so the next packet may be taken; a failure is told only once every payload
+     * that arrived before it has left the adapter, so its error completion follows theirs.
+     * {@code issued} runs after a success, once its PCI writes and those of every payload that
+     * arrived before it have left the adapter (a completion may follow).
      */
-    private void scatter(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> done) {
+    private void scatter(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
         long seq = payloadArrived();
+        // each waits under its own number before that number is cleared, so what waits for earlier numbers runs first
         scatterPayload(sges, off, data, arrival, access, fail -> {
+            if (fail == null) { placed.accept(null); return; }
+            whenIssued(seq, () -> placed.accept(fail));
             payloadIssued(seq);
-            if (fail != null) done.accept(fail);
-            else whenIssued(seq, () -> done.accept(null));
+        }, () -> {
+            whenIssued(seq, issued);
+            payloadIssued(seq);
         });
     }
 
-    private void scatterPayload(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> done) {
-        if (data.length == 0) { done.accept(null); return; }
+    private void scatterPayload(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
+        if (data.length == 0) { placed.accept(null); issued.run(); return; }
         List<long[]> parts = new ArrayList<>(); // {sge index, offset within sge, length, offset within data}
         long pos = 0;
         int taken = 0;
@@ -1314,9 +1325,10 @@ final class Qp {
             }
             pos += len;
         }
-        if (taken < data.length) { done.accept(new Failure(Vendor.RECV_TOO_SMALL, 0, 0)); return; }
+        if (taken < data.length) { placed.accept(new Failure(Vendor.RECV_TOO_SMALL, 0, 0)); return; }
         long gen = generation;
-        int[] left = {parts.size()};
+        int[] untranslated = {parts.size()}, unissued = {parts.size() + 1}; // issued waits for placed too
+        Runnable oneIssued = () -> { if (--unissued[0] == 0) issued.run(); };
         boolean[] failedOnce = {false};
         for (long[] part : parts) {
             Sge s = sges.get((int) part[0]);
@@ -1325,13 +1337,12 @@ final class Qp {
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {
                     failedOnce[0] = true;
-                    done.accept(new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr() + part[1], s.lkey()));
+                    placed.accept(new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr() + part[1], s.lkey()));
                     return;
                 }
                 writeChunks(rsp, 0, java.util.Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])),
-                        arrival == null ? null : arrival.from((int) part[3]), () -> {
-                    if (--left[0] == 0) done.accept(null);
-                });
+                        arrival == null ? null : arrival.from((int) part[3]), oneIssued);
+                if (--untranslated[0] == 0) { placed.accept(null); oneIssued.run(); }
             });
         }
     }

@@ -53,6 +53,29 @@ class ErrorsTest {
     }
 
     @Test
+    void aReceiveThatFailsTranslationCompletesAfterTheReceiveBeforeIt() {
+        // the responder takes the next packet while the previous one's writes are still on their way,
+        // yet receive completions stay in the order of their WQEs
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
+        byte[] data = new byte[4000];
+        new java.util.Random(4).nextBytes(data);
+        p.a.buf.write(0, data);
+        p.b.qp.postRecv(new RecvWr().wrId(5).sgList(new Sge(p.b.buf.addr(), 4000, p.b.mr.lkey())));
+        p.b.qp.postRecv(new RecvWr().wrId(6).sgList(new Sge(p.b.buf.addr() + 8000, 1000, p.b.mr.lkey()))); // runs past the MR
+        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                .sgList(new Sge(p.a.buf.addr(), 4000, p.a.mr.lkey())));
+        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                .sgList(new Sge(p.a.buf.addr(), 1000, p.a.mr.lkey())));
+        List<WorkCompletion> r = p.await(p.b.cq, 2);
+        assertEquals(List.of(5L, 6L), r.stream().map(WorkCompletion::wrId).toList(), r.toString());
+        assertEquals(WcStatus.SUCCESS, r.get(0).status(), r.toString());
+        assertEquals(4000, r.get(0).byteLen());
+        assertEquals(WcStatus.LOC_PROT_ERR, r.get(1).status(), r.toString());
+        assertArrayEquals(data, p.b.buf.read(0, 4000), "the first message landed whole");
+        assertEquals(QpState.ERR, p.b.qp.query().qpState());
+    }
+
+    @Test
     void misalignedAtomicIsRefusedAtPostWithEinval() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         // the driver refuses a misaligned remote address at post time (EINVAL); a raw WQE is what reaches the responder

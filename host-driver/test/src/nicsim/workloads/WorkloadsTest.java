@@ -89,4 +89,15 @@ class WorkloadsTest {
         assertEquals(x.rows(), y.rows());
         assertEquals(a.toString(), b.toString());
     }
+
+    @org.junit.jupiter.api.Test
+    void sendBwKeepsUpWithWriteBwOnLongMessages() {
+        // the responder takes a SEND's next packet once this one's writes are under way, as it does a WRITE's
+        Options o = Options.defaults().withIters(200).withSize(65536);
+        StringBuilder text = new StringBuilder();
+        Result send = run("send_bw", "cx-gen3x16", o, text), write = run("write_bw", "cx-gen3x16", o, text);
+        assertTrue(send.ok() && write.ok(), send.errors() + " " + write.errors() + "\n" + text);
+        double ratio = send.rows().get(0).bwAvgGbps() / write.rows().get(0).bwAvgGbps();
+        assertTrue(ratio > 0.9, "send_bw / write_bw at 64 KiB = " + ratio + "\n" + text);
+    }
 }
