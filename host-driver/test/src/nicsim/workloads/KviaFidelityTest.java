@@ -34,9 +34,16 @@ class KviaFidelityTest {
         double wireUs = new nicsim.fabric.Fabric(new nicsim.sim.Simulator(), l43, Faults.NONE, 1).serialization(4096) / 1e6;
         assertTrue(held - streaming > 3 * wireUs, "4 KiB round trip " + streaming + " us streaming, " + held + " us with packets held whole ("
                 + wireUs + " us on the wire each way)");
-        // small messages stay within the paper's gap
-        double gap64 = rttUs(l43, 64, 20) - rttUs(Profiles.load("lanai72"), 64, 20);
-        assertTrue(gap64 >= 17 && gap64 <= 30, "64 B gap " + gap64 + " us");
+    }
+
+    @Test
+    void theRoundTripGapStaysWithinThePapersUpToAKilobyte() {
+        // the host engines move each beat as it crosses the PCI bus; a burst taken whole would add
+        // lanai43's local-bus time for it on every host transfer (41 us at 1 KiB)
+        for (int size : new int[]{64, 256, 1024}) {
+            double gap = rttUs(Profiles.load("lanai43"), size, 20) - rttUs(Profiles.load("lanai72"), size, 20);
+            assertTrue(gap >= 17 && gap <= 30, size + " B gap " + gap + " us");
+        }
     }
 
     @Test
