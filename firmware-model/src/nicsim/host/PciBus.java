@@ -253,8 +253,7 @@ public final class PciBus {
             long last = sim.now();
             boolean ok = memory.inBounds(hostAddr, data.length);
             for (PciLink.Piece p : link.splitWrite(hostAddr, data.length)) {
-                long arrive = since == sim.now() ? link.send(PciLink.Direction.UPSTREAM, sim.now(), p.length(), link.overheadPosted())
-                        : link.sendFed(PciLink.Direction.UPSTREAM, since, sim.now(), p.length(), link.overheadPosted());
+                long arrive = link.sendFed(PciLink.Direction.UPSTREAM, since, sim.now(), p.length(), link.overheadPosted());
                 last = Math.max(last, arrive);
                 if (ok) {
                     int from = (int) (p.addr() - hostAddr);
