@@ -16,9 +16,9 @@ import nicsim.adapter.DmaPorts.HostDesc;
 import nicsim.adapter.DmaPorts.LinkDesc;
 import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.adapter.DmaPorts.WriteBeat;
-import nicsim.sim.Arrival;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
+import nicsim.sim.Arrival;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
 import nicsim.sim.Simulator;
@@ -42,8 +42,9 @@ import nicsim.sim.Simulator;
  * host page) and keeps the bytes asked for; a write puts the bytes in SRAM at the same offset within
  * a beat as their host address, and the PCI writes it issues carry only the bytes asked for (PCIe's
  * first/last byte enables). Host reads are issued in {@code pci.max.read.request} pieces and their
- * data enters SRAM as each piece returns; host writes leave in {@code pci.max.payload} pieces as
- * their beats come out.
+ * data enters SRAM as it comes in (a conventional PCI bus hands it over data phase by data phase,
+ * PCIe a whole completion at a time); host writes leave in {@code pci.max.payload} pieces, each
+ * starting on a conventional PCI bus with its first beat out of SRAM.
  *
  * <p>Not through the engines: WQE and receive-WQE fetches, CQEs, command mailboxes, context and
  * translation loads, and the 8-byte atomics (the adapter's other DMA contexts).
@@ -173,7 +174,7 @@ public final class DmaPath {
             if (ok) staged++; else failedJobs++;
             if (staged + failedJobs < jobs.size()) return;
             if (failedJobs > 0) {
-                for (Job k : jobs) if (k.staged) { k.channel.release(k); k.channel.load--; }
+                for (Job k : jobs) if (k.staged) k.channel.release(k);
                 sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(null));
                 return;
             }
@@ -297,8 +298,7 @@ public final class DmaPath {
         final ArrayDeque<Job> waiting = new ArrayDeque<>(), hostQ = new ArrayDeque<>(), sendQ = new ArrayDeque<>(), recvQ = new ArrayDeque<>();
         final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
-        final ArrayDeque<Beat> rxBeats = new ArrayDeque<>(), pciBeats = new ArrayDeque<>();
-        final ArrayDeque<Long> rxAt = new ArrayDeque<>(), pciAt = new ArrayDeque<>(); // when each of rxBeats (pciBeats) is in off the link (the PCI bus)
+        final Arriving rx = new Arriving(), pci = new Arriving(); // beats for the receive engine off the link, for the host engine off the PCI bus
         final java.util.TreeSet<Long> wakes = new java.util.TreeSet<>(); // wakes scheduled for beats to come in
         final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null beats: not back yet
         int load;
@@ -338,15 +338,16 @@ public final class DmaPath {
                     byte[] padded = new byte[j.span];
                     System.arraycopy(j.data, 0, padded, j.skew, j.length);
                     recvQ.addLast(j);
-                    for (int b = 0; b < j.span; b += beat) {
-                        rxBeats.addLast(new Beat(toWords(padded, b), b + beat == j.span ? 1 : 0));
-                        rxAt.addLast(j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew)));
-                    }
+                    for (int b = 0; b < j.span; b += beat)
+                        rx.add(new Beat(toWords(padded, b), b + beat == j.span ? 1 : 0),
+                                j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew)));
                 } else hostQ.addLast(j);
             }
         }
 
+        /** A job is done with the channel: its SRAM is free for the jobs waiting, and it no longer counts in the load. */
         void release(Job j) {
+            load--;
             long start = j.sram, end = j.sram + j.span;
             Map.Entry<Long, Long> before = free.floorEntry(start);
             if (before != null && before.getValue() == start) { start = before.getKey(); free.remove(before.getKey()); }
@@ -373,8 +374,8 @@ public final class DmaPath {
             if (s == null) engine.sendDesc().idle(); else engine.sendDesc().push(s.linkDesc);
             Job r = recvQ.peekFirst();
             if (r == null) engine.recvDesc().idle(); else engine.recvDesc().push(r.linkDesc);
-            if (pciIn()) engine.pciData().push(pciBeats.peekFirst()); else engine.pciData().idle();
-            if (rxIn()) engine.linkRx().push(rxBeats.peekFirst()); else engine.linkRx().idle();
+            if (pci.in()) engine.pciData().push(pci.head()); else engine.pciData().idle();
+            if (rx.in()) engine.linkRx().push(rx.head()); else engine.linkRx().idle();
             engine.pciRead().ready(true);
             engine.pciWrite().ready(true);
             engine.linkTx().ready(true);
@@ -384,8 +385,8 @@ public final class DmaPath {
             if (engine.hostDesc().fire()) hostBusy.addLast(hostQ.pollFirst());
             if (engine.sendDesc().fire()) sendBusy.addLast(sendQ.pollFirst());
             if (engine.recvDesc().fire()) recvBusy.addLast(recvQ.pollFirst());
-            if (engine.pciData().fire()) { pciBeats.pollFirst(); pciAt.pollFirst(); }
-            if (engine.linkRx().fire()) { rxBeats.pollFirst(); rxAt.pollFirst(); }
+            if (engine.pciData().fire()) pci.take();
+            if (engine.linkRx().fire()) rx.take();
             if (engine.pciRead().fire()) readHost(engine.pciRead().payload());
             if (engine.linkTx().fire()) linkBeat(engine.linkTx().payload());
             if (engine.pciWrite().fire()) writeBeat(engine.pciWrite().payload());
@@ -406,23 +407,35 @@ public final class DmaPath {
         }
 
         @Override public boolean active() {
-            if (!hostQ.isEmpty() || !sendQ.isEmpty() || !recvQ.isEmpty() || pciIn() || rxIn()) return true;
+            if (!hostQ.isEmpty() || !sendQ.isEmpty() || !recvQ.isEmpty() || pci.in() || rx.in()) return true;
             // sleep until the next beat is in
-            if (!rxBeats.isEmpty()) wakeAt(rxAt.peekFirst());
-            if (!pciBeats.isEmpty()) wakeAt(pciAt.peekFirst());
+            rx.wakeForNext();
+            pci.wakeForNext();
             return false;
         }
 
-        void wakeAt(long at) {
-            if (!wakes.add(at)) return;
-            sim.schedule(at, Simulator.Priority.DELIVERY, () -> { wakes.remove(at); domain.wake(); });
+        /** Beats on their way to an engine, each with the time it is in; the engine takes none sooner. */
+        final class Arriving {
+            final ArrayDeque<Beat> beats = new ArrayDeque<>();
+            final ArrayDeque<Long> at = new ArrayDeque<>();
+
+            void add(Beat b, long in) { beats.addLast(b); at.addLast(in); }
+
+            /** Whether the next beat is in. */
+            boolean in() { return !beats.isEmpty() && at.peekFirst() <= sim.now(); }
+
+            Beat head() { return beats.peekFirst(); }
+
+            void take() { beats.pollFirst(); at.pollFirst(); }
+
+            /** Wakes the channel when the next beat is in (once per time). */
+            void wakeForNext() {
+                if (beats.isEmpty()) return;
+                long when = at.peekFirst();
+                if (!wakes.add(when)) return;
+                sim.schedule(when, Simulator.Priority.DELIVERY, () -> { wakes.remove(when); domain.wake(); });
+            }
         }
-
-        /** Whether the next beat for the receive engine is in off the link. */
-        boolean rxIn() { return !rxBeats.isEmpty() && rxAt.peekFirst() <= sim.now(); }
-
-        /** Whether the next beat for the host engine is in off the PCI bus. */
-        boolean pciIn() { return !pciBeats.isEmpty() && pciAt.peekFirst() <= sim.now(); }
 
         /** A host read piece's beats and when each is in off the PCI bus (null until the read is answered). */
         static final class Piece { Beat[] beats; long[] at; }
@@ -456,7 +469,7 @@ public final class DmaPath {
                     holder.beats = beats;
                     while (!pciPieces.isEmpty() && pciPieces.peekFirst().beats != null) {
                         Piece done = pciPieces.pollFirst();
-                        for (int b = 0; b < done.beats.length; b++) { pciBeats.addLast(done.beats[b]); pciAt.addLast(done.at[b]); }
+                        for (int b = 0; b < done.beats.length; b++) pci.add(done.beats[b], done.at[b]);
                     }
                     domain.wake();
                 });
@@ -467,7 +480,7 @@ public final class DmaPath {
         void hostDone(Job j, Done d) {
             if (!j.write) {
                 if (d.reason() != Done.Status.OK) {
-                    if (j.out != null) { release(j); load--; j.out.settled(j, false); } else fail(j);
+                    if (j.out != null) { release(j); j.out.settled(j, false); } else fail(j);
                     return;
                 }
                 if (j.out != null) { j.staged = true; j.out.settled(j, true); } else sendQ.addLast(j);
@@ -493,14 +506,12 @@ public final class DmaPath {
             sendBusy.pollFirst();
             if (j.failed) { fail(j); return; }
             release(j);
-            load--;
             byte[] bytes = java.util.Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
             deliver(j, bytes);
         }
 
         void fail(Job j) {
             release(j);
-            load--;
             deliver(j, null);
         }
 
@@ -548,7 +559,6 @@ public final class DmaPath {
             if (!j.engineDone || j.writesPending > 0 || !(j.lastBeat || j.failed) || j.sram < 0) return;
             release(j);
             j.sram = -1;
-            load--;
             issued(j);
             deliver(j, j.failed ? null : j.buf);
             domain.wake();

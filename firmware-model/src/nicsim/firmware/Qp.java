@@ -13,10 +13,10 @@ import nicsim.adapter.WqeFormat;
 import nicsim.adapter.WqeFormat.SendWqe;
 import nicsim.adapter.WqeFormat.Sge;
 import nicsim.adapter.WqeLayout;
-import nicsim.sim.Arrival;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.host.PciPort;
+import nicsim.sim.Arrival;
 import nicsim.sim.Simulator;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.EventType;
@@ -485,7 +485,7 @@ final class Qp {
         });
     }
 
-    /** A translated stretch of a message: {@code length} bytes at host address {@code pa}, from {@code sge}. */
+    /** A translated stretch of a message: {@code length} bytes at host address {@code pa}, from {@code sge} (null: under an rkey). */
     private record Piece(long pa, long length, Sge sge) {}
 
     /** Translates every SGE under its lkey; {@code done} gets the message's pieces in order, or the first failure. */
@@ -708,7 +708,7 @@ final class Qp {
             op.answered = true;
             byte[] orig = new byte[8];
             BigEndian.put64(orig, 0, p.atomicOrig());
-            scatterLocal(op, 0, p.withPayload(orig).arriving(null), op); // the original value is in the headers: all in
+            scatterLocal(op, 0, p.withPayload(orig).arriving(null), true); // the original value is in the headers: all in
             return;
         }
         // a plain ACK: everything up to its PSN that is not waiting for read data is done
@@ -754,20 +754,19 @@ final class Qp {
         boolean last = p.op() == Op.READ_RESP_LAST || p.op() == Op.READ_RESP_ONLY;
         retriesLeft = retryCnt;
         restartTimer();
-        if (!last) { scatterLocal(null, off, p, op); return; }
-        op.answered = true;
-        scatterLocal(op, off, p, op);
+        if (last) op.answered = true;
+        scatterLocal(op, off, p, last);
     }
 
-    /** Writes response data into the WQE's local SGEs; {@code finish} (if not null) is then done. */
-    private void scatterLocal(SendOp finish, long off, Packet p, SendOp owner) {
+    /** Writes response data into {@code op}'s local SGEs; the {@code last} response's then finishes it. */
+    private void scatterLocal(SendOp op, long off, Packet p, boolean last) {
         long gen = generation;
-        scatter(owner.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
+        scatter(op.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
             if (gen != generation || state == QpState.ERR || fail == null) return;
-            requesterError(owner, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0);
+            requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor, fail.addr, fail.key, 0);
         }, () -> {
-            if (gen != generation || state == QpState.ERR || finish == null) return;
-            finish.done = true;
+            if (gen != generation || state == QpState.ERR || !last) return;
+            op.done = true;
             retire();
         });
     }
@@ -1041,7 +1040,7 @@ final class Qp {
                 next.run();
                 return;
             }
-            readChunks(rsp, (int) len, data -> {
+            readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(), (data, unread) -> {
                 if (gen != generation) return;
                 if (data == null) {
                     readsInProgress--;
@@ -1188,43 +1187,28 @@ final class Qp {
     private void gather(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<byte[], Failure> done) {
         translateAll(sges, traceIndex, (pieces, fail) -> {
             if (fail != null) { done.accept(null, fail); return; }
-            byte[] out = new byte[(int) pieces.stream().mapToLong(Piece::length).sum()];
-            if (pieces.isEmpty()) { done.accept(out, null); return; }
-            int[] left = {pieces.size()};
-            boolean[] bad = {false};
-            long at = 0;
-            for (Piece p : pieces) {
-                int base = (int) at;
-                at += p.length();
-                fw.adapter.dma().read(p.pa(), (int) p.length(), data -> {
-                    if (bad[0]) return;
-                    if (data == null) { bad[0] = true; done.accept(null, new Failure(Vendor.DMA_FAILED, p.sge().addr(), p.sge().lkey())); return; }
-                    System.arraycopy(data, 0, out, base, data.length);
-                    fw.counters.counter("Firmware.dma_read_bytes").add(data.length);
-                    if (--left[0] == 0) done.accept(out, null);
-                });
-            }
+            readPieces(pieces, (out, bad) -> done.accept(out, bad == null ? null : new Failure(Vendor.DMA_FAILED, bad.sge().addr(), bad.sge().lkey())));
         });
     }
 
-    /** Reads translated chunks by DMA. */
-    private void readChunks(List<XlateRsp> chunks, int len, Consumer<byte[]> done) {
-        byte[] out = new byte[len];
-        int[] left = {chunks.size()};
+    /** Reads translated pieces by DMA into one buffer, in order; {@code done} gets it, or null and the first piece whose read failed. */
+    private void readPieces(List<Piece> pieces, java.util.function.BiConsumer<byte[], Piece> done) {
+        byte[] out = new byte[(int) pieces.stream().mapToLong(Piece::length).sum()];
+        if (pieces.isEmpty()) { done.accept(out, null); return; }
+        int[] left = {pieces.size()};
         boolean[] bad = {false};
         int at = 0;
-        for (XlateRsp c : chunks) {
+        for (Piece p : pieces) {
             int base = at;
-            at += (int) c.length();
-            fw.adapter.dma().read(c.pa(), (int) c.length(), data -> {
+            at += (int) p.length();
+            fw.adapter.dma().read(p.pa(), (int) p.length(), data -> {
                 if (bad[0]) return;
-                if (data == null) { bad[0] = true; done.accept(null); return; }
+                if (data == null) { bad[0] = true; done.accept(null, p); return; }
                 System.arraycopy(data, 0, out, base, data.length);
                 fw.counters.counter("Firmware.dma_read_bytes").add(data.length);
-                if (--left[0] == 0) done.accept(out);
+                if (--left[0] == 0) done.accept(out, null);
             });
         }
-        if (chunks.isEmpty()) done.accept(out);
     }
 
     /*

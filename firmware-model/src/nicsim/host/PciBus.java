@@ -186,17 +186,6 @@ public final class PciBus {
         return link.isPcie() ? new Arrival(arrive, arrive, length) : new Arrival(arrive - link.serializePicos(length), arrive, length);
     }
 
-    /** A streamed read's completions in address order (requests may be served out of order). */
-    private static PciPort.Incoming incoming(List<Integer> starts, List<Arrival> parts) {
-        Integer[] order = new Integer[starts.size()];
-        for (int i = 0; i < order.length; i++) order[i] = i;
-        java.util.Arrays.sort(order, java.util.Comparator.comparingInt(starts::get));
-        int[] s = new int[order.length];
-        Arrival[] a = new Arrival[order.length];
-        for (int i = 0; i < order.length; i++) { s[i] = starts.get(order[i]); a[i] = parts.get(order[i]); }
-        return new PciPort.Incoming(s, a);
-    }
-
     private MmioStatus unsupported(String kind, long addr, int length) {
         UnsupportedRequest ur = new UnsupportedRequest(sim.now(), kind, addr, length);
         unsupported.add(ur);
@@ -312,7 +301,7 @@ public final class PciBus {
                     if (--remaining[0] == 0) {
                         long end = lastArrival[0];
                         DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
-                        Incoming in = streamed ? incoming(starts, parts) : null;
+                        Incoming in = streamed ? new Incoming(starts.stream().mapToInt(Integer::intValue).toArray(), parts.toArray(new Arrival[0])) : null;
                         long at = streamed ? Math.max(sim.now(), java.util.Arrays.stream(in.parts()).mapToLong(Arrival::head).min().getAsLong()) : end;
                         sim.schedule(at, Simulator.Priority.DELIVERY, () -> {
                             sim.trace().record("PciBus", txn, "dma_read_done", st.name());

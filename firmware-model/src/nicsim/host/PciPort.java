@@ -34,6 +34,9 @@ public interface PciPort {
         public Incoming {
             if (starts.length != parts.length || parts.length == 0)
                 throw new IllegalArgumentException(starts.length + " completion offsets for " + parts.length + " completions");
+            for (int k = 1; k < starts.length; k++)
+                if (starts[k] <= starts[k - 1])
+                    throw new IllegalArgumentException("completion " + k + " starts at byte " + starts[k] + ", not after " + starts[k - 1]);
         }
 
         /** Picoseconds by which the first {@code n} bytes are in. */
