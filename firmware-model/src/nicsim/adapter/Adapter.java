@@ -375,7 +375,7 @@ public final class Adapter implements PciFunction, Clocked {
             WqeError e = fetcher.error().payload();
             errors.add(e);
             if (firmwareQueues.contains(e.qpn())) {
-                firmware.onWqeError(e.qpn(), (int) e.index(), WqeLayout.opcode(e.ctrl()), (int) e.code(), e.reason() == WqeError.Code.DMA_ERROR);
+                firmware.onWqeError(e);
             } else
             // a malformed WQE completes in error: LOC_QP_OP_ERR, the fetcher's reason as vendor syndrome;
             // a failed ring read is a GENERAL_ERR (the fetcher has stopped the queue either way)

@@ -15,6 +15,7 @@ import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.XlateReq;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.adapter.WqeLayout;
+import nicsim.adapter.WqePorts.WqeError;
 import nicsim.fabric.Fabric;
 import nicsim.fabric.Packet;
 import nicsim.host.PciPort;
@@ -596,6 +597,7 @@ public final class Firmware {
 
     /** A QP went back to RESET: its send queue restarts at WQEBB 0. */
     void sqReset(Qp q) {
+        q.skipUpTo(-1);
         q.sqDelivered = 0;
         q.sqProducerSeen = 0;
         if (sqResident(q) || sqLoading[sqSlot(q.qpn)] == q) adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, 0, 0);
@@ -723,15 +725,38 @@ public final class Firmware {
         q.onWqe(index, bytes);
     }
 
-    /** The fetcher refused a WQE (bad ctrl fields or ring read); the queue has stopped. */
-    public void onWqeError(long qpn, int index, int opcode, int vendor, boolean dmaError) {
-        Qp q = qps.get(qpn);
+    /**
+     * The fetcher refused a WQE (bad control segment or failed ring read) and stopped the queue. The
+     * WQE completes in error and the QP stops; the fetch restarts right after it, so the WQEs posted
+     * behind it are fetched and flushed, each with its own completion. When only the opcode was
+     * wrong, the control segment's DS says where the next WQE starts. Otherwise nothing does: the
+     * fetch goes on a WQEBB at a time up to the producer seen now, and a WQEBB it refuses there is
+     * not a WQE (the rest of the refused one) but skipped, counted and reported, with no completion.
+     */
+    public void onWqeError(WqeError e) {
+        Qp q = qps.get(e.qpn());
         if (q == null) return;
-        q.localError(index, opcode, dmaError ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, vendor, 0, 0);
-        // the fetcher stopped the queue: restart it after what is posted (those WQEBBs are not fetched), so WQEs
-        // posted from now on are fetched and flushed, and the slot can be evicted again
-        q.sqDelivered = q.sqProducerSeen;
-        if (sqResident(q)) adapter.loadSq(qpn, q.sqAddr, q.sqLogSize, q.sqProducerSeen, q.sqProducerSeen);
+        int index = (int) e.index() & 0xFFFF, posted = (q.sqProducerSeen - index) & 0xFFFF;
+        int next;
+        if (q.skipping(index)) {
+            counters.counter("Firmware.wqebbs_skipped").inc();
+            report(String.format("WQEBB %d of QP 0x%x skipped looking for the WQE after a refused one (%s)", index, q.qpn, e));
+            next = index + 1;
+        } else {
+            int opcode = WqeLayout.opcode(e.ctrl()), ds = WqeLayout.ds(e.ctrl());
+            boolean dmaError = e.reason() == WqeError.Code.DMA_ERROR;
+            q.localError(index, opcode, dmaError ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, (int) e.code(), 0, 0);
+            boolean sized = e.reason() == WqeError.Code.BAD_OPCODE && ds != 0 && WqeLayout.qpn(e.ctrl()) == q.qpn
+                    && WqeLayout.index(e.ctrl()) == index && WqeLayout.wqebbs(ds) <= posted;
+            if (sized) next = index + WqeLayout.wqebbs(ds);
+            else {
+                q.skipUpTo(q.sqProducerSeen);
+                next = index + 1;
+            }
+        }
+        if (posted == 0) next = q.sqProducerSeen; // (never: the fetcher is not ahead of the doorbells firmware saw)
+        q.sqDelivered = next & 0xFFFF;
+        if (sqResident(q)) adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, q.sqDelivered, q.sqProducerSeen);
     }
 
     /** A decoded send doorbell (a kick: a QP in ERR re-reads its receive queue to flush new receives). */

@@ -50,6 +50,8 @@ final class Qp {
     final long sqAddr;
     final int sqLogSize;
     int sqProducerSeen, sqDelivered;
+    /** After a refused WQE that gave no size: the WQEBBs before {@code sqSkipEnd} are searched for the next WQE (-1: none). */
+    private int sqSkipEnd = -1;
     /** The SRQ this QP takes receives from, or null. */
     final Srq srq;
     private final boolean sqSigAll;
@@ -280,8 +282,18 @@ final class Qp {
     /** Nothing of this send queue is in the fetcher: every WQEBB announced has been delivered. */
     boolean sqIdle() { return sqDelivered == sqProducerSeen; }
 
+    /** Searches the WQEBBs before {@code end} for the next WQE (-1: stops searching). */
+    void skipUpTo(int end) { sqSkipEnd = end; }
+
+    /** Whether WQEBB {@code index}, refused by the fetcher, lies in the search after a refused WQE: it is not a WQE. */
+    boolean skipping(int index) {
+        int left = (sqSkipEnd - index) & 0xFFFF;
+        return sqSkipEnd >= 0 && left != 0 && left < 0x8000;
+    }
+
     void onWqe(int index, byte[] bytes) {
         sqDelivered = (index + bytes.length / WqeLayout.WQEBB) & 0xFFFF;
+        sqSkipEnd = -1; // a WQE boundary again
         if (sqIdle()) fw.tryLoad(fw.sqSlot(qpn));
         int opcode = bytes[3] & 0xff;
         SendWqe w;
