@@ -603,6 +603,30 @@ public final class Firmware {
         if (sqResident(q) || sqLoading[sqSlot(q.qpn)] == q) adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, 0, 0);
     }
 
+    // ------------------------------------------------------------------ the atomic unit
+
+    /** Atomics under way, by host address; each holds the ones waiting for that address, in arrival order. */
+    private final Map<Long, ArrayDeque<Consumer<Runnable>>> atomicsAt = new HashMap<>();
+
+    /**
+     * The adapter's atomic unit: one atomic at a time per 8-byte host address, whatever QP it came on,
+     * so atomics are atomic with respect to each other (IBV_ATOMIC_HCA). {@code op} starts when the
+     * address is free, with a release to run once its write is issued (a read issued after a posted
+     * write sees it: PCI does not let a read pass a posted write).
+     */
+    void atomicAt(long pa, Consumer<Runnable> op) {
+        ArrayDeque<Consumer<Runnable>> waiting = atomicsAt.get(pa);
+        if (waiting != null) { waiting.add(op); return; }
+        atomicsAt.put(pa, new ArrayDeque<>());
+        op.accept(() -> releaseAtomic(pa));
+    }
+
+    private void releaseAtomic(long pa) {
+        Consumer<Runnable> next = atomicsAt.get(pa).poll();
+        if (next == null) atomicsAt.remove(pa);
+        else next.accept(() -> releaseAtomic(pa));
+    }
+
     // ------------------------------------------------------------------ the mkey context cache
 
     /** MRs and windows an adapter holds in all; the MttWalker's table holds mtt.mkey.entries of them at a time. */

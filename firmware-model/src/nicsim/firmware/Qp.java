@@ -1094,9 +1094,10 @@ final class Qp {
                 return;
             }
             long pa = rsp.get(0).pa();
-            fw.adapter.port().dmaRead(pa, 8, r -> {
-                if (gen != generation) return;
+            fw.atomicAt(pa, release -> fw.adapter.port().dmaRead(pa, 8, r -> {
+                if (gen != generation) { release.run(); return; }
                 if (r.status() != PciPort.DmaStatus.OK) {
+                    release.run();
                     responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
                     next.run();
                     return;
@@ -1107,13 +1108,14 @@ final class Qp {
                 BigEndian.put64(nb, 0, now);
                 writesInFlight++;
                 fw.adapter.port().dmaWrite(pa, nb, w -> { if (gen == generation) writeLanded(); });
+                release.run();
                 atomicReplay.put(p.psn(), orig);
                 if (atomicReplay.size() > 64) atomicReplay.remove(atomicReplay.keySet().iterator().next());
                 epsn = (epsn + 1) & 0xFFFFFF;
                 msn = (msn + 1) & 0xFFFFFF;
                 ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
                 next.run();
-            });
+            }));
         });
     }
 

@@ -172,17 +172,23 @@ public final class Workloads {
             src.write(0, data);
             if (atomic) { data = new byte[8]; src.write(0, new byte[8]); s.buf.write(0, new byte[8]); }
             int nslots = (int) Math.max(1, Math.min(slots, bufBytes / size));
-            // send_bw: the server keeps rx_depth receives posted, each into a slot
-            int[] recvPosted = {0};
-            int[] received = {0};
+            // send_bw: the server keeps rx_depth receives posted on each QP. Message m goes out on QP m % nq and
+            // lands in slot m % nslots, so the receives are posted in message order, each on its message's QP
+            int nq = c.qps.size();
+            int[] recvPosted = {0}, received = {0}, recvOut = new int[nq]; // recvOut: posted, not yet completed, per QP
             Runnable refill = () -> {
                 if (verb != WrOpcode.SEND) return;
-                for (QueuePair q : s.qps)
-                    while (recvPosted[0] - received[0] < o.rxDepth() && recvPosted[0] < iters) {
-                        long slot = (long) (recvPosted[0] % nslots) * size;
-                        q.postRecv(new RecvWr().wrId(recvPosted[0]).sgList(new Sge(s.buf.addr() + slot, (int) size, s.mr.lkey())));
-                        recvPosted[0]++;
-                    }
+                while (recvPosted[0] < iters && recvOut[recvPosted[0] % nq] < o.rxDepth()) {
+                    int m = recvPosted[0];
+                    long slot = (long) (m % nslots) * size;
+                    s.qps.get(m % nq).postRecv(new RecvWr().wrId(m).sgList(new Sge(s.buf.addr() + slot, (int) size, s.mr.lkey())));
+                    recvOut[m % nq]++;
+                    recvPosted[0]++;
+                }
+            };
+            java.util.function.Consumer<WorkCompletion> receivedOne = r -> {
+                received[0]++;
+                recvOut[(int) (r.wrId() % nq)]--;
             };
             refill.run();
             settle(w);
@@ -190,7 +196,7 @@ public final class Workloads {
             List<long[]> samples = new ArrayList<>(); // {time, completed}: the peak is the best window of a fifth of the run
             long[] postedAt = new long[iters];
             samples.add(new long[]{t0, 0});
-            int posted = 0, completed = 0, lastCompleted = 0, nq = c.qps.size();
+            int posted = 0, completed = 0, lastCompleted = 0;
             // each QP signals every cqMod of its own WRs (and its last), so a completion retires that QP's WRs since its previous one
             int perQpWr = Math.max(1, c.qps.get(0).maxSendWr());
             // a QP must signal within its share of the window, or the window fills with WRs nobody will complete
@@ -220,7 +226,7 @@ public final class Workloads {
                     if (verb == WrOpcode.SEND) {
                         for (WorkCompletion r : s.cq.poll(64)) {
                             if (r.status() != WcStatus.SUCCESS) errors.add("receive: " + r);
-                            received[0]++;
+                            receivedOne.accept(r);
                         }
                         refill.run();
                     }
@@ -238,8 +244,9 @@ public final class Workloads {
                     lastCompleted = completed;
                 }
             }
+            if (!errors.isEmpty()) break; // reported; the receives behind a failed send never come
             if (verb == WrOpcode.SEND)
-                await(w, () -> { for (WorkCompletion r : s.cq.poll(64)) received[0]++; return received[0] >= iters; }, "the last receives");
+                await(w, () -> { s.cq.poll(64).forEach(receivedOne); return received[0] >= iters; }, "the last receives");
             long t = w.now() - t0;
             // integrity: the destination holds the source's bytes
             if (atomic) {
