@@ -70,6 +70,7 @@ public final class WqeFetcher implements Block {
     private final CounterOut wqes, wqebbs, fetches, errors;
 
     private final Sq[] sqs;
+    private int pendingSqs; // queues the arbiter may pick (valid, running, WQEBBs to fetch): none spares it the scan
     private boolean busy, reqValid, dropping;
     private DmaReadReq req;
     private int curSq, curCount, curBeat, lastServed;
@@ -151,14 +152,22 @@ public final class WqeFetcher implements Block {
 
     /** Round robin from the queue after the last one served: the first valid, running queue with WQEBBs pending. */
     private int arbitrate() {
+        if (pendingSqs == 0) return -1;
         int n = sqs.length;
         for (int k = 1; k <= n; k++) {
             int i = (lastServed + k) % n;
             Sq s = sqs[i];
-            if (s.valid && !s.error && s.producer != s.fetched) return i;
+            if (pending(s)) return i;
         }
         return -1;
     }
+
+    private static boolean pending(Sq s) { return s.valid && !s.error && s.producer != s.fetched; }
+
+    /** Before and after changing a queue's state: keeps the count of pending queues. */
+    private void unlist(Sq s) { if (pending(s)) pendingSqs--; }
+
+    private void relist(Sq s) { if (pending(s)) pendingSqs++; }
 
     /** The read for queue {@code i}: min(batch, pending, WQEBBs to the ring's end) WQEBBs from the fetch point. */
     private DmaReadReq plan(int i) {
@@ -217,12 +226,15 @@ public final class WqeFetcher implements Block {
 
     private void emit(Sq s, int index, boolean first, boolean last, WqebbBeat b) {
         outQ.addLast(new WqeBeat(s.qpn, index, first ? 1 : 0, last ? 1 : 0, b.data()));
+        unlist(s);
         s.fetched = (s.fetched + 1) & 0xFFFF;
+        relist(s);
         wqebbs.inc();
     }
 
     private void fail(Sq s, int index, WqeError.Code code, long ctrl) {
         errReg = new WqeError(s.qpn, index, code.ordinal(), ctrl);
+        unlist(s);
         s.error = true;
         dropping = true;
         errors.inc();
@@ -232,7 +244,9 @@ public final class WqeFetcher implements Block {
     private void ring(DoorbellMsg m) {
         Sq s = sqs[(int) (m.qpn() & (sqs.length - 1))];
         if (m.kind() == DoorbellMsg.Kind.SEND.ordinal() && s.valid && s.qpn == m.qpn()) {
+            unlist(s);
             s.producer = (int) m.index() & 0xFFFF;
+            relist(s);
         } else {
             droppedReg = m;
             counters.counter(NAME + ".doorbells_unknown_sq").inc();
@@ -241,6 +255,7 @@ public final class WqeFetcher implements Block {
 
     private void configure(SqConfig c) {
         Sq s = sqs[(int) (c.qpn() & (sqs.length - 1))];
+        unlist(s);
         s.valid = c.valid() != 0;
         s.qpn = c.qpn();
         s.base = c.base();
@@ -249,5 +264,6 @@ public final class WqeFetcher implements Block {
         s.fetched = (int) c.start();
         s.remain = 0;
         s.error = false;
+        relist(s);
     }
 }

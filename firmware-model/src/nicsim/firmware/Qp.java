@@ -65,7 +65,8 @@ final class Qp {
     private final ArrayDeque<SendOp> pending = new ArrayDeque<>();
     private final ArrayDeque<SendOp> outstanding = new ArrayDeque<>();
     private int nextPsn, ackedPsn, retriesLeft, rnrLeft, readsOutstanding;
-    private Simulator.Event timer;
+    private Simulator.Event timer; // the event that checks the retransmit timer, at or before timerDue
+    private long timerDue = -1; // when the retransmit timer expires (-1: not running)
     private boolean rnrWaiting;
 
     // responder
@@ -622,12 +623,25 @@ final class Qp {
         if (type == QpType.RC) toError(); else toSqError();
     }
 
+    /**
+     * Starts the retransmit timer if it is not running. An ACK restarts it, many times a round trip,
+     * so the timer keeps one pending event that, when it comes early, moves itself to the newest
+     * expiry instead of each restart scheduling an event and cancelling the last one.
+     */
     private void armTimer() {
-        if (timer != null || timeout == 0 || outstanding.isEmpty()) return;
-        long gen = generation;
-        timer = fw.sim.scheduleIn(4_096_000L << timeout, () -> {
+        if (timerDue >= 0 || timeout == 0 || outstanding.isEmpty()) return;
+        timerDue = fw.sim.now() + (4_096_000L << timeout);
+        if (timer != null && timer.time() > timerDue) { timer.cancel(); timer = null; } // a shorter timeout since
+        if (timer == null) checkTimerAt(timerDue);
+    }
+
+    private void checkTimerAt(long at) {
+        timer = fw.sim.schedule(at, () -> {
             timer = null;
-            if (gen == generation && !rnrWaiting) onTimeout();
+            if (timerDue < 0) return;
+            if (fw.sim.now() < timerDue) { checkTimerAt(timerDue); return; }
+            timerDue = -1;
+            if (!rnrWaiting) onTimeout();
         });
     }
 
@@ -636,9 +650,7 @@ final class Qp {
         armTimer();
     }
 
-    private void cancelTimer() {
-        if (timer != null) { timer.cancel(); timer = null; }
-    }
+    private void cancelTimer() { timerDue = -1; }
 
     private SendOp oldestUndone() {
         for (SendOp op : outstanding) if (!op.done) return op;
