@@ -322,14 +322,14 @@ public final class DmaPath {
         void allocate() {
             while (!waiting.isEmpty()) {
                 Job j = waiting.peekFirst();
-                Map.Entry<Long, Long> fit = null;
+                long at = -1, end = -1; // copied out: a TreeMap entry seen by its iterator may take its successor's contents on removal
                 for (Map.Entry<Long, Long> e : free.entrySet())
-                    if (e.getValue() - e.getKey() >= j.span) { fit = e; break; }
-                if (fit == null) return;
+                    if (e.getValue() - e.getKey() >= j.span) { at = e.getKey(); end = e.getValue(); break; }
+                if (at < 0) return;
                 waiting.pollFirst();
-                j.sram = fit.getKey();
-                free.remove(fit.getKey());
-                if (fit.getValue() > j.sram + j.span) free.put(j.sram + j.span, fit.getValue());
+                j.sram = at;
+                free.remove(at);
+                if (end > at + j.span) free.put(at + j.span, end);
                 j.buf = new byte[j.span];
                 j.hostDesc = new HostDesc(j.write ? 1 : 0, j.alignedHost(), j.sram, j.span, 0);
                 j.linkDesc = new LinkDesc(j.sram, j.span, 0);

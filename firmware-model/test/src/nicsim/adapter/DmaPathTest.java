@@ -227,6 +227,34 @@ class DmaPathTest {
         assertEquals(2 * beats, beatsBefore, "each beat crossed the local bus twice");
     }
 
+    /**
+     * SRAM freed out of order splits into pieces; a packet placed in a piece between two others must
+     * take only that piece. (It once took everything to the end of SRAM, so the next packet was put
+     * over one still waiting to be sent.)
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"lanai43", "lanai72"})
+    void packetsPlacedInFreedSramKeepTheirBytes(String profile) {
+        Bench b = new Bench(Profiles.load(profile));
+        byte[] host = new byte[100_000];
+        new Random(5).nextBytes(host);
+        b.mem.write(BASE, host);
+        // A..E held in SRAM side by side; B and D leave first; then X fits only where D was, and Y after it
+        int[] lengths = {1000, 1000, 1000, 3000, 1000, 2000, 1500};
+        long[] goAt = {400, 100, 400, 100, 400, 400, 400}, startAt = {0, 0, 0, 0, 0, 200, 300};
+        byte[][] expect = new byte[lengths.length][], out = new byte[lengths.length][];
+        int from = 0;
+        for (int k = 0; k < lengths.length; k++) {
+            int at = from, kk = k;
+            expect[k] = Arrays.copyOfRange(host, at, at + lengths[k]);
+            from += lengths[k];
+            b.sim.schedule(startAt[k] * 1_000_000, () -> b.dma.readOut(List.of(new DmaPath.Range(BASE + at, lengths[kk])),
+                    go -> b.sim.schedule(Math.max(b.sim.now(), goAt[kk] * 1_000_000), go), (bytes, f) -> {}, d -> out[kk] = d));
+        }
+        b.sim.runUntilIdle();
+        for (int k = 0; k < lengths.length; k++) assertArrayEquals(expect[k], out[k], "packet " + "ABCDEXY".charAt(k));
+    }
+
     @Test
     void aPacketReadOutWhoseReadFailsGivesNullNeverStartsAndFreesItsSram() {
         Bench b = new Bench(Profiles.load("lanai43"));
