@@ -75,7 +75,10 @@ final class Qp {
     private final ArrayDeque<Packet> rx = new ArrayDeque<>();
     private boolean rxBusy;
     private InMsg cur;
-    private final Map<Integer, Long> atomicReplay = new HashMap<>();
+    /** The results of the latest atomics by PSN, oldest first, so a repeated request gets its original answer (64 kept: more than max_dest_rd_atomic). */
+    private final Map<Integer, Long> atomicReplay = new java.util.LinkedHashMap<>() {
+        @Override protected boolean removeEldestEntry(Map.Entry<Integer, Long> eldest) { return size() > 64; }
+    };
     private long generation; // bumps on RESET/destroy: callbacks of an older generation are dropped
 
     /** A send WQE on its way: its PSNs, packets (kept for retransmission), and what has come back. */
@@ -1122,7 +1125,6 @@ final class Qp {
                 fw.adapter.port().dmaWrite(pa, nb, w -> { if (gen == generation) writeLanded(); });
                 release.run();
                 atomicReplay.put(p.psn(), orig);
-                if (atomicReplay.size() > 64) atomicReplay.remove(atomicReplay.keySet().iterator().next());
                 epsn = (epsn + 1) & 0xFFFFFF;
                 msn = (msn + 1) & 0xFFFFFF;
                 ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
