@@ -149,7 +149,7 @@ public final class BlockSpeed {
                 Port port = ports.get(i);
                 if (port.direction() == Port.Direction.OUT) row[i] = ((Stream<?>) port.channel()).ready();
                 else if (port.channel() instanceof Stream<?> st) row[i] = st.valid() ? st.payload() : null;
-                else row[i] = ((Flow<?>) port.channel()).valid() ? ((Flow<?>) port.channel()).payload() : null;
+                else if (port.channel() instanceof Flow<?> f) row[i] = f.valid() ? f.payload() : null;
             }
             rows.add(row);
         }
