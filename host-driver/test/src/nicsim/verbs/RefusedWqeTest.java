@@ -78,4 +78,27 @@ class RefusedWqeTest {
         assertTrue(p.world.host(0).adapter.errors().stream().anyMatch(e -> e.toString().contains("skipped")),
                 p.world.host(0).adapter.errors().toString());
     }
+
+    @Test
+    void onUdOnlyTheSendQueueStopsAndTheSendsBehindFlush() {
+        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
+        AddressHandle toB = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
+        p.a.qp.postRawWqe(1, raw(ILLEGAL_OPCODE, 8, 2, (byte) 0));
+        for (int i = 0; i < 2; i++)
+            p.a.qp.postSend(new SendWr().wrId(2 + i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(toB).remoteQpn(p.b.qp.qpNum())
+                    .remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), 16, p.a.mr.lkey())));
+        List<WorkCompletion> wcs = p.await(p.a.cq, 3);
+        assertEquals(List.of(1L, 2L, 3L), wcs.stream().map(WorkCompletion::wrId).toList(), wcs.toString());
+        assertEquals(List.of(WcStatus.LOC_QP_OP_ERR, WcStatus.WR_FLUSH_ERR, WcStatus.WR_FLUSH_ERR),
+                wcs.stream().map(WorkCompletion::status).toList());
+        assertEquals(QpState.SQE, p.a.qp.query().qpState());
+        // its receive queue still works
+        p.a.qp.postRecv(new RecvWr().wrId(7).sgList(new Sge(p.a.buf.addr() + 4096, 100, p.a.mr.lkey())));
+        AddressHandle toA = p.b.pd.createAh(new AhAttr().dlid(p.a.ctx.queryPort(1).lid()));
+        p.b.qp.postSend(new SendWr().wrId(8).opcode(WrOpcode.SEND).ah(toA).remoteQpn(p.a.qp.qpNum()).remoteQkey(Connect.QKEY)
+                .sgList(new Sge(p.b.buf.addr(), 16, p.b.mr.lkey())));
+        WorkCompletion r = p.await(p.a.cq, 1).get(0);
+        assertEquals(7, r.wrId());
+        assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
+    }
 }
