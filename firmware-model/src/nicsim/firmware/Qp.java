@@ -1109,27 +1109,35 @@ final class Qp {
                 return;
             }
             long pa = rsp.get(0).pa();
-            fw.atomicAt(pa, release -> fw.adapter.port().dmaRead(pa, 8, r -> {
-                if (gen != generation) { release.run(); return; }
-                if (r.status() != PciPort.DmaStatus.OK) {
-                    release.run();
-                    responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
-                    next.run();
-                    return;
-                }
-                long orig = BigEndian.get64(r.data(), 0);
-                long now = p.op() == Op.CMP_SWAP ? (orig == p.compare() ? p.swapAdd() : orig) : orig + p.swapAdd();
-                byte[] nb = new byte[8];
-                BigEndian.put64(nb, 0, now);
-                writesInFlight++;
-                fw.adapter.port().dmaWrite(pa, nb, w -> { if (gen == generation) writeLanded(); });
+            fw.atomicAt(pa, release -> {
+                if (gen != generation) { release.run(); return; } // reset while it waited for the address
+                readModifyWrite(p, pa, gen, release, next);
+            });
+        });
+    }
+
+    /** An atomic's read and write of its 8 bytes at {@code pa}, holding the address until the write is issued. */
+    private void readModifyWrite(Packet p, long pa, long gen, Runnable release, Runnable next) {
+        fw.adapter.port().dmaRead(pa, 8, r -> {
+            if (gen != generation) { release.run(); return; }
+            if (r.status() != PciPort.DmaStatus.OK) {
                 release.run();
-                atomicReplay.put(p.psn(), orig);
-                epsn = (epsn + 1) & 0xFFFFFF;
-                msn = (msn + 1) & 0xFFFFFF;
-                ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
+                responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
                 next.run();
-            }));
+                return;
+            }
+            long orig = BigEndian.get64(r.data(), 0);
+            long now = p.op() == Op.CMP_SWAP ? (orig == p.compare() ? p.swapAdd() : orig) : orig + p.swapAdd();
+            byte[] nb = new byte[8];
+            BigEndian.put64(nb, 0, now);
+            writesInFlight++;
+            fw.adapter.port().dmaWrite(pa, nb, w -> { if (gen == generation) writeLanded(); });
+            release.run();
+            atomicReplay.put(p.psn(), orig);
+            epsn = (epsn + 1) & 0xFFFFFF;
+            msn = (msn + 1) & 0xFFFFFF;
+            ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
+            next.run();
         });
     }
 
