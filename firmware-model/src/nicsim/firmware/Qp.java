@@ -331,7 +331,7 @@ final class Qp {
         }
         retire();
         fw.complete(scq, Cqe64.error(true, qpn, index, opcode, syndrome, vendor, addr, key, 0), false);
-        if (type == QpType.RC) toError(); else toSqError();
+        if (QpTransitions.afterSendError(type) == QpState.ERR) toError(); else toSqError();
     }
 
     private void pump() {
@@ -623,7 +623,7 @@ final class Qp {
         for (SendOp b : before) flush(b);
         fw.counters.counter("Firmware.requester_errors").inc();
         fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), false);
-        if (type == QpType.RC) toError(); else toSqError();
+        if (QpTransitions.afterSendError(type) == QpState.ERR) toError(); else toSqError();
     }
 
     /**

@@ -24,6 +24,15 @@ public final class QpTransitions {
         public Rejected(String message) { super(message); }
     }
 
+    /**
+     * Where a send-queue error takes a QP (IB spec 10.3.1): a connected reliable QP goes to ERR,
+     * an unreliable one (UC, UD) only stops its send queue in SQE and goes on receiving. The
+     * firmware moves the QP there; the verbs library reads the same rule off the error completion.
+     */
+    public static QpState afterSendError(QpType type) {
+        return type == QpType.UC || type == QpType.UD ? QpState.SQE : QpState.ERR;
+    }
+
     private record Rule(int req, int opt) {}
 
     private static final Map<QpState, Map<QpState, Map<QpType, Rule>>> TABLE = new EnumMap<>(QpState.class);

@@ -13,6 +13,9 @@ public enum EventType {
     /** libibverbs' number for this value. */
     public int value() { return value; }
 
+    /** An affiliated error event: the adapter has moved the QP it names to ERR (IB spec 11.6.3.1). */
+    public boolean movesQpToError() { return this == QP_FATAL || this == QP_REQ_ERR || this == QP_ACCESS_ERR; }
+
     /** The constant whose libibverbs number is {@code value}. */
     public static EventType of(int value) {
         for (EventType e : values()) if (e.value == value) return e;

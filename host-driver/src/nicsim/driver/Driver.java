@@ -1,8 +1,11 @@
 package nicsim.driver;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.BigEndian;
@@ -35,6 +38,7 @@ public final class Driver {
     private long fills;
     private int nextVector = 1;
     private final ArrayDeque<long[]> events = new ArrayDeque<>();
+    private final List<Consumer<long[]>> eventListeners = new ArrayList<>();
     private long commands, eqInterrupts;
 
     /** MSI-X interrupts the async event queue has raised. */
@@ -58,8 +62,8 @@ public final class Driver {
             IntConsumer h = vectors.get(data);
             if (h != null) h.accept(data);
         });
-        // MSI-X vector 0 belongs to the async event queue
-        vectors.put(0, v -> eqInterrupts++);
+        // MSI-X vector 0 belongs to the async event queue: the handler takes the new entries at once
+        vectors.put(0, v -> { eqInterrupts++; events(); });
         bus.mmioWrite(bar0 + Adapter.MSIX_TABLE, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(0).putInt(0).array());
         entry = host.allocPhysical(Cmd.ENTRY_BYTES, 64);
@@ -166,6 +170,15 @@ public final class Driver {
 
     private long uarPage(int uar) { return host.profile.bytes("doorbell.window.base") + (long) uar * host.profile.bytes("uar.page.size"); }
 
+    /**
+     * Calls {@code listener} with each async event as the driver takes it from the event queue
+     * (on the queue's interrupt), before any program polls it: the verbs library keeps its view
+     * of an object's state in step with what the adapter did to it.
+     */
+    public void onEvent(Consumer<long[]> listener) { eventListeners.add(listener); }
+
+    public void removeEventListener(Consumer<long[]> listener) { eventListeners.remove(listener); }
+
     /** Takes the async events the adapter has written into the event queue: {type, resource} each. */
     public ArrayDeque<long[]> events() {
         int size = 1 << EQ_LOG_SIZE;
@@ -173,8 +186,10 @@ public final class Driver {
             byte[] e = host.memory.read(eqRing + (long) (eqConsumer & (size - 1)) * 64, 64);
             int owner = e[63] & 1;
             if ((e[63] & 0x80) == 0 || owner != ((eqConsumer & size) != 0 ? 1 : 0)) break;
-            events.add(new long[]{e[0] & 0xff, BigEndian.get32(e, 4)});
+            long[] event = {e[0] & 0xff, BigEndian.get32(e, 4)};
+            events.add(event);
             eqConsumer++;
+            for (var l : List.copyOf(eventListeners)) l.accept(event);
         }
         return events;
     }

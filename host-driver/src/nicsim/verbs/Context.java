@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import nicsim.driver.Driver;
 import nicsim.firmware.Cmd;
 
@@ -18,11 +19,19 @@ public final class Context extends VerbsObject {
     final Map<Integer, CompletionQueue> cqs = new HashMap<>();
     final Map<Integer, SharedReceiveQueue> srqs = new HashMap<>();
     private final ArrayDeque<AsyncEvent> events = new ArrayDeque<>();
+    private final Consumer<long[]> stateTracker = this::deviceEvent;
 
     Context(Driver driver) {
         super(null);
         this.driver = driver;
         this.uar = (int) driver.command(Cmd.ALLOC_UAR, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
+        driver.onEvent(stateTracker);
+    }
+
+    /** An affiliated error event means the adapter has already moved the QP to ERR: its state() says so from now on. */
+    private void deviceEvent(long[] e) {
+        QueuePair qp = qps.get((int) e[1]);
+        if (qp != null && EventType.of((int) e[0]).movesQpToError()) qp.movedByDevice(QpState.ERR);
     }
 
     public Driver driver() { return driver; }
@@ -89,5 +98,8 @@ public final class Context extends VerbsObject {
 
     @Override protected String describe() { return "Context(uar " + uar + ")"; }
 
-    @Override protected void destroy() { driver.command(Cmd.DEALLOC_UAR, Cmd.HANDLE, new Cmd.Handle(uar), Cmd.EMPTY); }
+    @Override protected void destroy() {
+        driver.removeEventListener(stateTracker);
+        driver.command(Cmd.DEALLOC_UAR, Cmd.HANDLE, new Cmd.Handle(uar), Cmd.EMPTY);
+    }
 }

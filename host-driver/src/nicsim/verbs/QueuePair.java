@@ -93,8 +93,23 @@ public final class QueuePair extends VerbsObject {
 
     public int qpNum() { return qpn; }
     public QpType qpType() { return type; }
-    /** The state as the driver last set or queried it (an error in the adapter moves it to ERR; query() sees that). */
+    /**
+     * The QP's state: as the program last set or queried it, or as the adapter moved it by itself,
+     * which the library learns from an affiliated error event (ERR) or from an error completion
+     * (ERR, or SQE for a send error on UC and UD).
+     */
     public QpState state() { return state; }
+
+    /**
+     * The adapter moved this QP by itself, on an error. A QP the program has reset or already sees
+     * in ERR stays as it is (a late completion does not undo the program's modify); SQE is reached
+     * only from the states that send.
+     */
+    void movedByDevice(QpState s) {
+        if (state == QpState.RESET || state == QpState.ERR) return;
+        if (s == QpState.SQE && state != QpState.RTS && state != QpState.SQD) return;
+        state = s;
+    }
     public int maxInlineData() { return maxInline; }
     public int maxSendWr() { return maxSendWr; }
     public int maxRecvWr() { return maxRecvWr; }
@@ -402,7 +417,7 @@ public final class QueuePair extends VerbsObject {
                 wrId = rqWrid[v.wqeCounter() & (rqSize - 1)];
                 rqTail = (rqTail + 1) & 0xFFFF;
             }
-            if (status != WcStatus.WR_FLUSH_ERR) state = QpState.ERR;
+            if (status != WcStatus.WR_FLUSH_ERR) movedByDevice(requester ? QpTransitions.afterSendError(type) : QpState.ERR);
             return new WorkCompletion(wrId, status, WcOpcode.SEND, 0, qpn, 0, 0, 0, v.vendorSyndrome(), why, 0);
         }
         if (op == Cqe64.REQ) {
