@@ -3,6 +3,8 @@
 #   a JDK (javac and the JNI headers SpinalSim compiles against), and, when RTL is needed,
 #   Verilator with g++ and make. Mill itself is fetched by ./mill.
 # Usage: scripts/ensure-tools.sh [--rtl]
+# Exits 0 when everything is there; 2, after one line naming what is missing and how to install
+# it, when it is not and cannot be installed here.
 set -euo pipefail
 need_rtl=0
 [ "${1:-}" = "--rtl" ] && need_rtl=1
@@ -20,9 +22,9 @@ fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "nicsim: installing ${missing[*]} with apt-get" >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq "${missing[@]}" >&2
-else
-  echo "nicsim: missing ${missing[*]}; install them with: sudo apt-get install -y ${missing[*]}" >&2
-  exit 1
+  if apt-get update -qq >&2 && apt-get install -y -qq "${missing[@]}" >&2; then exit 0; fi
+  echo "nicsim: missing ${missing[*]}, and apt-get could not install them (see above); install them with: apt-get install -y ${missing[*]}" >&2
+  exit 2
 fi
+echo "nicsim: missing ${missing[*]}; install them with: sudo apt-get install -y ${missing[*]}" >&2
+exit 2

@@ -43,10 +43,15 @@ public final class RtlInLoop implements AutoCloseable {
         public Divergence(String message) { super(message); }
     }
 
-    /** Throws, naming the block and the accepted names, unless every one of {@code blocks} is in {@link #IN_SYSTEM}. */
+    /**
+     * Throws, naming the block and the accepted names, unless every one of {@code blocks} is in
+     * {@link #IN_SYSTEM}; and, when there are any, {@link nicsim.hw.rtl.Toolchain.MissingTool}
+     * unless the tools that build RTL are installed: both before any work is done.
+     */
     public static void requireKnown(Set<String> blocks) {
         for (String b : blocks)
             if (!IN_SYSTEM.contains(b)) throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + IN_SYSTEM);
+        if (!blocks.isEmpty()) nicsim.hw.rtl.Toolchain.requireRtl();
     }
 
     /** Edges a block records before its RTL runs them, by default. */

@@ -29,6 +29,11 @@ public final class Main implements Runnable {
             return 2;
         });
         cl.setExecutionExceptionHandler((ex, c, p) -> {
+            for (Throwable t = ex; t != null; t = t.getCause())
+                if (t instanceof nicsim.hw.rtl.Toolchain.MissingTool missing) { // one line, wherever the RTL was first needed
+                    c.getErr().println("nicsim: " + missing.getMessage());
+                    return 2;
+                }
             if (ex instanceof IllegalArgumentException) {
                 c.getErr().println("nicsim: " + ex.getMessage());
                 return 2;

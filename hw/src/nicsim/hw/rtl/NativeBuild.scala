@@ -41,6 +41,7 @@ object NativeBuild {
    * `inputs` and results carrying `outputs` in the order given, by RTL port name.
    */
   def compile(name: String, make: Supplier[Component], inputs: java.util.List[String], outputs: java.util.List[String]): Compiled = synchronized {
+    Toolchain.requireRtl()
     val ins = inputs.asScala.toSeq
     val outs = outputs.asScala.toSeq
     compiled.getOrElseUpdate((name, ins, outs), build(name, make, ins, outs))
@@ -184,6 +185,7 @@ object NativeBuild {
   /** Builds (once per machine) and loads (once per JVM) the JNI library. */
   def loadBinding(): Unit = synchronized {
     if (bindingLoaded) return
+    Toolchain.requireRtl()
     val jdk = Paths.get(sys.props("java.home"))
     val include = Seq(jdk.resolve("include"), jdk.getParent.resolve("include")).find(d => Files.exists(d.resolve("jni.h")))
       .getOrElse(throw new IllegalStateException(s"RTL binding: jni.h not found under ${jdk.resolve("include")}; a JDK (not a JRE) is needed"))
@@ -231,7 +233,7 @@ object NativeBuild {
   private def execOut(dir: Path, cmd: Seq[String]): String = {
     val pb = new ProcessBuilder(cmd.asJava).directory(dir.toFile).redirectErrorStream(true)
     val p = try pb.start() catch {
-      case e: java.io.IOException => throw new IllegalStateException(s"RTL binding: cannot run '${cmd.head}' (is it installed? ./run-tests installs it): ${e.getMessage}", e)
+      case _: java.io.IOException if !Toolchain.onPath(cmd.head) => throw new Toolchain.MissingTool(java.util.List.of(cmd.head))
     }
     val out = new String(p.getInputStream.readAllBytes(), UTF_8)
     if (p.waitFor() != 0) throw new IllegalStateException(s"RTL binding: '${cmd.mkString(" ")}' failed in $dir:\n${out.takeRight(4000)}")

@@ -70,6 +70,7 @@ object RtlRunner {
 
   /** Compiles `make` under its definition name (once per JVM for a name and wave setting). */
   def compile(name: String, make: Supplier[Component], wave: Boolean): Compiled = synchronized {
+    Toolchain.requireRtl()
     compiledCache.getOrElseUpdate((name, wave), new Compiled(name, config(wave).compile(make.get()).asInstanceOf[SimCompiled[Component]]))
   }
 }
