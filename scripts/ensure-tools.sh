@@ -2,12 +2,20 @@
 # Makes sure a fresh Debian machine has what nicsim needs, installing it when we may:
 #   a JDK (javac and the JNI headers SpinalSim compiles against), and, when RTL is needed,
 #   Verilator with g++ and make. Mill itself is fetched by ./mill.
-# Usage: scripts/ensure-tools.sh [--rtl]
+# Usage: scripts/ensure-tools.sh [--rtl] [--node]
+#   --rtl   Verilator, g++ and make, to build and run the RTL blocks
+#   --node  Node.js and npm, for the tests' timeline reader (scripts/timeline-reader)
 # Exits 0 when everything is there; 2, after one line naming what is missing and how to install
 # it, when it is not and cannot be installed here.
 set -euo pipefail
-need_rtl=0
-[ "${1:-}" = "--rtl" ] && need_rtl=1
+need_rtl=0; need_node=0
+for a in "$@"; do
+  case "$a" in
+    --rtl) need_rtl=1 ;;
+    --node) need_node=1 ;;
+    *) echo "ensure-tools: unknown option '$a'; accepted: --rtl, --node" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
@@ -16,6 +24,10 @@ if [ "$need_rtl" = 1 ]; then
   command -v verilator >/dev/null 2>&1 || missing+=(verilator)
   command -v g++ >/dev/null 2>&1 || missing+=(g++)
   command -v make >/dev/null 2>&1 || missing+=(make)
+fi
+if [ "$need_node" = 1 ]; then
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -3,6 +3,7 @@ package nicsim.adapter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import nicsim.adapter.CqePorts.CqConfig;
 import nicsim.adapter.CqePorts.CqeIn;
 import nicsim.adapter.WqePorts.SqConfig;
@@ -102,6 +103,8 @@ public final class Adapter implements PciFunction, Clocked {
         this.cqeWriter = new CqeWriter(core, CqeWriter.Config.from(profile));
         this.mtt = new MttWalker(core, MttWalker.Config.from(profile));
         this.dma = new DmaPath(sim, profile, clockName.replaceFirst("core$", ""), () -> port);
+        // on the timeline, each set of DMA engines works on its own transfer
+        for (String engine : List.of("DmaEngine host", "DmaEngine send")) sim.trace().lanes(tracePrefix + engine, DmaEngine.Config.channels(profile));
         // decoded doorbells: send doorbells to the fetcher, CQ arms to the CQE writer
         StreamDemux<DoorbellMsg> route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
                 m -> m.kind() == DoorbellMsg.Kind.CQ_ARM.ordinal() ? 1 : 0);
@@ -119,10 +122,45 @@ public final class Adapter implements PciFunction, Clocked {
     /** The trace transaction of a send WQE: "qp0x&lt;qpn&gt;/wqe&lt;index&gt;", prefixed by the node when there are several adapters. */
     public String wqeTxn(long qpn, long index) { return tracePrefix + "qp0x" + Long.toHexString(qpn) + "/wqe" + index; }
 
+    /**
+     * The block that does the work ending in each stage of a WQE's timeline: the track the stage
+     * goes on. "received" is the peer's receive of the message, ending its time on the link.
+     */
+    private static final Map<String, String> STAGE_BLOCK = Map.of("doorbell_decoded", "DoorbellDecoder", "fetch_issued", "WqeFetcher",
+            "delivered", "WqeFetcher", "translated", "MttWalker", "payload_read", "DmaEngine host", "on_wire", "DmaEngine send",
+            "received", "Link", "acked", "Link", "cqe_written", "CqeWriter");
+
+    /** This adapter's timeline track of a block: "node0/MttWalker". */
+    private String track(String stage) { return tracePrefix + STAGE_BLOCK.getOrDefault(stage, "Firmware"); }
+
     /** Records a stage of send WQE {@code index} of {@code qpn} in the per-WQE timeline (block "wqe"). */
     public void traceWqe(long qpn, long index, String stage, String detail) {
-        if (sim.trace().enabled("wqe")) sim.trace().record("wqe", wqeTxn(qpn, index), stage, detail);
+        if (sim.trace().enabled("wqe")) sim.trace().recordOn("wqe", track(stage), wqeTxn(qpn, index), stage, detail);
     }
+
+    /**
+     * Send WQE {@code index} of {@code qpn} puts the first packet of its message on the wire, from
+     * port {@code lid} at {@code psn}: the peer's adapter finds the WQE's timeline by these.
+     */
+    public void traceMessageOut(long qpn, long index, int lid, int psn, String detail) {
+        if (!sim.trace().enabled("wqe")) return;
+        traceWqe(qpn, index, "on_wire", detail);
+        sim.trace().alias(messageKey(lid, qpn, psn), wqeTxn(qpn, index));
+    }
+
+    /** A packet that starts a message arrived: the stage "received" of its sender's WQE, on this adapter's track. */
+    public void traceMessageIn(int slid, long srcQp, int psn, String detail) {
+        if (!sim.trace().enabled("wqe")) return;
+        String txn = sim.trace().takeAlias(messageKey(slid, srcQp, psn));
+        if (txn != null) sim.trace().recordOn("wqe", track("received"), txn, "received", detail);
+    }
+
+    /** Bytes this adapter's port sent now (the timeline's link bandwidth counter). */
+    public void traceLinkBytes(int bytes) {
+        if (sim.trace().enabled("wqe")) sim.trace().sample("wqe", tracePrefix + "Link tx", bytes, true);
+    }
+
+    private static String messageKey(int lid, long qpn, int psn) { return lid + "/" + qpn + "/" + psn; }
     public MttWalker mtt() { return mtt; }
     /** The payload path: host reads and writes through the DMA engines and SRAM. */
     public DmaPath dma() { return dma; }
@@ -423,8 +461,7 @@ public final class Adapter implements PciFunction, Clocked {
                 if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
                 // the WQE's last stage: its CQE is in host memory
                 else if (v.opcode() == Cqe64.REQ || v.opcode() == Cqe64.REQ_ERR)
-                    sim.trace().record("wqe", wqeTxn(v.qpn(), v.wqeCounter()), "cqe_written",
-                        String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
+                    traceWqe(v.qpn(), v.wqeCounter(), "cqe_written", String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
             });
             // an event's MSI-X follows its CQE's write on the link (posted writes stay in order)
             if (!pendingMsix.isEmpty()) port.msix((int) (long) pendingMsix.pollFirst());
@@ -480,10 +517,10 @@ public final class Adapter implements PciFunction, Clocked {
         // a doorbell announces WQEBBs before its producer index: drop those wholly behind this WQE
         while (!dbs.isEmpty() && (((dbs.peekFirst()[0] - first) & 0xFFFF) == 0 || ((dbs.peekFirst()[0] - first) & 0xFFFF) >= 0x8000))
             dbs.pollFirst();
-        if (!dbs.isEmpty()) sim.trace().recordAt(dbs.peekFirst()[1], "wqe", txn, "doorbell_decoded", "producer " + dbs.peekFirst()[0]);
+        if (!dbs.isEmpty()) sim.trace().recordAt(dbs.peekFirst()[1], "wqe", track("doorbell_decoded"), txn, "doorbell_decoded", "producer " + dbs.peekFirst()[0]);
         while (!fs.isEmpty() && ((first - fs.peekFirst()[0]) & 0xFFFF) >= fs.peekFirst()[1]) fs.pollFirst();
-        if (!fs.isEmpty()) sim.trace().recordAt(fs.peekFirst()[2], "wqe", txn, "fetch_issued", fs.peekFirst()[1] + " WQEBB read");
-        sim.trace().record("wqe", txn, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
+        if (!fs.isEmpty()) sim.trace().recordAt(fs.peekFirst()[2], "wqe", track("fetch_issued"), txn, "fetch_issued", fs.peekFirst()[1] + " WQEBB read");
+        traceWqe(qpn, first, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
     }
 
     /** Vendor syndrome of a WQE whose segments do not parse (fetcher-detected ones carry the WqeError code, 1..5). */

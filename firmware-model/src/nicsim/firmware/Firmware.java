@@ -823,6 +823,7 @@ public final class Firmware {
     /** Sends a packet whose bytes the send engine feeds to the link in {@code feedPicos}; returns when its last bit leaves. */
     long send(Packet p, long feedPicos) {
         counters.counter("Firmware.packets_out").inc();
+        adapter.traceLinkBytes(p.wireBytes());
         return fabric.send(p, feedPicos);
     }
 

@@ -577,7 +577,7 @@ final class Qp {
         fw.send(p, feed);
         if (!op.onWire) {
             op.onWire = true;
-            fw.adapter.traceWqe(qpn, op.index, "on_wire", p.op() + " psn " + p.psn());
+            fw.adapter.traceMessageOut(qpn, op.index, fw.lid(), p.psn(), p.op() + " psn " + p.psn());
         }
         if (type == QpType.RC) armTimer();
         else if (lastOne) {
@@ -814,6 +814,7 @@ final class Qp {
         // QP's destination, is dropped without touching the QP
         if (p.transport() != transport()) { fw.counters.counter("Firmware.packets_dropped_type").inc(); return; }
         if (type != QpType.UD && p.slid() != dlid) { fw.counters.counter("Firmware.packets_dropped_path").inc(); return; }
+        if (p.op().starts()) fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
         rx.add(p);
         processRx();
     }

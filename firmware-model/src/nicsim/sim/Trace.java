@@ -14,13 +14,23 @@ import java.util.Set;
  * flags, so a run pays nothing for blocks nobody is looking at.
  */
 public final class Trace {
-    /** One record: when, which block, which transaction, what stage, free-form detail. */
-    public record Entry(long timePicos, String block, String txn, String stage, String detail) {}
+    /**
+     * One record: when, which block's trace switch, which transaction, what stage, free-form
+     * detail, and the track it belongs on: "node/Block" for a block of a node's adapter (the
+     * block that did the work ending in this stage), or the block's name alone.
+     */
+    public record Entry(long timePicos, String block, String txn, String stage, String detail, String track) {}
+
+    /** A value a counter track takes from a time on ("node/what"), or bytes moved at a time when {@code bytes}. */
+    public record Sample(long timePicos, String track, long value, boolean bytes) {}
 
     private final Simulator sim;
     private final Set<String> enabled = new HashSet<>();
     private boolean all;
     private final List<Entry> entries = new ArrayList<>();
+    private final List<Sample> samples = new ArrayList<>();
+    /** Transactions known by another name on another node (a message by its source and PSN): key -> txn. */
+    private final java.util.Map<String, String> aliases = new java.util.HashMap<>();
 
     Trace(Simulator sim) { this.sim = sim; }
 
@@ -40,16 +50,47 @@ public final class Trace {
         if (entries.size() < limit) entries.add(e); else dropped++;
     }
 
-    /** Records a stage if tracing is on for this block. */
-    public void record(String block, String txn, String stage, String detail) {
-        if (enabled(block)) add(new Entry(sim.now(), block, txn, stage, detail));
+    /** Records a stage if tracing is on for this block (on the block's own track). */
+    public void record(String block, String txn, String stage, String detail) { recordOn(block, block, txn, stage, detail); }
+
+    /** Records a stage on {@code track} if tracing is on for {@code block}. */
+    public void recordOn(String block, String track, String txn, String stage, String detail) {
+        if (enabled(block)) add(new Entry(sim.now(), block, txn, stage, detail, track));
     }
 
     /** Records a stage that happened at {@code timePicos} (noted earlier, recorded when its transaction is known). */
-    public void recordAt(long timePicos, String block, String txn, String stage, String detail) {
+    public void recordAt(long timePicos, String block, String track, String txn, String stage, String detail) {
         if (timePicos > sim.now()) throw new IllegalArgumentException("stage " + stage + " of " + txn + " at " + timePicos + " ps is in the future");
-        if (enabled(block)) add(new Entry(timePicos, block, txn, stage, detail));
+        if (enabled(block)) add(new Entry(timePicos, block, txn, stage, detail, track));
     }
+
+    /**
+     * A counter track's sample, kept if tracing is on for {@code block}: {@code bytes} moved now
+     * (shown as a rate), or else the value the counter takes now.
+     */
+    public void sample(String block, String track, long value, boolean bytes) {
+        if (enabled(block) && samples.size() < limit) samples.add(new Sample(sim.now(), track, value, bytes));
+    }
+
+    public List<Sample> samples() { return Collections.unmodifiableList(samples); }
+
+    /** Transactions a track's block works on at once (its channels, say); 1 unless declared. */
+    private final java.util.Map<String, Integer> lanes = new java.util.HashMap<>();
+
+    /** Declares that the block of {@code track} works on up to {@code n} transactions at once. */
+    public void lanes(String track, int n) {
+        if (n < 1) throw new IllegalArgumentException("lanes of track " + track + ": " + n + " (at least 1)");
+        lanes.put(track, n);
+    }
+
+    /** Transactions the block of {@code track} works on at once. */
+    public int lanes(String track) { return lanes.getOrDefault(track, 1); }
+
+    /** From now on {@code key} names transaction {@code txn} (a message leaving one node, to be found by the next). */
+    public void alias(String key, String txn) { if (aliases.size() < limit) aliases.put(key, txn); }
+
+    /** The transaction {@code key} names, once (null if none was named). */
+    public String takeAlias(String key) { return aliases.remove(key); }
 
     public List<Entry> entries() { return Collections.unmodifiableList(entries); }
 
@@ -67,47 +108,8 @@ public final class Trace {
         w.flush();
     }
 
-    /**
-     * Writes Chrome/Perfetto trace-event JSON (open it at ui.perfetto.dev or chrome://tracing):
-     * one track per transaction, and between two consecutive stages of a transaction a span named
-     * for the later stage, so a WQE's timeline shows how long each step took. Times in
-     * microseconds, to the picosecond.
-     */
-    public void writeChromeJson(Writer w) throws IOException {
-        java.util.Map<String, List<Entry>> byTxn = new java.util.LinkedHashMap<>();
-        for (Entry e : entries) byTxn.computeIfAbsent(e.txn(), k -> new ArrayList<>()).add(e);
-        w.write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-        boolean first = true;
-        int tid = 0;
-        for (java.util.Map.Entry<String, List<Entry>> t : byTxn.entrySet()) {
-            tid++;
-            List<Entry> es = t.getValue();
-            w.write((first ? "" : ",") + "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":" + tid
-                    + ",\"args\":{\"name\":" + json(t.getKey()) + "}}");
-            first = false;
-            for (int i = 0; i < es.size(); i++) {
-                Entry e = es.get(i);
-                long start = i == 0 ? e.timePicos() : es.get(i - 1).timePicos();
-                w.write(",{\"ph\":\"X\",\"pid\":1,\"tid\":" + tid + ",\"name\":" + json(e.stage()) + ",\"cat\":" + json(e.block())
-                        + ",\"ts\":" + micros(start) + ",\"dur\":" + micros(e.timePicos() - start)
-                        + ",\"args\":{\"detail\":" + json(e.detail()) + "}}");
-            }
-        }
-        w.write("]}\n");
-        w.flush();
-    }
-
-    private static String micros(long picos) { return java.math.BigDecimal.valueOf(picos, 6).toPlainString(); }
-
-    private static String json(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : (s == null ? "" : s).toCharArray()) {
-            if (c == '"' || c == '\\') b.append('\\').append(c);
-            else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
-            else b.append(c);
-        }
-        return b.append('"').toString();
-    }
+    /** Writes the timeline as Perfetto / Chrome trace-event JSON: see {@link TimelineJson}. */
+    public void writeChromeJson(Writer w) throws IOException { TimelineJson.write(this, w); }
 
     private static String csv(String s) {
         if (s == null) return "";
