@@ -32,7 +32,7 @@ import nicsim.wave.VcdWriter;
  *
  * <p>On the first divergence it stops and reports cycle, port wire, expected (Java) and actual
  * (RTL), and writes the last {@value #WINDOW} cycles of every wire from both sides, under the same
- * names, to {@code <block>-model.vcd.xz} and {@code <block>-rtl.vcd.xz}; idle payloads show as x.
+ * names, to {@code <block>-model.vcd.gz} and {@code <block>-rtl.vcd.gz}; idle payloads show as x.
  */
 public final class Lockstep {
     public static final int WINDOW = 64;
@@ -101,7 +101,7 @@ public final class Lockstep {
         List<Path> files = new ArrayList<>();
         String[] sides = {"model", "rtl"};
         for (int side = 0; side < 2; side++) {
-            Path file = dir.resolve(block + "-" + sides[side] + ".vcd.xz");
+            Path file = dir.resolve(block + "-" + sides[side] + ".vcd.gz");
             try (VcdWriter w = VcdWriter.open(file, "1ps")) {
                 // a wire is as wide as declared, or as the widest value either side produced (a buggy twin may disagree)
                 List<VcdWriter.Wire> vw = new ArrayList<>();

@@ -47,6 +47,8 @@ public final class VcdWriter implements AutoCloseable {
     private boolean headerWritten;
     private long currentTime = -1;
     private long changes;
+    /** The file written, when opened by {@link #open}: its GTKWave save file goes beside it on close. */
+    private Path file;
 
     public VcdWriter(OutputStream stream, String timescale) {
         if (!timescale.matches("(1|10|100)\\s*(s|ms|us|ns|ps|fs)"))
@@ -55,9 +57,15 @@ public final class VcdWriter implements AutoCloseable {
         this.timescale = timescale;
     }
 
-    /** Opens a file; compression follows the name (.vcd, .vcd.gz, .vcd.xz). */
+    /**
+     * Opens a file; compression follows the name (.vcd, .vcd.gz, .vcd.xz). Closing it also writes
+     * a GTKWave save file beside it ({@link GtkwSave}), so {@code gtkwave <name>.gtkw} opens it with
+     * the ports grouped by block.
+     */
     public static VcdWriter open(Path file, String timescale) throws IOException {
-        return new VcdWriter(WaveFiles.openOutput(file), timescale);
+        VcdWriter w = new VcdWriter(WaveFiles.openOutput(file), timescale);
+        w.file = file;
+        return w;
     }
 
     public Wire wire(String scope, String name, int width) {
@@ -172,5 +180,6 @@ public final class VcdWriter implements AutoCloseable {
     public void close() throws IOException {
         ensureHeader();
         out.close();
+        if (file != null) GtkwSave.write(file, wires);
     }
 }

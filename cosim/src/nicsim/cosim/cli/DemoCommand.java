@@ -18,8 +18,8 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--wqes", defaultValue = "64", description = "send WQEs to post (default: ${DEFAULT-VALUE})")
     int wqes = 64;
 
-    @Option(names = "--wave", defaultValue = "out/nicsim-demo.vcd.xz", description = "waveform of the blocks' ports (.vcd, .vcd.gz, .vcd.xz; default: ${DEFAULT-VALUE})")
-    Path wave = Path.of("out/nicsim-demo.vcd.xz");
+    @Option(names = "--wave", defaultValue = "out/nicsim-demo.vcd.gz", description = "waveform of the blocks' ports (.vcd, .vcd.gz, .vcd.xz; default: ${DEFAULT-VALUE})")
+    Path wave = Path.of("out/nicsim-demo.vcd.gz");
 
     @Option(names = "--timeline", defaultValue = "out/nicsim-demo-timeline.json", description = "per-WQE timeline, Perfetto/Chrome JSON (default: ${DEFAULT-VALUE})")
     Path timeline = Path.of("out/nicsim-demo-timeline.json");

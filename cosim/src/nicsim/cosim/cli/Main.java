@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         subcommands = {RunCommand.class, DemoCommand.class, ProfilesCommand.class, PcieCommand.class, CosimCommand.class, BenchCommand.class})
 public final class Main implements Runnable {
     /** What {@code ./nicsim} with no arguments runs: a latency and a bandwidth test on the default profile. */
-    static final String[] DEFAULT_RUN = {"send_lat", "write_bw", "--iters", "1000", "--wave", "out/nicsim-run.vcd.xz",
+    static final String[] DEFAULT_RUN = {"send_lat", "write_bw", "--iters", "1000", "--wave", "out/nicsim-run.vcd.gz",
             "--timeline", "out/nicsim-run-timeline.json"};
 
     @Override public void run() {
