@@ -37,6 +37,20 @@ class RunCommandTest {
     }
 
     @Test
+    void setOverridesAProfileParameterForTheRun() {
+        String base = capture(() -> Main.run("run", "send_lat", "--iters", "20"));
+        String slower = capture(() -> Main.run("run", "send_lat", "--iters", "20", "--set", "pci.link.latency=800 ns"));
+        java.util.regex.Pattern simulated = java.util.regex.Pattern.compile("simulated ([0-9.]+) us");
+        java.util.regex.Matcher a = simulated.matcher(base), b = simulated.matcher(slower);
+        assertTrue(a.find() && b.find(), base + slower);
+        // two more PCIe crossings per message at 400 ns more each: at least 0.8 us per iteration
+        assertTrue(Double.parseDouble(b.group(1)) - Double.parseDouble(a.group(1)) > 20 * 0.8, base + slower);
+        assertEquals(2, Main.run("run", "send_lat", "--set", "pci.link.latency=8 MHz" + "x"));
+        assertEquals(2, Main.run("run", "send_lat", "--set", "no.such.key=1"));
+        assertEquals(2, Main.run("run", "send_lat", "--set", "dma.channels"));
+    }
+
+    @Test
     void badArgumentsGetAOneLineErrorNamingTheFlag() {
         assertEquals(2, Main.run("run", "write_bw", "--mtu", "3000"));
         assertEquals(2, Main.run("run", "nope_bw"));
