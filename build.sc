@@ -17,7 +17,7 @@ object Versions {
 trait NicsimJavaModule extends JavaModule {
   def javacOptions = Seq("--release", "17", "-encoding", "UTF-8", "-Xlint:unchecked", "-Xlint:deprecation")
   object test extends JavaTests with TestModule.Junit5 {
-    // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (TOOLCHAIN.md)
+    // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (without it: ClassNotFoundException JupiterTestCollector$Builder)
     def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}", ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
     def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.simArgs(T.workspace, millModuleSegments.parts.head)
   }

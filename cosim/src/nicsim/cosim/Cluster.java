@@ -10,7 +10,7 @@ import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 
 /**
- * A simulated world of nodes, each a host with one adapter, joined by a fabric (VERBS-API.md).
+ * A simulated world of nodes, each a host with one adapter, joined by a fabric (docs/verbs.md).
  * Build it with {@link #builder()}; close it when done.
  */
 public final class Cluster implements AutoCloseable {

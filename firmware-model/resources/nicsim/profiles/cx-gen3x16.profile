@@ -1,5 +1,4 @@
-# A modern ConnectX-class adapter. Figures with a source are from ../shared/REFERENCE.md (section
-# numbers given); "assumption" marks a value we chose where no public figure was found, with why.
+# A modern ConnectX-class adapter. Figures with a source cite a section of docs/sources.md; "assumption" marks a value we chose where no public figure was found, with why.
 profile cx-gen3x16
 about    A modern RDMA adapter: PCIe Gen3 x16, max payload 256 B, read request 512 B, 100 Gb/s link, 64-byte WQEBBs fetched 8 at a time, BlueFlame, MTT cache.
 
@@ -13,37 +12,37 @@ dma.channels            = 16          | independent sets of DMA engines (DMA con
 # --- host
 host.page.size          = 4 KiB       | host page size (sparse memory allocates in these units) | x86-64 base page
 host.memory.size        = 64 GiB      | simulated host physical memory (sparse: only pages touched take space) | assumption
-host.memory.read.latency = 80 ns      | time the root complex takes to serve a DMA read from DRAM, after the request arrives | assumption, consistent with the 850 ns TLP round trip of REFERENCE 4.4
-host.mmio.write.cost    = 100 ns      | CPU time to issue one uncached 8-byte MMIO write (a doorbell) | REFERENCE 4.4: consecutive UC MMIO writes 50-300 ns apart
-host.mmio.read.cost     = 200 ns      | CPU time spent issuing an MMIO read, before it waits for the completion | assumption; REFERENCE 4.4: MMIO reads far costlier than writes
+host.memory.read.latency = 80 ns      | time the root complex takes to serve a DMA read from DRAM, after the request arrives | assumption, consistent with the 850 ns TLP round trip of docs/sources.md#pcie-latency-and-mmio-cost
+host.mmio.write.cost    = 100 ns      | CPU time to issue one uncached 8-byte MMIO write (a doorbell) | docs/sources.md#pcie-latency-and-mmio-cost: consecutive UC MMIO writes 50-300 ns apart
+host.mmio.read.cost     = 200 ns      | CPU time spent issuing an MMIO read, before it waits for the completion | assumption; docs/sources.md#pcie-latency-and-mmio-cost: MMIO reads far costlier than writes
 host.msi.address        = 0xFEE00000  | base of the host's MSI/MSI-X message address window | x86 local APIC message address range
 
 # --- PCI Express link (full duplex: each direction serializes its own TLPs)
 pci.kind                = "pcie"      | link type: "pcie" (serial, full duplex, TLPs) or "pci" (parallel bus, half duplex) |
-pci.lanes               = 16          | PCIe link width | REFERENCE 4.2 (ConnectX-5: PCIe Gen3/Gen4 x16)
-pci.lane.rate           = 8 GT/s      | Gen3 per-lane transfer rate | REFERENCE 4.3
-pci.encoding            = 128/130     | line-code efficiency (Gen3: 128b/130b) | REFERENCE 4.3
-pci.max.payload         = 256 B       | max payload size (MPS) of one posted write or completion TLP | REFERENCE 4.3 (ConnectX-3 default MPS 256 B)
-pci.max.read.request    = 512 B       | max read request size (MRRS) | REFERENCE 4.3 (allowed 128..4096 B)
-pci.read.completion     = 256 B       | size of each completion TLP returning read data (at most MPS) | assumption: root complex completes in MPS-sized chunks (REFERENCE 4.3 says platform-specific)
-pci.tlp.overhead.posted = 24 B        | bytes on the link besides payload for a memory write TLP (framing, sequence, 4-DW header, LCRC) | REFERENCE 4.3 (5-7 DW per TLP)
-pci.tlp.overhead.request = 24 B       | bytes on the link for a memory read request TLP (4-DW header, no payload) | REFERENCE 4.3
-pci.tlp.overhead.completion = 20 B    | bytes on the link besides payload for a completion TLP (3-DW header) | REFERENCE 4.3
-pci.link.latency        = 400 ns      | one-way latency of a TLP through PHY, link and root complex, excluding serialization | derived: half of the ~850 ns TLP ping-pong of REFERENCE 4.4
+pci.lanes               = 16          | PCIe link width | docs/sources.md#connectx-figures (ConnectX-5: PCIe Gen3/Gen4 x16)
+pci.lane.rate           = 8 GT/s      | Gen3 per-lane transfer rate | docs/sources.md#pcie-tlp-arithmetic
+pci.encoding            = 128/130     | line-code efficiency (Gen3: 128b/130b) | docs/sources.md#pcie-tlp-arithmetic
+pci.max.payload         = 256 B       | max payload size (MPS) of one posted write or completion TLP | docs/sources.md#pcie-tlp-arithmetic (ConnectX-3 default MPS 256 B)
+pci.max.read.request    = 512 B       | max read request size (MRRS) | docs/sources.md#pcie-tlp-arithmetic (allowed 128..4096 B)
+pci.read.completion     = 256 B       | size of each completion TLP returning read data (at most MPS) | assumption: root complex completes in MPS-sized chunks (docs/sources.md#pcie-tlp-arithmetic says platform-specific)
+pci.tlp.overhead.posted = 24 B        | bytes on the link besides payload for a memory write TLP (framing, sequence, 4-DW header, LCRC) | docs/sources.md#pcie-tlp-arithmetic (5-7 DW per TLP)
+pci.tlp.overhead.request = 24 B       | bytes on the link for a memory read request TLP (4-DW header, no payload) | docs/sources.md#pcie-tlp-arithmetic
+pci.tlp.overhead.completion = 20 B    | bytes on the link besides payload for a completion TLP (3-DW header) | docs/sources.md#pcie-tlp-arithmetic
+pci.link.latency        = 400 ns      | one-way latency of a TLP through PHY, link and root complex, excluding serialization | derived: half of the ~850 ns TLP ping-pong of docs/sources.md#pcie-latency-and-mmio-cost
 pci.mmio.read.response  = 40 ns       | time the adapter takes to answer an MMIO read once it arrives | assumption: ten core cycles
 pci.bar0.size           = 32 MiB      | size of BAR0: command/initialization segment plus the doorbell (UAR) pages | assumption: mlx5-like layout
 
 # --- doorbell decoder (DoorbellDecoder: MMIO write -> queue message; 2 core cycles from write to message)
-uar.page.size           = 4 KiB       | size of one UAR (doorbell) page; a context owns whole pages | REFERENCE 3.1 (MLX5_ADAPTER_PAGE_SIZE)
+uar.page.size           = 4 KiB       | size of one UAR (doorbell) page; a context owns whole pages | docs/sources.md#mlx5-sizes (MLX5_ADAPTER_PAGE_SIZE)
 doorbell.window.base    = 4 KiB       | BAR0 offset where the doorbell (UAR) pages start | mlx5-like: page 0 of BAR0 is the initialization segment, UAR pages follow
 doorbell.window.size    = 16 MiB      | size of the doorbell window | mlx5-like: page 0 of BAR0 is the initialization segment, UAR pages follow
-doorbell.bf.reg.size    = 512 B       | size of each of the 4 BlueFlame registers at UAR offset 0x800 (send doorbells land here) | assumption: REFERENCE 3.3 lists bf_reg_size as not found; 512 B is a common kernel value
+doorbell.bf.reg.size    = 512 B       | size of each of the 4 BlueFlame registers at UAR offset 0x800 (send doorbells land here) | assumption: docs/sources.md#mlx5-doorbells lists bf_reg_size as not found; 512 B is a common kernel value
 doorbell.fifo.depth     = 16          | doorbell messages queued between the decoder and the WQE fetcher | assumption
 doorbell.queue.table.entries = 16384 | entries of the decoder's queue-ownership table (QP and CQ tables each), indexed by queue-number low bits; bounds the QPs per adapter | assumption: room for 16K QPs, whose send-queue contexts the firmware caches in the fetcher's wqe.sq.entries slots
 
 # --- WQE fetcher (WqeFetcher: doorbell -> DMA read of WQEBBs -> checked WQEs to firmware)
-wqe.fetch.batch         = 8           | most WQEBBs (64 B each) one DMA read of a send ring fetches | ARCHITECTURE data path step 4: 8 x 64 B WQEBBs per fetch
-wqe.bf.buffer.entries   = 64          | one-WQEBB WQEs written by BlueFlame that the WQE fetch takes from the adapter instead of reading the ring over PCIe | REFERENCE 3.3 step 5 (BlueFlame copies the whole WQE to the BF register); the line count is an assumption
+wqe.fetch.batch         = 8           | most WQEBBs (64 B each) one DMA read of a send ring fetches | assumption: 8 x 64 B WQEBBs per fetch (the design target in docs/architecture.md#data-path)
+wqe.bf.buffer.entries   = 64          | one-WQEBB WQEs written by BlueFlame that the WQE fetch takes from the adapter instead of reading the ring over PCIe | docs/sources.md#mlx5-doorbells step 5 (BlueFlame copies the whole WQE to the BF register); the line count is an assumption
 wqe.sq.entries          = 64          | send queues the fetcher tracks in hardware (indexed by QPN low bits) | assumption
 
 # --- translation and protection (MttWalker: mkey + VA -> checks -> MTT walk through a translation cache)
@@ -56,9 +55,9 @@ host.interrupt.cost     = 2 us        | CPU time from an MSI-X interrupt to its 
 cqe.cq.entries          = 64          | completion queues the writer tracks in hardware (indexed by CQN low bits) | assumption
 
 # --- network link
-link.rate               = 100 Gb/s    | network link data rate per direction | REFERENCE 4.2 (EDR / 100GbE)
+link.rate               = 100 Gb/s    | network link data rate per direction | docs/sources.md#connectx-figures (EDR / 100GbE)
 link.propagation        = 5 ns        | signal propagation along one cable (adapter to switch) | assumption: 1 m of copper at about 5 ns/m
-link.mtu                = 4 KiB       | largest path MTU the links and switch carry | IBTA maximum MTU (REFERENCE 1.5: ibv_mtu up to 4096)
+link.mtu                = 4 KiB       | largest path MTU the links and switch carry | IBTA maximum MTU (docs/sources.md#libibverbs-values: ibv_mtu up to 4096)
 switch.latency          = 100 ns      | port-to-port latency of the switch, from a packet's head arriving to its head leaving | assumption: EDR switch datasheets quote about 90-130 ns
 switch.forwarding       = "cut-through" | when the switch may start forwarding a packet: "cut-through" (once its head is in) or "store-and-forward" (once all of it is) | assumption: InfiniBand switches forward cut-through, which is what their quoted latencies measure
 link.transmit           = "store-and-forward" | when a packet goes on the wire: "cut-through" (as its first beat leaves the send engine, which then feeds the link; the packet leaves at the slower of engine and link) or "store-and-forward" (once the send engine has moved all of it into the port's transmit buffer) | assumption: one engine here moves 64 Gb/s, so two cover the 100 Gb/s link only if each packet is buffered whole before it leaves (see core.datapath.width)
@@ -68,8 +67,8 @@ link.receive            = "cut-through" | when the adapter takes a packet: "cut-
 fw.command.latency      = 10 us       | firmware time to execute one command once its mailbox is read (create/modify/destroy) | assumption: mlx5 commands take microseconds to milliseconds; the fast end
 fw.wqe.cycles           = 16 cycles   | core cycles the transport spends starting one fetched send WQE (decode, translation requests) | assumption
 fw.packet.cycles        = 8 cycles    | core cycles to build or take one packet (headers, PSN, QP context update) | assumption: hardware transport; pipeline depth
-fw.ack.coalesce         = 64          | request packets between forced ACK requests in a long message (the last packet always asks) | REFERENCE 2.5 (rxe RXE_MAX_PKT_PER_ACK = 64)
-fw.max.msg.size         = 1 GiB       | longest message the port sends or accepts (max_msg_sz in QUERY_HCA_CAP); a request past the responder's limit is refused there (seed error-handling 4.4) | assumption: ConnectX adapters report max_msg_sz 0x40000000 (1 GiB); REFERENCE 2 (rxe: RETH length at most 2^31)
+fw.ack.coalesce         = 64          | request packets between forced ACK requests in a long message (the last packet always asks) | docs/sources.md#rxe-acks-and-naks (rxe RXE_MAX_PKT_PER_ACK = 64)
+fw.max.msg.size         = 1 GiB       | longest message the port sends or accepts (max_msg_sz in QUERY_HCA_CAP); a request past the responder's limit is refused there (docs/sources.md#responder-errors) | assumption: ConnectX adapters report max_msg_sz 0x40000000 (1 GiB); rxe accepts a RETH length up to 2^31 (docs/sources.md#rxe-acks-and-naks)
 
 # --- host CPU cost of the driver's data path
 host.post.cost          = 60 ns       | CPU time to build one WQE in the ring and update the doorbell record (before the MMIO doorbell) | assumption: a few hundred instructions at 3 GHz

@@ -16,14 +16,14 @@ import nicsim.sim.Port;
 import nicsim.sim.Stream;
 
 /**
- * Writes completions into host CQ rings (ARCHITECTURE data path, step 8). Cycle-exact twin of
+ * Writes completions into host CQ rings (docs/architecture.md#data-path, step 8). Cycle-exact twin of
  * {@code hw/.../CqeWriter.scala}.
  *
  * <p>Per CQ (set up by firmware on {@code io_cqConfig}) it keeps the producer index, the consumer
  * index software has reached (from arm doorbells and {@code io_ci}), and the arming. A completion
  * on {@code io_cqe} goes to slot pi mod size as a 64-byte DMA write on {@code io_write}, with the
  * owner bit (op_own bit 0, byte 63) set to the ring lap: 0 on the first pass, 1 on the second, and
- * so on (REFERENCE 3.5). If the CQ is armed, and the completion is solicited or the arm was not
+ * so on (docs/sources.md#mlx5-cq-ownership). If the CQ is armed, and the completion is solicited or the arm was not
  * solicited-only, {@code io_event} fires once with the CQ's MSI-X vector and the CQ disarms. A
  * completion that would overwrite an entry software has not consumed (pi - ci = size) is an
  * overflow: not written, reported on {@code io_error}, and the CQ stops taking completions until

@@ -18,7 +18,7 @@ import nicsim.sim.Port;
 import nicsim.sim.Stream;
 
 /**
- * LANai-style DMA (ARCHITECTURE data path, step 6; seed kvia-paper section 3): three engines around
+ * LANai-style DMA (docs/architecture.md#data-path, step 6; docs/sources.md#kvia-adapter): three engines around
  * the adapter's SRAM, which they reach over one local bus, one data-path-wide beat per cycle.
  * Cycle-exact twin of {@code hw/.../DmaEngine.scala}.
  * <ul>

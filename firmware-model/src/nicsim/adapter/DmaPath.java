@@ -24,12 +24,12 @@ import nicsim.sim.Clocked;
 import nicsim.sim.Simulator;
 
 /**
- * The payload path through the adapter's {@link DmaEngine}s (ARCHITECTURE data path, step 6). Every
+ * The payload path through the adapter's {@link DmaEngine}s (docs/architecture.md#data-path, step 6). Every
  * payload byte the transport reads from host memory is fetched by a host engine into SRAM and
  * leaves SRAM through the send engine; the transport gets the bytes as they came off the send
  * engine's link port. Every payload byte it writes to host memory enters SRAM through the receive
  * engine and leaves through the host engine as posted PCI writes. So the local bus width, the one
- * descriptor per engine and the bus shared by three engines (seed kvia-paper section 3) are in the
+ * descriptor per engine and the bus shared by three engines (docs/sources.md#kvia-adapter) are in the
  * timing of every message.
  *
  * <p>{@code dma.channels} sets of engines work side by side, each with its own slice of

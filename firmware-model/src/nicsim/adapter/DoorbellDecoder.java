@@ -14,7 +14,7 @@ import nicsim.sim.Stream;
 
 /**
  * Decodes MMIO writes to the doorbell window into doorbell messages for the WQE fetcher and the
- * CQ logic (ARCHITECTURE data path, step 3). Cycle-exact twin of {@code hw/.../DoorbellDecoder.scala}.
+ * CQ logic (docs/architecture.md#data-path, step 3). Cycle-exact twin of {@code hw/.../DoorbellDecoder.scala}.
  *
  * <p>Timing, in core cycles: a write on {@code io_mmio} at edge n is registered; at edge n+1 it is
  * decoded, checked against the queue table and queued (or refused); the queued message is offered
@@ -169,7 +169,7 @@ public final class DoorbellDecoder implements Block {
             if (!send && !arm) code = DoorbellError.Code.UNKNOWN_REGISTER;
             else if (w.length() != 8) code = DoorbellError.Code.BAD_SIZE;
             else {
-                // bytes 0..3: first big-endian word; bytes 4..7: second (REFERENCE 3.3, 3.5)
+                // bytes 0..3: first big-endian word; bytes 4..7: second (docs/sources.md#mlx5-doorbells, docs/sources.md#mlx5-cq-ownership)
                 long qpn = send ? (w.byteAt(4) << 16 | w.byteAt(5) << 8 | w.byteAt(6))
                                 : (w.byteAt(5) << 16 | w.byteAt(6) << 8 | w.byteAt(7));
                 boolean qpnFits = send || w.byteAt(4) == 0;

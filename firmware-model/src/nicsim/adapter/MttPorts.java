@@ -31,7 +31,7 @@ public final class MttPorts {
         public Status reason() { return Status.values()[(int) status]; }
     }
 
-    /** Why a translation failed, in the order the checks run (seed rdma-advanced-features, MTT walk). */
+    /** Why a translation failed, in the order the checks run (docs/sources.md#mtt-walk, MTT walk). */
     public enum Status { OK, BAD_INDEX, BAD_KEY, BAD_PD, NOT_BOUND, OUT_OF_RANGE, NO_ACCESS, NOT_VALID, MTT_FAULT }
 
     /** A translation-cache miss: fetch MTT entry {@code index}. */

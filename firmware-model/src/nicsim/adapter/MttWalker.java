@@ -17,8 +17,8 @@ import nicsim.sim.Port;
 import nicsim.sim.Stream;
 
 /**
- * Translation and protection (ARCHITECTURE data path, step 5): mkey + VA to physical addresses,
- * with the checks of seed rdma-advanced-features in its order. Cycle-exact twin of
+ * Translation and protection (docs/architecture.md#data-path, step 5): mkey + VA to physical addresses,
+ * with the checks of docs/sources.md#mtt-walk in its order. Cycle-exact twin of
  * {@code hw/.../MttWalker.scala}.
  *
  * <p>A request ({@code io_req}) is taken when idle; the next edge reads the mkey context (indexed by

@@ -5,7 +5,7 @@ import java.util.List;
 import nicsim.adapter.WqeFormat.Sge;
 
 /**
- * The receive WQE (REFERENCE 3.3), one definition for the driver, which writes it into a receive
+ * The receive WQE (docs/sources.md#mlx5-doorbells), one definition for the driver, which writes it into a receive
  * queue or SRQ, and the firmware, which reads it: one 16-byte data segment per non-empty SGE (byte
  * count, lkey, address, big-endian), then, if the WQE's stride has room, a terminator (byte count
  * 0, lkey MLX5_INVALID_LKEY 0x100).

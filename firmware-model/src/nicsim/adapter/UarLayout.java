@@ -1,7 +1,7 @@
 package nicsim.adapter;
 
 /**
- * Register offsets inside a UAR (doorbell) page, mlx5-like (REFERENCE 3.1, 3.3, 3.5). One
+ * Register offsets inside a UAR (doorbell) page, mlx5-like (docs/sources.md#mlx5-sizes, docs/sources.md#mlx5-doorbells, docs/sources.md#mlx5-cq-ownership). One
  * definition for the model, the RTL and the driver.
  */
 public final class UarLayout {

@@ -17,7 +17,7 @@ import nicsim.sim.Port;
 import nicsim.sim.Stream;
 
 /**
- * Fetches send WQEs from host rings (ARCHITECTURE data path, step 4). Cycle-exact twin of
+ * Fetches send WQEs from host rings (docs/architecture.md#data-path, step 4). Cycle-exact twin of
  * {@code hw/.../WqeFetcher.scala}.
  *
  * <p>Per send queue (configured by firmware on {@code io_sqConfig}: QPN, ring base, 2^logSize

@@ -6,7 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The send WQE's segments (REFERENCE 3.2), one definition for the driver, which encodes, and the
+ * The send WQE's segments (docs/sources.md#mlx5-send-wqe), one definition for the driver, which encodes, and the
  * firmware, which decodes: ctrl (16 B); for UD an address vector (48 B); for RDMA a remote-address
  * segment (16 B); for atomics an atomic segment (16 B); then data segments (16 B each: byte count,
  * lkey, address) or one inline segment (4-byte length | 0x80000000, then the bytes, padded to 16).
@@ -17,7 +17,7 @@ public final class WqeFormat {
     private WqeFormat() {}
 
     public static final int INLINE_FLAG = 0x8000_0000;
-    /** fm_ce_se bits (REFERENCE 3.1). */
+    /** fm_ce_se bits (docs/sources.md#mlx5-sizes). */
     public static final int SOLICITED = 0x02, CQ_UPDATE = 0x08, SMALL_FENCE = 0x20, FENCE = 0x80;
 
     /** A scatter/gather element: {@code length} bytes at {@code addr} under {@code lkey}. */
@@ -96,7 +96,7 @@ public final class WqeFormat {
             segs.writeBytes(in);
         } else {
             for (Sge s : w.sges()) {
-                if (s.length() == 0) continue; // zero-length SGEs get no segment (REFERENCE 3.2)
+                if (s.length() == 0) continue; // zero-length SGEs get no segment (docs/sources.md#mlx5-send-wqe)
                 byte[] d = new byte[16];
                 BigEndian.put32(d, 0, s.length());
                 BigEndian.put32(d, 4, s.lkey());

@@ -3,7 +3,7 @@ package nicsim.adapter;
 import java.util.List;
 
 /**
- * Send WQE format facts, mlx5-like (REFERENCE 3.1, 3.2), defined once for the model, the RTL and
+ * Send WQE format facts, mlx5-like (docs/sources.md#mlx5-sizes, docs/sources.md#mlx5-send-wqe), defined once for the model, the RTL and
  * the driver. A WQE is DS 16-byte units in ceil(DS/4) 64-byte WQEBBs; its first 16 bytes are the
  * control segment: bytes 0..3 big-endian (opmod << 24 | wqe index << 8 | opcode), bytes 4..7
  * big-endian (qpn << 8 | ds).

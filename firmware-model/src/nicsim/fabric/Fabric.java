@@ -10,7 +10,7 @@ import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
 
 /**
- * Adapters joined by links to one switch (ARCHITECTURE data path, step 7). Each port has a link of
+ * Adapters joined by links to one switch (docs/architecture.md#data-path, step 7). Each port has a link of
  * {@code link.rate} per direction: a packet serializes on its sender's uplink (queued behind earlier
  * packets), propagates ({@code link.propagation}), crosses the switch ({@code switch.latency}),
  * serializes on the destination's downlink, and propagates again. {@code switch.forwarding} says

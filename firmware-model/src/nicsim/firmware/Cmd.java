@@ -33,7 +33,7 @@ public final class Cmd {
     public static final long REG_HEALTH = 0x20;
     /**
      * Write, 4 bytes: the MSI-X vector for translation misses the host fills ({@code mtt.fill =
-     * "interrupt"}, KVIA's scheme: seed kvia-paper section 3.2).
+     * "interrupt"}, KVIA's scheme: docs/sources.md#kvia-translation).
      */
     public static final long REG_XLATE_VECTOR = 0x28;
     /** Read, 8 bytes big-endian: the oldest translation miss waiting for the host, bit 63 set, MTT index below; 0 if none. */

@@ -4,7 +4,7 @@ import nicsim.adapter.BigEndian;
 import nicsim.adapter.Line64;
 
 /**
- * mlx5's 64-byte completion entry (REFERENCE 3.4), the fields nicsim fills so far: byte count,
+ * mlx5's 64-byte completion entry (docs/sources.md#mlx5-cqe), the fields nicsim fills so far: byte count,
  * sop_drop_qpn (the send WQE's mlx5 opcode and the QP), the WQE counter, and op_own (CQE opcode in
  * bits 7..4, the owner bit in bit 0, which the CqeWriter sets). Multi-byte fields are big-endian.
  */
@@ -31,7 +31,7 @@ public final class Cqe64 {
         return Line64.words(b, 0);
     }
 
-    /** mlx5 error syndromes (mlx5_err_cqe byte 55) and the ibv_wc_status each maps to (REFERENCE 3.4). */
+    /** mlx5 error syndromes (mlx5_err_cqe byte 55) and the ibv_wc_status each maps to (docs/sources.md#mlx5-cqe). */
     public static final int SYNDROME_LOC_LEN_ERR = 0x01, SYNDROME_LOC_QP_OP_ERR = 0x02, SYNDROME_LOC_PROT_ERR = 0x04,
             SYNDROME_WR_FLUSH_ERR = 0x05, SYNDROME_MW_BIND_ERR = 0x06, SYNDROME_BAD_RESP_ERR = 0x10, SYNDROME_LOC_ACCESS_ERR = 0x11,
             SYNDROME_REM_INV_REQ_ERR = 0x12, SYNDROME_REM_ACCESS_ERR = 0x13, SYNDROME_REM_OP_ERR = 0x14,

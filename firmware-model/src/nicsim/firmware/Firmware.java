@@ -30,7 +30,7 @@ import nicsim.verbs.QpState;
 import nicsim.verbs.QpType;
 
 /**
- * The adapter's firmware (ARCHITECTURE: Java only, what runs on the embedded processor): the
+ * The adapter's firmware (Java only: what runs on the adapter's embedded processor): the
  * command interface ({@link Cmd}), the resource tables (UARs, PDs, mkeys, CQs, QPs), the async
  * event queue, and, per QP, the transport ({@link Qp}). It reaches host memory only by DMA through
  * the adapter's PCI port, translates every key through the {@code MttWalker}, writes completions
@@ -700,7 +700,7 @@ public final class Firmware {
     /**
      * Binds window {@code mwKey} (index, and the new key byte in its low 8 bits) to {@code length}
      * bytes at {@code addr} of MR {@code mrKey} for {@code qp}, with {@code access}: the checks of
-     * rxe's bind (REFERENCE 2.4). Returns 0, or the vendor syndrome of the failed check (MW_BIND_ERR).
+     * rxe's bind (docs/sources.md#rxe-keys-and-memory-windows). Returns 0, or the vendor syndrome of the failed check (MW_BIND_ERR).
      */
     int bindWindow(Qp qp, long mwKey, long mrKey, long addr, long length, int access) {
         long[] w = windows.get(mwKey >>> 8);

@@ -30,12 +30,12 @@ import nicsim.verbs.QpType;
  * checked against {@link QpTransitions}), the requester (WQEs to packets, PSNs, ACK/NAK handling,
  * the retransmit timer with retry_cnt, RNR waits with rnr_retry, go-back-N), the responder (PSN
  * checks, duplicates, RNR NAK, receive WQEs read from the host ring, RDMA WRITE/READ/atomics
- * through the rkey checks), completions and flushes, and the errors of seed error-handling with
+ * through the rkey checks), completions and flushes, and the errors of docs/sources.md#responder-errors and docs/sources.md#verbs-error-model with
  * the state change each causes.
  */
 final class Qp {
     private static final int WINDOW_PSNS = 128;
-    /** RNR timer encodings to microseconds (REFERENCE 1.5, from IBA table 45). */
+    /** RNR timer encodings to microseconds (docs/sources.md#libibverbs-values, from IBA table 45). */
     static final int[] RNR_US = {655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120,
             7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520};
 
@@ -810,7 +810,7 @@ final class Qp {
             fw.counters.counter("Firmware.packets_dropped_state").inc();
             return;
         }
-        // seed error-handling 4.3: a packet of another service, or (connected QPs) from a port other than the
+        // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than the
         // QP's destination, is dropped without touching the QP
         if (p.transport() != transport()) { fw.counters.counter("Firmware.packets_dropped_type").inc(); return; }
         if (type != QpType.UD && p.slid() != dlid) { fw.counters.counter("Firmware.packets_dropped_path").inc(); return; }
@@ -884,7 +884,7 @@ final class Qp {
             if (gen != generation) return;
             if (w == null) { fw.counters.counter("Firmware.ud_no_receive").inc(); next.run(); return; }
             long len = p.payload().length + 40L; // the first 40 bytes hold the GRH (absent on IB: left untouched)
-            if (len > w.capacity()) { // UD: too long for the buffer: dropped, no error (seed error-handling 4.4.1 *1)
+            if (len > w.capacity()) { // UD: too long for the buffer: dropped, no error (docs/sources.md#responder-errors *1)
                 fw.counters.counter("Firmware.ud_too_long_for_receive").inc();
                 untakeRecvWqe(w); // the WQE is not consumed
                 next.run();
@@ -915,7 +915,7 @@ final class Qp {
             }
             if (cur == null) { cur = new InMsg(true); cur.wqe = w; }
             InMsg m = cur;
-            if (type != QpType.UD && m.offset + p.payload().length > fw.maxMsg) { // seed error-handling 4.4.1: LOC_LEN_ERR here, REM_INV_REQ_ERR there
+            if (type != QpType.UD && m.offset + p.payload().length > fw.maxMsg) { // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
                 responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG);
                 next.run();
                 return;
@@ -1003,7 +1003,7 @@ final class Qp {
             } else after.run();
         };
         if (p.op().starts()) {
-            if (p.dmaLength() > fw.maxMsg) { // seed error-handling 4.4.2: known from the first packet, reported as a WRITE's (5.2)
+            if (p.dmaLength() > fw.maxMsg) { // docs/sources.md#responder-errors: known from the first packet, reported as a WRITE's (5.2)
                 cur = null;
                 responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
                 next.run();
@@ -1083,7 +1083,7 @@ final class Qp {
 
     /**
      * A READ or atomic beyond max_dest_rd_atomic (including any when it is 0): QP_ACCESS_ERR at the
-     * responder, REM_INV_REQ_ERR at the requester (seed error-handling 4.4.3).
+     * responder, REM_INV_REQ_ERR at the requester (docs/sources.md#responder-errors).
      */
     private boolean tooManyReads(Packet p) {
         if (readsInProgress < maxDestRdAtomic) return false;
@@ -1183,7 +1183,7 @@ final class Qp {
     }
 
     /**
-     * A responder-side error (seed error-handling 4.4): NAK to the requester (RC), an error CQE if a
+     * A responder-side error (docs/sources.md#responder-errors): NAK to the requester (RC), an error CQE if a
      * receive WQE is in use or else an async event, and the QP goes to ERR.
      */
     private void responderError(Packet p, int nak, EventType event, RecvRing.Wqe w, int syndrome, int vendor) {

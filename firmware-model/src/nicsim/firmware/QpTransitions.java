@@ -10,7 +10,7 @@ import nicsim.verbs.QpType;
 
 /**
  * Which QP state transitions are legal, with which attributes: the kernel's qp_state_table and
- * ib_modify_qp_is_ok as Linux enforces them (REFERENCE 1.1, 1.2, 1.4). A modify names its target
+ * ib_modify_qp_is_ok as Linux enforces them (docs/sources.md#qp-state-transitions). A modify names its target
  * with STATE (without it the QP stays in its state: RTS to RTS, SQD to SQD); CUR_STATE is only
  * accepted from RTR, RTS, SQD or SQE; the pair must be in the table; every required attribute
  * must be given and nothing outside required + optional + STATE. XRC_SEND and XRC_RECV are the

@@ -7,7 +7,7 @@ import nicsim.sim.Simulator;
 
 /**
  * A benchmark-style check of the link model: runs real DMA transfers through {@link PciBus} and
- * reports payload efficiency and throughput against the TLP arithmetic of REFERENCE 4.3. The
+ * reports payload efficiency and throughput against the TLP arithmetic of docs/sources.md#pcie-tlp-arithmetic. The
  * figures are simulated, so they are exact and repeatable; nothing here measures wall time.
  */
 public final class PcieEfficiency {
@@ -92,7 +92,7 @@ public final class PcieEfficiency {
         printReadLatency(p, out);
     }
 
-    /** Round-trip PCIe read latency measured on Gen3 x8 (REFERENCE 4.4: a TLP ping-pong of about 850 ns). */
+    /** Round-trip PCIe read latency measured on Gen3 x8 (docs/sources.md#pcie-latency-and-mmio-cost: a TLP ping-pong of about 850 ns). */
     public static final double REFERENCE_ROUND_TRIP_NS = 850;
 
     /** DMA read latency against size: from the request to the last completion's arrival. */
@@ -104,7 +104,7 @@ public final class PcieEfficiency {
             if (bytes <= 64) out.printf("%8d %12.1f %13.1f%%%n", bytes, ns, (ns - REFERENCE_ROUND_TRIP_NS) / REFERENCE_ROUND_TRIP_NS * 100);
             else out.printf("%8d %12.1f %14s%n", bytes, ns, "");
         }
-        out.println("850 ns: a measured TLP round trip on PCIe Gen3 x8 (REFERENCE 4.4); only reads of one small TLP compare with it.");
+        out.println("850 ns: a measured TLP round trip on PCIe Gen3 x8 (docs/sources.md#pcie-latency-and-mmio-cost); only reads of one small TLP compare with it.");
     }
 
     public static void main(String[] args) {

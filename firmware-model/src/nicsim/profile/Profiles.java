@@ -20,7 +20,7 @@ import java.util.Map;
  * profile  cx-gen3x16
  * about    A modern adapter: PCIe Gen3 x16, ...
  * extends  other-profile          (optional: start from its parameters)
- * core.clock = 250 MHz | core clock of the adapter's blocks | REFERENCE 4.2
+ * core.clock = 250 MHz | core clock of the adapter's blocks | docs/sources.md#connectx-figures
  * </pre>
  * A parameter line is {@code name = value [unit] | description | source}; the description is
  * required, because every figure in a profile must say what it is.

@@ -15,7 +15,7 @@ public final class Connect {
     }
 
     public static final int ALL_REMOTE = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC;
-    /** perftest's QP attributes (REFERENCE 4.1). */
+    /** perftest's QP attributes (docs/sources.md#perftest-defaults). */
     public static final int TIMEOUT = 14, RETRY_CNT = 7, RNR_RETRY = 7, MIN_RNR_TIMER = 12, OUT_READS = 4;
     public static final int QKEY = 0x11111111;
 

@@ -3,7 +3,7 @@ package nicsim.workloads;
 import nicsim.verbs.Mtu;
 
 /**
- * A workload's parameters, with perftest's defaults (REFERENCE 4.1) where perftest has the test,
+ * A workload's parameters, with perftest's defaults (docs/sources.md#perftest-defaults) where perftest has the test,
  * and rdma-core's for the pingpong examples. {@code size} 0 and {@code iters} 0 mean "the test's
  * default".
  */

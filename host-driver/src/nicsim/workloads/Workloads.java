@@ -369,7 +369,7 @@ public final class Workloads {
         long maxSize = Arrays.stream(sizes).max().getAsLong();
         int inline = o.inline() >= 0 ? o.inline() : verb == WrOpcode.RDMA_WRITE ? 220 : verb == WrOpcode.SEND ? 236 : 0;
         int maxInline = (int) Math.min(inline, 512);
-        int rx = verb == WrOpcode.SEND ? o.rxDepth() : 1; // perftest: DEF_RX_SEND receives for SEND tests (REFERENCE 4.1)
+        int rx = verb == WrOpcode.SEND ? o.rxDepth() : 1; // perftest: DEF_RX_SEND receives for SEND tests (docs/sources.md#perftest-defaults)
         Ep c = new Ep(w, 0, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline);
         Ep s = new Ep(w, 1, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline);
         connect(c, s, o);

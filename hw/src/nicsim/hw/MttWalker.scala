@@ -68,7 +68,7 @@ case class MttWalker(cfg: Config) extends Component {
     when(status =/= Status.OK.ordinal()) { faults := faults + 1 }
   }
 
-  // ---- CHECK: the context of the request's mkey, and the checks in the seed's order
+  // ---- CHECK: the context of the request's mkey, and the checks in the order of docs/sources.md#mtt-walk
   val mkIdx = cur("mkey")(31 downto 8)
   val c = new LayoutBundle(MttPorts.MKEY_CONTEXT)
   c.assignFromBits(table.readAsync(mkIdx(mkeyBits - 1 downto 0)))

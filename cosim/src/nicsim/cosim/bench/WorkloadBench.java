@@ -21,7 +21,7 @@ import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
- * Whole-workload benchmarks: fidelity (simulated figures against the seeds' and REFERENCE's) and
+ * Whole-workload benchmarks: fidelity (simulated figures against published ones, docs/sources.md) and
  * speed (wall clock of the simulator itself). Fidelity figures are simulated time, so they are
  * exact; speed figures are wall clock on a shared machine, so compare the ratios.
  */
@@ -62,9 +62,9 @@ public final class WorkloadBench {
     public static final long[] GAP_SIZES = {4, 1024, 4096};
 
     /**
-     * Where the lanai43-lanai72 gap comes from (seed kvia-paper 4.1 names the hardware doorbell and
+     * Where the lanai43-lanai72 gap comes from (docs/sources.md#kvia-measurements names the hardware doorbell and
      * the 64-bit local bus and DMA): lanai43, lanai72, then lanai72 with one of lanai43's traits
-     * put back at a time, and lanai72 with the double-rate SRAM that REFERENCE 4.5 hints at.
+     * put back at a time, and lanai72 with the double-rate SRAM that docs/sources.md#myrinet-figures hints at.
      */
     public static List<GapRow> gapStudy(boolean quick) {
         Profile l43 = Profiles.load("lanai43"), l72 = Profiles.load("lanai72");
@@ -101,14 +101,14 @@ public final class WorkloadBench {
     public static List<Point> points(boolean quick) {
         int it = quick ? 30 : 200;
         List<Point> p = new ArrayList<>();
-        p.add(new Point("4 B round trip, lanai43 (Berkeley VIA)", rttUs("lanai43", 4, it), 77, "us", "seed kvia-paper 4.1"));
-        p.add(new Point("4 B round trip, lanai72 (KVIA)", rttUs("lanai72", 4, it), 59, "us", "seed kvia-paper 4.1"));
+        p.add(new Point("4 B round trip, lanai43 (Berkeley VIA)", rttUs("lanai43", 4, it), 77, "us", "docs/sources.md#kvia-measurements"));
+        p.add(new Point("4 B round trip, lanai72 (KVIA)", rttUs("lanai72", 4, it), 59, "us", "docs/sources.md#kvia-measurements"));
         p.add(new Point("peak one-way bandwidth, lanai72 (KVIA), 64 KiB", writeBwGbps("lanai72", 65536, quick ? 20 : 200) * 1000, 950,
-                "Mb/s", "REFERENCE 4.5 (KVIA 950 Mbit/s)"));
+                "Mb/s", "docs/sources.md#myrinet-figures (KVIA 950 Mbit/s)"));
         Result.Row lat = row("send_lat", "cx-gen3x16", Options.defaults().withSize(32).withIters(quick ? 30 : 1000));
-        p.add(new Point("RC send latency 32 B (one way, typical), cx-gen3x16", lat.latTypicalUs(), 0.82, "us", "REFERENCE 4.2 (0.81-0.83 us)"));
+        p.add(new Point("RC send latency 32 B (one way, typical), cx-gen3x16", lat.latTypicalUs(), 0.82, "us", "docs/sources.md#connectx-figures (0.81-0.83 us)"));
         p.add(new Point("write_bw 64 KiB, cx-gen3x16", writeBwGbps("cx-gen3x16", 65536, quick ? 100 : 2000), 96.6, "Gb/s",
-                "REFERENCE 4.2 (96.6 Gb/s, EDR)"));
+                "docs/sources.md#connectx-figures (96.6 Gb/s, EDR)"));
         return p;
     }
 

@@ -27,7 +27,7 @@ final class BenchCommand implements Callable<Integer> {
     Path out;
 
     @Option(names = "--sections", defaultValue = "blocks,fidelity,speed", split = ",",
-            description = "what to measure: blocks (each block, Java vs RTL), fidelity (against the seeds and REFERENCE), "
+            description = "what to measure: blocks (each block, Java vs RTL), fidelity (against published figures, docs/sources.md), "
                     + "speed (whole runs, RTL in the loop); default: ${DEFAULT-VALUE}")
     List<String> sections = List.of("blocks", "fidelity", "speed");
 
@@ -66,7 +66,7 @@ final class BenchCommand implements Callable<Integer> {
             }
         }
         List<double[]> curve = nicsim.cosim.bench.WorkloadBench.curves(out, quick);
-        md.append("\nRound trip and one-way bandwidth over message sizes (seed kvia-paper figures 3 and 4: KVIA 17-30 us faster at ")
+        md.append("\nRound trip and one-way bandwidth over message sizes (the KVIA paper's figures 3 and 4, docs/sources.md#kvia-measurements: KVIA 17-30 us faster at ")
                 .append("every size; its bandwidth gap grows with size). Plots: `latency.png`, `bandwidth.png`.\n\n")
                 .append("| bytes | RTT lanai43 (us) | RTT lanai72 (us) | gap (us) | BW lanai43 (Mb/s) | BW lanai72 (Mb/s) |\n|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("lanai-curves.csv")))) {
@@ -110,17 +110,17 @@ final class BenchCommand implements Callable<Integer> {
             }
         }
         md.append("\nThe LANai profiles' firmware cycles and host costs are calibrated on the 4-byte round trips (see the profiles' ")
-                .append("sources); the table puts the gap on the traits seed kvia-paper 4.1 names. At 4 B nicsim finds nearly all of it in ")
+                .append("sources); the table puts the gap on the traits docs/sources.md#kvia-measurements names. At 4 B nicsim finds nearly all of it in ")
                 .append("the LANai clock (fw.wqe.cycles and fw.packet.cycles take twice as long at 33 MHz), a little in the polled doorbell ")
-                .append("(doorbell.poll.interval, an assumption), and none in the bus width, which moves no time for 4 bytes; the seed credits ")
+                .append("(doorbell.poll.interval, an assumption), and none in the bus width, which moves no time for 4 bytes; the paper credits ")
                 .append("the hardware doorbell and the 64-bit bus, without a breakdown. With size, the local bus takes over: every payload byte ")
                 .append("crosses it twice on each side (host engine into SRAM, send engine out; receive engine in, host engine out), so ")
                 .append("lanai43's 32-bit bus at 33 MHz caps it near 528 Mb/s while lanai72's 64-bit bus leaves the 32-bit PCI bus as the ")
-                .append("limit. That is the bandwidth gap the seed reports growing with size. The send and receive engines stream ")
+                .append("limit. That is the bandwidth gap the paper reports growing with size. The send and receive engines stream ")
                 .append("into and out of the link (link.transmit and link.receive cut-through), as a LANai's DMA engines feed the network ")
                 .append("directly, so a one-packet message crosses the local bus at the wire's pace; the last row shows what holding ")
                 .append("packets whole in SRAM would cost. The host engine likewise moves each beat between PCI and SRAM as it crosses ")
-                .append("the PCI bus. The round-trip gap stays within the seed's 17-30 us up to 1 KiB; at 4 KiB it is about 37 us, ")
+                .append("the PCI bus. The round-trip gap stays within the paper's 17-30 us up to 1 KiB; at 4 KiB it is about 37 us, ")
                 .append("as lanai43's send engine feeds the link at its bus's 132 MB/s, below Myrinet's 160 MB/s; once a message takes ")
                 .append("several packets it grows with the bandwidth gap, where lanai43's bus is the bottleneck on both sides. The seed ")
                 .append("also says KVIA's control program does not overlap its resources, which nicsim's does for both. lanai72 fills ")

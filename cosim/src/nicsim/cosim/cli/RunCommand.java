@@ -81,7 +81,7 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--wave", description = "waveform of node 0's blocks' ports (.vcd, .vcd.gz, .vcd.xz)")
     Path wave;
 
-    @Option(names = "--timeline", description = "per-WQE timeline of node 0, Perfetto/Chrome JSON")
+    @Option(names = "--timeline", description = "timeline of the send WQEs as Perfetto/Chrome JSON: a track per block per node, a flow per WQE")
     Path timeline;
 
     static final class Names extends ArrayList<String> {
@@ -191,12 +191,13 @@ final class RunCommand implements Callable<Integer> {
         counters(out, world);
         out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx)%n", world.now() / 1e6, wall,
                 wall / Math.max(1e-12, world.now() / 1e12));
-        if (vcd != null) out.println("waveform of node 0's DoorbellDecoder, WqeFetcher, MttWalker, CqeWriter and DmaEngine (channel 0) ports: " + wave.toAbsolutePath());
+        if (vcd != null) out.println("waveform of node 0's DoorbellDecoder, WqeFetcher, MttWalker, CqeWriter and DmaEngine (channel 0) ports: " + wave.toAbsolutePath()
+                + "\n  open it with: gtkwave " + nicsim.wave.GtkwSave.beside(wave));
         if (timeline != null) {
             Path parent = timeline.toAbsolutePath().getParent();
             if (parent != null) Files.createDirectories(parent);
             try (Writer w = Files.newBufferedWriter(timeline)) { trace.writeChromeJson(w); }
-            out.println("per-WQE timeline (open in ui.perfetto.dev): " + timeline.toAbsolutePath());
+            out.println("timeline (open it in ui.perfetto.dev): " + timeline.toAbsolutePath());
         }
         for (var h : world.hosts()) for (Object e : h.adapter.errors()) out.println("adapter " + h.index + " reported: " + e);
         if (!r.ok()) {

@@ -45,7 +45,7 @@ class FabricTest {
 
     @Test
     void aCutThroughSwitchForwardsThePacketsHeadWhileItsTailIsStillArriving() {
-        // Myrinet's wormhole routing (seed kvia-paper 4), InfiniBand's cut-through: one serialization less
+        // Myrinet's wormhole routing (docs/sources.md#kvia-measurements), InfiniBand's cut-through: one serialization less
         for (String profile : List.of("cx-gen3x16", "lanai43")) {
             Profile p = Profiles.load(profile);
             assertEquals("cut-through", p.text("switch.forwarding"), profile);

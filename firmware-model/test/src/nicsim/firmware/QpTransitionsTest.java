@@ -10,12 +10,12 @@ import nicsim.verbs.QpState;
 import nicsim.verbs.QpType;
 import org.junit.jupiter.api.Test;
 
-/** Every transition x QP type, legal and illegal, against REFERENCE 1.2 and 1.4. */
+/** Every transition x QP type, legal and illegal, against docs/sources.md#qp-state-transitions. */
 class QpTransitionsTest {
     static final QpState RESET = QpState.RESET, INIT = QpState.INIT, RTR = QpState.RTR, RTS = QpState.RTS, SQD = QpState.SQD,
             SQE = QpState.SQE, ERR = QpState.ERR;
 
-    /** REFERENCE 1.2: the only valid pairs of the 7x7 matrix. */
+    /** docs/sources.md#qp-state-transitions: the only valid pairs of the 7x7 matrix. */
     static final Map<QpState, Set<QpState>> VALID = Map.of(
             RESET, EnumSet.of(RESET, INIT),
             INIT, EnumSet.of(RESET, INIT, RTR, ERR),

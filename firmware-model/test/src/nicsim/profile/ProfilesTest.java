@@ -45,7 +45,7 @@ class ProfilesTest {
         String s = b.toString();
         assertTrue(s.contains("profile lanai72"), s);
         assertTrue(s.contains("core.clock") && s.contains("66 MHz (= 66000000 Hz)"), s);
-        assertTrue(s.contains("seed kvia-paper"), s);
+        assertTrue(s.contains("docs/sources.md#kvia-measurements"), s);
     }
 
     @Test

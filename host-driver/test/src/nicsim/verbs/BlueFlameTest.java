@@ -9,7 +9,7 @@ import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
 /**
- * BlueFlame (REFERENCE 3.3 step 5): a one-WQEBB WQE written whole with its doorbell is taken from
+ * BlueFlame (docs/sources.md#mlx5-doorbells step 5): a one-WQEBB WQE written whole with its doorbell is taken from
  * the adapter's BlueFlame buffer, so its fetch costs no PCIe read; a WQE rung with a plain doorbell
  * is read from the ring; a BlueFlame line written through a page that does not own the queue is
  * never used.

@@ -9,7 +9,7 @@ import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
-/** The error rows of seed error-handling, each produced on the side and in the form the seed says, with the state change. */
+/** The error rows of docs/sources.md#responder-errors and docs/sources.md#verbs-error-model, each produced on the side and in the form they say, with the state change. */
 class ErrorsTest {
     private static List<AsyncEvent> events(Context ctx) {
         List<AsyncEvent> out = new ArrayList<>();

@@ -9,7 +9,7 @@ import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
 /**
- * The "message longer than the maximum" rows of seed error-handling 4.4, on the responder: two
+ * The "message longer than the maximum" rows of docs/sources.md#responder-errors, on the responder: two
  * generations of adapter on one fabric, where B accepts messages of at most 4 KiB
  * ({@code fw.max.msg.size}) and A sends 8 KiB ones.
  */

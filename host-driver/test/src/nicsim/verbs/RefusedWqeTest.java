@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A WQE the fetcher refuses (its control segment is bad) completes LOC_QP_OP_ERR and moves the QP to
  * ERR; every WQE posted behind it, already rung or not, still completes WR_FLUSH_ERR with its own
- * wr_id, in order, and nothing of them reaches the peer (seed error-handling: no work request is lost).
+ * wr_id, in order, and nothing of them reaches the peer (no work request is lost: docs/sources.md#verbs-error-model).
  */
 class RefusedWqeTest {
     static final int ILLEGAL_OPCODE = 0x1f;

@@ -7,7 +7,7 @@ import nicsim.adapter.WqeFormat;
 import nicsim.adapter.WqeLayout;
 import org.junit.jupiter.api.Test;
 
-/** More rows of seed error-handling 4.4, including the ones only a raw WQE can reach past the verbs checks. */
+/** More rows of docs/sources.md#responder-errors, including the ones only a raw WQE can reach past the verbs checks. */
 class ResponderErrorsTest {
     @Test
     void aSendIntoAReceiveWithABadLkeyIsLocProtErrAndRemOpErr() {

@@ -10,7 +10,7 @@ import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
 /**
- * Translation-cache misses on lanai72 are filled by the host (seed kvia-paper section 3.2): the
+ * Translation-cache misses on lanai72 are filled by the host (docs/sources.md#kvia-translation): the
  * adapter interrupts, the driver's handler reads which MTT entry is missing and writes it in over
  * PCI. On the other profiles the adapter reads the entry by DMA.
  */

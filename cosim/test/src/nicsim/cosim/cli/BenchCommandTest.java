@@ -27,7 +27,7 @@ class BenchCommandTest {
     void fidelityAndSpeedSectionsWriteTablesPlotsAndCsv(@TempDir Path dir) throws Exception {
         assertEquals(0, Main.run("bench", "--sections", "fidelity,speed", "--quick", "--out", dir.toString()));
         String md = Files.readString(dir.resolve("report.md"));
-        assertTrue(md.contains("4 B round trip, lanai72 (KVIA)") && md.contains("seed kvia-paper"), md);
+        assertTrue(md.contains("4 B round trip, lanai72 (KVIA)") && md.contains("docs/sources.md#kvia-measurements"), md);
         assertTrue(md.contains("RTL edges per wall second") && md.contains("with RTL in the loop"), md);
         assertTrue(Files.size(dir.resolve("latency.png")) > 1000 && Files.size(dir.resolve("bandwidth.png")) > 1000);
         assertTrue(Files.readAllLines(dir.resolve("fidelity.csv")).size() >= 6);
