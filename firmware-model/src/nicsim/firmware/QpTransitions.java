@@ -25,7 +25,7 @@ public final class QpTransitions {
     }
 
     /**
-     * Where a send-queue error takes a QP (IB spec 10.3.1): a connected reliable QP goes to ERR,
+     * Where a send-queue error takes a QP (docs/sources.md#where-the-device-moves-a-qp): a connected reliable QP goes to ERR,
      * an unreliable one (UC, UD) only stops its send queue in SQE and goes on receiving. The
      * firmware moves the QP there; the verbs library reads the same rule off the error completion.
      */
