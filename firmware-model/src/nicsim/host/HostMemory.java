@@ -2,18 +2,24 @@ package nicsim.host;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Simulated host physical memory: sparse (a page takes space only once written), byte
  * addressable, little-endian for multi-byte accessors, with bounds checks that name the access.
  * Unwritten memory reads as zero. Also a simple allocator the driver and tests use to place
  * buffers and rings.
+ *
+ * <p>A range can be backed by memory outside the simulation ({@link #attach}): an attached
+ * program's registered buffer, which the adapter's DMA then reads and writes in place.
  */
 public final class HostMemory {
     private final long size;
     private final int pageSize;
     private final int pageShift;
     private final Map<Long, byte[]> pages = new HashMap<>();
+    /** Ranges backed from outside, by start address. */
+    private final TreeMap<Long, Window> windows = new TreeMap<>();
     private long version;
     // allocation starts above the first MiB so that address 0 is never a valid buffer
     private long nextFree = 1 << 20;
@@ -40,6 +46,42 @@ public final class HostMemory {
             throw new MemoryAccessException(String.format("host memory %s of %d bytes at 0x%x is outside 0..0x%x", what, len, addr, size));
     }
 
+    /** Memory outside the simulation that backs a range of host memory (offsets from the range's start). */
+    public interface Backing {
+        void read(long offset, byte[] dst, int off, int len);
+        void write(long offset, byte[] src, int off, int len);
+    }
+
+    private record Window(long start, long length, Backing backing) {
+        long end() { return start + length; }
+    }
+
+    /**
+     * From now on bytes {@code [addr, addr + length)} are {@code backing}'s: reads and writes go to
+     * it. The range must be page-aligned, in bounds and not overlap another attached one.
+     */
+    public void attach(long addr, long length, Backing backing) {
+        check(addr, length, "attach");
+        if ((addr | length) % pageSize != 0 || length == 0)
+            throw new IllegalArgumentException(String.format("attach 0x%x + 0x%x: not whole pages of %d bytes", addr, length, pageSize));
+        var below = windows.floorEntry(addr + length - 1);
+        if (below != null && below.getValue().end() > addr)
+            throw new IllegalArgumentException(String.format("attach 0x%x + 0x%x overlaps the range at 0x%x", addr, length, below.getKey()));
+        windows.put(addr, new Window(addr, length, backing));
+    }
+
+    /** The range attached at {@code addr} is simulated memory again (reading as it was before, or zero). */
+    public void detach(long addr) {
+        if (windows.remove(addr) == null) throw new IllegalArgumentException(String.format("no range attached at 0x%x", addr));
+    }
+
+    /** The attached range holding {@code addr}, or null. */
+    private Window windowAt(long addr) {
+        if (windows.isEmpty()) return null;
+        var e = windows.floorEntry(addr);
+        return e != null && e.getValue().end() > addr ? e.getValue() : null;
+    }
+
     public byte[] read(long addr, int len) {
         byte[] out = new byte[len];
         read(addr, out, 0, len);
@@ -53,6 +95,12 @@ public final class HostMemory {
             long a = addr + done;
             int inPage = (int) (a & (pageSize - 1));
             int n = Math.min(len - done, pageSize - inPage);
+            Window w = windowAt(a);
+            if (w != null) {
+                w.backing().read(a - w.start(), dst, off + done, n);
+                done += n;
+                continue;
+            }
             byte[] page = pages.get(a >>> pageShift);
             if (page == null) java.util.Arrays.fill(dst, off + done, off + done + n, (byte) 0);
             else System.arraycopy(page, inPage, dst, off + done, n);
@@ -73,6 +121,12 @@ public final class HostMemory {
             long a = addr + done;
             int inPage = (int) (a & (pageSize - 1));
             int n = Math.min(len - done, pageSize - inPage);
+            Window w = windowAt(a);
+            if (w != null) {
+                w.backing().write(a - w.start(), src, off + done, n);
+                done += n;
+                continue;
+            }
             byte[] page = pages.computeIfAbsent(a >>> pageShift, k -> new byte[pageSize]);
             System.arraycopy(src, off + done, page, inPage, n);
             done += n;

@@ -5,14 +5,15 @@ public final class Errno {
     private Errno() {}
 
     public static final int EPERM = 1, ENOENT = 2, EIO = 5, EAGAIN = 11, ENOMEM = 12, EFAULT = 14, EBUSY = 16, EEXIST = 17,
-            ENODEV = 19, EINVAL = 22, ENOSPC = 28, ENOSYS = 38, EOPNOTSUPP = 95, ETIMEDOUT = 110;
+            EACCES = 13,
+            ENODEV = 19, EINVAL = 22, ENOSPC = 28, ENOSYS = 38, EPROTO = 71, EOPNOTSUPP = 95, ETIMEDOUT = 110;
 
     /** The symbolic name of {@code errno} ("EINVAL"), or its number. */
     public static String name(int errno) {
         return switch (errno) {
             case EPERM -> "EPERM"; case ENOENT -> "ENOENT"; case EIO -> "EIO"; case EAGAIN -> "EAGAIN"; case ENOMEM -> "ENOMEM";
-            case EFAULT -> "EFAULT"; case EBUSY -> "EBUSY"; case EEXIST -> "EEXIST"; case ENODEV -> "ENODEV"; case EINVAL -> "EINVAL";
-            case ENOSPC -> "ENOSPC"; case ENOSYS -> "ENOSYS"; case EOPNOTSUPP -> "EOPNOTSUPP"; case ETIMEDOUT -> "ETIMEDOUT";
+            case EACCES -> "EACCES"; case EFAULT -> "EFAULT"; case EBUSY -> "EBUSY"; case EEXIST -> "EEXIST"; case ENODEV -> "ENODEV"; case EINVAL -> "EINVAL";
+            case ENOSPC -> "ENOSPC"; case ENOSYS -> "ENOSYS"; case EPROTO -> "EPROTO"; case EOPNOTSUPP -> "EOPNOTSUPP"; case ETIMEDOUT -> "ETIMEDOUT";
             default -> "errno " + errno;
         };
     }

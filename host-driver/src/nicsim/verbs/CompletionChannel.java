@@ -26,6 +26,9 @@ public final class CompletionChannel extends VerbsObject {
         return Optional.ofNullable(cq);
     }
 
+    /** Whether an event waits to be taken. */
+    public boolean hasEvent() { return !events.isEmpty(); }
+
     /** Events delivered so far. */
     public long eventsDelivered() { return delivered; }
 

@@ -52,6 +52,13 @@ public final class CompletionQueue extends VerbsObject {
 
     void eventTaken() { armSn++; }
 
+    /** Whether a completion waits to be polled: the next CQE is software's (a look that changes nothing). */
+    public boolean ready() {
+        checkOpen();
+        int b = driver.host().memory.read(ring + 64L * (consumer & (size - 1)) + 63, 1)[0];
+        return (b & 0xff) >> 4 != Cqe64.INVALID && (b & 1) == ((consumer & size) != 0 ? 1 : 0);
+    }
+
     /** ibv_poll_cq: up to {@code max} completions, never blocking. */
     public List<WorkCompletion> poll(int max) {
         checkOpen();

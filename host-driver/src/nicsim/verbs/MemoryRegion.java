@@ -14,7 +14,10 @@ public final class MemoryRegion extends VerbsObject {
     private final long addr, length;
     private final int access, mkey;
 
-    MemoryRegion(ProtectionDomain pd, long addr, long length, int access) {
+    MemoryRegion(ProtectionDomain pd, long addr, long length, int access) { this(pd, addr, length, access, pd.ctx.driver.host()::pa); }
+
+    /** Registration where {@code pa} gives the physical page behind each virtual page (-1: not mapped). */
+    MemoryRegion(ProtectionDomain pd, long addr, long length, int access, java.util.function.LongUnaryOperator pa) {
         super(pd);
         this.pd = pd;
         this.addr = addr;
@@ -32,9 +35,9 @@ public final class MemoryRegion extends VerbsObject {
         long pages = (addr + length - first + page - 1) / page;
         byte[] list = new byte[(int) (pages * 8)];
         for (long i = 0; i < pages; i++) {
-            long pa = host.pa(first + i * page);
-            if (pa < 0) throw new VerbsException(Errno.EFAULT, String.format("regMr: address 0x%x is not mapped", first + i * page));
-            BigEndian.put64(list, (int) i * 8, pa);
+            long physical = pa.applyAsLong(first + i * page);
+            if (physical < 0) throw new VerbsException(Errno.EFAULT, String.format("regMr: address 0x%x is not mapped", first + i * page));
+            BigEndian.put64(list, (int) i * 8, physical);
         }
         this.pageList = host.allocPhysical(list.length, 8);
         host.memory.write(pageList, list);

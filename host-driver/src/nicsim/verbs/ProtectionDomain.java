@@ -23,6 +23,16 @@ public final class ProtectionDomain extends VerbsObject {
         return new MemoryRegion(this, addr, length, access);
     }
 
+    /**
+     * ibv_reg_mr for memory that is not this node's own simulated memory (an attached program's
+     * buffer, mapped into host memory by {@link nicsim.host.HostMemory#attach}): {@code pa} gives
+     * the physical address behind each virtual page of {@code [addr, addr + length)}.
+     */
+    public MemoryRegion regMrMapped(long addr, long length, int access, java.util.function.LongUnaryOperator pa) {
+        checkOpen();
+        return new MemoryRegion(this, addr, length, access, pa);
+    }
+
     public QueuePair createQp(QpInitAttr attr) {
         checkOpen();
         return new QueuePair(this, attr);
