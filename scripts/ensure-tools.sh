@@ -5,15 +5,18 @@
 # Usage: scripts/ensure-tools.sh [--rtl] [--node]
 #   --rtl   Verilator, g++ and make, to build and run the RTL blocks
 #   --node  Node.js and npm, for the tests' timeline reader (scripts/timeline-reader)
+#   --rdma  what unmodified libibverbs programs on nicsim need: Debian's libibverbs (rdma-core 44) and
+#           its headers and gcc to build nicsim's provider, ibverbs-utils and perftest to run
 # Exits 0 when everything is there; 2, after one line naming what is missing and how to install
 # it, when it is not and cannot be installed here.
 set -euo pipefail
-need_rtl=0; need_node=0
+need_rtl=0; need_node=0; need_rdma=0
 for a in "$@"; do
   case "$a" in
     --rtl) need_rtl=1 ;;
     --node) need_node=1 ;;
-    *) echo "ensure-tools: unknown option '$a'; accepted: --rtl, --node" >&2; exit 2 ;;
+    --rdma) need_rdma=1 ;;
+    *) echo "ensure-tools: unknown option '$a'; accepted: --rtl, --node, --rdma" >&2; exit 2 ;;
   esac
 done
 
@@ -24,6 +27,12 @@ if [ "$need_rtl" = 1 ]; then
   command -v verilator >/dev/null 2>&1 || missing+=(verilator)
   command -v g++ >/dev/null 2>&1 || missing+=(g++)
   command -v make >/dev/null 2>&1 || missing+=(make)
+fi
+if [ "$need_rdma" = 1 ]; then
+  [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+  command -v ibv_devinfo >/dev/null 2>&1 || missing+=(ibverbs-utils)
+  command -v ib_write_bw >/dev/null 2>&1 || missing+=(perftest)
 fi
 if [ "$need_node" = 1 ]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)

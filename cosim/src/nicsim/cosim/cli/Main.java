@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** The {@code nicsim} command line. With no arguments it runs the default demo. */
 @Command(name = "nicsim", mixinStandardHelpOptions = true, version = "nicsim 0.1",
         description = "Pre-silicon platform for RDMA network adapters: a cycle-approximate Java model co-simulated with SpinalHDL RTL.",
-        subcommands = {RunCommand.class, DemoCommand.class, ProfilesCommand.class, PcieCommand.class, CosimCommand.class, BenchCommand.class})
+        subcommands = {RunCommand.class, DemoCommand.class, ProfilesCommand.class, PcieCommand.class, CosimCommand.class, BenchCommand.class,
+                ServeCommand.class, AttachCommand.class})
 public final class Main implements Runnable {
     /** What {@code ./nicsim} with no arguments runs: a latency and a bandwidth test on the default profile. */
     static final String[] DEFAULT_RUN = {"send_lat", "write_bw", "--iters", "1000", "--wave", "out/nicsim-run.vcd.gz",
@@ -34,7 +35,7 @@ public final class Main implements Runnable {
                     c.getErr().println("nicsim: " + missing.getMessage());
                     return 2;
                 }
-            if (ex instanceof IllegalArgumentException) {
+            if (ex instanceof IllegalArgumentException || ex instanceof nicsim.cosim.serve.ProviderBuild.Missing) {
                 c.getErr().println("nicsim: " + ex.getMessage());
                 return 2;
             }

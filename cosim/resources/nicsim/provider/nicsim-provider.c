@@ -1,0 +1,817 @@
+/*
+ * nicsim's provider for libibverbs (rdma-core 44): it makes a simulated nicsim adapter an RDMA
+ * device that unmodified libibverbs programs find and use. Every verb goes to the simulator over
+ * a Unix domain socket (NICSIM_SOCKET), as a request naming the node (NICSIM_NODE); the
+ * simulator runs it on the adapter model, in simulated time, and the adapter's DMA reads and
+ * writes this process's registered buffers themselves. Completions, errors and syndromes are the
+ * model's.
+ *
+ * Loaded twice over, as one library: by libibverbs as the provider named in RDMAV_DRIVERS, and by
+ * LD_PRELOAD, so that its completion channel verbs (which otherwise need the kernel) take the
+ * place of libibverbs' own.
+ *
+ * Wire format: a request is u32 length (of what follows), u32 op, then the op's fields; a reply
+ * is u32 length, u32 status (0 or an errno), then its fields; little-endian. The op numbers come
+ * from nicsim-wire.h, generated from the simulator's definition.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <endian.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "provider-abi.h"
+#include "nicsim-wire.h"
+
+#define NICSIM_NONE 0xffffffffu
+
+struct nicsim_context {
+	struct verbs_context vctx;
+	int sock;
+	pthread_mutex_t lock; /* one request at a time on the socket */
+};
+
+struct nicsim_pd { struct ibv_pd pd; uint32_t handle; };
+struct nicsim_mr { struct verbs_mr vmr; uint32_t handle; };
+struct nicsim_cq { struct ibv_cq cq; uint32_t handle; };
+struct nicsim_qp { struct verbs_qp vqp; uint32_t handle; };
+struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
+struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; };
+
+static struct nicsim_context *ctx_of(struct ibv_context *c) {
+	return (struct nicsim_context *)((char *)c - offsetof(struct nicsim_context, vctx.context));
+}
+
+/* ---- messages ---- */
+
+struct msg {
+	uint8_t *buf;
+	size_t len, cap, pos; /* pos: read position in a reply */
+	int failed;           /* the reply was shorter than what was read from it */
+};
+
+static void put(struct msg *m, const void *p, size_t n) {
+	if (m->len + n > m->cap) {
+		size_t cap = m->cap ? m->cap : 256;
+		while (cap < m->len + n) cap *= 2;
+		uint8_t *b = realloc(m->buf, cap);
+		if (!b) { m->failed = 1; return; }
+		m->buf = b;
+		m->cap = cap;
+	}
+	memcpy(m->buf + m->len, p, n);
+	m->len += n;
+}
+static void put32(struct msg *m, uint32_t v) { put(m, &v, 4); } /* x86-64 and aarch64: little-endian */
+static void put64(struct msg *m, uint64_t v) { put(m, &v, 8); }
+
+static void get(struct msg *m, void *p, size_t n) {
+	if (m->pos + n > m->len) { m->failed = 1; memset(p, 0, n); return; }
+	memcpy(p, m->buf + m->pos, n);
+	m->pos += n;
+}
+static uint32_t get32(struct msg *m) { uint32_t v; get(m, &v, 4); return v; }
+static uint64_t get64(struct msg *m) { uint64_t v; get(m, &v, 8); return v; }
+
+static struct msg request(uint32_t op) {
+	struct msg m = {0};
+	put32(&m, 0); /* length, filled in by call() */
+	put32(&m, op);
+	return m;
+}
+
+static int io(int fd, void *p, size_t n, int writing) {
+	uint8_t *b = p;
+	while (n) {
+		ssize_t k = writing ? write(fd, b, n) : read(fd, b, n);
+		if (k < 0 && errno == EINTR) continue;
+		if (k <= 0) return -1;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * Sends a request and waits for its reply, which replaces the request in *m (read it with get*).
+ * Returns the reply's status: 0, or an errno (EIO when the simulator cannot be reached).
+ */
+static int call(struct nicsim_context *ctx, struct msg *m) {
+	uint32_t len, status;
+	int rc;
+	if (m->failed) { free(m->buf); m->buf = NULL; return ENOMEM; }
+	len = (uint32_t)(m->len - 4);
+	memcpy(m->buf, &len, 4);
+	pthread_mutex_lock(&ctx->lock);
+	if (io(ctx->sock, m->buf, m->len, 1) || io(ctx->sock, &len, 4, 0) || len < 4 || len > (64u << 20)) {
+		pthread_mutex_unlock(&ctx->lock);
+		fprintf(stderr, "nicsim: lost the simulator (NICSIM_SOCKET)\n");
+		m->len = m->pos = 0;
+		return EIO;
+	}
+	m->len = m->pos = 0;
+	if (m->cap < len) {
+		uint8_t *b = realloc(m->buf, len);
+		if (!b) { pthread_mutex_unlock(&ctx->lock); return ENOMEM; } /* the socket is out of step from here: EIO next */
+		m->buf = b;
+		m->cap = len;
+	}
+	rc = io(ctx->sock, m->buf, len, 0);
+	pthread_mutex_unlock(&ctx->lock);
+	if (rc) return EIO;
+	m->len = len;
+	status = get32(m);
+	return (int)status;
+}
+
+static void done(struct msg *m) { free(m->buf); m->buf = NULL; }
+
+/* Runs a request whose reply carries nothing: 0 or an errno. */
+static int simple(struct ibv_context *c, uint32_t op, uint32_t handle) {
+	struct msg m = request(op);
+	int rc;
+	put32(&m, handle);
+	rc = call(ctx_of(c), &m);
+	done(&m);
+	return rc;
+}
+
+/* ---- device and context ---- */
+
+static int query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_input *input,
+			   struct ibv_device_attr_ex *attr, size_t attr_size) {
+	struct msg m = request(NICSIM_OP_QUERY_DEVICE);
+	struct ibv_device_attr *a = &attr->orig_attr;
+	uint32_t n;
+	int rc;
+	(void)input;
+	if (attr_size < sizeof(*a)) return EINVAL;
+	rc = call(ctx_of(c), &m);
+	if (rc) { done(&m); return rc; }
+	memset(attr, 0, attr_size);
+	a->node_guid = htobe64(get64(&m)); /* a GUID is kept in network order */
+	a->sys_image_guid = htobe64(get64(&m));
+	a->max_mr_size = get64(&m);
+	a->page_size_cap = get64(&m);
+	a->vendor_id = get32(&m);
+	a->vendor_part_id = get32(&m);
+	a->hw_ver = get32(&m);
+	a->max_qp = (int)get32(&m);
+	a->max_qp_wr = (int)get32(&m);
+	a->max_sge = (int)get32(&m);
+	a->max_cq = (int)get32(&m);
+	a->max_cqe = (int)get32(&m);
+	a->max_mr = (int)get32(&m);
+	a->max_pd = (int)get32(&m);
+	a->max_qp_rd_atom = (int)get32(&m);
+	a->max_qp_init_rd_atom = (int)get32(&m);
+	a->max_res_rd_atom = a->max_qp * a->max_qp_rd_atom;
+	a->max_srq = (int)get32(&m);
+	a->max_srq_wr = (int)get32(&m);
+	a->max_srq_sge = (int)get32(&m);
+	a->max_ah = (int)get32(&m);
+	a->atomic_cap = (enum ibv_atomic_cap)get32(&m);
+	a->phys_port_cnt = (uint8_t)get32(&m);
+	a->device_cap_flags = get32(&m);
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 16;
+	n = get32(&m);
+	if (n >= sizeof(a->fw_ver)) n = sizeof(a->fw_ver) - 1;
+	get(&m, a->fw_ver, n);
+	rc = m.failed ? EIO : 0;
+	done(&m);
+	return rc;
+}
+
+static int query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a) {
+	struct msg m = request(NICSIM_OP_QUERY_PORT);
+	int rc;
+	put32(&m, port);
+	rc = call(ctx_of(c), &m);
+	if (rc) { done(&m); return rc; }
+	memset(a, 0, sizeof(*a));
+	a->state = (enum ibv_port_state)get32(&m);
+	a->max_mtu = (enum ibv_mtu)get32(&m);
+	a->active_mtu = (enum ibv_mtu)get32(&m);
+	a->gid_tbl_len = (int)get32(&m);
+	a->port_cap_flags = get32(&m);
+	a->max_msg_sz = get32(&m);
+	a->lid = (uint16_t)get32(&m);
+	a->sm_lid = (uint16_t)get32(&m);
+	a->lmc = (uint8_t)get32(&m);
+	a->max_vl_num = (uint8_t)get32(&m);
+	a->sm_sl = (uint8_t)get32(&m);
+	a->active_width = (uint8_t)get32(&m);
+	a->active_speed = (uint8_t)get32(&m);
+	a->phys_state = (uint8_t)get32(&m);
+	a->link_layer = (uint8_t)get32(&m);
+	a->pkey_tbl_len = (uint16_t)get32(&m);
+	rc = m.failed ? EIO : 0;
+	done(&m);
+	return rc;
+}
+
+/* ---- protection domains, memory regions, address handles ---- */
+
+static struct ibv_pd *alloc_pd(struct ibv_context *c) {
+	struct msg m = request(NICSIM_OP_ALLOC_PD);
+	struct nicsim_pd *pd;
+	int rc = call(ctx_of(c), &m);
+	if (rc) { done(&m); errno = rc; return NULL; }
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) { done(&m); errno = ENOMEM; return NULL; }
+	pd->handle = get32(&m);
+	pd->pd.handle = pd->handle;
+	done(&m);
+	return &pd->pd;
+}
+
+static uint32_t pd_handle(struct ibv_pd *pd) { return ((struct nicsim_pd *)pd)->handle; }
+
+static int dealloc_pd(struct ibv_pd *pd) {
+	int rc = simple(pd->context, NICSIM_OP_DEALLOC_PD, pd_handle(pd));
+	if (!rc) free(pd);
+	return rc;
+}
+
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
+	struct msg m = request(NICSIM_OP_REG_MR);
+	struct nicsim_mr *mr;
+	int rc;
+	put32(&m, pd_handle(pd));
+	put64(&m, (uint64_t)(uintptr_t)addr);
+	put64(&m, length);
+	put64(&m, iova);
+	put32(&m, (uint32_t)access);
+	rc = call(ctx_of(pd->context), &m);
+	if (rc) { done(&m); errno = rc; return NULL; }
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) { done(&m); errno = ENOMEM; return NULL; }
+	mr->handle = get32(&m);
+	mr->vmr.ibv_mr.handle = mr->handle;
+	mr->vmr.ibv_mr.lkey = get32(&m);
+	mr->vmr.ibv_mr.rkey = get32(&m);
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+	done(&m);
+	return &mr->vmr.ibv_mr;
+}
+
+static int dereg_mr(struct verbs_mr *vmr) {
+	struct nicsim_mr *mr = (struct nicsim_mr *)vmr;
+	int rc = simple(vmr->ibv_mr.context, NICSIM_OP_DEREG_MR, mr->handle);
+	if (!rc) free(mr);
+	return rc;
+}
+
+static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
+	struct msg m = request(NICSIM_OP_CREATE_AH);
+	struct nicsim_ah *ah;
+	int rc;
+	put32(&m, pd_handle(pd));
+	put32(&m, attr->dlid);
+	put32(&m, attr->sl);
+	put32(&m, attr->port_num);
+	put32(&m, attr->is_global);
+	rc = call(ctx_of(pd->context), &m);
+	if (rc) { done(&m); errno = rc; return NULL; }
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) { done(&m); errno = ENOMEM; return NULL; }
+	ah->handle = get32(&m);
+	ah->ah.handle = ah->handle;
+	done(&m);
+	return &ah->ah;
+}
+
+static int destroy_ah(struct ibv_ah *ah) {
+	int rc = simple(ah->context, NICSIM_OP_DESTROY_AH, ((struct nicsim_ah *)ah)->handle);
+	if (!rc) free(ah);
+	return rc;
+}
+
+/* ---- completion queues ---- */
+
+static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
+	struct msg m = request(NICSIM_OP_CREATE_CQ);
+	struct nicsim_cq *cq = calloc(1, sizeof(*cq));
+	int rc;
+	(void)vector;
+	if (!cq) { errno = ENOMEM; return NULL; }
+	put32(&m, (uint32_t)cqe);
+	put64(&m, (uint64_t)(uintptr_t)cq); /* the simulator names this CQ by it in completion events */
+	put32(&m, channel ? (uint32_t)channel->fd : NICSIM_NONE);
+	rc = call(ctx_of(c), &m);
+	if (rc) { done(&m); free(cq); errno = rc; return NULL; }
+	cq->handle = get32(&m);
+	cq->cq.handle = cq->handle;
+	cq->cq.cqe = (int)get32(&m);
+	done(&m);
+	return &cq->cq;
+}
+
+static uint32_t cq_handle(struct ibv_cq *cq) { return cq ? ((struct nicsim_cq *)cq)->handle : NICSIM_NONE; }
+
+static int destroy_cq(struct ibv_cq *cq) {
+	int rc = simple(cq->context, NICSIM_OP_DESTROY_CQ, cq_handle(cq));
+	if (!rc) free(cq);
+	return rc;
+}
+
+/* Returns the completions taken, or a negative errno (as ibv_poll_cq does). */
+static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) {
+	struct msg m = request(NICSIM_OP_POLL_CQ);
+	uint32_t n, i;
+	int rc;
+	if (max < 0) return -EINVAL;
+	put32(&m, cq_handle(cq));
+	put32(&m, (uint32_t)max);
+	rc = call(ctx_of(cq->context), &m);
+	if (rc) { done(&m); return -rc; }
+	n = get32(&m);
+	for (i = 0; i < n && i < (uint32_t)max; i++) {
+		struct ibv_wc *w = &wc[i];
+		memset(w, 0, sizeof(*w));
+		w->wr_id = get64(&m);
+		w->status = (enum ibv_wc_status)get32(&m);
+		w->opcode = (enum ibv_wc_opcode)get32(&m);
+		w->vendor_err = get32(&m);
+		w->byte_len = get32(&m);
+		w->imm_data = get32(&m);
+		w->qp_num = get32(&m);
+		w->src_qp = get32(&m);
+		w->wc_flags = get32(&m);
+		w->pkey_index = (uint16_t)get32(&m);
+		w->slid = (uint16_t)get32(&m);
+		w->sl = (uint8_t)get32(&m);
+		w->dlid_path_bits = (uint8_t)get32(&m);
+	}
+	rc = m.failed ? -EIO : (int)i;
+	done(&m);
+	return rc;
+}
+
+static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
+	struct msg m = request(NICSIM_OP_REQ_NOTIFY_CQ);
+	int rc;
+	put32(&m, cq_handle(cq));
+	put32(&m, (uint32_t)solicited_only);
+	rc = call(ctx_of(cq->context), &m);
+	done(&m);
+	return rc;
+}
+
+static void cq_event(struct ibv_cq *cq) { (void)cq; }
+
+/* ---- shared receive queues ---- */
+
+static uint32_t srq_handle(struct ibv_srq *srq) { return srq ? ((struct nicsim_srq *)srq)->handle : NICSIM_NONE; }
+
+static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init) {
+	struct msg m = request(NICSIM_OP_CREATE_SRQ);
+	struct nicsim_srq *srq;
+	int rc;
+	put32(&m, pd_handle(pd));
+	put32(&m, init->attr.max_wr);
+	put32(&m, init->attr.max_sge);
+	put32(&m, init->attr.srq_limit);
+	rc = call(ctx_of(pd->context), &m);
+	if (rc) { done(&m); errno = rc; return NULL; }
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) { done(&m); errno = ENOMEM; return NULL; }
+	srq->handle = get32(&m);
+	init->attr.max_wr = get32(&m);
+	init->attr.max_sge = get32(&m);
+	srq->vsrq.srq.context = pd->context;
+	srq->vsrq.srq.srq_context = init->srq_context;
+	srq->vsrq.srq.pd = pd;
+	srq->vsrq.srq.handle = srq->handle;
+	srq->vsrq.srq.events_completed = 0;
+	pthread_mutex_init(&srq->vsrq.srq.mutex, NULL);
+	pthread_cond_init(&srq->vsrq.srq.cond, NULL);
+	srq->vsrq.srq_type = IBV_SRQT_BASIC;
+	done(&m);
+	return &srq->vsrq.srq;
+}
+
+static int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
+	struct msg m = request(NICSIM_OP_MODIFY_SRQ);
+	int rc;
+	put32(&m, srq_handle(srq));
+	put32(&m, (uint32_t)mask);
+	put32(&m, attr->max_wr);
+	put32(&m, attr->srq_limit);
+	rc = call(ctx_of(srq->context), &m);
+	done(&m);
+	return rc;
+}
+
+static int query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
+	struct msg m = request(NICSIM_OP_QUERY_SRQ);
+	int rc;
+	put32(&m, srq_handle(srq));
+	rc = call(ctx_of(srq->context), &m);
+	if (!rc) {
+		attr->max_wr = get32(&m);
+		attr->max_sge = get32(&m);
+		attr->srq_limit = get32(&m);
+	}
+	done(&m);
+	return rc;
+}
+
+static int destroy_srq(struct ibv_srq *srq) {
+	int rc = simple(srq->context, NICSIM_OP_DESTROY_SRQ, srq_handle(srq));
+	if (!rc) free(srq);
+	return rc;
+}
+
+/* ---- queue pairs ---- */
+
+static uint32_t qp_handle(struct ibv_qp *qp) { return ((struct nicsim_qp *)qp)->handle; }
+
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init) {
+	struct msg m = request(NICSIM_OP_CREATE_QP);
+	struct nicsim_qp *qp;
+	struct ibv_qp *q;
+	int rc;
+	put32(&m, pd_handle(pd));
+	put32(&m, init->qp_type);
+	put32(&m, cq_handle(init->send_cq));
+	put32(&m, cq_handle(init->recv_cq));
+	put32(&m, srq_handle(init->srq));
+	put32(&m, init->cap.max_send_wr);
+	put32(&m, init->cap.max_recv_wr);
+	put32(&m, init->cap.max_send_sge);
+	put32(&m, init->cap.max_recv_sge);
+	put32(&m, init->cap.max_inline_data);
+	put32(&m, (uint32_t)init->sq_sig_all);
+	rc = call(ctx_of(pd->context), &m);
+	if (rc) { done(&m); errno = rc; return NULL; }
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) { done(&m); errno = ENOMEM; return NULL; }
+	q = &qp->vqp.qp;
+	qp->handle = get32(&m);
+	q->qp_num = get32(&m);
+	init->cap.max_send_wr = get32(&m);
+	init->cap.max_recv_wr = get32(&m);
+	init->cap.max_send_sge = get32(&m);
+	init->cap.max_recv_sge = get32(&m);
+	init->cap.max_inline_data = get32(&m);
+	done(&m);
+	/* what ibv_cmd_create_qp fills for a kernel provider */
+	q->context = pd->context;
+	q->qp_context = init->qp_context;
+	q->pd = pd;
+	q->send_cq = init->send_cq;
+	q->recv_cq = init->recv_cq;
+	q->srq = init->srq;
+	q->handle = qp->handle;
+	q->qp_type = init->qp_type;
+	q->state = IBV_QPS_RESET;
+	q->events_completed = 0;
+	pthread_mutex_init(&q->mutex, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	qp->vqp.comp_mask = 0;
+	return q;
+}
+
+static void put_attr(struct msg *m, const struct ibv_qp_attr *a) {
+	put32(m, a->qp_state);
+	put32(m, a->cur_qp_state);
+	put32(m, a->path_mtu);
+	put32(m, a->qkey);
+	put32(m, a->rq_psn);
+	put32(m, a->sq_psn);
+	put32(m, a->dest_qp_num);
+	put32(m, (uint32_t)a->qp_access_flags);
+	put32(m, a->pkey_index);
+	put32(m, a->port_num);
+	put32(m, a->max_rd_atomic);
+	put32(m, a->max_dest_rd_atomic);
+	put32(m, a->min_rnr_timer);
+	put32(m, a->timeout);
+	put32(m, a->retry_cnt);
+	put32(m, a->rnr_retry);
+	put32(m, a->sq_draining);
+	put32(m, a->ah_attr.dlid);
+	put32(m, a->ah_attr.sl);
+	put32(m, a->ah_attr.src_path_bits);
+	put32(m, a->ah_attr.static_rate);
+	put32(m, a->ah_attr.is_global);
+	put32(m, a->ah_attr.port_num);
+}
+
+static void get_attr(struct msg *m, struct ibv_qp_attr *a) {
+	a->qp_state = (enum ibv_qp_state)get32(m);
+	a->cur_qp_state = (enum ibv_qp_state)get32(m);
+	a->path_mtu = (enum ibv_mtu)get32(m);
+	a->qkey = get32(m);
+	a->rq_psn = get32(m);
+	a->sq_psn = get32(m);
+	a->dest_qp_num = get32(m);
+	a->qp_access_flags = (unsigned int)get32(m);
+	a->pkey_index = (uint16_t)get32(m);
+	a->port_num = (uint8_t)get32(m);
+	a->max_rd_atomic = (uint8_t)get32(m);
+	a->max_dest_rd_atomic = (uint8_t)get32(m);
+	a->min_rnr_timer = (uint8_t)get32(m);
+	a->timeout = (uint8_t)get32(m);
+	a->retry_cnt = (uint8_t)get32(m);
+	a->rnr_retry = (uint8_t)get32(m);
+	a->sq_draining = (uint8_t)get32(m);
+	a->ah_attr.dlid = (uint16_t)get32(m);
+	a->ah_attr.sl = (uint8_t)get32(m);
+	a->ah_attr.src_path_bits = (uint8_t)get32(m);
+	a->ah_attr.static_rate = (uint8_t)get32(m);
+	a->ah_attr.is_global = (uint8_t)get32(m);
+	a->ah_attr.port_num = (uint8_t)get32(m);
+}
+
+static int modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
+	struct msg m = request(NICSIM_OP_MODIFY_QP);
+	int rc;
+	put32(&m, qp_handle(qp));
+	put32(&m, (uint32_t)mask);
+	put_attr(&m, attr);
+	rc = call(ctx_of(qp->context), &m);
+	done(&m);
+	return rc;
+}
+
+static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init) {
+	struct msg m = request(NICSIM_OP_QUERY_QP);
+	int rc;
+	put32(&m, qp_handle(qp));
+	put32(&m, (uint32_t)mask);
+	rc = call(ctx_of(qp->context), &m);
+	if (!rc) {
+		memset(attr, 0, sizeof(*attr));
+		get_attr(&m, attr);
+		attr->cap.max_send_wr = get32(&m);
+		attr->cap.max_recv_wr = get32(&m);
+		attr->cap.max_send_sge = get32(&m);
+		attr->cap.max_recv_sge = get32(&m);
+		attr->cap.max_inline_data = get32(&m);
+		if (init) {
+			memset(init, 0, sizeof(*init));
+			init->qp_context = qp->qp_context;
+			init->send_cq = qp->send_cq;
+			init->recv_cq = qp->recv_cq;
+			init->srq = qp->srq;
+			init->qp_type = qp->qp_type;
+			init->cap = attr->cap;
+			init->sq_sig_all = (int)get32(&m);
+		}
+		if (m.failed) rc = EIO;
+	}
+	done(&m);
+	return rc;
+}
+
+static int destroy_qp(struct ibv_qp *qp) {
+	int rc = simple(qp->context, NICSIM_OP_DESTROY_QP, qp_handle(qp));
+	if (!rc) free(qp);
+	return rc;
+}
+
+static void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {
+	put32(m, (uint32_t)n);
+	for (int i = 0; i < n; i++) {
+		put64(m, sg[i].addr);
+		put32(m, sg[i].length);
+		put32(m, sg[i].lkey);
+	}
+}
+
+/*
+ * Posts a list of work requests; on a refusal sets *bad to the one refused (those before it were
+ * posted) and returns the errno.
+ */
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) {
+	struct msg m = request(NICSIM_OP_POST_SEND);
+	struct ibv_send_wr *w;
+	uint32_t n = 0, refused;
+	int rc;
+	put32(&m, qp_handle(qp));
+	for (w = wr; w; w = w->next) n++;
+	put32(&m, n);
+	for (w = wr; w; w = w->next) {
+		put64(&m, w->wr_id);
+		put32(&m, w->opcode);
+		put32(&m, w->send_flags);
+		put32(&m, w->imm_data);
+		put64(&m, w->wr.rdma.remote_addr); /* rdma and atomic share their first two fields' places */
+		put32(&m, w->wr.rdma.rkey);
+		put64(&m, w->wr.atomic.compare_add);
+		put64(&m, w->wr.atomic.swap);
+		put32(&m, qp->qp_type == IBV_QPT_UD && w->wr.ud.ah ? ((struct nicsim_ah *)w->wr.ud.ah)->handle : NICSIM_NONE);
+		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qpn : 0);
+		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qkey : 0);
+		put32(&m, w->opcode == IBV_WR_SEND_WITH_INV ? w->invalidate_rkey : 0);
+		put_sges(&m, w->sg_list, w->num_sge);
+		if (w->send_flags & IBV_SEND_INLINE) /* the bytes now: the program may reuse its buffer on return */
+			for (int i = 0; i < w->num_sge; i++) put(&m, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
+	}
+	rc = call(ctx_of(qp->context), &m);
+	refused = rc ? get32(&m) : 0;
+	done(&m);
+	if (rc) {
+		for (w = wr; w && refused; w = w->next) refused--;
+		*bad = w ? w : wr;
+	}
+	return rc;
+}
+
+static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
+	struct msg m = request(op);
+	struct ibv_recv_wr *w;
+	uint32_t n = 0, refused;
+	int rc;
+	put32(&m, handle);
+	for (w = wr; w; w = w->next) n++;
+	put32(&m, n);
+	for (w = wr; w; w = w->next) {
+		put64(&m, w->wr_id);
+		put_sges(&m, w->sg_list, w->num_sge);
+	}
+	rc = call(ctx_of(c), &m);
+	refused = rc ? get32(&m) : 0;
+	done(&m);
+	if (rc) {
+		for (w = wr; w && refused; w = w->next) refused--;
+		*bad = w ? w : wr;
+	}
+	return rc;
+}
+
+static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
+	return post_recv_to(qp->context, NICSIM_OP_POST_RECV, qp_handle(qp), wr, bad);
+}
+
+static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
+	return post_recv_to(srq->context, NICSIM_OP_POST_SRQ_RECV, srq_handle(srq), wr, bad);
+}
+
+/* ---- completion channels (interposed over libibverbs' own, which need the kernel) ---- */
+
+struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c) {
+	struct ibv_comp_channel *ch = calloc(1, sizeof(*ch));
+	if (!ch) { errno = ENOMEM; return NULL; }
+	/* an eventfd stands for the kernel's file; the simulator names the channel by its number */
+	ch->fd = eventfd(0, EFD_CLOEXEC);
+	if (ch->fd < 0) { free(ch); return NULL; }
+	ch->context = c;
+	ch->refcnt = 0;
+	return ch;
+}
+
+int ibv_destroy_comp_channel(struct ibv_comp_channel *ch) {
+	if (ch->refcnt) return EBUSY;
+	close(ch->fd);
+	free(ch);
+	return 0;
+}
+
+/* Waits, in simulated time, for the next completion event of a CQ on this channel. */
+int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context) {
+	struct msg m = request(NICSIM_OP_GET_CQ_EVENT);
+	int rc;
+	put32(&m, (uint32_t)ch->fd);
+	rc = call(ctx_of(ch->context), &m);
+	if (rc) { done(&m); errno = rc; return -1; }
+	*cq = (struct ibv_cq *)(uintptr_t)get64(&m);
+	done(&m);
+	*cq_context = (*cq)->cq_context;
+	return 0;
+}
+
+/* ---- context ---- */
+
+static void free_context(struct ibv_context *c) {
+	struct nicsim_context *ctx = ctx_of(c);
+	close(ctx->sock);
+	pthread_mutex_destroy(&ctx->lock);
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops nicsim_ops = {
+	.alloc_pd = alloc_pd,
+	.cq_event = cq_event,
+	.create_ah = create_ah,
+	.create_cq = create_cq,
+	.create_qp = create_qp,
+	.create_srq = create_srq,
+	.dealloc_pd = dealloc_pd,
+	.dereg_mr = dereg_mr,
+	.destroy_ah = destroy_ah,
+	.destroy_cq = destroy_cq,
+	.destroy_qp = destroy_qp,
+	.destroy_srq = destroy_srq,
+	.free_context = free_context,
+	.modify_qp = modify_qp,
+	.modify_srq = modify_srq,
+	.poll_cq = poll_cq,
+	.post_recv = post_recv,
+	.post_send = post_send,
+	.post_srq_recv = post_srq_recv,
+	.query_device_ex = query_device_ex,
+	.query_port = query_port,
+	.query_qp = query_qp,
+	.query_srq = query_srq,
+	.reg_mr = reg_mr,
+	.req_notify_cq = req_notify_cq,
+};
+
+static int connect_simulator(void) {
+	const char *path = getenv("NICSIM_SOCKET");
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+	if (!path || strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "nicsim: NICSIM_SOCKET is not set (run the program with ./nicsim attach)\n");
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) return -1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		fprintf(stderr, "nicsim: cannot reach the simulator at %s: %s (is ./nicsim serve running?)\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, void *private_data) {
+	struct nicsim_context *ctx;
+	struct msg m;
+	const char *node = getenv("NICSIM_NODE");
+	char name[256] = "";
+	int rc;
+	(void)private_data;
+	ctx = _verbs_init_and_alloc_context(dev, cmd_fd, sizeof(*ctx), &((struct nicsim_context *)NULL)->vctx, 0);
+	if (!ctx) return NULL;
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->sock = connect_simulator();
+	if (ctx->sock < 0) goto fail;
+	/* the simulator's DMA reads and writes this process's memory through /proc/<pid>/mem */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
+	m = request(NICSIM_OP_HELLO);
+	put32(&m, NICSIM_WIRE_VERSION);
+	put32(&m, node ? (uint32_t)atoi(node) : 0);
+	put32(&m, (uint32_t)getpid());
+	put32(&m, (uint32_t)strlen(name));
+	put(&m, name, strlen(name));
+	rc = call(ctx, &m);
+	done(&m);
+	if (rc) {
+		fprintf(stderr, "nicsim: the simulator refused this process (node %s): %s\n", node ? node : "0", strerror(rc));
+		close(ctx->sock);
+		goto fail;
+	}
+	/* asynchronous events are not delivered yet: a descriptor that never becomes readable */
+	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC);
+	ctx->vctx.context.num_comp_vectors = 1;
+	verbs_set_ops(&ctx->vctx, &nicsim_ops);
+	return &ctx->vctx;
+fail:
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	return NULL;
+}
+
+/* ---- the device ---- */
+
+static bool match_device(struct verbs_sysfs_dev *d) { return strncmp(d->ibdev_name, "nicsim", 6) == 0; }
+
+static struct verbs_device *alloc_device(struct verbs_sysfs_dev *d) {
+	struct verbs_device *dev = calloc(1, sizeof(*dev));
+	(void)d;
+	return dev;
+}
+
+static void uninit_device(struct verbs_device *dev) { free(dev); }
+
+static const struct verbs_device_ops nicsim_device_ops = {
+	.name = "nicsim",
+	.match_min_abi_version = 1,
+	.match_max_abi_version = 1,
+	.match_device = match_device,
+	.alloc_context = alloc_context,
+	.alloc_device = alloc_device,
+	.uninit_device = uninit_device,
+};
+
+__attribute__((constructor)) static void register_nicsim(void) {
+	static int once;
+	if (!once++) verbs_register_driver_34(&nicsim_device_ops);
+}

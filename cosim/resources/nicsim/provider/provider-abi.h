@@ -1,0 +1,174 @@
+/*
+ * The private provider interface of rdma-core's libibverbs, release 44 (IBVERBS_PRIVATE_34): the
+ * structures a provider library shares with libibverbs, declared here because libibverbs-dev does
+ * not ship rdma-core's driver.h. The layouts are those of rdma-core v44.0, libibverbs/driver.h,
+ * which carries this notice:
+ *
+ * Copyright (c) 2004, 2005 Topspin Communications.  All rights reserved.
+ * Copyright (c) 2005, 2006 Cisco Systems, Inc.  All rights reserved.
+ * Copyright (c) 2005 PathScale, Inc.  All rights reserved.
+ * Copyright (c) 2020 Intel Corporation. All rights reserved.
+ *
+ * This software is available to you under a choice of one of two licenses. You may choose to be
+ * licensed under the terms of the GNU General Public License (GPL) Version 2, or the OpenIB.org
+ * BSD license below:
+ *
+ *     Redistribution and use in source and binary forms, with or without modification, are
+ *     permitted provided that the following conditions are met:
+ *      - Redistributions of source code must retain the above copyright notice, this list of
+ *        conditions and the following disclaimer.
+ *      - Redistributions in binary form must reproduce the above copyright notice, this list of
+ *        conditions and the following disclaimer in the documentation and/or other materials
+ *        provided with the distribution.
+ *
+ * THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING
+ * BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND
+ * NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM,
+ * DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+ * OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+ *
+ * Only what nicsim's provider uses is typed; every other slot of verbs_context_ops is a void
+ * pointer in its place, since libibverbs reads the table by position.
+ */
+#ifndef NICSIM_PROVIDER_ABI_H
+#define NICSIM_PROVIDER_ABI_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <infiniband/verbs.h>
+
+struct list_node { struct list_node *next, *prev; };
+
+struct verbs_match_ent {
+	void *driver_data;
+	union { const char *modalias; uint64_t driver_id; } u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;
+};
+
+struct verbs_sysfs_dev {
+	struct list_node entry;
+	void *provider_data;
+	const struct verbs_match_ent *match;
+	unsigned int flags;
+	char sysfs_name[IBV_SYSFS_NAME_MAX];
+	dev_t sysfs_cdev;
+	char ibdev_name[IBV_SYSFS_NAME_MAX];
+	char ibdev_path[IBV_SYSFS_PATH_MAX];
+	char modalias[512];
+	uint64_t node_guid;
+	uint32_t driver_id;
+	enum ibv_node_type node_type;
+	int ibdev_idx;
+	uint32_t num_ports;
+	uint32_t abi_ver;
+	struct timespec time_created;
+};
+
+struct verbs_device_ops {
+	const char *name;
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	const struct verbs_device_ops **static_providers;
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+	struct verbs_context *(*alloc_context)(struct ibv_device *device, int cmd_fd, void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device, int cmd_fd);
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+struct verbs_device {
+	struct ibv_device device; /* must be first */
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct list_node entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+enum ibv_mr_type { IBV_MR_TYPE_MR, IBV_MR_TYPE_NULL_MR, IBV_MR_TYPE_IMPORTED_MR, IBV_MR_TYPE_DMABUF_MR };
+
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
+
+struct verbs_xrcd;
+
+struct verbs_qp {
+	union { struct ibv_qp qp; struct ibv_qp_ex qp_ex; };
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
+
+/* The 76 operations, in libibverbs' order (sorted by name). */
+struct verbs_context_ops {
+	void *advise_mr, *alloc_dm, *alloc_mw, *alloc_null_mr, *alloc_parent_domain;
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast, *bind_mw, *close_xrcd;
+	void (*cq_event)(struct ibv_cq *cq);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+	void *create_counters;
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel, int comp_vector);
+	void *create_cq_ex, *create_flow, *create_flow_action_esp;
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+	void *create_qp_ex, *create_rwq_ind_table;
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr);
+	void *create_srq_ex, *create_wq, *dealloc_mw;
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	void *dealloc_td;
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
+	void *destroy_counters;
+	int (*destroy_cq)(struct ibv_cq *cq);
+	void *destroy_flow, *destroy_flow_action;
+	int (*destroy_qp)(struct ibv_qp *qp);
+	void *destroy_rwq_ind_table;
+	int (*destroy_srq)(struct ibv_srq *srq);
+	void *destroy_wq, *detach_mcast;
+	void (*free_context)(struct ibv_context *context);
+	void *free_dm, *get_srq_num, *import_dm, *import_mr, *import_pd, *modify_cq, *modify_flow_action_esp;
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+	void *modify_qp_rate_limit;
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask);
+	void *modify_wq, *open_qp, *open_xrcd;
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+	void *post_srq_ops;
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr, struct ibv_recv_wr **bad_recv_wr);
+	int (*query_device_ex)(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr, size_t attr_size);
+	void *query_ece;
+	int (*query_port)(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr);
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_qp_init_attr *init_attr);
+	void *query_qp_data_in_order, *query_rt_values;
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+	void *read_counters, *reg_dm_mr, *reg_dmabuf_mr;
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	void *rereg_mr, *resize_cq, *set_ece, *unimport_dm, *unimport_mr, *unimport_pd;
+};
+
+_Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops has 76 slots in rdma-core v44");
+
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
+				    struct verbs_context *context_offset, uint32_t driver_id);
+void verbs_uninit_context(struct verbs_context *context);
+void verbs_set_ops(struct verbs_context *vctx, const struct verbs_context_ops *ops);
+
+#endif

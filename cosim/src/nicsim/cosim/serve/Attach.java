@@ -1,0 +1,66 @@
+package nicsim.cosim.serve;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs an unmodified libibverbs program with a node's simulated adapter as its only RDMA device.
+ * The program starts in a private mount namespace ({@code unshare -m}) where /dev is an overlay
+ * holding /dev/infiniband/uverbs0, so the host's /dev is never touched; libibverbs finds the
+ * device through the node's sysfs tree (SYSFS_PATH) and loads nicsim's provider (RDMAV_DRIVERS),
+ * which is also preloaded so its completion-channel verbs replace those that need the kernel.
+ *
+ * <p>Needs root (or unprivileged user namespaces with overlay mounts, Linux 5.11 or later). A
+ * kernel with RDMA devices of its own changes nothing: libibverbs then lists those too (found
+ * through netlink), and nicsim's device is the one named {@code nicsim<node>}.
+ */
+public final class Attach {
+    private Attach() {}
+
+    /** Serve's files for a socket: the sysfs trees sit beside it. */
+    public static Path sysfsRoot(Path socket, int node) { return socket.toAbsolutePath().getParent().resolve("sysfs").resolve("node" + node); }
+
+    /** The socket {@code serve} and {@code attach} use unless told otherwise. */
+    public static Path defaultSocket() {
+        return Path.of(System.getProperty("java.io.tmpdir"), "nicsim-" + System.getProperty("user.name"), "serve.sock");
+    }
+
+    /** Makes /dev/infiniband/uverbs0 in a private /dev, then runs the program ("$@") with the environment given. */
+    private static final String SETUP = String.join("\n",
+            "set -e",
+            "mount --make-rprivate /",
+            "d=$(mktemp -d)",
+            "mount -t tmpfs nicsim-dev \"$d\"",
+            "mkdir \"$d/upper\" \"$d/work\" \"$d/host\"",
+            "mount --rbind /dev \"$d/host\"",
+            "mount -t overlay overlay -o lowerdir=/dev,upperdir=\"$d/upper\",workdir=\"$d/work\" /dev",
+            // the overlay shows /dev's own files; its mounts (pts, shm, mqueue) come back from the host's view
+            "for m in pts shm mqueue hugepages; do if mountpoint -q \"$d/host/$m\"; then mount --rbind \"$d/host/$m\" \"/dev/$m\"; fi; done",
+            "mkdir -p /dev/infiniband",
+            ": > /dev/infiniband/uverbs0",
+            "mount --bind /dev/null /dev/infiniband/uverbs0",
+            "exec \"$@\"");
+
+    /** The command that runs {@code program} on node {@code node} of the simulator serving {@code socket}. */
+    public static List<String> command(Path socket, int node, List<String> program) {
+        if (program.isEmpty()) throw new IllegalArgumentException("attach: no program given (nicsim attach --node K -- PROGRAM ARGS...)");
+        Path sysfs = sysfsRoot(socket, node);
+        if (!Files.isDirectory(sysfs))
+            throw new IllegalArgumentException("attach: no simulator serves node " + node + " at " + socket
+                    + " (start ./nicsim serve, with --nodes more than " + node + ")");
+        Path provider = ProviderBuild.get();
+        List<String> cmd = new ArrayList<>();
+        boolean root = "root".equals(System.getProperty("user.name"));
+        cmd.addAll(root ? List.of("unshare", "-m") : List.of("unshare", "-r", "-m"));
+        cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", "env",
+                "SYSFS_PATH=" + sysfs,
+                "RDMAV_DRIVERS=" + provider.resolve("libnicsim"),
+                "LD_PRELOAD=" + provider.resolve(ProviderBuild.LIBRARY),
+                "NICSIM_SOCKET=" + socket.toAbsolutePath(),
+                "NICSIM_NODE=" + node));
+        cmd.addAll(program);
+        return cmd;
+    }
+}

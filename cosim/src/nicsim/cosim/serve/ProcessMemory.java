@@ -1,0 +1,62 @@
+package nicsim.cosim.serve;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import nicsim.host.HostMemory;
+
+/**
+ * An attached program's memory, read and written in place through /proc/&lt;pid&gt;/mem: what the
+ * simulated adapter's DMA reaches when the program registered a buffer. The program lets the
+ * simulator in (its provider sets PR_SET_PTRACER). An access the kernel refuses (the program
+ * freed or unmapped a registered buffer, or exited) reads zeros and writes nothing, as a device
+ * DMA into memory taken from under it would: it is counted and the first is kept, for the
+ * simulator to report, and the simulation goes on.
+ */
+final class ProcessMemory implements AutoCloseable {
+    private final int pid;
+    private final FileChannel mem;
+    private long failures;
+    private String firstFailure;
+
+    ProcessMemory(int pid) throws IOException {
+        this.pid = pid;
+        this.mem = FileChannel.open(Path.of("/proc", Integer.toString(pid), "mem"), StandardOpenOption.READ, StandardOpenOption.WRITE);
+    }
+
+    /** The program's bytes from virtual address {@code base} on, as a backing for host memory. */
+    HostMemory.Backing at(long base) {
+        return new HostMemory.Backing() {
+            @Override public void read(long offset, byte[] dst, int off, int len) { transfer(base + offset, ByteBuffer.wrap(dst, off, len), false); }
+            @Override public void write(long offset, byte[] src, int off, int len) { transfer(base + offset, ByteBuffer.wrap(src, off, len), true); }
+        };
+    }
+
+    private void transfer(long va, ByteBuffer buf, boolean write) {
+        long at = va;
+        try {
+            while (buf.hasRemaining()) {
+                int n = write ? mem.write(buf, at) : mem.read(buf, at);
+                if (n <= 0) throw new IOException("no bytes moved");
+                at += n;
+            }
+        } catch (IOException e) {
+            if (failures++ == 0) firstFailure = String.format("process %d: DMA %s of %d bytes at 0x%x: %s", pid, write ? "write" : "read",
+                    buf.remaining(), at, e.getMessage());
+            if (!write) while (buf.hasRemaining()) buf.put((byte) 0);
+        }
+    }
+
+    /** Accesses the kernel refused. */
+    long failures() { return failures; }
+
+    /** What the first refused access was, or null. */
+    String firstFailure() { return firstFailure; }
+
+    @Override public void close() {
+        try { mem.close(); } catch (IOException e) { throw new UncheckedIOException(e); }
+    }
+}

@@ -1,0 +1,439 @@
+package nicsim.cosim.serve;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import nicsim.driver.Host;
+import nicsim.verbs.AddressHandle;
+import nicsim.verbs.AhAttr;
+import nicsim.verbs.CompletionChannel;
+import nicsim.verbs.CompletionQueue;
+import nicsim.verbs.Context;
+import nicsim.verbs.DeviceAttr;
+import nicsim.verbs.Errno;
+import nicsim.verbs.MemoryRegion;
+import nicsim.verbs.Mtu;
+import nicsim.verbs.PortAttr;
+import nicsim.verbs.ProtectionDomain;
+import nicsim.verbs.QpAttr;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.QpInitAttr;
+import nicsim.verbs.QpState;
+import nicsim.verbs.QpType;
+import nicsim.verbs.QueuePair;
+import nicsim.verbs.RecvWr;
+import nicsim.verbs.SendFlags;
+import nicsim.verbs.SendWr;
+import nicsim.verbs.Sge;
+import nicsim.verbs.SharedReceiveQueue;
+import nicsim.verbs.SrqAttr;
+import nicsim.verbs.SrqInitAttr;
+import nicsim.verbs.VerbsException;
+import nicsim.verbs.WorkCompletion;
+import nicsim.verbs.WrOpcode;
+
+/**
+ * One attached program's device context: the verbs it asks for, run on its node's adapter through
+ * the Java verbs library. Objects are named to the program by handles that are its own; a handle
+ * of another program, or of nothing, is EINVAL. Its registered buffers are its own memory, attached
+ * to the node's host memory so the adapter's DMA reaches them in place.
+ *
+ * <p>Runs on the simulator's thread only. A request either answers at once or, for a poll that
+ * finds nothing or a wait for a completion event, leaves the program {@linkplain #waiting() waiting}
+ * for the simulation to move.
+ */
+final class Session implements AutoCloseable {
+    /** Bytes of host memory a program's inline data is staged in, before the adapter copies it into the WQE. */
+    private static final int STAGING = 64 << 10;
+
+    final int id;
+    final Host host;
+    final int pid;
+    final String program;
+    private final Context ctx;
+    private final ProcessMemory memory;
+    private final Map<Integer, Object> objects = new HashMap<>();
+    private final Map<Integer, long[]> mrWindows = new HashMap<>();
+    private final Map<Integer, int[]> qpCaps = new HashMap<>();
+    private final Map<Integer, int[]> srqCaps = new HashMap<>();
+    private final Map<Integer, CompletionChannel> channels = new HashMap<>();
+    private final Map<CompletionQueue, Long> cookies = new HashMap<>();
+    private int nextHandle = 1;
+    private long staging = -1;
+    /** What the program waits for (a poll that found nothing, a completion event), or null. */
+    private Wait wait;
+    long requests;
+
+    /** A request left open until the simulation gives it something. */
+    record Wait(Wire.Op op, CompletionQueue cq, int max, CompletionChannel channel) {}
+
+    Session(int id, Host host, int pid, String program) throws IOException {
+        this.id = id;
+        this.host = host;
+        this.pid = pid;
+        this.program = program;
+        this.memory = new ProcessMemory(pid);
+        this.ctx = new nicsim.verbs.Device(host).open();
+    }
+
+    Wait waiting() { return wait; }
+
+    /** Runs one request; null when the program now waits (the reply comes from {@link #answerWait}). */
+    Wire.Out handle(Wire.Op op, Wire.In in) {
+        requests++;
+        return switch (op) {
+            case HELLO -> throw new Wire.Malformed("HELLO twice");
+            case QUERY_DEVICE -> queryDevice();
+            case QUERY_PORT -> queryPort(in.u32("port"));
+            case ALLOC_PD -> new Wire.Out().u32(add(ctx.allocPd()));
+            case DEALLOC_PD -> destroy(in, ProtectionDomain.class);
+            case REG_MR -> regMr(in);
+            case DEREG_MR -> deregMr(in.u32("mr"));
+            case CREATE_CQ -> createCq(in);
+            case DESTROY_CQ -> destroyCq(in.u32("cq"));
+            case POLL_CQ -> pollCq(in);
+            case REQ_NOTIFY_CQ -> {
+                CompletionQueue cq = get(in.u32("cq"), CompletionQueue.class);
+                cq.reqNotify(in.u32("solicited") != 0);
+                yield new Wire.Out();
+            }
+            case CREATE_QP -> createQp(in);
+            case MODIFY_QP -> modifyQp(in);
+            case QUERY_QP -> queryQp(in);
+            case DESTROY_QP -> destroy(in, QueuePair.class);
+            case POST_SEND -> postSend(in);
+            case POST_RECV -> postRecv(in, false);
+            case CREATE_AH -> createAh(in);
+            case DESTROY_AH -> destroy(in, AddressHandle.class);
+            case CREATE_SRQ -> createSrq(in);
+            case MODIFY_SRQ -> modifySrq(in);
+            case QUERY_SRQ -> {
+                int h = in.u32("srq");
+                SharedReceiveQueue srq = get(h, SharedReceiveQueue.class);
+                yield new Wire.Out().u32(srqCaps.get(h)[0]).u32(srqCaps.get(h)[1]).u32(srq.limit());
+            }
+            case DESTROY_SRQ -> destroy(in, SharedReceiveQueue.class);
+            case POST_SRQ_RECV -> postRecv(in, true);
+            case GET_CQ_EVENT -> getCqEvent(in.u32("channel"));
+        };
+    }
+
+    // ---- objects by handle ----
+
+    private int add(Object o) {
+        int h = nextHandle++;
+        objects.put(h, o);
+        return h;
+    }
+
+    private <T> T get(int handle, Class<T> type) {
+        Object o = objects.get(handle);
+        if (!type.isInstance(o))
+            throw new VerbsException(Errno.EINVAL, String.format("%s handle %d is not one of this program's", type.getSimpleName(), handle));
+        return type.cast(o);
+    }
+
+    private <T extends AutoCloseable> T getOrNull(int handle, Class<T> type) { return handle == Wire.NONE ? null : get(handle, type); }
+
+    private Wire.Out destroy(Wire.In in, Class<? extends nicsim.verbs.VerbsObject> type) {
+        int h = in.u32("handle");
+        get(h, type).close();
+        objects.remove(h);
+        qpCaps.remove(h);
+        srqCaps.remove(h);
+        return new Wire.Out();
+    }
+
+    // ---- device ----
+
+    private Wire.Out queryDevice() {
+        DeviceAttr a = ctx.queryDevice();
+        long guid = nodeGuid(host.index);
+        return new Wire.Out().u64(guid).u64(guid).u64(a.maxMrSize()).u64(host.memory.pageSize())
+                .u32(a.vendorId()).u32(a.vendorPartId()).u32(0).u32(a.maxQp()).u32(a.maxQpWr()).u32(a.maxSge()).u32(a.maxCq())
+                .u32(a.maxCqe()).u32(a.maxMr()).u32(a.maxPd()).u32(a.maxQpRdAtom()).u32(a.maxQpInitRdAtom())
+                .u32(a.maxQp()).u32(a.maxQpWr()).u32(a.maxSge()).u32(a.maxQp()).u32(1 /* IBV_ATOMIC_HCA */).u32(1)
+                .u32(0).string(a.fwVer());
+    }
+
+    /** The node GUID nicsim gives adapter {@code node} (an OUI of none of the real vendors'). */
+    static long nodeGuid(int node) { return 0x0002_1de5_0000_0000L | (node + 1); }
+
+    private Wire.Out queryPort(int port) {
+        PortAttr p = ctx.queryPort(port);
+        return new Wire.Out().u32(p.state().value()).u32(p.maxMtu().value()).u32(p.activeMtu().value()).u32(1 /* gids */)
+                .u32(0 /* port_cap_flags */).u32(p.maxMsgSz()).u32(p.lid()).u32(1)
+                .u32(0).u32(1).u32(0).u32(2 /* 4X */).u32(32 /* EDR */).u32(5 /* LinkUp */).u32(1 /* InfiniBand */).u32(1);
+    }
+
+    // ---- memory regions ----
+
+    /** Attaches the program's pages under {@code [addr, addr + length)} to host memory and registers them. */
+    private Wire.Out regMr(Wire.In in) {
+        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+        long addr = in.u64("addr"), length = in.u64("length"), iova = in.u64("iova");
+        int access = in.u32("access");
+        if (iova != addr) throw new VerbsException(Errno.EOPNOTSUPP, String.format("reg_mr iova 0x%x other than the address 0x%x is not built yet", iova, addr));
+        if (length <= 0 || addr + length < addr) throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
+        int page = host.memory.pageSize();
+        long first = Math.floorDiv(addr, page) * page;
+        long bytes = ((addr + length - first) + page - 1) / page * page;
+        long pa = host.allocPhysical(bytes, page);
+        host.memory.attach(pa, bytes, memory.at(first));
+        MemoryRegion mr;
+        try {
+            mr = pd.regMrMapped(addr, length, access, va -> va >= first && va < first + bytes ? pa + (va - first) : -1);
+        } catch (RuntimeException e) {
+            host.memory.detach(pa);
+            throw e;
+        }
+        int h = add(mr);
+        mrWindows.put(h, new long[]{pa});
+        return new Wire.Out().u32(h).u32(mr.lkey()).u32(mr.rkey());
+    }
+
+    private Wire.Out deregMr(int h) {
+        get(h, MemoryRegion.class).close();
+        objects.remove(h);
+        host.memory.detach(mrWindows.remove(h)[0]);
+        return new Wire.Out();
+    }
+
+    // ---- completion queues and events ----
+
+    private Wire.Out createCq(Wire.In in) {
+        int cqe = in.u32("cqe");
+        long cookie = in.u64("cq");
+        int fd = in.u32("channel");
+        CompletionChannel ch = null;
+        if (fd != Wire.NONE) ch = channels.computeIfAbsent(fd, k -> ctx.createCompChannel());
+        CompletionQueue cq = ctx.createCq(cqe, ch);
+        cookies.put(cq, cookie);
+        return new Wire.Out().u32(add(cq)).u32(cq.cqe());
+    }
+
+    private Wire.Out destroyCq(int h) {
+        CompletionQueue cq = get(h, CompletionQueue.class);
+        cq.close();
+        objects.remove(h);
+        cookies.remove(cq);
+        return new Wire.Out();
+    }
+
+    private Wire.Out pollCq(Wire.In in) {
+        CompletionQueue cq = get(in.u32("cq"), CompletionQueue.class);
+        int max = in.u32("max");
+        if (max < 0) throw new VerbsException(Errno.EINVAL, "poll_cq num_entries " + max);
+        if (max > 0 && !cq.ready()) {
+            wait = new Wait(Wire.Op.POLL_CQ, cq, max, null);
+            return null;
+        }
+        return completions(cq, max);
+    }
+
+    private static Wire.Out completions(CompletionQueue cq, int max) {
+        List<WorkCompletion> wcs = cq.poll(max);
+        Wire.Out out = new Wire.Out().u32(wcs.size());
+        for (WorkCompletion w : wcs)
+            out.u64(w.wrId()).u32(w.status().value()).u32(w.opcode().value()).u32(w.vendorErr()).u32(w.byteLen()).u32(w.immData())
+                    .u32(w.qpNum()).u32(w.srcQp()).u32(w.wcFlags()).u32(0).u32(w.slid()).u32(0).u32(0);
+        return out;
+    }
+
+    private Wire.Out getCqEvent(int fd) {
+        CompletionChannel ch = channels.get(fd);
+        if (ch == null) throw new VerbsException(Errno.EINVAL, "completion channel " + fd + " has no CQ of this program's");
+        if (!ch.hasEvent()) {
+            wait = new Wait(Wire.Op.GET_CQ_EVENT, null, 0, ch);
+            return null;
+        }
+        return new Wire.Out().u64(cookies.get(ch.getCqEvent().orElseThrow()));
+    }
+
+    /** Whether what the program waits for has come: a completion on the CQ it polls, or an event on its channel. */
+    boolean waitSatisfied() {
+        return wait != null && (wait.cq() != null ? wait.cq().ready() : wait.channel().hasEvent());
+    }
+
+    /**
+     * The reply to the open wait, which ends: the completions or the event, or, when {@code give
+     * up} (the simulation has nothing more to do for now), an empty poll so the program can look
+     * elsewhere. A wait for an event never gives up, as it would not in the kernel.
+     */
+    Wire.Out answerWait(boolean giveUp) {
+        Wait w = wait;
+        if (w == null) return null;
+        if (w.cq() != null && (w.cq().ready() || giveUp)) {
+            wait = null;
+            return completions(w.cq(), w.max());
+        }
+        if (w.channel() != null && w.channel().hasEvent()) {
+            wait = null;
+            return new Wire.Out().u64(cookies.get(w.channel().getCqEvent().orElseThrow()));
+        }
+        return null;
+    }
+
+    // ---- queue pairs ----
+
+    private Wire.Out createQp(Wire.In in) {
+        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+        QpType type = QpType.of(in.u32("qp_type"));
+        CompletionQueue scq = get(in.u32("send_cq"), CompletionQueue.class), rcq = get(in.u32("recv_cq"), CompletionQueue.class);
+        SharedReceiveQueue srq = getOrNull(in.u32("srq"), SharedReceiveQueue.class);
+        int sendWr = in.u32("max_send_wr"), recvWr = in.u32("max_recv_wr"), sendSge = in.u32("max_send_sge"), recvSge = in.u32("max_recv_sge");
+        int inline = in.u32("max_inline_data");
+        boolean sigAll = in.u32("sq_sig_all") != 0;
+        QueuePair qp = pd.createQp(new QpInitAttr().qpType(type).sendCq(scq).recvCq(rcq).srq(srq).maxSendWr(Math.max(1, sendWr))
+                .maxRecvWr(srq != null ? 1 : Math.max(1, recvWr)).maxSendSge(Math.max(1, sendSge)).maxRecvSge(Math.max(1, recvSge))
+                .maxInlineData(inline).sqSigAll(sigAll));
+        int h = add(qp);
+        int[] caps = {qp.maxSendWr(), srq != null ? 0 : qp.maxRecvWr(), Math.max(1, sendSge), Math.max(1, recvSge), qp.maxInlineData(), sigAll ? 1 : 0};
+        qpCaps.put(h, caps);
+        return new Wire.Out().u32(h).u32(qp.qpNum()).u32(caps[0]).u32(caps[1]).u32(caps[2]).u32(caps[3]).u32(caps[4]);
+    }
+
+    private Wire.Out modifyQp(Wire.In in) {
+        QueuePair qp = get(in.u32("qp"), QueuePair.class);
+        int mask = in.u32("attr_mask");
+        QpAttr a = new QpAttr().qpState(QpState.of(in.u32("qp_state"))).curQpState(QpState.of(in.u32("cur_qp_state")));
+        int mtu = in.u32("path_mtu");
+        if ((mask & QpAttrMask.PATH_MTU) != 0) a.pathMtu(Mtu.of(mtu));
+        a.qkey(in.u32("qkey")).rqPsn(in.u32("rq_psn")).sqPsn(in.u32("sq_psn")).destQpNum(in.u32("dest_qp_num"))
+                .qpAccessFlags(in.u32("qp_access_flags")).pkeyIndex(in.u32("pkey_index")).portNum(in.u32("port_num"))
+                .maxRdAtomic(in.u32("max_rd_atomic")).maxDestRdAtomic(in.u32("max_dest_rd_atomic")).minRnrTimer(in.u32("min_rnr_timer"))
+                .timeout(in.u32("timeout")).retryCnt(in.u32("retry_cnt")).rnrRetry(in.u32("rnr_retry"));
+        a.enSqdAsyncNotify(in.u32("sq_draining") != 0);
+        a.ahAttr(new AhAttr().dlid(in.u32("ah dlid")).sl(in.u32("ah sl")).srcPathBits(in.u32("ah src_path_bits")));
+        in.u32("ah static_rate");
+        in.u32("ah is_global"); // the fabric routes by LID; a GRH changes nothing here
+        int ahPort = in.u32("ah port_num");
+        a.ahAttr().portNum(ahPort == 0 ? 1 : ahPort);
+        qp.modify(a, mask);
+        return new Wire.Out();
+    }
+
+    private Wire.Out queryQp(Wire.In in) {
+        int h = in.u32("qp");
+        QueuePair qp = get(h, QueuePair.class);
+        in.u32("attr_mask");
+        QpAttr a = qp.query();
+        int[] caps = qpCaps.get(h);
+        return new Wire.Out().u32(a.qpState().value()).u32(a.curQpState().value()).u32(a.pathMtu().value()).u32(a.qkey()).u32(a.rqPsn())
+                .u32(a.sqPsn()).u32(a.destQpNum()).u32(a.qpAccessFlags()).u32(a.pkeyIndex()).u32(a.portNum()).u32(a.maxRdAtomic())
+                .u32(a.maxDestRdAtomic()).u32(a.minRnrTimer()).u32(a.timeout()).u32(a.retryCnt()).u32(a.rnrRetry())
+                .u32(a.sqDraining() ? 1 : 0).u32(a.ahAttr().dlid()).u32(a.ahAttr().sl()).u32(a.ahAttr().srcPathBits()).u32(0)
+                .u32(a.ahAttr().isGlobal() ? 1 : 0).u32(a.ahAttr().portNum())
+                .u32(caps[0]).u32(caps[1]).u32(caps[2]).u32(caps[3]).u32(caps[4]).u32(caps[5]);
+    }
+
+    private static List<Sge> sges(Wire.In in) {
+        int n = in.count("num_sge", 16);
+        List<Sge> l = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) l.add(new Sge(in.u64("sge addr"), in.u32("sge length"), in.u32("sge lkey")));
+        return l;
+    }
+
+    private Wire.Out postSend(Wire.In in) {
+        QueuePair qp = get(in.u32("qp"), QueuePair.class);
+        int n = in.count("work requests", 64);
+        SendWr[] wrs = new SendWr[n];
+        int stagedAt = 0;
+        for (int i = 0; i < n; i++) {
+            SendWr w = new SendWr().wrId(in.u64("wr_id")).opcode(WrOpcode.of(in.u32("opcode")));
+            int flags = in.u32("send_flags");
+            w.sendFlags(flags).immData(in.u32("imm_data")).remoteAddr(in.u64("remote_addr")).rkey(in.u32("rkey"))
+                    .compareAdd(in.u64("compare_add")).swap(in.u64("swap"));
+            int ah = in.u32("ah");
+            if (ah != Wire.NONE) w.ah(get(ah, AddressHandle.class));
+            w.remoteQpn(in.u32("remote_qpn")).remoteQkey(in.u32("remote_qkey")).invalidateRkey(in.u32("invalidate_rkey"));
+            List<Sge> sg = sges(in);
+            if ((flags & SendFlags.INLINE) != 0) {
+                // the program's bytes as they were when it posted: staged in host memory for the WQE
+                int len = 0;
+                for (Sge s : sg) len += s.length();
+                byte[] data = in.bytes(len, "inline data");
+                if (stagedAt + len > STAGING) throw new VerbsException(Errno.ENOMEM, "inline data of one post past " + STAGING + " bytes", i);
+                if (staging < 0) staging = host.allocPhysical(STAGING, host.memory.pageSize());
+                host.memory.write(staging + stagedAt, data);
+                sg = len == 0 ? List.of() : List.of(new Sge(host.va(staging + stagedAt), len, 0));
+                stagedAt += len;
+            }
+            wrs[i] = w.sgList(sg);
+        }
+        return posted(() -> qp.postSend(wrs));
+    }
+
+    private Wire.Out postRecv(Wire.In in, boolean shared) {
+        int h = in.u32(shared ? "srq" : "qp");
+        Object target = shared ? get(h, SharedReceiveQueue.class) : get(h, QueuePair.class);
+        int n = in.count("work requests", 12);
+        RecvWr[] wrs = new RecvWr[n];
+        for (int i = 0; i < n; i++) wrs[i] = new RecvWr().wrId(in.u64("wr_id")).sgList(sges(in));
+        return posted(() -> {
+            if (target instanceof SharedReceiveQueue s) s.postRecv(wrs); else ((QueuePair) target).postRecv(wrs);
+        });
+    }
+
+    /** A post's reply: nothing, or (status and) the index of the first request refused. */
+    private static Wire.Out posted(Runnable post) {
+        try {
+            post.run();
+            return new Wire.Out();
+        } catch (VerbsException e) {
+            throw new Refused(e, Math.max(0, e.badWrIndex()));
+        }
+    }
+
+    /** A refused post: its errno, and the first request not posted. */
+    static final class Refused extends RuntimeException {
+        final int errno, badIndex;
+
+        Refused(VerbsException e, int badIndex) {
+            super(e.getMessage());
+            this.errno = e.errno();
+            this.badIndex = badIndex;
+        }
+    }
+
+    // ---- address handles and SRQs ----
+
+    private Wire.Out createAh(Wire.In in) {
+        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+        AhAttr a = new AhAttr().dlid(in.u32("dlid")).sl(in.u32("sl"));
+        int port = in.u32("port_num");
+        a.portNum(port == 0 ? 1 : port).isGlobal(in.u32("is_global") != 0);
+        return new Wire.Out().u32(add(pd.createAh(a)));
+    }
+
+    private Wire.Out createSrq(Wire.In in) {
+        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+        int maxWr = in.u32("max_wr"), maxSge = in.u32("max_sge"), limit = in.u32("srq_limit");
+        SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(Math.max(1, maxSge)).srqLimit(limit));
+        int h = add(srq);
+        srqCaps.put(h, new int[]{maxWr, Math.max(1, maxSge)});
+        return new Wire.Out().u32(h).u32(maxWr).u32(Math.max(1, maxSge));
+    }
+
+    private Wire.Out modifySrq(Wire.In in) {
+        SharedReceiveQueue srq = get(in.u32("srq"), SharedReceiveQueue.class);
+        int mask = in.u32("srq_attr_mask");
+        srq.modify(new SrqAttr().maxWr(in.u32("max_wr")).srqLimit(in.u32("srq_limit")), mask);
+        return new Wire.Out();
+    }
+
+    /** Releases everything the program left behind (it exited, or was killed): QPs first, then the rest, then its memory. */
+    @Override public void close() {
+        wait = null;
+        ctx.close();
+        for (long[] w : mrWindows.values()) host.memory.detach(w[0]);
+        mrWindows.clear();
+        objects.clear();
+        memory.close();
+    }
+
+    /** DMA accesses to this program's memory that the kernel refused, and the first one. */
+    String memoryFailures() { return memory.failures() == 0 ? null : memory.failures() + " (first: " + memory.firstFailure() + ")"; }
+}

@@ -1,0 +1,60 @@
+package nicsim.cosim.serve;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import nicsim.driver.Host;
+
+/**
+ * The sysfs tree through which libibverbs finds a node's simulated adapter (it reads SYSFS_PATH
+ * when the kernel has no RDMA netlink): class/infiniband_verbs/uverbs0 names the device
+ * {@code nicsim<node>} and its character device, class/infiniband/nicsim&lt;node&gt; its node type,
+ * GUID and port 1 (state, LID, GID, P_Key), agreeing with what the adapter reports through verbs.
+ * The character device is 1:3, /dev/null's: libibverbs opens it and checks its number, and the
+ * provider never uses it.
+ */
+final class Sysfs {
+    private Sysfs() {}
+
+    /** The device name node {@code node}'s adapter has. */
+    static String deviceName(int node) { return "nicsim" + node; }
+
+    /** Writes node {@code host}'s tree under {@code root} (replacing one there). */
+    static void write(Path root, Host host) throws IOException {
+        if (Files.exists(root)) try (var w = Files.walk(root)) {
+            for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+        }
+        String dev = deviceName(host.index);
+        Path verbs = root.resolve("class/infiniband_verbs");
+        file(verbs.resolve("abi_version"), "6");
+        file(verbs.resolve("uverbs0/ibdev"), dev);
+        file(verbs.resolve("uverbs0/dev"), "1:3");
+        file(verbs.resolve("uverbs0/abi_version"), "1");
+        Path ib = root.resolve("class/infiniband").resolve(dev);
+        long guid = Session.nodeGuid(host.index);
+        file(ib.resolve("node_type"), "1: CA");
+        file(ib.resolve("node_guid"), guidText(guid));
+        file(ib.resolve("sys_image_guid"), guidText(guid));
+        file(ib.resolve("board_id"), "NICSIM-" + host.profile.name());
+        int lid = host.adapter.firmware().lid();
+        Path port = ib.resolve("ports/1");
+        file(port.resolve("lid"), String.format("0x%x", lid));
+        file(port.resolve("sm_lid"), "0x1");
+        file(port.resolve("lid_mask_count"), "0");
+        file(port.resolve("state"), "4: ACTIVE");
+        file(port.resolve("phys_state"), "5: LinkUp");
+        file(port.resolve("link_layer"), "InfiniBand");
+        file(port.resolve("gids/0"), String.format("fe80:0000:0000:0000:0000:0000:0000:%04x", lid & 0xff));
+        file(port.resolve("gid_attrs/types/0"), "IB/RoCE v1");
+        file(port.resolve("pkeys/0"), "0xffff");
+    }
+
+    private static String guidText(long g) {
+        return String.format("%04x:%04x:%04x:%04x", (g >>> 48) & 0xffff, (g >>> 32) & 0xffff, (g >>> 16) & 0xffff, g & 0xffff);
+    }
+
+    private static void file(Path p, String text) throws IOException {
+        Files.createDirectories(p.getParent());
+        Files.writeString(p, text + "\n");
+    }
+}

@@ -1,0 +1,131 @@
+package nicsim.cosim.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Debian's unmodified ibverbs-utils binaries on simulated adapters: each runs through {@link
+ * Attach} against a {@link Server} on a thread of this JVM, finds its node's device through
+ * libibverbs, and its RDMA traffic crosses the simulated fabric.
+ */
+class AttachTest {
+    private World world;
+    private Server server;
+    private Thread loop;
+    private volatile boolean stop;
+    private final ByteArrayOutputStream log = new ByteArrayOutputStream();
+    private Path socket;
+
+    @BeforeEach
+    void serve() throws Exception {
+        socket = Files.createTempDirectory("nicsim-attach").resolve("serve.sock");
+        world = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
+        server = new Server(world, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(log, true));
+        loop = new Thread(() -> server.run(() -> stop), "serve");
+        loop.start();
+    }
+
+    @AfterEach
+    void stopServing() throws Exception {
+        stop = true;
+        loop.join(10_000);
+        server.close();
+    }
+
+    /** A started program: its process, and its output as it comes. */
+    private record Run(Process process, ByteArrayOutputStream out) {
+        String output() { return out.toString(StandardCharsets.UTF_8); }
+
+        int await() throws Exception {
+            assertTrue(process.waitFor(120, TimeUnit.SECONDS), "still running after 2 minutes:\n" + output());
+            return process.exitValue();
+        }
+    }
+
+    private Run start(int node, String... program) throws Exception {
+        Process p = new ProcessBuilder(Attach.command(socket, node, List.of(program))).redirectErrorStream(true).start();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Thread t = new Thread(() -> { try { p.getInputStream().transferTo(out); } catch (Exception ignored) { } });
+        t.setDaemon(true);
+        t.start();
+        return new Run(p, out);
+    }
+
+    private String serverLog() { return log.toString(StandardCharsets.UTF_8); }
+
+    @Test
+    void ibvDevicesAndDevinfoSeeTheNodesAdapter() throws Exception {
+        Run devices = start(1, "ibv_devices");
+        assertEquals(0, devices.await(), devices.output());
+        assertTrue(devices.output().contains("nicsim1"), devices.output());
+        Run info = start(1, "ibv_devinfo", "-v");
+        assertEquals(0, info.await(), info.output() + serverLog());
+        String o = info.output();
+        int lid = world.host(1).adapter.firmware().lid();
+        assertTrue(o.contains("hca_id:\tnicsim1"), o);
+        assertTrue(o.contains("PORT_ACTIVE (4)") && o.contains("port_lid:\t\t" + lid), o);
+        assertTrue(o.contains("vendor_id:\t\t\t0x1de5"), "neither Mellanox's nor EFA's: " + o);
+        assertTrue(o.contains("max_msg_sz:\t\t0x40000000"), "fw.max.msg.size of the profile: " + o);
+        assertTrue(o.contains(String.format("GID[  0]:\t\tfe80:0000:0000:0000:0000:0000:0000:%04x", lid)), o);
+    }
+
+    @Test
+    void ibvRcPingpongRunsBetweenTwoNodesAcrossTheFabric() throws Exception {
+        long packetsBefore = world.sim.counters().get("Fabric.packets");
+        Run srv = start(1, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(port()));
+        Thread.sleep(500); // the server listens on TCP before the client connects, as when a user starts them by hand
+        Run cli = start(0, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(port()), "localhost");
+        assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
+        assertEquals(0, srv.await(), srv.output() + serverLog());
+        for (Run r : List.of(srv, cli)) {
+            assertTrue(r.output().contains("1638400 bytes in"), r.output()); // 4096 B x 200, each way
+            assertTrue(r.output().contains("200 iters in"), r.output());
+        }
+        // each side sends 200 messages of 4 KiB in packets of the pingpong's default MTU, 1 KiB, each message ACKed once
+        assertEquals(2 * 200 * (4 + 1), world.sim.counters().get("Fabric.packets") - packetsBefore);
+        assertTrue(serverLog().contains("ibv_rc_pingpong (pid ") && serverLog().contains("exited after"), serverLog());
+        assertEquals(0, server.attached(), "both programs released");
+    }
+
+    @Test
+    void completionEventsReachIbvGetCqEvent() throws Exception {
+        Run srv = start(1, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(port() + 1));
+        Thread.sleep(500);
+        Run cli = start(0, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(port() + 1), "localhost");
+        assertEquals(0, cli.await(), cli.output() + "\n--- serve:\n" + serverLog());
+        assertEquals(0, srv.await(), srv.output());
+        assertTrue(cli.output().contains("50 iters in") && srv.output().contains("50 iters in"), cli.output() + srv.output());
+    }
+
+    @Test
+    void perftestWriteBandwidthPrintsItsTable() throws Exception {
+        long bytesBefore = world.sim.counters().get("Firmware.dma_write_bytes");
+        Run srv = start(1, "ib_write_bw", "-n", "100", "-p", Integer.toString(port() + 2));
+        Thread.sleep(500);
+        Run cli = start(0, "ib_write_bw", "-n", "100", "-p", Integer.toString(port() + 2), "localhost");
+        assertEquals(0, cli.await(), cli.output() + "\n--- serve:\n" + serverLog());
+        assertEquals(0, srv.await(), srv.output());
+        for (Run r : List.of(srv, cli)) {
+            assertTrue(r.output().contains("RDMA_Write BW Test"), r.output());
+            assertTrue(r.output().matches("(?s).*\\n 65536\\s+100\\s+.*"), "the result row: " + r.output());
+        }
+        // perftest's default: 100 WRITEs of 64 KiB into the server's buffer, by DMA into its process memory
+        assertTrue(world.sim.counters().get("Firmware.dma_write_bytes") - bytesBefore >= 100 * 65536L);
+    }
+
+    /** A TCP port for the pingpong's own exchange, one per test JVM. */
+    private static int port() { return 18515 + (int) (ProcessHandle.current().pid() % 1000); }
+}
