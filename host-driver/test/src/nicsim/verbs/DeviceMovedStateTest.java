@@ -30,12 +30,7 @@ class DeviceMovedStateTest {
     void aQpFatalAfterCqOverflowShowsBeforeTheProgramPollsTheEvent() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192);
         CompletionQueue small = p.a.ctx.createCq(1);
-        QueuePair qp = p.a.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(small).recvCq(p.a.cq).maxSendWr(16).maxRecvWr(4));
-        Connect.up(qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_1024, 100);
-        Connect.up(p.b.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.a.ctx, qp, 100), Mtu.MTU_1024, 200);
-        for (int i = 0; i < 4; i++)
-            qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
-                    .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
+        QueuePair qp = p.overflowSendCq(small);
         p.world.runUntil(() -> qp.state() == QpState.ERR, 1_000_000_000L);
         List<EventType> types = new ArrayList<>();
         for (var e = p.a.ctx.pollAsyncEvent(); e.isPresent(); e = p.a.ctx.pollAsyncEvent()) types.add(e.get().type());

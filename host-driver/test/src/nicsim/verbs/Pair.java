@@ -66,4 +66,18 @@ final class Pair {
         world.runUntil(() -> { got.addAll(cq.poll(n - got.size())); return got.size() >= n; }, 1_000_000_000_000L);
         return got;
     }
+
+    /**
+     * A second RC QP on A whose send CQ is {@code small}, connected to B's QP, with four signaled
+     * WRITEs posted: more completions than {@code small} holds when it is never polled.
+     */
+    QueuePair overflowSendCq(CompletionQueue small) {
+        QueuePair qp = a.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(small).recvCq(a.cq).maxSendWr(16).maxRecvWr(4));
+        Connect.up(qp, Connect.ALL_REMOTE, Connect.Dest.of(b.ctx, b.qp, 200), Mtu.MTU_1024, 100);
+        Connect.up(b.qp, Connect.ALL_REMOTE, Connect.Dest.of(a.ctx, qp, 100), Mtu.MTU_1024, 200);
+        for (int i = 0; i < 4; i++)
+            qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .sgList(new Sge(a.buf.addr(), 64, a.mr.lkey())).remoteAddr(b.buf.addr()).rkey(b.mr.rkey()));
+        return qp;
+    }
 }
