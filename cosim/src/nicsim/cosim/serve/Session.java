@@ -427,11 +427,14 @@ final class Session implements AutoCloseable {
     /** Releases everything the program left behind (it exited, or was killed): QPs first, then the rest, then its memory. */
     @Override public void close() {
         wait = null;
-        ctx.close();
-        for (long[] w : mrWindows.values()) host.memory.detach(w[0]);
-        mrWindows.clear();
-        objects.clear();
-        memory.close();
+        try {
+            ctx.close();
+        } finally { // the program's pages leave host memory even if the adapter refused a destroy
+            for (long[] w : mrWindows.values()) host.memory.detach(w[0]);
+            mrWindows.clear();
+            objects.clear();
+            memory.close();
+        }
     }
 
     /** DMA accesses to this program's memory that the kernel refused, and the first one. */
