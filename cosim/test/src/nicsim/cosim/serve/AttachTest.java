@@ -126,6 +126,27 @@ class AttachTest {
         assertTrue(world.sim.counters().get("Firmware.dma_write_bytes") - bytesBefore >= 100 * 65536L);
     }
 
+    @Test
+    void killingAProgramMidRunLeavesTheSimulatorServingTheNext() throws Exception {
+        Run srv = start(1, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(port() + 3));
+        Thread.sleep(500);
+        Run cli = start(0, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(port() + 3), "localhost");
+        long t0 = System.nanoTime();
+        while (world.sim.counters().get("Fabric.packets") < 1000 && System.nanoTime() - t0 < 60_000_000_000L) Thread.sleep(50);
+        assertTrue(world.sim.counters().get("Fabric.packets") >= 1000, "the pair got going: " + serverLog());
+        cli.process().destroyForcibly().waitFor();
+        srv.process().destroyForcibly().waitFor(); // its peer gone, it would wait forever
+        t0 = System.nanoTime();
+        while (server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(50);
+        assertEquals(0, server.attached(), "both programs' objects released: " + serverLog());
+        // a fresh pair on the same nodes
+        Run srv2 = start(1, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(port() + 4));
+        Thread.sleep(500);
+        Run cli2 = start(0, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(port() + 4), "localhost");
+        assertEquals(0, cli2.await(), cli2.output() + "\n--- serve:\n" + serverLog());
+        assertEquals(0, srv2.await(), srv2.output());
+    }
+
     /** A TCP port for the pingpong's own exchange, one per test JVM. */
     private static int port() { return 18515 + (int) (ProcessHandle.current().pid() % 1000); }
 }

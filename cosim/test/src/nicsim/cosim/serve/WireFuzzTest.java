@@ -1,0 +1,144 @@
+package nicsim.cosim.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
+import nicsim.verbs.Errno;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Garbage on the simulator's socket, and verbs with bad arguments, from a client that speaks the
+ * protocol by hand: each gets a clear error (an errno, or EPROTO and the connection closed), and the
+ * simulator goes on serving everyone else.
+ */
+class WireFuzzTest {
+    private World world;
+    private Server server;
+    private Thread loop;
+    private volatile boolean stop;
+    private final ByteArrayOutputStream log = new ByteArrayOutputStream();
+    private Path socket;
+
+    @BeforeEach
+    void serve() throws Exception {
+        socket = Files.createTempDirectory("nicsim-fuzz").resolve("serve.sock");
+        world = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
+        server = new Server(world, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(log, true));
+        loop = new Thread(() -> server.run(() -> stop), "serve");
+        loop.start();
+    }
+
+    @AfterEach
+    void stopServing() throws Exception {
+        stop = true;
+        loop.join(10_000);
+        assertFalse(loop.isAlive(), "the simulator's loop ended");
+        server.close();
+    }
+
+    /** A client of the protocol: requests in, status and reply body out. */
+    private final class Client implements AutoCloseable {
+        final SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(socket));
+
+        Client() throws Exception {}
+
+        /** Sends {@code op} with {@code body}; returns {status, body...} or null if the simulator closed the connection. */
+        ByteBuffer call(int op, ByteBuffer body) throws Exception {
+            ByteBuffer req = ByteBuffer.allocate(8 + body.remaining()).order(ByteOrder.LITTLE_ENDIAN);
+            req.putInt(4 + body.remaining()).putInt(op).put(body).flip();
+            while (req.hasRemaining()) ch.write(req);
+            return reply();
+        }
+
+        ByteBuffer reply() throws Exception {
+            ByteBuffer head = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
+            while (head.hasRemaining()) if (ch.read(head) < 0) return null;
+            ByteBuffer r = ByteBuffer.allocate(head.getInt(0)).order(ByteOrder.LITTLE_ENDIAN);
+            while (r.hasRemaining()) if (ch.read(r) < 0) return null;
+            return r.flip();
+        }
+
+        int hello(int node) throws Exception {
+            byte[] name = "fuzz".getBytes(StandardCharsets.UTF_8);
+            ByteBuffer b = le(16 + name.length).putInt(Wire.VERSION).putInt(node).putInt((int) ProcessHandle.current().pid()).putInt(name.length).put(name);
+            return call(Wire.Op.HELLO.code(), b.flip()).getInt(0);
+        }
+
+        @Override public void close() throws Exception { ch.close(); }
+    }
+
+    private static ByteBuffer le(int n) { return ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN); }
+
+    private static ByteBuffer ints(int... v) {
+        ByteBuffer b = le(4 * v.length);
+        for (int x : v) b.putInt(x);
+        return b.flip();
+    }
+
+    @Test
+    void badVerbsGetTheirErrnoAndChangeNothing() throws Exception {
+        try (Client c = new Client()) {
+            assertEquals(0, c.hello(0));
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.DEALLOC_PD.code(), ints(77)).getInt(0), "a handle that is not this program's");
+            ByteBuffer pd = c.call(Wire.Op.ALLOC_PD.code(), ints());
+            assertEquals(0, pd.getInt(0));
+            int pdh = pd.getInt(4);
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), ints(pdh, 2, 99, 99, -1, 16, 16, 1, 1, 0, 0)).getInt(0), "no such CQs");
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.POLL_CQ.code(), ints(pdh, 4)).getInt(0), "a PD is not a CQ");
+            ByteBuffer mr = le(32).putInt(pdh).putLong(0x1000).putLong(0).putLong(0x1000).putInt(0);
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.REG_MR.code(), mr.flip()).getInt(0), "an empty MR");
+            assertEquals(0, c.call(Wire.Op.DEALLOC_PD.code(), ints(pdh)).getInt(0));
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.DEALLOC_PD.code(), ints(pdh)).getInt(0), "destroyed already");
+        }
+        try (Client c = new Client()) {
+            assertEquals(Errno.ENODEV, c.hello(7), "a node the cluster lacks");
+        }
+    }
+
+    @Test
+    void garbageClosesOnlyItsOwnConnection() throws Exception {
+        Random r = new Random(3);
+        for (int round = 0; round < 40; round++) {
+            try (Client c = new Client()) {
+                if (round % 2 == 0) assertEquals(0, c.hello(round % 2));
+                ByteBuffer reply;
+                switch (round % 4) {
+                    case 0 -> reply = c.call(200 + r.nextInt(1000), ints(r.nextInt())); // an op that does not exist
+                    case 1 -> reply = c.call(Wire.Op.QUERY_DEVICE.code(), ints()); // a verb before HELLO
+                    case 2 -> { // a verb cut short (one that has fields)
+                        Wire.Op op;
+                        do op = Wire.Op.values()[r.nextInt(Wire.Op.values().length)];
+                        while (op == Wire.Op.ALLOC_PD || op == Wire.Op.QUERY_DEVICE);
+                        reply = c.call(op.code(), le(r.nextInt(3)).flip());
+                    }
+                    default -> { // a length no message has
+                        ByteBuffer bad = le(8).putInt(-5).putInt(Wire.Op.ALLOC_PD.code()).flip();
+                        while (bad.hasRemaining()) c.ch.write(bad);
+                        reply = c.reply();
+                    }
+                }
+                if (reply != null) assertNotEquals(0, reply.getInt(0), "round " + round + ": an error, not success");
+            }
+        }
+        // the simulator still serves: a well-behaved client
+        try (Client c = new Client()) {
+            assertEquals(0, c.hello(1));
+            assertEquals(0, c.call(Wire.Op.ALLOC_PD.code(), ints()).getInt(0));
+        }
+        assertTrue(log.toString().contains("broke the protocol"), log.toString());
+    }
+}
