@@ -305,6 +305,11 @@ public final class Server implements AutoCloseable {
         out.printf("  fabric: %d packets, %d bytes; adapters: %d packets out, %d in, %d retransmitted; DMA %d bytes read, %d written%n",
                 c.get("Fabric.packets"), c.get("Fabric.bytes"), c.get("Firmware.packets_out"), c.get("Firmware.packets_in"),
                 c.get("Firmware.retransmits"), c.get("Firmware.dma_read_bytes"), c.get("Firmware.dma_write_bytes"));
+        StringBuilder trouble = new StringBuilder();
+        for (var e : c.snapshot("Firmware.").entrySet())
+            if (e.getValue() > 0 && e.getKey().matches(".*(dropped|no_qp|naks|errors|flushed|mismatch|lost|overflows|gaps).*"))
+                trouble.append(' ').append(e.getKey().substring("Firmware.".length())).append('=').append(e.getValue());
+        if (trouble.length() > 0) out.println("  adapters also counted:" + trouble);
     }
 
     @Override public void close() {
