@@ -45,12 +45,15 @@ class AttachTest {
         server.close();
     }
 
-    /** A started program: its process, and its output as it comes. */
-    private record Run(Process process, ByteArrayOutputStream out) {
-        String output() { return out.toString(StandardCharsets.UTF_8); }
+    /** A started program: its process, and its output as it comes (all of it once {@link #await} returns). */
+    private record Run(Process process, ByteArrayOutputStream out, Thread reader) {
+        String output() {
+            synchronized (out) { return out.toString(StandardCharsets.UTF_8); }
+        }
 
         int await() throws Exception {
             assertTrue(process.waitFor(120, TimeUnit.SECONDS), "still running after 2 minutes:\n" + output());
+            reader.join(10_000);
             return process.exitValue();
         }
     }
@@ -58,10 +61,16 @@ class AttachTest {
     private Run start(int node, String... program) throws Exception {
         Process p = new ProcessBuilder(Attach.command(socket, node, List.of(program))).redirectErrorStream(true).start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        Thread t = new Thread(() -> { try { p.getInputStream().transferTo(out); } catch (Exception ignored) { } });
+        Thread t = new Thread(() -> {
+            byte[] b = new byte[4096];
+            try (var in = p.getInputStream()) {
+                for (int n; (n = in.read(b)) > 0; ) synchronized (out) { out.write(b, 0, n); }
+            } catch (Exception ignored) { // the program ended
+            }
+        });
         t.setDaemon(true);
         t.start();
-        return new Run(p, out);
+        return new Run(p, out, t);
     }
 
     private String serverLog() { return log.toString(StandardCharsets.UTF_8); }
@@ -86,7 +95,7 @@ class AttachTest {
     void ibvRcPingpongRunsBetweenTwoNodesAcrossTheFabric() throws Exception {
         long packetsBefore = world.sim.counters().get("Fabric.packets");
         Run srv = start(1, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(port()));
-        Thread.sleep(500); // the server listens on TCP before the client connects, as when a user starts them by hand
+        awaitListening(srv, port()); // the server listens on TCP before the client connects, as when a user starts them by hand
         Run cli = start(0, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(port()), "localhost");
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output() + serverLog());
@@ -103,7 +112,7 @@ class AttachTest {
     @Test
     void completionEventsReachIbvGetCqEvent() throws Exception {
         Run srv = start(1, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(port() + 1));
-        Thread.sleep(500);
+        awaitListening(srv, port() + 1);
         Run cli = start(0, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(port() + 1), "localhost");
         assertEquals(0, cli.await(), cli.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output());
@@ -114,7 +123,7 @@ class AttachTest {
     void perftestWriteBandwidthPrintsItsTable() throws Exception {
         long bytesBefore = world.sim.counters().get("Firmware.dma_write_bytes");
         Run srv = start(1, "ib_write_bw", "-n", "100", "-p", Integer.toString(port() + 2));
-        Thread.sleep(500);
+        awaitListening(srv, port() + 2);
         Run cli = start(0, "ib_write_bw", "-n", "100", "-p", Integer.toString(port() + 2), "localhost");
         assertEquals(0, cli.await(), cli.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output());
@@ -129,7 +138,7 @@ class AttachTest {
     @Test
     void killingAProgramMidRunLeavesTheSimulatorServingTheNext() throws Exception {
         Run srv = start(1, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(port() + 3));
-        Thread.sleep(500);
+        awaitListening(srv, port() + 3);
         Run cli = start(0, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(port() + 3), "localhost");
         long t0 = System.nanoTime();
         while (world.sim.counters().get("Fabric.packets") < 1000 && System.nanoTime() - t0 < 60_000_000_000L) Thread.sleep(50);
@@ -141,10 +150,42 @@ class AttachTest {
         assertEquals(0, server.attached(), "both programs' objects released: " + serverLog());
         // a fresh pair on the same nodes
         Run srv2 = start(1, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(port() + 4));
-        Thread.sleep(500);
+        awaitListening(srv2, port() + 4);
         Run cli2 = start(0, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(port() + 4), "localhost");
         assertEquals(0, cli2.await(), cli2.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv2.await(), srv2.output());
+    }
+
+    /** More of Debian's programs, with their defaults and a short run: each side exits 0 and prints its result. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+            "ibv_uc_pingpong -n 50 | 50 iters in", "ibv_ud_pingpong -n 50 | 50 iters in",
+            "ib_send_bw -n 100 | 65536      100", "ib_read_bw -n 100 | 65536      100", "ib_send_lat -n 100 | 2       100"})
+    void otherProgramsRunUnchanged(String command, String result) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of(command.split(" ")));
+        args.addAll(List.of("-p", Integer.toString(port() + 5)));
+        Run srv = start(1, args.toArray(String[]::new));
+        awaitListening(srv, port() + 5);
+        args.add("localhost");
+        Run cli = start(0, args.toArray(String[]::new));
+        assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
+        assertEquals(0, srv.await(), srv.output() + serverLog());
+        assertTrue(cli.output().contains(result), cli.output());
+        assertTrue(world.sim.counters().get("Fabric.packets") >= 100, "the traffic crossed the simulated fabric");
+    }
+
+    /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
+    private static void awaitListening(Run server, int port) throws Exception {
+        String hexPort = String.format(":%04X ", port);
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < 30_000_000_000L) {
+            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))
+                for (String line : Files.readAllLines(Path.of(table)))
+                    if (line.contains(hexPort) && line.trim().split("\\s+")[3].equals("0A")) return; // 0A: LISTEN
+            assertTrue(server.process().isAlive(), "the server program ended before listening:\n" + server.output());
+            Thread.sleep(20);
+        }
+        fail("nothing listens on TCP port " + port + ":\n" + server.output());
     }
 
     /** A TCP port for the pingpong's own exchange, one per test JVM. */
