@@ -28,7 +28,11 @@ final class RecvRing {
     private final java.util.ArrayDeque<Wqe> ready = new java.util.ArrayDeque<>();
     private boolean fetching;
     private long epoch;
-    private Consumer<Wqe> waiter;
+    /**
+     * Takers waiting for the read-ahead on its way, in the order they asked (several QPs take from
+     * one SRQ at once): each gets the next WQE in turn.
+     */
+    private final java.util.ArrayDeque<Consumer<Wqe>> waiters = new java.util.ArrayDeque<>();
 
     RecvRing(PciPort port, long ring, int size, int strideLog, long dbrec, int prefetch) {
         this.port = port;
@@ -46,7 +50,7 @@ final class RecvRing {
         head = producer = 0;
         ready.clear();
         fetching = false;
-        waiter = null;
+        waiters.clear();
         epoch++;
     }
 
@@ -59,11 +63,7 @@ final class RecvRing {
             if (e != epoch) return;
             fetching = false;
             ready.add(w);
-            if (waiter != null) {
-                Consumer<Wqe> t = waiter;
-                waiter = null;
-                t.accept(ready.poll());
-            }
+            serveWaiters();
             refill();
         });
         head = (head + 1) & 0xFFFF;
@@ -85,8 +85,8 @@ final class RecvRing {
             refill();
             return;
         }
-        if (fetching) { // the next one is on its way: it goes to this taker when it lands
-            waiter = done;
+        if (fetching) { // the next one is on its way: it goes to the first taker in line when it lands
+            waiters.add(done);
             return;
         }
         if (head == producer) {
@@ -102,6 +102,18 @@ final class RecvRing {
             done.accept(w);
             refill();
         });
+    }
+
+    /**
+     * Gives the WQEs read ahead to the takers in line, in order; those left over, with nothing more
+     * on its way, take again (a read of their own, or the producer counter read anew).
+     */
+    private void serveWaiters() {
+        while (!waiters.isEmpty() && !ready.isEmpty()) waiters.poll().accept(ready.poll());
+        if (waiters.isEmpty() || fetching) return;
+        List<Consumer<Wqe>> again = new ArrayList<>(waiters);
+        waiters.clear();
+        for (Consumer<Wqe> t : again) take(t);
     }
 
     private void read(int index, Consumer<Wqe> done) {

@@ -75,6 +75,23 @@ class SrqTest {
     }
 
     @Test
+    void sixteenQpsSendingAtOnceAllLandThroughOneSrq() {
+        // ibv_srq_pingpong's shape: every client QP sends at the same time, the SRQ's WQEs are taken concurrently
+        Setup s = new Setup(16, 64, 0);
+        s.post(32, 0);
+        for (int i = 0; i < 16; i++) s.send(s.client.get(i), i, (byte) i);
+        List<WorkCompletion> sent = s.await(s.ccq, 16);
+        for (WorkCompletion w : sent) assertEquals(WcStatus.SUCCESS, w.status(), w.toString());
+        List<WorkCompletion> r = s.await(s.scq, 16);
+        Set<Integer> qpsSeen = new HashSet<>();
+        for (WorkCompletion w : r) {
+            assertEquals(WcStatus.SUCCESS, w.status(), w.toString());
+            qpsSeen.add(w.qpNum());
+        }
+        assertEquals(16, qpsSeen.size());
+    }
+
+    @Test
     void theLimitFiresOnceAndAgainOnlyWhenRearmed() {
         Setup s = new Setup(1, 32, 4);
         s.post(6, 0);
