@@ -607,10 +607,17 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		put32(&m, w->opcode);
 		put32(&m, w->send_flags);
 		put32(&m, w->imm_data);
-		put64(&m, w->wr.rdma.remote_addr); /* rdma and atomic share their first two fields' places */
-		put32(&m, w->wr.rdma.rkey);
-		put64(&m, w->wr.atomic.compare_add);
-		put64(&m, w->wr.atomic.swap);
+		if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			put64(&m, w->wr.atomic.remote_addr); /* an atomic's rkey comes after its operands */
+			put32(&m, w->wr.atomic.rkey);
+			put64(&m, w->wr.atomic.compare_add);
+			put64(&m, w->wr.atomic.swap);
+		} else {
+			put64(&m, w->wr.rdma.remote_addr);
+			put32(&m, w->wr.rdma.rkey);
+			put64(&m, 0);
+			put64(&m, 0);
+		}
 		put32(&m, qp->qp_type == IBV_QPT_UD && w->wr.ud.ah ? ((struct nicsim_ah *)w->wr.ud.ah)->handle : NICSIM_NONE);
 		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qpn : 0);
 		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qkey : 0);

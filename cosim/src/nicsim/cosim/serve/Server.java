@@ -248,6 +248,8 @@ public final class Server implements AutoCloseable {
                 mem == null ? "" : "; DMA to its memory refused " + mem);
         ended.add(line);
         log.println("nicsim serve: " + line);
+        for (String e : s.errors) log.println("  error completion given to it: " + e);
+        if (s.errorCompletions > s.errors.size()) log.println("  and " + (s.errorCompletions - s.errors.size()) + " more error completions");
         advance(false);
     }
 
@@ -307,7 +309,7 @@ public final class Server implements AutoCloseable {
                 c.get("Firmware.retransmits"), c.get("Firmware.dma_read_bytes"), c.get("Firmware.dma_write_bytes"));
         StringBuilder trouble = new StringBuilder();
         for (var e : c.snapshot("Firmware.").entrySet())
-            if (e.getValue() > 0 && e.getKey().matches(".*(dropped|no_qp|naks|errors|flushed|mismatch|lost|overflows|gaps).*"))
+            if (e.getValue() > 0 && e.getKey().matches(".*(dropped|no_qp|naks|errors|flushed|mismatch|lost|overflows|gaps|duplicates|ignored).*"))
                 trouble.append(' ').append(e.getKey().substring("Firmware.".length())).append('=').append(e.getValue());
         if (trouble.length() > 0) out.println("  adapters also counted:" + trouble);
     }

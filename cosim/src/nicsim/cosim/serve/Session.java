@@ -233,12 +233,19 @@ final class Session implements AutoCloseable {
         return completions(cq, max);
     }
 
-    private static Wire.Out completions(CompletionQueue cq, int max) {
+    /** Error completions the program was given, with the model's reason (the first few, for the simulator's log). */
+    final List<String> errors = new ArrayList<>();
+    long errorCompletions;
+
+    private Wire.Out completions(CompletionQueue cq, int max) {
         List<WorkCompletion> wcs = cq.poll(max);
         Wire.Out out = new Wire.Out().u32(wcs.size());
-        for (WorkCompletion w : wcs)
+        for (WorkCompletion w : wcs) {
+            if (w.status() != nicsim.verbs.WcStatus.SUCCESS && w.status() != nicsim.verbs.WcStatus.WR_FLUSH_ERR && errorCompletions++ < 8)
+                errors.add(w.toString());
             out.u64(w.wrId()).u32(w.status().value()).u32(w.opcode().value()).u32(w.vendorErr()).u32(w.byteLen()).u32(w.immData())
                     .u32(w.qpNum()).u32(w.srcQp()).u32(w.wcFlags()).u32(0).u32(w.slid()).u32(0).u32(0);
+        }
         return out;
     }
 

@@ -159,8 +159,9 @@ class AttachTest {
     /** More of Debian's programs, with their defaults and a short run: each side exits 0 and prints its result. */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
-            "ibv_uc_pingpong -n 50 | 50 iters in", "ibv_ud_pingpong -n 50 | 50 iters in",
-            "ib_send_bw -n 100 | 65536      100", "ib_read_bw -n 100 | 65536      100", "ib_send_lat -n 100 | 2       100"})
+            "ibv_uc_pingpong -n 50 | 50 iters in", "ibv_ud_pingpong -n 50 | 50 iters in", "ibv_srq_pingpong -n 50 | 50 iters in",
+            "ib_send_bw -n 100 | 65536      100", "ib_read_bw -n 100 | 65536      100", "ib_send_lat -n 100 | 2       100",
+            "ib_atomic_bw -n 100 | 8          100"})
     void otherProgramsRunUnchanged(String command, String result) throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of(command.split(" ")));
         args.addAll(List.of("-p", Integer.toString(port() + 5)));
