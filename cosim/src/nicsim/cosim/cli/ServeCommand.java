@@ -51,9 +51,9 @@ final class ServeCommand implements Callable<Integer> {
             server.run(() -> stopped.getCount() == 0);
             server.close();
             server.summary(System.out);
+            return server.failure() == null ? 0 : 1;
         } finally {
             done.countDown();
         }
-        return 0;
     }
 }

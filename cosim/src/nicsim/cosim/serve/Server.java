@@ -162,13 +162,25 @@ public final class Server implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
-            if (r != null) {
-                serve(r);
-                continue;
+            try {
+                if (r != null) serve(r);
+                else advance(true);
+            } catch (RuntimeException e) { // the model itself broke: say so, and let every program go with EIO
+                failure = e;
+                log.println("nicsim serve: the simulation failed at " + world.now() + " ps: " + e);
+                for (Map.Entry<Connection, Session> s : List.copyOf(sessions.entrySet())) {
+                    if (s.getValue().waiting() != null) s.getKey().reply(new Wire.Out().u32(0).finish(Errno.EIO));
+                    s.getKey().close();
+                }
+                return;
             }
-            advance(true);
         }
     }
+
+    private RuntimeException failure;
+
+    /** Why the simulation stopped serving, or null if it did not fail. */
+    public RuntimeException failure() { return failure; }
 
     private boolean anyWaiting() {
         for (Session s : sessions.values()) if (s.waiting() != null) return true;
