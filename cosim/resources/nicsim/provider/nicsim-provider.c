@@ -45,6 +45,9 @@ struct nicsim_qp { struct verbs_qp vqp; uint32_t handle; };
 struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
 struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; };
 
+/* The first context this program opened: the simulated clock is read through it. */
+static struct nicsim_context *clock_ctx;
+
 static struct nicsim_context *ctx_of(struct ibv_context *c) {
 	return (struct nicsim_context *)((char *)c - offsetof(struct nicsim_context, vctx.context));
 }
@@ -699,10 +702,28 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 	return 0;
 }
 
+/* ---- the simulated clock (for libnicsim-time.so, attach --sim-time) ---- */
+
+/*
+ * The simulation's time in nanoseconds, or -1 before the program has opened the device. Exported
+ * for nicsim's clock library, which a program gets with attach --sim-time.
+ */
+__attribute__((visibility("default"))) int64_t nicsim_sim_now_ns(void) {
+	struct msg m;
+	int64_t ps;
+	if (!clock_ctx) return -1;
+	m = request(NICSIM_OP_TIME);
+	if (call(clock_ctx, &m)) { done(&m); return -1; }
+	ps = (int64_t)get64(&m);
+	done(&m);
+	return ps / 1000;
+}
+
 /* ---- context ---- */
 
 static void free_context(struct ibv_context *c) {
 	struct nicsim_context *ctx = ctx_of(c);
+	if (clock_ctx == ctx) clock_ctx = NULL;
 	close(ctx->sock);
 	pthread_mutex_destroy(&ctx->lock);
 	verbs_uninit_context(&ctx->vctx);
@@ -789,6 +810,7 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC);
 	ctx->vctx.context.num_comp_vectors = 1;
 	verbs_set_ops(&ctx->vctx, &nicsim_ops);
+	if (!clock_ctx) clock_ctx = ctx;
 	return &ctx->vctx;
 fail:
 	verbs_uninit_context(&ctx->vctx);

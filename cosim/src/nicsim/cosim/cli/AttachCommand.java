@@ -19,12 +19,16 @@ final class AttachCommand implements Callable<Integer> {
     @Option(names = "--socket", description = "the simulator's socket (default: /tmp/nicsim-<user>/serve.sock, where serve listens)")
     Path socket;
 
+    @Option(names = "--sim-time", description = "the program's gettimeofday and clock_gettime read simulated time, so the figures it prints "
+            + "from its own clock are simulated ones (perftest's cycle counter cannot be redirected)")
+    boolean simTime;
+
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "the program and its arguments (after --)")
     List<String> program = new ArrayList<>();
 
     @Override public Integer call() throws Exception {
         if (node < 0) throw new IllegalArgumentException("--node " + node + " must be >= 0");
-        List<String> cmd = Attach.command(socket != null ? socket : Attach.defaultSocket(), node, program);
+        List<String> cmd = Attach.command(socket != null ? socket : Attach.defaultSocket(), node, simTime, program);
         Process p = new ProcessBuilder(cmd).inheritIO().start();
         return p.waitFor();
     }

@@ -44,7 +44,13 @@ public final class Attach {
             "exec \"$@\"");
 
     /** The command that runs {@code program} on node {@code node} of the simulator serving {@code socket}. */
-    public static List<String> command(Path socket, int node, List<String> program) {
+    public static List<String> command(Path socket, int node, List<String> program) { return command(socket, node, false, program); }
+
+    /**
+     * As above; with {@code simulatedTime}, the program's gettimeofday and clock_gettime read the
+     * simulation's time (nicsim-time.c), so what it prints from its own clock is simulated.
+     */
+    public static List<String> command(Path socket, int node, boolean simulatedTime, List<String> program) {
         if (program.isEmpty()) throw new IllegalArgumentException("attach: no program given (nicsim attach --node K -- PROGRAM ARGS...)");
         Path sysfs = sysfsRoot(socket, node);
         if (!Files.isDirectory(sysfs))
@@ -57,7 +63,8 @@ public final class Attach {
         cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", "env",
                 "SYSFS_PATH=" + sysfs,
                 "RDMAV_DRIVERS=" + provider.resolve("libnicsim"),
-                "LD_PRELOAD=" + provider.resolve(ProviderBuild.LIBRARY),
+                "LD_PRELOAD=" + provider.resolve(ProviderBuild.LIBRARY)
+                        + (simulatedTime ? " " + provider.resolve(ProviderBuild.CLOCK_LIBRARY) : ""),
                 "NICSIM_SOCKET=" + socket.toAbsolutePath(),
                 "NICSIM_NODE=" + node));
         cmd.addAll(program);

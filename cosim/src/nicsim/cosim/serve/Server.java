@@ -280,6 +280,11 @@ public final class Server implements AutoCloseable {
             if (now - e.getKey().lastRequestNanos < graceMillis * 1_000_000L) return; // a program is busy: time holds
             graced = true;
         }
+        // every program waits: clock readings first, at this moment, before anything moves
+        boolean clocks = false;
+        for (Map.Entry<Connection, Session> e : sessions.entrySet())
+            if (e.getValue().readingClock()) { e.getKey().reply(e.getValue().answerClock().finish(0)); clocks = true; }
+        if (clocks) return;
         boolean moved = false;
         while (!anySatisfied() && !world.sim.idle()) {
             world.sim.step();

@@ -117,6 +117,10 @@ final class Session implements AutoCloseable {
             case DESTROY_SRQ -> destroy(in, SharedReceiveQueue.class);
             case POST_SRQ_RECV -> postRecv(in, true);
             case GET_CQ_EVENT -> getCqEvent(in.u32("channel"));
+            case TIME -> { // read at the next moment every program waits: then where its reading falls is no race
+                wait = new Wait(Wire.Op.TIME, null, 0, null);
+                yield null;
+            }
         };
     }
 
@@ -261,7 +265,16 @@ final class Session implements AutoCloseable {
 
     /** Whether what the program waits for has come: a completion on the CQ it polls, or an event on its channel. */
     boolean waitSatisfied() {
-        return wait != null && (wait.cq() != null ? wait.cq().ready() : wait.channel().hasEvent());
+        return wait != null && wait.op() != Wire.Op.TIME && (wait.cq() != null ? wait.cq().ready() : wait.channel().hasEvent());
+    }
+
+    /** Whether the program waits for a reading of the simulated clock. */
+    boolean readingClock() { return wait != null && wait.op() == Wire.Op.TIME; }
+
+    /** The clock's reading, which ends the wait. */
+    Wire.Out answerClock() {
+        wait = null;
+        return new Wire.Out().u64(host.sim.now());
     }
 
     /**

@@ -32,6 +32,12 @@ class AttachTest {
     @BeforeEach
     void serve() throws Exception {
         socket = Files.createTempDirectory("nicsim-attach").resolve("serve.sock");
+        startServer();
+    }
+
+    /** A fresh cluster (same profile and seed every time) served at {@link #socket}. */
+    private void startServer() throws Exception {
+        stop = false;
         world = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
         server = new Server(world, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(log, true));
         loop = new Thread(() -> server.run(() -> stop), "serve");
@@ -58,8 +64,10 @@ class AttachTest {
         }
     }
 
-    private Run start(int node, String... program) throws Exception {
-        Process p = new ProcessBuilder(Attach.command(socket, node, List.of(program))).redirectErrorStream(true).start();
+    private Run start(int node, String... program) throws Exception { return start(node, false, program); }
+
+    private Run start(int node, boolean simulatedTime, String... program) throws Exception {
+        Process p = new ProcessBuilder(Attach.command(socket, node, simulatedTime, List.of(program))).redirectErrorStream(true).start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Thread t = new Thread(() -> {
             byte[] b = new byte[4096];
@@ -173,6 +181,28 @@ class AttachTest {
         assertEquals(0, srv.await(), srv.output() + serverLog());
         assertTrue(cli.output().contains(result), cli.output());
         assertTrue(world.sim.counters().get("Fabric.packets") >= 100, "the traffic crossed the simulated fabric");
+    }
+
+    @Test
+    void withSimulatedTimeAPingpongPrintsTheSameFiguresOnEveryRun() throws Exception {
+        List<String> first = null;
+        for (int run = 0; run < 2; run++) {
+            if (run > 0) { stopServing(); startServer(); }
+            Run srv = start(1, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(port() + 6));
+            awaitListening(srv, port() + 6);
+            Run cli = start(0, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(port() + 6), "localhost");
+            assertEquals(0, cli.await(), cli.output() + serverLog());
+            assertEquals(0, srv.await(), srv.output());
+            List<String> figures = new java.util.ArrayList<>();
+            for (Run r : List.of(cli, srv))
+                for (String line : r.output().split("\n")) if (line.contains(" in ") && line.contains("seconds")) figures.add(line.strip());
+            assertEquals(4, figures.size(), figures.toString());
+            // simulated microseconds per iteration: a 4 KiB SEND each way and back, a few microseconds, not the wall clock's
+            double usec = Double.parseDouble(figures.get(1).replaceAll(".*= ([0-9.]+) usec/iter", "$1"));
+            assertTrue(usec > 1 && usec < 50, figures.toString());
+            if (first == null) first = figures;
+            else assertEquals(first, figures, "the same figures on both runs");
+        }
     }
 
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
