@@ -260,6 +260,7 @@ public final class Server implements AutoCloseable {
                 mem == null ? "" : "; DMA to its memory refused " + mem);
         ended.add(line);
         log.println("nicsim serve: " + line);
+        if (!s.traffic.isEmpty()) s.traffic.print(log, describe(s) + "'s queue pairs");
         for (String e : s.errors) log.println("  error completion given to it: " + e);
         if (s.errorCompletions > s.errors.size()) log.println("  and " + (s.errorCompletions - s.errors.size()) + " more error completions");
         advance(false);

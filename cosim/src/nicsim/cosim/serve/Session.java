@@ -62,6 +62,8 @@ final class Session implements AutoCloseable {
     private final Map<CompletionQueue, Long> cookies = new HashMap<>();
     private int nextHandle = 1;
     private long staging = -1;
+    /** What its QPs moved, in simulated time. */
+    final Traffic traffic = new Traffic();
     /** What the program waits for (a poll that found nothing, a completion event), or null. */
     private Wait wait;
     long requests;
@@ -245,6 +247,7 @@ final class Session implements AutoCloseable {
         List<WorkCompletion> wcs = cq.poll(max);
         Wire.Out out = new Wire.Out().u32(wcs.size());
         for (WorkCompletion w : wcs) {
+            traffic.completed(w, host.sim.now());
             if (w.status() != nicsim.verbs.WcStatus.SUCCESS && w.status() != nicsim.verbs.WcStatus.WR_FLUSH_ERR && errorCompletions++ < 8)
                 errors.add(w.toString());
             out.u64(w.wrId()).u32(w.status().value()).u32(w.opcode().value()).u32(w.vendorErr()).u32(w.byteLen()).u32(w.immData())
@@ -357,7 +360,8 @@ final class Session implements AutoCloseable {
     }
 
     private Wire.Out postSend(Wire.In in) {
-        QueuePair qp = get(in.u32("qp"), QueuePair.class);
+        int h = in.u32("qp");
+        QueuePair qp = get(h, QueuePair.class);
         int n = in.count("work requests", 64);
         SendWr[] wrs = new SendWr[n];
         int stagedAt = 0;
@@ -383,7 +387,15 @@ final class Session implements AutoCloseable {
             }
             wrs[i] = w.sgList(sg);
         }
-        return posted(() -> qp.postSend(wrs));
+        Wire.Out out = posted(() -> qp.postSend(wrs));
+        long now = host.sim.now();
+        boolean all = qpCaps.get(h)[5] != 0;
+        for (SendWr w : wrs) {
+            long bytes = 0;
+            for (Sge g : w.sgList()) bytes += g.length() & 0xFFFFFFFFL;
+            traffic.posted(qp.qpNum(), qp.qpType().name(), w.wrId(), bytes, all || (w.sendFlags() & SendFlags.SIGNALED) != 0, now);
+        }
+        return out;
     }
 
     private Wire.Out postRecv(Wire.In in, boolean shared) {

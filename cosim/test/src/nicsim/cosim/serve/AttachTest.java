@@ -141,6 +141,10 @@ class AttachTest {
         }
         // perftest's default: 100 WRITEs of 64 KiB into the server's buffer, by DMA into its process memory
         assertTrue(world.sim.counters().get("Firmware.dma_write_bytes") - bytesBefore >= 100 * 65536L);
+        // and the simulator's own table of the client's QP, in simulated time: near the model's link rate, not the wall clock's
+        java.util.regex.Matcher row = java.util.regex.Pattern.compile("0x[0-9a-f]+\\s+RC\\s+65536\\s+100\\s+0\\s+([0-9.]+)").matcher(serverLog());
+        assertTrue(row.find(), serverLog());
+        assertTrue(Double.parseDouble(row.group(1)) > 30, "simulated Gb/s: " + row.group(1));
     }
 
     @Test
