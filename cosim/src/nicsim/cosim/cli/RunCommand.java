@@ -1,8 +1,6 @@
 package nicsim.cosim.cli;
 
 import java.io.PrintStream;
-import java.io.Writer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -10,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import nicsim.adapter.Adapter;
 import nicsim.cosim.Cluster;
@@ -106,13 +103,7 @@ final class RunCommand implements Callable<Integer> {
             case 256 -> Mtu.MTU_256; case 512 -> Mtu.MTU_512; case 1024 -> Mtu.MTU_1024; case 2048 -> Mtu.MTU_2048; case 4096 -> Mtu.MTU_4096;
             default -> throw new IllegalArgumentException("--mtu " + mtu + " must be one of 256, 512, 1024, 2048, 4096");
         };
-        Set<String> rtlBlocks = new TreeSet<>();
-        if (rtl != null && !rtl.isBlank())
-            for (String b : rtl.split(",")) {
-                if (b.equals("all")) rtlBlocks.addAll(nicsim.cosim.RtlInLoop.IN_SYSTEM);
-                else if (Cluster.RTL_BLOCKS.contains(b)) rtlBlocks.add(b);
-                else throw new IllegalArgumentException("--rtl '" + b + "' unknown; accepted: " + String.join(", ", Cluster.RTL_BLOCKS) + ", all");
-            }
+        Set<String> rtlBlocks = Observe.rtlBlocks(rtl);
         Faults f = Faults.parse(faults);
         Profile p = profile.load();
         Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m).withTxDepth(txDepth).withMrs(mrs);
@@ -160,20 +151,9 @@ final class RunCommand implements Callable<Integer> {
         World world = cluster.world();
         PrintStream out = System.out;
         Trace trace = world.sim.trace();
-        trace.enable("wqe");
-        trace.limit(2_000_000);
+        Observe.recordTimeline(trace);
         Adapter a0 = world.host(0).adapter;
-        VcdWriter vcd = null;
-        if (wave != null) {
-            Path parent = wave.toAbsolutePath().getParent();
-            if (parent != null) Files.createDirectories(parent);
-            vcd = VcdWriter.open(wave, "1ps");
-            a0.decoder().trace(vcd, "TOP.DoorbellDecoder");
-            a0.fetcher().trace(vcd, "TOP.WqeFetcher");
-            a0.mtt().trace(vcd, "TOP.MttWalker");
-            a0.cqeWriter().trace(vcd, "TOP.CqeWriter");
-            a0.dma().engines().get(0).trace(vcd, "TOP.DmaEngine"); // channel 0, the busiest: each piece goes to the least busy, lowest first
-        }
+        VcdWriter vcd = wave != null ? Observe.wave(a0, wave) : null;
         out.printf("%n=== %s on %s (%d nodes, seed %d, faults %s) ===%n", name, p.name(), nodes, seed, f);
         Progress bar = new Progress(name);
         long wall0 = System.nanoTime();
@@ -191,12 +171,10 @@ final class RunCommand implements Callable<Integer> {
         counters(out, world);
         out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx)%n", world.now() / 1e6, wall,
                 wall / Math.max(1e-12, world.now() / 1e12));
-        if (vcd != null) out.println("waveform of node 0's DoorbellDecoder, WqeFetcher, MttWalker, CqeWriter and DmaEngine (channel 0) ports: " + wave.toAbsolutePath()
+        if (vcd != null) out.println("waveform of node 0's " + Observe.WAVE_BLOCKS + " ports: " + wave.toAbsolutePath()
                 + "\n  open it with: gtkwave " + nicsim.wave.GtkwSave.beside(wave));
         if (timeline != null) {
-            Path parent = timeline.toAbsolutePath().getParent();
-            if (parent != null) Files.createDirectories(parent);
-            try (Writer w = Files.newBufferedWriter(timeline)) { trace.writeChromeJson(w); }
+            Observe.writeTimeline(trace, timeline);
             out.println("timeline (open it in ui.perfetto.dev): " + timeline.toAbsolutePath());
         }
         for (var h : world.hosts()) for (Object e : h.adapter.errors()) out.println("adapter " + h.index + " reported: " + e);

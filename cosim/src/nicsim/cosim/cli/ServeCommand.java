@@ -7,13 +7,14 @@ import nicsim.cosim.Cluster;
 import nicsim.cosim.serve.Attach;
 import nicsim.cosim.serve.Server;
 import nicsim.fabric.Faults;
+import nicsim.wave.VcdWriter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = "Serve simulated adapters to unmodified libibverbs programs started with 'nicsim attach'; runs in the foreground "
-                + "until interrupted, then prints what the programs did.")
+                + "until interrupted (Ctrl-C, SIGTERM), then prints what the programs did.")
 final class ServeCommand implements Callable<Integer> {
     @Option(names = "--nodes", defaultValue = "2", description = "hosts in the cluster, each with one adapter (default: ${DEFAULT-VALUE})")
     int nodes;
@@ -26,6 +27,17 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--faults", defaultValue = "none", description = "fault injection on the links, e.g. drop=0.01,reorder=0.01")
     String faults = "none";
+
+    @Option(names = "--rtl", description = "node 0's blocks also run as Verilated RTL in lockstep with their Java twins: doorbell, wqe, mtt, "
+            + "dma, cqe, or all; the first divergence stops the simulation, naming the cycle and wire")
+    String rtl;
+
+    @Option(names = "--wave", description = "waveform of node 0's blocks' ports while programs run (.vcd, .vcd.gz, .vcd.xz), with a GTKWave "
+            + "save file beside it")
+    Path wave;
+
+    @Option(names = "--timeline", description = "timeline of the programs' send WQEs as Perfetto/Chrome JSON, written when serve stops")
+    Path timeline;
 
     @Option(names = "--socket", description = "where to listen (default: /tmp/nicsim-<user>/serve.sock, where attach looks)")
     Path socket;
@@ -44,13 +56,29 @@ final class ServeCommand implements Callable<Integer> {
             stopped.countDown();
             try { done.await(10, java.util.concurrent.TimeUnit.SECONDS); } catch (InterruptedException ignored) { }
         }));
-        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(profile.load()).seed(seed).faults(Faults.parse(faults)).build();
+        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(profile.load()).seed(seed).faults(Faults.parse(faults))
+                .rtl(Observe.rtlBlocks(rtl)).build();
              Server server = new Server(cluster.world(), sock, graceMillis, System.out)) {
-            System.out.printf("nicsim serve: %d nodes on %s, listening on %s%n", nodes, cluster.profile().name(), sock);
+            if (timeline != null) Observe.recordTimeline(cluster.world().sim.trace());
+            VcdWriter vcd = wave != null ? Observe.wave(cluster.world().host(0).adapter, wave) : null;
+            System.out.printf("nicsim serve: %d nodes on %s%s, listening on %s%n", nodes, cluster.profile().name(),
+                    cluster.rtl().isEmpty() ? "" : " (node 0's " + String.join(", ", cluster.rtl()) + " also as RTL)", sock);
             System.out.printf("  run a program with: ./nicsim attach --node 0 -- ibv_devinfo%n");
             server.run(() -> stopped.getCount() == 0);
             server.close();
             server.summary(System.out);
+            if (!cluster.rtl().isEmpty())
+                System.out.printf("  RTL in the loop (node 0): %s edges, every output wire equal to the Java twin's%n", cluster.rtlEdges());
+            if (vcd != null) {
+                vcd.advanceTo(cluster.world().now());
+                vcd.close();
+                System.out.println("  waveform of node 0's " + Observe.WAVE_BLOCKS + " ports: " + wave.toAbsolutePath()
+                        + "\n  open it with: gtkwave " + nicsim.wave.GtkwSave.beside(wave));
+            }
+            if (timeline != null) {
+                Observe.writeTimeline(cluster.world().sim.trace(), timeline);
+                System.out.println("  timeline (open it in ui.perfetto.dev): " + timeline.toAbsolutePath());
+            }
             return server.failure() == null ? 0 : 1;
         } finally {
             done.countDown();

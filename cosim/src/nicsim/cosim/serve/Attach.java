@@ -53,9 +53,10 @@ public final class Attach {
     public static List<String> command(Path socket, int node, boolean simulatedTime, List<String> program) {
         if (program.isEmpty()) throw new IllegalArgumentException("attach: no program given (nicsim attach --node K -- PROGRAM ARGS...)");
         Path sysfs = sysfsRoot(socket, node);
+        if (!Files.exists(socket))
+            throw new IllegalArgumentException("attach: no simulator listens at " + socket + " (start ./nicsim serve first, or give --socket)");
         if (!Files.isDirectory(sysfs))
-            throw new IllegalArgumentException("attach: no simulator serves node " + node + " at " + socket
-                    + " (start ./nicsim serve, with --nodes more than " + node + ")");
+            throw new IllegalArgumentException("attach: the simulator at " + socket + " has no node " + node + " (serve --nodes more than " + node + ")");
         Path provider = ProviderBuild.get();
         List<String> cmd = new ArrayList<>();
         boolean root = "root".equals(System.getProperty("user.name"));

@@ -336,6 +336,11 @@ public final class Server implements AutoCloseable {
         closed = true;
         try { listener.close(); } catch (IOException ignored) { }
         for (Map.Entry<Connection, Session> e : List.copyOf(sessions.entrySet())) end(e.getKey(), e.getValue(), "was detached when the simulator stopped");
-        try { Files.deleteIfExists(socket); } catch (IOException ignored) { }
+        try {
+            Files.deleteIfExists(socket);
+            Sysfs.remove(socket.toAbsolutePath().getParent().resolve("sysfs"));
+        } catch (IOException e) {
+            log.println("nicsim serve: cleaning up " + socket.getParent() + ": " + e.getMessage());
+        }
     }
 }

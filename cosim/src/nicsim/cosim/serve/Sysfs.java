@@ -21,9 +21,7 @@ final class Sysfs {
 
     /** Writes node {@code host}'s tree under {@code root} (replacing one there). */
     static void write(Path root, Host host) throws IOException {
-        if (Files.exists(root)) try (var w = Files.walk(root)) {
-            for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
-        }
+        remove(root);
         String dev = deviceName(host.index);
         Path verbs = root.resolve("class/infiniband_verbs");
         file(verbs.resolve("abi_version"), "6");
@@ -47,6 +45,14 @@ final class Sysfs {
         file(port.resolve("gids/0"), String.format("fe80:0000:0000:0000:0000:0000:0000:%04x", lid & 0xff));
         file(port.resolve("gid_attrs/types/0"), "IB/RoCE v1");
         file(port.resolve("pkeys/0"), "0xffff");
+    }
+
+    /** Deletes a tree written here (nothing if there is none). */
+    static void remove(Path root) throws IOException {
+        if (!Files.exists(root)) return;
+        try (var w = Files.walk(root)) {
+            for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+        }
     }
 
     private static String guidText(long g) {

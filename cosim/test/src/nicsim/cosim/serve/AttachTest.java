@@ -209,6 +209,27 @@ class AttachTest {
         }
     }
 
+    @Test
+    void aProgramRunsWithNode0sBlocksFromRtlInLockstep() throws Exception {
+        stopServing();
+        try (nicsim.cosim.Cluster cluster = nicsim.cosim.Cluster.builder().nodes(2).profile("cx-gen3x16").seed(1)
+                .rtl(java.util.Set.of("doorbell", "wqe", "cqe")).build()) {
+            world = cluster.world();
+            server = new Server(world, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(log, true));
+            stop = false;
+            loop = new Thread(() -> server.run(() -> stop), "serve");
+            loop.start();
+            Run srv = start(1, "ibv_rc_pingpong", "-n", "30", "-p", Integer.toString(port() + 7));
+            awaitListening(srv, port() + 7);
+            Run cli = start(0, "ibv_rc_pingpong", "-n", "30", "-p", Integer.toString(port() + 7), "localhost");
+            assertEquals(0, cli.await(), cli.output() + serverLog());
+            assertEquals(0, srv.await(), srv.output());
+            stopServing();
+            assertNull(server.failure(), "no divergence: " + serverLog());
+            assertTrue(cluster.rtlEdges().get("doorbell") > 100, "the RTL ran beside its twins: " + cluster.rtlEdges());
+        }
+    }
+
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
     private static void awaitListening(Run server, int port) throws Exception {
         String hexPort = String.format(":%04X ", port);
