@@ -134,6 +134,15 @@ final class BenchCommand implements Callable<Integer> {
         for (var sp : nicsim.cosim.bench.WorkloadBench.speed(quick))
             md.append(String.format("| %s | %.1f us | %.2f s | %,.0fx | %,.0f |%n", sp.what(), sp.simulatedUs(), sp.wallSeconds(), sp.slowdown(),
                     sp.opsPerSecond()));
+        System.err.println("bench: verbs through attach ...");
+        md.append("\n### A verb through attach (an unmodified C program's call, through nicsim's provider and the simulator's socket)\n\n")
+                .append("| verb | calls | from Java (ns per call) | through attach (ns per call) | attach / Java |\n|---|---:|---:|---:|---:|\n");
+        try {
+            for (var v : nicsim.cosim.bench.AttachBench.verbCost(quick ? 2000 : 20000))
+                md.append(String.format("| %s | %,d | %,.0f | %,.0f | %.1fx |%n", v.verb(), v.calls(), v.javaNs(), v.attachNs(), v.ratio()));
+        } catch (Exception e) {
+            throw new IllegalStateException("bench: verbs through attach: " + e.getMessage(), e);
+        }
         System.err.println("bench: cost with message size ...");
         md.append("\n### Cost with message size (write_bw, cx-gen3x16; payload crosses the DmaEngines beat by beat)\n\n")
                 .append("| bytes | messages | wall (s) | wall per message (us) | slowdown (wall / simulated) |\n|---:|---:|---:|---:|---:|\n");

@@ -22,12 +22,15 @@ import java.util.List;
 public final class ProviderBuild {
     private ProviderBuild() {}
 
-    static final List<String> SOURCES = List.of("nicsim-provider.c", "provider-abi.h", "nicsim-provider.map", "nicsim-time.c");
+    static final List<String> SOURCES = List.of("nicsim-provider.c", "provider-abi.h", "nicsim-provider.map", "nicsim-time.c",
+            "nicsim-verbcost.c");
     static final String LIBRARY = "libnicsim-rdmav34.so";
     /** The clock library attach --sim-time preloads beside the provider. */
     static final String CLOCK_LIBRARY = "libnicsim-time.so";
-    private static final List<String> FLAGS = List.of("-std=gnu11", "-O2", "-g", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror",
-            "-Wl,-z,defs");
+    /** The bench's program that times verb calls through the provider. */
+    public static final String VERBCOST = "nicsim-verbcost";
+    private static final List<String> FLAGS = List.of("-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", "-Wl,-z,defs");
+    private static final List<String> SHARED = List.of("-fPIC", "-shared");
 
     /** What building the provider needs and does not find. */
     public static final class Missing extends RuntimeException {
@@ -42,7 +45,7 @@ public final class ProviderBuild {
             texts[SOURCES.size()] = Wire.cHeader().getBytes(StandardCharsets.UTF_8);
             MessageDigest md = MessageDigest.getInstance("SHA-256");
             for (byte[] t : texts) md.update(t);
-            md.update(String.join(" ", FLAGS).getBytes(StandardCharsets.UTF_8));
+            md.update((String.join(" ", FLAGS) + String.join(" ", SHARED)).getBytes(StandardCharsets.UTF_8));
             String key = HexFormat.of().formatHex(md.digest()).substring(0, 16);
             Path dir = cacheRoot().resolve("provider").resolve(key);
             if (Files.exists(dir.resolve(LIBRARY))) return dir;
@@ -51,7 +54,8 @@ public final class ProviderBuild {
             Files.write(work.resolve("nicsim-wire.h"), texts[SOURCES.size()]);
             compile(work);
             Files.createDirectories(dir);
-            Files.move(work.resolve(CLOCK_LIBRARY), dir.resolve(CLOCK_LIBRARY), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            for (String f : List.of(CLOCK_LIBRARY, VERBCOST))
+                Files.move(work.resolve(f), dir.resolve(f), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             // the provider last: its presence says the folder is complete
             Files.move(work.resolve(LIBRARY), dir.resolve(LIBRARY), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             try (var s = Files.list(work)) { for (Path p : s.toList()) Files.delete(p); }
@@ -67,13 +71,15 @@ public final class ProviderBuild {
     private static void compile(Path work) throws IOException {
         if (!Files.exists(Path.of("/usr/include/infiniband/verbs.h")))
             throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh --rdma, or apt-get install -y libibverbs-dev");
-        gcc(work, List.of("-Wl,--version-script=nicsim-provider.map", "-I.", "-o", LIBRARY, "nicsim-provider.c", "-libverbs", "-lpthread"));
-        gcc(work, List.of("-o", CLOCK_LIBRARY, "nicsim-time.c", "-ldl"));
+        gcc(work, SHARED, List.of("-Wl,--version-script=nicsim-provider.map", "-I.", "-o", LIBRARY, "nicsim-provider.c", "-libverbs", "-lpthread"));
+        gcc(work, SHARED, List.of("-o", CLOCK_LIBRARY, "nicsim-time.c", "-ldl"));
+        gcc(work, List.of(), List.of("-o", VERBCOST, "nicsim-verbcost.c", "-libverbs"));
     }
 
-    private static void gcc(Path work, List<String> args) throws IOException {
+    private static void gcc(Path work, List<String> kind, List<String> args) throws IOException {
         List<String> cmd = new java.util.ArrayList<>(List.of("gcc"));
         cmd.addAll(FLAGS);
+        cmd.addAll(kind);
         cmd.addAll(args);
         Process p;
         try {

@@ -29,6 +29,7 @@ class BenchCommandTest {
         String md = Files.readString(dir.resolve("report.md"));
         assertTrue(md.contains("4 B round trip, lanai72 (KVIA)") && md.contains("docs/sources.md#kvia-measurements"), md);
         assertTrue(md.contains("RTL edges per wall second") && md.contains("with RTL in the loop"), md);
+        assertTrue(md.matches("(?s).*\\| ibv_query_port \\| [0-9,]+ \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+x \\|.*"), "a verb through attach against Java: " + md);
         assertTrue(Files.size(dir.resolve("latency.png")) > 1000 && Files.size(dir.resolve("bandwidth.png")) > 1000);
         assertTrue(Files.readAllLines(dir.resolve("fidelity.csv")).size() >= 6);
     }

@@ -1,0 +1,76 @@
+package nicsim.cosim.bench;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import nicsim.cosim.serve.Attach;
+import nicsim.cosim.serve.ProviderBuild;
+import nicsim.cosim.serve.Server;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
+import nicsim.verbs.CompletionQueue;
+import nicsim.verbs.Context;
+import nicsim.verbs.Device;
+
+/**
+ * What a verb costs a C program through {@code attach} against the same verb called from Java:
+ * nicsim-verbcost (a C program of nicsim's, built with the provider) times ibv_query_port and
+ * ibv_req_notify_cq through the provider and the simulator's socket; the Java side times
+ * Context.queryPort and CompletionQueue.reqNotify on a node of its own. Both are verbs that answer
+ * at once, so the figure is the crossing, not simulated work.
+ */
+public final class AttachBench {
+    private AttachBench() {}
+
+    /** One verb's wall time per call, from Java and through attach. */
+    public record VerbCost(String verb, int calls, double javaNs, double attachNs) {
+        public double ratio() { return attachNs / javaNs; }
+    }
+
+    public static List<VerbCost> verbCost(int calls) throws Exception {
+        World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
+        Context ctx = new Device(w.host(0)).open();
+        CompletionQueue cq = ctx.createCq(16);
+        double[] java = new double[2];
+        for (int round = 0; round < 3; round++) { // the last of three, after the JIT has seen both loops
+            long t0 = System.nanoTime();
+            for (int i = 0; i < calls; i++) ctx.queryPort(1);
+            java[0] = (System.nanoTime() - t0) / (double) calls;
+            t0 = System.nanoTime();
+            for (int i = 0; i < calls; i++) cq.reqNotify(false);
+            java[1] = (System.nanoTime() - t0) / (double) calls;
+        }
+        double[] attach = throughAttach(calls);
+        return List.of(new VerbCost("ibv_query_port", calls, java[0], attach[0]), new VerbCost("ibv_req_notify_cq", calls, java[1], attach[1]));
+    }
+
+    private static double[] throughAttach(int calls) throws Exception {
+        Path socket = Files.createTempDirectory("nicsim-bench").resolve("serve.sock");
+        World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
+        boolean[] stop = {false};
+        try (Server server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(new ByteArrayOutputStream()))) {
+            Thread loop = new Thread(() -> server.run(() -> stop[0]), "bench-serve");
+            loop.start();
+            try {
+                String program = ProviderBuild.get().resolve(ProviderBuild.VERBCOST).toString();
+                Process p = new ProcessBuilder(Attach.command(socket, 0, List.of(program, Integer.toString(calls)))).redirectErrorStream(true).start();
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) throw new IOException("nicsim-verbcost failed:\n" + out);
+                List<Double> ns = new ArrayList<>();
+                for (String line : out.split("\n")) if (line.startsWith("ibv_")) ns.add(Double.parseDouble(line.split(" ")[2]));
+                if (ns.size() != 2) throw new IOException("nicsim-verbcost printed:\n" + out);
+                return new double[]{ns.get(0), ns.get(1)};
+            } finally {
+                stop[0] = true;
+                loop.join(10_000);
+            }
+        }
+    }
+}
