@@ -8,19 +8,24 @@ import nicsim.firmware.Cmd;
  * A memory region (ibv_mr). Registration pins the pages: the driver writes the physical address of
  * each page into a page list in host memory and hands it to the adapter with CREATE_MKEY. lkey and
  * rkey are the same mkey (index << 8 | key byte), as on mlx5 and rxe.
+ *
+ * <p>The adapter addresses the region by its IOVA (ibv_reg_mr_iova): byte X of the region is
+ * {@code iova() + X}, for remote access and for the region's local scatter/gather entries alike.
+ * ibv_reg_mr's IOVA is the address itself; a zero-based region's is 0.
  */
 public final class MemoryRegion extends VerbsObject {
     private final ProtectionDomain pd;
-    private final long addr, length;
+    private final long addr, length, iova;
     private final int access, mkey;
 
-    MemoryRegion(ProtectionDomain pd, long addr, long length, int access) { this(pd, addr, length, access, pd.ctx.driver.host()::pa); }
+    MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access) { this(pd, addr, length, iova, access, pd.ctx.driver.host()::pa); }
 
     /** Registration where {@code pa} gives the physical page behind each virtual page (-1: not mapped). */
-    MemoryRegion(ProtectionDomain pd, long addr, long length, int access, java.util.function.LongUnaryOperator pa) {
+    MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access, java.util.function.LongUnaryOperator pa) {
         super(pd);
         this.pd = pd;
         this.addr = addr;
+        this.iova = (access & AccessFlags.ZERO_BASED) != 0 ? 0 : iova;
         this.length = length;
         this.access = access;
         if ((access & ~AccessFlags.ALL) != 0)
@@ -42,7 +47,7 @@ public final class MemoryRegion extends VerbsObject {
         this.pageList = host.allocPhysical(list.length, 8);
         host.memory.write(pageList, list);
         this.mkey = (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, new Cmd.CreateMkey(pd.pdn,
-                (access & AccessFlags.ZERO_BASED) != 0 ? 0 : addr, length, access, Integer.numberOfTrailingZeros(page), addr - first, pages,
+                this.iova, length, access, Integer.numberOfTrailingZeros(page), addr - first, pages,
                 pageList), Cmd.HANDLE).handle();
     }
 
@@ -51,6 +56,8 @@ public final class MemoryRegion extends VerbsObject {
     public int lkey() { return mkey; }
     public int rkey() { return mkey; }
     public long addr() { return addr; }
+    /** The address the adapter knows the region's first byte by (ibv_mr's iova). */
+    public long iova() { return iova; }
     public long length() { return length; }
     public int access() { return access; }
     public ProtectionDomain pd() { return pd; }

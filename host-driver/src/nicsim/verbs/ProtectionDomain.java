@@ -20,7 +20,15 @@ public final class ProtectionDomain extends VerbsObject {
     /** ibv_reg_mr: registers {@code length} bytes at virtual {@code addr}. */
     public MemoryRegion regMr(long addr, long length, int access) {
         checkOpen();
-        return new MemoryRegion(this, addr, length, access);
+        return new MemoryRegion(this, addr, length, addr, access);
+    }
+
+    public MemoryRegion regMrIova(HostBuffer buf, long iova, int access) { return regMrIova(buf.addr(), buf.length(), iova, access); }
+
+    /** ibv_reg_mr_iova: registers {@code length} bytes at virtual {@code addr}, addressed by the adapter as {@code iova} on. */
+    public MemoryRegion regMrIova(long addr, long length, long iova, int access) {
+        checkOpen();
+        return new MemoryRegion(this, addr, length, iova, access);
     }
 
     /**
@@ -28,9 +36,9 @@ public final class ProtectionDomain extends VerbsObject {
      * buffer, mapped into host memory by {@link nicsim.host.HostMemory#attach}): {@code pa} gives
      * the physical address behind each virtual page of {@code [addr, addr + length)}.
      */
-    public MemoryRegion regMrMapped(long addr, long length, int access, java.util.function.LongUnaryOperator pa) {
+    public MemoryRegion regMrMapped(long addr, long length, long iova, int access, java.util.function.LongUnaryOperator pa) {
         checkOpen();
-        return new MemoryRegion(this, addr, length, access, pa);
+        return new MemoryRegion(this, addr, length, iova, access, pa);
     }
 
     public QueuePair createQp(QpInitAttr attr) {

@@ -181,7 +181,6 @@ final class Session implements AutoCloseable {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
         long addr = in.u64("addr"), length = in.u64("length"), iova = in.u64("iova");
         int access = in.u32("access");
-        if (iova != addr) throw new VerbsException(Errno.EOPNOTSUPP, String.format("reg_mr iova 0x%x other than the address 0x%x is not built yet", iova, addr));
         if (length <= 0 || addr + length < addr) throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
         int page = host.memory.pageSize();
         long first = Math.floorDiv(addr, page) * page;
@@ -190,7 +189,7 @@ final class Session implements AutoCloseable {
         host.memory.attach(pa, bytes, memory.at(first));
         MemoryRegion mr;
         try {
-            mr = pd.regMrMapped(addr, length, access, va -> va >= first && va < first + bytes ? pa + (va - first) : -1);
+            mr = pd.regMrMapped(addr, length, iova, access, va -> va >= first && va < first + bytes ? pa + (va - first) : -1);
         } catch (RuntimeException e) {
             host.memory.detach(pa);
             throw e;
