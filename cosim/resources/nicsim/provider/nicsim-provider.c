@@ -380,14 +380,15 @@ static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *i
 	struct msg m = request(NICSIM_OP_CREATE_SRQ);
 	struct nicsim_srq *srq;
 	int rc;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) { errno = ENOMEM; return NULL; }
 	put32(&m, pd_handle(pd));
+	put64(&m, (uint64_t)(uintptr_t)&srq->vsrq.srq); /* named by it in asynchronous events */
 	put32(&m, init->attr.max_wr);
 	put32(&m, init->attr.max_sge);
 	put32(&m, init->attr.srq_limit);
 	rc = call(ctx_of(pd->context), &m);
-	if (rc) { done(&m); errno = rc; return NULL; }
-	srq = calloc(1, sizeof(*srq));
-	if (!srq) { done(&m); errno = ENOMEM; return NULL; }
+	if (rc) { done(&m); free(srq); errno = rc; return NULL; }
 	srq->handle = get32(&m);
 	init->attr.max_wr = get32(&m);
 	init->attr.max_sge = get32(&m);
@@ -441,10 +442,12 @@ static uint32_t qp_handle(struct ibv_qp *qp) { return ((struct nicsim_qp *)qp)->
 
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init) {
 	struct msg m = request(NICSIM_OP_CREATE_QP);
-	struct nicsim_qp *qp;
+	struct nicsim_qp *qp = calloc(1, sizeof(*qp));
 	struct ibv_qp *q;
 	int rc;
+	if (!qp) { errno = ENOMEM; return NULL; }
 	put32(&m, pd_handle(pd));
+	put64(&m, (uint64_t)(uintptr_t)&qp->vqp.qp); /* named by it in asynchronous events */
 	put32(&m, init->qp_type);
 	put32(&m, cq_handle(init->send_cq));
 	put32(&m, cq_handle(init->recv_cq));
@@ -456,9 +459,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	put32(&m, init->cap.max_inline_data);
 	put32(&m, (uint32_t)init->sq_sig_all);
 	rc = call(ctx_of(pd->context), &m);
-	if (rc) { done(&m); errno = rc; return NULL; }
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) { done(&m); errno = ENOMEM; return NULL; }
+	if (rc) { done(&m); free(qp); errno = rc; return NULL; }
 	q = &qp->vqp.qp;
 	qp->handle = get32(&m);
 	q->qp_num = get32(&m);
@@ -724,6 +725,7 @@ __attribute__((visibility("default"))) int64_t nicsim_sim_now_ns(void) {
 static void free_context(struct ibv_context *c) {
 	struct nicsim_context *ctx = ctx_of(c);
 	if (clock_ctx == ctx) clock_ctx = NULL;
+	close(ctx->vctx.context.async_fd);
 	close(ctx->sock);
 	pthread_mutex_destroy(&ctx->lock);
 	verbs_uninit_context(&ctx->vctx);
@@ -782,6 +784,7 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	struct msg m;
 	const char *node = getenv("NICSIM_NODE");
 	char name[256] = "";
+	uint32_t session;
 	int rc;
 	(void)private_data;
 	ctx = _verbs_init_and_alloc_context(dev, cmd_fd, sizeof(*ctx), &((struct nicsim_context *)NULL)->vctx, 0);
@@ -800,14 +803,30 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	put32(&m, (uint32_t)strlen(name));
 	put(&m, name, strlen(name));
 	rc = call(ctx, &m);
+	session = rc ? 0 : get32(&m);
 	done(&m);
 	if (rc) {
 		fprintf(stderr, "nicsim: the simulator refused this process (node %s): %s\n", node ? node : "0", strerror(rc));
 		close(ctx->sock);
 		goto fail;
 	}
-	/* asynchronous events are not delivered yet: a descriptor that never becomes readable */
-	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC);
+	/*
+	 * Asynchronous events come on a second connection, which the simulator writes as the kernel
+	 * writes its async file: one struct ib_uverbs_async_event_desc per event, naming the object by
+	 * the pointer this library gave when it created it. libibverbs' own ibv_get_async_event reads it.
+	 */
+	ctx->vctx.context.async_fd = connect_simulator();
+	if (ctx->vctx.context.async_fd < 0) { close(ctx->sock); goto fail; }
+	m = request(NICSIM_OP_EVENTS);
+	put32(&m, session);
+	put32(&m, (uint32_t)getpid());
+	{
+		uint32_t len = (uint32_t)(m.len - 4);
+		memcpy(m.buf, &len, 4);
+		rc = m.failed || io(ctx->vctx.context.async_fd, m.buf, m.len, 1);
+	}
+	done(&m);
+	if (rc) { close(ctx->vctx.context.async_fd); close(ctx->sock); goto fail; }
 	ctx->vctx.context.num_comp_vectors = 1;
 	verbs_set_ops(&ctx->vctx, &nicsim_ops);
 	if (!clock_ctx) clock_ctx = ctx;

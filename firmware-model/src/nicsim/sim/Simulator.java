@@ -173,6 +173,12 @@ public final class Simulator {
 
     public boolean idle() { return peek() == null; }
 
+    /** When the next event runs, or Long.MAX_VALUE when none is left. */
+    public long nextEventTime() {
+        Event e = peek();
+        return e == null ? Long.MAX_VALUE : e.time;
+    }
+
     private Event peek() {
         Event e;
         while ((e = queue.peek()) != null && e.cancelled) queue.poll();

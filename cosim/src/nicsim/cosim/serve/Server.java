@@ -199,7 +199,9 @@ public final class Server implements AutoCloseable {
         requests++;
         Wire.In in = new Wire.In(r.body());
         try {
-            if (s == null) {
+            if (s == null && r.op() == Wire.Op.EVENTS) {
+                eventStream(c, in);
+            } else if (s == null) {
                 hello(c, r.op(), in);
             } else {
                 Wire.Out out = s.handle(r.op(), in);
@@ -215,6 +217,9 @@ public final class Server implements AutoCloseable {
         } catch (IOException e) {
             c.reply(new Wire.Out().finish(Errno.EACCES));
             log.println("nicsim serve: cannot reach the program's memory: " + e.getMessage());
+        } catch (IllegalArgumentException e) { // a value no verb takes (an enum's number, say): named in the log
+            c.reply(new Wire.Out().u32(0).finish(Errno.EINVAL));
+            log.println("nicsim serve: " + r.op() + " from " + (s == null ? "a new program" : describe(s)) + " refused: " + e.getMessage());
         } catch (RuntimeException e) {
             // the model refused something the verbs checks let through: the program sees EIO, the run goes on
             c.reply(new Wire.Out().u32(0).finish(Errno.EIO));
@@ -233,7 +238,18 @@ public final class Server implements AutoCloseable {
         Session s = new Session(nextSession++, world.host(node), pid, program);
         synchronized (this) { sessions.put(c, s); }
         log.printf("nicsim serve: %s attached to node %d%n", describe(s), node);
-        c.reply(new Wire.Out().finish(0));
+        c.reply(new Wire.Out().u32(s.id).finish(0));
+    }
+
+    /** A program's second connection, which carries its asynchronous events: it names its session and process, and gets no reply. */
+    private void eventStream(Connection c, Wire.In in) {
+        int id = in.u32("session"), pid = in.u32("pid");
+        for (Session s : sessions.values())
+            if (s.id == id && s.pid == pid) {
+                s.eventsTo(c::reply);
+                return;
+            }
+        throw new Wire.Malformed("EVENTS for session " + id + " of process " + pid + ", which is not attached");
     }
 
     private static String describe(Session s) { return Path.of(s.program).getFileName() + " (pid " + s.pid + ")"; }
@@ -250,6 +266,7 @@ public final class Server implements AutoCloseable {
         c.close();
         if (s == null) return;
         synchronized (this) { sessions.remove(c); }
+        s.eventsTo(null);
         try {
             s.close();
         } catch (RuntimeException e) {
@@ -273,13 +290,18 @@ public final class Server implements AutoCloseable {
      */
     private void advance(boolean quiet) {
         answerSatisfied(false);
-        if (sessions.isEmpty() || !anyWaiting()) return;
+        if (sessions.isEmpty()) return;
+        boolean waiting = anyWaiting();
         long now = System.nanoTime();
         boolean graced = false;
         for (Map.Entry<Connection, Session> e : sessions.entrySet()) {
             if (e.getValue().waiting() != null) continue;
             if (now - e.getKey().lastRequestNanos < graceMillis * 1_000_000L) return; // a program is busy: time holds
             graced = true;
+        }
+        if (!waiting) { // every program is away from verbs (blocked reading its async file, say): time moves a little
+            awayStep();
+            return;
         }
         // every program waits: clock readings first, at this moment, before anything moves
         boolean clocks = false;
@@ -296,12 +318,25 @@ public final class Server implements AutoCloseable {
         answerSatisfied(quiet && world.sim.idle());
     }
 
+    /** Simulated time a step moves by while every program is away from verbs (then the serve loop looks at its sockets again). */
+    static final long AWAY_STEP_PICOS = 1_000_000_000L;
+
+    /** Runs the simulation up to {@link #AWAY_STEP_PICOS} on, or until it has nothing to do, and hands over the events that came. */
+    private void awayStep() {
+        if (world.sim.idle()) return;
+        long until = world.now() + AWAY_STEP_PICOS;
+        while (!world.sim.idle() && world.sim.nextEventTime() <= until) world.sim.step();
+        graceAdvances++;
+        answerSatisfied(false);
+    }
+
     private boolean anySatisfied() {
         for (Session s : sessions.values()) if (s.waitSatisfied()) return true;
         return false;
     }
 
     private void answerSatisfied(boolean giveUp) {
+        for (Session s : sessions.values()) s.deliverEvents();
         for (Map.Entry<Connection, Session> e : sessions.entrySet()) {
             boolean satisfied = e.getValue().waitSatisfied();
             Wire.Out out = e.getValue().waiting() != null ? e.getValue().answerWait(giveUp) : null;

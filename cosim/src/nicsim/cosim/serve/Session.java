@@ -60,6 +60,10 @@ final class Session implements AutoCloseable {
     private final Map<Integer, int[]> srqCaps = new HashMap<>();
     private final Map<Integer, CompletionChannel> channels = new HashMap<>();
     private final Map<CompletionQueue, Long> cookies = new HashMap<>();
+    /** The program's pointers to its QPs and SRQs, by number: asynchronous events name objects by them. */
+    private final Map<Integer, Long> qpCookies = new HashMap<>(), srqCookies = new HashMap<>();
+    /** Where asynchronous events go (the program's async file), once it connected it. */
+    private java.util.function.Consumer<java.nio.ByteBuffer> events;
     private int nextHandle = 1;
     private long staging = -1;
     /** What its QPs moved, in simulated time. */
@@ -86,7 +90,7 @@ final class Session implements AutoCloseable {
     Wire.Out handle(Wire.Op op, Wire.In in) {
         requests++;
         return switch (op) {
-            case HELLO -> throw new Wire.Malformed("HELLO twice");
+            case HELLO, EVENTS -> throw new Wire.Malformed(op + " on a connection that is already a program's");
             case QUERY_DEVICE -> queryDevice();
             case QUERY_PORT -> queryPort(in.u32("port"));
             case ALLOC_PD -> new Wire.Out().u32(add(ctx.allocPd()));
@@ -302,6 +306,7 @@ final class Session implements AutoCloseable {
 
     private Wire.Out createQp(Wire.In in) {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+        long cookie = in.u64("qp");
         QpType type = QpType.of(in.u32("qp_type"));
         CompletionQueue scq = get(in.u32("send_cq"), CompletionQueue.class), rcq = get(in.u32("recv_cq"), CompletionQueue.class);
         SharedReceiveQueue srq = getOrNull(in.u32("srq"), SharedReceiveQueue.class);
@@ -312,6 +317,7 @@ final class Session implements AutoCloseable {
                 .maxRecvWr(srq != null ? 1 : Math.max(1, recvWr)).maxSendSge(Math.max(1, sendSge)).maxRecvSge(Math.max(1, recvSge))
                 .maxInlineData(inline).sqSigAll(sigAll));
         int h = add(qp);
+        qpCookies.put(qp.qpNum(), cookie);
         int[] caps = {qp.maxSendWr(), srq != null ? 0 : qp.maxRecvWr(), Math.max(1, sendSge), Math.max(1, recvSge), qp.maxInlineData(), sigAll ? 1 : 0};
         qpCaps.put(h, caps);
         return new Wire.Out().u32(h).u32(qp.qpNum()).u32(caps[0]).u32(caps[1]).u32(caps[2]).u32(caps[3]).u32(caps[4]);
@@ -441,9 +447,11 @@ final class Session implements AutoCloseable {
 
     private Wire.Out createSrq(Wire.In in) {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+        long cookie = in.u64("srq");
         int maxWr = in.u32("max_wr"), maxSge = in.u32("max_sge"), limit = in.u32("srq_limit");
         SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(Math.max(1, maxSge)).srqLimit(limit));
         int h = add(srq);
+        srqCookies.put(srq.handle(), cookie);
         srqCaps.put(h, new int[]{maxWr, Math.max(1, maxSge)});
         return new Wire.Out().u32(h).u32(maxWr).u32(Math.max(1, maxSge));
     }
@@ -453,6 +461,32 @@ final class Session implements AutoCloseable {
         int mask = in.u32("srq_attr_mask");
         srq.modify(new SrqAttr().maxWr(in.u32("max_wr")).srqLimit(in.u32("srq_limit")), mask);
         return new Wire.Out();
+    }
+
+    /** From now on the program's asynchronous events go to {@code sink}. */
+    void eventsTo(java.util.function.Consumer<java.nio.ByteBuffer> sink) { events = sink; }
+
+    /**
+     * Hands the adapter's asynchronous events for this program's objects to its async file, as
+     * the kernel writes them: u64 the object (the program's own pointer; a port number for a port
+     * event), u32 the event type, u32 0.
+     */
+    void deliverEvents() {
+        if (events == null) return;
+        for (var e = ctx.pollAsyncEvent(); e.isPresent(); e = ctx.pollAsyncEvent()) {
+            nicsim.verbs.AsyncEvent a = e.get();
+            Long element = a.qpNum() >= 0 ? qpCookies.get(a.qpNum()) : a.srqHandle() >= 0 ? srqCookies.get(a.srqHandle())
+                    : a.cqHandle() >= 0 ? cookieOfCq(a.cqHandle()) : Long.valueOf(a.portNum());
+            if (element == null) continue; // an object the program has destroyed meanwhile
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            b.putLong(element).putInt(a.type().value()).putInt(0).flip();
+            events.accept(b);
+        }
+    }
+
+    private Long cookieOfCq(int cqn) {
+        for (Map.Entry<CompletionQueue, Long> c : cookies.entrySet()) if (c.getKey().handle() == cqn) return c.getValue();
+        return null;
     }
 
     /** Releases everything the program left behind (it exited, or was killed): QPs first, then the rest, then its memory. */

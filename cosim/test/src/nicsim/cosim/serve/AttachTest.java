@@ -230,6 +230,23 @@ class AttachTest {
         }
     }
 
+    @Test
+    void asynchronousEventsReachIbvGetAsyncEvent() throws Exception {
+        // a program of the test's own, built as the provider is: warning-free
+        Path dir = Files.createTempDirectory("nicsim-async");
+        Path src = dir.resolve("async-events.c");
+        try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/async-events.c")) { Files.copy(in, src); }
+        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", dir.resolve("async-events").toString(),
+                src.toString(), "-libverbs").redirectErrorStream(true).start();
+        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, cc.waitFor(), ccOut);
+        Run r = start(0, dir.resolve("async-events").toString());
+        assertEquals(0, r.await(), r.output() + serverLog());
+        // CQ overflow: CQ_ERR names the CQ and QP_FATAL the QP, by the program's own pointers
+        assertTrue(r.output().contains("event CQ error cq"), r.output());
+        assertTrue(r.output().contains("event local work queue catastrophic error qp"), r.output());
+    }
+
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
     private static void awaitListening(Run server, int port) throws Exception {
         String hexPort = String.format(":%04X ", port);

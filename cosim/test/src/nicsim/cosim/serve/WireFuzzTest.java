@@ -97,7 +97,12 @@ class WireFuzzTest {
             ByteBuffer pd = c.call(Wire.Op.ALLOC_PD.code(), ints());
             assertEquals(0, pd.getInt(0));
             int pdh = pd.getInt(4);
-            assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), ints(pdh, 2, 99, 99, -1, 16, 16, 1, 1, 0, 0)).getInt(0), "no such CQs");
+            ByteBuffer qp = le(52).putInt(pdh).putLong(0x1000).putInt(2);
+            for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "no such CQs");
+            qp.clear().putInt(pdh).putLong(0x1000).putInt(77); // a QP type libibverbs does not have
+            for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "qp_type 77");
             assertEquals(Errno.EINVAL, c.call(Wire.Op.POLL_CQ.code(), ints(pdh, 4)).getInt(0), "a PD is not a CQ");
             ByteBuffer mr = le(32).putInt(pdh).putLong(0x1000).putLong(0).putLong(0x1000).putInt(0);
             assertEquals(Errno.EINVAL, c.call(Wire.Op.REG_MR.code(), mr.flip()).getInt(0), "an empty MR");
