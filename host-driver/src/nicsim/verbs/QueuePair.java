@@ -2,8 +2,6 @@ package nicsim.verbs;
 
 import java.util.ArrayList;
 import java.util.List;
-import nicsim.adapter.BigEndian;
-import nicsim.adapter.RecvWqeFormat;
 import nicsim.adapter.WqeFormat;
 import nicsim.adapter.WqeLayout;
 import nicsim.driver.Driver;
@@ -12,13 +10,16 @@ import nicsim.firmware.Cmd;
 import nicsim.firmware.Cqe64;
 import nicsim.firmware.QpTransitions;
 import nicsim.firmware.Vendor;
+import nicsim.provider.RecvRing;
+import nicsim.provider.SendRing;
 
 /**
- * A queue pair (ibv_qp), mlx5-style. The send ring holds 64-byte WQEBBs the driver writes with
- * {@link WqeFormat}; the receive ring holds WQEs of 16-byte data segments; a doorbell record keeps
- * both counters. postSend writes the WQEs, updates the record, then rings the UAR doorbell (a
- * single one-WQEBB WQE is written whole, BlueFlame-style). Requests the verbs spec rejects are
- * refused here, before anything is written, with the errno libibverbs gives.
+ * A queue pair (ibv_qp). This side is the verbs API: the QP's attributes and state, the transition
+ * table, and each request checked as the verbs spec and mlx5 check it (refused with the errno
+ * libibverbs gives, before anything is written) and described as the device's WQE ({@link
+ * WqeFormat}). The rings are the provider's ({@link SendRing}, {@link RecvRing}): it places the
+ * WQEs, keeps their wr_ids, publishes the counters in the doorbell record and rings the doorbell
+ * (a single one-WQEBB WQE whole, BlueFlame-style).
  */
 public final class QueuePair extends VerbsObject {
     private final ProtectionDomain pd;
@@ -30,13 +31,11 @@ public final class QueuePair extends VerbsObject {
     private final SharedReceiveQueue srq;
     private final int qpn, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInline;
     private final boolean sqSigAll;
-    private final int sqBbs, rqSize, rqStride;
-    private final long sqRing, rqRing, dbrec;
+    /** The provider's rings: WQEs are written and doorbells rung there. */
+    private final SendRing sq;
+    private final RecvRing rq;
+    private final long dbrec;
     private QpState state = QpState.RESET;
-    private int sqHead, sqTail, sqWqes, rqHead, rqTail;
-    private final long[] sqWrid, rqWrid;
-    private final int[] sqNextHead, sqOpcode;
-    private final java.util.ArrayDeque<Integer> sqPosted = new java.util.ArrayDeque<>();
     /** BIND_MW requests by ring slot: the window takes its new rkey when the bind completes. */
     private final java.util.Map<Integer, SendWr> pendingBinds = new java.util.HashMap<>();
 
@@ -70,20 +69,16 @@ public final class QueuePair extends VerbsObject {
         int wqeBytes = 16 + (type == QpType.UD ? 48 : 16 + 16) + body;
         int bbsPerWqe = (wqeBytes + 63) / 64;
         this.maxSendWr = a.maxSendWr();
-        this.sqBbs = Integer.highestOneBit(Math.max(2, maxSendWr * bbsPerWqe - 1)) << 1;
+        this.sq = new SendRing(driver, ctx.uar, Integer.highestOneBit(Math.max(2, maxSendWr * bbsPerWqe - 1)) << 1, maxSendWr);
         this.maxRecvWr = a.maxRecvWr();
-        this.rqSize = maxRecvWr == 0 ? 1 : Integer.highestOneBit(Math.max(1, maxRecvWr * 2 - 1));
-        this.rqStride = Integer.highestOneBit(Math.max(16, maxRecvSge * 16 * 2 - 1));
-        this.sqRing = host.allocPhysical(64L * sqBbs, 4096);
-        this.rqRing = host.allocPhysical((long) rqStride * rqSize, 4096);
-        this.dbrec = host.allocPhysical(8, 8);
-        sqWrid = new long[sqBbs];
-        sqNextHead = new int[sqBbs];
-        sqOpcode = new int[sqBbs];
-        rqWrid = new long[rqSize];
+        int rqSize = maxRecvWr == 0 ? 1 : Integer.highestOneBit(Math.max(1, maxRecvWr * 2 - 1));
+        this.rq = new RecvRing(host, rqSize, Integer.highestOneBit(Math.max(16, maxRecvSge * 16 * 2 - 1)), Math.min(maxRecvWr, rqSize));
+        this.dbrec = host.allocPhysical(8, 8); // the receive counter at byte 0, the send counter at byte 4
+        sq.recordAt(dbrec);
+        rq.recordAt(dbrec);
         this.qpn = (int) driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), pd.pdn, sendCq.cqn, recvCq.cqn,
-                ctx.uar, sqRing, Integer.numberOfTrailingZeros(sqBbs), rqRing, Integer.numberOfTrailingZeros(rqSize),
-                Integer.numberOfTrailingZeros(rqStride), dbrec, sqSigAll ? 1 : 0, srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
+                ctx.uar, sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
+                Integer.numberOfTrailingZeros(rq.stride()), dbrec, sqSigAll ? 1 : 0, srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
         ctx.qps.put(qpn, this);
     }
 
@@ -156,8 +151,8 @@ public final class QueuePair extends VerbsObject {
             // queues start over; completions of this QP not yet polled are removed (mlx5 __mlx5_cq_clean)
             sendCq.clean(qpn);
             if (recvCq != sendCq) recvCq.clean(qpn);
-            sqHead = sqTail = sqWqes = rqHead = rqTail = 0;
-            sqPosted.clear();
+            sq.reset();
+            rq.reset();
             host.memory.write(dbrec, new byte[8]);
         }
         state = target;
@@ -216,29 +211,21 @@ public final class QueuePair extends VerbsObject {
         try {
             for (SendWr wr : wrs) {
                 byte[] wqe = build(wr, posted);
-                int bbs = wqe.length / 64;
-                if (sqWqes >= maxSendWr || (sqHead - sqTail) + bbs > sqBbs)
+                if (!sq.fits(wqe.length / 64))
                     throw new VerbsException(Errno.ENOMEM, "postSend: the send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
                             + maxSendWr + " WRs)", posted);
-                int idx = sqHead & (sqBbs - 1);
-                for (int i = 0; i < bbs; i++)
-                    host.memory.write(sqRing + 64L * ((sqHead + i) & (sqBbs - 1)), java.util.Arrays.copyOfRange(wqe, i * 64, i * 64 + 64));
-                sqWrid[idx] = wr.wrId();
+                int idx = sq.head() & (sq.size() - 1);
                 if (wr.opcode() == WrOpcode.BIND_MW) pendingBinds.put(idx, wr); else pendingBinds.remove(idx);
-                sqOpcode[idx] = wr.opcode().ordinal();
-                sqHead = (sqHead + bbs) & 0xFFFF;
-                sqNextHead[idx] = sqHead;
-                sqPosted.add(idx);
-                sqWqes++;
-                lastCtrl = java.util.Arrays.copyOf(wqe, 8);
+                sq.put(wqe, wr.wrId(), wr.opcode().ordinal());
+                lastCtrl = wqe;
                 single = wqe;
                 posted++;
             }
         } catch (VerbsException e) {
-            ring(posted, lastCtrl, single);
+            sq.ring(posted, lastCtrl, single);
             throw e.badWrIndex() >= 0 ? e : new VerbsException(e.errno(), e.getMessage().replaceFirst("^[A-Z]+: ", ""), posted);
         }
-        ring(posted, lastCtrl, single);
+        sq.ring(posted, lastCtrl, single);
     }
 
     /**
@@ -250,32 +237,13 @@ public final class QueuePair extends VerbsObject {
     public void postRawWqe(long wrId, byte[] wqe) {
         checkOpen();
         if (wqe.length == 0 || wqe.length % 64 != 0) throw new VerbsException(Errno.EINVAL, "raw WQE of " + wqe.length + " bytes: whole 64-byte WQEBBs only");
-        int bbs = wqe.length / 64;
-        if ((sqHead - sqTail) + bbs > sqBbs) throw new VerbsException(Errno.ENOMEM, "postRawWqe: the send queue is full", 0);
+        if (!sq.fits(wqe.length / 64)) throw new VerbsException(Errno.ENOMEM, "postRawWqe: the send queue is full", 0);
         byte[] w = wqe.clone();
-        byte[] ctrl = WqeLayout.ctrl(w[3] & 0xff, sqHead, qpn, w[7] & 0x3f);
+        byte[] ctrl = WqeLayout.ctrl(w[3] & 0xff, sq.head(), qpn, w[7] & 0x3f);
         System.arraycopy(ctrl, 0, w, 0, 8);
-        int idx = sqHead & (sqBbs - 1);
-        for (int i = 0; i < bbs; i++)
-            host.memory.write(sqRing + 64L * ((sqHead + i) & (sqBbs - 1)), java.util.Arrays.copyOfRange(w, i * 64, i * 64 + 64));
-        sqWrid[idx] = wrId;
-        sqOpcode[idx] = WrOpcode.SEND.ordinal();
-        pendingBinds.remove(idx);
-        sqHead = (sqHead + bbs) & 0xFFFF;
-        sqNextHead[idx] = sqHead;
-        sqPosted.add(idx);
-        sqWqes++;
-        ring(1, java.util.Arrays.copyOf(w, 8), w.length == 64 ? w : java.util.Arrays.copyOf(w, 8));
-    }
-
-    private void ring(int posted, byte[] lastCtrl, byte[] single) {
-        if (posted == 0) return;
-        byte[] rec = new byte[4];
-        BigEndian.put32(rec, 0, sqHead & 0xFFFF);
-        host.memory.write(dbrec + 4, rec);
-        host.bus.cpuWork(host.profile.picos("host.post.cost") * posted);
-        if (posted == 1 && single.length == 64) driver.mmio(driver.sendDoorbell(ctx.uar), single); // BlueFlame: the whole WQE
-        else driver.mmio(driver.sendDoorbell(ctx.uar), lastCtrl);
+        pendingBinds.remove(sq.head() & (sq.size() - 1));
+        sq.put(w, wrId, WrOpcode.SEND.ordinal());
+        sq.ring(1, w, w);
     }
 
     private byte[] build(SendWr wr, int i) {
@@ -290,13 +258,13 @@ public final class QueuePair extends VerbsObject {
             if ((wr.bindAccess() & ~(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC | AccessFlags.ZERO_BASED)) != 0)
                 throw new VerbsException(Errno.EINVAL, String.format("BIND_MW access 0x%x: only remote access flags", wr.bindAccess()), i);
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
-            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_UMR, sqHead, qpn, signaled ? WqeFormat.CQ_UPDATE : 0, 0, null,
+            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_UMR, sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0, 0, null,
                     wr.bindAddr(), wr.bindRkey(), wr.bindLength(), (long) wr.bindMr().lkey() << 32 | (wr.bindAccess() & 0xFFFFFFFFL),
                     List.of(), null), false);
         }
         if (op == WrOpcode.LOCAL_INV) {
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
-            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_LOCAL_INVAL, sqHead, qpn, signaled ? WqeFormat.CQ_UPDATE : 0,
+            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_LOCAL_INVAL, sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0,
                     wr.invalidateRkey(), null, 0, 0, 0, 0, List.of(), null), false);
         }
         boolean inline = (wr.sendFlags() & SendFlags.INLINE) != 0;
@@ -339,7 +307,7 @@ public final class QueuePair extends VerbsObject {
         long cmp = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.compareAdd() : 0;
         int immOrInv = op == WrOpcode.SEND_WITH_INV ? wr.invalidateRkey() : wr.immData();
         try {
-            return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sqHead, qpn, fm, immOrInv, av, wr.remoteAddr(), wr.rkey(),
+            return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sq.head(), qpn, fm, immOrInv, av, wr.remoteAddr(), wr.rkey(),
                     swapAdd, cmp, sges, inl), type == QpType.UD);
         } catch (IllegalArgumentException e) {
             throw new VerbsException(Errno.EINVAL, "SendWr does not fit one WQE: " + e.getMessage(), i);
@@ -364,14 +332,12 @@ public final class QueuePair extends VerbsObject {
                 finishRecv(posted);
                 throw new VerbsException(Errno.EINVAL, "RecvWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxRecvSge, posted);
             }
-            if (((rqHead - rqTail) & 0xFFFF) >= Math.min(maxRecvWr, rqSize)) {
+            if (rq.full()) {
                 finishRecv(posted);
                 throw new VerbsException(Errno.ENOMEM, "postRecv: the receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
                         + maxRecvWr + " WRs)", posted);
             }
-            host.memory.write(rqRing + (long) rqStride * (rqHead & (rqSize - 1)), RecvWqeFormat.encode(toWqe(wr.sgList()), rqStride));
-            rqWrid[rqHead & (rqSize - 1)] = wr.wrId();
-            rqHead = (rqHead + 1) & 0xFFFF;
+            rq.put(toWqe(wr.sgList()), wr.wrId());
             posted++;
         }
         finishRecv(posted);
@@ -386,14 +352,8 @@ public final class QueuePair extends VerbsObject {
 
     private void finishRecv(int posted) {
         if (posted == 0) return;
-        byte[] rec = new byte[4];
-        BigEndian.put32(rec, 0, rqHead & 0xFFFF);
-        host.memory.write(dbrec, rec);
-        host.bus.cpuWork(host.profile.picos("host.post.cost") * posted);
-        if (state == QpState.ERR) {
-            byte[] db = WqeLayout.ctrl(0, sqHead, qpn, 0);
-            driver.mmio(driver.sendDoorbell(ctx.uar), db);
-        }
+        rq.publish(posted);
+        if (state == QpState.ERR) sq.nudge(WqeLayout.ctrl(0, sq.head(), qpn, 0));
     }
 
     /** Turns a CQE of this QP into a work completion, retiring the WQEs it covers. */
@@ -407,26 +367,20 @@ public final class QueuePair extends VerbsObject {
                     + (d.psn() != 0 ? " at PSN " + d.psn() : "");
             long wrId;
             if (requester) {
-                int idx = v.wqeCounter() & (sqBbs - 1);
-                wrId = sqWrid[idx];
-                pendingBinds.remove(idx);
-                retireSq(idx);
-            } else if (srq != null) {
-                wrId = srq.take(v.wqeCounter());
+                pendingBinds.remove(v.wqeCounter() & (sq.size() - 1));
+                wrId = sq.retire(v.wqeCounter()).wrId();
             } else {
-                wrId = rqWrid[v.wqeCounter() & (rqSize - 1)];
-                rqTail = (rqTail + 1) & 0xFFFF;
+                wrId = srq != null ? srq.take(v.wqeCounter()) : rq.take(v.wqeCounter());
             }
             if (status != WcStatus.WR_FLUSH_ERR) movedByDevice(requester ? QpTransitions.afterSendError(type) : QpState.ERR);
             return new WorkCompletion(wrId, status, WcOpcode.SEND, 0, qpn, 0, 0, 0, v.vendorSyndrome(), why, 0);
         }
         if (op == Cqe64.REQ) {
-            int idx = v.wqeCounter() & (sqBbs - 1);
-            long wrId = sqWrid[idx];
-            WrOpcode wo = WrOpcode.values()[sqOpcode[idx]];
-            SendWr bind = pendingBinds.remove(idx);
+            SendWr bind = pendingBinds.remove(v.wqeCounter() & (sq.size() - 1));
             if (bind != null) bind.mw().bound(bind.bindRkey());
-            retireSq(idx);
+            SendRing.Slot slot = sq.retire(v.wqeCounter());
+            long wrId = slot.wrId();
+            WrOpcode wo = WrOpcode.values()[slot.tag()];
             WcOpcode wc = switch (wo) {
                 case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
                 case RDMA_READ -> WcOpcode.RDMA_READ;
@@ -440,24 +394,11 @@ public final class QueuePair extends VerbsObject {
             return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, 0, 0, flags, 0, "", 0);
         }
         // responder
-        long wrId;
-        if (srq != null) wrId = srq.take(v.wqeCounter());
-        else {
-            wrId = rqWrid[v.wqeCounter() & (rqSize - 1)];
-            rqTail = (rqTail + 1) & 0xFFFF;
-        }
+        long wrId = srq != null ? srq.take(v.wqeCounter()) : rq.take(v.wqeCounter());
         Cqe64.RecvView r = Cqe64.parseRecv(e);
         WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
         int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;
         return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, (int) r.srcQp(), r.imm(), flags, 0, "", r.slid());
-    }
-
-    /** A completion for the WQE at ring slot {@code idx} retires it and every unsignaled WQE before it. */
-    private void retireSq(int idx) {
-        if (!sqPosted.contains(idx)) return;
-        while (!sqPosted.isEmpty()) if (sqPosted.poll() == idx) break;
-        sqTail = sqNextHead[idx];
-        sqWqes = sqPosted.size();
     }
 
     private static WcStatus status(int syndrome) {

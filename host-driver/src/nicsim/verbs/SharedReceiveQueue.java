@@ -1,31 +1,26 @@
 package nicsim.verbs;
 
-import nicsim.adapter.BigEndian;
-import nicsim.adapter.RecvWqeFormat;
 import nicsim.driver.Driver;
-import nicsim.driver.Host;
 import nicsim.firmware.Cmd;
+import nicsim.provider.RecvRing;
 
 /**
- * A shared receive queue (ibv_srq): one receive ring in host memory that every attached QP takes
- * WQEs from. Posting writes the WQE and the doorbell record's counter (no MMIO, as mlx5). The limit
- * (modify with {@link SrqAttrMask#LIMIT}) arms SRQ_LIMIT_REACHED, which fires once.
+ * A shared receive queue (ibv_srq): one receive ring (the provider's {@link RecvRing}) that every
+ * attached QP takes WQEs from. The limit (modify with {@link SrqAttrMask#LIMIT}) arms
+ * SRQ_LIMIT_REACHED, which fires once.
  */
 public final class SharedReceiveQueue extends VerbsObject {
     private final ProtectionDomain pd;
     private final Driver driver;
-    private final Host host;
     final int srqn;
-    private final int maxWr, maxSge, size, stride;
-    private final long ring, dbrec;
-    private final long[] wrid;
-    private int head, tail, limit;
+    private final int maxWr, maxSge;
+    private final RecvRing ring;
+    private int limit;
 
     SharedReceiveQueue(ProtectionDomain pd, SrqInitAttr a) {
         super(pd);
         this.pd = pd;
         this.driver = pd.ctx.driver;
-        this.host = driver.host();
         var caps = driver.caps();
         if (a.maxWr() < 1 || a.maxWr() > caps.maxQpWr())
             throw new VerbsException(Errno.EINVAL, "SrqInitAttr.maxWr = " + a.maxWr() + " is out of range (1.." + caps.maxQpWr() + ")");
@@ -35,14 +30,13 @@ public final class SharedReceiveQueue extends VerbsObject {
             throw new VerbsException(Errno.EINVAL, "SrqInitAttr.srqLimit = " + a.srqLimit() + " exceeds maxWr " + a.maxWr());
         this.maxWr = a.maxWr();
         this.maxSge = a.maxSge();
-        this.size = Integer.highestOneBit(Math.max(2, maxWr * 2 - 1));
-        this.stride = Integer.highestOneBit(Math.max(16, maxSge * 32 - 1));
-        this.ring = host.allocPhysical((long) size * stride, 4096);
-        this.dbrec = host.allocPhysical(8, 8);
-        this.wrid = new long[size];
+        this.ring = new RecvRing(driver.host(), Integer.highestOneBit(Math.max(2, maxWr * 2 - 1)),
+                Integer.highestOneBit(Math.max(16, maxSge * 32 - 1)), maxWr);
+        long dbrec = driver.host().allocPhysical(8, 8);
+        ring.recordAt(dbrec);
         this.limit = a.srqLimit();
-        this.srqn = (int) driver.command(Cmd.CREATE_SRQ, Cmd.CREATE_SRQ_IN, new Cmd.CreateSrq(pd.pdn, ring, Integer.numberOfTrailingZeros(size),
-                Integer.numberOfTrailingZeros(stride), dbrec, limit), Cmd.HANDLE).handle();
+        this.srqn = (int) driver.command(Cmd.CREATE_SRQ, Cmd.CREATE_SRQ_IN, new Cmd.CreateSrq(pd.pdn, ring.base(),
+                Integer.numberOfTrailingZeros(ring.size()), Integer.numberOfTrailingZeros(ring.stride()), dbrec, limit), Cmd.HANDLE).handle();
         pd.ctx.srqs.put(srqn, this);
     }
 
@@ -57,20 +51,13 @@ public final class SharedReceiveQueue extends VerbsObject {
             for (RecvWr wr : wrs) {
                 if (wr.sgList().size() > maxSge)
                     throw new VerbsException(Errno.EINVAL, "RecvWr.sgList has " + wr.sgList().size() + " SGEs; the SRQ allows " + maxSge, posted);
-                if (((head - tail) & 0xFFFF) >= maxWr)
+                if (ring.full())
                     throw new VerbsException(Errno.ENOMEM, "postRecv: SRQ " + srqn + " is full (" + maxWr + " WRs)", posted);
-                host.memory.write(ring + (long) stride * (head & (size - 1)), RecvWqeFormat.encode(QueuePair.toWqe(wr.sgList()), stride));
-                wrid[head & (size - 1)] = wr.wrId();
-                head = (head + 1) & 0xFFFF;
+                ring.put(QueuePair.toWqe(wr.sgList()), wr.wrId());
                 posted++;
             }
         } finally {
-            if (posted > 0) {
-                byte[] rec = new byte[4];
-                BigEndian.put32(rec, 0, head);
-                host.memory.write(dbrec, rec);
-                host.bus.cpuWork(host.profile.picos("host.post.cost") * posted);
-            }
+            ring.publish(posted);
         }
     }
 
@@ -89,11 +76,7 @@ public final class SharedReceiveQueue extends VerbsObject {
     }
 
     /** A receive completion for WQE {@code counter}: its wr_id; the WQE's slot is free again. */
-    long take(int counter) {
-        long id = wrid[counter & (size - 1)];
-        tail = (tail + 1) & 0xFFFF;
-        return id;
-    }
+    long take(int counter) { return ring.take(counter); }
 
     @Override protected String describe() { return "SharedReceiveQueue(" + srqn + ")"; }
 
