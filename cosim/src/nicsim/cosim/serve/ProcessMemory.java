@@ -19,7 +19,7 @@ import nicsim.host.HostMemory;
 final class ProcessMemory implements AutoCloseable {
     private final int pid;
     private final FileChannel mem;
-    private long failures;
+    private long failures, writes;
     private String firstFailure;
 
     ProcessMemory(int pid) throws IOException {
@@ -36,6 +36,7 @@ final class ProcessMemory implements AutoCloseable {
     }
 
     private void transfer(long va, ByteBuffer buf, boolean write) {
+        if (write) writes++;
         long at = va;
         try {
             while (buf.hasRemaining()) {
@@ -49,6 +50,9 @@ final class ProcessMemory implements AutoCloseable {
             if (!write) while (buf.hasRemaining()) buf.put((byte) 0);
         }
     }
+
+    /** DMA writes into the program's memory so far (a program spinning on its memory looks again after one). */
+    long writes() { return writes; }
 
     /** Accesses the kernel refused. */
     long failures() { return failures; }

@@ -66,6 +66,8 @@ public final class Server implements AutoCloseable {
     private final class Connection {
         final SocketChannel channel;
         long lastRequestNanos = System.nanoTime();
+        /** Since its last request, a wall time and its process's CPU time then (-1: not looked yet), to tell spinning from sleeping. */
+        long watchWall = -1, watchCpu;
 
         Connection(SocketChannel channel) { this.channel = channel; }
 
@@ -157,7 +159,7 @@ public final class Server implements AutoCloseable {
         while (!stop.getAsBoolean() && !closed) {
             Request r;
             try {
-                r = inbox.poll(anyWaiting() ? IDLE_MILLIS : 50, TimeUnit.MILLISECONDS);
+                r = inbox.poll(sessions.isEmpty() ? 50 : IDLE_MILLIS, TimeUnit.MILLISECONDS); // with programs attached, look often
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
@@ -190,6 +192,7 @@ public final class Server implements AutoCloseable {
     private void serve(Request r) {
         Connection c = r.from();
         c.lastRequestNanos = System.nanoTime();
+        c.watchWall = -1;
         Session s = sessions.get(c);
         if (r.op() == null) {
             if (r.body() != null) protocolError(c, s, "op " + r.rawOp() + ": " + new String(r.body()));
@@ -294,10 +297,24 @@ public final class Server implements AutoCloseable {
         boolean waiting = anyWaiting();
         long now = System.nanoTime();
         boolean graced = false;
+        boolean allSpinning = true;
+        java.util.Map<Session, Long> spinners = new java.util.HashMap<>(); // each with its memory's writes so far
         for (Map.Entry<Connection, Session> e : sessions.entrySet()) {
             if (e.getValue().waiting() != null) continue;
+            if (spinning(e.getKey(), e.getValue(), now)) { // waits on memory the simulation writes
+                spinners.put(e.getValue(), e.getValue().memoryWrites());
+                continue;
+            }
+            allSpinning = false;
             if (now - e.getKey().lastRequestNanos < graceMillis * 1_000_000L) return; // a program is busy: time holds
             graced = true;
+        }
+        if (!waiting && allSpinning) { // every program spins on its memory (ib_write_lat): run until the adapter writes there
+            boolean moved = false;
+            while (!spunOn(spinners) && !world.sim.idle()) { world.sim.step(); moved = true; }
+            if (moved) advances++;
+            answerSatisfied(false);
+            return;
         }
         if (!waiting) { // every program is away from verbs (blocked reading its async file, say): time moves a little
             awayStep();
@@ -309,13 +326,46 @@ public final class Server implements AutoCloseable {
             if (e.getValue().readingClock()) { e.getKey().reply(e.getValue().answerClock().finish(0)); clocks = true; }
         if (clocks) return;
         boolean moved = false;
-        while (!anySatisfied() && !world.sim.idle()) {
+        while (!anySatisfied() && !spunOn(spinners) && !world.sim.idle()) {
             world.sim.step();
             moved = true;
         }
         if (moved && graced) graceAdvances++;
         if (moved) advances++;
         answerSatisfied(quiet && world.sim.idle());
+    }
+
+    /** Whether the adapter wrote into the memory of a program spinning on it, since {@code spinners} was taken. */
+    private static boolean spunOn(java.util.Map<Session, Long> spinners) {
+        for (Map.Entry<Session, Long> e : spinners.entrySet()) if (e.getKey().memoryWrites() != e.getValue()) return true;
+        return false;
+    }
+
+    /** Wall time a program must spin, out of verbs, before it counts as waiting on memory. */
+    static final long SPIN_NANOS = 2_000_000;
+
+    /**
+     * Whether a program away from verbs is spinning: it burned at least 3/4 of the last
+     * {@link #SPIN_NANOS} of wall time on a CPU (/proc/&lt;pid&gt;/schedstat) without a request. A
+     * program that polls its memory for the peer's RDMA WRITE (ib_write_lat) does that, and can go
+     * on only once the simulation moves; one blocked on a socket sleeps, and one the OS has
+     * descheduled gets no CPU, so neither looks like this.
+     */
+    private boolean spinning(Connection c, Session s, long now) {
+        if (now - c.lastRequestNanos < SPIN_NANOS) return false;
+        long cpu = s.cpuNanos();
+        if (cpu < 0) return false;
+        if (c.watchWall < 0) {
+            c.watchWall = now;
+            c.watchCpu = cpu;
+            return false;
+        }
+        long wall = now - c.watchWall;
+        if (wall < SPIN_NANOS) return false;
+        boolean spins = (cpu - c.watchCpu) * 4 >= wall * 3;
+        c.watchWall = now;
+        c.watchCpu = cpu;
+        return spins;
     }
 
     /** Simulated time a step moves by while every program is away from verbs (then the serve loop looks at its sockets again). */

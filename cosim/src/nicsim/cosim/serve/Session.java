@@ -502,6 +502,19 @@ final class Session implements AutoCloseable {
         }
     }
 
+    /** DMA writes the adapter has made into the program's registered memory so far. */
+    long memoryWrites() { return memory.writes(); }
+
+    /** The CPU time the program's main thread has had, in ns (/proc/&lt;pid&gt;/schedstat), or -1 if it cannot be read. */
+    long cpuNanos() {
+        try {
+            String t = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Integer.toString(pid), "schedstat"));
+            return Long.parseLong(t.substring(0, t.indexOf(' ')));
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     /** DMA accesses to this program's memory that the kernel refused, and the first one. */
     String memoryFailures() { return memory.failures() == 0 ? null : memory.failures() + " (first: " + memory.firstFailure() + ")"; }
 }
