@@ -3,15 +3,11 @@ package nicsim.cosim.serve;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import nicsim.driver.World;
-import nicsim.fabric.Faults;
-import nicsim.profile.Profiles;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -22,34 +18,13 @@ import org.junit.jupiter.api.Test;
  * libibverbs, and its RDMA traffic crosses the simulated fabric.
  */
 class AttachTest {
-    private World world;
-    private Server server;
-    private Thread loop;
-    private volatile boolean stop;
-    private final ByteArrayOutputStream log = new ByteArrayOutputStream();
-    private Path socket;
+    private Served served;
 
     @BeforeEach
-    void serve() throws Exception {
-        socket = Files.createTempDirectory("nicsim-attach").resolve("serve.sock");
-        startServer();
-    }
-
-    /** A fresh cluster (same profile and seed every time) served at {@link #socket}. */
-    private void startServer() throws Exception {
-        stop = false;
-        world = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
-        server = new Server(world, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(log, true));
-        loop = new Thread(() -> server.run(() -> stop), "serve");
-        loop.start();
-    }
+    void serve() throws Exception { served = new Served("nicsim-attach").start(Served.cluster()); }
 
     @AfterEach
-    void stopServing() throws Exception {
-        stop = true;
-        loop.join(10_000);
-        server.close();
-    }
+    void stopServing() throws Exception { served.stop(); }
 
     /** A started program: its process, and its output as it comes (all of it once {@link #await} returns). */
     private record Run(Process process, ByteArrayOutputStream out, Thread reader) {
@@ -67,7 +42,7 @@ class AttachTest {
     private Run start(int node, String... program) throws Exception { return start(node, false, program); }
 
     private Run start(int node, boolean simulatedTime, String... program) throws Exception {
-        Process p = new ProcessBuilder(Attach.command(socket, node, simulatedTime, List.of(program))).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(Attach.command(served.socket, node, simulatedTime, List.of(program))).redirectErrorStream(true).start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Thread t = new Thread(() -> {
             byte[] b = new byte[4096];
@@ -81,7 +56,7 @@ class AttachTest {
         return new Run(p, out, t);
     }
 
-    private String serverLog() { return log.toString(StandardCharsets.UTF_8); }
+    private String serverLog() { return served.log(); }
 
     @Test
     void ibvDevicesAndDevinfoSeeTheNodesAdapter() throws Exception {
@@ -91,7 +66,7 @@ class AttachTest {
         Run info = start(1, "ibv_devinfo", "-v");
         assertEquals(0, info.await(), info.output() + serverLog());
         String o = info.output();
-        int lid = world.host(1).adapter.firmware().lid();
+        int lid = served.world.host(1).adapter.firmware().lid();
         assertTrue(o.contains("hca_id:\tnicsim1"), o);
         assertTrue(o.contains("PORT_ACTIVE (4)") && o.contains("port_lid:\t\t" + lid), o);
         assertTrue(o.contains("vendor_id:\t\t\t0x1de5"), "neither Mellanox's nor EFA's: " + o);
@@ -101,7 +76,7 @@ class AttachTest {
 
     @Test
     void ibvRcPingpongRunsBetweenTwoNodesAcrossTheFabric() throws Exception {
-        long packetsBefore = world.sim.counters().get("Fabric.packets");
+        long packetsBefore = served.world.sim.counters().get("Fabric.packets");
         Run srv = start(1, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(port()));
         awaitListening(srv, port()); // the server listens on TCP before the client connects, as when a user starts them by hand
         Run cli = start(0, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(port()), "localhost");
@@ -112,9 +87,9 @@ class AttachTest {
             assertTrue(r.output().contains("200 iters in"), r.output());
         }
         // each side sends 200 messages of 4 KiB in packets of the pingpong's default MTU, 1 KiB, each message ACKed once
-        assertEquals(2 * 200 * (4 + 1), world.sim.counters().get("Fabric.packets") - packetsBefore);
+        assertEquals(2 * 200 * (4 + 1), served.world.sim.counters().get("Fabric.packets") - packetsBefore);
         assertTrue(serverLog().contains("ibv_rc_pingpong (pid ") && serverLog().contains("exited after"), serverLog());
-        assertEquals(0, server.attached(), "both programs released");
+        assertEquals(0, served.server.attached(), "both programs released");
     }
 
     @Test
@@ -129,7 +104,7 @@ class AttachTest {
 
     @Test
     void perftestWriteBandwidthPrintsItsTable() throws Exception {
-        long bytesBefore = world.sim.counters().get("Firmware.dma_write_bytes");
+        long bytesBefore = served.world.sim.counters().get("Firmware.dma_write_bytes");
         Run srv = start(1, "ib_write_bw", "-n", "100", "-p", Integer.toString(port() + 2));
         awaitListening(srv, port() + 2);
         Run cli = start(0, "ib_write_bw", "-n", "100", "-p", Integer.toString(port() + 2), "localhost");
@@ -140,7 +115,7 @@ class AttachTest {
             assertTrue(r.output().matches("(?s).*\\n 65536\\s+100\\s+.*"), "the result row: " + r.output());
         }
         // perftest's default: 100 WRITEs of 64 KiB into the server's buffer, by DMA into its process memory
-        assertTrue(world.sim.counters().get("Firmware.dma_write_bytes") - bytesBefore >= 100 * 65536L);
+        assertTrue(served.world.sim.counters().get("Firmware.dma_write_bytes") - bytesBefore >= 100 * 65536L);
         // and the simulator's own table of the client's QP, in simulated time: near the model's link rate, not the wall clock's
         java.util.regex.Matcher row = java.util.regex.Pattern.compile("0x[0-9a-f]+\\s+RC\\s+65536\\s+100\\s+0\\s+([0-9.]+)").matcher(serverLog());
         assertTrue(row.find(), serverLog());
@@ -153,13 +128,13 @@ class AttachTest {
         awaitListening(srv, port() + 3);
         Run cli = start(0, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(port() + 3), "localhost");
         long t0 = System.nanoTime();
-        while (world.sim.counters().get("Fabric.packets") < 1000 && System.nanoTime() - t0 < 60_000_000_000L) Thread.sleep(50);
-        assertTrue(world.sim.counters().get("Fabric.packets") >= 1000, "the pair got going: " + serverLog());
+        while (served.world.sim.counters().get("Fabric.packets") < 1000 && System.nanoTime() - t0 < 60_000_000_000L) Thread.sleep(50);
+        assertTrue(served.world.sim.counters().get("Fabric.packets") >= 1000, "the pair got going: " + serverLog());
         cli.process().destroyForcibly().waitFor();
         srv.process().destroyForcibly().waitFor(); // its peer gone, it would wait forever
         t0 = System.nanoTime();
-        while (server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(50);
-        assertEquals(0, server.attached(), "both programs' objects released: " + serverLog());
+        while (served.server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(50);
+        assertEquals(0, served.server.attached(), "both programs' objects released: " + serverLog());
         // a fresh pair on the same nodes
         Run srv2 = start(1, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(port() + 4));
         awaitListening(srv2, port() + 4);
@@ -185,14 +160,14 @@ class AttachTest {
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output() + serverLog());
         assertTrue(cli.output().contains(result), cli.output());
-        assertTrue(world.sim.counters().get("Fabric.packets") >= 100, "the traffic crossed the simulated fabric");
+        assertTrue(served.world.sim.counters().get("Fabric.packets") >= 100, "the traffic crossed the simulated fabric");
     }
 
     @Test
     void withSimulatedTimeAPingpongPrintsTheSameFiguresOnEveryRun() throws Exception {
         List<String> first = null;
         for (int run = 0; run < 2; run++) {
-            if (run > 0) { stopServing(); startServer(); }
+            if (run > 0) { served.stop(); served.start(Served.cluster()); }
             Run srv = start(1, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(port() + 6));
             awaitListening(srv, port() + 6);
             Run cli = start(0, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(port() + 6), "localhost");
@@ -212,21 +187,17 @@ class AttachTest {
 
     @Test
     void aProgramRunsWithNode0sBlocksFromRtlInLockstep() throws Exception {
-        stopServing();
+        served.stop();
         try (nicsim.cosim.Cluster cluster = nicsim.cosim.Cluster.builder().nodes(2).profile("cx-gen3x16").seed(1)
                 .rtl(java.util.Set.of("doorbell", "wqe", "cqe")).build()) {
-            world = cluster.world();
-            server = new Server(world, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(log, true));
-            stop = false;
-            loop = new Thread(() -> server.run(() -> stop), "serve");
-            loop.start();
+            served.start(cluster.world());
             Run srv = start(1, "ibv_rc_pingpong", "-n", "30", "-p", Integer.toString(port() + 7));
             awaitListening(srv, port() + 7);
             Run cli = start(0, "ibv_rc_pingpong", "-n", "30", "-p", Integer.toString(port() + 7), "localhost");
             assertEquals(0, cli.await(), cli.output() + serverLog());
             assertEquals(0, srv.await(), srv.output());
-            stopServing();
-            assertNull(server.failure(), "no divergence: " + serverLog());
+            served.stop();
+            assertNull(served.server.failure(), "no divergence: " + serverLog());
             assertTrue(cluster.rtlEdges().get("doorbell") > 100, "the RTL ran beside its twins: " + cluster.rtlEdges());
         }
     }

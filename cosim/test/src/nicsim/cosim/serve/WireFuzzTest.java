@@ -2,19 +2,12 @@ package nicsim.cosim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Random;
-import nicsim.driver.World;
-import nicsim.fabric.Faults;
-import nicsim.profile.Profiles;
 import nicsim.verbs.Errno;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,33 +19,17 @@ import org.junit.jupiter.api.Test;
  * simulator goes on serving everyone else.
  */
 class WireFuzzTest {
-    private World world;
-    private Server server;
-    private Thread loop;
-    private volatile boolean stop;
-    private final ByteArrayOutputStream log = new ByteArrayOutputStream();
-    private Path socket;
+    private Served served;
 
     @BeforeEach
-    void serve() throws Exception {
-        socket = Files.createTempDirectory("nicsim-fuzz").resolve("serve.sock");
-        world = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
-        server = new Server(world, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(log, true));
-        loop = new Thread(() -> server.run(() -> stop), "serve");
-        loop.start();
-    }
+    void serve() throws Exception { served = new Served("nicsim-fuzz").start(Served.cluster()); }
 
     @AfterEach
-    void stopServing() throws Exception {
-        stop = true;
-        loop.join(10_000);
-        assertFalse(loop.isAlive(), "the simulator's loop ended");
-        server.close();
-    }
+    void stopServing() throws Exception { assertTrue(served.stop(), "the simulator's loop ended"); }
 
     /** A client of the protocol: requests in, status and reply body out. */
     private final class Client implements AutoCloseable {
-        final SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(socket));
+        final SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(served.socket));
 
         Client() throws Exception {}
 
@@ -144,6 +121,6 @@ class WireFuzzTest {
             assertEquals(0, c.hello(1));
             assertEquals(0, c.call(Wire.Op.ALLOC_PD.code(), ints()).getInt(0));
         }
-        assertTrue(log.toString().contains("broke the protocol"), log.toString());
+        assertTrue(served.log().contains("broke the protocol"), served.log());
     }
 }
