@@ -4,6 +4,12 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
+import nicsim.abi.Line64;
+import nicsim.abi.UarLayout;
+import nicsim.abi.WqeFormat;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.CqePorts.CqConfig;
 import nicsim.adapter.CqePorts.CqeIn;
 import nicsim.adapter.WqePorts.SqConfig;
@@ -15,13 +21,12 @@ import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
-import nicsim.firmware.Cqe64;
 import nicsim.sim.Simulator;
 import nicsim.sim.StreamDemux;
 
 /**
  * The adapter as the host sees it: one PCI function whose BAR0 holds the initialization page
- * (with the MSI-X table at {@link #MSIX_TABLE}) and the doorbell window. Built so far: the send
+ * (with the MSI-X table at {@link #Cmd.REG_MSIX_TABLE}) and the doorbell window. Built so far: the send
  * path from a doorbell to a checked WQE, and completions. MMIO writes into the window go, eight
  * bytes a cycle, to the {@link DoorbellDecoder}; a demux sends its send doorbells to the
  * {@link WqeFetcher}, whose ring reads go through the PCI model ({@link PciDmaReader}), and its
@@ -37,10 +42,6 @@ import nicsim.sim.StreamDemux;
  * exists: it writes the same queue-table and SQ-configuration ports the firmware will.
  */
 public final class Adapter implements PciFunction, Clocked {
-    public static final int VENDOR = 0x1de5, DEVICE = 0x0010;
-    /** BAR0 offset of the MSI-X table, in the initialization page. */
-    public static final long MSIX_TABLE = 0x800;
-    public static final int MSIX_VECTORS = 64;
 
     /** A complete WQE as fetched: its queue, WQEBB counter, bytes, and the cycle it was handed over. */
     public record Wqe(long qpn, long index, byte[] bytes, long cycle) {}
@@ -93,8 +94,8 @@ public final class Adapter implements PciFunction, Clocked {
         this.sim = sim;
         this.core = sim.clockDomain(clockName, profile.periodPicos("core.clock"));
         this.tracePrefix = clockName.equals("core") ? "" : clockName.replaceFirst("\\.core$", "") + "/";
-        this.config = new ConfigSpace(VENDOR, DEVICE, 0x02070000, new long[]{profile.bytes("pci.bar0.size"), 0, 0},
-                MSIX_VECTORS, 0, MSIX_TABLE);
+        this.config = new ConfigSpace(Cmd.PCI_VENDOR, Cmd.PCI_DEVICE, 0x02070000, new long[]{profile.bytes("pci.bar0.size"), 0, 0},
+                Cmd.MSIX_VECTORS, 0, Cmd.REG_MSIX_TABLE);
         this.dbCfg = DoorbellDecoder.Config.from(profile);
         this.pollInterval = profile.has("doorbell.poll.interval") ? profile.picos("doorbell.poll.interval") : 0;
         this.bfEntries = profile.has("wqe.bf.buffer.entries") ? profile.countInt("wqe.bf.buffer.entries") : 0;
@@ -277,7 +278,7 @@ public final class Adapter implements PciFunction, Clocked {
      * of 2^logSize 64-byte CQEs, events on MSI-X {@code vector}.
      */
     public void createCq(long cqn, int uar, long ringBase, int logSize, int vector) {
-        if (vector < 0 || vector >= MSIX_VECTORS) throw new IllegalArgumentException("MSI-X vector " + vector + " must be 0.." + (MSIX_VECTORS - 1));
+        if (vector < 0 || vector >= Cmd.MSIX_VECTORS) throw new IllegalArgumentException("MSI-X vector " + vector + " must be 0.." + (Cmd.MSIX_VECTORS - 1));
         tableIn.add(new QueueTableWrite(1, cqn, uar, 1));
         cqConfigIn.add(new CqConfig(cqn, ringBase, logSize, vector, 1));
         core.wake();
@@ -319,7 +320,7 @@ public final class Adapter implements PciFunction, Clocked {
             }
             mmioIn.add(w);
             core.wake();
-        } else if (offset < MSIX_TABLE) {
+        } else if (offset < Cmd.REG_MSIX_TABLE) {
             firmware.mmioWrite(offset, data); // the initialization page: the command interface
         } else {
             sim.counters().counter("Adapter.mmio_outside_doorbell_window").inc();
@@ -372,7 +373,7 @@ public final class Adapter implements PciFunction, Clocked {
     }
 
     @Override public byte[] mmioRead(int bar, long offset, int length) {
-        return offset < MSIX_TABLE ? firmware.mmioRead(offset, length) : new byte[length];
+        return offset < Cmd.REG_MSIX_TABLE ? firmware.mmioRead(offset, length) : new byte[length];
     }
 
     @Override public void drive() {

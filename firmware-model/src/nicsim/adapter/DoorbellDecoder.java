@@ -2,9 +2,10 @@ package nicsim.adapter;
 
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.abi.UarLayout;
 import nicsim.profile.Profile;
-import nicsim.sim.ClockDomain;
 import nicsim.sim.Block;
+import nicsim.sim.ClockDomain;
 import nicsim.sim.CounterOut;
 import nicsim.sim.Counters;
 import nicsim.sim.Flow;

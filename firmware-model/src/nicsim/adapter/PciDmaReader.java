@@ -1,6 +1,8 @@
 package nicsim.adapter;
 
 import java.util.ArrayDeque;
+import nicsim.abi.Line64;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.WqePorts.DmaReadReq;
 import nicsim.adapter.WqePorts.WqebbBeat;
 import nicsim.host.PciPort;

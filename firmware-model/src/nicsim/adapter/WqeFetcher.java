@@ -2,6 +2,7 @@ package nicsim.adapter;
 
 import java.util.ArrayDeque;
 import java.util.List;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.WqePorts.DmaReadReq;
 import nicsim.adapter.WqePorts.SqConfig;
 import nicsim.adapter.WqePorts.WqeBeat;

@@ -1,5 +1,6 @@
 package nicsim.adapter;
 
+import nicsim.abi.WqeLayout;
 import nicsim.sim.Layout;
 
 /**

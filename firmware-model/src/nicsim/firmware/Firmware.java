@@ -7,14 +7,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
+import nicsim.abi.Vendor;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.Adapter;
-import nicsim.adapter.BigEndian;
 import nicsim.adapter.CqePorts;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.XlateReq;
 import nicsim.adapter.MttPorts.XlateRsp;
-import nicsim.adapter.WqeLayout;
 import nicsim.adapter.WqePorts.WqeError;
 import nicsim.fabric.Fabric;
 import nicsim.fabric.Packet;
@@ -459,7 +462,7 @@ public final class Firmware {
         checkUar(c.uar());
         if (c.logSize() < 1 || c.logSize() > 22) throw new Fail(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
         if ((c.ring() & 63) != 0 || (c.dbrec() & 7) != 0) throw new Fail(Cmd.Syndrome.BAD_ADDRESS, c.ring());
-        if (c.vector() >= Adapter.MSIX_VECTORS) throw new Fail(Cmd.Syndrome.BAD_VECTOR, c.vector());
+        if (c.vector() >= Cmd.MSIX_VECTORS) throw new Fail(Cmd.Syndrome.BAD_VECTOR, c.vector());
         long cqn = -1;
         for (long i = 1; i < maxCq; i++) if (!cqs.containsKey(i)) { cqn = i; break; }
         if (cqn < 0) throw new Fail(Cmd.Syndrome.OUT_OF_CQS, maxCq);

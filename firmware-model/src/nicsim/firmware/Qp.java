@@ -2,17 +2,20 @@ package nicsim.firmware;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
-import nicsim.adapter.BigEndian;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
+import nicsim.abi.QpTransitions;
+import nicsim.abi.Vendor;
+import nicsim.abi.WqeFormat;
+import nicsim.abi.WqeFormat.SendWqe;
+import nicsim.abi.WqeFormat.Sge;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
-import nicsim.adapter.WqeFormat;
-import nicsim.adapter.WqeFormat.SendWqe;
-import nicsim.adapter.WqeFormat.Sge;
-import nicsim.adapter.WqeLayout;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.host.PciPort;
@@ -345,16 +348,6 @@ final class Qp {
         }
     }
 
-    private boolean legalForType(int op) {
-        return switch (type) {
-            case UD -> op == WqeLayout.OP_SEND || op == WqeLayout.OP_SEND_IMM;
-            case UC -> op == WqeLayout.OP_SEND || op == WqeLayout.OP_SEND_IMM || op == WqeLayout.OP_RDMA_WRITE
-                    || op == WqeLayout.OP_RDMA_WRITE_IMM || op == WqeLayout.OP_NOP || op == WqeLayout.OP_SEND_INVAL
-                    || op == WqeLayout.OP_LOCAL_INVAL || op == WqeLayout.OP_UMR;
-            default -> true;
-        };
-    }
-
     private void start(SendOp op) {
         int o = op.opcode;
         outstanding.add(op);
@@ -363,7 +356,7 @@ final class Qp {
             retire();
             return;
         }
-        if (!legalForType(o)) { requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        if (!WqeLayout.allowedOn(type, o)) { requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
         if (o == WqeLayout.OP_UMR || o == WqeLayout.OP_LOCAL_INVAL) {
             // local operations on the mkey table: done when executed, completed in order
             long gen = generation;

@@ -3,8 +3,8 @@ package nicsim.firmware;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
-import nicsim.adapter.BigEndian;
-import nicsim.adapter.WqeFormat.Sge;
+import nicsim.abi.BigEndian;
+import nicsim.abi.WqeFormat.Sge;
 import nicsim.host.PciPort;
 
 /**
@@ -119,7 +119,7 @@ final class RecvRing {
     private void read(int index, Consumer<Wqe> done) {
         int stride = 1 << strideLog;
         port.dmaRead(ring + (long) (index & (size - 1)) * stride, stride, r -> {
-            List<Sge> sges = r.status() == PciPort.DmaStatus.OK ? nicsim.adapter.RecvWqeFormat.decode(r.data()) : List.of();
+            List<Sge> sges = r.status() == PciPort.DmaStatus.OK ? nicsim.abi.RecvWqeFormat.decode(r.data()) : List.of();
             long cap = 0;
             for (Sge s : sges) cap += s.length() & 0xFFFFFFFFL;
             done.accept(new Wqe(index, sges, cap));

@@ -7,9 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
-import nicsim.adapter.Adapter;
-import nicsim.adapter.BigEndian;
-import nicsim.firmware.Cmd;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
 import nicsim.host.ConfigSpace;
 import nicsim.sim.Layout;
 import nicsim.verbs.Errno;
@@ -48,7 +47,7 @@ public final class Driver {
         this.host = host;
         var bus = host.bus;
         int vendorDevice = bus.configRead32(0, ConfigSpace.VENDOR_ID);
-        if ((vendorDevice & 0xffff) != Adapter.VENDOR || (vendorDevice >>> 16) != Adapter.DEVICE)
+        if ((vendorDevice & 0xffff) != Cmd.PCI_VENDOR || (vendorDevice >>> 16) != Cmd.PCI_DEVICE)
             throw new IllegalStateException(String.format("no nicsim adapter at function 0: vendor/device 0x%08x", vendorDevice));
         bus.configWrite32(0, ConfigSpace.BAR0, 0xFFFF_FFFF);
         long size = (~(bus.configRead32(0, ConfigSpace.BAR0) & 0xFFFF_FFF0L) & 0xFFFF_FFFFL) + 1;
@@ -64,7 +63,7 @@ public final class Driver {
         });
         // MSI-X vector 0 belongs to the async event queue: the handler takes the new entries at once
         vectors.put(0, v -> { eqInterrupts++; events(); });
-        bus.mmioWrite(bar0 + Adapter.MSIX_TABLE, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(0).putInt(0).array());
         entry = host.allocPhysical(Cmd.ENTRY_BYTES, 64);
         inBox = host.allocPhysical(4096, 4096);
@@ -154,19 +153,19 @@ public final class Driver {
 
     /** Claims an MSI-X vector (programmed and unmasked in the adapter's table) whose messages go to {@code handler}. */
     public int claimVector(IntConsumer handler) {
-        if (nextVector >= Adapter.MSIX_VECTORS) nextVector = 1; // vectors are shared once all are used
+        if (nextVector >= Cmd.MSIX_VECTORS) nextVector = 1; // vectors are shared once all are used
         int v = nextVector++;
         vectors.put(v, handler);
-        host.bus.mmioWrite(bar0 + Adapter.MSIX_TABLE + 16L * v, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        host.bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE + 16L * v, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(v).putInt(0).array());
         return v;
     }
 
     /** BAR0 offset of a UAR page's send doorbell (BlueFlame register 0), from the BAR layout the device's profile documents. */
-    public long sendDoorbell(int uar) { return uarPage(uar) + nicsim.adapter.UarLayout.BF_OFFSET; }
+    public long sendDoorbell(int uar) { return uarPage(uar) + nicsim.abi.UarLayout.BF_OFFSET; }
 
     /** BAR0 offset of a UAR page's CQ doorbell. */
-    public long cqDoorbell(int uar) { return uarPage(uar) + nicsim.adapter.UarLayout.CQ_DOORBELL; }
+    public long cqDoorbell(int uar) { return uarPage(uar) + nicsim.abi.UarLayout.CQ_DOORBELL; }
 
     private long uarPage(int uar) { return host.profile.bytes("doorbell.window.base") + (long) uar * host.profile.bytes("uar.page.size"); }
 

@@ -1,9 +1,9 @@
 package nicsim.provider;
 
 import java.util.function.Predicate;
-import nicsim.adapter.BigEndian;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cqe64;
 import nicsim.driver.Driver;
-import nicsim.firmware.Cqe64;
 
 /**
  * A completion queue as the user-space provider keeps it, mlx5-style (docs/sources.md#mlx5-cq-ownership):

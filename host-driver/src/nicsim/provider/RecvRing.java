@@ -1,9 +1,9 @@
 package nicsim.provider;
 
 import java.util.List;
-import nicsim.adapter.BigEndian;
-import nicsim.adapter.RecvWqeFormat;
-import nicsim.adapter.WqeFormat;
+import nicsim.abi.BigEndian;
+import nicsim.abi.RecvWqeFormat;
+import nicsim.abi.WqeFormat;
 import nicsim.driver.Host;
 
 /**

@@ -2,7 +2,7 @@ package nicsim.provider;
 
 import java.util.ArrayDeque;
 import java.util.Arrays;
-import nicsim.adapter.BigEndian;
+import nicsim.abi.BigEndian;
 import nicsim.driver.Driver;
 import nicsim.driver.Host;
 

@@ -2,9 +2,9 @@ package nicsim.verbs;
 
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
 import nicsim.driver.Driver;
-import nicsim.firmware.Cmd;
-import nicsim.firmware.Cqe64;
 import nicsim.provider.CqRing;
 
 /**

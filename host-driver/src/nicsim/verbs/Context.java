@@ -5,8 +5,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import nicsim.abi.Cmd;
 import nicsim.driver.Driver;
-import nicsim.firmware.Cmd;
 
 /**
  * An open device (ibv_context): it owns a UAR page (its doorbells), and everything created under
@@ -56,8 +56,8 @@ public final class Context extends VerbsObject {
     public DeviceAttr queryDevice() {
         checkOpen();
         Cmd.HcaCap c = driver.caps();
-        return new DeviceAttr(String.format("%d.%d", Cmd.FW_REV >>> 16, Cmd.FW_REV & 0xffff), nicsim.adapter.Adapter.VENDOR,
-                nicsim.adapter.Adapter.DEVICE, (int) c.maxQp(), (int) c.maxQpWr(), (int) c.maxSge(), (int) c.maxCq(), (int) c.maxCqe(),
+        return new DeviceAttr(String.format("%d.%d", Cmd.FW_REV >>> 16, Cmd.FW_REV & 0xffff), Cmd.PCI_VENDOR,
+                Cmd.PCI_DEVICE, (int) c.maxQp(), (int) c.maxQpWr(), (int) c.maxSge(), (int) c.maxCq(), (int) c.maxCqe(),
                 (int) c.maxMkey(), (int) c.maxPd(), (int) c.maxRdAtomic(), (int) c.maxRdAtomic(), c.maxMsgSize(), (int) c.maxInline());
     }
 

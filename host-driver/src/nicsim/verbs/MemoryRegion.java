@@ -1,8 +1,8 @@
 package nicsim.verbs;
 
-import nicsim.adapter.BigEndian;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
 import nicsim.driver.Host;
-import nicsim.firmware.Cmd;
 
 /**
  * A memory region (ibv_mr). Registration pins the pages: the driver writes the physical address of

@@ -1,6 +1,6 @@
 package nicsim.verbs;
 
-import nicsim.firmware.Cmd;
+import nicsim.abi.Cmd;
 
 /**
  * A memory window (ibv_mw): a remote key over part of an MR, bound by a BIND_MW work request

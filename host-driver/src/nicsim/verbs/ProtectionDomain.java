@@ -1,6 +1,6 @@
 package nicsim.verbs;
 
-import nicsim.firmware.Cmd;
+import nicsim.abi.Cmd;
 
 /** A protection domain (ibv_pd). */
 public final class ProtectionDomain extends VerbsObject {

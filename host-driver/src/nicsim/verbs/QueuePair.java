@@ -2,14 +2,14 @@ package nicsim.verbs;
 
 import java.util.ArrayList;
 import java.util.List;
-import nicsim.adapter.WqeFormat;
-import nicsim.adapter.WqeLayout;
+import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
+import nicsim.abi.QpTransitions;
+import nicsim.abi.Vendor;
+import nicsim.abi.WqeFormat;
+import nicsim.abi.WqeLayout;
 import nicsim.driver.Driver;
 import nicsim.driver.Host;
-import nicsim.firmware.Cmd;
-import nicsim.firmware.Cqe64;
-import nicsim.firmware.QpTransitions;
-import nicsim.firmware.Vendor;
 import nicsim.provider.RecvRing;
 import nicsim.provider.SendRing;
 
@@ -186,15 +186,6 @@ public final class QueuePair extends VerbsObject {
         };
     }
 
-    private boolean legal(WrOpcode op) {
-        return switch (type) {
-            case UD -> op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM;
-            case UC -> op == WrOpcode.SEND || op == WrOpcode.SEND_WITH_IMM || op == WrOpcode.RDMA_WRITE || op == WrOpcode.RDMA_WRITE_WITH_IMM
-                    || op == WrOpcode.LOCAL_INV || op == WrOpcode.BIND_MW || op == WrOpcode.SEND_WITH_INV;
-            default -> true;
-        };
-    }
-
     /**
      * ibv_post_send. Refused with EINVAL before RTS (nothing is written); each request is checked
      * (opcode for the QP type, SGE count, inline size, atomic length and alignment) and a full ring
@@ -248,7 +239,7 @@ public final class QueuePair extends VerbsObject {
 
     private byte[] build(SendWr wr, int i) {
         WrOpcode op = wr.opcode();
-        if (!legal(op)) throw new VerbsException(Errno.EINVAL, "SendWr.opcode " + op + " is not allowed on a " + type + " QP", i);
+        if (!WqeLayout.allowedOn(type, mlx5Opcode(op))) throw new VerbsException(Errno.EINVAL, "SendWr.opcode " + op + " is not allowed on a " + type + " QP", i);
         if (op == WrOpcode.BIND_MW) {
             if (wr.mw() == null || wr.bindMr() == null) throw new VerbsException(Errno.EINVAL, "BIND_MW SendWr needs bindMw(mw, rkey, mr, ...)", i);
             if (!wr.sgList().isEmpty() || wr.immData() != 0)
@@ -361,7 +352,7 @@ public final class QueuePair extends VerbsObject {
         int op = v.opcode();
         boolean requester = op == Cqe64.REQ || (op == Cqe64.REQ_ERR);
         if (op == Cqe64.REQ_ERR || op == Cqe64.RESP_ERR) {
-            WcStatus status = status(v.syndrome());
+            WcStatus status = Cqe64.status(v.syndrome());
             Cqe64.ErrorView d = Cqe64.parseError(e);
             String why = Vendor.text(v.vendorSyndrome()) + (d.key() != 0 ? String.format(" (key 0x%x", d.key()) + String.format(", address 0x%x)", d.addr()) : "")
                     + (d.psn() != 0 ? " at PSN " + d.psn() : "");
@@ -399,25 +390,6 @@ public final class QueuePair extends VerbsObject {
         WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
         int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;
         return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, (int) r.srcQp(), r.imm(), flags, 0, "", r.slid());
-    }
-
-    private static WcStatus status(int syndrome) {
-        return switch (syndrome) {
-            case 0x01 -> WcStatus.LOC_LEN_ERR;
-            case 0x02 -> WcStatus.LOC_QP_OP_ERR;
-            case 0x04 -> WcStatus.LOC_PROT_ERR;
-            case 0x05 -> WcStatus.WR_FLUSH_ERR;
-            case 0x06 -> WcStatus.MW_BIND_ERR;
-            case 0x10 -> WcStatus.BAD_RESP_ERR;
-            case 0x11 -> WcStatus.LOC_ACCESS_ERR;
-            case 0x12 -> WcStatus.REM_INV_REQ_ERR;
-            case 0x13 -> WcStatus.REM_ACCESS_ERR;
-            case 0x14 -> WcStatus.REM_OP_ERR;
-            case 0x15 -> WcStatus.RETRY_EXC_ERR;
-            case 0x16 -> WcStatus.RNR_RETRY_EXC_ERR;
-            case 0x22 -> WcStatus.REM_ABORT_ERR;
-            default -> WcStatus.GENERAL_ERR;
-        };
     }
 
     @Override protected String describe() { return "QueuePair(0x" + Integer.toHexString(qpn) + ")"; }

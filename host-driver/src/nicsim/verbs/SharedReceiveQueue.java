@@ -1,7 +1,7 @@
 package nicsim.verbs;
 
+import nicsim.abi.Cmd;
 import nicsim.driver.Driver;
-import nicsim.firmware.Cmd;
 import nicsim.provider.RecvRing;
 
 /**

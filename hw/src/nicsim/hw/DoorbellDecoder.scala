@@ -2,7 +2,8 @@ package nicsim.hw
 
 import spinal.core._
 import spinal.lib._
-import nicsim.adapter.{DoorbellError, DoorbellMsg, MmioWrite, QueueTableWrite, UarLayout}
+import nicsim.adapter.{DoorbellError, DoorbellMsg, MmioWrite, QueueTableWrite}
+import nicsim.abi.UarLayout
 import nicsim.adapter.DoorbellDecoder.Config
 
 /**

@@ -3,7 +3,8 @@ package nicsim.hw
 import spinal.core._
 import spinal.lib._
 import scala.jdk.CollectionConverters._
-import nicsim.adapter.{DoorbellMsg, WqeLayout, WqePorts}
+import nicsim.adapter.{DoorbellMsg, WqePorts}
+import nicsim.abi.WqeLayout
 import nicsim.adapter.WqePorts.WqeError.Code
 import nicsim.adapter.WqeFetcher.Config
 

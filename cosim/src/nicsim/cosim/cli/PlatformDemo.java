@@ -48,7 +48,7 @@ final class PlatformDemo {
         for (int i = 0; i < NOPS; i++) h.postNop(true);
         h.ringDoorbell();
         h.run();
-        List<nicsim.firmware.Cqe64.View> cqes = h.pollCq();
+        List<nicsim.abi.Cqe64.View> cqes = h.pollCq();
         if (vcd != null) { vcd.advanceTo(h.sim.now()); vcd.close(); }
 
         List<String> errors = new ArrayList<>();

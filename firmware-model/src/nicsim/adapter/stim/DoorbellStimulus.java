@@ -6,10 +6,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.stream.LongStream;
+import nicsim.abi.UarLayout;
 import nicsim.adapter.DoorbellDecoder;
 import nicsim.adapter.MmioWrite;
 import nicsim.adapter.QueueTableWrite;
-import nicsim.adapter.UarLayout;
 import nicsim.sim.Clocked;
 
 /**

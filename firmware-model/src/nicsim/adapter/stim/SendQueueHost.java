@@ -4,11 +4,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
+import nicsim.abi.UarLayout;
+import nicsim.abi.WqeFormat;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.Adapter;
-import nicsim.adapter.UarLayout;
-import nicsim.adapter.WqeFormat;
-import nicsim.adapter.WqeLayout;
-import nicsim.firmware.Cqe64;
 import nicsim.host.ConfigSpace;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
@@ -74,7 +75,7 @@ public final class SendQueueHost {
                 interrupts.add(data);
                 if (interruptHook != null) interruptHook.run();
             });
-            bus.mmioWrite(BAR0 + Adapter.MSIX_TABLE + 16L * vector, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+            bus.mmioWrite(BAR0 + Cmd.REG_MSIX_TABLE + 16L * vector, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
                     .putInt((int) profile.count("host.msi.address")).putInt(0).putInt(vector).putInt(0).array());
             adapter.createCq(cqn, uar, cqRing, cqLogSize, vector);
         }

@@ -2,9 +2,9 @@ package nicsim.adapter.stim;
 
 import java.util.ArrayDeque;
 import java.util.Random;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.DoorbellMsg;
 import nicsim.adapter.WqeFetcher;
-import nicsim.adapter.WqeLayout;
 import nicsim.adapter.WqePorts.DmaReadReq;
 import nicsim.adapter.WqePorts.SqConfig;
 import nicsim.adapter.WqePorts.WqeError;

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.stim.SendQueueHost;
 import nicsim.profile.Profiles;
 import nicsim.sim.Trace;

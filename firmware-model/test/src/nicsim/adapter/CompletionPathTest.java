@@ -4,8 +4,9 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.abi.Cqe64;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.stim.SendQueueHost;
-import nicsim.firmware.Cqe64;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 

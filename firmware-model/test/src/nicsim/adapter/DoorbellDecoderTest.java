@@ -6,6 +6,8 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import nicsim.abi.UarLayout;
+import nicsim.abi.WqeLayout;
 import nicsim.profile.Profiles;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.abi.WqeLayout;
 import nicsim.adapter.WqePorts.DmaReadReq;
 import nicsim.adapter.WqePorts.SqConfig;
 import nicsim.adapter.WqePorts.WqeBeat;

@@ -60,7 +60,7 @@ class BlueFlameTest {
         var driver = p.a.ctx.driver();
         // the next two WQEBBs of A's send queue, forged as NOPs through the other context's page
         for (int i = 0; i < 2; i++) { // a fresh queue: its next WQEBBs are 0 and 1
-            byte[] forged = java.util.Arrays.copyOf(nicsim.adapter.WqeLayout.ctrl(nicsim.adapter.WqeLayout.OP_NOP, i, p.a.qp.qpNum(), 1), 64);
+            byte[] forged = java.util.Arrays.copyOf(nicsim.abi.WqeLayout.ctrl(nicsim.abi.WqeLayout.OP_NOP, i, p.a.qp.qpNum(), 1), 64);
             driver.mmio(driver.sendDoorbell(other.uar), forged);
         }
         p.world.runFor(10_000_000);

@@ -2,11 +2,11 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import nicsim.adapter.BigEndian;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
 import nicsim.driver.Driver;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
-import nicsim.firmware.Cmd;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 

@@ -3,7 +3,7 @@ package nicsim.verbs;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
-import nicsim.firmware.QpTransitions;
+import nicsim.abi.QpTransitions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

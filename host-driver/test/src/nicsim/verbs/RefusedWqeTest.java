@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.Arrays;
 import java.util.List;
-import nicsim.adapter.WqeFormat;
+import nicsim.abi.WqeFormat;
 import org.junit.jupiter.api.Test;
 
 /**

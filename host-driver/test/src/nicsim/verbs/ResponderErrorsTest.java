@@ -3,8 +3,8 @@ package nicsim.verbs;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
-import nicsim.adapter.WqeFormat;
-import nicsim.adapter.WqeLayout;
+import nicsim.abi.WqeFormat;
+import nicsim.abi.WqeLayout;
 import org.junit.jupiter.api.Test;
 
 /** More rows of docs/sources.md#responder-errors, including the ones only a raw WQE can reach past the verbs checks. */

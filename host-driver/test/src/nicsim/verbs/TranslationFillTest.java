@@ -3,8 +3,8 @@ package nicsim.verbs;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.Random;
+import nicsim.abi.Cmd;
 import nicsim.fabric.Faults;
-import nicsim.firmware.Cmd;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;

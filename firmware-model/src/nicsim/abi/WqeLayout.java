@@ -1,4 +1,4 @@
-package nicsim.adapter;
+package nicsim.abi;
 
 import java.util.List;
 
@@ -42,4 +42,19 @@ public final class WqeLayout {
     public static int index(long w) { return (int) ((w >>> 8) & 0xff) << 8 | (int) ((w >>> 16) & 0xff); }
     public static long qpn(long w) { return ((w >>> 32) & 0xff) << 16 | ((w >>> 40) & 0xff) << 8 | ((w >>> 48) & 0xff); }
     public static int ds(long w) { return (int) (w >>> 56) & 0x3f; }
+
+    /**
+     * Whether a QP of {@code type} may carry WQEs of device opcode {@code op}: UD sends only; UC
+     * adds RDMA WRITE, the invalidations and memory-window binds (UMR) and NOP; RC everything
+     * (docs/sources.md#libibverbs-values, ibv_post_send(3)). The verbs library refuses the others
+     * at post time, the firmware when a WQE written by hand reaches it.
+     */
+    public static boolean allowedOn(nicsim.verbs.QpType type, int op) {
+        return switch (type) {
+            case UD -> op == OP_SEND || op == OP_SEND_IMM;
+            case UC -> op == OP_SEND || op == OP_SEND_IMM || op == OP_RDMA_WRITE || op == OP_RDMA_WRITE_IMM || op == OP_NOP
+                    || op == OP_SEND_INVAL || op == OP_LOCAL_INVAL || op == OP_UMR;
+            default -> true;
+        };
+    }
 }

@@ -1,4 +1,4 @@
-package nicsim.firmware;
+package nicsim.abi;
 
 /**
  * nicsim's vendor syndromes: the byte an error CQE carries in vendor_err_synd (wc.vendor_err),

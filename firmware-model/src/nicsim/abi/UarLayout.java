@@ -1,4 +1,4 @@
-package nicsim.adapter;
+package nicsim.abi;
 
 /**
  * Register offsets inside a UAR (doorbell) page, mlx5-like (docs/sources.md#mlx5-sizes, docs/sources.md#mlx5-doorbells, docs/sources.md#mlx5-cq-ownership). One

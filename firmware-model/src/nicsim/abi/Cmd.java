@@ -1,7 +1,7 @@
-package nicsim.firmware;
+package nicsim.abi;
 
 import java.util.Arrays;
-import nicsim.adapter.BigEndian;
+import nicsim.abi.BigEndian;
 import nicsim.sim.Layout;
 
 /**
@@ -19,6 +19,13 @@ import nicsim.sim.Layout;
  */
 public final class Cmd {
     private Cmd() {}
+
+    // --- the PCI function
+    /** Config-space vendor and device IDs: neither Mellanox's nor EFA's, so tools treat the device generically. */
+    public static final int PCI_VENDOR = 0x1de5, PCI_DEVICE = 0x0010;
+    /** BAR0 offset of the MSI-X table (16 bytes an entry), in the initialization page; vector 0 is the async event queue's. */
+    public static final long REG_MSIX_TABLE = 0x800;
+    public static final int MSIX_VECTORS = 64;
 
     // --- initialization segment registers (BAR0 page 0)
     /** Read: firmware revision (major << 16 | minor). */

@@ -1,8 +1,8 @@
-package nicsim.adapter;
+package nicsim.abi;
 
 import java.util.ArrayList;
 import java.util.List;
-import nicsim.adapter.WqeFormat.Sge;
+import nicsim.abi.WqeFormat.Sge;
 
 /**
  * The receive WQE (docs/sources.md#mlx5-doorbells), one definition for the driver, which writes it into a receive

@@ -1,7 +1,6 @@
-package nicsim.firmware;
+package nicsim.abi;
 
-import nicsim.adapter.BigEndian;
-import nicsim.adapter.Line64;
+import nicsim.abi.BigEndian;
 
 /**
  * mlx5's 64-byte completion entry (docs/sources.md#mlx5-cqe), the fields nicsim fills so far: byte count,
@@ -37,6 +36,26 @@ public final class Cqe64 {
             SYNDROME_REM_INV_REQ_ERR = 0x12, SYNDROME_REM_ACCESS_ERR = 0x13, SYNDROME_REM_OP_ERR = 0x14,
             SYNDROME_RETRY_EXC_ERR = 0x15, SYNDROME_RNR_RETRY_EXC_ERR = 0x16, SYNDROME_REM_ABORT_ERR = 0x22,
             SYNDROME_GENERAL_ERR = 0xFF;
+
+    /** The ibv_wc_status an error CQE's syndrome stands for, as mlx5's provider maps it (anything else: GENERAL_ERR). */
+    public static nicsim.verbs.WcStatus status(int syndrome) {
+        return switch (syndrome) {
+            case SYNDROME_LOC_LEN_ERR -> nicsim.verbs.WcStatus.LOC_LEN_ERR;
+            case SYNDROME_LOC_QP_OP_ERR -> nicsim.verbs.WcStatus.LOC_QP_OP_ERR;
+            case SYNDROME_LOC_PROT_ERR -> nicsim.verbs.WcStatus.LOC_PROT_ERR;
+            case SYNDROME_WR_FLUSH_ERR -> nicsim.verbs.WcStatus.WR_FLUSH_ERR;
+            case SYNDROME_MW_BIND_ERR -> nicsim.verbs.WcStatus.MW_BIND_ERR;
+            case SYNDROME_BAD_RESP_ERR -> nicsim.verbs.WcStatus.BAD_RESP_ERR;
+            case SYNDROME_LOC_ACCESS_ERR -> nicsim.verbs.WcStatus.LOC_ACCESS_ERR;
+            case SYNDROME_REM_INV_REQ_ERR -> nicsim.verbs.WcStatus.REM_INV_REQ_ERR;
+            case SYNDROME_REM_ACCESS_ERR -> nicsim.verbs.WcStatus.REM_ACCESS_ERR;
+            case SYNDROME_REM_OP_ERR -> nicsim.verbs.WcStatus.REM_OP_ERR;
+            case SYNDROME_RETRY_EXC_ERR -> nicsim.verbs.WcStatus.RETRY_EXC_ERR;
+            case SYNDROME_RNR_RETRY_EXC_ERR -> nicsim.verbs.WcStatus.RNR_RETRY_EXC_ERR;
+            case SYNDROME_REM_ABORT_ERR -> nicsim.verbs.WcStatus.REM_ABORT_ERR;
+            default -> nicsim.verbs.WcStatus.GENERAL_ERR;
+        };
+    }
 
     /**
      * A responder completion ({@code cqeOpcode} RESP_SEND, RESP_SEND_IMM, RESP_WR_IMM or RESP_SEND_INV)

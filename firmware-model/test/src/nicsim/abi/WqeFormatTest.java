@@ -1,13 +1,13 @@
-package nicsim.adapter;
+package nicsim.abi;
 
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
 import java.util.Random;
-import nicsim.adapter.WqeFormat.Av;
-import nicsim.adapter.WqeFormat.Malformed;
-import nicsim.adapter.WqeFormat.SendWqe;
-import nicsim.adapter.WqeFormat.Sge;
+import nicsim.abi.WqeFormat.Av;
+import nicsim.abi.WqeFormat.Malformed;
+import nicsim.abi.WqeFormat.SendWqe;
+import nicsim.abi.WqeFormat.Sge;
 import org.junit.jupiter.api.Test;
 
 class WqeFormatTest {

@@ -1,4 +1,4 @@
-package nicsim.adapter;
+package nicsim.abi;
 
 /**
  * A 64-byte line (a WQEBB, a CQE) as the eight 64-bit words the blocks' ports carry, each packing

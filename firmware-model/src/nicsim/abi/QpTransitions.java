@@ -1,4 +1,4 @@
-package nicsim.firmware;
+package nicsim.abi;
 
 import static nicsim.verbs.QpAttrMask.*;
 

@@ -1,4 +1,4 @@
-package nicsim.adapter;
+package nicsim.abi;
 
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package nicsim.adapter;
+package nicsim.abi;
 
 /** Big-endian fields in byte arrays: the byte order of mlx5's WQE and CQE formats. */
 public final class BigEndian {
