@@ -54,7 +54,7 @@ public final class Adapter implements PciFunction, Clocked {
     private final CqeWriter cqeWriter;
     private final MttWalker mtt;
     private final DmaPath dma;
-    private final nicsim.firmware.Firmware firmware;
+    private final EmbeddedProcessor firmware;
     private final DoorbellDecoder.Config dbCfg;
     /** 0: doorbells are decoded by hardware as they arrive; else the control program polls SRAM for them at this period. */
     private final long pollInterval;
@@ -87,10 +87,14 @@ public final class Adapter implements PciFunction, Clocked {
     private final java.util.Map<Long, Long> nextFetch = new java.util.HashMap<>();
     private final java.util.Map<Integer, Long> qpnOfSlot = new java.util.HashMap<>();
 
-    public Adapter(Simulator sim, Profile profile) { this(sim, profile, "core"); }
+    /** The blocks alone, without firmware (block-level tests, the demo). */
+    public Adapter(Simulator sim, Profile profile) { this(sim, profile, "core", EmbeddedProcessor::none); }
 
-    /** An adapter whose clock domain is called {@code clockName} (one per adapter in a simulator). */
-    public Adapter(Simulator sim, Profile profile, String clockName) {
+    /**
+     * An adapter whose clock domain is called {@code clockName} (one per adapter in a simulator),
+     * with the firmware {@code firmware} makes for it.
+     */
+    public Adapter(Simulator sim, Profile profile, String clockName, java.util.function.Function<Adapter, EmbeddedProcessor> firmware) {
         this.sim = sim;
         this.core = sim.clockDomain(clockName, profile.periodPicos("core.clock"));
         this.tracePrefix = clockName.equals("core") ? "" : clockName.replaceFirst("\\.core$", "") + "/";
@@ -113,7 +117,7 @@ public final class Adapter implements PciFunction, Clocked {
         route.output(0).connect(fetcher.doorbell());
         route.output(1).connect(cqeWriter.arm());
         core.add(this);
-        this.firmware = new nicsim.firmware.Firmware(this, profile);
+        this.firmware = firmware.apply(this);
     }
 
     public Simulator simulator() { return sim; }
@@ -166,7 +170,6 @@ public final class Adapter implements PciFunction, Clocked {
     /** The payload path: host reads and writes through the DMA engines and SRAM. */
     public DmaPath dma() { return dma; }
     /** The firmware: command interface, QP contexts and transport. */
-    public nicsim.firmware.Firmware firmware() { return firmware; }
     /** The adapter's PCI port (DMA, MSI-X), once attached to a bus. */
     public PciPort port() { return port; }
 

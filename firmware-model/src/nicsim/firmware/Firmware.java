@@ -42,7 +42,7 @@ import nicsim.verbs.QpType;
  * <p>Its own work runs on one processor: each task (a command, a WQE start, a packet) takes the
  * profile's cycles and tasks queue behind one another ({@link #exec}).
  */
-public final class Firmware {
+public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Simulator sim;
     final ClockDomain core;
     final Profile profile;
@@ -157,7 +157,7 @@ public final class Firmware {
 
     // ------------------------------------------------------------------ registers and commands
 
-    public void mmioWrite(long offset, byte[] data) {
+    @Override public void mmioWrite(long offset, byte[] data) {
         if (offset == Cmd.REG_XLATE_VECTOR && data.length == 4) {
             xlateVector = (int) BigEndian.get32(data, 0);
         } else if (offset == Cmd.REG_XLATE_FILL && data.length == 16) {
@@ -187,7 +187,7 @@ public final class Firmware {
         }
     }
 
-    public byte[] mmioRead(long offset, int length) {
+    @Override public byte[] mmioRead(long offset, int length) {
         byte[] out = new byte[length];
         if (offset == Cmd.REG_XLATE_MISS && length == 8) {
             if (!hostFills.isEmpty()) BigEndian.put64(out, 0, 1L << 63 | hostFills.peekFirst().index);
@@ -542,7 +542,7 @@ public final class Firmware {
      * host memory and load it, evicting the slot's QP once that one has nothing left to fetch; then
      * ring the doorbell again from inside.
      */
-    public void onSqMiss(long qpn, int producer) {
+    @Override public void onSqMiss(long qpn, int producer) {
         Qp q = qps.get(qpn);
         if (q == null) return;
         q.sqProducerSeen = producer;
@@ -574,7 +574,7 @@ public final class Firmware {
     }
 
     /** The fetcher took the context of {@code qpn}. */
-    public void onSqLoaded(long qpn) {
+    @Override public void onSqLoaded(long qpn) {
         Qp q = qps.get(qpn);
         if (q == null) return;
         int slot = sqSlot(qpn);
@@ -592,7 +592,7 @@ public final class Firmware {
      * Whether the fetcher may take {@code c} now: a context replacing another queue's waits until that
      * queue has nothing in flight (checked on the edge it would be taken, so a fetch never loses its slot).
      */
-    public boolean mayLoad(nicsim.adapter.WqePorts.SqConfig c) {
+    @Override public boolean mayLoad(nicsim.adapter.WqePorts.SqConfig c) {
         if (c.valid() == 0) return true;
         Qp cur = sqSlots[sqSlot(c.qpn())];
         return cur == null || cur.qpn == c.qpn() || cur.sqIdle();
@@ -743,7 +743,7 @@ public final class Firmware {
     // ------------------------------------------------------------------ events from the adapter
 
     /** A fetched, checked send WQE. */
-    public void onWqe(long qpn, int index, byte[] bytes) {
+    @Override public void onWqe(long qpn, int index, byte[] bytes) {
         Qp q = qps.get(qpn);
         if (q == null) {
             report(String.format("WQE %d for QP 0x%x, which does not exist", index, qpn));
@@ -760,7 +760,7 @@ public final class Firmware {
      * fetch goes on a WQEBB at a time up to the producer seen now, and a WQEBB it refuses there is
      * not a WQE (the rest of the refused one) but skipped, counted and reported, with no completion.
      */
-    public void onWqeError(WqeError e) {
+    @Override public void onWqeError(WqeError e) {
         Qp q = qps.get(e.qpn());
         if (q == null) return;
         int index = (int) e.index() & 0xFFFF, posted = (q.sqProducerSeen - index) & 0xFFFF;
@@ -787,7 +787,7 @@ public final class Firmware {
     }
 
     /** A decoded send doorbell (a kick: a QP in ERR re-reads its receive queue to flush new receives). */
-    public void onDoorbell(long qpn, int producer) {
+    @Override public void onDoorbell(long qpn, int producer) {
         Qp q = qps.get(qpn);
         if (q == null) return;
         q.sqProducerSeen = producer;
@@ -795,7 +795,7 @@ public final class Firmware {
     }
 
     /** The CQE writer could not write a completion. */
-    public void onCqError(long cqn, CqePorts.CqError.Code code) {
+    @Override public void onCqError(long cqn, CqePorts.CqError.Code code) {
         Cq cq = cqs.get(cqn);
         if (cq == null || cq.error) return;
         cq.error = true;
@@ -841,7 +841,7 @@ public final class Firmware {
     }
 
     /** A response from the MttWalker. */
-    public void onXlate(XlateRsp r) {
+    @Override public void onXlate(XlateRsp r) {
         List<XlateRsp> parts = xlateParts.get((int) r.tag());
         if (parts == null) return;
         parts.add(r);
@@ -862,7 +862,7 @@ public final class Firmware {
      * ({@code mtt.fill = "dma"}), or ask the host for it by interrupt ({@code "interrupt"}: the
      * handler reads {@link Cmd#REG_XLATE_MISS} and writes the entry to {@link Cmd#REG_XLATE_FILL}).
      */
-    public void onMttFill(long index, Consumer<long[]> done) {
+    @Override public void onMttFill(long index, Consumer<long[]> done) {
         if (index >= mttEntries) { done.accept(new long[]{0, 1}); return; }
         if (fillByInterrupt) {
             if (xlateVector < 0) {

@@ -2,6 +2,7 @@ package nicsim.driver;
 
 import nicsim.adapter.Adapter;
 import nicsim.fabric.Fabric;
+import nicsim.firmware.Firmware;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
 import nicsim.profile.Profile;
@@ -23,6 +24,8 @@ public final class Host {
     public final HostMemory memory;
     public final PciBus bus;
     public final Adapter adapter;
+    /** The adapter's firmware (its embedded processor). */
+    public final Firmware firmware;
     private Driver driver;
 
     public Host(int index, Simulator sim, Profile profile, Fabric fabric) {
@@ -31,9 +34,11 @@ public final class Host {
         this.profile = profile;
         this.memory = new HostMemory(profile.bytes("host.memory.size"), profile.bytesInt("host.page.size"));
         this.bus = new PciBus(sim, profile, memory);
-        this.adapter = new Adapter(sim, profile, "node" + index + ".core");
+        Firmware[] fw = new Firmware[1];
+        this.adapter = new Adapter(sim, profile, "node" + index + ".core", a -> fw[0] = new Firmware(a, profile));
+        this.firmware = fw[0];
         bus.attach(adapter);
-        adapter.firmware().attach(fabric);
+        firmware.attach(fabric);
         memory.allocate(1 << 20, 1 << 20); // keep physical page 0 and its neighbours unused, as a real host does
     }
 

@@ -34,7 +34,7 @@ final class Sysfs {
         file(ib.resolve("node_guid"), guidText(guid));
         file(ib.resolve("sys_image_guid"), guidText(guid));
         file(ib.resolve("board_id"), "NICSIM-" + host.profile.name());
-        int lid = host.adapter.firmware().lid();
+        int lid = host.firmware.lid();
         Path port = ib.resolve("ports/1");
         file(port.resolve("lid"), String.format("0x%x", lid));
         file(port.resolve("sm_lid"), "0x1");

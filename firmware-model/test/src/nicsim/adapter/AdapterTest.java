@@ -104,7 +104,7 @@ class AdapterTest {
         SendQueueHost h = host("lanai72");
         h.post(WqeLayout.OP_SEND, 1);
         h.ringDoorbell(UAR + 1);
-        h.bus.mmioWrite(SendQueueHost.BAR0 + 0x10, new byte[4]); // the initialization page has no registers yet
+        h.bus.mmioWrite(SendQueueHost.BAR0 + 0x10, new byte[4]); // without firmware, nothing takes the initialization page
         h.sim.runUntilIdle(1_000_000_000_000L);
         assertTrue(h.adapter.wqes().isEmpty());
         assertEquals(2, h.adapter.errors().size(), h.adapter.errors().toString());

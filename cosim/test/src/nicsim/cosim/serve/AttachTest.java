@@ -66,7 +66,7 @@ class AttachTest {
         Run info = start(1, "ibv_devinfo", "-v");
         assertEquals(0, info.await(), info.output() + serverLog());
         String o = info.output();
-        int lid = served.world.host(1).adapter.firmware().lid();
+        int lid = served.world.host(1).firmware.lid();
         assertTrue(o.contains("hca_id:\tnicsim1"), o);
         assertTrue(o.contains("PORT_ACTIVE (4)") && o.contains("port_lid:\t\t" + lid), o);
         assertTrue(o.contains("vendor_id:\t\t\t0x1de5"), "neither Mellanox's nor EFA's: " + o);
