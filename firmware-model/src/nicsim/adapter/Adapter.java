@@ -8,7 +8,6 @@ import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.abi.Line64;
 import nicsim.abi.UarLayout;
-import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.CqePorts.CqConfig;
 import nicsim.adapter.CqePorts.CqeIn;
@@ -30,16 +29,13 @@ import nicsim.sim.StreamDemux;
  * path from a doorbell to a checked WQE, and completions. MMIO writes into the window go, eight
  * bytes a cycle, to the {@link DoorbellDecoder}; a demux sends its send doorbells to the
  * {@link WqeFetcher}, whose ring reads go through the PCI model ({@link PciDmaReader}), and its
- * CQ arms to the {@link CqeWriter}. Complete WQEs go to the firmware's inbox ({@link #wqes()});
- * of the firmware only NOP execution exists: a NOP asking for a completion gets a success CQE.
- * CQEs are DMA-written into the host's CQ ring; an event raises the CQ's MSI-X vector after its
+ * CQ arms to the {@link CqeWriter}. Complete WQEs, and what else the blocks produce for it, go to
+ * the embedded processor ({@link EmbeddedProcessor}: the firmware, or a stand-in in block-level
+ * tests), which drives the blocks back through the methods marked "Firmware:". CQEs are DMA-written into the host's CQ ring; an event raises the CQ's MSI-X vector after its
  * CQE's write, so the host never sees the interrupt before the entry. Every WQE gets a timeline in the
  * simulator's trace (block "wqe", transaction "qp0x&lt;qpn&gt;/wqe&lt;index&gt;"): the doorbell that
  * announced it decoded, the ring read that fetched it issued, the WQE delivered and, when it
  * completes, its CQE in host memory.
- *
- * <p>Queue setup ({@link #createSq}) stands in for the firmware's command interface until it
- * exists: it writes the same queue-table and SQ-configuration ports the firmware will.
  */
 public final class Adapter implements PciFunction, Clocked {
 
@@ -63,12 +59,10 @@ public final class Adapter implements PciFunction, Clocked {
     private final ArrayDeque<MttPorts.MttFillRsp> fillRspIn = new ArrayDeque<>();
     private final ArrayDeque<CqePorts.CqCi> ciIn = new ArrayDeque<>();
     private final ArrayDeque<Boolean> cqeSolicited = new ArrayDeque<>();
-    private final java.util.Set<Long> firmwareQueues = new java.util.HashSet<>();
     private boolean fillBusy;
     private final ArrayDeque<CqConfig> cqConfigIn = new ArrayDeque<>();
     private final ArrayDeque<CqeIn> cqeIn = new ArrayDeque<>();
     private final ArrayDeque<Long> pendingMsix = new ArrayDeque<>();
-    private final java.util.Map<Long, Long> cqOfSq = new java.util.HashMap<>();
     /** The UAR page each send queue's doorbells must come through. */
     private final java.util.Map<Long, Long> sqOwner = new java.util.HashMap<>();
     /** BlueFlame-written WQEBBs by ring address, oldest first; at most {@link #bfEntries}. */
@@ -78,7 +72,6 @@ public final class Adapter implements PciFunction, Clocked {
     private final ArrayDeque<MmioWrite> mmioIn = new ArrayDeque<>();
     private final ArrayDeque<QueueTableWrite> tableIn = new ArrayDeque<>();
     private final ArrayDeque<SqConfig> sqIn = new ArrayDeque<>();
-    private final List<Wqe> wqes = new ArrayList<>();
     private final List<Object> errors = new ArrayList<>();
     private final List<byte[]> partial = new ArrayList<>();
     /** Per send queue, for the timeline: decoded doorbells {producer, time} and fetches {first WQEBB, count, time}. */
@@ -197,7 +190,6 @@ public final class Adapter implements PciFunction, Clocked {
      * the queue's context only once {@link #loadSq} puts it there.
      */
     public void addQpQueue(long qpn, int uar) {
-        firmwareQueues.add(qpn);
         ownSq(qpn, uar);
         doorbellsSeen.put(qpn, new ArrayDeque<>());
         fetchesSeen.put(qpn, new ArrayDeque<>());
@@ -234,7 +226,6 @@ public final class Adapter implements PciFunction, Clocked {
         tableIn.add(new QueueTableWrite(0, qpn, 0, 0));
         sqOwner.remove(qpn);
         if (resident && old != null) sqIn.add(new SqConfig(qpn, old.base(), old.logSize(), 0));
-        firmwareQueues.remove(qpn);
         core.wake();
     }
 
@@ -251,30 +242,8 @@ public final class Adapter implements PciFunction, Clocked {
     public DoorbellDecoder decoder() { return decoder; }
     public WqeFetcher fetcher() { return fetcher; }
     public CqeWriter cqeWriter() { return cqeWriter; }
-    /** WQEs fetched and checked, in order: what the firmware will execute. */
-    public List<Wqe> wqes() { return List.copyOf(wqes); }
     /** Refused doorbells, malformed WQEs and dropped doorbells, in order. */
     public List<Object> errors() { return List.copyOf(errors); }
-
-    /**
-     * Sets up send queue {@code qpn}: owned by UAR page {@code uar}, ring at {@code ringBase} of
-     * 2^logSize WQEBBs. Takes effect a few cycles later, before any doorbell written after it.
-     */
-    public void createSq(long qpn, int uar, long ringBase, int logSize) { createSq(qpn, uar, ringBase, logSize, -1); }
-
-    /** As {@link #createSq(long, int, long, int)}, with completions of its WQEs going to CQ {@code cqn}. */
-    public void createSq(long qpn, int uar, long ringBase, int logSize, long cqn) {
-        if (cqn >= 0) cqOfSq.put(qpn, cqn);
-        ownSq(qpn, uar);
-        SqConfig sc = new SqConfig(qpn, ringBase, logSize, 1);
-        sqConfigs.put(qpn, sc);
-        sqIn.add(sc);
-        qpnOfSlot.put((int) (qpn & (fetcher.config().sqEntries() - 1)), qpn);
-        doorbellsSeen.put(qpn, new ArrayDeque<>());
-        fetchesSeen.put(qpn, new ArrayDeque<>());
-        nextFetch.put(qpn, 0L);
-        core.wake();
-    }
 
     /**
      * Sets up completion queue {@code cqn}: owned by UAR page {@code uar}, ring at {@code ringBase}
@@ -404,31 +373,24 @@ public final class Adapter implements PciFunction, Clocked {
         if (decoder.tableWrite().valid()) tableIn.pollFirst();
         if (fetcher.sqConfig().valid()) {
             SqConfig c = sqIn.pollFirst();
-            if (c != null && c.valid() == 1 && firmwareQueues.contains(c.qpn())) firmware.onSqLoaded(c.qpn());
+            if (c != null && c.valid() == 1) firmware.onSqLoaded(c.qpn());
         }
         if (decoder.doorbell().fire()) {
             DoorbellMsg m = decoder.doorbell().payload();
             ArrayDeque<long[]> seen = doorbellsSeen.get(m.qpn());
             if (seen != null) seen.add(new long[]{m.index(), sim.now()});
-            if (m.kind() != DoorbellMsg.Kind.CQ_ARM.ordinal() && firmwareQueues.contains(m.qpn())) firmware.onDoorbell(m.qpn(), (int) m.index());
+            if (m.kind() != DoorbellMsg.Kind.CQ_ARM.ordinal()) firmware.onDoorbell(m.qpn(), (int) m.index());
         }
         if (decoder.error().valid()) errors.add(decoder.error().payload());
         if (fetcher.error().valid()) {
             WqeError e = fetcher.error().payload();
             errors.add(e);
-            if (firmwareQueues.contains(e.qpn())) {
-                firmware.onWqeError(e);
-            } else
-            // a malformed WQE completes in error: LOC_QP_OP_ERR, the fetcher's reason as vendor syndrome;
-            // a failed ring read is a GENERAL_ERR (the fetcher has stopped the queue either way)
-            completeInError(e.qpn(), (int) e.index(), WqeLayout.opcode(e.ctrl()),
-                    e.reason() == WqeError.Code.DMA_ERROR ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, (int) e.code());
+            firmware.onWqeError(e);
         }
         if (fetcher.dropped().valid()) {
             DoorbellMsg d = fetcher.dropped().payload();
-            // a firmware QP whose context is not in the fetcher: a context-cache miss, not an error
-            if (firmwareQueues.contains(d.qpn())) firmware.onSqMiss(d.qpn(), (int) d.index());
-            else errors.add("doorbell for an unconfigured send queue: " + d);
+            // a QP whose context is not in the fetcher: a context-cache miss for the firmware, not an error
+            firmware.onSqMiss(d.qpn(), (int) d.index());
         }
         if (fetcher.dmaReq().fire()) {
             WqePorts.DmaReadReq r = fetcher.dmaReq().payload();
@@ -472,30 +434,6 @@ public final class Adapter implements PciFunction, Clocked {
         }
     }
 
-    /**
-     * The firmware's part, as far as it exists: a NOP that asks for a completion (CQ_UPDATE in
-     * fm_ce_se) completes successfully. Other opcodes wait for the transports (not built yet).
-     */
-    private void execute(Wqe w) {
-        int opcode = w.bytes()[3] & 0xff;
-        try {
-            WqeFormat.decode(w.bytes(), false);
-        } catch (WqeFormat.Malformed m) {
-            errors.add("malformed WQE " + w.index() + " of QP 0x" + Long.toHexString(w.qpn()) + ": " + m.getMessage());
-            completeInError(w.qpn(), (int) w.index(), opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, VENDOR_SYNDROME_SEGMENTS);
-            return;
-        }
-        if (opcode != WqeLayout.OP_NOP) {
-            sim.counters().counter("Adapter.wqes_not_executed").inc();
-            return;
-        }
-        Long cqn = cqOfSq.get(w.qpn());
-        if (cqn != null && (w.bytes()[11] & Cqe64.CQ_UPDATE) != 0) {
-            cqeIn.add(new CqeIn(cqn, 0, Cqe64.requester(w.qpn(), (int) w.index(), opcode, 0)));
-            core.wake();
-        }
-    }
-
     private void collect(WqeBeat b) {
         byte[] bb = Line64.bytes(b.data());
         if (b.first() != 0) partial.clear();
@@ -504,11 +442,8 @@ public final class Adapter implements PciFunction, Clocked {
             byte[] all = new byte[partial.size() * WqeLayout.WQEBB];
             for (int i = 0; i < partial.size(); i++) System.arraycopy(partial.get(i), 0, all, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
             long first = (b.index() - partial.size() + 1) & 0xFFFF;
-            Wqe w = new Wqe(b.qpn(), first, all, core.cycle());
-            if (!firmwareQueues.contains(w.qpn())) wqes.add(w);
             timeline(b.qpn(), first, partial.size(), WqeLayout.opcode(b.data()[0]));
-            if (firmwareQueues.contains(w.qpn())) firmware.onWqe(w.qpn(), (int) w.index(), w.bytes());
-            else execute(w);
+            firmware.onWqe(b.qpn(), (int) first, all);
             partial.clear();
         }
     }
@@ -525,16 +460,6 @@ public final class Adapter implements PciFunction, Clocked {
         while (!fs.isEmpty() && ((first - fs.peekFirst()[0]) & 0xFFFF) >= fs.peekFirst()[1]) fs.pollFirst();
         if (!fs.isEmpty()) sim.trace().recordAt(fs.peekFirst()[2], "wqe", track("fetch_issued"), txn, "fetch_issued", fs.peekFirst()[1] + " WQEBB read");
         traceWqe(qpn, first, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
-    }
-
-    /** Vendor syndrome of a WQE whose segments do not parse (fetcher-detected ones carry the WqeError code, 1..5). */
-    public static final int VENDOR_SYNDROME_SEGMENTS = 0x10;
-
-    private void completeInError(long qpn, int wqeCounter, int opcode, int syndrome, int vendorSyndrome) {
-        Long cqn = cqOfSq.get(qpn);
-        if (cqn == null) return;
-        cqeIn.add(new CqeIn(cqn, 0, Cqe64.requesterError(qpn, wqeCounter, opcode, syndrome, vendorSyndrome)));
-        core.wake();
     }
 
     @Override public boolean active() {

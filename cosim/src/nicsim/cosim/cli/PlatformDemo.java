@@ -56,7 +56,7 @@ final class PlatformDemo {
         if (h.interrupts().size() != 1) errors.add("expected one interrupt for one arm, got " + h.interrupts());
         h.adapter.errors().forEach(e -> errors.add(e.toString()));
         List<byte[]> posted = h.posted();
-        List<Adapter.Wqe> got = h.adapter.wqes();
+        List<Adapter.Wqe> got = h.wqes();
         int verified = 0;
         for (int i = 0; i < Math.min(posted.size(), got.size()); i++) {
             if (Arrays.equals(posted.get(i), got.get(i).bytes())) verified++;

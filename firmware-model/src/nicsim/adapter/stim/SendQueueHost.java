@@ -29,6 +29,8 @@ public final class SendQueueHost {
     public final HostMemory mem;
     public final PciBus bus;
     public final Adapter adapter;
+    /** The adapter's stand-in firmware: it set the queue up and keeps the WQEs delivered. */
+    public final NopFirmware firmware;
     private final long qpn, ring;
     private final int uar, logSize;
     private final Random rnd;
@@ -59,7 +61,9 @@ public final class SendQueueHost {
         this.rnd = new Random(seed);
         mem = new HostMemory(1L << 30, profile.bytesInt("host.page.size"));
         bus = new PciBus(sim, profile, mem);
-        adapter = new Adapter(sim, profile);
+        NopFirmware[] nop = new NopFirmware[1];
+        adapter = new Adapter(sim, profile, "core", a -> nop[0] = new NopFirmware(a));
+        firmware = nop[0];
         int fn = bus.attach(adapter);
         bus.configWrite32(fn, ConfigSpace.BAR0, (int) BAR0);
         bus.configWrite32(fn, ConfigSpace.BAR0 + 4, 0);
@@ -79,9 +83,12 @@ public final class SendQueueHost {
                     .putInt((int) profile.count("host.msi.address")).putInt(0).putInt(vector).putInt(0).array());
             adapter.createCq(cqn, uar, cqRing, cqLogSize, vector);
         }
-        adapter.createSq(qpn, uar, ring, logSize, cqn);
+        firmware.createSq(qpn, uar, ring, logSize, cqn);
         sim.runUntilIdle();
     }
+
+    /** WQEs the adapter fetched and checked, in order. */
+    public List<Adapter.Wqe> wqes() { return firmware.wqes(); }
 
     /** MSI-X messages the host received (their data: the vector). */
     public List<Integer> interrupts() { return List.copyOf(interrupts); }

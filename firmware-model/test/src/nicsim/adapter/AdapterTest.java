@@ -36,7 +36,7 @@ class AdapterTest {
     @Test
     void postedWqesArriveByteForByteInOrder() {
         SendQueueHost h = run("cx-gen3x16");
-        List<Adapter.Wqe> got = h.adapter.wqes();
+        List<Adapter.Wqe> got = h.wqes();
         assertEquals(h.posted().size(), got.size(), "errors: " + h.adapter.errors());
         int counter = 0;
         for (int i = 0; i < got.size(); i++) {
@@ -55,7 +55,7 @@ class AdapterTest {
         List<List<byte[]>> contents = new ArrayList<>();
         for (String p : Profiles.BUILTIN) {
             SendQueueHost h = run(p);
-            contents.add(h.adapter.wqes().stream().map(Adapter.Wqe::bytes).toList());
+            contents.add(h.wqes().stream().map(Adapter.Wqe::bytes).toList());
             lastCycles.add(h.sim.now());
             assertTrue(h.adapter.errors().isEmpty(), p + ": " + h.adapter.errors());
         }
@@ -70,7 +70,7 @@ class AdapterTest {
     void everyWqeHasATimelineOfDoorbellFetchAndDelivery() throws Exception {
         SendQueueHost h = run("cx-gen3x16");
         Trace t = h.sim.trace();
-        for (Adapter.Wqe w : h.adapter.wqes()) {
+        for (Adapter.Wqe w : h.wqes()) {
             List<Trace.Entry> es = t.entries(String.format("qp0x%x/wqe%d", QP, w.index()));
             assertEquals(List.of("doorbell_decoded", "fetch_issued", "delivered"), es.stream().map(Trace.Entry::stage).toList(), "WQE " + w.index());
             assertTrue(es.get(0).timePicos() <= es.get(1).timePicos() && es.get(1).timePicos() < es.get(2).timePicos(), es.toString());
@@ -93,8 +93,8 @@ class AdapterTest {
         h.postBlueFlame(WqeLayout.OP_SEND, 3);        // 64 B: 1 WQEBB
         h.sim.runUntilIdle(1_000_000_000_000L);
         assertTrue(h.adapter.errors().isEmpty(), h.adapter.errors().toString());
-        assertEquals(2, h.adapter.wqes().size());
-        for (int i = 0; i < 2; i++) assertArrayEquals(h.posted().get(i), h.adapter.wqes().get(i).bytes());
+        assertEquals(2, h.wqes().size());
+        for (int i = 0; i < 2; i++) assertArrayEquals(h.posted().get(i), h.wqes().get(i).bytes());
         assertEquals(2, h.sim.counters().get("Adapter.blueflame_writes"));
         assertEquals(1, h.sim.counters().get("Adapter.blueflame_continuations"));
     }
@@ -106,7 +106,7 @@ class AdapterTest {
         h.ringDoorbell(UAR + 1);
         h.bus.mmioWrite(SendQueueHost.BAR0 + 0x10, new byte[4]); // without firmware, nothing takes the initialization page
         h.sim.runUntilIdle(1_000_000_000_000L);
-        assertTrue(h.adapter.wqes().isEmpty());
+        assertTrue(h.wqes().isEmpty());
         assertEquals(2, h.adapter.errors().size(), h.adapter.errors().toString());
         assertEquals(DoorbellError.Code.NOT_OWNER, ((DoorbellError) h.adapter.errors().get(0)).reason());
         assertTrue(h.adapter.errors().get(1).toString().contains("BAR0+0x10"));

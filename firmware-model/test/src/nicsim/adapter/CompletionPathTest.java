@@ -119,7 +119,7 @@ class CompletionPathTest {
         List<Cqe64.View> c = h.pollCq();
         assertEquals(1, c.size());
         assertEquals(Cqe64.SYNDROME_LOC_QP_OP_ERR, c.get(0).syndrome());
-        assertEquals(Adapter.VENDOR_SYNDROME_SEGMENTS, c.get(0).vendorSyndrome());
+        assertEquals(nicsim.adapter.stim.NopFirmware.VENDOR_SYNDROME_SEGMENTS, c.get(0).vendorSyndrome());
         assertTrue(h.adapter.errors().get(0).toString().contains("remote address"), h.adapter.errors().toString());
     }
 
