@@ -88,8 +88,8 @@ class AttachTest {
         }
         // each side sends 200 messages of 4 KiB in packets of the pingpong's default MTU, 1 KiB, each message ACKed once
         assertEquals(2 * 200 * (4 + 1), served.world.sim.counters().get("Fabric.packets") - packetsBefore);
+        awaitReleased(); // the server sees each program's socket close a moment after the program exits
         assertTrue(serverLog().contains("ibv_rc_pingpong (pid ") && serverLog().contains("exited after"), serverLog());
-        assertEquals(0, served.server.attached(), "both programs released");
     }
 
     @Test
@@ -132,9 +132,7 @@ class AttachTest {
         assertTrue(served.world.sim.counters().get("Fabric.packets") >= 1000, "the pair got going: " + serverLog());
         cli.process().destroyForcibly().waitFor();
         srv.process().destroyForcibly().waitFor(); // its peer gone, it would wait forever
-        t0 = System.nanoTime();
-        while (served.server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(50);
-        assertEquals(0, served.server.attached(), "both programs' objects released: " + serverLog());
+        awaitReleased();
         // a fresh pair on the same nodes
         Run srv2 = start(1, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(port() + 4));
         awaitListening(srv2, port() + 4);
@@ -220,6 +218,13 @@ class AttachTest {
     }
 
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
+    /** Every program attached so far has left and had its objects released (within 30 s). */
+    private void awaitReleased() throws Exception {
+        long t0 = System.nanoTime();
+        while (served.server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(20);
+        assertEquals(0, served.server.attached(), "every program's objects released: " + serverLog());
+    }
+
     private static void awaitListening(Run server, int port) throws Exception {
         String hexPort = String.format(":%04X ", port);
         long t0 = System.nanoTime();
