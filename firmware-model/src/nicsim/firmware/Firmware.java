@@ -749,7 +749,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
             report(String.format("WQE %d for QP 0x%x, which does not exist", index, qpn));
             return;
         }
-        q.onWqe(index, bytes);
+        q.requester.onWqe(index, bytes);
     }
 
     /**
@@ -772,7 +772,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         } else {
             int opcode = WqeLayout.opcode(e.ctrl()), ds = WqeLayout.ds(e.ctrl());
             boolean dmaError = e.reason() == WqeError.Code.DMA_ERROR;
-            q.localError(index, opcode, dmaError ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, (int) e.code(), 0, 0);
+            q.requester.localError(index, opcode, dmaError ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, (int) e.code(), 0, 0);
             boolean sized = e.reason() == WqeError.Code.BAD_OPCODE && ds != 0 && WqeLayout.qpn(e.ctrl()) == q.qpn
                     && WqeLayout.index(e.ctrl()) == index && WqeLayout.wqebbs(ds) <= posted;
             if (sized) next = index + WqeLayout.wqebbs(ds);
@@ -815,7 +815,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
             counters.counter("Firmware.packets_no_qp").inc();
             return;
         }
-        q.onPacket(p);
+        q.responder.onPacket(p);
     }
 
     // ------------------------------------------------------------------ services for the transport

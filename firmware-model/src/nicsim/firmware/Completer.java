@@ -1,0 +1,255 @@
+package nicsim.firmware;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
+import nicsim.abi.QpTransitions;
+import nicsim.abi.Vendor;
+import nicsim.abi.WqeFormat;
+import nicsim.abi.WqeFormat.SendWqe;
+import nicsim.abi.WqeFormat.Sge;
+import nicsim.abi.WqeLayout;
+import nicsim.adapter.MttPorts;
+import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.fabric.Packet;
+import nicsim.fabric.Packet.Op;
+import nicsim.host.PciPort;
+import nicsim.sim.Arrival;
+import nicsim.sim.Simulator;
+import nicsim.verbs.AccessFlags;
+import nicsim.verbs.EventType;
+import nicsim.verbs.Mtu;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.QpState;
+import nicsim.verbs.QpType;
+import nicsim.firmware.Qp.SendOp;
+import nicsim.firmware.Qp.InMsg;
+import nicsim.firmware.Qp.Piece;
+import nicsim.firmware.Qp.Failure;
+
+/**
+ * The completer of a QP (as rxe_comp.c): ACKs, NAKs and read and atomic responses matched to the
+ * operations in flight; completions in order; the retransmit timer, go-back-N and RNR waits with
+ * their retry counters; a requester error completes the operation and moves the QP.
+ */
+final class Completer {
+    private final Qp q;
+
+    Completer(Qp q) { this.q = q; }
+
+
+    /** Completes finished WQEs in order (a CQE for signaled ones), then starts more. */
+    void retire() {
+        while (!q.outstanding.isEmpty() && q.outstanding.peek().done) {
+            SendOp op = q.outstanding.poll();
+            if (op.readOrAtomic()) q.readsOutstanding--;
+            if (q.type == QpType.RC) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
+            if (op.w.signaled() || q.sqSigAll)
+                q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
+        }
+        if (q.outstanding.isEmpty()) cancelTimer();
+        q.checkDrained();
+        q.requester.pump();
+    }
+
+    void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {
+        // an earlier READ or atomic whose answer is in but still being written locally completes first
+        for (SendOp b : q.outstanding) {
+            if (b == op || Firmware.psnDiff(b.firstPsn, op.firstPsn) >= 0) break;
+            if (b.answered && !b.done) {
+                long gen = q.generation;
+                q.fw.sim.scheduleIn(q.fw.core.cyclesToPicos(8), () -> {
+                    if (gen == q.generation && q.state != QpState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn);
+                });
+                return;
+            }
+        }
+        // WQEs before it that finished complete first; the failed one gets its error CQE; the rest flush
+        q.outstanding.remove(op);
+        if (op.readOrAtomic() && q.readsOutstanding > 0) q.readsOutstanding--;
+        retire();
+        List<SendOp> before = new ArrayList<>();
+        while (!q.outstanding.isEmpty() && Firmware.psnDiff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
+        for (SendOp b : before) q.flush(b);
+        q.fw.counters.counter("Firmware.requester_errors").inc();
+        q.fw.complete(q.scq, Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), false);
+        if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
+    }
+
+    /**
+     * Starts the retransmit timer if it is not running. An ACK restarts it, many times a round trip,
+     * so the timer keeps one pending event that, when it comes early, moves itself to the newest
+     * expiry instead of each restart scheduling an event and cancelling the last one.
+     */
+    void armTimer() {
+        if (q.timerDue >= 0 || q.timeout == 0 || q.outstanding.isEmpty()) return;
+        q.timerDue = q.fw.sim.now() + (4_096_000L << q.timeout);
+        if (q.timer != null && q.timer.time() > q.timerDue) { q.timer.cancel(); q.timer = null; } // a shorter timeout since
+        if (q.timer == null) checkTimerAt(q.timerDue);
+    }
+
+    void checkTimerAt(long at) {
+        q.timer = q.fw.sim.schedule(at, () -> {
+            q.timer = null;
+            if (q.timerDue < 0) return;
+            if (q.fw.sim.now() < q.timerDue) { checkTimerAt(q.timerDue); return; }
+            q.timerDue = -1;
+            if (!q.rnrWaiting) onTimeout();
+        });
+    }
+
+    void restartTimer() {
+        cancelTimer();
+        armTimer();
+    }
+
+    void cancelTimer() { q.timerDue = -1; }
+
+    SendOp oldestUndone() {
+        for (SendOp op : q.outstanding) if (!op.done) return op;
+        return null;
+    }
+
+    void onTimeout() {
+        SendOp op = oldestUndone();
+        if (op == null || q.state == QpState.ERR) return;
+        q.fw.counters.counter("Firmware.timeouts").inc();
+        if (q.retriesLeft == 0) {
+            requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, op.respPsn);
+            return;
+        }
+        q.retriesLeft--;
+        goBack(op.respPsn);
+    }
+
+    /** Retransmits everything from {@code psn} on (go-back-N); a READ resumes where its responses stopped. */
+    void goBack(int psn) {
+        q.fw.counters.counter("Firmware.retransmits").inc();
+        for (SendOp op : q.outstanding) {
+            if (op.done || op.packets.isEmpty() || Firmware.psnDiff(op.lastPsn, psn) < 0) continue;
+            List<Packet> again = new ArrayList<>();
+            if (op.opcode == WqeLayout.OP_RDMA_READ) {
+                int from = Firmware.psnDiff(op.respPsn, op.firstPsn);
+                long off = (long) from * q.mtu;
+                again.add(q.requester.request(Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(), op.length - off, 0, 0, 0, new byte[0]));
+            } else {
+                for (Packet p : op.packets) if (Firmware.psnDiff(p.psn(), psn) >= 0) again.add(p);
+            }
+            q.requester.sendPackets(again, op, false);
+        }
+        restartTimer();
+    }
+
+    void onAck(Packet p) {
+        if (q.type != QpType.RC || q.state == QpState.ERR || q.state == QpState.RESET) return;
+        int syn = p.aeth();
+        int kind = syn & 0xE0;
+        if (p.op() == Op.ACK && kind == Packet.AETH_RNR) {
+            SendOp op = opAt(p.psn());
+            if (op == null) return;
+            ackBefore(p.psn());
+            q.fw.counters.counter("Firmware.rnr_naks").inc();
+            if (q.rnrLeft == 0) { requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.RNR_RETRY_EXCEEDED, 0, 0, p.psn()); return; }
+            if (q.rnrRetry != 7) q.rnrLeft--;
+            cancelTimer();
+            q.rnrWaiting = true;
+            long gen = q.generation;
+            q.fw.sim.scheduleIn(q.RNR_US[syn & 0x1f] * 1_000_000L, () -> {
+                if (gen != q.generation || q.state == QpState.ERR) return;
+                q.rnrWaiting = false;
+                goBack(p.psn());
+            });
+            return;
+        }
+        if (p.op() == Op.ACK && kind == 0x60) {
+            SendOp op = opAt(p.psn());
+            int code = syn & 0x1f;
+            ackBefore(p.psn());
+            if (op == null) return;
+            if (code == 0) { // PSN sequence error: go back to the PSN the responder expects
+                q.fw.counters.counter("Firmware.psn_naks").inc();
+                if (q.retriesLeft == 0) { requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, p.psn()); return; }
+                q.retriesLeft--;
+                goBack(p.psn());
+                return;
+            }
+            int synd = code == 1 ? Cqe64.SYNDROME_REM_INV_REQ_ERR : code == 2 ? Cqe64.SYNDROME_REM_ACCESS_ERR : Cqe64.SYNDROME_REM_OP_ERR;
+            int vendor = code == 1 ? Vendor.NAK_INVALID_REQUEST : code == 2 ? Vendor.NAK_REMOTE_ACCESS : Vendor.NAK_REMOTE_OP;
+            requesterError(op, synd, vendor, op.w.remoteAddr(), op.w.rkey(), p.psn());
+            return;
+        }
+        if (p.op() == Op.ATOMIC_ACK) {
+            SendOp op = opAt(p.psn());
+            if (op == null || op.done || !op.readOrAtomic() || op.opcode == WqeLayout.OP_RDMA_READ) return;
+            ackBefore(p.psn());
+            op.answered = true;
+            byte[] orig = new byte[8];
+            BigEndian.put64(orig, 0, p.atomicOrig());
+            scatterLocal(op, 0, p.withPayload(orig).arriving(null), true); // the original value is in the headers: all in
+            return;
+        }
+        // a plain ACK: everything up to its PSN that is not waiting for read data is done
+        ackThrough(p.psn());
+    }
+
+    SendOp opAt(int psn) {
+        for (SendOp op : q.outstanding)
+            if (Firmware.psnDiff(psn, op.firstPsn) >= 0 && Firmware.psnDiff(psn, op.lastPsn) <= 0) return op;
+        return null;
+    }
+
+    /** Ops wholly before {@code psn} are acknowledged (an ACK, NAK or response for a later PSN implies it). */
+    void ackBefore(int psn) { ackThrough((psn - 1) & 0xFFFFFF); }
+
+    void ackThrough(int psn) {
+        // progress is any PSN newly acknowledged, even inside a long message: it renews the retry budget
+        boolean progress = Firmware.psnDiff(psn, q.ackedPsn) > 0 && Firmware.psnDiff(psn, q.nextPsn) < 0;
+        if (progress) q.ackedPsn = psn;
+        for (SendOp op : q.outstanding) {
+            if (Firmware.psnDiff(op.lastPsn, psn) > 0) break;
+            if (op.readOrAtomic()) { if (!op.done) break; continue; }
+            if (!op.done) { op.done = true; progress = true; }
+        }
+        if (progress) {
+            q.retriesLeft = q.retryCnt;
+            q.rnrLeft = q.rnrRetry;
+            retire();
+            restartTimer();
+        }
+    }
+
+    void onReadResponse(Packet p) {
+        if (q.type != QpType.RC || q.state == QpState.ERR || q.state == QpState.RESET) return;
+        SendOp op = opAt(p.psn());
+        if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done || p.psn() != op.respPsn) {
+            q.fw.counters.counter("Firmware.read_responses_ignored").inc();
+            return;
+        }
+        ackBefore(op.firstPsn);
+        long off = (long) Firmware.psnDiff(p.psn(), op.firstPsn) * q.mtu;
+        op.respPsn = (op.respPsn + 1) & 0xFFFFFF;
+        boolean last = p.op() == Op.READ_RESP_LAST || p.op() == Op.READ_RESP_ONLY;
+        q.retriesLeft = q.retryCnt;
+        restartTimer();
+        if (last) op.answered = true;
+        scatterLocal(op, off, p, last);
+    }
+
+    /** Writes response data into {@code op}'s local SGEs; the {@code last} response's then finishes it. */
+    void scatterLocal(SendOp op, long off, Packet p, boolean last) {
+        long gen = q.generation;
+        q.placement.scatter(op.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
+            if (gen != q.generation || q.state == QpState.ERR || fail == null) return;
+            requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0);
+        }, () -> {
+            if (gen != q.generation || q.state == QpState.ERR || !last) return;
+            op.done = true;
+            retire();
+        });
+    }
+}

@@ -1,0 +1,223 @@
+package nicsim.firmware;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
+import nicsim.abi.QpTransitions;
+import nicsim.abi.Vendor;
+import nicsim.abi.WqeFormat;
+import nicsim.abi.WqeFormat.SendWqe;
+import nicsim.abi.WqeFormat.Sge;
+import nicsim.abi.WqeLayout;
+import nicsim.adapter.MttPorts;
+import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.fabric.Packet;
+import nicsim.fabric.Packet.Op;
+import nicsim.host.PciPort;
+import nicsim.sim.Arrival;
+import nicsim.sim.Simulator;
+import nicsim.verbs.AccessFlags;
+import nicsim.verbs.EventType;
+import nicsim.verbs.Mtu;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.QpState;
+import nicsim.verbs.QpType;
+import nicsim.firmware.Qp.SendOp;
+import nicsim.firmware.Qp.InMsg;
+import nicsim.firmware.Qp.Piece;
+import nicsim.firmware.Qp.Failure;
+
+/**
+ * Where a QP's bytes go and come from: scatter/gather lists translated through the MttWalker and
+ * moved by DMA, and the rule that a completion follows its data (each incoming payload takes a
+ * number, and a completion waits until every payload up to its own has left the adapter).
+ */
+final class Placement {
+    private final Qp q;
+
+    Placement(Qp q) { this.q = q; }
+
+
+    /** Translates every SGE under its lkey; {@code done} gets the message's pieces in order, or the first failure. */
+    void translateAll(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<List<Piece>, Failure> done) {
+        List<List<XlateRsp>> got = new ArrayList<>(java.util.Collections.nCopies(sges.size(), (List<XlateRsp>) null));
+        int[] left = {sges.size()};
+        boolean[] over = {false};
+        long gen = q.generation;
+        Runnable finish = () -> {
+            List<Piece> pieces = new ArrayList<>();
+            for (int i = 0; i < sges.size(); i++)
+                if (got.get(i) != null) for (XlateRsp c : got.get(i)) pieces.add(new Piece(c.pa(), c.length(), sges.get(i)));
+            if (traceIndex >= 0 && !pieces.isEmpty()) q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", pieces.size() + " page chunk(s)");
+            done.accept(pieces, null);
+        };
+        if (sges.isEmpty()) { finish.run(); return; }
+        for (int i = 0; i < sges.size(); i++) {
+            Sge s = sges.get(i);
+            int n = i;
+            if (s.length() == 0) { if (--left[0] == 0) finish.run(); continue; }
+            q.fw.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, q.pd, q.qpn, rsp -> {
+                if (gen != q.generation || over[0]) return;
+                XlateRsp bad = failed(rsp);
+                if (bad != null) {
+                    over[0] = true;
+                    done.accept(null, new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr(), s.lkey()));
+                    return;
+                }
+                got.set(n, rsp);
+                if (--left[0] == 0) finish.run();
+            });
+        }
+    }
+
+    static XlateRsp failed(List<XlateRsp> rsp) {
+        for (XlateRsp r : rsp) if (r.status() != MttPorts.Status.OK.ordinal()) return r;
+        return null;
+    }
+
+    /**
+     * Reads the bytes of a scatter/gather list: each SGE translated under its lkey, then read by DMA;
+     * {@code traceIndex} (a send WQE's index, or -1) gets a "translated" stage in the timeline.
+     */
+    void gather(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<byte[], Failure> done) {
+        translateAll(sges, traceIndex, (pieces, fail) -> {
+            if (fail != null) { done.accept(null, fail); return; }
+            readPieces(pieces, (out, bad) -> done.accept(out, bad == null ? null : new Failure(Vendor.DMA_FAILED, bad.sge().addr(), bad.sge().lkey())));
+        });
+    }
+
+    /** Reads translated pieces by DMA into one buffer, in order; {@code done} gets it, or null and the first piece whose read failed. */
+    void readPieces(List<Piece> pieces, java.util.function.BiConsumer<byte[], Piece> done) {
+        byte[] out = new byte[(int) pieces.stream().mapToLong(Piece::length).sum()];
+        if (pieces.isEmpty()) { done.accept(out, null); return; }
+        int[] left = {pieces.size()};
+        boolean[] bad = {false};
+        int at = 0;
+        for (Piece p : pieces) {
+            int base = at;
+            at += (int) p.length();
+            q.fw.adapter.dma().read(p.pa(), (int) p.length(), data -> {
+                if (bad[0]) return;
+                if (data == null) { bad[0] = true; done.accept(null, p); return; }
+                System.arraycopy(data, 0, out, base, data.length);
+                q.fw.counters.counter("Firmware.dma_read_bytes").add(data.length);
+                if (--left[0] == 0) done.accept(out, null);
+            });
+        }
+    } // what waits for payloads up to a number
+
+    /** Numbers an incoming payload that will be written to host memory. */
+    long payloadArrived() {
+        q.unissued.add(++q.writeSeq);
+        return q.writeSeq;
+    }
+
+    /** Payload {@code seq}'s PCI writes have all left (or it was refused). */
+    void payloadIssued(long seq) {
+        q.unissued.remove(seq);
+        while (!q.afterIssued.isEmpty() && (q.unissued.isEmpty() || q.afterIssued.firstKey() < q.unissued.first()))
+            for (Runnable r : q.afterIssued.pollFirstEntry().getValue()) r.run();
+    }
+
+    /** Runs {@code r} once every payload numbered up to {@code upTo} has left the adapter. */
+    void whenIssued(long upTo, Runnable r) {
+        if (q.unissued.isEmpty() || q.unissued.first() > upTo) r.run();
+        else q.afterIssued.computeIfAbsent(upTo, k -> new ArrayList<>()).add(r);
+    }
+
+    /**
+     * Writes {@code data} at offset {@code off} of a translated range, its bytes coming in as
+     * {@code arrival} says (null: all in); {@code written} runs once its posted PCI writes have all
+     * left the adapter. ACKs wait longer, until they landed ({@link #writeLanded}).
+     */
+    void writeChunks(List<XlateRsp> chunks, long off, byte[] data, Arrival arrival, Runnable written) {
+        long pos = 0;
+        int done = 0;
+        int[] pending = {1};
+        Runnable one = () -> { if (--pending[0] == 0) written.run(); };
+        for (XlateRsp c : chunks) {
+            long end = pos + c.length();
+            if (end > off + done && done < data.length) {
+                long start = off + done - pos;
+                int n = (int) Math.min(c.length() - start, data.length - done);
+                pending[0]++;
+                q.writesInFlight++;
+                long gen = q.generation;
+                q.fw.adapter.dma().write(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n),
+                        arrival == null ? null : arrival.from(done), () -> {
+                    if (gen == q.generation) one.run();
+                }, ok -> {
+                    if (gen == q.generation) q.responder.writeLanded();
+                });
+                q.fw.counters.counter("Firmware.dma_write_bytes").add(n);
+                done += n;
+            }
+            pos = end;
+            if (done >= data.length) break;
+        }
+        one.run();
+    }
+
+    /**
+     * Writes {@code data} at message offset {@code off} into a scatter list, each touched SGE
+     * translated under its lkey. {@code placed} hears once every part is translated and its writes
+     * are on their way, so the next packet may be taken; a failure is told only once every payload
+     * that arrived before it has left the adapter, so its error completion follows theirs.
+     * {@code issued} runs after a success, once its PCI writes and those of every payload that
+     * arrived before it have left the adapter (a completion may follow).
+     */
+    void scatter(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
+        long seq = payloadArrived();
+        // each waits under its own number before that number is cleared, so what waits for earlier numbers runs first
+        scatterPayload(sges, off, data, arrival, access, fail -> {
+            if (fail == null) { placed.accept(null); return; }
+            whenIssued(seq, () -> placed.accept(fail));
+            payloadIssued(seq);
+        }, () -> {
+            whenIssued(seq, issued);
+            payloadIssued(seq);
+        });
+    }
+
+    void scatterPayload(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
+        if (data.length == 0) { placed.accept(null); issued.run(); return; }
+        List<long[]> parts = new ArrayList<>(); // {sge index, offset within sge, length, offset within data}
+        long pos = 0;
+        int taken = 0;
+        for (int i = 0; i < sges.size() && taken < data.length; i++) {
+            long len = sges.get(i).length() & 0xFFFFFFFFL;
+            if (pos + len > off + taken) {
+                long within = off + taken - pos;
+                int n = (int) Math.min(len - within, data.length - taken);
+                parts.add(new long[]{i, within, n, taken});
+                taken += n;
+            }
+            pos += len;
+        }
+        if (taken < data.length) { placed.accept(new Failure(Vendor.RECV_TOO_SMALL, 0, 0)); return; }
+        long gen = q.generation;
+        int[] untranslated = {parts.size()}, unissued = {parts.size() + 1}; // issued waits for placed too
+        Runnable oneIssued = () -> { if (--unissued[0] == 0) issued.run(); };
+        boolean[] failedOnce = {false};
+        for (long[] part : parts) {
+            Sge s = sges.get((int) part[0]);
+            q.fw.translate(s.lkey() & 0xFFFFFFFFL, s.addr() + part[1], part[2], access, q.pd, q.qpn, rsp -> {
+                if (gen != q.generation || failedOnce[0]) return;
+                XlateRsp bad = failed(rsp);
+                if (bad != null) {
+                    failedOnce[0] = true;
+                    placed.accept(new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr() + part[1], s.lkey()));
+                    return;
+                }
+                writeChunks(rsp, 0, java.util.Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])),
+                        arrival == null ? null : arrival.from((int) part[3]), oneIssued);
+                if (--untranslated[0] == 0) { placed.accept(null); oneIssued.run(); }
+            });
+        }
+    }
+}

@@ -1,0 +1,293 @@
+package nicsim.firmware;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
+import nicsim.abi.QpTransitions;
+import nicsim.abi.Vendor;
+import nicsim.abi.WqeFormat;
+import nicsim.abi.WqeFormat.SendWqe;
+import nicsim.abi.WqeFormat.Sge;
+import nicsim.abi.WqeLayout;
+import nicsim.adapter.MttPorts;
+import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.fabric.Packet;
+import nicsim.fabric.Packet.Op;
+import nicsim.host.PciPort;
+import nicsim.sim.Arrival;
+import nicsim.sim.Simulator;
+import nicsim.verbs.AccessFlags;
+import nicsim.verbs.EventType;
+import nicsim.verbs.Mtu;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.QpState;
+import nicsim.verbs.QpType;
+import nicsim.firmware.Qp.SendOp;
+import nicsim.firmware.Qp.InMsg;
+import nicsim.firmware.Qp.Piece;
+import nicsim.firmware.Qp.Failure;
+
+/**
+ * The requester of a QP (as rxe_req.c): send WQEs the fetcher delivers become operations; each is
+ * checked, its local memory translated and read, and its packets built with their PSNs and sent,
+ * streamed as the payload comes off the host when the link allows.
+ */
+final class Requester {
+    private final Qp q;
+
+    Requester(Qp q) { this.q = q; }
+
+
+    void onWqe(int index, byte[] bytes) {
+        q.sqDelivered = (index + bytes.length / WqeLayout.WQEBB) & 0xFFFF;
+        q.sqSkipEnd = -1; // a WQE boundary again
+        if (q.sqIdle()) q.fw.tryLoad(q.fw.sqSlot(q.qpn));
+        int opcode = bytes[3] & 0xff;
+        SendWqe w;
+        try {
+            w = WqeFormat.decode(bytes, q.type == QpType.UD);
+        } catch (WqeFormat.Malformed m) {
+            q.fw.adapter.report("malformed WQE " + index + " of QP 0x" + Long.toHexString(q.qpn) + ": " + m.getMessage());
+            localError(index, opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.SEGMENTS, 0, 0);
+            return;
+        }
+        long length = w.inline() != null ? w.inline().length : w.sges().stream().mapToLong(s -> s.length() & 0xFFFFFFFFL).sum();
+        SendOp op = new SendOp(index, w, length);
+        switch (q.state) {
+            case ERR, SQE -> { q.flush(op); return; }
+            case RESET, INIT, RTR -> {
+                q.fw.adapter.report(String.format("WQE %d for QP 0x%x in %s: not executed", index, q.qpn, q.state));
+                complete(op, Cqe64.error(true, q.qpn, index, opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.QP_NOT_READY, 0, 0, 0));
+                return;
+            }
+            default -> {}
+        }
+        q.pending.add(op);
+        pump();
+    }
+
+    /** The fetcher or the decoder refused a WQE; it completes in error and the send queue stops. */
+    void localError(int index, int opcode, int syndrome, int vendor, long addr, int key) {
+        if (q.state == QpState.ERR || q.state == QpState.SQE) {
+            q.flush(new SendOp(index, new SendWqe(opcode, index, q.qpn, 0, 0, null, 0, 0, 0, 0, List.of(), null), 0));
+            return;
+        }
+        q.completer.retire();
+        q.fw.complete(q.scq, Cqe64.error(true, q.qpn, index, opcode, syndrome, vendor, addr, key, 0), false);
+        if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
+    }
+
+    void pump() {
+        while (!q.pending.isEmpty() && q.state == QpState.RTS) { // SQD starts no new WQEs
+            SendOp op = q.pending.peek();
+            if ((op.w.fenced() || op.opcode == WqeLayout.OP_LOCAL_INVAL) && q.readsOutstanding > 0) return; // LOCAL_INV is always fenced
+            if (op.readOrAtomic() && q.readsOutstanding >= Math.max(1, q.maxRdAtomic)) return;
+            if (!q.outstanding.isEmpty() && Firmware.psnDiff(q.nextPsn, q.outstanding.peek().firstPsn) >= q.WINDOW_PSNS) return;
+            q.pending.poll();
+            start(op);
+        }
+    }
+
+    void start(SendOp op) {
+        int o = op.opcode;
+        q.outstanding.add(op);
+        if (o == WqeLayout.OP_NOP) {
+            op.ready = op.transmitted = op.done = true;
+            q.completer.retire();
+            return;
+        }
+        if (!WqeLayout.allowedOn(q.type, o)) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        if (o == WqeLayout.OP_UMR || o == WqeLayout.OP_LOCAL_INVAL) {
+            // local operations on the mkey table: done when executed, completed in order
+            long gen = q.generation;
+            q.fw.exec(q.fw.wqeCycles, () -> {
+                if (gen != q.generation || q.state != QpState.RTS && q.state != QpState.SQD) return;
+                int bad = o == WqeLayout.OP_UMR
+                        ? q.fw.bindWindow(q, op.w.rkey() & 0xFFFFFFFFL, op.w.compare() >>> 32, op.w.remoteAddr(), op.w.swapAdd(), (int) op.w.compare())
+                        : q.fw.invalidate(q, op.w.imm() & 0xFFFFFFFFL);
+                if (bad != 0) {
+                    q.completer.requesterError(op, o == WqeLayout.OP_UMR ? Cqe64.SYNDROME_MW_BIND_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, bad, op.w.remoteAddr(),
+                            o == WqeLayout.OP_UMR ? op.w.rkey() : op.w.imm(), 0);
+                    return;
+                }
+                op.ready = op.transmitted = op.done = true;
+                q.completer.retire();
+            });
+            return;
+        }
+        if (op.length > q.fw.maxMsg) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG, 0, 0, 0); return; }
+        if (op.readOrAtomic()) q.readsOutstanding++;
+        // PSNs in WQE order
+        int npkts = o == WqeLayout.OP_RDMA_READ ? (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu)
+                : op.readOrAtomic() ? 1 : (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu);
+        op.firstPsn = q.nextPsn;
+        op.respPsn = q.nextPsn;
+        op.lastPsn = (q.nextPsn + npkts - 1) & 0xFFFFFF;
+        if (q.type != QpType.UD) q.nextPsn = (q.nextPsn + npkts) & 0xFFFFFF;
+        long gen = q.generation;
+        q.fw.exec(q.fw.wqeCycles, () -> {
+            if (gen != q.generation) return;
+            if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
+            if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
+            if (q.type != QpType.UD) { stream(op, gen); return; }
+            q.placement.gather(op.w.sges(), op.index, (data, fail) -> {
+                if (gen != q.generation || q.state == QpState.ERR || q.state == QpState.SQE) return;
+                if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
+                op.payload = data;
+                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
+                build(op);
+            });
+        });
+    }
+
+    void build(SendOp op) {
+        int o = op.opcode;
+        if (q.type == QpType.UD) {
+            if (op.payload.length > q.mtu) {
+                // C10-93.1.1: a UD message longer than the path MTU completes without being sent
+                q.fw.counters.counter("Firmware.ud_too_long").inc();
+                op.ready = op.transmitted = op.done = true;
+                q.completer.retire();
+                return;
+            }
+            boolean imm = o == WqeLayout.OP_SEND_IMM;
+            op.packets.add(new Packet(q.fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), q.qpn,
+                    op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), op.w.av().qkey() == 0 ? 1 : op.w.av().qkey(),
+                    op.payload, Packet.UD));
+        } else if (o == WqeLayout.OP_RDMA_READ) {
+            op.packets.add(request(Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0, 0, new byte[0]));
+        } else if (op.readOrAtomic()) {
+            op.packets.add(request(o == WqeLayout.OP_ATOMIC_CS ? Op.CMP_SWAP : Op.FETCH_ADD, op.firstPsn, true, op.w.remoteAddr(),
+                    op.w.rkey(), 8, op.w.swapAdd(), op.w.compare(), 0, new byte[0]));
+        } else {
+            int n = (int) Math.max(1, (op.payload.length + q.mtu - 1) / q.mtu);
+            for (int i = 0; i < n; i++) op.packets.add(packetOf(op, i, n));
+        }
+        op.ready = true;
+        transmit();
+    }
+
+    /** Packet {@code i} of the {@code n} of a SEND or WRITE, its bytes taken from the op's payload. */
+    Packet packetOf(SendOp op, int i, int n) {
+        int o = op.opcode;
+        boolean write = o == WqeLayout.OP_RDMA_WRITE || o == WqeLayout.OP_RDMA_WRITE_IMM;
+        boolean imm = o == WqeLayout.OP_RDMA_WRITE_IMM || o == WqeLayout.OP_SEND_IMM;
+        boolean inv = o == WqeLayout.OP_SEND_INVAL;
+        Op po;
+        if (n == 1) po = write ? (imm ? Op.WRITE_ONLY_IMM : Op.WRITE_ONLY) : inv ? Op.SEND_ONLY_INV : (imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY);
+        else if (i == 0) po = write ? Op.WRITE_FIRST : Op.SEND_FIRST;
+        else if (i < n - 1) po = write ? Op.WRITE_MIDDLE : Op.SEND_MIDDLE;
+        else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
+        byte[] chunk = java.util.Arrays.copyOfRange(op.payload, i * q.mtu, Math.min(op.payload.length, (i + 1) * q.mtu));
+        boolean ackReq = q.type == QpType.RC && (i == n - 1 || (i + 1) % q.fw.ackCoalesce == 0);
+        return request(po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
+                i == 0 ? op.payload.length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0, chunk)
+                .withSolicited(i == n - 1 && op.w.solicited());
+    }
+
+    /**
+     * Streams a SEND or WRITE's payload to the link packet by packet, as a control program does: the
+     * SGEs are translated; the adapter reads each packet's bytes into SRAM, the firmware builds its
+     * headers, and the send engine streams the bytes out ({@link nicsim.adapter.DmaPath#readOut}).
+     * With {@code link.transmit} "cut-through" the packet goes on the wire as its first beat leaves
+     * the engine; with "store-and-forward", once all of it is out.
+     */
+    void stream(SendOp op, long gen) {
+        op.payload = new byte[(int) op.length];
+        op.streaming = true;
+        op.npkts = (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu);
+        op.ready = true;
+        q.placement.translateAll(op.w.sges(), op.index, (pieces, fail) -> {
+            if (gen != q.generation || q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
+            int[] left = {op.npkts};
+            int i = 0; // the first piece not wholly before the packet, found in one pass over the message
+            long at = 0; // its offset in the message
+            for (int k = 0; k < op.npkts; k++) {
+                long from = (long) k * q.mtu, to = Math.min(op.length, from + q.mtu);
+                while (i < pieces.size() && at + pieces.get(i).length() <= from) at += pieces.get(i++).length();
+                List<nicsim.adapter.DmaPath.Range> ranges = new ArrayList<>();
+                long pos = at;
+                for (int j = i; j < pieces.size() && pos < to; pos += pieces.get(j++).length()) {
+                    Piece p = pieces.get(j);
+                    long lo = Math.max(from, pos), hi = Math.min(to, pos + p.length());
+                    if (lo < hi) ranges.add(new nicsim.adapter.DmaPath.Range(p.pa() + (lo - pos), (int) (hi - lo)));
+                }
+                streamPacket(op, gen, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null, left);
+            }
+        });
+    }
+
+    /** Packet {@code k} of a streamed op, from host {@code ranges}: its bytes into SRAM, its header cycles, then out to the link. */
+    void streamPacket(SendOp op, long gen, int k, List<nicsim.adapter.DmaPath.Range> ranges, Sge sge, int[] left) {
+        long from = (long) k * q.mtu;
+        q.fw.adapter.dma().readOut(ranges, go -> q.fw.exec(q.fw.packetCycles, go), (bytes, feed) -> {
+            if (gen != q.generation) return;
+            System.arraycopy(bytes, 0, op.payload, (int) from, bytes.length);
+            if (q.fw.cutThroughTx) { op.heads.put(k, feed); transmit(); }
+        }, out -> {
+            if (gen != q.generation || q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (out == null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(), 0); return; }
+            q.fw.counters.counter("Firmware.dma_read_bytes").add(out.length);
+            if (!q.fw.cutThroughTx) { op.heads.put(k, 0L); transmit(); }
+            if (--left[0] == 0) q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
+        });
+    }
+
+    Packet request(Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
+        return new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, ackReq, false, op.hasReth() || op.isAtomic() ? va : 0,
+                op.hasReth() || op.isAtomic() ? rkey : 0, op.hasReth() ? len : 0, swap, cmp, 0, 0, 0, imm, 0, payload, q.transport());
+    }
+
+    /** Sends the packets of ready WQEs, in PSN order. */
+    void transmit() {
+        for (SendOp op : q.outstanding) {
+            if (op.transmitted) continue;
+            if (!op.ready) return;
+            if (op.streaming) {
+                // each packet's header cycles were spent before its bytes left SRAM: it goes now, in PSN order
+                while (op.sent < op.npkts && op.heads.containsKey(op.sent)) {
+                    Packet p = packetOf(op, op.sent, op.npkts);
+                    op.packets.add(p);
+                    put(p, op.heads.remove(op.sent), op, op.sent == op.npkts - 1);
+                    op.sent++;
+                }
+                if (op.sent < op.npkts) return; // later messages wait: PSN order
+            } else sendPackets(op.packets, op, true);
+            op.transmitted = true;
+        }
+    }
+
+    void sendPackets(List<Packet> packets, SendOp op, boolean endsMessage) {
+        long gen = q.generation;
+        for (int i = 0; i < packets.size(); i++) {
+            Packet p = packets.get(i);
+            boolean lastOne = endsMessage && i == packets.size() - 1;
+            q.fw.exec(q.fw.packetCycles, () -> {
+                if (gen == q.generation) put(p, 0, op, lastOne);
+            });
+        }
+    }
+
+    /** Puts a packet of {@code op} on the wire, its bytes fed in {@code feed} ps. */
+    void put(Packet p, long feed, SendOp op, boolean lastOne) {
+        if (q.state == QpState.ERR || (q.state == QpState.SQE && q.type != QpType.RC)) return;
+        q.fw.send(p, feed);
+        if (!op.onWire) {
+            op.onWire = true;
+            q.fw.adapter.traceMessageOut(q.qpn, op.index, q.fw.lid(), p.psn(), p.op() + " psn " + p.psn());
+        }
+        if (q.type == QpType.RC) q.completer.armTimer();
+        else if (lastOne) {
+            op.done = true;
+            q.completer.retire();
+        }
+    }
+
+    void complete(SendOp op, long[] cqe) { q.fw.complete(q.scq, cqe, false); }
+}
