@@ -85,6 +85,15 @@ class WorkloadsTest {
         assertTrue(r.rows().get(0).bwAvgGbps() > 100, "three pairs through a 100 Gb/s-per-port switch: " + r.rows().get(0));
     }
 
+    /** Fewer writes than the eight buffer slots: only the slots written are compared (they were all, and failed). */
+    @org.junit.jupiter.api.Test
+    void pairsWithFewerWritesThanSlotsCheckTheSlotsWritten() {
+        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        Result r = Workloads.run("pairs_write_bw", new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE),
+                Options.defaults().withIters(3).withSize(65536), new PrintStream(b));
+        assertTrue(r.ok(), r.errors() + "\n" + b);
+    }
+
     @ParameterizedTest
     @CsvSource({"1", "300"})
     void writeBwOverManyMrsChecksEveryByte(int mrs) {
