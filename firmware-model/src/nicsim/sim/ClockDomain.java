@@ -21,6 +21,7 @@ public final class ClockDomain {
     private final String name;
     private final long period;
     private final long phase;
+    private final int rank; // made rank-th in its simulator: its place among edges of one instant
     private final List<Clocked> blocks = new ArrayList<>();
     private final List<Stream<?>> streams = new ArrayList<>();
     private final List<Flow<?>> flows = new ArrayList<>();
@@ -30,10 +31,10 @@ public final class ClockDomain {
     private long edges;
     private Phase current = Phase.IDLE;
 
-    ClockDomain(Simulator sim, String name, long periodPicos, long phasePicos) {
+    ClockDomain(Simulator sim, String name, long periodPicos, long phasePicos, int rank) {
         if (periodPicos <= 0) throw new IllegalArgumentException("clock '" + name + "': period " + periodPicos + " ps must be > 0");
         if (phasePicos < 0) throw new IllegalArgumentException("clock '" + name + "': phase " + phasePicos + " ps must be >= 0");
-        this.sim = sim; this.name = name; this.period = periodPicos; this.phase = phasePicos;
+        this.sim = sim; this.name = name; this.period = periodPicos; this.phase = phasePicos; this.rank = rank;
     }
 
     public String name() { return name; }
@@ -81,8 +82,9 @@ public final class ClockDomain {
     public void wake() {
         if (nextEdge != null && !nextEdge.cancelled()) return;
         long c = Math.max(lastEdgeCycle + 1, nextEdgeCycleAtOrAfter(sim.now()));
-        // if this instant's edge already passed its CLOCK_EDGE slot it is lastEdgeCycle, excluded above
-        nextEdge = sim.schedule(picosOfCycle(c), Simulator.Priority.CLOCK_EDGE, () -> edge(c));
+        // this instant's edge is behind the run (it ran, or the clock was stopped when it came): the next one
+        long cycle = picosOfCycle(c) == sim.now() && sim.edgePassed(rank) ? c + 1 : c;
+        nextEdge = sim.scheduleEdge(picosOfCycle(cycle), rank, () -> edge(cycle));
     }
 
     private void edge(long cycle) {

@@ -29,12 +29,13 @@ public final class Simulator {
     public static final class Event implements Comparable<Event> {
         final long time;
         final int priority;
+        final long tie; // orders events of one time and priority: the insertion sequence, or a clock domain's rank
         final long seq;
         final Runnable action;
         boolean cancelled;
 
-        Event(long time, int priority, long seq, Runnable action) {
-            this.time = time; this.priority = priority; this.seq = seq; this.action = action;
+        Event(long time, int priority, long tie, long seq, Runnable action) {
+            this.time = time; this.priority = priority; this.tie = tie; this.seq = seq; this.action = action;
         }
         public long time() { return time; }
         public void cancel() { cancelled = true; }
@@ -43,6 +44,7 @@ public final class Simulator {
         @Override public int compareTo(Event o) {
             if (time != o.time) return Long.compare(time, o.time);
             if (priority != o.priority) return Integer.compare(priority, o.priority);
+            if (tie != o.tie) return Long.compare(tie, o.tie);
             return Long.compare(seq, o.seq);
         }
     }
@@ -54,6 +56,9 @@ public final class Simulator {
     private final List<StreamContractViolation> violations = new ArrayList<>();
     private boolean throwOnViolation = true;
     private long now;
+    // where the run stands within the instant {@code now}: the order key of the event running or last run
+    private int atPriority = Integer.MIN_VALUE;
+    private long atTie = Long.MIN_VALUE;
     private long seq;
     private long executed;
 
@@ -81,7 +86,20 @@ public final class Simulator {
     public Event schedule(long atPicos, int priority, Runnable action) {
         if (atPicos < now)
             throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
-        Event e = new Event(atPicos, priority, seq++, action);
+        Event e = new Event(atPicos, priority, seq, seq++, action);
+        queue.add(e);
+        return e;
+    }
+
+    /**
+     * A clock edge: at one instant, edges run in the order their domains were made, however
+     * long ago each was scheduled (a clock stopped and woken ticks in the same place as one that
+     * never stopped).
+     */
+    Event scheduleEdge(long atPicos, int domainRank, Runnable action) {
+        if (atPicos < now)
+            throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
+        Event e = new Event(atPicos, Priority.CLOCK_EDGE, domainRank, seq++, action);
         queue.add(e);
         return e;
     }
@@ -99,7 +117,7 @@ public final class Simulator {
     public ClockDomain clockDomain(String name, long periodPicos, long phasePicos) {
         for (ClockDomain d : domains)
             if (d.name().equals(name)) throw new IllegalArgumentException("clock domain '" + name + "' already exists");
-        ClockDomain d = new ClockDomain(this, name, periodPicos, phasePicos);
+        ClockDomain d = new ClockDomain(this, name, periodPicos, phasePicos, domains.size());
         domains.add(d);
         return d;
     }
@@ -116,6 +134,8 @@ public final class Simulator {
             if (e == null) return false;
         } while (e.cancelled);
         now = e.time;
+        atPriority = e.priority;
+        atTie = e.tie;
         executed++;
         e.action.run();
         return true;
@@ -129,7 +149,23 @@ public final class Simulator {
             if (head == null || head.time > timePicos) break;
             step();
         }
-        now = timePicos;
+        passInstant(timePicos);
+    }
+
+    /** The time is {@code t} and every event at it has run: whatever is scheduled at {@code t} from here runs after them. */
+    private void passInstant(long t) {
+        now = t;
+        atPriority = Integer.MAX_VALUE;
+        atTie = Long.MAX_VALUE;
+    }
+
+    /**
+     * Whether the edge of the domain of rank {@code domainRank} at the current instant is behind
+     * the run: the event running (or last run) comes after that edge's place. A stopped clock woken
+     * now ticks next on the edge after, as a running clock would have ticked at this instant already.
+     */
+    boolean edgePassed(int domainRank) {
+        return atPriority > Priority.CLOCK_EDGE || atPriority == Priority.CLOCK_EDGE && atTie >= domainRank;
     }
 
     public void runFor(long picos) { runUntil(Math.addExact(now, picos)); }
@@ -146,7 +182,7 @@ public final class Simulator {
             if (head == null)
                 throw new IllegalStateException("simulation went idle at " + now + " ps before the condition held");
             if (head.time > deadline) {
-                now = deadline;
+                passInstant(deadline);
                 throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + now + " ps)");
             }
             step();

@@ -102,4 +102,53 @@ class ClockDomainTest {
         assertEquals(6, d.cycle());
         assertEquals(3, d.edgesRun());
     }
+
+    /** A block that notes the time of the first edge that sees the input set; it keeps its clock running while asked. */
+    private static final class Taker implements Clocked {
+        final Simulator sim;
+        final boolean keepRunning;
+        boolean input;
+        long takenAt = -1;
+
+        Taker(Simulator sim, boolean keepRunning) { this.sim = sim; this.keepRunning = keepRunning; }
+        @Override public void drive() { }
+        @Override public void update() { if (input && takenAt < 0) takenAt = sim.now(); }
+        @Override public boolean active() { return keepRunning && takenAt < 0; }
+    }
+
+    /**
+     * An input set at the time of an edge, after that edge ran, is seen on the next edge by a running
+     * clock; a clock stopped at the time must see it on the same edge, not tick at the instant it
+     * already passed. Edges of one instant run in the order the domains were made.
+     */
+    @Test
+    void aStoppedClockWokenAfterItsEdgeTakesTheInputWhereARunningClockWould() {
+        for (boolean running : new boolean[]{false, true}) {
+            // an ordinary event at an edge's time runs after the edge
+            Simulator sim = new Simulator();
+            ClockDomain d = sim.clockDomain("d", 1_000);
+            Taker t = new Taker(sim, running);
+            d.add(t);
+            sim.schedule(3_000, () -> { t.input = true; d.wake(); });
+            sim.runUntilIdle();
+            assertEquals(4_000, t.takenAt, "an event after the edge at 3000, clock running: " + running);
+
+            // a domain made later, woken from an edge of one made earlier, still ticks at this instant; the reverse does not
+            for (boolean fromEarlier : new boolean[]{false, true}) {
+                Simulator s2 = new Simulator();
+                ClockDomain first = s2.clockDomain("first", 1_000), second = s2.clockDomain("second", 1_000);
+                Taker taker = new Taker(s2, running);
+                (fromEarlier ? second : first).add(taker);
+                ClockDomain waker = fromEarlier ? first : second, woken = fromEarlier ? second : first;
+                waker.add(new Clocked() {
+                    @Override public void drive() { }
+                    @Override public void update() { if (s2.now() == 5_000) { taker.input = true; woken.wake(); } }
+                    @Override public boolean active() { return s2.now() < 5_000; }
+                });
+                s2.runUntilIdle();
+                assertEquals(fromEarlier ? 5_000 : 6_000, taker.takenAt, "woken from the " + (fromEarlier ? "earlier" : "later")
+                        + " domain's edge, clock running: " + running);
+            }
+        }
+    }
 }
