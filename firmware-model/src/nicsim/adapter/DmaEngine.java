@@ -147,12 +147,12 @@ public final class DmaEngine implements Block {
     }
 
     @Override public void drive() {
-        hostDesc.ready(!hostBusy);
-        sendDesc.ready(!sendBusy);
-        recvDesc.ready(!recvBusy);
+        hostDesc.ready(takesHostDesc());
+        sendDesc.ready(takesSendDesc());
+        recvDesc.ready(takesRecvDesc());
         if (pciReadReg == null) pciRead.idle(); else pciRead.push(pciReadReg);
-        pciData.ready(hostBusy && !hostToHost && hostInQ.size() < 2);
-        linkRx.ready(recvBusy && recvInQ.size() < 2);
+        pciData.ready(takesPciData());
+        linkRx.ready(takesLinkRx());
         if (hostOutQ.isEmpty()) pciWrite.idle(); else pciWrite.push(hostOutQ.peekFirst());
         if (sendOutQ.isEmpty()) linkTx.idle(); else linkTx.push(sendOutQ.peekFirst());
         if (hostDoneReg == null) hostDone.idle(); else hostDone.push(hostDoneReg);
@@ -161,6 +161,16 @@ public final class DmaEngine implements Block {
         beatsOut.drive();
         stallsOut.drive();
     }
+
+    // the readies of the next edge, from the registered state
+    /** Whether the host engine takes a descriptor on the next edge. */
+    public boolean takesHostDesc() { return !hostBusy; }
+    public boolean takesSendDesc() { return !sendBusy; }
+    public boolean takesRecvDesc() { return !recvBusy; }
+    /** Whether the host engine takes a beat of PCI read data on the next edge. */
+    public boolean takesPciData() { return hostBusy && !hostToHost && hostInQ.size() < 2; }
+    /** Whether the receive engine takes a beat off the link on the next edge. */
+    public boolean takesLinkRx() { return recvBusy && recvInQ.size() < 2; }
 
     @Override public void update() {
         // bus requests, on the state before the edge
@@ -206,14 +216,14 @@ public final class DmaEngine implements Block {
     /**
      * Idle, as far as an edge can tell, while nothing is moving: in particular a host engine waiting
      * for read data and a receive engine waiting for link beats change nothing until a beat comes
-     * (whoever brings it wakes the clock).
+     * (whoever brings it wakes the clock), even with the next descriptor waiting for them.
      */
     @Override public boolean active() {
         boolean hostWorking = hostBusy && (hostToHost || pciReadReg != null || !hostInQ.isEmpty());
         boolean recvWorking = recvBusy && !recvInQ.isEmpty();
         return hostWorking || sendBusy || recvWorking || !hostOutQ.isEmpty() || !sendOutQ.isEmpty() || pciReadReg != null
                 || hostDoneReg != null || sendDoneReg != null || recvDoneReg != null
-                || hostDesc.valid() || sendDesc.valid() || recvDesc.valid();
+                || hostDesc.valid() && takesHostDesc() || sendDesc.valid() && takesSendDesc() || recvDesc.valid() && takesRecvDesc();
     }
 
     private long[] read(long sramAddr) {

@@ -406,11 +406,14 @@ public final class DmaPath {
             }
         }
 
+        /** Whether the next edge would hand the engine something it takes: a descriptor, or a beat that is in. */
         @Override public boolean active() {
-            if (!hostQ.isEmpty() || !sendQ.isEmpty() || !recvQ.isEmpty() || pci.in() || rx.in()) return true;
-            // sleep until the next beat is in
-            rx.wakeForNext();
-            pci.wakeForNext();
+            if (!hostQ.isEmpty() && engine.takesHostDesc() || !sendQ.isEmpty() && engine.takesSendDesc()
+                    || !recvQ.isEmpty() && engine.takesRecvDesc() || pci.in() && engine.takesPciData() || rx.in() && engine.takesLinkRx())
+                return true;
+            // sleep until the next beat is in (one that is in and not taken waits for the engine, which is busy with its queue)
+            if (!rx.in()) rx.wakeForNext();
+            if (!pci.in()) pci.wakeForNext();
             return false;
         }
 
