@@ -1,6 +1,5 @@
 package nicsim.adapter;
 
-import java.util.ArrayDeque;
 import java.util.List;
 import nicsim.adapter.DmaPorts.Beat;
 import nicsim.adapter.DmaPorts.Done;
@@ -67,8 +66,6 @@ public final class DmaEngine implements Block {
     private static final int HOST = 0, SEND = 1, RECV = 2;
 
     private final Config cfg;
-    private final int beat;
-    private final long[][] sram;
     private final Stream<HostDesc> hostDesc;
     private final Stream<PciRead> pciRead;
     private final Stream<Beat> pciData;
@@ -81,30 +78,10 @@ public final class DmaEngine implements Block {
     private final Stream<Beat> linkRx;
     private final Flow<Done> recvDone;
     private final CounterOut beatsOut, stallsOut;
-    private final nicsim.sim.Counters counters;
-
-    // host engine
-    private boolean hostBusy, hostToHost, hostErr;
-    private long hostAddr, hostSram, hostLeft, hostTag, hostMoved;
-    private PciRead pciReadReg;
-    private final ArrayDeque<Beat> hostInQ = new ArrayDeque<>();
-    private final ArrayDeque<WriteBeat> hostOutQ = new ArrayDeque<>();
-    // send engine
-    private boolean sendBusy;
-    private long sendSram, sendLeft, sendTag, sendMoved;
-    private final ArrayDeque<Beat> sendOutQ = new ArrayDeque<>();
-    // receive engine
-    private boolean recvBusy, recvDrain;
-    private long recvSram, recvLeft, recvTag, recvMoved;
-    private final ArrayDeque<Beat> recvInQ = new ArrayDeque<>();
-    private int lastGrant = RECV;
-    private Done hostDoneReg, sendDoneReg, recvDoneReg;
+    private final Core core;
 
     public DmaEngine(ClockDomain domain, Config cfg) {
         this.cfg = cfg;
-        this.beat = cfg.beatBytes();
-        this.sram = new long[(int) (cfg.sramBytes() / beat)][];
-        this.counters = domain.simulator().counters();
         Layout<Beat> data = DmaPorts.beat(cfg.widthBits(), "error");
         Layout<Beat> link = DmaPorts.beat(cfg.widthBits(), "last");
         hostDesc = new Stream<>("io_hostDesc", domain, DmaPorts.HOST_DESC);
@@ -120,6 +97,7 @@ public final class DmaEngine implements Block {
         recvDone = new Flow<>("io_recvDone", domain, DmaPorts.DONE);
         beatsOut = new CounterOut(NAME, "io_beats", "local_bus_beats", domain);
         stallsOut = new CounterOut(NAME, "io_stalls", "local_bus_contention_cycles", domain);
+        core = new Core(cfg, domain.simulator().counters(), beatsOut, stallsOut);
         domain.add(this);
     }
 
@@ -147,182 +125,300 @@ public final class DmaEngine implements Block {
     }
 
     @Override public void drive() {
-        hostDesc.ready(takesHostDesc());
-        sendDesc.ready(takesSendDesc());
-        recvDesc.ready(takesRecvDesc());
-        if (pciReadReg == null) pciRead.idle(); else pciRead.push(pciReadReg);
-        pciData.ready(takesPciData());
-        linkRx.ready(takesLinkRx());
-        if (hostOutQ.isEmpty()) pciWrite.idle(); else pciWrite.push(hostOutQ.peekFirst());
-        if (sendOutQ.isEmpty()) linkTx.idle(); else linkTx.push(sendOutQ.peekFirst());
-        if (hostDoneReg == null) hostDone.idle(); else hostDone.push(hostDoneReg);
-        if (sendDoneReg == null) sendDone.idle(); else sendDone.push(sendDoneReg);
-        if (recvDoneReg == null) recvDone.idle(); else recvDone.push(recvDoneReg);
+        Core c = core;
+        hostDesc.ready(c.takesHostDesc());
+        sendDesc.ready(c.takesSendDesc());
+        recvDesc.ready(c.takesRecvDesc());
+        if (c.pciReadReg == null) pciRead.idle(); else pciRead.push(c.pciReadReg);
+        pciData.ready(c.takesPciData());
+        linkRx.ready(c.takesLinkRx());
+        if (c.hostOutQ.isEmpty()) pciWrite.idle(); else pciWrite.push(c.hostOutQ.peek());
+        if (c.sendOutQ.isEmpty()) linkTx.idle(); else linkTx.push(c.sendOutQ.peek());
+        if (c.hostDoneReg == null) hostDone.idle(); else hostDone.push(c.hostDoneReg);
+        if (c.sendDoneReg == null) sendDone.idle(); else sendDone.push(c.sendDoneReg);
+        if (c.recvDoneReg == null) recvDone.idle(); else recvDone.push(c.recvDoneReg);
         beatsOut.drive();
         stallsOut.drive();
     }
 
-    // the readies of the next edge, from the registered state
-    /** Whether the host engine takes a descriptor on the next edge. */
-    public boolean takesHostDesc() { return !hostBusy; }
-    public boolean takesSendDesc() { return !sendBusy; }
-    public boolean takesRecvDesc() { return !recvBusy; }
-    /** Whether the host engine takes a beat of PCI read data on the next edge. */
-    public boolean takesPciData() { return hostBusy && !hostToHost && hostInQ.size() < 2; }
-    /** Whether the receive engine takes a beat off the link on the next edge. */
-    public boolean takesLinkRx() { return recvBusy && recvInQ.size() < 2; }
-
     @Override public void update() {
-        // bus requests, on the state before the edge
-        Beat hostHead = hostInQ.peekFirst(), recvHead = recvInQ.peekFirst();
-        boolean hostHeadBad = hostHead != null && (hostErr || hostHead.flag() != 0);
-        boolean[] req = {
-                hostBusy && (hostToHost ? hostLeft > 0 && hostOutQ.size() < 2 : hostHead != null && !hostHeadBad),
-                sendBusy && sendLeft > 0 && sendOutQ.size() < 2,
-                recvBusy && recvHead != null && !recvDrain};
-        int grant = -1;
-        for (int k = 1; k <= 3 && grant < 0; k++) if (req[(lastGrant + k) % 3]) grant = (lastGrant + k) % 3;
-        int requesting = (req[0] ? 1 : 0) + (req[1] ? 1 : 0) + (req[2] ? 1 : 0);
-        boolean hostErrDrop = hostBusy && !hostToHost && hostHeadBad;
-        boolean recvDrop = recvBusy && recvHead != null && recvDrain;
-
-        hostDoneReg = sendDoneReg = recvDoneReg = null;
-        if (pciRead.fire()) pciReadReg = null;
-        if (pciWrite.fire()) hostOutQ.pollFirst();
-        if (linkTx.fire()) sendOutQ.pollFirst();
-        Beat hostArrived = pciData.fire() ? pciData.payload() : null;
-        Beat recvArrived = linkRx.fire() ? linkRx.payload() : null;
-
-        if (grant >= 0) {
-            lastGrant = grant;
-            beatsOut.inc();
-            if (requesting > 1) stallsOut.inc();
-            switch (grant) {
-                case HOST -> hostBeat();
-                case SEND -> sendBeat();
-                default -> recvBeat();
-            }
-        }
-        if (hostErrDrop) hostErrBeat();
-        if (recvDrop && recvInQ.pollFirst().flag() != 0) finishRecv(Done.Status.OVERRUN);
-        if (hostArrived != null) hostInQ.addLast(hostArrived);
-        if (recvArrived != null) recvInQ.addLast(recvArrived);
-
-        if (hostDesc.fire()) acceptHost(hostDesc.payload());
-        if (sendDesc.fire()) acceptSend(sendDesc.payload());
-        if (recvDesc.fire()) acceptRecv(recvDesc.payload());
+        core.edge(hostDesc.fire() ? hostDesc.payload() : null, sendDesc.fire() ? sendDesc.payload() : null,
+                recvDesc.fire() ? recvDesc.payload() : null, pciData.fire() ? pciData.payload() : null,
+                linkRx.fire() ? linkRx.payload() : null, pciRead.fire(), pciWrite.fire(), linkTx.fire());
     }
+
+    /** Working, or about to take a descriptor offered to an engine that is free. */
+    @Override public boolean active() {
+        return core.active() || hostDesc.valid() && core.takesHostDesc() || sendDesc.valid() && core.takesSendDesc()
+                || recvDesc.valid() && core.takesRecvDesc();
+    }
+
+    /** The registers and the edge logic, apart from the wires, so a channel can run edges without them (coasting). */
+    Core core() { return core; }
 
     /**
-     * Idle, as far as an edge can tell, while nothing is moving: in particular a host engine waiting
-     * for read data and a receive engine waiting for link beats change nothing until a beat comes
-     * (whoever brings it wakes the clock), even with the next descriptor waiting for them.
+     * The engine's registers and what one edge does to them, given which of its inputs fired. The
+     * ports above drive their wires from these registers and call {@link #edge} with the handshakes;
+     * a copy made with {@link #dryCopy} runs the same edges without touching SRAM or the counters, to
+     * look ahead.
      */
-    @Override public boolean active() {
-        boolean hostWorking = hostBusy && (hostToHost || pciReadReg != null || !hostInQ.isEmpty());
-        boolean recvWorking = recvBusy && !recvInQ.isEmpty();
-        return hostWorking || sendBusy || recvWorking || !hostOutQ.isEmpty() || !sendOutQ.isEmpty() || pciReadReg != null
-                || hostDoneReg != null || sendDoneReg != null || recvDoneReg != null
-                || hostDesc.valid() && takesHostDesc() || sendDesc.valid() && takesSendDesc() || recvDesc.valid() && takesRecvDesc();
-    }
+    static final class Core {
+        private final Config cfg;
+        private final int beat;
+        private final long[][] sram;
+        private final nicsim.sim.Counters counters;
+        private final nicsim.sim.Counters.Counter[] doneCounters; // made when first counted: a dump lists only what happened
+        private final CounterOut beatsOut, stallsOut;
+        private final boolean dry;
+        // host engine
+        boolean hostBusy, hostToHost, hostErr;
+        long hostAddr, hostSram, hostLeft, hostTag, hostMoved;
+        PciRead pciReadReg;
+        final Fifo2<Beat> hostInQ;
+        final Fifo2<WriteBeat> hostOutQ;
+        // send engine
+        boolean sendBusy;
+        long sendSram, sendLeft, sendTag, sendMoved;
+        final Fifo2<Beat> sendOutQ;
+        // receive engine
+        boolean recvBusy, recvDrain;
+        long recvSram, recvLeft, recvTag, recvMoved;
+        final Fifo2<Beat> recvInQ;
+        int lastGrant = RECV;
+        Done hostDoneReg, sendDoneReg, recvDoneReg;
 
-    private long[] read(long sramAddr) {
-        long[] v = sram[(int) (sramAddr / beat)];
-        return v == null ? new long[DmaPorts.words(cfg.widthBits())] : v;
-    }
-
-    private void hostBeat() {
-        if (hostToHost) {
-            hostOutQ.addLast(new WriteBeat(hostAddr, read(hostSram), hostLeft == beat ? 1 : 0));
-            hostAddr += beat;
-        } else {
-            sram[(int) (hostSram / beat)] = hostInQ.pollFirst().data();
+        Core(Config cfg, nicsim.sim.Counters counters, CounterOut beatsOut, CounterOut stallsOut) {
+            this.cfg = cfg;
+            this.beat = cfg.beatBytes();
+            this.sram = new long[(int) (cfg.sramBytes() / beat)][];
+            this.counters = counters;
+            this.doneCounters = new nicsim.sim.Counters.Counter[DONE_COUNTERS.length];
+            this.beatsOut = beatsOut;
+            this.stallsOut = stallsOut;
+            this.dry = false;
+            hostInQ = new Fifo2<>(); hostOutQ = new Fifo2<>(); sendOutQ = new Fifo2<>(); recvInQ = new Fifo2<>();
         }
-        hostSram += beat;
-        hostLeft -= beat;
-        hostMoved += beat;
-        if (hostLeft == 0) { hostDoneReg = done(hostTag, Done.Status.OK.ordinal(), hostMoved); hostBusy = false; }
-    }
 
-    /** From a failed beat on, the read's beats are taken and dropped; the descriptor ends with PCI_ERROR. */
-    private void hostErrBeat() {
-        hostInQ.pollFirst();
-        hostErr = true;
-        hostLeft -= beat;
-        if (hostLeft == 0) { hostDoneReg = done(hostTag, Done.Status.PCI_ERROR.ordinal(), hostMoved); hostBusy = false; }
-    }
+        private Core(Core o) {
+            cfg = o.cfg; beat = o.beat; sram = o.sram; counters = o.counters; doneCounters = o.doneCounters; beatsOut = o.beatsOut; stallsOut = o.stallsOut;
+            dry = true;
+            hostBusy = o.hostBusy; hostToHost = o.hostToHost; hostErr = o.hostErr;
+            hostAddr = o.hostAddr; hostSram = o.hostSram; hostLeft = o.hostLeft; hostTag = o.hostTag; hostMoved = o.hostMoved;
+            pciReadReg = o.pciReadReg;
+            hostInQ = new Fifo2<>(o.hostInQ); hostOutQ = new Fifo2<>(o.hostOutQ);
+            sendBusy = o.sendBusy; sendSram = o.sendSram; sendLeft = o.sendLeft; sendTag = o.sendTag; sendMoved = o.sendMoved;
+            sendOutQ = new Fifo2<>(o.sendOutQ);
+            recvBusy = o.recvBusy; recvDrain = o.recvDrain;
+            recvSram = o.recvSram; recvLeft = o.recvLeft; recvTag = o.recvTag; recvMoved = o.recvMoved;
+            recvInQ = new Fifo2<>(o.recvInQ);
+            lastGrant = o.lastGrant;
+            hostDoneReg = o.hostDoneReg; sendDoneReg = o.sendDoneReg; recvDoneReg = o.recvDoneReg;
+        }
 
-    private void sendBeat() {
-        sendOutQ.addLast(new Beat(read(sendSram), sendLeft == beat ? 1 : 0));
-        sendSram += beat;
-        sendLeft -= beat;
-        sendMoved += beat;
-        if (sendLeft == 0) { sendDoneReg = done(sendTag, Done.Status.OK.ordinal(), sendMoved); sendBusy = false; }
-    }
+        /** A copy to run edges on ahead of time: SRAM is read but not written, and nothing is counted. */
+        Core dryCopy() { return new Core(this); }
 
-    private void recvBeat() {
-        Beat b = recvInQ.pollFirst();
-        sram[(int) (recvSram / beat)] = b.data();
-        recvSram += beat;
-        recvLeft -= beat;
-        recvMoved += beat;
-        if (b.flag() != 0) finishRecv(Done.Status.OK);
-        else if (recvLeft == 0) recvDrain = true; // more is coming than the descriptor has room for
+        // the readies of the next edge, from the registered state
+        boolean takesHostDesc() { return !hostBusy; }
+        boolean takesSendDesc() { return !sendBusy; }
+        boolean takesRecvDesc() { return !recvBusy; }
+        boolean takesPciData() { return hostBusy && !hostToHost && hostInQ.size() < 2; }
+        boolean takesLinkRx() { return recvBusy && recvInQ.size() < 2; }
+
+        /** Whether a finished descriptor or a PCI read is on its way out on the next edge. */
+        boolean reporting() { return hostDoneReg != null || sendDoneReg != null || recvDoneReg != null || pciReadReg != null; }
+
+        /**
+         * One edge: the arguments say which inputs fired (a descriptor or beat taken, or null) and
+         * which outputs were taken. Order: output pops, input buffers, bus grant and the moved beat,
+         * descriptor accepts.
+         */
+        void edge(HostDesc hostDescIn, LinkDesc sendDescIn, LinkDesc recvDescIn, Beat pciDataIn, Beat linkRxIn,
+                  boolean pciReadTaken, boolean pciWriteTaken, boolean linkTxTaken) {
+            // bus requests, on the state before the edge
+            Beat hostHead = hostInQ.peek(), recvHead = recvInQ.peek();
+            boolean hostHeadBad = hostHead != null && (hostErr || hostHead.flag() != 0);
+            boolean hostReq = hostBusy && (hostToHost ? hostLeft > 0 && hostOutQ.size() < 2 : hostHead != null && !hostHeadBad);
+            boolean sendReq = sendBusy && sendLeft > 0 && sendOutQ.size() < 2;
+            boolean recvReq = recvBusy && recvHead != null && !recvDrain;
+            int grant = -1;
+            for (int k = 1; k <= 3 && grant < 0; k++) {
+                int e = (lastGrant + k) % 3;
+                if (e == HOST ? hostReq : e == SEND ? sendReq : recvReq) grant = e;
+            }
+            int requesting = (hostReq ? 1 : 0) + (sendReq ? 1 : 0) + (recvReq ? 1 : 0);
+            boolean hostErrDrop = hostBusy && !hostToHost && hostHeadBad;
+            boolean recvDrop = recvBusy && recvHead != null && recvDrain;
+
+            hostDoneReg = sendDoneReg = recvDoneReg = null;
+            if (pciReadTaken) pciReadReg = null;
+            if (pciWriteTaken) hostOutQ.poll();
+            if (linkTxTaken) sendOutQ.poll();
+
+            if (grant >= 0) {
+                lastGrant = grant;
+                if (!dry) {
+                    beatsOut.inc();
+                    if (requesting > 1) stallsOut.inc();
+                }
+                switch (grant) {
+                    case HOST -> hostBeat();
+                    case SEND -> sendBeat();
+                    default -> recvBeat();
+                }
+            }
+            if (hostErrDrop) hostErrBeat();
+            if (recvDrop && recvInQ.poll().flag() != 0) finishRecv(Done.Status.OVERRUN);
+            if (pciDataIn != null) hostInQ.add(pciDataIn);
+            if (linkRxIn != null) recvInQ.add(linkRxIn);
+
+            if (hostDescIn != null) acceptHost(hostDescIn);
+            if (sendDescIn != null) acceptSend(sendDescIn);
+            if (recvDescIn != null) acceptRecv(recvDescIn);
+        }
+
+        /**
+         * Idle, as far as an edge can tell, while nothing is moving: in particular a host engine waiting
+         * for read data and a receive engine waiting for link beats change nothing until a beat comes
+         * (whoever brings it wakes the clock), even with the next descriptor waiting for them.
+         */
+        boolean active() {
+            boolean hostWorking = hostBusy && (hostToHost || pciReadReg != null || !hostInQ.isEmpty());
+            boolean recvWorking = recvBusy && !recvInQ.isEmpty();
+            return hostWorking || sendBusy || recvWorking || !hostOutQ.isEmpty() || !sendOutQ.isEmpty() || reporting();
+        }
+
+        private long[] read(long sramAddr) {
+            long[] v = sram[(int) (sramAddr / beat)];
+            return v == null ? new long[DmaPorts.words(cfg.widthBits())] : v;
+        }
+
+        private void write(long sramAddr, long[] data) { if (!dry) sram[(int) (sramAddr / beat)] = data; }
+
+        private void hostBeat() {
+            if (hostToHost) {
+                hostOutQ.add(new WriteBeat(hostAddr, read(hostSram), hostLeft == beat ? 1 : 0));
+                hostAddr += beat;
+            } else {
+                write(hostSram, hostInQ.poll().data());
+            }
+            hostSram += beat;
+            hostLeft -= beat;
+            hostMoved += beat;
+            if (hostLeft == 0) { hostDoneReg = done(hostTag, Done.Status.OK.ordinal(), hostMoved); hostBusy = false; }
+        }
+
+        /** From a failed beat on, the read's beats are taken and dropped; the descriptor ends with PCI_ERROR. */
+        private void hostErrBeat() {
+            hostInQ.poll();
+            hostErr = true;
+            hostLeft -= beat;
+            if (hostLeft == 0) { hostDoneReg = done(hostTag, Done.Status.PCI_ERROR.ordinal(), hostMoved); hostBusy = false; }
+        }
+
+        private void sendBeat() {
+            sendOutQ.add(new Beat(read(sendSram), sendLeft == beat ? 1 : 0));
+            sendSram += beat;
+            sendLeft -= beat;
+            sendMoved += beat;
+            if (sendLeft == 0) { sendDoneReg = done(sendTag, Done.Status.OK.ordinal(), sendMoved); sendBusy = false; }
+        }
+
+        private void recvBeat() {
+            Beat b = recvInQ.poll();
+            write(recvSram, b.data());
+            recvSram += beat;
+            recvLeft -= beat;
+            recvMoved += beat;
+            if (b.flag() != 0) finishRecv(Done.Status.OK);
+            else if (recvLeft == 0) recvDrain = true; // more is coming than the descriptor has room for
+        }
+
+        /** A finished descriptor, counted by how it ended ("DmaEngine.done_ok", "DmaEngine.done_overrun", ...). */
+        private Done done(long tag, long status, long length) {
+            if (!dry) {
+                int k = (int) status;
+                if (doneCounters[k] == null) doneCounters[k] = counters.counter(DONE_COUNTERS[k]);
+                doneCounters[k].inc();
+            }
+            return new Done(tag, status, length);
+        }
+
+        private void finishRecv(Done.Status s) {
+            recvDoneReg = done(recvTag, s.ordinal(), recvMoved);
+            recvBusy = false;
+            recvDrain = false;
+        }
+
+        private Done.Status check(long sramAddr, long length, long hostAddr) {
+            if (length == 0 || length % beat != 0 || sramAddr % beat != 0 || hostAddr % beat != 0) return Done.Status.MISALIGNED;
+            if (sramAddr + length > cfg.sramBytes()) return Done.Status.OUT_OF_SRAM;
+            return Done.Status.OK;
+        }
+
+        private void acceptHost(HostDesc d) {
+            Done.Status s = check(d.sramAddr(), d.length(), d.hostAddr());
+            if (s != Done.Status.OK) { hostDoneReg = done(d.tag(), s.ordinal(), 0); return; }
+            hostBusy = true;
+            hostToHost = d.toHost() != 0;
+            hostErr = false;
+            hostAddr = d.hostAddr();
+            hostSram = d.sramAddr();
+            hostLeft = d.length();
+            hostTag = d.tag();
+            hostMoved = 0;
+            if (!hostToHost) pciReadReg = new PciRead(d.hostAddr(), d.length(), d.tag());
+        }
+
+        private void acceptSend(LinkDesc d) {
+            Done.Status s = check(d.sramAddr(), d.length(), 0);
+            if (s != Done.Status.OK) { sendDoneReg = done(d.tag(), s.ordinal(), 0); return; }
+            sendBusy = true;
+            sendSram = d.sramAddr();
+            sendLeft = d.length();
+            sendTag = d.tag();
+            sendMoved = 0;
+        }
+
+        private void acceptRecv(LinkDesc d) {
+            Done.Status s = check(d.sramAddr(), d.length(), 0);
+            if (s != Done.Status.OK) { recvDoneReg = done(d.tag(), s.ordinal(), 0); return; }
+            recvBusy = true;
+            recvDrain = false;
+            recvSram = d.sramAddr();
+            recvLeft = d.length();
+            recvTag = d.tag();
+            recvMoved = 0;
+        }
     }
 
     private static final String[] DONE_COUNTERS = java.util.Arrays.stream(Done.Status.values())
             .map(s -> NAME + ".done_" + s.name().toLowerCase(java.util.Locale.ROOT)).toArray(String[]::new);
 
-    /** A finished descriptor, counted by how it ended ("DmaEngine.done_ok", "DmaEngine.done_overrun", ...). */
-    private Done done(long tag, long status, long length) {
-        counters.counter(DONE_COUNTERS[(int) status]).inc();
-        return new Done(tag, status, length);
-    }
+    /** A first-in first-out register of two entries, the depth of every queue in the engine. */
+    static final class Fifo2<T> {
+        private T a, b;
+        private int n;
 
-    private void finishRecv(Done.Status s) {
-        recvDoneReg = done(recvTag, s.ordinal(), recvMoved);
-        recvBusy = false;
-        recvDrain = false;
-    }
+        Fifo2() {}
+        Fifo2(Fifo2<T> o) { a = o.a; b = o.b; n = o.n; }
 
-    private Done.Status check(long sramAddr, long length, long hostAddr) {
-        if (length == 0 || length % beat != 0 || sramAddr % beat != 0 || hostAddr % beat != 0) return Done.Status.MISALIGNED;
-        if (sramAddr + length > cfg.sramBytes()) return Done.Status.OUT_OF_SRAM;
-        return Done.Status.OK;
-    }
+        int size() { return n; }
+        boolean isEmpty() { return n == 0; }
+        T peek() { return a; }
 
-    private void acceptHost(HostDesc d) {
-        Done.Status s = check(d.sramAddr(), d.length(), d.hostAddr());
-        if (s != Done.Status.OK) { hostDoneReg = done(d.tag(), s.ordinal(), 0); return; }
-        hostBusy = true;
-        hostToHost = d.toHost() != 0;
-        hostErr = false;
-        hostAddr = d.hostAddr();
-        hostSram = d.sramAddr();
-        hostLeft = d.length();
-        hostTag = d.tag();
-        hostMoved = 0;
-        if (!hostToHost) pciReadReg = new PciRead(d.hostAddr(), d.length(), d.tag());
-    }
+        void add(T v) {
+            if (n == 2) throw new IllegalStateException("DmaEngine queue overflow");
+            if (n == 0) a = v; else b = v;
+            n++;
+        }
 
-    private void acceptSend(LinkDesc d) {
-        Done.Status s = check(d.sramAddr(), d.length(), 0);
-        if (s != Done.Status.OK) { sendDoneReg = done(d.tag(), s.ordinal(), 0); return; }
-        sendBusy = true;
-        sendSram = d.sramAddr();
-        sendLeft = d.length();
-        sendTag = d.tag();
-        sendMoved = 0;
-    }
-
-    private void acceptRecv(LinkDesc d) {
-        Done.Status s = check(d.sramAddr(), d.length(), 0);
-        if (s != Done.Status.OK) { recvDoneReg = done(d.tag(), s.ordinal(), 0); return; }
-        recvBusy = true;
-        recvDrain = false;
-        recvSram = d.sramAddr();
-        recvLeft = d.length();
-        recvTag = d.tag();
-        recvMoved = 0;
+        T poll() {
+            T v = a;
+            a = b;
+            b = null;
+            if (n > 0) n--;
+            return v;
+        }
     }
 }

@@ -57,6 +57,9 @@ public final class DmaPath {
      */
     public static final int PIECE = 4096;
 
+    private static final java.lang.invoke.VarHandle LE_LONG = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+    private static final java.lang.invoke.VarHandle LE_INT = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
     private final Simulator sim;
     private final Supplier<PciPort> port;
     private final Channel[] channels;
@@ -174,7 +177,7 @@ public final class DmaPath {
             if (ok) staged++; else failedJobs++;
             if (staged + failedJobs < jobs.size()) return;
             if (failedJobs > 0) {
-                for (Job k : jobs) if (k.staged) k.channel.release(k);
+                for (Job k : jobs) if (k.staged) { k.channel.domain.wake(); k.channel.release(k); }
                 sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(null));
                 return;
             }
@@ -191,8 +194,8 @@ public final class DmaPath {
             Map<Channel, Long> beats = new HashMap<>();
             for (Job k : jobs) {
                 beats.merge(k.channel, (long) (k.span / beat), Long::sum);
+                k.channel.domain.wake(); // before its inputs change (it may be coasting)
                 k.channel.sendQ.addLast(k);
-                k.channel.domain.wake();
             }
             for (Map.Entry<Channel, Long> e : beats.entrySet()) feed = Math.max(feed, e.getKey().domain.cyclesToPicos(e.getValue()));
         }
@@ -290,8 +293,13 @@ public final class DmaPath {
         long alignedHost() { return hostAddr - skew; }
     }
 
-    /** A set of engines, their SRAM allocator and the glue driving their ports. */
-    private final class Channel implements Clocked {
+    /**
+     * A set of engines, their SRAM allocator and the glue driving their ports. Between the edges
+     * where something leaves the channel (a PCI read or write, a job's first or last beat to the link,
+     * a finished descriptor), edges only move beats inside it: the channel lets its clock coast over
+     * them ({@link ClockDomain.Coaster}). Whatever changes its inputs from outside wakes its domain first.
+     */
+    private final class Channel implements Clocked, ClockDomain.Coaster {
         final ClockDomain domain;
         final DmaEngine engine;
         final TreeMap<Long, Long> free = new TreeMap<>(); // start -> end of free SRAM
@@ -308,9 +316,11 @@ public final class DmaPath {
             this.engine = new DmaEngine(domain, cfg);
             free.put(0L, cfg.sramBytes());
             domain.add(this);
+            domain.coastWith(this, 2); // the engine and this glue
         }
 
         void add(Job j) {
+            domain.wake(); // before its inputs change (it may be coasting)
             j.channel = this;
             load++;
             waiting.addLast(j);
@@ -357,14 +367,17 @@ public final class DmaPath {
             allocate();
         }
 
+        /** A beat's words from {@code beat} bytes at {@code off}, little-endian. */
         long[] toWords(byte[] b, int off) {
-            long[] w = new long[DmaPorts.words(engine.config().widthBits())];
-            for (int i = 0; i < beat; i++) w[i / 8] |= (b[off + i] & 0xFFL) << (8 * (i % 8));
+            if (beat < 8) return new long[]{(int) LE_INT.get(b, off) & 0xFFFF_FFFFL};
+            long[] w = new long[beat / 8];
+            for (int i = 0; i < w.length; i++) w[i] = (long) LE_LONG.get(b, off + 8 * i);
             return w;
         }
 
         void fromWords(long[] w, byte[] b, int off) {
-            for (int i = 0; i < beat; i++) b[off + i] = (byte) (w[i / 8] >>> (8 * (i % 8)));
+            if (beat < 8) { LE_INT.set(b, off, (int) w[0]); return; }
+            for (int i = 0; i < w.length; i++) LE_LONG.set(b, off + 8 * i, w[i]);
         }
 
         @Override public void drive() {
@@ -389,7 +402,7 @@ public final class DmaPath {
             if (engine.linkRx().fire()) rx.take();
             if (engine.pciRead().fire()) readHost(engine.pciRead().payload());
             if (engine.linkTx().fire()) linkBeat(engine.linkTx().payload());
-            if (engine.pciWrite().fire()) writeBeat(engine.pciWrite().payload());
+            if (engine.pciWrite().fire()) writeBeat(engine.pciWrite().payload(), sim.now());
             if (engine.hostDone().valid()) hostDone(hostBusy.pollFirst(), engine.hostDone().payload());
             if (engine.sendDone().valid()) {
                 Job j = sendBusy.peekFirst();
@@ -408,8 +421,8 @@ public final class DmaPath {
 
         /** Whether the next edge would hand the engine something it takes: a descriptor, or a beat that is in. */
         @Override public boolean active() {
-            if (!hostQ.isEmpty() && engine.takesHostDesc() || !sendQ.isEmpty() && engine.takesSendDesc()
-                    || !recvQ.isEmpty() && engine.takesRecvDesc() || pci.in() && engine.takesPciData() || rx.in() && engine.takesLinkRx())
+            if (!hostQ.isEmpty() && engine.core().takesHostDesc() || !sendQ.isEmpty() && engine.core().takesSendDesc()
+                    || !recvQ.isEmpty() && engine.core().takesRecvDesc() || pci.in() && engine.core().takesPciData() || rx.in() && engine.core().takesLinkRx())
                 return true;
             // sleep until the next beat is in (one that is in and not taken waits for the engine, which is busy with its queue)
             if (!rx.in()) rx.wakeForNext();
@@ -419,22 +432,42 @@ public final class DmaPath {
 
         /** Beats on their way to an engine, each with the time it is in; the engine takes none sooner. */
         final class Arriving {
-            final ArrayDeque<Beat> beats = new ArrayDeque<>();
-            final ArrayDeque<Long> at = new ArrayDeque<>();
+            private Beat[] beats = new Beat[64];
+            private long[] at = new long[64];
+            private int head, size;
 
-            void add(Beat b, long in) { beats.addLast(b); at.addLast(in); }
+            void add(Beat b, long in) {
+                if (size == beats.length) {
+                    Beat[] nb = new Beat[2 * size];
+                    long[] na = new long[2 * size];
+                    for (int i = 0; i < size; i++) { nb[i] = beats[(head + i) % size]; na[i] = at[(head + i) % size]; }
+                    beats = nb; at = na; head = 0;
+                }
+                int k = (head + size++) % beats.length;
+                beats[k] = b;
+                at[k] = in;
+            }
 
             /** Whether the next beat is in. */
-            boolean in() { return !beats.isEmpty() && at.peekFirst() <= sim.now(); }
+            boolean in() { return inAt(0, sim.now()); }
 
-            Beat head() { return beats.peekFirst(); }
+            /** Whether the {@code i}-th beat from the head is in at time {@code t}. */
+            boolean inAt(int i, long t) { return i < size && at[(head + i) % beats.length] <= t; }
 
-            void take() { beats.pollFirst(); at.pollFirst(); }
+            Beat head() { return beats[head]; }
+
+            Beat beat(int i) { return beats[(head + i) % beats.length]; }
+
+            void take() {
+                beats[head] = null;
+                head = (head + 1) % beats.length;
+                size--;
+            }
 
             /** Wakes the channel when the next beat is in (once per time). */
             void wakeForNext() {
-                if (beats.isEmpty()) return;
-                long when = at.peekFirst();
+                if (size == 0) return;
+                long when = at[head];
                 if (!wakes.add(when)) return;
                 sim.schedule(when, Simulator.Priority.DELIVERY, () -> { wakes.remove(when); domain.wake(); });
             }
@@ -459,6 +492,7 @@ public final class DmaPath {
                 if (owner == null || owner.write || addr < owner.alignedHost() || addr + len > owner.alignedHost() + owner.span)
                     throw new IllegalStateException("host engine read of " + len + " B at 0x" + Long.toHexString(addr) + " outside its descriptor");
                 p.dmaReadStreamed(addr, len, res -> {
+                    domain.wake(); // before its inputs change (it may be coasting)
                     boolean ok = res.status() == PciPort.DmaStatus.OK;
                     if (ok && owner.sramCopy != null)
                         System.arraycopy(res.data(), 0, owner.sramCopy, (int) (addr - owner.alignedHost()), res.data().length);
@@ -474,7 +508,6 @@ public final class DmaPath {
                         Piece done = pciPieces.pollFirst();
                         for (int b = 0; b < done.beats.length; b++) pci.add(done.beats[b], done.at[b]);
                     }
-                    domain.wake();
                 });
                 off += len;
             }
@@ -524,30 +557,109 @@ public final class DmaPath {
         }
 
         /** A beat leaving the host engine for host memory: the bytes of the job it belongs to go out in max-payload pieces. */
-        void writeBeat(WriteBeat w) {
+        void writeBeat(WriteBeat w, long now) {
             Job j = toHost.peekFirst();
             int at = (int) (w.addr() - j.alignedHost());
             fromWords(w.data(), j.buf, at);
-            int end = at + beat;
             boolean last = w.last() != 0;
             // host bytes [from, to) of the job that are complete and not yet written
-            int from = Math.max(j.filled, j.skew), to = Math.min(end, j.skew + j.length);
-            long hostFrom = j.alignedHost() + from;
-            if (j.pieceSince < 0 && to > from) j.pieceSince = sim.now();
-            boolean boundary = Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0;
-            if (to > from && (last || boundary)) {
+            int from = Math.max(j.filled, j.skew), to = writtenTo(j, w);
+            if (j.pieceSince < 0 && to > from) j.pieceSince = now;
+            if (to > from && (last || Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0)) {
                 byte[] piece = java.util.Arrays.copyOfRange(j.buf, from, to);
                 j.writesPending++;
                 j.filled = to;
                 long since = j.pieceSince;
                 j.pieceSince = -1;
-                port.get().dmaWriteStreamed(hostFrom, piece, since, res -> {
+                port.get().dmaWriteStreamed(j.alignedHost() + from, piece, since, res -> {
+                    domain.wake(); // before the job changes (the channel may be coasting)
                     if (res.status() != PciPort.DmaStatus.OK) j.failed = true;
                     j.writesPending--;
                     finishWrite(j);
                 });
             }
             if (last) { j.lastBeat = true; toHost.pollFirst(); issued(j); }
+        }
+
+        /** The end of the job's host bytes that are complete once beat {@code w} is out of the host engine. */
+        private int writtenTo(Job j, WriteBeat w) { return Math.min((int) (w.addr() - j.alignedHost()) + beat, j.skew + j.length); }
+
+        /** Whether beat {@code w} of job {@code j} makes {@link #writeBeat} issue a PCI write or end the job. */
+        private boolean writeLeaves(Job j, WriteBeat w) {
+            if (w.last() != 0) return true;
+            int to = writtenTo(j, w);
+            return to > Math.max(j.filled, j.skew) && Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0;
+        }
+
+        // ---- coasting (ClockDomain.Coaster)
+
+        /** Most edges one look-ahead covers. */
+        private static final long MAX_COAST = 1 << 16;
+
+        /** Whether the next edge gives an engine a descriptor (the glue's queues change: that edge runs). */
+        private boolean offersDescriptor(DmaEngine.Core e) {
+            return !hostQ.isEmpty() && e.takesHostDesc() || !sendQ.isEmpty() && e.takesSendDesc() || !recvQ.isEmpty() && e.takesRecvDesc();
+        }
+
+        /** Whether a beat leaving the send engine is heard outside: a job's last, or the first of a packet's job. */
+        private static boolean linkBeatHeard(Job sending, int sentBytes, Beat b) {
+            return b.flag() != 0 || sending.out != null && sentBytes == 0;
+        }
+
+        /**
+         * Runs the coming edges on a copy of the engine's registers, reading the beats on their way in
+         * without taking them, up to the first edge with an effect outside the channel or after which
+         * the clock would stop.
+         */
+        @Override public long coastable() {
+            DmaEngine.Core real = engine.core();
+            if (real.reporting() || offersDescriptor(real)) return 0;
+            DmaEngine.Core v = real.dryCopy();
+            Job sending = sendBusy.peekFirst(), writing = toHost.peekFirst();
+            int sent = sending == null ? 0 : sending.filled, pciNext = 0, rxNext = 0;
+            long n = 0;
+            for (long c = domain.cycle() + 1; n < MAX_COAST; c++) {
+                long t = domain.picosOfCycle(c);
+                if (v.reporting() || offersDescriptor(v)) break;
+                Beat pIn = pci.inAt(pciNext, t) && v.takesPciData() ? pci.beat(pciNext) : null;
+                Beat rIn = rx.inAt(rxNext, t) && v.takesLinkRx() ? rx.beat(rxNext) : null;
+                Beat tx = v.sendOutQ.peek();
+                WriteBeat wr = v.hostOutQ.peek();
+                if (tx != null && linkBeatHeard(sending, sent, tx) || wr != null && writeLeaves(writing, wr)) break;
+                v.edge(null, null, null, pIn, rIn, false, wr != null, tx != null);
+                if (pIn != null) pciNext++;
+                if (rIn != null) rxNext++;
+                if (tx != null) sent += beat;
+                // after this edge the clock would stop: it runs, and sets the wake-ups for the beats to come
+                if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData() || rx.inAt(rxNext, t) && v.takesLinkRx()))
+                    break;
+                n++;
+            }
+            return n;
+        }
+
+        /** The edges {@link #coastable} looked at, for real: what {@link #drive} and {@link #update} do, without the wires. */
+        @Override public void coast(long first, long n) {
+            DmaEngine.Core e = engine.core();
+            for (long c = first; c < first + n; c++) {
+                long t = domain.picosOfCycle(c);
+                if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
+                Beat pIn = pci.inAt(0, t) && e.takesPciData() ? pci.head() : null;
+                Beat rIn = rx.inAt(0, t) && e.takesLinkRx() ? rx.head() : null;
+                Beat tx = e.sendOutQ.peek();
+                WriteBeat wr = e.hostOutQ.peek();
+                if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, tx)) throw coastedOver(c, "a beat to the link");
+                if (wr != null && writeLeaves(toHost.peekFirst(), wr)) throw coastedOver(c, "a PCI write");
+                e.edge(null, null, null, pIn, rIn, false, wr != null, tx != null);
+                if (pIn != null) pci.take();
+                if (rIn != null) rx.take();
+                if (tx != null) linkBeat(tx);
+                if (wr != null) writeBeat(wr, t);
+            }
+        }
+
+        private IllegalStateException coastedOver(long cycle, String what) {
+            return new IllegalStateException("clock " + domain.name() + " coasted over cycle " + cycle + ", where " + what + " leaves the channel");
         }
 
         /** Tells a write job's owner its PCI writes are all on their way, after this edge. */

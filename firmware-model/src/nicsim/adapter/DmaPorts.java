@@ -20,16 +20,17 @@ public final class DmaPorts {
     /** A PCI read the host engine asks for. */
     public record PciRead(long addr, long length, long tag) {}
 
-    /** One data beat; {@code flag} is "last" on the link and "error" on PCI read data. */
+    /**
+     * One data beat; {@code flag} is "last" on the link and "error" on PCI read data. The words are
+     * not copied (a beat is made every cycle): whoever makes one hands over an array nobody changes.
+     */
     public record Beat(long[] data, long flag) {
-        public Beat { data = data.clone(); }
         @Override public boolean equals(Object o) { return o instanceof Beat b && flag == b.flag && Arrays.equals(data, b.data); }
         @Override public int hashCode() { return Arrays.hashCode(data) * 31 + (int) flag; }
     }
 
-    /** One beat of a posted PCI write, at its own host address. */
+    /** One beat of a posted PCI write, at its own host address; its words are not copied, as a {@link Beat}'s. */
     public record WriteBeat(long addr, long[] data, long last) {
-        public WriteBeat { data = data.clone(); }
         @Override public boolean equals(Object o) { return o instanceof WriteBeat b && addr == b.addr && last == b.last && Arrays.equals(data, b.data); }
         @Override public int hashCode() { return Arrays.hashCode(data) * 31 + Long.hashCode(addr); }
     }

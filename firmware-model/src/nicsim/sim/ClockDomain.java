@@ -12,6 +12,11 @@ import java.util.List;
  * then every block updates. The clock runs only while some block is {@link Clocked#active()}; a
  * block that gets work from outside (an MMIO write, a DMA completion) calls {@link #wake()}.
  * Stopping an idle clock changes no result: an inactive block does nothing on an edge.
+ *
+ * <p>A domain can also coast: when its blocks can tell that their coming edges change nothing
+ * outside them ({@link Coaster}), those edges are not run one by one; the domain schedules the
+ * first edge that matters and has the blocks catch up in one step when it comes, or sooner if
+ * something from outside wakes the domain first. The result is the same as running every edge.
  */
 public final class ClockDomain {
     /** The phase the domain is in, so streams can refuse writes at the wrong time. */
@@ -28,8 +33,11 @@ public final class ClockDomain {
     private final List<Signal> signals = new ArrayList<>();
     private Simulator.Event nextEdge;
     private long lastEdgeCycle = -1;
-    private long edges;
+    private long edges, coasted;
     private Phase current = Phase.IDLE;
+    private Coaster coaster;
+    private int coasterBlocks;
+    private long coastTo = -1; // while coasting: the last edge the coaster will run in one step
 
     ClockDomain(Simulator sim, String name, long periodPicos, long phasePicos, int rank) {
         if (periodPicos <= 0) throw new IllegalArgumentException("clock '" + name + "': period " + periodPicos + " ps must be > 0");
@@ -61,11 +69,48 @@ public final class ClockDomain {
     /** The first edge at or after {@code picos}. */
     public long nextEdgeCycleAtOrAfter(long picos) { return picos <= phase ? 0 : -Math.floorDiv(-(picos - phase), period); }
 
-    /** The current cycle: the last edge that has run (-1 before any). */
+    /** The current cycle: the last edge that has run (-1 before any); while the domain coasts, the last before the coast. */
     public long cycle() { return lastEdgeCycle; }
 
-    /** How many edges have run: idle stretches with the clock stopped are not counted. */
+    /** How many edges have run, coasted ones included: idle stretches with the clock stopped are not counted. */
     public long edgesRun() { return edges; }
+
+    /** How many of {@link #edgesRun()} coasted: the blocks ran them in one step, not through the wires. */
+    public long edgesCoasted() { return coasted; }
+
+    /**
+     * Blocks whose coming edges can run in one step, later: a look-ahead that changes nothing, and
+     * the step. Both see the blocks' registered state and their inputs as they were after the edge
+     * just run; whatever changes an input from outside the domain must call {@link #wake()} first.
+     */
+    public interface Coaster {
+        /**
+         * How many of the coming edges can coast: each changes nothing outside the domain's blocks,
+         * and leaves the domain active. 0 when the next edge must run through the wires.
+         */
+        long coastable();
+
+        /** Runs the edges of cycles {@code first} to {@code first + n - 1} as the blocks would, at their times. */
+        void coast(long first, long n);
+    }
+
+    /**
+     * Lets {@code c} coast this domain while its blocks are the {@code blocks} it accounts for (a
+     * block added beside them, such as an RTL twin in lockstep, must see every edge) and none of its
+     * wires is traced.
+     */
+    public void coastWith(Coaster c, int blocks) {
+        coaster = c;
+        coasterBlocks = blocks;
+    }
+
+    private boolean mayCoast() {
+        if (coaster == null || !sim.coasting() || blocks.size() != coasterBlocks) return false;
+        for (Stream<?> s : streams) if (s.traced()) return false;
+        for (Flow<?> f : flows) if (f.traced()) return false;
+        for (Signal s : signals) if (s.traced()) return false;
+        return true;
+    }
 
     public void add(Clocked block) {
         blocks.add(block);
@@ -78,8 +123,19 @@ public final class ClockDomain {
 
     void registerSignal(Signal s) { signals.add(s); }
 
-    /** Starts the clock at the next edge not yet run, if it is stopped. */
+    /**
+     * Starts the clock at the next edge not yet run, if it is stopped. If it is coasting, the blocks
+     * first catch up with the edges already behind the run, and the next edge runs through the wires:
+     * call this before changing a block's inputs from outside the domain.
+     */
     public void wake() {
+        if (coastTo >= 0) {
+            long behind = cycleAt(sim.now());
+            if (behind >= 0 && picosOfCycle(behind) == sim.now() && !sim.edgePassed(rank)) behind--;
+            coastUpTo(Math.min(behind, coastTo));
+            nextEdge.cancel();
+            nextEdge = null;
+        }
         if (nextEdge != null && !nextEdge.cancelled()) return;
         long c = Math.max(lastEdgeCycle + 1, nextEdgeCycleAtOrAfter(sim.now()));
         // this instant's edge is behind the run (it ran, or the clock was stopped when it came): the next one
@@ -87,8 +143,21 @@ public final class ClockDomain {
         nextEdge = sim.scheduleEdge(picosOfCycle(cycle), rank, () -> edge(cycle));
     }
 
+    /** The coaster runs the edges after the last one run up to {@code cycle}; the coast ends. */
+    private void coastUpTo(long cycle) {
+        long n = cycle - lastEdgeCycle;
+        coastTo = -1;
+        if (n <= 0) return;
+        coaster.coast(lastEdgeCycle + 1, n);
+        lastEdgeCycle = cycle;
+        edges += n;
+        coasted += n;
+        for (Stream<?> s : streams) s.coasted();
+    }
+
     private void edge(long cycle) {
         nextEdge = null;
+        if (coastTo >= 0) coastUpTo(cycle - 1);
         lastEdgeCycle = cycle;
         edges++;
         current = Phase.DRIVE;
@@ -102,7 +171,12 @@ public final class ClockDomain {
         current = Phase.IDLE;
         boolean any = false;
         for (Clocked b : blocks) if (b.active()) { any = true; break; }
-        if (any) wake();
+        if (!any) return;
+        long n = mayCoast() ? coaster.coastable() : 0;
+        if (n == 0) { wake(); return; }
+        coastTo = cycle + n;
+        long next = coastTo + 1;
+        nextEdge = sim.scheduleEdge(picosOfCycle(next), rank, () -> edge(next));
     }
 
     @Override public String toString() { return name + "(" + period + " ps)"; }

@@ -54,6 +54,8 @@ public final class Flow<T> {
 
     public void trace(VcdWriter writer, String scope) { trace = new PortTrace<>(writer, scope, name, layout, false); }
 
+    boolean traced() { return trace != null; }
+
     void edge(long cycle) {
         if (alias) return;
         if (w.valid) fires++;

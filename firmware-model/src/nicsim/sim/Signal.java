@@ -36,5 +36,7 @@ public final class Signal {
 
     public void trace(VcdWriter w, String scope) { writer = w; wire = w.wire(scope, name, width); }
 
+    boolean traced() { return writer != null; }
+
     void edge(long cycle) { if (writer != null) writer.set(domain.picosOfCycle(cycle), wire, value); }
 }

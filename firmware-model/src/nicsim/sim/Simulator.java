@@ -55,6 +55,7 @@ public final class Simulator {
     private final Trace trace = new Trace(this);
     private final List<StreamContractViolation> violations = new ArrayList<>();
     private boolean throwOnViolation = true;
+    private boolean coasting = true;
     private long now;
     // where the run stands within the instant {@code now}: the order key of the event running or last run
     private int atPriority = Integer.MIN_VALUE;
@@ -74,6 +75,14 @@ public final class Simulator {
      * at the cycle of the bug) or record and carry on (to collect every violation of a run).
      */
     public void throwOnContractViolation(boolean t) { throwOnViolation = t; }
+
+    /**
+     * Whether clock domains may coast (see {@link ClockDomain.Coaster}): on by default. Off, every
+     * edge runs one by one through the blocks' wires; the simulated result is the same either way.
+     */
+    public void coasting(boolean on) { coasting = on; }
+
+    public boolean coasting() { return coasting; }
 
     public List<StreamContractViolation> contractViolations() { return List.copyOf(violations); }
 

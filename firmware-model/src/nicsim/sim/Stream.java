@@ -89,6 +89,11 @@ public final class Stream<T> {
     /** Traces this stream's wires under {@code scope} (e.g. "top.WqeFetcher") in a VCD writer. */
     public void trace(VcdWriter writer, String scope) { trace = new PortTrace<>(writer, scope, name, layout, true); }
 
+    boolean traced() { return trace != null; }
+
+    /** Edges ran without the wires (the domain coasted): the next edge starts the hold checks afresh. */
+    void coasted() { pendingFromLastEdge = false; }
+
     void edge(long cycle) {
         if (alias) return; // the source side checks and counts
         boolean valid = w.valid, ready = w.ready;

@@ -164,12 +164,15 @@ public final class WorkloadBench {
     /** A workload run on a fresh cluster: its result, the cluster (still reachable), wall time, heap the cluster holds. */
     private record Measured(World world, Result result, double wallSeconds, long heapBytes) {}
 
-    private static Measured measure(int nodes, String workload, Options o, String what) {
+    private static Measured measure(int nodes, String workload, Options o, String what) { return measure(nodes, workload, o, what, true); }
+
+    private static Measured measure(int nodes, String workload, Options o, String what, boolean coasting) {
         Runtime rt = Runtime.getRuntime();
         System.gc();
         long used0 = rt.totalMemory() - rt.freeMemory();
         long t0 = System.nanoTime();
         World w = new World(nodes, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        w.sim.coasting(coasting);
         Result r = Workloads.run(workload, w, o, new PrintStream(new ByteArrayOutputStream()));
         double wall = (System.nanoTime() - t0) / 1e9;
         if (!r.ok()) throw new IllegalStateException(workload + " over " + what + " failed: " + r.errors());
@@ -203,15 +206,27 @@ public final class WorkloadBench {
     }
 
     /** One point of the message-size cost study. */
-    public record SizeCost(long size, int iters, double wallSeconds, double simulatedUs) {
+    /**
+     * One row of the cost-with-size study: wall time with the DMA channels coasting and with every
+     * edge run through the wires, and whether the two runs' simulated figures were identical.
+     */
+    public record SizeCost(long size, int iters, double wallSeconds, double simulatedUs, double beatByBeatWallSeconds, boolean identical) {
         public double wallUsPerMessage() { return wallSeconds * 1e6 / iters; }
         public double slowdown() { return wallSeconds / (simulatedUs / 1e6); }
+        public double beatByBeatSlowdown() { return beatByBeatWallSeconds / (simulatedUs / 1e6); }
     }
 
-    /** write_bw on cx-gen3x16 at {@code size}: what one message costs in wall time (payload moves beat by beat through the DmaEngines). */
+    /**
+     * write_bw on cx-gen3x16 at {@code size}: what one message costs in wall time, coasting, then
+     * beat by beat through the DmaEngines' wires; their figures, counters and end times are compared.
+     */
     public static SizeCost sizeCost(long size, int iters) {
-        Measured m = measure(2, "write_bw", Options.defaults().withSize(size).withIters(iters), size + " B");
-        return new SizeCost(size, iters, m.wallSeconds(), m.world().now() / 1e6);
+        Options o = Options.defaults().withSize(size).withIters(iters);
+        Measured m = measure(2, "write_bw", o, size + " B", true);
+        Measured b = measure(2, "write_bw", o, size + " B", false);
+        boolean same = m.result().rows().equals(b.result().rows()) && m.world().now() == b.world().now()
+                && m.world().sim.counters().snapshot().equals(b.world().sim.counters().snapshot());
+        return new SizeCost(size, iters, m.wallSeconds(), m.world().now() / 1e6, b.wallSeconds(), same);
     }
 
     /** One point of the node-scaling study. */

@@ -144,15 +144,18 @@ final class BenchCommand implements Callable<Integer> {
             throw new IllegalStateException("bench: verbs through attach: " + e.getMessage(), e);
         }
         System.err.println("bench: cost with message size ...");
-        md.append("\n### Cost with message size (write_bw, cx-gen3x16; payload crosses the DmaEngines beat by beat)\n\n")
-                .append("| bytes | messages | wall (s) | wall per message (us) | slowdown (wall / simulated) |\n|---:|---:|---:|---:|---:|\n");
+        md.append("\n### Cost with message size (write_bw, cx-gen3x16; the DMA channels coasting, then every edge through the wires with `--beat-by-beat`)\n\n")
+                .append("| bytes | messages | wall (s) | wall per message (us) | slowdown (wall / simulated) | beat by beat: wall (s) | beat by beat: slowdown "
+                        + "| simulated figures, counters and end time |\n|---:|---:|---:|---:|---:|---:|---:|---|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("size-cost.csv")))) {
-            csv.println("bytes,messages,wall_s,wall_us_per_message,slowdown");
+            csv.println("bytes,messages,wall_s,wall_us_per_message,slowdown,beat_by_beat_wall_s,beat_by_beat_slowdown,identical");
             for (long size : quick ? new long[]{64, 65536} : new long[]{64, 1024, 16384, 65536, 1 << 20}) {
                 int iters = (int) Math.max(quick ? 20 : 100, Math.min(quick ? 2000 : 50_000, (quick ? 1L << 22 : 1L << 26) / size)); // 64 MiB a size
                 var r = nicsim.cosim.bench.WorkloadBench.sizeCost(size, iters);
-                md.append(String.format("| %d | %,d | %.2f | %.1f | %,.0fx |%n", r.size(), r.iters(), r.wallSeconds(), r.wallUsPerMessage(), r.slowdown()));
-                csv.printf("%d,%d,%.3f,%.3f,%.0f%n", r.size(), r.iters(), r.wallSeconds(), r.wallUsPerMessage(), r.slowdown());
+                md.append(String.format("| %d | %,d | %.2f | %.1f | %,.0fx | %.2f | %,.0fx | %s |%n", r.size(), r.iters(), r.wallSeconds(),
+                        r.wallUsPerMessage(), r.slowdown(), r.beatByBeatWallSeconds(), r.beatByBeatSlowdown(), r.identical() ? "identical" : "DIFFERENT"));
+                csv.printf("%d,%d,%.3f,%.3f,%.0f,%.3f,%.0f,%s%n", r.size(), r.iters(), r.wallSeconds(), r.wallUsPerMessage(), r.slowdown(),
+                        r.beatByBeatWallSeconds(), r.beatByBeatSlowdown(), r.identical());
             }
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
@@ -172,13 +175,18 @@ final class BenchCommand implements Callable<Integer> {
         }
         System.err.println("bench: scaling with nodes ...");
         md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at once through one switch)\n\n")
-                .append("| nodes | aggregate bandwidth (Gb/s) | wall (s) | slowdown (wall / simulated) | Java heap per node (bytes) |\n|---:|---:|---:|---:|---:|\n");
+                .append("| nodes | aggregate bandwidth (Gb/s) | wall (s) | wall per node (s) | per node / 2 nodes' | slowdown (wall / simulated) "
+                        + "| Java heap per node (bytes) |\n|---:|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("node-scaling.csv")))) {
-            csv.println("nodes,aggregate_gbps,wall_s,slowdown,heap_bytes_per_node");
+            csv.println("nodes,aggregate_gbps,wall_s,wall_s_per_node,slowdown,heap_bytes_per_node");
+            double perNodeAt2 = Double.NaN;
             for (int nn : quick ? new int[]{2, 4} : new int[]{2, 8, 32, 64}) {
                 var r = nicsim.cosim.bench.WorkloadBench.nodeScale(nn, quick ? 50 : 300);
-                md.append(String.format("| %d | %.1f | %.2f | %,.0fx | %,.0f |%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(), r.slowdown(), r.heapBytesPerNode()));
-                csv.printf("%d,%.3f,%.3f,%.0f,%.0f%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(), r.slowdown(), r.heapBytesPerNode());
+                double perNode = r.wallSeconds() / r.nodes();
+                if (r.nodes() == 2) perNodeAt2 = perNode;
+                md.append(String.format("| %d | %.1f | %.2f | %.3f | %.2fx | %,.0fx | %,.0f |%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(), perNode,
+                        perNode / perNodeAt2, r.slowdown(), r.heapBytesPerNode()));
+                csv.printf("%d,%.3f,%.3f,%.4f,%.0f,%.0f%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(), perNode, r.slowdown(), r.heapBytesPerNode());
             }
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
