@@ -31,6 +31,7 @@ public final class Fabric {
     private final Faults faults;
     private final Random rnd;
     private final Counters counters;
+    private final Counters.Ref packetsSent, bytesSent; // counted per packet, so held
     private final List<Consumer<Packet>> ports = new ArrayList<>();
     private final List<long[]> busyUntil = new ArrayList<>(); // per port: {uplink free at, downlink free at}
 
@@ -48,6 +49,8 @@ public final class Fabric {
         this.faults = faults;
         this.rnd = new Random(seed ^ 0x5DEECE66DL);
         this.counters = sim.counters();
+        this.packetsSent = counters.ref("Fabric.packets");
+        this.bytesSent = counters.ref("Fabric.bytes");
     }
 
     /** Whether the profile's {@code key} says "cut-through" (else "store-and-forward"; anything else is refused). */
@@ -102,8 +105,8 @@ public final class Fabric {
         }
         long end = start + onWire;
         up[0] = end;
-        counters.counter("Fabric.packets").inc();
-        counters.counter("Fabric.bytes").add(bytes);
+        packetsSent.inc();
+        bytesSent.add(bytes);
         long tailAtSwitch = end + propagation + switchLatency;
         long atSwitch = cutThrough ? start + propagation + switchLatency : tailAtSwitch; // when the downlink may start
         if (p.dlid() < 1 || p.dlid() > ports.size()) {

@@ -48,6 +48,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Profile profile;
     final Adapter adapter;
     final Counters counters;
+    /** Counters counted per packet or per DMA, held so the data path counts without a lookup. */
+    final Counters.Ref packetsIn, packetsOut, dmaReadBytes, dmaWriteBytes;
     final long cmdLatency, wqeCycles, packetCycles;
     /** {@code link.transmit}: a packet goes on the wire as its first beat leaves the send engine (else once all of it has). */
     final boolean cutThroughTx;
@@ -104,6 +106,10 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.core = adapter.core();
         this.profile = profile;
         this.counters = sim.counters();
+        this.packetsIn = counters.ref("Firmware.packets_in");
+        this.packetsOut = counters.ref("Firmware.packets_out");
+        this.dmaReadBytes = counters.ref("Firmware.dma_read_bytes");
+        this.dmaWriteBytes = counters.ref("Firmware.dma_write_bytes");
         this.cmdLatency = profile.picos("fw.command.latency");
         this.wqeCycles = profile.cycles("fw.wqe.cycles");
         this.packetCycles = profile.cycles("fw.packet.cycles");
@@ -809,7 +815,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     }
 
     private void onPacket(Packet p) {
-        counters.counter("Firmware.packets_in").inc();
+        packetsIn.inc();
         Qp q = qps.get(p.destQp());
         if (q == null) {
             counters.counter("Firmware.packets_no_qp").inc();
@@ -825,7 +831,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
 
     /** Sends a packet whose bytes the send engine feeds to the link in {@code feedPicos}; returns when its last bit leaves. */
     long send(Packet p, long feedPicos) {
-        counters.counter("Firmware.packets_out").inc();
+        packetsOut.inc();
         adapter.traceLinkBytes(p.wireBytes());
         return fabric.send(p, feedPicos);
     }

@@ -105,7 +105,7 @@ final class Placement {
                 if (bad[0]) return;
                 if (data == null) { bad[0] = true; done.accept(null, p); return; }
                 System.arraycopy(data, 0, out, base, data.length);
-                q.fw.counters.counter("Firmware.dma_read_bytes").add(data.length);
+                q.fw.dmaReadBytes.add(data.length);
                 if (--left[0] == 0) done.accept(out, null);
             });
         }
@@ -154,7 +154,7 @@ final class Placement {
                 }, ok -> {
                     if (gen == q.generation) q.responder.writeLanded();
                 });
-                q.fw.counters.counter("Firmware.dma_write_bytes").add(n);
+                q.fw.dmaWriteBytes.add(n);
                 done += n;
             }
             pos = end;

@@ -39,7 +39,9 @@ public final class PciBus {
     private final Simulator sim;
     private final HostMemory memory;
     private final PciLink link;
-    private final Counters counters;
+    private final Stats stats;
+    // TLPs land in the order they crossed the link: each kind costs the event queue one entry
+    private final Simulator.Lane writes, readsServed, readsDone;
     private final long memoryReadLatency;
     private final long mmioWriteCost;
     private final long mmioReadCost;
@@ -57,12 +59,36 @@ public final class PciBus {
         this.sim = sim;
         this.memory = memory;
         this.link = new PciLink(profile);
-        this.counters = sim.counters();
+        this.stats = new Stats(sim.counters());
+        this.writes = sim.lane();
+        this.readsServed = sim.lane();
+        this.readsDone = sim.lane();
         this.memoryReadLatency = profile.picos("host.memory.read.latency");
         this.mmioWriteCost = profile.picos("host.mmio.write.cost");
         this.mmioReadCost = profile.picos("host.mmio.read.cost");
         this.mmioReadResponse = profile.picos("pci.mmio.read.response");
         this.msiBase = profile.count("host.msi.address");
+    }
+
+    /** The bus's counters, held so a TLP counts without a lookup by name. */
+    private static final class Stats {
+        final Counters.Ref mmioWrites, mmioReads, cpuWorkPicos, unsupportedRequests, dmaBlocked,
+                dmaWrites, dmaWriteBytes, dmaReads, dmaReadBytes, msixBlocked, msixMasked, msixSent;
+
+        Stats(Counters c) {
+            mmioWrites = c.ref("pci.mmio_writes");
+            mmioReads = c.ref("pci.mmio_reads");
+            cpuWorkPicos = c.ref("host.cpu_work_picos");
+            unsupportedRequests = c.ref("pci.unsupported_requests");
+            dmaBlocked = c.ref("pci.dma_blocked");
+            dmaWrites = c.ref("pci.dma_writes");
+            dmaWriteBytes = c.ref("pci.dma_write_bytes");
+            dmaReads = c.ref("pci.dma_reads");
+            dmaReadBytes = c.ref("pci.dma_read_bytes");
+            msixBlocked = c.ref("pci.msix_blocked");
+            msixMasked = c.ref("pci.msix_masked");
+            msixSent = c.ref("pci.msix_sent");
+        }
     }
 
     public PciLink link() { return link; }
@@ -100,7 +126,7 @@ public final class PciBus {
      * this write is on the wire (a CPU cannot flood a slow bus), nor sooner than its own issue cost.
      */
     public MmioStatus mmioWrite(long addr, byte[] data) {
-        counters.counter("pci.mmio_writes").inc();
+        stats.mmioWrites.inc();
         Target t = decode(addr, data.length);
         if (t == null) return unsupported("MMIO write", addr, data.length);
         byte[] copy = data.clone();
@@ -121,7 +147,7 @@ public final class PciBus {
      * uncached read stalls the CPU: no later MMIO leaves before the data is back.
      */
     public void mmioRead(long addr, int length, Consumer<MmioReadResult> done) {
-        counters.counter("pci.mmio_reads").inc();
+        stats.mmioReads.inc();
         Target t = decode(addr, length);
         if (t == null) unsupported("MMIO read", addr, length);
         cpu(mmioReadCost, release -> {
@@ -152,7 +178,7 @@ public final class PciBus {
      * later MMIO access leaves no sooner than {@code picos} after the previous one.
      */
     public void cpuWork(long picos) {
-        counters.counter("host.cpu_work_picos").add(picos);
+        stats.cpuWorkPicos.add(picos);
         cpu(picos, release -> release.accept(sim.now()));
     }
 
@@ -189,7 +215,7 @@ public final class PciBus {
     private MmioStatus unsupported(String kind, long addr, int length) {
         UnsupportedRequest ur = new UnsupportedRequest(sim.now(), kind, addr, length);
         unsupported.add(ur);
-        counters.counter("pci.unsupported_requests").inc();
+        stats.unsupportedRequests.inc();
         sim.trace().record("PciBus", "ur#" + unsupported.size(), "unsupported", ur.toString());
         return MmioStatus.UNSUPPORTED_REQUEST;
     }
@@ -231,14 +257,14 @@ public final class PciBus {
 
         /** A DMA write whose bytes were fed from {@code since} on, the last of them now. */
         private void write(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
-            String txn = "dma#" + (++dmaSeq);
+            long seq = ++dmaSeq;
             if (!config().busMasterEnabled()) {
-                counters.counter("pci.dma_blocked").inc();
+                stats.dmaBlocked.inc();
                 sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(new WriteResult(DmaStatus.BUS_MASTER_DISABLED, sim.now())));
                 return;
             }
-            counters.counter("pci.dma_writes").inc();
-            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", txn, "dma_write_issued", String.format("0x%x +%d", hostAddr, data.length));
+            stats.dmaWrites.inc();
+            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_write_issued", String.format("0x%x +%d", hostAddr, data.length));
             long last = sim.now();
             boolean ok = memory.inBounds(hostAddr, data.length);
             for (PciLink.Piece p : link.splitWrite(hostAddr, data.length)) {
@@ -247,15 +273,15 @@ public final class PciBus {
                 if (ok) {
                     int from = (int) (p.addr() - hostAddr);
                     byte[] piece = java.util.Arrays.copyOfRange(data, from, from + p.length());
-                    sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> memory.write(p.addr(), piece));
+                    writes.schedule(arrive, Simulator.Priority.DELIVERY, () -> memory.write(p.addr(), piece));
                 }
             }
-            counters.counter("pci.dma_write_bytes").add(data.length);
+            stats.dmaWriteBytes.add(data.length);
             if (!ok) unsupported("DMA write", hostAddr, data.length);
             long end = last;
             DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
-            sim.schedule(end, Simulator.Priority.DELIVERY, () -> {
-                sim.trace().record("PciBus", txn, "dma_write_done", st.name());
+            writes.schedule(end, Simulator.Priority.DELIVERY, () -> {
+                if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_write_done", st.name());
                 done.accept(new WriteResult(st, end));
             });
         }
@@ -265,9 +291,9 @@ public final class PciBus {
         @Override public void dmaReadStreamed(long hostAddr, int length, Consumer<ReadResult> done) { read(hostAddr, length, true, done); }
 
         private void read(long hostAddr, int length, boolean streamed, Consumer<ReadResult> done) {
-            String txn = "dma#" + (++dmaSeq);
+            long seq = ++dmaSeq;
             if (!config().busMasterEnabled()) {
-                counters.counter("pci.dma_blocked").inc();
+                stats.dmaBlocked.inc();
                 sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> {
                     long now = sim.now();
                     done.accept(new ReadResult(DmaStatus.BUS_MASTER_DISABLED, new byte[0], now,
@@ -275,9 +301,9 @@ public final class PciBus {
                 });
                 return;
             }
-            counters.counter("pci.dma_reads").inc();
-            counters.counter("pci.dma_read_bytes").add(length);
-            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", txn, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
+            stats.dmaReads.inc();
+            stats.dmaReadBytes.add(length);
+            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
             boolean ok = memory.inBounds(hostAddr, length);
             byte[] result = new byte[ok ? length : 0];
             List<PciLink.Piece> requests = link.splitRead(hostAddr, length);
@@ -288,7 +314,7 @@ public final class PciBus {
             if (!ok) unsupported("DMA read", hostAddr, length);
             for (PciLink.Piece req : requests) {
                 long atHost = link.send(PciLink.Direction.UPSTREAM, sim.now(), 0, link.overheadRequest());
-                sim.schedule(atHost + memoryReadLatency, Simulator.Priority.DELIVERY, () -> {
+                readsServed.schedule(atHost + memoryReadLatency, Simulator.Priority.DELIVERY, () -> {
                     // memory is read when the root complex serves the request, not when it was issued
                     if (ok) memory.read(req.addr(), result, (int) (req.addr() - hostAddr), req.length());
                     long arrival = sim.now();
@@ -303,8 +329,8 @@ public final class PciBus {
                         DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
                         Incoming in = streamed ? new Incoming(starts.stream().mapToInt(Integer::intValue).toArray(), parts.toArray(new Arrival[0])) : null;
                         long at = streamed ? Math.max(sim.now(), java.util.Arrays.stream(in.parts()).mapToLong(Arrival::head).min().getAsLong()) : end;
-                        sim.schedule(at, Simulator.Priority.DELIVERY, () -> {
-                            sim.trace().record("PciBus", txn, "dma_read_done", st.name());
+                        readsDone.schedule(at, Simulator.Priority.DELIVERY, () -> {
+                            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
                             done.accept(new ReadResult(st, result, end, in));
                         });
                     }
@@ -318,18 +344,18 @@ public final class PciBus {
                 throw new IllegalArgumentException("MSI-X vector " + vector + " does not exist on function " + function
                         + " (" + (t == null ? 0 : t.vectors()) + " vectors)");
             if (!config().msixEnabled() || !config().busMasterEnabled()) {
-                counters.counter("pci.msix_blocked").inc();
+                stats.msixBlocked.inc();
                 return false;
             }
             if (t.masked(vector) || config().msixFunctionMasked()) {
                 t.setPending(vector, true);
-                counters.counter("pci.msix_masked").inc();
+                stats.msixMasked.inc();
                 return false;
             }
             long addr = t.address(vector);
             int data = t.data(vector);
             long arrive = link.send(PciLink.Direction.UPSTREAM, sim.now(), 4, link.overheadPosted());
-            counters.counter("pci.msix_sent").inc();
+            stats.msixSent.inc();
             sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
                 if (addr >= msiBase && addr < msiBase + MSI_WINDOW) interrupts.message(addr, data);
                 else if (memory.inBounds(addr, 4)) memory.writeInt(addr, data); // a message aimed at memory just writes it

@@ -2,12 +2,14 @@ package nicsim.sim;
 
 import java.io.PrintStream;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
  * Named event counters any block can use, named "<Block>.<what>" (e.g. "DoorbellDecoder.coalesced").
- * Sorted by name so a dump is the same on every run.
+ * Found by hash (blocks look theirs up as they count); sorted by name in a dump, so it is the same
+ * on every run.
  */
 public final class Counters {
     /** One counter. */
@@ -18,9 +20,24 @@ public final class Counters {
         public long get() { return value; }
     }
 
-    private final TreeMap<String, Counter> counters = new TreeMap<>();
+    /**
+     * A counter a block keeps in a field to count on a hot path without a lookup. It joins the
+     * dump on its first count, as a counter looked up by name where it is counted would.
+     */
+    public final class Ref {
+        private final String name;
+        private Counter c;
+        private Ref(String name) { this.name = name; }
+        public void inc() { if (c == null) c = counter(name); c.value++; }
+        public void add(long n) { if (c == null) c = counter(name); c.value += n; }
+    }
+
+    private final HashMap<String, Counter> counters = new HashMap<>();
 
     public Counter counter(String name) { return counters.computeIfAbsent(name, n -> new Counter()); }
+
+    /** A handle on counter {@code name} that creates it on its first count. */
+    public Ref ref(String name) { return new Ref(name); }
 
     public long get(String name) {
         Counter c = counters.get(name);
@@ -43,6 +60,6 @@ public final class Counters {
 
     public void print(PrintStream out) {
         int w = counters.keySet().stream().mapToInt(String::length).max().orElse(10);
-        counters.forEach((k, v) -> out.printf("  %-" + w + "s %,d%n", k, v.get()));
+        snapshot().forEach((k, v) -> out.printf("  %-" + w + "s %,d%n", k, v));
     }
 }

@@ -2,7 +2,6 @@ package nicsim.sim;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -26,12 +25,13 @@ public final class Simulator {
     }
 
     /** A scheduled action; {@link #cancel()} keeps it from running. */
-    public static final class Event implements Comparable<Event> {
+    public static final class Event {
         final long time;
         final int priority;
         final long tie; // orders events of one time and priority: the insertion sequence, or a clock domain's rank
         final long seq;
         final Runnable action;
+        Lane owner; // the lane it came through, if any
         boolean cancelled;
 
         Event(long time, int priority, long tie, long seq, Runnable action) {
@@ -40,17 +40,11 @@ public final class Simulator {
         public long time() { return time; }
         public void cancel() { cancelled = true; }
         public boolean cancelled() { return cancelled; }
-
-        @Override public int compareTo(Event o) {
-            if (time != o.time) return Long.compare(time, o.time);
-            if (priority != o.priority) return Integer.compare(priority, o.priority);
-            if (tie != o.tie) return Long.compare(tie, o.tie);
-            return Long.compare(seq, o.seq);
-        }
     }
 
-    private final PriorityQueue<Event> queue = new PriorityQueue<>();
+    private final EventHeap queue = new EventHeap();
     private final List<ClockDomain> domains = new ArrayList<>();
+    private final List<Lane> lanes = new ArrayList<>();
     private final Counters counters = new Counters();
     private final Trace trace = new Trace(this);
     private final List<StreamContractViolation> violations = new ArrayList<>();
@@ -68,7 +62,9 @@ public final class Simulator {
     public Trace trace() { return trace; }
     /** How many events have run: a measure of simulation work, for benchmarks. */
     public long eventsExecuted() { return executed; }
-    public int pendingEvents() { return (int) queue.stream().filter(e -> !e.cancelled).count(); }
+    public int pendingEvents() { int n = (int) java.util.Arrays.stream(queue.toArray()).filter(e -> !e.cancelled && e.owner == null).count();
+        for (Lane l : lanes) n += (int) l.waiting.stream().filter(e -> !e.cancelled).count();
+        return n; }
 
     /**
      * What to do when a handshake contract is broken: throw at once (the default, so a test fails
@@ -90,6 +86,46 @@ public final class Simulator {
         violations.add(v);
         counters.counter("kernel.contract_violations").inc();
         if (throwOnViolation) throw v;
+    }
+
+    /**
+     * A source of events that come in the order they run, such as the TLPs of one link direction
+     * arriving one after another. Only the lane's first event waits in the kernel's queue; the
+     * rest wait in the lane, so a thousand TLPs in flight cost the queue one entry. Each event
+     * keeps its place in the global order: a lane changes the kernel's cost, never the run.
+     */
+    public final class Lane {
+        private final java.util.ArrayDeque<Event> waiting = new java.util.ArrayDeque<>();
+        private long lastTime = Long.MIN_VALUE;
+        private int lastPriority = Integer.MIN_VALUE;
+
+        /** Schedules like {@link Simulator#schedule(long, int, Runnable)}. */
+        public Event schedule(long atPicos, int priority, Runnable action) {
+            if (atPicos < lastTime || atPicos == lastTime && priority < lastPriority)
+                return Simulator.this.schedule(atPicos, priority, action); // out of the lane's order: queued on its own
+            if (atPicos < now)
+                throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
+            lastTime = atPicos;
+            lastPriority = priority;
+            Event e = new Event(atPicos, priority, seq, seq++, action);
+            e.owner = this;
+            if (waiting.isEmpty()) queue.add(e);
+            waiting.add(e);
+            return e;
+        }
+
+        /** The lane's head left the queue: the next one takes its place there. */
+        private void advance() {
+            waiting.poll();
+            Event next = waiting.peek();
+            if (next != null) queue.add(next);
+        }
+    }
+
+    public Lane lane() {
+        Lane l = new Lane();
+        lanes.add(l);
+        return l;
     }
 
     public Event schedule(long atPicos, int priority, Runnable action) {
@@ -139,7 +175,7 @@ public final class Simulator {
     public boolean step() {
         Event e;
         do {
-            e = queue.poll();
+            e = poll();
             if (e == null) return false;
         } while (e.cancelled);
         now = e.time;
@@ -226,7 +262,13 @@ public final class Simulator {
 
     private Event peek() {
         Event e;
-        while ((e = queue.peek()) != null && e.cancelled) queue.poll();
+        while ((e = queue.peek()) != null && e.cancelled) poll();
+        return e;
+    }
+
+    private Event poll() {
+        Event e = queue.poll();
+        if (e != null && e.owner != null) e.owner.advance();
         return e;
     }
 }
