@@ -11,6 +11,7 @@ object Versions {
   val xz = "1.10"
   val picocli = "4.7.7"
   val xchart = "3.8.8"
+  val jackson = "2.15.4" // Spark 3.5's Jackson line: the sweep's TOML reader and Spark share one databind
 }
 
 /** Settings shared by every Java module: release 17, warnings on, JUnit 5 tests beside the code. */
@@ -86,7 +87,8 @@ object hw extends ScalaModule with PinScala {
 
 object cosim extends NicsimJavaModule with PinScala {
   def moduleDeps = Seq(`host-driver`, hw)
-  def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}", ivy"org.knowm.xchart:xchart:${Versions.xchart}")
+  def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}", ivy"org.knowm.xchart:xchart:${Versions.xchart}",
+    ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
   def mainClass = Some("nicsim.cosim.cli.Main")
   def forkArgs = Seq("-Xmx4g")
 }

@@ -26,10 +26,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--out", defaultValue = "bench-report", description = "report folder (default: ${DEFAULT-VALUE})")
     Path out;
 
-    @Option(names = "--sections", defaultValue = "blocks,fidelity,speed", split = ",",
+    @Option(names = "--sections", defaultValue = "blocks,fidelity,speed,sweep", split = ",",
             description = "what to measure: blocks (each block, Java vs RTL), fidelity (against published figures, docs/sources.md), "
-                    + "speed (whole runs, RTL in the loop); default: ${DEFAULT-VALUE}")
-    List<String> sections = List.of("blocks", "fidelity", "speed");
+                    + "speed (whole runs, RTL in the loop), sweep (a sweep's points per minute, one worker vs every core); default: ${DEFAULT-VALUE}")
+    List<String> sections = List.of("blocks", "fidelity", "speed", "sweep");
 
     @Option(names = "--quick", description = "fewer iterations everywhere (a smoke run; figures are rougher)")
     boolean quick;
@@ -37,8 +37,8 @@ final class BenchCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         if (cycles < 1000) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1000");
         for (String sec : sections)
-            if (!List.of("blocks", "fidelity", "speed").contains(sec))
-                throw new IllegalArgumentException("--sections '" + sec + "' unknown; accepted: blocks, fidelity, speed");
+            if (!List.of("blocks", "fidelity", "speed", "sweep").contains(sec))
+                throw new IllegalArgumentException("--sections '" + sec + "' unknown; accepted: blocks, fidelity, speed, sweep");
         Profile p = profile.load();
         Files.createDirectories(out);
         StringBuilder md = new StringBuilder();
@@ -47,6 +47,7 @@ final class BenchCommand implements Callable<Integer> {
         if (sections.contains("blocks")) blocks(p, md);
         if (sections.contains("fidelity")) fidelity(md);
         if (sections.contains("speed")) speed(md);
+        if (sections.contains("sweep")) sweep(md);
         Files.writeString(out.resolve("report.md"), md.toString());
         System.out.print(md);
         System.out.println("\nreport: " + out.resolve("report.md").toAbsolutePath());
@@ -125,6 +126,17 @@ final class BenchCommand implements Callable<Integer> {
                 .append("several packets it grows with the bandwidth gap, where lanai43's bus is the bottleneck on both sides. The seed ")
                 .append("also says KVIA's control program does not overlap its resources, which nicsim's does for both. lanai72 fills ")
                 .append("translation misses by host interrupt, which costs it bandwidth (the row with lanai43's DMA fill).\n\n");
+    }
+
+    private void sweep(StringBuilder md) throws Exception {
+        System.err.println("bench: sweep throughput ...");
+        var t = nicsim.cosim.bench.SweepBench.measure(quick);
+        md.append("## Sweep throughput (write_bw, dma.channels x message size, as docs/examples/dma-channels.toml)\n\n")
+                .append("| points | workers | wall (s) | points per minute | tables |\n|---:|---:|---:|---:|---|\n")
+                .append(String.format("| %d | 1 | %.1f | %.1f | |%n", t.points(), t.oneWorkerSeconds(), t.oneWorkerPerMinute()))
+                .append(String.format("| %d | %d (every core) | %.1f | %.1f | %s |%n", t.points(), t.cores(), t.allCoresSeconds(), t.allCoresPerMinute(),
+                        t.identical() ? "identical" : "DIFFERENT"))
+                .append(String.format("%nEvery core / one worker: %.2fx points per minute.%n%n", t.allCoresPerMinute() / t.oneWorkerPerMinute()));
     }
 
     private void speed(StringBuilder md) {

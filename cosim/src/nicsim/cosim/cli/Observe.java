@@ -45,10 +45,7 @@ final class Observe {
     }
 
     /** Records the send WQEs' stages from now on, for a timeline. */
-    static void recordTimeline(Trace trace) {
-        trace.enable("wqe");
-        trace.limit(2_000_000);
-    }
+    static void recordTimeline(Trace trace) { nicsim.cosim.Stages.record(trace); }
 
     /** Writes the timeline as Perfetto / Chrome JSON. */
     static void writeTimeline(Trace trace, Path file) throws IOException {

@@ -3,7 +3,6 @@ package nicsim.cosim.cli;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import nicsim.adapter.Adapter;
 import nicsim.cosim.Cluster;
+import nicsim.cosim.Stages;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profile;
@@ -88,10 +88,6 @@ final class RunCommand implements Callable<Integer> {
     static final class Names extends ArrayList<String> {
         Names() { super(Workloads.NAMES); }
     }
-
-    /** The stages of a send WQE's timeline, in order. */
-    static final String[] STAGES = {"doorbell_decoded", "fetch_issued", "delivered", "translated", "on_wire", "payload_read", "acked",
-            "cqe_written"};
 
     @Override public Integer call() throws Exception {
         for (String w : workloads)
@@ -194,35 +190,16 @@ final class RunCommand implements Callable<Integer> {
         return r;
     }
 
-    /** Mean time between consecutive stages of node 0's send WQEs, in microseconds and core cycles. */
+    /** Prints the mean time between consecutive stages of node 0's send WQEs; returns them in core cycles by step. */
     static Map<String, Double> breakdown(PrintStream out, Trace trace, Profile p, String prefix) {
-        Map<String, Map<String, Long>> byTxn = new HashMap<>();
-        for (Trace.Entry e : trace.entries())
-            if (e.txn().startsWith(prefix)) byTxn.computeIfAbsent(e.txn(), k -> new HashMap<>()).putIfAbsent(e.stage(), e.timePicos());
-        Map<String, long[]> sums = new LinkedHashMap<>();
-        for (Map<String, Long> st : byTxn.values()) {
-            // consecutive stages in the order they happened (a streamed message is on the wire before all of it is read)
-            List<String> order = new ArrayList<>();
-            for (String s : STAGES) if (st.containsKey(s)) order.add(s);
-            order.sort(java.util.Comparator.comparingLong(st::get));
-            for (int i = 1; i < order.size(); i++) {
-                long[] acc = sums.computeIfAbsent(order.get(i - 1) + " -> " + order.get(i), k -> new long[2]);
-                acc[0] += st.get(order.get(i)) - st.get(order.get(i - 1));
-                acc[1]++;
-            }
-        }
         Map<String, Double> means = new LinkedHashMap<>();
-        if (sums.isEmpty()) return means;
-        double period = p.periodPicos("core.clock");
+        List<Stages.Step> steps = Stages.steps(trace, p, prefix);
+        if (steps.isEmpty()) return means;
         out.println("per-stage breakdown of node 0's send WQEs (mean):");
-        for (String s1 : STAGES)
-            for (String s2 : STAGES) {
-                long[] acc = sums.get(s1 + " -> " + s2);
-                if (acc == null) continue;
-                double mean = (double) acc[0] / acc[1];
-                means.put(s1 + " -> " + s2, mean / period);
-                out.printf("  %-34s %10.3f us %12.1f core cycles  (%d WQEs)%n", s1 + " -> " + s2, mean / 1e6, mean / period, acc[1]);
-            }
+        for (Stages.Step s : steps) {
+            means.put(s.name(), s.meanCycles());
+            out.printf("  %-34s %10.3f us %12.1f core cycles  (%d WQEs)%n", s.name(), s.meanPicos() / 1e6, s.meanCycles(), s.wqes());
+        }
         if (trace.dropped() > 0) out.printf("  (timeline kept the first %d stages; %d more not kept)%n", trace.entries().size(), trace.dropped());
         return means;
     }

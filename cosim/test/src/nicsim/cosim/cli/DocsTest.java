@@ -142,6 +142,10 @@ class DocsTest {
                     // out/ and bench-report/ go to a scratch folder: Main resolves them against the current directory
                     List<String> args = new ArrayList<>(w.subList(1, w.size()));
                     if (!args.isEmpty() && args.get(0).equals("bench")) args.addAll(List.of("--out", dir.resolve("bench-report").toString()));
+                    if (!args.isEmpty() && args.get(0).equals("sweep")) { // the sweep file is the repository's; its results go to the scratch folder
+                        args.set(1, ROOT.resolve(args.get(1)).toString());
+                        args = new ArrayList<>(List.of(relocate(args.toArray(String[]::new), dir)));
+                    }
                     if (args.isEmpty()) { args.add("run"); args.addAll(List.of(relocate(Main.DEFAULT_RUN, dir))); } // what ./nicsim alone runs
                     String[] a = args.toArray(String[]::new);
                     PrintStream old = System.out;
@@ -163,6 +167,7 @@ class DocsTest {
         assertEquals(oldDir, System.getProperty("user.dir"));
         assertTrue(Files.size(dir.resolve("out/nicsim-run-timeline.json")) > 1000, "the timeline the tour opens");
         assertTrue(Files.exists(dir.resolve("bench-report/report.md")), "the bench's report");
+        assertTrue(Files.readString(dir.resolve("out/sweep-dma-channels/results.csv")).lines().count() > 10, "the sweep's table");
     }
 
     /** The default run's output paths (out/...) put under {@code dir}. */
