@@ -12,11 +12,16 @@ object Versions {
   val picocli = "4.7.7"
   val xchart = "3.8.8"
   val jackson = "2.15.4" // Spark 3.5's Jackson line: the sweep's TOML reader and Spark share one databind
+  val spark = "3.5.8"
+}
+
+/** How every Java module compiles: release 17, warnings on. */
+trait NicsimJavac extends JavaModule {
+  def javacOptions = Seq("--release", "17", "-encoding", "UTF-8", "-Xlint:unchecked", "-Xlint:deprecation")
 }
 
 /** Settings shared by every Java module: release 17, warnings on, JUnit 5 tests beside the code. */
-trait NicsimJavaModule extends JavaModule {
-  def javacOptions = Seq("--release", "17", "-encoding", "UTF-8", "-Xlint:unchecked", "-Xlint:deprecation")
+trait NicsimJavaModule extends NicsimJavac {
   object test extends JavaTests with TestModule.Junit5 {
     // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (without it: ClassNotFoundException JupiterTestCollector$Builder)
     def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}", ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
@@ -25,6 +30,11 @@ trait NicsimJavaModule extends JavaModule {
 }
 
 object NicsimJavaModule {
+  /** What Spark 3.5 needs to run on Java 17 (the --add-opens its own launcher passes). */
+  val sparkOpens: Seq[String] = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
+    "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "sun.nio.ch", "sun.nio.cs", "sun.security.action", "sun.util.calendar")
+    .map(p => s"--add-opens=java.base/$p=ALL-UNNAMED")
+
   /**
    * SpinalSim's Verilator workspace and model cache for one module's tests: absolute paths outside
    * Mill's per-run sandbox, one per module, because Mill may run two test modules at once and two
@@ -91,4 +101,45 @@ object cosim extends NicsimJavaModule with PinScala {
     ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
   def mainClass = Some("nicsim.cosim.cli.Main")
   def forkArgs = Seq("-Xmx4g")
+}
+
+/**
+ * Sweeps through Apache Spark: the only module that depends on Spark. On a cluster spark-submit
+ * provides Spark, so here it is a compile-time dependency and `sweep.sparkJar` leaves it out;
+ * `sweep.withSpark` puts it on the classpath for `./nicsim sweep --spark local[*]`, and the tests
+ * have it too.
+ */
+object sweep extends NicsimJavac with PinScala {
+  def moduleDeps = Seq(cosim)
+  def compileIvyDeps = Agg(ivy"org.apache.spark:spark-sql_2.13:${Versions.spark}")
+  def mainClass = Some("nicsim.cosim.cli.SweepJob")
+
+  /** Spark logs through log4j: slf4j-simple (a logger nicsim's dependencies bring) would compete with it. */
+  def upstreamAssemblyClasspath = T { super.upstreamAssemblyClasspath().filterNot(_.path.last.startsWith("slf4j-simple")) }
+
+  /** The jar spark-submit takes: nicsim and its dependencies, without Spark. */
+  def sparkJar = T {
+    val dest = T.dest / "nicsim-sweep.jar"
+    os.copy(assembly().path, dest)
+    PathRef(dest)
+  }
+
+  /** nicsim's command line with Spark on its classpath. */
+  object withSpark extends NicsimJavac with PinScala {
+    def moduleDeps = Seq(sweep)
+    def ivyDeps = Agg(ivy"org.apache.spark:spark-sql_2.13:${Versions.spark}")
+    def mainClass = Some("nicsim.cosim.cli.Main")
+    def forkArgs = NicsimJavaModule.sparkOpens ++ Seq("-Xmx4g")
+    def runClasspath = T { super.runClasspath().filterNot(_.path.last.startsWith("slf4j-simple")) }
+  }
+
+  object test extends JavaTests with TestModule.Junit5 with PinScala {
+    def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}",
+      ivy"org.apache.spark:spark-sql_2.13:${Versions.spark}")
+    // the jar spark-submit would take, built before the tests, which run it as spark-submit does
+    def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}", s"-Dnicsim.sweepJar=${sweep.sparkJar().path}") ++ NicsimJavaModule.sparkOpens
+    def runClasspath = T { super.runClasspath().filterNot(_.path.last.startsWith("slf4j-simple")) }
+    // Spark's logging as quiet as on the command line
+    def resources = T.sources(sweep.withSpark.millSourcePath / "resources")
+  }
 }

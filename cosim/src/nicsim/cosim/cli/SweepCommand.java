@@ -30,25 +30,54 @@ final class SweepCommand implements Callable<Integer> {
             + "a folder already holding some of this sweep's points resumes it")
     Path out;
 
+    @Option(names = "--spark", paramLabel = "MASTER", description = "run the points as a Spark job on this master (e.g. local[*]; "
+            + "./nicsim then puts Spark on the classpath); the table is the same, and a Parquet copy is written too")
+    String spark;
+
     @Override public Integer call() throws Exception {
         if (jobs < 1 || jobs > 1024) throw new IllegalArgumentException("--jobs " + jobs + " must be 1..1024");
         SweepSpec spec = SweepSpec.read(file);
         Path dir = out != null ? out : defaultOut(file);
         SweepResults results = new SweepResults(dir, spec);
         int points = spec.points().size();
-        System.out.printf("sweep %s: %s on %s, %d points (%s), %d worker%s%n", file, spec.workload(), spec.profile(), points,
+        System.out.printf("sweep %s: %s on %s, %d points (%s), %s%n", file, spec.workload(), spec.profile(), points,
                 String.join(" x ", spec.vary().entrySet().stream().map(e -> e.getValue().size() + " " + e.getKey()).toList())
-                        + (spec.seeds().size() > 1 ? " x " + spec.seeds().size() + " seeds" : ""), jobs, jobs == 1 ? "" : "s");
-        LocalSweep.Summary s = LocalSweep.run(spec, results, jobs, System.err);
+                        + (spec.seeds().size() > 1 ? " x " + spec.seeds().size() + " seeds" : ""),
+                spark != null ? "on Spark " + spark : jobs + " worker" + (jobs == 1 ? "" : "s"));
+        LocalSweep.Summary s = spark != null ? onSpark(spec, results, spark) : LocalSweep.run(spec, results, jobs, System.err);
+        System.out.print(finish(spec, results, s, spark != null));
+        return results.inOrder(spec).stream().allMatch(PointRun.Outcome::ok) ? 0 : 1;
+    }
+
+    /** Runs the points through the sweep module's Spark job, which is on the classpath only when Spark is. */
+    private static LocalSweep.Summary onSpark(SweepSpec spec, SweepResults results, String master) throws Exception {
+        Class<?> job;
+        try {
+            job = Class.forName("nicsim.cosim.sweep.spark.SparkSweep");
+        } catch (ClassNotFoundException e) {
+            throw new IllegalArgumentException("--spark " + master + ": Spark is not on this command's classpath (./nicsim adds it when --spark is given)");
+        }
+        try {
+            return (LocalSweep.Summary) job.getMethod("run", SweepSpec.class, SweepResults.class, String.class, java.io.PrintStream.class)
+                    .invoke(null, spec, results, master, System.err);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            if (e.getCause() instanceof Exception x) throw x;
+            throw e;
+        }
+    }
+
+    /** Writes the table (the Parquet copy is Spark's) and the plots; returns what to print: the table's main columns, the summary, the files. */
+    static String finish(SweepSpec spec, SweepResults results, LocalSweep.Summary s, boolean parquet) throws java.io.IOException {
         List<PointRun.Outcome> rows = results.inOrder(spec);
         Path csv = results.writeCsv(spec);
-        List<Path> plots = SweepPlots.write(spec, rows, dir.resolve("plots"));
-        print(spec, rows);
-        System.out.printf("%d points run now in %.1f s (%.1f points/min), %d already done, %d failed%n", s.ran(), s.wallSeconds(),
-                s.ran() == 0 ? 0 : s.ran() / s.wallSeconds() * 60, s.skipped(), rows.stream().filter(o -> !o.ok()).count());
-        System.out.println("table: " + csv.toAbsolutePath());
-        for (Path p : plots) System.out.println("plot:  " + p.toAbsolutePath());
-        return rows.stream().allMatch(PointRun.Outcome::ok) ? 0 : 1;
+        List<Path> plots = SweepPlots.write(spec, rows, results.dir().resolve("plots"));
+        StringBuilder out = new StringBuilder(table(spec, rows));
+        out.append(String.format("%d points run now in %.1f s (%.1f points/min), %d already done, %d failed%n", s.ran(), s.wallSeconds(),
+                s.ran() == 0 ? 0 : s.ran() / s.wallSeconds() * 60, s.skipped(), rows.stream().filter(o -> !o.ok()).count()));
+        out.append("table: ").append(csv.toAbsolutePath()).append('\n');
+        if (parquet) out.append("table: ").append(results.dir().resolve("results.parquet").toAbsolutePath()).append(" (Parquet)\n");
+        for (Path p : plots) out.append("plot:  ").append(p.toAbsolutePath()).append('\n');
+        return out.toString();
     }
 
     static Path defaultOut(Path file) {
@@ -58,13 +87,14 @@ final class SweepCommand implements Callable<Integer> {
     }
 
     /** The varied parameters and the plotted figures of every point, as a table. */
-    private static void print(SweepSpec spec, List<PointRun.Outcome> rows) {
+    private static String table(SweepSpec spec, List<PointRun.Outcome> rows) {
+        StringBuilder out = new StringBuilder();
         List<String> cols = new java.util.ArrayList<>(spec.vary().keySet());
         if (spec.seeds().size() > 1) cols.add("seed");
         cols.addAll(spec.plot());
         StringBuilder head = new StringBuilder();
         for (String c : cols) head.append(String.format("%16s", c));
-        System.out.println(head);
+        out.append(head).append('\n');
         for (PointRun.Outcome o : rows) {
             StringBuilder line = new StringBuilder();
             List<String> cells = SweepResults.row(o, cols);
@@ -73,7 +103,8 @@ final class SweepCommand implements Callable<Integer> {
                 if (spec.plot().contains(cols.get(i)) && !c.isEmpty()) c = String.format("%.3f", Double.parseDouble(c));
                 line.append(String.format("%16s", o.ok() || !spec.plot().contains(cols.get(i)) ? c : "failed"));
             }
-            System.out.println(line);
+            out.append(line).append('\n');
         }
+        return out.toString();
     }
 }

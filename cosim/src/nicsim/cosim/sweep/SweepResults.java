@@ -63,7 +63,25 @@ public final class SweepResults {
     public int size() { return done.size(); }
 
     /** Records a finished point (appends its line at once). */
-    public synchronized void add(PointRun.Outcome o) throws IOException {
+    public void add(PointRun.Outcome o) throws IOException { addLine(line(specId, o)); }
+
+    /** Records a finished point given as its line (as {@link #line} made it, wherever it ran). */
+    public synchronized void addLine(String line) throws IOException {
+        JsonNode n = JSON.readTree(line);
+        if (!specId.equals(n.path("sweep").asText())) throw new IllegalArgumentException("a point of another sweep: " + line);
+        try (BufferedWriter w = Files.newBufferedWriter(log, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
+            w.write(line);
+            w.write('\n');
+        }
+        PointRun.Outcome o = outcome(n);
+        done.put(o.point().key(), o);
+    }
+
+    /** The sweep's id, as {@link #line} needs it. */
+    public String specId() { return specId; }
+
+    /** A finished point as one line of JSON. */
+    public static String line(String specId, PointRun.Outcome o) {
         ObjectNode n = JSON.createObjectNode();
         n.put("sweep", specId);
         n.put("point", o.point().key());
@@ -77,11 +95,11 @@ public final class SweepResults {
             else if (v instanceof Integer i) f.put(k, i);
             else f.put(k, ((Number) v).doubleValue());
         });
-        try (BufferedWriter w = Files.newBufferedWriter(log, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
-            w.write(JSON.writeValueAsString(n));
-            w.write('\n');
+        try {
+            return JSON.writeValueAsString(n);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
         }
-        done.put(o.point().key(), o);
     }
 
     private static PointRun.Outcome outcome(JsonNode n) {

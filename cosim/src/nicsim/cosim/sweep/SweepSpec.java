@@ -33,7 +33,7 @@ import nicsim.workloads.Workloads;
  * </pre>
  */
 public record SweepSpec(String profile, String workload, List<Long> seeds, Map<String, String> options,
-                        Map<String, List<String>> vary, List<String> plot) {
+                        Map<String, List<String>> vary, List<String> plot) implements java.io.Serializable {
 
     /** Workload options a sweep may set or vary (beside any profile parameter). */
     public static final Set<String> OPTIONS = Set.of("size", "iters", "qps", "mtu", "tx_depth", "mrs", "nodes", "faults");
