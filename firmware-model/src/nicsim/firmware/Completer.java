@@ -60,7 +60,7 @@ final class Completer {
     void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {
         // an earlier READ or atomic whose answer is in but still being written locally completes first
         for (SendOp b : q.outstanding) {
-            if (b == op || Firmware.psnDiff(b.firstPsn, op.firstPsn) >= 0) break;
+            if (b == op || Psn.diff(b.firstPsn, op.firstPsn) >= 0) break;
             if (b.answered && !b.done) {
                 long gen = q.generation;
                 q.fw.sim.scheduleIn(q.fw.core.cyclesToPicos(8), () -> {
@@ -74,7 +74,7 @@ final class Completer {
         if (op.readOrAtomic() && q.readsOutstanding > 0) q.readsOutstanding--;
         retire();
         List<SendOp> before = new ArrayList<>();
-        while (!q.outstanding.isEmpty() && Firmware.psnDiff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
+        while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
         for (SendOp b : before) q.flush(b);
         q.fw.counters.counter("Firmware.requester_errors").inc();
         q.fw.complete(q.scq, Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), false);
@@ -131,14 +131,14 @@ final class Completer {
     void goBack(int psn) {
         q.fw.counters.counter("Firmware.retransmits").inc();
         for (SendOp op : q.outstanding) {
-            if (op.done || op.packets.isEmpty() || Firmware.psnDiff(op.lastPsn, psn) < 0) continue;
+            if (op.done || op.packets.isEmpty() || Psn.diff(op.lastPsn, psn) < 0) continue;
             List<Packet> again = new ArrayList<>();
             if (op.opcode == WqeLayout.OP_RDMA_READ) {
-                int from = Firmware.psnDiff(op.respPsn, op.firstPsn);
+                int from = Psn.diff(op.respPsn, op.firstPsn);
                 long off = (long) from * q.mtu;
                 again.add(q.requester.request(Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(), op.length - off, 0, 0, 0, new byte[0]));
             } else {
-                for (Packet p : op.packets) if (Firmware.psnDiff(p.psn(), psn) >= 0) again.add(p);
+                for (Packet p : op.packets) if (Psn.diff(p.psn(), psn) >= 0) again.add(p);
             }
             q.requester.sendPackets(again, op, false);
         }
@@ -199,7 +199,7 @@ final class Completer {
 
     SendOp opAt(int psn) {
         for (SendOp op : q.outstanding)
-            if (Firmware.psnDiff(psn, op.firstPsn) >= 0 && Firmware.psnDiff(psn, op.lastPsn) <= 0) return op;
+            if (Psn.diff(psn, op.firstPsn) >= 0 && Psn.diff(psn, op.lastPsn) <= 0) return op;
         return null;
     }
 
@@ -208,10 +208,10 @@ final class Completer {
 
     void ackThrough(int psn) {
         // progress is any PSN newly acknowledged, even inside a long message: it renews the retry budget
-        boolean progress = Firmware.psnDiff(psn, q.ackedPsn) > 0 && Firmware.psnDiff(psn, q.nextPsn) < 0;
+        boolean progress = Psn.diff(psn, q.ackedPsn) > 0 && Psn.diff(psn, q.nextPsn) < 0;
         if (progress) q.ackedPsn = psn;
         for (SendOp op : q.outstanding) {
-            if (Firmware.psnDiff(op.lastPsn, psn) > 0) break;
+            if (Psn.diff(op.lastPsn, psn) > 0) break;
             if (op.readOrAtomic()) { if (!op.done) break; continue; }
             if (!op.done) { op.done = true; progress = true; }
         }
@@ -231,7 +231,7 @@ final class Completer {
             return;
         }
         ackBefore(op.firstPsn);
-        long off = (long) Firmware.psnDiff(p.psn(), op.firstPsn) * q.mtu;
+        long off = (long) Psn.diff(p.psn(), op.firstPsn) * q.mtu;
         op.respPsn = (op.respPsn + 1) & 0xFFFFFF;
         boolean last = p.op() == Op.READ_RESP_LAST || p.op() == Op.READ_RESP_ONLY;
         q.retriesLeft = q.retryCnt;

@@ -61,7 +61,7 @@ final class Placement {
             Sge s = sges.get(i);
             int n = i;
             if (s.length() == 0) { if (--left[0] == 0) finish.run(); continue; }
-            q.fw.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, q.pd, q.qpn, rsp -> {
+            q.fw.keys.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, q.pd, q.qpn, rsp -> {
                 if (gen != q.generation || over[0]) return;
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {
@@ -206,7 +206,7 @@ final class Placement {
         boolean[] failedOnce = {false};
         for (long[] part : parts) {
             Sge s = sges.get((int) part[0]);
-            q.fw.translate(s.lkey() & 0xFFFFFFFFL, s.addr() + part[1], part[2], access, q.pd, q.qpn, rsp -> {
+            q.fw.keys.translate(s.lkey() & 0xFFFFFFFFL, s.addr() + part[1], part[2], access, q.pd, q.qpn, rsp -> {
                 if (gen != q.generation || failedOnce[0]) return;
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {

@@ -53,7 +53,7 @@ final class Qp {
     final QpType type;
     final long pd;
     final long uar;
-    final Firmware.Cq scq, rcq;
+    final Cq scq, rcq;
     final RecvRing rq;
     /** The send ring, and its counters as firmware knows them: the newest doorbell's producer, the WQEBB after the last delivered WQE. */
     final long sqAddr;
@@ -111,7 +111,7 @@ final class Qp {
             this.length = length;
         }
 
-        boolean readOrAtomic() { return Firmware.isReadOrAtomic(opcode); }
+        boolean readOrAtomic() { return opcode == WqeLayout.OP_RDMA_READ || opcode == WqeLayout.OP_ATOMIC_CS || opcode == WqeLayout.OP_ATOMIC_FA; }
     }
 
     /** A receive WQE: its counter and scatter list. */
@@ -127,7 +127,7 @@ final class Qp {
         InMsg(boolean send) { this.send = send; }
     }
 
-    Qp(Firmware fw, long qpn, QpType type, Cmd.CreateQp c, Firmware.Cq scq, Firmware.Cq rcq, Srq srq) {
+    Qp(Firmware fw, long qpn, QpType type, Cmd.CreateQp c, Cq scq, Cq rcq, Srq srq) {
         this.fw = fw;
         this.qpn = qpn;
         this.type = type;
@@ -147,24 +147,24 @@ final class Qp {
 
     void modify(Cmd.QpAttrs a) {
         int mask = (int) a.mask();
-        QpState next = Firmware.state(a.state());
-        if ((mask & QpAttrMask.CUR_STATE) != 0 && Firmware.state(a.curState()) != state)
-            throw new Firmware.Fail(Cmd.Syndrome.CUR_STATE_MISMATCH, state.value());
+        QpState next = QpState.values()[(int) a.state()];
+        if ((mask & QpAttrMask.CUR_STATE) != 0 && QpState.values()[(int) a.curState()] != state)
+            throw new CommandRefused(Cmd.Syndrome.CUR_STATE_MISMATCH, state.value());
         QpState target;
         try {
             target = QpTransitions.check(type, state, mask, next);
         } catch (QpTransitions.Rejected r) {
-            throw new Firmware.Fail(Cmd.Syndrome.BAD_TRANSITION, (long) state.value() << 8 | next.value());
+            throw new CommandRefused(Cmd.Syndrome.BAD_TRANSITION, (long) state.value() << 8 | next.value());
         }
         if ((mask & QpAttrMask.PATH_MTU) != 0 && (a.pathMtu() < 1 || a.pathMtu() > 5 || Mtu.of((int) a.pathMtu()).bytes() > fw.fabric().maxMtu()))
-            throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.pathMtu());
-        if ((mask & QpAttrMask.PORT) != 0 && a.port() != 1) throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.port());
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.pathMtu());
+        if ((mask & QpAttrMask.PORT) != 0 && a.port() != 1) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.port());
         if ((mask & QpAttrMask.ACCESS_FLAGS) != 0 && (a.access() & ~AccessFlags.ALL) != 0)
-            throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.access());
-        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0 && a.maxRdAtomic() > Firmware.MAX_RD_ATOMIC)
-            throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxRdAtomic());
-        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0 && a.maxDestRdAtomic() > Firmware.MAX_RD_ATOMIC)
-            throw new Firmware.Fail(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxDestRdAtomic());
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.access());
+        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0 && a.maxRdAtomic() > Commands.MAX_RD_ATOMIC)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxRdAtomic());
+        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0 && a.maxDestRdAtomic() > Commands.MAX_RD_ATOMIC)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxDestRdAtomic());
         // accepted: apply the attributes, then the state
         if ((mask & QpAttrMask.ACCESS_FLAGS) != 0) access = (int) a.access();
         if ((mask & QpAttrMask.QKEY) != 0) qkey = (int) a.qkey();
@@ -226,7 +226,7 @@ final class Qp {
         unissued.clear();
         afterIssued.clear();
         draining = false;
-        fw.sqReset(this);
+        fw.sqContexts.reset(this);
     }
 
     void destroy() {

@@ -46,7 +46,7 @@ final class Requester {
     void onWqe(int index, byte[] bytes) {
         q.sqDelivered = (index + bytes.length / WqeLayout.WQEBB) & 0xFFFF;
         q.sqSkipEnd = -1; // a WQE boundary again
-        if (q.sqIdle()) q.fw.tryLoad(q.fw.sqSlot(q.qpn));
+        if (q.sqIdle()) q.fw.sqContexts.tryLoad(q.fw.sqContexts.slot(q.qpn));
         int opcode = bytes[3] & 0xff;
         SendWqe w;
         try {
@@ -87,7 +87,7 @@ final class Requester {
             SendOp op = q.pending.peek();
             if ((op.w.fenced() || op.opcode == WqeLayout.OP_LOCAL_INVAL) && q.readsOutstanding > 0) return; // LOCAL_INV is always fenced
             if (op.readOrAtomic() && q.readsOutstanding >= Math.max(1, q.maxRdAtomic)) return;
-            if (!q.outstanding.isEmpty() && Firmware.psnDiff(q.nextPsn, q.outstanding.peek().firstPsn) >= q.WINDOW_PSNS) return;
+            if (!q.outstanding.isEmpty() && Psn.diff(q.nextPsn, q.outstanding.peek().firstPsn) >= q.WINDOW_PSNS) return;
             q.pending.poll();
             start(op);
         }
@@ -108,8 +108,8 @@ final class Requester {
             q.fw.exec(q.fw.wqeCycles, () -> {
                 if (gen != q.generation || q.state != QpState.RTS && q.state != QpState.SQD) return;
                 int bad = o == WqeLayout.OP_UMR
-                        ? q.fw.bindWindow(q, op.w.rkey() & 0xFFFFFFFFL, op.w.compare() >>> 32, op.w.remoteAddr(), op.w.swapAdd(), (int) op.w.compare())
-                        : q.fw.invalidate(q, op.w.imm() & 0xFFFFFFFFL);
+                        ? q.fw.keys.bind(q, op.w.rkey() & 0xFFFFFFFFL, op.w.compare() >>> 32, op.w.remoteAddr(), op.w.swapAdd(), (int) op.w.compare())
+                        : q.fw.keys.invalidate(q, op.w.imm() & 0xFFFFFFFFL);
                 if (bad != 0) {
                     q.completer.requesterError(op, o == WqeLayout.OP_UMR ? Cqe64.SYNDROME_MW_BIND_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, bad, op.w.remoteAddr(),
                             o == WqeLayout.OP_UMR ? op.w.rkey() : op.w.imm(), 0);

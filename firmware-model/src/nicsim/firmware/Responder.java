@@ -77,7 +77,7 @@ final class Responder {
     void handle(Packet p, Runnable next) {
         if (q.state == QpState.ERR || q.state == QpState.RESET || q.state == QpState.INIT) { next.run(); return; }
         if (q.type == QpType.UD) { handleUd(p, next); return; }
-        int d = Firmware.psnDiff(p.psn(), q.epsn);
+        int d = Psn.diff(p.psn(), q.epsn);
         if (d > 0) {
             q.fw.counters.counter("Firmware.psn_gaps").inc();
             if (q.type == QpType.RC) {
@@ -180,7 +180,7 @@ final class Responder {
                 if (p.op().last()) {
                     boolean inv = p.op() == Op.SEND_LAST_INV || p.op() == Op.SEND_ONLY_INV;
                     if (inv) {
-                        int bad = q.fw.invalidate(q, p.imm() & 0xFFFFFFFFL);
+                        int bad = q.fw.keys.invalidate(q, p.imm() & 0xFFFFFFFFL);
                         if (bad != 0) { // class J: the responder completes REM_INV_REQ_ERR, the requester hears NAK invalid request
                             q.epsn = (q.epsn - 1) & 0xFFFFFF;
                             responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_REM_INV_REQ_ERR, bad);
@@ -252,7 +252,7 @@ final class Responder {
             q.cur = new InMsg(false);
             q.cur.dmaLength = p.dmaLength();
             if (p.dmaLength() == 0) { q.cur.target = List.of(); body.run(); return; } // C9-88: no rkey check
-            q.fw.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, q.pd, q.qpn, rsp -> {
+            q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, q.pd, q.qpn, rsp -> {
                 if (gen != q.generation) return;
                 XlateRsp bad = Placement.failed(rsp);
                 if (bad != null) {
@@ -299,7 +299,7 @@ final class Responder {
             next.run();
         };
         if (len == 0) { respond.accept(new byte[0]); return; }
-        q.fw.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.pd, q.qpn, rsp -> {
+        q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.pd, q.qpn, rsp -> {
             if (gen != q.generation) return;
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null) {
@@ -339,7 +339,7 @@ final class Responder {
             next.run();
             return;
         }
-        q.fw.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.pd, q.qpn, rsp -> {
+        q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.pd, q.qpn, rsp -> {
             if (gen != q.generation) return;
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null) {
@@ -348,7 +348,7 @@ final class Responder {
                 return;
             }
             long pa = rsp.get(0).pa();
-            q.fw.atomicAt(pa, release -> {
+            q.fw.atomics.run(pa, release -> {
                 if (gen != q.generation) { release.run(); return; } // reset while it waited for the address
                 readModifyWrite(p, pa, gen, release, next);
             });

@@ -1,0 +1,314 @@
+package nicsim.firmware;
+
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
+import nicsim.host.PciPort;
+import nicsim.sim.Layout;
+import nicsim.verbs.Mtu;
+import nicsim.verbs.QpType;
+
+/**
+ * The command interface ({@link Cmd}): the driver writes a command entry in host memory and rings
+ * {@link Cmd#REG_CMD_DOORBELL}; firmware reads the entry and its input mailbox by DMA, executes
+ * the command against the resource tables after the profile's command latency, writes the output
+ * mailbox and hands the entry back. One command at a time.
+ */
+final class Commands {
+    static final int MAX_SGE = 16, MAX_INLINE = 512, MAX_RD_ATOMIC = 16;
+
+    private final Firmware fw;
+    private final long latency;
+    private long queueAddr = -1;
+    private int errors;
+    private boolean busy, initialized;
+    private final int maxQp, maxQpWr = 1 << 15, maxCqe = 1 << 22;
+    private final Table<Boolean> uars, pds;
+    // QPNs index the doorbell decoder's queue table by their low bits: one live QP per entry
+    private int qpSerial, qpIndexCursor;
+    private final Set<Integer> qpIndexUsed = new HashSet<>();
+
+    Commands(Firmware fw, int maxQp, int maxUar) {
+        this.fw = fw;
+        this.latency = fw.profile.picos("fw.command.latency");
+        this.maxQp = maxQp;
+        this.uars = new Table<>(1, maxUar, Cmd.Syndrome.OUT_OF_UARS, false);
+        this.pds = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_PDS, false);
+    }
+
+    /** {@link Cmd#REG_CMD_ERRORS}: register writes, command doorbells and entries refused before a command could run. */
+    int errors() { return errors; }
+
+    /** A write to no initialization register counts as an error too. */
+    void refusedWrite() { errors++; }
+
+    /** {@link Cmd#REG_CMDQ_ADDR}. */
+    void setQueue(long addr) { queueAddr = addr; }
+
+    /** {@link Cmd#REG_CMD_DOORBELL}: reads the command entry. */
+    void doorbell() {
+        if (queueAddr < 0 || busy) {
+            errors++;
+            fw.report(queueAddr < 0 ? "command doorbell before the command queue address was set" : "command doorbell while a command is executing");
+            return;
+        }
+        busy = true;
+        fw.adapter.port().dmaRead(queueAddr, Cmd.ENTRY_BYTES, r -> {
+            if (r.status() != PciPort.DmaStatus.OK) {
+                busy = false;
+                errors++;
+                fw.report(String.format("command entry at 0x%x unreadable: %s", queueAddr, r.status()));
+                return;
+            }
+            readInput(r.data());
+        });
+    }
+
+    private void readInput(byte[] entry) {
+        int opcode = (int) BigEndian.get32(entry, Cmd.ENTRY_OPCODE);
+        int inLen = (int) BigEndian.get32(entry, Cmd.ENTRY_IN_LEN), outLen = (int) BigEndian.get32(entry, Cmd.ENTRY_OUT_LEN);
+        long inAddr = BigEndian.get64(entry, Cmd.ENTRY_IN_ADDR), outAddr = BigEndian.get64(entry, Cmd.ENTRY_OUT_ADDR);
+        if (inLen < 0 || inLen > 4096 || outLen < Cmd.OUT_HEADER_WORDS * 8 || outLen > 4096) {
+            errors++;
+            fw.report(String.format("command %s: mailbox lengths in %d / out %d out of range", Cmd.opcodeName(opcode), inLen, outLen));
+            if (outLen >= Cmd.OUT_HEADER_WORDS * 8 && outLen <= 4096)
+                finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.BAD_INPUT_LENGTH, inLen, Cmd.EMPTY, null));
+            else busy = false;
+            return;
+        }
+        Consumer<byte[]> run = in -> fw.sim.scheduleIn(latency, () -> {
+            byte[] out;
+            try {
+                out = execute(opcode, in);
+            } catch (CommandRefused f) {
+                out = Cmd.output(f.syndrome, f.detail, Cmd.EMPTY, null);
+            }
+            fw.counters.counter("Firmware.commands").inc();
+            if (out.length > outLen) out = Cmd.output(Cmd.Syndrome.BAD_OUTPUT_LENGTH, out.length, Cmd.EMPTY, null);
+            finish(outAddr, outLen, out);
+        });
+        if (inLen == 0) run.accept(new byte[0]);
+        else fw.adapter.port().dmaRead(inAddr, inLen, r -> {
+            if (r.status() != PciPort.DmaStatus.OK) finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.MAILBOX_DMA, inAddr, Cmd.EMPTY, null));
+            else run.accept(r.data());
+        });
+    }
+
+    private void finish(long outAddr, int outLen, byte[] out) {
+        Cmd.Status st = Cmd.Status.of((int) (BigEndian.get64(out, 0) >>> 32));
+        if (st != Cmd.Status.OK) fw.counters.counter("Firmware.commands_failed").inc();
+        fw.adapter.port().dmaWrite(outAddr, out, r -> {});
+        fw.adapter.port().dmaWrite(queueAddr + Cmd.ENTRY_OWNER, new byte[]{0}, r -> busy = false);
+    }
+
+    private static <T> T in(Layout<T> l, byte[] in) {
+        if (in.length != Cmd.bytes(l)) throw new CommandRefused(Cmd.Syndrome.BAD_INPUT_LENGTH, in.length);
+        try {
+            return Cmd.decode(l, in, 0);
+        } catch (IllegalArgumentException e) {
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, 0);
+        }
+    }
+
+    private static <T> byte[] ok(Layout<T> l, T result) { return Cmd.output(Cmd.Syndrome.NONE, 0, l, result); }
+
+    private static byte[] ok() { return ok(Cmd.EMPTY, null); }
+
+    private static byte[] handle(long h) { return ok(Cmd.HANDLE, new Cmd.Handle(h)); }
+
+    private byte[] execute(int opcode, byte[] input) {
+        if (opcode != Cmd.INIT_HCA && opcode != Cmd.QUERY_HCA_CAP && !initialized) throw new CommandRefused(Cmd.Syndrome.NOT_INITIALIZED, opcode);
+        return switch (opcode) {
+            case Cmd.QUERY_HCA_CAP -> { in(Cmd.EMPTY, input); yield ok(Cmd.HCA_CAP, capabilities()); }
+            case Cmd.INIT_HCA -> { init(in(Cmd.INIT_HCA_IN, input)); yield ok(); }
+            case Cmd.ALLOC_UAR -> { in(Cmd.EMPTY, input); yield handle(uars.add(true)); }
+            case Cmd.DEALLOC_UAR -> { deallocUar(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.ALLOC_PD -> { in(Cmd.EMPTY, input); yield handle(pds.add(true)); }
+            case Cmd.DEALLOC_PD -> { deallocPd(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.CREATE_MKEY -> {
+                Cmd.CreateMkey c = in(Cmd.CREATE_MKEY_IN, input);
+                checkPd(c.pd());
+                yield handle(fw.keys.createMr(c));
+            }
+            case Cmd.DESTROY_MKEY -> { fw.keys.destroyMr(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.ALLOC_MW -> {
+                Cmd.AllocMw a = in(Cmd.ALLOC_MW_IN, input);
+                checkPd(a.pd());
+                yield handle(fw.keys.allocWindow(a));
+            }
+            case Cmd.DEALLOC_MW -> { fw.keys.deallocWindow(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.CREATE_CQ -> handle(createCq(in(Cmd.CREATE_CQ_IN, input)));
+            case Cmd.DESTROY_CQ -> { destroyCq(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.CREATE_QP -> handle(createQp(in(Cmd.CREATE_QP_IN, input)));
+            case Cmd.DESTROY_QP -> { destroyQp(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.MODIFY_QP -> {
+                Cmd.QpAttrs a = in(Cmd.QP_ATTRS, input);
+                qp(a.qpn()).modify(a);
+                yield ok();
+            }
+            case Cmd.QUERY_QP -> ok(Cmd.QP_ATTRS, qp(in(Cmd.HANDLE, input).handle()).query());
+            case Cmd.CREATE_SRQ -> handle(createSrq(in(Cmd.CREATE_SRQ_IN, input)));
+            case Cmd.ARM_SRQ -> {
+                Cmd.ArmSrq a = in(Cmd.ARM_SRQ_IN, input);
+                Srq q = srq(a.srqn());
+                if (a.limit() > q.ring.size) throw new CommandRefused(Cmd.Syndrome.BAD_LIMIT, a.limit());
+                q.limit = (int) a.limit();
+                yield ok();
+            }
+            case Cmd.DESTROY_SRQ -> { destroySrq(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            default -> throw new CommandRefused(Cmd.Syndrome.BAD_OPCODE, opcode);
+        };
+    }
+
+    // ------------------------------------------------------------------ the adapter
+
+    private Cmd.HcaCap capabilities() {
+        int maxMtu = fw.fabric == null ? 4096 : fw.fabric.maxMtu();
+        return new Cmd.HcaCap(maxQp - 1, fw.cqs.limit() - 1, fw.keys.limit() - 1, pds.limit() - 1, uars.limit() - 1, maxQpWr, maxCqe,
+                MAX_SGE, MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg);
+    }
+
+    private void init(Cmd.InitHca h) {
+        if (initialized) throw new CommandRefused(Cmd.Syndrome.ALREADY_INITIALIZED, 0);
+        if ((h.eqAddr() & 63) != 0 || (h.mttAddr() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, h.eqAddr());
+        if (h.eqLogSize() < 1 || h.eqLogSize() > 16) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, h.eqLogSize());
+        fw.events.init(h.eqAddr(), (int) h.eqLogSize());
+        fw.mttFill.tableAddr = h.mttAddr();
+        fw.mttFill.entries = h.mttEntries();
+        fw.mttFill.next = 0;
+        fw.sqContexts.qpcAddr = h.qpcAddr() == 0 ? -1 : h.qpcAddr();
+        fw.keys.mkcAddr = h.mkcAddr() == 0 ? -1 : h.mkcAddr();
+        initialized = true;
+        uars.put(0, true); // UAR 0 belongs to the driver itself
+    }
+
+    // ------------------------------------------------------------------ UARs and PDs
+
+    private void deallocUar(long u) {
+        checkUar(u);
+        for (Qp q : fw.qps.values()) if (q.uar == u) throw new CommandRefused(Cmd.Syndrome.UAR_IN_USE, u);
+        uars.remove(u);
+    }
+
+    private void deallocPd(long pd) {
+        checkPd(pd);
+        for (Qp q : fw.qps.values()) if (q.pd == pd) throw new CommandRefused(Cmd.Syndrome.PD_IN_USE, pd);
+        if (fw.keys.usePd(pd)) throw new CommandRefused(Cmd.Syndrome.PD_IN_USE, pd);
+        pds.remove(pd);
+    }
+
+    private void checkPd(long pd) {
+        if (pd <= 0 || !pds.has(pd)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, pd);
+    }
+
+    private void checkUar(long uar) {
+        if (uar <= 0 || !uars.has(uar)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_UAR, uar);
+    }
+
+    // ------------------------------------------------------------------ CQs and SRQs
+
+    private long createCq(Cmd.CreateCq c) {
+        checkUar(c.uar());
+        if (c.logSize() < 1 || c.logSize() > 22) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
+        if ((c.ring() & 63) != 0 || (c.dbrec() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.ring());
+        if (c.vector() >= Cmd.MSIX_VECTORS) throw new CommandRefused(Cmd.Syndrome.BAD_VECTOR, c.vector());
+        long cqn = fw.cqs.free();
+        fw.cqs.put(cqn, new Cq(fw.adapter, fw.cqesLost, cqn, c.ring(), 1 << c.logSize(), c.dbrec()));
+        fw.adapter.createCq(cqn, (int) c.uar(), c.ring(), (int) c.logSize(), (int) c.vector());
+        return cqn;
+    }
+
+    private void destroyCq(long cqn) {
+        Cq cq = fw.cqs.get(cqn);
+        if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, cqn);
+        if (cq.users > 0) throw new CommandRefused(Cmd.Syndrome.CQ_IN_USE, cqn);
+        fw.cqs.remove(cqn);
+        fw.adapter.destroyCq(cqn);
+    }
+
+    private Srq srq(long srqn) {
+        Srq q = fw.srqs.get(srqn);
+        if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_SRQ, srqn);
+        return q;
+    }
+
+    private long createSrq(Cmd.CreateSrq c) {
+        checkPd(c.pd());
+        if (c.logSize() < 1 || c.logSize() > 15 || c.strideLog() < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
+        if (c.limit() > 1L << c.logSize()) throw new CommandRefused(Cmd.Syndrome.BAD_LIMIT, c.limit());
+        if ((c.ring() & 15) != 0 || (c.dbrec() & 3) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.ring());
+        long srqn = fw.srqs.free();
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), new RecvRing(fw.adapter.port(), c.ring(), 1 << c.logSize(), (int) c.strideLog(),
+                c.dbrec(), fw.recvPrefetch), (int) c.limit()));
+        return srqn;
+    }
+
+    private void destroySrq(long srqn) {
+        if (srq(srqn).users > 0) throw new CommandRefused(Cmd.Syndrome.SRQ_IN_USE, srqn);
+        fw.srqs.remove(srqn);
+    }
+
+    // ------------------------------------------------------------------ QPs
+
+    private Qp qp(long qpn) {
+        Qp q = fw.qps.get(qpn);
+        if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_QP, qpn);
+        return q;
+    }
+
+    private long createQp(Cmd.CreateQp c) {
+        QpType type;
+        try {
+            type = QpType.of((int) c.type());
+        } catch (IllegalArgumentException e) {
+            throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, c.type());
+        }
+        if (type != QpType.RC && type != QpType.UC && type != QpType.UD) throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, c.type());
+        checkPd(c.pd());
+        checkUar(c.uar());
+        Cq scq = fw.cqs.get(c.sendCq()), rcq = fw.cqs.get(c.recvCq());
+        if (scq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.sendCq());
+        if (rcq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.recvCq());
+        if (c.sqLogSize() < 1 || c.sqLogSize() > 15) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
+        if (c.rqLogSize() > 15 || c.rqStrideLog() < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
+        if ((c.sqAddr() & 63) != 0 || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
+        // one live QP per queue-table entry; the fetcher's fewer slots are a cache of send-queue contexts (SqContexts)
+        long qpn = -1;
+        for (int k = 0; k < maxQp - 1; k++) {
+            int idx = 1 + (qpIndexCursor + k) % (maxQp - 1);
+            if (!qpIndexUsed.contains(idx)) {
+                qpIndexCursor = idx;
+                qpn = (long) maxQp * (1 + (qpSerial++ % 255)) + idx;
+                break;
+            }
+        }
+        if (qpn < 0 || qpn > 0xFFFFFF) throw new CommandRefused(Cmd.Syndrome.OUT_OF_QPS, maxQp);
+        Srq srq = null;
+        if (c.srq() != 0) {
+            srq = srq(c.srq());
+            if (srq.pd != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
+            srq.users++;
+        }
+        Qp q = new Qp(fw, qpn, type, c, scq, rcq, srq);
+        fw.qps.put(qpn, q);
+        qpIndexUsed.add((int) (qpn & (maxQp - 1)));
+        scq.users++;
+        rcq.users++;
+        fw.adapter.addQpQueue(qpn, (int) c.uar());
+        fw.sqContexts.created(q);
+        return qpn;
+    }
+
+    private void destroyQp(long qpn) {
+        Qp q = fw.qps.remove(qpn);
+        if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_QP, qpn);
+        q.destroy();
+        q.scq.users--;
+        q.rcq.users--;
+        if (q.srq != null) q.srq.users--;
+        qpIndexUsed.remove((int) (qpn & (maxQp - 1)));
+        fw.sqContexts.destroyed(q);
+    }
+}

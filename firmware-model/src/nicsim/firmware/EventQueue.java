@@ -1,0 +1,47 @@
+package nicsim.firmware;
+
+import java.util.List;
+import nicsim.abi.BigEndian;
+import nicsim.adapter.Adapter;
+import nicsim.sim.Counters;
+import nicsim.verbs.EventType;
+
+/**
+ * The async event queue in host memory: 64-byte EQEs (byte 0 the type, bytes 4..7 the resource,
+ * byte 63 the owner bit), each followed by the queue's MSI-X vector 0.
+ */
+final class EventQueue {
+    private final Adapter adapter;
+    private final Counters.Ref events;
+    private final List<String> log;
+    private long addr = -1;
+    private int logSize, producer;
+
+    EventQueue(Adapter adapter, Counters counters, List<String> log) {
+        this.adapter = adapter;
+        this.events = counters.ref("Firmware.events");
+        this.log = log;
+    }
+
+    /** INIT_HCA placed the ring. */
+    void init(long addr, int logSize) {
+        this.addr = addr;
+        this.logSize = logSize;
+    }
+
+    /** Posts an event (before INIT_HCA it is only logged). */
+    void post(EventType type, long resource) {
+        events.inc();
+        log.add("event " + type + " for 0x" + Long.toHexString(resource));
+        if (addr < 0) return;
+        byte[] eqe = new byte[64];
+        eqe[0] = (byte) type.value();
+        BigEndian.put32(eqe, 4, resource);
+        int size = 1 << logSize;
+        eqe[63] = (byte) (((producer & size) != 0 ? 1 : 0) | 0x80);
+        long at = addr + (long) (producer & (size - 1)) * 64;
+        producer++;
+        adapter.port().dmaWrite(at, eqe, r -> {});
+        adapter.port().msix(0); // the event queue's vector, after its entry (posted writes stay in order)
+    }
+}

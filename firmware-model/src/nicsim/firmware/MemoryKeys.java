@@ -1,0 +1,239 @@
+package nicsim.firmware;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import nicsim.abi.Cmd;
+import nicsim.abi.Vendor;
+import nicsim.adapter.MttPorts;
+import nicsim.adapter.MttPorts.MkeyContext;
+import nicsim.adapter.MttPorts.XlateReq;
+import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.host.PciPort;
+import nicsim.verbs.AccessFlags;
+
+/**
+ * Memory keys: the MRs and windows (their commands, bind and invalidate), and the MttWalker's
+ * table of mkey contexts as a cache of all of them: a translation whose key the walker does not
+ * hold first loads its context from host memory (ICM).
+ */
+final class MemoryKeys {
+    /** MRs and windows an adapter holds in all; the MttWalker's table holds mtt.mkey.entries of them at a time. */
+    static final int MAX_MKEYS = 1 << 18;
+    /** Bytes of one mkey context in host memory (ICM), read on a miss. */
+    static final int MKC_BYTES = 64;
+
+    private final Firmware fw;
+    private final Table<MkeyContext> mkeys = new Table<>(1, MAX_MKEYS, Cmd.Syndrome.OUT_OF_MKEYS, false);
+    private final Map<Long, Window> windows = new HashMap<>();
+    private int keySeed = 0x5a;
+    /** Where mkey contexts live in host memory (-1: nowhere, the walker's table is all there is). */
+    long mkcAddr = -1;
+
+    /** A memory window (by its mkey index): type 1 or 2, and the index of the MR it is bound to (-1: none). */
+    private static final class Window {
+        final int type;
+        long boundTo = -1;
+
+        Window(int type) { this.type = type; }
+    }
+
+    // the walker's table as a cache: which mkey index each entry holds (-1: none), translations in flight per entry
+    private final long[] walkerIndex;
+    private final Map<Integer, Integer> walkerBusy = new HashMap<>();
+    private final ArrayDeque<XlateReq> queue = new ArrayDeque<>();
+    private boolean loading;
+    private int nextTag;
+    private final Map<Integer, Translation> inFlight = new HashMap<>();
+
+    /** A translation sent to the walker: the walker entry it holds busy, its responses so far, who waits for them. */
+    private record Translation(int slot, List<XlateRsp> parts, Consumer<List<XlateRsp>> done) {}
+
+    MemoryKeys(Firmware fw, int walkerEntries) {
+        this.fw = fw;
+        this.walkerIndex = new long[walkerEntries];
+        java.util.Arrays.fill(walkerIndex, -1);
+    }
+
+    long limit() { return MAX_MKEYS; }
+
+    /** Whether some MR or window belongs to {@code pd}. */
+    boolean usePd(long pd) { return mkeys.all().stream().anyMatch(m -> m.pd() == pd); }
+
+    private int nextKey() { return keySeed = (keySeed * 37 + 11) & 0xff; } // the key byte changes on every registration
+
+    // ------------------------------------------------------------------ commands
+
+    /** CREATE_MKEY of an MR (its PD checked): copies the page list into the translation table; returns the key. */
+    long createMr(Cmd.CreateMkey c) {
+        MttFill mtt = fw.mttFill;
+        if (c.pageShift() < 12 || c.pageShift() > 21) throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
+        if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
+        if ((c.pageList() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.pageList());
+        if (mtt.next + c.pages() > mtt.entries) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());
+        long index = mkeys.free();
+        int key = nextKey();
+        long mttBase = mtt.next;
+        mtt.next += Math.max(1, c.pages());
+        MkeyContext m = new MkeyContext(index, MttPorts.STATE_VALID, key, c.pd(), 0, 0, c.start(), c.length(),
+                c.access() & 0x3f, c.pageShift(), c.pageOffset(), mttBase);
+        mkeys.put(index, m);
+        // copy the page list into the adapter's translation table in host memory (ICM), then publish the context
+        var port = fw.adapter.port();
+        port.dmaRead(c.pageList(), (int) (c.pages() * 8), r -> {
+            if (r.status() == PciPort.DmaStatus.OK) port.dmaWrite(mtt.tableAddr + mttBase * 8, r.data(), w -> {});
+            else fw.report(String.format("MR page list at 0x%x unreadable: %s", c.pageList(), r.status()));
+        });
+        publish(m);
+        return index << 8 | key;
+    }
+
+    /** ALLOC_MW (its PD checked): returns the key. */
+    long allocWindow(Cmd.AllocMw a) {
+        if (a.type() != 1 && a.type() != 2) throw new CommandRefused(Cmd.Syndrome.BAD_MW_TYPE, a.type());
+        long index = mkeys.free();
+        int key = nextKey();
+        // type 1 is usable (VALID) at once, with no range until bound; type 2 starts FREE (rxe_alloc_mw)
+        MkeyContext m = new MkeyContext(index, a.type() == 1 ? MttPorts.STATE_VALID : MttPorts.STATE_FREE, key, a.pd(), 0, 0,
+                0, 0, 0, 12, 0, 0);
+        mkeys.put(index, m);
+        windows.put(index, new Window((int) a.type()));
+        publish(m);
+        return index << 8 | key;
+    }
+
+    void deallocWindow(long key) {
+        if (!mkeys.has(key >>> 8) || !windows.containsKey(key >>> 8)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, key);
+        windows.get(key >>> 8).boundTo = -1;
+        mkeys.remove(key >>> 8);
+        windows.remove(key >>> 8);
+        publish(destroyed(key >>> 8));
+    }
+
+    void destroyMr(long key) {
+        MkeyContext m = mkeys.get(key >>> 8);
+        if (m == null || m.key() != (key & 0xff) || windows.containsKey(key >>> 8)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, key);
+        for (Window w : windows.values()) if (w.boundTo == (key >>> 8)) throw new CommandRefused(Cmd.Syndrome.MR_HAS_WINDOWS, key);
+        mkeys.remove(key >>> 8);
+        publish(destroyed(key >>> 8));
+    }
+
+    private static MkeyContext destroyed(long index) { return new MkeyContext(index, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0); }
+
+    // ------------------------------------------------------------------ windows
+
+    /**
+     * Binds window {@code mwKey} (index, and the new key byte in its low 8 bits) to {@code length}
+     * bytes at {@code addr} of MR {@code mrKey} for {@code qp}, with {@code access}: the checks of
+     * rxe's bind (docs/sources.md#rxe-keys-and-memory-windows). Returns 0, or the vendor syndrome of the failed check (MW_BIND_ERR).
+     */
+    int bind(Qp qp, long mwKey, long mrKey, long addr, long length, int access) {
+        Window w = windows.get(mwKey >>> 8);
+        MkeyContext mw = mkeys.get(mwKey >>> 8), mr = mkeys.get(mrKey >>> 8);
+        if (w == null || mw == null) return Vendor.MW_UNKNOWN;
+        if (w.type == 2 && mw.state() != MttPorts.STATE_FREE) return Vendor.MW_NOT_FREE;
+        if (w.type == 1 && (access & MttPorts.ZERO_BASED) != 0) return Vendor.MW_TYPE1_ZERO_BASED;
+        if (mw.pd() != qp.pd) return Vendor.MW_PD;
+        if (mr == null || windows.containsKey(mrKey >>> 8) || mr.key() != (mrKey & 0xff) || mr.length() == 0) return Vendor.MW_BAD_MR;
+        if ((mr.access() & MttPorts.ZERO_BASED) != 0 || (mr.access() & MttPorts.MW_BIND) == 0) return Vendor.MW_MR_NO_BIND;
+        if ((access & (MttPorts.REMOTE_WRITE | MttPorts.REMOTE_ATOMIC)) != 0 && (mr.access() & MttPorts.LOCAL_WRITE) == 0) return Vendor.MW_MR_NO_BIND;
+        if (addr < mr.start() || length > mr.length() || addr - mr.start() > mr.length() - length) return Vendor.MW_RANGE;
+        long offInMr = addr - mr.start() + mr.pageOffset(), pageMask = (1L << mr.pageShift()) - 1;
+        MkeyContext bound = new MkeyContext(mw.index(), MttPorts.STATE_VALID, mwKey & 0xff, mw.pd(), qp.qpn & 0xFFFFFF, w.type == 2 ? 1 : 0,
+                addr, length, access & 0x1f, mr.pageShift(), offInMr & pageMask, mr.mttBase() + (offInMr >> mr.pageShift()));
+        mkeys.put(mw.index(), bound);
+        w.boundTo = mr.index();
+        publish(bound);
+        return 0;
+    }
+
+    /** LOCAL_INV or SEND_WITH_INV of {@code key} by {@code qp}: only a bound type-2 window (nicsim's MRs are not fast-registered). Returns 0 or a vendor syndrome. */
+    int invalidate(Qp qp, long key) {
+        Window w = windows.get(key >>> 8);
+        MkeyContext m = mkeys.get(key >>> 8);
+        if (m == null || m.key() != (key & 0xff)) return Vendor.INV_UNKNOWN;
+        if (w == null) return Vendor.INV_NOT_WINDOW;
+        if (w.type == 1) return Vendor.INV_TYPE1;
+        if (m.state() != MttPorts.STATE_VALID || m.pd() != qp.pd) return Vendor.INV_UNKNOWN;
+        MkeyContext free = new MkeyContext(m.index(), MttPorts.STATE_FREE, m.key(), m.pd(), 0, 0, 0, 0, 0, 12, 0, 0);
+        mkeys.put(m.index(), free);
+        w.boundTo = -1;
+        publish(free);
+        return 0;
+    }
+
+    // ------------------------------------------------------------------ the walker's context cache and translations
+
+    private int walkerSlot(long index) { return (int) (index & (walkerIndex.length - 1)); }
+
+    /**
+     * Writes an mkey context: to host memory (ICM), and into the walker's table if the walker holds
+     * that index or the entry is free. A context of state NONE (a destroyed key) frees the entry.
+     */
+    private void publish(MkeyContext m) {
+        int slot = walkerSlot(m.index());
+        if (mkcAddr >= 0 && m.state() != MttPorts.STATE_NONE) fw.adapter.port().dmaWrite(mkcAddr + m.index() * MKC_BYTES, new byte[MKC_BYTES], r -> {});
+        if (walkerIndex[slot] == m.index() || walkerIndex[slot] < 0) {
+            fw.adapter.mkeyWrite(m);
+            walkerIndex[slot] = m.state() == MttPorts.STATE_NONE ? -1 : m.index();
+        }
+    }
+
+    /** Translates through the MttWalker; the callback gets the chunks, or one failed response. */
+    void translate(long mkey, long va, long length, int access, long pd, long qpn, Consumer<List<XlateRsp>> done) {
+        int tag = nextTag;
+        nextTag = (nextTag + 1) & 0xFFFF;
+        inFlight.put(tag, new Translation(-1, new ArrayList<>(), done));
+        queue.add(new XlateReq(mkey & 0xFFFFFFFFL, va, length, access, pd, qpn & 0xFFFFFF, tag));
+        pump();
+    }
+
+    /** Sends queued translations to the walker, loading an mkey context first when the walker does not hold it. */
+    private void pump() {
+        while (!queue.isEmpty() && !loading) {
+            XlateReq r = queue.peek();
+            long index = r.mkey() >>> 8;
+            int slot = walkerSlot(index);
+            MkeyContext m = mkeys.get(index);
+            if (m != null && walkerIndex[slot] != index) {
+                // a miss: the entry's current key must have no translation in flight before it is replaced
+                if (walkerBusy.getOrDefault(slot, 0) > 0) return;
+                loading = true;
+                fw.counters.counter("Firmware.mkey_context_misses").inc();
+                Runnable load = () -> {
+                    MkeyContext now = mkeys.get(index);
+                    if (now != null) {
+                        fw.adapter.mkeyWrite(now);
+                        walkerIndex[slot] = index;
+                    }
+                    loading = false;
+                    pump();
+                };
+                if (mkcAddr < 0) load.run();
+                else fw.adapter.port().dmaRead(mkcAddr + index * MKC_BYTES, MKC_BYTES, x -> load.run());
+                return;
+            }
+            queue.poll();
+            walkerBusy.merge(slot, 1, Integer::sum);
+            Translation t = inFlight.get((int) r.tag());
+            inFlight.put((int) r.tag(), new Translation(slot, t.parts, t.done));
+            fw.adapter.translate(r);
+        }
+    }
+
+    /** A response from the MttWalker: the last one of a translation hands them all over. */
+    void onResponse(XlateRsp r) {
+        Translation t = inFlight.get((int) r.tag());
+        if (t == null) return;
+        t.parts.add(r);
+        if (r.last() != 0) {
+            inFlight.remove((int) r.tag());
+            walkerBusy.merge(t.slot, -1, Integer::sum);
+            t.done.accept(t.parts);
+            pump();
+        }
+    }
+}
