@@ -275,18 +275,18 @@ public final class Adapter implements PciFunction, Clocked {
             long po = (offset - dbCfg.windowBase()) % dbCfg.pageSize();
             boolean wqeHead = po >= UarLayout.BF_OFFSET && (po - UarLayout.BF_OFFSET) % (dbCfg.bfRegSize() / 2) == 0;
             if (data.length > 8 && !wqeHead) { // the rest of a WQE written in 64-byte chunks
-                sim.counters().counter("Adapter.blueflame_continuations").inc();
+                core.counters().counter("Adapter.blueflame_continuations").inc();
                 core.wake();
                 return;
             }
-            if (data.length > 8) sim.counters().counter("Adapter.blueflame_writes").inc();
+            if (data.length > 8) core.counters().counter("Adapter.blueflame_writes").inc();
             if (data.length == WqeLayout.WQEBB && wqeHead) keepBlueFlame((offset - dbCfg.windowBase()) / dbCfg.pageSize(), data);
             MmioWrite w = MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8)));
             if (pollInterval > 0) {
                 // no hardware doorbell: the write lands in adapter SRAM, where the control program finds it on its next poll
                 long at = -Math.floorDiv(-sim.now(), pollInterval) * pollInterval;
-                sim.counters().counter("Adapter.doorbells_polled").inc();
-                sim.counters().counter("Adapter.doorbell_poll_wait_ps").add(at - sim.now());
+                core.counters().counter("Adapter.doorbells_polled").inc();
+                core.counters().counter("Adapter.doorbell_poll_wait_ps").add(at - sim.now());
                 sim.schedule(at, () -> { mmioIn.add(w); core.wake(); });
                 return;
             }
@@ -295,7 +295,7 @@ public final class Adapter implements PciFunction, Clocked {
         } else if (offset < Cmd.REG_MSIX_TABLE) {
             firmware.mmioWrite(offset, data); // the initialization page: the command interface
         } else {
-            sim.counters().counter("Adapter.mmio_outside_doorbell_window").inc();
+            core.counters().counter("Adapter.mmio_outside_doorbell_window").inc();
             errors.add(String.format("MMIO write of %d bytes at BAR0+0x%x: no register there", data.length, offset));
         }
     }
@@ -340,7 +340,7 @@ public final class Adapter implements PciFunction, Clocked {
             byte[] line = bfLines.remove(r.addr() + (long) i * WqeLayout.WQEBB);
             if (out != null) System.arraycopy(line, 0, out, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
         }
-        if (out != null) sim.counters().counter("Adapter.blueflame_fetches_skipped").inc();
+        if (out != null) core.counters().counter("Adapter.blueflame_fetches_skipped").inc();
         return out;
     }
 

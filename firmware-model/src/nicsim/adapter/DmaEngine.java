@@ -97,7 +97,7 @@ public final class DmaEngine implements Block {
         recvDone = new Flow<>("io_recvDone", domain, DmaPorts.DONE);
         beatsOut = new CounterOut(NAME, "io_beats", "local_bus_beats", domain);
         stallsOut = new CounterOut(NAME, "io_stalls", "local_bus_contention_cycles", domain);
-        core = new Core(cfg, domain.simulator().counters(), beatsOut, stallsOut);
+        core = new Core(cfg, domain.counters(), beatsOut, stallsOut);
         domain.add(this);
     }
 

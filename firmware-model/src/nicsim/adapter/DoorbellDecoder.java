@@ -80,7 +80,7 @@ public final class DoorbellDecoder implements Block {
 
     public DoorbellDecoder(ClockDomain domain, Config cfg) {
         this.cfg = cfg;
-        this.counters = domain.simulator().counters();
+        this.counters = domain.counters();
         this.mmio = new Flow<>("io_mmio", domain, MmioWrite.LAYOUT);
         this.tableWrite = new Flow<>("io_tableWrite", domain, QueueTableWrite.LAYOUT);
         this.doorbell = new Stream<>("io_doorbell", domain, DoorbellMsg.LAYOUT);

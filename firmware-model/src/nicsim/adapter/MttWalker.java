@@ -74,7 +74,7 @@ public final class MttWalker implements Block {
 
     public MttWalker(ClockDomain domain, Config cfg) {
         this.cfg = cfg;
-        this.counters = domain.simulator().counters();
+        this.counters = domain.counters();
         req = new Stream<>("io_req", domain, MttPorts.XLATE_REQ);
         mkeyWrite = new Flow<>("io_mkeyWrite", domain, MttPorts.MKEY_CONTEXT);
         rsp = new Stream<>("io_rsp", domain, MttPorts.XLATE_RSP);

@@ -81,7 +81,7 @@ public final class WqeFetcher implements Block {
 
     public WqeFetcher(ClockDomain domain, Config cfg) {
         this.cfg = cfg;
-        this.counters = domain.simulator().counters();
+        this.counters = domain.counters();
         this.wqebbsRequested = counters.counter(NAME + ".wqebbs_requested");
         doorbell = new Stream<>("io_doorbell", domain, DoorbellMsg.LAYOUT);
         sqConfig = new Flow<>("io_sqConfig", domain, WqePorts.SQ_CONFIG);

@@ -72,7 +72,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.sim = adapter.simulator();
         this.core = adapter.core();
         this.profile = profile;
-        this.counters = sim.counters();
+        this.counters = core.counters();
         this.packetsIn = counters.ref("Firmware.packets_in");
         this.packetsOut = counters.ref("Firmware.packets_out");
         this.dmaReadBytes = counters.ref("Firmware.dma_read_bytes");

@@ -55,11 +55,14 @@ public final class PciBus {
     private boolean cpuBusy;
     private long dmaSeq;
 
-    public PciBus(Simulator sim, Profile profile, HostMemory memory) {
+    public PciBus(Simulator sim, Profile profile, HostMemory memory) { this(sim, profile, memory, ""); }
+
+    /** A host's bus whose counters are under {@code node} (e.g. "node0"; "" at the top). */
+    public PciBus(Simulator sim, Profile profile, HostMemory memory, String node) {
         this.sim = sim;
         this.memory = memory;
         this.link = new PciLink(profile);
-        this.stats = new Stats(sim.counters());
+        this.stats = new Stats(sim.counters().scope(node));
         this.writes = sim.lane();
         this.readsServed = sim.lane();
         this.readsDone = sim.lane();

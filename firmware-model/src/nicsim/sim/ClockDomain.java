@@ -46,6 +46,21 @@ public final class ClockDomain {
     }
 
     public String name() { return name; }
+
+    private Counters counters;
+
+    /**
+     * The counters of the blocks on this clock: under the node it belongs to, the path before the
+     * last dot of its name ({@code node0.core} and {@code node0.dma1} count in {@code node0}; a
+     * clock with no dot counts at the top).
+     */
+    public Counters counters() {
+        if (counters == null) {
+            int dot = name.lastIndexOf('.');
+            counters = sim.counters().scope(dot < 0 ? "" : name.substring(0, dot));
+        }
+        return counters;
+    }
     public long periodPicos() { return period; }
     public long phasePicos() { return phase; }
     public Simulator simulator() { return sim; }

@@ -12,7 +12,7 @@ public final class CounterOut {
 
     public CounterOut(String block, String wireName, String counter, ClockDomain domain) {
         this.wire = new Signal(wireName, 32, domain);
-        this.total = domain.simulator().counters().counter(block + "." + counter);
+        this.total = domain.counters().counter(block + "." + counter);
     }
 
     public void inc() { value++; total.inc(); }

@@ -33,7 +33,7 @@ public final class Host {
         this.sim = sim;
         this.profile = profile;
         this.memory = new HostMemory(profile.bytes("host.memory.size"), profile.bytesInt("host.page.size"));
-        this.bus = new PciBus(sim, profile, memory);
+        this.bus = new PciBus(sim, profile, memory, "node" + index);
         Firmware[] fw = new Firmware[1];
         this.adapter = new Adapter(sim, profile, "node" + index + ".core", a -> fw[0] = new Firmware(a, profile));
         this.firmware = fw[0];

@@ -488,7 +488,7 @@ public final class Workloads {
                         await(w, () -> { got.addAll(to.cq.poll(2)); got.addAll(from == to ? List.of() : from.cq.poll(2)); return !got.isEmpty(); },
                                 name + " iteration " + i);
                     } catch (IllegalStateException e) {
-                        long lost = w.sim.counters().counter("Fabric.dropped").get() + w.sim.counters().counter("Fabric.corrupted").get();
+                        long lost = w.sim.counters().get("Fabric.dropped") + w.sim.counters().get("Fabric.corrupted");
                         if (type != QpType.UD || lost == 0) throw e;
                         // as rdma-core's ud_pingpong, which would wait forever
                         errors.add("iteration " + i + ": the datagram never came; --faults lost " + lost + " packet(s) and UD does not retransmit");

@@ -190,7 +190,7 @@ public final class WorkloadBench {
      */
     public static QpScale qpScale(int qps, int iters) {
         Measured m = measure(2, "write_bw", Options.defaults().withSize(4096).withIters(iters).withQps(qps), qps + " QPs");
-        return new QpScale(qps, m.result().rows().get(0).bwAvgGbps(), m.world().sim.counters().counter("Firmware.sq_context_misses").get(),
+        return new QpScale(qps, m.result().rows().get(0).bwAvgGbps(), m.world().sim.counters().get("Firmware.sq_context_misses"),
                 m.wallSeconds(), m.heapBytes() / (2.0 * qps)); // QPs on both nodes
     }
 
@@ -200,8 +200,8 @@ public final class WorkloadBench {
     public static MrScale mrScale(int mrs, int iters) {
         Measured m = measure(2, "write_bw", Options.defaults().withSize(4096).withIters(iters).withMrs(mrs), mrs + " MRs");
         var c = m.world().sim.counters();
-        return new MrScale(mrs, m.result().rows().get(0).bwAvgGbps(), c.counter("MttWalker.cache_misses").get(),
-                c.counter("Firmware.mkey_context_misses").get(), c.counter("MttWalker.requests").get(), m.wallSeconds(),
+        return new MrScale(mrs, m.result().rows().get(0).bwAvgGbps(), c.get("MttWalker.cache_misses"),
+                c.get("Firmware.mkey_context_misses"), c.get("MttWalker.requests"), m.wallSeconds(),
                 m.heapBytes() / (2.0 * mrs));
     }
 

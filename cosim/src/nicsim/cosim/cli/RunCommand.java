@@ -204,12 +204,31 @@ final class RunCommand implements Callable<Integer> {
         return means;
     }
 
+    /** Most nodes whose counters get a column of their own beside the total. */
+    static final int COUNTER_COLUMNS = 4;
+
+    /** The counters that moved: their total over all nodes, and each node's when there are few. */
     static void counters(PrintStream out, World world) {
-        Map<String, Long> c = world.sim.counters().snapshot();
-        out.println("counters (all nodes):");
-        int w = c.keySet().stream().mapToInt(String::length).max().orElse(10);
-        for (Map.Entry<String, Long> e : c.entrySet())
-            if (e.getValue() != 0 && !e.getKey().startsWith("host.cpu")) out.printf("  %-" + w + "s %,d%n", e.getKey(), e.getValue());
+        var all = world.sim.counters();
+        Map<String, Long> c = new java.util.TreeMap<>(all.snapshot());
+        c.entrySet().removeIf(e -> e.getValue() == 0 || e.getKey().startsWith("host.cpu"));
+        List<String> nodes = all.scopes().stream().filter(s -> !s.isEmpty()).toList();
+        if (nodes.size() > COUNTER_COLUMNS) nodes = List.of();
+        List<Map<String, Long>> per = nodes.stream().map(n -> all.scope(n).snapshot()).toList();
+        List<String> head = new ArrayList<>(List.of("all nodes"));
+        head.addAll(nodes);
+        int w = Math.max("counters".length(), c.keySet().stream().mapToInt(String::length).max().orElse(10));
+        int cw = Math.max(12, c.values().stream().mapToInt(v -> String.format("%,d", v).length()).max().orElse(1) + 2);
+        StringBuilder h = new StringBuilder(String.format("%-" + (w + 2) + "s", "counters"));
+        for (String x : head) h.append(String.format("%" + cw + "s", x));
+        out.println(h);
+        for (Map.Entry<String, Long> e : c.entrySet()) {
+            StringBuilder line = new StringBuilder(String.format("  %-" + w + "s%" + cw + "s", e.getKey(), String.format("%,d", e.getValue())));
+            // a counter of no node (the fabric's) has only its total
+            if (per.stream().anyMatch(m -> m.containsKey(e.getKey())))
+                for (Map<String, Long> m : per) line.append(String.format("%" + cw + "s", String.format("%,d", m.getOrDefault(e.getKey(), 0L))));
+            out.println(line);
+        }
     }
 
     /** A progress bar on stderr for anything longer than two seconds of wall time. */

@@ -39,7 +39,7 @@ class DmaPathTest {
             dma = new DmaPath(sim, p, "", () -> port);
         }
 
-        long beats() { return sim.counters().counter("DmaEngine.local_bus_beats").get(); }
+        long beats() { return sim.counters().get("DmaEngine.local_bus_beats"); }
 
         @Override public ConfigSpace config() { return config; }
         @Override public void mmioWrite(int bar, long offset, byte[] data) { }
@@ -162,7 +162,7 @@ class DmaPathTest {
         b.dma.read((1L << 28) - 64, 256, d -> got[0] = d); // runs past the end of host memory
         b.sim.runUntilIdle();
         assertNull(got[0], "a read that failed on PCI gives no bytes");
-        assertEquals(1, b.sim.counters().counter("DmaEngine.done_pci_error").get());
+        assertEquals(1, b.sim.counters().get("DmaEngine.done_pci_error"));
         // SRAM is whole again: a read as large as the path cuts goes through
         b.mem.write(BASE, new byte[]{1, 2, 3});
         byte[][] next = {null};

@@ -115,7 +115,7 @@ class FabricTest {
         // three senders into one link: it takes three times as long as one sender alone
         long end = got.get(got.size() - 1).arrival().tail();
         assertTrue(end >= 3L * n * ser, "finished at " + end);
-        assertTrue(sim.counters().counter("Fabric.flow_control_waits").get() > 0, "senders were held by the switch's buffer");
+        assertTrue(sim.counters().get("Fabric.flow_control_waits") > 0, "senders were held by the switch's buffer");
         // each sender's packets stay in order
         for (int s = 1; s <= 3; s++) {
             final int src = s;
@@ -137,8 +137,8 @@ class FabricTest {
             for (int k = 0; k < 1000; k++) f.send(pkt(1, 2, k, 64));
             sim.runUntilIdle();
             counts[run] = got.size() * 1_000_000L + got.stream().mapToInt(Packet::psn).sum();
-            long dropped = sim.counters().counter("Fabric.dropped").get(), corrupted = sim.counters().counter("Fabric.corrupted").get();
-            long dup = sim.counters().counter("Fabric.duplicated").get();
+            long dropped = sim.counters().get("Fabric.dropped"), corrupted = sim.counters().get("Fabric.corrupted");
+            long dup = sim.counters().get("Fabric.duplicated");
             assertEquals(1000 - dropped - corrupted + dup, got.size());
             assertTrue(dropped > 50 && dup > 50 && corrupted > 20, dropped + " " + dup + " " + corrupted);
         }

@@ -173,7 +173,7 @@ class ErrorsTest {
             }
         }
         assertArrayEquals(data, p.b.buf.read(0, data.length));
-        assertTrue(p.world.sim.counters().counter("Fabric.dropped").get() > 0);
-        assertTrue(p.world.sim.counters().counter("Firmware.retransmits").get() > 0);
+        assertTrue(p.world.sim.counters().get("Fabric.dropped") > 0);
+        assertTrue(p.world.sim.counters().get("Firmware.retransmits") > 0);
     }
 }

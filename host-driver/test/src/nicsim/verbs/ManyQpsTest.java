@@ -46,8 +46,8 @@ class ManyQpsTest {
         }
         for (WorkCompletion wc : got) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         assertArrayEquals(data, bb.read(0, data.length));
-        long misses = w.sim.counters().counter("Firmware.sq_context_misses").get();
+        long misses = w.sim.counters().get("Firmware.sq_context_misses");
         assertTrue(misses >= n - 64, "context misses: " + misses);
-        assertTrue(w.sim.counters().counter("Firmware.sq_context_evictions").get() > 0);
+        assertTrue(w.sim.counters().get("Firmware.sq_context_evictions") > 0);
     }
 }

@@ -65,7 +65,7 @@ class RefusedWqeTest {
         // two WQEBBs with a DS that says so: the fetch restarts right after them
         List<WorkCompletion> wcs = postBehind(p, raw(ILLEGAL_OPCODE, 8, 2, (byte) 0));
         assertFlushedBehind(p, wcs);
-        assertEquals(0, p.world.sim.counters().counter("Firmware.wqebbs_skipped").get());
+        assertEquals(0, p.world.sim.counters().get("Firmware.wqebbs_skipped"));
     }
 
     @Test
@@ -74,7 +74,7 @@ class RefusedWqeTest {
         // DS 0 gives no WQE boundary: its second WQEBB (0xa5 bytes, no control segment) is skipped, reported, not completed
         List<WorkCompletion> wcs = postBehind(p, raw(ILLEGAL_OPCODE, 0, 2, (byte) 0xa5));
         assertFlushedBehind(p, wcs);
-        assertEquals(1, p.world.sim.counters().counter("Firmware.wqebbs_skipped").get());
+        assertEquals(1, p.world.sim.counters().get("Firmware.wqebbs_skipped"));
         assertTrue(p.world.host(0).adapter.errors().stream().anyMatch(e -> e.toString().contains("skipped")),
                 p.world.host(0).adapter.errors().toString());
     }

@@ -30,7 +30,7 @@ class TranslationFillTest {
         return p.world.now() - t0;
     }
 
-    static long count(Pair p, String name) { return p.world.sim.counters().counter(name).get(); }
+    static long count(Pair p, String name) { return p.world.sim.counters().get(name); }
 
     @Test
     void lanai72MissesAreFilledByTheHostsInterruptHandler() {

@@ -36,7 +36,7 @@ class UdUcTest {
         p.world.runFor(50_000_000);
         assertTrue(p.b.cq.poll(1).isEmpty());
         assertEquals(QpState.RTS, p.b.qp.query().qpState());
-        assertTrue(p.world.sim.counters().counter("Firmware.qkey_mismatch").get() > 0);
+        assertTrue(p.world.sim.counters().get("Firmware.qkey_mismatch") > 0);
     }
 
     @Test

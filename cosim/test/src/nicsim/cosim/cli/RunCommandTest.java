@@ -85,4 +85,18 @@ class RunCommandTest {
         assertTrue(out.contains("Fabric.dropped"), out);
         assertTrue(out.contains("Firmware.retransmits"), out);
     }
+
+    /** Each node's counters beside the total: the writer reads the payload from its host, the target writes it to its own. */
+    @Test
+    void countersAreShownPerNode() {
+        int[] rc = {-1};
+        String out = capture(() -> rc[0] = Main.run("run", "write_bw", "--iters", "20", "--size", "8192"));
+        assertEquals(0, rc[0], out);
+        assertTrue(out.contains("all nodes       node0       node1"), out);
+        long bytes = 20 * 8192;
+        String n = String.format("%,d", bytes);
+        assertTrue(out.lines().anyMatch(l -> l.matches("\\s+Firmware\\.dma_read_bytes\\s+" + n + "\\s+" + n + "\\s+0")), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("\\s+Firmware\\.dma_write_bytes\\s+" + n + "\\s+0\\s+" + n)), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("\\s+Fabric\\.packets\\s+[0-9,]+")), "the fabric's counters have no node: " + out);
+    }
 }
