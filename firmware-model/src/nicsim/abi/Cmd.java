@@ -61,7 +61,8 @@ public final class Cmd {
     public static final int QUERY_HCA_CAP = 0x100, INIT_HCA = 0x102, CREATE_MKEY = 0x200, QUERY_MKEY = 0x201, DESTROY_MKEY = 0x202,
             ALLOC_MW = 0x203, DEALLOC_MW = 0x204,
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
-            CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803;
+            CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
+            ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, DESTROY_XRC_SRQ = 0x706;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -70,7 +71,8 @@ public final class Cmd {
             case DESTROY_CQ -> "DESTROY_CQ"; case CREATE_QP -> "CREATE_QP"; case DESTROY_QP -> "DESTROY_QP";
             case QUERY_QP -> "QUERY_QP"; case MODIFY_QP -> "MODIFY_QP"; case ALLOC_PD -> "ALLOC_PD"; case DEALLOC_PD -> "DEALLOC_PD";
             case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR"; case CREATE_SRQ -> "CREATE_SRQ";
-            case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ";
+            case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ"; case ALLOC_XRCD -> "ALLOC_XRCD"; case DEALLOC_XRCD -> "DEALLOC_XRCD";
+            case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ"; case DESTROY_XRC_SRQ -> "DESTROY_XRC_SRQ";
             default -> String.format("0x%x", op);
         };
     }
@@ -131,7 +133,11 @@ public final class Cmd {
         PD_IN_USE(Status.RESOURCE_BUSY, "protection domain still used"),
         UAR_IN_USE(Status.RESOURCE_BUSY, "UAR page still used by a queue"),
         MR_HAS_WINDOWS(Status.RESOURCE_BUSY, "memory region still has memory windows bound to it"),
-        BAD_MW_TYPE(Status.BAD_PARAM, "memory window type must be 1 or 2");
+        BAD_MW_TYPE(Status.BAD_PARAM, "memory window type must be 1 or 2"),
+        UNKNOWN_XRCD(Status.BAD_RESOURCE, "no such XRC domain"),
+        OUT_OF_XRCDS(Status.EXCEED_LIM, "XRC domain table full"),
+        XRCD_IN_USE(Status.RESOURCE_BUSY, "XRC domain still used by an XRC SRQ or XRC target QP"),
+        NOT_XRC_SRQ(Status.BAD_PARAM, "not an XRC SRQ (or an XRC SRQ destroyed as a basic one)");
 
         public final Status status;
         public final String text;
@@ -204,7 +210,10 @@ public final class Cmd {
      * replaces the receive ring.
      */
     public record CreateQp(long type, long pd, long sendCq, long recvCq, long uar, long sqAddr, long sqLogSize, long rqAddr,
-                           long rqLogSize, long rqStrideLog, long dbrec, long sqSigAll, long srq) {}
+                           long rqLogSize, long rqStrideLog, long dbrec, long sqSigAll, long srq) {
+        /** An XRC target (XRC_RECV) has no PD, no CQs and no queues: {@code pd} names its XRC domain instead (a union, as mlx5's QPC has). */
+        public long xrcd() { return pd; }
+    }
     public static final Layout<CreateQp> CREATE_QP_IN = Layout.<CreateQp>builder("CreateQp")
             .field("type", 8, CreateQp::type).field("pd", 24, CreateQp::pd).field("sendCq", 24, CreateQp::sendCq)
             .field("recvCq", 24, CreateQp::recvCq).field("uar", 24, CreateQp::uar).field("sqAddr", 64, CreateQp::sqAddr)
@@ -219,6 +228,14 @@ public final class Cmd {
             .field("pd", 24, CreateSrq::pd).field("ring", 64, CreateSrq::ring).field("logSize", 5, CreateSrq::logSize)
             .field("strideLog", 4, CreateSrq::strideLog).field("dbrec", 64, CreateSrq::dbrec).field("limit", 16, CreateSrq::limit)
             .build(v -> new CreateSrq(v[0], v[1], v[2], v[3], v[4], v[5]));
+
+    /** CREATE_XRC_SRQ: as CREATE_SRQ, for an SRQ of XRC domain {@code xrcd} whose receives complete to CQ {@code cq}. */
+    public record CreateXrcSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit, long xrcd, long cq) {}
+    public static final Layout<CreateXrcSrq> CREATE_XRC_SRQ_IN = Layout.<CreateXrcSrq>builder("CreateXrcSrq")
+            .field("pd", 24, CreateXrcSrq::pd).field("ring", 64, CreateXrcSrq::ring).field("logSize", 5, CreateXrcSrq::logSize)
+            .field("strideLog", 4, CreateXrcSrq::strideLog).field("dbrec", 64, CreateXrcSrq::dbrec).field("limit", 16, CreateXrcSrq::limit)
+            .field("xrcd", 24, CreateXrcSrq::xrcd).field("cq", 24, CreateXrcSrq::cq)
+            .build(v -> new CreateXrcSrq(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]));
 
     /** ARM_SRQ: sets the limit (0 disarms). */
     public record ArmSrq(long srqn, long limit) {}

@@ -64,7 +64,17 @@ public final class Cqe64 {
      */
     public static long[] responder(long qpn, int wqeCounter, int cqeOpcode, long byteCount, int imm, long srcQp, int slid,
                                    boolean solicited) {
+        return responder(qpn, wqeCounter, cqeOpcode, byteCount, imm, srcQp, slid, solicited, 0);
+    }
+
+    /**
+     * As above, for a receive WQE of XRC SRQ {@code srqn} (srqn_uidx, bytes 32..35): the library finds
+     * the WQE's SRQ by it, since the QP, an XRC target, may belong to another process.
+     */
+    public static long[] responder(long qpn, int wqeCounter, int cqeOpcode, long byteCount, int imm, long srcQp, int slid,
+                                   boolean solicited, long srqn) {
         byte[] b = new byte[BYTES];
+        BigEndian.put32(b, 32, srqn & 0xFFFFFF);
         b[22] = (byte) (slid >> 8);
         b[23] = (byte) slid;
         BigEndian.put32(b, 24, srcQp & 0xFFFFFF);
@@ -119,12 +129,12 @@ public final class Cqe64 {
                 (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44), b[55] & 0xff, b[54] & 0xff);
     }
 
-    /** The fields of a responder CQE beyond {@link View}: immediate, source QP and LID, solicited. */
-    public record RecvView(int imm, long srcQp, int slid, boolean solicited) {}
+    /** The fields of a responder CQE beyond {@link View}: immediate, source QP and LID, solicited, the XRC SRQ (0: none). */
+    public record RecvView(int imm, long srcQp, int slid, boolean solicited, long srqn) {}
 
     public static RecvView parseRecv(byte[] b) {
         return new RecvView((int) BigEndian.get32(b, 36), BigEndian.get32(b, 24) & 0xFFFFFF, (b[22] & 0xff) << 8 | (b[23] & 0xff),
-                (b[63] & SOLICITED_BIT) != 0);
+                (b[63] & SOLICITED_BIT) != 0, BigEndian.get32(b, 32) & 0xFFFFFF);
     }
 
     /** The details of an error CQE (see {@link #error}): address, key, PSN. */

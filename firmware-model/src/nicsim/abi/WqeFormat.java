@@ -4,10 +4,12 @@ import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import nicsim.verbs.QpType;
 
 /**
  * The send WQE's segments (docs/sources.md#mlx5-send-wqe), one definition for the driver, which encodes, and the
- * firmware, which decodes: ctrl (16 B); for UD an address vector (48 B); for RDMA a remote-address
+ * firmware, which decodes: ctrl (16 B); for UD an address vector (48 B); for XRC the XRC segment
+ * (16 B: the destination XRC SRQ number in bytes 0..3, mlx5_wqe_xrc_seg); for RDMA a remote-address
  * segment (16 B); for atomics an atomic segment (16 B); then data segments (16 B each: byte count,
  * lkey, address) or one inline segment (4-byte length | 0x80000000, then the bytes, padded to 16).
  * Multi-byte fields are big-endian. A WQE that does not parse is {@link Malformed}, with a syndrome
@@ -28,11 +30,17 @@ public final class WqeFormat {
 
     /**
      * A send WQE as the firmware sees it. {@code sges} is empty for inline data ({@code inline}
-     * non-null); {@code av} only for UD; remote address and rkey for RDMA and atomics; swap/add
-     * and compare for atomics.
+     * non-null); {@code av} only for UD; {@code xrcSrqn} only for XRC; remote address and rkey for
+     * RDMA and atomics; swap/add and compare for atomics.
      */
     public record SendWqe(int opcode, int index, long qpn, int fmCeSe, int imm, Av av, long remoteAddr, int rkey,
-                          long swapAdd, long compare, List<Sge> sges, byte[] inline) {
+                          long swapAdd, long compare, List<Sge> sges, byte[] inline, int xrcSrqn) {
+        /** A WQE of a QP that is not XRC. */
+        public SendWqe(int opcode, int index, long qpn, int fmCeSe, int imm, Av av, long remoteAddr, int rkey,
+                       long swapAdd, long compare, List<Sge> sges, byte[] inline) {
+            this(opcode, index, qpn, fmCeSe, imm, av, remoteAddr, rkey, swapAdd, compare, sges, inline, 0);
+        }
+
         public boolean signaled() { return (fmCeSe & CQ_UPDATE) != 0; }
         public boolean solicited() { return (fmCeSe & SOLICITED) != 0; }
         public boolean fenced() { return (fmCeSe & FENCE) != 0; }
@@ -40,7 +48,7 @@ public final class WqeFormat {
         @Override public boolean equals(Object o) {
             return o instanceof SendWqe w && opcode == w.opcode && index == w.index && qpn == w.qpn && fmCeSe == w.fmCeSe && imm == w.imm
                     && java.util.Objects.equals(av, w.av) && remoteAddr == w.remoteAddr && rkey == w.rkey && swapAdd == w.swapAdd
-                    && compare == w.compare && sges.equals(w.sges) && Arrays.equals(inline, w.inline);
+                    && compare == w.compare && sges.equals(w.sges) && Arrays.equals(inline, w.inline) && xrcSrqn == w.xrcSrqn;
         }
 
         @Override public int hashCode() { return java.util.Objects.hash(opcode, index, qpn, sges) * 31 + Arrays.hashCode(inline); }
@@ -67,8 +75,17 @@ public final class WqeFormat {
     static boolean hasAtomicSeg(int op) { return isAtomic(op) || op == WqeLayout.OP_UMR; }
 
     /** The bytes of a WQE, padded to whole WQEBBs; DS is computed. {@code ud} says whether the QP is UD. */
-    public static byte[] encode(SendWqe w, boolean ud) {
+    public static byte[] encode(SendWqe w, boolean ud) { return encode(w, ud ? QpType.UD : QpType.RC); }
+
+    /** The bytes of a WQE of a {@code type} QP (its segments depend on it), padded to whole WQEBBs; DS is computed. */
+    public static byte[] encode(SendWqe w, QpType type) {
+        boolean ud = type == QpType.UD;
         ByteArrayOutputStream segs = new ByteArrayOutputStream();
+        if (type == QpType.XRC_SEND) {
+            byte[] x = new byte[16];
+            BigEndian.put32(x, 0, w.xrcSrqn() & 0xFFFFFF);
+            segs.writeBytes(x);
+        }
         if (ud) {
             byte[] av = new byte[48];
             BigEndian.put32(av, 0, w.av().qkey());
@@ -116,7 +133,11 @@ public final class WqeFormat {
     }
 
     /** Parses a WQE as fetched (whole WQEBBs); {@code ud} says whether the QP is UD. */
-    public static SendWqe decode(byte[] b, boolean ud) {
+    public static SendWqe decode(byte[] b, boolean ud) { return decode(b, ud ? QpType.UD : QpType.RC); }
+
+    /** Parses a WQE of a {@code type} QP as fetched (whole WQEBBs). */
+    public static SendWqe decode(byte[] b, QpType type) {
+        boolean ud = type == QpType.UD;
         if (b.length < 16 || b.length % WqeLayout.WQEBB != 0)
             throw new Malformed("WQE of " + b.length + " bytes is not whole 64-byte WQEBBs");
         int opcode = b[3] & 0xff, index = (b[1] & 0xff) << 8 | (b[2] & 0xff), ds = b[7] & 0x3f;
@@ -125,7 +146,12 @@ public final class WqeFormat {
         int end = ds * 16, at = 16;
         Av av = null;
         long raddr = 0, swap = 0, cmp = 0;
-        int rkey = 0;
+        int rkey = 0, xrcSrqn = 0;
+        if (type == QpType.XRC_SEND && opcode != WqeLayout.OP_NOP) {
+            need(at, 16, end, "XRC segment");
+            xrcSrqn = (int) (BigEndian.get32(b, at) & 0xFFFFFF);
+            at += 16;
+        }
         if (ud && opcode != WqeLayout.OP_NOP) {
             need(at, 48, end, "address vector");
             av = new Av(BigEndian.get32(b, at + 8) & 0xFFFFFF, (int) BigEndian.get32(b, at), (b[at + 14] & 0xff) << 8 | (b[at + 15] & 0xff));
@@ -161,7 +187,8 @@ public final class WqeFormat {
         }
         if (isAtomic(opcode) && (sges.size() != 1 || sges.get(0).length() != 8))
             throw new Malformed("atomic WQE needs one 8-byte data segment, has " + sges);
-        return new SendWqe(opcode, index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12), av, raddr, rkey, swap, cmp, List.copyOf(sges), inline);
+        return new SendWqe(opcode, index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12), av, raddr, rkey, swap, cmp, List.copyOf(sges),
+                inline, xrcSrqn);
     }
 
     private static void need(int at, int size, int end, String what) {

@@ -6,26 +6,33 @@ import nicsim.sim.Arrival;
  * One InfiniBand-style packet as the transport builds it: the local route (LIDs), the base
  * transport header (opcode, destination QP, PSN, ack-request and solicited bits), and the extended
  * headers each opcode carries (RETH: va, rkey, dma length; AtomicETH: swap/add and compare; AETH:
- * syndrome and MSN; AtomicAckETH: the original value; ImmDt; DETH: qkey and source QP), then the
+ * syndrome and MSN; AtomicAckETH: the original value; ImmDt; DETH: qkey and source QP; XRCETH:
+ * the XRC SRQ an XRC request is for), then the
  * payload. {@link #wireBytes()} counts every header and CRC the way a link serializes them.
  * {@code transport} is the service the BTH opcode's top bits name ({@link #RC}, {@link #UC},
- * {@link #UD}); a responder drops a packet whose service is not its QP's. {@code arrival} is set
+ * {@link #UD}, {@link #XRC}); a responder drops a packet whose service is not its QP's. {@code arrival} is set
  * by the fabric on delivery: when the payload's bytes come in (null before, or when all are in).
  */
 public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited,
                      long va, int rkey, long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig,
-                     int imm, int qkey, byte[] payload, int transport, Arrival arrival) {
+                     int imm, int qkey, byte[] payload, int transport, Arrival arrival, int xrcSrqn) {
 
     /** A packet as the transport builds it: not yet delivered, so no {@link #arrival()}. */
     public Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited, long va, int rkey,
                   long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig, int imm, int qkey, byte[] payload,
                   int transport) {
         this(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn, atomicOrig, imm,
-                qkey, payload, transport, null);
+                qkey, payload, transport, null, 0);
     }
 
-    /** The BTH opcode's transport bits (IBA 9.2: RC 000, UC 001, UD 011). */
-    public static final int RC = 0, UC = 1, UD = 3;
+    /** This request with an XRCETH naming the destination's XRC SRQ {@code srqn} (an XRC request carries one, IBA 9.3.7). */
+    public Packet withXrcSrqn(int srqn) {
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
+                atomicOrig, imm, qkey, payload, transport, arrival, srqn);
+    }
+
+    /** The BTH opcode's transport bits (IBA 9.2: RC 000, UC 001, UD 011, XRC 101). */
+    public static final int RC = 0, UC = 1, UD = 3, XRC = 5;
 
     /** BTH opcodes (the low 5 bits of IBA's; the transport is the QP's). */
     public enum Op {
@@ -60,7 +67,7 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
             AETH_NAK_ACCESS = 0x62, AETH_NAK_OP = 0x63, AETH_NAK_INVALID_RD = 0x64;
 
     public static final int LRH = 8, BTH = 12, RETH = 16, ATOMIC_ETH = 28, AETH_BYTES = 4, ATOMIC_ACK_ETH = 8, IMM = 4, DETH = 8,
-            ICRC = 4, VCRC = 2;
+            ICRC = 4, VCRC = 2, XRCETH = 4;
 
     /** Bytes on the link: headers for this opcode, payload padded to 4, ICRC and VCRC. */
     public int wireBytes() {
@@ -71,23 +78,24 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
         if (op == Op.ATOMIC_ACK) h += ATOMIC_ACK_ETH;
         if (op.hasImm() || op == Op.SEND_LAST_INV || op == Op.SEND_ONLY_INV) h += IMM; // ImmDt or IETH
         if (qkey != 0) h += DETH;
+        if (transport == XRC && op.isRequest()) h += XRCETH;
         return h + (payload.length + 3) / 4 * 4;
     }
 
     public Packet withPayload(byte[] p) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, p, transport, arrival);
+                atomicOrig, imm, qkey, p, transport, arrival, xrcSrqn);
     }
 
     public Packet withSolicited(boolean s) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, s, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival);
+                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn);
     }
 
     /** This packet as delivered: its payload comes in as {@code a} says. */
     public Packet arriving(Arrival a) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, a);
+                atomicOrig, imm, qkey, payload, transport, a, xrcSrqn);
     }
 
     /** Bytes on the link after the payload: ICRC and VCRC. */

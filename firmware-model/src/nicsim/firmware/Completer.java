@@ -48,7 +48,7 @@ final class Completer {
         while (!q.outstanding.isEmpty() && q.outstanding.peek().done) {
             SendOp op = q.outstanding.poll();
             if (op.readOrAtomic()) q.readsOutstanding--;
-            if (q.type == QpType.RC) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
+            if (q.service.reliable) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
             if (op.w.signaled() || q.sqSigAll)
                 q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
         }
@@ -146,7 +146,7 @@ final class Completer {
     }
 
     void onAck(Packet p) {
-        if (q.type != QpType.RC || q.state == QpState.ERR || q.state == QpState.RESET) return;
+        if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
         int syn = p.aeth();
         int kind = syn & 0xE0;
         if (p.op() == Op.ACK && kind == Packet.AETH_RNR) {
@@ -224,7 +224,7 @@ final class Completer {
     }
 
     void onReadResponse(Packet p) {
-        if (q.type != QpType.RC || q.state == QpState.ERR || q.state == QpState.RESET) return;
+        if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
         SendOp op = opAt(p.psn());
         if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done || p.psn() != op.respPsn) {
             q.fw.counters.counter("Firmware.read_responses_ignored").inc();

@@ -51,6 +51,7 @@ final class Qp {
     final Firmware fw;
     final long qpn;
     final QpType type;
+    final Service service;
     final long pd;
     final long uar;
     final Cq scq, rcq;
@@ -131,6 +132,7 @@ final class Qp {
         this.fw = fw;
         this.qpn = qpn;
         this.type = type;
+        this.service = Service.of(type);
         this.pd = c.pd();
         this.uar = c.uar();
         this.scq = scq;
@@ -310,7 +312,7 @@ final class Qp {
     // ------------------------------------------------------------------ responder
 
     /** This QP's service as the BTH opcode names it. */
-    int transport() { return type == QpType.RC ? Packet.RC : type == QpType.UC ? Packet.UC : Packet.UD; }
+    int transport() { return service.transport; }
 
     int readsInProgress;
 

@@ -50,7 +50,7 @@ final class Requester {
         int opcode = bytes[3] & 0xff;
         SendWqe w;
         try {
-            w = WqeFormat.decode(bytes, q.type == QpType.UD);
+            w = WqeFormat.decode(bytes, q.type);
         } catch (WqeFormat.Malformed m) {
             q.fw.adapter.report("malformed WQE " + index + " of QP 0x" + Long.toHexString(q.qpn) + ": " + m.getMessage());
             localError(index, opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.SEGMENTS, 0, 0);
@@ -128,13 +128,13 @@ final class Requester {
         op.firstPsn = q.nextPsn;
         op.respPsn = q.nextPsn;
         op.lastPsn = (q.nextPsn + npkts - 1) & 0xFFFFFF;
-        if (q.type != QpType.UD) q.nextPsn = (q.nextPsn + npkts) & 0xFFFFFF;
+        if (q.service.connected) q.nextPsn = (q.nextPsn + npkts) & 0xFFFFFF;
         long gen = q.generation;
         q.fw.exec(q.fw.wqeCycles, () -> {
             if (gen != q.generation) return;
             if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
             if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
-            if (q.type != QpType.UD) { stream(op, gen); return; }
+            if (q.service.connected) { stream(op, gen); return; }
             q.placement.gather(op.w.sges(), op.index, (data, fail) -> {
                 if (gen != q.generation || q.state == QpState.ERR || q.state == QpState.SQE) return;
                 if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
@@ -147,7 +147,7 @@ final class Requester {
 
     void build(SendOp op) {
         int o = op.opcode;
-        if (q.type == QpType.UD) {
+        if (!q.service.connected) {
             if (op.payload.length > q.mtu) {
                 // C10-93.1.1: a UD message longer than the path MTU completes without being sent
                 q.fw.counters.counter("Firmware.ud_too_long").inc();
@@ -184,7 +184,7 @@ final class Requester {
         else if (i < n - 1) po = write ? Op.WRITE_MIDDLE : Op.SEND_MIDDLE;
         else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
         byte[] chunk = java.util.Arrays.copyOfRange(op.payload, i * q.mtu, Math.min(op.payload.length, (i + 1) * q.mtu));
-        boolean ackReq = q.type == QpType.RC && (i == n - 1 || (i + 1) % q.fw.ackCoalesce == 0);
+        boolean ackReq = q.service.reliable && (i == n - 1 || (i + 1) % q.fw.ackCoalesce == 0);
         return request(po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
                 i == 0 ? op.payload.length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0, chunk)
                 .withSolicited(i == n - 1 && op.w.solicited());
@@ -276,13 +276,13 @@ final class Requester {
 
     /** Puts a packet of {@code op} on the wire, its bytes fed in {@code feed} ps. */
     void put(Packet p, long feed, SendOp op, boolean lastOne) {
-        if (q.state == QpState.ERR || (q.state == QpState.SQE && q.type != QpType.RC)) return;
+        if (q.state == QpState.ERR || (q.state == QpState.SQE && !q.service.reliable)) return;
         q.fw.send(p, feed);
         if (!op.onWire) {
             op.onWire = true;
             q.fw.adapter.traceMessageOut(q.qpn, op.index, q.fw.lid(), p.psn(), p.op() + " psn " + p.psn());
         }
-        if (q.type == QpType.RC) q.completer.armTimer();
+        if (q.service.reliable) q.completer.armTimer();
         else if (lastOne) {
             op.done = true;
             q.completer.retire();

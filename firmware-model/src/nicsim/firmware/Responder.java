@@ -53,7 +53,7 @@ final class Responder {
         // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than the
         // QP's destination, is dropped without touching the QP
         if (p.transport() != q.transport()) { q.fw.counters.counter("Firmware.packets_dropped_type").inc(); return; }
-        if (q.type != QpType.UD && p.slid() != q.dlid) { q.fw.counters.counter("Firmware.packets_dropped_path").inc(); return; }
+        if (q.service.connected && p.slid() != q.dlid) { q.fw.counters.counter("Firmware.packets_dropped_path").inc(); return; }
         if (p.op().starts()) q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
         q.rx.add(p);
         processRx();
@@ -76,11 +76,11 @@ final class Responder {
 
     void handle(Packet p, Runnable next) {
         if (q.state == QpState.ERR || q.state == QpState.RESET || q.state == QpState.INIT) { next.run(); return; }
-        if (q.type == QpType.UD) { handleUd(p, next); return; }
+        if (!q.service.connected) { handleUd(p, next); return; }
         int d = Psn.diff(p.psn(), q.epsn);
         if (d > 0) {
             q.fw.counters.counter("Firmware.psn_gaps").inc();
-            if (q.type == QpType.RC) {
+            if (q.service.reliable) {
                 if (!q.nakSent) { q.nakSent = true; ack(Op.ACK, q.epsn, Packet.AETH_NAK_PSN, 0); }
                 next.run();
                 return;
@@ -91,7 +91,7 @@ final class Responder {
             q.epsn = p.psn();
         } else if (d < 0) {
             q.fw.counters.counter("Firmware.duplicates").inc();
-            if (q.type == QpType.RC) duplicate(p, next); else next.run();
+            if (q.service.reliable) duplicate(p, next); else next.run();
             return;
         }
         q.nakSent = false;
@@ -101,7 +101,7 @@ final class Responder {
         }
         // opcode sequence
         if ((q.cur != null) == p.op().starts() || (q.cur != null && q.cur.send != p.op().isSend())) {
-            if (q.type == QpType.UC) { q.cur = null; if (!p.op().starts()) { next.run(); return; } }
+            if (!q.service.reliable) { q.cur = null; if (!p.op().starts()) { next.run(); return; } }
             else { responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE); next.run(); return; }
         }
         Op o = p.op();
@@ -148,14 +148,14 @@ final class Responder {
         Consumer<RecvRing.Wqe> go = w -> {
             if (gen != q.generation) return;
             if (w == null) {
-                if (q.type == QpType.RC) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.counters.counter("Firmware.rnr_sent").inc(); }
+                if (q.service.reliable) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.counters.counter("Firmware.rnr_sent").inc(); }
                 else q.fw.counters.counter("Firmware.uc_no_receive").inc();
                 next.run();
                 return;
             }
             if (q.cur == null) { q.cur = new InMsg(true); q.cur.wqe = w; }
             InMsg m = q.cur;
-            if (q.type != QpType.UD && m.offset + p.payload().length > q.fw.maxMsg) { // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
+            if (q.service.connected && m.offset + p.payload().length > q.fw.maxMsg) { // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
                 responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG);
                 next.run();
                 return;
@@ -232,7 +232,7 @@ final class Responder {
                     if (w == null) {
                         m.offset = off; // the packet is taken again after the RNR wait
                         if (p.op().starts()) q.cur = null;
-                        if (q.type == QpType.RC) ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
+                        if (q.service.reliable) ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
                         next.run();
                         return;
                     }
@@ -287,7 +287,7 @@ final class Responder {
                 Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST : Op.READ_RESP_MIDDLE;
                 byte[] chunk = java.util.Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
                 Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false, 0, 0, 0, 0, 0,
-                        Packet.AETH_ACK, q.msn, 0, 0, 0, chunk, Packet.RC);
+                        Packet.AETH_ACK, q.msn, 0, 0, 0, chunk, q.transport());
                 boolean lastOne = i == npkts - 1;
                 q.fw.exec(q.fw.packetCycles, () -> {
                     if (gen != q.generation) return;
@@ -398,8 +398,8 @@ final class Responder {
      * acknowledged byte is always in memory when the requester completes.
      */
     void ack(Op op, int psn, int aeth, long orig) {
-        if (q.type != QpType.RC) return;
-        Packet a = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, q.msn, orig, 0, 0, new byte[0], Packet.RC);
+        if (!q.service.reliable) return;
+        Packet a = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, q.msn, orig, 0, 0, new byte[0], q.transport());
         if (q.writesInFlight > 0) q.deferredAcks.add(a);
         else sendResponse(a);
     }
@@ -423,7 +423,7 @@ final class Responder {
      */
     void responderError(Packet p, int nak, EventType event, RecvRing.Wqe w, int syndrome, int vendor) {
         q.fw.counters.counter("Firmware.responder_errors").inc();
-        if (q.type == QpType.RC) ack(Op.ACK, p.psn(), nak, 0);
+        if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
         if (w != null) q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn()), false);
         else if (event != null) q.fw.event(event, q.qpn);
         q.cur = null;

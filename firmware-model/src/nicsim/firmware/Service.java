@@ -1,0 +1,34 @@
+package nicsim.firmware;
+
+import nicsim.fabric.Packet;
+import nicsim.verbs.QpType;
+
+/**
+ * What a QP's transport service changes in the roles (IBA 9.8): whether it is reliable (ACKs,
+ * NAKs, retransmission, RNR waits), whether it is connected (one peer, set at RTR), and the
+ * transport bits its packets carry. XRC is reliable connected like RC, between an initiator QP
+ * (XRC_SEND: a send queue only) and a target QP (XRC_RECV: no queues; each request names the XRC
+ * SRQ it is for).
+ */
+enum Service {
+    RC(Packet.RC, true, true), UC(Packet.UC, false, true), UD(Packet.UD, false, false), XRC(Packet.XRC, true, true);
+
+    /** The BTH opcode's transport bits. */
+    final int transport;
+    final boolean reliable, connected;
+
+    Service(int transport, boolean reliable, boolean connected) {
+        this.transport = transport;
+        this.reliable = reliable;
+        this.connected = connected;
+    }
+
+    static Service of(QpType type) {
+        return switch (type) {
+            case RC -> RC;
+            case UC -> UC;
+            case UD -> UD;
+            case XRC_SEND, XRC_RECV -> XRC;
+        };
+    }
+}
