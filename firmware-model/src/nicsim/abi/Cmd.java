@@ -62,7 +62,7 @@ public final class Cmd {
             ALLOC_MW = 0x203, DEALLOC_MW = 0x204,
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
-            ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, DESTROY_XRC_SRQ = 0x706;
+            ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -72,7 +72,7 @@ public final class Cmd {
             case QUERY_QP -> "QUERY_QP"; case MODIFY_QP -> "MODIFY_QP"; case ALLOC_PD -> "ALLOC_PD"; case DEALLOC_PD -> "DEALLOC_PD";
             case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR"; case CREATE_SRQ -> "CREATE_SRQ";
             case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ"; case ALLOC_XRCD -> "ALLOC_XRCD"; case DEALLOC_XRCD -> "DEALLOC_XRCD";
-            case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ"; case DESTROY_XRC_SRQ -> "DESTROY_XRC_SRQ";
+            case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ";
             default -> String.format("0x%x", op);
         };
     }
@@ -137,7 +137,7 @@ public final class Cmd {
         UNKNOWN_XRCD(Status.BAD_RESOURCE, "no such XRC domain"),
         OUT_OF_XRCDS(Status.EXCEED_LIM, "XRC domain table full"),
         XRCD_IN_USE(Status.RESOURCE_BUSY, "XRC domain still used by an XRC SRQ or XRC target QP"),
-        NOT_XRC_SRQ(Status.BAD_PARAM, "not an XRC SRQ (or an XRC SRQ destroyed as a basic one)");
+        XRC_SRQ_MISUSE(Status.BAD_PARAM, "an XRC SRQ serves XRC target QPs only, through the XRCETH of their requests");
 
         public final Status status;
         public final String text;

@@ -93,7 +93,14 @@ public final class Cqe64 {
      */
     public static long[] error(boolean requester, long qpn, int wqeCounter, int wqeOpcode, int syndrome, int vendorSyndrome,
                                long addr, int key, int psn) {
+        return error(requester, qpn, wqeCounter, wqeOpcode, syndrome, vendorSyndrome, addr, key, psn, 0);
+    }
+
+    /** As above, for a receive WQE of XRC SRQ {@code srqn} (mlx5_err_cqe's srqn, bytes 32..35). */
+    public static long[] error(boolean requester, long qpn, int wqeCounter, int wqeOpcode, int syndrome, int vendorSyndrome,
+                               long addr, int key, int psn, long srqn) {
         byte[] b = new byte[BYTES];
+        BigEndian.put32(b, 32, srqn & 0xFFFFFF);
         BigEndian.put64(b, 0, addr);
         BigEndian.put32(b, 8, key);
         BigEndian.put32(b, 12, psn);
@@ -137,11 +144,11 @@ public final class Cqe64 {
                 (b[63] & SOLICITED_BIT) != 0, BigEndian.get32(b, 32) & 0xFFFFFF);
     }
 
-    /** The details of an error CQE (see {@link #error}): address, key, PSN. */
-    public record ErrorView(long addr, int key, int psn) {}
+    /** The details of an error CQE (see {@link #error}): address, key, PSN, the XRC SRQ (0: none). */
+    public record ErrorView(long addr, int key, int psn, long srqn) {}
 
     public static ErrorView parseError(byte[] b) {
-        return new ErrorView(BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8), (int) BigEndian.get32(b, 12));
+        return new ErrorView(BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8), (int) BigEndian.get32(b, 12), BigEndian.get32(b, 32) & 0xFFFFFF);
     }
 
 

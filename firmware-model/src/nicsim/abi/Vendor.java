@@ -20,7 +20,8 @@ public final class Vendor {
             RETRY_EXCEEDED = 0x48, RNR_RETRY_EXCEEDED = 0x49, DMA_FAILED = 0x4a, BAD_RECV_WQE = 0x4b, OPCODE_SEQUENCE = 0x4c,
             MESSAGE_TOO_LONG = 0x4d, QP_NOT_READY = 0x4e, TOO_MANY_READS = 0x4f, CQ_OVERFLOW = 0x50, UD_TOO_LONG = 0x51,
             UNSUPPORTED_OPCODE = 0x52, MW_UNKNOWN = 0x53, MW_NOT_FREE = 0x54, MW_PD = 0x55, MW_BAD_MR = 0x56, MW_MR_NO_BIND = 0x57,
-            MW_RANGE = 0x58, INV_UNKNOWN = 0x59, INV_NOT_WINDOW = 0x5a, INV_TYPE1 = 0x5b, MW_TYPE1_ZERO_BASED = 0x5c;
+            MW_RANGE = 0x58, INV_UNKNOWN = 0x59, INV_NOT_WINDOW = 0x5a, INV_TYPE1 = 0x5b, MW_TYPE1_ZERO_BASED = 0x5c,
+            XRC_SRQ_UNKNOWN = 0x5d, XRC_SRQ_DOMAIN = 0x5e;
 
     private static final String[] XLATE = {"ok", "mkey index has no context", "key byte does not match", "mkey belongs to another PD",
             "type-2 window not bound to this QP", "range outside the region", "access rights missing", "mkey not valid",
@@ -67,6 +68,8 @@ public final class Vendor {
             case INV_NOT_WINDOW -> "invalidate: the key is a memory region registered with reg_mr, which cannot be invalidated";
             case INV_TYPE1 -> "invalidate: a type-1 window cannot be invalidated";
             case MW_TYPE1_ZERO_BASED -> "bind: a type-1 window cannot be zero-based";
+            case XRC_SRQ_UNKNOWN -> "XRC: the request's XRCETH names no XRC SRQ";
+            case XRC_SRQ_DOMAIN -> "XRC: the SRQ the request names is not in the target QP's XRC domain";
             default -> String.format("vendor syndrome 0x%02x", code);
         };
     }

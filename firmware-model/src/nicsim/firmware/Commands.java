@@ -26,6 +26,8 @@ final class Commands {
     private boolean busy, initialized;
     private final int maxQp, maxQpWr = 1 << 15, maxCqe = 1 << 22;
     private final Table<Boolean> uars, pds;
+    /** XRC domains, each with how many XRC SRQs and target QPs use it. */
+    private final Table<int[]> xrcds = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_XRCDS, false);
     // QPNs index the doorbell decoder's queue table by their low bits: one live QP per entry
     private int qpSerial, qpIndexCursor;
     private final Set<Integer> qpIndexUsed = new HashSet<>();
@@ -150,6 +152,9 @@ final class Commands {
             }
             case Cmd.QUERY_QP -> ok(Cmd.QP_ATTRS, qp(in(Cmd.HANDLE, input).handle()).query());
             case Cmd.CREATE_SRQ -> handle(createSrq(in(Cmd.CREATE_SRQ_IN, input)));
+            case Cmd.CREATE_XRC_SRQ -> handle(createXrcSrq(in(Cmd.CREATE_XRC_SRQ_IN, input)));
+            case Cmd.ALLOC_XRCD -> { in(Cmd.EMPTY, input); yield handle(xrcds.add(new int[1])); }
+            case Cmd.DEALLOC_XRCD -> { deallocXrcd(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ARM_SRQ -> {
                 Cmd.ArmSrq a = in(Cmd.ARM_SRQ_IN, input);
                 Srq q = srq(a.srqn());
@@ -235,19 +240,57 @@ final class Commands {
     }
 
     private long createSrq(Cmd.CreateSrq c) {
-        checkPd(c.pd());
-        if (c.logSize() < 1 || c.logSize() > 15 || c.strideLog() < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
-        if (c.limit() > 1L << c.logSize()) throw new CommandRefused(Cmd.Syndrome.BAD_LIMIT, c.limit());
-        if ((c.ring() & 15) != 0 || (c.dbrec() & 3) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.ring());
+        checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), new RecvRing(fw.adapter.port(), c.ring(), 1 << c.logSize(), (int) c.strideLog(),
-                c.dbrec(), fw.recvPrefetch), (int) c.limit()));
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit()));
         return srqn;
     }
 
+    /** An XRC SRQ: in an XRC domain, its receives completing to its own CQ, its WQEs taken by the XRC target QPs the requests name it to. */
+    private long createXrcSrq(Cmd.CreateXrcSrq c) {
+        checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
+        int[] domain = xrcd(c.xrcd());
+        Cq cq = fw.cqs.get(c.cq());
+        if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cq());
+        long srqn = fw.srqs.free();
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit(), c.xrcd(), cq));
+        domain[0]++;
+        cq.users++;
+        return srqn;
+    }
+
+    private void checkSrq(long pd, long logSize, long strideLog, long limit, long ring, long dbrec) {
+        checkPd(pd);
+        if (logSize < 1 || logSize > 15 || strideLog < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, logSize);
+        if (limit > 1L << logSize) throw new CommandRefused(Cmd.Syndrome.BAD_LIMIT, limit);
+        if ((ring & 15) != 0 || (dbrec & 3) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, ring);
+    }
+
+    private RecvRing ring(long ring, long logSize, long strideLog, long dbrec) {
+        return new RecvRing(fw.adapter.port(), ring, 1 << logSize, (int) strideLog, dbrec, fw.recvPrefetch);
+    }
+
     private void destroySrq(long srqn) {
-        if (srq(srqn).users > 0) throw new CommandRefused(Cmd.Syndrome.SRQ_IN_USE, srqn);
+        Srq q = srq(srqn);
+        if (q.users > 0) throw new CommandRefused(Cmd.Syndrome.SRQ_IN_USE, srqn);
         fw.srqs.remove(srqn);
+        if (q.xrc()) {
+            xrcds.get(q.xrcd)[0]--;
+            q.cq.users--;
+        }
+    }
+
+    // ------------------------------------------------------------------ XRC domains
+
+    private int[] xrcd(long xrcd) {
+        int[] d = xrcd <= 0 ? null : xrcds.get(xrcd);
+        if (d == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_XRCD, xrcd);
+        return d;
+    }
+
+    private void deallocXrcd(long xrcd) {
+        if (xrcd(xrcd)[0] > 0) throw new CommandRefused(Cmd.Syndrome.XRCD_IN_USE, xrcd);
+        xrcds.remove(xrcd);
     }
 
     // ------------------------------------------------------------------ QPs
@@ -265,12 +308,14 @@ final class Commands {
         } catch (IllegalArgumentException e) {
             throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, c.type());
         }
-        if (type != QpType.RC && type != QpType.UC && type != QpType.UD) throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, c.type());
-        checkPd(c.pd());
+        boolean target = type == QpType.XRC_RECV, initiator = type == QpType.XRC_SEND;
+        // an XRC target has no PD (its field names the XRC domain), no CQs and no queues; an initiator no receive side
+        int[] domain = target ? xrcd(c.xrcd()) : null;
+        if (!target) checkPd(c.pd());
         checkUar(c.uar());
         Cq scq = fw.cqs.get(c.sendCq()), rcq = fw.cqs.get(c.recvCq());
-        if (scq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.sendCq());
-        if (rcq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.recvCq());
+        if (scq == null && !target) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.sendCq());
+        if (rcq == null && !target && !(initiator && c.recvCq() == 0)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.recvCq());
         if (c.sqLogSize() < 1 || c.sqLogSize() > 15) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
         if (c.rqLogSize() > 15 || c.rqStrideLog() < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
         if ((c.sqAddr() & 63) != 0 || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
@@ -288,14 +333,19 @@ final class Commands {
         Srq srq = null;
         if (c.srq() != 0) {
             srq = srq(c.srq());
+            if (srq.xrc() || target || initiator) throw new CommandRefused(Cmd.Syndrome.XRC_SRQ_MISUSE, c.srq());
             if (srq.pd != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
             srq.users++;
         }
         Qp q = new Qp(fw, qpn, type, c, scq, rcq, srq);
         fw.qps.put(qpn, q);
         qpIndexUsed.add((int) (qpn & (maxQp - 1)));
-        scq.users++;
-        rcq.users++;
+        if (scq != null) scq.users++;
+        if (rcq != null) rcq.users++;
+        if (target) {
+            domain[0]++;
+            return qpn;
+        }
         fw.adapter.addQpQueue(qpn, (int) c.uar());
         fw.sqContexts.created(q);
         return qpn;
@@ -305,10 +355,11 @@ final class Commands {
         Qp q = fw.qps.remove(qpn);
         if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_QP, qpn);
         q.destroy();
-        q.scq.users--;
-        q.rcq.users--;
+        if (q.scq != null) q.scq.users--;
+        if (q.rcq != null) q.rcq.users--;
         if (q.srq != null) q.srq.users--;
         qpIndexUsed.remove((int) (qpn & (maxQp - 1)));
-        fw.sqContexts.destroyed(q);
+        if (q.type == QpType.XRC_RECV) xrcds.get(q.xrcd)[0]--;
+        else fw.sqContexts.destroyed(q);
     }
 }

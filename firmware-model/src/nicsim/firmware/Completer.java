@@ -136,7 +136,7 @@ final class Completer {
             if (op.opcode == WqeLayout.OP_RDMA_READ) {
                 int from = Psn.diff(op.respPsn, op.firstPsn);
                 long off = (long) from * q.mtu;
-                again.add(q.requester.request(Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(), op.length - off, 0, 0, 0, new byte[0]));
+                again.add(q.requester.request(op, Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(), op.length - off, 0, 0, 0, new byte[0]));
             } else {
                 for (Packet p : op.packets) if (Psn.diff(p.psn(), psn) >= 0) again.add(p);
             }

@@ -252,8 +252,11 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         return fabric.send(p, feedPicos);
     }
 
-    /** Writes a completion to {@code cq}, in order. */
-    void complete(Cq cq, long[] cqe, boolean solicited) { cq.post(cqe, solicited); }
+    /** Writes a completion to {@code cq}, in order (none: an XRC SRQ destroyed under a message, the completion is lost and counted). */
+    void complete(Cq cq, long[] cqe, boolean solicited) {
+        if (cq != null) cq.post(cqe, solicited);
+        else cqesLost.inc();
+    }
 
     /** Posts an async event into the event queue. */
     void event(EventType type, long resource) { events.post(type, resource); }

@@ -172,9 +172,14 @@ final class Placement {
      * arrived before it have left the adapter (a completion may follow).
      */
     void scatter(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
+        scatter(sges, q.pd, off, data, arrival, access, placed, issued);
+    }
+
+    /** As above, for SGEs whose lkeys are of {@code pd} (an XRC SRQ's, not the QP's). */
+    void scatter(List<Sge> sges, long pd, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
         long seq = payloadArrived();
         // each waits under its own number before that number is cleared, so what waits for earlier numbers runs first
-        scatterPayload(sges, off, data, arrival, access, fail -> {
+        scatterPayload(sges, pd, off, data, arrival, access, fail -> {
             if (fail == null) { placed.accept(null); return; }
             whenIssued(seq, () -> placed.accept(fail));
             payloadIssued(seq);
@@ -184,7 +189,7 @@ final class Placement {
         });
     }
 
-    void scatterPayload(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
+    void scatterPayload(List<Sge> sges, long pd, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
         if (data.length == 0) { placed.accept(null); issued.run(); return; }
         List<long[]> parts = new ArrayList<>(); // {sge index, offset within sge, length, offset within data}
         long pos = 0;
@@ -206,7 +211,7 @@ final class Placement {
         boolean[] failedOnce = {false};
         for (long[] part : parts) {
             Sge s = sges.get((int) part[0]);
-            q.fw.keys.translate(s.lkey() & 0xFFFFFFFFL, s.addr() + part[1], part[2], access, q.pd, q.qpn, rsp -> {
+            q.fw.keys.translate(s.lkey() & 0xFFFFFFFFL, s.addr() + part[1], part[2], access, pd, q.qpn, rsp -> {
                 if (gen != q.generation || failedOnce[0]) return;
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {

@@ -53,6 +53,8 @@ final class Qp {
     final QpType type;
     final Service service;
     final long pd;
+    /** An XRC target's domain: the XRC SRQs its requests may name (0: not an XRC target). */
+    final long xrcd;
     final long uar;
     final Cq scq, rcq;
     final RecvRing rq;
@@ -133,7 +135,8 @@ final class Qp {
         this.qpn = qpn;
         this.type = type;
         this.service = Service.of(type);
-        this.pd = c.pd();
+        this.pd = type == QpType.XRC_RECV ? 0 : c.pd();
+        this.xrcd = type == QpType.XRC_RECV ? c.xrcd() : 0;
         this.uar = c.uar();
         this.scq = scq;
         this.rcq = rcq;
@@ -267,6 +270,7 @@ final class Qp {
     }
 
     void flushRq() {
+        if (type == QpType.XRC_SEND || type == QpType.XRC_RECV) return; // no receive queue of their own
         if (srq != null) { // an SRQ's WQEs belong to other QPs too: nothing is flushed, the QP hears its last WQE went
             fw.event(EventType.QP_LAST_WQE_REACHED, qpn);
             return;

@@ -160,9 +160,9 @@ final class Requester {
                     op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), op.w.av().qkey() == 0 ? 1 : op.w.av().qkey(),
                     op.payload, Packet.UD));
         } else if (o == WqeLayout.OP_RDMA_READ) {
-            op.packets.add(request(Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0, 0, new byte[0]));
+            op.packets.add(request(op, Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0, 0, new byte[0]));
         } else if (op.readOrAtomic()) {
-            op.packets.add(request(o == WqeLayout.OP_ATOMIC_CS ? Op.CMP_SWAP : Op.FETCH_ADD, op.firstPsn, true, op.w.remoteAddr(),
+            op.packets.add(request(op, o == WqeLayout.OP_ATOMIC_CS ? Op.CMP_SWAP : Op.FETCH_ADD, op.firstPsn, true, op.w.remoteAddr(),
                     op.w.rkey(), 8, op.w.swapAdd(), op.w.compare(), 0, new byte[0]));
         } else {
             int n = (int) Math.max(1, (op.payload.length + q.mtu - 1) / q.mtu);
@@ -185,7 +185,7 @@ final class Requester {
         else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
         byte[] chunk = java.util.Arrays.copyOfRange(op.payload, i * q.mtu, Math.min(op.payload.length, (i + 1) * q.mtu));
         boolean ackReq = q.service.reliable && (i == n - 1 || (i + 1) % q.fw.ackCoalesce == 0);
-        return request(po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
+        return request(op, po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
                 i == 0 ? op.payload.length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0, chunk)
                 .withSolicited(i == n - 1 && op.w.solicited());
     }
@@ -239,9 +239,11 @@ final class Requester {
         });
     }
 
-    Packet request(Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
-        return new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, ackReq, false, op.hasReth() || op.isAtomic() ? va : 0,
+    /** A request packet of {@code src} (an XRC one names the destination's XRC SRQ, from the WQE's XRC segment). */
+    Packet request(SendOp src, Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
+        Packet p = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, ackReq, false, op.hasReth() || op.isAtomic() ? va : 0,
                 op.hasReth() || op.isAtomic() ? rkey : 0, op.hasReth() ? len : 0, swap, cmp, 0, 0, 0, imm, 0, payload, q.transport());
+        return q.service == Service.XRC ? p.withXrcSrqn(src.w.xrcSrqn()) : p;
     }
 
     /** Sends the packets of ready WQEs, in PSN order. */

@@ -52,7 +52,10 @@ final class Responder {
         }
         // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than the
         // QP's destination, is dropped without touching the QP
-        if (p.transport() != q.transport()) { q.fw.counters.counter("Firmware.packets_dropped_type").inc(); return; }
+        if (p.transport() != q.transport() || (q.type == QpType.XRC_SEND && p.op().isRequest())) { // an XRC initiator takes no requests
+            q.fw.counters.counter("Firmware.packets_dropped_type").inc();
+            return;
+        }
         if (q.service.connected && p.slid() != q.dlid) { q.fw.counters.counter("Firmware.packets_dropped_path").inc(); return; }
         if (p.op().starts()) q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
         q.rx.add(p);
@@ -103,6 +106,11 @@ final class Responder {
         if ((q.cur != null) == p.op().starts() || (q.cur != null && q.cur.send != p.op().isSend())) {
             if (!q.service.reliable) { q.cur = null; if (!p.op().starts()) { next.run(); return; } }
             else { responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE); next.run(); return; }
+        }
+        if (q.xrcd != 0) { // an XRC target: the SRQ the request names must be an XRC SRQ of the QP's domain
+            Srq s = q.fw.srqs.get(p.xrcSrqn());
+            int bad = s == null || !s.xrc() ? Vendor.XRC_SRQ_UNKNOWN : s.xrcd != q.xrcd ? Vendor.XRC_SRQ_DOMAIN : 0;
+            if (bad != 0) { responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, bad); next.run(); return; }
         }
         Op o = p.op();
         int need = o.isWrite() ? AccessFlags.REMOTE_WRITE : o == Op.READ_REQ ? AccessFlags.REMOTE_READ : o.isAtomic() ? AccessFlags.REMOTE_ATOMIC : 0;
@@ -169,7 +177,7 @@ final class Responder {
             m.offset += p.payload().length;
             q.epsn = (q.epsn + 1) & 0xFFFFFF;
             Runnable[] complete = {null}; // the last packet's completion, once its writes and those before it have left
-            q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
+            q.placement.scatter(w.sges(), pd(p), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
                 if (gen != q.generation) return;
                 if (fail != null) {
                     q.epsn = (q.epsn - 1) & 0xFFFFFF;
@@ -191,8 +199,9 @@ final class Responder {
                     q.cur = null;
                     q.msn = (q.msn + 1) & 0xFFFFFF;
                     long[] cqe = Cqe64.responder(q.qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM
-                            : Cqe64.RESP_SEND, m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited());
-                    complete[0] = () -> q.fw.complete(q.rcq, cqe, p.solicited());
+                            : Cqe64.RESP_SEND, m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited(), xrcSrqn(p));
+                    Cq cq = recvCq(p);
+                    complete[0] = () -> q.fw.complete(cq, cqe, p.solicited());
                 }
                 if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
                 next.run();
@@ -201,7 +210,7 @@ final class Responder {
             });
         };
         if (q.cur != null) go.accept(q.cur.wqe);
-        else takeRecvWqe(go);
+        else takeRecvWqe(p, go);
     }
 
     void handleWrite(Packet p, Runnable next) {
@@ -227,7 +236,7 @@ final class Responder {
             long seq = q.placement.payloadArrived();
             q.placement.writeChunks(m.target, off, p.payload(), p.arrival(), () -> q.placement.payloadIssued(seq));
             if (p.op().hasImm()) {
-                takeRecvWqe(w -> {
+                takeRecvWqe(p, w -> {
                     if (gen != q.generation) return;
                     if (w == null) {
                         m.offset = off; // the packet is taken again after the RNR wait
@@ -236,8 +245,10 @@ final class Responder {
                         next.run();
                         return;
                     }
-                    long[] cqe = Cqe64.responder(q.qpn, w.index(), Cqe64.RESP_WR_IMM, m.dmaLength, p.imm(), p.srcQp(), p.slid(), p.solicited());
-                    q.placement.whenIssued(seq, () -> q.fw.complete(q.rcq, cqe, p.solicited()));
+                    long[] cqe = Cqe64.responder(q.qpn, w.index(), Cqe64.RESP_WR_IMM, m.dmaLength, p.imm(), p.srcQp(), p.slid(), p.solicited(),
+                            xrcSrqn(p));
+                    Cq cq = recvCq(p);
+                    q.placement.whenIssued(seq, () -> q.fw.complete(cq, cqe, p.solicited()));
                     after.run();
                 });
             } else after.run();
@@ -252,7 +263,7 @@ final class Responder {
             q.cur = new InMsg(false);
             q.cur.dmaLength = p.dmaLength();
             if (p.dmaLength() == 0) { q.cur.target = List.of(); body.run(); return; } // C9-88: no rkey check
-            q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, q.pd, q.qpn, rsp -> {
+            q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd(p), q.qpn, rsp -> {
                 if (gen != q.generation) return;
                 XlateRsp bad = Placement.failed(rsp);
                 if (bad != null) {
@@ -269,6 +280,7 @@ final class Responder {
 
     void handleRead(Packet p, Runnable next, boolean fresh) {
         long gen = q.generation;
+        long writesBefore = q.writeSeq; // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
         long len = p.dmaLength();
         int npkts = (int) Math.max(1, (len + q.mtu - 1) / q.mtu);
         if (fresh) {
@@ -299,7 +311,7 @@ final class Responder {
             next.run();
         };
         if (len == 0) { respond.accept(new byte[0]); return; }
-        q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.pd, q.qpn, rsp -> {
+        q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, pd(p), q.qpn, rsp -> {
             if (gen != q.generation) return;
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null) {
@@ -308,16 +320,17 @@ final class Responder {
                 next.run();
                 return;
             }
-            q.placement.readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(), (data, unread) -> {
-                if (gen != q.generation) return;
-                if (data == null) {
-                    q.readsInProgress--;
-                    responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
-                    next.run();
-                    return;
-                }
-                respond.accept(data);
-            });
+            q.placement.whenIssued(writesBefore, () -> q.placement.readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(),
+                    (data, unread) -> {
+                        if (gen != q.generation) return;
+                        if (data == null) {
+                            q.readsInProgress--;
+                            responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
+                            next.run();
+                            return;
+                        }
+                        respond.accept(data);
+                    }));
         });
     }
 
@@ -333,13 +346,14 @@ final class Responder {
 
     void handleAtomic(Packet p, Runnable next) {
         long gen = q.generation;
+        long writesBefore = q.writeSeq; // as a READ, it reads after the writes of the requests before it
         if (tooManyReads(p)) { next.run(); return; }
         if ((p.va() & 7) != 0) {
             responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.MISALIGNED_ATOMIC);
             next.run();
             return;
         }
-        q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.pd, q.qpn, rsp -> {
+        q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, pd(p), q.qpn, rsp -> {
             if (gen != q.generation) return;
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null) {
@@ -348,10 +362,10 @@ final class Responder {
                 return;
             }
             long pa = rsp.get(0).pa();
-            q.fw.atomics.run(pa, release -> {
+            q.placement.whenIssued(writesBefore, () -> q.fw.atomics.run(pa, release -> {
                 if (gen != q.generation) { release.run(); return; } // reset while it waited for the address
                 readModifyWrite(p, pa, gen, release, next);
-            });
+            }));
         });
     }
 
@@ -424,7 +438,8 @@ final class Responder {
     void responderError(Packet p, int nak, EventType event, RecvRing.Wqe w, int syndrome, int vendor) {
         q.fw.counters.counter("Firmware.responder_errors").inc();
         if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
-        if (w != null) q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn()), false);
+        if (w != null)
+            q.fw.complete(recvCq(p), Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(), xrcSrqn(p)), false);
         else if (event != null) q.fw.event(event, q.qpn);
         q.cur = null;
         q.toError();
@@ -437,6 +452,31 @@ final class Responder {
         if (q.srq != null) q.srq.take(done);
         else q.rq.take(done);
     }
+
+    /** The next receive WQE for request {@code p}: an XRC target's from the XRC SRQ the request names. */
+    void takeRecvWqe(Packet p, Consumer<RecvRing.Wqe> done) {
+        if (q.xrcd == 0) { takeRecvWqe(done); return; }
+        Srq s = xrcSrq(p);
+        if (s != null) s.take(done);
+        else done.accept(null); // destroyed since the request was checked: as if empty
+    }
+
+    // an XRC target has no receive side of its own: the SRQ its request names gives the PD, the CQ and the WQEs
+
+    private Srq xrcSrq(Packet p) {
+        if (q.xrcd == 0) return null;
+        Srq s = q.fw.srqs.get(p.xrcSrqn());
+        return s != null && s.xrc() ? s : null;
+    }
+
+    /** The CQ request {@code p}'s receive completes to. */
+    private Cq recvCq(Packet p) { return q.xrcd == 0 ? q.rcq : xrcSrq(p) == null ? null : xrcSrq(p).cq; }
+
+    /** The PD request {@code p}'s keys are checked against. */
+    private long pd(Packet p) { return q.xrcd == 0 ? q.pd : xrcSrq(p) == null ? -1 : xrcSrq(p).pd; }
+
+    /** The XRC SRQ a receive completion names (0: not an XRC target's). */
+    private long xrcSrqn(Packet p) { return q.xrcd == 0 ? 0 : p.xrcSrqn(); }
 
     void untakeRecvWqe(RecvRing.Wqe w) {
         if (q.srq != null) q.srq.ring.untake(w); else q.rq.untake(w);

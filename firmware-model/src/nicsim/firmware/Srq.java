@@ -13,14 +13,23 @@ final class Srq {
     final long srqn, pd;
     final RecvRing ring;
     int limit, users;
+    /** An XRC SRQ's domain (0: a basic SRQ) and the CQ its receives complete to (a basic SRQ's go to their QP's). */
+    final long xrcd;
+    final Cq cq;
 
-    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit) {
+    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit) { this(fw, srqn, pd, ring, limit, 0, null); }
+
+    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit, long xrcd, Cq cq) {
         this.fw = fw;
         this.srqn = srqn;
         this.pd = pd;
         this.ring = ring;
         this.limit = limit;
+        this.xrcd = xrcd;
+        this.cq = cq;
     }
+
+    boolean xrc() { return xrcd != 0; }
 
     void take(Consumer<RecvRing.Wqe> done) {
         ring.take(w -> {

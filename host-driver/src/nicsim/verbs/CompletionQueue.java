@@ -68,6 +68,15 @@ public final class CompletionQueue extends VerbsObject {
     private WorkCompletion decode(byte[] e) {
         Cqe64.View v = Cqe64.parse(e);
         QueuePair qp = ctx.qps.get((int) v.qpn());
+        if (v.opcode() != Cqe64.REQ && v.opcode() != Cqe64.REQ_ERR) {
+            // a receive of an XRC SRQ: its WQE is found by the SRQ's number (the target QP may be another process's)
+            long srqn = v.opcode() == Cqe64.RESP_ERR ? Cqe64.parseError(e).srqn() : Cqe64.parseRecv(e).srqn();
+            SharedReceiveQueue s = srqn == 0 ? null : ctx.srqs.get((int) srqn);
+            if (s != null && s.type() == SrqType.XRC) {
+                if (qp != null && v.opcode() == Cqe64.RESP_ERR && Cqe64.status(v.syndrome()) != WcStatus.WR_FLUSH_ERR) qp.movedByDevice(QpState.ERR);
+                return QueuePair.received(s.take(v.wqeCounter()), v, e);
+            }
+        }
         if (qp == null) return null; // a destroyed QP's completion
         return qp.complete(v, e);
     }

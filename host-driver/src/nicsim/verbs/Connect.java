@@ -19,7 +19,7 @@ public final class Connect {
     public static final int TIMEOUT = 14, RETRY_CNT = 7, RNR_RETRY = 7, MIN_RNR_TIMER = 12, OUT_READS = 4;
     public static final int QKEY = 0x11111111;
 
-    /** RESET to INIT: port 1, P_Key index 0, and the access flags (RC/UC) or qkey (UD). */
+    /** RESET to INIT: port 1, P_Key index 0, and the access flags (RC, UC, XRC) or qkey (UD). */
     public static void toInit(QueuePair qp, int access) {
         QpAttr a = new QpAttr().qpState(QpState.INIT).pkeyIndex(0).portNum(1);
         if (qp.qpType() == QpType.UD) qp.modify(a.qkey(QKEY), QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY);
@@ -31,7 +31,7 @@ public final class Connect {
         QpAttr a = new QpAttr().qpState(QpState.RTR);
         switch (qp.qpType()) {
             case UD -> qp.modify(a, QpAttrMask.STATE);
-            case UC -> qp.modify(a.pathMtu(mtu).destQpNum(remote.qpn()).rqPsn(remote.psn()).ahAttr(new AhAttr().dlid(remote.lid())),
+            case UC, XRC_SEND -> qp.modify(a.pathMtu(mtu).destQpNum(remote.qpn()).rqPsn(remote.psn()).ahAttr(new AhAttr().dlid(remote.lid())),
                     QpAttrMask.STATE | QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN);
             default -> qp.modify(a.pathMtu(mtu).destQpNum(remote.qpn()).rqPsn(remote.psn()).ahAttr(new AhAttr().dlid(remote.lid()))
                             .maxDestRdAtomic(OUT_READS).minRnrTimer(MIN_RNR_TIMER),
@@ -43,10 +43,11 @@ public final class Connect {
     /** RTR to RTS with starting PSN {@code psn}. */
     public static void toRts(QueuePair qp, int psn) {
         QpAttr a = new QpAttr().qpState(QpState.RTS).sqPsn(psn);
-        if (qp.qpType() == QpType.RC)
+        if (qp.qpType() == QpType.RC || qp.qpType() == QpType.XRC_SEND)
             qp.modify(a.timeout(TIMEOUT).retryCnt(RETRY_CNT).rnrRetry(RNR_RETRY).maxRdAtomic(OUT_READS),
                     QpAttrMask.STATE | QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY
                             | QpAttrMask.MAX_QP_RD_ATOMIC);
+        else if (qp.qpType() == QpType.XRC_RECV) qp.modify(a.timeout(TIMEOUT), QpAttrMask.STATE | QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT);
         else qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
     }
 

@@ -48,6 +48,23 @@ public final class Context extends VerbsObject {
         return new CompletionQueue(this, cqe, channel);
     }
 
+    /** ibv_open_xrcd: a new XRC domain. */
+    public Xrcd openXrcd() {
+        checkOpen();
+        return new Xrcd(this);
+    }
+
+    /**
+     * ibv_create_qp_ex for a QP with no PD: an XRC target (XRC_RECV), which names its XRC domain
+     * and has no queues or CQs of its own. Other QP types are created through a PD.
+     */
+    public QueuePair createQp(QpInitAttr attr) {
+        checkOpen();
+        if (attr.qpType() != QpType.XRC_RECV)
+            throw new VerbsException(Errno.EINVAL, "Context.createQp is for XRC_RECV QPs; a " + attr.qpType() + " QP is created through its PD");
+        return new QueuePair(this, attr);
+    }
+
     public CompletionChannel createCompChannel() {
         checkOpen();
         return new CompletionChannel(this);
@@ -90,9 +107,13 @@ public final class Context extends VerbsObject {
         return Optional.ofNullable(events.poll());
     }
 
-    /** Closes the QPs first (they use CQs that are siblings of their PD), then everything else, newest first. */
+    /**
+     * Closes the QPs first (they use CQs that are siblings of their PD), then the XRC SRQs (they use
+     * an XRC domain, a sibling too), then everything else, newest first.
+     */
     @Override public void close() {
         for (QueuePair qp : java.util.List.copyOf(qps.values())) qp.close();
+        for (SharedReceiveQueue s : java.util.List.copyOf(srqs.values())) if (s.type() == SrqType.XRC) s.close();
         super.close();
     }
 

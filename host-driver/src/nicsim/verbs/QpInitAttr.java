@@ -5,6 +5,7 @@ public final class QpInitAttr {
     private QpType qpType = QpType.RC;
     private CompletionQueue sendCq, recvCq;
     private SharedReceiveQueue srq;
+    private Xrcd xrcd;
     private int maxSendWr = 1, maxRecvWr = 1, maxSendSge = 1, maxRecvSge = 1, maxInlineData;
     private boolean sqSigAll;
 
@@ -18,6 +19,9 @@ public final class QpInitAttr {
     public QpInitAttr maxRecvSge(int v) { maxRecvSge = v; return this; }
     public QpInitAttr maxInlineData(int v) { maxInlineData = v; return this; }
     public QpInitAttr sqSigAll(boolean v) { sqSigAll = v; return this; }
+    /** An XRC_RECV QP's XRC domain (ibv_qp_init_attr_ex's xrcd). */
+    public QpInitAttr xrcd(Xrcd v) { xrcd = v; return this; }
+    public Xrcd xrcd() { return xrcd; }
 
     public QpType qpType() { return qpType; }
     public CompletionQueue sendCq() { return sendCq; }

@@ -39,18 +39,31 @@ public final class QueuePair extends VerbsObject {
     /** BIND_MW requests by ring slot: the window takes its new rkey when the bind completes. */
     private final java.util.Map<Integer, SendWr> pendingBinds = new java.util.HashMap<>();
 
-    QueuePair(ProtectionDomain pd, QpInitAttr a) {
-        super(pd);
+    QueuePair(ProtectionDomain pd, QpInitAttr a) { this(pd, pd.ctx, pd, a); }
+
+    /** An XRC target: no PD, no CQs, no queues; its domain instead. */
+    QueuePair(Context ctx, QpInitAttr a) { this(ctx, ctx, null, a); }
+
+    private QueuePair(VerbsObject parent, Context ctx, ProtectionDomain pd, QpInitAttr a) {
+        super(parent);
         this.pd = pd;
-        this.ctx = pd.ctx;
+        this.ctx = ctx;
         this.driver = ctx.driver;
         this.host = driver.host();
         this.type = a.qpType();
-        if (type != QpType.RC && type != QpType.UC && type != QpType.UD)
-            throw new VerbsException(Errno.EOPNOTSUPP, "createQp qpType " + type + " is not supported (RC, UC, UD)");
-        if (a.sendCq() == null || a.recvCq() == null)
-            throw new VerbsException(Errno.EINVAL, "createQp needs sendCq and recvCq (got " + a.sendCq() + ", " + a.recvCq() + ")");
+        boolean target = type == QpType.XRC_RECV, initiator = type == QpType.XRC_SEND;
+        if (pd != null && target)
+            throw new VerbsException(Errno.EINVAL, "createQp qpType XRC_RECV has no PD: create it with Context.createQp and its xrcd");
+        if (target) {
+            if (a.xrcd() == null) throw new VerbsException(Errno.EINVAL, "createQp qpType XRC_RECV needs QpInitAttr.xrcd");
+            a.xrcd().checkUsableBy(ctx, "QpInitAttr.xrcd");
+        } else {
+            if (a.sendCq() == null || (a.recvCq() == null && !initiator))
+                throw new VerbsException(Errno.EINVAL, "createQp needs sendCq and recvCq (got " + a.sendCq() + ", " + a.recvCq() + ")");
+        }
         if (a.srq() != null && a.srq().isClosed()) throw new VerbsException(Errno.EINVAL, "createQp srq is closed");
+        if (a.srq() != null && (target || initiator || a.srq().type() != SrqType.BASIC))
+            throw new VerbsException(Errno.EINVAL, "createQp srq: an XRC SRQ is named by each XRC request, not attached to a QP (and XRC QPs attach none)");
         this.srq = a.srq();
         var caps = driver.caps();
         check(a.maxSendWr() >= 1 && a.maxSendWr() <= caps.maxQpWr(), "maxSendWr", a.maxSendWr(), "1.." + caps.maxQpWr());
@@ -58,25 +71,26 @@ public final class QueuePair extends VerbsObject {
         check(a.maxSendSge() >= 0 && a.maxSendSge() <= caps.maxSge(), "maxSendSge", a.maxSendSge(), "0.." + caps.maxSge());
         check(a.maxRecvSge() >= 0 && a.maxRecvSge() <= caps.maxSge(), "maxRecvSge", a.maxRecvSge(), "0.." + caps.maxSge());
         check(a.maxInlineData() >= 0 && a.maxInlineData() <= caps.maxInline(), "maxInlineData", a.maxInlineData(), "0.." + caps.maxInline());
-        this.sendCq = a.sendCq();
-        this.recvCq = a.recvCq();
+        this.sendCq = target ? null : a.sendCq();
+        this.recvCq = target || initiator ? null : a.recvCq();
         this.maxSendSge = Math.max(1, a.maxSendSge());
         this.maxRecvSge = Math.max(1, a.maxRecvSge());
         this.maxInline = a.maxInlineData();
         this.sqSigAll = a.sqSigAll();
         // the largest WQE this QP can post: ctrl, address vector (UD), remote address, atomic, then data or inline
         int body = Math.max(maxSendSge * 16, (maxInline + 4 + 15) / 16 * 16);
-        int wqeBytes = 16 + (type == QpType.UD ? 48 : 16 + 16) + body;
+        int wqeBytes = 16 + (type == QpType.UD ? 48 : 16 + 16) + (initiator ? 16 : 0) + body;
         int bbsPerWqe = (wqeBytes + 63) / 64;
         this.maxSendWr = a.maxSendWr();
         this.sq = new SendRing(driver, ctx.uar, Integer.highestOneBit(Math.max(2, maxSendWr * bbsPerWqe - 1)) << 1, maxSendWr);
-        this.maxRecvWr = a.maxRecvWr();
+        this.maxRecvWr = target || initiator ? 0 : a.maxRecvWr(); // XRC QPs receive through XRC SRQs only
         int rqSize = maxRecvWr == 0 ? 1 : Integer.highestOneBit(Math.max(1, maxRecvWr * 2 - 1));
         this.rq = new RecvRing(host, rqSize, Integer.highestOneBit(Math.max(16, maxRecvSge * 16 * 2 - 1)), Math.min(maxRecvWr, rqSize));
         this.dbrec = host.allocPhysical(8, 8); // the receive counter at byte 0, the send counter at byte 4
         sq.recordAt(dbrec);
         rq.recordAt(dbrec);
-        this.qpn = (int) driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), pd.pdn, sendCq.cqn, recvCq.cqn,
+        this.qpn = (int) driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), target ? a.xrcd().xrcdn : pd.pdn,
+                sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn,
                 ctx.uar, sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
                 Integer.numberOfTrailingZeros(rq.stride()), dbrec, sqSigAll ? 1 : 0, srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
         ctx.qps.put(qpn, this);
@@ -149,8 +163,8 @@ public final class QueuePair extends VerbsObject {
                 attr.enSqdAsyncNotify() ? 1 : 0), Cmd.EMPTY);
         if (target == QpState.RESET) {
             // queues start over; completions of this QP not yet polled are removed (mlx5 __mlx5_cq_clean)
-            sendCq.clean(qpn);
-            if (recvCq != sendCq) recvCq.clean(qpn);
+            if (sendCq != null) sendCq.clean(qpn);
+            if (recvCq != null && recvCq != sendCq) recvCq.clean(qpn);
             sq.reset();
             rq.reset();
             host.memory.write(dbrec, new byte[8]);
@@ -194,6 +208,8 @@ public final class QueuePair extends VerbsObject {
      */
     public void postSend(SendWr... wrs) {
         checkOpen();
+        if (type == QpType.XRC_RECV)
+            throw new VerbsException(Errno.EINVAL, "postSend on XRC_RECV QP 0x" + Integer.toHexString(qpn) + ": an XRC target has no send queue", 0);
         if (state == QpState.RESET || state == QpState.INIT || state == QpState.RTR)
             throw new VerbsException(Errno.EINVAL, "postSend on QP 0x" + Integer.toHexString(qpn) + " in " + state
                     + ": sends are accepted from RTS on", 0);
@@ -251,12 +267,12 @@ public final class QueuePair extends VerbsObject {
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
             return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_UMR, sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0, 0, null,
                     wr.bindAddr(), wr.bindRkey(), wr.bindLength(), (long) wr.bindMr().lkey() << 32 | (wr.bindAccess() & 0xFFFFFFFFL),
-                    List.of(), null), false);
+                    List.of(), null, wr.xrcRemoteSrqNum()), type);
         }
         if (op == WrOpcode.LOCAL_INV) {
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
             return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_LOCAL_INVAL, sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0,
-                    wr.invalidateRkey(), null, 0, 0, 0, 0, List.of(), null), false);
+                    wr.invalidateRkey(), null, 0, 0, 0, 0, List.of(), null, wr.xrcRemoteSrqNum()), type);
         }
         boolean inline = (wr.sendFlags() & SendFlags.INLINE) != 0;
         if (wr.sgList().size() > maxSendSge)
@@ -292,14 +308,14 @@ public final class QueuePair extends VerbsObject {
         }
         boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
         int fm = (signaled ? WqeFormat.CQ_UPDATE : 0) | ((wr.sendFlags() & SendFlags.SOLICITED) != 0 ? WqeFormat.SOLICITED : 0)
-                | ((wr.sendFlags() & SendFlags.FENCE) != 0 && type == QpType.RC ? WqeFormat.FENCE : 0);
+                | ((wr.sendFlags() & SendFlags.FENCE) != 0 && (type == QpType.RC || type == QpType.XRC_SEND) ? WqeFormat.FENCE : 0);
         List<WqeFormat.Sge> sges = inline ? List.of() : toWqe(wr.sgList());
         long swapAdd = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.swap() : wr.compareAdd();
         long cmp = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.compareAdd() : 0;
         int immOrInv = op == WrOpcode.SEND_WITH_INV ? wr.invalidateRkey() : wr.immData();
         try {
             return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sq.head(), qpn, fm, immOrInv, av, wr.remoteAddr(), wr.rkey(),
-                    swapAdd, cmp, sges, inl), type == QpType.UD);
+                    swapAdd, cmp, sges, inl, wr.xrcRemoteSrqNum()), type);
         } catch (IllegalArgumentException e) {
             throw new VerbsException(Errno.EINVAL, "SendWr does not fit one WQE: " + e.getMessage(), i);
         }
@@ -312,6 +328,9 @@ public final class QueuePair extends VerbsObject {
      */
     public void postRecv(RecvWr... wrs) {
         checkOpen();
+        if (type == QpType.XRC_SEND || type == QpType.XRC_RECV)
+            throw new VerbsException(Errno.EINVAL, "postRecv on " + type + " QP 0x" + Integer.toHexString(qpn)
+                    + ": XRC receives are posted to an XRC SRQ of the target's domain", 0);
         if (srq != null)
             throw new VerbsException(Errno.EINVAL, "postRecv on QP 0x" + Integer.toHexString(qpn) + ", which takes its receives from SRQ "
                     + srq.srqn + " (post to the SRQ)", 0);
@@ -353,9 +372,6 @@ public final class QueuePair extends VerbsObject {
         boolean requester = op == Cqe64.REQ || (op == Cqe64.REQ_ERR);
         if (op == Cqe64.REQ_ERR || op == Cqe64.RESP_ERR) {
             WcStatus status = Cqe64.status(v.syndrome());
-            Cqe64.ErrorView d = Cqe64.parseError(e);
-            String why = Vendor.text(v.vendorSyndrome()) + (d.key() != 0 ? String.format(" (key 0x%x", d.key()) + String.format(", address 0x%x)", d.addr()) : "")
-                    + (d.psn() != 0 ? " at PSN " + d.psn() : "");
             long wrId;
             if (requester) {
                 pendingBinds.remove(v.wqeCounter() & (sq.size() - 1));
@@ -364,7 +380,7 @@ public final class QueuePair extends VerbsObject {
                 wrId = srq != null ? srq.take(v.wqeCounter()) : rq.take(v.wqeCounter());
             }
             if (status != WcStatus.WR_FLUSH_ERR) movedByDevice(requester ? QpTransitions.afterSendError(type) : QpState.ERR);
-            return new WorkCompletion(wrId, status, WcOpcode.SEND, 0, qpn, 0, 0, 0, v.vendorSyndrome(), why, 0);
+            return new WorkCompletion(wrId, status, WcOpcode.SEND, 0, qpn, 0, 0, 0, v.vendorSyndrome(), why(v, e), 0);
         }
         if (op == Cqe64.REQ) {
             SendWr bind = pendingBinds.remove(v.wqeCounter() & (sq.size() - 1));
@@ -385,7 +401,21 @@ public final class QueuePair extends VerbsObject {
             return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, 0, 0, flags, 0, "", 0);
         }
         // responder
-        long wrId = srq != null ? srq.take(v.wqeCounter()) : rq.take(v.wqeCounter());
+        return received(srq != null ? srq.take(v.wqeCounter()) : rq.take(v.wqeCounter()), v, e);
+    }
+
+    /** What an error CQE says went wrong, for the work completion's text. */
+    private static String why(Cqe64.View v, byte[] e) {
+        Cqe64.ErrorView d = Cqe64.parseError(e);
+        return Vendor.text(v.vendorSyndrome()) + (d.key() != 0 ? String.format(" (key 0x%x", d.key()) + String.format(", address 0x%x)", d.addr()) : "")
+                + (d.psn() != 0 ? " at PSN " + d.psn() : "");
+    }
+
+    /** The work completion of a receive CQE (of QP {@code v.qpn()}) whose receive WQE had {@code wrId}. */
+    static WorkCompletion received(long wrId, Cqe64.View v, byte[] e) {
+        int op = v.opcode(), qpn = (int) v.qpn();
+        if (op == Cqe64.RESP_ERR)
+            return new WorkCompletion(wrId, Cqe64.status(v.syndrome()), WcOpcode.SEND, 0, qpn, 0, 0, 0, v.vendorSyndrome(), why(v, e), 0);
         Cqe64.RecvView r = Cqe64.parseRecv(e);
         WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
         int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;

@@ -14,6 +14,7 @@ public final class SendWr {
     private int bindRkey, bindAccess;
     private MemoryRegion bindMr;
     private long bindAddr, bindLength;
+    private int xrcRemoteSrqNum;
 
     public SendWr wrId(long v) { wrId = v; return this; }
     public SendWr opcode(WrOpcode v) { opcode = v; return this; }
@@ -28,6 +29,8 @@ public final class SendWr {
     public SendWr ah(AddressHandle v) { ah = v; return this; }
     public SendWr remoteQpn(int v) { remoteQpn = v; return this; }
     public SendWr remoteQkey(int v) { remoteQkey = v; return this; }
+    /** XRC: the XRC SRQ of the target's domain this request is for (wr.qp_type.xrc.remote_srqn). */
+    public SendWr xrcRemoteSrqNum(int v) { xrcRemoteSrqNum = v; return this; }
     /** The rkey LOCAL_INV or SEND_WITH_INV invalidates (wr.invalidate_rkey). */
     public SendWr invalidateRkey(int v) { invalidateRkey = v; return this; }
 
@@ -65,4 +68,5 @@ public final class SendWr {
     public long bindAddr() { return bindAddr; }
     public long bindLength() { return bindLength; }
     public int bindAccess() { return bindAccess; }
+    public int xrcRemoteSrqNum() { return xrcRemoteSrqNum; }
 }

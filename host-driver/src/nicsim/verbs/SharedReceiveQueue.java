@@ -7,13 +7,18 @@ import nicsim.provider.RecvRing;
 /**
  * A shared receive queue (ibv_srq): one receive ring (the provider's {@link RecvRing}) that every
  * attached QP takes WQEs from. The limit (modify with {@link SrqAttrMask#LIMIT}) arms
- * SRQ_LIMIT_REACHED, which fires once.
+ * SRQ_LIMIT_REACHED, which fires once. An XRC SRQ belongs to an XRC domain and has a CQ of its
+ * own: no QP attaches to it; the XRC target QPs of its domain take WQEs from it for the requests
+ * that name its number ({@link #srqNum()}), and its completions come to its CQ.
  */
 public final class SharedReceiveQueue extends VerbsObject {
     private final ProtectionDomain pd;
     private final Driver driver;
     final int srqn;
     private final int maxWr, maxSge;
+    private final SrqType type;
+    private final Xrcd xrcd;
+    private final CompletionQueue cq;
     private final RecvRing ring;
     private int limit;
 
@@ -28,6 +33,16 @@ public final class SharedReceiveQueue extends VerbsObject {
             throw new VerbsException(Errno.EINVAL, "SrqInitAttr.maxSge = " + a.maxSge() + " is out of range (1.." + caps.maxSge() + ")");
         if (a.srqLimit() < 0 || a.srqLimit() > a.maxWr())
             throw new VerbsException(Errno.EINVAL, "SrqInitAttr.srqLimit = " + a.srqLimit() + " exceeds maxWr " + a.maxWr());
+        this.type = a.srqType();
+        if (type == SrqType.TM) throw new VerbsException(Errno.EOPNOTSUPP, "SrqInitAttr.srqType TM: tag matching is not built yet");
+        if (type == SrqType.XRC) {
+            if (a.xrcd() == null) throw new VerbsException(Errno.EINVAL, "SrqInitAttr.xrcd is needed for an XRC SRQ");
+            a.xrcd().checkUsableBy(pd.ctx, "SrqInitAttr.xrcd");
+            if (a.cq() == null || a.cq().isClosed() || a.cq().ctx != pd.ctx)
+                throw new VerbsException(Errno.EINVAL, "SrqInitAttr.cq: an XRC SRQ needs an open CQ of its own context");
+        }
+        this.xrcd = type == SrqType.XRC ? a.xrcd() : null;
+        this.cq = type == SrqType.XRC ? a.cq() : null;
         this.maxWr = a.maxWr();
         this.maxSge = a.maxSge();
         this.ring = new RecvRing(driver.host(), Integer.highestOneBit(Math.max(2, maxWr * 2 - 1)),
@@ -35,12 +50,19 @@ public final class SharedReceiveQueue extends VerbsObject {
         long dbrec = driver.host().allocPhysical(8, 8);
         ring.recordAt(dbrec);
         this.limit = a.srqLimit();
-        this.srqn = (int) driver.command(Cmd.CREATE_SRQ, Cmd.CREATE_SRQ_IN, new Cmd.CreateSrq(pd.pdn, ring.base(),
-                Integer.numberOfTrailingZeros(ring.size()), Integer.numberOfTrailingZeros(ring.stride()), dbrec, limit), Cmd.HANDLE).handle();
+        int logSize = Integer.numberOfTrailingZeros(ring.size()), strideLog = Integer.numberOfTrailingZeros(ring.stride());
+        this.srqn = (int) (type == SrqType.XRC
+                ? driver.command(Cmd.CREATE_XRC_SRQ, Cmd.CREATE_XRC_SRQ_IN, new Cmd.CreateXrcSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec,
+                        limit, xrcd.xrcdn, cq.cqn), Cmd.HANDLE)
+                : driver.command(Cmd.CREATE_SRQ, Cmd.CREATE_SRQ_IN, new Cmd.CreateSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec, limit),
+                        Cmd.HANDLE)).handle();
         pd.ctx.srqs.put(srqn, this);
     }
 
     public int handle() { return srqn; }
+    /** ibv_get_srq_num: the number an XRC sender names in {@link SendWr#xrcRemoteSrqNum}. */
+    public int srqNum() { return srqn; }
+    public SrqType type() { return type; }
     public int limit() { return limit; }
 
     /** ibv_post_srq_recv: too many SGEs is EINVAL, a full queue ENOMEM ({@link VerbsException#badWrIndex()} says which). */

@@ -3,6 +3,9 @@ package nicsim.verbs;
 /** Shared receive queue creation attributes (struct ibv_srq_init_attr). */
 public final class SrqInitAttr {
     private int maxWr, maxSge, srqLimit;
+    private SrqType srqType = SrqType.BASIC;
+    private Xrcd xrcd;
+    private CompletionQueue cq;
 
     public SrqInitAttr maxWr(int v) { maxWr = v; return this; }
     public SrqInitAttr maxSge(int v) { maxSge = v; return this; }
@@ -10,4 +13,11 @@ public final class SrqInitAttr {
     public int maxWr() { return maxWr; }
     public int maxSge() { return maxSge; }
     public int srqLimit() { return srqLimit; }
+    /** ibv_srq_init_attr_ex's srq_type, xrcd and cq: an XRC SRQ needs both. */
+    public SrqInitAttr srqType(SrqType v) { srqType = v; return this; }
+    public SrqInitAttr xrcd(Xrcd v) { xrcd = v; return this; }
+    public SrqInitAttr cq(CompletionQueue v) { cq = v; return this; }
+    public SrqType srqType() { return srqType; }
+    public Xrcd xrcd() { return xrcd; }
+    public CompletionQueue cq() { return cq; }
 }

@@ -82,4 +82,28 @@ class RcDataPathTest {
         assertEquals(42, java.nio.ByteBuffer.wrap(p.a.buf.read(8, 8)).getLong());
         assertEquals(7, java.nio.ByteBuffer.wrap(p.b.buf.read(64, 8)).getLong());
     }
+
+    /**
+     * A READ or an atomic right behind a WRITE to the same bytes sees the WRITE: the responder
+     * executes requests in order and its reads do not pass its own writes to host memory.
+     */
+    @Test
+    void aReadOrAtomicBehindAWriteSeesIt() {
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 16).up(Mtu.MTU_1024);
+        byte[] data = new byte[3000];
+        for (int i = 0; i < data.length; i++) data[i] = (byte) (i * 7 + 1);
+        p.a.buf.write(0, data);
+        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 104).rkey(p.b.mr.rkey()));
+        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+                .sgList(new Sge(p.a.buf.addr() + 8192, data.length, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 104).rkey(p.b.mr.rkey()));
+        // the atomic adds to 8 bytes the WRITE has just written
+        p.a.qp.postSend(new SendWr().wrId(3).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED)
+                .sgList(new Sge(p.a.buf.addr() + 16384, 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 104 + 2048).rkey(p.b.mr.rkey()).compareAdd(1));
+        List<WorkCompletion> wcs = p.await(p.a.cq, 3);
+        assertEquals(3, wcs.size(), wcs.toString());
+        for (WorkCompletion wc : wcs) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+        assertArrayEquals(data, p.a.buf.read(8192, data.length), "the READ returned what the WRITE wrote");
+        assertArrayEquals(java.util.Arrays.copyOfRange(data, 2048, 2056), p.a.buf.read(16384, 8), "the atomic's original value is the WRITE's");
+    }
 }
