@@ -11,7 +11,7 @@ import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
 /**
- * XRC (seed rdma-advanced-features): one initiator QP on node 0 reaches every XRC SRQ of an XRC
+ * XRC: one initiator QP on node 0 reaches every XRC SRQ of an XRC
  * domain on node 1 through one target QP; each SRQ belongs to another "process" (its own context,
  * PD, CQ and buffer), takes the messages that name it and completes them to its own CQ.
  */
