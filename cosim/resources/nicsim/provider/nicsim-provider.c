@@ -44,6 +44,7 @@ struct nicsim_cq { struct ibv_cq cq; uint32_t handle; };
 struct nicsim_qp { struct verbs_qp vqp; uint32_t handle; };
 struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
 struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; };
+struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
 
 /* The first context this program opened: the simulated clock is read through it. */
 static struct nicsim_context *clock_ctx;
@@ -376,7 +377,11 @@ static void cq_event(struct ibv_cq *cq) { (void)cq; }
 
 static uint32_t srq_handle(struct ibv_srq *srq) { return srq ? ((struct nicsim_srq *)srq)->handle : NICSIM_NONE; }
 
-static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init) {
+static uint32_t xrcd_handle(struct ibv_xrcd *x) { return x ? ((struct nicsim_xrcd *)x)->vxrcd.handle : NICSIM_NONE; }
+
+/* An SRQ: basic, or of XRC domain xrcd with its own CQ; attr's max_wr and max_sge become what it got. */
+static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr, enum ibv_srq_type type,
+				struct ibv_xrcd *xrcd, struct ibv_cq *cq) {
 	struct msg m = request(NICSIM_OP_CREATE_SRQ);
 	struct nicsim_srq *srq;
 	int rc;
@@ -384,24 +389,77 @@ static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *i
 	if (!srq) { errno = ENOMEM; return NULL; }
 	put32(&m, pd_handle(pd));
 	put64(&m, (uint64_t)(uintptr_t)&srq->vsrq.srq); /* named by it in asynchronous events */
-	put32(&m, init->attr.max_wr);
-	put32(&m, init->attr.max_sge);
-	put32(&m, init->attr.srq_limit);
+	put32(&m, attr->max_wr);
+	put32(&m, attr->max_sge);
+	put32(&m, attr->srq_limit);
+	put32(&m, type);
+	put32(&m, xrcd_handle(xrcd));
+	put32(&m, cq_handle(cq));
 	rc = call(ctx_of(pd->context), &m);
 	if (rc) { done(&m); free(srq); errno = rc; return NULL; }
 	srq->handle = get32(&m);
-	init->attr.max_wr = get32(&m);
-	init->attr.max_sge = get32(&m);
+	attr->max_wr = get32(&m);
+	attr->max_sge = get32(&m);
+	srq->vsrq.srq_num = get32(&m);
 	srq->vsrq.srq.context = pd->context;
-	srq->vsrq.srq.srq_context = init->srq_context;
+	srq->vsrq.srq.srq_context = srq_context;
 	srq->vsrq.srq.pd = pd;
 	srq->vsrq.srq.handle = srq->handle;
 	srq->vsrq.srq.events_completed = 0;
 	pthread_mutex_init(&srq->vsrq.srq.mutex, NULL);
 	pthread_cond_init(&srq->vsrq.srq.cond, NULL);
-	srq->vsrq.srq_type = IBV_SRQT_BASIC;
+	srq->vsrq.srq_type = type;
+	srq->vsrq.xrcd = (struct verbs_xrcd *)xrcd;
+	srq->vsrq.cq = cq;
 	done(&m);
 	return &srq->vsrq.srq;
+}
+
+static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init) {
+	return make_srq(pd, init->srq_context, &init->attr, IBV_SRQT_BASIC, NULL, NULL);
+}
+
+/* ibv_create_srq_ex: XRC SRQs (a basic one with only a PD comes through create_srq). */
+static struct ibv_srq *create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *init) {
+	uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	enum ibv_srq_type type = (init->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? init->srq_type : IBV_SRQT_BASIC;
+	if ((init->comp_mask & ~known) || !(init->comp_mask & IBV_SRQ_INIT_ATTR_PD) || type == IBV_SRQT_TM) {
+		errno = EOPNOTSUPP; /* tag matching is not built yet */
+		return NULL;
+	}
+	if (init->pd->context != c) { errno = EINVAL; return NULL; }
+	return make_srq(init->pd, init->srq_context, &init->attr, type,
+			(init->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) ? init->xrcd : NULL,
+			(init->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ? init->cq : NULL);
+}
+
+static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num) {
+	*srq_num = ((struct nicsim_srq *)srq)->vsrq.srq_num;
+	return 0;
+}
+
+/* ---- XRC domains ---- */
+
+/* ibv_open_xrcd: a new domain (the fd that would join another process's domain is not honoured yet). */
+static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *attr) {
+	struct msg m = request(NICSIM_OP_OPEN_XRCD);
+	struct nicsim_xrcd *x;
+	int rc;
+	(void)attr;
+	x = calloc(1, sizeof(*x));
+	if (!x) { errno = ENOMEM; return NULL; }
+	rc = call(ctx_of(c), &m);
+	if (rc) { done(&m); free(x); errno = rc; return NULL; }
+	x->vxrcd.handle = get32(&m);
+	x->vxrcd.xrcd.context = c;
+	done(&m);
+	return &x->vxrcd.xrcd;
+}
+
+static int close_xrcd(struct ibv_xrcd *x) {
+	int rc = simple(x->context, NICSIM_OP_CLOSE_XRCD, xrcd_handle(x));
+	if (!rc) free(x);
+	return rc;
 }
 
 static int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
@@ -440,13 +498,15 @@ static int destroy_srq(struct ibv_srq *srq) {
 
 static uint32_t qp_handle(struct ibv_qp *qp) { return ((struct nicsim_qp *)qp)->handle; }
 
-static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init) {
+/* A QP of pd, or with none, of XRC domain xrcd (an XRC target); init's cap becomes what it got. */
+static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init) {
 	struct msg m = request(NICSIM_OP_CREATE_QP);
 	struct nicsim_qp *qp = calloc(1, sizeof(*qp));
 	struct ibv_qp *q;
 	int rc;
 	if (!qp) { errno = ENOMEM; return NULL; }
-	put32(&m, pd_handle(pd));
+	put32(&m, pd ? pd_handle(pd) : NICSIM_NONE);
+	put32(&m, xrcd_handle(xrcd));
 	put64(&m, (uint64_t)(uintptr_t)&qp->vqp.qp); /* named by it in asynchronous events */
 	put32(&m, init->qp_type);
 	put32(&m, cq_handle(init->send_cq));
@@ -458,7 +518,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	put32(&m, init->cap.max_recv_sge);
 	put32(&m, init->cap.max_inline_data);
 	put32(&m, (uint32_t)init->sq_sig_all);
-	rc = call(ctx_of(pd->context), &m);
+	rc = call(ctx_of(c), &m);
 	if (rc) { done(&m); free(qp); errno = rc; return NULL; }
 	q = &qp->vqp.qp;
 	qp->handle = get32(&m);
@@ -470,7 +530,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	init->cap.max_inline_data = get32(&m);
 	done(&m);
 	/* what ibv_cmd_create_qp fills for a kernel provider */
-	q->context = pd->context;
+	q->context = c;
 	q->qp_context = init->qp_context;
 	q->pd = pd;
 	q->send_cq = init->send_cq;
@@ -483,6 +543,28 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	pthread_mutex_init(&q->mutex, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	qp->vqp.comp_mask = 0;
+	qp->vqp.xrcd = (struct verbs_xrcd *)xrcd;
+	return q;
+}
+
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init) { return make_qp(pd->context, pd, NULL, init); }
+
+/* ibv_create_qp_ex: an XRC target names its domain and no PD (a QP with only a PD comes through create_qp). */
+static struct ibv_qp *create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init) {
+	struct ibv_qp_init_attr a;
+	struct ibv_qp *q;
+	if (init->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD)) { errno = EOPNOTSUPP; return NULL; }
+	memset(&a, 0, sizeof(a));
+	a.qp_context = init->qp_context;
+	a.send_cq = init->send_cq;
+	a.recv_cq = init->recv_cq;
+	a.srq = init->srq;
+	a.cap = init->cap;
+	a.qp_type = init->qp_type;
+	a.sq_sig_all = init->sq_sig_all;
+	q = make_qp(c, (init->comp_mask & IBV_QP_INIT_ATTR_PD) ? init->pd : NULL,
+		    (init->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? init->xrcd : NULL, &a);
+	if (q) init->cap = a.cap;
 	return q;
 }
 
@@ -626,6 +708,7 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qpn : 0);
 		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qkey : 0);
 		put32(&m, w->opcode == IBV_WR_SEND_WITH_INV ? w->invalidate_rkey : 0);
+		put32(&m, qp->qp_type == IBV_QPT_XRC_SEND ? w->qp_type.xrc.remote_srqn : 0);
 		put_sges(&m, w->sg_list, w->num_sge);
 		if (w->send_flags & IBV_SEND_INLINE) /* the bytes now: the program may reuse its buffer on return */
 			for (int i = 0; i < w->num_sge; i++) put(&m, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
@@ -734,11 +817,14 @@ static void free_context(struct ibv_context *c) {
 
 static const struct verbs_context_ops nicsim_ops = {
 	.alloc_pd = alloc_pd,
+	.close_xrcd = close_xrcd,
 	.cq_event = cq_event,
 	.create_ah = create_ah,
 	.create_cq = create_cq,
 	.create_qp = create_qp,
+	.create_qp_ex = create_qp_ex,
 	.create_srq = create_srq,
+	.create_srq_ex = create_srq_ex,
 	.dealloc_pd = dealloc_pd,
 	.dereg_mr = dereg_mr,
 	.destroy_ah = destroy_ah,
@@ -746,8 +832,10 @@ static const struct verbs_context_ops nicsim_ops = {
 	.destroy_qp = destroy_qp,
 	.destroy_srq = destroy_srq,
 	.free_context = free_context,
+	.get_srq_num = get_srq_num,
 	.modify_qp = modify_qp,
 	.modify_srq = modify_srq,
+	.open_xrcd = open_xrcd,
 	.poll_cq = poll_cq,
 	.post_recv = post_recv,
 	.post_send = post_send,

@@ -98,7 +98,11 @@ struct verbs_mr {
 	int access;
 };
 
-struct verbs_xrcd;
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
 
 struct verbs_qp {
 	union { struct ibv_qp qp; struct ibv_qp_ex qp_ex; };
@@ -118,16 +122,19 @@ struct verbs_srq {
 struct verbs_context_ops {
 	void *advise_mr, *alloc_dm, *alloc_mw, *alloc_null_mr, *alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-	void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast, *bind_mw, *close_xrcd;
+	void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast, *bind_mw;
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
 	void (*cq_event)(struct ibv_cq *cq);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 	void *create_counters;
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel, int comp_vector);
 	void *create_cq_ex, *create_flow, *create_flow_action_esp;
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
-	void *create_qp_ex, *create_rwq_ind_table;
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context, struct ibv_qp_init_attr_ex *qp_init_attr_ex);
+	void *create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr);
-	void *create_srq_ex, *create_wq, *dealloc_mw;
+	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context, struct ibv_srq_init_attr_ex *srq_init_attr_ex);
+	void *create_wq, *dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	void *dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);
@@ -140,11 +147,14 @@ struct verbs_context_ops {
 	int (*destroy_srq)(struct ibv_srq *srq);
 	void *destroy_wq, *detach_mcast;
 	void (*free_context)(struct ibv_context *context);
-	void *free_dm, *get_srq_num, *import_dm, *import_mr, *import_pd, *modify_cq, *modify_flow_action_esp;
+	void *free_dm;
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	void *import_dm, *import_mr, *import_pd, *modify_cq, *modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 	void *modify_qp_rate_limit;
 	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask);
-	void *modify_wq, *open_qp, *open_xrcd;
+	void *modify_wq, *open_qp;
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *context, struct ibv_xrcd_init_attr *xrcd_init_attr);
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

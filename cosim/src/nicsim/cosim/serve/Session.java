@@ -30,9 +30,11 @@ import nicsim.verbs.Sge;
 import nicsim.verbs.SharedReceiveQueue;
 import nicsim.verbs.SrqAttr;
 import nicsim.verbs.SrqInitAttr;
+import nicsim.verbs.SrqType;
 import nicsim.verbs.VerbsException;
 import nicsim.verbs.WorkCompletion;
 import nicsim.verbs.WrOpcode;
+import nicsim.verbs.Xrcd;
 
 /**
  * One attached program's device context: the verbs it asks for, run on its node's adapter through
@@ -121,6 +123,8 @@ final class Session implements AutoCloseable {
                 yield new Wire.Out().u32(srqCaps.get(h)[0]).u32(srqCaps.get(h)[1]).u32(srq.limit());
             }
             case DESTROY_SRQ -> destroy(in, SharedReceiveQueue.class);
+            case OPEN_XRCD -> new Wire.Out().u32(add(ctx.openXrcd()));
+            case CLOSE_XRCD -> destroy(in, Xrcd.class);
             case POST_SRQ_RECV -> postRecv(in, true);
             case GET_CQ_EVENT -> getCqEvent(in.u32("channel"));
             case TIME -> { // read at the next moment every program waits: then where its reading falls is no race
@@ -305,20 +309,24 @@ final class Session implements AutoCloseable {
     // ---- queue pairs ----
 
     private Wire.Out createQp(Wire.In in) {
-        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+        ProtectionDomain pd = getOrNull(in.u32("pd"), ProtectionDomain.class);
+        Xrcd xrcd = getOrNull(in.u32("xrcd"), Xrcd.class);
         long cookie = in.u64("qp");
         QpType type = QpType.of(in.u32("qp_type"));
-        CompletionQueue scq = get(in.u32("send_cq"), CompletionQueue.class), rcq = get(in.u32("recv_cq"), CompletionQueue.class);
+        CompletionQueue scq = getOrNull(in.u32("send_cq"), CompletionQueue.class), rcq = getOrNull(in.u32("recv_cq"), CompletionQueue.class);
         SharedReceiveQueue srq = getOrNull(in.u32("srq"), SharedReceiveQueue.class);
         int sendWr = in.u32("max_send_wr"), recvWr = in.u32("max_recv_wr"), sendSge = in.u32("max_send_sge"), recvSge = in.u32("max_recv_sge");
         int inline = in.u32("max_inline_data");
         boolean sigAll = in.u32("sq_sig_all") != 0;
-        QueuePair qp = pd.createQp(new QpInitAttr().qpType(type).sendCq(scq).recvCq(rcq).srq(srq).maxSendWr(Math.max(1, sendWr))
+        QpInitAttr init = new QpInitAttr().qpType(type).sendCq(scq).recvCq(rcq).srq(srq).xrcd(xrcd).maxSendWr(Math.max(1, sendWr))
                 .maxRecvWr(srq != null ? 1 : Math.max(1, recvWr)).maxSendSge(Math.max(1, sendSge)).maxRecvSge(Math.max(1, recvSge))
-                .maxInlineData(inline).sqSigAll(sigAll));
+                .maxInlineData(inline).sqSigAll(sigAll);
+        if (pd == null && type != QpType.XRC_RECV) throw new VerbsException(Errno.EINVAL, "create_qp of a " + type + " QP needs a PD");
+        QueuePair qp = pd == null ? ctx.createQp(init) : pd.createQp(init);
         int h = add(qp);
         qpCookies.put(qp.qpNum(), cookie);
-        int[] caps = {qp.maxSendWr(), srq != null ? 0 : qp.maxRecvWr(), Math.max(1, sendSge), Math.max(1, recvSge), qp.maxInlineData(), sigAll ? 1 : 0};
+        boolean noRecv = srq != null || type == QpType.XRC_SEND || type == QpType.XRC_RECV;
+        int[] caps = {qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), Math.max(1, sendSge), Math.max(1, recvSge), qp.maxInlineData(), sigAll ? 1 : 0};
         qpCaps.put(h, caps);
         return new Wire.Out().u32(h).u32(qp.qpNum()).u32(caps[0]).u32(caps[1]).u32(caps[2]).u32(caps[3]).u32(caps[4]);
     }
@@ -377,7 +385,8 @@ final class Session implements AutoCloseable {
                     .compareAdd(in.u64("compare_add")).swap(in.u64("swap"));
             int ah = in.u32("ah");
             if (ah != Wire.NONE) w.ah(get(ah, AddressHandle.class));
-            w.remoteQpn(in.u32("remote_qpn")).remoteQkey(in.u32("remote_qkey")).invalidateRkey(in.u32("invalidate_rkey"));
+            w.remoteQpn(in.u32("remote_qpn")).remoteQkey(in.u32("remote_qkey")).invalidateRkey(in.u32("invalidate_rkey"))
+                    .xrcRemoteSrqNum(in.u32("remote_srqn"));
             List<Sge> sg = sges(in);
             if ((flags & SendFlags.INLINE) != 0) {
                 // the program's bytes as they were when it posted: staged in host memory for the WQE
@@ -449,11 +458,15 @@ final class Session implements AutoCloseable {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
         long cookie = in.u64("srq");
         int maxWr = in.u32("max_wr"), maxSge = in.u32("max_sge"), limit = in.u32("srq_limit");
-        SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(Math.max(1, maxSge)).srqLimit(limit));
+        SrqType type = SrqType.of(in.u32("srq_type"));
+        Xrcd xrcd = getOrNull(in.u32("xrcd"), Xrcd.class);
+        CompletionQueue cq = getOrNull(in.u32("cq"), CompletionQueue.class);
+        SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(Math.max(1, maxSge)).srqLimit(limit).srqType(type)
+                .xrcd(xrcd).cq(cq));
         int h = add(srq);
         srqCookies.put(srq.handle(), cookie);
         srqCaps.put(h, new int[]{maxWr, Math.max(1, maxSge)});
-        return new Wire.Out().u32(h).u32(maxWr).u32(Math.max(1, maxSge));
+        return new Wire.Out().u32(h).u32(maxWr).u32(Math.max(1, maxSge)).u32(srq.srqNum());
     }
 
     private Wire.Out modifySrq(Wire.In in) {

@@ -147,7 +147,8 @@ class AttachTest {
             "ibv_uc_pingpong -n 50 | 50 iters in", "ibv_ud_pingpong -n 50 | 50 iters in", "ibv_srq_pingpong -n 50 | 50 iters in",
             "ib_send_bw -n 100 | 65536      100", "ib_read_bw -n 100 | 65536      100", "ib_send_lat -n 100 | 2       100",
             "ib_atomic_bw -n 100 | 8          100", "ibv_rc_pingpong -n 50 -m 2048 | 50 iters in", "ib_write_bw -q 4 -n 100 | 65536      400",
-            "ib_read_lat -n 100 | 2       100", "ib_write_lat -n 50 | 2       50", "ib_write_bw -a -n 5 | 8388608    5"})
+            "ib_read_lat -n 100 | 2       100", "ib_write_lat -n 50 | 2       50", "ib_write_bw -a -n 5 | 8388608    5",
+            "ibv_xsrq_pingpong -n 20 | success"})
     void otherProgramsRunUnchanged(String command, String result) throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of(command.split(" ")));
         args.addAll(List.of("-p", Integer.toString(port() + 5)));
