@@ -62,8 +62,8 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
         public boolean hasReth() { return this == WRITE_FIRST || this == WRITE_ONLY || this == WRITE_ONLY_IMM || this == READ_REQ; }
     }
 
-    /** AETH syndromes (IBA 9.7.5.1): ACK with credit count, RNR NAK with timer, NAK codes. */
-    public static final int AETH_ACK = 0x00, AETH_RNR = 0x20, AETH_NAK_PSN = 0x60, AETH_NAK_INVALID = 0x61,
+    /** AETH syndromes (IBA 9.7.5.1): ACK with credit count, RNR NAK with timer, NAK codes; bits 6..5 (ACK, RNR, NAK) are the class. */
+    public static final int AETH_ACK = 0x00, AETH_RNR = 0x20, AETH_NAK = 0x60, AETH_NAK_PSN = 0x60, AETH_NAK_INVALID = 0x61,
             AETH_NAK_ACCESS = 0x62, AETH_NAK_OP = 0x63, AETH_NAK_INVALID_RD = 0x64;
 
     public static final int LRH = 8, BTH = 12, RETH = 16, ATOMIC_ETH = 28, AETH_BYTES = 4, ATOMIC_ACK_ETH = 8, IMM = 4, DETH = 8,

@@ -61,9 +61,9 @@ final class Completer {
         // an earlier READ or atomic whose answer is in but still being written locally completes first
         for (SendOp b : q.outstanding) {
             if (b == op || Psn.diff(b.firstPsn, op.firstPsn) >= 0) break;
-            if (b.answered && !b.done) {
+            if (b.answered && !b.done) { // its error follows once b is done
                 long gen = q.generation;
-                q.fw.sim.scheduleIn(q.fw.core.cyclesToPicos(8), () -> {
+                b.whenDone(() -> {
                     if (gen == q.generation && q.state != QpState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn);
                 });
                 return;
@@ -166,7 +166,7 @@ final class Completer {
             });
             return;
         }
-        if (p.op() == Op.ACK && kind == 0x60) {
+        if (p.op() == Op.ACK && kind == Packet.AETH_NAK) {
             SendOp op = opAt(p.psn());
             int code = syn & 0x1f;
             ackBefore(p.psn());
@@ -250,6 +250,7 @@ final class Completer {
             if (gen != q.generation || q.state == QpState.ERR || !last) return;
             op.done = true;
             retire();
+            op.finished();
         });
     }
 }

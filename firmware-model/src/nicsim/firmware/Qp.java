@@ -114,6 +114,20 @@ final class Qp {
             this.length = length;
         }
 
+        /** What waits for this READ or atomic, answered, to be done (its data written locally). */
+        private Runnable afterDone;
+
+        void whenDone(Runnable r) {
+            Runnable before = afterDone;
+            afterDone = before == null ? r : () -> { before.run(); r.run(); };
+        }
+
+        void finished() {
+            Runnable r = afterDone;
+            afterDone = null;
+            if (r != null) r.run();
+        }
+
         boolean readOrAtomic() { return opcode == WqeLayout.OP_RDMA_READ || opcode == WqeLayout.OP_ATOMIC_CS || opcode == WqeLayout.OP_ATOMIC_FA; }
     }
 

@@ -31,8 +31,10 @@ case class MttWalker(cfg: Config) extends Component {
   // cache entry: bit 0 valid, 32..1 tag (the MTT index), 96..33 the page's physical address
   val cache = Mem(Bits(97 bits), cfg.cacheEntries()) init (Seq.fill(cfg.cacheEntries())(B(0, 97 bits)))
 
-  val IDLE = U(0, 2 bits); val CHECK = U(1, 2 bits); val WALK = U(2, 2 bits); val FILL = U(3, 2 bits)
-  val state = Reg(UInt(2 bits)) init (0)
+  /** The walk's states: waiting for a request, checking its key's context, walking the MTT, waiting for a fill. */
+  object Phase extends SpinalEnum(binarySequential) { val IDLE, CHECK, WALK, FILL = newElement() }
+  import Phase._
+  val state = Reg(Phase()) init (IDLE)
   val cur = Reg(new LayoutBundle(MttPorts.XLATE_REQ))
   // the walk needs only these two fields of the checked context
   val ctxShift = Reg(UInt(5 bits)) init (12)
