@@ -1,12 +1,7 @@
 package nicsim.firmware;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.function.Consumer;
-import nicsim.abi.BigEndian;
-import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
 import nicsim.abi.Vendor;
@@ -14,23 +9,11 @@ import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeFormat.Sge;
 import nicsim.abi.WqeLayout;
-import nicsim.adapter.MttPorts;
-import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
-import nicsim.host.PciPort;
-import nicsim.sim.Arrival;
-import nicsim.sim.Simulator;
-import nicsim.verbs.AccessFlags;
-import nicsim.verbs.EventType;
-import nicsim.verbs.Mtu;
-import nicsim.verbs.QpAttrMask;
 import nicsim.verbs.QpState;
-import nicsim.verbs.QpType;
 import nicsim.firmware.Qp.SendOp;
-import nicsim.firmware.Qp.InMsg;
 import nicsim.firmware.Qp.Piece;
-import nicsim.firmware.Qp.Failure;
 
 /**
  * The requester of a QP (as rxe_req.c): send WQEs the fetcher delivers become operations; each is

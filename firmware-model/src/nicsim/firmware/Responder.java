@@ -1,36 +1,18 @@
 package nicsim.firmware;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
-import nicsim.abi.BigEndian;
-import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
-import nicsim.abi.QpTransitions;
 import nicsim.abi.Vendor;
-import nicsim.abi.WqeFormat;
-import nicsim.abi.WqeFormat.SendWqe;
-import nicsim.abi.WqeFormat.Sge;
-import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
-import nicsim.host.PciPort;
-import nicsim.sim.Arrival;
-import nicsim.sim.Simulator;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.EventType;
-import nicsim.verbs.Mtu;
-import nicsim.verbs.QpAttrMask;
 import nicsim.verbs.QpState;
 import nicsim.verbs.QpType;
-import nicsim.firmware.Qp.SendOp;
 import nicsim.firmware.Qp.InMsg;
-import nicsim.firmware.Qp.Piece;
-import nicsim.firmware.Qp.Failure;
 
 /**
  * The responder of a QP (as rxe_resp.c): inbound requests checked in order (PSN, duplicates,
@@ -77,52 +59,98 @@ final class Responder {
         });
     }
 
+    /**
+     * Where a request is in the responder's checks, as rxe_resp.c's states: each check is a small
+     * function that returns the next step, having answered the request itself (NAK, error, drop)
+     * when it ends there.
+     */
+    enum Step { CHECK_STATE, CHECK_PSN, CHECK_OP_SEQUENCE, CHECK_XRC_SRQ, CHECK_ACCESS, EXECUTE, UNRELIABLE_DATAGRAM, DUPLICATE, DONE }
+
+    /** Runs request {@code p} through the checks, then executes it; {@code next} runs once it is done with. */
     void handle(Packet p, Runnable next) {
-        if (q.state == QpState.ERR || q.state == QpState.RESET || q.state == QpState.INIT) { next.run(); return; }
-        if (!q.service.connected) { handleUd(p, next); return; }
+        for (Step s = Step.CHECK_STATE; ; ) {
+            switch (s) {
+                case CHECK_STATE -> s = checkState();
+                case CHECK_PSN -> s = checkPsn(p);
+                case CHECK_OP_SEQUENCE -> s = checkOpSequence(p);
+                case CHECK_XRC_SRQ -> s = checkXrcSrq(p);
+                case CHECK_ACCESS -> s = checkAccess(p);
+                case EXECUTE -> { execute(p, next); return; }
+                case UNRELIABLE_DATAGRAM -> { handleUd(p, next); return; }
+                case DUPLICATE -> { duplicate(p, next); return; }
+                case DONE -> { next.run(); return; }
+            }
+        }
+    }
+
+    private Step checkState() {
+        if (q.state == QpState.ERR || q.state == QpState.RESET || q.state == QpState.INIT) return Step.DONE;
+        return q.service.connected ? Step.CHECK_PSN : Step.UNRELIABLE_DATAGRAM;
+    }
+
+    /** A packet ahead of the expected PSN is a gap (RC: NAK once; UC: the message is lost), one behind a duplicate. */
+    private Step checkPsn(Packet p) {
         int d = Psn.diff(p.psn(), q.epsn);
         if (d > 0) {
             q.fw.counters.counter("Firmware.psn_gaps").inc();
             if (q.service.reliable) {
                 if (!q.nakSent) { q.nakSent = true; ack(Op.ACK, q.epsn, Packet.AETH_NAK_PSN, 0); }
-                next.run();
-                return;
+                return Step.DONE;
             }
             // UC: the message in progress is lost; resynchronise on a packet that starts one
             q.cur = null;
-            if (!p.op().starts()) { next.run(); return; }
+            if (!p.op().starts()) return Step.DONE;
             q.epsn = p.psn();
         } else if (d < 0) {
             q.fw.counters.counter("Firmware.duplicates").inc();
-            if (q.service.reliable) duplicate(p, next); else next.run();
-            return;
+            return q.service.reliable ? Step.DUPLICATE : Step.DONE;
         }
         q.nakSent = false;
         if (q.state == QpState.RTR && !q.commEst) {
             q.commEst = true;
             q.fw.event(EventType.COMM_EST, q.qpn);
         }
-        // opcode sequence
+        return Step.CHECK_OP_SEQUENCE;
+    }
+
+    /** A FIRST or ONLY must not come inside a message, a MIDDLE or LAST only inside one of its kind. */
+    private Step checkOpSequence(Packet p) {
         if ((q.cur != null) == p.op().starts() || (q.cur != null && q.cur.send != p.op().isSend())) {
-            if (!q.service.reliable) { q.cur = null; if (!p.op().starts()) { next.run(); return; } }
-            else { responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE); next.run(); return; }
+            if (q.service.reliable) {
+                responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE);
+                return Step.DONE;
+            }
+            q.cur = null; // UC: the broken message is dropped; a packet that starts one goes on
+            if (!p.op().starts()) return Step.DONE;
         }
-        if (q.xrcd != 0) { // an XRC target: the SRQ the request names must be an XRC SRQ of the QP's domain
-            Srq s = q.fw.srqs.get(p.xrcSrqn());
-            int bad = s == null || !s.xrc() ? Vendor.XRC_SRQ_UNKNOWN : s.xrcd != q.xrcd ? Vendor.XRC_SRQ_DOMAIN : 0;
-            if (bad != 0) { responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, bad); next.run(); return; }
-        }
+        return Step.CHECK_XRC_SRQ;
+    }
+
+    /** An XRC target: the SRQ the request names must be an XRC SRQ of the QP's domain. */
+    private Step checkXrcSrq(Packet p) {
+        if (q.xrcd == 0) return Step.CHECK_ACCESS;
+        Srq s = q.fw.srqs.get(p.xrcSrqn());
+        int bad = s == null || !s.xrc() ? Vendor.XRC_SRQ_UNKNOWN : s.xrcd != q.xrcd ? Vendor.XRC_SRQ_DOMAIN : 0;
+        if (bad == 0) return Step.CHECK_ACCESS;
+        responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, bad);
+        return Step.DONE;
+    }
+
+    /** The QP's access flags must allow the operation. */
+    private Step checkAccess(Packet p) {
         Op o = p.op();
         int need = o.isWrite() ? AccessFlags.REMOTE_WRITE : o == Op.READ_REQ ? AccessFlags.REMOTE_READ : o.isAtomic() ? AccessFlags.REMOTE_ATOMIC : 0;
-        if ((q.access & need) != need) {
-            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.QP_ACCESS_DENIES);
-            next.run();
-            return;
-        }
+        if ((q.access & need) == need) return Step.EXECUTE;
+        responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.QP_ACCESS_DENIES);
+        return Step.DONE;
+    }
+
+    private void execute(Packet p, Runnable next) {
+        Op o = p.op();
         if (o.isSend()) handleSend(p, next);
         else if (o.isWrite()) handleWrite(p, next);
-        else if (o == Op.READ_REQ) handleRead(p, next, true);
-        else handleAtomic(p, next);
+        else if (o == Op.READ_REQ) q.reads.handleRead(p, next, true);
+        else q.reads.handleAtomic(p, next);
     }
 
     void handleUd(Packet p, Runnable next) {
@@ -278,125 +306,9 @@ final class Responder {
         } else body.run();
     }
 
-    void handleRead(Packet p, Runnable next, boolean fresh) {
-        long gen = q.generation;
-        long writesBefore = q.writeSeq; // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
-        long len = p.dmaLength();
-        int npkts = (int) Math.max(1, (len + q.mtu - 1) / q.mtu);
-        if (fresh) {
-            if (len > q.fw.maxMsg) {
-                responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
-                next.run();
-                return;
-            }
-            if (tooManyReads(p)) { next.run(); return; }
-            q.epsn = (q.epsn + npkts) & 0xFFFFFF;
-            q.msn = (q.msn + 1) & 0xFFFFFF;
-        }
-        q.readsInProgress++;
-        Consumer<byte[]> respond = data -> {
-            for (int i = 0; i < npkts; i++) {
-                Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST : Op.READ_RESP_MIDDLE;
-                byte[] chunk = java.util.Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
-                Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false, 0, 0, 0, 0, 0,
-                        Packet.AETH_ACK, q.msn, 0, 0, 0, chunk, q.transport());
-                boolean lastOne = i == npkts - 1;
-                q.fw.exec(q.fw.packetCycles, () -> {
-                    if (gen != q.generation) return;
-                    long left = q.fw.send(r); // made before any later error: it still goes out
-                    // the read stays in progress until its last response has left the port
-                    if (lastOne) q.fw.sim.schedule(left, () -> { if (gen == q.generation) q.readsInProgress--; });
-                });
-            }
-            next.run();
-        };
-        if (len == 0) { respond.accept(new byte[0]); return; }
-        q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, pd(p), q.qpn, rsp -> {
-            if (gen != q.generation) return;
-            XlateRsp bad = Placement.failed(rsp);
-            if (bad != null) {
-                q.readsInProgress--;
-                responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
-                next.run();
-                return;
-            }
-            q.placement.whenIssued(writesBefore, () -> q.placement.readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(),
-                    (data, unread) -> {
-                        if (gen != q.generation) return;
-                        if (data == null) {
-                            q.readsInProgress--;
-                            responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
-                            next.run();
-                            return;
-                        }
-                        respond.accept(data);
-                    }));
-        });
-    }
-
-    /**
-     * A READ or atomic beyond max_dest_rd_atomic (including any when it is 0): QP_ACCESS_ERR at the
-     * responder, REM_INV_REQ_ERR at the requester (docs/sources.md#responder-errors).
-     */
-    boolean tooManyReads(Packet p) {
-        if (q.readsInProgress < q.maxDestRdAtomic) return false;
-        responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.TOO_MANY_READS);
-        return true;
-    }
-
-    void handleAtomic(Packet p, Runnable next) {
-        long gen = q.generation;
-        long writesBefore = q.writeSeq; // as a READ, it reads after the writes of the requests before it
-        if (tooManyReads(p)) { next.run(); return; }
-        if ((p.va() & 7) != 0) {
-            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.MISALIGNED_ATOMIC);
-            next.run();
-            return;
-        }
-        q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, pd(p), q.qpn, rsp -> {
-            if (gen != q.generation) return;
-            XlateRsp bad = Placement.failed(rsp);
-            if (bad != null) {
-                responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
-                next.run();
-                return;
-            }
-            long pa = rsp.get(0).pa();
-            q.placement.whenIssued(writesBefore, () -> q.fw.atomics.run(pa, release -> {
-                if (gen != q.generation) { release.run(); return; } // reset while it waited for the address
-                readModifyWrite(p, pa, gen, release, next);
-            }));
-        });
-    }
-
-    /** An atomic's read and write of its 8 bytes at {@code pa}, holding the address until the write is issued. */
-    void readModifyWrite(Packet p, long pa, long gen, Runnable release, Runnable next) {
-        q.fw.adapter.port().dmaRead(pa, 8, r -> {
-            if (gen != q.generation) { release.run(); return; }
-            if (r.status() != PciPort.DmaStatus.OK) {
-                release.run();
-                responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
-                next.run();
-                return;
-            }
-            long orig = BigEndian.get64(r.data(), 0);
-            long now = p.op() == Op.CMP_SWAP ? (orig == p.compare() ? p.swapAdd() : orig) : orig + p.swapAdd();
-            byte[] nb = new byte[8];
-            BigEndian.put64(nb, 0, now);
-            q.writesInFlight++;
-            q.fw.adapter.port().dmaWrite(pa, nb, w -> { if (gen == q.generation) writeLanded(); });
-            release.run();
-            q.atomicReplay.put(p.psn(), orig);
-            q.epsn = (q.epsn + 1) & 0xFFFFFF;
-            q.msn = (q.msn + 1) & 0xFFFFFF;
-            ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
-            next.run();
-        });
-    }
-
     /** A repeated request (RC): SEND/WRITE are acknowledged again, a READ re-executes, an atomic replays its saved result. */
     void duplicate(Packet p, Runnable next) {
-        if (p.op() == Op.READ_REQ) { handleRead(p, next, false); return; }
+        if (p.op() == Op.READ_REQ) { q.reads.handleRead(p, next, false); return; }
         if (p.op().isAtomic()) {
             Long orig = q.atomicReplay.get(p.psn());
             if (orig != null) ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
@@ -473,7 +385,7 @@ final class Responder {
     private Cq recvCq(Packet p) { return q.xrcd == 0 ? q.rcq : xrcSrq(p) == null ? null : xrcSrq(p).cq; }
 
     /** The PD request {@code p}'s keys are checked against. */
-    private long pd(Packet p) { return q.xrcd == 0 ? q.pd : xrcSrq(p) == null ? -1 : xrcSrq(p).pd; }
+    long pd(Packet p) { return q.xrcd == 0 ? q.pd : xrcSrq(p) == null ? -1 : xrcSrq(p).pd; }
 
     /** The XRC SRQ a receive completion names (0: not an XRC target's). */
     private long xrcSrqn(Packet p) { return q.xrcd == 0 ? 0 : p.xrcSrqn(); }

@@ -1,0 +1,140 @@
+package nicsim.firmware;
+
+import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Vendor;
+import nicsim.adapter.MttPorts;
+import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.fabric.Packet;
+import nicsim.fabric.Packet.Op;
+import nicsim.firmware.Qp.Piece;
+import nicsim.host.PciPort;
+import nicsim.verbs.EventType;
+
+/**
+ * The responder's RDMA READs and atomics (rxe_resp.c's read_reply and atomic execution): reads of
+ * host memory through the rkey's translation, after the writes of the requests before them, their
+ * responses in order, max_dest_rd_atomic enforced, and atomics one at a time per address.
+ */
+final class ReadsAndAtomics {
+    private final Qp q;
+
+    ReadsAndAtomics(Qp q) { this.q = q; }
+
+    void handleRead(Packet p, Runnable next, boolean fresh) {
+        long gen = q.generation;
+        long writesBefore = q.writeSeq; // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
+        long len = p.dmaLength();
+        int npkts = (int) Math.max(1, (len + q.mtu - 1) / q.mtu);
+        if (fresh) {
+            if (len > q.fw.maxMsg) {
+                q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+                next.run();
+                return;
+            }
+            if (tooManyReads(p)) { next.run(); return; }
+            q.epsn = (q.epsn + npkts) & 0xFFFFFF;
+            q.msn = (q.msn + 1) & 0xFFFFFF;
+        }
+        q.readsInProgress++;
+        Consumer<byte[]> respond = data -> {
+            for (int i = 0; i < npkts; i++) {
+                Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST : Op.READ_RESP_MIDDLE;
+                byte[] chunk = java.util.Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
+                Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false, 0, 0, 0, 0, 0,
+                        Packet.AETH_ACK, q.msn, 0, 0, 0, chunk, q.transport());
+                boolean lastOne = i == npkts - 1;
+                q.fw.exec(q.fw.packetCycles, () -> {
+                    if (gen != q.generation) return;
+                    long left = q.fw.send(r); // made before any later error: it still goes out
+                    // the read stays in progress until its last response has left the port
+                    if (lastOne) q.fw.sim.schedule(left, () -> { if (gen == q.generation) q.readsInProgress--; });
+                });
+            }
+            next.run();
+        };
+        if (len == 0) { respond.accept(new byte[0]); return; }
+        q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.responder.pd(p), q.qpn, rsp -> {
+            if (gen != q.generation) return;
+            XlateRsp bad = Placement.failed(rsp);
+            if (bad != null) {
+                q.readsInProgress--;
+                q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
+                next.run();
+                return;
+            }
+            q.placement.whenIssued(writesBefore, () -> q.placement.readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(),
+                    (data, unread) -> {
+                        if (gen != q.generation) return;
+                        if (data == null) {
+                            q.readsInProgress--;
+                            q.responder.responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
+                            next.run();
+                            return;
+                        }
+                        respond.accept(data);
+                    }));
+        });
+    }
+
+    /**
+     * A READ or atomic beyond max_dest_rd_atomic (including any when it is 0): QP_ACCESS_ERR at the
+     * responder, REM_INV_REQ_ERR at the requester (docs/sources.md#responder-errors).
+     */
+    boolean tooManyReads(Packet p) {
+        if (q.readsInProgress < q.maxDestRdAtomic) return false;
+        q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.TOO_MANY_READS);
+        return true;
+    }
+
+    void handleAtomic(Packet p, Runnable next) {
+        long gen = q.generation;
+        long writesBefore = q.writeSeq; // as a READ, it reads after the writes of the requests before it
+        if (tooManyReads(p)) { next.run(); return; }
+        if ((p.va() & 7) != 0) {
+            q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.MISALIGNED_ATOMIC);
+            next.run();
+            return;
+        }
+        q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.responder.pd(p), q.qpn, rsp -> {
+            if (gen != q.generation) return;
+            XlateRsp bad = Placement.failed(rsp);
+            if (bad != null) {
+                q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
+                next.run();
+                return;
+            }
+            long pa = rsp.get(0).pa();
+            q.placement.whenIssued(writesBefore, () -> q.fw.atomics.run(pa, release -> {
+                if (gen != q.generation) { release.run(); return; } // reset while it waited for the address
+                readModifyWrite(p, pa, gen, release, next);
+            }));
+        });
+    }
+
+    /** An atomic's read and write of its 8 bytes at {@code pa}, holding the address until the write is issued. */
+    void readModifyWrite(Packet p, long pa, long gen, Runnable release, Runnable next) {
+        q.fw.adapter.port().dmaRead(pa, 8, r -> {
+            if (gen != q.generation) { release.run(); return; }
+            if (r.status() != PciPort.DmaStatus.OK) {
+                release.run();
+                q.responder.responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
+                next.run();
+                return;
+            }
+            long orig = BigEndian.get64(r.data(), 0);
+            long now = p.op() == Op.CMP_SWAP ? (orig == p.compare() ? p.swapAdd() : orig) : orig + p.swapAdd();
+            byte[] nb = new byte[8];
+            BigEndian.put64(nb, 0, now);
+            q.writesInFlight++;
+            q.fw.adapter.port().dmaWrite(pa, nb, w -> { if (gen == q.generation) q.responder.writeLanded(); });
+            release.run();
+            q.atomicReplay.put(p.psn(), orig);
+            q.epsn = (q.epsn + 1) & 0xFFFFFF;
+            q.msn = (q.msn + 1) & 0xFFFFFF;
+            q.responder.ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
+            next.run();
+        });
+    }
+
+}
