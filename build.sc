@@ -78,6 +78,16 @@ object hw extends ScalaModule with PinScala {
   def scalacPluginIvyDeps = Agg(ivy"com.github.spinalhdl::spinalhdl-idsl-plugin:${Versions.spinal}")
   def scalacOptions = Seq("-deprecation", "-feature", "-language:reflectiveCalls")
 
+  /** The typed bundles of the model's payload layouts (nicsim.sim.LayoutBundles), written before the blocks compile. */
+  def generatedSources = T {
+    mill.util.Jvm.runSubprocess(
+      mainClass = "nicsim.sim.LayoutBundles",
+      classPath = `firmware-model`.runClasspath().map(_.path),
+      mainArgs = Seq(T.dest.toString)
+    )
+    super.generatedSources() ++ Seq(PathRef(T.dest))
+  }
+
   /** Writes the Verilog of every RTL block into hw/gen-verilog's task folder and returns it. */
   def verilog = T {
     val dest = T.dest

@@ -2,7 +2,7 @@ package nicsim.hw
 
 import spinal.core._
 import spinal.lib._
-import nicsim.adapter.{CqePorts, DoorbellMsg}
+import nicsim.adapter.DoorbellMsg
 import nicsim.adapter.CqePorts.CqError.Code
 import nicsim.adapter.CqeWriter.Config
 
@@ -15,14 +15,14 @@ case class CqeWriter(cfg: Config) extends Component {
   val n = cfg.cqEntries()
   val idxBits = log2Up(n)
   val io = new Bundle {
-    val cqConfig = slave(Flow(new LayoutBundle(CqePorts.CQ_CONFIG)))
-    val cqe = slave(Stream(new LayoutBundle(CqePorts.CQE_IN)))
-    val arm = slave(Stream(new LayoutBundle(DoorbellMsg.LAYOUT)))
-    val ci = slave(Flow(new LayoutBundle(CqePorts.CQ_CI)))
-    val write = master(Stream(new LayoutBundle(CqePorts.WRITE64)))
-    val event = master(Flow(new LayoutBundle(CqePorts.CQ_EVENT)))
-    val error = master(Flow(new LayoutBundle(CqePorts.CQ_ERROR)))
-    val dropped = master(Flow(new LayoutBundle(DoorbellMsg.LAYOUT)))
+    val cqConfig = slave(Flow(new CqConfigPayload))
+    val cqe = slave(Stream(new CqeInPayload))
+    val arm = slave(Stream(new DoorbellMsgPayload))
+    val ci = slave(Flow(new CqCiPayload))
+    val write = master(Stream(new Write64Payload))
+    val event = master(Flow(new CqEventPayload))
+    val error = master(Flow(new CqErrorPayload))
+    val dropped = master(Flow(new DoorbellMsgPayload))
     val cqes = out(UInt(32 bits))
     val events = out(UInt(32 bits))
     val errors = out(UInt(32 bits))
@@ -40,13 +40,13 @@ case class CqeWriter(cfg: Config) extends Component {
   for (c <- cqs) c.valid.init(False)
 
   val outValid = Reg(Bool()) init (False)
-  val outReg = Reg(new LayoutBundle(CqePorts.WRITE64))
+  val outReg = Reg(new Write64Payload)
   val eventValid = Reg(Bool()) init (False)
-  val eventReg = Reg(new LayoutBundle(CqePorts.CQ_EVENT))
+  val eventReg = Reg(new CqEventPayload)
   val errorValid = Reg(Bool()) init (False)
-  val errorReg = Reg(new LayoutBundle(CqePorts.CQ_ERROR))
+  val errorReg = Reg(new CqErrorPayload)
   val droppedValid = Reg(Bool()) init (False)
-  val droppedReg = Reg(new LayoutBundle(DoorbellMsg.LAYOUT))
+  val droppedReg = Reg(new DoorbellMsgPayload)
   def counter() = Reg(UInt(32 bits)) init (0)
   val cqes, events, errors = counter()
 
@@ -65,8 +65,8 @@ case class CqeWriter(cfg: Config) extends Component {
 
   // ---- completion, on the state before the edge
   val in = io.cqe.payload
-  val c = cqs(in("cqn")(idxBits - 1 downto 0))
-  val known = c.valid && c.cqn === in("cqn")
+  val c = cqs(in.cqn(idxBits - 1 downto 0))
+  val known = c.valid && c.cqn === in.cqn
   val size = U(1, 33 bits) |<< c.logSize
   val used = (c.pi - c.ci).resize(33 bits)
   val code = UInt(2 bits)
@@ -78,22 +78,22 @@ case class CqeWriter(cfg: Config) extends Component {
     when(code =/= 0) {
       when(code === Code.OVERFLOW.ordinal()) { c.error := True }
       errorValid := True
-      errorReg("cqn") := in("cqn")
-      errorReg("code") := code
+      errorReg.cqn := in.cqn
+      errorReg.code := code
       errors := errors + 1
     }.otherwise {
       val owner = (c.pi.resize(33 bits) & size) =/= 0
       val slot = c.pi.resize(33 bits) & (size - 1)
       outValid := True
-      outReg("addr") := c.base + (slot << 6).resize(64 bits)
+      outReg.addr := c.base + (slot << 6).resize(64 bits)
       for (i <- 0 until 7) outReg(s"data_$i") := in(s"data_$i")
-      outReg("data_7") := (in("data_7")(63 downto 57) ## owner ## in("data_7")(55 downto 0)).asUInt
+      outReg.data_7 := (in.data_7(63 downto 57) ## owner ## in.data_7(55 downto 0)).asUInt
       c.pi := c.pi + 1
       cqes := cqes + 1
-      when(c.armed && (!c.solicitedOnly || in("solicited")(0))) {
+      when(c.armed && (!c.solicitedOnly || in.solicited(0))) {
         eventValid := True
-        eventReg("cqn") := c.cqn
-        eventReg("vector") := c.vector
+        eventReg.cqn := c.cqn
+        eventReg.vector := c.vector
         c.armed := False
         events := events + 1
       }
@@ -102,32 +102,32 @@ case class CqeWriter(cfg: Config) extends Component {
 
   // ---- arm
   val m = io.arm.payload
-  val a = cqs(m("qpn")(idxBits - 1 downto 0))
+  val a = cqs(m.qpn(idxBits - 1 downto 0))
   when(io.arm.fire) {
-    when(!(a.valid && a.cqn === m("qpn")) || m("kind") =/= DoorbellMsg.Kind.CQ_ARM.ordinal()) {
+    when(!(a.valid && a.cqn === m.qpn) || m.kind =/= DoorbellMsg.Kind.CQ_ARM.ordinal()) {
       droppedValid := True
       droppedReg := m
     }.otherwise {
       a.armed := True
-      a.solicitedOnly := m("solicited")(0)
-      a.ci := m("index")
+      a.solicitedOnly := m.solicited(0)
+      a.ci := m.index
     }
   }
 
   // ---- consumer index
   val u = io.ci.payload
-  val uc = cqs(u("cqn")(idxBits - 1 downto 0))
-  when(io.ci.valid && uc.valid && uc.cqn === u("cqn")) { uc.ci := u("ci") }
+  val uc = cqs(u.cqn(idxBits - 1 downto 0))
+  when(io.ci.valid && uc.valid && uc.cqn === u.cqn) { uc.ci := u.ci }
 
   // ---- configuration (wins)
   val k = io.cqConfig.payload
-  val kc = cqs(k("cqn")(idxBits - 1 downto 0))
+  val kc = cqs(k.cqn(idxBits - 1 downto 0))
   when(io.cqConfig.valid) {
-    kc.valid := k("valid")(0)
-    kc.cqn := k("cqn")
-    kc.base := k("base")
-    kc.logSize := k("logSize")
-    kc.vector := k("vector")
+    kc.valid := k.valid(0)
+    kc.cqn := k.cqn
+    kc.base := k.base
+    kc.logSize := k.logSize
+    kc.vector := k.vector
     kc.pi := U(0, 24 bits)
     kc.ci := U(0, 24 bits)
     kc.armed := False

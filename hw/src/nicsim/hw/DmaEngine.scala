@@ -21,17 +21,17 @@ case class DmaEngine(cfg: Config) extends Component {
   val dataLayout = DmaPorts.beat(w, "error")
   val linkLayout = DmaPorts.beat(w, "last")
   val io = new Bundle {
-    val hostDesc = slave(Stream(new LayoutBundle(DmaPorts.HOST_DESC)))
-    val pciRead = master(Stream(new LayoutBundle(DmaPorts.PCI_READ)))
+    val hostDesc = slave(Stream(new HostDescPayload))
+    val pciRead = master(Stream(new PciReadPayload))
     val pciData = slave(Stream(new LayoutBundle(dataLayout)))
     val pciWrite = master(Stream(new LayoutBundle(DmaPorts.writeBeat(w))))
-    val hostDone = master(Flow(new LayoutBundle(DmaPorts.DONE)))
-    val sendDesc = slave(Stream(new LayoutBundle(DmaPorts.LINK_DESC)))
+    val hostDone = master(Flow(new DonePayload))
+    val sendDesc = slave(Stream(new LinkDescPayload))
     val linkTx = master(Stream(new LayoutBundle(linkLayout)))
-    val sendDone = master(Flow(new LayoutBundle(DmaPorts.DONE)))
-    val recvDesc = slave(Stream(new LayoutBundle(DmaPorts.LINK_DESC)))
+    val sendDone = master(Flow(new DonePayload))
+    val recvDesc = slave(Stream(new LinkDescPayload))
     val linkRx = slave(Stream(new LayoutBundle(linkLayout)))
-    val recvDone = master(Flow(new LayoutBundle(DmaPorts.DONE)))
+    val recvDone = master(Flow(new DonePayload))
     val beats = out(UInt(32 bits))
     val stalls = out(UInt(32 bits))
   }
@@ -42,7 +42,7 @@ case class DmaEngine(cfg: Config) extends Component {
     for (i <- 0 until nWords) b(s"data_$i") := v(i * DmaPorts.wordBits(w) + DmaPorts.wordBits(w) - 1 downto i * DmaPorts.wordBits(w)).asUInt
   def slot(a: UInt): UInt = a(addrBits - 1 downto beatShift)
 
-  def doneReg() = { val r = Reg(new LayoutBundle(DmaPorts.DONE)); r }
+  def doneReg() = { val r = Reg(new DonePayload); r }
 
   /** A two-entry input queue: push when the stream fires, pop when its head is used. */
   class InQ(port: Stream[LayoutBundle], flag: String) {
@@ -70,7 +70,7 @@ case class DmaEngine(cfg: Config) extends Component {
   val hostTag = Reg(UInt(8 bits)) init (0)
   val hostMoved = Reg(UInt(20 bits)) init (0)
   val pciReadValid = Reg(Bool()) init (False)
-  val pciReadReg = Reg(new LayoutBundle(DmaPorts.PCI_READ))
+  val pciReadReg = Reg(new PciReadPayload)
   val hostIn = new InQ(io.pciData, "error")
   val hostOut = new OutQueue(new LayoutBundle(DmaPorts.writeBeat(w)), io.pciWrite)
   // ---- send engine
@@ -127,8 +127,8 @@ case class DmaEngine(cfg: Config) extends Component {
   hostDoneValid := False; sendDoneValid := False; recvDoneValid := False
   when(io.pciRead.fire) { pciReadValid := False }
 
-  def done(v: Bool, r: LayoutBundle, tag: UInt, status: Int, length: UInt): Unit = {
-    v := True; r("tag") := tag; r("status") := U(status, 3 bits); r("length") := length
+  def done(v: Bool, r: DonePayload, tag: UInt, status: Int, length: UInt): Unit = {
+    v := True; r.tag := tag; r.status := U(status, 3 bits); r.length := length
   }
 
   when(grantValid) {
@@ -202,41 +202,41 @@ case class DmaEngine(cfg: Config) extends Component {
     s
   }
   val hd = io.hostDesc.payload
-  val hs = check(hd("sramAddr"), hd("length"), hd("hostAddr")(beatShift - 1 downto 0) === 0)
+  val hs = check(hd.sramAddr, hd.length, hd.hostAddr(beatShift - 1 downto 0) === 0)
   when(io.hostDesc.fire) {
     when(hs =/= 0) {
-      hostDoneValid := True; hostDoneReg("tag") := hd("tag"); hostDoneReg("status") := hs; hostDoneReg("length") := 0
+      hostDoneValid := True; hostDoneReg.tag := hd.tag; hostDoneReg.status := hs; hostDoneReg.length := 0
     }.otherwise {
       hostBusy := True
-      hostToHost := hd("toHost")(0)
+      hostToHost := hd.toHost(0)
       hostErr := False
-      hostAddr := hd("hostAddr")
-      hostSram := hd("sramAddr")
-      hostLeft := hd("length")
-      hostTag := hd("tag")
+      hostAddr := hd.hostAddr
+      hostSram := hd.sramAddr
+      hostLeft := hd.length
+      hostTag := hd.tag
       hostMoved := 0
-      when(!hd("toHost")(0)) {
+      when(!hd.toHost(0)) {
         pciReadValid := True
-        pciReadReg("addr") := hd("hostAddr"); pciReadReg("length") := hd("length"); pciReadReg("tag") := hd("tag")
+        pciReadReg.addr := hd.hostAddr; pciReadReg.length := hd.length; pciReadReg.tag := hd.tag
       }
     }
   }
   val sd = io.sendDesc.payload
-  val ss = check(sd("sramAddr"), sd("length"), True)
+  val ss = check(sd.sramAddr, sd.length, True)
   when(io.sendDesc.fire) {
     when(ss =/= 0) {
-      sendDoneValid := True; sendDoneReg("tag") := sd("tag"); sendDoneReg("status") := ss; sendDoneReg("length") := 0
+      sendDoneValid := True; sendDoneReg.tag := sd.tag; sendDoneReg.status := ss; sendDoneReg.length := 0
     }.otherwise {
-      sendBusy := True; sendSram := sd("sramAddr"); sendLeft := sd("length"); sendTag := sd("tag"); sendMoved := 0
+      sendBusy := True; sendSram := sd.sramAddr; sendLeft := sd.length; sendTag := sd.tag; sendMoved := 0
     }
   }
   val rd = io.recvDesc.payload
-  val rs = check(rd("sramAddr"), rd("length"), True)
+  val rs = check(rd.sramAddr, rd.length, True)
   when(io.recvDesc.fire) {
     when(rs =/= 0) {
-      recvDoneValid := True; recvDoneReg("tag") := rd("tag"); recvDoneReg("status") := rs; recvDoneReg("length") := 0
+      recvDoneValid := True; recvDoneReg.tag := rd.tag; recvDoneReg.status := rs; recvDoneReg.length := 0
     }.otherwise {
-      recvBusy := True; recvDrain := False; recvSram := rd("sramAddr"); recvLeft := rd("length"); recvTag := rd("tag"); recvMoved := 0
+      recvBusy := True; recvDrain := False; recvSram := rd.sramAddr; recvLeft := rd.length; recvTag := rd.tag; recvMoved := 0
     }
   }
 }

@@ -2,7 +2,7 @@ package nicsim.hw
 
 import spinal.core._
 import spinal.lib._
-import nicsim.adapter.{DoorbellError, DoorbellMsg, MmioWrite, QueueTableWrite}
+import nicsim.adapter.{DoorbellError, DoorbellMsg}
 import nicsim.abi.UarLayout
 import nicsim.adapter.DoorbellDecoder.Config
 
@@ -19,10 +19,10 @@ import nicsim.adapter.DoorbellDecoder.Config
 case class DoorbellDecoder(cfg: Config) extends Component {
   val depth = cfg.fifoDepth()
   val io = new Bundle {
-    val mmio = slave(Flow(new LayoutBundle(MmioWrite.LAYOUT)))
-    val tableWrite = slave(Flow(new LayoutBundle(QueueTableWrite.LAYOUT)))
-    val doorbell = master(Stream(new LayoutBundle(DoorbellMsg.LAYOUT)))
-    val error = master(Flow(new LayoutBundle(DoorbellError.LAYOUT)))
+    val mmio = slave(Flow(new MmioWritePayload))
+    val tableWrite = slave(Flow(new QueueTableWritePayload))
+    val doorbell = master(Stream(new DoorbellMsgPayload))
+    val error = master(Flow(new DoorbellErrorPayload))
     val seen = out(UInt(32 bits))
     val coalesced = out(UInt(32 bits))
     val overflowed = out(UInt(32 bits))
@@ -36,15 +36,15 @@ case class DoorbellDecoder(cfg: Config) extends Component {
   val qpTable = table()
   val cqTable = table()
   val tw = io.tableWrite.payload
-  val twEntry = Mux(tw("valid")(0), B"1" ## tw("qpn").asBits ## tw("uar").asBits, B(0, 41 bits))
-  qpTable.write(tw("qpn")(idxBits - 1 downto 0), twEntry, enable = io.tableWrite.valid && !tw("cq")(0))
-  cqTable.write(tw("qpn")(idxBits - 1 downto 0), twEntry, enable = io.tableWrite.valid && tw("cq")(0))
+  val twEntry = Mux(tw.valid(0), B"1" ## tw.qpn.asBits ## tw.uar.asBits, B(0, 41 bits))
+  qpTable.write(tw.qpn(idxBits - 1 downto 0), twEntry, enable = io.tableWrite.valid && !tw.cq(0))
+  cqTable.write(tw.qpn(idxBits - 1 downto 0), twEntry, enable = io.tableWrite.valid && tw.cq(0))
 
   // ---- stage 1: the registered write
   val s1Valid = RegNext(io.mmio.valid) init (False)
   val s1 = RegNextWhen(io.mmio.payload, io.mmio.valid)
-  val offset = s1("offset")
-  val data = s1("data").asBits
+  val offset = s1.offset
+  val data = s1.data.asBits
   val byte = (0 until 8).map(i => data(8 * i + 7 downto 8 * i))
 
   val pageBits = log2Up(cfg.pageSize())
@@ -63,23 +63,23 @@ case class DoorbellDecoder(cfg: Config) extends Component {
   val code = UInt(3 bits)
   when(!inWindow) { code := DoorbellError.Code.OUT_OF_WINDOW.ordinal() }
     .elsewhen(!isSend && !isArm) { code := DoorbellError.Code.UNKNOWN_REGISTER.ordinal() }
-    .elsewhen(s1("length") =/= 8) { code := DoorbellError.Code.BAD_SIZE.ordinal() }
+    .elsewhen(s1.length =/= 8) { code := DoorbellError.Code.BAD_SIZE.ordinal() }
     .elsewhen(!qpnFits || !entryOk) { code := DoorbellError.Code.BAD_QUEUE.ordinal() }
     .elsewhen(entry(15 downto 0).asUInt =/= page) { code := DoorbellError.Code.NOT_OWNER.ordinal() }
     .otherwise { code := DoorbellError.Code.NONE.ordinal() }
 
-  val msg = new LayoutBundle(DoorbellMsg.LAYOUT)
-  msg("qpn") := qpn
+  val msg = new DoorbellMsgPayload
+  msg.qpn := qpn
   // send: the ctrl segment's index plus its WQE's WQEBBs (DS 0: the index is the producer counter)
   val sendDs = byte(7)(5 downto 0).asUInt
   val sendProducer = (byte(1) ## byte(2)).asUInt + (sendDs +^ 3)(6 downto 2).resize(16 bits)
-  msg("index") := Mux(isSend, sendProducer.resize(24 bits), (byte(1) ## byte(2) ## byte(3)).asUInt)
-  msg("kind") := Mux(isSend, U(DoorbellMsg.Kind.SEND.ordinal(), 2 bits), U(DoorbellMsg.Kind.CQ_ARM.ordinal(), 2 bits))
-  msg("sn") := Mux(isSend, U(0, 2 bits), byte(0)(5 downto 4).asUInt)
-  msg("solicited") := Mux(isSend, U(0, 1 bits), byte(0)(0 downto 0).asUInt)
+  msg.index := Mux(isSend, sendProducer.resize(24 bits), (byte(1) ## byte(2) ## byte(3)).asUInt)
+  msg.kind := Mux(isSend, U(DoorbellMsg.Kind.SEND.ordinal(), 2 bits), U(DoorbellMsg.Kind.CQ_ARM.ordinal(), 2 bits))
+  msg.sn := Mux(isSend, U(0, 2 bits), byte(0)(5 downto 4).asUInt)
+  msg.solicited := Mux(isSend, U(0, 1 bits), byte(0)(0 downto 0).asUInt)
 
   // ---- the coalescing FIFO: entry 0 is the head; keys (queue, kind) are unique among entries 1..count-1
-  val entries = Vec(Reg(new LayoutBundle(DoorbellMsg.LAYOUT)), depth)
+  val entries = Vec(Reg(new DoorbellMsgPayload), depth)
   val count = Reg(UInt(log2Up(depth + 1) bits)) init (0)
   io.doorbell.valid := count =/= 0
   io.doorbell.payload := entries(0)
@@ -91,7 +91,7 @@ case class DoorbellDecoder(cfg: Config) extends Component {
   val accept = s1Valid && code === 0
   // the head being offered on io_doorbell is frozen until it fires (stream contract): it never merges
   val matches = Vec((0 until depth).map(i => (if (i == 0) pop else True) && U(i) < countAfter &&
-    after(i)("qpn") === msg("qpn") && after(i)("kind") === msg("kind")))
+    after(i).qpn === msg.qpn && after(i).kind === msg.kind))
   val hit = matches.orR
   val append = accept && !hit && countAfter =/= depth
   val overflow = accept && !hit && countAfter === depth
@@ -103,11 +103,11 @@ case class DoorbellDecoder(cfg: Config) extends Component {
 
   // ---- refusals and drops, reported the edge after
   val errValid = RegNext(s1Valid && (code =/= 0 || overflow)) init (False)
-  val errPayload = Reg(new LayoutBundle(DoorbellError.LAYOUT))
+  val errPayload = Reg(new DoorbellErrorPayload)
   when(s1Valid) {
-    errPayload("code") := Mux(overflow, U(DoorbellError.Code.OVERFLOW.ordinal(), 3 bits), code)
-    errPayload("offset") := offset
-    errPayload("data") := s1("data")
+    errPayload.code := Mux(overflow, U(DoorbellError.Code.OVERFLOW.ordinal(), 3 bits), code)
+    errPayload.offset := offset
+    errPayload.data := s1.data
   }
   io.error.valid := errValid
   io.error.payload := errPayload

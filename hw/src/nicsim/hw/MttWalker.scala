@@ -13,11 +13,11 @@ import nicsim.adapter.MttWalker.Config
  */
 case class MttWalker(cfg: Config) extends Component {
   val io = new Bundle {
-    val req = slave(Stream(new LayoutBundle(MttPorts.XLATE_REQ)))
-    val mkeyWrite = slave(Flow(new LayoutBundle(MttPorts.MKEY_CONTEXT)))
-    val rsp = master(Stream(new LayoutBundle(MttPorts.XLATE_RSP)))
-    val fill = master(Stream(new LayoutBundle(MttPorts.MTT_FILL_REQ)))
-    val fillRsp = slave(Stream(new LayoutBundle(MttPorts.MTT_FILL_RSP)))
+    val req = slave(Stream(new XlateReqPayload))
+    val mkeyWrite = slave(Flow(new MkeyContextPayload))
+    val rsp = master(Stream(new XlateRspPayload))
+    val fill = master(Stream(new MttFillReqPayload))
+    val fillRsp = slave(Stream(new MttFillRspPayload))
     val requests = out(UInt(32 bits))
     val hits = out(UInt(32 bits))
     val misses = out(UInt(32 bits))
@@ -35,16 +35,16 @@ case class MttWalker(cfg: Config) extends Component {
   object Phase extends SpinalEnum(binarySequential) { val IDLE, CHECK, WALK, FILL = newElement() }
   import Phase._
   val state = Reg(Phase()) init (IDLE)
-  val cur = Reg(new LayoutBundle(MttPorts.XLATE_REQ))
+  val cur = Reg(new XlateReqPayload)
   // the walk needs only these two fields of the checked context
   val ctxShift = Reg(UInt(5 bits)) init (12)
   val ctxMttBase = Reg(UInt(32 bits)) init (0)
   val offset = Reg(UInt(64 bits)) init (0)
   val remaining = Reg(UInt(32 bits)) init (0)
   val outValid = Reg(Bool()) init (False)
-  val outReg = Reg(new LayoutBundle(MttPorts.XLATE_RSP))
+  val outReg = Reg(new XlateRspPayload)
   val fillValid = Reg(Bool()) init (False)
-  val fillReg = Reg(new LayoutBundle(MttPorts.MTT_FILL_REQ))
+  val fillReg = Reg(new MttFillReqPayload)
   def counter() = Reg(UInt(32 bits)) init (0)
   val requests, hits, misses, faults = counter()
 
@@ -62,30 +62,30 @@ case class MttWalker(cfg: Config) extends Component {
 
   def emit(pa: UInt, length: UInt, last: Bool, status: UInt): Unit = {
     outValid := True
-    outReg("tag") := cur("tag")
-    outReg("pa") := pa
-    outReg("length") := length
-    outReg("last") := last.asUInt
-    outReg("status") := status
+    outReg.tag := cur.tag
+    outReg.pa := pa
+    outReg.length := length
+    outReg.last := last.asUInt
+    outReg.status := status
     when(status =/= Status.OK.ordinal()) { faults := faults + 1 }
   }
 
   // ---- CHECK: the context of the request's mkey, and the checks in the order of docs/sources.md#mtt-walk
-  val mkIdx = cur("mkey")(31 downto 8)
-  val c = new LayoutBundle(MttPorts.MKEY_CONTEXT)
+  val mkIdx = cur.mkey(31 downto 8)
+  val c = new MkeyContextPayload
   c.assignFromBits(table.readAsync(mkIdx(mkeyBits - 1 downto 0)))
-  val zeroBased = c("access")(5)
-  val rel = Mux(zeroBased, cur("va"), cur("va") - c("start"))
+  val zeroBased = c.access(5)
+  val rel = Mux(zeroBased, cur.va, cur.va - c.start)
   val status = UInt(4 bits)
-  when(c("state") === MttPorts.STATE_NONE || c("index") =/= mkIdx) { status := Status.BAD_INDEX.ordinal() }
-    .elsewhen(c("key") =/= cur("mkey")(7 downto 0)) { status := Status.BAD_KEY.ordinal() }
-    .elsewhen(c("pd") =/= cur("pd")) { status := Status.BAD_PD.ordinal() }
-    .elsewhen(c("boundQp")(0) && c("qpn") =/= cur("qpn")) { status := Status.NOT_BOUND.ordinal() }
-    .elsewhen((!zeroBased && cur("va") < c("start")) || rel > c("length") || cur("length").resize(64 bits) > c("length") - rel) {
+  when(c.state === MttPorts.STATE_NONE || c.index =/= mkIdx) { status := Status.BAD_INDEX.ordinal() }
+    .elsewhen(c.key =/= cur.mkey(7 downto 0)) { status := Status.BAD_KEY.ordinal() }
+    .elsewhen(c.pd =/= cur.pd) { status := Status.BAD_PD.ordinal() }
+    .elsewhen(c.boundQp(0) && c.qpn =/= cur.qpn) { status := Status.NOT_BOUND.ordinal() }
+    .elsewhen((!zeroBased && cur.va < c.start) || rel > c.length || cur.length.resize(64 bits) > c.length - rel) {
       status := Status.OUT_OF_RANGE.ordinal()
     }
-    .elsewhen((cur("access") & ~c("access")(4 downto 0)) =/= 0) { status := Status.NO_ACCESS.ordinal() }
-    .elsewhen(c("state") =/= MttPorts.STATE_VALID) { status := Status.NOT_VALID.ordinal() }
+    .elsewhen((cur.access & ~c.access(4 downto 0)) =/= 0) { status := Status.NO_ACCESS.ordinal() }
+    .elsewhen(c.state =/= MttPorts.STATE_VALID) { status := Status.NOT_VALID.ordinal() }
     .otherwise { status := Status.OK.ordinal() }
 
   // ---- WALK: MTT index of the current offset, and the cache
@@ -99,8 +99,8 @@ case class MttWalker(cfg: Config) extends Component {
   val toPageEnd = pageSize - within
   val chunk = Mux(remaining.resize(64 bits) < toPageEnd, remaining.resize(64 bits), toPageEnd)
 
-  val fillOk = state === FILL && io.fillRsp.fire && io.fillRsp.payload("status") === 0
-  cache.write(slot, io.fillRsp.payload("pa").asBits ## mttIdx.asBits ## B"1", enable = fillOk)
+  val fillOk = state === FILL && io.fillRsp.fire && io.fillRsp.payload.status === 0
+  cache.write(slot, io.fillRsp.payload.pa.asBits ## mttIdx.asBits ## B"1", enable = fillOk)
 
   switch(state) {
     is(IDLE) {
@@ -111,22 +111,22 @@ case class MttWalker(cfg: Config) extends Component {
       }
     }
     is(CHECK) {
-      when(cur("length") === 0) {
+      when(cur.length === 0) {
         when(canEmit) { emit(U(0, 64 bits), U(0, 32 bits), True, U(Status.OK.ordinal(), 4 bits)); state := IDLE }
       }.elsewhen(status =/= Status.OK.ordinal()) {
         when(canEmit) { emit(U(0, 64 bits), U(0, 32 bits), True, status); state := IDLE }
       }.otherwise {
-        ctxShift := c("pageShift")
-        ctxMttBase := c("mttBase")
-        offset := rel + c("pageOffset").resize(64 bits)
-        remaining := cur("length")
+        ctxShift := c.pageShift
+        ctxMttBase := c.mttBase
+        offset := rel + c.pageOffset.resize(64 bits)
+        remaining := cur.length
         state := WALK
       }
     }
     is(WALK) {
       when(!hit) {
         fillValid := True
-        fillReg("index") := mttIdx
+        fillReg.index := mttIdx
         state := FILL
         misses := misses + 1
       }.elsewhen(canEmit) {
@@ -139,7 +139,7 @@ case class MttWalker(cfg: Config) extends Component {
     }
     is(FILL) {
       when(io.fillRsp.fire) {
-        when(io.fillRsp.payload("status") === 0) {
+        when(io.fillRsp.payload.status === 0) {
           state := WALK
         }.otherwise {
           emit(U(0, 64 bits), U(0, 32 bits), True, U(Status.MTT_FAULT.ordinal(), 4 bits))
@@ -151,5 +151,5 @@ case class MttWalker(cfg: Config) extends Component {
 
   // ---- mkey-context writes, seen from the next edge
   val w = io.mkeyWrite.payload
-  table.write(w("index")(mkeyBits - 1 downto 0), w.asBits, enable = io.mkeyWrite.valid)
+  table.write(w.index(mkeyBits - 1 downto 0), w.asBits, enable = io.mkeyWrite.valid)
 }

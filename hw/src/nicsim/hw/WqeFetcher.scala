@@ -3,7 +3,7 @@ package nicsim.hw
 import spinal.core._
 import spinal.lib._
 import scala.jdk.CollectionConverters._
-import nicsim.adapter.{DoorbellMsg, WqePorts}
+import nicsim.adapter.DoorbellMsg
 import nicsim.abi.WqeLayout
 import nicsim.adapter.WqePorts.WqeError.Code
 import nicsim.adapter.WqeFetcher.Config
@@ -18,13 +18,13 @@ case class WqeFetcher(cfg: Config) extends Component {
   val n = cfg.sqEntries()
   val idxBits = log2Up(n)
   val io = new Bundle {
-    val doorbell = slave(Stream(new LayoutBundle(DoorbellMsg.LAYOUT)))
-    val sqConfig = slave(Flow(new LayoutBundle(WqePorts.SQ_CONFIG)))
-    val dmaReq = master(Stream(new LayoutBundle(WqePorts.DMA_READ_REQ)))
-    val dmaRsp = slave(Stream(new LayoutBundle(WqePorts.WQEBB_BEAT)))
-    val wqe = master(Stream(new LayoutBundle(WqePorts.WQE_BEAT)))
-    val error = master(Flow(new LayoutBundle(WqePorts.WQE_ERROR)))
-    val dropped = master(Flow(new LayoutBundle(DoorbellMsg.LAYOUT)))
+    val doorbell = slave(Stream(new DoorbellMsgPayload))
+    val sqConfig = slave(Flow(new SqConfigPayload))
+    val dmaReq = master(Stream(new DmaReadReqPayload))
+    val dmaRsp = slave(Stream(new WqebbBeatPayload))
+    val wqe = master(Stream(new WqeBeatPayload))
+    val error = master(Flow(new WqeErrorPayload))
+    val dropped = master(Flow(new DoorbellMsgPayload))
     val wqes = out(UInt(32 bits))
     val wqebbs = out(UInt(32 bits))
     val fetches = out(UInt(32 bits))
@@ -45,20 +45,20 @@ case class WqeFetcher(cfg: Config) extends Component {
   val busy = Reg(Bool()) init (False)
   val reqValid = Reg(Bool()) init (False)
   val dropping = Reg(Bool()) init (False)
-  val req = Reg(new LayoutBundle(WqePorts.DMA_READ_REQ))
+  val req = Reg(new DmaReadReqPayload)
   val curSq = Reg(UInt(idxBits bits)) init (0)
   val curCount = Reg(UInt(7 bits)) init (0)
   val curBeat = Reg(UInt(7 bits)) init (0)
   val lastServed = Reg(UInt(idxBits bits)) init (n - 1)
   val errValid = Reg(Bool()) init (False)
-  val errReg = Reg(new LayoutBundle(WqePorts.WQE_ERROR))
+  val errReg = Reg(new WqeErrorPayload)
   val dropValid = Reg(Bool()) init (False)
-  val dropReg = Reg(new LayoutBundle(DoorbellMsg.LAYOUT))
+  val dropReg = Reg(new DoorbellMsgPayload)
   def counter() = Reg(UInt(32 bits)) init (0)
   val wqes, wqebbs, fetches, errors = counter()
 
   // ---- two-entry output buffer
-  val outQ = new OutQueue(new LayoutBundle(WqePorts.WQE_BEAT), io.wqe)
+  val outQ = new OutQueue(new WqeBeatPayload, io.wqe)
 
   io.doorbell.ready := True
   io.dmaReq.valid := reqValid
@@ -92,7 +92,7 @@ case class WqeFetcher(cfg: Config) extends Component {
   // 3. response beat
   val cur = sqs(curSq)
   val beat = io.dmaRsp.payload
-  val w = beat("data_0").asBits
+  val w = beat.data_0.asBits
   val opcode = w(31 downto 24).asUInt
   val ctrlIndex = (w(15 downto 8) ## w(23 downto 16)).asUInt
   val ctrlQpn = (w(39 downto 32) ## w(47 downto 40) ## w(55 downto 48)).asUInt
@@ -108,20 +108,20 @@ case class WqeFetcher(cfg: Config) extends Component {
 
   def fail(c: UInt, ctrl: Bits): Unit = {
     errValid := True
-    errReg("qpn") := cur.qpn
-    errReg("index") := cur.fetched
-    errReg("code") := c
-    errReg("ctrl") := ctrl.asUInt
+    errReg.qpn := cur.qpn
+    errReg.index := cur.fetched
+    errReg.code := c
+    errReg.ctrl := ctrl.asUInt
     cur.error := True
     dropping := True
     errors := errors + 1
   }
   def emit(first: Bool, last: Bool): Unit = {
-    val b = new LayoutBundle(WqePorts.WQE_BEAT)
-    b("qpn") := cur.qpn
-    b("index") := cur.fetched
-    b("first") := first.asUInt
-    b("last") := last.asUInt
+    val b = new WqeBeatPayload
+    b.qpn := cur.qpn
+    b.index := cur.fetched
+    b.first := first.asUInt
+    b.last := last.asUInt
     for (i <- 0 until 8) b(s"data_$i") := beat(s"data_$i")
     outQ.push(b)
     cur.fetched := cur.fetched + 1
@@ -131,7 +131,7 @@ case class WqeFetcher(cfg: Config) extends Component {
   when(io.dmaRsp.fire) {
     when(dropping || cur.error) {
       // this batch's error is already reported: the rest of it is dropped
-    }.elsewhen(beat("status")(0)) {
+    }.elsewhen(beat.status(0)) {
       fail(U(Code.DMA_ERROR.ordinal(), 3 bits), B(0, 64 bits))
     }.otherwise {
       when(cur.remain === 0) {
@@ -156,10 +156,10 @@ case class WqeFetcher(cfg: Config) extends Component {
 
   // 4. doorbell
   val db = io.doorbell.payload
-  val dbSq = sqs(db("qpn")(idxBits - 1 downto 0))
+  val dbSq = sqs(db.qpn(idxBits - 1 downto 0))
   when(io.doorbell.fire) {
-    when(db("kind") === DoorbellMsg.Kind.SEND.ordinal() && dbSq.valid && dbSq.qpn === db("qpn")) {
-      dbSq.producer := db("index")(15 downto 0)
+    when(db.kind === DoorbellMsg.Kind.SEND.ordinal() && dbSq.valid && dbSq.qpn === db.qpn) {
+      dbSq.producer := db.index(15 downto 0)
     }.otherwise {
       dropValid := True
       dropReg := db
@@ -168,14 +168,14 @@ case class WqeFetcher(cfg: Config) extends Component {
 
   // 5. queue configuration (wins over the updates above)
   val c = io.sqConfig.payload
-  val cfgSq = sqs(c("qpn")(idxBits - 1 downto 0))
+  val cfgSq = sqs(c.qpn(idxBits - 1 downto 0))
   when(io.sqConfig.valid) {
-    cfgSq.valid := c("valid")(0)
-    cfgSq.qpn := c("qpn")
-    cfgSq.base := c("base")
-    cfgSq.logSize := c("logSize")
-    cfgSq.producer := c("producer")
-    cfgSq.fetched := c("start")
+    cfgSq.valid := c.valid(0)
+    cfgSq.qpn := c.qpn
+    cfgSq.base := c.base
+    cfgSq.logSize := c.logSize
+    cfgSq.producer := c.producer
+    cfgSq.fetched := c.start
     cfgSq.remain := U(0, 5 bits)
     cfgSq.error := False
   }
@@ -189,9 +189,9 @@ case class WqeFetcher(cfg: Config) extends Component {
   val m1 = Mux(pend < toEnd, pend, toEnd)
   val count = Mux(m1 < cfg.batch(), m1(6 downto 0), U(cfg.batch(), 7 bits)) // <= batch <= 64
   when(doIssue) {
-    req("addr") := ps.base + (slot << 6).resize(64 bits)
-    req("length") := (count << 6).resize(16 bits)
-    req("tag") := pick.resize(8 bits)
+    req.addr := ps.base + (slot << 6).resize(64 bits)
+    req.length := (count << 6).resize(16 bits)
+    req.tag := pick.resize(8 bits)
     reqValid := True
     busy := True
     curSq := pick
