@@ -24,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -440,14 +441,24 @@ static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num) {
 
 /* ---- XRC domains ---- */
 
-/* ibv_open_xrcd: a new domain (the fd that would join another process's domain is not honoured yet). */
+/*
+ * ibv_open_xrcd: with a file descriptor, the node's domain of that file (made with O_CREAT, joined
+ * by every program that opens the same file, as the kernel keeps one per inode); without (fd -1),
+ * a domain of this program's own.
+ */
 static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *attr) {
 	struct msg m = request(NICSIM_OP_OPEN_XRCD);
 	struct nicsim_xrcd *x;
-	int rc;
-	(void)attr;
+	struct stat st;
+	int rc, by_file = (attr->comp_mask & IBV_XRCD_INIT_ATTR_FD) && attr->fd >= 0;
+	memset(&st, 0, sizeof(st));
+	if (by_file && fstat(attr->fd, &st)) { done(&m); errno = EBADF; return NULL; }
+	put32(&m, (uint32_t)by_file);
+	put64(&m, by_file ? (uint64_t)st.st_dev : 0);
+	put64(&m, by_file ? (uint64_t)st.st_ino : 0);
+	put32(&m, (attr->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS) ? (uint32_t)attr->oflags : 0);
 	x = calloc(1, sizeof(*x));
-	if (!x) { errno = ENOMEM; return NULL; }
+	if (!x) { done(&m); errno = ENOMEM; return NULL; }
 	rc = call(ctx_of(c), &m);
 	if (rc) { done(&m); free(x); errno = rc; return NULL; }
 	x->vxrcd.handle = get32(&m);

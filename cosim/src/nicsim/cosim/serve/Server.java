@@ -57,6 +57,8 @@ public final class Server implements AutoCloseable {
     private final ServerSocketChannel listener;
     private final BlockingQueue<Request> inbox = new LinkedBlockingQueue<>();
     private final Map<Connection, Session> sessions = new LinkedHashMap<>();
+    /** Each node's XRC domains that programs share through files. */
+    private final Map<Integer, XrcDomains> domains = new java.util.HashMap<>();
     private final List<String> ended = new ArrayList<>();
     private int nextSession = 1;
     private long graceAdvances, requests, protocolErrors, advances, emptyAnswers;
@@ -238,7 +240,7 @@ public final class Server implements AutoCloseable {
         if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.." + (world.hosts().size() - 1) + ")");
-        Session s = new Session(nextSession++, world.host(node), pid, program);
+        Session s = new Session(nextSession++, world.host(node), pid, program, domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))));
         synchronized (this) { sessions.put(c, s); }
         log.printf("nicsim serve: %s attached to node %d%n", describe(s), node);
         c.reply(new Wire.Out().u32(s.id).finish(0));

@@ -56,6 +56,9 @@ final class Session implements AutoCloseable {
     final String program;
     private final Context ctx;
     private final ProcessMemory memory;
+    /** The node's XRC domains shared through files, and this program's holds on them, by handle. */
+    private final XrcDomains domains;
+    private final Map<Integer, XrcDomains.Shared> sharedXrcds = new HashMap<>();
     private final Map<Integer, Object> objects = new HashMap<>();
     private final Map<Integer, long[]> mrWindows = new HashMap<>();
     private final Map<Integer, int[]> qpCaps = new HashMap<>();
@@ -77,9 +80,10 @@ final class Session implements AutoCloseable {
     /** A request left open until the simulation gives it something. */
     record Wait(Wire.Op op, CompletionQueue cq, int max, CompletionChannel channel) {}
 
-    Session(int id, Host host, int pid, String program) throws IOException {
+    Session(int id, Host host, int pid, String program, XrcDomains domains) throws IOException {
         this.id = id;
         this.host = host;
+        this.domains = domains;
         this.pid = pid;
         this.program = program;
         this.memory = new ProcessMemory(pid);
@@ -123,8 +127,8 @@ final class Session implements AutoCloseable {
                 yield new Wire.Out().u32(srqCaps.get(h)[0]).u32(srqCaps.get(h)[1]).u32(srq.limit());
             }
             case DESTROY_SRQ -> destroy(in, SharedReceiveQueue.class);
-            case OPEN_XRCD -> new Wire.Out().u32(add(ctx.openXrcd()));
-            case CLOSE_XRCD -> destroy(in, Xrcd.class);
+            case OPEN_XRCD -> openXrcd(in);
+            case CLOSE_XRCD -> closeXrcd(in.u32("handle"));
             case POST_SRQ_RECV -> postRecv(in, true);
             case GET_CQ_EVENT -> getCqEvent(in.u32("channel"));
             case TIME -> { // read at the next moment every program waits: then where its reading falls is no race
@@ -157,6 +161,30 @@ final class Session implements AutoCloseable {
         objects.remove(h);
         qpCaps.remove(h);
         srqCaps.remove(h);
+        return new Wire.Out();
+    }
+
+    // ---- XRC domains ----
+
+    /** ibv_open_xrcd: a domain of the program's own, or (given a file) the node's domain of that file, shared with every program that opens it. */
+    private Wire.Out openXrcd(Wire.In in) {
+        boolean byFile = in.u32("file") != 0;
+        long dev = in.u64("dev"), ino = in.u64("ino");
+        int oflags = in.u32("oflags");
+        if (!byFile) return new Wire.Out().u32(add(ctx.openXrcd()));
+        XrcDomains.Shared s = domains.open(dev, ino, oflags);
+        int h = add(s.xrcd);
+        sharedXrcds.put(h, s);
+        return new Wire.Out().u32(h);
+    }
+
+    private Wire.Out closeXrcd(int h) {
+        Xrcd x = get(h, Xrcd.class);
+        XrcDomains.Shared s = sharedXrcds.get(h);
+        if (s == null) x.close();
+        else domains.close(s);
+        sharedXrcds.remove(h);
+        objects.remove(h);
         return new Wire.Out();
     }
 
@@ -334,7 +362,11 @@ final class Session implements AutoCloseable {
     private Wire.Out modifyQp(Wire.In in) {
         QueuePair qp = get(in.u32("qp"), QueuePair.class);
         int mask = in.u32("attr_mask");
-        QpAttr a = new QpAttr().qpState(QpState.of(in.u32("qp_state"))).curQpState(QpState.of(in.u32("cur_qp_state")));
+        // a field counts only under its mask bit: programs leave the others as they are (rdma-core's xsrq_pingpong: uninitialised)
+        int state = in.u32("qp_state"), cur = in.u32("cur_qp_state");
+        QpAttr a = new QpAttr();
+        if ((mask & QpAttrMask.STATE) != 0) a.qpState(qpState(state, "qp_state"));
+        if ((mask & QpAttrMask.CUR_STATE) != 0) a.curQpState(qpState(cur, "cur_qp_state"));
         int mtu = in.u32("path_mtu");
         if ((mask & QpAttrMask.PATH_MTU) != 0) a.pathMtu(Mtu.of(mtu));
         a.qkey(in.u32("qkey")).rqPsn(in.u32("rq_psn")).sqPsn(in.u32("sq_psn")).destQpNum(in.u32("dest_qp_num"))
@@ -349,6 +381,11 @@ final class Session implements AutoCloseable {
         a.ahAttr().portNum(ahPort == 0 ? 1 : ahPort);
         qp.modify(a, mask);
         return new Wire.Out();
+    }
+
+    private static QpState qpState(int v, String field) {
+        for (QpState s : QpState.values()) if (s.value() == v) return s;
+        throw new VerbsException(Errno.EINVAL, "modify_qp " + field + " " + Integer.toUnsignedString(v) + " is no ibv_qp_state");
     }
 
     private Wire.Out queryQp(Wire.In in) {
@@ -507,6 +544,8 @@ final class Session implements AutoCloseable {
         wait = null;
         try {
             ctx.close();
+            for (XrcDomains.Shared s : sharedXrcds.values()) domains.release(s); // after its SRQs and QPs, which used them
+            sharedXrcds.clear();
         } finally { // the program's pages leave host memory even if the adapter refused a destroy
             for (long[] w : mrWindows.values()) host.memory.detach(w[0]);
             mrWindows.clear();

@@ -218,6 +218,31 @@ class AttachTest {
         assertTrue(r.output().contains("event local work queue catastrophic error qp"), r.output());
     }
 
+    /**
+     * Two programs on node 1 join one XRC domain by opening the same file (one makes the target QP
+     * and an SRQ, the other only an SRQ), and one XRC connection from node 0 reaches both SRQs.
+     */
+    @Test
+    void twoProgramsShareAnXrcDomainThroughAFile() throws Exception {
+        Path dir = Files.createTempDirectory("nicsim-xrc");
+        Path src = dir.resolve("xrc-share.c");
+        try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/xrc-share.c")) { Files.copy(in, src); }
+        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", dir.resolve("xrc-share").toString(),
+                src.toString(), "-libverbs").redirectErrorStream(true).start();
+        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, cc.waitFor(), ccOut);
+        String prog = dir.resolve("xrc-share").toString(), file = dir.resolve("domain").toString();
+        Run target = start(1, prog, "target", dir.toString(), file);
+        Run other = start(1, prog, "srq", dir.toString(), file);
+        Run sender = start(0, prog, "send", dir.toString());
+        assertEquals(0, sender.await(), sender.output() + "\n--- serve:\n" + serverLog());
+        assertEquals(0, target.await(), target.output() + serverLog());
+        assertEquals(0, other.await(), other.output() + serverLog());
+        assertTrue(sender.output().contains("sent 2 messages through one XRC connection"), sender.output());
+        assertTrue(target.output().contains("target got \"to the target process\""), target.output());
+        assertTrue(other.output().contains("srq got \"to the srq process\""), other.output());
+    }
+
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
     /** Every program attached so far has left and had its objects released (within 30 s). */
     private void awaitReleased() throws Exception {

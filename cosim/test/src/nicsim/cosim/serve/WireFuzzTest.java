@@ -74,12 +74,27 @@ class WireFuzzTest {
             ByteBuffer pd = c.call(Wire.Op.ALLOC_PD.code(), ints());
             assertEquals(0, pd.getInt(0));
             int pdh = pd.getInt(4);
-            ByteBuffer qp = le(52).putInt(pdh).putLong(0x1000).putInt(2);
+            ByteBuffer qp = le(56).putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(2);
             for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
             assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "no such CQs");
-            qp.clear().putInt(pdh).putLong(0x1000).putInt(77); // a QP type libibverbs does not have
+            qp.clear().putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(77); // a QP type libibverbs does not have
             for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
             assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "qp_type 77");
+            // a modify counts a field only under its mask bit: garbage elsewhere (an unset cur_qp_state) is ignored
+            ByteBuffer cq = c.call(Wire.Op.CREATE_CQ.code(), le(16).putInt(16).putLong(0x2000).putInt(Wire.NONE).flip());
+            assertEquals(0, cq.getInt(0));
+            int cqh = cq.getInt(4);
+            qp.clear().putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(2);
+            for (int v : new int[]{cqh, cqh, Wire.NONE, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
+            ByteBuffer made = c.call(Wire.Op.CREATE_QP.code(), qp.flip());
+            assertEquals(0, made.getInt(0));
+            int mask = 1 | 1 << 4 | 1 << 5 | 1 << 3; // STATE, PKEY_INDEX, PORT, ACCESS_FLAGS
+            ByteBuffer mod = le(100).putInt(made.getInt(4)).putInt(mask).putInt(1 /* INIT */).putInt(0x0d0a0b05 /* garbage */);
+            for (int i = 0; i < 21; i++) mod.putInt(i == 7 ? 1 /* port_num */ : i == 0 ? 0xffff /* garbage path_mtu */ : 0);
+            assertEquals(0, c.call(Wire.Op.MODIFY_QP.code(), mod.flip()).getInt(0), "fields outside the mask are ignored");
+            mod.clear().putInt(made.getInt(4)).putInt(mask | 1 << 1 /* CUR_STATE */).putInt(1).putInt(0x0d0a0b05);
+            for (int i = 0; i < 21; i++) mod.putInt(i == 7 ? 1 : 0);
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.MODIFY_QP.code(), mod.flip()).getInt(0), "a cur_qp_state that is no state, under its bit");
             assertEquals(Errno.EINVAL, c.call(Wire.Op.POLL_CQ.code(), ints(pdh, 4)).getInt(0), "a PD is not a CQ");
             ByteBuffer mr = le(32).putInt(pdh).putLong(0x1000).putLong(0).putLong(0x1000).putInt(0);
             assertEquals(Errno.EINVAL, c.call(Wire.Op.REG_MR.code(), mr.flip()).getInt(0), "an empty MR");
