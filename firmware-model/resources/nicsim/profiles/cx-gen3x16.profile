@@ -53,6 +53,7 @@ host.interrupt.cost     = 2 us        | CPU time from an MSI-X interrupt to its 
 
 # --- completions (CqeWriter: firmware's completion -> 64-byte CQE into the host ring, owner bit, arming, events)
 cqe.cq.entries          = 64          | completion queues the writer tracks in hardware (indexed by CQN low bits) | assumption
+cqe.scatter.max         = 32 B        | largest receive placed in its 64-byte CQE instead of the buffer, on a QP that allows scatter to CQE (0: never) | docs/sources.md#mlx5-cqe (MLX5_INLINE_SCATTER_32)
 
 # --- network link
 link.rate               = 100 Gb/s    | network link data rate per direction | docs/sources.md#connectx-figures (EDR / 100GbE)

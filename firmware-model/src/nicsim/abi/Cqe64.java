@@ -16,6 +16,8 @@ public final class Cqe64 {
             RESP_ERR = 14, INVALID = 15;
     /** op_own bit 1: the completion is solicited. */
     public static final int SOLICITED_BIT = 0x02;
+    /** op_own bit 2 (mlx5's MLX5_INLINE_SCATTER_32): the received bytes are in the CQE's first 32 bytes, not in the buffer. */
+    public static final int INLINE_SCATTER_32 = 0x04, INLINE_SCATTER_BYTES = 32;
     /** ctrl segment byte 11 (fm_ce_se): the WQE asks for a completion. */
     public static final int CQ_UPDATE = 0x08;
 
@@ -126,6 +128,32 @@ public final class Cqe64 {
         b[61] = (byte) wqeCounter;
         b[63] = (byte) (REQ_ERR << 4);
         return Line64.words(b, 0);
+    }
+
+    /**
+     * A responder completion whose message ({@code data}, at most {@link #INLINE_SCATTER_BYTES}) is
+     * in the CQE itself, scattered to the CQE instead of the receive buffer (docs/sources.md#mlx5-cqe):
+     * bytes 0..31 hold it, so the source QP and LID fields (meaningful for UD only) are not there.
+     */
+    public static long[] responderInline(long qpn, int wqeCounter, int cqeOpcode, int imm, boolean solicited, long srqn, byte[] data) {
+        if (data.length > INLINE_SCATTER_BYTES) throw new IllegalArgumentException("inline scatter of " + data.length + " bytes: at most 32 fit a 64-byte CQE");
+        byte[] b = new byte[BYTES];
+        System.arraycopy(data, 0, b, 0, data.length);
+        BigEndian.put32(b, 32, srqn & 0xFFFFFF);
+        BigEndian.put32(b, 36, imm);
+        BigEndian.put32(b, 44, data.length);
+        BigEndian.put32(b, 56, qpn & 0xFFFFFF);
+        b[60] = (byte) (wqeCounter >> 8);
+        b[61] = (byte) wqeCounter;
+        b[63] = (byte) (cqeOpcode << 4 | INLINE_SCATTER_32 | (solicited ? SOLICITED_BIT : 0));
+        return Line64.words(b, 0);
+    }
+
+    /** The bytes an inline-scattered CQE carries (its byte count of them), or null if the CQE is not one. */
+    public static byte[] inlineData(byte[] cqe) {
+        if ((cqe[63] & INLINE_SCATTER_32) == 0 || (cqe[63] & 0xff) >> 4 == REQ_ERR || (cqe[63] & 0xff) >> 4 == RESP_ERR) return null;
+        int n = (int) Math.min(INLINE_SCATTER_BYTES, BigEndian.get32(cqe, 44));
+        return java.util.Arrays.copyOf(cqe, n);
     }
 
     /** A CQE as software reads it; syndrome and vendor syndrome are meaningful in error CQEs. */

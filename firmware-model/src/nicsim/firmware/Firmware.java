@@ -41,13 +41,15 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Adapter adapter;
     final Counters counters;
     /** Counters counted per packet or per DMA, held so the data path counts without a lookup. */
-    final Counters.Ref packetsIn, packetsOut, dmaReadBytes, dmaWriteBytes, cqesLost;
+    final Counters.Ref packetsIn, packetsOut, dmaReadBytes, dmaWriteBytes, cqesLost, cqeScatters, cqeScatterBytes;
     final long wqeCycles, packetCycles;
     /** {@code link.transmit}: a packet goes on the wire as its first beat leaves the send engine (else once all of it has). */
     final boolean cutThroughTx;
     final int ackCoalesce, recvPrefetch;
     /** Longest message this port sends or accepts (max_msg_sz). */
     final long maxMsg;
+    /** {@code cqe.scatter.max}: the largest receive a QP that allows it gets in its CQE instead of its buffer (0: none). */
+    final int cqeScatterMax;
 
     // the resource tables
     final Map<Long, Qp> qps = new TreeMap<>();
@@ -78,6 +80,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.dmaReadBytes = counters.ref("Firmware.dma_read_bytes");
         this.dmaWriteBytes = counters.ref("Firmware.dma_write_bytes");
         this.cqesLost = counters.ref("Firmware.cqes_lost");
+        this.cqeScatters = counters.ref("Firmware.cqe_scatters");
+        this.cqeScatterBytes = counters.ref("Firmware.cqe_scatter_bytes");
         this.wqeCycles = profile.cycles("fw.wqe.cycles");
         this.packetCycles = profile.cycles("fw.packet.cycles");
         this.cutThroughTx = Fabric.cutThrough(profile, "link.transmit");
@@ -86,6 +90,9 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         if (maxMsg < 1 || maxMsg > (1L << 31))
             throw new IllegalArgumentException("fw.max.msg.size " + maxMsg + " B must be from 1 B to 2 GiB (IBTA: a message is at most 2^31 bytes)");
         this.recvPrefetch = profile.countInt("fw.recv.prefetch");
+        this.cqeScatterMax = profile.has("cqe.scatter.max") ? profile.bytesInt("cqe.scatter.max") : 0;
+        if (cqeScatterMax < 0 || cqeScatterMax > Cqe64.INLINE_SCATTER_BYTES)
+            throw new IllegalArgumentException("cqe.scatter.max " + cqeScatterMax + " B must be from 0 to 32 B (a 64-byte CQE holds 32 bytes of data)");
         int maxQp = profile.countInt("doorbell.queue.table.entries");
         this.cqs = new Table<>(1, adapter.cqeWriter().config().cqEntries(), Cmd.Syndrome.OUT_OF_CQS, false);
         this.commands = new Commands(this, maxQp, (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size")));

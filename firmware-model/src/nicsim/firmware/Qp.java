@@ -61,6 +61,8 @@ final class Qp {
     /** The SRQ this QP takes receives from, or null. */
     final Srq srq;
     final boolean sqSigAll;
+    /** Receives of at most {@code cqe.scatter.max} bytes go into the CQE instead of the buffer (MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE). */
+    final boolean scatterToCqe;
 
     QpState state = QpState.RESET;
     int access, qkey, mtu = 256, destQpn, dlid, timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic;
@@ -153,6 +155,7 @@ final class Qp {
         this.sqAddr = c.sqAddr();
         this.sqLogSize = (int) c.sqLogSize();
         this.sqSigAll = c.sqSigAll() != 0;
+        this.scatterToCqe = c.scatterToCqe();
         this.mtu = fw.fabric().maxMtu(); // UD uses the port's MTU; RC and UC set theirs in INIT to RTR
     }
 

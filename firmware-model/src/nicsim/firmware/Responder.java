@@ -201,6 +201,10 @@ final class Responder {
                 next.run();
                 return;
             }
+            if (q.scatterToCqe && (p.op() == Op.SEND_ONLY || p.op() == Op.SEND_ONLY_IMM) && p.payload().length <= q.fw.cqeScatterMax) {
+                sendToCqe(p, w, next);
+                return;
+            }
             long off = m.offset;
             m.offset += p.payload().length;
             q.epsn = (q.epsn + 1) & 0xFFFFFF;
@@ -239,6 +243,29 @@ final class Responder {
         };
         if (q.cur != null) go.accept(q.cur.wqe);
         else takeRecvWqe(p, go);
+    }
+
+    /**
+     * A small SEND placed in its completion instead of the receive buffer (scatter to CQE): no DMA
+     * write of the payload; the CQE, which carries it, follows the writes of earlier payloads once
+     * the last byte is in. The verbs library copies it to the buffer the receive named.
+     */
+    private void sendToCqe(Packet p, RecvRing.Wqe w, Runnable next) {
+        q.cur = null;
+        q.epsn = (q.epsn + 1) & 0xFFFFFF;
+        q.msn = (q.msn + 1) & 0xFFFFFF;
+        q.fw.cqeScatters.inc();
+        q.fw.cqeScatterBytes.add(p.payload().length);
+        long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, p.imm(), p.solicited(),
+                xrcSrqn(p), p.payload());
+        Cq cq = recvCq(p);
+        long gen = q.generation, upTo = q.writeSeq; // after the payloads that came before it, not those after
+        Runnable complete = () -> q.placement.whenIssued(upTo, () -> { if (gen == q.generation) q.fw.complete(cq, cqe, p.solicited()); });
+        long in = p.arrival() == null ? q.fw.sim.now() : p.arrival().by(p.payload().length);
+        if (in > q.fw.sim.now()) q.fw.sim.schedule(in, complete);
+        else complete.run();
+        if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
+        next.run();
     }
 
     void handleWrite(Packet p, Runnable next) {

@@ -57,6 +57,13 @@ public final class RecvRing {
         host.bus.cpuWork(host.profile.picos("host.post.cost") * count);
     }
 
+    /** The scatter list of WQE {@code wqeCounter}, as posted (read before its completion frees the slot). */
+    public List<WqeFormat.Sge> sges(int wqeCounter) {
+        byte[] w = new byte[stride];
+        host.memory.read(ring + (long) stride * (wqeCounter & (size - 1)), w, 0, stride);
+        return RecvWqeFormat.decode(w);
+    }
+
     /** A receive completion for WQE {@code wqeCounter}: its wr_id; its slot is free again. */
     public long take(int wqeCounter) {
         long id = wrid[wqeCounter & (size - 1)];

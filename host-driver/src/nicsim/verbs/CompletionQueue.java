@@ -74,6 +74,8 @@ public final class CompletionQueue extends VerbsObject {
             SharedReceiveQueue s = srqn == 0 ? null : ctx.srqs.get((int) srqn);
             if (s != null && s.type() == SrqType.XRC) {
                 if (qp != null && v.opcode() == Cqe64.RESP_ERR && Cqe64.status(v.syndrome()) != WcStatus.WR_FLUSH_ERR) qp.movedByDevice(QpState.ERR);
+                byte[] inline = Cqe64.inlineData(e);
+                if (inline != null) QueuePair.scatter(ctx.driver.host(), inline, s.sges(v.wqeCounter()));
                 return QueuePair.received(s.take(v.wqeCounter()), v, e);
             }
         }

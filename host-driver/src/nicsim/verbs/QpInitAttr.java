@@ -7,7 +7,7 @@ public final class QpInitAttr {
     private SharedReceiveQueue srq;
     private Xrcd xrcd;
     private int maxSendWr = 1, maxRecvWr = 1, maxSendSge = 1, maxRecvSge = 1, maxInlineData;
-    private boolean sqSigAll;
+    private boolean sqSigAll, scatterToCqe;
 
     public QpInitAttr qpType(QpType v) { qpType = v; return this; }
     public QpInitAttr sendCq(CompletionQueue v) { sendCq = v; return this; }
@@ -19,6 +19,9 @@ public final class QpInitAttr {
     public QpInitAttr maxRecvSge(int v) { maxRecvSge = v; return this; }
     public QpInitAttr maxInlineData(int v) { maxInlineData = v; return this; }
     public QpInitAttr sqSigAll(boolean v) { sqSigAll = v; return this; }
+    /** Small receives may be placed in the CQE instead of the buffer (MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE); the library copies them on. */
+    public QpInitAttr scatterToCqe(boolean v) { scatterToCqe = v; return this; }
+    public boolean scatterToCqe() { return scatterToCqe; }
     /** An XRC_RECV QP's XRC domain (ibv_qp_init_attr_ex's xrcd). */
     public QpInitAttr xrcd(Xrcd v) { xrcd = v; return this; }
     public Xrcd xrcd() { return xrcd; }

@@ -92,7 +92,8 @@ public final class QueuePair extends VerbsObject {
         this.qpn = (int) driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), target ? a.xrcd().xrcdn : pd.pdn,
                 sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn,
                 ctx.uar, sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
-                Integer.numberOfTrailingZeros(rq.stride()), dbrec, sqSigAll ? 1 : 0, srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
+                Integer.numberOfTrailingZeros(rq.stride()), dbrec, (sqSigAll ? Cmd.CreateQp.SQ_SIG_ALL : 0)
+                | (a.scatterToCqe() ? Cmd.CreateQp.SCATTER_TO_CQE : 0), srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
         ctx.qps.put(qpn, this);
     }
 
@@ -401,7 +402,21 @@ public final class QueuePair extends VerbsObject {
             return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, 0, 0, flags, 0, "", 0);
         }
         // responder
+        byte[] inline = Cqe64.inlineData(e);
+        if (inline != null) scatter(host, inline, srq != null ? srq.sges(v.wqeCounter()) : rq.sges(v.wqeCounter()));
         return received(srq != null ? srq.take(v.wqeCounter()) : rq.take(v.wqeCounter()), v, e);
+    }
+
+    /** A receive the adapter put in its CQE: the library copies it to the buffers its WQE named, as mlx5's does in poll_cq. */
+    static void scatter(Host host, byte[] data, List<WqeFormat.Sge> sges) {
+        int at = 0;
+        for (WqeFormat.Sge s : sges) {
+            if (at == data.length) break;
+            int n = Math.min(data.length - at, s.length());
+            long pa = host.pa(s.addr());
+            if (pa >= 0) host.memory.write(pa, java.util.Arrays.copyOfRange(data, at, at + n));
+            at += n;
+        }
     }
 
     /** What an error CQE says went wrong, for the work completion's text. */
@@ -419,7 +434,9 @@ public final class QueuePair extends VerbsObject {
         Cqe64.RecvView r = Cqe64.parseRecv(e);
         WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
         int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;
-        return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, (int) r.srcQp(), r.imm(), flags, 0, "", r.slid());
+        boolean inline = Cqe64.inlineData(e) != null; // its data took the source QP and LID fields (meaningful for UD only)
+        return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, inline ? 0 : (int) r.srcQp(), r.imm(), flags, 0, "",
+                inline ? 0 : r.slid());
     }
 
     @Override protected String describe() { return "QueuePair(0x" + Integer.toHexString(qpn) + ")"; }

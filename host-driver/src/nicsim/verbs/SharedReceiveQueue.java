@@ -97,6 +97,9 @@ public final class SharedReceiveQueue extends VerbsObject {
         }
     }
 
+    /** The scatter list of WQE {@code counter}, as posted. */
+    java.util.List<nicsim.abi.WqeFormat.Sge> sges(int counter) { return ring.sges(counter); }
+
     /** A receive completion for WQE {@code counter}: its wr_id; the WQE's slot is free again. */
     long take(int counter) { return ring.take(counter); }
 

@@ -78,7 +78,7 @@ public final class Workloads {
         final MemoryRegion mr;
         final int lid;
 
-        Ep(World world, int node, QpType type, int nqps, long bufBytes, int txDepth, int rxDepth, int inline) {
+        Ep(World world, int node, QpType type, int nqps, long bufBytes, int txDepth, int rxDepth, int inline, boolean scatterToCqe) {
             this.world = world;
             ctx = new Device(world.host(node)).open();
             pd = ctx.allocPd();
@@ -87,7 +87,7 @@ public final class Workloads {
             int perQp = nqps == 1 ? txDepth : Math.max(4, Math.min(txDepth, 4096 / nqps));
             for (int i = 0; i < nqps; i++)
                 qps.add(pd.createQp(new QpInitAttr().qpType(type).sendCq(cq).recvCq(cq).maxSendWr(perQp).maxRecvWr(rxDepth)
-                        .maxSendSge(1).maxRecvSge(1).maxInlineData(Math.max(0, inline))));
+                        .maxSendSge(1).maxRecvSge(1).maxInlineData(Math.max(0, inline)).scatterToCqe(scatterToCqe)));
             buf = new ProcessMemory(world.host(node)).alloc(bufBytes);
             mr = pd.regMr(buf, Connect.ALL_REMOTE);
             lid = ctx.queryPort(1).lid();
@@ -151,8 +151,8 @@ public final class Workloads {
         int tx = o.txDepth(), slots = 16;
         long maxSize = Arrays.stream(sizes).max().getAsLong();
         long bufBytes = Math.max(4096, maxSize * slots);
-        Ep c = new Ep(w, 0, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0);
-        Ep s = new Ep(w, 1, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0);
+        Ep c = new Ep(w, 0, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0, o.scatterToCqe());
+        Ep s = new Ep(w, 1, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0, o.scatterToCqe());
         connect(c, s, o);
         // --mrs: more MRs over the same buffers, used in turn (each a distinct key and MTT range)
         List<MemoryRegion> cmrs = new ArrayList<>(List.of(c.mr)), smrs = new ArrayList<>(List.of(s.mr));
@@ -307,7 +307,7 @@ public final class Workloads {
         int iters = o.iters() > 0 ? o.iters() : 1000, tx = o.txDepth(), slots = 8;
         List<Ep[]> pairs = new ArrayList<>();
         for (int k = 0; k < n; k++) {
-            Ep c = new Ep(w, 2 * k, QpType.RC, 1, size * slots, tx, 1, 0), s = new Ep(w, 2 * k + 1, QpType.RC, 1, size * slots, tx, 1, 0);
+            Ep c = new Ep(w, 2 * k, QpType.RC, 1, size * slots, tx, 1, 0, o.scatterToCqe()), s = new Ep(w, 2 * k + 1, QpType.RC, 1, size * slots, tx, 1, 0, o.scatterToCqe());
             connect(c, s, o);
             pairs.add(new Ep[]{c, s});
         }
@@ -377,8 +377,8 @@ public final class Workloads {
         int inline = o.inline() >= 0 ? o.inline() : verb == WrOpcode.RDMA_WRITE ? 220 : verb == WrOpcode.SEND ? 236 : 0;
         int maxInline = (int) Math.min(inline, 512);
         int rx = verb == WrOpcode.SEND ? o.rxDepth() : 1; // perftest: DEF_RX_SEND receives for SEND tests (docs/sources.md#perftest-defaults)
-        Ep c = new Ep(w, 0, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline);
-        Ep s = new Ep(w, 1, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline);
+        Ep c = new Ep(w, 0, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline, o.scatterToCqe());
+        Ep s = new Ep(w, 1, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline, o.scatterToCqe());
         connect(c, s, o);
         List<String> errors = new ArrayList<>();
         List<Result.Row> rows = new ArrayList<>();
@@ -455,8 +455,8 @@ public final class Workloads {
             throw new IllegalArgumentException("size " + size + " is larger than the path MTU " + o.mtu().bytes() + " (a UD message is one packet)");
         int rxDepth = 500;
         int grh = type == QpType.UD ? 40 : 0;
-        Ep c = new Ep(w, 0, type, 1, size + grh, 1, rxDepth, 0);
-        Ep s = new Ep(w, 1, type, 1, size + grh, 1, rxDepth, 0);
+        Ep c = new Ep(w, 0, type, 1, size + grh, 1, rxDepth, 0, o.scatterToCqe());
+        Ep s = new Ep(w, 1, type, 1, size + grh, 1, rxDepth, 0, o.scatterToCqe());
         connect(c, s, o);
         List<String> errors = new ArrayList<>();
         AddressHandle toS = type == QpType.UD ? c.pd.createAh(new AhAttr().dlid(s.lid)) : null;

@@ -205,6 +205,23 @@ public final class WorkloadBench {
                 m.heapBytes() / (2.0 * mrs));
     }
 
+    /** One row of the scatter-to-CQE study: send_lat's typical latency, and node 1's PCI writes, without and with it. */
+    public record ScatterRow(long size, double latOffUs, double latOnUs, long pciWritesOff, long pciWritesOn, long scattered) {}
+
+    /** send_lat on cx-gen3x16 at small sizes, its QPs without and with scatter to CQE (seed: inline receive). */
+    public static List<ScatterRow> scatterToCqe(boolean quick) {
+        List<ScatterRow> rows = new ArrayList<>();
+        for (long size : new long[]{8, 32, 64}) {
+            Options o = Options.defaults().withSize(size).withIters(quick ? 100 : 1000);
+            Measured off = measure(2, "send_lat", o, size + " B"), on = measure(2, "send_lat", o.withScatterToCqe(true), size + " B, scatter to CQE");
+            var c0 = off.world().sim.counters().scope("node1");
+            var c1 = on.world().sim.counters().scope("node1");
+            rows.add(new ScatterRow(size, off.result().rows().get(0).latTypicalUs(), on.result().rows().get(0).latTypicalUs(), c0.get("pci.dma_writes"),
+                    c1.get("pci.dma_writes"), c1.get("Firmware.cqe_scatters")));
+        }
+        return rows;
+    }
+
     /** One point of the message-size cost study. */
     /**
      * One row of the cost-with-size study: wall time with the DMA channels coasting and with every

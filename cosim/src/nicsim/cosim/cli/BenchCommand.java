@@ -90,6 +90,18 @@ final class BenchCommand implements Callable<Integer> {
                         r.heapBytesPerMr());
             }
         }
+        System.err.println("bench: scatter to CQE ...");
+        md.append("\n### Scatter to CQE: send_lat on cx-gen3x16, small receives placed in the CQE (cqe.scatter.max = 32 B) instead of the buffer\n\n")
+                .append("| bytes | latency, typical (us) | with scatter to CQE (us) | node 1 PCI writes | with scatter to CQE | receives scattered |\n")
+                .append("|---:|---:|---:|---:|---:|---:|\n");
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("scatter-to-cqe.csv")))) {
+            csv.println("bytes,lat_typical_us,lat_typical_scatter_us,pci_writes,pci_writes_scatter,scattered");
+            for (var r : nicsim.cosim.bench.WorkloadBench.scatterToCqe(quick)) {
+                md.append(String.format("| %d | %.3f | %.3f | %,d | %,d | %,d |%n", r.size(), r.latOffUs(), r.latOnUs(), r.pciWritesOff(), r.pciWritesOn(),
+                        r.scattered()));
+                csv.printf("%d,%.4f,%.4f,%d,%d,%d%n", r.size(), r.latOffUs(), r.latOnUs(), r.pciWritesOff(), r.pciWritesOn(), r.scattered());
+            }
+        }
         System.err.println("bench: LANai gap study ...");
         List<nicsim.cosim.bench.WorkloadBench.GapRow> gap = nicsim.cosim.bench.WorkloadBench.gapStudy(quick);
         md.append("\n### Where the LANai gap comes from: lanai72 with one of lanai43's traits put back at a time\n\n| profile |");

@@ -62,6 +62,10 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--mtu", defaultValue = "4096", description = "path MTU: 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE})")
     int mtu = 4096;
 
+    @Option(names = "--scatter-to-cqe", description = "the QPs let small receives come in their CQE instead of the buffer "
+            + "(cqe.scatter.max bytes; cx-gen3x16: 32 B)")
+    boolean scatterToCqe;
+
     @Option(names = "--tx-depth", defaultValue = "128", description = "outstanding sends in the bandwidth tests (default: ${DEFAULT-VALUE})")
     int txDepth = 128;
 
@@ -106,7 +110,7 @@ final class RunCommand implements Callable<Integer> {
         Set<String> rtlBlocks = Observe.rtlBlocks(rtl);
         Faults f = Faults.parse(faults);
         Profile p = profile.load();
-        Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m).withTxDepth(txDepth).withMrs(mrs);
+        Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m).withTxDepth(txDepth).withMrs(mrs).withScatterToCqe(scatterToCqe);
         if (!rtlBlocks.isEmpty()) Cluster.builder().rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
         int failures = 0;
         for (String name : workloads) {
