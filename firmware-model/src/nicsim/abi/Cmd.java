@@ -211,11 +211,22 @@ public final class Cmd {
      */
     public record CreateQp(long type, long pd, long sendCq, long recvCq, long uar, long sqAddr, long sqLogSize, long rqAddr,
                            long rqLogSize, long rqStrideLog, long dbrec, long flags, long srq) {
-        /** {@code flags}: bit 0 every send WQE completes (sq_sig_all), bit 1 small receives may be scattered to the CQE. */
+        /**
+         * {@code flags}: bit 0 every send WQE completes (sq_sig_all), bit 1 small receives may be
+         * scattered to the CQE, bits 8..11 and 16..20 a striding receive queue's log2 stride bytes
+         * and log2 strides per WQE (0: not striding).
+         */
         public static final long SQ_SIG_ALL = 1, SCATTER_TO_CQE = 2;
 
         public long sqSigAll() { return flags & SQ_SIG_ALL; }
         public boolean scatterToCqe() { return (flags & SCATTER_TO_CQE) != 0; }
+        public int logStrideBytes() { return (int) (flags >>> 8 & 0xF); }
+        public int logStrides() { return (int) (flags >>> 16 & 0x1F); }
+
+        /** The flags field for these settings. */
+        public static long flags(boolean sqSigAll, boolean scatterToCqe, int logStrideBytes, int logStrides) {
+            return (sqSigAll ? SQ_SIG_ALL : 0) | (scatterToCqe ? SCATTER_TO_CQE : 0) | (long) logStrideBytes << 8 | (long) logStrides << 16;
+        }
 
         /** An XRC target (XRC_RECV) has no PD, no CQs and no queues: {@code pd} names its XRC domain instead (a union, as mlx5's QPC has). */
         public long xrcd() { return pd; }
@@ -224,7 +235,7 @@ public final class Cmd {
             .field("type", 8, CreateQp::type).field("pd", 24, CreateQp::pd).field("sendCq", 24, CreateQp::sendCq)
             .field("recvCq", 24, CreateQp::recvCq).field("uar", 24, CreateQp::uar).field("sqAddr", 64, CreateQp::sqAddr)
             .field("sqLogSize", 5, CreateQp::sqLogSize).field("rqAddr", 64, CreateQp::rqAddr).field("rqLogSize", 5, CreateQp::rqLogSize)
-            .field("rqStrideLog", 4, CreateQp::rqStrideLog).field("dbrec", 64, CreateQp::dbrec).field("flags", 2, CreateQp::flags)
+            .field("rqStrideLog", 4, CreateQp::rqStrideLog).field("dbrec", 64, CreateQp::dbrec).field("flags", 21, CreateQp::flags)
             .field("srq", 24, CreateQp::srq)
             .build(v -> new CreateQp(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]));
 

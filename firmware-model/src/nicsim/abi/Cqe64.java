@@ -156,6 +156,37 @@ public final class Cqe64 {
         return java.util.Arrays.copyOf(cqe, n);
     }
 
+    /**
+     * A striding receive queue's completion (mlx5's multi-packet RQ CQE): its message is at stride
+     * {@code firstStride} of WQE {@code wqeCounter} (bytes 2..3) and took {@code strides} strides; the
+     * byte count word holds bit 31 filler (only strides used up, no message), bits 29..16 the strides,
+     * bits 15..0 the bytes.
+     */
+    public static long[] responderStrided(long qpn, int wqeCounter, int cqeOpcode, int bytes, int imm, long srcQp, int slid, boolean solicited,
+                                          int firstStride, int strides, boolean filler) {
+        byte[] b = new byte[BYTES];
+        b[2] = (byte) (firstStride >> 8);
+        b[3] = (byte) firstStride;
+        b[22] = (byte) (slid >> 8);
+        b[23] = (byte) slid;
+        BigEndian.put32(b, 24, srcQp & 0xFFFFFF);
+        BigEndian.put32(b, 36, imm);
+        BigEndian.put32(b, 44, (filler ? 1L << 31 : 0) | (long) (strides & 0x3FFF) << 16 | (bytes & 0xFFFF));
+        BigEndian.put32(b, 56, qpn & 0xFFFFFF);
+        b[60] = (byte) (wqeCounter >> 8);
+        b[61] = (byte) wqeCounter;
+        b[63] = (byte) (cqeOpcode << 4 | (solicited ? SOLICITED_BIT : 0));
+        return Line64.words(b, 0);
+    }
+
+    /** The stride fields of a striding receive queue's CQE: first stride, strides taken, bytes, and whether it is a filler. */
+    public record StrideView(int firstStride, int strides, int bytes, boolean filler) {}
+
+    public static StrideView parseStrided(byte[] b) {
+        long w = BigEndian.get32(b, 44);
+        return new StrideView((b[2] & 0xff) << 8 | (b[3] & 0xff), (int) (w >>> 16 & 0x3FFF), (int) (w & 0xFFFF), (w & 1L << 31) != 0);
+    }
+
     /** A CQE as software reads it; syndrome and vendor syndrome are meaningful in error CQEs. */
     public record View(int opcode, int owner, long qpn, int wqeOpcode, int wqeCounter, long byteCount, int syndrome, int vendorSyndrome) {}
 

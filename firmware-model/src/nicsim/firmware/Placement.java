@@ -103,6 +103,19 @@ final class Placement {
             for (Runnable r : q.afterIssued.pollFirstEntry().getValue()) r.run();
     }
 
+    /**
+     * Runs {@code r} after what every payload that arrived before now runs once issued (their
+     * completions), at or after {@code at} picoseconds: a completion with no payload of its own
+     * (a CQE that carries its data, a filler) keeps its place among the others.
+     */
+    void inTurn(long at, Runnable r) {
+        long seq = payloadArrived();
+        whenIssued(seq, r);
+        long now = q.fw.sim.now();
+        if (at > now) q.fw.sim.schedule(at, () -> payloadIssued(seq));
+        else payloadIssued(seq);
+    }
+
     /** Runs {@code r} once every payload numbered up to {@code upTo} has left the adapter. */
     void whenIssued(long upTo, Runnable r) {
         if (q.unissued.isEmpty() || q.unissued.first() > upTo) r.run();

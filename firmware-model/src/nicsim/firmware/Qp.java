@@ -63,6 +63,10 @@ final class Qp {
     final boolean sqSigAll;
     /** Receives of at most {@code cqe.scatter.max} bytes go into the CQE instead of the buffer (MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE). */
     final boolean scatterToCqe;
+    /** A striding receive queue (UD): bytes per stride and strides per WQE (0: not striding); the WQE being filled and its next stride. */
+    final int strideBytes, strides;
+    RecvRing.Wqe strideWqe;
+    int strideNext;
 
     QpState state = QpState.RESET;
     int access, qkey, mtu = 256, destQpn, dlid, timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic;
@@ -156,6 +160,8 @@ final class Qp {
         this.sqLogSize = (int) c.sqLogSize();
         this.sqSigAll = c.sqSigAll() != 0;
         this.scatterToCqe = c.scatterToCqe();
+        this.strideBytes = c.logStrides() == 0 ? 0 : 1 << c.logStrideBytes();
+        this.strides = c.logStrides() == 0 ? 0 : 1 << c.logStrides();
         this.mtu = fw.fabric().maxMtu(); // UD uses the port's MTU; RC and UC set theirs in INIT to RTR
     }
 
@@ -239,6 +245,8 @@ final class Qp {
         readsInProgress = 0;
         deferredAcks.clear();
         writesInFlight = 0;
+        strideWqe = null;
+        strideNext = 0;
         unissued.clear();
         afterIssued.clear();
         draining = false;

@@ -155,6 +155,7 @@ final class Responder {
 
     void handleUd(Packet p, Runnable next) {
         if (p.qkey() != q.qkey) { q.fw.counters.counter("Firmware.qkey_mismatch").inc(); next.run(); return; }
+        if (q.strides > 0) { handleStrided(p, next); return; }
         long gen = q.generation;
         takeRecvWqe(w -> {
             if (gen != q.generation) return;
@@ -177,6 +178,48 @@ final class Responder {
                         p.srcQp(), p.slid(), p.solicited()), p.solicited());
             });
         });
+    }
+
+    /**
+     * A UD message into a striding receive queue (streaming receive; mlx5's multi-packet RQ): it
+     * takes only the strides it needs (GRH space and payload) of the WQE being filled, from the next
+     * free one; a message that no longer fits first gets the WQE's remaining strides used up by a
+     * filler completion, and goes to the next WQE. One CQE per message says where it went; the one
+     * that takes a WQE's last stride releases the WQE.
+     */
+    void handleStrided(Packet p, Runnable next) {
+        long gen = q.generation;
+        long len = p.payload().length + 40L;
+        int need = (int) ((len + q.strideBytes - 1) / q.strideBytes);
+        if (need > q.strides) { q.fw.counters.counter("Firmware.ud_too_long_for_receive").inc(); next.run(); return; }
+        Consumer<RecvRing.Wqe> place = w -> {
+            if (gen != q.generation) return;
+            if (w == null) { q.fw.counters.counter("Firmware.ud_no_receive").inc(); next.run(); return; }
+            int first = q.strideNext;
+            q.strideNext += need;
+            boolean full = q.strideNext == q.strides;
+            q.strideWqe = full ? null : w;
+            if (full) q.strideNext = 0;
+            long[] cqe = Cqe64.responderStrided(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, (int) len, p.imm(),
+                    p.srcQp(), p.slid(), p.solicited(), first, need, false);
+            q.fw.counters.counter("Firmware.strided_receives").inc();
+            q.placement.scatter(w.sges(), (long) first * q.strideBytes + 40, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
+                if (gen != q.generation) return;
+                if (fail != null)
+                    q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), p.psn()), false);
+                next.run();
+            }, () -> { if (gen == q.generation) q.fw.complete(q.rcq, cqe, p.solicited()); });
+        };
+        RecvRing.Wqe cur = q.strideWqe;
+        if (cur != null && q.strideNext + need <= q.strides) { place.accept(cur); return; }
+        if (cur != null) { // what is left of this WQE is too little: a filler takes it, and the WQE is released
+            long[] filler = Cqe64.responderStrided(q.qpn, cur.index(), Cqe64.RESP_SEND, 0, 0, 0, 0, false, q.strideNext, q.strides - q.strideNext, true);
+            q.placement.inTurn(q.fw.sim.now(), () -> { if (gen == q.generation) q.fw.complete(q.rcq, filler, false); }); // after the WQE's messages
+            q.fw.counters.counter("Firmware.stride_fillers").inc();
+            q.strideWqe = null;
+            q.strideNext = 0;
+        }
+        takeRecvWqe(place);
     }
 
     void handleSend(Packet p, Runnable next) {
@@ -259,11 +302,9 @@ final class Responder {
         long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, p.imm(), p.solicited(),
                 xrcSrqn(p), p.payload());
         Cq cq = recvCq(p);
-        long gen = q.generation, upTo = q.writeSeq; // after the payloads that came before it, not those after
-        Runnable complete = () -> q.placement.whenIssued(upTo, () -> { if (gen == q.generation) q.fw.complete(cq, cqe, p.solicited()); });
+        long gen = q.generation;
         long in = p.arrival() == null ? q.fw.sim.now() : p.arrival().by(p.payload().length);
-        if (in > q.fw.sim.now()) q.fw.sim.schedule(in, complete);
-        else complete.run();
+        q.placement.inTurn(in, () -> { if (gen == q.generation) q.fw.complete(cq, cqe, p.solicited()); }); // after earlier payloads' completions
         if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
         next.run();
     }

@@ -64,6 +64,9 @@ public final class RecvRing {
         return RecvWqeFormat.decode(w);
     }
 
+    /** The wr_id of WQE {@code wqeCounter}, which stays posted (a striding queue's WQE serves several messages). */
+    public long peek(int wqeCounter) { return wrid[wqeCounter & (size - 1)]; }
+
     /** A receive completion for WQE {@code wqeCounter}: its wr_id; its slot is free again. */
     public long take(int wqeCounter) {
         long id = wrid[wqeCounter & (size - 1)];

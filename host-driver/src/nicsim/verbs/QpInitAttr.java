@@ -6,6 +6,7 @@ public final class QpInitAttr {
     private CompletionQueue sendCq, recvCq;
     private SharedReceiveQueue srq;
     private Xrcd xrcd;
+    private int logStrideBytes, logNumStrides;
     private int maxSendWr = 1, maxRecvWr = 1, maxSendSge = 1, maxRecvSge = 1, maxInlineData;
     private boolean sqSigAll, scatterToCqe;
 
@@ -22,6 +23,18 @@ public final class QpInitAttr {
     /** Small receives may be placed in the CQE instead of the buffer (MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE); the library copies them on. */
     public QpInitAttr scatterToCqe(boolean v) { scatterToCqe = v; return this; }
     public boolean scatterToCqe() { return scatterToCqe; }
+    /**
+     * A striding receive queue (UD; mlx5's multi-packet RQ, the seed's streaming receive): each
+     * receive WQE is one buffer of 2^logNumStrides strides of 2^logStrideBytes bytes, and messages
+     * fill it one after another, each taking only the strides it needs.
+     */
+    public QpInitAttr stridingRq(int logStrideBytes, int logNumStrides) {
+        this.logStrideBytes = logStrideBytes;
+        this.logNumStrides = logNumStrides;
+        return this;
+    }
+    public int logStrideBytes() { return logStrideBytes; }
+    public int logNumStrides() { return logNumStrides; }
     /** An XRC_RECV QP's XRC domain (ibv_qp_init_attr_ex's xrcd). */
     public QpInitAttr xrcd(Xrcd v) { xrcd = v; return this; }
     public Xrcd xrcd() { return xrcd; }

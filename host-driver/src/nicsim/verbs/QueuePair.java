@@ -31,6 +31,9 @@ public final class QueuePair extends VerbsObject {
     private final SharedReceiveQueue srq;
     private final int qpn, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInline;
     private final boolean sqSigAll;
+    /** A striding receive queue's stride bytes and strides per WQE (0: not striding), and the strides used of each posted WQE. */
+    private final int strideBytes, strides;
+    private final java.util.Map<Integer, Integer> stridesUsed = new java.util.HashMap<>();
     /** The provider's rings: WQEs are written and doorbells rung there. */
     private final SendRing sq;
     private final RecvRing rq;
@@ -71,6 +74,14 @@ public final class QueuePair extends VerbsObject {
         check(a.maxSendSge() >= 0 && a.maxSendSge() <= caps.maxSge(), "maxSendSge", a.maxSendSge(), "0.." + caps.maxSge());
         check(a.maxRecvSge() >= 0 && a.maxRecvSge() <= caps.maxSge(), "maxRecvSge", a.maxRecvSge(), "0.." + caps.maxSge());
         check(a.maxInlineData() >= 0 && a.maxInlineData() <= caps.maxInline(), "maxInlineData", a.maxInlineData(), "0.." + caps.maxInline());
+        if (a.logNumStrides() != 0 || a.logStrideBytes() != 0) {
+            if (type != QpType.UD || a.srq() != null)
+                throw new VerbsException(Errno.EINVAL, "QpInitAttr.stridingRq: a striding receive queue is for a UD QP with a receive queue of its own");
+            check(a.logStrideBytes() >= 6 && a.logStrideBytes() <= 13, "stridingRq logStrideBytes", a.logStrideBytes(), "6..13");
+            check(a.logNumStrides() >= 3 && a.logNumStrides() <= 16, "stridingRq logNumStrides", a.logNumStrides(), "3..16");
+        }
+        this.strideBytes = a.logNumStrides() == 0 ? 0 : 1 << a.logStrideBytes();
+        this.strides = a.logNumStrides() == 0 ? 0 : 1 << a.logNumStrides();
         this.sendCq = target ? null : a.sendCq();
         this.recvCq = target || initiator ? null : a.recvCq();
         this.maxSendSge = Math.max(1, a.maxSendSge());
@@ -92,8 +103,8 @@ public final class QueuePair extends VerbsObject {
         this.qpn = (int) driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), target ? a.xrcd().xrcdn : pd.pdn,
                 sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn,
                 ctx.uar, sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
-                Integer.numberOfTrailingZeros(rq.stride()), dbrec, (sqSigAll ? Cmd.CreateQp.SQ_SIG_ALL : 0)
-                | (a.scatterToCqe() ? Cmd.CreateQp.SCATTER_TO_CQE : 0), srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
+                Integer.numberOfTrailingZeros(rq.stride()), dbrec, Cmd.CreateQp.flags(sqSigAll, a.scatterToCqe(),
+                strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()), srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
         ctx.qps.put(qpn, this);
     }
 
@@ -168,6 +179,7 @@ public final class QueuePair extends VerbsObject {
             if (recvCq != null && recvCq != sendCq) recvCq.clean(qpn);
             sq.reset();
             rq.reset();
+            stridesUsed.clear();
             host.memory.write(dbrec, new byte[8]);
         }
         state = target;
@@ -343,6 +355,11 @@ public final class QueuePair extends VerbsObject {
                 finishRecv(posted);
                 throw new VerbsException(Errno.EINVAL, "RecvWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxRecvSge, posted);
             }
+            if (strides > 0 && (wr.sgList().size() != 1 || (wr.sgList().get(0).length() & 0xFFFFFFFFL) < (long) strideBytes * strides)) {
+                finishRecv(posted);
+                throw new VerbsException(Errno.EINVAL, "RecvWr on a striding receive queue needs one SGE of at least " + (long) strideBytes * strides
+                        + " bytes (" + strides + " strides of " + strideBytes + " B), got " + wr.sgList(), posted);
+            }
             if (rq.full()) {
                 finishRecv(posted);
                 throw new VerbsException(Errno.ENOMEM, "postRecv: the receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
@@ -402,9 +419,28 @@ public final class QueuePair extends VerbsObject {
             return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, 0, 0, flags, 0, "", 0);
         }
         // responder
+        if (strides > 0 && op != Cqe64.RESP_ERR) return strided(v, e);
         byte[] inline = Cqe64.inlineData(e);
         if (inline != null) scatter(host, inline, srq != null ? srq.sges(v.wqeCounter()) : rq.sges(v.wqeCounter()));
         return received(srq != null ? srq.take(v.wqeCounter()) : rq.take(v.wqeCounter()), v, e);
+    }
+
+    /**
+     * A striding queue's completion: the message's stride and length, or a filler; the WQE stays
+     * posted until a completion takes its last stride (STRIDE_BUFFER_CONSUMED), which releases it.
+     */
+    private WorkCompletion strided(Cqe64.View v, byte[] e) {
+        Cqe64.StrideView s = Cqe64.parseStrided(e);
+        int slot = v.wqeCounter() & 0xFFFF;
+        int used = stridesUsed.merge(slot, s.strides(), Integer::sum);
+        boolean consumed = used >= strides;
+        long wrId = consumed ? rq.take(v.wqeCounter()) : rq.peek(v.wqeCounter());
+        if (consumed) stridesUsed.remove(slot);
+        int flags = (s.filler() ? WcFlags.STRIDE_FILLER : 0) | (consumed ? WcFlags.STRIDE_BUFFER_CONSUMED : 0);
+        Cqe64.RecvView r = Cqe64.parseRecv(e);
+        if (!s.filler() && v.opcode() == Cqe64.RESP_SEND_IMM) flags |= WcFlags.WITH_IMM;
+        return new WorkCompletion(wrId, WcStatus.SUCCESS, WcOpcode.RECV, s.filler() ? 0 : s.bytes(), qpn, s.filler() ? 0 : (int) r.srcQp(), r.imm(),
+                flags, 0, "", s.filler() ? 0 : r.slid(), s.firstStride());
     }
 
     /** A receive the adapter put in its CQE: the library copies it to the buffers its WQE named, as mlx5's does in poll_cq. */

@@ -3,10 +3,19 @@ package nicsim.verbs;
 /**
  * A work completion (struct ibv_wc). When {@code status} is not SUCCESS only wrId, status, qpNum
  * and vendorErr are meaningful, and {@code syndrome} says which check failed, on which key,
- * address or PSN. {@code slid} is the source LID of a received UD message.
+ * address or PSN. {@code slid} is the source LID of a received UD message. On a striding receive
+ * queue, {@code strideOffset} is the first stride the message took in the WQE (whose buffer it
+ * shares with the messages before and after it), and {@code wcFlags} may say STRIDE_FILLER or
+ * STRIDE_BUFFER_CONSUMED.
  */
 public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData,
-                             int wcFlags, int vendorErr, String syndrome, int slid) {
+                             int wcFlags, int vendorErr, String syndrome, int slid, int strideOffset) {
+    /** A completion of a queue that is not striding. */
+    public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData, int wcFlags, int vendorErr,
+                          String syndrome, int slid) {
+        this(wrId, status, opcode, byteLen, qpNum, srcQp, immData, wcFlags, vendorErr, syndrome, slid, 0);
+    }
+
     @Override public String toString() {
         return status == WcStatus.SUCCESS
                 ? String.format("wc(wr %d %s %s %d B qp 0x%x%s)", wrId, status, opcode, byteLen, qpNum,

@@ -92,4 +92,24 @@ class ScatterToCqeTest {
         assertArrayEquals(pattern(20, 4), p.b.buf.read(8000, 20));
         assertEquals(1, p.world.sim.counters().get("Firmware.cqe_scatters"));
     }
+
+    /** A scattered receive right behind a large one written by DMA completes after it, in order, both bytes right. */
+    @Test
+    void aScatteredReceiveKeepsItsPlaceBehindOneStillBeingWritten() {
+        Pair p = pair("cx-gen3x16", true);
+        int[] sizes = {3000, 8, 2000, 16};
+        for (int k = 0; k < sizes.length; k++) {
+            p.b.qp.postRecv(new RecvWr().wrId(k).sgList(new Sge(p.b.buf.addr() + 4096L * k, 4096, p.b.mr.lkey())));
+            p.a.buf.write(4096L * k, pattern(sizes[k], k));
+        }
+        for (int k = 0; k < sizes.length; k++)
+            p.a.qp.postSend(new SendWr().wrId(k).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                    .sgList(new Sge(p.a.buf.addr() + 4096L * k, sizes[k], p.a.mr.lkey())));
+        List<WorkCompletion> wcs = p.await(p.b.cq, sizes.length);
+        for (int k = 0; k < sizes.length; k++) {
+            assertEquals(k, wcs.get(k).wrId(), "completions in message order: " + wcs);
+            assertArrayEquals(pattern(sizes[k], k), p.b.buf.read(4096L * k, sizes[k]));
+        }
+        assertEquals(2, p.world.sim.counters().get("Firmware.cqe_scatters"));
+    }
 }
