@@ -75,18 +75,29 @@ public final class Cqe64 {
      */
     public static long[] responder(long qpn, int wqeCounter, int cqeOpcode, long byteCount, int imm, long srcQp, int slid,
                                    boolean solicited, long srqn) {
+        byte[] b = received(qpn, wqeCounter, cqeOpcode, imm, solicited, srqn);
+        source(b, srcQp, slid);
+        BigEndian.put32(b, 44, byteCount);
+        return Line64.words(b, 0);
+    }
+
+    /** The fields every responder CQE has: the XRC SRQ, immediate, QPN, WQE counter and op_own. */
+    private static byte[] received(long qpn, int wqeCounter, int cqeOpcode, int imm, boolean solicited, long srqn) {
         byte[] b = new byte[BYTES];
         BigEndian.put32(b, 32, srqn & 0xFFFFFF);
-        b[22] = (byte) (slid >> 8);
-        b[23] = (byte) slid;
-        BigEndian.put32(b, 24, srcQp & 0xFFFFFF);
         BigEndian.put32(b, 36, imm);
-        BigEndian.put32(b, 44, byteCount);
         BigEndian.put32(b, 56, qpn & 0xFFFFFF);
         b[60] = (byte) (wqeCounter >> 8);
         b[61] = (byte) wqeCounter;
         b[63] = (byte) (cqeOpcode << 4 | (solicited ? SOLICITED_BIT : 0));
-        return Line64.words(b, 0);
+        return b;
+    }
+
+    /** The sender of a received message: source LID (bytes 22..23) and QP (24..27). */
+    private static void source(byte[] b, long srcQp, int slid) {
+        b[22] = (byte) (slid >> 8);
+        b[23] = (byte) slid;
+        BigEndian.put32(b, 24, srcQp & 0xFFFFFF);
     }
 
     /**
@@ -137,21 +148,21 @@ public final class Cqe64 {
      */
     public static long[] responderInline(long qpn, int wqeCounter, int cqeOpcode, int imm, boolean solicited, long srqn, byte[] data) {
         if (data.length > INLINE_SCATTER_BYTES) throw new IllegalArgumentException("inline scatter of " + data.length + " bytes: at most 32 fit a 64-byte CQE");
-        byte[] b = new byte[BYTES];
+        byte[] b = received(qpn, wqeCounter, cqeOpcode, imm, solicited, srqn);
         System.arraycopy(data, 0, b, 0, data.length);
-        BigEndian.put32(b, 32, srqn & 0xFFFFFF);
-        BigEndian.put32(b, 36, imm);
         BigEndian.put32(b, 44, data.length);
-        BigEndian.put32(b, 56, qpn & 0xFFFFFF);
-        b[60] = (byte) (wqeCounter >> 8);
-        b[61] = (byte) wqeCounter;
-        b[63] = (byte) (cqeOpcode << 4 | INLINE_SCATTER_32 | (solicited ? SOLICITED_BIT : 0));
+        b[63] |= INLINE_SCATTER_32;
         return Line64.words(b, 0);
+    }
+
+    /** Whether a CQE carries its message's bytes (an error CQE never does). */
+    public static boolean inlineScattered(byte[] cqe) {
+        return (cqe[63] & INLINE_SCATTER_32) != 0 && (cqe[63] & 0xff) >> 4 != REQ_ERR && (cqe[63] & 0xff) >> 4 != RESP_ERR;
     }
 
     /** The bytes an inline-scattered CQE carries (its byte count of them), or null if the CQE is not one. */
     public static byte[] inlineData(byte[] cqe) {
-        if ((cqe[63] & INLINE_SCATTER_32) == 0 || (cqe[63] & 0xff) >> 4 == REQ_ERR || (cqe[63] & 0xff) >> 4 == RESP_ERR) return null;
+        if (!inlineScattered(cqe)) return null;
         int n = (int) Math.min(INLINE_SCATTER_BYTES, BigEndian.get32(cqe, 44));
         return java.util.Arrays.copyOf(cqe, n);
     }
@@ -164,18 +175,11 @@ public final class Cqe64 {
      */
     public static long[] responderStrided(long qpn, int wqeCounter, int cqeOpcode, int bytes, int imm, long srcQp, int slid, boolean solicited,
                                           int firstStride, int strides, boolean filler) {
-        byte[] b = new byte[BYTES];
+        byte[] b = received(qpn, wqeCounter, cqeOpcode, imm, solicited, 0);
         b[2] = (byte) (firstStride >> 8);
         b[3] = (byte) firstStride;
-        b[22] = (byte) (slid >> 8);
-        b[23] = (byte) slid;
-        BigEndian.put32(b, 24, srcQp & 0xFFFFFF);
-        BigEndian.put32(b, 36, imm);
+        source(b, srcQp, slid);
         BigEndian.put32(b, 44, (filler ? 1L << 31 : 0) | (long) (strides & 0x3FFF) << 16 | (bytes & 0xFFFF));
-        BigEndian.put32(b, 56, qpn & 0xFFFFFF);
-        b[60] = (byte) (wqeCounter >> 8);
-        b[61] = (byte) wqeCounter;
-        b[63] = (byte) (cqeOpcode << 4 | (solicited ? SOLICITED_BIT : 0));
         return Line64.words(b, 0);
     }
 

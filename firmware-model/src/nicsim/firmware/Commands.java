@@ -26,8 +26,13 @@ final class Commands {
     private boolean busy, initialized;
     private final int maxQp, maxQpWr = 1 << 15, maxCqe = 1 << 22;
     private final Table<Boolean> uars, pds;
-    /** XRC domains, each with how many XRC SRQs and target QPs use it. */
-    private final Table<int[]> xrcds = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_XRCDS, false);
+    /** XRC domains by number. */
+    private final Table<XrcDomain> xrcds = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_XRCDS, false);
+
+    /** An XRC domain: how many XRC SRQs and target QPs use it (it is not freed under them). */
+    private static final class XrcDomain {
+        int users;
+    }
     // QPNs index the doorbell decoder's queue table by their low bits: one live QP per entry
     private int qpSerial, qpIndexCursor;
     private final Set<Integer> qpIndexUsed = new HashSet<>();
@@ -153,7 +158,7 @@ final class Commands {
             case Cmd.QUERY_QP -> ok(Cmd.QP_ATTRS, qp(in(Cmd.HANDLE, input).handle()).query());
             case Cmd.CREATE_SRQ -> handle(createSrq(in(Cmd.CREATE_SRQ_IN, input)));
             case Cmd.CREATE_XRC_SRQ -> handle(createXrcSrq(in(Cmd.CREATE_XRC_SRQ_IN, input)));
-            case Cmd.ALLOC_XRCD -> { in(Cmd.EMPTY, input); yield handle(xrcds.add(new int[1])); }
+            case Cmd.ALLOC_XRCD -> { in(Cmd.EMPTY, input); yield handle(xrcds.add(new XrcDomain())); }
             case Cmd.DEALLOC_XRCD -> { deallocXrcd(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ARM_SRQ -> {
                 Cmd.ArmSrq a = in(Cmd.ARM_SRQ_IN, input);
@@ -249,12 +254,12 @@ final class Commands {
     /** An XRC SRQ: in an XRC domain, its receives completing to its own CQ, its WQEs taken by the XRC target QPs the requests name it to. */
     private long createXrcSrq(Cmd.CreateXrcSrq c) {
         checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
-        int[] domain = xrcd(c.xrcd());
+        XrcDomain domain = xrcd(c.xrcd());
         Cq cq = fw.cqs.get(c.cq());
         if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cq());
         long srqn = fw.srqs.free();
         fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit(), c.xrcd(), cq));
-        domain[0]++;
+        domain.users++;
         cq.users++;
         return srqn;
     }
@@ -275,21 +280,21 @@ final class Commands {
         if (q.users > 0) throw new CommandRefused(Cmd.Syndrome.SRQ_IN_USE, srqn);
         fw.srqs.remove(srqn);
         if (q.xrc()) {
-            xrcds.get(q.xrcd)[0]--;
+            xrcds.get(q.xrcd).users--;
             q.cq.users--;
         }
     }
 
     // ------------------------------------------------------------------ XRC domains
 
-    private int[] xrcd(long xrcd) {
-        int[] d = xrcd <= 0 ? null : xrcds.get(xrcd);
+    private XrcDomain xrcd(long xrcd) {
+        XrcDomain d = xrcd <= 0 ? null : xrcds.get(xrcd);
         if (d == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_XRCD, xrcd);
         return d;
     }
 
     private void deallocXrcd(long xrcd) {
-        if (xrcd(xrcd)[0] > 0) throw new CommandRefused(Cmd.Syndrome.XRCD_IN_USE, xrcd);
+        if (xrcd(xrcd).users > 0) throw new CommandRefused(Cmd.Syndrome.XRCD_IN_USE, xrcd);
         xrcds.remove(xrcd);
     }
 
@@ -310,7 +315,7 @@ final class Commands {
         }
         boolean target = type == QpType.XRC_RECV, initiator = type == QpType.XRC_SEND;
         // an XRC target has no PD (its field names the XRC domain), no CQs and no queues; an initiator no receive side
-        int[] domain = target ? xrcd(c.xrcd()) : null;
+        XrcDomain domain = target ? xrcd(c.xrcd()) : null;
         if (!target) checkPd(c.pd());
         checkUar(c.uar());
         Cq scq = fw.cqs.get(c.sendCq()), rcq = fw.cqs.get(c.recvCq());
@@ -343,7 +348,7 @@ final class Commands {
         if (scq != null) scq.users++;
         if (rcq != null) rcq.users++;
         if (target) {
-            domain[0]++;
+            domain.users++;
             return qpn;
         }
         fw.adapter.addQpQueue(qpn, (int) c.uar());
@@ -359,7 +364,7 @@ final class Commands {
         if (q.rcq != null) q.rcq.users--;
         if (q.srq != null) q.srq.users--;
         qpIndexUsed.remove((int) (qpn & (maxQp - 1)));
-        if (q.type == QpType.XRC_RECV) xrcds.get(q.xrcd)[0]--;
+        if (q.type == QpType.XRC_RECV) xrcds.get(q.xrcd).users--;
         else fw.sqContexts.destroyed(q);
     }
 }

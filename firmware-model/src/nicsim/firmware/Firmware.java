@@ -41,7 +41,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Adapter adapter;
     final Counters counters;
     /** Counters counted per packet or per DMA, held so the data path counts without a lookup. */
-    final Counters.Ref packetsIn, packetsOut, dmaReadBytes, dmaWriteBytes, cqesLost, cqeScatters, cqeScatterBytes;
+    final Counters.Ref packetsIn, packetsOut, dmaReadBytes, dmaWriteBytes, cqesLost, cqeScatters, cqeScatterBytes,
+            stridedReceives, strideFillers;
     final long wqeCycles, packetCycles;
     /** {@code link.transmit}: a packet goes on the wire as its first beat leaves the send engine (else once all of it has). */
     final boolean cutThroughTx;
@@ -82,6 +83,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.cqesLost = counters.ref("Firmware.cqes_lost");
         this.cqeScatters = counters.ref("Firmware.cqe_scatters");
         this.cqeScatterBytes = counters.ref("Firmware.cqe_scatter_bytes");
+        this.stridedReceives = counters.ref("Firmware.strided_receives");
+        this.strideFillers = counters.ref("Firmware.stride_fillers");
         this.wqeCycles = profile.cycles("fw.wqe.cycles");
         this.packetCycles = profile.cycles("fw.packet.cycles");
         this.cutThroughTx = Fabric.cutThrough(profile, "link.transmit");

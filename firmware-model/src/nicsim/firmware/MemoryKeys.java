@@ -50,7 +50,13 @@ final class MemoryKeys {
     private final Map<Integer, Translation> inFlight = new HashMap<>();
 
     /** A translation sent to the walker: the walker entry it holds busy, its responses so far, who waits for them. */
-    private record Translation(int slot, List<XlateRsp> parts, Consumer<List<XlateRsp>> done) {}
+    private static final class Translation {
+        final List<XlateRsp> parts = new ArrayList<>();
+        final Consumer<List<XlateRsp>> done;
+        int slot = -1; // set when it is sent
+
+        Translation(Consumer<List<XlateRsp>> done) { this.done = done; }
+    }
 
     MemoryKeys(Firmware fw, int walkerEntries) {
         this.fw = fw;
@@ -186,7 +192,7 @@ final class MemoryKeys {
     void translate(long mkey, long va, long length, int access, long pd, long qpn, Consumer<List<XlateRsp>> done) {
         int tag = nextTag;
         nextTag = (nextTag + 1) & 0xFFFF;
-        inFlight.put(tag, new Translation(-1, new ArrayList<>(), done));
+        inFlight.put(tag, new Translation(done));
         queue.add(new XlateReq(mkey & 0xFFFFFFFFL, va, length, access, pd, qpn & 0xFFFFFF, tag));
         pump();
     }
@@ -218,8 +224,7 @@ final class MemoryKeys {
             }
             queue.poll();
             walkerBusy.merge(slot, 1, Integer::sum);
-            Translation t = inFlight.get((int) r.tag());
-            inFlight.put((int) r.tag(), new Translation(slot, t.parts, t.done));
+            inFlight.get((int) r.tag()).slot = slot;
             fw.adapter.translate(r);
         }
     }

@@ -167,17 +167,20 @@ final class Responder {
                 next.run();
                 return;
             }
-            q.placement.scatter(w.sges(), 40, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
-                if (gen != q.generation) return;
-                if (fail != null)
-                    q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), p.psn()), false);
-                next.run();
-            }, () -> {
-                if (gen != q.generation) return;
-                q.fw.complete(q.rcq, Cqe64.responder(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, len, p.imm(),
-                        p.srcQp(), p.slid(), p.solicited()), p.solicited());
-            });
+            placeUd(p, w, 40, Cqe64.responder(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, len, p.imm(),
+                    p.srcQp(), p.slid(), p.solicited()), next);
         });
+    }
+
+    /** Writes a UD message's payload at {@code off} in receive WQE {@code w}, then completes it with {@code cqe} (a bad lkey: LOC_PROT_ERR). */
+    private void placeUd(Packet p, RecvRing.Wqe w, long off, long[] cqe, Runnable next) {
+        long gen = q.generation;
+        q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
+            if (gen != q.generation) return;
+            if (fail != null)
+                q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), p.psn()), false);
+            next.run();
+        }, () -> { if (gen == q.generation) q.fw.complete(q.rcq, cqe, p.solicited()); });
     }
 
     /**
@@ -202,20 +205,15 @@ final class Responder {
             if (full) q.strideNext = 0;
             long[] cqe = Cqe64.responderStrided(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, (int) len, p.imm(),
                     p.srcQp(), p.slid(), p.solicited(), first, need, false);
-            q.fw.counters.counter("Firmware.strided_receives").inc();
-            q.placement.scatter(w.sges(), (long) first * q.strideBytes + 40, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
-                if (gen != q.generation) return;
-                if (fail != null)
-                    q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), p.psn()), false);
-                next.run();
-            }, () -> { if (gen == q.generation) q.fw.complete(q.rcq, cqe, p.solicited()); });
+            q.fw.stridedReceives.inc();
+            placeUd(p, w, (long) first * q.strideBytes + 40, cqe, next);
         };
         RecvRing.Wqe cur = q.strideWqe;
         if (cur != null && q.strideNext + need <= q.strides) { place.accept(cur); return; }
         if (cur != null) { // what is left of this WQE is too little: a filler takes it, and the WQE is released
             long[] filler = Cqe64.responderStrided(q.qpn, cur.index(), Cqe64.RESP_SEND, 0, 0, 0, 0, false, q.strideNext, q.strides - q.strideNext, true);
             q.placement.inTurn(q.fw.sim.now(), () -> { if (gen == q.generation) q.fw.complete(q.rcq, filler, false); }); // after the WQE's messages
-            q.fw.counters.counter("Firmware.stride_fillers").inc();
+            q.fw.strideFillers.inc();
             q.strideWqe = null;
             q.strideNext = 0;
         }
@@ -449,11 +447,19 @@ final class Responder {
         return s != null && s.xrc() ? s : null;
     }
 
-    /** The CQ request {@code p}'s receive completes to. */
-    private Cq recvCq(Packet p) { return q.xrcd == 0 ? q.rcq : xrcSrq(p) == null ? null : xrcSrq(p).cq; }
+    /** The CQ request {@code p}'s receive completes to (none: its XRC SRQ is gone). */
+    private Cq recvCq(Packet p) {
+        if (q.xrcd == 0) return q.rcq;
+        Srq s = xrcSrq(p);
+        return s == null ? null : s.cq;
+    }
 
-    /** The PD request {@code p}'s keys are checked against. */
-    long pd(Packet p) { return q.xrcd == 0 ? q.pd : xrcSrq(p) == null ? -1 : xrcSrq(p).pd; }
+    /** The PD request {@code p}'s keys are checked against (none, -1: its XRC SRQ is gone). */
+    long pd(Packet p) {
+        if (q.xrcd == 0) return q.pd;
+        Srq s = xrcSrq(p);
+        return s == null ? -1 : s.pd;
+    }
 
     /** The XRC SRQ a receive completion names (0: not an XRC target's). */
     private long xrcSrqn(Packet p) { return q.xrcd == 0 ? 0 : p.xrcSrqn(); }

@@ -470,7 +470,7 @@ public final class QueuePair extends VerbsObject {
         Cqe64.RecvView r = Cqe64.parseRecv(e);
         WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
         int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;
-        boolean inline = Cqe64.inlineData(e) != null; // its data took the source QP and LID fields (meaningful for UD only)
+        boolean inline = Cqe64.inlineScattered(e); // its data took the source QP and LID fields (meaningful for UD only)
         return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, inline ? 0 : (int) r.srcQp(), r.imm(), flags, 0, "",
                 inline ? 0 : r.slid());
     }

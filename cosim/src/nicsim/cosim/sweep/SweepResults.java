@@ -65,8 +65,8 @@ public final class SweepResults {
     /** Records a finished point (appends its line at once). */
     public void add(PointRun.Outcome o) throws IOException { addLine(line(specId, o)); }
 
-    /** Records a finished point given as its line (as {@link #line} made it, wherever it ran). */
-    public synchronized void addLine(String line) throws IOException {
+    /** Records a finished point given as its line (as {@link #line} made it, wherever it ran); returns its outcome. */
+    public synchronized PointRun.Outcome addLine(String line) throws IOException {
         JsonNode n = JSON.readTree(line);
         if (!specId.equals(n.path("sweep").asText())) throw new IllegalArgumentException("a point of another sweep: " + line);
         try (BufferedWriter w = Files.newBufferedWriter(log, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
@@ -75,6 +75,7 @@ public final class SweepResults {
         }
         PointRun.Outcome o = outcome(n);
         done.put(o.point().key(), o);
+        return o;
     }
 
     /** The sweep's id, as {@link #line} needs it. */

@@ -34,7 +34,7 @@ public final class SweepJob {
         }
         LocalSweep.Summary s = SparkSweep.run(spec, results, null, System.err);
         System.out.println(SweepCommand.finish(spec, results, s, true));
-        System.exit(s.failed() == 0 && results.inOrder(spec).stream().allMatch(o -> o.ok()) ? 0 : 1);
+        System.exit(results.inOrder(spec).stream().allMatch(o -> o.ok()) ? 0 : 1); // as the local sweep: every point of the table ok
     }
 
     private static void usage(String why) {

@@ -63,8 +63,9 @@ public final class SparkSweep {
             List<String> lines = jsc.parallelize(new ArrayList<>(part), part.size())
                     .map(p -> SweepResults.line(id, PointRun.run(spec, p)))
                     .collect();
-            for (String l : lines) results.addLine(l);
-            for (PointRun.Outcome o : results.inOrder(spec)) if (!o.ok() && part.contains(o.point())) {
+            for (String l : lines) {
+                PointRun.Outcome o = results.addLine(l);
+                if (o.ok()) continue;
                 failed++;
                 progress.printf("sweep: point %s failed: %s%n", o.point(), o.error());
             }
