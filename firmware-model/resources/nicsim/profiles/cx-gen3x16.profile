@@ -55,6 +55,13 @@ host.interrupt.cost     = 2 us        | CPU time from an MSI-X interrupt to its 
 cqe.cq.entries          = 64          | completion queues the writer tracks in hardware (indexed by CQN low bits) | assumption
 cqe.scatter.max         = 32 B        | largest receive placed in its 64-byte CQE instead of the buffer, on a QP that allows scatter to CQE (0: never) | docs/sources.md#mlx5-cqe (MLX5_INLINE_SCATTER_32)
 
+# --- DC transport (dynamically connected QPs: mlx5's DC initiators and targets)
+dc.dcr.pool             = 16          | DC responders (DCRs) each DC target holds: the initiators it serves at once; one more gets a CNAK and retries | assumption: docs/sources.md#dc-transport (the pool's size is a device capability not published per model)
+dc.handshake            = "half"      | how a DC initiator connects: "half" (its data follows the connect packet at once) or "full" (its data waits for the connect's ACK) | docs/sources.md#dc-transport (seed: half handshake for small-message latency, full handshake as an option)
+dc.idle.timeout         = 20 us       | a DC initiator with nothing left to send disconnects after this long | assumption: docs/sources.md#dc-transport (a few round trips, so bursts to one target reuse the connection)
+dc.cnak.backoff         = 10 us       | how long a DC initiator waits after a CNAK before it connects again (counted against rnr_retry) | assumption: docs/sources.md#dc-transport
+dc.dcr.timeout          = 200 us      | a DCR idle this long is taken back when a new initiator needs one (its initiator's disconnect was lost) | assumption: docs/sources.md#dc-transport
+
 # --- network link
 link.rate               = 100 Gb/s    | network link data rate per direction | docs/sources.md#connectx-figures (EDR / 100GbE)
 link.propagation        = 5 ns        | signal propagation along one cable (adapter to switch) | assumption: 1 m of copper at about 5 ns/m

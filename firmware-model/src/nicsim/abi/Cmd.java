@@ -137,7 +137,10 @@ public final class Cmd {
         UNKNOWN_XRCD(Status.BAD_RESOURCE, "no such XRC domain"),
         OUT_OF_XRCDS(Status.EXCEED_LIM, "XRC domain table full"),
         XRCD_IN_USE(Status.RESOURCE_BUSY, "XRC domain still used by an XRC SRQ or XRC target QP"),
-        XRC_SRQ_MISUSE(Status.BAD_PARAM, "an XRC SRQ serves XRC target QPs only, through the XRCETH of their requests");
+        XRC_SRQ_MISUSE(Status.BAD_PARAM, "an XRC SRQ serves XRC target QPs only, through the XRCETH of their requests"),
+        DC_NOT_SUPPORTED(Status.BAD_PARAM, "DC transport is not offered by this adapter profile (no dc.dcr.pool)"),
+        BAD_DC_TYPE(Status.BAD_PARAM, "a DRIVER QP must be a DC target (1) or a DC initiator (2)"),
+        DCT_NEEDS_SRQ(Status.BAD_PARAM, "a DC target takes its receives from an SRQ: none was given");
 
         public final Status status;
         public final String text;
@@ -213,8 +216,9 @@ public final class Cmd {
                            long rqLogSize, long rqStrideLog, long dbrec, long flags, long srq) {
         /**
          * {@code flags}: bit 0 every send WQE completes (sq_sig_all), bit 1 small receives may be
-         * scattered to the CQE, bits 8..11 and 16..20 a striding receive queue's log2 stride bytes
-         * and log2 strides per WQE (0: not striding).
+         * scattered to the CQE, bits 2..3 a DRIVER QP's DC half (mlx5dv_dc_type: 1 DCT, 2 DCI),
+         * bits 8..11 and 16..20 a striding receive queue's log2 stride bytes and log2 strides per
+         * WQE (0: not striding).
          */
         public static final long SQ_SIG_ALL = 1, SCATTER_TO_CQE = 2;
 
@@ -222,6 +226,11 @@ public final class Cmd {
         public boolean scatterToCqe() { return (flags & SCATTER_TO_CQE) != 0; }
         public int logStrideBytes() { return (int) (flags >>> 8 & 0xF); }
         public int logStrides() { return (int) (flags >>> 16 & 0x1F); }
+        /** The DC half of a DRIVER QP (mlx5dv_dc_type; 0: none). */
+        public int dcType() { return (int) (flags >>> 2 & 3); }
+
+        /** These flags for a DRIVER QP of DC half {@code dcType} (mlx5dv_dc_type). */
+        public static long withDcType(long flags, int dcType) { return flags | (long) (dcType & 3) << 2; }
 
         /** The flags field for these settings. */
         public static long flags(boolean sqSigAll, boolean scatterToCqe, int logStrideBytes, int logStrides) {
@@ -230,6 +239,9 @@ public final class Cmd {
 
         /** An XRC target (XRC_RECV) has no PD, no CQs and no queues: {@code pd} names its XRC domain instead (a union, as mlx5's QPC has). */
         public long xrcd() { return pd; }
+
+        /** A DC target has no send queue: {@code sqAddr} carries its DC access key instead. */
+        public long dctAccessKey() { return sqAddr; }
     }
     public static final Layout<CreateQp> CREATE_QP_IN = Layout.<CreateQp>builder("CreateQp")
             .field("type", 8, CreateQp::type).field("pd", 24, CreateQp::pd).field("sendCq", 24, CreateQp::sendCq)

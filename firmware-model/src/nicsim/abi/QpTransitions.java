@@ -4,6 +4,7 @@ import static nicsim.verbs.QpAttrMask.*;
 
 import java.util.EnumMap;
 import java.util.Map;
+import nicsim.verbs.DcType;
 import nicsim.verbs.QpAttrMask;
 import nicsim.verbs.QpState;
 import nicsim.verbs.QpType;
@@ -14,7 +15,9 @@ import nicsim.verbs.QpType;
  * with STATE (without it the QP stays in its state: RTS to RTS, SQD to SQD); CUR_STATE is only
  * accepted from RTR, RTS, SQD or SQE; the pair must be in the table; every required attribute
  * must be given and nothing outside required + optional + STATE. XRC_SEND and XRC_RECV are the
- * kernel's XRC_INI and XRC_TGT.
+ * kernel's XRC_INI and XRC_TGT. A DRIVER QP is a DC initiator or target, whose rows are mlx5's
+ * (docs/sources.md#dc-transport): a DCI goes to RTS as an RC requester does, but names no
+ * destination (each work request does); a DCT stops at RTR, where it answers requests.
  */
 public final class QpTransitions {
     private QpTransitions() {}
@@ -35,14 +38,33 @@ public final class QpTransitions {
 
     private record Rule(int req, int opt) {}
 
-    private static final Map<QpState, Map<QpState, Map<QpType, Rule>>> TABLE = new EnumMap<>(QpState.class);
+    /** The table's columns: the QP types, with DRIVER split into its two DC halves. */
+    private enum Kind {
+        RC, UC, UD, XI, XT, DCI, DCT;
 
-    private static void rule(QpState cur, QpState next, int req, int opt, QpType... types) {
-        Map<QpType, Rule> m = TABLE.computeIfAbsent(cur, k -> new EnumMap<>(QpState.class)).computeIfAbsent(next, k -> new EnumMap<>(QpType.class));
-        for (QpType t : types.length == 0 ? QpType.values() : types) m.put(t, new Rule(req, opt));
+        static Kind of(QpType type, DcType dc) {
+            return switch (type) {
+                case RC -> RC;
+                case UC -> UC;
+                case UD -> UD;
+                case XRC_SEND -> XI;
+                case XRC_RECV -> XT;
+                case DRIVER -> {
+                    if (dc == null) throw new Rejected("a DRIVER QP is a DC initiator or target: it needs a DcType");
+                    yield dc == DcType.DCI ? DCI : DCT;
+                }
+            };
+        }
     }
 
-    private static final QpType RC = QpType.RC, UC = QpType.UC, UD = QpType.UD, XI = QpType.XRC_SEND, XT = QpType.XRC_RECV;
+    private static final Map<QpState, Map<QpState, Map<Kind, Rule>>> TABLE = new EnumMap<>(QpState.class);
+
+    private static void rule(QpState cur, QpState next, int req, int opt, Kind... kinds) {
+        Map<Kind, Rule> m = TABLE.computeIfAbsent(cur, k -> new EnumMap<>(QpState.class)).computeIfAbsent(next, k -> new EnumMap<>(Kind.class));
+        for (Kind t : kinds.length == 0 ? Kind.values() : kinds) m.put(t, new Rule(req, opt));
+    }
+
+    private static final Kind RC = Kind.RC, UC = Kind.UC, UD = Kind.UD, XI = Kind.XI, XT = Kind.XT, DCI = Kind.DCI, DCT = Kind.DCT;
 
     static {
         QpState RESET = QpState.RESET, INIT = QpState.INIT, RTR = QpState.RTR, RTS = QpState.RTS, SQD = QpState.SQD,
@@ -50,12 +72,18 @@ public final class QpTransitions {
         rule(RESET, RESET, 0, 0);
         rule(RESET, INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0, RC, UC, XI, XT);
         rule(RESET, INIT, PKEY_INDEX | PORT | QKEY, 0, UD);
+        rule(RESET, INIT, PKEY_INDEX | PORT, 0, DCI);
+        rule(RESET, INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0, DCT);
         rule(INIT, RESET, 0, 0);
         rule(INIT, INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS, RC, UC, XI, XT);
         rule(INIT, INIT, 0, PKEY_INDEX | PORT | QKEY, UD);
+        rule(INIT, INIT, 0, PKEY_INDEX | PORT, DCI);
+        rule(INIT, INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS, DCT);
         rule(INIT, RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX, RC, XT);
         rule(INIT, RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX, UC, XI);
         rule(INIT, RTR, 0, PKEY_INDEX | QKEY, UD);
+        rule(INIT, RTR, PATH_MTU, AV | PKEY_INDEX, DCI);
+        rule(INIT, RTR, PATH_MTU | MIN_RNR_TIMER, AV | ACCESS_FLAGS | PKEY_INDEX, DCT);
         rule(INIT, ERR, 0, 0);
         rule(RTR, RESET, 0, 0);
         rule(RTR, RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC,
@@ -64,17 +92,20 @@ public final class QpTransitions {
         rule(RTR, RTS, SQ_PSN, CUR_STATE | QKEY, UD);
         rule(RTR, RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE, XI);
         rule(RTR, RTS, TIMEOUT | SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE, XT);
+        rule(RTR, RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, CUR_STATE, DCI);
         rule(RTR, ERR, 0, 0);
         rule(RTS, RESET, 0, 0);
         rule(RTS, RTS, 0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE | MIN_RNR_TIMER, RC, XT);
         rule(RTS, RTS, 0, CUR_STATE | ACCESS_FLAGS | ALT_PATH | PATH_MIG_STATE, UC, XI);
         rule(RTS, RTS, 0, CUR_STATE | QKEY, UD);
-        rule(RTS, SQD, 0, EN_SQD_ASYNC_NOTIFY);
+        rule(RTS, RTS, 0, CUR_STATE, DCI);
+        rule(RTS, SQD, 0, EN_SQD_ASYNC_NOTIFY, RC, UC, UD, XI, XT, DCI);
         rule(RTS, ERR, 0, 0);
         rule(SQD, RESET, 0, 0);
         rule(SQD, RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE, RC, XT);
         rule(SQD, RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE, UC, XI);
         rule(SQD, RTS, 0, CUR_STATE | QKEY, UD);
+        rule(SQD, RTS, 0, CUR_STATE, DCI);
         rule(SQD, SQD, 0, PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | MAX_DEST_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS
                 | PKEY_INDEX | MIN_RNR_TIMER | PATH_MIG_STATE, RC);
         rule(SQD, SQD, 0, AV | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | PATH_MIG_STATE, UC);
@@ -83,9 +114,10 @@ public final class QpTransitions {
                 | PATH_MIG_STATE, XI);
         rule(SQD, SQD, 0, PORT | AV | TIMEOUT | MAX_DEST_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | MIN_RNR_TIMER
                 | PATH_MIG_STATE, XT);
+        rule(SQD, SQD, 0, TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC, DCI);
         rule(SQD, ERR, 0, 0);
         rule(SQE, RESET, 0, 0);
-        rule(SQE, RTS, 0, 0, RC, XI, XT);
+        rule(SQE, RTS, 0, 0, RC, XI, XT, DCI);
         rule(SQE, RTS, 0, CUR_STATE | ACCESS_FLAGS, UC);
         rule(SQE, RTS, 0, CUR_STATE | QKEY, UD);
         rule(SQE, ERR, 0, 0);
@@ -99,15 +131,29 @@ public final class QpTransitions {
     }
 
     /** The required attributes of a transition (excluding STATE). */
-    public static int required(QpState cur, QpState next, QpType type) { return rule(cur, next, type).req(); }
+    public static int required(QpState cur, QpState next, QpType type) { return required(cur, next, type, null); }
+
+    /** The required attributes of a transition of a {@code type} QP ({@code dc}: its DC half, for DRIVER). */
+    public static int required(QpState cur, QpState next, QpType type, DcType dc) { return rule(cur, next, type, dc).req(); }
 
     /** The optional attributes of a transition. */
-    public static int optional(QpState cur, QpState next, QpType type) { return rule(cur, next, type).opt(); }
+    public static int optional(QpState cur, QpState next, QpType type) { return optional(cur, next, type, null); }
 
-    private static Rule rule(QpState cur, QpState next, QpType type) {
-        Map<QpType, Rule> m = TABLE.getOrDefault(cur, Map.of()).get(next);
+    /** The optional attributes of a transition of a {@code type} QP ({@code dc}: its DC half, for DRIVER). */
+    public static int optional(QpState cur, QpState next, QpType type, DcType dc) { return rule(cur, next, type, dc).opt(); }
+
+    /** Whether the table has {@code cur -> next} for this QP (a DCT, for one, never sends: it has no RTS). */
+    public static boolean valid(QpState cur, QpState next, QpType type, DcType dc) {
+        Map<Kind, Rule> m = TABLE.getOrDefault(cur, Map.of()).get(next);
+        return m != null && m.containsKey(Kind.of(type, dc));
+    }
+
+    private static Rule rule(QpState cur, QpState next, QpType type, DcType dc) {
+        Map<Kind, Rule> m = TABLE.getOrDefault(cur, Map.of()).get(next);
         if (m == null) throw new Rejected(cur + " -> " + next + " is not a valid QP state transition");
-        return m.get(type);
+        Rule r = m.get(Kind.of(type, dc));
+        if (r == null) throw new Rejected(cur + " -> " + next + " is not a valid transition for a " + dc + " (a DC target answers requests in RTR; it never sends)");
+        return r;
     }
 
     /**
@@ -115,18 +161,22 @@ public final class QpTransitions {
      * (when STATE is in the mask) is {@code next}; returns the state the QP ends in, or throws
      * {@link Rejected} (EINVAL) naming what is wrong. Changes nothing.
      */
-    public static QpState check(QpType type, QpState cur, int mask, QpState next) {
+    public static QpState check(QpType type, QpState cur, int mask, QpState next) { return check(type, null, cur, mask, next); }
+
+    /** {@link #check(QpType, QpState, int, QpState)} for a QP with a DC half ({@code dc}; null unless DRIVER). */
+    public static QpState check(QpType type, DcType dc, QpState cur, int mask, QpState next) {
         QpState target = (mask & STATE) != 0 ? next : cur;
+        String name = dc == null ? type.toString() : dc.toString();
         if ((mask & CUR_STATE) != 0 && cur != QpState.RTR && cur != QpState.RTS && cur != QpState.SQD && cur != QpState.SQE)
-            throw new Rejected("CUR_STATE is only accepted in RTR, RTS, SQD or SQE; the " + type + " QP is in " + cur);
-        Rule r = rule(cur, target, type);
+            throw new Rejected("CUR_STATE is only accepted in RTR, RTS, SQD or SQE; the " + name + " QP is in " + cur);
+        Rule r = rule(cur, target, type, dc);
         int missing = r.req() & ~mask;
         if (missing != 0)
-            throw new Rejected(cur + " -> " + target + " for " + type + " requires " + QpAttrMask.names(r.req()) + "; missing: "
+            throw new Rejected(cur + " -> " + target + " for " + name + " requires " + QpAttrMask.names(r.req()) + "; missing: "
                     + QpAttrMask.names(missing));
         int extra = mask & ~(r.req() | r.opt() | STATE);
         if (extra != 0)
-            throw new Rejected(cur + " -> " + target + " for " + type + " does not accept " + QpAttrMask.names(extra) + " (allowed: "
+            throw new Rejected(cur + " -> " + target + " for " + name + " does not accept " + QpAttrMask.names(extra) + " (allowed: "
                     + QpAttrMask.names(r.req() | r.opt() | STATE) + ")");
         return target;
     }

@@ -8,7 +8,8 @@ import nicsim.verbs.QpType;
 
 /**
  * The send WQE's segments (docs/sources.md#mlx5-send-wqe), one definition for the driver, which encodes, and the
- * firmware, which decodes: ctrl (16 B); for UD an address vector (48 B); for XRC the XRC segment
+ * firmware, which decodes: ctrl (16 B); for UD and for a DC initiator an address vector (48 B;
+ * mlx5_wqe_datagram_seg, whose first 8 bytes hold the qkey for UD, the DC access key for DC); for XRC the XRC segment
  * (16 B: the destination XRC SRQ number in bytes 0..3, mlx5_wqe_xrc_seg); for RDMA a remote-address
  * segment (16 B); for atomics an atomic segment (16 B); then data segments (16 B each: byte count,
  * lkey, address) or one inline segment (4-byte length | 0x80000000, then the bytes, padded to 16).
@@ -25,12 +26,18 @@ public final class WqeFormat {
     /** A scatter/gather element: {@code length} bytes at {@code addr} under {@code lkey}. */
     public record Sge(long addr, int length, int lkey) {}
 
-    /** The address vector of a UD send: destination QP, its qkey, the remote LID. */
-    public record Av(long remoteQpn, int qkey, int rlid) {}
+    /** The address vector of a UD or DC send: destination QP (DC: the target's number), its qkey (UD) or DC access key (DC), the remote LID. */
+    public record Av(long remoteQpn, int qkey, int rlid, long dcKey) {
+        /** A UD send's address vector. */
+        public Av(long remoteQpn, int qkey, int rlid) { this(remoteQpn, qkey, rlid, 0); }
+
+        /** A DC send's: target {@code dctn} at {@code rlid} under DC access key {@code dcKey}. */
+        public static Av dc(long dctn, int rlid, long dcKey) { return new Av(dctn, 0, rlid, dcKey); }
+    }
 
     /**
      * A send WQE as the firmware sees it. {@code sges} is empty for inline data ({@code inline}
-     * non-null); {@code av} only for UD; {@code xrcSrqn} only for XRC; remote address and rkey for
+     * non-null); {@code av} only for UD and DC; {@code xrcSrqn} only for XRC; remote address and rkey for
      * RDMA and atomics; swap/add and compare for atomics.
      */
     public record SendWqe(int opcode, int index, long qpn, int fmCeSe, int imm, Av av, long remoteAddr, int rkey,
@@ -79,16 +86,17 @@ public final class WqeFormat {
 
     /** The bytes of a WQE of a {@code type} QP (its segments depend on it), padded to whole WQEBBs; DS is computed. */
     public static byte[] encode(SendWqe w, QpType type) {
-        boolean ud = type == QpType.UD;
+        boolean ud = type == QpType.UD, dc = type == QpType.DRIVER; // the only DRIVER QPs that send are DC initiators
         ByteArrayOutputStream segs = new ByteArrayOutputStream();
         if (type == QpType.XRC_SEND) {
             byte[] x = new byte[16];
             BigEndian.put32(x, 0, w.xrcSrqn() & 0xFFFFFF);
             segs.writeBytes(x);
         }
-        if (ud) {
+        if ((ud || dc) && (w.av() != null || !dc)) { // a DCI's local operations (bind, invalidate, NOP) name no target
             byte[] av = new byte[48];
-            BigEndian.put32(av, 0, w.av().qkey());
+            if (dc) BigEndian.put64(av, 0, w.av().dcKey());
+            else BigEndian.put32(av, 0, w.av().qkey());
             BigEndian.put32(av, 8, (int) w.av().remoteQpn() | 0x8000_0000); // MLX5_EXTENDED_UD_AV
             av[14] = (byte) (w.av().rlid() >> 8);
             av[15] = (byte) w.av().rlid();
@@ -137,7 +145,7 @@ public final class WqeFormat {
 
     /** Parses a WQE of a {@code type} QP as fetched (whole WQEBBs). */
     public static SendWqe decode(byte[] b, QpType type) {
-        boolean ud = type == QpType.UD;
+        boolean ud = type == QpType.UD, dc = type == QpType.DRIVER;
         if (b.length < 16 || b.length % WqeLayout.WQEBB != 0)
             throw new Malformed("WQE of " + b.length + " bytes is not whole 64-byte WQEBBs");
         int opcode = b[3] & 0xff, index = (b[1] & 0xff) << 8 | (b[2] & 0xff), ds = b[7] & 0x3f;
@@ -152,9 +160,11 @@ public final class WqeFormat {
             xrcSrqn = (int) (BigEndian.get32(b, at) & 0xFFFFFF);
             at += 16;
         }
-        if (ud && opcode != WqeLayout.OP_NOP) {
+        if (ud && opcode != WqeLayout.OP_NOP || dc && WqeLayout.remote(opcode)) {
             need(at, 48, end, "address vector");
-            av = new Av(BigEndian.get32(b, at + 8) & 0xFFFFFF, (int) BigEndian.get32(b, at), (b[at + 14] & 0xff) << 8 | (b[at + 15] & 0xff));
+            int rlid = (b[at + 14] & 0xff) << 8 | (b[at + 15] & 0xff);
+            long dqp = BigEndian.get32(b, at + 8) & 0xFFFFFF;
+            av = dc ? Av.dc(dqp, rlid, BigEndian.get64(b, at)) : new Av(dqp, (int) BigEndian.get32(b, at), rlid);
             at += 48;
         }
         if (hasRaddr(opcode)) {

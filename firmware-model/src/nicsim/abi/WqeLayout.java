@@ -28,6 +28,9 @@ public final class WqeLayout {
 
     public static boolean legalOpcode(int op) { return op >= 0 && op < LEGAL.length && LEGAL[op]; }
 
+    /** Whether a WQE of opcode {@code op} goes to a peer (not a local operation on the mkey table, nor a NOP). */
+    public static boolean remote(int op) { return op != OP_NOP && op != OP_UMR && op != OP_LOCAL_INVAL; }
+
     /** WQEBBs a WQE of {@code ds} 16-byte units takes. */
     public static int wqebbs(int ds) { return (ds * DS_UNIT + WQEBB - 1) / WQEBB; }
 

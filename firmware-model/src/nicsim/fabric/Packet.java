@@ -7,39 +7,50 @@ import nicsim.sim.Arrival;
  * transport header (opcode, destination QP, PSN, ack-request and solicited bits), and the extended
  * headers each opcode carries (RETH: va, rkey, dma length; AtomicETH: swap/add and compare; AETH:
  * syndrome and MSN; AtomicAckETH: the original value; ImmDt; DETH: qkey and source QP; XRCETH:
- * the XRC SRQ an XRC request is for), then the
+ * the XRC SRQ an XRC request is for; DCETH: the DC access key a DC request carries), then the
  * payload. {@link #wireBytes()} counts every header and CRC the way a link serializes them.
  * {@code transport} is the service the BTH opcode's top bits name ({@link #RC}, {@link #UC},
- * {@link #UD}, {@link #XRC}); a responder drops a packet whose service is not its QP's. {@code arrival} is set
+ * {@link #UD}, {@link #XRC}, {@link #DC}); a responder drops a packet whose service is not its QP's. {@code arrival} is set
  * by the fabric on delivery: when the payload's bytes come in (null before, or when all are in).
  */
 public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited,
                      long va, int rkey, long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig,
-                     int imm, int qkey, byte[] payload, int transport, Arrival arrival, int xrcSrqn) {
+                     int imm, int qkey, byte[] payload, int transport, Arrival arrival, int xrcSrqn, long dcKey) {
 
     /** A packet as the transport builds it: not yet delivered, so no {@link #arrival()}. */
     public Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited, long va, int rkey,
                   long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig, int imm, int qkey, byte[] payload,
                   int transport) {
         this(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn, atomicOrig, imm,
-                qkey, payload, transport, null, 0);
+                qkey, payload, transport, null, 0, 0);
     }
 
     /** This request with an XRCETH naming the destination's XRC SRQ {@code srqn} (an XRC request carries one, IBA 9.3.7). */
     public Packet withXrcSrqn(int srqn) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival, srqn);
+                atomicOrig, imm, qkey, payload, transport, arrival, srqn, dcKey);
     }
 
-    /** The BTH opcode's transport bits (IBA 9.2: RC 000, UC 001, UD 011, XRC 101). */
-    public static final int RC = 0, UC = 1, UD = 3, XRC = 5;
+    /** This DC request with a DCETH carrying the DC access key {@code key} the target checks. */
+    public Packet withDcKey(long key) {
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
+                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, key);
+    }
+
+    /**
+     * The BTH opcode's transport bits (IBA 9.2: RC 000, UC 001, UD 011, XRC 101). DC is not in the
+     * IBA's table: its packets use manufacturer-specific opcodes (110), as mlx5's do.
+     */
+    public static final int RC = 0, UC = 1, UD = 3, XRC = 5, DC = 6;
 
     /** BTH opcodes (the low 5 bits of IBA's; the transport is the QP's). */
     public enum Op {
         SEND_FIRST(0), SEND_MIDDLE(1), SEND_LAST(2), SEND_LAST_IMM(3), SEND_ONLY(4), SEND_ONLY_IMM(5),
         WRITE_FIRST(6), WRITE_MIDDLE(7), WRITE_LAST(8), WRITE_LAST_IMM(9), WRITE_ONLY(10), WRITE_ONLY_IMM(11),
         READ_REQ(12), READ_RESP_FIRST(13), READ_RESP_MIDDLE(14), READ_RESP_LAST(15), READ_RESP_ONLY(16),
-        ACK(17), ATOMIC_ACK(18), CMP_SWAP(19), FETCH_ADD(20), SEND_LAST_INV(22), SEND_ONLY_INV(23);
+        ACK(17), ATOMIC_ACK(18), CMP_SWAP(19), FETCH_ADD(20), SEND_LAST_INV(22), SEND_ONLY_INV(23),
+        /** DC: an initiator opens a connection to a target (it takes a PSN and is acknowledged), closes it, or is refused one (CNAK: no responder free). */
+        DC_CONNECT(24), DC_DISCONNECT(25), DC_CNAK(26);
 
         public final int code;
 
@@ -49,7 +60,9 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
         public boolean isWrite() { return this.compareTo(WRITE_FIRST) >= 0 && this.compareTo(WRITE_ONLY_IMM) <= 0; }
         public boolean isReadResponse() { return this.compareTo(READ_RESP_FIRST) >= 0 && this.compareTo(READ_RESP_ONLY) <= 0; }
         public boolean isAtomic() { return this == CMP_SWAP || this == FETCH_ADD; }
-        public boolean isAck() { return this == ACK || this == ATOMIC_ACK; }
+        public boolean isAck() { return this == ACK || this == ATOMIC_ACK || this == DC_CNAK; }
+        /** Opens or closes a DC connection. */
+        public boolean isDcControl() { return this == DC_CONNECT || this == DC_DISCONNECT; }
         /** A request the responder executes (not an ACK or a read response). */
         public boolean isRequest() { return isSend() || isWrite() || this == READ_REQ || isAtomic(); }
         public boolean first() { return this == SEND_FIRST || this == WRITE_FIRST || this == READ_RESP_FIRST; }
@@ -67,7 +80,7 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
             AETH_NAK_ACCESS = 0x62, AETH_NAK_OP = 0x63, AETH_NAK_INVALID_RD = 0x64;
 
     public static final int LRH = 8, BTH = 12, RETH = 16, ATOMIC_ETH = 28, AETH_BYTES = 4, ATOMIC_ACK_ETH = 8, IMM = 4, DETH = 8,
-            ICRC = 4, VCRC = 2, XRCETH = 4;
+            ICRC = 4, VCRC = 2, XRCETH = 4, DCETH = 8;
 
     /** Bytes on the link: headers for this opcode, payload padded to 4, ICRC and VCRC. */
     public int wireBytes() {
@@ -79,23 +92,24 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
         if (op.hasImm() || op == Op.SEND_LAST_INV || op == Op.SEND_ONLY_INV) h += IMM; // ImmDt or IETH
         if (qkey != 0) h += DETH;
         if (transport == XRC && op.isRequest()) h += XRCETH;
+        if (transport == DC && (op.isRequest() || op.isDcControl())) h += DCETH;
         return h + (payload.length + 3) / 4 * 4;
     }
 
     public Packet withPayload(byte[] p) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, p, transport, arrival, xrcSrqn);
+                atomicOrig, imm, qkey, p, transport, arrival, xrcSrqn, dcKey);
     }
 
     public Packet withSolicited(boolean s) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, s, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn);
+                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, dcKey);
     }
 
     /** This packet as delivered: its payload comes in as {@code a} says. */
     public Packet arriving(Arrival a) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, a, xrcSrqn);
+                atomicOrig, imm, qkey, payload, transport, a, xrcSrqn, dcKey);
     }
 
     /** Bytes on the link after the payload: ICRC and VCRC. */

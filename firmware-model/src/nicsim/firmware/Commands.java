@@ -8,6 +8,7 @@ import nicsim.abi.Cmd;
 import nicsim.host.PciPort;
 import nicsim.sim.Layout;
 import nicsim.verbs.Mtu;
+import nicsim.verbs.DcType;
 import nicsim.verbs.QpType;
 
 /**
@@ -314,16 +315,25 @@ final class Commands {
             throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, c.type());
         }
         boolean target = type == QpType.XRC_RECV, initiator = type == QpType.XRC_SEND;
+        boolean dct = false, dci = false;
+        if (type == QpType.DRIVER) { // a DC half: DCT (answers only, from an SRQ) or DCI (sends only)
+            if (fw.dc == null) throw new CommandRefused(Cmd.Syndrome.DC_NOT_SUPPORTED, c.type());
+            if (c.dcType() != DcType.DCT.value() && c.dcType() != DcType.DCI.value()) throw new CommandRefused(Cmd.Syndrome.BAD_DC_TYPE, c.dcType());
+            dct = c.dcType() == DcType.DCT.value();
+            dci = !dct;
+            if (dct && c.srq() == 0) throw new CommandRefused(Cmd.Syndrome.DCT_NEEDS_SRQ, 0);
+        }
         // an XRC target has no PD (its field names the XRC domain), no CQs and no queues; an initiator no receive side
         XrcDomain domain = target ? xrcd(c.xrcd()) : null;
         if (!target) checkPd(c.pd());
         checkUar(c.uar());
         Cq scq = fw.cqs.get(c.sendCq()), rcq = fw.cqs.get(c.recvCq());
-        if (scq == null && !target) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.sendCq());
-        if (rcq == null && !target && !(initiator && c.recvCq() == 0)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.recvCq());
+        if (scq == null && !target && !(dct && c.sendCq() == 0)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.sendCq());
+        if (rcq == null && !target && !((initiator || dci) && c.recvCq() == 0)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.recvCq());
         if (c.sqLogSize() < 1 || c.sqLogSize() > 15) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
         if (c.rqLogSize() > 15 || c.rqStrideLog() < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
-        if ((c.sqAddr() & 63) != 0 || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
+        // (a DC target has no send queue: its sqAddr field carries the DC access key)
+        if ((c.sqAddr() & 63) != 0 && !dct || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
         // one live QP per queue-table entry; the fetcher's fewer slots are a cache of send-queue contexts (SqContexts)
         long qpn = -1;
         for (int k = 0; k < maxQp - 1; k++) {
@@ -338,7 +348,7 @@ final class Commands {
         Srq srq = null;
         if (c.srq() != 0) {
             srq = srq(c.srq());
-            if (srq.xrc() || target || initiator) throw new CommandRefused(Cmd.Syndrome.XRC_SRQ_MISUSE, c.srq());
+            if (srq.xrc() || target || initiator || dci) throw new CommandRefused(Cmd.Syndrome.XRC_SRQ_MISUSE, c.srq());
             if (srq.pd != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
             srq.users++;
         }
@@ -351,6 +361,7 @@ final class Commands {
             domain.users++;
             return qpn;
         }
+        if (dct) return qpn; // no send queue
         fw.adapter.addQpQueue(qpn, (int) c.uar());
         fw.sqContexts.created(q);
         return qpn;
@@ -365,6 +376,6 @@ final class Commands {
         if (q.srq != null) q.srq.users--;
         qpIndexUsed.remove((int) (qpn & (maxQp - 1)));
         if (q.type == QpType.XRC_RECV) xrcds.get(q.xrcd).users--;
-        else fw.sqContexts.destroyed(q);
+        else if (q.dct == null) fw.sqContexts.destroyed(q);
     }
 }

@@ -30,15 +30,29 @@ final class Completer {
             SendOp op = q.outstanding.poll();
             if (op.readOrAtomic()) q.readsOutstanding--;
             if (q.service.reliable) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
-            if (op.w.signaled() || q.sqSigAll)
+            if (!op.control && (op.w.signaled() || q.sqSigAll))
                 q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
         }
         if (q.outstanding.isEmpty()) cancelTimer();
         q.checkDrained();
         q.requester.pump();
+        if (q.dci != null && q.outstanding.isEmpty() && q.pending.isEmpty()) q.dci.quiet();
     }
 
     void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {
+        if (op.control) { // a DC connect failed: the work request it was for takes the error
+            q.outstanding.remove(op);
+            SendOp wr = null;
+            for (SendOp o : q.outstanding) if (!o.control) { wr = o; break; }
+            if (wr == null && !q.pending.isEmpty()) { // full handshake: it had not started
+                wr = q.pending.poll();
+                wr.firstPsn = wr.respPsn = wr.lastPsn = op.firstPsn;
+                q.outstanding.addFirst(wr);
+            }
+            if (wr == null) { q.toError(); return; }
+            requesterError(wr, syndrome, vendor, addr, key, psn);
+            return;
+        }
         // an earlier READ or atomic whose answer is in but still being written locally completes first
         for (SendOp b : q.outstanding) {
             if (b == op || Psn.diff(b.firstPsn, op.firstPsn) >= 0) break;
@@ -137,14 +151,16 @@ final class Completer {
             q.fw.counters.counter("Firmware.rnr_naks").inc();
             if (q.rnrLeft == 0) { requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.RNR_RETRY_EXCEEDED, 0, 0, p.psn()); return; }
             if (q.rnrRetry != 7) q.rnrLeft--;
-            cancelTimer();
-            q.rnrWaiting = true;
-            long gen = q.generation;
-            q.fw.sim.scheduleIn(q.RNR_US[syn & 0x1f] * 1_000_000L, () -> {
-                if (gen != q.generation || q.state == QpState.ERR) return;
-                q.rnrWaiting = false;
-                goBack(p.psn());
-            });
+            waitThenGoBack(p.psn(), q.RNR_US[syn & 0x1f] * 1_000_000L);
+            return;
+        }
+        if (p.op() == Op.DC_CNAK) { // the DC target had no responder free: connect again after a while
+            SendOp op = opAt(p.psn());
+            if (op == null || !op.control) return;
+            q.fw.dcCnaks.inc();
+            if (q.rnrLeft == 0) { requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.DC_CNAK_RETRY_EXCEEDED, 0, 0, p.psn()); return; }
+            if (q.rnrRetry != 7) q.rnrLeft--;
+            waitThenGoBack(p.psn(), q.fw.dc.cnakBackoff());
             return;
         }
         if (p.op() == Op.ACK && kind == Packet.AETH_NAK) {
@@ -160,7 +176,8 @@ final class Completer {
                 return;
             }
             int synd = code == 1 ? Cqe64.SYNDROME_REM_INV_REQ_ERR : code == 2 ? Cqe64.SYNDROME_REM_ACCESS_ERR : Cqe64.SYNDROME_REM_OP_ERR;
-            int vendor = code == 1 ? Vendor.NAK_INVALID_REQUEST : code == 2 ? Vendor.NAK_REMOTE_ACCESS : Vendor.NAK_REMOTE_OP;
+            int vendor = op.control ? Vendor.DC_KEY_REFUSED // the only NAK a DC connect gets
+                    : code == 1 ? Vendor.NAK_INVALID_REQUEST : code == 2 ? Vendor.NAK_REMOTE_ACCESS : Vendor.NAK_REMOTE_OP;
             requesterError(op, synd, vendor, op.w.remoteAddr(), op.w.rkey(), p.psn());
             return;
         }
@@ -176,6 +193,18 @@ final class Completer {
         }
         // a plain ACK: everything up to its PSN that is not waiting for read data is done
         ackThrough(p.psn());
+    }
+
+    /** Stops sending, then after {@code picos} sends everything again from {@code psn} on (an RNR NAK's or a CNAK's wait). */
+    private void waitThenGoBack(int psn, long picos) {
+        cancelTimer();
+        q.rnrWaiting = true;
+        long gen = q.generation;
+        q.fw.sim.scheduleIn(picos, () -> {
+            if (gen != q.generation || q.state == QpState.ERR) return;
+            q.rnrWaiting = false;
+            goBack(psn);
+        });
     }
 
     SendOp opAt(int psn) {

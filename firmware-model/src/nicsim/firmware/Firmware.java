@@ -57,6 +57,27 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Table<Cq> cqs;
     final Table<Srq> srqs = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_SRQS, true);
 
+    /** DC transport's parameters (null: the profile offers no DC), and its counters. */
+    final DcParams dc;
+    final Counters.Ref dcConnects, dcReconnects, dcDisconnects, dcCnaks;
+
+    /** The profile's {@code dc.*} parameters. */
+    record DcParams(int dcrPool, boolean fullHandshake, long idleTimeout, long cnakBackoff, long dcrTimeout) {
+        DcParams(nicsim.profile.Profile p) {
+            this(p.countInt("dc.dcr.pool"), handshake(p.text("dc.handshake")), p.picos("dc.idle.timeout"), p.picos("dc.cnak.backoff"),
+                    p.picos("dc.dcr.timeout"));
+            if (dcrPool < 1) throw new IllegalArgumentException("dc.dcr.pool " + dcrPool + " must be at least 1");
+        }
+
+        private static boolean handshake(String v) {
+            return switch (v) {
+                case "half" -> false;
+                case "full" -> true;
+                default -> throw new IllegalArgumentException("dc.handshake \"" + v + "\" must be \"half\" or \"full\"");
+            };
+        }
+    }
+
     // the parts
     final Commands commands;
     final MemoryKeys keys;
@@ -96,6 +117,11 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.cqeScatterMax = profile.has("cqe.scatter.max") ? profile.bytesInt("cqe.scatter.max") : 0;
         if (cqeScatterMax < 0 || cqeScatterMax > Cqe64.INLINE_SCATTER_BYTES)
             throw new IllegalArgumentException("cqe.scatter.max " + cqeScatterMax + " B must be from 0 to 32 B (a 64-byte CQE holds 32 bytes of data)");
+        this.dc = profile.has("dc.dcr.pool") ? new DcParams(profile) : null;
+        this.dcConnects = counters.ref("Firmware.dc_connects");
+        this.dcReconnects = counters.ref("Firmware.dc_reconnects");
+        this.dcDisconnects = counters.ref("Firmware.dc_disconnects");
+        this.dcCnaks = counters.ref("Firmware.dc_cnaks");
         int maxQp = profile.countInt("doorbell.queue.table.entries");
         this.cqs = new Table<>(1, adapter.cqeWriter().config().cqEntries(), Cmd.Syndrome.OUT_OF_CQS, false);
         this.commands = new Commands(this, maxQp, (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size")));
@@ -247,7 +273,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
             counters.counter("Firmware.packets_no_qp").inc();
             return;
         }
-        q.responder.onPacket(p);
+        if (q.dct != null) q.dct.onPacket(p); // a DC target hands each request to the responder of its initiator
+        else q.responder.onPacket(p);
     }
 
     // ------------------------------------------------------------------ services for the transport

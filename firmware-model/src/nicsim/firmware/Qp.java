@@ -15,6 +15,7 @@ import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.fabric.Packet;
 import nicsim.sim.Simulator;
 import nicsim.verbs.AccessFlags;
+import nicsim.verbs.DcType;
 import nicsim.verbs.EventType;
 import nicsim.verbs.Mtu;
 import nicsim.verbs.QpAttrMask;
@@ -45,6 +46,12 @@ final class Qp {
     final Firmware fw;
     final long qpn;
     final QpType type;
+    /** A DRIVER QP's DC half (null: not DC); a DC target's pool of responders, a DC initiator's connection (each null unless that half). */
+    final DcType dc;
+    final DcTarget dct;
+    final DcInitiator dci;
+    /** A DC responder (DCR): the target it serves (null: not a DCR). */
+    final Qp dcrOf;
     final Service service;
     final long pd;
     /** An XRC target's domain: the XRC SRQs its requests may name (0: not an XRC target). */
@@ -106,12 +113,26 @@ final class Qp {
         int npkts, sent;
         final java.util.TreeMap<Integer, Long> heads = new java.util.TreeMap<>(); // packets whose head left the send engine -> feed ps
         final List<Packet> packets = new ArrayList<>();
+        /** Not a work request: the transport's own (a DC connect), which takes a PSN and is acknowledged but never completes. */
+        final boolean control;
 
-        SendOp(int index, SendWqe w, long length) {
+        SendOp(int index, SendWqe w, long length) { this(index, w, length, false); }
+
+        private SendOp(int index, SendWqe w, long length, boolean control) {
             this.index = index;
             this.opcode = w.opcode();
             this.w = w;
             this.length = length;
+            this.control = control;
+        }
+
+        /** A DC connect: one packet, at PSN {@code psn}. */
+        static SendOp connect(int psn, Packet p) {
+            SendOp op = new SendOp(-1, new SendWqe(WqeLayout.OP_NOP, -1, 0, 0, 0, null, 0, 0, 0, 0, List.of(), null), 0, true);
+            op.firstPsn = op.respPsn = op.lastPsn = psn;
+            op.packets.add(p);
+            op.ready = op.onWire = true;
+            return op;
         }
 
         /** What waits for this READ or atomic, answered, to be done (its data written locally). */
@@ -149,6 +170,10 @@ final class Qp {
         this.qpn = qpn;
         this.type = type;
         this.service = Service.of(type);
+        this.dc = type == QpType.DRIVER ? DcType.of(c.dcType()) : null;
+        this.dct = dc == DcType.DCT ? new DcTarget(this, c.dctAccessKey()) : null;
+        this.dci = dc == DcType.DCI ? new DcInitiator(this) : null;
+        this.dcrOf = null;
         this.pd = type == QpType.XRC_RECV ? 0 : c.pd();
         this.xrcd = type == QpType.XRC_RECV ? c.xrcd() : 0;
         this.uar = c.uar();
@@ -165,6 +190,50 @@ final class Qp {
         this.mtu = fw.fabric().maxMtu(); // UD uses the port's MTU; RC and UC set theirs in INIT to RTR
     }
 
+    /**
+     * A DC responder (DCR) of target {@code t} for the initiator at LID {@code lid}, QP {@code qpn},
+     * whose connect took PSN {@code psn}: an RC responder over the target's SRQ, CQ, PD and access
+     * flags, answering as the target's number, until the initiator disconnects.
+     */
+    Qp(Qp t, int lid, long qpn, int psn) {
+        this.fw = t.fw;
+        this.qpn = t.qpn;
+        this.type = t.type;
+        this.dc = DcType.DCT;
+        this.dct = null;
+        this.dci = null;
+        this.dcrOf = t;
+        this.service = t.service;
+        this.pd = t.pd;
+        this.xrcd = 0;
+        this.uar = t.uar;
+        this.scq = null;
+        this.rcq = t.rcq;
+        this.rq = t.rq;
+        this.srq = t.srq;
+        this.sqAddr = 0;
+        this.sqLogSize = 0;
+        this.sqSigAll = false;
+        this.scatterToCqe = t.scatterToCqe;
+        this.strideBytes = 0;
+        this.strides = 0;
+        this.state = QpState.RTR;
+        this.commEst = true; // the target's owner hears nothing per connection
+        this.access = t.access;
+        this.mtu = t.mtu;
+        this.minRnrTimer = t.minRnrTimer;
+        this.maxDestRdAtomic = Commands.MAX_RD_ATOMIC; // a DCT takes no max_dest_rd_atomic: its responders allow the device's most
+        this.dlid = lid;
+        this.destQpn = (int) qpn;
+        this.epsn = (psn + 1) & 0xFFFFFF;
+        this.dcConnectPsn = psn;
+    }
+
+    /** A DCR's connect PSN (a repeated connect is answered again; another one opens a new connection). */
+    int dcConnectPsn;
+    /** When a DCR last took a packet. */
+    long lastUse;
+
     // ------------------------------------------------------------------ state machine
 
     void modify(Cmd.QpAttrs a) {
@@ -172,9 +241,9 @@ final class Qp {
         QpState next = QpState.values()[(int) a.state()];
         if ((mask & QpAttrMask.CUR_STATE) != 0 && QpState.values()[(int) a.curState()] != state)
             throw new CommandRefused(Cmd.Syndrome.CUR_STATE_MISMATCH, state.value());
-        QpState target;
+        QpState to;
         try {
-            target = QpTransitions.check(type, state, mask, next);
+            to = QpTransitions.check(type, dc, state, mask, next);
         } catch (QpTransitions.Rejected r) {
             throw new CommandRefused(Cmd.Syndrome.BAD_TRANSITION, (long) state.value() << 8 | next.value());
         }
@@ -204,16 +273,16 @@ final class Qp {
         if ((mask & QpAttrMask.PORT) != 0) port = (int) a.port();
         if ((mask & QpAttrMask.PKEY_INDEX) != 0) pkeyIndex = (int) a.pkeyIndex();
         QpState was = state;
-        if (target == QpState.RESET) reset();
-        else if (target == QpState.ERR && was != QpState.ERR) toError();
+        if (to == QpState.RESET) reset();
+        else if (to == QpState.ERR && was != QpState.ERR) toError();
         else {
-            state = target;
-            if (target == QpState.SQD && was == QpState.RTS) {
+            state = to;
+            if (to == QpState.SQD && was == QpState.RTS) {
                 draining = true;
                 sqdNotify = (mask & QpAttrMask.EN_SQD_ASYNC_NOTIFY) != 0;
                 checkDrained();
             }
-            if (target == QpState.RTS && (was == QpState.SQD || was == QpState.SQE)) {
+            if (to == QpState.RTS && (was == QpState.SQD || was == QpState.SQE)) {
                 draining = false;
                 requester.pump();
             }
@@ -250,17 +319,26 @@ final class Qp {
         unissued.clear();
         afterIssued.clear();
         draining = false;
+        if (dct != null) dct.releaseAll();
+        if (dci != null) dci.reset();
         fw.sqContexts.reset(this);
     }
 
     void destroy() {
         generation++;
         completer.cancelTimer();
+        if (dct != null) dct.releaseAll();
     }
 
     /** Moves to ERR: every queued and unfinished send WQE and every posted receive completes WR_FLUSH_ERR, in order. */
     void toError() {
         if (state == QpState.ERR) return;
+        if (dcrOf != null) { // a DCR in error is given back; its target goes on serving the others
+            state = QpState.ERR;
+            dcrOf.dct.release(this);
+            return;
+        }
+        if (dct != null) dct.releaseAll();
         state = QpState.ERR;
         completer.cancelTimer();
         cur = null;
@@ -284,12 +362,13 @@ final class Qp {
     }
 
     void flush(SendOp op) {
+        if (op.control) return;
         fw.counters.counter("Firmware.flushed").inc();
         fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
     }
 
     void flushRq() {
-        if (type == QpType.XRC_SEND || type == QpType.XRC_RECV) return; // no receive queue of their own
+        if (type == QpType.XRC_SEND || type == QpType.XRC_RECV || dci != null) return; // no receive queue of their own
         if (srq != null) { // an SRQ's WQEs belong to other QPs too: nothing is flushed, the QP hears its last WQE went
             fw.event(EventType.QP_LAST_WQE_REACHED, qpn);
             return;
@@ -333,6 +412,9 @@ final class Qp {
     record Piece(long pa, long length, Sge sge) {}
 
     // ------------------------------------------------------------------ responder
+
+    /** A QP that only sends (XRC initiator, DC initiator): requests sent to it are dropped. */
+    boolean sendOnly() { return type == QpType.XRC_SEND || dci != null; }
 
     /** This QP's service as the BTH opcode names it. */
     int transport() { return service.transport; }

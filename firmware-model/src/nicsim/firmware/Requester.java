@@ -71,6 +71,7 @@ final class Requester {
             if ((op.w.fenced() || op.opcode == WqeLayout.OP_LOCAL_INVAL) && q.readsOutstanding > 0) return; // LOCAL_INV is always fenced
             if (op.readOrAtomic() && q.readsOutstanding >= Math.max(1, q.maxRdAtomic)) return;
             if (!q.outstanding.isEmpty() && Psn.diff(q.nextPsn, q.outstanding.peek().firstPsn) >= q.WINDOW_PSNS) return;
+            if (q.dci != null && !q.dci.ready(op)) return; // a DC initiator connects to the op's target first
             q.pending.poll();
             start(op);
         }
@@ -222,11 +223,15 @@ final class Requester {
         });
     }
 
-    /** A request packet of {@code src} (an XRC one names the destination's XRC SRQ, from the WQE's XRC segment). */
+    /** A request packet of {@code src} (an XRC one names the destination's XRC SRQ, from the WQE's XRC segment; a DC one carries the DC key). */
     Packet request(SendOp src, Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
         Packet p = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, ackReq, false, op.hasReth() || op.isAtomic() ? va : 0,
                 op.hasReth() || op.isAtomic() ? rkey : 0, op.hasReth() ? len : 0, swap, cmp, 0, 0, 0, imm, 0, payload, q.transport());
-        return q.service == Service.XRC ? p.withXrcSrqn(src.w.xrcSrqn()) : p;
+        return switch (q.service) {
+            case XRC -> p.withXrcSrqn(src.w.xrcSrqn());
+            case DC -> p.withDcKey(q.dci.key());
+            default -> p;
+        };
     }
 
     /** Sends the packets of ready WQEs, in PSN order. */

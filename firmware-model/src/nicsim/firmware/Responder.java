@@ -11,7 +11,6 @@ import nicsim.fabric.Packet.Op;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.EventType;
 import nicsim.verbs.QpState;
-import nicsim.verbs.QpType;
 import nicsim.firmware.Qp.InMsg;
 
 /**
@@ -34,7 +33,7 @@ final class Responder {
         }
         // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than the
         // QP's destination, is dropped without touching the QP
-        if (p.transport() != q.transport() || (q.type == QpType.XRC_SEND && p.op().isRequest())) { // an XRC initiator takes no requests
+        if (p.transport() != q.transport() || (q.sendOnly() && p.op().isRequest()) || p.op().isDcControl()) { // an initiator takes no requests
             q.fw.counters.counter("Firmware.packets_dropped_type").inc();
             return;
         }

@@ -8,10 +8,11 @@ import nicsim.verbs.QpType;
  * NAKs, retransmission, RNR waits), whether it is connected (one peer, set at RTR), and the
  * transport bits its packets carry. XRC is reliable connected like RC, between an initiator QP
  * (XRC_SEND: a send queue only) and a target QP (XRC_RECV: no queues; each request names the XRC
- * SRQ it is for).
+ * SRQ it is for). DC is reliable connected too, one connection at a time: a DC initiator connects
+ * to the target each request names, and the target serves it from a pool of responders.
  */
 enum Service {
-    RC(Packet.RC, true, true), UC(Packet.UC, false, true), UD(Packet.UD, false, false), XRC(Packet.XRC, true, true);
+    RC(Packet.RC, true, true), UC(Packet.UC, false, true), UD(Packet.UD, false, false), XRC(Packet.XRC, true, true), DC(Packet.DC, true, true);
 
     /** The BTH opcode's transport bits. */
     final int transport;
@@ -29,6 +30,7 @@ enum Service {
             case UC -> UC;
             case UD -> UD;
             case XRC_SEND, XRC_RECV -> XRC;
+            case DRIVER -> DC;
         };
     }
 }

@@ -23,6 +23,7 @@ public final class Connect {
     public static void toInit(QueuePair qp, int access) {
         QpAttr a = new QpAttr().qpState(QpState.INIT).pkeyIndex(0).portNum(1);
         if (qp.qpType() == QpType.UD) qp.modify(a.qkey(QKEY), QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY);
+        else if (qp.dcType() == DcType.DCI) qp.modify(a, QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT);
         else qp.modify(a.qpAccessFlags(access), QpAttrMask.STATE | QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS);
     }
 
@@ -49,6 +50,24 @@ public final class Connect {
                             | QpAttrMask.MAX_QP_RD_ATOMIC);
         else if (qp.qpType() == QpType.XRC_RECV) qp.modify(a.timeout(TIMEOUT), QpAttrMask.STATE | QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT);
         else qp.modify(a, QpAttrMask.STATE | QpAttrMask.SQ_PSN);
+    }
+
+    /**
+     * A DC QP made ready, as perftest's DC setup does: a DCI to RTS (it names no peer: each request
+     * does), starting at PSN {@code psn}; a DCT to RTR, where it answers any initiator, with access
+     * flags {@code access}.
+     */
+    public static void dc(QueuePair qp, int access, Mtu mtu, int psn) {
+        toInit(qp, access);
+        QpAttr a = new QpAttr().qpState(QpState.RTR).pathMtu(mtu);
+        if (qp.dcType() == DcType.DCT) {
+            qp.modify(a.minRnrTimer(MIN_RNR_TIMER), QpAttrMask.STATE | QpAttrMask.PATH_MTU | QpAttrMask.MIN_RNR_TIMER);
+            return;
+        }
+        qp.modify(a, QpAttrMask.STATE | QpAttrMask.PATH_MTU);
+        qp.modify(new QpAttr().qpState(QpState.RTS).sqPsn(psn).timeout(TIMEOUT).retryCnt(RETRY_CNT).rnrRetry(RNR_RETRY).maxRdAtomic(OUT_READS),
+                QpAttrMask.STATE | QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY
+                        | QpAttrMask.MAX_QP_RD_ATOMIC);
     }
 
     /** All three, for a QP connected to {@code remote}. */

@@ -9,6 +9,8 @@ public final class QpInitAttr {
     private int logStrideBytes, logNumStrides;
     private int maxSendWr = 1, maxRecvWr = 1, maxSendSge = 1, maxRecvSge = 1, maxInlineData;
     private boolean sqSigAll, scatterToCqe;
+    private DcType dcType;
+    private long dctAccessKey;
 
     public QpInitAttr qpType(QpType v) { qpType = v; return this; }
     public QpInitAttr sendCq(CompletionQueue v) { sendCq = v; return this; }
@@ -38,6 +40,13 @@ public final class QpInitAttr {
     /** An XRC_RECV QP's XRC domain (ibv_qp_init_attr_ex's xrcd). */
     public QpInitAttr xrcd(Xrcd v) { xrcd = v; return this; }
     public Xrcd xrcd() { return xrcd; }
+
+    /** A DRIVER QP's DC half (mlx5dv_qp_init_attr's dc_init_attr.dc_type). */
+    public QpInitAttr dcType(DcType v) { dcType = v; return this; }
+    public DcType dcType() { return dcType; }
+    /** A DC target's access key, which every initiator's request must carry (dc_init_attr.dct_access_key). */
+    public QpInitAttr dctAccessKey(long v) { dctAccessKey = v; return this; }
+    public long dctAccessKey() { return dctAccessKey; }
 
     public QpType qpType() { return qpType; }
     public CompletionQueue sendCq() { return sendCq; }

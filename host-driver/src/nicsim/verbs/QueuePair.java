@@ -39,6 +39,8 @@ public final class QueuePair extends VerbsObject {
     private final RecvRing rq;
     private final long dbrec;
     private QpState state = QpState.RESET;
+    /** A DRIVER QP's DC half (null: not DC). */
+    private final DcType dcType;
     /** BIND_MW requests by ring slot: the window takes its new rkey when the bind completes. */
     private final java.util.Map<Integer, SendWr> pendingBinds = new java.util.HashMap<>();
 
@@ -55,13 +57,22 @@ public final class QueuePair extends VerbsObject {
         this.host = driver.host();
         this.type = a.qpType();
         boolean target = type == QpType.XRC_RECV, initiator = type == QpType.XRC_SEND;
+        this.dcType = a.dcType();
+        if ((type == QpType.DRIVER) != (dcType != null))
+            throw new VerbsException(Errno.EINVAL, "createQp: QpInitAttr.dcType is for a DRIVER QP, and a DRIVER QP needs one (qpType "
+                    + type + ", dcType " + dcType + ")");
+        boolean dct = dcType == DcType.DCT, dci = dcType == DcType.DCI;
+        if (dct && (a.srq() == null || a.recvCq() == null))
+            throw new VerbsException(Errno.EINVAL, "createQp: a DCT takes its receives from an SRQ and completes them to recvCq (srq "
+                    + a.srq() + ", recvCq " + a.recvCq() + ")");
+        if (dci && a.srq() != null) throw new VerbsException(Errno.EINVAL, "createQp: a DCI only sends; it takes no SRQ");
         if (pd != null && target)
             throw new VerbsException(Errno.EINVAL, "createQp qpType XRC_RECV has no PD: create it with Context.createQp and its xrcd");
         if (target) {
             if (a.xrcd() == null) throw new VerbsException(Errno.EINVAL, "createQp qpType XRC_RECV needs QpInitAttr.xrcd");
             a.xrcd().checkUsableBy(ctx, "QpInitAttr.xrcd");
         } else {
-            if (a.sendCq() == null || (a.recvCq() == null && !initiator))
+            if ((a.sendCq() == null && !dct) || (a.recvCq() == null && !initiator && !dci))
                 throw new VerbsException(Errno.EINVAL, "createQp needs sendCq and recvCq (got " + a.sendCq() + ", " + a.recvCq() + ")");
         }
         if (a.srq() != null && a.srq().isClosed()) throw new VerbsException(Errno.EINVAL, "createQp srq is closed");
@@ -82,19 +93,19 @@ public final class QueuePair extends VerbsObject {
         }
         this.strideBytes = a.logNumStrides() == 0 ? 0 : 1 << a.logStrideBytes();
         this.strides = a.logNumStrides() == 0 ? 0 : 1 << a.logNumStrides();
-        this.sendCq = target ? null : a.sendCq();
-        this.recvCq = target || initiator ? null : a.recvCq();
+        this.sendCq = target || dct ? null : a.sendCq();
+        this.recvCq = target || initiator || dci ? null : a.recvCq();
         this.maxSendSge = Math.max(1, a.maxSendSge());
         this.maxRecvSge = Math.max(1, a.maxRecvSge());
         this.maxInline = a.maxInlineData();
         this.sqSigAll = a.sqSigAll();
         // the largest WQE this QP can post: ctrl, address vector (UD), remote address, atomic, then data or inline
         int body = Math.max(maxSendSge * 16, (maxInline + 4 + 15) / 16 * 16);
-        int wqeBytes = 16 + (type == QpType.UD ? 48 : 16 + 16) + (initiator ? 16 : 0) + body;
+        int wqeBytes = 16 + (type == QpType.UD ? 48 : 16 + 16) + (initiator ? 16 : 0) + (dci ? 48 : 0) + body;
         int bbsPerWqe = (wqeBytes + 63) / 64;
         this.maxSendWr = a.maxSendWr();
         this.sq = new SendRing(driver, ctx.uar, Integer.highestOneBit(Math.max(2, maxSendWr * bbsPerWqe - 1)) << 1, maxSendWr);
-        this.maxRecvWr = target || initiator ? 0 : a.maxRecvWr(); // XRC QPs receive through XRC SRQs only
+        this.maxRecvWr = target || initiator || dcType != null ? 0 : a.maxRecvWr(); // XRC QPs receive through XRC SRQs only, a DCT through its SRQ
         int rqSize = maxRecvWr == 0 ? 1 : Integer.highestOneBit(Math.max(1, maxRecvWr * 2 - 1));
         this.rq = new RecvRing(host, rqSize, Integer.highestOneBit(Math.max(16, maxRecvSge * 16 * 2 - 1)), Math.min(maxRecvWr, rqSize));
         this.dbrec = host.allocPhysical(8, 8); // the receive counter at byte 0, the send counter at byte 4
@@ -102,9 +113,10 @@ public final class QueuePair extends VerbsObject {
         rq.recordAt(dbrec);
         this.qpn = (int) driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), target ? a.xrcd().xrcdn : pd.pdn,
                 sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn,
-                ctx.uar, sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
-                Integer.numberOfTrailingZeros(rq.stride()), dbrec, Cmd.CreateQp.flags(sqSigAll, a.scatterToCqe(),
-                strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()), srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
+                ctx.uar, dct ? a.dctAccessKey() : sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
+                Integer.numberOfTrailingZeros(rq.stride()), dbrec, Cmd.CreateQp.withDcType(Cmd.CreateQp.flags(sqSigAll, a.scatterToCqe(),
+                strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()), dcType == null ? 0 : dcType.value()),
+                srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
         ctx.qps.put(qpn, this);
     }
 
@@ -114,6 +126,8 @@ public final class QueuePair extends VerbsObject {
 
     public int qpNum() { return qpn; }
     public QpType qpType() { return type; }
+    /** A DRIVER QP's DC half (null: not a DC QP). */
+    public DcType dcType() { return dcType; }
     /**
      * The QP's state: as the program last set or queried it, or as the adapter moved it by itself,
      * which the library learns from an affiliated error event (ERR) or from an error completion
@@ -128,6 +142,7 @@ public final class QueuePair extends VerbsObject {
      */
     void movedByDevice(QpState s) {
         if (state == QpState.RESET || state == QpState.ERR) return;
+        if (dcType == DcType.DCT) return; // a DC target's errors are its responders': the target goes on serving
         if (s == QpState.SQE && state != QpState.RTS && state != QpState.SQD) return;
         state = s;
     }
@@ -141,7 +156,7 @@ public final class QueuePair extends VerbsObject {
         QpState cur = (mask & QpAttrMask.CUR_STATE) != 0 ? attr.curQpState() : state;
         QpState target;
         try {
-            target = QpTransitions.check(type, cur, mask, attr.qpState());
+            target = QpTransitions.check(type, dcType, cur, mask, attr.qpState());
         } catch (QpTransitions.Rejected r) {
             throw new VerbsException(Errno.EINVAL, "modify QP 0x" + Integer.toHexString(qpn) + ": " + r.getMessage());
         }
@@ -223,6 +238,8 @@ public final class QueuePair extends VerbsObject {
         checkOpen();
         if (type == QpType.XRC_RECV)
             throw new VerbsException(Errno.EINVAL, "postSend on XRC_RECV QP 0x" + Integer.toHexString(qpn) + ": an XRC target has no send queue", 0);
+        if (dcType == DcType.DCT)
+            throw new VerbsException(Errno.EINVAL, "postSend on DCT 0x" + Integer.toHexString(qpn) + ": a DC target has no send queue", 0);
         if (state == QpState.RESET || state == QpState.INIT || state == QpState.RTR)
             throw new VerbsException(Errno.EINVAL, "postSend on QP 0x" + Integer.toHexString(qpn) + " in " + state
                     + ": sends are accepted from RTS on", 0);
@@ -319,9 +336,14 @@ public final class QueuePair extends VerbsObject {
             if (wr.ah() == null) throw new VerbsException(Errno.EINVAL, "UD SendWr needs ah", i);
             av = new WqeFormat.Av(wr.remoteQpn() & 0xFFFFFF, wr.remoteQkey(), wr.ah().attr().dlid());
         }
+        if (dcType == DcType.DCI) {
+            if (wr.dcAh() == null) throw new VerbsException(Errno.EINVAL, "DCI SendWr needs dcAddr(ah, remoteDctn, remoteDcKey)", i);
+            if (wr.dcAh().isClosed()) throw new VerbsException(Errno.EINVAL, "DCI SendWr.dcAddr: the address handle is closed", i);
+            av = WqeFormat.Av.dc(wr.dcRemoteDctn() & 0xFFFFFF, wr.dcAh().attr().dlid(), wr.dcRemoteKey());
+        }
         boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
         int fm = (signaled ? WqeFormat.CQ_UPDATE : 0) | ((wr.sendFlags() & SendFlags.SOLICITED) != 0 ? WqeFormat.SOLICITED : 0)
-                | ((wr.sendFlags() & SendFlags.FENCE) != 0 && (type == QpType.RC || type == QpType.XRC_SEND) ? WqeFormat.FENCE : 0);
+                | ((wr.sendFlags() & SendFlags.FENCE) != 0 && (type == QpType.RC || type == QpType.XRC_SEND || dcType == DcType.DCI) ? WqeFormat.FENCE : 0);
         List<WqeFormat.Sge> sges = inline ? List.of() : toWqe(wr.sgList());
         long swapAdd = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.swap() : wr.compareAdd();
         long cmp = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.compareAdd() : 0;
@@ -344,6 +366,9 @@ public final class QueuePair extends VerbsObject {
         if (type == QpType.XRC_SEND || type == QpType.XRC_RECV)
             throw new VerbsException(Errno.EINVAL, "postRecv on " + type + " QP 0x" + Integer.toHexString(qpn)
                     + ": XRC receives are posted to an XRC SRQ of the target's domain", 0);
+        if (dcType != null)
+            throw new VerbsException(Errno.EINVAL, "postRecv on " + dcType + " 0x" + Integer.toHexString(qpn)
+                    + (dcType == DcType.DCI ? ": a DC initiator only sends" : ": a DC target's receives are posted to its SRQ"), 0);
         if (srq != null)
             throw new VerbsException(Errno.EINVAL, "postRecv on QP 0x" + Integer.toHexString(qpn) + ", which takes its receives from SRQ "
                     + srq.srqn + " (post to the SRQ)", 0);

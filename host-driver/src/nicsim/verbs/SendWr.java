@@ -15,6 +15,9 @@ public final class SendWr {
     private MemoryRegion bindMr;
     private long bindAddr, bindLength;
     private int xrcRemoteSrqNum;
+    private AddressHandle dcAh;
+    private int dcRemoteDctn;
+    private long dcRemoteKey;
 
     public SendWr wrId(long v) { wrId = v; return this; }
     public SendWr opcode(WrOpcode v) { opcode = v; return this; }
@@ -31,6 +34,16 @@ public final class SendWr {
     public SendWr remoteQkey(int v) { remoteQkey = v; return this; }
     /** XRC: the XRC SRQ of the target's domain this request is for (wr.qp_type.xrc.remote_srqn). */
     public SendWr xrcRemoteSrqNum(int v) { xrcRemoteSrqNum = v; return this; }
+    /**
+     * DC: the target of a DC initiator's request (mlx5dv_wr_set_dc_addr): the target's address,
+     * its DCT number and the DC access key it was created with.
+     */
+    public SendWr dcAddr(AddressHandle ah, int remoteDctn, long remoteDcKey) {
+        dcAh = ah;
+        dcRemoteDctn = remoteDctn;
+        dcRemoteKey = remoteDcKey;
+        return this;
+    }
     /** The rkey LOCAL_INV or SEND_WITH_INV invalidates (wr.invalidate_rkey). */
     public SendWr invalidateRkey(int v) { invalidateRkey = v; return this; }
 
@@ -69,4 +82,7 @@ public final class SendWr {
     public long bindLength() { return bindLength; }
     public int bindAccess() { return bindAccess; }
     public int xrcRemoteSrqNum() { return xrcRemoteSrqNum; }
+    public AddressHandle dcAh() { return dcAh; }
+    public int dcRemoteDctn() { return dcRemoteDctn; }
+    public long dcRemoteKey() { return dcRemoteKey; }
 }

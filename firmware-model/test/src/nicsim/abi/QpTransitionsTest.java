@@ -7,6 +7,7 @@ import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 import nicsim.verbs.QpState;
+import nicsim.verbs.DcType;
 import nicsim.verbs.QpType;
 import org.junit.jupiter.api.Test;
 
@@ -61,6 +62,7 @@ class QpTransitionsTest {
     void everyTransitionAndTypeChecksEachAttribute() {
         int checked = 0;
         for (QpType type : QpType.values())
+            if (type != QpType.DRIVER) // a DRIVER QP is a DCI or a DCT: dcHalvesHaveTheirOwnRows
             for (QpState cur : QpState.values())
                 for (QpState next : QpState.values()) {
                     if (!VALID.get(cur).contains(next)) {
@@ -94,6 +96,26 @@ class QpTransitionsTest {
         assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(QpType.RC, INIT, STATE | CUR_STATE, ERR));
         assertEquals(RTS, QpTransitions.check(QpType.RC, RTS, STATE | CUR_STATE, RTS));
         assertEquals(RTS, QpTransitions.check(QpType.UC, SQE, STATE | CUR_STATE | ACCESS_FLAGS, RTS));
+    }
+
+    /** DC (mlx5's rows): a DCI reaches RTS naming no destination; a DCT stops at RTR; a DRIVER QP without a half is refused. */
+    @Test
+    void dcHalvesHaveTheirOwnRows() {
+        DcType DCI = DcType.DCI, DCT = DcType.DCT;
+        assertEquals(INIT, QpTransitions.check(QpType.DRIVER, DCI, RESET, STATE | PKEY_INDEX | PORT, INIT));
+        assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(QpType.DRIVER, DCI, RESET, STATE | PKEY_INDEX | PORT | ACCESS_FLAGS, INIT));
+        assertEquals(INIT, QpTransitions.check(QpType.DRIVER, DCT, RESET, STATE | PKEY_INDEX | PORT | ACCESS_FLAGS, INIT));
+        assertEquals(RTR, QpTransitions.check(QpType.DRIVER, DCI, INIT, STATE | PATH_MTU | AV, RTR));
+        QpTransitions.Rejected dest = assertThrows(QpTransitions.Rejected.class,
+                () -> QpTransitions.check(QpType.DRIVER, DCI, INIT, STATE | PATH_MTU | DEST_QPN, RTR));
+        assertTrue(dest.getMessage().contains("DCI does not accept DEST_QPN"), dest.getMessage());
+        assertEquals(RTR, QpTransitions.check(QpType.DRIVER, DCT, INIT, STATE | PATH_MTU | MIN_RNR_TIMER, RTR));
+        assertEquals(RTS, QpTransitions.check(QpType.DRIVER, DCI, RTR, STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, RTS));
+        QpTransitions.Rejected rts = assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(QpType.DRIVER, DCT, RTR, STATE | SQ_PSN, RTS));
+        assertTrue(rts.getMessage().contains("DCT"), rts.getMessage());
+        assertFalse(QpTransitions.valid(RTR, RTS, QpType.DRIVER, DCT));
+        assertTrue(QpTransitions.valid(RTR, ERR, QpType.DRIVER, DCT));
+        assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(QpType.DRIVER, null, RESET, STATE | PKEY_INDEX | PORT, INIT));
     }
 
     @Test
