@@ -57,7 +57,7 @@ cqe.scatter.max         = 32 B        | largest receive placed in its 64-byte CQ
 
 # --- DC transport (dynamically connected QPs: mlx5's DC initiators and targets)
 dc.dcr.pool             = 16          | DC responders (DCRs) each DC target holds: the initiators it serves at once; one more gets a CNAK and retries | assumption: docs/sources.md#dc-transport (the pool's size is a device capability not published per model)
-dc.handshake            = "half"      | how a DC initiator connects: "half" (its data follows the connect packet at once) or "full" (its data waits for the connect's ACK) | docs/sources.md#dc-transport (seed: half handshake for small-message latency, full handshake as an option)
+dc.handshake            = "half"      | how a DC initiator connects: "half" (its data follows the connect packet at once) or "full" (its data waits for the connect's ACK) | docs/sources.md#dc-transport (half handshake for small-message latency, full handshake as an option)
 dc.idle.timeout         = 20 us       | a DC initiator with nothing left to send disconnects after this long | assumption: docs/sources.md#dc-transport (a few round trips, so bursts to one target reuse the connection)
 dc.cnak.backoff         = 10 us       | how long a DC initiator waits after a CNAK before it connects again (counted against rnr_retry) | assumption: docs/sources.md#dc-transport
 dc.dcr.timeout          = 200 us      | a DCR idle this long is taken back when a new initiator needs one (its initiator's disconnect was lost) | assumption: docs/sources.md#dc-transport

@@ -7,7 +7,7 @@ import nicsim.firmware.Qp.SendOp;
 import nicsim.sim.Simulator;
 
 /**
- * A DC initiator's connection (DCI; seed rdma-advanced-features, docs/sources.md#dc-transport).
+ * A DC initiator's connection (DCI; docs/sources.md#dc-transport).
  * Each work request names its target (LID, DCT number, DC access key). A request for the target the
  * DCI is connected to goes at once; one for another target waits until everything sent on the
  * current connection is acknowledged, then the DCI disconnects and connects to the new target. The

@@ -8,7 +8,7 @@ import nicsim.fabric.Packet.Op;
 import nicsim.verbs.QpState;
 
 /**
- * A DC target (DCT; seed rdma-advanced-features, docs/sources.md#dc-transport): one QP number any
+ * A DC target (DCT; docs/sources.md#dc-transport): one QP number any
  * initiator that knows it and its DC access key may reach. Each initiator that connects gets a DC
  * responder (DCR) from the target's pool: an RC responder of its own ({@link Qp}'s DCR form) over
  * the target's SRQ, CQ and PD, which lives until the initiator disconnects. When the pool is spent

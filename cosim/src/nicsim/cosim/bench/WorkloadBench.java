@@ -222,6 +222,30 @@ public final class WorkloadBench {
         return rows;
     }
 
+    /** One row of the DCI-pool study: connect packets per write and write latency, half and full handshake. */
+    public record DcRow(int dcis, double connectsPerWrite, double latHalfUs, double p99HalfUs, double latFullUs, double p99FullUs) {}
+
+    /** Targets of the DCI-pool study. */
+    public static final int DC_TARGETS = 8;
+
+    /**
+     * A pool of 1 to 8 DCIs on node 0 writing 64 B to the DC targets of 8 other nodes in turn, 8
+     * writes in flight, each on the DCI connected to its target or else the least recently used one
+     * (nicsim.workloads.DcPool), with half and with full handshakes.
+     */
+    public static List<DcRow> dcPool(boolean quick) {
+        int messages = quick ? 80 : 800;
+        Profile half = Profiles.load("cx-gen3x16"), full = half.with("dc.handshake", "\"full\"");
+        List<DcRow> rows = new ArrayList<>();
+        for (int dcis : new int[]{1, 2, 4, 8}) {
+            var h = nicsim.workloads.DcPool.run(new World(1 + DC_TARGETS, half, 1, Faults.NONE), dcis, 8, messages, 64);
+            var f = nicsim.workloads.DcPool.run(new World(1 + DC_TARGETS, full, 1, Faults.NONE), dcis, 8, messages, 64);
+            if (!h.errors().isEmpty() || !f.errors().isEmpty()) throw new IllegalStateException("DC pool study: " + h.errors() + f.errors());
+            rows.add(new DcRow(dcis, h.connectsPerWrite(), h.latAvgUs(), h.latP99Us(), f.latAvgUs(), f.latP99Us()));
+        }
+        return rows;
+    }
+
     /** One point of the message-size cost study. */
     /**
      * One row of the cost-with-size study: wall time with the DMA channels coasting and with every

@@ -102,6 +102,19 @@ final class BenchCommand implements Callable<Integer> {
                 csv.printf("%d,%.4f,%.4f,%d,%d,%d%n", r.size(), r.latOffUs(), r.latOnUs(), r.pciWritesOff(), r.pciWritesOn(), r.scattered());
             }
         }
+        System.err.println("bench: DCI pool ...");
+        md.append("\n### DC: a pool of DCIs writing 64 B to ").append(nicsim.cosim.bench.WorkloadBench.DC_TARGETS)
+                .append(" DC targets in turn, 8 writes in flight, on cx-gen3x16 (least recently used DCI takes a new target)\n\n")
+                .append("| DCIs | connects per write | latency avg, half handshake (us) | p99 (us) | latency avg, full handshake (us) | p99 (us) |\n")
+                .append("|---:|---:|---:|---:|---:|---:|\n");
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("dc-pool.csv")))) {
+            csv.println("dcis,connects_per_write,lat_avg_half_us,lat_p99_half_us,lat_avg_full_us,lat_p99_full_us");
+            for (var r : nicsim.cosim.bench.WorkloadBench.dcPool(quick)) {
+                md.append(String.format("| %d | %.2f | %.3f | %.3f | %.3f | %.3f |%n", r.dcis(), r.connectsPerWrite(), r.latHalfUs(), r.p99HalfUs(),
+                        r.latFullUs(), r.p99FullUs()));
+                csv.printf("%d,%.4f,%.4f,%.4f,%.4f,%.4f%n", r.dcis(), r.connectsPerWrite(), r.latHalfUs(), r.p99HalfUs(), r.latFullUs(), r.p99FullUs());
+            }
+        }
         System.err.println("bench: LANai gap study ...");
         List<nicsim.cosim.bench.WorkloadBench.GapRow> gap = nicsim.cosim.bench.WorkloadBench.gapStudy(quick);
         md.append("\n### Where the LANai gap comes from: lanai72 with one of lanai43's traits put back at a time\n\n| profile |");

@@ -11,8 +11,8 @@ import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
 /**
- * DC transport (seed rdma-advanced-features: DCI, DCT, DC key, connect per work request, CNAK,
- * pools): initiators on node 0 reach targets on the other nodes, each request naming its target.
+ * DC transport (docs/sources.md#dc-transport: DCI, DCT, DC key, connect per work request,
+ * CNAK, pools): initiators on node 0 reach targets on the other nodes, each request naming its target.
  */
 class DcTest {
     static final long KEY = 0x1234_5678_9abc_def0L;
