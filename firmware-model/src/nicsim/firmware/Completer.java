@@ -57,10 +57,9 @@ final class Completer {
         for (SendOp b : q.outstanding) {
             if (b == op || Psn.diff(b.firstPsn, op.firstPsn) >= 0) break;
             if (b.answered && !b.done) { // its error follows once b is done
-                long gen = q.generation;
-                b.whenDone(() -> {
-                    if (gen == q.generation && q.state != QpState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn);
-                });
+                b.whenDone(q.live(() -> {
+                    if (q.state != QpState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn);
+                }));
                 return;
             }
         }
@@ -199,12 +198,11 @@ final class Completer {
     private void waitThenGoBack(int psn, long picos) {
         cancelTimer();
         q.rnrWaiting = true;
-        long gen = q.generation;
-        q.fw.sim.scheduleIn(picos, () -> {
-            if (gen != q.generation || q.state == QpState.ERR) return;
+        q.fw.sim.scheduleIn(picos, q.live(() -> {
+            if (q.state == QpState.ERR) return;
             q.rnrWaiting = false;
             goBack(psn);
-        });
+        }));
     }
 
     SendOp opAt(int psn) {
@@ -252,15 +250,14 @@ final class Completer {
 
     /** Writes response data into {@code op}'s local SGEs; the {@code last} response's then finishes it. */
     void scatterLocal(SendOp op, long off, Packet p, boolean last) {
-        long gen = q.generation;
-        q.placement.scatter(op.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
-            if (gen != q.generation || q.state == QpState.ERR || fail == null) return;
+        q.placement.scatter(op.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
+            if (q.state == QpState.ERR || fail == null) return;
             requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0);
-        }, () -> {
-            if (gen != q.generation || q.state == QpState.ERR || !last) return;
+        }), q.live(() -> {
+            if (q.state == QpState.ERR || !last) return;
             op.done = true;
             retire();
             op.finished();
-        });
+        }));
     }
 }

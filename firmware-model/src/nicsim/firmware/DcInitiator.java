@@ -67,8 +67,7 @@ final class DcInitiator {
         connected = null;
         connecting = null;
         q.fw.dcDisconnects.inc();
-        long gen = q.generation;
-        q.fw.exec(q.fw.packetCycles, () -> { if (gen == q.generation) q.fw.send(p); });
+        q.fw.exec(q.fw.packetCycles, q.live(() -> q.fw.send(p)));
     }
 
     /** The send queue has gone quiet: the connection is closed if nothing is sent on it for {@code dc.idle.timeout}. */
@@ -78,15 +77,14 @@ final class DcInitiator {
     }
 
     private void checkIdleAt(long at) {
-        long gen = q.generation;
-        idleCheck = q.fw.sim.schedule(Math.max(at, q.fw.sim.now()), () -> {
+        idleCheck = q.fw.sim.schedule(Math.max(at, q.fw.sim.now()), q.live(() -> {
             idleCheck = null;
-            if (gen != q.generation || connected == null || !q.outstanding.isEmpty() || !q.pending.isEmpty()) return;
+            if (connected == null || !q.outstanding.isEmpty() || !q.pending.isEmpty()) return;
             long due = lastUse + q.fw.dc.idleTimeout();
             if (q.fw.sim.now() < due) { checkIdleAt(due); return; }
             q.fw.counters.counter("Firmware.dc_idle_disconnects").inc();
             disconnect();
-        });
+        }));
     }
 
     void reset() {

@@ -94,8 +94,7 @@ final class DcTarget {
     private void answer(Packet p, Op op, int aeth) {
         Packet a = new Packet(t.fw.lid(), p.slid(), op, p.srcQp(), t.qpn, p.psn(), false, false, 0, 0, 0, 0, 0, aeth, 0, 0, 0, 0,
                 new byte[0], Packet.DC);
-        long gen = t.generation;
-        t.fw.exec(t.fw.packetCycles, () -> { if (gen == t.generation) t.fw.send(a); });
+        t.fw.exec(t.fw.packetCycles, t.live(() -> t.fw.send(a)));
     }
 
     /** Gives responder {@code r} back to the pool (what it has started, such as a completion, still finishes). */

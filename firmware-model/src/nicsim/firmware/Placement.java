@@ -27,7 +27,6 @@ final class Placement {
         List<List<XlateRsp>> got = new ArrayList<>(java.util.Collections.nCopies(sges.size(), (List<XlateRsp>) null));
         int[] left = {sges.size()};
         boolean[] over = {false};
-        long gen = q.generation;
         Runnable finish = () -> {
             List<Piece> pieces = new ArrayList<>();
             for (int i = 0; i < sges.size(); i++)
@@ -40,8 +39,8 @@ final class Placement {
             Sge s = sges.get(i);
             int n = i;
             if (s.length() == 0) { if (--left[0] == 0) finish.run(); continue; }
-            q.fw.keys.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, q.pd, q.qpn, rsp -> {
-                if (gen != q.generation || over[0]) return;
+            q.fw.keys.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, q.pd, q.qpn, q.live(rsp -> {
+                if (over[0]) return;
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {
                     over[0] = true;
@@ -50,7 +49,7 @@ final class Placement {
                 }
                 got.set(n, rsp);
                 if (--left[0] == 0) finish.run();
-            });
+            }));
         }
     }
 
@@ -139,13 +138,8 @@ final class Placement {
                 int n = (int) Math.min(c.length() - start, data.length - done);
                 pending[0]++;
                 q.writesInFlight++;
-                long gen = q.generation;
                 q.fw.adapter.dma().write(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n),
-                        arrival == null ? null : arrival.from(done), () -> {
-                    if (gen == q.generation) one.run();
-                }, ok -> {
-                    if (gen == q.generation) q.responder.writeLanded();
-                });
+                        arrival == null ? null : arrival.from(done), q.live(one), q.live(ok -> q.responder.writeLanded()));
                 q.fw.dmaWriteBytes.add(n);
                 done += n;
             }
@@ -197,14 +191,13 @@ final class Placement {
             pos += len;
         }
         if (taken < data.length) { placed.accept(new Failure(Vendor.RECV_TOO_SMALL, 0, 0)); return; }
-        long gen = q.generation;
         int[] untranslated = {parts.size()}, unissued = {parts.size() + 1}; // issued waits for placed too
         Runnable oneIssued = () -> { if (--unissued[0] == 0) issued.run(); };
         boolean[] failedOnce = {false};
         for (long[] part : parts) {
             Sge s = sges.get((int) part[0]);
-            q.fw.keys.translate(s.lkey() & 0xFFFFFFFFL, s.addr() + part[1], part[2], access, pd, q.qpn, rsp -> {
-                if (gen != q.generation || failedOnce[0]) return;
+            q.fw.keys.translate(s.lkey() & 0xFFFFFFFFL, s.addr() + part[1], part[2], access, pd, q.qpn, q.live(rsp -> {
+                if (failedOnce[0]) return;
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {
                     failedOnce[0] = true;
@@ -214,7 +207,7 @@ final class Placement {
                 writeChunks(rsp, 0, java.util.Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])),
                         arrival == null ? null : arrival.from((int) part[3]), oneIssued);
                 if (--untranslated[0] == 0) { placed.accept(null); oneIssued.run(); }
-            });
+            }));
         }
     }
 }

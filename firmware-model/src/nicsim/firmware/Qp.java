@@ -98,7 +98,31 @@ final class Qp {
     final Map<Integer, Long> atomicReplay = new java.util.LinkedHashMap<>() {
         @Override protected boolean removeEldestEntry(Map.Entry<Integer, Long> eldest) { return size() > 64; }
     };
-    long generation; // bumps on RESET/destroy: callbacks of an older generation are dropped
+    /** Bumps on RESET and destroy: a new life of the QP (see {@link #live(Runnable)}). */
+    long generation;
+
+    /**
+     * {@code r} as a continuation of this QP's current life. A firmware task, DMA, translation or
+     * timer started before a reset or destroy may come back after it; its continuation is then
+     * dropped, so nothing of an older life touches the new one. Every asynchronous step of the
+     * roles goes through here.
+     */
+    Runnable live(Runnable r) {
+        long g = generation;
+        return () -> { if (g == generation) r.run(); };
+    }
+
+    /** {@link #live(Runnable)} for a continuation that takes a result. */
+    <T> java.util.function.Consumer<T> live(java.util.function.Consumer<T> c) {
+        long g = generation;
+        return v -> { if (g == generation) c.accept(v); };
+    }
+
+    /** {@link #live(Runnable)} for a continuation that takes two results. */
+    <A, B> java.util.function.BiConsumer<A, B> live(java.util.function.BiConsumer<A, B> c) {
+        long g = generation;
+        return (a, b) -> { if (g == generation) c.accept(a, b); };
+    }
 
     /** A send WQE on its way: its PSNs, packets (kept for retransmission), and what has come back. */
     static final class SendOp {
@@ -373,14 +397,13 @@ final class Qp {
             fw.event(EventType.QP_LAST_WQE_REACHED, qpn);
             return;
         }
-        long gen = generation;
-        rq.readProducer(() -> {
-            if (gen != generation || state != QpState.ERR) return;
+        rq.readProducer(live(() -> {
+            if (state != QpState.ERR) return;
             for (int index : rq.drain()) {
                 fw.counters.counter("Firmware.flushed").inc();
                 fw.complete(rcq, Cqe64.error(false, qpn, index, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
             }
-        });
+        }));
     }
 
     void onDoorbell() {

@@ -22,7 +22,6 @@ final class ReadsAndAtomics {
     ReadsAndAtomics(Qp q) { this.q = q; }
 
     void handleRead(Packet p, Runnable next, boolean fresh) {
-        long gen = q.generation;
         long writesBefore = q.writeSeq; // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
         long len = p.dmaLength();
         int npkts = (int) Math.max(1, (len + q.mtu - 1) / q.mtu);
@@ -44,18 +43,16 @@ final class ReadsAndAtomics {
                 Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false, 0, 0, 0, 0, 0,
                         Packet.AETH_ACK, q.msn, 0, 0, 0, chunk, q.transport());
                 boolean lastOne = i == npkts - 1;
-                q.fw.exec(q.fw.packetCycles, () -> {
-                    if (gen != q.generation) return;
+                q.fw.exec(q.fw.packetCycles, q.live(() -> {
                     long left = q.fw.send(r); // made before any later error: it still goes out
                     // the read stays in progress until its last response has left the port
-                    if (lastOne) q.fw.sim.schedule(left, () -> { if (gen == q.generation) q.readsInProgress--; });
-                });
+                    if (lastOne) q.fw.sim.schedule(left, q.live(() -> q.readsInProgress--));
+                }));
             }
             next.run();
         };
         if (len == 0) { respond.accept(new byte[0]); return; }
-        q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.responder.pd(p), q.qpn, rsp -> {
-            if (gen != q.generation) return;
+        q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null) {
                 q.readsInProgress--;
@@ -63,9 +60,8 @@ final class ReadsAndAtomics {
                 next.run();
                 return;
             }
-            q.placement.whenIssued(writesBefore, () -> q.placement.readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(),
-                    (data, unread) -> {
-                        if (gen != q.generation) return;
+            q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(),
+                    q.live((data, unread) -> {
                         if (data == null) {
                             q.readsInProgress--;
                             q.responder.responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
@@ -73,8 +69,8 @@ final class ReadsAndAtomics {
                             return;
                         }
                         respond.accept(data);
-                    }));
-        });
+                    }))));
+        }));
     }
 
     /**
@@ -88,7 +84,6 @@ final class ReadsAndAtomics {
     }
 
     void handleAtomic(Packet p, Runnable next) {
-        long gen = q.generation;
         long writesBefore = q.writeSeq; // as a READ, it reads after the writes of the requests before it
         if (tooManyReads(p)) { next.run(); return; }
         if ((p.va() & 7) != 0) {
@@ -96,8 +91,7 @@ final class ReadsAndAtomics {
             next.run();
             return;
         }
-        q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.responder.pd(p), q.qpn, rsp -> {
-            if (gen != q.generation) return;
+        q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null) {
                 q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
@@ -105,11 +99,13 @@ final class ReadsAndAtomics {
                 return;
             }
             long pa = rsp.get(0).pa();
+            // not through live(): a continuation of an older life still gives the address back to the atomic unit
+            long gen = q.generation;
             q.placement.whenIssued(writesBefore, () -> q.fw.atomics.run(pa, release -> {
                 if (gen != q.generation) { release.run(); return; } // reset while it waited for the address
                 readModifyWrite(p, pa, gen, release, next);
             }));
-        });
+        }));
     }
 
     /** An atomic's read and write of its 8 bytes at {@code pa}, holding the address until the write is issued. */
@@ -127,7 +123,7 @@ final class ReadsAndAtomics {
             byte[] nb = new byte[8];
             BigEndian.put64(nb, 0, now);
             q.writesInFlight++;
-            q.fw.adapter.port().dmaWrite(pa, nb, w -> { if (gen == q.generation) q.responder.writeLanded(); });
+            q.fw.adapter.port().dmaWrite(pa, nb, q.live(w -> q.responder.writeLanded()));
             release.run();
             q.atomicReplay.put(p.psn(), orig);
             q.epsn = (q.epsn + 1) & 0xFFFFFF;

@@ -88,9 +88,8 @@ final class Requester {
         if (!WqeLayout.allowedOn(q.type, o)) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
         if (o == WqeLayout.OP_UMR || o == WqeLayout.OP_LOCAL_INVAL) {
             // local operations on the mkey table: done when executed, completed in order
-            long gen = q.generation;
-            q.fw.exec(q.fw.wqeCycles, () -> {
-                if (gen != q.generation || q.state != QpState.RTS && q.state != QpState.SQD) return;
+            q.fw.exec(q.fw.wqeCycles, q.live(() -> {
+                if (q.state != QpState.RTS && q.state != QpState.SQD) return;
                 int bad = o == WqeLayout.OP_UMR
                         ? q.fw.keys.bind(q, op.w.rkey() & 0xFFFFFFFFL, op.w.compare() >>> 32, op.w.remoteAddr(), op.w.swapAdd(), (int) op.w.compare())
                         : q.fw.keys.invalidate(q, op.w.imm() & 0xFFFFFFFFL);
@@ -101,7 +100,7 @@ final class Requester {
                 }
                 op.ready = op.transmitted = op.done = true;
                 q.completer.retire();
-            });
+            }));
             return;
         }
         if (op.length > q.fw.maxMsg) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG, 0, 0, 0); return; }
@@ -113,20 +112,18 @@ final class Requester {
         op.respPsn = q.nextPsn;
         op.lastPsn = (q.nextPsn + npkts - 1) & 0xFFFFFF;
         if (q.service.connected) q.nextPsn = (q.nextPsn + npkts) & 0xFFFFFF;
-        long gen = q.generation;
-        q.fw.exec(q.fw.wqeCycles, () -> {
-            if (gen != q.generation) return;
+        q.fw.exec(q.fw.wqeCycles, q.live(() -> {
             if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
             if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
-            if (q.service.connected) { stream(op, gen); return; }
-            q.placement.gather(op.w.sges(), op.index, (data, fail) -> {
-                if (gen != q.generation || q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (q.service.connected) { stream(op); return; }
+            q.placement.gather(op.w.sges(), op.index, q.live((data, fail) -> {
+                if (q.state == QpState.ERR || q.state == QpState.SQE) return;
                 if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
                 op.payload = data;
                 q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
                 build(op);
-            });
-        });
+            }));
+        }));
     }
 
     void build(SendOp op) {
@@ -181,13 +178,13 @@ final class Requester {
      * With {@code link.transmit} "cut-through" the packet goes on the wire as its first beat leaves
      * the engine; with "store-and-forward", once all of it is out.
      */
-    void stream(SendOp op, long gen) {
+    void stream(SendOp op) {
         op.payload = new byte[(int) op.length];
         op.streaming = true;
         op.npkts = (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu);
         op.ready = true;
-        q.placement.translateAll(op.w.sges(), op.index, (pieces, fail) -> {
-            if (gen != q.generation || q.state == QpState.ERR || q.state == QpState.SQE) return;
+        q.placement.translateAll(op.w.sges(), op.index, q.live((pieces, fail) -> {
+            if (q.state == QpState.ERR || q.state == QpState.SQE) return;
             if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
             int[] left = {op.npkts};
             int i = 0; // the first piece not wholly before the packet, found in one pass over the message
@@ -202,25 +199,24 @@ final class Requester {
                     long lo = Math.max(from, pos), hi = Math.min(to, pos + p.length());
                     if (lo < hi) ranges.add(new nicsim.adapter.DmaPath.Range(p.pa() + (lo - pos), (int) (hi - lo)));
                 }
-                streamPacket(op, gen, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null, left);
+                streamPacket(op, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null, left);
             }
-        });
+        }));
     }
 
     /** Packet {@code k} of a streamed op, from host {@code ranges}: its bytes into SRAM, its header cycles, then out to the link. */
-    void streamPacket(SendOp op, long gen, int k, List<nicsim.adapter.DmaPath.Range> ranges, Sge sge, int[] left) {
+    void streamPacket(SendOp op, int k, List<nicsim.adapter.DmaPath.Range> ranges, Sge sge, int[] left) {
         long from = (long) k * q.mtu;
-        q.fw.adapter.dma().readOut(ranges, go -> q.fw.exec(q.fw.packetCycles, go), (bytes, feed) -> {
-            if (gen != q.generation) return;
+        q.fw.adapter.dma().readOut(ranges, go -> q.fw.exec(q.fw.packetCycles, go), q.live((bytes, feed) -> {
             System.arraycopy(bytes, 0, op.payload, (int) from, bytes.length);
             if (q.fw.cutThroughTx) { op.heads.put(k, feed); transmit(); }
-        }, out -> {
-            if (gen != q.generation || q.state == QpState.ERR || q.state == QpState.SQE) return;
+        }), q.live(out -> {
+            if (q.state == QpState.ERR || q.state == QpState.SQE) return;
             if (out == null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(), 0); return; }
             q.fw.dmaReadBytes.add(out.length);
             if (!q.fw.cutThroughTx) { op.heads.put(k, 0L); transmit(); }
             if (--left[0] == 0) q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
-        });
+        }));
     }
 
     /** A request packet of {@code src} (an XRC one names the destination's XRC SRQ, from the WQE's XRC segment; a DC one carries the DC key). */
@@ -254,13 +250,10 @@ final class Requester {
     }
 
     void sendPackets(List<Packet> packets, SendOp op, boolean endsMessage) {
-        long gen = q.generation;
         for (int i = 0; i < packets.size(); i++) {
             Packet p = packets.get(i);
             boolean lastOne = endsMessage && i == packets.size() - 1;
-            q.fw.exec(q.fw.packetCycles, () -> {
-                if (gen == q.generation) put(p, 0, op, lastOne);
-            });
+            q.fw.exec(q.fw.packetCycles, q.live(() -> put(p, 0, op, lastOne)));
         }
     }
 

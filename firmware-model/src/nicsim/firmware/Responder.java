@@ -47,15 +47,10 @@ final class Responder {
         if (q.rxBusy || q.rx.isEmpty()) return;
         q.rxBusy = true;
         Packet p = q.rx.poll();
-        long gen = q.generation;
-        q.fw.exec(q.fw.packetCycles, () -> {
-            if (gen != q.generation) return;
-            handle(p, () -> {
-                if (gen != q.generation) return;
-                q.rxBusy = false;
-                processRx();
-            });
-        });
+        q.fw.exec(q.fw.packetCycles, q.live(() -> handle(p, q.live(() -> {
+            q.rxBusy = false;
+            processRx();
+        }))));
     }
 
     /**
@@ -155,9 +150,7 @@ final class Responder {
     void handleUd(Packet p, Runnable next) {
         if (p.qkey() != q.qkey) { q.fw.counters.counter("Firmware.qkey_mismatch").inc(); next.run(); return; }
         if (q.strides > 0) { handleStrided(p, next); return; }
-        long gen = q.generation;
-        takeRecvWqe(w -> {
-            if (gen != q.generation) return;
+        takeRecvWqe(q.live(w -> {
             if (w == null) { q.fw.counters.counter("Firmware.ud_no_receive").inc(); next.run(); return; }
             long len = p.payload().length + 40L; // the first 40 bytes hold the GRH (absent on IB: left untouched)
             if (len > w.capacity()) { // UD: too long for the buffer: dropped, no error (docs/sources.md#responder-errors *1)
@@ -168,18 +161,16 @@ final class Responder {
             }
             placeUd(p, w, 40, Cqe64.responder(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, len, p.imm(),
                     p.srcQp(), p.slid(), p.solicited()), next);
-        });
+        }));
     }
 
     /** Writes a UD message's payload at {@code off} in receive WQE {@code w}, then completes it with {@code cqe} (a bad lkey: LOC_PROT_ERR). */
     private void placeUd(Packet p, RecvRing.Wqe w, long off, long[] cqe, Runnable next) {
-        long gen = q.generation;
-        q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
-            if (gen != q.generation) return;
+        q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (fail != null)
                 q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), p.psn()), false);
             next.run();
-        }, () -> { if (gen == q.generation) q.fw.complete(q.rcq, cqe, p.solicited()); });
+        }), q.live(() -> q.fw.complete(q.rcq, cqe, p.solicited())));
     }
 
     /**
@@ -190,12 +181,10 @@ final class Responder {
      * that takes a WQE's last stride releases the WQE.
      */
     void handleStrided(Packet p, Runnable next) {
-        long gen = q.generation;
         long len = p.payload().length + 40L;
         int need = (int) ((len + q.strideBytes - 1) / q.strideBytes);
         if (need > q.strides) { q.fw.counters.counter("Firmware.ud_too_long_for_receive").inc(); next.run(); return; }
-        Consumer<RecvRing.Wqe> place = w -> {
-            if (gen != q.generation) return;
+        Consumer<RecvRing.Wqe> place = q.live(w -> {
             if (w == null) { q.fw.counters.counter("Firmware.ud_no_receive").inc(); next.run(); return; }
             int first = q.strideNext;
             q.strideNext += need;
@@ -206,12 +195,12 @@ final class Responder {
                     p.srcQp(), p.slid(), p.solicited(), first, need, false);
             q.fw.stridedReceives.inc();
             placeUd(p, w, (long) first * q.strideBytes + 40, cqe, next);
-        };
+        });
         RecvRing.Wqe cur = q.strideWqe;
         if (cur != null && q.strideNext + need <= q.strides) { place.accept(cur); return; }
         if (cur != null) { // what is left of this WQE is too little: a filler takes it, and the WQE is released
             long[] filler = Cqe64.responderStrided(q.qpn, cur.index(), Cqe64.RESP_SEND, 0, 0, 0, 0, false, q.strideNext, q.strides - q.strideNext, true);
-            q.placement.inTurn(q.fw.sim.now(), () -> { if (gen == q.generation) q.fw.complete(q.rcq, filler, false); }); // after the WQE's messages
+            q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(q.rcq, filler, false))); // after the WQE's messages
             q.fw.strideFillers.inc();
             q.strideWqe = null;
             q.strideNext = 0;
@@ -220,9 +209,7 @@ final class Responder {
     }
 
     void handleSend(Packet p, Runnable next) {
-        long gen = q.generation;
-        Consumer<RecvRing.Wqe> go = w -> {
-            if (gen != q.generation) return;
+        Consumer<RecvRing.Wqe> go = q.live(w -> {
             if (w == null) {
                 if (q.service.reliable) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.counters.counter("Firmware.rnr_sent").inc(); }
                 else q.fw.counters.counter("Firmware.uc_no_receive").inc();
@@ -249,8 +236,7 @@ final class Responder {
             m.offset += p.payload().length;
             q.epsn = (q.epsn + 1) & 0xFFFFFF;
             Runnable[] complete = {null}; // the last packet's completion, once its writes and those before it have left
-            q.placement.scatter(w.sges(), pd(p), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, fail -> {
-                if (gen != q.generation) return;
+            q.placement.scatter(w.sges(), pd(p), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
                 if (fail != null) {
                     q.epsn = (q.epsn - 1) & 0xFFFFFF;
                     responderError(p, Packet.AETH_NAK_OP, null, w, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor());
@@ -277,10 +263,10 @@ final class Responder {
                 }
                 if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
                 next.run();
-            }, () -> {
-                if (gen == q.generation && complete[0] != null) complete[0].run();
-            });
-        };
+            }), q.live(() -> {
+                if (complete[0] != null) complete[0].run();
+            }));
+        });
         if (q.cur != null) go.accept(q.cur.wqe);
         else takeRecvWqe(p, go);
     }
@@ -299,15 +285,13 @@ final class Responder {
         long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, p.imm(), p.solicited(),
                 xrcSrqn(p), p.payload());
         Cq cq = recvCq(p);
-        long gen = q.generation;
         long in = p.arrival() == null ? q.fw.sim.now() : p.arrival().by(p.payload().length);
-        q.placement.inTurn(in, () -> { if (gen == q.generation) q.fw.complete(cq, cqe, p.solicited()); }); // after earlier payloads' completions
+        q.placement.inTurn(in, q.live(() -> q.fw.complete(cq, cqe, p.solicited()))); // after earlier payloads' completions
         if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
         next.run();
     }
 
     void handleWrite(Packet p, Runnable next) {
-        long gen = q.generation;
         Runnable body = () -> {
             InMsg m = q.cur;
             if (m.offset + p.payload().length > m.dmaLength) {
@@ -329,8 +313,7 @@ final class Responder {
             long seq = q.placement.payloadArrived();
             q.placement.writeChunks(m.target, off, p.payload(), p.arrival(), () -> q.placement.payloadIssued(seq));
             if (p.op().hasImm()) {
-                takeRecvWqe(p, w -> {
-                    if (gen != q.generation) return;
+                takeRecvWqe(p, q.live(w -> {
                     if (w == null) {
                         m.offset = off; // the packet is taken again after the RNR wait
                         if (p.op().starts()) q.cur = null;
@@ -343,7 +326,7 @@ final class Responder {
                     Cq cq = recvCq(p);
                     q.placement.whenIssued(seq, () -> q.fw.complete(cq, cqe, p.solicited()));
                     after.run();
-                });
+                }));
             } else after.run();
         };
         if (p.op().starts()) {
@@ -356,8 +339,7 @@ final class Responder {
             q.cur = new InMsg(false);
             q.cur.dmaLength = p.dmaLength();
             if (p.dmaLength() == 0) { q.cur.target = List.of(); body.run(); return; } // C9-88: no rkey check
-            q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd(p), q.qpn, rsp -> {
-                if (gen != q.generation) return;
+            q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd(p), q.qpn, q.live(rsp -> {
                 XlateRsp bad = Placement.failed(rsp);
                 if (bad != null) {
                     q.cur = null;
@@ -367,7 +349,7 @@ final class Responder {
                 }
                 q.cur.target = rsp;
                 body.run();
-            });
+            }));
         } else body.run();
     }
 
@@ -397,14 +379,12 @@ final class Responder {
 
     /** Responses (ACKs, NAKs, read responses) leave in the order they were made: each is built by the firmware in turn. */
     void sendResponse(Packet a) {
-        long gen = q.generation;
-        q.fw.exec(q.fw.packetCycles, () -> { if (gen == q.generation) q.fw.send(a); });
+        q.fw.exec(q.fw.packetCycles, q.live(() -> q.fw.send(a)));
     }
 
     void writeLanded() {
         if (--q.writesInFlight == 0) {
-            long gen = q.generation;
-            while (!q.deferredAcks.isEmpty() && gen == q.generation) sendResponse(q.deferredAcks.poll());
+            while (!q.deferredAcks.isEmpty()) sendResponse(q.deferredAcks.poll());
         }
     }
 
