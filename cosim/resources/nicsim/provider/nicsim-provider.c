@@ -28,10 +28,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "provider-abi.h"
+#include "nicsim-provider.h"
 #include "nicsim-wire.h"
-
-#define NICSIM_NONE 0xffffffffu
 
 struct nicsim_context {
 	struct verbs_context vctx;
@@ -42,10 +40,10 @@ struct nicsim_context {
 struct nicsim_pd { struct ibv_pd pd; uint32_t handle; };
 struct nicsim_mr { struct verbs_mr vmr; uint32_t handle; };
 struct nicsim_cq { struct ibv_cq cq; uint32_t handle; };
-struct nicsim_qp { struct verbs_qp vqp; uint32_t handle; };
-struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
 struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; };
 struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
+
+static const struct verbs_device_ops nicsim_device_ops;
 
 /* The first context this program opened: the simulated clock is read through it. */
 static struct nicsim_context *clock_ctx;
@@ -509,8 +507,13 @@ static int destroy_srq(struct ibv_srq *srq) {
 
 static uint32_t qp_handle(struct ibv_qp *qp) { return ((struct nicsim_qp *)qp)->handle; }
 
-/* A QP of pd, or with none, of XRC domain xrcd (an XRC target); init's cap becomes what it got. */
-static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init) {
+/*
+ * A QP of pd, or with none, of XRC domain xrcd (an XRC target); init's cap becomes what it got.
+ * dc_type (mlx5dv_dc_type, 0: none) makes a DRIVER QP a DC target (with dct_key) or initiator;
+ * wr_api gives it the ibv_wr_* API (ibv_qp_init_attr_ex's send_ops_flags).
+ */
+static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
+			      uint32_t dc_type, uint64_t dct_key, int wr_api) {
 	struct msg m = request(NICSIM_OP_CREATE_QP);
 	struct nicsim_qp *qp = calloc(1, sizeof(*qp));
 	struct ibv_qp *q;
@@ -529,6 +532,8 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	put32(&m, init->cap.max_recv_sge);
 	put32(&m, init->cap.max_inline_data);
 	put32(&m, (uint32_t)init->sq_sig_all);
+	put32(&m, dc_type);
+	put64(&m, dct_key);
 	rc = call(ctx_of(c), &m);
 	if (rc) { done(&m); free(qp); errno = rc; return NULL; }
 	q = &qp->vqp.qp;
@@ -555,16 +560,24 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	pthread_cond_init(&q->cond, NULL);
 	qp->vqp.comp_mask = 0;
 	qp->vqp.xrcd = (struct verbs_xrcd *)xrcd;
+	qp->dc_type = dc_type;
+	if (wr_api) nicsim_wr_init(qp);
 	return q;
 }
 
-static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init) { return make_qp(pd->context, pd, NULL, init); }
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init) { return make_qp(pd->context, pd, NULL, init, 0, 0, 0); }
 
-/* ibv_create_qp_ex: an XRC target names its domain and no PD (a QP with only a PD comes through create_qp). */
-static struct ibv_qp *create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init) {
+/*
+ * ibv_create_qp_ex, and mlx5dv_create_qp through nicsim_dv_create_qp: an XRC target names its
+ * domain and no PD; send_ops_flags asks for the ibv_wr_* API; a DC QP is DRIVER with its dc_type.
+ */
+static struct ibv_qp *make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key) {
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *q;
-	if (init->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD)) { errno = EOPNOTSUPP; return NULL; }
+	if (init->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	memset(&a, 0, sizeof(a));
 	a.qp_context = init->qp_context;
 	a.send_cq = init->send_cq;
@@ -574,10 +587,25 @@ static struct ibv_qp *create_qp_ex(struct ibv_context *c, struct ibv_qp_init_att
 	a.qp_type = init->qp_type;
 	a.sq_sig_all = init->sq_sig_all;
 	q = make_qp(c, (init->comp_mask & IBV_QP_INIT_ATTR_PD) ? init->pd : NULL,
-		    (init->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? init->xrcd : NULL, &a);
+		    (init->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? init->xrcd : NULL, &a, dc_type, dct_key,
+		    (init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && init->send_ops_flags);
 	if (q) init->cap = a.cap;
 	return q;
 }
+
+static struct ibv_qp *create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init) { return make_qp_ex(c, init, 0, 0); }
+
+/*
+ * For nicsim's libmlx5 stand-in (mlx5dv_create_qp): a QP of this provider's context, DC when
+ * dc_type is MLX5DV_DCTYPE_DCT or _DCI; EOPNOTSUPP for another provider's context.
+ */
+struct ibv_qp *nicsim_dv_create_qp(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key) {
+	if (((struct verbs_device *)c->device)->ops != &nicsim_device_ops) { errno = EOPNOTSUPP; return NULL; }
+	return make_qp_ex(c, init, dc_type, dct_key);
+}
+
+/* For the stand-in's mlx5dv_qp_ex_from_ibv_qp_ex: the mlx5dv extension of one of this provider's QPs. */
+struct mlx5dv_qp_ex *nicsim_dv_qp_ex(struct ibv_qp_ex *qpx) { return &((struct nicsim_qp *)qpx)->dv; }
 
 static void put_attr(struct msg *m, const struct ibv_qp_attr *a) {
 	put32(m, a->qp_state);
@@ -674,7 +702,12 @@ static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struc
 
 static int destroy_qp(struct ibv_qp *qp) {
 	int rc = simple(qp->context, NICSIM_OP_DESTROY_QP, qp_handle(qp));
-	if (!rc) free(qp);
+	if (!rc) {
+		struct nicsim_qp *q = (struct nicsim_qp *)qp;
+		nicsim_wr_clear(q);
+		free(q->wrs);
+		free(q);
+	}
 	return rc;
 }
 
@@ -691,15 +724,15 @@ static void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {
  * Posts a list of work requests; on a refusal sets *bad to the one refused (those before it were
  * posted) and returns the errno.
  */
-static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) {
+int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_dc_addr *dc, struct ibv_send_wr **bad) {
 	struct msg m = request(NICSIM_OP_POST_SEND);
 	struct ibv_send_wr *w;
-	uint32_t n = 0, refused;
+	uint32_t n = 0, refused, i = 0;
 	int rc;
 	put32(&m, qp_handle(qp));
 	for (w = wr; w; w = w->next) n++;
 	put32(&m, n);
-	for (w = wr; w; w = w->next) {
+	for (w = wr; w; w = w->next, i++) {
 		put64(&m, w->wr_id);
 		put32(&m, w->opcode);
 		put32(&m, w->send_flags);
@@ -720,6 +753,9 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qkey : 0);
 		put32(&m, w->opcode == IBV_WR_SEND_WITH_INV ? w->invalidate_rkey : 0);
 		put32(&m, qp->qp_type == IBV_QPT_XRC_SEND ? w->qp_type.xrc.remote_srqn : 0);
+		put32(&m, dc ? dc[i].ah : NICSIM_NONE);
+		put32(&m, dc ? dc[i].dctn : 0);
+		put64(&m, dc ? dc[i].key : 0);
 		put_sges(&m, w->sg_list, w->num_sge);
 		if (w->send_flags & IBV_SEND_INLINE) /* the bytes now: the program may reuse its buffer on return */
 			for (int i = 0; i < w->num_sge; i++) put(&m, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
@@ -733,6 +769,8 @@ static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 	}
 	return rc;
 }
+
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) { return nicsim_post_wrs(qp, wr, NULL, bad); }
 
 static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
 	struct msg m = request(op);

@@ -11,6 +11,7 @@ import nicsim.verbs.AhAttr;
 import nicsim.verbs.CompletionChannel;
 import nicsim.verbs.CompletionQueue;
 import nicsim.verbs.Context;
+import nicsim.verbs.DcType;
 import nicsim.verbs.DeviceAttr;
 import nicsim.verbs.Errno;
 import nicsim.verbs.MemoryRegion;
@@ -346,17 +347,29 @@ final class Session implements AutoCloseable {
         int sendWr = in.u32("max_send_wr"), recvWr = in.u32("max_recv_wr"), sendSge = in.u32("max_send_sge"), recvSge = in.u32("max_recv_sge");
         int inline = in.u32("max_inline_data");
         boolean sigAll = in.u32("sq_sig_all") != 0;
+        int dc = in.u32("dc_type");
+        long dctKey = in.u64("dct_access_key");
         QpInitAttr init = new QpInitAttr().qpType(type).sendCq(scq).recvCq(rcq).srq(srq).xrcd(xrcd).maxSendWr(Math.max(1, sendWr))
                 .maxRecvWr(srq != null ? 1 : Math.max(1, recvWr)).maxSendSge(Math.max(1, sendSge)).maxRecvSge(Math.max(1, recvSge))
                 .maxInlineData(inline).sqSigAll(sigAll);
+        if (dc != 0) init.dcType(dcType(dc)).dctAccessKey(dctKey);
         if (pd == null && type != QpType.XRC_RECV) throw new VerbsException(Errno.EINVAL, "create_qp of a " + type + " QP needs a PD");
         QueuePair qp = pd == null ? ctx.createQp(init) : pd.createQp(init);
         int h = add(qp);
         qpCookies.put(qp.qpNum(), cookie);
-        boolean noRecv = srq != null || type == QpType.XRC_SEND || type == QpType.XRC_RECV;
+        boolean noRecv = srq != null || type == QpType.XRC_SEND || type == QpType.XRC_RECV || dc != 0;
         int[] caps = {qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), Math.max(1, sendSge), Math.max(1, recvSge), qp.maxInlineData(), sigAll ? 1 : 0};
         qpCaps.put(h, caps);
         return new Wire.Out().u32(h).u32(qp.qpNum()).u32(caps[0]).u32(caps[1]).u32(caps[2]).u32(caps[3]).u32(caps[4]);
+    }
+
+    /** mlx5dv_dc_type {@code v}, or EINVAL naming it. */
+    private static DcType dcType(int v) {
+        try {
+            return DcType.of(v);
+        } catch (IllegalArgumentException e) {
+            throw new VerbsException(Errno.EINVAL, "create_qp dc_type " + v + " is neither MLX5DV_DCTYPE_DCT (1) nor MLX5DV_DCTYPE_DCI (2)");
+        }
     }
 
     private Wire.Out modifyQp(Wire.In in) {
@@ -424,6 +437,10 @@ final class Session implements AutoCloseable {
             if (ah != Wire.NONE) w.ah(get(ah, AddressHandle.class));
             w.remoteQpn(in.u32("remote_qpn")).remoteQkey(in.u32("remote_qkey")).invalidateRkey(in.u32("invalidate_rkey"))
                     .xrcRemoteSrqNum(in.u32("remote_srqn"));
+            int dcAh = in.u32("dc ah");
+            int dctn = in.u32("dc remote_dctn");
+            long dcKey = in.u64("dc remote_dc_key");
+            if (dcAh != Wire.NONE) w.dcAddr(get(dcAh, AddressHandle.class), dctn, dcKey);
             List<Sge> sg = sges(in);
             if ((flags & SendFlags.INLINE) != 0) {
                 // the program's bytes as they were when it posted: staged in host memory for the WQE

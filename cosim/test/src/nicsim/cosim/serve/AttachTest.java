@@ -243,6 +243,34 @@ class AttachTest {
         assertTrue(other.output().contains("srq got \"to the srq process\""), other.output());
     }
 
+    /**
+     * A C program written against mlx5's direct verbs (mlx5dv_create_qp with DC attributes, the
+     * ibv_wr_* API, mlx5dv_wr_set_dc_addr) runs unchanged on simulated adapters: a DC initiator on
+     * node 0 WRITEs, READs back and SENDs to a DC target on node 1, and a wrong DC key is refused;
+     * the same ibv_wr_* API then SENDs on a UD QP.
+     */
+    @Test
+    void mlx5dvDcProgramRunsUnchanged() throws Exception {
+        Path dir = Files.createTempDirectory("nicsim-dc");
+        Path src = dir.resolve("dc-write.c");
+        try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/dc-write.c")) { Files.copy(in, src); }
+        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", dir.resolve("dc-write").toString(),
+                src.toString(), "-lmlx5", "-libverbs").redirectErrorStream(true).start();
+        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, cc.waitFor(), ccOut);
+        String prog = dir.resolve("dc-write").toString();
+        Run target = start(1, prog, "target", dir.toString());
+        Run init = start(0, prog, "init", dir.toString());
+        assertEquals(0, init.await(), init.output() + "\n--- serve:\n" + serverLog());
+        assertEquals(0, target.await(), target.output() + serverLog());
+        assertTrue(init.output().contains("WRITE, READ and SEND over one DC connection, 3000 bytes read back equal"), init.output());
+        assertTrue(init.output().contains("under a wrong DC key: remote access error"), init.output());
+        assertTrue(target.output().contains("target got \"hello over DC\" (13 bytes"), target.output());
+        assertTrue(init.output().contains("UD send through ibv_wr_*: success"), init.output());
+        assertTrue(target.output().contains("target got \"hello over UD\" on its UD QP"), target.output());
+        assertTrue(served.world.sim.counters().get("Firmware.dc_key_violations") >= 1, "the target counted the wrong key");
+    }
+
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
     /** Every program attached so far has left and had its objects released (within 30 s). */
     private void awaitReleased() throws Exception {

@@ -74,18 +74,25 @@ class WireFuzzTest {
             ByteBuffer pd = c.call(Wire.Op.ALLOC_PD.code(), ints());
             assertEquals(0, pd.getInt(0));
             int pdh = pd.getInt(4);
-            ByteBuffer qp = le(56).putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(2);
+            ByteBuffer qp = le(68).putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(2);
             for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
+            qp.putInt(0).putLong(0); // not DC
             assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "no such CQs");
             qp.clear().putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(77); // a QP type libibverbs does not have
             for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
+            qp.putInt(0).putLong(0);
             assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "qp_type 77");
+            qp.clear().putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(0xff); // IBV_QPT_DRIVER with a DC type mlx5dv does not have
+            for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
+            qp.putInt(5).putLong(0);
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "dc_type 5");
             // a modify counts a field only under its mask bit: garbage elsewhere (an unset cur_qp_state) is ignored
             ByteBuffer cq = c.call(Wire.Op.CREATE_CQ.code(), le(16).putInt(16).putLong(0x2000).putInt(Wire.NONE).flip());
             assertEquals(0, cq.getInt(0));
             int cqh = cq.getInt(4);
             qp.clear().putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(2);
             for (int v : new int[]{cqh, cqh, Wire.NONE, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
+            qp.putInt(0).putLong(0);
             ByteBuffer made = c.call(Wire.Op.CREATE_QP.code(), qp.flip());
             assertEquals(0, made.getInt(0));
             int mask = 1 | 1 << 4 | 1 << 5 | 1 << 3; // STATE, PKEY_INDEX, PORT, ACCESS_FLAGS

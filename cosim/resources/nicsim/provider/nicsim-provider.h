@@ -1,0 +1,46 @@
+/*
+ * What the provider's files share: its QP (a verbs_qp, with the work-request list the ibv_wr_*
+ * API builds and, for a DC initiator, mlx5dv's extension), and the post that sends a list of work
+ * requests to the simulator.
+ */
+#ifndef NICSIM_PROVIDER_H
+#define NICSIM_PROVIDER_H
+
+#include <infiniband/mlx5dv.h>
+#include "provider-abi.h"
+
+#define NICSIM_NONE 0xffffffffu
+
+/* A DC initiator's target for one work request (mlx5dv_wr_set_dc_addr); ah NICSIM_NONE: none. */
+struct nicsim_dc_addr { uint32_t ah, dctn; uint64_t key; };
+
+/* One work request the ibv_wr_* API is building: the classic form, what its pointers point to, its DC target. */
+struct nicsim_wr {
+	struct ibv_send_wr wr;
+	struct ibv_sge *sges;
+	uint8_t *inline_data;
+	struct nicsim_dc_addr dc;
+};
+
+struct nicsim_qp {
+	struct verbs_qp vqp;
+	uint32_t handle;
+	uint32_t dc_type;           /* mlx5dv_dc_type, 0: not a DC QP */
+	struct mlx5dv_qp_ex dv;     /* mlx5dv's extension of the ibv_qp_ex (a DCI's wr_set_dc_addr) */
+	struct nicsim_wr *wrs;      /* between wr_start and wr_complete */
+	size_t nwr, cap;
+	int wr_error;               /* an errno met while building: wr_complete returns it and posts nothing */
+};
+
+struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
+
+/* Posts wr and those after it (dc: each one's DC target, or NULL); on a refusal *bad is the one refused. */
+int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_dc_addr *dc, struct ibv_send_wr **bad);
+
+/* Gives qp the ibv_wr_* API (and, for a DC initiator, mlx5dv's wr_set_dc_addr). */
+void nicsim_wr_init(struct nicsim_qp *qp);
+
+/* Frees what a list being built holds. */
+void nicsim_wr_clear(struct nicsim_qp *qp);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * The ibv_wr_* API (struct ibv_qp_ex) over the provider's post: wr_start opens a list, each
+ * wr_<opcode> begins a work request with the QP's wr_id and wr_flags, the setters fill its
+ * scatter list, inline data and destination, and wr_complete posts the list as ibv_post_send would
+ * (nothing of it if any request was refused while it was built). For a DC initiator,
+ * mlx5dv_wr_set_dc_addr names each request's target.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nicsim-provider.h"
+
+static struct nicsim_qp *of(struct ibv_qp_ex *qpx) { return (struct nicsim_qp *)qpx; }
+
+void nicsim_wr_clear(struct nicsim_qp *qp) {
+	for (size_t i = 0; i < qp->nwr; i++) {
+		free(qp->wrs[i].sges);
+		free(qp->wrs[i].inline_data);
+	}
+	qp->nwr = 0;
+	qp->wr_error = 0;
+}
+
+static void wr_start(struct ibv_qp_ex *qpx) { nicsim_wr_clear(of(qpx)); }
+
+static void wr_abort(struct ibv_qp_ex *qpx) { nicsim_wr_clear(of(qpx)); }
+
+/* A new work request of the list, or NULL (out of memory, recorded for wr_complete). */
+static struct nicsim_wr *begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode) {
+	struct nicsim_qp *qp = of(qpx);
+	struct nicsim_wr *w;
+	if (qp->nwr == qp->cap) {
+		size_t cap = qp->cap ? qp->cap * 2 : 16;
+		struct nicsim_wr *b = realloc(qp->wrs, cap * sizeof(*b));
+		if (!b) { qp->wr_error = ENOMEM; return NULL; }
+		qp->wrs = b;
+		qp->cap = cap;
+	}
+	w = &qp->wrs[qp->nwr++];
+	memset(w, 0, sizeof(*w));
+	w->wr.wr_id = qpx->wr_id;
+	w->wr.send_flags = qpx->wr_flags;
+	w->wr.opcode = opcode;
+	w->dc.ah = NICSIM_NONE;
+	return w;
+}
+
+/* The request the setters fill: the newest, or NULL (none begun: EINVAL at wr_complete). */
+static struct nicsim_wr *current(struct ibv_qp_ex *qpx) {
+	struct nicsim_qp *qp = of(qpx);
+	if (!qp->nwr) { qp->wr_error = EINVAL; return NULL; }
+	return &qp->wrs[qp->nwr - 1];
+}
+
+static void wr_send(struct ibv_qp_ex *qpx) { begin(qpx, IBV_WR_SEND); }
+
+static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm) {
+	struct nicsim_wr *w = begin(qpx, IBV_WR_SEND_WITH_IMM);
+	if (w) w->wr.imm_data = imm;
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t rkey) {
+	struct nicsim_wr *w = begin(qpx, IBV_WR_SEND_WITH_INV);
+	if (w) w->wr.invalidate_rkey = rkey;
+}
+
+static void rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr, __be32 imm) {
+	struct nicsim_wr *w = begin(qpx, op);
+	if (!w) return;
+	w->wr.wr.rdma.rkey = rkey;
+	w->wr.wr.rdma.remote_addr = addr;
+	w->wr.imm_data = imm;
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr) { rdma(qpx, IBV_WR_RDMA_WRITE, rkey, addr, 0); }
+
+static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, __be32 imm) {
+	rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
+}
+
+static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr) { rdma(qpx, IBV_WR_RDMA_READ, rkey, addr, 0); }
+
+static void atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr, uint64_t compare_add, uint64_t swap) {
+	struct nicsim_wr *w = begin(qpx, op);
+	if (!w) return;
+	w->wr.wr.atomic.rkey = rkey;
+	w->wr.wr.atomic.remote_addr = addr;
+	w->wr.wr.atomic.compare_add = compare_add;
+	w->wr.wr.atomic.swap = swap;
+}
+
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t compare, uint64_t swap) {
+	atomic(qpx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, addr, compare, swap);
+}
+
+static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t add) {
+	atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey) {
+	struct nicsim_wr *w = begin(qpx, IBV_WR_LOCAL_INV);
+	if (w) w->wr.invalidate_rkey = rkey;
+}
+
+static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sge *list) {
+	struct nicsim_wr *w = current(qpx);
+	if (!w) return;
+	free(w->sges);
+	w->sges = n ? malloc(n * sizeof(*list)) : NULL;
+	if (n && !w->sges) { of(qpx)->wr_error = ENOMEM; return; }
+	if (n) memcpy(w->sges, list, n * sizeof(*list));
+	w->wr.num_sge = (int)n;
+	w->wr.send_flags &= ~(unsigned)IBV_SEND_INLINE;
+}
+
+static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length) {
+	struct ibv_sge s = { .addr = addr, .length = length, .lkey = lkey };
+	wr_set_sge_list(qpx, 1, &s);
+}
+
+/* Inline data is copied now, as the API requires (the program may reuse its buffers at once), and posted as one inline SGE. */
+static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_buf *bufs) {
+	struct nicsim_wr *w = current(qpx);
+	size_t len = 0, at = 0;
+	if (!w) return;
+	for (size_t i = 0; i < n; i++) len += bufs[i].length;
+	free(w->inline_data);
+	free(w->sges);
+	w->sges = NULL;
+	w->wr.num_sge = 0;
+	w->inline_data = malloc(len ? len : 1);
+	if (!w->inline_data) { of(qpx)->wr_error = ENOMEM; return; }
+	for (size_t i = 0; i < n; i++) {
+		memcpy(w->inline_data + at, bufs[i].addr, bufs[i].length);
+		at += bufs[i].length;
+	}
+	if (len) {
+		struct ibv_sge s = { .addr = (uint64_t)(uintptr_t)w->inline_data, .length = (uint32_t)len, .lkey = 0 };
+		w->sges = malloc(sizeof(s));
+		if (!w->sges) { of(qpx)->wr_error = ENOMEM; return; }
+		*w->sges = s;
+		w->wr.num_sge = 1;
+	}
+	w->wr.send_flags |= IBV_SEND_INLINE;
+}
+
+static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length) {
+	struct ibv_data_buf b = { .addr = addr, .length = length };
+	wr_set_inline_data_list(qpx, 1, &b);
+}
+
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey) {
+	struct nicsim_wr *w = current(qpx);
+	if (!w) return;
+	w->wr.wr.ud.ah = ah;
+	w->wr.wr.ud.remote_qpn = qpn;
+	w->wr.wr.ud.remote_qkey = qkey;
+}
+
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn) {
+	struct nicsim_wr *w = current(qpx);
+	if (w) w->wr.qp_type.xrc.remote_srqn = srqn;
+}
+
+static int wr_complete(struct ibv_qp_ex *qpx) {
+	struct nicsim_qp *qp = of(qpx);
+	struct nicsim_dc_addr *dc = NULL;
+	struct ibv_send_wr *bad = NULL;
+	int rc = qp->wr_error;
+	if (!rc && qp->nwr) {
+		dc = malloc(qp->nwr * sizeof(*dc));
+		if (!dc) rc = ENOMEM;
+	}
+	if (!rc && qp->nwr) {
+		for (size_t i = 0; i < qp->nwr; i++) {
+			struct nicsim_wr *w = &qp->wrs[i];
+			w->wr.sg_list = w->sges;
+			w->wr.next = i + 1 < qp->nwr ? &qp->wrs[i + 1].wr : NULL;
+			dc[i] = w->dc;
+		}
+		rc = nicsim_post_wrs(&qp->vqp.qp, &qp->wrs[0].wr, dc, &bad);
+	}
+	free(dc);
+	nicsim_wr_clear(qp);
+	return rc;
+}
+
+/* mlx5dv_wr_set_dc_addr: the target of the request being built. */
+static void wr_set_dc_addr(struct mlx5dv_qp_ex *dv, struct ibv_ah *ah, uint32_t dctn, uint64_t key) {
+	struct nicsim_qp *qp = (struct nicsim_qp *)((char *)dv - offsetof(struct nicsim_qp, dv));
+	struct nicsim_wr *w = current(&qp->vqp.qp_ex);
+	if (!w) return;
+	w->dc.ah = ah ? ((struct nicsim_ah *)ah)->handle : NICSIM_NONE;
+	w->dc.dctn = dctn;
+	w->dc.key = key;
+}
+
+void nicsim_wr_init(struct nicsim_qp *qp) {
+	struct ibv_qp_ex *x = &qp->vqp.qp_ex;
+	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	x->wr_local_inv = wr_local_inv;
+	x->wr_rdma_read = wr_rdma_read;
+	x->wr_rdma_write = wr_rdma_write;
+	x->wr_rdma_write_imm = wr_rdma_write_imm;
+	x->wr_send = wr_send;
+	x->wr_send_imm = wr_send_imm;
+	x->wr_send_inv = wr_send_inv;
+	x->wr_set_ud_addr = wr_set_ud_addr;
+	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
+	x->wr_set_inline_data = wr_set_inline_data;
+	x->wr_set_inline_data_list = wr_set_inline_data_list;
+	x->wr_set_sge = wr_set_sge;
+	x->wr_set_sge_list = wr_set_sge_list;
+	x->wr_start = wr_start;
+	x->wr_complete = wr_complete;
+	x->wr_abort = wr_abort;
+	qp->vqp.comp_mask |= 1u << 1; /* VERBS_QP_EX: ibv_qp_to_qp_ex gives this ibv_qp_ex */
+	if (qp->dc_type == MLX5DV_DCTYPE_DCI) qp->dv.wr_set_dc_addr = wr_set_dc_addr;
+}
