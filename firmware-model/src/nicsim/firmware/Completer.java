@@ -12,6 +12,7 @@ import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.verbs.QpState;
 import nicsim.firmware.Qp.SendOp;
+import nicsim.firmware.Qp.SendOp.Stage;
 
 /**
  * The completer of a QP (as rxe_comp.c): ACKs, NAKs and read and atomic responses matched to the
@@ -26,7 +27,7 @@ final class Completer {
 
     /** Completes finished WQEs in order (a CQE for signaled ones), then starts more. */
     void retire() {
-        while (!q.outstanding.isEmpty() && q.outstanding.peek().done) {
+        while (!q.outstanding.isEmpty() && q.outstanding.peek().done()) {
             SendOp op = q.outstanding.poll();
             if (op.readOrAtomic()) q.readsOutstanding--;
             if (q.service.reliable) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
@@ -56,7 +57,7 @@ final class Completer {
         // an earlier READ or atomic whose answer is in but still being written locally completes first
         for (SendOp b : q.outstanding) {
             if (b == op || Psn.diff(b.firstPsn, op.firstPsn) >= 0) break;
-            if (b.answered && !b.done) { // its error follows once b is done
+            if (b.stage == Stage.ANSWERED) { // its error follows once b is done
                 b.whenDone(q.live(() -> {
                     if (q.state != QpState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn);
                 }));
@@ -105,7 +106,7 @@ final class Completer {
     void cancelTimer() { q.timerDue = -1; }
 
     SendOp oldestUndone() {
-        for (SendOp op : q.outstanding) if (!op.done) return op;
+        for (SendOp op : q.outstanding) if (!op.done()) return op;
         return null;
     }
 
@@ -125,7 +126,7 @@ final class Completer {
     void goBack(int psn) {
         q.fw.counters.counter("Firmware.retransmits").inc();
         for (SendOp op : q.outstanding) {
-            if (op.done || op.packets.isEmpty() || Psn.diff(op.lastPsn, psn) < 0) continue;
+            if (op.done() || op.packets.isEmpty() || Psn.diff(op.lastPsn, psn) < 0) continue;
             List<Packet> again = new ArrayList<>();
             if (op.opcode == WqeLayout.OP_RDMA_READ) {
                 int from = Psn.diff(op.respPsn, op.firstPsn);
@@ -182,9 +183,9 @@ final class Completer {
         }
         if (p.op() == Op.ATOMIC_ACK) {
             SendOp op = opAt(p.psn());
-            if (op == null || op.done || !op.readOrAtomic() || op.opcode == WqeLayout.OP_RDMA_READ) return;
+            if (op == null || op.done() || !op.readOrAtomic() || op.opcode == WqeLayout.OP_RDMA_READ) return;
             ackBefore(p.psn());
-            op.answered = true;
+            op.reach(Stage.ANSWERED);
             byte[] orig = new byte[8];
             BigEndian.put64(orig, 0, p.atomicOrig());
             scatterLocal(op, 0, p.withPayload(orig).arriving(null), true); // the original value is in the headers: all in
@@ -220,8 +221,8 @@ final class Completer {
         if (progress) q.ackedPsn = psn;
         for (SendOp op : q.outstanding) {
             if (Psn.diff(op.lastPsn, psn) > 0) break;
-            if (op.readOrAtomic()) { if (!op.done) break; continue; }
-            if (!op.done) { op.done = true; progress = true; }
+            if (op.readOrAtomic()) { if (!op.done()) break; continue; }
+            if (!op.done()) { op.reach(Stage.DONE); progress = true; }
         }
         if (progress) {
             q.retriesLeft = q.retryCnt;
@@ -234,7 +235,7 @@ final class Completer {
     void onReadResponse(Packet p) {
         if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
         SendOp op = opAt(p.psn());
-        if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done || p.psn() != op.respPsn) {
+        if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done() || p.psn() != op.respPsn) {
             q.fw.counters.counter("Firmware.read_responses_ignored").inc();
             return;
         }
@@ -244,7 +245,7 @@ final class Completer {
         boolean last = p.op() == Op.READ_RESP_LAST || p.op() == Op.READ_RESP_ONLY;
         q.retriesLeft = q.retryCnt;
         restartTimer();
-        if (last) op.answered = true;
+        if (last) op.reach(Stage.ANSWERED);
         scatterLocal(op, off, p, last);
     }
 
@@ -255,7 +256,7 @@ final class Completer {
             requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0);
         }), q.live(() -> {
             if (q.state == QpState.ERR || !last) return;
-            op.done = true;
+            op.reach(Stage.DONE);
             retire();
             op.finished();
         }));

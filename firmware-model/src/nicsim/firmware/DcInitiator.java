@@ -38,7 +38,7 @@ final class DcInitiator {
         Av to = op.w.av();
         if (to == null) return true;
         lastUse = q.fw.sim.now();
-        if (connected != null && connected.equals(to)) return !(q.fw.dc.fullHandshake() && connecting != null && !connecting.done);
+        if (connected != null && connected.equals(to)) return !(q.fw.dc.fullHandshake() && connecting != null && !connecting.done());
         if (!q.outstanding.isEmpty()) return false; // the current connection drains first
         if (connected != null) disconnect();
         connect(to);

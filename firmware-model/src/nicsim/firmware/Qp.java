@@ -131,7 +131,24 @@ final class Qp {
         final long length;
         int firstPsn, lastPsn, respPsn;
         byte[] payload;
-        boolean ready, transmitted, done, onWire, answered;
+        /**
+         * Where the operation is in its life, in order, each stage implying those before it:
+         * started (its payload being read or its local work being done), ready (its packets can be
+         * built), sent (every packet handed to the link), answered (a READ's or atomic's response is
+         * in, being written locally), done (acknowledged, or answered and written: it may complete).
+         */
+        enum Stage { STARTED, READY, SENT, ANSWERED, DONE }
+
+        Stage stage = Stage.STARTED;
+        /** Its first packet's trace was written. */
+        boolean onWire;
+
+        /** Moves on to {@code s} (never back). */
+        void reach(Stage s) { if (s.compareTo(stage) > 0) stage = s; }
+
+        boolean atLeast(Stage s) { return stage.compareTo(s) >= 0; }
+
+        boolean done() { return stage == Stage.DONE; }
         /** Streamed: packets leave as soon as their bytes have been read from the host (cut-through). */
         boolean streaming;
         int npkts, sent;
@@ -155,7 +172,8 @@ final class Qp {
             SendOp op = new SendOp(-1, new SendWqe(WqeLayout.OP_NOP, -1, 0, 0, 0, null, 0, 0, 0, 0, List.of(), null), 0, true);
             op.firstPsn = op.respPsn = op.lastPsn = psn;
             op.packets.add(p);
-            op.ready = op.onWire = true;
+            op.reach(Stage.READY);
+            op.onWire = true;
             return op;
         }
 

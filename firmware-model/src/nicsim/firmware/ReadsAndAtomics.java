@@ -21,17 +21,16 @@ final class ReadsAndAtomics {
 
     ReadsAndAtomics(Qp q) { this.q = q; }
 
-    void handleRead(Packet p, Runnable next, boolean fresh) {
+    Responder.Step handleRead(Packet p, boolean fresh) {
         long writesBefore = q.writeSeq; // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
         long len = p.dmaLength();
         int npkts = (int) Math.max(1, (len + q.mtu - 1) / q.mtu);
         if (fresh) {
             if (len > q.fw.maxMsg) {
                 q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
-                next.run();
-                return;
+                return Responder.Step.DONE;
             }
-            if (tooManyReads(p)) { next.run(); return; }
+            if (tooManyReads(p)) return Responder.Step.DONE;
             q.epsn = (q.epsn + npkts) & 0xFFFFFF;
             q.msn = (q.msn + 1) & 0xFFFFFF;
         }
@@ -49,15 +48,15 @@ final class ReadsAndAtomics {
                     if (lastOne) q.fw.sim.schedule(left, q.live(() -> q.readsInProgress--));
                 }));
             }
-            next.run();
+            q.responder.finish();
         };
-        if (len == 0) { respond.accept(new byte[0]); return; }
+        if (len == 0) { respond.accept(new byte[0]); return Responder.Step.PENDING; }
         q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null) {
                 q.readsInProgress--;
                 q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
-                next.run();
+                q.responder.finish();
                 return;
             }
             q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(),
@@ -65,12 +64,13 @@ final class ReadsAndAtomics {
                         if (data == null) {
                             q.readsInProgress--;
                             q.responder.responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
-                            next.run();
+                            q.responder.finish();
                             return;
                         }
                         respond.accept(data);
                     }))));
         }));
+        return Responder.Step.PENDING;
     }
 
     /**
@@ -83,19 +83,18 @@ final class ReadsAndAtomics {
         return true;
     }
 
-    void handleAtomic(Packet p, Runnable next) {
+    Responder.Step handleAtomic(Packet p) {
         long writesBefore = q.writeSeq; // as a READ, it reads after the writes of the requests before it
-        if (tooManyReads(p)) { next.run(); return; }
+        if (tooManyReads(p)) return Responder.Step.DONE;
         if ((p.va() & 7) != 0) {
             q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.MISALIGNED_ATOMIC);
-            next.run();
-            return;
+            return Responder.Step.DONE;
         }
         q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null) {
                 q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
-                next.run();
+                q.responder.finish();
                 return;
             }
             long pa = rsp.get(0).pa();
@@ -103,19 +102,20 @@ final class ReadsAndAtomics {
             long gen = q.generation;
             q.placement.whenIssued(writesBefore, () -> q.fw.atomics.run(pa, release -> {
                 if (gen != q.generation) { release.run(); return; } // reset while it waited for the address
-                readModifyWrite(p, pa, gen, release, next);
+                readModifyWrite(p, pa, gen, release);
             }));
         }));
+        return Responder.Step.PENDING;
     }
 
     /** An atomic's read and write of its 8 bytes at {@code pa}, holding the address until the write is issued. */
-    void readModifyWrite(Packet p, long pa, long gen, Runnable release, Runnable next) {
+    void readModifyWrite(Packet p, long pa, long gen, Runnable release) {
         q.fw.adapter.port().dmaRead(pa, 8, r -> {
             if (gen != q.generation) { release.run(); return; }
             if (r.status() != PciPort.DmaStatus.OK) {
                 release.run();
                 q.responder.responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
-                next.run();
+                q.responder.finish();
                 return;
             }
             long orig = BigEndian.get64(r.data(), 0);
@@ -129,7 +129,7 @@ final class ReadsAndAtomics {
             q.epsn = (q.epsn + 1) & 0xFFFFFF;
             q.msn = (q.msn + 1) & 0xFFFFFF;
             q.responder.ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
-            next.run();
+            q.responder.finish();
         });
     }
 

@@ -13,6 +13,7 @@ import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.verbs.QpState;
 import nicsim.firmware.Qp.SendOp;
+import nicsim.firmware.Qp.SendOp.Stage;
 import nicsim.firmware.Qp.Piece;
 
 /**
@@ -81,7 +82,7 @@ final class Requester {
         int o = op.opcode;
         q.outstanding.add(op);
         if (o == WqeLayout.OP_NOP) {
-            op.ready = op.transmitted = op.done = true;
+            op.reach(Stage.DONE);
             q.completer.retire();
             return;
         }
@@ -98,7 +99,7 @@ final class Requester {
                             o == WqeLayout.OP_UMR ? op.w.rkey() : op.w.imm(), 0);
                     return;
                 }
-                op.ready = op.transmitted = op.done = true;
+                op.reach(Stage.DONE);
                 q.completer.retire();
             }));
             return;
@@ -132,7 +133,7 @@ final class Requester {
             if (op.payload.length > q.mtu) {
                 // C10-93.1.1: a UD message longer than the path MTU completes without being sent
                 q.fw.counters.counter("Firmware.ud_too_long").inc();
-                op.ready = op.transmitted = op.done = true;
+                op.reach(Stage.DONE);
                 q.completer.retire();
                 return;
             }
@@ -149,7 +150,7 @@ final class Requester {
             int n = (int) Math.max(1, (op.payload.length + q.mtu - 1) / q.mtu);
             for (int i = 0; i < n; i++) op.packets.add(packetOf(op, i, n));
         }
-        op.ready = true;
+        op.reach(Stage.READY);
         transmit();
     }
 
@@ -182,7 +183,7 @@ final class Requester {
         op.payload = new byte[(int) op.length];
         op.streaming = true;
         op.npkts = (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu);
-        op.ready = true;
+        op.reach(Stage.READY);
         q.placement.translateAll(op.w.sges(), op.index, q.live((pieces, fail) -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
             if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
@@ -233,8 +234,8 @@ final class Requester {
     /** Sends the packets of ready WQEs, in PSN order. */
     void transmit() {
         for (SendOp op : q.outstanding) {
-            if (op.transmitted) continue;
-            if (!op.ready) return;
+            if (op.atLeast(Stage.SENT)) continue;
+            if (!op.atLeast(Stage.READY)) return;
             if (op.streaming) {
                 // each packet's header cycles were spent before its bytes left SRAM: it goes now, in PSN order
                 while (op.sent < op.npkts && op.heads.containsKey(op.sent)) {
@@ -245,7 +246,7 @@ final class Requester {
                 }
                 if (op.sent < op.npkts) return; // later messages wait: PSN order
             } else sendPackets(op.packets, op, true);
-            op.transmitted = true;
+            op.reach(Stage.SENT);
         }
     }
 
@@ -267,7 +268,7 @@ final class Requester {
         }
         if (q.service.reliable) q.completer.armTimer();
         else if (lastOne) {
-            op.done = true;
+            op.reach(Stage.DONE);
             q.completer.retire();
         }
     }

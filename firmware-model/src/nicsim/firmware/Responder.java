@@ -47,21 +47,25 @@ final class Responder {
         if (q.rxBusy || q.rx.isEmpty()) return;
         q.rxBusy = true;
         Packet p = q.rx.poll();
-        q.fw.exec(q.fw.packetCycles, q.live(() -> handle(p, q.live(() -> {
-            q.rxBusy = false;
-            processRx();
-        }))));
+        q.fw.exec(q.fw.packetCycles, q.live(() -> handle(p)));
+    }
+
+    /** The request in hand is done with: the responder takes the next. Each asynchronous path of a request ends here, once. */
+    void finish() {
+        q.rxBusy = false;
+        processRx();
     }
 
     /**
      * Where a request is in the responder's checks, as rxe_resp.c's states: each check is a small
      * function that returns the next step, having answered the request itself (NAK, error, drop)
-     * when it ends there.
+     * when it ends there. A step that waits (a translation, a receive WQE, a DMA) returns PENDING
+     * and the callback that resumes it calls {@link #finish()} when the request is done with.
      */
-    enum Step { CHECK_STATE, CHECK_PSN, CHECK_OP_SEQUENCE, CHECK_XRC_SRQ, CHECK_ACCESS, EXECUTE, UNRELIABLE_DATAGRAM, DUPLICATE, DONE }
+    enum Step { CHECK_STATE, CHECK_PSN, CHECK_OP_SEQUENCE, CHECK_XRC_SRQ, CHECK_ACCESS, EXECUTE, UNRELIABLE_DATAGRAM, DUPLICATE, PENDING, DONE }
 
-    /** Runs request {@code p} through the checks, then executes it; {@code next} runs once it is done with. */
-    void handle(Packet p, Runnable next) {
+    /** Runs request {@code p} through the checks, then executes it. */
+    void handle(Packet p) {
         for (Step s = Step.CHECK_STATE; ; ) {
             switch (s) {
                 case CHECK_STATE -> s = checkState();
@@ -69,10 +73,11 @@ final class Responder {
                 case CHECK_OP_SEQUENCE -> s = checkOpSequence(p);
                 case CHECK_XRC_SRQ -> s = checkXrcSrq(p);
                 case CHECK_ACCESS -> s = checkAccess(p);
-                case EXECUTE -> { execute(p, next); return; }
-                case UNRELIABLE_DATAGRAM -> { handleUd(p, next); return; }
-                case DUPLICATE -> { duplicate(p, next); return; }
-                case DONE -> { next.run(); return; }
+                case EXECUTE -> s = execute(p);
+                case UNRELIABLE_DATAGRAM -> s = handleUd(p);
+                case DUPLICATE -> s = duplicate(p);
+                case PENDING -> { return; }
+                case DONE -> { finish(); return; }
             }
         }
     }
@@ -139,37 +144,38 @@ final class Responder {
         return Step.DONE;
     }
 
-    private void execute(Packet p, Runnable next) {
+    private Step execute(Packet p) {
         Op o = p.op();
-        if (o.isSend()) handleSend(p, next);
-        else if (o.isWrite()) handleWrite(p, next);
-        else if (o == Op.READ_REQ) q.reads.handleRead(p, next, true);
-        else q.reads.handleAtomic(p, next);
+        if (o.isSend()) return handleSend(p);
+        if (o.isWrite()) return handleWrite(p);
+        if (o == Op.READ_REQ) return q.reads.handleRead(p, true);
+        return q.reads.handleAtomic(p);
     }
 
-    void handleUd(Packet p, Runnable next) {
-        if (p.qkey() != q.qkey) { q.fw.counters.counter("Firmware.qkey_mismatch").inc(); next.run(); return; }
-        if (q.strides > 0) { handleStrided(p, next); return; }
+    Step handleUd(Packet p) {
+        if (p.qkey() != q.qkey) { q.fw.counters.counter("Firmware.qkey_mismatch").inc(); return Step.DONE; }
+        if (q.strides > 0) return handleStrided(p);
         takeRecvWqe(q.live(w -> {
-            if (w == null) { q.fw.counters.counter("Firmware.ud_no_receive").inc(); next.run(); return; }
+            if (w == null) { q.fw.counters.counter("Firmware.ud_no_receive").inc(); finish(); return; }
             long len = p.payload().length + 40L; // the first 40 bytes hold the GRH (absent on IB: left untouched)
             if (len > w.capacity()) { // UD: too long for the buffer: dropped, no error (docs/sources.md#responder-errors *1)
                 q.fw.counters.counter("Firmware.ud_too_long_for_receive").inc();
                 untakeRecvWqe(w); // the WQE is not consumed
-                next.run();
+                finish();
                 return;
             }
             placeUd(p, w, 40, Cqe64.responder(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, len, p.imm(),
-                    p.srcQp(), p.slid(), p.solicited()), next);
+                    p.srcQp(), p.slid(), p.solicited()));
         }));
+        return Step.PENDING;
     }
 
     /** Writes a UD message's payload at {@code off} in receive WQE {@code w}, then completes it with {@code cqe} (a bad lkey: LOC_PROT_ERR). */
-    private void placeUd(Packet p, RecvRing.Wqe w, long off, long[] cqe, Runnable next) {
+    private void placeUd(Packet p, RecvRing.Wqe w, long off, long[] cqe) {
         q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (fail != null)
                 q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), p.psn()), false);
-            next.run();
+            finish();
         }), q.live(() -> q.fw.complete(q.rcq, cqe, p.solicited())));
     }
 
@@ -180,12 +186,12 @@ final class Responder {
      * filler completion, and goes to the next WQE. One CQE per message says where it went; the one
      * that takes a WQE's last stride releases the WQE.
      */
-    void handleStrided(Packet p, Runnable next) {
+    Step handleStrided(Packet p) {
         long len = p.payload().length + 40L;
         int need = (int) ((len + q.strideBytes - 1) / q.strideBytes);
-        if (need > q.strides) { q.fw.counters.counter("Firmware.ud_too_long_for_receive").inc(); next.run(); return; }
+        if (need > q.strides) { q.fw.counters.counter("Firmware.ud_too_long_for_receive").inc(); return Step.DONE; }
         Consumer<RecvRing.Wqe> place = q.live(w -> {
-            if (w == null) { q.fw.counters.counter("Firmware.ud_no_receive").inc(); next.run(); return; }
+            if (w == null) { q.fw.counters.counter("Firmware.ud_no_receive").inc(); finish(); return; }
             int first = q.strideNext;
             q.strideNext += need;
             boolean full = q.strideNext == q.strides;
@@ -194,10 +200,10 @@ final class Responder {
             long[] cqe = Cqe64.responderStrided(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, (int) len, p.imm(),
                     p.srcQp(), p.slid(), p.solicited(), first, need, false);
             q.fw.stridedReceives.inc();
-            placeUd(p, w, (long) first * q.strideBytes + 40, cqe, next);
+            placeUd(p, w, (long) first * q.strideBytes + 40, cqe);
         });
         RecvRing.Wqe cur = q.strideWqe;
-        if (cur != null && q.strideNext + need <= q.strides) { place.accept(cur); return; }
+        if (cur != null && q.strideNext + need <= q.strides) { place.accept(cur); return Step.PENDING; }
         if (cur != null) { // what is left of this WQE is too little: a filler takes it, and the WQE is released
             long[] filler = Cqe64.responderStrided(q.qpn, cur.index(), Cqe64.RESP_SEND, 0, 0, 0, 0, false, q.strideNext, q.strides - q.strideNext, true);
             q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(q.rcq, filler, false))); // after the WQE's messages
@@ -206,30 +212,31 @@ final class Responder {
             q.strideNext = 0;
         }
         takeRecvWqe(place);
+        return Step.PENDING;
     }
 
-    void handleSend(Packet p, Runnable next) {
+    Step handleSend(Packet p) {
         Consumer<RecvRing.Wqe> go = q.live(w -> {
             if (w == null) {
                 if (q.service.reliable) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.counters.counter("Firmware.rnr_sent").inc(); }
                 else q.fw.counters.counter("Firmware.uc_no_receive").inc();
-                next.run();
+                finish();
                 return;
             }
             if (q.cur == null) { q.cur = new InMsg(true); q.cur.wqe = w; }
             InMsg m = q.cur;
             if (q.service.connected && m.offset + p.payload().length > q.fw.maxMsg) { // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
                 responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG);
-                next.run();
+                finish();
                 return;
             }
             if (m.offset + p.payload().length > w.capacity()) {
                 responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.RECV_TOO_SMALL);
-                next.run();
+                finish();
                 return;
             }
             if (q.scatterToCqe && (p.op() == Op.SEND_ONLY || p.op() == Op.SEND_ONLY_IMM) && p.payload().length <= q.fw.cqeScatterMax) {
-                sendToCqe(p, w, next);
+                sendToCqe(p, w);
                 return;
             }
             long off = m.offset;
@@ -240,7 +247,7 @@ final class Responder {
                 if (fail != null) {
                     q.epsn = (q.epsn - 1) & 0xFFFFFF;
                     responderError(p, Packet.AETH_NAK_OP, null, w, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor());
-                    next.run();
+                    finish();
                     return;
                 }
                 if (p.op().last()) {
@@ -250,7 +257,7 @@ final class Responder {
                         if (bad != 0) { // class J: the responder completes REM_INV_REQ_ERR, the requester hears NAK invalid request
                             q.epsn = (q.epsn - 1) & 0xFFFFFF;
                             responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_REM_INV_REQ_ERR, bad);
-                            next.run();
+                            finish();
                             return;
                         }
                     }
@@ -262,13 +269,14 @@ final class Responder {
                     complete[0] = () -> q.fw.complete(cq, cqe, p.solicited());
                 }
                 if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
-                next.run();
+                finish();
             }), q.live(() -> {
                 if (complete[0] != null) complete[0].run();
             }));
         });
         if (q.cur != null) go.accept(q.cur.wqe);
         else takeRecvWqe(p, go);
+        return Step.PENDING;
     }
 
     /**
@@ -276,7 +284,7 @@ final class Responder {
      * write of the payload; the CQE, which carries it, follows the writes of earlier payloads once
      * the last byte is in. The verbs library copies it to the buffer the receive named.
      */
-    private void sendToCqe(Packet p, RecvRing.Wqe w, Runnable next) {
+    private void sendToCqe(Packet p, RecvRing.Wqe w) {
         q.cur = null;
         q.epsn = (q.epsn + 1) & 0xFFFFFF;
         q.msn = (q.msn + 1) & 0xFFFFFF;
@@ -288,15 +296,15 @@ final class Responder {
         long in = p.arrival() == null ? q.fw.sim.now() : p.arrival().by(p.payload().length);
         q.placement.inTurn(in, q.live(() -> q.fw.complete(cq, cqe, p.solicited()))); // after earlier payloads' completions
         if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
-        next.run();
+        finish();
     }
 
-    void handleWrite(Packet p, Runnable next) {
+    Step handleWrite(Packet p) {
         Runnable body = () -> {
             InMsg m = q.cur;
             if (m.offset + p.payload().length > m.dmaLength) {
                 responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
-                next.run();
+                finish();
                 return;
             }
             long off = m.offset;
@@ -308,7 +316,7 @@ final class Responder {
                     q.msn = (q.msn + 1) & 0xFFFFFF;
                 }
                 if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
-                next.run();
+                finish();
             };
             long seq = q.placement.payloadArrived();
             q.placement.writeChunks(m.target, off, p.payload(), p.arrival(), () -> q.placement.payloadIssued(seq));
@@ -318,7 +326,7 @@ final class Responder {
                         m.offset = off; // the packet is taken again after the RNR wait
                         if (p.op().starts()) q.cur = null;
                         if (q.service.reliable) ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
-                        next.run();
+                        finish();
                         return;
                     }
                     long[] cqe = Cqe64.responder(q.qpn, w.index(), Cqe64.RESP_WR_IMM, m.dmaLength, p.imm(), p.srcQp(), p.slid(), p.solicited(),
@@ -333,37 +341,36 @@ final class Responder {
             if (p.dmaLength() > q.fw.maxMsg) { // docs/sources.md#responder-errors: known from the first packet, reported as a WRITE's (5.2)
                 q.cur = null;
                 responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
-                next.run();
-                return;
+                return Step.DONE;
             }
             q.cur = new InMsg(false);
             q.cur.dmaLength = p.dmaLength();
-            if (p.dmaLength() == 0) { q.cur.target = List.of(); body.run(); return; } // C9-88: no rkey check
+            if (p.dmaLength() == 0) { q.cur.target = List.of(); body.run(); return Step.PENDING; } // C9-88: no rkey check
             q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd(p), q.qpn, q.live(rsp -> {
                 XlateRsp bad = Placement.failed(rsp);
                 if (bad != null) {
                     q.cur = null;
                     responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
-                    next.run();
+                    finish();
                     return;
                 }
                 q.cur.target = rsp;
                 body.run();
             }));
         } else body.run();
+        return Step.PENDING; // body finishes the request
     }
 
     /** A repeated request (RC): SEND/WRITE are acknowledged again, a READ re-executes, an atomic replays its saved result. */
-    void duplicate(Packet p, Runnable next) {
-        if (p.op() == Op.READ_REQ) { q.reads.handleRead(p, next, false); return; }
+    Step duplicate(Packet p) {
+        if (p.op() == Op.READ_REQ) return q.reads.handleRead(p, false);
         if (p.op().isAtomic()) {
             Long orig = q.atomicReplay.get(p.psn());
             if (orig != null) ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
-            next.run();
-            return;
+            return Step.DONE;
         }
         ack(Op.ACK, (q.epsn - 1) & 0xFFFFFF, Packet.AETH_ACK, 0);
-        next.run();
+        return Step.DONE;
     }
 
     /**
