@@ -62,6 +62,12 @@ dc.idle.timeout         = 20 us       | a DC initiator with nothing left to send
 dc.cnak.backoff         = 10 us       | how long a DC initiator waits after a CNAK before it connects again (counted against rnr_retry) | assumption: docs/sources.md#dc-transport
 dc.dcr.timeout          = 200 us      | a DCR idle this long is taken back when a new initiator needs one (its initiator's disconnect was lost) | assumption: docs/sources.md#dc-transport
 
+# --- tag matching (a tag-matching SRQ's list of tagged buffers, in the adapter)
+tm.max.tags             = 256         | tagged buffers one tag-matching SRQ's list holds at most (max_num_tags) | assumption: docs/sources.md#tag-matching (a device capability, queried; not published per model)
+tm.max.ops              = 16          | tag-list operations outstanding at most per SRQ (max_ops) | assumption: docs/sources.md#tag-matching
+tm.match.cycles         = 1 cycles    | core cycles to compare an incoming message's tag with one entry of the list | assumption: one comparator pass per entry
+tm.op.latency           = 1 us        | time from a tag-list operation's doorbell to its effect on the list (mlx5 posts these on a send queue of the SRQ's own) | assumption: a WQE fetch and a firmware step
+
 # --- network link
 link.rate               = 100 Gb/s    | network link data rate per direction | docs/sources.md#connectx-figures (EDR / 100GbE)
 link.propagation        = 5 ns        | signal propagation along one cable (adapter to switch) | assumption: 1 m of copper at about 5 ns/m

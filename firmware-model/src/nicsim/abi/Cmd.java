@@ -62,7 +62,7 @@ public final class Cmd {
             ALLOC_MW = 0x203, DEALLOC_MW = 0x204,
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
-            ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705;
+            ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -72,7 +72,7 @@ public final class Cmd {
             case QUERY_QP -> "QUERY_QP"; case MODIFY_QP -> "MODIFY_QP"; case ALLOC_PD -> "ALLOC_PD"; case DEALLOC_PD -> "DEALLOC_PD";
             case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR"; case CREATE_SRQ -> "CREATE_SRQ";
             case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ"; case ALLOC_XRCD -> "ALLOC_XRCD"; case DEALLOC_XRCD -> "DEALLOC_XRCD";
-            case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ";
+            case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ"; case CREATE_TM_SRQ -> "CREATE_TM_SRQ"; case TM_OP -> "TM_OP";
             default -> String.format("0x%x", op);
         };
     }
@@ -140,7 +140,11 @@ public final class Cmd {
         XRC_SRQ_MISUSE(Status.BAD_PARAM, "an XRC SRQ serves XRC target QPs only, through the XRCETH of their requests"),
         DC_NOT_SUPPORTED(Status.BAD_PARAM, "DC transport is not offered by this adapter profile (no dc.dcr.pool)"),
         BAD_DC_TYPE(Status.BAD_PARAM, "a DRIVER QP must be a DC target (1) or a DC initiator (2)"),
-        DCT_NEEDS_SRQ(Status.BAD_PARAM, "a DC target takes its receives from an SRQ: none was given");
+        DCT_NEEDS_SRQ(Status.BAD_PARAM, "a DC target takes its receives from an SRQ: none was given"),
+        TM_NOT_SUPPORTED(Status.BAD_PARAM, "tag matching is not offered by this adapter profile (no tm.max.tags)"),
+        TM_LIST_FULL(Status.EXCEED_LIM, "the tag-matching SRQ's tag list is full"),
+        BAD_TM_OP(Status.BAD_PARAM, "tag-list operation: an opcode that is not TAG_ADD, TAG_DEL or TAG_SYNC, or an SRQ that does not match tags"),
+        TM_TOO_MANY_OPS(Status.EXCEED_LIM, "more tag-list operations outstanding than the SRQ's max_ops");
 
         public final Status status;
         public final String text;
@@ -265,6 +269,29 @@ public final class Cmd {
             .field("strideLog", 4, CreateXrcSrq::strideLog).field("dbrec", 64, CreateXrcSrq::dbrec).field("limit", 16, CreateXrcSrq::limit)
             .field("xrcd", 24, CreateXrcSrq::xrcd).field("cq", 24, CreateXrcSrq::cq)
             .build(v -> new CreateXrcSrq(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]));
+
+    /** CREATE_TM_SRQ: as CREATE_SRQ, for a tag-matching SRQ of at most {@code maxTags} tagged buffers whose completions go to CQ {@code cq}. */
+    public record CreateTmSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit, long cq, long maxTags, long maxOps) {}
+    public static final Layout<CreateTmSrq> CREATE_TM_SRQ_IN = Layout.<CreateTmSrq>builder("CreateTmSrq")
+            .field("pd", 24, CreateTmSrq::pd).field("ring", 64, CreateTmSrq::ring).field("logSize", 5, CreateTmSrq::logSize)
+            .field("strideLog", 4, CreateTmSrq::strideLog).field("dbrec", 64, CreateTmSrq::dbrec).field("limit", 16, CreateTmSrq::limit)
+            .field("cq", 24, CreateTmSrq::cq).field("maxTags", 16, CreateTmSrq::maxTags).field("maxOps", 16, CreateTmSrq::maxOps)
+            .build(v -> new CreateTmSrq(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]));
+
+    /**
+     * TM_OP: one tag-list operation (ibv_ops_wr) on tag-matching SRQ {@code srqn}: {@code opcode}
+     * TAG_ADD (a buffer of {@code length} bytes at {@code addr} under {@code lkey} for messages whose
+     * tag matches {@code tag} under {@code mask}), TAG_DEL (entry {@code handle}) or TAG_SYNC; the
+     * software's count of unexpected messages; {@code flags} bit 0 asks for a completion, which
+     * names {@code opIndex}. The output is the new entry's handle (TAG_ADD).
+     */
+    public record TmOp(long srqn, long opcode, long flags, long handle, long unexpectedCnt, long tag, long mask, long addr, long length,
+                       long lkey, long opIndex) {}
+    public static final Layout<TmOp> TM_OP_IN = Layout.<TmOp>builder("TmOp")
+            .field("srqn", 24, TmOp::srqn).field("opcode", 2, TmOp::opcode).field("flags", 2, TmOp::flags).field("handle", 16, TmOp::handle)
+            .field("unexpectedCnt", 32, TmOp::unexpectedCnt).field("tag", 64, TmOp::tag).field("mask", 64, TmOp::mask)
+            .field("addr", 64, TmOp::addr).field("length", 32, TmOp::length).field("lkey", 32, TmOp::lkey).field("opIndex", 16, TmOp::opIndex)
+            .build(v -> new TmOp(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]));
 
     /** ARM_SRQ: sets the limit (0 disarms). */
     public record ArmSrq(long srqn, long limit) {}

@@ -55,6 +55,7 @@ public final class Cqe64 {
             case SYNDROME_RETRY_EXC_ERR -> nicsim.verbs.WcStatus.RETRY_EXC_ERR;
             case SYNDROME_RNR_RETRY_EXC_ERR -> nicsim.verbs.WcStatus.RNR_RETRY_EXC_ERR;
             case SYNDROME_REM_ABORT_ERR -> nicsim.verbs.WcStatus.REM_ABORT_ERR;
+            case SYNDROME_TM_ERR -> nicsim.verbs.WcStatus.TM_ERR;
             default -> nicsim.verbs.WcStatus.GENERAL_ERR;
         };
     }
@@ -79,6 +80,52 @@ public final class Cqe64 {
         source(b, srcQp, slid);
         BigEndian.put32(b, 44, byteCount);
         return Line64.words(b, 0);
+    }
+
+    /*
+     * Tag matching (nicsim's use of free CQE bytes): byte 52 says what a tag-matching SRQ's completion
+     * is (TM_*), byte 53 carries libibverbs' TM flags (WcFlags.TM_*); a matched message's tag is in
+     * bytes 0..7 and the sender's app context in 8..11. The SRQ's number is in bytes 32..35.
+     */
+    public static final int TM_NONE = 0, TM_MATCHED = 1, TM_NO_TAG = 2, TM_UNEXPECTED = 3, TM_ADD = 4, TM_DEL = 5, TM_SYNC = 6;
+    /** nicsim's syndrome for a tag-list operation that failed (a TAG_DEL of an entry a message consumed): IBV_WC_TM_ERR. */
+    public static final int SYNDROME_TM_ERR = 0x30;
+
+    /** A receive of tag-matching SRQ {@code srqn}: matched (wqeCounter: the tag entry's handle), NO_TAG or unexpected (an SRQ WQE). */
+    public static long[] tmReceive(long qpn, int wqeCounter, int kind, int tmFlags, long byteCount, long tag, int priv, long srcQp, int slid,
+                                   long srqn) {
+        byte[] b = received(qpn, wqeCounter, RESP_SEND, 0, false, srqn);
+        source(b, srcQp, slid);
+        BigEndian.put32(b, 44, byteCount);
+        BigEndian.put64(b, 0, tag);
+        BigEndian.put32(b, 8, priv);
+        b[52] = (byte) kind;
+        b[53] = (byte) tmFlags;
+        return Line64.words(b, 0);
+    }
+
+    /** The completion of tag-list operation {@code opIndex} ({@code kind} TM_ADD, TM_DEL or TM_SYNC) of SRQ {@code srqn}; {@code syndrome} 0: done. */
+    public static long[] tmOp(long srqn, int opIndex, int kind, int tmFlags, int syndrome) {
+        byte[] b = syndrome == 0 ? received(0, opIndex, RESP_SEND, 0, false, srqn)
+                : Line64.bytes(error(false, 0, opIndex, 0, syndrome, 0, 0, 0, 0, srqn));
+        b[52] = (byte) kind;
+        b[53] = (byte) tmFlags;
+        return Line64.words(b, 0);
+    }
+
+    /** {@code cqe} (an error completion of a tag-matching SRQ's receive) saying what the message was. */
+    public static long[] withTm(long[] cqe, int kind, int tmFlags) {
+        byte[] b = Line64.bytes(cqe);
+        b[52] = (byte) kind;
+        b[53] = (byte) tmFlags;
+        return Line64.words(b, 0);
+    }
+
+    /** A tag-matching SRQ's completion as the library reads it (kind TM_NONE: not one). */
+    public record TmView(int kind, int flags, long tag, int priv) {}
+
+    public static TmView parseTm(byte[] b) {
+        return new TmView(b[52] & 0xff, b[53] & 0xff, BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8));
     }
 
     /** The fields every responder CQE has: the XRC SRQ, immediate, QPN, WQE counter and op_own. */

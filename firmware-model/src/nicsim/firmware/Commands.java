@@ -5,11 +5,13 @@ import java.util.Set;
 import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
 import nicsim.host.PciPort;
 import nicsim.sim.Layout;
-import nicsim.verbs.Mtu;
 import nicsim.verbs.DcType;
+import nicsim.verbs.Mtu;
 import nicsim.verbs.QpType;
+import nicsim.verbs.WcFlags;
 
 /**
  * The command interface ({@link Cmd}): the driver writes a command entry in host memory and rings
@@ -86,7 +88,9 @@ final class Commands {
             else busy = false;
             return;
         }
-        Consumer<byte[]> run = in -> fw.sim.scheduleIn(latency, () -> {
+        // a tag-list operation takes the path mlx5 gives it (a send queue of the SRQ's own), not a firmware command's
+        long delay = opcode == Cmd.TM_OP && fw.tm != null ? fw.tm.opLatency() : latency;
+        Consumer<byte[]> run = in -> fw.sim.scheduleIn(delay, () -> {
             byte[] out;
             try {
                 out = execute(opcode, in);
@@ -159,6 +163,8 @@ final class Commands {
             case Cmd.QUERY_QP -> ok(Cmd.QP_ATTRS, qp(in(Cmd.HANDLE, input).handle()).query());
             case Cmd.CREATE_SRQ -> handle(createSrq(in(Cmd.CREATE_SRQ_IN, input)));
             case Cmd.CREATE_XRC_SRQ -> handle(createXrcSrq(in(Cmd.CREATE_XRC_SRQ_IN, input)));
+            case Cmd.CREATE_TM_SRQ -> handle(createTmSrq(in(Cmd.CREATE_TM_SRQ_IN, input)));
+            case Cmd.TM_OP -> handle(tmOp(in(Cmd.TM_OP_IN, input)));
             case Cmd.ALLOC_XRCD -> { in(Cmd.EMPTY, input); yield handle(xrcds.add(new XrcDomain())); }
             case Cmd.DEALLOC_XRCD -> { deallocXrcd(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ARM_SRQ -> {
@@ -265,6 +271,49 @@ final class Commands {
         return srqn;
     }
 
+    /** A tag-matching SRQ: its tag list in the adapter, its receives and tag-list completions to its own CQ. */
+    private long createTmSrq(Cmd.CreateTmSrq c) {
+        if (fw.tm == null) throw new CommandRefused(Cmd.Syndrome.TM_NOT_SUPPORTED, 0);
+        checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
+        if (c.maxTags() < 1 || c.maxTags() > fw.tm.maxTags()) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxTags());
+        if (c.maxOps() < 1 || c.maxOps() > fw.tm.maxOps()) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxOps());
+        Cq cq = fw.cqs.get(c.cq());
+        if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cq());
+        long srqn = fw.srqs.free();
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit(), 0, cq,
+                new TagMatching((int) c.maxTags(), (int) c.maxOps())));
+        cq.users++;
+        return srqn;
+    }
+
+    /**
+     * A tag-list operation; its completion (asked for, or a failed TAG_DEL) goes to the SRQ's CQ.
+     * Returns a TAG_ADD's handle, and for a TAG_DEL 1 if the entry was deleted, 0 if a message had taken it.
+     */
+    private long tmOp(Cmd.TmOp c) {
+        Srq s = srq(c.srqn());
+        if (s.tm == null || c.opcode() > 2) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.opcode());
+        s.tm.report((int) c.unexpectedCnt());
+        long handle = 0;
+        int syndrome = 0, kind;
+        switch ((int) c.opcode()) {
+            case 0 -> {
+                handle = s.tm.add(c.tag(), c.mask(), new nicsim.abi.WqeFormat.Sge(c.addr(), (int) c.length(), (int) c.lkey()));
+                if (handle < 0) throw new CommandRefused(Cmd.Syndrome.TM_LIST_FULL, s.tm.maxTags);
+                kind = Cqe64.TM_ADD;
+            }
+            case 1 -> {
+                if (s.tm.delete((int) c.handle())) handle = 1; // the output says whether it went: a failure's completion follows
+                else syndrome = Cqe64.SYNDROME_TM_ERR;
+                kind = Cqe64.TM_DEL;
+            }
+            default -> kind = Cqe64.TM_SYNC;
+        }
+        if ((c.flags() & 1) != 0 || syndrome != 0)
+            fw.complete(s.cq, Cqe64.tmOp(s.srqn, (int) c.opIndex(), kind, s.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0, syndrome), false);
+        return handle;
+    }
+
     private void checkSrq(long pd, long logSize, long strideLog, long limit, long ring, long dbrec) {
         checkPd(pd);
         if (logSize < 1 || logSize > 15 || strideLog < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, logSize);
@@ -280,10 +329,8 @@ final class Commands {
         Srq q = srq(srqn);
         if (q.users > 0) throw new CommandRefused(Cmd.Syndrome.SRQ_IN_USE, srqn);
         fw.srqs.remove(srqn);
-        if (q.xrc()) {
-            xrcds.get(q.xrcd).users--;
-            q.cq.users--;
-        }
+        if (q.xrc()) xrcds.get(q.xrcd).users--;
+        if (q.cq != null) q.cq.users--;
     }
 
     // ------------------------------------------------------------------ XRC domains
@@ -349,6 +396,7 @@ final class Commands {
         if (c.srq() != 0) {
             srq = srq(c.srq());
             if (srq.xrc() || target || initiator || dci) throw new CommandRefused(Cmd.Syndrome.XRC_SRQ_MISUSE, c.srq());
+            if (srq.tm != null && type != QpType.RC) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.type()); // tag matching is RC's
             if (srq.pd != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
             srq.users++;
         }

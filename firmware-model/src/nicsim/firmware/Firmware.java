@@ -60,6 +60,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     /** DC transport's parameters (null: the profile offers no DC), and its counters. */
     final DcParams dc;
     final Counters.Ref dcConnects, dcReconnects, dcDisconnects, dcCnaks;
+    /** Tagged messages an entry took, and those that went to software as unexpected. */
+    final Counters.Ref tmMatched, tmUnexpected;
 
     /** The profile's {@code dc.*} parameters. */
     record DcParams(int dcrPool, boolean fullHandshake, long idleTimeout, long cnakBackoff, long dcrTimeout) {
@@ -77,6 +79,10 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
             };
         }
     }
+
+    /** Tag matching's parameters (null: the profile offers none): list size, outstanding operations, cycles per entry compared, an operation's latency. */
+    record TmParams(int maxTags, int maxOps, long matchCycles, long opLatency) {}
+    final TmParams tm;
 
     // the parts
     final Commands commands;
@@ -118,10 +124,14 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         if (cqeScatterMax < 0 || cqeScatterMax > Cqe64.INLINE_SCATTER_BYTES)
             throw new IllegalArgumentException("cqe.scatter.max " + cqeScatterMax + " B must be from 0 to 32 B (a 64-byte CQE holds 32 bytes of data)");
         this.dc = profile.has("dc.dcr.pool") ? new DcParams(profile) : null;
+        this.tm = profile.has("tm.max.tags") ? new TmParams(profile.countInt("tm.max.tags"), profile.countInt("tm.max.ops"),
+                profile.cycles("tm.match.cycles"), profile.picos("tm.op.latency")) : null;
         this.dcConnects = counters.ref("Firmware.dc_connects");
         this.dcReconnects = counters.ref("Firmware.dc_reconnects");
         this.dcDisconnects = counters.ref("Firmware.dc_disconnects");
         this.dcCnaks = counters.ref("Firmware.dc_cnaks");
+        this.tmMatched = counters.ref("Firmware.tm_matched");
+        this.tmUnexpected = counters.ref("Firmware.tm_unexpected");
         int maxQp = profile.countInt("doorbell.queue.table.entries");
         this.cqs = new Table<>(1, adapter.cqeWriter().config().cqEntries(), Cmd.Syndrome.OUT_OF_CQS, false);
         this.commands = new Commands(this, maxQp, (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size")));

@@ -200,6 +200,10 @@ final class Qp {
     static final class InMsg {
         final boolean send;
         RecvRing.Wqe wqe;
+        /** On a tag-matching SRQ: what the message is (Cqe64.TM_*: matched, NO_TAG, unexpected), its tag and app context. */
+        int tmKind;
+        long tag;
+        int priv;
         long offset;
         List<XlateRsp> target; // WRITE: the translated remote range
         long dmaLength;

@@ -2,6 +2,7 @@ package nicsim.firmware;
 
 import java.util.List;
 import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
 import nicsim.abi.Cqe64;
 import nicsim.abi.Vendor;
 import nicsim.adapter.MttPorts;
@@ -11,6 +12,8 @@ import nicsim.fabric.Packet.Op;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.EventType;
 import nicsim.verbs.QpState;
+import nicsim.verbs.TmhOp;
+import nicsim.verbs.WcFlags;
 import nicsim.firmware.Qp.InMsg;
 
 /**
@@ -216,68 +219,138 @@ final class Responder {
     }
 
     Step handleSend(Packet p) {
-        Consumer<RecvRing.Wqe> go = q.live(w -> {
-            if (w == null) {
-                if (q.service.reliable) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.counters.counter("Firmware.rnr_sent").inc(); }
-                else q.fw.counters.counter("Firmware.uc_no_receive").inc();
-                finish();
-                return;
-            }
-            if (q.cur == null) { q.cur = new InMsg(true); q.cur.wqe = w; }
-            InMsg m = q.cur;
-            if (q.service.connected && m.offset + p.payload().length > q.fw.maxMsg) { // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
-                responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG);
-                finish();
-                return;
-            }
-            if (m.offset + p.payload().length > w.capacity()) {
-                responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.RECV_TOO_SMALL);
-                finish();
-                return;
-            }
-            if (q.scatterToCqe && (p.op() == Op.SEND_ONLY || p.op() == Op.SEND_ONLY_IMM) && p.payload().length <= q.fw.cqeScatterMax) {
-                sendToCqe(p, w);
-                return;
-            }
-            long off = m.offset;
-            m.offset += p.payload().length;
-            q.epsn = (q.epsn + 1) & 0xFFFFFF;
-            Runnable[] complete = {null}; // the last packet's completion, once its writes and those before it have left
-            q.placement.scatter(w.sges(), pd(p), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
-                if (fail != null) {
-                    q.epsn = (q.epsn - 1) & 0xFFFFFF;
-                    responderError(p, Packet.AETH_NAK_OP, null, w, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor());
-                    finish();
-                    return;
-                }
-                if (p.op().last()) {
-                    boolean inv = p.op() == Op.SEND_LAST_INV || p.op() == Op.SEND_ONLY_INV;
-                    if (inv) {
-                        int bad = q.fw.keys.invalidate(q, p.imm() & 0xFFFFFFFFL);
-                        if (bad != 0) { // class J: the responder completes REM_INV_REQ_ERR, the requester hears NAK invalid request
-                            q.epsn = (q.epsn - 1) & 0xFFFFFF;
-                            responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_REM_INV_REQ_ERR, bad);
-                            finish();
-                            return;
-                        }
-                    }
-                    q.cur = null;
-                    q.msn = (q.msn + 1) & 0xFFFFFF;
-                    long[] cqe = Cqe64.responder(q.qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM
-                            : Cqe64.RESP_SEND, m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited(), xrcSrqn(p));
-                    Cq cq = recvCq(p);
-                    complete[0] = () -> q.fw.complete(cq, cqe, p.solicited());
-                }
-                if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
-                finish();
-            }), q.live(() -> {
-                if (complete[0] != null) complete[0].run();
-            }));
-        });
+        if (q.cur == null && q.srq != null && q.srq.tm != null) return handleTagged(p);
+        Consumer<RecvRing.Wqe> go = q.live(w -> receive(p, w));
         if (q.cur != null) go.accept(q.cur.wqe);
         else takeRecvWqe(p, go);
         return Step.PENDING;
     }
+
+    /** Places a SEND's packet in receive WQE {@code w} (null: none came, RNR); its last packet completes the WQE. */
+    private void receive(Packet p, RecvRing.Wqe w) {
+        if (w == null) {
+            if (q.service.reliable) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.counters.counter("Firmware.rnr_sent").inc(); }
+            else q.fw.counters.counter("Firmware.uc_no_receive").inc();
+            finish();
+            return;
+        }
+        if (q.cur == null) { q.cur = new InMsg(true); q.cur.wqe = w; }
+        InMsg m = q.cur;
+        if (q.service.connected && m.offset + p.payload().length > q.fw.maxMsg) { // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
+            responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG);
+            finish();
+            return;
+        }
+        if (m.offset + p.payload().length > w.capacity()) {
+            responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.RECV_TOO_SMALL);
+            finish();
+            return;
+        }
+        if (q.scatterToCqe && (p.op() == Op.SEND_ONLY || p.op() == Op.SEND_ONLY_IMM) && p.payload().length <= q.fw.cqeScatterMax) {
+            sendToCqe(p, w);
+            return;
+        }
+        long off = m.offset;
+        m.offset += p.payload().length;
+        q.epsn = (q.epsn + 1) & 0xFFFFFF;
+        Runnable[] complete = {null}; // the last packet's completion, once its writes and those before it have left
+        q.placement.scatter(w.sges(), pd(p), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
+            if (fail != null) {
+                q.epsn = (q.epsn - 1) & 0xFFFFFF;
+                responderError(p, Packet.AETH_NAK_OP, null, w, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor());
+                finish();
+                return;
+            }
+            if (p.op().last()) {
+                boolean inv = p.op() == Op.SEND_LAST_INV || p.op() == Op.SEND_ONLY_INV;
+                if (inv) {
+                    int bad = q.fw.keys.invalidate(q, p.imm() & 0xFFFFFFFFL);
+                    if (bad != 0) { // class J: the responder completes REM_INV_REQ_ERR, the requester hears NAK invalid request
+                        q.epsn = (q.epsn - 1) & 0xFFFFFF;
+                        responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_REM_INV_REQ_ERR, bad);
+                        finish();
+                        return;
+                    }
+                }
+                q.cur = null;
+                q.msn = (q.msn + 1) & 0xFFFFFF;
+                long[] cqe = receiveCqe(p, m, w, inv);
+                Cq cq = recvCq(p);
+                complete[0] = () -> q.fw.complete(cq, cqe, p.solicited());
+            }
+            if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
+            finish();
+        }), q.live(() -> {
+            if (complete[0] != null) complete[0].run();
+        }));
+    }
+
+    /** The completion of a received message: a tag-matching SRQ's carries what the message was and its tag. */
+    private long[] receiveCqe(Packet p, InMsg m, RecvRing.Wqe w, boolean inv) {
+        if (m.tmKind == Cqe64.TM_NONE)
+            return Cqe64.responder(q.qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND,
+                    m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited(), xrcSrqn(p));
+        int flags = (q.srq.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0)
+                | (m.tmKind == Cqe64.TM_MATCHED ? WcFlags.TM_DATA_VALID | (p.op().starts() ? WcFlags.TM_MATCH : 0) : 0);
+        return Cqe64.tmReceive(q.qpn, w.index(), m.tmKind, flags, m.offset, m.tag, m.priv, p.srcQp(), p.slid(), q.srq.srqn);
+    }
+
+    /**
+     * The first packet of a SEND to a tag-matching SRQ (docs/sources.md#tag-matching). An EAGER
+     * message's tag is looked up in the SRQ's list ({@code tm.match.cycles} per entry compared); the
+     * entry that takes it gets the message without its 16-byte TMH, and the completion names the
+     * entry: one (MATCH and DATA_VALID) for a one-packet message, else one at the match and one when
+     * the data is all in. Any other message goes whole to an ordinary SRQ buffer: NO_TAG as such,
+     * the rest (an EAGER no entry takes, RNDV, FIN, no TMH) as unexpected, which software must then
+     * report back. Rendezvous is not offloaded yet: a RNDV request always goes to software.
+     */
+    private Step handleTagged(Packet p) {
+        byte[] d = p.payload();
+        TmhOp op = d.length >= TMH_BYTES ? TmhOp.ofOrNull(d[0] & 0xff) : null;
+        long tag = d.length >= TMH_BYTES ? BigEndian.get64(d, 8) : 0;
+        int priv = d.length >= TMH_BYTES ? (int) BigEndian.get32(d, 4) : 0;
+        TagMatching.Match match = op == TmhOp.EAGER ? q.srq.tm.take(tag) : null;
+        long cycles = q.fw.tm.matchCycles() * (match == null ? 0 : match.compared());
+        if (match != null && match.entry() != null) {
+            TagMatching.Entry e = match.entry();
+            InMsg m = new InMsg(true);
+            m.wqe = new RecvRing.Wqe(e.handle(), java.util.List.of(e.sge()), e.sge().length() & 0xFFFFFFFFL);
+            m.tmKind = Cqe64.TM_MATCHED;
+            m.tag = tag;
+            m.priv = priv;
+            q.cur = m;
+            q.fw.tmMatched.inc();
+            if (!p.op().last()) { // a longer message: the match is reported now, the data when it is all in
+                long[] cqe = Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH
+                        | (q.srq.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0), 0, tag, priv, p.srcQp(), p.slid(), q.srq.srqn);
+                Cq cq = q.srq.cq;
+                q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, cqe, false)));
+            }
+            Packet body = p.withPayload(java.util.Arrays.copyOfRange(d, TMH_BYTES, d.length))
+                    .arriving(p.arrival() == null ? null : p.arrival().from(TMH_BYTES));
+            q.fw.exec(cycles, q.live(() -> receive(body, m.wqe)));
+            return Step.PENDING;
+        }
+        int kind = op == TmhOp.NO_TAG ? Cqe64.TM_NO_TAG : Cqe64.TM_UNEXPECTED;
+        q.fw.exec(cycles, q.live(() -> takeRecvWqe(p, q.live(w -> {
+            if (w != null) {
+                q.cur = new InMsg(true);
+                q.cur.wqe = w;
+                q.cur.tmKind = kind;
+                q.cur.tag = tag;
+                q.cur.priv = priv;
+                if (kind == Cqe64.TM_UNEXPECTED) {
+                    q.srq.tm.countUnexpected();
+                    q.fw.tmUnexpected.inc();
+                }
+            }
+            receive(p, w);
+        }))));
+        return Step.PENDING;
+    }
+
+    /** Bytes of the tag-matching header (struct ibv_tmh) that starts every tagged message. */
+    static final int TMH_BYTES = 16;
 
     /**
      * A small SEND placed in its completion instead of the receive buffer (scatter to CQE): no DMA
@@ -402,8 +475,11 @@ final class Responder {
     void responderError(Packet p, int nak, EventType event, RecvRing.Wqe w, int syndrome, int vendor) {
         q.fw.counters.counter("Firmware.responder_errors").inc();
         if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
-        if (w != null)
-            q.fw.complete(recvCq(p), Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(), xrcSrqn(p)), false);
+        if (w != null) {
+            long[] cqe = Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(), xrcSrqn(p));
+            if (q.cur != null && q.cur.tmKind != Cqe64.TM_NONE) cqe = Cqe64.withTm(cqe, q.cur.tmKind, 0); // names the tagged buffer, if it was one
+            q.fw.complete(recvCq(p), cqe, false);
+        }
         else if (event != null) q.fw.event(event, q.qpn);
         q.cur = null;
         q.toError();
@@ -435,6 +511,7 @@ final class Responder {
 
     /** The CQ request {@code p}'s receive completes to (none: its XRC SRQ is gone). */
     private Cq recvCq(Packet p) {
+        if (q.srq != null && q.srq.tm != null) return q.srq.cq; // a tag-matching SRQ reports everything to its own CQ
         if (q.xrcd == 0) return q.rcq;
         Srq s = xrcSrq(p);
         return s == null ? null : s.cq;
@@ -448,7 +525,10 @@ final class Responder {
     }
 
     /** The XRC SRQ a receive completion names (0: not an XRC target's). */
-    private long xrcSrqn(Packet p) { return q.xrcd == 0 ? 0 : p.xrcSrqn(); }
+    private long xrcSrqn(Packet p) {
+        if (q.srq != null && q.srq.tm != null) return q.srq.srqn; // the library finds a tag-matching SRQ's completions by it too
+        return q.xrcd == 0 ? 0 : p.xrcSrqn();
+    }
 
     void untakeRecvWqe(RecvRing.Wqe w) {
         if (q.srq != null) q.srq.ring.untake(w); else q.rq.untake(w);

@@ -16,10 +16,14 @@ final class Srq {
     /** An XRC SRQ's domain (0: a basic SRQ) and the CQ its receives complete to (a basic SRQ's go to their QP's). */
     final long xrcd;
     final Cq cq;
+    /** A tag-matching SRQ's tag list (null: not one); its completions go to {@link #cq}. */
+    final TagMatching tm;
 
-    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit) { this(fw, srqn, pd, ring, limit, 0, null); }
+    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit) { this(fw, srqn, pd, ring, limit, 0, null, null); }
 
-    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit, long xrcd, Cq cq) {
+    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit, long xrcd, Cq cq) { this(fw, srqn, pd, ring, limit, xrcd, cq, null); }
+
+    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit, long xrcd, Cq cq, TagMatching tm) {
         this.fw = fw;
         this.srqn = srqn;
         this.pd = pd;
@@ -27,6 +31,7 @@ final class Srq {
         this.limit = limit;
         this.xrcd = xrcd;
         this.cq = cq;
+        this.tm = tm;
     }
 
     boolean xrc() { return xrcd != 0; }

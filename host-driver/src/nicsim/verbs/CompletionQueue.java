@@ -72,6 +72,7 @@ public final class CompletionQueue extends VerbsObject {
             // a receive of an XRC SRQ: its WQE is found by the SRQ's number (the target QP may be another process's)
             long srqn = v.opcode() == Cqe64.RESP_ERR ? Cqe64.parseError(e).srqn() : Cqe64.parseRecv(e).srqn();
             SharedReceiveQueue s = srqn == 0 ? null : ctx.srqs.get((int) srqn);
+            if (s != null && s.type() == SrqType.TM) return s.tmCompletion(v, e);
             if (s != null && s.type() == SrqType.XRC) {
                 if (qp != null && v.opcode() == Cqe64.RESP_ERR && Cqe64.status(v.syndrome()) != WcStatus.WR_FLUSH_ERR) qp.movedByDevice(QpState.ERR);
                 byte[] inline = Cqe64.inlineData(e);

@@ -76,8 +76,10 @@ public final class QueuePair extends VerbsObject {
                 throw new VerbsException(Errno.EINVAL, "createQp needs sendCq and recvCq (got " + a.sendCq() + ", " + a.recvCq() + ")");
         }
         if (a.srq() != null && a.srq().isClosed()) throw new VerbsException(Errno.EINVAL, "createQp srq is closed");
-        if (a.srq() != null && (target || initiator || a.srq().type() != SrqType.BASIC))
+        if (a.srq() != null && (target || initiator || a.srq().type() == SrqType.XRC))
             throw new VerbsException(Errno.EINVAL, "createQp srq: an XRC SRQ is named by each XRC request, not attached to a QP (and XRC QPs attach none)");
+        if (a.srq() != null && a.srq().type() == SrqType.TM && type != QpType.RC)
+            throw new VerbsException(Errno.EINVAL, "createQp srq: tag matching is for RC QPs; a " + type + " QP cannot take a tag-matching SRQ");
         this.srq = a.srq();
         var caps = driver.caps();
         check(a.maxSendWr() >= 1 && a.maxSendWr() <= caps.maxQpWr(), "maxSendWr", a.maxSendWr(), "1.." + caps.maxQpWr());

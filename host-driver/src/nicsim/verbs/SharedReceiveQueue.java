@@ -1,6 +1,7 @@
 package nicsim.verbs;
 
 import nicsim.abi.Cmd;
+import nicsim.abi.Cqe64;
 import nicsim.driver.Driver;
 import nicsim.provider.RecvRing;
 
@@ -9,7 +10,10 @@ import nicsim.provider.RecvRing;
  * attached QP takes WQEs from. The limit (modify with {@link SrqAttrMask#LIMIT}) arms
  * SRQ_LIMIT_REACHED, which fires once. An XRC SRQ belongs to an XRC domain and has a CQ of its
  * own: no QP attaches to it; the XRC target QPs of its domain take WQEs from it for the requests
- * that name its number ({@link #srqNum()}), and its completions come to its CQ.
+ * that name its number ({@link #srqNum()}), and its completions come to its CQ. A tag-matching
+ * SRQ also has a CQ of its own and, in the adapter, a list of tagged buffers that
+ * {@link #postSrqOps} adds to and deletes from; its ordinary buffers take the messages no tag
+ * takes (docs/sources.md#tag-matching).
  */
 public final class SharedReceiveQueue extends VerbsObject {
     private final ProtectionDomain pd;
@@ -21,6 +25,11 @@ public final class SharedReceiveQueue extends VerbsObject {
     private final CompletionQueue cq;
     private final RecvRing ring;
     private int limit;
+    /** A tag-matching SRQ's tagged buffers by handle (their receive wr_ids), and its signaled operations awaiting completion by index. */
+    private final java.util.Map<Integer, Long> tagged = new java.util.HashMap<>();
+    private final java.util.Map<Integer, Long> opsPending = new java.util.HashMap<>();
+    private final int tmMaxNumTags, tmMaxOps;
+    private int opSerial;
 
     SharedReceiveQueue(ProtectionDomain pd, SrqInitAttr a) {
         super(pd);
@@ -34,7 +43,14 @@ public final class SharedReceiveQueue extends VerbsObject {
         if (a.srqLimit() < 0 || a.srqLimit() > a.maxWr())
             throw new VerbsException(Errno.EINVAL, "SrqInitAttr.srqLimit = " + a.srqLimit() + " exceeds maxWr " + a.maxWr());
         this.type = a.srqType();
-        if (type == SrqType.TM) throw new VerbsException(Errno.EOPNOTSUPP, "SrqInitAttr.srqType TM: tag matching is not built yet");
+        if (type == SrqType.TM) {
+            if (a.cq() == null || a.cq().isClosed() || a.cq().ctx != pd.ctx)
+                throw new VerbsException(Errno.EINVAL, "SrqInitAttr.cq: a tag-matching SRQ needs an open CQ of its own context");
+            if (a.tmMaxNumTags() < 1) throw new VerbsException(Errno.EINVAL, "SrqInitAttr.tmMaxNumTags = " + a.tmMaxNumTags() + ": at least 1");
+            if (a.tmMaxOps() < 1) throw new VerbsException(Errno.EINVAL, "SrqInitAttr.tmMaxOps = " + a.tmMaxOps() + ": at least 1");
+        }
+        this.tmMaxNumTags = a.tmMaxNumTags();
+        this.tmMaxOps = a.tmMaxOps();
         if (type == SrqType.XRC) {
             if (a.xrcd() == null) throw new VerbsException(Errno.EINVAL, "SrqInitAttr.xrcd is needed for an XRC SRQ");
             a.xrcd().checkUsableBy(pd.ctx, "SrqInitAttr.xrcd");
@@ -42,7 +58,7 @@ public final class SharedReceiveQueue extends VerbsObject {
                 throw new VerbsException(Errno.EINVAL, "SrqInitAttr.cq: an XRC SRQ needs an open CQ of its own context");
         }
         this.xrcd = type == SrqType.XRC ? a.xrcd() : null;
-        this.cq = type == SrqType.XRC ? a.cq() : null;
+        this.cq = type == SrqType.XRC || type == SrqType.TM ? a.cq() : null;
         this.maxWr = a.maxWr();
         this.maxSge = a.maxSge();
         this.ring = new RecvRing(driver.host(), Integer.highestOneBit(Math.max(2, maxWr * 2 - 1)),
@@ -54,6 +70,9 @@ public final class SharedReceiveQueue extends VerbsObject {
         this.srqn = (int) (type == SrqType.XRC
                 ? driver.command(Cmd.CREATE_XRC_SRQ, Cmd.CREATE_XRC_SRQ_IN, new Cmd.CreateXrcSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec,
                         limit, xrcd.xrcdn, cq.cqn), Cmd.HANDLE)
+                : type == SrqType.TM
+                ? driver.command(Cmd.CREATE_TM_SRQ, Cmd.CREATE_TM_SRQ_IN, new Cmd.CreateTmSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec,
+                        limit, cq.cqn, tmMaxNumTags, tmMaxOps), Cmd.HANDLE)
                 : driver.command(Cmd.CREATE_SRQ, Cmd.CREATE_SRQ_IN, new Cmd.CreateSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec, limit),
                         Cmd.HANDLE)).handle();
         pd.ctx.srqs.put(srqn, this);
@@ -80,6 +99,77 @@ public final class SharedReceiveQueue extends VerbsObject {
             }
         } finally {
             ring.publish(posted);
+        }
+    }
+
+    /**
+     * ibv_post_srq_ops on a tag-matching SRQ. TAG_ADD needs one SGE and gets the entry's handle
+     * ({@link OpsWr#handle()}); TAG_DEL names one (if a message took that buffer first, the delete
+     * completes with TM_ERR, signaled or not); every operation reports software's unexpected count. A full tag list or more signaled operations outstanding than tmMaxOps is ENOMEM, with
+     * {@link VerbsException#badWrIndex()} naming the first not posted.
+     */
+    public void postSrqOps(OpsWr... wrs) {
+        checkOpen();
+        if (type != SrqType.TM) throw new VerbsException(Errno.EINVAL, "postSrqOps on SRQ " + srqn + ", which is not a tag-matching SRQ", 0);
+        for (int i = 0; i < wrs.length; i++) {
+            OpsWr w = wrs[i];
+            boolean add = w.opcode() == OpsWrOpcode.TAG_ADD, signaled = (w.flags() & OpsWr.SIGNALED) != 0;
+            if (add && w.sgList().size() != 1)
+                throw new VerbsException(Errno.EINVAL, "OpsWr TAG_ADD needs one SGE (the tagged buffer), has " + w.sgList().size(), i);
+            if (signaled && opsPending.size() >= tmMaxOps)
+                throw new VerbsException(Errno.ENOMEM, "postSrqOps: " + tmMaxOps + " signaled operations of SRQ " + srqn + " not yet completed", i);
+            int index = opSerial++ & 0xFFFF;
+            Sge sge = add ? w.sgList().get(0) : null;
+            long pa = add ? driver.host().pa(sge.addr()) : 0;
+            if (add && pa < 0) throw new VerbsException(Errno.EFAULT, String.format("OpsWr TAG_ADD SGE address 0x%x is not mapped", sge.addr()), i);
+            long out;
+            try {
+                out = driver.command(Cmd.TM_OP, Cmd.TM_OP_IN, new Cmd.TmOp(srqn, w.opcode().value(), signaled ? 1 : 0, w.handle(),
+                        w.unexpectedCnt() & 0xFFFFFFFFL, w.tag(), w.mask(), add ? sge.addr() : 0, add ? sge.length() & 0xFFFFFFFFL : 0,
+                        add ? sge.lkey() & 0xFFFFFFFFL : 0, index), Cmd.HANDLE).handle();
+            } catch (VerbsException e) {
+                throw new VerbsException(e.errno(), e.getMessage(), i);
+            }
+            if (add) {
+                w.handle((int) out);
+                tagged.put((int) out, w.recvWrId());
+            }
+            boolean deleteFailed = w.opcode() == OpsWrOpcode.TAG_DEL && out == 0; // a message took the buffer first: TM_ERR comes
+            if (w.opcode() == OpsWrOpcode.TAG_DEL && !deleteFailed) tagged.remove(w.handle());
+            if (signaled || deleteFailed) opsPending.put(index, w.wrId());
+        }
+    }
+
+    /** The tagged buffers of this SRQ not yet taken or deleted. */
+    public int taggedBuffers() { return tagged.size(); }
+
+    /** A tag-matching SRQ's completion, as the adapter wrote it, turned into the work completion libibverbs reports. */
+    WorkCompletion tmCompletion(Cqe64.View v, byte[] e) {
+        Cqe64.TmView t = Cqe64.parseTm(e);
+        int qpn = (int) v.qpn();
+        boolean error = v.opcode() == Cqe64.RESP_ERR;
+        WcStatus status = error ? Cqe64.status(v.syndrome()) : WcStatus.SUCCESS;
+        String why = error ? Cqe64.status(v.syndrome()) + " (vendor syndrome 0x" + Integer.toHexString(v.vendorSyndrome()) + ")" : "";
+        switch (t.kind()) {
+            case Cqe64.TM_ADD, Cqe64.TM_DEL, Cqe64.TM_SYNC -> {
+                Long wrId = opsPending.remove(v.wqeCounter());
+                if (wrId == null) return null;
+                WcOpcode op = t.kind() == Cqe64.TM_ADD ? WcOpcode.TM_ADD : t.kind() == Cqe64.TM_DEL ? WcOpcode.TM_DEL : WcOpcode.TM_SYNC;
+                return new WorkCompletion(wrId, status, op, 0, 0, 0, 0, t.flags() & WcFlags.TM_SYNC_REQ, v.vendorSyndrome(), why, 0, 0, 0, 0);
+            }
+            case Cqe64.TM_MATCHED -> {
+                boolean dataIn = (t.flags() & WcFlags.TM_DATA_VALID) != 0 || error;
+                Long wrId = dataIn ? tagged.remove(v.wqeCounter()) : tagged.get(v.wqeCounter());
+                if (wrId == null) return null;
+                return new WorkCompletion(wrId, status, WcOpcode.TM_RECV, error ? 0 : (int) v.byteCount(), qpn, 0, 0, t.flags(), v.vendorSyndrome(),
+                        why, 0, 0, t.tag(), t.priv());
+            }
+            default -> { // an ordinary buffer: NO_TAG, or a message no tagged buffer took
+                WorkCompletion wc = QueuePair.received(take(v.wqeCounter()), v, e);
+                if (t.kind() != Cqe64.TM_NO_TAG || error) return wc;
+                return new WorkCompletion(wc.wrId(), wc.status(), WcOpcode.TM_NO_TAG, wc.byteLen(), wc.qpNum(), wc.srcQp(), wc.immData(),
+                        wc.wcFlags() | (t.flags() & WcFlags.TM_SYNC_REQ), 0, "", wc.slid(), 0, 0, 0);
+            }
         }
     }
 

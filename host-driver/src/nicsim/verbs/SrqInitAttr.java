@@ -6,6 +6,7 @@ public final class SrqInitAttr {
     private SrqType srqType = SrqType.BASIC;
     private Xrcd xrcd;
     private CompletionQueue cq;
+    private int tmMaxNumTags, tmMaxOps;
 
     public SrqInitAttr maxWr(int v) { maxWr = v; return this; }
     public SrqInitAttr maxSge(int v) { maxSge = v; return this; }
@@ -20,4 +21,9 @@ public final class SrqInitAttr {
     public SrqType srqType() { return srqType; }
     public Xrcd xrcd() { return xrcd; }
     public CompletionQueue cq() { return cq; }
+    /** A tag-matching SRQ's list size and outstanding tag-list operations (ibv_srq_init_attr_ex's tm_cap). */
+    public SrqInitAttr tmMaxNumTags(int v) { tmMaxNumTags = v; return this; }
+    public SrqInitAttr tmMaxOps(int v) { tmMaxOps = v; return this; }
+    public int tmMaxNumTags() { return tmMaxNumTags; }
+    public int tmMaxOps() { return tmMaxOps; }
 }

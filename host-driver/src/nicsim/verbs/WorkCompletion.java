@@ -6,10 +6,17 @@ package nicsim.verbs;
  * address or PSN. {@code slid} is the source LID of a received UD message. On a striding receive
  * queue, {@code strideOffset} is the first stride the message took in the WQE (whose buffer it
  * shares with the messages before and after it), and {@code wcFlags} may say STRIDE_FILLER or
- * STRIDE_BUFFER_CONSUMED.
+ * STRIDE_BUFFER_CONSUMED. A tag-matching SRQ's receive of a matched message reports the message's
+ * {@code tmTag} and the sender's app context {@code tmPriv} (ibv_wc_read_tm_info).
  */
 public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData,
-                             int wcFlags, int vendorErr, String syndrome, int slid, int strideOffset) {
+                             int wcFlags, int vendorErr, String syndrome, int slid, int strideOffset, long tmTag, int tmPriv) {
+    /** A completion that is not a tag-matching SRQ's. */
+    public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData, int wcFlags, int vendorErr,
+                          String syndrome, int slid, int strideOffset) {
+        this(wrId, status, opcode, byteLen, qpNum, srcQp, immData, wcFlags, vendorErr, syndrome, slid, strideOffset, 0, 0);
+    }
+
     /** A completion of a queue that is not striding. */
     public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData, int wcFlags, int vendorErr,
                           String syndrome, int slid) {
