@@ -56,6 +56,7 @@ public final class Cqe64 {
             case SYNDROME_RNR_RETRY_EXC_ERR -> nicsim.verbs.WcStatus.RNR_RETRY_EXC_ERR;
             case SYNDROME_REM_ABORT_ERR -> nicsim.verbs.WcStatus.REM_ABORT_ERR;
             case SYNDROME_TM_ERR -> nicsim.verbs.WcStatus.TM_ERR;
+            case SYNDROME_TM_RNDV_INCOMPLETE -> nicsim.verbs.WcStatus.TM_RNDV_INCOMPLETE;
             default -> nicsim.verbs.WcStatus.GENERAL_ERR;
         };
     }
@@ -90,6 +91,8 @@ public final class Cqe64 {
     public static final int TM_NONE = 0, TM_MATCHED = 1, TM_NO_TAG = 2, TM_UNEXPECTED = 3, TM_ADD = 4, TM_DEL = 5, TM_SYNC = 6;
     /** nicsim's syndrome for a tag-list operation that failed (a TAG_DEL of an entry a message consumed): IBV_WC_TM_ERR. */
     public static final int SYNDROME_TM_ERR = 0x30;
+    /** nicsim's syndrome for a rendezvous request whose tagged buffer is too short: IBV_WC_TM_RNDV_INCOMPLETE. */
+    public static final int SYNDROME_TM_RNDV_INCOMPLETE = 0x31;
 
     /** A receive of tag-matching SRQ {@code srqn}: matched (wqeCounter: the tag entry's handle), NO_TAG or unexpected (an SRQ WQE). */
     public static long[] tmReceive(long qpn, int wqeCounter, int kind, int tmFlags, long byteCount, long tag, int priv, long srcQp, int slid,

@@ -30,7 +30,7 @@ final class Completer {
         while (!q.outstanding.isEmpty() && q.outstanding.peek().done()) {
             SendOp op = q.outstanding.poll();
             if (op.readOrAtomic()) q.readsOutstanding--;
-            if (q.service.reliable) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
+            if (q.service.reliable && !op.control) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
             if (!op.control && (op.w.signaled() || q.sqSigAll))
                 q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
         }
@@ -41,7 +41,7 @@ final class Completer {
     }
 
     void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {
-        if (op.control) { // a DC connect failed: the work request it was for takes the error
+        if (op.control && op.failed == null) { // a DC connect failed: the work request it was for takes the error
             q.outstanding.remove(op);
             SendOp wr = null;
             for (SendOp o : q.outstanding) if (!o.control) { wr = o; break; }
@@ -72,7 +72,8 @@ final class Completer {
         while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
         for (SendOp b : before) q.flush(b);
         q.fw.counters.counter("Firmware.requester_errors").inc();
-        q.fw.complete(q.scq, Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), false);
+        if (op.failed != null) op.failed.accept(syndrome, vendor); // the adapter's own operation: its owner hears, not the send queue
+        else q.fw.complete(q.scq, Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), false);
         if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
     }
 

@@ -61,7 +61,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final DcParams dc;
     final Counters.Ref dcConnects, dcReconnects, dcDisconnects, dcCnaks;
     /** Tagged messages an entry took, and those that went to software as unexpected. */
-    final Counters.Ref tmMatched, tmUnexpected;
+    final Counters.Ref tmMatched, tmUnexpected, tmRendezvous;
 
     /** The profile's {@code dc.*} parameters. */
     record DcParams(int dcrPool, boolean fullHandshake, long idleTimeout, long cnakBackoff, long dcrTimeout) {
@@ -132,6 +132,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.dcCnaks = counters.ref("Firmware.dc_cnaks");
         this.tmMatched = counters.ref("Firmware.tm_matched");
         this.tmUnexpected = counters.ref("Firmware.tm_unexpected");
+        this.tmRendezvous = counters.ref("Firmware.tm_rendezvous");
         int maxQp = profile.countInt("doorbell.queue.table.entries");
         this.cqs = new Table<>(1, adapter.cqeWriter().config().cqEntries(), Cmd.Syndrome.OUT_OF_CQS, false);
         this.commands = new Commands(this, maxQp, (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size")));

@@ -167,6 +167,20 @@ final class Qp {
             this.control = control;
         }
 
+        /**
+         * Not a work request: the adapter's own READ or SEND (tag matching's rendezvous), which
+         * completes to nobody; {@code failed} hears its error syndrome and vendor code instead.
+         */
+        static SendOp offloaded(SendWqe w, long length, java.util.function.BiConsumer<Integer, Integer> failed) {
+            SendOp op = new SendOp(-1, w, length, true);
+            op.failed = failed;
+            op.onWire = true;
+            return op;
+        }
+
+        /** An offloaded operation's error handler (null: a DC connect, whose error goes to the work request it was for). */
+        java.util.function.BiConsumer<Integer, Integer> failed;
+
         /** A DC connect: one packet, at PSN {@code psn}. */
         static SendOp connect(int psn, Packet p) {
             SendOp op = new SendOp(-1, new SendWqe(WqeLayout.OP_NOP, -1, 0, 0, 0, null, 0, 0, 0, 0, List.of(), null), 0, true);
@@ -408,7 +422,10 @@ final class Qp {
     }
 
     void flush(SendOp op) {
-        if (op.control) return;
+        if (op.control) { // the adapter's own: its owner hears (a DC connect has none)
+            if (op.failed != null) op.failed.accept(Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED);
+            return;
+        }
         fw.counters.counter("Firmware.flushed").inc();
         fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
     }

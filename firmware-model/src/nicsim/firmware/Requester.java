@@ -55,6 +55,12 @@ final class Requester {
         pump();
     }
 
+    /** Queues the adapter's own operation (tag matching's rendezvous READ and FIN) behind the send queue's WQEs. */
+    void offload(SendOp op) {
+        q.pending.add(op);
+        pump();
+    }
+
     /** The fetcher or the decoder refused a WQE; it completes in error and the send queue stops. */
     void localError(int index, int opcode, int syndrome, int vendor, long addr, int key) {
         if (q.state == QpState.ERR || q.state == QpState.SQE) {

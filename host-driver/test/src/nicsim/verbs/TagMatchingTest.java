@@ -209,6 +209,77 @@ class TagMatchingTest {
         assertTrue(s.counter("Firmware.retransmits") > 0, "the faults were felt");
     }
 
+    /**
+     * Rendezvous: the sender SENDs only the headers naming its buffer; the adapter that matches the
+     * tag READs the data into the tagged buffer itself and SENDs FIN back, which the sender receives.
+     */
+    @Test
+    void rendezvousIsReadByTheAdapterAndFinished() { rendezvous(Faults.NONE); }
+
+    @Test
+    void rendezvousOverALossyFabric() { rendezvous(Faults.parse("drop=0.05,dup=0.02,reorder=0.02")); }
+
+    void rendezvous(Faults faults) {
+        Setup s = new Setup(faults, 64);
+        s.tx.postRecv(new RecvWr().wrId(42).sgList(new Sge(s.out.addr() + SLOT * 15L, SLOT, s.outMr.lkey()))); // for the FIN
+        s.add(3, 0x77, -1L, 0);
+        s.await(s.tmCq, 1);
+        byte[] data = body(5, 6000);
+        s.out.write(SLOT * 8L, data);
+        byte[] rndv = TmInfo.pack(TmhOp.RNDV, 0x77, 0x99, s.out.addr() + SLOT * 8L, s.outMr.rkey(), data.length);
+        s.send(0, rndv, new byte[0]);
+        List<WorkCompletion> got = s.await(s.tmCq, 2);
+        assertEquals(WcOpcode.TM_RECV, got.get(0).opcode(), got.toString());
+        assertEquals(WcFlags.TM_MATCH, got.get(0).wcFlags(), "matched: " + got);
+        assertEquals(3, got.get(0).wrId());
+        assertEquals(0x77, got.get(0).tmTag());
+        assertEquals(0x99, got.get(0).tmPriv());
+        assertEquals(WcFlags.TM_DATA_VALID, got.get(1).wcFlags(), "then read: " + got);
+        assertEquals(data.length, got.get(1).byteLen());
+        assertArrayEquals(data, s.in.read(SLOT * 3L, data.length), "the adapter read the sender's buffer into the tagged one");
+        List<WorkCompletion> sender = s.await(s.txCq, 2);
+        WorkCompletion fin = sender.stream().filter(wc -> wc.wrId() == 42).findFirst().orElseThrow(() -> new AssertionError(sender.toString()));
+        assertEquals(WcOpcode.RECV, fin.opcode());
+        assertEquals(32, fin.byteLen(), "FIN: the TMH and RVH again");
+        byte[] finBytes = s.out.read(SLOT * 15L, 32);
+        assertEquals(TmhOp.FIN.value(), finBytes[0]);
+        assertArrayEquals(Arrays.copyOfRange(rndv, 1, 32), Arrays.copyOfRange(finBytes, 1, 32), "the request's headers, opcode FIN");
+        assertEquals(1, s.counter("Firmware.tm_rendezvous"));
+        assertEquals(0, s.counter("Firmware.cqes_lost"));
+    }
+
+    /** A rendezvous whose RVH names a buffer the sender's rkey does not open: the tagged buffer completes REM_ACCESS_ERR. */
+    @Test
+    void rendezvousWithABadRkeyFailsTheTaggedBuffer() {
+        Setup s = new Setup();
+        s.add(2, 0x66, -1L, 0);
+        s.await(s.tmCq, 1);
+        s.send(0, TmInfo.pack(TmhOp.RNDV, 0x66, 0, s.out.addr(), s.outMr.rkey() ^ 0x100, 4000), new byte[0]);
+        List<WorkCompletion> got = s.await(s.tmCq, 2);
+        assertEquals(WcFlags.TM_MATCH, got.get(0).wcFlags(), got.toString());
+        assertEquals(WcStatus.REM_ACCESS_ERR, got.get(1).status(), got.toString());
+        assertEquals(2, got.get(1).wrId(), "the tagged buffer's recv_wr_id");
+        assertEquals(0, s.srq.taggedBuffers());
+    }
+
+    /** A tagged buffer too small for the rendezvous data gets the headers, and software is told to finish it. */
+    @Test
+    void rendezvousIntoTooSmallABufferIsIncomplete() {
+        Setup s = new Setup();
+        OpsWr small = new OpsWr().wrId(1).opcode(OpsWrOpcode.TAG_ADD).flags(OpsWr.SIGNALED).recvWrId(6).tag(0x55).mask(-1L)
+                .sgList(new Sge(s.in.addr() + SLOT * 6L, 100, s.inMr.lkey()));
+        s.srq.postSrqOps(small);
+        s.await(s.tmCq, 1);
+        byte[] rndv = TmInfo.pack(TmhOp.RNDV, 0x55, 1, s.out.addr(), s.outMr.rkey(), 5000);
+        s.send(0, rndv, new byte[0]);
+        WorkCompletion wc = s.await(s.tmCq, 1).get(0);
+        assertEquals(WcStatus.TM_RNDV_INCOMPLETE, wc.status(), wc.toString());
+        assertEquals(6, wc.wrId());
+        assertArrayEquals(Arrays.copyOf(rndv, 32), s.in.read(SLOT * 6L, 32), "the headers, for software");
+        assertEquals(0, s.counter("Firmware.tm_rendezvous"));
+        assertEquals(QpState.RTS, s.rx.state(), "nothing failed: software goes on");
+    }
+
     @Test
     void misuseIsRefused() {
         Setup s = new Setup(Faults.NONE, 2);
