@@ -136,6 +136,8 @@ static int call(struct nicsim_context *ctx, struct msg *m) {
 
 static void done(struct msg *m) { free(m->buf); m->buf = NULL; }
 
+static void put_sges(struct msg *m, const struct ibv_sge *sg, int n);
+
 /* Runs a request whose reply carries nothing: 0 or an errno. */
 static int simple(struct ibv_context *c, uint32_t op, uint32_t handle) {
 	struct msg m = request(op);
@@ -380,7 +382,7 @@ static uint32_t xrcd_handle(struct ibv_xrcd *x) { return x ? ((struct nicsim_xrc
 
 /* An SRQ: basic, or of XRC domain xrcd with its own CQ; attr's max_wr and max_sge become what it got. */
 static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr, enum ibv_srq_type type,
-				struct ibv_xrcd *xrcd, struct ibv_cq *cq) {
+				struct ibv_xrcd *xrcd, struct ibv_cq *cq, const struct ibv_tm_cap *tm) {
 	struct msg m = request(NICSIM_OP_CREATE_SRQ);
 	struct nicsim_srq *srq;
 	int rc;
@@ -394,6 +396,8 @@ static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv
 	put32(&m, type);
 	put32(&m, xrcd_handle(xrcd));
 	put32(&m, cq_handle(cq));
+	put32(&m, tm ? tm->max_num_tags : 0);
+	put32(&m, tm ? tm->max_ops : 0);
 	rc = call(ctx_of(pd->context), &m);
 	if (rc) { done(&m); free(srq); errno = rc; return NULL; }
 	srq->handle = get32(&m);
@@ -415,21 +419,50 @@ static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv
 }
 
 static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init) {
-	return make_srq(pd, init->srq_context, &init->attr, IBV_SRQT_BASIC, NULL, NULL);
+	return make_srq(pd, init->srq_context, &init->attr, IBV_SRQT_BASIC, NULL, NULL, NULL);
 }
 
-/* ibv_create_srq_ex: XRC SRQs (a basic one with only a PD comes through create_srq). */
+/* ibv_create_srq_ex: XRC and tag-matching SRQs (a basic one with only a PD comes through create_srq). */
 static struct ibv_srq *create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *init) {
-	uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
 	enum ibv_srq_type type = (init->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? init->srq_type : IBV_SRQT_BASIC;
-	if ((init->comp_mask & ~known) || !(init->comp_mask & IBV_SRQ_INIT_ATTR_PD) || type == IBV_SRQT_TM) {
-		errno = EOPNOTSUPP; /* tag matching is not built yet */
+	if ((init->comp_mask & ~known) || !(init->comp_mask & IBV_SRQ_INIT_ATTR_PD)) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (init->pd->context != c) { errno = EINVAL; return NULL; }
+	if (init->pd->context != c || (type == IBV_SRQT_TM) != !!(init->comp_mask & IBV_SRQ_INIT_ATTR_TM)) { errno = EINVAL; return NULL; }
 	return make_srq(init->pd, init->srq_context, &init->attr, type,
 			(init->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) ? init->xrcd : NULL,
-			(init->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ? init->cq : NULL);
+			(init->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ? init->cq : NULL,
+			type == IBV_SRQT_TM ? &init->tm_cap : NULL);
+}
+
+/*
+ * ibv_post_srq_ops on a tag-matching SRQ, one operation per request, so that each TAG_ADD's handle
+ * is known before the next is sent; on a refusal *bad is the one refused.
+ */
+static int post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad) {
+	for (struct ibv_ops_wr *o = op; o; o = o->next) {
+		struct msg m = request(NICSIM_OP_POST_SRQ_OPS);
+		int rc;
+		put32(&m, srq_handle(srq));
+		put32(&m, 1);
+		put64(&m, o->wr_id);
+		put32(&m, o->opcode);
+		put32(&m, (uint32_t)o->flags);
+		put32(&m, o->tm.unexpected_cnt);
+		put32(&m, o->tm.handle);
+		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.recv_wr_id : 0);
+		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.tag : 0);
+		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.mask : 0);
+		if (o->opcode == IBV_WR_TAG_ADD) put_sges(&m, o->tm.add.sg_list, o->tm.add.num_sge);
+		else put32(&m, 0);
+		rc = call(ctx_of(srq->context), &m);
+		if (!rc && o->opcode == IBV_WR_TAG_ADD) o->tm.handle = get32(&m);
+		done(&m);
+		if (rc) { *bad = o; return rc; }
+	}
+	return 0;
 }
 
 static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num) {
@@ -888,6 +921,7 @@ static const struct verbs_context_ops nicsim_ops = {
 	.poll_cq = poll_cq,
 	.post_recv = post_recv,
 	.post_send = post_send,
+	.post_srq_ops = post_srq_ops,
 	.post_srq_recv = post_srq_recv,
 	.query_device_ex = query_device_ex,
 	.query_port = query_port,

@@ -113,7 +113,7 @@ public final class Context extends VerbsObject {
      */
     @Override public void close() {
         for (QueuePair qp : java.util.List.copyOf(qps.values())) qp.close();
-        for (SharedReceiveQueue s : java.util.List.copyOf(srqs.values())) if (s.type() == SrqType.XRC) s.close();
+        for (SharedReceiveQueue s : java.util.List.copyOf(srqs.values())) if (s.type() != SrqType.BASIC) s.close(); // XRC and TM SRQs hold a CQ
         super.close();
     }
 

@@ -119,9 +119,7 @@ public final class SharedReceiveQueue extends VerbsObject {
             if (signaled && opsPending.size() >= tmMaxOps)
                 throw new VerbsException(Errno.ENOMEM, "postSrqOps: " + tmMaxOps + " signaled operations of SRQ " + srqn + " not yet completed", i);
             int index = opSerial++ & 0xFFFF;
-            Sge sge = add ? w.sgList().get(0) : null;
-            long pa = add ? driver.host().pa(sge.addr()) : 0;
-            if (add && pa < 0) throw new VerbsException(Errno.EFAULT, String.format("OpsWr TAG_ADD SGE address 0x%x is not mapped", sge.addr()), i);
+            Sge sge = add ? w.sgList().get(0) : null; // its lkey and address are checked by the adapter when a message comes
             long out;
             try {
                 out = driver.command(Cmd.TM_OP, Cmd.TM_OP_IN, new Cmd.TmOp(srqn, w.opcode().value(), signaled ? 1 : 0, w.handle(),

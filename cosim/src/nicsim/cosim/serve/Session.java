@@ -16,6 +16,8 @@ import nicsim.verbs.DeviceAttr;
 import nicsim.verbs.Errno;
 import nicsim.verbs.MemoryRegion;
 import nicsim.verbs.Mtu;
+import nicsim.verbs.OpsWr;
+import nicsim.verbs.OpsWrOpcode;
 import nicsim.verbs.PortAttr;
 import nicsim.verbs.ProtectionDomain;
 import nicsim.verbs.QpAttr;
@@ -131,6 +133,7 @@ final class Session implements AutoCloseable {
             case OPEN_XRCD -> openXrcd(in);
             case CLOSE_XRCD -> closeXrcd(in.u32("handle"));
             case POST_SRQ_RECV -> postRecv(in, true);
+            case POST_SRQ_OPS -> postSrqOps(in);
             case GET_CQ_EVENT -> getCqEvent(in.u32("channel"));
             case TIME -> { // read at the next moment every program waits: then where its reading falls is no race
                 wait = new Wait(Wire.Op.TIME, null, 0, null);
@@ -515,12 +518,37 @@ final class Session implements AutoCloseable {
         SrqType type = SrqType.of(in.u32("srq_type"));
         Xrcd xrcd = getOrNull(in.u32("xrcd"), Xrcd.class);
         CompletionQueue cq = getOrNull(in.u32("cq"), CompletionQueue.class);
+        int maxTags = in.u32("tm max_num_tags"), maxOps = in.u32("tm max_ops");
         SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(Math.max(1, maxSge)).srqLimit(limit).srqType(type)
-                .xrcd(xrcd).cq(cq));
+                .xrcd(xrcd).cq(cq).tmMaxNumTags(maxTags).tmMaxOps(maxOps));
         int h = add(srq);
         srqCookies.put(srq.handle(), cookie);
         srqCaps.put(h, new int[]{maxWr, Math.max(1, maxSge)});
         return new Wire.Out().u32(h).u32(maxWr).u32(Math.max(1, maxSge)).u32(srq.srqNum());
+    }
+
+    /** ibv_post_srq_ops: the handles of the TAG_ADDs come back, in order, or the errno and the index of the one refused. */
+    private Wire.Out postSrqOps(Wire.In in) {
+        SharedReceiveQueue srq = get(in.u32("srq"), SharedReceiveQueue.class);
+        int n = in.count("operations", 56);
+        OpsWr[] ops = new OpsWr[n];
+        for (int i = 0; i < n; i++) {
+            OpsWr o = new OpsWr().wrId(in.u64("wr_id"));
+            int opcode = in.u32("opcode");
+            try {
+                o.opcode(OpsWrOpcode.of(opcode));
+            } catch (IllegalArgumentException e) {
+                throw new VerbsException(Errno.EINVAL, "post_srq_ops opcode " + opcode + " is not TAG_ADD, TAG_DEL or TAG_SYNC", i);
+            }
+            o.flags(in.u32("flags")).unexpectedCnt(in.u32("unexpected_cnt")).handle(in.u32("handle")).recvWrId(in.u64("recv_wr_id"))
+                    .tag(in.u64("tag")).mask(in.u64("mask"));
+            o.sgList(sges(in).toArray(new Sge[0]));
+            ops[i] = o;
+        }
+        posted(() -> srq.postSrqOps(ops)); // a refusal goes back with the index of the operation refused
+        Wire.Out ok = new Wire.Out();
+        for (OpsWr o : ops) ok.u32(o.opcode() == OpsWrOpcode.TAG_ADD ? o.handle() : 0);
+        return ok;
     }
 
     private Wire.Out modifySrq(Wire.In in) {

@@ -40,7 +40,7 @@ final class Traffic {
     void completed(WorkCompletion w, long now) {
         Qp q = qps.get(w.qpNum());
         if (q == null || w.status() != WcStatus.SUCCESS) return;
-        if (w.opcode() == WcOpcode.RECV || w.opcode() == WcOpcode.RECV_RDMA_WITH_IMM) {
+        if (w.opcode().value() >= WcOpcode.RECV.value()) { // the receive opcodes (tag matching's among them)
             q.received++;
             q.receivedBytes += w.byteLen();
             if (q.first < 0) q.first = now;

@@ -271,6 +271,29 @@ class AttachTest {
         assertTrue(served.world.sim.counters().get("Firmware.dc_key_violations") >= 1, "the target counted the wrong key");
     }
 
+    /**
+     * A C program on libibverbs' tag-matching verbs (ibv_create_srq_ex with IBV_SRQT_TM,
+     * ibv_post_srq_ops, tm_types.h's headers) runs unchanged: an eager message and a rendezvous land
+     * in their tagged buffers on node 1, and node 0 receives the FIN.
+     */
+    @Test
+    void tagMatchingProgramRunsUnchanged() throws Exception {
+        Path dir = Files.createTempDirectory("nicsim-tm");
+        Path src = dir.resolve("tm-tags.c");
+        try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/tm-tags.c")) { Files.copy(in, src); }
+        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", dir.resolve("tm-tags").toString(),
+                src.toString(), "-libverbs").redirectErrorStream(true).start();
+        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, cc.waitFor(), ccOut);
+        String prog = dir.resolve("tm-tags").toString();
+        Run recv = start(1, prog, "recv", dir.toString());
+        Run send = start(0, prog, "send", dir.toString());
+        assertEquals(0, send.await(), send.output() + "\n--- recv:\n" + recv.output() + "\n--- serve:\n" + serverLog());
+        assertEquals(0, recv.await(), recv.output() + serverLog());
+        assertTrue(recv.output().contains("recv: eager \"eager hello\" and a 20000-byte rendezvous in their tagged buffers"), recv.output());
+        assertTrue(send.output().contains("send: FIN received (opcode 2, tag 0xbeef)"), send.output());
+    }
+
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
     /** Every program attached so far has left and had its objects released (within 30 s). */
     private void awaitReleased() throws Exception {

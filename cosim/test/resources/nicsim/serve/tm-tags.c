@@ -1,0 +1,225 @@
+/*
+ * AttachTest's tag-matching program, on libibverbs' own tag-matching verbs (ibv_create_srq_ex with
+ * IBV_SRQT_TM, ibv_post_srq_ops, the TMH and RVH of infiniband/tm_types.h), in two roles that meet
+ * through small files in DIR:
+ *   recv DIR  (node 1) makes a tag-matching SRQ and an RC QP on it, adds two tagged buffers, and
+ *             waits for an eager message and a rendezvous to land in them;
+ *   send DIR  (node 0) SENDs an eager message (TMH + payload) and a rendezvous request (TMH + RVH
+ *             naming its buffer), then waits for the FIN the receiving adapter sends back.
+ * Each prints what it got and exits 0 (alarm: 60 s).
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <infiniband/tm_types.h>
+
+#define BIG 20000
+
+static void die(const char *what) { fprintf(stderr, "tm-tags: %s failed\n", what); exit(1); }
+
+static const char *dir;
+
+static void put_file(const char *name, const char *text) {
+	char path[512], tmp[520];
+	FILE *f;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	if (!(f = fopen(tmp, "w")) || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) die("writing a file");
+}
+
+static void get_file(const char *name, char *text, size_t n) {
+	char path[512];
+	FILE *f;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	while (!(f = fopen(path, "r"))) usleep(10000);
+	if (!fgets(text, (int)n, f)) die("reading a file");
+	fclose(f);
+}
+
+static struct ibv_context *open_first(void) {
+	int num;
+	struct ibv_device **list = ibv_get_device_list(&num);
+	struct ibv_context *ctx;
+	if (!list || num < 1 || !(ctx = ibv_open_device(list[0]))) die("open");
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static struct ibv_wc wait_one(struct ibv_cq *cq) {
+	struct ibv_wc wc;
+	int n;
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) {}
+	if (n < 0) die("poll_cq");
+	return wc;
+}
+
+/* RESET to RTS towards the peer's LID and QP number (PSN 0 both ways). */
+static void connect_rc(struct ibv_qp *qp, unsigned lid, unsigned qpn) {
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE };
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) die("to INIT");
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qpn;
+	a.ah_attr.dlid = (uint16_t)lid;
+	a.ah_attr.port_num = 1;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 12;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC
+			  | IBV_QP_MIN_RNR_TIMER)) die("to RTR");
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+		die("to RTS");
+}
+
+static unsigned my_lid(struct ibv_context *ctx) {
+	struct ibv_port_attr p;
+	if (ibv_query_port(ctx, 1, &p)) die("query_port");
+	return p.lid;
+}
+
+static int recv_role(void) {
+	struct ibv_context *ctx = open_first();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0), *qcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	static char buf[2 * BIG], spare[4096];
+	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_mr *smr = pd ? ibv_reg_mr(pd, spare, sizeof spare, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 4, .max_sge = 1 }, .srq_type = IBV_SRQT_TM, .pd = pd, .cq = cq,
+					   .tm_cap = { .max_num_tags = 8, .max_ops = 4 },
+					   .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM };
+	struct ibv_srq *srq = mr && smr && qcq ? ibv_create_srq_ex(ctx, &sa) : NULL;
+	if (!srq) die("ibv_create_srq_ex (IBV_SRQT_TM)");
+	struct ibv_sge ss = { .addr = (uintptr_t)spare, .length = sizeof spare, .lkey = smr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 99, .sg_list = &ss, .num_sge = 1 }, *rbad;
+	if (ibv_post_srq_recv(srq, &rwr, &rbad)) die("post_srq_recv"); /* for unexpected messages (none come) */
+	struct ibv_qp_init_attr qa = { .send_cq = qcq, .recv_cq = qcq, .srq = srq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 8, .max_send_sge = 1 } };
+	struct ibv_qp *qp = ibv_create_qp(pd, &qa);
+	char text[256];
+	unsigned lid, qpn;
+	if (!qp) die("create_qp");
+	snprintf(text, sizeof text, "%u %u\n", my_lid(ctx), qp->qp_num);
+	put_file("recv", text);
+	get_file("send", text, sizeof text);
+	if (sscanf(text, "%u %u", &lid, &qpn) != 2) die("parsing the sender's file");
+	connect_rc(qp, lid, qpn);
+
+	struct ibv_sge s0 = { .addr = (uintptr_t)buf, .length = BIG, .lkey = mr->lkey };
+	struct ibv_sge s1 = { .addr = (uintptr_t)(buf + BIG), .length = BIG, .lkey = mr->lkey };
+	struct ibv_ops_wr add1 = { .wr_id = 11, .opcode = IBV_WR_TAG_ADD, .flags = IBV_OPS_SIGNALED,
+				   .tm = { .add = { .recv_wr_id = 1, .sg_list = &s1, .num_sge = 1, .tag = 0xBEEF, .mask = ~0ULL } } };
+	struct ibv_ops_wr add0 = { .wr_id = 10, .next = &add1, .opcode = IBV_WR_TAG_ADD, .flags = IBV_OPS_SIGNALED,
+				   .tm = { .add = { .recv_wr_id = 0, .sg_list = &s0, .num_sge = 1, .tag = 0xCAFE, .mask = ~0ULL } } };
+	struct ibv_ops_wr *bad;
+	int rc = ibv_post_srq_ops(srq, &add0, &bad);
+	if (rc) { fprintf(stderr, "tm-tags: ibv_post_srq_ops: %s\n", strerror(rc)); return 1; }
+	for (int i = 0; i < 2; i++) {
+		struct ibv_wc wc = wait_one(cq);
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_TM_ADD) { fprintf(stderr, "recv: TAG_ADD: %s\n", ibv_wc_status_str(wc.status)); return 1; }
+	}
+	printf("recv: two tags added (handles %u and %u)\n", add0.tm.handle, add1.tm.handle);
+	fflush(stdout);
+	put_file("ready", "ready\n");
+	int eager = 0, matched = 0, data = 0;
+	while (eager + data < 2) {
+		struct ibv_wc wc = wait_one(cq);
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_TM_RECV) {
+			fprintf(stderr, "recv: wr %" PRIu64 ": %s opcode %d\n", wc.wr_id, ibv_wc_status_str(wc.status), wc.opcode);
+			return 1;
+		}
+		if (wc.wr_id == 0 && (wc.wc_flags & IBV_WC_TM_MATCH) && (wc.wc_flags & IBV_WC_TM_DATA_VALID)) eager = 1;
+		else if (wc.wr_id == 1 && (wc.wc_flags & IBV_WC_TM_MATCH)) matched = 1;
+		else if (wc.wr_id == 1 && (wc.wc_flags & IBV_WC_TM_DATA_VALID) && matched && wc.byte_len == BIG) data = 1;
+		else { fprintf(stderr, "recv: unexpected completion wr %" PRIu64 " flags 0x%x\n", wc.wr_id, wc.wc_flags); return 1; }
+	}
+	if (strcmp(buf, "eager hello")) { fprintf(stderr, "recv: the eager payload is \"%.20s\"\n", buf); return 1; }
+	for (int i = 0; i < BIG; i++)
+		if (buf[BIG + i] != (char)(i * 13 + 7)) { fprintf(stderr, "recv: byte %d of the rendezvous is wrong\n", i); return 1; }
+	printf("recv: eager \"%s\" and a %d-byte rendezvous in their tagged buffers\n", buf, BIG);
+	fflush(stdout);
+	get_file("finished", text, sizeof text);
+	return 0;
+}
+
+static int send_role(void) {
+	struct ibv_context *ctx = open_first();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	static char big[BIG], msg[256], fin[256];
+	struct ibv_mr *bmr = pd ? ibv_reg_mr(pd, big, sizeof big, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ) : NULL;
+	struct ibv_mr *mmr = pd ? ibv_reg_mr(pd, msg, sizeof msg, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_mr *fmr = pd ? ibv_reg_mr(pd, fin, sizeof fin, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 8, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *qp = bmr && mmr && fmr && cq ? ibv_create_qp(pd, &qa) : NULL;
+	char text[256];
+	unsigned lid, qpn;
+	if (!qp) die("sender resources");
+	for (int i = 0; i < BIG; i++) big[i] = (char)(i * 13 + 7);
+	get_file("recv", text, sizeof text);
+	if (sscanf(text, "%u %u", &lid, &qpn) != 2) die("parsing the receiver's file");
+	snprintf(text, sizeof text, "%u %u\n", my_lid(ctx), qp->qp_num);
+	put_file("send", text);
+	connect_rc(qp, lid, qpn);
+	struct ibv_sge fs = { .addr = (uintptr_t)fin, .length = sizeof fin, .lkey = fmr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 42, .sg_list = &fs, .num_sge = 1 }, *rbad;
+	if (ibv_post_recv(qp, &rwr, &rbad)) die("post_recv (for the FIN)");
+	get_file("ready", text, sizeof text);
+
+	/* eager: TMH then the payload */
+	struct ibv_tmh *tmh = (struct ibv_tmh *)msg;
+	tmh->opcode = IBV_TMH_EAGER;
+	tmh->app_ctx = htobe32(5);
+	tmh->tag = htobe64(0xCAFE);
+	strcpy(msg + sizeof *tmh, "eager hello");
+	struct ibv_sge es = { .addr = (uintptr_t)msg, .length = sizeof *tmh + 12, .lkey = mmr->lkey };
+	/* rendezvous: TMH and RVH naming the big buffer */
+	char *r = msg + 128;
+	struct ibv_tmh *rt = (struct ibv_tmh *)r;
+	struct ibv_rvh *rv = (struct ibv_rvh *)(r + sizeof *rt);
+	rt->opcode = IBV_TMH_RNDV;
+	rt->app_ctx = htobe32(6);
+	rt->tag = htobe64(0xBEEF);
+	rv->va = htobe64((uintptr_t)big);
+	rv->rkey = htobe32(bmr->rkey);
+	rv->len = htobe32(BIG);
+	struct ibv_sge rs = { .addr = (uintptr_t)r, .length = sizeof *rt + sizeof *rv, .lkey = mmr->lkey };
+	struct ibv_send_wr w2 = { .wr_id = 2, .sg_list = &rs, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr w1 = { .wr_id = 1, .next = &w2, .sg_list = &es, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	if (ibv_post_send(qp, &w1, &bad)) die("post_send");
+	int sends = 0, fins = 0;
+	while (sends < 2 || fins < 1) {
+		struct ibv_wc wc = wait_one(cq);
+		if (wc.status != IBV_WC_SUCCESS) { fprintf(stderr, "send: wr %" PRIu64 ": %s\n", wc.wr_id, ibv_wc_status_str(wc.status)); return 1; }
+		if (wc.opcode == IBV_WC_SEND) sends++;
+		else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 42) fins++;
+	}
+	struct ibv_tmh *ft = (struct ibv_tmh *)fin;
+	printf("send: FIN received (opcode %u, tag 0x%" PRIx64 ")\n", ft->opcode, be64toh(ft->tag));
+	fflush(stdout);
+	put_file("finished", "finished\n");
+	return ft->opcode == IBV_TMH_FIN && be64toh(ft->tag) == 0xBEEF ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+	alarm(60);
+	if (argc != 3) { fprintf(stderr, "usage: tm-tags recv|send DIR\n"); return 2; }
+	dir = argv[2];
+	if (!strcmp(argv[1], "recv")) return recv_role();
+	if (!strcmp(argv[1], "send")) return send_role();
+	fprintf(stderr, "tm-tags: unknown role %s\n", argv[1]);
+	return 2;
+}
