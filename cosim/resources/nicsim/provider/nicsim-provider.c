@@ -190,6 +190,15 @@ static int query_device_ex(struct ibv_context *c, const struct ibv_query_device_
 	n = get32(&m);
 	if (n >= sizeof(a->fw_ver)) n = sizeof(a->fw_ver) - 1;
 	get(&m, a->fw_ver, n);
+	{
+		struct ibv_tm_caps tm;
+		tm.max_num_tags = get32(&m);
+		tm.max_ops = get32(&m);
+		tm.max_sge = get32(&m);
+		tm.max_rndv_hdr_size = get32(&m);
+		tm.flags = get32(&m);
+		if (attr_size >= offsetof(struct ibv_device_attr_ex, tm_caps) + sizeof(tm)) attr->tm_caps = tm;
+	}
 	rc = m.failed ? EIO : 0;
 	done(&m);
 	return rc;

@@ -196,12 +196,17 @@ final class Session implements AutoCloseable {
 
     private Wire.Out queryDevice() {
         DeviceAttr a = ctx.queryDevice();
+        boolean tm = host.profile.has("tm.max.tags");
         long guid = nodeGuid(host.index);
         return new Wire.Out().u64(guid).u64(guid).u64(a.maxMrSize()).u64(host.memory.pageSize())
                 .u32(a.vendorId()).u32(a.vendorPartId()).u32(0).u32(a.maxQp()).u32(a.maxQpWr()).u32(a.maxSge()).u32(a.maxCq())
                 .u32(a.maxCqe()).u32(a.maxMr()).u32(a.maxPd()).u32(a.maxQpRdAtom()).u32(a.maxQpInitRdAtom())
                 .u32(a.maxQp()).u32(a.maxQpWr()).u32(a.maxSge()).u32(a.maxQp()).u32(1 /* IBV_ATOMIC_HCA */).u32(1)
-                .u32(0).string(a.fwVer());
+                .u32(0).string(a.fwVer())
+                // tag matching (ibv_tm_caps): the profile's limits, for RC; none where the profile offers none
+                .u32(tm ? host.profile.countInt("tm.max.tags") : 0).u32(tm ? host.profile.countInt("tm.max.ops") : 0)
+                .u32(tm ? 1 : 0 /* max_sge */).u32(tm ? 64 : 0 /* max_rndv_hdr_size: TMH, RVH and 32 bytes of the sender's */)
+                .u32(tm ? 1 : 0 /* IBV_TM_CAP_RC */);
     }
 
     /** The node GUID nicsim gives adapter {@code node} (an OUI of none of the real vendors'). */

@@ -96,6 +96,10 @@ static int recv_role(void) {
 	static char buf[2 * BIG], spare[4096];
 	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	struct ibv_mr *smr = pd ? ibv_reg_mr(pd, spare, sizeof spare, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_device_attr_ex dev;
+	if (ibv_query_device_ex(ctx, NULL, &dev)) die("ibv_query_device_ex");
+	if (!(dev.tm_caps.flags & IBV_TM_CAP_RC) || dev.tm_caps.max_num_tags < 8) { fprintf(stderr, "recv: no tag matching in tm_caps\n"); return 1; }
+	printf("recv: tm_caps max_num_tags %u max_ops %u\n", dev.tm_caps.max_num_tags, dev.tm_caps.max_ops);
 	struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 4, .max_sge = 1 }, .srq_type = IBV_SRQT_TM, .pd = pd, .cq = cq,
 					   .tm_cap = { .max_num_tags = 8, .max_ops = 4 },
 					   .comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM };

@@ -292,6 +292,7 @@ class AttachTest {
         assertEquals(0, recv.await(), recv.output() + serverLog());
         assertTrue(recv.output().contains("recv: eager \"eager hello\" and a 20000-byte rendezvous in their tagged buffers"), recv.output());
         assertTrue(send.output().contains("send: FIN received (opcode 2, tag 0xbeef)"), send.output());
+        assertTrue(recv.output().contains("recv: tm_caps max_num_tags 256 max_ops 16"), recv.output());
     }
 
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
