@@ -36,6 +36,7 @@ final class Qp {
     final Completer completer = new Completer(this);
     final Responder responder = new Responder(this);
     final ReadsAndAtomics reads = new ReadsAndAtomics(this);
+    final TaggedReceives tagged = new TaggedReceives(this);
     final Placement placement = new Placement(this);
 
     static final int WINDOW_PSNS = 128;
