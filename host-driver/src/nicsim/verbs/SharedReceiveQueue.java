@@ -159,8 +159,11 @@ public final class SharedReceiveQueue extends VerbsObject {
                 boolean dataIn = (t.flags() & WcFlags.TM_DATA_VALID) != 0 || error;
                 Long wrId = dataIn ? tagged.remove(v.wqeCounter()) : tagged.get(v.wqeCounter());
                 if (wrId == null) return null;
+                // an error other than a short rendezvous buffer (which software finishes) took the QP to ERR in the adapter
+                QueuePair qp = pd.ctx.qps.get(qpn);
+                if (error && status != WcStatus.TM_RNDV_INCOMPLETE && qp != null) qp.movedByDevice(QpState.ERR);
                 return new WorkCompletion(wrId, status, WcOpcode.TM_RECV, error ? 0 : (int) v.byteCount(), qpn, 0, 0, t.flags(), v.vendorSyndrome(),
-                        why, 0, 0, t.tag(), t.priv());
+                        why, 0, 0, error ? 0 : t.tag(), error ? 0 : t.priv()); // an error CQE's first bytes are the failed check's address and key
             }
             default -> { // an ordinary buffer: NO_TAG, or a message no tagged buffer took
                 WorkCompletion wc = QueuePair.received(take(v.wqeCounter()), v, e);

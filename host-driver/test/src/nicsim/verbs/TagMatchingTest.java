@@ -260,6 +260,8 @@ class TagMatchingTest {
         assertEquals(WcStatus.REM_ACCESS_ERR, got.get(1).status(), got.toString());
         assertEquals(2, got.get(1).wrId(), "the tagged buffer's recv_wr_id");
         assertEquals(0, s.srq.taggedBuffers());
+        assertEquals(0, got.get(1).tmTag(), "no tag on an error");
+        assertEquals(QpState.ERR, s.rx.state(), "the READ's failure took the QP to ERR, as on RC");
     }
 
     /** A tagged buffer too small for the rendezvous data gets the headers, and software is told to finish it. */
