@@ -39,7 +39,6 @@ struct nicsim_context {
 
 struct nicsim_pd { struct ibv_pd pd; uint32_t handle; };
 struct nicsim_mr { struct verbs_mr vmr; uint32_t handle; };
-struct nicsim_cq { struct ibv_cq cq; uint32_t handle; };
 struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; };
 struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
 
@@ -312,11 +311,10 @@ static int destroy_ah(struct ibv_ah *ah) {
 
 /* ---- completion queues ---- */
 
-static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
+struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
 	struct msg m = request(NICSIM_OP_CREATE_CQ);
 	struct nicsim_cq *cq = calloc(1, sizeof(*cq));
 	int rc;
-	(void)vector;
 	if (!cq) { errno = ENOMEM; return NULL; }
 	put32(&m, (uint32_t)cqe);
 	put64(&m, (uint64_t)(uintptr_t)cq); /* the simulator names this CQ by it in completion events */
@@ -327,7 +325,13 @@ static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_
 	cq->cq.handle = cq->handle;
 	cq->cq.cqe = (int)get32(&m);
 	done(&m);
-	return &cq->cq;
+	return cq;
+}
+
+static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
+	struct nicsim_cq *cq = nicsim_create_cq(c, cqe, channel);
+	(void)vector;
+	return cq ? &cq->cq : NULL;
 }
 
 static uint32_t cq_handle(struct ibv_cq *cq) { return cq ? ((struct nicsim_cq *)cq)->handle : NICSIM_NONE; }
@@ -339,7 +343,7 @@ static int destroy_cq(struct ibv_cq *cq) {
 }
 
 /* Returns the completions taken, or a negative errno (as ibv_poll_cq does). */
-static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) {
+int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct ibv_wc_tm_info *tm) {
 	struct msg m = request(NICSIM_OP_POLL_CQ);
 	uint32_t n, i;
 	int rc;
@@ -365,11 +369,16 @@ static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) {
 		w->slid = (uint16_t)get32(&m);
 		w->sl = (uint8_t)get32(&m);
 		w->dlid_path_bits = (uint8_t)get32(&m);
+		uint64_t tag = get64(&m);
+		uint32_t priv = get32(&m);
+		if (tm) { tm[i].tag = tag; tm[i].priv = priv; }
 	}
 	rc = m.failed ? -EIO : (int)i;
 	done(&m);
 	return rc;
 }
+
+static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) { return nicsim_poll(cq, max, wc, NULL); }
 
 static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
 	struct msg m = request(NICSIM_OP_REQ_NOTIFY_CQ);
@@ -912,6 +921,7 @@ static const struct verbs_context_ops nicsim_ops = {
 	.cq_event = cq_event,
 	.create_ah = create_ah,
 	.create_cq = create_cq,
+	.create_cq_ex = nicsim_create_cq_ex,
 	.create_qp = create_qp,
 	.create_qp_ex = create_qp_ex,
 	.create_srq = create_srq,

@@ -34,6 +34,23 @@ struct nicsim_qp {
 
 struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
 
+/* A CQ; one made by ibv_create_cq_ex is polled through the ibv_cq_ex calls, one completion at a time. */
+struct nicsim_cq {
+	union { struct ibv_cq cq; struct ibv_cq_ex cq_ex; };
+	uint32_t handle;
+	struct ibv_wc cur;          /* the completion ibv_start_poll / ibv_next_poll took */
+	struct ibv_wc_tm_info cur_tm;
+};
+
+/* Polls up to max completions of cq; tm (if not NULL) gets each one's tag-matching info. Returns the count or -errno. */
+int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct ibv_wc_tm_info *tm);
+
+/* Makes a CQ of cqe entries (channel may be NULL); NULL with errno set on failure. */
+struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
+
+/* ibv_create_cq_ex (nicsim-cqex.c). */
+struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr);
+
 /* Posts wr and those after it (dc: each one's DC target, or NULL); on a refusal *bad is the one refused. */
 int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_dc_addr *dc, struct ibv_send_wr **bad);
 

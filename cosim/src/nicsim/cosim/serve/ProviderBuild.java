@@ -23,7 +23,7 @@ import java.util.List;
 public final class ProviderBuild {
     private ProviderBuild() {}
 
-    static final List<String> SOURCES = List.of("nicsim-provider.c", "nicsim-provider.h", "nicsim-wr.c", "provider-abi.h",
+    static final List<String> SOURCES = List.of("nicsim-provider.c", "nicsim-provider.h", "nicsim-wr.c", "nicsim-cqex.c", "provider-abi.h",
             "nicsim-provider.map", "nicsim-time.c", "nicsim-verbcost.c", "nicsim-mlx5dv.c", "nicsim-mlx5dv.map");
     static final String LIBRARY = "libnicsim-rdmav34.so";
     /** The clock library attach --sim-time preloads beside the provider. */
@@ -78,7 +78,7 @@ public final class ProviderBuild {
     private static void compile(Path work) throws IOException {
         if (!Files.exists(Path.of("/usr/include/infiniband/verbs.h")))
             throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh --rdma, or apt-get install -y libibverbs-dev");
-        gcc(work, SHARED, List.of("-Wl,--version-script=nicsim-provider.map", "-I.", "-o", LIBRARY, "nicsim-provider.c", "nicsim-wr.c", "-libverbs",
+        gcc(work, SHARED, List.of("-Wl,--version-script=nicsim-provider.map", "-I.", "-o", LIBRARY, "nicsim-provider.c", "nicsim-wr.c", "nicsim-cqex.c", "-libverbs",
                 "-lpthread"));
         gcc(work, SHARED, List.of("-Wl,--version-script=nicsim-mlx5dv.map", "-Wl,-soname," + DV_LIBRARY, "-o", DV_LIBRARY, "nicsim-mlx5dv.c", "-ldl"));
         gcc(work, SHARED, List.of("-o", CLOCK_LIBRARY, "nicsim-time.c", "-ldl"));

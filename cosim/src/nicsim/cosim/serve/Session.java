@@ -295,7 +295,7 @@ final class Session implements AutoCloseable {
             if (w.status() != nicsim.verbs.WcStatus.SUCCESS && w.status() != nicsim.verbs.WcStatus.WR_FLUSH_ERR && errorCompletions++ < 8)
                 errors.add(w.toString());
             out.u64(w.wrId()).u32(w.status().value()).u32(w.opcode().value()).u32(w.vendorErr()).u32(w.byteLen()).u32(w.immData())
-                    .u32(w.qpNum()).u32(w.srcQp()).u32(w.wcFlags()).u32(0).u32(w.slid()).u32(0).u32(0);
+                    .u32(w.qpNum()).u32(w.srcQp()).u32(w.wcFlags()).u32(0).u32(w.slid()).u32(0).u32(0).u64(w.tmTag()).u32(w.tmPriv());
         }
         return out;
     }

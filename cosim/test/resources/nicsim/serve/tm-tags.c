@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <endian.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,9 @@ static unsigned my_lid(struct ibv_context *ctx) {
 static int recv_role(void) {
 	struct ibv_context *ctx = open_first();
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0), *qcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_cq_init_attr_ex ca = { .cqe = 64, .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_TM_INFO };
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca); /* the TM-SRQ's completions, with their tags */
+	struct ibv_cq *cq = cqx ? ibv_cq_ex_to_cq(cqx) : NULL, *qcq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	static char buf[2 * BIG], spare[4096];
 	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	struct ibv_mr *smr = pd ? ibv_reg_mr(pd, spare, sizeof spare, IBV_ACCESS_LOCAL_WRITE) : NULL;
@@ -138,7 +141,26 @@ static int recv_role(void) {
 	put_file("ready", "ready\n");
 	int eager = 0, matched = 0, data = 0;
 	while (eager + data < 2) {
-		struct ibv_wc wc = wait_one(cq);
+		struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
+		struct ibv_wc_tm_info tm;
+		struct ibv_wc wc;
+		while (ibv_start_poll(cqx, &pa) == ENOENT) {}
+		memset(&wc, 0, sizeof wc);
+		wc.wr_id = cqx->wr_id;
+		wc.status = cqx->status;
+		wc.opcode = ibv_wc_read_opcode(cqx);
+		wc.wc_flags = ibv_wc_read_wc_flags(cqx);
+		wc.byte_len = ibv_wc_read_byte_len(cqx);
+		ibv_wc_read_tm_info(cqx, &tm);
+		ibv_end_poll(cqx);
+		if (wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_TM_RECV && (wc.wc_flags & IBV_WC_TM_MATCH)) {
+			uint64_t want = wc.wr_id == 0 ? 0xCAFE : 0xBEEF;
+			uint32_t priv = wc.wr_id == 0 ? 5 : 6;
+			if (tm.tag != want || tm.priv != priv) {
+				fprintf(stderr, "recv: tm_info tag 0x%" PRIx64 " priv %u\n", tm.tag, tm.priv);
+				return 1;
+			}
+		}
 		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_TM_RECV) {
 			fprintf(stderr, "recv: wr %" PRIu64 ": %s opcode %d\n", wc.wr_id, ibv_wc_status_str(wc.status), wc.opcode);
 			return 1;
@@ -151,7 +173,7 @@ static int recv_role(void) {
 	if (strcmp(buf, "eager hello")) { fprintf(stderr, "recv: the eager payload is \"%.20s\"\n", buf); return 1; }
 	for (int i = 0; i < BIG; i++)
 		if (buf[BIG + i] != (char)(i * 13 + 7)) { fprintf(stderr, "recv: byte %d of the rendezvous is wrong\n", i); return 1; }
-	printf("recv: eager \"%s\" and a %d-byte rendezvous in their tagged buffers\n", buf, BIG);
+	printf("recv: eager \"%s\" and a %d-byte rendezvous in their tagged buffers, tags read with ibv_wc_read_tm_info\n", buf, BIG);
 	fflush(stdout);
 	get_file("finished", text, sizeof text);
 	return 0;

@@ -1,0 +1,80 @@
+/*
+ * Extended CQs (ibv_create_cq_ex): the ibv_start_poll / ibv_next_poll / ibv_end_poll loop and
+ * the ibv_wc_read_* accessors, over the provider's poll. Each start or next takes one completion
+ * from the simulator; the accessors read it. The fields offered are those ibv_wc has, and the
+ * tag-matching info (IBV_WC_EX_WITH_TM_INFO); a CQ asking for others (timestamps, flow tags,
+ * VLANs) is refused with EOPNOTSUPP.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nicsim-provider.h"
+
+static struct nicsim_cq *of(struct ibv_cq_ex *cq) { return (struct nicsim_cq *)cq; }
+
+/* Takes the next completion: 0, ENOENT if there is none, or an errno. */
+static int take(struct ibv_cq_ex *cq) {
+	struct nicsim_cq *c = of(cq);
+	int n = nicsim_poll(&c->cq, 1, &c->cur, &c->cur_tm);
+	if (n < 0) return -n;
+	if (n == 0) return ENOENT;
+	cq->status = c->cur.status;
+	cq->wr_id = c->cur.wr_id;
+	return 0;
+}
+
+static int start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr) {
+	if (attr->comp_mask) return EINVAL;
+	return take(cq);
+}
+
+static int next_poll(struct ibv_cq_ex *cq) { return take(cq); }
+static void end_poll(struct ibv_cq_ex *cq) { (void)cq; }
+static enum ibv_wc_opcode read_opcode(struct ibv_cq_ex *cq) { return of(cq)->cur.opcode; }
+static uint32_t read_vendor_err(struct ibv_cq_ex *cq) { return of(cq)->cur.vendor_err; }
+static uint32_t read_byte_len(struct ibv_cq_ex *cq) { return of(cq)->cur.byte_len; }
+static __be32 read_imm_data(struct ibv_cq_ex *cq) { return of(cq)->cur.imm_data; }
+static uint32_t read_qp_num(struct ibv_cq_ex *cq) { return of(cq)->cur.qp_num; }
+static uint32_t read_src_qp(struct ibv_cq_ex *cq) { return of(cq)->cur.src_qp; }
+static unsigned int read_wc_flags(struct ibv_cq_ex *cq) { return of(cq)->cur.wc_flags; }
+static uint32_t read_slid(struct ibv_cq_ex *cq) { return of(cq)->cur.slid; }
+static uint8_t read_sl(struct ibv_cq_ex *cq) { return of(cq)->cur.sl; }
+static uint8_t read_dlid_path_bits(struct ibv_cq_ex *cq) { return of(cq)->cur.dlid_path_bits; }
+static void read_tm_info(struct ibv_cq_ex *cq, struct ibv_wc_tm_info *tm) { *tm = of(cq)->cur_tm; }
+
+struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr) {
+	uint64_t offered = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP
+			   | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_TM_INFO;
+	struct nicsim_cq *cq;
+	struct ibv_cq_ex *x;
+	if ((attr->wc_flags & ~offered) || (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS))) { errno = EOPNOTSUPP; return NULL; }
+	cq = nicsim_create_cq(c, (int)attr->cqe, attr->channel);
+	if (!cq) return NULL;
+	x = &cq->cq_ex;
+	/* what libibverbs' ibv_create_cq fills for the plain verb (this one is inline: the provider does it) */
+	x->context = c;
+	x->channel = attr->channel;
+	x->cq_context = attr->cq_context;
+	x->comp_events_completed = 0;
+	x->async_events_completed = 0;
+	pthread_mutex_init(&x->mutex, NULL);
+	pthread_cond_init(&x->cond, NULL);
+	x->start_poll = start_poll;
+	x->next_poll = next_poll;
+	x->end_poll = end_poll;
+	x->read_opcode = read_opcode;
+	x->read_vendor_err = read_vendor_err;
+	x->read_byte_len = read_byte_len;
+	x->read_imm_data = read_imm_data;
+	x->read_qp_num = read_qp_num;
+	x->read_src_qp = read_src_qp;
+	x->read_wc_flags = read_wc_flags;
+	x->read_slid = read_slid;
+	x->read_sl = read_sl;
+	x->read_dlid_path_bits = read_dlid_path_bits;
+	x->read_tm_info = read_tm_info;
+	return x;
+}
