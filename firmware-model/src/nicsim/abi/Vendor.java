@@ -25,7 +25,7 @@ public final class Vendor {
 
     private static final String[] XLATE = {"ok", "mkey index has no context", "key byte does not match", "mkey belongs to another PD",
             "type-2 window not bound to this QP", "range outside the region", "access rights missing", "mkey not valid",
-            "translation table entry could not be fetched"};
+            "translation table entry could not be fetched", "page not present (on-demand paging)"};
 
     /** What vendor syndrome {@code code} means. */
     public static String text(int code) {

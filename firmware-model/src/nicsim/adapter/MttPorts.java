@@ -32,13 +32,19 @@ public final class MttPorts {
     }
 
     /** Why a translation failed, in the order the checks run (docs/sources.md#mtt-walk, MTT walk). */
-    public enum Status { OK, BAD_INDEX, BAD_KEY, BAD_PD, NOT_BOUND, OUT_OF_RANGE, NO_ACCESS, NOT_VALID, MTT_FAULT }
+    public enum Status { OK, BAD_INDEX, BAD_KEY, BAD_PD, NOT_BOUND, OUT_OF_RANGE, NO_ACCESS, NOT_VALID, MTT_FAULT, PAGE_FAULT }
 
     /** A translation-cache miss: fetch MTT entry {@code index}. */
     public record MttFillReq(long index) {}
 
-    /** The MTT entry: the physical address of the page; {@code status} 1 if it could not be fetched. */
+    /**
+     * The MTT entry: the physical address of the page; {@code status} {@link #FILL_FAILED} if it
+     * could not be fetched, {@link #FILL_NOT_PRESENT} if the page is not in memory (an on-demand
+     * MR's page not yet faulted in, or evicted).
+     */
     public record MttFillRsp(long pa, long status) {}
+
+    public static final int FILL_OK = 0, FILL_FAILED = 1, FILL_NOT_PRESENT = 2;
 
     public static final Layout<XlateReq> XLATE_REQ = Layout.<XlateReq>builder("XlateReq")
             .field("mkey", 32, XlateReq::mkey).field("va", 64, XlateReq::va).field("length", 32, XlateReq::length)
@@ -63,5 +69,5 @@ public final class MttPorts {
             .field("index", 32, MttFillReq::index).build(v -> new MttFillReq(v[0]));
 
     public static final Layout<MttFillRsp> MTT_FILL_RSP = Layout.<MttFillRsp>builder("MttFillRsp")
-            .field("pa", 64, MttFillRsp::pa).field("status", 1, MttFillRsp::status).build(v -> new MttFillRsp(v[0], v[1]));
+            .field("pa", 64, MttFillRsp::pa).field("status", 2, MttFillRsp::status).build(v -> new MttFillRsp(v[0], v[1]));
 }

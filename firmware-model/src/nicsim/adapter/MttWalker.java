@@ -29,7 +29,9 @@ import nicsim.sim.Stream;
  * (VA - start, or VA if zero-based) + the start's offset in its first page; PA = the MTT entry's page
  * + offset within the page. MTT entries come from a direct-mapped translation cache (indexed by the
  * MTT index's low bits, tagged with it); a miss asks {@code io_fill} for the entry and waits for
- * {@code io_fillRsp}; a failed fill ends the request with MTT_FAULT. A zero-length request is
+ * {@code io_fillRsp}; a failed fill ends the request with MTT_FAULT, and an entry whose page is not
+ * present (on-demand paging) with PAGE_FAULT, whose {@code pa} is the MTT index of the missing
+ * page and {@code length} the bytes of the request from that page on. A zero-length request is
  * answered OK at once, unchecked (IBA C9-88). Responses leave through a one-entry register.
  *
  * <p>Edge order: response pop, fill request accepted, the state machine (decisions on the state
@@ -142,6 +144,9 @@ public final class MttWalker implements Block {
                         cacheTag[slot] = idx;
                         cachePa[slot] = f.pa();
                         state = State.WALK;
+                    } else if (f.status() == MttPorts.FILL_NOT_PRESENT) {
+                        emit(mttIndex(), remaining, true, Status.PAGE_FAULT);
+                        state = State.IDLE;
                     } else {
                         emit(0, 0, true, Status.MTT_FAULT);
                         state = State.IDLE;

@@ -5,6 +5,7 @@ import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.adapter.Adapter;
+import nicsim.adapter.MttPorts;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.sim.Counters;
@@ -20,6 +21,8 @@ final class MttFill {
     private final Counters counters;
     private final Consumer<String> report;
     private final boolean byInterrupt;
+    /** An MTT entry's mark for a page not present. */
+    static final long NOT_PRESENT = 1;
     private int vector = -1;
     /** The translation table in host memory (ICM): its base, its entries, and the first not yet given to an MR. */
     long tableAddr, entries, next;
@@ -43,7 +46,11 @@ final class MttFill {
     /** {@link Cmd#REG_XLATE_MISS}: bit 63 set and the MTT index of the oldest miss waiting, or 0. */
     long oldestMiss() { return waiting.isEmpty() ? 0 : 1L << 63 | waiting.peekFirst().index; }
 
-    /** Answers entry {@code index} with {@code {entry, 0}}, or {@code {0, 1}} when it cannot be had. */
+    /**
+     * Answers entry {@code index} with {@code {entry, 0}}, {@code {0, 1}} when it cannot be had, or
+     * {@code {0, 2}} when the entry marks its page not present (bit 0 set: a page address has it
+     * clear), as an on-demand MR's are until their page is brought in.
+     */
     void fill(long index, Consumer<long[]> done) {
         if (index >= entries) { done.accept(new long[]{0, 1}); return; }
         if (byInterrupt) {
@@ -58,8 +65,11 @@ final class MttFill {
             if (waiting.size() == 1) adapter.port().msix(vector);
             return;
         }
-        adapter.port().dmaRead(tableAddr + index * 8, 8, r -> done.accept(r.status() == PciPort.DmaStatus.OK
-                ? new long[]{BigEndian.get64(r.data(), 0), 0} : new long[]{0, 1}));
+        adapter.port().dmaRead(tableAddr + index * 8, 8, r -> {
+            if (r.status() != PciPort.DmaStatus.OK) { done.accept(new long[]{0, MttPorts.FILL_FAILED}); return; }
+            long entry = BigEndian.get64(r.data(), 0);
+            done.accept((entry & NOT_PRESENT) != 0 ? new long[]{0, MttPorts.FILL_NOT_PRESENT} : new long[]{entry, MttPorts.FILL_OK});
+        });
     }
 
     /** The host's answer to the oldest miss ({@link Cmd#REG_XLATE_FILL}); the next one, if any, interrupts again. */

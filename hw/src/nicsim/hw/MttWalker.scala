@@ -99,7 +99,7 @@ case class MttWalker(cfg: Config) extends Component {
   val toPageEnd = pageSize - within
   val chunk = Mux(remaining.resize(64 bits) < toPageEnd, remaining.resize(64 bits), toPageEnd)
 
-  val fillOk = state === FILL && io.fillRsp.fire && io.fillRsp.payload.status === 0
+  val fillOk = state === FILL && io.fillRsp.fire && io.fillRsp.payload.status === MttPorts.FILL_OK
   cache.write(slot, io.fillRsp.payload.pa.asBits ## mttIdx.asBits ## B"1", enable = fillOk)
 
   switch(state) {
@@ -139,8 +139,11 @@ case class MttWalker(cfg: Config) extends Component {
     }
     is(FILL) {
       when(io.fillRsp.fire) {
-        when(io.fillRsp.payload.status === 0) {
+        when(io.fillRsp.payload.status === MttPorts.FILL_OK) {
           state := WALK
+        }.elsewhen(io.fillRsp.payload.status === MttPorts.FILL_NOT_PRESENT) {
+          emit(mttIdx.resize(64 bits), remaining, True, U(Status.PAGE_FAULT.ordinal(), 4 bits))
+          state := IDLE
         }.otherwise {
           emit(U(0, 64 bits), U(0, 32 bits), True, U(Status.MTT_FAULT.ordinal(), 4 bits))
           state := IDLE

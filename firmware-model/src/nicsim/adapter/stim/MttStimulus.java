@@ -97,7 +97,9 @@ public final class MttStimulus implements Clocked {
         if (fillOut == null && !fills.isEmpty() && fills.peekFirst()[1] <= cycle) {
             long idx = fills.pollFirst()[0];
             Long pa = mtt.get(idx);
-            fillOut = pa == null || rnd.nextInt(300) == 0 ? new MttFillRsp(0, 1) : new MttFillRsp(pa, 0);
+            int r = rnd.nextInt(300);
+            fillOut = pa == null || r == 0 ? new MttFillRsp(0, MttPorts.FILL_FAILED)
+                    : r < 6 ? new MttFillRsp(0, MttPorts.FILL_NOT_PRESENT) : new MttFillRsp(pa, MttPorts.FILL_OK); // now and then a page on demand
         }
         if (fillOut == null) w.fillRsp().idle(); else w.fillRsp().push(fillOut);
         w.rsp().ready(rnd.nextInt(100) < 70);

@@ -28,6 +28,8 @@ class MttWalkerTest {
         final ArrayDeque<MkeyContext> writes = new ArrayDeque<>();
         final ArrayDeque<XlateReq> reqs = new ArrayDeque<>();
         final Map<Long, Long> mtt = new HashMap<>();
+        /** MTT entries whose page is not present (on-demand paging). */
+        final java.util.Set<Long> absent = new java.util.HashSet<>();
         final ArrayDeque<long[]> fills = new ArrayDeque<>();
         final List<XlateRsp> out = new ArrayList<>();
         final List<Long> fillCycles = new ArrayList<>();
@@ -41,8 +43,9 @@ class MttWalkerTest {
             if (reqs.isEmpty() || !writes.isEmpty()) w.req().idle(); else w.req().push(reqs.peekFirst());
             w.fill().ready(true);
             if (fillOut == null && !fills.isEmpty() && fills.peekFirst()[1] <= core.cycle()) {
-                Long pa = mtt.get(fills.pollFirst()[0]);
-                fillOut = pa == null ? new MttFillRsp(0, 1) : new MttFillRsp(pa, 0);
+                long idx = fills.pollFirst()[0];
+                Long pa = mtt.get(idx);
+                fillOut = absent.contains(idx) ? new MttFillRsp(0, MttPorts.FILL_NOT_PRESENT) : pa == null ? new MttFillRsp(0, 1) : new MttFillRsp(pa, 0);
             }
             if (fillOut == null) w.fillRsp().idle(); else w.fillRsp().push(fillOut);
             w.rsp().ready(true);
@@ -141,6 +144,27 @@ class MttWalkerTest {
         // a missing MTT entry ends the request with MTT_FAULT
         b.mtt.remove(12L);
         assertEquals(Status.MTT_FAULT, b.translate(5 << 8 | 0x10, 0x1_2000, 8, 0).get(0).reason());
+    }
+
+    /** An entry whose page is not present ends the request with PAGE_FAULT, naming the page's MTT index and the bytes left. */
+    @Test
+    void aPageNotPresentIsAPageFault() {
+        Bench b = new Bench();
+        b.mr(5, 0x10, 0x1_0000, 0x4000, MttPorts.LOCAL_WRITE, 12, 10);
+        b.absent.add(11L);
+        List<XlateRsp> r = b.translate(5 << 8 | 0x10, 0x1_0f00, 0x300, 0);
+        assertEquals(2, r.size(), r.toString());
+        assertEquals(Status.OK, r.get(0).reason(), "the first page is present: its 0x100 bytes");
+        assertEquals(0x100, r.get(0).length());
+        XlateRsp fault = r.get(1);
+        assertEquals(Status.PAGE_FAULT, fault.reason());
+        assertEquals(11, fault.pa(), "the MTT index of the missing page");
+        assertEquals(0x200, fault.length(), "the bytes of the request from that page on");
+        assertEquals(1, fault.last());
+        assertEquals(1, b.sim.counters().get("MttWalker.failed_page_fault"));
+        // the page is not cached: once present, the next access fills it
+        b.absent.clear();
+        assertEquals(Status.OK, b.translate(5 << 8 | 0x10, 0x1_1000, 8, 0).get(0).reason());
     }
 
     @Test
