@@ -57,6 +57,9 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Table<Cq> cqs;
     final Table<Srq> srqs = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_SRQS, true);
 
+    /** The host's page size: an MR's pages, as on-demand paging brings them in. */
+    final long hostPage;
+
     /** DC transport's parameters (null: the profile offers no DC), and its counters. */
     final DcParams dc;
     final Counters.Ref dcConnects, dcReconnects, dcDisconnects, dcCnaks;
@@ -120,6 +123,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         if (maxMsg < 1 || maxMsg > (1L << 31))
             throw new IllegalArgumentException("fw.max.msg.size " + maxMsg + " B must be from 1 B to 2 GiB (IBTA: a message is at most 2^31 bytes)");
         this.recvPrefetch = profile.countInt("fw.recv.prefetch");
+        this.hostPage = profile.bytes("host.page.size");
         this.cqeScatterMax = profile.has("cqe.scatter.max") ? profile.bytesInt("cqe.scatter.max") : 0;
         if (cqeScatterMax < 0 || cqeScatterMax > Cqe64.INLINE_SCATTER_BYTES)
             throw new IllegalArgumentException("cqe.scatter.max " + cqeScatterMax + " B must be from 0 to 32 B (a 64-byte CQE holds 32 bytes of data)");

@@ -72,6 +72,25 @@ final class MttFill {
         });
     }
 
+    /**
+     * A page not present (on-demand paging) at MTT index {@code index}: the host's handler, interrupted
+     * as for a miss, brings it and the request's next {@code pages - 1} pages in and marks their
+     * entries present in the table; {@code done} then runs.
+     */
+    void pageFault(long index, long pages, Runnable done) {
+        counters.counter("Firmware.odp_page_faults").inc();
+        if (vector < 0) {
+            report.accept("page fault at MTT index " + index + ", but no host handler registered (REG_XLATE_VECTOR)");
+            return;
+        }
+        boolean idle = waiting.isEmpty();
+        for (long k = 0; k < pages; k++) { // the request's pages from the missing one on: one fault brings in its whole range
+            boolean last = k == pages - 1;
+            waiting.add(new HostFill(index + k, r -> { if (last) done.run(); }));
+        }
+        if (idle) adapter.port().msix(vector);
+    }
+
     /** The host's answer to the oldest miss ({@link Cmd#REG_XLATE_FILL}); the next one, if any, interrupts again. */
     void hostAnswer(long index, long entry) {
         HostFill f = waiting.peekFirst();

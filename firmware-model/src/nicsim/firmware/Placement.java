@@ -44,13 +44,22 @@ final class Placement {
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {
                     over[0] = true;
-                    done.accept(null, new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr(), s.lkey()));
+                    done.accept(null, new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr(), s.lkey(), faultMtt(bad), faultPages(bad)));
                     return;
                 }
                 got.set(n, rsp);
                 if (--left[0] == 0) finish.run();
             }));
         }
+    }
+
+    /** The MTT index of the page a failed translation found not present, or -1 (another failure). */
+    static long faultMtt(XlateRsp bad) { return bad.reason() == MttPorts.Status.PAGE_FAULT ? bad.pa() : -1; }
+
+    /** The pages a page fault's request has left, from the missing one on (the last may need a second fault if unaligned). */
+    long faultPages(XlateRsp bad) {
+        long page = q.fw.hostPage;
+        return Math.max(1, (bad.length() + page - 1) / page);
     }
 
     static XlateRsp failed(List<XlateRsp> rsp) {

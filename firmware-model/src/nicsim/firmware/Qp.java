@@ -490,7 +490,12 @@ final class Qp {
     // ------------------------------------------------------------------ data movement
 
     /** Why a local gather/scatter failed. */
-    record Failure(int vendor, long addr, int key) {}
+    record Failure(int vendor, long addr, int key, long faultMtt, long faultPages) {
+        Failure(int vendor, long addr, int key) { this(vendor, addr, key, -1, 0); }
+
+        /** A page not present (on-demand paging) at MTT index {@link #faultMtt}: brought in by the host, then tried again. */
+        boolean pageFault() { return faultMtt >= 0; }
+    }
 
     /*
      * Completions after data. A completion may be written as soon as the PCI writes of its data have

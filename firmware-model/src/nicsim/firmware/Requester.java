@@ -123,13 +123,19 @@ final class Requester {
             if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
             if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
             if (q.service.connected) { stream(op); return; }
-            q.placement.gather(op.w.sges(), op.index, q.live((data, fail) -> {
-                if (q.state == QpState.ERR || q.state == QpState.SQE) return;
-                if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
-                op.payload = data;
-                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
-                build(op);
-            }));
+            gather(op);
+        }));
+    }
+
+    /** Reads an unconnected send's payload from its SGEs; a page not present (on-demand) is brought in, and the read tried again. */
+    private void gather(SendOp op) {
+        q.placement.gather(op.w.sges(), op.index, q.live((data, fail) -> {
+            if (q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (fail != null && fail.pageFault()) { q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> gather(op))); return; }
+            if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
+            op.payload = data;
+            q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
+            build(op);
         }));
     }
 
@@ -192,6 +198,10 @@ final class Requester {
         op.reach(Stage.READY);
         q.placement.translateAll(op.w.sges(), op.index, q.live((pieces, fail) -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (fail != null && fail.pageFault()) { // on-demand paging: the WQE waits while the host brings the page in, then translates again
+                q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> stream(op)));
+                return;
+            }
             if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
             int[] left = {op.npkts};
             int i = 0; // the first piece not wholly before the packet, found in one pass over the message

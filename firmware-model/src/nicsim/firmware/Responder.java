@@ -363,6 +363,7 @@ final class Responder {
             if (p.dmaLength() == 0) { q.cur.target = List.of(); body.run(); return Step.PENDING; } // C9-88: no rkey check
             q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd(p), q.qpn, q.live(rsp -> {
                 XlateRsp bad = Placement.failed(rsp);
+                if (bad != null && pageNotPresent(p, bad)) { q.cur = null; finish(); return; }
                 if (bad != null) {
                     q.cur = null;
                     responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
@@ -374,6 +375,21 @@ final class Responder {
             }));
         } else body.run();
         return Step.PENDING; // body finishes the request
+    }
+
+    /**
+     * A request whose target page is not present (on-demand paging): the host is asked to bring it
+     * in and the requester is told to try again later (RNR NAK), as mlx5 answers an ODP fault; the
+     * request changes nothing. Returns false for any other failure.
+     */
+    boolean pageNotPresent(Packet p, XlateRsp bad) {
+        long mtt = Placement.faultMtt(bad);
+        if (mtt < 0) return false;
+        q.fw.mttFill.pageFault(mtt, q.placement.faultPages(bad), () -> {});
+        q.fw.counters.counter("Firmware.odp_rnr_sent").inc();
+        ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
+        q.nakSent = true; // the message's later packets are dropped quietly until the requester comes back to this one
+        return true;
     }
 
     /** A repeated request (RC): SEND/WRITE are acknowledged again, a READ re-executes, an atomic replays its saved result. */

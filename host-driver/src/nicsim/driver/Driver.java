@@ -101,13 +101,27 @@ public final class Driver {
             long miss = BigEndian.get64(r.data(), 0);
             if (miss >= 0) return; // bit 63 clear: nothing is waiting
             long index = miss & Long.MAX_VALUE;
+            long entry = BigEndian.get64(host.memory.read(mttTable + index * 8, 8), 0);
+            if ((entry & nicsim.verbs.MemoryRegion.NOT_PRESENT) != 0) { // on-demand paging: bring the page in, then mark it present
+                entry &= ~nicsim.verbs.MemoryRegion.NOT_PRESENT;
+                if (host.profile.has("host.odp.fault.cost")) host.bus.cpuWork(host.profile.picos("host.odp.fault.cost"));
+                byte[] e = new byte[8];
+                BigEndian.put64(e, 0, entry);
+                host.memory.write(mttTable + index * 8, e);
+                pageFaults++;
+            }
             byte[] fill = new byte[16];
             BigEndian.put64(fill, 0, index);
-            System.arraycopy(host.memory.read(mttTable + index * 8, 8), 0, fill, 8, 8);
+            BigEndian.put64(fill, 8, entry);
             mmio(Cmd.REG_XLATE_FILL, fill);
             fills++;
         });
     }
+
+    /** Pages of on-demand MRs this driver's handler has brought in. */
+    public long pageFaults() { return pageFaults; }
+
+    private long pageFaults;
 
     /** Translation misses this driver's interrupt handler has filled. */
     public long translationFills() { return fills; }

@@ -32,7 +32,7 @@ public final class MemoryRegion extends VerbsObject {
             throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x has unknown bits 0x%x", access, access & ~AccessFlags.ALL));
         if ((access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) != 0 && (access & AccessFlags.LOCAL_WRITE) == 0)
             throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE", access));
-        if ((access & AccessFlags.ON_DEMAND) != 0) throw new VerbsException(Errno.EOPNOTSUPP, "regMr: ON_DEMAND is not supported");
+
         if (length <= 0) throw new VerbsException(Errno.EINVAL, "regMr length " + length + " must be > 0");
         Host host = pd.ctx.driver.host();
         int page = host.memory.pageSize();
@@ -42,16 +42,20 @@ public final class MemoryRegion extends VerbsObject {
         for (long i = 0; i < pages; i++) {
             long physical = pa.applyAsLong(first + i * page);
             if (physical < 0) throw new VerbsException(Errno.EFAULT, String.format("regMr: address 0x%x is not mapped", first + i * page));
-            BigEndian.put64(list, (int) i * 8, physical);
+            // on demand: the page is not pinned, its entry marked not present; the adapter's first access faults it in
+            BigEndian.put64(list, (int) i * 8, (access & AccessFlags.ON_DEMAND) != 0 ? physical | NOT_PRESENT : physical);
         }
         this.pageList = host.allocPhysical(list.length, 8);
         host.memory.write(pageList, list);
         this.mkey = (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, new Cmd.CreateMkey(pd.pdn,
-                this.iova, length, access, Integer.numberOfTrailingZeros(page), addr - first, pages,
+                this.iova, length, access & ~AccessFlags.ON_DEMAND, Integer.numberOfTrailingZeros(page), addr - first, pages,
                 pageList), Cmd.HANDLE).handle();
     }
 
     private final long pageList;
+
+    /** A page-list (MTT) entry's mark for a page not present: page addresses have bit 0 clear. */
+    public static final long NOT_PRESENT = 1;
 
     public int lkey() { return mkey; }
     public int rkey() { return mkey; }
