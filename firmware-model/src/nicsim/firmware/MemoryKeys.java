@@ -97,6 +97,23 @@ final class MemoryKeys {
         return index << 8 | key;
     }
 
+    /**
+     * ODP_PREFETCH (ibv_advise_mr): the pages of the range are brought in ahead by the host's
+     * handler, as on page faults (present ones are answered at once); returns before they are in.
+     */
+    void prefetch(Cmd.OdpPrefetch c) {
+        MkeyContext m = mkeys.get(c.lkey() >>> 8);
+        if (m == null || m.key() != (c.lkey() & 0xff) || windows.containsKey(c.lkey() >>> 8))
+            throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, c.lkey());
+        if (m.pd() != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
+        boolean zeroBased = (m.access() & MttPorts.ZERO_BASED) != 0;
+        long rel = zeroBased ? c.addr() : c.addr() - m.start();
+        if (c.length() == 0 || rel < 0 || rel + c.length() > m.length()) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.addr());
+        long first = (rel + m.pageOffset()) >> m.pageShift(), last = (rel + m.pageOffset() + c.length() - 1) >> m.pageShift();
+        fw.counters.counter("Firmware.odp_prefetches").inc();
+        fw.mttFill.bringIn(m.mttBase() + first, last - first + 1, () -> {});
+    }
+
     /** ALLOC_MW (its PD checked): returns the key. */
     long allocWindow(Cmd.AllocMw a) {
         if (a.type() != 1 && a.type() != 2) throw new CommandRefused(Cmd.Syndrome.BAD_MW_TYPE, a.type());

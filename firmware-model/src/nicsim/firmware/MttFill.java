@@ -79,6 +79,11 @@ final class MttFill {
      */
     void pageFault(long index, long pages, Runnable done) {
         counters.counter("Firmware.odp_page_faults").inc();
+        bringIn(index, pages, done);
+    }
+
+    /** Asks the host's handler to bring in (and mark present) the pages of MTT entries {@code index} on; {@code done} runs after the last. */
+    void bringIn(long index, long pages, Runnable done) {
         if (vector < 0) {
             report.accept("page fault at MTT index " + index + ", but no host handler registered (REG_XLATE_VECTOR)");
             return;

@@ -23,6 +23,26 @@ public final class ProtectionDomain extends VerbsObject {
         return new MemoryRegion(this, addr, length, addr, access);
     }
 
+    /**
+     * ibv_advise_mr: the pages under each SGE (of an on-demand MR of this PD) are brought in ahead,
+     * so the adapter's first access does not fault. PREFETCH and PREFETCH_WRITE bring them in;
+     * PREFETCH_NO_FAULT brings in none that are not already present, so it changes nothing here.
+     * It returns before they are in (IBV_ADVISE_MR_FLAG_FLUSH, waiting for them, is refused).
+     */
+    public void adviseMr(AdviseAdvice advice, int flags, Sge... sges) {
+        checkOpen();
+        if (flags != 0) throw new VerbsException(Errno.EOPNOTSUPP, "adviseMr flags 0x" + Integer.toHexString(flags) + ": only 0 (no FLUSH)");
+        if (advice == AdviseAdvice.PREFETCH_NO_FAULT) return;
+        for (Sge s : sges) {
+            try {
+                ctx.driver.command(nicsim.abi.Cmd.ODP_PREFETCH, nicsim.abi.Cmd.ODP_PREFETCH_IN,
+                        new nicsim.abi.Cmd.OdpPrefetch(pdn, s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL), nicsim.abi.Cmd.EMPTY);
+            } catch (VerbsException e) {
+                throw new VerbsException(e.errno(), "adviseMr SGE " + s + ": " + e.getMessage());
+            }
+        }
+    }
+
     public MemoryRegion regMrIova(HostBuffer buf, long iova, int access) { return regMrIova(buf.addr(), buf.length(), iova, access); }
 
     /** ibv_reg_mr_iova: registers {@code length} bytes at virtual {@code addr}, addressed by the adapter as {@code iova} on. */

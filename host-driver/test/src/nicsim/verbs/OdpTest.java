@@ -106,6 +106,26 @@ class OdpTest {
         assertTrue(p.counter("Firmware.odp_page_faults") >= 4, "each page of the source faulted once");
     }
 
+    /** adviseMr brings the pages in ahead: the WRITE that follows takes no fault and no RNR wait. */
+    @Test
+    void prefetchedPagesDoNotFault() {
+        Pair p = new Pair(Faults.NONE);
+        MemoryRegion src = p.apd.regMr(p.abuf, AccessFlags.LOCAL_WRITE);
+        MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
+        p.bpd.adviseMr(AdviseAdvice.PREFETCH_WRITE, 0, new Sge(p.bbuf.addr(), LEN, dst.lkey()));
+        p.w.runFor(500_000_000L); // the host's handler brings them in meanwhile
+        assertEquals(16, p.w.host(1).driver().pageFaults(), "every page brought in by the prefetch");
+        p.abuf.write(0, pattern(5, LEN));
+        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+                .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
+        assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
+        assertArrayEquals(pattern(5, LEN), p.bbuf.read(0, LEN));
+        assertEquals(0, p.counter("Firmware.odp_page_faults"));
+        assertEquals(0, p.counter("Firmware.odp_rnr_sent"));
+        assertEquals(Errno.EOPNOTSUPP, assertThrows(VerbsException.class,
+                () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 1, new Sge(p.bbuf.addr(), 8, dst.lkey()))).errno(), "FLUSH");
+    }
+
     /** Over a lossy fabric, faults and RNR waits and retransmissions together still land every byte once. */
     @Test
     void lossyFabric() {
