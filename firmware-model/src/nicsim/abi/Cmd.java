@@ -63,7 +63,7 @@ public final class Cmd {
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
-            ODP_PREFETCH = 0x205;
+            ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -74,7 +74,7 @@ public final class Cmd {
             case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR"; case CREATE_SRQ -> "CREATE_SRQ";
             case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ"; case ALLOC_XRCD -> "ALLOC_XRCD"; case DEALLOC_XRCD -> "DEALLOC_XRCD";
             case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ"; case CREATE_TM_SRQ -> "CREATE_TM_SRQ"; case TM_OP -> "TM_OP";
-            case ODP_PREFETCH -> "ODP_PREFETCH";
+            case ODP_PREFETCH -> "ODP_PREFETCH"; case ODP_INVALIDATE -> "ODP_INVALIDATE";
             default -> String.format("0x%x", op);
         };
     }
@@ -295,7 +295,11 @@ public final class Cmd {
             .field("addr", 64, TmOp::addr).field("length", 32, TmOp::length).field("lkey", 32, TmOp::lkey).field("opIndex", 16, TmOp::opIndex)
             .build(v -> new TmOp(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]));
 
-    /** ODP_PREFETCH (ibv_advise_mr): the pages of {@code length} bytes at {@code addr} of MR {@code lkey} of PD {@code pd} brought in ahead. */
+    /**
+     * ODP_PREFETCH (ibv_advise_mr): the pages of {@code length} bytes at {@code addr} of MR
+     * {@code lkey} of PD {@code pd} brought in ahead. ODP_INVALIDATE takes the same fields: those
+     * pages are being taken away by the OS.
+     */
     public record OdpPrefetch(long pd, long lkey, long addr, long length) {}
     public static final Layout<OdpPrefetch> ODP_PREFETCH_IN = Layout.<OdpPrefetch>builder("OdpPrefetch")
             .field("pd", 24, OdpPrefetch::pd).field("lkey", 32, OdpPrefetch::lkey).field("addr", 64, OdpPrefetch::addr)

@@ -146,6 +146,7 @@ final class Commands {
             }
             case Cmd.DESTROY_MKEY -> { fw.keys.destroyMr(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ODP_PREFETCH -> { fw.keys.prefetch(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
+            case Cmd.ODP_INVALIDATE -> { fw.keys.invalidate(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
             case Cmd.ALLOC_MW -> {
                 Cmd.AllocMw a = in(Cmd.ALLOC_MW_IN, input);
                 checkPd(a.pd());

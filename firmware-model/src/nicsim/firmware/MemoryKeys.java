@@ -102,16 +102,56 @@ final class MemoryKeys {
      * handler, as on page faults (present ones are answered at once); returns before they are in.
      */
     void prefetch(Cmd.OdpPrefetch c) {
+        MkeyContext m = odpMr(c);
+        long[] pages = pagesOf(m, c);
+        fw.counters.counter("Firmware.odp_prefetches").inc();
+        fw.mttFill.bringIn(m.mttBase() + pages[0], pages[1] - pages[0] + 1, () -> {});
+    }
+
+    /**
+     * ODP_INVALIDATE: the OS takes the range's pages away. Their entries are marked not present, and
+     * the walker's cached translations of them must go: the MR moves to fresh MTT entries (a copy
+     * of its table with those pages not present), which the walker's cache has never seen, and its
+     * context is published again once the copy is written. The next access faults them back in.
+     */
+    void invalidate(Cmd.OdpPrefetch c) {
+        MkeyContext m = odpMr(c);
+        long[] range = pagesOf(m, c);
+        long pages = (m.pageOffset() + m.length() + (1L << m.pageShift()) - 1) >> m.pageShift();
+        MttFill mtt = fw.mttFill;
+        if (mtt.next + pages > mtt.entries) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, pages);
+        long base = mtt.next;
+        mtt.next += pages;
+        MkeyContext moved = new MkeyContext(m.index(), m.state(), m.key(), m.pd(), m.qpn(), m.boundQp(), m.start(), m.length(), m.access(),
+                m.pageShift(), m.pageOffset(), base);
+        mkeys.put(m.index(), moved);
+        fw.counters.counter("Firmware.odp_invalidations").inc();
+        var port = fw.adapter.port();
+        port.dmaRead(mtt.tableAddr + m.mttBase() * 8, (int) (pages * 8), r -> {
+            if (r.status() != PciPort.DmaStatus.OK) { fw.report("ODP invalidation: MTT entries of mkey 0x" + Long.toHexString(c.lkey()) + " unreadable"); return; }
+            byte[] t = r.data();
+            for (long p = range[0]; p <= range[1]; p++) t[(int) (p * 8 + 7)] |= (byte) MttFill.NOT_PRESENT; // bit 0 of the big-endian entry
+            port.dmaWrite(mtt.tableAddr + base * 8, t, w -> publish(moved));
+        });
+    }
+
+    /** The MR an ODP command names (its key, PD, and a range inside it). */
+    private MkeyContext odpMr(Cmd.OdpPrefetch c) {
         MkeyContext m = mkeys.get(c.lkey() >>> 8);
         if (m == null || m.key() != (c.lkey() & 0xff) || windows.containsKey(c.lkey() >>> 8))
             throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, c.lkey());
         if (m.pd() != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
-        boolean zeroBased = (m.access() & MttPorts.ZERO_BASED) != 0;
-        long rel = zeroBased ? c.addr() : c.addr() - m.start();
+        long rel = rel(m, c.addr());
         if (c.length() == 0 || rel < 0 || rel + c.length() > m.length()) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.addr());
-        long first = (rel + m.pageOffset()) >> m.pageShift(), last = (rel + m.pageOffset() + c.length() - 1) >> m.pageShift();
-        fw.counters.counter("Firmware.odp_prefetches").inc();
-        fw.mttFill.bringIn(m.mttBase() + first, last - first + 1, () -> {});
+        return m;
+    }
+
+    private static long rel(MkeyContext m, long addr) { return (m.access() & MttPorts.ZERO_BASED) != 0 ? addr : addr - m.start(); }
+
+    /** The first and last page (from the MR's first) of the command's range. */
+    private static long[] pagesOf(MkeyContext m, Cmd.OdpPrefetch c) {
+        long rel = rel(m, c.addr());
+        return new long[]{(rel + m.pageOffset()) >> m.pageShift(), (rel + m.pageOffset() + c.length() - 1) >> m.pageShift()};
     }
 
     /** ALLOC_MW (its PD checked): returns the key. */

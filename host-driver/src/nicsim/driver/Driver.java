@@ -118,6 +118,31 @@ public final class Driver {
         });
     }
 
+    /** An on-demand MR as the driver must know it to invalidate its pages: PD, lkey, its host range and the address the adapter knows it by. */
+    public record OdpRegion(long pd, long lkey, long addr, long length, long iova) {}
+
+    private final java.util.List<OdpRegion> odp = new java.util.ArrayList<>();
+
+    public void odpRegistered(OdpRegion r) { odp.add(r); }
+
+    public void odpDeregistered(long lkey) { odp.removeIf(r -> r.lkey() == lkey); }
+
+    /**
+     * The OS takes the host pages of [addr, addr + length) away: every on-demand MR over them has
+     * the adapter's translation of those pages invalidated first (ODP_INVALIDATE). Pinned MRs keep
+     * theirs. Returns the regions invalidated.
+     */
+    public int evict(long addr, long length) {
+        int n = 0;
+        for (OdpRegion r : java.util.List.copyOf(odp)) {
+            long from = Math.max(addr, r.addr()), to = Math.min(addr + length, r.addr() + r.length());
+            if (from >= to) continue;
+            command(Cmd.ODP_INVALIDATE, Cmd.ODP_PREFETCH_IN, new Cmd.OdpPrefetch(r.pd(), r.lkey(), r.iova() + (from - r.addr()), to - from), Cmd.EMPTY);
+            n++;
+        }
+        return n;
+    }
+
     /** Pages of on-demand MRs this driver's handler has brought in. */
     public long pageFaults() { return pageFaults; }
 

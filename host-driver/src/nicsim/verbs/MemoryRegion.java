@@ -50,6 +50,8 @@ public final class MemoryRegion extends VerbsObject {
         this.mkey = (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, new Cmd.CreateMkey(pd.pdn,
                 this.iova, length, access & ~AccessFlags.ON_DEMAND, Integer.numberOfTrailingZeros(page), addr - first, pages,
                 pageList), Cmd.HANDLE).handle();
+        if ((access & AccessFlags.ON_DEMAND) != 0)
+            pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, this.iova));
     }
 
     private final long pageList;
@@ -68,5 +70,8 @@ public final class MemoryRegion extends VerbsObject {
 
     @Override protected String describe() { return String.format("MemoryRegion(key 0x%x)", mkey); }
 
-    @Override protected void destroy() { pd.ctx.driver.command(Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(mkey & 0xFFFFFFFFL), Cmd.EMPTY); }
+    @Override protected void destroy() {
+        pd.ctx.driver.command(Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(mkey & 0xFFFFFFFFL), Cmd.EMPTY);
+        if ((access & AccessFlags.ON_DEMAND) != 0) pd.ctx.driver.odpDeregistered(mkey & 0xFFFFFFFFL);
+    }
 }

@@ -126,6 +126,31 @@ class OdpTest {
                 () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 1, new Sge(p.bbuf.addr(), 8, dst.lkey()))).errno(), "FLUSH");
     }
 
+    /** Pages the OS takes away are invalidated in the adapter first: the next WRITE faults them back in, and only them. */
+    @Test
+    void evictedPagesFaultBackIn() {
+        Pair p = new Pair(Faults.NONE);
+        MemoryRegion src = p.apd.regMr(p.abuf, AccessFlags.LOCAL_WRITE);
+        MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
+        for (int round = 0; round < 2; round++) {
+            if (round == 1) {
+                long before = p.w.host(1).driver().pageFaults();
+                assertEquals(1, new ProcessMemory(p.w.host(1)).evict(p.bbuf.addr() + 4 * 4096, 3 * 4096), "one on-demand MR over the range");
+                p.w.runFor(10_000_000L); // the adapter rewrites the MR's entries
+                assertEquals(before, p.w.host(1).driver().pageFaults());
+            }
+            long faultsBefore = p.w.host(1).driver().pageFaults();
+            p.abuf.write(0, pattern(6 + round, LEN));
+            p.a.postSend(new SendWr().wrId(round).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr())
+                    .rkey(dst.rkey()).sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
+            assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
+            assertArrayEquals(pattern(6 + round, LEN), p.bbuf.read(0, LEN));
+            long brought = p.w.host(1).driver().pageFaults() - faultsBefore;
+            assertEquals(round == 0 ? 16 : 3, brought, "round " + round + ": pages brought in");
+        }
+        assertEquals(1, p.counter("Firmware.odp_invalidations"));
+    }
+
     /** Over a lossy fabric, faults and RNR waits and retransmissions together still land every byte once. */
     @Test
     void lossyFabric() {
