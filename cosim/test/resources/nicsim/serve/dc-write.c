@@ -21,49 +21,24 @@
 #include <infiniband/verbs.h>
 #include <infiniband/mlx5dv.h>
 
+#include "meet.h"
+
 #define DC_KEY 0xffeeddccULL
 #define LEN 3000
-
-static void die(const char *what) { fprintf(stderr, "dc-write: %s failed\n", what); exit(1); }
-
-static const char *dir;
-
-static void put_file(const char *name, const char *text) {
-	char path[512], tmp[520];
-	FILE *f;
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if (!(f = fopen(tmp, "w")) || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) die("writing a file");
-}
-
-static void get_file(const char *name, char *text, size_t n) {
-	char path[512];
-	FILE *f;
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	while (!(f = fopen(path, "r"))) usleep(10000);
-	if (!fgets(text, (int)n, f)) die("reading a file");
-	fclose(f);
-}
-
-static struct ibv_context *open_first(void) {
-	int num;
-	struct ibv_device **list = ibv_get_device_list(&num);
-	struct ibv_context *ctx;
-	if (!list || num < 1 || !(ctx = ibv_open_device(list[0]))) die("open");
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what) {
 	if (ibv_modify_qp(qp, a, mask)) die(what);
 }
 
-static struct ibv_wc wait_one(struct ibv_cq *cq) {
-	struct ibv_wc wc;
-	int n;
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) {}
-	if (n < 0) die("poll_cq");
-	return wc;
+/* A UD QP from RESET to INIT (qkey 0x11111111), RTR and, if {@code to} says so, RTS. */
+static void ud_up(struct ibv_qp *ud, enum ibv_qp_state to) {
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111 };
+	modify(ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, "UD to INIT");
+	a.qp_state = IBV_QPS_RTR;
+	modify(ud, &a, IBV_QP_STATE, "UD to RTR");
+	if (to != IBV_QPS_RTS) return;
+	a.qp_state = IBV_QPS_RTS;
+	modify(ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "UD to RTS");
 }
 
 static int target(void) {
@@ -92,13 +67,7 @@ static int target(void) {
 				       .max_send_sge = 1, .max_recv_sge = 1 } };
 	if (!srq || !mr || !udmr || ibv_post_srq_recv(srq, &rwr, &bad)) die("target resources");
 	if (!(ud = ibv_create_qp(pd, &ua))) die("create_qp (UD)");
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = 0x11111111;
-	modify(ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, "UD to INIT");
-	a.qp_state = IBV_QPS_RTR;
-	modify(ud, &a, IBV_QP_STATE, "UD to RTR");
+	ud_up(ud, IBV_QPS_RTR);
 	if (ibv_post_recv(ud, &uwr, &bad)) die("post_recv (UD)");
 	if (!(dct = mlx5dv_create_qp(ctx, &init, &dv))) die("mlx5dv_create_qp (DCT)");
 	memset(&a, 0, sizeof a);
@@ -220,18 +189,9 @@ static int init(void) {
 					  .send_cq = cq, .recv_cq = cq, .cap = { .max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
 					  .send_ops_flags = IBV_QP_EX_WITH_SEND };
 	struct ibv_qp *ud = ibv_create_qp_ex(ctx, &ux);
-	struct ibv_qp_attr a;
 	const char hi[] = "hello over UD";
 	if (!ud) die("create_qp_ex (UD)");
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = 0x11111111;
-	modify(ud, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, "UD to INIT");
-	a.qp_state = IBV_QPS_RTR;
-	modify(ud, &a, IBV_QP_STATE, "UD to RTR");
-	a.qp_state = IBV_QPS_RTS;
-	modify(ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "UD to RTS");
+	ud_up(ud, IBV_QPS_RTS);
 	memcpy(out, hi, sizeof hi - 1);
 	struct ibv_qp_ex *ux_qp = ibv_qp_to_qp_ex(ud);
 	if (!ux_qp) die("ibv_qp_to_qp_ex (UD)");

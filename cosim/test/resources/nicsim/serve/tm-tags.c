@@ -19,45 +19,9 @@
 #include <infiniband/verbs.h>
 #include <infiniband/tm_types.h>
 
+#include "meet.h"
+
 #define BIG 20000
-
-static void die(const char *what) { fprintf(stderr, "tm-tags: %s failed\n", what); exit(1); }
-
-static const char *dir;
-
-static void put_file(const char *name, const char *text) {
-	char path[512], tmp[520];
-	FILE *f;
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if (!(f = fopen(tmp, "w")) || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) die("writing a file");
-}
-
-static void get_file(const char *name, char *text, size_t n) {
-	char path[512];
-	FILE *f;
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	while (!(f = fopen(path, "r"))) usleep(10000);
-	if (!fgets(text, (int)n, f)) die("reading a file");
-	fclose(f);
-}
-
-static struct ibv_context *open_first(void) {
-	int num;
-	struct ibv_device **list = ibv_get_device_list(&num);
-	struct ibv_context *ctx;
-	if (!list || num < 1 || !(ctx = ibv_open_device(list[0]))) die("open");
-	ibv_free_device_list(list);
-	return ctx;
-}
-
-static struct ibv_wc wait_one(struct ibv_cq *cq) {
-	struct ibv_wc wc;
-	int n;
-	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) {}
-	if (n < 0) die("poll_cq");
-	return wc;
-}
 
 /* RESET to RTS towards the peer's LID and QP number (PSN 0 both ways). */
 static void connect_rc(struct ibv_qp *qp, unsigned lid, unsigned qpn) {

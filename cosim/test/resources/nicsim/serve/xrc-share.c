@@ -17,36 +17,9 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-static void die(const char *what) { fprintf(stderr, "xrc-share: %s failed\n", what); exit(1); }
+#include "meet.h"
 
-static const char *dir;
 static char buf[4096];
-
-static void put_file(const char *name, const char *text) {
-	char path[512], tmp[520];
-	FILE *f;
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if (!(f = fopen(tmp, "w")) || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) die("writing a file");
-}
-
-static void get_file(const char *name, char *text, size_t n) {
-	char path[512];
-	FILE *f;
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	while (!(f = fopen(path, "r"))) usleep(10000);
-	if (!fgets(text, (int)n, f)) die("reading a file");
-	fclose(f);
-}
-
-static struct ibv_context *open_first(void) {
-	int num;
-	struct ibv_device **list = ibv_get_device_list(&num);
-	struct ibv_context *ctx;
-	if (!list || num < 1 || !(ctx = ibv_open_device(list[0]))) die("open");
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 static struct ibv_xrcd *open_domain(struct ibv_context *ctx, const char *file) {
 	struct ibv_xrcd_init_attr a = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS, .oflags = O_CREAT };

@@ -204,13 +204,7 @@ class AttachTest {
     @Test
     void asynchronousEventsReachIbvGetAsyncEvent() throws Exception {
         // a program of the test's own, built as the provider is: warning-free
-        Path dir = Files.createTempDirectory("nicsim-async");
-        Path src = dir.resolve("async-events.c");
-        try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/async-events.c")) { Files.copy(in, src); }
-        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", dir.resolve("async-events").toString(),
-                src.toString(), "-libverbs").redirectErrorStream(true).start();
-        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, cc.waitFor(), ccOut);
+        Path dir = compile("async-events", "-libverbs");
         Run r = start(0, dir.resolve("async-events").toString());
         assertEquals(0, r.await(), r.output() + serverLog());
         // CQ overflow: CQ_ERR names the CQ and QP_FATAL the QP, by the program's own pointers
@@ -224,13 +218,7 @@ class AttachTest {
      */
     @Test
     void twoProgramsShareAnXrcDomainThroughAFile() throws Exception {
-        Path dir = Files.createTempDirectory("nicsim-xrc");
-        Path src = dir.resolve("xrc-share.c");
-        try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/xrc-share.c")) { Files.copy(in, src); }
-        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", dir.resolve("xrc-share").toString(),
-                src.toString(), "-libverbs").redirectErrorStream(true).start();
-        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, cc.waitFor(), ccOut);
+        Path dir = compile("xrc-share", "-libverbs");
         String prog = dir.resolve("xrc-share").toString(), file = dir.resolve("domain").toString();
         Run target = start(1, prog, "target", dir.toString(), file);
         Run other = start(1, prog, "srq", dir.toString(), file);
@@ -251,13 +239,7 @@ class AttachTest {
      */
     @Test
     void mlx5dvDcProgramRunsUnchanged() throws Exception {
-        Path dir = Files.createTempDirectory("nicsim-dc");
-        Path src = dir.resolve("dc-write.c");
-        try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/dc-write.c")) { Files.copy(in, src); }
-        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", dir.resolve("dc-write").toString(),
-                src.toString(), "-lmlx5", "-libverbs").redirectErrorStream(true).start();
-        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, cc.waitFor(), ccOut);
+        Path dir = compile("dc-write", "-lmlx5", "-libverbs");
         String prog = dir.resolve("dc-write").toString();
         Run target = start(1, prog, "target", dir.toString());
         Run init = start(0, prog, "init", dir.toString());
@@ -278,13 +260,7 @@ class AttachTest {
      */
     @Test
     void tagMatchingProgramRunsUnchanged() throws Exception {
-        Path dir = Files.createTempDirectory("nicsim-tm");
-        Path src = dir.resolve("tm-tags.c");
-        try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/tm-tags.c")) { Files.copy(in, src); }
-        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", dir.resolve("tm-tags").toString(),
-                src.toString(), "-libverbs").redirectErrorStream(true).start();
-        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, cc.waitFor(), ccOut);
+        Path dir = compile("tm-tags", "-libverbs");
         String prog = dir.resolve("tm-tags").toString();
         Run recv = start(1, prog, "recv", dir.toString());
         Run send = start(0, prog, "send", dir.toString());
@@ -293,6 +269,23 @@ class AttachTest {
         assertTrue(recv.output().contains("recv: eager \"eager hello\" and a 20000-byte rendezvous in their tagged buffers, tags read with ibv_wc_read_tm_info"), recv.output());
         assertTrue(send.output().contains("send: FIN received (opcode 2, tag 0xbeef)"), send.output());
         assertTrue(recv.output().contains("recv: tm_caps max_num_tags 256 max_ops 16"), recv.output());
+    }
+
+    /**
+     * Builds test program {@code name} (resources nicsim/serve/{@code name}.c, with the meet.h the
+     * programs share) as the provider is built, warning-free, in a folder of its own; returns the folder.
+     */
+    private static Path compile(String name, String... libs) throws Exception {
+        Path dir = Files.createTempDirectory("nicsim-" + name);
+        for (String f : List.of(name + ".c", "meet.h"))
+            try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/" + f)) { Files.copy(in, dir.resolve(f)); }
+        List<String> cmd = new java.util.ArrayList<>(List.of("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o",
+                dir.resolve(name).toString(), dir.resolve(name + ".c").toString()));
+        cmd.addAll(List.of(libs));
+        Process cc = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, cc.waitFor(), out);
+        return dir;
     }
 
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
