@@ -107,10 +107,13 @@ public final class Cqe64 {
         return Line64.words(b, 0);
     }
 
-    /** The completion of tag-list operation {@code opIndex} ({@code kind} TM_ADD, TM_DEL or TM_SYNC) of SRQ {@code srqn}; {@code syndrome} 0: done. */
-    public static long[] tmOp(long srqn, int opIndex, int kind, int tmFlags, int syndrome) {
+    /**
+     * The completion of tag-list operation {@code opIndex} ({@code kind} TM_ADD, TM_DEL or TM_SYNC)
+     * of SRQ {@code srqn}; {@code syndrome} 0: done, else an error naming {@code vendor}.
+     */
+    public static long[] tmOp(long srqn, int opIndex, int kind, int tmFlags, int syndrome, int vendor) {
         byte[] b = syndrome == 0 ? received(0, opIndex, RESP_SEND, 0, false, srqn)
-                : Line64.bytes(error(false, 0, opIndex, 0, syndrome, 0, 0, 0, 0, srqn));
+                : Line64.bytes(error(false, 0, opIndex, 0, syndrome, vendor, 0, 0, 0, srqn));
         b[52] = (byte) kind;
         b[53] = (byte) tmFlags;
         return Line64.words(b, 0);

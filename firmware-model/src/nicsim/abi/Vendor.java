@@ -21,7 +21,8 @@ public final class Vendor {
             MESSAGE_TOO_LONG = 0x4d, QP_NOT_READY = 0x4e, TOO_MANY_READS = 0x4f, CQ_OVERFLOW = 0x50, UD_TOO_LONG = 0x51,
             UNSUPPORTED_OPCODE = 0x52, MW_UNKNOWN = 0x53, MW_NOT_FREE = 0x54, MW_PD = 0x55, MW_BAD_MR = 0x56, MW_MR_NO_BIND = 0x57,
             MW_RANGE = 0x58, INV_UNKNOWN = 0x59, INV_NOT_WINDOW = 0x5a, INV_TYPE1 = 0x5b, MW_TYPE1_ZERO_BASED = 0x5c,
-            XRC_SRQ_UNKNOWN = 0x5d, XRC_SRQ_DOMAIN = 0x5e, DC_KEY_REFUSED = 0x5f, DC_CNAK_RETRY_EXCEEDED = 0x60, DC_NO_TARGET = 0x61;
+            XRC_SRQ_UNKNOWN = 0x5d, XRC_SRQ_DOMAIN = 0x5e, DC_KEY_REFUSED = 0x5f, DC_CNAK_RETRY_EXCEEDED = 0x60, DC_NO_TARGET = 0x61,
+            TM_TAG_TAKEN = 0x62, TM_RNDV_BUFFER_SHORT = 0x63;
 
     private static final String[] XLATE = {"ok", "mkey index has no context", "key byte does not match", "mkey belongs to another PD",
             "type-2 window not bound to this QP", "range outside the region", "access rights missing", "mkey not valid",
@@ -60,6 +61,8 @@ public final class Vendor {
             case DC_KEY_REFUSED -> "the DC target refused the connection: wrong DC access key";
             case DC_CNAK_RETRY_EXCEEDED -> "the DC target had no free responder (CNAK) for rnr_retry attempts";
             case DC_NO_TARGET -> "a DC initiator's remote work request names no target (mlx5dv_wr_set_dc_addr)";
+            case TM_TAG_TAKEN -> "TAG_DEL: a message took the tagged buffer first";
+            case TM_RNDV_BUFFER_SHORT -> "rendezvous data longer than the tagged buffer: its headers are there, for software";
             case UNSUPPORTED_OPCODE -> "opcode not supported by this adapter";
             case MW_UNKNOWN -> "bind: no such memory window";
             case MW_NOT_FREE -> "bind: type-2 window is not free (already bound)";

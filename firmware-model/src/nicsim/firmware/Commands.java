@@ -6,6 +6,7 @@ import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
+import nicsim.abi.Vendor;
 import nicsim.host.PciPort;
 import nicsim.sim.Layout;
 import nicsim.verbs.DcType;
@@ -312,7 +313,8 @@ final class Commands {
             default -> kind = Cqe64.TM_SYNC;
         }
         if ((c.flags() & 1) != 0 || syndrome != 0)
-            fw.complete(s.cq, Cqe64.tmOp(s.srqn, (int) c.opIndex(), kind, s.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0, syndrome), false);
+            fw.complete(s.cq, Cqe64.tmOp(s.srqn, (int) c.opIndex(), kind, s.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0, syndrome,
+                    syndrome == 0 ? 0 : Vendor.TM_TAG_TAKEN), false);
         return handle;
     }
 

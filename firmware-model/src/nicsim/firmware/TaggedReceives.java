@@ -2,6 +2,7 @@ package nicsim.firmware;
 
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cqe64;
+import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts;
@@ -109,7 +110,7 @@ final class TaggedReceives {
         if (len > (buffer.length() & 0xFFFFFFFFL)) { // too little room: the headers go to the buffer, software does the rest
             byte[] headers = java.util.Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
             q.fw.exec(cycles, q.live(() -> q.placement.scatter(java.util.List.of(buffer), q.pd, 0, headers, null, MttPorts.LOCAL_WRITE, q.live(fail -> {}),
-                    q.live(() -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn, e.handle(), 0, Cqe64.SYNDROME_TM_RNDV_INCOMPLETE, 0, va, rkey,
+                    q.live(() -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn, e.handle(), 0, Cqe64.SYNDROME_TM_RNDV_INCOMPLETE, Vendor.TM_RNDV_BUFFER_SHORT, va, rkey,
                             p.psn(), srqn), Cqe64.TM_MATCHED, WcFlags.TM_MATCH | sync), false)))));
             return;
         }

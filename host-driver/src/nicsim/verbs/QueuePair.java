@@ -483,7 +483,7 @@ public final class QueuePair extends VerbsObject {
     }
 
     /** What an error CQE says went wrong, for the work completion's text. */
-    private static String why(Cqe64.View v, byte[] e) {
+    static String why(Cqe64.View v, byte[] e) {
         Cqe64.ErrorView d = Cqe64.parseError(e);
         return Vendor.text(v.vendorSyndrome()) + (d.key() != 0 ? String.format(" (key 0x%x", d.key()) + String.format(", address 0x%x)", d.addr()) : "")
                 + (d.psn() != 0 ? " at PSN " + d.psn() : "");

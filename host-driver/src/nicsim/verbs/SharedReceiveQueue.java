@@ -147,7 +147,7 @@ public final class SharedReceiveQueue extends VerbsObject {
         int qpn = (int) v.qpn();
         boolean error = v.opcode() == Cqe64.RESP_ERR;
         WcStatus status = error ? Cqe64.status(v.syndrome()) : WcStatus.SUCCESS;
-        String why = error ? Cqe64.status(v.syndrome()) + " (vendor syndrome 0x" + Integer.toHexString(v.vendorSyndrome()) + ")" : "";
+        String why = error ? QueuePair.why(v, e) : "";
         switch (t.kind()) {
             case Cqe64.TM_ADD, Cqe64.TM_DEL, Cqe64.TM_SYNC -> {
                 Long wrId = opsPending.remove(v.wqeCounter());

@@ -183,6 +183,7 @@ class TagMatchingTest {
         List<WorkCompletion> got = s.await(s.tmCq, 1);
         assertEquals(WcStatus.TM_ERR, got.get(0).status(), got.toString());
         assertEquals(90, got.get(0).wrId());
+        assertTrue(got.get(0).syndrome().contains("a message took the tagged buffer first"), got.get(0).syndrome());
         s.send(1, TmInfo.pack(TmhOp.EAGER, 2, 0), body(1, 10));
         assertEquals(WcOpcode.RECV, s.await(s.tmCq, 1).get(0).opcode(), "tag 2's buffer was deleted: unexpected");
         assertTrue(s.tmCq.poll(1).isEmpty());
@@ -277,6 +278,7 @@ class TagMatchingTest {
         WorkCompletion wc = s.await(s.tmCq, 1).get(0);
         assertEquals(WcStatus.TM_RNDV_INCOMPLETE, wc.status(), wc.toString());
         assertEquals(6, wc.wrId());
+        assertTrue(wc.syndrome().contains("longer than the tagged buffer"), wc.syndrome());
         assertArrayEquals(Arrays.copyOf(rndv, 32), s.in.read(SLOT * 6L, 32), "the headers, for software");
         assertEquals(0, s.counter("Firmware.tm_rendezvous"));
         assertEquals(QpState.RTS, s.rx.state(), "nothing failed: software goes on");
