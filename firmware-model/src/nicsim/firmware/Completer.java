@@ -126,19 +126,23 @@ final class Completer {
     /** Retransmits everything from {@code psn} on (go-back-N); a READ resumes where its responses stopped. */
     void goBack(int psn) {
         q.fw.counters.counter("Firmware.retransmits").inc();
-        for (SendOp op : q.outstanding) {
-            if (op.done() || op.packets.isEmpty() || Psn.diff(op.lastPsn, psn) < 0) continue;
-            List<Packet> again = new ArrayList<>();
-            if (op.opcode == WqeLayout.OP_RDMA_READ) {
-                int from = Psn.diff(op.respPsn, op.firstPsn);
-                long off = (long) from * q.mtu;
-                again.add(q.requester.request(op, Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(), op.length - off, 0, 0, 0, new byte[0]));
-            } else {
-                for (Packet p : op.packets) if (Psn.diff(p.psn(), psn) >= 0) again.add(p);
-            }
-            q.requester.sendPackets(again, op, false);
-        }
+        for (SendOp op : q.outstanding)
+            if (!op.done() && !op.packets.isEmpty() && Psn.diff(op.lastPsn, psn) >= 0) resend(op, psn);
         restartTimer();
+    }
+
+    /** Sends {@code op}'s packets from {@code psn} on again; a READ asks again for the responses it still lacks. */
+    private void resend(SendOp op, int psn) {
+        List<Packet> again = new ArrayList<>();
+        if (op.opcode == WqeLayout.OP_RDMA_READ) {
+            int from = Psn.diff(op.respPsn, op.firstPsn);
+            long off = (long) from * q.mtu;
+            if (off >= op.length && op.length > 0) return; // every response is in, being written: nothing to ask for
+            again.add(q.requester.request(op, Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(), op.length - off, 0, 0, 0, new byte[0]));
+        } else {
+            for (Packet p : op.packets) if (Psn.diff(p.psn(), psn) >= 0) again.add(p);
+        }
+        q.requester.sendPackets(again, op, false);
     }
 
     void onAck(Packet p) {
@@ -184,7 +188,7 @@ final class Completer {
         }
         if (p.op() == Op.ATOMIC_ACK) {
             SendOp op = opAt(p.psn());
-            if (op == null || op.done() || !op.readOrAtomic() || op.opcode == WqeLayout.OP_RDMA_READ) return;
+            if (op == null || op.done() || !op.readOrAtomic() || op.opcode == WqeLayout.OP_RDMA_READ || op.faulting) return;
             ackBefore(p.psn());
             op.reach(Stage.ANSWERED);
             byte[] orig = new byte[8];
@@ -236,7 +240,7 @@ final class Completer {
     void onReadResponse(Packet p) {
         if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
         SendOp op = opAt(p.psn());
-        if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done() || p.psn() != op.respPsn) {
+        if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done() || p.psn() != op.respPsn || op.faulting) {
             q.fw.counters.counter("Firmware.read_responses_ignored").inc();
             return;
         }
@@ -250,13 +254,32 @@ final class Completer {
         scatterLocal(op, off, p, last);
     }
 
+    /**
+     * A response whose local buffer page is not present (on-demand paging): the responses from it
+     * on are dropped while the host brings the page in, then asked for again (a READ from that
+     * response on; an atomic replays its saved result), as mlx5's requester resumes after an ODP
+     * fault.
+     */
+    private void responseFaulted(SendOp op, int psn, Qp.Failure fail) {
+        if (op.opcode == WqeLayout.OP_RDMA_READ && Psn.diff(psn, op.respPsn) < 0) op.respPsn = psn;
+        if (op.faulting) return; // a second missing page faults on the next try
+        op.faulting = true; // its responses are dropped until it asks again
+        q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
+            op.faulting = false;
+            if (q.state == QpState.ERR || op.done()) return;
+            resend(op, op.opcode == WqeLayout.OP_RDMA_READ ? op.respPsn : op.firstPsn);
+            restartTimer();
+        }));
+    }
+
     /** Writes response data into {@code op}'s local SGEs; the {@code last} response's then finishes it. */
     void scatterLocal(SendOp op, long off, Packet p, boolean last) {
         q.placement.scatter(op.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (q.state == QpState.ERR || fail == null) return;
+            if (fail.pageFault()) { responseFaulted(op, p.psn(), fail); return; }
             requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0);
         }), q.live(() -> {
-            if (q.state == QpState.ERR || !last) return;
+            if (q.state == QpState.ERR || !last || op.faulting) return;
             op.reach(Stage.DONE);
             retire();
             op.finished();

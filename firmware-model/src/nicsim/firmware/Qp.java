@@ -143,6 +143,8 @@ final class Qp {
         Stage stage = Stage.STARTED;
         /** Its first packet's trace was written. */
         boolean onWire;
+        /** A response's local page is being brought in (on-demand paging): the responses are asked for again after. */
+        boolean faulting;
 
         /** Moves on to {@code s} (never back). */
         void reach(Stage s) { if (s.compareTo(stage) > 0) stage = s; }

@@ -174,7 +174,11 @@ final class Responder {
     /** Writes a UD message's payload at {@code off} in receive WQE {@code w}, then completes it with {@code cqe} (a bad lkey: LOC_PROT_ERR). */
     private void placeUd(Packet p, RecvRing.Wqe w, long off, long[] cqe) {
         q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
-            if (fail != null)
+            if (fail != null && fail.pageFault() && q.strides == 0) { // an on-demand buffer: the datagram is lost, the WQE kept, the page brought in
+                untakeRecvWqe(w);
+                q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), () -> {});
+                q.fw.counters.counter("Firmware.odp_receives_dropped").inc();
+            } else if (fail != null)
                 q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), p.psn()), false);
             finish();
         }), q.live(() -> q.fw.complete(q.rcq, cqe, p.solicited())));
@@ -255,6 +259,11 @@ final class Responder {
         q.placement.scatter(w.sges(), pd(p), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (fail != null) {
                 q.epsn = (q.epsn - 1) & 0xFFFFFF;
+                if (fail.pageFault()) { // an on-demand receive buffer: this packet is taken again once the page is in
+                    receiveFaulted(p, m, w, off, fail);
+                    finish();
+                    return;
+                }
                 responderError(p, Packet.AETH_NAK_OP, null, w, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor());
                 finish();
                 return;
@@ -385,11 +394,31 @@ final class Responder {
     boolean pageNotPresent(Packet p, XlateRsp bad) {
         long mtt = Placement.faultMtt(bad);
         if (mtt < 0) return false;
-        q.fw.mttFill.pageFault(mtt, q.placement.faultPages(bad), () -> {});
+        rnrForPage(p, mtt, q.placement.faultPages(bad));
+        return true;
+    }
+
+    private void rnrForPage(Packet p, long mtt, long pages) {
+        q.fw.mttFill.pageFault(mtt, pages, () -> {});
         q.fw.counters.counter("Firmware.odp_rnr_sent").inc();
         ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
         q.nakSent = true; // the message's later packets are dropped quietly until the requester comes back to this one
-        return true;
+    }
+
+    /**
+     * A SEND packet whose receive buffer page is not present: the packet changed nothing that
+     * counts (its bytes are written again). RC answers RNR from this packet, keeping the message's
+     * place in the WQE (a first packet gives the WQE back); UC, which cannot ask again, loses the
+     * message and gives the WQE back. Either way the host brings the page in.
+     */
+    private void receiveFaulted(Packet p, InMsg m, RecvRing.Wqe w, long off, Qp.Failure fail) {
+        m.offset = off;
+        if (q.service.reliable && !p.op().starts()) { rnrForPage(p, fail.faultMtt(), fail.faultPages()); return; }
+        q.cur = null;
+        untakeRecvWqe(w);
+        if (q.service.reliable) { rnrForPage(p, fail.faultMtt(), fail.faultPages()); return; }
+        q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), () -> {});
+        q.fw.counters.counter("Firmware.odp_receives_dropped").inc();
     }
 
     /** A repeated request (RC): SEND/WRITE are acknowledged again, a READ re-executes, an atomic replays its saved result. */

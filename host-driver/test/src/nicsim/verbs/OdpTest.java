@@ -106,6 +106,106 @@ class OdpTest {
         assertTrue(p.counter("Firmware.odp_page_faults") >= 4, "each page of the source faulted once");
     }
 
+    /**
+     * Receive buffers on demand: each SEND packet whose buffer page is missing is answered RNR while
+     * the page comes in, then sent again from that packet; a READ's responses into an on-demand
+     * buffer are asked for again from the one that faulted. Completions in order, bytes right.
+     */
+    @Test
+    void receiveBuffersAndReadResponsesOnDemand() {
+        Pair p = new Pair(Faults.NONE);
+        MemoryRegion src = p.apd.regMr(p.abuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
+        MemoryRegion rcv = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
+        // the sender's pages come in by prefetch, so every fault below is the receiver's
+        p.apd.adviseMr(AdviseAdvice.PREFETCH, 0, new Sge(p.abuf.addr(), LEN, src.lkey()));
+        p.w.runFor(500_000_000L);
+        p.abuf.write(0, pattern(8, LEN));
+        for (int i = 0; i < 4; i++)
+            p.b.postRecv(new RecvWr().wrId(10 + i).sgList(new Sge(p.bbuf.addr() + i * 16384L, 16384, rcv.lkey())));
+        for (int i = 0; i < 4; i++)
+            p.a.postSend(new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                    .sgList(new Sge(p.abuf.addr() + i * 16384L, 16384, src.lkey())));
+        List<WorkCompletion> got = p.await(p.bcq, 4);
+        for (int i = 0; i < 4; i++) {
+            assertEquals(WcStatus.SUCCESS, got.get(i).status(), got.toString());
+            assertEquals(10 + i, got.get(i).wrId(), "each message in its own receive, in order");
+            assertEquals(16384, got.get(i).byteLen());
+        }
+        for (WorkCompletion wc : p.await(p.acq, 4)) assertEquals(WcStatus.SUCCESS, wc.status());
+        assertArrayEquals(pattern(8, LEN), p.bbuf.read(0, LEN));
+        assertEquals(16, p.w.host(1).driver().pageFaults(), "each receive page brought in once");
+        assertTrue(p.counter("Firmware.odp_rnr_sent") >= 4, "the receiver asked the sender to wait");
+
+        // the other way: READ the receiver's (now present) pages back into the sender's buffer, evicted first
+        assertEquals(1, new ProcessMemory(p.w.host(0)).evict(p.abuf.addr(), LEN));
+        p.w.runFor(10_000_000L);
+        p.bbuf.write(0, pattern(9, LEN));
+        long before = p.w.host(0).driver().pageFaults();
+        p.a.postSend(new SendWr().wrId(7).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(rcv.rkey())
+                .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
+        WorkCompletion read = p.await(p.acq, 1).get(0);
+        assertEquals(WcStatus.SUCCESS, read.status(), read.toString());
+        assertArrayEquals(pattern(9, LEN), p.abuf.read(0, LEN));
+        assertEquals(16, p.w.host(0).driver().pageFaults() - before, "the READ's local pages brought in once each");
+    }
+
+    /** Sixteen READs in flight into one on-demand buffer (as perftest's read test posts them): each waits for the pages, none is lost. */
+    @Test
+    void manyReadsInFlightIntoOneOnDemandBuffer() {
+        Pair p = new Pair(Faults.NONE);
+        MemoryRegion dst = p.apd.regMr(p.abuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
+        MemoryRegion src = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE);
+        p.bbuf.write(0, pattern(11, 16384));
+        for (int i = 0; i < 16; i++)
+            p.a.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(src.rkey())
+                    .sgList(new Sge(p.abuf.addr(), 16384, dst.lkey())));
+        List<WorkCompletion> done = p.await(p.acq, 16);
+        for (int i = 0; i < 16; i++) {
+            assertEquals(WcStatus.SUCCESS, done.get(i).status(), done.get(i).toString());
+            assertEquals(i, done.get(i).wrId());
+        }
+        assertArrayEquals(pattern(11, 16384), p.abuf.read(0, 16384));
+        assertEquals(4, p.w.host(0).driver().pageFaults(), "each page brought in once");
+    }
+
+    /** UD: a datagram whose receive buffer page is missing is lost (UD cannot ask again), its WQE kept; the page comes in for the next. */
+    @Test
+    void udReceiveIntoAnOnDemandBufferDropsThenLands() {
+        nicsim.verbs.Pair p = new nicsim.verbs.Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
+        MemoryRegion rmr = p.b.pd.regMr(p.b.buf, AccessFlags.LOCAL_WRITE | AccessFlags.ON_DEMAND);
+        p.b.qp.postRecv(new RecvWr().wrId(5).sgList(new Sge(p.b.buf.addr(), 4096, rmr.lkey())));
+        AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
+        List<WorkCompletion> got = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            p.a.buf.write(0, pattern(20 + i, 2000));
+            p.a.qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(p.b.qp.qpNum())
+                    .remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), 2000, p.a.mr.lkey())));
+            assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status(), "a UD send completes when sent");
+            p.world.runFor(200_000_000L);
+            got.addAll(p.b.cq.poll(4));
+        }
+        assertEquals(1, got.size(), "the first datagram was lost: " + got);
+        assertEquals(5, got.get(0).wrId(), "into the WQE the lost one did not consume");
+        assertEquals(WcStatus.SUCCESS, got.get(0).status());
+        assertArrayEquals(pattern(21, 2000), p.b.buf.read(40, 2000));
+        assertEquals(1, p.world.sim.counters().get("Firmware.odp_receives_dropped"));
+        assertEquals(1, p.world.host(1).driver().pageFaults(), "the one page the datagram needs came in");
+        assertEquals(OdpCaps.NICSIM, p.a.ctx.queryDevice().odpCaps());
+        assertTrue(p.a.ctx.queryDevice().odpCaps().supported());
+    }
+
+    /** A profile without on-demand paging reports no ODP capability and refuses ON_DEMAND MRs, naming the flag. */
+    @Test
+    void profileWithoutOdpRefusesOnDemandMrs() {
+        World w = new World(1, Profiles.load("lanai72"), 1, Faults.NONE);
+        Context c = new Device(w.host(0)).open();
+        assertEquals(OdpCaps.NONE, c.queryDevice().odpCaps());
+        HostBuffer buf = new ProcessMemory(w.host(0)).alloc(4096);
+        VerbsException e = assertThrows(VerbsException.class, () -> c.allocPd().regMr(buf, AccessFlags.LOCAL_WRITE | AccessFlags.ON_DEMAND));
+        assertEquals(Errno.EOPNOTSUPP, e.errno());
+        assertTrue(e.getMessage().contains("ON_DEMAND"), e.getMessage());
+    }
+
     /** adviseMr brings the pages in ahead: the WRITE that follows takes no fault and no RNR wait. */
     @Test
     void prefetchedPagesDoNotFault() {
