@@ -198,6 +198,14 @@ static int query_device_ex(struct ibv_context *c, const struct ibv_query_device_
 		tm.flags = get32(&m);
 		if (attr_size >= offsetof(struct ibv_device_attr_ex, tm_caps) + sizeof(tm)) attr->tm_caps = tm;
 	}
+	{
+		struct ibv_odp_caps odp;
+		odp.general_caps = get64(&m);
+		odp.per_transport_caps.rc_odp_caps = get32(&m);
+		odp.per_transport_caps.uc_odp_caps = get32(&m);
+		odp.per_transport_caps.ud_odp_caps = get32(&m);
+		if (attr_size >= offsetof(struct ibv_device_attr_ex, odp_caps) + sizeof(odp)) attr->odp_caps = odp;
+	}
 	rc = m.failed ? EIO : 0;
 	done(&m);
 	return rc;

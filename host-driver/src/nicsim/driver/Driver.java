@@ -143,6 +143,9 @@ public final class Driver {
         return n;
     }
 
+    /** On-demand paging needs the profile's cost of bringing a page in (its fault handler's work). */
+    public boolean odpSupported() { return host.profile.has("host.odp.fault.cost"); }
+
     /** Pages of on-demand MRs this driver's handler has brought in. */
     public long pageFaults() { return pageFaults; }
 

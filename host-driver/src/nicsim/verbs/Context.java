@@ -75,7 +75,8 @@ public final class Context extends VerbsObject {
         Cmd.HcaCap c = driver.caps();
         return new DeviceAttr(String.format("%d.%d", Cmd.FW_REV >>> 16, Cmd.FW_REV & 0xffff), Cmd.PCI_VENDOR,
                 Cmd.PCI_DEVICE, (int) c.maxQp(), (int) c.maxQpWr(), (int) c.maxSge(), (int) c.maxCq(), (int) c.maxCqe(),
-                (int) c.maxMkey(), (int) c.maxPd(), (int) c.maxRdAtomic(), (int) c.maxRdAtomic(), c.maxMsgSize(), (int) c.maxInline());
+                (int) c.maxMkey(), (int) c.maxPd(), (int) c.maxRdAtomic(), (int) c.maxRdAtomic(), c.maxMsgSize(), (int) c.maxInline(),
+                driver.odpSupported() ? OdpCaps.NICSIM : OdpCaps.NONE);
     }
 
     public PortAttr queryPort(int port) {

@@ -2,4 +2,5 @@ package nicsim.verbs;
 
 /** Device attributes (struct ibv_device_attr, the fields nicsim has), as the adapter reports them. */
 public record DeviceAttr(String fwVer, int vendorId, int vendorPartId, int maxQp, int maxQpWr, int maxSge, int maxCq, int maxCqe,
-                         int maxMr, int maxPd, int maxQpRdAtom, int maxQpInitRdAtom, long maxMrSize, int maxInlineData) {}
+                         int maxMr, int maxPd, int maxQpRdAtom, int maxQpInitRdAtom, long maxMrSize, int maxInlineData,
+                         OdpCaps odpCaps) {}

@@ -34,6 +34,9 @@ public final class MemoryRegion extends VerbsObject {
             throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE", access));
 
         if (length <= 0) throw new VerbsException(Errno.EINVAL, "regMr length " + length + " must be > 0");
+        if ((access & AccessFlags.ON_DEMAND) != 0 && !pd.ctx.driver.odpSupported())
+            throw new VerbsException(Errno.EOPNOTSUPP, "regMr access ON_DEMAND: profile " + pd.ctx.driver.host().profile.name()
+                    + " has no on-demand paging (odpCaps() is empty)");
         Host host = pd.ctx.driver.host();
         int page = host.memory.pageSize();
         long first = Math.floorDiv(addr, page) * page;

@@ -222,6 +222,14 @@ public final class WorkloadBench {
         return rows;
     }
 
+    /** The on-demand paging study's sizes: a page, perftest's default message, and a megabyte. */
+    public static List<nicsim.workloads.OdpTouch.Outcome> odpTouch(boolean quick) {
+        List<nicsim.workloads.OdpTouch.Outcome> rows = new ArrayList<>();
+        for (int size : quick ? new int[]{4096, 65536} : new int[]{4096, 65536, 1 << 20})
+            rows.add(nicsim.workloads.OdpTouch.run(new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE), size));
+        return rows;
+    }
+
     /** One row of the DCI-pool study: connect packets per write and write latency, half and full handshake. */
     public record DcRow(int dcis, double connectsPerWrite, double latHalfUs, double p99HalfUs, double latFullUs, double p99FullUs) {}
 

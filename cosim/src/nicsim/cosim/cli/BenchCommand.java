@@ -102,6 +102,20 @@ final class BenchCommand implements Callable<Integer> {
                 csv.printf("%d,%.4f,%.4f,%d,%d,%d%n", r.size(), r.latOffUs(), r.latOnUs(), r.pciWritesOff(), r.pciWritesOn(), r.scattered());
             }
         }
+        System.err.println("bench: on-demand paging ...");
+        md.append("\n### On-demand paging: one RDMA WRITE into a pinned MR (first, then again) and into an on-demand MR (first touch, then ")
+                .append("again), cx-gen3x16: host.odp.fault.cost per page, and the requester's RNR wait (min_rnr_timer 12: 0.64 ms)\n\n")
+                .append("| bytes | pinned, cold (us) | pinned, warm (us) | on demand, first touch (us) | on demand, warm (us) | pages faulted in | RNR NAKs |\n")
+                .append("|---:|---:|---:|---:|---:|---:|---:|\n");
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("odp-touch.csv")))) {
+            csv.println("bytes,pinned_cold_us,pinned_warm_us,first_touch_us,warm_us,pages_faulted,rnr_naks");
+            for (var r : nicsim.cosim.bench.WorkloadBench.odpTouch(quick)) {
+                String row = String.format("%d,%.2f,%.2f,%.2f,%.2f,%d,%d", r.size(), r.pinnedColdPs() / 1e6, r.pinnedWarmPs() / 1e6, r.firstTouchPs() / 1e6,
+                        r.warmPs() / 1e6, r.pagesFaulted(), r.rnrNaks());
+                md.append("| ").append(row.replace(",", " | ")).append(" |\n");
+                csv.println(row);
+            }
+        }
         System.err.println("bench: DCI pool ...");
         md.append("\n### DC: a pool of DCIs writing 64 B to ").append(nicsim.cosim.bench.WorkloadBench.DC_TARGETS)
                 .append(" DC targets in turn, 8 writes in flight, on cx-gen3x16 (least recently used DCI takes a new target)\n\n")

@@ -206,7 +206,9 @@ final class Session implements AutoCloseable {
                 // tag matching (ibv_tm_caps): the profile's limits, for RC; none where the profile offers none
                 .u32(tm ? host.profile.countInt("tm.max.tags") : 0).u32(tm ? host.profile.countInt("tm.max.ops") : 0)
                 .u32(tm ? 1 : 0 /* max_sge */).u32(tm ? 64 : 0 /* max_rndv_hdr_size: TMH, RVH and 32 bytes of the sender's */)
-                .u32(tm ? 1 : 0 /* IBV_TM_CAP_RC */);
+                .u32(tm ? 1 : 0 /* IBV_TM_CAP_RC */)
+                // on-demand paging (ibv_odp_caps)
+                .u64(a.odpCaps().generalCaps()).u32(a.odpCaps().rcOdpCaps()).u32(a.odpCaps().ucOdpCaps()).u32(a.odpCaps().udOdpCaps());
     }
 
     /** The node GUID nicsim gives adapter {@code node} (an OUI of none of the real vendors'). */

@@ -122,6 +122,27 @@ class AttachTest {
         assertTrue(Double.parseDouble(row.group(1)) > 30, "simulated Gb/s: " + row.group(1));
     }
 
+    /**
+     * perftest's --odp registers its buffers ON_DEMAND once ibv_query_device_ex's odp_caps offer
+     * the operation: SENDs into on-demand receive buffers and READ responses into an on-demand
+     * buffer fault their pages in, and the tests finish with their tables.
+     */
+    @Test
+    void perftestRunsWithOnDemandPaging() throws Exception {
+        int p = port() + 9;
+        for (String test : List.of("ib_send_bw", "ib_read_bw")) {
+            long faults = served.world.sim.counters().get("Firmware.odp_page_faults");
+            Run srv = start(1, test, "--odp", "-n", "40", "-s", "16384", "-p", Integer.toString(p));
+            awaitListening(srv, p);
+            Run cli = start(0, test, "--odp", "-n", "40", "-s", "16384", "-p", Integer.toString(p), "localhost");
+            assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
+            assertEquals(0, srv.await(), srv.output());
+            assertTrue(cli.output().matches("(?s).*\\n 16384\\s+40\\s+.*"), test + ", the result row: " + cli.output());
+            assertTrue(served.world.sim.counters().get("Firmware.odp_page_faults") > faults, test + ": on-demand pages faulted in");
+            awaitReleased();
+        }
+    }
+
     @Test
     void killingAProgramMidRunLeavesTheSimulatorServingTheNext() throws Exception {
         Run srv = start(1, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(port() + 3));
