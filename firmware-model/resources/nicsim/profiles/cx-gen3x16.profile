@@ -48,6 +48,8 @@ wqe.sq.entries          = 64          | send queues the fetcher tracks in hardwa
 # --- translation and protection (MttWalker: mkey + VA -> checks -> MTT walk through a translation cache)
 mtt.mkey.entries        = 1024        | mkey contexts (MRs and MWs) the walker holds, indexed by mkey index low bits | assumption
 mtt.cache.entries       = 512         | entries of the direct-mapped translation cache (MTT index -> page address) | assumption: an MTT cache whose misses cost a PCIe read of the MTT entry
+mtt.klm.entries         = 1024        | entries of the walker's KLM table: the lists of pieces behind indirect mkeys (UMR), each mkey taking as many as it was created for | assumption: docs/sources.md#umr (mlx5 keeps KLMs in adapter memory; the size is not published)
+umr.klm.cycles          = 2 cycles    | core cycles a UMR work request takes per KLM entry it writes into the walker's table (after fw.wqe.cycles to start it) | assumption: docs/sources.md#umr
 mtt.fill                = "dma"       | how translation-cache misses are served: "dma" (a PCIe read of the MTT entry) or "interrupt" (the host's handler writes it) | assumption: mlx5 adapters read MTT entries from host memory
 host.odp.fault.cost     = 5 us        | CPU time the driver spends bringing in one page of an on-demand MR after the adapter's page fault (find, pin and map it), besides the interrupt | assumption: docs/sources.md#on-demand-paging (ODP faults cost microseconds to tens of microseconds)
 host.interrupt.cost     = 2 us        | CPU time from an MSI-X interrupt to its handler running, plus the handler's work and return | assumption

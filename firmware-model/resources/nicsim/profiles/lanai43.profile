@@ -50,6 +50,7 @@ wqe.sq.entries          = 16          | send queues the fetcher tracks in hardwa
 # --- translation and protection (MttWalker: mkey + VA -> checks -> MTT walk through a translation cache)
 mtt.mkey.entries        = 256         | mkey contexts (MRs and MWs) the walker holds, indexed by mkey index low bits | assumption
 mtt.cache.entries       = 2           | entries of the direct-mapped translation cache (MTT index -> page address) | docs/sources.md#kvia-measurements: Berkeley VIA fetches each translation by DMA (no table worth the name)
+mtt.klm.entries         = 64          | entries of the walker's KLM table for indirect mkeys; the LANai firmware offers no indirect mkeys (an mlx5 feature), so only the block's own tests write it | assumption
 mtt.fill                = "dma"       | how translation-cache misses are served: "dma" (the adapter reads the table in host memory) or "interrupt" (the host's handler writes the entry in) | docs/sources.md#kvia-measurements: Berkeley VIA gets translations by DMA
 host.interrupt.cost     = 6 us        | CPU time from a device interrupt to its handler running, plus the handler's own work and return | assumption: Linux 2.2 on a 500 MHz Pentium III
 

@@ -22,11 +22,13 @@ public final class Vendor {
             UNSUPPORTED_OPCODE = 0x52, MW_UNKNOWN = 0x53, MW_NOT_FREE = 0x54, MW_PD = 0x55, MW_BAD_MR = 0x56, MW_MR_NO_BIND = 0x57,
             MW_RANGE = 0x58, INV_UNKNOWN = 0x59, INV_NOT_WINDOW = 0x5a, INV_TYPE1 = 0x5b, MW_TYPE1_ZERO_BASED = 0x5c,
             XRC_SRQ_UNKNOWN = 0x5d, XRC_SRQ_DOMAIN = 0x5e, DC_KEY_REFUSED = 0x5f, DC_CNAK_RETRY_EXCEEDED = 0x60, DC_NO_TARGET = 0x61,
-            TM_TAG_TAKEN = 0x62, TM_RNDV_BUFFER_SHORT = 0x63;
+            TM_TAG_TAKEN = 0x62, TM_RNDV_BUFFER_SHORT = 0x63, UMR_NOT_INDIRECT = 0x64, UMR_NOT_FREE = 0x65, UMR_PD = 0x66,
+            UMR_TOO_MANY_ENTRIES = 0x67, UMR_BAD_LAYOUT = 0x68;
 
     private static final String[] XLATE = {"ok", "mkey index has no context", "key byte does not match", "mkey belongs to another PD",
             "type-2 window not bound to this QP", "range outside the region", "access rights missing", "mkey not valid",
-            "translation table entry could not be fetched", "page not present (on-demand paging)"};
+            "translation table entry could not be fetched", "page not present (on-demand paging)",
+            "an indirect mkey's entry names another indirect mkey"};
 
     /** What vendor syndrome {@code code} means. */
     public static String text(int code) {
@@ -63,6 +65,11 @@ public final class Vendor {
             case DC_NO_TARGET -> "a DC initiator's remote work request names no target (mlx5dv_wr_set_dc_addr)";
             case TM_TAG_TAKEN -> "TAG_DEL: a message took the tagged buffer first";
             case TM_RNDV_BUFFER_SHORT -> "rendezvous data longer than the tagged buffer: its headers are there, for software";
+            case UMR_NOT_INDIRECT -> "UMR names a key that is not an indirect mkey";
+            case UMR_NOT_FREE -> "UMR on an indirect mkey that is in use: invalidate it (LOCAL_INV) first";
+            case UMR_PD -> "UMR on an indirect mkey of another protection domain";
+            case UMR_TOO_MANY_ENTRIES -> "UMR layout has more entries than the indirect mkey was created for";
+            case UMR_BAD_LAYOUT -> "UMR layout has no entries, an entry of zero bytes, or a repeat count of zero";
             case UNSUPPORTED_OPCODE -> "opcode not supported by this adapter";
             case MW_UNKNOWN -> "bind: no such memory window";
             case MW_NOT_FREE -> "bind: type-2 window is not free (already bound)";

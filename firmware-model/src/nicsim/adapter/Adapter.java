@@ -56,6 +56,7 @@ public final class Adapter implements PciFunction, Clocked {
     private final long pollInterval;
     private final ArrayDeque<MttPorts.XlateReq> xlateIn = new ArrayDeque<>();
     private final ArrayDeque<MttPorts.MkeyContext> mkeyIn = new ArrayDeque<>();
+    private final ArrayDeque<MttPorts.KlmEntry> klmIn = new ArrayDeque<>();
     private final ArrayDeque<MttPorts.MttFillRsp> fillRspIn = new ArrayDeque<>();
     private final ArrayDeque<CqePorts.CqCi> ciIn = new ArrayDeque<>();
     private final ArrayDeque<Boolean> cqeSolicited = new ArrayDeque<>();
@@ -171,6 +172,9 @@ public final class Adapter implements PciFunction, Clocked {
 
     /** Firmware: writes an mkey context into the MttWalker's table. */
     public void mkeyWrite(MttPorts.MkeyContext c) { mkeyIn.add(c); core.wake(); }
+
+    /** Writes an indirect mkey's list entry into the walker's KLM table (one per edge, in order, before any context written after it). */
+    public void klmWrite(MttPorts.KlmEntry e) { klmIn.add(e); core.wake(); }
 
     /** Firmware: asks the MttWalker to translate; the answer goes to {@code Firmware.onXlate}. */
     public void translate(MttPorts.XlateReq r) { xlateIn.add(r); core.wake(); }
@@ -361,7 +365,9 @@ public final class Adapter implements PciFunction, Clocked {
             if (cqeIn.isEmpty()) cqeWriter.cqe().idle(); else cqeWriter.cqe().push(cqeIn.peekFirst());
         }
         if (xlateIn.isEmpty()) mtt.req().idle(); else mtt.req().push(xlateIn.peekFirst());
-        if (mkeyIn.isEmpty()) mtt.mkeyWrite().idle(); else mtt.mkeyWrite().push(mkeyIn.peekFirst());
+        // a context waits for the KLM entries written before it, so an indirect mkey is never VALID over stale entries
+        if (mkeyIn.isEmpty() || !klmIn.isEmpty()) mtt.mkeyWrite().idle(); else mtt.mkeyWrite().push(mkeyIn.peekFirst());
+        if (klmIn.isEmpty()) mtt.klmWrite().idle(); else mtt.klmWrite().push(klmIn.peekFirst());
         if (fillRspIn.isEmpty()) mtt.fillRsp().idle(); else mtt.fillRsp().push(fillRspIn.peekFirst());
         mtt.rsp().ready(true);
         mtt.fill().ready(!fillBusy);
@@ -407,6 +413,7 @@ public final class Adapter implements PciFunction, Clocked {
         if (cqeWriter.ci().valid()) ciIn.pollFirst();
         if (mtt.req().fire()) xlateIn.pollFirst();
         if (mtt.mkeyWrite().valid()) mkeyIn.pollFirst();
+        if (mtt.klmWrite().valid()) klmIn.pollFirst();
         if (mtt.fillRsp().fire()) { fillRspIn.pollFirst(); fillBusy = false; }
         if (mtt.rsp().fire()) firmware.onXlate(mtt.rsp().payload());
         if (mtt.fill().fire()) {
@@ -464,6 +471,6 @@ public final class Adapter implements PciFunction, Clocked {
 
     @Override public boolean active() {
         return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty() || !pendingMsix.isEmpty()
-                || !xlateIn.isEmpty() || !mkeyIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();
+                || !xlateIn.isEmpty() || !mkeyIn.isEmpty() || !klmIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();
     }
 }

@@ -24,15 +24,44 @@ public final class MttPorts {
      * is where {@code start} lies in its first page; MTT entries {@code mttBase}.. map the pages.
      */
     public record MkeyContext(long index, long state, long key, long pd, long qpn, long boundQp, long start, long length,
-                              long access, long pageShift, long pageOffset, long mttBase) {}
+                              long access, long pageShift, long pageOffset, long mttBase, long indirect, long klmCount, long repeat) {
+        /** A direct context: an MR's pages, or a window over them. */
+        public MkeyContext(long index, long state, long key, long pd, long qpn, long boundQp, long start, long length,
+                           long access, long pageShift, long pageOffset, long mttBase) {
+            this(index, state, key, pd, qpn, boundQp, start, length, access, pageShift, pageOffset, mttBase, 0, 0, 0);
+        }
 
-    /** One translated chunk (at most to a page end), or a single failed result; {@code last} ends the request. */
-    public record XlateRsp(long tag, long pa, long length, long last, long status) {
+        /**
+         * An indirect mkey (UMR): a zero-based region of {@code length} bytes made of {@code klmCount}
+         * KLM entries from {@code klmBase} of the walker's KLM table, the whole list taken
+         * {@code repeat} times (1 for a plain list; more for an interleaved layout).
+         */
+        public static MkeyContext indirect(long index, long state, long key, long pd, long length, long access, long klmBase, long klmCount,
+                                           long repeat) {
+            return new MkeyContext(index, state, key, pd, 0, 0, 0, length, access | ZERO_BASED, 12, 0, klmBase, 1, klmCount, repeat);
+        }
+    }
+
+    /**
+     * One entry of an indirect mkey's list (a KLM, as mlx5 calls it): {@code length} bytes under
+     * {@code mkey} at {@code va}; in repetition r of the list the entry's bytes start at
+     * {@code va + r * stride}. Written by firmware into KLM table slot {@code index}.
+     */
+    public record KlmEntry(long index, long mkey, long va, long length, long stride) {}
+
+    /**
+     * One translated chunk (at most to a page end), or a single failed result; {@code last} ends the
+     * request. A failure under an indirect mkey names the list entry it met as {@code piece} (entry
+     * number + 1; 0: the key named in the request).
+     */
+    public record XlateRsp(long tag, long pa, long length, long last, long status, long piece) {
+        public XlateRsp(long tag, long pa, long length, long last, long status) { this(tag, pa, length, last, status, 0); }
+
         public Status reason() { return Status.values()[(int) status]; }
     }
 
     /** Why a translation failed, in the order the checks run (docs/sources.md#mtt-walk, MTT walk). */
-    public enum Status { OK, BAD_INDEX, BAD_KEY, BAD_PD, NOT_BOUND, OUT_OF_RANGE, NO_ACCESS, NOT_VALID, MTT_FAULT, PAGE_FAULT }
+    public enum Status { OK, BAD_INDEX, BAD_KEY, BAD_PD, NOT_BOUND, OUT_OF_RANGE, NO_ACCESS, NOT_VALID, MTT_FAULT, PAGE_FAULT, NESTED_INDIRECT }
 
     /** A translation-cache miss: fetch MTT entry {@code index}. */
     public record MttFillReq(long index) {}
@@ -57,13 +86,19 @@ public final class MttPorts {
             .field("pd", 24, MkeyContext::pd).field("qpn", 24, MkeyContext::qpn).field("boundQp", 1, MkeyContext::boundQp)
             .field("start", 64, MkeyContext::start).field("length", 64, MkeyContext::length).field("access", 6, MkeyContext::access)
             .field("pageShift", 5, MkeyContext::pageShift).field("pageOffset", 30, MkeyContext::pageOffset)
-            .field("mttBase", 32, MkeyContext::mttBase)
-            .build(v -> new MkeyContext(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11]));
+            .field("mttBase", 32, MkeyContext::mttBase).field("indirect", 1, MkeyContext::indirect)
+            .field("klmCount", 16, MkeyContext::klmCount).field("repeat", 32, MkeyContext::repeat)
+            .build(v -> new MkeyContext(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14]));
+
+    public static final Layout<KlmEntry> KLM_ENTRY = Layout.<KlmEntry>builder("KlmEntry")
+            .field("index", 16, KlmEntry::index).field("mkey", 32, KlmEntry::mkey).field("va", 64, KlmEntry::va)
+            .field("length", 32, KlmEntry::length).field("stride", 32, KlmEntry::stride)
+            .build(v -> new KlmEntry(v[0], v[1], v[2], v[3], v[4]));
 
     public static final Layout<XlateRsp> XLATE_RSP = Layout.<XlateRsp>builder("XlateRsp")
             .field("tag", 16, XlateRsp::tag).field("pa", 64, XlateRsp::pa).field("length", 32, XlateRsp::length)
-            .field("last", 1, XlateRsp::last).field("status", 4, XlateRsp::status)
-            .build(v -> new XlateRsp(v[0], v[1], v[2], v[3], v[4]));
+            .field("last", 1, XlateRsp::last).field("status", 4, XlateRsp::status).field("piece", 16, XlateRsp::piece)
+            .build(v -> new XlateRsp(v[0], v[1], v[2], v[3], v[4], v[5]));
 
     public static final Layout<MttFillReq> MTT_FILL_REQ = Layout.<MttFillReq>builder("MttFillReq")
             .field("index", 32, MttFillReq::index).build(v -> new MttFillReq(v[0]));

@@ -1,6 +1,7 @@
 package nicsim.adapter;
 
 import java.util.List;
+import nicsim.adapter.MttPorts.KlmEntry;
 import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.MttFillReq;
 import nicsim.adapter.MttPorts.MttFillRsp;
@@ -34,43 +35,63 @@ import nicsim.sim.Stream;
  * page and {@code length} the bytes of the request from that page on. A zero-length request is
  * answered OK at once, unchecked (IBA C9-88). Responses leave through a one-entry register.
  *
+ * <p>An indirect mkey (UMR, docs/sources.md#umr) passes the same checks as a whole (it is zero
+ * based), then the walk goes through its KLM entries, one per edge, in the KLM table (written by
+ * {@code io_klmWrite}): entry j of repetition r covers the next {@code length} bytes of the
+ * region, at {@code va + r * stride} under the entry's own mkey. The first entry the offset falls
+ * in, and each one after it while bytes are left, becomes a piece: its mkey's context is checked as
+ * a request of its own (same PD, QP and access; an indirect one is NESTED_INDIRECT) and its pages
+ * walked; only the last chunk of the last piece is {@code last}. A failure in a piece names it
+ * ({@code piece} = entry + 1). Walking past the last repetition is OUT_OF_RANGE.
+ *
  * <p>Edge order: response pop, fill request accepted, the state machine (decisions on the state
- * before the edge), then mkey-context writes (so a same-edge write is seen from the next edge).
- * Cache entries are never invalidated: firmware never reuses MTT indices.
+ * before the edge), then mkey-context and KLM writes (so a same-edge write is seen from the next
+ * edge). Cache entries are never invalidated: firmware never reuses MTT indices.
  */
 public final class MttWalker implements Block {
     public static final String NAME = "MttWalker";
 
     /** Parameters from the profile. */
-    public record Config(int mkeyEntries, int cacheEntries) {
+    public record Config(int mkeyEntries, int cacheEntries, int klmEntries) {
         public Config {
             if (mkeyEntries < 2 || Integer.bitCount(mkeyEntries) != 1 || mkeyEntries > 65536)
                 throw new IllegalArgumentException("mtt.mkey.entries " + mkeyEntries + " must be a power of two from 2 to 65536");
             if (cacheEntries < 2 || Integer.bitCount(cacheEntries) != 1 || cacheEntries > 65536)
                 throw new IllegalArgumentException("mtt.cache.entries " + cacheEntries + " must be a power of two from 2 to 65536");
+            if (klmEntries < 2 || Integer.bitCount(klmEntries) != 1 || klmEntries > 65536)
+                throw new IllegalArgumentException("mtt.klm.entries " + klmEntries + " must be a power of two from 2 to 65536");
         }
 
-        public static Config from(Profile p) { return new Config(p.countInt("mtt.mkey.entries"), p.countInt("mtt.cache.entries")); }
+        public static Config from(Profile p) {
+            return new Config(p.countInt("mtt.mkey.entries"), p.countInt("mtt.cache.entries"), p.countInt("mtt.klm.entries"));
+        }
     }
 
-    private enum State { IDLE, CHECK, WALK, FILL }
+    private enum State { IDLE, CHECK, KLM, WALK, FILL }
 
     private final Config cfg;
     private final Counters counters;
     private final Stream<XlateReq> req;
     private final Flow<MkeyContext> mkeyWrite;
+    private final Flow<KlmEntry> klmWrite;
     private final Stream<XlateRsp> rsp;
     private final Stream<MttFillReq> fill;
     private final Stream<MttFillRsp> fillRsp;
     private final CounterOut requests, hits, misses, faults;
 
     private final MkeyContext[] table;
+    private final KlmEntry[] klm;
     private final boolean[] cacheValid;
     private final long[] cacheTag, cachePa;
     private State state = State.IDLE;
     private XlateReq cur;
+    /** What CHECK checks: the request's key and range, or a piece's under an indirect key. */
+    private long tMkey, tVa, tLen;
     private MkeyContext ctx;
     private long offset, remaining;
+    /** The walk of an indirect key: KLM base, count, repetitions; entry, repetition, the entry's start and the offset in the region; bytes after the piece. */
+    private long kBase, kCount, kRepeat, kIdx, kRep, kPos, kOffset, kLeft;
+    private boolean inPiece;
     private XlateRsp outReg;
     private MttFillReq fillReg;
 
@@ -79,6 +100,7 @@ public final class MttWalker implements Block {
         this.counters = domain.counters();
         req = new Stream<>("io_req", domain, MttPorts.XLATE_REQ);
         mkeyWrite = new Flow<>("io_mkeyWrite", domain, MttPorts.MKEY_CONTEXT);
+        klmWrite = new Flow<>("io_klmWrite", domain, MttPorts.KLM_ENTRY);
         rsp = new Stream<>("io_rsp", domain, MttPorts.XLATE_RSP);
         fill = new Stream<>("io_fill", domain, MttPorts.MTT_FILL_REQ);
         fillRsp = new Stream<>("io_fillRsp", domain, MttPorts.MTT_FILL_RSP);
@@ -87,6 +109,7 @@ public final class MttWalker implements Block {
         misses = new CounterOut(NAME, "io_misses", "cache_misses", domain);
         faults = new CounterOut(NAME, "io_faults", "faults", domain);
         table = new MkeyContext[cfg.mkeyEntries()];
+        klm = new KlmEntry[cfg.klmEntries()];
         cacheValid = new boolean[cfg.cacheEntries()];
         cacheTag = new long[cfg.cacheEntries()];
         cachePa = new long[cfg.cacheEntries()];
@@ -96,6 +119,7 @@ public final class MttWalker implements Block {
     public Config config() { return cfg; }
     public Stream<XlateReq> req() { return req; }
     public Flow<MkeyContext> mkeyWrite() { return mkeyWrite; }
+    public Flow<KlmEntry> klmWrite() { return klmWrite; }
     public Stream<XlateRsp> rsp() { return rsp; }
     public Stream<MttFillReq> fill() { return fill; }
     public Stream<MttFillRsp> fillRsp() { return fillRsp; }
@@ -105,7 +129,7 @@ public final class MttWalker implements Block {
     @Override public String name() { return NAME; }
 
     @Override public List<Port> ports() {
-        return List.of(Port.in(req), Port.in(mkeyWrite), Port.out(rsp), Port.out(fill), Port.in(fillRsp),
+        return List.of(Port.in(req), Port.in(mkeyWrite), Port.in(klmWrite), Port.out(rsp), Port.out(fill), Port.in(fillRsp),
                 requests.port(), hits.port(), misses.port(), faults.port());
     }
 
@@ -128,11 +152,16 @@ public final class MttWalker implements Block {
             case IDLE -> {
                 if (req.fire()) {
                     cur = req.payload();
+                    tMkey = cur.mkey();
+                    tVa = cur.va();
+                    tLen = cur.length();
+                    inPiece = false;
                     state = State.CHECK;
                     requests.inc();
                 }
             }
             case CHECK -> check(canEmit);
+            case KLM -> klmStep(canEmit);
             case WALK -> walk(canEmit);
             case FILL -> {
                 if (fillRsp.fire()) {
@@ -158,37 +187,82 @@ public final class MttWalker implements Block {
             MkeyContext c = mkeyWrite.payload();
             table[(int) (c.index() & (cfg.mkeyEntries() - 1))] = c;
         }
+        if (klmWrite.valid()) {
+            KlmEntry e = klmWrite.payload();
+            klm[(int) (e.index() & (cfg.klmEntries() - 1))] = e;
+        }
     }
 
-    @Override public boolean active() { return state != State.IDLE || outReg != null || fillReg != null || req.valid() || mkeyWrite.valid(); }
+    @Override public boolean active() {
+        return state != State.IDLE || outReg != null || fillReg != null || req.valid() || mkeyWrite.valid() || klmWrite.valid();
+    }
 
     private void check(boolean canEmit) {
         XlateReq r = cur;
-        if (r.length() == 0) {
+        if (!inPiece && r.length() == 0) {
             if (canEmit) { emit(0, 0, true, Status.OK); state = State.IDLE; }
             return;
         }
-        MkeyContext c = table[(int) ((r.mkey() >>> 8) & (cfg.mkeyEntries() - 1))];
+        MkeyContext c = table[(int) ((tMkey >>> 8) & (cfg.mkeyEntries() - 1))];
         boolean zeroBased = c != null && (c.access() & MttPorts.ZERO_BASED) != 0;
-        long rel = c == null ? 0 : zeroBased ? r.va() : r.va() - c.start();
+        long rel = c == null ? 0 : zeroBased ? tVa : tVa - c.start();
         Status s;
-        if (c == null || c.state() == MttPorts.STATE_NONE || c.index() != (r.mkey() >>> 8)) s = Status.BAD_INDEX;
-        else if (c.key() != (r.mkey() & 0xff)) s = Status.BAD_KEY;
+        if (c == null || c.state() == MttPorts.STATE_NONE || c.index() != (tMkey >>> 8)) s = Status.BAD_INDEX;
+        else if (c.key() != (tMkey & 0xff)) s = Status.BAD_KEY;
         else if (c.pd() != r.pd()) s = Status.BAD_PD;
         else if (c.boundQp() != 0 && c.qpn() != r.qpn()) s = Status.NOT_BOUND;
-        else if ((!zeroBased && Long.compareUnsigned(r.va(), c.start()) < 0) || Long.compareUnsigned(rel, c.length()) > 0
-                || Long.compareUnsigned(r.length(), c.length() - rel) > 0) s = Status.OUT_OF_RANGE;
+        else if ((!zeroBased && Long.compareUnsigned(tVa, c.start()) < 0) || Long.compareUnsigned(rel, c.length()) > 0
+                || Long.compareUnsigned(tLen, c.length() - rel) > 0) s = Status.OUT_OF_RANGE;
         else if ((r.access() & ~c.access() & 0x1f) != 0) s = Status.NO_ACCESS;
         else if (c.state() != MttPorts.STATE_VALID) s = Status.NOT_VALID;
+        else if (inPiece && c.indirect() != 0) s = Status.NESTED_INDIRECT;
         else s = Status.OK;
         if (s != Status.OK) {
             if (canEmit) { emit(0, 0, true, s); state = State.IDLE; }
             return;
         }
+        if (c.indirect() != 0) { // the list's entries from the one the offset falls in
+            kBase = c.mttBase();
+            kCount = c.klmCount();
+            kRepeat = c.repeat();
+            kIdx = 0;
+            kRep = 0;
+            kPos = 0;
+            kOffset = rel;
+            kLeft = tLen;
+            state = State.KLM;
+            return;
+        }
         ctx = c;
         offset = rel + c.pageOffset();
-        remaining = r.length();
+        remaining = tLen;
+        if (!inPiece) kLeft = 0;
         state = State.WALK;
+    }
+
+    /** One KLM entry: skipped if the offset is past it, else the next piece, checked as a request of its own. */
+    private void klmStep(boolean canEmit) {
+        if (kRep >= kRepeat) {
+            if (canEmit) { emit(0, 0, true, Status.OUT_OF_RANGE); state = State.IDLE; }
+            return;
+        }
+        KlmEntry e = klm[(int) ((kBase + kIdx) & (cfg.klmEntries() - 1))];
+        long len = e == null ? 0 : e.length();
+        long end = kPos + len;
+        if (Long.compareUnsigned(kOffset, end) >= 0) {
+            kPos = end;
+            if (((kIdx + 1) & 0xFFFF) == kCount) { kIdx = 0; kRep = (kRep + 1) & 0xFFFF_FFFFL; } else kIdx = (kIdx + 1) & 0xFFFF;
+            return;
+        }
+        long within = kOffset - kPos;
+        long take = Math.min(len - within, kLeft);
+        tMkey = e.mkey();
+        tVa = e.va() + kRep * e.stride() + within;
+        tLen = take;
+        kLeft -= take;
+        kOffset += take;
+        inPiece = true;
+        state = State.CHECK;
     }
 
     private long mttIndex() { return (ctx.mttBase() + (offset >>> ctx.pageShift())) & 0xFFFF_FFFFL; }
@@ -206,15 +280,15 @@ public final class MttWalker implements Block {
         long pageSize = 1L << ctx.pageShift();
         long within = offset & (pageSize - 1);
         long chunk = Math.min(remaining, pageSize - within);
-        emit(cachePa[slot] + within, chunk, chunk == remaining, Status.OK);
+        emit(cachePa[slot] + within, chunk, chunk == remaining && kLeft == 0, Status.OK);
         hits.inc();
         remaining -= chunk;
         offset += chunk;
-        if (remaining == 0) state = State.IDLE;
+        if (remaining == 0) state = kLeft == 0 ? State.IDLE : State.KLM;
     }
 
     private void emit(long pa, long length, boolean last, Status s) {
-        outReg = new XlateRsp(cur.tag(), pa, length, last ? 1 : 0, s.ordinal());
+        outReg = new XlateRsp(cur.tag(), pa, length, last ? 1 : 0, s.ordinal(), s != Status.OK && inPiece ? kIdx + 1 : 0);
         if (s != Status.OK) {
             faults.inc();
             counters.counter(NAME + ".failed_" + s.name().toLowerCase()).inc();

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import nicsim.adapter.MttPorts;
+import nicsim.adapter.MttPorts.KlmEntry;
 import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.MttFillReq;
 import nicsim.adapter.MttPorts.MttFillRsp;
@@ -18,8 +19,10 @@ import nicsim.sim.Clocked;
  * Seeded random traffic for the MttWalker: a dozen MRs and windows (page sizes 4 KiB to 2 MiB,
  * unaligned starts, zero-based, type-2 windows bound to a QP, table slots shared by two indices),
  * requests that are right or wrong in exactly one way (key, PD, binding, range, access, index,
- * state), contexts re-registered now and then, an MTT fill server with random latency that rarely
- * fails, and random back-pressure on the responses.
+ * state), indirect mkeys (lists and an interleaved layout) over them whose pieces may fail any
+ * check or name another indirect key, contexts re-registered now and then, an MTT fill server with
+ * random latency that rarely fails or finds a page not present, and random back-pressure on the
+ * responses.
  */
 public final class MttStimulus implements Clocked {
     private static final int[] SHIFTS = {12, 13, 16, 21};
@@ -29,6 +32,7 @@ public final class MttStimulus implements Clocked {
     private final List<MkeyContext> mkeys = new ArrayList<>();
     private final Map<Long, Long> mtt = new HashMap<>();           // MTT index -> page address
     private final ArrayDeque<MkeyContext> writes = new ArrayDeque<>();
+    private final ArrayDeque<KlmEntry> klmWrites = new ArrayDeque<>();
     private final ArrayDeque<long[]> fills = new ArrayDeque<>();    // {index, readyAtCycle}
     private MttFillRsp fillOut;
     private XlateReq reqOut;
@@ -53,6 +57,42 @@ public final class MttStimulus implements Clocked {
             MkeyContext c = new MkeyContext(index, i == 11 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID, rnd.nextInt(256),
                     1 + rnd.nextInt(3), 0x40 + rnd.nextInt(4), bound ? 1 : 0, start, length, access, shift, pageOffset, mttNext);
             mttNext += pages + 1;
+            mkeys.add(c);
+            writes.add(c);
+        }
+        // indirect mkeys over them: two lists and an interleaved layout; their pieces are of random
+        // MRs, so some lack rights, belong to another PD or are FREE, and one entry names an indirect key
+        int klmNext = 0;
+        List<MkeyContext> direct = List.copyOf(mkeys);
+        for (int i = 0; i < 3; i++) {
+            long index = 20 + i;
+            int n = 2 + rnd.nextInt(3);
+            long repeat = i == 2 ? 2 + rnd.nextInt(6) : 1;
+            long total = 0;
+            long pd = i == 1 ? mkeys.get(direct.size()).pd() : 1 + rnd.nextInt(3);
+            List<MkeyContext> samePd = direct.stream().filter(m -> m.pd() == pd).toList();
+            for (int j = 0; j < n; j++) {
+                // mostly MRs of the list's own PD, so that walks get past the first pieces
+                MkeyContext m = i == 1 && j == n - 1 ? null
+                        : !samePd.isEmpty() && rnd.nextInt(5) != 0 ? samePd.get(rnd.nextInt(samePd.size())) : direct.get(rnd.nextInt(direct.size()));
+                long pieceLen = 1 + rnd.nextInt(repeat > 1 ? 2000 : 3 << 12);
+                long stride = repeat > 1 ? pieceLen + rnd.nextInt(3000) : 0;
+                long mkey, va;
+                if (m == null) { // the first list: an indirect key inside an indirect key
+                    mkey = 20 << 8 | mkeys.get(direct.size()).key();
+                    va = 0;
+                } else {
+                    long room = m.length() - Math.min(m.length(), pieceLen + stride * (repeat - 1));
+                    long off = room == 0 ? 0 : (long) (rnd.nextDouble() * room);
+                    mkey = m.index() << 8 | m.key();
+                    va = (m.access() & MttPorts.ZERO_BASED) != 0 ? off : m.start() + off;
+                }
+                klmWrites.add(new KlmEntry(klmNext + j, mkey, va, pieceLen, stride));
+                total += pieceLen;
+            }
+            MkeyContext c = MkeyContext.indirect(index, MttPorts.STATE_VALID, rnd.nextInt(256), pd, total * repeat, rnd.nextInt(32), klmNext, n,
+                    repeat);
+            klmNext += n;
             mkeys.add(c);
             writes.add(c);
         }
@@ -86,12 +126,14 @@ public final class MttStimulus implements Clocked {
             int i = rnd.nextInt(mkeys.size());
             MkeyContext c = mkeys.get(i);
             MkeyContext n = new MkeyContext(c.index(), rnd.nextInt(4) != 0 ? MttPorts.STATE_VALID : MttPorts.STATE_FREE, rnd.nextInt(256),
-                    c.pd(), c.qpn(), c.boundQp(), c.start(), c.length(), c.access(), c.pageShift(), c.pageOffset(), c.mttBase());
+                    c.pd(), c.qpn(), c.boundQp(), c.start(), c.length(), c.access(), c.pageShift(), c.pageOffset(), c.mttBase(),
+                    c.indirect(), c.klmCount(), c.repeat());
             mkeys.set(i, n);
             writes.add(n);
         }
         if (writes.isEmpty()) w.mkeyWrite().idle(); else w.mkeyWrite().push(writes.peekFirst());
-        if (reqOut == null && writes.isEmpty() && rnd.nextInt(100) < 60) reqOut = request();
+        if (klmWrites.isEmpty()) w.klmWrite().idle(); else w.klmWrite().push(klmWrites.peekFirst());
+        if (reqOut == null && writes.isEmpty() && klmWrites.isEmpty() && rnd.nextInt(100) < 60) reqOut = request();
         if (reqOut == null) w.req().idle(); else w.req().push(reqOut);
         w.fill().ready(rnd.nextInt(100) < 70);
         if (fillOut == null && !fills.isEmpty() && fills.peekFirst()[1] <= cycle) {
@@ -108,6 +150,7 @@ public final class MttStimulus implements Clocked {
     @Override public void update() {
         cycle++;
         if (w.mkeyWrite().valid()) writes.pollFirst();
+        if (w.klmWrite().valid()) klmWrites.pollFirst();
         if (w.req().fire()) reqOut = null;
         if (w.fill().fire()) fills.addLast(new long[]{w.fill().payload().index(), cycle + 2 + rnd.nextInt(14)});
         if (w.fillRsp().fire()) fillOut = null;

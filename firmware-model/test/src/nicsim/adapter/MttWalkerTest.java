@@ -24,8 +24,9 @@ class MttWalkerTest {
     static final class Bench implements Clocked {
         final Simulator sim = new Simulator();
         final ClockDomain core = sim.clockDomain("core", 4_000);
-        final MttWalker w = new MttWalker(core, new MttWalker.Config(64, 16));
+        final MttWalker w = new MttWalker(core, new MttWalker.Config(64, 16, 16));
         final ArrayDeque<MkeyContext> writes = new ArrayDeque<>();
+        final ArrayDeque<MttPorts.KlmEntry> klms = new ArrayDeque<>();
         final ArrayDeque<XlateReq> reqs = new ArrayDeque<>();
         final Map<Long, Long> mtt = new HashMap<>();
         /** MTT entries whose page is not present (on-demand paging). */
@@ -40,7 +41,8 @@ class MttWalkerTest {
 
         @Override public void drive() {
             if (writes.isEmpty()) w.mkeyWrite().idle(); else w.mkeyWrite().push(writes.peekFirst());
-            if (reqs.isEmpty() || !writes.isEmpty()) w.req().idle(); else w.req().push(reqs.peekFirst());
+            if (klms.isEmpty()) w.klmWrite().idle(); else w.klmWrite().push(klms.peekFirst());
+            if (reqs.isEmpty() || !writes.isEmpty() || !klms.isEmpty()) w.req().idle(); else w.req().push(reqs.peekFirst());
             w.fill().ready(true);
             if (fillOut == null && !fills.isEmpty() && fills.peekFirst()[1] <= core.cycle()) {
                 long idx = fills.pollFirst()[0];
@@ -53,13 +55,14 @@ class MttWalkerTest {
 
         @Override public void update() {
             if (w.mkeyWrite().valid()) writes.pollFirst();
+            if (w.klmWrite().valid()) klms.pollFirst();
             if (w.req().fire()) reqs.pollFirst();
             if (w.fill().fire()) { fills.add(new long[]{w.fill().payload().index(), core.cycle() + fillLatency}); fillCycles.add(core.cycle()); }
             if (w.fillRsp().fire()) fillOut = null;
             if (w.rsp().fire()) out.add(w.rsp().payload());
         }
 
-        @Override public boolean active() { return !writes.isEmpty() || !reqs.isEmpty() || !fills.isEmpty() || fillOut != null; }
+        @Override public boolean active() { return !writes.isEmpty() || !klms.isEmpty() || !reqs.isEmpty() || !fills.isEmpty() || fillOut != null; }
 
         /** An MR of {@code pages} pages of 2^shift bytes at {@code start}, pages mapped at 0x9000_0000 + p * 2^shift * 3. */
         MkeyContext mr(long index, int key, long start, long length, int access, int shift, long mttBase) {
@@ -101,6 +104,45 @@ class MttWalkerTest {
         List<XlateRsp> r = b.translate(4 << 8 | 1, 0x20_0000, 64, MttPorts.REMOTE_READ);
         // offset 2 MiB + 0x123 (the start's offset in its page): MTT entry 1, 0x123 in
         assertEquals(List.of(new XlateRsp(7, 0x9000_0000L + (1L << 21) * 3 + 0x123, 64, 1, 0)), r);
+    }
+
+    /**
+     * An indirect mkey: a list of two MRs' pieces is one zero-based region, walked piece by piece
+     * (only the very last chunk is last); an interleaved layout takes a column of a matrix; each
+     * failure in a piece names the piece.
+     */
+    @Test
+    void indirectMkeysWalkTheirPiecesAndNameTheOneThatFails() {
+        Bench b = new Bench();
+        b.mr(3, 0xAB, 0x7000_0000L, 4 * 4096, MttPorts.LOCAL_WRITE | MttPorts.REMOTE_WRITE, 12, 100);
+        b.mr(4, 0xCD, 0x5000_0800L, 4096, MttPorts.LOCAL_WRITE, 12, 200); // lacks REMOTE_WRITE
+        b.klms.add(new MttPorts.KlmEntry(0, 3 << 8 | 0xAB, 0x7000_0F00L, 0x200, 0));  // bytes 0..0x1FF: crosses a page of MR 3
+        b.klms.add(new MttPorts.KlmEntry(1, 4 << 8 | 0xCD, 0x5000_0900L, 0x100, 0));  // bytes 0x200..0x2FF in MR 4
+        b.writes.add(MkeyContext.indirect(8, MttPorts.STATE_VALID, 0x77, PD, 0x300, MttPorts.LOCAL_WRITE | MttPorts.REMOTE_WRITE, 0, 2, 1));
+        long ind = 8 << 8 | 0x77;
+        assertEquals(List.of(
+                new XlateRsp(7, 0x9000_0000L + 0xF80, 0x80, 0, 0),
+                new XlateRsp(7, 0x9000_0000L + 4096 * 3, 0x100, 0, 0),
+                new XlateRsp(7, 0x9000_0000L + 0x900, 0x80, 1, 0)), b.translate(ind, 0x80, 0x200, MttPorts.LOCAL_WRITE));
+        XlateRsp bad = b.translate(ind, 0x100, 0x180, MttPorts.REMOTE_WRITE).get(1);
+        assertEquals(Status.NO_ACCESS, bad.reason(), "MR 4 lacks REMOTE_WRITE");
+        assertEquals(2, bad.piece(), "the second entry");
+        assertEquals(Status.OUT_OF_RANGE, b.translate(ind, 0x100, 0x201, MttPorts.LOCAL_WRITE).get(0).reason(), "past the region's end");
+        // interleaved: 3 rows of a matrix of 0x100-byte rows, column bytes 0x10..0x2F of each, then 8 bytes of MR 4's
+        b.klms.add(new MttPorts.KlmEntry(2, 3 << 8 | 0xAB, 0x7000_0010L, 0x20, 0x100));
+        b.klms.add(new MttPorts.KlmEntry(3, 4 << 8 | 0xCD, 0x5000_0800L, 0x8, 0x8));
+        b.writes.add(MkeyContext.indirect(9, MttPorts.STATE_VALID, 0x78, PD, 3 * 0x28, MttPorts.LOCAL_WRITE, 2, 2, 3));
+        List<XlateRsp> r = b.translate(9 << 8 | 0x78, 0x28 + 0x10, 0x28, MttPorts.LOCAL_WRITE); // from row 1, byte 0x10 of its column part
+        assertEquals(List.of(
+                new XlateRsp(7, 0x9000_0000L + 0x110 + 0x10, 0x10, 0, 0),
+                new XlateRsp(7, 0x9000_0000L + 0x808, 0x8, 0, 0),
+                new XlateRsp(7, 0x9000_0000L + 0x210, 0x10, 1, 0)), r);
+        // an entry naming an indirect mkey
+        b.klms.add(new MttPorts.KlmEntry(4, ind, 0, 0x10, 0));
+        b.writes.add(MkeyContext.indirect(10, MttPorts.STATE_VALID, 0x79, PD, 0x10, MttPorts.LOCAL_WRITE, 4, 1, 1));
+        XlateRsp nested = b.translate(10 << 8 | 0x79, 0, 0x10, MttPorts.LOCAL_WRITE).get(0);
+        assertEquals(Status.NESTED_INDIRECT, nested.reason());
+        assertEquals(1, nested.piece());
     }
 
     @Test
