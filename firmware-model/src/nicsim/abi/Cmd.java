@@ -63,7 +63,7 @@ public final class Cmd {
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
-            ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206;
+            ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -74,7 +74,7 @@ public final class Cmd {
             case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR"; case CREATE_SRQ -> "CREATE_SRQ";
             case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ"; case ALLOC_XRCD -> "ALLOC_XRCD"; case DEALLOC_XRCD -> "DEALLOC_XRCD";
             case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ"; case CREATE_TM_SRQ -> "CREATE_TM_SRQ"; case TM_OP -> "TM_OP";
-            case ODP_PREFETCH -> "ODP_PREFETCH"; case ODP_INVALIDATE -> "ODP_INVALIDATE";
+            case ODP_PREFETCH -> "ODP_PREFETCH"; case ODP_INVALIDATE -> "ODP_INVALIDATE"; case CREATE_INDIRECT_MKEY -> "CREATE_INDIRECT_MKEY";
             default -> String.format("0x%x", op);
         };
     }
@@ -146,7 +146,9 @@ public final class Cmd {
         TM_NOT_SUPPORTED(Status.BAD_PARAM, "tag matching is not offered by this adapter profile (no tm.max.tags)"),
         TM_LIST_FULL(Status.EXCEED_LIM, "the tag-matching SRQ's tag list is full"),
         BAD_TM_OP(Status.BAD_PARAM, "tag-list operation: an opcode that is not TAG_ADD, TAG_DEL or TAG_SYNC, or an SRQ that does not match tags"),
-        TM_TOO_MANY_OPS(Status.EXCEED_LIM, "more tag-list operations outstanding than the SRQ's max_ops");
+        TM_TOO_MANY_OPS(Status.EXCEED_LIM, "more tag-list operations outstanding than the SRQ's max_ops"),
+        UMR_NOT_SUPPORTED(Status.BAD_PARAM, "indirect mkeys (UMR) are not offered by this adapter profile (no umr.klm.cycles)"),
+        OUT_OF_KLMS(Status.EXCEED_LIM, "the MttWalker's KLM table has no run of free entries that long (mtt.klm.entries)");
 
         public final Status status;
         public final String text;
@@ -204,6 +206,16 @@ public final class Cmd {
     public record AllocMw(long pd, long type) {}
     public static final Layout<AllocMw> ALLOC_MW_IN = Layout.<AllocMw>builder("AllocMw")
             .field("pd", 24, AllocMw::pd).field("type", 2, AllocMw::type).build(v -> new AllocMw(v[0], v[1]));
+
+    /**
+     * CREATE_INDIRECT_MKEY (mlx5dv_create_mkey with MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT): an mkey of
+     * {@code pd} whose layout a UMR work request sets later, of at most {@code maxEntries} KLM
+     * entries; it starts FREE. Answers its key (index << 8 | key byte), lkey and rkey alike.
+     */
+    public record CreateIndirectMkey(long pd, long maxEntries) {}
+    public static final Layout<CreateIndirectMkey> CREATE_INDIRECT_MKEY_IN = Layout.<CreateIndirectMkey>builder("CreateIndirectMkey")
+            .field("pd", 24, CreateIndirectMkey::pd).field("maxEntries", 16, CreateIndirectMkey::maxEntries)
+            .build(v -> new CreateIndirectMkey(v[0], v[1]));
 
     /** CREATE_CQ: 2^logSize CQEs at {@code ring} (owned by {@code uar}), events on MSI-X {@code vector}, doorbell record at {@code dbrec}. */
     public record CreateCq(long uar, long ring, long logSize, long vector, long dbrec) {}

@@ -261,10 +261,23 @@ public final class Cqe64 {
     }
 
     /** The details of an error CQE (see {@link #error}): address, key, PSN, the XRC SRQ (0: none). */
-    public record ErrorView(long addr, int key, int psn, long srqn) {}
+    public record ErrorView(long addr, int key, int psn, long srqn, int piece) {}
 
     public static ErrorView parseError(byte[] b) {
-        return new ErrorView(BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8), (int) BigEndian.get32(b, 12), BigEndian.get32(b, 32) & 0xFFFFFF);
+        return new ErrorView(BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8), (int) BigEndian.get32(b, 12), BigEndian.get32(b, 32) & 0xFFFFFF,
+                (b[36] & 0xff) << 8 | (b[37] & 0xff));
+    }
+
+    /**
+     * An error CQE that names the entry of an indirect mkey whose check failed ({@code piece} =
+     * entry + 1, in bytes 36..37, reserved in mlx5_err_cqe; 0: the key itself).
+     */
+    public static long[] withPiece(long[] cqe, int piece) {
+        if (piece == 0) return cqe;
+        byte[] b = Line64.bytes(cqe);
+        b[36] = (byte) (piece >> 8);
+        b[37] = (byte) piece;
+        return Line64.words(b, 0);
     }
 
 

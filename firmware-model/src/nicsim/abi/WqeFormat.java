@@ -35,17 +35,49 @@ public final class WqeFormat {
         public static Av dc(long dctn, int rlid, long dcKey) { return new Av(dctn, 0, rlid, dcKey); }
     }
 
+    /** ctrl opmod of an OP_UMR that sets an indirect mkey's layout (opmod 0: a memory-window bind). */
+    public static final int OPMOD_MKEY_LAYOUT = 1;
+
+    /**
+     * One entry of an indirect mkey's layout: {@code length} bytes at {@code addr} under
+     * {@code lkey}; in an interleaved layout each repetition starts {@code stride} bytes further.
+     */
+    public record Klm(long addr, int length, int lkey, int stride) {}
+
+    /**
+     * What a layout UMR sets (mlx5dv_wr_mr_list, mlx5dv_wr_mr_interleaved; docs/sources.md#umr): the
+     * indirect mkey's {@code access} flags and its entries, taken {@code repeat} times; repeat 0 is a
+     * plain list (taken once). Encoded after the ctrl segment (whose imm holds the mkey) as a 16-byte
+     * layout segment (access, repeat count, entry count in bytes 14..15) and one 16-byte segment per
+     * entry: a list's as data segments, an interleaved layout's as mlx5's repeat entries (stride and
+     * byte count in 16 bits each, memkey, address).
+     */
+    public record MkeyLayout(int access, long repeat, List<Klm> entries) {
+        public boolean interleaved() { return repeat != 0; }
+    }
+
     /**
      * A send WQE as the firmware sees it. {@code sges} is empty for inline data ({@code inline}
      * non-null); {@code av} only for UD and DC; {@code xrcSrqn} only for XRC; remote address and rkey for
-     * RDMA and atomics; swap/add and compare for atomics.
+     * RDMA and atomics; swap/add and compare for atomics; {@code layout} only for a layout UMR.
      */
     public record SendWqe(int opcode, int index, long qpn, int fmCeSe, int imm, Av av, long remoteAddr, int rkey,
-                          long swapAdd, long compare, List<Sge> sges, byte[] inline, int xrcSrqn) {
+                          long swapAdd, long compare, List<Sge> sges, byte[] inline, int xrcSrqn, MkeyLayout layout) {
         /** A WQE of a QP that is not XRC. */
         public SendWqe(int opcode, int index, long qpn, int fmCeSe, int imm, Av av, long remoteAddr, int rkey,
                        long swapAdd, long compare, List<Sge> sges, byte[] inline) {
-            this(opcode, index, qpn, fmCeSe, imm, av, remoteAddr, rkey, swapAdd, compare, sges, inline, 0);
+            this(opcode, index, qpn, fmCeSe, imm, av, remoteAddr, rkey, swapAdd, compare, sges, inline, 0, null);
+        }
+
+        /** A WQE that is not a layout UMR. */
+        public SendWqe(int opcode, int index, long qpn, int fmCeSe, int imm, Av av, long remoteAddr, int rkey,
+                       long swapAdd, long compare, List<Sge> sges, byte[] inline, int xrcSrqn) {
+            this(opcode, index, qpn, fmCeSe, imm, av, remoteAddr, rkey, swapAdd, compare, sges, inline, xrcSrqn, null);
+        }
+
+        /** A layout UMR of {@code mkey}. */
+        public static SendWqe layout(int index, long qpn, int fmCeSe, int mkey, MkeyLayout layout) {
+            return new SendWqe(WqeLayout.OP_UMR, index, qpn, fmCeSe, mkey, null, 0, 0, 0, 0, List.of(), null, 0, layout);
         }
 
         public boolean signaled() { return (fmCeSe & CQ_UPDATE) != 0; }
@@ -55,7 +87,8 @@ public final class WqeFormat {
         @Override public boolean equals(Object o) {
             return o instanceof SendWqe w && opcode == w.opcode && index == w.index && qpn == w.qpn && fmCeSe == w.fmCeSe && imm == w.imm
                     && java.util.Objects.equals(av, w.av) && remoteAddr == w.remoteAddr && rkey == w.rkey && swapAdd == w.swapAdd
-                    && compare == w.compare && sges.equals(w.sges) && Arrays.equals(inline, w.inline) && xrcSrqn == w.xrcSrqn;
+                    && compare == w.compare && sges.equals(w.sges) && Arrays.equals(inline, w.inline) && xrcSrqn == w.xrcSrqn
+                    && java.util.Objects.equals(layout, w.layout);
         }
 
         @Override public int hashCode() { return java.util.Objects.hash(opcode, index, qpn, sges) * 31 + Arrays.hashCode(inline); }
@@ -87,6 +120,7 @@ public final class WqeFormat {
     /** The bytes of a WQE of a {@code type} QP (its segments depend on it), padded to whole WQEBBs; DS is computed. */
     public static byte[] encode(SendWqe w, QpType type) {
         boolean ud = type == QpType.UD, dc = type == QpType.DRIVER; // the only DRIVER QPs that send are DC initiators
+        if (w.layout() != null) return encodeLayout(w);
         ByteArrayOutputStream segs = new ByteArrayOutputStream();
         if (type == QpType.XRC_SEND) {
             byte[] x = new byte[16];
@@ -140,6 +174,53 @@ public final class WqeFormat {
         return out;
     }
 
+    private static byte[] encodeLayout(SendWqe w) {
+        MkeyLayout l = w.layout();
+        byte[] body = new byte[16 + 16 * l.entries().size()];
+        BigEndian.put32(body, 0, l.access());
+        BigEndian.put32(body, 4, l.repeat());
+        body[14] = (byte) (l.entries().size() >> 8);
+        body[15] = (byte) l.entries().size();
+        int at = 16;
+        for (Klm k : l.entries()) {
+            if (l.interleaved()) {
+                body[at] = (byte) (k.stride() >> 8);
+                body[at + 1] = (byte) k.stride();
+                body[at + 2] = (byte) (k.length() >> 8);
+                body[at + 3] = (byte) k.length();
+            } else {
+                BigEndian.put32(body, at, k.length());
+            }
+            BigEndian.put32(body, at + 4, k.lkey());
+            BigEndian.put64(body, at + 8, k.addr());
+            at += 16;
+        }
+        int ds = 1 + body.length / 16;
+        if (ds > 63) throw new IllegalArgumentException("layout UMR of " + l.entries().size() + " entries: at most 61 fit a WQE");
+        byte[] out = new byte[WqeLayout.wqebbs(ds) * WqeLayout.WQEBB];
+        System.arraycopy(WqeLayout.ctrl(w.opcode(), w.index(), w.qpn(), ds), 0, out, 0, 8);
+        out[0] = (byte) OPMOD_MKEY_LAYOUT;
+        out[11] = (byte) w.fmCeSe();
+        BigEndian.put32(out, 12, w.imm());
+        System.arraycopy(body, 0, out, 16, body.length);
+        return out;
+    }
+
+    private static SendWqe decodeLayout(byte[] b, int index, long qpn, int end) {
+        need(16, 16, end, "UMR layout segment");
+        int access = (int) BigEndian.get32(b, 16);
+        long repeat = BigEndian.get32(b, 20);
+        int n = (b[30] & 0xff) << 8 | (b[31] & 0xff);
+        need(32, 16 * n, end, "UMR layout's " + n + " entries");
+        List<Klm> entries = new ArrayList<>();
+        for (int j = 0, at = 32; j < n; j++, at += 16) {
+            int stride = repeat != 0 ? (b[at] & 0xff) << 8 | (b[at + 1] & 0xff) : 0;
+            int length = repeat != 0 ? (b[at + 2] & 0xff) << 8 | (b[at + 3] & 0xff) : (int) BigEndian.get32(b, at);
+            entries.add(new Klm(BigEndian.get64(b, at + 8), length, (int) BigEndian.get32(b, at + 4), stride));
+        }
+        return SendWqe.layout(index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12), new MkeyLayout(access, repeat, List.copyOf(entries)));
+    }
+
     /** Parses a WQE as fetched (whole WQEBBs); {@code ud} says whether the QP is UD. */
     public static SendWqe decode(byte[] b, boolean ud) { return decode(b, ud ? QpType.UD : QpType.RC); }
 
@@ -152,6 +233,7 @@ public final class WqeFormat {
         long qpn = (b[4] & 0xffL) << 16 | (b[5] & 0xffL) << 8 | (b[6] & 0xffL);
         if (ds == 0 || ds * 16 > b.length) throw new Malformed("ctrl.ds = " + ds + " does not fit the " + b.length + "-byte WQE");
         int end = ds * 16, at = 16;
+        if (opcode == WqeLayout.OP_UMR && (b[0] & 0xff) == OPMOD_MKEY_LAYOUT) return decodeLayout(b, index, qpn, end);
         Av av = null;
         long raddr = 0, swap = 0, cmp = 0;
         int rkey = 0, xrcSrqn = 0;

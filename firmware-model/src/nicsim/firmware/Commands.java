@@ -148,6 +148,11 @@ final class Commands {
             case Cmd.DESTROY_MKEY -> { fw.keys.destroyMr(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ODP_PREFETCH -> { fw.keys.prefetch(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
             case Cmd.ODP_INVALIDATE -> { fw.keys.invalidate(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
+            case Cmd.CREATE_INDIRECT_MKEY -> {
+                Cmd.CreateIndirectMkey c = in(Cmd.CREATE_INDIRECT_MKEY_IN, input);
+                checkPd(c.pd());
+                yield handle(fw.keys.createIndirect(c));
+            }
             case Cmd.ALLOC_MW -> {
                 Cmd.AllocMw a = in(Cmd.ALLOC_MW_IN, input);
                 checkPd(a.pd());

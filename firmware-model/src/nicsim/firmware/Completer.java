@@ -40,7 +40,14 @@ final class Completer {
         if (q.dci != null && q.outstanding.isEmpty() && q.pending.isEmpty()) q.dci.quiet();
     }
 
-    void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {
+    void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) { requesterError(op, syndrome, vendor, addr, key, psn, 0); }
+
+    /** A local translation's failure: its error completion names the indirect mkey's entry that failed ({@code piece}, 0: none). */
+    void requesterError(SendOp op, Qp.Failure fail) {
+        requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0, fail.piece());
+    }
+
+    void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn, int piece) {
         if (op.control && op.failed == null) { // a DC connect failed: the work request it was for takes the error
             q.outstanding.remove(op);
             SendOp wr = null;
@@ -51,7 +58,7 @@ final class Completer {
                 q.outstanding.addFirst(wr);
             }
             if (wr == null) { q.toError(); return; }
-            requesterError(wr, syndrome, vendor, addr, key, psn);
+            requesterError(wr, syndrome, vendor, addr, key, psn, piece);
             return;
         }
         // an earlier READ or atomic whose answer is in but still being written locally completes first
@@ -59,7 +66,7 @@ final class Completer {
             if (b == op || Psn.diff(b.firstPsn, op.firstPsn) >= 0) break;
             if (b.stage == Stage.ANSWERED) { // its error follows once b is done
                 b.whenDone(q.live(() -> {
-                    if (q.state != QpState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn);
+                    if (q.state != QpState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn, piece);
                 }));
                 return;
             }
@@ -73,7 +80,7 @@ final class Completer {
         for (SendOp b : before) q.flush(b);
         q.fw.counters.counter("Firmware.requester_errors").inc();
         if (op.failed != null) op.failed.accept(syndrome, vendor); // the adapter's own operation: its owner hears, not the send queue
-        else q.fw.complete(q.scq, Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), false);
+        else q.fw.complete(q.scq, Cqe64.withPiece(Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), piece), false);
         if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
     }
 
@@ -277,7 +284,7 @@ final class Completer {
         q.placement.scatter(op.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (q.state == QpState.ERR || fail == null) return;
             if (fail.pageFault()) { responseFaulted(op, p.psn(), fail); return; }
-            requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0);
+            requesterError(op, fail);
         }), q.live(() -> {
             if (q.state == QpState.ERR || !last || op.faulting) return;
             op.reach(Stage.DONE);

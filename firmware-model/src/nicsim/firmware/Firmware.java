@@ -44,6 +44,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Counters.Ref packetsIn, packetsOut, dmaReadBytes, dmaWriteBytes, cqesLost, cqeScatters, cqeScatterBytes,
             stridedReceives, strideFillers;
     final long wqeCycles, packetCycles;
+    /** Core cycles a UMR takes per KLM entry it writes (umr.klm.cycles); -1: the profile offers no indirect mkeys. */
+    final long umrKlmCycles;
     /** {@code link.transmit}: a packet goes on the wire as its first beat leaves the send engine (else once all of it has). */
     final boolean cutThroughTx;
     final int ackCoalesce, recvPrefetch;
@@ -115,6 +117,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.cqeScatterBytes = counters.ref("Firmware.cqe_scatter_bytes");
         this.stridedReceives = counters.ref("Firmware.strided_receives");
         this.strideFillers = counters.ref("Firmware.stride_fillers");
+        this.umrKlmCycles = profile.has("umr.klm.cycles") ? profile.cycles("umr.klm.cycles") : -1;
         this.wqeCycles = profile.cycles("fw.wqe.cycles");
         this.packetCycles = profile.cycles("fw.packet.cycles");
         this.cutThroughTx = Fabric.cutThrough(profile, "link.transmit");

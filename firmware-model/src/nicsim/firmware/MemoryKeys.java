@@ -33,6 +33,19 @@ final class MemoryKeys {
     /** Where mkey contexts live in host memory (-1: nowhere, the walker's table is all there is). */
     long mkcAddr = -1;
 
+    /** An indirect mkey (by its mkey index): its run of the walker's KLM table, and the mkeys its layout names. */
+    private static final class Indirect {
+        final long klmBase;
+        final int maxEntries;
+        List<Long> pieces = List.of();
+
+        Indirect(long klmBase, int maxEntries) { this.klmBase = klmBase; this.maxEntries = maxEntries; }
+    }
+
+    private final Map<Long, Indirect> indirects = new HashMap<>();
+    /** The walker's KLM table entries in use. */
+    private final java.util.BitSet klmUsed = new java.util.BitSet();
+
     /** A memory window (by its mkey index): type 1 or 2, and the index of the MR it is bound to (-1: none). */
     private static final class Window {
         final int type;
@@ -49,11 +62,11 @@ final class MemoryKeys {
     private int nextTag;
     private final Map<Integer, Translation> inFlight = new HashMap<>();
 
-    /** A translation sent to the walker: the walker entry it holds busy, its responses so far, who waits for them. */
+    /** A translation sent to the walker: the walker entries it holds busy, its responses so far, who waits for them. */
     private static final class Translation {
         final List<XlateRsp> parts = new ArrayList<>();
         final Consumer<List<XlateRsp>> done;
-        int slot = -1; // set when it is sent
+        List<Integer> slots = List.of(); // set when it is sent
 
         Translation(Consumer<List<XlateRsp>> done) { this.done = done; }
     }
@@ -168,6 +181,62 @@ final class MemoryKeys {
         return index << 8 | key;
     }
 
+    /**
+     * CREATE_INDIRECT_MKEY: an mkey of up to {@code maxEntries} KLM entries, their run of the
+     * walker's KLM table taken now (first fit); it starts FREE, with no layout. Returns the key.
+     */
+    long createIndirect(Cmd.CreateIndirectMkey c) {
+        if (fw.umrKlmCycles < 0) throw new CommandRefused(Cmd.Syndrome.UMR_NOT_SUPPORTED, 0);
+        int klmEntries = fw.adapter.mtt().config().klmEntries();
+        if (c.maxEntries() < 1 || c.maxEntries() > klmEntries) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxEntries());
+        int base = -1;
+        for (int from = klmUsed.nextClearBit(0); from + c.maxEntries() <= klmEntries; from = klmUsed.nextClearBit(from + 1)) {
+            int used = klmUsed.nextSetBit(from);
+            if (used < 0 || used >= from + c.maxEntries()) { base = from; break; }
+            from = used;
+        }
+        if (base < 0) throw new CommandRefused(Cmd.Syndrome.OUT_OF_KLMS, c.maxEntries());
+        long index = mkeys.free();
+        klmUsed.set(base, base + (int) c.maxEntries());
+        MkeyContext m = MkeyContext.indirect(index, MttPorts.STATE_FREE, nextKey(), c.pd(), 0, 0, base, 0, 1);
+        mkeys.put(index, m);
+        indirects.put(index, new Indirect(base, (int) c.maxEntries()));
+        publish(m);
+        return index << 8 | m.key();
+    }
+
+    /**
+     * A layout UMR of indirect mkey {@code key} by {@code qp}: the mkey must be FREE (new or
+     * invalidated) and of the QP's PD, the layout fit what it was created for (an interleaved one
+     * takes an entry more, for its repeat block, as mlx5's does). Its entries go to the walker's KLM
+     * table, then its context, VALID with the layout's length (zero based). Returns 0 or the vendor
+     * syndrome of the failed check. The entries' own keys are checked at each access, by the walker.
+     */
+    int configure(Qp qp, long key, nicsim.abi.WqeFormat.MkeyLayout l) {
+        Indirect ind = indirects.get(key >>> 8);
+        MkeyContext m = mkeys.get(key >>> 8);
+        if (ind == null || m == null || m.key() != (key & 0xff)) return Vendor.UMR_NOT_INDIRECT;
+        if (m.pd() != qp.pd) return Vendor.UMR_PD;
+        if (m.state() != MttPorts.STATE_FREE) return Vendor.UMR_NOT_FREE;
+        if (l.entries().size() + (l.interleaved() ? 1 : 0) > ind.maxEntries) return Vendor.UMR_TOO_MANY_ENTRIES;
+        if (l.entries().isEmpty() || l.entries().stream().anyMatch(k -> k.length() == 0)) return Vendor.UMR_BAD_LAYOUT;
+        long repeat = l.interleaved() ? l.repeat() : 1, row = 0;
+        List<Long> pieces = new ArrayList<>();
+        for (int j = 0; j < l.entries().size(); j++) {
+            var k = l.entries().get(j);
+            fw.adapter.klmWrite(new MttPorts.KlmEntry(ind.klmBase + j, k.lkey() & 0xFFFFFFFFL, k.addr(), k.length() & 0xFFFFFFFFL,
+                    k.stride() & 0xFFFFL));
+            row += k.length() & 0xFFFFFFFFL;
+            pieces.add((k.lkey() & 0xFFFFFFFFL) >>> 8);
+        }
+        ind.pieces = List.copyOf(pieces);
+        MkeyContext valid = MkeyContext.indirect(m.index(), MttPorts.STATE_VALID, m.key(), m.pd(), row * repeat, l.access() & 0x1f, ind.klmBase,
+                l.entries().size(), repeat);
+        mkeys.put(m.index(), valid);
+        publish(valid); // the adapter writes it after the entries
+        return 0;
+    }
+
     void deallocWindow(long key) {
         if (!mkeys.has(key >>> 8) || !windows.containsKey(key >>> 8)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, key);
         windows.get(key >>> 8).boundTo = -1;
@@ -180,6 +249,8 @@ final class MemoryKeys {
         MkeyContext m = mkeys.get(key >>> 8);
         if (m == null || m.key() != (key & 0xff) || windows.containsKey(key >>> 8)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, key);
         for (Window w : windows.values()) if (w.boundTo == (key >>> 8)) throw new CommandRefused(Cmd.Syndrome.MR_HAS_WINDOWS, key);
+        Indirect ind = indirects.remove(key >>> 8);
+        if (ind != null) klmUsed.clear((int) ind.klmBase, (int) ind.klmBase + ind.maxEntries);
         mkeys.remove(key >>> 8);
         publish(destroyed(key >>> 8));
     }
@@ -218,6 +289,13 @@ final class MemoryKeys {
         Window w = windows.get(key >>> 8);
         MkeyContext m = mkeys.get(key >>> 8);
         if (m == null || m.key() != (key & 0xff)) return Vendor.INV_UNKNOWN;
+        if (indirects.containsKey(key >>> 8)) { // an indirect mkey: FREE again, for its next layout
+            if (m.state() != MttPorts.STATE_VALID || m.pd() != qp.pd) return Vendor.INV_UNKNOWN;
+            MkeyContext free = MkeyContext.indirect(m.index(), MttPorts.STATE_FREE, m.key(), m.pd(), 0, 0, m.mttBase(), 0, 1);
+            mkeys.put(m.index(), free);
+            publish(free);
+            return 0;
+        }
         if (w == null) return Vendor.INV_NOT_WINDOW;
         if (w.type == 1) return Vendor.INV_TYPE1;
         if (m.state() != MttPorts.STATE_VALID || m.pd() != qp.pd) return Vendor.INV_UNKNOWN;
@@ -258,10 +336,18 @@ final class MemoryKeys {
     private void pump() {
         while (!queue.isEmpty() && !loading) {
             XlateReq r = queue.peek();
-            long index = r.mkey() >>> 8;
+            List<Long> need = needed(r.mkey() >>> 8);
+            List<Integer> slots = new ArrayList<>();
+            long missing = -1;
+            for (long n : need) { // the first context the walker lacks, unless its entry holds another this translation needs
+                int s = walkerSlot(n);
+                if (slots.contains(s)) continue;
+                slots.add(s);
+                if (missing < 0 && mkeys.get(n) != null && walkerIndex[s] != n) missing = n;
+            }
+            long index = missing;
             int slot = walkerSlot(index);
-            MkeyContext m = mkeys.get(index);
-            if (m != null && walkerIndex[slot] != index) {
+            if (index >= 0) {
                 // a miss: the entry's current key must have no translation in flight before it is replaced
                 if (walkerBusy.getOrDefault(slot, 0) > 0) return;
                 loading = true;
@@ -280,10 +366,24 @@ final class MemoryKeys {
                 return;
             }
             queue.poll();
-            walkerBusy.merge(slot, 1, Integer::sum);
-            inFlight.get((int) r.tag()).slot = slot;
+            for (int s : slots) walkerBusy.merge(s, 1, Integer::sum);
+            inFlight.get((int) r.tag()).slots = slots;
             fw.adapter.translate(r);
         }
+    }
+
+    /**
+     * The contexts a translation under mkey {@code index} needs in the walker: its own, and for an
+     * indirect mkey those of the keys its layout names (pieces that share a walker entry with an
+     * earlier one are not loaded: the walker reports them BAD_INDEX).
+     */
+    private List<Long> needed(long index) {
+        Indirect ind = indirects.get(index);
+        if (ind == null || ind.pieces.isEmpty()) return List.of(index);
+        List<Long> all = new ArrayList<>();
+        all.add(index);
+        for (long p : ind.pieces) if (!all.contains(p)) all.add(p);
+        return all;
     }
 
     /** A response from the MttWalker: the last one of a translation hands them all over. */
@@ -293,7 +393,7 @@ final class MemoryKeys {
         t.parts.add(r);
         if (r.last() != 0) {
             inFlight.remove((int) r.tag());
-            walkerBusy.merge(t.slot, -1, Integer::sum);
+            for (int s : t.slots) walkerBusy.merge(s, -1, Integer::sum);
             t.done.accept(t.parts);
             pump();
         }

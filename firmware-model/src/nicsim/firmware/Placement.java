@@ -44,7 +44,7 @@ final class Placement {
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {
                     over[0] = true;
-                    done.accept(null, new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr(), s.lkey(), faultMtt(bad), faultPages(bad)));
+                    done.accept(null, Failure.of(bad, s.addr(), s.lkey(), faultPages(bad)));
                     return;
                 }
                 got.set(n, rsp);
@@ -210,7 +210,7 @@ final class Placement {
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {
                     failedOnce[0] = true;
-                    placed.accept(new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), s.addr() + part[1], s.lkey(), faultMtt(bad), faultPages(bad)));
+                    placed.accept(Failure.of(bad, s.addr() + part[1], s.lkey(), faultPages(bad)));
                     return;
                 }
                 writeChunks(rsp, 0, java.util.Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])),

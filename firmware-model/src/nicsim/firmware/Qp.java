@@ -492,8 +492,13 @@ final class Qp {
     // ------------------------------------------------------------------ data movement
 
     /** Why a local gather/scatter failed. */
-    record Failure(int vendor, long addr, int key, long faultMtt, long faultPages) {
-        Failure(int vendor, long addr, int key) { this(vendor, addr, key, -1, 0); }
+    record Failure(int vendor, long addr, int key, long faultMtt, long faultPages, int piece) {
+        Failure(int vendor, long addr, int key) { this(vendor, addr, key, -1, 0, 0); }
+
+        /** A failed translation of {@code length} bytes at {@code addr} under {@code key}. */
+        static Failure of(XlateRsp bad, long addr, int key, long faultPages) {
+            return new Failure(nicsim.abi.Vendor.LOCAL_XLATE + (int) bad.status(), addr, key, Placement.faultMtt(bad), faultPages, (int) bad.piece());
+        }
 
         /** A page not present (on-demand paging) at MTT index {@link #faultMtt}: brought in by the host, then tried again. */
         boolean pageFault() { return faultMtt >= 0; }

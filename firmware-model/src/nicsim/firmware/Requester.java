@@ -84,6 +84,24 @@ final class Requester {
         }
     }
 
+    /**
+     * A layout UMR (an indirect mkey's list or interleaved layout, RC only as on mlx5): done once
+     * its KLM entries are written, at umr.klm.cycles each; completed in order. A failed check
+     * completes it with MW_BIND_ERR naming the check.
+     */
+    private void umr(SendOp op) {
+        if (q.type != nicsim.verbs.QpType.RC) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        long cycles = q.fw.wqeCycles + Math.max(0, q.fw.umrKlmCycles) * op.w.layout().entries().size();
+        q.fw.exec(cycles, q.live(() -> {
+            if (q.state != QpState.RTS && q.state != QpState.SQD) return;
+            int bad = q.fw.umrKlmCycles < 0 ? Vendor.UMR_NOT_INDIRECT : q.fw.keys.configure(q, op.w.imm() & 0xFFFFFFFFL, op.w.layout());
+            if (bad != 0) { q.completer.requesterError(op, Cqe64.SYNDROME_MW_BIND_ERR, bad, 0, op.w.imm(), 0); return; }
+            q.fw.counters.counter("Firmware.umr_layouts").inc();
+            op.reach(Stage.DONE);
+            q.completer.retire();
+        }));
+    }
+
     void start(SendOp op) {
         int o = op.opcode;
         q.outstanding.add(op);
@@ -93,6 +111,7 @@ final class Requester {
             return;
         }
         if (!WqeLayout.allowedOn(q.type, o)) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        if (op.w.layout() != null) { umr(op); return; }
         if (o == WqeLayout.OP_UMR || o == WqeLayout.OP_LOCAL_INVAL) {
             // local operations on the mkey table: done when executed, completed in order
             q.fw.exec(q.fw.wqeCycles, q.live(() -> {
@@ -132,7 +151,7 @@ final class Requester {
         q.placement.gather(op.w.sges(), op.index, q.live((data, fail) -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
             if (fail != null && fail.pageFault()) { q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> gather(op))); return; }
-            if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
+            if (fail != null) { q.completer.requesterError(op, fail); return; }
             op.payload = data;
             q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
             build(op);
@@ -202,7 +221,7 @@ final class Requester {
                 q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> stream(op)));
                 return;
             }
-            if (fail != null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0); return; }
+            if (fail != null) { q.completer.requesterError(op, fail); return; }
             int[] left = {op.npkts};
             int i = 0; // the first piece not wholly before the packet, found in one pass over the message
             long at = 0; // its offset in the message

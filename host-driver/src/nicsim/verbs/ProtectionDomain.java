@@ -71,6 +71,16 @@ public final class ProtectionDomain extends VerbsObject {
         return new SharedReceiveQueue(this, attr);
     }
 
+    /**
+     * mlx5dv_create_mkey with MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT: an indirect mkey of up to
+     * {@code maxEntries} pieces, whose layout a UMR sets ({@link SendWr#mrList},
+     * {@link SendWr#mrInterleaved}). EOPNOTSUPP on a profile without indirect mkeys.
+     */
+    public Mkey createIndirectMkey(int maxEntries) {
+        checkOpen();
+        return new Mkey(this, maxEntries);
+    }
+
     /** ibv_alloc_mw. */
     public MemoryWindow allocMw(MwType type) {
         checkOpen();

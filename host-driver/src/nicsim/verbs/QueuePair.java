@@ -226,7 +226,7 @@ public final class QueuePair extends VerbsObject {
             case ATOMIC_FETCH_AND_ADD -> WqeLayout.OP_ATOMIC_FA;
             case LOCAL_INV -> WqeLayout.OP_LOCAL_INVAL;
             case SEND_WITH_INV -> WqeLayout.OP_SEND_INVAL;
-            case BIND_MW -> WqeLayout.OP_UMR;
+            case BIND_MW, DRIVER1 -> WqeLayout.OP_UMR;
         };
     }
 
@@ -285,6 +285,37 @@ public final class QueuePair extends VerbsObject {
         sq.ring(1, w, w);
     }
 
+    /** A layout UMR (mrList, mrInterleaved): checked here as mlx5dv's builders check it, then encoded for the adapter. */
+    private byte[] umr(SendWr wr, int i) {
+        if (type != QpType.RC) throw new VerbsException(Errno.EINVAL, "mrList/mrInterleaved on a " + type + " QP: UMR is posted on RC QPs", i);
+        if (wr.mkey() == null) throw new VerbsException(Errno.EINVAL, "SendWr opcode DRIVER1 needs mrList(...) or mrInterleaved(...)", i);
+        if ((wr.mkeyAccess() & ~(AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC)) != 0)
+            throw new VerbsException(Errno.EINVAL, String.format("UMR access 0x%x: only local write and remote access flags", wr.mkeyAccess()), i);
+        boolean inter = !wr.interleaved().isEmpty();
+        int n = inter ? wr.interleaved().size() : wr.mrPieces().size();
+        if (n == 0) throw new VerbsException(Errno.EINVAL, "UMR layout with no entries", i);
+        if (n + (inter ? 1 : 0) > wr.mkey().maxEntries())
+            throw new VerbsException(Errno.ENOMEM, "UMR layout of " + n + " entries" + (inter ? " (+1 for the repeat block)" : "")
+                    + " on an mkey created for " + wr.mkey().maxEntries(), i);
+        if (inter && wr.repeatCount() < 1) throw new VerbsException(Errno.EINVAL, "mrInterleaved repeatCount " + wr.repeatCount() + " must be at least 1", i);
+        List<WqeFormat.Klm> klms = new java.util.ArrayList<>();
+        if (inter) {
+            for (MrInterleaved m : wr.interleaved()) {
+                if (m.bytesCount() <= 0 || m.bytesSkip() < 0 || m.bytesCount() + m.bytesSkip() > 0xFFFF)
+                    throw new VerbsException(Errno.EINVAL, "MrInterleaved " + m + ": bytesCount 1.., and bytesCount + bytesSkip at most 65535", i);
+                klms.add(new WqeFormat.Klm(m.addr(), m.bytesCount(), m.lkey(), m.bytesCount() + m.bytesSkip()));
+            }
+        } else {
+            for (Sge s : wr.mrPieces()) {
+                if (s.length() == 0) throw new VerbsException(Errno.EINVAL, "mrList piece " + s + " has no bytes", i);
+                klms.add(new WqeFormat.Klm(s.addr(), s.length(), s.lkey(), 0));
+            }
+        }
+        boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
+        return WqeFormat.encode(WqeFormat.SendWqe.layout(sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0, wr.mkey().lkey(),
+                new WqeFormat.MkeyLayout(wr.mkeyAccess(), inter ? wr.repeatCount() : 0, List.copyOf(klms))), type);
+    }
+
     private byte[] build(SendWr wr, int i) {
         WrOpcode op = wr.opcode();
         if (!WqeLayout.allowedOn(type, mlx5Opcode(op))) throw new VerbsException(Errno.EINVAL, "SendWr.opcode " + op + " is not allowed on a " + type + " QP", i);
@@ -301,6 +332,7 @@ public final class QueuePair extends VerbsObject {
                     wr.bindAddr(), wr.bindRkey(), wr.bindLength(), (long) wr.bindMr().lkey() << 32 | (wr.bindAccess() & 0xFFFFFFFFL),
                     List.of(), null, wr.xrcRemoteSrqNum()), type);
         }
+        if (op == WrOpcode.DRIVER1) return umr(wr, i);
         if (op == WrOpcode.LOCAL_INV) {
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
             return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_LOCAL_INVAL, sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0,
@@ -440,6 +472,7 @@ public final class QueuePair extends VerbsObject {
                 case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
                 case LOCAL_INV -> WcOpcode.LOCAL_INV;
                 case BIND_MW -> WcOpcode.BIND_MW;
+                case DRIVER1 -> WcOpcode.DRIVER1;
                 default -> WcOpcode.SEND;
             };
             int flags = wo == WrOpcode.RDMA_WRITE_WITH_IMM || wo == WrOpcode.SEND_WITH_IMM ? WcFlags.WITH_IMM : 0;
@@ -485,7 +518,8 @@ public final class QueuePair extends VerbsObject {
     /** What an error CQE says went wrong, for the work completion's text. */
     static String why(Cqe64.View v, byte[] e) {
         Cqe64.ErrorView d = Cqe64.parseError(e);
-        return Vendor.text(v.vendorSyndrome()) + (d.key() != 0 ? String.format(" (key 0x%x", d.key()) + String.format(", address 0x%x)", d.addr()) : "")
+        return Vendor.text(v.vendorSyndrome()) + (d.piece() != 0 ? " in entry " + (d.piece() - 1) + " of the indirect mkey" : "")
+                + (d.key() != 0 ? String.format(" (key 0x%x", d.key()) + String.format(", address 0x%x)", d.addr()) : "")
                 + (d.psn() != 0 ? " at PSN " + d.psn() : "");
     }
 

@@ -18,6 +18,10 @@ public final class SendWr {
     private AddressHandle dcAh;
     private int dcRemoteDctn;
     private long dcRemoteKey;
+    private Mkey mkey;
+    private int mkeyAccess, repeatCount;
+    private List<Sge> mrPieces = List.of();
+    private List<MrInterleaved> interleaved = List.of();
 
     public SendWr wrId(long v) { wrId = v; return this; }
     public SendWr opcode(WrOpcode v) { opcode = v; return this; }
@@ -61,6 +65,43 @@ public final class SendWr {
         this.bindAccess = access;
         return this;
     }
+
+    /**
+     * A UMR (mlx5dv_wr_mr_list) giving indirect mkey {@code m} the layout of {@code pieces}, one
+     * after another, as one zero-based region with {@code access} flags. RC QPs only. Sets the
+     * opcode (DRIVER1); its completion is WcOpcode.DRIVER1 (MLX5DV_WC_UMR).
+     */
+    public SendWr mrList(Mkey m, int access, Sge... pieces) {
+        opcode = WrOpcode.DRIVER1;
+        mkey = m;
+        mkeyAccess = access;
+        repeatCount = 0;
+        mrPieces = List.of(pieces);
+        interleaved = List.of();
+        return this;
+    }
+
+    /**
+     * A UMR (mlx5dv_wr_mr_interleaved) giving {@code m} the layout of {@code pieces} taken in
+     * turn, {@code repeatCount} times, each piece's bytes of the next repetition starting
+     * {@code bytesCount + bytesSkip} further: strided gather and scatter (a matrix column). The
+     * mkey needs an entry more than the pieces, for the repeat block, as on mlx5.
+     */
+    public SendWr mrInterleaved(Mkey m, int access, int repeatCount, MrInterleaved... pieces) {
+        opcode = WrOpcode.DRIVER1;
+        mkey = m;
+        mkeyAccess = access;
+        this.repeatCount = repeatCount;
+        mrPieces = List.of();
+        interleaved = List.of(pieces);
+        return this;
+    }
+
+    public Mkey mkey() { return mkey; }
+    public int mkeyAccess() { return mkeyAccess; }
+    public int repeatCount() { return repeatCount; }
+    public List<Sge> mrPieces() { return mrPieces; }
+    public List<MrInterleaved> interleaved() { return interleaved; }
 
     public long wrId() { return wrId; }
     public WrOpcode opcode() { return opcode; }
