@@ -3,7 +3,9 @@
  * first on the program's library path. mlx5's own library serves only mlx5 devices, so a program
  * that creates DC QPs with mlx5dv_create_qp would find none on a simulated adapter. Here:
  *   mlx5dv_create_qp            DC targets and initiators (and plain QPs) through nicsim's provider;
- *   mlx5dv_qp_ex_from_ibv_qp_ex the extension whose wr_set_dc_addr names a DC request's target;
+ *   mlx5dv_qp_ex_from_ibv_qp_ex the extension whose wr_set_dc_addr names a DC request's target, and
+ *                               whose wr_mr_list and wr_mr_interleaved lay out an indirect mkey;
+ *   mlx5dv_create_mkey          indirect mkeys (and mlx5dv_destroy_mkey);
  *   mlx5dv_query_device         no mlx5-specific capability;
  * and every other entry point Debian's programs are linked against (they bind at load time),
  * answering EOPNOTSUPP as mlx5's library does for a device that is not an mlx5. The symbol
@@ -51,6 +53,19 @@ struct mlx5dv_qp_ex *mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp) {
 	return of ? of(qp) : NULL;
 }
 
+/* Indirect mkeys (UMR): created and destroyed through nicsim's provider; their layouts are posted with mlx5dv_wr_mr_list/_interleaved. */
+struct mlx5dv_mkey *mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr) {
+	struct mlx5dv_mkey *(*create)(struct ibv_pd *, uint32_t, uint16_t) = provider("nicsim_dv_create_mkey");
+	if (!create) return NULL;
+	if (attr->create_flags != MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT) { errno = EOPNOTSUPP; return NULL; } /* no signature or crypto mkeys */
+	return create(attr->pd, attr->create_flags, attr->max_entries);
+}
+
+int mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey) {
+	int (*destroy)(struct mlx5dv_mkey *) = provider("nicsim_dv_destroy_mkey");
+	return destroy ? destroy(mkey) : EOPNOTSUPP;
+}
+
 int mlx5dv_query_device(struct ibv_context *ctx_in, struct mlx5dv_context *attrs_out) {
 	(void)ctx_in;
 	attrs_out->version = 0;
@@ -61,8 +76,6 @@ int mlx5dv_query_device(struct ibv_context *ctx_in, struct mlx5dv_context *attrs
 
 /* ---- mlx5 features nicsim does not model: what mlx5's library says of a device that is not an mlx5 ---- */
 
-struct mlx5dv_mkey *mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *mkey_init_attr) { (void)mkey_init_attr; errno = EOPNOTSUPP; return NULL; }
-int mlx5dv_destroy_mkey(struct mlx5dv_mkey *mkey) { (void)mkey; return EOPNOTSUPP; }
 struct ibv_context *mlx5dv_open_device(struct ibv_device *device, struct mlx5dv_context_attr *attr) {
 	(void)device; (void)attr; errno = EOPNOTSUPP; return NULL;
 }

@@ -663,6 +663,36 @@ struct ibv_qp *nicsim_dv_create_qp(struct ibv_context *c, struct ibv_qp_init_att
 	return make_qp_ex(c, init, dc_type, dct_key);
 }
 
+/*
+ * For the stand-in's mlx5dv_create_mkey: an indirect mkey of pd with room for max_entries KLM
+ * entries (flags: mlx5dv_mkey_init_attr's create_flags; only INDIRECT is offered). NULL with errno.
+ */
+struct mlx5dv_mkey *nicsim_dv_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries) {
+	struct msg m = request(NICSIM_OP_CREATE_MKEY);
+	struct nicsim_mkey *k;
+	int rc;
+	if (((struct verbs_device *)pd->context->device)->ops != &nicsim_device_ops) { errno = EOPNOTSUPP; return NULL; }
+	put32(&m, pd_handle(pd));
+	put32(&m, max_entries);
+	put32(&m, create_flags);
+	rc = call(ctx_of(pd->context), &m);
+	if (rc) { done(&m); errno = rc; return NULL; }
+	k = calloc(1, sizeof(*k));
+	if (!k) { done(&m); errno = ENOMEM; return NULL; }
+	k->handle = get32(&m);
+	k->dv.lkey = k->dv.rkey = get32(&m);
+	k->context = pd->context;
+	done(&m);
+	return &k->dv;
+}
+
+int nicsim_dv_destroy_mkey(struct mlx5dv_mkey *mkey) {
+	struct nicsim_mkey *k = (struct nicsim_mkey *)mkey;
+	int rc = simple(k->context, NICSIM_OP_DESTROY_MKEY, k->handle);
+	if (!rc) free(k);
+	return rc;
+}
+
 /* For the stand-in's mlx5dv_qp_ex_from_ibv_qp_ex: the mlx5dv extension of one of this provider's QPs. */
 struct mlx5dv_qp_ex *nicsim_dv_qp_ex(struct ibv_qp_ex *qpx) { return &((struct nicsim_qp *)qpx)->dv; }
 
@@ -783,7 +813,7 @@ static void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {
  * Posts a list of work requests; on a refusal sets *bad to the one refused (those before it were
  * posted) and returns the errno.
  */
-int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_dc_addr *dc, struct ibv_send_wr **bad) {
+int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext, struct ibv_send_wr **bad) {
 	struct msg m = request(NICSIM_OP_POST_SEND);
 	struct ibv_send_wr *w;
 	uint32_t n = 0, refused, i = 0;
@@ -812,12 +842,25 @@ int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nics
 		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qkey : 0);
 		put32(&m, w->opcode == IBV_WR_SEND_WITH_INV ? w->invalidate_rkey : 0);
 		put32(&m, qp->qp_type == IBV_QPT_XRC_SEND ? w->qp_type.xrc.remote_srqn : 0);
-		put32(&m, dc ? dc[i].ah : NICSIM_NONE);
-		put32(&m, dc ? dc[i].dctn : 0);
-		put64(&m, dc ? dc[i].key : 0);
+		put32(&m, ext ? ext[i].dc.ah : NICSIM_NONE);
+		put32(&m, ext ? ext[i].dc.dctn : 0);
+		put64(&m, ext ? ext[i].dc.key : 0);
 		put_sges(&m, w->sg_list, w->num_sge);
 		if (w->send_flags & IBV_SEND_INLINE) /* the bytes now: the program may reuse its buffer on return */
 			for (int i = 0; i < w->num_sge; i++) put(&m, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
+		{ /* a layout UMR's mkey, access, repeat count and entries */
+			const struct nicsim_umr *u = ext ? &ext[i].umr : NULL;
+			put32(&m, u ? u->mkey : NICSIM_NONE);
+			put32(&m, u ? u->access : 0);
+			put32(&m, u ? u->repeat : 0);
+			put32(&m, u ? u->n : 0);
+			for (uint32_t k = 0; u && k < u->n; k++) {
+				put64(&m, u->klm[k].addr);
+				put32(&m, u->klm[k].length);
+				put32(&m, u->klm[k].lkey);
+				put32(&m, u->klm[k].skip);
+			}
+		}
 	}
 	rc = call(ctx_of(qp->context), &m);
 	refused = rc ? get32(&m) : 0;

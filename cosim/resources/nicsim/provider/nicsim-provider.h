@@ -14,12 +14,22 @@
 /* A DC initiator's target for one work request (mlx5dv_wr_set_dc_addr); ah NICSIM_NONE: none. */
 struct nicsim_dc_addr { uint32_t ah, dctn; uint64_t key; };
 
-/* One work request the ibv_wr_* API is building: the classic form, what its pointers point to, its DC target. */
+/* An indirect mkey (mlx5dv_create_mkey): mlx5dv's keys, and the simulator's handle of it. */
+struct nicsim_mkey { struct mlx5dv_mkey dv; uint32_t handle; struct ibv_context *context; };
+
+/* One entry of a layout UMR: length bytes at addr under lkey; in an interleaved layout, skip bytes follow before the next repetition's. */
+struct nicsim_klm { uint64_t addr; uint32_t length, lkey, skip; };
+
+/* A layout UMR (mlx5dv_wr_mr_list, mlx5dv_wr_mr_interleaved): the mkey's handle (NICSIM_NONE: not a UMR), access, repeat (0: a list). */
+struct nicsim_umr { uint32_t mkey, access, repeat, n; struct nicsim_klm *klm; };
+
+/* One work request the ibv_wr_* API is building: the classic form, what its pointers point to, its DC target, its layout. */
 struct nicsim_wr {
 	struct ibv_send_wr wr;
 	struct ibv_sge *sges;
 	uint8_t *inline_data;
 	struct nicsim_dc_addr dc;
+	struct nicsim_umr umr;
 };
 
 struct nicsim_qp {
@@ -51,10 +61,10 @@ struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_co
 /* ibv_create_cq_ex (nicsim-cqex.c). */
 struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr);
 
-/* Posts wr and those after it (dc: each one's DC target, or NULL); on a refusal *bad is the one refused. */
-int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_dc_addr *dc, struct ibv_send_wr **bad);
+/* Posts wr and those after it (ext: each one's DC target and layout, or NULL); on a refusal *bad is the one refused. */
+int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext, struct ibv_send_wr **bad);
 
-/* Gives qp the ibv_wr_* API (and, for a DC initiator, mlx5dv's wr_set_dc_addr). */
+/* Gives qp the ibv_wr_* API (and mlx5dv's: wr_set_dc_addr for a DC initiator, wr_mr_list and wr_mr_interleaved for RC). */
 void nicsim_wr_init(struct nicsim_qp *qp);
 
 /* Frees what a list being built holds. */

@@ -18,6 +18,7 @@ void nicsim_wr_clear(struct nicsim_qp *qp) {
 	for (size_t i = 0; i < qp->nwr; i++) {
 		free(qp->wrs[i].sges);
 		free(qp->wrs[i].inline_data);
+		free(qp->wrs[i].umr.klm);
 	}
 	qp->nwr = 0;
 	qp->wr_error = 0;
@@ -44,6 +45,7 @@ static struct nicsim_wr *begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode)
 	w->wr.send_flags = qpx->wr_flags;
 	w->wr.opcode = opcode;
 	w->dc.ah = NICSIM_NONE;
+	w->umr.mkey = NICSIM_NONE;
 	return w;
 }
 
@@ -166,23 +168,16 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn) {
 
 static int wr_complete(struct ibv_qp_ex *qpx) {
 	struct nicsim_qp *qp = of(qpx);
-	struct nicsim_dc_addr *dc = NULL;
 	struct ibv_send_wr *bad = NULL;
 	int rc = qp->wr_error;
-	if (!rc && qp->nwr) {
-		dc = malloc(qp->nwr * sizeof(*dc));
-		if (!dc) rc = ENOMEM;
-	}
 	if (!rc && qp->nwr) {
 		for (size_t i = 0; i < qp->nwr; i++) {
 			struct nicsim_wr *w = &qp->wrs[i];
 			w->wr.sg_list = w->sges;
 			w->wr.next = i + 1 < qp->nwr ? &qp->wrs[i + 1].wr : NULL;
-			dc[i] = w->dc;
 		}
-		rc = nicsim_post_wrs(&qp->vqp.qp, &qp->wrs[0].wr, dc, &bad);
+		rc = nicsim_post_wrs(&qp->vqp.qp, &qp->wrs[0].wr, qp->wrs, &bad);
 	}
-	free(dc);
 	nicsim_wr_clear(qp);
 	return rc;
 }
@@ -195,6 +190,39 @@ static void wr_set_dc_addr(struct mlx5dv_qp_ex *dv, struct ibv_ah *ah, uint32_t 
 	w->dc.ah = ah ? ((struct nicsim_ah *)ah)->handle : NICSIM_NONE;
 	w->dc.dctn = dctn;
 	w->dc.key = key;
+}
+
+/*
+ * A layout UMR (mlx5dv_wr_mr_list, mlx5dv_wr_mr_interleaved): a work request of its own, opcode
+ * IBV_WR_DRIVER1, whose completion is MLX5DV_WC_UMR. As mlx5's, it needs IBV_SEND_INLINE in
+ * wr_flags (EOPNOTSUPP at wr_complete otherwise); the simulator checks the rest.
+ */
+static struct nicsim_wr *umr(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint32_t repeat, uint16_t n) {
+	struct nicsim_qp *qp = (struct nicsim_qp *)((char *)dv - offsetof(struct nicsim_qp, dv));
+	struct nicsim_wr *w;
+	if (!(qp->vqp.qp_ex.wr_flags & IBV_SEND_INLINE)) { qp->wr_error = EOPNOTSUPP; return NULL; }
+	w = begin(&qp->vqp.qp_ex, IBV_WR_DRIVER1);
+	if (!w) return NULL;
+	w->umr.mkey = mkey ? ((struct nicsim_mkey *)mkey)->handle : NICSIM_NONE;
+	w->umr.access = access;
+	w->umr.repeat = repeat;
+	w->umr.n = n;
+	w->umr.klm = calloc(n ? n : 1, sizeof(*w->umr.klm));
+	if (!w->umr.klm) { qp->wr_error = ENOMEM; return NULL; }
+	if (!mkey) qp->wr_error = EINVAL;
+	return w;
+}
+
+static void wr_mr_list(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t n, struct ibv_sge *sge) {
+	struct nicsim_wr *w = umr(dv, mkey, access, 0, n);
+	for (uint16_t i = 0; w && i < n; i++) w->umr.klm[i] = (struct nicsim_klm){ sge[i].addr, sge[i].length, sge[i].lkey, 0 };
+}
+
+static void wr_mr_interleaved(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint32_t repeat, uint16_t n,
+			      struct mlx5dv_mr_interleaved *data) {
+	struct nicsim_wr *w = umr(dv, mkey, access, repeat, n);
+	for (uint16_t i = 0; w && i < n; i++)
+		w->umr.klm[i] = (struct nicsim_klm){ data[i].addr, data[i].bytes_count, data[i].lkey, data[i].bytes_skip };
 }
 
 void nicsim_wr_init(struct nicsim_qp *qp) {
@@ -219,4 +247,8 @@ void nicsim_wr_init(struct nicsim_qp *qp) {
 	x->wr_abort = wr_abort;
 	qp->vqp.comp_mask |= 1u << 1; /* VERBS_QP_EX: ibv_qp_to_qp_ex gives this ibv_qp_ex */
 	if (qp->dc_type == MLX5DV_DCTYPE_DCI) qp->dv.wr_set_dc_addr = wr_set_dc_addr;
+	if (qp->vqp.qp.qp_type == IBV_QPT_RC) {
+		qp->dv.wr_mr_list = wr_mr_list;
+		qp->dv.wr_mr_interleaved = wr_mr_interleaved;
+	}
 }

@@ -15,6 +15,8 @@ import nicsim.verbs.DcType;
 import nicsim.verbs.DeviceAttr;
 import nicsim.verbs.Errno;
 import nicsim.verbs.MemoryRegion;
+import nicsim.verbs.Mkey;
+import nicsim.verbs.MrInterleaved;
 import nicsim.verbs.Mtu;
 import nicsim.verbs.OpsWr;
 import nicsim.verbs.OpsWrOpcode;
@@ -134,6 +136,16 @@ final class Session implements AutoCloseable {
             case CLOSE_XRCD -> closeXrcd(in.u32("handle"));
             case POST_SRQ_RECV -> postRecv(in, true);
             case POST_SRQ_OPS -> postSrqOps(in);
+            case CREATE_MKEY -> {
+                ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+                int maxEntries = in.u32("max_entries");
+                int flags = in.u32("create_flags");
+                if (flags != 1 /* MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT */)
+                    throw new VerbsException(Errno.EOPNOTSUPP, "mlx5dv_create_mkey create_flags 0x" + Integer.toHexString(flags) + ": only INDIRECT");
+                Mkey k = pd.createIndirectMkey(maxEntries);
+                yield new Wire.Out().u32(add(k)).u32(k.lkey());
+            }
+            case DESTROY_MKEY -> destroy(in, Mkey.class);
             case GET_CQ_EVENT -> getCqEvent(in.u32("channel"));
             case TIME -> { // read at the next moment every program waits: then where its reading falls is no race
                 wait = new Wait(Wire.Op.TIME, null, 0, null);
@@ -464,6 +476,20 @@ final class Session implements AutoCloseable {
                 stagedAt += len;
             }
             wrs[i] = w.sgList(sg);
+            int mkey = in.u32("umr mkey");
+            int access = in.u32("umr access"), repeat = in.u32("umr repeat"), entries = in.count("umr entries", 20);
+            Sge[] pieces = new Sge[entries];
+            MrInterleaved[] inter = new MrInterleaved[entries];
+            for (int k = 0; k < entries; k++) {
+                long addr = in.u64("umr addr");
+                int len = in.u32("umr length"), lkey = in.u32("umr lkey"), skip = in.u32("umr skip");
+                pieces[k] = new Sge(addr, len, lkey);
+                inter[k] = new MrInterleaved(addr, len, skip, lkey);
+            }
+            if (mkey != Wire.NONE) { // a layout UMR (mlx5dv_wr_mr_list / _interleaved)
+                Mkey m = get(mkey, Mkey.class);
+                if (repeat == 0) w.mrList(m, access, pieces); else w.mrInterleaved(m, access, repeat, inter);
+            }
         }
         Wire.Out out = posted(() -> qp.postSend(wrs));
         long now = host.sim.now();
