@@ -125,9 +125,10 @@ public final class Adapter implements PciFunction, Clocked {
      * The block that does the work ending in each stage of a WQE's timeline: the track the stage
      * goes on. "received" is the peer's receive of the message, ending its time on the link.
      */
-    private static final Map<String, String> STAGE_BLOCK = Map.of("doorbell_decoded", "DoorbellDecoder", "fetch_issued", "WqeFetcher",
-            "delivered", "WqeFetcher", "translated", "MttWalker", "payload_read", "DmaEngine host", "on_wire", "DmaEngine send",
-            "received", "Link", "acked", "Link", "cqe_written", "CqeWriter");
+    private static final Map<String, String> STAGE_BLOCK = Map.ofEntries(Map.entry("doorbell_decoded", "DoorbellDecoder"),
+            Map.entry("fetch_issued", "WqeFetcher"), Map.entry("delivered", "WqeFetcher"), Map.entry("translated", "MttWalker"),
+            Map.entry("page_fault", "MttWalker"), Map.entry("payload_read", "DmaEngine host"), Map.entry("on_wire", "DmaEngine send"),
+            Map.entry("received", "Link"), Map.entry("acked", "Link"), Map.entry("cqe_written", "CqeWriter"));
 
     /** This adapter's timeline track of a block: "node0/MttWalker". */
     private String track(String stage) { return tracePrefix + STAGE_BLOCK.getOrDefault(stage, "Firmware"); }

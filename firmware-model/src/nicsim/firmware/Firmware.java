@@ -143,7 +143,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         int maxQp = profile.countInt("doorbell.queue.table.entries");
         this.cqs = new Table<>(1, adapter.cqeWriter().config().cqEntries(), Cmd.Syndrome.OUT_OF_CQS, false);
         this.commands = new Commands(this, maxQp, (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size")));
-        this.mttFill = new MttFill(adapter, profile, counters, this::report);
+        this.mttFill = new MttFill(adapter, profile, counters, this::report, () -> this.sim.now());
         this.keys = new MemoryKeys(this, adapter.mtt().config().mkeyEntries());
         this.sqContexts = new SqContexts(this, adapter.fetcher().config().sqEntries(), maxQp);
         this.events = new EventQueue(adapter, counters, log);

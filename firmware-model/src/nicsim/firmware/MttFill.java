@@ -21,6 +21,7 @@ final class MttFill {
     private final Counters counters;
     private final Consumer<String> report;
     private final boolean byInterrupt;
+    private final java.util.function.LongSupplier now;
     /** An MTT entry's mark for a page not present. */
     static final long NOT_PRESENT = 1;
     private int vector = -1;
@@ -31,8 +32,9 @@ final class MttFill {
     /** A translation miss waiting for the host's interrupt handler. */
     private record HostFill(long index, Consumer<long[]> done) {}
 
-    MttFill(Adapter adapter, Profile profile, Counters counters, Consumer<String> report) {
+    MttFill(Adapter adapter, Profile profile, Counters counters, Consumer<String> report, java.util.function.LongSupplier now) {
         this.adapter = adapter;
+        this.now = now;
         this.counters = counters;
         this.report = report;
         String fill = profile.has("mtt.fill") ? profile.text("mtt.fill") : "dma";
@@ -79,7 +81,12 @@ final class MttFill {
      */
     void pageFault(long index, long pages, Runnable done) {
         counters.counter("Firmware.odp_page_faults").inc();
-        bringIn(index, pages, done);
+        long t0 = now.getAsLong();
+        bringIn(index, pages, () -> { // fault latency: from the fault to its pages in, summed (divide by odp_faults_resolved)
+            counters.counter("Firmware.odp_fault_wait_ps").add(now.getAsLong() - t0);
+            counters.counter("Firmware.odp_faults_resolved").inc();
+            done.run();
+        });
     }
 
     /** Asks the host's handler to bring in (and mark present) the pages of MTT entries {@code index} on; {@code done} runs after the last. */

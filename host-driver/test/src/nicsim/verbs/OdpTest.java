@@ -81,12 +81,17 @@ class OdpTest {
         assertArrayEquals(pattern(2, LEN), p.bbuf.read(0, LEN));
         assertEquals(faults, p.counter("Firmware.odp_page_faults"), "warm: no new faults");
         assertTrue(cold > warm + 5_000_000, "first touch " + cold + " ps, warm " + warm + " ps");
+        // fault latency: each fault waited at least one page's host.odp.fault.cost
+        long resolved = p.counter("Firmware.odp_faults_resolved");
+        assertEquals(faults, resolved, "every fault resolved");
+        assertTrue(p.counter("Firmware.odp_fault_wait_ps") >= resolved * 5_000_000L, "fault latency " + p.counter("Firmware.odp_fault_wait_ps"));
     }
 
     /** SENDs and a READ from and into on-demand regions on the requester's side: the WQE waits for each page, in order. */
     @Test
     void requesterBuffersOnDemand() {
         Pair p = new Pair(Faults.NONE);
+        p.w.sim.trace().enable("wqe");
         MemoryRegion src = p.apd.regMr(p.abuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
         MemoryRegion rcv = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE);
         p.abuf.write(0, pattern(3, LEN));
@@ -104,6 +109,10 @@ class OdpTest {
         for (WorkCompletion wc : got) assertEquals(WcStatus.SUCCESS, wc.status());
         assertArrayEquals(pattern(3, LEN), p.bbuf.read(0, LEN));
         assertTrue(p.counter("Firmware.odp_page_faults") >= 4, "each page of the source faulted once");
+        // each WQE's timeline shows its wait: a page_fault stage, then pages_in, on the MttWalker's and the firmware's tracks
+        long faulted = p.w.sim.trace().entries().stream().filter(e -> e.stage().equals("page_fault")).count();
+        long in = p.w.sim.trace().entries().stream().filter(e -> e.stage().equals("pages_in")).count();
+        assertTrue(faulted >= 4 && faulted == in, faulted + " page_fault, " + in + " pages_in");
     }
 
     /**
