@@ -139,7 +139,7 @@ final class Completer {
     }
 
     /** Sends {@code op}'s packets from {@code psn} on again; a READ asks again for the responses it still lacks. */
-    private void resend(SendOp op, int psn) {
+    void resend(SendOp op, int psn) {
         List<Packet> again = new ArrayList<>();
         if (op.opcode == WqeLayout.OP_RDMA_READ) {
             int from = Psn.diff(op.respPsn, op.firstPsn);
@@ -261,29 +261,11 @@ final class Completer {
         scatterLocal(op, off, p, last);
     }
 
-    /**
-     * A response whose local buffer page is not present (on-demand paging): the responses from it
-     * on are dropped while the host brings the page in, then asked for again (a READ from that
-     * response on; an atomic replays its saved result), as mlx5's requester resumes after an ODP
-     * fault.
-     */
-    private void responseFaulted(SendOp op, int psn, Qp.Failure fail) {
-        if (op.opcode == WqeLayout.OP_RDMA_READ && Psn.diff(psn, op.respPsn) < 0) op.respPsn = psn;
-        if (op.faulting) return; // a second missing page faults on the next try
-        op.faulting = true; // its responses are dropped until it asks again
-        q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
-            op.faulting = false;
-            if (q.state == QpState.ERR || op.done()) return;
-            resend(op, op.opcode == WqeLayout.OP_RDMA_READ ? op.respPsn : op.firstPsn);
-            restartTimer();
-        }));
-    }
-
     /** Writes response data into {@code op}'s local SGEs; the {@code last} response's then finishes it. */
     void scatterLocal(SendOp op, long off, Packet p, boolean last) {
         q.placement.scatter(op.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (q.state == QpState.ERR || fail == null) return;
-            if (fail.pageFault()) { responseFaulted(op, p.psn(), fail); return; }
+            if (fail.pageFault()) { q.odp.responseFaulted(op, p.psn(), fail); return; }
             requesterError(op, fail);
         }), q.live(() -> {
             if (q.state == QpState.ERR || !last || op.faulting) return;

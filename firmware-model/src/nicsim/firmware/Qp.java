@@ -37,6 +37,7 @@ final class Qp {
     final Responder responder = new Responder(this);
     final ReadsAndAtomics reads = new ReadsAndAtomics(this);
     final TaggedReceives tagged = new TaggedReceives(this);
+    final OnDemandPaging odp = new OnDemandPaging(this);
     final Placement placement = new Placement(this);
 
     static final int WINDOW_PSNS = 128;

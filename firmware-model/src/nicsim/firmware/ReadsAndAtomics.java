@@ -53,7 +53,7 @@ final class ReadsAndAtomics {
         if (len == 0) { respond.accept(new byte[0]); return Responder.Step.PENDING; }
         q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
-            if (bad != null && fresh && q.responder.pageNotPresent(p, bad)) { // tried again after the RNR wait, as a new request
+            if (bad != null && fresh && q.odp.pageNotPresent(p, bad)) { // tried again after the RNR wait, as a new request
                 q.readsInProgress--;
                 q.epsn = (q.epsn - npkts) & 0xFFFFFF;
                 q.msn = (q.msn - 1) & 0xFFFFFF;
@@ -99,7 +99,7 @@ final class ReadsAndAtomics {
         }
         q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
-            if (bad != null && q.responder.pageNotPresent(p, bad)) { q.responder.finish(); return; }
+            if (bad != null && q.odp.pageNotPresent(p, bad)) { q.responder.finish(); return; }
             if (bad != null) {
                 q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
                 q.responder.finish();

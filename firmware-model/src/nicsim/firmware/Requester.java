@@ -102,15 +102,6 @@ final class Requester {
         }));
     }
 
-    /** On-demand paging: the WQE waits while the host brings its pages in (both on its timeline), then {@code again} translates anew. */
-    private void pageFault(SendOp op, Qp.Failure fail, Runnable again) {
-        q.fw.adapter.traceWqe(q.qpn, op.index, "page_fault", "MTT index " + fail.faultMtt() + ", " + fail.faultPages() + " page(s)");
-        q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
-            q.fw.adapter.traceWqe(q.qpn, op.index, "pages_in", "");
-            again.run();
-        }));
-    }
-
     void start(SendOp op) {
         int o = op.opcode;
         q.outstanding.add(op);
@@ -159,7 +150,7 @@ final class Requester {
     private void gather(SendOp op) {
         q.placement.gather(op.w.sges(), op.index, q.live((data, fail) -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
-            if (fail != null && fail.pageFault()) { pageFault(op, fail, () -> gather(op)); return; }
+            if (fail != null && fail.pageFault()) { q.odp.requesterWaits(op, fail, () -> gather(op)); return; }
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             op.payload = data;
             q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
@@ -226,7 +217,7 @@ final class Requester {
         op.reach(Stage.READY);
         q.placement.translateAll(op.w.sges(), op.index, q.live((pieces, fail) -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
-            if (fail != null && fail.pageFault()) { pageFault(op, fail, () -> stream(op)); return; }
+            if (fail != null && fail.pageFault()) { q.odp.requesterWaits(op, fail, () -> stream(op)); return; }
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             int[] left = {op.npkts};
             int i = 0; // the first piece not wholly before the packet, found in one pass over the message

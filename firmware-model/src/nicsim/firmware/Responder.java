@@ -174,11 +174,8 @@ final class Responder {
     /** Writes a UD message's payload at {@code off} in receive WQE {@code w}, then completes it with {@code cqe} (a bad lkey: LOC_PROT_ERR). */
     private void placeUd(Packet p, RecvRing.Wqe w, long off, long[] cqe) {
         q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
-            if (fail != null && fail.pageFault() && q.strides == 0) { // an on-demand buffer: the datagram is lost, the WQE kept, the page brought in
-                untakeRecvWqe(w);
-                q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), () -> {});
-                q.fw.counters.counter("Firmware.odp_receives_dropped").inc();
-            } else if (fail != null)
+            if (fail != null && fail.pageFault() && q.strides == 0) q.odp.datagramFaulted(w, fail);
+            else if (fail != null)
                 q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), p.psn()), false);
             finish();
         }), q.live(() -> q.fw.complete(q.rcq, cqe, p.solicited())));
@@ -260,7 +257,7 @@ final class Responder {
             if (fail != null) {
                 q.epsn = (q.epsn - 1) & 0xFFFFFF;
                 if (fail.pageFault()) { // an on-demand receive buffer: this packet is taken again once the page is in
-                    receiveFaulted(p, m, w, off, fail);
+                    q.odp.receiveFaulted(p, m, w, off, fail);
                     finish();
                     return;
                 }
@@ -372,7 +369,7 @@ final class Responder {
             if (p.dmaLength() == 0) { q.cur.target = List.of(); body.run(); return Step.PENDING; } // C9-88: no rkey check
             q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd(p), q.qpn, q.live(rsp -> {
                 XlateRsp bad = Placement.failed(rsp);
-                if (bad != null && pageNotPresent(p, bad)) { q.cur = null; finish(); return; }
+                if (bad != null && q.odp.pageNotPresent(p, bad)) { q.cur = null; finish(); return; }
                 if (bad != null) {
                     q.cur = null;
                     responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
@@ -384,41 +381,6 @@ final class Responder {
             }));
         } else body.run();
         return Step.PENDING; // body finishes the request
-    }
-
-    /**
-     * A request whose target page is not present (on-demand paging): the host is asked to bring it
-     * in and the requester is told to try again later (RNR NAK), as mlx5 answers an ODP fault; the
-     * request changes nothing. Returns false for any other failure.
-     */
-    boolean pageNotPresent(Packet p, XlateRsp bad) {
-        long mtt = Placement.faultMtt(bad);
-        if (mtt < 0) return false;
-        rnrForPage(p, mtt, q.placement.faultPages(bad));
-        return true;
-    }
-
-    private void rnrForPage(Packet p, long mtt, long pages) {
-        q.fw.mttFill.pageFault(mtt, pages, () -> {});
-        q.fw.counters.counter("Firmware.odp_rnr_sent").inc();
-        ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
-        q.nakSent = true; // the message's later packets are dropped quietly until the requester comes back to this one
-    }
-
-    /**
-     * A SEND packet whose receive buffer page is not present: the packet changed nothing that
-     * counts (its bytes are written again). RC answers RNR from this packet, keeping the message's
-     * place in the WQE (a first packet gives the WQE back); UC, which cannot ask again, loses the
-     * message and gives the WQE back. Either way the host brings the page in.
-     */
-    private void receiveFaulted(Packet p, InMsg m, RecvRing.Wqe w, long off, Qp.Failure fail) {
-        m.offset = off;
-        if (q.service.reliable && !p.op().starts()) { rnrForPage(p, fail.faultMtt(), fail.faultPages()); return; }
-        q.cur = null;
-        untakeRecvWqe(w);
-        if (q.service.reliable) { rnrForPage(p, fail.faultMtt(), fail.faultPages()); return; }
-        q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), () -> {});
-        q.fw.counters.counter("Firmware.odp_receives_dropped").inc();
     }
 
     /** A repeated request (RC): SEND/WRITE are acknowledged again, a READ re-executes, an atomic replays its saved result. */
