@@ -76,9 +76,7 @@ class DcTest {
         SendWr to(Target t, long key) { return new SendWr().sendFlags(SendFlags.SIGNALED).dcAddr(ah(t), t.dct.qpNum(), key); }
 
         List<WorkCompletion> await(CompletionQueue q, int n) {
-            List<WorkCompletion> got = new ArrayList<>();
-            w.runUntil(() -> { got.addAll(q.poll(n - got.size())); return got.size() >= n; }, 1_000_000_000_000L);
-            return got;
+            return Completions.await(w, q, n);
         }
 
         long counter(String name) { return w.sim.counters().get(name); }

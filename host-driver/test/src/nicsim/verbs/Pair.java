@@ -1,6 +1,5 @@
 package nicsim.verbs;
 
-import java.util.ArrayList;
 import java.util.List;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
@@ -62,9 +61,7 @@ final class Pair {
 
     /** Polls {@code cq} until {@code n} completions arrived (or the simulated time limit passes). */
     List<WorkCompletion> await(CompletionQueue cq, int n) {
-        List<WorkCompletion> got = new ArrayList<>();
-        world.runUntil(() -> { got.addAll(cq.poll(n - got.size())); return got.size() >= n; }, 1_000_000_000_000L);
-        return got;
+        return Completions.await(world, cq, n);
     }
 
     /**

@@ -2,7 +2,6 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.util.ArrayList;
 import java.util.List;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
@@ -29,8 +28,7 @@ class UmrTest {
         }
 
         List<WorkCompletion> await(CompletionQueue cq, int n) {
-            List<WorkCompletion> got = new ArrayList<>();
-            w.runUntil(() -> { got.addAll(cq.poll(n - got.size())); return got.size() >= n; }, 1_000_000_000_000L);
+            List<WorkCompletion> got = Completions.await(w, cq, n);
             assertEquals(n, got.size(), "completions");
             return got;
         }

@@ -75,9 +75,7 @@ class XrcTest {
         }
 
         List<WorkCompletion> await(CompletionQueue cq, int n) {
-            List<WorkCompletion> got = new ArrayList<>();
-            w.runUntil(() -> { got.addAll(cq.poll(n - got.size())); return got.size() >= n; }, 1_000_000_000_000L);
-            return got;
+            return Completions.await(w, cq, n);
         }
     }
 
