@@ -23,37 +23,6 @@
 
 #define BIG 20000
 
-/* RESET to RTS towards the peer's LID and QP number (PSN 0 both ways). */
-static void connect_rc(struct ibv_qp *qp, unsigned lid, unsigned qpn) {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE };
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) die("to INIT");
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qpn;
-	a.ah_attr.dlid = (uint16_t)lid;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC
-			  | IBV_QP_MIN_RNR_TIMER)) die("to RTR");
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("to RTS");
-}
-
-static unsigned my_lid(struct ibv_context *ctx) {
-	struct ibv_port_attr p;
-	if (ibv_query_port(ctx, 1, &p)) die("query_port");
-	return p.lid;
-}
-
 static int recv_role(void) {
 	struct ibv_context *ctx = open_first();
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
@@ -85,7 +54,7 @@ static int recv_role(void) {
 	put_file("recv", text);
 	get_file("send", text, sizeof text);
 	if (sscanf(text, "%u %u", &lid, &qpn) != 2) die("parsing the sender's file");
-	connect_rc(qp, lid, qpn);
+	connect_rc(qp, lid, qpn, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 
 	struct ibv_sge s0 = { .addr = (uintptr_t)buf, .length = BIG, .lkey = mr->lkey };
 	struct ibv_sge s1 = { .addr = (uintptr_t)(buf + BIG), .length = BIG, .lkey = mr->lkey };
@@ -162,7 +131,7 @@ static int send_role(void) {
 	if (sscanf(text, "%u %u", &lid, &qpn) != 2) die("parsing the receiver's file");
 	snprintf(text, sizeof text, "%u %u\n", my_lid(ctx), qp->qp_num);
 	put_file("send", text);
-	connect_rc(qp, lid, qpn);
+	connect_rc(qp, lid, qpn, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	struct ibv_sge fs = { .addr = (uintptr_t)fin, .length = sizeof fin, .lkey = fmr->lkey };
 	struct ibv_recv_wr rwr = { .wr_id = 42, .sg_list = &fs, .num_sge = 1 }, *rbad;
 	if (ibv_post_recv(qp, &rwr, &rbad)) die("post_recv (for the FIN)");

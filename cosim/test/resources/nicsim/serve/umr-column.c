@@ -27,36 +27,6 @@
 #define COL 16
 #define COLW 8
 
-static void connect_rc(struct ibv_qp *qp, unsigned lid, unsigned qpn) {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE };
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) die("to INIT");
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qpn;
-	a.ah_attr.dlid = (uint16_t)lid;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC
-			  | IBV_QP_MIN_RNR_TIMER)) die("to RTR");
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("to RTS");
-}
-
-static unsigned my_lid(struct ibv_context *ctx) {
-	struct ibv_port_attr p;
-	if (ibv_query_port(ctx, 1, &p)) die("query_port");
-	return p.lid;
-}
-
 static int owner(void) {
 	struct ibv_context *ctx = open_first();
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
@@ -87,7 +57,7 @@ static int owner(void) {
 	put_file("owner", text);
 	get_file("peer", text, sizeof text);
 	if (sscanf(text, "%u %u", &lid, &qpn) != 2) die("parsing the peer's file");
-	connect_rc(qp, lid, qpn); /* work requests, UMRs too, are posted from RTS on */
+	connect_rc(qp, lid, qpn, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE); /* work requests, UMRs too, are posted from RTS on */
 	/* both layouts in one list of work requests; mlx5 takes them inline */
 	struct mlx5dv_mr_interleaved col = { .addr = (uintptr_t)matrix + COL, .bytes_count = COLW, .bytes_skip = ROW - COLW, .lkey = mm->lkey };
 	struct ibv_sge pieces[2] = { { .addr = (uintptr_t)hello, .length = 6, .lkey = hm->lkey },
@@ -154,7 +124,7 @@ static int peer(void) {
 	if (sscanf(text, "%u %u", &lid, &qpn) != 2) die("parsing the owner's file");
 	snprintf(text, sizeof text, "%u %u\n", my_lid(ctx), qp->qp_num);
 	put_file("peer", text);
-	connect_rc(qp, lid, qpn);
+	connect_rc(qp, lid, qpn, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE);
 	struct ibv_sge rs = { .addr = (uintptr_t)in, .length = sizeof in, .lkey = im->lkey };
 	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &rs, .num_sge = 1 }, *rbad;
 	if (ibv_post_recv(qp, &rwr, &rbad)) die("post_recv"); /* before the owner hears "written" and sends */
