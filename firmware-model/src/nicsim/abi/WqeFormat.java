@@ -163,11 +163,16 @@ public final class WqeFormat {
                 segs.writeBytes(d);
             }
         }
-        byte[] body = segs.toByteArray();
+        return frame(w, 0, segs.toByteArray());
+    }
+
+    /** The WQE's bytes: its ctrl segment (with {@code opmod}; DS computed) and then {@code body}, padded to whole WQEBBs. */
+    private static byte[] frame(SendWqe w, int opmod, byte[] body) {
         int ds = 1 + body.length / 16;
         if (ds > 63) throw new IllegalArgumentException("WQE of " + ds + " DS: at most 63 16-byte units fit a WQE");
         byte[] out = new byte[WqeLayout.wqebbs(ds) * WqeLayout.WQEBB];
         System.arraycopy(WqeLayout.ctrl(w.opcode(), w.index(), w.qpn(), ds), 0, out, 0, 8);
+        out[0] = (byte) opmod;
         out[11] = (byte) w.fmCeSe();
         BigEndian.put32(out, 12, w.imm());
         System.arraycopy(body, 0, out, 16, body.length);
@@ -176,6 +181,7 @@ public final class WqeFormat {
 
     private static byte[] encodeLayout(SendWqe w) {
         MkeyLayout l = w.layout();
+        if (l.entries().size() > 61) throw new IllegalArgumentException("layout UMR of " + l.entries().size() + " entries: at most 61 fit a WQE");
         byte[] body = new byte[16 + 16 * l.entries().size()];
         BigEndian.put32(body, 0, l.access());
         BigEndian.put32(body, 4, l.repeat());
@@ -195,15 +201,7 @@ public final class WqeFormat {
             BigEndian.put64(body, at + 8, k.addr());
             at += 16;
         }
-        int ds = 1 + body.length / 16;
-        if (ds > 63) throw new IllegalArgumentException("layout UMR of " + l.entries().size() + " entries: at most 61 fit a WQE");
-        byte[] out = new byte[WqeLayout.wqebbs(ds) * WqeLayout.WQEBB];
-        System.arraycopy(WqeLayout.ctrl(w.opcode(), w.index(), w.qpn(), ds), 0, out, 0, 8);
-        out[0] = (byte) OPMOD_MKEY_LAYOUT;
-        out[11] = (byte) w.fmCeSe();
-        BigEndian.put32(out, 12, w.imm());
-        System.arraycopy(body, 0, out, 16, body.length);
-        return out;
+        return frame(w, OPMOD_MKEY_LAYOUT, body);
     }
 
     private static SendWqe decodeLayout(byte[] b, int index, long qpn, int end) {
