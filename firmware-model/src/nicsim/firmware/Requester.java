@@ -94,7 +94,7 @@ final class Requester {
         long cycles = q.fw.wqeCycles + Math.max(0, q.fw.umrKlmCycles) * op.w.layout().entries().size();
         q.fw.exec(cycles, q.live(() -> {
             if (q.state != QpState.RTS && q.state != QpState.SQD) return;
-            int bad = q.fw.umrKlmCycles < 0 ? Vendor.UMR_NOT_INDIRECT : q.fw.keys.configure(q, op.w.imm() & 0xFFFFFFFFL, op.w.layout());
+            int bad = q.fw.keys.configure(q, op.w.imm() & 0xFFFFFFFFL, op.w.layout()); // no indirect mkey exists where the profile has no UMR
             if (bad != 0) { q.completer.requesterError(op, Cqe64.SYNDROME_MW_BIND_ERR, bad, 0, op.w.imm(), 0); return; }
             q.fw.counters.counter("Firmware.umr_layouts").inc();
             op.reach(Stage.DONE);

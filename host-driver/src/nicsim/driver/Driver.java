@@ -146,6 +146,9 @@ public final class Driver {
     /** On-demand paging needs the profile's cost of bringing a page in (its fault handler's work). */
     public boolean odpSupported() { return host.profile.has("host.odp.fault.cost"); }
 
+    /** Indirect mkeys need the profile's cost of a UMR's KLM writes (the firmware refuses them otherwise). */
+    public boolean umrSupported() { return host.profile.has("umr.klm.cycles"); }
+
     /** Pages of on-demand MRs this driver's handler has brought in. */
     public long pageFaults() { return pageFaults; }
 

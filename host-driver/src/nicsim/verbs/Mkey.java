@@ -17,7 +17,7 @@ public final class Mkey extends VerbsObject {
         super(pd);
         if (maxEntries < 1 || maxEntries > 0xFFFF)
             throw new VerbsException(Errno.EINVAL, "createIndirectMkey maxEntries " + maxEntries + " must be 1..65535");
-        if (!pd.ctx.driver.host().profile.has("umr.klm.cycles"))
+        if (!pd.ctx.driver.umrSupported())
             throw new VerbsException(Errno.EOPNOTSUPP, "createIndirectMkey: profile " + pd.ctx.driver.host().profile.name() + " has no indirect mkeys (UMR)");
         this.pd = pd;
         this.maxEntries = maxEntries;

@@ -54,7 +54,9 @@ class MttFeaturesRtlTest {
                     b = new ProcessMemory(w.host(0)).alloc(4096), odp = new ProcessMemory(w.host(0)).alloc(16384);
             HostBuffer out = new ProcessMemory(w.host(1)).alloc(32768), back = new ProcessMemory(w.host(1)).alloc(4096),
                     in = new ProcessMemory(w.host(1)).alloc(4096);
-            for (int i = 0; i < rows * row; i++) matrix.write(i, new byte[]{(byte) (i * 5)});
+            byte[] initial = new byte[rows * row];
+            for (int i = 0; i < initial.length; i++) initial[i] = (byte) (i * 5);
+            matrix.write(0, initial);
             a.write(0, "indirect ".getBytes());
             b.write(0, "gather".getBytes());
             byte[] pattern = new byte[32768];
