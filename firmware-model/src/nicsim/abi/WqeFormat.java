@@ -38,6 +38,9 @@ public final class WqeFormat {
     /** ctrl opmod of an OP_UMR that sets an indirect mkey's layout (opmod 0: a memory-window bind). */
     public static final int OPMOD_MKEY_LAYOUT = 1;
 
+    /** Entries one layout UMR carries at most: ctrl, layout segment and entries in 63 16-byte units. */
+    public static final int MAX_LAYOUT_ENTRIES = 61;
+
     /**
      * One entry of an indirect mkey's layout: {@code length} bytes at {@code addr} under
      * {@code lkey}; in an interleaved layout each repetition starts {@code stride} bytes further.
@@ -181,7 +184,8 @@ public final class WqeFormat {
 
     private static byte[] encodeLayout(SendWqe w) {
         MkeyLayout l = w.layout();
-        if (l.entries().size() > 61) throw new IllegalArgumentException("layout UMR of " + l.entries().size() + " entries: at most 61 fit a WQE");
+        if (l.entries().size() > MAX_LAYOUT_ENTRIES)
+            throw new IllegalArgumentException("layout UMR of " + l.entries().size() + " entries: at most " + MAX_LAYOUT_ENTRIES + " fit a WQE");
         byte[] body = new byte[16 + 16 * l.entries().size()];
         BigEndian.put32(body, 0, l.access());
         BigEndian.put32(body, 4, l.repeat());

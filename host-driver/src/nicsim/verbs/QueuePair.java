@@ -297,6 +297,8 @@ public final class QueuePair extends VerbsObject {
         if (n + (inter ? 1 : 0) > wr.mkey().maxEntries())
             throw new VerbsException(Errno.ENOMEM, "UMR layout of " + n + " entries" + (inter ? " (+1 for the repeat block)" : "")
                     + " on an mkey created for " + wr.mkey().maxEntries(), i);
+        if (n > WqeFormat.MAX_LAYOUT_ENTRIES) // mlx5 too: the layout must fit the WQE
+            throw new VerbsException(Errno.ENOMEM, "UMR layout of " + n + " entries: a WQE holds at most " + WqeFormat.MAX_LAYOUT_ENTRIES, i);
         if (inter && wr.repeatCount() < 1) throw new VerbsException(Errno.EINVAL, "mrInterleaved repeatCount " + wr.repeatCount() + " must be at least 1", i);
         List<WqeFormat.Klm> klms = new java.util.ArrayList<>();
         if (inter) {

@@ -189,6 +189,17 @@ class UmrTest {
                 new MrInterleaved(z.addr(), 8, 8, zm.lkey()), new MrInterleaved(z.addr() + 8, 8, 8, zm.lkey()))));
         assertEquals(Errno.ENOMEM, e.errno());
         assertTrue(e.getMessage().contains("repeat block"), e.getMessage());
+        // more entries than one WQE holds: refused when posted, and the request before it in the list still goes
+        Mkey big = p.apd.createIndirectMkey(100);
+        Sge[] many = new Sge[62];
+        for (int k = 0; k < many.length; k++) many[k] = new Sge(z.addr() + k, 1, zm.lkey());
+        VerbsException tooMany = assertThrows(VerbsException.class, () -> p.a.postSend(
+                new SendWr().wrId(8).opcode(WrOpcode.LOCAL_INV).invalidateRkey(n.lkey()).sendFlags(SendFlags.SIGNALED),
+                new SendWr().mrList(big, AccessFlags.LOCAL_WRITE, many)));
+        assertEquals(Errno.ENOMEM, tooMany.errno());
+        assertEquals(1, tooMany.badWrIndex(), "the second request");
+        assertTrue(tooMany.getMessage().contains("at most 61"), tooMany.getMessage());
+        assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status(), "the first one was posted and ran");
         // a profile without indirect mkeys
         World lanai = new World(1, Profiles.load("lanai72"), 1, Faults.NONE);
         ProtectionDomain lpd = new Device(lanai.host(0)).open().allocPd();
