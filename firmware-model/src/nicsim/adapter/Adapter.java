@@ -133,6 +133,12 @@ public final class Adapter implements PciFunction, Clocked {
     /** This adapter's timeline track of a block: "node0/MttWalker". */
     private String track(String stage) { return tracePrefix + STAGE_BLOCK.getOrDefault(stage, "Firmware"); }
 
+    /**
+     * Whether the per-WQE timeline (block "wqe") is being recorded: callers build a stage's detail
+     * only then, so a run without a timeline pays nothing for it.
+     */
+    public boolean tracingWqe() { return sim.trace().enabled("wqe"); }
+
     /** Records a stage of send WQE {@code index} of {@code qpn} in the per-WQE timeline (block "wqe"). */
     public void traceWqe(long qpn, long index, String stage, String detail) {
         if (sim.trace().enabled("wqe")) sim.trace().recordOn("wqe", track(stage), wqeTxn(qpn, index), stage, detail);
@@ -384,7 +390,7 @@ public final class Adapter implements PciFunction, Clocked {
         }
         if (decoder.doorbell().fire()) {
             DoorbellMsg m = decoder.doorbell().payload();
-            ArrayDeque<long[]> seen = doorbellsSeen.get(m.qpn());
+            ArrayDeque<long[]> seen = tracingWqe() ? doorbellsSeen.get(m.qpn()) : null;
             if (seen != null) seen.add(new long[]{m.index(), sim.now()});
             if (m.kind() != DoorbellMsg.Kind.CQ_ARM.ordinal()) firmware.onDoorbell(m.qpn(), (int) m.index());
         }
@@ -404,7 +410,7 @@ public final class Adapter implements PciFunction, Clocked {
             Long q = qpnOfSlot.get((int) r.tag());
             if (q != null) {
                 long count = r.length() / WqeLayout.WQEBB, first = nextFetch.get(q);
-                fetchesSeen.get(q).add(new long[]{first, count, sim.now()});
+                if (tracingWqe()) fetchesSeen.get(q).add(new long[]{first, count, sim.now()});
                 nextFetch.put(q, (first + count) & 0xFFFF);
             }
         }
@@ -430,12 +436,13 @@ public final class Adapter implements PciFunction, Clocked {
         if (cqeWriter.write().fire()) {
             CqePorts.Write64 w = cqeWriter.write().payload();
             byte[] entry = Line64.bytes(w.data());
-            Cqe64.View v = Cqe64.parse(entry);
             port.dmaWrite(w.addr(), entry, r -> {
                 if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
-                // the WQE's last stage: its CQE is in host memory
-                else if (v.opcode() == Cqe64.REQ || v.opcode() == Cqe64.REQ_ERR)
-                    traceWqe(v.qpn(), v.wqeCounter(), "cqe_written", String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
+                else if (tracingWqe()) { // the WQE's last stage: its CQE is in host memory
+                    Cqe64.View v = Cqe64.parse(entry);
+                    if (v.opcode() == Cqe64.REQ || v.opcode() == Cqe64.REQ_ERR)
+                        traceWqe(v.qpn(), v.wqeCounter(), "cqe_written", String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
+                }
             });
             // an event's MSI-X follows its CQE's write on the link (posted writes stay in order)
             if (!pendingMsix.isEmpty()) port.msix((int) (long) pendingMsix.pollFirst());
@@ -450,7 +457,7 @@ public final class Adapter implements PciFunction, Clocked {
             byte[] all = new byte[partial.size() * WqeLayout.WQEBB];
             for (int i = 0; i < partial.size(); i++) System.arraycopy(partial.get(i), 0, all, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
             long first = (b.index() - partial.size() + 1) & 0xFFFF;
-            timeline(b.qpn(), first, partial.size(), WqeLayout.opcode(b.data()[0]));
+            if (tracingWqe()) timeline(b.qpn(), first, partial.size(), WqeLayout.opcode(b.data()[0]));
             firmware.onWqe(b.qpn(), (int) first, all);
             partial.clear();
         }

@@ -202,21 +202,62 @@ public final class DmaEngine implements Block {
         private Core(Core o) {
             cfg = o.cfg; beat = o.beat; sram = o.sram; counters = o.counters; doneCounters = o.doneCounters; beatsOut = o.beatsOut; stallsOut = o.stallsOut;
             dry = true;
+            hostInQ = new Fifo2<>(); hostOutQ = new Fifo2<>(); sendOutQ = new Fifo2<>(); recvInQ = new Fifo2<>();
+        }
+
+        /** {@code o}'s registers, as this core's. */
+        private void copyRegisters(Core o) {
             hostBusy = o.hostBusy; hostToHost = o.hostToHost; hostErr = o.hostErr;
             hostAddr = o.hostAddr; hostSram = o.hostSram; hostLeft = o.hostLeft; hostTag = o.hostTag; hostMoved = o.hostMoved;
             pciReadReg = o.pciReadReg;
-            hostInQ = new Fifo2<>(o.hostInQ); hostOutQ = new Fifo2<>(o.hostOutQ);
+            hostInQ.copyFrom(o.hostInQ); hostOutQ.copyFrom(o.hostOutQ);
             sendBusy = o.sendBusy; sendSram = o.sendSram; sendLeft = o.sendLeft; sendTag = o.sendTag; sendMoved = o.sendMoved;
-            sendOutQ = new Fifo2<>(o.sendOutQ);
+            sendOutQ.copyFrom(o.sendOutQ);
             recvBusy = o.recvBusy; recvDrain = o.recvDrain;
             recvSram = o.recvSram; recvLeft = o.recvLeft; recvTag = o.recvTag; recvMoved = o.recvMoved;
-            recvInQ = new Fifo2<>(o.recvInQ);
+            recvInQ.copyFrom(o.recvInQ);
             lastGrant = o.lastGrant;
             hostDoneReg = o.hostDoneReg; sendDoneReg = o.sendDoneReg; recvDoneReg = o.recvDoneReg;
         }
 
-        /** A copy to run edges on ahead of time: SRAM is read but not written, and nothing is counted. */
-        Core dryCopy() { return new Core(this); }
+        // what a dry copy's edges did that the real core would have done: SRAM writes and counts
+        private int[] loggedAt = new int[0];
+        private long[][] loggedData = new long[0][];
+        private int logged;
+        private long loggedBeats, loggedStalls;
+        private final long[] loggedDone = new long[DONE_COUNTERS.length];
+
+        /**
+         * A copy to run edges on ahead of time: SRAM is read but not written, and nothing is counted;
+         * both are logged, so the real core can {@link #adopt} the copy's edges. {@code into} is a dry
+         * copy made before, reused (null: a new one).
+         */
+        Core dryCopy(Core into) {
+            Core d = into == null ? new Core(this) : into;
+            if (!d.dry || d.sram != sram) throw new IllegalArgumentException("not a dry copy of this core");
+            d.copyRegisters(this);
+            d.logged = 0;
+            d.loggedBeats = d.loggedStalls = 0;
+            java.util.Arrays.fill(d.loggedDone, 0);
+            return d;
+        }
+
+        /** A new dry copy (see {@link #dryCopy(Core)}). */
+        Core dryCopy() { return dryCopy(null); }
+
+        /**
+         * The edges dry copy {@code d} ran happen on this core: its registers become this core's, and
+         * the SRAM writes and counts it held back are made.
+         */
+        void adopt(Core d) {
+            if (dry || !d.dry || d.sram != sram) throw new IllegalArgumentException("only the real core adopts a dry copy of itself");
+            copyRegisters(d);
+            for (int i = 0; i < d.logged; i++) { sram[d.loggedAt[i]] = d.loggedData[i]; d.loggedData[i] = null; }
+            beatsOut.add(d.loggedBeats);
+            stallsOut.add(d.loggedStalls);
+            for (int k = 0; k < d.loggedDone.length; k++)
+                if (d.loggedDone[k] > 0) doneCounter(k).add(d.loggedDone[k]);
+        }
 
         // the readies of the next edge, from the registered state
         boolean takesHostDesc() { return !hostBusy; }
@@ -260,6 +301,9 @@ public final class DmaEngine implements Block {
                 if (!dry) {
                     beatsOut.inc();
                     if (requesting > 1) stallsOut.inc();
+                } else {
+                    loggedBeats++;
+                    if (requesting > 1) loggedStalls++;
                 }
                 switch (grant) {
                     case HOST -> hostBeat();
@@ -293,7 +337,16 @@ public final class DmaEngine implements Block {
             return v == null ? new long[DmaPorts.words(cfg.widthBits())] : v;
         }
 
-        private void write(long sramAddr, long[] data) { if (!dry) sram[(int) (sramAddr / beat)] = data; }
+        private void write(long sramAddr, long[] data) {
+            int at = (int) (sramAddr / beat);
+            if (!dry) { sram[at] = data; return; }
+            if (logged == loggedAt.length) {
+                loggedAt = java.util.Arrays.copyOf(loggedAt, Math.max(16, 2 * logged));
+                loggedData = java.util.Arrays.copyOf(loggedData, loggedAt.length);
+            }
+            loggedAt[logged] = at;
+            loggedData[logged++] = data;
+        }
 
         private void hostBeat() {
             if (hostToHost) {
@@ -336,12 +389,13 @@ public final class DmaEngine implements Block {
 
         /** A finished descriptor, counted by how it ended ("DmaEngine.done_ok", "DmaEngine.done_overrun", ...). */
         private Done done(long tag, long status, long length) {
-            if (!dry) {
-                int k = (int) status;
-                if (doneCounters[k] == null) doneCounters[k] = counters.counter(DONE_COUNTERS[k]);
-                doneCounters[k].inc();
-            }
+            if (dry) loggedDone[(int) status]++; else doneCounter((int) status).inc();
             return new Done(tag, status, length);
+        }
+
+        private nicsim.sim.Counters.Counter doneCounter(int k) {
+            if (doneCounters[k] == null) doneCounters[k] = counters.counter(DONE_COUNTERS[k]);
+            return doneCounters[k];
         }
 
         private void finishRecv(Done.Status s) {
@@ -401,7 +455,7 @@ public final class DmaEngine implements Block {
         private int n;
 
         Fifo2() {}
-        Fifo2(Fifo2<T> o) { a = o.a; b = o.b; n = o.n; }
+        void copyFrom(Fifo2<T> o) { a = o.a; b = o.b; n = o.n; }
 
         int size() { return n; }
         boolean isEmpty() { return n == 0; }

@@ -498,10 +498,9 @@ public final class DmaPath {
                         System.arraycopy(res.data(), 0, owner.sramCopy, (int) (addr - owner.alignedHost()), res.data().length);
                     Beat[] beats = new Beat[len / beat];
                     long[] at = new long[beats.length];
-                    for (int b = 0; b < beats.length; b++) {
+                    for (int b = 0; b < beats.length; b++)
                         beats[b] = new Beat(ok ? toWords(res.data(), b * beat) : new long[DmaPorts.words(engine.config().widthBits())], ok ? 0 : 1);
-                        at[b] = res.incoming().by((b + 1L) * beat);
-                    }
+                    res.incoming().byEach(beat, at);
                     holder.at = at;
                     holder.beats = beats;
                     while (!pciPieces.isEmpty() && pciPieces.peekFirst().beats != null) {
@@ -606,18 +605,30 @@ public final class DmaPath {
             return b.flag() != 0 || sending.out != null && sentBytes == 0;
         }
 
+        // the last look-ahead: the edges it ran on a dry copy, kept so the coast can adopt them when it runs them all
+        private DmaEngine.Core look;
+        private long lookFirst = -1, lookEdges;
+        private int lookPci, lookRx, lookTxN, lookWrN;
+        private Beat[] lookTx = new Beat[16];
+        private WriteBeat[] lookWr = new WriteBeat[16];
+        private long[] lookWrAt = new long[16];
+
         /**
          * Runs the coming edges on a copy of the engine's registers, reading the beats on their way in
          * without taking them, up to the first edge with an effect outside the channel or after which
-         * the clock would stop.
+         * the clock would stop. What the copy's edges did is kept: a coast over exactly those edges
+         * adopts it rather than running them again.
          */
         @Override public long coastable() {
+            lookFirst = -1;
             DmaEngine.Core real = engine.core();
             if (real.reporting() || offersDescriptor(real)) return 0;
-            DmaEngine.Core v = real.dryCopy();
+            DmaEngine.Core v = look = real.dryCopy(look);
             Job sending = sendBusy.peekFirst(), writing = toHost.peekFirst();
             int sent = sending == null ? 0 : sending.filled, pciNext = 0, rxNext = 0;
+            lookTxN = lookWrN = 0;
             long n = 0;
+            boolean exact = true; // the copy ran exactly the n edges (not one more)
             for (long c = domain.cycle() + 1; n < MAX_COAST; c++) {
                 long t = domain.picosOfCycle(c);
                 if (v.reporting() || offersDescriptor(v)) break;
@@ -629,17 +640,51 @@ public final class DmaPath {
                 v.edge(null, null, null, pIn, rIn, false, wr != null, tx != null);
                 if (pIn != null) pciNext++;
                 if (rIn != null) rxNext++;
-                if (tx != null) sent += beat;
+                if (tx != null) { sent += beat; logTx(tx); }
+                if (wr != null) logWr(wr, t);
                 // after this edge the clock would stop: it runs, and sets the wake-ups for the beats to come
-                if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData() || rx.inAt(rxNext, t) && v.takesLinkRx()))
+                if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData() || rx.inAt(rxNext, t) && v.takesLinkRx())) {
+                    exact = false;
                     break;
+                }
                 n++;
+            }
+            if (exact && n > 0) {
+                lookFirst = domain.cycle() + 1;
+                lookEdges = n;
+                lookPci = pciNext;
+                lookRx = rxNext;
             }
             return n;
         }
 
-        /** The edges {@link #coastable} looked at, for real: what {@link #drive} and {@link #update} do, without the wires. */
+        private void logTx(Beat tx) {
+            if (lookTxN == lookTx.length) lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);
+            lookTx[lookTxN++] = tx;
+        }
+
+        private void logWr(WriteBeat wr, long t) {
+            if (lookWrN == lookWr.length) { lookWr = Arrays.copyOf(lookWr, 2 * lookWrN); lookWrAt = Arrays.copyOf(lookWrAt, 2 * lookWrN); }
+            lookWr[lookWrN] = wr;
+            lookWrAt[lookWrN++] = t;
+        }
+
+        /**
+         * The edges {@link #coastable} looked at, for real: what {@link #drive} and {@link #update} do,
+         * without the wires. When they are all the look-ahead ran (nothing woke the clock in between),
+         * the look-ahead's copy becomes the engine's registers and its beats are handed on, in order.
+         */
         @Override public void coast(long first, long n) {
+            if (first == lookFirst && n == lookEdges) {
+                lookFirst = -1;
+                engine.core().adopt(look);
+                for (int i = 0; i < lookPci; i++) pci.take();
+                for (int i = 0; i < lookRx; i++) rx.take();
+                for (int i = 0; i < lookTxN; i++) { linkBeat(lookTx[i]); lookTx[i] = null; }
+                for (int i = 0; i < lookWrN; i++) { writeBeat(lookWr[i], lookWrAt[i]); lookWr[i] = null; }
+                return;
+            }
+            lookFirst = -1;
             DmaEngine.Core e = engine.core();
             for (long c = first; c < first + n; c++) {
                 long t = domain.picosOfCycle(c);

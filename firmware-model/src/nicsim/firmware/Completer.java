@@ -30,7 +30,7 @@ final class Completer {
         while (!q.outstanding.isEmpty() && q.outstanding.peek().done()) {
             SendOp op = q.outstanding.poll();
             if (op.readOrAtomic()) q.readsOutstanding--;
-            if (q.service.reliable && !op.control) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
+            if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
             if (!op.control && (op.w.signaled() || q.sqSigAll))
                 q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
         }

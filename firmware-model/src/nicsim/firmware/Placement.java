@@ -31,7 +31,7 @@ final class Placement {
             List<Piece> pieces = new ArrayList<>();
             for (int i = 0; i < sges.size(); i++)
                 if (got.get(i) != null) for (XlateRsp c : got.get(i)) pieces.add(new Piece(c.pa(), c.length(), sges.get(i)));
-            if (traceIndex >= 0 && !pieces.isEmpty()) q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", pieces.size() + " page chunk(s)");
+            if (traceIndex >= 0 && !pieces.isEmpty() && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", pieces.size() + " page chunk(s)");
             done.accept(pieces, null);
         };
         if (sges.isEmpty()) { finish.run(); return; }
@@ -80,7 +80,9 @@ final class Placement {
 
     /** Reads translated pieces by DMA into one buffer, in order; {@code done} gets it, or null and the first piece whose read failed. */
     void readPieces(List<Piece> pieces, java.util.function.BiConsumer<byte[], Piece> done) {
-        byte[] out = new byte[(int) pieces.stream().mapToLong(Piece::length).sum()];
+        long total = 0;
+        for (Piece p : pieces) total += p.length();
+        byte[] out = new byte[(int) total];
         if (pieces.isEmpty()) { done.accept(out, null); return; }
         int[] left = {pieces.size()};
         boolean[] bad = {false};

@@ -40,7 +40,9 @@ final class Requester {
             localError(index, opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.SEGMENTS, 0, 0);
             return;
         }
-        long length = w.inline() != null ? w.inline().length : w.sges().stream().mapToLong(s -> s.length() & 0xFFFFFFFFL).sum();
+        long length = 0;
+        if (w.inline() != null) length = w.inline().length;
+        else for (var s : w.sges()) length += s.length() & 0xFFFFFFFFL;
         SendOp op = new SendOp(index, w, length);
         switch (q.state) {
             case ERR, SQE -> { q.flush(op); return; }
@@ -153,7 +155,7 @@ final class Requester {
             if (fail != null && fail.pageFault()) { q.odp.requesterWaits(op, fail, () -> gather(op)); return; }
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             op.payload = data;
-            q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
+            if (q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
             build(op);
         }));
     }
@@ -248,7 +250,7 @@ final class Requester {
             if (out == null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(), 0); return; }
             q.fw.dmaReadBytes.add(out.length);
             if (!q.fw.cutThroughTx) { op.heads.put(k, 0L); transmit(); }
-            if (--left[0] == 0) q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
+            if (--left[0] == 0 && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
         }));
     }
 
@@ -296,7 +298,7 @@ final class Requester {
         q.fw.send(p, feed);
         if (!op.onWire) {
             op.onWire = true;
-            q.fw.adapter.traceMessageOut(q.qpn, op.index, q.fw.lid(), p.psn(), p.op() + " psn " + p.psn());
+            if (q.fw.adapter.tracingWqe()) q.fw.adapter.traceMessageOut(q.qpn, op.index, q.fw.lid(), p.psn(), p.op() + " psn " + p.psn());
         }
         if (q.service.reliable) q.completer.armTimer();
         else if (lastOne) {

@@ -39,7 +39,7 @@ final class Responder {
             return;
         }
         if (q.service.connected && p.slid() != q.dlid) { q.fw.counters.counter("Firmware.packets_dropped_path").inc(); return; }
-        if (p.op().starts()) q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
+        if (p.op().starts() && q.fw.adapter.tracingWqe()) q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
         q.rx.add(p);
         processRx();
     }

@@ -330,8 +330,10 @@ public final class PciBus {
                     if (--remaining[0] == 0) {
                         long end = lastArrival[0];
                         DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
-                        Incoming in = streamed ? new Incoming(starts.stream().mapToInt(Integer::intValue).toArray(), parts.toArray(new Arrival[0])) : null;
-                        long at = streamed ? Math.max(sim.now(), java.util.Arrays.stream(in.parts()).mapToLong(Arrival::head).min().getAsLong()) : end;
+                        int[] from = new int[starts.size()];
+                        for (int i = 0; i < from.length; i++) from[i] = starts.get(i);
+                        Incoming in = streamed ? new Incoming(from, parts.toArray(new Arrival[0])) : null;
+                        long at = streamed ? Math.max(sim.now(), in.head()) : end;
                         readsDone.schedule(at, Simulator.Priority.DELIVERY, () -> {
                             if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
                             done.accept(new ReadResult(st, result, end, in));

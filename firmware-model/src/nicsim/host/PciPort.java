@@ -39,6 +39,23 @@ public interface PciPort {
                     throw new IllegalArgumentException("completion " + k + " starts at byte " + starts[k] + ", not after " + starts[k - 1]);
         }
 
+        /** When the first completion to arrive starts arriving. */
+        public long head() {
+            long h = Long.MAX_VALUE;
+            for (Arrival a : parts) h = Math.min(h, a.head());
+            return h;
+        }
+
+        /** {@code at[i]} = {@link #by by((i + 1) * step)} for every i, in one pass over the completions. */
+        public void byEach(long step, long[] at) {
+            int k = 0;
+            for (int i = 0; i < at.length; i++) {
+                long n = (i + 1) * step;
+                while (k + 1 < starts.length && starts[k + 1] < n) k++;
+                at[i] = parts[k].by(n - starts[k]);
+            }
+        }
+
         /** Picoseconds by which the first {@code n} bytes are in. */
         public long by(long n) {
             int k = 0;

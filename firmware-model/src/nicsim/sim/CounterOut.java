@@ -17,6 +17,9 @@ public final class CounterOut {
 
     public void inc() { value++; total.inc(); }
 
+    /** {@code n} counts at once (edges a block ran in one step). */
+    public void add(long n) { value += n; total.add(n); }
+
     /** The register's value (wrapped at 32 bits, like the wire). */
     public long get() { return value & 0xFFFF_FFFFL; }
 
