@@ -282,9 +282,10 @@ public final class DmaEngine implements Block {
             boolean hostReq = hostBusy && (hostToHost ? hostLeft > 0 && hostOutQ.size() < 2 : hostHead != null && !hostHeadBad);
             boolean sendReq = sendBusy && sendLeft > 0 && sendOutQ.size() < 2;
             boolean recvReq = recvBusy && recvHead != null && !recvDrain;
+            // round robin: the first requester after the last granted, in the order host, send, receive
             int grant = -1;
-            for (int k = 1; k <= 3 && grant < 0; k++) {
-                int e = (lastGrant + k) % 3;
+            for (int k = 1, e = lastGrant; k <= 3 && grant < 0; k++) {
+                e = e == RECV ? HOST : e + 1;
                 if (e == HOST ? hostReq : e == SEND ? sendReq : recvReq) grant = e;
             }
             int requesting = (hostReq ? 1 : 0) + (sendReq ? 1 : 0) + (recvReq ? 1 : 0);

@@ -109,7 +109,7 @@ public final class DmaPath {
         boolean[] failed = {false};
         for (int i = 0; i < pieces; i++) {
             int off = i * pieceBytes, len = Math.min(pieceBytes, length - off);
-            submit(new Job(false, hostAddr + off, len, null, bytes -> {
+            submit(new Job(false, hostAddr + off, len, null, 0, bytes -> {
                 if (failed[0]) return;
                 if (bytes == null) { failed[0] = true; done.accept(null); return; }
                 System.arraycopy(bytes, 0, out, off, len);
@@ -137,9 +137,9 @@ public final class DmaPath {
         for (Range r : ranges)
             for (int off = 0; off < r.length(); off += pieceBytes) {
                 int at = out.length, len = Math.min(pieceBytes, r.length() - off);
-                Job j = new Job(false, r.addr() + off, len, null, bytes -> out.finished(at, bytes));
+                Job j = new Job(false, r.addr() + off, len, null, 0, bytes -> out.finished(at, bytes));
                 j.out = out;
-                j.sramCopy = new byte[j.span];
+                j.outAt = at;
                 out.jobs.add(j);
                 out.length += len;
             }
@@ -180,11 +180,6 @@ public final class DmaPath {
                 for (Job k : jobs) if (k.staged) { k.channel.domain.wake(); k.channel.release(k); }
                 sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(null));
                 return;
-            }
-            int at = 0;
-            for (Job k : jobs) {
-                System.arraycopy(k.sramCopy, k.skew, bytes, at, k.length);
-                at += k.length;
             }
             sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> inSram.accept(this::go));
         }
@@ -234,14 +229,22 @@ public final class DmaPath {
      * {@code done} gets whether every PCI write succeeded, once they all landed.
      */
     public void write(long hostAddr, byte[] data, Arrival arrival, Runnable issued, Consumer<Boolean> done) {
-        if (data.length == 0) { issued.run(); done.accept(true); return; }
-        int pieces = (data.length + pieceBytes - 1) / pieceBytes;
+        write(hostAddr, data, 0, data.length, arrival, issued, done);
+    }
+
+    /**
+     * As {@link #write(long, byte[], Arrival, Runnable, Consumer)}, of {@code data[offset, offset + length)},
+     * which is read as the transfer goes: it must not change until {@code done}.
+     */
+    public void write(long hostAddr, byte[] data, int offset, int length, Arrival arrival, Runnable issued, Consumer<Boolean> done) {
+        if (length == 0) { issued.run(); done.accept(true); return; }
+        int pieces = (length + pieceBytes - 1) / pieceBytes;
         int[] left = {pieces}, unissued = {pieces};
         boolean[] ok = {true};
         Runnable pieceIssued = () -> { if (--unissued[0] == 0) issued.run(); };
         for (int i = 0; i < pieces; i++) {
-            int off = i * pieceBytes, len = Math.min(pieceBytes, data.length - off);
-            Job j = new Job(true, hostAddr + off, len, java.util.Arrays.copyOfRange(data, off, off + len), bytes -> {
+            int off = i * pieceBytes, len = Math.min(pieceBytes, length - off);
+            Job j = new Job(true, hostAddr + off, len, data, offset + off, bytes -> {
                 if (bytes == null) ok[0] = false;
                 if (--left[0] == 0) done.accept(ok[0]);
             });
@@ -264,12 +267,13 @@ public final class DmaPath {
         final int length;
         final int skew; // hostAddr's offset within a beat, kept in SRAM
         final int span; // whole beats covering skew + length
-        final byte[] data;
+        final byte[] data; // a write's bytes: data[dataOff, dataOff + length), not copied (they must not change while it runs)
+        final int dataOff;
         final Consumer<byte[]> done;
         Runnable issued; // a write's: runs once, when its last PCI write has left (or it failed)
         Arrival arrival; // a write's: when its bytes come off the link (null: all in)
         Out out; // a read sent out with others (readOut): held in SRAM until they are all in
-        byte[] sramCopy; // an Out job's bytes as the host engine brought them into SRAM (beat aligned)
+        int outAt; // an Out job's place in the packet's bytes (Out.bytes), where its bytes go as they come into SRAM
         boolean staged;
         Channel channel;
         long sram = -1;
@@ -280,13 +284,14 @@ public final class DmaPath {
         long pieceSince = -1; // a write's: when the first beat of the PCI write being fed came out
         boolean engineDone, lastBeat, failed;
 
-        Job(boolean write, long hostAddr, int length, byte[] data, Consumer<byte[]> done) {
+        Job(boolean write, long hostAddr, int length, byte[] data, int dataOff, Consumer<byte[]> done) {
             this.write = write;
             this.hostAddr = hostAddr;
             this.length = length;
             this.skew = (int) Math.floorMod(hostAddr, (long) beat);
             this.span = (skew + length + beat - 1) / beat * beat;
             this.data = data;
+            this.dataOff = dataOff;
             this.done = done;
         }
 
@@ -345,12 +350,21 @@ public final class DmaPath {
                 j.linkDesc = new LinkDesc(j.sram, j.span, 0);
                 if (j.write) {
                     // the bytes arrive from the link at their host address's offset within a beat
-                    byte[] padded = new byte[j.span];
-                    System.arraycopy(j.data, 0, padded, j.skew, j.length);
                     recvQ.addLast(j);
-                    for (int b = 0; b < j.span; b += beat)
-                        rx.add(new Beat(toWords(padded, b), b + beat == j.span ? 1 : 0),
+                    byte[] edge = null; // a beat the job's bytes do not fill, zero padded
+                    for (int b = 0; b < j.span; b += beat) {
+                        long[] words;
+                        if (b >= j.skew && b + beat <= j.skew + j.length) words = toWords(j.data, j.dataOff + b - j.skew);
+                        else {
+                            if (edge == null) edge = new byte[beat];
+                            java.util.Arrays.fill(edge, (byte) 0);
+                            int from = Math.max(b, j.skew), to = Math.min(b + beat, j.skew + j.length);
+                            System.arraycopy(j.data, j.dataOff + from - j.skew, edge, from - b, to - from);
+                            words = toWords(edge, 0);
+                        }
+                        rx.add(new Beat(words, b + beat == j.span ? 1 : 0),
                                 j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew)));
+                    }
                 } else hostQ.addLast(j);
             }
         }
@@ -430,7 +444,7 @@ public final class DmaPath {
             return false;
         }
 
-        /** Beats on their way to an engine, each with the time it is in; the engine takes none sooner. */
+        /** Beats on their way to an engine, each with the time it is in; the engine takes none sooner. A ring of a power-of-two size. */
         final class Arriving {
             private Beat[] beats = new Beat[64];
             private long[] at = new long[64];
@@ -443,7 +457,7 @@ public final class DmaPath {
                     for (int i = 0; i < size; i++) { nb[i] = beats[(head + i) % size]; na[i] = at[(head + i) % size]; }
                     beats = nb; at = na; head = 0;
                 }
-                int k = (head + size++) % beats.length;
+                int k = (head + size++) & (beats.length - 1);
                 beats[k] = b;
                 at[k] = in;
             }
@@ -452,15 +466,15 @@ public final class DmaPath {
             boolean in() { return inAt(0, sim.now()); }
 
             /** Whether the {@code i}-th beat from the head is in at time {@code t}. */
-            boolean inAt(int i, long t) { return i < size && at[(head + i) % beats.length] <= t; }
+            boolean inAt(int i, long t) { return i < size && at[(head + i) & (beats.length - 1)] <= t; }
 
             Beat head() { return beats[head]; }
 
-            Beat beat(int i) { return beats[(head + i) % beats.length]; }
+            Beat beat(int i) { return beats[(head + i) & (beats.length - 1)]; }
 
             void take() {
                 beats[head] = null;
-                head = (head + 1) % beats.length;
+                head = (head + 1) & (beats.length - 1);
                 size--;
             }
 
@@ -494,8 +508,11 @@ public final class DmaPath {
                 p.dmaReadStreamed(addr, len, res -> {
                     domain.wake(); // before its inputs change (it may be coasting)
                     boolean ok = res.status() == PciPort.DmaStatus.OK;
-                    if (ok && owner.sramCopy != null)
-                        System.arraycopy(res.data(), 0, owner.sramCopy, (int) (addr - owner.alignedHost()), res.data().length);
+                    if (ok && owner.out != null) {
+                        // the job's own bytes of this read (the beats around them may hold others)
+                        long from = Math.max(addr, owner.hostAddr), to = Math.min(addr + len, owner.hostAddr + owner.length);
+                        if (to > from) System.arraycopy(res.data(), (int) (from - addr), owner.out.bytes, owner.outAt + (int) (from - owner.hostAddr), (int) (to - from));
+                    }
                     Beat[] beats = new Beat[len / beat];
                     long[] at = new long[beats.length];
                     for (int b = 0; b < beats.length; b++)
@@ -571,9 +588,12 @@ public final class DmaPath {
                 long since = j.pieceSince;
                 j.pieceSince = -1;
                 port.get().dmaWriteStreamed(j.alignedHost() + from, piece, since, res -> {
-                    domain.wake(); // before the job changes (the channel may be coasting)
+                    // no edge reads what a landed write changes, until its job can finish: only then
+                    // is the channel woken (it may be coasting), before the job lets go of its SRAM
                     if (res.status() != PciPort.DmaStatus.OK) j.failed = true;
                     j.writesPending--;
+                    if (!finishable(j)) return;
+                    domain.wake();
                     finishWrite(j);
                 });
             }
@@ -715,8 +735,11 @@ public final class DmaPath {
             sim.scheduleIn(0, Simulator.Priority.DELIVERY, r);
         }
 
+        /** Whether a write job is done with the channel: the engine finished it and its PCI writes all landed. */
+        boolean finishable(Job j) { return j.engineDone && j.writesPending == 0 && (j.lastBeat || j.failed) && j.sram >= 0; }
+
         void finishWrite(Job j) {
-            if (!j.engineDone || j.writesPending > 0 || !(j.lastBeat || j.failed) || j.sram < 0) return;
+            if (!finishable(j)) return;
             release(j);
             j.sram = -1;
             issued(j);

@@ -149,7 +149,7 @@ final class Placement {
                 int n = (int) Math.min(c.length() - start, data.length - done);
                 pending[0]++;
                 q.writesInFlight++;
-                q.fw.adapter.dma().write(c.pa() + start, java.util.Arrays.copyOfRange(data, done, done + n),
+                q.fw.adapter.dma().write(c.pa() + start, data, done, n,
                         arrival == null ? null : arrival.from(done), q.live(one), q.live(ok -> q.responder.writeLanded()));
                 q.fw.dmaWriteBytes.add(n);
                 done += n;
