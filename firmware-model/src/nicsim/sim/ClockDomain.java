@@ -30,7 +30,8 @@ public final class ClockDomain {
     private final List<Clocked> blocks = new ArrayList<>();
     private final List<Stream<?>> streams = new ArrayList<>();
     private final List<Flow<?>> flows = new ArrayList<>();
-    private final List<Signal> signals = new ArrayList<>();
+    private final List<Signal> tracedSignals = new ArrayList<>(); // an untraced signal has nothing to do on an edge
+    private int tracedPorts;
     private Simulator.Event nextEdge;
     private long lastEdgeCycle = -1;
     private long edges, coasted;
@@ -119,13 +120,7 @@ public final class ClockDomain {
         coasterBlocks = blocks;
     }
 
-    private boolean mayCoast() {
-        if (coaster == null || !sim.coasting() || blocks.size() != coasterBlocks) return false;
-        for (Stream<?> s : streams) if (s.traced()) return false;
-        for (Flow<?> f : flows) if (f.traced()) return false;
-        for (Signal s : signals) if (s.traced()) return false;
-        return true;
-    }
+    private boolean mayCoast() { return coaster != null && sim.coasting() && blocks.size() == coasterBlocks && tracedPorts == 0; }
 
     public void add(Clocked block) {
         blocks.add(block);
@@ -136,7 +131,17 @@ public final class ClockDomain {
 
     void registerFlow(Flow<?> f) { flows.add(f); }
 
-    void registerSignal(Signal s) { signals.add(s); }
+    /** A stream or flow became the other end of one it was connected to: that one checks and counts both, on each edge. */
+    void unregister(Object sink) {
+        streams.remove(sink);
+        flows.remove(sink);
+    }
+
+    /** A port of this domain is traced from now on (its domain no longer coasts); a traced signal is sampled on each edge. */
+    void traced(Object port) {
+        tracedPorts++;
+        if (port instanceof Signal s) tracedSignals.add(s);
+    }
 
     /**
      * Starts the clock at the next edge not yet run, if it is stopped. If it is coasting, the blocks
@@ -155,7 +160,15 @@ public final class ClockDomain {
         long c = Math.max(lastEdgeCycle + 1, nextEdgeCycleAtOrAfter(sim.now()));
         // this instant's edge is behind the run (it ran, or the clock was stopped when it came): the next one
         long cycle = picosOfCycle(c) == sim.now() && sim.edgePassed(rank) ? c + 1 : c;
-        nextEdge = sim.scheduleEdge(picosOfCycle(cycle), rank, () -> edge(cycle));
+        nextEdge = scheduleEdge(cycle);
+    }
+
+    private long scheduledCycle; // the edge the live edge event runs (there is at most one; a cancelled one never runs)
+    private final Runnable runScheduled = () -> edge(scheduledCycle);
+
+    private Simulator.Event scheduleEdge(long cycle) {
+        scheduledCycle = cycle;
+        return sim.scheduleEdge(picosOfCycle(cycle), rank, runScheduled);
     }
 
     /** The coaster runs the edges after the last one run up to {@code cycle}; the coast ends. */
@@ -180,7 +193,7 @@ public final class ClockDomain {
         current = Phase.IDLE;
         for (Stream<?> s : streams) s.edge(cycle);
         for (Flow<?> f : flows) f.edge(cycle);
-        for (Signal s : signals) s.edge(cycle);
+        for (Signal s : tracedSignals) s.edge(cycle);
         current = Phase.UPDATE;
         for (Clocked b : blocks) b.update();
         current = Phase.IDLE;
@@ -190,8 +203,7 @@ public final class ClockDomain {
         long n = mayCoast() ? coaster.coastable() : 0;
         if (n == 0) { wake(); return; }
         coastTo = cycle + n;
-        long next = coastTo + 1;
-        nextEdge = sim.scheduleEdge(picosOfCycle(next), rank, () -> edge(next));
+        nextEdge = scheduleEdge(coastTo + 1);
     }
 
     @Override public String toString() { return name + "(" + period + " ps)"; }

@@ -3,16 +3,15 @@ package nicsim.sim;
 import java.util.Arrays;
 
 /**
- * The kernel's pending events, a 4-ary min-heap ordered by (time, priority, tie, sequence). The
- * keys live in primitive arrays beside the events, so sifting reads contiguous memory rather than
- * one object per comparison: with many nodes the queue holds thousands of events, and the
- * comparisons were most of the kernel's cost.
+ * The kernel's pending events, a 4-ary min-heap ordered by (time, priority, tie). The keys live in
+ * one primitive array beside the events, two longs per slot (the time, then priority and tie packed
+ * by {@link Simulator.Event#order}), so a comparison reads one place in memory rather than an object:
+ * with many nodes the queue holds hundreds of events, and the comparisons were most of the kernel's
+ * cost. Two events never share time, priority and tie unless both are edges of one clock, and then
+ * at most one of them is live (see Simulator#scheduleEdge): their order does not matter.
  */
 final class EventHeap {
-    private long[] time = new long[64];
-    private int[] priority = new int[64];
-    private long[] tie = new long[64];
-    private long[] seq = new long[64];
+    private long[] keys = new long[2 * 64]; // slot i: keys[2i] the time, keys[2i + 1] the order
     private Simulator.Event[] events = new Simulator.Event[64];
     private int size;
 
@@ -25,15 +24,17 @@ final class EventHeap {
 
     void add(Simulator.Event e) {
         if (size == events.length) grow();
+        long t = e.time, o = e.order;
         int i = size++;
         // sift up: move parents down while the new event sorts before them
         while (i > 0) {
             int parent = (i - 1) >>> 2;
-            if (!before(e.time, e.priority, e.tie, e.seq, parent)) break;
+            long pt = keys[2 * parent];
+            if (t > pt || t == pt && o >= keys[2 * parent + 1]) break;
             move(parent, i);
             i = parent;
         }
-        put(i, e);
+        put(i, e, t, o);
     }
 
     Simulator.Event poll() {
@@ -47,52 +48,41 @@ final class EventHeap {
 
     /** Puts the event at {@code from} (the last slot) in place, starting at the root. */
     private void siftDown(int from) {
-        long t = time[from], ti = tie[from], s = seq[from];
-        int p = priority[from];
+        long t = keys[2 * from], o = keys[2 * from + 1];
         Simulator.Event e = events[from];
         int i = 0;
         while (true) {
             int first = (i << 2) + 1;
             if (first >= size) break;
             int best = first;
+            long bt = keys[2 * first], bo = keys[2 * first + 1];
             int end = Math.min(first + 4, size);
-            for (int c = first + 1; c < end; c++)
-                if (before(time[c], priority[c], tie[c], seq[c], best)) best = c;
-            if (!before(time[best], priority[best], tie[best], seq[best], t, p, ti, s)) break;
+            for (int c = first + 1; c < end; c++) {
+                long ct = keys[2 * c], co = keys[2 * c + 1];
+                if (ct < bt || ct == bt && co < bo) { best = c; bt = ct; bo = co; }
+            }
+            if (bt > t || bt == t && bo >= o) break;
             move(best, i);
             i = best;
         }
-        put(i, e);
-    }
-
-    /** Whether the key (t, p, ti, s) sorts before the event at slot {@code j}. */
-    private boolean before(long t, int p, long ti, long s, int j) {
-        return before(t, p, ti, s, time[j], priority[j], tie[j], seq[j]);
-    }
-
-    private static boolean before(long t, int p, long ti, long s, long t2, int p2, long ti2, long s2) {
-        if (t != t2) return t < t2;
-        if (p != p2) return p < p2;
-        if (ti != ti2) return ti < ti2;
-        return s < s2;
+        put(i, e, t, o);
     }
 
     private void move(int from, int to) {
-        time[to] = time[from]; priority[to] = priority[from]; tie[to] = tie[from]; seq[to] = seq[from];
+        keys[2 * to] = keys[2 * from];
+        keys[2 * to + 1] = keys[2 * from + 1];
         events[to] = events[from];
     }
 
-    private void put(int i, Simulator.Event e) {
-        time[i] = e.time; priority[i] = e.priority; tie[i] = e.tie; seq[i] = e.seq;
+    private void put(int i, Simulator.Event e, long t, long o) {
+        keys[2 * i] = t;
+        keys[2 * i + 1] = o;
         events[i] = e;
     }
 
     private void grow() {
         int n = events.length * 2;
-        time = Arrays.copyOf(time, n);
-        priority = Arrays.copyOf(priority, n);
-        tie = Arrays.copyOf(tie, n);
-        seq = Arrays.copyOf(seq, n);
+        keys = Arrays.copyOf(keys, 2 * n);
         events = Arrays.copyOf(events, n);
     }
 }

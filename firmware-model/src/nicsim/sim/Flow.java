@@ -36,6 +36,7 @@ public final class Flow<T> {
         sink.w = w;
         hasSink = true;
         sink.alias = true;
+        domain.unregister(sink);
     }
 
     public void push(T p) {
@@ -52,9 +53,11 @@ public final class Flow<T> {
     public T payload() { return w.payload; }
     public long fires() { return fires; }
 
-    public void trace(VcdWriter writer, String scope) { trace = new PortTrace<>(writer, scope, name, layout, false); }
+    public void trace(VcdWriter writer, String scope) {
+        if (trace == null) domain.traced(this);
+        trace = new PortTrace<>(writer, scope, name, layout, false);
+    }
 
-    boolean traced() { return trace != null; }
 
     void edge(long cycle) {
         if (alias) return;

@@ -20,7 +20,6 @@ public final class Signal {
         this.name = Objects.requireNonNull(name);
         this.width = width;
         this.domain = domain;
-        domain.registerSignal(this);
     }
 
     public String name() { return name; }
@@ -34,9 +33,12 @@ public final class Signal {
         value = width == 64 ? v : v & ((1L << width) - 1);
     }
 
-    public void trace(VcdWriter w, String scope) { writer = w; wire = w.wire(scope, name, width); }
+    public void trace(VcdWriter w, String scope) {
+        if (writer == null) domain.traced(this);
+        writer = w;
+        wire = w.wire(scope, name, width);
+    }
 
-    boolean traced() { return writer != null; }
 
     void edge(long cycle) { if (writer != null) writer.set(domain.picosOfCycle(cycle), wire, value); }
 }

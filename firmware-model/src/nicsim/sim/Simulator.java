@@ -26,16 +26,21 @@ public final class Simulator {
 
     /** A scheduled action; {@link #cancel()} keeps it from running. */
     public static final class Event {
+        /** Ties and priorities fit the packed order: a tie below 2^52, a priority below 2^11. */
+        static final int TIE_BITS = 52;
         final long time;
         final int priority;
         final long tie; // orders events of one time and priority: the insertion sequence, or a clock domain's rank
-        final long seq;
+        final long order; // priority and tie packed into one key: (priority << TIE_BITS) | tie
         final Runnable action;
         Lane owner; // the lane it came through, if any
         boolean cancelled;
 
-        Event(long time, int priority, long tie, long seq, Runnable action) {
-            this.time = time; this.priority = priority; this.tie = tie; this.seq = seq; this.action = action;
+        Event(long time, int priority, long tie, Runnable action) {
+            if (priority < 0 || priority >= 1 << (63 - TIE_BITS)) throw new IllegalArgumentException("event priority " + priority + " must be 0 to " + ((1 << (63 - TIE_BITS)) - 1));
+            if (tie < 0 || tie >= 1L << TIE_BITS) throw new IllegalStateException("event tie " + tie + " outside the packed order");
+            this.time = time; this.priority = priority; this.tie = tie; this.action = action;
+            this.order = (long) priority << TIE_BITS | tie;
         }
         public long time() { return time; }
         public void cancel() { cancelled = true; }
@@ -107,7 +112,7 @@ public final class Simulator {
                 throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
             lastTime = atPicos;
             lastPriority = priority;
-            Event e = new Event(atPicos, priority, seq, seq++, action);
+            Event e = new Event(atPicos, priority, seq++, action);
             e.owner = this;
             if (waiting.isEmpty()) queue.add(e);
             waiting.add(e);
@@ -131,7 +136,7 @@ public final class Simulator {
     public Event schedule(long atPicos, int priority, Runnable action) {
         if (atPicos < now)
             throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
-        Event e = new Event(atPicos, priority, seq, seq++, action);
+        Event e = new Event(atPicos, priority, seq++, action);
         queue.add(e);
         return e;
     }
@@ -144,7 +149,7 @@ public final class Simulator {
     Event scheduleEdge(long atPicos, int domainRank, Runnable action) {
         if (atPicos < now)
             throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
-        Event e = new Event(atPicos, Priority.CLOCK_EDGE, domainRank, seq++, action);
+        Event e = new Event(atPicos, Priority.CLOCK_EDGE, domainRank, action);
         queue.add(e);
         return e;
     }

@@ -52,6 +52,7 @@ public final class Stream<T> {
         sink.w = w;
         hasSink = true;
         sink.alias = true;
+        domain.unregister(sink);
     }
     public Layout<T> layout() { return layout; }
 
@@ -87,9 +88,11 @@ public final class Stream<T> {
     public long stalls() { return stalls; }
 
     /** Traces this stream's wires under {@code scope} (e.g. "top.WqeFetcher") in a VCD writer. */
-    public void trace(VcdWriter writer, String scope) { trace = new PortTrace<>(writer, scope, name, layout, true); }
+    public void trace(VcdWriter writer, String scope) {
+        if (trace == null) domain.traced(this);
+        trace = new PortTrace<>(writer, scope, name, layout, true);
+    }
 
-    boolean traced() { return trace != null; }
 
     /** Edges ran without the wires (the domain coasted): the next edge starts the hold checks afresh. */
     void coasted() { pendingFromLastEdge = false; }
