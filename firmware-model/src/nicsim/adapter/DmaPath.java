@@ -628,6 +628,7 @@ public final class DmaPath {
         // the last look-ahead: the edges it ran on a dry copy, kept so the coast can adopt them when it runs them all
         private DmaEngine.Core look;
         private long lookFirst = -1, lookEdges;
+        private boolean lookHeard; // the edge after the look-ahead's is heard outside but needs no wires: the coast ends on it
         private int lookPci, lookRx, lookTxN, lookWrN;
         private Beat[] lookTx = new Beat[16];
         private WriteBeat[] lookWr = new WriteBeat[16];
@@ -641,6 +642,7 @@ public final class DmaPath {
          */
         @Override public long coastable() {
             lookFirst = -1;
+            lookHeard = false;
             DmaEngine.Core real = engine.core();
             if (real.reporting() || offersDescriptor(real)) return 0;
             DmaEngine.Core v = look = real.dryCopy(look);
@@ -648,7 +650,7 @@ public final class DmaPath {
             int sent = sending == null ? 0 : sending.filled, pciNext = 0, rxNext = 0;
             lookTxN = lookWrN = 0;
             long n = 0;
-            boolean exact = true; // the copy ran exactly the n edges (not one more)
+            boolean exact = true, heard = false; // the copy ran exactly the n edges (not one more); the next is heard
             for (long c = domain.cycle() + 1; n < MAX_COAST; c++) {
                 long t = domain.picosOfCycle(c);
                 if (v.reporting() || offersDescriptor(v)) break;
@@ -656,7 +658,7 @@ public final class DmaPath {
                 Beat rIn = rx.inAt(rxNext, t) && v.takesLinkRx() ? rx.beat(rxNext) : null;
                 Beat tx = v.sendOutQ.peek();
                 WriteBeat wr = v.hostOutQ.peek();
-                if (tx != null && linkBeatHeard(sending, sent, tx) || wr != null && writeLeaves(writing, wr)) break;
+                if (tx != null && linkBeatHeard(sending, sent, tx) || wr != null && writeLeaves(writing, wr)) { heard = true; break; }
                 v.edge(null, null, null, pIn, rIn, false, wr != null, tx != null);
                 if (pIn != null) pciNext++;
                 if (rIn != null) rxNext++;
@@ -669,14 +671,18 @@ public final class DmaPath {
                 }
                 n++;
             }
-            if (exact && n > 0) {
+            if (exact) {
                 lookFirst = domain.cycle() + 1;
                 lookEdges = n;
                 lookPci = pciNext;
                 lookRx = rxNext;
+                lookHeard = heard;
             }
             return n;
         }
+
+        /** A beat to the link or a PCI write leaves on the edge after the look-ahead: the coast runs it too, at its time. */
+        @Override public boolean coastsEdgeAfter() { return lookHeard; }
 
         private void logTx(Beat tx) {
             if (lookTxN == lookTx.length) lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);
@@ -695,26 +701,29 @@ public final class DmaPath {
          * the look-ahead's copy becomes the engine's registers and its beats are handed on, in order.
          */
         @Override public void coast(long first, long n) {
-            if (first == lookFirst && n == lookEdges) {
-                lookFirst = -1;
+            long c = first, heardAt = lookHeard && lookFirst >= 0 ? lookFirst + lookEdges : -1;
+            if (first == lookFirst && n >= lookEdges && lookEdges > 0) {
                 engine.core().adopt(look);
                 for (int i = 0; i < lookPci; i++) pci.take();
                 for (int i = 0; i < lookRx; i++) rx.take();
                 for (int i = 0; i < lookTxN; i++) { linkBeat(lookTx[i]); lookTx[i] = null; }
                 for (int i = 0; i < lookWrN; i++) { writeBeat(lookWr[i], lookWrAt[i]); lookWr[i] = null; }
-                return;
+                c += lookEdges;
             }
             lookFirst = -1;
+            lookHeard = false;
             DmaEngine.Core e = engine.core();
-            for (long c = first; c < first + n; c++) {
+            for (; c < first + n; c++) {
                 long t = domain.picosOfCycle(c);
                 if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
                 Beat pIn = pci.inAt(0, t) && e.takesPciData() ? pci.head() : null;
                 Beat rIn = rx.inAt(0, t) && e.takesLinkRx() ? rx.head() : null;
                 Beat tx = e.sendOutQ.peek();
                 WriteBeat wr = e.hostOutQ.peek();
-                if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, tx)) throw coastedOver(c, "a beat to the link");
-                if (wr != null && writeLeaves(toHost.peekFirst(), wr)) throw coastedOver(c, "a PCI write");
+                if (c != heardAt) {
+                    if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, tx)) throw coastedOver(c, "a beat to the link");
+                    if (wr != null && writeLeaves(toHost.peekFirst(), wr)) throw coastedOver(c, "a PCI write");
+                }
                 e.edge(null, null, null, pIn, rIn, false, wr != null, tx != null);
                 if (pIn != null) pci.take();
                 if (rIn != null) rx.take();

@@ -106,6 +106,13 @@ public final class ClockDomain {
          */
         long coastable();
 
+        /**
+         * After {@link #coastable} returned n: whether the edge after those n needs no wires either,
+         * though it has effects outside the domain (a PCI write, a packet's first beat). Then it runs
+         * as the last edge of the coast, {@code coast(first, n + 1)}, at its own time.
+         */
+        default boolean coastsEdgeAfter() { return false; }
+
         /** Runs the edges of cycles {@code first} to {@code first + n - 1} as the blocks would, at their times. */
         void coast(long first, long n);
     }
@@ -165,6 +172,7 @@ public final class ClockDomain {
 
     private long scheduledCycle; // the edge the live edge event runs (there is at most one; a cancelled one never runs)
     private final Runnable runScheduled = () -> edge(scheduledCycle);
+    private final Runnable runCoasted = () -> coastedEdge(scheduledCycle);
 
     private Simulator.Event scheduleEdge(long cycle) {
         scheduledCycle = cycle;
@@ -197,13 +205,28 @@ public final class ClockDomain {
         current = Phase.UPDATE;
         for (Clocked b : blocks) b.update();
         current = Phase.IDLE;
+        next(cycle);
+    }
+
+    /** Edge {@code cycle} closes a coast and is run by the coaster with it, at its own time (see {@link Coaster#coastsEdgeAfter}). */
+    private void coastedEdge(long cycle) {
+        nextEdge = null;
+        coastUpTo(cycle);
+        next(cycle);
+    }
+
+    /** After edge {@code cycle}: the clock stops, runs the next edge, or coasts. */
+    private void next(long cycle) {
         boolean any = false;
         for (Clocked b : blocks) if (b.active()) { any = true; break; }
-        if (!any) return;
-        long n = mayCoast() ? coaster.coastable() : 0;
-        if (n == 0) { wake(); return; }
+        if (!any || nextEdge != null) return; // stopped, or woken during the edge: its next edge runs through the wires
+        boolean may = mayCoast();
+        long n = may ? coaster.coastable() : 0;
+        boolean after = may && coaster.coastsEdgeAfter();
+        if (n == 0 && !after) { wake(); return; }
         coastTo = cycle + n;
-        nextEdge = scheduleEdge(coastTo + 1);
+        scheduledCycle = coastTo + 1;
+        nextEdge = sim.scheduleEdge(picosOfCycle(scheduledCycle), rank, after ? runCoasted : runScheduled);
     }
 
     @Override public String toString() { return name + "(" + period + " ps)"; }
