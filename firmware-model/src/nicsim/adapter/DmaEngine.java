@@ -63,7 +63,7 @@ public final class DmaEngine implements Block {
         public int beatBytes() { return widthBits / 8; }
     }
 
-    private static final int HOST = 0, SEND = 1, RECV = 2;
+    static final int HOST = 0, SEND = 1, RECV = 2;
 
     private final Config cfg;
     private final Stream<HostDesc> hostDesc;
@@ -320,6 +320,78 @@ public final class DmaEngine implements Block {
             if (hostDescIn != null) acceptHost(hostDescIn);
             if (sendDescIn != null) acceptSend(sendDescIn);
             if (recvDescIn != null) acceptRecv(recvDescIn);
+        }
+
+        // ---- one engine alone on the bus: k edges in one step (closed form of what edge() does)
+
+        /** Whether the engines other than {@code e} are idle and no beat waits to leave: {@code e} alone can request the bus. */
+        boolean alone(int e) {
+            return (e == HOST || !hostBusy) && (e == SEND || !sendBusy) && (e == RECV || !recvBusy) && hostOutQ.isEmpty()
+                    && (e == SEND || sendOutQ.isEmpty()) && !reporting();
+        }
+
+        /** Beats the send engine has still to read out of SRAM. */
+        long sendBeatsLeft() { return sendLeft / beat; }
+
+        /**
+         * {@code k} edges (1 to {@link #sendBeatsLeft}) on which the send engine is {@link #alone}
+         * with one beat in its output queue, taken each edge while it reads the next: the caller has
+         * checked that none of the beats taken is heard outside (they are not its last). {@code taken}
+         * gets the words of each beat taken, in order. What k calls of {@link #edge} would do.
+         */
+        void sendAlone(long k, java.util.function.Consumer<long[]> taken) {
+            if (k < 1 || k > sendBeatsLeft() || sendOutQ.size() != 1 || !alone(SEND)) throw new IllegalStateException("send engine not alone for " + k + " edges");
+            taken.accept(sendOutQ.poll().data());
+            for (long i = 0; i < k - 1; i++) taken.accept(read(sendSram + i * beat));
+            long moved = k * beat;
+            sendOutQ.add(new Beat(read(sendSram + moved - beat), sendLeft == moved ? 1 : 0));
+            sendSram += moved;
+            sendLeft -= moved;
+            sendMoved += moved;
+            granted(SEND, k);
+            if (sendLeft == 0) { sendDoneReg = done(sendTag, Done.Status.OK.ordinal(), sendMoved); sendBusy = false; }
+        }
+
+        /**
+         * {@code k} edges on which the host engine (host to SRAM) or the receive engine is {@link #alone}
+         * with one good beat in its input queue, written to SRAM each edge while the next comes in:
+         * {@code in} gives the words of the k beats that come in, each in by its edge and good (not
+         * failed, not a packet's last); k beats leave the descriptor at least one more. What k calls
+         * of {@link #edge} would do.
+         */
+        void inAlone(int engine, int k, java.util.function.IntFunction<long[]> in) {
+            boolean host = engine == HOST;
+            Fifo2<Beat> q = host ? hostInQ : recvInQ;
+            long left = host ? hostLeft : recvLeft;
+            if (k < 1 || q.size() != 1 || q.peek().flag() != 0 || (long) k * beat >= left || !alone(engine)
+                    || (host ? hostToHost || hostErr : recvDrain))
+                throw new IllegalStateException((host ? "host" : "receive") + " engine not alone for " + k + " edges");
+            long at = host ? hostSram : recvSram;
+            // each edge writes the queue's beat and takes the next in: the head, then all but the last taken in
+            write(at, q.poll().data());
+            for (int e = 0; e < k - 1; e++) write(at += beat, in.apply(e));
+            q.add(new Beat(in.apply(k - 1), 0));
+            long moved = (long) k * beat;
+            if (host) { hostSram += moved; hostLeft -= moved; hostMoved += moved; }
+            else { recvSram += moved; recvLeft -= moved; recvMoved += moved; }
+            granted(engine, k);
+        }
+
+        /** Whether the host engine (host to SRAM) or the receive engine could move beats alone, given good beats coming in. */
+        boolean inAloneReady(int engine) {
+            boolean host = engine == HOST;
+            Fifo2<Beat> q = host ? hostInQ : recvInQ;
+            return (host ? hostBusy && !hostToHost && !hostErr : recvBusy && !recvDrain) && alone(engine) && q.size() == 1 && q.peek().flag() == 0;
+        }
+
+        /** Beats the host engine (host to SRAM) or the receive engine can take alone before its descriptor's last. */
+        long inRoom(int engine) { return ((engine == HOST ? hostLeft : recvLeft) - 1) / beat; }
+
+        /** {@code k} grants to engine {@code e} alone: counted as k beats on the bus, none contended. */
+        private void granted(int e, long k) {
+            lastGrant = e;
+            if (dry) loggedBeats += k;
+            else beatsOut.add(k);
         }
 
         /**

@@ -362,7 +362,7 @@ public final class DmaPath {
                             System.arraycopy(j.data, j.dataOff + from - j.skew, edge, from - b, to - from);
                             words = toWords(edge, 0);
                         }
-                        rx.add(new Beat(words, b + beat == j.span ? 1 : 0),
+                        rx.add(words, b + beat == j.span ? 1 : 0,
                                 j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew)));
                     }
                 } else hostQ.addLast(j);
@@ -444,21 +444,28 @@ public final class DmaPath {
             return false;
         }
 
-        /** Beats on their way to an engine, each with the time it is in; the engine takes none sooner. A ring of a power-of-two size. */
+        /**
+         * Beats on their way to an engine, each with the time it is in; the engine takes none sooner.
+         * A ring of a power-of-two size, of each beat's words and flag: a beat is made a {@link Beat}
+         * only when it goes on a wire or into the engine's queue.
+         */
         final class Arriving {
-            private Beat[] beats = new Beat[64];
+            private long[][] words = new long[64][];
+            private long[] flags = new long[64];
             private long[] at = new long[64];
             private int head, size;
 
-            void add(Beat b, long in) {
-                if (size == beats.length) {
-                    Beat[] nb = new Beat[2 * size];
-                    long[] na = new long[2 * size];
-                    for (int i = 0; i < size; i++) { nb[i] = beats[(head + i) % size]; na[i] = at[(head + i) % size]; }
-                    beats = nb; at = na; head = 0;
+            void add(long[] w, long flag, long in) {
+                if (size == words.length) {
+                    int m = words.length - 1;
+                    long[][] nw = new long[2 * size][];
+                    long[] nf = new long[2 * size], na = new long[2 * size];
+                    for (int i = 0; i < size; i++) { nw[i] = words[(head + i) & m]; nf[i] = flags[(head + i) & m]; na[i] = at[(head + i) & m]; }
+                    words = nw; flags = nf; at = na; head = 0;
                 }
-                int k = (head + size++) & (beats.length - 1);
-                beats[k] = b;
+                int k = (head + size++) & (words.length - 1);
+                words[k] = w;
+                flags[k] = flag;
                 at[k] = in;
             }
 
@@ -466,16 +473,27 @@ public final class DmaPath {
             boolean in() { return inAt(0, sim.now()); }
 
             /** Whether the {@code i}-th beat from the head is in at time {@code t}. */
-            boolean inAt(int i, long t) { return i < size && at[(head + i) & (beats.length - 1)] <= t; }
+            boolean inAt(int i, long t) { return i < size && at[(head + i) & (words.length - 1)] <= t; }
 
-            Beat head() { return beats[head]; }
+            Beat head() { return beat(0); }
 
-            Beat beat(int i) { return beats[(head + i) & (beats.length - 1)]; }
+            /** The {@code i}-th beat from the head. */
+            Beat beat(int i) { int k = (head + i) & (words.length - 1); return new Beat(words[k], flags[k]); }
 
-            void take() {
-                beats[head] = null;
-                head = (head + 1) & (beats.length - 1);
-                size--;
+            /** The words of the {@code i}-th beat from the head. */
+            long[] wordsAt(int i) { return words[(head + i) & (words.length - 1)]; }
+
+            /** The flag of the {@code i}-th beat from the head (a failed read's, a packet's last). */
+            long flagAt(int i) { return flags[(head + i) & (words.length - 1)]; }
+
+            void take() { take(1); }
+
+            /** The engine took the next {@code n} beats. */
+            void take(int n) {
+                if (n > size) throw new IllegalStateException("taking " + n + " beats of " + size);
+                for (int i = 0; i < n; i++) words[(head + i) & (words.length - 1)] = null;
+                head = (head + n) & (words.length - 1);
+                size -= n;
             }
 
             /** Wakes the channel when the next beat is in (once per time). */
@@ -488,7 +506,8 @@ public final class DmaPath {
         }
 
         /** A host read piece's beats and when each is in off the PCI bus (null until the read is answered). */
-        static final class Piece { Beat[] beats; long[] at; }
+        /** A host read piece's beats: their words, whether the read failed, and when each is in (null until answered). */
+        static final class Piece { long[][] words; boolean failed; long[] at; }
 
         /**
          * The host engine's read: issued to PCI in read-request pieces; their beats enter in address
@@ -513,16 +532,17 @@ public final class DmaPath {
                         long from = Math.max(addr, owner.hostAddr), to = Math.min(addr + len, owner.hostAddr + owner.length);
                         if (to > from) System.arraycopy(res.data(), (int) (from - addr), owner.out.bytes, owner.outAt + (int) (from - owner.hostAddr), (int) (to - from));
                     }
-                    Beat[] beats = new Beat[len / beat];
-                    long[] at = new long[beats.length];
-                    for (int b = 0; b < beats.length; b++)
-                        beats[b] = new Beat(ok ? toWords(res.data(), b * beat) : new long[DmaPorts.words(engine.config().widthBits())], ok ? 0 : 1);
+                    long[][] words = new long[len / beat][];
+                    long[] at = new long[words.length];
+                    for (int b = 0; b < words.length; b++)
+                        words[b] = ok ? toWords(res.data(), b * beat) : new long[DmaPorts.words(engine.config().widthBits())];
                     res.incoming().byEach(beat, at);
+                    holder.failed = !ok;
                     holder.at = at;
-                    holder.beats = beats;
-                    while (!pciPieces.isEmpty() && pciPieces.peekFirst().beats != null) {
+                    holder.words = words;
+                    while (!pciPieces.isEmpty() && pciPieces.peekFirst().words != null) {
                         Piece done = pciPieces.pollFirst();
-                        for (int b = 0; b < done.beats.length; b++) pci.add(done.beats[b], done.at[b]);
+                        for (int b = 0; b < done.words.length; b++) pci.add(done.words[b], done.failed ? 1 : 0, done.at[b]);
                     }
                 });
                 off += len;
@@ -543,12 +563,15 @@ public final class DmaPath {
             finishWrite(j);
         }
 
-        void linkBeat(Beat b) {
+        void linkBeat(Beat b) { linkBeat(b.data(), b.flag()); }
+
+        /** A beat of these words left the send engine for the link ({@code last}: its job's last). */
+        void linkBeat(long[] words, long last) {
             Job j = sendBusy.peekFirst();
             if (j.out != null && j.filled == 0) j.out.firstBeat();
-            fromWords(b.data(), j.buf, j.filled);
+            fromWords(words, j.buf, j.filled);
             j.filled += beat;
-            if (b.flag() != 0) j.lastBeat = true;
+            if (last != 0) j.lastBeat = true;
             finishSend();
         }
 
@@ -630,7 +653,7 @@ public final class DmaPath {
         private long lookFirst = -1, lookEdges;
         private boolean lookHeard; // the edge after the look-ahead's is heard outside but needs no wires: the coast ends on it
         private int lookPci, lookRx, lookTxN, lookWrN;
-        private Beat[] lookTx = new Beat[16];
+        private long[][] lookTx = new long[16][]; // the words of each beat taken to the link (none is a job's last)
         private WriteBeat[] lookWr = new WriteBeat[16];
         private long[] lookWrAt = new long[16];
 
@@ -654,15 +677,33 @@ public final class DmaPath {
             for (long c = domain.cycle() + 1; n < MAX_COAST; c++) {
                 long t = domain.picosOfCycle(c);
                 if (v.reporting() || offersDescriptor(v)) break;
-                Beat pIn = pci.inAt(pciNext, t) && v.takesPciData() ? pci.beat(pciNext) : null;
-                Beat rIn = rx.inAt(rxNext, t) && v.takesLinkRx() ? rx.beat(rxNext) : null;
+                boolean pInNow = pci.inAt(pciNext, t) && v.takesPciData(), rInNow = rx.inAt(rxNext, t) && v.takesLinkRx();
                 Beat tx = v.sendOutQ.peek();
                 WriteBeat wr = v.hostOutQ.peek();
                 if (tx != null && linkBeatHeard(sending, sent, tx) || wr != null && writeLeaves(writing, wr)) { heard = true; break; }
+                // one engine alone on the bus: its coming edges in one step
+                long k = 0;
+                if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
+                    k = Math.min(v.sendBeatsLeft(), MAX_COAST - n);
+                    v.sendAlone(k, this::logTx);
+                    sent += (int) k * beat;
+                } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
+                    k = comingIn(pci, pciNext, c, Math.min(v.inRoom(DmaEngine.HOST), MAX_COAST - n));
+                    if (k > 0) { int from = pciNext; v.inAlone(DmaEngine.HOST, (int) k, e -> pci.wordsAt(from + e)); pciNext += (int) k; }
+                } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
+                    k = comingIn(rx, rxNext, c, Math.min(v.inRoom(DmaEngine.RECV), MAX_COAST - n));
+                    if (k > 0) { int from = rxNext; v.inAlone(DmaEngine.RECV, (int) k, e -> rx.wordsAt(from + e)); rxNext += (int) k; }
+                }
+                if (k > 0) {
+                    n += k;
+                    c += k - 1;
+                    continue;
+                }
+                Beat pIn = pInNow ? pci.beat(pciNext) : null, rIn = rInNow ? rx.beat(rxNext) : null;
                 v.edge(null, null, null, pIn, rIn, false, wr != null, tx != null);
                 if (pIn != null) pciNext++;
                 if (rIn != null) rxNext++;
-                if (tx != null) { sent += beat; logTx(tx); }
+                if (tx != null) { sent += beat; logTx(tx.data()); }
                 if (wr != null) logWr(wr, t);
                 // after this edge the clock would stop: it runs, and sets the wake-ups for the beats to come
                 if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData() || rx.inAt(rxNext, t) && v.takesLinkRx())) {
@@ -684,9 +725,23 @@ public final class DmaPath {
         /** A beat to the link or a PCI write leaves on the edge after the look-ahead: the coast runs it too, at its time. */
         @Override public boolean coastsEdgeAfter() { return lookHeard; }
 
-        private void logTx(Beat tx) {
+        private void logTx(long[] words) {
             if (lookTxN == lookTx.length) lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);
-            lookTx[lookTxN++] = tx;
+            lookTx[lookTxN++] = words;
+        }
+
+        /**
+         * How many of the beats from the {@code first}-th on the ring holds can come in on the edges
+         * from {@code cycle} on, one per edge, at most {@code max}: each must be in by its edge and good.
+         */
+        private long comingIn(Arriving ring, int first, long cycle, long max) {
+            long k = 0;
+            long t = domain.picosOfCycle(cycle);
+            while (k < max && ring.inAt(first + (int) k, t) && ring.flagAt(first + (int) k) == 0) {
+                k++;
+                t += domain.periodPicos();
+            }
+            return k;
         }
 
         private void logWr(WriteBeat wr, long t) {
@@ -704,9 +759,9 @@ public final class DmaPath {
             long c = first, heardAt = lookHeard && lookFirst >= 0 ? lookFirst + lookEdges : -1;
             if (first == lookFirst && n >= lookEdges && lookEdges > 0) {
                 engine.core().adopt(look);
-                for (int i = 0; i < lookPci; i++) pci.take();
-                for (int i = 0; i < lookRx; i++) rx.take();
-                for (int i = 0; i < lookTxN; i++) { linkBeat(lookTx[i]); lookTx[i] = null; }
+                pci.take(lookPci);
+                rx.take(lookRx);
+                for (int i = 0; i < lookTxN; i++) { linkBeat(lookTx[i], 0); lookTx[i] = null; }
                 for (int i = 0; i < lookWrN; i++) { writeBeat(lookWr[i], lookWrAt[i]); lookWr[i] = null; }
                 c += lookEdges;
             }
