@@ -25,11 +25,18 @@ trait NicsimJavaModule extends NicsimJavac {
   object test extends JavaTests with TestModule.Junit5 {
     // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (without it: ClassNotFoundException JupiterTestCollector$Builder)
     def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}", ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
-    def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.simArgs(T.workspace, millModuleSegments.parts.head)
+    def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.gc ++ NicsimJavaModule.simArgs(T.workspace, millModuleSegments.parts.head)
   }
 }
 
 object NicsimJavaModule {
+  /**
+   * The simulator is one thread working through a batch: the throughput collector suits it. Under
+   * G1, its write barriers and the old-generation collections of many nodes' in-flight messages
+   * cost about 40% of a 64-node run (measured: ./nicsim bench --sections speed, scaling with nodes).
+   */
+  val gc: Seq[String] = Seq("-XX:+UseParallelGC")
+
   /** What Spark 3.5 needs to run on Java 17 (the --add-opens its own launcher passes). */
   val sparkOpens: Seq[String] = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
     "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "sun.nio.ch", "sun.nio.cs", "sun.security.action", "sun.util.calendar")
@@ -110,7 +117,7 @@ object cosim extends NicsimJavaModule with PinScala {
   def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}", ivy"org.knowm.xchart:xchart:${Versions.xchart}",
     ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
   def mainClass = Some("nicsim.cosim.cli.Main")
-  def forkArgs = Seq("-Xmx4g")
+  def forkArgs = Seq("-Xmx4g") ++ NicsimJavaModule.gc
 }
 
 /**
