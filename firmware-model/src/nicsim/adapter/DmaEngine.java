@@ -324,11 +324,22 @@ public final class DmaEngine implements Block {
 
         // ---- one engine alone on the bus: k edges in one step (closed form of what edge() does)
 
-        /** Whether the engines other than {@code e} are idle and no beat waits to leave: {@code e} alone can request the bus. */
+        /**
+         * Whether engine {@code e} alone can request the bus on the coming edges, as long as no beat
+         * comes in for the others: each other engine is idle or waits for its first beat in (an input
+         * engine with an empty queue), and no beat but {@code e}'s waits to leave.
+         */
         boolean alone(int e) {
-            return (e == HOST || !hostBusy) && (e == SEND || !sendBusy) && (e == RECV || !recvBusy) && hostOutQ.isEmpty()
-                    && (e == SEND || sendOutQ.isEmpty()) && !reporting();
+            boolean host = e == HOST || !hostBusy || !hostToHost && hostInQ.isEmpty();
+            boolean recv = e == RECV || !recvBusy || recvInQ.isEmpty();
+            return host && recv && (e == SEND || !sendBusy) && (e == HOST || hostOutQ.isEmpty()) && (e == SEND || sendOutQ.isEmpty()) && !reporting();
         }
+
+        /** Whether the host engine would take a beat in from PCI (it reads host memory into SRAM). */
+        boolean hostTakesIn() { return hostBusy && !hostToHost; }
+
+        /** Whether the receive engine would take a beat in from the link. */
+        boolean recvTakesIn() { return recvBusy; }
 
         /** Beats the send engine has still to read out of SRAM. */
         long sendBeatsLeft() { return sendLeft / beat; }
@@ -392,6 +403,41 @@ public final class DmaEngine implements Block {
             lastGrant = e;
             if (dry) loggedBeats += k;
             else beatsOut.add(k);
+        }
+
+        /** Whether the host engine writes SRAM out to host memory {@link #alone}, one beat waiting to leave: see {@link #hostOutAlone}. */
+        boolean hostOutReady() { return hostBusy && hostToHost && hostOutQ.size() == 1 && alone(HOST); }
+
+        /** The beat the host engine writing to host memory would put out after {@code i} more edges (0: the one waiting). */
+        WriteBeatAddr hostOutAfter(long i) {
+            if (i == 0) return new WriteBeatAddr(hostOutQ.peek().addr(), hostOutQ.peek().last());
+            return new WriteBeatAddr(hostAddr + (i - 1) * beat, hostLeft == i * beat ? 1 : 0);
+        }
+
+        /** Where a beat to host memory goes and whether it is its descriptor's last. */
+        record WriteBeatAddr(long addr, long last) {}
+
+        /** Beats the host engine writing to host memory has still to read out of SRAM. */
+        long hostOutLeft() { return hostToHost ? hostLeft / beat : 0; }
+
+        /**
+         * {@code k} edges (1 to {@link #hostOutLeft}) on which the host engine writing to host memory
+         * is {@link #alone} with one beat waiting to leave, taken each edge while it reads the next:
+         * the caller has checked that none of the beats taken is heard outside. {@code taken} gets
+         * each beat taken, in order. What k calls of {@link #edge} would do.
+         */
+        void hostOutAlone(long k, java.util.function.Consumer<WriteBeat> taken) {
+            if (k < 1 || k > hostOutLeft() || !hostOutReady()) throw new IllegalStateException("host engine not alone writing out for " + k + " edges");
+            taken.accept(hostOutQ.poll());
+            for (long i = 0; i < k - 1; i++) taken.accept(new WriteBeat(hostAddr + i * beat, read(hostSram + i * beat), 0));
+            long moved = k * beat;
+            hostOutQ.add(new WriteBeat(hostAddr + moved - beat, read(hostSram + moved - beat), hostLeft == moved ? 1 : 0));
+            hostAddr += moved;
+            hostSram += moved;
+            hostLeft -= moved;
+            hostMoved += moved;
+            granted(HOST, k);
+            if (hostLeft == 0) { hostDoneReg = done(hostTag, Done.Status.OK.ordinal(), hostMoved); hostBusy = false; }
         }
 
         /**

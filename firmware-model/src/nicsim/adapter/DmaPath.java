@@ -483,6 +483,12 @@ public final class DmaPath {
             /** The words of the {@code i}-th beat from the head. */
             long[] wordsAt(int i) { return words[(head + i) & (words.length - 1)]; }
 
+            /** Whether the ring holds an {@code i}-th beat from the head. */
+            boolean has(int i) { return i < size; }
+
+            /** When the {@code i}-th beat from the head is in. */
+            long atOf(int i) { return at[(head + i) & (words.length - 1)]; }
+
             /** The flag of the {@code i}-th beat from the head (a failed read's, a packet's last). */
             long flagAt(int i) { return flags[(head + i) & (words.length - 1)]; }
 
@@ -627,9 +633,12 @@ public final class DmaPath {
         private int writtenTo(Job j, WriteBeat w) { return Math.min((int) (w.addr() - j.alignedHost()) + beat, j.skew + j.length); }
 
         /** Whether beat {@code w} of job {@code j} makes {@link #writeBeat} issue a PCI write or end the job. */
-        private boolean writeLeaves(Job j, WriteBeat w) {
-            if (w.last() != 0) return true;
-            int to = writtenTo(j, w);
+        private boolean writeLeaves(Job j, WriteBeat w) { return writeLeaves(j, w.addr(), w.last()); }
+
+        /** Whether a beat of job {@code j} to host address {@code addr} ({@code last}: its last) makes {@link #writeBeat} issue a PCI write or end the job. */
+        private boolean writeLeaves(Job j, long addr, long last) {
+            if (last != 0) return true;
+            int to = Math.min((int) (addr - j.alignedHost()) + beat, j.skew + j.length);
             return to > Math.max(j.filled, j.skew) && Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0;
         }
 
@@ -681,17 +690,26 @@ public final class DmaPath {
                 Beat tx = v.sendOutQ.peek();
                 WriteBeat wr = v.hostOutQ.peek();
                 if (tx != null && linkBeatHeard(sending, sent, tx) || wr != null && writeLeaves(writing, wr)) { heard = true; break; }
-                // one engine alone on the bus: its coming edges in one step
+                // one engine alone on the bus (the others idle, or waiting for a beat that is not in yet): its coming edges in one step
                 long k = 0;
                 if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
-                    k = Math.min(v.sendBeatsLeft(), MAX_COAST - n);
-                    v.sendAlone(k, this::logTx);
-                    sent += (int) k * beat;
+                    k = Math.min(Math.min(v.sendBeatsLeft(), MAX_COAST - n), quiet(v, c, pciNext, rxNext, -1));
+                    if (k > 0) {
+                        v.sendAlone(k, this::logTx);
+                        sent += (int) k * beat;
+                    }
+                } else if (wr != null && v.hostOutReady()) {
+                    long max = Math.min(Math.min(v.hostOutLeft(), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
+                    while (k < max && (k == 0 || !writeLeaves(writing, v.hostOutAfter(k).addr(), v.hostOutAfter(k).last()))) k++;
+                    if (k > 0) {
+                        long[] at = {domain.picosOfCycle(c)};
+                        v.hostOutAlone(k, w -> { logWr(w, at[0]); at[0] += domain.periodPicos(); });
+                    }
                 } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
-                    k = comingIn(pci, pciNext, c, Math.min(v.inRoom(DmaEngine.HOST), MAX_COAST - n));
+                    k = comingIn(pci, pciNext, c, Math.min(Math.min(v.inRoom(DmaEngine.HOST), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
                     if (k > 0) { int from = pciNext; v.inAlone(DmaEngine.HOST, (int) k, e -> pci.wordsAt(from + e)); pciNext += (int) k; }
                 } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
-                    k = comingIn(rx, rxNext, c, Math.min(v.inRoom(DmaEngine.RECV), MAX_COAST - n));
+                    k = comingIn(rx, rxNext, c, Math.min(Math.min(v.inRoom(DmaEngine.RECV), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
                     if (k > 0) { int from = rxNext; v.inAlone(DmaEngine.RECV, (int) k, e -> rx.wordsAt(from + e)); rxNext += (int) k; }
                 }
                 if (k > 0) {
@@ -728,6 +746,19 @@ public final class DmaPath {
         private void logTx(long[] words) {
             if (lookTxN == lookTx.length) lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);
             lookTx[lookTxN++] = words;
+        }
+
+        /**
+         * How many edges from {@code cycle} on bring no beat in for an engine other than {@code except}
+         * that waits for one (the next beats for the host and receive engines are the
+         * {@code pciNext}-th and {@code rxNext}-th their rings hold). A beat that is not on its ring
+         * yet wakes the channel when it comes, so it need not be counted here.
+         */
+        private long quiet(DmaEngine.Core v, long cycle, int pciNext, int rxNext, int except) {
+            long q = Long.MAX_VALUE, t = domain.picosOfCycle(cycle), period = domain.periodPicos();
+            if (except != DmaEngine.HOST && v.hostTakesIn() && pci.has(pciNext)) q = Math.min(q, Math.max(0, -Math.floorDiv(t - pci.atOf(pciNext), period)));
+            if (except != DmaEngine.RECV && v.recvTakesIn() && rx.has(rxNext)) q = Math.min(q, Math.max(0, -Math.floorDiv(t - rx.atOf(rxNext), period)));
+            return q;
         }
 
         /**
