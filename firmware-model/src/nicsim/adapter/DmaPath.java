@@ -312,7 +312,7 @@ public final class DmaPath {
         final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
         final Arriving rx = new Arriving(), pci = new Arriving(); // beats for the receive engine off the link, for the host engine off the PCI bus
-        final java.util.TreeSet<Long> wakes = new java.util.TreeSet<>(); // wakes scheduled for beats to come in
+        final java.util.HashSet<Long> wakes = new java.util.HashSet<>(); // times of the wakes scheduled for beats to come in
         final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null beats: not back yet
         int load;
 
