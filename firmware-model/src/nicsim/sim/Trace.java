@@ -36,7 +36,7 @@ public final class Trace {
 
     public void enable(String block) { enabled.add(block); }
     public void enableAll() { all = true; }
-    public boolean enabled(String block) { return all || enabled.contains(block); }
+    public boolean enabled(String block) { return all || !enabled.isEmpty() && enabled.contains(block); }
 
     private int limit = Integer.MAX_VALUE;
     private long dropped;
