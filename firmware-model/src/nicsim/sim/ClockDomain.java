@@ -147,8 +147,17 @@ public final class ClockDomain {
     /** A port of this domain is traced from now on (its domain no longer coasts); a traced signal is sampled on each edge. */
     void traced(Object port) {
         tracedPorts++;
-        if (port instanceof Signal s) tracedSignals.add(s);
+        if (!(port instanceof Signal s)) return;
+        // sampled in the order the signals were made, as a waveform has always listed them
+        int at = 0;
+        while (at < tracedSignals.size() && tracedSignals.get(at).index() < s.index()) at++;
+        tracedSignals.add(at, s);
     }
+
+    private int signalsMade;
+
+    /** The next signal's place among this domain's signals, in the order they are made. */
+    int signalIndex() { return signalsMade++; }
 
     /**
      * Starts the clock at the next edge not yet run, if it is stopped. If it is coasting, the blocks

@@ -20,7 +20,13 @@ public final class Signal {
         this.name = Objects.requireNonNull(name);
         this.width = width;
         this.domain = domain;
+        this.index = domain.signalIndex();
     }
+
+    private final int index;
+
+    /** Its place among its domain's signals, in the order they were made. */
+    int index() { return index; }
 
     public String name() { return name; }
     public int width() { return width; }
