@@ -141,7 +141,7 @@ public final class Adapter implements PciFunction, Clocked {
 
     /** Records a stage of send WQE {@code index} of {@code qpn} in the per-WQE timeline (block "wqe"). */
     public void traceWqe(long qpn, long index, String stage, String detail) {
-        if (sim.trace().enabled("wqe")) sim.trace().recordOn("wqe", track(stage), wqeTxn(qpn, index), stage, detail);
+        if (tracingWqe()) sim.trace().recordOn("wqe", track(stage), wqeTxn(qpn, index), stage, detail);
     }
 
     /**
@@ -149,21 +149,21 @@ public final class Adapter implements PciFunction, Clocked {
      * port {@code lid} at {@code psn}: the peer's adapter finds the WQE's timeline by these.
      */
     public void traceMessageOut(long qpn, long index, int lid, int psn, String detail) {
-        if (!sim.trace().enabled("wqe")) return;
+        if (!tracingWqe()) return;
         traceWqe(qpn, index, "on_wire", detail);
         sim.trace().alias(messageKey(lid, qpn, psn), wqeTxn(qpn, index));
     }
 
     /** A packet that starts a message arrived: the stage "received" of its sender's WQE, on this adapter's track. */
     public void traceMessageIn(int slid, long srcQp, int psn, String detail) {
-        if (!sim.trace().enabled("wqe")) return;
+        if (!tracingWqe()) return;
         String txn = sim.trace().takeAlias(messageKey(slid, srcQp, psn));
         if (txn != null) sim.trace().recordOn("wqe", track("received"), txn, "received", detail);
     }
 
     /** Bytes this adapter's port sent now (the timeline's link bandwidth counter). */
     public void traceLinkBytes(int bytes) {
-        if (sim.trace().enabled("wqe")) sim.trace().sample("wqe", tracePrefix + "Link tx", bytes, true);
+        if (tracingWqe()) sim.trace().sample("wqe", tracePrefix + "Link tx", bytes, true);
     }
 
     private static String messageKey(int lid, long qpn, int psn) { return lid + "/" + qpn + "/" + psn; }

@@ -242,9 +242,6 @@ public final class DmaEngine implements Block {
             return d;
         }
 
-        /** A new dry copy (see {@link #dryCopy(Core)}). */
-        Core dryCopy() { return dryCopy(null); }
-
         /**
          * The edges dry copy {@code d} ran happen on this core: its registers become this core's, and
          * the SRAM writes and counts it held back are made.
@@ -373,9 +370,7 @@ public final class DmaEngine implements Block {
         void inAlone(int engine, int k, java.util.function.IntFunction<long[]> in) {
             boolean host = engine == HOST;
             Fifo2<Beat> q = host ? hostInQ : recvInQ;
-            long left = host ? hostLeft : recvLeft;
-            if (k < 1 || q.size() != 1 || q.peek().flag() != 0 || (long) k * beat >= left || !alone(engine)
-                    || (host ? hostToHost || hostErr : recvDrain))
+            if (k < 1 || (long) k * beat >= (host ? hostLeft : recvLeft) || !inAloneReady(engine))
                 throw new IllegalStateException((host ? "host" : "receive") + " engine not alone for " + k + " edges");
             long at = host ? hostSram : recvSram;
             // each edge writes the queue's beat and takes the next in: the head, then all but the last taken in

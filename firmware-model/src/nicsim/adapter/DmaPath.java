@@ -313,7 +313,7 @@ public final class DmaPath {
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
         final Arriving rx = new Arriving(), pci = new Arriving(); // beats for the receive engine off the link, for the host engine off the PCI bus
         final java.util.HashSet<Long> wakes = new java.util.HashSet<>(); // times of the wakes scheduled for beats to come in
-        final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null beats: not back yet
+        final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null words: not back yet
         int load;
 
         Channel(ClockDomain domain, DmaEngine.Config cfg) {
@@ -511,7 +511,6 @@ public final class DmaPath {
             }
         }
 
-        /** A host read piece's beats and when each is in off the PCI bus (null until the read is answered). */
         /** A host read piece's beats: their words, whether the read failed, and when each is in (null until answered). */
         static final class Piece { long[][] words; boolean failed; long[] at; }
 
@@ -608,7 +607,7 @@ public final class DmaPath {
             fromWords(w.data(), j.buf, at);
             boolean last = w.last() != 0;
             // host bytes [from, to) of the job that are complete and not yet written
-            int from = Math.max(j.filled, j.skew), to = writtenTo(j, w);
+            int from = Math.max(j.filled, j.skew), to = writtenTo(j, w.addr());
             if (j.pieceSince < 0 && to > from) j.pieceSince = now;
             if (to > from && (last || Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0)) {
                 byte[] piece = java.util.Arrays.copyOfRange(j.buf, from, to);
@@ -630,7 +629,7 @@ public final class DmaPath {
         }
 
         /** The end of the job's host bytes that are complete once beat {@code w} is out of the host engine. */
-        private int writtenTo(Job j, WriteBeat w) { return Math.min((int) (w.addr() - j.alignedHost()) + beat, j.skew + j.length); }
+        private int writtenTo(Job j, long addr) { return Math.min((int) (addr - j.alignedHost()) + beat, j.skew + j.length); }
 
         /** Whether beat {@code w} of job {@code j} makes {@link #writeBeat} issue a PCI write or end the job. */
         private boolean writeLeaves(Job j, WriteBeat w) { return writeLeaves(j, w.addr(), w.last()); }
@@ -638,7 +637,7 @@ public final class DmaPath {
         /** Whether a beat of job {@code j} to host address {@code addr} ({@code last}: its last) makes {@link #writeBeat} issue a PCI write or end the job. */
         private boolean writeLeaves(Job j, long addr, long last) {
             if (last != 0) return true;
-            int to = Math.min((int) (addr - j.alignedHost()) + beat, j.skew + j.length);
+            int to = writtenTo(j, addr);
             return to > Math.max(j.filled, j.skew) && Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0;
         }
 
@@ -700,7 +699,10 @@ public final class DmaPath {
                     }
                 } else if (wr != null && v.hostOutReady()) {
                     long max = Math.min(Math.min(v.hostOutLeft(), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
-                    while (k < max && (k == 0 || !writeLeaves(writing, v.hostOutAfter(k).addr(), v.hostOutAfter(k).last()))) k++;
+                    for (; k < max; k++) { // the beats taken: the one waiting, then those read out, up to one that leaves
+                        var w = v.hostOutAfter(k);
+                        if (k > 0 && writeLeaves(writing, w.addr(), w.last())) break;
+                    }
                     if (k > 0) {
                         long[] at = {domain.picosOfCycle(c)};
                         v.hostOutAlone(k, w -> { logWr(w, at[0]); at[0] += domain.periodPicos(); });

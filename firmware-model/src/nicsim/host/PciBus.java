@@ -330,9 +330,7 @@ public final class PciBus {
                     if (--remaining[0] == 0) {
                         long end = lastArrival[0];
                         DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
-                        int[] from = new int[starts.size()];
-                        for (int i = 0; i < from.length; i++) from[i] = starts.get(i);
-                        Incoming in = streamed ? new Incoming(from, parts.toArray(new Arrival[0])) : null;
+                        Incoming in = streamed ? incoming(starts, parts) : null;
                         long at = streamed ? Math.max(sim.now(), in.head()) : end;
                         readsDone.schedule(at, Simulator.Priority.DELIVERY, () -> {
                             if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
@@ -341,6 +339,13 @@ public final class PciBus {
                     }
                 });
             }
+        }
+
+        /** A streamed read's completions: where each starts in the read, and when its bytes come in. */
+        private static Incoming incoming(List<Integer> starts, List<Arrival> parts) {
+            int[] from = new int[starts.size()];
+            for (int i = 0; i < from.length; i++) from[i] = starts.get(i);
+            return new Incoming(from, parts.toArray(new Arrival[0]));
         }
 
         @Override public boolean msix(int vector) {

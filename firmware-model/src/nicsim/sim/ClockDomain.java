@@ -176,16 +176,17 @@ public final class ClockDomain {
         long c = Math.max(lastEdgeCycle + 1, nextEdgeCycleAtOrAfter(sim.now()));
         // this instant's edge is behind the run (it ran, or the clock was stopped when it came): the next one
         long cycle = picosOfCycle(c) == sim.now() && sim.edgePassed(rank) ? c + 1 : c;
-        nextEdge = scheduleEdge(cycle);
+        nextEdge = scheduleEdge(cycle, runScheduled);
     }
 
     private long scheduledCycle; // the edge the live edge event runs (there is at most one; a cancelled one never runs)
     private final Runnable runScheduled = () -> edge(scheduledCycle);
     private final Runnable runCoasted = () -> coastedEdge(scheduledCycle);
 
-    private Simulator.Event scheduleEdge(long cycle) {
+    /** Edge {@code cycle}, run by {@code action} (through the wires, or closing a coast) when it comes. */
+    private Simulator.Event scheduleEdge(long cycle, Runnable action) {
         scheduledCycle = cycle;
-        return sim.scheduleEdge(picosOfCycle(cycle), rank, runScheduled);
+        return sim.scheduleEdge(picosOfCycle(cycle), rank, action);
     }
 
     /** The coaster runs the edges after the last one run up to {@code cycle}; the coast ends. */
@@ -234,8 +235,7 @@ public final class ClockDomain {
         boolean after = may && coaster.coastsEdgeAfter();
         if (n == 0 && !after) { wake(); return; }
         coastTo = cycle + n;
-        scheduledCycle = coastTo + 1;
-        nextEdge = sim.scheduleEdge(picosOfCycle(scheduledCycle), rank, after ? runCoasted : runScheduled);
+        nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
     }
 
     @Override public String toString() { return name + "(" + period + " ps)"; }

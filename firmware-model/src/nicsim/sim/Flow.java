@@ -58,7 +58,6 @@ public final class Flow<T> {
         trace = new PortTrace<>(writer, scope, name, layout, false);
     }
 
-
     void edge(long cycle) {
         if (alias) return;
         if (w.valid) fires++;

@@ -45,6 +45,5 @@ public final class Signal {
         wire = w.wire(scope, name, width);
     }
 
-
     void edge(long cycle) { if (writer != null) writer.set(domain.picosOfCycle(cycle), wire, value); }
 }

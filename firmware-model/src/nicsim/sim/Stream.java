@@ -93,7 +93,6 @@ public final class Stream<T> {
         trace = new PortTrace<>(writer, scope, name, layout, true);
     }
 
-
     /** Edges ran without the wires (the domain coasted): the next edge starts the hold checks afresh. */
     void coasted() { pendingFromLastEdge = false; }
 
