@@ -21,7 +21,7 @@ public final class HostMemory {
     /** Ranges backed from outside, by start address. */
     private final TreeMap<Long, Window> windows = new TreeMap<>();
     private long version;
-    private nicsim.sim.Counters.Counter alsoCounted; // a tally of writes shared with other memories
+    private Runnable onWrite; // told of every write (a cluster's tally of writes to all its hosts)
     // allocation starts above the first MiB so that address 0 is never a valid buffer
     private long nextFree = 1 << 20;
 
@@ -114,13 +114,13 @@ public final class HostMemory {
     /** Writes so far: a program that only polls memory need not look again until this moves. */
     public long version() { return version; }
 
-    /** Counts every write from now on in {@code tally} too (one tally for the memories of many hosts). */
-    public void countWritesIn(nicsim.sim.Counters.Counter tally) { alsoCounted = tally; }
+    /** Runs {@code hook} on every write from now on (a cluster's tally of writes to all its hosts). */
+    public void onWrite(Runnable hook) { onWrite = hook; }
 
     public void write(long addr, byte[] src, int off, int len) {
         check(addr, len, "write");
         version++;
-        if (alsoCounted != null) alsoCounted.inc();
+        if (onWrite != null) onWrite.run();
         int done = 0;
         while (done < len) {
             long a = addr + done;

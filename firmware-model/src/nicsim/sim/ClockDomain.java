@@ -28,8 +28,11 @@ public final class ClockDomain {
     private final long phase;
     private final int rank; // made rank-th in its simulator: its place among edges of one instant
     private final List<Clocked> blocks = new ArrayList<>();
-    private final List<Stream<?>> streams = new ArrayList<>();
+    private final List<Stream<?>> streams = new ArrayList<>(); // in the order they were made: a stream's slot is its place here
     private final List<Flow<?>> flows = new ArrayList<>();
+    // the streams and flows with something to check, count or trace on the next edge (valid, or traced):
+    // an idle one has nothing to do there, and most are idle on most edges
+    private final java.util.BitSet liveStreams = new java.util.BitSet(), liveFlows = new java.util.BitSet();
     private final List<Signal> tracedSignals = new ArrayList<>(); // an untraced signal has nothing to do on an edge
     private int tracedPorts;
     private Simulator.Event nextEdge;
@@ -134,15 +137,17 @@ public final class ClockDomain {
         wake();
     }
 
-    void register(Stream<?> s) { streams.add(s); }
+    /** A new stream's slot. */
+    int register(Stream<?> s) { streams.add(s); return streams.size() - 1; }
 
-    void registerFlow(Flow<?> f) { flows.add(f); }
+    /** A new flow's slot. */
+    int registerFlow(Flow<?> f) { flows.add(f); return flows.size() - 1; }
 
-    /** A stream or flow became the other end of one it was connected to: that one checks and counts both, on each edge. */
-    void unregister(Object sink) {
-        streams.remove(sink);
-        flows.remove(sink);
-    }
+    /** The stream in {@code slot} has something to do on the coming edges: until its {@code edge} says it has not. */
+    void streamLive(int slot) { liveStreams.set(slot); }
+
+    /** As {@link #streamLive} for a flow. */
+    void flowLive(int slot) { liveFlows.set(slot); }
 
     /** A port of this domain is traced from now on (its domain no longer coasts); a traced signal is sampled on each edge. */
     void traced(Object port) {
@@ -198,7 +203,7 @@ public final class ClockDomain {
         lastEdgeCycle = cycle;
         edges += n;
         coasted += n;
-        for (Stream<?> s : streams) s.coasted();
+        for (int i = liveStreams.nextSetBit(0); i >= 0; i = liveStreams.nextSetBit(i + 1)) streams.get(i).coasted();
     }
 
     private void edge(long cycle) {
@@ -209,8 +214,10 @@ public final class ClockDomain {
         current = Phase.DRIVE;
         for (Clocked b : blocks) b.drive();
         current = Phase.IDLE;
-        for (Stream<?> s : streams) s.edge(cycle);
-        for (Flow<?> f : flows) f.edge(cycle);
+        for (int i = liveStreams.nextSetBit(0); i >= 0; i = liveStreams.nextSetBit(i + 1))
+            if (!streams.get(i).edge(cycle)) liveStreams.clear(i);
+        for (int i = liveFlows.nextSetBit(0); i >= 0; i = liveFlows.nextSetBit(i + 1))
+            if (!flows.get(i).edge(cycle)) liveFlows.clear(i);
         for (Signal s : tracedSignals) s.edge(cycle);
         current = Phase.UPDATE;
         for (Clocked b : blocks) b.update();

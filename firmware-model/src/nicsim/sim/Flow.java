@@ -11,9 +11,14 @@ public final class Flow<T> {
     private final String name;
     private final ClockDomain domain;
     private final Layout<T> layout;
-    private static final class Wires<T> { boolean valid; T payload; }
+    private static final class Wires<T> {
+        final int slot; // the source's, whose slot its domain visits
+        boolean valid;
+        T payload;
+        Wires(int slot) { this.slot = slot; }
+    }
 
-    private Wires<T> w = new Wires<>();
+    private Wires<T> w;
     private boolean alias, hasSink;
     private long fires;
     private PortTrace<T> trace;
@@ -22,7 +27,7 @@ public final class Flow<T> {
         this.name = Objects.requireNonNull(name);
         this.domain = domain;
         this.layout = layout;
-        domain.registerFlow(this);
+        w = new Wires<>(domain.registerFlow(this));
     }
 
     public String name() { return name; }
@@ -35,8 +40,7 @@ public final class Flow<T> {
             throw new IllegalArgumentException("flow " + (alias || hasSink ? name : sink.name) + " is already connected");
         sink.w = w;
         hasSink = true;
-        sink.alias = true;
-        domain.unregister(sink);
+        sink.alias = true; // its domain never visits it: this side counts both
     }
 
     public void push(T p) {
@@ -45,6 +49,7 @@ public final class Flow<T> {
                     StreamContractViolation.Rule.DRIVEN_IN_UPDATE_PHASE, "flow outputs may only change in the drive phase"));
         w.valid = true;
         w.payload = Objects.requireNonNull(p, "payload");
+        domain.flowLive(w.slot);
     }
 
     public void idle() { w.valid = false; w.payload = null; }
@@ -56,11 +61,14 @@ public final class Flow<T> {
     public void trace(VcdWriter writer, String scope) {
         if (trace == null) domain.traced(this);
         trace = new PortTrace<>(writer, scope, name, layout, false);
+        if (!alias) domain.flowLive(w.slot);
     }
 
-    void edge(long cycle) {
-        if (alias) return;
+    /** Counts edge {@code cycle}; whether the coming edge has anything to do here (no, while valid is low and nothing is traced). */
+    boolean edge(long cycle) {
+        if (alias) return false;
         if (w.valid) fires++;
         if (trace != null) trace.sample(domain, cycle, w.valid, true, w.payload);
+        return w.valid || trace != null;
     }
 }

@@ -16,10 +16,15 @@ public final class Stream<T> {
     private final String name;
     private final ClockDomain domain;
     private final Layout<T> layout;
-    /** The wires; a connected sink shares its source's. */
-    private static final class Wires<T> { boolean valid, ready; T payload; }
+    /** The wires; a connected sink shares its source's, whose slot is the one its domain visits. */
+    private static final class Wires<T> {
+        final int slot;
+        boolean valid, ready;
+        T payload;
+        Wires(int slot) { this.slot = slot; }
+    }
 
-    private Wires<T> w = new Wires<>();
+    private Wires<T> w;
     private boolean alias, hasSink;
     // what was sampled on the previous edge, for the hold checks
     private boolean pendingFromLastEdge;
@@ -32,7 +37,7 @@ public final class Stream<T> {
         this.name = Objects.requireNonNull(name);
         this.domain = Objects.requireNonNull(domain);
         this.layout = layout;
-        domain.register(this);
+        w = new Wires<>(domain.register(this));
     }
 
     public Stream(String name, ClockDomain domain) { this(name, domain, null); }
@@ -51,8 +56,7 @@ public final class Stream<T> {
             throw new IllegalArgumentException("stream " + (alias || hasSink ? name : sink.name) + " is already connected");
         sink.w = w;
         hasSink = true;
-        sink.alias = true;
-        domain.unregister(sink);
+        sink.alias = true; // its domain never visits it: this side checks and counts both
     }
     public Layout<T> layout() { return layout; }
 
@@ -62,6 +66,7 @@ public final class Stream<T> {
         checkPhase();
         w.valid = true;
         w.payload = Objects.requireNonNull(p, "payload");
+        domain.streamLive(w.slot);
     }
 
     /** Lowers valid (legal only when nothing is pending, or the contract check will object). */
@@ -91,13 +96,15 @@ public final class Stream<T> {
     public void trace(VcdWriter writer, String scope) {
         if (trace == null) domain.traced(this);
         trace = new PortTrace<>(writer, scope, name, layout, true);
+        if (!alias) domain.streamLive(w.slot);
     }
 
     /** Edges ran without the wires (the domain coasted): the next edge starts the hold checks afresh. */
     void coasted() { pendingFromLastEdge = false; }
 
-    void edge(long cycle) {
-        if (alias) return; // the source side checks and counts
+    /** Checks and counts edge {@code cycle}; whether the coming edge has anything to do here (no, while valid is low and nothing is traced). */
+    boolean edge(long cycle) {
+        if (alias) return false; // the source side checks and counts
         boolean valid = w.valid, ready = w.ready;
         T payload = w.payload;
         if (pendingFromLastEdge) {
@@ -112,6 +119,7 @@ public final class Stream<T> {
         pendingFromLastEdge = valid && !ready;
         lastPayload = payload;
         if (trace != null) trace.sample(domain, cycle, valid, ready, payload);
+        return valid || trace != null;
     }
 
     private void checkPhase() {

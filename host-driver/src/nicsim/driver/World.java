@@ -18,7 +18,8 @@ public final class World {
     public final Profile profile;
     public final Fabric fabric;
     private final List<Host> hosts = new ArrayList<>();
-    private final nicsim.sim.Counters.Counter memoryWrites = new nicsim.sim.Counters.Counter();
+    private long memoryWrites; // writes to every host's memory
+    private final List<MemoryWatch> watches = new ArrayList<>();
     public final long seed;
 
     public World(int nodes, Profile profile, long seed, Faults faults) { this(nodes, profile, seed, faults, i -> profile); }
@@ -35,7 +36,11 @@ public final class World {
         this.fabric = new Fabric(sim, profile, faults, seed);
         for (int i = 0; i < nodes; i++) {
             Host h = new Host(i, sim, nodeProfile.apply(i), fabric);
-            h.memory.countWritesIn(memoryWrites);
+            int node = i;
+            h.memory.onWrite(() -> {
+                memoryWrites++;
+                for (MemoryWatch m : watches) m.written.set(node);
+            });
             hosts.add(h);
         }
     }
@@ -73,7 +78,30 @@ public final class World {
     }
 
     /** Writes to every host's memory (one tally, so a look costs the same with 2 nodes or 64). */
-    private long memoryVersion() { return memoryWrites.get(); }
+    private long memoryVersion() { return memoryWrites; }
+
+    /**
+     * Which hosts' memory was written since a program last looked, so that a program polling many
+     * hosts looks only at those written (a look costs the same with 2 nodes or 64). A new watch
+     * counts every host as written: it has looked at none.
+     */
+    public MemoryWatch watchMemory() {
+        MemoryWatch m = new MemoryWatch();
+        m.written.set(0, hosts.size());
+        watches.add(m);
+        return m;
+    }
+
+    /** See {@link #watchMemory()}. */
+    public static final class MemoryWatch {
+        private final java.util.BitSet written = new java.util.BitSet();
+
+        /** The first host from {@code node} on whose memory was written since {@link #looked} at it; -1 if none. */
+        public int nextWritten(int node) { return written.nextSetBit(node); }
+
+        /** The program has seen {@code node}'s memory as it is now. */
+        public void looked(int node) { written.clear(node); }
+    }
 
     /** Runs until {@code cond} holds; IllegalStateException if {@code limitPicos} pass first. */
     public void runUntil(BooleanSupplier cond, long limitPicos) {

@@ -321,8 +321,7 @@ public final class Workloads {
         }
         List<String> errors = new ArrayList<>();
         int[] posted = new int[n], completed = new int[n];
-        long[] looked = new long[n]; // each client's memory as its CQ was last polled: as each host polls only its own
-        java.util.Arrays.fill(looked, -1);
+        World.MemoryWatch watch = w.watchMemory(); // each client's CQ is polled only when its host's memory was written
         int cqMod = Math.max(1, Math.min(o.cqMod(), tx / 2));
         settle(w);
         long t0 = w.now();
@@ -340,15 +339,14 @@ public final class Workloads {
             }
             await(w, () -> {
                 boolean any = false;
-                for (int k = 0; k < n; k++) {
-                    long version = w.host(2 * k).memory.version();
-                    if (version == looked[k]) continue; // nothing was written to that host: its CQ has nothing new
-                    for (WorkCompletion wc : pairs.get(k)[0].cq.poll(64)) {
-                        any = true;
-                        if (wc.status() != WcStatus.SUCCESS) errors.add("pair " + k + ": " + wc);
-                        completed[k] = (int) wc.wrId() + 1;
-                    }
-                    looked[k] = w.host(2 * k).memory.version(); // after the poll, which writes the consumer index
+                for (int h = watch.nextWritten(0); h >= 0 && h < 2 * n; h = watch.nextWritten(h + 1)) {
+                    if (h % 2 == 0) // a client: the server's memory holds no CQ the program polls
+                        for (WorkCompletion wc : pairs.get(h / 2)[0].cq.poll(64)) {
+                            any = true;
+                            if (wc.status() != WcStatus.SUCCESS) errors.add("pair " + h / 2 + ": " + wc);
+                            completed[h / 2] = (int) wc.wrId() + 1;
+                        }
+                    watch.looked(h); // after the poll, which writes the consumer index
                 }
                 return any;
             }, "pairs_write_bw completions");
