@@ -477,8 +477,9 @@ public final class Adapter implements PciFunction, Clocked {
         traceWqe(qpn, first, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
     }
 
+    /** Whether a queue has something to hand on: a translation already at the walker's input waits for the walker, active while it can take it. */
     @Override public boolean active() {
         return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty() || !pendingMsix.isEmpty()
-                || !xlateIn.isEmpty() || !mkeyIn.isEmpty() || !klmIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();
+                || !xlateIn.isEmpty() && !mtt.req().valid() || !mkeyIn.isEmpty() || !klmIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();
     }
 }

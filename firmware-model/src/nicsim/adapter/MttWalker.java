@@ -193,8 +193,15 @@ public final class MttWalker implements Block {
         }
     }
 
+    /**
+     * Inactive while idle, and while waiting for an MTT entry it asked for: an edge then changes
+     * nothing, and the entry comes from outside the clock domain, whose clock the answer wakes. A
+     * request at the input keeps it active only when idle, as only then is it taken.
+     */
     @Override public boolean active() {
-        return state != State.IDLE || outReg != null || fillReg != null || req.valid() || mkeyWrite.valid() || klmWrite.valid();
+        boolean waitingForFill = state == State.FILL && fillReg == null && !fillRsp.valid();
+        boolean working = state == State.IDLE ? req.valid() : !waitingForFill;
+        return working || outReg != null || fillReg != null || mkeyWrite.valid() || klmWrite.valid();
     }
 
     private void check(boolean canEmit) {

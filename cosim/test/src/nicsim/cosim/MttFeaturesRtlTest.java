@@ -101,7 +101,8 @@ class MttFeaturesRtlTest {
     @Test
     void indirectWalksAndPageFaultsMatchWithTheWalkerInRtl() {
         Outcome model = run(Set.of()), rtl = run(Set.of("mtt"));
-        assertTrue(rtl.rtlEdges() > 1000, "the RTL walker took part: " + rtl.rtlEdges() + " edges");
+        // the walker's clock stops while it waits for an MTT entry over PCIe: it runs a few hundred edges, not thousands
+        assertTrue(rtl.rtlEdges() > 300, "the RTL walker took part: " + rtl.rtlEdges() + " edges");
         assertEquals("indirect gather", new String(rtl.bytes().get(3)));
         byte[] m = rtl.bytes().get(0), back = rtl.bytes().get(2);
         for (int r = 0; r < 48; r++)
