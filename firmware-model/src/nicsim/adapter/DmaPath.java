@@ -6,7 +6,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -280,9 +279,10 @@ public final class DmaPath {
         HostDesc hostDesc; // made once SRAM is given, so each edge offers the same payload
         LinkDesc linkDesc;
         byte[] buf; // bytes off the link (read) or out to PCI (write), beat aligned
-        int filled, writesPending;
+        int filled, writesPending; // writesPending: PCI writes issued whose completion has not come back
         long pieceSince = -1; // a write's: when the first beat of the PCI write being fed came out
         boolean engineDone, lastBeat, failed;
+        boolean writeMayFail; // a PCI write of the job would not land: from it on, every write's completion counts
 
         Job(boolean write, long hostAddr, int length, byte[] data, int dataOff, Consumer<byte[]> done) {
             this.write = write;
@@ -307,7 +307,7 @@ public final class DmaPath {
     private final class Channel implements Clocked, ClockDomain.Coaster {
         final ClockDomain domain;
         final DmaEngine engine;
-        final TreeMap<Long, Long> free = new TreeMap<>(); // start -> end of free SRAM
+        final FreeRanges free;
         final ArrayDeque<Job> waiting = new ArrayDeque<>(), hostQ = new ArrayDeque<>(), sendQ = new ArrayDeque<>(), recvQ = new ArrayDeque<>();
         final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
@@ -319,7 +319,7 @@ public final class DmaPath {
         Channel(ClockDomain domain, DmaEngine.Config cfg) {
             this.domain = domain;
             this.engine = new DmaEngine(domain, cfg);
-            free.put(0L, cfg.sramBytes());
+            free = new FreeRanges(cfg.sramBytes());
             domain.add(this);
             domain.coastWith(this, 2); // the engine and this glue
         }
@@ -337,14 +337,10 @@ public final class DmaPath {
         void allocate() {
             while (!waiting.isEmpty()) {
                 Job j = waiting.peekFirst();
-                long at = -1, end = -1; // copied out: a TreeMap entry seen by its iterator may take its successor's contents on removal
-                for (Map.Entry<Long, Long> e : free.entrySet())
-                    if (e.getValue() - e.getKey() >= j.span) { at = e.getKey(); end = e.getValue(); break; }
+                long at = free.take(j.span);
                 if (at < 0) return;
                 waiting.pollFirst();
                 j.sram = at;
-                free.remove(at);
-                if (end > at + j.span) free.put(at + j.span, end);
                 j.buf = new byte[j.span];
                 j.hostDesc = new HostDesc(j.write ? 1 : 0, j.alignedHost(), j.sram, j.span, 0);
                 j.linkDesc = new LinkDesc(j.sram, j.span, 0);
@@ -372,12 +368,7 @@ public final class DmaPath {
         /** A job is done with the channel: its SRAM is free for the jobs waiting, and it no longer counts in the load. */
         void release(Job j) {
             load--;
-            long start = j.sram, end = j.sram + j.span;
-            Map.Entry<Long, Long> before = free.floorEntry(start);
-            if (before != null && before.getValue() == start) { start = before.getKey(); free.remove(before.getKey()); }
-            Long after = free.containsKey(end) ? free.remove(end) : null;
-            if (after != null) end = after;
-            free.put(start, end);
+            free.give(j.sram, j.sram + j.span);
             allocate();
         }
 
@@ -611,19 +602,27 @@ public final class DmaPath {
             if (j.pieceSince < 0 && to > from) j.pieceSince = now;
             if (to > from && (last || Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0)) {
                 byte[] piece = java.util.Arrays.copyOfRange(j.buf, from, to);
-                j.writesPending++;
                 j.filled = to;
-                long since = j.pieceSince;
+                long since = j.pieceSince, addr = j.alignedHost() + from;
                 j.pieceSince = -1;
-                port.get().dmaWriteStreamed(j.alignedHost() + from, piece, since, res -> {
-                    // no edge reads what a landed write changes, until its job can finish: only then
-                    // is the channel woken (it may be coasting), before the job lets go of its SRAM
-                    if (res.status() != PciPort.DmaStatus.OK) j.failed = true;
-                    j.writesPending--;
-                    if (!finishable(j)) return;
-                    domain.wake();
-                    finishWrite(j);
-                });
+                PciPort p = port.get();
+                if (!j.writeMayFail && !p.dmaWriteLands(addr, piece.length)) j.writeMayFail = true;
+                if (!last && !j.writeMayFail) {
+                    // the job cannot finish before its last write lands, after this one (the bus keeps
+                    // their order), and none has failed: this one's completion would change nothing
+                    p.dmaWriteStreamedPosted(addr, piece, since);
+                } else {
+                    j.writesPending++;
+                    p.dmaWriteStreamed(addr, piece, since, res -> {
+                        // no edge reads what a landed write changes, until its job can finish: only then
+                        // is the channel woken (it may be coasting), before the job lets go of its SRAM
+                        if (res.status() != PciPort.DmaStatus.OK) j.failed = true;
+                        j.writesPending--;
+                        if (!finishable(j)) return;
+                        domain.wake();
+                        finishWrite(j);
+                    });
+                }
             }
             if (last) { j.lastBeat = true; toHost.pollFirst(); issued(j); }
         }

@@ -18,6 +18,8 @@ public final class HostMemory {
     private final int pageSize;
     private final int pageShift;
     private final Map<Long, byte[]> pages = new HashMap<>();
+    private long lastNumber = -1; // the page last used, and its bytes
+    private byte[] lastPage;
     /** Ranges backed from outside, by start address. */
     private final TreeMap<Long, Window> windows = new TreeMap<>();
     private long version;
@@ -102,7 +104,7 @@ public final class HostMemory {
                 done += n;
                 continue;
             }
-            byte[] page = pages.get(a >>> pageShift);
+            byte[] page = page(a >>> pageShift, false);
             if (page == null) java.util.Arrays.fill(dst, off + done, off + done + n, (byte) 0);
             else System.arraycopy(page, inPage, dst, off + done, n);
             done += n;
@@ -132,10 +134,18 @@ public final class HostMemory {
                 done += n;
                 continue;
             }
-            byte[] page = pages.computeIfAbsent(a >>> pageShift, k -> new byte[pageSize]);
+            byte[] page = page(a >>> pageShift, true);
             System.arraycopy(src, off + done, page, inPage, n);
             done += n;
         }
+    }
+
+    /** Page {@code number}, made if {@code make} and absent (else null); the last one used is kept at hand, as DMA goes page by page. */
+    private byte[] page(long number, boolean make) {
+        if (number == lastNumber) return lastPage;
+        byte[] p = make ? pages.computeIfAbsent(number, k -> new byte[pageSize]) : pages.get(number);
+        if (p != null) { lastNumber = number; lastPage = p; }
+        return p;
     }
 
     public long readLong(long addr) {

@@ -2,6 +2,7 @@ package nicsim.host;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Consumer;
 import nicsim.profile.Profile;
 import nicsim.sim.Arrival;
@@ -255,10 +256,19 @@ public final class PciBus {
 
         @Override public void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
             if (since > sim.now()) throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now (" + sim.now() + " ps)");
-            write(hostAddr, data, link.isPcie() ? sim.now() : since, done);
+            write(hostAddr, data, link.isPcie() ? sim.now() : since, Objects.requireNonNull(done, "done"));
         }
 
-        /** A DMA write whose bytes were fed from {@code since} on, the last of them now. */
+        @Override public void dmaWriteStreamedPosted(long hostAddr, byte[] data, long since) {
+            if (!dmaWriteLands(hostAddr, data.length))
+                throw new IllegalArgumentException(String.format("posted DMA write of %d B at 0x%x would not land: it needs a completion", data.length, hostAddr));
+            if (since > sim.now()) throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now (" + sim.now() + " ps)");
+            write(hostAddr, data, link.isPcie() ? sim.now() : since, null);
+        }
+
+        @Override public boolean dmaWriteLands(long hostAddr, int length) { return config().busMasterEnabled() && memory.inBounds(hostAddr, length); }
+
+        /** A DMA write whose bytes were fed from {@code since} on, the last of them now; {@code done} null: no completion (see dmaWriteStreamedPosted). */
         private void write(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
             long seq = ++dmaSeq;
             if (!config().busMasterEnabled()) {
@@ -283,9 +293,10 @@ public final class PciBus {
             if (!ok) unsupported("DMA write", hostAddr, data.length);
             long end = last;
             DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
+            if (done == null && !sim.trace().enabled("PciBus")) return; // nothing to tell
             writes.schedule(end, Simulator.Priority.DELIVERY, () -> {
                 if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_write_done", st.name());
-                done.accept(new WriteResult(st, end));
+                if (done != null) done.accept(new WriteResult(st, end));
             });
         }
 

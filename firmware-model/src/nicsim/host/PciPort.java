@@ -89,6 +89,16 @@ public interface PciPort {
      */
     void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done);
 
+    /**
+     * As {@link #dmaWriteStreamed}, for a write whose completion nobody waits for (a DMA engine
+     * counts only the last write of a transfer), so none is scheduled. Only for a write that
+     * {@link #dmaWriteLands} says lands: a failed one must be reported through {@code done}.
+     */
+    void dmaWriteStreamedPosted(long hostAddr, byte[] data, long since);
+
+    /** Whether a DMA write of {@code length} bytes at {@code hostAddr} issued now would land in host memory (bus mastering on, in bounds). */
+    boolean dmaWriteLands(long hostAddr, int length);
+
     /** Sends MSI-X {@code vector}; returns false (and counts it) if it could not be sent now. */
     boolean msix(int vector);
 }

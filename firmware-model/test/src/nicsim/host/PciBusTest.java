@@ -229,4 +229,33 @@ class PciBusTest {
         cx.sim.runUntilIdle();
         assertEquals(t + cx.bus.link().serializePicos(256 + 24) + cx.bus.link().latencyPicos(), x.get(0).completedAt());
     }
+
+    @Test
+    void aPostedWriteLandsWhenAWaitedOneWouldAndIsRefusedWhereItCouldNotLand() {
+        PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
+        long t = 10_000_000;
+        byte[] data = new byte[256];
+        for (int i = 0; i < data.length; i++) data[i] = (byte) (i * 7 + 1);
+        List<PciPort.WriteResult> waited = new ArrayList<>();
+        long[] seen = {-1};
+        tb.sim.schedule(t, nicsim.sim.Simulator.Priority.DELIVERY, () -> {
+            tb.device.port.dmaWriteStreamedPosted(0x10_0000, data, t);
+            tb.device.port.dmaWriteStreamed(0x20_0000, data, t, waited::add);
+        });
+        long version = tb.memory.version();
+        tb.sim.runUntil(() -> {
+            if (seen[0] < 0 && tb.memory.version() > version) seen[0] = tb.sim.now();
+            return !waited.isEmpty();
+        }, 1_000_000_000L);
+        // the posted write went first on the link: its bytes are in, one TLP ahead of the waited one
+        assertArrayEquals(data, tb.memory.read(0x10_0000, 256));
+        assertEquals(t + tb.bus.link().serializePicos(256 + 24) + tb.bus.link().latencyPicos(), seen[0]);
+        assertEquals(seen[0] + tb.bus.link().serializePicos(256 + 24), waited.get(0).completedAt());
+        // where a write would not land (outside memory, or bus mastering off) it must be waited for: its failure is its completion
+        long outside = tb.memory.size() - 16;
+        assertFalse(tb.device.port.dmaWriteLands(outside, 256));
+        var e = assertThrows(IllegalArgumentException.class, () -> tb.device.port.dmaWriteStreamedPosted(outside, data, tb.sim.now()));
+        assertTrue(e.getMessage().contains(Long.toHexString(outside)), e.getMessage());
+        assertTrue(tb.device.port.dmaWriteLands(0x10_0000, 256));
+    }
 }
