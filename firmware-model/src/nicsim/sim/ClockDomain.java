@@ -28,11 +28,7 @@ public final class ClockDomain {
     private final long phase;
     private final int rank; // made rank-th in its simulator: its place among edges of one instant
     private final List<Clocked> blocks = new ArrayList<>();
-    private final List<Stream<?>> streams = new ArrayList<>(); // in the order they were made: a stream's slot is its place here
-    private final List<Flow<?>> flows = new ArrayList<>();
-    // the streams and flows with something to check, count or trace on the next edge (valid, or traced):
-    // an idle one has nothing to do there, and most are idle on most edges
-    private final java.util.BitSet liveStreams = new java.util.BitSet(), liveFlows = new java.util.BitSet();
+    private final Wires streams = new Wires(), flows = new Wires();
     private final List<Signal> tracedSignals = new ArrayList<>(); // an untraced signal has nothing to do on an edge
     private int tracedPorts;
     private Simulator.Event nextEdge;
@@ -137,17 +133,59 @@ public final class ClockDomain {
         wake();
     }
 
+    /** What a domain's edge asks of a stream or flow: check and count the edge; whether the next one has anything to do. */
+    abstract static class Sampled {
+        abstract boolean edge(long cycle);
+
+        /** Edges ran without the wires (the domain coasted). */
+        void coasted() {}
+    }
+
+    /**
+     * The streams (or flows) of the domain in the order they were made, a slot each, and which of
+     * them have something to check, count or trace on the next edge: an idle one has nothing to do
+     * there, and most are idle on most edges.
+     */
+    private static final class Wires {
+        private Sampled[] all = new Sampled[16];
+        private long[] live = new long[1];
+        private int n;
+
+        int add(Sampled s) {
+            if (n == all.length) all = java.util.Arrays.copyOf(all, 2 * n);
+            if (n >>> 6 == live.length) live = java.util.Arrays.copyOf(live, live.length + 1);
+            all[n] = s;
+            return n++;
+        }
+
+        void live(int slot) { live[slot >>> 6] |= 1L << slot; }
+
+        /** Runs edge {@code cycle} on each live one, in slot order; one with nothing to do next drops out. */
+        void edge(long cycle) {
+            for (int w = 0; w < live.length; w++)
+                for (long bits = live[w]; bits != 0; bits &= bits - 1) {
+                    int slot = w << 6 | Long.numberOfTrailingZeros(bits);
+                    if (!all[slot].edge(cycle)) live[w] &= ~(1L << slot);
+                }
+        }
+
+        void coasted() {
+            for (int w = 0; w < live.length; w++)
+                for (long bits = live[w]; bits != 0; bits &= bits - 1) all[w << 6 | Long.numberOfTrailingZeros(bits)].coasted();
+        }
+    }
+
     /** A new stream's slot. */
-    int register(Stream<?> s) { streams.add(s); return streams.size() - 1; }
+    int register(Stream<?> s) { return streams.add(s); }
 
     /** A new flow's slot. */
-    int registerFlow(Flow<?> f) { flows.add(f); return flows.size() - 1; }
+    int registerFlow(Flow<?> f) { return flows.add(f); }
 
     /** The stream in {@code slot} has something to do on the coming edges: until its {@code edge} says it has not. */
-    void streamLive(int slot) { liveStreams.set(slot); }
+    void streamLive(int slot) { streams.live(slot); }
 
     /** As {@link #streamLive} for a flow. */
-    void flowLive(int slot) { liveFlows.set(slot); }
+    void flowLive(int slot) { flows.live(slot); }
 
     /** A port of this domain is traced from now on (its domain no longer coasts); a traced signal is sampled on each edge. */
     void traced(Object port) {
@@ -203,7 +241,7 @@ public final class ClockDomain {
         lastEdgeCycle = cycle;
         edges += n;
         coasted += n;
-        for (int i = liveStreams.nextSetBit(0); i >= 0; i = liveStreams.nextSetBit(i + 1)) streams.get(i).coasted();
+        streams.coasted();
     }
 
     private void edge(long cycle) {
@@ -214,10 +252,8 @@ public final class ClockDomain {
         current = Phase.DRIVE;
         for (Clocked b : blocks) b.drive();
         current = Phase.IDLE;
-        for (int i = liveStreams.nextSetBit(0); i >= 0; i = liveStreams.nextSetBit(i + 1))
-            if (!streams.get(i).edge(cycle)) liveStreams.clear(i);
-        for (int i = liveFlows.nextSetBit(0); i >= 0; i = liveFlows.nextSetBit(i + 1))
-            if (!flows.get(i).edge(cycle)) liveFlows.clear(i);
+        streams.edge(cycle);
+        flows.edge(cycle);
         for (Signal s : tracedSignals) s.edge(cycle);
         current = Phase.UPDATE;
         for (Clocked b : blocks) b.update();

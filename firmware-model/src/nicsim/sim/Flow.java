@@ -7,7 +7,7 @@ import nicsim.wave.VcdWriter;
  * A valid-only transfer (SpinalHDL's Flow): the receiver cannot push back, so a payload is taken
  * on every edge where valid is high. Set in the drive phase like a {@link Stream}.
  */
-public final class Flow<T> {
+public final class Flow<T> extends ClockDomain.Sampled {
     private final String name;
     private final ClockDomain domain;
     private final Layout<T> layout;
@@ -65,7 +65,7 @@ public final class Flow<T> {
     }
 
     /** Counts edge {@code cycle}; whether the coming edge has anything to do here (no, while valid is low and nothing is traced). */
-    boolean edge(long cycle) {
+    @Override boolean edge(long cycle) {
         if (alias) return false;
         if (w.valid) fires++;
         if (trace != null) trace.sample(domain, cycle, w.valid, true, w.payload);

@@ -12,7 +12,7 @@ import nicsim.wave.VcdWriter;
  *
  * <p>Payloads should be immutable values (records): the stability check compares them with equals.
  */
-public final class Stream<T> {
+public final class Stream<T> extends ClockDomain.Sampled {
     private final String name;
     private final ClockDomain domain;
     private final Layout<T> layout;
@@ -100,10 +100,10 @@ public final class Stream<T> {
     }
 
     /** Edges ran without the wires (the domain coasted): the next edge starts the hold checks afresh. */
-    void coasted() { pendingFromLastEdge = false; }
+    @Override void coasted() { pendingFromLastEdge = false; }
 
     /** Checks and counts edge {@code cycle}; whether the coming edge has anything to do here (no, while valid is low and nothing is traced). */
-    boolean edge(long cycle) {
+    @Override boolean edge(long cycle) {
         if (alias) return false; // the source side checks and counts
         boolean valid = w.valid, ready = w.ready;
         T payload = w.payload;
