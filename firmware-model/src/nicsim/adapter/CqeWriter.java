@@ -182,6 +182,9 @@ public final class CqeWriter implements Block {
         }
     }
 
+    /** Its inputs' valid make it active, and it changes nothing while inactive: its domain may leave it out then. */
+    @Override public boolean mayRest() { return true; }
+
     @Override public boolean active() {
         return outReg != null || eventReg != null || errorReg != null || droppedReg != null || cqe.valid() || arm.valid()
                 || ciUpdate.valid() || cqConfig.valid();

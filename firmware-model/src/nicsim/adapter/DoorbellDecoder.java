@@ -141,6 +141,9 @@ public final class DoorbellDecoder implements Block {
         }
     }
 
+    /** Its inputs' valid make it active, and it changes nothing while inactive: its domain may leave it out then. */
+    @Override public boolean mayRest() { return true; }
+
     @Override public boolean active() {
         return s1 != null || !fifo.isEmpty() || errReg != null || mmio.valid() || tableWrite.valid();
     }

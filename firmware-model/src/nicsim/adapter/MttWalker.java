@@ -193,6 +193,9 @@ public final class MttWalker implements Block {
         }
     }
 
+    /** Its inputs' valid make it active, and it changes nothing while inactive: its domain may leave it out then. */
+    @Override public boolean mayRest() { return true; }
+
     /**
      * Inactive while idle, and while waiting for an MTT entry it asked for: an edge then changes
      * nothing, and the entry comes from outside the clock domain, whose clock the answer wakes. A

@@ -146,6 +146,9 @@ public final class WqeFetcher implements Block {
         if (planned != null) issue(planned);
     }
 
+    /** Its inputs' valid make it active, and it changes nothing while inactive: its domain may leave it out then. */
+    @Override public boolean mayRest() { return true; }
+
     @Override public boolean active() {
         if (busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null || doorbell.valid() || sqConfig.valid()) return true;
         return arbitrate() >= 0;

@@ -17,6 +17,10 @@ import java.util.List;
  * outside them ({@link Coaster}), those edges are not run one by one; the domain schedules the
  * first edge that matters and has the blocks catch up in one step when it comes, or sooner if
  * something from outside wakes the domain first. The result is the same as running every edge.
+ *
+ * <p>While the clock runs for some blocks, a block that may rest ({@link Clocked#mayRest()}) and is
+ * inactive is left out of the edges: its wires hold what it last drove, and it runs again on the
+ * edge an input of its turns valid.
  */
 public final class ClockDomain {
     /** The phase the domain is in, so streams can refuse writes at the wrong time. */
@@ -28,6 +32,11 @@ public final class ClockDomain {
     private final long phase;
     private final int rank; // made rank-th in its simulator: its place among edges of one instant
     private final List<Clocked> blocks = new ArrayList<>();
+    // per block, in the order added: whether it may rest (Clocked#mayRest); whether it is resting
+    // (inactive after the last edge); whether its update ran on the last edge (so its drive must
+    // run on the next, its state may have changed)
+    private boolean[] mayRest = new boolean[8], resting = new boolean[8], updated = new boolean[8];
+    private Clocked[] order = new Clocked[8];
     private final Wires streams = new Wires(), flows = new Wires();
     private final List<Signal> tracedSignals = new ArrayList<>(); // an untraced signal has nothing to do on an edge
     private int tracedPorts;
@@ -129,7 +138,16 @@ public final class ClockDomain {
     private boolean mayCoast() { return coaster != null && sim.coasting() && blocks.size() == coasterBlocks && tracedPorts == 0; }
 
     public void add(Clocked block) {
+        int i = blocks.size();
         blocks.add(block);
+        if (i == order.length) {
+            order = java.util.Arrays.copyOf(order, 2 * i);
+            mayRest = java.util.Arrays.copyOf(mayRest, 2 * i);
+            resting = java.util.Arrays.copyOf(resting, 2 * i);
+            updated = java.util.Arrays.copyOf(updated, 2 * i);
+        }
+        order[i] = block;
+        mayRest[i] = block.mayRest();
         wake();
     }
 
@@ -249,14 +267,19 @@ public final class ClockDomain {
         if (coastTo >= 0) coastUpTo(cycle - 1);
         lastEdgeCycle = cycle;
         edges++;
+        int n = blocks.size();
         current = Phase.DRIVE;
-        for (Clocked b : blocks) b.drive();
+        // a resting block drives what it drove after its last update: again only if that update was on the last edge
+        for (int i = 0; i < n; i++) if (!resting[i] || updated[i]) order[i].drive();
         current = Phase.IDLE;
         streams.edge(cycle);
         flows.edge(cycle);
         for (Signal s : tracedSignals) s.edge(cycle);
         current = Phase.UPDATE;
-        for (Clocked b : blocks) b.update();
+        for (int i = 0; i < n; i++) {
+            // a resting block an input has made active takes it; one still inactive would change nothing
+            if (updated[i] = !resting[i] || order[i].active()) order[i].update();
+        }
         current = Phase.IDLE;
         next(cycle);
     }
@@ -271,7 +294,14 @@ public final class ClockDomain {
     /** After edge {@code cycle}: the clock stops, runs the next edge, or coasts. */
     private void next(long cycle) {
         boolean any = false;
-        for (Clocked b : blocks) if (b.active()) { any = true; break; }
+        for (int i = 0, n = blocks.size(); i < n; i++) {
+            if (!mayRest[i]) {
+                if (!any && order[i].active()) any = true;
+            } else if (!resting[i] || updated[i]) { // a resting block left out of this edge is still inactive
+                resting[i] = !order[i].active();
+                any |= !resting[i];
+            }
+        }
         if (!any || nextEdge != null) return; // stopped, or woken during the edge: its next edge runs through the wires
         boolean may = mayCoast();
         long n = may ? coaster.coastable() : 0;

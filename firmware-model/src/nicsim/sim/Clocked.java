@@ -19,4 +19,14 @@ public interface Clocked {
 
     /** Whether the block has work; a domain whose blocks are all inactive stops its clock until woken. */
     default boolean active() { return true; }
+
+    /**
+     * Whether its domain may leave the block out of edges while it is inactive, as it stops the
+     * clock when every block is: the block promises that {@link #active()} turns true as soon as an
+     * input it would take is valid, that an edge it is inactive on changes nothing, and that its
+     * state changes only in its update (every input comes through its ports, none from outside).
+     * Off by default: a block that must see every edge, such as the recorder of an RTL twin, or one
+     * changed from outside the domain, runs on all.
+     */
+    default boolean mayRest() { return false; }
 }

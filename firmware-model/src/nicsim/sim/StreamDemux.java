@@ -48,5 +48,8 @@ public final class StreamDemux<T> implements Clocked {
         return i;
     }
 
+    /** Its inputs' valid make it active, and it changes nothing while inactive: its domain may leave it out then. */
+    @Override public boolean mayRest() { return true; }
+
     @Override public boolean active() { return !queue.isEmpty() || input.valid(); }
 }

@@ -56,13 +56,39 @@ public final class World {
      * changed finds nothing and costs nothing in simulated time. Same results as {@link #runUntil},
      * with far fewer looks.
      */
-    public void runUntilMemoryHolds(BooleanSupplier cond, long limitPicos) {
+    public void runUntilMemoryHolds(BooleanSupplier cond, long limitPicos) { lookOnWrites(cond, limitPicos, this::memoryVersion); }
+
+    /**
+     * As {@link #runUntilMemoryHolds(BooleanSupplier, long)} for a program whose condition reads
+     * only the memory of hosts {@code nodes}: it looks again only after one of those was written.
+     */
+    public void runUntilMemoryHolds(int[] nodes, BooleanSupplier cond, long limitPicos) {
+        HostMemoryVersions of = new HostMemoryVersions(nodes);
+        lookOnWrites(cond, limitPicos, of::sum);
+    }
+
+    private final class HostMemoryVersions {
+        private final nicsim.host.HostMemory[] memories;
+
+        HostMemoryVersions(int[] nodes) {
+            memories = new nicsim.host.HostMemory[nodes.length];
+            for (int i = 0; i < nodes.length; i++) memories[i] = hosts.get(nodes[i]).memory;
+        }
+
+        long sum() {
+            long v = 0;
+            for (nicsim.host.HostMemory m : memories) v += m.version();
+            return v;
+        }
+    }
+
+    private void lookOnWrites(BooleanSupplier cond, long limitPicos, java.util.function.LongSupplier version) {
         long deadline = Math.addExact(sim.now(), limitPicos);
         long seen = -1;
         while (true) {
-            if (memoryVersion() != seen) {
+            if (version.getAsLong() != seen) {
                 if (cond.getAsBoolean()) return;
-                seen = memoryVersion(); // after the look, which may itself write (a consumer index)
+                seen = version.getAsLong(); // after the look, which may itself write (a consumer index)
             }
             step(deadline, limitPicos);
         }

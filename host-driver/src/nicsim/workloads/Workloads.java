@@ -77,9 +77,11 @@ public final class Workloads {
         final HostBuffer buf;
         final MemoryRegion mr;
         final int lid;
+        final int node;
 
         Ep(World world, int node, QpType type, int nqps, long bufBytes, int txDepth, int rxDepth, int inline, boolean scatterToCqe) {
             this.world = world;
+            this.node = node;
             ctx = new Device(world.host(node)).open();
             pd = ctx.allocPd();
             cq = ctx.createCq(Math.min(1 << 16, Math.max(16, (txDepth + rxDepth) * nqps)));
@@ -120,6 +122,16 @@ public final class Workloads {
     static void await(World w, BooleanSupplier cond, String what) {
         try {
             w.runUntilMemoryHolds(cond, STUCK);
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("stuck waiting for " + what + ": " + e.getMessage());
+        }
+    }
+
+    /** As {@link #await(World, BooleanSupplier, String)} for a condition that reads only the memory of {@code eps}' hosts. */
+    static void await(World w, List<Ep> eps, BooleanSupplier cond, String what) {
+        int[] nodes = eps.stream().mapToInt(e -> e.node).distinct().toArray();
+        try {
+            w.runUntilMemoryHolds(nodes, cond, STUCK);
         } catch (IllegalStateException e) {
             throw new IllegalStateException("stuck waiting for " + what + ": " + e.getMessage());
         }
@@ -221,7 +233,7 @@ public final class Workloads {
                     posted++;
                 }
                 List<WorkCompletion> got = new ArrayList<>();
-                await(w, () -> {
+                await(w, verb == WrOpcode.SEND ? List.of(c, s) : List.of(c), () -> {
                     got.addAll(c.cq.poll(64));
                     if (verb == WrOpcode.SEND) {
                         for (WorkCompletion r : s.cq.poll(64)) {

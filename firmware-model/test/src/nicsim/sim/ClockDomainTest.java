@@ -151,4 +151,38 @@ class ClockDomainTest {
             }
         }
     }
+
+    /**
+     * A block that may rest is left out of the edges it is inactive on, while another block keeps
+     * the clock running, and takes an input on the very edge it would have: a consumer counting
+     * what a producer hands it every fifth cycle, through a stream, sees each item on the same cycle
+     * either way, but runs only the edges with work (and the one after, settling its wires).
+     */
+    @Test
+    void aRestingBlockSkipsIdleEdgesAndTakesItsInputOnTime() {
+        for (boolean rests : new boolean[]{false, true}) {
+            Simulator sim = new Simulator();
+            ClockDomain d = sim.clockDomain("d", 1_000);
+            Stream<Integer> link = new Stream<>("link", d);
+            List<Long> takenAt = new ArrayList<>();
+            int[] updates = {0};
+            d.add(new Clocked() { // the producer: an item every fifth cycle, ten of them; it runs every edge till done
+                int sent, at;
+                @Override public void drive() { if (at % 5 == 4 && sent < 10) link.push(sent); else link.idle(); }
+                @Override public void update() { if (link.fire()) sent++; at++; }
+                @Override public boolean active() { return sent < 10; }
+            });
+            d.add(new Clocked() { // the consumer
+                @Override public void drive() { link.ready(true); }
+                @Override public void update() { updates[0]++; if (link.fire()) takenAt.add(d.cycle()); }
+                @Override public boolean active() { return link.valid(); }
+                @Override public boolean mayRest() { return rests; }
+            });
+            sim.runUntilIdle();
+            assertEquals(List.of(4L, 9L, 14L, 19L, 24L, 29L, 34L, 39L, 44L, 49L), takenAt, rests ? "resting" : "every edge");
+            assertEquals(51, d.edgesRun()); // the last item is still on the wires after its edge: one more edge clears them
+            if (rests) assertTrue(updates[0] <= 2 * 10 + 2, "the consumer ran " + updates[0] + " of 51 edges");
+            else assertEquals(51, updates[0]);
+        }
+    }
 }
