@@ -341,12 +341,13 @@ public final class PciBus {
                     if (--remaining[0] == 0) {
                         long end = lastArrival[0];
                         DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
-                        Incoming in = streamed ? incoming(starts, parts) : null;
-                        long at = streamed ? Math.max(sim.now(), in.head()) : end;
-                        readsDone.schedule(at, Simulator.Priority.DELIVERY, () -> {
+                        Runnable finish = () -> {
                             if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
-                            done.accept(new ReadResult(st, result, end, in));
-                        });
+                            done.accept(new ReadResult(st, result, end, streamed ? incoming(starts, parts) : null));
+                        };
+                        // a streamed read is answered as soon as its bytes are known: its reader takes each when it comes in
+                        if (streamed) finish.run();
+                        else readsDone.schedule(end, Simulator.Priority.DELIVERY, finish);
                     }
                 });
             }

@@ -72,9 +72,10 @@ public interface PciPort {
     void dmaRead(long hostAddr, int length, Consumer<ReadResult> done);
 
     /**
-     * As {@link #dmaRead}, but {@code done} runs as early as the bytes are known, no later than
-     * the first of them comes in, and the result's {@link ReadResult#incoming} says when each one
-     * is in: a DMA engine that moves read data on as it arrives must not take a byte sooner.
+     * As {@link #dmaRead}, but {@code done} runs as early as the bytes are known (when the host
+     * serves the read, before the first of them comes in), and the result's
+     * {@link ReadResult#incoming} says when each one is in: a DMA engine that moves read data on as
+     * it arrives must not take a byte sooner.
      */
     void dmaReadStreamed(long hostAddr, int length, Consumer<ReadResult> done);
 

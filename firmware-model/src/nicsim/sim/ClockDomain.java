@@ -135,7 +135,8 @@ public final class ClockDomain {
         coasterBlocks = blocks;
     }
 
-    private boolean mayCoast() { return coaster != null && sim.coasting() && blocks.size() == coasterBlocks && tracedPorts == 0; }
+    /** Whether the domain may coast: it has a coaster for all its blocks, the simulator lets it, and none of its wires is traced. */
+    public boolean mayCoast() { return coaster != null && sim.coasting() && blocks.size() == coasterBlocks && tracedPorts == 0; }
 
     public void add(Clocked block) {
         int i = blocks.size();
