@@ -497,10 +497,16 @@ public final class DmaPath {
             void wakeForNext() { if (size > 0) wakeAt(at[head]); }
         }
 
-        /** Wakes the channel at {@code when} (once per time). */
+        /**
+         * Wakes the channel at {@code when} (once per time), unless it is coasting then: a coast
+         * looks ahead at every beat the channel knows of, and whatever adds one wakes the channel.
+         */
         void wakeAt(long when) {
             if (!wakes.add(when)) return;
-            sim.schedule(when, Simulator.Priority.DELIVERY, () -> { wakes.remove(when); domain.wake(); });
+            sim.schedule(when, Simulator.Priority.DELIVERY, () -> {
+                wakes.remove(when);
+                if (!domain.coasting()) domain.wake();
+            });
         }
 
         /** A host read piece's beats: their words, whether the read failed, and when each is in (null until answered). */
@@ -522,11 +528,11 @@ public final class DmaPath {
                 if (owner == null || owner.write || addr < owner.alignedHost() || addr + len > owner.alignedHost() + owner.span)
                     throw new IllegalStateException("host engine read of " + len + " B at 0x" + Long.toHexString(addr) + " outside its descriptor");
                 p.dmaReadStreamed(addr, len, res -> {
-                    // the bytes are known as the host serves the read, before the first comes in. A channel that
-                    // may coast wakes now (its look-ahead did not know them; a woken clock changes no result). One
-                    // that runs every edge, traced or beat by beat, is woken when the first is in, its edges as they were.
-                    if (domain.mayCoast()) domain.wake();
-                    else wakeAt(Math.max(sim.now(), res.incoming().head()));
+                    // the bytes are known as the host serves the read, before the first comes in: a coasting
+                    // channel wakes now, as its look-ahead did not know them, and the clock is woken when the
+                    // first is in, as it was when the read was answered then
+                    if (domain.coasting()) domain.wake();
+                    wakeAt(Math.max(sim.now(), res.incoming().head()));
                     boolean ok = res.status() == PciPort.DmaStatus.OK;
                     if (ok && owner.out != null) {
                         // the job's own bytes of this read (the beats around them may hold others)

@@ -93,6 +93,9 @@ public final class ClockDomain {
     /** The first edge at or after {@code picos}. */
     public long nextEdgeCycleAtOrAfter(long picos) { return picos <= phase ? 0 : -Math.floorDiv(-(picos - phase), period); }
 
+    /** Whether the domain is coasting: edges are behind the run that its blocks will catch up in one step (see {@link Coaster}). */
+    public boolean coasting() { return coastTo >= 0; }
+
     /** The current cycle: the last edge that has run (-1 before any); while the domain coasts, the last before the coast. */
     public long cycle() { return lastEdgeCycle; }
 
@@ -135,8 +138,7 @@ public final class ClockDomain {
         coasterBlocks = blocks;
     }
 
-    /** Whether the domain may coast: it has a coaster for all its blocks, the simulator lets it, and none of its wires is traced. */
-    public boolean mayCoast() { return coaster != null && sim.coasting() && blocks.size() == coasterBlocks && tracedPorts == 0; }
+    private boolean mayCoast() { return coaster != null && sim.coasting() && blocks.size() == coasterBlocks && tracedPorts == 0; }
 
     public void add(Clocked block) {
         int i = blocks.size();
