@@ -314,6 +314,7 @@ public final class DmaPath {
         final Arriving rx = new Arriving(), pci = new Arriving(); // beats for the receive engine off the link, for the host engine off the PCI bus
         final java.util.HashSet<Long> wakes = new java.util.HashSet<>(); // times of the wakes scheduled for beats to come in
         final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null words: not back yet
+        final LongQueue answered = new LongQueue(); // when the first beat of each read answered while the clock ran is in
         int load;
 
         Channel(ClockDomain domain, DmaEngine.Config cfg) {
@@ -432,6 +433,8 @@ public final class DmaPath {
             // sleep until the next beat is in (one that is in and not taken waits for the engine, which is busy with its queue)
             if (!rx.in()) rx.wakeForNext();
             if (!pci.in()) pci.wakeForNext();
+            // and be woken when each read answered while the clock ran has its first beat in, as then
+            for (long t; !answered.isEmpty(); ) if ((t = answered.poll()) > sim.now()) wakeAt(t);
             return false;
         }
 
@@ -530,9 +533,10 @@ public final class DmaPath {
                 p.dmaReadStreamed(addr, len, res -> {
                     // the bytes are known as the host serves the read, before the first comes in: a coasting
                     // channel wakes now, as its look-ahead did not know them, and the clock is woken when the
-                    // first is in, as it was when the read was answered then
+                    // first is in, as it was when the read was answered then (if it has stopped by that time)
                     if (domain.coasting()) domain.wake();
-                    wakeAt(Math.max(sim.now(), res.incoming().head()));
+                    long first = Math.max(sim.now(), res.incoming().head());
+                    if (domain.running()) answered.add(first); else wakeAt(first);
                     boolean ok = res.status() == PciPort.DmaStatus.OK;
                     if (ok && owner.out != null) {
                         // the job's own bytes of this read (the beats around them may hold others)

@@ -96,6 +96,9 @@ public final class ClockDomain {
     /** Whether the domain is coasting: edges are behind the run that its blocks will catch up in one step (see {@link Coaster}). */
     public boolean coasting() { return coastTo >= 0; }
 
+    /** Whether the clock runs: an edge of it is to come (through the wires, or closing a coast). */
+    public boolean running() { return nextEdge != null && !nextEdge.cancelled(); }
+
     /** The current cycle: the last edge that has run (-1 before any); while the domain coasts, the last before the coast. */
     public long cycle() { return lastEdgeCycle; }
 
