@@ -136,7 +136,7 @@ public final class DmaPath {
         for (Range r : ranges)
             for (int off = 0; off < r.length(); off += pieceBytes) {
                 int at = out.length, len = Math.min(pieceBytes, r.length() - off);
-                Job j = new Job(false, r.addr() + off, len, null, 0, bytes -> out.finished(at, bytes));
+                Job j = new Job(false, r.addr() + off, len, null, 0, out::finished);
                 j.out = out;
                 j.outAt = at;
                 out.jobs.add(j);
@@ -201,10 +201,9 @@ public final class DmaPath {
             sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> head.accept(bytes, feed));
         }
 
-        /** A job's bytes came off the send engine (null: it failed). */
-        void finished(int at, byte[] piece) {
+        /** A job's bytes came off the send engine into {@link #fromLink} (null: it failed). */
+        void finished(byte[] piece) {
             if (piece == null) throw new IllegalStateException("DmaEngine send descriptor failed on bytes already in SRAM");
-            System.arraycopy(piece, 0, fromLink, at, piece.length);
             if (++finished < jobs.size()) return;
             if (!Arrays.equals(bytes, fromLink))
                 throw new IllegalStateException("the send engine's output differs from SRAM at byte " + Arrays.mismatch(bytes, fromLink));
@@ -315,6 +314,7 @@ public final class DmaPath {
         final java.util.HashSet<Long> wakes = new java.util.HashSet<>(); // times of the wakes scheduled for beats to come in
         final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null words: not back yet
         final LongQueue answered = new LongQueue(); // when the first beat of each read answered while the clock ran is in
+        final byte[] edgeBeat = new byte[beat]; // a beat the job's bytes fill only in part
         int load;
 
         Channel(ClockDomain domain, DmaEngine.Config cfg) {
@@ -342,7 +342,7 @@ public final class DmaPath {
                 if (at < 0) return;
                 waiting.pollFirst();
                 j.sram = at;
-                j.buf = new byte[j.span];
+                if (j.out == null) j.buf = new byte[j.span]; // an Out job's bytes go straight into its packet's
                 j.hostDesc = new HostDesc(j.write ? 1 : 0, j.alignedHost(), j.sram, j.span, 0);
                 j.linkDesc = new LinkDesc(j.sram, j.span, 0);
                 if (j.write) {
@@ -580,7 +580,16 @@ public final class DmaPath {
         void linkBeat(long[] words, long last) {
             Job j = sendBusy.peekFirst();
             if (j.out != null && j.filled == 0) j.out.firstBeat();
-            fromWords(words, j.buf, j.filled);
+            if (j.out == null) fromWords(words, j.buf, j.filled);
+            else {
+                // the job's bytes of the beat, in their place among the packet's bytes as they came off the engine
+                int from = Math.max(j.filled, j.skew), to = Math.min(j.filled + beat, j.skew + j.length), at = j.outAt + from - j.skew;
+                if (to - from == beat) fromWords(words, j.out.fromLink, at);
+                else if (to > from) {
+                    fromWords(words, edgeBeat, 0);
+                    System.arraycopy(edgeBeat, from - j.filled, j.out.fromLink, at, to - from);
+                }
+            }
             j.filled += beat;
             if (last != 0) j.lastBeat = true;
             finishSend();
@@ -592,7 +601,7 @@ public final class DmaPath {
             sendBusy.pollFirst();
             if (j.failed) { fail(j); return; }
             release(j);
-            byte[] bytes = java.util.Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
+            byte[] bytes = j.out != null ? j.out.fromLink : java.util.Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
             deliver(j, bytes);
         }
 
