@@ -252,24 +252,28 @@ public final class PciBus {
 
         private ConfigSpace config() { return functions.get(function).config(); }
 
-        @Override public void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done) { write(hostAddr, data, sim.now(), done); }
+        @Override public void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done) { write(hostAddr, data, sim.now(), done, false); }
 
         @Override public void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
             if (since > sim.now()) throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now (" + sim.now() + " ps)");
-            write(hostAddr, data, link.isPcie() ? sim.now() : since, Objects.requireNonNull(done, "done"));
+            write(hostAddr, data, link.isPcie() ? sim.now() : since, Objects.requireNonNull(done, "done"), true);
         }
 
         @Override public void dmaWriteStreamedPosted(long hostAddr, byte[] data, long since) {
             if (!dmaWriteLands(hostAddr, data.length))
                 throw new IllegalArgumentException(String.format("posted DMA write of %d B at 0x%x would not land: it needs a completion", data.length, hostAddr));
             if (since > sim.now()) throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now (" + sim.now() + " ps)");
-            write(hostAddr, data, link.isPcie() ? sim.now() : since, null);
+            write(hostAddr, data, link.isPcie() ? sim.now() : since, null, true);
         }
 
         @Override public boolean dmaWriteLands(long hostAddr, int length) { return config().busMasterEnabled() && memory.inBounds(hostAddr, length); }
 
-        /** A DMA write whose bytes were fed from {@code since} on, the last of them now; {@code done} null: no completion (see dmaWriteStreamedPosted). */
-        private void write(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
+        /**
+         * A DMA write whose bytes were fed from {@code since} on, the last of them now; {@code done}
+         * null: no completion (see dmaWriteStreamedPosted). {@code handedOver}: the caller no longer
+         * changes {@code data}, so a write of one TLP lands it without a copy.
+         */
+        private void write(long hostAddr, byte[] data, long since, Consumer<WriteResult> done, boolean handedOver) {
             long seq = ++dmaSeq;
             if (!config().busMasterEnabled()) {
                 stats.dmaBlocked.inc();
@@ -285,7 +289,7 @@ public final class PciBus {
                 last = Math.max(last, arrive);
                 if (ok) {
                     int from = (int) (p.addr() - hostAddr);
-                    byte[] piece = java.util.Arrays.copyOfRange(data, from, from + p.length());
+                    byte[] piece = handedOver && p.length() == data.length ? data : java.util.Arrays.copyOfRange(data, from, from + p.length());
                     writes.schedule(arrive, Simulator.Priority.DELIVERY, () -> memory.write(p.addr(), piece));
                 }
             }

@@ -86,7 +86,8 @@ public interface PciPort {
      * later than now) and has fed the last of them now. On a conventional PCI bus the engine holds
      * the bus while it feeds (wait states), so the write may have started at {@code since} if the
      * bus was free then, and ends no sooner than the last data phase after now; a PCIe TLP leaves
-     * only once its whole payload is there, as {@link #dmaWrite}.
+     * only once its whole payload is there, as {@link #dmaWrite}. {@code data} is the bus's from
+     * now on: the engine hands over a buffer it no longer changes.
      */
     void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done);
 
