@@ -34,11 +34,8 @@ object NicsimJavaModule {
    * The simulator is one thread working through a batch: the throughput collector suits it. Under
    * G1, its write barriers and the old-generation collections of many nodes' in-flight messages
    * cost about 40% of a 64-node run (measured: ./nicsim bench --sections speed, scaling with nodes).
-   * Many nodes' state is touched scattered across a heap of a few GB: on 2 MB pages (transparent
-   * huge pages, where the kernel offers them) a 64-node run spends about 7% less wall time on TLB
-   * misses; a 2-node run is unchanged.
    */
-  val gc: Seq[String] = Seq("-XX:+UseParallelGC", "-XX:+UseTransparentHugePages")
+  val gc: Seq[String] = Seq("-XX:+UseParallelGC")
 
   /** What Spark 3.5 needs to run on Java 17 (the --add-opens its own launcher passes). */
   val sparkOpens: Seq[String] = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
