@@ -314,7 +314,7 @@ public final class DmaPath {
         final java.util.HashSet<Long> wakes = new java.util.HashSet<>(); // times of the wakes scheduled for beats to come in
         final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null words: not back yet
         final LongQueue answered = new LongQueue(); // when the first beat of each read answered while the clock ran is in
-        final byte[] edgeBeat = new byte[beat]; // a beat the job's bytes fill only in part
+        final byte[] edgeBeat = new byte[beat]; // a beat a job's bytes fill only in part, between its words and its bytes
         int load;
 
         Channel(ClockDomain domain, DmaEngine.Config cfg) {
@@ -348,16 +348,14 @@ public final class DmaPath {
                 if (j.write) {
                     // the bytes arrive from the link at their host address's offset within a beat
                     recvQ.addLast(j);
-                    byte[] edge = null; // a beat the job's bytes do not fill, zero padded
                     for (int b = 0; b < j.span; b += beat) {
                         long[] words;
                         if (b >= j.skew && b + beat <= j.skew + j.length) words = toWords(j.data, j.dataOff + b - j.skew);
-                        else {
-                            if (edge == null) edge = new byte[beat];
-                            java.util.Arrays.fill(edge, (byte) 0);
+                        else { // zero padded
+                            java.util.Arrays.fill(edgeBeat, (byte) 0);
                             int from = Math.max(b, j.skew), to = Math.min(b + beat, j.skew + j.length);
-                            System.arraycopy(j.data, j.dataOff + from - j.skew, edge, from - b, to - from);
-                            words = toWords(edge, 0);
+                            System.arraycopy(j.data, j.dataOff + from - j.skew, edgeBeat, from - b, to - from);
+                            words = toWords(edgeBeat, 0);
                         }
                         rx.add(words, b + beat == j.span ? 1 : 0,
                                 j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew)));

@@ -255,15 +255,19 @@ public final class PciBus {
         @Override public void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done) { write(hostAddr, data, sim.now(), done, false); }
 
         @Override public void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
-            if (since > sim.now()) throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now (" + sim.now() + " ps)");
-            write(hostAddr, data, link.isPcie() ? sim.now() : since, Objects.requireNonNull(done, "done"), true);
+            write(hostAddr, data, fedSince(since), Objects.requireNonNull(done, "done"), true);
         }
 
         @Override public void dmaWriteStreamedPosted(long hostAddr, byte[] data, long since) {
             if (!dmaWriteLands(hostAddr, data.length))
                 throw new IllegalArgumentException(String.format("posted DMA write of %d B at 0x%x would not land: it needs a completion", data.length, hostAddr));
+            write(hostAddr, data, fedSince(since), null, true);
+        }
+
+        /** When a streamed write holds the bus from: since its first byte on a conventional bus, now on PCIe (a TLP leaves whole). */
+        private long fedSince(long since) {
             if (since > sim.now()) throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now (" + sim.now() + " ps)");
-            write(hostAddr, data, link.isPcie() ? sim.now() : since, null, true);
+            return link.isPcie() ? sim.now() : since;
         }
 
         @Override public boolean dmaWriteLands(long hostAddr, int length) { return config().busMasterEnabled() && memory.inBounds(hostAddr, length); }

@@ -31,13 +31,13 @@ public final class ClockDomain {
     private final long period;
     private final long phase;
     private final int rank; // made rank-th in its simulator: its place among edges of one instant
-    private final List<Clocked> blocks = new ArrayList<>();
-    // per block, in the order added: whether it may rest (Clocked#mayRest); whether it is resting
-    // (inactive after the last edge); whether its update ran on the last edge (so its drive must
-    // run on the next, its state may have changed)
+    // the blocks, in the order added, and per block: whether it may rest (Clocked#mayRest); whether it
+    // is resting (inactive after the last edge); whether its update ran on the last edge (so its drive
+    // must run on the next, its state may have changed)
+    private Clocked[] blocks = new Clocked[8];
+    private int blockCount;
     private boolean[] mayRest = new boolean[8], resting = new boolean[8], updated = new boolean[8];
-    private Clocked[] order = new Clocked[8];
-    private final Wires streams = new Wires(), flows = new Wires();
+    private final LiveSet streams = new LiveSet(), flows = new LiveSet();
     private final List<Signal> tracedSignals = new ArrayList<>(); // an untraced signal has nothing to do on an edge
     private int tracedPorts;
     private Simulator.Event nextEdge;
@@ -141,18 +141,17 @@ public final class ClockDomain {
         coasterBlocks = blocks;
     }
 
-    private boolean mayCoast() { return coaster != null && sim.coasting() && blocks.size() == coasterBlocks && tracedPorts == 0; }
+    private boolean mayCoast() { return coaster != null && sim.coasting() && blockCount == coasterBlocks && tracedPorts == 0; }
 
     public void add(Clocked block) {
-        int i = blocks.size();
-        blocks.add(block);
-        if (i == order.length) {
-            order = java.util.Arrays.copyOf(order, 2 * i);
+        int i = blockCount++;
+        if (i == blocks.length) {
+            blocks = java.util.Arrays.copyOf(blocks, 2 * i);
             mayRest = java.util.Arrays.copyOf(mayRest, 2 * i);
             resting = java.util.Arrays.copyOf(resting, 2 * i);
             updated = java.util.Arrays.copyOf(updated, 2 * i);
         }
-        order[i] = block;
+        blocks[i] = block;
         mayRest[i] = block.mayRest();
         wake();
     }
@@ -170,7 +169,7 @@ public final class ClockDomain {
      * them have something to check, count or trace on the next edge: an idle one has nothing to do
      * there, and most are idle on most edges.
      */
-    private static final class Wires {
+    private static final class LiveSet {
         private Sampled[] all = new Sampled[16];
         private long[] live = new long[1];
         private int n;
@@ -273,10 +272,10 @@ public final class ClockDomain {
         if (coastTo >= 0) coastUpTo(cycle - 1);
         lastEdgeCycle = cycle;
         edges++;
-        int n = blocks.size();
+        int n = blockCount;
         current = Phase.DRIVE;
         // a resting block drives what it drove after its last update: again only if that update was on the last edge
-        for (int i = 0; i < n; i++) if (!resting[i] || updated[i]) order[i].drive();
+        for (int i = 0; i < n; i++) if (!resting[i] || updated[i]) blocks[i].drive();
         current = Phase.IDLE;
         streams.edge(cycle);
         flows.edge(cycle);
@@ -284,7 +283,7 @@ public final class ClockDomain {
         current = Phase.UPDATE;
         for (int i = 0; i < n; i++) {
             // a resting block an input has made active takes it; one still inactive would change nothing
-            if (updated[i] = !resting[i] || order[i].active()) order[i].update();
+            if (updated[i] = !resting[i] || blocks[i].active()) blocks[i].update();
         }
         current = Phase.IDLE;
         next(cycle);
@@ -300,11 +299,11 @@ public final class ClockDomain {
     /** After edge {@code cycle}: the clock stops, runs the next edge, or coasts. */
     private void next(long cycle) {
         boolean any = false;
-        for (int i = 0, n = blocks.size(); i < n; i++) {
+        for (int i = 0; i < blockCount; i++) {
             if (!mayRest[i]) {
-                if (!any && order[i].active()) any = true;
+                if (!any && blocks[i].active()) any = true;
             } else if (!resting[i] || updated[i]) { // a resting block left out of this edge is still inactive
-                resting[i] = !order[i].active();
+                resting[i] = !blocks[i].active();
                 any |= !resting[i];
             }
         }

@@ -63,23 +63,13 @@ public final class World {
      * only the memory of hosts {@code nodes}: it looks again only after one of those was written.
      */
     public void runUntilMemoryHolds(int[] nodes, BooleanSupplier cond, long limitPicos) {
-        HostMemoryVersions of = new HostMemoryVersions(nodes);
-        lookOnWrites(cond, limitPicos, of::sum);
-    }
-
-    private final class HostMemoryVersions {
-        private final nicsim.host.HostMemory[] memories;
-
-        HostMemoryVersions(int[] nodes) {
-            memories = new nicsim.host.HostMemory[nodes.length];
-            for (int i = 0; i < nodes.length; i++) memories[i] = hosts.get(nodes[i]).memory;
-        }
-
-        long sum() {
-            long v = 0;
+        nicsim.host.HostMemory[] memories = new nicsim.host.HostMemory[nodes.length];
+        for (int i = 0; i < nodes.length; i++) memories[i] = hosts.get(nodes[i]).memory;
+        lookOnWrites(cond, limitPicos, () -> {
+            long v = 0; // writes to those hosts' memory
             for (nicsim.host.HostMemory m : memories) v += m.version();
             return v;
-        }
+        });
     }
 
     private void lookOnWrites(BooleanSupplier cond, long limitPicos, java.util.function.LongSupplier version) {

@@ -119,19 +119,18 @@ public final class Workloads {
         w.sim.runUntilIdle(STUCK);
     }
 
-    static void await(World w, BooleanSupplier cond, String what) {
-        try {
-            w.runUntilMemoryHolds(cond, STUCK);
-        } catch (IllegalStateException e) {
-            throw new IllegalStateException("stuck waiting for " + what + ": " + e.getMessage());
-        }
-    }
+    static void await(World w, BooleanSupplier cond, String what) { named(what, () -> w.runUntilMemoryHolds(cond, STUCK)); }
 
     /** As {@link #await(World, BooleanSupplier, String)} for a condition that reads only the memory of {@code eps}' hosts. */
     static void await(World w, List<Ep> eps, BooleanSupplier cond, String what) {
         int[] nodes = eps.stream().mapToInt(e -> e.node).distinct().toArray();
+        named(what, () -> w.runUntilMemoryHolds(nodes, cond, STUCK));
+    }
+
+    /** Runs a wait, saying what it waited for if it got stuck. */
+    private static void named(String what, Runnable wait) {
         try {
-            w.runUntilMemoryHolds(nodes, cond, STUCK);
+            wait.run();
         } catch (IllegalStateException e) {
             throw new IllegalStateException("stuck waiting for " + what + ": " + e.getMessage());
         }
