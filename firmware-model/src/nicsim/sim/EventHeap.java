@@ -14,17 +14,44 @@ final class EventHeap {
     private long[] keys = new long[2 * 64]; // slot i: keys[2i] the time, keys[2i + 1] the order
     private Simulator.Event[] events = new Simulator.Event[64];
     private int size;
+    // The root was taken (its event runs) and is not yet out: the next add takes its place and sifts
+    // down once, rather than the last event sifting down and the new one sifting up. Most events
+    // schedule one more (a clock's next edge, a lane's next arrival), so this halves the sifts.
+    private boolean rootTaken;
 
-    int size() { return size; }
+    int size() { settle(); return size; }
 
-    Simulator.Event peek() { return size == 0 ? null : events[0]; }
+    Simulator.Event peek() { settle(); return size == 0 ? null : events[0]; }
 
     /** The pending events in no particular order. */
-    Simulator.Event[] toArray() { return Arrays.copyOf(events, size); }
+    Simulator.Event[] toArray() { settle(); return Arrays.copyOf(events, size); }
+
+    /**
+     * The first event, which leaves the heap: as {@link #poll()}, but its place is given up only at
+     * the next call, which an add makes cheaper.
+     */
+    Simulator.Event take() {
+        settle();
+        if (size == 0) return null;
+        rootTaken = true;
+        return events[0];
+    }
+
+    private void settle() {
+        if (rootTaken) {
+            rootTaken = false;
+            poll();
+        }
+    }
 
     void add(Simulator.Event e) {
-        if (size == events.length) grow();
         long t = e.time, o = e.order;
+        if (rootTaken) {
+            rootTaken = false;
+            siftDown(e, t, o);
+            return;
+        }
+        if (size == events.length) grow();
         int i = size++;
         // sift up: move parents down while the new event sorts before them
         while (i > 0) {
@@ -38,18 +65,18 @@ final class EventHeap {
     }
 
     Simulator.Event poll() {
+        settle();
         if (size == 0) return null;
         Simulator.Event head = events[0];
         int last = --size;
-        if (last > 0) siftDown(last);
+        Simulator.Event e = events[last];
         events[last] = null;
+        if (last > 0) siftDown(e, keys[2 * last], keys[2 * last + 1]);
         return head;
     }
 
-    /** Puts the event at {@code from} (the last slot) in place, starting at the root. */
-    private void siftDown(int from) {
-        long t = keys[2 * from], o = keys[2 * from + 1];
-        Simulator.Event e = events[from];
+    /** Puts {@code e}, of keys {@code t} and {@code o}, in place of the root, sifting down from there. */
+    private void siftDown(Simulator.Event e, long t, long o) {
         int i = 0;
         while (true) {
             int first = (i << 2) + 1;

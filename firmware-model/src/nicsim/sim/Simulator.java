@@ -180,8 +180,9 @@ public final class Simulator {
     public boolean step() {
         Event e;
         do {
-            e = poll();
+            e = queue.take(); // out of the queue for good at its next use: an event this one schedules takes its place
             if (e == null) return false;
+            if (e.owner != null) e.owner.advance();
         } while (e.cancelled);
         now = e.time;
         atPriority = e.priority;
