@@ -17,6 +17,7 @@ import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.adapter.DmaPorts.WriteBeat;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
+import nicsim.sim.Alarm;
 import nicsim.sim.Arrival;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
@@ -311,7 +312,7 @@ public final class DmaPath {
         final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
         final Arriving rx = new Arriving(), pci = new Arriving(); // beats for the receive engine off the link, for the host engine off the PCI bus
-        final java.util.HashSet<Long> wakes = new java.util.HashSet<>(); // times of the wakes scheduled for beats to come in
+        final Alarm wakes; // the wakes for beats to come in, one queued in the kernel at a time
         final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null words: not back yet
         final LongQueue answered = new LongQueue(); // when the first beat of each read answered while the clock ran is in
         final byte[] edgeBeat = new byte[beat]; // a beat a job's bytes fill only in part, between its words and its bytes
@@ -321,6 +322,7 @@ public final class DmaPath {
             this.domain = domain;
             this.engine = new DmaEngine(domain, cfg);
             free = new FreeRanges(cfg.sramBytes());
+            wakes = new Alarm(sim, Simulator.Priority.DELIVERY, () -> { if (!domain.coasting()) domain.wake(); });
             domain.add(this);
             domain.coastWith(this, 2); // the engine and this glue
         }
@@ -503,11 +505,7 @@ public final class DmaPath {
          * looks ahead at every beat the channel knows of, and whatever adds one wakes the channel.
          */
         void wakeAt(long when) {
-            if (!wakes.add(when)) return;
-            sim.schedule(when, Simulator.Priority.DELIVERY, () -> {
-                wakes.remove(when);
-                if (!domain.coasting()) domain.wake();
-            });
+            wakes.at(when);
         }
 
         /** A host read piece's beats: their words, whether the read failed, and when each is in (null until answered). */

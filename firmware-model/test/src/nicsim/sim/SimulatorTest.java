@@ -113,4 +113,60 @@ class SimulatorTest {
         sim.runUntilIdle();
         assertEquals(10, n[0]);
     }
+
+    /**
+     * Events that schedule more as they run (the kernel lets the new one take the running one's
+     * place in its queue) still run in (time, priority, scheduling) order: checked against a sort
+     * of everything the run scheduled.
+     */
+    @Test
+    void eventsScheduledWhileRunningKeepTheGlobalOrder() {
+        Simulator sim = new Simulator();
+        Random r = new Random(11);
+        List<long[]> scheduled = new ArrayList<>(); // time, priority, scheduling sequence, how many were scheduled when it ran
+        List<Long> ran = new ArrayList<>();
+        long[] seq = {0};
+        class Spawner {
+            void at(long t, int prio) {
+                long id = seq[0]++;
+                long[] ev = {t, prio, id, -1};
+                scheduled.add(ev);
+                sim.schedule(t, prio, () -> {
+                    ran.add(id);
+                    ev[3] = seq[0];
+                    int more = r.nextInt(3); // none, one or two more, some at this very instant
+                    for (int k = 0; k < more && seq[0] < 3000; k++) at(sim.now() + r.nextInt(4) * 10, r.nextInt(3));
+                });
+            }
+        }
+        Spawner s = new Spawner();
+        for (int i = 0; i < 40; i++) s.at(r.nextInt(200), r.nextInt(3));
+        sim.runUntilIdle();
+        assertEquals(scheduled.size(), ran.size());
+        assertTrue(ran.size() > 1000, "the run did little: " + ran.size());
+        // no event ran before one that sorts before it and was already scheduled when it ran
+        for (int k = 1; k < ran.size(); k++) {
+            long[] a = scheduled.get((int) (long) ran.get(k - 1)), b = scheduled.get((int) (long) ran.get(k));
+            boolean bFirst = b[0] < a[0] || b[0] == a[0] && (b[1] < a[1] || b[1] == a[1] && b[2] < a[2]);
+            assertFalse(bFirst && b[2] < a[3], "event " + b[2] + " ran after " + a[2] + " though it sorts before it and was already pending");
+        }
+    }
+
+    /** An alarm rings once per distinct time asked, in time order, with one event queued for it at a time. */
+    @Test
+    void alarmRingsOncePerTimeWithOneQueuedEvent() {
+        Simulator sim = new Simulator();
+        List<Long> rang = new ArrayList<>();
+        int[] mostPending = {0};
+        Alarm alarm = new Alarm(sim, Simulator.Priority.DELIVERY, () -> {
+            rang.add(sim.now());
+            mostPending[0] = Math.max(mostPending[0], sim.pendingEvents());
+        });
+        for (long t : new long[]{500, 300, 300, 900, 100, 700, 500, 40}) alarm.at(t);
+        assertEquals(1, sim.pendingEvents(), "one event queued for eight times");
+        sim.schedule(600, () -> { alarm.at(650); alarm.at(600); alarm.at(900); }); // asked while ringing: a time now, sooner ones, a repeat
+        sim.runUntilIdle();
+        assertEquals(List.of(40L, 100L, 300L, 500L, 600L, 650L, 700L, 900L), rang);
+        assertTrue(mostPending[0] <= 2, "at most the next ring and the scheduled event pending: " + mostPending[0]);
+    }
 }

@@ -1,0 +1,72 @@
+package nicsim.sim;
+
+/**
+ * Rings at each of a set of coming times, with one event in the kernel's queue at a time: the
+ * earliest. For a block that asks to be woken at many times ahead (each beat it expects in), most
+ * of which turn out to need nothing: the queue holds one entry for it rather than one per time, so
+ * every other event costs less to place. It rings once per distinct time, at the priority given.
+ */
+public final class Alarm {
+    private final Simulator sim;
+    private final int priority;
+    private final Runnable ring;
+    private final Runnable fire = this::fire;
+    // the times after the earliest, ascending and distinct: later[head .. head + size)
+    private long[] later = new long[16];
+    private int head, size;
+    private Simulator.Event next; // the earliest time's event, in the kernel's queue
+    private long nextAt;
+
+    public Alarm(Simulator sim, int priority, Runnable ring) {
+        this.sim = sim;
+        this.priority = priority;
+        this.ring = ring;
+    }
+
+    /** Rings at {@code when} as well (once, however often asked before it rings then). */
+    public void at(long when) {
+        if (next != null) {
+            if (when == nextAt) return;
+            if (when > nextAt) {
+                insert(when);
+                return;
+            }
+            next.cancel(); // a sooner time: the one queued waits with the rest
+            insert(nextAt);
+        }
+        schedule(when);
+    }
+
+    private void schedule(long when) {
+        nextAt = when;
+        next = sim.schedule(when, priority, fire);
+    }
+
+    private void fire() {
+        next = null;
+        if (size > 0) {
+            schedule(later[head++]);
+            size--;
+        }
+        ring.run();
+    }
+
+    private void insert(long t) {
+        int lo = head, hi = head + size; // binary search for t's place in later[lo .. hi)
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (later[mid] < t) lo = mid + 1; else hi = mid;
+        }
+        if (lo < head + size && later[lo] == t) return;
+        if (head + size == later.length) {
+            long[] to = size * 2 > later.length ? new long[2 * later.length] : later;
+            System.arraycopy(later, head, to, 0, size);
+            later = to;
+            lo -= head;
+            head = 0;
+        }
+        System.arraycopy(later, lo, later, lo + 1, head + size - lo);
+        later[lo] = t;
+        size++;
+    }
+}
