@@ -34,6 +34,7 @@ public final class Fabric {
     private final Counters.Ref packetsSent, bytesSent; // counted per packet, so held
     private final List<Consumer<Packet>> ports = new ArrayList<>();
     private final List<long[]> busyUntil = new ArrayList<>(); // per port: {uplink free at, downlink free at}
+    private final List<Simulator.Lane> downlinks = new ArrayList<>(); // per port: its deliveries, which come in the order they leave the switch
 
     public Fabric(Simulator sim, Profile profile, Faults faults, long seed) {
         this.sim = sim;
@@ -65,6 +66,7 @@ public final class Fabric {
     public int attach(Consumer<Packet> rx) {
         ports.add(rx);
         busyUntil.add(new long[]{0, 0});
+        downlinks.add(sim.lane());
         return ports.size();
     }
 
@@ -145,6 +147,6 @@ public final class Fabric {
         long payloadIn = Math.max(headersIn, end - serialization(Packet.trailerBytes()) + propagation);
         // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once it is whole
         Packet delivered = cutThroughRx ? p.arriving(new Arrival(headersIn, payloadIn, p.payload().length)) : p;
-        sim.schedule(cutThroughRx ? headersIn : end + propagation, Simulator.Priority.DELIVERY, () -> ports.get(p.dlid() - 1).accept(delivered));
+        downlinks.get(p.dlid() - 1).schedule(cutThroughRx ? headersIn : end + propagation, Simulator.Priority.DELIVERY, () -> ports.get(p.dlid() - 1).accept(delivered));
     }
 }
