@@ -1,5 +1,6 @@
 package nicsim.wave;
 
+import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.OutputStreamWriter;
@@ -29,10 +30,15 @@ public final class VcdWriter implements AutoCloseable {
         final String name;
         final int width;
         final String id;
+        final VcdWriter owner;
         String last; // last written value text, null before the first write
+        // the last value written through set(long), when that was the last write: an unchanged value
+        // is recognised without making its text (most samples of most wires change nothing)
+        long lastLong;
+        boolean lastIsLong;
 
-        private Wire(String scope, String name, int width, String id) {
-            this.scope = scope; this.name = name; this.width = width; this.id = id;
+        private Wire(VcdWriter owner, String scope, String name, int width, String id) {
+            this.owner = owner; this.scope = scope; this.name = name; this.width = width; this.id = id;
         }
         public String scope() { return scope; }
         public String name() { return name; }
@@ -53,7 +59,7 @@ public final class VcdWriter implements AutoCloseable {
     public VcdWriter(OutputStream stream, String timescale) {
         if (!timescale.matches("(1|10|100)\\s*(s|ms|us|ns|ps|fs)"))
             throw new IllegalArgumentException("timescale '" + timescale + "' is not a VCD timescale (e.g. 1ps)");
-        this.out = new OutputStreamWriter(stream, StandardCharsets.US_ASCII);
+        this.out = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.US_ASCII), 1 << 16);
         this.timescale = timescale;
     }
 
@@ -73,7 +79,7 @@ public final class VcdWriter implements AutoCloseable {
         if (width < 1) throw new IllegalArgumentException("wire " + scope + "." + name + ": width " + width + " must be >= 1");
         if (!name.matches("[A-Za-z_][A-Za-z0-9_$\\[\\]]*"))
             throw new IllegalArgumentException("wire name '" + name + "' is not a VCD identifier");
-        Wire w = new Wire(scope, name, width, idCode(wires.size()));
+        Wire w = new Wire(this, scope, name, width, idCode(wires.size()));
         if (byFullName.putIfAbsent(w.fullName(), w) != null)
             throw new IllegalArgumentException("wire " + w.fullName() + " declared twice");
         wires.add(w);
@@ -87,7 +93,13 @@ public final class VcdWriter implements AutoCloseable {
         if (w.width < 64 && (value >>> w.width) != 0)
             throw new IllegalArgumentException("value 0x" + Long.toHexString(value) + " does not fit wire "
                     + w.fullName() + " of width " + w.width);
+        if (w.lastIsLong && w.lastLong == value) {
+            owned(w);
+            return;
+        }
         emit(time, w, w.width == 1 ? (value == 0 ? "0" : "1") : "b" + Long.toBinaryString(value));
+        w.lastLong = value;
+        w.lastIsLong = true;
     }
 
     public void set(long time, Wire w, BigInteger value) {
@@ -113,9 +125,13 @@ public final class VcdWriter implements AutoCloseable {
 
     public long changes() { return changes; }
 
+    private void owned(Wire w) {
+        if (w.owner != this) throw new IllegalArgumentException("wire " + w.fullName() + " belongs to another writer");
+    }
+
     private void emit(long time, Wire w, String text) {
-        if (!byFullName.containsKey(w.fullName()) || byFullName.get(w.fullName()) != w)
-            throw new IllegalArgumentException("wire " + w.fullName() + " belongs to another writer");
+        owned(w);
+        w.lastIsLong = false;
         if (text.equals(w.last)) return;
         try {
             ensureHeader();

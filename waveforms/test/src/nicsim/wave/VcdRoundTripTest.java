@@ -114,5 +114,36 @@ class VcdRoundTripTest {
             assertThrows(IllegalStateException.class, () -> w.wire("top", "late", 1));
         }
         assertThrows(IllegalArgumentException.class, () -> VcdWriter.open(dir.resolve("e.txt"), "1ps"));
+        try (VcdWriter a = VcdWriter.open(dir.resolve("a.vcd"), "1ps"); VcdWriter b = VcdWriter.open(dir.resolve("b.vcd"), "1ps")) {
+            VcdWriter.Wire x = a.wire("top", "x", 4);
+            a.set(0, x, 3);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> b.set(1, x, 3)); // unchanged, still not b's
+            assertTrue(e.getMessage().contains("top.x") && e.getMessage().contains("another writer"), e.getMessage());
+        }
+    }
+
+    /** A value change is written once, whichever way the value is given; the same value again writes nothing. */
+    @Test
+    void onlyChangesAreWritten() throws Exception {
+        Path f = dir.resolve("c.vcd");
+        try (VcdWriter w = VcdWriter.open(f, "1ps")) {
+            VcdWriter.Wire x = w.wire("top", "x", 8);
+            long[] expected = {1, 1, 2, 3, 3, 4};
+            w.set(0, x, 5);
+            assertEquals(expected[0], w.changes());
+            w.set(1, x, BigInteger.valueOf(5));
+            assertEquals(expected[1], w.changes());
+            w.setUnknown(2, x);
+            assertEquals(expected[2], w.changes());
+            w.set(3, x, 5);
+            assertEquals(expected[3], w.changes());
+            w.set(4, x, 5);
+            assertEquals(expected[4], w.changes());
+            w.set(5, x, BigInteger.valueOf(6));
+            assertEquals(expected[5], w.changes());
+        }
+        Waveform got = VcdReader.read(f);
+        assertEquals("101", got.signal("top.x").valueAt(3));
+        assertEquals("110", got.signal("top.x").valueAt(5));
     }
 }
