@@ -144,7 +144,6 @@ public final class DmaPath {
                 out.length += len;
             }
         out.bytes = new byte[out.length];
-        out.fromLink = new byte[out.length];
         if (out.jobs.isEmpty()) {
             sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> inSram.accept(() -> {
                 head.accept(new byte[0], 0L);
@@ -161,7 +160,7 @@ public final class DmaPath {
         final Consumer<Runnable> inSram;
         final BiConsumer<byte[], Long> head;
         final Consumer<byte[]> done;
-        byte[] bytes, fromLink; // as the host engine put them in SRAM; as they came off the send engine
+        byte[] bytes; // as the host engine put them in SRAM (each beat off the send engine is checked against them)
         int length, staged, failedJobs, finished;
         long feed; // picoseconds the send engines take to feed every beat
         boolean started;
@@ -202,13 +201,11 @@ public final class DmaPath {
             sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> head.accept(bytes, feed));
         }
 
-        /** A job's bytes came off the send engine into {@link #fromLink} (null: it failed). */
+        /** A job's bytes came off the send engine, each beat the same as in SRAM (null: it failed). */
         void finished(byte[] piece) {
             if (piece == null) throw new IllegalStateException("DmaEngine send descriptor failed on bytes already in SRAM");
             if (++finished < jobs.size()) return;
-            if (!Arrays.equals(bytes, fromLink))
-                throw new IllegalStateException("the send engine's output differs from SRAM at byte " + Arrays.mismatch(bytes, fromLink));
-            done.accept(fromLink);
+            done.accept(bytes);
         }
     }
 
@@ -578,12 +575,12 @@ public final class DmaPath {
             if (j.out != null && j.filled == 0) j.out.firstBeat();
             if (j.out == null) fromWords(words, j.buf, j.filled);
             else {
-                // the job's bytes of the beat, in their place among the packet's bytes as they came off the engine
+                // the job's bytes of the beat must be the packet's bytes there, as the host engine put them in SRAM
                 int from = Math.max(j.filled, j.skew), to = Math.min(j.filled + beat, j.skew + j.length), at = j.outAt + from - j.skew;
-                if (to - from == beat) fromWords(words, j.out.fromLink, at);
-                else if (to > from) {
+                if (to > from) {
                     fromWords(words, edgeBeat, 0);
-                    System.arraycopy(edgeBeat, from - j.filled, j.out.fromLink, at, to - from);
+                    int off = from - j.filled, differs = Arrays.mismatch(edgeBeat, off, off + to - from, j.out.bytes, at, at + to - from);
+                    if (differs >= 0) throw new IllegalStateException("the send engine's output differs from SRAM at byte " + (at + differs));
                 }
             }
             j.filled += beat;
@@ -597,7 +594,7 @@ public final class DmaPath {
             sendBusy.pollFirst();
             if (j.failed) { fail(j); return; }
             release(j);
-            byte[] bytes = j.out != null ? j.out.fromLink : java.util.Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
+            byte[] bytes = j.out != null ? j.out.bytes : java.util.Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
             deliver(j, bytes);
         }
 
