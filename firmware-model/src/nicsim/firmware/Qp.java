@@ -133,6 +133,7 @@ final class Qp {
         final long length;
         int firstPsn, lastPsn, respPsn;
         byte[] payload;
+        byte[][] chunks; // a streamed op's packets' bytes, each as it came into SRAM (payload is then unused)
         /**
          * Where the operation is in its life, in order, each stage implying those before it:
          * started (its payload being read or its local work being done), ready (its packets can be

@@ -198,10 +198,11 @@ final class Requester {
         else if (i == 0) po = write ? Op.WRITE_FIRST : Op.SEND_FIRST;
         else if (i < n - 1) po = write ? Op.WRITE_MIDDLE : Op.SEND_MIDDLE;
         else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
-        byte[] chunk = java.util.Arrays.copyOfRange(op.payload, i * q.mtu, Math.min(op.payload.length, (i + 1) * q.mtu));
+        byte[] chunk = op.chunks != null ? op.chunks[i] : java.util.Arrays.copyOfRange(op.payload, i * q.mtu, Math.min(op.payload.length, (i + 1) * q.mtu));
+        long length = op.chunks != null ? op.length : op.payload.length;
         boolean ackReq = q.service.reliable && (i == n - 1 || (i + 1) % q.fw.ackCoalesce == 0);
         return request(op, po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
-                i == 0 ? op.payload.length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0, chunk)
+                i == 0 ? length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0, chunk)
                 .withSolicited(i == n - 1 && op.w.solicited());
     }
 
@@ -213,9 +214,9 @@ final class Requester {
      * the engine; with "store-and-forward", once all of it is out.
      */
     void stream(SendOp op) {
-        op.payload = new byte[(int) op.length];
         op.streaming = true;
         op.npkts = (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu);
+        op.chunks = new byte[op.npkts][];
         op.reach(Stage.READY);
         q.placement.translateAll(op.w.sges(), op.index, q.live((pieces, fail) -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
@@ -241,9 +242,8 @@ final class Requester {
 
     /** Packet {@code k} of a streamed op, from host {@code ranges}: its bytes into SRAM, its header cycles, then out to the link. */
     void streamPacket(SendOp op, int k, List<nicsim.adapter.DmaPath.Range> ranges, Sge sge, int[] left) {
-        long from = (long) k * q.mtu;
         q.fw.adapter.dma().readOut(ranges, go -> q.fw.exec(q.fw.packetCycles, go), q.live((bytes, feed) -> {
-            System.arraycopy(bytes, 0, op.payload, (int) from, bytes.length);
+            op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
             if (q.fw.cutThroughTx) { op.heads.put(k, feed); transmit(); }
         }), q.live(out -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
