@@ -275,7 +275,7 @@ public final class DmaPath {
         long sram = -1;
         HostDesc hostDesc; // made once SRAM is given, so each edge offers the same payload
         LinkDesc linkDesc;
-        byte[] buf; // bytes off the link (read) or out to PCI (write), beat aligned
+        byte[] buf; // a read's bytes off the link, beat aligned (not an Out job's: they go into its packet's)
         int filled, writesPending; // writesPending: PCI writes issued whose completion has not come back
         long pieceSince = -1; // a write's: when the first beat of the PCI write being fed came out
         boolean engineDone, lastBeat, failed;
@@ -341,7 +341,7 @@ public final class DmaPath {
                 if (at < 0) return;
                 waiting.pollFirst();
                 j.sram = at;
-                if (j.out == null) j.buf = new byte[j.span]; // an Out job's bytes go straight into its packet's
+                if (j.out == null && !j.write) j.buf = new byte[j.span]; // an Out job's bytes are its packet's, a write's its caller's
                 j.hostDesc = new HostDesc(j.write ? 1 : 0, j.alignedHost(), j.sram, j.span, 0);
                 j.linkDesc = new LinkDesc(j.sram, j.span, 0);
                 if (j.write) {
@@ -612,13 +612,19 @@ public final class DmaPath {
         void writeBeat(WriteBeat w, long now) {
             Job j = toHost.peekFirst();
             int at = (int) (w.addr() - j.alignedHost());
-            fromWords(w.data(), j.buf, at);
+            // the job's bytes of the beat must be those it came with: the PCI writes carry those
+            int lo = Math.max(at, j.skew), hi = Math.min(at + beat, j.skew + j.length);
+            if (hi > lo) {
+                fromWords(w.data(), edgeBeat, 0);
+                int differs = Arrays.mismatch(edgeBeat, lo - at, hi - at, j.data, j.dataOff + lo - j.skew, j.dataOff + hi - j.skew);
+                if (differs >= 0) throw new IllegalStateException("the host engine's output differs from SRAM at byte " + (lo - j.skew + differs) + " of a write");
+            }
             boolean last = w.last() != 0;
             // host bytes [from, to) of the job that are complete and not yet written
             int from = Math.max(j.filled, j.skew), to = writtenTo(j, w.addr());
             if (j.pieceSince < 0 && to > from) j.pieceSince = now;
             if (to > from && (last || Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0)) {
-                byte[] piece = java.util.Arrays.copyOfRange(j.buf, from, to);
+                byte[] piece = Arrays.copyOfRange(j.data, j.dataOff + from - j.skew, j.dataOff + to - j.skew);
                 j.filled = to;
                 long since = j.pieceSince, addr = j.alignedHost() + from;
                 j.pieceSince = -1;
@@ -856,7 +862,7 @@ public final class DmaPath {
             release(j);
             j.sram = -1;
             issued(j);
-            deliver(j, j.failed ? null : j.buf);
+            deliver(j, j.failed ? null : j.data);
             domain.wake();
         }
     }
