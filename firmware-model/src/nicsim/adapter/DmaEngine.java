@@ -446,6 +446,15 @@ public final class DmaEngine implements Block {
             return hostWorking || sendBusy || recvWorking || !hostOutQ.isEmpty() || !sendOutQ.isEmpty() || reporting();
         }
 
+        /**
+         * SRAM {@code [sramAddr, sramAddr + bytes)} (whole beats) holds nothing anyone will read: its
+         * transfer is over, and the next one there writes it before reading. The beats it held are
+         * let go (the model's SRAM holds a reference per beat, which would keep them alive).
+         */
+        void forget(long sramAddr, long bytes) {
+            java.util.Arrays.fill(sram, (int) (sramAddr / beat), (int) ((sramAddr + bytes) / beat), null);
+        }
+
         private long[] read(long sramAddr) {
             long[] v = sram[(int) (sramAddr / beat)];
             return v == null ? new long[DmaPorts.words(cfg.widthBits())] : v;

@@ -366,6 +366,7 @@ public final class DmaPath {
         /** A job is done with the channel: its SRAM is free for the jobs waiting, and it no longer counts in the load. */
         void release(Job j) {
             load--;
+            engine.core().forget(j.sram, j.span);
             free.give(j.sram, j.sram + j.span);
             allocate();
         }
