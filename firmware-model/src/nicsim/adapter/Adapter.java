@@ -178,22 +178,22 @@ public final class Adapter implements PciFunction, Clocked {
     public void report(Object problem) { errors.add(problem); }
 
     /** Firmware: writes an mkey context into the MttWalker's table. */
-    public void mkeyWrite(MttPorts.MkeyContext c) { mkeyIn.add(c); core.wake(); }
+    public void mkeyWrite(MttPorts.MkeyContext c) { mkeyIn.add(c); queued(); }
 
     /** Writes an indirect mkey's list entry into the walker's KLM table (one per edge, in order, before any context written after it). */
-    public void klmWrite(MttPorts.KlmEntry e) { klmIn.add(e); core.wake(); }
+    public void klmWrite(MttPorts.KlmEntry e) { klmIn.add(e); queued(); }
 
     /** Firmware: asks the MttWalker to translate; the answer goes to {@code Firmware.onXlate}. */
-    public void translate(MttPorts.XlateReq r) { xlateIn.add(r); core.wake(); }
+    public void translate(MttPorts.XlateReq r) { xlateIn.add(r); queued(); }
 
     /** Firmware: a completion for the CqeWriter. */
     public void postCqe(long cqn, long[] cqe, boolean solicited) {
         cqeIn.add(new CqeIn(cqn, solicited ? 1 : 0, cqe));
-        core.wake();
+        queued();
     }
 
     /** Firmware: the consumer index software has reached (read from the CQ doorbell record). */
-    public void cqConsumerIndex(long cqn, long ci) { ciIn.add(new CqePorts.CqCi(cqn, ci & 0xFFFFFF)); core.wake(); }
+    public void cqConsumerIndex(long cqn, long ci) { ciIn.add(new CqePorts.CqCi(cqn, ci & 0xFFFFFF)); queued(); }
 
     /**
      * Firmware: registers the send queue of a QP it owns in the decoder's table (doorbells for it are
@@ -205,7 +205,7 @@ public final class Adapter implements PciFunction, Clocked {
         doorbellsSeen.put(qpn, new ArrayDeque<>());
         fetchesSeen.put(qpn, new ArrayDeque<>());
         nextFetch.put(qpn, 0L);
-        core.wake();
+        queued();
     }
 
     /**
@@ -222,13 +222,13 @@ public final class Adapter implements PciFunction, Clocked {
         ArrayDeque<long[]> d = doorbellsSeen.get(qpn), f = fetchesSeen.get(qpn);
         if (d != null) d.clear();
         if (f != null) f.clear();
-        core.wake();
+        queued();
     }
 
     /** Firmware: rings {@code qpn}'s send doorbell from inside the adapter (after loading its context), with {@code producer}. */
     public void reRing(long qpn, int uar, int producer) {
         mmioIn.add(MmioWrite.of(sendDoorbellOffset(uar), WqeLayout.ctrl(0, producer & 0xFFFF, qpn, 0)));
-        core.wake();
+        queued();
     }
 
     /** Firmware: removes send queue {@code qpn} from the decoder's table and, if {@code resident}, from the fetcher. */
@@ -237,14 +237,14 @@ public final class Adapter implements PciFunction, Clocked {
         tableIn.add(new QueueTableWrite(0, qpn, 0, 0));
         sqOwner.remove(qpn);
         if (resident && old != null) sqIn.add(new SqConfig(qpn, old.base(), old.logSize(), 0));
-        core.wake();
+        queued();
     }
 
     /** Firmware: removes CQ {@code cqn}. */
     public void destroyCq(long cqn) {
         tableIn.add(new QueueTableWrite(1, cqn, 0, 0));
         cqConfigIn.add(new CqConfig(cqn, 0, 1, 0, 0));
-        core.wake();
+        queued();
     }
 
     private final java.util.Map<Long, SqConfig> sqConfigs = new java.util.HashMap<>();
@@ -264,7 +264,7 @@ public final class Adapter implements PciFunction, Clocked {
         if (vector < 0 || vector >= Cmd.MSIX_VECTORS) throw new IllegalArgumentException("MSI-X vector " + vector + " must be 0.." + (Cmd.MSIX_VECTORS - 1));
         tableIn.add(new QueueTableWrite(1, cqn, uar, 1));
         cqConfigIn.add(new CqConfig(cqn, ringBase, logSize, vector, 1));
-        core.wake();
+        queued();
     }
 
     /** BAR0 offset of a UAR page's CQ doorbell, where CQ arms go. */
@@ -287,7 +287,7 @@ public final class Adapter implements PciFunction, Clocked {
             boolean wqeHead = po >= UarLayout.BF_OFFSET && (po - UarLayout.BF_OFFSET) % (dbCfg.bfRegSize() / 2) == 0;
             if (data.length > 8 && !wqeHead) { // the rest of a WQE written in 64-byte chunks
                 core.counters().counter("Adapter.blueflame_continuations").inc();
-                core.wake();
+                queued();
                 return;
             }
             if (data.length > 8) core.counters().counter("Adapter.blueflame_writes").inc();
@@ -298,11 +298,11 @@ public final class Adapter implements PciFunction, Clocked {
                 long at = -Math.floorDiv(-sim.now(), pollInterval) * pollInterval;
                 core.counters().counter("Adapter.doorbells_polled").inc();
                 core.counters().counter("Adapter.doorbell_poll_wait_ps").add(at - sim.now());
-                sim.schedule(at, () -> { mmioIn.add(w); core.wake(); });
+                sim.schedule(at, () -> { mmioIn.add(w); queued(); });
                 return;
             }
             mmioIn.add(w);
-            core.wake();
+            queued();
         } else if (offset < Cmd.REG_MSIX_TABLE) {
             firmware.mmioWrite(offset, data); // the initialization page: the command interface
         } else {
@@ -359,7 +359,20 @@ public final class Adapter implements PciFunction, Clocked {
         return offset < Cmd.REG_MSIX_TABLE ? firmware.mmioRead(offset, length) : new byte[length];
     }
 
+    // the wires show the queues as they are: an edge's drive would change nothing (a queue the
+    // firmware fills from outside, or one its update takes from, clears this)
+    private boolean wiresCurrent;
+
+    /** Something was queued for the blocks from outside their domain: the next edge drives it. */
+    private void queued() {
+        wiresCurrent = false;
+        core.wake();
+    }
+
     @Override public void drive() {
+        // a context waiting in sqIn goes out once the firmware lets it, which no queue here shows
+        if (wiresCurrent && sqIn.isEmpty()) return;
+        wiresCurrent = true;
         if (mmioIn.isEmpty()) decoder.mmio().idle(); else decoder.mmio().push(mmioIn.peekFirst());
         if (tableIn.isEmpty()) decoder.tableWrite().idle(); else decoder.tableWrite().push(tableIn.peekFirst());
         if (sqIn.isEmpty() || !firmware.mayLoad(sqIn.peekFirst())) fetcher.sqConfig().idle(); else fetcher.sqConfig().push(sqIn.peekFirst());
@@ -382,10 +395,10 @@ public final class Adapter implements PciFunction, Clocked {
     }
 
     @Override public void update() {
-        if (decoder.mmio().valid()) mmioIn.pollFirst();
-        if (decoder.tableWrite().valid()) tableIn.pollFirst();
+        if (decoder.mmio().valid()) taken(mmioIn);
+        if (decoder.tableWrite().valid()) taken(tableIn);
         if (fetcher.sqConfig().valid()) {
-            SqConfig c = sqIn.pollFirst();
+            SqConfig c = taken(sqIn);
             if (c != null && c.valid() == 1) firmware.onSqLoaded(c.qpn());
         }
         if (decoder.doorbell().fire()) {
@@ -415,17 +428,18 @@ public final class Adapter implements PciFunction, Clocked {
             }
         }
         if (fetcher.wqe().fire()) collect(fetcher.wqe().payload());
-        if (cqeWriter.cqConfig().valid()) cqConfigIn.pollFirst();
-        if (cqeWriter.cqe().fire()) cqeIn.pollFirst();
-        if (cqeWriter.ci().valid()) ciIn.pollFirst();
-        if (mtt.req().fire()) xlateIn.pollFirst();
-        if (mtt.mkeyWrite().valid()) mkeyIn.pollFirst();
-        if (mtt.klmWrite().valid()) klmIn.pollFirst();
-        if (mtt.fillRsp().fire()) { fillRspIn.pollFirst(); fillBusy = false; }
+        if (cqeWriter.cqConfig().valid()) taken(cqConfigIn);
+        if (cqeWriter.cqe().fire()) taken(cqeIn);
+        if (cqeWriter.ci().valid()) taken(ciIn);
+        if (mtt.req().fire()) taken(xlateIn);
+        if (mtt.mkeyWrite().valid()) taken(mkeyIn);
+        if (mtt.klmWrite().valid()) taken(klmIn);
+        if (mtt.fillRsp().fire()) { taken(fillRspIn); fillBusy = false; }
         if (mtt.rsp().fire()) firmware.onXlate(mtt.rsp().payload());
         if (mtt.fill().fire()) {
             fillBusy = true;
-            firmware.onMttFill(mtt.fill().payload().index(), r -> { fillRspIn.add(new MttPorts.MttFillRsp(r[0], r[1])); core.wake(); });
+            wiresCurrent = false;
+            firmware.onMttFill(mtt.fill().payload().index(), r -> { fillRspIn.add(new MttPorts.MttFillRsp(r[0], r[1])); queued(); });
         }
         if (cqeWriter.error().valid()) {
             errors.add(cqeWriter.error().payload());
@@ -447,6 +461,12 @@ public final class Adapter implements PciFunction, Clocked {
             // an event's MSI-X follows its CQE's write on the link (posted writes stay in order)
             if (!pendingMsix.isEmpty()) port.msix((int) (long) pendingMsix.pollFirst());
         }
+    }
+
+    /** The head of {@code q}, which a block took on this edge: the next drive shows the one behind it. */
+    private <T> T taken(ArrayDeque<T> q) {
+        wiresCurrent = false;
+        return q.pollFirst();
     }
 
     private void collect(WqeBeat b) {
