@@ -269,23 +269,51 @@ public final class WorkloadBench {
      * write_bw on cx-gen3x16 at {@code size}: what one message costs in wall time, coasting, then
      * beat by beat through the DmaEngines' wires; their figures, counters and end times are compared.
      */
-    public static SizeCost sizeCost(long size, int iters) {
+    public static SizeCost sizeCost(long size, int iters) { return sizeCost(size, iters, 1); }
+
+    /**
+     * As {@link #sizeCost(long, int)}, with the coasting run made {@code runs} times: its wall time is
+     * their median (a shared machine's noise moves one run by a tenth), and every run must give the
+     * same figures, counters and end time as the beat-by-beat one.
+     */
+    public static SizeCost sizeCost(long size, int iters, int runs) {
         Options o = Options.defaults().withSize(size).withIters(iters);
-        Measured m = measure(2, "write_bw", o, size + " B", true);
+        List<Measured> coasting = new ArrayList<>();
+        coasting.add(measure(2, "write_bw", o, size + " B", true));
         Measured b = measure(2, "write_bw", o, size + " B", false);
-        boolean same = m.result().rows().equals(b.result().rows()) && m.world().now() == b.world().now()
-                && m.world().sim.counters().snapshot().equals(b.world().sim.counters().snapshot());
-        return new SizeCost(size, iters, m.wallSeconds(), m.world().now() / 1e6, b.wallSeconds(), same);
+        while (coasting.size() < runs) coasting.add(measure(2, "write_bw", o, size + " B", true));
+        boolean same = true;
+        for (Measured m : coasting)
+            same &= m.result().rows().equals(b.result().rows()) && m.world().now() == b.world().now()
+                    && m.world().sim.counters().snapshot().equals(b.world().sim.counters().snapshot());
+        double wall = median(coasting.stream().mapToDouble(Measured::wallSeconds).toArray());
+        return new SizeCost(size, iters, wall, b.world().now() / 1e6, b.wallSeconds(), same);
+    }
+
+    /** The median of {@code xs} (the mean of the middle two when there is an even number). */
+    static double median(double[] xs) {
+        double[] s = xs.clone();
+        java.util.Arrays.sort(s);
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
     /** One point of the node-scaling study. */
     public record NodeScale(int nodes, double aggregateGbps, double wallSeconds, double slowdown, double heapBytesPerNode) {}
 
     /** pairs_write_bw over {@code nodes} nodes (every pair at once through one switch). */
-    public static NodeScale nodeScale(int nodes, int iters) {
-        Measured m = measure(nodes, "pairs_write_bw", Options.defaults().withIters(iters), nodes + " nodes");
-        return new NodeScale(nodes, m.result().rows().get(0).bwAvgGbps(), m.wallSeconds(), m.wallSeconds() / (m.world().now() / 1e12),
-                m.heapBytes() / (double) nodes);
+    public static NodeScale nodeScale(int nodes, int iters) { return nodeScale(nodes, iters, 1); }
+
+    /** As {@link #nodeScale(int, int)}, its wall time the median of {@code runs} runs. */
+    public static NodeScale nodeScale(int nodes, int iters, int runs) {
+        double[] walls = new double[runs];
+        Measured m = null;
+        for (int r = 0; r < runs; r++) {
+            m = measure(nodes, "pairs_write_bw", Options.defaults().withIters(iters), nodes + " nodes");
+            walls[r] = m.wallSeconds();
+        }
+        double wall = median(walls);
+        return new NodeScale(nodes, m.result().rows().get(0).bwAvgGbps(), wall, wall / (m.world().now() / 1e12), m.heapBytes() / (double) nodes);
     }
 
     /** RTL in the loop against the model alone, on the same run. */

@@ -195,14 +195,15 @@ final class BenchCommand implements Callable<Integer> {
             throw new IllegalStateException("bench: verbs through attach: " + e.getMessage(), e);
         }
         System.err.println("bench: cost with message size ...");
-        md.append("\n### Cost with message size (write_bw, cx-gen3x16; the DMA channels coasting, then every edge through the wires with `--beat-by-beat`)\n\n")
+        md.append("\n### Cost with message size (write_bw, cx-gen3x16; the DMA channels coasting, then every edge through the wires with `--beat-by-beat`")
+                .append(quick ? "" : "; coasting wall time the median of 3 runs, each compared with the beat-by-beat run").append(")\n\n")
                 .append("| bytes | messages | wall (s) | wall per message (us) | slowdown (wall / simulated) | beat by beat: wall (s) | beat by beat: slowdown "
                         + "| simulated figures, counters and end time |\n|---:|---:|---:|---:|---:|---:|---:|---|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("size-cost.csv")))) {
             csv.println("bytes,messages,wall_s,wall_us_per_message,slowdown,beat_by_beat_wall_s,beat_by_beat_slowdown,identical");
             for (long size : quick ? new long[]{64, 65536} : new long[]{64, 1024, 16384, 65536, 1 << 20}) {
                 int iters = (int) Math.max(quick ? 20 : 100, Math.min(quick ? 2000 : 50_000, (quick ? 1L << 22 : 1L << 26) / size)); // 64 MiB a size
-                var r = nicsim.cosim.bench.WorkloadBench.sizeCost(size, iters);
+                var r = nicsim.cosim.bench.WorkloadBench.sizeCost(size, iters, quick ? 1 : 3);
                 md.append(String.format("| %d | %,d | %.2f | %.1f | %,.0fx | %.2f | %,.0fx | %s |%n", r.size(), r.iters(), r.wallSeconds(),
                         r.wallUsPerMessage(), r.slowdown(), r.beatByBeatWallSeconds(), r.beatByBeatSlowdown(), r.identical() ? "identical" : "DIFFERENT"));
                 csv.printf("%d,%d,%.3f,%.3f,%.0f,%.3f,%.0f,%s%n", r.size(), r.iters(), r.wallSeconds(), r.wallUsPerMessage(), r.slowdown(),
@@ -225,14 +226,15 @@ final class BenchCommand implements Callable<Integer> {
             throw new java.io.UncheckedIOException(e);
         }
         System.err.println("bench: scaling with nodes ...");
-        md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at once through one switch)\n\n")
+        md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at once through one switch")
+                .append(quick ? "" : "; wall time the median of 3 runs").append(")\n\n")
                 .append("| nodes | aggregate bandwidth (Gb/s) | wall (s) | wall per node (s) | per node / 2 nodes' | slowdown (wall / simulated) "
                         + "| Java heap per node (bytes) |\n|---:|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("node-scaling.csv")))) {
             csv.println("nodes,aggregate_gbps,wall_s,wall_s_per_node,slowdown,heap_bytes_per_node");
             double perNodeAt2 = Double.NaN;
             for (int nn : quick ? new int[]{2, 4} : new int[]{2, 8, 32, 64}) {
-                var r = nicsim.cosim.bench.WorkloadBench.nodeScale(nn, quick ? 50 : 300);
+                var r = nicsim.cosim.bench.WorkloadBench.nodeScale(nn, quick ? 50 : 300, quick ? 1 : 3);
                 double perNode = r.wallSeconds() / r.nodes();
                 if (r.nodes() == 2) perNodeAt2 = perNode;
                 md.append(String.format("| %d | %.1f | %.2f | %.3f | %.2fx | %,.0fx | %,.0f |%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(), perNode,
