@@ -311,7 +311,10 @@ public final class ClockDomain {
         boolean may = mayCoast();
         long n = may ? coaster.coastable() : 0;
         boolean after = may && coaster.coastsEdgeAfter();
-        if (n == 0 && !after) { wake(); return; }
+        if (n == 0 && !after) { // the next edge runs through the wires (what wake() would schedule, without its search)
+            nextEdge = scheduleEdge(cycle + 1, runScheduled);
+            return;
+        }
         coastTo = cycle + n;
         nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
     }
