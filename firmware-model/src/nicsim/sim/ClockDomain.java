@@ -239,7 +239,9 @@ public final class ClockDomain {
             nextEdge = null;
         }
         if (nextEdge != null && !nextEdge.cancelled()) return;
-        long c = Math.max(lastEdgeCycle + 1, nextEdgeCycleAtOrAfter(sim.now()));
+        // the edge after the last one run, or the first at or after now if that is later (only then is a division needed)
+        long c = lastEdgeCycle + 1;
+        if (picosOfCycle(c) < sim.now()) c = nextEdgeCycleAtOrAfter(sim.now());
         // this instant's edge is behind the run (it ran, or the clock was stopped when it came): the next one
         long cycle = picosOfCycle(c) == sim.now() && sim.edgePassed(rank) ? c + 1 : c;
         nextEdge = scheduleEdge(cycle, runScheduled);
