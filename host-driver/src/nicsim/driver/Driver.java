@@ -212,15 +212,7 @@ public final class Driver {
     /** BAR0 offset of a UAR page's CQ doorbell. */
     public long cqDoorbell(int uar) { return uarPage(uar) + nicsim.abi.UarLayout.CQ_DOORBELL; }
 
-    private long uarBase = -1, uarPageSize; // looked up once: the profile never changes
-
-    private long uarPage(int uar) {
-        if (uarBase < 0) {
-            uarPageSize = host.profile.bytes("uar.page.size");
-            uarBase = host.profile.bytes("doorbell.window.base");
-        }
-        return uarBase + (long) uar * uarPageSize;
-    }
+    private long uarPage(int uar) { return host.profile.bytes("doorbell.window.base") + (long) uar * host.profile.bytes("uar.page.size"); }
 
     /**
      * Calls {@code listener} with each async event as the driver takes it from the event queue

@@ -22,8 +22,6 @@ public final class RecvRing {
     private int head, tail;
 
     /** A ring of {@code size} WQEs of {@code stride} bytes (powers of two), holding at most {@code capacity} posted. */
-    private long postCost = -1;
-
     public RecvRing(Host host, int size, int stride, int capacity) {
         this.host = host;
         this.size = size;
@@ -56,8 +54,7 @@ public final class RecvRing {
         byte[] rec = new byte[4];
         BigEndian.put32(rec, 0, head & 0xFFFF);
         host.memory.write(counter, rec);
-        if (postCost < 0) postCost = host.profile.picos("host.post.cost"); // looked up once: the profile never changes
-        host.bus.cpuWork(postCost * count);
+        host.bus.cpuWork(host.profile.picos("host.post.cost") * count);
     }
 
     /** The scatter list of WQE {@code wqeCounter}, as posted (read before its completion frees the slot). */

@@ -30,8 +30,6 @@ public final class SendRing {
     private final ArrayDeque<Integer> posted = new ArrayDeque<>();
 
     /** A ring of {@code size} WQEBBs (a power of two) holding at most {@code maxWqes} WQEs. */
-    private long postCost = -1;
-
     public SendRing(Driver driver, int uar, int size, int maxWqes) {
         this.driver = driver;
         this.host = driver.host();
@@ -77,8 +75,7 @@ public final class SendRing {
         byte[] rec = new byte[4];
         BigEndian.put32(rec, 0, head & 0xFFFF);
         host.memory.write(dbrec + 4, rec);
-        if (postCost < 0) postCost = host.profile.picos("host.post.cost"); // looked up once: the profile never changes
-        host.bus.cpuWork(postCost * count);
+        host.bus.cpuWork(host.profile.picos("host.post.cost") * count);
         driver.mmio(driver.sendDoorbell(uar), count == 1 && single.length == 64 ? single : Arrays.copyOf(lastCtrl, 8));
     }
 

@@ -18,7 +18,6 @@ public final class CompletionQueue extends VerbsObject {
     private final CqRing ring;
     private final CompletionChannel channel;
     private long events;
-    private long pollCost = -1;
 
     CompletionQueue(Context ctx, int cqe, CompletionChannel channel) {
         super(ctx);
@@ -62,10 +61,7 @@ public final class CompletionQueue extends VerbsObject {
             if (wc != null) out.add(wc);
         }
         if (ring.started()) ring.publishConsumer();
-        if (!out.isEmpty()) {
-            if (pollCost < 0) pollCost = driver.host().profile.picos("host.poll.cost"); // looked up once: the profile never changes
-            driver.host().bus.cpuWork(pollCost * out.size());
-        }
+        if (!out.isEmpty()) driver.host().bus.cpuWork(driver.host().profile.picos("host.poll.cost") * out.size());
         return out;
     }
 
