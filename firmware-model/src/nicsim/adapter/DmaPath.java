@@ -379,6 +379,16 @@ public final class DmaPath {
             return w;
         }
 
+        /**
+         * Where bytes {@code [off, off + len)} of the beat of words {@code w} first differ from
+         * {@code expected[at, at + len)}, counted from {@code off}; -1 if they are the same (or {@code len} is not positive).
+         */
+        int firstDifference(long[] w, int off, int len, byte[] expected, int at) {
+            if (len <= 0) return -1;
+            fromWords(w, edgeBeat, 0);
+            return Arrays.mismatch(edgeBeat, off, off + len, expected, at, at + len);
+        }
+
         void fromWords(long[] w, byte[] b, int off) {
             if (beat < 8) { LE_INT.set(b, off, (int) w[0]); return; }
             for (int i = 0; i < w.length; i++) LE_LONG.set(b, off + 8 * i, w[i]);
@@ -578,11 +588,8 @@ public final class DmaPath {
             else {
                 // the job's bytes of the beat must be the packet's bytes there, as the host engine put them in SRAM
                 int from = Math.max(j.filled, j.skew), to = Math.min(j.filled + beat, j.skew + j.length), at = j.outAt + from - j.skew;
-                if (to > from) {
-                    fromWords(words, edgeBeat, 0);
-                    int off = from - j.filled, differs = Arrays.mismatch(edgeBeat, off, off + to - from, j.out.bytes, at, at + to - from);
-                    if (differs >= 0) throw new IllegalStateException("the send engine's output differs from SRAM at byte " + (at + differs));
-                }
+                int differs = firstDifference(words, from - j.filled, to - from, j.out.bytes, at);
+                if (differs >= 0) throw new IllegalStateException("the send engine's output differs from SRAM at byte " + (at + differs));
             }
             j.filled += beat;
             if (last != 0) j.lastBeat = true;
@@ -614,12 +621,8 @@ public final class DmaPath {
             Job j = toHost.peekFirst();
             int at = (int) (w.addr() - j.alignedHost());
             // the job's bytes of the beat must be those it came with: the PCI writes carry those
-            int lo = Math.max(at, j.skew), hi = Math.min(at + beat, j.skew + j.length);
-            if (hi > lo) {
-                fromWords(w.data(), edgeBeat, 0);
-                int differs = Arrays.mismatch(edgeBeat, lo - at, hi - at, j.data, j.dataOff + lo - j.skew, j.dataOff + hi - j.skew);
-                if (differs >= 0) throw new IllegalStateException("the host engine's output differs from SRAM at byte " + (lo - j.skew + differs) + " of a write");
-            }
+            int lo = Math.max(at, j.skew), differs = firstDifference(w.data(), lo - at, Math.min(at + beat, j.skew + j.length) - lo, j.data, j.dataOff + lo - j.skew);
+            if (differs >= 0) throw new IllegalStateException("the host engine's output differs from SRAM at byte " + (lo - j.skew + differs) + " of a write");
             boolean last = w.last() != 0;
             // host bytes [from, to) of the job that are complete and not yet written
             int from = Math.max(j.filled, j.skew), to = writtenTo(j, w.addr());
