@@ -58,6 +58,17 @@ class AttachTest {
 
     private String serverLog() { return served.log(); }
 
+    /**
+     * The server's log once {@code p} is found in it, or as it stands after 30 s: the server writes
+     * what a program did (its line, its QPs' table) on its own thread, after the program has exited.
+     */
+    private String logOnceItHas(java.util.regex.Pattern p) throws InterruptedException {
+        long t0 = System.nanoTime();
+        String log;
+        while (!p.matcher(log = serverLog()).find() && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(20);
+        return log;
+    }
+
     @Test
     void ibvDevicesAndDevinfoSeeTheNodesAdapter() throws Exception {
         Run devices = start(1, "ibv_devices");
@@ -89,7 +100,8 @@ class AttachTest {
         // each side sends 200 messages of 4 KiB in packets of the pingpong's default MTU, 1 KiB, each message ACKed once
         assertEquals(2 * 200 * (4 + 1), served.world.sim.counters().get("Fabric.packets") - packetsBefore);
         awaitReleased(); // the server sees each program's socket close a moment after the program exits
-        assertTrue(serverLog().contains("ibv_rc_pingpong (pid ") && serverLog().contains("exited after"), serverLog());
+        String log = logOnceItHas(java.util.regex.Pattern.compile("ibv_rc_pingpong \\(pid .*exited after"));
+        assertTrue(log.contains("ibv_rc_pingpong (pid ") && log.contains("exited after"), log);
     }
 
     @Test
@@ -117,8 +129,10 @@ class AttachTest {
         // perftest's default: 100 WRITEs of 64 KiB into the server's buffer, by DMA into its process memory
         assertTrue(served.world.sim.counters().get("Firmware.dma_write_bytes") - bytesBefore >= 100 * 65536L);
         // and the simulator's own table of the client's QP, in simulated time: near the model's link rate, not the wall clock's
-        java.util.regex.Matcher row = java.util.regex.Pattern.compile("0x[0-9a-f]+\\s+RC\\s+65536\\s+100\\s+0\\s+([0-9.]+)").matcher(serverLog());
-        assertTrue(row.find(), serverLog());
+        java.util.regex.Pattern rowOfClient = java.util.regex.Pattern.compile("0x[0-9a-f]+\\s+RC\\s+65536\\s+100\\s+0\\s+([0-9.]+)");
+        String log = logOnceItHas(rowOfClient);
+        java.util.regex.Matcher row = rowOfClient.matcher(log);
+        assertTrue(row.find(), log);
         assertTrue(Double.parseDouble(row.group(1)) > 30, "simulated Gb/s: " + row.group(1));
     }
 
