@@ -34,8 +34,12 @@ object NicsimJavaModule {
    * The simulator is one thread working through a batch: the throughput collector suits it. Under
    * G1, its write barriers and the old-generation collections of many nodes' in-flight messages
    * cost about 40% of a 64-node run (measured: ./nicsim bench --sections speed, scaling with nodes).
+   * The young generation has a fixed size: left to grow, it grew to 1.3 GB within a few runs, and
+   * every run that first touched the new part of it paid the kernel for zeroed pages (a write_bw of
+   * 64-byte messages took 52x instead of 38x in such a run). Fixed, the pages are touched once,
+   * early; a young collection finds little alive (6 MB), so a smaller one costs nearly nothing.
    */
-  val gc: Seq[String] = Seq("-XX:+UseParallelGC")
+  val gc: Seq[String] = Seq("-XX:+UseParallelGC", "-Xmn512m")
 
   /** What Spark 3.5 needs to run on Java 17 (the --add-opens its own launcher passes). */
   val sparkOpens: Seq[String] = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
