@@ -69,6 +69,8 @@ public final class Adapter implements PciFunction, Clocked {
     /** BlueFlame-written WQEBBs by ring address, oldest first; at most {@link #bfEntries}. */
     private final java.util.LinkedHashMap<Long, byte[]> bfLines = new java.util.LinkedHashMap<>();
     private final int bfEntries;
+    // counted once per doorbell or fetch: held, not looked up by name each time
+    private final nicsim.sim.Counters.Ref bfContinuations, bfWrites, bfFetchesSkipped;
     private PciPort port;
     private final ArrayDeque<MmioWrite> mmioIn = new ArrayDeque<>();
     private final ArrayDeque<QueueTableWrite> tableIn = new ArrayDeque<>();
@@ -97,6 +99,9 @@ public final class Adapter implements PciFunction, Clocked {
         this.dbCfg = DoorbellDecoder.Config.from(profile);
         this.pollInterval = profile.has("doorbell.poll.interval") ? profile.picos("doorbell.poll.interval") : 0;
         this.bfEntries = profile.has("wqe.bf.buffer.entries") ? profile.countInt("wqe.bf.buffer.entries") : 0;
+        this.bfContinuations = core.counters().ref("Adapter.blueflame_continuations");
+        this.bfWrites = core.counters().ref("Adapter.blueflame_writes");
+        this.bfFetchesSkipped = core.counters().ref("Adapter.blueflame_fetches_skipped");
         this.decoder = new DoorbellDecoder(core, dbCfg);
         this.fetcher = new WqeFetcher(core, WqeFetcher.Config.from(profile));
         this.cqeWriter = new CqeWriter(core, CqeWriter.Config.from(profile));
@@ -286,11 +291,11 @@ public final class Adapter implements PciFunction, Clocked {
             long po = (offset - dbCfg.windowBase()) % dbCfg.pageSize();
             boolean wqeHead = po >= UarLayout.BF_OFFSET && (po - UarLayout.BF_OFFSET) % (dbCfg.bfRegSize() / 2) == 0;
             if (data.length > 8 && !wqeHead) { // the rest of a WQE written in 64-byte chunks
-                core.counters().counter("Adapter.blueflame_continuations").inc();
+                bfContinuations.inc();
                 queued();
                 return;
             }
-            if (data.length > 8) core.counters().counter("Adapter.blueflame_writes").inc();
+            if (data.length > 8) bfWrites.inc();
             if (data.length == WqeLayout.WQEBB && wqeHead) keepBlueFlame((offset - dbCfg.windowBase()) / dbCfg.pageSize(), data);
             MmioWrite w = MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8)));
             if (pollInterval > 0) {
@@ -351,7 +356,7 @@ public final class Adapter implements PciFunction, Clocked {
             byte[] line = bfLines.remove(r.addr() + (long) i * WqeLayout.WQEBB);
             if (out != null) System.arraycopy(line, 0, out, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
         }
-        if (out != null) core.counters().counter("Adapter.blueflame_fetches_skipped").inc();
+        if (out != null) bfFetchesSkipped.inc();
         return out;
     }
 

@@ -56,24 +56,27 @@ final class MemoryKeys {
 
     // the walker's table as a cache: which mkey index each entry holds (-1: none), translations in flight per entry
     private final long[] walkerIndex;
-    private final Map<Integer, Integer> walkerBusy = new HashMap<>();
+    private final int[] walkerBusy;
     private final ArrayDeque<XlateReq> queue = new ArrayDeque<>();
     private boolean loading;
     private int nextTag;
-    private final Map<Integer, Translation> inFlight = new HashMap<>();
+    // translations by tag: slot tag & (length - 1), grown when two in flight would share a slot
+    private Translation[] inFlight = new Translation[16];
 
     /** A translation sent to the walker: the walker entries it holds busy, its responses so far, who waits for them. */
     private static final class Translation {
+        final int tag;
         final List<XlateRsp> parts = new ArrayList<>();
         final Consumer<List<XlateRsp>> done;
-        List<Integer> slots = List.of(); // set when it is sent
+        int[] slots = {}; // set when it is sent
 
-        Translation(Consumer<List<XlateRsp>> done) { this.done = done; }
+        Translation(int tag, Consumer<List<XlateRsp>> done) { this.tag = tag; this.done = done; }
     }
 
     MemoryKeys(Firmware fw, int walkerEntries) {
         this.fw = fw;
         this.walkerIndex = new long[walkerEntries];
+        this.walkerBusy = new int[walkerEntries];
         java.util.Arrays.fill(walkerIndex, -1);
     }
 
@@ -327,7 +330,7 @@ final class MemoryKeys {
     void translate(long mkey, long va, long length, int access, long pd, long qpn, Consumer<List<XlateRsp>> done) {
         int tag = nextTag;
         nextTag = (nextTag + 1) & 0xFFFF;
-        inFlight.put(tag, new Translation(done));
+        track(new Translation(tag, done));
         queue.add(new XlateReq(mkey & 0xFFFFFFFFL, va, length, access, pd, qpn & 0xFFFFFF, tag));
         pump();
     }
@@ -336,20 +339,21 @@ final class MemoryKeys {
     private void pump() {
         while (!queue.isEmpty() && !loading) {
             XlateReq r = queue.peek();
-            List<Long> need = needed(r.mkey() >>> 8);
-            List<Integer> slots = new ArrayList<>();
+            long[] need = needed(r.mkey() >>> 8);
+            int[] slots = new int[need.length];
+            int used = 0;
             long missing = -1;
             for (long n : need) { // the first context the walker lacks, unless its entry holds another this translation needs
                 int s = walkerSlot(n);
-                if (slots.contains(s)) continue;
-                slots.add(s);
+                if (holds(slots, used, s)) continue;
+                slots[used++] = s;
                 if (missing < 0 && mkeys.get(n) != null && walkerIndex[s] != n) missing = n;
             }
             long index = missing;
             int slot = walkerSlot(index);
             if (index >= 0) {
                 // a miss: the entry's current key must have no translation in flight before it is replaced
-                if (walkerBusy.getOrDefault(slot, 0) > 0) return;
+                if (walkerBusy[slot] > 0) return;
                 loading = true;
                 fw.counters.counter("Firmware.mkey_context_misses").inc();
                 Runnable load = () -> {
@@ -366,8 +370,8 @@ final class MemoryKeys {
                 return;
             }
             queue.poll();
-            for (int s : slots) walkerBusy.merge(s, 1, Integer::sum);
-            inFlight.get((int) r.tag()).slots = slots;
+            for (int i = 0; i < used; i++) walkerBusy[slots[i]]++;
+            tracked((int) r.tag()).slots = used == slots.length ? slots : java.util.Arrays.copyOf(slots, used);
             fw.adapter.translate(r);
         }
     }
@@ -377,23 +381,42 @@ final class MemoryKeys {
      * indirect mkey those of the keys its layout names (pieces that share a walker entry with an
      * earlier one are not loaded: the walker reports them BAD_INDEX).
      */
-    private List<Long> needed(long index) {
+    private long[] needed(long index) {
         Indirect ind = indirects.get(index);
-        if (ind == null || ind.pieces.isEmpty()) return List.of(index);
-        List<Long> all = new ArrayList<>();
-        all.add(index);
-        for (long p : ind.pieces) if (!all.contains(p)) all.add(p);
-        return all;
+        if (ind == null || ind.pieces.isEmpty()) return new long[]{index};
+        return java.util.stream.LongStream.concat(java.util.stream.LongStream.of(index), ind.pieces.stream().mapToLong(Long::longValue)).distinct().toArray();
+    }
+
+    private static boolean holds(int[] slots, int used, int s) {
+        for (int i = 0; i < used; i++) if (slots[i] == s) return true;
+        return false;
+    }
+
+    /** Keeps {@code t} until its last response, by tag (in place of one of its tag that never finished, as a map would). */
+    private void track(Translation t) {
+        Translation o;
+        while ((o = inFlight[t.tag & (inFlight.length - 1)]) != null && o.tag != t.tag) {
+            Translation[] bigger = new Translation[2 * inFlight.length];
+            for (Translation x : inFlight) if (x != null) bigger[x.tag & (bigger.length - 1)] = x;
+            inFlight = bigger;
+        }
+        inFlight[t.tag & (inFlight.length - 1)] = t;
+    }
+
+    /** The translation in flight under {@code tag}, or null. */
+    private Translation tracked(int tag) {
+        Translation t = inFlight[tag & (inFlight.length - 1)];
+        return t != null && t.tag == tag ? t : null;
     }
 
     /** A response from the MttWalker: the last one of a translation hands them all over. */
     void onResponse(XlateRsp r) {
-        Translation t = inFlight.get((int) r.tag());
+        Translation t = tracked((int) r.tag());
         if (t == null) return;
         t.parts.add(r);
         if (r.last() != 0) {
-            inFlight.remove((int) r.tag());
-            for (int s : t.slots) walkerBusy.merge(s, -1, Integer::sum);
+            inFlight[t.tag & (inFlight.length - 1)] = null;
+            for (int s : t.slots) walkerBusy[s]--;
             t.done.accept(t.parts);
             pump();
         }
