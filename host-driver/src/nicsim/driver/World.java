@@ -89,8 +89,7 @@ public final class World {
         if (sim.now() >= deadline)
             throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + sim.now() + " ps)");
         // nothing left to happen: time may still pass (a program waiting on a timer of its own)
-        if (sim.idle()) throw new IllegalStateException("simulation went idle at " + sim.now() + " ps before the condition held");
-        sim.step();
+        if (!sim.step()) throw new IllegalStateException("simulation went idle at " + sim.now() + " ps before the condition held");
     }
 
     /** Writes to every host's memory (one tally, so a look costs the same with 2 nodes or 64). */
