@@ -84,7 +84,7 @@ final class Qp {
 
     // requester
     final ArrayDeque<SendOp> pending = new ArrayDeque<>();
-    final ArrayDeque<SendOp> outstanding = new ArrayDeque<>();
+    final Outstanding outstanding = new Outstanding();
     int nextPsn, ackedPsn, retriesLeft, rnrLeft, readsOutstanding;
     Simulator.Event timer; // the event that checks the retransmit timer, at or before timerDue
     long timerDue = -1; // when the retransmit timer expires (-1: not running)

@@ -267,9 +267,9 @@ final class Requester {
 
     /** Sends the packets of ready WQEs, in PSN order. */
     void transmit() {
-        for (SendOp op : q.outstanding) {
-            if (op.atLeast(Stage.SENT)) continue;
-            if (!op.atLeast(Stage.READY)) return;
+        q.outstanding.fromFirstUnsent(op -> {
+            if (op.atLeast(Stage.SENT)) return true;
+            if (!op.atLeast(Stage.READY)) return false;
             if (op.streaming) {
                 // each packet's header cycles were spent before its bytes left SRAM: it goes now, in PSN order
                 while (op.sent < op.npkts && op.heads.containsKey(op.sent)) {
@@ -278,10 +278,11 @@ final class Requester {
                     put(p, op.heads.remove(op.sent), op, op.sent == op.npkts - 1);
                     op.sent++;
                 }
-                if (op.sent < op.npkts) return; // later messages wait: PSN order
+                if (op.sent < op.npkts) return false; // later messages wait: PSN order
             } else sendPackets(op.packets, op, true);
             op.reach(Stage.SENT);
-        }
+            return true;
+        });
     }
 
     void sendPackets(List<Packet> packets, SendOp op, boolean endsMessage) {
