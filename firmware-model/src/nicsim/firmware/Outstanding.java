@@ -12,6 +12,7 @@ import nicsim.firmware.Qp.SendOp;
  */
 final class Outstanding implements Iterable<SendOp> {
     private final ArrayDeque<SendOp> ops = new ArrayDeque<>();
+    private final java.util.Collection<SendOp> readOnly = java.util.Collections.unmodifiableCollection(ops);
     private int sentLead; // the first sentLead ops are at stage SENT or later
     private int reshaped; // counts changes other than an add at the tail: positions from before are void
 
@@ -39,7 +40,8 @@ final class Outstanding implements Iterable<SendOp> {
         reshaped++;
     }
 
-    @Override public Iterator<SendOp> iterator() { return ops.iterator(); }
+    /** The ops, oldest first; read only (a removal through it would pass the sent lead by). */
+    @Override public Iterator<SendOp> iterator() { return readOnly.iterator(); }
 
     /**
      * Goes through the ops from the first not known to be sent, telling {@code visit} each in turn
