@@ -2,7 +2,7 @@ package nicsim.firmware;
 
 import java.util.ArrayList;
 import java.util.List;
-import nicsim.abi.BigEndian;
+import nicsim.abi.HostOrder;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
 import nicsim.abi.Vendor;
@@ -199,7 +199,7 @@ final class Completer {
             ackBefore(p.psn());
             op.reach(Stage.ANSWERED);
             byte[] orig = new byte[8];
-            BigEndian.put64(orig, 0, p.atomicOrig());
+            HostOrder.put64(orig, 0, p.atomicOrig());
             scatterLocal(op, 0, p.withPayload(orig).arriving(null), true); // the original value is in the headers: all in
             return;
         }

@@ -1,7 +1,7 @@
 package nicsim.firmware;
 
 import java.util.function.Consumer;
-import nicsim.abi.BigEndian;
+import nicsim.abi.HostOrder;
 import nicsim.abi.Vendor;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
@@ -126,10 +126,10 @@ final class ReadsAndAtomics {
                 q.responder.finish();
                 return;
             }
-            long orig = BigEndian.get64(r.data(), 0);
+            long orig = HostOrder.get64(r.data(), 0);
             long now = p.op() == Op.CMP_SWAP ? (orig == p.compare() ? p.swapAdd() : orig) : orig + p.swapAdd();
             byte[] nb = new byte[8];
-            BigEndian.put64(nb, 0, now);
+            HostOrder.put64(nb, 0, now);
             q.writesInFlight++;
             q.fw.adapter.port().dmaWrite(pa, nb, q.live(w -> q.responder.writeLanded()));
             release.run();

@@ -102,7 +102,7 @@ class DcTest {
         byte[] big = pattern(1, 65536 + 333);
         s.buf.write(0, big);
         t.buf.write(SLOT, pattern(2, 5000));
-        t.buf.write(2L * SLOT, new byte[]{0, 0, 0, 0, 0, 0, 0, 5}); // atomics see memory as big-endian 64-bit words, as mlx5 does
+        t.buf.write(2L * SLOT, new byte[]{5, 0, 0, 0, 0, 0, 0, 0}); // atomics see memory as 64-bit words in the host's byte order
         dci.postSend(s.to(t, KEY).wrId(1).opcode(WrOpcode.RDMA_WRITE).remoteAddr(t.buf.addr()).rkey(t.mr.rkey())
                         .sgList(new Sge(s.buf.addr(), big.length, s.mr.lkey())),
                 s.to(t, KEY).wrId(2).opcode(WrOpcode.RDMA_READ).remoteAddr(t.buf.addr() + SLOT).rkey(t.mr.rkey())
@@ -118,9 +118,9 @@ class DcTest {
         for (int i = 0; i < 5; i++) assertEquals(i + 1, done.get(i).wrId(), "in order");
         assertArrayEquals(big, t.buf.read(0, big.length), "WRITE landed");
         assertArrayEquals(pattern(2, 5000), s.buf.read(SLOT, 5000), "READ came back");
-        assertEquals(5, s.buf.read(2L * SLOT + 7, 1)[0], "fetch-and-add returned the old value");
-        assertEquals(15, s.buf.read(2L * SLOT + 15, 1)[0], "compare-and-swap returned the value it compared");
-        assertEquals(99, t.buf.read(2L * SLOT + 7, 1)[0], "15 == 15: swapped in 99");
+        assertEquals(5, s.buf.read(2L * SLOT, 1)[0], "fetch-and-add returned the old value");
+        assertEquals(15, s.buf.read(2L * SLOT + 8, 1)[0], "compare-and-swap returned the value it compared");
+        assertEquals(99, t.buf.read(2L * SLOT, 1)[0], "15 == 15: swapped in 99");
         List<WorkCompletion> recv = s.await(t.cq, 1);
         assertOk(recv, 1);
         assertEquals(WcOpcode.RECV, recv.get(0).opcode());

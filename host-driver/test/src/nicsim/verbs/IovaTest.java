@@ -47,13 +47,13 @@ class IovaTest {
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         assertArrayEquals(data, p.a.buf.read(32768, data.length));
 
-        // an atomic on the IOVA (the adapter keeps atomic operands big-endian in memory, as ConnectX's reply_be)
-        p.b.buf.write(60_000, new byte[]{0, 0, 0, 0, 0, 0, 0, 5});
+        // an atomic on the IOVA (a 64-bit word in the host's byte order: little-endian)
+        p.b.buf.write(60_000, new byte[]{5, 0, 0, 0, 0, 0, 0, 0});
         p.a.qp.postSend(new SendWr().wrId(3).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED)
                 .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(IOVA_B + 60_000).rkey(dst.rkey()).compareAdd(10));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
-        assertEquals(15, p.b.buf.read(60_007, 1)[0]);
-        assertEquals(5, p.a.buf.read(7, 1)[0], "the value before the add");
+        assertEquals(15, p.b.buf.read(60_000, 1)[0]);
+        assertEquals(5, p.a.buf.read(0, 1)[0], "the value before the add");
     }
 
     @ParameterizedTest

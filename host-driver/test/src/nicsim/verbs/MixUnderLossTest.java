@@ -3,6 +3,7 @@ package nicsim.verbs;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -66,9 +67,9 @@ class MixUnderLossTest {
                     int slot = 3 * region + 16 + 8 * (i % 64);
                     wr.opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).compareAdd(add).sgList(new Sge(p.a.buf.addr() + slot, 8, p.a.mr.lkey()))
                             .remoteAddr(p.b.buf.addr() + 3 * region).rkey(p.b.mr.rkey());
-                    ByteBuffer.wrap(a, slot, 8).putLong(counter);
+                    ByteBuffer.wrap(a, slot, 8).order(ByteOrder.LITTLE_ENDIAN).putLong(counter);
                     counter += add;
-                    ByteBuffer.wrap(b, 3 * region, 8).putLong(counter);
+                    ByteBuffer.wrap(b, 3 * region, 8).order(ByteOrder.LITTLE_ENDIAN).putLong(counter);
                     expectFetched.add(counter - add);
                 }
             }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
 import java.util.Random;
+import nicsim.abi.HostOrder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -70,7 +71,7 @@ class RcDataPathTest {
     @Test
     void atomicsReturnTheOriginalValue() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 4096).up(Mtu.MTU_1024);
-        p.b.buf.write(64, java.nio.ByteBuffer.allocate(8).putLong(40).array());
+        p.b.buf.write(64, le(40));
         p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED).compareAdd(2)
                 .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 64).rkey(p.b.mr.rkey()));
         p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.ATOMIC_CMP_AND_SWP).sendFlags(SendFlags.SIGNALED).compareAdd(42).swap(7)
@@ -78,9 +79,36 @@ class RcDataPathTest {
         List<WorkCompletion> wc = p.await(p.a.cq, 2);
         assertEquals(WcOpcode.FETCH_ADD, wc.get(0).opcode(), wc.toString());
         assertEquals(WcOpcode.COMP_SWAP, wc.get(1).opcode());
-        assertEquals(40, java.nio.ByteBuffer.wrap(p.a.buf.read(0, 8)).getLong());
-        assertEquals(42, java.nio.ByteBuffer.wrap(p.a.buf.read(8, 8)).getLong());
-        assertEquals(7, java.nio.ByteBuffer.wrap(p.b.buf.read(64, 8)).getLong());
+        assertEquals(40, HostOrder.get64(p.a.buf.read(0, 8), 0), "fetch-and-add: the original value, in the host's byte order");
+        assertEquals(42, HostOrder.get64(p.a.buf.read(8, 8), 0), "compare-and-swap: the original value");
+        assertEquals(7, HostOrder.get64(p.b.buf.read(64, 8), 0), "42 == 42: swapped in 7");
+    }
+
+    /**
+     * Atomics on 64-bit words wider than a byte (qperf's ver_rc_fetch_add and ver_rc_compare_swap):
+     * the remote word is read and written in the host's byte order, and so is the value returned.
+     */
+    @Test
+    void atomicsWorkOnWordsInTheHostsByteOrder() {
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 4096).up(Mtu.MTU_1024);
+        p.b.buf.write(64, le(0x0123456789abcdefL));
+        p.b.buf.write(72, le(0xffffffffL));
+        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.ATOMIC_CMP_AND_SWP).sendFlags(SendFlags.SIGNALED)
+                .compareAdd(0x0123456789abcdefL).swap(0xfedcba9876543210L)
+                .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 64).rkey(p.b.mr.rkey()));
+        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED).compareAdd(1)
+                .sgList(new Sge(p.a.buf.addr() + 8, 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 72).rkey(p.b.mr.rkey()));
+        for (WorkCompletion wc : p.await(p.a.cq, 2)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+        assertArrayEquals(le(0x0123456789abcdefL), p.a.buf.read(0, 8), "the compared value came back as the host stores it");
+        assertArrayEquals(le(0xfedcba9876543210L), p.b.buf.read(64, 8), "and the swap value was stored so");
+        assertArrayEquals(le(0xffffffffL), p.a.buf.read(8, 8));
+        assertArrayEquals(le(0x100000000L), p.b.buf.read(72, 8), "the add carried into the word's upper half");
+    }
+
+    private static byte[] le(long v) {
+        byte[] b = new byte[8];
+        HostOrder.put64(b, 0, v);
+        return b;
     }
 
     /**
