@@ -7,6 +7,7 @@ public final class AddressHandle extends VerbsObject {
     AddressHandle(ProtectionDomain pd, AhAttr attr) {
         super(pd);
         this.attr = attr;
+        made();
     }
 
     public AhAttr attr() { return attr; }

@@ -11,7 +11,10 @@ public final class CompletionChannel extends VerbsObject {
     private final ArrayDeque<CompletionQueue> events = new ArrayDeque<>();
     private long delivered;
 
-    CompletionChannel(Context ctx) { super(ctx); }
+    CompletionChannel(Context ctx) {
+        super(ctx);
+        made();
+    }
 
     void deliver(CompletionQueue cq) {
         events.add(cq);

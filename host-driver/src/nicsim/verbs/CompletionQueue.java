@@ -34,6 +34,7 @@ public final class CompletionQueue extends VerbsObject {
         cqn = (int) driver.command(Cmd.CREATE_CQ, Cmd.CREATE_CQ_IN, new Cmd.CreateCq(ctx.uar, ring.base(),
                 Integer.numberOfTrailingZeros(ring.size()), vector, ring.doorbellRecord()), Cmd.HANDLE).handle();
         ctx.cqs.put(cqn, this);
+        made();
     }
 
     /** The number of entries (the user's request rounded up, as ibv_create_cq reports it). */

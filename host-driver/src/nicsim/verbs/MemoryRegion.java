@@ -55,6 +55,7 @@ public final class MemoryRegion extends VerbsObject {
                 pageList), Cmd.HANDLE).handle();
         if ((access & AccessFlags.ON_DEMAND) != 0)
             pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, this.iova));
+        made();
     }
 
     private final long pageList;

@@ -17,6 +17,7 @@ public final class MemoryWindow extends VerbsObject {
         this.pd = pd;
         this.type = type;
         this.rkey = (int) pd.ctx.driver.command(Cmd.ALLOC_MW, Cmd.ALLOC_MW_IN, new Cmd.AllocMw(pd.pdn, type.value()), Cmd.HANDLE).handle();
+        made();
     }
 
     public MwType type() { return type; }

@@ -23,6 +23,7 @@ public final class Mkey extends VerbsObject {
         this.maxEntries = maxEntries;
         this.key = (int) pd.ctx.driver.command(Cmd.CREATE_INDIRECT_MKEY, Cmd.CREATE_INDIRECT_MKEY_IN,
                 new Cmd.CreateIndirectMkey(pd.pdn, maxEntries), Cmd.HANDLE).handle();
+        made();
     }
 
     public int lkey() { return key; }

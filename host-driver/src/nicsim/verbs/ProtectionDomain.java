@@ -11,6 +11,7 @@ public final class ProtectionDomain extends VerbsObject {
         super(ctx);
         this.ctx = ctx;
         this.pdn = (int) ctx.driver.command(Cmd.ALLOC_PD, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
+        made();
     }
 
     public int handle() { return pdn; }

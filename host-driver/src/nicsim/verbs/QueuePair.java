@@ -120,6 +120,7 @@ public final class QueuePair extends VerbsObject {
                 strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()), dcType == null ? 0 : dcType.value()),
                 srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
         ctx.qps.put(qpn, this);
+        made();
     }
 
     private static void check(boolean ok, String field, long value, String range) {

@@ -76,6 +76,7 @@ public final class SharedReceiveQueue extends VerbsObject {
                 : driver.command(Cmd.CREATE_SRQ, Cmd.CREATE_SRQ_IN, new Cmd.CreateSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec, limit),
                         Cmd.HANDLE)).handle();
         pd.ctx.srqs.put(srqn, this);
+        made();
     }
 
     public int handle() { return srqn; }

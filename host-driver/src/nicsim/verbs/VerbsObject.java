@@ -7,14 +7,19 @@ import java.util.List;
  * What every verbs object shares: it belongs to a parent, owns children, and closing it closes
  * its children first (children in reverse order of creation), then destroys it in the adapter.
  * A call on a closed object throws {@link VerbsException} (EINVAL) naming the object.
+ *
+ * <p>An object joins its parent only once the adapter has made it ({@link #made}, the last step of
+ * every constructor): a create the checks or the adapter refuse leaves nothing behind to destroy.
  */
 public abstract class VerbsObject implements AutoCloseable {
     private final VerbsObject parent;
     private final List<VerbsObject> children = new ArrayList<>();
     private boolean closed;
 
-    protected VerbsObject(VerbsObject parent) {
-        this.parent = parent;
+    protected VerbsObject(VerbsObject parent) { this.parent = parent; }
+
+    /** The object exists in the adapter: from now on it is its parent's child, closed with it. */
+    protected final void made() {
         if (parent != null) parent.children.add(this);
     }
 

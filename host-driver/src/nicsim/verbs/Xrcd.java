@@ -15,6 +15,7 @@ public final class Xrcd extends VerbsObject {
         super(ctx);
         this.ctx = ctx;
         this.xrcdn = (int) ctx.driver.command(Cmd.ALLOC_XRCD, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
+        made();
     }
 
     public int handle() { return xrcdn; }
