@@ -51,6 +51,7 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 	struct nicsim_cq *cq;
 	struct ibv_cq_ex *x;
 	if ((attr->wc_flags & ~offered) || (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS))) { errno = EOPNOTSUPP; return NULL; }
+	if (attr->comp_vector >= (uint32_t)c->num_comp_vectors) { errno = EINVAL; return NULL; } /* as the kernel's create_cq */
 	cq = nicsim_create_cq(c, (int)attr->cqe, attr->channel);
 	if (!cq) return NULL;
 	x = &cq->cq_ex;

@@ -44,6 +44,8 @@ struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
 
 static const struct verbs_device_ops nicsim_device_ops;
 
+bool nicsim_owns(struct ibv_context *c) { return ((struct verbs_device *)c->device)->ops == &nicsim_device_ops; }
+
 /* The first context this program opened: the simulated clock is read through it. */
 static struct nicsim_context *clock_ctx;
 
@@ -183,6 +185,8 @@ static int query_device_ex(struct ibv_context *c, const struct ibv_query_device_
 	a->max_ah = (int)get32(&m);
 	a->atomic_cap = (enum ibv_atomic_cap)get32(&m);
 	a->phys_port_cnt = (uint8_t)get32(&m);
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) + sizeof(attr->phys_port_cnt_ex))
+		attr->phys_port_cnt_ex = a->phys_port_cnt;
 	a->device_cap_flags = get32(&m);
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 16;
@@ -337,8 +341,9 @@ struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_co
 }
 
 static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
-	struct nicsim_cq *cq = nicsim_create_cq(c, cqe, channel);
-	(void)vector;
+	struct nicsim_cq *cq;
+	if (vector < 0 || vector >= c->num_comp_vectors) { errno = EINVAL; return NULL; } /* as the kernel's create_cq */
+	cq = nicsim_create_cq(c, cqe, channel);
 	return cq ? &cq->cq : NULL;
 }
 
@@ -569,10 +574,10 @@ static uint32_t qp_handle(struct ibv_qp *qp) { return ((struct nicsim_qp *)qp)->
 /*
  * A QP of pd, or with none, of XRC domain xrcd (an XRC target); init's cap becomes what it got.
  * dc_type (mlx5dv_dc_type, 0: none) makes a DRIVER QP a DC target (with dct_key) or initiator;
- * wr_api gives it the ibv_wr_* API (ibv_qp_init_attr_ex's send_ops_flags).
+ * wr_ops gives it the ibv_wr_* API with those operations (send_ops_flags; 0: no API).
  */
 static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-			      uint32_t dc_type, uint64_t dct_key, int wr_api) {
+			      uint32_t dc_type, uint64_t dct_key, uint64_t wr_ops) {
 	struct msg m = request(NICSIM_OP_CREATE_QP);
 	struct nicsim_qp *qp = calloc(1, sizeof(*qp));
 	struct ibv_qp *q;
@@ -620,20 +625,27 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	qp->vqp.comp_mask = 0;
 	qp->vqp.xrcd = (struct verbs_xrcd *)xrcd;
 	qp->dc_type = dc_type;
-	if (wr_api) nicsim_wr_init(qp);
+	if (wr_ops) nicsim_wr_init(qp, wr_ops);
 	return q;
 }
 
-static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init) { return make_qp(pd->context, pd, NULL, init, 0, 0, 0); }
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init) {
+	return make_qp(pd->context, pd, NULL, init, 0, 0, 0);
+}
 
 /*
- * ibv_create_qp_ex, and mlx5dv_create_qp through nicsim_dv_create_qp: an XRC target names its
- * domain and no PD; send_ops_flags asks for the ibv_wr_* API; a DC QP is DRIVER with its dc_type.
+ * ibv_create_qp_ex, and mlx5dv_create_qp's: an XRC target names its domain and no PD;
+ * send_ops_flags asks for the ibv_wr_* API with those operations; a DC QP is DRIVER with its
+ * dc_type. Creation flags, fields and operations nicsim does not offer are EOPNOTSUPP, as the
+ * kernel and rxe refuse them (flags 0 asks for nothing and is accepted).
  */
-static struct ibv_qp *make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key) {
+struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key) {
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	uint64_t ops = (init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ? init->send_ops_flags : 0;
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *q;
-	if (init->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+	if ((init->comp_mask & ~known) || ((init->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && init->create_flags)
+	    || (ops & ~nicsim_wr_ops_offered(init->qp_type, dc_type))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -646,55 +658,37 @@ static struct ibv_qp *make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_
 	a.qp_type = init->qp_type;
 	a.sq_sig_all = init->sq_sig_all;
 	q = make_qp(c, (init->comp_mask & IBV_QP_INIT_ATTR_PD) ? init->pd : NULL,
-		    (init->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? init->xrcd : NULL, &a, dc_type, dct_key,
-		    (init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && init->send_ops_flags);
+		    (init->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? init->xrcd : NULL, &a, dc_type, dct_key, ops);
 	if (q) init->cap = a.cap;
 	return q;
 }
 
-static struct ibv_qp *create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init) { return make_qp_ex(c, init, 0, 0); }
-
-/*
- * For nicsim's libmlx5 stand-in (mlx5dv_create_qp): a QP of this provider's context, DC when
- * dc_type is MLX5DV_DCTYPE_DCT or _DCI; EOPNOTSUPP for another provider's context.
- */
-struct ibv_qp *nicsim_dv_create_qp(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key) {
-	if (((struct verbs_device *)c->device)->ops != &nicsim_device_ops) { errno = EOPNOTSUPP; return NULL; }
-	return make_qp_ex(c, init, dc_type, dct_key);
+static struct ibv_qp *create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init) {
+	return nicsim_make_qp_ex(c, init, 0, 0);
 }
 
-/*
- * For the stand-in's mlx5dv_create_mkey: an indirect mkey of pd with room for max_entries KLM
- * entries (flags: mlx5dv_mkey_init_attr's create_flags; only INDIRECT is offered). NULL with errno.
- */
-struct mlx5dv_mkey *nicsim_dv_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries) {
+struct nicsim_mkey *nicsim_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries) {
+	struct nicsim_mkey *k = calloc(1, sizeof(*k));
 	struct msg m = request(NICSIM_OP_CREATE_MKEY);
-	struct nicsim_mkey *k;
 	int rc;
-	if (((struct verbs_device *)pd->context->device)->ops != &nicsim_device_ops) { errno = EOPNOTSUPP; return NULL; }
+	if (!k) { done(&m); errno = ENOMEM; return NULL; }
 	put32(&m, pd_handle(pd));
 	put32(&m, max_entries);
 	put32(&m, create_flags);
 	rc = call(ctx_of(pd->context), &m);
-	if (rc) { done(&m); errno = rc; return NULL; }
-	k = calloc(1, sizeof(*k));
-	if (!k) { done(&m); errno = ENOMEM; return NULL; }
+	if (rc) { done(&m); free(k); errno = rc; return NULL; }
 	k->handle = get32(&m);
 	k->dv.lkey = k->dv.rkey = get32(&m);
 	k->context = pd->context;
 	done(&m);
-	return &k->dv;
+	return k;
 }
 
-int nicsim_dv_destroy_mkey(struct mlx5dv_mkey *mkey) {
-	struct nicsim_mkey *k = (struct nicsim_mkey *)mkey;
+int nicsim_destroy_mkey(struct nicsim_mkey *k) {
 	int rc = simple(k->context, NICSIM_OP_DESTROY_MKEY, k->handle);
 	if (!rc) free(k);
 	return rc;
 }
-
-/* For the stand-in's mlx5dv_qp_ex_from_ibv_qp_ex: the mlx5dv extension of one of this provider's QPs. */
-struct mlx5dv_qp_ex *nicsim_dv_qp_ex(struct ibv_qp_ex *qpx) { return &((struct nicsim_qp *)qpx)->dv; }
 
 static void put_attr(struct msg *m, const struct ibv_qp_attr *a) {
 	put32(m, a->qp_state);

@@ -14,8 +14,8 @@
 /* A DC initiator's target for one work request (mlx5dv_wr_set_dc_addr); ah NICSIM_NONE: none. */
 struct nicsim_dc_addr { uint32_t ah, dctn; uint64_t key; };
 
-/* An indirect mkey (mlx5dv_create_mkey): mlx5dv's keys, and the simulator's handle of it. */
-struct nicsim_mkey { struct mlx5dv_mkey dv; uint32_t handle; struct ibv_context *context; };
+/* An indirect mkey (mlx5dv_create_mkey): mlx5dv's keys, the simulator's handle of it, the next one made. */
+struct nicsim_mkey { struct mlx5dv_mkey dv; uint32_t handle; struct ibv_context *context; struct nicsim_mkey *next; };
 
 /* One entry of a layout UMR: length bytes at addr under lkey; in an interleaved layout, skip bytes follow before the next repetition's. */
 struct nicsim_klm { uint64_t addr; uint32_t length, lkey, skip; };
@@ -64,8 +64,29 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 /* Posts wr and those after it (ext: each one's DC target and layout, or NULL); on a refusal *bad is the one refused. */
 int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext, struct ibv_send_wr **bad);
 
-/* Gives qp the ibv_wr_* API (and mlx5dv's: wr_set_dc_addr for a DC initiator, wr_mr_list and wr_mr_interleaved for RC). */
-void nicsim_wr_init(struct nicsim_qp *qp);
+/*
+ * The ibv_wr_* operations (IBV_QP_EX_WITH_*) a QP of type t (dc_type: mlx5dv's, 0 if none) can
+ * offer; a create asking for others is refused with EOPNOTSUPP.
+ */
+uint64_t nicsim_wr_ops_offered(enum ibv_qp_type t, uint32_t dc_type);
+
+/*
+ * Gives qp the ibv_wr_* API with the operations in ops (send_ops_flags) and only those, and
+ * mlx5dv's: wr_set_dc_addr for a DC initiator, wr_mr_list and wr_mr_interleaved for RC.
+ */
+void nicsim_wr_init(struct nicsim_qp *qp, uint64_t ops);
+
+/* Whether c is a context of nicsim's provider (and not of another device beside it). */
+bool nicsim_owns(struct ibv_context *c);
+
+/* ibv_create_qp_ex, and mlx5dv_create_qp's on a nicsim context: a DC QP when dc_type is mlx5dv's DCT or DCI. */
+struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key);
+
+/* An indirect mkey of pd for max_entries KLM entries; NULL with errno. */
+struct nicsim_mkey *nicsim_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
+
+/* Destroys k: 0, or an errno (then k stays). */
+int nicsim_destroy_mkey(struct nicsim_mkey *k);
 
 /* Frees what a list being built holds. */
 void nicsim_wr_clear(struct nicsim_qp *qp);

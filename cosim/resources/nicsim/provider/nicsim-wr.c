@@ -225,17 +225,32 @@ static void wr_mr_interleaved(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey,
 		w->umr.klm[i] = (struct nicsim_klm){ data[i].addr, data[i].bytes_count, data[i].lkey, data[i].bytes_skip };
 }
 
-void nicsim_wr_init(struct nicsim_qp *qp) {
+uint64_t nicsim_wr_ops_offered(enum ibv_qp_type t, uint32_t dc_type) {
+	uint64_t sends = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	uint64_t writes = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	uint64_t reads = IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	uint64_t keys = IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV;
+	switch (t) {
+	case IBV_QPT_RC: case IBV_QPT_XRC_SEND: return sends | writes | reads | keys;
+	case IBV_QPT_UC: return sends | writes | keys;
+	case IBV_QPT_UD: return sends;
+	case IBV_QPT_DRIVER: return dc_type == MLX5DV_DCTYPE_DCI ? sends | writes | reads : 0;
+	default: return 0;
+	}
+}
+
+/* The operations asked for, and only those: an operation not asked for stays NULL, as on rxe and mlx5. */
+void nicsim_wr_init(struct nicsim_qp *qp, uint64_t ops) {
 	struct ibv_qp_ex *x = &qp->vqp.qp_ex;
-	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
-	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
-	x->wr_local_inv = wr_local_inv;
-	x->wr_rdma_read = wr_rdma_read;
-	x->wr_rdma_write = wr_rdma_write;
-	x->wr_rdma_write_imm = wr_rdma_write_imm;
-	x->wr_send = wr_send;
-	x->wr_send_imm = wr_send_imm;
-	x->wr_send_inv = wr_send_inv;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP) x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV) x->wr_local_inv = wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_RDMA_READ) x->wr_rdma_read = wr_rdma_read;
+	if (ops & IBV_QP_EX_WITH_RDMA_WRITE) x->wr_rdma_write = wr_rdma_write;
+	if (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM) x->wr_rdma_write_imm = wr_rdma_write_imm;
+	if (ops & IBV_QP_EX_WITH_SEND) x->wr_send = wr_send;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_IMM) x->wr_send_imm = wr_send_imm;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV) x->wr_send_inv = wr_send_inv;
 	x->wr_set_ud_addr = wr_set_ud_addr;
 	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	x->wr_set_inline_data = wr_set_inline_data;

@@ -28,7 +28,8 @@ final class Commands {
     private long queueAddr = -1;
     private int errors;
     private boolean busy, initialized;
-    private final int maxQp, maxQpWr = 1 << 15, maxCqe = 1 << 22;
+    /** A CQ's ring holds cqe + 1 entries rounded up to a power of two, 2^22 at most (as mlx5's log_max_cq_sz). */
+    private final int maxQp, maxQpWr = 1 << 15, maxCqe = (1 << 22) - 1;
     private final Table<Boolean> uars, pds;
     /** XRC domains by number. */
     private final Table<XrcDomain> xrcds = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_XRCDS, false);

@@ -23,6 +23,12 @@ public abstract class VerbsObject implements AutoCloseable {
         if (parent != null) parent.children.add(this);
     }
 
+    /**
+     * Whether objects made under this one are still open. The kernel refuses to destroy such an
+     * object (a PD with an MR, say: EBUSY); closing it from Java closes them first.
+     */
+    public boolean hasChildren() { return !children.isEmpty(); }
+
     /** Whether close() has run. */
     public boolean isClosed() { return closed; }
 

@@ -66,9 +66,6 @@ public final class Attach {
                 "RDMAV_DRIVERS=" + provider.resolve("libnicsim"),
                 "LD_PRELOAD=" + provider.resolve(ProviderBuild.LIBRARY)
                         + (simulatedTime ? " " + provider.resolve(ProviderBuild.CLOCK_LIBRARY) : ""),
-                // mlx5's direct-verbs library serves mlx5 devices only: nicsim's stand-in takes its place (DC QPs)
-                "LD_LIBRARY_PATH=" + provider.resolve(ProviderBuild.DV_DIR) + (System.getenv("LD_LIBRARY_PATH") == null ? ""
-                        : ":" + System.getenv("LD_LIBRARY_PATH")),
                 "NICSIM_SOCKET=" + socket.toAbsolutePath(),
                 "NICSIM_NODE=" + node));
         cmd.addAll(program);

@@ -7,6 +7,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import nicsim.host.HostMemory;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
 
 /**
  * An attached program's memory, read and written in place through /proc/&lt;pid&gt;/mem: what the
@@ -49,6 +51,26 @@ final class ProcessMemory implements AutoCloseable {
                     buf.remaining(), at, e.getMessage());
             if (!write) while (buf.hasRemaining()) buf.put((byte) 0);
         }
+    }
+
+    /**
+     * Refuses (EFAULT, as the kernel's pinning of user pages does) a range not wholly mapped in the
+     * program, or, when the adapter is to write it, mapped read-only.
+     */
+    void checkMapped(long start, long length, boolean write) {
+        long at = start, end = start + length;
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc", Integer.toString(pid), "maps"))) {
+                int dash = line.indexOf('-'), space = line.indexOf(' ');
+                long lo = Long.parseUnsignedLong(line.substring(0, dash), 16), hi = Long.parseUnsignedLong(line.substring(dash + 1, space), 16);
+                boolean usable = line.charAt(space + 1) == 'r' && (!write || line.charAt(space + 2) == 'w');
+                if (lo <= at && at < hi && usable) at = hi;
+                if (at >= end) return;
+            }
+        } catch (IOException | RuntimeException e) {
+            throw new VerbsException(Errno.EFAULT, "reg_mr: cannot read process " + pid + "'s mappings: " + e.getMessage());
+        }
+        throw new VerbsException(Errno.EFAULT, String.format("reg_mr: 0x%x is not mapped%s in process %d", at, write ? " writable" : "", pid));
     }
 
     /** DMA writes into the program's memory so far (a program spinning on its memory looks again after one). */

@@ -34,6 +34,7 @@ import nicsim.verbs.SendWr;
 import nicsim.verbs.Sge;
 import nicsim.verbs.SharedReceiveQueue;
 import nicsim.verbs.SrqAttr;
+import nicsim.verbs.SrqAttrMask;
 import nicsim.verbs.SrqInitAttr;
 import nicsim.verbs.SrqType;
 import nicsim.verbs.VerbsException;
@@ -138,7 +139,7 @@ final class Session implements AutoCloseable {
             case POST_SRQ_OPS -> postSrqOps(in);
             case CREATE_MKEY -> {
                 ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
-                int maxEntries = in.u32("max_entries");
+                int maxEntries = in.count32("max_entries");
                 int flags = in.u32("create_flags");
                 if (flags != 1 /* MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT */)
                     throw new VerbsException(Errno.EOPNOTSUPP, "mlx5dv_create_mkey create_flags 0x" + Integer.toHexString(flags) + ": only INDIRECT");
@@ -173,7 +174,9 @@ final class Session implements AutoCloseable {
 
     private Wire.Out destroy(Wire.In in, Class<? extends nicsim.verbs.VerbsObject> type) {
         int h = in.u32("handle");
-        get(h, type).close();
+        nicsim.verbs.VerbsObject o = get(h, type);
+        if (o.hasChildren()) throw new VerbsException(Errno.EBUSY, type.getSimpleName() + " handle " + h + " still has objects made under it");
+        o.close();
         objects.remove(h);
         qpCaps.remove(h);
         srqCaps.remove(h);
@@ -241,6 +244,7 @@ final class Session implements AutoCloseable {
         long addr = in.u64("addr"), length = in.u64("length"), iova = in.u64("iova");
         int access = in.u32("access");
         if (length <= 0 || addr + length < addr) throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
+        memory.checkMapped(addr, length, (access & nicsim.verbs.AccessFlags.LOCAL_WRITE) != 0);
         int page = host.memory.pageSize();
         long first = Math.floorDiv(addr, page) * page;
         long bytes = ((addr + length - first) + page - 1) / page * page;
@@ -268,7 +272,7 @@ final class Session implements AutoCloseable {
     // ---- completion queues and events ----
 
     private Wire.Out createCq(Wire.In in) {
-        int cqe = in.u32("cqe");
+        int cqe = in.count32("cqe");
         long cookie = in.u64("cq");
         int fd = in.u32("channel");
         CompletionChannel ch = null;
@@ -288,8 +292,7 @@ final class Session implements AutoCloseable {
 
     private Wire.Out pollCq(Wire.In in) {
         CompletionQueue cq = get(in.u32("cq"), CompletionQueue.class);
-        int max = in.u32("max");
-        if (max < 0) throw new VerbsException(Errno.EINVAL, "poll_cq num_entries " + max);
+        int max = in.count32("max");
         if (max > 0 && !cq.ready()) {
             wait = new Wait(Wire.Op.POLL_CQ, cq, max, null);
             return null;
@@ -366,8 +369,9 @@ final class Session implements AutoCloseable {
         QpType type = QpType.of(in.u32("qp_type"));
         CompletionQueue scq = getOrNull(in.u32("send_cq"), CompletionQueue.class), rcq = getOrNull(in.u32("recv_cq"), CompletionQueue.class);
         SharedReceiveQueue srq = getOrNull(in.u32("srq"), SharedReceiveQueue.class);
-        int sendWr = in.u32("max_send_wr"), recvWr = in.u32("max_recv_wr"), sendSge = in.u32("max_send_sge"), recvSge = in.u32("max_recv_sge");
-        int inline = in.u32("max_inline_data");
+        int sendWr = in.count32("max_send_wr"), recvWr = in.count32("max_recv_wr"), sendSge = in.count32("max_send_sge"),
+                recvSge = in.count32("max_recv_sge");
+        int inline = in.count32("max_inline_data");
         boolean sigAll = in.u32("sq_sig_all") != 0;
         int dc = in.u32("dc_type");
         long dctKey = in.u64("dct_access_key");
@@ -547,11 +551,11 @@ final class Session implements AutoCloseable {
     private Wire.Out createSrq(Wire.In in) {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
         long cookie = in.u64("srq");
-        int maxWr = in.u32("max_wr"), maxSge = in.u32("max_sge"), limit = in.u32("srq_limit");
+        int maxWr = in.count32("max_wr"), maxSge = in.count32("max_sge"), limit = in.count32("srq_limit");
         SrqType type = SrqType.of(in.u32("srq_type"));
         Xrcd xrcd = getOrNull(in.u32("xrcd"), Xrcd.class);
         CompletionQueue cq = getOrNull(in.u32("cq"), CompletionQueue.class);
-        int maxTags = in.u32("tm max_num_tags"), maxOps = in.u32("tm max_ops");
+        int maxTags = in.count32("tm max_num_tags"), maxOps = in.count32("tm max_ops");
         SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(Math.max(1, maxSge)).srqLimit(limit).srqType(type)
                 .xrcd(xrcd).cq(cq).tmMaxNumTags(maxTags).tmMaxOps(maxOps));
         int h = add(srq);
@@ -587,7 +591,10 @@ final class Session implements AutoCloseable {
     private Wire.Out modifySrq(Wire.In in) {
         SharedReceiveQueue srq = get(in.u32("srq"), SharedReceiveQueue.class);
         int mask = in.u32("srq_attr_mask");
-        srq.modify(new SrqAttr().maxWr(in.u32("max_wr")).srqLimit(in.u32("srq_limit")), mask);
+        int maxWr = in.u32("max_wr"), limit = in.u32("srq_limit"); // each counts only under its mask bit
+        if ((mask & SrqAttrMask.MAX_WR) != 0 && maxWr < 0) throw Wire.beyondAnyLimit("modify_srq max_wr", maxWr);
+        if ((mask & SrqAttrMask.LIMIT) != 0 && limit < 0) throw Wire.beyondAnyLimit("modify_srq srq_limit", limit);
+        srq.modify(new SrqAttr().maxWr(maxWr).srqLimit(limit), mask);
         return new Wire.Out();
     }
 

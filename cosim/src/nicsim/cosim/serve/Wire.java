@@ -3,6 +3,8 @@ package nicsim.cosim.serve;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
 
 /**
  * The messages between nicsim's libibverbs provider (a C library in an attached program) and the
@@ -51,6 +53,16 @@ public final class Wire {
         }
 
         public int u32(String what) { need(4, what); return b.getInt(); }
+
+        /**
+         * A u32 count or limit (max_send_wr, cqe...), which the verbs take as a Java int: a value
+         * past 2^31 - 1 (0xffffffff, say) is EINVAL naming the field, as no device offers that many.
+         */
+        public int count32(String what) {
+            int v = u32(what);
+            if (v < 0) throw beyondAnyLimit(what, v);
+            return v;
+        }
         public long u64(String what) { need(8, what); return b.getLong(); }
 
         public byte[] bytes(int n, String what) {
@@ -69,6 +81,11 @@ public final class Wire {
             if (n < 0 || (long) n * minBytes > b.remaining()) throw new Malformed(what + " " + Integer.toUnsignedString(n) + " is more than the message holds");
             return n;
         }
+    }
+
+    /** EINVAL for u32 field {@code what}, whose value {@code v} is past 2^31 - 1. */
+    public static VerbsException beyondAnyLimit(String what, int v) {
+        return new VerbsException(Errno.EINVAL, what + " " + Integer.toUnsignedString(v) + " is more than any limit");
     }
 
     /** A reply's fields, written in order. */

@@ -2,14 +2,12 @@ package nicsim.cosim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import nicsim.cosim.serve.Programs.Run;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,34 +24,10 @@ class AttachTest {
     @AfterEach
     void stopServing() throws Exception { served.stop(); }
 
-    /** A started program: its process, and its output as it comes (all of it once {@link #await} returns). */
-    private record Run(Process process, ByteArrayOutputStream out, Thread reader) {
-        String output() {
-            synchronized (out) { return out.toString(StandardCharsets.UTF_8); }
-        }
-
-        int await() throws Exception {
-            assertTrue(process.waitFor(120, TimeUnit.SECONDS), "still running after 2 minutes:\n" + output());
-            reader.join(10_000);
-            return process.exitValue();
-        }
-    }
-
     private Run start(int node, String... program) throws Exception { return start(node, false, program); }
 
     private Run start(int node, boolean simulatedTime, String... program) throws Exception {
-        Process p = new ProcessBuilder(Attach.command(served.socket, node, simulatedTime, List.of(program))).redirectErrorStream(true).start();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        Thread t = new Thread(() -> {
-            byte[] b = new byte[4096];
-            try (var in = p.getInputStream()) {
-                for (int n; (n = in.read(b)) > 0; ) synchronized (out) { out.write(b, 0, n); }
-            } catch (Exception ignored) { // the program ended
-            }
-        });
-        t.setDaemon(true);
-        t.start();
-        return new Run(p, out, t);
+        return Programs.start(served, node, simulatedTime, program);
     }
 
     private String serverLog() { return served.log(); }
@@ -325,21 +299,8 @@ class AttachTest {
         assertTrue(recv.output().contains("recv: tm_caps max_num_tags 256 max_ops 16"), recv.output());
     }
 
-    /**
-     * Builds test program {@code name} (resources nicsim/serve/{@code name}.c, with the meet.h the
-     * programs share) as the provider is built, warning-free, in a folder of its own; returns the folder.
-     */
     private static Path compile(String name, String... libs) throws Exception {
-        Path dir = Files.createTempDirectory("nicsim-" + name);
-        for (String f : List.of(name + ".c", "meet.h"))
-            try (var in = AttachTest.class.getResourceAsStream("/nicsim/serve/" + f)) { Files.copy(in, dir.resolve(f)); }
-        List<String> cmd = new java.util.ArrayList<>(List.of("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o",
-                dir.resolve(name).toString(), dir.resolve(name + ".c").toString()));
-        cmd.addAll(List.of(libs));
-        Process cc = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, cc.waitFor(), out);
-        return dir;
+        return Programs.compile("serve", name, List.of("meet.h"), libs);
     }
 
     /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
