@@ -33,9 +33,10 @@ public final class Driver {
     private final long eqRing;
     private int eqConsumer;
     private final Cmd.HcaCap caps;
-    private final Map<Integer, IntConsumer> vectors = new HashMap<>();
+    /** The handlers of each MSI-X vector: vector 0's (the event queue's) and those reserved stay alone; CQs share the rest. */
+    private final Map<Integer, List<IntConsumer>> vectors = new HashMap<>();
+    private final java.util.Set<Integer> reserved = new java.util.HashSet<>();
     private long fills;
-    private int nextVector = 1;
     private final ArrayDeque<long[]> events = new ArrayDeque<>();
     private final List<Consumer<long[]>> eventListeners = new ArrayList<>();
     private long commands, eqInterrupts;
@@ -58,11 +59,12 @@ public final class Driver {
         bus.configWrite32(0, ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
         bus.configWrite32(0, ConfigSpace.MSIX_CAP, ConfigSpace.MSIX_ENABLE << 16);
         bus.onInterrupt((address, data) -> {
-            IntConsumer h = vectors.get(data);
-            if (h != null) h.accept(data);
+            List<IntConsumer> hs = vectors.get(data);
+            if (hs != null) for (IntConsumer h : List.copyOf(hs)) h.accept(data);
         });
         // MSI-X vector 0 belongs to the async event queue: the handler takes the new entries at once
-        vectors.put(0, v -> { eqInterrupts++; events(); });
+        vectors.put(0, List.of(v -> { eqInterrupts++; events(); }));
+        reserved.add(0);
         bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(0).putInt(0).array());
         entry = host.allocPhysical(Cmd.ENTRY_BYTES, 64);
@@ -78,7 +80,7 @@ public final class Driver {
         long mkc = host.allocPhysical(64L * (caps.maxMkey() + 1), 4096);
         command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(eqRing, EQ_LOG_SIZE, mtt, MTT_ENTRIES, qpc, mkc), Cmd.EMPTY);
         // translation misses the adapter asks the host to fill (KVIA): the handler answers from the driver's own table
-        int xlate = claimVector(v -> fillTranslation(mtt));
+        int xlate = reserveVector(v -> fillTranslation(mtt));
         byte[] vec = new byte[4];
         BigEndian.put32(vec, 0, xlate);
         mmio(Cmd.REG_XLATE_VECTOR, vec);
@@ -196,14 +198,53 @@ public final class Driver {
         return mem.read(outBox, outLen);
     }
 
-    /** Claims an MSI-X vector (programmed and unmasked in the adapter's table) whose messages go to {@code handler}. */
+    /** Takes an MSI-X vector of {@code handler}'s own for good (the translation handler's: it must never be shared). */
+    public int reserveVector(IntConsumer handler) {
+        int v = 1;
+        while (vectors.containsKey(v)) v++;
+        if (v >= Cmd.MSIX_VECTORS) throw new IllegalStateException("no MSI-X vector left to reserve");
+        reserved.add(v);
+        program(v, handler);
+        return v;
+    }
+
+    /**
+     * Adds {@code handler} to the least shared MSI-X vector not reserved (programmed and unmasked in
+     * the adapter's table on first use). Once there are more CQs than vectors, CQs share vectors:
+     * each handler then tells by its CQ whether the interrupt was its own. Give it back with
+     * {@link #releaseVector} when the CQ goes.
+     */
     public int claimVector(IntConsumer handler) {
-        if (nextVector >= Cmd.MSIX_VECTORS) nextVector = 1; // vectors are shared once all are used
-        int v = nextVector++;
-        vectors.put(v, handler);
+        int best = -1;
+        for (int v = 1; v < Cmd.MSIX_VECTORS; v++) {
+            if (reserved.contains(v)) continue;
+            List<IntConsumer> hs = vectors.get(v);
+            if (hs == null || hs.isEmpty()) { best = v; break; }
+            if (best < 0 || hs.size() < vectors.get(best).size()) best = v;
+        }
+        if (best < 0) throw new IllegalStateException("every MSI-X vector is reserved");
+        program(best, handler);
+        return best;
+    }
+
+    /** Whether vector {@code v} serves more than one handler. */
+    public boolean vectorShared(int v) {
+        List<IntConsumer> hs = vectors.get(v);
+        return hs != null && hs.size() > 1;
+    }
+
+    /** {@code handler} no longer takes vector {@code v}'s interrupts. */
+    public void releaseVector(int v, IntConsumer handler) {
+        List<IntConsumer> hs = vectors.get(v);
+        if (hs != null) hs.remove(handler);
+    }
+
+    private void program(int v, IntConsumer handler) {
+        List<IntConsumer> hs = vectors.computeIfAbsent(v, k -> new ArrayList<>(1));
+        if (!hs.isEmpty()) { hs.add(handler); return; }
+        hs.add(handler);
         host.bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE + 16L * v, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(v).putInt(0).array());
-        return v;
     }
 
     /** BAR0 offset of a UAR page's send doorbell (BlueFlame register 0), from the BAR layout the device's profile documents. */

@@ -17,7 +17,11 @@ public final class CompletionQueue extends VerbsObject {
     final int cqn;
     private final CqRing ring;
     private final CompletionChannel channel;
+    private final int vector;
     private long events;
+    /** Armed by software and not yet fired, as far as software knows: on a shared vector it tells this CQ's interrupt from another's. */
+    private boolean armed;
+    private final java.util.function.IntConsumer onInterrupt = this::interrupted;
 
     CompletionQueue(Context ctx, int cqe, CompletionChannel channel) {
         super(ctx);
@@ -27,14 +31,23 @@ public final class CompletionQueue extends VerbsObject {
         if (cqe < 1 || cqe > driver.caps().maxCqe())
             throw new VerbsException(Errno.EINVAL, "createCq cqe " + cqe + " must be 1.." + driver.caps().maxCqe());
         this.ring = new CqRing(driver, Integer.highestOneBit(cqe) << 1); // roundup_pow_of_two(cqe + 1)
-        int vector = driver.claimVector(v -> {
-            events++;
-            if (this.channel != null && !isClosed()) this.channel.deliver(this);
-        });
-        cqn = (int) driver.command(Cmd.CREATE_CQ, Cmd.CREATE_CQ_IN, new Cmd.CreateCq(ctx.uar, ring.base(),
-                Integer.numberOfTrailingZeros(ring.size()), vector, ring.doorbellRecord()), Cmd.HANDLE).handle();
+        vector = driver.claimVector(onInterrupt);
+        try {
+            cqn = (int) driver.command(Cmd.CREATE_CQ, Cmd.CREATE_CQ_IN, new Cmd.CreateCq(ctx.uar, ring.base(),
+                    Integer.numberOfTrailingZeros(ring.size()), vector, ring.doorbellRecord()), Cmd.HANDLE).handle();
+        } catch (RuntimeException e) {
+            driver.releaseVector(vector, onInterrupt);
+            throw e;
+        }
         ctx.cqs.put(cqn, this);
         made();
+    }
+
+    private void interrupted(int v) {
+        if (driver.vectorShared(v) && !(armed && ring.ready())) return; // another CQ's event
+        armed = false;
+        events++;
+        if (channel != null && !isClosed()) channel.deliver(this);
     }
 
     /** The number of entries (the user's request rounded up, as ibv_create_cq reports it). */
@@ -91,6 +104,7 @@ public final class CompletionQueue extends VerbsObject {
     /** ibv_req_notify_cq: the next completion (or next solicited one) raises an event on the channel. */
     public void reqNotify(boolean solicitedOnly) {
         checkOpen();
+        armed = true;
         ring.arm(cqn, ctx.uar, solicitedOnly);
     }
 
@@ -98,6 +112,7 @@ public final class CompletionQueue extends VerbsObject {
 
     @Override protected void destroy() {
         driver.command(Cmd.DESTROY_CQ, Cmd.HANDLE, new Cmd.Handle(cqn), Cmd.EMPTY);
+        driver.releaseVector(vector, onInterrupt);
         ctx.cqs.remove(cqn);
     }
 }

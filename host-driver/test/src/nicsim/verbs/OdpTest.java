@@ -273,4 +273,42 @@ class OdpTest {
         assertArrayEquals(pattern(4, LEN), p.bbuf.read(0, LEN));
         assertTrue(p.counter("Firmware.odp_page_faults") >= 16, "both sides' pages faulted");
     }
+
+    /**
+     * An atomic into an on-demand region: the target page faults, the responder answers RNR, and the
+     * retry finds the page in and is executed once (it used to fault again forever).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void atomicsIntoAnOnDemandRegionFaultThenComplete(boolean localOnDemand) {
+        Pair p = new Pair(Faults.NONE);
+        MemoryRegion src = p.apd.regMr(p.abuf, AccessFlags.LOCAL_WRITE | (localOnDemand ? AccessFlags.ON_DEMAND : 0));
+        MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
+        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr() + 8192)
+                .rkey(dst.rkey()).compareAdd(5).sgList(new Sge(p.abuf.addr(), 8, src.lkey())));
+        p.a.postSend(new SendWr().wrId(2).opcode(WrOpcode.ATOMIC_CMP_AND_SWP).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr() + 8192)
+                .rkey(dst.rkey()).compareAdd(5).swap(9).sgList(new Sge(p.abuf.addr() + 8, 8, src.lkey())));
+        List<WorkCompletion> wc = p.await(p.acq, 2);
+        assertEquals(2, wc.size(), "both atomics completed");
+        for (WorkCompletion w : wc) assertEquals(WcStatus.SUCCESS, w.status(), w.toString());
+        assertEquals(9, p.bbuf.read(8192, 1)[0], "added 5 to 0, then swapped 5 for 9");
+        assertEquals(5, p.abuf.read(8, 1)[0], "the compare-and-swap saw the add's 5");
+        assertTrue(p.counter("Firmware.odp_page_faults") >= 1, "the page faulted first");
+    }
+
+    /** An atomic on an on-demand region of just its 8 bytes, into a local one of 8 (pyverbs' test_odp_rc_atomic_*). */
+    @Test
+    void atomicsOnEightByteOnDemandRegions() {
+        Pair p = new Pair(Faults.NONE);
+        MemoryRegion src = p.apd.regMr(p.abuf.addr() + 4096, 8, AccessFlags.LOCAL_WRITE | AccessFlags.ON_DEMAND);
+        MemoryRegion dst = p.bpd.regMr(p.bbuf.addr() + 4096, 8, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
+        p.bbuf.write(4096, new byte[]{1, 1, 1, 1, 1, 1, 1, 1});
+        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.ATOMIC_CMP_AND_SWP).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr() + 4096)
+                .rkey(dst.rkey()).compareAdd(0x0101010101010101L).swap(0).sgList(new Sge(p.abuf.addr() + 4096, 8, src.lkey())));
+        List<WorkCompletion> wc = p.await(p.acq, 1);
+        assertEquals(1, wc.size(), "the atomic completed");
+        assertEquals(WcStatus.SUCCESS, wc.get(0).status(), wc.toString());
+        assertArrayEquals(new byte[8], p.bbuf.read(4096, 8), "swapped in 0");
+        assertArrayEquals(new byte[]{1, 1, 1, 1, 1, 1, 1, 1}, p.abuf.read(4096, 8), "the original value came back");
+    }
 }

@@ -52,6 +52,37 @@ class OrderingAndEventsTest {
         assertEquals(1, cq.interrupts());
     }
 
+    /**
+     * As many CQs as the adapter holds, more than its MSI-X vectors: CQs share vectors, each event still reaches only its own CQ's
+     * channel, and the translation handler keeps its vector, so on-demand pages still fault in
+     * (a shared vector once took it over: page faults were never answered and the responder
+     * answered RNR forever).
+     */
+    @Test
+    void moreCqsThanVectorsShareThemAndKeepTheTranslationVector() {
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 16);
+        CompletionChannel ch = p.b.ctx.createCompChannel();
+        List<CompletionQueue> many = new java.util.ArrayList<>();
+        while (many.size() + 1 < p.b.ctx.queryDevice().maxCq()) many.add(p.b.ctx.createCq(4, ch)); // as many as the adapter holds
+        CompletionQueue cq = many.get(many.size() - 1);
+        QueuePair qp = p.b.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(cq).maxRecvWr(8));
+        Connect.up(p.a.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, qp, 2), Mtu.MTU_1024, 1);
+        Connect.up(qp, Connect.ALL_REMOTE, Connect.Dest.of(p.a.ctx, p.a.qp, 1), Mtu.MTU_1024, 2);
+        for (CompletionQueue c : List.of(many.get(0), p.b.cq, cq)) c.reqNotify(false); // p.b.cq shares cq's vector
+        qp.postRecv(new RecvWr().wrId(7).sgList(new Sge(p.b.buf.addr(), 64, p.b.mr.lkey())));
+        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())));
+        p.world.runUntil(() -> ch.eventsDelivered() > 0, 1_000_000_000L);
+        p.world.runFor(10_000_000);
+        assertEquals(1, ch.eventsDelivered(), "one event, for the one CQ that completed");
+        assertSame(cq, ch.getCqEvent().orElseThrow());
+        // an on-demand WRITE still faults its pages in through the translation handler's vector
+        MemoryRegion odp = p.b.pd.regMr(p.b.buf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
+        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.b.buf.addr() + 8192)
+                .rkey(odp.rkey()).sgList(new Sge(p.a.buf.addr(), 4096, p.a.mr.lkey())));
+        assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
+        assertTrue(p.world.sim.counters().get("Firmware.odp_page_faults") > 0);
+    }
+
     @Test
     void moreReadsThanMaxDestRdAtomicIsQpAccessErrAndRemInvReqErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 18);
