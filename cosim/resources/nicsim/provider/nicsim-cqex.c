@@ -61,6 +61,11 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 	x->cq_context = attr->cq_context;
 	x->comp_events_completed = 0;
 	x->async_events_completed = 0;
+	if (attr->channel) { /* what libibverbs counts for ibv_create_cq, and takes back in ibv_destroy_cq */
+		pthread_mutex_lock(&c->mutex);
+		attr->channel->refcnt++;
+		pthread_mutex_unlock(&c->mutex);
+	}
 	pthread_mutex_init(&x->mutex, NULL);
 	pthread_cond_init(&x->cond, NULL);
 	x->start_poll = start_poll;

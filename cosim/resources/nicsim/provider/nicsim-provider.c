@@ -29,18 +29,6 @@
 #include <unistd.h>
 
 #include "nicsim-provider.h"
-#include "nicsim-wire.h"
-
-struct nicsim_context {
-	struct verbs_context vctx;
-	int sock;
-	pthread_mutex_t lock; /* one request at a time on the socket */
-};
-
-struct nicsim_pd { struct ibv_pd pd; uint32_t handle; };
-struct nicsim_mr { struct verbs_mr vmr; uint32_t handle; };
-struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; };
-struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
 
 static const struct verbs_device_ops nicsim_device_ops;
 
@@ -49,98 +37,9 @@ bool nicsim_owns(struct ibv_context *c) { return ((struct verbs_device *)c->devi
 /* The first context this program opened: the simulated clock is read through it. */
 static struct nicsim_context *clock_ctx;
 
-static struct nicsim_context *ctx_of(struct ibv_context *c) {
-	return (struct nicsim_context *)((char *)c - offsetof(struct nicsim_context, vctx.context));
-}
-
-/* ---- messages ---- */
-
-struct msg {
-	uint8_t *buf;
-	size_t len, cap, pos; /* pos: read position in a reply */
-	int failed;           /* the reply was shorter than what was read from it */
-};
-
-static void put(struct msg *m, const void *p, size_t n) {
-	if (m->len + n > m->cap) {
-		size_t cap = m->cap ? m->cap : 256;
-		while (cap < m->len + n) cap *= 2;
-		uint8_t *b = realloc(m->buf, cap);
-		if (!b) { m->failed = 1; return; }
-		m->buf = b;
-		m->cap = cap;
-	}
-	memcpy(m->buf + m->len, p, n);
-	m->len += n;
-}
-static void put32(struct msg *m, uint32_t v) { put(m, &v, 4); } /* x86-64 and aarch64: little-endian */
-static void put64(struct msg *m, uint64_t v) { put(m, &v, 8); }
-
-static void get(struct msg *m, void *p, size_t n) {
-	if (m->pos + n > m->len) { m->failed = 1; memset(p, 0, n); return; }
-	memcpy(p, m->buf + m->pos, n);
-	m->pos += n;
-}
-static uint32_t get32(struct msg *m) { uint32_t v; get(m, &v, 4); return v; }
-static uint64_t get64(struct msg *m) { uint64_t v; get(m, &v, 8); return v; }
-
-static struct msg request(uint32_t op) {
-	struct msg m = {0};
-	put32(&m, 0); /* length, filled in by call() */
-	put32(&m, op);
-	return m;
-}
-
-static int io(int fd, void *p, size_t n, int writing) {
-	uint8_t *b = p;
-	while (n) {
-		ssize_t k = writing ? write(fd, b, n) : read(fd, b, n);
-		if (k < 0 && errno == EINTR) continue;
-		if (k <= 0) return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/*
- * Sends a request and waits for its reply, which replaces the request in *m (read it with get*).
- * Returns the reply's status: 0, or an errno (EIO when the simulator cannot be reached).
- */
-static int call(struct nicsim_context *ctx, struct msg *m) {
-	uint32_t len, status;
-	int rc;
-	if (m->failed) { free(m->buf); m->buf = NULL; return ENOMEM; }
-	len = (uint32_t)(m->len - 4);
-	memcpy(m->buf, &len, 4);
-	pthread_mutex_lock(&ctx->lock);
-	if (io(ctx->sock, m->buf, m->len, 1) || io(ctx->sock, &len, 4, 0) || len < 4 || len > (64u << 20)) {
-		pthread_mutex_unlock(&ctx->lock);
-		fprintf(stderr, "nicsim: lost the simulator (NICSIM_SOCKET)\n");
-		m->len = m->pos = 0;
-		return EIO;
-	}
-	m->len = m->pos = 0;
-	if (m->cap < len) {
-		uint8_t *b = realloc(m->buf, len);
-		if (!b) { pthread_mutex_unlock(&ctx->lock); return ENOMEM; } /* the socket is out of step from here: EIO next */
-		m->buf = b;
-		m->cap = len;
-	}
-	rc = io(ctx->sock, m->buf, len, 0);
-	pthread_mutex_unlock(&ctx->lock);
-	if (rc) return EIO;
-	m->len = len;
-	status = get32(m);
-	return (int)status;
-}
-
-static void done(struct msg *m) { free(m->buf); m->buf = NULL; }
-
 static void put_sges(struct msg *m, const struct ibv_sge *sg, int n);
 
-/* Runs a request whose reply carries nothing: 0 or an errno. */
-static int simple(struct ibv_context *c, uint32_t op, uint32_t handle) {
+int simple(struct ibv_context *c, uint32_t op, uint32_t handle) {
 	struct msg m = request(op);
 	int rc;
 	put32(&m, handle);
@@ -329,14 +228,14 @@ struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_co
 	int rc;
 	if (!cq) { errno = ENOMEM; return NULL; }
 	put32(&m, (uint32_t)cqe);
-	put64(&m, (uint64_t)(uintptr_t)cq); /* the simulator names this CQ by it in completion events */
-	put32(&m, channel ? (uint32_t)channel->fd : NICSIM_NONE);
+	put32(&m, channel ? (uint32_t)channel->fd : NICSIM_NONE); /* the channel's socket: its number names it */
 	rc = call(ctx_of(c), &m);
 	if (rc) { done(&m); free(cq); errno = rc; return NULL; }
 	cq->handle = get32(&m);
 	cq->cq.handle = cq->handle;
 	cq->cq.cqe = (int)get32(&m);
 	done(&m);
+	nicsim_name(ctx_of(c), cq->handle, cq); /* events name it by its handle */
 	return cq;
 }
 
@@ -349,10 +248,16 @@ static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_
 
 static uint32_t cq_handle(struct ibv_cq *cq) { return cq ? ((struct nicsim_cq *)cq)->handle : NICSIM_NONE; }
 
+/* Destroys cq once the events the program was given for it are acknowledged (ibv_destroy_cq(3)); those it was not given are dropped. */
 static int destroy_cq(struct ibv_cq *cq) {
-	int rc = simple(cq->context, NICSIM_OP_DESTROY_CQ, cq_handle(cq));
-	if (!rc) free(cq);
-	return rc;
+	struct nicsim_cq *c = (struct nicsim_cq *)cq;
+	int rc = simple(cq->context, NICSIM_OP_DESTROY_CQ, c->handle);
+	if (rc) return rc;
+	nicsim_name(ctx_of(cq->context), c->handle, NULL);
+	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->comp_events_completed, c->comp_returned);
+	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->async_events_completed, c->async_returned);
+	free(c);
+	return 0;
 }
 
 /* Returns the completions taken, or a negative errno (as ibv_poll_cq does). */
@@ -420,7 +325,6 @@ static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv
 	srq = calloc(1, sizeof(*srq));
 	if (!srq) { errno = ENOMEM; return NULL; }
 	put32(&m, pd_handle(pd));
-	put64(&m, (uint64_t)(uintptr_t)&srq->vsrq.srq); /* named by it in asynchronous events */
 	put32(&m, attr->max_wr);
 	put32(&m, attr->max_sge);
 	put32(&m, attr->srq_limit);
@@ -446,6 +350,7 @@ static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv
 	srq->vsrq.xrcd = (struct verbs_xrcd *)xrcd;
 	srq->vsrq.cq = cq;
 	done(&m);
+	nicsim_name(ctx_of(pd->context), srq->handle, &srq->vsrq.srq); /* events name it by its handle */
 	return &srq->vsrq.srq;
 }
 
@@ -561,10 +466,15 @@ static int query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
 	return rc;
 }
 
+/* Destroys srq once the events the program was given for it are acknowledged; those it was not given are dropped. */
 static int destroy_srq(struct ibv_srq *srq) {
-	int rc = simple(srq->context, NICSIM_OP_DESTROY_SRQ, srq_handle(srq));
-	if (!rc) free(srq);
-	return rc;
+	struct nicsim_srq *s = (struct nicsim_srq *)srq;
+	int rc = simple(srq->context, NICSIM_OP_DESTROY_SRQ, s->handle);
+	if (rc) return rc;
+	nicsim_name(ctx_of(srq->context), s->handle, NULL);
+	nicsim_await_acks(&srq->mutex, &srq->cond, &srq->events_completed, s->events_returned);
+	free(s);
+	return 0;
 }
 
 /* ---- queue pairs ---- */
@@ -585,7 +495,6 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	if (!qp) { errno = ENOMEM; return NULL; }
 	put32(&m, pd ? pd_handle(pd) : NICSIM_NONE);
 	put32(&m, xrcd_handle(xrcd));
-	put64(&m, (uint64_t)(uintptr_t)&qp->vqp.qp); /* named by it in asynchronous events */
 	put32(&m, init->qp_type);
 	put32(&m, cq_handle(init->send_cq));
 	put32(&m, cq_handle(init->recv_cq));
@@ -626,6 +535,7 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	qp->vqp.xrcd = (struct verbs_xrcd *)xrcd;
 	qp->dc_type = dc_type;
 	if (wr_ops) nicsim_wr_init(qp, wr_ops);
+	nicsim_name(ctx_of(c), qp->handle, q); /* events name it by its handle */
 	return q;
 }
 
@@ -783,15 +693,17 @@ static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struc
 	return rc;
 }
 
+/* Destroys qp once the events the program was given for it are acknowledged (ibv_destroy_qp(3)); those it was not given are dropped. */
 static int destroy_qp(struct ibv_qp *qp) {
-	int rc = simple(qp->context, NICSIM_OP_DESTROY_QP, qp_handle(qp));
-	if (!rc) {
-		struct nicsim_qp *q = (struct nicsim_qp *)qp;
-		nicsim_wr_clear(q);
-		free(q->wrs);
-		free(q);
-	}
-	return rc;
+	struct nicsim_qp *q = (struct nicsim_qp *)qp;
+	int rc = simple(qp->context, NICSIM_OP_DESTROY_QP, q->handle);
+	if (rc) return rc;
+	nicsim_name(ctx_of(qp->context), q->handle, NULL);
+	nicsim_await_acks(&qp->mutex, &qp->cond, &qp->events_completed, q->events_returned);
+	nicsim_wr_clear(q);
+	free(q->wrs);
+	free(q);
+	return 0;
 }
 
 static void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {
@@ -898,39 +810,6 @@ static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv
 	return post_recv_to(srq->context, NICSIM_OP_POST_SRQ_RECV, srq_handle(srq), wr, bad);
 }
 
-/* ---- completion channels (interposed over libibverbs' own, which need the kernel) ---- */
-
-struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c) {
-	struct ibv_comp_channel *ch = calloc(1, sizeof(*ch));
-	if (!ch) { errno = ENOMEM; return NULL; }
-	/* an eventfd stands for the kernel's file; the simulator names the channel by its number */
-	ch->fd = eventfd(0, EFD_CLOEXEC);
-	if (ch->fd < 0) { free(ch); return NULL; }
-	ch->context = c;
-	ch->refcnt = 0;
-	return ch;
-}
-
-int ibv_destroy_comp_channel(struct ibv_comp_channel *ch) {
-	if (ch->refcnt) return EBUSY;
-	close(ch->fd);
-	free(ch);
-	return 0;
-}
-
-/* Waits, in simulated time, for the next completion event of a CQ on this channel. */
-int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context) {
-	struct msg m = request(NICSIM_OP_GET_CQ_EVENT);
-	int rc;
-	put32(&m, (uint32_t)ch->fd);
-	rc = call(ctx_of(ch->context), &m);
-	if (rc) { done(&m); errno = rc; return -1; }
-	*cq = (struct ibv_cq *)(uintptr_t)get64(&m);
-	done(&m);
-	*cq_context = (*cq)->cq_context;
-	return 0;
-}
-
 /* ---- the simulated clock (for libnicsim-time.so, attach --sim-time) ---- */
 
 /*
@@ -956,6 +835,8 @@ static void free_context(struct ibv_context *c) {
 	close(ctx->vctx.context.async_fd);
 	close(ctx->sock);
 	pthread_mutex_destroy(&ctx->lock);
+	pthread_mutex_destroy(&ctx->named.lock);
+	free(ctx->named.at);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
@@ -995,25 +876,6 @@ static const struct verbs_context_ops nicsim_ops = {
 	.req_notify_cq = req_notify_cq,
 };
 
-static int connect_simulator(void) {
-	const char *path = getenv("NICSIM_SOCKET");
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd;
-	if (!path || strlen(path) >= sizeof(a.sun_path)) {
-		fprintf(stderr, "nicsim: NICSIM_SOCKET is not set (run the program with ./nicsim attach)\n");
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) return -1;
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		fprintf(stderr, "nicsim: cannot reach the simulator at %s: %s (is ./nicsim serve running?)\n", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, void *private_data) {
 	struct nicsim_context *ctx;
 	struct msg m;
@@ -1025,6 +887,7 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	ctx = _verbs_init_and_alloc_context(dev, cmd_fd, sizeof(*ctx), &((struct nicsim_context *)NULL)->vctx, 0);
 	if (!ctx) return NULL;
 	pthread_mutex_init(&ctx->lock, NULL);
+	pthread_mutex_init(&ctx->named.lock, NULL);
 	ctx->sock = connect_simulator();
 	if (ctx->sock < 0) goto fail;
 	/* the simulator's DMA reads and writes this process's memory through /proc/<pid>/mem */
@@ -1035,10 +898,12 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	put32(&m, NICSIM_WIRE_VERSION);
 	put32(&m, node ? (uint32_t)atoi(node) : 0);
 	put32(&m, (uint32_t)getpid());
+	put32(&m, (uint32_t)ctx->sock); /* a thread of ours asleep reading it waits for the simulator */
 	put32(&m, (uint32_t)strlen(name));
 	put(&m, name, strlen(name));
 	rc = call(ctx, &m);
 	session = rc ? 0 : get32(&m);
+	ctx->session = session;
 	done(&m);
 	if (rc) {
 		fprintf(stderr, "nicsim: the simulator refused this process (node %s): %s\n", node ? node : "0", strerror(rc));
@@ -1048,18 +913,14 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	/*
 	 * Asynchronous events come on a second connection, which the simulator writes as the kernel
 	 * writes its async file: one struct ib_uverbs_async_event_desc per event, naming the object by
-	 * the pointer this library gave when it created it. libibverbs' own ibv_get_async_event reads it.
+	 * its handle (ibv_get_async_event, nicsim-events.c, turns it into the object).
 	 */
 	ctx->vctx.context.async_fd = connect_simulator();
 	if (ctx->vctx.context.async_fd < 0) { close(ctx->sock); goto fail; }
 	m = request(NICSIM_OP_EVENTS);
 	put32(&m, session);
 	put32(&m, (uint32_t)getpid());
-	{
-		uint32_t len = (uint32_t)(m.len - 4);
-		memcpy(m.buf, &len, 4);
-		rc = m.failed || io(ctx->vctx.context.async_fd, m.buf, m.len, 1);
-	}
+	rc = send_only(ctx->vctx.context.async_fd, &m);
 	done(&m);
 	if (rc) { close(ctx->vctx.context.async_fd); close(ctx->sock); goto fail; }
 	ctx->vctx.context.num_comp_vectors = 1;

@@ -6,10 +6,40 @@
 #ifndef NICSIM_PROVIDER_H
 #define NICSIM_PROVIDER_H
 
+#include <pthread.h>
 #include <infiniband/mlx5dv.h>
 #include "provider-abi.h"
+#include "nicsim-msg.h"
 
 #define NICSIM_NONE 0xffffffffu
+
+/*
+ * The objects events name, by the simulator's handle of each (nicsim-events.c): an event for one
+ * destroyed meanwhile is dropped, as the kernel drops a destroyed object's unread events.
+ */
+struct nicsim_registry { void **at; uint32_t cap; pthread_mutex_t lock; };
+
+/* A device context: its socket to the simulator (one request at a time), its session there, its objects. */
+struct nicsim_context {
+	struct verbs_context vctx;
+	int sock;
+	uint32_t session;
+	pthread_mutex_t lock;
+	struct nicsim_registry named;
+};
+
+static inline struct nicsim_context *ctx_of(struct ibv_context *c) {
+	return (struct nicsim_context *)((char *)c - offsetof(struct nicsim_context, vctx.context));
+}
+
+/* Registers obj under its handle, or (obj NULL) forgets the handle: events for it are dropped from then on. */
+void nicsim_name(struct nicsim_context *ctx, uint32_t handle, void *obj);
+
+/* Waits until *completed (a counter libibverbs' ack calls raise under mu, signalling cv) reaches returned. */
+void nicsim_await_acks(pthread_mutex_t *mu, pthread_cond_t *cv, const unsigned int *completed, uint32_t returned);
+
+/* Runs a request whose reply carries nothing: 0 or an errno. */
+int simple(struct ibv_context *c, uint32_t op, uint32_t handle);
 
 /* A DC initiator's target for one work request (mlx5dv_wr_set_dc_addr); ah NICSIM_NONE: none. */
 struct nicsim_dc_addr { uint32_t ah, dctn; uint64_t key; };
@@ -35,6 +65,7 @@ struct nicsim_wr {
 struct nicsim_qp {
 	struct verbs_qp vqp;
 	uint32_t handle;
+	uint32_t events_returned;   /* async events ibv_get_async_event gave the program for it */
 	uint32_t dc_type;           /* mlx5dv_dc_type, 0: not a DC QP */
 	struct mlx5dv_qp_ex dv;     /* mlx5dv's extension of the ibv_qp_ex (a DCI's wr_set_dc_addr) */
 	struct nicsim_wr *wrs;      /* between wr_start and wr_complete */
@@ -43,11 +74,16 @@ struct nicsim_qp {
 };
 
 struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
+struct nicsim_pd { struct ibv_pd pd; uint32_t handle; };
+struct nicsim_mr { struct verbs_mr vmr; uint32_t handle; };
+struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; uint32_t events_returned; };
+struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
 
 /* A CQ; one made by ibv_create_cq_ex is polled through the ibv_cq_ex calls, one completion at a time. */
 struct nicsim_cq {
 	union { struct ibv_cq cq; struct ibv_cq_ex cq_ex; };
 	uint32_t handle;
+	uint32_t comp_returned, async_returned; /* events ibv_get_cq_event and ibv_get_async_event gave the program for it */
 	struct ibv_wc cur;          /* the completion ibv_start_poll / ibv_next_poll took */
 	struct ibv_wc_tm_info cur_tm;
 };

@@ -21,6 +21,10 @@ import nicsim.firmware.Qp.SendOp.Stage;
  */
 final class Completer {
     private final Qp q;
+    /** Retries since the requester last made progress (timeouts, NAKs, RNR and CNAK waits), when the first of them was, the last's cause. */
+    private long retryingSince;
+    private int retries;
+    private String lastRetry;
 
     Completer(Qp q) { this.q = q; }
 
@@ -113,6 +117,25 @@ final class Completer {
 
     void cancelTimer() { q.timerDue = -1; }
 
+    private void retried(String why) {
+        if (retries++ == 0) retryingSince = q.fw.sim.now();
+        lastRetry = why;
+    }
+
+    private void progressed() { retries = 0; }
+
+    /** The requester's progress is as at a reset: nothing retried. */
+    void resetProgress() {
+        retries = 0;
+        lastRetry = null;
+    }
+
+    /** A retry loop with no progress for at least {@code picos} of simulated time, or null. */
+    Firmware.Stall stall(long picos) {
+        long since = q.fw.sim.now() - retryingSince;
+        return retries > 0 && since >= picos ? new Firmware.Stall(q.qpn, retries, since, lastRetry) : null;
+    }
+
     SendOp oldestUndone() {
         for (SendOp op : q.outstanding) if (!op.done()) return op;
         return null;
@@ -127,6 +150,7 @@ final class Completer {
             return;
         }
         q.retriesLeft--;
+        retried("ACK timeout");
         goBack(op.respPsn);
     }
 
@@ -163,6 +187,7 @@ final class Completer {
             q.fw.counters.counter("Firmware.rnr_naks").inc();
             if (q.rnrLeft == 0) { requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.RNR_RETRY_EXCEEDED, 0, 0, p.psn()); return; }
             if (q.rnrRetry != 7) q.rnrLeft--;
+            retried("RNR NAK");
             waitThenGoBack(p.psn(), q.RNR_US[syn & 0x1f] * 1_000_000L);
             return;
         }
@@ -172,6 +197,7 @@ final class Completer {
             q.fw.dcCnaks.inc();
             if (q.rnrLeft == 0) { requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.DC_CNAK_RETRY_EXCEEDED, 0, 0, p.psn()); return; }
             if (q.rnrRetry != 7) q.rnrLeft--;
+            retried("DC CNAK");
             waitThenGoBack(p.psn(), q.fw.dc.cnakBackoff());
             return;
         }
@@ -184,6 +210,7 @@ final class Completer {
                 q.fw.counters.counter("Firmware.psn_naks").inc();
                 if (q.retriesLeft == 0) { requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, p.psn()); return; }
                 q.retriesLeft--;
+                retried("PSN sequence NAK");
                 goBack(p.psn());
                 return;
             }
@@ -237,6 +264,7 @@ final class Completer {
             if (!op.done()) { op.reach(Stage.DONE); progress = true; }
         }
         if (progress) {
+            progressed();
             q.retriesLeft = q.retryCnt;
             q.rnrLeft = q.rnrRetry;
             retire();
@@ -256,6 +284,7 @@ final class Completer {
         op.respPsn = (op.respPsn + 1) & 0xFFFFFF;
         boolean last = p.op() == Op.READ_RESP_LAST || p.op() == Op.READ_RESP_ONLY;
         q.retriesLeft = q.retryCnt;
+        progressed();
         restartTimer();
         if (last) op.reach(Stage.ANSWERED);
         scatterLocal(op, off, p, last);

@@ -200,6 +200,19 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         return out;
     }
 
+    /** A QP whose requester has retried {@code retries} times over {@code picos} of simulated time without progress; the last retry's cause. */
+    public record Stall(long qpn, int retries, long picos, String lastRetry) {}
+
+    /** The QPs retrying with no progress for at least {@code picos} of simulated time (a watchdog's question). */
+    public java.util.List<Stall> stalls(long picos) {
+        java.util.List<Stall> out = new java.util.ArrayList<>();
+        for (Qp q : qps.values()) {
+            Stall st = q.completer.stall(picos);
+            if (st != null) out.add(st);
+        }
+        return out;
+    }
+
     // ------------------------------------------------------------------ events from the blocks
 
     /** A fetched, checked send WQE. */

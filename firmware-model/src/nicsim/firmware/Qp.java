@@ -367,6 +367,7 @@ final class Qp {
         outstanding.clear();
         rx.clear();
         completer.cancelTimer();
+        completer.resetProgress();
         cur = null;
         rxBusy = false;
         rnrWaiting = false;
@@ -406,6 +407,7 @@ final class Qp {
         if (dct != null) dct.releaseAll();
         state = QpState.ERR;
         completer.cancelTimer();
+        completer.resetProgress();
         cur = null;
         rx.clear();
         flushSq();

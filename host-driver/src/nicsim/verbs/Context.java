@@ -90,6 +90,18 @@ public final class Context extends VerbsObject {
         return new PortAttr(PortState.ACTIVE, (int) c.lid(), Mtu.of((int) c.maxMtu()), Mtu.of((int) c.maxMtu()), gid, c.maxMsgSize());
     }
 
+    /** Whether an async event for this context's objects has come (a look that takes none). */
+    public boolean hasAsyncEvent() {
+        if (!events.isEmpty()) return true;
+        for (long[] e : driver.events()) if (mine(EventType.of((int) e[0]), (int) e[1])) return true;
+        return false;
+    }
+
+    private boolean mine(EventType t, int res) {
+        boolean srqEvent = t == EventType.SRQ_LIMIT_REACHED || t == EventType.SRQ_ERR;
+        return t == EventType.CQ_ERR ? cqs.containsKey(res) : srqEvent ? srqs.containsKey(res) : qps.containsKey(res);
+    }
+
     /** The next async event for this context's QPs or CQs, if any (never blocks). */
     public Optional<AsyncEvent> pollAsyncEvent() {
         checkOpen();
@@ -99,8 +111,7 @@ public final class Context extends VerbsObject {
             EventType t = EventType.of((int) e[0]);
             int res = (int) e[1];
             boolean srqEvent = t == EventType.SRQ_LIMIT_REACHED || t == EventType.SRQ_ERR;
-            boolean mine = t == EventType.CQ_ERR ? cqs.containsKey(res) : srqEvent ? srqs.containsKey(res) : qps.containsKey(res);
-            if (!mine) continue;
+            if (!mine(t, res)) continue;
             it.remove();
             events.add(t == EventType.CQ_ERR ? new AsyncEvent(t, -1, res, -1, -1)
                     : srqEvent ? new AsyncEvent(t, -1, -1, res, -1) : new AsyncEvent(t, res, -1, -1, -1));
@@ -113,6 +124,8 @@ public final class Context extends VerbsObject {
      * an XRC domain, a sibling too), then everything else, newest first.
      */
     @Override public void close() {
+        if (isClosed()) return;
+        driver.events().removeIf(e -> mine(EventType.of((int) e[0]), (int) e[1])); // nobody will take them now
         for (QueuePair qp : java.util.List.copyOf(qps.values())) qp.close();
         for (SharedReceiveQueue s : java.util.List.copyOf(srqs.values())) if (s.type() != SrqType.BASIC) s.close(); // XRC and TM SRQs hold a CQ
         super.close();

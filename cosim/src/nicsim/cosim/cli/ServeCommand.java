@@ -43,12 +43,19 @@ final class ServeCommand implements Callable<Integer> {
     Path socket;
 
     @Option(names = "--grace-ms", defaultValue = "" + Server.DEFAULT_GRACE_MILLIS,
-            description = "wall time a program may spend between verbs before simulated time moves without it (default: ${DEFAULT-VALUE})")
+            description = "for a program whose threads /proc does not show (no ptrace access): wall time it may spend between verbs "
+                    + "before simulated time moves without it (default: ${DEFAULT-VALUE})")
     long graceMillis;
+
+    @Option(names = "--watchdog-ms", defaultValue = "1000",
+            description = "report a program's QP that retries (timeouts, RNR NAKs) with no progress for this much simulated time, in ms; "
+                    + "0: never (default: ${DEFAULT-VALUE})")
+    long watchdogMillis;
 
     @Override public Integer call() throws Exception {
         if (nodes < 1 || nodes > 64) throw new IllegalArgumentException("--nodes " + nodes + " must be 1..64");
         if (graceMillis < 1) throw new IllegalArgumentException("--grace-ms " + graceMillis + " must be >= 1");
+        if (watchdogMillis < 0) throw new IllegalArgumentException("--watchdog-ms " + watchdogMillis + " must be >= 0");
         Path sock = socket != null ? socket : Attach.defaultSocket();
         CountDownLatch stopped = new CountDownLatch(1), done = new CountDownLatch(1);
         // Ctrl-C stops the loop; the JVM waits for the summary before it exits
@@ -58,7 +65,7 @@ final class ServeCommand implements Callable<Integer> {
         }));
         try (Cluster cluster = Cluster.builder().nodes(nodes).profile(profile.load()).seed(seed).faults(Faults.parse(faults))
                 .rtl(Observe.rtlBlocks(rtl)).build();
-             Server server = new Server(cluster.world(), sock, graceMillis, System.out)) {
+             Server server = new Server(cluster.world(), sock, graceMillis, watchdogMillis * 1_000_000_000L, System.out)) {
             if (timeline != null) Observe.recordTimeline(cluster.world().sim.trace());
             VcdWriter vcd = wave != null ? Observe.wave(cluster.world().host(0).adapter, wave) : null;
             System.out.printf("nicsim serve: %d nodes on %s%s, listening on %s%n", nodes, cluster.profile().name(),

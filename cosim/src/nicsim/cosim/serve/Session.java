@@ -58,8 +58,9 @@ final class Session implements AutoCloseable {
 
     final int id;
     final Host host;
-    final int pid;
-    final String program;
+    final Program program;
+    /** The number the program knows this context's socket by. */
+    final int socketFd;
     private final Context ctx;
     private final ProcessMemory memory;
     /** The node's XRC domains shared through files, and this program's holds on them, by handle. */
@@ -69,12 +70,11 @@ final class Session implements AutoCloseable {
     private final Map<Integer, long[]> mrWindows = new HashMap<>();
     private final Map<Integer, int[]> qpCaps = new HashMap<>();
     private final Map<Integer, int[]> srqCaps = new HashMap<>();
-    private final Map<Integer, CompletionChannel> channels = new HashMap<>();
-    private final Map<CompletionQueue, Long> cookies = new HashMap<>();
-    /** The program's pointers to its QPs and SRQs, by number: asynchronous events name objects by them. */
-    private final Map<Integer, Long> qpCookies = new HashMap<>(), srqCookies = new HashMap<>();
-    /** Where asynchronous events go (the program's async file), once it connected it. */
-    private java.util.function.Consumer<java.nio.ByteBuffer> events;
+    /** Its async file and completion channels. */
+    final EventFiles events;
+    /** The QPs it made, by number. */
+    private final java.util.Set<Integer> qpns = new java.util.HashSet<>();
+    private final java.util.function.Consumer<java.nio.ByteBuffer> replies;
     private int nextHandle = 1;
     private long staging = -1;
     /** What its QPs moved, in simulated time. */
@@ -84,16 +84,23 @@ final class Session implements AutoCloseable {
     long requests;
 
     /** A request left open until the simulation gives it something. */
-    record Wait(Wire.Op op, CompletionQueue cq, int max, CompletionChannel channel) {}
+    record Wait(Wire.Op op, CompletionQueue cq, int max) {}
 
-    Session(int id, Host host, int pid, String program, XrcDomains domains) throws IOException {
+    /**
+     * The device context {@code program} opened on {@code host}'s adapter; its socket is the
+     * program's file {@code socketFd}, and its replies go to {@code replies}.
+     */
+    Session(int id, Host host, Program program, int socketFd, java.util.function.Consumer<java.nio.ByteBuffer> replies, XrcDomains domains)
+            throws IOException {
         this.id = id;
         this.host = host;
-        this.domains = domains;
-        this.pid = pid;
         this.program = program;
-        this.memory = new ProcessMemory(pid);
+        this.socketFd = socketFd;
+        this.replies = replies;
+        this.domains = domains;
+        this.memory = new ProcessMemory(program.pid);
         this.ctx = new nicsim.verbs.Device(host).open();
+        this.events = new EventFiles(ctx);
     }
 
     Wait waiting() { return wait; }
@@ -102,7 +109,7 @@ final class Session implements AutoCloseable {
     Wire.Out handle(Wire.Op op, Wire.In in) {
         requests++;
         return switch (op) {
-            case HELLO, EVENTS -> throw new Wire.Malformed(op + " on a connection that is already a program's");
+            case HELLO, EVENTS, CHANNEL -> throw new Wire.Malformed(op + " on a connection that is already a program's");
             case QUERY_DEVICE -> queryDevice();
             case QUERY_PORT -> queryPort(in.u32("port"));
             case ALLOC_PD -> new Wire.Out().u32(add(ctx.allocPd()));
@@ -147,9 +154,8 @@ final class Session implements AutoCloseable {
                 yield new Wire.Out().u32(add(k)).u32(k.lkey());
             }
             case DESTROY_MKEY -> destroy(in, Mkey.class);
-            case GET_CQ_EVENT -> getCqEvent(in.u32("channel"));
             case TIME -> { // read at the next moment every program waits: then where its reading falls is no race
-                wait = new Wait(Wire.Op.TIME, null, 0, null);
+                wait = new Wait(Wire.Op.TIME, null, 0);
                 yield null;
             }
         };
@@ -177,6 +183,11 @@ final class Session implements AutoCloseable {
         nicsim.verbs.VerbsObject o = get(h, type);
         if (o.hasChildren()) throw new VerbsException(Errno.EBUSY, type.getSimpleName() + " handle " + h + " still has objects made under it");
         o.close();
+        if (o instanceof QueuePair qp) { // no event names it from now on
+            events.qpGone(qp.qpNum());
+            qpns.remove(qp.qpNum());
+        }
+        if (o instanceof SharedReceiveQueue srq) events.srqGone(srq.handle());
         objects.remove(h);
         qpCaps.remove(h);
         srqCaps.remove(h);
@@ -273,20 +284,20 @@ final class Session implements AutoCloseable {
 
     private Wire.Out createCq(Wire.In in) {
         int cqe = in.count32("cqe");
-        long cookie = in.u64("cq");
         int fd = in.u32("channel");
         CompletionChannel ch = null;
-        if (fd != Wire.NONE) ch = channels.computeIfAbsent(fd, k -> ctx.createCompChannel());
+        if (fd != Wire.NONE) ch = events.channel(fd);
         CompletionQueue cq = ctx.createCq(cqe, ch);
-        cookies.put(cq, cookie);
-        return new Wire.Out().u32(add(cq)).u32(cq.cqe());
+        int h = add(cq);
+        events.cqMade(cq, h);
+        return new Wire.Out().u32(h).u32(cq.cqe());
     }
 
     private Wire.Out destroyCq(int h) {
         CompletionQueue cq = get(h, CompletionQueue.class);
         cq.close();
         objects.remove(h);
-        cookies.remove(cq);
+        events.cqGone(cq);
         return new Wire.Out();
     }
 
@@ -294,7 +305,7 @@ final class Session implements AutoCloseable {
         CompletionQueue cq = get(in.u32("cq"), CompletionQueue.class);
         int max = in.count32("max");
         if (max > 0 && !cq.ready()) {
-            wait = new Wait(Wire.Op.POLL_CQ, cq, max, null);
+            wait = new Wait(Wire.Op.POLL_CQ, cq, max);
             return null;
         }
         return completions(cq, max);
@@ -317,55 +328,38 @@ final class Session implements AutoCloseable {
         return out;
     }
 
-    private Wire.Out getCqEvent(int fd) {
-        CompletionChannel ch = channels.get(fd);
-        if (ch == null) throw new VerbsException(Errno.EINVAL, "completion channel " + fd + " has no CQ of this program's");
-        if (!ch.hasEvent()) {
-            wait = new Wait(Wire.Op.GET_CQ_EVENT, null, 0, ch);
-            return null;
-        }
-        return new Wire.Out().u64(cookies.get(ch.getCqEvent().orElseThrow()));
-    }
-
-    /** Whether what the program waits for has come: a completion on the CQ it polls, or an event on its channel. */
-    boolean waitSatisfied() {
-        return wait != null && wait.op() != Wire.Op.TIME && (wait.cq() != null ? wait.cq().ready() : wait.channel().hasEvent());
-    }
+    /** Whether what the program waits for has come: a completion on the CQ it polls. */
+    boolean waitSatisfied() { return wait != null && wait.cq() != null && wait.cq().ready(); }
 
     /** Whether the program waits for a reading of the simulated clock. */
     boolean readingClock() { return wait != null && wait.op() == Wire.Op.TIME; }
 
-    /** The clock's reading, which ends the wait. */
-    Wire.Out answerClock() {
+    /** Answers the clock's reading, which ends the wait. */
+    void answerClock() {
         wait = null;
-        return new Wire.Out().u64(host.sim.now());
+        replies.accept(new Wire.Out().u64(host.sim.now()).finish(0));
     }
 
     /**
-     * The reply to the open wait, which ends: the completions or the event, or, when {@code give
-     * up} (the simulation has nothing more to do for now), an empty poll so the program can look
-     * elsewhere. A wait for an event never gives up, as it would not in the kernel.
+     * Answers the open poll if it is satisfied or, with {@code giveUp} (the simulation has nothing
+     * more to do for now), empty, so the program can look elsewhere; whether it answered.
      */
-    Wire.Out answerWait(boolean giveUp) {
+    boolean answer(boolean giveUp) {
         Wait w = wait;
-        if (w == null) return null;
-        if (w.cq() != null && (w.cq().ready() || giveUp)) {
-            wait = null;
-            return completions(w.cq(), w.max());
-        }
-        if (w.channel() != null && w.channel().hasEvent()) {
-            wait = null;
-            return new Wire.Out().u64(cookies.get(w.channel().getCqEvent().orElseThrow()));
-        }
-        return null;
+        if (w == null || w.cq() == null || !(w.cq().ready() || giveUp)) return false;
+        wait = null;
+        replies.accept(completions(w.cq(), w.max()).finish(0));
+        return true;
     }
+
+    /** Whether QP {@code qpn} is one of this context's. */
+    boolean ownsQp(long qpn) { return qpns.contains((int) qpn); }
 
     // ---- queue pairs ----
 
     private Wire.Out createQp(Wire.In in) {
         ProtectionDomain pd = getOrNull(in.u32("pd"), ProtectionDomain.class);
         Xrcd xrcd = getOrNull(in.u32("xrcd"), Xrcd.class);
-        long cookie = in.u64("qp");
         QpType type = QpType.of(in.u32("qp_type"));
         CompletionQueue scq = getOrNull(in.u32("send_cq"), CompletionQueue.class), rcq = getOrNull(in.u32("recv_cq"), CompletionQueue.class);
         SharedReceiveQueue srq = getOrNull(in.u32("srq"), SharedReceiveQueue.class);
@@ -382,7 +376,8 @@ final class Session implements AutoCloseable {
         if (pd == null && type != QpType.XRC_RECV) throw new VerbsException(Errno.EINVAL, "create_qp of a " + type + " QP needs a PD");
         QueuePair qp = pd == null ? ctx.createQp(init) : pd.createQp(init);
         int h = add(qp);
-        qpCookies.put(qp.qpNum(), cookie);
+        events.qpMade(qp.qpNum(), h);
+        qpns.add(qp.qpNum());
         boolean noRecv = srq != null || type == QpType.XRC_SEND || type == QpType.XRC_RECV || dc != 0;
         int[] caps = {qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), Math.max(1, sendSge), Math.max(1, recvSge), qp.maxInlineData(), sigAll ? 1 : 0};
         qpCaps.put(h, caps);
@@ -550,7 +545,6 @@ final class Session implements AutoCloseable {
 
     private Wire.Out createSrq(Wire.In in) {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
-        long cookie = in.u64("srq");
         int maxWr = in.count32("max_wr"), maxSge = in.count32("max_sge"), limit = in.count32("srq_limit");
         SrqType type = SrqType.of(in.u32("srq_type"));
         Xrcd xrcd = getOrNull(in.u32("xrcd"), Xrcd.class);
@@ -559,7 +553,7 @@ final class Session implements AutoCloseable {
         SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(Math.max(1, maxSge)).srqLimit(limit).srqType(type)
                 .xrcd(xrcd).cq(cq).tmMaxNumTags(maxTags).tmMaxOps(maxOps));
         int h = add(srq);
-        srqCookies.put(srq.handle(), cookie);
+        events.srqMade(srq.handle(), h);
         srqCaps.put(h, new int[]{maxWr, Math.max(1, maxSge)});
         return new Wire.Out().u32(h).u32(maxWr).u32(Math.max(1, maxSge)).u32(srq.srqNum());
     }
@@ -598,32 +592,6 @@ final class Session implements AutoCloseable {
         return new Wire.Out();
     }
 
-    /** From now on the program's asynchronous events go to {@code sink}. */
-    void eventsTo(java.util.function.Consumer<java.nio.ByteBuffer> sink) { events = sink; }
-
-    /**
-     * Hands the adapter's asynchronous events for this program's objects to its async file, as
-     * the kernel writes them: u64 the object (the program's own pointer; a port number for a port
-     * event), u32 the event type, u32 0.
-     */
-    void deliverEvents() {
-        if (events == null) return;
-        for (var e = ctx.pollAsyncEvent(); e.isPresent(); e = ctx.pollAsyncEvent()) {
-            nicsim.verbs.AsyncEvent a = e.get();
-            Long element = a.qpNum() >= 0 ? qpCookies.get(a.qpNum()) : a.srqHandle() >= 0 ? srqCookies.get(a.srqHandle())
-                    : a.cqHandle() >= 0 ? cookieOfCq(a.cqHandle()) : Long.valueOf(a.portNum());
-            if (element == null) continue; // an object the program has destroyed meanwhile
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-            b.putLong(element).putInt(a.type().value()).putInt(0).flip();
-            events.accept(b);
-        }
-    }
-
-    private Long cookieOfCq(int cqn) {
-        for (Map.Entry<CompletionQueue, Long> c : cookies.entrySet()) if (c.getKey().handle() == cqn) return c.getValue();
-        return null;
-    }
-
     /** Releases everything the program left behind (it exited, or was killed): QPs first, then the rest, then its memory. */
     @Override public void close() {
         wait = null;
@@ -641,16 +609,6 @@ final class Session implements AutoCloseable {
 
     /** DMA writes the adapter has made into the program's registered memory so far. */
     long memoryWrites() { return memory.writes(); }
-
-    /** The CPU time the program's main thread has had, in ns (/proc/&lt;pid&gt;/schedstat), or -1 if it cannot be read. */
-    long cpuNanos() {
-        try {
-            String t = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Integer.toString(pid), "schedstat"));
-            return Long.parseLong(t.substring(0, t.indexOf(' ')));
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-    }
 
     /** DMA accesses to this program's memory that the kernel refused, and the first one. */
     String memoryFailures() { return memory.failures() == 0 ? null : memory.failures() + " (first: " + memory.firstFailure() + ")"; }

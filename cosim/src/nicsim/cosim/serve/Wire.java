@@ -16,7 +16,7 @@ public final class Wire {
     private Wire() {}
 
     /** Raised when the provider and the simulator disagree on the protocol. */
-    public static final int VERSION = 7;
+    public static final int VERSION = 8;
     /** The largest message either side accepts. */
     public static final int MAX_MESSAGE = 64 << 20;
     /** "No object" in a handle field (no SRQ, no channel, no address handle). */
@@ -26,7 +26,7 @@ public final class Wire {
     public enum Op {
         HELLO, QUERY_DEVICE, QUERY_PORT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, POLL_CQ, REQ_NOTIFY_CQ,
         CREATE_QP, MODIFY_QP, QUERY_QP, DESTROY_QP, POST_SEND, POST_RECV, CREATE_AH, DESTROY_AH, CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ,
-        DESTROY_SRQ, POST_SRQ_RECV, GET_CQ_EVENT, TIME, EVENTS, OPEN_XRCD, CLOSE_XRCD, POST_SRQ_OPS, CREATE_MKEY, DESTROY_MKEY;
+        DESTROY_SRQ, POST_SRQ_RECV, CHANNEL, TIME, EVENTS, OPEN_XRCD, CLOSE_XRCD, POST_SRQ_OPS, CREATE_MKEY, DESTROY_MKEY;
 
         public int code() { return ordinal() + 1; }
 

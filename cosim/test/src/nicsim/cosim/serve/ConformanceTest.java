@@ -26,9 +26,9 @@ class ConformanceTest {
     static void stopServing() throws Exception { served.stop(); }
 
     @ParameterizedTest
-    @ValueSource(strings = {"device", "pd", "mr", "cq", "qp", "qp-ex", "atomic"})
+    @ValueSource(strings = {"device", "pd", "mr", "cq", "cq-events", "qp", "qp-ex", "atomic", "odp"})
     void family(String family) throws Exception {
-        Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs");
+        Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lpthread");
         Run r = Programs.start(served, 0, false, dir.resolve(family).toString());
         int status = r.await(300);
         String out = r.output();

@@ -51,7 +51,8 @@ class WireFuzzTest {
 
         int hello(int node) throws Exception {
             byte[] name = "fuzz".getBytes(StandardCharsets.UTF_8);
-            ByteBuffer b = le(16 + name.length).putInt(Wire.VERSION).putInt(node).putInt((int) ProcessHandle.current().pid()).putInt(name.length).put(name);
+            ByteBuffer b = le(20 + name.length).putInt(Wire.VERSION).putInt(node).putInt((int) ProcessHandle.current().pid())
+                    .putInt(-1 /* no socket of a C program's */).putInt(name.length).put(name);
             return call(Wire.Op.HELLO.code(), b.flip()).getInt(0);
         }
 
@@ -74,23 +75,23 @@ class WireFuzzTest {
             ByteBuffer pd = c.call(Wire.Op.ALLOC_PD.code(), ints());
             assertEquals(0, pd.getInt(0));
             int pdh = pd.getInt(4);
-            ByteBuffer qp = le(68).putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(2);
+            ByteBuffer qp = le(60).putInt(pdh).putInt(Wire.NONE).putInt(2);
             for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
             qp.putInt(0).putLong(0); // not DC
             assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "no such CQs");
-            qp.clear().putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(77); // a QP type libibverbs does not have
+            qp.clear().putInt(pdh).putInt(Wire.NONE).putInt(77); // a QP type libibverbs does not have
             for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
             qp.putInt(0).putLong(0);
             assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "qp_type 77");
-            qp.clear().putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(0xff); // IBV_QPT_DRIVER with a DC type mlx5dv does not have
+            qp.clear().putInt(pdh).putInt(Wire.NONE).putInt(0xff); // IBV_QPT_DRIVER with a DC type mlx5dv does not have
             for (int v : new int[]{99, 99, -1, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
             qp.putInt(5).putLong(0);
             assertEquals(Errno.EINVAL, c.call(Wire.Op.CREATE_QP.code(), qp.flip()).getInt(0), "dc_type 5");
             // a modify counts a field only under its mask bit: garbage elsewhere (an unset cur_qp_state) is ignored
-            ByteBuffer cq = c.call(Wire.Op.CREATE_CQ.code(), le(16).putInt(16).putLong(0x2000).putInt(Wire.NONE).flip());
+            ByteBuffer cq = c.call(Wire.Op.CREATE_CQ.code(), le(8).putInt(16).putInt(Wire.NONE).flip());
             assertEquals(0, cq.getInt(0));
             int cqh = cq.getInt(4);
-            qp.clear().putInt(pdh).putInt(Wire.NONE).putLong(0x1000).putInt(2);
+            qp.clear().putInt(pdh).putInt(Wire.NONE).putInt(2);
             for (int v : new int[]{cqh, cqh, Wire.NONE, 16, 16, 1, 1, 0, 0}) qp.putInt(v);
             qp.putInt(0).putLong(0);
             ByteBuffer made = c.call(Wire.Op.CREATE_QP.code(), qp.flip());
@@ -105,6 +106,8 @@ class WireFuzzTest {
             assertEquals(Errno.EINVAL, c.call(Wire.Op.POLL_CQ.code(), ints(pdh, 4)).getInt(0), "a PD is not a CQ");
             ByteBuffer mr = le(32).putInt(pdh).putLong(0x1000).putLong(0).putLong(0x1000).putInt(0);
             assertEquals(Errno.EINVAL, c.call(Wire.Op.REG_MR.code(), mr.flip()).getInt(0), "an empty MR");
+            assertEquals(Errno.EBUSY, c.call(Wire.Op.DEALLOC_PD.code(), ints(pdh)).getInt(0), "a PD with a QP");
+            assertEquals(0, c.call(Wire.Op.DESTROY_QP.code(), ints(made.getInt(4))).getInt(0));
             assertEquals(0, c.call(Wire.Op.DEALLOC_PD.code(), ints(pdh)).getInt(0));
             assertEquals(Errno.EINVAL, c.call(Wire.Op.DEALLOC_PD.code(), ints(pdh)).getInt(0), "destroyed already");
         }

@@ -1,0 +1,73 @@
+/* The provider's connections to the simulator: requests out, replies in (nicsim-msg.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "nicsim-provider.h"
+
+int io(int fd, void *p, size_t n, int writing) {
+	uint8_t *b = p;
+	while (n) {
+		ssize_t k = writing ? write(fd, b, n) : read(fd, b, n);
+		if (k < 0 && errno == EINTR) continue;
+		if (k <= 0) return -1;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int send_only(int fd, struct msg *m) {
+	uint32_t len = (uint32_t)(m->len - 4);
+	if (m->failed) return -1;
+	memcpy(m->buf, &len, 4);
+	return io(fd, m->buf, m->len, 1);
+}
+
+int call(struct nicsim_context *ctx, struct msg *m) {
+	uint32_t len;
+	int rc;
+	if (m->failed) { free(m->buf); m->buf = NULL; return ENOMEM; }
+	pthread_mutex_lock(&ctx->lock);
+	if (send_only(ctx->sock, m) || io(ctx->sock, &len, 4, 0) || len < 4 || len > (64u << 20)) {
+		pthread_mutex_unlock(&ctx->lock);
+		fprintf(stderr, "nicsim: lost the simulator (NICSIM_SOCKET)\n");
+		m->len = m->pos = 0;
+		return EIO;
+	}
+	m->len = m->pos = 0;
+	if (m->cap < len) {
+		uint8_t *b = realloc(m->buf, len);
+		if (!b) { pthread_mutex_unlock(&ctx->lock); return ENOMEM; } /* the socket is out of step from here: EIO next */
+		m->buf = b;
+		m->cap = len;
+	}
+	rc = io(ctx->sock, m->buf, len, 0);
+	pthread_mutex_unlock(&ctx->lock);
+	if (rc) return EIO;
+	m->len = len;
+	return (int)get32(m);
+}
+
+int connect_simulator(void) {
+	const char *path = getenv("NICSIM_SOCKET");
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+	if (!path || strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "nicsim: NICSIM_SOCKET is not set (run the program with ./nicsim attach)\n");
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) return -1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		fprintf(stderr, "nicsim: cannot reach the simulator at %s: %s (is ./nicsim serve running?)\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}

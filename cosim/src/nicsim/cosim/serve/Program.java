@@ -1,0 +1,73 @@
+package nicsim.cosim.serve;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An attached process: its device contexts (a session each, one socket each) and what the
+ * simulator knows of whether it runs or waits. Runs on the simulator's thread only.
+ */
+final class Program {
+    final int pid;
+    final String name;
+    final List<Session> sessions = new ArrayList<>(2);
+    /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
+    long lastRequestNanos = System.nanoTime();
+    boolean answered;
+    /** Since its last request, a wall time and its CPU time then (-1: not looked yet), to tell spinning from sleeping. */
+    long watchWall = -1, watchCpu;
+
+    Program(int pid, String name) {
+        this.pid = pid;
+        this.name = name;
+    }
+
+    /** A request of this program came; {@code waits}: it was left open (a poll that found nothing). */
+    void requested(boolean waits) {
+        lastRequestNanos = System.nanoTime();
+        answered = !waits;
+        watchWall = -1;
+    }
+
+    /** The session whose socket is the program's file {@code fd}, or null. */
+    Session sessionOnSocket(int fd) {
+        for (Session s : sessions) if (s.socketFd == fd) return s;
+        return null;
+    }
+
+    /** Sessions of this program with a request left open. */
+    int openWaits() {
+        int n = 0;
+        for (Session s : sessions) if (s.waiting() != null) n++;
+        return n;
+    }
+
+    /** DMA writes the adapters have made into the program's registered memory so far. */
+    long memoryWrites() {
+        long n = 0;
+        for (Session s : sessions) n += s.memoryWrites();
+        return n;
+    }
+
+    /** Events written to the program's event files so far. */
+    long eventsWritten() {
+        long n = 0;
+        for (Session s : sessions) n += s.events.written();
+        return n;
+    }
+
+    /** The CPU time the program's main thread has had, in ns (/proc/&lt;pid&gt;/schedstat), or -1 if it cannot be read. */
+    long cpuNanos() {
+        try {
+            String t = Files.readString(Path.of("/proc", Integer.toString(pid), "schedstat"));
+            return Long.parseLong(t.substring(0, t.indexOf(' ')));
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    @Override public String toString() { return name + " (pid " + pid + ")"; }
+}
