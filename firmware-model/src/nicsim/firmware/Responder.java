@@ -294,9 +294,13 @@ final class Responder {
         if (m.tmKind == Cqe64.TM_NONE)
             return Cqe64.responder(q.qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND,
                     m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited(), xrcSrqn(p));
-        int flags = (q.srq.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0)
-                | (m.tmKind == Cqe64.TM_MATCHED ? WcFlags.TM_DATA_VALID | (p.op().starts() ? WcFlags.TM_MATCH : 0) : 0);
-        return Cqe64.tmReceive(q.qpn, w.index(), m.tmKind, flags, m.offset, m.tag, m.priv, p.srcQp(), p.slid(), q.srq.srqn);
+        // as mlx5 reports them: a receive asks for a TAG_SYNC only when software lags far behind, and only a
+        // completion that reports a match carries the tag (the data's second one and an unexpected message's do not)
+        boolean match = m.tmKind == Cqe64.TM_MATCHED && p.op().starts();
+        int flags = (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0)
+                | (m.tmKind == Cqe64.TM_MATCHED ? WcFlags.TM_DATA_VALID | (match ? WcFlags.TM_MATCH : 0) : 0);
+        return Cqe64.tmReceive(q.qpn, w.index(), m.tmKind, flags, m.offset, match ? m.tag : 0, match ? m.priv : 0, p.srcQp(), p.slid(),
+                q.srq.srqn);
     }
 
 

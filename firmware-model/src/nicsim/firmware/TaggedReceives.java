@@ -57,7 +57,7 @@ final class TaggedReceives {
             q.fw.tmMatched.inc();
             if (!p.op().last()) { // a longer message: the match is reported now, the data when it is all in
                 long[] cqe = Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH
-                        | (q.srq.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0), 0, tag, priv, p.srcQp(), p.slid(), q.srq.srqn);
+                        | (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0), 0, tag, priv, p.srcQp(), p.slid(), q.srq.srqn);
                 Cq cq = q.srq.cq;
                 q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, cqe, false)));
             }
@@ -105,7 +105,7 @@ final class TaggedReceives {
         if (p.ackReq()) q.responder.ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
         Cq cq = q.srq.cq;
         long srqn = q.srq.srqn;
-        int sync = q.srq.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0;
+        int sync = q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0;
         WqeFormat.Sge buffer = e.sge();
         if (len > (buffer.length() & 0xFFFFFFFFL)) { // too little room: the headers go to the buffer, software does the rest
             byte[] headers = java.util.Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
@@ -123,8 +123,8 @@ final class TaggedReceives {
         byte[] fin = java.util.Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
         fin[0] = (byte) TmhOp.FIN.value();
         read.whenDone(q.live(() -> { // the data is in the tagged buffer: reported, and the sender told
-            q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_DATA_VALID
-                    | (q.srq.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0), len, tag, priv, p.srcQp(), p.slid(), srqn), false);
+            q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_DATA_VALID // the data's: no tag, as on mlx5
+                    | (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0), len, 0, 0, p.srcQp(), p.slid(), srqn), false);
             q.fw.tmRendezvous.inc();
             q.requester.offload(SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_SEND, -1, q.qpn, 0, 0, null, 0, 0, 0, 0, java.util.List.of(), fin),
                     fin.length, (syndrome, vendor) -> q.fw.report("rendezvous FIN of QP 0x" + Long.toHexString(q.qpn) + " failed: syndrome 0x"

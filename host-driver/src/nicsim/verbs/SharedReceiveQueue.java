@@ -166,11 +166,13 @@ public final class SharedReceiveQueue extends VerbsObject {
                 return new WorkCompletion(wrId, status, WcOpcode.TM_RECV, error ? 0 : (int) v.byteCount(), qpn, 0, 0, t.flags(), v.vendorSyndrome(),
                         why, 0, 0, error ? 0 : t.tag(), error ? 0 : t.priv()); // an error CQE's first bytes are the failed check's address and key
             }
-            default -> { // an ordinary buffer: NO_TAG, or a message no tagged buffer took
+            default -> { // an ordinary buffer: NO_TAG, or a tagged message no tagged buffer took (unexpected), or an untagged one
                 WorkCompletion wc = QueuePair.received(take(v.wqeCounter()), v, e);
-                if (t.kind() != Cqe64.TM_NO_TAG || error) return wc;
-                return new WorkCompletion(wc.wrId(), wc.status(), WcOpcode.TM_NO_TAG, wc.byteLen(), wc.qpNum(), wc.srcQp(), wc.immData(),
-                        wc.wcFlags() | (t.flags() & WcFlags.TM_SYNC_REQ), 0, "", wc.slid(), 0, 0, 0);
+                if (error || (t.kind() != Cqe64.TM_NO_TAG && t.kind() != Cqe64.TM_UNEXPECTED)) return wc;
+                // as mlx5 reports them: TM_NO_TAG, or TM_RECV with neither MATCH nor DATA_VALID for an unexpected message
+                return new WorkCompletion(wc.wrId(), wc.status(), t.kind() == Cqe64.TM_NO_TAG ? WcOpcode.TM_NO_TAG : WcOpcode.TM_RECV,
+                        wc.byteLen(), wc.qpNum(), wc.srcQp(), wc.immData(), wc.wcFlags() | (t.flags() & WcFlags.TM_SYNC_REQ), 0, "",
+                        wc.slid(), 0, 0, 0);
             }
         }
     }

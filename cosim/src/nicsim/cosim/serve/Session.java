@@ -561,7 +561,7 @@ final class Session implements AutoCloseable {
     /** ibv_post_srq_ops: the handles of the TAG_ADDs come back, in order, or the errno and the index of the one refused. */
     private Wire.Out postSrqOps(Wire.In in) {
         SharedReceiveQueue srq = get(in.u32("srq"), SharedReceiveQueue.class);
-        int n = in.count("operations", 56);
+        int n = in.count("operations", 52);
         OpsWr[] ops = new OpsWr[n];
         for (int i = 0; i < n; i++) {
             OpsWr o = new OpsWr().wrId(in.u64("wr_id"));
