@@ -5,8 +5,10 @@
 # Usage: scripts/ensure-tools.sh [--rtl] [--node]
 #   --rtl   Verilator, g++ and make, to build and run the RTL blocks
 #   --node  Node.js and npm, for the tests' timeline reader (scripts/timeline-reader)
-#   --rdma  what unmodified libibverbs programs on nicsim need: Debian's libibverbs (rdma-core 44) and
-#           its headers and gcc to build nicsim's provider, ibverbs-utils and perftest to run
+#   --rdma  what an RDMA host has, so unmodified programs run on nicsim as they would there: Debian's
+#           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
+#           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, python3-pyverbs with
+#           rdma-core's tests), perftest, qperf, UCX's tools and Open MPI
 # Exits 0 when everything is there; 2, after one line naming what is missing and how to install
 # it, when it is not and cannot be installed here.
 set -euo pipefail
@@ -30,9 +32,18 @@ if [ "$need_rtl" = 1 ]; then
 fi
 if [ "$need_rdma" = 1 ]; then
   [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)
+  [ -f /usr/include/rdma/rdma_cma.h ] || missing+=(librdmacm-dev)
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+  command -v rdma-ndd >/dev/null 2>&1 || missing+=(rdma-core)
+  [ -d /etc/libibverbs.d ] || missing+=(ibverbs-providers)
   command -v ibv_devinfo >/dev/null 2>&1 || missing+=(ibverbs-utils)
+  command -v rping >/dev/null 2>&1 || missing+=(rdmacm-utils)
+  command -v ibstat >/dev/null 2>&1 || missing+=(infiniband-diags)
+  [ -f /usr/share/doc/rdma-core/tests/run_tests.py ] || missing+=(python3-pyverbs)
   command -v ib_write_bw >/dev/null 2>&1 || missing+=(perftest)
+  command -v qperf >/dev/null 2>&1 || missing+=(qperf)
+  command -v ucx_info >/dev/null 2>&1 || missing+=(ucx-utils)
+  command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
 fi
 if [ "$need_node" = 1 ]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
