@@ -214,6 +214,52 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	return &ah->ah;
 }
 
+/* ---- memory windows ---- */
+
+static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
+	struct nicsim_mw *mw = calloc(1, sizeof(*mw));
+	struct msg m = request(NICSIM_OP_ALLOC_MW);
+	int rc;
+	if (!mw) { done(&m); errno = ENOMEM; return NULL; }
+	put32(&m, pd_handle(pd));
+	put32(&m, (uint32_t)type);
+	rc = call(ctx_of(pd->context), &m);
+	if (rc) { done(&m); free(mw); errno = rc; return NULL; }
+	mw->mw.handle = get32(&m);
+	mw->mw.rkey = get32(&m);
+	mw->mw.context = pd->context;
+	mw->mw.pd = pd;
+	mw->mw.type = type;
+	done(&m);
+	return &mw->mw;
+}
+
+static int dealloc_mw(struct ibv_mw *mw) {
+	int rc = simple(mw->context, NICSIM_OP_DEALLOC_MW, mw->handle);
+	if (!rc) free(mw);
+	return rc;
+}
+
+/*
+ * ibv_bind_mw (type 1): a BIND_MW work request with the window's next rkey, which the window takes
+ * at once (ibv_bind_mw(3): after an error completion the program undoes it).
+ */
+static int bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind) {
+	struct ibv_send_wr w, *bad;
+	int rc;
+	if (bind->bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED) return EINVAL; /* as mlx5: not for type 1 */
+	memset(&w, 0, sizeof(w));
+	w.wr_id = bind->wr_id;
+	w.opcode = IBV_WR_BIND_MW;
+	w.send_flags = bind->send_flags;
+	w.bind_mw.mw = mw;
+	w.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	w.bind_mw.bind_info = bind->bind_info;
+	rc = nicsim_post_wrs(qp, &w, NULL, &bad);
+	if (!rc) mw->rkey = w.bind_mw.rkey;
+	return rc;
+}
+
 static int destroy_ah(struct ibv_ah *ah) {
 	int rc = simple(ah->context, NICSIM_OP_DESTROY_AH, ((struct nicsim_ah *)ah)->handle);
 	if (!rc) free(ah);
@@ -746,7 +792,7 @@ int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nics
 		put32(&m, qp->qp_type == IBV_QPT_UD && w->wr.ud.ah ? ((struct nicsim_ah *)w->wr.ud.ah)->handle : NICSIM_NONE);
 		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qpn : 0);
 		put32(&m, qp->qp_type == IBV_QPT_UD ? w->wr.ud.remote_qkey : 0);
-		put32(&m, w->opcode == IBV_WR_SEND_WITH_INV ? w->invalidate_rkey : 0);
+		put32(&m, w->opcode == IBV_WR_SEND_WITH_INV || w->opcode == IBV_WR_LOCAL_INV ? w->invalidate_rkey : 0);
 		put32(&m, qp->qp_type == IBV_QPT_XRC_SEND ? w->qp_type.xrc.remote_srqn : 0);
 		put32(&m, ext ? ext[i].dc.ah : NICSIM_NONE);
 		put32(&m, ext ? ext[i].dc.dctn : 0);
@@ -766,6 +812,16 @@ int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nics
 				put32(&m, u->klm[k].lkey);
 				put32(&m, u->klm[k].skip);
 			}
+		}
+		{ /* a window's bind: the window, its new rkey, the MR (none: unbind), range and access */
+			const struct ibv_mw_bind_info *b = &w->bind_mw.bind_info;
+			int bind = w->opcode == IBV_WR_BIND_MW;
+			put32(&m, bind && w->bind_mw.mw ? w->bind_mw.mw->handle : NICSIM_NONE);
+			put32(&m, bind ? w->bind_mw.rkey : 0);
+			put32(&m, bind && b->mr ? b->mr->handle : NICSIM_NONE);
+			put64(&m, bind ? b->addr : 0);
+			put64(&m, bind ? b->length : 0);
+			put32(&m, bind ? b->mw_access_flags : 0);
 		}
 	}
 	rc = call(ctx_of(qp->context), &m);
@@ -842,7 +898,9 @@ static void free_context(struct ibv_context *c) {
 }
 
 static const struct verbs_context_ops nicsim_ops = {
+	.alloc_mw = alloc_mw,
 	.alloc_pd = alloc_pd,
+	.bind_mw = bind_mw,
 	.close_xrcd = close_xrcd,
 	.cq_event = cq_event,
 	.create_ah = create_ah,
@@ -852,6 +910,7 @@ static const struct verbs_context_ops nicsim_ops = {
 	.create_qp_ex = create_qp_ex,
 	.create_srq = create_srq,
 	.create_srq_ex = create_srq_ex,
+	.dealloc_mw = dealloc_mw,
 	.dealloc_pd = dealloc_pd,
 	.dereg_mr = dereg_mr,
 	.destroy_ah = destroy_ah,

@@ -78,6 +78,7 @@ struct nicsim_pd { struct ibv_pd pd; uint32_t handle; };
 struct nicsim_mr { struct verbs_mr vmr; uint32_t handle; };
 struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; uint32_t events_returned; };
 struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
+struct nicsim_mw { struct ibv_mw mw; };
 
 /* A CQ; one made by ibv_create_cq_ex is polled through the ibv_cq_ex calls, one completion at a time. */
 struct nicsim_cq {

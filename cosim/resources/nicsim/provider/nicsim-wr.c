@@ -101,6 +101,15 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t a
 	atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
+/* ibv_wr_bind_mw: the window takes rkey when the bind completes (ibv_wr_post(3)). */
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *info) {
+	struct nicsim_wr *w = begin(qpx, IBV_WR_BIND_MW);
+	if (!w) return;
+	w->wr.bind_mw.mw = mw;
+	w->wr.bind_mw.rkey = rkey;
+	w->wr.bind_mw.bind_info = *info;
+}
+
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey) {
 	struct nicsim_wr *w = begin(qpx, IBV_WR_LOCAL_INV);
 	if (w) w->wr.invalidate_rkey = rkey;
@@ -229,7 +238,7 @@ uint64_t nicsim_wr_ops_offered(enum ibv_qp_type t, uint32_t dc_type) {
 	uint64_t sends = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	uint64_t writes = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
 	uint64_t reads = IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-	uint64_t keys = IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV;
+	uint64_t keys = IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW;
 	switch (t) {
 	case IBV_QPT_RC: case IBV_QPT_XRC_SEND: return sends | writes | reads | keys;
 	case IBV_QPT_UC: return sends | writes | keys;
@@ -245,6 +254,7 @@ void nicsim_wr_init(struct nicsim_qp *qp, uint64_t ops) {
 	if (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP) x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) x->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	if (ops & IBV_QP_EX_WITH_LOCAL_INV) x->wr_local_inv = wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_BIND_MW) x->wr_bind_mw = wr_bind_mw;
 	if (ops & IBV_QP_EX_WITH_RDMA_READ) x->wr_rdma_read = wr_rdma_read;
 	if (ops & IBV_QP_EX_WITH_RDMA_WRITE) x->wr_rdma_write = wr_rdma_write;
 	if (ops & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM) x->wr_rdma_write_imm = wr_rdma_write_imm;

@@ -120,9 +120,12 @@ struct verbs_srq {
 
 /* The 76 operations, in libibverbs' order (sorted by name). */
 struct verbs_context_ops {
-	void *advise_mr, *alloc_dm, *alloc_mw, *alloc_null_mr, *alloc_parent_domain;
+	void *advise_mr, *alloc_dm;
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	void *alloc_null_mr, *alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-	void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast, *bind_mw;
+	void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast;
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 	int (*close_xrcd)(struct ibv_xrcd *xrcd);
 	void (*cq_event)(struct ibv_cq *cq);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
@@ -135,7 +138,8 @@ struct verbs_context_ops {
 	void *create_rwq_ind_table;
 	struct ibv_srq *(*create_srq)(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr);
 	struct ibv_srq *(*create_srq_ex)(struct ibv_context *context, struct ibv_srq_init_attr_ex *srq_init_attr_ex);
-	void *create_wq, *dealloc_mw;
+	void *create_wq;
+	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	void *dealloc_td;
 	int (*dereg_mr)(struct verbs_mr *vmr);

@@ -328,11 +328,13 @@ public final class QueuePair extends VerbsObject {
                 throw new VerbsException(Errno.EINVAL, "BIND_MW SendWr may not carry SGEs or immediate data", i);
             if ((wr.bindRkey() >>> 8) != (wr.mw().rkey() >>> 8))
                 throw new VerbsException(Errno.EINVAL, String.format("BIND_MW rkey 0x%x must keep the window's index (rkey 0x%x)", wr.bindRkey(), wr.mw().rkey()), i);
-            if ((wr.bindAccess() & ~(AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC | AccessFlags.ZERO_BASED)) != 0)
+            // remote access flags, and LOCAL_WRITE, which mlx5 accepts (a window is reached by its rkey only: it changes nothing)
+            int windowAccess = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC | AccessFlags.ZERO_BASED;
+            if ((wr.bindAccess() & ~(windowAccess | AccessFlags.LOCAL_WRITE)) != 0)
                 throw new VerbsException(Errno.EINVAL, String.format("BIND_MW access 0x%x: only remote access flags", wr.bindAccess()), i);
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
             return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_UMR, sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0, 0, null,
-                    wr.bindAddr(), wr.bindRkey(), wr.bindLength(), (long) wr.bindMr().lkey() << 32 | (wr.bindAccess() & 0xFFFFFFFFL),
+                    wr.bindAddr(), wr.bindRkey(), wr.bindLength(), (long) wr.bindMr().lkey() << 32 | (wr.bindAccess() & windowAccess),
                     List.of(), null, wr.xrcRemoteSrqNum()), type);
         }
         if (op == WrOpcode.DRIVER1) return umr(wr, i);

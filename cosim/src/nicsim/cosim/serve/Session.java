@@ -16,8 +16,10 @@ import nicsim.verbs.DeviceAttr;
 import nicsim.verbs.Errno;
 import nicsim.verbs.MemoryRegion;
 import nicsim.verbs.Mkey;
+import nicsim.verbs.MemoryWindow;
 import nicsim.verbs.MrInterleaved;
 import nicsim.verbs.Mtu;
+import nicsim.verbs.MwType;
 import nicsim.verbs.OpsWr;
 import nicsim.verbs.OpsWrOpcode;
 import nicsim.verbs.PortAttr;
@@ -154,6 +156,19 @@ final class Session implements AutoCloseable {
                 yield new Wire.Out().u32(add(k)).u32(k.lkey());
             }
             case DESTROY_MKEY -> destroy(in, Mkey.class);
+            case ALLOC_MW -> {
+                ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+                int type = in.u32("type");
+                MwType t;
+                try {
+                    t = MwType.of(type);
+                } catch (IllegalArgumentException e) {
+                    throw new VerbsException(Errno.EINVAL, "alloc_mw type " + Integer.toUnsignedString(type) + " is neither IBV_MW_TYPE_1 nor _2");
+                }
+                MemoryWindow mw = pd.allocMw(t);
+                yield new Wire.Out().u32(add(mw)).u32(mw.rkey());
+            }
+            case DEALLOC_MW -> destroy(in, MemoryWindow.class);
             case TIME -> { // read at the next moment every program waits: then where its reading falls is no race
                 wait = new Wait(Wire.Op.TIME, null, 0);
                 yield null;
@@ -489,6 +504,12 @@ final class Session implements AutoCloseable {
                 Mkey m = get(mkey, Mkey.class);
                 if (repeat == 0) w.mrList(m, access, pieces); else w.mrInterleaved(m, access, repeat, inter);
             }
+            int mw = in.u32("bind mw"), bindRkey = in.u32("bind rkey"), bindMr = in.u32("bind mr");
+            long bindAddr = in.u64("bind addr"), bindLength = in.u64("bind length");
+            int bindAccess = in.u32("bind access");
+            if (w.opcode() == WrOpcode.BIND_MW) // ibv_bind_mw, or IBV_WR_BIND_MW: a window bound to part of an MR (none: unbound)
+                w.bindMw(get(mw, MemoryWindow.class), bindRkey, bindMr == Wire.NONE ? null : get(bindMr, MemoryRegion.class), bindAddr,
+                        bindLength, bindAccess);
         }
         Wire.Out out = posted(() -> qp.postSend(wrs));
         long now = host.sim.now();
