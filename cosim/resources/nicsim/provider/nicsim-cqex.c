@@ -2,8 +2,9 @@
  * Extended CQs (ibv_create_cq_ex): the ibv_start_poll / ibv_next_poll / ibv_end_poll loop and
  * the ibv_wc_read_* accessors, over the provider's poll. Each start or next takes one completion
  * from the simulator; the accessors read it. The fields offered are those ibv_wc has, and the
- * tag-matching info (IBV_WC_EX_WITH_TM_INFO); a CQ asking for others (timestamps, flow tags,
- * VLANs) is refused with EOPNOTSUPP.
+ * tag-matching info (IBV_WC_EX_WITH_TM_INFO), and when the adapter wrote the completion: in core
+ * clock cycles (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) or ns (_WALLCLOCK), both since the
+ * simulation began. A CQ asking for others (flow tags, VLANs) is refused with EOPNOTSUPP.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,7 +19,7 @@ static struct nicsim_cq *of(struct ibv_cq_ex *cq) { return (struct nicsim_cq *)c
 /* Takes the next completion: 0, ENOENT if there is none, or an errno. */
 static int take(struct ibv_cq_ex *cq) {
 	struct nicsim_cq *c = of(cq);
-	int n = nicsim_poll(&c->cq, 1, &c->cur, &c->cur_tm);
+	int n = nicsim_poll(&c->cq, 1, &c->cur, &c->cur_x);
 	if (n < 0) return -n;
 	if (n == 0) return ENOENT;
 	cq->status = c->cur.status;
@@ -43,11 +44,19 @@ static unsigned int read_wc_flags(struct ibv_cq_ex *cq) { return of(cq)->cur.wc_
 static uint32_t read_slid(struct ibv_cq_ex *cq) { return of(cq)->cur.slid; }
 static uint8_t read_sl(struct ibv_cq_ex *cq) { return of(cq)->cur.sl; }
 static uint8_t read_dlid_path_bits(struct ibv_cq_ex *cq) { return of(cq)->cur.dlid_path_bits; }
-static void read_tm_info(struct ibv_cq_ex *cq, struct ibv_wc_tm_info *tm) { *tm = of(cq)->cur_tm; }
+static void read_tm_info(struct ibv_cq_ex *cq, struct ibv_wc_tm_info *tm) { *tm = of(cq)->cur_x.tm; }
+static uint64_t read_completion_ts(struct ibv_cq_ex *cq) { return of(cq)->cur_x.timestamp; }
+
+/* The completion's time in ns since the simulation began (the core clock's cycles, scaled by its frequency). */
+static uint64_t read_completion_wallclock_ns(struct ibv_cq_ex *cq) {
+	uint64_t khz = of(cq)->clock_khz;
+	return khz ? of(cq)->cur_x.timestamp * 1000000 / khz : 0;
+}
 
 struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr) {
 	uint64_t offered = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP
-			   | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_TM_INFO;
+			   | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_TM_INFO
+			   | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 	struct nicsim_cq *cq;
 	struct ibv_cq_ex *x;
 	if ((attr->wc_flags & ~offered) || (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS))) { errno = EOPNOTSUPP; return NULL; }
@@ -82,5 +91,8 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 	x->read_sl = read_sl;
 	x->read_dlid_path_bits = read_dlid_path_bits;
 	x->read_tm_info = read_tm_info;
+	x->read_completion_ts = read_completion_ts;
+	x->read_completion_wallclock_ns = read_completion_wallclock_ns;
+	cq->clock_khz = nicsim_clock_khz(c);
 	return x;
 }

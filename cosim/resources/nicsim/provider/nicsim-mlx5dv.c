@@ -7,7 +7,8 @@
  *   mlx5dv_qp_ex_from_ibv_qp_ex the extension whose wr_set_dc_addr names a DC request's target, and
  *                               whose wr_mr_list and wr_mr_interleaved lay out an indirect mkey;
  *   mlx5dv_create_mkey          indirect mkeys (and mlx5dv_destroy_mkey);
- *   mlx5dv_query_device         no mlx5-specific capability.
+ *   mlx5dv_query_device         no mlx5-specific capability;
+ *   mlx5dv_get_clock_info       the core clock, for mlx5dv_ts_to_ns (completion timestamps to ns).
  * For anything that is not nicsim's (a real ConnectX beside it), each one calls the real library's
  * own entry point, found in the loaded libmlx5.so.1 under the same version; every other mlx5dv_*
  * entry point is the real library's, untouched, and says EOPNOTSUPP for a nicsim device, as mlx5's
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nicsim-provider.h"
 
@@ -128,5 +130,22 @@ int mlx5dv_query_device(struct ibv_context *ctx, struct mlx5dv_context *attrs_ou
 	attrs_out->version = 0;
 	attrs_out->flags = 0;
 	attrs_out->comp_mask = 0; /* none of the optional capabilities asked for */
+	return 0;
+}
+
+/* The clock behind completion timestamps: ns = cycles * mult >> shift, from 0 at the simulation's start. */
+__attribute__((visibility("default")))
+int mlx5dv_get_clock_info(struct ibv_context *ctx, struct mlx5dv_clock_info *clock_info) {
+	uint64_t khz;
+	if (!nicsim_owns(ctx)) {
+		int (*f)(struct ibv_context *, struct mlx5dv_clock_info *) = real("mlx5dv_get_clock_info", "MLX5_1.4");
+		return f ? f(ctx, clock_info) : EOPNOTSUPP;
+	}
+	khz = nicsim_clock_khz(ctx);
+	if (!khz) return EIO;
+	memset(clock_info, 0, sizeof(*clock_info));
+	clock_info->shift = 20;
+	clock_info->mult = (uint32_t)((1000000ull << 20) / khz);
+	clock_info->mask = ~0ull;
 	return 0;
 }

@@ -109,9 +109,39 @@ static int query_device_ex(struct ibv_context *c, const struct ibv_query_device_
 		odp.per_transport_caps.ud_odp_caps = get32(&m);
 		if (attr_size >= offsetof(struct ibv_device_attr_ex, odp_caps) + sizeof(odp)) attr->odp_caps = odp;
 	}
+	{
+		uint64_t khz = get64(&m), mask = get64(&m);
+		if (attr_size >= offsetof(struct ibv_device_attr_ex, hca_core_clock) + sizeof(uint64_t)) {
+			attr->hca_core_clock = khz;
+			attr->completion_timestamp_mask = mask;
+		}
+	}
 	rc = m.failed ? EIO : 0;
 	done(&m);
 	return rc;
+}
+
+uint64_t nicsim_clock_khz(struct ibv_context *c) {
+	struct nicsim_context *ctx = ctx_of(c);
+	if (!ctx->clock_khz) {
+		struct ibv_device_attr_ex a;
+		if (!query_device_ex(c, NULL, &a, sizeof(a))) ctx->clock_khz = a.hca_core_clock;
+	}
+	return ctx->clock_khz;
+}
+
+/* ibv_query_rt_values_ex: the adapter's free-running clock now, in core cycles (tv_nsec, as mlx5 gives it). */
+static int query_rt_values(struct ibv_context *c, struct ibv_values_ex *values) {
+	uint64_t khz = nicsim_clock_khz(c);
+	int64_t ps;
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK) return EINVAL;
+	if (!khz) return EIO;
+	if (!(values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK)) return 0;
+	ps = nicsim_sim_now_ps_of(ctx_of(c));
+	if (ps < 0) return EIO;
+	values->raw_clock.tv_sec = 0;
+	values->raw_clock.tv_nsec = (long)((uint64_t)ps / (1000000000ull / khz)); /* cycles of the core clock's period in ps */
+	return 0;
 }
 
 static int query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a) {
@@ -307,7 +337,7 @@ static int destroy_cq(struct ibv_cq *cq) {
 }
 
 /* Returns the completions taken, or a negative errno (as ibv_poll_cq does). */
-int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct ibv_wc_tm_info *tm) {
+int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x) {
 	struct msg m = request(NICSIM_OP_POLL_CQ);
 	uint32_t n, i;
 	int rc;
@@ -335,7 +365,8 @@ int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct ibv_wc_tm_
 		w->dlid_path_bits = (uint8_t)get32(&m);
 		uint64_t tag = get64(&m);
 		uint32_t priv = get32(&m);
-		if (tm) { tm[i].tag = tag; tm[i].priv = priv; }
+		uint64_t ts = get64(&m);
+		if (x) { x[i].tm.tag = tag; x[i].tm.priv = priv; x[i].timestamp = ts; }
 	}
 	rc = m.failed ? -EIO : (int)i;
 	done(&m);
@@ -873,14 +904,17 @@ static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv
  * for nicsim's clock library, which a program gets with attach --sim-time.
  */
 __attribute__((visibility("default"))) int64_t nicsim_sim_now_ns(void) {
-	struct msg m;
+	int64_t ps = clock_ctx ? nicsim_sim_now_ps_of(clock_ctx) : -1;
+	return ps < 0 ? -1 : ps / 1000;
+}
+
+int64_t nicsim_sim_now_ps_of(struct nicsim_context *ctx) {
+	struct msg m = request(NICSIM_OP_TIME);
 	int64_t ps;
-	if (!clock_ctx) return -1;
-	m = request(NICSIM_OP_TIME);
-	if (call(clock_ctx, &m)) { done(&m); return -1; }
+	if (call(ctx, &m)) { done(&m); return -1; }
 	ps = (int64_t)get64(&m);
 	done(&m);
-	return ps / 1000;
+	return ps;
 }
 
 /* ---- context ---- */
@@ -930,6 +964,7 @@ static const struct verbs_context_ops nicsim_ops = {
 	.query_device_ex = query_device_ex,
 	.query_port = query_port,
 	.query_qp = query_qp,
+	.query_rt_values = query_rt_values,
 	.query_srq = query_srq,
 	.reg_mr = reg_mr,
 	.req_notify_cq = req_notify_cq,

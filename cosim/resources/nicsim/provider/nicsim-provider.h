@@ -24,6 +24,7 @@ struct nicsim_context {
 	struct verbs_context vctx;
 	int sock;
 	uint32_t session;
+	uint64_t clock_khz;         /* hca_core_clock, once asked */
 	pthread_mutex_t lock;
 	struct nicsim_registry named;
 };
@@ -37,6 +38,9 @@ void nicsim_name(struct nicsim_context *ctx, uint32_t handle, void *obj);
 
 /* Waits until *completed (a counter libibverbs' ack calls raise under mu, signalling cv) reaches returned. */
 void nicsim_await_acks(pthread_mutex_t *mu, pthread_cond_t *cv, const unsigned int *completed, uint32_t returned);
+
+/* The simulation's time in ps, read through ctx at the next moment every program waits; -1 if it cannot be had. */
+int64_t nicsim_sim_now_ps_of(struct nicsim_context *ctx);
 
 /* Runs a request whose reply carries nothing: 0 or an errno. */
 int simple(struct ibv_context *c, uint32_t op, uint32_t handle);
@@ -80,17 +84,24 @@ struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; uint32_t events_retu
 struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
 struct nicsim_mw { struct ibv_mw mw; };
 
+/* What a completion carries that struct ibv_wc has no room for: tag-matching info, and when the adapter wrote it (core clock cycles). */
+struct nicsim_wc_extra { struct ibv_wc_tm_info tm; uint64_t timestamp; };
+
 /* A CQ; one made by ibv_create_cq_ex is polled through the ibv_cq_ex calls, one completion at a time. */
 struct nicsim_cq {
 	union { struct ibv_cq cq; struct ibv_cq_ex cq_ex; };
 	uint32_t handle;
 	uint32_t comp_returned, async_returned; /* events ibv_get_cq_event and ibv_get_async_event gave the program for it */
 	struct ibv_wc cur;          /* the completion ibv_start_poll / ibv_next_poll took */
-	struct ibv_wc_tm_info cur_tm;
+	struct nicsim_wc_extra cur_x;
+	uint64_t clock_khz;         /* for a completion's wallclock time */
 };
 
-/* Polls up to max completions of cq; tm (if not NULL) gets each one's tag-matching info. Returns the count or -errno. */
-int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct ibv_wc_tm_info *tm);
+/* Polls up to max completions of cq; x (if not NULL) gets what struct ibv_wc lacks of each. Returns the count or -errno. */
+int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
+
+/* The adapter's core clock in kHz (hca_core_clock), asked once per context; 0 if it cannot be had. */
+uint64_t nicsim_clock_khz(struct ibv_context *c);
 
 /* Makes a CQ of cqe entries (channel may be NULL); NULL with errno set on failure. */
 struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);

@@ -84,9 +84,10 @@ public final class Cqe64 {
     }
 
     /*
-     * Tag matching (nicsim's use of free CQE bytes): byte 52 says what a tag-matching SRQ's completion
-     * is (TM_*), byte 53 carries libibverbs' TM flags (WcFlags.TM_*); a matched message's tag is in
-     * bytes 0..7 and the sender's app context in 8..11. The SRQ's number is in bytes 32..35.
+     * Tag matching, where mlx5 puts it: byte 40 (app) is 1 on a tag-matching SRQ's completion, byte
+     * 41 (app_op) says what it is (nicsim's TM_*), byte 42 (app_info) carries libibverbs' TM flags
+     * (WcFlags.TM_*); a matched message's tag is in bytes 0..7 and the sender's app context in
+     * 8..11. The SRQ's number is in bytes 32..35.
      */
     public static final int TM_NONE = 0, TM_MATCHED = 1, TM_NO_TAG = 2, TM_UNEXPECTED = 3, TM_ADD = 4, TM_DEL = 5, TM_SYNC = 6;
     /** nicsim's syndrome for a tag-list operation that failed (a TAG_DEL of an entry a message consumed): IBV_WC_TM_ERR. */
@@ -102,8 +103,7 @@ public final class Cqe64 {
         BigEndian.put32(b, 44, byteCount);
         BigEndian.put64(b, 0, tag);
         BigEndian.put32(b, 8, priv);
-        b[52] = (byte) kind;
-        b[53] = (byte) tmFlags;
+        tm(b, kind, tmFlags);
         return Line64.words(b, 0);
     }
 
@@ -114,24 +114,28 @@ public final class Cqe64 {
     public static long[] tmOp(long srqn, int opIndex, int kind, int tmFlags, int syndrome, int vendor) {
         byte[] b = syndrome == 0 ? received(0, opIndex, RESP_SEND, 0, false, srqn)
                 : Line64.bytes(error(false, 0, opIndex, 0, syndrome, vendor, 0, 0, 0, srqn));
-        b[52] = (byte) kind;
-        b[53] = (byte) tmFlags;
+        tm(b, kind, tmFlags);
         return Line64.words(b, 0);
     }
 
     /** {@code cqe} (an error completion of a tag-matching SRQ's receive) saying what the message was. */
     public static long[] withTm(long[] cqe, int kind, int tmFlags) {
         byte[] b = Line64.bytes(cqe);
-        b[52] = (byte) kind;
-        b[53] = (byte) tmFlags;
+        tm(b, kind, tmFlags);
         return Line64.words(b, 0);
+    }
+
+    private static void tm(byte[] b, int kind, int tmFlags) {
+        b[40] = 1; // mlx5's MLX5_CQE_APP_TAG_MATCHING
+        b[41] = (byte) kind;
+        b[42] = (byte) tmFlags;
     }
 
     /** A tag-matching SRQ's completion as the library reads it (kind TM_NONE: not one). */
     public record TmView(int kind, int flags, long tag, int priv) {}
 
     public static TmView parseTm(byte[] b) {
-        return new TmView(b[52] & 0xff, b[53] & 0xff, BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8));
+        return new TmView(b[41] & 0xff, b[42] & 0xff, BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8));
     }
 
     /** The fields every responder CQE has: the XRC SRQ, immediate, QPN, WQE counter and op_own. */
@@ -281,4 +285,16 @@ public final class Cqe64 {
     }
 
 
+
+    /** Byte of mlx5's 64-bit completion timestamp (HCA core clock cycles, big-endian) in a CQE that is not an error's. */
+    public static final int TIMESTAMP = 48;
+
+    /** Whether CQE {@code b} reports an error (then its bytes 48..55 are the error's, with no timestamp). */
+    public static boolean isError(byte[] b) {
+        int op = (b[63] & 0xff) >> 4;
+        return op == REQ_ERR || op == RESP_ERR;
+    }
+
+    /** The completion timestamp of CQE {@code b} in core clock cycles (0 for an error's). */
+    public static long timestamp(byte[] b) { return isError(b) ? 0 : BigEndian.get64(b, TIMESTAMP); }
 }

@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.abi.Line64;
@@ -455,6 +456,7 @@ public final class Adapter implements PciFunction, Clocked {
         if (cqeWriter.write().fire()) {
             CqePorts.Write64 w = cqeWriter.write().payload();
             byte[] entry = Line64.bytes(w.data());
+            stamp(entry);
             port.dmaWrite(w.addr(), entry, r -> {
                 if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
                 else if (tracingWqe()) { // the WQE's last stage: its CQE is in host memory
@@ -467,6 +469,27 @@ public final class Adapter implements PciFunction, Clocked {
             if (!pendingMsix.isEmpty()) port.msix((int) (long) pendingMsix.pollFirst());
         }
     }
+
+    /**
+     * The completion timestamp of a CQE on its way to host memory, as mlx5's CQE carries it: the
+     * core clock cycle its write left the writer, a free-running count from the simulation's start
+     * (an error's CQE has none). A traced WQE's timeline marks the same instant as "cqe_stamped".
+     */
+    private void stamp(byte[] entry) {
+        if (Cqe64.isError(entry)) return;
+        long cycles = sim.now() / core.periodPicos();
+        BigEndian.put64(entry, Cqe64.TIMESTAMP, cycles);
+        if (tracingWqe()) {
+            Cqe64.View v = Cqe64.parse(entry);
+            if (v.opcode() == Cqe64.REQ) traceWqe(v.qpn(), v.wqeCounter(), "cqe_stamped", "timestamp " + cycles + " cycles");
+        }
+    }
+
+    /** Core clock cycles since the simulation started: the adapter's free-running clock (ibv_query_rt_values_ex). */
+    public long coreCycles() { return sim.now() / core.periodPicos(); }
+
+    /** The core clock's frequency in kHz (hca_core_clock). */
+    public long coreClockKhz() { return 1_000_000_000L / core.periodPicos(); }
 
     /** The head of {@code q}, which a block took on this edge: the next drive shows the one behind it. */
     private <T> T taken(ArrayDeque<T> q) {

@@ -72,7 +72,7 @@ public final class CompletionQueue extends VerbsObject {
             byte[] e = ring.next();
             if (e == null) break;
             WorkCompletion wc = decode(e);
-            if (wc != null) out.add(wc);
+            if (wc != null) out.add(wc.withTimestamp(Cqe64.timestamp(e)));
         }
         if (ring.started()) ring.publishConsumer();
         if (!out.isEmpty()) driver.host().bus.cpuWork(driver.host().profile.picos("host.poll.cost") * out.size());

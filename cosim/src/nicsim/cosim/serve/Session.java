@@ -249,7 +249,9 @@ final class Session implements AutoCloseable {
                 .u32(tm ? 1 : 0 /* max_sge */).u32(tm ? 64 : 0 /* max_rndv_hdr_size: TMH, RVH and 32 bytes of the sender's */)
                 .u32(tm ? 1 : 0 /* IBV_TM_CAP_RC */)
                 // on-demand paging (ibv_odp_caps)
-                .u64(a.odpCaps().generalCaps()).u32(a.odpCaps().rcOdpCaps()).u32(a.odpCaps().ucOdpCaps()).u32(a.odpCaps().udOdpCaps());
+                .u64(a.odpCaps().generalCaps()).u32(a.odpCaps().rcOdpCaps()).u32(a.odpCaps().ucOdpCaps()).u32(a.odpCaps().udOdpCaps())
+                // completion timestamps: the core clock, free-running over 64 bits
+                .u64(host.adapter.coreClockKhz()).u64(-1L);
     }
 
     /** The node GUID nicsim gives adapter {@code node} (an OUI of none of the real vendors'). */
@@ -338,7 +340,8 @@ final class Session implements AutoCloseable {
             if (w.status() != nicsim.verbs.WcStatus.SUCCESS && w.status() != nicsim.verbs.WcStatus.WR_FLUSH_ERR && errorCompletions++ < 8)
                 errors.add(w.toString());
             out.u64(w.wrId()).u32(w.status().value()).u32(w.opcode().value()).u32(w.vendorErr()).u32(w.byteLen()).u32(w.immData())
-                    .u32(w.qpNum()).u32(w.srcQp()).u32(w.wcFlags()).u32(0).u32(w.slid()).u32(0).u32(0).u64(w.tmTag()).u32(w.tmPriv());
+                    .u32(w.qpNum()).u32(w.srcQp()).u32(w.wcFlags()).u32(0).u32(w.slid()).u32(0).u32(0).u64(w.tmTag()).u32(w.tmPriv())
+                    .u64(w.timestamp());
         }
         return out;
     }

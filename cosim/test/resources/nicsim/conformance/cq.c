@@ -1,5 +1,71 @@
-/* CQ family: ibv_create_cq, ibv_destroy_cq, ibv_poll_cq, ibv_req_notify_cq (their man pages). */
+/*
+ * CQ family: ibv_create_cq, ibv_destroy_cq, ibv_poll_cq, ibv_req_notify_cq, and ibv_create_cq_ex
+ * with completion timestamps, ibv_query_rt_values_ex (their man pages).
+ */
 #include "conf.h"
+
+/* Extended CQs with completion timestamps, in core clock cycles and in ns, and the device's clock read directly. */
+static void timestamps(struct ibv_context *ctx, struct ibv_pd *pd) {
+	struct ibv_device_attr_ex dx;
+	struct ibv_cq_init_attr_ex ca = { .cqe = 16, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP
+					  | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK | IBV_WC_EX_WITH_BYTE_LEN };
+	struct ibv_cq_ex *cx;
+	struct ibv_qp *a, *b;
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_poll_cq_attr pa = { 0 };
+	static char buf[4096];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	uint64_t last = 0;
+	int rc;
+	EXPECT_RC(ibv_query_device_ex(ctx, NULL, &dx), 0, "ibv_query_device_ex");
+	check(dx.hca_core_clock > 0 && dx.completion_timestamp_mask != 0, "it reports hca_core_clock and the timestamp mask",
+	      "%" PRIu64 " kHz, mask 0x%" PRIx64, dx.hca_core_clock, dx.completion_timestamp_mask);
+	{
+		struct ibv_cq_init_attr_ex bad = ca;
+		bad.wc_flags |= IBV_WC_EX_WITH_FLOW_TAG;
+		EXPECT_NULL(ibv_create_cq_ex(ctx, &bad), EOPNOTSUPP, "ibv_create_cq_ex with flow tags: EOPNOTSUPP");
+	}
+	cx = ibv_create_cq_ex(ctx, &ca);
+	check(cx != NULL, "ibv_create_cq_ex with both timestamps", "errno %d", errno);
+	if (!cx || !mr) return;
+	{
+		struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC, .send_cq = ibv_cq_ex_to_cq(cx), .recv_cq = ibv_cq_ex_to_cq(cx),
+					       .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
+		struct ibv_sge s = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey };
+		struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+		a = ibv_create_qp(pd, &qi);
+		b = ibv_create_qp(pd, &qi);
+		check(a && b && !conf_connect(a, b, IBV_ACCESS_REMOTE_WRITE), "two QPs on it, connected", "errno %d", errno);
+		w.wr.rdma.remote_addr = (uintptr_t)buf + 1024;
+		w.wr.rdma.rkey = mr ? mr->rkey : 0;
+		for (int i = 0; i < 3; i++) {
+			w.wr_id = (uint64_t)i;
+			ibv_post_send(a, &w, &bad);
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		for (int t = 0; (rc = ibv_start_poll(cx, &pa)) == ENOENT && t < 1000000; t++) {}
+		if (rc) { check(0, "a completion comes", "start_poll %d", rc); break; }
+		{
+			uint64_t ts = ibv_wc_read_completion_ts(cx), ns = ibv_wc_read_completion_wallclock_ns(cx);
+			check(cx->status == IBV_WC_SUCCESS && ts > last, "each completion's timestamp is later than the one before",
+			      "status %d, %" PRIu64 " after %" PRIu64, cx->status, ts, last);
+			check(ns == ts * 1000000 / dx.hca_core_clock, "its wallclock time is its cycles at hca_core_clock, in ns",
+			      "%" PRIu64 " ns for %" PRIu64 " cycles", ns, ts);
+			last = ts;
+		}
+		ibv_end_poll(cx);
+	}
+	EXPECT_RC(ibv_query_rt_values_ex(ctx, &v), 0, "ibv_query_rt_values_ex");
+	check(v.raw_clock.tv_sec == 0 && (uint64_t)v.raw_clock.tv_nsec >= last, "its raw clock (cycles) is not behind the last completion",
+	      "%ld after %" PRIu64, v.raw_clock.tv_nsec, last);
+	v.comp_mask = 1u << 5;
+	EXPECT_RC(ibv_query_rt_values_ex(ctx, &v), EINVAL, "ibv_query_rt_values_ex with an unknown comp_mask: EINVAL");
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	EXPECT_RC(ibv_destroy_cq(ibv_cq_ex_to_cq(cx)), 0, "the extended CQ destroyed");
+	ibv_dereg_mr(mr);
+}
 
 int main(void) {
 	struct ibv_context *ctx = conf_open();
@@ -33,6 +99,7 @@ int main(void) {
 	EXPECT_RC(ibv_destroy_qp(qp), 0, "the QP destroyed");
 	EXPECT_RC(ibv_destroy_cq(cq), 0, "then the CQs go");
 	EXPECT_RC(ibv_destroy_cq(other), 0, "both of them");
+	timestamps(ctx, pd);
 	EXPECT_RC(ibv_dealloc_pd(pd), 0, "and the PD");
 	EXPECT_RC(ibv_close_device(ctx), 0, "ibv_close_device");
 	return conf_end();
