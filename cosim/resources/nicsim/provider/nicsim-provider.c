@@ -218,6 +218,30 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	return &mr->vmr.ibv_mr;
 }
 
+/*
+ * ibv_rereg_mr: libibverbs has checked the flags and, once this returns 0, sets the MR's PD, address
+ * and length; the keys come back (the same: the adapter keeps them). errno is set too: libibverbs
+ * reports the command's failure as IBV_REREG_MR_ERR_CMD, and programs read the reason from errno.
+ */
+static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
+	struct nicsim_mr *mr = (struct nicsim_mr *)vmr;
+	struct msg m = request(NICSIM_OP_REREG_MR);
+	int rc;
+	put32(&m, mr->handle);
+	put32(&m, (uint32_t)flags);
+	put32(&m, (flags & IBV_REREG_MR_CHANGE_PD) && pd ? pd_handle(pd) : NICSIM_NONE);
+	put64(&m, (uint64_t)(uintptr_t)addr);
+	put64(&m, length);
+	put32(&m, (uint32_t)access);
+	rc = call(ctx_of(vmr->ibv_mr.context), &m);
+	if (rc) { done(&m); errno = rc; return rc; }
+	vmr->ibv_mr.lkey = get32(&m);
+	vmr->ibv_mr.rkey = get32(&m);
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS) vmr->access = access;
+	done(&m);
+	return 0;
+}
+
 static int dereg_mr(struct verbs_mr *vmr) {
 	struct nicsim_mr *mr = (struct nicsim_mr *)vmr;
 	int rc = simple(vmr->ibv_mr.context, NICSIM_OP_DEREG_MR, mr->handle);
@@ -968,6 +992,7 @@ static const struct verbs_context_ops nicsim_ops = {
 	.query_srq = query_srq,
 	.reg_mr = reg_mr,
 	.req_notify_cq = req_notify_cq,
+	.rereg_mr = rereg_mr,
 };
 
 static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, void *private_data) {

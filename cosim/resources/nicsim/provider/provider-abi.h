@@ -176,7 +176,8 @@ struct verbs_context_ops {
 	void *read_counters, *reg_dm_mr, *reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
-	void *rereg_mr, *resize_cq, *set_ece, *unimport_dm, *unimport_mr, *unimport_pd;
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access);
+	void *resize_cq, *set_ece, *unimport_dm, *unimport_mr, *unimport_pd;
 };
 
 _Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops has 76 slots in rdma-core v44");

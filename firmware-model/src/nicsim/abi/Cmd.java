@@ -63,7 +63,7 @@ public final class Cmd {
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
-            ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207;
+            ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207, REREG_MKEY = 0x208;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -75,6 +75,7 @@ public final class Cmd {
             case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ"; case ALLOC_XRCD -> "ALLOC_XRCD"; case DEALLOC_XRCD -> "DEALLOC_XRCD";
             case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ"; case CREATE_TM_SRQ -> "CREATE_TM_SRQ"; case TM_OP -> "TM_OP";
             case ODP_PREFETCH -> "ODP_PREFETCH"; case ODP_INVALIDATE -> "ODP_INVALIDATE"; case CREATE_INDIRECT_MKEY -> "CREATE_INDIRECT_MKEY";
+            case REREG_MKEY -> "REREG_MKEY";
             default -> String.format("0x%x", op);
         };
     }
@@ -201,6 +202,18 @@ public final class Cmd {
             .field("access", 16, CreateMkey::access).field("pageShift", 6, CreateMkey::pageShift)
             .field("pageOffset", 32, CreateMkey::pageOffset).field("pages", 32, CreateMkey::pages).field("pageList", 64, CreateMkey::pageList)
             .build(v -> new CreateMkey(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]));
+
+    /**
+     * REREG_MKEY (ibv_rereg_mr): MR {@code mkey} takes the translation, PD and access of {@code
+     * to}, keeping its key: remote peers and posted work go on naming it.
+     */
+    public record ReregMkey(long mkey, CreateMkey to) {}
+    public static final Layout<ReregMkey> REREG_MKEY_IN = Layout.<ReregMkey>builder("ReregMkey")
+            .field("mkey", 32, ReregMkey::mkey).field("pd", 24, r -> r.to().pd()).field("start", 64, r -> r.to().start())
+            .field("length", 64, r -> r.to().length()).field("access", 16, r -> r.to().access())
+            .field("pageShift", 6, r -> r.to().pageShift()).field("pageOffset", 32, r -> r.to().pageOffset())
+            .field("pages", 32, r -> r.to().pages()).field("pageList", 64, r -> r.to().pageList())
+            .build(v -> new ReregMkey(v[0], new CreateMkey(v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8])));
 
     /** ALLOC_MW: a memory window of {@code type} (1 or 2) in {@code pd}; answers its rkey (index << 8 | key). */
     public record AllocMw(long pd, long type) {}

@@ -147,6 +147,12 @@ final class Commands {
                 yield handle(fw.keys.createMr(c));
             }
             case Cmd.DESTROY_MKEY -> { fw.keys.destroyMr(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.REREG_MKEY -> {
+                Cmd.ReregMkey c = in(Cmd.REREG_MKEY_IN, input);
+                checkPd(c.to().pd());
+                fw.keys.reregMr(c);
+                yield ok();
+            }
             case Cmd.ODP_PREFETCH -> { fw.keys.prefetch(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
             case Cmd.ODP_INVALIDATE -> { fw.keys.invalidate(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
             case Cmd.CREATE_INDIRECT_MKEY -> {

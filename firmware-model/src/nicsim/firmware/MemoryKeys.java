@@ -91,13 +91,37 @@ final class MemoryKeys {
 
     /** CREATE_MKEY of an MR (its PD checked): copies the page list into the translation table; returns the key. */
     long createMr(Cmd.CreateMkey c) {
-        MttFill mtt = fw.mttFill;
+        checkMr(c);
+        long index = mkeys.free();
+        int key = nextKey();
+        install(index, key, c);
+        return index << 8 | key;
+    }
+
+    private void checkMr(Cmd.CreateMkey c) {
         if (c.pageShift() < 12 || c.pageShift() > 21) throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
         if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
         if ((c.pageList() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.pageList());
-        if (mtt.next + c.pages() > mtt.entries) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());
-        long index = mkeys.free();
-        int key = nextKey();
+        if (fw.mttFill.next + c.pages() > fw.mttFill.entries) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());
+    }
+
+    /**
+     * REREG_MKEY: an MR keeps its index and key and takes a new translation, PD and access, on
+     * fresh MTT entries the walker's cache has never seen (as ODP_INVALIDATE moves an MR).
+     */
+    void reregMr(Cmd.ReregMkey r) {
+        long index = r.mkey() >>> 8;
+        MkeyContext m = mkeys.get(index);
+        if (m == null || m.key() != (r.mkey() & 0xff) || m.state() != MttPorts.STATE_VALID || windows.containsKey(index)
+                || indirects.containsKey(index))
+            throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, r.mkey()); // no MR of that key: a window, an indirect mkey, or none
+        checkMr(r.to());
+        install(index, (int) (r.mkey() & 0xff), r.to());
+    }
+
+    /** MR {@code index} with key byte {@code key}, as {@code c} describes it: its page list copied into fresh MTT entries, the context published. */
+    private void install(long index, int key, Cmd.CreateMkey c) {
+        MttFill mtt = fw.mttFill;
         long mttBase = mtt.next;
         mtt.next += Math.max(1, c.pages());
         MkeyContext m = new MkeyContext(index, MttPorts.STATE_VALID, key, c.pd(), 0, 0, c.start(), c.length(),
@@ -110,7 +134,6 @@ final class MemoryKeys {
             else fw.report(String.format("MR page list at 0x%x unreadable: %s", c.pageList(), r.status()));
         });
         publish(m);
-        return index << 8 | key;
     }
 
     /**

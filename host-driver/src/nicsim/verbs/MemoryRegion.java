@@ -14,29 +14,38 @@ import nicsim.driver.Host;
  * ibv_reg_mr's IOVA is the address itself; a zero-based region's is 0.
  */
 public final class MemoryRegion extends VerbsObject {
-    private final ProtectionDomain pd;
-    private final long addr, length, iova;
-    private final int access, mkey;
+    /** ibv_rereg_mr's flags (enum ibv_rereg_mr_flags). */
+    public static final int REREG_CHANGE_TRANSLATION = 1, REREG_CHANGE_PD = 2, REREG_CHANGE_ACCESS = 4;
+
+    private ProtectionDomain pd;
+    private long addr, length, iova, pageList;
+    private int access, mkey;
 
     MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access) { this(pd, addr, length, iova, access, pd.ctx.driver.host()::pa); }
 
-    /** Registration where {@code pa} gives the physical page behind each virtual page (-1: not mapped). */
+    /** Registration where {@code pa} gives the physical address behind each virtual page (-1: not mapped). */
     MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access, java.util.function.LongUnaryOperator pa) {
         super(pd);
-        this.pd = pd;
-        this.addr = addr;
-        this.iova = (access & AccessFlags.ZERO_BASED) != 0 ? 0 : iova;
-        this.length = length;
-        this.access = access;
+        register(pd, addr, length, iova, access, pa, false);
+        made();
+    }
+
+    /**
+     * Gives the adapter the translation of {@code length} bytes at {@code addr} (addressed as
+     * {@code iova}) in {@code pd} with {@code access}: a new key (CREATE_MKEY), or with {@code
+     * keep} this region's key again (REREG_MKEY); the region then is that.
+     */
+    private void register(ProtectionDomain pd, long addr, long length, long iova, int access, java.util.function.LongUnaryOperator pa,
+                          boolean keep) {
         if ((access & ~AccessFlags.ALL) != 0)
             throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x has unknown bits 0x%x", access, access & ~AccessFlags.ALL));
         if ((access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) != 0 && (access & AccessFlags.LOCAL_WRITE) == 0)
             throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE", access));
-
         if (length <= 0) throw new VerbsException(Errno.EINVAL, "regMr length " + length + " must be > 0");
         if ((access & AccessFlags.ON_DEMAND) != 0 && !pd.ctx.driver.odpSupported())
             throw new VerbsException(Errno.EOPNOTSUPP, "regMr access ON_DEMAND: profile " + pd.ctx.driver.host().profile.name()
                     + " has no on-demand paging (odpCaps() is empty)");
+        long zeroBasedIova = (access & AccessFlags.ZERO_BASED) != 0 ? 0 : iova;
         Host host = pd.ctx.driver.host();
         int page = host.memory.pageSize();
         long first = Math.floorDiv(addr, page) * page;
@@ -48,17 +57,57 @@ public final class MemoryRegion extends VerbsObject {
             // on demand: the page is not pinned, its entry marked not present; the adapter's first access faults it in
             BigEndian.put64(list, (int) i * 8, (access & AccessFlags.ON_DEMAND) != 0 ? physical | NOT_PRESENT : physical);
         }
-        this.pageList = host.allocPhysical(list.length, 8);
-        host.memory.write(pageList, list);
-        this.mkey = (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, new Cmd.CreateMkey(pd.pdn,
-                this.iova, length, access & ~AccessFlags.ON_DEMAND, Integer.numberOfTrailingZeros(page), addr - first, pages,
-                pageList), Cmd.HANDLE).handle();
+        long listAt = host.allocPhysical(list.length, 8);
+        host.memory.write(listAt, list);
+        Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, zeroBasedIova, length, access & ~AccessFlags.ON_DEMAND,
+                Integer.numberOfTrailingZeros(page), addr - first, pages, listAt);
+        int key = keep ? mkey : (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
+        if (keep) pd.ctx.driver.command(Cmd.REREG_MKEY, Cmd.REREG_MKEY_IN, new Cmd.ReregMkey(mkey & 0xFFFFFFFFL, c), Cmd.EMPTY);
+        this.pd = pd;
+        this.addr = addr;
+        this.length = length;
+        this.iova = zeroBasedIova;
+        this.access = access;
+        this.pageList = listAt;
+        this.mkey = key;
         if ((access & AccessFlags.ON_DEMAND) != 0)
             pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, this.iova));
-        made();
     }
 
-    private final long pageList;
+    /**
+     * ibv_rereg_mr: gives the region a new translation ({@link #REREG_CHANGE_TRANSLATION}: {@code
+     * length} bytes at {@code addr}), protection domain ({@link #REREG_CHANGE_PD}) or access ({@link
+     * #REREG_CHANGE_ACCESS}), keeping what the flags do not name, and its keys, as a ConnectX does:
+     * a peer and posted work go on naming it. A refused change leaves the region as it was.
+     */
+    public void rereg(int flags, ProtectionDomain newPd, long newAddr, long newLength, int newAccess) {
+        reregMapped(flags, newPd, newAddr, newLength, newAccess, pd.ctx.driver.host()::pa);
+    }
+
+    /** As {@link #rereg}, for memory that is not the node's own ({@link ProtectionDomain#regMrMapped}). */
+    public void reregMapped(int flags, ProtectionDomain newPd, long newAddr, long newLength, int newAccess,
+                            java.util.function.LongUnaryOperator pa) {
+        checkOpen();
+        if ((flags & ~(REREG_CHANGE_TRANSLATION | REREG_CHANGE_PD | REREG_CHANGE_ACCESS)) != 0)
+            throw new VerbsException(Errno.EINVAL, String.format("rereg flags 0x%x has unknown bits", flags));
+        ProtectionDomain p = (flags & REREG_CHANGE_PD) != 0 ? newPd : pd;
+        if (p == null || p.isClosed() || p.ctx != pd.ctx) throw new VerbsException(Errno.EINVAL, "rereg: the new PD is not an open PD of this context");
+        boolean move = (flags & REREG_CHANGE_TRANSLATION) != 0;
+        int acc = (flags & REREG_CHANGE_ACCESS) != 0 ? newAccess : access;
+        if (((acc ^ access) & AccessFlags.ON_DEMAND) != 0)
+            throw new VerbsException(Errno.EINVAL, "rereg: a region cannot become or stop being ON_DEMAND");
+        boolean odp = (access & AccessFlags.ON_DEMAND) != 0;
+        ProtectionDomain oldPd = pd;
+        if (odp) pd.ctx.driver.odpDeregistered(mkey & 0xFFFFFFFFL); // registered again, with its new range, by register
+        try {
+            register(p, move ? newAddr : addr, move ? newLength : length, move ? newAddr : iova, acc, pa, true);
+        } catch (RuntimeException e) {
+            if (odp) pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, iova));
+            throw e;
+        }
+        if (p != oldPd) reparent(p);
+    }
+
 
     /** A page-list (MTT) entry's mark for a page not present: page addresses have bit 0 clear. */
     public static final long NOT_PRESENT = 1;

@@ -12,11 +12,18 @@ import java.util.List;
  * every constructor): a create the checks or the adapter refuse leaves nothing behind to destroy.
  */
 public abstract class VerbsObject implements AutoCloseable {
-    private final VerbsObject parent;
+    private VerbsObject parent;
     private final List<VerbsObject> children = new ArrayList<>();
     private boolean closed;
 
     protected VerbsObject(VerbsObject parent) { this.parent = parent; }
+
+    /** This object now belongs to {@code newParent} (a region moved to another PD), and closes with it. */
+    protected final void reparent(VerbsObject newParent) {
+        if (parent != null) parent.children.remove(this);
+        parent = newParent;
+        parent.children.add(this);
+    }
 
     /** The object exists in the adapter: from now on it is its parent's child, closed with it. */
     protected final void made() {

@@ -69,7 +69,8 @@ final class Session implements AutoCloseable {
     private final XrcDomains domains;
     private final Map<Integer, XrcDomains.Shared> sharedXrcds = new HashMap<>();
     private final Map<Integer, Object> objects = new HashMap<>();
-    private final Map<Integer, long[]> mrWindows = new HashMap<>();
+    /** Its registered memory, attached to the node's host memory. */
+    private final Registrations registrations;
     private final Map<Integer, int[]> qpCaps = new HashMap<>();
     private final Map<Integer, int[]> srqCaps = new HashMap<>();
     /** Its async file and completion channels. */
@@ -101,6 +102,7 @@ final class Session implements AutoCloseable {
         this.replies = replies;
         this.domains = domains;
         this.memory = new ProcessMemory(program.pid);
+        this.registrations = new Registrations(host, memory);
         this.ctx = new nicsim.verbs.Device(host).open();
         this.events = new EventFiles(ctx);
     }
@@ -118,6 +120,7 @@ final class Session implements AutoCloseable {
             case DEALLOC_PD -> destroy(in, ProtectionDomain.class);
             case REG_MR -> regMr(in);
             case DEREG_MR -> deregMr(in.u32("mr"));
+            case REREG_MR -> reregMr(in);
             case CREATE_CQ -> createCq(in);
             case DESTROY_CQ -> destroyCq(in.u32("cq"));
             case POLL_CQ -> pollCq(in);
@@ -270,30 +273,24 @@ final class Session implements AutoCloseable {
     private Wire.Out regMr(Wire.In in) {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
         long addr = in.u64("addr"), length = in.u64("length"), iova = in.u64("iova");
+        MemoryRegion mr = registrations.register(pd, addr, length, iova, in.u32("access"));
+        return new Wire.Out().u32(add(mr)).u32(mr.lkey()).u32(mr.rkey());
+    }
+
+    /** ibv_rereg_mr: the region keeps its handle and gets new keys. */
+    private Wire.Out reregMr(Wire.In in) {
+        MemoryRegion mr = get(in.u32("mr"), MemoryRegion.class);
+        int flags = in.u32("flags"), pdh = in.u32("pd");
+        long addr = in.u64("addr"), length = in.u64("length");
         int access = in.u32("access");
-        if (length <= 0 || addr + length < addr) throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
-        memory.checkMapped(addr, length, (access & nicsim.verbs.AccessFlags.LOCAL_WRITE) != 0);
-        int page = host.memory.pageSize();
-        long first = Math.floorDiv(addr, page) * page;
-        long bytes = ((addr + length - first) + page - 1) / page * page;
-        long pa = host.allocPhysical(bytes, page);
-        host.memory.attach(pa, bytes, memory.at(first));
-        MemoryRegion mr;
-        try {
-            mr = pd.regMrMapped(addr, length, iova, access, va -> va >= first && va < first + bytes ? pa + (va - first) : -1);
-        } catch (RuntimeException e) {
-            host.memory.detach(pa);
-            throw e;
-        }
-        int h = add(mr);
-        mrWindows.put(h, new long[]{pa});
-        return new Wire.Out().u32(h).u32(mr.lkey()).u32(mr.rkey());
+        ProtectionDomain pd = (flags & MemoryRegion.REREG_CHANGE_PD) != 0 ? get(pdh, ProtectionDomain.class) : null;
+        registrations.rereg(mr, flags, pd, addr, length, access);
+        return new Wire.Out().u32(mr.lkey()).u32(mr.rkey());
     }
 
     private Wire.Out deregMr(int h) {
-        get(h, MemoryRegion.class).close();
+        registrations.deregister(get(h, MemoryRegion.class));
         objects.remove(h);
-        host.memory.detach(mrWindows.remove(h)[0]);
         return new Wire.Out();
     }
 
@@ -624,8 +621,7 @@ final class Session implements AutoCloseable {
             for (XrcDomains.Shared s : sharedXrcds.values()) domains.release(s); // after its SRQs and QPs, which used them
             sharedXrcds.clear();
         } finally { // the program's pages leave host memory even if the adapter refused a destroy
-            for (long[] w : mrWindows.values()) host.memory.detach(w[0]);
-            mrWindows.clear();
+            registrations.releaseAll();
             objects.clear();
             memory.close();
         }

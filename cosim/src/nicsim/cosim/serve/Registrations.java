@@ -1,0 +1,83 @@
+package nicsim.cosim.serve;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.LongUnaryOperator;
+import nicsim.driver.Host;
+import nicsim.verbs.AccessFlags;
+import nicsim.verbs.Errno;
+import nicsim.verbs.MemoryRegion;
+import nicsim.verbs.ProtectionDomain;
+import nicsim.verbs.VerbsException;
+
+/**
+ * An attached program's registered memory: the pages under each of its MRs attached to the node's
+ * host memory (backed by /proc/&lt;pid&gt;/mem), so the adapter's DMA reads and writes them in
+ * place. Each MR has its own window of physical addresses; it goes when the MR goes.
+ */
+final class Registrations {
+    private final Host host;
+    private final ProcessMemory memory;
+    /** Each MR's window of physical addresses. */
+    private final Map<MemoryRegion, Window> windows = new HashMap<>();
+
+    Registrations(Host host, ProcessMemory memory) {
+        this.host = host;
+        this.memory = memory;
+    }
+
+    /** A window over the program's pages under {@code [addr, addr + length)}: its physical base, and the translation into it. */
+    private record Window(long pa, LongUnaryOperator translate) {}
+
+    private Window attach(long addr, long length, int access) {
+        if (length <= 0 || addr + length < addr) throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
+        memory.checkMapped(addr, length, (access & AccessFlags.LOCAL_WRITE) != 0);
+        int page = host.memory.pageSize();
+        long first = Math.floorDiv(addr, page) * page;
+        long bytes = ((addr + length - first) + page - 1) / page * page;
+        long pa = host.allocPhysical(bytes, page);
+        host.memory.attach(pa, bytes, memory.at(first));
+        return new Window(pa, va -> va >= first && va < first + bytes ? pa + (va - first) : -1);
+    }
+
+    /** ibv_reg_mr of the program's {@code length} bytes at {@code addr}, addressed as {@code iova}. */
+    MemoryRegion register(ProtectionDomain pd, long addr, long length, long iova, int access) {
+        Window w = attach(addr, length, access);
+        try {
+            MemoryRegion mr = pd.regMrMapped(addr, length, iova, access, w.translate());
+            windows.put(mr, w);
+            return mr;
+        } catch (RuntimeException e) {
+            host.memory.detach(w.pa());
+            throw e;
+        }
+    }
+
+    /** ibv_rereg_mr: a new translation gets a window of its own; the old one goes once the adapter took the change. */
+    void rereg(MemoryRegion mr, int flags, ProtectionDomain pd, long addr, long length, int access) {
+        if ((flags & MemoryRegion.REREG_CHANGE_TRANSLATION) == 0) { // the same pages: the same window
+            mr.reregMapped(flags, pd, addr, length, access, windows.get(mr).translate());
+            return;
+        }
+        Window w = attach(addr, length, (flags & MemoryRegion.REREG_CHANGE_ACCESS) != 0 ? access : mr.access());
+        try {
+            mr.reregMapped(flags, pd, addr, length, access, w.translate());
+        } catch (RuntimeException e) {
+            host.memory.detach(w.pa());
+            throw e;
+        }
+        host.memory.detach(windows.put(mr, w).pa());
+    }
+
+    /** ibv_dereg_mr. */
+    void deregister(MemoryRegion mr) {
+        mr.close();
+        host.memory.detach(windows.remove(mr).pa());
+    }
+
+    /** The program left: every window goes (its MRs went with its context). */
+    void releaseAll() {
+        for (Window w : windows.values()) host.memory.detach(w.pa());
+        windows.clear();
+    }
+}
