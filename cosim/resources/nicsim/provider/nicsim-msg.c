@@ -28,11 +28,47 @@ int send_only(int fd, struct msg *m) {
 	return io(fd, m->buf, m->len, 1);
 }
 
+/*
+ * A child forked after the context was opened (as the kernel's uverbs file, the context is shared
+ * with it): its requests go on a connection of its own, which JOIN ties to the same session, so
+ * they never interleave with its parent's. Under ctx's lock.
+ */
+static int rejoin(struct nicsim_context *ctx) {
+	char name[256] = "";
+	struct msg m = request(NICSIM_OP_JOIN);
+	uint32_t reply[2];
+	int fd = connect_simulator();
+	if (fd < 0) { done(&m); return -1; }
+	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
+	put32(&m, ctx->session);
+	put32(&m, (uint32_t)ctx->pid);
+	put32(&m, (uint32_t)getpid());
+	put32(&m, (uint32_t)fd);
+	put32(&m, (uint32_t)strlen(name));
+	put(&m, name, strlen(name));
+	if (send_only(fd, &m) || io(fd, reply, sizeof reply, 0) || reply[1]) {
+		done(&m);
+		close(fd);
+		return -1;
+	}
+	done(&m);
+	close(ctx->sock); /* the parent's, which stays open in the parent */
+	ctx->sock = fd;
+	ctx->pid = getpid();
+	return 0;
+}
+
 int call(struct nicsim_context *ctx, struct msg *m) {
 	uint32_t len;
 	int rc;
 	if (m->failed) { free(m->buf); m->buf = NULL; return ENOMEM; }
 	pthread_mutex_lock(&ctx->lock);
+	if (ctx->pid != getpid() && rejoin(ctx)) {
+		pthread_mutex_unlock(&ctx->lock);
+		fprintf(stderr, "nicsim: a forked process could not reach its parent's context in the simulator\n");
+		m->len = m->pos = 0;
+		return EIO;
+	}
 	if (send_only(ctx->sock, m) || io(ctx->sock, &len, 4, 0) || len < 4 || len > (64u << 20)) {
 		pthread_mutex_unlock(&ctx->lock);
 		fprintf(stderr, "nicsim: lost the simulator (NICSIM_SOCKET)\n");

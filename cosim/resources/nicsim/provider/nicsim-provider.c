@@ -116,6 +116,10 @@ static int query_device_ex(struct ibv_context *c, const struct ibv_query_device_
 			attr->completion_timestamp_mask = mask;
 		}
 	}
+	{
+		uint64_t dm = get64(&m);
+		if (attr_size >= offsetof(struct ibv_device_attr_ex, max_dm_size) + sizeof(uint64_t)) attr->max_dm_size = dm;
+	}
 	rc = m.failed ? EIO : 0;
 	done(&m);
 	return rc;
@@ -266,6 +270,93 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	ah->ah.handle = ah->handle;
 	done(&m);
 	return &ah->ah;
+}
+
+/* ---- device memory: the adapter's on-chip memory, written and read through BAR0, reached by RDMA ---- */
+
+static int memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_addr, size_t length) {
+	struct msg m = request(NICSIM_OP_MEMCPY_TO_DM);
+	int rc;
+	if (length > UINT32_MAX) return EINVAL;
+	put32(&m, dm->handle);
+	put64(&m, offset);
+	put32(&m, (uint32_t)length);
+	put(&m, host_addr, length);
+	rc = call(ctx_of(dm->context), &m);
+	done(&m);
+	return rc;
+}
+
+static int memcpy_from_dm(void *host_addr, struct ibv_dm *dm, uint64_t offset, size_t length) {
+	struct msg m = request(NICSIM_OP_MEMCPY_FROM_DM);
+	uint32_t n;
+	int rc;
+	if (length > UINT32_MAX) return EINVAL;
+	put32(&m, dm->handle);
+	put64(&m, offset);
+	put32(&m, (uint32_t)length);
+	rc = call(ctx_of(dm->context), &m);
+	if (!rc) {
+		n = get32(&m);
+		if (n != length) rc = EIO;
+		else get(&m, host_addr, length);
+		if (m.failed) rc = EIO;
+	}
+	done(&m);
+	return rc;
+}
+
+static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr) {
+	struct ibv_dm *dm;
+	struct msg m;
+	int rc;
+	if (attr->comp_mask) { errno = EINVAL; return NULL; }
+	dm = calloc(1, sizeof(*dm));
+	if (!dm) { errno = ENOMEM; return NULL; }
+	m = request(NICSIM_OP_ALLOC_DM);
+	put64(&m, attr->length);
+	put32(&m, attr->log_align_req);
+	rc = call(ctx_of(c), &m);
+	if (rc) { done(&m); free(dm); errno = rc; return NULL; }
+	dm->handle = get32(&m);
+	dm->context = c;
+	dm->memcpy_to_dm = memcpy_to_dm;
+	dm->memcpy_from_dm = memcpy_from_dm;
+	done(&m);
+	return dm;
+}
+
+static int free_dm(struct ibv_dm *dm) {
+	int rc = simple(dm->context, NICSIM_OP_FREE_DM, dm->handle);
+	if (!rc) free(dm);
+	return rc;
+}
+
+static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset, size_t length, unsigned int access) {
+	struct nicsim_mr *mr = calloc(1, sizeof(*mr));
+	struct msg m;
+	int rc;
+	if (!mr) { errno = ENOMEM; return NULL; }
+	m = request(NICSIM_OP_REG_DM_MR);
+	put32(&m, pd_handle(pd));
+	put32(&m, dm->handle);
+	put64(&m, offset);
+	put64(&m, length);
+	put32(&m, access);
+	rc = call(ctx_of(pd->context), &m);
+	if (rc) { done(&m); free(mr); errno = rc; return NULL; }
+	mr->handle = get32(&m);
+	mr->vmr.ibv_mr.handle = mr->handle;
+	mr->vmr.ibv_mr.lkey = get32(&m);
+	mr->vmr.ibv_mr.rkey = get32(&m);
+	mr->vmr.ibv_mr.context = pd->context; /* what ibv_cmd_reg_dm_mr fills (ibv_reg_dm_mr is libibverbs' inline) */
+	mr->vmr.ibv_mr.pd = pd;
+	mr->vmr.ibv_mr.addr = (void *)(uintptr_t)offset; /* zero-based: the region's byte X is iova X */
+	mr->vmr.ibv_mr.length = length;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = (int)access;
+	done(&m);
+	return &mr->vmr.ibv_mr;
 }
 
 /* ---- memory windows ---- */
@@ -956,6 +1047,7 @@ static void free_context(struct ibv_context *c) {
 }
 
 static const struct verbs_context_ops nicsim_ops = {
+	.alloc_dm = alloc_dm,
 	.alloc_mw = alloc_mw,
 	.alloc_pd = alloc_pd,
 	.bind_mw = bind_mw,
@@ -976,6 +1068,7 @@ static const struct verbs_context_ops nicsim_ops = {
 	.destroy_qp = destroy_qp,
 	.destroy_srq = destroy_srq,
 	.free_context = free_context,
+	.free_dm = free_dm,
 	.get_srq_num = get_srq_num,
 	.modify_qp = modify_qp,
 	.modify_srq = modify_srq,
@@ -990,6 +1083,7 @@ static const struct verbs_context_ops nicsim_ops = {
 	.query_qp = query_qp,
 	.query_rt_values = query_rt_values,
 	.query_srq = query_srq,
+	.reg_dm_mr = reg_dm_mr,
 	.reg_mr = reg_mr,
 	.req_notify_cq = req_notify_cq,
 	.rereg_mr = rereg_mr,
@@ -1009,6 +1103,7 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	pthread_mutex_init(&ctx->named.lock, NULL);
 	ctx->sock = connect_simulator();
 	if (ctx->sock < 0) goto fail;
+	ctx->pid = getpid();
 	/* the simulator's DMA reads and writes this process's memory through /proc/<pid>/mem */
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);

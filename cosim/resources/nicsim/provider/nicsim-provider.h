@@ -24,6 +24,7 @@ struct nicsim_context {
 	struct verbs_context vctx;
 	int sock;
 	uint32_t session;
+	pid_t pid;                  /* the process whose connection sock is: a forked child makes its own (nicsim-msg.c) */
 	uint64_t clock_khz;         /* hca_core_clock, once asked */
 	pthread_mutex_t lock;
 	struct nicsim_registry named;

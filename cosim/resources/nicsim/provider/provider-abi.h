@@ -120,7 +120,8 @@ struct verbs_srq {
 
 /* The 76 operations, in libibverbs' order (sorted by name). */
 struct verbs_context_ops {
-	void *advise_mr, *alloc_dm;
+	void *advise_mr;
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	void *alloc_null_mr, *alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
@@ -152,7 +153,7 @@ struct verbs_context_ops {
 	int (*destroy_srq)(struct ibv_srq *srq);
 	void *destroy_wq, *detach_mcast;
 	void (*free_context)(struct ibv_context *context);
-	void *free_dm;
+	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
 	void *import_dm, *import_mr, *import_pd, *modify_cq, *modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
@@ -173,7 +174,9 @@ struct verbs_context_ops {
 	void *query_qp_data_in_order;
 	int (*query_rt_values)(struct ibv_context *context, struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
-	void *read_counters, *reg_dm_mr, *reg_dmabuf_mr;
+	void *read_counters;
+	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset, size_t length, unsigned int access);
+	void *reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access);

@@ -6,6 +6,9 @@ about    A modern RDMA adapter: PCIe Gen3 x16, max payload 256 B, read request 5
 core.clock              = 250 MHz     | clock of the adapter's hardware blocks (doorbell decode, WQE fetch, translation, DMA, CQE) | assumption: a usual ASIC datapath clock; no public ConnectX figure
 core.datapath.width     = 256 bit     | width of the adapter's internal data path (bytes moved per core cycle = width/8) | assumption: 256 bit x 250 MHz = 64 Gb/s per engine, two engines cover 100 Gb/s
 core.sram.size          = 2 MiB       | on-adapter buffer memory between the host DMA and the link engines | assumption
+dm.size                 = 128 KiB     | on-chip memory offered to programs as device memory (ibv_alloc_dm, max_dm_size); absent: none | assumption: a slice of on-chip SRAM the size of mlx5's MEMIC window; no public figure for this model
+dm.bar.offset           = 24 MiB      | BAR0 offset of the window through which the host writes and reads device memory (ibv_memcpy_to_dm, _from_dm) | assumption: BAR0 space past the doorbell window
+dm.access.latency       = 4 cycles    | core cycles an access to device memory takes before its data moves at the datapath's width; it never crosses PCIe | assumption: an on-chip SRAM access
 dma.clock               = 250 MHz     | clock of the DMA engines and their local bus to SRAM (one beat per cycle) | assumption: the core clock
 dma.channels            = 16          | independent sets of DMA engines (DMA contexts), each with its own slice of SRAM, so host reads of different messages overlap | assumption: enough outstanding host reads to cover a ~1 us PCIe read round trip at the small-message rate
 

@@ -63,7 +63,8 @@ public final class Cmd {
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
-            ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207, REREG_MKEY = 0x208;
+            ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207, REREG_MKEY = 0x208,
+            ALLOC_DM = 0x209, DEALLOC_DM = 0x20a;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -75,7 +76,7 @@ public final class Cmd {
             case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ"; case ALLOC_XRCD -> "ALLOC_XRCD"; case DEALLOC_XRCD -> "DEALLOC_XRCD";
             case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ"; case CREATE_TM_SRQ -> "CREATE_TM_SRQ"; case TM_OP -> "TM_OP";
             case ODP_PREFETCH -> "ODP_PREFETCH"; case ODP_INVALIDATE -> "ODP_INVALIDATE"; case CREATE_INDIRECT_MKEY -> "CREATE_INDIRECT_MKEY";
-            case REREG_MKEY -> "REREG_MKEY";
+            case REREG_MKEY -> "REREG_MKEY"; case ALLOC_DM -> "ALLOC_DM"; case DEALLOC_DM -> "DEALLOC_DM";
             default -> String.format("0x%x", op);
         };
     }
@@ -123,6 +124,9 @@ public final class Cmd {
         OUT_OF_QPS(Status.EXCEED_LIM, "queue pair table full"),
         OUT_OF_MKEYS(Status.EXCEED_LIM, "memory key table full"),
         OUT_OF_MTT(Status.EXCEED_LIM, "translation table full"),
+        OUT_OF_DM(Status.EXCEED_LIM, "device memory full"),
+        BAD_DM_SIZE(Status.BAD_PARAM, "device memory length 0 or larger than all of it"),
+        UNKNOWN_DM(Status.BAD_RESOURCE, "no device memory allocated there"),
         BAD_QP_TYPE(Status.BAD_PARAM, "queue pair type not supported"),
         BAD_QUEUE_SIZE(Status.BAD_SIZE, "queue size out of range"),
         BAD_ADDRESS(Status.BAD_PARAM, "queue or page-list address not aligned"),
@@ -168,14 +172,19 @@ public final class Cmd {
 
     /** What the adapter offers (QUERY_HCA_CAP). */
     public record HcaCap(long maxQp, long maxCq, long maxMkey, long maxPd, long maxUar, long maxQpWr, long maxCqe, long maxSge,
-                         long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize) {}
+                         long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize, long maxDm) {}
     public static final Layout<HcaCap> HCA_CAP = Layout.<HcaCap>builder("HcaCap")
             .field("maxQp", 32, HcaCap::maxQp).field("maxCq", 32, HcaCap::maxCq).field("maxMkey", 32, HcaCap::maxMkey)
             .field("maxPd", 32, HcaCap::maxPd).field("maxUar", 32, HcaCap::maxUar).field("maxQpWr", 32, HcaCap::maxQpWr)
             .field("maxCqe", 32, HcaCap::maxCqe).field("maxSge", 32, HcaCap::maxSge).field("maxInline", 32, HcaCap::maxInline)
             .field("maxMtu", 4, HcaCap::maxMtu).field("lid", 16, HcaCap::lid).field("maxRdAtomic", 8, HcaCap::maxRdAtomic)
-            .field("maxMsgSize", 32, HcaCap::maxMsgSize)
-            .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]));
+            .field("maxMsgSize", 32, HcaCap::maxMsgSize).field("maxDm", 32, HcaCap::maxDm)
+            .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]));
+
+    /** ALLOC_DM: {@code length} bytes of device memory aligned to 2^{@code logAlign}; the output handle is their offset. */
+    public record AllocDm(long length, long logAlign) {}
+    public static final Layout<AllocDm> ALLOC_DM_IN = Layout.<AllocDm>builder("AllocDm")
+            .field("length", 32, AllocDm::length).field("logAlign", 6, AllocDm::logAlign).build(v -> new AllocDm(v[0], v[1]));
 
     /**
      * INIT_HCA: the async event queue (64-byte EQEs, MSI-X vector 0), the MTT table, the QP context

@@ -73,6 +73,8 @@ public final class Adapter implements PciFunction, Clocked {
     // counted once per doorbell or fetch: held, not looked up by name each time
     private final nicsim.sim.Counters.Ref bfContinuations, bfWrites, bfFetchesSkipped;
     private PciPort port;
+    private final OnChipMemory dm;
+    private final long dmWindow;
     private final ArrayDeque<MmioWrite> mmioIn = new ArrayDeque<>();
     private final ArrayDeque<QueueTableWrite> tableIn = new ArrayDeque<>();
     private final ArrayDeque<SqConfig> sqIn = new ArrayDeque<>();
@@ -108,6 +110,8 @@ public final class Adapter implements PciFunction, Clocked {
         this.cqeWriter = new CqeWriter(core, CqeWriter.Config.from(profile));
         this.mtt = new MttWalker(core, MttWalker.Config.from(profile));
         this.dma = new DmaPath(sim, profile, clockName.replaceFirst("core$", ""), () -> port);
+        this.dm = new OnChipMemory(profile, core.periodPicos());
+        this.dmWindow = dm.size() == 0 ? -1 : profile.bytes("dm.bar.offset");
         // on the timeline, each set of DMA engines works on its own transfer
         for (String engine : List.of("DmaEngine host", "DmaEngine send")) sim.trace().lanes(tracePrefix + engine, DmaEngine.Config.channels(profile));
         // decoded doorbells: send doorbells to the fetcher, CQ arms to the CQE writer
@@ -134,7 +138,8 @@ public final class Adapter implements PciFunction, Clocked {
     private static final Map<String, String> STAGE_BLOCK = Map.ofEntries(Map.entry("doorbell_decoded", "DoorbellDecoder"),
             Map.entry("fetch_issued", "WqeFetcher"), Map.entry("delivered", "WqeFetcher"), Map.entry("translated", "MttWalker"),
             Map.entry("page_fault", "MttWalker"), Map.entry("payload_read", "DmaEngine host"), Map.entry("on_wire", "DmaEngine send"),
-            Map.entry("received", "Link"), Map.entry("acked", "Link"), Map.entry("cqe_written", "CqeWriter"));
+            Map.entry("received", "Link"), Map.entry("acked", "Link"), Map.entry("cqe_stamped", "CqeWriter"),
+            Map.entry("cqe_written", "CqeWriter"));
 
     /** This adapter's timeline track of a block: "node0/MttWalker". */
     private String track(String stage) { return tracePrefix + STAGE_BLOCK.getOrDefault(stage, "Firmware"); }
@@ -281,11 +286,20 @@ public final class Adapter implements PciFunction, Clocked {
 
     @Override public ConfigSpace config() { return config; }
     @Override public void connect(PciPort p) {
-        port = p;
-        new PciDmaReader(core, p, fetcher.dmaReq(), fetcher.dmaRsp(), this::blueFlameLines);
+        port = new OnChipPort(p, dm); // device memory is served on the chip; the rest goes over PCI
+        new PciDmaReader(core, port, fetcher.dmaReq(), fetcher.dmaRsp(), this::blueFlameLines);
     }
 
+    /** The adapter's device memory (ibv_alloc_dm). */
+    public OnChipMemory deviceMemory() { return dm; }
+
+    /** BAR0 offset of the window onto device memory (ibv_memcpy_to_dm writes through it), or -1: none. */
+    public long deviceMemoryWindow() { return dmWindow; }
+
+    private boolean inDmWindow(long offset, int length) { return dmWindow >= 0 && offset >= dmWindow && dm.holds(OnChipMemory.BASE + offset - dmWindow, length); }
+
     @Override public void mmioWrite(int bar, long offset, byte[] data) {
+        if (inDmWindow(offset, data.length)) { dm.write(offset - dmWindow, data); return; }
         if (offset >= dbCfg.windowBase() && offset < dbCfg.windowBase() + dbCfg.windowSize()) {
             // a BlueFlame write (a whole WQE, in 64-byte chunks) rings with its ctrl segment's first 8 bytes;
             // a one-WQEBB WQE is also kept in the BlueFlame buffer, where the fetcher's read of it finds it
@@ -362,6 +376,7 @@ public final class Adapter implements PciFunction, Clocked {
     }
 
     @Override public byte[] mmioRead(int bar, long offset, int length) {
+        if (inDmWindow(offset, length)) return dm.read(offset - dmWindow, length);
         return offset < Cmd.REG_MSIX_TABLE ? firmware.mmioRead(offset, length) : new byte[length];
     }
 

@@ -27,6 +27,19 @@ final class FreeRanges {
         return -1;
     }
 
+    /** Takes {@code length} bytes starting at a multiple of {@code align} (a power of two), first fit: their start, or -1. */
+    long takeAligned(long length, long align) {
+        for (int i = 0; i < n; i++) {
+            long at = (start[i] + align - 1) & -align, from = start[i], to = end[i];
+            if (to - at < length) continue;
+            remove(i);
+            if (at > from) give(from, at);
+            if (at + length < to) give(at + length, to);
+            return at;
+        }
+        return -1;
+    }
+
     /** Frees [{@code from}, {@code to}), which no free range overlaps. */
     void give(long from, long to) {
         int i = 0; // the first range after the one freed

@@ -147,6 +147,18 @@ final class Commands {
                 yield handle(fw.keys.createMr(c));
             }
             case Cmd.DESTROY_MKEY -> { fw.keys.destroyMr(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.ALLOC_DM -> {
+                Cmd.AllocDm a = in(Cmd.ALLOC_DM_IN, input);
+                if (a.length() == 0 || a.length() > fw.adapter.deviceMemory().size()) throw new CommandRefused(Cmd.Syndrome.BAD_DM_SIZE, a.length());
+                long at = fw.adapter.deviceMemory().allocate(a.length(), (int) a.logAlign());
+                if (at < 0) throw new CommandRefused(Cmd.Syndrome.OUT_OF_DM, a.length());
+                yield handle(at);
+            }
+            case Cmd.DEALLOC_DM -> {
+                long at = in(Cmd.HANDLE, input).handle();
+                if (!fw.adapter.deviceMemory().release(at)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_DM, at);
+                yield ok();
+            }
             case Cmd.REREG_MKEY -> {
                 Cmd.ReregMkey c = in(Cmd.REREG_MKEY_IN, input);
                 checkPd(c.to().pd());
@@ -199,7 +211,8 @@ final class Commands {
     private Cmd.HcaCap capabilities() {
         int maxMtu = fw.fabric == null ? 4096 : fw.fabric.maxMtu();
         return new Cmd.HcaCap(maxQp - 1, fw.cqs.limit() - 1, fw.keys.limit() - 1, pds.limit() - 1, uars.limit() - 1, maxQpWr, maxCqe,
-                MAX_SGE, MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg);
+                MAX_SGE, MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
+                fw.adapter.deviceMemory().size());
     }
 
     private void init(Cmd.InitHca h) {

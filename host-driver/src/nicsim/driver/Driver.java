@@ -87,6 +87,8 @@ public final class Driver {
     }
 
     public Host host() { return host; }
+    /** The host physical address BAR0 is mapped at. */
+    public long bar0() { return bar0; }
     public Cmd.HcaCap caps() { return caps; }
     public long commandsIssued() { return commands; }
 

@@ -65,6 +65,15 @@ public final class Context extends VerbsObject {
         return new QueuePair(this, attr);
     }
 
+    /**
+     * ibv_alloc_dm: {@code length} bytes of the adapter's device memory, aligned to 2^{@code
+     * logAlignReq} (at least 4 bytes); ENOMEM when none is left, EINVAL past max_dm_size.
+     */
+    public DeviceMemory allocDm(long length, int logAlignReq) {
+        checkOpen();
+        return new DeviceMemory(this, length, logAlignReq);
+    }
+
     public CompletionChannel createCompChannel() {
         checkOpen();
         return new CompletionChannel(this);
@@ -76,7 +85,7 @@ public final class Context extends VerbsObject {
         return new DeviceAttr(String.format("%d.%d", Cmd.FW_REV >>> 16, Cmd.FW_REV & 0xffff), Cmd.PCI_VENDOR,
                 Cmd.PCI_DEVICE, (int) c.maxQp(), (int) c.maxQpWr(), (int) c.maxSge(), (int) c.maxCq(), (int) c.maxCqe(),
                 (int) c.maxMkey(), (int) c.maxPd(), (int) c.maxRdAtomic(), (int) c.maxRdAtomic(), c.maxMsgSize(), (int) c.maxInline(),
-                driver.odpSupported() ? OdpCaps.NICSIM : OdpCaps.NONE);
+                driver.odpSupported() ? OdpCaps.NICSIM : OdpCaps.NONE, c.maxDm());
     }
 
     public PortAttr queryPort(int port) {
@@ -128,6 +137,7 @@ public final class Context extends VerbsObject {
         driver.events().removeIf(e -> mine(EventType.of((int) e[0]), (int) e[1])); // nobody will take them now
         for (QueuePair qp : java.util.List.copyOf(qps.values())) qp.close();
         for (SharedReceiveQueue s : java.util.List.copyOf(srqs.values())) if (s.type() != SrqType.BASIC) s.close(); // XRC and TM SRQs hold a CQ
+        closeChildren(ProtectionDomain.class); // their regions may hold device memory, which goes with the rest
         super.close();
     }
 

@@ -20,13 +20,25 @@ public final class MemoryRegion extends VerbsObject {
     private ProtectionDomain pd;
     private long addr, length, iova, pageList;
     private int access, mkey;
+    /** The device memory the region is over, or null: host memory. */
+    private final DeviceMemory dm;
 
     MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access) { this(pd, addr, length, iova, access, pd.ctx.driver.host()::pa); }
 
     /** Registration where {@code pa} gives the physical address behind each virtual page (-1: not mapped). */
     MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access, java.util.function.LongUnaryOperator pa) {
         super(pd);
+        this.dm = null;
         register(pd, addr, length, iova, access, pa, false);
+        made();
+    }
+
+    /** A zero-based region over device memory {@code dm}: {@code addr} is the physical address of its first byte (ibv_reg_dm_mr). */
+    MemoryRegion(ProtectionDomain pd, DeviceMemory dm, long addr, long length, int access) {
+        super(pd);
+        this.dm = dm;
+        register(pd, addr, length, 0, access, physical -> physical, false);
+        dm.regions++;
         made();
     }
 
@@ -41,7 +53,8 @@ public final class MemoryRegion extends VerbsObject {
             throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x has unknown bits 0x%x", access, access & ~AccessFlags.ALL));
         if ((access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) != 0 && (access & AccessFlags.LOCAL_WRITE) == 0)
             throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE", access));
-        if (length <= 0) throw new VerbsException(Errno.EINVAL, "regMr length " + length + " must be > 0");
+        if (length < 0 || (length == 0 && dm == null)) // mlx5 registers device memory of length 0
+            throw new VerbsException(Errno.EINVAL, "regMr length " + length + " must be > 0");
         if ((access & AccessFlags.ON_DEMAND) != 0 && !pd.ctx.driver.odpSupported())
             throw new VerbsException(Errno.EOPNOTSUPP, "regMr access ON_DEMAND: profile " + pd.ctx.driver.host().profile.name()
                     + " has no on-demand paging (odpCaps() is empty)");
@@ -49,7 +62,7 @@ public final class MemoryRegion extends VerbsObject {
         Host host = pd.ctx.driver.host();
         int page = host.memory.pageSize();
         long first = Math.floorDiv(addr, page) * page;
-        long pages = (addr + length - first + page - 1) / page;
+        long pages = Math.max(1, (addr + length - first + page - 1) / page);
         byte[] list = new byte[(int) (pages * 8)];
         for (long i = 0; i < pages; i++) {
             long physical = pa.applyAsLong(first + i * page);
@@ -88,6 +101,7 @@ public final class MemoryRegion extends VerbsObject {
     public void reregMapped(int flags, ProtectionDomain newPd, long newAddr, long newLength, int newAccess,
                             java.util.function.LongUnaryOperator pa) {
         checkOpen();
+        if (dm != null) throw new VerbsException(Errno.EINVAL, "rereg of a region over device memory (ibv_rereg_mr takes IBV_MR_TYPE_MR only)");
         if ((flags & ~(REREG_CHANGE_TRANSLATION | REREG_CHANGE_PD | REREG_CHANGE_ACCESS)) != 0)
             throw new VerbsException(Errno.EINVAL, String.format("rereg flags 0x%x has unknown bits", flags));
         ProtectionDomain p = (flags & REREG_CHANGE_PD) != 0 ? newPd : pd;
@@ -126,5 +140,6 @@ public final class MemoryRegion extends VerbsObject {
     @Override protected void destroy() {
         pd.ctx.driver.command(Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(mkey & 0xFFFFFFFFL), Cmd.EMPTY);
         if ((access & AccessFlags.ON_DEMAND) != 0) pd.ctx.driver.odpDeregistered(mkey & 0xFFFFFFFFL);
+        if (dm != null) dm.regions--;
     }
 }

@@ -62,6 +62,22 @@ public final class ProtectionDomain extends VerbsObject {
         return new MemoryRegion(this, addr, length, iova, access, pa);
     }
 
+    /**
+     * ibv_reg_dm_mr: a region over {@code length} bytes of device memory {@code dm} from {@code
+     * offset}; {@code access} must include ZERO_BASED (the region's byte X is iova X), and may not
+     * be ON_DEMAND. The device memory is not freed while the region lasts (EBUSY).
+     */
+    public MemoryRegion regDmMr(DeviceMemory dm, long offset, long length, int access) {
+        checkOpen();
+        if (dm.isClosed() || dm.ctx != ctx) throw new VerbsException(Errno.EINVAL, "regDmMr: the device memory is not an open one of this context");
+        if ((access & AccessFlags.ZERO_BASED) == 0 || (access & AccessFlags.ON_DEMAND) != 0)
+            throw new VerbsException(Errno.EINVAL, String.format("regDmMr access 0x%x must be ZERO_BASED and not ON_DEMAND", access));
+        if (offset < 0 || length < 0 || offset > dm.length() - length)
+            throw new VerbsException(Errno.EINVAL, String.format("regDmMr of %d bytes at %d: outside the %d bytes of device memory", length, offset,
+                    dm.length()));
+        return new MemoryRegion(this, dm, dm.physical() + offset, length, access);
+    }
+
     public QueuePair createQp(QpInitAttr attr) {
         checkOpen();
         return new QueuePair(this, attr);

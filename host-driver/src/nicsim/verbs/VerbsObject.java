@@ -36,6 +36,11 @@ public abstract class VerbsObject implements AutoCloseable {
      */
     public boolean hasChildren() { return !children.isEmpty(); }
 
+    /** Closes the children of type {@code type}, newest first. */
+    protected final void closeChildren(Class<? extends VerbsObject> type) {
+        for (int i = children.size() - 1; i >= 0; i--) if (type.isInstance(children.get(i))) children.get(i).close();
+    }
+
     /** Whether close() has run. */
     public boolean isClosed() { return closed; }
 

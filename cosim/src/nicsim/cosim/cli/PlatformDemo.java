@@ -80,7 +80,8 @@ final class PlatformDemo {
             n[1]++;
             sum[2] += es.get(2).timePicos() - es.get(1).timePicos();
             n[2]++;
-            if (es.size() == 4) { sum[3] += es.get(3).timePicos() - es.get(2).timePicos(); n[3]++; } // completed WQEs (the NOPs)
+            for (Trace.Entry e : es) // completed WQEs (the NOPs): their CQE in host memory
+                if (e.stage().equals("cqe_written")) { sum[3] += e.timePicos() - es.get(2).timePicos(); n[3]++; }
         }
         long[] mean = new long[4];
         for (int k = 0; k < 4; k++) mean[k] = n[k] == 0 ? 0 : sum[k] / n[k];

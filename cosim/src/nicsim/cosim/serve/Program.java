@@ -13,7 +13,9 @@ import java.util.List;
 final class Program {
     final int pid;
     final String name;
+    /** The device contexts it uses (a forked child uses its parent's), and by which of its files it reaches each. */
     final List<Session> sessions = new ArrayList<>(2);
+    private final java.util.Map<Integer, Session> bySocket = new java.util.HashMap<>(2);
     /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
     long lastRequestNanos = System.nanoTime();
     boolean answered;
@@ -33,9 +35,18 @@ final class Program {
     }
 
     /** The session whose socket is the program's file {@code fd}, or null. */
-    Session sessionOnSocket(int fd) {
-        for (Session s : sessions) if (s.socketFd == fd) return s;
-        return null;
+    Session sessionOnSocket(int fd) { return bySocket.get(fd); }
+
+    /** The program reaches session {@code s} through its file {@code fd}. */
+    void uses(Session s, int fd) {
+        bySocket.put(fd, s);
+        if (!sessions.contains(s)) sessions.add(s);
+    }
+
+    /** The program closed file {@code fd}, its way to session {@code s}. */
+    void leaves(Session s, int fd) {
+        bySocket.remove(fd);
+        if (!bySocket.containsValue(s)) sessions.remove(s);
     }
 
     /** Sessions of this program with a request left open. */

@@ -55,8 +55,10 @@ final class Registrations {
 
     /** ibv_rereg_mr: a new translation gets a window of its own; the old one goes once the adapter took the change. */
     void rereg(MemoryRegion mr, int flags, ProtectionDomain pd, long addr, long length, int access) {
+        Window old = windows.get(mr);
+        if (old == null) throw new VerbsException(Errno.EINVAL, "rereg_mr of a region over device memory: IBV_MR_TYPE_MR only");
         if ((flags & MemoryRegion.REREG_CHANGE_TRANSLATION) == 0) { // the same pages: the same window
-            mr.reregMapped(flags, pd, addr, length, access, windows.get(mr).translate());
+            mr.reregMapped(flags, pd, addr, length, access, old.translate());
             return;
         }
         Window w = attach(addr, length, (flags & MemoryRegion.REREG_CHANGE_ACCESS) != 0 ? access : mr.access());
@@ -69,10 +71,11 @@ final class Registrations {
         host.memory.detach(windows.put(mr, w).pa());
     }
 
-    /** ibv_dereg_mr. */
+    /** ibv_dereg_mr (of host memory, or of device memory, which has no window). */
     void deregister(MemoryRegion mr) {
         mr.close();
-        host.memory.detach(windows.remove(mr).pa());
+        Window w = windows.remove(mr);
+        if (w != null) host.memory.detach(w.pa());
     }
 
     /** The program left: every window goes (its MRs went with its context). */

@@ -46,9 +46,12 @@ public final class Server implements AutoCloseable {
     private final Transport transport;
     private final Pacer pacer;
     private final Watchdog watchdog;
-    /** The programs attached, by process, and their sessions (device contexts) by connection. */
+    /** The programs attached, by process, and each connection's session (device context), its program and file. */
     private final Map<Integer, Program> programs = new LinkedHashMap<>();
-    private final Map<Connection, Session> sessions = new HashMap<>();
+    private final Map<Connection, End> ends = new HashMap<>();
+
+    /** A program's way to a session: its file {@code fd} (a forked child reaches its parent's sessions through files of its own). */
+    private record End(Session session, Program program, int fd) {}
     /** The event-file connections (async files, completion channels): whose each is, and what its closing undoes. */
     private final Map<Connection, EventFile> eventFiles = new HashMap<>();
 
@@ -90,7 +93,7 @@ public final class Server implements AutoCloseable {
     /** Times simulated time moved because a program had been away from verbs for the grace time. */
     public long graceAdvances() { return pacer.graceAdvances; }
     /** Device contexts attached now. */
-    public synchronized int attached() { return sessions.size(); }
+    public synchronized int attached() { return ends.size(); }
 
     /** Serves until {@code stop} holds (looked at between requests, and during long runs of the simulation). */
     public void run(BooleanSupplier stop) {
@@ -98,7 +101,7 @@ public final class Server implements AutoCloseable {
         while (!stop.getAsBoolean() && !closed) {
             Request r;
             try {
-                long wait = sessions.isEmpty() ? 50_000 : quietRounds < 8 ? LOOK_MICROS : IDLE_MICROS;
+                long wait = ends.isEmpty() ? 50_000 : quietRounds < 8 ? LOOK_MICROS : IDLE_MICROS;
                 r = inbox.poll(wait, TimeUnit.MICROSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -118,9 +121,9 @@ public final class Server implements AutoCloseable {
             } catch (RuntimeException e) { // the model itself broke: say so, and let every program go with EIO
                 failure = e;
                 log.println("nicsim serve: the simulation failed at " + world.now() + " ps: " + e);
-                for (Map.Entry<Connection, Session> s : List.copyOf(sessions.entrySet())) {
-                    if (s.getValue().waiting() != null) s.getKey().send(new Wire.Out().u32(0).finish(Errno.EIO));
-                    s.getKey().close();
+                for (Map.Entry<Connection, End> end : List.copyOf(ends.entrySet())) {
+                    if (end.getValue().session().waiting() != null) end.getKey().send(new Wire.Out().u32(0).finish(Errno.EIO));
+                    end.getKey().close();
                 }
                 return;
             }
@@ -132,10 +135,11 @@ public final class Server implements AutoCloseable {
 
     private void serve(Request r) {
         Connection c = r.from();
-        Session s = sessions.get(c);
+        End e = ends.get(c);
+        Session s = e == null ? null : e.session();
         if (r.op() == null) {
             if (r.body() != null) protocolError(c, s, "op " + r.rawOp() + ": " + new String(r.body()));
-            else if (s != null) end(c, s, "exited");
+            else if (s != null) end(c, "exited");
             else fileClosed(c);
             return;
         }
@@ -145,36 +149,37 @@ public final class Server implements AutoCloseable {
             if (s == null) {
                 switch (r.op()) {
                     case HELLO -> hello(c, in);
+                    case JOIN -> join(c, in);
                     case EVENTS -> eventFile(c, in, false);
                     case CHANNEL -> eventFile(c, in, true);
-                    default -> throw new Wire.Malformed("the first request must be HELLO, EVENTS or CHANNEL, not " + r.op());
+                    default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS or CHANNEL, not " + r.op());
                 }
                 return;
             }
-            Wire.Out out = s.handle(r.op(), in);
-            s.program.requested(out == null);
+            Wire.Out out = s.handle(r.op(), in, c::send);
+            e.program().requested(out == null);
             if (out != null) c.send(out.finish(0));
-        } catch (Wire.Malformed e) {
-            protocolError(c, s, r.op() + ": " + e.getMessage());
-        } catch (Session.Refused e) {
-            refused(c, s, new Wire.Out().u32(e.badIndex).finish(e.errno));
-        } catch (VerbsException e) {
-            refused(c, s, new Wire.Out().u32(0).finish(e.errno()));
-        } catch (IOException e) {
-            refused(c, s, new Wire.Out().finish(Errno.EACCES));
-            log.println("nicsim serve: cannot reach the program's memory: " + e.getMessage());
-        } catch (IllegalArgumentException e) { // a value no verb takes (an enum's number, say): named in the log
-            refused(c, s, new Wire.Out().u32(0).finish(Errno.EINVAL));
-            log.println("nicsim serve: " + r.op() + " from " + who(s) + " refused: " + e.getMessage());
-        } catch (RuntimeException e) {
+        } catch (Wire.Malformed x) {
+            protocolError(c, s, r.op() + ": " + x.getMessage());
+        } catch (Session.Refused x) {
+            refused(c, e, new Wire.Out().u32(x.badIndex).finish(x.errno));
+        } catch (VerbsException x) {
+            refused(c, e, new Wire.Out().u32(0).finish(x.errno()));
+        } catch (IOException x) {
+            refused(c, e, new Wire.Out().finish(Errno.EACCES));
+            log.println("nicsim serve: cannot reach the program's memory: " + x.getMessage());
+        } catch (IllegalArgumentException x) { // a value no verb takes (an enum's number, say): named in the log
+            refused(c, e, new Wire.Out().u32(0).finish(Errno.EINVAL));
+            log.println("nicsim serve: " + r.op() + " from " + who(s) + " refused: " + x.getMessage());
+        } catch (RuntimeException x) {
             // the model refused something the verbs checks let through: the program sees EIO, the run goes on
-            refused(c, s, new Wire.Out().u32(0).finish(Errno.EIO));
-            log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + e);
+            refused(c, e, new Wire.Out().u32(0).finish(Errno.EIO));
+            log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + x);
         }
     }
 
-    private static void refused(Connection c, Session s, java.nio.ByteBuffer reply) {
-        if (s != null) s.program.requested(false);
+    private static void refused(Connection c, End e, java.nio.ByteBuffer reply) {
+        if (e != null) e.program().requested(false);
         c.send(reply);
     }
 
@@ -185,13 +190,34 @@ public final class Server implements AutoCloseable {
         if (node < 0 || node >= world.hosts().size())
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.." + (world.hosts().size() - 1) + ")");
         Program p = programs.computeIfAbsent(pid, k -> new Program(pid, Path.of(name).getFileName().toString()));
-        Session s = new Session(nextSession++, world.host(node), p, socketFd, c::send,
-                domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))));
-        p.sessions.add(s);
-        p.requested(false);
-        synchronized (this) { sessions.put(c, s); }
+        Session s = new Session(nextSession++, world.host(node), p, domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))));
+        joined(c, s, p, socketFd);
         log.printf("nicsim serve: %s attached to node %d%n", p, node);
         c.send(new Wire.Out().u32(s.id).finish(0));
+    }
+
+    private void joined(Connection c, Session s, Program p, int fd) {
+        p.uses(s, fd);
+        p.requested(false);
+        s.ends++;
+        synchronized (this) { ends.put(c, new End(s, p, fd)); }
+    }
+
+    /**
+     * A process forked after its parent opened a context, using that context (JOIN: the session,
+     * the parent's pid, its own, its socket's number): as with the kernel's shared uverbs file, its
+     * verbs reach the same objects, from a connection of its own.
+     */
+    private void join(Connection c, Wire.In in) {
+        int id = in.u32("session"), parent = in.u32("parent pid"), pid = in.u32("pid"), fd = in.u32("socket fd");
+        String name = in.string("program");
+        Program from = programs.get(parent);
+        Session s = from == null ? null : from.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
+        if (s == null) throw new Wire.Malformed("JOIN of session " + id + " of process " + parent + ", which is not attached");
+        Program p = programs.computeIfAbsent(pid, k -> new Program(pid, Path.of(name).getFileName().toString()));
+        joined(c, s, p, fd);
+        log.printf("nicsim serve: %s, forked from pid %d, uses its context on node %d%n", p, parent, s.host.index);
+        c.send(new Wire.Out().finish(0));
     }
 
     /**
@@ -231,23 +257,29 @@ public final class Server implements AutoCloseable {
         protocolErrors++;
         c.send(new Wire.Out().u32(0).finish(Errno.EPROTO));
         log.println("nicsim serve: " + (s == null ? "a program" : s.program) + " broke the protocol (" + why + "); disconnected");
-        if (s != null) end(c, s, "disconnected for breaking the protocol");
+        if (s != null) end(c, "disconnected for breaking the protocol");
         else fileClosed(c);
     }
 
-    /** A program's context ended: everything it had in the adapter is released, and the others go on. */
-    private void end(Connection c, Session s, String how) {
+    /**
+     * A program's connection to a context ended; when it was the context's last (a forked child's
+     * leaves its parent's), everything the context had in the adapter is released, and the others go on.
+     */
+    private void end(Connection c, String how) {
         c.close();
-        synchronized (this) { sessions.remove(c); }
+        End gone;
+        synchronized (this) { gone = ends.remove(c); }
+        Session s = gone.session();
+        gone.program().leaves(s, gone.fd());
+        if (gone.program().sessions.isEmpty()) programs.remove(gone.program().pid);
+        if (--s.ends > 0) return;
         for (var it = eventFiles.entrySet().iterator(); it.hasNext(); ) { // its files close with it
-            var e = it.next();
-            if (e.getValue().session() != s) continue;
-            e.getKey().close();
+            var f = it.next();
+            if (f.getValue().session() != s) continue;
+            f.getKey().close();
             it.remove();
         }
         Program p = s.program;
-        p.sessions.remove(s);
-        if (p.sessions.isEmpty()) programs.remove(p.pid);
         try {
             s.close();
         } catch (RuntimeException e) {
@@ -265,12 +297,19 @@ public final class Server implements AutoCloseable {
 
     /** Hands out what the open verbs got and the events that came; with {@code giveUp}, polls still empty are answered empty. */
     private void answerWaits(boolean giveUp) {
-        for (Session s : sessions.values()) {
+        for (Session s : sessions()) {
             s.events.deliver();
             if (s.waiting() == null) continue;
             boolean satisfied = s.waitSatisfied();
             if (s.answer(giveUp) && !satisfied) emptyAnswers++;
         }
+    }
+
+    /** The sessions attached, each once. */
+    private java.util.Collection<Session> sessions() {
+        java.util.Set<Session> out = new java.util.LinkedHashSet<>();
+        for (End e : ends.values()) out.add(e.session());
+        return out;
     }
 
     /** What the run did: the programs, and the simulated time and traffic. */
@@ -297,7 +336,7 @@ public final class Server implements AutoCloseable {
 
     @Override public void close() {
         closed = true;
-        for (Map.Entry<Connection, Session> e : List.copyOf(sessions.entrySet())) end(e.getKey(), e.getValue(), "was detached when the simulator stopped");
+        for (Connection c : List.copyOf(ends.keySet())) end(c, "was detached when the simulator stopped");
         transport.close();
         try {
             Files.deleteIfExists(socket);

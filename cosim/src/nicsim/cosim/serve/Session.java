@@ -13,6 +13,7 @@ import nicsim.verbs.CompletionQueue;
 import nicsim.verbs.Context;
 import nicsim.verbs.DcType;
 import nicsim.verbs.DeviceAttr;
+import nicsim.verbs.DeviceMemory;
 import nicsim.verbs.Errno;
 import nicsim.verbs.MemoryRegion;
 import nicsim.verbs.Mkey;
@@ -60,9 +61,10 @@ final class Session implements AutoCloseable {
 
     final int id;
     final Host host;
+    /** The program that opened it (a child it forks may use it too: {@link #ends}). */
     final Program program;
-    /** The number the program knows this context's socket by. */
-    final int socketFd;
+    /** Connections to it: its program's, and those of children it forked that used it since. */
+    int ends;
     private final Context ctx;
     private final ProcessMemory memory;
     /** The node's XRC domains shared through files, and this program's holds on them, by handle. */
@@ -77,7 +79,6 @@ final class Session implements AutoCloseable {
     final EventFiles events;
     /** The QPs it made, by number. */
     private final java.util.Set<Integer> qpns = new java.util.HashSet<>();
-    private final java.util.function.Consumer<java.nio.ByteBuffer> replies;
     private int nextHandle = 1;
     private long staging = -1;
     /** What its QPs moved, in simulated time. */
@@ -87,19 +88,18 @@ final class Session implements AutoCloseable {
     long requests;
 
     /** A request left open until the simulation gives it something. */
-    record Wait(Wire.Op op, CompletionQueue cq, int max) {}
+    record Wait(Wire.Op op, CompletionQueue cq, int max, java.util.function.Consumer<java.nio.ByteBuffer> replyTo) {}
+
+    /** Where the request being handled came from: a request left open is answered there. */
+    private java.util.function.Consumer<java.nio.ByteBuffer> replyTo;
 
     /**
-     * The device context {@code program} opened on {@code host}'s adapter; its socket is the
-     * program's file {@code socketFd}, and its replies go to {@code replies}.
+     * The device context {@code program} opened on {@code host}'s adapter.
      */
-    Session(int id, Host host, Program program, int socketFd, java.util.function.Consumer<java.nio.ByteBuffer> replies, XrcDomains domains)
-            throws IOException {
+    Session(int id, Host host, Program program, XrcDomains domains) throws IOException {
         this.id = id;
         this.host = host;
         this.program = program;
-        this.socketFd = socketFd;
-        this.replies = replies;
         this.domains = domains;
         this.memory = new ProcessMemory(program.pid);
         this.registrations = new Registrations(host, memory);
@@ -109,11 +109,12 @@ final class Session implements AutoCloseable {
 
     Wait waiting() { return wait; }
 
-    /** Runs one request; null when the program now waits (the reply comes from {@link #answerWait}). */
-    Wire.Out handle(Wire.Op op, Wire.In in) {
+    /** Runs one request from {@code from}; null when the program now waits (the reply goes to {@code from} later). */
+    Wire.Out handle(Wire.Op op, Wire.In in, java.util.function.Consumer<java.nio.ByteBuffer> from) {
         requests++;
+        replyTo = from;
         return switch (op) {
-            case HELLO, EVENTS, CHANNEL -> throw new Wire.Malformed(op + " on a connection that is already a program's");
+            case HELLO, JOIN, EVENTS, CHANNEL -> throw new Wire.Malformed(op + " on a connection that is already a program's");
             case QUERY_DEVICE -> queryDevice();
             case QUERY_PORT -> queryPort(in.u32("port"));
             case ALLOC_PD -> new Wire.Out().u32(add(ctx.allocPd()));
@@ -121,6 +122,32 @@ final class Session implements AutoCloseable {
             case REG_MR -> regMr(in);
             case DEREG_MR -> deregMr(in.u32("mr"));
             case REREG_MR -> reregMr(in);
+            case ALLOC_DM -> {
+                long length = in.u64("length");
+                int align = in.u32("log_align_req");
+                if (length <= 0 || length > Integer.MAX_VALUE) throw new VerbsException(Errno.EINVAL, "alloc_dm length " + Long.toUnsignedString(length));
+                yield new Wire.Out().u32(add(ctx.allocDm(length, align)));
+            }
+            case FREE_DM -> destroy(in, DeviceMemory.class);
+            case MEMCPY_TO_DM -> {
+                DeviceMemory dm = get(in.u32("dm"), DeviceMemory.class);
+                long at = in.u64("dm_offset");
+                dm.memcpyToDm(at, in.bytes(in.count32("length"), "data"));
+                yield new Wire.Out();
+            }
+            case MEMCPY_FROM_DM -> {
+                DeviceMemory dm = get(in.u32("dm"), DeviceMemory.class);
+                long at = in.u64("dm_offset");
+                byte[] data = dm.memcpyFromDm(at, in.count32("length"));
+                yield new Wire.Out().u32(data.length).bytes(data);
+            }
+            case REG_DM_MR -> {
+                ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+                DeviceMemory dm = get(in.u32("dm"), DeviceMemory.class);
+                long at = in.u64("dm_offset"), length = in.u64("length");
+                MemoryRegion mr = pd.regDmMr(dm, at, length, in.u32("access"));
+                yield new Wire.Out().u32(add(mr)).u32(mr.lkey()).u32(mr.rkey());
+            }
             case CREATE_CQ -> createCq(in);
             case DESTROY_CQ -> destroyCq(in.u32("cq"));
             case POLL_CQ -> pollCq(in);
@@ -173,7 +200,7 @@ final class Session implements AutoCloseable {
             }
             case DEALLOC_MW -> destroy(in, MemoryWindow.class);
             case TIME -> { // read at the next moment every program waits: then where its reading falls is no race
-                wait = new Wait(Wire.Op.TIME, null, 0);
+                wait = new Wait(Wire.Op.TIME, null, 0, replyTo);
                 yield null;
             }
         };
@@ -254,7 +281,8 @@ final class Session implements AutoCloseable {
                 // on-demand paging (ibv_odp_caps)
                 .u64(a.odpCaps().generalCaps()).u32(a.odpCaps().rcOdpCaps()).u32(a.odpCaps().ucOdpCaps()).u32(a.odpCaps().udOdpCaps())
                 // completion timestamps: the core clock, free-running over 64 bits
-                .u64(host.adapter.coreClockKhz()).u64(-1L);
+                .u64(host.adapter.coreClockKhz()).u64(-1L)
+                .u64(a.maxDmSize());
     }
 
     /** The node GUID nicsim gives adapter {@code node} (an OUI of none of the real vendors'). */
@@ -319,7 +347,7 @@ final class Session implements AutoCloseable {
         CompletionQueue cq = get(in.u32("cq"), CompletionQueue.class);
         int max = in.count32("max");
         if (max > 0 && !cq.ready()) {
-            wait = new Wait(Wire.Op.POLL_CQ, cq, max);
+            wait = new Wait(Wire.Op.POLL_CQ, cq, max, replyTo);
             return null;
         }
         return completions(cq, max);
@@ -351,8 +379,9 @@ final class Session implements AutoCloseable {
 
     /** Answers the clock's reading, which ends the wait. */
     void answerClock() {
+        Wait w = wait;
         wait = null;
-        replies.accept(new Wire.Out().u64(host.sim.now()).finish(0));
+        w.replyTo().accept(new Wire.Out().u64(host.sim.now()).finish(0));
     }
 
     /**
@@ -363,7 +392,7 @@ final class Session implements AutoCloseable {
         Wait w = wait;
         if (w == null || w.cq() == null || !(w.cq().ready() || giveUp)) return false;
         wait = null;
-        replies.accept(completions(w.cq(), w.max()).finish(0));
+        w.replyTo().accept(completions(w.cq(), w.max()).finish(0));
         return true;
     }
 

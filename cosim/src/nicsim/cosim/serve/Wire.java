@@ -27,7 +27,7 @@ public final class Wire {
         HELLO, QUERY_DEVICE, QUERY_PORT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, POLL_CQ, REQ_NOTIFY_CQ,
         CREATE_QP, MODIFY_QP, QUERY_QP, DESTROY_QP, POST_SEND, POST_RECV, CREATE_AH, DESTROY_AH, CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ,
         DESTROY_SRQ, POST_SRQ_RECV, CHANNEL, TIME, EVENTS, OPEN_XRCD, CLOSE_XRCD, POST_SRQ_OPS, CREATE_MKEY, DESTROY_MKEY,
-        ALLOC_MW, DEALLOC_MW, REREG_MR;
+        ALLOC_MW, DEALLOC_MW, REREG_MR, ALLOC_DM, FREE_DM, MEMCPY_TO_DM, MEMCPY_FROM_DM, REG_DM_MR, JOIN;
 
         public int code() { return ordinal() + 1; }
 
@@ -105,6 +105,7 @@ public final class Wire {
 
         public Out u32(long v) { room(4); b.putInt((int) v); return this; }
         public Out u64(long v) { room(8); b.putLong(v); return this; }
+        public Out bytes(byte[] v) { room(v.length); b.put(v); return this; }
         public Out string(String s) {
             byte[] t = s.getBytes(StandardCharsets.UTF_8);
             u32(t.length);

@@ -53,7 +53,7 @@ class CompletionPathTest {
         h.run();
         for (int i = 0; i < 2; i++) {
             List<nicsim.sim.Trace.Entry> es = h.sim.trace().entries(String.format("qp0x%x/wqe%d", QP, i));
-            assertEquals(List.of("doorbell_decoded", "fetch_issued", "delivered", "cqe_written"),
+            assertEquals(List.of("doorbell_decoded", "fetch_issued", "delivered", "cqe_stamped", "cqe_written"),
                     es.stream().map(nicsim.sim.Trace.Entry::stage).toList());
             for (int k = 1; k < es.size(); k++) assertTrue(es.get(k - 1).timePicos() <= es.get(k).timePicos(), es.toString());
         }

@@ -31,4 +31,17 @@ class FreeRangesTest {
         for (int i = 1; i < 64; i += 2) assertEquals(32L * i, f.take(32)); // first fit: lowest first
         assertEquals(-1, f.take(32));
     }
+
+    @Test
+    void alignedTakesLeaveTheGapsFreeAndAWholeRangeFits() {
+        FreeRanges f = new FreeRanges(4096);
+        assertEquals(0, f.take(4));
+        assertEquals(64, f.takeAligned(100, 64), "the first multiple of 64 with room");
+        assertEquals(4, f.takeAligned(60, 4), "the gap before it is still free");
+        f.give(0, 4);
+        f.give(4, 64);
+        f.give(64, 164);
+        assertEquals(0, f.takeAligned(4096, 4), "everything given back: all of it fits, aligned");
+        assertEquals(-1, f.takeAligned(4, 4));
+    }
 }

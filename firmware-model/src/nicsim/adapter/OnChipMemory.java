@@ -1,0 +1,61 @@
+package nicsim.adapter;
+
+import nicsim.profile.Profile;
+
+/**
+ * The adapter's device memory (ibv_alloc_dm): on-chip SRAM a program may allocate, fill through a
+ * window of BAR0 (ibv_memcpy_to_dm, _from_dm: MMIO), register (ibv_reg_dm_mr) and reach by RDMA.
+ * Its bytes sit at an aperture of physical addresses no host memory has ({@link #BASE} on): a DMA
+ * the adapter's own engines address there is served here, at SRAM timing, and never crosses PCIe.
+ */
+public final class OnChipMemory {
+    /** The physical address of device memory byte 0: above any host memory, so no DMA meant for the host lands here. */
+    public static final long BASE = 1L << 52;
+
+    private final byte[] bytes;
+    private final FreeRanges free;
+    private final long latencyCycles, bytesPerCycle, periodPicos;
+    private final java.util.Map<Long, Long> allocated = new java.util.HashMap<>();
+
+    /** From the profile's {@code dm.*} (none: {@code dm.size} 0 or absent). */
+    OnChipMemory(Profile p, long periodPicos) {
+        int size = p.has("dm.size") ? p.bytesInt("dm.size") : 0;
+        this.bytes = new byte[size];
+        this.free = new FreeRanges(size);
+        this.latencyCycles = size == 0 ? 0 : p.cycles("dm.access.latency");
+        this.bytesPerCycle = p.bits("core.datapath.width") / 8;
+        this.periodPicos = periodPicos;
+    }
+
+    /** Bytes of device memory (max_dm_size); 0: none. */
+    public long size() { return bytes.length; }
+
+    /** Whether {@code [pa, pa + length)} lies in device memory. */
+    public boolean holds(long pa, long length) { return pa >= BASE && length >= 0 && pa - BASE <= bytes.length - length; }
+
+    /** Picoseconds an access of {@code length} bytes takes: the SRAM's latency, then the datapath's width per cycle. */
+    public long accessPicos(int length) { return (latencyCycles + (length + bytesPerCycle - 1) / bytesPerCycle) * periodPicos; }
+
+    /** Allocates {@code length} bytes aligned to 2^{@code logAlign}: their offset, or -1 when there is no room. */
+    public long allocate(long length, int logAlign) {
+        long at = free.takeAligned((length + 3) & -4, 1L << Math.max(2, logAlign)); // reached 4 bytes at a time
+        if (at >= 0) allocated.put(at, (length + 3) & -4);
+        return at;
+    }
+
+    /** Gives back the allocation at {@code offset}; false if there is none there. */
+    public boolean release(long offset) {
+        Long length = allocated.remove(offset);
+        if (length == null) return false;
+        java.util.Arrays.fill(bytes, (int) offset, (int) (offset + length), (byte) 0);
+        free.give(offset, offset + length);
+        return true;
+    }
+
+    /** The length of the allocation at {@code offset}, or -1. */
+    public long allocationAt(long offset) { return allocated.getOrDefault(offset, -1L); }
+
+    public byte[] read(long offset, int length) { return java.util.Arrays.copyOfRange(bytes, (int) offset, (int) offset + length); }
+
+    public void write(long offset, byte[] data) { System.arraycopy(data, 0, bytes, (int) offset, data.length); }
+}
