@@ -59,7 +59,17 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 			   | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
 	struct nicsim_cq *cq;
 	struct ibv_cq_ex *x;
-	if ((attr->wc_flags & ~offered) || (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS))) { errno = EOPNOTSUPP; return NULL; }
+	uint32_t masks = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+	struct nicsim_pd *domain = NULL;
+	if ((attr->wc_flags & ~offered) || (attr->comp_mask & ~masks)) { errno = EOPNOTSUPP; return NULL; }
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) { /* it must be a parent domain (as mlx5) */
+		domain = nicsim_parent_domain(attr->parent_domain);
+		if (!domain) { errno = EINVAL; return NULL; }
+	}
 	if (attr->comp_vector >= (uint32_t)c->num_comp_vectors) { errno = EINVAL; return NULL; } /* as the kernel's create_cq */
 	cq = nicsim_create_cq(c, (int)attr->cqe, attr->channel);
 	if (!cq) return NULL;
@@ -94,5 +104,7 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 	x->read_completion_ts = read_completion_ts;
 	x->read_completion_wallclock_ns = read_completion_wallclock_ns;
 	cq->clock_khz = nicsim_clock_khz(c);
+	cq->domain = domain;
+	nicsim_domain_use(domain, 1);
 	return x;
 }

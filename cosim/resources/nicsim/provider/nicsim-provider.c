@@ -187,14 +187,20 @@ static struct ibv_pd *alloc_pd(struct ibv_context *c) {
 	if (!pd) { done(&m); errno = ENOMEM; return NULL; }
 	pd->handle = get32(&m);
 	pd->pd.handle = pd->handle;
+	atomic_init(&pd->refcount, 1);
 	done(&m);
 	return &pd->pd;
 }
 
 static uint32_t pd_handle(struct ibv_pd *pd) { return ((struct nicsim_pd *)pd)->handle; }
 
+/* A parent domain is freed in the program; a PD a parent domain contains is EBUSY (as mlx5's). */
 static int dealloc_pd(struct ibv_pd *pd) {
-	int rc = simple(pd->context, NICSIM_OP_DEALLOC_PD, pd_handle(pd));
+	struct nicsim_pd *parent = nicsim_parent_domain(pd);
+	int rc;
+	if (parent) return nicsim_dealloc_parent_domain(parent);
+	if (atomic_load(&((struct nicsim_pd *)pd)->refcount) > 1) return EBUSY;
+	rc = simple(pd->context, NICSIM_OP_DEALLOC_PD, pd_handle(pd));
 	if (!rc) free(pd);
 	return rc;
 }
@@ -447,6 +453,7 @@ static int destroy_cq(struct ibv_cq *cq) {
 	nicsim_name(ctx_of(cq->context), c->handle, NULL);
 	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->comp_events_completed, c->comp_returned);
 	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->async_events_completed, c->async_returned);
+	nicsim_domain_use(c->domain, -1);
 	free(c);
 	return 0;
 }
@@ -726,6 +733,15 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	qp->vqp.comp_mask = 0;
 	qp->vqp.xrcd = (struct verbs_xrcd *)xrcd;
 	qp->dc_type = dc_type;
+	if (nicsim_parent_domain(pd) && nicsim_parent_domain(pd)->alloc
+	    && (errno = nicsim_staging_alloc(qp, nicsim_parent_domain(pd), init->cap.max_send_wr))) {
+		int e = errno;
+		simple(c, NICSIM_OP_DESTROY_QP, qp->handle);
+		free(qp);
+		errno = e;
+		return NULL;
+	}
+	nicsim_domain_use(nicsim_parent_domain(pd), 1);
 	if (wr_ops) nicsim_wr_init(qp, wr_ops);
 	nicsim_name(ctx_of(c), qp->handle, q); /* events name it by its handle */
 	return q;
@@ -893,7 +909,8 @@ static int destroy_qp(struct ibv_qp *qp) {
 	nicsim_name(ctx_of(qp->context), q->handle, NULL);
 	nicsim_await_acks(&qp->mutex, &qp->cond, &qp->events_completed, q->events_returned);
 	nicsim_wr_clear(q);
-	free(q->wrs);
+	nicsim_staging_free(q);
+	nicsim_domain_use(nicsim_parent_domain(qp->pd), -1);
 	free(q);
 	return 0;
 }
@@ -1049,7 +1066,9 @@ static void free_context(struct ibv_context *c) {
 static const struct verbs_context_ops nicsim_ops = {
 	.alloc_dm = alloc_dm,
 	.alloc_mw = alloc_mw,
+	.alloc_parent_domain = nicsim_alloc_parent_domain,
 	.alloc_pd = alloc_pd,
+	.alloc_td = nicsim_alloc_td,
 	.bind_mw = bind_mw,
 	.close_xrcd = close_xrcd,
 	.cq_event = cq_event,
@@ -1062,6 +1081,7 @@ static const struct verbs_context_ops nicsim_ops = {
 	.create_srq_ex = create_srq_ex,
 	.dealloc_mw = dealloc_mw,
 	.dealloc_pd = dealloc_pd,
+	.dealloc_td = nicsim_dealloc_td,
 	.dereg_mr = dereg_mr,
 	.destroy_ah = destroy_ah,
 	.destroy_cq = destroy_cq,

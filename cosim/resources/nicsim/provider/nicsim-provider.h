@@ -7,6 +7,7 @@
 #define NICSIM_PROVIDER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <infiniband/mlx5dv.h>
 #include "provider-abi.h"
 #include "nicsim-msg.h"
@@ -75,11 +76,30 @@ struct nicsim_qp {
 	struct mlx5dv_qp_ex dv;     /* mlx5dv's extension of the ibv_qp_ex (a DCI's wr_set_dc_addr) */
 	struct nicsim_wr *wrs;      /* between wr_start and wr_complete */
 	size_t nwr, cap;
+	bool staging_fixed;         /* wrs holds cap requests and does not grow (a parent domain's allocator gave it) */
+	bool staging_custom;        /* wrs came from the parent domain's allocator: its free callback takes it back */
 	int wr_error;               /* an errno met while building: wr_complete returns it and posts nothing */
 };
 
 struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
-struct nicsim_pd { struct ibv_pd pd; uint32_t handle; };
+/* A thread domain: what uses it (parent domains) holds a count. */
+struct nicsim_td { struct ibv_td td; atomic_int refcount; };
+
+/*
+ * A PD, or a parent domain (protection: the PD it contains, whose handle it has; td: its thread
+ * domain or NULL; alloc/free: its allocators or NULL). refcount: 1, plus one per parent domain
+ * containing it, or per QP and CQ made on the parent domain (nicsim-domain.c).
+ */
+struct nicsim_pd {
+	struct ibv_pd pd;
+	uint32_t handle;
+	atomic_int refcount;
+	struct nicsim_pd *protection;
+	struct nicsim_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
+};
 struct nicsim_mr { struct verbs_mr vmr; uint32_t handle; };
 struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; uint32_t events_returned; };
 struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
@@ -95,6 +115,7 @@ struct nicsim_cq {
 	uint32_t comp_returned, async_returned; /* events ibv_get_cq_event and ibv_get_async_event gave the program for it */
 	struct ibv_wc cur;          /* the completion ibv_start_poll / ibv_next_poll took */
 	struct nicsim_wc_extra cur_x;
+	struct nicsim_pd *domain;   /* the parent domain it was made on (IBV_CQ_INIT_ATTR_MASK_PD), or NULL */
 	uint64_t clock_khz;         /* for a completion's wallclock time */
 };
 
@@ -139,5 +160,25 @@ int nicsim_destroy_mkey(struct nicsim_mkey *k);
 
 /* Frees what a list being built holds. */
 void nicsim_wr_clear(struct nicsim_qp *qp);
+
+/* Thread and parent domains (nicsim-domain.c). */
+struct ibv_td *nicsim_alloc_td(struct ibv_context *c, struct ibv_td_init_attr *attr);
+int nicsim_dealloc_td(struct ibv_td *td);
+struct ibv_pd *nicsim_alloc_parent_domain(struct ibv_context *c, struct ibv_parent_domain_init_attr *attr);
+
+/* Frees parent domain pd: 0, or EBUSY while a QP or CQ uses it. */
+int nicsim_dealloc_parent_domain(struct nicsim_pd *pd);
+
+/* pd as a parent domain, or NULL if it is a plain PD (or NULL). */
+struct nicsim_pd *nicsim_parent_domain(struct ibv_pd *pd);
+
+/* Counts a QP or CQ made on parent domain pd (delta 1) or destroyed (-1); nothing if pd is NULL. */
+void nicsim_domain_use(struct nicsim_pd *pd, int delta);
+
+/* Gives qp a staging buffer for entries requests from pd's allocator (or malloc): 0 or ENOMEM. */
+int nicsim_staging_alloc(struct nicsim_qp *qp, struct nicsim_pd *pd, uint32_t entries);
+
+/* Gives qp's staging buffer back to where it came from. */
+void nicsim_staging_free(struct nicsim_qp *qp);
 
 #endif

@@ -32,6 +32,7 @@ static void wr_abort(struct ibv_qp_ex *qpx) { nicsim_wr_clear(of(qpx)); }
 static struct nicsim_wr *begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode) {
 	struct nicsim_qp *qp = of(qpx);
 	struct nicsim_wr *w;
+	if (qp->nwr == qp->cap && qp->staging_fixed) { qp->wr_error = ENOMEM; return NULL; } /* the send queue is full */
 	if (qp->nwr == qp->cap) {
 		size_t cap = qp->cap ? qp->cap * 2 : 16;
 		struct nicsim_wr *b = realloc(qp->wrs, cap * sizeof(*b));
