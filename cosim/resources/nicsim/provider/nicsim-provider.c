@@ -458,6 +458,20 @@ static int destroy_cq(struct ibv_cq *cq) {
 	return 0;
 }
 
+/* ibv_resize_cq: at least cqe entries, the completions not yet polled kept; cq->cqe tells how many it got. */
+static int resize_cq(struct ibv_cq *cq, int cqe) {
+	struct nicsim_cq *c = (struct nicsim_cq *)cq;
+	struct msg m = request(NICSIM_OP_RESIZE_CQ);
+	int rc;
+	if (cqe < 1) { done(&m); return EINVAL; } /* as the kernel's ib_resize_cq: cqe >= 1 */
+	put32(&m, c->handle);
+	put32(&m, (uint32_t)cqe);
+	rc = call(ctx_of(cq->context), &m);
+	if (!rc) cq->cqe = (int)get32(&m);
+	done(&m);
+	return rc;
+}
+
 /* Returns the completions taken, or a negative errno (as ibv_poll_cq does). */
 int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x) {
 	struct msg m = request(NICSIM_OP_POLL_CQ);
@@ -1107,6 +1121,7 @@ static const struct verbs_context_ops nicsim_ops = {
 	.reg_mr = reg_mr,
 	.req_notify_cq = req_notify_cq,
 	.rereg_mr = rereg_mr,
+	.resize_cq = resize_cq,
 };
 
 static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, void *private_data) {

@@ -64,7 +64,7 @@ public final class Cmd {
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
             ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207, REREG_MKEY = 0x208,
-            ALLOC_DM = 0x209, DEALLOC_DM = 0x20a;
+            ALLOC_DM = 0x209, DEALLOC_DM = 0x20a, RESIZE_CQ = 0x402;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -77,6 +77,7 @@ public final class Cmd {
             case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ"; case CREATE_TM_SRQ -> "CREATE_TM_SRQ"; case TM_OP -> "TM_OP";
             case ODP_PREFETCH -> "ODP_PREFETCH"; case ODP_INVALIDATE -> "ODP_INVALIDATE"; case CREATE_INDIRECT_MKEY -> "CREATE_INDIRECT_MKEY";
             case REREG_MKEY -> "REREG_MKEY"; case ALLOC_DM -> "ALLOC_DM"; case DEALLOC_DM -> "DEALLOC_DM";
+            case RESIZE_CQ -> "RESIZE_CQ";
             default -> String.format("0x%x", op);
         };
     }
@@ -136,6 +137,8 @@ public final class Cmd {
         BAD_TRANSITION(Status.BAD_QP_STATE, "state transition or attribute mask not allowed for this QP type"),
         CUR_STATE_MISMATCH(Status.BAD_QP_STATE, "CUR_STATE does not match the QP's state"),
         BAD_ATTRIBUTE(Status.BAD_PARAM, "attribute value out of range"),
+        CQ_TOO_SMALL(Status.BAD_SIZE, "the new ring holds fewer entries than the completions not yet polled"),
+        CQ_RESIZING(Status.RESOURCE_BUSY, "the completion queue is being resized"),
         CQ_IN_USE(Status.RESOURCE_BUSY, "completion queue still used by a queue pair"),
         PD_IN_USE(Status.RESOURCE_BUSY, "protection domain still used"),
         UAR_IN_USE(Status.RESOURCE_BUSY, "UAR page still used by a queue"),
@@ -240,6 +243,15 @@ public final class Cmd {
             .build(v -> new CreateIndirectMkey(v[0], v[1]));
 
     /** CREATE_CQ: 2^logSize CQEs at {@code ring} (owned by {@code uar}), events on MSI-X {@code vector}, doorbell record at {@code dbrec}. */
+    /**
+     * RESIZE_CQ (ibv_resize_cq): CQ {@code cqn} moves to a new ring at {@code ring} of 2^logSize
+     * entries; the completions software has not polled move with it, first in the new ring.
+     */
+    public record ResizeCq(long cqn, long ring, long logSize) {}
+    public static final Layout<ResizeCq> RESIZE_CQ_IN = Layout.<ResizeCq>builder("ResizeCq")
+            .field("cqn", 24, ResizeCq::cqn).field("ring", 64, ResizeCq::ring).field("logSize", 5, ResizeCq::logSize)
+            .build(v -> new ResizeCq(v[0], v[1], v[2]));
+
     public record CreateCq(long uar, long ring, long logSize, long vector, long dbrec) {}
     public static final Layout<CreateCq> CREATE_CQ_IN = Layout.<CreateCq>builder("CreateCq")
             .field("uar", 24, CreateCq::uar).field("ring", 64, CreateCq::ring).field("logSize", 5, CreateCq::logSize)

@@ -64,6 +64,8 @@ public final class Adapter implements PciFunction, Clocked {
     private boolean fillBusy;
     private final ArrayDeque<CqConfig> cqConfigIn = new ArrayDeque<>();
     private final ArrayDeque<CqeIn> cqeIn = new ArrayDeque<>();
+    private final CqSettle settle = new CqSettle();
+    private final java.util.Map<Long, Integer> cqVectors = new java.util.HashMap<>();
     private final ArrayDeque<Long> pendingMsix = new ArrayDeque<>();
     /** The UAR page each send queue's doorbells must come through. */
     private final java.util.Map<Long, Long> sqOwner = new java.util.HashMap<>();
@@ -200,6 +202,20 @@ public final class Adapter implements PciFunction, Clocked {
     /** Firmware: a completion for the CqeWriter. */
     public void postCqe(long cqn, long[] cqe, boolean solicited) {
         cqeIn.add(new CqeIn(cqn, solicited ? 1 : 0, cqe));
+        settle.posted(cqn);
+        queued();
+    }
+
+    /** Firmware: runs {@code then} once every completion posted to CQ {@code cqn} is in host memory (or refused). */
+    public void whenCqSettled(long cqn, Runnable then) { settle.whenSettled(cqn, then); }
+
+    /**
+     * Firmware: CQ {@code cqn} writes from now on into the ring at {@code ringBase} of 2^logSize
+     * entries, from its first slot, on the same MSI-X vector, disarmed. Completions posted after this
+     * go to the new ring.
+     */
+    public void moveCq(long cqn, long ringBase, int logSize) {
+        cqConfigIn.add(new CqConfig(cqn, ringBase, logSize, cqVectors.getOrDefault(cqn, 0), 1));
         queued();
     }
 
@@ -255,6 +271,7 @@ public final class Adapter implements PciFunction, Clocked {
     public void destroyCq(long cqn) {
         tableIn.add(new QueueTableWrite(1, cqn, 0, 0));
         cqConfigIn.add(new CqConfig(cqn, 0, 1, 0, 0));
+        cqVectors.remove(cqn);
         queued();
     }
 
@@ -275,6 +292,7 @@ public final class Adapter implements PciFunction, Clocked {
         if (vector < 0 || vector >= Cmd.MSIX_VECTORS) throw new IllegalArgumentException("MSI-X vector " + vector + " must be 0.." + (Cmd.MSIX_VECTORS - 1));
         tableIn.add(new QueueTableWrite(1, cqn, uar, 1));
         cqConfigIn.add(new CqConfig(cqn, ringBase, logSize, vector, 1));
+        cqVectors.put(cqn, vector);
         queued();
     }
 
@@ -403,7 +421,9 @@ public final class Adapter implements PciFunction, Clocked {
         if (!ciIn.isEmpty()) { cqeWriter.ci().push(ciIn.peekFirst()); cqeWriter.cqe().idle(); }
         else {
             cqeWriter.ci().idle();
-            if (cqeIn.isEmpty()) cqeWriter.cqe().idle(); else cqeWriter.cqe().push(cqeIn.peekFirst());
+            // a completion waits for its CQ's configuration still on the way (a ring moved by RESIZE_CQ)
+            if (cqeIn.isEmpty() || configuring(cqeIn.peekFirst().cqn())) cqeWriter.cqe().idle();
+            else cqeWriter.cqe().push(cqeIn.peekFirst());
         }
         if (xlateIn.isEmpty()) mtt.req().idle(); else mtt.req().push(xlateIn.peekFirst());
         // a context waits for the KLM entries written before it, so an indirect mkey is never VALID over stale entries
@@ -413,6 +433,11 @@ public final class Adapter implements PciFunction, Clocked {
         mtt.rsp().ready(true);
         mtt.fill().ready(!fillBusy);
         cqeWriter.write().ready(true);
+    }
+
+    private boolean configuring(long cqn) {
+        for (CqConfig c : cqConfigIn) if (c.cqn() == cqn) return true;
+        return false;
     }
 
     @Override public void update() {
@@ -450,7 +475,7 @@ public final class Adapter implements PciFunction, Clocked {
         }
         if (fetcher.wqe().fire()) collect(fetcher.wqe().payload());
         if (cqeWriter.cqConfig().valid()) taken(cqConfigIn);
-        if (cqeWriter.cqe().fire()) taken(cqeIn);
+        if (cqeWriter.cqe().fire()) settle.accepted(taken(cqeIn).cqn());
         if (cqeWriter.ci().valid()) taken(ciIn);
         if (mtt.req().fire()) taken(xlateIn);
         if (mtt.mkeyWrite().valid()) taken(mkeyIn);
@@ -463,6 +488,7 @@ public final class Adapter implements PciFunction, Clocked {
             firmware.onMttFill(mtt.fill().payload().index(), r -> { fillRspIn.add(new MttPorts.MttFillRsp(r[0], r[1])); queued(); });
         }
         if (cqeWriter.error().valid()) {
+            settle.refused();
             errors.add(cqeWriter.error().payload());
             firmware.onCqError(cqeWriter.error().payload().cqn(), cqeWriter.error().payload().reason());
         }
@@ -471,8 +497,10 @@ public final class Adapter implements PciFunction, Clocked {
         if (cqeWriter.write().fire()) {
             CqePorts.Write64 w = cqeWriter.write().payload();
             byte[] entry = Line64.bytes(w.data());
+            long cqn = settle.writing();
             stamp(entry);
             port.dmaWrite(w.addr(), entry, r -> {
+                settle.written(cqn);
                 if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
                 else if (tracingWqe()) { // the WQE's last stage: its CQE is in host memory
                     Cqe64.View v = Cqe64.parse(entry);
@@ -492,6 +520,7 @@ public final class Adapter implements PciFunction, Clocked {
      */
     private void stamp(byte[] entry) {
         if (Cqe64.isError(entry)) return;
+        if (BigEndian.get64(entry, Cqe64.TIMESTAMP) != 0) return; // moved by RESIZE_CQ: it keeps the time it was first written
         long cycles = sim.now() / core.periodPicos();
         BigEndian.put64(entry, Cqe64.TIMESTAMP, cycles);
         if (tracingWqe()) {

@@ -93,6 +93,7 @@ final class Commands {
         // a tag-list operation takes the path mlx5 gives it (a send queue of the SRQ's own), not a firmware command's
         long delay = opcode == Cmd.TM_OP && fw.tm != null ? fw.tm.opLatency() : latency;
         Consumer<byte[]> run = in -> fw.sim.scheduleIn(delay, () -> {
+            if (opcode == Cmd.RESIZE_CQ && initialized) { resizeCq(in, outAddr, outLen); return; }
             byte[] out;
             try {
                 out = execute(opcode, in);
@@ -263,6 +264,22 @@ final class Commands {
         fw.cqs.put(cqn, new Cq(fw.adapter, fw.cqesLost, cqn, c.ring(), 1 << c.logSize(), c.dbrec()));
         fw.adapter.createCq(cqn, (int) c.uar(), c.ring(), (int) c.logSize(), (int) c.vector());
         return cqn;
+    }
+
+    /** RESIZE_CQ completes once the CQ's ring has moved (Cq.resize), so it answers later than the others. */
+    private void resizeCq(byte[] input, long outAddr, int outLen) {
+        fw.counters.counter("Firmware.commands").inc();
+        try {
+            Cmd.ResizeCq c = in(Cmd.RESIZE_CQ_IN, input);
+            Cq cq = fw.cqs.get(c.cqn());
+            if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cqn());
+            if (c.logSize() < 1 || c.logSize() > 22) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
+            if ((c.ring() & 63) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.ring());
+            cq.resize(c.ring(), (int) c.logSize(), why -> finish(outAddr, outLen,
+                    why == null ? ok() : Cmd.output(why, c.logSize(), Cmd.EMPTY, null)));
+        } catch (CommandRefused f) {
+            finish(outAddr, outLen, Cmd.output(f.syndrome, f.detail, Cmd.EMPTY, null));
+        }
     }
 
     private void destroyCq(long cqn) {

@@ -2,6 +2,8 @@ package nicsim.firmware;
 
 import java.util.ArrayDeque;
 import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
+import nicsim.abi.Line64;
 import nicsim.adapter.Adapter;
 import nicsim.host.PciPort;
 import nicsim.sim.Counters;
@@ -11,8 +13,9 @@ import nicsim.sim.Counters;
  * the completions waiting to be written in order.
  */
 final class Cq {
-    final long cqn, ring, dbrec;
-    final int size;
+    final long cqn, dbrec;
+    long ring;
+    int size;
     private final Adapter adapter;
     private final Counters.Ref lost;
     long produced, knownCi;
@@ -20,7 +23,7 @@ final class Cq {
     /** QPs and SRQs that name this CQ: it is not destroyed under them. */
     int users;
     private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
-    private boolean refreshing, confirmedFull;
+    private boolean refreshing, confirmedFull, resizing;
 
     private record Pending(long[] cqe, boolean solicited) {}
 
@@ -45,7 +48,7 @@ final class Cq {
     }
 
     private void drain() {
-        while (!waiting.isEmpty() && !refreshing) {
+        while (!waiting.isEmpty() && !refreshing && !resizing) {
             if (produced - knownCi >= size && !confirmedFull) {
                 refreshing = true;
                 adapter.port().dmaRead(dbrec, 4, r -> {
@@ -63,5 +66,54 @@ final class Cq {
             Pending p = waiting.poll();
             adapter.postCqe(cqn, p.cqe, p.solicited);
         }
+    }
+
+    /**
+     * RESIZE_CQ: holds new completions, waits for those on their way to land, reads the ones
+     * software has not polled (from the consumer index in the doorbell record: software polls
+     * nothing while it resizes), moves the writer to the new ring and writes them there first,
+     * in order, then lets the held ones follow. {@code done} gets null, or why it was refused
+     * (the ring then stays where it was).
+     */
+    void resize(long newRing, int logSize, java.util.function.Consumer<Cmd.Syndrome> done) {
+        if (resizing) { done.accept(Cmd.Syndrome.CQ_RESIZING); return; }
+        resizing = true;
+        adapter.whenCqSettled(cqn, () -> adapter.port().dmaRead(dbrec, 4, r -> {
+            long ci = r.status() == PciPort.DmaStatus.OK ? BigEndian.get32(r.data(), 0) & 0xFFFFFF : knownCi;
+            int left = (int) ((produced - ci) & 0xFFFFFF);
+            if (left > (1 << logSize) - 1) { // the CQ reports size - 1 entries (cqe): what waits must fit in them
+                resizing = false;
+                drain();
+                done.accept(Cmd.Syndrome.CQ_TOO_SMALL);
+                return;
+            }
+            long[][] moved = new long[left][];
+            readEntries(ci, 0, moved, () -> {
+                adapter.moveCq(cqn, newRing, logSize);
+                for (long[] e : moved) adapter.postCqe(cqn, e, false);
+                ring = newRing;
+                size = 1 << logSize;
+                produced = left;
+                knownCi = 0;
+                confirmedFull = false;
+                adapter.port().dmaWrite(dbrec, new byte[4], w -> {}); // the new ring's consumer index: 0
+                resizing = false;
+                drain();
+                done.accept(null);
+            });
+        }));
+    }
+
+    /** Reads the entries from index {@code from} (a page of them at a time) into {@code out} from {@code at}. */
+    private void readEntries(long from, int at, long[][] out, Runnable then) {
+        if (at == out.length) { then.run(); return; }
+        int slot = (int) ((from + at) & (size - 1));
+        int n = Math.min(Math.min(out.length - at, size - slot), 64);
+        adapter.port().dmaRead(ring + 64L * slot, 64 * n, r -> {
+            for (int i = 0; i < n; i++) {
+                out[at + i] = r.status() == PciPort.DmaStatus.OK ? Line64.words(r.data(), 64 * i) : new long[8];
+            }
+            readEntries(from, at + n, out, then);
+        });
     }
 }

@@ -14,8 +14,9 @@ import nicsim.driver.Driver;
  */
 public final class CqRing {
     private final Driver driver;
-    private final int size;
-    private final long ring, dbrec;
+    private int size;
+    private long ring;
+    private final long dbrec;
     private int consumer, armSn;
 
     /** A ring of {@code size} CQEs (a power of two). */
@@ -23,9 +24,26 @@ public final class CqRing {
         this.driver = driver;
         this.size = size;
         var host = driver.host();
-        this.ring = host.allocPhysical(64L * size, 4096);
-        for (int i = 0; i < size; i++) host.memory.write(ring + 64L * i + 63, new byte[]{(byte) 0xF0});
+        this.ring = invalidRing(driver, size);
         this.dbrec = host.allocPhysical(8, 8);
+    }
+
+    /** A new ring of {@code size} CQEs, every entry invalid; its address. */
+    public static long invalidRing(Driver driver, int size) {
+        var host = driver.host();
+        long at = host.allocPhysical(64L * size, 4096);
+        for (int i = 0; i < size; i++) host.memory.write(at + 64L * i + 63, new byte[]{(byte) 0xF0});
+        return at;
+    }
+
+    /**
+     * The adapter moved the CQ to the ring at {@code base} of {@code size} entries (RESIZE_CQ), the
+     * completions not yet taken first: software continues from its first entry.
+     */
+    public void moved(long base, int size) {
+        this.ring = base;
+        this.size = size;
+        this.consumer = 0;
     }
 
     public long base() { return ring; }

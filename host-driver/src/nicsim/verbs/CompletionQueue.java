@@ -20,7 +20,7 @@ public final class CompletionQueue extends VerbsObject {
     private final int vector;
     private long events;
     /** Armed by software and not yet fired, as far as software knows: on a shared vector it tells this CQ's interrupt from another's. */
-    private boolean armed;
+    private boolean armed, armedSolicitedOnly;
     private final java.util.function.IntConsumer onInterrupt = this::interrupted;
 
     CompletionQueue(Context ctx, int cqe, CompletionChannel channel) {
@@ -64,8 +64,26 @@ public final class CompletionQueue extends VerbsObject {
         return ring.ready();
     }
 
+    /**
+     * ibv_resize_cq: the CQ holds at least {@code cqe} entries from now on (rounded up as at create;
+     * {@link #cqe()} tells how many), keeping the completions not yet polled, in order, and an arm.
+     * EINVAL if {@code cqe} is out of 1..max_cqe or smaller than the completions waiting.
+     */
+    public synchronized void resize(int cqe) {
+        checkOpen();
+        if (cqe < 1 || cqe > driver.caps().maxCqe())
+            throw new VerbsException(Errno.EINVAL, "resizeCq cqe " + cqe + " must be 1.." + driver.caps().maxCqe());
+        int size = Integer.highestOneBit(cqe) << 1;
+        if (size == ring.size()) return;
+        if (ring.started()) ring.publishConsumer();
+        long base = CqRing.invalidRing(driver, size);
+        driver.command(Cmd.RESIZE_CQ, Cmd.RESIZE_CQ_IN, new Cmd.ResizeCq(cqn, base, Integer.numberOfTrailingZeros(size)), Cmd.EMPTY);
+        ring.moved(base, size);
+        if (armed) ring.arm(cqn, ctx.uar, armedSolicitedOnly); // the adapter's arm did not move with the ring
+    }
+
     /** ibv_poll_cq: up to {@code max} completions, never blocking. */
-    public List<WorkCompletion> poll(int max) {
+    public synchronized List<WorkCompletion> poll(int max) {
         checkOpen();
         List<WorkCompletion> out = new ArrayList<>();
         while (out.size() < max) {
@@ -105,6 +123,7 @@ public final class CompletionQueue extends VerbsObject {
     public void reqNotify(boolean solicitedOnly) {
         checkOpen();
         armed = true;
+        armedSolicitedOnly = solicitedOnly;
         ring.arm(cqn, ctx.uar, solicitedOnly);
     }
 

@@ -151,6 +151,11 @@ final class Session implements AutoCloseable {
             case CREATE_CQ -> createCq(in);
             case DESTROY_CQ -> destroyCq(in.u32("cq"));
             case POLL_CQ -> pollCq(in);
+            case RESIZE_CQ -> {
+                CompletionQueue cq = get(in.u32("cq"), CompletionQueue.class);
+                cq.resize(in.count32("cqe"));
+                yield new Wire.Out().u32(cq.cqe());
+            }
             case REQ_NOTIFY_CQ -> {
                 CompletionQueue cq = get(in.u32("cq"), CompletionQueue.class);
                 cq.reqNotify(in.u32("solicited") != 0);

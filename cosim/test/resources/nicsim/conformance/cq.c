@@ -1,6 +1,6 @@
 /*
  * CQ family: ibv_create_cq, ibv_destroy_cq, ibv_poll_cq, ibv_req_notify_cq, and ibv_create_cq_ex
- * with completion timestamps, ibv_query_rt_values_ex (their man pages).
+ * with completion timestamps, ibv_query_rt_values_ex, ibv_resize_cq (their man pages).
  */
 #include "conf.h"
 
@@ -67,6 +67,42 @@ static void timestamps(struct ibv_context *ctx, struct ibv_pd *pd) {
 	ibv_dereg_mr(mr);
 }
 
+/* ibv_resize_cq: completions not yet polled stay, in order; too small for them, or out of range, is EINVAL. */
+static void resize(struct ibv_context *ctx, struct ibv_pd *pd, int max_cqe) {
+	static char buf[4096];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 7, NULL, NULL, 0);
+	struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+				       .cap = { .max_send_wr = 64, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *a = cq ? ibv_create_qp(pd, &qi) : NULL, *b = cq ? ibv_create_qp(pd, &qi) : NULL;
+	struct ibv_sge s = { .addr = (uintptr_t)buf, .length = 8, .lkey = mr ? mr->lkey : 0 };
+	struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc[64];
+	int got = 0, in_order = 1, rc;
+	check(mr && cq && a && b && !conf_connect(a, b, IBV_ACCESS_REMOTE_WRITE), "a CQ of 7 and two QPs on it, connected",
+	      "errno %d", errno);
+	if (!mr || !cq || !a || !b) return;
+	w.wr.rdma.remote_addr = (uintptr_t)buf + 2048;
+	w.wr.rdma.rkey = mr->rkey;
+	for (int i = 0; i < 6; i++) { w.wr_id = (uint64_t)i; ibv_post_send(a, &w, &bad); }
+	for (int i = 0; i < 200 && got < 2; i++) { rc = ibv_poll_cq(cq, 2 - got, wc + got); if (rc > 0) got += rc; else usleep(1000); }
+	usleep(100000); /* the other four land, unpolled */
+	EXPECT_RC(ibv_resize_cq(cq, 2), EINVAL, "ibv_resize_cq smaller than the completions waiting: EINVAL");
+	EXPECT_RC(ibv_resize_cq(cq, 0), EINVAL, "ibv_resize_cq to 0: EINVAL");
+	EXPECT_RC(ibv_resize_cq(cq, max_cqe + 1), EINVAL, "ibv_resize_cq past max_cqe: EINVAL");
+	check(cq->cqe == 7, "a refused resize leaves cqe as it was", "cqe %d", cq->cqe);
+	EXPECT_RC(ibv_resize_cq(cq, 40), 0, "ibv_resize_cq to 40");
+	check(cq->cqe >= 40, "cqe tells the new size", "cqe %d", cq->cqe);
+	for (int i = 6; i < 30; i++) { w.wr_id = (uint64_t)i; ibv_post_send(a, &w, &bad); } /* more than the old ring held */
+	for (int i = 0; i < 2000 && got < 30; i++) { rc = ibv_poll_cq(cq, 30 - got, wc + got); if (rc > 0) got += rc; else usleep(1000); }
+	for (int i = 0; i < got; i++) in_order &= wc[i].wr_id == (uint64_t)i && wc[i].status == IBV_WC_SUCCESS;
+	check(got == 30 && in_order, "the waiting completions and the later ones arrive, all of them, in order", "%d of 30", got);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	EXPECT_RC(ibv_destroy_cq(cq), 0, "the resized CQ destroyed");
+	ibv_dereg_mr(mr);
+}
+
 int main(void) {
 	struct ibv_context *ctx = conf_open();
 	struct ibv_device_attr a;
@@ -100,6 +136,7 @@ int main(void) {
 	EXPECT_RC(ibv_destroy_cq(cq), 0, "then the CQs go");
 	EXPECT_RC(ibv_destroy_cq(other), 0, "both of them");
 	timestamps(ctx, pd);
+	resize(ctx, pd, a.max_cqe);
 	EXPECT_RC(ibv_dealloc_pd(pd), 0, "and the PD");
 	EXPECT_RC(ibv_close_device(ctx), 0, "ibv_close_device");
 	return conf_end();
