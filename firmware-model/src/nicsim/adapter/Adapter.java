@@ -263,6 +263,9 @@ public final class Adapter implements PciFunction, Clocked {
         SqConfig old = sqConfigs.remove(qpn);
         tableIn.add(new QueueTableWrite(0, qpn, 0, 0));
         sqOwner.remove(qpn);
+        doorbellsSeen.remove(qpn);
+        fetchesSeen.remove(qpn);
+        nextFetch.remove(qpn);
         if (resident && old != null) sqIn.add(new SqConfig(qpn, old.base(), old.logSize(), 0));
         queued();
     }

@@ -15,6 +15,7 @@ import nicsim.adapter.DmaPorts.HostDesc;
 import nicsim.adapter.DmaPorts.LinkDesc;
 import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.adapter.DmaPorts.WriteBeat;
+import nicsim.host.FreeRanges;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.sim.Alarm;

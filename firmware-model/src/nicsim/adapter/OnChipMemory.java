@@ -1,5 +1,6 @@
 package nicsim.adapter;
 
+import nicsim.host.FreeRanges;
 import nicsim.profile.Profile;
 
 /**

@@ -93,7 +93,10 @@ final class Commands {
         // a tag-list operation takes the path mlx5 gives it (a send queue of the SRQ's own), not a firmware command's
         long delay = opcode == Cmd.TM_OP && fw.tm != null ? fw.tm.opLatency() : latency;
         Consumer<byte[]> run = in -> fw.sim.scheduleIn(delay, () -> {
-            if (opcode == Cmd.RESIZE_CQ && initialized) { resizeCq(in, outAddr, outLen); return; }
+            answer = out -> {
+                if (out.length > outLen) out = Cmd.output(Cmd.Syndrome.BAD_OUTPUT_LENGTH, out.length, Cmd.EMPTY, null);
+                finish(outAddr, outLen, out);
+            };
             byte[] out;
             try {
                 out = execute(opcode, in);
@@ -101,8 +104,7 @@ final class Commands {
                 out = Cmd.output(f.syndrome, f.detail, Cmd.EMPTY, null);
             }
             fw.counters.counter("Firmware.commands").inc();
-            if (out.length > outLen) out = Cmd.output(Cmd.Syndrome.BAD_OUTPUT_LENGTH, out.length, Cmd.EMPTY, null);
-            finish(outAddr, outLen, out);
+            if (out != null) answer.accept(out); // null: the command answers later, when what it waits for is done
         });
         if (inLen == 0) run.accept(new byte[0]);
         else fw.adapter.port().dmaRead(inAddr, inLen, r -> {
@@ -110,6 +112,9 @@ final class Commands {
             else run.accept(r.data());
         });
     }
+
+    /** How the running command answers: its output mailbox, once its output is known. */
+    private Consumer<byte[]> answer;
 
     private void finish(long outAddr, int outLen, byte[] out) {
         Cmd.Status st = Cmd.Status.of((int) (BigEndian.get64(out, 0) >>> 32));
@@ -142,10 +147,13 @@ final class Commands {
             case Cmd.DEALLOC_UAR -> { deallocUar(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ALLOC_PD -> { in(Cmd.EMPTY, input); yield handle(pds.add(true)); }
             case Cmd.DEALLOC_PD -> { deallocPd(in(Cmd.HANDLE, input).handle()); yield ok(); }
-            case Cmd.CREATE_MKEY -> {
+            case Cmd.CREATE_MKEY -> { // answered once the page list is in the translation table
                 Cmd.CreateMkey c = in(Cmd.CREATE_MKEY_IN, input);
                 checkPd(c.pd());
-                yield handle(fw.keys.createMr(c));
+                Consumer<byte[]> a = answer;
+                long[] key = new long[1];
+                key[0] = fw.keys.createMr(c, () -> a.accept(handle(key[0])));
+                yield null;
             }
             case Cmd.DESTROY_MKEY -> { fw.keys.destroyMr(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ALLOC_DM -> {
@@ -163,8 +171,9 @@ final class Commands {
             case Cmd.REREG_MKEY -> {
                 Cmd.ReregMkey c = in(Cmd.REREG_MKEY_IN, input);
                 checkPd(c.to().pd());
-                fw.keys.reregMr(c);
-                yield ok();
+                Consumer<byte[]> a = answer;
+                fw.keys.reregMr(c, () -> a.accept(ok()));
+                yield null;
             }
             case Cmd.ODP_PREFETCH -> { fw.keys.prefetch(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
             case Cmd.ODP_INVALIDATE -> { fw.keys.invalidate(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
@@ -180,6 +189,7 @@ final class Commands {
             }
             case Cmd.DEALLOC_MW -> { fw.keys.deallocWindow(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.CREATE_CQ -> handle(createCq(in(Cmd.CREATE_CQ_IN, input)));
+            case Cmd.RESIZE_CQ -> resizeCq(in(Cmd.RESIZE_CQ_IN, input));
             case Cmd.DESTROY_CQ -> { destroyCq(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.CREATE_QP -> handle(createQp(in(Cmd.CREATE_QP_IN, input)));
             case Cmd.DESTROY_QP -> { destroyQp(in(Cmd.HANDLE, input).handle()); yield ok(); }
@@ -222,8 +232,7 @@ final class Commands {
         if (h.eqLogSize() < 1 || h.eqLogSize() > 16) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, h.eqLogSize());
         fw.events.init(h.eqAddr(), (int) h.eqLogSize());
         fw.mttFill.tableAddr = h.mttAddr();
-        fw.mttFill.entries = h.mttEntries();
-        fw.mttFill.next = 0;
+        fw.mttFill.space.reset(h.mttEntries());
         fw.sqContexts.qpcAddr = h.qpcAddr() == 0 ? -1 : h.qpcAddr();
         fw.keys.mkcAddr = h.mkcAddr() == 0 ? -1 : h.mkcAddr();
         initialized = true;
@@ -266,20 +275,15 @@ final class Commands {
         return cqn;
     }
 
-    /** RESIZE_CQ completes once the CQ's ring has moved (Cq.resize), so it answers later than the others. */
-    private void resizeCq(byte[] input, long outAddr, int outLen) {
-        fw.counters.counter("Firmware.commands").inc();
-        try {
-            Cmd.ResizeCq c = in(Cmd.RESIZE_CQ_IN, input);
-            Cq cq = fw.cqs.get(c.cqn());
-            if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cqn());
-            if (c.logSize() < 1 || c.logSize() > 22) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
-            if ((c.ring() & 63) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.ring());
-            cq.resize(c.ring(), (int) c.logSize(), why -> finish(outAddr, outLen,
-                    why == null ? ok() : Cmd.output(why, c.logSize(), Cmd.EMPTY, null)));
-        } catch (CommandRefused f) {
-            finish(outAddr, outLen, Cmd.output(f.syndrome, f.detail, Cmd.EMPTY, null));
-        }
+    /** RESIZE_CQ answers once the CQ's ring has moved (Cq.resize). */
+    private byte[] resizeCq(Cmd.ResizeCq c) {
+        Cq cq = fw.cqs.get(c.cqn());
+        if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cqn());
+        if (c.logSize() < 1 || c.logSize() > 22) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
+        if ((c.ring() & 63) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.ring());
+        Consumer<byte[]> a = answer;
+        cq.resize(c.ring(), (int) c.logSize(), why -> a.accept(why == null ? ok() : Cmd.output(why, c.logSize(), Cmd.EMPTY, null)));
+        return null;
     }
 
     private void destroyCq(long cqn) {

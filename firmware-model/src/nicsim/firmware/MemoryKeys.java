@@ -90,11 +90,11 @@ final class MemoryKeys {
     // ------------------------------------------------------------------ commands
 
     /** CREATE_MKEY of an MR (its PD checked): copies the page list into the translation table; returns the key. */
-    long createMr(Cmd.CreateMkey c) {
+    long createMr(Cmd.CreateMkey c, Runnable written) {
         checkMr(c);
         long index = mkeys.free();
         int key = nextKey();
-        install(index, key, c);
+        install(index, key, c, written);
         return index << 8 | key;
     }
 
@@ -102,36 +102,45 @@ final class MemoryKeys {
         if (c.pageShift() < 12 || c.pageShift() > 21) throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
         if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
         if ((c.pageList() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.pageList());
-        if (fw.mttFill.next + c.pages() > fw.mttFill.entries) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());
+        if (!fw.mttFill.fits(Math.max(1, c.pages()))) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());
     }
 
     /**
      * REREG_MKEY: an MR keeps its index and key and takes a new translation, PD and access, on
      * fresh MTT entries the walker's cache has never seen (as ODP_INVALIDATE moves an MR).
      */
-    void reregMr(Cmd.ReregMkey r) {
+    void reregMr(Cmd.ReregMkey r, Runnable written) {
         long index = r.mkey() >>> 8;
         MkeyContext m = mkeys.get(index);
         if (m == null || m.key() != (r.mkey() & 0xff) || m.state() != MttPorts.STATE_VALID || windows.containsKey(index)
                 || indirects.containsKey(index))
             throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, r.mkey()); // no MR of that key: a window, an indirect mkey, or none
         checkMr(r.to());
-        install(index, (int) (r.mkey() & 0xff), r.to());
+        install(index, (int) (r.mkey() & 0xff), r.to(), written);
     }
 
-    /** MR {@code index} with key byte {@code key}, as {@code c} describes it: its page list copied into fresh MTT entries, the context published. */
-    private void install(long index, int key, Cmd.CreateMkey c) {
+    /**
+     * MR {@code index} with key byte {@code key}, as {@code c} describes it: its page list copied
+     * into fresh MTT entries, the context published; {@code written} runs once the copy is in the
+     * table (the command answers then: a request right after it translates through the new entries).
+     */
+    private void install(long index, int key, Cmd.CreateMkey c, Runnable written) {
         MttFill mtt = fw.mttFill;
-        long mttBase = mtt.next;
-        mtt.next += Math.max(1, c.pages());
+        long mttBase = mtt.take(c.pages());
+        if (mttBase < 0) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages()); // no run of free rows that long
+        MkeyContext old = mkeys.get(index);
+        if (old != null) mtt.space.give(old.mttBase()); // re-registered: its old entries' rows go back
         MkeyContext m = new MkeyContext(index, MttPorts.STATE_VALID, key, c.pd(), 0, 0, c.start(), c.length(),
                 c.access() & 0x3f, c.pageShift(), c.pageOffset(), mttBase);
         mkeys.put(index, m);
         // copy the page list into the adapter's translation table in host memory (ICM), then publish the context
         var port = fw.adapter.port();
         port.dmaRead(c.pageList(), (int) (c.pages() * 8), r -> {
-            if (r.status() == PciPort.DmaStatus.OK) port.dmaWrite(mtt.tableAddr + mttBase * 8, r.data(), w -> {});
-            else fw.report(String.format("MR page list at 0x%x unreadable: %s", c.pageList(), r.status()));
+            if (r.status() == PciPort.DmaStatus.OK) port.dmaWrite(mtt.entryAddr(mttBase), r.data(), w -> written.run());
+            else {
+                fw.report(String.format("MR page list at 0x%x unreadable: %s", c.pageList(), r.status()));
+                written.run();
+            }
         });
         publish(m);
     }
@@ -158,19 +167,19 @@ final class MemoryKeys {
         long[] range = pagesOf(m, c);
         long pages = (m.pageOffset() + m.length() + (1L << m.pageShift()) - 1) >> m.pageShift();
         MttFill mtt = fw.mttFill;
-        if (mtt.next + pages > mtt.entries) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, pages);
-        long base = mtt.next;
-        mtt.next += pages;
+        long base = mtt.take(pages);
+        if (base < 0) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, pages);
         MkeyContext moved = new MkeyContext(m.index(), m.state(), m.key(), m.pd(), m.qpn(), m.boundQp(), m.start(), m.length(), m.access(),
                 m.pageShift(), m.pageOffset(), base);
         mkeys.put(m.index(), moved);
         fw.counters.counter("Firmware.odp_invalidations").inc();
         var port = fw.adapter.port();
-        port.dmaRead(mtt.tableAddr + m.mttBase() * 8, (int) (pages * 8), r -> {
+        port.dmaRead(mtt.entryAddr(m.mttBase()), (int) (pages * 8), r -> {
+            mtt.space.give(m.mttBase()); // read: the old entries' rows go back
             if (r.status() != PciPort.DmaStatus.OK) { fw.report("ODP invalidation: MTT entries of mkey 0x" + Long.toHexString(c.lkey()) + " unreadable"); return; }
             byte[] t = r.data();
             for (long p = range[0]; p <= range[1]; p++) t[(int) (p * 8 + 7)] |= (byte) MttFill.NOT_PRESENT; // bit 0 of the big-endian entry
-            port.dmaWrite(mtt.tableAddr + base * 8, t, w -> publish(moved));
+            port.dmaWrite(mtt.entryAddr(base), t, w -> publish(moved));
         });
     }
 
@@ -277,7 +286,8 @@ final class MemoryKeys {
         for (Window w : windows.values()) if (w.boundTo == (key >>> 8)) throw new CommandRefused(Cmd.Syndrome.MR_HAS_WINDOWS, key);
         Indirect ind = indirects.remove(key >>> 8);
         if (ind != null) klmUsed.clear((int) ind.klmBase, (int) ind.klmBase + ind.maxEntries);
-        mkeys.remove(key >>> 8);
+        MkeyContext gone = mkeys.remove(key >>> 8);
+        if (ind == null) fw.mttFill.space.give(gone.mttBase()); // its entries' rows go back
         publish(destroyed(key >>> 8));
     }
 

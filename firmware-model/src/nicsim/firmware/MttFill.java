@@ -25,12 +25,15 @@ final class MttFill {
     /** An MTT entry's mark for a page not present. */
     static final long NOT_PRESENT = 1;
     private int vector = -1;
-    /** The translation table in host memory (ICM): its base, its entries, and the first not yet given to an MR. */
-    long tableAddr, entries, next;
+    /** The translation table in host memory (ICM): its base, and which of its rows hold which MTT entries. */
+    long tableAddr;
+    final MttSpace space = new MttSpace();
     private final ArrayDeque<HostFill> waiting = new ArrayDeque<>();
+    /** Table reads of fills on their way (their rows must not be reused under them). */
+    private int reading;
 
-    /** A translation miss waiting for the host's interrupt handler. */
-    private record HostFill(long index, Consumer<long[]> done) {}
+    /** A translation miss waiting for the host's interrupt handler: the table row it asks for. */
+    private record HostFill(long row, Consumer<long[]> done) {}
 
     MttFill(Adapter adapter, Profile profile, Counters counters, Consumer<String> report, java.util.function.LongSupplier now) {
         this.adapter = adapter;
@@ -45,8 +48,31 @@ final class MttFill {
 
     void setVector(int vector) { this.vector = vector; }
 
-    /** {@link Cmd#REG_XLATE_MISS}: bit 63 set and the MTT index of the oldest miss waiting, or 0. */
-    long oldestMiss() { return waiting.isEmpty() ? 0 : 1L << 63 | waiting.peekFirst().index; }
+    /** {@link Cmd#REG_XLATE_MISS}: bit 63 set and the table row of the oldest miss waiting, or 0. */
+    long oldestMiss() { return waiting.isEmpty() ? 0 : 1L << 63 | waiting.peekFirst().row; }
+
+    /**
+     * {@code n} entries for an MR (see {@link MttSpace#take}): first the rows given back are freed
+     * if no fill can still read them.
+     */
+    long take(long n) {
+        settleIfIdle();
+        return space.take(n);
+    }
+
+    /** Whether {@code n} entries can be had now (MttSpace#fits, rows given back freed if they may be). */
+    boolean fits(long n) {
+        settleIfIdle();
+        return space.fits(n);
+    }
+
+    private void settleIfIdle() { if (reading == 0 && waiting.isEmpty()) space.settle(); }
+
+    /** The host address of MTT entry {@code index}'s row, or -1 if no MR holds it. */
+    long entryAddr(long index) {
+        long row = space.row(index);
+        return row < 0 ? -1 : tableAddr + row * 8;
+    }
 
     /**
      * Answers entry {@code index} with {@code {entry, 0}}, {@code {0, 1}} when it cannot be had, or
@@ -54,7 +80,8 @@ final class MttFill {
      * clear), as an on-demand MR's are until their page is brought in.
      */
     void fill(long index, Consumer<long[]> done) {
-        if (index >= entries) { done.accept(new long[]{0, 1}); return; }
+        long row = space.row(index);
+        if (row < 0) { done.accept(new long[]{0, 1}); return; } // an entry no MR holds (any more)
         if (byInterrupt) {
             if (vector < 0) {
                 counters.counter("Firmware.xlate_fills_unanswerable").inc();
@@ -62,12 +89,14 @@ final class MttFill {
                 done.accept(new long[]{0, 1});
                 return;
             }
-            waiting.add(new HostFill(index, done));
+            waiting.add(new HostFill(row, done));
             counters.counter("Firmware.xlate_host_interrupts").inc();
             if (waiting.size() == 1) adapter.port().msix(vector);
             return;
         }
-        adapter.port().dmaRead(tableAddr + index * 8, 8, r -> {
+        reading++;
+        adapter.port().dmaRead(tableAddr + row * 8, 8, r -> {
+            reading--;
             if (r.status() != PciPort.DmaStatus.OK) { done.accept(new long[]{0, MttPorts.FILL_FAILED}); return; }
             long entry = BigEndian.get64(r.data(), 0);
             done.accept((entry & NOT_PRESENT) != 0 ? new long[]{0, MttPorts.FILL_NOT_PRESENT} : new long[]{entry, MttPorts.FILL_OK});
@@ -96,20 +125,25 @@ final class MttFill {
             return;
         }
         boolean idle = waiting.isEmpty();
+        long row = space.row(index);
+        if (row < 0) { // the MR went while its fault waited: nothing to bring in
+            done.run();
+            return;
+        }
         for (long k = 0; k < pages; k++) { // the request's pages from the missing one on: one fault brings in its whole range
             boolean last = k == pages - 1;
-            waiting.add(new HostFill(index + k, r -> { if (last) done.run(); }));
+            waiting.add(new HostFill(row + k, r -> { if (last) done.run(); }));
         }
         if (idle) adapter.port().msix(vector);
     }
 
     /** The host's answer to the oldest miss ({@link Cmd#REG_XLATE_FILL}); the next one, if any, interrupts again. */
-    void hostAnswer(long index, long entry) {
+    void hostAnswer(long row, long entry) {
         HostFill f = waiting.peekFirst();
-        if (f == null || f.index != index) {
+        if (f == null || f.row != row) {
             counters.counter("Firmware.xlate_fills_refused").inc();
-            report.accept(String.format("REG_XLATE_FILL for MTT index %d, but the oldest miss waiting is %s", index,
-                    f == null ? "none" : "index " + f.index));
+            report.accept(String.format("REG_XLATE_FILL for MTT row %d, but the oldest miss waiting is %s", row,
+                    f == null ? "none" : "row " + f.row));
             return;
         }
         waiting.pollFirst();

@@ -26,6 +26,9 @@ public final class HostMemory {
     private Runnable onWrite; // told of every write (a cluster's tally of writes to all its hosts)
     // allocation starts above the first MiB so that address 0 is never a valid buffer
     private long nextFree = 1 << 20;
+    /** Ranges released, reused only once the never-used space above nextFree is spent. */
+    private final FreeRanges released = new FreeRanges(0);
+    private long bytesReleased;
 
     public HostMemory(long size, int pageSize) {
         if (pageSize < 64 || Integer.bitCount(pageSize) != 1)
@@ -134,10 +137,15 @@ public final class HostMemory {
                 done += n;
                 continue;
             }
-            byte[] page = page(a >>> pageShift, true);
-            System.arraycopy(src, off + done, page, inPage, n);
+            byte[] page = page(a >>> pageShift, !zeros(src, off + done, n)); // zeros on an unwritten page change nothing
+            if (page != null) System.arraycopy(src, off + done, page, inPage, n);
             done += n;
         }
+    }
+
+    private static boolean zeros(byte[] b, int off, int n) {
+        for (int i = off; i < off + n; i++) if (b[i] != 0) return false;
+        return true;
     }
 
     /** Page {@code number}, made if {@code make} and absent (else null); the last one used is kept at hand, as DMA goes page by page. */
@@ -172,18 +180,58 @@ public final class HostMemory {
 
     /**
      * Reserves {@code length} bytes aligned to {@code alignment} (a power of two) and returns the
-     * address. Memory is not reclaimed: simulated runs are short and addresses stay unique, which
-     * makes traces easier to read.
+     * address. Addresses are fresh ones while any are left, which keeps traces easy to read and
+     * keeps a late DMA to a released range off its next owner; then released ranges are reused.
      */
     public long allocate(long length, long alignment) {
         if (length <= 0) throw new IllegalArgumentException("allocation length " + length + " must be > 0");
         if (alignment <= 0 || Long.bitCount(alignment) != 1)
             throw new IllegalArgumentException("allocation alignment " + alignment + " must be a power of two");
         long addr = (nextFree + alignment - 1) & -alignment;
-        if (!inBounds(addr, length))
+        if (!inBounds(addr, length)) {
+            long again = released.takeAligned(length, alignment);
+            if (again >= 0) {
+                bytesReleased -= length;
+                return again;
+            }
             throw new MemoryAccessException("host memory exhausted: cannot allocate " + length + " bytes (size 0x"
-                    + Long.toHexString(size) + ", next free 0x" + Long.toHexString(addr) + ")");
+                    + Long.toHexString(size) + ", next free 0x" + Long.toHexString(addr) + ", " + bytesReleased + " bytes released in pieces)");
+        }
         nextFree = addr + length;
         return addr;
+    }
+
+    private byte[] zero;
+
+    private byte[] zeroPage() {
+        if (zero == null) zero = new byte[pageSize];
+        return zero;
+    }
+
+    /**
+     * Gives back {@code [addr, addr + length)}, which {@link #allocate} gave: its pages stop taking
+     * memory (bytes of a page the range shares with others read as zero), and the range may be
+     * allocated again.
+     */
+    public void release(long addr, long length) {
+        if (length <= 0) return;
+        check(addr, length, "release");
+        long end = addr + length;
+        for (long p = addr >>> pageShift; p <= (end - 1) >>> pageShift; p++) {
+            long from = Math.max(addr, p << pageShift), to = Math.min(end, (p + 1) << pageShift);
+            if (to - from == pageSize) pages.remove(p);
+            else {
+                byte[] page = pages.get(p);
+                int at = (int) (from & (pageSize - 1));
+                if (page != null) {
+                    java.util.Arrays.fill(page, at, at + (int) (to - from), (byte) 0);
+                    if (java.util.Arrays.equals(page, zeroPage())) pages.remove(p); // nothing left in it: as if never written
+                }
+            }
+        }
+        lastNumber = -1;
+        lastPage = null;
+        released.give(addr, end);
+        bytesReleased += length;
     }
 }

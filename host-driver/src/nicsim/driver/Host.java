@@ -51,6 +51,9 @@ public final class Host {
     /** Physical memory for the driver's own structures (rings, mailboxes), zeroed. */
     public long allocPhysical(long length, long alignment) { return memory.allocate(length, alignment); }
 
+    /** Gives back what {@link #allocPhysical} gave (a ring, a page list, a doorbell record): its memory is freed. */
+    public void freePhysical(long addr, long length) { memory.release(addr, length); }
+
     public long va(long pa) { return VA_BASE + pa; }
 
     /** The physical address behind a virtual one, or -1 if it is not mapped. */

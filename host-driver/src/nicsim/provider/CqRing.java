@@ -41,12 +41,19 @@ public final class CqRing {
      * completions not yet taken first: software continues from its first entry.
      */
     public void moved(long base, int size) {
+        driver.host().freePhysical(ring, 64L * this.size);
         this.ring = base;
         this.size = size;
         this.consumer = 0;
     }
 
     public long base() { return ring; }
+
+    /** Gives the ring's and doorbell record's memory back (the CQ is destroyed). */
+    public void free() {
+        driver.host().freePhysical(ring, 64L * size);
+        driver.host().freePhysical(dbrec, 8);
+    }
     public long doorbellRecord() { return dbrec; }
     public int size() { return size; }
 

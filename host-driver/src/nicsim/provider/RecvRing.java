@@ -33,6 +33,9 @@ public final class RecvRing {
 
     public long base() { return ring; }
 
+    /** Gives the ring's memory back (its queue is destroyed). */
+    public void free() { host.freePhysical(ring, (long) stride * size); }
+
     /** Publishes the counter at {@code address} (a doorbell record's word) from now on. */
     public void recordAt(long address) { counter = address; }
     public int size() { return size; }

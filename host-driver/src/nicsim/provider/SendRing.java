@@ -44,6 +44,9 @@ public final class SendRing {
 
     public long base() { return ring; }
 
+    /** Gives the ring's memory back (its QP is destroyed). */
+    public void free() { host.freePhysical(ring, 64L * size); }
+
     /** The QP's doorbell record, where the producer counter is published from now on. */
     public void recordAt(long address) { dbrec = address; }
     public int size() { return size; }

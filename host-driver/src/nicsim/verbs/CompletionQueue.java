@@ -37,6 +37,7 @@ public final class CompletionQueue extends VerbsObject {
                     Integer.numberOfTrailingZeros(ring.size()), vector, ring.doorbellRecord()), Cmd.HANDLE).handle();
         } catch (RuntimeException e) {
             driver.releaseVector(vector, onInterrupt);
+            ring.free();
             throw e;
         }
         ctx.cqs.put(cqn, this);
@@ -77,7 +78,12 @@ public final class CompletionQueue extends VerbsObject {
         if (size == ring.size()) return;
         if (ring.started()) ring.publishConsumer();
         long base = CqRing.invalidRing(driver, size);
-        driver.command(Cmd.RESIZE_CQ, Cmd.RESIZE_CQ_IN, new Cmd.ResizeCq(cqn, base, Integer.numberOfTrailingZeros(size)), Cmd.EMPTY);
+        try {
+            driver.command(Cmd.RESIZE_CQ, Cmd.RESIZE_CQ_IN, new Cmd.ResizeCq(cqn, base, Integer.numberOfTrailingZeros(size)), Cmd.EMPTY);
+        } catch (RuntimeException e) {
+            driver.host().freePhysical(base, 64L * size);
+            throw e;
+        }
         ring.moved(base, size);
         if (armed) ring.arm(cqn, ctx.uar, armedSolicitedOnly); // the adapter's arm did not move with the ring
     }
@@ -133,5 +139,6 @@ public final class CompletionQueue extends VerbsObject {
         driver.command(Cmd.DESTROY_CQ, Cmd.HANDLE, new Cmd.Handle(cqn), Cmd.EMPTY);
         driver.releaseVector(vector, onInterrupt);
         ctx.cqs.remove(cqn);
+        ring.free();
     }
 }

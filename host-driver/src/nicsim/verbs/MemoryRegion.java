@@ -18,7 +18,7 @@ public final class MemoryRegion extends VerbsObject {
     public static final int REREG_CHANGE_TRANSLATION = 1, REREG_CHANGE_PD = 2, REREG_CHANGE_ACCESS = 4;
 
     private ProtectionDomain pd;
-    private long addr, length, iova, pageList;
+    private long addr, length, iova;
     private int access, mkey;
     /** The device memory the region is over, or null: host memory. */
     private final DeviceMemory dm;
@@ -74,14 +74,18 @@ public final class MemoryRegion extends VerbsObject {
         host.memory.write(listAt, list);
         Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, zeroBasedIova, length, access & ~AccessFlags.ON_DEMAND,
                 Integer.numberOfTrailingZeros(page), addr - first, pages, listAt);
-        int key = keep ? mkey : (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
-        if (keep) pd.ctx.driver.command(Cmd.REREG_MKEY, Cmd.REREG_MKEY_IN, new Cmd.ReregMkey(mkey & 0xFFFFFFFFL, c), Cmd.EMPTY);
+        int key;
+        try { // the firmware copies the list into its translation table before it answers: the list is needed until then
+            key = keep ? mkey : (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
+            if (keep) pd.ctx.driver.command(Cmd.REREG_MKEY, Cmd.REREG_MKEY_IN, new Cmd.ReregMkey(mkey & 0xFFFFFFFFL, c), Cmd.EMPTY);
+        } finally {
+            host.freePhysical(listAt, list.length);
+        }
         this.pd = pd;
         this.addr = addr;
         this.length = length;
         this.iova = zeroBasedIova;
         this.access = access;
-        this.pageList = listAt;
         this.mkey = key;
         if ((access & AccessFlags.ON_DEMAND) != 0)
             pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, this.iova));

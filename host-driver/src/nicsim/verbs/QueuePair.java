@@ -113,12 +113,19 @@ public final class QueuePair extends VerbsObject {
         this.dbrec = host.allocPhysical(8, 8); // the receive counter at byte 0, the send counter at byte 4
         sq.recordAt(dbrec);
         rq.recordAt(dbrec);
-        this.qpn = (int) driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), target ? a.xrcd().xrcdn : pd.pdn,
-                sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn,
-                ctx.uar, dct ? a.dctAccessKey() : sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
-                Integer.numberOfTrailingZeros(rq.stride()), dbrec, Cmd.CreateQp.withDcType(Cmd.CreateQp.flags(sqSigAll, a.scatterToCqe(),
-                strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()), dcType == null ? 0 : dcType.value()),
-                srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
+        long number;
+        try {
+            number = driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), target ? a.xrcd().xrcdn : pd.pdn,
+                    sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn, ctx.uar, dct ? a.dctAccessKey() : sq.base(),
+                    Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
+                    Integer.numberOfTrailingZeros(rq.stride()), dbrec, Cmd.CreateQp.withDcType(Cmd.CreateQp.flags(sqSigAll,
+                    a.scatterToCqe(), strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()),
+                    dcType == null ? 0 : dcType.value()), srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
+        } catch (RuntimeException e) {
+            freeRings();
+            throw e;
+        }
+        this.qpn = (int) number;
         ctx.qps.put(qpn, this);
         made();
     }
@@ -546,5 +553,12 @@ public final class QueuePair extends VerbsObject {
     @Override protected void destroy() {
         driver.command(Cmd.DESTROY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.EMPTY);
         ctx.qps.remove(qpn);
+        freeRings();
+    }
+
+    private void freeRings() {
+        sq.free();
+        rq.free();
+        driver.host().freePhysical(dbrec, 8);
     }
 }

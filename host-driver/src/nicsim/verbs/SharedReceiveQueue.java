@@ -24,6 +24,7 @@ public final class SharedReceiveQueue extends VerbsObject {
     private final Xrcd xrcd;
     private final CompletionQueue cq;
     private final RecvRing ring;
+    private final long dbrec;
     private int limit;
     /** A tag-matching SRQ's tagged buffers by handle (their receive wr_ids), and its signaled operations awaiting completion by index. */
     private final java.util.Map<Integer, Long> tagged = new java.util.HashMap<>();
@@ -63,11 +64,12 @@ public final class SharedReceiveQueue extends VerbsObject {
         this.maxSge = a.maxSge();
         this.ring = new RecvRing(driver.host(), Integer.highestOneBit(Math.max(2, maxWr * 2 - 1)),
                 Integer.highestOneBit(Math.max(16, maxSge * 32 - 1)), maxWr);
-        long dbrec = driver.host().allocPhysical(8, 8);
+        this.dbrec = driver.host().allocPhysical(8, 8);
         ring.recordAt(dbrec);
         this.limit = a.srqLimit();
         int logSize = Integer.numberOfTrailingZeros(ring.size()), strideLog = Integer.numberOfTrailingZeros(ring.stride());
-        this.srqn = (int) (type == SrqType.XRC
+        try {
+            this.srqn = (int) (type == SrqType.XRC
                 ? driver.command(Cmd.CREATE_XRC_SRQ, Cmd.CREATE_XRC_SRQ_IN, new Cmd.CreateXrcSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec,
                         limit, xrcd.xrcdn, cq.cqn), Cmd.HANDLE)
                 : type == SrqType.TM
@@ -75,6 +77,11 @@ public final class SharedReceiveQueue extends VerbsObject {
                         limit, cq.cqn, tmMaxNumTags, tmMaxOps), Cmd.HANDLE)
                 : driver.command(Cmd.CREATE_SRQ, Cmd.CREATE_SRQ_IN, new Cmd.CreateSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec, limit),
                         Cmd.HANDLE)).handle();
+        } catch (RuntimeException e) {
+            ring.free();
+            driver.host().freePhysical(dbrec, 8);
+            throw e;
+        }
         pd.ctx.srqs.put(srqn, this);
         made();
     }
@@ -202,5 +209,7 @@ public final class SharedReceiveQueue extends VerbsObject {
     @Override protected void destroy() {
         driver.command(Cmd.DESTROY_SRQ, Cmd.HANDLE, new Cmd.Handle(srqn), Cmd.EMPTY);
         pd.ctx.srqs.remove(srqn);
+        ring.free();
+        driver.host().freePhysical(dbrec, 8);
     }
 }

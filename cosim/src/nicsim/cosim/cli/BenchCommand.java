@@ -26,10 +26,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--out", defaultValue = "bench-report", description = "report folder (default: ${DEFAULT-VALUE})")
     Path out;
 
-    @Option(names = "--sections", defaultValue = "blocks,fidelity,speed,sweep", split = ",",
+    @Option(names = "--sections", defaultValue = "blocks,fidelity,speed,sweep,serve", split = ",",
             description = "what to measure: blocks (each block, Java vs RTL), fidelity (against published figures, docs/sources.md), "
-                    + "speed (whole runs, RTL in the loop), sweep (a sweep's points per minute, one worker vs every core); default: ${DEFAULT-VALUE}")
-    List<String> sections = List.of("blocks", "fidelity", "speed", "sweep");
+                    + "speed (whole runs, RTL in the loop), sweep (a sweep's points per minute, one worker vs every core), "
+                    + "serve (what serve keeps of 500 programs run one after another); default: ${DEFAULT-VALUE}")
+    List<String> sections = List.of("blocks", "fidelity", "speed", "sweep", "serve");
 
     @Option(names = "--quick", description = "fewer iterations everywhere (a smoke run; figures are rougher)")
     boolean quick;
@@ -37,8 +38,8 @@ final class BenchCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         if (cycles < 1000) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1000");
         for (String sec : sections)
-            if (!List.of("blocks", "fidelity", "speed", "sweep").contains(sec))
-                throw new IllegalArgumentException("--sections '" + sec + "' unknown; accepted: blocks, fidelity, speed, sweep");
+            if (!List.of("blocks", "fidelity", "speed", "sweep", "serve").contains(sec))
+                throw new IllegalArgumentException("--sections '" + sec + "' unknown; accepted: blocks, fidelity, speed, sweep, serve");
         Profile p = profile.load();
         Files.createDirectories(out);
         StringBuilder md = new StringBuilder();
@@ -48,6 +49,7 @@ final class BenchCommand implements Callable<Integer> {
         if (sections.contains("fidelity")) fidelity(md);
         if (sections.contains("speed")) speed(md);
         if (sections.contains("sweep")) sweep(md);
+        if (sections.contains("serve")) serve(md);
         Files.writeString(out.resolve("report.md"), md.toString());
         System.out.print(md);
         System.out.println("\nreport: " + out.resolve("report.md").toAbsolutePath());
@@ -178,6 +180,23 @@ final class BenchCommand implements Callable<Integer> {
                 .append(String.format("%nEvery core / one worker: %.2fx points per minute.%n%n", t.allCoresPerMinute() / t.oneWorkerPerMinute()));
     }
 
+    private void serve(StringBuilder md) {
+        System.err.println("bench: serve's memory over many programs ...");
+        md.append("## What serve keeps of the programs it ran (one serve, nicsim-churn run one program after another: ")
+                .append("a PD, CQ, SRQ, two connected RC QPs, a pinned and an on-demand 1 MiB MR, a WRITE, a READ and an on-demand WRITE; ")
+                .append("every other run exits without destroying anything)\n\n")
+                .append("| programs | Java heap before (MB) | after (MB) | growth | simulated pages before | after | wall (s) |\n")
+                .append("|---:|---:|---:|---:|---:|---:|---:|\n");
+        try {
+            var c = nicsim.cosim.bench.ServeBench.churn(quick ? 50 : 500);
+            md.append(String.format("| %d | %.1f | %.1f | %+.1f%% | %,d | %,d | %.1f |%n", c.programs(), c.heapBefore() / 1e6, c.heapAfter() / 1e6,
+                    c.heapGrowthPercent(), c.pagesBefore(), c.pagesAfter(), c.wallSeconds()));
+        } catch (Exception e) {
+            throw new IllegalStateException("bench: serve's memory: " + e.getMessage(), e);
+        }
+        md.append("\n");
+    }
+
     private void speed(StringBuilder md) {
         System.err.println("bench: speed of whole runs ...");
         md.append("## Speed of whole runs (wall clock)\n\n| run | simulated | wall | slowdown (wall / simulated) | operations per wall second |\n")
@@ -194,6 +213,7 @@ final class BenchCommand implements Callable<Integer> {
         } catch (Exception e) {
             throw new IllegalStateException("bench: verbs through attach: " + e.getMessage(), e);
         }
+
         System.err.println("bench: cost with message size ...");
         md.append("\n### Cost with message size (write_bw, cx-gen3x16; the DMA channels coasting, then every edge through the wires with `--beat-by-beat`")
                 .append(quick ? "" : "; coasting wall time the median of 3 runs, each compared with the beat-by-beat run").append(")\n\n")

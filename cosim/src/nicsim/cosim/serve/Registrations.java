@@ -27,7 +27,13 @@ final class Registrations {
     }
 
     /** A window over the program's pages under {@code [addr, addr + length)}: its physical base, and the translation into it. */
-    private record Window(long pa, LongUnaryOperator translate) {}
+    private record Window(long pa, long bytes, LongUnaryOperator translate) {}
+
+    /** The window's range is simulated memory no longer, and its physical addresses go back. */
+    private void drop(Window w) {
+        host.memory.detach(w.pa());
+        host.freePhysical(w.pa(), w.bytes());
+    }
 
     private Window attach(long addr, long length, int access) {
         if (length <= 0 || addr + length < addr) throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
@@ -37,7 +43,7 @@ final class Registrations {
         long bytes = ((addr + length - first) + page - 1) / page * page;
         long pa = host.allocPhysical(bytes, page);
         host.memory.attach(pa, bytes, memory.at(first));
-        return new Window(pa, va -> va >= first && va < first + bytes ? pa + (va - first) : -1);
+        return new Window(pa, bytes, va -> va >= first && va < first + bytes ? pa + (va - first) : -1);
     }
 
     /** ibv_reg_mr of the program's {@code length} bytes at {@code addr}, addressed as {@code iova}. */
@@ -48,7 +54,7 @@ final class Registrations {
             windows.put(mr, w);
             return mr;
         } catch (RuntimeException e) {
-            host.memory.detach(w.pa());
+            drop(w);
             throw e;
         }
     }
@@ -65,22 +71,22 @@ final class Registrations {
         try {
             mr.reregMapped(flags, pd, addr, length, access, w.translate());
         } catch (RuntimeException e) {
-            host.memory.detach(w.pa());
+            drop(w);
             throw e;
         }
-        host.memory.detach(windows.put(mr, w).pa());
+        drop(windows.put(mr, w));
     }
 
     /** ibv_dereg_mr (of host memory, or of device memory, which has no window). */
     void deregister(MemoryRegion mr) {
         mr.close();
         Window w = windows.remove(mr);
-        if (w != null) host.memory.detach(w.pa());
+        if (w != null) drop(w);
     }
 
     /** The program left: every window goes (its MRs went with its context). */
     void releaseAll() {
-        for (Window w : windows.values()) host.memory.detach(w.pa());
+        for (Window w : windows.values()) drop(w);
         windows.clear();
     }
 }

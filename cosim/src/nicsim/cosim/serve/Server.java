@@ -6,7 +6,6 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -58,7 +57,10 @@ public final class Server implements AutoCloseable {
     private record EventFile(Session session, Runnable gone) {}
     /** Each node's XRC domains that programs share through files. */
     private final Map<Integer, XrcDomains> domains = new HashMap<>();
-    private final List<String> ended = new ArrayList<>();
+    /** The last programs that ended, for the summary (the log has them all); endedBefore: how many went before those. */
+    private final java.util.ArrayDeque<String> ended = new java.util.ArrayDeque<>();
+    private long endedBefore;
+    private static final int ENDED_KEPT = 100;
     private int nextSession = 1, quietRounds;
     private long requests, protocolErrors, emptyAnswers;
     private volatile boolean closed;
@@ -289,6 +291,10 @@ public final class Server implements AutoCloseable {
         String line = String.format("%s on node %d %s after %d requests%s", p, s.host.index, how, s.requests,
                 mem == null ? "" : "; DMA to its memory refused " + mem);
         ended.add(line);
+        if (ended.size() > ENDED_KEPT) {
+            ended.removeFirst();
+            endedBefore++;
+        }
         log.println("nicsim serve: " + line);
         if (!s.traffic.isEmpty()) s.traffic.print(log, p + "'s queue pairs");
         for (String e : s.errors) log.println("  error completion given to it: " + e);
@@ -316,6 +322,7 @@ public final class Server implements AutoCloseable {
     public void summary(PrintStream out) {
         out.printf("nicsim serve: simulated %.3f us; %d requests, %d times the programs waited on the simulation, %d polls answered empty%s%n",
                 world.now() / 1e6, requests, pacer.advances, emptyAnswers, protocolErrors == 0 ? "" : "; " + protocolErrors + " protocol errors");
+        if (endedBefore > 0) out.println("  " + endedBefore + " programs ended before these (the log names them):");
         for (String e : ended) out.println("  " + e);
         for (Program p : programs.values()) out.println("  " + p + " still attached");
         if (pacer.awayAdvances > 0)

@@ -656,6 +656,8 @@ final class Session implements AutoCloseable {
             sharedXrcds.clear();
         } finally { // the program's pages leave host memory even if the adapter refused a destroy
             registrations.releaseAll();
+            if (staging >= 0) host.freePhysical(staging, STAGING);
+            staging = -1;
             objects.clear();
             memory.close();
         }

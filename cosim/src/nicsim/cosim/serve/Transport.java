@@ -97,6 +97,7 @@ final class Transport implements AutoCloseable {
 
         void close() {
             synchronized (this) { gone = true; }
+            open.remove(this);
             closeQuietly();
         }
 
@@ -129,12 +130,16 @@ final class Transport implements AutoCloseable {
                 for (var it = selector.selectedKeys().iterator(); it.hasNext(); ) {
                     SelectionKey k = it.next();
                     it.remove();
-                    if (!k.isValid()) continue;
-                    if (k.isAcceptable()) accept();
-                    else {
-                        Connection c = (Connection) k.attachment();
-                        if (k.isWritable() && c.flush()) k.interestOps(SelectionKey.OP_READ);
-                        if (k.isReadable()) read(k, c);
+                    try {
+                        if (!k.isValid()) continue;
+                        if (k.isAcceptable()) accept();
+                        else {
+                            Connection c = (Connection) k.attachment();
+                            if (k.isWritable() && c.flush()) k.interestOps(SelectionKey.OP_READ);
+                            if (k.isValid() && k.isReadable()) read(k, c);
+                        }
+                    } catch (java.nio.channels.CancelledKeyException e) {
+                        // the connection closed under us (its program gone, or serve closing it): its end is already in the inbox
                     }
                 }
             }

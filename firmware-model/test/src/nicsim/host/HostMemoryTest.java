@@ -37,4 +37,26 @@ class HostMemoryTest {
         assertTrue(b >= a + 100);
         assertThrows(MemoryAccessException.class, () -> m.allocate(1L << 31, 8));
     }
+
+    @Test
+    void releasedRangesStopTakingMemoryAndComeBackOnceFreshSpaceIsSpent() {
+        HostMemory m = new HostMemory(4L << 20, 4096); // allocation starts at 1 MiB: 3 MiB to give
+        long ring = m.allocate(8192, 4096), rec = m.allocate(8, 8);
+        m.write(ring, new byte[8192]);
+        assertEquals(0, m.pagesTouched(), "zeros written to unwritten pages change nothing and take nothing");
+        m.write(ring + 100, new byte[]{1});
+        m.write(ring + 5000, new byte[]{2});
+        m.write(rec, new byte[]{3});
+        int before = m.pagesTouched();
+        m.release(ring, 8192);
+        assertEquals(before - 2, m.pagesTouched(), "the ring's two pages are gone");
+        assertEquals(0, m.read(ring + 100, 1)[0], "and read as zero");
+        assertEquals(3, m.read(rec, 1)[0], "its neighbour keeps its bytes");
+        m.release(rec, 8);
+        assertEquals(0, m.pagesTouched(), "a page with nothing left in it goes too");
+        long fresh = m.allocate(4096, 4096);
+        assertTrue(fresh > rec, "fresh space first: a late DMA to a released range does not reach its next owner");
+        m.allocate((4L << 20) - fresh - 4096, 4096); // the rest of the fresh space
+        assertEquals(ring, m.allocate(8192, 4096), "then released ranges are reused");
+    }
 }

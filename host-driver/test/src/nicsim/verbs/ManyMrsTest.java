@@ -34,4 +34,33 @@ class ManyMrsTest {
                 .sgList(new Sge(p.a.buf.addr(), 8, ra.get(0).lkey())).remoteAddr(p.b.buf.addr()).rkey(rb.get(5).rkey() ^ 0x40));
         assertEquals(WcStatus.REM_ACCESS_ERR, p.await(p.a.cq, 1).get(0).status());
     }
+
+    /**
+     * Registering and deregistering, again and again, more pages in all than the translation table
+     * has rows (a serve's programs one after another): rows of a deregistered MR are reused, never
+     * its MTT indices, so a later MR translates to its own pages and not to a stale cached one.
+     */
+    @Test
+    void deregisteredRowsAreReusedWithoutStaleTranslations() {
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 16).up(Mtu.MTU_4096);
+        long span = 64L << 20; // 16384 pages a registration: 70 of them pass the table's 2^20 rows
+        ProcessMemory mem = new ProcessMemory(p.world.host(1));
+        HostBuffer[] bufs = {mem.alloc(span), mem.alloc(span)}; // registrations alternate between two buffers
+        int writes = 0;
+        for (int i = 0; i < 70; i++) {
+            HostBuffer mine = bufs[i % 2], other = bufs[1 - i % 2];
+            MemoryRegion mr = p.b.pd.regMr(mine.addr(), span, Connect.ALL_REMOTE);
+            if (i % 5 == 0) { // the walker caches its entries; the next registration reuses their rows
+                p.a.buf.write(0, new byte[]{(byte) (i + 1)});
+                p.a.qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                        .sgList(new Sge(p.a.buf.addr(), 1, p.a.mr.lkey())).remoteAddr(mine.addr() + 4096).rkey(mr.rkey()));
+                assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status(), "write " + i);
+                assertEquals(i + 1, mine.read(4096, 1)[0], "registration " + i + " translated to its own buffer");
+                assertNotEquals(i + 1, other.read(4096, 1)[0], "and not to the other one");
+                writes++;
+            }
+            mr.close();
+        }
+        assertEquals(14, writes);
+    }
 }

@@ -1,4 +1,4 @@
-package nicsim.adapter;
+package nicsim.host;
 
 import static org.junit.jupiter.api.Assertions.*;
 

@@ -1,22 +1,22 @@
-package nicsim.adapter;
+package nicsim.host;
 
 /**
- * Free space of a DMA channel's SRAM slice: disjoint ranges [start, end) in address order, none
- * touching the next. Taking is first fit, from the lowest address; giving back joins a range with
+ * Free space (of a DMA channel's SRAM slice, device memory, MTT rows): disjoint ranges [start,
+ * end) in address order, none touching the next. Taking is first fit, from the lowest address; giving back joins a range with
  * its neighbours. A channel holds a handful of jobs, so a scan of a few primitive slots beats a tree.
  */
-final class FreeRanges {
+public final class FreeRanges {
     private long[] start = new long[8], end = new long[8];
     private int n;
 
-    FreeRanges(long size) {
+    public FreeRanges(long size) {
         start[0] = 0;
         end[0] = size;
         n = 1;
     }
 
     /** Takes {@code length} bytes from the first range that holds them: their start, or -1 when none does. */
-    long take(long length) {
+    public long take(long length) {
         for (int i = 0; i < n; i++) {
             long at = start[i];
             if (end[i] - at < length) continue;
@@ -28,7 +28,7 @@ final class FreeRanges {
     }
 
     /** Takes {@code length} bytes starting at a multiple of {@code align} (a power of two), first fit: their start, or -1. */
-    long takeAligned(long length, long align) {
+    public long takeAligned(long length, long align) {
         for (int i = 0; i < n; i++) {
             long at = (start[i] + align - 1) & -align, from = start[i], to = end[i];
             if (to - at < length) continue;
@@ -41,7 +41,7 @@ final class FreeRanges {
     }
 
     /** Frees [{@code from}, {@code to}), which no free range overlaps. */
-    void give(long from, long to) {
+    public void give(long from, long to) {
         int i = 0; // the first range after the one freed
         while (i < n && start[i] < from) i++;
         boolean joinsBefore = i > 0 && end[i - 1] == from, joinsAfter = i < n && start[i] == to;

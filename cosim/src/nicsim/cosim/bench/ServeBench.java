@@ -1,0 +1,78 @@
+package nicsim.cosim.bench;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import nicsim.cosim.serve.Attach;
+import nicsim.cosim.serve.ProviderBuild;
+import nicsim.cosim.serve.Server;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
+
+/**
+ * What a serve keeps of the programs it ran: one serve, nicsim-churn (a short program of nicsim's,
+ * built with the provider) run hundreds of times one after another, every other run exiting
+ * without destroying anything. The Java heap after a full collection, and the simulated host
+ * memory that holds data, are read after a warm-up and again after the run.
+ */
+public final class ServeBench {
+    private ServeBench() {}
+
+    /** Heap and simulated memory before and after {@code programs} runs. */
+    public record Churn(int programs, long heapBefore, long heapAfter, int pagesBefore, int pagesAfter, double wallSeconds) {
+        public double heapGrowthPercent() { return 100.0 * (heapAfter - heapBefore) / heapBefore; }
+    }
+
+    public static Churn churn(int programs) throws Exception {
+        Path socket = Files.createTempDirectory("nicsim-bench").resolve("serve.sock");
+        World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
+        boolean[] stop = {false};
+        String program = ProviderBuild.get().resolve(ProviderBuild.CHURN).toString();
+        // serve's log goes nowhere: kept in memory, it would be the growth measured
+        try (Server server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(OutputStream.nullOutputStream()))) {
+            Thread loop = new Thread(() -> server.run(() -> stop[0]), "bench-serve");
+            loop.start();
+            try {
+                for (int i = 0; i < 10; i++) run(socket, program, i); // warm-up: classes loaded, JIT settled
+                long heapBefore = heap();
+                int pagesBefore = w.host(0).memory.pagesTouched();
+                long t0 = System.nanoTime();
+                for (int i = 0; i < programs; i++) run(socket, program, i);
+                double wall = (System.nanoTime() - t0) / 1e9;
+                Thread.sleep(500); // the last program's session closes
+                return new Churn(programs, heapBefore, heap(), pagesBefore, w.host(0).memory.pagesTouched(), wall);
+            } finally {
+                stop[0] = true;
+                loop.join(10_000);
+            }
+        }
+    }
+
+    private static void run(Path socket, String program, int i) throws IOException, InterruptedException {
+        List<String> args = i % 2 == 0 ? List.of(program) : List.of(program, "leave");
+        Process p = new ProcessBuilder(Attach.command(socket, 0, args)).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(2, TimeUnit.MINUTES) || p.exitValue() != 0 || !out.contains("ok"))
+            throw new IOException("nicsim-churn run " + i + " failed:\n" + out);
+    }
+
+    /**
+     * Bytes of live objects: the JVM's class histogram (jcmd GC.class_histogram, through the
+     * DiagnosticCommand MBean), which collects fully first and counts what is left.
+     */
+    private static long heap() throws Exception {
+        var server = ManagementFactory.getPlatformMBeanServer();
+        var name = new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand");
+        String histogram = (String) server.invoke(name, "gcClassHistogram", new Object[]{null}, new String[]{String[].class.getName()});
+        for (String line : histogram.split("\n"))
+            if (line.startsWith("Total")) return Long.parseLong(line.trim().split("\\s+")[2]);
+        throw new IllegalStateException("no Total in the class histogram");
+    }
+}
