@@ -96,7 +96,8 @@ int main(int argc, char **argv) {
 	if (one(a, cq, IBV_WR_RDMA_WRITE, buf, mr->lkey, buf + 4 * CHUNK, mr->rkey)) return 1;
 	if (one(a, cq, IBV_WR_RDMA_READ, buf + CHUNK, mr->lkey, buf + 4 * CHUNK, mr->rkey)) return 1;
 	if (one(a, cq, IBV_WR_RDMA_WRITE, buf, mr->lkey, lazy + 8 * CHUNK, odp->rkey)) return 1;
-	if (memcmp(buf, buf + CHUNK, CHUNK) || memcmp(buf, lazy + 8 * CHUNK, CHUNK)) return fail("the bytes after a WRITE and a READ");
+	if (memcmp(buf, buf + CHUNK, CHUNK) || memcmp(buf, lazy + 8 * CHUNK, CHUNK))
+		return fail("the bytes after a WRITE and a READ");
 	if (!leave) {
 		if (ibv_destroy_qp(a) || ibv_destroy_qp(b) || ibv_destroy_srq(srq) || ibv_dereg_mr(mr) || ibv_dereg_mr(odp)
 		    || ibv_destroy_cq(cq) || ibv_dealloc_pd(pd) || ibv_close_device(ctx))

@@ -551,6 +551,7 @@ static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv
 	srq->handle = get32(&m);
 	attr->max_wr = get32(&m);
 	attr->max_sge = get32(&m);
+	srq->max_sge = attr->max_sge;
 	srq->vsrq.srq_num = get32(&m);
 	srq->vsrq.srq.context = pd->context;
 	srq->vsrq.srq.srq_context = srq_context;
@@ -731,6 +732,9 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	init->cap.max_recv_sge = get32(&m);
 	init->cap.max_inline_data = get32(&m);
 	done(&m);
+	qp->max_send_sge = init->cap.max_send_sge;
+	qp->max_recv_sge = init->cap.max_recv_sge;
+	qp->max_inline = init->cap.max_inline_data;
 	/* what ibv_cmd_create_qp fills for a kernel provider */
 	q->context = c;
 	q->qp_context = init->qp_context;
@@ -942,15 +946,35 @@ static void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {
  * Posts a list of work requests; on a refusal sets *bad to the one refused (those before it were
  * posted) and returns the errno.
  */
+/*
+ * The first request of the list the provider must refuse before reading it (more SGEs than the QP
+ * has, or more inline bytes than it takes: reading them could run past the program's buffers), or
+ * NULL; *before is how many precede it.
+ */
+static struct ibv_send_wr *unreadable(const struct nicsim_qp *q, struct ibv_send_wr *wr, uint32_t *before) {
+	*before = 0;
+	for (struct ibv_send_wr *w = wr; w; w = w->next, (*before)++) {
+		uint64_t inl = 0;
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > q->max_send_sge) return w;
+		if (!(w->send_flags & IBV_SEND_INLINE)) continue;
+		for (int i = 0; i < w->num_sge; i++) inl += w->sg_list[i].length;
+		if (inl > q->max_inline) return w;
+	}
+	return NULL;
+}
+
 int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext, struct ibv_send_wr **bad) {
-	struct msg m = request(NICSIM_OP_POST_SEND);
-	struct ibv_send_wr *w;
+	struct msg m;
+	struct ibv_send_wr *w, *stop;
 	uint32_t n = 0, refused, i = 0;
 	int rc;
+	stop = unreadable((struct nicsim_qp *)qp, wr, &n);
+	if (stop && n == 0) { *bad = stop; return EINVAL; } /* as the kernel's and rxe's post checks: EINVAL */
+	m = request(NICSIM_OP_POST_SEND);
 	put32(&m, qp_handle(qp));
-	for (w = wr; w; w = w->next) n++;
+	if (!stop) for (n = 0, w = wr; w; w = w->next) n++;
 	put32(&m, n);
-	for (w = wr; w; w = w->next, i++) {
+	for (w = wr; w != stop; w = w->next, i++) {
 		put64(&m, w->wr_id);
 		put32(&m, w->opcode);
 		put32(&m, w->send_flags);
@@ -1007,21 +1031,31 @@ int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nics
 	if (rc) {
 		for (w = wr; w && refused; w = w->next) refused--;
 		*bad = w ? w : wr;
+	} else if (stop) { /* those before it went */
+		*bad = stop;
+		rc = EINVAL;
 	}
 	return rc;
 }
 
 static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) { return nicsim_post_wrs(qp, wr, NULL, bad); }
 
-static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
-	struct msg m = request(op);
-	struct ibv_recv_wr *w;
+/* Posts receives to a QP or SRQ whose WQEs hold max_sge SGEs: a request with more is EINVAL before it is read. */
+static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, uint32_t max_sge, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad) {
+	struct msg m;
+	struct ibv_recv_wr *w, *stop = NULL;
 	uint32_t n = 0, refused;
 	int rc;
+	for (w = wr; w && !stop; w = w->next) {
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > max_sge) stop = w;
+		else n++;
+	}
+	if (stop && n == 0) { *bad = stop; return EINVAL; }
+	m = request(op);
 	put32(&m, handle);
-	for (w = wr; w; w = w->next) n++;
 	put32(&m, n);
-	for (w = wr; w; w = w->next) {
+	for (w = wr; w != stop; w = w->next) {
 		put64(&m, w->wr_id);
 		put_sges(&m, w->sg_list, w->num_sge);
 	}
@@ -1031,16 +1065,21 @@ static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, str
 	if (rc) {
 		for (w = wr; w && refused; w = w->next) refused--;
 		*bad = w ? w : wr;
+	} else if (stop) {
+		*bad = stop;
+		rc = EINVAL;
 	}
 	return rc;
 }
 
 static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
-	return post_recv_to(qp->context, NICSIM_OP_POST_RECV, qp_handle(qp), wr, bad);
+	struct nicsim_qp *q = (struct nicsim_qp *)qp;
+	return post_recv_to(qp->context, NICSIM_OP_POST_RECV, q->handle, q->max_recv_sge, wr, bad);
 }
 
 static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
-	return post_recv_to(srq->context, NICSIM_OP_POST_SRQ_RECV, srq_handle(srq), wr, bad);
+	struct nicsim_srq *s = (struct nicsim_srq *)srq;
+	return post_recv_to(srq->context, NICSIM_OP_POST_SRQ_RECV, s->handle, s->max_sge, wr, bad);
 }
 
 /* ---- the simulated clock (for libnicsim-time.so, attach --sim-time) ---- */

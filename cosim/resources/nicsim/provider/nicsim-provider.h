@@ -79,6 +79,7 @@ struct nicsim_qp {
 	bool staging_fixed;         /* wrs holds cap requests and does not grow (a parent domain's allocator gave it) */
 	bool staging_custom;        /* wrs came from the parent domain's allocator: its free callback takes it back */
 	int wr_error;               /* an errno met while building: wr_complete returns it and posts nothing */
+	uint32_t max_send_sge, max_recv_sge, max_inline; /* as created: a request past them is refused before it is read */
 };
 
 struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
@@ -101,7 +102,7 @@ struct nicsim_pd {
 	void *pd_context;
 };
 struct nicsim_mr { struct verbs_mr vmr; uint32_t handle; };
-struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; uint32_t events_returned; };
+struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; uint32_t events_returned; uint32_t max_sge; };
 struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
 struct nicsim_mw { struct ibv_mw mw; };
 

@@ -30,6 +30,43 @@ public final class ServeBench {
         public double heapGrowthPercent() { return 100.0 * (heapAfter - heapBefore) / heapBefore; }
     }
 
+    /** Heap before and after {@code verbs} random verbs (nicsim-fuzz) from one program, and how many were refused. */
+    public record Fuzz(long verbs, long refused, long heapBefore, long heapAfter, double wallSeconds) {
+        public double heapGrowthPercent() { return 100.0 * (heapAfter - heapBefore) / heapBefore; }
+    }
+
+    public static Fuzz fuzz(long verbs) throws Exception {
+        Path socket = Files.createTempDirectory("nicsim-bench").resolve("serve.sock");
+        World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
+        boolean[] stop = {false};
+        String program = ProviderBuild.get().resolve(ProviderBuild.FUZZ).toString();
+        try (Server server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(OutputStream.nullOutputStream()))) {
+            Thread loop = new Thread(() -> server.run(() -> stop[0]), "bench-serve");
+            loop.start();
+            try {
+                runFuzz(socket, program, 1000); // warm-up
+                long heapBefore = heap();
+                long t0 = System.nanoTime();
+                String out = runFuzz(socket, program, verbs);
+                double wall = (System.nanoTime() - t0) / 1e9;
+                Thread.sleep(500);
+                var m = java.util.regex.Pattern.compile("fuzz: (\\d+) verbs, (\\d+) refused, 0 bad").matcher(out);
+                if (!m.find()) throw new IOException("nicsim-fuzz printed:\n" + out);
+                return new Fuzz(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), heapBefore, heap(), wall);
+            } finally {
+                stop[0] = true;
+                loop.join(10_000);
+            }
+        }
+    }
+
+    private static String runFuzz(Path socket, String program, long verbs) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(Attach.command(socket, 0, List.of(program, Long.toString(verbs), "7"))).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(20, TimeUnit.MINUTES) || p.exitValue() != 0) throw new IOException("nicsim-fuzz failed:\n" + out);
+        return out;
+    }
+
     public static Churn churn(int programs) throws Exception {
         Path socket = Files.createTempDirectory("nicsim-bench").resolve("serve.sock");
         World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));

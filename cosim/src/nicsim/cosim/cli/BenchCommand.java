@@ -191,6 +191,11 @@ final class BenchCommand implements Callable<Integer> {
             var c = nicsim.cosim.bench.ServeBench.churn(quick ? 50 : 500);
             md.append(String.format("| %d | %.1f | %.1f | %+.1f%% | %,d | %,d | %.1f |%n", c.programs(), c.heapBefore() / 1e6, c.heapAfter() / 1e6,
                     c.heapGrowthPercent(), c.pagesBefore(), c.pagesAfter(), c.wallSeconds()));
+            md.append("\n| random verbs from one program (nicsim-fuzz) | refused (errno) | Java heap before (MB) | after (MB) | growth | wall (s) |\n")
+                    .append("|---:|---:|---:|---:|---:|---:|\n");
+            var f = nicsim.cosim.bench.ServeBench.fuzz(quick ? 10_000 : 100_000);
+            md.append(String.format("| %,d | %,d | %.1f | %.1f | %+.1f%% | %.1f |%n", f.verbs(), f.refused(), f.heapBefore() / 1e6, f.heapAfter() / 1e6,
+                    f.heapGrowthPercent(), f.wallSeconds()));
         } catch (Exception e) {
             throw new IllegalStateException("bench: serve's memory: " + e.getMessage(), e);
         }

@@ -24,7 +24,7 @@ public final class ProviderBuild {
 
     static final List<String> SOURCES = List.of("nicsim-provider.c", "nicsim-provider.h", "nicsim-wr.c", "nicsim-cqex.c", "provider-abi.h",
             "nicsim-provider.map", "nicsim-time.c", "nicsim-verbcost.c", "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-msg.h",
-            "nicsim-events.c", "nicsim-domain.c", "nicsim-churn.c");
+            "nicsim-events.c", "nicsim-domain.c", "nicsim-churn.c", "nicsim-fuzz.c");
     static final String LIBRARY = "libnicsim-rdmav34.so";
     /** The clock library attach --sim-time preloads beside the provider. */
     static final String CLOCK_LIBRARY = "libnicsim-time.so";
@@ -32,6 +32,8 @@ public final class ProviderBuild {
     public static final String VERBCOST = "nicsim-verbcost";
     /** The bench's short-lived program, run hundreds of times against one serve. */
     public static final String CHURN = "nicsim-churn";
+    /** Random verbs with random arguments (the bench's and the tests' fuzz of serve). */
+    public static final String FUZZ = "nicsim-fuzz";
     private static final List<String> FLAGS = List.of("-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", "-Wl,-z,defs");
     private static final List<String> SHARED = List.of("-fPIC", "-shared");
 
@@ -57,7 +59,7 @@ public final class ProviderBuild {
             Files.write(work.resolve("nicsim-wire.h"), texts[SOURCES.size()]);
             compile(work);
             Files.createDirectories(dir);
-            for (String f : List.of(CLOCK_LIBRARY, VERBCOST, CHURN))
+            for (String f : List.of(CLOCK_LIBRARY, VERBCOST, CHURN, FUZZ))
                 Files.move(work.resolve(f), dir.resolve(f), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             // the provider last: its presence says the folder is complete
             Files.move(work.resolve(LIBRARY), dir.resolve(LIBRARY), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -79,6 +81,7 @@ public final class ProviderBuild {
         gcc(work, SHARED, List.of("-o", CLOCK_LIBRARY, "nicsim-time.c", "-ldl"));
         gcc(work, List.of(), List.of("-o", VERBCOST, "nicsim-verbcost.c", "-libverbs"));
         gcc(work, List.of(), List.of("-o", CHURN, "nicsim-churn.c", "-libverbs"));
+        gcc(work, List.of(), List.of("-o", FUZZ, "nicsim-fuzz.c", "-libverbs"));
     }
 
     private static void gcc(Path work, List<String> kind, List<String> args) throws IOException {

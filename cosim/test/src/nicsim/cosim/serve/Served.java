@@ -24,10 +24,13 @@ final class Served {
     static World cluster() { return new World(2, Profiles.load("cx-gen3x16"), 1, Faults.parse("none")); }
 
     /** Serves {@code w} until {@link #stop}. */
-    Served start(World w) throws Exception {
+    Served start(World w) throws Exception { return start(w, Watchdog.DEFAULT_PICOS); }
+
+    /** Serves {@code w} until {@link #stop}, its watchdog reporting QPs that retry without progress for {@code watchdogPicos}. */
+    Served start(World w, long watchdogPicos) throws Exception {
         stop = false;
         world = w;
-        server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(log, true));
+        server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, watchdogPicos, new PrintStream(log, true));
         loop = new Thread(() -> server.run(() -> stop), "serve");
         loop.start();
         return this;
