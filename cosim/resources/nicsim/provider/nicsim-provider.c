@@ -103,11 +103,14 @@ static int query_device_ex(struct ibv_context *c, const struct ibv_query_device_
 	}
 	{
 		struct ibv_odp_caps odp;
+		uint32_t xrc;
 		odp.general_caps = get64(&m);
 		odp.per_transport_caps.rc_odp_caps = get32(&m);
 		odp.per_transport_caps.uc_odp_caps = get32(&m);
 		odp.per_transport_caps.ud_odp_caps = get32(&m);
+		xrc = get32(&m);
 		if (attr_size >= offsetof(struct ibv_device_attr_ex, odp_caps) + sizeof(odp)) attr->odp_caps = odp;
+		if (attr_size >= offsetof(struct ibv_device_attr_ex, xrc_odp_caps) + sizeof(uint32_t)) attr->xrc_odp_caps = xrc;
 	}
 	{
 		uint64_t khz = get64(&m), mask = get64(&m);
@@ -250,6 +253,22 @@ static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *ad
 	if (flags & IBV_REREG_MR_CHANGE_ACCESS) vmr->access = access;
 	done(&m);
 	return 0;
+}
+
+/* ibv_advise_mr: the pages under each SGE brought in ahead (with IBV_ADVISE_MR_FLAG_FLUSH, before it returns). */
+static int advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,
+		     uint32_t num_sge) {
+	struct msg m;
+	int rc;
+	if (num_sge == 0 || num_sge > 16) return EINVAL; /* the simulator takes up to 16, as a post's list */
+	m = request(NICSIM_OP_ADVISE_MR);
+	put32(&m, pd_handle(pd));
+	put32(&m, advice);
+	put32(&m, flags);
+	put_sges(&m, sg_list, (int)num_sge);
+	rc = call(ctx_of(pd->context), &m);
+	done(&m);
+	return rc;
 }
 
 static int dereg_mr(struct verbs_mr *vmr) {
@@ -1117,6 +1136,7 @@ static void free_context(struct ibv_context *c) {
 }
 
 static const struct verbs_context_ops nicsim_ops = {
+	.advise_mr = advise_mr,
 	.alloc_dm = alloc_dm,
 	.alloc_mw = alloc_mw,
 	.alloc_parent_domain = nicsim_alloc_parent_domain,

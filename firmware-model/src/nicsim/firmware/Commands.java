@@ -175,7 +175,12 @@ final class Commands {
                 fw.keys.reregMr(c, () -> a.accept(ok()));
                 yield null;
             }
-            case Cmd.ODP_PREFETCH -> { fw.keys.prefetch(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
+            case Cmd.ODP_PREFETCH -> { fw.keys.prefetch(in(Cmd.ODP_PREFETCH_IN, input), () -> {}); yield ok(); }
+            case Cmd.ODP_PREFETCH_FLUSH -> { // answered once the pages are in
+                Consumer<byte[]> a = answer;
+                fw.keys.prefetch(in(Cmd.ODP_PREFETCH_IN, input), () -> a.accept(ok()));
+                yield null;
+            }
             case Cmd.ODP_INVALIDATE -> { fw.keys.invalidate(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
             case Cmd.CREATE_INDIRECT_MKEY -> {
                 Cmd.CreateIndirectMkey c = in(Cmd.CREATE_INDIRECT_MKEY_IN, input);

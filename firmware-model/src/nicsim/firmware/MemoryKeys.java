@@ -147,13 +147,18 @@ final class MemoryKeys {
 
     /**
      * ODP_PREFETCH (ibv_advise_mr): the pages of the range are brought in ahead by the host's
-     * handler, as on page faults (present ones are answered at once); returns before they are in.
+     * handler, as on page faults (present ones are answered at once); {@code in} runs once they are
+     * (ODP_PREFETCH_FLUSH answers then; ODP_PREFETCH at once).
      */
-    void prefetch(Cmd.OdpPrefetch c) {
+    void prefetch(Cmd.OdpPrefetch c, Runnable in) {
         MkeyContext m = odpMr(c);
         long[] pages = pagesOf(m, c);
         fw.counters.counter("Firmware.odp_prefetches").inc();
-        fw.mttFill.bringIn(m.mttBase() + pages[0], pages[1] - pages[0] + 1, () -> {});
+        if (!fw.mttFill.hasHandler()) { // nothing can bring them in: nothing to wait for
+            in.run();
+            return;
+        }
+        fw.mttFill.bringIn(m.mttBase() + pages[0], pages[1] - pages[0] + 1, in);
     }
 
     /**

@@ -60,7 +60,7 @@ final class OnDemandPaging {
         m.offset = off;
         if (q.service.reliable && !p.op().starts()) { rnr(p, fail.faultMtt(), fail.faultPages()); return; }
         q.cur = null;
-        q.responder.untakeRecvWqe(w);
+        q.responder.untakeRecvWqe(w, p);
         if (q.service.reliable) { rnr(p, fail.faultMtt(), fail.faultPages()); return; }
         lost(fail);
     }

@@ -483,7 +483,13 @@ final class Responder {
         return q.xrcd == 0 ? 0 : p.xrcSrqn();
     }
 
-    void untakeRecvWqe(RecvRing.Wqe w) {
-        if (q.srq != null) q.srq.ring.untake(w); else q.rq.untake(w);
+    void untakeRecvWqe(RecvRing.Wqe w) { untakeRecvWqe(w, null); }
+
+    /** Gives receive WQE {@code w} back to where request {@code p} took it from (an XRC target's: the SRQ {@code p} names). */
+    void untakeRecvWqe(RecvRing.Wqe w, Packet p) {
+        Srq xrc = p == null ? null : xrcSrq(p);
+        if (xrc != null) xrc.ring.untake(w);
+        else if (q.srq != null) q.srq.ring.untake(w);
+        else q.rq.untake(w);
     }
 }

@@ -18,6 +18,9 @@ public final class ProtectionDomain extends VerbsObject {
 
     public MemoryRegion regMr(HostBuffer buf, int access) { return regMr(buf.addr(), buf.length(), access); }
 
+    /** IBV_ADVISE_MR_FLAG_FLUSH: {@link #adviseMr} returns once the pages are in. */
+    public static final int ADVISE_MR_FLAG_FLUSH = 1;
+
     /** ibv_reg_mr: registers {@code length} bytes at virtual {@code addr}. */
     public MemoryRegion regMr(long addr, long length, int access) {
         checkOpen();
@@ -28,15 +31,19 @@ public final class ProtectionDomain extends VerbsObject {
      * ibv_advise_mr: the pages under each SGE (of an on-demand MR of this PD) are brought in ahead,
      * so the adapter's first access does not fault. PREFETCH and PREFETCH_WRITE bring them in;
      * PREFETCH_NO_FAULT brings in none that are not already present, so it changes nothing here.
-     * It returns before they are in (IBV_ADVISE_MR_FLAG_FLUSH, waiting for them, is refused).
+     * It returns before they are in, or with {@link #ADVISE_MR_FLAG_FLUSH} once they are. No SGE,
+     * or a flag other than FLUSH, is EINVAL (as the kernel's uverbs checks).
      */
     public void adviseMr(AdviseAdvice advice, int flags, Sge... sges) {
         checkOpen();
-        if (flags != 0) throw new VerbsException(Errno.EOPNOTSUPP, "adviseMr flags 0x" + Integer.toHexString(flags) + ": only 0 (no FLUSH)");
+        if ((flags & ~ADVISE_MR_FLAG_FLUSH) != 0)
+            throw new VerbsException(Errno.EINVAL, "adviseMr flags 0x" + Integer.toHexString(flags) + ": only IBV_ADVISE_MR_FLAG_FLUSH (1)");
+        if (sges.length == 0) throw new VerbsException(Errno.EINVAL, "adviseMr: no SGE");
         if (advice == AdviseAdvice.PREFETCH_NO_FAULT) return;
+        int op = (flags & ADVISE_MR_FLAG_FLUSH) != 0 ? nicsim.abi.Cmd.ODP_PREFETCH_FLUSH : nicsim.abi.Cmd.ODP_PREFETCH;
         for (Sge s : sges) {
             try {
-                ctx.driver.command(nicsim.abi.Cmd.ODP_PREFETCH, nicsim.abi.Cmd.ODP_PREFETCH_IN,
+                ctx.driver.command(op, nicsim.abi.Cmd.ODP_PREFETCH_IN,
                         new nicsim.abi.Cmd.OdpPrefetch(pdn, s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL), nicsim.abi.Cmd.EMPTY);
             } catch (VerbsException e) {
                 throw new VerbsException(e.errno(), "adviseMr SGE " + s + ": " + e.getMessage());

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import nicsim.driver.Host;
 import nicsim.verbs.AddressHandle;
+import nicsim.verbs.AdviseAdvice;
 import nicsim.verbs.AhAttr;
 import nicsim.verbs.CompletionChannel;
 import nicsim.verbs.CompletionQueue;
@@ -151,6 +152,14 @@ final class Session implements AutoCloseable {
             case CREATE_CQ -> createCq(in);
             case DESTROY_CQ -> destroyCq(in.u32("cq"));
             case POLL_CQ -> pollCq(in);
+            case ADVISE_MR -> {
+                ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
+                int advice = in.u32("advice"), flags = in.u32("flags");
+                AdviseAdvice a = java.util.Arrays.stream(AdviseAdvice.values()).filter(x -> x.value() == advice).findFirst()
+                        .orElseThrow(() -> new VerbsException(Errno.EOPNOTSUPP, "advise_mr advice " + advice + " is not offered"));
+                pd.adviseMr(a, flags, sges(in).toArray(new Sge[0]));
+                yield new Wire.Out();
+            }
             case RESIZE_CQ -> {
                 CompletionQueue cq = get(in.u32("cq"), CompletionQueue.class);
                 cq.resize(in.count32("cqe"));
@@ -285,6 +294,7 @@ final class Session implements AutoCloseable {
                 .u32(tm ? 1 : 0 /* IBV_TM_CAP_RC */)
                 // on-demand paging (ibv_odp_caps)
                 .u64(a.odpCaps().generalCaps()).u32(a.odpCaps().rcOdpCaps()).u32(a.odpCaps().ucOdpCaps()).u32(a.odpCaps().udOdpCaps())
+                .u32(a.odpCaps().xrcOdpCaps())
                 // completion timestamps: the core clock, free-running over 64 bits
                 .u64(host.adapter.coreClockKhz()).u64(-1L)
                 .u64(a.maxDmSize());

@@ -1,6 +1,7 @@
 /*
  * ODP family: ibv_query_device_ex's odp_caps, ibv_reg_mr with IBV_ACCESS_ON_DEMAND, and traffic
- * into on-demand pages (WRITE, READ, SEND and both atomics), each first touch faulting its page in.
+ * into on-demand pages (WRITE, READ, SEND and both atomics), each first touch faulting its page in;
+ * ibv_advise_mr (its man page): prefetching, with and without IBV_ADVISE_MR_FLAG_FLUSH, and its errors.
  */
 #include "conf.h"
 
@@ -66,6 +67,23 @@ int main(void) {
 		EXPECT_RC(ibv_post_send(qa, &w, &bad), 0, "a READ of them back");
 		wc = conf_wait(cq);
 		check(wc.status == IBV_WC_SUCCESS && memcmp(a + 20000, b + 1000, 5000) == 0, "returns them", "status %d", wc.status);
+	}
+	{
+		struct ibv_sge s = { .addr = (uintptr_t)b + 57344, .length = 8192, .lkey = odp->lkey };
+		check((x.xrc_odp_caps & (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_SRQ_RECV)) == (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_SRQ_RECV),
+		      "XRC: send and receive through an SRQ", "0x%x", x.xrc_odp_caps);
+		EXPECT_RC(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, IBV_ADVISE_MR_FLAG_FLUSH, &s, 1), 0,
+			  "ibv_advise_mr PREFETCH_WRITE with FLUSH");
+		EXPECT_RC(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 1), 0, "PREFETCH without FLUSH");
+		EXPECT_RC(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, 0, &s, 1), 0, "PREFETCH_NO_FAULT");
+		EXPECT_RC(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 1u << 5, &s, 1), EINVAL, "an unknown flag: EINVAL");
+		EXPECT_RC(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 0), EINVAL, "no SGE: EINVAL");
+		EXPECT_RC(ibv_advise_mr(pd, (enum ibv_advise_mr_advice)9, 0, &s, 1), EOPNOTSUPP, "an unknown advice: EOPNOTSUPP");
+		s.lkey ^= 0x80;
+		check(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 1) != 0, "a key that is no MR's is refused", "returned 0");
+		s.lkey ^= 0x80;
+		s.length = 1 << 20;
+		check(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 1) != 0, "a range past the MR is refused", "returned 0");
 	}
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);

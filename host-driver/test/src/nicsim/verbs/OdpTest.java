@@ -229,8 +229,25 @@ class OdpTest {
         assertArrayEquals(pattern(5, LEN), p.bbuf.read(0, LEN));
         assertEquals(0, p.counter("Firmware.odp_page_faults"));
         assertEquals(0, p.counter("Firmware.odp_rnr_sent"));
-        assertEquals(Errno.EOPNOTSUPP, assertThrows(VerbsException.class,
-                () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 1, new Sge(p.bbuf.addr(), 8, dst.lkey()))).errno(), "FLUSH");
+        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
+                () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 2, new Sge(p.bbuf.addr(), 8, dst.lkey()))).errno(), "a flag that is not FLUSH");
+        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 0)).errno(), "no SGE");
+    }
+
+    /** With FLUSH, adviseMr returns once the pages are in: the WRITE right after it takes no fault. */
+    @Test
+    void aFlushedPrefetchReturnsWithThePagesIn() {
+        Pair p = new Pair(Faults.NONE);
+        MemoryRegion src = p.apd.regMr(p.abuf, AccessFlags.LOCAL_WRITE);
+        MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
+        p.bpd.adviseMr(AdviseAdvice.PREFETCH_WRITE, ProtectionDomain.ADVISE_MR_FLAG_FLUSH, new Sge(p.bbuf.addr(), LEN, dst.lkey()));
+        assertEquals(16, p.w.host(1).driver().pageFaults(), "every page in when it returned");
+        p.abuf.write(0, pattern(6, LEN));
+        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+                .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
+        assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
+        assertArrayEquals(pattern(6, LEN), p.bbuf.read(0, LEN));
+        assertEquals(0, p.counter("Firmware.odp_page_faults"));
     }
 
     /** Pages the OS takes away are invalidated in the adapter first: the next WRITE faults them back in, and only them. */

@@ -124,6 +124,32 @@ class XrcTest {
         assertTrue(s.w.sim.counters().get("Firmware.retransmits") > 0, "and sent again");
     }
 
+    /**
+     * A SEND through XRC into receive buffers of an on-demand region: the first packet finds the
+     * page missing, the target answers RNR and gives the WQE back to the SRQ the request names (an
+     * XRC target has no receive queue of its own: it once went to none, and the receive was lost).
+     */
+    @Test
+    void aReceiveIntoAnOnDemandBufferFaultsInAndIsNotLost() {
+        Setup s = new Setup(1, 2, Faults.NONE);
+        Proc p = s.procs.get(0);
+        s.send(9, 8, p.srq.srqNum()); // the two pinned receives go first
+        s.send(9, 8, p.srq.srqNum());
+        assertEquals(2, s.await(p.cq, 2).size());
+        s.await(s.icq, 2);
+        HostBuffer lazy = new ProcessMemory(s.w.host(1)).alloc(4 * SLOT);
+        MemoryRegion odp = p.pd.regMr(lazy, AccessFlags.LOCAL_WRITE | AccessFlags.ON_DEMAND);
+        for (int i = 0; i < 2; i++) p.srq.postRecv(new RecvWr().wrId(i).sgList(new Sge(lazy.addr() + (long) SLOT * i, SLOT, odp.lkey())));
+        s.send(0, 3000, p.srq.srqNum());
+        s.send(1, 200, p.srq.srqNum());
+        for (WorkCompletion wc : s.await(s.icq, 2)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+        List<WorkCompletion> got = s.await(p.cq, 2);
+        assertEquals(List.of(0L, 1L), got.stream().map(WorkCompletion::wrId).toList(), "both WQEs, in order");
+        assertArrayEquals(pattern(0, 3000), lazy.read(0, 3000));
+        assertArrayEquals(pattern(1, 200), lazy.read(SLOT, 200));
+        assertTrue(s.w.sim.counters().get("Firmware.odp_rnr_sent") > 0, "the first touch faulted");
+    }
+
     @Test
     void rdmaThroughXrcChecksKeysAgainstTheNamedSrqsPd() {
         Setup s = new Setup(2, 2, Faults.NONE);
