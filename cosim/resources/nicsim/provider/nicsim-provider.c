@@ -595,6 +595,11 @@ static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *i
 static struct ibv_srq *create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *init) {
 	uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
 	enum ibv_srq_type type = (init->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? init->srq_type : IBV_SRQT_BASIC;
+	/* as libibverbs' ibv_cmd_create_srq_ex: an XRC SRQ names its domain and its CQ */
+	if (type == IBV_SRQT_XRC && (~init->comp_mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ))) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if ((init->comp_mask & ~known) || !(init->comp_mask & IBV_SRQ_INIT_ATTR_PD)) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -647,10 +652,17 @@ static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num) {
  * a domain of this program's own.
  */
 static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *attr) {
-	struct msg m = request(NICSIM_OP_OPEN_XRCD);
+	struct msg m;
 	struct nicsim_xrcd *x;
 	struct stat st;
 	int rc, by_file = (attr->comp_mask & IBV_XRCD_INIT_ATTR_FD) && attr->fd >= 0;
+	/* as libibverbs' ibv_cmd_open_xrcd: an unknown bit is EOPNOTSUPP, a missing FD or OFLAGS EINVAL */
+	if (attr->comp_mask >= IBV_XRCD_INIT_ATTR_RESERVED) { errno = EOPNOTSUPP; return NULL; }
+	if (!(attr->comp_mask & IBV_XRCD_INIT_ATTR_FD) || !(attr->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = request(NICSIM_OP_OPEN_XRCD);
 	memset(&st, 0, sizeof(st));
 	if (by_file && fstat(attr->fd, &st)) { done(&m); errno = EBADF; return NULL; }
 	put32(&m, (uint32_t)by_file);

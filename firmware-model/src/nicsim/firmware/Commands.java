@@ -217,6 +217,7 @@ final class Commands {
                 q.limit = (int) a.limit();
                 yield ok();
             }
+            case Cmd.QUERY_SRQ -> handle(srq(in(Cmd.HANDLE, input).handle()).limit); // its limit: 0 once the event fired
             case Cmd.DESTROY_SRQ -> { destroySrq(in(Cmd.HANDLE, input).handle()); yield ok(); }
             default -> throw new CommandRefused(Cmd.Syndrome.BAD_OPCODE, opcode);
         };

@@ -90,7 +90,12 @@ public final class SharedReceiveQueue extends VerbsObject {
     /** ibv_get_srq_num: the number an XRC sender names in {@link SendWr#xrcRemoteSrqNum}. */
     public int srqNum() { return srqn; }
     public SrqType type() { return type; }
-    public int limit() { return limit; }
+    /** The armed limit (ibv_query_srq's srq_limit): 0 if none is armed, or once SRQ_LIMIT_REACHED fired (the adapter's word). */
+    public int limit() {
+        checkOpen();
+        limit = (int) driver.command(Cmd.QUERY_SRQ, Cmd.HANDLE, new Cmd.Handle(srqn), Cmd.HANDLE).handle();
+        return limit;
+    }
 
     /** ibv_post_srq_recv: too many SGEs is EINVAL, a full queue ENOMEM ({@link VerbsException#badWrIndex()} says which). */
     public void postRecv(RecvWr... wrs) {
@@ -189,7 +194,8 @@ public final class SharedReceiveQueue extends VerbsObject {
         checkOpen();
         if ((mask & ~(SrqAttrMask.MAX_WR | SrqAttrMask.LIMIT)) != 0)
             throw new VerbsException(Errno.EINVAL, String.format("modify SRQ: unknown mask bits 0x%x", mask));
-        if ((mask & SrqAttrMask.MAX_WR) != 0) throw new VerbsException(Errno.EOPNOTSUPP, "modify SRQ: resizing (MAX_WR) is not supported");
+        if ((mask & SrqAttrMask.MAX_WR) != 0) // as mlx5: resizing an SRQ is EINVAL
+            throw new VerbsException(Errno.EINVAL, "modify SRQ: resizing (IBV_SRQ_MAX_WR) is not supported");
         if ((mask & SrqAttrMask.LIMIT) != 0) {
             if (attr.srqLimit() < 0 || attr.srqLimit() > maxWr)
                 throw new VerbsException(Errno.EINVAL, "SrqAttr.srqLimit = " + attr.srqLimit() + " exceeds maxWr " + maxWr);

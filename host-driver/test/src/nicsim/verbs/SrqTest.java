@@ -105,12 +105,15 @@ class SrqTest {
         s.await(s.scq, 1);
         drain.run();
         assertEquals(1, events.size(), "disarmed after firing");
+        assertEquals(0, s.srq.limit(), "ibv_query_srq reads the disarmed limit as 0");
         s.srq.modify(new SrqAttr().srqLimit(3), SrqAttrMask.LIMIT);
         s.send(s.client.get(0), 4, (byte) 1);
         s.await(s.scq, 1);
         drain.run();
         assertEquals(List.of(EventType.SRQ_LIMIT_REACHED, EventType.SRQ_LIMIT_REACHED), events);
         assertThrows(VerbsException.class, () -> s.srq.modify(new SrqAttr().srqLimit(99), SrqAttrMask.LIMIT));
+        VerbsException resize = assertThrows(VerbsException.class, () -> s.srq.modify(new SrqAttr().maxWr(32), SrqAttrMask.MAX_WR));
+        assertEquals(Errno.EINVAL, resize.errno(), "resizing an SRQ is EINVAL, as on mlx5");
     }
 
     @Test

@@ -26,7 +26,8 @@ class ConformanceTest {
     static void stopServing() throws Exception { served.stop(); }
 
     @ParameterizedTest
-    @ValueSource(strings = {"device", "pd", "mr", "cq", "cq-events", "qp", "qp-ex", "atomic", "odp", "mw", "dm", "domain"})
+    @ValueSource(strings = {"device", "pd", "mr", "cq", "cq-events", "qp", "qp-ex", "atomic", "odp", "mw", "dm", "domain", "srq",
+            "xrc"})
     void family(String family) throws Exception {
         Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lpthread");
         Run r = Programs.start(served, 0, false, dir.resolve(family).toString());
