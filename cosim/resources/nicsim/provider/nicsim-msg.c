@@ -30,10 +30,11 @@ int send_only(int fd, struct msg *m) {
 
 /*
  * A child forked after the context was opened (as the kernel's uverbs file, the context is shared
- * with it): its requests go on a connection of its own, which JOIN ties to the same session, so
- * they never interleave with its parent's. Under ctx's lock.
+ * with it), or a context imported (ctx->pid is then its opener's, ctx->sock -1): its requests go on
+ * a connection of its own, which JOIN ties to the same session, so they never interleave with the
+ * opener's. Under ctx's lock.
  */
-static int rejoin(struct nicsim_context *ctx) {
+int nicsim_rejoin(struct nicsim_context *ctx) {
 	char name[256] = "";
 	struct msg m = request(NICSIM_OP_JOIN);
 	uint32_t reply[2];
@@ -63,7 +64,7 @@ int call(struct nicsim_context *ctx, struct msg *m) {
 	int rc;
 	if (m->failed) { free(m->buf); m->buf = NULL; return ENOMEM; }
 	pthread_mutex_lock(&ctx->lock);
-	if (ctx->pid != getpid() && rejoin(ctx)) {
+	if (ctx->pid != getpid() && nicsim_rejoin(ctx)) {
 		pthread_mutex_unlock(&ctx->lock);
 		fprintf(stderr, "nicsim: a forked process could not reach its parent's context in the simulator\n");
 		m->len = m->pos = 0;

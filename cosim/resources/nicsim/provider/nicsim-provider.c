@@ -299,7 +299,7 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 
 /* ---- device memory: the adapter's on-chip memory, written and read through BAR0, reached by RDMA ---- */
 
-static int memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_addr, size_t length) {
+int nicsim_memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_addr, size_t length) {
 	struct msg m = request(NICSIM_OP_MEMCPY_TO_DM);
 	int rc;
 	if (length > UINT32_MAX) return EINVAL;
@@ -312,7 +312,7 @@ static int memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_add
 	return rc;
 }
 
-static int memcpy_from_dm(void *host_addr, struct ibv_dm *dm, uint64_t offset, size_t length) {
+int nicsim_memcpy_from_dm(void *host_addr, struct ibv_dm *dm, uint64_t offset, size_t length) {
 	struct msg m = request(NICSIM_OP_MEMCPY_FROM_DM);
 	uint32_t n;
 	int rc;
@@ -345,8 +345,8 @@ static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *
 	if (rc) { done(&m); free(dm); errno = rc; return NULL; }
 	dm->handle = get32(&m);
 	dm->context = c;
-	dm->memcpy_to_dm = memcpy_to_dm;
-	dm->memcpy_from_dm = memcpy_from_dm;
+	dm->memcpy_to_dm = nicsim_memcpy_to_dm;
+	dm->memcpy_from_dm = nicsim_memcpy_from_dm;
 	done(&m);
 	return dm;
 }
@@ -1150,6 +1150,12 @@ static void free_context(struct ibv_context *c) {
 static const struct verbs_context_ops nicsim_ops = {
 	.advise_mr = advise_mr,
 	.alloc_dm = alloc_dm,
+	.import_dm = nicsim_import_dm,
+	.import_mr = nicsim_import_mr,
+	.import_pd = nicsim_import_pd,
+	.unimport_dm = nicsim_unimport_dm,
+	.unimport_mr = nicsim_unimport_mr,
+	.unimport_pd = nicsim_unimport_pd,
 	.alloc_mw = alloc_mw,
 	.alloc_parent_domain = nicsim_alloc_parent_domain,
 	.alloc_pd = alloc_pd,
@@ -1207,18 +1213,31 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	if (!ctx) return NULL;
 	pthread_mutex_init(&ctx->lock, NULL);
 	pthread_mutex_init(&ctx->named.lock, NULL);
-	ctx->sock = connect_simulator();
-	if (ctx->sock < 0) goto fail;
-	ctx->pid = getpid();
 	/* the simulator's DMA reads and writes this process's memory through /proc/<pid>/mem */
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	if (nicsim_importing) { /* ibv_import_device: the context another opened, from a connection of our own */
+		ctx->session = nicsim_importing->session;
+		ctx->pid = (pid_t)nicsim_importing->pid;
+		ctx->sock = -1;
+		if (nicsim_rejoin(ctx)) goto fail;
+		/* the kernel writes a context's async events to its first async file only: this one stays quiet */
+		ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC);
+		if (ctx->vctx.context.async_fd < 0) { close(ctx->sock); goto fail; }
+		ctx->vctx.context.num_comp_vectors = 1;
+		verbs_set_ops(&ctx->vctx, &nicsim_ops);
+		return &ctx->vctx;
+	}
+	ctx->sock = connect_simulator();
+	if (ctx->sock < 0) goto fail;
+	ctx->pid = getpid();
 	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
 	m = request(NICSIM_OP_HELLO);
 	put32(&m, NICSIM_WIRE_VERSION);
 	put32(&m, node ? (uint32_t)atoi(node) : 0);
 	put32(&m, (uint32_t)getpid());
 	put32(&m, (uint32_t)ctx->sock); /* a thread of ours asleep reading it waits for the simulator */
+	put32(&m, (uint32_t)cmd_fd);    /* ibv_import_device, given a duplicate of it, finds this context by it */
 	put32(&m, (uint32_t)strlen(name));
 	put(&m, name, strlen(name));
 	rc = call(ctx, &m);

@@ -44,6 +44,25 @@ void nicsim_await_acks(pthread_mutex_t *mu, pthread_cond_t *cv, const unsigned i
 /* The simulation's time in ps, read through ctx at the next moment every program waits; -1 if it cannot be had. */
 int64_t nicsim_sim_now_ps_of(struct nicsim_context *ctx);
 
+/* Ties ctx to its session from a connection of this process's own (JOIN): 0, or -1. */
+int nicsim_rejoin(struct nicsim_context *ctx);
+
+/* The context ibv_import_device is importing (its session and opener), while it opens the device; else NULL. */
+struct nicsim_import { uint32_t session, pid; };
+extern __thread const struct nicsim_import *nicsim_importing;
+
+/* ibv_import_pd, ibv_import_mr, ibv_import_dm and their unimports (nicsim-import.c). */
+struct ibv_pd *nicsim_import_pd(struct ibv_context *c, uint32_t handle);
+void nicsim_unimport_pd(struct ibv_pd *pd);
+struct ibv_mr *nicsim_import_mr(struct ibv_pd *pd, uint32_t handle);
+void nicsim_unimport_mr(struct ibv_mr *mr);
+struct ibv_dm *nicsim_import_dm(struct ibv_context *c, uint32_t handle);
+void nicsim_unimport_dm(struct ibv_dm *dm);
+
+/* ibv_memcpy_to_dm and ibv_memcpy_from_dm of a DM: 0 or an errno. */
+int nicsim_memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_addr, size_t length);
+int nicsim_memcpy_from_dm(void *host_addr, struct ibv_dm *dm, uint64_t offset, size_t length);
+
 /* Runs a request whose reply carries nothing: 0 or an errno. */
 int simple(struct ibv_context *c, uint32_t op, uint32_t handle);
 

@@ -155,7 +155,10 @@ struct verbs_context_ops {
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
-	void *import_dm, *import_mr, *import_pd, *modify_cq, *modify_flow_action_esp;
+	struct ibv_dm *(*import_dm)(struct ibv_context *context, uint32_t dm_handle);
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_pd *(*import_pd)(struct ibv_context *context, uint32_t pd_handle);
+	void *modify_cq, *modify_flow_action_esp;
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 	void *modify_qp_rate_limit;
 	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask);
@@ -180,7 +183,11 @@ struct verbs_context_ops {
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access);
-	void *resize_cq, *set_ece, *unimport_dm, *unimport_mr, *unimport_pd;
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	void *set_ece;
+	void (*unimport_dm)(struct ibv_dm *dm);
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(struct ibv_pd *pd);
 };
 
 _Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops has 76 slots in rdma-core v44");

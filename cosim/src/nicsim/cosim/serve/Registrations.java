@@ -17,14 +17,10 @@ import nicsim.verbs.VerbsException;
  */
 final class Registrations {
     private final Host host;
-    private final ProcessMemory memory;
     /** Each MR's window of physical addresses. */
     private final Map<MemoryRegion, Window> windows = new HashMap<>();
 
-    Registrations(Host host, ProcessMemory memory) {
-        this.host = host;
-        this.memory = memory;
-    }
+    Registrations(Host host) { this.host = host; }
 
     /** A window over the program's pages under {@code [addr, addr + length)}: its physical base, and the translation into it. */
     private record Window(long pa, long bytes, LongUnaryOperator translate) {}
@@ -35,7 +31,7 @@ final class Registrations {
         host.freePhysical(w.pa(), w.bytes());
     }
 
-    private Window attach(long addr, long length, int access) {
+    private Window attach(ProcessMemory memory, long addr, long length, int access) {
         if (length <= 0 || addr + length < addr) throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
         memory.checkMapped(addr, length, (access & AccessFlags.LOCAL_WRITE) != 0);
         int page = host.memory.pageSize();
@@ -46,9 +42,9 @@ final class Registrations {
         return new Window(pa, bytes, va -> va >= first && va < first + bytes ? pa + (va - first) : -1);
     }
 
-    /** ibv_reg_mr of the program's {@code length} bytes at {@code addr}, addressed as {@code iova}. */
-    MemoryRegion register(ProtectionDomain pd, long addr, long length, long iova, int access) {
-        Window w = attach(addr, length, access);
+    /** ibv_reg_mr of {@code length} bytes at {@code addr} of {@code memory}, addressed as {@code iova}. */
+    MemoryRegion register(ProcessMemory memory, ProtectionDomain pd, long addr, long length, long iova, int access) {
+        Window w = attach(memory, addr, length, access);
         try {
             MemoryRegion mr = pd.regMrMapped(addr, length, iova, access, w.translate());
             windows.put(mr, w);
@@ -60,14 +56,15 @@ final class Registrations {
     }
 
     /** ibv_rereg_mr: a new translation gets a window of its own; the old one goes once the adapter took the change. */
-    void rereg(MemoryRegion mr, int flags, ProtectionDomain pd, long addr, long length, int access) {
+    void rereg(ProcessMemory memory, MemoryRegion mr, int flags, ProtectionDomain pd, long addr, long length,
+               int access) {
         Window old = windows.get(mr);
         if (old == null) throw new VerbsException(Errno.EINVAL, "rereg_mr of a region over device memory: IBV_MR_TYPE_MR only");
         if ((flags & MemoryRegion.REREG_CHANGE_TRANSLATION) == 0) { // the same pages: the same window
             mr.reregMapped(flags, pd, addr, length, access, old.translate());
             return;
         }
-        Window w = attach(addr, length, (flags & MemoryRegion.REREG_CHANGE_ACCESS) != 0 ? access : mr.access());
+        Window w = attach(memory, addr, length, (flags & MemoryRegion.REREG_CHANGE_ACCESS) != 0 ? access : mr.access());
         try {
             mr.reregMapped(flags, pd, addr, length, access, w.translate());
         } catch (RuntimeException e) {

@@ -154,11 +154,13 @@ public final class Server implements AutoCloseable {
                     case JOIN -> join(c, in);
                     case EVENTS -> eventFile(c, in, false);
                     case CHANNEL -> eventFile(c, in, true);
-                    default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS or CHANNEL, not " + r.op());
+                    case CONTEXTS -> c.send(contexts().finish(0));
+                    default -> throw new Wire.Malformed(
+                            "the first request must be HELLO, JOIN, EVENTS, CHANNEL or CONTEXTS, not " + r.op());
                 }
                 return;
             }
-            Wire.Out out = s.handle(r.op(), in, c::send);
+            Wire.Out out = s.handle(r.op(), in, c::send, e.program().pid);
             e.program().requested(out == null);
             if (out != null) c.send(out.finish(0));
         } catch (Wire.Malformed x) {
@@ -187,12 +189,14 @@ public final class Server implements AutoCloseable {
 
     private void hello(Connection c, Wire.In in) throws IOException {
         int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), socketFd = in.u32("socket fd");
+        int cmdFd = in.u32("cmd fd");
         String name = in.string("program");
         if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.." + (world.hosts().size() - 1) + ")");
         Program p = programs.computeIfAbsent(pid, k -> new Program(pid, Path.of(name).getFileName().toString()));
-        Session s = new Session(nextSession++, world.host(node), p, domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))));
+        Session s = new Session(nextSession++, world.host(node), p, cmdFd,
+                domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))));
         joined(c, s, p, socketFd);
         log.printf("nicsim serve: %s attached to node %d%n", p, node);
         c.send(new Wire.Out().u32(s.id).finish(0));
@@ -206,9 +210,11 @@ public final class Server implements AutoCloseable {
     }
 
     /**
-     * A process forked after its parent opened a context, using that context (JOIN: the session,
-     * the parent's pid, its own, its socket's number): as with the kernel's shared uverbs file, its
-     * verbs reach the same objects, from a connection of its own.
+     * A process using a context another opened (JOIN: the session, the opener's pid, its own, its
+     * socket's number): a child forked after its parent opened it, or a process that imported it
+     * (ibv_import_device of a duplicate of its command file). As with the kernel's shared uverbs
+     * file, its verbs reach the same objects, from a connection of its own; the buffers it
+     * registers are its own memory.
      */
     private void join(Connection c, Wire.In in) {
         int id = in.u32("session"), parent = in.u32("parent pid"), pid = in.u32("pid"), fd = in.u32("socket fd");
@@ -218,8 +224,21 @@ public final class Server implements AutoCloseable {
         if (s == null) throw new Wire.Malformed("JOIN of session " + id + " of process " + parent + ", which is not attached");
         Program p = programs.computeIfAbsent(pid, k -> new Program(pid, Path.of(name).getFileName().toString()));
         joined(c, s, p, fd);
-        log.printf("nicsim serve: %s, forked from pid %d, uses its context on node %d%n", p, parent, s.host.index);
+        log.printf("nicsim serve: %s uses the context of pid %d on node %d%n", p, parent, s.host.index);
         c.send(new Wire.Out().finish(0));
+    }
+
+    /**
+     * The contexts open now (CONTEXTS): each one's session, the process that opened it, its command
+     * file's number there, and its node. ibv_import_device finds by them which context a command
+     * file it was given is a duplicate of (kcmp(2) compares the two files).
+     */
+    private synchronized Wire.Out contexts() {
+        java.util.Set<Session> seen = new java.util.LinkedHashSet<>();
+        for (End e : ends.values()) seen.add(e.session());
+        Wire.Out out = new Wire.Out().u32(seen.size());
+        for (Session s : seen) out.u32(s.id).u32(s.program.pid).u32(s.cmdFd).u32(s.host.index);
+        return out;
     }
 
     /**

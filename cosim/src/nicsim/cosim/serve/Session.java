@@ -67,7 +67,10 @@ final class Session implements AutoCloseable {
     /** Connections to it: its program's, and those of children it forked that used it since. */
     int ends;
     private final Context ctx;
-    private final ProcessMemory memory;
+    /** The memory of each process using it, by pid: a buffer registered is the registering process's. */
+    private final Map<Integer, ProcessMemory> memories = new HashMap<>();
+    /** Its command file's number in the process that opened it (ibv_import_device is given a duplicate of it). */
+    final int cmdFd;
     /** The node's XRC domains shared through files, and this program's holds on them, by handle. */
     private final XrcDomains domains;
     private final Map<Integer, XrcDomains.Shared> sharedXrcds = new HashMap<>();
@@ -93,33 +96,47 @@ final class Session implements AutoCloseable {
 
     /** Where the request being handled came from: a request left open is answered there. */
     private java.util.function.Consumer<java.nio.ByteBuffer> replyTo;
+    /** The process that sent the request being handled. */
+    private int requester;
 
     /**
      * The device context {@code program} opened on {@code host}'s adapter.
      */
-    Session(int id, Host host, Program program, XrcDomains domains) throws IOException {
+    Session(int id, Host host, Program program, int cmdFd, XrcDomains domains) throws IOException {
         this.id = id;
         this.host = host;
         this.program = program;
+        this.cmdFd = cmdFd;
         this.domains = domains;
-        this.memory = new ProcessMemory(program.pid);
-        this.registrations = new Registrations(host, memory);
+        memories.put(program.pid, new ProcessMemory(program.pid));
+        this.registrations = new Registrations(host);
         this.ctx = new nicsim.verbs.Device(host).open();
         this.events = new EventFiles(ctx);
     }
 
     Wait waiting() { return wait; }
 
-    /** Runs one request from {@code from}; null when the program now waits (the reply goes to {@code from} later). */
-    Wire.Out handle(Wire.Op op, Wire.In in, java.util.function.Consumer<java.nio.ByteBuffer> from) {
+    /**
+     * Runs one request of process {@code pid} from {@code from}; null when the program now waits (the
+     * reply goes to {@code from} later).
+     */
+    Wire.Out handle(Wire.Op op, Wire.In in, java.util.function.Consumer<java.nio.ByteBuffer> from, int pid) {
         requests++;
         replyTo = from;
+        requester = pid;
         return switch (op) {
-            case HELLO, JOIN, EVENTS, CHANNEL -> throw new Wire.Malformed(op + " on a connection that is already a program's");
+            case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS ->
+                throw new Wire.Malformed(op + " on a connection that is already a program's");
             case QUERY_DEVICE -> queryDevice();
             case QUERY_PORT -> queryPort(in.u32("port"));
             case ALLOC_PD -> new Wire.Out().u32(add(ctx.allocPd()));
             case DEALLOC_PD -> destroy(in, ProtectionDomain.class);
+            case IMPORT_PD -> { imported(in.u32("pd"), ProtectionDomain.class); yield new Wire.Out(); }
+            case IMPORT_MR -> {
+                MemoryRegion mr = imported(in.u32("mr"), MemoryRegion.class);
+                yield new Wire.Out().u32(mr.lkey()).u32(mr.rkey()).u64(mr.length());
+            }
+            case IMPORT_DM -> new Wire.Out().u64(imported(in.u32("dm"), DeviceMemory.class).length());
             case REG_MR -> regMr(in);
             case DEREG_MR -> deregMr(in.u32("mr"));
             case REREG_MR -> reregMr(in);
@@ -235,6 +252,28 @@ final class Session implements AutoCloseable {
         return type.cast(o);
     }
 
+    /** The object of {@code handle} an importing context names: none is ENOENT, another kind EINVAL (as uverbs). */
+    private <T> T imported(int handle, Class<T> type) {
+        if (!objects.containsKey(handle))
+            throw new VerbsException(Errno.ENOENT, "import of " + type.getSimpleName() + " handle "
+                    + Integer.toUnsignedString(handle) + ": no such object");
+        return get(handle, type);
+    }
+
+    /** The memory of the process that sent this request (opened when it first registers a buffer). */
+    private ProcessMemory requesterMemory() {
+        ProcessMemory m = memories.get(requester);
+        if (m != null) return m;
+        try {
+            m = new ProcessMemory(requester);
+        } catch (IOException e) {
+            throw new VerbsException(Errno.EACCES, "cannot reach process " + requester + "'s memory: "
+                    + e.getMessage());
+        }
+        memories.put(requester, m);
+        return m;
+    }
+
     private <T extends AutoCloseable> T getOrNull(int handle, Class<T> type) { return handle == Wire.NONE ? null : get(handle, type); }
 
     private Wire.Out destroy(Wire.In in, Class<? extends nicsim.verbs.VerbsObject> type) {
@@ -316,7 +355,7 @@ final class Session implements AutoCloseable {
     private Wire.Out regMr(Wire.In in) {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
         long addr = in.u64("addr"), length = in.u64("length"), iova = in.u64("iova");
-        MemoryRegion mr = registrations.register(pd, addr, length, iova, in.u32("access"));
+        MemoryRegion mr = registrations.register(requesterMemory(), pd, addr, length, iova, in.u32("access"));
         return new Wire.Out().u32(add(mr)).u32(mr.lkey()).u32(mr.rkey());
     }
 
@@ -327,7 +366,7 @@ final class Session implements AutoCloseable {
         long addr = in.u64("addr"), length = in.u64("length");
         int access = in.u32("access");
         ProtectionDomain pd = (flags & MemoryRegion.REREG_CHANGE_PD) != 0 ? get(pdh, ProtectionDomain.class) : null;
-        registrations.rereg(mr, flags, pd, addr, length, access);
+        registrations.rereg(requesterMemory(), mr, flags, pd, addr, length, access);
         return new Wire.Out().u32(mr.lkey()).u32(mr.rkey());
     }
 
@@ -669,13 +708,25 @@ final class Session implements AutoCloseable {
             if (staging >= 0) host.freePhysical(staging, STAGING);
             staging = -1;
             objects.clear();
-            memory.close();
+            for (ProcessMemory m : memories.values()) m.close();
         }
     }
 
-    /** DMA writes the adapter has made into the program's registered memory so far. */
-    long memoryWrites() { return memory.writes(); }
+    /** DMA writes the adapter has made into the registered memory of the processes using it so far. */
+    long memoryWrites() {
+        long n = 0;
+        for (ProcessMemory m : memories.values()) n += m.writes();
+        return n;
+    }
 
-    /** DMA accesses to this program's memory that the kernel refused, and the first one. */
-    String memoryFailures() { return memory.failures() == 0 ? null : memory.failures() + " (first: " + memory.firstFailure() + ")"; }
+    /** DMA accesses to their memory that the kernel refused, and the first one. */
+    String memoryFailures() {
+        long n = 0;
+        String first = null;
+        for (ProcessMemory m : memories.values()) {
+            n += m.failures();
+            if (first == null) first = m.firstFailure();
+        }
+        return n == 0 ? null : n + " (first: " + first + ")";
+    }
 }

@@ -16,7 +16,8 @@ static struct ibv_xrcd *xrcd_of(struct ibv_context *ctx, int mask, int fd, int o
 	return ibv_open_xrcd(ctx, &a);
 }
 
-static struct ibv_srq *xrc_srq(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_xrcd *x, struct ibv_cq *cq, int mask) {
+static struct ibv_srq *xrc_srq(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_xrcd *x, struct ibv_cq *cq,
+			       int mask) {
 	struct ibv_srq_init_attr_ex a = { .attr = { .max_wr = 4, .max_sge = 1 }, .srq_type = IBV_SRQT_XRC,
 					  .comp_mask = (uint32_t)mask, .pd = pd, .xrcd = x, .cq = cq };
 	return ibv_create_srq_ex(ctx, &a);
@@ -72,7 +73,8 @@ int main(void) {
 	check(fd >= 0, "a file for the domain", "errno %d", errno);
 	EXPECT_NULL(xrcd_of(ctx, IBV_XRCD_INIT_ATTR_FD, -1, 0), EINVAL, "open_xrcd without IBV_XRCD_INIT_ATTR_OFLAGS: EINVAL");
 	EXPECT_NULL(xrcd_of(ctx, IBV_XRCD_INIT_ATTR_OFLAGS, -1, O_CREAT), EINVAL, "without IBV_XRCD_INIT_ATTR_FD: EINVAL");
-	EXPECT_NULL(xrcd_of(ctx, both | IBV_XRCD_INIT_ATTR_RESERVED, -1, O_CREAT), EOPNOTSUPP, "an unknown comp_mask bit: EOPNOTSUPP");
+	EXPECT_NULL(xrcd_of(ctx, both | IBV_XRCD_INIT_ATTR_RESERVED, -1, O_CREAT), EOPNOTSUPP,
+		    "an unknown comp_mask bit: EOPNOTSUPP");
 	EXPECT_NULL(xrcd_of(ctx, both, 1000, O_CREAT), EBADF, "a file descriptor not open: EBADF");
 	EXPECT_NULL(xrcd_of(ctx, both, fd, 0), EINVAL, "a file with no domain, without O_CREAT: EINVAL");
 	MUST(own, xrcd_of(ctx, both, -1, 0), "fd -1: a domain of the program's own");
@@ -116,7 +118,8 @@ int main(void) {
 		check(ibv_post_recv(ini, &w, &bad) != 0, "ibv_post_recv on an XRC_SEND QP is refused", "it was accepted");
 	}
 	EXPECT_RC(connect_xrc(ini, tgt), 0, "initiator and target connected");
-	check(!post_to(srq1, 1, buf, mr->lkey) && !post_to(srq2, 2, buf + 256, mr->lkey), "a receive on each SRQ", "errno %d", errno);
+	check(!post_to(srq1, 1, buf, mr->lkey) && !post_to(srq2, 2, buf + 256, mr->lkey), "a receive on each SRQ",
+	      "errno %d", errno);
 	strcpy(buf + 8192, "to the second SRQ");
 	strcpy(buf + 8448, "to the first SRQ");
 	EXPECT_RC(send_to(ini, n2, buf + 8192, 18, mr->lkey), 0, "a send naming the second SRQ");

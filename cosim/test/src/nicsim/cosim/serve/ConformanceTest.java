@@ -27,7 +27,7 @@ class ConformanceTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"device", "pd", "mr", "cq", "cq-events", "qp", "qp-ex", "atomic", "odp", "mw", "dm", "domain", "srq",
-            "xrc"})
+            "xrc", "import"})
     void family(String family) throws Exception {
         Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lpthread");
         Run r = Programs.start(served, 0, false, dir.resolve(family).toString());

@@ -1,0 +1,175 @@
+/*
+ * Sharing a context between processes, as the kernel shares a uverbs file (ibv_import_device(3),
+ * ibv_import_pd(3), ibv_import_mr(3), ibv_import_dm(3)):
+ *   ibv_import_device  is interposed (LD_PRELOAD) over libibverbs' own, which would ask the kernel
+ *                      through the command file. The file given is a duplicate (dup, SCM_RIGHTS) of
+ *                      some context's; the simulator lists the contexts open and the process and
+ *                      file number of each, and kcmp(2) says which one the file is. The device is
+ *                      then opened as usual, except that the new context joins that context's
+ *                      session instead of making one, and owns the file given from then on;
+ *   ibv_import_*       name an object of the shared context by its handle: the simulator answers
+ *                      ENOENT if there is none, EINVAL if it is of another kind (as uverbs does);
+ *   ibv_unimport_*     free this process's record of the object only: the object stays.
+ * An imported context's async file stays quiet: the kernel writes a context's events to the first
+ * async file it was given, the opener's.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/kcmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "nicsim-provider.h"
+
+__thread const struct nicsim_import *nicsim_importing;
+
+/* One request on a connection of its own, and its reply (into *m): the reply's status, or EIO. */
+static int ask(int fd, struct msg *m) {
+	uint32_t len;
+	if (send_only(fd, m) || io(fd, &len, 4, 0) || len > (64u << 20)) return EIO;
+	done(m);
+	m->buf = malloc(len ? len : 1);
+	if (!m->buf) return ENOMEM;
+	m->cap = len;
+	if (io(fd, m->buf, len, 0)) return EIO;
+	m->len = len;
+	m->pos = 0;
+	return (int)get32(m);
+}
+
+/* The context whose command file cmd_fd is a duplicate of, and its node: 0, or ENOENT when none is (or EIO). */
+static int find_context(int cmd_fd, struct nicsim_import *found, uint32_t *node) {
+	struct msg m = request(NICSIM_OP_CONTEXTS);
+	int fd = connect_simulator(), rc = EIO;
+	uint32_t n;
+	if (fd < 0) { done(&m); return EIO; }
+	rc = ask(fd, &m);
+	close(fd);
+	if (rc) { done(&m); return rc; }
+	rc = ENOENT;
+	n = get32(&m);
+	for (uint32_t i = 0; i < n && !m.failed; i++) {
+		uint32_t session = get32(&m), pid = get32(&m), their_fd = get32(&m), at = get32(&m);
+		if (rc == ENOENT && !m.failed
+		    && syscall(SYS_kcmp, getpid(), (pid_t)pid, KCMP_FILE, cmd_fd, (int)their_fd) == 0) {
+			found->session = session;
+			found->pid = pid;
+			*node = at;
+			rc = 0;
+		}
+	}
+	done(&m);
+	return rc;
+}
+
+/* The device of node (named nicsim<node>; attach shows a program one), from list. */
+static struct ibv_device *device_of(struct ibv_device **list, uint32_t node) {
+	char want[32];
+	snprintf(want, sizeof want, "nicsim%u", node);
+	for (int i = 0; list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), want)) return list[i];
+	return list[0];
+}
+
+__attribute__((visibility("default")))
+struct ibv_context *ibv_import_device(int cmd_fd) {
+	struct nicsim_import from;
+	struct ibv_device **list;
+	struct ibv_context *c;
+	struct stat st;
+	uint32_t node = 0;
+	int rc;
+	if (fstat(cmd_fd, &st) || !S_ISCHR(st.st_mode)) { errno = EINVAL; return NULL; }
+	rc = find_context(cmd_fd, &from, &node);
+	if (rc == ENOENT) { /* not a nicsim context's file: perhaps another device's */
+		struct ibv_context *(*f)(int) = dlvsym(RTLD_NEXT, "ibv_import_device", "IBVERBS_1.10");
+		if (f) return f(cmd_fd);
+	}
+	if (rc) { errno = rc; return NULL; }
+	list = ibv_get_device_list(NULL);
+	if (!list || !list[0]) {
+		if (list) ibv_free_device_list(list);
+		errno = ENODEV;
+		return NULL;
+	}
+	nicsim_importing = &from;
+	c = ibv_open_device(device_of(list, node));
+	nicsim_importing = NULL;
+	rc = errno;
+	ibv_free_device_list(list);
+	if (!c) { errno = rc; return NULL; }
+	close(c->cmd_fd); /* the context owns the file it was given: ibv_close_device closes it */
+	c->cmd_fd = cmd_fd;
+	return c;
+}
+
+/* Asks whether the shared context has an object of kind op under handle: 0 with the reply in *m, or the errno. */
+static int named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg *m) {
+	int rc;
+	*m = request(op);
+	put32(m, handle);
+	rc = call(ctx_of(c), m);
+	if (rc) done(m);
+	return rc;
+}
+
+struct ibv_pd *nicsim_import_pd(struct ibv_context *c, uint32_t handle) {
+	struct nicsim_pd *pd;
+	struct msg m;
+	int rc = named(c, NICSIM_OP_IMPORT_PD, handle, &m);
+	if (rc) { errno = rc; return NULL; }
+	done(&m);
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) { errno = ENOMEM; return NULL; }
+	pd->handle = handle;
+	pd->pd.handle = handle;
+	pd->pd.context = c;
+	atomic_init(&pd->refcount, 1);
+	return &pd->pd;
+}
+
+void nicsim_unimport_pd(struct ibv_pd *pd) { free((struct nicsim_pd *)pd); }
+
+/* As ibv_cmd_query_mr leaves an imported MR: its keys and length, no address (the importer knows it, if anyone). */
+struct ibv_mr *nicsim_import_mr(struct ibv_pd *pd, uint32_t handle) {
+	struct nicsim_mr *mr;
+	struct msg m;
+	int rc = named(pd->context, NICSIM_OP_IMPORT_MR, handle, &m);
+	if (rc) { errno = rc; return NULL; }
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) { done(&m); errno = ENOMEM; return NULL; }
+	mr->handle = handle;
+	mr->vmr.ibv_mr.handle = handle;
+	mr->vmr.ibv_mr.lkey = get32(&m);
+	mr->vmr.ibv_mr.rkey = get32(&m);
+	mr->vmr.ibv_mr.length = get64(&m);
+	mr->vmr.ibv_mr.context = pd->context;
+	mr->vmr.ibv_mr.pd = pd;
+	mr->vmr.ibv_mr.addr = NULL;
+	mr->vmr.mr_type = IBV_MR_TYPE_IMPORTED_MR;
+	done(&m);
+	return &mr->vmr.ibv_mr;
+}
+
+void nicsim_unimport_mr(struct ibv_mr *mr) { free((struct nicsim_mr *)mr); }
+
+struct ibv_dm *nicsim_import_dm(struct ibv_context *c, uint32_t handle) {
+	struct ibv_dm *dm;
+	struct msg m;
+	int rc = named(c, NICSIM_OP_IMPORT_DM, handle, &m);
+	if (rc) { errno = rc; return NULL; }
+	done(&m);
+	dm = calloc(1, sizeof(*dm));
+	if (!dm) { errno = ENOMEM; return NULL; }
+	dm->handle = handle;
+	dm->context = c;
+	dm->memcpy_to_dm = nicsim_memcpy_to_dm;
+	dm->memcpy_from_dm = nicsim_memcpy_from_dm;
+	return dm;
+}
+
+void nicsim_unimport_dm(struct ibv_dm *dm) { free(dm); }
