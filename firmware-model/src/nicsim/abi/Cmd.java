@@ -64,7 +64,8 @@ public final class Cmd {
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
             ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207, REREG_MKEY = 0x208,
-            ALLOC_DM = 0x209, DEALLOC_DM = 0x20a, RESIZE_CQ = 0x402, ODP_PREFETCH_FLUSH = 0x20b, QUERY_SRQ = 0x702;
+            ALLOC_DM = 0x209, DEALLOC_DM = 0x20a, RESIZE_CQ = 0x402, ODP_PREFETCH_FLUSH = 0x20b, QUERY_SRQ = 0x702,
+            CREATE_IMPLICIT_MKEY = 0x20c;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -78,7 +79,7 @@ public final class Cmd {
             case ODP_PREFETCH -> "ODP_PREFETCH"; case ODP_INVALIDATE -> "ODP_INVALIDATE"; case CREATE_INDIRECT_MKEY -> "CREATE_INDIRECT_MKEY";
             case REREG_MKEY -> "REREG_MKEY"; case ALLOC_DM -> "ALLOC_DM"; case DEALLOC_DM -> "DEALLOC_DM";
             case RESIZE_CQ -> "RESIZE_CQ"; case ODP_PREFETCH_FLUSH -> "ODP_PREFETCH_FLUSH";
-            case QUERY_SRQ -> "QUERY_SRQ";
+            case QUERY_SRQ -> "QUERY_SRQ"; case CREATE_IMPLICIT_MKEY -> "CREATE_IMPLICIT_MKEY";
             default -> String.format("0x%x", op);
         };
     }

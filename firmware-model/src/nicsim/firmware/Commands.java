@@ -155,6 +155,11 @@ final class Commands {
                 key[0] = fw.keys.createMr(c, () -> a.accept(handle(key[0])));
                 yield null;
             }
+            case Cmd.CREATE_IMPLICIT_MKEY -> { // no page list: nothing to copy
+                Cmd.CreateMkey c = in(Cmd.CREATE_MKEY_IN, input);
+                checkPd(c.pd());
+                yield handle(fw.keys.createImplicit(c));
+            }
             case Cmd.DESTROY_MKEY -> { fw.keys.destroyMr(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ALLOC_DM -> {
                 Cmd.AllocDm a = in(Cmd.ALLOC_DM_IN, input);

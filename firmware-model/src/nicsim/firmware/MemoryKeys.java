@@ -98,6 +98,32 @@ final class MemoryKeys {
         return index << 8 | key;
     }
 
+    /**
+     * CREATE_IMPLICIT_MKEY: an on-demand MR of {@code c.length()} bytes from {@code c.start()} (the
+     * whole address space) with no page list: its pages' entries get rows as the adapter touches
+     * them, and the host's handler is told each page's address (MttFill#IMPLICIT). Returns the key.
+     */
+    long createImplicit(Cmd.CreateMkey c) {
+        if (c.pageShift() != IMPLICIT_PAGE_SHIFT) throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
+        if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
+        long pageMask = (1L << IMPLICIT_PAGE_SHIFT) - 1;
+        if (((c.start() | c.length()) & pageMask) != 0 || c.pageOffset() != 0 || c.length() <= 0
+                || c.pages() != c.length() >>> IMPLICIT_PAGE_SHIFT)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.length());
+        if (!fw.mttFill.space.fitsSparse(c.pages())) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());
+        long index = mkeys.free();
+        int key = nextKey();
+        long base = fw.mttFill.space.takeSparse(c.pages(), c.start(), index, IMPLICIT_PAGE_SHIFT);
+        MkeyContext m = new MkeyContext(index, MttPorts.STATE_VALID, key, c.pd(), 0, 0, c.start(), c.length(),
+                c.access() & 0x3f, IMPLICIT_PAGE_SHIFT, 0, base);
+        mkeys.put(index, m);
+        publish(m);
+        return index << 8 | key;
+    }
+
+    /** An implicit MR's pages are 2 MB: their entries then have room for the MR's mkey index beside the address. */
+    static final int IMPLICIT_PAGE_SHIFT = 21;
+
     private void checkMr(Cmd.CreateMkey c) {
         if (c.pageShift() < 12 || c.pageShift() > 21) throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
         if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
@@ -172,6 +198,17 @@ final class MemoryKeys {
         long[] range = pagesOf(m, c);
         long pages = (m.pageOffset() + m.length() + (1L << m.pageShift()) - 1) >> m.pageShift();
         MttFill mtt = fw.mttFill;
+        if (mtt.space.sparse(m.mttBase())) { // implicit: a fresh sparse run, every page not present (faults in again)
+            long base = mtt.space.takeSparse(pages, m.start(), m.index(), m.pageShift());
+            if (base < 0) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, pages);
+            mtt.space.give(m.mttBase());
+            MkeyContext moved = new MkeyContext(m.index(), m.state(), m.key(), m.pd(), m.qpn(), m.boundQp(), m.start(),
+                    m.length(), m.access(), m.pageShift(), m.pageOffset(), base);
+            mkeys.put(m.index(), moved);
+            fw.counters.counter("Firmware.odp_invalidations").inc();
+            publish(moved);
+            return;
+        }
         long base = mtt.take(pages);
         if (base < 0) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, pages);
         MkeyContext moved = new MkeyContext(m.index(), m.state(), m.key(), m.pd(), m.qpn(), m.boundQp(), m.start(), m.length(), m.access(),

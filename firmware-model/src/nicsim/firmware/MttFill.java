@@ -24,6 +24,12 @@ final class MttFill {
     private final java.util.function.LongSupplier now;
     /** An MTT entry's mark for a page not present. */
     static final long NOT_PRESENT = 1;
+    /**
+     * An implicit MR's entry's mark: with NOT_PRESENT, the entry names the page by its address (and
+     * its MR's mkey index from bit 2), for the host's handler; without, the host could not bring the
+     * page in (nothing is mapped there), and an access to it fails.
+     */
+    static final long IMPLICIT = 2;
     private int vector = -1;
     /** The translation table in host memory (ICM): its base, and which of its rows hold which MTT entries. */
     long tableAddr;
@@ -81,6 +87,10 @@ final class MttFill {
      */
     void fill(long index, Consumer<long[]> done) {
         long row = space.row(index);
+        if (row < 0 && space.sparse(index)) { // an implicit MR's page never touched
+            done.accept(new long[]{0, MttPorts.FILL_NOT_PRESENT});
+            return;
+        }
         if (row < 0) { done.accept(new long[]{0, 1}); return; } // an entry no MR holds (any more)
         if (byInterrupt) {
             if (vector < 0) {
@@ -99,7 +109,9 @@ final class MttFill {
             reading--;
             if (r.status() != PciPort.DmaStatus.OK) { done.accept(new long[]{0, MttPorts.FILL_FAILED}); return; }
             long entry = BigEndian.get64(r.data(), 0);
-            done.accept((entry & NOT_PRESENT) != 0 ? new long[]{0, MttPorts.FILL_NOT_PRESENT} : new long[]{entry, MttPorts.FILL_OK});
+            if ((entry & NOT_PRESENT) != 0) done.accept(new long[]{0, MttPorts.FILL_NOT_PRESENT});
+            else if ((entry & IMPLICIT) != 0) done.accept(new long[]{0, MttPorts.FILL_FAILED}); // nothing mapped there
+            else done.accept(new long[]{entry, MttPorts.FILL_OK});
         });
     }
 
@@ -127,15 +139,48 @@ final class MttFill {
             report.accept("page fault at MTT index " + index + ", but no host handler registered (REG_XLATE_VECTOR)");
             return;
         }
+        if (space.sparse(index)) materialize(index, pages, () -> interrupt(index, pages, done));
+        else interrupt(index, pages, done);
+    }
+
+    /**
+     * An implicit MR's untouched entries from {@code index} on get rows, each written with the
+     * address of its page (the host's handler reads it there); {@code then} runs once all are written.
+     */
+    private void materialize(long index, long pages, Runnable then) {
+        int[] left = {1};
+        Runnable one = () -> { if (--left[0] == 0) then.run(); };
+        for (long k = 0; k < pages; k++) {
+            if (space.row(index + k) >= 0) continue;
+            long row = space.materialize(index + k);
+            if (row < 0) {
+                counters.counter("Firmware.odp_implicit_out_of_rows").inc();
+                report.accept("implicit ODP: no free MTT row for index " + (index + k) + " (mtt table full)");
+                break;
+            }
+            byte[] e = new byte[8];
+            BigEndian.put64(e, 0, space.implicitEntry(index + k));
+            left[0]++;
+            reading++; // a fill may read the row once it is written: it is not reused meanwhile
+            adapter.port().dmaWrite(tableAddr + row * 8, e, w -> { reading--; one.run(); });
+        }
+        one.run();
+    }
+
+    private void interrupt(long index, long pages, Runnable done) {
         boolean idle = waiting.isEmpty();
-        long row = space.row(index);
-        if (row < 0) { // the MR went while its fault waited: nothing to bring in
+        java.util.List<Long> rows = new java.util.ArrayList<>();
+        for (long k = 0; k < pages; k++) { // the request's pages from the missing one on: one fault brings them all in
+            long row = space.row(index + k);
+            if (row >= 0) rows.add(row);
+        }
+        if (rows.isEmpty()) { // the MR went while its fault waited: nothing to bring in
             done.run();
             return;
         }
-        for (long k = 0; k < pages; k++) { // the request's pages from the missing one on: one fault brings in its whole range
-            boolean last = k == pages - 1;
-            waiting.add(new HostFill(row + k, r -> { if (last) done.run(); }));
+        for (int k = 0; k < rows.size(); k++) {
+            boolean last = k == rows.size() - 1;
+            waiting.add(new HostFill(rows.get(k), r -> { if (last) done.run(); }));
         }
         if (idle) adapter.port().msix(vector);
     }

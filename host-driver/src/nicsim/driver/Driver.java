@@ -107,7 +107,8 @@ public final class Driver {
             long index = miss & Long.MAX_VALUE;
             long entry = BigEndian.get64(host.memory.read(mttTable + index * 8, 8), 0);
             if ((entry & nicsim.verbs.MemoryRegion.NOT_PRESENT) != 0) { // on-demand paging: bring the page in, then mark it present
-                entry &= ~nicsim.verbs.MemoryRegion.NOT_PRESENT;
+                entry = (entry & nicsim.verbs.MemoryRegion.IMPLICIT) != 0 ? implicitPage(entry)
+                        : entry & ~nicsim.verbs.MemoryRegion.NOT_PRESENT;
                 if (host.profile.has("host.odp.fault.cost")) host.bus.cpuWork(host.profile.picos("host.odp.fault.cost"));
                 byte[] e = new byte[8];
                 BigEndian.put64(e, 0, entry);
@@ -121,6 +122,30 @@ public final class Driver {
             fills++;
         });
     }
+
+    /** Each implicit on-demand MR's pager, by mkey index: a 2 MB page's physical address from its virtual one. */
+    private final java.util.Map<Long, java.util.function.LongUnaryOperator> pagers = new java.util.HashMap<>();
+
+    public void implicitRegistered(long mkeyIndex, java.util.function.LongUnaryOperator pager) {
+        pagers.put(mkeyIndex, pager);
+    }
+
+    public void implicitDeregistered(long mkeyIndex) { pagers.remove(mkeyIndex); }
+
+    /**
+     * An implicit MR's page the adapter names by address: its physical address from the MR's pager,
+     * or (nothing mapped there, or the MR is gone) IMPLICIT alone, which fails the access.
+     */
+    private long implicitPage(long entry) {
+        long va = entry & -(1L << nicsim.verbs.MemoryRegion.IMPLICIT_PAGE_SHIFT);
+        var pager = pagers.get((entry >>> 2) & 0x3ffff);
+        long pa = pager == null ? -1 : pager.applyAsLong(va);
+        if (pa < 0) implicitMisses++;
+        return pa >= 0 ? pa : nicsim.verbs.MemoryRegion.IMPLICIT;
+    }
+
+    /** Implicit ODP pages nothing was mapped at. */
+    private long implicitMisses;
 
     /** An on-demand MR as the driver must know it to invalidate its pages: PD, lkey, its host range and the address the adapter knows it by. */
     public record OdpRegion(long pd, long lkey, long addr, long length, long iova) {}
@@ -155,6 +180,9 @@ public final class Driver {
 
     /** Pages of on-demand MRs this driver's handler has brought in. */
     public long pageFaults() { return pageFaults; }
+
+    /** Pages of implicit on-demand MRs the adapter touched where nothing was mapped (their accesses failed). */
+    public long implicitMisses() { return implicitMisses; }
 
     private long pageFaults;
 

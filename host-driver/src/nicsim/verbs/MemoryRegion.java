@@ -20,6 +20,7 @@ public final class MemoryRegion extends VerbsObject {
     private ProtectionDomain pd;
     private long addr, length, iova;
     private int access, mkey;
+    private boolean implicit;
     /** The device memory the region is over, or null: host memory. */
     private final DeviceMemory dm;
 
@@ -31,6 +32,50 @@ public final class MemoryRegion extends VerbsObject {
         this.dm = null;
         register(pd, addr, length, iova, access, pa, false);
         made();
+    }
+
+    /** An implicit on-demand region over the whole address space (ProtectionDomain#regMrImplicitMapped). */
+    MemoryRegion(ProtectionDomain pd, int access, java.util.function.LongUnaryOperator pager) {
+        super(pd);
+        this.dm = null;
+        if ((access & AccessFlags.ON_DEMAND) == 0)
+            throw new VerbsException(Errno.EINVAL,
+                    String.format("regMr of the whole address space: access 0x%x lacks ON_DEMAND", access));
+        checkAccess(pd, access);
+        long pages = IMPLICIT_LENGTH >>> IMPLICIT_PAGE_SHIFT;
+        Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, 0, IMPLICIT_LENGTH, access & ~AccessFlags.ON_DEMAND,
+                IMPLICIT_PAGE_SHIFT, 0, pages, 0);
+        int key = (int) pd.ctx.driver.command(Cmd.CREATE_IMPLICIT_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
+        this.pd = pd;
+        this.length = IMPLICIT_LENGTH;
+        this.access = access;
+        this.mkey = key;
+        this.implicit = true;
+        pd.ctx.driver.implicitRegistered((key & 0xFFFFFFFFL) >>> 8, pager);
+        pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, key & 0xFFFFFFFFL, 0, IMPLICIT_LENGTH,
+                0));
+        made();
+    }
+
+    /** The bytes an implicit region covers from address 0: the user address space of x86-64 and aarch64 (47 bits). */
+    public static final long IMPLICIT_LENGTH = 1L << 47;
+    /** An implicit region's pages are 2 MB. */
+    public static final int IMPLICIT_PAGE_SHIFT = 21;
+
+    /** Whether it is an implicit region ({@link ProtectionDomain#regMrImplicit}). */
+    public boolean implicit() { return implicit; }
+
+    private static void checkAccess(ProtectionDomain pd, int access) {
+        if ((access & ~AccessFlags.ALL) != 0)
+            throw new VerbsException(Errno.EINVAL,
+                    String.format("regMr access 0x%x has unknown bits 0x%x", access, access & ~AccessFlags.ALL));
+        boolean remoteWrites = (access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) != 0;
+        if (remoteWrites && (access & AccessFlags.LOCAL_WRITE) == 0)
+            throw new VerbsException(Errno.EINVAL,
+                    String.format("regMr access 0x%x: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE", access));
+        if ((access & AccessFlags.ON_DEMAND) != 0 && !pd.ctx.driver.odpSupported())
+            throw new VerbsException(Errno.EOPNOTSUPP, "regMr access ON_DEMAND: profile "
+                    + pd.ctx.driver.host().profile.name() + " has no on-demand paging (odpCaps() is empty)");
     }
 
     /** A zero-based region over device memory {@code dm}: {@code addr} is the physical address of its first byte (ibv_reg_dm_mr). */
@@ -49,15 +94,9 @@ public final class MemoryRegion extends VerbsObject {
      */
     private void register(ProtectionDomain pd, long addr, long length, long iova, int access, java.util.function.LongUnaryOperator pa,
                           boolean keep) {
-        if ((access & ~AccessFlags.ALL) != 0)
-            throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x has unknown bits 0x%x", access, access & ~AccessFlags.ALL));
-        if ((access & (AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_ATOMIC)) != 0 && (access & AccessFlags.LOCAL_WRITE) == 0)
-            throw new VerbsException(Errno.EINVAL, String.format("regMr access 0x%x: REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE", access));
+        checkAccess(pd, access);
         if (length < 0 || (length == 0 && dm == null)) // mlx5 registers device memory of length 0
             throw new VerbsException(Errno.EINVAL, "regMr length " + length + " must be > 0");
-        if ((access & AccessFlags.ON_DEMAND) != 0 && !pd.ctx.driver.odpSupported())
-            throw new VerbsException(Errno.EOPNOTSUPP, "regMr access ON_DEMAND: profile " + pd.ctx.driver.host().profile.name()
-                    + " has no on-demand paging (odpCaps() is empty)");
         long zeroBasedIova = (access & AccessFlags.ZERO_BASED) != 0 ? 0 : iova;
         Host host = pd.ctx.driver.host();
         int page = host.memory.pageSize();
@@ -106,6 +145,7 @@ public final class MemoryRegion extends VerbsObject {
                             java.util.function.LongUnaryOperator pa) {
         checkOpen();
         if (dm != null) throw new VerbsException(Errno.EINVAL, "rereg of a region over device memory (ibv_rereg_mr takes IBV_MR_TYPE_MR only)");
+        if (implicit) throw new VerbsException(Errno.EINVAL, "rereg of an implicit on-demand region");
         if ((flags & ~(REREG_CHANGE_TRANSLATION | REREG_CHANGE_PD | REREG_CHANGE_ACCESS)) != 0)
             throw new VerbsException(Errno.EINVAL, String.format("rereg flags 0x%x has unknown bits", flags));
         ProtectionDomain p = (flags & REREG_CHANGE_PD) != 0 ? newPd : pd;
@@ -129,6 +169,11 @@ public final class MemoryRegion extends VerbsObject {
 
     /** A page-list (MTT) entry's mark for a page not present: page addresses have bit 0 clear. */
     public static final long NOT_PRESENT = 1;
+    /**
+     * An implicit region's MTT entry's mark: with NOT_PRESENT, the adapter names the page by its
+     * address (bits 21 on) and the region's mkey index (bits 2-19); without, the page could not be brought in.
+     */
+    public static final long IMPLICIT = 2;
 
     public int lkey() { return mkey; }
     public int rkey() { return mkey; }
@@ -144,6 +189,7 @@ public final class MemoryRegion extends VerbsObject {
     @Override protected void destroy() {
         pd.ctx.driver.command(Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(mkey & 0xFFFFFFFFL), Cmd.EMPTY);
         if ((access & AccessFlags.ON_DEMAND) != 0) pd.ctx.driver.odpDeregistered(mkey & 0xFFFFFFFFL);
+        if (implicit) pd.ctx.driver.implicitDeregistered((mkey & 0xFFFFFFFFL) >>> 8);
         if (dm != null) dm.regions--;
     }
 }

@@ -51,6 +51,24 @@ public final class ProtectionDomain extends VerbsObject {
         }
     }
 
+    /**
+     * ibv_reg_mr(pd, NULL, SIZE_MAX, access) with ON_DEMAND: an implicit on-demand region, the
+     * whole user address space ({@link MemoryRegion#IMPLICIT_LENGTH} bytes from 0): each 2 MB page
+     * the adapter touches is brought in by the driver's fault handler, and a page nothing is mapped
+     * at fails the access. Without ON_DEMAND it is EINVAL; without on-demand paging EOPNOTSUPP.
+     */
+    public MemoryRegion regMrImplicit(int access) { return regMrImplicitMapped(access, ctx.driver.host()::pa); }
+
+    /**
+     * As {@link #regMrImplicit}, for memory that is not this node's own: {@code pager} gives the
+     * physical address of a 2 MB page (from its 2 MB-aligned virtual address), or -1 if nothing is
+     * mapped there; it is asked when the adapter first touches the page.
+     */
+    public MemoryRegion regMrImplicitMapped(int access, java.util.function.LongUnaryOperator pager) {
+        checkOpen();
+        return new MemoryRegion(this, access, pager);
+    }
+
     public MemoryRegion regMrIova(HostBuffer buf, long iova, int access) { return regMrIova(buf.addr(), buf.length(), iova, access); }
 
     /** ibv_reg_mr_iova: registers {@code length} bytes at virtual {@code addr}, addressed by the adapter as {@code iova} on. */

@@ -73,6 +73,21 @@ final class ProcessMemory implements AutoCloseable {
         throw new VerbsException(Errno.EFAULT, String.format("reg_mr: 0x%x is not mapped%s in process %d", at, write ? " writable" : "", pid));
     }
 
+    /** Whether anything readable of the program is mapped in {@code [start, start + length)}. */
+    boolean anyMapped(long start, long length) {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc", Integer.toString(pid), "maps"))) {
+                int dash = line.indexOf('-'), space = line.indexOf(' ');
+                long lo = Long.parseUnsignedLong(line.substring(0, dash), 16);
+                long hi = Long.parseUnsignedLong(line.substring(dash + 1, space), 16);
+                if (line.charAt(space + 1) == 'r' && lo < start + length && start < hi) return true;
+            }
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+        return false;
+    }
+
     /** DMA writes into the program's memory so far (a program spinning on its memory looks again after one). */
     long writes() { return writes; }
 

@@ -19,6 +19,8 @@ final class Registrations {
     private final Host host;
     /** Each MR's window of physical addresses. */
     private final Map<MemoryRegion, Window> windows = new HashMap<>();
+    /** Each implicit on-demand MR's windows, one per 2 MB page the adapter touched, by the page's address. */
+    private final Map<MemoryRegion, Map<Long, Window>> pages = new HashMap<>();
 
     Registrations(Host host) { this.host = host; }
 
@@ -55,6 +57,29 @@ final class Registrations {
         }
     }
 
+    /**
+     * ibv_reg_mr(pd, NULL, SIZE_MAX, access) with ON_DEMAND: the whole address space. Each 2 MB page
+     * the adapter touches gets a window when it faults, if anything of the program is mapped there
+     * (a part not mapped reads zeros and takes no writes, counted as DMA the kernel refused).
+     */
+    MemoryRegion registerImplicit(ProcessMemory memory, ProtectionDomain pd, int access) {
+        Map<Long, Window> touched = new HashMap<>();
+        long size = 1L << MemoryRegion.IMPLICIT_PAGE_SHIFT;
+        MemoryRegion mr = pd.regMrImplicitMapped(access, va -> {
+            Window w = touched.get(va);
+            if (w == null) {
+                if (!memory.anyMapped(va, size)) return -1;
+                long pa = host.allocPhysical(size, size);
+                host.memory.attach(pa, size, memory.at(va));
+                w = new Window(pa, size, x -> -1);
+                touched.put(va, w);
+            }
+            return w.pa();
+        });
+        pages.put(mr, touched);
+        return mr;
+    }
+
     /** ibv_rereg_mr: a new translation gets a window of its own; the old one goes once the adapter took the change. */
     void rereg(ProcessMemory memory, MemoryRegion mr, int flags, ProtectionDomain pd, long addr, long length,
                int access) {
@@ -79,11 +104,15 @@ final class Registrations {
         mr.close();
         Window w = windows.remove(mr);
         if (w != null) drop(w);
+        Map<Long, Window> touched = pages.remove(mr);
+        if (touched != null) touched.values().forEach(this::drop);
     }
 
     /** The program left: every window goes (its MRs went with its context). */
     void releaseAll() {
         for (Window w : windows.values()) drop(w);
         windows.clear();
+        for (Map<Long, Window> touched : pages.values()) touched.values().forEach(this::drop);
+        pages.clear();
     }
 }

@@ -355,7 +355,12 @@ final class Session implements AutoCloseable {
     private Wire.Out regMr(Wire.In in) {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
         long addr = in.u64("addr"), length = in.u64("length"), iova = in.u64("iova");
-        MemoryRegion mr = registrations.register(requesterMemory(), pd, addr, length, iova, in.u32("access"));
+        int access = in.u32("access");
+        // NULL and SIZE_MAX, on demand: implicit ODP
+        boolean implicit = addr == 0 && length == -1 && (access & nicsim.verbs.AccessFlags.ON_DEMAND) != 0;
+        MemoryRegion mr = implicit
+                ? registrations.registerImplicit(requesterMemory(), pd, access)
+                : registrations.register(requesterMemory(), pd, addr, length, iova, access);
         return new Wire.Out().u32(add(mr)).u32(mr.lkey()).u32(mr.rkey());
     }
 

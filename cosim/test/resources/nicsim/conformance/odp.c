@@ -1,8 +1,11 @@
 /*
  * ODP family: ibv_query_device_ex's odp_caps, ibv_reg_mr with IBV_ACCESS_ON_DEMAND, and traffic
  * into on-demand pages (WRITE, READ, SEND and both atomics), each first touch faulting its page in;
- * ibv_advise_mr (its man page): prefetching, with and without IBV_ADVISE_MR_FLAG_FLUSH, and its errors.
+ * ibv_advise_mr (its man page): prefetching, with and without IBV_ADVISE_MR_FLAG_FLUSH, and its errors;
+ * implicit ODP (ibv_reg_mr of NULL, SIZE_MAX): one key for any buffer, a fault on nothing mapped an error.
  */
+#include <stdint.h>
+#include <sys/mman.h>
 #include "conf.h"
 
 int main(void) {
@@ -84,6 +87,51 @@ int main(void) {
 		s.lkey ^= 0x80;
 		s.length = 1 << 20;
 		check(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 1) != 0, "a range past the MR is refused", "returned 0");
+	}
+	{ /* implicit ODP: one MR of the whole address space */
+		struct ibv_mr *imp;
+		char *c = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *gone = mmap(NULL, 4 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct ibv_sge s = { .addr = (uintptr_t)a, .length = 3000, .lkey = src->lkey };
+		struct ibv_send_wr w = { .wr_id = 4, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED }, *bad;
+		struct ibv_sge rs = { .addr = (uintptr_t)c + (3 << 20) + 123, .length = 4096 };
+		struct ibv_recv_wr r = { .wr_id = 5, .sg_list = &rs, .num_sge = 1 }, *rbad;
+		munmap(gone, 4 << 20); /* an address range nothing is mapped at */
+		check(x.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT, "odp_caps says implicit ODP is supported", "0x%" PRIx64,
+		      x.odp_caps.general_caps);
+		EXPECT_NULL(ibv_reg_mr(pd, NULL, SIZE_MAX, acc), EINVAL, "the whole address space without ON_DEMAND: EINVAL");
+		MUST(imp, ibv_reg_mr(pd, NULL, SIZE_MAX, acc | IBV_ACCESS_ON_DEMAND), "an implicit MR (NULL, SIZE_MAX, ON_DEMAND)");
+		check(imp->addr == NULL && imp->length == SIZE_MAX, "it says so", "%p, %zu", imp->addr, imp->length);
+		rs.lkey = imp->lkey;
+		memset(a, 0x3c, 3000);
+		EXPECT_RC(ibv_post_recv(qb, &r, &rbad), 0, "a receive into a fresh mapping, through the implicit lkey");
+		EXPECT_RC(ibv_post_send(qa, &w, &bad), 0, "a SEND to it");
+		{
+			struct ibv_wc w1 = conf_wait(cq), w2 = conf_wait(cq);
+			char *at = c + (3 << 20) + 123;
+			check(w1.status == IBV_WC_SUCCESS && w2.status == IBV_WC_SUCCESS && at[0] == 0x3c && at[2999] == 0x3c
+			      && at[3000] == 0, "lands byte for byte", "status %d %d", w1.status, w2.status);
+		}
+		s.length = 64;
+		w.opcode = IBV_WR_RDMA_WRITE;
+		w.wr.rdma.remote_addr = (uintptr_t)c + 100;
+		w.wr.rdma.rkey = imp->rkey;
+		EXPECT_RC(ibv_post_send(qa, &w, &bad), 0, "a WRITE through the implicit rkey elsewhere");
+		wc = conf_wait(cq);
+		check(wc.status == IBV_WC_SUCCESS && c[100] == 0x3c && c[163] == 0x3c && c[164] == 0, "lands too", "status %d",
+		      wc.status);
+		rs.addr = (uintptr_t)c + (1 << 20);
+		rs.length = 1 << 20;
+		EXPECT_RC(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, IBV_ADVISE_MR_FLAG_FLUSH, &rs, 1), 0,
+			  "ibv_advise_mr of a range of it, with FLUSH");
+		w.wr.rdma.remote_addr = (uintptr_t)gone + 4096;
+		EXPECT_RC(ibv_post_send(qa, &w, &bad), 0, "a WRITE to an address nothing is mapped at");
+		wc = conf_wait(cq);
+		check(wc.status == IBV_WC_REM_ACCESS_ERR, "fails: IBV_WC_REM_ACCESS_ERR", "status %d (%s)", wc.status,
+		      ibv_wc_status_str(wc.status));
+		EXPECT_RC(ibv_dereg_mr(imp), 0, "the implicit MR deregistered");
+		munmap(c, 4 << 20);
 	}
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);
