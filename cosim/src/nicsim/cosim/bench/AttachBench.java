@@ -34,6 +34,40 @@ public final class AttachBench {
         public double ratio() { return attachNs / javaNs; }
     }
 
+    /**
+     * The wall time {@code ./nicsim attach -- true} takes, start to exit, against a serve that is
+     * up (the median of {@code runs}, after one to warm the build check): the start a user waits
+     * for before a program runs. NaN when not run through the nicsim script (NICSIM_ROOT unset).
+     */
+    public static double attachStartSeconds(int runs) throws Exception {
+        String root = System.getenv("NICSIM_ROOT");
+        if (root == null) return Double.NaN;
+        Path socket = Files.createTempDirectory("nicsim-bench").resolve("serve.sock");
+        World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
+        boolean[] stop = {false};
+        try (Server server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(new ByteArrayOutputStream()))) {
+            Thread loop = new Thread(() -> server.run(() -> stop[0]), "bench-serve");
+            loop.start();
+            try {
+                double[] t = new double[runs + 1];
+                for (int i = 0; i <= runs; i++) {
+                    long t0 = System.nanoTime();
+                    Process p = new ProcessBuilder(Path.of(root, "nicsim").toString(), "attach", "--socket", socket.toString(), "--",
+                            "true").redirectErrorStream(true).start();
+                    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                    if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) throw new IOException("nicsim attach failed:\n" + out);
+                    t[i] = (System.nanoTime() - t0) / 1e9;
+                }
+                double[] timed = java.util.Arrays.copyOfRange(t, 1, t.length);
+                java.util.Arrays.sort(timed);
+                return timed[timed.length / 2];
+            } finally {
+                stop[0] = true;
+                loop.join(10_000);
+            }
+        }
+    }
+
     public static List<VerbCost> verbCost(int calls) throws Exception {
         World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
         Context ctx = new Device(w.host(0)).open();

@@ -181,6 +181,17 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private void serve(StringBuilder md) {
+        System.err.println("bench: attach's start ...");
+        md.append("## Starting a program through attach\n");
+        try {
+            double start = nicsim.cosim.bench.AttachBench.attachStartSeconds(quick ? 3 : 5);
+            md.append(Double.isNaN(start) ? "\nStarting a program through `./nicsim attach`: not measured (bench was not run through ./nicsim).\n"
+                    : String.format("%nStarting a program through `./nicsim attach -- true`, start to exit against a running serve "
+                    + "(median of %d): %.2f s (goal: under 1 s).%n", quick ? 3 : 5, start));
+        } catch (Exception e) {
+            throw new IllegalStateException("bench: attach start: " + e.getMessage(), e);
+        }
+        md.append("\n");
         System.err.println("bench: serve's memory over many programs ...");
         md.append("## What serve keeps of the programs it ran (one serve, nicsim-churn run one program after another: ")
                 .append("a PD, CQ, SRQ, two connected RC QPs, a pinned and an on-demand 1 MiB MR, a WRITE, a READ and an on-demand WRITE; ")
