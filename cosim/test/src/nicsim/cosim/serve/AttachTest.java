@@ -62,9 +62,9 @@ class AttachTest {
     @Test
     void ibvRcPingpongRunsBetweenTwoNodesAcrossTheFabric() throws Exception {
         long packetsBefore = served.world.sim.counters().get("Fabric.packets");
-        Run srv = start(1, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(port()));
-        awaitListening(srv, port()); // the server listens on TCP before the client connects, as when a user starts them by hand
-        Run cli = start(0, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(port()), "localhost");
+        Run srv = start(1, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(Programs.port()));
+        Programs.awaitListening(srv, Programs.port()); // the server listens on TCP before the client connects, as when a user starts them by hand
+        Run cli = start(0, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(Programs.port()), "localhost");
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output() + serverLog());
         for (Run r : List.of(srv, cli)) {
@@ -80,9 +80,9 @@ class AttachTest {
 
     @Test
     void completionEventsReachIbvGetCqEvent() throws Exception {
-        Run srv = start(1, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(port() + 1));
-        awaitListening(srv, port() + 1);
-        Run cli = start(0, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(port() + 1), "localhost");
+        Run srv = start(1, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(Programs.port() + 1));
+        Programs.awaitListening(srv, Programs.port() + 1);
+        Run cli = start(0, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(Programs.port() + 1), "localhost");
         assertEquals(0, cli.await(), cli.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output());
         assertTrue(cli.output().contains("50 iters in") && srv.output().contains("50 iters in"), cli.output() + srv.output());
@@ -91,9 +91,9 @@ class AttachTest {
     @Test
     void perftestWriteBandwidthPrintsItsTable() throws Exception {
         long bytesBefore = served.world.sim.counters().get("Firmware.dma_write_bytes");
-        Run srv = start(1, "ib_write_bw", "-n", "100", "-p", Integer.toString(port() + 2));
-        awaitListening(srv, port() + 2);
-        Run cli = start(0, "ib_write_bw", "-n", "100", "-p", Integer.toString(port() + 2), "localhost");
+        Run srv = start(1, "ib_write_bw", "-n", "100", "-p", Integer.toString(Programs.port() + 2));
+        Programs.awaitListening(srv, Programs.port() + 2);
+        Run cli = start(0, "ib_write_bw", "-n", "100", "-p", Integer.toString(Programs.port() + 2), "localhost");
         assertEquals(0, cli.await(), cli.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output());
         for (Run r : List.of(srv, cli)) {
@@ -117,11 +117,11 @@ class AttachTest {
      */
     @Test
     void perftestRunsWithOnDemandPaging() throws Exception {
-        int p = port() + 9;
+        int p = Programs.port() + 9;
         for (String test : List.of("ib_send_bw", "ib_read_bw")) {
             long faults = served.world.sim.counters().get("Firmware.odp_page_faults");
             Run srv = start(1, test, "--odp", "-n", "40", "-s", "16384", "-p", Integer.toString(p));
-            awaitListening(srv, p);
+            Programs.awaitListening(srv, p);
             Run cli = start(0, test, "--odp", "-n", "40", "-s", "16384", "-p", Integer.toString(p), "localhost");
             assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
             assertEquals(0, srv.await(), srv.output());
@@ -133,9 +133,9 @@ class AttachTest {
 
     @Test
     void killingAProgramMidRunLeavesTheSimulatorServingTheNext() throws Exception {
-        Run srv = start(1, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(port() + 3));
-        awaitListening(srv, port() + 3);
-        Run cli = start(0, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(port() + 3), "localhost");
+        Run srv = start(1, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(Programs.port() + 3));
+        Programs.awaitListening(srv, Programs.port() + 3);
+        Run cli = start(0, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(Programs.port() + 3), "localhost");
         long t0 = System.nanoTime();
         while (served.world.sim.counters().get("Fabric.packets") < 1000 && System.nanoTime() - t0 < 60_000_000_000L) Thread.sleep(50);
         assertTrue(served.world.sim.counters().get("Fabric.packets") >= 1000, "the pair got going: " + serverLog());
@@ -143,9 +143,9 @@ class AttachTest {
         srv.process().destroyForcibly().waitFor(); // its peer gone, it would wait forever
         awaitReleased();
         // a fresh pair on the same nodes
-        Run srv2 = start(1, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(port() + 4));
-        awaitListening(srv2, port() + 4);
-        Run cli2 = start(0, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(port() + 4), "localhost");
+        Run srv2 = start(1, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(Programs.port() + 4));
+        Programs.awaitListening(srv2, Programs.port() + 4);
+        Run cli2 = start(0, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(Programs.port() + 4), "localhost");
         assertEquals(0, cli2.await(), cli2.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv2.await(), srv2.output());
     }
@@ -160,9 +160,9 @@ class AttachTest {
             "ibv_xsrq_pingpong -n 20 | success"})
     void otherProgramsRunUnchanged(String command, String result) throws Exception {
         List<String> args = new java.util.ArrayList<>(List.of(command.split(" ")));
-        args.addAll(List.of("-p", Integer.toString(port() + 5)));
+        args.addAll(List.of("-p", Integer.toString(Programs.port() + 5)));
         Run srv = start(1, args.toArray(String[]::new));
-        awaitListening(srv, port() + 5);
+        Programs.awaitListening(srv, Programs.port() + 5);
         args.add("localhost");
         Run cli = start(0, args.toArray(String[]::new));
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
@@ -176,9 +176,9 @@ class AttachTest {
         List<String> first = null;
         for (int run = 0; run < 2; run++) {
             if (run > 0) { served.stop(); served.start(Served.cluster()); }
-            Run srv = start(1, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(port() + 6));
-            awaitListening(srv, port() + 6);
-            Run cli = start(0, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(port() + 6), "localhost");
+            Run srv = start(1, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(Programs.port() + 6));
+            Programs.awaitListening(srv, Programs.port() + 6);
+            Run cli = start(0, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(Programs.port() + 6), "localhost");
             assertEquals(0, cli.await(), cli.output() + serverLog());
             assertEquals(0, srv.await(), srv.output());
             List<String> figures = new java.util.ArrayList<>();
@@ -199,9 +199,9 @@ class AttachTest {
         try (nicsim.cosim.Cluster cluster = nicsim.cosim.Cluster.builder().nodes(2).profile("cx-gen3x16").seed(1)
                 .rtl(java.util.Set.of("doorbell", "wqe", "cqe")).build()) {
             served.start(cluster.world());
-            Run srv = start(1, "ibv_rc_pingpong", "-n", "30", "-p", Integer.toString(port() + 7));
-            awaitListening(srv, port() + 7);
-            Run cli = start(0, "ibv_rc_pingpong", "-n", "30", "-p", Integer.toString(port() + 7), "localhost");
+            Run srv = start(1, "ibv_rc_pingpong", "-n", "30", "-p", Integer.toString(Programs.port() + 7));
+            Programs.awaitListening(srv, Programs.port() + 7);
+            Run cli = start(0, "ibv_rc_pingpong", "-n", "30", "-p", Integer.toString(Programs.port() + 7), "localhost");
             assertEquals(0, cli.await(), cli.output() + serverLog());
             assertEquals(0, srv.await(), srv.output());
             served.stop();
@@ -310,20 +310,4 @@ class AttachTest {
         while (served.server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(20);
         assertEquals(0, served.server.attached(), "every program's objects released: " + serverLog());
     }
-
-    private static void awaitListening(Run server, int port) throws Exception {
-        String hexPort = String.format(":%04X ", port);
-        long t0 = System.nanoTime();
-        while (System.nanoTime() - t0 < 30_000_000_000L) {
-            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))
-                for (String line : Files.readAllLines(Path.of(table)))
-                    if (line.contains(hexPort) && line.trim().split("\\s+")[3].equals("0A")) return; // 0A: LISTEN
-            assertTrue(server.process().isAlive(), "the server program ended before listening:\n" + server.output());
-            Thread.sleep(20);
-        }
-        fail("nothing listens on TCP port " + port + ":\n" + server.output());
-    }
-
-    /** A TCP port for the pingpong's own exchange, one per test JVM. */
-    private static int port() { return 18515 + (int) (ProcessHandle.current().pid() % 1000); }
 }

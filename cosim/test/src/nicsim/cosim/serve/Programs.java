@@ -46,6 +46,23 @@ final class Programs {
         return new Run(p, out, t);
     }
 
+    /** Waits until something listens on TCP {@code port}; fails if {@code server} ended first, or after 30 s. */
+    static void awaitListening(Run server, int port) throws Exception {
+        String hexPort = String.format(":%04X ", port);
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < 30_000_000_000L) {
+            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))
+                for (String line : Files.readAllLines(Path.of(table)))
+                    if (line.contains(hexPort) && line.trim().split("\\s+")[3].equals("0A")) return; // 0A: LISTEN
+            assertTrue(server.process().isAlive(), "the server program ended before listening:\n" + server.output());
+            Thread.sleep(20);
+        }
+        fail("nothing listens on TCP port " + port + ":\n" + server.output());
+    }
+
+    /** A TCP port for programs' own exchanges (add an offset per use), one per test JVM. */
+    static int port() { return 18515 + (int) (ProcessHandle.current().pid() % 1000); }
+
     /**
      * Builds program {@code name} from the test resources under {@code folder} ({@code name}.c and
      * the {@code headers} beside it) as the provider is built, warning-free, in a folder of its
