@@ -74,17 +74,13 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 	cq = nicsim_create_cq(c, (int)attr->cqe, attr->channel);
 	if (!cq) return NULL;
 	x = &cq->cq_ex;
-	/* what libibverbs' ibv_create_cq fills for the plain verb (this one is inline: the provider does it) */
+	/* what verbs_init_cq fills (libibverbs fills it again on return from here) */
 	x->context = c;
 	x->channel = attr->channel;
 	x->cq_context = attr->cq_context;
 	x->comp_events_completed = 0;
 	x->async_events_completed = 0;
-	if (attr->channel) { /* what libibverbs counts for ibv_create_cq, and takes back in ibv_destroy_cq */
-		pthread_mutex_lock(&c->mutex);
-		attr->channel->refcnt++;
-		pthread_mutex_unlock(&c->mutex);
-	}
+	/* the channel's count: libibverbs' own ibv_create_cq_ex wrapper raises it, as ibv_destroy_cq lowers it */
 	pthread_mutex_init(&x->mutex, NULL);
 	pthread_cond_init(&x->cond, NULL);
 	x->start_poll = start_poll;

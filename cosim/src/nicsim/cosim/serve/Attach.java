@@ -27,9 +27,13 @@ public final class Attach {
         return Path.of(System.getProperty("java.io.tmpdir"), "nicsim-" + System.getProperty("user.name"), "serve.sock");
     }
 
-    /** Makes /dev/infiniband/uverbs0 in a private /dev, then runs the program ("$@") with the environment given. */
+    /**
+     * Makes /dev/infiniband/uverbs0 in a private /dev and gives the node its own boot id (the node
+     * is $1), then runs the program (the rest of "$@") with the environment given.
+     */
     private static final String SETUP = String.join("\n",
             "set -e",
+            "node=$1; shift",
             "mount --make-rprivate /",
             "d=$(mktemp -d)",
             "mount -t tmpfs nicsim-dev \"$d\"",
@@ -41,6 +45,11 @@ public final class Attach {
             "mkdir -p /dev/infiniband",
             ": > /dev/infiniband/uverbs0",
             "mount --bind /dev/null /dev/infiniband/uverbs0",
+            // each node is a host of its own to those who ask the kernel's boot id (UCX: whether a peer
+            // shares its memory, so shared-memory transports stay within a node and the adapter carries the rest)
+            "b=$(cat /proc/sys/kernel/random/boot_id)",
+            "printf '%s%08x\\n' \"${b%????????}\" \"$node\" > \"$d/boot_id\"",
+            "mount --bind \"$d/boot_id\" /proc/sys/kernel/random/boot_id",
             "exec \"$@\"");
 
     /** The command that runs {@code program} on node {@code node} of the simulator serving {@code socket}. */
@@ -61,7 +70,7 @@ public final class Attach {
         List<String> cmd = new ArrayList<>();
         boolean root = "root".equals(System.getProperty("user.name"));
         cmd.addAll(root ? List.of("unshare", "-m") : List.of("unshare", "-r", "-m"));
-        cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", "env",
+        cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", Integer.toString(node), "env",
                 "SYSFS_PATH=" + sysfs,
                 "RDMAV_DRIVERS=" + provider.resolve("libnicsim"),
                 "LD_PRELOAD=" + provider.resolve(ProviderBuild.LIBRARY)

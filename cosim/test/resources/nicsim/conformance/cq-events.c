@@ -102,6 +102,15 @@ static void channels(void) {
 	errno = 0;
 	check(ibv_get_cq_event(ch, &got, &cq_ctx) == -1 && errno == EAGAIN, "the destroyed CQ's event is dropped, not handed out",
 	      "errno %d", errno);
+	{ /* a CQ from ibv_create_cq_ex holds the channel once too, and lets it go when destroyed */
+		struct ibv_cq_init_attr_ex xa = { .cqe = 4, .channel = ch, .wc_flags = IBV_WC_STANDARD_FLAGS };
+		struct ibv_cq_ex *x = ibv_create_cq_ex(ctx, &xa);
+		check(x != NULL, "ibv_create_cq_ex on the channel", "errno %d", errno);
+		if (x) {
+			EXPECT_RC(ibv_destroy_comp_channel(ch), EBUSY, "the channel it uses cannot go: EBUSY");
+			EXPECT_RC(ibv_destroy_cq(ibv_cq_ex_to_cq(x)), 0, "the extended CQ destroyed");
+		}
+	}
 	EXPECT_RC(ibv_destroy_comp_channel(ch), 0, "ibv_destroy_comp_channel");
 }
 
