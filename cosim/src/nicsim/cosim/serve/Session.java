@@ -92,7 +92,17 @@ final class Session implements AutoCloseable {
     long requests;
 
     /** A request left open until the simulation gives it something. */
-    record Wait(Wire.Op op, CompletionQueue cq, int max, java.util.function.Consumer<java.nio.ByteBuffer> replyTo) {}
+    record Wait(Wire.Op op, CompletionQueue cq, int max, java.util.function.Consumer<java.nio.ByteBuffer> replyTo,
+                java.util.Set<CompletionQueue> readyBefore) {
+        Wait(Wire.Op op, CompletionQueue cq, int max, java.util.function.Consumer<java.nio.ByteBuffer> replyTo) {
+            this(op, cq, max, replyTo, java.util.Set.of());
+        }
+    }
+
+    /** Its CQs: a completion on one it does not poll now still lets it go on (it polls them in turn). */
+    private final List<CompletionQueue> cqs = new ArrayList<>();
+    /** Empty polls answered at once, since it last waited, because another of its CQs had completions. */
+    private int quickAnswers;
 
     /** Where the request being handled came from: a request left open is answered there. */
     private java.util.function.Consumer<java.nio.ByteBuffer> replyTo;
@@ -389,6 +399,7 @@ final class Session implements AutoCloseable {
         CompletionChannel ch = null;
         if (fd != Wire.NONE) ch = events.channel(fd);
         CompletionQueue cq = ctx.createCq(cqe, ch);
+        cqs.add(cq);
         int h = add(cq);
         events.cqMade(cq, h);
         return new Wire.Out().u32(h).u32(cq.cqe());
@@ -397,6 +408,7 @@ final class Session implements AutoCloseable {
     private Wire.Out destroyCq(int h) {
         CompletionQueue cq = get(h, CompletionQueue.class);
         cq.close();
+        cqs.remove(cq);
         objects.remove(h);
         events.cqGone(cq);
         return new Wire.Out();
@@ -406,7 +418,12 @@ final class Session implements AutoCloseable {
         CompletionQueue cq = get(in.u32("cq"), CompletionQueue.class);
         int max = in.count32("max");
         if (max > 0 && !cq.ready()) {
-            wait = new Wait(Wire.Op.POLL_CQ, cq, max, replyTo);
+            java.util.Set<CompletionQueue> ready = new java.util.HashSet<>();
+            for (CompletionQueue other : cqs) if (other != cq && other.ready()) ready.add(other);
+            // another of its CQs has completions: it polls its CQs in turn, so it looks there within a round
+            if (!ready.isEmpty() && quickAnswers++ < cqs.size()) return completions(cq, max);
+            quickAnswers = 0; // a round went by without them: those it leaves are no reason to let it go on
+            wait = new Wait(Wire.Op.POLL_CQ, cq, max, replyTo, ready);
             return null;
         }
         return completions(cq, max);
@@ -418,6 +435,7 @@ final class Session implements AutoCloseable {
 
     private Wire.Out completions(CompletionQueue cq, int max) {
         List<WorkCompletion> wcs = cq.poll(max);
+        if (!wcs.isEmpty()) quickAnswers = 0;
         Wire.Out out = new Wire.Out().u32(wcs.size());
         for (WorkCompletion w : wcs) {
             traffic.completed(w, host.sim.now());
@@ -430,8 +448,20 @@ final class Session implements AutoCloseable {
         return out;
     }
 
-    /** Whether what the program waits for has come: a completion on the CQ it polls. */
-    boolean waitSatisfied() { return wait != null && wait.cq() != null && wait.cq().ready(); }
+    /**
+     * Whether what the program waits for has come: a completion on the CQ it polls, or on another of
+     * its CQs that had none when it began to wait (a program polling its CQs in turn, as UCX polls
+     * its receive and send CQs, must see it before simulated time goes further).
+     */
+    boolean waitSatisfied() {
+        return wait != null && wait.cq() != null && (wait.cq().ready() || anotherCqReady(wait));
+    }
+
+    private boolean anotherCqReady(Wait w) {
+        for (CompletionQueue other : cqs)
+            if (other != w.cq() && !w.readyBefore().contains(other) && !other.isClosed() && other.ready()) return true;
+        return false;
+    }
 
     /** Whether the program waits for a reading of the simulated clock. */
     boolean readingClock() { return wait != null && wait.op() == Wire.Op.TIME; }
@@ -449,7 +479,7 @@ final class Session implements AutoCloseable {
      */
     boolean answer(boolean giveUp) {
         Wait w = wait;
-        if (w == null || w.cq() == null || !(w.cq().ready() || giveUp)) return false;
+        if (w == null || w.cq() == null || !(w.cq().ready() || giveUp || anotherCqReady(w))) return false;
         wait = null;
         w.replyTo().accept(completions(w.cq(), w.max()).finish(0));
         return true;
@@ -713,6 +743,7 @@ final class Session implements AutoCloseable {
             if (staging >= 0) host.freePhysical(staging, STAGING);
             staging = -1;
             objects.clear();
+            cqs.clear();
             for (ProcessMemory m : memories.values()) m.close();
         }
     }

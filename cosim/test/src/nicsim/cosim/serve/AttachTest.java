@@ -171,6 +171,19 @@ class AttachTest {
         assertTrue(served.world.sim.counters().get("Fabric.packets") >= 100, "the traffic crossed the simulated fabric");
     }
 
+    /**
+     * A program polling its CQs in turn (as UCX does) sees a completion on one while it polls another
+     * empty one, microseconds after it, in simulated time: not when the next far event (another
+     * QP's ACK timeout, a second ahead) lets the simulation rest, as it did.
+     */
+    @Test
+    void aCompletionOnAnotherCqIsSeenAtOnce() throws Exception {
+        Path dir = compile("two-cqs", "-libverbs");
+        Run r = start(0, true, dir.resolve("two-cqs").toString());
+        assertEquals(0, r.await(), r.output() + "\n--- serve:\n" + serverLog());
+        assertTrue(r.output().contains("write completion seen after"), r.output());
+    }
+
     @Test
     void withSimulatedTimeAPingpongPrintsTheSameFiguresOnEveryRun() throws Exception {
         List<String> first = null;
