@@ -70,11 +70,22 @@ final class Program {
         return n;
     }
 
-    /** The CPU time the program's main thread has had, in ns (/proc/&lt;pid&gt;/schedstat), or -1 if it cannot be read. */
+    /**
+     * The CPU time the program's threads have had, in ns (each one's /proc/&lt;pid&gt;/task/&lt;tid&gt;/schedstat),
+     * or -1 if it cannot be read: a thread spinning while another waits in a verb (UCX's async thread
+     * yielding for a lock the waiting one holds) spins the program.
+     */
     long cpuNanos() {
-        try {
-            String t = Files.readString(Path.of("/proc", Integer.toString(pid), "schedstat"));
-            return Long.parseLong(t.substring(0, t.indexOf(' ')));
+        try (var tasks = Files.newDirectoryStream(Path.of("/proc", Integer.toString(pid), "task"))) {
+            long sum = 0;
+            for (Path t : tasks) {
+                try {
+                    String s = Files.readString(t.resolve("schedstat"));
+                    sum += Long.parseLong(s.substring(0, s.indexOf(' ')));
+                } catch (IOException e) { // the thread ended meanwhile
+                }
+            }
+            return sum;
         } catch (IOException | RuntimeException e) {
             return -1;
         }
