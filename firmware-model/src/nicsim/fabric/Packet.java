@@ -90,7 +90,7 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
         if (op.isAck() || op == Op.READ_RESP_FIRST || op == Op.READ_RESP_LAST || op == Op.READ_RESP_ONLY) h += AETH_BYTES;
         if (op == Op.ATOMIC_ACK) h += ATOMIC_ACK_ETH;
         if (op.hasImm() || op == Op.SEND_LAST_INV || op == Op.SEND_ONLY_INV) h += IMM; // ImmDt or IETH
-        if (qkey != 0) h += DETH;
+        if (transport == UD) h += DETH;
         if (transport == XRC && op.isRequest()) h += XRCETH;
         if (transport == DC && (op.isRequest() || op.isDcControl())) h += DCETH;
         return h + (payload.length + 3) / 4 * 4;

@@ -172,7 +172,7 @@ final class Requester {
             }
             boolean imm = o == WqeLayout.OP_SEND_IMM;
             op.packets.add(new Packet(q.fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), q.qpn,
-                    op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), op.w.av().qkey() == 0 ? 1 : op.w.av().qkey(),
+                    op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkeyOf(op.w.av()),
                     op.payload, Packet.UD));
         } else if (o == WqeLayout.OP_RDMA_READ) {
             op.packets.add(request(op, Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0, 0, new byte[0]));
@@ -255,6 +255,12 @@ final class Requester {
     }
 
     /** A request packet of {@code src} (an XRC one names the destination's XRC SRQ, from the WQE's XRC segment; a DC one carries the DC key). */
+    /**
+     * The qkey a UD request carries: the work request's, or (its high bit set: a controlled qkey,
+     * IBA 10.2.5) the QP's own. Any value goes, 0 included (Open MPI's UD connection manager uses 0).
+     */
+    private int qkeyOf(nicsim.abi.WqeFormat.Av av) { return av.qkey() < 0 ? q.qkey : av.qkey(); }
+
     Packet request(SendOp src, Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
         Packet p = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, ackReq, false, op.hasReth() || op.isAtomic() ? va : 0,
                 op.hasReth() || op.isAtomic() ? rkey : 0, op.hasReth() ? len : 0, swap, cmp, 0, 0, 0, imm, 0, payload, q.transport());

@@ -39,6 +39,27 @@ class UdUcTest {
         assertTrue(p.world.sim.counters().get("Firmware.qkey_mismatch") > 0);
     }
 
+    /**
+     * qkey 0 is a qkey like any other (Open MPI's UD connection manager uses it); a controlled qkey
+     * (the high bit set) sends the QP's own.
+     */
+    @Test
+    void qkeyZeroAndAControlledQkeyArrive() {
+        Pair p = new Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
+        p.b.qp.modify(new QpAttr().qpState(QpState.RTS).qkey(0), QpAttrMask.STATE | QpAttrMask.QKEY);
+        p.b.qp.postRecv(new RecvWr().wrId(3).sgList(new Sge(p.b.buf.addr(), 200, p.b.mr.lkey())));
+        p.b.qp.postRecv(new RecvWr().wrId(4).sgList(new Sge(p.b.buf.addr() + 256, 200, p.b.mr.lkey())));
+        AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
+        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah)
+                .remoteQpn(p.b.qp.qpNum()).remoteQkey(0).sgList(new Sge(p.a.buf.addr(), 10, p.a.mr.lkey())));
+        assertEquals(WcStatus.SUCCESS, p.await(p.b.cq, 1).get(0).status(), "qkey 0 matched the receiver's 0");
+        p.a.qp.modify(new QpAttr().qpState(QpState.RTS).qkey(0), QpAttrMask.STATE | QpAttrMask.QKEY);
+        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah)
+                .remoteQpn(p.b.qp.qpNum()).remoteQkey(0x80000000).sgList(new Sge(p.a.buf.addr(), 10, p.a.mr.lkey())));
+        assertEquals(WcStatus.SUCCESS, p.await(p.b.cq, 1).get(0).status(), "the high bit sent the sender QP's qkey, 0");
+        assertEquals(0, p.world.sim.counters().get("Firmware.qkey_mismatch"));
+    }
+
     @Test
     void rdmaReadOnUdIsRefusedAtPost() {
         Pair p = new Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
