@@ -44,6 +44,7 @@ if [ "$need_rdma" = 1 ]; then
   command -v qperf >/dev/null 2>&1 || missing+=(qperf)
   command -v ucx_info >/dev/null 2>&1 || missing+=(ucx-utils)
   command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
+  command -v mpicc >/dev/null 2>&1 || missing+=(libopenmpi-dev)
 fi
 if [ "$need_node" = 1 ]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)

@@ -41,8 +41,8 @@ static int ask(int fd, struct msg *m) {
 	return (int)get32(m);
 }
 
-/* The context whose command file cmd_fd is a duplicate of, and its node: 0, or ENOENT when none is (or EIO). */
-static int find_context(int cmd_fd, struct nicsim_import *found, uint32_t *node) {
+/* The context whose command file cmd_fd is a duplicate of: 0, or ENOENT when none is (or EIO). */
+static int find_context(int cmd_fd, struct nicsim_import *found) {
 	struct msg m = request(NICSIM_OP_CONTEXTS);
 	int fd = connect_simulator(), rc = EIO;
 	uint32_t n;
@@ -53,12 +53,12 @@ static int find_context(int cmd_fd, struct nicsim_import *found, uint32_t *node)
 	rc = ENOENT;
 	n = get32(&m);
 	for (uint32_t i = 0; i < n && !m.failed; i++) {
-		uint32_t session = get32(&m), pid = get32(&m), their_fd = get32(&m), at = get32(&m);
+		uint32_t session = get32(&m), pid = get32(&m), their_fd = get32(&m);
+		(void)get32(&m); /* its node: the session is joined wherever it is */
 		if (rc == ENOENT && !m.failed
 		    && syscall(SYS_kcmp, getpid(), (pid_t)pid, KCMP_FILE, cmd_fd, (int)their_fd) == 0) {
 			found->session = session;
 			found->pid = pid;
-			*node = at;
 			rc = 0;
 		}
 	}
@@ -66,12 +66,10 @@ static int find_context(int cmd_fd, struct nicsim_import *found, uint32_t *node)
 	return rc;
 }
 
-/* The device of node (named nicsim<node>; attach shows a program one), from list. */
-static struct ibv_device *device_of(struct ibv_device **list, uint32_t node) {
-	char want[32];
-	snprintf(want, sizeof want, "nicsim%u", node);
+/* nicsim's device in list (attach shows a program its node's, named nicsim0 on every node). */
+static struct ibv_device *device_of(struct ibv_device **list) {
 	for (int i = 0; list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), want)) return list[i];
+		if (!strncmp(ibv_get_device_name(list[i]), "nicsim", 6)) return list[i];
 	return list[0];
 }
 
@@ -81,10 +79,9 @@ struct ibv_context *ibv_import_device(int cmd_fd) {
 	struct ibv_device **list;
 	struct ibv_context *c;
 	struct stat st;
-	uint32_t node = 0;
 	int rc;
 	if (fstat(cmd_fd, &st) || !S_ISCHR(st.st_mode)) { errno = EINVAL; return NULL; }
-	rc = find_context(cmd_fd, &from, &node);
+	rc = find_context(cmd_fd, &from);
 	if (rc == ENOENT) { /* not a nicsim context's file: perhaps another device's */
 		struct ibv_context *(*f)(int) = dlvsym(RTLD_NEXT, "ibv_import_device", "IBVERBS_1.10");
 		if (f) return f(cmd_fd);
@@ -97,7 +94,7 @@ struct ibv_context *ibv_import_device(int cmd_fd) {
 		return NULL;
 	}
 	nicsim_importing = &from;
-	c = ibv_open_device(device_of(list, node));
+	c = ibv_open_device(device_of(list));
 	nicsim_importing = NULL;
 	rc = errno;
 	ibv_free_device_list(list);

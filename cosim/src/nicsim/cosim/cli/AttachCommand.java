@@ -3,6 +3,7 @@ package nicsim.cosim.cli;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import nicsim.cosim.serve.Attach;
 import picocli.CommandLine.Command;
@@ -13,13 +14,18 @@ import picocli.CommandLine.Parameters;
         description = "Run an unmodified libibverbs program (ibv_devinfo, ibv_rc_pingpong, perftest...) with a simulated adapter of a "
                 + "running 'nicsim serve' as its RDMA device; exits with the program's status.")
 final class AttachCommand implements Callable<Integer> {
-    @Option(names = "--node", defaultValue = "0", description = "the node whose adapter the program uses (default: ${DEFAULT-VALUE})")
-    int node;
+    @Option(names = "--node", defaultValue = "0", description = "the node whose adapter the program uses "
+            + "(default: ${DEFAULT-VALUE}); 'rank': the MPI rank the launcher gives the program (OMPI_COMM_WORLD_RANK, "
+            + "PMI_RANK or PMIX_RANK), so that 'mpirun -np N ./nicsim attach --node rank -- PROGRAM' runs rank r "
+            + "on node r")
+    String node;
 
-    @Option(names = "--socket", description = "the simulator's socket (default: /tmp/nicsim-<user>/serve.sock, where serve listens)")
+    @Option(names = "--socket",
+            description = "the simulator's socket (default: /tmp/nicsim-<user>/serve.sock, where serve listens)")
     Path socket;
 
-    @Option(names = "--sim-time", description = "the program's gettimeofday and clock_gettime read simulated time, so the figures it prints "
+    @Option(names = "--sim-time",
+            description = "the program's gettimeofday and clock_gettime read simulated time, so the figures it prints "
             + "from its own clock are simulated ones (perftest's cycle counter cannot be redirected)")
     boolean simTime;
 
@@ -27,9 +33,27 @@ final class AttachCommand implements Callable<Integer> {
     List<String> program = new ArrayList<>();
 
     @Override public Integer call() throws Exception {
-        if (node < 0) throw new IllegalArgumentException("--node " + node + " must be >= 0");
-        List<String> cmd = Attach.command(socket != null ? socket : Attach.defaultSocket(), node, simTime, program);
+        int n = nodeNumber(node, System.getenv());
+        List<String> cmd = Attach.command(socket != null ? socket : Attach.defaultSocket(), n, simTime, program);
         Process p = new ProcessBuilder(cmd).inheritIO().start();
         return p.waitFor();
+    }
+
+    /** The node {@code --node} names: a number, or "rank" for the MPI rank in {@code env}. */
+    static int nodeNumber(String node, java.util.Map<String, String> env) {
+        if (node.equals("rank")) {
+            for (String v : List.of("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"))
+                if (env.get(v) != null) return nodeNumber(env.get(v), Map.of());
+            throw new IllegalArgumentException("--node rank: no MPI rank in the environment (OMPI_COMM_WORLD_RANK, "
+                    + "PMI_RANK or PMIX_RANK): start attach from mpirun");
+        }
+        int n;
+        try {
+            n = Integer.parseInt(node);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--node '" + node + "' is neither a node number nor 'rank'");
+        }
+        if (n < 0) throw new IllegalArgumentException("--node " + n + " must be >= 0");
+        return n;
     }
 }

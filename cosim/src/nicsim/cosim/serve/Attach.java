@@ -14,13 +14,14 @@ import java.util.List;
  *
  * <p>Needs root (or unprivileged user namespaces with overlay mounts, Linux 5.11 or later). A
  * kernel with RDMA devices of its own changes nothing: libibverbs then lists those too (found
- * through netlink), and nicsim's device is the one named {@code nicsim<node>}.
+ * through netlink), and nicsim's device is the one named {@code nicsim0}.
  */
 public final class Attach {
     private Attach() {}
 
     /** Serve's files for a socket: the sysfs trees sit beside it. */
-    public static Path sysfsRoot(Path socket, int node) { return socket.toAbsolutePath().getParent().resolve("sysfs").resolve("node" + node); }
+    public static Path sysfsRoot(Path socket, int node) { return socket.toAbsolutePath().getParent().resolve("sysfs")
+            .resolve("node" + node); }
 
     /** The socket {@code serve} and {@code attach} use unless told otherwise. */
     public static Path defaultSocket() {
@@ -53,7 +54,8 @@ public final class Attach {
             "exec \"$@\"");
 
     /** The command that runs {@code program} on node {@code node} of the simulator serving {@code socket}. */
-    public static List<String> command(Path socket, int node, List<String> program) { return command(socket, node, false, program); }
+    public static List<String> command(Path socket, int node, List<String> program) { return command(socket, node,
+            false, program); }
 
     /**
      * As above; with {@code simulatedTime}, the program's gettimeofday and clock_gettime read the
@@ -63,9 +65,11 @@ public final class Attach {
         if (program.isEmpty()) throw new IllegalArgumentException("attach: no program given (nicsim attach --node K -- PROGRAM ARGS...)");
         Path sysfs = sysfsRoot(socket, node);
         if (!Files.exists(socket))
-            throw new IllegalArgumentException("attach: no simulator listens at " + socket + " (start ./nicsim serve first, or give --socket)");
+            throw new IllegalArgumentException("attach: no simulator listens at " + socket
+                    + " (start ./nicsim serve first, or give --socket)");
         if (!Files.isDirectory(sysfs))
-            throw new IllegalArgumentException("attach: the simulator at " + socket + " has no node " + node + " (serve --nodes more than " + node + ")");
+            throw new IllegalArgumentException("attach: the simulator at " + socket + " has no node " + node
+                    + " (serve --nodes more than " + node + ")");
         Path provider = ProviderBuild.get();
         List<String> cmd = new ArrayList<>();
         boolean root = "root".equals(System.getProperty("user.name"));
@@ -77,6 +81,11 @@ public final class Attach {
                         + (simulatedTime ? " " + provider.resolve(ProviderBuild.CLOCK_LIBRARY) : ""),
                 "NICSIM_SOCKET=" + socket.toAbsolutePath(),
                 "NICSIM_NODE=" + node));
+        // Open MPI's UCX layer takes only devices named mlx* unless told otherwise, as a site's
+        // openmpi-mca-params.conf would tell it for its own adapters: nicsim's are named too
+        boolean told = System.getenv("OMPI_MCA_pml_ucx_devices") != null
+                || System.getenv("OMPI_MCA_opal_common_ucx_devices") != null;
+        if (!told) cmd.add("OMPI_MCA_pml_ucx_devices=mlx*,nicsim*");
         cmd.addAll(program);
         return cmd;
     }

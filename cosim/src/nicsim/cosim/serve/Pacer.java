@@ -126,7 +126,12 @@ final class Pacer {
             }
         }
         int open = p.openWaits();
-        if (running > Math.max(0, open - inWait)) return spinning(p, now) ? Activity.SPINS : Activity.RUNS;
+        if (running > Math.max(0, open - inWait)) {
+            // a thread runs beside one waiting in a verb, and no request came for a while: it waits for
+            // that verb (UCX's threads spin for a lock the waiting one holds), whatever CPU it gets
+            if (inWait > 0 && now - p.lastRequestNanos >= SPIN_NANOS) return Activity.SPINS;
+            return spinning(p, now) ? Activity.SPINS : Activity.RUNS;
+        }
         return open > 0 ? Activity.IN_VERB : Activity.ASLEEP;
     }
 
@@ -138,10 +143,12 @@ final class Pacer {
     }
 
     /**
-     * Whether a program away from verbs is spinning: it burned at least 3/4 of the last
-     * {@link #SPIN_NANOS} of wall time on a CPU (/proc/&lt;pid&gt;/schedstat) without a request. A
-     * program that polls its memory for the peer's RDMA WRITE (ib_write_lat) does that, and can go
-     * on only once the simulation moves.
+     * Whether a program away from verbs is spinning: its threads burned at least 1/8 of the last
+     * {@link #SPIN_NANOS} of wall time on a CPU (/proc/&lt;pid&gt;/task/*&#47;schedstat) without a
+     * request. A program that polls its memory for the peer's RDMA WRITE (ib_write_lat) does that,
+     * and can go on only once the simulation moves; so does one whose thread spins for a lock
+     * another of its threads holds while it waits in a verb (UCX). 1/8, not most of a CPU: several
+     * spinning programs share the machine's cores, and one asleep burns none.
      */
     private static boolean spinning(Program p, long now) {
         if (now - p.lastRequestNanos < SPIN_NANOS) return false;
@@ -154,7 +161,7 @@ final class Pacer {
         }
         long wall = now - p.watchWall;
         if (wall < SPIN_NANOS) return false;
-        boolean spins = (cpu - p.watchCpu) * 4 >= wall * 3;
+        boolean spins = (cpu - p.watchCpu) * 8 >= wall;
         p.watchWall = now;
         p.watchCpu = cpu;
         return spins;

@@ -8,7 +8,7 @@ import nicsim.driver.Host;
 /**
  * The sysfs tree through which libibverbs finds a node's simulated adapter (it reads SYSFS_PATH
  * when the kernel has no RDMA netlink): class/infiniband_verbs/uverbs0 names the device
- * {@code nicsim<node>} and its character device, class/infiniband/nicsim&lt;node&gt; its node type,
+ * ({@link #deviceName}) and its character device, class/infiniband/nicsim0 its node type,
  * GUID and port 1 (state, LID, GID, P_Key), agreeing with what the adapter reports through verbs.
  * The character device is 1:3, /dev/null's: libibverbs opens it and checks its number, and the
  * provider never uses it.
@@ -16,8 +16,12 @@ import nicsim.driver.Host;
 final class Sysfs {
     private Sysfs() {}
 
-    /** The device name node {@code node}'s adapter has. */
-    static String deviceName(int node) { return "nicsim" + node; }
+    /**
+     * The device name node {@code node}'s adapter has: nicsim0 on every node, as every host of a
+     * cluster has its mlx5_0, so one command line (an MPI job's) names the device for every rank.
+     * Nodes tell apart by their GUID and LID.
+     */
+    static String deviceName(int node) { return "nicsim0"; }
 
     /** Writes node {@code host}'s tree under {@code root} (replacing one there). */
     static void write(Path root, Host host) throws IOException {

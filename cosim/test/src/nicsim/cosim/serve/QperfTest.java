@@ -45,11 +45,13 @@ class QperfTest {
         assertEquals(0, status, out + "\n--- serve:\n" + served.log());
         // each test's name, then its figures: "latency  =  1.19 ms", "bw  =  35.7 MB/sec", "msg_rate  =  1.74 K/sec"
         for (String t : TESTS) {
-            Matcher m = Pattern.compile("(?m)^" + t + ":\\n\\s+(latency|bw|send_bw|msg_rate)\\s+=\\s+([0-9.]+) ").matcher(out);
+            Matcher m = Pattern.compile("(?m)^" + t + ":\\n\\s+(latency|bw|send_bw|msg_rate)\\s+=\\s+([0-9.]+) ")
+                    .matcher(out);
             assertTrue(m.find(), t + " printed no figure:\n" + out);
             assertTrue(Double.parseDouble(m.group(2)) > 0, t + ": " + m.group());
         }
         assertFalse(out.contains("failed") || out.contains("error"), out);
-        assertTrue(served.world.sim.counters().get("Fabric.packets") >= 1000, "the traffic crossed the simulated fabric");
+        assertTrue(served.world.sim.counters().get("Fabric.packets") >= 1000,
+                "the traffic crossed the simulated fabric");
     }
 }

@@ -33,7 +33,8 @@ class UcxTest {
         Run r = Programs.start(served, 0, false, "ucx_info", "-d");
         assertEquals(0, r.await(), r.output());
         for (String tl : List.of("rc_verbs", "ud_verbs"))
-            assertTrue(Pattern.compile("Transport: " + tl + "\\s*\\n#\\s+Device: nicsim0:1").matcher(r.output()).find(), tl + ":\n"
+            assertTrue(Pattern.compile("Transport: " + tl + "\\s*\\n#\\s+Device: nicsim0:1").matcher(r.output())
+                    .find(), tl + ":\n"
                     + r.output());
     }
 
@@ -44,7 +45,8 @@ class UcxTest {
             String out = pair(test, 100, 30 + run);
             assertTrue(out.contains("Final:"), test + " run " + run + ":\n" + out);
         }
-        assertTrue(served.world.sim.counters().get("Fabric.packets") >= 500, "the traffic crossed the simulated fabric");
+        assertTrue(served.world.sim.counters().get("Fabric.packets") >= 500,
+                "the traffic crossed the simulated fabric");
     }
 
     /** UCX's signalled RC sends and perftest's ib_send_lat sends, post to completion in simulated time: within 20 %. */
@@ -55,32 +57,38 @@ class UcxTest {
         int port = Programs.port() + 41;
         Run srv = Programs.start(served, 1, false, "ib_send_lat", "-n", "200", "-p", Integer.toString(port));
         Programs.awaitListening(srv, port);
-        Run cli = Programs.start(served, 0, false, "ib_send_lat", "-n", "200", "-p", Integer.toString(port), "localhost");
+        Run cli = Programs.start(served, 0, false, "ib_send_lat", "-n", "200", "-p", Integer.toString(port),
+                "localhost");
         assertEquals(0, cli.await(), cli.output());
         assertEquals(0, srv.await(), srv.output());
         double perftest = rcAverage("ib_send_lat");
-        assertTrue(ucx < 100, "UCX's sends complete in microseconds, not at an ACK timeout: " + ucx + " us\n" + served.log());
-        assertEquals(perftest, ucx, perftest * 0.2, "UCX " + ucx + " us against perftest's " + perftest + " us:\n" + served.log());
+        assertTrue(ucx < 100, "UCX's sends complete in microseconds, not at an ACK timeout: " + ucx + " us\n"
+                + served.log());
+        assertEquals(perftest, ucx, perftest * 0.2, "UCX " + ucx + " us against perftest's " + perftest + " us:\n"
+                + served.log());
     }
 
     /** Runs ucx_perftest {@code test} with node 1 serving and node 0 asking; node 0's output. */
     private String pair(String test, int iterations, int portOffset) throws Exception {
         String port = Integer.toString(Programs.port() + portOffset);
-        Run srv = Programs.start(served, 1, false, "ucx_perftest", "-p", port, "-t", test, "-n", Integer.toString(iterations));
+        Run srv = Programs.start(served, 1, false, "ucx_perftest", "-p", port, "-t", test, "-n",
+                Integer.toString(iterations));
         Programs.awaitListening(srv, Integer.parseInt(port));
         Run cli = Programs.start(served, 0, false, "ucx_perftest", "127.0.0.1", "-p", port, "-t", test, "-n",
                 Integer.toString(iterations));
-        assertEquals(0, cli.await(90), test + ":\n" + cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + served.log());
+        assertEquals(0, cli.await(90), test + ":\n" + cli.output() + "\n--- server:\n" + srv.output()
+                + "\n--- serve:\n" + served.log());
         assertEquals(0, srv.await(30), srv.output());
         return cli.output();
     }
 
-    /** The average post-to-completion time (us) of node 0's RC QP rows in the tables serve printed for {@code program}. */
+    /** The average post-to-completion time (us) of node 0's RC QP rows in serve's tables for {@code program}. */
     private double rcAverage(String program) throws Exception {
         long t0 = System.nanoTime();
         List<Double> avgs = new ArrayList<>();
         while (avgs.isEmpty() && System.nanoTime() - t0 < 30_000_000_000L) {
-            Matcher m = Pattern.compile("(?m)^nicsim serve: " + program + " \\(pid \\d+\\) on node 0 exited.*\\n.*\\n.*\\n((?:\\s+0x.*\\n)+)")
+            Matcher m = Pattern.compile("(?m)^nicsim serve: " + program
+                    + " \\(pid \\d+\\) on node 0 exited.*\\n.*\\n.*\\n((?:\\s+0x.*\\n)+)")
                     .matcher(served.log());
             while (m.find())
                 for (String row : m.group(1).split("\n")) {
