@@ -20,8 +20,9 @@ public final class Attach {
     private Attach() {}
 
     /** Serve's files for a socket: the sysfs trees sit beside it. */
-    public static Path sysfsRoot(Path socket, int node) { return socket.toAbsolutePath().getParent().resolve("sysfs")
-            .resolve("node" + node); }
+    public static Path sysfsRoot(Path socket, int node) {
+        return socket.toAbsolutePath().getParent().resolve("sysfs").resolve("node" + node);
+    }
 
     /** The socket {@code serve} and {@code attach} use unless told otherwise. */
     public static Path defaultSocket() {
@@ -29,12 +30,14 @@ public final class Attach {
     }
 
     /**
-     * Makes /dev/infiniband/uverbs0 in a private /dev and gives the node its own boot id (the node
-     * is $1), then runs the program (the rest of "$@") with the environment given.
+     * Makes /dev/infiniband/uverbs0 in a private /dev, shows the node's sysfs tree ($2) under
+     * /sys/class too (for tools that read /sys/class/infiniband directly, as ibstat and ibstatus do)
+     * and gives the node its own boot id (the node is $1), then runs the program (the rest of "$@")
+     * with the environment given.
      */
     private static final String SETUP = String.join("\n",
             "set -e",
-            "node=$1; shift",
+            "node=$1; sysfs=$2; shift 2",
             "mount --make-rprivate /",
             "d=$(mktemp -d)",
             "mount -t tmpfs nicsim-dev \"$d\"",
@@ -51,11 +54,14 @@ public final class Attach {
             "b=$(cat /proc/sys/kernel/random/boot_id)",
             "printf '%s%08x\\n' \"${b%????????}\" \"$node\" > \"$d/boot_id\"",
             "mount --bind \"$d/boot_id\" /proc/sys/kernel/random/boot_id",
+            // /sys/class with the node's classes above the host's: an overlay, so everything else stays
+            "mount -t overlay nicsim-class -o lowerdir=\"$sysfs/class\":/sys/class /sys/class 2>/dev/null || true",
             "exec \"$@\"");
 
     /** The command that runs {@code program} on node {@code node} of the simulator serving {@code socket}. */
-    public static List<String> command(Path socket, int node, List<String> program) { return command(socket, node,
-            false, program); }
+    public static List<String> command(Path socket, int node, List<String> program) {
+        return command(socket, node, false, program);
+    }
 
     /**
      * As above; with {@code simulatedTime}, the program's gettimeofday and clock_gettime read the
@@ -74,7 +80,7 @@ public final class Attach {
         List<String> cmd = new ArrayList<>();
         boolean root = "root".equals(System.getProperty("user.name"));
         cmd.addAll(root ? List.of("unshare", "-m") : List.of("unshare", "-r", "-m"));
-        cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", Integer.toString(node), "env",
+        cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", Integer.toString(node), sysfs.toString(), "env",
                 "SYSFS_PATH=" + sysfs,
                 "RDMAV_DRIVERS=" + provider.resolve("libnicsim"),
                 "LD_PRELOAD=" + provider.resolve(ProviderBuild.LIBRARY)

@@ -143,12 +143,11 @@ final class Pacer {
     }
 
     /**
-     * Whether a program away from verbs is spinning: its threads burned at least 1/8 of the last
+     * Whether a program away from verbs is spinning: its threads burned at least 3/4 of the last
      * {@link #SPIN_NANOS} of wall time on a CPU (/proc/&lt;pid&gt;/task/*&#47;schedstat) without a
      * request. A program that polls its memory for the peer's RDMA WRITE (ib_write_lat) does that,
-     * and can go on only once the simulation moves; so does one whose thread spins for a lock
-     * another of its threads holds while it waits in a verb (UCX). 1/8, not most of a CPU: several
-     * spinning programs share the machine's cores, and one asleep burns none.
+     * and can go on only once the simulation moves. (A thread running beside one waiting in a verb
+     * is taken for a spinner without this: see {@link #activity}.)
      */
     private static boolean spinning(Program p, long now) {
         if (now - p.lastRequestNanos < SPIN_NANOS) return false;
@@ -161,7 +160,7 @@ final class Pacer {
         }
         long wall = now - p.watchWall;
         if (wall < SPIN_NANOS) return false;
-        boolean spins = (cpu - p.watchCpu) * 8 >= wall;
+        boolean spins = (cpu - p.watchCpu) * 4 >= wall * 3;
         p.watchWall = now;
         p.watchCpu = cpu;
         return spins;

@@ -38,12 +38,19 @@ final class Sysfs {
         file(ib.resolve("node_guid"), guidText(guid));
         file(ib.resolve("sys_image_guid"), guidText(guid));
         file(ib.resolve("board_id"), "NICSIM-" + host.profile.name());
+        file(ib.resolve("fw_ver"), "1.0.0");
+        file(ib.resolve("hw_rev"), "0");
+        file(ib.resolve("hca_type"), "nicsim");
+        file(root.resolve("class/infiniband_mad/abi_version"), "5"); // libibumad (ibstat) checks it
         int lid = host.firmware.lid();
         Path port = ib.resolve("ports/1");
         file(port.resolve("lid"), String.format("0x%x", lid));
         file(port.resolve("sm_lid"), "0x1");
         file(port.resolve("lid_mask_count"), "0");
         file(port.resolve("state"), "4: ACTIVE");
+        file(port.resolve("rate"), "100 Gb/sec (4X EDR)");
+        file(port.resolve("cap_mask"), "0x00010000");
+        file(port.resolve("sm_sl"), "0");
         file(port.resolve("phys_state"), "5: LinkUp");
         file(port.resolve("link_layer"), "InfiniBand");
         file(port.resolve("gids/0"), String.format("fe80:0000:0000:0000:0000:0000:0000:%04x", lid & 0xff));

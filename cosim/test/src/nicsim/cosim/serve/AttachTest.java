@@ -173,6 +173,21 @@ class AttachTest {
         assertTrue(served.world.sim.counters().get("Fabric.packets") >= 100, "the traffic crossed the simulated fabric");
     }
 
+    /** ibstat and ibstatus read /sys/class/infiniband directly: attach shows the node's adapter there too. */
+    @Test
+    void ibstatAndIbstatusSeeTheNodesPort() throws Exception {
+        int lid = served.world.host(1).firmware.lid();
+        Run stat = start(1, "ibstat");
+        assertEquals(0, stat.await(), stat.output());
+        String o = stat.output();
+        assertTrue(o.contains("CA 'nicsim0'") && o.contains("State: Active") && o.contains("Base lid: " + lid), o);
+        assertTrue(o.contains(String.format("Node GUID: 0x%016x", Session.nodeGuid(1))), o);
+        Run status = start(1, "ibstatus");
+        assertEquals(0, status.await(), status.output());
+        assertTrue(status.output().contains("base lid:\t 0x" + Integer.toHexString(lid))
+                && status.output().contains("4: ACTIVE"), status.output());
+    }
+
     /**
      * A program polling its CQs in turn (as UCX does) sees a completion on one while it polls another
      * empty one, microseconds after it, in simulated time: not when the next far event (another
