@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import nicsim.host.HostMemory;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
@@ -59,33 +60,43 @@ final class ProcessMemory implements AutoCloseable {
      */
     void checkMapped(long start, long length, boolean write) {
         long at = start, end = start + length;
+        List<Mapping> maps;
         try {
-            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc", Integer.toString(pid), "maps"))) {
-                int dash = line.indexOf('-'), space = line.indexOf(' ');
-                long lo = Long.parseUnsignedLong(line.substring(0, dash), 16), hi = Long.parseUnsignedLong(line.substring(dash + 1, space), 16);
-                boolean usable = line.charAt(space + 1) == 'r' && (!write || line.charAt(space + 2) == 'w');
-                if (lo <= at && at < hi && usable) at = hi;
-                if (at >= end) return;
-            }
+            maps = mappings();
         } catch (IOException | RuntimeException e) {
             throw new VerbsException(Errno.EFAULT, "reg_mr: cannot read process " + pid + "'s mappings: " + e.getMessage());
         }
-        throw new VerbsException(Errno.EFAULT, String.format("reg_mr: 0x%x is not mapped%s in process %d", at, write ? " writable" : "", pid));
+        for (Mapping m : maps) {
+            if (m.lo() <= at && at < m.hi() && m.readable() && (!write || m.writable())) at = m.hi();
+            if (at >= end) return;
+        }
+        throw new VerbsException(Errno.EFAULT, String.format("reg_mr: 0x%x is not mapped%s in process %d", at,
+                write ? " writable" : "", pid));
     }
 
     /** Whether anything readable of the program is mapped in {@code [start, start + length)}. */
     boolean anyMapped(long start, long length) {
         try {
-            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc", Integer.toString(pid), "maps"))) {
-                int dash = line.indexOf('-'), space = line.indexOf(' ');
-                long lo = Long.parseUnsignedLong(line.substring(0, dash), 16);
-                long hi = Long.parseUnsignedLong(line.substring(dash + 1, space), 16);
-                if (line.charAt(space + 1) == 'r' && lo < start + length && start < hi) return true;
-            }
+            for (Mapping m : mappings()) if (m.readable() && m.lo() < start + length && start < m.hi()) return true;
         } catch (IOException | RuntimeException e) {
             return false;
         }
         return false;
+    }
+
+    /** One line of /proc/&lt;pid&gt;/maps: its range and whether it may be read and written. */
+    private record Mapping(long lo, long hi, boolean readable, boolean writable) {}
+
+    /** The program's mappings, in address order. */
+    private List<Mapping> mappings() throws IOException {
+        List<Mapping> out = new java.util.ArrayList<>();
+        for (String line : java.nio.file.Files.readAllLines(Path.of("/proc", Integer.toString(pid), "maps"))) {
+            int dash = line.indexOf('-'), space = line.indexOf(' ');
+            out.add(new Mapping(Long.parseUnsignedLong(line.substring(0, dash), 16),
+                    Long.parseUnsignedLong(line.substring(dash + 1, space), 16), line.charAt(space + 1) == 'r',
+                    line.charAt(space + 2) == 'w'));
+        }
+        return out;
     }
 
     /** DMA writes into the program's memory so far (a program spinning on its memory looks again after one). */
