@@ -181,13 +181,15 @@ static int query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr 
 
 /* ---- protection domains, memory regions, address handles ---- */
 
+/* Each verb that makes an object allocates its record first: a failure then leaves nothing in the simulator. */
 static struct ibv_pd *alloc_pd(struct ibv_context *c) {
-	struct msg m = request(NICSIM_OP_ALLOC_PD);
-	struct nicsim_pd *pd;
-	int rc = call(ctx_of(c), &m);
-	if (rc) { done(&m); errno = rc; return NULL; }
-	pd = calloc(1, sizeof(*pd));
-	if (!pd) { done(&m); errno = ENOMEM; return NULL; }
+	struct nicsim_pd *pd = calloc(1, sizeof(*pd));
+	struct msg m;
+	int rc;
+	if (!pd) { errno = ENOMEM; return NULL; }
+	m = request(NICSIM_OP_ALLOC_PD);
+	rc = call(ctx_of(c), &m);
+	if (rc) { done(&m); free(pd); errno = rc; return NULL; }
 	pd->handle = get32(&m);
 	pd->pd.handle = pd->handle;
 	atomic_init(&pd->refcount, 1);
@@ -209,18 +211,18 @@ static int dealloc_pd(struct ibv_pd *pd) {
 }
 
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
-	struct msg m = request(NICSIM_OP_REG_MR);
-	struct nicsim_mr *mr;
+	struct nicsim_mr *mr = calloc(1, sizeof(*mr));
+	struct msg m;
 	int rc;
+	if (!mr) { errno = ENOMEM; return NULL; }
+	m = request(NICSIM_OP_REG_MR);
 	put32(&m, pd_handle(pd));
 	put64(&m, (uint64_t)(uintptr_t)addr);
 	put64(&m, length);
 	put64(&m, iova);
 	put32(&m, (uint32_t)access);
 	rc = call(ctx_of(pd->context), &m);
-	if (rc) { done(&m); errno = rc; return NULL; }
-	mr = calloc(1, sizeof(*mr));
-	if (!mr) { done(&m); errno = ENOMEM; return NULL; }
+	if (rc) { done(&m); free(mr); errno = rc; return NULL; }
 	mr->handle = get32(&m);
 	mr->vmr.ibv_mr.handle = mr->handle;
 	mr->vmr.ibv_mr.lkey = get32(&m);
@@ -279,18 +281,18 @@ static int dereg_mr(struct verbs_mr *vmr) {
 }
 
 static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
-	struct msg m = request(NICSIM_OP_CREATE_AH);
-	struct nicsim_ah *ah;
+	struct nicsim_ah *ah = calloc(1, sizeof(*ah));
+	struct msg m;
 	int rc;
+	if (!ah) { errno = ENOMEM; return NULL; }
+	m = request(NICSIM_OP_CREATE_AH);
 	put32(&m, pd_handle(pd));
 	put32(&m, attr->dlid);
 	put32(&m, attr->sl);
 	put32(&m, attr->port_num);
 	put32(&m, attr->is_global);
 	rc = call(ctx_of(pd->context), &m);
-	if (rc) { done(&m); errno = rc; return NULL; }
-	ah = calloc(1, sizeof(*ah));
-	if (!ah) { done(&m); errno = ENOMEM; return NULL; }
+	if (rc) { done(&m); free(ah); errno = rc; return NULL; }
 	ah->handle = get32(&m);
 	ah->ah.handle = ah->handle;
 	done(&m);
