@@ -29,6 +29,7 @@ if [ "$need_rtl" = 1 ]; then
   command -v verilator >/dev/null 2>&1 || missing+=(verilator)
   command -v g++ >/dev/null 2>&1 || missing+=(g++)
   command -v make >/dev/null 2>&1 || missing+=(make)
+  command -v yosys >/dev/null 2>&1 || missing+=(yosys)
 fi
 if [ "$need_rdma" = 1 ]; then
   [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)

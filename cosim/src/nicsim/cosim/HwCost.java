@@ -1,0 +1,77 @@
+package nicsim.cosim;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import nicsim.hw.VerilogFile;
+import nicsim.profile.Profile;
+
+/**
+ * What an RTL block costs in hardware, from Yosys (Debian's yosys): its generated Verilog
+ * synthesized generically, with memories kept as memories (a bit-blasted 16K-entry table would
+ * take minutes and count as flip-flops), then mapped to gates by ABC. Cells, flip-flops, memories
+ * and their bits, and the longest path of logic between flip-flops, in gates.
+ */
+public final class HwCost {
+    private HwCost() {}
+
+    /** One block's figures, and the seconds Yosys took. */
+    public record Cost(String block, String module, long cells, long flipFlops, int memories, long memoryBits,
+                       int depth, double seconds) {}
+
+    /** The cost of block {@code name} (BlockPairs' names: doorbell, wqe, mtt, cqe, dma) built for {@code profile}. */
+    public static Cost of(Profile profile, String name) throws IOException, InterruptedException {
+        BlockPairs.Pair pair = BlockPairs.get(profile, name);
+        Path dir = Files.createTempDirectory("nicsim-hw-cost-");
+        try {
+            String top = VerilogFile.write(pair.rtl(), dir);
+            String script = String.join("; ",
+                    "read_verilog " + dir.resolve(top + ".v"),
+                    "synth -top " + top + " -run begin:fine", // up to the memories: they are kept as memories
+                    "memory -nomap", "opt -fast",
+                    "tee -q -o " + dir.resolve("mems.txt") + " dump t:$mem_v2",
+                    "techmap", "opt -fast", "abc -fast", "opt -fast",
+                    "tee -q -o " + dir.resolve("stat.txt") + " stat",
+                    "tee -q -o " + dir.resolve("ltp.txt") + " ltp -noff");
+            long t0 = System.nanoTime();
+            Process y = new ProcessBuilder("yosys", "-q", "-p", script).redirectErrorStream(true).start();
+            String out = new String(y.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!y.waitFor(10, TimeUnit.MINUTES)) {
+                y.destroyForcibly();
+                throw new IOException("yosys ran over 10 minutes on " + name);
+            }
+            if (y.exitValue() != 0) throw new IOException("yosys failed on " + name + " (" + top + "):\n" + out);
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            String stat = Files.readString(dir.resolve("stat.txt")), mems = Files.readString(dir.resolve("mems.txt"));
+            long cells = number(stat, "Number of cells:\\s+(\\d+)"), ffs = 0, bits = 0;
+            Matcher dff = Pattern.compile("(?m)^\\s+\\$_\\w*DFF\\w*\\s+(\\d+)").matcher(stat);
+            while (dff.find()) ffs += Long.parseLong(dff.group(1));
+            int memories = 0;
+            Matcher mem = Pattern.compile("cell \\$mem_v2[^\\n]*\\n((?:\\s+parameter[^\\n]*\\n)+)").matcher(mems);
+            while (mem.find()) {
+                memories++;
+                bits += number(mem.group(1), "\\\\SIZE (\\d+)") * number(mem.group(1), "\\\\WIDTH (\\d+)");
+            }
+            int depth = (int) number(Files.readString(dir.resolve("ltp.txt")), "\\(length=(\\d+)\\)");
+            return new Cost(name, top, cells, ffs, memories, bits, depth, seconds);
+        } finally {
+            try (var w = Files.walk(dir)) {
+                for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private static long number(String text, String regex) throws IOException {
+        Matcher m = Pattern.compile(regex).matcher(text);
+        if (!m.find()) throw new IOException("yosys's report has no match for " + regex + ":\n" + text);
+        return Long.parseLong(m.group(1));
+    }
+
+    /** The block names, in BlockPairs' order. */
+    public static List<String> blocks(Profile profile) { return List.copyOf(BlockPairs.all(profile).keySet()); }
+}

@@ -1,0 +1,47 @@
+package nicsim.cosim.cli;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import nicsim.cosim.HwCost;
+import nicsim.profile.Profile;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+
+@Command(name = "hw", mixinStandardHelpOptions = true, description = "What the RTL blocks cost in hardware.",
+        subcommands = {HwCommand.Cost.class})
+final class HwCommand implements Runnable {
+    @Override public void run() { System.out.println("nicsim hw: give a subcommand: cost (nicsim hw --help)"); }
+
+    @Command(name = "cost", mixinStandardHelpOptions = true,
+            description = "Synthesize each RTL block for the profile with Yosys (generic gates, memories kept as "
+                    + "memories) and print its cells, flip-flops, memories and their bits, and its longest logic path "
+                    + "in gates.")
+    static final class Cost implements Callable<Integer> {
+        @Mixin
+        ProfileOption profile = new ProfileOption();
+
+        @Parameters(arity = "0..*", paramLabel = "BLOCK", description = "doorbell, wqe, mtt, cqe, dma (default: all)")
+        List<String> blocks = new ArrayList<>();
+
+        @Override public Integer call() throws Exception {
+            if (!nicsim.hw.rtl.Toolchain.onPath("yosys"))
+                throw new IllegalArgumentException("yosys is not installed: run scripts/ensure-tools.sh --rtl "
+                        + "(as root it installs it with apt-get) or: sudo apt-get install -y yosys");
+            Profile p = profile.load();
+            List<String> names = blocks.isEmpty() ? HwCost.blocks(p) : blocks;
+            for (String b : names) nicsim.cosim.BlockPairs.get(p, b); // an unknown name is refused before any synthesis
+            System.out.printf("RTL blocks of profile %s, synthesized by Yosys (generic gates; memories kept as "
+                    + "memories)%n", p.name());
+            System.out.printf("%-9s %-22s %10s %11s %9s %13s %11s %9s%n", "block", "module", "cells", "flip-flops",
+                    "memories", "memory bits", "logic depth", "yosys (s)");
+            for (String b : names) {
+                HwCost.Cost c = HwCost.of(p, b);
+                System.out.printf("%-9s %-22s %,10d %,11d %9d %,13d %11d %9.1f%n", c.block(), c.module(), c.cells(),
+                        c.flipFlops(), c.memories(), c.memoryBits(), c.depth(), c.seconds());
+            }
+            return 0;
+        }
+    }
+}
