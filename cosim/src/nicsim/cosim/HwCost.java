@@ -15,14 +15,15 @@ import nicsim.profile.Profile;
  * What an RTL block costs in hardware, from Yosys (Debian's yosys): its generated Verilog
  * synthesized generically, with memories kept as memories (a bit-blasted 16K-entry table would
  * take minutes and count as flip-flops), then mapped to gates by ABC. Cells, flip-flops, memories
- * and their bits, and the longest path of logic between flip-flops, in gates.
+ * and their bits, and the longest path of logic between flip-flops, in gates; and, as an FPGA
+ * estimate, the same logic mapped by ABC to 6-input LUTs (what a Xilinx or Intel fabric offers).
  */
 public final class HwCost {
     private HwCost() {}
 
     /** One block's figures, and the seconds Yosys took. */
     public record Cost(String block, String module, long cells, long flipFlops, int memories, long memoryBits,
-                       int depth, double seconds) {}
+                       int depth, long luts, double seconds) {}
 
     /** The cost of block {@code name} (BlockPairs' names: doorbell, wqe, mtt, cqe, dma) built for {@code profile}. */
     public static Cost of(Profile profile, String name) throws IOException, InterruptedException {
@@ -35,9 +36,11 @@ public final class HwCost {
                     "synth -top " + top + " -run begin:fine", // up to the memories: they are kept as memories
                     "memory -nomap", "opt -fast",
                     "tee -q -o " + dir.resolve("mems.txt") + " dump t:$mem_v2",
-                    "techmap", "opt -fast", "abc -fast", "opt -fast",
+                    "techmap", "opt -fast", "design -save logic", "abc -fast", "opt -fast",
                     "tee -q -o " + dir.resolve("stat.txt") + " stat",
-                    "tee -q -o " + dir.resolve("ltp.txt") + " ltp -noff");
+                    "tee -q -o " + dir.resolve("ltp.txt") + " ltp -noff",
+                    "design -load logic", "abc -lut 6 -fast", "opt -fast", // the FPGA estimate
+                    "tee -q -o " + dir.resolve("luts.txt") + " stat");
             long t0 = System.nanoTime();
             Process y = new ProcessBuilder("yosys", "-q", "-p", script).redirectErrorStream(true).start();
             String out = new String(y.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -58,7 +61,10 @@ public final class HwCost {
                 bits += number(mem.group(1), "\\\\SIZE (\\d+)") * number(mem.group(1), "\\\\WIDTH (\\d+)");
             }
             int depth = (int) number(Files.readString(dir.resolve("ltp.txt")), "\\(length=(\\d+)\\)");
-            return new Cost(name, top, cells, ffs, memories, bits, depth, seconds);
+            String lutStat = Files.readString(dir.resolve("luts.txt"));
+            Matcher lut = Pattern.compile("(?m)^\\s+\\$lut\\s+(\\d+)").matcher(lutStat);
+            long luts = lut.find() ? Long.parseLong(lut.group(1)) : 0;
+            return new Cost(name, top, cells, ffs, memories, bits, depth, luts, seconds);
         } finally {
             try (var w = Files.walk(dir)) {
                 for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);

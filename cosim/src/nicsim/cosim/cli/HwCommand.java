@@ -16,8 +16,8 @@ final class HwCommand implements Runnable {
 
     @Command(name = "cost", mixinStandardHelpOptions = true,
             description = "Synthesize each RTL block for the profile with Yosys (generic gates, memories kept as "
-                    + "memories) and print its cells, flip-flops, memories and their bits, and its longest logic path "
-                    + "in gates.")
+                    + "memories) and print its cells, flip-flops, memories and their bits, its longest logic path "
+                    + "in gates, and its logic as 6-input LUTs (an FPGA estimate).")
     static final class Cost implements Callable<Integer> {
         @Mixin
         ProfileOption profile = new ProfileOption();
@@ -34,12 +34,12 @@ final class HwCommand implements Runnable {
             for (String b : names) nicsim.cosim.BlockPairs.get(p, b); // an unknown name is refused before any synthesis
             System.out.printf("RTL blocks of profile %s, synthesized by Yosys (generic gates; memories kept as "
                     + "memories)%n", p.name());
-            System.out.printf("%-9s %-22s %10s %11s %9s %13s %11s %9s%n", "block", "module", "cells", "flip-flops",
-                    "memories", "memory bits", "logic depth", "yosys (s)");
+            System.out.printf("%-9s %-22s %10s %11s %9s %13s %11s %10s %9s%n", "block", "module", "cells", "flip-flops",
+                    "memories", "memory bits", "logic depth", "LUT6 est.", "yosys (s)");
             for (String b : names) {
                 HwCost.Cost c = HwCost.of(p, b);
-                System.out.printf("%-9s %-22s %,10d %,11d %9d %,13d %11d %9.1f%n", c.block(), c.module(), c.cells(),
-                        c.flipFlops(), c.memories(), c.memoryBits(), c.depth(), c.seconds());
+                System.out.printf("%-9s %-22s %,10d %,11d %9d %,13d %11d %,10d %9.1f%n", c.block(), c.module(),
+                        c.cells(), c.flipFlops(), c.memories(), c.memoryBits(), c.depth(), c.luts(), c.seconds());
             }
             return 0;
         }
