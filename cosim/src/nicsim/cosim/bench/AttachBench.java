@@ -1,17 +1,11 @@
 package nicsim.cosim.bench;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import nicsim.cosim.serve.Attach;
 import nicsim.cosim.serve.ProviderBuild;
-import nicsim.cosim.serve.Server;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
@@ -42,30 +36,19 @@ public final class AttachBench {
     public static double attachStartSeconds(int runs) throws Exception {
         String root = System.getenv("NICSIM_ROOT");
         if (root == null) return Double.NaN;
-        Path socket = Files.createTempDirectory("nicsim-bench").resolve("serve.sock");
-        World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
-        boolean[] stop = {false};
-        try (Server server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(new ByteArrayOutputStream()))) {
-            Thread loop = new Thread(() -> server.run(() -> stop[0]), "bench-serve");
-            loop.start();
-            try {
-                double[] t = new double[runs + 1];
-                for (int i = 0; i <= runs; i++) {
-                    long t0 = System.nanoTime();
-                    Process p = new ProcessBuilder(Path.of(root, "nicsim").toString(), "attach", "--socket", socket.toString(), "--",
-                            "true").redirectErrorStream(true).start();
-                    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                    if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) throw new IOException("nicsim attach failed:\n" + out);
-                    t[i] = (System.nanoTime() - t0) / 1e9;
-                }
-                double[] timed = java.util.Arrays.copyOfRange(t, 1, t.length);
-                java.util.Arrays.sort(timed);
-                return timed[timed.length / 2];
-            } finally {
-                stop[0] = true;
-                loop.join(10_000);
+        return BenchServe.with((socket, w) -> {
+            double[] t = new double[runs + 1];
+            for (int i = 0; i <= runs; i++) {
+                long t0 = System.nanoTime();
+                List<String> attach = List.of(Path.of(root, "nicsim").toString(), "attach", "--socket",
+                        socket.toString(), "--", "true");
+                BenchServe.runToEnd(attach, 5, "nicsim attach");
+                t[i] = (System.nanoTime() - t0) / 1e9;
             }
-        }
+            double[] timed = java.util.Arrays.copyOfRange(t, 1, t.length); // the first warms the build check
+            java.util.Arrays.sort(timed);
+            return timed[timed.length / 2];
+        });
     }
 
     public static List<VerbCost> verbCost(int calls) throws Exception {
@@ -86,25 +69,15 @@ public final class AttachBench {
     }
 
     private static double[] throughAttach(int calls) throws Exception {
-        Path socket = Files.createTempDirectory("nicsim-bench").resolve("serve.sock");
-        World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
-        boolean[] stop = {false};
-        try (Server server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(new ByteArrayOutputStream()))) {
-            Thread loop = new Thread(() -> server.run(() -> stop[0]), "bench-serve");
-            loop.start();
-            try {
-                String program = ProviderBuild.get().resolve(ProviderBuild.VERBCOST).toString();
-                Process p = new ProcessBuilder(Attach.command(socket, 0, List.of(program, Integer.toString(calls)))).redirectErrorStream(true).start();
-                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) throw new IOException("nicsim-verbcost failed:\n" + out);
-                List<Double> ns = new ArrayList<>();
-                for (String line : out.split("\n")) if (line.startsWith("ibv_")) ns.add(Double.parseDouble(line.split(" ")[2]));
-                if (ns.size() != 2) throw new IOException("nicsim-verbcost printed:\n" + out);
-                return new double[]{ns.get(0), ns.get(1)};
-            } finally {
-                stop[0] = true;
-                loop.join(10_000);
-            }
-        }
+        return BenchServe.with((socket, w) -> {
+            String program = ProviderBuild.get().resolve(ProviderBuild.VERBCOST).toString();
+            List<String> cmd = Attach.command(socket, 0, List.of(program, Integer.toString(calls)));
+            String out = BenchServe.runToEnd(cmd, 10, "nicsim-verbcost");
+            List<Double> ns = new ArrayList<>();
+            for (String line : out.split("\n"))
+                if (line.startsWith("ibv_")) ns.add(Double.parseDouble(line.split(" ")[2]));
+            if (ns.size() != 2) throw new IOException("nicsim-verbcost printed:\n" + out);
+            return new double[]{ns.get(0), ns.get(1)};
+        });
     }
 }

@@ -1,20 +1,11 @@
 package nicsim.cosim.bench;
 
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import nicsim.cosim.serve.Attach;
 import nicsim.cosim.serve.ProviderBuild;
-import nicsim.cosim.serve.Server;
-import nicsim.driver.World;
-import nicsim.fabric.Faults;
-import nicsim.profile.Profiles;
 
 /**
  * What a serve keeps of the programs it ran: one serve, nicsim-churn (a short program of nicsim's,
@@ -36,68 +27,43 @@ public final class ServeBench {
     }
 
     public static Fuzz fuzz(long verbs) throws Exception {
-        Path socket = Files.createTempDirectory("nicsim-bench").resolve("serve.sock");
-        World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
-        boolean[] stop = {false};
         String program = ProviderBuild.get().resolve(ProviderBuild.FUZZ).toString();
-        try (Server server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(OutputStream.nullOutputStream()))) {
-            Thread loop = new Thread(() -> server.run(() -> stop[0]), "bench-serve");
-            loop.start();
-            try {
-                runFuzz(socket, program, 1000); // warm-up
-                long heapBefore = heap();
-                long t0 = System.nanoTime();
-                String out = runFuzz(socket, program, verbs);
-                double wall = (System.nanoTime() - t0) / 1e9;
-                Thread.sleep(500);
-                var m = java.util.regex.Pattern.compile("fuzz: (\\d+) verbs, (\\d+) refused, 0 bad").matcher(out);
-                if (!m.find()) throw new IOException("nicsim-fuzz printed:\n" + out);
-                return new Fuzz(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), heapBefore, heap(), wall);
-            } finally {
-                stop[0] = true;
-                loop.join(10_000);
-            }
-        }
+        return BenchServe.with((socket, w) -> {
+            runFuzz(socket, program, 1000); // warm-up
+            long heapBefore = heap();
+            long t0 = System.nanoTime();
+            String out = runFuzz(socket, program, verbs);
+            double wall = (System.nanoTime() - t0) / 1e9;
+            Thread.sleep(500);
+            var m = java.util.regex.Pattern.compile("fuzz: (\\d+) verbs, (\\d+) refused, 0 bad").matcher(out);
+            if (!m.find()) throw new IOException("nicsim-fuzz printed:\n" + out);
+            return new Fuzz(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), heapBefore, heap(), wall);
+        });
     }
 
     private static String runFuzz(Path socket, String program, long verbs) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(Attach.command(socket, 0, List.of(program, Long.toString(verbs), "7"))).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(20, TimeUnit.MINUTES) || p.exitValue() != 0) throw new IOException("nicsim-fuzz failed:\n" + out);
-        return out;
+        List<String> cmd = Attach.command(socket, 0, List.of(program, Long.toString(verbs), "7"));
+        return BenchServe.runToEnd(cmd, 20, "nicsim-fuzz");
     }
 
     public static Churn churn(int programs) throws Exception {
-        Path socket = Files.createTempDirectory("nicsim-bench").resolve("serve.sock");
-        World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
-        boolean[] stop = {false};
         String program = ProviderBuild.get().resolve(ProviderBuild.CHURN).toString();
-        // serve's log goes nowhere: kept in memory, it would be the growth measured
-        try (Server server = new Server(w, socket, Server.DEFAULT_GRACE_MILLIS, new PrintStream(OutputStream.nullOutputStream()))) {
-            Thread loop = new Thread(() -> server.run(() -> stop[0]), "bench-serve");
-            loop.start();
-            try {
-                for (int i = 0; i < 10; i++) run(socket, program, i); // warm-up: classes loaded, JIT settled
-                long heapBefore = heap();
-                int pagesBefore = w.host(0).memory.pagesTouched();
-                long t0 = System.nanoTime();
-                for (int i = 0; i < programs; i++) run(socket, program, i);
-                double wall = (System.nanoTime() - t0) / 1e9;
-                Thread.sleep(500); // the last program's session closes
-                return new Churn(programs, heapBefore, heap(), pagesBefore, w.host(0).memory.pagesTouched(), wall);
-            } finally {
-                stop[0] = true;
-                loop.join(10_000);
-            }
-        }
+        return BenchServe.with((socket, w) -> {
+            for (int i = 0; i < 10; i++) run(socket, program, i); // warm-up: classes loaded, JIT settled
+            long heapBefore = heap();
+            int pagesBefore = w.host(0).memory.pagesTouched();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < programs; i++) run(socket, program, i);
+            double wall = (System.nanoTime() - t0) / 1e9;
+            Thread.sleep(500); // the last program's session closes
+            return new Churn(programs, heapBefore, heap(), pagesBefore, w.host(0).memory.pagesTouched(), wall);
+        });
     }
 
     private static void run(Path socket, String program, int i) throws IOException, InterruptedException {
         List<String> args = i % 2 == 0 ? List.of(program) : List.of(program, "leave");
-        Process p = new ProcessBuilder(Attach.command(socket, 0, args)).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(2, TimeUnit.MINUTES) || p.exitValue() != 0 || !out.contains("ok"))
-            throw new IOException("nicsim-churn run " + i + " failed:\n" + out);
+        String out = BenchServe.runToEnd(Attach.command(socket, 0, args), 2, "nicsim-churn run " + i);
+        if (!out.contains("ok")) throw new IOException("nicsim-churn run " + i + " failed:\n" + out);
     }
 
     /**
