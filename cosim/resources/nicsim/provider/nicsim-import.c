@@ -27,28 +27,15 @@
 
 __thread const struct nicsim_import *nicsim_importing;
 
-/* One request on a connection of its own, and its reply (into *m): the reply's status, or EIO. */
-static int ask(int fd, struct msg *m) {
-	uint32_t len;
-	if (send_only(fd, m) || io(fd, &len, 4, 0) || len > (64u << 20)) return EIO;
-	done(m);
-	m->buf = malloc(len ? len : 1);
-	if (!m->buf) return ENOMEM;
-	m->cap = len;
-	if (io(fd, m->buf, len, 0)) return EIO;
-	m->len = len;
-	m->pos = 0;
-	return (int)get32(m);
-}
-
 /* The context whose command file cmd_fd is a duplicate of: 0, or ENOENT when none is (or EIO). */
 static int find_context(int cmd_fd, struct nicsim_import *found) {
 	struct msg m = request(NICSIM_OP_CONTEXTS);
 	int fd = connect_simulator(), rc = EIO;
 	uint32_t n;
 	if (fd < 0) { done(&m); return EIO; }
-	rc = ask(fd, &m);
+	rc = nicsim_exchange(fd, &m);
 	close(fd);
+	if (rc < 0) rc = EIO;
 	if (rc) { done(&m); return rc; }
 	rc = ENOENT;
 	n = get32(&m);

@@ -59,8 +59,25 @@ int nicsim_rejoin(struct nicsim_context *ctx) {
 	return 0;
 }
 
-int call(struct nicsim_context *ctx, struct msg *m) {
+int nicsim_exchange(int fd, struct msg *m) {
 	uint32_t len;
+	if (send_only(fd, m) || io(fd, &len, 4, 0) || len < 4 || len > (64u << 20)) {
+		m->len = m->pos = 0;
+		return -1;
+	}
+	m->len = m->pos = 0;
+	if (m->cap < len) {
+		uint8_t *b = realloc(m->buf, len);
+		if (!b) return ENOMEM; /* the connection is out of step from here: EIO next */
+		m->buf = b;
+		m->cap = len;
+	}
+	if (io(fd, m->buf, len, 0)) return -2;
+	m->len = len;
+	return (int)get32(m);
+}
+
+int call(struct nicsim_context *ctx, struct msg *m) {
 	int rc;
 	if (m->failed) { free(m->buf); m->buf = NULL; return ENOMEM; }
 	pthread_mutex_lock(&ctx->lock);
@@ -70,24 +87,10 @@ int call(struct nicsim_context *ctx, struct msg *m) {
 		m->len = m->pos = 0;
 		return EIO;
 	}
-	if (send_only(ctx->sock, m) || io(ctx->sock, &len, 4, 0) || len < 4 || len > (64u << 20)) {
-		pthread_mutex_unlock(&ctx->lock);
-		fprintf(stderr, "nicsim: lost the simulator (NICSIM_SOCKET)\n");
-		m->len = m->pos = 0;
-		return EIO;
-	}
-	m->len = m->pos = 0;
-	if (m->cap < len) {
-		uint8_t *b = realloc(m->buf, len);
-		if (!b) { pthread_mutex_unlock(&ctx->lock); return ENOMEM; } /* the socket is out of step from here: EIO next */
-		m->buf = b;
-		m->cap = len;
-	}
-	rc = io(ctx->sock, m->buf, len, 0);
+	rc = nicsim_exchange(ctx->sock, m);
 	pthread_mutex_unlock(&ctx->lock);
-	if (rc) return EIO;
-	m->len = len;
-	return (int)get32(m);
+	if (rc == -1) fprintf(stderr, "nicsim: lost the simulator (NICSIM_SOCKET)\n");
+	return rc < 0 ? EIO : rc;
 }
 
 int connect_simulator(void) {

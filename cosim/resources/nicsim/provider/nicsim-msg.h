@@ -59,6 +59,12 @@ struct nicsim_context;
  */
 int call(struct nicsim_context *ctx, struct msg *m);
 
+/*
+ * Sends m on connection fd and reads the reply into m (as call does, without a context): the
+ * reply's status, ENOMEM, or -1 if the connection failed before the reply's length, -2 after.
+ */
+int nicsim_exchange(int fd, struct msg *m);
+
 /* Sends m, whole, on socket fd, expecting no reply: 0, or -1. */
 int send_only(int fd, struct msg *m);
 
