@@ -10,6 +10,7 @@ import java.util.Optional;
 public final class CompletionChannel extends VerbsObject {
     private final ArrayDeque<CompletionQueue> events = new ArrayDeque<>();
     private long delivered;
+    private Runnable listener;
 
     CompletionChannel(Context ctx) {
         super(ctx);
@@ -19,7 +20,14 @@ public final class CompletionChannel extends VerbsObject {
     void deliver(CompletionQueue cq) {
         events.add(cq);
         delivered++;
+        if (listener != null) listener.run();
     }
+
+    /**
+     * Calls {@code r} each time an event arrives, within the simulation event that raised the
+     * interrupt: a consumer on the host's side, as the kernel's completion handler is.
+     */
+    public void onEvent(Runnable r) { listener = r; }
 
     /** ibv_get_cq_event without blocking: the CQ of the next event, if one arrived. */
     public Optional<CompletionQueue> getCqEvent() {

@@ -70,6 +70,7 @@ final class ServeCommand implements Callable<Integer> {
             VcdWriter vcd = wave != null ? Observe.wave(cluster.world().host(0).adapter, wave) : null;
             System.out.printf("nicsim serve: %d nodes on %s%s, listening on %s%n", nodes, cluster.profile().name(),
                     cluster.rtl().isEmpty() ? "" : " (node 0's " + String.join(", ", cluster.rtl()) + " also as RTL)", sock);
+            System.out.printf("  IP addresses (RDMA CM; attach resolves the names too): %s%n", server.addresses());
             System.out.printf("  run a program with: ./nicsim attach --node 0 -- ibv_devinfo%n");
             server.run(() -> stopped.getCount() == 0);
             server.close();

@@ -24,6 +24,9 @@ public final class Attach {
         return socket.toAbsolutePath().getParent().resolve("sysfs").resolve("node" + node);
     }
 
+    /** The nodes' names and IP addresses serve writes beside its socket, as /etc/hosts lines. */
+    public static Path hostsFile(Path socket) { return socket.toAbsolutePath().getParent().resolve("hosts"); }
+
     /** The socket {@code serve} and {@code attach} use unless told otherwise. */
     public static Path defaultSocket() {
         return Path.of(System.getProperty("java.io.tmpdir"), "nicsim-" + System.getProperty("user.name"), "serve.sock");
@@ -37,7 +40,7 @@ public final class Attach {
      */
     private static final String SETUP = String.join("\n",
             "set -e",
-            "node=$1; sysfs=$2; shift 2",
+            "node=$1; sysfs=$2; hosts=$3; shift 3",
             "mount --make-rprivate /",
             "d=$(mktemp -d)",
             "mount -t tmpfs nicsim-dev \"$d\"",
@@ -49,6 +52,11 @@ public final class Attach {
             "mkdir -p /dev/infiniband",
             ": > /dev/infiniband/uverbs0",
             "mount --bind /dev/null /dev/infiniband/uverbs0",
+            // librdmacm's file, which the provider stands in for (nicsim-rdmacm.c); its presence is what tools look for
+            ": > /dev/infiniband/rdma_cm",
+            "mount --bind /dev/null /dev/infiniband/rdma_cm",
+            // the nodes' names resolve to their RDMA CM addresses: /etc/hosts with serve's lines added
+            "if [ -f \"$hosts\" ]; then cat /etc/hosts \"$hosts\" > \"$d/hosts\"; mount --bind \"$d/hosts\" /etc/hosts; fi",
             // each node is a host of its own to those who ask the kernel's boot id (UCX: whether a peer
             // shares its memory, so shared-memory transports stay within a node and the adapter carries the rest)
             "b=$(cat /proc/sys/kernel/random/boot_id)",
@@ -80,7 +88,8 @@ public final class Attach {
         List<String> cmd = new ArrayList<>();
         boolean root = "root".equals(System.getProperty("user.name"));
         cmd.addAll(root ? List.of("unshare", "-m") : List.of("unshare", "-r", "-m"));
-        cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", Integer.toString(node), sysfs.toString(), "env",
+        cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", Integer.toString(node), sysfs.toString(),
+                hostsFile(socket).toString(), "env",
                 "SYSFS_PATH=" + sysfs,
                 "RDMAV_DRIVERS=" + provider.resolve("libnicsim"),
                 "LD_PRELOAD=" + provider.resolve(ProviderBuild.LIBRARY)

@@ -37,13 +37,15 @@ final class Pacer {
 
     private final World world;
     private final long graceNanos;
+    private final RdmaCm cm;
     long advances, graceAdvances, awayAdvances;
 
     /** What a program is doing, as far as the simulated time is concerned. */
     enum Activity { RUNS, IN_VERB, ASLEEP, SPINS, GRACED }
 
-    Pacer(World world, long graceMillis) {
+    Pacer(World world, long graceMillis, RdmaCm cm) {
         this.world = world;
+        this.cm = cm;
         this.graceNanos = graceMillis * 1_000_000L;
     }
 
@@ -79,10 +81,12 @@ final class Pacer {
 
     /** Steps the simulation until a program can go on, {@code until} (simulated), or the run must yield; whether it moved. */
     private boolean run(Collection<Program> programs, Map<Program, Long> spinners, long until, BooleanSupplier interrupted) {
-        long wall0 = System.nanoTime();
+        long wall0 = System.nanoTime(), cmEvents = cm.written;
         boolean moved = false;
-        for (int n = 1; !canGoOn(programs, spinners) && !world.sim.idle() && world.sim.nextEventTime() <= until; n++) {
+        for (int n = 1; cm.written == cmEvents && !canGoOn(programs, spinners) && !world.sim.idle()
+                && world.sim.nextEventTime() <= until; n++) {
             world.sim.step();
+            cm.service();
             moved = true;
             if ((n & 1023) == 0 && (interrupted.getAsBoolean() || System.nanoTime() - wall0 > SLICE_NANOS)) break;
         }
@@ -118,6 +122,9 @@ final class Pacer {
         for (ProcThreads.Thread t : threads) {
             if (t.asleep()) {
                 Session s = p.sessionOnSocket(t.readingFd());
+                // waiting for an RDMA CM event, as for an event file: away from verbs, unless one is there to read
+                var cmFile = s == null ? p.cmFiles.get(t.readingFd()) : null;
+                if (cmFile != null && cmFile.getAsBoolean()) return Activity.RUNS;
                 if (s == null) continue; // asleep outside verbs
                 if (s.waiting() == null) return Activity.RUNS; // a request on its way, or its answer not yet read
                 inWait++;

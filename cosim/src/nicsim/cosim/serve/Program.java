@@ -16,6 +16,11 @@ final class Program {
     /** The device contexts it uses (a forked child uses its parent's), and by which of its files it reaches each. */
     final List<Session> sessions = new ArrayList<>(2);
     private final java.util.Map<Integer, Session> bySocket = new java.util.HashMap<>(2);
+    /**
+     * Its rdma_cm files, by number, each with whether events wait in it: a thread reading one that has
+     * none waits for a CM event, on the simulation; one that has some is about to run.
+     */
+    final java.util.Map<Integer, java.util.function.BooleanSupplier> cmFiles = new java.util.HashMap<>(2);
     /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
     long lastRequestNanos = System.nanoTime();
     boolean answered;
@@ -55,6 +60,9 @@ final class Program {
         for (Session s : sessions) if (s.waiting() != null) n++;
         return n;
     }
+
+    /** Whether nothing of it is attached any more: no device context, no rdma_cm file. */
+    boolean detached() { return sessions.isEmpty() && cmFiles.isEmpty(); }
 
     /** DMA writes the adapters have made into the program's registered memory so far. */
     long memoryWrites() {

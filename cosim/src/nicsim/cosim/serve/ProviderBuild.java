@@ -24,7 +24,8 @@ public final class ProviderBuild {
 
     static final List<String> SOURCES = List.of("nicsim-provider.c", "nicsim-provider.h", "nicsim-wr.c", "nicsim-cqex.c", "provider-abi.h",
             "nicsim-provider.map", "nicsim-time.c", "nicsim-verbcost.c", "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-msg.h",
-            "nicsim-events.c", "nicsim-domain.c", "nicsim-churn.c", "nicsim-fuzz.c", "nicsim-import.c");
+            "nicsim-events.c", "nicsim-domain.c", "nicsim-churn.c", "nicsim-fuzz.c", "nicsim-import.c",
+            "nicsim-rdmacm.c");
     static final String LIBRARY = "libnicsim-rdmav34.so";
     /** The clock library attach --sim-time preloads beside the provider. */
     static final String CLOCK_LIBRARY = "libnicsim-time.so";
@@ -77,7 +78,7 @@ public final class ProviderBuild {
         if (!Files.exists(Path.of("/usr/include/infiniband/verbs.h")))
             throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh --rdma, or apt-get install -y libibverbs-dev");
         gcc(work, SHARED, List.of("-Wl,--version-script=nicsim-provider.map", "-I.", "-o", LIBRARY, "nicsim-provider.c", "nicsim-wr.c", "nicsim-cqex.c",
-                "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-import.c",
+                "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-import.c", "nicsim-rdmacm.c",
                 "-libverbs", "-lpthread", "-ldl"));
         gcc(work, SHARED, List.of("-o", CLOCK_LIBRARY, "nicsim-time.c", "-ldl"));
         gcc(work, List.of(), List.of("-o", VERBCOST, "nicsim-verbcost.c", "-libverbs"));

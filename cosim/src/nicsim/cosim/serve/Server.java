@@ -45,6 +45,7 @@ public final class Server implements AutoCloseable {
     private final Transport transport;
     private final Pacer pacer;
     private final Watchdog watchdog;
+    private final RdmaCm cm;
     /** The programs attached, by process, and each connection's session (device context), its program and file. */
     private final Map<Integer, Program> programs = new LinkedHashMap<>();
     private final Map<Connection, End> ends = new HashMap<>();
@@ -76,7 +77,8 @@ public final class Server implements AutoCloseable {
         this.socket = socket;
         this.graceMillis = graceMillis;
         this.log = log;
-        this.pacer = new Pacer(world, graceMillis);
+        this.cm = new RdmaCm(world, log);
+        this.pacer = new Pacer(world, graceMillis, cm);
         this.watchdog = new Watchdog(world, watchdogPicos, log);
         Files.createDirectories(socket.toAbsolutePath().getParent());
         if (Files.exists(socket)) {
@@ -87,10 +89,26 @@ public final class Server implements AutoCloseable {
             }
         }
         for (var h : world.hosts()) Sysfs.write(Attach.sysfsRoot(socket, h.index), h);
+        Files.writeString(Attach.hostsFile(socket), hostsLines());
         transport = new Transport(socket, inbox, log);
     }
 
     public Path socket() { return socket; }
+
+    /** The nodes' IP addresses and names, as /etc/hosts lines (attach adds them to the program's). */
+    private String hostsLines() {
+        StringBuilder b = new StringBuilder("# nicsim serve's nodes (RDMA CM addresses)\n");
+        for (var h : world.hosts()) b.append(RdmaCm.ipText(h.index)).append(" node").append(h.index).append('\n');
+        return b.toString();
+    }
+
+    /** "node0 10.77.0.1, node1 10.77.0.2, ...". */
+    public String addresses() {
+        StringBuilder b = new StringBuilder();
+        for (var h : world.hosts()) b.append(h.index == 0 ? "" : ", ").append("node").append(h.index).append(' ')
+                .append(RdmaCm.ipText(h.index));
+        return b.toString();
+    }
     public World world() { return world; }
     /** Times simulated time moved because a program had been away from verbs for the grace time. */
     public long graceAdvances() { return pacer.graceAdvances; }
@@ -113,6 +131,7 @@ public final class Server implements AutoCloseable {
                 if (r != null) {
                     quietRounds = 0;
                     serve(r);
+                    cm.service();
                     if (!inbox.isEmpty()) continue; // answer what came before moving time
                 } else {
                     quietRounds++;
@@ -155,8 +174,21 @@ public final class Server implements AutoCloseable {
                     case EVENTS -> eventFile(c, in, false);
                     case CHANNEL -> eventFile(c, in, true);
                     case CONTEXTS -> c.send(contexts().finish(0));
+                    case CM_OPEN -> c.send(cm.open(c, in, this::program).finish(0));
+                    case CM_EVENTS -> {
+                        cm.events(c, in);
+                        c.send(new Wire.Out().finish(0));
+                    }
+                    case CM_CMD -> {
+                        try {
+                            c.send(cm.command(c, in).finish(0));
+                        } catch (VerbsException x) {
+                            if (RdmaCm.DEBUG) log.println("CM refused: " + x.getMessage());
+                            throw x;
+                        }
+                    }
                     default -> throw new Wire.Malformed(
-                            "the first request must be HELLO, JOIN, EVENTS, CHANNEL or CONTEXTS, not " + r.op());
+                            "the first request must be HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS or CM_OPEN, not " + r.op());
                 }
                 return;
             }
@@ -194,12 +226,17 @@ public final class Server implements AutoCloseable {
         if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.." + (world.hosts().size() - 1) + ")");
-        Program p = programs.computeIfAbsent(pid, k -> new Program(pid, Path.of(name).getFileName().toString()));
+        Program p = program(pid, name);
         Session s = new Session(nextSession++, world.host(node), p, cmdFd,
                 domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))));
         joined(c, s, p, socketFd);
         log.printf("nicsim serve: %s attached to node %d%n", p, node);
         c.send(new Wire.Out().u32(s.id).finish(0));
+    }
+
+    /** Process {@code pid} (its program's path {@code name}), known from now on if it was not. */
+    private Program program(int pid, String name) {
+        return programs.computeIfAbsent(pid, k -> new Program(pid, Path.of(name).getFileName().toString()));
     }
 
     private void joined(Connection c, Session s, Program p, int fd) {
@@ -222,7 +259,7 @@ public final class Server implements AutoCloseable {
         Program from = programs.get(parent);
         Session s = from == null ? null : from.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
         if (s == null) throw new Wire.Malformed("JOIN of session " + id + " of process " + parent + ", which is not attached");
-        Program p = programs.computeIfAbsent(pid, k -> new Program(pid, Path.of(name).getFileName().toString()));
+        Program p = program(pid, name);
         joined(c, s, p, fd);
         log.printf("nicsim serve: %s uses the context of pid %d on node %d%n", p, parent, s.host.index);
         c.send(new Wire.Out().finish(0));
@@ -267,6 +304,10 @@ public final class Server implements AutoCloseable {
     }
 
     private void fileClosed(Connection c) {
+        if (cm.owns(c)) {
+            cm.closed(c, p -> { if (p.detached()) programs.remove(p.pid); });
+            return;
+        }
         EventFile f = eventFiles.remove(c);
         if (f != null) f.gone().run();
         c.close();
@@ -292,7 +333,7 @@ public final class Server implements AutoCloseable {
         synchronized (this) { gone = ends.remove(c); }
         Session s = gone.session();
         gone.program().leaves(s, gone.fd());
-        if (gone.program().sessions.isEmpty()) programs.remove(gone.program().pid);
+        if (gone.program().detached()) programs.remove(gone.program().pid);
         if (--s.ends > 0) return;
         for (var it = eventFiles.entrySet().iterator(); it.hasNext(); ) { // its files close with it
             var f = it.next();
@@ -349,6 +390,7 @@ public final class Server implements AutoCloseable {
                     + "repeat exactly%n", pacer.awayAdvances,
                     pacer.graceAdvances == 0 ? "" : ", " + pacer.graceAdvances + " of them after its grace time of " + graceMillis + " ms");
         watchdog.summary(out);
+        cm.summary(out);
         var c = world.sim.counters();
         out.printf("  fabric: %d packets, %d bytes; adapters: %d packets out, %d in, %d retransmitted; DMA %d bytes read, %d written%n",
                 c.get("Fabric.packets"), c.get("Fabric.bytes"), c.get("Firmware.packets_out"), c.get("Firmware.packets_in"),
@@ -363,9 +405,11 @@ public final class Server implements AutoCloseable {
     @Override public void close() {
         closed = true;
         for (Connection c : List.copyOf(ends.keySet())) end(c, "was detached when the simulator stopped");
+        cm.close();
         transport.close();
         try {
             Files.deleteIfExists(socket);
+            Files.deleteIfExists(Attach.hostsFile(socket));
             Sysfs.remove(socket.toAbsolutePath().getParent().resolve("sysfs"));
         } catch (IOException e) {
             log.println("nicsim serve: cleaning up " + socket.getParent() + ": " + e.getMessage());

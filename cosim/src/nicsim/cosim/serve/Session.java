@@ -135,7 +135,7 @@ final class Session implements AutoCloseable {
         replyTo = from;
         requester = pid;
         return switch (op) {
-            case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS ->
+            case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, CM_OPEN, CM_EVENTS, CM_CMD ->
                 throw new Wire.Malformed(op + " on a connection that is already a program's");
             case QUERY_DEVICE -> queryDevice();
             case QUERY_PORT -> queryPort(in.u32("port"));
@@ -536,16 +536,32 @@ final class Session implements AutoCloseable {
         if ((mask & QpAttrMask.CUR_STATE) != 0) a.curQpState(qpState(cur, "cur_qp_state"));
         int mtu = in.u32("path_mtu");
         if ((mask & QpAttrMask.PATH_MTU) != 0) a.pathMtu(Mtu.of(mtu));
-        a.qkey(in.u32("qkey")).rqPsn(in.u32("rq_psn")).sqPsn(in.u32("sq_psn")).destQpNum(in.u32("dest_qp_num"))
-                .qpAccessFlags(in.u32("qp_access_flags")).pkeyIndex(in.u32("pkey_index")).portNum(in.u32("port_num"))
-                .maxRdAtomic(in.u32("max_rd_atomic")).maxDestRdAtomic(in.u32("max_dest_rd_atomic")).minRnrTimer(in.u32("min_rnr_timer"))
-                .timeout(in.u32("timeout")).retryCnt(in.u32("retry_cnt")).rnrRetry(in.u32("rnr_retry"));
-        a.enSqdAsyncNotify(in.u32("sq_draining") != 0);
-        a.ahAttr(new AhAttr().dlid(in.u32("ah dlid")).sl(in.u32("ah sl")).srcPathBits(in.u32("ah src_path_bits")));
+        // librdmacm moves a QP to ERR with nothing but qp_state set (ucma_modify_qp_err): the rest is its stack
+        int qkey = in.u32("qkey"), rqPsn = in.u32("rq_psn"), sqPsn = in.u32("sq_psn"), dest = in.u32("dest_qp_num");
+        int access = in.u32("qp_access_flags"), pkey = in.u32("pkey_index"), port = in.u32("port_num");
+        int rd = in.u32("max_rd_atomic"), destRd = in.u32("max_dest_rd_atomic"), rnrTimer = in.u32("min_rnr_timer");
+        int timeout = in.u32("timeout"), retry = in.u32("retry_cnt"), rnrRetry = in.u32("rnr_retry");
+        boolean draining = in.u32("sq_draining") != 0;
+        int dlid = in.u32("ah dlid"), sl = in.u32("ah sl"), pathBits = in.u32("ah src_path_bits");
         in.u32("ah static_rate");
         in.u32("ah is_global"); // the fabric routes by LID; a GRH changes nothing here
         int ahPort = in.u32("ah port_num");
-        a.ahAttr().portNum(ahPort == 0 ? 1 : ahPort);
+        if ((mask & QpAttrMask.QKEY) != 0) a.qkey(qkey);
+        if ((mask & QpAttrMask.RQ_PSN) != 0) a.rqPsn(rqPsn);
+        if ((mask & QpAttrMask.SQ_PSN) != 0) a.sqPsn(sqPsn);
+        if ((mask & QpAttrMask.DEST_QPN) != 0) a.destQpNum(dest);
+        if ((mask & QpAttrMask.ACCESS_FLAGS) != 0) a.qpAccessFlags(access);
+        if ((mask & QpAttrMask.PKEY_INDEX) != 0) a.pkeyIndex(pkey);
+        if ((mask & QpAttrMask.PORT) != 0) a.portNum(port);
+        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0) a.maxRdAtomic(rd);
+        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0) a.maxDestRdAtomic(destRd);
+        if ((mask & QpAttrMask.MIN_RNR_TIMER) != 0) a.minRnrTimer(rnrTimer);
+        if ((mask & QpAttrMask.TIMEOUT) != 0) a.timeout(timeout);
+        if ((mask & QpAttrMask.RETRY_CNT) != 0) a.retryCnt(retry);
+        if ((mask & QpAttrMask.RNR_RETRY) != 0) a.rnrRetry(rnrRetry);
+        if ((mask & QpAttrMask.EN_SQD_ASYNC_NOTIFY) != 0) a.enSqdAsyncNotify(draining);
+        if ((mask & QpAttrMask.AV) != 0)
+            a.ahAttr(new AhAttr().dlid(dlid).sl(sl).srcPathBits(pathBits).portNum(ahPort == 0 ? 1 : ahPort));
         qp.modify(a, mask);
         return new Wire.Out();
     }

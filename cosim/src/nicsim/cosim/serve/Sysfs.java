@@ -42,6 +42,8 @@ final class Sysfs {
         file(ib.resolve("hw_rev"), "0");
         file(ib.resolve("hca_type"), "nicsim");
         file(root.resolve("class/infiniband_mad/abi_version"), "5"); // libibumad (ibstat) checks it
+        file(root.resolve("class/misc/rdma_cm/abi_version"), Integer.toString(CmAbi.ABI_VERSION)); // librdmacm checks it
+        file(root.resolve("class/misc/rdma_cm/dev"), "10:58");
         int lid = host.firmware.lid();
         Path port = ib.resolve("ports/1");
         file(port.resolve("lid"), String.format("0x%x", lid));

@@ -16,7 +16,7 @@ public final class Wire {
     private Wire() {}
 
     /** Raised when the provider and the simulator disagree on the protocol. */
-    public static final int VERSION = 11;
+    public static final int VERSION = 12;
     /** The largest message either side accepts. */
     public static final int MAX_MESSAGE = 64 << 20;
     /** "No object" in a handle field (no SRQ, no channel, no address handle). */
@@ -28,7 +28,7 @@ public final class Wire {
         CREATE_QP, MODIFY_QP, QUERY_QP, DESTROY_QP, POST_SEND, POST_RECV, CREATE_AH, DESTROY_AH, CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ,
         DESTROY_SRQ, POST_SRQ_RECV, CHANNEL, TIME, EVENTS, OPEN_XRCD, CLOSE_XRCD, POST_SRQ_OPS, CREATE_MKEY, DESTROY_MKEY,
         ALLOC_MW, DEALLOC_MW, REREG_MR, ALLOC_DM, FREE_DM, MEMCPY_TO_DM, MEMCPY_FROM_DM, REG_DM_MR, JOIN, RESIZE_CQ,
-        ADVISE_MR, CONTEXTS, IMPORT_PD, IMPORT_MR, IMPORT_DM;
+        ADVISE_MR, CONTEXTS, IMPORT_PD, IMPORT_MR, IMPORT_DM, CM_OPEN, CM_EVENTS, CM_CMD;
 
         public int code() { return ordinal() + 1; }
 

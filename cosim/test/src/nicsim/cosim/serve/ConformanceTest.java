@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The conformance programs (test resources nicsim/conformance): one C program per verb family,
  * written from libibverbs' man pages and the kernel's qp_state_table, error cases included, run
- * unchanged through attach on one simulated node. Each prints a line per check; every one must
+ * unchanged through attach on one simulated node (rdmacm: librdmacm, from its man pages). Each prints a line per check; every one must
  * say "ok".
  */
 class ConformanceTest {
@@ -27,9 +27,9 @@ class ConformanceTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"device", "pd", "mr", "cq", "cq-events", "qp", "qp-ex", "atomic", "odp", "mw", "dm", "domain", "srq",
-            "xrc", "import"})
+            "xrc", "import", "rdmacm"})
     void family(String family) throws Exception {
-        Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lpthread");
+        Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lrdmacm", "-lpthread");
         Run r = Programs.start(served, 0, false, dir.resolve(family).toString());
         int status = r.await(300);
         String out = r.output();

@@ -1,0 +1,236 @@
+/*
+ * RDMA CM for unmodified librdmacm: the kernel's /dev/infiniband/rdma_cm file (ucma, ABI version 4),
+ * interposed (LD_PRELOAD) at the C library's open, fstat, write and close:
+ *   open   of /dev/infiniband/rdma_cm gives a socket to the simulator, the file's events: the
+ *          simulator writes one byte per event queued, so poll/epoll/select see it readable exactly
+ *          when an event waits, O_NONBLOCK gives EAGAIN and a signal interrupts a blocked wait;
+ *          a second connection of its own carries the commands;
+ *   fstat  says it is a character device, as librdmacm checks;
+ *   write  of a command goes to the simulator, which answers as the kernel would; what the kernel
+ *          copies out lands at the command's response pointer; GET_EVENT first takes a byte from
+ *          the event socket (so it blocks, or fails with EAGAIN, as the kernel's does);
+ *   close  closes both connections; the simulator then destroys the file's identifiers.
+ * Any other file goes to the C library's own functions.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "nicsim-provider.h"
+
+#define CM_PATH "/dev/infiniband/rdma_cm"
+#define CM_FILES 4096
+#define CM_GET_EVENT 12
+#define CM_SET_OPTION 14
+#define CM_MIGRATE_ID 18
+
+struct cm_file {
+	int commands;
+	uint32_t channel;
+	dev_t dev;
+	ino_t ino;
+	pthread_mutex_t lock;
+};
+
+static struct cm_file *files[CM_FILES];
+
+static void *libc(const char *name, const char *version) { return dlvsym(RTLD_NEXT, name, version); }
+
+static ssize_t real_write(int fd, const void *b, size_t n) {
+	static ssize_t (*f)(int, const void *, size_t);
+	if (!f) f = (ssize_t (*)(int, const void *, size_t))libc("write", "GLIBC_2.2.5");
+	return f(fd, b, n);
+}
+
+static int real_close(int fd) {
+	static int (*f)(int);
+	if (!f) f = (int (*)(int))libc("close", "GLIBC_2.2.5");
+	return f(fd);
+}
+
+static int real_fstat(int fd, struct stat *st) {
+	static int (*f)(int, struct stat *);
+	if (!f) f = (int (*)(int, struct stat *))libc("fstat", "GLIBC_2.33");
+	return f(fd, st);
+}
+
+/* The rdma_cm file fd is, or NULL (a number reused since, closed behind our back, is not). */
+static struct cm_file *cm_of(int fd) {
+	struct cm_file *f = fd >= 0 && fd < CM_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
+	struct stat st;
+	if (!f) return NULL;
+	if (real_fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino) return NULL;
+	return f;
+}
+
+static int program_name(struct msg *m) {
+	char name[256] = "";
+	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
+	put32(m, (uint32_t)strlen(name));
+	put(m, name, strlen(name));
+	return 0;
+}
+
+static int cm_open(int flags) {
+	const char *node = getenv("NICSIM_NODE");
+	struct cm_file *f = calloc(1, sizeof(*f));
+	uint32_t reply[3];
+	struct stat st;
+	struct msg m;
+	int events = -1;
+	if (!f) { errno = ENOMEM; return -1; }
+	/* the simulator tells a thread waiting for an event by /proc/<pid>/task/<tid>/syscall */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	f->commands = connect_simulator();
+	if (f->commands < 0) goto fail;
+	events = connect_simulator();
+	if (events < 0 || events >= CM_FILES) goto fail;
+	m = request(NICSIM_OP_CM_OPEN);
+	put32(&m, node ? (uint32_t)atoi(node) : 0);
+	put32(&m, (uint32_t)getpid());
+	put32(&m, (uint32_t)events);
+	program_name(&m);
+	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]) { done(&m); goto fail; }
+	done(&m);
+	f->channel = reply[2];
+	m = request(NICSIM_OP_CM_EVENTS);
+	put32(&m, f->channel);
+	put32(&m, (uint32_t)getpid());
+	if (send_only(events, &m) || io(events, reply, 2 * sizeof(uint32_t), 0) || reply[1]) { done(&m); goto fail; }
+	done(&m);
+	if (!(flags & O_CLOEXEC)) fcntl(events, F_SETFD, 0);
+	if (flags & O_NONBLOCK) fcntl(events, F_SETFL, fcntl(events, F_GETFL) | O_NONBLOCK);
+	if (real_fstat(events, &st)) goto fail;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	pthread_mutex_init(&f->lock, NULL);
+	__atomic_store_n(&files[events], f, __ATOMIC_RELEASE);
+	return events;
+fail:
+	if (events >= 0) real_close(events);
+	if (f->commands >= 0) real_close(f->commands);
+	free(f);
+	errno = ENODEV;
+	return -1;
+}
+
+__attribute__((visibility("default")))
+int open(const char *path, int flags, ...) {
+	static int (*f)(const char *, int, ...);
+	mode_t mode = 0;
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (!strcmp(path, CM_PATH) && getenv("NICSIM_SOCKET")) return cm_open(flags);
+	if (!f) f = (int (*)(const char *, int, ...))libc("open", "GLIBC_2.2.5");
+	return f(path, flags, mode);
+}
+
+__attribute__((visibility("default")))
+int fstat(int fd, struct stat *st) {
+	if (cm_of(fd)) {
+		memset(st, 0, sizeof(*st));
+		st->st_mode = S_IFCHR | 0666;
+		st->st_rdev = makedev(10, 58);
+		st->st_blksize = 4096;
+		return 0;
+	}
+	return real_fstat(fd, st);
+}
+
+__attribute__((visibility("default")))
+int close(int fd) {
+	struct cm_file *f = cm_of(fd);
+	if (f) {
+		__atomic_store_n(&files[fd], NULL, __ATOMIC_RELEASE);
+		real_close(f->commands);
+		pthread_mutex_destroy(&f->lock);
+		free(f);
+	}
+	return real_close(fd);
+}
+
+/* Where a command's response pointer is (its first field, but for CREATE_ID's), or -1 for none. */
+static int response_at(uint32_t cmd) {
+	switch (cmd) {
+	case 0: return 8;                                        /* CREATE_ID: uid, then response */
+	case 1: case 5: case 11: case 12: case 16: case 17: case 18: case 19: case 22: return 0;
+	default: return -1;
+	}
+}
+
+static ssize_t cm_command(int fd, struct cm_file *f, const uint8_t *buf, size_t n) {
+	struct { uint32_t cmd; uint16_t in, out; } h;
+	uint64_t response = 0;
+	struct msg m;
+	int rc, at;
+	if (n < sizeof h) { errno = EINVAL; return -1; }
+	memcpy(&h, buf, sizeof h);
+	if (h.in + sizeof h > n) { errno = EINVAL; return -1; }
+	at = response_at(h.cmd);
+	if (at >= 0 && h.in >= (size_t)at + 8) memcpy(&response, buf + sizeof h + at, 8);
+	for (;;) {
+		if (h.cmd == CM_GET_EVENT) { /* wait for an event as the kernel's file does: blocking, EAGAIN or EINTR */
+			uint8_t token;
+			ssize_t k = read(fd, &token, 1);
+			if (k < 0) return -1;
+			if (k == 0) { errno = EIO; return -1; }
+		}
+		m = request(NICSIM_OP_CM_CMD);
+		put32(&m, h.cmd);
+		put32(&m, h.out);
+		put32(&m, h.in);
+		put(&m, buf + sizeof h, h.in);
+		if (h.cmd == CM_SET_OPTION && h.in >= 24) { /* the option's value, from the program's memory */
+			uint64_t optval;
+			uint32_t optlen;
+			memcpy(&optval, buf + sizeof h, 8);
+			memcpy(&optlen, buf + sizeof h + 20, 4);
+			if (optlen > 256 || (optlen && !optval)) { done(&m); errno = EINVAL; return -1; }
+			put32(&m, optlen);
+			put(&m, (const void *)(uintptr_t)optval, optlen);
+		}
+		/* the file the identifier moves from (the command is written to the one it moves to) */
+		if (h.cmd == CM_MIGRATE_ID && h.in >= 16) {
+			uint32_t to;
+			struct cm_file *t;
+			memcpy(&to, buf + sizeof h + 12, 4);
+			t = cm_of((int)to);
+			if (!t) { done(&m); errno = EBADF; return -1; }
+			put32(&m, t->channel);
+		}
+		if (m.failed) { done(&m); errno = ENOMEM; return -1; }
+		pthread_mutex_lock(&f->lock);
+		rc = nicsim_exchange(f->commands, &m);
+		pthread_mutex_unlock(&f->lock);
+		if (rc < 0) { done(&m); errno = EIO; return -1; }
+		if (rc == EAGAIN && h.cmd == CM_GET_EVENT) { done(&m); continue; } /* its identifier went meanwhile */
+		break;
+	}
+	if (rc) { done(&m); errno = rc; return -1; }
+	if (response && h.out) {
+		size_t k = m.len - m.pos < h.out ? m.len - m.pos : h.out;
+		memcpy((void *)(uintptr_t)response, m.buf + m.pos, k);
+	}
+	done(&m);
+	return (ssize_t)n;
+}
+
+__attribute__((visibility("default")))
+ssize_t write(int fd, const void *buf, size_t n) {
+	struct cm_file *f = fd >= 0 && fd < CM_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
+	if (f && (f = cm_of(fd))) return cm_command(fd, f, buf, n);
+	return real_write(fd, buf, n);
+}

@@ -1,0 +1,219 @@
+/*
+ * RDMA CM (librdmacm), checked against rdma_cm(7), rdma_bind_addr(3), rdma_listen(3),
+ * rdma_resolve_addr(3), rdma_connect(3), rdma_accept(3), rdma_reject(3), rdma_disconnect(3),
+ * rdma_get_cm_event(3) and rdma_create_event_channel(3), error cases included: an event channel is
+ * a file poll(2) sees ready exactly when an event waits and that O_NONBLOCK makes EAGAIN; bind and
+ * listen refuse addresses that are not this node's or ports in use; connecting before the route
+ * (once the address is: librdmacm itself needs the device), accepting nothing, disconnecting what
+ * is not connected are EINVAL; a request to a port no one listens on is rejected; a consumer's reject reaches the other side with its private data; an
+ * accepted connection carries data both ways and both sides see it close. Both sides are identifiers
+ * of this one program on its one node, connected through the adapter's port.
+ */
+#include "conf.h"
+#include <fcntl.h>
+#include <poll.h>
+#include <arpa/inet.h>
+#include <rdma/rdma_cma.h>
+
+static struct rdma_event_channel *ch;
+
+/* The next event, which must be want (for id, when id is given); NULL otherwise. */
+static struct rdma_cm_event *expect_event(enum rdma_cm_event_type want, struct rdma_cm_id *id, const char *what) {
+	struct rdma_cm_event *e = NULL;
+	int rc = rdma_get_cm_event(ch, &e);
+	int good = !rc && e->event == want && (!id || e->id == id);
+	check(good, what, "rc %d errno %d, event %s (status %d), wanted %s", rc, errno, e ? rdma_event_str(e->event) : "none",
+	      e ? e->status : 0, rdma_event_str(want));
+	if (!good && e) { rdma_ack_cm_event(e); return NULL; }
+	return e;
+}
+
+static struct sockaddr_in addr(const char *ip, int port) {
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+static int ready(int fd) {
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/* A QP on id for the connection: RC, 4 sends and receives. */
+static struct ibv_qp *qp_on(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_cq *cq) {
+	struct ibv_qp_init_attr a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 } };
+	return rdma_create_qp(id, pd, &a) ? NULL : id->qp;
+}
+
+static int await_wc(struct ibv_cq *cq, struct ibv_wc *wc) {
+	for (int i = 0; i < 1000000; i++) {
+		int n = ibv_poll_cq(cq, 1, wc);
+		if (n) return n == 1 && wc->status == IBV_WC_SUCCESS;
+	}
+	return 0;
+}
+
+int main(void) {
+	struct rdma_cm_id *listener, *other, *active, *passive;
+	struct rdma_cm_event *e;
+	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
+		.rnr_retry_count = 7 };
+	struct sockaddr_in any = addr("0.0.0.0", 0), mine = addr("10.77.0.1", 0), far = addr("10.77.0.2", 0);
+	char priv[56], seen[56];
+	int flags;
+
+	MUST(ch, rdma_create_event_channel(), "rdma_create_event_channel");
+	check(!ready(ch->fd), "a new channel's file is not readable", "poll said POLLIN");
+	flags = fcntl(ch->fd, F_GETFL);
+	check(fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) == 0, "the channel's file takes O_NONBLOCK", "errno %d", errno);
+	errno = 0;
+	check(rdma_get_cm_event(ch, &e) == -1 && errno == EAGAIN, "rdma_get_cm_event with no event, O_NONBLOCK: EAGAIN",
+	      "errno %d", errno);
+	fcntl(ch->fd, F_SETFL, flags);
+
+	EXPECT_RC(rdma_create_id(ch, &listener, NULL, RDMA_PS_TCP), 0, "rdma_create_id RDMA_PS_TCP");
+	EXPECT_RC(rdma_create_id(ch, &other, NULL, RDMA_PS_TCP), 0, "rdma_create_id, a second one");
+	EXPECT_RC(rdma_create_id(ch, &active, NULL, RDMA_PS_TCP), 0, "rdma_create_id, the active side");
+	errno = 0;
+	check(rdma_bind_addr(other, (struct sockaddr *)&far) == -1 && errno == EADDRNOTAVAIL,
+	      "rdma_bind_addr to another node's address: EADDRNOTAVAIL", "errno %d", errno);
+	EXPECT_RC(rdma_bind_addr(listener, (struct sockaddr *)&any), 0, "rdma_bind_addr to any address, port 0");
+	int port = ntohs(rdma_get_src_port(listener));
+	check(port != 0, "port 0 binds an ephemeral port", "rdma_get_src_port gave 0");
+	struct sockaddr_in same = addr("10.77.0.1", port);
+	errno = 0;
+	check(rdma_bind_addr(other, (struct sockaddr *)&same) == -1 && errno == EADDRINUSE,
+	      "rdma_bind_addr to a port bound on any address: EADDRINUSE", "errno %d", errno);
+	EXPECT_RC(rdma_listen(listener, 4), 0, "rdma_listen");
+
+	struct sockaddr_in outside = addr("192.0.2.1", port);
+	errno = 0;
+	check(rdma_resolve_addr(active, NULL, (struct sockaddr *)&outside, 1000) == -1 && errno == ENETUNREACH,
+	      "rdma_resolve_addr outside the nodes' subnet: ENETUNREACH", "errno %d", errno);
+
+	/* a port no one listens on: the peer's CM rejects the REQ (invalid service ID) */
+	struct sockaddr_in nobody = addr("10.77.0.1", port + 1);
+	EXPECT_RC(rdma_resolve_addr(active, (struct sockaddr *)&mine, (struct sockaddr *)&nobody, 1000), 0,
+		  "rdma_resolve_addr to this node's address");
+	check(ready(ch->fd), "the channel's file is readable once an event waits", "poll found nothing");
+	if ((e = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED, active, "RDMA_CM_EVENT_ADDR_RESOLVED"))) rdma_ack_cm_event(e);
+	check(!ready(ch->fd), "the file is not readable once the event is taken", "poll said POLLIN");
+	check(active->verbs != NULL, "the resolved identifier has the device's context", "verbs is NULL");
+	errno = 0;
+	check(rdma_connect(active, &param) == -1 && errno == EINVAL, "rdma_connect before the route is resolved: EINVAL",
+	      "errno %d", errno);
+	errno = 0;
+	check(rdma_accept(active, &param) == -1 && errno == EINVAL, "rdma_accept with no request: EINVAL", "errno %d", errno);
+	EXPECT_RC(rdma_resolve_route(active, 1000), 0, "rdma_resolve_route");
+	if ((e = expect_event(RDMA_CM_EVENT_ROUTE_RESOLVED, active, "RDMA_CM_EVENT_ROUTE_RESOLVED"))) rdma_ack_cm_event(e);
+	check(active->route.num_paths == 1, "the route has one path", "num_paths %d", active->route.num_paths);
+	struct ibv_pd *pd = ibv_alloc_pd(active->verbs);
+	struct ibv_cq *cq = ibv_create_cq(active->verbs, 16, NULL, NULL, 0);
+	check(pd && cq && qp_on(active, pd, cq), "rdma_create_qp on the resolved identifier", "errno %d", errno);
+	EXPECT_RC(rdma_connect(active, &param), 0, "rdma_connect to a port no one listens on");
+	if ((e = expect_event(RDMA_CM_EVENT_REJECTED, active, "RDMA_CM_EVENT_REJECTED"))) {
+		check(e->status == 8, "rejected for an invalid service ID (8)", "status %d", e->status);
+		rdma_ack_cm_event(e);
+	}
+	rdma_destroy_qp(active);
+	EXPECT_RC(rdma_destroy_id(active), 0, "rdma_destroy_id of the rejected identifier");
+
+	/* a consumer's reject, with private data */
+	EXPECT_RC(rdma_create_id(ch, &active, NULL, RDMA_PS_TCP), 0, "rdma_create_id, a new active side");
+	EXPECT_RC(rdma_resolve_addr(active, NULL, (struct sockaddr *)&same, 1000), 0, "rdma_resolve_addr to the listener");
+	if ((e = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED, active, "RDMA_CM_EVENT_ADDR_RESOLVED"))) rdma_ack_cm_event(e);
+	EXPECT_RC(rdma_resolve_route(active, 1000), 0, "rdma_resolve_route");
+	if ((e = expect_event(RDMA_CM_EVENT_ROUTE_RESOLVED, active, "RDMA_CM_EVENT_ROUTE_RESOLVED"))) rdma_ack_cm_event(e);
+	check(qp_on(active, pd, cq) != NULL, "rdma_create_qp", "errno %d", errno);
+	for (int i = 0; i < 56; i++) priv[i] = (char)('a' + i % 26);
+	param.private_data = priv;
+	param.private_data_len = 57;
+	errno = 0;
+	check(rdma_connect(active, &param) == -1 && errno == EINVAL, "rdma_connect with 57 bytes of private data: EINVAL",
+	      "errno %d", errno);
+	param.private_data_len = 56;
+	EXPECT_RC(rdma_connect(active, &param), 0, "rdma_connect with 56 bytes of private data");
+	if ((e = expect_event(RDMA_CM_EVENT_CONNECT_REQUEST, NULL, "RDMA_CM_EVENT_CONNECT_REQUEST"))) {
+		check(e->listen_id == listener, "the request names the listener", "listen_id %p", (void *)e->listen_id);
+		check(e->param.conn.private_data_len >= 56 && !memcmp(e->param.conn.private_data, priv, 56),
+		      "the request carries the private data", "len %d", e->param.conn.private_data_len);
+		check(e->param.conn.qp_num == active->qp->qp_num, "the request names the active side's QP", "qp_num 0x%x",
+		      e->param.conn.qp_num);
+		passive = e->id;
+		rdma_ack_cm_event(e);
+		memcpy(seen, "refused by the passive side", 28);
+		EXPECT_RC(rdma_reject(passive, seen, 28), 0, "rdma_reject with private data");
+		if ((e = expect_event(RDMA_CM_EVENT_REJECTED, active, "RDMA_CM_EVENT_REJECTED"))) {
+			check(e->status == 28 && e->param.conn.private_data_len >= 28
+			      && !memcmp(e->param.conn.private_data, seen, 28), "the reject's reason (consumer, 28) and private data",
+			      "status %d, len %d", e->status, e->param.conn.private_data_len);
+			rdma_ack_cm_event(e);
+		}
+		EXPECT_RC(rdma_destroy_id(passive), 0, "rdma_destroy_id of the rejected request");
+	}
+	rdma_destroy_qp(active);
+	rdma_destroy_id(active);
+
+	/* accepted: data both ways, then both sides see the disconnect */
+	EXPECT_RC(rdma_create_id(ch, &active, NULL, RDMA_PS_TCP), 0, "rdma_create_id, a third active side");
+	EXPECT_RC(rdma_resolve_addr(active, NULL, (struct sockaddr *)&same, 1000), 0, "rdma_resolve_addr");
+	if ((e = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED, active, "RDMA_CM_EVENT_ADDR_RESOLVED"))) rdma_ack_cm_event(e);
+	EXPECT_RC(rdma_resolve_route(active, 1000), 0, "rdma_resolve_route");
+	if ((e = expect_event(RDMA_CM_EVENT_ROUTE_RESOLVED, active, "RDMA_CM_EVENT_ROUTE_RESOLVED"))) rdma_ack_cm_event(e);
+	check(qp_on(active, pd, cq) != NULL, "rdma_create_qp", "errno %d", errno);
+	param.private_data = NULL;
+	param.private_data_len = 0;
+	EXPECT_RC(rdma_connect(active, &param), 0, "rdma_connect");
+	e = expect_event(RDMA_CM_EVENT_CONNECT_REQUEST, NULL, "RDMA_CM_EVENT_CONNECT_REQUEST");
+	if (!e) goto done;
+	passive = e->id;
+	rdma_ack_cm_event(e);
+	errno = 0;
+	check(rdma_disconnect(passive) == -1 && errno == EINVAL, "rdma_disconnect before the connection is up: EINVAL",
+	      "errno %d", errno);
+	char *buf = calloc(1, 4096);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	check(qp_on(passive, pd, cq) != NULL, "rdma_create_qp on the request's identifier", "errno %d", errno);
+	struct ibv_sge rsge = { (uintptr_t)(buf + 2048), 64, mr->lkey }, ssge = { (uintptr_t)buf, 64, mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &rsge, .num_sge = 1 }, *bad_r;
+	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &ssge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED }, *bad_s;
+	EXPECT_RC(ibv_post_recv(passive->qp, &rwr, &bad_r), 0, "a receive on the passive side's QP");
+	EXPECT_RC(rdma_accept(passive, &param), 0, "rdma_accept");
+	if ((e = expect_event(RDMA_CM_EVENT_ESTABLISHED, NULL, "RDMA_CM_EVENT_ESTABLISHED (one side)"))) rdma_ack_cm_event(e);
+	if ((e = expect_event(RDMA_CM_EVENT_ESTABLISHED, NULL, "RDMA_CM_EVENT_ESTABLISHED (the other)"))) rdma_ack_cm_event(e);
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	ibv_query_qp(active->qp, &qa, IBV_QP_STATE | IBV_QP_DEST_QPN, &qi);
+	check(qa.qp_state == IBV_QPS_RTS && qa.dest_qp_num == passive->qp->qp_num,
+	      "the active QP is in RTS towards the passive's",
+	      "state %d dest 0x%x", qa.qp_state, qa.dest_qp_num);
+	strcpy(buf, "through the connection RDMA CM made");
+	EXPECT_RC(ibv_post_send(active->qp, &swr, &bad_s), 0, "a send on the active side's QP");
+	struct ibv_wc wc[2];
+	int got = await_wc(cq, &wc[0]) && await_wc(cq, &wc[1]);
+	check(got && !strcmp(buf + 2048, buf), "the send arrives, every byte", "completions %d, got '%s'", got, buf + 2048);
+	EXPECT_RC(rdma_disconnect(active), 0, "rdma_disconnect (active side)");
+	e = expect_event(RDMA_CM_EVENT_DISCONNECTED, passive, "RDMA_CM_EVENT_DISCONNECTED (passive)");
+	if (e) rdma_ack_cm_event(e);
+	EXPECT_RC(rdma_disconnect(passive), 0, "rdma_disconnect (passive side, answering)");
+	e = expect_event(RDMA_CM_EVENT_DISCONNECTED, active, "RDMA_CM_EVENT_DISCONNECTED (active)");
+	if (e) rdma_ack_cm_event(e);
+	errno = 0;
+	check(rdma_disconnect(active) == -1 && errno == EINVAL, "rdma_disconnect twice: EINVAL", "errno %d", errno);
+	rdma_destroy_qp(passive);
+	rdma_destroy_qp(active);
+	EXPECT_RC(rdma_destroy_id(passive), 0, "rdma_destroy_id (passive)");
+	EXPECT_RC(rdma_destroy_id(active), 0, "rdma_destroy_id (active)");
+	ibv_dereg_mr(mr);
+	free(buf);
+done:
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	EXPECT_RC(rdma_destroy_id(other), 0, "rdma_destroy_id of an identifier never bound");
+	EXPECT_RC(rdma_destroy_id(listener), 0, "rdma_destroy_id of the listener");
+	rdma_destroy_event_channel(ch);
+	printf("# %d checks, %d failed\n", conf_checks, conf_failed);
+	return conf_failed != 0;
+}
