@@ -13,6 +13,7 @@ object Versions {
   val xchart = "3.8.8"
   val jackson = "2.15.4" // Spark 3.5's Jackson line: the sweep's TOML reader and Spark share one databind
   val spark = "3.5.8"
+  val commonsMath = "3.6.1" // BOBYQA and Brent for nicsim calibrate
 }
 
 /** How every Java module compiles: release 17, warnings on. */
@@ -119,6 +120,7 @@ object hw extends ScalaModule with PinScala {
 object cosim extends NicsimJavaModule with PinScala {
   def moduleDeps = Seq(`host-driver`, hw)
   def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}", ivy"org.knowm.xchart:xchart:${Versions.xchart}",
+    ivy"org.apache.commons:commons-math3:${Versions.commonsMath}",
     ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
   def mainClass = Some("nicsim.cosim.cli.Main")
   def forkArgs = Seq("-Xmx4g") ++ NicsimJavaModule.gc
