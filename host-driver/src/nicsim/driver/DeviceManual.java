@@ -1,0 +1,252 @@
+package nicsim.driver;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import nicsim.abi.Cmd;
+import nicsim.abi.CmdTable;
+import nicsim.abi.Cqe64;
+import nicsim.abi.QpTransitions;
+import nicsim.abi.UarLayout;
+import nicsim.abi.WqeLayout;
+import nicsim.fabric.Faults;
+import nicsim.host.ConfigSpace;
+import nicsim.profile.Profile;
+import nicsim.profile.Profiles;
+import nicsim.sim.Layout;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.QpState;
+import nicsim.verbs.QpType;
+
+/**
+ * The tables of the driver writer's manual (docs/device.md), made from the device's own ABI code:
+ * config space, registers, the command set with each mailbox's fields, statuses and syndromes, WQE
+ * and CQE opcodes, error syndromes, the QP transition table, and a profile's limits. The page keeps
+ * each table between markers; {@link #main} rewrites them and a test checks the page holds what
+ * this class makes, so the manual cannot drift from the code.
+ */
+public final class DeviceManual {
+    private DeviceManual() {}
+
+    private static final Pattern BLOCK = Pattern.compile(
+            "(<!-- generated: ([a-z-]+) -->\\n)(.*?)(<!-- end of generated: \\2 -->)", Pattern.DOTALL);
+
+    /** Every generated table, by name. */
+    public static Map<String, String> sections() {
+        Map<String, String> s = new LinkedHashMap<>();
+        s.put("config", config());
+        s.put("registers", registers());
+        s.put("entry", entry());
+        s.put("commands", commands());
+        s.put("statuses", statuses());
+        s.put("syndromes", syndromes());
+        s.put("wqe-opcodes", constants(WqeLayout.class, "OP_", "0x%02x"));
+        s.put("cqe-opcodes", cqeOpcodes());
+        s.put("cqe-syndromes", cqeSyndromes());
+        s.put("transitions", transitions());
+        s.put("limits", limits(Profiles.load("cx-gen3x16")));
+        return s;
+    }
+
+    /** {@code page} with every generated block replaced by what this class makes now. */
+    public static String render(String page) {
+        Map<String, String> s = sections();
+        Matcher m = BLOCK.matcher(page);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            String body = s.get(m.group(2));
+            if (body == null) throw new IllegalArgumentException("docs/device.md: no generated table '"
+                    + m.group(2) + "'");
+            m.appendReplacement(out, Matcher.quoteReplacement(m.group(1) + body + m.group(4)));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
+    /** The names of the generated blocks {@code page} holds. */
+    public static List<String> blocks(String page) {
+        List<String> out = new ArrayList<>();
+        for (Matcher m = BLOCK.matcher(page); m.find(); ) out.add(m.group(2));
+        return out;
+    }
+
+    /** Rewrites the generated tables of the page at args[0] (default docs/device.md). */
+    public static void main(String[] args) throws IOException {
+        Path page = Path.of(args.length > 0 ? args[0] : "docs/device.md");
+        Files.writeString(page, render(Files.readString(page)));
+    }
+
+    private static String hex(long v) { return String.format("0x%x", v); }
+
+    private static String config() {
+        return table(List.of("offset", "field", "value / use"), List.of(
+                row(hex(ConfigSpace.VENDOR_ID), "vendor ID", hex(Cmd.PCI_VENDOR)),
+                row(hex(ConfigSpace.DEVICE_ID), "device ID", hex(Cmd.PCI_DEVICE)),
+                row(hex(ConfigSpace.COMMAND), "command", "set memory space (" + hex(ConfigSpace.CMD_MEMORY_SPACE)
+                        + ") and bus master (" + hex(ConfigSpace.CMD_BUS_MASTER) + ") before any MMIO or DMA"),
+                row(hex(ConfigSpace.BAR0), "BAR0 (64-bit, prefetchable)", "write all ones, read back the size mask, "
+                        + "then write the base: the size is the profile's pci.bar0.size"),
+                row(hex(ConfigSpace.CAP_PTR), "capabilities pointer", hex(ConfigSpace.MSIX_CAP)),
+                row(hex(ConfigSpace.MSIX_CAP), "MSI-X capability (ID " + hex(ConfigSpace.CAP_ID_MSIX) + ")",
+                        Cmd.MSIX_VECTORS + " vectors; message control bit 15 enables (" + hex(ConfigSpace.MSIX_ENABLE)
+                                + "), bit 14 masks all; the table is in BAR0 at " + hex(Cmd.REG_MSIX_TABLE)
+                                + ", 16 bytes a vector (address, data, control)")));
+    }
+
+    private static String registers() {
+        return table(List.of("BAR0 offset", "register", "access"), List.of(
+                row(hex(Cmd.REG_FW_REV), "firmware revision (major << 16 | minor, now " + hex(Cmd.FW_REV) + ")",
+                        "read 4"),
+                row(hex(Cmd.REG_CMDQ_ADDR), "host address of the 64-byte command entry", "write 8, big-endian"),
+                row(hex(Cmd.REG_CMD_DOORBELL), "command doorbell: execute the entry", "write 4"),
+                row(hex(Cmd.REG_CMD_ERRORS), "commands refused as malformed (entry, opcode or length)", "read 4"),
+                row(hex(Cmd.REG_HEALTH), "0 while healthy", "read 4"),
+                row(hex(Cmd.REG_XLATE_VECTOR), "MSI-X vector for translation misses the host fills", "write 4"),
+                row(hex(Cmd.REG_XLATE_MISS), "oldest translation miss: bit 63 set, MTT index below; 0 if none",
+                        "read 8, big-endian"),
+                row(hex(Cmd.REG_XLATE_FILL), "answer the oldest miss: MTT index, then its 8-byte entry",
+                        "write 16, big-endian"),
+                row(hex(Cmd.REG_MSIX_TABLE), "MSI-X table (vector 0: the async event queue)", "write 16 per vector"),
+                row("UAR page + " + hex(UarLayout.CQ_DOORBELL), "CQ arm doorbell: (sn << 28 | cmd | ci), then the CQN; "
+                        + "cmd " + hex(UarLayout.CQ_ARM_SOLICITED) + " arms for solicited completions only",
+                        "write 8, big-endian"),
+                row("UAR page + " + hex(UarLayout.BF_OFFSET), UarLayout.BF_REGS
+                        + " BlueFlame registers: a send doorbell "
+                        + "(the ctrl segment's first 8 bytes) or a whole one-WQEBB WQE", "write 8 or 64")));
+    }
+
+    private static String entry() {
+        return table(List.of("byte", "field"), List.of(
+                row(Integer.toString(Cmd.ENTRY_OPCODE), "opcode (4 bytes, big-endian)"),
+                row(Integer.toString(Cmd.ENTRY_IN_LEN), "input mailbox length in bytes (4)"),
+                row(Integer.toString(Cmd.ENTRY_IN_ADDR), "input mailbox host address (8)"),
+                row(Integer.toString(Cmd.ENTRY_OUT_ADDR), "output mailbox host address (8)"),
+                row(Integer.toString(Cmd.ENTRY_OUT_LEN), "output mailbox length in bytes (4)"),
+                row(Integer.toString(Cmd.ENTRY_TOKEN), "token (4), free for the driver"),
+                row(Integer.toString(Cmd.ENTRY_OWNER), "ownership: " + Cmd.OWNER_HW + " while the adapter owns the "
+                        + "entry; the adapter clears it last, after the output mailbox")));
+    }
+
+    private static String fields(Layout<?> l) {
+        if (l.fields().isEmpty()) return "(none)";
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < l.fields().size(); i++) {
+            var f = l.fields().get(i);
+            b.append(i == 0 ? "" : ", ").append(i).append(": ").append(f.name()).append(" (").append(f.width())
+                    .append(')');
+        }
+        return b.toString();
+    }
+
+    private static String commands() {
+        List<List<String>> rows = new ArrayList<>();
+        for (CmdTable.Command c : CmdTable.ALL)
+            rows.add(row(hex(c.opcode()), c.name(), fields(c.in()), fields(c.out()), c.does()));
+        return table(List.of("opcode", "command", "input words: field (bits)", "output words after the header",
+                "does"), rows);
+    }
+
+    private static String statuses() {
+        List<List<String>> rows = new ArrayList<>();
+        for (Cmd.Status s : Cmd.Status.values()) rows.add(row(hex(s.code), s.name(), Integer.toString(s.errno)));
+        return table(List.of("status", "name", "errno a driver returns"), rows);
+    }
+
+    private static String syndromes() {
+        List<List<String>> rows = new ArrayList<>();
+        for (Cmd.Syndrome s : Cmd.Syndrome.values())
+            rows.add(row(Integer.toString(s.ordinal()), s.name(), s.status.name(), s.text));
+        return table(List.of("syndrome", "name", "status", "meaning"), rows);
+    }
+
+    /** The int constants of {@code c} named {@code prefix}*, value and name, in declaration order. */
+    private static String constants(Class<?> c, String prefix, String format) {
+        List<List<String>> rows = new ArrayList<>();
+        for (Field f : c.getDeclaredFields()) {
+            boolean named = f.getType() == int.class && f.getName().startsWith(prefix);
+            if (!Modifier.isStatic(f.getModifiers()) || !named) continue;
+            try {
+                rows.add(row(String.format(format, f.getInt(null)), f.getName().substring(prefix.length())));
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return table(List.of("value", "name"), rows);
+    }
+
+    private static String cqeOpcodes() {
+        List<List<String>> rows = new ArrayList<>();
+        for (String n : List.of("REQ", "RESP_WR_IMM", "RESP_SEND", "RESP_SEND_IMM", "RESP_SEND_INV", "REQ_ERR",
+                "RESP_ERR", "INVALID")) {
+            try {
+                rows.add(row(Integer.toString(Cqe64.class.getField(n).getInt(null)), n));
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return table(List.of("op_own bits 7..4", "CQE opcode"), rows);
+    }
+
+    private static String cqeSyndromes() {
+        List<List<String>> rows = new ArrayList<>();
+        for (Field f : Cqe64.class.getDeclaredFields()) {
+            boolean named = f.getType() == int.class && f.getName().startsWith("SYNDROME_");
+            if (!Modifier.isStatic(f.getModifiers()) || !named) continue;
+            try {
+                int v = f.getInt(null);
+                rows.add(row(String.format("0x%02x", v), f.getName().substring(9), Cqe64.status(v).name()));
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return table(List.of("byte 55", "error syndrome", "ibv_wc_status"), rows);
+    }
+
+    private static String transitions() {
+        List<List<String>> rows = new ArrayList<>();
+        for (QpType t : List.of(QpType.RC, QpType.UC, QpType.UD))
+            for (QpState cur : QpState.values())
+                for (QpState next : QpState.values())
+                    if (QpTransitions.valid(cur, next, t, null))
+                        rows.add(row(t.name(), cur + " -> " + next,
+                                QpAttrMask.names(QpTransitions.required(cur, next, t)),
+                                QpAttrMask.names(QpTransitions.optional(cur, next, t))));
+        return table(List.of("type", "transition", "attributes required", "attributes taken"), rows);
+    }
+
+    /** What QUERY_HCA_CAP answers on an adapter of profile {@code p}. */
+    static String limits(Profile p) {
+        World w = new World(1, p, 1, Faults.NONE);
+        Cmd.HcaCap c = w.host(0).driver().caps();
+        return table(List.of("QUERY_HCA_CAP field", p.name()), List.of(
+                row("maxQp", Long.toString(c.maxQp())), row("maxCq", Long.toString(c.maxCq())),
+                row("maxMkey", Long.toString(c.maxMkey())), row("maxPd", Long.toString(c.maxPd())),
+                row("maxUar", Long.toString(c.maxUar())), row("maxQpWr", Long.toString(c.maxQpWr())),
+                row("maxCqe", Long.toString(c.maxCqe())), row("maxSge", Long.toString(c.maxSge())),
+                row("maxInline", Long.toString(c.maxInline())), row("maxMtu (IB enum)", Long.toString(c.maxMtu())),
+                row("maxRdAtomic", Long.toString(c.maxRdAtomic())), row("maxMsgSize", Long.toString(c.maxMsgSize())),
+                row("maxDm", Long.toString(c.maxDm())), row("WQEBB, largest WQE", WqeLayout.WQEBB + " B, "
+                        + WqeLayout.MAX_WQEBBS + " WQEBBs")));
+    }
+
+    private static List<String> row(String... cells) { return List.of(cells); }
+
+    private static String table(List<String> head, List<List<String>> rows) {
+        StringBuilder b = new StringBuilder("| ").append(String.join(" | ", head)).append(" |\n|");
+        for (int i = 0; i < head.size(); i++) b.append("---|");
+        b.append('\n');
+        for (List<String> r : rows) {
+            List<String> cells = r.stream().map(c -> c.replace("|", "\\|").replace("\n", " ")).toList();
+            b.append("| ").append(String.join(" | ", cells)).append(" |\n");
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,63 @@
+package nicsim.driver;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
+import nicsim.abi.CmdTable;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
+import org.junit.jupiter.api.Test;
+
+/**
+ * docs/device.md holds what the device's code says: its generated tables are what DeviceManual
+ * makes now, and the command table they come from is the firmware's: each listed command takes
+ * exactly its input layout, and every opcode the firmware executes is listed.
+ */
+class DeviceManualTest {
+    private static final Path PAGE = Path.of(System.getProperty("nicsim.root", ".")).resolve("docs/device.md");
+
+    @Test
+    void theManualsTablesAreTheCodes() throws Exception {
+        String page = Files.readString(PAGE);
+        assertEquals(DeviceManual.sections().keySet().stream().sorted().toList(),
+                DeviceManual.blocks(page).stream().sorted().toList(),
+                        "docs/device.md holds every generated table once");
+        assertEquals(DeviceManual.render(page), page,
+                "docs/device.md differs from the code: ./mill host-driver.runMain nicsim.driver.DeviceManual docs/device.md");
+    }
+
+    private static int syndrome(byte[] out) { return (int) (BigEndian.get64(out, 0) & 0xFFFF_FFFFL); }
+
+    @Test
+    void everyCommandTakesItsLayoutAndNoOtherIsExecuted() throws Exception {
+        Driver d = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.NONE).host(0).driver();
+        List<String> wrong = new ArrayList<>();
+        for (CmdTable.Command c : CmdTable.ALL) {
+            int in = Cmd.bytes(c.in()), out = Cmd.OUT_HEADER_WORDS * 8 + Cmd.bytes(c.out());
+            int longer = syndrome(d.raw(c.opcode(), new byte[in + 8], out));
+            if (longer != Cmd.Syndrome.BAD_INPUT_LENGTH.ordinal())
+                wrong.add(c.name() + " took " + (in + 8) + " input bytes: " + Cmd.Syndrome.values()[longer]);
+            int exact = syndrome(d.raw(c.opcode(), new byte[in], out));
+            if (exact == Cmd.Syndrome.BAD_INPUT_LENGTH.ordinal() || exact == Cmd.Syndrome.BAD_OPCODE.ordinal()
+                    || exact == Cmd.Syndrome.BAD_OUTPUT_LENGTH.ordinal())
+                wrong.add(c.name() + " refused its own layout: " + Cmd.Syndrome.values()[exact]);
+        }
+        assertEquals(List.of(), wrong);
+        // every opcode constant of Cmd is either listed or refused as unknown
+        for (Field f : Cmd.class.getDeclaredFields()) {
+            if (!Modifier.isStatic(f.getModifiers()) || f.getType() != int.class) continue;
+            int op = f.getInt(null);
+            if (op < 0x100 || !Cmd.opcodeName(op).equals(f.getName()) || CmdTable.of(op) != null) continue;
+            assertEquals(Cmd.Syndrome.BAD_OPCODE.ordinal(), syndrome(d.raw(op, new byte[0], 64)),
+                    f.getName() + " is executed but not in CmdTable");
+        }
+        assertEquals(Cmd.Syndrome.BAD_OPCODE.ordinal(), syndrome(d.raw(0x999, new byte[0], 64)));
+    }
+}
