@@ -54,6 +54,7 @@ mtt.cache.entries       = 512         | entries of the direct-mapped translation
 mtt.klm.entries         = 1024        | entries of the walker's KLM table: the lists of pieces behind indirect mkeys (UMR), each mkey taking as many as it was created for | assumption: docs/sources.md#umr (mlx5 keeps KLMs in adapter memory; the size is not published)
 umr.klm.cycles          = 2 cycles    | core cycles a UMR work request takes per KLM entry it writes into the walker's table (after fw.wqe.cycles to start it) | assumption: docs/sources.md#umr
 mtt.fill                = "dma"       | how translation-cache misses are served: "dma" (a PCIe read of the MTT entry) or "interrupt" (the host's handler writes it) | assumption: mlx5 adapters read MTT entries from host memory
+mtt.page.max            = 2 MiB       | largest page the driver registers pinned memory in: the largest power of two (up to this) in which the buffer's pages are physically contiguous and equally aligned, so an MR takes that many fewer MTT entries | docs/sources.md#mr-page-size (mlx5 picks the best page size per MR)
 host.odp.fault.cost     = 5 us        | CPU time the driver spends bringing in one page of an on-demand MR after the adapter's page fault (find, pin and map it), besides the interrupt | assumption: docs/sources.md#on-demand-paging (ODP faults cost microseconds to tens of microseconds)
 host.interrupt.cost     = 2 us        | CPU time from an MSI-X interrupt to its handler running, plus the handler's work and return | assumption
 

@@ -99,20 +99,33 @@ public final class MemoryRegion extends VerbsObject {
             throw new VerbsException(Errno.EINVAL, "regMr length " + length + " must be > 0");
         long zeroBasedIova = (access & AccessFlags.ZERO_BASED) != 0 ? 0 : iova;
         Host host = pd.ctx.driver.host();
-        int page = host.memory.pageSize();
-        long first = Math.floorDiv(addr, page) * page;
+        int small = host.memory.pageSize();
+        long smallFirst = Math.floorDiv(addr, small) * small;
+        long smallPages = Math.max(1, (addr + length - smallFirst + small - 1) / small);
+        long[] physical = new long[Math.toIntExact(smallPages)];
+        for (int i = 0; i < physical.length; i++) {
+            physical[i] = pa.applyAsLong(smallFirst + (long) i * small);
+            if (physical[i] < 0) throw new VerbsException(Errno.EFAULT,
+                    String.format("regMr: address 0x%x is not mapped", smallFirst + (long) i * small));
+        }
+        // pinned memory goes in the largest pages it allows (ib_umem_find_best_pgsz); on demand, pages fault one by one
+        int most = host.profile.has("mtt.page.max")
+                ? Math.min(MAX_PAGE_SHIFT, 63 - Long.numberOfLeadingZeros(host.profile.bytes("mtt.page.max"))) : 0;
+        int shift = (access & AccessFlags.ON_DEMAND) != 0 ? Integer.numberOfTrailingZeros(small)
+                : bestPageShift(smallFirst, physical, small, most);
+        long page = 1L << shift, first = Math.floorDiv(addr, page) * page;
         long pages = Math.max(1, (addr + length - first + page - 1) / page);
         byte[] list = new byte[(int) (pages * 8)];
         for (long i = 0; i < pages; i++) {
-            long physical = pa.applyAsLong(first + i * page);
-            if (physical < 0) throw new VerbsException(Errno.EFAULT, String.format("regMr: address 0x%x is not mapped", first + i * page));
+            long va = Math.max(first + i * page, smallFirst);
+            long at = physical[(int) ((va - smallFirst) / small)] - (va & (page - 1));
             // on demand: the page is not pinned, its entry marked not present; the adapter's first access faults it in
-            BigEndian.put64(list, (int) i * 8, (access & AccessFlags.ON_DEMAND) != 0 ? physical | NOT_PRESENT : physical);
+            BigEndian.put64(list, (int) i * 8, (access & AccessFlags.ON_DEMAND) != 0 ? at | NOT_PRESENT : at);
         }
         long listAt = host.allocPhysical(list.length, 8);
         host.memory.write(listAt, list);
         Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, zeroBasedIova, length, access & ~AccessFlags.ON_DEMAND,
-                Integer.numberOfTrailingZeros(page), addr - first, pages, listAt);
+                shift, addr - first, pages, listAt);
         int key;
         try { // the firmware copies the list into its translation table before it answers: the list is needed until then
             key = keep ? mkey : (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
@@ -128,6 +141,31 @@ public final class MemoryRegion extends VerbsObject {
         this.mkey = key;
         if ((access & AccessFlags.ON_DEMAND) != 0)
             pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, this.iova));
+    }
+
+    /** The adapter's largest page: translations of up to 2 MB (CREATE_MKEY's pageShift 12..21). */
+    public static final int MAX_PAGE_SHIFT = 21;
+
+    /**
+     * The largest page (log2, up to {@code most} and {@link #MAX_PAGE_SHIFT}) in which the small pages at {@code
+     * first} ({@code physical[i]} backing {@code first + i * small}) lie as whole aligned blocks: every
+     * small page sits at the same offset in its large page, virtually and physically, and the small
+     * pages of one large page are physically contiguous. The largest such page needs the fewest
+     * translation entries, as mlx5's driver chooses (mlx5_umem_find_best_pgsz).
+     */
+    static int bestPageShift(long first, long[] physical, int small, int most) {
+        int base = Integer.numberOfTrailingZeros(small);
+        for (int shift = Math.min(most, MAX_PAGE_SHIFT); shift > base; shift--) {
+            long big = 1L << shift;
+            boolean fits = true;
+            for (int i = 0; i < physical.length && fits; i++) {
+                long va = first + (long) i * small;
+                fits = ((physical[i] ^ va) & (big - 1)) == 0
+                        && (i == 0 || (va & (big - 1)) == 0 || physical[i] == physical[i - 1] + small);
+            }
+            if (fits) return shift;
+        }
+        return base;
     }
 
     /**
