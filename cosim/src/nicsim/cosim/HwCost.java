@@ -27,49 +27,85 @@ public final class HwCost {
 
     /** The cost of block {@code name} (BlockPairs' names: doorbell, wqe, mtt, cqe, dma) built for {@code profile}. */
     public static Cost of(Profile profile, String name) throws IOException, InterruptedException {
+        return synthesized(profile, name, false);
+    }
+
+    private static final java.util.Map<String, Cost> CACHE = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * {@link #of}, once per distinct Verilog: a sweep's points that build the same RTL (a parameter the
+     * block does not read) share one synthesis.
+     */
+    public static Cost cached(Profile profile, String name) throws IOException, InterruptedException {
+        return synthesized(profile, name, true);
+    }
+
+    private static Cost synthesized(Profile profile, String name, boolean cache)
+            throws IOException, InterruptedException {
         BlockPairs.Pair pair = BlockPairs.get(profile, name);
         Path dir = Files.createTempDirectory("nicsim-hw-cost-");
         try {
             String top = VerilogFile.write(pair.rtl(), dir);
-            String script = String.join("; ",
-                    "read_verilog " + dir.resolve(top + ".v"),
-                    "synth -top " + top + " -run begin:fine", // up to the memories: they are kept as memories
-                    "memory -nomap", "opt -fast",
-                    "tee -q -o " + dir.resolve("mems.txt") + " dump t:$mem_v2",
-                    "techmap", "opt -fast", "design -save logic", "abc -fast", "opt -fast",
-                    "tee -q -o " + dir.resolve("stat.txt") + " stat",
-                    "tee -q -o " + dir.resolve("ltp.txt") + " ltp -noff",
-                    "design -load logic", "abc -lut 6 -fast", "opt -fast", // the FPGA estimate
-                    "tee -q -o " + dir.resolve("luts.txt") + " stat");
-            long t0 = System.nanoTime();
-            Process y = new ProcessBuilder("yosys", "-q", "-p", script).redirectErrorStream(true).start();
-            String out = new String(y.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!y.waitFor(10, TimeUnit.MINUTES)) {
-                y.destroyForcibly();
-                throw new IOException("yosys ran over 10 minutes on " + name);
+            if (!cache) return synthesize(name, top, dir);
+            byte[] verilog = Files.readAllBytes(dir.resolve(top + ".v"));
+            String key = name + ":" + java.util.HexFormat.of().formatHex(sha256(verilog));
+            Cost c = CACHE.get(key);
+            if (c == null) {
+                c = synthesize(name, top, dir);
+                CACHE.putIfAbsent(key, c);
             }
-            if (y.exitValue() != 0) throw new IOException("yosys failed on " + name + " (" + top + "):\n" + out);
-            double seconds = (System.nanoTime() - t0) / 1e9;
-            String stat = Files.readString(dir.resolve("stat.txt")), mems = Files.readString(dir.resolve("mems.txt"));
-            long cells = number(stat, "Number of cells:\\s+(\\d+)"), ffs = 0, bits = 0;
-            Matcher dff = Pattern.compile("(?m)^\\s+\\$_\\w*DFF\\w*\\s+(\\d+)").matcher(stat);
-            while (dff.find()) ffs += Long.parseLong(dff.group(1));
-            int memories = 0;
-            Matcher mem = Pattern.compile("cell \\$mem_v2[^\\n]*\\n((?:\\s+parameter[^\\n]*\\n)+)").matcher(mems);
-            while (mem.find()) {
-                memories++;
-                bits += number(mem.group(1), "\\\\SIZE (\\d+)") * number(mem.group(1), "\\\\WIDTH (\\d+)");
-            }
-            int depth = (int) number(Files.readString(dir.resolve("ltp.txt")), "\\(length=(\\d+)\\)");
-            String lutStat = Files.readString(dir.resolve("luts.txt"));
-            Matcher lut = Pattern.compile("(?m)^\\s+\\$lut\\s+(\\d+)").matcher(lutStat);
-            long luts = lut.find() ? Long.parseLong(lut.group(1)) : 0;
-            return new Cost(name, top, cells, ffs, memories, bits, depth, luts, seconds);
+            return c;
         } finally {
             try (var w = Files.walk(dir)) {
                 for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
             }
         }
+    }
+
+    private static byte[] sha256(byte[] b) {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(b);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Yosys on module {@code top}, whose Verilog is in {@code dir}. */
+    private static Cost synthesize(String name, String top, Path dir) throws IOException, InterruptedException {
+        String script = String.join("; ",
+                "read_verilog " + dir.resolve(top + ".v"),
+                "synth -top " + top + " -run begin:fine", // up to the memories: they are kept as memories
+                "memory -nomap", "opt -fast",
+                "tee -q -o " + dir.resolve("mems.txt") + " dump t:$mem_v2",
+                "techmap", "opt -fast", "design -save logic", "abc -fast", "opt -fast",
+                "tee -q -o " + dir.resolve("stat.txt") + " stat",
+                "tee -q -o " + dir.resolve("ltp.txt") + " ltp -noff",
+                "design -load logic", "abc -lut 6 -fast", "opt -fast", // the FPGA estimate
+                "tee -q -o " + dir.resolve("luts.txt") + " stat");
+        long t0 = System.nanoTime();
+        Process y = new ProcessBuilder("yosys", "-q", "-p", script).redirectErrorStream(true).start();
+        String out = new String(y.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!y.waitFor(10, TimeUnit.MINUTES)) {
+            y.destroyForcibly();
+            throw new IOException("yosys ran over 10 minutes on " + name);
+        }
+        if (y.exitValue() != 0) throw new IOException("yosys failed on " + name + " (" + top + "):\n" + out);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        String stat = Files.readString(dir.resolve("stat.txt")), mems = Files.readString(dir.resolve("mems.txt"));
+        long cells = number(stat, "Number of cells:\\s+(\\d+)"), ffs = 0, bits = 0;
+        Matcher dff = Pattern.compile("(?m)^\\s+\\$_\\w*DFF\\w*\\s+(\\d+)").matcher(stat);
+        while (dff.find()) ffs += Long.parseLong(dff.group(1));
+        int memories = 0;
+        Matcher mem = Pattern.compile("cell \\$mem_v2[^\\n]*\\n((?:\\s+parameter[^\\n]*\\n)+)").matcher(mems);
+        while (mem.find()) {
+            memories++;
+            bits += number(mem.group(1), "\\\\SIZE (\\d+)") * number(mem.group(1), "\\\\WIDTH (\\d+)");
+        }
+        int depth = (int) number(Files.readString(dir.resolve("ltp.txt")), "\\(length=(\\d+)\\)");
+        String lutStat = Files.readString(dir.resolve("luts.txt"));
+        Matcher lut = Pattern.compile("(?m)^\\s+\\$lut\\s+(\\d+)").matcher(lutStat);
+        long luts = lut.find() ? Long.parseLong(lut.group(1)) : 0;
+        return new Cost(name, top, cells, ffs, memories, bits, depth, luts, seconds);
     }
 
     private static long number(String text, String regex) throws IOException {

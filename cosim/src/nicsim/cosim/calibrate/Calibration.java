@@ -49,7 +49,8 @@ public final class Calibration {
 
     static final double LOW = 0.05, HIGH = 20;
     private static final Set<Unit.Dimension> NUMERIC = Set.of(Unit.Dimension.TIME, Unit.Dimension.FREQUENCY,
-            Unit.Dimension.SIZE, Unit.Dimension.RATE, Unit.Dimension.CYCLES, Unit.Dimension.COUNT);
+            Unit.Dimension.SIZE, Unit.Dimension.RATE, Unit.Dimension.CYCLES, Unit.Dimension.COUNT,
+            Unit.Dimension.WIDTH);
 
     private final Profile base;
     private final List<String> keys;
@@ -187,9 +188,40 @@ public final class Calibration {
             }
             best = exp(local.getValue() <= global.getValue() ? local.getPoint() : global.getPoint());
         }
-        long[] fitted = values(best);
+        long[] fitted = polishCounts(values(best), progress);
         double[] sim = simulate(fitted);
         return new Fit(keys, start.clone(), fitted, sim, rmsError(sim), rmsError(at1), evaluations);
+    }
+
+    /**
+     * Integer parameters (cycles, counts) make the error a staircase a continuous search can stop on
+     * a step of: each is tried one and two steps either way, the others held, while that lowers the error.
+     */
+    private long[] polishCounts(long[] values, Consumer<String> progress) {
+        long[] best = values.clone();
+        double err = rmsError(simulate(best));
+        for (boolean better = true; better; ) {
+            better = false;
+            for (int i = 0; i < keys.size(); i++) {
+                Unit.Dimension d = base.param(keys.get(i)).dimension();
+                if (d != Unit.Dimension.CYCLES && d != Unit.Dimension.COUNT) continue;
+                for (long step : new long[]{-2, -1, 1, 2}) {
+                    long[] v = best.clone();
+                    v[i] += step;
+                    if (v[i] < 1) continue;
+                    double e = rmsError(simulate(v));
+                    if (e < err) {
+                        progress.accept(String.format("polish: %s %d -> %d, rms error %.3f %%", keys.get(i),
+                                best[i], v[i],
+                                100 * e));
+                        err = e;
+                        best = v;
+                        better = true;
+                    }
+                }
+            }
+        }
+        return best;
     }
 
     private static double[] exp(double[] x) {

@@ -92,6 +92,7 @@ final class SweepCommand implements Callable<Integer> {
         List<String> cols = new java.util.ArrayList<>(spec.vary().keySet());
         if (spec.seeds().size() > 1) cols.add("seed");
         cols.addAll(spec.plot());
+        for (String b : spec.cost()) cols.add("luts " + b);
         StringBuilder head = new StringBuilder();
         for (String c : cols) head.append(String.format("%16s", c));
         out.append(head).append('\n');

@@ -77,6 +77,22 @@ public final class PointRun {
         for (Stages.Step s : Stages.steps(world.sim.trace(), p, "node0/")) f.put("cycles " + s.name(), s.meanCycles());
         for (Map.Entry<String, Long> c : world.sim.counters().snapshot().entrySet())
             if (c.getValue() != 0 && !c.getKey().startsWith("host.cpu")) f.put(c.getKey(), c.getValue());
+        for (String block : spec.cost()) { // the point's RTL of the block, synthesized (cached by its Verilog)
+            nicsim.cosim.HwCost.Cost c;
+            try {
+                c = nicsim.cosim.HwCost.cached(p, block);
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("hw cost of " + block + ": " + e.getMessage(), e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+            f.put("luts " + block, c.luts());
+            f.put("cells " + block, c.cells());
+            f.put("flip_flops " + block, c.flipFlops());
+            f.put("memory_bits " + block, c.memoryBits());
+            f.put("logic_depth " + block, c.depth());
+        }
         return f;
     }
 

@@ -51,6 +51,52 @@ public final class SweepPlots {
                 BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
                 out.add(png);
             }
+        if (spec.pareto().size() == 2) out.add(pareto(spec, outcomes, dir));
+        return out;
+    }
+
+    /**
+     * The sweep's points as cost (pareto[0], keep low) against performance (pareto[1], keep high),
+     * seeds averaged, with the Pareto front: the points no other point beats on both.
+     */
+    static Path pareto(SweepSpec spec, List<PointRun.Outcome> outcomes, Path dir) throws IOException {
+        String cx = spec.pareto().get(0), py = spec.pareto().get(1);
+        Map<Map<String, String>, double[]> points = new LinkedHashMap<>(); // params -> cost, performance, count
+        for (PointRun.Outcome o : outcomes) {
+            if (!(o.figures().get(cx) instanceof Number c) || !(o.figures().get(py) instanceof Number y)) continue;
+            double[] acc = points.computeIfAbsent(o.point().params(), k -> new double[3]);
+            acc[0] += c.doubleValue();
+            acc[1] += y.doubleValue();
+            acc[2]++;
+        }
+        List<double[]> all = new ArrayList<>();
+        for (double[] a : points.values()) all.add(new double[]{a[0] / a[2], a[1] / a[2]});
+        List<double[]> front = front(all);
+        XYChart chart = new XYChartBuilder().width(800).height(500).title(py + " against " + cx + ": the Pareto front ("
+                + spec.workload() + ", " + spec.profile() + ")").xAxisTitle(cx).yAxisTitle(py).build();
+        if (!all.isEmpty()) {
+            var pts = chart.addSeries("points", all.stream().mapToDouble(a -> a[0]).toArray(),
+                    all.stream().mapToDouble(a -> a[1]).toArray());
+            pts.setXYSeriesRenderStyle(org.knowm.xchart.XYSeries.XYSeriesRenderStyle.Scatter);
+            chart.addSeries("Pareto front", front.stream().mapToDouble(a -> a[0]).toArray(),
+                    front.stream().mapToDouble(a -> a[1]).toArray());
+        }
+        Path png = dir.resolve("pareto-" + safe(py) + "-vs-" + safe(cx) + ".png");
+        BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+        return png;
+    }
+
+    /** The points (cost, performance) no other point beats: cheaper and at least as good, or as cheap and better. */
+    static List<double[]> front(List<double[]> points) {
+        List<double[]> sorted = new ArrayList<>(points);
+        sorted.sort((a, b) -> a[0] != b[0] ? Double.compare(a[0], b[0]) : Double.compare(b[1], a[1]));
+        List<double[]> out = new ArrayList<>();
+        double best = Double.NEGATIVE_INFINITY;
+        for (double[] p : sorted)
+            if (p[1] > best) {
+                out.add(p);
+                best = p[1];
+            }
         return out;
     }
 

@@ -33,11 +33,19 @@ import nicsim.workloads.Workloads;
  * </pre>
  */
 public record SweepSpec(String profile, String workload, List<Long> seeds, Map<String, String> options,
-                        Map<String, List<String>> vary, List<String> plot) implements java.io.Serializable {
+                        Map<String, List<String>> vary, List<String> plot, List<String> cost, List<String> pareto)
+        implements java.io.Serializable {
+
+    /** A sweep without hardware cost columns. */
+    public SweepSpec(String profile, String workload, List<Long> seeds, Map<String, String> options,
+                     Map<String, List<String>> vary, List<String> plot) {
+        this(profile, workload, seeds, options, vary, plot, List.of(), List.of());
+    }
 
     /** Workload options a sweep may set or vary (beside any profile parameter). */
     public static final Set<String> OPTIONS = Set.of("size", "iters", "qps", "mtu", "tx_depth", "mrs", "nodes", "faults");
-    private static final Set<String> TOP = Set.of("profile", "workload", "seeds", "plot", "options", "vary");
+    private static final Set<String> TOP = Set.of("profile", "workload", "seeds", "plot", "options", "vary", "cost",
+            "pareto");
     private static final int MAX_POINTS = 1_000_000;
 
     /** A bad sweep file: the message names the key and what it accepts. */
@@ -112,7 +120,26 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
         JsonNode p = root.get("plot");
         if (p != null) for (JsonNode n : p.isArray() ? p : List.of(p)) plot.add(n.asText());
         else plot.add("bw_avg_gbps");
-        return new SweepSpec(profile, workload, List.copyOf(seeds), options, vary, List.copyOf(plot));
+        List<String> cost = new ArrayList<>();
+        JsonNode c = root.get("cost");
+        if (c != null) for (JsonNode n : c.isArray() ? c : List.of(c)) {
+            List<String> blocks = nicsim.cosim.HwCost.blocks(base);
+            if (!blocks.contains(n.asText()))
+                throw new BadSweep(where + ": cost: block '" + n.asText() + "' unknown; accepted: "
+                        + String.join(", ", blocks));
+            cost.add(n.asText());
+        }
+        List<String> pareto = new ArrayList<>();
+        JsonNode pa = root.get("pareto");
+        if (pa != null) {
+            for (JsonNode n : pa.isArray() ? pa : List.of(pa)) pareto.add(n.asText());
+            if (pareto.size() != 2)
+                throw new BadSweep(where + ": pareto must name two figures: a cost to keep low, then a figure "
+                        + "to keep high "
+                        + "(e.g. [\"luts dma\", \"bw_avg_gbps\"])");
+        }
+        return new SweepSpec(profile, workload, List.copyOf(seeds), options, vary, List.copyOf(plot), List.copyOf(cost),
+                List.copyOf(pareto));
     }
 
     /** Every point, in a fixed order: the first varied parameter changes slowest, seeds fastest. */

@@ -18,9 +18,12 @@ import org.junit.jupiter.api.Test;
  * at whether the RTL runs edge by edge or in batches.
  */
 class RtlInLoopDivergenceTest {
-    /** The MttWalker's RTL built with a 2-entry translation cache while its twin has 512: 8 KiB messages span pages, so it misses where the twin hits. */
+    /**
+     * The MttWalker's RTL built with a 2-entry translation cache while its twin has 512: with MRs in
+     * 4 KiB pages (mtt.page.max), 8 KiB messages span pages, so it misses where the twin hits.
+     */
     static String divergence(int batch) {
-        World w = new World(2, Profiles.load("cx-gen3x16"), 2, Faults.NONE);
+        World w = new World(2, Profiles.load("cx-gen3x16").with("mtt.page.max", "4 KiB"), 2, Faults.NONE);
         Profile other = w.profile.with("mtt.cache.entries", "2");
         RtlInLoop rtl = new RtlInLoop(w.host(0).adapter, other, Set.of("mtt"), batch);
         RtlInLoop.Divergence d = assertThrows(RtlInLoop.Divergence.class, () -> {

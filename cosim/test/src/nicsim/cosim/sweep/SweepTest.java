@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import nicsim.driver.World;
@@ -114,7 +115,10 @@ class SweepTest {
     @Test
     void badSweepFilesNameTheKeyAndWhatItAccepts() {
         Map<String, String> cases = Map.of(
-                "workload = \"write_bw\"\ncolour = 3\n[vary]\nsize = [1]", "key 'colour' unknown; accepted: options, plot, profile, seeds, vary, workload",
+                "workload = \"write_bw\"\ncolour = 3\n[vary]\nsize = [1]", 
+                        "key 'colour' unknown; accepted: cost, options, pareto, plot, profile, seeds, vary, workload",
+                "workload = \"write_bw\"\ncost = [\"gpu\"]\n[vary]\nsize = [1]", "cost: block 'gpu' unknown; accepted: ",
+                "workload = \"write_bw\"\npareto = [\"luts dma\"]\n[vary]\nsize = [1]", "pareto must name two figures",
                 "workload = \"write_bandwidth\"\n[vary]\nsize = [1]", "workload 'write_bandwidth' unknown; accepted: ",
                 "workload = \"write_bw\"\n[vary]\n\"dma.chanels\" = [1]", "'dma.chanels' is neither a workload option",
                 "workload = \"write_bw\"\n[vary]\nsize = { from = 1, to = 8 }", "size: a range needs from, to, and one of step or times",
@@ -153,6 +157,29 @@ class SweepTest {
         try { rc = nicsim.cosim.cli.Main.run("sweep", dir.resolve("nothing.toml").toString()); } finally { System.setErr(old); }
         assertEquals(2, rc);
         assertEquals("nicsim: " + dir.resolve("nothing.toml") + ": no such sweep file", err.toString().strip());
+    }
+
+    /**
+     * Cost columns: each point's block synthesized for the point's profile (one Yosys run per distinct
+     * RTL), and the Pareto plot of cost against performance with the points no other beats.
+     */
+    @Test
+    void costColumnsFollowTheRtlAndTheParetoFrontKeepsTheUnbeaten(@TempDir Path dir) throws Exception {
+        SweepSpec spec = SweepSpec.parse("workload = \"write_bw\"\ncost = [\"mtt\"]\n"
+                + "pareto = [\"memory_bits mtt\", \"bw_avg_gbps\"]\n[options]\niters = 20\nsize = 4096\n"
+                + "[vary]\n\"mtt.mkey.entries\" = [64, 1024]\n", "cost.toml");
+        List<PointRun.Outcome> runs = new ArrayList<>();
+        for (var pt : spec.points()) runs.add(PointRun.run(spec, pt));
+        for (var o : runs) assertTrue(o.ok(), o.error());
+        long small = ((Number) runs.get(0).figures().get("memory_bits mtt")).longValue();
+        long big = ((Number) runs.get(1).figures().get("memory_bits mtt")).longValue();
+        assertTrue(big > small, "16 times the mkey entries, more memory: " + small + " / " + big);
+        assertTrue(((Number) runs.get(0).figures().get("luts mtt")).longValue() > 100);
+        Path png = SweepPlots.pareto(spec, runs, dir);
+        assertTrue(Files.size(png) > 5000, png.toString());
+        List<double[]> front = SweepPlots.front(List.of(new double[]{1, 10}, new double[]{2, 9}, new double[]{2, 12},
+                new double[]{3, 12}, new double[]{4, 20}));
+        assertEquals(List.of("1.0 10.0", "2.0 12.0", "4.0 20.0"), front.stream().map(a -> a[0] + " " + a[1]).toList());
     }
 
     @Test
