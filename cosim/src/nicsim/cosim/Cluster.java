@@ -23,13 +23,13 @@ public final class Cluster implements AutoCloseable {
 
     private final List<RtlInLoop> rtlLoops = new ArrayList<>();
 
-    private Cluster(World world, Set<String> rtl, boolean rtlOnEveryNode) {
+    private Cluster(World world, Set<String> rtl, boolean rtlOnEveryNode, java.util.Map<String, RtlInLoop.Own> own) {
         this.world = world;
         this.rtl = Set.copyOf(rtl);
         for (int i = 0; i < world.hosts().size(); i++) nodes.add(new Node(world.host(i)));
         if (!rtl.isEmpty())
             for (int i = 0; i < (rtlOnEveryNode ? world.hosts().size() : 1); i++)
-                rtlLoops.add(new RtlInLoop(world.host(i).adapter, world.profile, rtl));
+                rtlLoops.add(new RtlInLoop(world.host(i).adapter, world.profile, rtl, RtlInLoop.BATCH, own));
     }
 
     /** Edges each RTL block of node 0 has run and matched (empty without RTL); every node's pending edges are checked first. */
@@ -99,9 +99,19 @@ public final class Cluster implements AutoCloseable {
             return this;
         }
 
+        private java.util.Map<String, RtlInLoop.Own> own = java.util.Map.of();
+
+        /** Blocks of {@link #rtl} to run from the user's own Verilog (docs/blocks.md's port contract). */
+        public Builder ownRtl(java.util.Map<String, RtlInLoop.Own> blocks) {
+            own = java.util.Map.copyOf(blocks);
+            return this;
+        }
+
         /** Runs the RTL blocks on every node's adapter, not only node 0's. */
         public Builder rtlOnEveryNode(boolean v) { rtlOnEveryNode = v; return this; }
 
-        public Cluster build() { return new Cluster(new World(nodes, profile, seed, faults), rtl, rtlOnEveryNode); }
+        public Cluster build() {
+            return new Cluster(new World(nodes, profile, seed, faults), rtl, rtlOnEveryNode, own);
+        }
     }
 }

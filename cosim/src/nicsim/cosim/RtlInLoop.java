@@ -54,6 +54,20 @@ public final class RtlInLoop implements AutoCloseable {
         if (!blocks.isEmpty()) nicsim.hw.rtl.Toolchain.requireRtl();
     }
 
+    /**
+     * A block of the user's own in place of the generated one: Verilog/SystemVerilog {@code files}
+     * whose module {@code top} keeps the block's port contract (docs/blocks.md).
+     */
+    public record Own(List<java.nio.file.Path> files, String top) {
+        /** The first module declared in the first file: the top when none is named. */
+        public static String firstModule(java.nio.file.Path file) throws java.io.IOException {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*module\\s+(\\w+)").matcher(
+                    java.nio.file.Files.readString(file));
+            if (!m.find()) throw new IllegalArgumentException("--verilog " + file + ": no module in it");
+            return m.group(1);
+        }
+    }
+
     /** Edges a block records before its RTL runs them, by default. */
     public static final int BATCH = 1024;
 
@@ -64,6 +78,11 @@ public final class RtlInLoop implements AutoCloseable {
 
     /** As above, running the RTL every {@code batch} edges of each block (1: on every edge). */
     public RtlInLoop(Adapter adapter, Profile profile, Set<String> blocks, int batch) {
+        this(adapter, profile, blocks, batch, Map.of());
+    }
+
+    /** As above, with the user's own RTL for the blocks {@code own} names. */
+    public RtlInLoop(Adapter adapter, Profile profile, Set<String> blocks, int batch, Map<String, Own> own) {
         if (batch < 1) throw new IllegalArgumentException("batch " + batch + " must be >= 1");
         requireKnown(blocks);
         Map<String, Block> twins = new LinkedHashMap<>();
@@ -78,8 +97,33 @@ public final class RtlInLoop implements AutoCloseable {
                 // one RTL DmaEngine beside each channel's engines, on that channel's clock
                 List<nicsim.adapter.DmaEngine> engines = adapter.dma().engines();
                 for (int k = 0; k < engines.size(); k++)
-                    shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k), pair, batch));
-            } else shadows.add(new Shadow(b, twins.get(b), adapter.core(), pair, batch));
+                    shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k), pair,
+                            batch, own.get(b)));
+            } else shadows.add(new Shadow(b, twins.get(b), adapter.core(), pair, batch, own.get(b)));
+        }
+    }
+
+    /**
+     * The block's random stimulus (the one {@code cosim} runs) for {@code cycles} cycles against
+     * {@code own}, the user's RTL, in lockstep with the Java twin: null if they agree on every edge,
+     * else the divergence (cycle, wire, both values).
+     */
+    public static String lockstep(Profile profile, String block, Own own, long cycles, long seed) {
+        requireKnown(Set.of(block));
+        BlockPairs.Pair pair = BlockPairs.get(profile, block);
+        nicsim.sim.Simulator sim = new nicsim.sim.Simulator();
+        ClockDomain core = sim.clockDomain("core", profile.periodPicos("core.clock"));
+        Block twin = pair.twin().apply(core);
+        core.add(pair.stimulus().create(twin, seed));
+        Shadow s = new Shadow(block, twin, core, pair, BATCH, own);
+        try {
+            sim.runUntil(Math.multiplyExact(cycles, profile.periodPicos("core.clock")));
+            s.flush();
+            return null;
+        } catch (Divergence d) {
+            return d.getMessage();
+        } finally {
+            s.rtl.close();
         }
     }
 
@@ -117,7 +161,7 @@ public final class RtlInLoop implements AutoCloseable {
         long lastCycle = -1, exchanges;
         boolean stopped;
 
-        Shadow(String name, Block twin, ClockDomain domain, BlockPairs.Pair pair, int batch) {
+        Shadow(String name, Block twin, ClockDomain domain, BlockPairs.Pair pair, int batch, Own own) {
             this.name = name;
             this.batch = batch;
             this.twin = twin;
@@ -125,8 +169,11 @@ public final class RtlInLoop implements AutoCloseable {
             List<Wire> wires = PortWires.of(twin);
             ins = wires.stream().filter(Wire::input).toArray(Wire[]::new);
             outs = wires.stream().filter(w -> !w.input()).toArray(Wire[]::new);
-            rtl = NativeBuild.compile(pair.rtlName(), pair.rtl(), java.util.Arrays.stream(ins).map(Wire::name).toList(),
-                    java.util.Arrays.stream(outs).map(Wire::name).toList()).open();
+            List<String> inNames = java.util.Arrays.stream(ins).map(Wire::name).toList();
+            List<String> outNames = java.util.Arrays.stream(outs).map(Wire::name).toList();
+            rtl = (own == null ? NativeBuild.compile(pair.rtlName(), pair.rtl(), inNames, outNames)
+                    : NativeBuild.compileVerilog(pair.rtlName(), pair.rtl(), own.files(), own.top(), inNames, outNames))
+                    .open();
             records = new long[batch * (ins.length + 1)];
             expected = new long[batch * outs.length];
             actual = new long[batch * outs.length];

@@ -57,8 +57,13 @@ public final class DeviceManual {
     }
 
     /** {@code page} with every generated block replaced by what this class makes now. */
-    public static String render(String page) {
-        Map<String, String> s = sections();
+    public static String render(String page) { return render(page, sections()); }
+
+    /**
+     * {@code page} with each block between {@code <!-- generated: NAME -->} and {@code <!-- end of
+     * generated: NAME -->} replaced by {@code s}'s text for NAME (a name it lacks is an error).
+     */
+    public static String render(String page, Map<String, String> s) {
         Matcher m = BLOCK.matcher(page);
         StringBuilder out = new StringBuilder();
         while (m.find()) {
@@ -239,7 +244,8 @@ public final class DeviceManual {
 
     private static List<String> row(String... cells) { return List.of(cells); }
 
-    private static String table(List<String> head, List<List<String>> rows) {
+    /** A markdown table of {@code rows} under {@code head}; a cell's "|" is escaped. */
+    public static String table(List<String> head, List<List<String>> rows) {
         StringBuilder b = new StringBuilder("| ").append(String.join(" | ", head)).append(" |\n|");
         for (int i = 0; i < head.size(); i++) b.append("---|");
         b.append('\n');

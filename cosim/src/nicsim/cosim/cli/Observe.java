@@ -20,12 +20,35 @@ final class Observe {
     static Set<String> rtlBlocks(String list) {
         Set<String> blocks = new TreeSet<>();
         if (list == null || list.isBlank()) return blocks;
-        for (String b : list.split(",")) {
+        for (String item : list.split(",")) {
+            String b = item.contains("=") ? item.substring(0, item.indexOf('=')) : item;
             if (b.equals("all")) blocks.addAll(RtlInLoop.IN_SYSTEM);
             else if (Cluster.RTL_BLOCKS.contains(b)) blocks.add(b);
             else throw new IllegalArgumentException("--rtl '" + b + "' unknown; accepted: " + String.join(", ", Cluster.RTL_BLOCKS) + ", all");
         }
         return blocks;
+    }
+
+    /**
+     * The blocks of {@code --rtl} given as BLOCK=FILE[+FILE...]: the user's own Verilog in place of the
+     * generated block, its top the first module of the first file.
+     */
+    static java.util.Map<String, RtlInLoop.Own> ownRtl(String list) throws java.io.IOException {
+        java.util.Map<String, RtlInLoop.Own> own = new java.util.TreeMap<>();
+        if (list == null || list.isBlank()) return own;
+        for (String item : list.split(",")) {
+            int eq = item.indexOf('=');
+            if (eq < 0) continue;
+            java.util.List<java.nio.file.Path> files = new java.util.ArrayList<>();
+            for (String f : item.substring(eq + 1).split("\\+")) {
+                java.nio.file.Path p = java.nio.file.Path.of(f).toAbsolutePath();
+                if (!java.nio.file.Files.isRegularFile(p))
+                    throw new IllegalArgumentException("--rtl " + item + ": no file " + f);
+                files.add(p);
+            }
+            own.put(item.substring(0, eq), new RtlInLoop.Own(files, RtlInLoop.Own.firstModule(files.get(0))));
+        }
+        return own;
     }
 
     /** Blocks whose ports the waveform shows. */

@@ -70,6 +70,7 @@ final class RunCommand implements Callable<Integer> {
     int txDepth = 128;
 
     @Option(names = "--rtl", description = "node 0's blocks run as Verilated RTL in the loop: doorbell, wqe, mtt, dma (every DMA channel), cqe, or all; "
+            + "BLOCK=FILE[+FILE...] runs your own Verilog module in that block's place (docs/blocks.md); "
             + "the run is made twice (model, then RTL) and compared")
     String rtl;
 
@@ -146,7 +147,8 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private Result runOne(String name, Profile p, Options o, Faults f, Set<String> rtlBlocks) throws Exception {
-        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).build()) {
+        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks)
+                .ownRtl(rtlBlocks.isEmpty() ? java.util.Map.of() : Observe.ownRtl(rtl)).build()) {
             return runOne(name, p, o, f, cluster);
         }
     }

@@ -29,7 +29,8 @@ final class ServeCommand implements Callable<Integer> {
     String faults = "none";
 
     @Option(names = "--rtl", description = "node 0's blocks also run as Verilated RTL in lockstep with their Java twins: doorbell, wqe, mtt, "
-            + "dma, cqe, or all; the first divergence stops the simulation, naming the cycle and wire")
+            + "dma, cqe, or all (BLOCK=FILE[+FILE...]: your own Verilog in its place, docs/blocks.md); the first "
+            + "divergence stops the simulation, naming the cycle and wire")
     String rtl;
 
     @Option(names = "--wave", description = "waveform of node 0's blocks' ports while programs run (.vcd, .vcd.gz, .vcd.xz), with a GTKWave "
@@ -64,7 +65,7 @@ final class ServeCommand implements Callable<Integer> {
             try { done.await(10, java.util.concurrent.TimeUnit.SECONDS); } catch (InterruptedException ignored) { }
         }));
         try (Cluster cluster = Cluster.builder().nodes(nodes).profile(profile.load()).seed(seed).faults(Faults.parse(faults))
-                .rtl(Observe.rtlBlocks(rtl)).build();
+                .rtl(Observe.rtlBlocks(rtl)).ownRtl(Observe.ownRtl(rtl)).build();
              Server server = new Server(cluster.world(), sock, graceMillis, watchdogMillis * 1_000_000_000L, System.out)) {
             if (timeline != null) Observe.recordTimeline(cluster.world().sim.trace());
             VcdWriter vcd = wave != null ? Observe.wave(cluster.world().host(0).adapter, wave) : null;

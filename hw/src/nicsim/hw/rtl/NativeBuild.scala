@@ -49,6 +49,76 @@ object NativeBuild {
     compiled.getOrElseUpdate((name, ins, outs), build(name, make, ins, outs))
   }
 
+  /**
+   * A block of the user's own: Verilog/SystemVerilog `files` whose module `top` must have the ports
+   * of the block `make` elaborates (same names, directions and widths: its contract, docs/blocks.md),
+   * Verilated with the same entry points, so it runs in the twin's place. A file that does not parse
+   * or a port that is missing, of another width or direction is an IllegalArgumentException naming it,
+   * before anything is compiled.
+   */
+  def compileVerilog(name: String, make: Supplier[Component], files: java.util.List[Path], top: String,
+                     inputs: java.util.List[String], outputs: java.util.List[String]): Compiled = synchronized {
+    Toolchain.requireRtl()
+    val ins = inputs.asScala.toSeq
+    val outs = outputs.asScala.toSeq
+    val gen = Files.createTempDirectory("nicsim-contract-")
+    try {
+      val report = SpinalConfig(targetDirectory = gen.toString).generateVerilog(make.get())
+      val ref = report.toplevel
+      val ios = ref.getAllIo.toSeq.map(s => s.getName() -> (s.isInput, s.getBitsWidth)).toMap
+      val clock = ref.clockDomain.clock.getName()
+      val reset = Option(ref.clockDomain.reset).map(_.getName())
+      val sources = files.asScala.toSeq.map { f =>
+        if (!Files.isRegularFile(f)) throw new IllegalArgumentException(s"--verilog $f: no such file")
+        f.getFileName.toString -> Files.readString(f)
+      }
+      val wrapper = wrapperSource(top, clock, reset, ins.map(n => n -> ios(n)._2), outs.map(n => n -> ios(n)._2))
+      val parts = sources.map { case (n, t) => n + "\u0000" + t } ++ Seq(top, wrapper, CxxFlags.mkString(" "), verilatorVersion)
+      val key = hash(parts: _*)
+      val lib = cached(s"own-$top-$key", s"lib$top.so") { work =>
+        for ((n, t) <- sources) Files.writeString(work.resolve(n), t)
+        val cmd = Seq("verilator", "--cc") ++ sources.map(_._1) ++ Seq("--top-module", top, "--prefix", "V" + top,
+          "--Mdir", "obj", "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style")
+        val v = new ProcessBuilder(cmd.asJava).directory(work.toFile).redirectErrorStream(true).start()
+        val vOut = new String(v.getInputStream.readAllBytes(), UTF_8)
+        if (v.waitFor() != 0) {
+          val first = vOut.linesIterator.find(_.startsWith("%Error")).getOrElse(vOut.linesIterator.take(1).mkString)
+          throw new IllegalArgumentException(s"--verilog: Verilator cannot build module $top: $first")
+        }
+        checkPorts(name, top, Files.readString(work.resolve("obj").resolve(s"V$top.h")), ios, clock, reset)
+        Files.writeString(work.resolve("wrapper.cpp"), wrapper)
+        val objs = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString)
+          .filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _)
+        exec(work, Seq("g++", "-shared") ++ CxxFlags ++ Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++
+          objs ++
+          Seq("wrapper.cpp", runtime.toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$top.so"))
+      }
+      new Compiled(name, lib, ins, outs)
+    } finally deleteTree(gen)
+  }
+
+  /** The ports Verilator's model header declares (VL_IN8(&name,msb,lsb)...), checked against the contract. */
+  private def checkPorts(block: String, top: String, header: String, contract: Map[String, (Boolean, Int)],
+                         clock: String,
+                         reset: Option[String]): Unit = {
+    val decl = "VL_(IN|OUT|INOUT)(?:8|16|64|W)?\\(&(\\w+),(\\d+),(\\d+)".r
+    val have = decl.findAllMatchIn(header)
+      .map(m => m.group(2) -> (m.group(1) == "IN", m.group(3).toInt - m.group(4).toInt + 1)).toMap
+    val wants = contract ++ Map(clock -> (true, 1)) ++ reset.map(_ -> (true, 1))
+    val wrong = wants.toSeq.sortBy(_._1).flatMap { case (n, (in, w)) =>
+      have.get(n) match {
+        case None => Some(s"port $n (${if (in) "input" else "output"}, $w bits) is missing")
+        case Some((hIn, _)) if hIn != in =>
+          Some(s"port $n is an ${if (hIn) "input" else "output"}; the contract has an ${if (in) "input" else "output"}")
+        case Some((_, hw)) if hw != w => Some(s"port $n is $hw bits wide; the contract has $w")
+        case _ => None
+      }
+    }
+    if (wrong.nonEmpty)
+      throw new IllegalArgumentException(
+        s"--verilog: module $top does not keep block $block's port contract (docs/blocks.md): " + wrong.mkString("; "))
+  }
+
   private def build(name: String, make: Supplier[Component], ins: Seq[String], outs: Seq[String]): Compiled = {
     val gen = Files.createTempDirectory("nicsim-native-")
     try {
