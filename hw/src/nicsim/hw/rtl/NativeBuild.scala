@@ -63,7 +63,9 @@ object NativeBuild {
     val outs = outputs.asScala.toSeq
     val gen = Files.createTempDirectory("nicsim-contract-")
     try {
-      val report = SpinalConfig(targetDirectory = gen.toString).generateVerilog(make.get())
+      val report = Console.withOut(new java.io.PrintStream(java.io.OutputStream.nullOutputStream())) {
+        SpinalConfig(targetDirectory = gen.toString).generateVerilog(make.get())
+      }
       val ref = report.toplevel
       val ios = ref.getAllIo.toSeq.map(s => s.getName() -> (s.isInput, s.getBitsWidth)).toMap
       val clock = ref.clockDomain.clock.getName()
