@@ -25,7 +25,9 @@ public final class DoorbellStimulus implements Clocked {
     private final Random rnd;
     private final int pages = 8;
     private final List<Long> qps;
-    private final List<Long> cqs = LongStream.range(0x40, 0x46).boxed().toList();
+    /** CQs 0x40..0x45, and one per high bit of the 24-bit number, so every bit of a queued CQN is set sometimes. */
+    private final List<Long> cqs = LongStream.concat(LongStream.range(0x40, 0x46),
+            LongStream.range(7, 24).map(b -> (0x50 + b) | 1L << b)).boxed().toList();
     private final Map<Long, Integer> owner = new HashMap<>(); // key: queue | (cq ? 1<<32 : 0)
     private final ArrayDeque<QueueTableWrite> setup = new ArrayDeque<>();
     private long cycle;
@@ -35,8 +37,10 @@ public final class DoorbellStimulus implements Clocked {
         this.cfg = dec.config();
         this.rnd = new Random(seed);
         // a few queue numbers share a table slot with another, so the tag check matters
-        this.qps = LongStream.concat(LongStream.range(0x100, 0x100 + 44), LongStream.range(0, 4).map(i -> 0x100 + i + cfg.tableEntries()))
-                .boxed().toList();
+        // and one per high bit of the 24-bit QPN (distinct low bits: their own slots), so every bit of a queued QPN is set
+        this.qps = LongStream.concat(LongStream.concat(LongStream.range(0x100, 0x100 + 44),
+                        LongStream.range(0, 4).map(i -> 0x100 + i + cfg.tableEntries())),
+                LongStream.range(9, 24).map(b -> (0x180 + b) | 1L << b)).boxed().toList();
         for (long q : qps) setup.add(create(false, q));
         for (long q : cqs) setup.add(create(true, q));
     }
