@@ -29,7 +29,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--sections", defaultValue = "blocks,fidelity,speed,sweep,serve", split = ",",
             description = "what to measure: blocks (each block, Java vs RTL), fidelity (against published figures, docs/sources.md), "
                     + "speed (whole runs, RTL in the loop), sweep (a sweep's points per minute, one worker vs every core), "
-                    + "serve (what serve keeps of 500 programs run one after another); default: ${DEFAULT-VALUE}")
+                    + "serve (what serve keeps of 500 programs run one after another), mutation (each block's mutation "
+                    + "score, as hw mutate: not in the default, it builds a Verilator model per mutant); default: "
+                    + "${DEFAULT-VALUE}")
     List<String> sections = List.of("blocks", "fidelity", "speed", "sweep", "serve");
 
     @Option(names = "--quick", description = "fewer iterations everywhere (a smoke run; figures are rougher)")
@@ -38,8 +40,9 @@ final class BenchCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         if (cycles < 1000) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1000");
         for (String sec : sections)
-            if (!List.of("blocks", "fidelity", "speed", "sweep", "serve").contains(sec))
-                throw new IllegalArgumentException("--sections '" + sec + "' unknown; accepted: blocks, fidelity, speed, sweep, serve");
+            if (!List.of("blocks", "fidelity", "speed", "sweep", "serve", "mutation").contains(sec))
+                throw new IllegalArgumentException("--sections '" + sec
+                        + "' unknown; accepted: blocks, fidelity, speed, sweep, serve, mutation");
         Profile p = profile.load();
         Files.createDirectories(out);
         StringBuilder md = new StringBuilder();
@@ -50,6 +53,7 @@ final class BenchCommand implements Callable<Integer> {
         if (sections.contains("speed")) speed(md);
         if (sections.contains("sweep")) sweep(md);
         if (sections.contains("serve")) serve(md);
+        if (sections.contains("mutation")) mutation(p, md);
         Files.writeString(out.resolve("report.md"), md.toString());
         System.out.print(md);
         System.out.println("\nreport: " + out.resolve("report.md").toAbsolutePath());
@@ -167,6 +171,25 @@ final class BenchCommand implements Callable<Integer> {
                 .append("several packets it grows with the bandwidth gap, where lanai43's bus is the bottleneck on both sides. The seed ")
                 .append("also says KVIA's control program does not overlap its resources, which nicsim's does for both. lanai72 fills ")
                 .append("translation misses by host interrupt, which costs it bandwidth (the row with lanai43's DMA fill).\n\n");
+    }
+
+    /** Each block's mutation score: Yosys's single-point mutants run against the twin (hw mutate). */
+    private void mutation(Profile p, StringBuilder md) throws Exception {
+        int n = quick ? 3 : 10;
+        md.append("## Mutation score (hw mutate: ").append(n)
+                .append(" Yosys mutants per block, 20,000 lockstep cycles each)\n\n")
+                .append("| block | mutants | killed | survived | not built | score | wall (s) |\n")
+                .append("|---|---:|---:|---:|---:|---:|---:|\n");
+        for (String b : nicsim.cosim.HwCost.blocks(p)) {
+            System.err.println("bench: mutation, " + b + " ...");
+            long t0 = System.nanoTime();
+            var r = nicsim.cosim.HwMutate.run(p, b, n, 1, 20_000, line -> { });
+            md.append(String.format("| %s | %d | %d | %d | %d | %.0f %% | %.0f |%n", b, r.mutants().size(), r.killed(),
+                    r.survived(), r.mutants().size() - r.killed() - r.survived(), 100 * r.score(),
+                    (System.nanoTime() - t0) / 1e9));
+        }
+        md.append("\nA survivor is a gap in the block's stimulus or a mutant that changes nothing the block shows; "
+                + "`./nicsim hw mutate BLOCK` lists them.\n\n");
     }
 
     private void sweep(StringBuilder md) throws Exception {
