@@ -186,7 +186,12 @@ static ssize_t cm_command(int fd, struct cm_file *f, const uint8_t *buf, size_t 
 			uint8_t token;
 			ssize_t k = read(fd, &token, 1);
 			if (k < 0) return -1;
-			if (k == 0) { errno = EIO; return -1; }
+			if (k == 0 && __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) != f) {
+				/* another thread closed the file under this wait: the kernel's wait holds the file,
+				 * so it never wakes (rping's event thread, blocked here, ends with the process) */
+				for (;;) pause();
+			}
+			if (k == 0) { errno = EIO; return -1; } /* the simulator is gone */
 		}
 		m = request(NICSIM_OP_CM_CMD);
 		put32(&m, h.cmd);

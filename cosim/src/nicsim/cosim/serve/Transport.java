@@ -143,7 +143,8 @@ final class Transport implements AutoCloseable {
                     }
                 }
             }
-        } catch (IOException | ClosedSelectorException e) {
+        } catch (IOException | ClosedSelectorException | java.util.ConcurrentModificationException e) {
+            // closing: close() releases the selector's keys under this loop
             if (!closed) log.println("nicsim serve: the socket loop stopped: " + e);
         }
     }
