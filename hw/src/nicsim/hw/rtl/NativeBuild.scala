@@ -79,9 +79,7 @@ object NativeBuild {
       val key = hash(parts: _*)
       val lib = cached(s"own-$top-$key", s"lib$top.so") { work =>
         for ((n, t) <- sources) Files.writeString(work.resolve(n), t)
-        val cmd = Seq("verilator", "--cc") ++ sources.map(_._1) ++ Seq("--top-module", top, "--prefix", "V" + top,
-          "--Mdir", "obj", "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style")
-        val v = new ProcessBuilder(cmd.asJava).directory(work.toFile).redirectErrorStream(true).start()
+        val v = new ProcessBuilder(verilate(sources.map(_._1), top).asJava).directory(work.toFile).redirectErrorStream(true).start()
         val vOut = new String(v.getInputStream.readAllBytes(), UTF_8)
         if (v.waitFor() != 0) {
           val first = vOut.linesIterator.find(_.startsWith("%Error")).getOrElse(vOut.linesIterator.take(1).mkString)
@@ -89,11 +87,7 @@ object NativeBuild {
         }
         checkPorts(name, top, Files.readString(work.resolve("obj").resolve(s"V$top.h")), ios, clock, reset)
         Files.writeString(work.resolve("wrapper.cpp"), wrapper)
-        val objs = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString)
-          .filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _)
-        exec(work, Seq("g++", "-shared") ++ CxxFlags ++ Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++
-          objs ++
-          Seq("wrapper.cpp", runtime.toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$top.so"))
+        link(work, top)
       }
       new Compiled(name, lib, ins, outs)
     } finally deleteTree(gen)
@@ -144,14 +138,24 @@ object NativeBuild {
       val lib = cached(s"$module-$key", s"lib$module.so") { work =>
         Files.writeString(work.resolve(module + ".v"), verilog)
         Files.writeString(work.resolve("wrapper.cpp"), wrapper)
-        exec(work, Seq("verilator", "--cc", s"$module.v", "--top-module", module, "--prefix", "V" + module, "--Mdir", "obj",
-          "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style"))
-        val sources = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString).filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _)
-        exec(work, Seq("g++", "-shared") ++ CxxFlags ++ Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++ sources ++
-          Seq("wrapper.cpp", runtime.toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$module.so"))
+        exec(work, verilate(Seq(s"$module.v"), module))
+        link(work, module)
       }
       new Compiled(name, lib, ins, outs)
     } finally deleteTree(gen)
+  }
+
+  /** Verilator's command for module `top` of `sources`: C++ into `obj`, classes prefixed V<top>. */
+  private def verilate(sources: Seq[String], top: String): Seq[String] =
+    Seq("verilator", "--cc") ++ sources ++ Seq("--top-module", top, "--prefix", "V" + top, "--Mdir", "obj",
+      "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style")
+
+  /** Links `obj`'s Verilated C++, `wrapper.cpp` and Verilator's runtime into lib<top>.so in `work`. */
+  private def link(work: Path, top: String): Unit = {
+    val objs = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString)
+      .filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _)
+    exec(work, Seq("g++", "-shared") ++ CxxFlags ++ Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++
+      objs ++ Seq("wrapper.cpp", runtime.toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$top.so"))
   }
 
   /** The C entry points of one block: make (reset applied), free, run a batch of records. */
