@@ -56,9 +56,31 @@ public final class HwCost {
             }
             return c;
         } finally {
-            try (var w = Files.walk(dir)) {
-                for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
-            }
+            deleteTree(dir);
+        }
+    }
+
+    /**
+     * Runs Yosys's {@code script} (in {@code dir}, or the current folder when null); an IOException
+     * naming {@code what} if it fails, with Yosys's first line and all it printed, or runs over 10 minutes.
+     */
+    static void yosys(Path dir, String script, String what) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder("yosys", "-q", "-p", script).redirectErrorStream(true);
+        if (dir != null) pb.directory(dir.toFile());
+        Process y = pb.start();
+        String out = new String(y.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!y.waitFor(10, TimeUnit.MINUTES)) {
+            y.destroyForcibly();
+            throw new IOException("yosys ran over 10 minutes on " + what);
+        }
+        if (y.exitValue() != 0)
+            throw new IOException("yosys failed on " + what + ": " + out.lines().findFirst().orElse("") + "\n" + out);
+    }
+
+    /** Deletes a scratch folder and everything in it. */
+    static void deleteTree(Path dir) throws IOException {
+        try (var w = Files.walk(dir)) {
+            for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
         }
     }
 
@@ -83,13 +105,7 @@ public final class HwCost {
                 "design -load logic", "abc -lut 6 -fast", "opt -fast", // the FPGA estimate
                 "tee -q -o " + dir.resolve("luts.txt") + " stat");
         long t0 = System.nanoTime();
-        Process y = new ProcessBuilder("yosys", "-q", "-p", script).redirectErrorStream(true).start();
-        String out = new String(y.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!y.waitFor(10, TimeUnit.MINUTES)) {
-            y.destroyForcibly();
-            throw new IOException("yosys ran over 10 minutes on " + name);
-        }
-        if (y.exitValue() != 0) throw new IOException("yosys failed on " + name + " (" + top + "):\n" + out);
+        yosys(null, script, name + " (" + top + ")");
         double seconds = (System.nanoTime() - t0) / 1e9;
         String stat = Files.readString(dir.resolve("stat.txt")), mems = Files.readString(dir.resolve("mems.txt"));
         long cells = number(stat, "Number of cells:\\s+(\\d+)"), ffs = 0, bits = 0;

@@ -1,12 +1,10 @@
 package nicsim.cosim;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import nicsim.hw.VerilogFile;
 import nicsim.profile.Profile;
@@ -45,11 +43,11 @@ public final class HwMutate {
             String top = VerilogFile.write(pair.rtl(), dir);
             String read = "read_verilog " + top + ".v; hierarchy -top " + top + "; proc; opt_clean";
             // the netlist Yosys writes back, unmutated, must agree with the twin: else a kill means nothing
-            yosys(dir, read + "; write_verilog -noattr base.v");
+            HwCost.yosys(dir, read + "; write_verilog -noattr base.v", block);
             String base = run(profile, block, dir.resolve("base.v"), top, cycles, seed);
             if (base != null)
                 throw new IllegalStateException("Yosys's netlist of " + block + " already differs: " + base);
-            yosys(dir, read + "; mutate -list " + count * 4 + " -seed " + seed + " -o mutants.txt");
+            HwCost.yosys(dir, read + "; mutate -list " + count * 4 + " -seed " + seed + " -o mutants.txt", block);
             List<String> list = new ArrayList<>();
             for (String l : Files.readAllLines(dir.resolve("mutants.txt")))
                 if (l.startsWith("mutate ") && !l.contains("$meminit") && list.size() < count)
@@ -59,7 +57,7 @@ public final class HwMutate {
                 String m = list.get(i), file = "mutant" + i + ".v";
                 Mutant r;
                 try {
-                    yosys(dir, read + "; " + m + "; write_verilog -noattr " + file);
+                    HwCost.yosys(dir, read + "; " + m + "; write_verilog -noattr " + file, file);
                     String d = run(profile, block, dir.resolve(file), top, cycles, seed);
                     r = new Mutant(m, d == null ? Fate.SURVIVED : Fate.KILLED, d == null ? "" : d);
                 } catch (IllegalArgumentException | IOException e) {
@@ -70,24 +68,11 @@ public final class HwMutate {
             }
             return new Report(block, out);
         } finally {
-            try (var w = Files.walk(dir)) {
-                for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
-            }
+            HwCost.deleteTree(dir);
         }
     }
 
     private static String run(Profile p, String block, Path file, String top, long cycles, long seed) {
         return RtlInLoop.lockstep(p, block, new RtlInLoop.Own(List.of(file), top), cycles, seed);
-    }
-
-    private static void yosys(Path dir, String script) throws IOException, InterruptedException {
-        Process y = new ProcessBuilder("yosys", "-q", "-p", script).directory(dir.toFile()).redirectErrorStream(true)
-                .start();
-        String out = new String(y.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!y.waitFor(10, TimeUnit.MINUTES)) {
-            y.destroyForcibly();
-            throw new IOException("yosys ran over 10 minutes");
-        }
-        if (y.exitValue() != 0) throw new IOException("yosys failed: " + out.lines().findFirst().orElse(""));
     }
 }
