@@ -41,7 +41,6 @@ final class CmAbi {
     record Addr(int ip, int port, boolean v6) {
         static final Addr NONE = new Addr(0, 0, false);
         boolean any() { return ip == 0; }
-        Addr withPort(int p) { return new Addr(ip, p, v6); }
 
         /** struct sockaddr_in (or _in6) of this address, in {@code size} bytes. */
         byte[] sockaddr(int size) {

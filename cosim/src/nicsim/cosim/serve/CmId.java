@@ -32,9 +32,6 @@ final class CmId {
     CmAbi.Addr src = CmAbi.Addr.NONE, dst = CmAbi.Addr.NONE;
     boolean bound, reuseAddr;
     int backlog, backlogLeft;
-    /** The listener it came from (a passive side's identifier until its request is handed out), or null. */
-    CmId listener;
-    boolean requestHandedOut;
     /** The connection: the peer's node, comm ID, QP and PSN; this side's; what each side offered. */
     int remoteNode = -1, localComm, remoteComm, remoteQpn, remotePsn, localQpn, localPsn;
     int respRes, initDepth, retry = 7, rnrRetry = 7, mtu;

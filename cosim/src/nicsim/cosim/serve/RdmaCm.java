@@ -293,7 +293,6 @@ final class RdmaCm implements AutoCloseable {
     /** A new identifier for a request that came to listener {@code l}, in its file. */
     CmId child(CmId l) {
         CmId c = new CmId(nextId++, l.channel, 0, l.ps, l.qpType);
-        c.listener = l;
         ids.put(c.handle, c);
         return c;
     }
@@ -417,10 +416,7 @@ final class RdmaCm implements AutoCloseable {
         Pending p = ch.queue.poll();
         if (p == null) throw new VerbsException(Errno.EAGAIN, "no event");
         p.id().reported++;
-        if (p.child() != null) {
-            p.child().requestHandedOut = true;
-            p.id().backlogLeft++;
-        }
+        if (p.child() != null) p.id().backlogLeft++; // a request handed out frees its place in the backlog
         return new Wire.Out().bytes(p.resp());
     }
 
@@ -458,9 +454,15 @@ final class RdmaCm implements AutoCloseable {
     /** One line per node: its address and its agent's traffic, for serve's summary. */
     void summary(PrintStream out) {
         if (commands == 0) return;
-        StringBuilder b = new StringBuilder("  RDMA CM: " + commands + " commands; CM MADs sent per node:");
-        for (int n = 0; n < agents.length; n++) if (agents[n] != null) b.append(' ').append(n).append('=')
-                .append(agents[n].sent);
+        StringBuilder b = new StringBuilder("  RDMA CM: " + commands + " commands; CM MADs sent/received per node:");
+        long errors = 0;
+        for (int n = 0; n < agents.length; n++) {
+            if (agents[n] == null) continue;
+            b.append(' ').append(n).append('=').append(agents[n].sent).append('/').append(agents[n].receivedCount);
+            errors += agents[n].errors;
+        }
+        if (exchange.badMads > 0) b.append("; ").append(exchange.badMads).append(" MADs not understood, dropped");
+        if (errors > 0) b.append("; ").append(errors).append(" error completions on the agents' QPs");
         out.println(b);
     }
 
