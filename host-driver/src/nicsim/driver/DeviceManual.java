@@ -172,18 +172,25 @@ public final class DeviceManual {
         return table(List.of("syndrome", "name", "status", "meaning"), rows);
     }
 
-    /** The int constants of {@code c} named {@code prefix}*, value and name, in declaration order. */
-    private static String constants(Class<?> c, String prefix, String format) {
-        List<List<String>> rows = new ArrayList<>();
+    /** The static int constants of {@code c} named {@code prefix}*, by name less the prefix, in declaration order. */
+    private static Map<String, Integer> constants(Class<?> c, String prefix) {
+        Map<String, Integer> out = new LinkedHashMap<>();
         for (Field f : c.getDeclaredFields()) {
             boolean named = f.getType() == int.class && f.getName().startsWith(prefix);
             if (!Modifier.isStatic(f.getModifiers()) || !named) continue;
             try {
-                rows.add(row(String.format(format, f.getInt(null)), f.getName().substring(prefix.length())));
+                out.put(f.getName().substring(prefix.length()), f.getInt(null));
             } catch (IllegalAccessException e) {
                 throw new IllegalStateException(e);
             }
         }
+        return out;
+    }
+
+    /** {@link #constants} as a table of value (in {@code format}) and name. */
+    private static String constants(Class<?> c, String prefix, String format) {
+        List<List<String>> rows = new ArrayList<>();
+        constants(c, prefix).forEach((name, v) -> rows.add(row(String.format(format, v), name)));
         return table(List.of("value", "name"), rows);
     }
 
@@ -202,16 +209,8 @@ public final class DeviceManual {
 
     private static String cqeSyndromes() {
         List<List<String>> rows = new ArrayList<>();
-        for (Field f : Cqe64.class.getDeclaredFields()) {
-            boolean named = f.getType() == int.class && f.getName().startsWith("SYNDROME_");
-            if (!Modifier.isStatic(f.getModifiers()) || !named) continue;
-            try {
-                int v = f.getInt(null);
-                rows.add(row(String.format("0x%02x", v), f.getName().substring(9), Cqe64.status(v).name()));
-            } catch (IllegalAccessException e) {
-                throw new IllegalStateException(e);
-            }
-        }
+        constants(Cqe64.class, "SYNDROME_").forEach((name, v) ->
+                rows.add(row(String.format("0x%02x", v), name, Cqe64.status(v).name())));
         return table(List.of("byte 55", "error syndrome", "ibv_wc_status"), rows);
     }
 
