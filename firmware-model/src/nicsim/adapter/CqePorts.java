@@ -9,8 +9,15 @@ public final class CqePorts {
 
     public static final int CQE_BYTES = 64;
 
-    /** Firmware's setup of a CQ: ring base, 2^logSize CQEs, the MSI-X vector of its events; resets its counters. */
-    public record CqConfig(long cqn, long base, long logSize, long vector, long valid) {}
+    /**
+     * Firmware's setup of a CQ: ring base, 2^logSize CQEs, the MSI-X vector of its events, and the
+     * producer and consumer counters it resumes from (0 for a new CQ; a context loaded back after
+     * eviction or migration carries its saved ones); disarmed, out of error.
+     */
+    public record CqConfig(long cqn, long base, long logSize, long vector, long pi, long ci, long valid) {
+        /** A new CQ, its counters at 0. */
+        public CqConfig(long cqn, long base, long logSize, long vector, long valid) { this(cqn, base, logSize, vector, 0, 0, valid); }
+    }
 
     /** A completion to write: the CQE's 64 bytes as composed by firmware (the owner bit is the writer's). */
     public record CqeIn(long cqn, long solicited, long[] data) {
@@ -43,8 +50,9 @@ public final class CqePorts {
 
     public static final Layout<CqConfig> CQ_CONFIG = Layout.<CqConfig>builder("CqConfig")
             .field("cqn", 24, CqConfig::cqn).field("base", 64, CqConfig::base).field("logSize", 5, CqConfig::logSize)
-            .field("vector", 11, CqConfig::vector).field("valid", 1, CqConfig::valid)
-            .build(v -> new CqConfig(v[0], v[1], v[2], v[3], v[4]));
+            .field("vector", 11, CqConfig::vector).field("pi", 24, CqConfig::pi).field("ci", 24, CqConfig::ci)
+            .field("valid", 1, CqConfig::valid)
+            .build(v -> new CqConfig(v[0], v[1], v[2], v[3], v[4], v[5], v[6]));
 
     public static final Layout<CqeIn> CQE_IN = Layout.<CqeIn>builder("CqeIn")
             .field("cqn", 24, CqeIn::cqn).field("solicited", 1, CqeIn::solicited).words("data", 8, 64, CqeIn::data)

@@ -19,8 +19,9 @@ import nicsim.sim.Stream;
  * Writes completions into host CQ rings (docs/architecture.md#data-path, step 8). Cycle-exact twin of
  * {@code hw/.../CqeWriter.scala}.
  *
- * <p>Per CQ (set up by firmware on {@code io_cqConfig}) it keeps the producer index, the consumer
- * index software has reached (from arm doorbells and {@code io_ci}), and the arming. A completion
+ * <p>Per CQ (set up by firmware on {@code io_cqConfig}, with the counters it starts from) it keeps the
+ * producer index, the consumer index software has reached (from arm doorbells and {@code io_ci}), and
+ * the arming. A completion
  * on {@code io_cqe} goes to slot pi mod size as a 64-byte DMA write on {@code io_write}, with the
  * owner bit (op_own bit 0, byte 63) set to the ring lap: 0 on the first pass, 1 on the second, and
  * so on (docs/sources.md#mlx5-cq-ownership). If the CQ is armed, and the completion is solicited or the arm was not
@@ -150,8 +151,8 @@ public final class CqeWriter implements Block {
             c.base = k.base();
             c.logSize = (int) k.logSize();
             c.vector = k.vector();
-            c.pi = 0;
-            c.ci = 0;
+            c.pi = (int) k.pi() & 0xFFFFFF;
+            c.ci = (int) k.ci() & 0xFFFFFF;
             c.armed = false;
             c.solicitedOnly = false;
             c.error = false;

@@ -128,8 +128,8 @@ case class CqeWriter(cfg: Config) extends Component {
     kc.base := k.base
     kc.logSize := k.logSize
     kc.vector := k.vector
-    kc.pi := U(0, 24 bits)
-    kc.ci := U(0, 24 bits)
+    kc.pi := k.pi
+    kc.ci := k.ci
     kc.armed := False
     kc.solicitedOnly := False
     kc.error := False

@@ -11,17 +11,21 @@ import nicsim.adapter.DoorbellMsg;
 import nicsim.sim.Clocked;
 
 /**
- * Seeded random traffic for the CqeWriter: five CQs of 4 to 32 entries; firmware completions at a
- * random rate (some for a CQ that does not exist); a host consumer that takes CQEs, reports its
- * consumer index, arms (solicited-only or not) and sometimes falls behind until the ring overflows;
- * firmware reconfiguring an overflowed CQ a while later; random back-pressure on the DMA writes.
+ * Seeded random traffic for the CqeWriter: twelve CQs of 4 to 32 entries; firmware completions at a
+ * random rate (some for a CQ that does not exist or no longer does); a host consumer that takes CQEs,
+ * reports its consumer index, arms (solicited-only or not) and sometimes falls behind until the ring
+ * overflows; firmware reconfiguring an overflowed CQ a while later; random back-pressure on the DMA
+ * writes. CQs are destroyed (their slot invalidated) and created in another free slot of the
+ * writer's table with a new number, ring and vector, so that over a run every slot holds CQs.
  */
 public final class CqeStimulus implements Clocked {
-    private static final int CQS = 5;
+    private static final int CQS = 12;
 
     private final CqeWriter w;
     private final Random rnd;
-    private final long[] cqn = new long[CQS], base = new long[CQS];
+    private final int entries;
+    private final long[] cqn = new long[CQS], base = new long[CQS], vector = new long[CQS];
+    private long destroyed = 0x555; // the number of the last CQ destroyed (at first, one never made)
     private final int[] logSize = new int[CQS];
     private final int[] written = new int[CQS];   // CQEs whose DMA write went out
     private final int[] consumed = new int[CQS];  // what the host has polled
@@ -35,17 +39,52 @@ public final class CqeStimulus implements Clocked {
     public CqeStimulus(CqeWriter writer, long seed) {
         this.w = writer;
         this.rnd = new Random(seed);
+        this.entries = writer.config().cqEntries();
+        if (entries < CQS) throw new IllegalArgumentException("cq.entries " + entries + " is below the stimulus' " + CQS + " CQs");
         for (int i = 0; i < CQS; i++) {
-            cqn[i] = 0x80 + i * 3L;
-            base[i] = 0x20_0000L + i * 0x1_0000L;
-            logSize[i] = 2 + rnd.nextInt(4);
             resetIn[i] = -1;
-            configs.add(new CqConfig(cqn[i], base[i], logSize[i], 3 + i, 1));
+            create(i);
         }
     }
 
+    /** CQ {@code i} is created in a slot no other CQ holds, with a new number (any of 24 bits), ring and vector. */
+    private void create(int i) {
+        int slot;
+        do slot = rnd.nextInt(entries); while (slotTaken(slot));
+        cqn[i] = (long) (1 + rnd.nextInt((1 << 24) / entries - 1)) * entries + slot;
+        base[i] = rnd.nextLong() & -(1L << 20) | (long) slot << 12; // anywhere in 64 bits
+        logSize[i] = 2 + rnd.nextInt(4);
+        vector[i] = rnd.nextInt(1 << 11);
+        start(i);
+    }
+
+    /**
+     * CQ {@code i}'s counters start anywhere in their 24 bits (a context loaded back resumes from its saved
+     * ones), now and then just short of the wrap, with up to a ring of CQEs not yet consumed.
+     */
+    private void start(int i) {
+        int pi = rnd.nextInt(4) == 0 ? 0xFFFFFF - rnd.nextInt(64) : rnd.nextInt(1 << 24);
+        written[i] = pi;
+        consumed[i] = pi - rnd.nextInt((1 << logSize[i]) + 1);
+        stalled[i] = false;
+        configs.add(new CqConfig(cqn[i], base[i], logSize[i], vector[i], pi, consumed[i] & 0xFFFFFF, 1));
+    }
+
+    private boolean slotTaken(int slot) {
+        for (int k = 0; k < CQS; k++) if (cqn[k] != 0 && (cqn[k] & (entries - 1)) == slot) return true;
+        return false;
+    }
+
+    /** CQ {@code i} is destroyed, its slot invalidated, and another created in its place elsewhere. */
+    private void move(int i) {
+        configs.add(new CqConfig(cqn[i], base[i], logSize[i], vector[i], 0));
+        destroyed = cqn[i];
+        cqn[i] = 0;
+        create(i);
+    }
+
     private int of(long addr) {
-        for (int i = 0; i < CQS; i++) if (addr >= base[i] && addr < base[i] + 0x1_0000L) return i;
+        for (int i = 0; i < CQS; i++) if (addr >= base[i] && addr < base[i] + (64L << logSize[i])) return i;
         return -1;
     }
 
@@ -54,7 +93,7 @@ public final class CqeStimulus implements Clocked {
         if (cqeOut == null && configs.isEmpty() && rnd.nextInt(100) < 45) {
             long[] d = new long[8];
             for (int k = 0; k < 8; k++) d[k] = rnd.nextLong();
-            long q = rnd.nextInt(150) == 0 ? 0x555 : cqn[rnd.nextInt(CQS)];
+            long q = rnd.nextInt(150) == 0 ? destroyed : cqn[rnd.nextInt(CQS)];
             cqeOut = new CqeIn(q, rnd.nextInt(3) == 0 ? 1 : 0, d);
         }
         if (cqeOut == null) w.cqe().idle(); else w.cqe().push(cqeOut);
@@ -64,8 +103,9 @@ public final class CqeStimulus implements Clocked {
         if (!stalled[i] && consumed[i] < written[i]) consumed[i] += 1 + rnd.nextInt(written[i] - consumed[i]);
         if (rnd.nextInt(6) == 0) w.ci().push(new CqCi(cqn[i], consumed[i] & 0xFFFFFF)); else w.ci().idle();
         if (armOut == null && rnd.nextInt(40) == 0) {
-            long q = rnd.nextInt(50) == 0 ? 0x556 : cqn[i];
-            armOut = new DoorbellMsg(q, consumed[i] & 0xFFFFFF, DoorbellMsg.Kind.CQ_ARM.ordinal(), armSn++ & 3, rnd.nextInt(2));
+            boolean stale = rnd.nextInt(50) == 0; // to a CQ that is gone, from anywhere in the index's 24 bits
+            long q = stale ? destroyed : cqn[i];
+            armOut = new DoorbellMsg(q, stale ? rnd.nextInt(1 << 24) : consumed[i] & 0xFFFFFF, DoorbellMsg.Kind.CQ_ARM.ordinal(), armSn++ & 3, rnd.nextInt(2));
         }
         if (armOut == null) w.arm().idle(); else w.arm().push(armOut);
         w.write().ready(rnd.nextInt(100) < 75);
@@ -84,14 +124,19 @@ public final class CqeStimulus implements Clocked {
         }
         for (int i = 0; i < CQS; i++) {
             if (resetIn[i] > 0 && --resetIn[i] == 0) {
-                // firmware destroys and recreates the CQ: rings and counters start over
+                // firmware destroys and recreates the CQ (in place or in another slot): rings and counters start over
                 resetIn[i] = -1;
-                written[i] = 0;
-                consumed[i] = 0;
-                stalled[i] = false;
-                configs.add(new CqConfig(cqn[i], base[i], logSize[i], 3 + i, 1));
+                if (rnd.nextBoolean()) {
+                    move(i);
+                    continue;
+                }
+                start(i);
             }
         }
+        // and a program destroys a CQ now and then (one with no completion or arm on its way in) and creates another
+        int j = rnd.nextInt(CQS);
+        boolean busy = cqeOut != null && cqeOut.cqn() == cqn[j] || armOut != null && armOut.qpn() == cqn[j];
+        if (rnd.nextInt(60) == 0 && resetIn[j] < 0 && !busy) move(j);
     }
 
     @Override public boolean active() { return true; }

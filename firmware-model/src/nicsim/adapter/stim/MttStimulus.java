@@ -29,6 +29,7 @@ public final class MttStimulus implements Clocked {
 
     private final MttWalker w;
     private final Random rnd;
+    private final long[] pds = new long[3], qpns = new long[4];
     private final List<MkeyContext> mkeys = new ArrayList<>();
     private final Map<Long, Long> mtt = new HashMap<>();           // MTT index -> page address
     private final ArrayDeque<MkeyContext> writes = new ArrayDeque<>();
@@ -42,20 +43,22 @@ public final class MttStimulus implements Clocked {
         this.w = walker;
         this.rnd = new Random(seed);
         int entries = walker.config().mkeyEntries();
+        for (int i = 0; i < pds.length; i++) pds[i] = 1 + rnd.nextInt((1 << 24) - 1);   // PDs and QPs anywhere in their 24 bits
+        for (int i = 0; i < qpns.length; i++) qpns[i] = rnd.nextInt(1 << 24);
         long mttNext = 0x100;
         for (int i = 0; i < 12; i++) {
             long index = 1 + i + (i % 4 == 3 ? entries : 0);  // every fourth shares a table slot with another index
-            int shift = SHIFTS[rnd.nextInt(SHIFTS.length)];
+            int shift = rnd.nextInt(4) == 0 ? 12 + rnd.nextInt(20) : SHIFTS[rnd.nextInt(SHIFTS.length)]; // the field's whole range now and then
             long page = 1L << shift;
             long start = (0x7f00_0000_0000L + rnd.nextInt(1 << 20) * page) + (rnd.nextBoolean() ? rnd.nextInt((int) Math.min(page, 1 << 20)) : 0);
-            long length = (1 + rnd.nextInt(16)) * page - rnd.nextInt(64);
+            long length = (1 + rnd.nextInt(shift > 27 ? 1 : 16)) * page - rnd.nextInt(64); // a request's length has 32 bits
             int access = rnd.nextInt(32) | (rnd.nextInt(5) == 0 ? MttPorts.ZERO_BASED : 0);
             boolean bound = i % 6 == 5;                         // two type-2 windows bound to a QP
             long pageOffset = start & (page - 1);
             long pages = (pageOffset + length + page - 1) / page;
             for (long p = 0; p < pages; p++) mtt.put(mttNext + p, (0x1_0000_0000L + rnd.nextInt(1 << 16) * page) & ~(page - 1));
             MkeyContext c = new MkeyContext(index, i == 11 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID, rnd.nextInt(256),
-                    1 + rnd.nextInt(3), 0x40 + rnd.nextInt(4), bound ? 1 : 0, start, length, access, shift, pageOffset, mttNext);
+                    pds[rnd.nextInt(pds.length)], qpns[rnd.nextInt(qpns.length)], bound ? 1 : 0, start, length, access, shift, pageOffset, mttNext);
             mttNext += pages + 1;
             mkeys.add(c);
             writes.add(c);
@@ -69,7 +72,7 @@ public final class MttStimulus implements Clocked {
             int n = 2 + rnd.nextInt(3);
             long repeat = i == 2 ? 2 + rnd.nextInt(6) : 1;
             long total = 0;
-            long pd = i == 1 ? mkeys.get(direct.size()).pd() : 1 + rnd.nextInt(3);
+            long pd = i == 1 ? mkeys.get(direct.size()).pd() : pds[rnd.nextInt(pds.length)];
             List<MkeyContext> samePd = direct.stream().filter(m -> m.pd() == pd).toList();
             for (int j = 0; j < n; j++) {
                 // mostly MRs of the list's own PD, so that walks get past the first pieces
@@ -102,15 +105,15 @@ public final class MttStimulus implements Clocked {
         MkeyContext c = mkeys.get(rnd.nextInt(mkeys.size()));
         boolean zero = (c.access() & MttPorts.ZERO_BASED) != 0;
         long off = (long) (rnd.nextDouble() * c.length());
-        long len = Math.min(c.length() - off, rnd.nextInt(4) == 0 ? 0 : 1 + rnd.nextInt(3 << c.pageShift() > 1 << 20 ? 1 << 20 : 3 << c.pageShift()));
+        long len = Math.min(c.length() - off, rnd.nextInt(4) == 0 ? 0 : 1 + rnd.nextInt((int) Math.min(1L << 20, 3L << c.pageShift())));
         long va = zero ? off : c.start() + off;
         long mkey = c.index() << 8 | c.key();
         long access = c.access() & 0x1f & rnd.nextInt(32);
-        long pd = c.pd(), qpn = c.boundQp() != 0 ? c.qpn() : 0x40 + rnd.nextInt(4);
+        long pd = c.pd(), qpn = c.boundQp() != 0 ? c.qpn() : qpns[rnd.nextInt(qpns.length)];
         switch (rnd.nextInt(24)) {
             case 0 -> mkey ^= 1 + rnd.nextInt(255);                       // wrong key byte
-            case 1 -> pd ^= 4;                                             // another PD
-            case 2 -> qpn ^= 8;                                            // not the QP a window is bound to
+            case 1 -> pd ^= 1L << rnd.nextInt(24);                         // another PD, by any one bit
+            case 2 -> qpn ^= 1L << rnd.nextInt(24);                        // not the QP a window is bound to
             case 3 -> len = c.length() - off + 1 + rnd.nextInt(64);        // runs past the end
             case 4 -> va = zero ? c.length() + rnd.nextInt(4096) : c.start() - 1 - rnd.nextInt(4096); // outside
             case 5 -> access |= ~c.access() & 0x1f;                        // rights it lacks

@@ -17,20 +17,24 @@ import nicsim.sim.Clocked;
  * host memory and ringing doorbells, a DMA responder serving the fetcher's reads from that memory
  * with random latency and gaps (rarely failing), and a consumer with random back-pressure. Now and
  * then a WQE is malformed in exactly one field (opcode, DS, QPN, index); a queue that stopped on an
- * error is reconfigured a while later, as firmware would after moving the QP through RESET.
+ * error is reconfigured a while later, as firmware would after moving the QP through RESET. Queues move
+ * about the SQ table (a QP destroyed, its slot invalidated, another created in a free slot), so that
+ * over a run every slot's context holds a queue, fetches, wraps and stops on an error.
  */
 public final class WqeStimulus implements Clocked {
-    private static final int SQS = 6;
+    private static final int SQS = 12;
 
     private final WqeFetcher f;
+    private final int entries;
     private final Random rnd;
-    private final HostMemory mem = new HostMemory(1L << 32, 4096);
+    private final HostMemory mem = new HostMemory(1L << 40, 4096);
     private final long[] qpn = new long[SQS];
     private final long[] base = new long[SQS];
     private final int[] logSize = new int[SQS];
     private final int[] producer = new int[SQS];   // WQEBBs written by the driver
     private final int[] delivered = new int[SQS];  // WQEBBs the fetcher handed out (ring space comes back)
     private final int[] rung = new int[SQS];       // producer value of the last doorbell
+    private final boolean[] draining = new boolean[SQS]; // its QP is about to be destroyed: no more posts
     private final int[] stoppedFor = new int[SQS]; // cycles since the queue stopped on an error, -1 if running
     private final ArrayDeque<SqConfig> configs = new ArrayDeque<>();
     private final ArrayDeque<DoorbellMsg> doorbells = new ArrayDeque<>();
@@ -40,24 +44,47 @@ public final class WqeStimulus implements Clocked {
     private int beatsLeft;
     private long beatAddr;
     private long cycle;
+    private long destroyed; // the QPN of the last QP destroyed: a doorbell to it must be dropped
     private boolean reqReady, wqeReady;
     private long outstandingBeats;
 
     public WqeStimulus(WqeFetcher fetcher, long seed) {
         this.f = fetcher;
         this.rnd = new Random(seed);
-        int entries = fetcher.config().sqEntries();
+        this.entries = fetcher.config().sqEntries();
+        if (entries < SQS) throw new IllegalArgumentException("wqe.sq.entries " + entries + " is below the stimulus' " + SQS + " queues");
         for (int i = 0; i < SQS; i++) {
-            qpn[i] = 0x200 + i * 7L;                    // distinct slots in the SQ table
-            logSize[i] = 3 + rnd.nextInt(4);            // 8 to 64 WQEBBs: rings wrap often
-            base[i] = 0x10_0000L + i * 0x1_0000L;
             stoppedFor[i] = -1;
-            configs.add(new SqConfig(qpn[i], base[i], logSize[i], 1));
+            create(i, 0);
         }
-        if ((0x200 + 7L * SQS) % entries == 0x200 % entries) throw new IllegalStateException("stimulus queues collide in the SQ table");
+    }
+
+    /** Queue {@code i} gets a new QP in a slot no other queue holds, with a new ring, starting at WQEBB {@code start}. */
+    private void create(int i, int start) {
+        int slot;
+        do slot = rnd.nextInt(entries); while (slotTaken(slot));
+        qpn[i] = (long) (8 + rnd.nextInt(1 << 12)) * entries + slot; // never 0x1FF, the queue nobody configured
+        logSize[i] = 3 + rnd.nextInt(4);                               // 8 to 64 WQEBBs: rings wrap often
+        base[i] = ((long) rnd.nextInt(1 << 20) << 20) | (long) slot << 12;
+        producer[i] = delivered[i] = rung[i] = start;
+        configs.add(new SqConfig(qpn[i], base[i], logSize[i], start, start, 1));
+    }
+
+    private boolean slotTaken(int slot) {
+        for (int k = 0; k < SQS; k++) if (qpn[k] != 0 && (qpn[k] & (entries - 1)) == slot) return true;
+        return false;
+    }
+
+    /** Queue {@code i}'s QP is destroyed (its slot invalidated) and another takes its place elsewhere. */
+    private void move(int i) {
+        configs.add(new SqConfig(qpn[i], base[i], logSize[i], 0));
+        destroyed = qpn[i];
+        qpn[i] = 0;
+        create(i, rnd.nextInt(1 << 16));
     }
 
     private void post(int i) {
+        if (draining[i]) return;
         int size = 1 << logSize[i];
         int ds = 1 + rnd.nextInt(12);                   // 1 to 3 WQEBBs
         int bbs = WqeLayout.wqebbs(ds);
@@ -69,7 +96,7 @@ public final class WqeStimulus implements Clocked {
         int op = WqeLayout.OPCODES.get(rnd.nextInt(WqeLayout.OPCODES.size()));
         long q = qpn[i];
         int index = producer[i] & 0xFFFF;
-        int bad = rnd.nextInt(400);
+        int bad = rnd.nextInt(300);
         if (bad == 0) op = 0x3f;                         // not an opcode
         else if (bad == 1) ds = 0;
         else if (bad == 2) q ^= 0x10;
@@ -94,6 +121,7 @@ public final class WqeStimulus implements Clocked {
         // the driver
         if (cycle % 2 == 0) post(rnd.nextInt(SQS));
         if (rnd.nextInt(200) == 0) doorbells.add(DoorbellMsg.send(0x1FF, rnd.nextInt(1 << 16))); // a queue nobody configured
+        if (rnd.nextInt(200) == 0 && destroyed != 0) doorbells.add(DoorbellMsg.send(destroyed, rnd.nextInt(1 << 16))); // nor any more
         if (configs.isEmpty()) f.sqConfig().idle(); else f.sqConfig().push(configs.peekFirst());
         if (doorbells.isEmpty()) f.doorbell().idle(); else f.doorbell().push(doorbells.peekFirst());
         // the DMA responder
@@ -141,9 +169,14 @@ public final class WqeStimulus implements Clocked {
         for (int i = 0; i < SQS; i++) {
             if (stoppedFor[i] < 0) continue;
             // firmware resets the queue a while after the error: counters start over, from a random WQEBB
+            // or destroys the QP and creates another, in another slot
             if (++stoppedFor[i] == 50 + (i * 13) % 40) {
                 stoppedFor[i] = -1;
                 int start = rnd.nextInt(1 << 16);
+                if (rnd.nextBoolean()) {
+                    move(i);
+                    continue;
+                }
                 producer[i] = start;
                 delivered[i] = start;
                 rung[i] = start;
@@ -153,9 +186,20 @@ public final class WqeStimulus implements Clocked {
         // now and then firmware evicts an idle queue's context and loads it back (a context-cache miss):
         // the counters come back from where they were, with posted WQEs not yet announced by a doorbell
         int j = rnd.nextInt(SQS);
-        if (rnd.nextInt(300) == 0 && stoppedFor[j] < 0 && delivered[j] == rung[j] && configs.isEmpty() && outstandingBeats == 0 && doorbells.isEmpty()) {
+        boolean idle = stoppedFor[j] < 0 && delivered[j] == rung[j] && configs.isEmpty() && outstandingBeats == 0 && doorbells.isEmpty();
+        if (idle && rnd.nextInt(300) == 0) {
             configs.add(new SqConfig(qpn[j], base[j], logSize[j], delivered[j] & 0xFFFF, producer[j] & 0xFFFF, 1));
             rung[j] = producer[j];
+        }
+        // and QPs are destroyed: the program stops posting, the queue drains, its slot is invalidated, another QP is created
+        if (rnd.nextInt(40) == 0 && stoppedFor[j] < 0) draining[j] = true;
+        for (int i = 0; i < SQS; i++) {
+            if (!draining[i] || stoppedFor[i] >= 0) continue;
+            if (rung[i] != producer[i]) ring(i);
+            else if (delivered[i] == producer[i]) {
+                draining[i] = false;
+                move(i);
+            }
         }
     }
 
