@@ -1,11 +1,12 @@
 package nicsim.fabric;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import nicsim.profile.Profile;
-import nicsim.sim.Arrival;
 import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
 
@@ -16,28 +17,63 @@ import nicsim.sim.Simulator;
  * serializes on the destination's downlink, and propagates again. {@code switch.forwarding} says
  * when the switch may start the downlink: "cut-through" (wormhole, as Myrinet and InfiniBand
  * switches route) once the packet's head has arrived, "store-and-forward" once all of it has. Ports
- * are addressed by LID, from 1. Each switch output port queues at most {@code switch.port.buffer}
- * bytes: as with InfiniBand's credits, a sender holds a packet until it will fit, so the fabric is
- * lossless and an incast shares the destination's link. A port hands a packet to its adapter once
- * the headers are in, its payload following as its {@link Arrival} says ({@code link.receive}
- * "cut-through"), or once all of it is in ("store-and-forward"). Faults ({@link Faults}) apply
- * per packet at the switch, drawn from one seeded generator, so a run repeats exactly.
+ * are addressed by LID, from 1. A port hands a packet to its adapter once the headers are in, its
+ * payload following as its {@link nicsim.sim.Arrival} says ({@code link.receive} "cut-through"), or
+ * once all of it is in ("store-and-forward").
+ *
+ * <p>Flow control is InfiniBand's link-level credits: the switch's input buffer for each port holds
+ * {@code switch.port.buffer} bytes, and a sender may start a packet only while it holds credits for
+ * all of it. The switch frees a packet's bytes once the packet has left on its downlink, and the
+ * credits travel back along the link, arriving one propagation later. So a sender knows of the far
+ * side only what the link has told it, no sooner than a link latency: the fabric is lossless, an
+ * incast shares the destination's link, and one port's packets wait behind a blocked one (head of
+ * line). No port learns anything from another sooner than {@link #lookahead()}, which is what lets
+ * ports run apart ({@link FabricSwitch}).
+ *
+ * <p>Faults ({@link Faults}) are drawn per packet as it leaves its port, from a generator seeded per
+ * port, and applied at the switch: a run repeats exactly, and a port's draws depend on its own packets only.
  */
 public final class Fabric {
-    private final Simulator sim;
-    private final long bitsPerSecond, propagation, switchLatency, portBuffer;
-    private final boolean cutThrough, cutThroughRx;
+    /** Fabric arrivals (packets, credits) run before everything else at their instant, in the switch's order. */
+    public static final int PRIORITY = Simulator.Priority.DELIVERY - 1;
+
+    final long bitsPerSecond, propagation, switchLatency, portBuffer;
+    final boolean cutThrough, cutThroughRx;
     private final int mtu;
-    private final Faults faults;
-    private final Random rnd;
-    private final Counters counters;
-    private final Counters.Ref packetsSent, bytesSent; // counted per packet, so held
-    private final List<Consumer<Packet>> ports = new ArrayList<>();
-    private final List<long[]> busyUntil = new ArrayList<>(); // per port: {uplink free at, downlink free at}
-    private final List<Simulator.Lane> downlinks = new ArrayList<>(); // per port: its deliveries, which come in the order they leave the switch
+    final Faults faults;
+    private final long seed;
+    final List<PortState> ports = new ArrayList<>();
+    final FabricSwitch sw;
+
+    /** One port: its adapter, the simulator it lives in, its sender's side of the link, its downlink. */
+    static final class PortState {
+        final int lid;
+        final Consumer<Packet> rx;
+        final Simulator sim;
+        final Simulator.Lane downlink; // its deliveries, which come in the order they leave the switch
+        final Random rnd;
+        final ArrayDeque<Tx> txq = new ArrayDeque<>();
+        final Counters.Ref packets, bytes, waits, waitPicos;
+        long upFree; // when its uplink is free
+        long credits; // bytes of the switch's input buffer it may still fill
+        long blockedSince = -1;
+        long sent; // packets it has put on the link: orders its arrivals at the switch
+
+        PortState(int lid, Consumer<Packet> rx, Simulator sim, long credits, long seed) {
+            this.lid = lid; this.rx = rx; this.sim = sim; this.credits = credits;
+            this.downlink = sim.lane();
+            this.rnd = new Random(seed ^ 0x5DEECE66DL ^ (long) lid * 0x9E3779B97F4A7C15L);
+            Counters c = sim.counters();
+            packets = c.ref("Fabric.packets");
+            bytes = c.ref("Fabric.bytes");
+            waits = c.ref("Fabric.flow_control_waits");
+            waitPicos = c.ref("Fabric.flow_control_wait_ps");
+        }
+    }
+
+    record Tx(Packet p, long feedPicos, LongConsumer left) {}
 
     public Fabric(Simulator sim, Profile profile, Faults faults, long seed) {
-        this.sim = sim;
         this.bitsPerSecond = profile.bitsPerSecond("link.rate");
         this.propagation = profile.picos("link.propagation");
         this.switchLatency = profile.picos("switch.latency");
@@ -48,10 +84,8 @@ public final class Fabric {
         if (portBuffer < mtu + 64) throw new IllegalArgumentException("switch.port.buffer " + portBuffer + " B must hold at least one MTU packet ("
                 + (mtu + 64) + " B)");
         this.faults = faults;
-        this.rnd = new Random(seed ^ 0x5DEECE66DL);
-        this.counters = sim.counters();
-        this.packetsSent = counters.ref("Fabric.packets");
-        this.bytesSent = counters.ref("Fabric.bytes");
+        this.seed = seed;
+        this.sw = new FabricSwitch(this, sim);
     }
 
     /** Whether the profile's {@code key} says "cut-through" (else "store-and-forward"; anything else is refused). */
@@ -63,90 +97,96 @@ public final class Fabric {
     }
 
     /** Attaches a port whose adapter takes packets through {@code rx}; returns its LID. */
-    public int attach(Consumer<Packet> rx) {
-        ports.add(rx);
-        busyUntil.add(new long[]{0, 0});
-        downlinks.add(sim.lane());
-        return ports.size();
+    public int attach(Consumer<Packet> rx) { return attach(rx, sw.sim()); }
+
+    /** As {@link #attach(Consumer)} for an adapter that lives in simulator {@code sim} (a partition of its own). */
+    public int attach(Consumer<Packet> rx, Simulator sim) {
+        PortState s = new PortState(ports.size() + 1, rx, sim, portBuffer, seed);
+        ports.add(s);
+        return s.lid;
     }
 
     public int ports() { return ports.size(); }
     /** The largest MTU the links carry. */
     public int maxMtu() { return mtu; }
     public Faults faults() { return faults; }
+    /** The switch: what runs between ports. */
+    public FabricSwitch fabricSwitch() { return sw; }
+
+    /**
+     * The least time in which anything one port does can reach another: a packet's head crosses the
+     * link and the switch and then the other link; a credit is freed no sooner than a packet's head
+     * arrived and crossed the switch, and then travels back.
+     */
+    public long lookahead() { return 2 * propagation + switchLatency; }
 
     /** Picoseconds to serialize {@code bytes} at the link rate (rounded up). */
     public long serialization(int bytes) { return -Math.floorDiv(-(long) bytes * 8 * 1_000_000_000_000L, bitsPerSecond); }
 
-    /** Sends {@code p} from port {@code p.slid()}; returns when its last bit left the sender. */
-    public long send(Packet p) { return send(p, 0); }
+    /** Sends {@code p} from port {@code p.slid()}. */
+    public void send(Packet p) { send(p, 0, left -> { }); }
+
+    /** As {@link #send(Packet, long, LongConsumer)}, not asking when it left. */
+    public void send(Packet p, long feedPicos) { send(p, feedPicos, left -> { }); }
 
     /**
-     * Sends {@code p} from port {@code p.slid()}, its head leaving now; returns when its last bit
-     * left the sender. The sender feeds the link no faster than it serializes nor than
+     * Sends {@code p} from port {@code p.slid()}: it queues behind the port's earlier packets and
+     * leaves once the uplink is free and the port holds credits for it; {@code left} hears when its
+     * last bit left the sender. The sender feeds the link no faster than it serializes nor than
      * {@code feedPicos} for the whole packet allows (a send engine streaming out of a slower local
      * bus), so the packet takes the longer of the two to leave.
      */
-    public long send(Packet p, long feedPicos) {
+    public void send(Packet p, long feedPicos, LongConsumer left) {
         if (p.slid() < 1 || p.slid() > ports.size()) throw new IllegalArgumentException("packet from unknown LID " + p.slid());
-        int bytes = p.wireBytes();
-        long[] up = busyUntil.get(p.slid() - 1);
-        long start = Math.max(sim.now(), up[0]);
-        long onWire = Math.max(serialization(bytes), feedPicos);
-        if (p.dlid() >= 1 && p.dlid() <= ports.size()) {
-            // credit-based flow control: the packet may leave only when the switch's output queue towards its
-            // destination will have room for it on arrival (links never drop for want of buffer)
-            long[] down = busyUntil.get(p.dlid() - 1);
-            long arrive = start + onWire + propagation + switchLatency;
-            long backlog = down[1] - arrive - serialization((int) (portBuffer - bytes));
-            if (backlog > 0) {
-                start += backlog;
-                counters.counter("Fabric.flow_control_waits").inc();
-                counters.counter("Fabric.flow_control_wait_ps").add(backlog);
-            }
-        }
-        long end = start + onWire;
-        up[0] = end;
-        packetsSent.inc();
-        bytesSent.add(bytes);
-        long tailAtSwitch = end + propagation + switchLatency;
-        long atSwitch = cutThrough ? start + propagation + switchLatency : tailAtSwitch; // when the downlink may start
-        if (p.dlid() < 1 || p.dlid() > ports.size()) {
-            counters.counter("Fabric.unroutable").inc();
-            return end;
-        }
-        if (faults.any()) {
-            double x = rnd.nextDouble();
-            if (x < faults.drop()) { counters.counter("Fabric.dropped").inc(); return end; }
-            x -= faults.drop();
-            if (x < faults.corrupt()) { counters.counter("Fabric.corrupted").inc(); return end; }
-            x -= faults.corrupt();
-            if (x < faults.duplicate()) { counters.counter("Fabric.duplicated").inc(); forward(p, atSwitch, tailAtSwitch, bytes); }
-            else if (x - faults.duplicate() < faults.reorder()) {
-                // held in the switch long enough for a few later packets to pass it
-                counters.counter("Fabric.reordered").inc();
-                long hold = 4 * serialization(bytes) + switchLatency;
-                atSwitch += hold;
-                tailAtSwitch += hold;
-            }
-        }
-        forward(p, atSwitch, tailAtSwitch, bytes);
-        return end;
+        PortState s = ports.get(p.slid() - 1);
+        s.txq.add(new Tx(p, feedPicos, left));
+        if (s.txq.size() == 1) pump(s);
     }
 
-    /**
-     * Reserves the destination's downlink from the packet's arrival at the switch (in send order); its
-     * tail cannot leave before it reached the switch. The port hands the packet over once its headers
-     * are in, with the {@link Arrival} of its payload.
-     */
-    private void forward(Packet p, long atSwitch, long tailAtSwitch, int bytes) {
-        long[] down = busyUntil.get(p.dlid() - 1);
-        long start = Math.max(atSwitch, down[1]), end = Math.max(start + serialization(bytes), tailAtSwitch);
-        down[1] = end;
-        long headersIn = start + serialization(p.headerBytes()) + propagation;
-        long payloadIn = Math.max(headersIn, end - serialization(Packet.trailerBytes()) + propagation);
-        // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once it is whole
-        Packet delivered = cutThroughRx ? p.arriving(new Arrival(headersIn, payloadIn, p.payload().length)) : p;
-        downlinks.get(p.dlid() - 1).schedule(cutThroughRx ? headersIn : end + propagation, Simulator.Priority.DELIVERY, () -> ports.get(p.dlid() - 1).accept(delivered));
+    /** Puts the port's queued packets on the link while its credits last. */
+    private void pump(PortState s) {
+        long now = s.sim.now();
+        while (!s.txq.isEmpty()) {
+            Tx t = s.txq.peek();
+            int bytes = t.p().wireBytes();
+            if (s.credits < bytes) {
+                if (s.blockedSince < 0) {
+                    s.blockedSince = Math.max(now, s.upFree); // when it could have gone
+                    s.waits.inc();
+                }
+                return; // the switch's buffer is full: the next credits to come back wake it
+            }
+            if (s.blockedSince >= 0) {
+                s.waitPicos.add(Math.max(0, now - s.blockedSince));
+                s.blockedSince = -1;
+            }
+            s.txq.poll();
+            s.credits -= bytes;
+            long start = Math.max(now, s.upFree), end = start + Math.max(serialization(bytes), t.feedPicos());
+            s.upFree = end;
+            s.packets.inc();
+            s.bytes.add(bytes);
+            sw.arrive(new FabricSwitch.Arrival(t.p(), s.lid, s.sent++, start + propagation, end + propagation, bytes, fate(s)));
+            t.left().accept(end);
+        }
+    }
+
+    /** What the switch will do with the port's next packet: drawn as it leaves, from the port's own generator. */
+    private FabricSwitch.Fate fate(PortState s) {
+        if (!faults.any()) return FabricSwitch.Fate.FORWARD;
+        double x = s.rnd.nextDouble();
+        if (x < faults.drop()) return FabricSwitch.Fate.DROP;
+        x -= faults.drop();
+        if (x < faults.corrupt()) return FabricSwitch.Fate.CORRUPT;
+        x -= faults.corrupt();
+        if (x < faults.duplicate()) return FabricSwitch.Fate.DUPLICATE;
+        return x - faults.duplicate() < faults.reorder() ? FabricSwitch.Fate.REORDER : FabricSwitch.Fate.FORWARD;
+    }
+
+    /** Credits for {@code bytes} come back to port {@code lid} (in its simulator, at its instant). */
+    void credit(int lid, long bytes) {
+        PortState s = ports.get(lid - 1);
+        s.credits += bytes;
+        if (!s.txq.isEmpty()) pump(s);
     }
 }

@@ -154,7 +154,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     /** Joins the fabric; returns the port's LID. */
     public int attach(Fabric f) {
         this.fabric = f;
-        this.lid = f.attach(this::onPacket);
+        this.lid = f.attach(this::onPacket, sim);
         return lid;
     }
 
@@ -310,14 +310,17 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
 
     // ------------------------------------------------------------------ services for the transport
 
-    /** Sends a packet; returns when its last bit leaves the adapter's port. */
-    long send(Packet p) { return send(p, 0); }
+    /** Sends a packet. */
+    void send(Packet p) { send(p, 0, left -> { }); }
 
-    /** Sends a packet whose bytes the send engine feeds to the link in {@code feedPicos}; returns when its last bit leaves. */
-    long send(Packet p, long feedPicos) {
+    /** Sends a packet whose bytes the send engine feeds to the link in {@code feedPicos}. */
+    void send(Packet p, long feedPicos) { send(p, feedPicos, left -> { }); }
+
+    /** As above; {@code left} hears when its last bit left the adapter's port (it may wait for the link's credits). */
+    void send(Packet p, long feedPicos, java.util.function.LongConsumer left) {
         packetsOut.inc();
         adapter.traceLinkBytes(p.wireBytes());
-        return fabric.send(p, feedPicos);
+        fabric.send(p, feedPicos, left);
     }
 
     /** Writes a completion to {@code cq}, in order (none: an XRC SRQ destroyed under a message, the completion is lost and counted). */

@@ -43,9 +43,8 @@ final class ReadsAndAtomics {
                         Packet.AETH_ACK, q.msn, 0, 0, 0, chunk, q.transport());
                 boolean lastOne = i == npkts - 1;
                 q.fw.exec(q.fw.packetCycles, q.live(() -> {
-                    long left = q.fw.send(r); // made before any later error: it still goes out
-                    // the read stays in progress until its last response has left the port
-                    if (lastOne) q.fw.sim.schedule(left, q.live(() -> q.readsInProgress--));
+                    // made before any later error: it still goes out; the read stays in progress until its last response has left the port
+                    q.fw.send(r, 0, left -> { if (lastOne) q.fw.sim.schedule(left, q.live(() -> q.readsInProgress--)); });
                 }));
             }
             q.responder.finish();

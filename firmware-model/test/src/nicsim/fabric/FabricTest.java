@@ -125,6 +125,27 @@ class FabricTest {
     }
 
     @Test
+    void aSenderLearnsOfTheSwitchsFreedBufferOnlyWhenTheCreditsHaveCrossedTheLink() {
+        // room for one packet in the switch's input buffer: the second waits for the first's credits
+        Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "4160 B");
+        Simulator sim = new Simulator();
+        Fabric f = new Fabric(sim, p, Faults.NONE, 1);
+        List<Long> at = new ArrayList<>(), left = new ArrayList<>();
+        f.attach(x -> {});
+        f.attach(x -> at.add(sim.now()));
+        for (int k = 0; k < 2; k++) f.send(pkt(1, 2, k, 4096), 0, left::add);
+        sim.runUntilIdle();
+        long ser = f.serialization(pkt(1, 2, 0, 4096).wireBytes()), prop = p.picos("link.propagation"), sw = p.picos("switch.latency");
+        // the first packet's tail leaves the switch once it is all in (cut-through, an idle downlink)
+        long firstOut = ser + prop + sw, creditsBack = firstOut + prop;
+        assertEquals(List.of(ser, creditsBack + ser), left, "the second leaves when the credits are back, not when the buffer freed");
+        assertEquals(creditsBack, at.get(1) - at.get(0), "and arrives that much later");
+        assertEquals(1, sim.counters().get("Fabric.flow_control_waits"));
+        assertEquals(creditsBack - ser, sim.counters().get("Fabric.flow_control_wait_ps"), "it waited from the moment it could have gone");
+        assertEquals(2 * prop + sw, f.lookahead(), "no port hears from another sooner than a link, the switch and a link");
+    }
+
+    @Test
     void faultsAreSeededAndCounted() {
         Profile p = Profiles.load("cx-gen3x16");
         long[] counts = new long[2];

@@ -1,0 +1,139 @@
+package nicsim.fabric;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.PriorityQueue;
+import nicsim.sim.Counters;
+import nicsim.sim.Simulator;
+
+/**
+ * The fabric's switch: takes the packets ports put on their links, in the order their heads reach it
+ * (time, then sending port, then that port's order), queues each on its destination's downlink, hands
+ * it to the destination port, and sends the sender its credits back once the packet has left.
+ *
+ * <p>Its outputs come no sooner than {@link Fabric#lookahead()} after the packet left its sender, so
+ * it can run in either of two ways with the same results: at each head's instant in one simulator
+ * ({@link #immediate}, every port in that simulator), or in steps ({@link #exchange}) between windows
+ * of simulated time in which each port's simulator ran apart from the others.
+ */
+public final class FabricSwitch {
+    /** What the switch does with a packet (faults are drawn as it leaves its port). */
+    enum Fate { FORWARD, DROP, CORRUPT, DUPLICATE, REORDER }
+
+    /** A packet on its way in: its head reaches the switch at {@code headAt}, its tail at {@code tailAt}. */
+    record Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate) {}
+
+    private static final Comparator<Arrival> ORDER = Comparator.comparingLong(Arrival::headAt)
+            .thenComparingInt(Arrival::srcLid).thenComparingLong(Arrival::seq);
+
+    private final Fabric f;
+    private final Simulator sim;
+    private final PriorityQueue<Arrival> pending = new PriorityQueue<>(ORDER);
+    private final List<List<Arrival>> outboxes = new ArrayList<>(); // per port, while ports run apart
+    private final List<long[]> downFree = new ArrayList<>(); // per port: when its downlink is free
+    private final Counters.Ref unroutable, dropped, corrupted, duplicated, reordered;
+    private boolean apart;
+
+    FabricSwitch(Fabric f, Simulator sim) {
+        this.f = f;
+        this.sim = sim;
+        Counters c = sim.counters();
+        unroutable = c.ref("Fabric.unroutable");
+        dropped = c.ref("Fabric.dropped");
+        corrupted = c.ref("Fabric.corrupted");
+        duplicated = c.ref("Fabric.duplicated");
+        reordered = c.ref("Fabric.reordered");
+    }
+
+    /** The simulator the switch counts in (and, run at once, runs in). */
+    public Simulator sim() { return sim; }
+
+    /** Whether ports run apart, their packets taken in {@link #exchange} steps. */
+    public boolean apart() { return apart; }
+
+    /** From now on ports run apart in windows; {@link #exchange} moves packets between them. */
+    public void runApart() { apart = true; }
+
+    void arrive(Arrival a) {
+        if (apart) {
+            while (outboxes.size() < f.ports.size()) outboxes.add(new ArrayList<>());
+            outboxes.get(a.srcLid() - 1).add(a); // only the sender's own thread touches its outbox
+            return;
+        }
+        pending.add(a);
+        sim.schedule(a.headAt(), Fabric.PRIORITY, () -> takeUntil(sim.now() + 1));
+    }
+
+    /**
+     * Between windows: takes every packet ports sent, and acts on those whose heads reach the switch
+     * before {@code horizon} (no packet sent later can reach it sooner), scheduling deliveries and
+     * credits in the ports' simulators. Call it with every port's simulator stopped.
+     */
+    public void exchange(long horizon) {
+        for (List<Arrival> box : outboxes) {
+            pending.addAll(box);
+            box.clear();
+        }
+        takeUntil(horizon);
+    }
+
+    /** The earliest instant at which a packet not yet acted on reaches the switch; Long.MAX_VALUE if none. */
+    public long nextHead() {
+        long t = pending.isEmpty() ? Long.MAX_VALUE : pending.peek().headAt();
+        for (List<Arrival> box : outboxes) for (Arrival a : box) t = Math.min(t, a.headAt());
+        return t;
+    }
+
+    private void takeUntil(long horizon) {
+        while (!pending.isEmpty() && pending.peek().headAt() < horizon) take(pending.poll());
+    }
+
+    private void take(Arrival a) {
+        Packet p = a.p();
+        long atSwitch = (f.cutThrough ? a.headAt() : a.tailAt()) + f.switchLatency, tailAtSwitch = a.tailAt() + f.switchLatency;
+        long freed; // when its bytes leave the switch's input buffer
+        if (p.dlid() < 1 || p.dlid() > f.ports.size()) {
+            unroutable.inc();
+            freed = tailAtSwitch;
+        } else if (a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT) {
+            (a.fate() == Fate.DROP ? dropped : corrupted).inc();
+            freed = tailAtSwitch;
+        } else {
+            if (a.fate() == Fate.REORDER) {
+                // held in the switch long enough for a few later packets to pass it
+                reordered.inc();
+                long hold = 4 * f.serialization(a.bytes()) + f.switchLatency;
+                atSwitch += hold;
+                tailAtSwitch += hold;
+            }
+            freed = forward(p, atSwitch, tailAtSwitch, a.bytes());
+            if (a.fate() == Fate.DUPLICATE) {
+                duplicated.inc();
+                freed = forward(p, atSwitch, tailAtSwitch, a.bytes());
+            }
+        }
+        Fabric.PortState src = f.ports.get(a.srcLid() - 1);
+        int lid = a.srcLid(), bytes = a.bytes();
+        src.sim.schedule(freed + f.propagation, Fabric.PRIORITY, () -> f.credit(lid, bytes));
+    }
+
+    /**
+     * Queues the packet on its destination's downlink from its arrival at the switch (in the switch's
+     * order); its tail cannot leave before it reached the switch. The port hands the packet over once
+     * its headers are in, with the {@link Arrival} of its payload. Returns when its tail left.
+     */
+    private long forward(Packet p, long atSwitch, long tailAtSwitch, int bytes) {
+        while (downFree.size() < f.ports.size()) downFree.add(new long[1]);
+        long[] down = downFree.get(p.dlid() - 1);
+        long start = Math.max(atSwitch, down[0]), end = Math.max(start + f.serialization(bytes), tailAtSwitch);
+        down[0] = end;
+        long headersIn = start + f.serialization(p.headerBytes()) + f.propagation;
+        long payloadIn = Math.max(headersIn, end - f.serialization(Packet.trailerBytes()) + f.propagation);
+        // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once it is whole
+        Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length)) : p;
+        Fabric.PortState dst = f.ports.get(p.dlid() - 1);
+        dst.downlink.schedule(f.cutThroughRx ? headersIn : end + f.propagation, Fabric.PRIORITY, () -> dst.rx.accept(delivered));
+        return end;
+    }
+}
