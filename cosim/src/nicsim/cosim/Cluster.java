@@ -66,6 +66,7 @@ public final class Cluster implements AutoCloseable {
                 if (failure == null) failure = e;
             }
         for (Node n : nodes) n.close();
+        world.close();
         if (failure != null) throw failure;
     }
 
@@ -86,6 +87,18 @@ public final class Cluster implements AutoCloseable {
         public Builder profile(Profile p) { profile = p; return this; }
         public Builder seed(long s) { seed = s; return this; }
         public Builder faults(Faults f) { faults = f; return this; }
+
+        private int threads;
+
+        /**
+         * Hosts in simulators of their own, run apart on {@code n} threads (World.apart); 0 (the default)
+         * keeps every host in one simulator, as RTL in the loop, waveforms and timelines need.
+         */
+        public Builder threads(int n) {
+            if (n < 0) throw new IllegalArgumentException("--threads " + n + " must be >= 1");
+            threads = n;
+            return this;
+        }
 
         private boolean rtlOnEveryNode;
 
@@ -111,7 +124,9 @@ public final class Cluster implements AutoCloseable {
         public Builder rtlOnEveryNode(boolean v) { rtlOnEveryNode = v; return this; }
 
         public Cluster build() {
-            return new Cluster(new World(nodes, profile, seed, faults), rtl, rtlOnEveryNode, own);
+            if (threads > 0 && !rtl.isEmpty()) throw new IllegalArgumentException("RTL in the loop runs every host in one simulator (no --threads)");
+            World w = threads > 0 ? World.apart(nodes, profile, seed, faults, threads) : new World(nodes, profile, seed, faults);
+            return new Cluster(w, rtl, rtlOnEveryNode, own);
         }
     }
 }

@@ -7,7 +7,6 @@ import java.util.Random;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import nicsim.profile.Profile;
-import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
 
 /**
@@ -53,7 +52,6 @@ public final class Fabric {
         final Simulator.Lane downlink; // its deliveries, which come in the order they leave the switch
         final Random rnd;
         final ArrayDeque<Tx> txq = new ArrayDeque<>();
-        final Counters.Ref packets, bytes, waits, waitPicos;
         long upFree; // when its uplink is free
         long credits; // bytes of the switch's input buffer it may still fill
         long blockedSince = -1;
@@ -63,11 +61,6 @@ public final class Fabric {
             this.lid = lid; this.rx = rx; this.sim = sim; this.credits = credits;
             this.downlink = sim.lane();
             this.rnd = new Random(seed ^ 0x5DEECE66DL ^ (long) lid * 0x9E3779B97F4A7C15L);
-            Counters c = sim.counters();
-            packets = c.ref("Fabric.packets");
-            bytes = c.ref("Fabric.bytes");
-            waits = c.ref("Fabric.flow_control_waits");
-            waitPicos = c.ref("Fabric.flow_control_wait_ps");
         }
     }
 
@@ -150,23 +143,19 @@ public final class Fabric {
             Tx t = s.txq.peek();
             int bytes = t.p().wireBytes();
             if (s.credits < bytes) {
-                if (s.blockedSince < 0) {
-                    s.blockedSince = Math.max(now, s.upFree); // when it could have gone
-                    s.waits.inc();
-                }
+                if (s.blockedSince < 0) s.blockedSince = Math.max(now, s.upFree); // when it could have gone
                 return; // the switch's buffer is full: the next credits to come back wake it
             }
+            long waited = -1; // the switch counts it (ports may run on threads of their own)
             if (s.blockedSince >= 0) {
-                s.waitPicos.add(Math.max(0, now - s.blockedSince));
+                waited = Math.max(0, now - s.blockedSince);
                 s.blockedSince = -1;
             }
             s.txq.poll();
             s.credits -= bytes;
             long start = Math.max(now, s.upFree), end = start + Math.max(serialization(bytes), t.feedPicos());
             s.upFree = end;
-            s.packets.inc();
-            s.bytes.add(bytes);
-            sw.arrive(new FabricSwitch.Arrival(t.p(), s.lid, s.sent++, start + propagation, end + propagation, bytes, fate(s)));
+            sw.arrive(new FabricSwitch.Arrival(t.p(), s.lid, s.sent++, start + propagation, end + propagation, bytes, fate(s), waited));
             t.left().accept(end);
         }
     }

@@ -17,12 +17,15 @@ import nicsim.sim.Simulator;
  * ({@link #immediate}, every port in that simulator), or in steps ({@link #exchange}) between windows
  * of simulated time in which each port's simulator ran apart from the others.
  */
-public final class FabricSwitch {
+public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     /** What the switch does with a packet (faults are drawn as it leaves its port). */
     enum Fate { FORWARD, DROP, CORRUPT, DUPLICATE, REORDER }
 
-    /** A packet on its way in: its head reaches the switch at {@code headAt}, its tail at {@code tailAt}. */
-    record Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate) {}
+    /**
+     * A packet on its way in: its head reaches the switch at {@code headAt}, its tail at {@code tailAt};
+     * it waited {@code waited} ps for credits at its port (-1: it did not wait).
+     */
+    record Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate, long waited) {}
 
     private static final Comparator<Arrival> ORDER = Comparator.comparingLong(Arrival::headAt)
             .thenComparingInt(Arrival::srcLid).thenComparingLong(Arrival::seq);
@@ -32,13 +35,17 @@ public final class FabricSwitch {
     private final PriorityQueue<Arrival> pending = new PriorityQueue<>(ORDER);
     private final List<List<Arrival>> outboxes = new ArrayList<>(); // per port, while ports run apart
     private final List<long[]> downFree = new ArrayList<>(); // per port: when its downlink is free
-    private final Counters.Ref unroutable, dropped, corrupted, duplicated, reordered;
+    private final Counters.Ref packets, bytes, waits, waitPicos, unroutable, dropped, corrupted, duplicated, reordered;
     private boolean apart;
 
     FabricSwitch(Fabric f, Simulator sim) {
         this.f = f;
         this.sim = sim;
         Counters c = sim.counters();
+        packets = c.ref("Fabric.packets");
+        bytes = c.ref("Fabric.bytes");
+        waits = c.ref("Fabric.flow_control_waits");
+        waitPicos = c.ref("Fabric.flow_control_wait_ps");
         unroutable = c.ref("Fabric.unroutable");
         dropped = c.ref("Fabric.dropped");
         corrupted = c.ref("Fabric.corrupted");
@@ -53,11 +60,13 @@ public final class FabricSwitch {
     public boolean apart() { return apart; }
 
     /** From now on ports run apart in windows; {@link #exchange} moves packets between them. */
-    public void runApart() { apart = true; }
+    public void runApart() {
+        while (outboxes.size() < f.ports.size()) outboxes.add(new ArrayList<>()); // made here: ports add from their own threads
+        apart = true;
+    }
 
     void arrive(Arrival a) {
         if (apart) {
-            while (outboxes.size() < f.ports.size()) outboxes.add(new ArrayList<>());
             outboxes.get(a.srcLid() - 1).add(a); // only the sender's own thread touches its outbox
             return;
         }
@@ -66,23 +75,24 @@ public final class FabricSwitch {
     }
 
     /**
-     * Between windows: takes every packet ports sent, and acts on those whose heads reach the switch
-     * before {@code horizon} (no packet sent later can reach it sooner), scheduling deliveries and
-     * credits in the ports' simulators. Call it with every port's simulator stopped.
+     * Between windows, every port's simulator stopped at {@code windowStart}: takes every packet ports
+     * sent, and acts on those whose heads reach the switch within one propagation of it (no packet sent
+     * from now on can reach it sooner), scheduling deliveries and credits in the ports' simulators, no
+     * sooner than a window later.
      */
-    public void exchange(long horizon) {
+    @Override public void exchange(long windowStart) {
         for (List<Arrival> box : outboxes) {
             pending.addAll(box);
             box.clear();
         }
-        takeUntil(horizon);
+        takeUntil(windowStart + f.propagation);
     }
 
-    /** The earliest instant at which a packet not yet acted on reaches the switch; Long.MAX_VALUE if none. */
-    public long nextHead() {
+    /** The first window start whose exchange has a packet to act on. */
+    @Override public long nextStart() {
         long t = pending.isEmpty() ? Long.MAX_VALUE : pending.peek().headAt();
         for (List<Arrival> box : outboxes) for (Arrival a : box) t = Math.min(t, a.headAt());
-        return t;
+        return t == Long.MAX_VALUE ? t : t - f.propagation + 1;
     }
 
     private void takeUntil(long horizon) {
@@ -91,6 +101,12 @@ public final class FabricSwitch {
 
     private void take(Arrival a) {
         Packet p = a.p();
+        packets.inc();
+        bytes.add(a.bytes());
+        if (a.waited() >= 0) {
+            waits.inc();
+            waitPicos.add(a.waited());
+        }
         long atSwitch = (f.cutThrough ? a.headAt() : a.tailAt()) + f.switchLatency, tailAtSwitch = a.tailAt() + f.switchLatency;
         long freed; // when its bytes leave the switch's input buffer
         if (p.dlid() < 1 || p.dlid() > f.ports.size()) {

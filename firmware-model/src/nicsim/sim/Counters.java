@@ -48,7 +48,8 @@ public final class Counters {
     private final Map<String, Counter> mine;
     private final boolean top;
 
-    public Counters() { this(new HashMap<>(), "", true); }
+    /** Scopes may be made from several threads (partitions run apart); each scope counts on one thread. */
+    public Counters() { this(new java.util.concurrent.ConcurrentHashMap<>(), "", true); }
 
     private Counters(Map<String, Map<String, Counter>> all, String scope, boolean top) {
         this.all = all;

@@ -50,7 +50,7 @@ public final class Simulator {
     private final EventHeap queue = new EventHeap();
     private final List<ClockDomain> domains = new ArrayList<>();
     private final List<Lane> lanes = new ArrayList<>();
-    private final Counters counters = new Counters();
+    private final Counters counters;
     private final Trace trace = new Trace(this);
     private final List<StreamContractViolation> violations = new ArrayList<>();
     private boolean throwOnViolation = true;
@@ -61,6 +61,15 @@ public final class Simulator {
     private long atTie = Long.MIN_VALUE;
     private long seq;
     private long executed;
+
+    /** A simulator with counters of its own. */
+    public Simulator() { this(new Counters()); }
+
+    /**
+     * A simulator counting in {@code counters}, which simulators of other partitions may share: each
+     * counts under its own scopes (its node's), read together at the top.
+     */
+    public Simulator(Counters counters) { this.counters = counters; }
 
     public long now() { return now; }
     public Counters counters() { return counters; }

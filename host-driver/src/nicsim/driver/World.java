@@ -7,19 +7,29 @@ import nicsim.fabric.Fabric;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profile;
 import nicsim.sim.Simulator;
+import nicsim.sim.Windows;
 
 /**
- * A simulated cluster: one simulator (one clock of picoseconds for everything), a fabric, and
- * {@code n} hosts each with an adapter. Deterministic: the same profile, seed and program give the
- * same bytes and the same cycle counts.
+ * A simulated cluster: a fabric and {@code n} hosts each with an adapter, on one clock of
+ * picoseconds. Deterministic: the same profile, seed and program give the same bytes and the same
+ * cycle counts.
+ *
+ * <p>Either every host lives in one simulator ({@link #sim}), or ({@link #apart}) each host has a
+ * simulator of its own and they run side by side in windows ({@link Windows}) on several threads,
+ * with the same results for any number of threads. Apart, a program looks at the hosts only between
+ * windows, so programs that react to each completion run on each host ({@link #onMemoryWrite}).
  */
-public final class World {
-    public final Simulator sim = new Simulator();
+public final class World implements AutoCloseable {
+    /** The simulator of every host, or apart the switch's; its counters are every host's. */
+    public final Simulator sim;
     public final Profile profile;
     public final Fabric fabric;
     private final List<Host> hosts = new ArrayList<>();
-    private long memoryWrites; // writes to every host's memory
+    private final long[] memoryWrites; // writes to each host's memory (each counted on its host's thread)
+    private final Runnable[] writeHooks; // per host: told of every write to its memory
     private final List<MemoryWatch> watches = new ArrayList<>();
+    private final List<Simulator> partitions = new ArrayList<>();
+    private final Windows windows; // null: one simulator
     public final long seed;
 
     public World(int nodes, Profile profile, long seed, Faults faults) { this(nodes, profile, seed, faults, i -> profile); }
@@ -30,25 +40,91 @@ public final class World {
      * workloads' host costs come from {@code profile}.
      */
     public World(int nodes, Profile profile, long seed, Faults faults, java.util.function.IntFunction<Profile> nodeProfile) {
+        this(nodes, profile, seed, faults, nodeProfile, 0);
+    }
+
+    /** Hosts in simulators of their own, run apart in windows on {@code threads} threads (see the class comment). */
+    public static World apart(int nodes, Profile profile, long seed, Faults faults, int threads) {
+        if (threads < 1) throw new IllegalArgumentException("--threads " + threads + " must be >= 1");
+        return new World(nodes, profile, seed, faults, i -> profile, threads);
+    }
+
+    private World(int nodes, Profile profile, long seed, Faults faults, java.util.function.IntFunction<Profile> nodeProfile, int threads) {
         if (nodes < 1) throw new IllegalArgumentException("nodes " + nodes + " must be >= 1");
         this.profile = profile;
         this.seed = seed;
+        this.sim = new Simulator(new nicsim.sim.Counters());
         this.fabric = new Fabric(sim, profile, faults, seed);
+        this.memoryWrites = new long[nodes];
+        this.writeHooks = new Runnable[nodes];
         for (int i = 0; i < nodes; i++) {
-            Host h = new Host(i, sim, nodeProfile.apply(i), fabric);
+            Simulator own = threads == 0 ? sim : new Simulator(sim.counters());
+            Host h = new Host(i, own, nodeProfile.apply(i), fabric);
             int node = i;
-            h.memory.onWrite(() -> {
-                memoryWrites++;
-                for (MemoryWatch m : watches) m.written.set(node);
+            if (threads == 0) h.memory.onWrite(() -> {
+                memoryWrites[node]++;
+                for (MemoryWatch m : watches) m.written[node] = true;
+                Runnable hook = writeHooks[node];
+                if (hook != null) hook.run();
+            });
+            else h.memory.onWrite(() -> { // apart, programs look between windows: no tally shared between threads
+                Runnable hook = writeHooks[node];
+                if (hook != null) hook.run();
             });
             hosts.add(h);
+            partitions.add(own);
+        }
+        if (threads == 0) {
+            windows = null;
+            partitions.subList(1, partitions.size()).clear();
+        } else {
+            fabric.fabricSwitch().runApart();
+            windows = new Windows(partitions, fabric.fabricSwitch(), fabric.lookahead(), threads);
         }
     }
 
+    /** Whether hosts run apart, each in a simulator of its own. */
+    public boolean isApart() { return windows != null; }
+
+    /** The simulators the hosts live in: one, or one per host. */
+    public List<Simulator> partitions() { return List.copyOf(partitions); }
+
+    /** Threads hosts running apart run on (0 in one simulator). */
+    public int threads() { return windows == null ? 0 : windows.threads(); }
+
+    /** Windows run so far between hosts running apart (0 in one simulator). */
+    public long windows() { return windows == null ? 0 : windows.windows(); }
+
+    /**
+     * Runs {@code hook} on every write to host {@code node}'s memory, on that host's thread at the
+     * write's instant: where a program that reacts to its host's completions runs when hosts run apart.
+     */
+    public void onMemoryWrite(int node, Runnable hook) { writeHooks[node] = hook; }
+
+    /** Stops the threads of hosts running apart. */
+    @Override public void close() { if (windows != null) windows.close(); }
+
     public Host host(int i) { return hosts.get(i); }
     public List<Host> hosts() { return List.copyOf(hosts); }
-    public long now() { return sim.now(); }
-    public void runFor(long picos) { sim.runUntil(Math.addExact(sim.now(), picos)); }
+
+    /** The time: apart, the latest any host has reached (a program's setup runs each host ahead on its own). */
+    public long now() {
+        if (windows == null) return sim.now();
+        long t = windows.now();
+        for (Simulator s : partitions) t = Math.max(t, s.now());
+        return t;
+    }
+
+    public void runFor(long picos) {
+        if (windows == null) sim.runUntil(Math.addExact(sim.now(), picos));
+        else windows.runUntil(Math.addExact(now(), picos));
+    }
+
+    /** Apart: brings every host to the latest time any has reached (so a measurement starts on one clock). */
+    public void sync() { if (windows != null) windows.runUntil(now()); }
+
+    /** Runs until nothing is left to happen; IllegalStateException if that takes more than {@code limitPicos}. */
+    public long runUntilIdle(long limitPicos) { return windows == null ? sim.runUntilIdle(limitPicos) : windows.runUntilIdle(limitPicos); }
 
     /**
      * Runs until {@code cond} holds, looking at it again only after some host's memory was written:
@@ -73,6 +149,10 @@ public final class World {
     }
 
     private void lookOnWrites(BooleanSupplier cond, long limitPicos, java.util.function.LongSupplier version) {
+        if (windows != null) {
+            windows.runUntil(cond, limitPicos);
+            return;
+        }
         long deadline = Math.addExact(sim.now(), limitPicos);
         long seen = -1;
         while (true) {
@@ -92,8 +172,12 @@ public final class World {
         if (!sim.step()) throw new IllegalStateException("simulation went idle at " + sim.now() + " ps before the condition held");
     }
 
-    /** Writes to every host's memory (one tally, so a look costs the same with 2 nodes or 64). */
-    private long memoryVersion() { return memoryWrites; }
+    /** Writes to every host's memory. */
+    private long memoryVersion() {
+        long v = 0;
+        for (long w : memoryWrites) v += w;
+        return v;
+    }
 
     /**
      * Which hosts' memory was written since a program last looked, so that a program polling many
@@ -101,25 +185,34 @@ public final class World {
      * counts every host as written: it has looked at none.
      */
     public MemoryWatch watchMemory() {
-        MemoryWatch m = new MemoryWatch();
-        m.written.set(0, hosts.size());
+        MemoryWatch m = new MemoryWatch(hosts.size());
+        java.util.Arrays.fill(m.written, true);
         watches.add(m);
         return m;
     }
 
     /** See {@link #watchMemory()}. */
     public static final class MemoryWatch {
-        private final java.util.BitSet written = new java.util.BitSet();
+        private final boolean[] written; // one flag per host, each set on its host's thread
+
+        private MemoryWatch(int hosts) { written = new boolean[hosts]; }
 
         /** The first host from {@code node} on whose memory was written since {@link #looked} at it; -1 if none. */
-        public int nextWritten(int node) { return written.nextSetBit(node); }
+        public int nextWritten(int node) {
+            for (int i = node; i < written.length; i++) if (written[i]) return i;
+            return -1;
+        }
 
         /** The program has seen {@code node}'s memory as it is now. */
-        public void looked(int node) { written.clear(node); }
+        public void looked(int node) { written[node] = false; }
     }
 
     /** Runs until {@code cond} holds; IllegalStateException if {@code limitPicos} pass first. */
     public void runUntil(BooleanSupplier cond, long limitPicos) {
+        if (windows != null) {
+            windows.runUntil(cond, limitPicos);
+            return;
+        }
         long deadline = Math.addExact(sim.now(), limitPicos);
         while (!cond.getAsBoolean()) step(deadline, limitPicos);
     }

@@ -116,7 +116,7 @@ public final class Workloads {
 
     /** Lets the setup work (posting receives, the host CPU's queued costs) finish before the clock starts, as the C programs do. */
     static void settle(World w) {
-        w.sim.runUntilIdle(STUCK);
+        w.runUntilIdle(STUCK);
     }
 
     static void await(World w, BooleanSupplier cond, String what) { named(what, () -> w.runUntilMemoryHolds(cond, STUCK)); }
@@ -308,7 +308,9 @@ public final class Workloads {
 
     /**
      * write_bw on every pair of nodes at once (node 2k writes to node 2k+1) across the one switch:
-     * for scaling with nodes. Reports the aggregate bandwidth; each pair's bytes are checked.
+     * for scaling with nodes. Each client is a program of its own host, which looks at its CQ when its
+     * memory was written (so hosts may run apart, on threads of their own). Reports the aggregate
+     * bandwidth from the first post to the last completion; each pair's bytes are checked.
      */
     static Result pairs(World w, Options o, PrintStream out) {
         int n = w.hosts().size() / 2;
@@ -329,42 +331,29 @@ public final class Workloads {
             pr[0].buf.write(0, d);
             data.add(d);
         }
-        List<String> errors = new ArrayList<>();
-        int[] posted = new int[n], completed = new int[n];
-        World.MemoryWatch watch = w.watchMemory(); // each client's CQ is polled only when its host's memory was written
-        int cqMod = Math.max(1, Math.min(o.cqMod(), tx / 2));
         settle(w);
-        long t0 = w.now();
-        boolean[] done = {false};
-        while (!done[0] && errors.isEmpty()) {
-            for (int k = 0; k < n; k++) {
-                Ep c = pairs.get(k)[0], s = pairs.get(k)[1];
-                while (posted[k] < iters && posted[k] - completed[k] < tx) {
-                    long slot = (long) (posted[k] % slots) * size;
-                    boolean signaled = posted[k] % cqMod == cqMod - 1 || posted[k] == iters - 1;
-                    c.qp().postSend(new SendWr().wrId(posted[k]).opcode(WrOpcode.RDMA_WRITE).sendFlags(signaled ? SendFlags.SIGNALED : 0)
-                            .sgList(new Sge(c.buf.addr() + slot, (int) size, c.mr.lkey())).remoteAddr(s.buf.addr() + slot).rkey(s.mr.rkey()));
-                    posted[k]++;
-                }
-            }
-            await(w, () -> {
-                boolean any = false;
-                for (int h = watch.nextWritten(0); h >= 0 && h < 2 * n; h = watch.nextWritten(h + 1)) {
-                    if (h % 2 == 0) // a client: the server's memory holds no CQ the program polls
-                        for (WorkCompletion wc : pairs.get(h / 2)[0].cq.poll(64)) {
-                            any = true;
-                            if (wc.status() != WcStatus.SUCCESS) errors.add("pair " + h / 2 + ": " + wc);
-                            completed[h / 2] = (int) wc.wrId() + 1;
-                        }
-                    watch.looked(h); // after the poll, which writes the consumer index
-                }
-                return any;
-            }, "pairs_write_bw completions");
-            done[0] = true;
-            for (int k = 0; k < n; k++) if (completed[k] < iters) done[0] = false;
-            progress.accept((double) java.util.Arrays.stream(completed).sum() / (n * (long) iters));
+        // on a microsecond boundary, so that the clocks' phase at the first post is the same however the setup went
+        // (in one simulator each host's setup waits for the others'; apart they overlap)
+        long t0 = Math.addExact(w.now(), 999_999) / 1_000_000 * 1_000_000;
+        w.sync();
+        w.runFor(t0 - w.now());
+        int cqMod = Math.max(1, Math.min(o.cqMod(), tx / 2));
+        List<PairClient> clients = new ArrayList<>();
+        for (Ep[] pr : pairs) clients.add(new PairClient(w, pr[0], pr[1], size, iters, tx, slots, cqMod));
+        for (PairClient c : clients) c.look(); // the first posts, at t0 on every host
+        named("pairs_write_bw completions", () -> w.runUntil(() -> {
+            int done = 0;
+            for (PairClient c : clients) if (c.finished()) done++;
+            progress.accept((double) done / n);
+            return done == n;
+        }, STUCK));
+        List<String> errors = new ArrayList<>();
+        long end = t0;
+        for (PairClient c : clients) {
+            errors.addAll(c.errors);
+            end = Math.max(end, c.lastAt);
         }
-        long t = w.now() - t0;
+        long t = end - t0;
         int written = (int) (Math.min(iters, slots) * size); // fewer iterations than slots leave the last slots unwritten
         for (int k = 0; k < n; k++)
             if (!java.util.Arrays.equals(data.get(k), 0, written, pairs.get(k)[1].buf.read(0, written), 0, written))

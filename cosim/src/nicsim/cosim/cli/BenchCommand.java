@@ -303,6 +303,7 @@ final class BenchCommand implements Callable<Integer> {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+        threads(md);
         System.err.println("bench: RTL in the loop ...");
         var rtl = nicsim.cosim.bench.WorkloadBench.rtlInLoop(quick);
         md.append(String.format("%n### RTL in the loop%n%n%s, timed against the Java model alone on the same run:%n%n"
@@ -312,6 +313,27 @@ final class BenchCommand implements Callable<Integer> {
                         + "RTL in the loop costs %.0f%% over the model alone. Target (issue 7): >= 1,000,000 adapter cycles/s.%n%n",
                 rtl.what(), rtl.modelWall(), rtl.adapterCycles() / rtl.modelWall(), rtl.rtlWall(), rtl.adapterCyclesPerSec(), rtl.edgesPerSec(),
                 rtl.adapterCycles(), rtl.rtlEdges(), (rtl.rtlWall() / rtl.modelWall() - 1) * 100));
+    }
+
+    /** Hosts apart on threads: pairs_write_bw on 1 thread and on every core, side by side, and the machine's ceiling. */
+    private void threads(StringBuilder md) {
+        int cores = Runtime.getRuntime().availableProcessors(), iters = quick ? 50 : 300;
+        System.err.println("bench: hosts apart on threads ...");
+        md.append("\n### Hosts apart on threads (pairs_write_bw, 64 KiB writes, ").append(iters).append(" a pair; each host a simulator of its own, ")
+                .append("run side by side in windows of one link latency; wall time the best of 3)\n\n")
+                .append("| nodes | threads | wall (s) | speedup over 1 thread | windows | output, counters and end time |\n|---:|---:|---:|---:|---:|---|\n");
+        for (int nn : quick ? new int[]{8} : new int[]{8, 32, 64}) {
+            var one = nicsim.cosim.bench.ThreadBench.best(nn, 1, iters, 3);
+            for (int t = 1; t <= Math.max(2, cores); t++) {
+                var r = t == 1 ? one : nicsim.cosim.bench.ThreadBench.best(nn, t, iters, 3);
+                md.append(String.format("| %d | %d | %.2f | %.2fx | %,d | %s |%n", nn, t, r.wallSeconds(), one.wallSeconds() / r.wallSeconds(),
+                        r.windows(), r.fingerprint().equals(one.fingerprint()) ? "identical" : "DIFFERENT"));
+            }
+        }
+        int big = quick ? 8 : 32;
+        double ceiling = nicsim.cosim.bench.ThreadBench.ceiling(big, iters, Math.max(2, cores));
+        md.append(String.format("%nThe machine's ceiling: %d independent one-thread runs of %d nodes side by side give %.2fx the throughput of one "
+                + "alone (%d cores reported); no partitioning can do better than that.%n", Math.max(2, cores), big, ceiling, cores));
     }
 
     private void blocks(Profile p, StringBuilder md) throws Exception {

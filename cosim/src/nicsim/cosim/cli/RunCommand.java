@@ -74,6 +74,11 @@ final class RunCommand implements Callable<Integer> {
             + "the run is made twice (model, then RTL) and compared")
     String rtl;
 
+    @Option(names = "--threads", description = "threads for workloads whose hosts run apart (pairs_write_bw): each host a simulator of its "
+            + "own, run side by side in windows of one link latency; the same results for any number (default: the machine's cores; "
+            + "waveforms, timelines and RTL in the loop keep one simulator)")
+    Integer threads;
+
     @Option(names = "--seed", defaultValue = "1", description = "seed of every random choice (data, faults; default: ${DEFAULT-VALUE})")
     long seed = 1;
 
@@ -99,6 +104,7 @@ final class RunCommand implements Callable<Integer> {
             if (!Workloads.NAMES.contains(w))
                 throw new IllegalArgumentException("workload '" + w + "' unknown; accepted: " + String.join(", ", Workloads.NAMES));
         if (nodes < 2 || nodes > 64) throw new IllegalArgumentException("--nodes " + nodes + " must be 2..64");
+        if (threads != null && (threads < 1 || threads > 1024)) throw new IllegalArgumentException("--threads " + threads + " must be 1..1024");
         if (qps < 1 || qps > 10_000) throw new IllegalArgumentException("--qps " + qps + " must be 1..10000");
         if (size < 0 || size > (8 << 20)) throw new IllegalArgumentException("--size " + size + " must be 1..8388608");
         if (iters < 0 || iters > 10_000_000) throw new IllegalArgumentException("--iters " + iters + " must be 1..10000000");
@@ -147,7 +153,9 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private Result runOne(String name, Profile p, Options o, Faults f, Set<String> rtlBlocks) throws Exception {
-        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks)
+        int apart = name.equals("pairs_write_bw") && rtlBlocks.isEmpty() && wave == null && timeline == null
+                ? (threads != null ? threads : Runtime.getRuntime().availableProcessors()) : 0;
+        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).threads(apart)
                 .ownRtl(rtlBlocks.isEmpty() ? java.util.Map.of() : Observe.ownRtl(rtl)).build()) {
             return runOne(name, p, o, f, cluster);
         }
@@ -155,7 +163,7 @@ final class RunCommand implements Callable<Integer> {
 
     private Result runOne(String name, Profile p, Options o, Faults f, Cluster cluster) throws Exception {
         World world = cluster.world();
-        world.sim.coasting(!beatByBeat);
+        for (nicsim.sim.Simulator s : world.partitions()) s.coasting(!beatByBeat);
         PrintStream out = System.out;
         Trace trace = world.sim.trace();
         Observe.recordTimeline(trace);
@@ -177,7 +185,10 @@ final class RunCommand implements Callable<Integer> {
             out.printf("RTL in the loop (node 0): %s edges exchanged, every output wire equal to the Java twin's%n", cluster.rtlEdges());
         counters(out, world);
         long edges = 0, coasted = 0;
-        for (nicsim.sim.ClockDomain d : world.sim.clockDomains()) { edges += d.edgesRun(); coasted += d.edgesCoasted(); }
+        for (nicsim.sim.Simulator s : world.partitions())
+            for (nicsim.sim.ClockDomain d : s.clockDomains()) { edges += d.edgesRun(); coasted += d.edgesCoasted(); }
+        if (world.isApart())
+            out.printf("hosts ran apart in %,d windows of %.0f ns on %d threads%n", world.windows(), world.fabric.lookahead() / 1e3, world.threads());
         out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx; %,d clock edges, %,d of them coasted)%n", world.now() / 1e6, wall,
                 wall / Math.max(1e-12, world.now() / 1e12), edges, coasted);
         if (vcd != null) out.println("waveform of node 0's " + Observe.WAVE_BLOCKS + " ports: " + wave.toAbsolutePath()

@@ -145,6 +145,57 @@ class FabricTest {
         assertEquals(2 * prop + sw, f.lookahead(), "no port hears from another sooner than a link, the switch and a link");
     }
 
+    /**
+     * Four ports, each sending a burst every few microseconds to the others (an incast on port 4 among
+     * them), with faults: what each port received and when, and the counters. {@code threads} 0 runs
+     * every port in one simulator, the switch at each head's instant; otherwise each port has a
+     * simulator of its own and they run apart in windows on that many threads.
+     */
+    static List<String> traffic(int threads) {
+        Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "8 KiB");
+        nicsim.sim.Counters counters = new nicsim.sim.Counters();
+        Simulator one = new Simulator(counters);
+        Fabric f = new Fabric(one, p, Faults.parse("drop=0.02,dup=0.02,reorder=0.05"), 7);
+        List<Simulator> sims = new ArrayList<>();
+        List<List<String>> got = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Simulator s = threads == 0 ? one : new Simulator(counters);
+            List<String> mine = new ArrayList<>();
+            got.add(mine);
+            sims.add(s);
+            f.attach(x -> mine.add(x.slid() + ":" + x.psn() + "@" + s.now()), s);
+        }
+        for (int i = 0; i < 4; i++) {
+            int src = i + 1;
+            Simulator s = sims.get(i);
+            for (int b = 0; b < 20; b++) {
+                int burst = b;
+                s.schedule(b * 3_000_000L + src * 7_000L, () -> {
+                    for (int k = 0; k < 6; k++) f.send(pkt(src, src == 4 ? 1 + burst % 3 : k % 2 == 0 ? 4 : 1 + src % 4, burst * 6 + k, 512 + 700 * k));
+                });
+            }
+        }
+        if (threads == 0) one.runUntilIdle();
+        else {
+            f.fabricSwitch().runApart();
+            try (nicsim.sim.Windows w = new nicsim.sim.Windows(sims, f.fabricSwitch(), f.lookahead(), threads)) {
+                w.runUntilIdle(1_000_000_000L);
+            }
+        }
+        List<String> out = new ArrayList<>();
+        for (List<String> g : got) out.add(String.join(" ", g));
+        out.add(counters.snapshot().toString());
+        return out;
+    }
+
+    @Test
+    void portsRunningApartInWindowsReceiveWhatTheyReceiveTogetherWhateverTheThreads() {
+        List<String> together = traffic(0);
+        assertTrue(together.get(3).split(" ").length > 100, "the incast port got its packets");
+        assertTrue(together.get(4).contains("Fabric.flow_control_waits") && together.get(4).contains("Fabric.dropped"), together.get(4));
+        for (int threads : new int[]{1, 2, 3}) assertEquals(together, traffic(threads), threads + " threads");
+    }
+
     @Test
     void faultsAreSeededAndCounted() {
         Profile p = Profiles.load("cx-gen3x16");
