@@ -167,12 +167,18 @@ public final class WorkloadBench {
     private static Measured measure(int nodes, String workload, Options o, String what) { return measure(nodes, workload, o, what, true); }
 
     private static Measured measure(int nodes, String workload, Options o, String what, boolean coasting) {
+        return measure(nodes, workload, o, what, coasting, 0);
+    }
+
+    /** As above; {@code threads} > 0 runs the hosts apart on that many threads (World.apart). */
+    private static Measured measure(int nodes, String workload, Options o, String what, boolean coasting, int threads) {
         Runtime rt = Runtime.getRuntime();
         System.gc();
         long used0 = rt.totalMemory() - rt.freeMemory();
         long t0 = System.nanoTime();
-        World w = new World(nodes, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
-        w.sim.coasting(coasting);
+        var p = Profiles.load("cx-gen3x16");
+        World w = threads > 0 ? World.apart(nodes, p, 1, Faults.NONE, threads) : new World(nodes, p, 1, Faults.NONE);
+        for (var s : w.partitions()) s.coasting(coasting);
         Result r = Workloads.run(workload, w, o, new PrintStream(new ByteArrayOutputStream()));
         double wall = (System.nanoTime() - t0) / 1e9;
         if (!r.ok()) throw new IllegalStateException(workload + " over " + what + " failed: " + r.errors());
@@ -309,10 +315,12 @@ public final class WorkloadBench {
         double[] walls = new double[runs];
         Measured m = null;
         for (int r = 0; r < runs; r++) {
-            m = measure(nodes, "pairs_write_bw", Options.defaults().withIters(iters), nodes + " nodes");
+            if (m != null) m.world().close();
+            m = measure(nodes, "pairs_write_bw", Options.defaults().withIters(iters), nodes + " nodes", true, 1); // hosts apart, one thread
             walls[r] = m.wallSeconds();
         }
         double wall = median(walls);
+        m.world().close();
         return new NodeScale(nodes, m.result().rows().get(0).bwAvgGbps(), wall, wall / (m.world().now() / 1e12), m.heapBytes() / (double) nodes);
     }
 

@@ -285,14 +285,15 @@ final class BenchCommand implements Callable<Integer> {
             throw new java.io.UncheckedIOException(e);
         }
         System.err.println("bench: scaling with nodes ...");
-        md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at once through one switch")
+        md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at once through one switch; "
+                + "hosts apart on one thread")
                 .append(quick ? "" : "; wall time the median of 3 runs").append(")\n\n")
                 .append("| nodes | aggregate bandwidth (Gb/s) | wall (s) | wall per node (s) | per node / 2 nodes' | slowdown (wall / simulated) "
                         + "| Java heap per node (bytes) |\n|---:|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("node-scaling.csv")))) {
             csv.println("nodes,aggregate_gbps,wall_s,wall_s_per_node,slowdown,heap_bytes_per_node");
             double perNodeAt2 = Double.NaN;
-            for (int nn : quick ? new int[]{2, 4} : new int[]{2, 8, 32, 64}) {
+            for (int nn : quick ? new int[]{2, 4} : new int[]{2, 8, 32, 64, 256}) {
                 var r = nicsim.cosim.bench.WorkloadBench.nodeScale(nn, quick ? 50 : 300, quick ? 1 : 3);
                 double perNode = r.wallSeconds() / r.nodes();
                 if (r.nodes() == 2) perNodeAt2 = perNode;

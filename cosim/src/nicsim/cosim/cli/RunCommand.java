@@ -103,7 +103,7 @@ final class RunCommand implements Callable<Integer> {
         for (String w : workloads)
             if (!Workloads.NAMES.contains(w))
                 throw new IllegalArgumentException("workload '" + w + "' unknown; accepted: " + String.join(", ", Workloads.NAMES));
-        if (nodes < 2 || nodes > 64) throw new IllegalArgumentException("--nodes " + nodes + " must be 2..64");
+        if (nodes < 2 || nodes > 256) throw new IllegalArgumentException("--nodes " + nodes + " must be 2..256");
         if (threads != null && (threads < 1 || threads > 1024)) throw new IllegalArgumentException("--threads " + threads + " must be 1..1024");
         if (qps < 1 || qps > 10_000) throw new IllegalArgumentException("--qps " + qps + " must be 1..10000");
         if (size < 0 || size > (8 << 20)) throw new IllegalArgumentException("--size " + size + " must be 1..8388608");
