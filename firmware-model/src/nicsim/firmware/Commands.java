@@ -103,7 +103,7 @@ final class Commands {
             } catch (CommandRefused f) {
                 out = Cmd.output(f.syndrome, f.detail, Cmd.EMPTY, null);
             }
-            fw.counters.counter("Firmware.commands").inc();
+            fw.stats.inc(FirmwareStat.COMMANDS);
             if (out != null) answer.accept(out); // null: the command answers later, when what it waits for is done
         });
         if (inLen == 0) run.accept(new byte[0]);
@@ -118,7 +118,7 @@ final class Commands {
 
     private void finish(long outAddr, int outLen, byte[] out) {
         Cmd.Status st = Cmd.Status.of((int) (BigEndian.get64(out, 0) >>> 32));
-        if (st != Cmd.Status.OK) fw.counters.counter("Firmware.commands_failed").inc();
+        if (st != Cmd.Status.OK) fw.stats.inc(FirmwareStat.COMMANDS_FAILED);
         fw.adapter.port().dmaWrite(outAddr, out, r -> {});
         fw.adapter.port().dmaWrite(queueAddr + Cmd.ENTRY_OWNER, new byte[]{0}, r -> busy = false);
     }

@@ -82,7 +82,7 @@ final class Completer {
         List<SendOp> before = new ArrayList<>();
         while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
         for (SendOp b : before) q.flush(b);
-        q.fw.counters.counter("Firmware.requester_errors").inc();
+        q.fw.stats.inc(FirmwareStat.REQUESTER_ERRORS);
         if (op.failed != null) op.failed.accept(syndrome, vendor); // the adapter's own operation: its owner hears, not the send queue
         else q.fw.complete(q.scq, Cqe64.withPiece(Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), piece), false);
         if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
@@ -144,7 +144,7 @@ final class Completer {
     void onTimeout() {
         SendOp op = oldestUndone();
         if (op == null || q.state == QpState.ERR) return;
-        q.fw.counters.counter("Firmware.timeouts").inc();
+        q.fw.stats.inc(FirmwareStat.TIMEOUTS);
         if (q.retriesLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, op.respPsn);
             return;
@@ -156,7 +156,7 @@ final class Completer {
 
     /** Retransmits everything from {@code psn} on (go-back-N); a READ resumes where its responses stopped. */
     void goBack(int psn) {
-        q.fw.counters.counter("Firmware.retransmits").inc();
+        q.fw.stats.inc(FirmwareStat.RETRANSMITS);
         for (SendOp op : q.outstanding)
             if (!op.done() && !op.packets.isEmpty() && Psn.diff(op.lastPsn, psn) >= 0) resend(op, psn);
         restartTimer();
@@ -184,7 +184,7 @@ final class Completer {
             SendOp op = opAt(p.psn());
             if (op == null) return;
             ackBefore(p.psn());
-            q.fw.counters.counter("Firmware.rnr_naks").inc();
+            q.fw.stats.inc(FirmwareStat.RNR_NAKS);
             if (q.rnrLeft == 0) { requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.RNR_RETRY_EXCEEDED, 0, 0, p.psn()); return; }
             if (q.rnrRetry != 7) q.rnrLeft--;
             retried("RNR NAK");
@@ -207,7 +207,7 @@ final class Completer {
             ackBefore(p.psn());
             if (op == null) return;
             if (code == 0) { // PSN sequence error: go back to the PSN the responder expects
-                q.fw.counters.counter("Firmware.psn_naks").inc();
+                q.fw.stats.inc(FirmwareStat.PSN_NAKS);
                 if (q.retriesLeft == 0) { requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, p.psn()); return; }
                 q.retriesLeft--;
                 retried("PSN sequence NAK");
@@ -276,7 +276,7 @@ final class Completer {
         if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
         SendOp op = opAt(p.psn());
         if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done() || p.psn() != op.respPsn || op.faulting) {
-            q.fw.counters.counter("Firmware.read_responses_ignored").inc();
+            q.fw.stats.inc(FirmwareStat.READ_RESPONSES_IGNORED);
             return;
         }
         ackBefore(op.firstPsn);

@@ -82,7 +82,7 @@ final class DcInitiator {
             if (connected == null || !q.outstanding.isEmpty() || !q.pending.isEmpty()) return;
             long due = lastUse + q.fw.dc.idleTimeout();
             if (q.fw.sim.now() < due) { checkIdleAt(due); return; }
-            q.fw.counters.counter("Firmware.dc_idle_disconnects").inc();
+            q.fw.stats.inc(FirmwareStat.DC_IDLE_DISCONNECTS);
             disconnect();
         }));
     }

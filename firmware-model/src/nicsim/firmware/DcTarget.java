@@ -33,15 +33,15 @@ final class DcTarget {
 
     void onPacket(Packet p) {
         Firmware fw = t.fw;
-        if (t.state != QpState.RTR) { fw.counters.counter("Firmware.packets_dropped_state").inc(); return; }
+        if (t.state != QpState.RTR) { fw.stats.inc(FirmwareStat.PACKETS_DROPPED_STATE); return; }
         if (p.transport() != Packet.DC || !(p.op().isRequest() || p.op().isDcControl())) { // a target sends nothing, so hears no answers
-            fw.counters.counter("Firmware.packets_dropped_type").inc();
+            fw.stats.inc(FirmwareStat.PACKETS_DROPPED_TYPE);
             return;
         }
         long who = (long) p.slid() << 24 | p.srcQp();
         Qp r = dcrs.get(who);
         if (p.dcKey() != key) {
-            fw.counters.counter("Firmware.dc_key_violations").inc();
+            fw.stats.inc(FirmwareStat.DC_KEY_VIOLATIONS);
             if (p.op() == Op.DC_CONNECT) {
                 fw.report(String.format("DC key violation at DCT 0x%x: initiator QP 0x%x at LID %d presented key 0x%x", t.qpn, p.srcQp(),
                         p.slid(), p.dcKey()));
@@ -53,7 +53,7 @@ final class DcTarget {
             case DC_CONNECT -> connect(p, who, r);
             case DC_DISCONNECT -> { if (r != null) release(r); }
             default -> {
-                if (r == null) { fw.counters.counter("Firmware.dc_dropped_unconnected").inc(); return; }
+                if (r == null) { fw.stats.inc(FirmwareStat.DC_DROPPED_UNCONNECTED); return; }
                 r.lastUse = fw.sim.now();
                 r.responder.onPacket(p);
             }
@@ -69,14 +69,14 @@ final class DcTarget {
         if (r != null) release(r); // a new connection from the same initiator, whose disconnect was lost
         if (dcrs.size() >= fw.dc.dcrPool()) reclaimIdle();
         if (dcrs.size() >= fw.dc.dcrPool()) {
-            fw.counters.counter("Firmware.dc_cnaks_sent").inc();
+            fw.stats.inc(FirmwareStat.DC_CNAKS_SENT);
             answer(p, Op.DC_CNAK, Packet.AETH_ACK);
             return;
         }
         Qp dcr = new Qp(t, p.slid(), p.srcQp(), p.psn());
         dcr.lastUse = fw.sim.now();
         dcrs.put(who, dcr);
-        fw.counters.counter("Firmware.dc_dcrs_given").inc();
+        fw.stats.inc(FirmwareStat.DC_DCRS_GIVEN);
         dcr.responder.ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
     }
 
@@ -85,7 +85,7 @@ final class DcTarget {
         long now = t.fw.sim.now();
         for (Qp r : List.copyOf(dcrs.values()))
             if (now - r.lastUse >= t.fw.dc.dcrTimeout() && !r.rxBusy && r.rx.isEmpty() && r.cur == null && r.writesInFlight == 0) {
-                t.fw.counters.counter("Firmware.dc_dcrs_reclaimed").inc();
+                t.fw.stats.inc(FirmwareStat.DC_DCRS_RECLAIMED);
                 release(r);
             }
     }

@@ -3,7 +3,6 @@ package nicsim.firmware;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.adapter.Adapter;
-import nicsim.sim.Counters;
 import nicsim.verbs.EventType;
 
 /**
@@ -12,14 +11,14 @@ import nicsim.verbs.EventType;
  */
 final class EventQueue {
     private final Adapter adapter;
-    private final Counters.Ref events;
+    private final nicsim.sim.Counters.Ref events;
     private final List<String> log;
     private long addr = -1;
     private int logSize, producer;
 
-    EventQueue(Adapter adapter, Counters counters, List<String> log) {
+    EventQueue(Adapter adapter, FirmwareStat.Stats stats, List<String> log) {
         this.adapter = adapter;
-        this.events = counters.ref("Firmware.events");
+        this.events = stats.ref(FirmwareStat.EVENTS);
         this.log = log;
     }
 

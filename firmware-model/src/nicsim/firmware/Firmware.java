@@ -40,6 +40,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Profile profile;
     final Adapter adapter;
     final Counters counters;
+    final FirmwareStat.Stats stats;
     /** Counters counted per packet or per DMA, held so the data path counts without a lookup. */
     final Counters.Ref packetsIn, packetsOut, dmaReadBytes, dmaWriteBytes, cqesLost, cqeScatters, cqeScatterBytes,
             stridedReceives, strideFillers;
@@ -108,15 +109,16 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.core = adapter.core();
         this.profile = profile;
         this.counters = core.counters();
-        this.packetsIn = counters.ref("Firmware.packets_in");
-        this.packetsOut = counters.ref("Firmware.packets_out");
-        this.dmaReadBytes = counters.ref("Firmware.dma_read_bytes");
-        this.dmaWriteBytes = counters.ref("Firmware.dma_write_bytes");
-        this.cqesLost = counters.ref("Firmware.cqes_lost");
-        this.cqeScatters = counters.ref("Firmware.cqe_scatters");
-        this.cqeScatterBytes = counters.ref("Firmware.cqe_scatter_bytes");
-        this.stridedReceives = counters.ref("Firmware.strided_receives");
-        this.strideFillers = counters.ref("Firmware.stride_fillers");
+        this.stats = new FirmwareStat.Stats(counters);
+        this.packetsIn = stats.ref(FirmwareStat.PACKETS_IN);
+        this.packetsOut = stats.ref(FirmwareStat.PACKETS_OUT);
+        this.dmaReadBytes = stats.ref(FirmwareStat.DMA_READ_BYTES);
+        this.dmaWriteBytes = stats.ref(FirmwareStat.DMA_WRITE_BYTES);
+        this.cqesLost = stats.ref(FirmwareStat.CQES_LOST);
+        this.cqeScatters = stats.ref(FirmwareStat.CQE_SCATTERS);
+        this.cqeScatterBytes = stats.ref(FirmwareStat.CQE_SCATTER_BYTES);
+        this.stridedReceives = stats.ref(FirmwareStat.STRIDED_RECEIVES);
+        this.strideFillers = stats.ref(FirmwareStat.STRIDE_FILLERS);
         this.umrKlmCycles = profile.has("umr.klm.cycles") ? profile.cycles("umr.klm.cycles") : -1;
         this.wqeCycles = profile.cycles("fw.wqe.cycles");
         this.packetCycles = profile.cycles("fw.packet.cycles");
@@ -133,20 +135,20 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.dc = profile.has("dc.dcr.pool") ? new DcParams(profile) : null;
         this.tm = profile.has("tm.max.tags") ? new TmParams(profile.countInt("tm.max.tags"), profile.countInt("tm.max.ops"),
                 profile.cycles("tm.match.cycles"), profile.picos("tm.op.latency")) : null;
-        this.dcConnects = counters.ref("Firmware.dc_connects");
-        this.dcReconnects = counters.ref("Firmware.dc_reconnects");
-        this.dcDisconnects = counters.ref("Firmware.dc_disconnects");
-        this.dcCnaks = counters.ref("Firmware.dc_cnaks");
-        this.tmMatched = counters.ref("Firmware.tm_matched");
-        this.tmUnexpected = counters.ref("Firmware.tm_unexpected");
-        this.tmRendezvous = counters.ref("Firmware.tm_rendezvous");
+        this.dcConnects = stats.ref(FirmwareStat.DC_CONNECTS);
+        this.dcReconnects = stats.ref(FirmwareStat.DC_RECONNECTS);
+        this.dcDisconnects = stats.ref(FirmwareStat.DC_DISCONNECTS);
+        this.dcCnaks = stats.ref(FirmwareStat.DC_CNAKS);
+        this.tmMatched = stats.ref(FirmwareStat.TM_MATCHED);
+        this.tmUnexpected = stats.ref(FirmwareStat.TM_UNEXPECTED);
+        this.tmRendezvous = stats.ref(FirmwareStat.TM_RENDEZVOUS);
         int maxQp = profile.countInt("doorbell.queue.table.entries");
         this.cqs = new Table<>(1, adapter.cqeWriter().config().cqEntries(), Cmd.Syndrome.OUT_OF_CQS, false);
         this.commands = new Commands(this, maxQp, (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size")));
-        this.mttFill = new MttFill(adapter, profile, counters, this::report, () -> this.sim.now());
+        this.mttFill = new MttFill(adapter, profile, stats, this::report, () -> this.sim.now());
         this.keys = new MemoryKeys(this, adapter.mtt().config().mkeyEntries());
         this.sqContexts = new SqContexts(this, adapter.fetcher().config().sqEntries(), maxQp);
-        this.events = new EventQueue(adapter, counters, log);
+        this.events = new EventQueue(adapter, stats, log);
     }
 
     public List<String> log() { return List.copyOf(log); }
@@ -239,7 +241,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         int index = (int) e.index() & 0xFFFF, posted = (q.sqProducerSeen - index) & 0xFFFF;
         int next;
         if (q.skipping(index)) {
-            counters.counter("Firmware.wqebbs_skipped").inc();
+            stats.inc(FirmwareStat.WQEBBS_SKIPPED);
             report(String.format("WQEBB %d of QP 0x%x skipped looking for the WQE after a refused one (%s)", index, q.qpn, e));
             next = index + 1;
         } else {
@@ -288,7 +290,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         Cq cq = cqs.get(cqn);
         if (cq == null || cq.error) return;
         cq.error = true;
-        counters.counter("Firmware.cq_overflows").inc();
+        stats.inc(FirmwareStat.CQ_OVERFLOWS);
         event(EventType.CQ_ERR, cqn);
         for (Qp q : qps.values())
             if (q.scq == cq || q.rcq == cq) {
@@ -301,7 +303,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         packetsIn.inc();
         Qp q = qps.get(p.destQp());
         if (q == null) {
-            counters.counter("Firmware.packets_no_qp").inc();
+            stats.inc(FirmwareStat.PACKETS_NO_QP);
             return;
         }
         if (q.dct != null) q.dct.onPacket(p); // a DC target hands each request to the responder of its initiator

@@ -179,7 +179,7 @@ final class MemoryKeys {
     void prefetch(Cmd.OdpPrefetch c, Runnable in) {
         MkeyContext m = odpMr(c);
         long[] pages = pagesOf(m, c);
-        fw.counters.counter("Firmware.odp_prefetches").inc();
+        fw.stats.inc(FirmwareStat.ODP_PREFETCHES);
         if (!fw.mttFill.hasHandler()) { // nothing can bring them in: nothing to wait for
             in.run();
             return;
@@ -205,7 +205,7 @@ final class MemoryKeys {
             MkeyContext moved = new MkeyContext(m.index(), m.state(), m.key(), m.pd(), m.qpn(), m.boundQp(), m.start(),
                     m.length(), m.access(), m.pageShift(), m.pageOffset(), base);
             mkeys.put(m.index(), moved);
-            fw.counters.counter("Firmware.odp_invalidations").inc();
+            fw.stats.inc(FirmwareStat.ODP_INVALIDATIONS);
             publish(moved);
             return;
         }
@@ -214,7 +214,7 @@ final class MemoryKeys {
         MkeyContext moved = new MkeyContext(m.index(), m.state(), m.key(), m.pd(), m.qpn(), m.boundQp(), m.start(), m.length(), m.access(),
                 m.pageShift(), m.pageOffset(), base);
         mkeys.put(m.index(), moved);
-        fw.counters.counter("Firmware.odp_invalidations").inc();
+        fw.stats.inc(FirmwareStat.ODP_INVALIDATIONS);
         var port = fw.adapter.port();
         port.dmaRead(mtt.entryAddr(m.mttBase()), (int) (pages * 8), r -> {
             mtt.space.give(m.mttBase()); // read: the old entries' rows go back
@@ -430,7 +430,7 @@ final class MemoryKeys {
                 // a miss: the entry's current key must have no translation in flight before it is replaced
                 if (walkerBusy[slot] > 0) return;
                 loading = true;
-                fw.counters.counter("Firmware.mkey_context_misses").inc();
+                fw.stats.inc(FirmwareStat.MKEY_CONTEXT_MISSES);
                 Runnable load = () -> {
                     MkeyContext now = mkeys.get(index);
                     if (now != null) {

@@ -8,7 +8,6 @@ import nicsim.adapter.Adapter;
 import nicsim.adapter.MttPorts;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
-import nicsim.sim.Counters;
 
 /**
  * Where the MttWalker's cache misses are answered from: the translation table in host memory
@@ -18,7 +17,7 @@ import nicsim.sim.Counters;
  */
 final class MttFill {
     private final Adapter adapter;
-    private final Counters counters;
+    private final FirmwareStat.Stats stats;
     private final Consumer<String> report;
     private final boolean byInterrupt;
     private final java.util.function.LongSupplier now;
@@ -41,10 +40,10 @@ final class MttFill {
     /** A translation miss waiting for the host's interrupt handler: the table row it asks for. */
     private record HostFill(long row, Consumer<long[]> done) {}
 
-    MttFill(Adapter adapter, Profile profile, Counters counters, Consumer<String> report, java.util.function.LongSupplier now) {
+    MttFill(Adapter adapter, Profile profile, FirmwareStat.Stats stats, Consumer<String> report, java.util.function.LongSupplier now) {
         this.adapter = adapter;
         this.now = now;
-        this.counters = counters;
+        this.stats = stats;
         this.report = report;
         String fill = profile.has("mtt.fill") ? profile.text("mtt.fill") : "dma";
         if (!fill.equals("dma") && !fill.equals("interrupt"))
@@ -94,13 +93,13 @@ final class MttFill {
         if (row < 0) { done.accept(new long[]{0, 1}); return; } // an entry no MR holds (any more)
         if (byInterrupt) {
             if (vector < 0) {
-                counters.counter("Firmware.xlate_fills_unanswerable").inc();
+                stats.inc(FirmwareStat.XLATE_FILLS_UNANSWERABLE);
                 report.accept("translation miss at MTT index " + index + " with mtt.fill = interrupt, but no host handler registered (REG_XLATE_VECTOR)");
                 done.accept(new long[]{0, 1});
                 return;
             }
             waiting.add(new HostFill(row, done));
-            counters.counter("Firmware.xlate_host_interrupts").inc();
+            stats.inc(FirmwareStat.XLATE_HOST_INTERRUPTS);
             if (waiting.size() == 1) adapter.port().msix(vector);
             return;
         }
@@ -121,11 +120,11 @@ final class MttFill {
      * entries present in the table; {@code done} then runs.
      */
     void pageFault(long index, long pages, Runnable done) {
-        counters.counter("Firmware.odp_page_faults").inc();
+        stats.inc(FirmwareStat.ODP_PAGE_FAULTS);
         long t0 = now.getAsLong();
         bringIn(index, pages, () -> { // fault latency: from the fault to its pages in, summed (divide by odp_faults_resolved)
-            counters.counter("Firmware.odp_fault_wait_ps").add(now.getAsLong() - t0);
-            counters.counter("Firmware.odp_faults_resolved").inc();
+            stats.add(FirmwareStat.ODP_FAULT_WAIT_PS, now.getAsLong() - t0);
+            stats.inc(FirmwareStat.ODP_FAULTS_RESOLVED);
             done.run();
         });
     }
@@ -154,7 +153,7 @@ final class MttFill {
             if (space.row(index + k) >= 0) continue;
             long row = space.materialize(index + k);
             if (row < 0) {
-                counters.counter("Firmware.odp_implicit_out_of_rows").inc();
+                stats.inc(FirmwareStat.ODP_IMPLICIT_OUT_OF_ROWS);
                 report.accept("implicit ODP: no free MTT row for index " + (index + k) + " (mtt table full)");
                 break;
             }
@@ -189,7 +188,7 @@ final class MttFill {
     void hostAnswer(long row, long entry) {
         HostFill f = waiting.peekFirst();
         if (f == null || f.row != row) {
-            counters.counter("Firmware.xlate_fills_refused").inc();
+            stats.inc(FirmwareStat.XLATE_FILLS_REFUSED);
             report.accept(String.format("REG_XLATE_FILL for MTT row %d, but the oldest miss waiting is %s", row,
                     f == null ? "none" : "row " + f.row));
             return;

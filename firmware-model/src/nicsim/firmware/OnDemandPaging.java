@@ -45,7 +45,7 @@ final class OnDemandPaging {
 
     private void rnr(Packet p, long mtt, long pages) {
         q.fw.mttFill.pageFault(mtt, pages, () -> {});
-        q.fw.counters.counter("Firmware.odp_rnr_sent").inc();
+        q.fw.stats.inc(FirmwareStat.ODP_RNR_SENT);
         q.responder.ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
         q.nakSent = true; // the message's later packets are dropped quietly until the requester comes back to this one
     }
@@ -73,7 +73,7 @@ final class OnDemandPaging {
 
     private void lost(Failure fail) {
         q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), () -> {});
-        q.fw.counters.counter("Firmware.odp_receives_dropped").inc();
+        q.fw.stats.inc(FirmwareStat.ODP_RECEIVES_DROPPED);
     }
 
     /**

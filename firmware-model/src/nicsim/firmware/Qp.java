@@ -433,7 +433,7 @@ final class Qp {
             if (op.failed != null) op.failed.accept(Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED);
             return;
         }
-        fw.counters.counter("Firmware.flushed").inc();
+        fw.stats.inc(FirmwareStat.FLUSHED);
         fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
     }
 
@@ -446,7 +446,7 @@ final class Qp {
         rq.readProducer(live(() -> {
             if (state != QpState.ERR) return;
             for (int index : rq.drain()) {
-                fw.counters.counter("Firmware.flushed").inc();
+                fw.stats.inc(FirmwareStat.FLUSHED);
                 fw.complete(rcq, Cqe64.error(false, qpn, index, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
             }
         }));

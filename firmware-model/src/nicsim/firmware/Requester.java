@@ -98,7 +98,7 @@ final class Requester {
             if (q.state != QpState.RTS && q.state != QpState.SQD) return;
             int bad = q.fw.keys.configure(q, op.w.imm() & 0xFFFFFFFFL, op.w.layout()); // no indirect mkey exists where the profile has no UMR
             if (bad != 0) { q.completer.requesterError(op, Cqe64.SYNDROME_MW_BIND_ERR, bad, 0, op.w.imm(), 0); return; }
-            q.fw.counters.counter("Firmware.umr_layouts").inc();
+            q.fw.stats.inc(FirmwareStat.UMR_LAYOUTS);
             op.reach(Stage.DONE);
             q.completer.retire();
         }));
@@ -165,7 +165,7 @@ final class Requester {
         if (!q.service.connected) {
             if (op.payload.length > q.mtu) {
                 // C10-93.1.1: a UD message longer than the path MTU completes without being sent
-                q.fw.counters.counter("Firmware.ud_too_long").inc();
+                q.fw.stats.inc(FirmwareStat.UD_TOO_LONG);
                 op.reach(Stage.DONE);
                 q.completer.retire();
                 return;

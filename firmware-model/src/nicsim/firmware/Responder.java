@@ -29,16 +29,16 @@ final class Responder {
         if (p.op().isAck()) { q.completer.onAck(p); return; }
         if (p.op().isReadResponse()) { q.completer.onReadResponse(p); return; }
         if (q.state != QpState.RTR && q.state != QpState.RTS && q.state != QpState.SQD && q.state != QpState.SQE) {
-            q.fw.counters.counter("Firmware.packets_dropped_state").inc();
+            q.fw.stats.inc(FirmwareStat.PACKETS_DROPPED_STATE);
             return;
         }
         // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than the
         // QP's destination, is dropped without touching the QP
         if (p.transport() != q.transport() || (q.sendOnly() && p.op().isRequest()) || p.op().isDcControl()) { // an initiator takes no requests
-            q.fw.counters.counter("Firmware.packets_dropped_type").inc();
+            q.fw.stats.inc(FirmwareStat.PACKETS_DROPPED_TYPE);
             return;
         }
-        if (q.service.connected && p.slid() != q.dlid) { q.fw.counters.counter("Firmware.packets_dropped_path").inc(); return; }
+        if (q.service.connected && p.slid() != q.dlid) { q.fw.stats.inc(FirmwareStat.PACKETS_DROPPED_PATH); return; }
         if (p.op().starts() && q.fw.adapter.tracingWqe()) q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
         q.rx.add(p);
         processRx();
@@ -92,7 +92,7 @@ final class Responder {
     private Step checkPsn(Packet p) {
         int d = Psn.diff(p.psn(), q.epsn);
         if (d > 0) {
-            q.fw.counters.counter("Firmware.psn_gaps").inc();
+            q.fw.stats.inc(FirmwareStat.PSN_GAPS);
             if (q.service.reliable) {
                 if (!q.nakSent) { q.nakSent = true; ack(Op.ACK, q.epsn, Packet.AETH_NAK_PSN, 0); }
                 return Step.DONE;
@@ -102,7 +102,7 @@ final class Responder {
             if (!p.op().starts()) return Step.DONE;
             q.epsn = p.psn();
         } else if (d < 0) {
-            q.fw.counters.counter("Firmware.duplicates").inc();
+            q.fw.stats.inc(FirmwareStat.DUPLICATES);
             return q.service.reliable ? Step.DUPLICATE : Step.DONE;
         }
         q.nakSent = false;
@@ -154,13 +154,13 @@ final class Responder {
     }
 
     Step handleUd(Packet p) {
-        if (p.qkey() != q.qkey) { q.fw.counters.counter("Firmware.qkey_mismatch").inc(); return Step.DONE; }
+        if (p.qkey() != q.qkey) { q.fw.stats.inc(FirmwareStat.QKEY_MISMATCH); return Step.DONE; }
         if (q.strides > 0) return handleStrided(p);
         takeRecvWqe(q.live(w -> {
-            if (w == null) { q.fw.counters.counter("Firmware.ud_no_receive").inc(); finish(); return; }
+            if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); finish(); return; }
             long len = p.payload().length + 40L; // the first 40 bytes hold the GRH (absent on IB: left untouched)
             if (len > w.capacity()) { // UD: too long for the buffer: dropped, no error (docs/sources.md#responder-errors *1)
-                q.fw.counters.counter("Firmware.ud_too_long_for_receive").inc();
+                q.fw.stats.inc(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE);
                 untakeRecvWqe(w); // the WQE is not consumed
                 finish();
                 return;
@@ -191,9 +191,9 @@ final class Responder {
     Step handleStrided(Packet p) {
         long len = p.payload().length + 40L;
         int need = (int) ((len + q.strideBytes - 1) / q.strideBytes);
-        if (need > q.strides) { q.fw.counters.counter("Firmware.ud_too_long_for_receive").inc(); return Step.DONE; }
+        if (need > q.strides) { q.fw.stats.inc(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE); return Step.DONE; }
         Consumer<RecvRing.Wqe> place = q.live(w -> {
-            if (w == null) { q.fw.counters.counter("Firmware.ud_no_receive").inc(); finish(); return; }
+            if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); finish(); return; }
             int first = q.strideNext;
             q.strideNext += need;
             boolean full = q.strideNext == q.strides;
@@ -228,8 +228,8 @@ final class Responder {
     /** Places a SEND's packet in receive WQE {@code w} (null: none came, RNR); its last packet completes the WQE. */
     void receive(Packet p, RecvRing.Wqe w) {
         if (w == null) {
-            if (q.service.reliable) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.counters.counter("Firmware.rnr_sent").inc(); }
-            else q.fw.counters.counter("Firmware.uc_no_receive").inc();
+            if (q.service.reliable) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.stats.inc(FirmwareStat.RNR_SENT); }
+            else q.fw.stats.inc(FirmwareStat.UC_NO_RECEIVE);
             finish();
             return;
         }
@@ -426,7 +426,7 @@ final class Responder {
      * receive WQE is in use or else an async event, and the QP goes to ERR.
      */
     void responderError(Packet p, int nak, EventType event, RecvRing.Wqe w, int syndrome, int vendor) {
-        q.fw.counters.counter("Firmware.responder_errors").inc();
+        q.fw.stats.inc(FirmwareStat.RESPONDER_ERRORS);
         if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
         if (w != null) {
             long[] cqe = Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(), xrcSrqn(p));

@@ -71,7 +71,7 @@ final class SqContexts {
         if (loading[slot] == q) return; // the re-ring after loading carries the newest producer
         ArrayDeque<Qp> w = waiting.computeIfAbsent(slot, k -> new ArrayDeque<>());
         if (!w.contains(q)) w.add(q);
-        fw.counters.counter("Firmware.sq_context_misses").inc();
+        fw.stats.inc(FirmwareStat.SQ_CONTEXT_MISSES);
         tryLoad(slot);
     }
 
@@ -84,7 +84,7 @@ final class SqContexts {
         Qp next = w.poll();
         loading[slot] = next;
         evicting[slot] = cur;
-        if (cur != null) fw.counters.counter("Firmware.sq_context_evictions").inc();
+        if (cur != null) fw.stats.inc(FirmwareStat.SQ_CONTEXT_EVICTIONS);
         Runnable load = () -> fw.adapter.loadSq(next.qpn, next.sqAddr, next.sqLogSize, next.sqDelivered, next.sqDelivered);
         if (qpcAddr < 0) load.run();
         else fw.adapter.port().dmaRead(qpcAddr + (next.qpn & (queueTableEntries - 1)) * QPC_BYTES, QPC_BYTES, r -> load.run());
