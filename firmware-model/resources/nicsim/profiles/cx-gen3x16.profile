@@ -94,5 +94,5 @@ fw.max.msg.size         = 1 GiB       | longest message the port sends or accept
 # --- host CPU cost of the driver's data path
 host.post.cost          = 60 ns       | CPU time to build one WQE in the ring and update the doorbell record (before the MMIO doorbell) | assumption: a few hundred instructions at 3 GHz
 host.poll.cost          = 20 ns       | CPU time to take one CQE from the ring | assumption
-switch.port.buffer      = 64 KiB      | bytes each switch output port can queue (credit-based flow control holds senders beyond it) | assumption: a few MTU packets per virtual lane
+switch.port.buffer      = 64 KiB      | bytes the switch buffers for each input port: a sender starts a packet only with credits for it, freed once the packet has left the switch and back one propagation later (link-level flow control) | assumption: a few MTU packets per virtual lane
 fw.recv.prefetch        = 4           | receive WQEs the transport reads ahead of need, per receive queue or SRQ (0: read each one when its message arrives) | assumption: hardware keeps a few receive WQEs cached per queue

@@ -76,5 +76,5 @@ fw.max.msg.size         = 1 GiB       | longest message the port sends or accept
 # --- host CPU cost of the driver's data path
 host.post.cost          = 6000 ns     | CPU time to build one descriptor and post it (the VIA library on a late-1990s host) | calibrated with host.poll.cost: the host time common to both LANai profiles, fitted to the absolute round trips of docs/sources.md#kvia-measurements
 host.poll.cost          = 3900 ns     | CPU time to take one completion from the completion queue | calibrated against docs/sources.md#kvia-measurements (see host.post.cost)
-switch.port.buffer      = 16 KiB      | bytes each switch output port can queue (Myrinet's stop/go flow control holds senders beyond it) | assumption
+switch.port.buffer      = 16 KiB      | bytes the switch buffers for each input port: a sender starts a packet only while the switch has room for it, learnt one propagation late (Myrinet's stop/go flow control, modelled as credits) | assumption
 fw.recv.prefetch        = 0           | receive descriptors the MCP reads ahead of need (0: read each one when its message arrives) | assumption: a simple MCP fetches on demand

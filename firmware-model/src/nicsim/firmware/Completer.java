@@ -176,62 +176,97 @@ final class Completer {
         q.requester.sendPackets(again, op, false);
     }
 
+    /** What an acknowledgement says (rxe's check_ack, by the AETH's type and NAK code). */
+    enum AckKind { RNR_NAK, DC_CNAK, PSN_SEQUENCE_NAK, ERROR_NAK, ATOMIC_ACK, ACK }
+
+    static AckKind kind(Packet p) {
+        if (p.op() == Op.DC_CNAK) return AckKind.DC_CNAK;
+        if (p.op() == Op.ATOMIC_ACK) return AckKind.ATOMIC_ACK;
+        if (p.op() == Op.ACK && (p.aeth() & 0xE0) == Packet.AETH_RNR) return AckKind.RNR_NAK;
+        if (p.op() == Op.ACK && (p.aeth() & 0xE0) == Packet.AETH_NAK)
+            return p.aeth() == Packet.AETH_NAK_PSN ? AckKind.PSN_SEQUENCE_NAK : AckKind.ERROR_NAK;
+        return AckKind.ACK;
+    }
+
     void onAck(Packet p) {
         if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
-        int syn = p.aeth();
-        int kind = syn & 0xE0;
-        if (p.op() == Op.ACK && kind == Packet.AETH_RNR) {
-            SendOp op = opAt(p.psn());
-            if (op == null) return;
-            ackBefore(p.psn());
-            q.fw.stats.inc(FirmwareStat.RNR_NAKS);
-            if (q.rnrLeft == 0) { requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.RNR_RETRY_EXCEEDED, 0, 0, p.psn()); return; }
-            if (q.rnrRetry != 7) q.rnrLeft--;
-            retried("RNR NAK");
-            waitThenGoBack(p.psn(), q.RNR_US[syn & 0x1f] * 1_000_000L);
+        switch (kind(p)) {
+            case RNR_NAK -> onRnrNak(p);
+            case DC_CNAK -> onCnak(p);
+            case PSN_SEQUENCE_NAK -> onSequenceNak(p);
+            case ERROR_NAK -> onErrorNak(p);
+            case ATOMIC_ACK -> onAtomicAck(p);
+            case ACK -> ackThrough(p.psn()); // everything up to its PSN that is not waiting for read data is done
+        }
+    }
+
+    /** The responder had no receive WQE: wait the timer it names, then send again from that PSN. */
+    private void onRnrNak(Packet p) {
+        SendOp op = opAt(p.psn());
+        if (op == null) return;
+        ackBefore(p.psn());
+        q.fw.stats.inc(FirmwareStat.RNR_NAKS);
+        if (q.rnrLeft == 0) {
+            requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.RNR_RETRY_EXCEEDED, 0, 0, p.psn());
             return;
         }
-        if (p.op() == Op.DC_CNAK) { // the DC target had no responder free: connect again after a while
-            SendOp op = opAt(p.psn());
-            if (op == null || !op.control) return;
-            q.fw.dcCnaks.inc();
-            if (q.rnrLeft == 0) { requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.DC_CNAK_RETRY_EXCEEDED, 0, 0, p.psn()); return; }
-            if (q.rnrRetry != 7) q.rnrLeft--;
-            retried("DC CNAK");
-            waitThenGoBack(p.psn(), q.fw.dc.cnakBackoff());
+        if (q.rnrRetry != 7) q.rnrLeft--;
+        retried("RNR NAK");
+        waitThenGoBack(p.psn(), q.RNR_US[p.aeth() & 0x1f] * 1_000_000L);
+    }
+
+    /** The DC target had no responder free: connect again after a while. */
+    private void onCnak(Packet p) {
+        SendOp op = opAt(p.psn());
+        if (op == null || !op.control) return;
+        q.fw.dcCnaks.inc();
+        if (q.rnrLeft == 0) {
+            requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.DC_CNAK_RETRY_EXCEEDED, 0, 0, p.psn());
             return;
         }
-        if (p.op() == Op.ACK && kind == Packet.AETH_NAK) {
-            SendOp op = opAt(p.psn());
-            int code = syn & 0x1f;
-            ackBefore(p.psn());
-            if (op == null) return;
-            if (code == 0) { // PSN sequence error: go back to the PSN the responder expects
-                q.fw.stats.inc(FirmwareStat.PSN_NAKS);
-                if (q.retriesLeft == 0) { requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, p.psn()); return; }
-                q.retriesLeft--;
-                retried("PSN sequence NAK");
-                goBack(p.psn());
-                return;
-            }
-            int synd = code == 1 ? Cqe64.SYNDROME_REM_INV_REQ_ERR : code == 2 ? Cqe64.SYNDROME_REM_ACCESS_ERR : Cqe64.SYNDROME_REM_OP_ERR;
-            int vendor = op.control ? Vendor.DC_KEY_REFUSED // the only NAK a DC connect gets
-                    : code == 1 ? Vendor.NAK_INVALID_REQUEST : code == 2 ? Vendor.NAK_REMOTE_ACCESS : Vendor.NAK_REMOTE_OP;
-            requesterError(op, synd, vendor, op.w.remoteAddr(), op.w.rkey(), p.psn());
+        if (q.rnrRetry != 7) q.rnrLeft--;
+        retried("DC CNAK");
+        waitThenGoBack(p.psn(), q.fw.dc.cnakBackoff());
+    }
+
+    /** A PSN sequence error: go back to the PSN the responder expects. */
+    private void onSequenceNak(Packet p) {
+        SendOp op = opAt(p.psn());
+        ackBefore(p.psn());
+        if (op == null) return;
+        q.fw.stats.inc(FirmwareStat.PSN_NAKS);
+        if (q.retriesLeft == 0) {
+            requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, p.psn());
             return;
         }
-        if (p.op() == Op.ATOMIC_ACK) {
-            SendOp op = opAt(p.psn());
-            if (op == null || op.done() || !op.readOrAtomic() || op.opcode == WqeLayout.OP_RDMA_READ || op.faulting) return;
-            ackBefore(p.psn());
-            op.reach(Stage.ANSWERED);
-            byte[] orig = new byte[8];
-            HostOrder.put64(orig, 0, p.atomicOrig());
-            scatterLocal(op, 0, p.withPayload(orig).arriving(null), true); // the original value is in the headers: all in
-            return;
-        }
-        // a plain ACK: everything up to its PSN that is not waiting for read data is done
-        ackThrough(p.psn());
+        q.retriesLeft--;
+        retried("PSN sequence NAK");
+        goBack(p.psn());
+    }
+
+    /** The responder refused the request (invalid, no access, operation error): the QP stops in error. */
+    private void onErrorNak(Packet p) {
+        SendOp op = opAt(p.psn());
+        ackBefore(p.psn());
+        if (op == null) return;
+        int code = p.aeth();
+        int synd = code == Packet.AETH_NAK_INVALID ? Cqe64.SYNDROME_REM_INV_REQ_ERR
+                : code == Packet.AETH_NAK_ACCESS ? Cqe64.SYNDROME_REM_ACCESS_ERR : Cqe64.SYNDROME_REM_OP_ERR;
+        int vendor = op.control ? Vendor.DC_KEY_REFUSED // the only NAK a DC connect gets
+                : code == Packet.AETH_NAK_INVALID ? Vendor.NAK_INVALID_REQUEST
+                : code == Packet.AETH_NAK_ACCESS ? Vendor.NAK_REMOTE_ACCESS : Vendor.NAK_REMOTE_OP;
+        requesterError(op, synd, vendor, op.w.remoteAddr(), op.w.rkey(), p.psn());
+    }
+
+    /** An atomic's original value: it lands in the requester's buffer, and the atomic is answered. */
+    private void onAtomicAck(Packet p) {
+        SendOp op = opAt(p.psn());
+        if (op == null || op.done() || !op.readOrAtomic() || op.opcode == WqeLayout.OP_RDMA_READ || op.faulting) return;
+        ackBefore(p.psn());
+        op.reach(Stage.ANSWERED);
+        byte[] orig = new byte[8];
+        HostOrder.put64(orig, 0, p.atomicOrig());
+        scatterLocal(op, 0, p.withPayload(orig).arriving(null), true); // the original value is in the headers: all in
     }
 
     /** Stops sending, then after {@code picos} sends everything again from {@code psn} on (an RNR NAK's or a CNAK's wait). */

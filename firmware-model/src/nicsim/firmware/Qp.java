@@ -301,7 +301,18 @@ final class Qp {
 
     // ------------------------------------------------------------------ state machine
 
+    /**
+     * MODIFY_QP: checks the whole request first (rxe_qp_chk_attr), then applies it (rxe_qp_from_attr);
+     * a refusal changes nothing.
+     */
     void modify(Cmd.QpAttrs a) {
+        QpState to = check(a);
+        applyAttributes(a);
+        moveTo(to, (int) a.mask());
+    }
+
+    /** The state the request leads to, or CommandRefused naming the first field that cannot be taken. */
+    private QpState check(Cmd.QpAttrs a) {
         int mask = (int) a.mask();
         QpState next = QpState.values()[(int) a.state()];
         if ((mask & QpAttrMask.CUR_STATE) != 0 && QpState.values()[(int) a.curState()] != state)
@@ -321,7 +332,12 @@ final class Qp {
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxRdAtomic());
         if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0 && a.maxDestRdAtomic() > Commands.MAX_RD_ATOMIC)
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxDestRdAtomic());
-        // accepted: apply the attributes, then the state
+        return to;
+    }
+
+    /** Takes the attributes the mask names (checked already). */
+    private void applyAttributes(Cmd.QpAttrs a) {
+        int mask = (int) a.mask();
         if ((mask & QpAttrMask.ACCESS_FLAGS) != 0) access = (int) a.access();
         if ((mask & QpAttrMask.QKEY) != 0) qkey = (int) a.qkey();
         if ((mask & QpAttrMask.PATH_MTU) != 0) mtu = Mtu.of((int) a.pathMtu()).bytes();
@@ -337,6 +353,10 @@ final class Qp {
         if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0) maxDestRdAtomic = (int) a.maxDestRdAtomic();
         if ((mask & QpAttrMask.PORT) != 0) port = (int) a.port();
         if ((mask & QpAttrMask.PKEY_INDEX) != 0) pkeyIndex = (int) a.pkeyIndex();
+    }
+
+    /** Enters state {@code to}: RESET clears the QP, ERR flushes it, SQD drains, RTS after SQD or SQE sends again. */
+    private void moveTo(QpState to, int mask) {
         QpState was = state;
         if (to == QpState.RESET) reset();
         else if (to == QpState.ERR && was != QpState.ERR) toError();
