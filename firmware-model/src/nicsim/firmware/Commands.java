@@ -382,8 +382,8 @@ final class Commands {
         if ((ring & 15) != 0 || (dbrec & 3) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, ring);
     }
 
-    private RecvRing ring(long ring, long logSize, long strideLog, long dbrec) {
-        return new RecvRing(fw.adapter.port(), ring, 1 << logSize, (int) strideLog, dbrec, fw.recvPrefetch);
+    private RecvRingReader ring(long ring, long logSize, long strideLog, long dbrec) {
+        return new RecvRingReader(fw.adapter.port(), ring, 1 << logSize, (int) strideLog, dbrec, fw.recvPrefetch);
     }
 
     private void destroySrq(long srqn) {

@@ -56,7 +56,7 @@ final class OnDemandPaging {
      * RNR from this packet, keeping the message's place in the WQE (a first packet gives the WQE
      * back); UC, which cannot ask again, loses the message and gives the WQE back.
      */
-    void receiveFaulted(Packet p, InMsg m, RecvRing.Wqe w, long off, Failure fail) {
+    void receiveFaulted(Packet p, InMsg m, RecvRingReader.Wqe w, long off, Failure fail) {
         m.offset = off;
         if (q.service.reliable && !p.op().starts()) { rnr(p, fail.faultMtt(), fail.faultPages()); return; }
         q.cur = null;
@@ -66,7 +66,7 @@ final class OnDemandPaging {
     }
 
     /** Responder: a UD datagram whose receive buffer page is missing is lost, its WQE kept for the next one. */
-    void datagramFaulted(RecvRing.Wqe w, Failure fail) {
+    void datagramFaulted(RecvRingReader.Wqe w, Failure fail) {
         q.responder.untakeRecvWqe(w);
         lost(fail);
     }

@@ -60,7 +60,7 @@ final class Qp {
     final long xrcd;
     final long uar;
     final Cq scq, rcq;
-    final RecvRing rq;
+    final RecvRingReader rq;
     /** The send ring, and its counters as firmware knows them: the newest doorbell's producer, the WQEBB after the last delivered WQE. */
     final long sqAddr;
     final int sqLogSize;
@@ -74,7 +74,7 @@ final class Qp {
     final boolean scatterToCqe;
     /** A striding receive queue (UD): bytes per stride and strides per WQE (0: not striding); the WQE being filled and its next stride. */
     final int strideBytes, strides;
-    RecvRing.Wqe strideWqe;
+    RecvRingReader.Wqe strideWqe;
     int strideNext;
 
     QpState state = QpState.RESET;
@@ -218,7 +218,7 @@ final class Qp {
     /** An inbound SEND or WRITE spanning packets. */
     static final class InMsg {
         final boolean send;
-        RecvRing.Wqe wqe;
+        RecvRingReader.Wqe wqe;
         /** On a tag-matching SRQ: what the message is (Cqe64.TM_*: matched, NO_TAG, unexpected), its tag and app context. */
         int tmKind;
         long tag;
@@ -244,7 +244,7 @@ final class Qp {
         this.uar = c.uar();
         this.scq = scq;
         this.rcq = rcq;
-        this.rq = new RecvRing(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(), c.dbrec(), fw.recvPrefetch);
+        this.rq = new RecvRingReader(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(), c.dbrec(), fw.recvPrefetch);
         this.srq = srq;
         this.sqAddr = c.sqAddr();
         this.sqLogSize = (int) c.sqLogSize();

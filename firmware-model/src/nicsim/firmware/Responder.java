@@ -172,7 +172,7 @@ final class Responder {
     }
 
     /** Writes a UD message's payload at {@code off} in receive WQE {@code w}, then completes it with {@code cqe} (a bad lkey: LOC_PROT_ERR). */
-    private void placeUd(Packet p, RecvRing.Wqe w, long off, long[] cqe) {
+    private void placeUd(Packet p, RecvRingReader.Wqe w, long off, long[] cqe) {
         q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (fail != null && fail.pageFault() && q.strides == 0) q.odp.datagramFaulted(w, fail);
             else if (fail != null)
@@ -192,7 +192,7 @@ final class Responder {
         long len = p.payload().length + 40L;
         int need = (int) ((len + q.strideBytes - 1) / q.strideBytes);
         if (need > q.strides) { q.fw.stats.inc(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE); return Step.DONE; }
-        Consumer<RecvRing.Wqe> place = q.live(w -> {
+        Consumer<RecvRingReader.Wqe> place = q.live(w -> {
             if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); finish(); return; }
             int first = q.strideNext;
             q.strideNext += need;
@@ -204,7 +204,7 @@ final class Responder {
             q.fw.stridedReceives.inc();
             placeUd(p, w, (long) first * q.strideBytes + 40, cqe);
         });
-        RecvRing.Wqe cur = q.strideWqe;
+        RecvRingReader.Wqe cur = q.strideWqe;
         if (cur != null && q.strideNext + need <= q.strides) { place.accept(cur); return Step.PENDING; }
         if (cur != null) { // what is left of this WQE is too little: a filler takes it, and the WQE is released
             long[] filler = Cqe64.responderStrided(q.qpn, cur.index(), Cqe64.RESP_SEND, 0, 0, 0, 0, false, q.strideNext, q.strides - q.strideNext, true);
@@ -219,14 +219,14 @@ final class Responder {
 
     Step handleSend(Packet p) {
         if (q.cur == null && q.srq != null && q.srq.tm != null) return q.tagged.handle(p);
-        Consumer<RecvRing.Wqe> go = q.live(w -> receive(p, w));
+        Consumer<RecvRingReader.Wqe> go = q.live(w -> receive(p, w));
         if (q.cur != null) go.accept(q.cur.wqe);
         else takeRecvWqe(p, go);
         return Step.PENDING;
     }
 
     /** Places a SEND's packet in receive WQE {@code w} (null: none came, RNR); its last packet completes the WQE. */
-    void receive(Packet p, RecvRing.Wqe w) {
+    void receive(Packet p, RecvRingReader.Wqe w) {
         if (w == null) {
             if (q.service.reliable) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.stats.inc(FirmwareStat.RNR_SENT); }
             else q.fw.stats.inc(FirmwareStat.UC_NO_RECEIVE);
@@ -290,7 +290,7 @@ final class Responder {
     }
 
     /** The completion of a received message: a tag-matching SRQ's carries what the message was and its tag. */
-    private long[] receiveCqe(Packet p, InMsg m, RecvRing.Wqe w, boolean inv) {
+    private long[] receiveCqe(Packet p, InMsg m, RecvRingReader.Wqe w, boolean inv) {
         if (m.tmKind == Cqe64.TM_NONE)
             return Cqe64.responder(q.qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND,
                     m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited(), xrcSrqn(p));
@@ -309,7 +309,7 @@ final class Responder {
      * write of the payload; the CQE, which carries it, follows the writes of earlier payloads once
      * the last byte is in. The verbs library copies it to the buffer the receive named.
      */
-    private void sendToCqe(Packet p, RecvRing.Wqe w) {
+    private void sendToCqe(Packet p, RecvRingReader.Wqe w) {
         q.cur = null;
         q.epsn = (q.epsn + 1) & 0xFFFFFF;
         q.msn = (q.msn + 1) & 0xFFFFFF;
@@ -425,7 +425,7 @@ final class Responder {
      * A responder-side error (docs/sources.md#responder-errors): NAK to the requester (RC), an error CQE if a
      * receive WQE is in use or else an async event, and the QP goes to ERR.
      */
-    void responderError(Packet p, int nak, EventType event, RecvRing.Wqe w, int syndrome, int vendor) {
+    void responderError(Packet p, int nak, EventType event, RecvRingReader.Wqe w, int syndrome, int vendor) {
         q.fw.stats.inc(FirmwareStat.RESPONDER_ERRORS);
         if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
         if (w != null) {
@@ -441,13 +441,13 @@ final class Responder {
     // ------------------------------------------------------------------ receive queue
 
     /** The next receive WQE, from the SRQ or the QP's own ring, or null if there is none. */
-    void takeRecvWqe(Consumer<RecvRing.Wqe> done) {
+    void takeRecvWqe(Consumer<RecvRingReader.Wqe> done) {
         if (q.srq != null) q.srq.take(done);
         else q.rq.take(done);
     }
 
     /** The next receive WQE for request {@code p}: an XRC target's from the XRC SRQ the request names. */
-    void takeRecvWqe(Packet p, Consumer<RecvRing.Wqe> done) {
+    void takeRecvWqe(Packet p, Consumer<RecvRingReader.Wqe> done) {
         if (q.xrcd == 0) { takeRecvWqe(done); return; }
         Srq s = xrcSrq(p);
         if (s != null) s.take(done);
@@ -483,10 +483,10 @@ final class Responder {
         return q.xrcd == 0 ? 0 : p.xrcSrqn();
     }
 
-    void untakeRecvWqe(RecvRing.Wqe w) { untakeRecvWqe(w, null); }
+    void untakeRecvWqe(RecvRingReader.Wqe w) { untakeRecvWqe(w, null); }
 
     /** Gives receive WQE {@code w} back to where request {@code p} took it from (an XRC target's: the SRQ {@code p} names). */
-    void untakeRecvWqe(RecvRing.Wqe w, Packet p) {
+    void untakeRecvWqe(RecvRingReader.Wqe w, Packet p) {
         Srq xrc = p == null ? null : xrcSrq(p);
         if (xrc != null) xrc.ring.untake(w);
         else if (q.srq != null) q.srq.ring.untake(w);

@@ -11,7 +11,7 @@ import nicsim.verbs.EventType;
 final class Srq {
     final Firmware fw;
     final long srqn, pd;
-    final RecvRing ring;
+    final RecvRingReader ring;
     int limit, users;
     /** An XRC SRQ's domain (0: a basic SRQ) and the CQ its receives complete to (a basic SRQ's go to their QP's). */
     final long xrcd;
@@ -19,11 +19,11 @@ final class Srq {
     /** A tag-matching SRQ's tag list (null: not one); its completions go to {@link #cq}. */
     final TagMatching tm;
 
-    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit) { this(fw, srqn, pd, ring, limit, 0, null, null); }
+    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit) { this(fw, srqn, pd, ring, limit, 0, null, null); }
 
-    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit, long xrcd, Cq cq) { this(fw, srqn, pd, ring, limit, xrcd, cq, null); }
+    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit, long xrcd, Cq cq) { this(fw, srqn, pd, ring, limit, xrcd, cq, null); }
 
-    Srq(Firmware fw, long srqn, long pd, RecvRing ring, int limit, long xrcd, Cq cq, TagMatching tm) {
+    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit, long xrcd, Cq cq, TagMatching tm) {
         this.fw = fw;
         this.srqn = srqn;
         this.pd = pd;
@@ -36,7 +36,7 @@ final class Srq {
 
     boolean xrc() { return xrcd != 0; }
 
-    void take(Consumer<RecvRing.Wqe> done) {
+    void take(Consumer<RecvRingReader.Wqe> done) {
         ring.take(w -> {
             done.accept(w);
             if (w != null) checkLimit();

@@ -49,7 +49,7 @@ final class TaggedReceives {
         if (match != null && match.entry() != null) {
             TagMatching.Entry e = match.entry();
             InMsg m = new InMsg(true);
-            m.wqe = new RecvRing.Wqe(e.handle(), java.util.List.of(e.sge()), e.sge().length() & 0xFFFFFFFFL);
+            m.wqe = new RecvRingReader.Wqe(e.handle(), java.util.List.of(e.sge()), e.sge().length() & 0xFFFFFFFFL);
             m.tmKind = Cqe64.TM_MATCHED;
             m.tag = tag;
             m.priv = priv;

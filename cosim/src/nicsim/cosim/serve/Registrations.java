@@ -33,7 +33,7 @@ final class Registrations {
         host.freePhysical(w.pa(), w.bytes());
     }
 
-    private Window attach(ProcessMemory memory, long addr, long length, int access) {
+    private Window attach(ProcMemory memory, long addr, long length, int access) {
         if (length <= 0 || addr + length < addr) throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
         memory.checkMapped(addr, length, (access & AccessFlags.LOCAL_WRITE) != 0);
         int page = host.memory.pageSize();
@@ -45,7 +45,7 @@ final class Registrations {
     }
 
     /** ibv_reg_mr of {@code length} bytes at {@code addr} of {@code memory}, addressed as {@code iova}. */
-    MemoryRegion register(ProcessMemory memory, ProtectionDomain pd, long addr, long length, long iova, int access) {
+    MemoryRegion register(ProcMemory memory, ProtectionDomain pd, long addr, long length, long iova, int access) {
         Window w = attach(memory, addr, length, access);
         try {
             MemoryRegion mr = pd.regMrMapped(addr, length, iova, access, w.translate());
@@ -62,7 +62,7 @@ final class Registrations {
      * the adapter touches gets a window when it faults, if anything of the program is mapped there
      * (a part not mapped reads zeros and takes no writes, counted as DMA the kernel refused).
      */
-    MemoryRegion registerImplicit(ProcessMemory memory, ProtectionDomain pd, int access) {
+    MemoryRegion registerImplicit(ProcMemory memory, ProtectionDomain pd, int access) {
         Map<Long, Window> touched = new HashMap<>();
         long size = 1L << MemoryRegion.IMPLICIT_PAGE_SHIFT;
         MemoryRegion mr = pd.regMrImplicitMapped(access, va -> {
@@ -81,7 +81,7 @@ final class Registrations {
     }
 
     /** ibv_rereg_mr: a new translation gets a window of its own; the old one goes once the adapter took the change. */
-    void rereg(ProcessMemory memory, MemoryRegion mr, int flags, ProtectionDomain pd, long addr, long length,
+    void rereg(ProcMemory memory, MemoryRegion mr, int flags, ProtectionDomain pd, long addr, long length,
                int access) {
         Window old = windows.get(mr);
         if (old == null) throw new VerbsException(Errno.EINVAL, "rereg_mr of a region over device memory: IBV_MR_TYPE_MR only");

@@ -68,7 +68,7 @@ final class Session implements AutoCloseable {
     int ends;
     private final Context ctx;
     /** The memory of each process using it, by pid: a buffer registered is the registering process's. */
-    private final Map<Integer, ProcessMemory> memories = new HashMap<>();
+    private final Map<Integer, ProcMemory> memories = new HashMap<>();
     /** Its command file's number in the process that opened it (ibv_import_device is given a duplicate of it). */
     final int cmdFd;
     /** The node's XRC domains shared through files, and this program's holds on them, by handle. */
@@ -77,7 +77,10 @@ final class Session implements AutoCloseable {
     private final Map<Integer, Object> objects = new HashMap<>();
     /** Its registered memory, attached to the node's host memory. */
     private final Registrations registrations;
-    private final Map<Integer, int[]> qpCaps = new HashMap<>();
+    /** What a QP was created with, as create_qp answered it (query_qp's init attributes give it back). */
+    private record QpCaps(int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInline, boolean sqSigAll) {}
+
+    private final Map<Integer, QpCaps> qpCaps = new HashMap<>();
     private final Map<Integer, int[]> srqCaps = new HashMap<>();
     /** Its async file and completion channels. */
     final EventFiles events;
@@ -118,7 +121,7 @@ final class Session implements AutoCloseable {
         this.program = program;
         this.cmdFd = cmdFd;
         this.domains = domains;
-        memories.put(program.pid, new ProcessMemory(program.pid));
+        memories.put(program.pid, new ProcMemory(program.pid));
         this.registrations = new Registrations(host);
         this.ctx = new nicsim.verbs.Device(host).open();
         this.events = new EventFiles(ctx);
@@ -271,11 +274,11 @@ final class Session implements AutoCloseable {
     }
 
     /** The memory of the process that sent this request (opened when it first registers a buffer). */
-    private ProcessMemory requesterMemory() {
-        ProcessMemory m = memories.get(requester);
+    private ProcMemory requesterMemory() {
+        ProcMemory m = memories.get(requester);
         if (m != null) return m;
         try {
-            m = new ProcessMemory(requester);
+            m = new ProcMemory(requester);
         } catch (IOException e) {
             throw new VerbsException(Errno.EACCES, "cannot reach process " + requester + "'s memory: "
                     + e.getMessage());
@@ -512,9 +515,11 @@ final class Session implements AutoCloseable {
         events.qpMade(qp.qpNum(), h);
         qpns.add(qp.qpNum());
         boolean noRecv = srq != null || type == QpType.XRC_SEND || type == QpType.XRC_RECV || dc != 0;
-        int[] caps = {qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), Math.max(1, sendSge), Math.max(1, recvSge), qp.maxInlineData(), sigAll ? 1 : 0};
+        QpCaps caps = new QpCaps(qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), Math.max(1, sendSge), Math.max(1, recvSge),
+                qp.maxInlineData(), sigAll);
         qpCaps.put(h, caps);
-        return new Wire.Out().u32(h).u32(qp.qpNum()).u32(caps[0]).u32(caps[1]).u32(caps[2]).u32(caps[3]).u32(caps[4]);
+        return new Wire.Out().u32(h).u32(qp.qpNum()).u32(caps.maxSendWr()).u32(caps.maxRecvWr()).u32(caps.maxSendSge())
+                .u32(caps.maxRecvSge()).u32(caps.maxInline());
     }
 
     /** mlx5dv_dc_type {@code v}, or EINVAL naming it. */
@@ -576,13 +581,14 @@ final class Session implements AutoCloseable {
         QueuePair qp = get(h, QueuePair.class);
         in.u32("attr_mask");
         QpAttr a = qp.query();
-        int[] caps = qpCaps.get(h);
+        QpCaps caps = qpCaps.get(h);
         return new Wire.Out().u32(a.qpState().value()).u32(a.curQpState().value()).u32(a.pathMtu().value()).u32(a.qkey()).u32(a.rqPsn())
                 .u32(a.sqPsn()).u32(a.destQpNum()).u32(a.qpAccessFlags()).u32(a.pkeyIndex()).u32(a.portNum()).u32(a.maxRdAtomic())
                 .u32(a.maxDestRdAtomic()).u32(a.minRnrTimer()).u32(a.timeout()).u32(a.retryCnt()).u32(a.rnrRetry())
                 .u32(a.sqDraining() ? 1 : 0).u32(a.ahAttr().dlid()).u32(a.ahAttr().sl()).u32(a.ahAttr().srcPathBits()).u32(0)
                 .u32(a.ahAttr().isGlobal() ? 1 : 0).u32(a.ahAttr().portNum())
-                .u32(caps[0]).u32(caps[1]).u32(caps[2]).u32(caps[3]).u32(caps[4]).u32(caps[5]);
+                .u32(caps.maxSendWr()).u32(caps.maxRecvWr()).u32(caps.maxSendSge()).u32(caps.maxRecvSge()).u32(caps.maxInline())
+                .u32(caps.sqSigAll() ? 1 : 0);
     }
 
     private static List<Sge> sges(Wire.In in) {
@@ -647,7 +653,7 @@ final class Session implements AutoCloseable {
         }
         Wire.Out out = posted(() -> qp.postSend(wrs));
         long now = host.sim.now();
-        boolean all = qpCaps.get(h)[5] != 0;
+        boolean all = qpCaps.get(h).sqSigAll();
         for (SendWr w : wrs) {
             long bytes = 0;
             for (Sge g : w.sgList()) bytes += g.length() & 0xFFFFFFFFL;
@@ -760,14 +766,14 @@ final class Session implements AutoCloseable {
             staging = -1;
             objects.clear();
             cqs.clear();
-            for (ProcessMemory m : memories.values()) m.close();
+            for (ProcMemory m : memories.values()) m.close();
         }
     }
 
     /** DMA writes the adapter has made into the registered memory of the processes using it so far. */
     long memoryWrites() {
         long n = 0;
-        for (ProcessMemory m : memories.values()) n += m.writes();
+        for (ProcMemory m : memories.values()) n += m.writes();
         return n;
     }
 
@@ -775,7 +781,7 @@ final class Session implements AutoCloseable {
     String memoryFailures() {
         long n = 0;
         String first = null;
-        for (ProcessMemory m : memories.values()) {
+        for (ProcMemory m : memories.values()) {
             n += m.failures();
             if (first == null) first = m.firstFailure();
         }

@@ -19,13 +19,13 @@ import nicsim.verbs.VerbsException;
  * DMA into memory taken from under it would: it is counted and the first is kept, for the
  * simulator to report, and the simulation goes on.
  */
-final class ProcessMemory implements AutoCloseable {
+final class ProcMemory implements AutoCloseable {
     private final int pid;
     private final FileChannel mem;
     private long failures, writes;
     private String firstFailure;
 
-    ProcessMemory(int pid) throws IOException {
+    ProcMemory(int pid) throws IOException {
         this.pid = pid;
         this.mem = FileChannel.open(Path.of("/proc", Integer.toString(pid), "mem"), StandardOpenOption.READ, StandardOpenOption.WRITE);
     }

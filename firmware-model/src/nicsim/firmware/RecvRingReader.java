@@ -14,7 +14,7 @@ import nicsim.host.PciPort;
  * publishes its 16-bit producer counter in the doorbell record (no MMIO, as mlx5); the firmware
  * reads the record only when it has used every WQE it knew of.
  */
-final class RecvRing {
+final class RecvRingReader {
     /** A receive WQE: its counter, scatter list and total room. */
     record Wqe(int index, List<Sge> sges, long capacity) {}
 
@@ -34,7 +34,7 @@ final class RecvRing {
      */
     private final java.util.ArrayDeque<Consumer<Wqe>> waiters = new java.util.ArrayDeque<>();
 
-    RecvRing(PciPort port, long ring, int size, int strideLog, long dbrec, int prefetch) {
+    RecvRingReader(PciPort port, long ring, int size, int strideLog, long dbrec, int prefetch) {
         this.port = port;
         this.ring = ring;
         this.size = size;
