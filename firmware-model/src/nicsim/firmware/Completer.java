@@ -9,6 +9,7 @@ import nicsim.abi.Vendor;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts;
 import nicsim.fabric.Packet;
+import nicsim.sim.Simulator;
 import nicsim.fabric.Packet.Op;
 import nicsim.verbs.QpState;
 import nicsim.firmware.Qp.SendOp;
@@ -21,6 +22,11 @@ import nicsim.firmware.Qp.SendOp.Stage;
  */
 final class Completer {
     private final Qp q;
+    /** The newest PSN acknowledged; the retries and RNR retries left before the QP fails (from retry_cnt and rnr_retry). */
+    int ackedPsn, retriesLeft, rnrLeft;
+    private Simulator.Event timer; // the event that checks the retransmit timer, at or before timerDue
+    private long timerDue = -1; // when the retransmit timer expires (-1: not running)
+    private boolean rnrWaiting; // an RNR NAK's or CNAK's wait is on: the retransmit timer does not fire
     /** Retries since the requester last made progress (timeouts, NAKs, RNR and CNAK waits), when the first of them was, the last's cause. */
     private long retryingSince;
     private int retries;
@@ -94,19 +100,19 @@ final class Completer {
      * expiry instead of each restart scheduling an event and cancelling the last one.
      */
     void armTimer() {
-        if (q.timerDue >= 0 || q.timeout == 0 || q.outstanding.isEmpty()) return;
-        q.timerDue = q.fw.sim.now() + (4_096_000L << q.timeout);
-        if (q.timer != null && q.timer.time() > q.timerDue) { q.timer.cancel(); q.timer = null; } // a shorter timeout since
-        if (q.timer == null) checkTimerAt(q.timerDue);
+        if (timerDue >= 0 || q.timeout == 0 || q.outstanding.isEmpty()) return;
+        timerDue = q.fw.sim.now() + (4_096_000L << q.timeout);
+        if (timer != null && timer.time() > timerDue) { timer.cancel(); timer = null; } // a shorter timeout since
+        if (timer == null) checkTimerAt(timerDue);
     }
 
     void checkTimerAt(long at) {
-        q.timer = q.fw.sim.schedule(at, () -> {
-            q.timer = null;
-            if (q.timerDue < 0) return;
-            if (q.fw.sim.now() < q.timerDue) { checkTimerAt(q.timerDue); return; }
-            q.timerDue = -1;
-            if (!q.rnrWaiting) onTimeout();
+        timer = q.fw.sim.schedule(at, () -> {
+            timer = null;
+            if (timerDue < 0) return;
+            if (q.fw.sim.now() < timerDue) { checkTimerAt(timerDue); return; }
+            timerDue = -1;
+            if (!rnrWaiting) onTimeout();
         });
     }
 
@@ -115,7 +121,7 @@ final class Completer {
         armTimer();
     }
 
-    void cancelTimer() { q.timerDue = -1; }
+    void cancelTimer() { timerDue = -1; }
 
     private void retried(String why) {
         if (retries++ == 0) retryingSince = q.fw.sim.now();
@@ -125,6 +131,13 @@ final class Completer {
     private void progressed() { retries = 0; }
 
     /** The requester's progress is as at a reset: nothing retried. */
+    /** The QP went to RESET: no timer, no wait, no retries counted. */
+    void reset() {
+        cancelTimer();
+        resetProgress();
+        rnrWaiting = false;
+    }
+
     void resetProgress() {
         retries = 0;
         lastRetry = null;
@@ -145,11 +158,11 @@ final class Completer {
         SendOp op = oldestUndone();
         if (op == null || q.state == QpState.ERR) return;
         q.fw.stats.inc(FirmwareStat.TIMEOUTS);
-        if (q.retriesLeft == 0) {
+        if (retriesLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, op.respPsn);
             return;
         }
-        q.retriesLeft--;
+        retriesLeft--;
         retried("ACK timeout");
         goBack(op.respPsn);
     }
@@ -206,11 +219,11 @@ final class Completer {
         if (op == null) return;
         ackBefore(p.psn());
         q.fw.stats.inc(FirmwareStat.RNR_NAKS);
-        if (q.rnrLeft == 0) {
+        if (rnrLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.RNR_RETRY_EXCEEDED, 0, 0, p.psn());
             return;
         }
-        if (q.rnrRetry != 7) q.rnrLeft--;
+        if (q.rnrRetry != 7) rnrLeft--;
         retried("RNR NAK");
         waitThenGoBack(p.psn(), q.RNR_US[p.aeth() & 0x1f] * 1_000_000L);
     }
@@ -220,11 +233,11 @@ final class Completer {
         SendOp op = opAt(p.psn());
         if (op == null || !op.control) return;
         q.fw.dcCnaks.inc();
-        if (q.rnrLeft == 0) {
+        if (rnrLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.DC_CNAK_RETRY_EXCEEDED, 0, 0, p.psn());
             return;
         }
-        if (q.rnrRetry != 7) q.rnrLeft--;
+        if (q.rnrRetry != 7) rnrLeft--;
         retried("DC CNAK");
         waitThenGoBack(p.psn(), q.fw.dc.cnakBackoff());
     }
@@ -235,11 +248,11 @@ final class Completer {
         ackBefore(p.psn());
         if (op == null) return;
         q.fw.stats.inc(FirmwareStat.PSN_NAKS);
-        if (q.retriesLeft == 0) {
+        if (retriesLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, p.psn());
             return;
         }
-        q.retriesLeft--;
+        retriesLeft--;
         retried("PSN sequence NAK");
         goBack(p.psn());
     }
@@ -272,10 +285,10 @@ final class Completer {
     /** Stops sending, then after {@code picos} sends everything again from {@code psn} on (an RNR NAK's or a CNAK's wait). */
     private void waitThenGoBack(int psn, long picos) {
         cancelTimer();
-        q.rnrWaiting = true;
+        rnrWaiting = true;
         q.fw.sim.scheduleIn(picos, q.live(() -> {
             if (q.state == QpState.ERR) return;
-            q.rnrWaiting = false;
+            rnrWaiting = false;
             goBack(psn);
         }));
     }
@@ -291,8 +304,8 @@ final class Completer {
 
     void ackThrough(int psn) {
         // progress is any PSN newly acknowledged, even inside a long message: it renews the retry budget
-        boolean progress = Psn.diff(psn, q.ackedPsn) > 0 && Psn.diff(psn, q.nextPsn) < 0;
-        if (progress) q.ackedPsn = psn;
+        boolean progress = Psn.diff(psn, ackedPsn) > 0 && Psn.diff(psn, q.nextPsn) < 0;
+        if (progress) ackedPsn = psn;
         for (SendOp op : q.outstanding) {
             if (Psn.diff(op.lastPsn, psn) > 0) break;
             if (op.readOrAtomic()) { if (!op.done()) break; continue; }
@@ -300,8 +313,8 @@ final class Completer {
         }
         if (progress) {
             progressed();
-            q.retriesLeft = q.retryCnt;
-            q.rnrLeft = q.rnrRetry;
+            retriesLeft = q.retryCnt;
+            rnrLeft = q.rnrRetry;
             retire();
             restartTimer();
         }
@@ -318,7 +331,7 @@ final class Completer {
         long off = (long) Psn.diff(p.psn(), op.firstPsn) * q.mtu;
         op.respPsn = (op.respPsn + 1) & 0xFFFFFF;
         boolean last = p.op() == Op.READ_RESP_LAST || p.op() == Op.READ_RESP_ONLY;
-        q.retriesLeft = q.retryCnt;
+        retriesLeft = q.retryCnt;
         progressed();
         restartTimer();
         if (last) op.reach(Stage.ANSWERED);

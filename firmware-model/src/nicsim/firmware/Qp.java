@@ -13,7 +13,6 @@ import nicsim.abi.WqeFormat.Sge;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.fabric.Packet;
-import nicsim.sim.Simulator;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.DcType;
 import nicsim.verbs.EventType;
@@ -27,8 +26,13 @@ import nicsim.verbs.QpType;
  * checked against {@link QpTransitions}), the requester (WQEs to packets, PSNs, ACK/NAK handling,
  * the retransmit timer with retry_cnt, RNR waits with rnr_retry, go-back-N), the responder (PSN
  * checks, duplicates, RNR NAK, receive WQEs read from the host ring, RDMA WRITE/READ/atomics
- * through the rkey checks), completions and flushes, and the errors of docs/sources.md#responder-errors and docs/sources.md#verbs-error-model with
- * the state change each causes.
+ * through the rkey checks), completions and flushes, and the errors of docs/sources.md#responder-errors and
+ * docs/sources.md#verbs-error-model with the state change each causes.
+ *
+ * <p>Each role is a file of its own over this context, as rxe's QP has its req, comp and resp parts.
+ * The completer keeps its own state (the newest PSN acknowledged, retries left, the retransmit timer,
+ * an RNR wait) and clears it on RESET; Qp keeps what the roles share (the attributes, the queues of
+ * operations pending and outstanding, the next PSN) and, for now, the responder's state.
  */
 final class Qp {
     // the roles, each a file of its own over this context
@@ -85,10 +89,7 @@ final class Qp {
     // requester
     final ArrayDeque<SendOp> pending = new ArrayDeque<>();
     final Outstanding outstanding = new Outstanding();
-    int nextPsn, ackedPsn, retriesLeft, rnrLeft, readsOutstanding;
-    Simulator.Event timer; // the event that checks the retransmit timer, at or before timerDue
-    long timerDue = -1; // when the retransmit timer expires (-1: not running)
-    boolean rnrWaiting;
+    int nextPsn, readsOutstanding;
 
     // responder
     int epsn, msn;
@@ -344,10 +345,10 @@ final class Qp {
         if ((mask & QpAttrMask.DEST_QPN) != 0) destQpn = (int) a.destQpn();
         if ((mask & QpAttrMask.AV) != 0) dlid = (int) a.dlid();
         if ((mask & QpAttrMask.RQ_PSN) != 0) epsn = (int) a.rqPsn();
-        if ((mask & QpAttrMask.SQ_PSN) != 0) { nextPsn = (int) a.sqPsn(); ackedPsn = (nextPsn - 1) & 0xFFFFFF; }
+        if ((mask & QpAttrMask.SQ_PSN) != 0) { nextPsn = (int) a.sqPsn(); completer.ackedPsn = (nextPsn - 1) & 0xFFFFFF; }
         if ((mask & QpAttrMask.TIMEOUT) != 0) timeout = (int) a.timeout();
-        if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); retriesLeft = retryCnt; }
-        if ((mask & QpAttrMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); rnrLeft = rnrRetry; }
+        if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); completer.retriesLeft = retryCnt; }
+        if ((mask & QpAttrMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); completer.rnrLeft = rnrRetry; }
         if ((mask & QpAttrMask.MIN_RNR_TIMER) != 0) minRnrTimer = (int) a.minRnrTimer();
         if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0) maxRdAtomic = (int) a.maxRdAtomic();
         if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0) maxDestRdAtomic = (int) a.maxDestRdAtomic();
@@ -386,11 +387,9 @@ final class Qp {
         pending.clear();
         outstanding.clear();
         rx.clear();
-        completer.cancelTimer();
-        completer.resetProgress();
+        completer.reset();
         cur = null;
         rxBusy = false;
-        rnrWaiting = false;
         readsOutstanding = 0;
         rq.reset();
         msn = 0;
