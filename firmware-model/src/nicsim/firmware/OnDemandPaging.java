@@ -47,7 +47,8 @@ final class OnDemandPaging {
         q.fw.mttFill.pageFault(mtt, pages, () -> {});
         q.fw.stats.inc(FirmwareStat.ODP_RNR_SENT);
         q.responder.ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
-        q.nakSent = true; // the message's later packets are dropped quietly until the requester comes back to this one
+        // the message's later packets are dropped quietly until the requester comes back to this one
+        q.responder.nakSent = true;
     }
 
     /**
@@ -59,7 +60,7 @@ final class OnDemandPaging {
     void receiveFaulted(Packet p, InMsg m, RecvRingReader.Wqe w, long off, Failure fail) {
         m.offset = off;
         if (q.service.reliable && !p.op().starts()) { rnr(p, fail.faultMtt(), fail.faultPages()); return; }
-        q.cur = null;
+        q.responder.cur = null;
         q.responder.untakeRecvWqe(w, p);
         if (q.service.reliable) { rnr(p, fail.faultMtt(), fail.faultPages()); return; }
         lost(fail);

@@ -31,8 +31,9 @@ import nicsim.verbs.QpType;
  *
  * <p>Each role is a file of its own over this context, as rxe's QP has its req, comp and resp parts.
  * The completer keeps its own state (the newest PSN acknowledged, retries left, the retransmit timer,
- * an RNR wait) and clears it on RESET; Qp keeps what the roles share (the attributes, the queues of
- * operations pending and outstanding, the next PSN) and, for now, the responder's state.
+ * an RNR wait), the responder its own (the expected PSN, the MSN, the message being received, the
+ * requests waiting, the atomics' replies, the writes in flight), each clearing it on RESET; Qp keeps
+ * what the roles share: the attributes, the send operations pending and outstanding, the next PSN.
  */
 final class Qp {
     // the roles, each a file of its own over this context
@@ -78,8 +79,6 @@ final class Qp {
     final boolean scatterToCqe;
     /** A striding receive queue (UD): bytes per stride and strides per WQE (0: not striding); the WQE being filled and its next stride. */
     final int strideBytes, strides;
-    RecvRingReader.Wqe strideWqe;
-    int strideNext;
 
     QpState state = QpState.RESET;
     int access, qkey, mtu = 256, destQpn, dlid, timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic;
@@ -91,16 +90,6 @@ final class Qp {
     final Outstanding outstanding = new Outstanding();
     int nextPsn, readsOutstanding;
 
-    // responder
-    int epsn, msn;
-    boolean nakSent, commEst;
-    final ArrayDeque<Packet> rx = new ArrayDeque<>();
-    boolean rxBusy;
-    InMsg cur;
-    /** The results of the latest atomics by PSN, oldest first, so a repeated request gets its original answer (64 kept: more than max_dest_rd_atomic). */
-    final Map<Integer, Long> atomicReplay = new java.util.LinkedHashMap<>() {
-        @Override protected boolean removeEldestEntry(Map.Entry<Integer, Long> eldest) { return size() > 64; }
-    };
     /** Bumps on RESET and destroy: a new life of the QP (see {@link #live(Runnable)}). */
     long generation;
 
@@ -284,14 +273,14 @@ final class Qp {
         this.strideBytes = 0;
         this.strides = 0;
         this.state = QpState.RTR;
-        this.commEst = true; // the target's owner hears nothing per connection
+        responder.commEst = true; // the target's owner hears nothing per connection
         this.access = t.access;
         this.mtu = t.mtu;
         this.minRnrTimer = t.minRnrTimer;
         this.maxDestRdAtomic = Commands.MAX_RD_ATOMIC; // a DCT takes no max_dest_rd_atomic: its responders allow the device's most
         this.dlid = lid;
         this.destQpn = (int) qpn;
-        this.epsn = (psn + 1) & 0xFFFFFF;
+        responder.epsn = (psn + 1) & 0xFFFFFF;
         this.dcConnectPsn = psn;
     }
 
@@ -344,7 +333,7 @@ final class Qp {
         if ((mask & QpAttrMask.PATH_MTU) != 0) mtu = Mtu.of((int) a.pathMtu()).bytes();
         if ((mask & QpAttrMask.DEST_QPN) != 0) destQpn = (int) a.destQpn();
         if ((mask & QpAttrMask.AV) != 0) dlid = (int) a.dlid();
-        if ((mask & QpAttrMask.RQ_PSN) != 0) epsn = (int) a.rqPsn();
+        if ((mask & QpAttrMask.RQ_PSN) != 0) responder.epsn = (int) a.rqPsn();
         if ((mask & QpAttrMask.SQ_PSN) != 0) { nextPsn = (int) a.sqPsn(); completer.ackedPsn = (nextPsn - 1) & 0xFFFFFF; }
         if ((mask & QpAttrMask.TIMEOUT) != 0) timeout = (int) a.timeout();
         if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); completer.retriesLeft = retryCnt; }
@@ -377,8 +366,9 @@ final class Qp {
 
     Cmd.QpAttrs query() {
         return new Cmd.QpAttrs(qpn, 0, state.value(), state.value(), access, qkey & 0xFFFFFFFFL,
-                Integer.numberOfTrailingZeros(mtu) - 7, destQpn, epsn & 0xFFFFFF, nextPsn & 0xFFFFFF, dlid, timeout, retryCnt, rnrRetry,
-                minRnrTimer, maxRdAtomic, maxDestRdAtomic, port, pkeyIndex, draining && !outstanding.isEmpty() ? 1 : 0);
+                Integer.numberOfTrailingZeros(mtu) - 7, destQpn, responder.epsn & 0xFFFFFF, nextPsn & 0xFFFFFF, dlid,
+                timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic, port, pkeyIndex,
+                draining && !outstanding.isEmpty() ? 1 : 0);
     }
 
     void reset() {
@@ -386,21 +376,10 @@ final class Qp {
         state = QpState.RESET;
         pending.clear();
         outstanding.clear();
-        rx.clear();
         completer.reset();
-        cur = null;
-        rxBusy = false;
+        responder.reset();
         readsOutstanding = 0;
         rq.reset();
-        msn = 0;
-        commEst = false;
-        nakSent = false;
-        atomicReplay.clear();
-        readsInProgress = 0;
-        deferredAcks.clear();
-        writesInFlight = 0;
-        strideWqe = null;
-        strideNext = 0;
         unissued.clear();
         afterIssued.clear();
         draining = false;
@@ -427,8 +406,8 @@ final class Qp {
         state = QpState.ERR;
         completer.cancelTimer();
         completer.resetProgress();
-        cur = null;
-        rx.clear();
+        responder.cur = null;
+        responder.rx.clear();
         flushSq();
         flushRq();
     }
@@ -507,10 +486,6 @@ final class Qp {
     /** This QP's service as the BTH opcode names it. */
     int transport() { return service.transport; }
 
-    int readsInProgress;
-
-    int writesInFlight;
-    final ArrayDeque<Packet> deferredAcks = new ArrayDeque<>();
 
     // ------------------------------------------------------------------ data movement
 

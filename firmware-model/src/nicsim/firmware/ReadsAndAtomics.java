@@ -31,20 +31,23 @@ final class ReadsAndAtomics {
                 return Responder.Step.DONE;
             }
             if (tooManyReads(p)) return Responder.Step.DONE;
-            q.epsn = (q.epsn + npkts) & 0xFFFFFF;
-            q.msn = (q.msn + 1) & 0xFFFFFF;
+            q.responder.epsn = (q.responder.epsn + npkts) & 0xFFFFFF;
+            q.responder.msn = (q.responder.msn + 1) & 0xFFFFFF;
         }
-        q.readsInProgress++;
+        q.responder.readsInProgress++;
         Consumer<byte[]> respond = data -> {
             for (int i = 0; i < npkts; i++) {
                 Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST : Op.READ_RESP_MIDDLE;
                 byte[] chunk = java.util.Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
                 Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false, 0, 0, 0, 0, 0,
-                        Packet.AETH_ACK, q.msn, 0, 0, 0, chunk, q.transport());
+                        Packet.AETH_ACK, q.responder.msn, 0, 0, 0, chunk, q.transport());
                 boolean lastOne = i == npkts - 1;
                 q.fw.exec(q.fw.packetCycles, q.live(() -> {
-                    // made before any later error: it still goes out; the read stays in progress until its last response has left the port
-                    q.fw.send(r, 0, left -> { if (lastOne) q.fw.sim.schedule(left, q.live(() -> q.readsInProgress--)); });
+                    // made before any later error: it still goes out; the read stays in progress until its last
+                    // response has left the port
+                    q.fw.send(r, 0, left -> {
+                        if (lastOne) q.fw.sim.schedule(left, q.live(() -> q.responder.readsInProgress--));
+                    });
                 }));
             }
             q.responder.finish();
@@ -53,14 +56,14 @@ final class ReadsAndAtomics {
         q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null && fresh && q.odp.pageNotPresent(p, bad)) { // tried again after the RNR wait, as a new request
-                q.readsInProgress--;
-                q.epsn = (q.epsn - npkts) & 0xFFFFFF;
-                q.msn = (q.msn - 1) & 0xFFFFFF;
+                q.responder.readsInProgress--;
+                q.responder.epsn = (q.responder.epsn - npkts) & 0xFFFFFF;
+                q.responder.msn = (q.responder.msn - 1) & 0xFFFFFF;
                 q.responder.finish();
                 return;
             }
             if (bad != null) {
-                q.readsInProgress--;
+                q.responder.readsInProgress--;
                 q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
                 q.responder.finish();
                 return;
@@ -68,7 +71,7 @@ final class ReadsAndAtomics {
             q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(),
                     q.live((data, unread) -> {
                         if (data == null) {
-                            q.readsInProgress--;
+                            q.responder.readsInProgress--;
                             q.responder.responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
                             q.responder.finish();
                             return;
@@ -84,7 +87,7 @@ final class ReadsAndAtomics {
      * responder, REM_INV_REQ_ERR at the requester (docs/sources.md#responder-errors).
      */
     boolean tooManyReads(Packet p) {
-        if (q.readsInProgress < q.maxDestRdAtomic) return false;
+        if (q.responder.readsInProgress < q.maxDestRdAtomic) return false;
         q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.TOO_MANY_READS);
         return true;
     }
@@ -129,12 +132,12 @@ final class ReadsAndAtomics {
             long now = p.op() == Op.CMP_SWAP ? (orig == p.compare() ? p.swapAdd() : orig) : orig + p.swapAdd();
             byte[] nb = new byte[8];
             HostOrder.put64(nb, 0, now);
-            q.writesInFlight++;
+            q.responder.writesInFlight++;
             q.fw.adapter.port().dmaWrite(pa, nb, q.live(w -> q.responder.writeLanded()));
             release.run();
-            q.atomicReplay.put(p.psn(), orig);
-            q.epsn = (q.epsn + 1) & 0xFFFFFF;
-            q.msn = (q.msn + 1) & 0xFFFFFF;
+            q.responder.atomicReplay.put(p.psn(), orig);
+            q.responder.epsn = (q.responder.epsn + 1) & 0xFFFFFF;
+            q.responder.msn = (q.responder.msn + 1) & 0xFFFFFF;
             q.responder.ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
             q.responder.finish();
         });

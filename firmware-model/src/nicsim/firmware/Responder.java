@@ -1,6 +1,8 @@
 package nicsim.firmware;
 
+import java.util.ArrayDeque;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import nicsim.abi.Cqe64;
 import nicsim.abi.Vendor;
@@ -21,8 +23,41 @@ import nicsim.firmware.Qp.InMsg;
  */
 final class Responder {
     private final Qp q;
+    // the responder's own state (rxe's resp part), cleared on RESET
+    int epsn, msn; // the PSN expected next; the message sequence number of the last message completed
+    boolean nakSent, commEst; // a NAK is out for the expected PSN; the first request arrived (COMM_EST raised)
+    final ArrayDeque<Packet> rx = new ArrayDeque<>(); // requests waiting their turn
+    boolean rxBusy;
+    InMsg cur; // the message being received
+    /**
+     * The results of the latest atomics by PSN, oldest first, so a repeated request gets its original answer
+     * (64 kept: more than max_dest_rd_atomic).
+     */
+    final Map<Integer, Long> atomicReplay = new java.util.LinkedHashMap<>() {
+        @Override protected boolean removeEldestEntry(Map.Entry<Integer, Long> eldest) { return size() > 64; }
+    };
+    int readsInProgress, writesInFlight;
+    final ArrayDeque<Packet> deferredAcks = new ArrayDeque<>();
+    RecvRingReader.Wqe strideWqe; // a striding receive queue's WQE being filled, and its next stride
+    int strideNext;
 
     Responder(Qp q) { this.q = q; }
+
+    /** The QP went to RESET. */
+    void reset() {
+        rx.clear();
+        cur = null;
+        rxBusy = false;
+        msn = 0;
+        commEst = false;
+        nakSent = false;
+        atomicReplay.clear();
+        readsInProgress = 0;
+        deferredAcks.clear();
+        writesInFlight = 0;
+        strideWqe = null;
+        strideNext = 0;
+    }
 
 
     void onPacket(Packet p) {
@@ -40,20 +75,20 @@ final class Responder {
         }
         if (q.service.connected && p.slid() != q.dlid) { q.fw.stats.inc(FirmwareStat.PACKETS_DROPPED_PATH); return; }
         if (p.op().starts() && q.fw.adapter.tracingWqe()) q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
-        q.rx.add(p);
+        rx.add(p);
         processRx();
     }
 
     void processRx() {
-        if (q.rxBusy || q.rx.isEmpty()) return;
-        q.rxBusy = true;
-        Packet p = q.rx.poll();
+        if (rxBusy || rx.isEmpty()) return;
+        rxBusy = true;
+        Packet p = rx.poll();
         q.fw.exec(q.fw.packetCycles, q.live(() -> handle(p)));
     }
 
     /** The request in hand is done with: the responder takes the next. Each asynchronous path of a request ends here, once. */
     void finish() {
-        q.rxBusy = false;
+        rxBusy = false;
         processRx();
     }
 
@@ -90,24 +125,24 @@ final class Responder {
 
     /** A packet ahead of the expected PSN is a gap (RC: NAK once; UC: the message is lost), one behind a duplicate. */
     private Step checkPsn(Packet p) {
-        int d = Psn.diff(p.psn(), q.epsn);
+        int d = Psn.diff(p.psn(), epsn);
         if (d > 0) {
             q.fw.stats.inc(FirmwareStat.PSN_GAPS);
             if (q.service.reliable) {
-                if (!q.nakSent) { q.nakSent = true; ack(Op.ACK, q.epsn, Packet.AETH_NAK_PSN, 0); }
+                if (!nakSent) { nakSent = true; ack(Op.ACK, epsn, Packet.AETH_NAK_PSN, 0); }
                 return Step.DONE;
             }
             // UC: the message in progress is lost; resynchronise on a packet that starts one
-            q.cur = null;
+            cur = null;
             if (!p.op().starts()) return Step.DONE;
-            q.epsn = p.psn();
+            epsn = p.psn();
         } else if (d < 0) {
             q.fw.stats.inc(FirmwareStat.DUPLICATES);
             return q.service.reliable ? Step.DUPLICATE : Step.DONE;
         }
-        q.nakSent = false;
-        if (q.state == QpState.RTR && !q.commEst) {
-            q.commEst = true;
+        nakSent = false;
+        if (q.state == QpState.RTR && !commEst) {
+            commEst = true;
             q.fw.event(EventType.COMM_EST, q.qpn);
         }
         return Step.CHECK_OP_SEQUENCE;
@@ -115,12 +150,12 @@ final class Responder {
 
     /** A FIRST or ONLY must not come inside a message, a MIDDLE or LAST only inside one of its kind. */
     private Step checkOpSequence(Packet p) {
-        if ((q.cur != null) == p.op().starts() || (q.cur != null && q.cur.send != p.op().isSend())) {
+        if ((cur != null) == p.op().starts() || (cur != null && cur.send != p.op().isSend())) {
             if (q.service.reliable) {
                 responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE);
                 return Step.DONE;
             }
-            q.cur = null; // UC: the broken message is dropped; a packet that starts one goes on
+            cur = null; // UC: the broken message is dropped; a packet that starts one goes on
             if (!p.op().starts()) return Step.DONE;
         }
         return Step.CHECK_XRC_SRQ;
@@ -194,33 +229,34 @@ final class Responder {
         if (need > q.strides) { q.fw.stats.inc(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE); return Step.DONE; }
         Consumer<RecvRingReader.Wqe> place = q.live(w -> {
             if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); finish(); return; }
-            int first = q.strideNext;
-            q.strideNext += need;
-            boolean full = q.strideNext == q.strides;
-            q.strideWqe = full ? null : w;
-            if (full) q.strideNext = 0;
+            int first = strideNext;
+            strideNext += need;
+            boolean full = strideNext == q.strides;
+            strideWqe = full ? null : w;
+            if (full) strideNext = 0;
             long[] cqe = Cqe64.responderStrided(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, (int) len, p.imm(),
                     p.srcQp(), p.slid(), p.solicited(), first, need, false);
             q.fw.stridedReceives.inc();
             placeUd(p, w, (long) first * q.strideBytes + 40, cqe);
         });
-        RecvRingReader.Wqe cur = q.strideWqe;
-        if (cur != null && q.strideNext + need <= q.strides) { place.accept(cur); return Step.PENDING; }
-        if (cur != null) { // what is left of this WQE is too little: a filler takes it, and the WQE is released
-            long[] filler = Cqe64.responderStrided(q.qpn, cur.index(), Cqe64.RESP_SEND, 0, 0, 0, 0, false, q.strideNext, q.strides - q.strideNext, true);
+        RecvRingReader.Wqe partial = strideWqe;
+        if (partial != null && strideNext + need <= q.strides) { place.accept(partial); return Step.PENDING; }
+        if (partial != null) { // what is left of this WQE is too little: a filler takes it, and the WQE is released
+            long[] filler = Cqe64.responderStrided(q.qpn, partial.index(), Cqe64.RESP_SEND, 0, 0, 0, 0, false,
+                    strideNext, q.strides - strideNext, true);
             q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(q.rcq, filler, false))); // after the WQE's messages
             q.fw.strideFillers.inc();
-            q.strideWqe = null;
-            q.strideNext = 0;
+            strideWqe = null;
+            strideNext = 0;
         }
         takeRecvWqe(place);
         return Step.PENDING;
     }
 
     Step handleSend(Packet p) {
-        if (q.cur == null && q.srq != null && q.srq.tm != null) return q.tagged.handle(p);
+        if (cur == null && q.srq != null && q.srq.tm != null) return q.tagged.handle(p);
         Consumer<RecvRingReader.Wqe> go = q.live(w -> receive(p, w));
-        if (q.cur != null) go.accept(q.cur.wqe);
+        if (cur != null) go.accept(cur.wqe);
         else takeRecvWqe(p, go);
         return Step.PENDING;
     }
@@ -233,8 +269,8 @@ final class Responder {
             finish();
             return;
         }
-        if (q.cur == null) { q.cur = new InMsg(true); q.cur.wqe = w; }
-        InMsg m = q.cur;
+        if (cur == null) { cur = new InMsg(true); cur.wqe = w; }
+        InMsg m = cur;
         if (q.service.connected && m.offset + p.payload().length > q.fw.maxMsg) { // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
             responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG);
             finish();
@@ -251,11 +287,11 @@ final class Responder {
         }
         long off = m.offset;
         m.offset += p.payload().length;
-        q.epsn = (q.epsn + 1) & 0xFFFFFF;
+        epsn = (epsn + 1) & 0xFFFFFF;
         Runnable[] complete = {null}; // the last packet's completion, once its writes and those before it have left
         q.placement.scatter(w.sges(), pd(p), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (fail != null) {
-                q.epsn = (q.epsn - 1) & 0xFFFFFF;
+                epsn = (epsn - 1) & 0xFFFFFF;
                 if (fail.pageFault()) { // an on-demand receive buffer: this packet is taken again once the page is in
                     q.odp.receiveFaulted(p, m, w, off, fail);
                     finish();
@@ -270,14 +306,14 @@ final class Responder {
                 if (inv) {
                     int bad = q.fw.keys.invalidate(q, p.imm() & 0xFFFFFFFFL);
                     if (bad != 0) { // class J: the responder completes REM_INV_REQ_ERR, the requester hears NAK invalid request
-                        q.epsn = (q.epsn - 1) & 0xFFFFFF;
+                        epsn = (epsn - 1) & 0xFFFFFF;
                         responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_REM_INV_REQ_ERR, bad);
                         finish();
                         return;
                     }
                 }
-                q.cur = null;
-                q.msn = (q.msn + 1) & 0xFFFFFF;
+                cur = null;
+                msn = (msn + 1) & 0xFFFFFF;
                 long[] cqe = receiveCqe(p, m, w, inv);
                 Cq cq = recvCq(p);
                 complete[0] = () -> q.fw.complete(cq, cqe, p.solicited());
@@ -310,9 +346,9 @@ final class Responder {
      * the last byte is in. The verbs library copies it to the buffer the receive named.
      */
     private void sendToCqe(Packet p, RecvRingReader.Wqe w) {
-        q.cur = null;
-        q.epsn = (q.epsn + 1) & 0xFFFFFF;
-        q.msn = (q.msn + 1) & 0xFFFFFF;
+        cur = null;
+        epsn = (epsn + 1) & 0xFFFFFF;
+        msn = (msn + 1) & 0xFFFFFF;
         q.fw.cqeScatters.inc();
         q.fw.cqeScatterBytes.add(p.payload().length);
         long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, p.imm(), p.solicited(),
@@ -326,7 +362,7 @@ final class Responder {
 
     Step handleWrite(Packet p) {
         Runnable body = () -> {
-            InMsg m = q.cur;
+            InMsg m = cur;
             if (m.offset + p.payload().length > m.dmaLength) {
                 responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
                 finish();
@@ -335,10 +371,10 @@ final class Responder {
             long off = m.offset;
             m.offset += p.payload().length;
             Runnable after = () -> {
-                q.epsn = (q.epsn + 1) & 0xFFFFFF;
+                epsn = (epsn + 1) & 0xFFFFFF;
                 if (p.op().last()) {
-                    q.cur = null;
-                    q.msn = (q.msn + 1) & 0xFFFFFF;
+                    cur = null;
+                    msn = (msn + 1) & 0xFFFFFF;
                 }
                 if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
                 finish();
@@ -349,7 +385,7 @@ final class Responder {
                 takeRecvWqe(p, q.live(w -> {
                     if (w == null) {
                         m.offset = off; // the packet is taken again after the RNR wait
-                        if (p.op().starts()) q.cur = null;
+                        if (p.op().starts()) cur = null;
                         if (q.service.reliable) ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
                         finish();
                         return;
@@ -364,23 +400,23 @@ final class Responder {
         };
         if (p.op().starts()) {
             if (p.dmaLength() > q.fw.maxMsg) { // docs/sources.md#responder-errors: known from the first packet, reported as a WRITE's (5.2)
-                q.cur = null;
+                cur = null;
                 responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
                 return Step.DONE;
             }
-            q.cur = new InMsg(false);
-            q.cur.dmaLength = p.dmaLength();
-            if (p.dmaLength() == 0) { q.cur.target = List.of(); body.run(); return Step.PENDING; } // C9-88: no rkey check
+            cur = new InMsg(false);
+            cur.dmaLength = p.dmaLength();
+            if (p.dmaLength() == 0) { cur.target = List.of(); body.run(); return Step.PENDING; } // C9-88: no rkey check
             q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd(p), q.qpn, q.live(rsp -> {
                 XlateRsp bad = Placement.failed(rsp);
-                if (bad != null && q.odp.pageNotPresent(p, bad)) { q.cur = null; finish(); return; }
+                if (bad != null && q.odp.pageNotPresent(p, bad)) { cur = null; finish(); return; }
                 if (bad != null) {
-                    q.cur = null;
+                    cur = null;
                     responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
                     finish();
                     return;
                 }
-                q.cur.target = rsp;
+                cur.target = rsp;
                 body.run();
             }));
         } else body.run();
@@ -391,11 +427,11 @@ final class Responder {
     Step duplicate(Packet p) {
         if (p.op() == Op.READ_REQ) return q.reads.handleRead(p, false);
         if (p.op().isAtomic()) {
-            Long orig = q.atomicReplay.get(p.psn());
+            Long orig = atomicReplay.get(p.psn());
             if (orig != null) ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
             return Step.DONE;
         }
-        ack(Op.ACK, (q.epsn - 1) & 0xFFFFFF, Packet.AETH_ACK, 0);
+        ack(Op.ACK, (epsn - 1) & 0xFFFFFF, Packet.AETH_ACK, 0);
         return Step.DONE;
     }
 
@@ -405,8 +441,9 @@ final class Responder {
      */
     void ack(Op op, int psn, int aeth, long orig) {
         if (!q.service.reliable) return;
-        Packet a = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, q.msn, orig, 0, 0, new byte[0], q.transport());
-        if (q.writesInFlight > 0) q.deferredAcks.add(a);
+        Packet a = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, false, false, 0, 0, 0, 0, 0, aeth, msn,
+                orig, 0, 0, new byte[0], q.transport());
+        if (writesInFlight > 0) deferredAcks.add(a);
         else sendResponse(a);
     }
 
@@ -416,8 +453,8 @@ final class Responder {
     }
 
     void writeLanded() {
-        if (--q.writesInFlight == 0) {
-            while (!q.deferredAcks.isEmpty()) sendResponse(q.deferredAcks.poll());
+        if (--writesInFlight == 0) {
+            while (!deferredAcks.isEmpty()) sendResponse(deferredAcks.poll());
         }
     }
 
@@ -430,11 +467,12 @@ final class Responder {
         if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
         if (w != null) {
             long[] cqe = Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(), xrcSrqn(p));
-            if (q.cur != null && q.cur.tmKind != Cqe64.TM_NONE) cqe = Cqe64.withTm(cqe, q.cur.tmKind, 0); // names the tagged buffer, if it was one
+            // names the tagged buffer, if it was one
+            if (cur != null && cur.tmKind != Cqe64.TM_NONE) cqe = Cqe64.withTm(cqe, cur.tmKind, 0);
             q.fw.complete(recvCq(p), cqe, false);
         }
         else if (event != null) q.fw.event(event, q.qpn);
-        q.cur = null;
+        cur = null;
         q.toError();
     }
 

@@ -53,7 +53,7 @@ final class TaggedReceives {
             m.tmKind = Cqe64.TM_MATCHED;
             m.tag = tag;
             m.priv = priv;
-            q.cur = m;
+            q.responder.cur = m;
             q.fw.tmMatched.inc();
             if (!p.op().last()) { // a longer message: the match is reported now, the data when it is all in
                 long[] cqe = Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH
@@ -69,11 +69,11 @@ final class TaggedReceives {
         int kind = op == TmhOp.NO_TAG ? Cqe64.TM_NO_TAG : Cqe64.TM_UNEXPECTED;
         q.fw.exec(cycles, q.live(() -> q.responder.takeRecvWqe(p, q.live(w -> {
             if (w != null) {
-                q.cur = new InMsg(true);
-                q.cur.wqe = w;
-                q.cur.tmKind = kind;
-                q.cur.tag = tag;
-                q.cur.priv = priv;
+                q.responder.cur = new InMsg(true);
+                q.responder.cur.wqe = w;
+                q.responder.cur.tmKind = kind;
+                q.responder.cur.tag = tag;
+                q.responder.cur.priv = priv;
                 if (kind == Cqe64.TM_UNEXPECTED) {
                     q.srq.tm.countUnexpected();
                     q.fw.tmUnexpected.inc();
@@ -100,8 +100,8 @@ final class TaggedReceives {
         long va = BigEndian.get64(d, 16);
         int rkey = (int) BigEndian.get32(d, 24);
         long len = BigEndian.get32(d, 28) & 0xFFFFFFFFL;
-        q.epsn = (q.epsn + 1) & 0xFFFFFF;
-        q.msn = (q.msn + 1) & 0xFFFFFF;
+        q.responder.epsn = (q.responder.epsn + 1) & 0xFFFFFF;
+        q.responder.msn = (q.responder.msn + 1) & 0xFFFFFF;
         if (p.ackReq()) q.responder.ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
         Cq cq = q.srq.cq;
         long srqn = q.srq.srqn;
