@@ -43,36 +43,76 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
      */
     public static final int RC = 0, UC = 1, UD = 3, XRC = 5, DC = 6;
 
-    /** BTH opcodes (the low 5 bits of IBA's; the transport is the QP's). */
+    /**
+     * What an opcode is and which headers follow its BTH, one bit each, as rxe_opcode.c's masks: every
+     * predicate of {@link Op} reads them, so a new opcode is described in one line.
+     */
+    public static final class Mask {
+        private Mask() {}
+        public static final int REQ = 1, ACK = 1 << 1, SEND = 1 << 2, WRITE = 1 << 3, READ = 1 << 4, ATOMIC = 1 << 5;
+        public static final int READ_RESP = 1 << 6, DC_CONTROL = 1 << 7, START = 1 << 8, MIDDLE = 1 << 9, END = 1 << 10;
+        public static final int IMMDT = 1 << 11, IETH = 1 << 12, RETH = 1 << 13, AETH = 1 << 14, ATMETH = 1 << 15,
+                ATMACK = 1 << 16;
+    }
+
+    /** BTH opcodes (the low 5 bits of IBA's; the transport is the QP's) and their masks. */
     public enum Op {
-        SEND_FIRST(0), SEND_MIDDLE(1), SEND_LAST(2), SEND_LAST_IMM(3), SEND_ONLY(4), SEND_ONLY_IMM(5),
-        WRITE_FIRST(6), WRITE_MIDDLE(7), WRITE_LAST(8), WRITE_LAST_IMM(9), WRITE_ONLY(10), WRITE_ONLY_IMM(11),
-        READ_REQ(12), READ_RESP_FIRST(13), READ_RESP_MIDDLE(14), READ_RESP_LAST(15), READ_RESP_ONLY(16),
-        ACK(17), ATOMIC_ACK(18), CMP_SWAP(19), FETCH_ADD(20), SEND_LAST_INV(22), SEND_ONLY_INV(23),
-        /** DC: an initiator opens a connection to a target (it takes a PSN and is acknowledged), closes it, or is refused one (CNAK: no responder free). */
-        DC_CONNECT(24), DC_DISCONNECT(25), DC_CNAK(26);
+        SEND_FIRST(0, Mask.REQ | Mask.SEND | Mask.START),
+        SEND_MIDDLE(1, Mask.REQ | Mask.SEND | Mask.MIDDLE),
+        SEND_LAST(2, Mask.REQ | Mask.SEND | Mask.END),
+        SEND_LAST_IMM(3, Mask.REQ | Mask.SEND | Mask.END | Mask.IMMDT),
+        SEND_ONLY(4, Mask.REQ | Mask.SEND | Mask.START | Mask.END),
+        SEND_ONLY_IMM(5, Mask.REQ | Mask.SEND | Mask.START | Mask.END | Mask.IMMDT),
+        WRITE_FIRST(6, Mask.REQ | Mask.WRITE | Mask.START | Mask.RETH),
+        WRITE_MIDDLE(7, Mask.REQ | Mask.WRITE | Mask.MIDDLE),
+        WRITE_LAST(8, Mask.REQ | Mask.WRITE | Mask.END),
+        WRITE_LAST_IMM(9, Mask.REQ | Mask.WRITE | Mask.END | Mask.IMMDT),
+        WRITE_ONLY(10, Mask.REQ | Mask.WRITE | Mask.START | Mask.END | Mask.RETH),
+        WRITE_ONLY_IMM(11, Mask.REQ | Mask.WRITE | Mask.START | Mask.END | Mask.RETH | Mask.IMMDT),
+        READ_REQ(12, Mask.REQ | Mask.READ | Mask.START | Mask.END | Mask.RETH),
+        READ_RESP_FIRST(13, Mask.READ_RESP | Mask.START | Mask.AETH),
+        READ_RESP_MIDDLE(14, Mask.READ_RESP | Mask.MIDDLE),
+        READ_RESP_LAST(15, Mask.READ_RESP | Mask.END | Mask.AETH),
+        READ_RESP_ONLY(16, Mask.READ_RESP | Mask.START | Mask.END | Mask.AETH),
+        ACK(17, Mask.ACK | Mask.START | Mask.END | Mask.AETH),
+        ATOMIC_ACK(18, Mask.ACK | Mask.START | Mask.END | Mask.AETH | Mask.ATMACK),
+        CMP_SWAP(19, Mask.REQ | Mask.ATOMIC | Mask.START | Mask.END | Mask.ATMETH),
+        FETCH_ADD(20, Mask.REQ | Mask.ATOMIC | Mask.START | Mask.END | Mask.ATMETH),
+        SEND_LAST_INV(22, Mask.REQ | Mask.SEND | Mask.END | Mask.IETH),
+        SEND_ONLY_INV(23, Mask.REQ | Mask.SEND | Mask.START | Mask.END | Mask.IETH),
+        /**
+         * DC: an initiator opens a connection to a target (it takes a PSN and is acknowledged), closes it, or is
+         * refused one (CNAK: no responder free).
+         */
+        DC_CONNECT(24, Mask.DC_CONTROL | Mask.START | Mask.END),
+        DC_DISCONNECT(25, Mask.DC_CONTROL | Mask.START | Mask.END),
+        DC_CNAK(26, Mask.ACK | Mask.START | Mask.END | Mask.AETH);
 
         public final int code;
+        /** Its {@link Mask} bits. */
+        public final int mask;
 
-        Op(int code) { this.code = code; }
+        Op(int code, int mask) { this.code = code; this.mask = mask; }
 
-        public boolean isSend() { return this.compareTo(SEND_ONLY_IMM) <= 0 || this == SEND_LAST_INV || this == SEND_ONLY_INV; }
-        public boolean isWrite() { return this.compareTo(WRITE_FIRST) >= 0 && this.compareTo(WRITE_ONLY_IMM) <= 0; }
-        public boolean isReadResponse() { return this.compareTo(READ_RESP_FIRST) >= 0 && this.compareTo(READ_RESP_ONLY) <= 0; }
-        public boolean isAtomic() { return this == CMP_SWAP || this == FETCH_ADD; }
-        public boolean isAck() { return this == ACK || this == ATOMIC_ACK || this == DC_CNAK; }
+        /** Whether it has every bit of {@code m}. */
+        public boolean has(int m) { return (mask & m) == m; }
+
+        public boolean isSend() { return has(Mask.SEND); }
+        public boolean isWrite() { return has(Mask.WRITE); }
+        public boolean isReadResponse() { return has(Mask.READ_RESP); }
+        public boolean isAtomic() { return has(Mask.ATOMIC); }
+        public boolean isAck() { return has(Mask.ACK); }
         /** Opens or closes a DC connection. */
-        public boolean isDcControl() { return this == DC_CONNECT || this == DC_DISCONNECT; }
+        public boolean isDcControl() { return has(Mask.DC_CONTROL); }
         /** A request the responder executes (not an ACK or a read response). */
-        public boolean isRequest() { return isSend() || isWrite() || this == READ_REQ || isAtomic(); }
-        public boolean first() { return this == SEND_FIRST || this == WRITE_FIRST || this == READ_RESP_FIRST; }
-        public boolean middle() { return this == SEND_MIDDLE || this == WRITE_MIDDLE || this == READ_RESP_MIDDLE; }
-        public boolean last() { return !first() && !middle(); }
+        public boolean isRequest() { return has(Mask.REQ); }
+        public boolean first() { return has(Mask.START) && !has(Mask.END); }
+        public boolean middle() { return has(Mask.MIDDLE); }
+        public boolean last() { return has(Mask.END); }
         /** Starts a message (FIRST or ONLY, or a single-packet request). */
-        public boolean starts() { return !middle() && !(this == SEND_LAST || this == SEND_LAST_IMM || this == SEND_LAST_INV
-                || this == WRITE_LAST || this == WRITE_LAST_IMM || this == READ_RESP_LAST); }
-        public boolean hasImm() { return this == SEND_LAST_IMM || this == SEND_ONLY_IMM || this == WRITE_LAST_IMM || this == WRITE_ONLY_IMM; }
-        public boolean hasReth() { return this == WRITE_FIRST || this == WRITE_ONLY || this == WRITE_ONLY_IMM || this == READ_REQ; }
+        public boolean starts() { return has(Mask.START); }
+        public boolean hasImm() { return has(Mask.IMMDT); }
+        public boolean hasReth() { return has(Mask.RETH); }
     }
 
     /** AETH syndromes (IBA 9.7.5.1): ACK with credit count, RNR NAK with timer, NAK codes; bits 6..5 (ACK, RNR, NAK) are the class. */
@@ -85,11 +125,11 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
     /** Bytes on the link: headers for this opcode, payload padded to 4, ICRC and VCRC. */
     public int wireBytes() {
         int h = LRH + BTH + ICRC + VCRC;
-        if (op.hasReth()) h += RETH;
-        if (op.isAtomic()) h += ATOMIC_ETH;
-        if (op.isAck() || op == Op.READ_RESP_FIRST || op == Op.READ_RESP_LAST || op == Op.READ_RESP_ONLY) h += AETH_BYTES;
-        if (op == Op.ATOMIC_ACK) h += ATOMIC_ACK_ETH;
-        if (op.hasImm() || op == Op.SEND_LAST_INV || op == Op.SEND_ONLY_INV) h += IMM; // ImmDt or IETH
+        if (op.has(Mask.RETH)) h += RETH;
+        if (op.has(Mask.ATMETH)) h += ATOMIC_ETH;
+        if (op.has(Mask.AETH)) h += AETH_BYTES;
+        if (op.has(Mask.ATMACK)) h += ATOMIC_ACK_ETH;
+        if (op.has(Mask.IMMDT) || op.has(Mask.IETH)) h += IMM; // ImmDt or IETH
         if (transport == UD) h += DETH;
         if (transport == XRC && op.isRequest()) h += XRCETH;
         if (transport == DC && (op.isRequest() || op.isDcControl())) h += DCETH;
