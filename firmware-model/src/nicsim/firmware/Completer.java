@@ -12,8 +12,7 @@ import nicsim.fabric.Packet;
 import nicsim.sim.Simulator;
 import nicsim.fabric.Packet.Op;
 import nicsim.verbs.QpState;
-import nicsim.firmware.Qp.SendOp;
-import nicsim.firmware.Qp.SendOp.Stage;
+import nicsim.firmware.SendOp.Stage;
 
 /**
  * The completer of a QP (as rxe_comp.c): ACKs, NAKs and read and atomic responses matched to the

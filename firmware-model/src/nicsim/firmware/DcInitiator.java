@@ -3,7 +3,6 @@ package nicsim.firmware;
 import nicsim.abi.WqeFormat.Av;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
-import nicsim.firmware.Qp.SendOp;
 import nicsim.sim.Simulator;
 
 /**

@@ -5,8 +5,6 @@ import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.firmware.Qp.Failure;
-import nicsim.firmware.Qp.InMsg;
-import nicsim.firmware.Qp.SendOp;
 import nicsim.verbs.QpState;
 
 /**

@@ -2,7 +2,6 @@ package nicsim.firmware;
 
 import java.util.ArrayDeque;
 import java.util.Iterator;
-import nicsim.firmware.Qp.SendOp;
 
 /**
  * A QP's operations in flight, oldest first: the head is the next to complete. It also knows how

@@ -1,18 +1,13 @@
 package nicsim.firmware;
 
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
 import nicsim.abi.Vendor;
-import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeFormat.Sge;
-import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts.XlateRsp;
-import nicsim.fabric.Packet;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.DcType;
 import nicsim.verbs.EventType;
@@ -116,109 +111,6 @@ final class Qp {
         return (a, b) -> { if (g == generation) c.accept(a, b); };
     }
 
-    /** A send WQE on its way: its PSNs, packets (kept for retransmission), and what has come back. */
-    static final class SendOp {
-        final int index, opcode;
-        final SendWqe w;
-        final long length;
-        int firstPsn, lastPsn, respPsn;
-        byte[] payload;
-        byte[][] chunks; // a streamed op's packets' bytes, each as it came into SRAM (payload is then unused)
-        /**
-         * Where the operation is in its life, in order, each stage implying those before it:
-         * started (its payload being read or its local work being done), ready (its packets can be
-         * built), sent (every packet handed to the link), answered (a READ's or atomic's response is
-         * in, being written locally), done (acknowledged, or answered and written: it may complete).
-         */
-        enum Stage { STARTED, READY, SENT, ANSWERED, DONE }
-
-        Stage stage = Stage.STARTED;
-        /** Its first packet's trace was written. */
-        boolean onWire;
-        /** A response's local page is being brought in (on-demand paging): the responses are asked for again after. */
-        boolean faulting;
-
-        /** Moves on to {@code s} (never back). */
-        void reach(Stage s) { if (s.compareTo(stage) > 0) stage = s; }
-
-        boolean atLeast(Stage s) { return stage.compareTo(s) >= 0; }
-
-        boolean done() { return stage == Stage.DONE; }
-        /** Streamed: packets leave as soon as their bytes have been read from the host (cut-through). */
-        boolean streaming;
-        int npkts, sent;
-        final java.util.TreeMap<Integer, Long> heads = new java.util.TreeMap<>(); // packets whose head left the send engine -> feed ps
-        final List<Packet> packets = new ArrayList<>();
-        /** Not a work request: the transport's own (a DC connect), which takes a PSN and is acknowledged but never completes. */
-        final boolean control;
-
-        SendOp(int index, SendWqe w, long length) { this(index, w, length, false); }
-
-        private SendOp(int index, SendWqe w, long length, boolean control) {
-            this.index = index;
-            this.opcode = w.opcode();
-            this.w = w;
-            this.length = length;
-            this.control = control;
-        }
-
-        /**
-         * Not a work request: the adapter's own READ or SEND (tag matching's rendezvous), which
-         * completes to nobody; {@code failed} hears its error syndrome and vendor code instead.
-         */
-        static SendOp offloaded(SendWqe w, long length, java.util.function.BiConsumer<Integer, Integer> failed) {
-            SendOp op = new SendOp(-1, w, length, true);
-            op.failed = failed;
-            op.onWire = true;
-            return op;
-        }
-
-        /** An offloaded operation's error handler (null: a DC connect, whose error goes to the work request it was for). */
-        java.util.function.BiConsumer<Integer, Integer> failed;
-
-        /** A DC connect: one packet, at PSN {@code psn}. */
-        static SendOp connect(int psn, Packet p) {
-            SendOp op = new SendOp(-1, new SendWqe(WqeLayout.OP_NOP, -1, 0, 0, 0, null, 0, 0, 0, 0, List.of(), null), 0, true);
-            op.firstPsn = op.respPsn = op.lastPsn = psn;
-            op.packets.add(p);
-            op.reach(Stage.READY);
-            op.onWire = true;
-            return op;
-        }
-
-        /** What waits for this READ or atomic, answered, to be done (its data written locally). */
-        private Runnable afterDone;
-
-        void whenDone(Runnable r) {
-            Runnable before = afterDone;
-            afterDone = before == null ? r : () -> { before.run(); r.run(); };
-        }
-
-        void finished() {
-            Runnable r = afterDone;
-            afterDone = null;
-            if (r != null) r.run();
-        }
-
-        boolean readOrAtomic() { return opcode == WqeLayout.OP_RDMA_READ || opcode == WqeLayout.OP_ATOMIC_CS || opcode == WqeLayout.OP_ATOMIC_FA; }
-    }
-
-    /** A receive WQE: its counter and scatter list. */
-
-    /** An inbound SEND or WRITE spanning packets. */
-    static final class InMsg {
-        final boolean send;
-        RecvRingReader.Wqe wqe;
-        /** On a tag-matching SRQ: what the message is (Cqe64.TM_*: matched, NO_TAG, unexpected), its tag and app context. */
-        int tmKind;
-        long tag;
-        int priv;
-        long offset;
-        List<XlateRsp> target; // WRITE: the translated remote range
-        long dmaLength;
-
-        InMsg(boolean send) { this.send = send; }
-    }
 
     Qp(Firmware fw, long qpn, QpType type, Cmd.CreateQp c, Cq scq, Cq rcq, Srq srq) {
         this.fw = fw;

@@ -12,8 +12,7 @@ import nicsim.abi.WqeLayout;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.verbs.QpState;
-import nicsim.firmware.Qp.SendOp;
-import nicsim.firmware.Qp.SendOp.Stage;
+import nicsim.firmware.SendOp.Stage;
 import nicsim.firmware.Qp.Piece;
 
 /**

@@ -14,7 +14,6 @@ import nicsim.verbs.AccessFlags;
 import nicsim.verbs.EventType;
 import nicsim.verbs.QpState;
 import nicsim.verbs.WcFlags;
-import nicsim.firmware.Qp.InMsg;
 
 /**
  * The responder of a QP (as rxe_resp.c): inbound requests checked in order (PSN, duplicates,
@@ -38,10 +37,13 @@ final class Responder {
     };
     int readsInProgress, writesInFlight;
     final ArrayDeque<Packet> deferredAcks = new ArrayDeque<>();
-    RecvRingReader.Wqe strideWqe; // a striding receive queue's WQE being filled, and its next stride
-    int strideNext;
+    /** UD messages into receive WQEs or strides, with what a striding queue keeps between them. */
+    final DatagramReceive datagrams;
 
-    Responder(Qp q) { this.q = q; }
+    Responder(Qp q) {
+        this.q = q;
+        this.datagrams = new DatagramReceive(q, this);
+    }
 
     /** The QP went to RESET. */
     void reset() {
@@ -55,8 +57,7 @@ final class Responder {
         readsInProgress = 0;
         deferredAcks.clear();
         writesInFlight = 0;
-        strideWqe = null;
-        strideNext = 0;
+        datagrams.reset();
     }
 
 
@@ -110,7 +111,7 @@ final class Responder {
                 case CHECK_XRC_SRQ -> s = checkXrcSrq(p);
                 case CHECK_ACCESS -> s = checkAccess(p);
                 case EXECUTE -> s = execute(p);
-                case UNRELIABLE_DATAGRAM -> s = handleUd(p);
+                case UNRELIABLE_DATAGRAM -> s = datagrams.handle(p);
                 case DUPLICATE -> s = duplicate(p);
                 case PENDING -> { return; }
                 case DONE -> { finish(); return; }
@@ -186,71 +187,6 @@ final class Responder {
         if (o.isWrite()) return handleWrite(p);
         if (o == Op.READ_REQ) return q.reads.handleRead(p, true);
         return q.reads.handleAtomic(p);
-    }
-
-    Step handleUd(Packet p) {
-        if (p.qkey() != q.qkey) { q.fw.stats.inc(FirmwareStat.QKEY_MISMATCH); return Step.DONE; }
-        if (q.strides > 0) return handleStrided(p);
-        takeRecvWqe(q.live(w -> {
-            if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); finish(); return; }
-            long len = p.payload().length + 40L; // the first 40 bytes hold the GRH (absent on IB: left untouched)
-            if (len > w.capacity()) { // UD: too long for the buffer: dropped, no error (docs/sources.md#responder-errors *1)
-                q.fw.stats.inc(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE);
-                untakeRecvWqe(w); // the WQE is not consumed
-                finish();
-                return;
-            }
-            placeUd(p, w, 40, Cqe64.responder(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, len, p.imm(),
-                    p.srcQp(), p.slid(), p.solicited()));
-        }));
-        return Step.PENDING;
-    }
-
-    /** Writes a UD message's payload at {@code off} in receive WQE {@code w}, then completes it with {@code cqe} (a bad lkey: LOC_PROT_ERR). */
-    private void placeUd(Packet p, RecvRingReader.Wqe w, long off, long[] cqe) {
-        q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
-            if (fail != null && fail.pageFault() && q.strides == 0) q.odp.datagramFaulted(w, fail);
-            else if (fail != null)
-                q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), p.psn()), false);
-            finish();
-        }), q.live(() -> q.fw.complete(q.rcq, cqe, p.solicited())));
-    }
-
-    /**
-     * A UD message into a striding receive queue (streaming receive; mlx5's multi-packet RQ): it
-     * takes only the strides it needs (GRH space and payload) of the WQE being filled, from the next
-     * free one; a message that no longer fits first gets the WQE's remaining strides used up by a
-     * filler completion, and goes to the next WQE. One CQE per message says where it went; the one
-     * that takes a WQE's last stride releases the WQE.
-     */
-    Step handleStrided(Packet p) {
-        long len = p.payload().length + 40L;
-        int need = (int) ((len + q.strideBytes - 1) / q.strideBytes);
-        if (need > q.strides) { q.fw.stats.inc(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE); return Step.DONE; }
-        Consumer<RecvRingReader.Wqe> place = q.live(w -> {
-            if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); finish(); return; }
-            int first = strideNext;
-            strideNext += need;
-            boolean full = strideNext == q.strides;
-            strideWqe = full ? null : w;
-            if (full) strideNext = 0;
-            long[] cqe = Cqe64.responderStrided(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, (int) len, p.imm(),
-                    p.srcQp(), p.slid(), p.solicited(), first, need, false);
-            q.fw.stridedReceives.inc();
-            placeUd(p, w, (long) first * q.strideBytes + 40, cqe);
-        });
-        RecvRingReader.Wqe partial = strideWqe;
-        if (partial != null && strideNext + need <= q.strides) { place.accept(partial); return Step.PENDING; }
-        if (partial != null) { // what is left of this WQE is too little: a filler takes it, and the WQE is released
-            long[] filler = Cqe64.responderStrided(q.qpn, partial.index(), Cqe64.RESP_SEND, 0, 0, 0, 0, false,
-                    strideNext, q.strides - strideNext, true);
-            q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(q.rcq, filler, false))); // after the WQE's messages
-            q.fw.strideFillers.inc();
-            strideWqe = null;
-            strideNext = 0;
-        }
-        takeRecvWqe(place);
-        return Step.PENDING;
     }
 
     Step handleSend(Packet p) {

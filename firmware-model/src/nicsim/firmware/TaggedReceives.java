@@ -8,8 +8,6 @@ import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
-import nicsim.firmware.Qp.InMsg;
-import nicsim.firmware.Qp.SendOp;
 import nicsim.verbs.TmhOp;
 import nicsim.verbs.WcFlags;
 

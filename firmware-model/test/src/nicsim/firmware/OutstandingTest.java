@@ -5,8 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.util.ArrayList;
 import java.util.List;
 import nicsim.abi.WqeFormat.SendWqe;
-import nicsim.firmware.Qp.SendOp;
-import nicsim.firmware.Qp.SendOp.Stage;
+import nicsim.firmware.SendOp.Stage;
 import org.junit.jupiter.api.Test;
 
 /** The requester starts after the ops known to be sent, and never past one that is not. */
