@@ -231,7 +231,7 @@ final class Completer {
     private void onCnak(Packet p) {
         SendOp op = opAt(p.psn());
         if (op == null || !op.control) return;
-        q.fw.dcCnaks.inc();
+        q.fw.stats.inc(FirmwareStat.DC_CNAKS);
         if (rnrLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.DC_CNAK_RETRY_EXCEEDED, 0, 0, p.psn());
             return;

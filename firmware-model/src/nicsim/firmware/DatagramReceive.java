@@ -83,7 +83,7 @@ final class DatagramReceive {
             int kind = p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND;
             long[] cqe = Cqe64.responderStrided(q.qpn, w.index(), kind, (int) len, p.imm(), p.srcQp(), p.slid(),
                     p.solicited(), first, need, false);
-            q.fw.stridedReceives.inc();
+            q.fw.stats.inc(FirmwareStat.STRIDED_RECEIVES);
             placeUd(p, w, (long) first * q.strideBytes + 40, cqe);
         });
         RecvRingReader.Wqe partial = strideWqe;
@@ -93,7 +93,7 @@ final class DatagramReceive {
                     strideNext, q.strides - strideNext, true);
             // after the WQE's messages
             q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(q.rcq, filler, false)));
-            q.fw.strideFillers.inc();
+            q.fw.stats.inc(FirmwareStat.STRIDE_FILLERS);
             strideWqe = null;
             strideNext = 0;
         }

@@ -54,8 +54,8 @@ final class DcInitiator {
                 new byte[0], Packet.DC).withDcKey(to.dcKey());
         connecting = SendOp.connect(psn, p);
         q.outstanding.add(connecting);
-        q.fw.dcConnects.inc();
-        if (everConnected) q.fw.dcReconnects.inc();
+        q.fw.stats.inc(FirmwareStat.DC_CONNECTS);
+        if (everConnected) q.fw.stats.inc(FirmwareStat.DC_RECONNECTS);
         everConnected = true;
         q.requester.transmit();
     }
@@ -65,7 +65,7 @@ final class DcInitiator {
                 new byte[0], Packet.DC).withDcKey(connected.dcKey());
         connected = null;
         connecting = null;
-        q.fw.dcDisconnects.inc();
+        q.fw.stats.inc(FirmwareStat.DC_DISCONNECTS);
         q.fw.exec(q.fw.packetCycles, q.live(() -> q.fw.send(p)));
     }
 

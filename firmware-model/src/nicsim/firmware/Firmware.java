@@ -40,10 +40,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Profile profile;
     final Adapter adapter;
     final Counters counters;
+    /** Its counters, each a handle made at start, so the data path counts without a lookup. */
     final FirmwareStat.Stats stats;
-    /** Counters counted per packet or per DMA, held so the data path counts without a lookup. */
-    final Counters.Ref packetsIn, packetsOut, dmaReadBytes, dmaWriteBytes, cqesLost, cqeScatters, cqeScatterBytes,
-            stridedReceives, strideFillers;
     final long wqeCycles, packetCycles;
     /** Core cycles a UMR takes per KLM entry it writes (umr.klm.cycles); -1: the profile offers no indirect mkeys. */
     final long umrKlmCycles;
@@ -63,11 +61,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     /** The host's page size: an MR's pages, as on-demand paging brings them in. */
     final long hostPage;
 
-    /** DC transport's parameters (null: the profile offers no DC), and its counters. */
+    /** DC transport's parameters (null: the profile offers no DC). */
     final DcParams dc;
-    final Counters.Ref dcConnects, dcReconnects, dcDisconnects, dcCnaks;
-    /** Tagged messages an entry took, and those that went to software as unexpected. */
-    final Counters.Ref tmMatched, tmUnexpected, tmRendezvous;
 
     /** The profile's {@code dc.*} parameters. */
     record DcParams(int dcrPool, boolean fullHandshake, long idleTimeout, long cnakBackoff, long dcrTimeout) {
@@ -110,15 +105,6 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.profile = profile;
         this.counters = core.counters();
         this.stats = new FirmwareStat.Stats(counters);
-        this.packetsIn = stats.ref(FirmwareStat.PACKETS_IN);
-        this.packetsOut = stats.ref(FirmwareStat.PACKETS_OUT);
-        this.dmaReadBytes = stats.ref(FirmwareStat.DMA_READ_BYTES);
-        this.dmaWriteBytes = stats.ref(FirmwareStat.DMA_WRITE_BYTES);
-        this.cqesLost = stats.ref(FirmwareStat.CQES_LOST);
-        this.cqeScatters = stats.ref(FirmwareStat.CQE_SCATTERS);
-        this.cqeScatterBytes = stats.ref(FirmwareStat.CQE_SCATTER_BYTES);
-        this.stridedReceives = stats.ref(FirmwareStat.STRIDED_RECEIVES);
-        this.strideFillers = stats.ref(FirmwareStat.STRIDE_FILLERS);
         this.umrKlmCycles = profile.has("umr.klm.cycles") ? profile.cycles("umr.klm.cycles") : -1;
         this.wqeCycles = profile.cycles("fw.wqe.cycles");
         this.packetCycles = profile.cycles("fw.packet.cycles");
@@ -135,13 +121,6 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.dc = profile.has("dc.dcr.pool") ? new DcParams(profile) : null;
         this.tm = profile.has("tm.max.tags") ? new TmParams(profile.countInt("tm.max.tags"), profile.countInt("tm.max.ops"),
                 profile.cycles("tm.match.cycles"), profile.picos("tm.op.latency")) : null;
-        this.dcConnects = stats.ref(FirmwareStat.DC_CONNECTS);
-        this.dcReconnects = stats.ref(FirmwareStat.DC_RECONNECTS);
-        this.dcDisconnects = stats.ref(FirmwareStat.DC_DISCONNECTS);
-        this.dcCnaks = stats.ref(FirmwareStat.DC_CNAKS);
-        this.tmMatched = stats.ref(FirmwareStat.TM_MATCHED);
-        this.tmUnexpected = stats.ref(FirmwareStat.TM_UNEXPECTED);
-        this.tmRendezvous = stats.ref(FirmwareStat.TM_RENDEZVOUS);
         int maxQp = profile.countInt("doorbell.queue.table.entries");
         this.cqs = new Table<>(1, adapter.cqeWriter().config().cqEntries(), Cmd.Syndrome.OUT_OF_CQS, false);
         this.commands = new Commands(this, maxQp, (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size")));
@@ -300,7 +279,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     }
 
     private void onPacket(Packet p) {
-        packetsIn.inc();
+        stats.inc(FirmwareStat.PACKETS_IN);
         Qp q = qps.get(p.destQp());
         if (q == null) {
             stats.inc(FirmwareStat.PACKETS_NO_QP);
@@ -320,7 +299,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
 
     /** As above; {@code left} hears when its last bit left the adapter's port (it may wait for the link's credits). */
     void send(Packet p, long feedPicos, java.util.function.LongConsumer left) {
-        packetsOut.inc();
+        stats.inc(FirmwareStat.PACKETS_OUT);
         adapter.traceLinkBytes(p.wireBytes());
         fabric.send(p, feedPicos, left);
     }
@@ -328,7 +307,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     /** Writes a completion to {@code cq}, in order (none: an XRC SRQ destroyed under a message, the completion is lost and counted). */
     void complete(Cq cq, long[] cqe, boolean solicited) {
         if (cq != null) cq.post(cqe, solicited);
-        else cqesLost.inc();
+        else stats.inc(FirmwareStat.CQES_LOST);
     }
 
     /** Posts an async event into the event queue. */

@@ -247,7 +247,7 @@ final class Requester {
         }), q.live(out -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
             if (out == null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(), 0); return; }
-            q.fw.dmaReadBytes.add(out.length);
+            q.fw.stats.add(FirmwareStat.DMA_READ_BYTES, out.length);
             if (!q.fw.cutThroughTx) { op.heads.put(k, 0L); transmit(); }
             if (--left[0] == 0 && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
         }));

@@ -285,8 +285,8 @@ final class Responder {
         cur = null;
         epsn = (epsn + 1) & 0xFFFFFF;
         msn = (msn + 1) & 0xFFFFFF;
-        q.fw.cqeScatters.inc();
-        q.fw.cqeScatterBytes.add(p.payload().length);
+        q.fw.stats.inc(FirmwareStat.CQE_SCATTERS);
+        q.fw.stats.add(FirmwareStat.CQE_SCATTER_BYTES, p.payload().length);
         long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, p.imm(), p.solicited(),
                 xrcSrqn(p), p.payload());
         Cq cq = recvCq(p);
