@@ -95,7 +95,7 @@ public final class Cluster implements AutoCloseable {
          * keeps every host in one simulator, as RTL in the loop, waveforms and timelines need.
          */
         public Builder threads(int n) {
-            if (n < 0) throw new IllegalArgumentException("--threads " + n + " must be >= 1");
+            if (n < 0) throw new IllegalArgumentException("threads " + n + " must be >= 0 (0: one simulator)");
             threads = n;
             return this;
         }

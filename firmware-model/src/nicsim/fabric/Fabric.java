@@ -56,6 +56,8 @@ public final class Fabric {
         long credits; // bytes of the switch's input buffer it may still fill
         long blockedSince = -1;
         long sent; // packets it has put on the link: orders its arrivals at the switch
+        long downFree; // when its downlink (switch to port) is free: the switch's, written as it takes packets
+        final List<FabricSwitch.Arrival> outbox = new ArrayList<>(); // sent while ports run apart, till the exchange
 
         PortState(int lid, Consumer<Packet> rx, Simulator sim, long credits, long seed) {
             this.lid = lid; this.rx = rx; this.sim = sim; this.credits = credits;
@@ -74,7 +76,8 @@ public final class Fabric {
         this.portBuffer = profile.bytes("switch.port.buffer");
         this.cutThrough = cutThrough(profile, "switch.forwarding");
         this.cutThroughRx = cutThrough(profile, "link.receive");
-        if (portBuffer < mtu + 64) throw new IllegalArgumentException("switch.port.buffer " + portBuffer + " B must hold at least one MTU packet ("
+        if (portBuffer < mtu + 64) throw new IllegalArgumentException("switch.port.buffer " + portBuffer
+                + " B must hold at least one MTU packet ("
                 + (mtu + 64) + " B)");
         this.faults = faults;
         this.seed = seed;
@@ -114,7 +117,9 @@ public final class Fabric {
     public long lookahead() { return 2 * propagation + switchLatency; }
 
     /** Picoseconds to serialize {@code bytes} at the link rate (rounded up). */
-    public long serialization(int bytes) { return -Math.floorDiv(-(long) bytes * 8 * 1_000_000_000_000L, bitsPerSecond); }
+    public long serialization(int bytes) {
+        return -Math.floorDiv(-(long) bytes * 8 * 1_000_000_000_000L, bitsPerSecond);
+    }
 
     /** Sends {@code p} from port {@code p.slid()}. */
     public void send(Packet p) { send(p, 0, left -> { }); }
@@ -130,7 +135,8 @@ public final class Fabric {
      * bus), so the packet takes the longer of the two to leave.
      */
     public void send(Packet p, long feedPicos, LongConsumer left) {
-        if (p.slid() < 1 || p.slid() > ports.size()) throw new IllegalArgumentException("packet from unknown LID " + p.slid());
+        if (p.slid() < 1 || p.slid() > ports.size())
+            throw new IllegalArgumentException("packet from unknown LID " + p.slid());
         PortState s = ports.get(p.slid() - 1);
         s.txq.add(new Tx(p, feedPicos, left));
         if (s.txq.size() == 1) pump(s);
@@ -155,7 +161,8 @@ public final class Fabric {
             s.credits -= bytes;
             long start = Math.max(now, s.upFree), end = start + Math.max(serialization(bytes), t.feedPicos());
             s.upFree = end;
-            sw.arrive(new FabricSwitch.Arrival(t.p(), s.lid, s.sent++, start + propagation, end + propagation, bytes, fate(s), waited));
+            sw.arrive(new FabricSwitch.Arrival(t.p(), s.lid, s.sent++, start + propagation, end + propagation, bytes,
+                    fate(s), waited));
             t.left().accept(end);
         }
     }

@@ -1,8 +1,6 @@
 package nicsim.fabric;
 
-import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.List;
 import java.util.PriorityQueue;
 import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
@@ -33,8 +31,6 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     private final Fabric f;
     private final Simulator sim;
     private final PriorityQueue<Arrival> pending = new PriorityQueue<>(ORDER);
-    private final List<List<Arrival>> outboxes = new ArrayList<>(); // per port, while ports run apart
-    private final List<long[]> downFree = new ArrayList<>(); // per port: when its downlink is free
     private final Counters.Ref packets, bytes, waits, waitPicos, unroutable, dropped, corrupted, duplicated, reordered;
     private boolean apart;
 
@@ -60,14 +56,11 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     public boolean apart() { return apart; }
 
     /** From now on ports run apart in windows; {@link #exchange} moves packets between them. */
-    public void runApart() {
-        while (outboxes.size() < f.ports.size()) outboxes.add(new ArrayList<>()); // made here: ports add from their own threads
-        apart = true;
-    }
+    public void runApart() { apart = true; }
 
     void arrive(Arrival a) {
         if (apart) {
-            outboxes.get(a.srcLid() - 1).add(a); // only the sender's own thread touches its outbox
+            f.ports.get(a.srcLid() - 1).outbox.add(a); // only the sender's own thread touches its outbox
             return;
         }
         pending.add(a);
@@ -81,9 +74,9 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      * sooner than a window later.
      */
     @Override public void exchange(long windowStart) {
-        for (List<Arrival> box : outboxes) {
-            pending.addAll(box);
-            box.clear();
+        for (Fabric.PortState port : f.ports) {
+            pending.addAll(port.outbox);
+            port.outbox.clear();
         }
         takeUntil(windowStart + f.propagation);
     }
@@ -91,7 +84,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     /** The first window start whose exchange has a packet to act on. */
     @Override public long nextStart() {
         long t = pending.isEmpty() ? Long.MAX_VALUE : pending.peek().headAt();
-        for (List<Arrival> box : outboxes) for (Arrival a : box) t = Math.min(t, a.headAt());
+        for (Fabric.PortState port : f.ports) for (Arrival a : port.outbox) t = Math.min(t, a.headAt());
         return t == Long.MAX_VALUE ? t : t - f.propagation + 1;
     }
 
@@ -107,7 +100,8 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
             waits.inc();
             waitPicos.add(a.waited());
         }
-        long atSwitch = (f.cutThrough ? a.headAt() : a.tailAt()) + f.switchLatency, tailAtSwitch = a.tailAt() + f.switchLatency;
+        long atSwitch = (f.cutThrough ? a.headAt() : a.tailAt()) + f.switchLatency;
+        long tailAtSwitch = a.tailAt() + f.switchLatency;
         long freed; // when its bytes leave the switch's input buffer
         if (p.dlid() < 1 || p.dlid() > f.ports.size()) {
             unroutable.inc();
@@ -140,16 +134,16 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      * its headers are in, with the {@link Arrival} of its payload. Returns when its tail left.
      */
     private long forward(Packet p, long atSwitch, long tailAtSwitch, int bytes) {
-        while (downFree.size() < f.ports.size()) downFree.add(new long[1]);
-        long[] down = downFree.get(p.dlid() - 1);
-        long start = Math.max(atSwitch, down[0]), end = Math.max(start + f.serialization(bytes), tailAtSwitch);
-        down[0] = end;
+        Fabric.PortState dst = f.ports.get(p.dlid() - 1);
+        long start = Math.max(atSwitch, dst.downFree), end = Math.max(start + f.serialization(bytes), tailAtSwitch);
+        dst.downFree = end;
         long headersIn = start + f.serialization(p.headerBytes()) + f.propagation;
         long payloadIn = Math.max(headersIn, end - f.serialization(Packet.trailerBytes()) + f.propagation);
-        // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once it is whole
-        Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length)) : p;
-        Fabric.PortState dst = f.ports.get(p.dlid() - 1);
-        dst.downlink.schedule(f.cutThroughRx ? headersIn : end + f.propagation, Fabric.PRIORITY, () -> dst.rx.accept(delivered));
+        // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once whole
+        Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length))
+                : p;
+        dst.downlink.schedule(f.cutThroughRx ? headersIn : end + f.propagation, Fabric.PRIORITY,
+                () -> dst.rx.accept(delivered));
         return end;
     }
 }

@@ -39,7 +39,7 @@ public final class Windows implements AutoCloseable {
     private volatile Throwable failure;
     private long windowEnd; // written before generation, read after it
     private final int[] order; // partitions in the order threads take them
-    private final long[] cost; // each partition's wall time in the last window it ran (ns), written by the thread that ran it
+    private final long[] cost; // each partition's wall time (ns) in its last window, written by the thread that ran it
     private long now;
     private long windows;
 
@@ -57,8 +57,7 @@ public final class Windows implements AutoCloseable {
         this.order = java.util.stream.IntStream.range(0, this.parts.size()).toArray();
         this.cost = new long[this.parts.size()];
         for (int i = 1; i < this.threads; i++) {
-            int k = i;
-            Thread t = new Thread(() -> helper(k), "nicsim-partitions-" + i);
+            Thread t = new Thread(this::helper, "nicsim-partitions-" + i);
             t.setDaemon(true);
             helpers.add(t);
             t.start();
@@ -89,7 +88,8 @@ public final class Windows implements AutoCloseable {
         while (true) {
             long next = nextWork();
             if (next == Long.MAX_VALUE) break;
-            if (next > deadline) throw new IllegalStateException("still busy after " + limitPicos + " ps (next event at " + next + " ps)");
+            if (next > deadline) throw new IllegalStateException("still busy after " + limitPicos
+                    + " ps (next event at " + next + " ps)");
             window(Math.max(now, next), Long.MAX_VALUE - 1);
         }
         long end = now;
@@ -105,8 +105,10 @@ public final class Windows implements AutoCloseable {
         long deadline = Math.addExact(now, limitPicos);
         while (!done.getAsBoolean()) {
             long next = nextWork();
-            if (next == Long.MAX_VALUE) throw new IllegalStateException("simulation went idle at " + now + " ps before the condition held");
-            if (next > deadline) throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + now + " ps)");
+            if (next == Long.MAX_VALUE) throw new IllegalStateException("simulation went idle at " + now
+                    + " ps before the condition held");
+            if (next > deadline) throw new IllegalStateException("condition did not hold within " + limitPicos
+                    + " ps (now " + now + " ps)");
             window(Math.max(now, next), Long.MAX_VALUE - 1);
         }
     }
@@ -131,7 +133,11 @@ public final class Windows implements AutoCloseable {
             finished.set(0);
             generation++; // publishes windowEnd and the reset counters
             for (Thread h : helpers) LockSupport.unpark(h);
-            work(0, end);
+            try {
+                work(end);
+            } catch (Throwable t) {
+                failure = t; // the helpers stop taking partitions; the window ends when they are done
+            }
             while (finished.get() < helpers.size()) Thread.onSpinWait();
             Throwable f = failure;
             if (f != null) {
@@ -151,7 +157,7 @@ public final class Windows implements AutoCloseable {
      * of the last window first (so the threads finish together); which thread runs which changes nothing
      * in them.
      */
-    private void work(int k, long end) {
+    private void work(long end) {
         for (int i = nextPart.getAndIncrement(); i < order.length && failure == null; i = nextPart.getAndIncrement()) {
             int p = order[i];
             long t0 = System.nanoTime();
@@ -172,7 +178,7 @@ public final class Windows implements AutoCloseable {
         }
     }
 
-    private void helper(int k) {
+    private void helper() {
         long seen = 0;
         while (!closed) {
             int spins = 0;
@@ -183,7 +189,7 @@ public final class Windows implements AutoCloseable {
             if (closed) return;
             seen = generation;
             try {
-                work(k, windowEnd);
+                work(windowEnd);
             } catch (Throwable t) {
                 failure = t;
             } finally {

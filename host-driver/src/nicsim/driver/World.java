@@ -25,21 +25,23 @@ public final class World implements AutoCloseable {
     public final Profile profile;
     public final Fabric fabric;
     private final List<Host> hosts = new ArrayList<>();
-    private final long[] memoryWrites; // writes to each host's memory (each counted on its host's thread)
+    private long memoryWrites; // writes to every host's memory (in one simulator only)
     private final Runnable[] writeHooks; // per host: told of every write to its memory
-    private final List<MemoryWatch> watches = new ArrayList<>();
     private final List<Simulator> partitions = new ArrayList<>();
     private final Windows windows; // null: one simulator
     public final long seed;
 
-    public World(int nodes, Profile profile, long seed, Faults faults) { this(nodes, profile, seed, faults, i -> profile); }
+    public World(int nodes, Profile profile, long seed, Faults faults) {
+        this(nodes, profile, seed, faults, i -> profile);
+    }
 
     /**
      * As above with adapters that differ from node to node, as when two generations of card share a
      * fabric: node {@code i} gets {@code nodeProfile.apply(i)}; the fabric (links, switch) and the
      * workloads' host costs come from {@code profile}.
      */
-    public World(int nodes, Profile profile, long seed, Faults faults, java.util.function.IntFunction<Profile> nodeProfile) {
+    public World(int nodes, Profile profile, long seed, Faults faults,
+            java.util.function.IntFunction<Profile> nodeProfile) {
         this(nodes, profile, seed, faults, nodeProfile, 0);
     }
 
@@ -49,25 +51,21 @@ public final class World implements AutoCloseable {
         return new World(nodes, profile, seed, faults, i -> profile, threads);
     }
 
-    private World(int nodes, Profile profile, long seed, Faults faults, java.util.function.IntFunction<Profile> nodeProfile, int threads) {
+    private World(int nodes, Profile profile, long seed, Faults faults,
+            java.util.function.IntFunction<Profile> nodeProfile, int threads) {
         if (nodes < 1) throw new IllegalArgumentException("nodes " + nodes + " must be >= 1");
         this.profile = profile;
         this.seed = seed;
         this.sim = new Simulator(new nicsim.sim.Counters());
         this.fabric = new Fabric(sim, profile, faults, seed);
-        this.memoryWrites = new long[nodes];
         this.writeHooks = new Runnable[nodes];
         for (int i = 0; i < nodes; i++) {
             Simulator own = threads == 0 ? sim : new Simulator(sim.counters());
             Host h = new Host(i, own, nodeProfile.apply(i), fabric);
             int node = i;
-            if (threads == 0) h.memory.onWrite(() -> {
-                memoryWrites[node]++;
-                for (MemoryWatch m : watches) m.written[node] = true;
-                Runnable hook = writeHooks[node];
-                if (hook != null) hook.run();
-            });
-            else h.memory.onWrite(() -> { // apart, programs look between windows: no tally shared between threads
+            boolean tally = threads == 0; // apart, programs look between windows: no count shared between threads
+            h.memory.onWrite(() -> {
+                if (tally) memoryWrites++;
                 Runnable hook = writeHooks[node];
                 if (hook != null) hook.run();
             });
@@ -124,7 +122,9 @@ public final class World implements AutoCloseable {
     public void sync() { if (windows != null) windows.runUntil(now()); }
 
     /** Runs until nothing is left to happen; IllegalStateException if that takes more than {@code limitPicos}. */
-    public long runUntilIdle(long limitPicos) { return windows == null ? sim.runUntilIdle(limitPicos) : windows.runUntilIdle(limitPicos); }
+    public long runUntilIdle(long limitPicos) {
+        return windows == null ? sim.runUntilIdle(limitPicos) : windows.runUntilIdle(limitPicos);
+    }
 
     /**
      * Runs until {@code cond} holds, looking at it again only after some host's memory was written:
@@ -132,7 +132,9 @@ public final class World implements AutoCloseable {
      * changed finds nothing and costs nothing in simulated time. Same results as {@link #runUntil},
      * with far fewer looks.
      */
-    public void runUntilMemoryHolds(BooleanSupplier cond, long limitPicos) { lookOnWrites(cond, limitPicos, this::memoryVersion); }
+    public void runUntilMemoryHolds(BooleanSupplier cond, long limitPicos) {
+        lookOnWrites(cond, limitPicos, this::memoryVersion);
+    }
 
     /**
      * As {@link #runUntilMemoryHolds(BooleanSupplier, long)} for a program whose condition reads
@@ -167,45 +169,15 @@ public final class World implements AutoCloseable {
     /** One event more, unless the deadline has passed or nothing is left to happen. */
     private void step(long deadline, long limitPicos) {
         if (sim.now() >= deadline)
-            throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + sim.now() + " ps)");
+            throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + sim.now()
+                    + " ps)");
         // nothing left to happen: time may still pass (a program waiting on a timer of its own)
-        if (!sim.step()) throw new IllegalStateException("simulation went idle at " + sim.now() + " ps before the condition held");
+        if (!sim.step()) throw new IllegalStateException("simulation went idle at " + sim.now()
+                + " ps before the condition held");
     }
 
-    /** Writes to every host's memory. */
-    private long memoryVersion() {
-        long v = 0;
-        for (long w : memoryWrites) v += w;
-        return v;
-    }
-
-    /**
-     * Which hosts' memory was written since a program last looked, so that a program polling many
-     * hosts looks only at those written (a look costs the same with 2 nodes or 64). A new watch
-     * counts every host as written: it has looked at none.
-     */
-    public MemoryWatch watchMemory() {
-        MemoryWatch m = new MemoryWatch(hosts.size());
-        java.util.Arrays.fill(m.written, true);
-        watches.add(m);
-        return m;
-    }
-
-    /** See {@link #watchMemory()}. */
-    public static final class MemoryWatch {
-        private final boolean[] written; // one flag per host, each set on its host's thread
-
-        private MemoryWatch(int hosts) { written = new boolean[hosts]; }
-
-        /** The first host from {@code node} on whose memory was written since {@link #looked} at it; -1 if none. */
-        public int nextWritten(int node) {
-            for (int i = node; i < written.length; i++) if (written[i]) return i;
-            return -1;
-        }
-
-        /** The program has seen {@code node}'s memory as it is now. */
-        public void looked(int node) { written[node] = false; }
-    }
+    /** Writes to every host's memory (one tally, so a look costs the same with 2 nodes or 64). */
+    private long memoryVersion() { return memoryWrites; }
 
     /** Runs until {@code cond} holds; IllegalStateException if {@code limitPicos} pass first. */
     public void runUntil(BooleanSupplier cond, long limitPicos) {

@@ -28,7 +28,13 @@ final class PairClient {
     private boolean lookScheduled, looking;
 
     PairClient(World w, Workloads.Ep c, Workloads.Ep s, long size, int iters, int tx, int slots, int cqMod) {
-        this.c = c; this.s = s; this.size = size; this.iters = iters; this.tx = tx; this.slots = slots; this.cqMod = cqMod;
+        this.c = c;
+        this.s = s;
+        this.size = size;
+        this.iters = iters;
+        this.tx = tx;
+        this.slots = slots;
+        this.cqMod = cqMod;
         this.sim = w.host(c.node).sim;
         w.onMemoryWrite(c.node, this::written);
     }
@@ -57,8 +63,10 @@ final class PairClient {
             while (errors.isEmpty() && posted < iters && posted - completed < tx) {
                 long slot = (long) (posted % slots) * size;
                 boolean signaled = posted % cqMod == cqMod - 1 || posted == iters - 1;
-                c.qp().postSend(new SendWr().wrId(posted).opcode(WrOpcode.RDMA_WRITE).sendFlags(signaled ? SendFlags.SIGNALED : 0)
-                        .sgList(new Sge(c.buf.addr() + slot, (int) size, c.mr.lkey())).remoteAddr(s.buf.addr() + slot).rkey(s.mr.rkey()));
+                c.qp().postSend(new SendWr().wrId(posted).opcode(WrOpcode.RDMA_WRITE)
+                        .sendFlags(signaled ? SendFlags.SIGNALED : 0)
+                        .sgList(new Sge(c.buf.addr() + slot, (int) size, c.mr.lkey()))
+                        .remoteAddr(s.buf.addr() + slot).rkey(s.mr.rkey()));
                 posted++;
             }
         } finally {

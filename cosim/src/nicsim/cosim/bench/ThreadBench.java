@@ -32,8 +32,10 @@ public final class ThreadBench {
             long t0 = System.nanoTime();
             Result r = Workloads.run("pairs_write_bw", w, Options.defaults().withIters(iters), new PrintStream(text));
             double wall = (System.nanoTime() - t0) / 1e9;
-            if (!r.ok()) throw new IllegalStateException("pairs_write_bw on " + nodes + " nodes, " + threads + " threads: " + r.errors());
-            return new Run(nodes, threads, wall, w.windows(), text + r.rows().toString() + w.sim.counters().snapshot() + w.now());
+            if (!r.ok()) throw new IllegalStateException("pairs_write_bw on " + nodes + " nodes, " + threads
+                    + " threads: " + r.errors());
+            String fingerprint = text + r.rows().toString() + w.sim.counters().snapshot() + w.now();
+            return new Run(nodes, threads, wall, w.windows(), fingerprint);
         }
     }
 
@@ -43,7 +45,8 @@ public final class ThreadBench {
         for (int i = 0; i < runs; i++) {
             Run r = run(nodes, threads, iters);
             if (best != null && !best.fingerprint().equals(r.fingerprint()))
-                throw new IllegalStateException("pairs_write_bw on " + nodes + " nodes differs between two runs on " + threads + " threads");
+                throw new IllegalStateException("pairs_write_bw on " + nodes
+                        + " nodes differs between two runs on " + threads + " threads");
             if (best == null || r.wallSeconds() < best.wallSeconds()) best = r;
         }
         return best;

@@ -10,21 +10,6 @@ import org.junit.jupiter.api.Test;
 
 class WorldTest {
     @Test
-    void aMemoryWatchNamesTheHostsWrittenSinceTheProgramLooked() {
-        World w = new World(4, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
-        World.MemoryWatch watch = w.watchMemory();
-        for (int h = 0; h < 4; h++) { assertEquals(h, watch.nextWritten(h)); watch.looked(h); } // new: every host counts as written
-        assertEquals(-1, watch.nextWritten(0));
-        long a = w.host(3).allocPhysical(64, 64), b = w.host(1).allocPhysical(64, 64);
-        w.host(3).memory.write(a, new byte[]{1});
-        w.host(1).memory.write(b, new byte[]{2});
-        assertEquals(1, watch.nextWritten(0));
-        assertEquals(3, watch.nextWritten(2));
-        watch.looked(1);
-        assertEquals(3, watch.nextWritten(0));
-    }
-
-    @Test
     void aConditionOnSomeHostsIsLookedAtOnlyWhenTheirMemoryIsWritten() {
         World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
         w.runFor(1_000_000); // the adapters settle

@@ -16,12 +16,16 @@ class ApartTest {
     /** pairs_write_bw on 8 nodes: what it printed, its rows, every counter, and each server's buffer. */
     static List<String> run(int threads, String faults) {
         var p = Profiles.load("cx-gen3x16");
-        try (World w = threads == 0 ? new World(8, p, 5, Faults.parse(faults)) : World.apart(8, p, 5, Faults.parse(faults), threads)) {
+        try (World w = threads == 0 ? new World(8, p, 5, Faults.parse(faults)) : World.apart(8, p, 5,
+                Faults.parse(faults), threads)) {
             ByteArrayOutputStream text = new ByteArrayOutputStream();
-            Result r = Workloads.run("pairs_write_bw", w, Options.defaults().withIters(60).withSize(16384), new PrintStream(text));
+            Result r = Workloads.run("pairs_write_bw", w, Options.defaults().withIters(60).withSize(16384),
+                    new PrintStream(text));
             assertTrue(r.ok(), r.errors().toString());
-            List<String> out = new ArrayList<>(List.of(text.toString(), r.rows().toString(), w.sim.counters().snapshot().toString()));
-            for (int k = 1; k < 8; k += 2) out.add(java.util.Arrays.toString(w.host(k).memory.read(0x100000, 4096)).hashCode() + "");
+            List<String> out = new ArrayList<>(List.of(text.toString(), r.rows().toString(),
+                    w.sim.counters().snapshot().toString()));
+            for (int k = 1; k < 8; k += 2)
+                out.add(java.util.Arrays.toString(w.host(k).memory.read(0x100000, 4096)).hashCode() + "");
             out.add(w.isApart() ? "apart" : "together");
             return out;
         }
