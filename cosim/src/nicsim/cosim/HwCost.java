@@ -16,14 +16,16 @@ import nicsim.profile.Profile;
  * synthesized generically, with memories kept as memories (a bit-blasted 16K-entry table would
  * take minutes and count as flip-flops), then mapped to gates by ABC. Cells, flip-flops, memories
  * and their bits, and the longest path of logic between flip-flops, in gates; and, as an FPGA
- * estimate, the same logic mapped by ABC to 6-input LUTs (what a Xilinx or Intel fabric offers).
+ * estimate, Yosys's Xilinx 7-series flow ({@code synth_xilinx}): its LUTs and flip-flops, with each
+ * memory kept apart as a black box of the same ports (the flow would otherwise bit-blast the large
+ * tables into LUT RAM and flip-flops for minutes; their bits are counted apart, as above).
  */
 public final class HwCost {
     private HwCost() {}
 
     /** One block's figures, and the seconds Yosys took. */
     public record Cost(String block, String module, long cells, long flipFlops, int memories, long memoryBits,
-                       int depth, long luts, double seconds) {}
+                       int depth, long luts, long fpgaFlipFlops, double seconds) {}
 
     /** The cost of block {@code name} (BlockPairs' names: doorbell, wqe, mtt, cqe, dma) built for {@code profile}. */
     public static Cost of(Profile profile, String name) throws IOException, InterruptedException {
@@ -65,16 +67,34 @@ public final class HwCost {
      * naming {@code what} if it fails, with Yosys's first line and all it printed, or runs over 10 minutes.
      */
     static void yosys(Path dir, String script, String what) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder("yosys", "-q", "-p", script).redirectErrorStream(true);
-        if (dir != null) pb.directory(dir.toFile());
-        Process y = pb.start();
-        String out = new String(y.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!y.waitFor(10, TimeUnit.MINUTES)) {
-            y.destroyForcibly();
-            throw new IOException("yosys ran over 10 minutes on " + what);
+        start(dir, script, what).finish();
+    }
+
+    /** A Yosys run under way; its output goes to a scratch file, read if it fails. */
+    record Run(Process process, Path log, String what) {
+        void finish() throws IOException, InterruptedException {
+            try {
+                if (!process.waitFor(10, TimeUnit.MINUTES)) {
+                    process.destroyForcibly();
+                    throw new IOException("yosys ran over 10 minutes on " + what);
+                }
+                if (process.exitValue() != 0) {
+                    String out = Files.readString(log, StandardCharsets.UTF_8);
+                    throw new IOException("yosys failed on " + what + ": " + out.lines().findFirst().orElse("")
+                            + "\n" + out);
+                }
+            } finally {
+                Files.deleteIfExists(log);
+            }
         }
-        if (y.exitValue() != 0)
-            throw new IOException("yosys failed on " + what + ": " + out.lines().findFirst().orElse("") + "\n" + out);
+    }
+
+    static Run start(Path dir, String script, String what) throws IOException {
+        Path log = Files.createTempFile("nicsim-yosys-", ".log");
+        ProcessBuilder pb = new ProcessBuilder("yosys", "-q", "-p", script).redirectErrorStream(true)
+                .redirectOutput(log.toFile());
+        if (dir != null) pb.directory(dir.toFile());
+        return new Run(pb.start(), log, what);
     }
 
     /** Deletes a scratch folder and everything in it. */
@@ -94,18 +114,27 @@ public final class HwCost {
 
     /** Yosys on module {@code top}, whose Verilog is in {@code dir}. */
     private static Cost synthesize(String name, String top, Path dir) throws IOException, InterruptedException {
+        Files.writeString(dir.resolve("memory_box.v"), MEMORY_BOX);
+        String xilinx = "synth_xilinx -noiopad -family xc7 -top " + top;
         String script = String.join("; ",
                 "read_verilog " + dir.resolve(top + ".v"),
                 "synth -top " + top + " -run begin:fine", // up to the memories: they are kept as memories
                 "memory -nomap", "opt -fast",
                 "tee -q -o " + dir.resolve("mems.txt") + " dump t:$mem_v2",
-                "techmap", "opt -fast", "design -save logic", "abc -fast", "opt -fast",
+                "techmap", "opt -fast", "abc -fast", "opt -fast",
                 "tee -q -o " + dir.resolve("stat.txt") + " stat",
-                "tee -q -o " + dir.resolve("ltp.txt") + " ltp -noff",
-                "design -load logic", "abc -lut 6 -fast", "opt -fast", // the FPGA estimate
-                "tee -q -o " + dir.resolve("luts.txt") + " stat");
+                "tee -q -o " + dir.resolve("ltp.txt") + " ltp -noff");
+        String fpga = String.join("; ", "read_verilog " + dir.resolve(top + ".v"),
+                xilinx + " -run begin:map_memory", // the FPGA estimate, beside the generic run
+                "chtype -set nicsim_memory_box t:$mem_v2", "read_verilog -lib " + dir.resolve("memory_box.v"),
+                xilinx + " -run map_ffram:", "tee -q -o " + dir.resolve("luts.txt") + " stat");
         long t0 = System.nanoTime();
-        yosys(null, script, name + " (" + top + ")");
+        Run xc7 = start(null, fpga, name + " (" + top + ", synth_xilinx)");
+        try {
+            yosys(null, script, name + " (" + top + ")");
+        } finally {
+            xc7.finish();
+        }
         double seconds = (System.nanoTime() - t0) / 1e9;
         String stat = Files.readString(dir.resolve("stat.txt")), mems = Files.readString(dir.resolve("mems.txt"));
         long cells = number(stat, "Number of cells:\\s+(\\d+)"), ffs = 0, bits = 0;
@@ -119,10 +148,36 @@ public final class HwCost {
         }
         int depth = (int) number(Files.readString(dir.resolve("ltp.txt")), "\\(length=(\\d+)\\)");
         String lutStat = Files.readString(dir.resolve("luts.txt"));
-        Matcher lut = Pattern.compile("(?m)^\\s+\\$lut\\s+(\\d+)").matcher(lutStat);
-        long luts = lut.find() ? Long.parseLong(lut.group(1)) : 0;
-        return new Cost(name, top, cells, ffs, memories, bits, depth, luts, seconds);
+        return new Cost(name, top, cells, ffs, memories, bits, depth, sum(lutStat, "LUT\\d"), sum(lutStat, "FD\\w+"),
+                seconds);
     }
+
+    /** The sum of the counts of the cells whose type matches {@code type} in Yosys's {@code stat}. */
+    private static long sum(String stat, String type) {
+        Matcher m = Pattern.compile("(?m)^\\s+" + type + "\\s+(\\d+)$").matcher(stat);
+        long n = 0;
+        while (m.find()) n += Long.parseLong(m.group(1));
+        return n;
+    }
+
+    /**
+     * A black box with a Yosys memory's ports and parameters, which the Xilinx flow leaves alone: the
+     * logic around each memory is mapped, the memory itself is not.
+     */
+    private static final String MEMORY_BOX = """
+            (* blackbox *)
+            module nicsim_memory_box #(parameter MEMID = "", SIZE = 1, OFFSET = 0, ABITS = 1, WIDTH = 1, INIT = 0,
+                RD_PORTS = 1, RD_CLK_ENABLE = 0, RD_CLK_POLARITY = 0, RD_TRANSPARENCY_MASK = 0,
+                RD_COLLISION_X_MASK = 0, RD_WIDE_CONTINUATION = 0, RD_CE_OVER_SRST = 0, RD_ARST_VALUE = 0,
+                RD_SRST_VALUE = 0, RD_INIT_VALUE = 0, WR_PORTS = 1, WR_CLK_ENABLE = 0, WR_CLK_POLARITY = 0,
+                WR_PRIORITY_MASK = 0, WR_WIDE_CONTINUATION = 0) (
+                input [RD_PORTS-1:0] RD_CLK, input [RD_PORTS-1:0] RD_EN, input [RD_PORTS-1:0] RD_ARST,
+                input [RD_PORTS-1:0] RD_SRST, input [RD_PORTS*ABITS-1:0] RD_ADDR,
+                output [RD_PORTS*WIDTH-1:0] RD_DATA, input [WR_PORTS-1:0] WR_CLK,
+                input [WR_PORTS*WIDTH-1:0] WR_EN, input [WR_PORTS*ABITS-1:0] WR_ADDR,
+                input [WR_PORTS*WIDTH-1:0] WR_DATA);
+            endmodule
+            """;
 
     private static long number(String text, String regex) throws IOException {
         Matcher m = Pattern.compile(regex).matcher(text);

@@ -62,7 +62,8 @@ final class HwCommand implements Runnable {
     @Command(name = "cost", mixinStandardHelpOptions = true,
             description = "Synthesize each RTL block for the profile with Yosys (generic gates, memories kept as "
                     + "memories) and print its cells, flip-flops, memories and their bits, its longest logic path "
-                    + "in gates, and its logic as 6-input LUTs (an FPGA estimate).")
+                    + "in gates, and, as an FPGA estimate, its LUTs and flip-flops from Yosys's Xilinx 7-series flow "
+                    + "(synth_xilinx, memories kept apart).")
     static final class Cost implements Callable<Integer> {
         @Mixin
         ProfileOption profile = new ProfileOption();
@@ -77,12 +78,13 @@ final class HwCommand implements Runnable {
             for (String b : names) nicsim.cosim.BlockPairs.get(p, b); // an unknown name is refused before any synthesis
             System.out.printf("RTL blocks of profile %s, synthesized by Yosys (generic gates; memories kept as "
                     + "memories)%n", p.name());
-            System.out.printf("%-9s %-22s %10s %11s %9s %13s %11s %10s %9s%n", "block", "module", "cells", "flip-flops",
-                    "memories", "memory bits", "logic depth", "LUT6 est.", "yosys (s)");
+            System.out.printf("%-9s %-18s %9s %10s %8s %12s %6s %9s %9s %9s%n", "block", "module", "cells",
+                    "flip-flops", "memories", "memory bits", "depth", "xc7 LUTs", "xc7 FFs", "yosys (s)");
             for (String b : names) {
                 HwCost.Cost c = HwCost.of(p, b);
-                System.out.printf("%-9s %-22s %,10d %,11d %9d %,13d %11d %,10d %9.1f%n", c.block(), c.module(),
-                        c.cells(), c.flipFlops(), c.memories(), c.memoryBits(), c.depth(), c.luts(), c.seconds());
+                System.out.printf("%-9s %-18s %,9d %,10d %8d %,12d %6d %,9d %,9d %9.1f%n", c.block(), c.module(),
+                        c.cells(), c.flipFlops(), c.memories(), c.memoryBits(), c.depth(), c.luts(), c.fpgaFlipFlops(),
+                        c.seconds());
             }
             return 0;
         }

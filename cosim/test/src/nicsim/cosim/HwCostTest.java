@@ -14,7 +14,9 @@ class HwCostTest {
         HwCost.Cost small = HwCost.of(p, "mtt");
         assertEquals("MttWalker", small.module());
         assertTrue(small.cells() > 1000 && small.flipFlops() > 100 && small.depth() > 5, small.toString());
-        assertTrue(small.luts() > 100 && small.luts() < small.cells(), "6-input LUTs take fewer than gates: " + small);
+        assertTrue(small.luts() > 100 && small.luts() < small.cells(), "Xilinx LUTs take fewer than gates: " + small);
+        assertTrue(Math.abs(small.fpgaFlipFlops() - small.flipFlops()) < small.flipFlops() / 10,
+                "both flows keep the block's registers: " + small);
         assertEquals(3, small.memories(), "the mkey table, the translation cache and the KLM table stay memories: "
                 + small);
         int entries = p.countInt("mtt.cache.entries");
