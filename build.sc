@@ -23,10 +23,14 @@ trait NicsimJavac extends JavaModule {
 
 /** Settings shared by every Java module: release 17, warnings on, JUnit 5 tests beside the code. */
 trait NicsimJavaModule extends NicsimJavac {
+  /** System properties a module's tests need beyond the common ones (cosim's: where libnicsim was built). */
+  def testProperties: T[Seq[String]] = T { Seq.empty[String] }
+
   object test extends JavaTests with TestModule.Junit5 {
     // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (without it: ClassNotFoundException JupiterTestCollector$Builder)
     def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}", ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
-    def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.gc ++ NicsimJavaModule.simArgs(T.workspace, millModuleSegments.parts.head)
+    def forkArgs = T { Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.gc ++
+      NicsimJavaModule.simArgs(T.workspace, millModuleSegments.parts.head) ++ NicsimJavaModule.this.testProperties() }
   }
 }
 
@@ -124,6 +128,7 @@ object cosim extends NicsimJavaModule with PinScala {
     ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
   def mainClass = Some("nicsim.cosim.cli.Main")
   def forkArgs = Seq("-Xmx4g") ++ NicsimJavaModule.gc
+  override def testProperties = T { Seq(s"-Dnicsim.libnicsim=${libnicsim.build().path}") }
 }
 
 /**
@@ -164,5 +169,28 @@ object sweep extends NicsimJavac with PinScala {
     def runClasspath = T { super.runClasspath().filterNot(_.path.last.startsWith("slf4j-simple")) }
     // Spark's logging as quiet as on the command line
     def resources = T.sources(sweep.withSpark.millSourcePath / "resources")
+  }
+}
+
+/**
+ * libnicsim, the C driver on the adapter's PCI face, and its examples: built with the system's cc,
+ * warning-free (-Wall -Wextra -Werror), into libnicsim.a and one program per example. Mill keeps
+ * the result until a source changes (`./mill show libnicsim.build` prints where it is).
+ */
+object libnicsim extends Module {
+  def sources = T.sources(millSourcePath / "src", millSourcePath / "include", millSourcePath / "examples")
+  def build = T {
+    sources()
+    val flags = Seq("-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", s"-I${millSourcePath / "include"}")
+    val objects = for (c <- os.list(millSourcePath / "src") if c.ext == "c") yield {
+      val o = T.dest / s"${c.baseName}.o"
+      os.proc("cc", flags, "-fPIC", "-c", c, "-o", o).call()
+      o
+    }
+    val lib = T.dest / "libnicsim.a"
+    os.proc("ar", "rcs", lib, objects).call()
+    for (e <- os.list(millSourcePath / "examples") if e.ext == "c")
+      os.proc("cc", flags, e, lib, "-o", T.dest / e.baseName).call()
+    PathRef(T.dest)
   }
 }

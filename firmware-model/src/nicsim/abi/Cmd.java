@@ -58,7 +58,8 @@ public final class Cmd {
     public static final int OUT_HEADER_WORDS = 2;
 
     // --- opcodes
-    public static final int QUERY_HCA_CAP = 0x100, INIT_HCA = 0x102, CREATE_MKEY = 0x200, QUERY_MKEY = 0x201, DESTROY_MKEY = 0x202,
+    public static final int QUERY_HCA_CAP = 0x100, INIT_HCA = 0x102, TEARDOWN_HCA = 0x103, CREATE_MKEY = 0x200,
+            QUERY_MKEY = 0x201, DESTROY_MKEY = 0x202,
             ALLOC_MW = 0x203, DEALLOC_MW = 0x204,
             CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
             CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
@@ -69,7 +70,8 @@ public final class Cmd {
 
     public static String opcodeName(int op) {
         return switch (op) {
-            case QUERY_HCA_CAP -> "QUERY_HCA_CAP"; case INIT_HCA -> "INIT_HCA"; case CREATE_MKEY -> "CREATE_MKEY";
+            case QUERY_HCA_CAP -> "QUERY_HCA_CAP"; case INIT_HCA -> "INIT_HCA"; case TEARDOWN_HCA -> "TEARDOWN_HCA";
+            case CREATE_MKEY -> "CREATE_MKEY";
             case QUERY_MKEY -> "QUERY_MKEY"; case DESTROY_MKEY -> "DESTROY_MKEY"; case ALLOC_MW -> "ALLOC_MW"; case DEALLOC_MW -> "DEALLOC_MW"; case CREATE_CQ -> "CREATE_CQ";
             case DESTROY_CQ -> "DESTROY_CQ"; case CREATE_QP -> "CREATE_QP"; case DESTROY_QP -> "DESTROY_QP";
             case QUERY_QP -> "QUERY_QP"; case MODIFY_QP -> "MODIFY_QP"; case ALLOC_PD -> "ALLOC_PD"; case DEALLOC_PD -> "DEALLOC_PD";
@@ -158,7 +160,10 @@ public final class Cmd {
         BAD_TM_OP(Status.BAD_PARAM, "tag-list operation: an opcode that is not TAG_ADD, TAG_DEL or TAG_SYNC, or an SRQ that does not match tags"),
         TM_TOO_MANY_OPS(Status.EXCEED_LIM, "more tag-list operations outstanding than the SRQ's max_ops"),
         UMR_NOT_SUPPORTED(Status.BAD_PARAM, "indirect mkeys (UMR) are not offered by this adapter profile (no umr.klm.cycles)"),
-        OUT_OF_KLMS(Status.EXCEED_LIM, "the MttWalker's KLM table has no run of free entries that long (mtt.klm.entries)");
+        OUT_OF_KLMS(Status.EXCEED_LIM,
+                "the MttWalker's KLM table has no run of free entries that long (mtt.klm.entries)"),
+        OBJECTS_LEFT(Status.RESOURCE_BUSY, "objects still exist (the value: how many); destroy every QP, CQ, SRQ, "
+                + "mkey, window, PD, UAR, XRC domain and device memory first");
 
         public final Status status;
         public final String text;
@@ -177,14 +182,18 @@ public final class Cmd {
 
     /** What the adapter offers (QUERY_HCA_CAP). */
     public record HcaCap(long maxQp, long maxCq, long maxMkey, long maxPd, long maxUar, long maxQpWr, long maxCqe, long maxSge,
-                         long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize, long maxDm) {}
+                         long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize, long maxDm,
+                         long uarBase, long uarPageSize, long dmBase) {}
     public static final Layout<HcaCap> HCA_CAP = Layout.<HcaCap>builder("HcaCap")
             .field("maxQp", 32, HcaCap::maxQp).field("maxCq", 32, HcaCap::maxCq).field("maxMkey", 32, HcaCap::maxMkey)
             .field("maxPd", 32, HcaCap::maxPd).field("maxUar", 32, HcaCap::maxUar).field("maxQpWr", 32, HcaCap::maxQpWr)
             .field("maxCqe", 32, HcaCap::maxCqe).field("maxSge", 32, HcaCap::maxSge).field("maxInline", 32, HcaCap::maxInline)
             .field("maxMtu", 4, HcaCap::maxMtu).field("lid", 16, HcaCap::lid).field("maxRdAtomic", 8, HcaCap::maxRdAtomic)
             .field("maxMsgSize", 32, HcaCap::maxMsgSize).field("maxDm", 32, HcaCap::maxDm)
-            .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]));
+            .field("uarBase", 64, HcaCap::uarBase).field("uarPageSize", 32, HcaCap::uarPageSize)
+            .field("dmBase", 64, HcaCap::dmBase)
+            .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12],
+                    v[13], v[14], v[15], v[16]));
 
     /** ALLOC_DM: {@code length} bytes of device memory aligned to 2^{@code logAlign}; the output handle is their offset. */
     public record AllocDm(long length, long logAlign) {}

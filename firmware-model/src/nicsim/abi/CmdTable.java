@@ -26,6 +26,8 @@ public final class CmdTable {
                     "the adapter's limits and its port's LID; may run before INIT_HCA"),
             c(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, Cmd.EMPTY, "brings the adapter up, once: the async event queue (MSI-X "
                     + "vector 0), the MTT table, the QP and mkey context tables in host memory"),
+            c(Cmd.TEARDOWN_HCA, Cmd.EMPTY, Cmd.EMPTY, "takes the adapter down once the driver has destroyed every "
+                    + "object (OBJECTS_LEFT if not): INIT_HCA may run again, as when a driver is reloaded"),
             c(Cmd.ALLOC_UAR, Cmd.EMPTY, Cmd.HANDLE, "a UAR (doorbell) page of BAR0 for a context: its index"),
             c(Cmd.DEALLOC_UAR, Cmd.HANDLE, Cmd.EMPTY, "gives a UAR page back (UAR_IN_USE while a queue uses it)"),
             c(Cmd.ALLOC_PD, Cmd.EMPTY, Cmd.HANDLE, "a protection domain: its number"),

@@ -54,6 +54,9 @@ public final class OnChipMemory {
     }
 
     /** The length of the allocation at {@code offset}, or -1. */
+    /** Allocations not released. */
+    public int allocations() { return allocated.size(); }
+
     public long allocationAt(long offset) { return allocated.getOrDefault(offset, -1L); }
 
     public byte[] read(long offset, int length) { return java.util.Arrays.copyOfRange(bytes, (int) offset, (int) offset + length); }

@@ -50,6 +50,9 @@ final class Commands {
         this.pds = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_PDS, false);
     }
 
+    /** Whether INIT_HCA has run and no TEARDOWN_HCA since. */
+    boolean initialized() { return initialized; }
+
     /** {@link Cmd#REG_CMD_ERRORS}: register writes, command doorbells and entries refused before a command could run. */
     int errors() { return errors; }
 
@@ -143,6 +146,7 @@ final class Commands {
         return switch (opcode) {
             case Cmd.QUERY_HCA_CAP -> { in(Cmd.EMPTY, input); yield ok(Cmd.HCA_CAP, capabilities()); }
             case Cmd.INIT_HCA -> { init(in(Cmd.INIT_HCA_IN, input)); yield ok(); }
+            case Cmd.TEARDOWN_HCA -> { in(Cmd.EMPTY, input); teardown(); yield ok(); }
             case Cmd.ALLOC_UAR -> { in(Cmd.EMPTY, input); yield handle(uars.add(true)); }
             case Cmd.DEALLOC_UAR -> { deallocUar(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ALLOC_PD -> { in(Cmd.EMPTY, input); yield handle(pds.add(true)); }
@@ -234,7 +238,9 @@ final class Commands {
         int maxMtu = fw.fabric == null ? 4096 : fw.fabric.maxMtu();
         return new Cmd.HcaCap(maxQp - 1, fw.cqs.limit() - 1, fw.keys.limit() - 1, pds.limit() - 1, uars.limit() - 1, maxQpWr, maxCqe,
                 MAX_SGE, MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
-                fw.adapter.deviceMemory().size());
+                fw.adapter.deviceMemory().size(), fw.profile.bytes("doorbell.window.base"),
+                fw.profile.bytes("uar.page.size"),
+                fw.profile.has("dm.bar.offset") ? fw.profile.bytes("dm.bar.offset") : 0);
     }
 
     private void init(Cmd.InitHca h) {
@@ -248,6 +254,15 @@ final class Commands {
         fw.keys.mkcAddr = h.mkcAddr() == 0 ? -1 : h.mkcAddr();
         initialized = true;
         uars.put(0, true); // UAR 0 belongs to the driver itself
+    }
+
+    /** TEARDOWN_HCA: refused while any object lives; then the adapter waits for INIT_HCA again. */
+    private void teardown() {
+        long left = fw.qps.size() + fw.cqs.all().size() + fw.srqs.all().size() + fw.keys.live() + pds.all().size()
+                + (uars.all().size() - 1) + xrcds.all().size() + fw.adapter.deviceMemory().allocations();
+        if (left > 0) throw new CommandRefused(Cmd.Syndrome.OBJECTS_LEFT, left);
+        uars.remove(0);
+        initialized = false;
     }
 
     // ------------------------------------------------------------------ UARs and PDs

@@ -87,6 +87,12 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
 
     // the parts
     final Commands commands;
+
+    /** Whether the adapter is up: INIT_HCA ran, and no TEARDOWN_HCA since. */
+    public boolean initialized() { return commands.initialized(); }
+
+    /** Commands, doorbells and register writes refused as malformed ({@link Cmd#REG_CMD_ERRORS}). */
+    public int commandErrors() { return commands.errors(); }
     final MemoryKeys keys;
     final MttFill mttFill;
     final SqContexts sqContexts;

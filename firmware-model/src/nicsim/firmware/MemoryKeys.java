@@ -43,6 +43,9 @@ final class MemoryKeys {
     }
 
     private final Map<Long, Indirect> indirects = new HashMap<>();
+
+    /** Mkeys alive: regions, windows and indirect mkeys. */
+    int live() { return mkeys.all().size(); }
     /** The walker's KLM table entries in use. */
     private final java.util.BitSet klmUsed = new java.util.BitSet();
 

@@ -28,14 +28,16 @@ final class MttSpace {
     /** Rows given back, not yet free: {first row, count}. */
     private final java.util.ArrayList<long[]> quarantined = new java.util.ArrayList<>();
 
-    /** The table has {@code rows} rows, none used (INIT_HCA). */
+    /**
+     * The table has {@code rows} rows, none used (INIT_HCA). The indices go on from where they were:
+     * after a TEARDOWN_HCA the walker's cache still holds the last driver's translations by index.
+     */
     void reset(long rowCount) {
         this.rowCount = rowCount;
         rows = new FreeRanges(rowCount);
         runs.clear();
         sparseRows.clear();
         quarantined.clear();
-        next = 0;
         rowsUsed = 0;
     }
 

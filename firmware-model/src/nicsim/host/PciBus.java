@@ -113,6 +113,8 @@ public final class PciBus {
     public MsixTable msixTable(int function) { return msix.get(function); }
 
     // ---- configuration space (boot-time, modelled as immediate)
+    /** Function {@code function}'s configuration space, as the driver programmed it. */
+    public ConfigSpace configSpace(int function) { return fn(function).config(); }
     public int configRead32(int function, int offset) { return fn(function).config().read32(offset); }
     public void configWrite32(int function, int offset, int value) { fn(function).config().write32(offset, value); }
 

@@ -173,7 +173,7 @@ public final class DeviceManual {
     }
 
     /** The static int constants of {@code c} named {@code prefix}*, by name less the prefix, in declaration order. */
-    private static Map<String, Integer> constants(Class<?> c, String prefix) {
+    static Map<String, Integer> constants(Class<?> c, String prefix) {
         Map<String, Integer> out = new LinkedHashMap<>();
         for (Field f : c.getDeclaredFields()) {
             boolean named = f.getType() == int.class && f.getName().startsWith(prefix);
@@ -194,10 +194,13 @@ public final class DeviceManual {
         return table(List.of("value", "name"), rows);
     }
 
+    /** The CQE opcodes a driver meets, as {@link Cqe64} names them. */
+    static final List<String> CQE_OPCODES = List.of("REQ", "RESP_WR_IMM", "RESP_SEND", "RESP_SEND_IMM", "RESP_SEND_INV",
+            "REQ_ERR", "RESP_ERR", "INVALID");
+
     private static String cqeOpcodes() {
         List<List<String>> rows = new ArrayList<>();
-        for (String n : List.of("REQ", "RESP_WR_IMM", "RESP_SEND", "RESP_SEND_IMM", "RESP_SEND_INV", "REQ_ERR",
-                "RESP_ERR", "INVALID")) {
+        for (String n : CQE_OPCODES) {
             try {
                 rows.add(row(Integer.toString(Cqe64.class.getField(n).getInt(null)), n));
             } catch (ReflectiveOperationException e) {
@@ -237,7 +240,11 @@ public final class DeviceManual {
                 row("maxCqe", Long.toString(c.maxCqe())), row("maxSge", Long.toString(c.maxSge())),
                 row("maxInline", Long.toString(c.maxInline())), row("maxMtu (IB enum)", Long.toString(c.maxMtu())),
                 row("maxRdAtomic", Long.toString(c.maxRdAtomic())), row("maxMsgSize", Long.toString(c.maxMsgSize())),
-                row("maxDm", Long.toString(c.maxDm())), row("WQEBB, largest WQE", WqeLayout.WQEBB + " B, "
+                row("maxDm", Long.toString(c.maxDm())),
+                row("uarBase (BAR0 offset of UAR page 0)", "0x" + Long.toHexString(c.uarBase())),
+                row("uarPageSize", Long.toString(c.uarPageSize())),
+                row("dmBase (BAR0 offset of device memory)", "0x" + Long.toHexString(c.dmBase())),
+                row("WQEBB, largest WQE", WqeLayout.WQEBB + " B, "
                         + WqeLayout.MAX_WQEBBS + " WQEBBs")));
     }
 

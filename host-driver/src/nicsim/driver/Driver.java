@@ -283,7 +283,7 @@ public final class Driver {
     /** BAR0 offset of a UAR page's CQ doorbell. */
     public long cqDoorbell(int uar) { return uarPage(uar) + nicsim.abi.UarLayout.CQ_DOORBELL; }
 
-    private long uarPage(int uar) { return host.profile.bytes("doorbell.window.base") + (long) uar * host.profile.bytes("uar.page.size"); }
+    private long uarPage(int uar) { return caps.uarBase() + uar * caps.uarPageSize(); }
 
     /**
      * Calls {@code listener} with each async event as the driver takes it from the event queue

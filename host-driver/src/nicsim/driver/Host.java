@@ -48,6 +48,9 @@ public final class Host {
         return driver;
     }
 
+    /** Whether the Java driver has probed the adapter (another driver must then leave it alone). */
+    public boolean probed() { return driver != null; }
+
     /** Physical memory for the driver's own structures (rings, mailboxes), zeroed. */
     public long allocPhysical(long length, long alignment) { return memory.allocate(length, alignment); }
 

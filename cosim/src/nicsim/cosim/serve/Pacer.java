@@ -97,6 +97,7 @@ final class Pacer {
     private static boolean canGoOn(Collection<Program> programs, Map<Program, Long> spinners) {
         for (Program p : programs)
             for (Session s : p.sessions) if (s.waitSatisfied() || s.events.pending()) return true;
+        for (Program p : programs) for (PciDevice d : p.devices.values()) if (d.waitSatisfied()) return true;
         for (Map.Entry<Program, Long> e : spinners.entrySet()) if (e.getKey().memoryWrites() != e.getValue()) return true;
         return false;
     }
@@ -121,6 +122,12 @@ final class Pacer {
         int running = 0, inWait = 0;
         for (ProcThreads.Thread t : threads) {
             if (t.asleep()) {
+                PciDevice d = p.devices.get(t.readingFd());
+                if (d != null) { // a driver asleep on its device: in a WAIT or an MMIO read, or about to be answered
+                    if (!d.waiting()) return Activity.RUNS;
+                    inWait++;
+                    continue;
+                }
                 Session s = p.sessionOnSocket(t.readingFd());
                 // waiting for an RDMA CM event, as for an event file: away from verbs, unless one is there to read
                 var cmFile = s == null ? p.cmFiles.get(t.readingFd()) : null;

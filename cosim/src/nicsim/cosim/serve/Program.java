@@ -21,6 +21,8 @@ final class Program {
      * none waits for a CM event, on the simulation; one that has some is about to run.
      */
     final java.util.Map<Integer, java.util.function.BooleanSupplier> cmFiles = new java.util.HashMap<>(2);
+    /** The adapters it drives as PCI functions (libnicsim), by the number of the socket it reaches each through. */
+    final java.util.Map<Integer, PciDevice> devices = new java.util.HashMap<>(1);
     /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
     long lastRequestNanos = System.nanoTime();
     boolean answered;
@@ -58,16 +60,18 @@ final class Program {
     int openWaits() {
         int n = 0;
         for (Session s : sessions) if (s.waiting() != null) n++;
+        for (PciDevice d : devices.values()) if (d.waiting()) n++;
         return n;
     }
 
     /** Whether nothing of it is attached any more: no device context, no rdma_cm file. */
-    boolean detached() { return sessions.isEmpty() && cmFiles.isEmpty(); }
+    boolean detached() { return sessions.isEmpty() && cmFiles.isEmpty() && devices.isEmpty(); }
 
     /** DMA writes the adapters have made into the program's registered memory so far. */
     long memoryWrites() {
         long n = 0;
         for (Session s : sessions) n += s.memoryWrites();
+        for (PciDevice d : devices.values()) n += d.memoryWrites();
         return n;
     }
 

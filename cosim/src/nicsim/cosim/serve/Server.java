@@ -46,6 +46,7 @@ public final class Server implements AutoCloseable {
     private final Pacer pacer;
     private final Watchdog watchdog;
     private final RdmaCm cm;
+    private final PciFace pci;
     /** The programs attached, by process, and each connection's session (device context), its program and file. */
     private final Map<Integer, Program> programs = new LinkedHashMap<>();
     private final Map<Connection, End> ends = new HashMap<>();
@@ -78,6 +79,7 @@ public final class Server implements AutoCloseable {
         this.graceMillis = graceMillis;
         this.log = log;
         this.cm = new RdmaCm(world, log);
+        this.pci = new PciFace(world, log);
         this.pacer = new Pacer(world, graceMillis, cm);
         this.watchdog = new Watchdog(world, watchdogPicos, log);
         Files.createDirectories(socket.toAbsolutePath().getParent());
@@ -146,6 +148,10 @@ public final class Server implements AutoCloseable {
                     if (end.getValue().session().waiting() != null) end.getKey().send(new Wire.Out().u32(0).finish(Errno.EIO));
                     end.getKey().close();
                 }
+                for (Connection d : pci.connections()) {
+                    d.send(new Wire.Out().finish(Errno.EIO));
+                    d.close();
+                }
                 return;
             }
         }
@@ -158,6 +164,10 @@ public final class Server implements AutoCloseable {
         Connection c = r.from();
         End e = ends.get(c);
         Session s = e == null ? null : e.session();
+        if (pci.owns(c)) {
+            device(r);
+            return;
+        }
         if (r.op() == null) {
             if (r.body() != null) protocolError(c, s, "op " + r.rawOp() + ": " + new String(r.body()));
             else if (s != null) end(c, "exited");
@@ -174,6 +184,14 @@ public final class Server implements AutoCloseable {
                     case EVENTS -> eventFile(c, in, false);
                     case CHANNEL -> eventFile(c, in, true);
                     case CONTEXTS -> c.send(contexts().finish(0));
+                    case PCI_OPEN -> {
+                        try {
+                            c.send(pci.open(c, in, this::program).finish(0));
+                        } catch (VerbsException x) { // the driver only sees an errno: the log says why
+                            log.println("nicsim serve: PCI_OPEN refused: " + x.getMessage());
+                            throw x;
+                        }
+                    }
                     case CM_OPEN -> c.send(cm.open(c, in, this::program).finish(0));
                     case CM_EVENTS -> {
                         cm.events(c, in);
@@ -187,8 +205,8 @@ public final class Server implements AutoCloseable {
                             throw x;
                         }
                     }
-                    default -> throw new Wire.Malformed(
-                            "the first request must be HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS or CM_OPEN, not " + r.op());
+                    default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
+                            + "CONTEXTS, CM_OPEN or PCI_OPEN, not " + r.op());
                 }
                 return;
             }
@@ -214,6 +232,29 @@ public final class Server implements AutoCloseable {
         }
     }
 
+    /** A request of a driver on its PCI function, or the end of its connection. */
+    private void device(Request r) {
+        if (r.op() == null) {
+            if (r.body() != null) {
+                protocolErrors++;
+                log.println("nicsim serve: a driver broke the protocol (op " + r.rawOp() + ": " + new String(r.body())
+                        + "); disconnected");
+            }
+            pci.closed(r.from(), r.body() == null ? "closed" : "was disconnected from");
+            return;
+        }
+        requests++;
+        try {
+            pci.handle(r.from(), r.op(), new Wire.In(r.body()));
+        } catch (Wire.Malformed x) {
+            protocolErrors++;
+            r.from().send(new Wire.Out().finish(Errno.EPROTO));
+            log.println("nicsim serve: a driver broke the protocol (" + r.op() + ": " + x.getMessage()
+                    + "); disconnected");
+            pci.closed(r.from(), "was disconnected from");
+        }
+    }
+
     private static void refused(Connection c, End e, java.nio.ByteBuffer reply) {
         if (e != null) e.program().requested(false);
         c.send(reply);
@@ -226,6 +267,9 @@ public final class Server implements AutoCloseable {
         if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.." + (world.hosts().size() - 1) + ")");
+        if (pci.holds(node))
+            throw new VerbsException(Errno.EBUSY, "node " + node + "'s adapter is held by a driver through the PCI "
+                    + "face");
         Program p = program(pid, name);
         Session s = new Session(nextSession++, world.host(node), p, cmdFd,
                 domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))));
@@ -363,6 +407,7 @@ public final class Server implements AutoCloseable {
 
     /** Hands out what the open verbs got and the events that came; with {@code giveUp}, polls still empty are answered empty. */
     private void answerWaits(boolean giveUp) {
+        pci.answerWaits(giveUp);
         for (Session s : sessions()) {
             s.events.deliver();
             if (s.waiting() == null) continue;
@@ -406,6 +451,7 @@ public final class Server implements AutoCloseable {
         closed = true;
         for (Connection c : List.copyOf(ends.keySet())) end(c, "was detached when the simulator stopped");
         cm.close();
+        pci.close();
         transport.close();
         try {
             Files.deleteIfExists(socket);

@@ -140,6 +140,8 @@ final class Session implements AutoCloseable {
         return switch (op) {
             case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, CM_OPEN, CM_EVENTS, CM_CMD ->
                 throw new Wire.Malformed(op + " on a connection that is already a program's");
+            case PCI_OPEN, PCI_CONFIG_READ, PCI_CONFIG_WRITE, PCI_MMIO_READ, PCI_MMIO_WRITE, PCI_DMA_MAP, PCI_DMA_UNMAP,
+                 PCI_WAIT -> throw new Wire.Malformed(op + " on a libibverbs context, not a PCI function's connection");
             case QUERY_DEVICE -> queryDevice();
             case QUERY_PORT -> queryPort(in.u32("port"));
             case ALLOC_PD -> new Wire.Out().u32(add(ctx.allocPd()));

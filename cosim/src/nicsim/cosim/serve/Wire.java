@@ -28,7 +28,10 @@ public final class Wire {
         CREATE_QP, MODIFY_QP, QUERY_QP, DESTROY_QP, POST_SEND, POST_RECV, CREATE_AH, DESTROY_AH, CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ,
         DESTROY_SRQ, POST_SRQ_RECV, CHANNEL, TIME, EVENTS, OPEN_XRCD, CLOSE_XRCD, POST_SRQ_OPS, CREATE_MKEY, DESTROY_MKEY,
         ALLOC_MW, DEALLOC_MW, REREG_MR, ALLOC_DM, FREE_DM, MEMCPY_TO_DM, MEMCPY_FROM_DM, REG_DM_MR, JOIN, RESIZE_CQ,
-        ADVISE_MR, CONTEXTS, IMPORT_PD, IMPORT_MR, IMPORT_DM, CM_OPEN, CM_EVENTS, CM_CMD;
+        ADVISE_MR, CONTEXTS, IMPORT_PD, IMPORT_MR, IMPORT_DM, CM_OPEN, CM_EVENTS, CM_CMD,
+        // the PCI face (libnicsim): a driver's config, BAR, DMA-map and wait requests
+        PCI_OPEN, PCI_CONFIG_READ, PCI_CONFIG_WRITE, PCI_MMIO_READ, PCI_MMIO_WRITE, PCI_DMA_MAP, PCI_DMA_UNMAP,
+        PCI_WAIT;
 
         public int code() { return ordinal() + 1; }
 
@@ -42,6 +45,12 @@ public final class Wire {
         b.append("#ifndef NICSIM_WIRE_H\n#define NICSIM_WIRE_H\n#define NICSIM_WIRE_VERSION ").append(VERSION).append("u\nenum nicsim_op {\n");
         for (Op op : Op.values()) b.append("\tNICSIM_OP_").append(op).append(" = ").append(op.code()).append(",\n");
         return b.append("};\n#endif\n").toString();
+    }
+
+    /** Writes {@link #cHeader} to args[0] (default libnicsim/include/nicsim/wire.h, libnicsim's copy). */
+    public static void main(String[] args) throws java.io.IOException {
+        java.nio.file.Files.writeString(java.nio.file.Path.of(args.length > 0 ? args[0]
+                : "libnicsim/include/nicsim/wire.h"), cHeader());
     }
 
     /** A request's fields, read in order; a read past the end is a {@link Malformed}. */

@@ -39,7 +39,9 @@ class DeviceManualTest {
     void everyCommandTakesItsLayoutAndNoOtherIsExecuted() throws Exception {
         Driver d = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.NONE).host(0).driver();
         List<String> wrong = new ArrayList<>();
-        for (CmdTable.Command c : CmdTable.ALL) {
+        List<CmdTable.Command> all = new ArrayList<>(CmdTable.ALL); // TEARDOWN_HCA last: it takes the adapter down
+        all.sort(java.util.Comparator.comparing(c -> c.opcode() == Cmd.TEARDOWN_HCA));
+        for (CmdTable.Command c : all) {
             int in = Cmd.bytes(c.in()), out = Cmd.OUT_HEADER_WORDS * 8 + Cmd.bytes(c.out());
             int longer = syndrome(d.raw(c.opcode(), new byte[in + 8], out));
             if (longer != Cmd.Syndrome.BAD_INPUT_LENGTH.ordinal())
@@ -59,5 +61,22 @@ class DeviceManualTest {
                     f.getName() + " is executed but not in CmdTable");
         }
         assertEquals(Cmd.Syndrome.BAD_OPCODE.ordinal(), syndrome(d.raw(0x999, new byte[0], 64)));
+    }
+
+    @Test
+    void teardownWaitsForEveryObjectThenTheAdapterComesUpAgain() {
+        Driver d = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.NONE).host(0).driver();
+        long pd = BigEndian.get64(d.raw(Cmd.ALLOC_PD, new byte[0], 24), 16);
+        byte[] refused = d.raw(Cmd.TEARDOWN_HCA, new byte[0], 16);
+        assertEquals(Cmd.Syndrome.OBJECTS_LEFT.ordinal(), syndrome(refused));
+        assertEquals(1, BigEndian.get64(refused, 8), "one object left: the PD");
+        byte[] h = new byte[8];
+        BigEndian.put64(h, 0, pd);
+        assertEquals(0, syndrome(d.raw(Cmd.DEALLOC_PD, h, 16)));
+        assertEquals(0, syndrome(d.raw(Cmd.TEARDOWN_HCA, new byte[0], 16)));
+        assertEquals(Cmd.Syndrome.NOT_INITIALIZED.ordinal(), syndrome(d.raw(Cmd.ALLOC_PD, new byte[0], 24)));
+        byte[] init = Cmd.encode(Cmd.INIT_HCA_IN, new Cmd.InitHca(1 << 20, 4, 2 << 20, 1024, 0, 0));
+        assertEquals(0, syndrome(d.raw(Cmd.INIT_HCA, init, 16)), "a driver reloaded brings it up again");
+        assertEquals(0, syndrome(d.raw(Cmd.ALLOC_PD, new byte[0], 24)));
     }
 }

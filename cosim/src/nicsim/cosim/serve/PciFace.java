@@ -1,0 +1,116 @@
+package nicsim.cosim.serve;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiFunction;
+import nicsim.cosim.serve.Transport.Connection;
+import nicsim.driver.World;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
+
+/**
+ * The adapters offered as PCI functions to drivers in other processes (libnicsim): PCI_OPEN takes
+ * a node's function for the connection's process, and every later request on that connection is
+ * the driver's config, BAR, DMA-map or WAIT request ({@link PciDevice}). One driver per function;
+ * a function the Java driver probed (a libibverbs program attached to its node) is refused EBUSY,
+ * as is a libibverbs program on a node a driver holds. Runs on the simulator's thread only.
+ */
+final class PciFace implements AutoCloseable {
+    private final World world;
+    private final PrintStream log;
+    private final Map<Connection, PciDevice> devices = new HashMap<>();
+
+    PciFace(World world, PrintStream log) {
+        this.world = world;
+        this.log = log;
+    }
+
+    boolean owns(Connection c) { return devices.containsKey(c); }
+
+    /** Whether a driver holds node {@code node}'s function. */
+    boolean holds(int node) {
+        for (PciDevice d : devices.values()) if (d.host.index == node) return true;
+        return false;
+    }
+
+    /**
+     * PCI_OPEN (version, node, pid, the socket's number in the process, the program's path): the
+     * function's config space size, BAR0's size, its MSI-X vectors, and the platform's MSI address
+     * (where an MSI-X table entry must point for its message to be an interrupt).
+     */
+    Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs) throws IOException {
+        int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), fd = in.u32("socket fd");
+        String name = in.string("program");
+        if (version != Wire.VERSION)
+            throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
+        if (node < 0 || node >= world.hosts().size())
+            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
+                    + (world.hosts().size() - 1) + ")");
+        if (holds(node))
+            throw new VerbsException(Errno.EBUSY, "node " + node + "'s function is held by another driver");
+        Program p = programs.apply(pid, name);
+        PciDevice d = new PciDevice(world.host(node), p, fd);
+        devices.put(c, d);
+        p.devices.put(fd, d);
+        p.requested(false);
+        log.printf("nicsim serve: %s opened node %d's adapter as a PCI function%n", p, node);
+        var cs = world.host(node).bus.configSpace(0);
+        return new Wire.Out().u32(PciDevice.CONFIG_BYTES).u64(cs.barSize(0)).u32(cs.msixVectors())
+                .u64(world.host(node).profile.count("host.msi.address"));
+    }
+
+    /** A request on a driver's connection: answered now, later ({@link #answerWaits}), or not at all (posted). */
+    void handle(Connection c, Wire.Op op, Wire.In in) {
+        PciDevice d = devices.get(c);
+        Wire.Out out;
+        try {
+            out = d.handle(op, in);
+        } catch (VerbsException x) {
+            if (op == Wire.Op.PCI_MMIO_WRITE) { // posted: nobody waits for an answer, so the log says it
+                log.println("nicsim serve: " + d.program + "'s MMIO write refused: " + x.getMessage());
+                d.program.requested(false);
+                return;
+            }
+            d.program.requested(false);
+            d.answered();
+            c.send(new Wire.Out().finish(x.errno()));
+            log.println("nicsim serve: " + d.program + "'s " + op + " refused: " + x.getMessage());
+            return;
+        }
+        d.program.requested(out == null && d.waiting());
+        if (out != null) {
+            d.answered();
+            c.send(out.finish(0));
+        }
+    }
+
+    /** Answers each open request that can be (with {@code giveUp}: a WAIT as it stands, nothing being left to run). */
+    void answerWaits(boolean giveUp) {
+        for (Map.Entry<Connection, PciDevice> e : devices.entrySet()) {
+            Wire.Out out = e.getValue().answer(giveUp);
+            if (out != null) e.getKey().send(out.finish(0));
+        }
+    }
+
+    /** The driver's connection ended (it exited or closed the device): its mappings go. */
+    void closed(Connection c, String how) {
+        PciDevice d = devices.remove(c);
+        c.close();
+        if (d == null) return;
+        d.program.devices.remove(d.socketFd);
+        String summary = d.summary();
+        d.close();
+        log.printf("nicsim serve: %s %s its PCI function on node %d: %s%n", d.program, how, d.host.index, summary);
+    }
+
+    /** Every driver's connection, for a failing simulation to answer with EIO. */
+    List<Connection> connections() { return new ArrayList<>(devices.keySet()); }
+
+    @Override public void close() {
+        for (Connection c : connections()) closed(c, "was detached from");
+    }
+}

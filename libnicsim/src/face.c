@@ -1,0 +1,275 @@
+/*
+ * The PCI face: a driver's requests to the function `nicsim serve` offers (docs/device.md, "The
+ * PCI face"). Each request is u32 length (of what follows), u32 op, its fields; each answer u32
+ * length, u32 status (0 or an errno), its fields; little-endian. MMIO writes are posted and get
+ * no answer.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "nicsim-internal.h"
+#include "nicsim/wire.h"
+
+#define MAX_REQUEST 4096
+
+static int fail(int err) {
+	errno = err;
+	return -err;
+}
+
+struct req {
+	uint8_t b[MAX_REQUEST];
+	uint32_t n;
+};
+
+static void start(struct req *r, uint32_t op) {
+	r->n = 8;
+	memcpy(r->b + 4, &op, 4);
+}
+
+static void put32(struct req *r, uint32_t v) {
+	memcpy(r->b + r->n, &v, 4);
+	r->n += 4;
+}
+
+static void put64(struct req *r, uint64_t v) {
+	memcpy(r->b + r->n, &v, 8);
+	r->n += 8;
+}
+
+static int put_bytes(struct req *r, const void *p, uint32_t len) {
+	if (r->n + len > sizeof(r->b))
+		return -1;
+	memcpy(r->b + r->n, p, len);
+	r->n += len;
+	return 0;
+}
+
+static int full_write(int fd, const void *p, size_t n) {
+	const uint8_t *b = p;
+	while (n > 0) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return fail(EIO);
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int full_read(int fd, void *p, size_t n) {
+	uint8_t *b = p;
+	while (n > 0) {
+		ssize_t r = read(fd, b, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return fail(EIO);
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int send_req(struct nicsim_dev *d, struct req *r) {
+	uint32_t len = r->n - 4;
+	memcpy(r->b, &len, 4);
+	return full_write(d->fd, r->b, r->n);
+}
+
+/* Sends `r` and reads the answer's fields into `out` (exactly `want` bytes; NULL when none). */
+static int call(struct nicsim_dev *d, struct req *r, void *out, uint32_t want) {
+	uint32_t head[2];
+	int rc = send_req(d, r);
+	if (rc)
+		return rc;
+	if ((rc = full_read(d->fd, head, sizeof(head))))
+		return rc;
+	if (head[0] < 4 || head[0] - 4 > MAX_REQUEST)
+		return fail(EPROTO);
+	uint8_t body[MAX_REQUEST];
+	if ((rc = full_read(d->fd, body, head[0] - 4)))
+		return rc;
+	if (head[1])
+		return fail((int)head[1]);
+	if (head[0] - 4 < want)
+		return fail(EPROTO);
+	if (want)
+		memcpy(out, body, want);
+	return 0;
+}
+
+int nicsim_open(struct nicsim_dev **dev, int node) {
+	const char *path = getenv("NICSIM_SOCKET"), *env = getenv("NICSIM_NODE");
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (!path || strlen(path) >= sizeof(a.sun_path))
+		return fail(ENODEV);
+	if (node < 0)
+		node = env ? atoi(env) : 0;
+	struct nicsim_dev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return fail(ENOMEM);
+	strcpy(a.sun_path, path);
+	d->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (d->fd < 0 || connect(d->fd, (struct sockaddr *)&a, sizeof(a))) {
+		int err = errno;
+		if (d->fd >= 0)
+			close(d->fd);
+		free(d);
+		return fail(err);
+	}
+	/* the simulator reads our memory for DMA and sees where we wait (/proc/<pid>/mem, syscall) */
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	struct req r;
+	start(&r, NICSIM_OP_PCI_OPEN);
+	put32(&r, NICSIM_WIRE_VERSION);
+	put32(&r, (uint32_t)node);
+	put32(&r, (uint32_t)getpid());
+	put32(&r, (uint32_t)d->fd);
+	char name[256];
+	ssize_t n = readlink("/proc/self/exe", name, sizeof(name) - 1);
+	if (n < 0)
+		n = 0;
+	put32(&r, (uint32_t)n);
+	put_bytes(&r, name, (uint32_t)n);
+	struct __attribute__((packed)) { uint32_t config; uint64_t bar0; uint32_t vectors; uint64_t msi; } o;
+	int rc = call(d, &r, &o, sizeof(o));
+	if (rc) {
+		close(d->fd);
+		free(d);
+		return fail(-rc);
+	}
+	d->node = node;
+	d->bar0_size = o.bar0;
+	d->vectors = o.vectors;
+	d->msi_address = o.msi;
+	*dev = d;
+	return 0;
+}
+
+void nicsim_close(struct nicsim_dev *d) {
+	if (!d)
+		return;
+	nicsim_teardown(d);
+	close(d->fd);
+	free(d);
+}
+
+uint64_t nicsim_bar0_size(const struct nicsim_dev *d) { return d->bar0_size; }
+uint32_t nicsim_msix_vectors(const struct nicsim_dev *d) { return d->vectors; }
+uint64_t nicsim_msi_address(const struct nicsim_dev *d) { return d->msi_address; }
+
+int nicsim_config_read(struct nicsim_dev *d, uint32_t offset, uint32_t *value) {
+	struct req r;
+	start(&r, NICSIM_OP_PCI_CONFIG_READ);
+	put32(&r, offset);
+	return call(d, &r, value, 4);
+}
+
+int nicsim_config_write(struct nicsim_dev *d, uint32_t offset, uint32_t value) {
+	struct req r;
+	start(&r, NICSIM_OP_PCI_CONFIG_WRITE);
+	put32(&r, offset);
+	put32(&r, value);
+	return call(d, &r, NULL, 0);
+}
+
+int nicsim_mmio_write(struct nicsim_dev *d, uint64_t offset, const void *data, uint32_t len) {
+	struct req r;
+	start(&r, NICSIM_OP_PCI_MMIO_WRITE);
+	put32(&r, 0);
+	put64(&r, offset);
+	put32(&r, len);
+	if (put_bytes(&r, data, len))
+		return fail(EINVAL);
+	return send_req(d, &r);
+}
+
+int nicsim_mmio_read(struct nicsim_dev *d, uint64_t offset, void *data, uint32_t len) {
+	struct req r;
+	uint8_t out[12];
+	if (len != 4 && len != 8)
+		return fail(EINVAL);
+	start(&r, NICSIM_OP_PCI_MMIO_READ);
+	put32(&r, 0);
+	put64(&r, offset);
+	put32(&r, len);
+	int rc = call(d, &r, out, 4 + len);
+	if (rc)
+		return rc;
+	memcpy(data, out + 4, len);
+	uint32_t status;
+	memcpy(&status, out, 4);
+	return status ? fail(EIO) : 0;
+}
+
+int nicsim_dma_map(struct nicsim_dev *d, void *addr, uint64_t len, int writable, uint64_t *iova) {
+	struct req r;
+	start(&r, NICSIM_OP_PCI_DMA_MAP);
+	put64(&r, (uint64_t)(uintptr_t)addr);
+	put64(&r, len);
+	put32(&r, writable ? 1 : 0);
+	return call(d, &r, iova, 8);
+}
+
+int nicsim_dma_unmap(struct nicsim_dev *d, uint64_t iova) {
+	struct req r;
+	start(&r, NICSIM_OP_PCI_DMA_UNMAP);
+	put64(&r, iova);
+	return call(d, &r, NULL, 0);
+}
+
+void *nicsim_dma_alloc(struct nicsim_dev *d, uint64_t len, uint64_t *iova) {
+	long page = sysconf(_SC_PAGESIZE);
+	len = (len + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (nicsim_dma_map(d, p, len, 1, iova)) {
+		int err = errno;
+		munmap(p, len);
+		errno = err;
+		return NULL;
+	}
+	return p;
+}
+
+void nicsim_dma_free(struct nicsim_dev *d, void *addr, uint64_t len, uint64_t iova) {
+	long page = sysconf(_SC_PAGESIZE);
+	len = (len + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
+	nicsim_dma_unmap(d, iova);
+	munmap(addr, len);
+}
+
+int nicsim_wait(struct nicsim_dev *d, uint64_t picos, uint32_t *vectors, int max, uint64_t *now) {
+	struct req r;
+	uint32_t head[2];
+	start(&r, NICSIM_OP_PCI_WAIT);
+	put64(&r, picos);
+	int rc = send_req(d, &r);
+	if (rc || (rc = full_read(d->fd, head, sizeof(head))))
+		return rc;
+	if (head[0] < 16 || head[0] - 4 > MAX_REQUEST)
+		return fail(head[1] ? (int)head[1] : EPROTO);
+	uint8_t body[MAX_REQUEST];
+	if ((rc = full_read(d->fd, body, head[0] - 4)))
+		return rc;
+	if (head[1])
+		return fail((int)head[1]);
+	uint32_t n;
+	memcpy(&n, body + 8, 4);
+	if (now)
+		memcpy(now, body, 8);
+	for (uint32_t i = 0; i < n && (int)i < max && 12 + 4 * i + 4 <= head[0] - 4; i++)
+		memcpy(&vectors[i], body + 12 + 4 * i, 4);
+	return (int)n;
+}
