@@ -13,6 +13,7 @@
 
 #include "nicsim/device.h"
 #include "nicsim/nicsim.h"
+#include "nicsim/queues.h"
 
 #define LOG_RING 6 /* 64 WQEBBs a send queue, 64 receives, 64 CQEs */
 #define RECV_STRIDE 32
@@ -71,36 +72,6 @@ static void create_qp(struct qp *q, uint32_t pd, uint32_t cq, uint32_t uar) {
 	q->qpn = (uint32_t)cmd("CREATE_QP", NICSIM_CMD_CREATE_QP, in, NICSIM_CREATE_QP_IN_WORDS, 1);
 }
 
-/* RESET -> INIT -> RTR -> RTS, connected to `dest` on this adapter's own port. */
-static void connect_qp(const struct qp *q, uint32_t dest, uint32_t lid) {
-	static const uint32_t states[] = {NICSIM_QPS_INIT, NICSIM_QPS_RTR, NICSIM_QPS_RTS};
-	static const uint32_t masks[] = {
-		NICSIM_QP_ATTR_STATE | NICSIM_QP_ATTR_PKEY_INDEX | NICSIM_QP_ATTR_PORT | NICSIM_QP_ATTR_ACCESS_FLAGS,
-		NICSIM_QP_ATTR_STATE | NICSIM_QP_ATTR_AV | NICSIM_QP_ATTR_PATH_MTU | NICSIM_QP_ATTR_DEST_QPN |
-			NICSIM_QP_ATTR_RQ_PSN | NICSIM_QP_ATTR_MAX_DEST_RD_ATOMIC | NICSIM_QP_ATTR_MIN_RNR_TIMER,
-		NICSIM_QP_ATTR_STATE | NICSIM_QP_ATTR_TIMEOUT | NICSIM_QP_ATTR_RETRY_CNT | NICSIM_QP_ATTR_RNR_RETRY |
-			NICSIM_QP_ATTR_SQ_PSN | NICSIM_QP_ATTR_MAX_QP_RD_ATOMIC};
-	for (int i = 0; i < 3; i++) {
-		uint64_t in[NICSIM_MODIFY_QP_IN_WORDS] = {0};
-		in[NICSIM_MODIFY_QP_IN_QPN] = q->qpn;
-		in[NICSIM_MODIFY_QP_IN_MASK] = masks[i];
-		in[NICSIM_MODIFY_QP_IN_CUR_STATE] = i == 0 ? NICSIM_QPS_RESET : states[i - 1];
-		in[NICSIM_MODIFY_QP_IN_STATE] = states[i];
-		in[NICSIM_MODIFY_QP_IN_ACCESS] = NICSIM_ACCESS_LOCAL_WRITE;
-		in[NICSIM_MODIFY_QP_IN_PATH_MTU] = 3; /* 1024 */
-		in[NICSIM_MODIFY_QP_IN_DEST_QPN] = dest;
-		in[NICSIM_MODIFY_QP_IN_DLID] = lid;
-		in[NICSIM_MODIFY_QP_IN_TIMEOUT] = 14;
-		in[NICSIM_MODIFY_QP_IN_RETRY_CNT] = 7;
-		in[NICSIM_MODIFY_QP_IN_RNR_RETRY] = 7;
-		in[NICSIM_MODIFY_QP_IN_MIN_RNR_TIMER] = 12;
-		in[NICSIM_MODIFY_QP_IN_MAX_RD_ATOMIC] = 1;
-		in[NICSIM_MODIFY_QP_IN_MAX_DEST_RD_ATOMIC] = 1;
-		in[NICSIM_MODIFY_QP_IN_PORT] = 1;
-		cmd("MODIFY_QP", NICSIM_CMD_MODIFY_QP, in, NICSIM_MODIFY_QP_IN_WORDS, 0);
-	}
-}
-
 /* A 16-byte data segment: byte count, lkey, address. */
 static void data_seg(uint8_t *s, uint32_t len, uint32_t lkey, uint64_t addr) {
 	nicsim_put32(s, len);
@@ -150,11 +121,22 @@ int main(int argc, char **argv) {
 	cqin[NICSIM_CREATE_CQ_IN_DBREC] = cq_db_iova;
 	uint32_t cqn = (uint32_t)cmd("CREATE_CQ", NICSIM_CMD_CREATE_CQ, cqin, NICSIM_CREATE_CQ_IN_WORDS, 1);
 
+	/* MSI-X vector 1 for the CQ: its table entry (little-endian address, data, control), then the arm:
+	 * (sn << 28 | cmd | ci) and the CQN, big-endian, to the UAR page's CQ doorbell */
+	uint32_t msix[4] = {(uint32_t)nicsim_msi_address(dev), (uint32_t)(nicsim_msi_address(dev) >> 32), 1, 0};
+	uint8_t arm[8];
+	nicsim_put32(arm, 0 << 28 | 0 | 0);
+	nicsim_put32(arm + 4, cqn);
+	if ((rc = nicsim_mmio_write(dev, NICSIM_REG_MSIX_TABLE + 16, msix, sizeof(msix))) ||
+	    (rc = nicsim_mmio_write(dev, nicsim_uar_offset(dev, uar) + NICSIM_UAR_CQ_DOORBELL, arm, 8)))
+		die("arming the CQ", rc);
+
 	struct qp a, b;
 	create_qp(&a, pd, cqn, uar);
 	create_qp(&b, pd, cqn, uar);
-	connect_qp(&a, b.qpn, caps->lid);
-	connect_qp(&b, a.qpn, caps->lid);
+	/* RESET -> INIT -> RTR -> RTS: three MODIFY_QP commands each, to each other on this adapter's port */
+	if ((rc = nicsim_rc_connect(dev, a.qpn, b.qpn, caps->lid)) || (rc = nicsim_rc_connect(dev, b.qpn, a.qpn, caps->lid)))
+		die("MODIFY_QP", rc);
 	printf("CQ %u, QPs %u -> %u, lkey 0x%x\n", cqn, a.qpn, b.qpn, lkey);
 
 	/* b's receive: one data segment into the second page, then its counter in the doorbell record */
@@ -179,7 +161,7 @@ int main(int argc, char **argv) {
 
 	/* two completions: the send's and the receive's */
 	uint64_t now = 0;
-	int seen = 0, got_send = 0, got_recv = 0;
+	int seen = 0, got_send = 0, got_recv = 0, interrupts = 0;
 	uint32_t vectors[8], bytes = 0;
 	while (seen < 2) {
 		uint8_t *cqe = cqes + 64 * (seen & ((1 << LOG_RING) - 1));
@@ -187,6 +169,9 @@ int main(int argc, char **argv) {
 		if ((own & 1) != ((seen >> LOG_RING) & 1) || own >> 4 == NICSIM_CQE_INVALID) {
 			if ((rc = nicsim_wait(dev, 1000000000ull, vectors, 8, &now)) < 0)
 				die("waiting", rc);
+			for (int i = 0; i < rc && i < 8; i++)
+				if (vectors[i] == 1 && !interrupts++)
+					printf("interrupt: the CQ's vector 1 at %.3f us simulated\n", now / 1e6);
 			if (now > 10000000000000ull) {
 				fprintf(stderr, "raw-send: no completion after 10 simulated seconds\n");
 				return 1;

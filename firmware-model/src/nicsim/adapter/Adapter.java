@@ -81,6 +81,8 @@ public final class Adapter implements PciFunction, Clocked {
     private final ArrayDeque<QueueTableWrite> tableIn = new ArrayDeque<>();
     private final ArrayDeque<SqConfig> sqIn = new ArrayDeque<>();
     private final List<Object> errors = new ArrayList<>();
+    /** The simulated time each of {@link #errors} was found at. */
+    private final List<Long> errorTimes = new ArrayList<>();
     private final List<byte[]> partial = new ArrayList<>();
     /** Per send queue, for the timeline: decoded doorbells {producer, time} and fetches {first WQEBB, count, time}. */
     private final java.util.Map<Long, ArrayDeque<long[]>> doorbellsSeen = new java.util.HashMap<>();
@@ -188,7 +190,18 @@ public final class Adapter implements PciFunction, Clocked {
     public PciPort port() { return port; }
 
     /** Records a problem the adapter refused or could not handle (see {@link #errors()}). */
-    public void report(Object problem) { errors.add(problem); }
+    public void report(Object problem) { problem(problem); }
+
+    private void problem(Object p) {
+        errors.add(p);
+        errorTimes.add(sim.now());
+    }
+
+    /** The simulated time, in ps, at which {@code errors().get(i)} was found. */
+    public long errorTime(int i) { return errorTimes.get(i); }
+
+    /** How many problems have been found so far. */
+    public int errorCount() { return errors.size(); }
 
     /** Firmware: writes an mkey context into the MttWalker's table. */
     public void mkeyWrite(MttPorts.MkeyContext c) { mkeyIn.add(c); queued(); }
@@ -348,7 +361,7 @@ public final class Adapter implements PciFunction, Clocked {
             firmware.mmioWrite(offset, data); // the initialization page: the command interface
         } else {
             core.counters().counter("Adapter.mmio_outside_doorbell_window").inc();
-            errors.add(String.format("MMIO write of %d bytes at BAR0+0x%x: no register there", data.length, offset));
+            problem(String.format("MMIO write of %d bytes at BAR0+0x%x: no register there", data.length, offset));
         }
     }
 
@@ -456,10 +469,10 @@ public final class Adapter implements PciFunction, Clocked {
             if (seen != null) seen.add(new long[]{m.index(), sim.now()});
             if (m.kind() != DoorbellMsg.Kind.CQ_ARM.ordinal()) firmware.onDoorbell(m.qpn(), (int) m.index());
         }
-        if (decoder.error().valid()) errors.add(decoder.error().payload());
+        if (decoder.error().valid()) problem(decoder.error().payload());
         if (fetcher.error().valid()) {
             WqeError e = fetcher.error().payload();
-            errors.add(e);
+            problem(e);
             firmware.onWqeError(e);
         }
         if (fetcher.dropped().valid()) {
@@ -492,10 +505,10 @@ public final class Adapter implements PciFunction, Clocked {
         }
         if (cqeWriter.error().valid()) {
             settle.refused();
-            errors.add(cqeWriter.error().payload());
+            problem(cqeWriter.error().payload());
             firmware.onCqError(cqeWriter.error().payload().cqn(), cqeWriter.error().payload().reason());
         }
-        if (cqeWriter.dropped().valid()) errors.add("CQ arm for an unconfigured CQ: " + cqeWriter.dropped().payload());
+        if (cqeWriter.dropped().valid()) problem("CQ arm for an unconfigured CQ: " + cqeWriter.dropped().payload());
         if (cqeWriter.event().valid()) pendingMsix.add(cqeWriter.event().payload().vector());
         if (cqeWriter.write().fire()) {
             CqePorts.Write64 w = cqeWriter.write().payload();
@@ -504,7 +517,8 @@ public final class Adapter implements PciFunction, Clocked {
             stamp(entry);
             port.dmaWrite(w.addr(), entry, r -> {
                 settle.written(cqn);
-                if (r.status() != nicsim.host.PciPort.DmaStatus.OK) errors.add(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
+                if (r.status() != nicsim.host.PciPort.DmaStatus.OK)
+                    problem(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
                 else if (tracingWqe()) { // the WQE's last stage: its CQE is in host memory
                     Cqe64.View v = Cqe64.parse(entry);
                     if (v.opcode() == Cqe64.REQ || v.opcode() == Cqe64.REQ_ERR)

@@ -53,6 +53,11 @@ final class ServeCommand implements Callable<Integer> {
                     + "0: never (default: ${DEFAULT-VALUE})")
     long watchdogMillis;
 
+    @Option(names = "--strict", description = "stop a C driver on the PCI face (libnicsim) at the first violation the "
+            + "device sees (a doorbell for no queue, a malformed WQE, a write to no register...), with its report; "
+            + "otherwise the device goes on as silicon would, and the log has each report")
+    boolean strict;
+
     @Override public Integer call() throws Exception {
         if (nodes < 1 || nodes > 64) throw new IllegalArgumentException("--nodes " + nodes + " must be 1..64");
         if (graceMillis < 1) throw new IllegalArgumentException("--grace-ms " + graceMillis + " must be >= 1");
@@ -66,7 +71,8 @@ final class ServeCommand implements Callable<Integer> {
         }));
         try (Cluster cluster = Cluster.builder().nodes(nodes).profile(profile.load()).seed(seed).faults(Faults.parse(faults))
                 .rtl(Observe.rtlBlocks(rtl)).ownRtl(Observe.ownRtl(rtl)).build();
-             Server server = new Server(cluster.world(), sock, graceMillis, watchdogMillis * 1_000_000_000L, System.out)) {
+             Server server = new Server(cluster.world(), sock, graceMillis, watchdogMillis * 1_000_000_000L, System.out)
+                     .strict(strict)) {
             if (timeline != null) Observe.recordTimeline(cluster.world().sim.trace());
             VcdWriter vcd = wave != null ? Observe.wave(cluster.world().host(0).adapter, wave) : null;
             System.out.printf("nicsim serve: %d nodes on %s%s, listening on %s%n", nodes, cluster.profile().name(),

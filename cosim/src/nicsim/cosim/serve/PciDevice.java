@@ -40,6 +40,10 @@ final class PciDevice implements AutoCloseable {
     private long writesSeen;
     /** The adapter's count of refused commands and register writes when the driver opened it. */
     private final int errorsAtOpen;
+    /** The adapter's problems and the bus's unsupported requests already told; the driver's own refused writes. */
+    private int problemsTold, unsupportedTold;
+    private final List<String> refusedWrites = new ArrayList<>();
+    private long violations;
 
     /** A request left open: a WAIT until {@code deadline}, or an MMIO read whose answer is {@code reply} once set. */
     private static final class Open {
@@ -62,6 +66,8 @@ final class PciDevice implements AutoCloseable {
         this.socketFd = socketFd;
         this.memory = new ProcMemory(program.pid);
         this.errorsAtOpen = host.firmware.commandErrors();
+        this.problemsTold = host.adapter.errorCount();
+        this.unsupportedTold = host.bus.unsupportedRequests().size();
         host.bus.onInterrupt((address, data) -> {
             interrupts.add(data);
             interruptsRaised++;
@@ -153,6 +159,30 @@ final class PciDevice implements AutoCloseable {
         host.freePhysical(iova, length);
     }
 
+    /** A posted write of the driver's that reached nothing (no answer can say so): told as a violation. */
+    void refusedWrite(String why) {
+        refusedWrites.add(String.format("at %.3f us: MMIO write refused: %s", us(host.sim.now()), why));
+    }
+
+    private static double us(long picos) { return picos / 1e6; }
+
+    /**
+     * What the device found wrong since last asked, each with its simulated time: the driver's refused
+     * writes, the adapter's reports (a doorbell for no queue, a malformed WQE or command, a CQE it
+     * could not write...), and requests that hit nothing on the bus.
+     */
+    List<String> newViolations() {
+        List<String> out = new ArrayList<>(refusedWrites);
+        refusedWrites.clear();
+        for (int n = host.adapter.errorCount(); problemsTold < n; problemsTold++)
+            out.add(String.format("at %.3f us: %s", us(host.adapter.errorTime(problemsTold)),
+                    host.adapter.errors().get(problemsTold)));
+        var ur = host.bus.unsupportedRequests();
+        for (; unsupportedTold < ur.size(); unsupportedTold++) out.add(ur.get(unsupportedTold).toString());
+        violations += out.size();
+        return out;
+    }
+
     /** Whether a request is left open. */
     boolean waiting() { return open != null; }
 
@@ -197,6 +227,7 @@ final class PciDevice implements AutoCloseable {
         StringBuilder b = new StringBuilder(String.format("%d requests, %d MMIO writes, %d MMIO reads, %d interrupts, "
                 + "%d DMA maps left", requests, mmioWrites, mmioReads, interruptsRaised, maps.size()));
         int refused = host.firmware.commandErrors() - errorsAtOpen;
+        if (violations > 0) b.append("; ").append(violations).append(" violations (the log has each)");
         if (refused > 0)
             b.append("; the adapter refused ").append(refused).append(" malformed commands or register writes");
         if (memory.failures() > 0)

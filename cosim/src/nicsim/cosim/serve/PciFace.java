@@ -23,6 +23,8 @@ final class PciFace implements AutoCloseable {
     private final World world;
     private final PrintStream log;
     private final Map<Connection, PciDevice> devices = new HashMap<>();
+    /** serve --strict: a driver is stopped at its first violation. */
+    volatile boolean strict;
 
     PciFace(World world, PrintStream log) {
         this.world = world;
@@ -70,9 +72,10 @@ final class PciFace implements AutoCloseable {
         try {
             out = d.handle(op, in);
         } catch (VerbsException x) {
-            if (op == Wire.Op.PCI_MMIO_WRITE) { // posted: nobody waits for an answer, so the log says it
-                log.println("nicsim serve: " + d.program + "'s MMIO write refused: " + x.getMessage());
+            if (op == Wire.Op.PCI_MMIO_WRITE) { // posted: nobody waits for an answer; it is a violation
+                d.refusedWrite(x.getMessage());
                 d.program.requested(false);
+                tell(c, d);
                 return;
             }
             d.program.requested(false);
@@ -88,29 +91,46 @@ final class PciFace implements AutoCloseable {
         }
     }
 
+    /**
+     * Tells the log what the device found wrong in driver {@code d}'s doing since last told; under
+     * --strict, stops the driver at the first (its connection closes: its next call fails). Whether
+     * it was stopped.
+     */
+    private boolean tell(Connection c, PciDevice d) {
+        List<String> v = d.newViolations();
+        for (String line : v)
+            log.printf("nicsim serve: %s, node %d: the device reports %s%n", d.program, d.host.index, line);
+        if (v.isEmpty() || !strict) return false;
+        closed(c, "was stopped at its first violation (--strict)");
+        return true;
+    }
+
     /** Answers each open request that can be (with {@code giveUp}: a WAIT as it stands, nothing being left to run). */
     void answerWaits(boolean giveUp) {
-        for (Map.Entry<Connection, PciDevice> e : devices.entrySet()) {
+        for (Map.Entry<Connection, PciDevice> e : new ArrayList<>(devices.entrySet())) {
+            if (tell(e.getKey(), e.getValue())) continue;
             Wire.Out out = e.getValue().answer(giveUp);
             if (out != null) e.getKey().send(out.finish(0));
         }
     }
 
-    /** The driver's connection ended (it exited or closed the device): its mappings go. */
+    /** The driver's connection ended ({@code how}: it closed its PCI function...): its mappings go. */
     void closed(Connection c, String how) {
         PciDevice d = devices.remove(c);
         c.close();
         if (d == null) return;
         d.program.devices.remove(d.socketFd);
+        for (String line : d.newViolations())
+            log.printf("nicsim serve: %s, node %d: the device reports %s%n", d.program, d.host.index, line);
         String summary = d.summary();
         d.close();
-        log.printf("nicsim serve: %s %s its PCI function on node %d: %s%n", d.program, how, d.host.index, summary);
+        log.printf("nicsim serve: %s %s on node %d: %s%n", d.program, how, d.host.index, summary);
     }
 
     /** Every driver's connection, for a failing simulation to answer with EIO. */
     List<Connection> connections() { return new ArrayList<>(devices.keySet()); }
 
     @Override public void close() {
-        for (Connection c : connections()) closed(c, "was detached from");
+        for (Connection c : connections()) closed(c, "was detached from its PCI function");
     }
 }

@@ -97,6 +97,12 @@ public final class Server implements AutoCloseable {
 
     public Path socket() { return socket; }
 
+    /** With {@code on}, a driver on the PCI face is stopped at the first violation the device sees (serve --strict). */
+    public Server strict(boolean on) {
+        pci.strict = on;
+        return this;
+    }
+
     /** The nodes' IP addresses and names, as /etc/hosts lines (attach adds them to the program's). */
     private String hostsLines() {
         StringBuilder b = new StringBuilder("# nicsim serve's nodes (RDMA CM addresses)\n");
@@ -123,7 +129,8 @@ public final class Server implements AutoCloseable {
         while (!stop.getAsBoolean() && !closed) {
             Request r;
             try {
-                long wait = ends.isEmpty() ? 50_000 : quietRounds < 8 ? LOOK_MICROS : IDLE_MICROS;
+                boolean none = ends.isEmpty() && pci.connections().isEmpty();
+                long wait = none ? 50_000 : quietRounds < 8 ? LOOK_MICROS : IDLE_MICROS;
                 r = inbox.poll(wait, TimeUnit.MICROSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -240,7 +247,8 @@ public final class Server implements AutoCloseable {
                 log.println("nicsim serve: a driver broke the protocol (op " + r.rawOp() + ": " + new String(r.body())
                         + "); disconnected");
             }
-            pci.closed(r.from(), r.body() == null ? "closed" : "was disconnected from");
+            pci.closed(r.from(), r.body() == null ? "closed its PCI function"
+                    : "was disconnected from its PCI function");
             return;
         }
         requests++;
@@ -251,7 +259,7 @@ public final class Server implements AutoCloseable {
             r.from().send(new Wire.Out().finish(Errno.EPROTO));
             log.println("nicsim serve: a driver broke the protocol (" + r.op() + ": " + x.getMessage()
                     + "); disconnected");
-            pci.closed(r.from(), "was disconnected from");
+            pci.closed(r.from(), "was disconnected from its PCI function");
         }
     }
 

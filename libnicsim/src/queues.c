@@ -1,0 +1,236 @@
+/* libnicsim's objects: commands that make them, WQEs posted, CQEs polled (nicsim/queues.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "nicsim/device.h"
+#include "nicsim/queues.h"
+
+#define RECV_STRIDE_LOG 5 /* a receive: one data segment and the list's end */
+#define CQE_BYTES 64
+
+static __thread uint32_t last_syndrome;
+
+uint32_t nicsim_last_syndrome(void) { return last_syndrome; }
+
+/* Runs a command: 0, or the errno of its status (the syndrome kept), or the transport's. */
+static int run(struct nicsim_dev *d, uint32_t op, const uint64_t *in, int nin, uint64_t *out, int nout) {
+	uint32_t syndrome = 0;
+	int st = nicsim_cmd(d, op, in, nin, out, nout, &syndrome);
+	if (st <= 0)
+		return st;
+	last_syndrome = syndrome;
+	errno = nicsim_status_errno(st);
+	return -errno;
+}
+
+static int handle(struct nicsim_dev *d, uint32_t op, const uint64_t *in, int nin, uint32_t *h) {
+	uint64_t out = 0;
+	int rc = run(d, op, in, nin, &out, 1);
+	if (!rc)
+		*h = (uint32_t)out;
+	return rc;
+}
+
+int nicsim_alloc_uar(struct nicsim_dev *d, uint32_t *uar) { return handle(d, NICSIM_CMD_ALLOC_UAR, NULL, 0, uar); }
+int nicsim_alloc_pd(struct nicsim_dev *d, uint32_t *pd) { return handle(d, NICSIM_CMD_ALLOC_PD, NULL, 0, pd); }
+
+int nicsim_destroy(struct nicsim_dev *d, uint32_t cmd, uint32_t h) {
+	uint64_t in = h;
+	return run(d, cmd, &in, 1, NULL, 0);
+}
+
+int nicsim_mr_create(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t iova, uint64_t len, uint32_t access,
+		     struct nicsim_mr *mr) {
+	uint64_t first = (uintptr_t)addr & ~4095ull, pages = ((uintptr_t)addr + len - first + 4095) / 4096, list_iova;
+	uint64_t list_len = pages * 8;
+	uint8_t *list = nicsim_dma_alloc(d, list_len, &list_iova);
+	if (!list)
+		return -errno;
+	for (uint64_t i = 0; i < pages; i++) /* the buffer's pages are contiguous in bus addresses */
+		nicsim_put64(list + 8 * i, (iova & ~4095ull) + 4096 * i);
+	uint64_t in[NICSIM_CREATE_MKEY_IN_WORDS] = {0};
+	in[NICSIM_CREATE_MKEY_IN_PD] = pd;
+	in[NICSIM_CREATE_MKEY_IN_START] = (uintptr_t)addr;
+	in[NICSIM_CREATE_MKEY_IN_LENGTH] = len;
+	in[NICSIM_CREATE_MKEY_IN_ACCESS] = access;
+	in[NICSIM_CREATE_MKEY_IN_PAGE_SHIFT] = 12;
+	in[NICSIM_CREATE_MKEY_IN_PAGE_OFFSET] = (uintptr_t)addr - first;
+	in[NICSIM_CREATE_MKEY_IN_PAGES] = pages;
+	in[NICSIM_CREATE_MKEY_IN_PAGE_LIST] = list_iova;
+	int rc = handle(d, NICSIM_CMD_CREATE_MKEY, in, NICSIM_CREATE_MKEY_IN_WORDS, &mr->key);
+	nicsim_dma_free(d, list, list_len, list_iova); /* the adapter copied it before it answered */
+	mr->addr = addr;
+	mr->len = len;
+	return rc;
+}
+
+int nicsim_cq_create(struct nicsim_dev *d, uint32_t uar, uint32_t log_size, uint32_t vector, struct nicsim_cq *cq) {
+	memset(cq, 0, sizeof(*cq));
+	cq->dev = d;
+	cq->uar = uar;
+	cq->log_size = log_size;
+	cq->ring = nicsim_dma_alloc(d, (uint64_t)CQE_BYTES << log_size, &cq->ring_iova);
+	cq->db = nicsim_dma_alloc(d, 64, &cq->db_iova);
+	if (!cq->ring || !cq->db)
+		return -errno;
+	for (uint32_t i = 0; i < 1u << log_size; i++) /* invalid, and the adapter's for pass 0 */
+		cq->ring[CQE_BYTES * i + 63] = NICSIM_CQE_INVALID << 4 | 1;
+	uint64_t in[NICSIM_CREATE_CQ_IN_WORDS] = {0};
+	in[NICSIM_CREATE_CQ_IN_UAR] = uar;
+	in[NICSIM_CREATE_CQ_IN_RING] = cq->ring_iova;
+	in[NICSIM_CREATE_CQ_IN_LOG_SIZE] = log_size;
+	in[NICSIM_CREATE_CQ_IN_VECTOR] = vector;
+	in[NICSIM_CREATE_CQ_IN_DBREC] = cq->db_iova;
+	return handle(d, NICSIM_CMD_CREATE_CQ, in, NICSIM_CREATE_CQ_IN_WORDS, &cq->cqn);
+}
+
+int nicsim_cq_destroy(struct nicsim_cq *cq) {
+	int rc = nicsim_destroy(cq->dev, NICSIM_CMD_DESTROY_CQ, cq->cqn);
+	if (rc)
+		return rc;
+	nicsim_dma_free(cq->dev, cq->ring, (uint64_t)CQE_BYTES << cq->log_size, cq->ring_iova);
+	nicsim_dma_free(cq->dev, cq->db, 64, cq->db_iova);
+	return 0;
+}
+
+int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {
+	int n = 0;
+	uint32_t mask = (1u << cq->log_size) - 1;
+	while (n < max) {
+		uint8_t *cqe = cq->ring + CQE_BYTES * (cq->ci & mask);
+		uint8_t own = __atomic_load_n(&cqe[63], __ATOMIC_ACQUIRE);
+		if ((own & 1) != ((cq->ci >> cq->log_size) & 1) || own >> 4 == NICSIM_CQE_INVALID)
+			break;
+		wc[n].opcode = own >> 4;
+		wc[n].qpn = nicsim_get32(cqe + 56) & 0xffffff;
+		wc[n].byte_len = nicsim_get32(cqe + 44);
+		wc[n].wqe_counter = (uint16_t)(cqe[60] << 8 | cqe[61]);
+		wc[n].syndrome = own >> 4 == NICSIM_CQE_REQ_ERR || own >> 4 == NICSIM_CQE_RESP_ERR ? cqe[55] : 0;
+		cq->ci++;
+		n++;
+	}
+	if (n)
+		nicsim_put32(cq->db, cq->ci & 0xffffff);
+	return n;
+}
+
+int nicsim_cq_arm(struct nicsim_cq *cq, int solicited_only) {
+	static __thread uint32_t sn;
+	uint8_t arm[8];
+	nicsim_put32(arm, (sn++ & 3) << 28 | (solicited_only ? NICSIM_CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff));
+	nicsim_put32(arm + 4, cq->cqn);
+	return nicsim_mmio_write(cq->dev, nicsim_uar_offset(cq->dev, cq->uar) + NICSIM_UAR_CQ_DOORBELL, arm, 8);
+}
+
+int nicsim_qp_create(struct nicsim_dev *d, uint32_t type, uint32_t pd, const struct nicsim_cq *send_cq,
+		     const struct nicsim_cq *recv_cq, uint32_t uar, uint32_t log_sq, uint32_t log_rq, struct nicsim_qp *qp) {
+	memset(qp, 0, sizeof(*qp));
+	qp->dev = d;
+	qp->uar = uar;
+	qp->log_sq = log_sq;
+	qp->log_rq = log_rq;
+	qp->sq = nicsim_dma_alloc(d, (uint64_t)NICSIM_WQEBB << log_sq, &qp->sq_iova);
+	qp->rq = nicsim_dma_alloc(d, 1ull << (log_rq + RECV_STRIDE_LOG), &qp->rq_iova);
+	qp->db = nicsim_dma_alloc(d, 64, &qp->db_iova);
+	if (!qp->sq || !qp->rq || !qp->db)
+		return -errno;
+	uint64_t in[NICSIM_CREATE_QP_IN_WORDS] = {0};
+	in[NICSIM_CREATE_QP_IN_TYPE] = type;
+	in[NICSIM_CREATE_QP_IN_PD] = pd;
+	in[NICSIM_CREATE_QP_IN_SEND_CQ] = send_cq->cqn;
+	in[NICSIM_CREATE_QP_IN_RECV_CQ] = recv_cq->cqn;
+	in[NICSIM_CREATE_QP_IN_UAR] = uar;
+	in[NICSIM_CREATE_QP_IN_SQ_ADDR] = qp->sq_iova;
+	in[NICSIM_CREATE_QP_IN_SQ_LOG_SIZE] = log_sq;
+	in[NICSIM_CREATE_QP_IN_RQ_ADDR] = qp->rq_iova;
+	in[NICSIM_CREATE_QP_IN_RQ_LOG_SIZE] = log_rq;
+	in[NICSIM_CREATE_QP_IN_RQ_STRIDE_LOG] = RECV_STRIDE_LOG;
+	in[NICSIM_CREATE_QP_IN_DBREC] = qp->db_iova;
+	return handle(d, NICSIM_CMD_CREATE_QP, in, NICSIM_CREATE_QP_IN_WORDS, &qp->qpn);
+}
+
+int nicsim_qp_destroy(struct nicsim_qp *qp) {
+	int rc = nicsim_destroy(qp->dev, NICSIM_CMD_DESTROY_QP, qp->qpn);
+	if (rc)
+		return rc;
+	nicsim_dma_free(qp->dev, qp->sq, (uint64_t)NICSIM_WQEBB << qp->log_sq, qp->sq_iova);
+	nicsim_dma_free(qp->dev, qp->rq, 1ull << (qp->log_rq + RECV_STRIDE_LOG), qp->rq_iova);
+	nicsim_dma_free(qp->dev, qp->db, 64, qp->db_iova);
+	return 0;
+}
+
+int nicsim_qp_connect(struct nicsim_qp *qp, uint32_t dest_qpn, uint32_t dlid) {
+	return nicsim_rc_connect(qp->dev, qp->qpn, dest_qpn, dlid);
+}
+
+int nicsim_rc_connect(struct nicsim_dev *d, uint32_t qpn, uint32_t dest_qpn, uint32_t dlid) {
+	static const uint32_t states[] = {NICSIM_QPS_RESET, NICSIM_QPS_INIT, NICSIM_QPS_RTR, NICSIM_QPS_RTS};
+	static const uint32_t masks[] = {
+		NICSIM_QP_ATTR_STATE | NICSIM_QP_ATTR_PKEY_INDEX | NICSIM_QP_ATTR_PORT | NICSIM_QP_ATTR_ACCESS_FLAGS,
+		NICSIM_QP_ATTR_STATE | NICSIM_QP_ATTR_AV | NICSIM_QP_ATTR_PATH_MTU | NICSIM_QP_ATTR_DEST_QPN |
+			NICSIM_QP_ATTR_RQ_PSN | NICSIM_QP_ATTR_MAX_DEST_RD_ATOMIC | NICSIM_QP_ATTR_MIN_RNR_TIMER,
+		NICSIM_QP_ATTR_STATE | NICSIM_QP_ATTR_TIMEOUT | NICSIM_QP_ATTR_RETRY_CNT | NICSIM_QP_ATTR_RNR_RETRY |
+			NICSIM_QP_ATTR_SQ_PSN | NICSIM_QP_ATTR_MAX_QP_RD_ATOMIC};
+	for (int i = 0; i < 3; i++) {
+		uint64_t in[NICSIM_MODIFY_QP_IN_WORDS] = {0};
+		in[NICSIM_MODIFY_QP_IN_QPN] = qpn;
+		in[NICSIM_MODIFY_QP_IN_MASK] = masks[i];
+		in[NICSIM_MODIFY_QP_IN_CUR_STATE] = states[i];
+		in[NICSIM_MODIFY_QP_IN_STATE] = states[i + 1];
+		in[NICSIM_MODIFY_QP_IN_ACCESS] = NICSIM_ACCESS_LOCAL_WRITE | NICSIM_ACCESS_REMOTE_WRITE;
+		in[NICSIM_MODIFY_QP_IN_PATH_MTU] = 3;
+		in[NICSIM_MODIFY_QP_IN_DEST_QPN] = dest_qpn;
+		in[NICSIM_MODIFY_QP_IN_DLID] = dlid;
+		in[NICSIM_MODIFY_QP_IN_TIMEOUT] = 14;
+		in[NICSIM_MODIFY_QP_IN_RETRY_CNT] = 7;
+		in[NICSIM_MODIFY_QP_IN_RNR_RETRY] = 7;
+		in[NICSIM_MODIFY_QP_IN_MIN_RNR_TIMER] = 12;
+		in[NICSIM_MODIFY_QP_IN_MAX_RD_ATOMIC] = 1;
+		in[NICSIM_MODIFY_QP_IN_MAX_DEST_RD_ATOMIC] = 1;
+		in[NICSIM_MODIFY_QP_IN_PORT] = 1;
+		int rc = run(d, NICSIM_CMD_MODIFY_QP, in, NICSIM_MODIFY_QP_IN_WORDS, NULL, 0);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void data_seg(uint8_t *s, uint32_t len, uint32_t lkey, const void *addr) {
+	nicsim_put32(s, len);
+	nicsim_put32(s + 4, lkey);
+	nicsim_put64(s + 8, (uintptr_t)addr);
+}
+
+int nicsim_post_send(struct nicsim_qp *qp, uint32_t opcode, const struct nicsim_mr *mr, void *addr, uint32_t len,
+		     uint64_t remote_addr, uint32_t rkey, int signaled) {
+	uint8_t *wqe = qp->sq + NICSIM_WQEBB * (qp->sq_head & ((1u << qp->log_sq) - 1));
+	int remote = opcode == NICSIM_WQE_OP_RDMA_WRITE || opcode == NICSIM_WQE_OP_RDMA_WRITE_IMM ||
+		     opcode == NICSIM_WQE_OP_RDMA_READ;
+	uint8_t *seg = wqe + 16;
+	memset(wqe, 0, NICSIM_WQEBB);
+	nicsim_put32(wqe, (qp->sq_head & 0xffff) << 8 | opcode);
+	nicsim_put32(wqe + 4, qp->qpn << 8 | (remote ? 3 : 2));
+	wqe[11] = signaled ? 0x08 : 0;
+	if (remote) {
+		nicsim_put64(seg, remote_addr);
+		nicsim_put32(seg + 8, rkey);
+		seg += 16;
+	}
+	data_seg(seg, len, mr->key, addr);
+	qp->sq_head = (qp->sq_head + 1) & 0xffff;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	nicsim_put32(qp->db + 4, qp->sq_head);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* BlueFlame: the whole one-WQEBB WQE; the adapter does not fetch it */
+	return nicsim_mmio_write(qp->dev, nicsim_uar_offset(qp->dev, qp->uar) + NICSIM_UAR_BF_OFFSET, wqe, NICSIM_WQEBB);
+}
+
+int nicsim_post_recv(struct nicsim_qp *qp, const struct nicsim_mr *mr, void *addr, uint32_t len) {
+	uint8_t *wqe = qp->rq + ((qp->rq_head & ((1u << qp->log_rq) - 1)) << RECV_STRIDE_LOG);
+	data_seg(wqe, len, mr->key, addr);
+	data_seg(wqe + 16, 0, 0x100, NULL);
+	qp->rq_head = (qp->rq_head + 1) & 0xffff;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	nicsim_put32(qp->db, qp->rq_head);
+	return 0;
+}
