@@ -1,5 +1,6 @@
 // nicsim build (Mill 0.12.17). One module per top-level folder; dependencies point one way:
-//   waveforms <- firmware-model <- host-driver <- cosim,   firmware-model <- hw <- cosim
+//   waveforms <- firmware-model <- host-driver <- serve <- cosim,   firmware-model <- hw <- cosim
+// and libnicsim (C) stands alone; serve's and cosim's tests run its programs.
 // (hw reads the layout definitions firmware-model owns, so RTL and model share one source).
 import mill._, scalalib._
 
@@ -25,8 +26,11 @@ trait NicsimJavac extends JavaModule {
 trait NicsimJavaModule extends NicsimJavac {
   /** System properties a module's tests need beyond the common ones (cosim's: where libnicsim was built). */
   def testProperties: T[Seq[String]] = T { Seq.empty[String] }
+  /** Other modules' tests whose helpers this module's tests use (cosim's use serve's Served and Programs). */
+  def testModuleDeps: Seq[JavaModule] = Seq.empty
 
   object test extends JavaTests with TestModule.Junit5 {
+    override def moduleDeps = super.moduleDeps ++ NicsimJavaModule.this.testModuleDeps
     // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (without it: ClassNotFoundException JupiterTestCollector$Builder)
     def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}", ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
     def forkArgs = T { Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.gc ++
@@ -121,14 +125,23 @@ object hw extends ScalaModule with PinScala {
   }
 }
 
+/**
+ * serve and attach: the simulated adapters offered to other processes, to libibverbs programs (the
+ * provider's C sources are its resources) and to C drivers on the PCI face.
+ */
+object serve extends NicsimJavaModule {
+  def moduleDeps = Seq(`host-driver`)
+  override def testProperties = T { Seq(s"-Dnicsim.libnicsim=${libnicsim.build().path}") }
+}
+
 object cosim extends NicsimJavaModule with PinScala {
-  def moduleDeps = Seq(`host-driver`, hw)
+  def moduleDeps = Seq(`host-driver`, hw, serve)
+  override def testModuleDeps = Seq(serve.test)
   def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}", ivy"org.knowm.xchart:xchart:${Versions.xchart}",
     ivy"org.apache.commons:commons-math3:${Versions.commonsMath}",
     ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
   def mainClass = Some("nicsim.cosim.cli.Main")
   def forkArgs = Seq("-Xmx4g") ++ NicsimJavaModule.gc
-  override def testProperties = T { Seq(s"-Dnicsim.libnicsim=${libnicsim.build().path}") }
 }
 
 /**

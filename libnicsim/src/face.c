@@ -80,8 +80,31 @@ static int full_read(int fd, void *p, size_t n) {
 	return 0;
 }
 
+/*
+ * The device with posted writes the simulator may not have taken yet. Each function has a socket of
+ * its own, and the simulator reads sockets in no set order: before a request to another function
+ * (a WAIT on one adapter after a doorbell to the other), the posted writes are fenced by a request
+ * that is answered, so the simulator applies them first and the run stays repeatable.
+ */
+static struct nicsim_dev *posted_on;
+
+static int call(struct nicsim_dev *d, struct req *r, void *out, uint32_t want);
+
+static int fence(void) {
+	struct nicsim_dev *p = posted_on;
+	struct req r;
+	uint32_t v;
+	posted_on = NULL;
+	start(&r, NICSIM_OP_PCI_CONFIG_READ);
+	put32(&r, 0);
+	return call(p, &r, &v, 4);
+}
+
 static int send_req(struct nicsim_dev *d, struct req *r) {
 	uint32_t len = r->n - 4;
+	int rc;
+	if (posted_on && posted_on != d && (rc = fence()))
+		return rc;
 	memcpy(r->b, &len, 4);
 	return full_write(d->fd, r->b, r->n);
 }
@@ -160,6 +183,8 @@ void nicsim_close(struct nicsim_dev *d) {
 	if (!d)
 		return;
 	nicsim_teardown(d);
+	if (posted_on == d)
+		posted_on = NULL;
 	close(d->fd);
 	free(d);
 }
@@ -191,7 +216,10 @@ int nicsim_mmio_write(struct nicsim_dev *d, uint64_t offset, const void *data, u
 	put32(&r, len);
 	if (put_bytes(&r, data, len))
 		return fail(EINVAL);
-	return send_req(d, &r);
+	int rc = send_req(d, &r);
+	if (!rc)
+		posted_on = d;
+	return rc;
 }
 
 int nicsim_mmio_read(struct nicsim_dev *d, uint64_t offset, void *data, uint32_t len) {

@@ -4,8 +4,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.List;
-import nicsim.cosim.serve.Attach;
-import nicsim.cosim.serve.ProviderBuild;
+import nicsim.serve.Attach;
+import nicsim.serve.ProviderBuild;
 
 /**
  * What a serve keeps of the programs it ran: one serve, nicsim-churn (a short program of nicsim's,

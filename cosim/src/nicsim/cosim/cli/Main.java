@@ -35,7 +35,7 @@ public final class Main implements Runnable {
                     c.getErr().println("nicsim: " + missing.getMessage());
                     return 2;
                 }
-            if (ex instanceof IllegalArgumentException || ex instanceof nicsim.cosim.serve.ProviderBuild.Missing) {
+            if (ex instanceof IllegalArgumentException || ex instanceof nicsim.serve.ProviderBuild.Missing) {
                 c.getErr().println("nicsim: " + ex.getMessage());
                 return 2;
             }

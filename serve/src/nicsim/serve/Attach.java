@@ -1,0 +1,107 @@
+package nicsim.serve;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs an unmodified libibverbs program with a node's simulated adapter as its only RDMA device.
+ * The program starts in a private mount namespace ({@code unshare -m}) where /dev is an overlay
+ * holding /dev/infiniband/uverbs0, so the host's /dev is never touched; libibverbs finds the
+ * device through the node's sysfs tree (SYSFS_PATH) and loads nicsim's provider (RDMAV_DRIVERS),
+ * which is also preloaded so its completion-channel verbs replace those that need the kernel.
+ *
+ * <p>Needs root (or unprivileged user namespaces with overlay mounts, Linux 5.11 or later). A
+ * kernel with RDMA devices of its own changes nothing: libibverbs then lists those too (found
+ * through netlink), and nicsim's device is the one named {@code nicsim0}.
+ */
+public final class Attach {
+    private Attach() {}
+
+    /** Serve's files for a socket: the sysfs trees sit beside it. */
+    public static Path sysfsRoot(Path socket, int node) {
+        return socket.toAbsolutePath().getParent().resolve("sysfs").resolve("node" + node);
+    }
+
+    /** The nodes' names and IP addresses serve writes beside its socket, as /etc/hosts lines. */
+    public static Path hostsFile(Path socket) { return socket.toAbsolutePath().getParent().resolve("hosts"); }
+
+    /** The socket {@code serve} and {@code attach} use unless told otherwise. */
+    public static Path defaultSocket() {
+        return Path.of(System.getProperty("java.io.tmpdir"), "nicsim-" + System.getProperty("user.name"), "serve.sock");
+    }
+
+    /**
+     * Makes /dev/infiniband/uverbs0 in a private /dev, shows the node's sysfs tree ($2) under
+     * /sys/class too (for tools that read /sys/class/infiniband directly, as ibstat and ibstatus do)
+     * and gives the node its own boot id (the node is $1), then runs the program (the rest of "$@")
+     * with the environment given.
+     */
+    private static final String SETUP = String.join("\n",
+            "set -e",
+            "node=$1; sysfs=$2; hosts=$3; shift 3",
+            "mount --make-rprivate /",
+            "d=$(mktemp -d)",
+            "mount -t tmpfs nicsim-dev \"$d\"",
+            "mkdir \"$d/upper\" \"$d/work\" \"$d/host\"",
+            "mount --rbind /dev \"$d/host\"",
+            "mount -t overlay overlay -o lowerdir=/dev,upperdir=\"$d/upper\",workdir=\"$d/work\" /dev",
+            // the overlay shows /dev's own files; its mounts (pts, shm, mqueue) come back from the host's view
+            "for m in pts shm mqueue hugepages; do if mountpoint -q \"$d/host/$m\"; then mount --rbind \"$d/host/$m\" \"/dev/$m\"; fi; done",
+            "mkdir -p /dev/infiniband",
+            ": > /dev/infiniband/uverbs0",
+            "mount --bind /dev/null /dev/infiniband/uverbs0",
+            // librdmacm's file, which the provider stands in for (nicsim-rdmacm.c); its presence is what tools look for
+            ": > /dev/infiniband/rdma_cm",
+            "mount --bind /dev/null /dev/infiniband/rdma_cm",
+            // the nodes' names resolve to their RDMA CM addresses: /etc/hosts with serve's lines added
+            "if [ -f \"$hosts\" ]; then cat /etc/hosts \"$hosts\" > \"$d/hosts\"; mount --bind \"$d/hosts\" /etc/hosts; fi",
+            // each node is a host of its own to those who ask the kernel's boot id (UCX: whether a peer
+            // shares its memory, so shared-memory transports stay within a node and the adapter carries the rest)
+            "b=$(cat /proc/sys/kernel/random/boot_id)",
+            "printf '%s%08x\\n' \"${b%????????}\" \"$node\" > \"$d/boot_id\"",
+            "mount --bind \"$d/boot_id\" /proc/sys/kernel/random/boot_id",
+            // /sys/class with the node's classes above the host's: an overlay, so everything else stays
+            "mount -t overlay nicsim-class -o lowerdir=\"$sysfs/class\":/sys/class /sys/class 2>/dev/null || true",
+            "exec \"$@\"");
+
+    /** The command that runs {@code program} on node {@code node} of the simulator serving {@code socket}. */
+    public static List<String> command(Path socket, int node, List<String> program) {
+        return command(socket, node, false, program);
+    }
+
+    /**
+     * As above; with {@code simulatedTime}, the program's gettimeofday and clock_gettime read the
+     * simulation's time (nicsim-time.c), so what it prints from its own clock is simulated.
+     */
+    public static List<String> command(Path socket, int node, boolean simulatedTime, List<String> program) {
+        if (program.isEmpty()) throw new IllegalArgumentException("attach: no program given (nicsim attach --node K -- PROGRAM ARGS...)");
+        Path sysfs = sysfsRoot(socket, node);
+        if (!Files.exists(socket))
+            throw new IllegalArgumentException("attach: no simulator listens at " + socket
+                    + " (start ./nicsim serve first, or give --socket)");
+        if (!Files.isDirectory(sysfs))
+            throw new IllegalArgumentException("attach: the simulator at " + socket + " has no node " + node
+                    + " (serve --nodes more than " + node + ")");
+        Path provider = ProviderBuild.get();
+        List<String> cmd = new ArrayList<>();
+        boolean root = "root".equals(System.getProperty("user.name"));
+        cmd.addAll(root ? List.of("unshare", "-m") : List.of("unshare", "-r", "-m"));
+        cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", Integer.toString(node), sysfs.toString(),
+                hostsFile(socket).toString(), "env",
+                "SYSFS_PATH=" + sysfs,
+                "RDMAV_DRIVERS=" + provider.resolve("libnicsim"),
+                "LD_PRELOAD=" + provider.resolve(ProviderBuild.LIBRARY)
+                        + (simulatedTime ? " " + provider.resolve(ProviderBuild.CLOCK_LIBRARY) : ""),
+                "NICSIM_SOCKET=" + socket.toAbsolutePath(),
+                "NICSIM_NODE=" + node));
+        // Open MPI's UCX layer takes only devices named mlx* unless told otherwise, as a site's
+        // openmpi-mca-params.conf would tell it for its own adapters: nicsim's are named too
+        boolean told = System.getenv("OMPI_MCA_pml_ucx_devices") != null
+                || System.getenv("OMPI_MCA_opal_common_ucx_devices") != null;
+        if (!told) cmd.add("OMPI_MCA_pml_ucx_devices=mlx*,nicsim*");
+        cmd.addAll(program);
+        return cmd;
+    }
+}

@@ -1,0 +1,513 @@
+package nicsim.serve;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import nicsim.verbs.AccessFlags;
+import nicsim.verbs.Errno;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.VerbsException;
+
+/**
+ * The IB CM under RDMA CM: what connecting, accepting, rejecting and disconnecting send (REQ, REP,
+ * RTU, REJ, DREQ, DREP; SIDR_REQ and SIDR_REP for UD), what each message that arrives does to an
+ * identifier and which event it gives the program, and the QP attributes (rdma_init_qp_attr) and
+ * path each side then has. Requests to an IP port space carry the RDMA CM's 36-byte header
+ * (addresses and ports) ahead of the program's private data, as the kernel's do.
+ */
+final class CmExchange {
+    /** The path's packet life time (4.096 us x 2^13); the QPs' ACK timeout is one more, as the kernel sets it. */
+    static final int PACKET_LIFE = 13;
+    /** The path's rate: IB_RATE_100_GBPS, a 4X EDR port. */
+    static final int RATE = 16;
+    /** How long a REQ or SIDR_REQ waits for its answer: the CM response timeout times 16 tries. */
+    static final long REQ_WAIT_PICOS = 4_096_000L * (1L << CmMad.CM_RESPONSE_TIMEOUT) * 16;
+    private static final int CMA_HDR = 36;
+
+    private final RdmaCm cm;
+    /** Identifiers by their local communication ID, which messages name. */
+    private final Map<Integer, CmId> comms = new HashMap<>();
+    private int nextComm = 0x1000;
+    long badMads;
+
+    CmExchange(RdmaCm cm) { this.cm = cm; }
+
+    private int newComm(CmId id) {
+        id.localComm = nextComm++;
+        comms.put(id.localComm, id);
+        return id.localComm;
+    }
+
+    /** A starting PSN drawn from the comm ID: the same run gives the same PSNs. */
+    private static int psn(int comm) { return (int) ((comm * 0x9E3779B97F4A7C15L) >>> 40) & 0xffffff; }
+
+    private static long serviceId(int ps, int port) { return (long) ps << 16 | port; }
+
+    private static boolean exchanged(CmId id) {
+        return switch (id.state) {
+            case REQ_RCVD, REP_SENT, REP_RCVD, ESTABLISHED, DREQ_SENT, DREQ_RCVD, DISCONNECTED -> true;
+            default -> false;
+        };
+    }
+
+    private void send(int from, int to, CmMad m) {
+        if (RdmaCm.DEBUG) cm.log.println("CM node " + from + " sends " + m + " to " + to + " at " + cm.world.now());
+        cm.agent(from).send(cm.agent(to).lid, cm.agent(to).qpn(), m.encode());
+    }
+
+    private int pathMtu(CmId id) {
+        return Math.min(cm.agent(id.node).mtu.value(), cm.agent(id.remoteNode).mtu.value());
+    }
+
+    private int udQkey(CmId id, int given) {
+        return switch (id.ps) {
+            case CmAbi.PS_UDP -> CmAbi.RDMA_UDP_QKEY;
+            case CmAbi.PS_IPOIB -> CmAbi.IPOIB_QKEY;
+            default -> given != 0 ? given : CmAbi.RDMA_UDP_QKEY;
+        };
+    }
+
+    private static byte[] priv(ByteBuffer b, int off, int len, int max, String what) {
+        if (len > max) throw new VerbsException(Errno.EINVAL, what + ": private_data_len " + len
+                + " is more than the " + max + " bytes the message carries");
+        return Arrays.copyOfRange(b.array(), off, off + len);
+    }
+
+    private static byte[] cmaHeader(CmAbi.Addr src, CmAbi.Addr dst, byte[] user) {
+        ByteBuffer h = ByteBuffer.allocate(CMA_HDR + user.length);
+        h.put(1, (byte) 0x40).putShort(2, (short) src.port()).putInt(16, src.ip()).putInt(32, dst.ip());
+        h.put(CMA_HDR, user);
+        return h.array();
+    }
+
+    /** What REQ and SIDR_REQ private data the program sees: what follows the RDMA CM header. */
+    private static byte[] afterHeader(byte[] priv) { return Arrays.copyOfRange(priv, CMA_HDR, priv.length); }
+
+    // ---- the program's commands ----
+
+    Wire.Out connect(CmId id, ByteBuffer b, int off) {
+        if (id.state != CmId.State.ROUTE_RESOLVED)
+            throw new VerbsException(Errno.EINVAL, "connect: cm_id " + id.handle + " is " + id.state
+                    + "; resolve its route first");
+        int max = CmMad.privateSize(id.ud() ? CmMad.SIDR_REQ : CmMad.REQ) - CMA_HDR;
+        byte[] user = priv(b, off + 8, b.get(off + 264) & 0xff, max, "connect");
+        CmMad m = new CmMad(id.ud() ? CmMad.SIDR_REQ : CmMad.REQ);
+        m.localComm = newComm(id);
+        m.tid = m.localComm;
+        m.serviceId = serviceId(id.ps, id.dst.port());
+        m.priv = cmaHeader(id.src, id.dst, user);
+        if (!id.ud()) {
+            id.localQpn = b.getInt(off);
+            id.localPsn = psn(id.localComm);
+            id.srq = b.get(off + 265) != 0;
+            id.respRes = b.get(off + 266) & 0xff;
+            id.initDepth = b.get(off + 267) & 0xff;
+            id.retry = b.get(off + 269) & 7;
+            id.rnrRetry = b.get(off + 270) & 7;
+            id.mtu = pathMtu(id);
+            m.qpn = id.localQpn;
+            m.psn = id.localPsn;
+            m.respRes = id.respRes;
+            m.initDepth = id.initDepth;
+            m.retry = id.retry;
+            m.rnrRetry = id.rnrRetry;
+            m.srq = id.srq;
+            m.uc = id.qpType == CmAbi.QPT_UC;
+            m.mtu = id.mtu;
+            m.caGuid = Session.nodeGuid(id.node);
+            m.localLid = cm.agent(id.node).lid;
+            m.remoteLid = cm.agent(id.remoteNode).lid;
+            m.ackTimeout = PACKET_LIFE + 1;
+        }
+        send(id.node, id.remoteNode, m);
+        id.state = CmId.State.CONNECT;
+        id.timer = cm.world.sim.schedule(cm.world.now() + REQ_WAIT_PICOS, () -> cm.deferred.add(() -> {
+            id.timer = null;
+            if (id.state != CmId.State.CONNECT || !cm.ids.containsKey(id.handle)) return;
+            id.state = CmId.State.ROUTE_RESOLVED;
+            comms.remove(id.localComm);
+            cm.queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.UNREACHABLE, -Errno.ETIMEDOUT));
+        }));
+        return new Wire.Out();
+    }
+
+    Wire.Out accept(CmId id, long uid, ByteBuffer b, int off) {
+        int len = b.get(off + 264) & 0xff;
+        switch (id.state) {
+            case REQ_RCVD -> {
+                if (uid != 0) id.uid = uid;
+                if (id.ud()) {
+                    CmMad m = new CmMad(CmMad.SIDR_REP);
+                    m.remoteComm = id.remoteComm;
+                    m.qpn = b.getInt(off);
+                    m.qkey = udQkey(id, b.getInt(off + 4));
+                    m.serviceId = serviceId(id.ps, id.src.port());
+                    m.priv = priv(b, off + 8, len, CmMad.privateSize(CmMad.SIDR_REP), "accept");
+                    send(id.node, id.remoteNode, m);
+                    id.state = CmId.State.ESTABLISHED;
+                    return new Wire.Out();
+                }
+                id.localQpn = b.getInt(off);
+                id.srq = b.get(off + 265) != 0;
+                id.respRes = b.get(off + 266) & 0xff;
+                id.initDepth = b.get(off + 267) & 0xff;
+                CmMad m = new CmMad(CmMad.REP);
+                m.localComm = id.localComm;
+                m.remoteComm = id.remoteComm;
+                m.tid = id.remoteComm;
+                m.qpn = id.localQpn;
+                m.psn = id.localPsn;
+                m.respRes = id.respRes;
+                m.initDepth = id.initDepth;
+                m.rnrRetry = b.get(off + 270) & 7;
+                m.srq = id.srq;
+                m.caGuid = Session.nodeGuid(id.node);
+                m.priv = priv(b, off + 8, len, CmMad.privateSize(CmMad.REP), "accept");
+                send(id.node, id.remoteNode, m);
+                id.state = CmId.State.REP_SENT;
+            }
+            case REP_RCVD -> {
+                CmMad m = new CmMad(CmMad.RTU);
+                m.localComm = id.localComm;
+                m.remoteComm = id.remoteComm;
+                m.priv = priv(b, off + 8, len, CmMad.privateSize(CmMad.RTU), "accept");
+                send(id.node, id.remoteNode, m);
+                id.state = CmId.State.ESTABLISHED;
+            }
+            default -> throw new VerbsException(Errno.EINVAL, "accept: cm_id " + id.handle + " is " + id.state
+                    + ", with no connection request or response to answer");
+        }
+        return new Wire.Out();
+    }
+
+    Wire.Out reject(CmId id, byte[] user, int reason) {
+        if (id.state == CmId.State.REQ_RCVD && id.ud()) {
+            sidrReject(id, CmMad.SIDR_REJECT, user);
+        } else if (id.state == CmId.State.REQ_RCVD || id.state == CmId.State.REP_RCVD) {
+            if (user.length > CmMad.privateSize(CmMad.REJ))
+                throw new VerbsException(Errno.EINVAL, "reject: private_data_len " + user.length + " is more than 148");
+            rej(id.node, id.remoteNode, id.localComm, id.remoteComm, reason == 0 ? CmMad.REJ_CONSUMER_DEFINED : reason,
+                    id.state == CmId.State.REQ_RCVD ? 0 : 1, user);
+        } else {
+            throw new VerbsException(Errno.EINVAL, "reject: cm_id " + id.handle + " is " + id.state
+                    + ", with nothing to reject");
+        }
+        id.state = CmId.State.REJECTED;
+        return new Wire.Out();
+    }
+
+    private void sidrReject(CmId id, int status, byte[] user) {
+        CmMad m = new CmMad(CmMad.SIDR_REP);
+        m.remoteComm = id.remoteComm;
+        m.status = status;
+        m.priv = user;
+        send(id.node, id.remoteNode, m);
+    }
+
+    private void rej(int from, int to, int local, int remote, int reason, int msg, byte[] user) {
+        CmMad m = new CmMad(CmMad.REJ);
+        m.localComm = local;
+        m.remoteComm = remote;
+        m.reason = reason;
+        m.status = msg;
+        m.priv = user;
+        send(from, to, m);
+    }
+
+    private void dreqOrDrep(CmId id, int attr) {
+        CmMad m = new CmMad(attr);
+        m.localComm = id.localComm;
+        m.remoteComm = id.remoteComm;
+        m.qpn = id.remoteQpn;
+        send(id.node, id.remoteNode, m);
+    }
+
+    Wire.Out disconnect(CmId id) {
+        if (id.ud()) throw new VerbsException(Errno.EINVAL, "disconnect: cm_id " + id.handle
+                + " is UD: nothing is connected");
+        switch (id.state) {
+            case ESTABLISHED -> {
+                dreqOrDrep(id, CmMad.DREQ);
+                id.state = CmId.State.DREQ_SENT;
+            }
+            case DREQ_RCVD -> {
+                dreqOrDrep(id, CmMad.DREP);
+                id.state = CmId.State.DISCONNECTED;
+            }
+            default -> throw new VerbsException(Errno.EINVAL, "disconnect: cm_id " + id.handle + " is " + id.state
+                    + ", not connected");
+        }
+        return new Wire.Out();
+    }
+
+    Wire.Out notify(CmId id) {
+        if (id.state == CmId.State.REP_SENT) established(id, new byte[0]);
+        return new Wire.Out();
+    }
+
+    private void established(CmId id, byte[] priv) {
+        id.state = CmId.State.ESTABLISHED;
+        ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.ESTABLISHED, 0);
+        CmAbi.connParam(ev, 20, id.remoteQpn, priv, id.respRes, id.initDepth, id.retry, id.rnrRetry, id.srq);
+        cm.queue(id, null, ev);
+    }
+
+    /** {@code id} is being destroyed: its peer hears of it as from the kernel's ib_destroy_cm_id. */
+    void leaving(CmId id) {
+        comms.remove(id.localComm);
+        switch (id.state) {
+            case CONNECT -> {
+                if (!id.ud()) rej(id.node, id.remoteNode, id.localComm, 0, CmMad.REJ_TIMEOUT, 0, new byte[0]);
+            }
+            case REQ_RCVD -> {
+                if (id.ud()) sidrReject(id, CmMad.SIDR_REJECT, new byte[0]);
+                else rej(id.node, id.remoteNode, id.localComm, id.remoteComm, CmMad.REJ_CONSUMER_DEFINED, 0,
+                        new byte[0]);
+            }
+            case REP_SENT, REP_RCVD ->
+                    rej(id.node, id.remoteNode, id.localComm, id.remoteComm, CmMad.REJ_CONSUMER_DEFINED, 1,
+                            new byte[0]);
+            case ESTABLISHED -> {
+                if (!id.ud()) dreqOrDrep(id, CmMad.DREQ);
+            }
+            case DREQ_RCVD -> dreqOrDrep(id, CmMad.DREP);
+            default -> { }
+        }
+    }
+
+    // ---- what the kernel copies out ----
+
+    /** struct rdma_ucm_query_route_resp for {@code id}. */
+    byte[] route(CmId id) {
+        ByteBuffer b = CmAbi.le(new byte[CmAbi.ROUTE_SIZE]);
+        if (id.node >= 0) {
+            CmAgent a = cm.agent(id.node);
+            b.putLong(0, Long.reverseBytes(Session.nodeGuid(id.node)));
+            boolean routed = id.remoteNode >= 0 && id.state != CmId.State.ADDR_RESOLVED
+                    && id.state != CmId.State.ADDR_QUERY;
+            if (id.remoteNode >= 0) {
+                CmAgent r = cm.agent(id.remoteNode);
+                CmAbi.pathRecord(b, 8, r.gid, a.gid, r.lid, a.lid, pathMtu(id), RATE, PACKET_LIFE);
+                if (routed) b.putInt(192, 1);
+            } else {
+                b.position(24);
+                b.put(a.gid, 0, 16);
+                b.putShort(60, (short) 0xffff);
+            }
+            b.put(196, (byte) 1);
+        }
+        b.position(136);
+        b.put(id.src.sockaddr(28));
+        if (id.dst != CmAbi.Addr.NONE) b.put(id.dst.sockaddr(28));
+        b.putInt(200, -1); // ibdev_index: not given (librdmacm matches the device by its GUID)
+        return b.array();
+    }
+
+    /** struct ib_uverbs_qp_attr: what rdma_init_qp_attr gives for moving {@code id}'s QP to {@code qpState}. */
+    byte[] initQpAttr(CmId id, int qpState) {
+        if (id.node < 0) throw new VerbsException(Errno.EINVAL, "init_qp_attr: cm_id " + id.handle
+                + " is not bound to a device");
+        ByteBuffer b = CmAbi.le(new byte[CmAbi.QP_ATTR_SIZE]);
+        boolean rc = id.qpType == CmAbi.QPT_RC;
+        int mask = QpAttrMask.STATE;
+        if (!id.ud() && qpState > 1 && !exchanged(id))
+            throw new VerbsException(Errno.EINVAL, "init_qp_attr: cm_id " + id.handle + " is " + id.state
+                    + "; the peer's QP is known once the CM has exchanged REQ and REP");
+        switch (qpState) {
+            case 1 -> { // INIT
+                mask |= QpAttrMask.PKEY_INDEX | QpAttrMask.PORT;
+                b.put(133, (byte) 1);
+                if (id.ud()) {
+                    mask |= QpAttrMask.QKEY;
+                    b.putInt(20, udQkey(id, 0));
+                } else {
+                    mask |= QpAttrMask.ACCESS_FLAGS;
+                    int access = !exchanged(id) ? 0 : AccessFlags.REMOTE_WRITE
+                            | (rc && id.respRes > 0 ? AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC : 0);
+                    b.putInt(36, access);
+                }
+            }
+            case 2 -> { // RTR
+                if (!id.ud()) {
+                    mask |= QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN;
+                    b.putInt(12, id.mtu != 0 ? id.mtu : pathMtu(id)).putInt(24, id.remotePsn).putInt(32, id.remoteQpn);
+                    CmAbi.ahAttr(b, 40, cm.agent(id.remoteNode).lid);
+                    if (rc) {
+                        mask |= QpAttrMask.MAX_DEST_RD_ATOMIC | QpAttrMask.MIN_RNR_TIMER;
+                        b.put(131, (byte) id.respRes).put(132, (byte) 0);
+                    }
+                }
+            }
+            case 3 -> { // RTS
+                mask |= QpAttrMask.SQ_PSN;
+                if (!id.ud()) b.putInt(28, id.localPsn);
+                if (rc) {
+                    mask |= QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY
+                            | QpAttrMask.MAX_QP_RD_ATOMIC;
+                    b.put(130, (byte) id.initDepth).put(134,
+                            (byte) (id.ackTimeout >= 0 ? id.ackTimeout : PACKET_LIFE + 1));
+                    b.put(135, (byte) id.retry).put(136, (byte) id.rnrRetry);
+                }
+            }
+            default -> throw new VerbsException(Errno.EINVAL, "init_qp_attr: qp_state " + qpState
+                    + " is none of INIT, RTR, RTS");
+        }
+        b.putInt(0, mask).putInt(4, qpState);
+        return b.array();
+    }
+
+    // ---- what arrives ----
+
+    /** A MAD that came to node {@code node}'s agent. */
+    void received(int node, CmAgent.Received r) {
+        CmMad m;
+        try {
+            m = CmMad.decode(r.mad());
+        } catch (IllegalArgumentException e) {
+            badMads++;
+            cm.log.println("nicsim serve: node " + node + "'s CM dropped a MAD: " + e.getMessage());
+            return;
+        }
+        int from = nodeOfLid(r.slid());
+        if (RdmaCm.DEBUG) cm.log.println("CM node " + node + " got " + m + " from " + from + " slid " + r.slid()
+                + " at " + cm.world.now());
+        if (from < 0) {
+            badMads++;
+            return;
+        }
+        switch (m.attr) {
+            case CmMad.REQ, CmMad.SIDR_REQ -> request(node, from, m);
+            default -> answer(node, from, m);
+        }
+    }
+
+    private int nodeOfLid(int lid) {
+        for (int n = 0; n < cm.world.hosts().size(); n++) if (cm.agent(n).lid == lid) return n;
+        return -1;
+    }
+
+    private void request(int node, int from, CmMad m) {
+        boolean ud = m.attr == CmMad.SIDR_REQ;
+        ByteBuffer h = ByteBuffer.wrap(m.priv);
+        int srcIp = h.getInt(16), srcPort = h.getShort(2) & 0xffff, dstIp = h.getInt(32);
+        int ps = (int) (m.serviceId >>> 16) & 0xffff, port = (int) m.serviceId & 0xffff;
+        CmId l = cm.listener(node, ps, port, dstIp);
+        if (l != null && l.ud() != ud) l = null;
+        if (l == null || l.backlogLeft <= 0) {
+            if (ud) {
+                CmMad rep = new CmMad(CmMad.SIDR_REP);
+                rep.remoteComm = m.localComm;
+                rep.status = CmMad.SIDR_UNSUPPORTED;
+                send(node, from, rep);
+            } else {
+                rej(node, from, 0, m.localComm,
+                        l == null ? CmMad.REJ_INVALID_SERVICE_ID : CmMad.REJ_CONSUMER_DEFINED, 0,
+                        new byte[0]);
+            }
+            return;
+        }
+        CmId c = cm.child(l);
+        c.node = node;
+        c.src = new CmAbi.Addr(l.src.ip() >>> 24 == 127 ? l.src.ip() : RdmaCm.ip(node), port, l.src.v6());
+        c.dst = new CmAbi.Addr(srcIp, srcPort, l.src.v6());
+        c.state = CmId.State.REQ_RCVD;
+        c.remoteNode = from;
+        c.remoteComm = m.localComm;
+        newComm(c);
+        c.localPsn = psn(c.localComm); // librdmacm moves the QP to RTS before it accepts: the PSN is known from here
+        l.backlogLeft--;
+        ByteBuffer ev = CmAbi.event(l.uid, c.handle, CmAbi.CONNECT_REQUEST, 0);
+        if (ud) {
+            CmAbi.udParam(ev, 20, 0, 0, 0, afterHeader(m.priv));
+        } else {
+            c.remoteQpn = m.qpn;
+            c.remotePsn = m.psn;
+            c.respRes = m.initDepth;
+            c.initDepth = m.respRes;
+            c.retry = m.retry;
+            c.rnrRetry = m.rnrRetry;
+            c.srq = m.srq;
+            c.mtu = Math.min(m.mtu, pathMtu(c));
+            CmAbi.connParam(ev, 20, m.qpn, afterHeader(m.priv), c.respRes, c.initDepth, c.retry, c.rnrRetry, c.srq);
+        }
+        cm.queue(l, c, ev);
+    }
+
+    private void answer(int node, int from, CmMad m) {
+        CmId id = comms.get(m.remoteComm);
+        if (id != null && id.node != node) id = null;
+        // a DREQ for nothing here is answered all the same
+        if (m.attr == CmMad.DREQ && (id == null || !connected(id))) {
+            CmMad drep = new CmMad(CmMad.DREP);
+            drep.localComm = m.remoteComm;
+            drep.remoteComm = m.localComm;
+            send(node, from, drep);
+            if (id == null || id.state != CmId.State.DREQ_SENT) return;
+            id.state = CmId.State.DISCONNECTED;
+            disconnected(id, m.priv);
+            return;
+        }
+        if (id == null) return; // stale: the identifier went meanwhile
+        switch (m.attr) {
+            case CmMad.REP -> {
+                if (id.state != CmId.State.CONNECT) return;
+                id.cancelTimer();
+                id.remoteComm = m.localComm;
+                id.remoteQpn = m.qpn;
+                id.remotePsn = m.psn;
+                id.initDepth = Math.min(id.initDepth, m.respRes);
+                id.rnrRetry = m.rnrRetry;
+                id.state = CmId.State.REP_RCVD;
+                ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.CONNECT_RESPONSE, 0);
+                CmAbi.connParam(ev, 20, m.qpn, m.priv, m.initDepth, m.respRes, id.retry, m.rnrRetry, m.srq);
+                cm.queue(id, null, ev);
+            }
+            case CmMad.RTU -> {
+                if (id.state == CmId.State.REP_SENT) established(id, m.priv);
+            }
+            case CmMad.REJ -> {
+                if (id.state != CmId.State.CONNECT && id.state != CmId.State.REP_SENT
+                        && id.state != CmId.State.REP_RCVD) return;
+                id.cancelTimer();
+                id.state = CmId.State.REJECTED;
+                ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.REJECTED, m.reason);
+                CmAbi.connParam(ev, 20, 0, m.priv, 0, 0, 0, 0, false);
+                cm.queue(id, null, ev);
+            }
+            case CmMad.DREQ -> {
+                id.state = CmId.State.DREQ_RCVD;
+                disconnected(id, m.priv);
+            }
+            case CmMad.DREP -> {
+                if (id.state != CmId.State.DREQ_SENT) return;
+                id.state = CmId.State.DISCONNECTED;
+                disconnected(id, m.priv);
+            }
+            case CmMad.SIDR_REP -> {
+                if (id.state != CmId.State.CONNECT || !id.ud()) return;
+                id.cancelTimer();
+                comms.remove(id.localComm);
+                boolean ok = m.status == 0;
+                id.state = ok ? CmId.State.ESTABLISHED : CmId.State.ROUTE_RESOLVED;
+                ByteBuffer ev = CmAbi.event(id.uid, id.handle, ok ? CmAbi.ESTABLISHED : CmAbi.UNREACHABLE, m.status);
+                CmAbi.udParam(ev, 20, m.qpn, m.qkey, ok ? cm.agent(from).lid : 0, m.priv);
+                cm.queue(id, null, ev);
+            }
+            default -> badMads++;
+        }
+    }
+
+    private static boolean connected(CmId id) {
+        return switch (id.state) {
+            case ESTABLISHED, REP_SENT, REP_RCVD -> true;
+            default -> false;
+        };
+    }
+
+    private void disconnected(CmId id, byte[] priv) {
+        ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.DISCONNECTED, 0);
+        CmAbi.connParam(ev, 20, 0, priv, 0, 0, 0, 0, false);
+        cm.queue(id, null, ev);
+    }
+}

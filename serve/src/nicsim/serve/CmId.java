@@ -1,0 +1,65 @@
+package nicsim.serve;
+
+import nicsim.sim.Simulator;
+
+/**
+ * One RDMA CM identifier (the kernel's rdma_id_private with its ib_cm_id): the address it is bound
+ * to, where it is in resolving and connecting, and what the two sides told each other. Runs on the
+ * simulator's thread only.
+ */
+final class CmId {
+    /** Where an identifier is, from the kernel's RDMA CM and IB CM states together. */
+    enum State {
+        IDLE, ADDR_BOUND, ADDR_QUERY, ADDR_RESOLVED, ROUTE_RESOLVED, LISTEN,
+        /** Active: REQ (or SIDR_REQ) sent. */
+        CONNECT,
+        /** Passive: REQ received, not answered yet. */
+        REQ_RCVD,
+        /** Passive: REP sent, RTU not come yet. */
+        REP_SENT,
+        /** Active: REP received, RTU not sent yet. */
+        REP_RCVD,
+        ESTABLISHED, DREQ_SENT, DREQ_RCVD, DISCONNECTED, REJECTED
+    }
+
+    final int handle;
+    final int ps, qpType;
+    long uid;
+    RdmaCm.Channel channel;
+    State state = State.IDLE;
+    /** The node whose adapter it is bound to, or -1 (unbound, or bound to any address). */
+    int node = -1;
+    CmAbi.Addr src = CmAbi.Addr.NONE, dst = CmAbi.Addr.NONE;
+    boolean bound, reuseAddr;
+    int backlog, backlogLeft;
+    /** The connection: the peer's node, comm ID, QP and PSN; this side's; what each side offered. */
+    int remoteNode = -1, localComm, remoteComm, remoteQpn, remotePsn, localQpn, localPsn;
+    int respRes, initDepth, retry = 7, rnrRetry = 7, mtu;
+    boolean srq;
+    /** The ACK timeout set by RDMA_OPTION_ID_ACK_TIMEOUT, or -1 (the path's). */
+    int ackTimeout = -1;
+    /** A timer running (a REQ's answer, an address never answered), or null. */
+    Simulator.Event timer;
+    /** Events handed out to the program for it (rdma_destroy_id waits for as many acknowledgements). */
+    int reported;
+
+    CmId(int handle, RdmaCm.Channel channel, long uid, int ps, int qpType) {
+        this.handle = handle;
+        this.channel = channel;
+        this.uid = uid;
+        this.ps = ps;
+        this.qpType = qpType;
+    }
+
+    boolean ud() { return qpType == CmAbi.QPT_UD; }
+
+    /** The node that takes its connection requests: its own, or its program's when bound to any address. */
+    int listenNode() { return node >= 0 ? node : channel.node; }
+
+    void cancelTimer() {
+        if (timer != null) timer.cancel();
+        timer = null;
+    }
+
+    @Override public String toString() { return "cm_id " + handle + " (" + state + ", " + src + " -> " + dst + ")"; }
+}

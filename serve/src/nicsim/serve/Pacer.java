@@ -1,0 +1,185 @@
+package nicsim.serve;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import nicsim.driver.World;
+
+/**
+ * When simulated time moves: only while every attached program waits on it. A program waits when
+ * each of its threads is asleep in the kernel (in a verb left open, such as a poll that found
+ * nothing; reading or polling one of its event files; or outside verbs altogether, on its peer
+ * over TCP, say), as /proc shows ({@link ProcThreads}); a thread running, stopped by a debugger, or
+ * asleep on a request the simulator has not answered yet holds time still. So where a program's
+ * next verb lands in simulated time does not depend on how the OS scheduled it, and the same
+ * programs, arguments and seed give the same simulated run.
+ *
+ * <p>Then the simulation runs until a program can go on: a verb left open is satisfied, an event
+ * is written to one of a program's files, the adapter writes into the memory of a program
+ * spinning on it, or nothing is left to happen. While no program waits in a verb (all asleep
+ * elsewhere), time moves at most {@link #AWAY_STEP_PICOS} before the programs are looked at again.
+ * A run stops after {@link #SLICE_NANOS} of wall time, or when a request or stop comes, so no
+ * program's livelock keeps the simulator from the others.
+ *
+ * <p>Where /proc cannot show a program's system calls, a program that made no request for the
+ * grace time counts as waiting; each time that lets time move is counted ({@link #graceAdvances}).
+ */
+final class Pacer {
+    /** Wall time a program must spin, out of verbs, before it counts as waiting on memory. */
+    static final long SPIN_NANOS = 2_000_000;
+    /** Simulated time a run moves by while no program waits in a verb. */
+    static final long AWAY_STEP_PICOS = 1_000_000_000L;
+    /** Wall time one run may take before requests are looked at again. */
+    static final long SLICE_NANOS = 20_000_000;
+
+    private final World world;
+    private final long graceNanos;
+    private final RdmaCm cm;
+    long advances, graceAdvances, awayAdvances;
+
+    /** What a program is doing, as far as the simulated time is concerned. */
+    enum Activity { RUNS, IN_VERB, ASLEEP, SPINS, GRACED }
+
+    Pacer(World world, long graceMillis, RdmaCm cm) {
+        this.world = world;
+        this.cm = cm;
+        this.graceNanos = graceMillis * 1_000_000L;
+    }
+
+    /**
+     * Moves simulated time if every program waits; {@code answer} hands out what the open verbs got
+     * (with true: polls still empty are answered empty, the simulation having nothing left to do).
+     * {@code interrupted} says a request or stop has come and the run must yield.
+     */
+    void advance(Collection<Program> programs, boolean quiet, Consumer<Boolean> answer, BooleanSupplier interrupted) {
+        answer.accept(false);
+        if (programs.isEmpty()) return;
+        long now = System.nanoTime();
+        boolean inVerb = false, graced = false, away = false;
+        Map<Program, Long> spinners = new HashMap<>();
+        for (Program p : programs) {
+            switch (activity(p, now)) {
+                case RUNS -> { return; } // a program is busy: time holds
+                case IN_VERB -> inVerb = true;
+                case ASLEEP -> away = true;
+                case GRACED -> { graced = true; away = true; }
+                case SPINS -> spinners.put(p, p.memoryWrites());
+            }
+        }
+        if (inVerb && clockReadings(programs)) return; // readings first, at this moment, before anything moves
+        long until = inVerb || !spinners.isEmpty() ? Long.MAX_VALUE : world.now() + AWAY_STEP_PICOS;
+        if (run(programs, spinners, until, interrupted)) {
+            advances++;
+            if (graced) graceAdvances++;
+            if (away) awayAdvances++;
+        }
+        answer.accept(quiet && world.sim.idle());
+    }
+
+    /** Steps the simulation until a program can go on, {@code until} (simulated), or the run must yield; whether it moved. */
+    private boolean run(Collection<Program> programs, Map<Program, Long> spinners, long until, BooleanSupplier interrupted) {
+        long wall0 = System.nanoTime(), cmEvents = cm.written;
+        boolean moved = false;
+        for (int n = 1; cm.written == cmEvents && !canGoOn(programs, spinners) && !world.sim.idle()
+                && world.sim.nextEventTime() <= until; n++) {
+            world.sim.step();
+            cm.service();
+            moved = true;
+            if ((n & 1023) == 0 && (interrupted.getAsBoolean() || System.nanoTime() - wall0 > SLICE_NANOS)) break;
+        }
+        return moved;
+    }
+
+    /** Whether a program can go on: a verb it left open is satisfied, an event waits for one of its files, or its memory was written. */
+    private static boolean canGoOn(Collection<Program> programs, Map<Program, Long> spinners) {
+        for (Program p : programs)
+            for (Session s : p.sessions) if (s.waitSatisfied() || s.events.pending()) return true;
+        for (Program p : programs) for (PciDevice d : p.devices.values()) if (d.waitSatisfied()) return true;
+        for (Map.Entry<Program, Long> e : spinners.entrySet()) if (e.getKey().memoryWrites() != e.getValue()) return true;
+        return false;
+    }
+
+    /** Answers every reading of the simulated clock at this moment; whether there was one. */
+    private static boolean clockReadings(Collection<Program> programs) {
+        boolean any = false;
+        for (Program p : programs)
+            for (Session s : p.sessions)
+                if (s.readingClock()) {
+                    s.answerClock();
+                    any = true;
+                }
+        return any;
+    }
+
+    /** What program {@code p} is doing now. */
+    Activity activity(Program p, long now) {
+        if (p.answered) return Activity.RUNS; // its last request was just answered: it runs on
+        List<ProcThreads.Thread> threads = ProcThreads.of(p.pid);
+        if (threads == null) return byGrace(p, now);
+        int running = 0, inWait = 0;
+        for (ProcThreads.Thread t : threads) {
+            if (t.asleep()) {
+                PciDevice d = p.devices.get(t.readingFd());
+                if (d != null) { // a driver asleep on its device: in a WAIT or an MMIO read, or about to be answered
+                    if (!d.waiting()) return Activity.RUNS;
+                    inWait++;
+                    continue;
+                }
+                Session s = p.sessionOnSocket(t.readingFd());
+                // waiting for an RDMA CM event, as for an event file: away from verbs, unless one is there to read
+                var cmFile = s == null ? p.cmFiles.get(t.readingFd()) : null;
+                if (cmFile != null && cmFile.getAsBoolean()) return Activity.RUNS;
+                if (s == null) continue; // asleep outside verbs
+                if (s.waiting() == null) return Activity.RUNS; // a request on its way, or its answer not yet read
+                inWait++;
+            } else if (t.state() != 'Z' && t.state() != 'X') {
+                running++; // running, stopped by a debugger (time holds at a breakpoint), or in uninterruptible sleep
+            }
+        }
+        int open = p.openWaits();
+        // a C driver on the PCI face lets time move only through its WAITs (docs/device.md): while it
+        // computes, time holds, however long, so its runs repeat whatever CPU it gets
+        if (running > Math.max(0, open - inWait) && !p.devices.isEmpty()) return Activity.RUNS;
+        if (running > Math.max(0, open - inWait)) {
+            // a thread runs beside one waiting in a verb, and no request came for a while: it waits for
+            // that verb (UCX's threads spin for a lock the waiting one holds), whatever CPU it gets
+            if (inWait > 0 && now - p.lastRequestNanos >= SPIN_NANOS) return Activity.SPINS;
+            return spinning(p, now) ? Activity.SPINS : Activity.RUNS;
+        }
+        return open > 0 ? Activity.IN_VERB : Activity.ASLEEP;
+    }
+
+    /** Where /proc cannot say: a verb left open waits; otherwise the grace time tells. */
+    private Activity byGrace(Program p, long now) {
+        if (p.openWaits() > 0) return Activity.IN_VERB;
+        if (spinning(p, now)) return Activity.SPINS;
+        return now - p.lastRequestNanos < graceNanos ? Activity.RUNS : Activity.GRACED;
+    }
+
+    /**
+     * Whether a program away from verbs is spinning: its threads burned at least 3/4 of the last
+     * {@link #SPIN_NANOS} of wall time on a CPU (/proc/&lt;pid&gt;/task/*&#47;schedstat) without a
+     * request. A program that polls its memory for the peer's RDMA WRITE (ib_write_lat) does that,
+     * and can go on only once the simulation moves. (A thread running beside one waiting in a verb
+     * is taken for a spinner without this: see {@link #activity}.)
+     */
+    private static boolean spinning(Program p, long now) {
+        if (now - p.lastRequestNanos < SPIN_NANOS) return false;
+        long cpu = p.cpuNanos();
+        if (cpu < 0) return false;
+        if (p.watchWall < 0) {
+            p.watchWall = now;
+            p.watchCpu = cpu;
+            return false;
+        }
+        long wall = now - p.watchWall;
+        if (wall < SPIN_NANOS) return false;
+        boolean spins = (cpu - p.watchCpu) * 4 >= wall * 3;
+        p.watchWall = now;
+        p.watchCpu = cpu;
+        return spins;
+    }
+}

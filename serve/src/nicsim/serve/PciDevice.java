@@ -1,0 +1,251 @@
+package nicsim.serve;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import nicsim.driver.Host;
+import nicsim.host.ConfigSpace;
+import nicsim.host.PciBus;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
+
+/**
+ * One node's adapter, opened as a PCI function by a driver in another process (vfio-user's model:
+ * the device is the server, the driver its one client). The driver reads and writes config space
+ * and BAR0 (an MMIO read is answered once the simulated read completes; a write is posted and has
+ * no answer), maps its own pages for the adapter's DMA (each mapping gets an I/O virtual address,
+ * a window of the node's bus addresses backed by the driver's memory through /proc/&lt;pid&gt;/mem),
+ * and takes its MSI-X interrupts from WAIT, the one request that lets simulated time move on the
+ * driver's behalf: it is answered when an interrupt comes, the adapter writes into the driver's
+ * mapped memory, or the time asked for has passed. Runs on the simulator's thread only.
+ */
+final class PciDevice implements AutoCloseable {
+    /** Config space bytes a driver may reach (type 0 header and the capabilities after it). */
+    static final int CONFIG_BYTES = 256;
+
+    final Host host;
+    final Program program;
+    final int socketFd;
+    private final ProcMemory memory;
+    /** The driver's DMA mappings by I/O virtual address: their lengths. */
+    private final TreeMap<Long, Long> maps = new TreeMap<>();
+    /** MSI-X messages signalled and not yet handed to the driver: each one's data (the vector's). */
+    private final ArrayDeque<Integer> interrupts = new ArrayDeque<>();
+    private long interruptsRaised, mmioReads, mmioWrites, requests;
+    /** The request left open (an MMIO read under way, or a WAIT), or null. */
+    private Open open;
+    /** DMA writes into the driver's memory when it was last answered: a WAIT returns once this moves. */
+    private long writesSeen;
+    /** The adapter's count of refused commands and register writes when the driver opened it. */
+    private final int errorsAtOpen;
+    /** The adapter's problems and the bus's unsupported requests already told; the driver's own refused writes. */
+    private int problemsTold, unsupportedTold;
+    private final List<String> refusedWrites = new ArrayList<>();
+    private long violations;
+
+    /** A request left open: a WAIT until {@code deadline}, or an MMIO read whose answer is {@code reply} once set. */
+    private static final class Open {
+        final boolean isWait;
+        final long deadline;
+        Wire.Out reply;
+
+        Open(boolean isWait, long deadline) {
+            this.isWait = isWait;
+            this.deadline = deadline;
+        }
+    }
+
+    PciDevice(Host host, Program program, int socketFd) throws IOException {
+        if (host.probed())
+            throw new VerbsException(Errno.EBUSY, "node " + host.index + "'s adapter is driven by the Java driver "
+                    + "already (a program attached through libibverbs): serve another node for the PCI face");
+        this.host = host;
+        this.program = program;
+        this.socketFd = socketFd;
+        this.memory = new ProcMemory(program.pid);
+        this.errorsAtOpen = host.firmware.commandErrors();
+        this.problemsTold = host.adapter.errorCount();
+        this.unsupportedTold = host.bus.unsupportedRequests().size();
+        host.bus.onInterrupt((address, data) -> {
+            interrupts.add(data);
+            interruptsRaised++;
+        });
+    }
+
+    /** Handles one request; null when it is left open (answered by {@link #answer}) or needs no answer. */
+    Wire.Out handle(Wire.Op op, Wire.In in) {
+        requests++;
+        return switch (op) {
+            case PCI_CONFIG_READ -> new Wire.Out().u32(host.bus.configRead32(0, configOffset(in)));
+            case PCI_CONFIG_WRITE -> {
+                int offset = configOffset(in);
+                host.bus.configWrite32(0, offset, in.u32("value"));
+                yield new Wire.Out();
+            }
+            case PCI_MMIO_WRITE -> {
+                long addr = barAddress(in);
+                byte[] data = in.bytes(in.u32("length"), "data");
+                mmioWrites++;
+                host.bus.mmioWrite(addr, data); // posted: what hits nothing is counted by the bus as unsupported
+                yield null;
+            }
+            case PCI_MMIO_READ -> {
+                long addr = barAddress(in);
+                int length = in.u32("length");
+                if (length != 4 && length != 8)
+                    throw new VerbsException(Errno.EINVAL, "MMIO read length " + length + ": reads are 4 or 8 bytes");
+                Open o = new Open(false, Long.MAX_VALUE);
+                open = o;
+                mmioReads++;
+                host.bus.mmioRead(addr, length, r -> o.reply = new Wire.Out()
+                        .u32(r.status() == PciBus.MmioStatus.OK ? 0 : 1).bytes(r.data()));
+                yield null;
+            }
+            case PCI_DMA_MAP -> new Wire.Out().u64(map(in.u64("address"), in.u64("length"), in.u32("writable") != 0));
+            case PCI_DMA_UNMAP -> {
+                unmap(in.u64("iova"));
+                yield new Wire.Out();
+            }
+            case PCI_WAIT -> {
+                long picos = in.u64("picoseconds");
+                long now = host.sim.now();
+                open = new Open(true, picos > Long.MAX_VALUE - now ? Long.MAX_VALUE : now + picos);
+                yield null;
+            }
+            default -> throw new Wire.Malformed(op + " is not a request of the PCI face");
+        };
+    }
+
+    private static int configOffset(Wire.In in) {
+        int offset = in.u32("config offset");
+        if (offset < 0 || offset > CONFIG_BYTES - 4 || (offset & 3) != 0)
+            throw new VerbsException(Errno.EINVAL, "config offset " + offset + ": dword-aligned, below "
+                    + CONFIG_BYTES);
+        return offset;
+    }
+
+    /** The bus address of a BAR access: the BAR's base as the driver programmed it, plus the offset. */
+    private long barAddress(Wire.In in) {
+        int bar = in.u32("bar");
+        long offset = in.u64("bar offset");
+        ConfigSpace cs = host.bus.configSpace(0);
+        if (bar != 0) throw new VerbsException(Errno.EINVAL, "bar " + bar + ": the adapter has BAR0 only");
+        if (offset < 0 || offset >= cs.barSize(0))
+            throw new VerbsException(Errno.EINVAL, String.format("BAR0 offset 0x%x: BAR0 is 0x%x bytes", offset,
+                    cs.barSize(0)));
+        return cs.barBase(0) + offset;
+    }
+
+    /** Maps the driver's {@code [address, address + length)} for DMA: its I/O virtual address. */
+    private long map(long address, long length, boolean writable) {
+        int page = host.memory.pageSize();
+        if (length <= 0 || address % page != 0 || length % page != 0)
+            throw new VerbsException(Errno.EINVAL, String.format("DMA map of 0x%x, 0x%x bytes: page-aligned (%d) "
+                    + "address and length", address, length, page));
+        memory.checkMapped(address, length, writable);
+        long iova = host.allocPhysical(length, page);
+        host.memory.attach(iova, length, memory.at(address));
+        maps.put(iova, length);
+        return iova;
+    }
+
+    private void unmap(long iova) {
+        Long length = maps.remove(iova);
+        if (length == null)
+            throw new VerbsException(Errno.EINVAL, String.format("DMA unmap of iova 0x%x: not mapped", iova));
+        host.memory.detach(iova);
+        host.freePhysical(iova, length);
+    }
+
+    /** A posted write of the driver's that reached nothing (no answer can say so): told as a violation. */
+    void refusedWrite(String why) {
+        refusedWrites.add(String.format("at %.3f us: MMIO write refused: %s", us(host.sim.now()), why));
+    }
+
+    private static double us(long picos) { return picos / 1e6; }
+
+    /**
+     * What the device found wrong since last asked, each with its simulated time: the driver's refused
+     * writes, the adapter's reports (a doorbell for no queue, a malformed WQE or command, a CQE it
+     * could not write...), and requests that hit nothing on the bus.
+     */
+    List<String> newViolations() {
+        List<String> out = new ArrayList<>(refusedWrites);
+        refusedWrites.clear();
+        for (int n = host.adapter.errorCount(); problemsTold < n; problemsTold++)
+            out.add(String.format("at %.3f us: %s", us(host.adapter.errorTime(problemsTold)),
+                    host.adapter.errors().get(problemsTold)));
+        var ur = host.bus.unsupportedRequests();
+        for (; unsupportedTold < ur.size(); unsupportedTold++) out.add(ur.get(unsupportedTold).toString());
+        violations += out.size();
+        return out;
+    }
+
+    /** Whether a request is left open. */
+    boolean waiting() { return open != null; }
+
+    /** Whether the open request can be answered now. */
+    boolean waitSatisfied() {
+        if (open == null) return false;
+        if (!open.isWait) return open.reply != null;
+        return !interrupts.isEmpty() || memory.writes() != writesSeen || host.sim.now() >= open.deadline;
+    }
+
+    /**
+     * The open request's answer if it has one ({@code giveUp}: the simulation has nothing left to do,
+     * so a WAIT is answered as it stands), or null.
+     */
+    Wire.Out answer(boolean giveUp) {
+        if (open == null || !(waitSatisfied() || giveUp && open.isWait)) return null;
+        Wire.Out out = open.isWait ? interruptsOut() : open.reply;
+        open = null;
+        answered();
+        return out;
+    }
+
+    /** The driver has its answer: what it has seen of its memory is now. */
+    void answered() { writesSeen = memory.writes(); }
+
+    private Wire.Out interruptsOut() {
+        List<Integer> v = new ArrayList<>(interrupts);
+        interrupts.clear();
+        Wire.Out out = new Wire.Out().u64(host.sim.now()).u32(v.size());
+        for (int d : v) out.u32(d);
+        return out;
+    }
+
+    /** DMA writes the adapter made into the driver's memory so far. */
+    long memoryWrites() { return memory.writes(); }
+
+    /**
+     * What the driver did, for serve's log: its requests, and what it did wrong that the device saw:
+     * commands and register writes refused, DMA into memory it unmapped, the adapter left up.
+     */
+    String summary() {
+        StringBuilder b = new StringBuilder(String.format("%d requests, %d MMIO writes, %d MMIO reads, %d interrupts, "
+                + "%d DMA maps left", requests, mmioWrites, mmioReads, interruptsRaised, maps.size()));
+        int refused = host.firmware.commandErrors() - errorsAtOpen;
+        if (violations > 0) b.append("; ").append(violations).append(" violations (the log has each)");
+        if (refused > 0)
+            b.append("; the adapter refused ").append(refused).append(" malformed commands or register writes");
+        if (memory.failures() > 0)
+            b.append("; DMA to its memory refused ").append(memory.failures()).append(" times, first: ")
+                    .append(memory.firstFailure());
+        if (host.firmware.initialized())
+            b.append("; it left the adapter up (no TEARDOWN_HCA): the next driver's INIT_HCA will be refused");
+        return b.toString();
+    }
+
+    /** The driver left: its mappings go; the adapter keeps its state (no function-level reset yet). */
+    @Override public void close() {
+        for (var e : maps.entrySet()) {
+            host.memory.detach(e.getKey());
+            host.freePhysical(e.getKey(), e.getValue());
+        }
+        maps.clear();
+        host.bus.onInterrupt((address, data) -> { });
+        memory.close();
+    }
+}

@@ -1,0 +1,136 @@
+package nicsim.serve;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiFunction;
+import nicsim.serve.Transport.Connection;
+import nicsim.driver.World;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
+
+/**
+ * The adapters offered as PCI functions to drivers in other processes (libnicsim): PCI_OPEN takes
+ * a node's function for the connection's process, and every later request on that connection is
+ * the driver's config, BAR, DMA-map or WAIT request ({@link PciDevice}). One driver per function;
+ * a function the Java driver probed (a libibverbs program attached to its node) is refused EBUSY,
+ * as is a libibverbs program on a node a driver holds. Runs on the simulator's thread only.
+ */
+final class PciFace implements AutoCloseable {
+    private final World world;
+    private final PrintStream log;
+    private final Map<Connection, PciDevice> devices = new HashMap<>();
+    /** serve --strict: a driver is stopped at its first violation. */
+    volatile boolean strict;
+
+    PciFace(World world, PrintStream log) {
+        this.world = world;
+        this.log = log;
+    }
+
+    boolean owns(Connection c) { return devices.containsKey(c); }
+
+    /** Whether a driver holds node {@code node}'s function. */
+    boolean holds(int node) {
+        for (PciDevice d : devices.values()) if (d.host.index == node) return true;
+        return false;
+    }
+
+    /**
+     * PCI_OPEN (version, node, pid, the socket's number in the process, the program's path): the
+     * function's config space size, BAR0's size, its MSI-X vectors, and the platform's MSI address
+     * (where an MSI-X table entry must point for its message to be an interrupt).
+     */
+    Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs) throws IOException {
+        int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), fd = in.u32("socket fd");
+        String name = in.string("program");
+        if (version != Wire.VERSION)
+            throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
+        if (node < 0 || node >= world.hosts().size())
+            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
+                    + (world.hosts().size() - 1) + ")");
+        if (holds(node))
+            throw new VerbsException(Errno.EBUSY, "node " + node + "'s function is held by another driver");
+        Program p = programs.apply(pid, name);
+        PciDevice d = new PciDevice(world.host(node), p, fd);
+        devices.put(c, d);
+        p.devices.put(fd, d);
+        p.requested(false);
+        log.printf("nicsim serve: %s opened node %d's adapter as a PCI function%n", p, node);
+        var cs = world.host(node).bus.configSpace(0);
+        return new Wire.Out().u32(PciDevice.CONFIG_BYTES).u64(cs.barSize(0)).u32(cs.msixVectors())
+                .u64(world.host(node).profile.count("host.msi.address"));
+    }
+
+    /** A request on a driver's connection: answered now, later ({@link #answerWaits}), or not at all (posted). */
+    void handle(Connection c, Wire.Op op, Wire.In in) {
+        PciDevice d = devices.get(c);
+        Wire.Out out;
+        try {
+            out = d.handle(op, in);
+        } catch (VerbsException x) {
+            if (op == Wire.Op.PCI_MMIO_WRITE) { // posted: nobody waits for an answer; it is a violation
+                d.refusedWrite(x.getMessage());
+                d.program.requested(false);
+                tell(c, d);
+                return;
+            }
+            d.program.requested(false);
+            d.answered();
+            c.send(new Wire.Out().finish(x.errno()));
+            log.println("nicsim serve: " + d.program + "'s " + op + " refused: " + x.getMessage());
+            return;
+        }
+        d.program.requested(out == null && d.waiting());
+        if (out != null) {
+            d.answered();
+            c.send(out.finish(0));
+        }
+    }
+
+    /**
+     * Tells the log what the device found wrong in driver {@code d}'s doing since last told; under
+     * --strict, stops the driver at the first (its connection closes: its next call fails). Whether
+     * it was stopped.
+     */
+    private boolean tell(Connection c, PciDevice d) {
+        List<String> v = d.newViolations();
+        for (String line : v)
+            log.printf("nicsim serve: %s, node %d: the device reports %s%n", d.program, d.host.index, line);
+        if (v.isEmpty() || !strict) return false;
+        closed(c, "was stopped at its first violation (--strict)");
+        return true;
+    }
+
+    /** Answers each open request that can be (with {@code giveUp}: a WAIT as it stands, nothing being left to run). */
+    void answerWaits(boolean giveUp) {
+        for (Map.Entry<Connection, PciDevice> e : new ArrayList<>(devices.entrySet())) {
+            if (tell(e.getKey(), e.getValue())) continue;
+            Wire.Out out = e.getValue().answer(giveUp);
+            if (out != null) e.getKey().send(out.finish(0));
+        }
+    }
+
+    /** The driver's connection ended ({@code how}: it closed its PCI function...): its mappings go. */
+    void closed(Connection c, String how) {
+        PciDevice d = devices.remove(c);
+        c.close();
+        if (d == null) return;
+        d.program.devices.remove(d.socketFd);
+        for (String line : d.newViolations())
+            log.printf("nicsim serve: %s, node %d: the device reports %s%n", d.program, d.host.index, line);
+        String summary = d.summary();
+        d.close();
+        log.printf("nicsim serve: %s %s on node %d: %s%n", d.program, how, d.host.index, summary);
+    }
+
+    /** Every driver's connection, for a failing simulation to answer with EIO. */
+    List<Connection> connections() { return new ArrayList<>(devices.keySet()); }
+
+    @Override public void close() {
+        for (Connection c : connections()) closed(c, "was detached from its PCI function");
+    }
+}

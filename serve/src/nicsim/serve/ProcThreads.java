@@ -1,0 +1,61 @@
+package nicsim.serve;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What an attached program's threads are doing, as the kernel shows it in /proc/&lt;pid&gt;/task:
+ * each thread's scheduler state and, for one asleep in a system call, which call and its first
+ * argument (/proc/&lt;pid&gt;/task/&lt;tid&gt;/syscall, readable by a tracer: the provider lets the
+ * simulator in with PR_SET_PTRACER). A program all of whose threads sleep waits on something
+ * outside itself: its peer over TCP, a completion channel or async file of ours (read, poll,
+ * epoll_wait), a timer.
+ */
+final class ProcThreads {
+    private ProcThreads() {}
+
+    /** One thread: its state letter (R, S, D, T, t, Z...) and, asleep in a read of a file, that file's number (else -1). */
+    record Thread(char state, int readingFd) {
+        boolean asleep() { return state == 'S'; }
+    }
+
+    /** System call numbers of the reads that name their file in the first argument, on this machine's architecture. */
+    private static final int[] READS = switch (System.getProperty("os.arch")) {
+        case "aarch64" -> new int[]{63, 65, 67, 207, 212}; // read, readv, pread64, recvfrom, recvmsg
+        default -> new int[]{0, 19, 17, 45, 47};           // x86-64: read, readv, pread64, recvfrom, recvmsg
+    };
+
+    /**
+     * The threads of process {@code pid}, or null when they cannot be read: the process is gone,
+     * or its system calls are hidden from the simulator (no ptrace access).
+     */
+    static List<Thread> of(int pid) {
+        List<Thread> out = new ArrayList<>(4);
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Integer.toString(pid), "task"))) {
+            for (Path t : tasks) {
+                String stat = Files.readString(t.resolve("stat"));
+                char state = stat.charAt(stat.lastIndexOf(')') + 2);
+                int fd = -1;
+                if (state == 'S') fd = readingFd(Files.readString(t.resolve("syscall")));
+                out.add(new Thread(state, fd));
+            }
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        return out;
+    }
+
+    /** The file a sleeping thread reads, from its /proc syscall line ("nr arg0 arg1 ... sp pc"), or -1. */
+    static int readingFd(String syscall) {
+        String[] f = syscall.trim().split(" ");
+        if (f.length < 2 || f[0].equals("running")) return -1;
+        int nr = Integer.parseInt(f[0]);
+        for (int r : READS)
+            if (r == nr) return (int) Long.parseLong(f[1].startsWith("0x") ? f[1].substring(2) : f[1], 16);
+        return -1;
+    }
+}

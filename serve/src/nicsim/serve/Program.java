@@ -1,0 +1,107 @@
+package nicsim.serve;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An attached process: its device contexts (a session each, one socket each) and what the
+ * simulator knows of whether it runs or waits. Runs on the simulator's thread only.
+ */
+final class Program {
+    final int pid;
+    final String name;
+    /** The device contexts it uses (a forked child uses its parent's), and by which of its files it reaches each. */
+    final List<Session> sessions = new ArrayList<>(2);
+    private final java.util.Map<Integer, Session> bySocket = new java.util.HashMap<>(2);
+    /**
+     * Its rdma_cm files, by number, each with whether events wait in it: a thread reading one that has
+     * none waits for a CM event, on the simulation; one that has some is about to run.
+     */
+    final java.util.Map<Integer, java.util.function.BooleanSupplier> cmFiles = new java.util.HashMap<>(2);
+    /** The adapters it drives as PCI functions (libnicsim), by the number of the socket it reaches each through. */
+    final java.util.Map<Integer, PciDevice> devices = new java.util.HashMap<>(1);
+    /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
+    long lastRequestNanos = System.nanoTime();
+    boolean answered;
+    /** Since its last request, a wall time and its CPU time then (-1: not looked yet), to tell spinning from sleeping. */
+    long watchWall = -1, watchCpu;
+
+    Program(int pid, String name) {
+        this.pid = pid;
+        this.name = name;
+    }
+
+    /** A request of this program came; {@code waits}: it was left open (a poll that found nothing). */
+    void requested(boolean waits) {
+        lastRequestNanos = System.nanoTime();
+        answered = !waits;
+        watchWall = -1;
+    }
+
+    /** The session whose socket is the program's file {@code fd}, or null. */
+    Session sessionOnSocket(int fd) { return bySocket.get(fd); }
+
+    /** The program reaches session {@code s} through its file {@code fd}. */
+    void uses(Session s, int fd) {
+        bySocket.put(fd, s);
+        if (!sessions.contains(s)) sessions.add(s);
+    }
+
+    /** The program closed file {@code fd}, its way to session {@code s}. */
+    void leaves(Session s, int fd) {
+        bySocket.remove(fd);
+        if (!bySocket.containsValue(s)) sessions.remove(s);
+    }
+
+    /** Sessions of this program with a request left open. */
+    int openWaits() {
+        int n = 0;
+        for (Session s : sessions) if (s.waiting() != null) n++;
+        for (PciDevice d : devices.values()) if (d.waiting()) n++;
+        return n;
+    }
+
+    /** Whether nothing of it is attached any more: no device context, no rdma_cm file. */
+    boolean detached() { return sessions.isEmpty() && cmFiles.isEmpty() && devices.isEmpty(); }
+
+    /** DMA writes the adapters have made into the program's registered memory so far. */
+    long memoryWrites() {
+        long n = 0;
+        for (Session s : sessions) n += s.memoryWrites();
+        for (PciDevice d : devices.values()) n += d.memoryWrites();
+        return n;
+    }
+
+    /** Events written to the program's event files so far. */
+    long eventsWritten() {
+        long n = 0;
+        for (Session s : sessions) n += s.events.written();
+        return n;
+    }
+
+    /**
+     * The CPU time the program's threads have had, in ns (each one's /proc/&lt;pid&gt;/task/&lt;tid&gt;/schedstat),
+     * or -1 if it cannot be read: a thread spinning while another waits in a verb (UCX's async thread
+     * yielding for a lock the waiting one holds) spins the program.
+     */
+    long cpuNanos() {
+        try (var tasks = Files.newDirectoryStream(Path.of("/proc", Integer.toString(pid), "task"))) {
+            long sum = 0;
+            for (Path t : tasks) {
+                try {
+                    String s = Files.readString(t.resolve("schedstat"));
+                    sum += Long.parseLong(s.substring(0, s.indexOf(' ')));
+                } catch (IOException e) { // the thread ended meanwhile
+                }
+            }
+            return sum;
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    @Override public String toString() { return name + " (pid " + pid + ")"; }
+}

@@ -1,0 +1,472 @@
+package nicsim.serve;
+
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import nicsim.serve.Transport.Connection;
+import nicsim.driver.World;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
+
+/**
+ * RDMA CM for unmodified librdmacm: the kernel's rdma_cm file (ucma, ABI version 4), emulated as
+ * uverbs is. A program's provider turns its open of /dev/infiniband/rdma_cm into two connections:
+ * commands (each write(2) librdmacm makes, answered with what the kernel would copy out) and its
+ * event file, a socket of the program's own that gets one byte per event queued, so the program may
+ * poll it, make it non-blocking or be interrupted in it, and GET_EVENT takes the next event.
+ *
+ * <p>Each node has an IPv4 address ({@link #ip}); addresses resolve to nodes, routes to the fabric's
+ * path between their ports, and connecting sends the IB CM's messages as MADs between the nodes'
+ * agents ({@link CmAgent}, {@link CmExchange}), over the simulated fabric in simulated time.
+ */
+final class RdmaCm implements AutoCloseable {
+    /** The nodes' subnet, 10.77.0.0/16: node n is 10.77.0.0 + n + 1 (node 0 is 10.77.0.1). */
+    static final int SUBNET = 0x0A4D_0000, SUBNET_MASK = 0xFFFF_0000;
+    /** The first port handed out to an identifier bound to port 0. */
+    static final int EPHEMERAL = 32768;
+
+    /** A program's rdma_cm file: its number there, its node, its two connections, and its events. */
+    final class Channel {
+        final int number, node, fd;
+        final Program program;
+        final Connection commands;
+        Connection events;
+        final ArrayDeque<Pending> queue = new ArrayDeque<>();
+
+        Channel(int number, int node, int fd, Program program, Connection commands) {
+            this.number = number;
+            this.node = node;
+            this.fd = fd;
+            this.program = program;
+            this.commands = commands;
+        }
+    }
+
+    /** An event waiting in a file, and the identifier it is for (its going drops the event). */
+    record Pending(CmId id, CmId child, byte[] resp) {}
+
+    /** NICSIM_CM_DEBUG set: every command and MAD goes to the log. */
+    static final boolean DEBUG = System.getenv("NICSIM_CM_DEBUG") != null;
+    final World world;
+    final PrintStream log;
+    private final CmAgent[] agents;
+    private final Map<Connection, Channel> byCommands = new HashMap<>(), byEvents = new HashMap<>();
+    private final Map<Integer, Channel> channels = new HashMap<>();
+    final Map<Integer, CmId> ids = new LinkedHashMap<>();
+    private final CmExchange exchange;
+    /** Work that simulation events (a MAD's interrupt, a timer) leave for between steps. */
+    final ArrayDeque<Runnable> deferred = new ArrayDeque<>();
+    private boolean agentsStarted;
+    private int nextChannel = 1, nextId = 1;
+    /** Events queued to programs' files so far: a program waiting on one may go on once this moves. */
+    long written;
+    long commands;
+
+    RdmaCm(World world, PrintStream log) {
+        this.world = world;
+        this.log = log;
+        this.agents = new CmAgent[world.hosts().size()];
+        this.exchange = new CmExchange(this);
+    }
+
+    static int ip(int node) { return SUBNET + node + 1; }
+
+    static String ipText(int node) { return dotted(ip(node)); }
+
+    static String dotted(int ip) {
+        return (ip >>> 24) + "." + (ip >>> 16 & 0xff) + "." + (ip >>> 8 & 0xff) + "." + (ip & 0xff);
+    }
+
+    /**
+     * The node an address names (loopback: {@code self}), -1 for one in the subnet no node has;
+     * ENETUNREACH outside the subnet.
+     */
+    int nodeOf(int ip, int self) {
+        if (ip >>> 24 == 127) return self;
+        if ((ip & SUBNET_MASK) != SUBNET) throw new VerbsException(Errno.ENETUNREACH, "address " + dotted(ip)
+                + " is outside nicsim's subnet 10.77.0.0/16 (node n is 10.77.0.<n+1>)");
+        int n = ip - SUBNET - 1;
+        return n >= 0 && n < agents.length ? n : -1;
+    }
+
+    /** Node {@code n}'s agent, started on first use. */
+    CmAgent agent(int n) {
+        if (agents[n] == null) {
+            agents[n] = new CmAgent(world.host(n));
+            agentsStarted = true;
+        }
+        return agents[n];
+    }
+
+    // ---- files ----
+
+    /** CM_OPEN: a program opened the rdma_cm file (node, pid, its program's name, the number of its event file). */
+    Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs) {
+        int node = in.u32("node"), pid = in.u32("pid"), fd = in.u32("event file");
+        String name = in.string("program");
+        if (node < 0 || node >= agents.length)
+            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
+                    + (agents.length - 1) + ")");
+        Program p = programs.apply(pid, name);
+        Channel ch = new Channel(nextChannel++, node, fd, p, c);
+        channels.put(ch.number, ch);
+        byCommands.put(c, ch);
+        p.cmFiles.put(fd, () -> !ch.queue.isEmpty());
+        return new Wire.Out().u32(ch.number);
+    }
+
+    /** CM_EVENTS: the event file of channel {@code number} (its first and only message). */
+    void events(Connection c, Wire.In in) {
+        int number = in.u32("channel"), pid = in.u32("pid");
+        Channel ch = channels.get(number);
+        if (ch == null || ch.program.pid != pid || ch.events != null)
+            throw new Wire.Malformed("CM_EVENTS for channel " + number + " of process " + pid
+                    + ", which is not its own");
+        ch.events = c;
+        byEvents.put(c, ch);
+        for (int i = 0; i < ch.queue.size(); i++) token(ch);
+    }
+
+    boolean owns(Connection c) { return byCommands.containsKey(c) || byEvents.containsKey(c); }
+
+    /** One of a channel's connections closed (the program closed the file, or ended): its identifiers go. */
+    void closed(Connection c, Consumer<Program> programLeft) {
+        Channel ch = byCommands.remove(c);
+        if (ch == null) ch = byEvents.remove(c);
+        if (ch == null) return;
+        byCommands.remove(ch.commands);
+        if (ch.events != null) byEvents.remove(ch.events);
+        ch.commands.close();
+        if (ch.events != null) ch.events.close();
+        channels.remove(ch.number);
+        for (CmId id : List.copyOf(ids.values())) if (id.channel == ch) destroy(id);
+        ch.program.cmFiles.remove(ch.fd);
+        programLeft.accept(ch.program);
+    }
+
+    /** The channels open now. */
+    int channelsOpen() { return channels.size(); }
+
+    // ---- events ----
+
+    /**
+     * Queues event {@code resp} for {@code id} in its file (for a connection request, {@code child}
+     * is the new identifier).
+     */
+    void queue(CmId id, CmId child, ByteBuffer resp) {
+        Channel ch = id.channel;
+        ch.queue.add(new Pending(id, child, resp.array()));
+        if (ch.events != null) token(ch);
+        written++;
+    }
+
+    private static void token(Channel ch) { ch.events.send(ByteBuffer.wrap(new byte[]{1})); }
+
+    /** Takes what the adapters and timers left since the last look: between simulation steps. */
+    void service() {
+        while (!deferred.isEmpty()) deferred.poll().run();
+        if (!agentsStarted) return;
+        for (int n = 0; n < agents.length; n++)
+            if (agents[n] != null && agents[n].pending())
+                for (CmAgent.Received r : agents[n].received()) exchange.received(n, r);
+        while (!deferred.isEmpty()) deferred.poll().run();
+    }
+
+    // ---- commands ----
+
+    /** CM_CMD: one write(2) of librdmacm: the command, the size it reads back, its input, then extras. */
+    Wire.Out command(Connection c, Wire.In in) {
+        Channel ch = byCommands.get(c);
+        if (ch == null) throw new Wire.Malformed("a CM command on a connection that is not an rdma_cm file");
+        int cmd = in.u32("command");
+        in.u32("out");
+        byte[] body = in.bytes(in.count("in", 1), "input");
+        commands++;
+        ch.program.requested(false);
+        ByteBuffer b = CmAbi.le(java.util.Arrays.copyOf(body, Math.max(body.length, 512)));
+        int need = switch (cmd) {
+            case CmAbi.CREATE_ID -> 24;
+            case CmAbi.DESTROY_ID, CmAbi.QUERY_ROUTE, CmAbi.INIT_QP_ATTR, CmAbi.QUERY, CmAbi.MIGRATE_ID -> 16;
+            case CmAbi.BIND_IP -> 40;
+            case CmAbi.RESOLVE_IP -> 64;
+            case CmAbi.RESOLVE_ROUTE, CmAbi.LISTEN, CmAbi.NOTIFY -> 8;
+            case CmAbi.CONNECT -> 280;
+            case CmAbi.ACCEPT -> 288;
+            case CmAbi.REJECT -> 264;
+            case CmAbi.DISCONNECT -> 4;
+            case CmAbi.GET_EVENT -> 8;
+            case CmAbi.SET_OPTION -> 24;
+            case CmAbi.BIND -> 136;
+            case CmAbi.RESOLVE_ADDR -> 272;
+            default -> 0;
+        };
+        if (DEBUG) log.println("CM channel " + ch.number + " " + CmAbi.command(cmd));
+        if (body.length < need)
+            throw new VerbsException(Errno.EINVAL, CmAbi.command(cmd) + ": " + body.length + " bytes in, it takes "
+                    + need);
+        return switch (cmd) {
+            case CmAbi.CREATE_ID -> createId(ch, b.getLong(0), b.getShort(16) & 0xffff, b.get(18) & 0xff);
+            case CmAbi.DESTROY_ID -> new Wire.Out().u32(destroy(id(ch, b.getInt(8))));
+            case CmAbi.BIND_IP -> bind(id(ch, b.getInt(36)), CmAbi.addr(body, 8, "bind address"));
+            case CmAbi.BIND -> bind(id(ch, b.getInt(0)), CmAbi.addr(body, 8, "bind address"));
+            case CmAbi.RESOLVE_IP -> resolveAddr(id(ch, b.getInt(56)), addrOrNone(body, 0),
+                    CmAbi.addr(body, 28, "destination"),
+                    b.getInt(60));
+            case CmAbi.RESOLVE_ADDR -> resolveAddr(id(ch, b.getInt(0)), (b.getShort(8) & 0xffff) == 0 ? CmAbi.Addr.NONE
+                    : addrOrNone(body, 16), CmAbi.addr(body, 144, "destination"), b.getInt(4));
+            case CmAbi.RESOLVE_ROUTE -> resolveRoute(id(ch, b.getInt(0)));
+            case CmAbi.QUERY_ROUTE -> new Wire.Out().bytes(exchange.route(id(ch, b.getInt(8))));
+            case CmAbi.QUERY -> throw new VerbsException(Errno.ENOSYS, "QUERY (AF_IB addressing) is not built; "
+                    + "librdmacm falls back to QUERY_ROUTE");
+            case CmAbi.CONNECT -> exchange.connect(id(ch, b.getInt(272)), b, 0);
+            case CmAbi.LISTEN -> listen(id(ch, b.getInt(0)), b.getInt(4));
+            case CmAbi.ACCEPT -> exchange.accept(id(ch, b.getInt(280)), b.getLong(0), b, 8);
+            case CmAbi.REJECT -> exchange.reject(id(ch, b.getInt(0)), java.util.Arrays.copyOfRange(body, 8,
+                    8 + Math.min(b.get(4) & 0xff, 256)), b.get(5) & 0xff);
+            case CmAbi.DISCONNECT -> exchange.disconnect(id(ch, b.getInt(0)));
+            case CmAbi.INIT_QP_ATTR -> new Wire.Out().bytes(exchange.initQpAttr(id(ch, b.getInt(8)), b.getInt(12)));
+            case CmAbi.GET_EVENT -> getEvent(ch);
+            case CmAbi.SET_OPTION -> setOption(id(ch, b.getInt(8)), b.getInt(12), b.getInt(16), in);
+            case CmAbi.NOTIFY -> exchange.notify(id(ch, b.getInt(0)));
+            case CmAbi.MIGRATE_ID -> migrate(b.getInt(8), channels.get(in.u32("source channel")), ch);
+            case CmAbi.GET_OPTION -> throw new VerbsException(Errno.ENOSYS, "GET_OPTION: the kernel has none either");
+            case CmAbi.JOIN_IP_MCAST, CmAbi.JOIN_MCAST, CmAbi.LEAVE_MCAST -> throw new VerbsException(Errno.EOPNOTSUPP,
+                    CmAbi.command(cmd) + ": multicast is not built (the model's adapters have no multicast groups)");
+            default -> throw new VerbsException(Errno.EINVAL, "rdma_cm command " + cmd + " does not exist");
+        };
+    }
+
+    private static CmAbi.Addr addrOrNone(byte[] body, int off) {
+        return body[off] == 0 && body[off + 1] == 0 ? CmAbi.Addr.NONE : CmAbi.addr(body, off, "source");
+    }
+
+    /** Identifier {@code handle} of this file, or EINVAL (ENOENT, as the kernel, for one that is not there). */
+    private CmId id(Channel ch, int handle) {
+        CmId id = ids.get(handle);
+        if (id == null) throw new VerbsException(Errno.ENOENT, "cm_id " + Integer.toUnsignedString(handle)
+                + " does not exist");
+        if (id.channel != ch) throw new VerbsException(Errno.EINVAL, "cm_id " + handle
+                + " belongs to another rdma_cm file");
+        return id;
+    }
+
+    private Wire.Out createId(Channel ch, long uid, int ps, int qpType) {
+        int type = switch (ps) {
+            case CmAbi.PS_TCP -> CmAbi.QPT_RC;
+            case CmAbi.PS_UDP, CmAbi.PS_IPOIB -> CmAbi.QPT_UD;
+            case CmAbi.PS_IB -> {
+                if (qpType != CmAbi.QPT_RC && qpType != CmAbi.QPT_UC && qpType != CmAbi.QPT_UD)
+                    throw new VerbsException(Errno.EINVAL, "create_id: qp_type " + qpType + " is not RC, UC or UD");
+                yield qpType;
+            }
+            default -> throw new VerbsException(Errno.EINVAL, "create_id: port space 0x" + Integer.toHexString(ps)
+                    + " is none of RDMA_PS_TCP, _UDP, _IB, _IPOIB");
+        };
+        CmId id = new CmId(nextId++, ch, uid, ps, type);
+        ids.put(id.handle, id);
+        return new Wire.Out().u32(id.handle);
+    }
+
+    /** Destroys {@code id} as rdma_destroy_id: its peer is told, its unread events go; the events handed out. */
+    int destroy(CmId id) {
+        exchange.leaving(id);
+        id.cancelTimer();
+        ids.remove(id.handle);
+        List<CmId> unasked = new ArrayList<>(); // requests to a listener that goes before the program saw them
+        for (var it = id.channel.queue.iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (p.id() != id && p.child() != id) continue;
+            it.remove();
+            if (p.child() != null && p.child() != id) unasked.add(p.child());
+        }
+        for (CmId c : unasked) if (ids.containsKey(c.handle)) destroy(c);
+        return id.reported;
+    }
+
+    /** A new identifier for a request that came to listener {@code l}, in its file. */
+    CmId child(CmId l) {
+        CmId c = new CmId(nextId++, l.channel, 0, l.ps, l.qpType);
+        ids.put(c.handle, c);
+        return c;
+    }
+
+    private Wire.Out bind(CmId id, CmAbi.Addr a) {
+        if (id.state != CmId.State.IDLE)
+            throw new VerbsException(Errno.EINVAL, "bind: cm_id " + id.handle + " is " + id.state + ", not idle");
+        int node = -1;
+        if (!a.any()) {
+            int n = nodeOfLocal(a.ip(), id.channel.node);
+            if (n != id.channel.node) throw new VerbsException(Errno.EADDRNOTAVAIL, "bind: " + dotted(a.ip())
+                    + " is not this node's address (node " + id.channel.node + " is " + dotted(ip(id.channel.node))
+                            + ")");
+            node = n;
+        }
+        int port = a.port() != 0 ? a.port() : ephemeral(id.ps, node, id.channel.node);
+        for (CmId o : ids.values())
+            if (o != id && o.bound && o.ps == id.ps && o.src.port() == port && overlaps(o, node, id.channel.node)
+                    && !(o.reuseAddr && id.reuseAddr && o.state != CmId.State.LISTEN))
+                throw new VerbsException(Errno.EADDRINUSE, "bind: port " + port + " of " + (node < 0 ? "any address"
+                        : dotted(ip(node))) + " is in use (" + o + ")");
+        id.node = node;
+        id.src = new CmAbi.Addr(a.ip() >>> 24 == 127 ? a.ip() : a.any() ? 0 : ip(node), port, a.v6());
+        id.bound = true;
+        id.state = CmId.State.ADDR_BOUND;
+        return new Wire.Out();
+    }
+
+    private int nodeOfLocal(int ip, int self) {
+        int n = ip >>> 24 == 127 ? self : (ip & SUBNET_MASK) == SUBNET ? ip - SUBNET - 1 : -1;
+        if (n < 0 || n >= agents.length) throw new VerbsException(Errno.EADDRNOTAVAIL, "bind: no node has address "
+                + dotted(ip));
+        return n;
+    }
+
+    private static boolean overlaps(CmId o, int node, int self) {
+        int on = o.node >= 0 ? o.node : o.channel.node, nn = node >= 0 ? node : self;
+        return on == nn;
+    }
+
+    private int ephemeral(int ps, int node, int self) {
+        for (int port = EPHEMERAL; port < 65536; port++) {
+            boolean free = true;
+            for (CmId o : ids.values())
+                if (o.bound && o.ps == ps && o.src.port() == port && overlaps(o, node, self)) free = false;
+            if (free) return port;
+        }
+        throw new VerbsException(Errno.EADDRINUSE, "bind: every port is in use");
+    }
+
+    private Wire.Out resolveAddr(CmId id, CmAbi.Addr src, CmAbi.Addr dst, int timeoutMs) {
+        if (id.state == CmId.State.IDLE) bind(id, src == CmAbi.Addr.NONE ? new CmAbi.Addr(0, 0, dst.v6()) : src);
+        if (id.state != CmId.State.ADDR_BOUND)
+            throw new VerbsException(Errno.EINVAL, "resolve_addr: cm_id " + id.handle + " is " + id.state);
+        if (dst.any()) throw new VerbsException(Errno.EINVAL, "resolve_addr: destination is any address");
+        int remote = nodeOf(dst.ip(), id.channel.node);
+        if (id.node < 0) id.node = id.channel.node;
+        if (id.src.any()) id.src = new CmAbi.Addr(ip(id.node), id.src.port(), id.src.v6());
+        id.dst = dst;
+        id.state = CmId.State.ADDR_QUERY;
+        if (remote < 0) { // in the subnet, but no node answers: the address query times out, in simulated time
+            long at = world.now() + Math.max(1, Integer.toUnsignedLong(timeoutMs)) * 1_000_000_000L;
+            id.timer = world.sim.schedule(at, () -> deferred.add(() -> {
+                id.timer = null;
+                if (id.state != CmId.State.ADDR_QUERY || !ids.containsKey(id.handle)) return;
+                id.state = CmId.State.ADDR_BOUND;
+                queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ADDR_ERROR, -Errno.ETIMEDOUT));
+            }));
+            return new Wire.Out();
+        }
+        id.remoteNode = remote;
+        agent(id.node);
+        agent(remote);
+        id.state = CmId.State.ADDR_RESOLVED;
+        queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ADDR_RESOLVED, 0));
+        return new Wire.Out();
+    }
+
+    private Wire.Out resolveRoute(CmId id) {
+        if (id.state != CmId.State.ADDR_RESOLVED && id.state != CmId.State.ROUTE_RESOLVED)
+            throw new VerbsException(Errno.EINVAL, "resolve_route: cm_id " + id.handle + " is " + id.state
+                    + "; resolve its address first");
+        id.state = CmId.State.ROUTE_RESOLVED;
+        queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ROUTE_RESOLVED, 0));
+        return new Wire.Out();
+    }
+
+    private Wire.Out listen(CmId id, int backlog) {
+        if (id.state == CmId.State.IDLE) bind(id, CmAbi.Addr.NONE);
+        if (id.state != CmId.State.ADDR_BOUND && id.state != CmId.State.LISTEN)
+            throw new VerbsException(Errno.EINVAL, "listen: cm_id " + id.handle + " is " + id.state);
+        for (CmId o : ids.values())
+            if (o != id && o.state == CmId.State.LISTEN && o.ps == id.ps && o.src.port() == id.src.port()
+                    && overlaps(o, id.node, id.channel.node) && (o.src.any() || id.src.any()
+                            || o.src.ip() == id.src.ip()))
+                throw new VerbsException(Errno.EADDRINUSE, "listen: " + o + " already listens there");
+        int b = backlog > 0 && backlog < 1024 ? backlog : 1024;
+        id.backlogLeft += b - id.backlog;
+        id.backlog = b;
+        if (id.state != CmId.State.LISTEN)
+            log.printf("nicsim serve: %s listens on %s, port %d (RDMA CM, node %d)%n", id.channel.program,
+                    id.src.any() ? "any address" : dotted(id.src.ip()), id.src.port(), id.listenNode());
+        id.state = CmId.State.LISTEN;
+        return new Wire.Out();
+    }
+
+    /** The listener that takes a request for {@code ps}/{@code port} to address {@code ip} arriving at {@code node},
+            or null. */
+    CmId listener(int node, int ps, int port, int ip) {
+        CmId any = null;
+        for (CmId o : ids.values()) {
+            if (o.state != CmId.State.LISTEN || o.src.port() != port || o.listenNode() != node) continue;
+            if (o.ps != ps && !(o.ps == CmAbi.PS_IB && (ps == CmAbi.PS_TCP || ps == CmAbi.PS_UDP))) continue;
+            if (!o.src.any() && o.src.ip() == ip) return o;
+            if (o.src.any() || o.src.ip() >>> 24 == 127) any = o;
+        }
+        return any;
+    }
+
+    private Wire.Out getEvent(Channel ch) {
+        Pending p = ch.queue.poll();
+        if (p == null) throw new VerbsException(Errno.EAGAIN, "no event");
+        p.id().reported++;
+        if (p.child() != null) p.id().backlogLeft++; // a request handed out frees its place in the backlog
+        return new Wire.Out().bytes(p.resp());
+    }
+
+    private Wire.Out setOption(CmId id, int level, int name, Wire.In in) {
+        byte[] v = in.bytes(in.count("optlen", 1), "optval");
+        int value = v.length >= 4 ? CmAbi.le(v).getInt(0) : v.length > 0 ? v[0] & 0xff : 0;
+        if (level == 0 && name == 1) id.reuseAddr = value != 0; // RDMA_OPTION_ID_REUSEADDR
+        else if (level == 0 && name == 3) id.ackTimeout = v.length > 0 ? v[0] & 0x1f : -1; // ACK_TIMEOUT
+        else if (!(level == 0 && (name == 0 || name == 2))) // TOS and AFONLY are taken and change nothing here
+            throw new VerbsException(level == 1 ? Errno.EINVAL : Errno.ENOSYS, "set_option: level " + level + " option "
+                    + name + (level == 1 ? ": path records come from the fabric" : " does not exist"));
+        return new Wire.Out();
+    }
+
+    /** MIGRATE_ID, written to the file {@code to}: identifier {@code handle} of file {@code from} moves there. */
+    private Wire.Out migrate(int handle, Channel from, Channel to) {
+        if (from == null || from.program != to.program)
+            throw new VerbsException(Errno.EBADF, "migrate_id: the file given is not an rdma_cm file of this process");
+        CmId id = id(from, handle);
+        int reported = id.reported;
+        List<Pending> moving = new ArrayList<>();
+        for (var it = from.queue.iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (p.id() == id) {
+                it.remove();
+                moving.add(p);
+            }
+        }
+        id.channel = to;
+        for (Pending p : moving) queue(id, p.child(), ByteBuffer.wrap(p.resp()));
+        id.reported = 0;
+        return new Wire.Out().u32(reported);
+    }
+
+    /** One line per node: its address and its agent's traffic, for serve's summary. */
+    void summary(PrintStream out) {
+        if (commands == 0) return;
+        StringBuilder b = new StringBuilder("  RDMA CM: " + commands + " commands; CM MADs sent/received per node:");
+        long errors = 0;
+        for (int n = 0; n < agents.length; n++) {
+            if (agents[n] == null) continue;
+            b.append(' ').append(n).append('=').append(agents[n].sent).append('/').append(agents[n].receivedCount);
+            errors += agents[n].errors;
+        }
+        if (exchange.badMads > 0) b.append("; ").append(exchange.badMads).append(" MADs not understood, dropped");
+        if (errors > 0) b.append("; ").append(errors).append(" error completions on the agents' QPs");
+        out.println(b);
+    }
+
+    @Override public void close() {
+        for (CmAgent a : agents) if (a != null) a.close();
+    }
+}

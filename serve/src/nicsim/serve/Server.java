@@ -1,0 +1,472 @@
+package nicsim.serve;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import nicsim.serve.Transport.Connection;
+import nicsim.serve.Transport.Request;
+import nicsim.driver.World;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
+
+/**
+ * Serves simulated adapters to unmodified libibverbs programs: each program's nicsim provider
+ * connects to a Unix domain socket, says which node it runs on, and sends its verbs; the simulator
+ * runs them on that node's adapter and answers. A program has one connection per device context,
+ * plus one for its async event file and one per completion channel, which the simulator writes
+ * as the kernel writes those files.
+ *
+ * <p><b>Threads.</b> {@link Transport}'s thread reads whole requests and queues them; the
+ * simulation and every object in it belong to the one thread that calls {@link #run}, which takes
+ * the requests in turn, answers them, and lets {@link Pacer} decide when simulated time moves.
+ */
+public final class Server implements AutoCloseable {
+    /** Wall time a program whose threads /proc cannot show may spend between verbs before it counts as waiting. */
+    public static final long DEFAULT_GRACE_MILLIS = 200;
+    /** Wall time the loop waits for a request before looking at the programs again, just after one came and once things are quiet. */
+    static final long LOOK_MICROS = 250, IDLE_MICROS = 2000;
+
+    private final World world;
+    private final Path socket;
+    private final long graceMillis;
+    private final PrintStream log;
+    private final BlockingQueue<Request> inbox = new LinkedBlockingQueue<>();
+    private final Transport transport;
+    private final Pacer pacer;
+    private final Watchdog watchdog;
+    private final RdmaCm cm;
+    private final PciFace pci;
+    /** The programs attached, by process, and each connection's session (device context), its program and file. */
+    private final Map<Integer, Program> programs = new LinkedHashMap<>();
+    private final Map<Connection, End> ends = new HashMap<>();
+
+    /** A program's way to a session: its file {@code fd} (a forked child reaches its parent's sessions through files of its own). */
+    private record End(Session session, Program program, int fd) {}
+    /** The event-file connections (async files, completion channels): whose each is, and what its closing undoes. */
+    private final Map<Connection, EventFile> eventFiles = new HashMap<>();
+
+    private record EventFile(Session session, Runnable gone) {}
+    /** Each node's XRC domains that programs share through files. */
+    private final Map<Integer, XrcDomains> domains = new HashMap<>();
+    /** The last programs that ended, for the summary (the log has them all); endedBefore: how many went before those. */
+    private final java.util.ArrayDeque<String> ended = new java.util.ArrayDeque<>();
+    private long endedBefore;
+    private static final int ENDED_KEPT = 100;
+    private int nextSession = 1, quietRounds;
+    private long requests, protocolErrors, emptyAnswers;
+    private volatile boolean closed;
+    private RuntimeException failure;
+
+    public Server(World world, Path socket, long graceMillis, PrintStream log) throws IOException {
+        this(world, socket, graceMillis, Watchdog.DEFAULT_PICOS, log);
+    }
+
+    /** As above, with the watchdog reporting a QP that retries with no progress for {@code watchdogPicos} of simulated time. */
+    public Server(World world, Path socket, long graceMillis, long watchdogPicos, PrintStream log) throws IOException {
+        this.world = world;
+        this.socket = socket;
+        this.graceMillis = graceMillis;
+        this.log = log;
+        this.cm = new RdmaCm(world, log);
+        this.pci = new PciFace(world, log);
+        this.pacer = new Pacer(world, graceMillis, cm);
+        this.watchdog = new Watchdog(world, watchdogPicos, log);
+        Files.createDirectories(socket.toAbsolutePath().getParent());
+        if (Files.exists(socket)) {
+            try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+                throw new IllegalArgumentException("a simulator already serves " + socket + " (stop it, or give --socket another path)");
+            } catch (IOException stale) {
+                Files.delete(socket);
+            }
+        }
+        for (var h : world.hosts()) Sysfs.write(Attach.sysfsRoot(socket, h.index), h);
+        Files.writeString(Attach.hostsFile(socket), hostsLines());
+        transport = new Transport(socket, inbox, log);
+    }
+
+    public Path socket() { return socket; }
+
+    /** With {@code on}, a driver on the PCI face is stopped at the first violation the device sees (serve --strict). */
+    public Server strict(boolean on) {
+        pci.strict = on;
+        return this;
+    }
+
+    /** The nodes' IP addresses and names, as /etc/hosts lines (attach adds them to the program's). */
+    private String hostsLines() {
+        StringBuilder b = new StringBuilder("# nicsim serve's nodes (RDMA CM addresses)\n");
+        for (var h : world.hosts()) b.append(RdmaCm.ipText(h.index)).append(" node").append(h.index).append('\n');
+        return b.toString();
+    }
+
+    /** "node0 10.77.0.1, node1 10.77.0.2, ...". */
+    public String addresses() {
+        StringBuilder b = new StringBuilder();
+        for (var h : world.hosts()) b.append(h.index == 0 ? "" : ", ").append("node").append(h.index).append(' ')
+                .append(RdmaCm.ipText(h.index));
+        return b.toString();
+    }
+    public World world() { return world; }
+    /** Times simulated time moved because a program had been away from verbs for the grace time. */
+    public long graceAdvances() { return pacer.graceAdvances; }
+    /** Device contexts attached now. */
+    public synchronized int attached() { return ends.size(); }
+
+    /** Serves until {@code stop} holds (looked at between requests, and during long runs of the simulation). */
+    public void run(BooleanSupplier stop) {
+        BooleanSupplier yield = () -> !inbox.isEmpty() || stop.getAsBoolean();
+        while (!stop.getAsBoolean() && !closed) {
+            Request r;
+            try {
+                boolean none = ends.isEmpty() && pci.connections().isEmpty();
+                long wait = none ? 50_000 : quietRounds < 8 ? LOOK_MICROS : IDLE_MICROS;
+                r = inbox.poll(wait, TimeUnit.MICROSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            try {
+                if (r != null) {
+                    quietRounds = 0;
+                    serve(r);
+                    cm.service();
+                    if (!inbox.isEmpty()) continue; // answer what came before moving time
+                } else {
+                    quietRounds++;
+                    for (Program p : programs.values()) p.answered = false; // each one looked at again
+                }
+                pacer.advance(programs.values(), r == null, this::answerWaits, yield);
+                watchdog.look(programs.values());
+            } catch (RuntimeException e) { // the model itself broke: say so, and let every program go with EIO
+                failure = e;
+                log.println("nicsim serve: the simulation failed at " + world.now() + " ps: " + e);
+                for (Map.Entry<Connection, End> end : List.copyOf(ends.entrySet())) {
+                    if (end.getValue().session().waiting() != null) end.getKey().send(new Wire.Out().u32(0).finish(Errno.EIO));
+                    end.getKey().close();
+                }
+                for (Connection d : pci.connections()) {
+                    d.send(new Wire.Out().finish(Errno.EIO));
+                    d.close();
+                }
+                return;
+            }
+        }
+    }
+
+    /** Why the simulation stopped serving, or null if it did not fail. */
+    public RuntimeException failure() { return failure; }
+
+    private void serve(Request r) {
+        Connection c = r.from();
+        End e = ends.get(c);
+        Session s = e == null ? null : e.session();
+        if (pci.owns(c)) {
+            device(r);
+            return;
+        }
+        if (r.op() == null) {
+            if (r.body() != null) protocolError(c, s, "op " + r.rawOp() + ": " + new String(r.body()));
+            else if (s != null) end(c, "exited");
+            else fileClosed(c);
+            return;
+        }
+        requests++;
+        Wire.In in = new Wire.In(r.body());
+        try {
+            if (s == null) {
+                switch (r.op()) {
+                    case HELLO -> hello(c, in);
+                    case JOIN -> join(c, in);
+                    case EVENTS -> eventFile(c, in, false);
+                    case CHANNEL -> eventFile(c, in, true);
+                    case CONTEXTS -> c.send(contexts().finish(0));
+                    case PCI_OPEN -> {
+                        try {
+                            c.send(pci.open(c, in, this::program).finish(0));
+                        } catch (VerbsException x) { // the driver only sees an errno: the log says why
+                            log.println("nicsim serve: PCI_OPEN refused: " + x.getMessage());
+                            throw x;
+                        }
+                    }
+                    case CM_OPEN -> c.send(cm.open(c, in, this::program).finish(0));
+                    case CM_EVENTS -> {
+                        cm.events(c, in);
+                        c.send(new Wire.Out().finish(0));
+                    }
+                    case CM_CMD -> {
+                        try {
+                            c.send(cm.command(c, in).finish(0));
+                        } catch (VerbsException x) {
+                            if (RdmaCm.DEBUG) log.println("CM refused: " + x.getMessage());
+                            throw x;
+                        }
+                    }
+                    default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
+                            + "CONTEXTS, CM_OPEN or PCI_OPEN, not " + r.op());
+                }
+                return;
+            }
+            Wire.Out out = s.handle(r.op(), in, c::send, e.program().pid);
+            e.program().requested(out == null);
+            if (out != null) c.send(out.finish(0));
+        } catch (Wire.Malformed x) {
+            protocolError(c, s, r.op() + ": " + x.getMessage());
+        } catch (Session.Refused x) {
+            refused(c, e, new Wire.Out().u32(x.badIndex).finish(x.errno));
+        } catch (VerbsException x) {
+            refused(c, e, new Wire.Out().u32(0).finish(x.errno()));
+        } catch (IOException x) {
+            refused(c, e, new Wire.Out().finish(Errno.EACCES));
+            log.println("nicsim serve: cannot reach the program's memory: " + x.getMessage());
+        } catch (IllegalArgumentException x) { // a value no verb takes (an enum's number, say): named in the log
+            refused(c, e, new Wire.Out().u32(0).finish(Errno.EINVAL));
+            log.println("nicsim serve: " + r.op() + " from " + who(s) + " refused: " + x.getMessage());
+        } catch (RuntimeException x) {
+            // the model refused something the verbs checks let through: the program sees EIO, the run goes on
+            refused(c, e, new Wire.Out().u32(0).finish(Errno.EIO));
+            log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + x);
+        }
+    }
+
+    /** A request of a driver on its PCI function, or the end of its connection. */
+    private void device(Request r) {
+        if (r.op() == null) {
+            if (r.body() != null) {
+                protocolErrors++;
+                log.println("nicsim serve: a driver broke the protocol (op " + r.rawOp() + ": " + new String(r.body())
+                        + "); disconnected");
+            }
+            pci.closed(r.from(), r.body() == null ? "closed its PCI function"
+                    : "was disconnected from its PCI function");
+            return;
+        }
+        requests++;
+        try {
+            pci.handle(r.from(), r.op(), new Wire.In(r.body()));
+        } catch (Wire.Malformed x) {
+            protocolErrors++;
+            r.from().send(new Wire.Out().finish(Errno.EPROTO));
+            log.println("nicsim serve: a driver broke the protocol (" + r.op() + ": " + x.getMessage()
+                    + "); disconnected");
+            pci.closed(r.from(), "was disconnected from its PCI function");
+        }
+    }
+
+    private static void refused(Connection c, End e, java.nio.ByteBuffer reply) {
+        if (e != null) e.program().requested(false);
+        c.send(reply);
+    }
+
+    private void hello(Connection c, Wire.In in) throws IOException {
+        int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), socketFd = in.u32("socket fd");
+        int cmdFd = in.u32("cmd fd");
+        String name = in.string("program");
+        if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
+        if (node < 0 || node >= world.hosts().size())
+            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.." + (world.hosts().size() - 1) + ")");
+        if (pci.holds(node))
+            throw new VerbsException(Errno.EBUSY, "node " + node + "'s adapter is held by a driver through the PCI "
+                    + "face");
+        Program p = program(pid, name);
+        Session s = new Session(nextSession++, world.host(node), p, cmdFd,
+                domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))));
+        joined(c, s, p, socketFd);
+        log.printf("nicsim serve: %s attached to node %d%n", p, node);
+        c.send(new Wire.Out().u32(s.id).finish(0));
+    }
+
+    /** Process {@code pid} (its program's path {@code name}), known from now on if it was not. */
+    private Program program(int pid, String name) {
+        return programs.computeIfAbsent(pid, k -> new Program(pid, Path.of(name).getFileName().toString()));
+    }
+
+    private void joined(Connection c, Session s, Program p, int fd) {
+        p.uses(s, fd);
+        p.requested(false);
+        s.ends++;
+        synchronized (this) { ends.put(c, new End(s, p, fd)); }
+    }
+
+    /**
+     * A process using a context another opened (JOIN: the session, the opener's pid, its own, its
+     * socket's number): a child forked after its parent opened it, or a process that imported it
+     * (ibv_import_device of a duplicate of its command file). As with the kernel's shared uverbs
+     * file, its verbs reach the same objects, from a connection of its own; the buffers it
+     * registers are its own memory.
+     */
+    private void join(Connection c, Wire.In in) {
+        int id = in.u32("session"), parent = in.u32("parent pid"), pid = in.u32("pid"), fd = in.u32("socket fd");
+        String name = in.string("program");
+        Program from = programs.get(parent);
+        Session s = from == null ? null : from.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
+        if (s == null) throw new Wire.Malformed("JOIN of session " + id + " of process " + parent + ", which is not attached");
+        Program p = program(pid, name);
+        joined(c, s, p, fd);
+        log.printf("nicsim serve: %s uses the context of pid %d on node %d%n", p, parent, s.host.index);
+        c.send(new Wire.Out().finish(0));
+    }
+
+    /**
+     * The contexts open now (CONTEXTS): each one's session, the process that opened it, its command
+     * file's number there, and its node. ibv_import_device finds by them which context a command
+     * file it was given is a duplicate of (kcmp(2) compares the two files).
+     */
+    private synchronized Wire.Out contexts() {
+        java.util.Set<Session> seen = new java.util.LinkedHashSet<>();
+        for (End e : ends.values()) seen.add(e.session());
+        Wire.Out out = new Wire.Out().u32(seen.size());
+        for (Session s : seen) out.u32(s.id).u32(s.program.pid).u32(s.cmdFd).u32(s.host.index);
+        return out;
+    }
+
+    /**
+     * A program's async file (EVENTS) or one of its completion channels (CHANNEL, with the number
+     * the program knows it by): a connection of its own, named by its session and process, which
+     * the simulator writes events to. A channel is answered once, before any event.
+     */
+    private void eventFile(Connection c, Wire.In in, boolean channel) {
+        int id = in.u32("session"), pid = in.u32("pid"), number = channel ? in.u32("channel") : 0;
+        Program p = programs.get(pid);
+        Session s = p == null ? null : p.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
+        if (s == null) { // the context closed before this reached us (or never was): nothing will be written here
+            if (id <= 0 || id >= nextSession) throw new Wire.Malformed((channel ? "CHANNEL" : "EVENTS") + " for session " + id
+                    + " of process " + pid + ", which never attached");
+            c.close();
+            return;
+        }
+        if (channel) {
+            s.events.channelTo(number, c::send);
+            eventFiles.put(c, new EventFile(s, () -> s.events.channelClosed(number)));
+            c.send(new Wire.Out().finish(0));
+        } else {
+            s.events.asyncTo(c::send);
+            eventFiles.put(c, new EventFile(s, () -> s.events.asyncTo(null)));
+        }
+    }
+
+    private void fileClosed(Connection c) {
+        if (cm.owns(c)) {
+            cm.closed(c, p -> { if (p.detached()) programs.remove(p.pid); });
+            return;
+        }
+        EventFile f = eventFiles.remove(c);
+        if (f != null) f.gone().run();
+        c.close();
+    }
+
+    private static String who(Session s) { return s == null ? "a new program" : s.program.toString(); }
+
+    private void protocolError(Connection c, Session s, String why) {
+        protocolErrors++;
+        c.send(new Wire.Out().u32(0).finish(Errno.EPROTO));
+        log.println("nicsim serve: " + (s == null ? "a program" : s.program) + " broke the protocol (" + why + "); disconnected");
+        if (s != null) end(c, "disconnected for breaking the protocol");
+        else fileClosed(c);
+    }
+
+    /**
+     * A program's connection to a context ended; when it was the context's last (a forked child's
+     * leaves its parent's), everything the context had in the adapter is released, and the others go on.
+     */
+    private void end(Connection c, String how) {
+        c.close();
+        End gone;
+        synchronized (this) { gone = ends.remove(c); }
+        Session s = gone.session();
+        gone.program().leaves(s, gone.fd());
+        if (gone.program().detached()) programs.remove(gone.program().pid);
+        if (--s.ends > 0) return;
+        for (var it = eventFiles.entrySet().iterator(); it.hasNext(); ) { // its files close with it
+            var f = it.next();
+            if (f.getValue().session() != s) continue;
+            f.getKey().close();
+            it.remove();
+        }
+        Program p = s.program;
+        try {
+            s.close();
+        } catch (RuntimeException e) {
+            log.println("nicsim serve: releasing " + p + "'s objects: " + e);
+        }
+        String mem = s.memoryFailures();
+        String line = String.format("%s on node %d %s after %d requests%s", p, s.host.index, how, s.requests,
+                mem == null ? "" : "; DMA to its memory refused " + mem);
+        ended.add(line);
+        if (ended.size() > ENDED_KEPT) {
+            ended.removeFirst();
+            endedBefore++;
+        }
+        log.println("nicsim serve: " + line);
+        if (!s.traffic.isEmpty()) s.traffic.print(log, p + "'s queue pairs");
+        for (String e : s.errors) log.println("  error completion given to it: " + e);
+        if (s.errorCompletions > s.errors.size()) log.println("  and " + (s.errorCompletions - s.errors.size()) + " more error completions");
+    }
+
+    /** Hands out what the open verbs got and the events that came; with {@code giveUp}, polls still empty are answered empty. */
+    private void answerWaits(boolean giveUp) {
+        pci.answerWaits(giveUp);
+        for (Session s : sessions()) {
+            s.events.deliver();
+            if (s.waiting() == null) continue;
+            boolean satisfied = s.waitSatisfied();
+            if (s.answer(giveUp) && !satisfied) emptyAnswers++;
+        }
+    }
+
+    /** The sessions attached, each once. */
+    private java.util.Collection<Session> sessions() {
+        java.util.Set<Session> out = new java.util.LinkedHashSet<>();
+        for (End e : ends.values()) out.add(e.session());
+        return out;
+    }
+
+    /** What the run did: the programs, and the simulated time and traffic. */
+    public void summary(PrintStream out) {
+        out.printf("nicsim serve: simulated %.3f us; %d requests, %d times the programs waited on the simulation, %d polls answered empty%s%n",
+                world.now() / 1e6, requests, pacer.advances, emptyAnswers, protocolErrors == 0 ? "" : "; " + protocolErrors + " protocol errors");
+        if (endedBefore > 0) out.println("  " + endedBefore + " programs ended before these (the log names them):");
+        for (String e : ended) out.println("  " + e);
+        for (Program p : programs.values()) out.println("  " + p + " still attached");
+        if (pacer.awayAdvances > 0)
+            out.printf("  simulated time moved %d times while a program was away from verbs (asleep outside them)%s: this run may not "
+                    + "repeat exactly%n", pacer.awayAdvances,
+                    pacer.graceAdvances == 0 ? "" : ", " + pacer.graceAdvances + " of them after its grace time of " + graceMillis + " ms");
+        watchdog.summary(out);
+        cm.summary(out);
+        var c = world.sim.counters();
+        out.printf("  fabric: %d packets, %d bytes; adapters: %d packets out, %d in, %d retransmitted; DMA %d bytes read, %d written%n",
+                c.get("Fabric.packets"), c.get("Fabric.bytes"), c.get("Firmware.packets_out"), c.get("Firmware.packets_in"),
+                c.get("Firmware.retransmits"), c.get("Firmware.dma_read_bytes"), c.get("Firmware.dma_write_bytes"));
+        StringBuilder trouble = new StringBuilder();
+        for (var e : c.snapshot("Firmware.").entrySet())
+            if (e.getValue() > 0 && e.getKey().matches(".*(dropped|no_qp|naks|errors|flushed|mismatch|lost|overflows|gaps|duplicates|ignored).*"))
+                trouble.append(' ').append(e.getKey().substring("Firmware.".length())).append('=').append(e.getValue());
+        if (trouble.length() > 0) out.println("  adapters also counted:" + trouble);
+    }
+
+    @Override public void close() {
+        closed = true;
+        for (Connection c : List.copyOf(ends.keySet())) end(c, "was detached when the simulator stopped");
+        cm.close();
+        pci.close();
+        transport.close();
+        try {
+            Files.deleteIfExists(socket);
+            Files.deleteIfExists(Attach.hostsFile(socket));
+            Sysfs.remove(socket.toAbsolutePath().getParent().resolve("sysfs"));
+        } catch (IOException e) {
+            log.println("nicsim serve: cleaning up " + socket.getParent() + ": " + e.getMessage());
+        }
+    }
+}

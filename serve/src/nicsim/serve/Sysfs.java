@@ -1,0 +1,79 @@
+package nicsim.serve;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import nicsim.driver.Host;
+
+/**
+ * The sysfs tree through which libibverbs finds a node's simulated adapter (it reads SYSFS_PATH
+ * when the kernel has no RDMA netlink): class/infiniband_verbs/uverbs0 names the device
+ * ({@link #deviceName}) and its character device, class/infiniband/nicsim0 its node type,
+ * GUID and port 1 (state, LID, GID, P_Key), agreeing with what the adapter reports through verbs.
+ * The character device is 1:3, /dev/null's: libibverbs opens it and checks its number, and the
+ * provider never uses it.
+ */
+final class Sysfs {
+    private Sysfs() {}
+
+    /**
+     * The device name node {@code node}'s adapter has: nicsim0 on every node, as every host of a
+     * cluster has its mlx5_0, so one command line (an MPI job's) names the device for every rank.
+     * Nodes tell apart by their GUID and LID.
+     */
+    static String deviceName(int node) { return "nicsim0"; }
+
+    /** Writes node {@code host}'s tree under {@code root} (replacing one there). */
+    static void write(Path root, Host host) throws IOException {
+        remove(root);
+        String dev = deviceName(host.index);
+        Path verbs = root.resolve("class/infiniband_verbs");
+        file(verbs.resolve("abi_version"), "6");
+        file(verbs.resolve("uverbs0/ibdev"), dev);
+        file(verbs.resolve("uverbs0/dev"), "1:3");
+        file(verbs.resolve("uverbs0/abi_version"), "1");
+        Path ib = root.resolve("class/infiniband").resolve(dev);
+        long guid = Session.nodeGuid(host.index);
+        file(ib.resolve("node_type"), "1: CA");
+        file(ib.resolve("node_guid"), guidText(guid));
+        file(ib.resolve("sys_image_guid"), guidText(guid));
+        file(ib.resolve("board_id"), "NICSIM-" + host.profile.name());
+        file(ib.resolve("fw_ver"), "1.0.0");
+        file(ib.resolve("hw_rev"), "0");
+        file(ib.resolve("hca_type"), "nicsim");
+        file(root.resolve("class/infiniband_mad/abi_version"), "5"); // libibumad (ibstat) checks it
+        file(root.resolve("class/misc/rdma_cm/abi_version"), Integer.toString(CmAbi.ABI_VERSION)); // librdmacm checks it
+        file(root.resolve("class/misc/rdma_cm/dev"), "10:58");
+        int lid = host.firmware.lid();
+        Path port = ib.resolve("ports/1");
+        file(port.resolve("lid"), String.format("0x%x", lid));
+        file(port.resolve("sm_lid"), "0x1");
+        file(port.resolve("lid_mask_count"), "0");
+        file(port.resolve("state"), "4: ACTIVE");
+        file(port.resolve("rate"), "100 Gb/sec (4X EDR)");
+        file(port.resolve("cap_mask"), "0x00010000");
+        file(port.resolve("sm_sl"), "0");
+        file(port.resolve("phys_state"), "5: LinkUp");
+        file(port.resolve("link_layer"), "InfiniBand");
+        file(port.resolve("gids/0"), String.format("fe80:0000:0000:0000:0000:0000:0000:%04x", lid & 0xff));
+        file(port.resolve("gid_attrs/types/0"), "IB/RoCE v1");
+        file(port.resolve("pkeys/0"), "0xffff");
+    }
+
+    /** Deletes a tree written here (nothing if there is none). */
+    static void remove(Path root) throws IOException {
+        if (!Files.exists(root)) return;
+        try (var w = Files.walk(root)) {
+            for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+        }
+    }
+
+    private static String guidText(long g) {
+        return String.format("%04x:%04x:%04x:%04x", (g >>> 48) & 0xffff, (g >>> 32) & 0xffff, (g >>> 16) & 0xffff, g & 0xffff);
+    }
+
+    private static void file(Path p, String text) throws IOException {
+        Files.createDirectories(p.getParent());
+        Files.writeString(p, text + "\n");
+    }
+}

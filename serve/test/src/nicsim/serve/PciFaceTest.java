@@ -1,0 +1,172 @@
+package nicsim.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The adapter as a PCI function for C drivers: libnicsim (built by Mill) brings it up through its
+ * registers and commands and moves a message with WQEs and CQEs of its own (examples/raw-send.c);
+ * a node the Java driver holds is refused; the C headers are what the ABI code makes.
+ */
+class PciFaceTest {
+    private static Path example(String name) {
+        String dir = System.getProperty("nicsim.libnicsim");
+        assertNotNull(dir, "nicsim.libnicsim: where Mill built libnicsim (build.sc passes it to cosim's tests)");
+        return Path.of(dir, name);
+    }
+
+    @Test
+    void rawSendMovesAMessageThroughADriverOfItsOwn() throws Exception {
+        Served s = new Served("nicsim-pci").start(Served.cluster());
+        try {
+            var run = Programs.start(s, 0, false, example("raw-send").toString(), "bytes across the PCI face");
+            int status = run.await(60);
+            String out = run.output();
+            assertEquals(0, status, out + "\n" + s.log());
+            assertTrue(out.contains("received \"bytes across the PCI face\": intact"), out);
+            assertTrue(out.contains("send completion: yes; receive completion: yes, 26 bytes"), out);
+            assertTrue(out.contains("interrupt: the CQ's vector 1 at"), "the armed CQ raised its MSI-X vector: " + out);
+            var c = s.world.sim.counters();
+            assertTrue(c.get("Firmware.packets_out") >= 2, "the SEND and its ACK crossed the fabric: " + c.snapshot());
+            assertTrue(s.log().contains("opened node 0's adapter as a PCI function"), s.log());
+            // it destroyed what it made and took the adapter down: a second driver brings it up again
+            var again = Programs.start(s, 0, false, example("raw-send").toString(), "once more");
+            assertEquals(0, again.await(60), again.output() + "\n" + s.log());
+            assertTrue(again.output().contains("received \"once more\": intact"), again.output());
+            assertFalse(s.log().contains("left the adapter up"), s.log());
+        } finally {
+            assertTrue(s.stop());
+        }
+        assertTrue(s.log().matches("(?s).*raw-send \\(pid \\d+\\) closed its PCI function on node 0: \\d+ requests.*"),
+                s.log());
+    }
+
+    @Test
+    void aNodeTheJavaDriverHoldsIsRefused() throws Exception {
+        var w = Served.cluster();
+        w.host(1).driver(); // probed by the Java driver, as a libibverbs program's context would
+        Served s = new Served("nicsim-pci-busy").start(w);
+        try {
+            var run = Programs.start(s, 1, false, example("raw-send").toString());
+            assertEquals(1, run.await(60));
+            assertTrue(run.output().contains("bringing the adapter up: Device or resource busy"), run.output());
+            assertTrue(s.log().contains("driven by the Java driver already"), s.log());
+        } finally {
+            assertTrue(s.stop());
+        }
+    }
+
+    @Test
+    void theCHeadersAreTheAbiCodes() throws Exception {
+        Path include = Path.of(System.getProperty("nicsim.root", "."), "libnicsim", "include", "nicsim");
+        assertEquals(nicsim.driver.DeviceHeader.render(), Files.readString(include.resolve("device.h")),
+                "libnicsim/include/nicsim/device.h: rewrite it with "
+                        + "./mill host-driver.runMain nicsim.driver.DeviceHeader");
+        assertEquals(Wire.cHeader(), Files.readString(include.resolve("wire.h")),
+                "libnicsim/include/nicsim/wire.h: rewrite it with ./mill serve.runMain nicsim.serve.Wire");
+    }
+
+    @Test
+    void pingpongRunsTwoAdaptersFromOneDriverThroughLibnicsimsQueues() throws Exception {
+        Served s = new Served("nicsim-pci-pingpong").start(Served.cluster());
+        try {
+            var run = Programs.start(s, 0, false, example("pingpong").toString(), "200", "64");
+            assertEquals(0, run.await(120), run.output() + "\n" + s.log());
+            assertTrue(run.output().contains("200 messages of 64 bytes, each checked: intact"), run.output());
+            Matcher m = Pattern.compile("one way, mean: ([0-9.]+) us simulated").matcher(run.output());
+            assertTrue(m.find(), run.output());
+            double us = Double.parseDouble(m.group(1));
+            assertTrue(us > 1 && us < 5, "a SEND one way over the simulated EDR fabric: " + us + " us");
+            assertEquals(2, s.log().split("closed its PCI function", -1).length - 1, "both nodes closed: " + s.log());
+        } finally {
+            assertTrue(s.stop());
+        }
+    }
+
+    /** What {@code example}'s line matching {@code figure} says, run on a serve of its own. */
+    private static String figure(String figure, String... example) throws Exception {
+        Served s = new Served("nicsim-pci-again").start(Served.cluster());
+        try {
+            var run = Programs.start(s, 0, false, example);
+            assertEquals(0, run.await(120), run.output());
+            Matcher m = Pattern.compile(figure).matcher(run.output());
+            assertTrue(m.find(), run.output());
+            return m.group(1);
+        } finally {
+            assertTrue(s.stop());
+        }
+    }
+
+    @Test
+    void aDriversRunRepeatsToThePicosecond() throws Exception {
+        String arrival = "bytes at ([0-9.]+) us simulated", raw = example("raw-send").toString();
+        assertEquals(figure(arrival, raw), figure(arrival, raw), "the same driver, the same simulated times");
+        // two adapters from one process: a doorbell to one, then a wait on the other, must keep their order
+        String oneWay = "one way, mean: ([0-9.]+) us", pp = example("pingpong").toString();
+        assertEquals(figure(oneWay, pp, "300", "64"), figure(oneWay, pp, "300", "64"));
+    }
+
+    /** tests' broken.c, built against libnicsim as a driver developer builds: warning-free. */
+    private static Path broken() throws Exception {
+        Path dir = Files.createTempDirectory("nicsim-broken"), src = dir.resolve("broken.c");
+        try (var in = PciFaceTest.class.getResourceAsStream("/nicsim/drivers/broken.c")) {
+            Files.copy(in, src);
+        }
+        Path include = Path.of(System.getProperty("nicsim.root", "."), "libnicsim", "include");
+        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-I" + include,
+                src.toString(), example("libnicsim.a").toString(), "-o", dir.resolve("broken").toString())
+                .redirectErrorStream(true).start();
+        String out = new String(cc.getInputStream().readAllBytes());
+        assertEquals(0, cc.waitFor(), out);
+        return dir.resolve("broken");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "doorbell-no-queue | the device reports at [0-9.]+ us: BAD_QUEUE at \\+0x[0-9a-f]+800 value "
+                    + "0x027777000a000000",
+            "no-register       | the device reports at [0-9.]+ us: MMIO write of 4 bytes at BAR0\\+0x60: no such "
+                    + "initialization register",
+            "past-bar          | the device reports at [0-9.]+ us: MMIO write refused: EINVAL: BAR0 offset 0x2000040: "
+                    + "BAR0 is 0x2000000 bytes",
+            "arm-no-cq         | the device reports at [0-9.]+ us: BAD_QUEUE at \\+0x[0-9a-f]+020 value "
+                    + "0x3700000000000000",
+            "left-up           | it left the adapter up \\(no TEARDOWN_HCA\\)"})
+    void theDeviceTellsADriverWhatItDidWrong(String bug, String report) throws Exception {
+        Served s = new Served("nicsim-pci-broken").start(Served.cluster());
+        try {
+            var run = Programs.start(s, 0, false, broken().toString(), bug);
+            assertEquals(0, run.await(60), run.output() + "\n" + s.log());
+        } finally {
+            assertTrue(s.stop());
+        }
+        assertTrue(Pattern.compile(report).matcher(s.log()).find(), report + " in:\n" + s.log());
+    }
+
+    @Test
+    void strictStopsTheDriverAtItsFirstViolation() throws Exception {
+        Served s = new Served("nicsim-pci-strict").start(Served.cluster());
+        s.server.strict(true);
+        try {
+            var run = Programs.start(s, 0, false, broken().toString(), "no-register");
+            assertEquals(3, run.await(60), "its wait after the mistake fails: " + run.output() + "\n" + s.log());
+        } finally {
+            assertTrue(s.stop());
+        }
+        List<String> lines = s.log().lines().toList();
+        int report = -1, stop = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("no such initialization register")) report = i;
+            if (lines.get(i).contains("was stopped at its first violation (--strict)")) stop = i;
+        }
+        assertTrue(report >= 0 && stop == report + 1, "the report, then the stop:\n" + s.log());
+    }
+}

@@ -1,0 +1,88 @@
+package nicsim.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** C programs for the tests: built from the test resources as the provider is built, run through {@link Attach}. */
+public final class Programs {
+    private Programs() {}
+
+    /** A started program: its process, and its output as it comes (all of it once {@link #await} returns). */
+    public record Run(Process process, ByteArrayOutputStream out, Thread reader) {
+        public String output() {
+            synchronized (out) { return out.toString(StandardCharsets.UTF_8); }
+        }
+
+        /** Waits up to {@code seconds} for the program to exit; its status. */
+        public int await(int seconds) throws Exception {
+            assertTrue(process.waitFor(seconds, TimeUnit.SECONDS), "still running after " + seconds + " s:\n" + output());
+            reader.join(10_000);
+            return process.exitValue();
+        }
+
+        public int await() throws Exception { return await(120); }
+    }
+
+    /** Starts {@code program} on {@code node} of the simulator {@code served}; with {@code simulatedTime}, its clock reads simulated time. */
+    public static Run start(Served served, int node, boolean simulatedTime, String... program) throws Exception {
+        Process p = new ProcessBuilder(Attach.command(served.socket, node, simulatedTime, List.of(program))).redirectErrorStream(true).start();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Thread t = new Thread(() -> {
+            byte[] b = new byte[4096];
+            try (var in = p.getInputStream()) {
+                for (int n; (n = in.read(b)) > 0; ) synchronized (out) { out.write(b, 0, n); }
+            } catch (Exception ignored) { // the program ended
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        return new Run(p, out, t);
+    }
+
+    /** Waits until something listens on TCP {@code port}; fails if {@code server} ended first, or after 30 s. */
+    public static void awaitListening(Run server, int port) throws Exception {
+        String hexPort = String.format(":%04X ", port);
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < 30_000_000_000L) {
+            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))
+                for (String line : Files.readAllLines(Path.of(table)))
+                    if (line.contains(hexPort) && line.trim().split("\\s+")[3].equals("0A")) return; // 0A: LISTEN
+            assertTrue(server.process().isAlive(), "the server program ended before listening:\n" + server.output());
+            Thread.sleep(20);
+        }
+        fail("nothing listens on TCP port " + port + ":\n" + server.output());
+    }
+
+    /** A TCP port for programs' own exchanges (add an offset per use), one per test JVM. */
+    public static int port() { return 18515 + (int) (ProcessHandle.current().pid() % 1000); }
+
+    /**
+     * Builds program {@code name} from the test resources under {@code folder} ({@code name}.c and
+     * the {@code headers} beside it) as the provider is built, warning-free, in a folder of its
+     * own; returns the folder.
+     */
+    public static Path compile(String folder, String name, List<String> headers, String... libs) throws Exception {
+        Path dir = Files.createTempDirectory("nicsim-" + name);
+        List<String> files = new ArrayList<>(headers);
+        files.add(name + ".c");
+        for (String f : files)
+            try (var in = Programs.class.getResourceAsStream("/nicsim/" + folder + "/" + f)) {
+                assertNotNull(in, "test resource nicsim/" + folder + "/" + f);
+                Files.copy(in, dir.resolve(f));
+            }
+        List<String> cmd = new ArrayList<>(List.of("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o",
+                dir.resolve(name).toString(), dir.resolve(name + ".c").toString()));
+        cmd.addAll(List.of(libs));
+        Process cc = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, cc.waitFor(), out);
+        return dir;
+    }
+}

@@ -1,0 +1,86 @@
+package nicsim.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import nicsim.serve.Programs.Run;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Debian's RDMA CM programs, unchanged, between two nodes through attach: the server on node 1,
+ * the client on node 0 naming it by its name (node1, from attach's /etc/hosts). Connection setup
+ * crosses the simulated fabric as CM MADs; the data the programs check crosses it after.
+ */
+class RdmaCmTest {
+    private Served served;
+
+    @BeforeEach
+    void serve() throws Exception { served = new Served("nicsim-rdmacm").start(Served.cluster()); }
+
+    @AfterEach
+    void stop() throws Exception { served.stop(); }
+
+    /** Runs {@code server} on node 1 until it listens (serve's log says so),
+            then {@code client} on node 0; both must end well. */
+    private String[] pair(List<String> server, List<String> client) throws Exception {
+        int listening = count(served.log(), "listens on");
+        Run srv = Programs.start(served, 1, false, server.toArray(String[]::new));
+        for (int i = 0; i < 600 && count(served.log(), "listens on") == listening && srv.process().isAlive(); i++)
+            Thread.sleep(50);
+        Run cli = Programs.start(served, 0, false, client.toArray(String[]::new));
+        int c = cli.await(300), s = srv.await(300);
+        String out = cli.output(), sout = srv.output();
+        assertEquals(0, c, "client:\n" + out + "\nserver:\n" + sout + "\n--- serve:\n" + served.log());
+        assertEquals(0, s, "server:\n" + sout + "\n--- serve:\n" + served.log());
+        return new String[]{out, sout};
+    }
+
+    private static int count(String text, String what) { return text.split(Pattern.quote(what), -1).length - 1; }
+
+    @Test
+    void rpingCarriesTenPingsAndChecksThem() throws Exception {
+        String[] out = pair(List.of("rping", "-s", "-v", "-C", "10", "-a", "0.0.0.0", "-p", "7174"),
+                List.of("rping", "-c", "-v", "-C", "10", "-a", "node1", "-p", "7174"));
+        // the client prints what came back by the server's RDMA WRITE; rping itself compares it with what it sent
+        for (int i = 0; i < 10; i++) assertTrue(out[0].contains("ping data: rdma-ping-" + i + ": "), out[0]);
+        assertEquals(10, count(out[1], "server ping data: rdma-ping-"), out[1]);
+        assertFalse(out[0].contains("mismatch"), out[0]);
+        assertTrue(served.log().contains("rping (pid ") && served.log().contains("listens on any address, port 7174"),
+                served.log());
+    }
+
+    @Test
+    void ucmatoseUdaddyAndTheRdmaServerClientPair() throws Exception {
+        String[] rc = pair(List.of("ucmatose", "-c", "2"), List.of("ucmatose", "-c", "2", "-s", "node1"));
+        assertTrue(rc[0].contains("data transfers complete") && rc[0].contains("return status 0"), rc[0]);
+        String[] ud = pair(List.of("udaddy", "-c", "2"), List.of("udaddy", "-c", "2", "-s", "node1"));
+        assertTrue(ud[0].contains("data transfers complete") && ud[0].contains("return status 0"), ud[0]);
+        String[] api = pair(List.of("rdma_server"), List.of("rdma_client", "-s", "node1"));
+        assertTrue(api[0].contains("rdma_client: end 0"), api[0]);
+        assertTrue(api[1].contains("rdma_server: end 0"), api[1]);
+    }
+
+    @Test
+    void perftestConnectsThroughRdmaCm() throws Exception {
+        String[] bw = pair(List.of("ib_write_bw", "-R", "-n", "200"), List.of("ib_write_bw", "-R", "-n", "200",
+                "node1"));
+        Matcher m = Pattern.compile("(?m)^\\s*65536\\s+200\\s+([0-9.]+)\\s+([0-9.]+)").matcher(bw[0]);
+        assertTrue(m.find() && Double.parseDouble(m.group(2)) > 0, bw[0]);
+        String[] lat = pair(List.of("ib_send_lat", "-R", "-n", "200"), List.of("ib_send_lat", "-R", "-n", "200",
+                "node1"));
+        assertTrue(Pattern.compile("(?m)^\\s*2\\s+200\\s+[0-9.]+").matcher(lat[0]).find(), lat[0]);
+    }
+
+    @Test
+    void aPortNoOneListensOnIsRejected() throws Exception {
+        Run cli = Programs.start(served, 0, false, "rping", "-c", "-a", "node1", "-p", "7175", "-C", "1");
+        int status = cli.await(120);
+        assertNotEquals(0, status, cli.output());
+        // the peer's CM answers the REQ with a REJ: invalid service ID (8)
+        assertTrue(cli.output().contains("RDMA_CM_EVENT_REJECTED, error 8"), cli.output());
+    }
+}

@@ -1,0 +1,69 @@
+package nicsim.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * No program wedges serve: a QP that retries for ever (RNR NAK with rnr_retry 7) leaves other
+ * programs answered, the watchdog names it, and SIGTERM stops serve within seconds, printing what
+ * ran.
+ */
+class WedgeTest {
+    private static final Pattern SPINNING = Pattern.compile("spinning (0x[0-9a-f]+)");
+
+    private static String waitFor(Supplier<String> text, Pattern p, int seconds) throws InterruptedException {
+        for (int i = 0; i < seconds * 10; i++) {
+            Matcher m = p.matcher(text.get());
+            if (m.find()) return m.group(1);
+            Thread.sleep(100);
+        }
+        fail("no " + p + " within " + seconds + " s in:\n" + text.get());
+        return null;
+    }
+
+    @Test
+    void aLivelockedQpLeavesOthersAnsweredAndTheWatchdogNamesIt() throws Exception {
+        Served served = new Served("wedge").start(Served.cluster(), 2_000_000_000L); // 2 ms of simulated retries
+        Path spin = Programs.compile("serve", "livelock", List.of(), "-libverbs");
+        Path conf = Programs.compile("conformance", "device", List.of("conf.h"), "-libverbs");
+        Programs.Run stuck = Programs.start(served, 0, false, spin.resolve("livelock").toString());
+        try {
+            String qpn = waitFor(stuck::output, SPINNING, 60);
+            Programs.Run other = Programs.start(served, 1, false, conf.resolve("device").toString());
+            assertEquals(0, other.await(60), "another program is answered while the QP retries:\n" + other.output());
+            String named = waitFor(served::log, Pattern.compile("watchdog: livelock \\(pid \\d+\\)'s QP (" + qpn + ") on node 0"), 60);
+            assertEquals(qpn, named);
+            assertTrue(stuck.process().isAlive(), "the QP goes on retrying as the program asked:\n" + stuck.output());
+        } finally {
+            stuck.process().destroyForcibly();
+            assertTrue(served.stop(), "serve stopped");
+        }
+    }
+
+    /** 100,000 random verbs with random arguments from one C program: no crash, no hang, every refusal an errno; serve goes on. */
+    @Test
+    void aHundredThousandRandomVerbsAreAnsweredOrRefusedWithAnErrno() throws Exception {
+        Served served = new Served("fuzz").start(Served.cluster());
+        try {
+            Programs.Run fuzz = Programs.start(served, 0, false, ProviderBuild.get().resolve(ProviderBuild.FUZZ).toString(), "100000", "7");
+            assertEquals(0, fuzz.await(600), fuzz.output());
+            assertTrue(fuzz.output().contains("fuzz: 100000 verbs"), fuzz.output());
+            assertTrue(fuzz.output().contains(", 0 bad"), fuzz.output());
+            Path conf = Programs.compile("conformance", "device", List.of("conf.h"), "-libverbs");
+            Programs.Run after = Programs.start(served, 0, false, conf.resolve("device").toString());
+            assertEquals(0, after.await(60), "serve still answers as it should:\n" + after.output());
+            assertFalse(served.log().contains("Exception"), served.log().lines().filter(l -> l.contains("Exception")).findFirst().orElse(""));
+        } finally {
+            assertTrue(served.stop(), "serve stopped");
+        }
+    }
+}
