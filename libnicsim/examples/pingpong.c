@@ -1,6 +1,7 @@
 /*
  * pingpong: SEND ping-pong between the adapters of two nodes, driven from one process through
- * libnicsim's queues (no libibverbs), timed in simulated time as ib_send_lat times it.
+ * libnicsim's queues (no libibverbs), timed in simulated time as ib_send_lat times it: messages of up
+ * to 44 bytes go inline in the WQE, as ib_send_lat sends small ones.
  *
  *   ./nicsim serve --nodes 2 &   then   ./nicsim attach -- pingpong [iterations] [bytes]
  *
@@ -85,7 +86,8 @@ int main(int argc, char **argv) {
 		struct side *from = &s[i & 1], *to = &s[(i & 1) ^ 1];
 		memcpy(from->buf, &i, sizeof(i));
 		memset(from->buf + sizeof(i), 'a' + i % 26, size - sizeof(i));
-		check("post_send", nicsim_post_send(&from->qp, NICSIM_WQE_OP_SEND, &from->mr, from->buf, size, 0, 0, 1));
+		int flags = NICSIM_SEND_SIGNALED | (size <= 44 ? NICSIM_SEND_INLINE : 0); /* small ones inline */
+		check("post_send", nicsim_post_send(&from->qp, NICSIM_WQE_OP_SEND, &from->mr, from->buf, size, 0, 0, flags));
 		sends[i & 1]++;
 		struct nicsim_wc wc;
 		do { /* the receive, skipping the send completions of `to`'s own earlier pings */

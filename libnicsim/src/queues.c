@@ -202,21 +202,31 @@ static void data_seg(uint8_t *s, uint32_t len, uint32_t lkey, const void *addr) 
 }
 
 int nicsim_post_send(struct nicsim_qp *qp, uint32_t opcode, const struct nicsim_mr *mr, void *addr, uint32_t len,
-		     uint64_t remote_addr, uint32_t rkey, int signaled) {
+		     uint64_t remote_addr, uint32_t rkey, int flags) {
 	uint8_t *wqe = qp->sq + NICSIM_WQEBB * (qp->sq_head & ((1u << qp->log_sq) - 1));
 	int remote = opcode == NICSIM_WQE_OP_RDMA_WRITE || opcode == NICSIM_WQE_OP_RDMA_WRITE_IMM ||
 		     opcode == NICSIM_WQE_OP_RDMA_READ;
 	uint8_t *seg = wqe + 16;
+	uint32_t room = NICSIM_WQEBB - 16 - (remote ? 16 : 0) - 4, data_units;
+	if ((flags & NICSIM_SEND_INLINE) ? len > room : !mr)
+		return -EINVAL;
 	memset(wqe, 0, NICSIM_WQEBB);
 	nicsim_put32(wqe, (qp->sq_head & 0xffff) << 8 | opcode);
-	nicsim_put32(wqe + 4, qp->qpn << 8 | (remote ? 3 : 2));
-	wqe[11] = signaled ? 0x08 : 0;
+	wqe[11] = (flags & NICSIM_SEND_SIGNALED) ? 0x08 : 0;
 	if (remote) {
 		nicsim_put64(seg, remote_addr);
 		nicsim_put32(seg + 8, rkey);
 		seg += 16;
 	}
-	data_seg(seg, len, mr->key, addr);
+	if (flags & NICSIM_SEND_INLINE) { /* byte count | 0x80000000, then the bytes, in 16-byte units */
+		nicsim_put32(seg, len | 0x80000000u);
+		memcpy(seg + 4, addr, len);
+		data_units = (4 + len + 15) / 16;
+	} else {
+		data_seg(seg, len, mr->key, addr);
+		data_units = 1;
+	}
+	nicsim_put32(wqe + 4, qp->qpn << 8 | (1 + (remote ? 1 : 0) + data_units));
 	qp->sq_head = (qp->sq_head + 1) & 0xffff;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	nicsim_put32(qp->db + 4, qp->sq_head);

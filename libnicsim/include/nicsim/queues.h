@@ -71,9 +71,17 @@ int nicsim_qp_destroy(struct nicsim_qp *qp);
 int nicsim_qp_connect(struct nicsim_qp *qp, uint32_t dest_qpn, uint32_t dlid);
 int nicsim_rc_connect(struct nicsim_dev *dev, uint32_t qpn, uint32_t dest_qpn, uint32_t dlid);
 
-/* One send WQE of one data segment: SEND, RDMA_WRITE (remote address and rkey) and the like. */
+/* Flags of nicsim_post_send. */
+enum {
+	NICSIM_SEND_SIGNALED = 1,	/* a CQE when it completes */
+	NICSIM_SEND_INLINE = 2,		/* the bytes in the WQE: the adapter does not read them (at most 44 here) */
+};
+/*
+ * One send WQE of one WQEBB: SEND, RDMA_WRITE (remote address and rkey) and the like, its data one
+ * segment of `mr` (or inline: `mr` may be NULL). BlueFlame rings it.
+ */
 int nicsim_post_send(struct nicsim_qp *qp, uint32_t opcode, const struct nicsim_mr *mr, void *addr, uint32_t len,
-		     uint64_t remote_addr, uint32_t rkey, int signaled);
+		     uint64_t remote_addr, uint32_t rkey, int flags);
 /* One receive of one data segment. */
 int nicsim_post_recv(struct nicsim_qp *qp, const struct nicsim_mr *mr, void *addr, uint32_t len);
 

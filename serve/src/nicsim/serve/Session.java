@@ -81,7 +81,10 @@ final class Session implements AutoCloseable {
     private record QpCaps(int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInline, boolean sqSigAll) {}
 
     private final Map<Integer, QpCaps> qpCaps = new HashMap<>();
-    private final Map<Integer, int[]> srqCaps = new HashMap<>();
+    /** What an SRQ was created with, as create_srq answered it (query_srq gives it back). */
+    private record SrqCaps(int maxWr, int maxSge) {}
+
+    private final Map<Integer, SrqCaps> srqCaps = new HashMap<>();
     /** Its async file and completion channels. */
     final EventFiles events;
     /** The QPs it made, by number. */
@@ -215,7 +218,8 @@ final class Session implements AutoCloseable {
             case QUERY_SRQ -> {
                 int h = in.u32("srq");
                 SharedReceiveQueue srq = get(h, SharedReceiveQueue.class);
-                yield new Wire.Out().u32(srqCaps.get(h)[0]).u32(srqCaps.get(h)[1]).u32(srq.limit());
+                SrqCaps caps = srqCaps.get(h);
+                yield new Wire.Out().u32(caps.maxWr()).u32(caps.maxSge()).u32(srq.limit());
             }
             case DESTROY_SRQ -> destroy(in, SharedReceiveQueue.class);
             case OPEN_XRCD -> openXrcd(in);
@@ -717,7 +721,7 @@ final class Session implements AutoCloseable {
                 .xrcd(xrcd).cq(cq).tmMaxNumTags(maxTags).tmMaxOps(maxOps));
         int h = add(srq);
         events.srqMade(srq.handle(), h);
-        srqCaps.put(h, new int[]{maxWr, Math.max(1, maxSge)});
+        srqCaps.put(h, new SrqCaps(maxWr, Math.max(1, maxSge)));
         return new Wire.Out().u32(h).u32(maxWr).u32(Math.max(1, maxSge)).u32(srq.srqNum());
     }
 

@@ -91,6 +91,18 @@ class PciFaceTest {
         }
     }
 
+    @Test
+    void theCDriversLatencyIsTheJavaDriversForTheSameWqes() throws Exception {
+        // 8-byte SENDs inline in one WQEBB, BlueFlame, one CQE each side: what ib_send_lat does through either driver
+        String pp = example("pingpong").toString();
+        double c = Double.parseDouble(figure("one way, mean: ([0-9.]+) us", pp, "300", "8"));
+        nicsim.workloads.Result r = nicsim.workloads.Workloads.run("send_lat", Served.cluster(),
+                nicsim.workloads.Options.defaults().withIters(300).withSize(8), new java.io.PrintStream(
+                        java.io.OutputStream.nullOutputStream()));
+        double j = r.rows().get(0).latAvgUs();
+        assertTrue(Math.abs(c - j) / j < 0.10, "C driver " + c + " us one way, Java driver " + j + " us");
+    }
+
     /** What {@code example}'s line matching {@code figure} says, run on a serve of its own. */
     private static String figure(String figure, String... example) throws Exception {
         Served s = new Served("nicsim-pci-again").start(Served.cluster());
