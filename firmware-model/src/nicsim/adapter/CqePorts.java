@@ -43,6 +43,17 @@ public final class CqePorts {
     public record CqError(long cqn, long code) {
         public enum Code { NONE, UNKNOWN_CQ, OVERFLOW, CQ_IN_ERROR }
         public Code reason() { return Code.values()[(int) code]; }
+
+        @Override public String toString() {
+            String what = code >= Code.values().length ? "error code " + code : switch (reason()) {
+                case NONE -> "no error";
+                case UNKNOWN_CQ -> "a completion for a CQ that is not configured";
+                case OVERFLOW -> "overrun: a completion found the ring full (the consumer index in its doorbell "
+                        + "record is a whole ring behind); the CQ is in error from now on";
+                case CQ_IN_ERROR -> "a completion dropped: the CQ is in error since its overrun";
+            };
+            return String.format("CQ 0x%x %s", cqn, what);
+        }
     }
 
     /** The consumer index software has reached (firmware reads it from the CQ doorbell record). */

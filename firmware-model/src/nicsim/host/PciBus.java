@@ -52,6 +52,11 @@ public final class PciBus {
     private final List<MsixTable> msix = new ArrayList<>();
     private final List<UnsupportedRequest> unsupported = new ArrayList<>();
     private InterruptHandler interrupts = (a, d) -> { };
+    /** Where the host lets devices DMA (an IOMMU's mappings); null: all of host memory. */
+    private Iommu iommu;
+
+    /** An IOMMU's answer: whether a device may DMA to or from {@code [addr, addr + length)}. */
+    public interface Iommu { boolean maps(long addr, long length); }
     private final java.util.ArrayDeque<CpuOp> cpuQueue = new java.util.ArrayDeque<>();
     private boolean cpuBusy;
     private long dmaSeq;
@@ -100,6 +105,17 @@ public final class PciBus {
     public Simulator simulator() { return sim; }
     public List<UnsupportedRequest> unsupportedRequests() { return List.copyOf(unsupported); }
     public void onInterrupt(InterruptHandler h) { interrupts = h; }
+
+    /**
+     * From now on devices reach only what {@code mapped} maps (null: all of host memory again); a
+     * DMA elsewhere is an unsupported request, reported as the bus reports one, as an IOMMU fault is.
+     */
+    public void iommu(Iommu mapped) { iommu = mapped; }
+
+    /** Whether a device's DMA of {@code [addr, addr + length)} reaches memory. */
+    private boolean reaches(long addr, long length) {
+        return memory.inBounds(addr, length) && (iommu == null || iommu.maps(addr, length));
+    }
 
     /** Attaches a function; returns its index for configuration accesses. */
     public int attach(PciFunction f) {
@@ -272,7 +288,9 @@ public final class PciBus {
             return link.isPcie() ? sim.now() : since;
         }
 
-        @Override public boolean dmaWriteLands(long hostAddr, int length) { return config().busMasterEnabled() && memory.inBounds(hostAddr, length); }
+        @Override public boolean dmaWriteLands(long hostAddr, int length) {
+            return config().busMasterEnabled() && reaches(hostAddr, length);
+        }
 
         /**
          * A DMA write whose bytes were fed from {@code since} on, the last of them now; {@code done}
@@ -289,7 +307,7 @@ public final class PciBus {
             stats.dmaWrites.inc();
             if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_write_issued", String.format("0x%x +%d", hostAddr, data.length));
             long last = sim.now();
-            boolean ok = memory.inBounds(hostAddr, data.length);
+            boolean ok = reaches(hostAddr, data.length);
             for (PciLink.Piece p : link.splitWrite(hostAddr, data.length)) {
                 long arrive = link.sendFed(PciLink.Direction.UPSTREAM, since, sim.now(), p.length(), link.overheadPosted());
                 last = Math.max(last, arrive);
@@ -328,7 +346,7 @@ public final class PciBus {
             stats.dmaReads.inc();
             stats.dmaReadBytes.add(length);
             if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
-            boolean ok = memory.inBounds(hostAddr, length);
+            boolean ok = reaches(hostAddr, length);
             byte[] result = new byte[ok ? length : 0];
             List<PciLink.Piece> requests = link.splitRead(hostAddr, length);
             int[] remaining = {requests.size()};

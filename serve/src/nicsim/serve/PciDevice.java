@@ -72,6 +72,13 @@ final class PciDevice implements AutoCloseable {
             interrupts.add(data);
             interruptsRaised++;
         });
+        host.bus.iommu(this::mapped); // the adapter reaches only what the driver mapped, as behind an IOMMU
+    }
+
+    /** Whether {@code [addr, addr + length)} lies in one of the driver's DMA mappings. */
+    private boolean mapped(long addr, long length) {
+        var m = maps.floorEntry(addr);
+        return m != null && addr - m.getKey() + length <= m.getValue();
     }
 
     /** Handles one request; null when it is left open (answered by {@link #answer}) or needs no answer. */
@@ -178,7 +185,12 @@ final class PciDevice implements AutoCloseable {
             out.add(String.format("at %.3f us: %s", us(host.adapter.errorTime(problemsTold)),
                     host.adapter.errors().get(problemsTold)));
         var ur = host.bus.unsupportedRequests();
-        for (; unsupportedTold < ur.size(); unsupportedTold++) out.add(ur.get(unsupportedTold).toString());
+        for (; unsupportedTold < ur.size(); unsupportedTold++) {
+            var u = ur.get(unsupportedTold);
+            out.add(String.format("at %.3f us: %s of %d bytes at 0x%x: %s", us(u.timePicos()), u.kind(), u.length(),
+                    u.address(), u.kind().startsWith("DMA") ? "not memory the driver mapped (an IOMMU fault)"
+                            : "nothing answers there (an unsupported request)"));
+        }
         violations += out.size();
         return out;
     }
@@ -246,6 +258,7 @@ final class PciDevice implements AutoCloseable {
         }
         maps.clear();
         host.bus.onInterrupt((address, data) -> { });
+        host.bus.iommu(null);
         memory.close();
     }
 }

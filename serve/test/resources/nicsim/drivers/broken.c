@@ -5,6 +5,8 @@
  *   no-register        a write to an offset of BAR0 where no register is
  *   past-bar           a write past the end of BAR0
  *   arm-no-cq          an arm doorbell for a CQ that does not exist
+ *   dma-unmapped       an MR whose page list is in a page it has unmapped
+ *   cq-overrun         eight completions into a CQ of two entries it never polls
  *   left-up            exits with the adapter up (no TEARDOWN_HCA)
  */
 #include <stdio.h>
@@ -12,11 +14,43 @@
 
 #include "nicsim/device.h"
 #include "nicsim/nicsim.h"
+#include "nicsim/queues.h"
 
 static int check(const char *what, int rc) {
 	if (rc < 0)
 		fprintf(stderr, "broken: %s: %s\n", what, strerror(-rc));
 	return rc < 0;
+}
+
+/* Two QPs of one CQ of two entries, looped back; eight signaled SENDs, and the CQ never polled. */
+static int overrun(struct nicsim_dev *d, uint32_t uar) {
+	uint32_t pd;
+	uint64_t iova;
+	struct nicsim_mr mr;
+	struct nicsim_cq cq;
+	struct nicsim_qp a, b;
+	int rc;
+	uint8_t *buf = nicsim_dma_alloc(d, 4096, &iova);
+	uint32_t lid = nicsim_caps(d)->lid;
+	if (!buf || (rc = nicsim_alloc_pd(d, &pd)) ||
+	    (rc = nicsim_mr_create(d, pd, buf, iova, 4096, NICSIM_ACCESS_LOCAL_WRITE, &mr)) ||
+	    (rc = nicsim_cq_create(d, uar, 1, 1, &cq)) ||
+	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &a)) ||
+	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &b)) ||
+	    (rc = nicsim_qp_connect(&a, b.qpn, lid)) || (rc = nicsim_qp_connect(&b, a.qpn, lid)))
+		return rc < 0 ? rc : -1;
+	for (int i = 0; i < 4; i++)
+		if ((rc = nicsim_post_recv(&b, &mr, buf + 2048, 64)) ||
+		    (rc = nicsim_post_send(&a, NICSIM_WQE_OP_SEND, &mr, buf, 8, 0, 0,
+					   NICSIM_SEND_SIGNALED | NICSIM_SEND_INLINE)))
+			return rc;
+	uint32_t vectors[4];
+	if ((rc = nicsim_wait(d, 50000000, vectors, 4, NULL)) < 0)
+		return rc;
+	if ((rc = nicsim_qp_destroy(&a)) || (rc = nicsim_qp_destroy(&b)) || (rc = nicsim_cq_destroy(&cq)) ||
+	    (rc = nicsim_destroy(d, NICSIM_CMD_DESTROY_MKEY, mr.key)) || (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
+		return rc;
+	return 0;
 }
 
 int main(int argc, char **argv) {
@@ -45,6 +79,28 @@ int main(int argc, char **argv) {
 		nicsim_put32(b, 0);
 		nicsim_put32(b + 4, 55);
 		rc = nicsim_mmio_write(d, page + NICSIM_UAR_CQ_DOORBELL, b, 8);
+	} else if (!strcmp(bug, "dma-unmapped")) {
+		uint64_t pd, gone, mk[NICSIM_CREATE_MKEY_IN_WORDS] = {0};
+		void *list = nicsim_dma_alloc(d, 4096, &gone);
+		if (!list || nicsim_cmd(d, NICSIM_CMD_ALLOC_PD, NULL, 0, &pd, 1, NULL) != 0)
+			return 1;
+		nicsim_dma_free(d, list, 4096, gone); /* the bug: the list's page is unmapped before the command */
+		mk[NICSIM_CREATE_MKEY_IN_PD] = pd;
+		mk[NICSIM_CREATE_MKEY_IN_START] = 0x10000;
+		mk[NICSIM_CREATE_MKEY_IN_LENGTH] = 4096;
+		mk[NICSIM_CREATE_MKEY_IN_ACCESS] = NICSIM_ACCESS_LOCAL_WRITE;
+		mk[NICSIM_CREATE_MKEY_IN_PAGE_SHIFT] = 12;
+		mk[NICSIM_CREATE_MKEY_IN_PAGES] = 1;
+		mk[NICSIM_CREATE_MKEY_IN_PAGE_LIST] = gone;
+		rc = nicsim_cmd(d, NICSIM_CMD_CREATE_MKEY, mk, NICSIM_CREATE_MKEY_IN_WORDS, out, 1, NULL);
+		if (rc == 0) { /* the adapter took it: give it back */
+			uint64_t key = out[0];
+			nicsim_cmd(d, NICSIM_CMD_DESTROY_MKEY, &key, 1, NULL, 0, NULL);
+		}
+		rc = rc < 0 ? rc : 0;
+		nicsim_cmd(d, NICSIM_CMD_DEALLOC_PD, &pd, 1, NULL, 0, NULL);
+	} else if (!strcmp(bug, "cq-overrun")) {
+		rc = overrun(d, uar);
 	} else if (strcmp(bug, "left-up")) {
 		fprintf(stderr, "broken: no bug named \"%s\"\n", bug);
 		return 2;

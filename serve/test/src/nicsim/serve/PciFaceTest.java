@@ -151,6 +151,9 @@ class PciFaceTest {
                     + "BAR0 is 0x2000000 bytes",
             "arm-no-cq         | the device reports at [0-9.]+ us: BAD_QUEUE at \\+0x[0-9a-f]+020 value "
                     + "0x3700000000000000",
+            "dma-unmapped      | the device reports at [0-9.]+ us: DMA read of 8 bytes at 0x[0-9a-f]+: not memory "
+                    + "the driver mapped \\(an IOMMU fault\\)",
+            "cq-overrun        | the device reports at [0-9.]+ us: CQ 0x1 overrun: a completion found the ring full",
             "left-up           | it left the adapter up \\(no TEARDOWN_HCA\\)"})
     void theDeviceTellsADriverWhatItDidWrong(String bug, String report) throws Exception {
         Served s = new Served("nicsim-pci-broken").start(Served.cluster());
