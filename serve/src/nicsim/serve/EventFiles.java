@@ -15,7 +15,8 @@ import nicsim.verbs.Context;
  * struct ib_uverbs_async_event_desc per event: u64 the object, u32 the event type, u32 0) and
  * each completion channel (one struct ib_uverbs_comp_event_desc per event: u64 the CQ). Each is a
  * socket of the program's own, so libibverbs reads it unchanged and the program may poll it,
- * make it non-blocking or be interrupted in it; objects are named by the program's own pointers.
+ * make it non-blocking or be interrupted in it; objects are named by their handles, which the
+ * provider turns into its own pointers.
  * An event for an object the program destroyed meanwhile is dropped.
  */
 final class EventFiles {
@@ -24,12 +25,14 @@ final class EventFiles {
     /** The program's completion channels, by the number it knows each by (its file descriptor). */
     private final Map<Integer, CompletionChannel> channels = new HashMap<>();
     private final Map<Integer, Consumer<ByteBuffer>> channelFiles = new HashMap<>();
-    private final Map<CompletionQueue, Long> cqCookies = new HashMap<>();
-    /** The program's pointers to its QPs and SRQs, by number. */
-    private final Map<Integer, Long> qpCookies = new HashMap<>(), srqCookies = new HashMap<>();
+    /** The program's objects: an event names one by its handle while it has one. */
+    private final Handles handles;
     private long written;
 
-    EventFiles(Context ctx) { this.ctx = ctx; }
+    EventFiles(Context ctx, Handles handles) {
+        this.ctx = ctx;
+        this.handles = handles;
+    }
 
     /** Events written so far: a program asleep on one of its files may wake once this moves. */
     long written() { return written; }
@@ -56,28 +59,21 @@ final class EventFiles {
         if (ch != null) ch.close();
     }
 
-    void cqMade(CompletionQueue cq, long cookie) { cqCookies.put(cq, cookie); }
-    void cqGone(CompletionQueue cq) { cqCookies.remove(cq); }
-    void qpMade(int qpn, long cookie) { qpCookies.put(qpn, cookie); }
-    void qpGone(int qpn) { qpCookies.remove(qpn); }
-    void srqMade(int srqn, long cookie) { srqCookies.put(srqn, cookie); }
-    void srqGone(int srqn) { srqCookies.remove(srqn); }
-
     /** Writes every event that came: completion events to their channels' sockets, async events to the async file. */
     void deliver() {
         for (Map.Entry<Integer, CompletionChannel> e : channels.entrySet()) {
             Consumer<ByteBuffer> file = channelFiles.get(e.getKey());
             for (var cq = e.getValue().getCqEvent(); cq.isPresent(); cq = e.getValue().getCqEvent()) {
-                Long cookie = cqCookies.get(cq.get());
-                if (file == null || cookie == null) continue;
-                write(file, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(cookie).flip());
+                Integer handle = handles.cq(cq.get(), -1);
+                if (file == null || handle == null) continue;
+                write(file, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(handle).flip());
             }
         }
         if (async == null) return;
         for (var e = ctx.pollAsyncEvent(); e.isPresent(); e = ctx.pollAsyncEvent()) {
             AsyncEvent a = e.get();
-            Long element = a.qpNum() >= 0 ? qpCookies.get(a.qpNum()) : a.srqHandle() >= 0 ? srqCookies.get(a.srqHandle())
-                    : a.cqHandle() >= 0 ? cookieOfCq(a.cqHandle()) : Long.valueOf(a.portNum());
+            Integer element = a.qpNum() >= 0 ? handles.qp(a.qpNum()) : a.srqHandle() >= 0 ? handles.srq(a.srqHandle())
+                    : a.cqHandle() >= 0 ? handles.cq(null, a.cqHandle()) : Integer.valueOf(a.portNum());
             if (element == null) continue; // an object the program has destroyed meanwhile
             write(async, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(element).putInt(a.type().value()).putInt(0).flip());
         }
@@ -94,8 +90,4 @@ final class EventFiles {
         written++;
     }
 
-    private Long cookieOfCq(int cqn) {
-        for (Map.Entry<CompletionQueue, Long> c : cqCookies.entrySet()) if (c.getKey().handle() == cqn) return c.getValue();
-        return null;
-    }
 }

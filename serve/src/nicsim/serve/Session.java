@@ -73,23 +73,18 @@ final class Session implements AutoCloseable {
     final int cmdFd;
     /** The node's XRC domains shared through files, and this program's holds on them, by handle. */
     private final XrcDomains domains;
-    private final Map<Integer, XrcDomains.Shared> sharedXrcds = new HashMap<>();
-    private final Map<Integer, Object> objects = new HashMap<>();
+    /** Its objects by handle, one record each. */
+    private final Handles handles = new Handles();
     /** Its registered memory, attached to the node's host memory. */
     private final Registrations registrations;
     /** What a QP was created with, as create_qp answered it (query_qp's init attributes give it back). */
     private record QpCaps(int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInline, boolean sqSigAll) {}
 
-    private final Map<Integer, QpCaps> qpCaps = new HashMap<>();
     /** What an SRQ was created with, as create_srq answered it (query_srq gives it back). */
     private record SrqCaps(int maxWr, int maxSge) {}
 
-    private final Map<Integer, SrqCaps> srqCaps = new HashMap<>();
     /** Its async file and completion channels. */
     final EventFiles events;
-    /** The QPs it made, by number. */
-    private final java.util.Set<Integer> qpns = new java.util.HashSet<>();
-    private int nextHandle = 1;
     private long staging = -1;
     /** What its QPs moved, in simulated time. */
     final Traffic traffic = new Traffic();
@@ -105,8 +100,6 @@ final class Session implements AutoCloseable {
         }
     }
 
-    /** Its CQs: a completion on one it does not poll now still lets it go on (it polls them in turn). */
-    private final List<CompletionQueue> cqs = new ArrayList<>();
     /** Empty polls answered at once, since it last waited, because another of its CQs had completions. */
     private int quickAnswers;
 
@@ -127,7 +120,7 @@ final class Session implements AutoCloseable {
         memories.put(program.pid, new ProcMemory(program.pid));
         this.registrations = new Registrations(host);
         this.ctx = new nicsim.verbs.Device(host).open();
-        this.events = new EventFiles(ctx);
+        this.events = new EventFiles(ctx, handles);
     }
 
     Wait waiting() { return wait; }
@@ -218,7 +211,7 @@ final class Session implements AutoCloseable {
             case QUERY_SRQ -> {
                 int h = in.u32("srq");
                 SharedReceiveQueue srq = get(h, SharedReceiveQueue.class);
-                SrqCaps caps = srqCaps.get(h);
+                SrqCaps caps = handles.attrs(h, SrqCaps.class);
                 yield new Wire.Out().u32(caps.maxWr()).u32(caps.maxSge()).u32(srq.limit());
             }
             case DESTROY_SRQ -> destroy(in, SharedReceiveQueue.class);
@@ -258,26 +251,11 @@ final class Session implements AutoCloseable {
 
     // ---- objects by handle ----
 
-    private int add(Object o) {
-        int h = nextHandle++;
-        objects.put(h, o);
-        return h;
-    }
+    private int add(Object o) { return handles.add(o, null); }
 
-    private <T> T get(int handle, Class<T> type) {
-        Object o = objects.get(handle);
-        if (!type.isInstance(o))
-            throw new VerbsException(Errno.EINVAL, String.format("%s handle %d is not one of this program's", type.getSimpleName(), handle));
-        return type.cast(o);
-    }
+    private <T> T get(int handle, Class<T> type) { return handles.get(handle, type); }
 
-    /** The object of {@code handle} an importing context names: none is ENOENT, another kind EINVAL (as uverbs). */
-    private <T> T imported(int handle, Class<T> type) {
-        if (!objects.containsKey(handle))
-            throw new VerbsException(Errno.ENOENT, "import of " + type.getSimpleName() + " handle "
-                    + Integer.toUnsignedString(handle) + ": no such object");
-        return get(handle, type);
-    }
+    private <T> T imported(int handle, Class<T> type) { return handles.imported(handle, type); }
 
     /** The memory of the process that sent this request (opened when it first registers a buffer). */
     private ProcMemory requesterMemory() {
@@ -300,14 +278,7 @@ final class Session implements AutoCloseable {
         nicsim.verbs.VerbsObject o = get(h, type);
         if (o.hasChildren()) throw new VerbsException(Errno.EBUSY, type.getSimpleName() + " handle " + h + " still has objects made under it");
         o.close();
-        if (o instanceof QueuePair qp) { // no event names it from now on
-            events.qpGone(qp.qpNum());
-            qpns.remove(qp.qpNum());
-        }
-        if (o instanceof SharedReceiveQueue srq) events.srqGone(srq.handle());
-        objects.remove(h);
-        qpCaps.remove(h);
-        srqCaps.remove(h);
+        handles.remove(h); // no event names it from now on
         return new Wire.Out();
     }
 
@@ -320,18 +291,15 @@ final class Session implements AutoCloseable {
         int oflags = in.u32("oflags");
         if (!byFile) return new Wire.Out().u32(add(ctx.openXrcd()));
         XrcDomains.Shared s = domains.open(dev, ino, oflags);
-        int h = add(s.xrcd);
-        sharedXrcds.put(h, s);
-        return new Wire.Out().u32(h);
+        return new Wire.Out().u32(handles.add(s.xrcd, s));
     }
 
     private Wire.Out closeXrcd(int h) {
         Xrcd x = get(h, Xrcd.class);
-        XrcDomains.Shared s = sharedXrcds.get(h);
+        XrcDomains.Shared s = handles.attrs(h, XrcDomains.Shared.class);
         if (s == null) x.close();
         else domains.close(s);
-        sharedXrcds.remove(h);
-        objects.remove(h);
+        handles.remove(h);
         return new Wire.Out();
     }
 
@@ -396,7 +364,7 @@ final class Session implements AutoCloseable {
 
     private Wire.Out deregMr(int h) {
         registrations.deregister(get(h, MemoryRegion.class));
-        objects.remove(h);
+        handles.remove(h);
         return new Wire.Out();
     }
 
@@ -408,18 +376,14 @@ final class Session implements AutoCloseable {
         CompletionChannel ch = null;
         if (fd != Wire.NONE) ch = events.channel(fd);
         CompletionQueue cq = ctx.createCq(cqe, ch);
-        cqs.add(cq);
         int h = add(cq);
-        events.cqMade(cq, h);
         return new Wire.Out().u32(h).u32(cq.cqe());
     }
 
     private Wire.Out destroyCq(int h) {
         CompletionQueue cq = get(h, CompletionQueue.class);
         cq.close();
-        cqs.remove(cq);
-        objects.remove(h);
-        events.cqGone(cq);
+        handles.remove(h);
         return new Wire.Out();
     }
 
@@ -428,9 +392,9 @@ final class Session implements AutoCloseable {
         int max = in.count32("max");
         if (max > 0 && !cq.ready()) {
             java.util.Set<CompletionQueue> ready = new java.util.HashSet<>();
-            for (CompletionQueue other : cqs) if (other != cq && other.ready()) ready.add(other);
+            for (CompletionQueue other : handles.cqs()) if (other != cq && other.ready()) ready.add(other);
             // another of its CQs has completions: it polls its CQs in turn, so it looks there within a round
-            if (!ready.isEmpty() && quickAnswers++ < cqs.size()) return completions(cq, max);
+            if (!ready.isEmpty() && quickAnswers++ < handles.cqs().size()) return completions(cq, max);
             quickAnswers = 0; // a round went by without them: those it leaves are no reason to let it go on
             wait = new Wait(Wire.Op.POLL_CQ, cq, max, replyTo, ready);
             return null;
@@ -467,7 +431,7 @@ final class Session implements AutoCloseable {
     }
 
     private boolean anotherCqReady(Wait w) {
-        for (CompletionQueue other : cqs)
+        for (CompletionQueue other : handles.cqs())
             if (other != w.cq() && !w.readyBefore().contains(other) && !other.isClosed() && other.ready()) return true;
         return false;
     }
@@ -495,7 +459,7 @@ final class Session implements AutoCloseable {
     }
 
     /** Whether QP {@code qpn} is one of this context's. */
-    boolean ownsQp(long qpn) { return qpns.contains((int) qpn); }
+    boolean ownsQp(long qpn) { return handles.qp((int) qpn) != null; }
 
     // ---- queue pairs ----
 
@@ -517,13 +481,10 @@ final class Session implements AutoCloseable {
         if (dc != 0) init.dcType(dcType(dc)).dctAccessKey(dctKey);
         if (pd == null && type != QpType.XRC_RECV) throw new VerbsException(Errno.EINVAL, "create_qp of a " + type + " QP needs a PD");
         QueuePair qp = pd == null ? ctx.createQp(init) : pd.createQp(init);
-        int h = add(qp);
-        events.qpMade(qp.qpNum(), h);
-        qpns.add(qp.qpNum());
         boolean noRecv = srq != null || type == QpType.XRC_SEND || type == QpType.XRC_RECV || dc != 0;
         QpCaps caps = new QpCaps(qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), Math.max(1, sendSge), Math.max(1, recvSge),
                 qp.maxInlineData(), sigAll);
-        qpCaps.put(h, caps);
+        int h = handles.add(qp, caps);
         return new Wire.Out().u32(h).u32(qp.qpNum()).u32(caps.maxSendWr()).u32(caps.maxRecvWr()).u32(caps.maxSendSge())
                 .u32(caps.maxRecvSge()).u32(caps.maxInline());
     }
@@ -587,7 +548,7 @@ final class Session implements AutoCloseable {
         QueuePair qp = get(h, QueuePair.class);
         in.u32("attr_mask");
         QpAttr a = qp.query();
-        QpCaps caps = qpCaps.get(h);
+        QpCaps caps = handles.attrs(h, QpCaps.class);
         return new Wire.Out().u32(a.qpState().value()).u32(a.curQpState().value()).u32(a.pathMtu().value()).u32(a.qkey()).u32(a.rqPsn())
                 .u32(a.sqPsn()).u32(a.destQpNum()).u32(a.qpAccessFlags()).u32(a.pkeyIndex()).u32(a.portNum()).u32(a.maxRdAtomic())
                 .u32(a.maxDestRdAtomic()).u32(a.minRnrTimer()).u32(a.timeout()).u32(a.retryCnt()).u32(a.rnrRetry())
@@ -659,7 +620,7 @@ final class Session implements AutoCloseable {
         }
         Wire.Out out = posted(() -> qp.postSend(wrs));
         long now = host.sim.now();
-        boolean all = qpCaps.get(h).sqSigAll();
+        boolean all = handles.attrs(h, QpCaps.class).sqSigAll();
         for (SendWr w : wrs) {
             long bytes = 0;
             for (Sge g : w.sgList()) bytes += g.length() & 0xFFFFFFFFL;
@@ -719,9 +680,7 @@ final class Session implements AutoCloseable {
         int maxTags = in.count32("tm max_num_tags"), maxOps = in.count32("tm max_ops");
         SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(Math.max(1, maxSge)).srqLimit(limit).srqType(type)
                 .xrcd(xrcd).cq(cq).tmMaxNumTags(maxTags).tmMaxOps(maxOps));
-        int h = add(srq);
-        events.srqMade(srq.handle(), h);
-        srqCaps.put(h, new SrqCaps(maxWr, Math.max(1, maxSge)));
+        int h = handles.add(srq, new SrqCaps(maxWr, Math.max(1, maxSge)));
         return new Wire.Out().u32(h).u32(maxWr).u32(Math.max(1, maxSge)).u32(srq.srqNum());
     }
 
@@ -764,14 +723,13 @@ final class Session implements AutoCloseable {
         wait = null;
         try {
             ctx.close();
-            for (XrcDomains.Shared s : sharedXrcds.values()) domains.release(s); // after its SRQs and QPs, which used them
-            sharedXrcds.clear();
+            for (Handles.Record r : handles.newestFirst()) // the node's shared domains: after the SRQs and QPs in them
+                if (r.attrs instanceof XrcDomains.Shared s) domains.release(s);
         } finally { // the program's pages leave host memory even if the adapter refused a destroy
             registrations.releaseAll();
             if (staging >= 0) host.freePhysical(staging, STAGING);
             staging = -1;
-            objects.clear();
-            cqs.clear();
+            handles.clear();
             for (ProcMemory m : memories.values()) m.close();
         }
     }
