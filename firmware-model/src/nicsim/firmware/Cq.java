@@ -56,6 +56,10 @@ final class Cq {
                     long ci = r.status() == PciPort.DmaStatus.OK ? BigEndian.get32(r.data(), 0) & 0xFFFFFF : knownCi;
                     long delta = (ci - knownCi) & 0xFFFFFF;
                     knownCi += delta;
+                    if (knownCi > produced) // a driver's bug the device can see: it claims entries not yet written
+                        adapter.report(String.format("CQ 0x%x: the consumer index in its doorbell record (0x%x) is "
+                                + "past the producer (0x%x): software claims completions not yet written", cqn, ci,
+                                produced & 0xFFFFFF));
                     if (delta != 0) adapter.cqConsumerIndex(cqn, ci);
                     else confirmedFull = true; // still full: the writer sees it and reports the overflow
                     drain();

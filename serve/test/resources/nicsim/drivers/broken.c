@@ -7,6 +7,7 @@
  *   arm-no-cq          an arm doorbell for a CQ that does not exist
  *   dma-unmapped       an MR whose page list is in a page it has unmapped
  *   cq-overrun         eight completions into a CQ of two entries it never polls
+ *   ci-past-pi         a CQ consumer index in the doorbell record past every completion written
  *   left-up            exits with the adapter up (no TEARDOWN_HCA)
  */
 #include <stdio.h>
@@ -22,8 +23,11 @@ static int check(const char *what, int rc) {
 	return rc < 0;
 }
 
-/* Two QPs of one CQ of two entries, looped back; eight signaled SENDs, and the CQ never polled. */
-static int overrun(struct nicsim_dev *d, uint32_t uar) {
+/*
+ * Two QPs of one CQ of two entries, looped back; eight signaled SENDs, and the CQ never polled
+ * (with `claim`, its doorbell record first claims 100 completions consumed).
+ */
+static int overrun(struct nicsim_dev *d, uint32_t uar, int claim) {
 	uint32_t pd;
 	uint64_t iova;
 	struct nicsim_mr mr;
@@ -39,6 +43,8 @@ static int overrun(struct nicsim_dev *d, uint32_t uar) {
 	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &b)) ||
 	    (rc = nicsim_qp_connect(&a, b.qpn, lid)) || (rc = nicsim_qp_connect(&b, a.qpn, lid)))
 		return rc < 0 ? rc : -1;
+	if (claim)
+		nicsim_put32(cq.db, 100);
 	for (int i = 0; i < 4; i++)
 		if ((rc = nicsim_post_recv(&b, &mr, buf + 2048, 64)) ||
 		    (rc = nicsim_post_send(&a, NICSIM_WQE_OP_SEND, &mr, buf, 8, 0, 0,
@@ -100,7 +106,9 @@ int main(int argc, char **argv) {
 		rc = rc < 0 ? rc : 0;
 		nicsim_cmd(d, NICSIM_CMD_DEALLOC_PD, &pd, 1, NULL, 0, NULL);
 	} else if (!strcmp(bug, "cq-overrun")) {
-		rc = overrun(d, uar);
+		rc = overrun(d, uar, 0);
+	} else if (!strcmp(bug, "ci-past-pi")) {
+		rc = overrun(d, uar, 1);
 	} else if (strcmp(bug, "left-up")) {
 		fprintf(stderr, "broken: no bug named \"%s\"\n", bug);
 		return 2;

@@ -154,6 +154,8 @@ class PciFaceTest {
             "dma-unmapped      | the device reports at [0-9.]+ us: DMA read of 8 bytes at 0x[0-9a-f]+: not memory "
                     + "the driver mapped \\(an IOMMU fault\\)",
             "cq-overrun        | the device reports at [0-9.]+ us: CQ 0x1 overrun: a completion found the ring full",
+            "ci-past-pi        | the device reports at [0-9.]+ us: CQ 0x1: the consumer index in its doorbell record "
+                    + "\\(0x64\\) is past the producer \\(0x2\\)",
             "left-up           | it left the adapter up \\(no TEARDOWN_HCA\\)"})
     void theDeviceTellsADriverWhatItDidWrong(String bug, String report) throws Exception {
         Served s = new Served("nicsim-pci-broken").start(Served.cluster());
