@@ -8,6 +8,7 @@
  *   dma-unmapped       an MR whose page list is in a page it has unmapped
  *   cq-overrun         eight completions into a CQ of two entries it never polls
  *   ci-past-pi         a CQ consumer index in the doorbell record past every completion written
+ *   destroyed-qp       a doorbell for a QP it has destroyed
  *   left-up            exits with the adapter up (no TEARDOWN_HCA)
  */
 #include <stdio.h>
@@ -55,6 +56,28 @@ static int overrun(struct nicsim_dev *d, uint32_t uar, int claim) {
 		return rc;
 	if ((rc = nicsim_qp_destroy(&a)) || (rc = nicsim_qp_destroy(&b)) || (rc = nicsim_cq_destroy(&cq)) ||
 	    (rc = nicsim_destroy(d, NICSIM_CMD_DESTROY_MKEY, mr.key)) || (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
+		return rc;
+	return 0;
+}
+
+/* A QP made and destroyed, then rung as if it were still there. */
+static int destroyed(struct nicsim_dev *d, uint32_t uar) {
+	uint32_t pd;
+	struct nicsim_cq cq;
+	struct nicsim_qp qp;
+	uint8_t ctrl[8];
+	int rc;
+	if ((rc = nicsim_alloc_pd(d, &pd)) || (rc = nicsim_cq_create(d, uar, 1, 1, &cq)) ||
+	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &qp)))
+		return rc;
+	uint32_t qpn = qp.qpn;
+	if ((rc = nicsim_qp_destroy(&qp)))
+		return rc;
+	nicsim_put32(ctrl, 0 << 8 | NICSIM_WQE_OP_SEND);
+	nicsim_put32(ctrl + 4, qpn << 8 | 2);
+	if ((rc = nicsim_mmio_write(d, nicsim_uar_offset(d, uar) + NICSIM_UAR_BF_OFFSET, ctrl, 8)))
+		return rc;
+	if ((rc = nicsim_cq_destroy(&cq)) || (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
 		return rc;
 	return 0;
 }
@@ -107,6 +130,8 @@ int main(int argc, char **argv) {
 		nicsim_cmd(d, NICSIM_CMD_DEALLOC_PD, &pd, 1, NULL, 0, NULL);
 	} else if (!strcmp(bug, "cq-overrun")) {
 		rc = overrun(d, uar, 0);
+	} else if (!strcmp(bug, "destroyed-qp")) {
+		rc = destroyed(d, uar);
 	} else if (!strcmp(bug, "ci-past-pi")) {
 		rc = overrun(d, uar, 1);
 	} else if (strcmp(bug, "left-up")) {

@@ -153,6 +153,8 @@ class PciFaceTest {
                     + "0x3700000000000000",
             "dma-unmapped      | the device reports at [0-9.]+ us: DMA read of 8 bytes at 0x[0-9a-f]+: not memory "
                     + "the driver mapped \\(an IOMMU fault\\)",
+            "destroyed-qp      | the device reports at [0-9.]+ us: BAD_QUEUE at \\+0x[0-9a-f]+800 value "
+                    + "0x02[0-9a-f]{6}0a000000",
             "cq-overrun        | the device reports at [0-9.]+ us: CQ 0x1 overrun: a completion found the ring full",
             "ci-past-pi        | the device reports at [0-9.]+ us: CQ 0x1: the consumer index in its doorbell record "
                     + "\\(0x64\\) is past the producer \\(0x2\\)",
