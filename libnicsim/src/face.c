@@ -109,8 +109,8 @@ static int send_req(struct nicsim_dev *d, struct req *r) {
 	return full_write(d->fd, r->b, r->n);
 }
 
-/* Sends `r` and reads the answer's fields into `out` (exactly `want` bytes; NULL when none). */
-static int call(struct nicsim_dev *d, struct req *r, void *out, uint32_t want) {
+/* Sends `r` and reads the whole answer into `body` (MAX_REQUEST bytes): its length, or a negative errno. */
+static int exchange(struct nicsim_dev *d, struct req *r, uint8_t *body) {
 	uint32_t head[2];
 	int rc = send_req(d, r);
 	if (rc)
@@ -119,12 +119,18 @@ static int call(struct nicsim_dev *d, struct req *r, void *out, uint32_t want) {
 		return rc;
 	if (head[0] < 4 || head[0] - 4 > MAX_REQUEST)
 		return fail(EPROTO);
-	uint8_t body[MAX_REQUEST];
 	if ((rc = full_read(d->fd, body, head[0] - 4)))
 		return rc;
-	if (head[1])
-		return fail((int)head[1]);
-	if (head[0] - 4 < want)
+	return head[1] ? fail((int)head[1]) : (int)(head[0] - 4);
+}
+
+/* Sends `r` and reads the answer's fields into `out` (at least `want` bytes come; NULL when none). */
+static int call(struct nicsim_dev *d, struct req *r, void *out, uint32_t want) {
+	uint8_t body[MAX_REQUEST];
+	int n = exchange(d, r, body);
+	if (n < 0)
+		return n;
+	if ((uint32_t)n < want)
 		return fail(EPROTO);
 	if (want)
 		memcpy(out, body, want);
@@ -280,24 +286,19 @@ void nicsim_dma_free(struct nicsim_dev *d, void *addr, uint64_t len, uint64_t io
 
 int nicsim_wait(struct nicsim_dev *d, uint64_t picos, uint32_t *vectors, int max, uint64_t *now) {
 	struct req r;
-	uint32_t head[2];
+	uint8_t body[MAX_REQUEST];
 	start(&r, NICSIM_OP_PCI_WAIT);
 	put64(&r, picos);
-	int rc = send_req(d, &r);
-	if (rc || (rc = full_read(d->fd, head, sizeof(head))))
-		return rc;
-	if (head[0] < 16 || head[0] - 4 > MAX_REQUEST)
-		return fail(head[1] ? (int)head[1] : EPROTO);
-	uint8_t body[MAX_REQUEST];
-	if ((rc = full_read(d->fd, body, head[0] - 4)))
-		return rc;
-	if (head[1])
-		return fail((int)head[1]);
+	int len = exchange(d, &r, body);
+	if (len < 0)
+		return len;
+	if (len < 12)
+		return fail(EPROTO);
 	uint32_t n;
 	memcpy(&n, body + 8, 4);
 	if (now)
 		memcpy(now, body, 8);
-	for (uint32_t i = 0; i < n && (int)i < max && 12 + 4 * i + 4 <= head[0] - 4; i++)
+	for (uint32_t i = 0; i < n && (int)i < max && 12 + 4 * (int)i + 4 <= len; i++)
 		memcpy(&vectors[i], body + 12 + 4 * i, 4);
 	return (int)n;
 }

@@ -24,7 +24,7 @@ static int fail(int err) {
 
 int nicsim_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, int nin, uint64_t *out, int nout,
 	       uint32_t *syndrome) {
-	if (!d->entry || nin < 0 || nout < 0 || (nin + 0) * 8 > 4096 || (NICSIM_OUT_HEADER_WORDS + nout) * 8 > 4096)
+	if (!d->entry || nin < 0 || nout < 0 || nin * 8 > 4096 || (NICSIM_OUT_HEADER_WORDS + nout) * 8 > 4096)
 		return fail(EINVAL);
 	uint32_t out_len = (uint32_t)(NICSIM_OUT_HEADER_WORDS + nout) * 8;
 	for (int i = 0; i < nin; i++)
@@ -61,30 +61,9 @@ int nicsim_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, int ni
 	return (int)(head >> 32);
 }
 
-int nicsim_status_errno(int status) {
-	switch (status) {
-	case NICSIM_STATUS_OK: return 0;
-	case NICSIM_STATUS_RESOURCE_BUSY: return EBUSY;
-	case NICSIM_STATUS_EXCEED_LIM: return ENOMEM;
-	case NICSIM_STATUS_NO_RESOURCES: return EAGAIN;
-	case NICSIM_STATUS_INT_ERR: case NICSIM_STATUS_BAD_SYS_STATE: case NICSIM_STATUS_BAD_INPUT_LEN:
-	case NICSIM_STATUS_BAD_OUTPUT_LEN: return EIO;
-	default: return EINVAL;
-	}
-}
+int nicsim_status_errno(int status) { return nicsim_status_to_errno(status); }
 
-static const char *const SYNDROMES[] = {
-#define S(name) [NICSIM_SYNDROME_##name] = #name
-	S(NONE), S(BAD_OPCODE), S(BAD_INPUT_LENGTH), S(BAD_OUTPUT_LENGTH), S(MAILBOX_DMA), S(NOT_INITIALIZED),
-	S(ALREADY_INITIALIZED), S(UNKNOWN_UAR), S(UNKNOWN_PD), S(UNKNOWN_CQ), S(UNKNOWN_QP), S(UNKNOWN_MKEY),
-	S(BAD_QUEUE_SIZE), S(BAD_ADDRESS), S(BAD_PAGE_SHIFT), S(BAD_ACCESS), S(BAD_VECTOR), S(BAD_TRANSITION),
-	S(CUR_STATE_MISMATCH), S(BAD_ATTRIBUTE), S(OUT_OF_QPS), S(OUT_OF_CQS), S(OUT_OF_MKEYS), S(OUT_OF_MTT),
-#undef S
-};
-
-const char *nicsim_syndrome_name(uint32_t s) {
-	return s < sizeof(SYNDROMES) / sizeof(SYNDROMES[0]) && SYNDROMES[s] ? SYNDROMES[s] : "another syndrome";
-}
+const char *nicsim_syndrome_name(uint32_t s) { return nicsim_syndrome_str(s); }
 
 const struct nicsim_caps *nicsim_caps(const struct nicsim_dev *d) { return d->probed ? &d->caps : NULL; }
 

@@ -115,9 +115,8 @@ int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {
 }
 
 int nicsim_cq_arm(struct nicsim_cq *cq, int solicited_only) {
-	static __thread uint32_t sn;
 	uint8_t arm[8];
-	nicsim_put32(arm, (sn++ & 3) << 28 | (solicited_only ? NICSIM_CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff));
+	nicsim_put32(arm, (cq->arm_sn++ & 3) << 28 | (solicited_only ? NICSIM_CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff));
 	nicsim_put32(arm + 4, cq->cqn);
 	return nicsim_mmio_write(cq->dev, nicsim_uar_offset(cq->dev, cq->uar) + NICSIM_UAR_CQ_DOORBELL, arm, 8);
 }

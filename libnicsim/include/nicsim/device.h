@@ -404,6 +404,28 @@
 #define NICSIM_STATUS_BAD_INPUT_LEN 0x50
 #define NICSIM_STATUS_BAD_OUTPUT_LEN 0x51
 
+/* a command status's errno, as mlx5's mlx5_cmd_status_to_err gives it */
+static inline int nicsim_status_to_errno(int status) {
+	switch (status) {
+	case 0x0: return 0;
+	case 0x1: return 5;
+	case 0x2: return 22;
+	case 0x3: return 22;
+	case 0x4: return 5;
+	case 0x5: return 22;
+	case 0x6: return 16;
+	case 0x8: return 12;
+	case 0x9: return 22;
+	case 0xa: return 22;
+	case 0xf: return 11;
+	case 0x10: return 22;
+	case 0x40: return 22;
+	case 0x50: return 5;
+	case 0x51: return 5;
+	default: return 22;
+	}
+}
+
 /* command syndromes (output header word 0, bits 31..0) */
 #define NICSIM_SYNDROME_NONE 0
 #define NICSIM_SYNDROME_BAD_OPCODE 1
@@ -460,6 +482,27 @@
 #define NICSIM_SYNDROME_UMR_NOT_SUPPORTED 52
 #define NICSIM_SYNDROME_OUT_OF_KLMS 53
 #define NICSIM_SYNDROME_OBJECTS_LEFT 54
+
+/* a command syndrome's name */
+static inline const char *nicsim_syndrome_str(unsigned syndrome) {
+	static const char *const names[] = {
+		"NONE", "BAD_OPCODE", "BAD_INPUT_LENGTH", "BAD_OUTPUT_LENGTH",
+		"MAILBOX_DMA", "NOT_INITIALIZED", "ALREADY_INITIALIZED", "UNKNOWN_UAR",
+		"UNKNOWN_PD", "UNKNOWN_CQ", "UNKNOWN_QP", "UNKNOWN_MKEY",
+		"UNKNOWN_SRQ", "OUT_OF_SRQS", "SRQ_IN_USE", "BAD_LIMIT",
+		"OUT_OF_UARS", "OUT_OF_PDS", "OUT_OF_CQS", "OUT_OF_QPS",
+		"OUT_OF_MKEYS", "OUT_OF_MTT", "OUT_OF_DM", "BAD_DM_SIZE",
+		"UNKNOWN_DM", "BAD_QP_TYPE", "BAD_QUEUE_SIZE", "BAD_ADDRESS",
+		"BAD_PAGE_SHIFT", "BAD_ACCESS", "BAD_VECTOR", "BAD_TRANSITION",
+		"CUR_STATE_MISMATCH", "BAD_ATTRIBUTE", "CQ_TOO_SMALL", "CQ_RESIZING",
+		"CQ_IN_USE", "PD_IN_USE", "UAR_IN_USE", "MR_HAS_WINDOWS",
+		"BAD_MW_TYPE", "UNKNOWN_XRCD", "OUT_OF_XRCDS", "XRCD_IN_USE",
+		"XRC_SRQ_MISUSE", "DC_NOT_SUPPORTED", "BAD_DC_TYPE", "DCT_NEEDS_SRQ",
+		"TM_NOT_SUPPORTED", "TM_LIST_FULL", "BAD_TM_OP", "TM_TOO_MANY_OPS",
+		"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT",
+	};
+	return syndrome < sizeof(names) / sizeof(names[0]) ? names[syndrome] : "another syndrome";
+}
 
 /* WQEs */
 #define NICSIM_WQEBB 0x40

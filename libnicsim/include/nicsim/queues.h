@@ -35,7 +35,7 @@ int nicsim_mr_create(struct nicsim_dev *dev, uint32_t pd, void *addr, uint64_t i
 
 struct nicsim_cq {
 	struct nicsim_dev *dev;
-	uint32_t cqn, uar, log_size, ci;
+	uint32_t cqn, uar, log_size, ci, arm_sn;
 	uint8_t *ring, *db;
 	uint64_t ring_iova, db_iova;
 };

@@ -81,8 +81,20 @@ public final class DeviceHeader {
         DeviceManual.constants(nicsim.verbs.AccessFlags.class, "").forEach((n, v) -> def(b, "ACCESS_" + n, v));
         b.append("\n/* command statuses (output header word 0, bits 63..32) */\n");
         for (Cmd.Status s : Cmd.Status.values()) def(b, "STATUS_" + s.name(), s.code);
+        b.append("\n/* a command status's errno, as mlx5's mlx5_cmd_status_to_err gives it */\n")
+                .append("static inline int nicsim_status_to_errno(int status) {\n\tswitch (status) {\n");
+        for (Cmd.Status s : Cmd.Status.values())
+            b.append("\tcase 0x").append(Integer.toHexString(s.code)).append(": return ").append(s.errno).append(";\n");
+        b.append("\tdefault: return 22;\n\t}\n}\n");
         b.append("\n/* command syndromes (output header word 0, bits 31..0) */\n");
         for (Cmd.Syndrome s : Cmd.Syndrome.values()) def(b, "SYNDROME_" + s.name(), Integer.toString(s.ordinal()));
+        b.append("\n/* a command syndrome's name */\n")
+                .append("static inline const char *nicsim_syndrome_str(unsigned syndrome) {\n")
+                .append("\tstatic const char *const names[] = {");
+        for (Cmd.Syndrome s : Cmd.Syndrome.values()) b.append(s.ordinal() % 4 == 0 ? "\n\t\t" : " ").append('"')
+                .append(s.name()).append("\",");
+        b.append("\n\t};\n\treturn syndrome < sizeof(names) / sizeof(names[0]) ? names[syndrome] : ")
+                .append("\"another syndrome\";\n}\n");
         b.append("\n/* WQEs */\n");
         def(b, "WQEBB", WqeLayout.WQEBB);
         def(b, "MAX_WQEBBS", WqeLayout.MAX_WQEBBS);
