@@ -23,12 +23,15 @@ final class PciFace implements AutoCloseable {
     private final World world;
     private final PrintStream log;
     private final Map<Connection, PciDevice> devices = new HashMap<>();
+    /** Told of a driver's program once one of its functions is closed (it may have nothing attached left). */
+    private final java.util.function.Consumer<Program> left;
     /** serve --strict: a driver is stopped at its first violation. */
     volatile boolean strict;
 
-    PciFace(World world, PrintStream log) {
+    PciFace(World world, PrintStream log, java.util.function.Consumer<Program> left) {
         this.world = world;
         this.log = log;
+        this.left = left;
     }
 
     boolean owns(Connection c) { return devices.containsKey(c); }
@@ -97,12 +100,17 @@ final class PciFace implements AutoCloseable {
      * it was stopped.
      */
     private boolean tell(Connection c, PciDevice d) {
+        if (!tell(d) || !strict) return false;
+        closed(c, "was stopped at its first violation (--strict)");
+        return true;
+    }
+
+    /** Logs what the device found wrong in {@code d}'s doing since last told; whether there was anything. */
+    private boolean tell(PciDevice d) {
         List<String> v = d.newViolations();
         for (String line : v)
             log.printf("nicsim serve: %s, node %d: the device reports %s%n", d.program, d.host.index, line);
-        if (v.isEmpty() || !strict) return false;
-        closed(c, "was stopped at its first violation (--strict)");
-        return true;
+        return !v.isEmpty();
     }
 
     /** Answers each open request that can be (with {@code giveUp}: a WAIT as it stands, nothing being left to run). */
@@ -120,12 +128,15 @@ final class PciFace implements AutoCloseable {
         c.close();
         if (d == null) return;
         d.program.devices.remove(d.socketFd);
-        for (String line : d.newViolations())
-            log.printf("nicsim serve: %s, node %d: the device reports %s%n", d.program, d.host.index, line);
+        tell(d);
         String summary = d.summary();
         d.close();
         log.printf("nicsim serve: %s %s on node %d: %s%n", d.program, how, d.host.index, summary);
+        left.accept(d.program);
     }
+
+    /** Whether any driver holds a function. */
+    boolean any() { return !devices.isEmpty(); }
 
     /** Every driver's connection, for a failing simulation to answer with EIO. */
     List<Connection> connections() { return new ArrayList<>(devices.keySet()); }

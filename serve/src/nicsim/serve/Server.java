@@ -79,7 +79,7 @@ public final class Server implements AutoCloseable {
         this.graceMillis = graceMillis;
         this.log = log;
         this.cm = new RdmaCm(world, log);
-        this.pci = new PciFace(world, log);
+        this.pci = new PciFace(world, log, p -> { if (p.detached()) programs.remove(p.pid); });
         this.pacer = new Pacer(world, graceMillis, cm);
         this.watchdog = new Watchdog(world, watchdogPicos, log);
         Files.createDirectories(socket.toAbsolutePath().getParent());
@@ -129,7 +129,7 @@ public final class Server implements AutoCloseable {
         while (!stop.getAsBoolean() && !closed) {
             Request r;
             try {
-                boolean none = ends.isEmpty() && pci.connections().isEmpty();
+                boolean none = ends.isEmpty() && !pci.any();
                 long wait = none ? 50_000 : quietRounds < 8 ? LOOK_MICROS : IDLE_MICROS;
                 r = inbox.poll(wait, TimeUnit.MICROSECONDS);
             } catch (InterruptedException e) {
@@ -242,25 +242,24 @@ public final class Server implements AutoCloseable {
     /** A request of a driver on its PCI function, or the end of its connection. */
     private void device(Request r) {
         if (r.op() == null) {
-            if (r.body() != null) {
-                protocolErrors++;
-                log.println("nicsim serve: a driver broke the protocol (op " + r.rawOp() + ": " + new String(r.body())
-                        + "); disconnected");
-            }
-            pci.closed(r.from(), r.body() == null ? "closed its PCI function"
-                    : "was disconnected from its PCI function");
+            if (r.body() == null) pci.closed(r.from(), "closed its PCI function");
+            else driverBroke(r.from(), "op " + r.rawOp() + ": " + new String(r.body()));
             return;
         }
         requests++;
         try {
             pci.handle(r.from(), r.op(), new Wire.In(r.body()));
         } catch (Wire.Malformed x) {
-            protocolErrors++;
-            r.from().send(new Wire.Out().finish(Errno.EPROTO));
-            log.println("nicsim serve: a driver broke the protocol (" + r.op() + ": " + x.getMessage()
-                    + "); disconnected");
-            pci.closed(r.from(), "was disconnected from its PCI function");
+            driverBroke(r.from(), r.op() + ": " + x.getMessage());
         }
+    }
+
+    /** A driver broke the protocol ({@code why}): it is told EPROTO and its function is closed. */
+    private void driverBroke(Connection c, String why) {
+        protocolErrors++;
+        c.send(new Wire.Out().finish(Errno.EPROTO));
+        log.println("nicsim serve: a driver broke the protocol (" + why + "); disconnected");
+        pci.closed(c, "was disconnected from its PCI function");
     }
 
     private static void refused(Connection c, End e, java.nio.ByteBuffer reply) {

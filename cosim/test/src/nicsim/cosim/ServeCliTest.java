@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import nicsim.serve.Attach;
 import nicsim.serve.Programs;
@@ -20,18 +19,6 @@ import org.junit.jupiter.api.Test;
  * lockstep under an attached program, and `nicsim serve` stopped by SIGTERM while a QP retries.
  */
 class ServeCliTest {
-    private static final Pattern SPINNING = Pattern.compile("spinning (0x[0-9a-f]+)");
-
-    private static String waitFor(Supplier<String> text, Pattern p, int seconds) throws InterruptedException {
-        for (int i = 0; i < seconds * 10; i++) {
-            Matcher m = p.matcher(text.get());
-            if (m.find()) return m.group(1);
-            Thread.sleep(100);
-        }
-        fail("no " + p + " within " + seconds + " s in:\n" + text.get());
-        return null;
-    }
-
     @Test
     void aProgramRunsWithNode0sBlocksFromRtlInLockstep() throws Exception {
         Served served = new Served("nicsim-serve-rtl");
@@ -63,7 +50,7 @@ class ServeCliTest {
         };
         Process stuck = null;
         try {
-            waitFor(text, Pattern.compile("(listening)"), 60);
+            Programs.waitFor(text, Pattern.compile("(listening)"), 60);
             Path spin = Programs.compile("serve", "livelock", List.of(), "-libverbs");
             stuck = new ProcessBuilder(Attach.command(socket, 0, List.of(spin.resolve("livelock").toString())))
                     .redirectErrorStream(true).start();
@@ -79,7 +66,8 @@ class ServeCliTest {
             });
             r2.setDaemon(true);
             r2.start();
-            waitFor(() -> { synchronized (progOut) { return progOut.toString(); } }, SPINNING, 60);
+            Programs.waitFor(() -> { synchronized (progOut) { return progOut.toString(); } }, Programs.SPINNING,
+                    60);
             long t0 = System.nanoTime();
             serve.destroy(); // SIGTERM
             assertTrue(serve.waitFor(15, TimeUnit.SECONDS), "serve still running 15 s after SIGTERM:\n" + text.get());

@@ -128,17 +128,9 @@ class PciFaceTest {
 
     /** tests' broken.c, built against libnicsim as a driver developer builds: warning-free. */
     private static Path broken() throws Exception {
-        Path dir = Files.createTempDirectory("nicsim-broken"), src = dir.resolve("broken.c");
-        try (var in = PciFaceTest.class.getResourceAsStream("/nicsim/drivers/broken.c")) {
-            Files.copy(in, src);
-        }
         Path include = Path.of(System.getProperty("nicsim.root", "."), "libnicsim", "include");
-        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-I" + include,
-                src.toString(), example("libnicsim.a").toString(), "-o", dir.resolve("broken").toString())
-                .redirectErrorStream(true).start();
-        String out = new String(cc.getInputStream().readAllBytes());
-        assertEquals(0, cc.waitFor(), out);
-        return dir.resolve("broken");
+        return Programs.compile("drivers", "broken", List.of(), "-I" + include, example("libnicsim.a").toString())
+                .resolve("broken");
     }
 
     @ParameterizedTest

@@ -60,6 +60,21 @@ public final class Programs {
         fail("nothing listens on TCP port " + port + ":\n" + server.output());
     }
 
+    /** What tests' livelock program prints once its QP retries for ever: the QP's number. */
+    public static final java.util.regex.Pattern SPINNING = java.util.regex.Pattern.compile("spinning (0x[0-9a-f]+)");
+
+    /** The first group of {@code p} in {@code text} once it shows (looked at every 100 ms); fails after the seconds. */
+    public static String waitFor(java.util.function.Supplier<String> text, java.util.regex.Pattern p, int seconds)
+            throws InterruptedException {
+        for (int i = 0; i < seconds * 10; i++) {
+            java.util.regex.Matcher m = p.matcher(text.get());
+            if (m.find()) return m.group(1);
+            Thread.sleep(100);
+        }
+        fail("no " + p + " within " + seconds + " s in:\n" + text.get());
+        return null;
+    }
+
     /** A TCP port for programs' own exchanges (add an offset per use), one per test JVM. */
     public static int port() { return 18515 + (int) (ProcessHandle.current().pid() % 1000); }
 

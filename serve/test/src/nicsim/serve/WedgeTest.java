@@ -2,13 +2,8 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
@@ -18,18 +13,6 @@ import org.junit.jupiter.api.Test;
  * ran.
  */
 class WedgeTest {
-    private static final Pattern SPINNING = Pattern.compile("spinning (0x[0-9a-f]+)");
-
-    private static String waitFor(Supplier<String> text, Pattern p, int seconds) throws InterruptedException {
-        for (int i = 0; i < seconds * 10; i++) {
-            Matcher m = p.matcher(text.get());
-            if (m.find()) return m.group(1);
-            Thread.sleep(100);
-        }
-        fail("no " + p + " within " + seconds + " s in:\n" + text.get());
-        return null;
-    }
-
     @Test
     void aLivelockedQpLeavesOthersAnsweredAndTheWatchdogNamesIt() throws Exception {
         Served served = new Served("wedge").start(Served.cluster(), 2_000_000_000L); // 2 ms of simulated retries
@@ -37,10 +20,11 @@ class WedgeTest {
         Path conf = Programs.compile("conformance", "device", List.of("conf.h"), "-libverbs");
         Programs.Run stuck = Programs.start(served, 0, false, spin.resolve("livelock").toString());
         try {
-            String qpn = waitFor(stuck::output, SPINNING, 60);
+            String qpn = Programs.waitFor(stuck::output, Programs.SPINNING, 60);
             Programs.Run other = Programs.start(served, 1, false, conf.resolve("device").toString());
             assertEquals(0, other.await(60), "another program is answered while the QP retries:\n" + other.output());
-            String named = waitFor(served::log, Pattern.compile("watchdog: livelock \\(pid \\d+\\)'s QP (" + qpn + ") on node 0"), 60);
+            String named = Programs.waitFor(served::log,
+                    Pattern.compile("watchdog: livelock \\(pid \\d+\\)'s QP (" + qpn + ") on node 0"), 60);
             assertEquals(qpn, named);
             assertTrue(stuck.process().isAlive(), "the QP goes on retrying as the program asked:\n" + stuck.output());
         } finally {
