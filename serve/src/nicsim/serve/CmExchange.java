@@ -115,7 +115,7 @@ final class CmExchange {
             m.srq = id.srq;
             m.uc = id.qpType == CmAbi.QPT_UC;
             m.mtu = id.mtu;
-            m.caGuid = Session.nodeGuid(id.node);
+            m.caGuid = DeviceQueries.nodeGuid(id.node);
             m.localLid = cm.agent(id.node).lid;
             m.remoteLid = cm.agent(id.remoteNode).lid;
             m.ackTimeout = PACKET_LIFE + 1;
@@ -162,7 +162,7 @@ final class CmExchange {
                 m.initDepth = id.initDepth;
                 m.rnrRetry = b.get(off + 270) & 7;
                 m.srq = id.srq;
-                m.caGuid = Session.nodeGuid(id.node);
+                m.caGuid = DeviceQueries.nodeGuid(id.node);
                 m.priv = priv(b, off + 8, len, CmMad.privateSize(CmMad.REP), "accept");
                 send(id.node, id.remoteNode, m);
                 id.state = CmId.State.REP_SENT;
@@ -283,7 +283,7 @@ final class CmExchange {
         ByteBuffer b = CmAbi.le(new byte[CmAbi.ROUTE_SIZE]);
         if (id.node >= 0) {
             CmAgent a = cm.agent(id.node);
-            b.putLong(0, Long.reverseBytes(Session.nodeGuid(id.node)));
+            b.putLong(0, Long.reverseBytes(DeviceQueries.nodeGuid(id.node)));
             boolean routed = id.remoteNode >= 0 && id.state != CmId.State.ADDR_RESOLVED
                     && id.state != CmId.State.ADDR_QUERY;
             if (id.remoteNode >= 0) {

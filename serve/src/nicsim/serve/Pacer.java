@@ -79,8 +79,12 @@ final class Pacer {
         answer.accept(quiet && world.sim.idle());
     }
 
-    /** Steps the simulation until a program can go on, {@code until} (simulated), or the run must yield; whether it moved. */
-    private boolean run(Collection<Program> programs, Map<Program, Long> spinners, long until, BooleanSupplier interrupted) {
+    /**
+     * Steps the simulation until a program can go on, {@code until} (simulated), or the run must yield; whether it
+     * moved.
+     */
+    private boolean run(Collection<Program> programs, Map<Program, Long> spinners, long until,
+            BooleanSupplier interrupted) {
         long wall0 = System.nanoTime(), cmEvents = cm.written;
         boolean moved = false;
         for (int n = 1; cm.written == cmEvents && !canGoOn(programs, spinners) && !world.sim.idle()
@@ -93,12 +97,16 @@ final class Pacer {
         return moved;
     }
 
-    /** Whether a program can go on: a verb it left open is satisfied, an event waits for one of its files, or its memory was written. */
+    /**
+     * Whether a program can go on: a verb it left open is satisfied, an event waits for one of its files, or its
+     * memory was written.
+     */
     private static boolean canGoOn(Collection<Program> programs, Map<Program, Long> spinners) {
         for (Program p : programs)
-            for (Session s : p.sessions) if (s.waitSatisfied() || s.events.pending()) return true;
+            for (Session s : p.sessions) if (s.waits.satisfied() || s.events.pending()) return true;
         for (Program p : programs) for (PciDevice d : p.devices.values()) if (d.waitSatisfied()) return true;
-        for (Map.Entry<Program, Long> e : spinners.entrySet()) if (e.getKey().memoryWrites() != e.getValue()) return true;
+        for (Map.Entry<Program, Long> e : spinners.entrySet())
+            if (e.getKey().memoryWrites() != e.getValue()) return true;
         return false;
     }
 
@@ -107,8 +115,8 @@ final class Pacer {
         boolean any = false;
         for (Program p : programs)
             for (Session s : p.sessions)
-                if (s.readingClock()) {
-                    s.answerClock();
+                if (s.waits.readingClock()) {
+                    s.waits.answerClock();
                     any = true;
                 }
         return any;
@@ -133,7 +141,7 @@ final class Pacer {
                 var cmFile = s == null ? p.cmFiles.get(t.readingFd()) : null;
                 if (cmFile != null && cmFile.getAsBoolean()) return Activity.RUNS;
                 if (s == null) continue; // asleep outside verbs
-                if (s.waiting() == null) return Activity.RUNS; // a request on its way, or its answer not yet read
+                if (s.waits.waiting() == null) return Activity.RUNS; // a request on its way, or its answer not yet read
                 inWait++;
             } else if (t.state() != 'Z' && t.state() != 'X') {
                 running++; // running, stopped by a debugger (time holds at a breakpoint), or in uninterruptible sleep

@@ -59,7 +59,7 @@ final class Program {
     /** Sessions of this program with a request left open. */
     int openWaits() {
         int n = 0;
-        for (Session s : sessions) if (s.waiting() != null) n++;
+        for (Session s : sessions) if (s.waits.waiting() != null) n++;
         for (PciDevice d : devices.values()) if (d.waiting()) n++;
         return n;
     }

@@ -34,7 +34,10 @@ import nicsim.verbs.VerbsException;
 public final class Server implements AutoCloseable {
     /** Wall time a program whose threads /proc cannot show may spend between verbs before it counts as waiting. */
     public static final long DEFAULT_GRACE_MILLIS = 200;
-    /** Wall time the loop waits for a request before looking at the programs again, just after one came and once things are quiet. */
+    /**
+     * Wall time the loop waits for a request before looking at the programs again, just after one came and once
+     * things are quiet.
+     */
     static final long LOOK_MICROS = 250, IDLE_MICROS = 2000;
 
     private final World world;
@@ -51,7 +54,10 @@ public final class Server implements AutoCloseable {
     private final Map<Integer, Program> programs = new LinkedHashMap<>();
     private final Map<Connection, End> ends = new HashMap<>();
 
-    /** A program's way to a session: its file {@code fd} (a forked child reaches its parent's sessions through files of its own). */
+    /**
+     * A program's way to a session: its file {@code fd} (a forked child reaches its parent's sessions
+     * through files of its own).
+     */
     private record End(Session session, Program program, int fd) {}
     /** The event-file connections (async files, completion channels): whose each is, and what its closing undoes. */
     private final Map<Connection, EventFile> eventFiles = new HashMap<>();
@@ -59,7 +65,9 @@ public final class Server implements AutoCloseable {
     private record EventFile(Session session, Runnable gone) {}
     /** Each node's XRC domains that programs share through files. */
     private final Map<Integer, XrcDomains> domains = new HashMap<>();
-    /** The last programs that ended, for the summary (the log has them all); endedBefore: how many went before those. */
+    /**
+     * The last programs that ended, for the summary (the log has them all); endedBefore: how many went before those.
+     */
     private final java.util.ArrayDeque<String> ended = new java.util.ArrayDeque<>();
     private long endedBefore;
     private static final int ENDED_KEPT = 100;
@@ -72,7 +80,10 @@ public final class Server implements AutoCloseable {
         this(world, socket, graceMillis, Watchdog.DEFAULT_PICOS, log);
     }
 
-    /** As above, with the watchdog reporting a QP that retries with no progress for {@code watchdogPicos} of simulated time. */
+    /**
+     * As above, with the watchdog reporting a QP that retries with no progress for {@code watchdogPicos}
+     * of simulated time.
+     */
     public Server(World world, Path socket, long graceMillis, long watchdogPicos, PrintStream log) throws IOException {
         this.world = world;
         this.socket = socket;
@@ -85,7 +96,8 @@ public final class Server implements AutoCloseable {
         Files.createDirectories(socket.toAbsolutePath().getParent());
         if (Files.exists(socket)) {
             try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
-                throw new IllegalArgumentException("a simulator already serves " + socket + " (stop it, or give --socket another path)");
+                throw new IllegalArgumentException("a simulator already serves " + socket
+                        + " (stop it, or give --socket another path)");
             } catch (IOException stale) {
                 Files.delete(socket);
             }
@@ -152,7 +164,8 @@ public final class Server implements AutoCloseable {
                 failure = e;
                 log.println("nicsim serve: the simulation failed at " + world.now() + " ps: " + e);
                 for (Map.Entry<Connection, End> end : List.copyOf(ends.entrySet())) {
-                    if (end.getValue().session().waiting() != null) end.getKey().send(new Wire.Out().u32(0).finish(Errno.EIO));
+                    if (end.getValue().session().waits.waiting() != null)
+                        end.getKey().send(new Wire.Out().u32(0).finish(Errno.EIO));
                     end.getKey().close();
                 }
                 for (Connection d : pci.connections()) {
@@ -222,7 +235,7 @@ public final class Server implements AutoCloseable {
             if (out != null) c.send(out.finish(0));
         } catch (Wire.Malformed x) {
             protocolError(c, s, r.op() + ": " + x.getMessage());
-        } catch (Session.Refused x) {
+        } catch (QueueVerbs.Refused x) {
             refused(c, e, new Wire.Out().u32(x.badIndex).finish(x.errno));
         } catch (VerbsException x) {
             refused(c, e, new Wire.Out().u32(0).finish(x.errno()));
@@ -271,9 +284,11 @@ public final class Server implements AutoCloseable {
         int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), socketFd = in.u32("socket fd");
         int cmdFd = in.u32("cmd fd");
         String name = in.string("program");
-        if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
+        if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version
+                + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
-            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.." + (world.hosts().size() - 1) + ")");
+            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
+                    + (world.hosts().size() - 1) + ")");
         if (pci.holds(node))
             throw new VerbsException(Errno.EBUSY, "node " + node + "'s adapter is held by a driver through the PCI "
                     + "face");
@@ -309,7 +324,8 @@ public final class Server implements AutoCloseable {
         String name = in.string("program");
         Program from = programs.get(parent);
         Session s = from == null ? null : from.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
-        if (s == null) throw new Wire.Malformed("JOIN of session " + id + " of process " + parent + ", which is not attached");
+        if (s == null) throw new Wire.Malformed("JOIN of session " + id + " of process " + parent
+                + ", which is not attached");
         Program p = program(pid, name);
         joined(c, s, p, fd);
         log.printf("nicsim serve: %s uses the context of pid %d on node %d%n", p, parent, s.host.index);
@@ -339,7 +355,8 @@ public final class Server implements AutoCloseable {
         Program p = programs.get(pid);
         Session s = p == null ? null : p.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
         if (s == null) { // the context closed before this reached us (or never was): nothing will be written here
-            if (id <= 0 || id >= nextSession) throw new Wire.Malformed((channel ? "CHANNEL" : "EVENTS") + " for session " + id
+            if (id <= 0 || id >= nextSession) throw new Wire.Malformed((channel ? "CHANNEL" : "EVENTS")
+                    + " for session " + id
                     + " of process " + pid + ", which never attached");
             c.close();
             return;
@@ -369,7 +386,8 @@ public final class Server implements AutoCloseable {
     private void protocolError(Connection c, Session s, String why) {
         protocolErrors++;
         c.send(new Wire.Out().u32(0).finish(Errno.EPROTO));
-        log.println("nicsim serve: " + (s == null ? "a program" : s.program) + " broke the protocol (" + why + "); disconnected");
+        log.println("nicsim serve: " + (s == null ? "a program" : s.program) + " broke the protocol (" + why
+                + "); disconnected");
         if (s != null) end(c, "disconnected for breaking the protocol");
         else fileClosed(c);
     }
@@ -408,18 +426,22 @@ public final class Server implements AutoCloseable {
         }
         log.println("nicsim serve: " + line);
         if (!s.traffic.isEmpty()) s.traffic.print(log, p + "'s queue pairs");
-        for (String e : s.errors) log.println("  error completion given to it: " + e);
-        if (s.errorCompletions > s.errors.size()) log.println("  and " + (s.errorCompletions - s.errors.size()) + " more error completions");
+        for (String e : s.waits.errors) log.println("  error completion given to it: " + e);
+        if (s.waits.errorCompletions > s.waits.errors.size()) log.println("  and "
+                + (s.waits.errorCompletions - s.waits.errors.size()) + " more error completions");
     }
 
-    /** Hands out what the open verbs got and the events that came; with {@code giveUp}, polls still empty are answered empty. */
+    /**
+     * Hands out what the open verbs got and the events that came; with {@code giveUp}, polls still empty are answered
+     * empty.
+     */
     private void answerWaits(boolean giveUp) {
         pci.answerWaits(giveUp);
         for (Session s : sessions()) {
             s.events.deliver();
-            if (s.waiting() == null) continue;
-            boolean satisfied = s.waitSatisfied();
-            if (s.answer(giveUp) && !satisfied) emptyAnswers++;
+            if (s.waits.waiting() == null) continue;
+            boolean satisfied = s.waits.satisfied();
+            if (s.waits.answer(giveUp) && !satisfied) emptyAnswers++;
         }
     }
 
@@ -432,24 +454,30 @@ public final class Server implements AutoCloseable {
 
     /** What the run did: the programs, and the simulated time and traffic. */
     public void summary(PrintStream out) {
-        out.printf("nicsim serve: simulated %.3f us; %d requests, %d times the programs waited on the simulation, %d polls answered empty%s%n",
-                world.now() / 1e6, requests, pacer.advances, emptyAnswers, protocolErrors == 0 ? "" : "; " + protocolErrors + " protocol errors");
+        out.printf("nicsim serve: simulated %.3f us; %d requests, %d times the programs waited on the simulation, "
+                + "%d polls answered empty%s%n",
+                world.now() / 1e6, requests, pacer.advances, emptyAnswers, protocolErrors == 0 ? "" : "; "
+                        + protocolErrors + " protocol errors");
         if (endedBefore > 0) out.println("  " + endedBefore + " programs ended before these (the log names them):");
         for (String e : ended) out.println("  " + e);
         for (Program p : programs.values()) out.println("  " + p + " still attached");
         if (pacer.awayAdvances > 0)
-            out.printf("  simulated time moved %d times while a program was away from verbs (asleep outside them)%s: this run may not "
-                    + "repeat exactly%n", pacer.awayAdvances,
-                    pacer.graceAdvances == 0 ? "" : ", " + pacer.graceAdvances + " of them after its grace time of " + graceMillis + " ms");
+            out.printf("  simulated time moved %d times while a program was away from verbs (asleep outside them)%s: "
+                    + "this run may not repeat exactly%n", pacer.awayAdvances,
+                    pacer.graceAdvances == 0 ? "" : ", " + pacer.graceAdvances
+                            + " of them after its grace time of " + graceMillis + " ms");
         watchdog.summary(out);
         cm.summary(out);
         var c = world.sim.counters();
-        out.printf("  fabric: %d packets, %d bytes; adapters: %d packets out, %d in, %d retransmitted; DMA %d bytes read, %d written%n",
-                c.get("Fabric.packets"), c.get("Fabric.bytes"), c.get("Firmware.packets_out"), c.get("Firmware.packets_in"),
+        out.printf("  fabric: %d packets, %d bytes; adapters: %d packets out, %d in, %d retransmitted; "
+                + "DMA %d bytes read, %d written%n",
+                c.get("Fabric.packets"), c.get("Fabric.bytes"), c.get("Firmware.packets_out"),
+                        c.get("Firmware.packets_in"),
                 c.get("Firmware.retransmits"), c.get("Firmware.dma_read_bytes"), c.get("Firmware.dma_write_bytes"));
         StringBuilder trouble = new StringBuilder();
         for (var e : c.snapshot("Firmware.").entrySet())
-            if (e.getValue() > 0 && e.getKey().matches(".*(dropped|no_qp|naks|errors|flushed|mismatch|lost|overflows|gaps|duplicates|ignored).*"))
+            if (e.getValue() > 0 && e.getKey()
+                    .matches(".*(dropped|no_qp|naks|errors|flushed|mismatch|lost|overflows|gaps|duplicates|ignored).*"))
                 trouble.append(' ').append(e.getKey().substring("Firmware.".length())).append('=').append(e.getValue());
         if (trouble.length() > 0) out.println("  adapters also counted:" + trouble);
     }

@@ -33,7 +33,7 @@ final class Sysfs {
         file(verbs.resolve("uverbs0/dev"), "1:3");
         file(verbs.resolve("uverbs0/abi_version"), "1");
         Path ib = root.resolve("class/infiniband").resolve(dev);
-        long guid = Session.nodeGuid(host.index);
+        long guid = DeviceQueries.nodeGuid(host.index);
         file(ib.resolve("node_type"), "1: CA");
         file(ib.resolve("node_guid"), guidText(guid));
         file(ib.resolve("sys_image_guid"), guidText(guid));

@@ -48,7 +48,7 @@ class AttachTest {
         Run devices = start(1, "ibv_devices");
         assertEquals(0, devices.await(), devices.output());
         assertTrue(devices.output().contains("nicsim0"), "every node's adapter is nicsim0: " + devices.output());
-        assertTrue(devices.output().contains(String.format("%016x", Session.nodeGuid(1))), "node 1's GUID: "
+        assertTrue(devices.output().contains(String.format("%016x", DeviceQueries.nodeGuid(1))), "node 1's GUID: "
                 + devices.output());
         Run info = start(1, "ibv_devinfo", "-v");
         assertEquals(0, info.await(), info.output() + serverLog());
@@ -181,7 +181,7 @@ class AttachTest {
         assertEquals(0, stat.await(), stat.output());
         String o = stat.output();
         assertTrue(o.contains("CA 'nicsim0'") && o.contains("State: Active") && o.contains("Base lid: " + lid), o);
-        assertTrue(o.contains(String.format("Node GUID: 0x%016x", Session.nodeGuid(1))), o);
+        assertTrue(o.contains(String.format("Node GUID: 0x%016x", DeviceQueries.nodeGuid(1))), o);
         Run status = start(1, "ibstatus");
         assertEquals(0, status.await(), status.output());
         assertTrue(status.output().contains("base lid:\t 0x" + Integer.toHexString(lid))

@@ -1,0 +1,209 @@
+package nicsim.serve;
+
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.verbs.CompletionQueue;
+import nicsim.verbs.DcType;
+import nicsim.verbs.Errno;
+import nicsim.verbs.OpsWr;
+import nicsim.verbs.OpsWrOpcode;
+import nicsim.verbs.ProtectionDomain;
+import nicsim.verbs.QpInitAttr;
+import nicsim.verbs.QpType;
+import nicsim.verbs.QueuePair;
+import nicsim.verbs.RecvWr;
+import nicsim.verbs.Sge;
+import nicsim.verbs.SharedReceiveQueue;
+import nicsim.verbs.SrqAttr;
+import nicsim.verbs.SrqAttrMask;
+import nicsim.verbs.SrqInitAttr;
+import nicsim.verbs.SrqType;
+import nicsim.verbs.VerbsException;
+import nicsim.verbs.Xrcd;
+
+/**
+ * A device context's queues: QPs and SRQs made, moved, queried and posted to, as the program asks.
+ * What a queue was created with is kept in its handle's record, for the queries that give it back.
+ */
+final class QueueVerbs {
+    /** What a QP was created with, as create_qp answered it (query_qp's init attributes give it back). */
+    record QpCaps(int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInline, boolean sqSigAll) {}
+
+    /** What an SRQ was created with, as create_srq answered it (query_srq gives it back). */
+    record SrqCaps(int maxWr, int maxSge) {}
+
+    /** A refused post: its errno, and the first request not posted. */
+    static final class Refused extends RuntimeException {
+        final int errno, badIndex;
+
+        Refused(VerbsException e, int badIndex) {
+            super(e.getMessage());
+            this.errno = e.errno();
+            this.badIndex = badIndex;
+        }
+    }
+
+    private final Session session;
+    private final SendRequests sends;
+
+    QueueVerbs(Session session) {
+        this.session = session;
+        this.sends = new SendRequests(session);
+    }
+
+    Wire.Out handle(Wire.Op op, Wire.In in) {
+        return switch (op) {
+            case CREATE_QP -> createQp(in);
+            case MODIFY_QP -> {
+                QueuePair qp = session.get(in.u32("qp"), QueuePair.class);
+                int mask = in.u32("attr_mask");
+                qp.modify(QpAttrs.decode(in, mask), mask);
+                yield new Wire.Out();
+            }
+            case QUERY_QP -> queryQp(in);
+            case POST_SEND -> {
+                int h = in.u32("qp");
+                yield sends.post(h, session.get(h, QueuePair.class), in);
+            }
+            case POST_RECV -> postRecv(in, false);
+            case CREATE_SRQ -> createSrq(in);
+            case MODIFY_SRQ -> modifySrq(in);
+            case QUERY_SRQ -> {
+                int h = in.u32("srq");
+                SharedReceiveQueue srq = session.get(h, SharedReceiveQueue.class);
+                SrqCaps caps = session.handles.attrs(h, SrqCaps.class);
+                yield new Wire.Out().u32(caps.maxWr()).u32(caps.maxSge()).u32(srq.limit());
+            }
+            case POST_SRQ_RECV -> postRecv(in, true);
+            case POST_SRQ_OPS -> postSrqOps(in);
+            default -> throw new IllegalStateException(op + " is not a queue's");
+        };
+    }
+
+    /** The staging area of inline bytes goes back to host memory (the context closes). */
+    void release() { sends.release(); }
+
+    private Wire.Out createQp(Wire.In in) {
+        ProtectionDomain pd = session.getOrNull(in.u32("pd"), ProtectionDomain.class);
+        Xrcd xrcd = session.getOrNull(in.u32("xrcd"), Xrcd.class);
+        QpType type = QpType.of(in.u32("qp_type"));
+        CompletionQueue scq = session.getOrNull(in.u32("send_cq"), CompletionQueue.class);
+        CompletionQueue rcq = session.getOrNull(in.u32("recv_cq"), CompletionQueue.class);
+        SharedReceiveQueue srq = session.getOrNull(in.u32("srq"), SharedReceiveQueue.class);
+        int sendWr = in.count32("max_send_wr"), recvWr = in.count32("max_recv_wr");
+        int sendSge = Math.max(1, in.count32("max_send_sge")), recvSge = Math.max(1, in.count32("max_recv_sge"));
+        int inline = in.count32("max_inline_data");
+        boolean sigAll = in.u32("sq_sig_all") != 0;
+        int dc = in.u32("dc_type");
+        long dctKey = in.u64("dct_access_key");
+        QpInitAttr init = new QpInitAttr().qpType(type).sendCq(scq).recvCq(rcq).srq(srq).xrcd(xrcd)
+                .maxSendWr(Math.max(1, sendWr)).maxRecvWr(srq != null ? 1 : Math.max(1, recvWr)).maxSendSge(sendSge)
+                .maxRecvSge(recvSge).maxInlineData(inline).sqSigAll(sigAll);
+        if (dc != 0) init.dcType(dcType(dc)).dctAccessKey(dctKey);
+        if (pd == null && type != QpType.XRC_RECV)
+            throw new VerbsException(Errno.EINVAL, "create_qp of a " + type + " QP needs a PD");
+        QueuePair qp = pd == null ? session.context().createQp(init) : pd.createQp(init);
+        boolean noRecv = srq != null || type == QpType.XRC_SEND || type == QpType.XRC_RECV || dc != 0;
+        QpCaps caps = new QpCaps(qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), sendSge, recvSge, qp.maxInlineData(),
+                sigAll);
+        int h = session.handles.add(qp, caps);
+        return new Wire.Out().u32(h).u32(qp.qpNum()).u32(caps.maxSendWr()).u32(caps.maxRecvWr())
+                .u32(caps.maxSendSge()).u32(caps.maxRecvSge()).u32(caps.maxInline());
+    }
+
+    /** mlx5dv_dc_type {@code v}, or EINVAL naming it. */
+    private static DcType dcType(int v) {
+        try {
+            return DcType.of(v);
+        } catch (IllegalArgumentException e) {
+            throw new VerbsException(Errno.EINVAL, "create_qp dc_type " + v
+                    + " is neither MLX5DV_DCTYPE_DCT (1) nor MLX5DV_DCTYPE_DCI (2)");
+        }
+    }
+
+    private Wire.Out queryQp(Wire.In in) {
+        int h = in.u32("qp");
+        QueuePair qp = session.get(h, QueuePair.class);
+        in.u32("attr_mask");
+        Wire.Out out = QpAttrs.encode(qp.query());
+        QpCaps caps = session.handles.attrs(h, QpCaps.class);
+        return out.u32(caps.maxSendWr()).u32(caps.maxRecvWr()).u32(caps.maxSendSge()).u32(caps.maxRecvSge())
+                .u32(caps.maxInline()).u32(caps.sqSigAll() ? 1 : 0);
+    }
+
+    /** {@code num_sge} scatter/gather entries. */
+    static List<Sge> sges(Wire.In in) {
+        int n = in.count("num_sge", 16);
+        List<Sge> l = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) l.add(new Sge(in.u64("sge addr"), in.u32("sge length"), in.u32("sge lkey")));
+        return l;
+    }
+
+    private Wire.Out postRecv(Wire.In in, boolean shared) {
+        int h = in.u32(shared ? "srq" : "qp");
+        Object target = shared ? session.get(h, SharedReceiveQueue.class) : session.get(h, QueuePair.class);
+        int n = in.count("work requests", 12);
+        RecvWr[] wrs = new RecvWr[n];
+        for (int i = 0; i < n; i++) wrs[i] = new RecvWr().wrId(in.u64("wr_id")).sgList(sges(in));
+        return posted(() -> {
+            if (target instanceof SharedReceiveQueue s) s.postRecv(wrs); else ((QueuePair) target).postRecv(wrs);
+        });
+    }
+
+    /** A post's reply: nothing, or (status and) the index of the first request refused. */
+    static Wire.Out posted(Runnable post) {
+        try {
+            post.run();
+            return new Wire.Out();
+        } catch (VerbsException e) {
+            throw new Refused(e, Math.max(0, e.badWrIndex()));
+        }
+    }
+
+    private Wire.Out createSrq(Wire.In in) {
+        ProtectionDomain pd = session.get(in.u32("pd"), ProtectionDomain.class);
+        int maxWr = in.count32("max_wr"), maxSge = Math.max(1, in.count32("max_sge")), limit = in.count32("srq_limit");
+        SrqType type = SrqType.of(in.u32("srq_type"));
+        Xrcd xrcd = session.getOrNull(in.u32("xrcd"), Xrcd.class);
+        CompletionQueue cq = session.getOrNull(in.u32("cq"), CompletionQueue.class);
+        int maxTags = in.count32("tm max_num_tags"), maxOps = in.count32("tm max_ops");
+        SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(maxSge).srqLimit(limit)
+                .srqType(type).xrcd(xrcd).cq(cq).tmMaxNumTags(maxTags).tmMaxOps(maxOps));
+        int h = session.handles.add(srq, new SrqCaps(maxWr, maxSge));
+        return new Wire.Out().u32(h).u32(maxWr).u32(maxSge).u32(srq.srqNum());
+    }
+
+    /** ibv_post_srq_ops: the handles of the TAG_ADDs come back, in order, or the errno and the index refused. */
+    private Wire.Out postSrqOps(Wire.In in) {
+        SharedReceiveQueue srq = session.get(in.u32("srq"), SharedReceiveQueue.class);
+        int n = in.count("operations", 52);
+        OpsWr[] ops = new OpsWr[n];
+        for (int i = 0; i < n; i++) {
+            OpsWr o = new OpsWr().wrId(in.u64("wr_id"));
+            int opcode = in.u32("opcode");
+            try {
+                o.opcode(OpsWrOpcode.of(opcode));
+            } catch (IllegalArgumentException e) {
+                throw new VerbsException(Errno.EINVAL, "post_srq_ops opcode " + opcode
+                        + " is not TAG_ADD, TAG_DEL or TAG_SYNC", i);
+            }
+            o.flags(in.u32("flags")).unexpectedCnt(in.u32("unexpected_cnt")).handle(in.u32("handle"))
+                    .recvWrId(in.u64("recv_wr_id")).tag(in.u64("tag")).mask(in.u64("mask"));
+            ops[i] = o.sgList(sges(in).toArray(new Sge[0]));
+        }
+        posted(() -> srq.postSrqOps(ops)); // a refusal goes back with the index of the operation refused
+        Wire.Out ok = new Wire.Out();
+        for (OpsWr o : ops) ok.u32(o.opcode() == OpsWrOpcode.TAG_ADD ? o.handle() : 0);
+        return ok;
+    }
+
+    private Wire.Out modifySrq(Wire.In in) {
+        SharedReceiveQueue srq = session.get(in.u32("srq"), SharedReceiveQueue.class);
+        int mask = in.u32("srq_attr_mask");
+        int maxWr = in.u32("max_wr"), limit = in.u32("srq_limit"); // each counts only under its mask bit
+        if ((mask & SrqAttrMask.MAX_WR) != 0 && maxWr < 0) throw Wire.beyondAnyLimit("modify_srq max_wr", maxWr);
+        if ((mask & SrqAttrMask.LIMIT) != 0 && limit < 0) throw Wire.beyondAnyLimit("modify_srq srq_limit", limit);
+        srq.modify(new SrqAttr().maxWr(maxWr).srqLimit(limit), mask);
+        return new Wire.Out();
+    }
+}
