@@ -12,15 +12,11 @@ import nicsim.verbs.VerbsException;
 /**
  * The IB CM under RDMA CM: what connecting, accepting, rejecting and disconnecting send (REQ, REP,
  * RTU, REJ, DREQ, DREP; SIDR_REQ and SIDR_REP for UD), what each message that arrives does to an
- * identifier and which event it gives the program, and the QP attributes (rdma_init_qp_attr) and
- * path each side then has. Requests to an IP port space carry the RDMA CM's 36-byte header
+ * identifier and which event it gives the program (the path and QP attributes each side then has
+ * are {@link CmPaths}). Requests to an IP port space carry the RDMA CM's 36-byte header
  * (addresses and ports) ahead of the program's private data, as the kernel's do.
  */
 final class CmExchange {
-    /** The path's packet life time (4.096 us x 2^13); the QPs' ACK timeout is one more, as the kernel sets it. */
-    static final int PACKET_LIFE = 13;
-    /** The path's rate: IB_RATE_100_GBPS, a 4X EDR port. */
-    static final int RATE = 16;
     /** How long a REQ or SIDR_REQ waits for its answer: the CM response timeout times 16 tries. */
     static final long REQ_WAIT_PICOS = 4_096_000L * (1L << CmMad.CM_RESPONSE_TIMEOUT) * 16;
     private static final int CMA_HDR = 36;
@@ -44,29 +40,12 @@ final class CmExchange {
 
     private static long serviceId(int ps, int port) { return (long) ps << 16 | port; }
 
-    private static boolean exchanged(CmId id) {
-        return switch (id.state) {
-            case REQ_RCVD, REP_SENT, REP_RCVD, ESTABLISHED, DREQ_SENT, DREQ_RCVD, DISCONNECTED -> true;
-            default -> false;
-        };
-    }
-
     private void send(int from, int to, CmMad m) {
         if (RdmaCm.DEBUG) cm.log.println("CM node " + from + " sends " + m + " to " + to + " at " + cm.world.now());
         cm.agent(from).send(cm.agent(to).lid, cm.agent(to).qpn(), m.encode());
     }
 
-    private int pathMtu(CmId id) {
-        return Math.min(cm.agent(id.node).mtu.value(), cm.agent(id.remoteNode).mtu.value());
-    }
-
-    private int udQkey(CmId id, int given) {
-        return switch (id.ps) {
-            case CmAbi.PS_UDP -> CmAbi.RDMA_UDP_QKEY;
-            case CmAbi.PS_IPOIB -> CmAbi.IPOIB_QKEY;
-            default -> given != 0 ? given : CmAbi.RDMA_UDP_QKEY;
-        };
-    }
+    private int pathMtu(CmId id) { return CmPaths.pathMtu(cm, id); }
 
     private static byte[] priv(ByteBuffer b, int off, int len, int max, String what) {
         if (len > max) throw new VerbsException(Errno.EINVAL, what + ": private_data_len " + len
@@ -97,39 +76,45 @@ final class CmExchange {
         m.tid = m.localComm;
         m.serviceId = serviceId(id.ps, id.dst.port());
         m.priv = cmaHeader(id.src, id.dst, user);
-        if (!id.ud()) {
-            id.localQpn = b.getInt(off);
-            id.localPsn = psn(id.localComm);
-            id.srq = b.get(off + 265) != 0;
-            id.respRes = b.get(off + 266) & 0xff;
-            id.initDepth = b.get(off + 267) & 0xff;
-            id.retry = b.get(off + 269) & 7;
-            id.rnrRetry = b.get(off + 270) & 7;
-            id.mtu = pathMtu(id);
-            m.qpn = id.localQpn;
-            m.psn = id.localPsn;
-            m.respRes = id.respRes;
-            m.initDepth = id.initDepth;
-            m.retry = id.retry;
-            m.rnrRetry = id.rnrRetry;
-            m.srq = id.srq;
-            m.uc = id.qpType == CmAbi.QPT_UC;
-            m.mtu = id.mtu;
-            m.caGuid = DeviceQueries.nodeGuid(id.node);
-            m.localLid = cm.agent(id.node).lid;
-            m.remoteLid = cm.agent(id.remoteNode).lid;
-            m.ackTimeout = PACKET_LIFE + 1;
-        }
+        if (!id.ud()) connectedMode(id, b, off, m);
         send(id.node, id.remoteNode, m);
         id.state = CmId.State.CONNECT;
-        id.timer = cm.world.sim.schedule(cm.world.now() + REQ_WAIT_PICOS, () -> cm.deferred.add(() -> {
-            id.timer = null;
-            if (id.state != CmId.State.CONNECT || !cm.ids.containsKey(id.handle)) return;
-            id.state = CmId.State.ROUTE_RESOLVED;
-            comms.remove(id.localComm);
-            cm.queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.UNREACHABLE, -Errno.ETIMEDOUT));
-        }));
+        id.timer = cm.world.sim.schedule(cm.world.now() + REQ_WAIT_PICOS, () -> cm.deferred.add(() -> unanswered(id)));
         return new Wire.Out();
+    }
+
+    /** A REQ's connected-mode fields: the program's QP and its choices (rdma_conn_param), the path's. */
+    private void connectedMode(CmId id, ByteBuffer b, int off, CmMad m) {
+        id.localQpn = b.getInt(off);
+        id.localPsn = psn(id.localComm);
+        id.srq = b.get(off + 265) != 0;
+        id.respRes = b.get(off + 266) & 0xff;
+        id.initDepth = b.get(off + 267) & 0xff;
+        id.retry = b.get(off + 269) & 7;
+        id.rnrRetry = b.get(off + 270) & 7;
+        id.mtu = pathMtu(id);
+        m.qpn = id.localQpn;
+        m.psn = id.localPsn;
+        m.respRes = id.respRes;
+        m.initDepth = id.initDepth;
+        m.retry = id.retry;
+        m.rnrRetry = id.rnrRetry;
+        m.srq = id.srq;
+        m.uc = id.qpType == CmAbi.QPT_UC;
+        m.mtu = id.mtu;
+        m.caGuid = DeviceQueries.nodeGuid(id.node);
+        m.localLid = cm.agent(id.node).lid;
+        m.remoteLid = cm.agent(id.remoteNode).lid;
+        m.ackTimeout = CmPaths.PACKET_LIFE + 1;
+    }
+
+    /** The REQ's wait ran out with no answer: UNREACHABLE, ETIMEDOUT. */
+    private void unanswered(CmId id) {
+        id.timer = null;
+        if (id.state != CmId.State.CONNECT || !cm.ids.containsKey(id.handle)) return;
+        id.state = CmId.State.ROUTE_RESOLVED;
+        comms.remove(id.localComm);
+        cm.queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.UNREACHABLE, -Errno.ETIMEDOUT));
     }
 
     Wire.Out accept(CmId id, long uid, ByteBuffer b, int off) {
@@ -137,35 +122,8 @@ final class CmExchange {
         switch (id.state) {
             case REQ_RCVD -> {
                 if (uid != 0) id.uid = uid;
-                if (id.ud()) {
-                    CmMad m = new CmMad(CmMad.SIDR_REP);
-                    m.remoteComm = id.remoteComm;
-                    m.qpn = b.getInt(off);
-                    m.qkey = udQkey(id, b.getInt(off + 4));
-                    m.serviceId = serviceId(id.ps, id.src.port());
-                    m.priv = priv(b, off + 8, len, CmMad.privateSize(CmMad.SIDR_REP), "accept");
-                    send(id.node, id.remoteNode, m);
-                    id.state = CmId.State.ESTABLISHED;
-                    return new Wire.Out();
-                }
-                id.localQpn = b.getInt(off);
-                id.srq = b.get(off + 265) != 0;
-                id.respRes = b.get(off + 266) & 0xff;
-                id.initDepth = b.get(off + 267) & 0xff;
-                CmMad m = new CmMad(CmMad.REP);
-                m.localComm = id.localComm;
-                m.remoteComm = id.remoteComm;
-                m.tid = id.remoteComm;
-                m.qpn = id.localQpn;
-                m.psn = id.localPsn;
-                m.respRes = id.respRes;
-                m.initDepth = id.initDepth;
-                m.rnrRetry = b.get(off + 270) & 7;
-                m.srq = id.srq;
-                m.caGuid = DeviceQueries.nodeGuid(id.node);
-                m.priv = priv(b, off + 8, len, CmMad.privateSize(CmMad.REP), "accept");
-                send(id.node, id.remoteNode, m);
-                id.state = CmId.State.REP_SENT;
+                byte[] user = priv(b, off + 8, len, CmMad.privateSize(id.ud() ? CmMad.SIDR_REP : CmMad.REP), "accept");
+                if (id.ud()) sidrAccept(id, b, off, user); else repAccept(id, b, off, user);
             }
             case REP_RCVD -> {
                 CmMad m = new CmMad(CmMad.RTU);
@@ -179,6 +137,40 @@ final class CmExchange {
                     + ", with no connection request or response to answer");
         }
         return new Wire.Out();
+    }
+
+    /** A SIDR_REP accepting the request: the program's UD QP and its Q_Key. */
+    private void sidrAccept(CmId id, ByteBuffer b, int off, byte[] user) {
+        CmMad m = new CmMad(CmMad.SIDR_REP);
+        m.remoteComm = id.remoteComm;
+        m.qpn = b.getInt(off);
+        m.qkey = CmPaths.udQkey(id, b.getInt(off + 4));
+        m.serviceId = serviceId(id.ps, id.src.port());
+        m.priv = user;
+        send(id.node, id.remoteNode, m);
+        id.state = CmId.State.ESTABLISHED;
+    }
+
+    /** A REP accepting the request: the program's QP and its choices. */
+    private void repAccept(CmId id, ByteBuffer b, int off, byte[] user) {
+        id.localQpn = b.getInt(off);
+        id.srq = b.get(off + 265) != 0;
+        id.respRes = b.get(off + 266) & 0xff;
+        id.initDepth = b.get(off + 267) & 0xff;
+        CmMad m = new CmMad(CmMad.REP);
+        m.localComm = id.localComm;
+        m.remoteComm = id.remoteComm;
+        m.tid = id.remoteComm;
+        m.qpn = id.localQpn;
+        m.psn = id.localPsn;
+        m.respRes = id.respRes;
+        m.initDepth = id.initDepth;
+        m.rnrRetry = b.get(off + 270) & 7;
+        m.srq = id.srq;
+        m.caGuid = DeviceQueries.nodeGuid(id.node);
+        m.priv = user;
+        send(id.node, id.remoteNode, m);
+        id.state = CmId.State.REP_SENT;
     }
 
     Wire.Out reject(CmId id, byte[] user, int reason) {
@@ -276,87 +268,6 @@ final class CmExchange {
         }
     }
 
-    // ---- what the kernel copies out ----
-
-    /** struct rdma_ucm_query_route_resp for {@code id}. */
-    byte[] route(CmId id) {
-        ByteBuffer b = CmAbi.le(new byte[CmAbi.ROUTE_SIZE]);
-        if (id.node >= 0) {
-            CmAgent a = cm.agent(id.node);
-            b.putLong(0, Long.reverseBytes(DeviceQueries.nodeGuid(id.node)));
-            boolean routed = id.remoteNode >= 0 && id.state != CmId.State.ADDR_RESOLVED
-                    && id.state != CmId.State.ADDR_QUERY;
-            if (id.remoteNode >= 0) {
-                CmAgent r = cm.agent(id.remoteNode);
-                CmAbi.pathRecord(b, 8, r.gid, a.gid, r.lid, a.lid, pathMtu(id), RATE, PACKET_LIFE);
-                if (routed) b.putInt(192, 1);
-            } else {
-                b.position(24);
-                b.put(a.gid, 0, 16);
-                b.putShort(60, (short) 0xffff);
-            }
-            b.put(196, (byte) 1);
-        }
-        b.position(136);
-        b.put(id.src.sockaddr(28));
-        if (id.dst != CmAbi.Addr.NONE) b.put(id.dst.sockaddr(28));
-        b.putInt(200, -1); // ibdev_index: not given (librdmacm matches the device by its GUID)
-        return b.array();
-    }
-
-    /** struct ib_uverbs_qp_attr: what rdma_init_qp_attr gives for moving {@code id}'s QP to {@code qpState}. */
-    byte[] initQpAttr(CmId id, int qpState) {
-        if (id.node < 0) throw new VerbsException(Errno.EINVAL, "init_qp_attr: cm_id " + id.handle
-                + " is not bound to a device");
-        ByteBuffer b = CmAbi.le(new byte[CmAbi.QP_ATTR_SIZE]);
-        boolean rc = id.qpType == CmAbi.QPT_RC;
-        int mask = QpAttrMask.STATE;
-        if (!id.ud() && qpState > 1 && !exchanged(id))
-            throw new VerbsException(Errno.EINVAL, "init_qp_attr: cm_id " + id.handle + " is " + id.state
-                    + "; the peer's QP is known once the CM has exchanged REQ and REP");
-        switch (qpState) {
-            case 1 -> { // INIT
-                mask |= QpAttrMask.PKEY_INDEX | QpAttrMask.PORT;
-                b.put(133, (byte) 1);
-                if (id.ud()) {
-                    mask |= QpAttrMask.QKEY;
-                    b.putInt(20, udQkey(id, 0));
-                } else {
-                    mask |= QpAttrMask.ACCESS_FLAGS;
-                    int access = !exchanged(id) ? 0 : AccessFlags.REMOTE_WRITE
-                            | (rc && id.respRes > 0 ? AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC : 0);
-                    b.putInt(36, access);
-                }
-            }
-            case 2 -> { // RTR
-                if (!id.ud()) {
-                    mask |= QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN;
-                    b.putInt(12, id.mtu != 0 ? id.mtu : pathMtu(id)).putInt(24, id.remotePsn).putInt(32, id.remoteQpn);
-                    CmAbi.ahAttr(b, 40, cm.agent(id.remoteNode).lid);
-                    if (rc) {
-                        mask |= QpAttrMask.MAX_DEST_RD_ATOMIC | QpAttrMask.MIN_RNR_TIMER;
-                        b.put(131, (byte) id.respRes).put(132, (byte) 0);
-                    }
-                }
-            }
-            case 3 -> { // RTS
-                mask |= QpAttrMask.SQ_PSN;
-                if (!id.ud()) b.putInt(28, id.localPsn);
-                if (rc) {
-                    mask |= QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY
-                            | QpAttrMask.MAX_QP_RD_ATOMIC;
-                    b.put(130, (byte) id.initDepth).put(134,
-                            (byte) (id.ackTimeout >= 0 ? id.ackTimeout : PACKET_LIFE + 1));
-                    b.put(135, (byte) id.retry).put(136, (byte) id.rnrRetry);
-                }
-            }
-            default -> throw new VerbsException(Errno.EINVAL, "init_qp_attr: qp_state " + qpState
-                    + " is none of INIT, RTR, RTS");
-        }
-        b.putInt(0, mask).putInt(4, qpState);
-        return b.array();
-    }
-
     // ---- what arrives ----
 
     /** A MAD that came to node {@code node}'s agent. */
@@ -395,16 +306,7 @@ final class CmExchange {
         CmId l = cm.listener(node, ps, port, dstIp);
         if (l != null && l.ud() != ud) l = null;
         if (l == null || l.backlogLeft <= 0) {
-            if (ud) {
-                CmMad rep = new CmMad(CmMad.SIDR_REP);
-                rep.remoteComm = m.localComm;
-                rep.status = CmMad.SIDR_UNSUPPORTED;
-                send(node, from, rep);
-            } else {
-                rej(node, from, 0, m.localComm,
-                        l == null ? CmMad.REJ_INVALID_SERVICE_ID : CmMad.REJ_CONSUMER_DEFINED, 0,
-                        new byte[0]);
-            }
+            refuse(node, from, m, l == null);
             return;
         }
         CmId c = cm.child(l);
@@ -434,6 +336,19 @@ final class CmExchange {
         cm.queue(l, c, ev);
     }
 
+    /** A request no one listens for ({@code unknown}), or whose listener's backlog is full. */
+    private void refuse(int node, int from, CmMad m, boolean unknown) {
+        if (m.attr == CmMad.SIDR_REQ) {
+            CmMad rep = new CmMad(CmMad.SIDR_REP);
+            rep.remoteComm = m.localComm;
+            rep.status = CmMad.SIDR_UNSUPPORTED;
+            send(node, from, rep);
+        } else {
+            rej(node, from, 0, m.localComm, unknown ? CmMad.REJ_INVALID_SERVICE_ID : CmMad.REJ_CONSUMER_DEFINED, 0,
+                    new byte[0]);
+        }
+    }
+
     private void answer(int node, int from, CmMad m) {
         CmId id = comms.get(m.remoteComm);
         if (id != null && id.node != node) id = null;
@@ -450,31 +365,11 @@ final class CmExchange {
         }
         if (id == null) return; // stale: the identifier went meanwhile
         switch (m.attr) {
-            case CmMad.REP -> {
-                if (id.state != CmId.State.CONNECT) return;
-                id.cancelTimer();
-                id.remoteComm = m.localComm;
-                id.remoteQpn = m.qpn;
-                id.remotePsn = m.psn;
-                id.initDepth = Math.min(id.initDepth, m.respRes);
-                id.rnrRetry = m.rnrRetry;
-                id.state = CmId.State.REP_RCVD;
-                ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.CONNECT_RESPONSE, 0);
-                CmAbi.connParam(ev, 20, m.qpn, m.priv, m.initDepth, m.respRes, id.retry, m.rnrRetry, m.srq);
-                cm.queue(id, null, ev);
-            }
+            case CmMad.REP -> reply(id, m);
             case CmMad.RTU -> {
                 if (id.state == CmId.State.REP_SENT) established(id, m.priv);
             }
-            case CmMad.REJ -> {
-                if (id.state != CmId.State.CONNECT && id.state != CmId.State.REP_SENT
-                        && id.state != CmId.State.REP_RCVD) return;
-                id.cancelTimer();
-                id.state = CmId.State.REJECTED;
-                ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.REJECTED, m.reason);
-                CmAbi.connParam(ev, 20, 0, m.priv, 0, 0, 0, 0, false);
-                cm.queue(id, null, ev);
-            }
+            case CmMad.REJ -> rejected(id, m);
             case CmMad.DREQ -> {
                 id.state = CmId.State.DREQ_RCVD;
                 disconnected(id, m.priv);
@@ -484,18 +379,46 @@ final class CmExchange {
                 id.state = CmId.State.DISCONNECTED;
                 disconnected(id, m.priv);
             }
-            case CmMad.SIDR_REP -> {
-                if (id.state != CmId.State.CONNECT || !id.ud()) return;
-                id.cancelTimer();
-                comms.remove(id.localComm);
-                boolean ok = m.status == 0;
-                id.state = ok ? CmId.State.ESTABLISHED : CmId.State.ROUTE_RESOLVED;
-                ByteBuffer ev = CmAbi.event(id.uid, id.handle, ok ? CmAbi.ESTABLISHED : CmAbi.UNREACHABLE, m.status);
-                CmAbi.udParam(ev, 20, m.qpn, m.qkey, ok ? cm.agent(from).lid : 0, m.priv);
-                cm.queue(id, null, ev);
-            }
+            case CmMad.SIDR_REP -> sidrReply(id, from, m);
             default -> badMads++;
         }
+    }
+
+    /** A REP to the REQ {@code id} sent: CONNECT_RESPONSE, with what the passive side chose. */
+    private void reply(CmId id, CmMad m) {
+        if (id.state != CmId.State.CONNECT) return;
+        id.cancelTimer();
+        id.remoteComm = m.localComm;
+        id.remoteQpn = m.qpn;
+        id.remotePsn = m.psn;
+        id.initDepth = Math.min(id.initDepth, m.respRes);
+        id.rnrRetry = m.rnrRetry;
+        id.state = CmId.State.REP_RCVD;
+        ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.CONNECT_RESPONSE, 0);
+        CmAbi.connParam(ev, 20, m.qpn, m.priv, m.initDepth, m.respRes, id.retry, m.rnrRetry, m.srq);
+        cm.queue(id, null, ev);
+    }
+
+    private void rejected(CmId id, CmMad m) {
+        if (id.state != CmId.State.CONNECT && id.state != CmId.State.REP_SENT && id.state != CmId.State.REP_RCVD)
+            return;
+        id.cancelTimer();
+        id.state = CmId.State.REJECTED;
+        ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.REJECTED, m.reason);
+        CmAbi.connParam(ev, 20, 0, m.priv, 0, 0, 0, 0, false);
+        cm.queue(id, null, ev);
+    }
+
+    /** A SIDR_REP to the SIDR_REQ {@code id} sent: ESTABLISHED with the remote QP and its Q_Key, or UNREACHABLE. */
+    private void sidrReply(CmId id, int from, CmMad m) {
+        if (id.state != CmId.State.CONNECT || !id.ud()) return;
+        id.cancelTimer();
+        comms.remove(id.localComm);
+        boolean ok = m.status == 0;
+        id.state = ok ? CmId.State.ESTABLISHED : CmId.State.ROUTE_RESOLVED;
+        ByteBuffer ev = CmAbi.event(id.uid, id.handle, ok ? CmAbi.ESTABLISHED : CmAbi.UNREACHABLE, m.status);
+        CmAbi.udParam(ev, 20, m.qpn, m.qkey, ok ? cm.agent(from).lid : 0, m.priv);
+        cm.queue(id, null, ev);
     }
 
     private static boolean connected(CmId id) {

@@ -105,38 +105,8 @@ final class CmMad {
         CmMad m = new CmMad(b.getShort(16) & 0xffff);
         m.tid = b.getLong(8);
         switch (m.attr) {
-            case REQ -> {
-                m.localComm = b.getInt(24);
-                m.serviceId = b.getLong(32);
-                m.caGuid = b.getLong(40);
-                m.qkey = b.getInt(52);
-                m.qpn = b.getInt(56) >>> 8;
-                m.respRes = b.get(59) & 0xff;
-                m.initDepth = b.get(63) & 0xff;
-                m.uc = (b.getInt(64) >>> 1 & 3) == 1;
-                m.psn = b.getInt(68) >>> 8;
-                m.retry = b.getInt(68) & 7;
-                int w = b.getInt(72);
-                m.pkey = w >>> 16;
-                m.mtu = w >>> 12 & 0xf;
-                m.rnrRetry = w >>> 8 & 7;
-                m.srq = (w >>> 3 & 1) != 0;
-                m.localLid = b.getShort(76) & 0xffff;
-                m.remoteLid = b.getShort(78) & 0xffff;
-                m.ackTimeout = (b.get(119) & 0xff) >>> 3;
-            }
-            case REP -> {
-                m.localComm = b.getInt(24);
-                m.remoteComm = b.getInt(28);
-                m.qkey = b.getInt(32);
-                m.qpn = b.getInt(36) >>> 8;
-                m.psn = b.getInt(44) >>> 8;
-                m.respRes = b.get(48) & 0xff;
-                m.initDepth = b.get(49) & 0xff;
-                m.rnrRetry = (b.get(51) & 0xff) >>> 5;
-                m.srq = (b.get(51) >>> 4 & 1) != 0;
-                m.caGuid = b.getLong(52);
-            }
+            case REQ -> decodeReq(b, m);
+            case REP -> decodeRep(b, m);
             case RTU, DREP -> {
                 m.localComm = b.getInt(24);
                 m.remoteComm = b.getInt(28);
@@ -169,6 +139,42 @@ final class CmMad {
         int off = privateOffset(m.attr);
         m.priv = Arrays.copyOfRange(mad, off, SIZE);
         return m;
+    }
+
+    /** A REQ's fields: the sender's QP, its starting PSN and choices, the path. */
+    private static void decodeReq(ByteBuffer b, CmMad m) {
+        m.localComm = b.getInt(24);
+        m.serviceId = b.getLong(32);
+        m.caGuid = b.getLong(40);
+        m.qkey = b.getInt(52);
+        m.qpn = b.getInt(56) >>> 8;
+        m.respRes = b.get(59) & 0xff;
+        m.initDepth = b.get(63) & 0xff;
+        m.uc = (b.getInt(64) >>> 1 & 3) == 1;
+        m.psn = b.getInt(68) >>> 8;
+        m.retry = b.getInt(68) & 7;
+        int w = b.getInt(72);
+        m.pkey = w >>> 16;
+        m.mtu = w >>> 12 & 0xf;
+        m.rnrRetry = w >>> 8 & 7;
+        m.srq = (w >>> 3 & 1) != 0;
+        m.localLid = b.getShort(76) & 0xffff;
+        m.remoteLid = b.getShort(78) & 0xffff;
+        m.ackTimeout = (b.get(119) & 0xff) >>> 3;
+    }
+
+    /** A REP's fields: the passive side's QP, its PSN and choices. */
+    private static void decodeRep(ByteBuffer b, CmMad m) {
+        m.localComm = b.getInt(24);
+        m.remoteComm = b.getInt(28);
+        m.qkey = b.getInt(32);
+        m.qpn = b.getInt(36) >>> 8;
+        m.psn = b.getInt(44) >>> 8;
+        m.respRes = b.get(48) & 0xff;
+        m.initDepth = b.get(49) & 0xff;
+        m.rnrRetry = (b.get(51) & 0xff) >>> 5;
+        m.srq = (b.get(51) >>> 4 & 1) != 0;
+        m.caGuid = b.getLong(52);
     }
 
     @Override public String toString() { return name(attr) + "(comm " + localComm + "/" + remoteComm + ")"; }

@@ -191,7 +191,56 @@ final class RdmaCm implements AutoCloseable {
         commands++;
         ch.program.requested(false);
         ByteBuffer b = CmAbi.le(java.util.Arrays.copyOf(body, Math.max(body.length, 512)));
-        int need = switch (cmd) {
+        int need = inputSize(cmd);
+        if (DEBUG) log.println("CM channel " + ch.number + " " + CmAbi.command(cmd));
+        if (body.length < need)
+            throw new VerbsException(Errno.EINVAL, CmAbi.command(cmd) + ": " + body.length + " bytes in, it takes "
+                    + need);
+        return switch (cmd) {
+            case CmAbi.CREATE_ID, CmAbi.DESTROY_ID, CmAbi.BIND_IP, CmAbi.BIND, CmAbi.RESOLVE_IP, CmAbi.RESOLVE_ADDR,
+                 CmAbi.RESOLVE_ROUTE, CmAbi.LISTEN -> identifier(ch, cmd, b, body);
+            case CmAbi.QUERY_ROUTE -> new Wire.Out().bytes(CmPaths.route(this, id(ch, b.getInt(8))));
+            case CmAbi.QUERY -> throw new VerbsException(Errno.ENOSYS, "QUERY (AF_IB addressing) is not built; "
+                    + "librdmacm falls back to QUERY_ROUTE");
+            case CmAbi.CONNECT -> exchange.connect(id(ch, b.getInt(272)), b, 0);
+            case CmAbi.ACCEPT -> exchange.accept(id(ch, b.getInt(280)), b.getLong(0), b, 8);
+            case CmAbi.REJECT -> exchange.reject(id(ch, b.getInt(0)), java.util.Arrays.copyOfRange(body, 8,
+                    8 + Math.min(b.get(4) & 0xff, 256)), b.get(5) & 0xff);
+            case CmAbi.DISCONNECT -> exchange.disconnect(id(ch, b.getInt(0)));
+            case CmAbi.INIT_QP_ATTR -> new Wire.Out().bytes(CmPaths.initQpAttr(this, id(ch, b.getInt(8)),
+                    b.getInt(12)));
+            case CmAbi.GET_EVENT -> getEvent(ch);
+            case CmAbi.SET_OPTION -> setOption(id(ch, b.getInt(8)), b.getInt(12), b.getInt(16), in);
+            case CmAbi.NOTIFY -> exchange.notify(id(ch, b.getInt(0)));
+            case CmAbi.MIGRATE_ID -> migrate(b.getInt(8), channels.get(in.u32("source channel")), ch);
+            case CmAbi.GET_OPTION -> throw new VerbsException(Errno.ENOSYS, "GET_OPTION: the kernel has none either");
+            case CmAbi.JOIN_IP_MCAST, CmAbi.JOIN_MCAST, CmAbi.LEAVE_MCAST -> throw new VerbsException(Errno.EOPNOTSUPP,
+                    CmAbi.command(cmd) + ": multicast is not built (the model's adapters have no multicast groups)");
+            default -> throw new VerbsException(Errno.EINVAL, "rdma_cm command " + cmd + " does not exist");
+        };
+    }
+
+    /** The commands that make, address and listen with an identifier. */
+    private Wire.Out identifier(Channel ch, int cmd, ByteBuffer b, byte[] body) {
+        return switch (cmd) {
+            case CmAbi.CREATE_ID -> createId(ch, b.getLong(0), b.getShort(16) & 0xffff, b.get(18) & 0xff);
+            case CmAbi.DESTROY_ID -> new Wire.Out().u32(destroy(id(ch, b.getInt(8))));
+            case CmAbi.BIND_IP -> bind(id(ch, b.getInt(36)), CmAbi.addr(body, 8, "bind address"));
+            case CmAbi.BIND -> bind(id(ch, b.getInt(0)), CmAbi.addr(body, 8, "bind address"));
+            case CmAbi.RESOLVE_IP -> resolveAddr(id(ch, b.getInt(56)), addrOrNone(body, 0),
+                    CmAbi.addr(body, 28, "destination"), b.getInt(60));
+            case CmAbi.RESOLVE_ADDR -> resolveAddr(id(ch, b.getInt(0)),
+                    (b.getShort(8) & 0xffff) == 0 ? CmAbi.Addr.NONE : addrOrNone(body, 16),
+                    CmAbi.addr(body, 144, "destination"), b.getInt(4));
+            case CmAbi.RESOLVE_ROUTE -> resolveRoute(id(ch, b.getInt(0)));
+            case CmAbi.LISTEN -> listen(id(ch, b.getInt(0)), b.getInt(4));
+            default -> throw new IllegalStateException("command " + cmd);
+        };
+    }
+
+    /** The bytes of input command {@code cmd} takes (struct rdma_ucm_*), as the kernel checks them. */
+    private static int inputSize(int cmd) {
+        return switch (cmd) {
             case CmAbi.CREATE_ID -> 24;
             case CmAbi.DESTROY_ID, CmAbi.QUERY_ROUTE, CmAbi.INIT_QP_ATTR, CmAbi.QUERY, CmAbi.MIGRATE_ID -> 16;
             case CmAbi.BIND_IP -> 40;
@@ -206,40 +255,6 @@ final class RdmaCm implements AutoCloseable {
             case CmAbi.BIND -> 136;
             case CmAbi.RESOLVE_ADDR -> 272;
             default -> 0;
-        };
-        if (DEBUG) log.println("CM channel " + ch.number + " " + CmAbi.command(cmd));
-        if (body.length < need)
-            throw new VerbsException(Errno.EINVAL, CmAbi.command(cmd) + ": " + body.length + " bytes in, it takes "
-                    + need);
-        return switch (cmd) {
-            case CmAbi.CREATE_ID -> createId(ch, b.getLong(0), b.getShort(16) & 0xffff, b.get(18) & 0xff);
-            case CmAbi.DESTROY_ID -> new Wire.Out().u32(destroy(id(ch, b.getInt(8))));
-            case CmAbi.BIND_IP -> bind(id(ch, b.getInt(36)), CmAbi.addr(body, 8, "bind address"));
-            case CmAbi.BIND -> bind(id(ch, b.getInt(0)), CmAbi.addr(body, 8, "bind address"));
-            case CmAbi.RESOLVE_IP -> resolveAddr(id(ch, b.getInt(56)), addrOrNone(body, 0),
-                    CmAbi.addr(body, 28, "destination"),
-                    b.getInt(60));
-            case CmAbi.RESOLVE_ADDR -> resolveAddr(id(ch, b.getInt(0)), (b.getShort(8) & 0xffff) == 0 ? CmAbi.Addr.NONE
-                    : addrOrNone(body, 16), CmAbi.addr(body, 144, "destination"), b.getInt(4));
-            case CmAbi.RESOLVE_ROUTE -> resolveRoute(id(ch, b.getInt(0)));
-            case CmAbi.QUERY_ROUTE -> new Wire.Out().bytes(exchange.route(id(ch, b.getInt(8))));
-            case CmAbi.QUERY -> throw new VerbsException(Errno.ENOSYS, "QUERY (AF_IB addressing) is not built; "
-                    + "librdmacm falls back to QUERY_ROUTE");
-            case CmAbi.CONNECT -> exchange.connect(id(ch, b.getInt(272)), b, 0);
-            case CmAbi.LISTEN -> listen(id(ch, b.getInt(0)), b.getInt(4));
-            case CmAbi.ACCEPT -> exchange.accept(id(ch, b.getInt(280)), b.getLong(0), b, 8);
-            case CmAbi.REJECT -> exchange.reject(id(ch, b.getInt(0)), java.util.Arrays.copyOfRange(body, 8,
-                    8 + Math.min(b.get(4) & 0xff, 256)), b.get(5) & 0xff);
-            case CmAbi.DISCONNECT -> exchange.disconnect(id(ch, b.getInt(0)));
-            case CmAbi.INIT_QP_ATTR -> new Wire.Out().bytes(exchange.initQpAttr(id(ch, b.getInt(8)), b.getInt(12)));
-            case CmAbi.GET_EVENT -> getEvent(ch);
-            case CmAbi.SET_OPTION -> setOption(id(ch, b.getInt(8)), b.getInt(12), b.getInt(16), in);
-            case CmAbi.NOTIFY -> exchange.notify(id(ch, b.getInt(0)));
-            case CmAbi.MIGRATE_ID -> migrate(b.getInt(8), channels.get(in.u32("source channel")), ch);
-            case CmAbi.GET_OPTION -> throw new VerbsException(Errno.ENOSYS, "GET_OPTION: the kernel has none either");
-            case CmAbi.JOIN_IP_MCAST, CmAbi.JOIN_MCAST, CmAbi.LEAVE_MCAST -> throw new VerbsException(Errno.EOPNOTSUPP,
-                    CmAbi.command(cmd) + ": multicast is not built (the model's adapters have no multicast groups)");
-            default -> throw new VerbsException(Errno.EINVAL, "rdma_cm command " + cmd + " does not exist");
         };
     }
 

@@ -198,36 +198,7 @@ public final class Server implements AutoCloseable {
         Wire.In in = new Wire.In(r.body());
         try {
             if (s == null) {
-                switch (r.op()) {
-                    case HELLO -> hello(c, in);
-                    case JOIN -> join(c, in);
-                    case EVENTS -> eventFile(c, in, false);
-                    case CHANNEL -> eventFile(c, in, true);
-                    case CONTEXTS -> c.send(contexts().finish(0));
-                    case PCI_OPEN -> {
-                        try {
-                            c.send(pci.open(c, in, this::program).finish(0));
-                        } catch (VerbsException x) { // the driver only sees an errno: the log says why
-                            log.println("nicsim serve: PCI_OPEN refused: " + x.getMessage());
-                            throw x;
-                        }
-                    }
-                    case CM_OPEN -> c.send(cm.open(c, in, this::program).finish(0));
-                    case CM_EVENTS -> {
-                        cm.events(c, in);
-                        c.send(new Wire.Out().finish(0));
-                    }
-                    case CM_CMD -> {
-                        try {
-                            c.send(cm.command(c, in).finish(0));
-                        } catch (VerbsException x) {
-                            if (RdmaCm.DEBUG) log.println("CM refused: " + x.getMessage());
-                            throw x;
-                        }
-                    }
-                    default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
-                            + "CONTEXTS, CM_OPEN or PCI_OPEN, not " + r.op());
-                }
+                first(c, r.op(), in);
                 return;
             }
             Wire.Out out = s.handle(r.op(), in, c::send, e.program().pid);
@@ -249,6 +220,40 @@ public final class Server implements AutoCloseable {
             // the model refused something the verbs checks let through: the program sees EIO, the run goes on
             refused(c, e, new Wire.Out().u32(0).finish(Errno.EIO));
             log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + x);
+        }
+    }
+
+    /** The first request on a connection that is no program's context yet: what the connection is for. */
+    private void first(Connection c, Wire.Op op, Wire.In in) throws IOException {
+        switch (op) {
+            case HELLO -> hello(c, in);
+            case JOIN -> join(c, in);
+            case EVENTS -> eventFile(c, in, false);
+            case CHANNEL -> eventFile(c, in, true);
+            case CONTEXTS -> c.send(contexts().finish(0));
+            case PCI_OPEN -> {
+                try {
+                    c.send(pci.open(c, in, this::program).finish(0));
+                } catch (VerbsException x) { // the driver only sees an errno: the log says why
+                    log.println("nicsim serve: PCI_OPEN refused: " + x.getMessage());
+                    throw x;
+                }
+            }
+            case CM_OPEN -> c.send(cm.open(c, in, this::program).finish(0));
+            case CM_EVENTS -> {
+                cm.events(c, in);
+                c.send(new Wire.Out().finish(0));
+            }
+            case CM_CMD -> {
+                try {
+                    c.send(cm.command(c, in).finish(0));
+                } catch (VerbsException x) {
+                    if (RdmaCm.DEBUG) log.println("CM refused: " + x.getMessage());
+                    throw x;
+                }
+            }
+            default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
+                    + "CONTEXTS, CM_OPEN or PCI_OPEN, not " + op);
         }
     }
 

@@ -1,0 +1,120 @@
+package nicsim.serve;
+
+import java.nio.ByteBuffer;
+import nicsim.verbs.AccessFlags;
+import nicsim.verbs.Errno;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.VerbsException;
+
+/**
+ * What the kernel's RDMA CM copies out about a connection: its path (rdma_query_route) and the QP
+ * attributes for each step of the QP's way to RTS (rdma_init_qp_attr), as the IB CM exchange left
+ * them.
+ */
+final class CmPaths {
+    /** The path's packet life time (4.096 us x 2^13); the QPs' ACK timeout is one more, as the kernel sets it. */
+    static final int PACKET_LIFE = 13;
+    /** The path's rate: IB_RATE_100_GBPS, a 4X EDR port. */
+    static final int RATE = 16;
+
+    private CmPaths() {}
+
+    /** The path's MTU: the smaller of the two ports'. */
+    static int pathMtu(RdmaCm cm, CmId id) {
+        return Math.min(cm.agent(id.node).mtu.value(), cm.agent(id.remoteNode).mtu.value());
+    }
+
+    /** The Q_Key of a UD identifier: its port space's, or the one {@code given}. */
+    static int udQkey(CmId id, int given) {
+        return switch (id.ps) {
+            case CmAbi.PS_UDP -> CmAbi.RDMA_UDP_QKEY;
+            case CmAbi.PS_IPOIB -> CmAbi.IPOIB_QKEY;
+            default -> given != 0 ? given : CmAbi.RDMA_UDP_QKEY;
+        };
+    }
+
+    /** Whether REQ and REP went between the two sides: the peer's QP is known. */
+    private static boolean exchanged(CmId id) {
+        return switch (id.state) {
+            case REQ_RCVD, REP_SENT, REP_RCVD, ESTABLISHED, DREQ_SENT, DREQ_RCVD, DISCONNECTED -> true;
+            default -> false;
+        };
+    }
+
+    /** struct rdma_ucm_query_route_resp for {@code id}. */
+    static byte[] route(RdmaCm cm, CmId id) {
+        ByteBuffer b = CmAbi.le(new byte[CmAbi.ROUTE_SIZE]);
+        if (id.node >= 0) {
+            CmAgent a = cm.agent(id.node);
+            b.putLong(0, Long.reverseBytes(DeviceQueries.nodeGuid(id.node)));
+            boolean routed = id.remoteNode >= 0 && id.state != CmId.State.ADDR_RESOLVED
+                    && id.state != CmId.State.ADDR_QUERY;
+            if (id.remoteNode >= 0) {
+                CmAgent r = cm.agent(id.remoteNode);
+                CmAbi.pathRecord(b, 8, r.gid, a.gid, r.lid, a.lid, pathMtu(cm, id), RATE, PACKET_LIFE);
+                if (routed) b.putInt(192, 1);
+            } else {
+                b.position(24);
+                b.put(a.gid, 0, 16);
+                b.putShort(60, (short) 0xffff);
+            }
+            b.put(196, (byte) 1);
+        }
+        b.position(136);
+        b.put(id.src.sockaddr(28));
+        if (id.dst != CmAbi.Addr.NONE) b.put(id.dst.sockaddr(28));
+        b.putInt(200, -1); // ibdev_index: not given (librdmacm matches the device by its GUID)
+        return b.array();
+    }
+
+    /** struct ib_uverbs_qp_attr: what rdma_init_qp_attr gives for moving {@code id}'s QP to {@code qpState}. */
+    static byte[] initQpAttr(RdmaCm cm, CmId id, int qpState) {
+        if (id.node < 0) throw new VerbsException(Errno.EINVAL, "init_qp_attr: cm_id " + id.handle
+                + " is not bound to a device");
+        if (!id.ud() && qpState > 1 && !exchanged(id))
+            throw new VerbsException(Errno.EINVAL, "init_qp_attr: cm_id " + id.handle + " is " + id.state
+                    + "; the peer's QP is known once the CM has exchanged REQ and REP");
+        ByteBuffer b = CmAbi.le(new byte[CmAbi.QP_ATTR_SIZE]);
+        int mask = QpAttrMask.STATE | switch (qpState) {
+            case 1 -> toInit(id, b);
+            case 2 -> toRtr(cm, id, b);
+            case 3 -> toRts(id, b);
+            default -> throw new VerbsException(Errno.EINVAL, "init_qp_attr: qp_state " + qpState
+                    + " is none of INIT, RTR, RTS");
+        };
+        b.putInt(0, mask).putInt(4, qpState);
+        return b.array();
+    }
+
+    private static int toInit(CmId id, ByteBuffer b) {
+        b.put(133, (byte) 1);
+        if (id.ud()) {
+            b.putInt(20, udQkey(id, 0));
+            return QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY;
+        }
+        boolean rc = id.qpType == CmAbi.QPT_RC;
+        int access = !exchanged(id) ? 0 : AccessFlags.REMOTE_WRITE
+                | (rc && id.respRes > 0 ? AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC : 0);
+        b.putInt(36, access);
+        return QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS;
+    }
+
+    private static int toRtr(RdmaCm cm, CmId id, ByteBuffer b) {
+        if (id.ud()) return 0;
+        int mask = QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN;
+        b.putInt(12, id.mtu != 0 ? id.mtu : pathMtu(cm, id)).putInt(24, id.remotePsn).putInt(32, id.remoteQpn);
+        CmAbi.ahAttr(b, 40, cm.agent(id.remoteNode).lid);
+        if (id.qpType != CmAbi.QPT_RC) return mask;
+        b.put(131, (byte) id.respRes).put(132, (byte) 0);
+        return mask | QpAttrMask.MAX_DEST_RD_ATOMIC | QpAttrMask.MIN_RNR_TIMER;
+    }
+
+    private static int toRts(CmId id, ByteBuffer b) {
+        if (!id.ud()) b.putInt(28, id.localPsn);
+        if (id.qpType != CmAbi.QPT_RC) return QpAttrMask.SQ_PSN;
+        b.put(130, (byte) id.initDepth).put(134, (byte) (id.ackTimeout >= 0 ? id.ackTimeout : PACKET_LIFE + 1));
+        b.put(135, (byte) id.retry).put(136, (byte) id.rnrRetry);
+        return QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY
+                | QpAttrMask.MAX_QP_RD_ATOMIC;
+    }
+}
