@@ -50,82 +50,82 @@ int simple(struct ibv_context *c, uint32_t op, uint32_t handle) {
 
 /* ---- device and context ---- */
 
+/* Whether a caller's struct of attr_size bytes reaches past field f of struct ibv_device_attr_ex. */
+#define HAS_EX_FIELD(attr_size, f) \
+	((attr_size) >= offsetof(struct ibv_device_attr_ex, f) + sizeof(((struct ibv_device_attr_ex *)0)->f))
+
+static void device_attr(struct ibv_device_attr *a, const struct nicsim_wire_query_device_reply *r) {
+	a->node_guid = htobe64(r->node_guid); /* a GUID is kept in network order */
+	a->sys_image_guid = htobe64(r->sys_image_guid);
+	a->max_mr_size = r->max_mr_size;
+	a->page_size_cap = r->page_size_cap;
+	a->vendor_id = r->vendor_id;
+	a->vendor_part_id = r->vendor_part_id;
+	a->hw_ver = r->hw_ver;
+	a->max_qp = (int)r->max_qp;
+	a->max_qp_wr = (int)r->max_qp_wr;
+	a->max_sge = (int)r->max_sge;
+	a->max_cq = (int)r->max_cq;
+	a->max_cqe = (int)r->max_cqe;
+	a->max_mr = (int)r->max_mr;
+	a->max_pd = (int)r->max_pd;
+	a->max_qp_rd_atom = (int)r->max_qp_rd_atom;
+	a->max_qp_init_rd_atom = (int)r->max_qp_init_rd_atom;
+	a->max_res_rd_atom = a->max_qp * a->max_qp_rd_atom;
+	a->max_srq = (int)r->max_srq;
+	a->max_srq_wr = (int)r->max_srq_wr;
+	a->max_srq_sge = (int)r->max_srq_sge;
+	a->max_ah = (int)r->max_ah;
+	a->atomic_cap = (enum ibv_atomic_cap)r->atomic_cap;
+	a->phys_port_cnt = (uint8_t)r->phys_port_cnt;
+	a->device_cap_flags = r->device_cap_flags;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 16;
+	memcpy(a->fw_ver, r->fw_ver, sizeof(a->fw_ver) < sizeof(r->fw_ver) ? sizeof(a->fw_ver) : sizeof(r->fw_ver));
+	a->fw_ver[sizeof(a->fw_ver) - 1] = 0;
+}
+
+/* The extended attributes, as far as the caller's struct of attr_size bytes reaches. */
+static void device_attr_ex(struct ibv_device_attr_ex *x, size_t attr_size, const struct nicsim_wire_query_device_reply *r) {
+	if (HAS_EX_FIELD(attr_size, phys_port_cnt_ex)) x->phys_port_cnt_ex = r->phys_port_cnt;
+	if (HAS_EX_FIELD(attr_size, tm_caps)) {
+		x->tm_caps.max_num_tags = r->tm_max_num_tags;
+		x->tm_caps.max_ops = r->tm_max_ops;
+		x->tm_caps.max_sge = r->tm_max_sge;
+		x->tm_caps.max_rndv_hdr_size = r->tm_max_rndv_hdr_size;
+		x->tm_caps.flags = r->tm_flags;
+	}
+	if (HAS_EX_FIELD(attr_size, odp_caps)) {
+		x->odp_caps.general_caps = r->odp_general_caps;
+		x->odp_caps.per_transport_caps.rc_odp_caps = r->odp_rc_caps;
+		x->odp_caps.per_transport_caps.uc_odp_caps = r->odp_uc_caps;
+		x->odp_caps.per_transport_caps.ud_odp_caps = r->odp_ud_caps;
+	}
+	if (HAS_EX_FIELD(attr_size, xrc_odp_caps)) x->xrc_odp_caps = r->odp_xrc_caps;
+	if (HAS_EX_FIELD(attr_size, hca_core_clock)) {
+		x->hca_core_clock = r->hca_core_clock;
+		x->completion_timestamp_mask = r->completion_timestamp_mask;
+	}
+	if (HAS_EX_FIELD(attr_size, max_dm_size)) x->max_dm_size = r->max_dm_size;
+}
+
 static int query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_input *input,
 			   struct ibv_device_attr_ex *attr, size_t attr_size) {
 	struct msg m = request(NICSIM_OP_QUERY_DEVICE);
-	struct ibv_device_attr *a = &attr->orig_attr;
-	uint32_t n;
+	struct nicsim_wire_query_device_reply r;
 	int rc;
 	(void)input;
-	if (attr_size < sizeof(*a)) return EINVAL;
+	if (attr_size < sizeof(attr->orig_attr)) { done(&m); return EINVAL; }
 	rc = call(ctx_of(c), &m);
 	if (rc) { done(&m); return rc; }
-	memset(attr, 0, attr_size);
-	a->node_guid = htobe64(get64(&m)); /* a GUID is kept in network order */
-	a->sys_image_guid = htobe64(get64(&m));
-	a->max_mr_size = get64(&m);
-	a->page_size_cap = get64(&m);
-	a->vendor_id = get32(&m);
-	a->vendor_part_id = get32(&m);
-	a->hw_ver = get32(&m);
-	a->max_qp = (int)get32(&m);
-	a->max_qp_wr = (int)get32(&m);
-	a->max_sge = (int)get32(&m);
-	a->max_cq = (int)get32(&m);
-	a->max_cqe = (int)get32(&m);
-	a->max_mr = (int)get32(&m);
-	a->max_pd = (int)get32(&m);
-	a->max_qp_rd_atom = (int)get32(&m);
-	a->max_qp_init_rd_atom = (int)get32(&m);
-	a->max_res_rd_atom = a->max_qp * a->max_qp_rd_atom;
-	a->max_srq = (int)get32(&m);
-	a->max_srq_wr = (int)get32(&m);
-	a->max_srq_sge = (int)get32(&m);
-	a->max_ah = (int)get32(&m);
-	a->atomic_cap = (enum ibv_atomic_cap)get32(&m);
-	a->phys_port_cnt = (uint8_t)get32(&m);
-	if (attr_size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) + sizeof(attr->phys_port_cnt_ex))
-		attr->phys_port_cnt_ex = a->phys_port_cnt;
-	a->device_cap_flags = get32(&m);
-	a->max_pkeys = 1;
-	a->local_ca_ack_delay = 16;
-	n = get32(&m);
-	if (n >= sizeof(a->fw_ver)) n = sizeof(a->fw_ver) - 1;
-	get(&m, a->fw_ver, n);
-	{
-		struct ibv_tm_caps tm;
-		tm.max_num_tags = get32(&m);
-		tm.max_ops = get32(&m);
-		tm.max_sge = get32(&m);
-		tm.max_rndv_hdr_size = get32(&m);
-		tm.flags = get32(&m);
-		if (attr_size >= offsetof(struct ibv_device_attr_ex, tm_caps) + sizeof(tm)) attr->tm_caps = tm;
-	}
-	{
-		struct ibv_odp_caps odp;
-		uint32_t xrc;
-		odp.general_caps = get64(&m);
-		odp.per_transport_caps.rc_odp_caps = get32(&m);
-		odp.per_transport_caps.uc_odp_caps = get32(&m);
-		odp.per_transport_caps.ud_odp_caps = get32(&m);
-		xrc = get32(&m);
-		if (attr_size >= offsetof(struct ibv_device_attr_ex, odp_caps) + sizeof(odp)) attr->odp_caps = odp;
-		if (attr_size >= offsetof(struct ibv_device_attr_ex, xrc_odp_caps) + sizeof(uint32_t)) attr->xrc_odp_caps = xrc;
-	}
-	{
-		uint64_t khz = get64(&m), mask = get64(&m);
-		if (attr_size >= offsetof(struct ibv_device_attr_ex, hca_core_clock) + sizeof(uint64_t)) {
-			attr->hca_core_clock = khz;
-			attr->completion_timestamp_mask = mask;
-		}
-	}
-	{
-		uint64_t dm = get64(&m);
-		if (attr_size >= offsetof(struct ibv_device_attr_ex, max_dm_size) + sizeof(uint64_t)) attr->max_dm_size = dm;
-	}
+	get(&m, &r, sizeof(r));
 	rc = m.failed ? EIO : 0;
 	done(&m);
-	return rc;
+	if (rc) return rc;
+	memset(attr, 0, attr_size);
+	device_attr(&attr->orig_attr, &r);
+	device_attr_ex(attr, attr_size, &r);
+	return 0;
 }
 
 uint64_t nicsim_clock_khz(struct ibv_context *c) {
@@ -153,30 +153,33 @@ static int query_rt_values(struct ibv_context *c, struct ibv_values_ex *values) 
 
 static int query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a) {
 	struct msg m = request(NICSIM_OP_QUERY_PORT);
+	struct nicsim_wire_query_port_reply r;
 	int rc;
 	put32(&m, port);
 	rc = call(ctx_of(c), &m);
 	if (rc) { done(&m); return rc; }
-	memset(a, 0, sizeof(*a));
-	a->state = (enum ibv_port_state)get32(&m);
-	a->max_mtu = (enum ibv_mtu)get32(&m);
-	a->active_mtu = (enum ibv_mtu)get32(&m);
-	a->gid_tbl_len = (int)get32(&m);
-	a->port_cap_flags = get32(&m);
-	a->max_msg_sz = get32(&m);
-	a->lid = (uint16_t)get32(&m);
-	a->sm_lid = (uint16_t)get32(&m);
-	a->lmc = (uint8_t)get32(&m);
-	a->max_vl_num = (uint8_t)get32(&m);
-	a->sm_sl = (uint8_t)get32(&m);
-	a->active_width = (uint8_t)get32(&m);
-	a->active_speed = (uint8_t)get32(&m);
-	a->phys_state = (uint8_t)get32(&m);
-	a->link_layer = (uint8_t)get32(&m);
-	a->pkey_tbl_len = (uint16_t)get32(&m);
+	get(&m, &r, sizeof(r));
 	rc = m.failed ? EIO : 0;
 	done(&m);
-	return rc;
+	if (rc) return rc;
+	memset(a, 0, sizeof(*a));
+	a->state = (enum ibv_port_state)r.state;
+	a->max_mtu = (enum ibv_mtu)r.max_mtu;
+	a->active_mtu = (enum ibv_mtu)r.active_mtu;
+	a->gid_tbl_len = (int)r.gid_tbl_len;
+	a->port_cap_flags = r.port_cap_flags;
+	a->max_msg_sz = r.max_msg_sz;
+	a->lid = (uint16_t)r.lid;
+	a->sm_lid = (uint16_t)r.sm_lid;
+	a->lmc = (uint8_t)r.lmc;
+	a->max_vl_num = (uint8_t)r.max_vl_num;
+	a->sm_sl = (uint8_t)r.sm_sl;
+	a->active_width = (uint8_t)r.active_width;
+	a->active_speed = (uint8_t)r.active_speed;
+	a->phys_state = (uint8_t)r.phys_state;
+	a->link_layer = (uint8_t)r.link_layer;
+	a->pkey_tbl_len = (uint16_t)r.pkey_tbl_len;
+	return 0;
 }
 
 /* ---- protection domains, memory regions, address handles ---- */
@@ -505,25 +508,24 @@ int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_
 	if (rc) { done(&m); return -rc; }
 	n = get32(&m);
 	for (i = 0; i < n && i < (uint32_t)max; i++) {
+		struct nicsim_wire_work_completion r;
 		struct ibv_wc *w = &wc[i];
+		get(&m, &r, sizeof(r));
 		memset(w, 0, sizeof(*w));
-		w->wr_id = get64(&m);
-		w->status = (enum ibv_wc_status)get32(&m);
-		w->opcode = (enum ibv_wc_opcode)get32(&m);
-		w->vendor_err = get32(&m);
-		w->byte_len = get32(&m);
-		w->imm_data = get32(&m);
-		w->qp_num = get32(&m);
-		w->src_qp = get32(&m);
-		w->wc_flags = get32(&m);
-		w->pkey_index = (uint16_t)get32(&m);
-		w->slid = (uint16_t)get32(&m);
-		w->sl = (uint8_t)get32(&m);
-		w->dlid_path_bits = (uint8_t)get32(&m);
-		uint64_t tag = get64(&m);
-		uint32_t priv = get32(&m);
-		uint64_t ts = get64(&m);
-		if (x) { x[i].tm.tag = tag; x[i].tm.priv = priv; x[i].timestamp = ts; }
+		w->wr_id = r.wr_id;
+		w->status = (enum ibv_wc_status)r.status;
+		w->opcode = (enum ibv_wc_opcode)r.opcode;
+		w->vendor_err = r.vendor_err;
+		w->byte_len = r.byte_len;
+		w->imm_data = r.imm_data;
+		w->qp_num = r.qp_num;
+		w->src_qp = r.src_qp;
+		w->wc_flags = r.wc_flags;
+		w->pkey_index = (uint16_t)r.pkey_index;
+		w->slid = (uint16_t)r.slid;
+		w->sl = (uint8_t)r.sl;
+		w->dlid_path_bits = (uint8_t)r.dlid_path_bits;
+		if (x) { x[i].tm.tag = r.tm_tag; x[i].tm.priv = r.tm_priv; x[i].timestamp = r.timestamp; }
 	}
 	rc = m.failed ? -EIO : (int)i;
 	done(&m);
@@ -558,22 +560,25 @@ static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv
 	int rc;
 	srq = calloc(1, sizeof(*srq));
 	if (!srq) { errno = ENOMEM; return NULL; }
-	put32(&m, pd_handle(pd));
-	put32(&m, attr->max_wr);
-	put32(&m, attr->max_sge);
-	put32(&m, attr->srq_limit);
-	put32(&m, type);
-	put32(&m, xrcd_handle(xrcd));
-	put32(&m, cq_handle(cq));
-	put32(&m, tm ? tm->max_num_tags : 0);
-	put32(&m, tm ? tm->max_ops : 0);
+	{
+		struct nicsim_wire_create_srq_request q = {
+			.pd = pd_handle(pd), .max_wr = attr->max_wr, .max_sge = attr->max_sge, .srq_limit = attr->srq_limit,
+			.srq_type = type, .xrcd = xrcd_handle(xrcd), .cq = cq_handle(cq),
+			.tm_max_num_tags = tm ? tm->max_num_tags : 0, .tm_max_ops = tm ? tm->max_ops : 0,
+		};
+		put(&m, &q, sizeof(q));
+	}
 	rc = call(ctx_of(pd->context), &m);
 	if (rc) { done(&m); free(srq); errno = rc; return NULL; }
-	srq->handle = get32(&m);
-	attr->max_wr = get32(&m);
-	attr->max_sge = get32(&m);
-	srq->max_sge = attr->max_sge;
-	srq->vsrq.srq_num = get32(&m);
+	{
+		struct nicsim_wire_create_srq_reply r;
+		get(&m, &r, sizeof(r));
+		srq->handle = r.handle;
+		attr->max_wr = r.max_wr;
+		attr->max_sge = r.max_sge;
+		srq->max_sge = attr->max_sge;
+		srq->vsrq.srq_num = r.srq_num;
+	}
 	srq->vsrq.srq.context = pd->context;
 	srq->vsrq.srq.srq_context = srq_context;
 	srq->vsrq.srq.pd = pd;
@@ -740,30 +745,31 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	struct ibv_qp *q;
 	int rc;
 	if (!qp) { errno = ENOMEM; return NULL; }
-	put32(&m, pd ? pd_handle(pd) : NICSIM_NONE);
-	put32(&m, xrcd_handle(xrcd));
-	put32(&m, init->qp_type);
-	put32(&m, cq_handle(init->send_cq));
-	put32(&m, cq_handle(init->recv_cq));
-	put32(&m, srq_handle(init->srq));
-	put32(&m, init->cap.max_send_wr);
-	put32(&m, init->cap.max_recv_wr);
-	put32(&m, init->cap.max_send_sge);
-	put32(&m, init->cap.max_recv_sge);
-	put32(&m, init->cap.max_inline_data);
-	put32(&m, (uint32_t)init->sq_sig_all);
-	put32(&m, dc_type);
-	put64(&m, dct_key);
+	{
+		struct nicsim_wire_create_qp_request r = {
+			.pd = pd ? pd_handle(pd) : NICSIM_NONE, .xrcd = xrcd_handle(xrcd), .qp_type = init->qp_type,
+			.send_cq = cq_handle(init->send_cq), .recv_cq = cq_handle(init->recv_cq), .srq = srq_handle(init->srq),
+			.max_send_wr = init->cap.max_send_wr, .max_recv_wr = init->cap.max_recv_wr,
+			.max_send_sge = init->cap.max_send_sge, .max_recv_sge = init->cap.max_recv_sge,
+			.max_inline_data = init->cap.max_inline_data, .sq_sig_all = (uint32_t)init->sq_sig_all,
+			.dc_type = dc_type, .dct_access_key = dct_key,
+		};
+		put(&m, &r, sizeof(r));
+	}
 	rc = call(ctx_of(c), &m);
 	if (rc) { done(&m); free(qp); errno = rc; return NULL; }
 	q = &qp->vqp.qp;
-	qp->handle = get32(&m);
-	q->qp_num = get32(&m);
-	init->cap.max_send_wr = get32(&m);
-	init->cap.max_recv_wr = get32(&m);
-	init->cap.max_send_sge = get32(&m);
-	init->cap.max_recv_sge = get32(&m);
-	init->cap.max_inline_data = get32(&m);
+	{
+		struct nicsim_wire_create_qp_reply r;
+		get(&m, &r, sizeof(r));
+		qp->handle = r.handle;
+		q->qp_num = r.qp_num;
+		init->cap.max_send_wr = r.max_send_wr;
+		init->cap.max_recv_wr = r.max_recv_wr;
+		init->cap.max_send_sge = r.max_send_sge;
+		init->cap.max_recv_sge = r.max_recv_sge;
+		init->cap.max_inline_data = r.max_inline_data;
+	}
 	done(&m);
 	qp->max_send_sge = init->cap.max_send_sge;
 	qp->max_recv_sge = init->cap.max_recv_sge;
@@ -860,55 +866,46 @@ int nicsim_destroy_mkey(struct nicsim_mkey *k) {
 }
 
 static void put_attr(struct msg *m, const struct ibv_qp_attr *a) {
-	put32(m, a->qp_state);
-	put32(m, a->cur_qp_state);
-	put32(m, a->path_mtu);
-	put32(m, a->qkey);
-	put32(m, a->rq_psn);
-	put32(m, a->sq_psn);
-	put32(m, a->dest_qp_num);
-	put32(m, (uint32_t)a->qp_access_flags);
-	put32(m, a->pkey_index);
-	put32(m, a->port_num);
-	put32(m, a->max_rd_atomic);
-	put32(m, a->max_dest_rd_atomic);
-	put32(m, a->min_rnr_timer);
-	put32(m, a->timeout);
-	put32(m, a->retry_cnt);
-	put32(m, a->rnr_retry);
-	put32(m, a->sq_draining);
-	put32(m, a->ah_attr.dlid);
-	put32(m, a->ah_attr.sl);
-	put32(m, a->ah_attr.src_path_bits);
-	put32(m, a->ah_attr.static_rate);
-	put32(m, a->ah_attr.is_global);
-	put32(m, a->ah_attr.port_num);
+	struct nicsim_wire_qp_attr w = {
+		.qp_state = a->qp_state, .cur_qp_state = a->cur_qp_state, .path_mtu = a->path_mtu, .qkey = a->qkey,
+		.rq_psn = a->rq_psn, .sq_psn = a->sq_psn, .dest_qp_num = a->dest_qp_num,
+		.qp_access_flags = (uint32_t)a->qp_access_flags, .pkey_index = a->pkey_index, .port_num = a->port_num,
+		.max_rd_atomic = a->max_rd_atomic, .max_dest_rd_atomic = a->max_dest_rd_atomic,
+		.min_rnr_timer = a->min_rnr_timer, .timeout = a->timeout, .retry_cnt = a->retry_cnt,
+		.rnr_retry = a->rnr_retry, .sq_draining = a->sq_draining, .ah_dlid = a->ah_attr.dlid,
+		.ah_sl = a->ah_attr.sl, .ah_src_path_bits = a->ah_attr.src_path_bits,
+		.ah_static_rate = a->ah_attr.static_rate, .ah_is_global = a->ah_attr.is_global,
+		.ah_port_num = a->ah_attr.port_num,
+	};
+	put(m, &w, sizeof(w));
 }
 
 static void get_attr(struct msg *m, struct ibv_qp_attr *a) {
-	a->qp_state = (enum ibv_qp_state)get32(m);
-	a->cur_qp_state = (enum ibv_qp_state)get32(m);
-	a->path_mtu = (enum ibv_mtu)get32(m);
-	a->qkey = get32(m);
-	a->rq_psn = get32(m);
-	a->sq_psn = get32(m);
-	a->dest_qp_num = get32(m);
-	a->qp_access_flags = (unsigned int)get32(m);
-	a->pkey_index = (uint16_t)get32(m);
-	a->port_num = (uint8_t)get32(m);
-	a->max_rd_atomic = (uint8_t)get32(m);
-	a->max_dest_rd_atomic = (uint8_t)get32(m);
-	a->min_rnr_timer = (uint8_t)get32(m);
-	a->timeout = (uint8_t)get32(m);
-	a->retry_cnt = (uint8_t)get32(m);
-	a->rnr_retry = (uint8_t)get32(m);
-	a->sq_draining = (uint8_t)get32(m);
-	a->ah_attr.dlid = (uint16_t)get32(m);
-	a->ah_attr.sl = (uint8_t)get32(m);
-	a->ah_attr.src_path_bits = (uint8_t)get32(m);
-	a->ah_attr.static_rate = (uint8_t)get32(m);
-	a->ah_attr.is_global = (uint8_t)get32(m);
-	a->ah_attr.port_num = (uint8_t)get32(m);
+	struct nicsim_wire_qp_attr w;
+	get(m, &w, sizeof(w));
+	a->qp_state = (enum ibv_qp_state)w.qp_state;
+	a->cur_qp_state = (enum ibv_qp_state)w.cur_qp_state;
+	a->path_mtu = (enum ibv_mtu)w.path_mtu;
+	a->qkey = w.qkey;
+	a->rq_psn = w.rq_psn;
+	a->sq_psn = w.sq_psn;
+	a->dest_qp_num = w.dest_qp_num;
+	a->qp_access_flags = (unsigned int)w.qp_access_flags;
+	a->pkey_index = (uint16_t)w.pkey_index;
+	a->port_num = (uint8_t)w.port_num;
+	a->max_rd_atomic = (uint8_t)w.max_rd_atomic;
+	a->max_dest_rd_atomic = (uint8_t)w.max_dest_rd_atomic;
+	a->min_rnr_timer = (uint8_t)w.min_rnr_timer;
+	a->timeout = (uint8_t)w.timeout;
+	a->retry_cnt = (uint8_t)w.retry_cnt;
+	a->rnr_retry = (uint8_t)w.rnr_retry;
+	a->sq_draining = (uint8_t)w.sq_draining;
+	a->ah_attr.dlid = (uint16_t)w.ah_dlid;
+	a->ah_attr.sl = (uint8_t)w.ah_sl;
+	a->ah_attr.src_path_bits = (uint8_t)w.ah_src_path_bits;
+	a->ah_attr.static_rate = (uint8_t)w.ah_static_rate;
+	a->ah_attr.is_global = (uint8_t)w.ah_is_global;
+	a->ah_attr.port_num = (uint8_t)w.ah_port_num;
 }
 
 static int modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
@@ -930,12 +927,14 @@ static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struc
 	rc = call(ctx_of(qp->context), &m);
 	if (!rc) {
 		memset(attr, 0, sizeof(*attr));
+		struct nicsim_wire_qp_init_attr w;
 		get_attr(&m, attr);
-		attr->cap.max_send_wr = get32(&m);
-		attr->cap.max_recv_wr = get32(&m);
-		attr->cap.max_send_sge = get32(&m);
-		attr->cap.max_recv_sge = get32(&m);
-		attr->cap.max_inline_data = get32(&m);
+		get(&m, &w, sizeof(w));
+		attr->cap.max_send_wr = w.max_send_wr;
+		attr->cap.max_recv_wr = w.max_recv_wr;
+		attr->cap.max_send_sge = w.max_send_sge;
+		attr->cap.max_recv_sge = w.max_recv_sge;
+		attr->cap.max_inline_data = w.max_inline_data;
 		if (init) {
 			memset(init, 0, sizeof(*init));
 			init->qp_context = qp->qp_context;
@@ -944,7 +943,7 @@ static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struc
 			init->srq = qp->srq;
 			init->qp_type = qp->qp_type;
 			init->cap = attr->cap;
-			init->sq_sig_all = (int)get32(&m);
+			init->sq_sig_all = (int)w.sq_sig_all;
 		}
 		if (m.failed) rc = EIO;
 	}

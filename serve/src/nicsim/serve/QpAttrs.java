@@ -18,6 +18,7 @@ final class QpAttrs {
 
     /** The attributes of a modify_qp request, those under {@code mask} set. */
     static QpAttr decode(Wire.In in, int mask) {
+        in.expect(WireLayout.QP_ATTR);
         int state = in.u32("qp_state"), cur = in.u32("cur_qp_state"), mtu = in.u32("path_mtu");
         int qkey = in.u32("qkey"), rqPsn = in.u32("rq_psn"), sqPsn = in.u32("sq_psn"), dest = in.u32("dest_qp_num");
         int access = in.u32("qp_access_flags"), pkey = in.u32("pkey_index"), port = in.u32("port_num");
@@ -51,10 +52,10 @@ final class QpAttrs {
 
     /** The address vector (ibv_ah_attr) of a modify_qp request. */
     private static AhAttr addressVector(Wire.In in) {
-        int dlid = in.u32("ah dlid"), sl = in.u32("ah sl"), pathBits = in.u32("ah src_path_bits");
-        in.u32("ah static_rate");
-        in.u32("ah is_global"); // the fabric routes by LID; a GRH changes nothing here
-        int port = in.u32("ah port_num");
+        int dlid = in.u32("ah_dlid"), sl = in.u32("ah_sl"), pathBits = in.u32("ah_src_path_bits");
+        in.u32("ah_static_rate");
+        in.u32("ah_is_global"); // the fabric routes by LID; a GRH changes nothing here
+        int port = in.u32("ah_port_num");
         return new AhAttr().dlid(dlid).sl(sl).srcPathBits(pathBits).portNum(port == 0 ? 1 : port);
     }
 
@@ -67,10 +68,15 @@ final class QpAttrs {
     /** query_qp's reply: the attributes, in modify_qp's order (the init attributes follow). */
     static Wire.Out encode(QpAttr a) {
         AhAttr ah = a.ahAttr();
-        return new Wire.Out().u32(a.qpState().value()).u32(a.curQpState().value()).u32(a.pathMtu().value())
-                .u32(a.qkey()).u32(a.rqPsn()).u32(a.sqPsn()).u32(a.destQpNum()).u32(a.qpAccessFlags())
-                .u32(a.pkeyIndex()).u32(a.portNum()).u32(a.maxRdAtomic()).u32(a.maxDestRdAtomic())
-                .u32(a.minRnrTimer()).u32(a.timeout()).u32(a.retryCnt()).u32(a.rnrRetry()).u32(a.sqDraining() ? 1 : 0)
-                .u32(ah.dlid()).u32(ah.sl()).u32(ah.srcPathBits()).u32(0).u32(ah.isGlobal() ? 1 : 0).u32(ah.portNum());
+        return new Wire.Out(WireLayout.QP_ATTR).u32("qp_state", a.qpState().value())
+                .u32("cur_qp_state", a.curQpState().value()).u32("path_mtu", a.pathMtu().value()).u32("qkey", a.qkey())
+                .u32("rq_psn", a.rqPsn()).u32("sq_psn", a.sqPsn()).u32("dest_qp_num", a.destQpNum())
+                .u32("qp_access_flags", a.qpAccessFlags()).u32("pkey_index", a.pkeyIndex())
+                .u32("port_num", a.portNum()).u32("max_rd_atomic", a.maxRdAtomic())
+                .u32("max_dest_rd_atomic", a.maxDestRdAtomic()).u32("min_rnr_timer", a.minRnrTimer())
+                .u32("timeout", a.timeout()).u32("retry_cnt", a.retryCnt()).u32("rnr_retry", a.rnrRetry())
+                .u32("sq_draining", a.sqDraining() ? 1 : 0).u32("ah_dlid", ah.dlid()).u32("ah_sl", ah.sl())
+                .u32("ah_src_path_bits", ah.srcPathBits()).u32("ah_static_rate", 0)
+                .u32("ah_is_global", ah.isGlobal() ? 1 : 0).u32("ah_port_num", ah.portNum());
     }
 }

@@ -84,6 +84,7 @@ final class QueueVerbs {
     void release() { sends.release(); }
 
     private Wire.Out createQp(Wire.In in) {
+        in.expect(WireLayout.CREATE_QP_REQUEST);
         ProtectionDomain pd = session.getOrNull(in.u32("pd"), ProtectionDomain.class);
         Xrcd xrcd = session.getOrNull(in.u32("xrcd"), Xrcd.class);
         QpType type = QpType.of(in.u32("qp_type"));
@@ -107,8 +108,10 @@ final class QueueVerbs {
         QpCaps caps = new QpCaps(qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), sendSge, recvSge, qp.maxInlineData(),
                 sigAll);
         int h = session.handles.add(qp, caps);
-        return new Wire.Out().u32(h).u32(qp.qpNum()).u32(caps.maxSendWr()).u32(caps.maxRecvWr())
-                .u32(caps.maxSendSge()).u32(caps.maxRecvSge()).u32(caps.maxInline());
+        return new Wire.Out(WireLayout.CREATE_QP_REPLY).u32("handle", h).u32("qp_num", qp.qpNum())
+                .u32("max_send_wr", caps.maxSendWr()).u32("max_recv_wr", caps.maxRecvWr())
+                .u32("max_send_sge", caps.maxSendSge()).u32("max_recv_sge", caps.maxRecvSge())
+                .u32("max_inline_data", caps.maxInline());
     }
 
     /** mlx5dv_dc_type {@code v}, or EINVAL naming it. */
@@ -127,8 +130,10 @@ final class QueueVerbs {
         in.u32("attr_mask");
         Wire.Out out = QpAttrs.encode(qp.query());
         QpCaps caps = session.handles.attrs(h, QpCaps.class);
-        return out.u32(caps.maxSendWr()).u32(caps.maxRecvWr()).u32(caps.maxSendSge()).u32(caps.maxRecvSge())
-                .u32(caps.maxInline()).u32(caps.sqSigAll() ? 1 : 0);
+        return out.then(WireLayout.QP_INIT_ATTR).u32("max_send_wr", caps.maxSendWr())
+                .u32("max_recv_wr", caps.maxRecvWr()).u32("max_send_sge", caps.maxSendSge())
+                .u32("max_recv_sge", caps.maxRecvSge()).u32("max_inline_data", caps.maxInline())
+                .u32("sq_sig_all", caps.sqSigAll() ? 1 : 0);
     }
 
     /** {@code num_sge} scatter/gather entries. */
@@ -161,16 +166,18 @@ final class QueueVerbs {
     }
 
     private Wire.Out createSrq(Wire.In in) {
+        in.expect(WireLayout.CREATE_SRQ_REQUEST);
         ProtectionDomain pd = session.get(in.u32("pd"), ProtectionDomain.class);
         int maxWr = in.count32("max_wr"), maxSge = Math.max(1, in.count32("max_sge")), limit = in.count32("srq_limit");
         SrqType type = SrqType.of(in.u32("srq_type"));
         Xrcd xrcd = session.getOrNull(in.u32("xrcd"), Xrcd.class);
         CompletionQueue cq = session.getOrNull(in.u32("cq"), CompletionQueue.class);
-        int maxTags = in.count32("tm max_num_tags"), maxOps = in.count32("tm max_ops");
+        int maxTags = in.count32("tm_max_num_tags"), maxOps = in.count32("tm_max_ops");
         SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(maxSge).srqLimit(limit)
                 .srqType(type).xrcd(xrcd).cq(cq).tmMaxNumTags(maxTags).tmMaxOps(maxOps));
         int h = session.handles.add(srq, new SrqCaps(maxWr, maxSge));
-        return new Wire.Out().u32(h).u32(maxWr).u32(maxSge).u32(srq.srqNum());
+        return new Wire.Out(WireLayout.CREATE_SRQ_REPLY).u32("handle", h).u32("max_wr", maxWr)
+                .u32("max_sge", maxSge).u32("srq_num", srq.srqNum());
     }
 
     /** ibv_post_srq_ops: the handles of the TAG_ADDs come back, in order, or the errno and the index refused. */

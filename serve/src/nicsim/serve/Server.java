@@ -202,6 +202,7 @@ public final class Server implements AutoCloseable {
                 return;
             }
             Wire.Out out = s.handle(r.op(), in, c::send, e.program().pid);
+            in.complete();
             e.program().requested(out == null);
             if (out != null) c.send(out.finish(0));
         } catch (Wire.Malformed x) {

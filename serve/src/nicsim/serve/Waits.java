@@ -93,9 +93,12 @@ final class Waits {
             session.traffic.completed(w, now);
             if (w.status() != WcStatus.SUCCESS && w.status() != WcStatus.WR_FLUSH_ERR && errorCompletions++ < 8)
                 errors.add(w.toString());
-            out.u64(w.wrId()).u32(w.status().value()).u32(w.opcode().value()).u32(w.vendorErr()).u32(w.byteLen())
-                    .u32(w.immData()).u32(w.qpNum()).u32(w.srcQp()).u32(w.wcFlags()).u32(0).u32(w.slid()).u32(0).u32(0)
-                    .u64(w.tmTag()).u32(w.tmPriv()).u64(w.timestamp());
+            out.then(WireLayout.WORK_COMPLETION).u64("wr_id", w.wrId()).u32("status", w.status().value())
+                    .u32("opcode", w.opcode().value()).u32("vendor_err", w.vendorErr()).u32("byte_len", w.byteLen())
+                    .u32("imm_data", w.immData()).u32("qp_num", w.qpNum()).u32("src_qp", w.srcQp())
+                    .u32("wc_flags", w.wcFlags()).u32("pkey_index", 0).u32("slid", w.slid()).u32("sl", 0)
+                    .u32("dlid_path_bits", 0).u64("tm_tag", w.tmTag()).u32("tm_priv", w.tmPriv())
+                    .u64("timestamp", w.timestamp());
         }
         return out;
     }
