@@ -38,7 +38,7 @@ final class Completer {
     void retire() {
         while (!q.outstanding.isEmpty() && q.outstanding.peek().done()) {
             SendOp op = q.outstanding.poll();
-            if (op.readOrAtomic()) q.readsOutstanding--;
+            if (op.readOrAtomic()) q.requester.readsOutstanding--;
             if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
             if (!op.control && (op.w.signaled() || q.sqSigAll))
                 q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
@@ -82,7 +82,7 @@ final class Completer {
         }
         // WQEs before it that finished complete first; the failed one gets its error CQE; the rest flush
         q.outstanding.remove(op);
-        if (op.readOrAtomic() && q.readsOutstanding > 0) q.readsOutstanding--;
+        if (op.readOrAtomic() && q.requester.readsOutstanding > 0) q.requester.readsOutstanding--;
         retire();
         List<SendOp> before = new ArrayList<>();
         while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
@@ -303,7 +303,7 @@ final class Completer {
 
     void ackThrough(int psn) {
         // progress is any PSN newly acknowledged, even inside a long message: it renews the retry budget
-        boolean progress = Psn.diff(psn, ackedPsn) > 0 && Psn.diff(psn, q.nextPsn) < 0;
+        boolean progress = Psn.diff(psn, ackedPsn) > 0 && Psn.diff(psn, q.requester.psn) < 0;
         if (progress) ackedPsn = psn;
         for (SendOp op : q.outstanding) {
             if (Psn.diff(op.lastPsn, psn) > 0) break;

@@ -223,9 +223,9 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     @Override public void onWqeError(WqeError e) {
         Qp q = qps.get(e.qpn());
         if (q == null) return;
-        int index = (int) e.index() & 0xFFFF, posted = (q.sqProducerSeen - index) & 0xFFFF;
+        int index = (int) e.index() & 0xFFFF, posted = (q.requester.producerSeen - index) & 0xFFFF;
         int next;
-        if (q.skipping(index)) {
+        if (q.requester.skipping(index)) {
             stats.inc(FirmwareStat.WQEBBS_SKIPPED);
             report(String.format("WQEBB %d of QP 0x%x skipped looking for the WQE after a refused one (%s)", index, q.qpn, e));
             next = index + 1;
@@ -237,20 +237,22 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
                     && WqeLayout.index(e.ctrl()) == index && WqeLayout.wqebbs(ds) <= posted;
             if (sized) next = index + WqeLayout.wqebbs(ds);
             else {
-                q.skipUpTo(q.sqProducerSeen);
+                q.requester.skipUpTo(q.requester.producerSeen);
                 next = index + 1;
             }
         }
-        if (posted == 0) next = q.sqProducerSeen; // (never: the fetcher is not ahead of the doorbells firmware saw)
-        q.sqDelivered = next & 0xFFFF;
-        if (sqContexts.resident(q)) adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, q.sqDelivered, q.sqProducerSeen);
+        // (never: the fetcher is not ahead of the doorbells firmware saw)
+        if (posted == 0) next = q.requester.producerSeen;
+        q.requester.delivered = next & 0xFFFF;
+        if (sqContexts.resident(q))
+            adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, q.requester.delivered, q.requester.producerSeen);
     }
 
     /** A decoded send doorbell (a kick: a QP in ERR re-reads its receive queue to flush new receives). */
     @Override public void onDoorbell(long qpn, int producer) {
         Qp q = qps.get(qpn);
         if (q == null) return;
-        q.sqProducerSeen = producer;
+        q.requester.producerSeen = producer;
         q.onDoorbell();
     }
 

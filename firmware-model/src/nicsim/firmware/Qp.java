@@ -25,10 +25,12 @@ import nicsim.verbs.QpType;
  * docs/sources.md#verbs-error-model with the state change each causes.
  *
  * <p>Each role is a file of its own over this context, as rxe's QP has its req, comp and resp parts.
- * The completer keeps its own state (the newest PSN acknowledged, retries left, the retransmit timer,
- * an RNR wait), the responder its own (the expected PSN, the MSN, the message being received, the
- * requests waiting, the atomics' replies, the writes in flight), each clearing it on RESET; Qp keeps
- * what the roles share: the attributes, the send operations pending and outstanding, the next PSN.
+ * The requester keeps its own state (the send ring's counters as firmware knows them, the next PSN,
+ * the reads and atomics outstanding), the completer its own (the newest PSN acknowledged, retries
+ * left, the retransmit timer, an RNR wait), the responder its own (the expected PSN, the MSN, the
+ * message being received, the requests waiting, the atomics' replies, the writes in flight), each
+ * clearing it on RESET; Qp keeps what the roles share: the attributes and the send operations
+ * pending and outstanding.
  */
 final class Qp {
     // the roles, each a file of its own over this context
@@ -61,12 +63,9 @@ final class Qp {
     final long uar;
     final Cq scq, rcq;
     final RecvRingReader rq;
-    /** The send ring, and its counters as firmware knows them: the newest doorbell's producer, the WQEBB after the last delivered WQE. */
+    /** The send ring (its counters as firmware knows them are the requester's). */
     final long sqAddr;
     final int sqLogSize;
-    int sqProducerSeen, sqDelivered;
-    /** After a refused WQE that gave no size: the WQEBBs before {@code sqSkipEnd} are searched for the next WQE (-1: none). */
-    int sqSkipEnd = -1;
     /** The SRQ this QP takes receives from, or null. */
     final Srq srq;
     final boolean sqSigAll;
@@ -80,10 +79,9 @@ final class Qp {
     int port = 1, pkeyIndex;
     boolean sqdNotify, draining;
 
-    // requester
+    // the send operations, which requester and completer share: those not yet sent, and those sent and not acknowledged
     final ArrayDeque<SendOp> pending = new ArrayDeque<>();
     final Outstanding outstanding = new Outstanding();
-    int nextPsn, readsOutstanding;
 
     /** Bumps on RESET and destroy: a new life of the QP (see {@link #live(Runnable)}). */
     long generation;
@@ -226,7 +224,10 @@ final class Qp {
         if ((mask & QpAttrMask.DEST_QPN) != 0) destQpn = (int) a.destQpn();
         if ((mask & QpAttrMask.AV) != 0) dlid = (int) a.dlid();
         if ((mask & QpAttrMask.RQ_PSN) != 0) responder.epsn = (int) a.rqPsn();
-        if ((mask & QpAttrMask.SQ_PSN) != 0) { nextPsn = (int) a.sqPsn(); completer.ackedPsn = (nextPsn - 1) & 0xFFFFFF; }
+        if ((mask & QpAttrMask.SQ_PSN) != 0) {
+            requester.psn = (int) a.sqPsn();
+            completer.ackedPsn = (requester.psn - 1) & 0xFFFFFF;
+        }
         if ((mask & QpAttrMask.TIMEOUT) != 0) timeout = (int) a.timeout();
         if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); completer.retriesLeft = retryCnt; }
         if ((mask & QpAttrMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); completer.rnrLeft = rnrRetry; }
@@ -258,7 +259,8 @@ final class Qp {
 
     Cmd.QpAttrs query() {
         return new Cmd.QpAttrs(qpn, 0, state.value(), state.value(), access, qkey & 0xFFFFFFFFL,
-                Integer.numberOfTrailingZeros(mtu) - 7, destQpn, responder.epsn & 0xFFFFFF, nextPsn & 0xFFFFFF, dlid,
+                Integer.numberOfTrailingZeros(mtu) - 7, destQpn, responder.epsn & 0xFFFFFF, requester.psn & 0xFFFFFF,
+                dlid,
                 timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic, port, pkeyIndex,
                 draining && !outstanding.isEmpty() ? 1 : 0);
     }
@@ -268,9 +270,9 @@ final class Qp {
         state = QpState.RESET;
         pending.clear();
         outstanding.clear();
+        requester.reset();
         completer.reset();
         responder.reset();
-        readsOutstanding = 0;
         rq.reset();
         unissued.clear();
         afterIssued.clear();
@@ -315,7 +317,7 @@ final class Qp {
         completer.retire();
         while (!outstanding.isEmpty()) flush(outstanding.poll());
         while (!pending.isEmpty()) flush(pending.poll());
-        readsOutstanding = 0;
+        requester.readsOutstanding = 0;
     }
 
     void flush(SendOp op) {
@@ -354,18 +356,6 @@ final class Qp {
     }
 
     // ------------------------------------------------------------------ requester
-
-    /** Nothing of this send queue is in the fetcher: every WQEBB announced has been delivered. */
-    boolean sqIdle() { return sqDelivered == sqProducerSeen; }
-
-    /** Searches the WQEBBs before {@code end} for the next WQE (-1: stops searching). */
-    void skipUpTo(int end) { sqSkipEnd = end; }
-
-    /** Whether WQEBB {@code index}, refused by the fetcher, lies in the search after a refused WQE: it is not a WQE. */
-    boolean skipping(int index) {
-        int left = (sqSkipEnd - index) & 0xFFFF;
-        return sqSkipEnd >= 0 && left != 0 && left < 0x8000;
-    }
 
     /** A translated stretch of a message: {@code length} bytes at host address {@code pa}, from {@code sge} (null: under an rkey). */
     record Piece(long pa, long length, Sge sge) {}

@@ -22,14 +22,36 @@ import nicsim.firmware.Qp.Piece;
  */
 final class Requester {
     private final Qp q;
+    /** The send ring's counters as firmware knows them: the newest doorbell's producer, the WQEBB past the last WQE. */
+    int producerSeen, delivered;
+    /** After a refused WQE that gave no size: the WQEBBs before {@code skipEnd} are searched for a WQE (-1: none). */
+    private int skipEnd = -1;
+    /** The PSN of the next packet (sq_psn). */
+    int psn;
+    /** READs and atomics sent and not yet answered (the completer counts them down). */
+    int readsOutstanding;
 
     Requester(Qp q) { this.q = q; }
 
+    /** RESET: nothing outstanding. The ring's counters start again when its context does ({@link SqContexts}). */
+    void reset() { readsOutstanding = 0; }
+
+    /** Nothing of this send queue is in the fetcher: every WQEBB announced has been delivered. */
+    boolean idle() { return delivered == producerSeen; }
+
+    /** Searches the WQEBBs before {@code end} for the next WQE (-1: stops searching). */
+    void skipUpTo(int end) { skipEnd = end; }
+
+    /** Whether WQEBB {@code index}, refused by the fetcher, lies in the search after a refused WQE: not a WQE. */
+    boolean skipping(int index) {
+        int left = (skipEnd - index) & 0xFFFF;
+        return skipEnd >= 0 && left != 0 && left < 0x8000;
+    }
 
     void onWqe(int index, byte[] bytes) {
-        q.sqDelivered = (index + bytes.length / WqeLayout.WQEBB) & 0xFFFF;
-        q.sqSkipEnd = -1; // a WQE boundary again
-        if (q.sqIdle()) q.fw.sqContexts.tryLoad(q.fw.sqContexts.slot(q.qpn));
+        delivered = (index + bytes.length / WqeLayout.WQEBB) & 0xFFFF;
+        skipEnd = -1; // a WQE boundary again
+        if (idle()) q.fw.sqContexts.tryLoad(q.fw.sqContexts.slot(q.qpn));
         int opcode = bytes[3] & 0xff;
         SendWqe w;
         try {
@@ -76,9 +98,10 @@ final class Requester {
     void pump() {
         while (!q.pending.isEmpty() && q.state == QpState.RTS) { // SQD starts no new WQEs
             SendOp op = q.pending.peek();
-            if ((op.w.fenced() || op.opcode == WqeLayout.OP_LOCAL_INVAL) && q.readsOutstanding > 0) return; // LOCAL_INV is always fenced
-            if (op.readOrAtomic() && q.readsOutstanding >= Math.max(1, q.maxRdAtomic)) return;
-            if (!q.outstanding.isEmpty() && Psn.diff(q.nextPsn, q.outstanding.peek().firstPsn) >= q.WINDOW_PSNS) return;
+            // LOCAL_INV is always fenced
+            if ((op.w.fenced() || op.opcode == WqeLayout.OP_LOCAL_INVAL) && readsOutstanding > 0) return;
+            if (op.readOrAtomic() && readsOutstanding >= Math.max(1, q.maxRdAtomic)) return;
+            if (!q.outstanding.isEmpty() && Psn.diff(psn, q.outstanding.peek().firstPsn) >= q.WINDOW_PSNS) return;
             if (q.dci != null && !q.dci.ready(op)) return; // a DC initiator connects to the op's target first
             q.pending.poll();
             start(op);
@@ -131,14 +154,14 @@ final class Requester {
             return;
         }
         if (op.length > q.fw.maxMsg) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG, 0, 0, 0); return; }
-        if (op.readOrAtomic()) q.readsOutstanding++;
+        if (op.readOrAtomic()) readsOutstanding++;
         // PSNs in WQE order
         int npkts = o == WqeLayout.OP_RDMA_READ ? (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu)
                 : op.readOrAtomic() ? 1 : (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu);
-        op.firstPsn = q.nextPsn;
-        op.respPsn = q.nextPsn;
-        op.lastPsn = (q.nextPsn + npkts - 1) & 0xFFFFFF;
-        if (q.service.connected) q.nextPsn = (q.nextPsn + npkts) & 0xFFFFFF;
+        op.firstPsn = psn;
+        op.respPsn = psn;
+        op.lastPsn = (psn + npkts - 1) & 0xFFFFFF;
+        if (q.service.connected) psn = (psn + npkts) & 0xFFFFFF;
         q.fw.exec(q.fw.wqeCycles, q.live(() -> {
             if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
             if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }

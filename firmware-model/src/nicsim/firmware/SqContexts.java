@@ -62,10 +62,10 @@ final class SqContexts {
      * ring the doorbell again from inside.
      */
     void miss(Qp q, int producer) {
-        q.sqProducerSeen = producer;
+        q.requester.producerSeen = producer;
         int slot = slot(q.qpn);
         if (resident[slot] == q) { // loaded while this doorbell was on its way: ring again
-            fw.adapter.reRing(q.qpn, (int) q.uar, q.sqProducerSeen);
+            fw.adapter.reRing(q.qpn, (int) q.uar, q.requester.producerSeen);
             return;
         }
         if (loading[slot] == q) return; // the re-ring after loading carries the newest producer
@@ -80,12 +80,13 @@ final class SqContexts {
         ArrayDeque<Qp> w = waiting.get(slot);
         if (w == null || w.isEmpty() || loading[slot] != null) return;
         Qp cur = resident[slot];
-        if (cur != null && !cur.sqIdle()) return; // evict only a queue with nothing in flight
+        if (cur != null && !cur.requester.idle()) return; // evict only a queue with nothing in flight
         Qp next = w.poll();
         loading[slot] = next;
         evicting[slot] = cur;
         if (cur != null) fw.stats.inc(FirmwareStat.SQ_CONTEXT_EVICTIONS);
-        Runnable load = () -> fw.adapter.loadSq(next.qpn, next.sqAddr, next.sqLogSize, next.sqDelivered, next.sqDelivered);
+        Runnable load = () -> fw.adapter.loadSq(next.qpn, next.sqAddr, next.sqLogSize, next.requester.delivered,
+                next.requester.delivered);
         if (qpcAddr < 0) load.run();
         else fw.adapter.port().dmaRead(qpcAddr + (next.qpn & (queueTableEntries - 1)) * QPC_BYTES, QPC_BYTES, r -> load.run());
     }
@@ -97,9 +98,11 @@ final class SqContexts {
         Qp evicted = evicting[slot];
         evicting[slot] = null;
         resident[slot] = q;
-        if (q.sqProducerSeen != q.sqDelivered) fw.adapter.reRing(q.qpn, (int) q.uar, q.sqProducerSeen);
+        if (q.requester.producerSeen != q.requester.delivered)
+            fw.adapter.reRing(q.qpn, (int) q.uar, q.requester.producerSeen);
         // a doorbell the evicted queue got on the very edge its context was replaced is lost in the fetcher: treat it as a miss
-        if (evicted != null && evicted != q && !evicted.sqIdle() && fw.qps.containsKey(evicted.qpn)) miss(evicted, evicted.sqProducerSeen);
+        if (evicted != null && evicted != q && !evicted.requester.idle() && fw.qps.containsKey(evicted.qpn))
+            miss(evicted, evicted.requester.producerSeen);
         tryLoad(slot);
     }
 
@@ -110,14 +113,14 @@ final class SqContexts {
     boolean mayLoad(WqePorts.SqConfig c) {
         if (c.valid() == 0) return true;
         Qp cur = resident[slot(c.qpn())];
-        return cur == null || cur.qpn == c.qpn() || cur.sqIdle();
+        return cur == null || cur.qpn == c.qpn() || cur.requester.idle();
     }
 
     /** A QP went back to RESET: its send queue restarts at WQEBB 0. */
     void reset(Qp q) {
-        q.skipUpTo(-1);
-        q.sqDelivered = 0;
-        q.sqProducerSeen = 0;
+        q.requester.skipUpTo(-1);
+        q.requester.delivered = 0;
+        q.requester.producerSeen = 0;
         if (resident(q) || loading[slot(q.qpn)] == q) fw.adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, 0, 0);
     }
 }
