@@ -24,6 +24,7 @@ final class Commands {
     static final int MAX_SGE = 16, MAX_INLINE = 512, MAX_RD_ATOMIC = 16;
 
     private final Firmware fw;
+    private final MemoryCommands memory;
     private final long latency;
     private long queueAddr = -1;
     private int errors;
@@ -44,6 +45,7 @@ final class Commands {
 
     Commands(Firmware fw, int maxQp, int maxUar) {
         this.fw = fw;
+        this.memory = new MemoryCommands(fw, this);
         this.latency = fw.profile.picos("fw.command.latency");
         this.maxQp = maxQp;
         this.uars = new Table<>(1, maxUar, Cmd.Syndrome.OUT_OF_UARS, false);
@@ -126,7 +128,7 @@ final class Commands {
         fw.adapter.port().dmaWrite(queueAddr + Cmd.ENTRY_OWNER, new byte[]{0}, r -> busy = false);
     }
 
-    private static <T> T in(Layout<T> l, byte[] in) {
+    static <T> T in(Layout<T> l, byte[] in) {
         if (in.length != Cmd.bytes(l)) throw new CommandRefused(Cmd.Syndrome.BAD_INPUT_LENGTH, in.length);
         try {
             return Cmd.decode(l, in, 0);
@@ -135,11 +137,11 @@ final class Commands {
         }
     }
 
-    private static <T> byte[] ok(Layout<T> l, T result) { return Cmd.output(Cmd.Syndrome.NONE, 0, l, result); }
+    static <T> byte[] ok(Layout<T> l, T result) { return Cmd.output(Cmd.Syndrome.NONE, 0, l, result); }
 
-    private static byte[] ok() { return ok(Cmd.EMPTY, null); }
+    static byte[] ok() { return ok(Cmd.EMPTY, null); }
 
-    private static byte[] handle(long h) { return ok(Cmd.HANDLE, new Cmd.Handle(h)); }
+    static byte[] handle(long h) { return ok(Cmd.HANDLE, new Cmd.Handle(h)); }
 
     private byte[] execute(int opcode, byte[] input) {
         if (opcode != Cmd.INIT_HCA && opcode != Cmd.QUERY_HCA_CAP && !initialized) throw new CommandRefused(Cmd.Syndrome.NOT_INITIALIZED, opcode);
@@ -151,57 +153,6 @@ final class Commands {
             case Cmd.DEALLOC_UAR -> { deallocUar(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ALLOC_PD -> { in(Cmd.EMPTY, input); yield handle(pds.add(true)); }
             case Cmd.DEALLOC_PD -> { deallocPd(in(Cmd.HANDLE, input).handle()); yield ok(); }
-            case Cmd.CREATE_MKEY -> { // answered once the page list is in the translation table
-                Cmd.CreateMkey c = in(Cmd.CREATE_MKEY_IN, input);
-                checkPd(c.pd());
-                Consumer<byte[]> a = answer;
-                long[] key = new long[1];
-                key[0] = fw.keys.createMr(c, () -> a.accept(handle(key[0])));
-                yield null;
-            }
-            case Cmd.CREATE_IMPLICIT_MKEY -> { // no page list: nothing to copy
-                Cmd.CreateMkey c = in(Cmd.CREATE_MKEY_IN, input);
-                checkPd(c.pd());
-                yield handle(fw.keys.createImplicit(c));
-            }
-            case Cmd.DESTROY_MKEY -> { fw.keys.destroyMr(in(Cmd.HANDLE, input).handle()); yield ok(); }
-            case Cmd.ALLOC_DM -> {
-                Cmd.AllocDm a = in(Cmd.ALLOC_DM_IN, input);
-                if (a.length() == 0 || a.length() > fw.adapter.deviceMemory().size()) throw new CommandRefused(Cmd.Syndrome.BAD_DM_SIZE, a.length());
-                long at = fw.adapter.deviceMemory().allocate(a.length(), (int) a.logAlign());
-                if (at < 0) throw new CommandRefused(Cmd.Syndrome.OUT_OF_DM, a.length());
-                yield handle(at);
-            }
-            case Cmd.DEALLOC_DM -> {
-                long at = in(Cmd.HANDLE, input).handle();
-                if (!fw.adapter.deviceMemory().release(at)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_DM, at);
-                yield ok();
-            }
-            case Cmd.REREG_MKEY -> {
-                Cmd.ReregMkey c = in(Cmd.REREG_MKEY_IN, input);
-                checkPd(c.to().pd());
-                Consumer<byte[]> a = answer;
-                fw.keys.reregMr(c, () -> a.accept(ok()));
-                yield null;
-            }
-            case Cmd.ODP_PREFETCH -> { fw.keys.prefetch(in(Cmd.ODP_PREFETCH_IN, input), () -> {}); yield ok(); }
-            case Cmd.ODP_PREFETCH_FLUSH -> { // answered once the pages are in
-                Consumer<byte[]> a = answer;
-                fw.keys.prefetch(in(Cmd.ODP_PREFETCH_IN, input), () -> a.accept(ok()));
-                yield null;
-            }
-            case Cmd.ODP_INVALIDATE -> { fw.keys.invalidate(in(Cmd.ODP_PREFETCH_IN, input)); yield ok(); }
-            case Cmd.CREATE_INDIRECT_MKEY -> {
-                Cmd.CreateIndirectMkey c = in(Cmd.CREATE_INDIRECT_MKEY_IN, input);
-                checkPd(c.pd());
-                yield handle(fw.keys.createIndirect(c));
-            }
-            case Cmd.ALLOC_MW -> {
-                Cmd.AllocMw a = in(Cmd.ALLOC_MW_IN, input);
-                checkPd(a.pd());
-                yield handle(fw.keys.allocWindow(a));
-            }
-            case Cmd.DEALLOC_MW -> { fw.keys.deallocWindow(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.CREATE_CQ -> handle(createCq(in(Cmd.CREATE_CQ_IN, input)));
             case Cmd.RESIZE_CQ -> resizeCq(in(Cmd.RESIZE_CQ_IN, input));
             case Cmd.DESTROY_CQ -> { destroyCq(in(Cmd.HANDLE, input).handle()); yield ok(); }
@@ -228,7 +179,7 @@ final class Commands {
             }
             case Cmd.QUERY_SRQ -> handle(srq(in(Cmd.HANDLE, input).handle()).limit); // its limit: 0 once the event fired
             case Cmd.DESTROY_SRQ -> { destroySrq(in(Cmd.HANDLE, input).handle()); yield ok(); }
-            default -> throw new CommandRefused(Cmd.Syndrome.BAD_OPCODE, opcode);
+            default -> memory.execute(opcode, input, answer);
         };
     }
 
@@ -280,7 +231,7 @@ final class Commands {
         pds.remove(pd);
     }
 
-    private void checkPd(long pd) {
+    void checkPd(long pd) {
         if (pd <= 0 || !pds.has(pd)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, pd);
     }
 
@@ -432,51 +383,21 @@ final class Commands {
     }
 
     private long createQp(Cmd.CreateQp c) {
-        QpType type;
-        try {
-            type = QpType.of((int) c.type());
-        } catch (IllegalArgumentException e) {
-            throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, c.type());
-        }
+        QpType type = qpType(c);
         boolean target = type == QpType.XRC_RECV, initiator = type == QpType.XRC_SEND;
-        boolean dct = false, dci = false;
-        if (type == QpType.DRIVER) { // a DC half: DCT (answers only, from an SRQ) or DCI (sends only)
-            if (fw.dc == null) throw new CommandRefused(Cmd.Syndrome.DC_NOT_SUPPORTED, c.type());
-            if (c.dcType() != DcType.DCT.value() && c.dcType() != DcType.DCI.value()) throw new CommandRefused(Cmd.Syndrome.BAD_DC_TYPE, c.dcType());
-            dct = c.dcType() == DcType.DCT.value();
-            dci = !dct;
-            if (dct && c.srq() == 0) throw new CommandRefused(Cmd.Syndrome.DCT_NEEDS_SRQ, 0);
-        }
+        boolean dct = type == QpType.DRIVER && c.dcType() == DcType.DCT.value(), dci = type == QpType.DRIVER && !dct;
         // an XRC target has no PD (its field names the XRC domain), no CQs and no queues; an initiator no receive side
         XrcDomain domain = target ? xrcd(c.xrcd()) : null;
         if (!target) checkPd(c.pd());
         checkUar(c.uar());
         Cq scq = fw.cqs.get(c.sendCq()), rcq = fw.cqs.get(c.recvCq());
-        if (scq == null && !target && !(dct && c.sendCq() == 0)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.sendCq());
-        if (rcq == null && !target && !((initiator || dci) && c.recvCq() == 0)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.recvCq());
-        if (c.sqLogSize() < 1 || c.sqLogSize() > 15) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
-        if (c.rqLogSize() > 15 || c.rqStrideLog() < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
-        // (a DC target has no send queue: its sqAddr field carries the DC access key)
-        if ((c.sqAddr() & 63) != 0 && !dct || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
-        // one live QP per queue-table entry; the fetcher's fewer slots are a cache of send-queue contexts (SqContexts)
-        long qpn = -1;
-        for (int k = 0; k < maxQp - 1; k++) {
-            int idx = 1 + (qpIndexCursor + k) % (maxQp - 1);
-            if (!qpIndexUsed.contains(idx)) {
-                qpIndexCursor = idx;
-                qpn = (long) maxQp * (1 + (qpSerial++ % 255)) + idx;
-                break;
-            }
-        }
-        if (qpn < 0 || qpn > 0xFFFFFF) throw new CommandRefused(Cmd.Syndrome.OUT_OF_QPS, maxQp);
-        Srq srq = null;
-        if (c.srq() != 0) {
-            srq = srq(c.srq());
-            if (srq.xrc() || target || initiator || dci) throw new CommandRefused(Cmd.Syndrome.XRC_SRQ_MISUSE, c.srq());
-            if (srq.tm != null && type != QpType.RC) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.type()); // tag matching is RC's
-            if (srq.pd != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
-            srq.users++;
-        }
+        if (scq == null && !target && !(dct && c.sendCq() == 0))
+            throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.sendCq());
+        if (rcq == null && !target && !((initiator || dci) && c.recvCq() == 0))
+            throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.recvCq());
+        checkQueues(c, dct);
+        long qpn = nextQpn();
+        Srq srq = c.srq() == 0 ? null : qpSrq(c, type, target || initiator || dci);
         Qp q = new Qp(fw, qpn, type, c, scq, rcq, srq);
         fw.qps.put(qpn, q);
         qpIndexUsed.add((int) (qpn & (maxQp - 1)));
@@ -490,6 +411,54 @@ final class Commands {
         fw.adapter.addQpQueue(qpn, (int) c.uar());
         fw.sqContexts.created(q);
         return qpn;
+    }
+
+    /** The QP's type; a DRIVER QP is a DC half: DCT (answers only, from an SRQ) or DCI (sends only). */
+    private QpType qpType(Cmd.CreateQp c) {
+        QpType type;
+        try {
+            type = QpType.of((int) c.type());
+        } catch (IllegalArgumentException e) {
+            throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, c.type());
+        }
+        if (type != QpType.DRIVER) return type;
+        if (fw.dc == null) throw new CommandRefused(Cmd.Syndrome.DC_NOT_SUPPORTED, c.type());
+        if (c.dcType() != DcType.DCT.value() && c.dcType() != DcType.DCI.value())
+            throw new CommandRefused(Cmd.Syndrome.BAD_DC_TYPE, c.dcType());
+        if (c.dcType() == DcType.DCT.value() && c.srq() == 0) throw new CommandRefused(Cmd.Syndrome.DCT_NEEDS_SRQ, 0);
+        return type;
+    }
+
+    /** The rings' sizes and alignments (a DC target has no send queue: its sqAddr field carries the DC access key). */
+    private static void checkQueues(Cmd.CreateQp c, boolean dct) {
+        if (c.sqLogSize() < 1 || c.sqLogSize() > 15) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
+        if (c.rqLogSize() > 15 || c.rqStrideLog() < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
+        if ((c.sqAddr() & 63) != 0 && !dct || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
+    }
+
+    /** A free QP number: one live QP per queue-table entry (the fetcher's fewer slots cache send-queue contexts). */
+    private long nextQpn() {
+        for (int k = 0; k < maxQp - 1; k++) {
+            int idx = 1 + (qpIndexCursor + k) % (maxQp - 1);
+            if (!qpIndexUsed.contains(idx)) {
+                qpIndexCursor = idx;
+                long qpn = (long) maxQp * (1 + (qpSerial++ % 255)) + idx;
+                if (qpn > 0xFFFFFF) break;
+                return qpn;
+            }
+        }
+        throw new CommandRefused(Cmd.Syndrome.OUT_OF_QPS, maxQp);
+    }
+
+    /** The SRQ the new QP receives from ({@code noSrq}: an XRC or DC initiator or an XRC target may name none). */
+    private Srq qpSrq(Cmd.CreateQp c, QpType type, boolean noSrq) {
+        Srq srq = srq(c.srq());
+        if (srq.xrc() || noSrq) throw new CommandRefused(Cmd.Syndrome.XRC_SRQ_MISUSE, c.srq());
+        if (srq.tm != null && type != QpType.RC) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.type()); // RC's
+        if (srq.pd != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
+        srq.users++;
+        return srq;
     }
 
     private void destroyQp(long qpn) {

@@ -1,6 +1,6 @@
 package nicsim.firmware;
 
-import java.util.function.Consumer;
+import java.util.List;
 import nicsim.abi.HostOrder;
 import nicsim.abi.Vendor;
 import nicsim.adapter.MttPorts;
@@ -35,51 +35,57 @@ final class ReadsAndAtomics {
             q.responder.msn = (q.responder.msn + 1) & 0xFFFFFF;
         }
         q.responder.readsInProgress++;
-        Consumer<byte[]> respond = data -> {
-            for (int i = 0; i < npkts; i++) {
-                Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST : Op.READ_RESP_MIDDLE;
-                byte[] chunk = java.util.Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
-                Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false, 0, 0, 0, 0, 0,
-                        Packet.AETH_ACK, q.responder.msn, 0, 0, 0, chunk, q.transport());
-                boolean lastOne = i == npkts - 1;
-                q.fw.exec(q.fw.packetCycles, q.live(() -> {
-                    // made before any later error: it still goes out; the read stays in progress until its last
-                    // response has left the port
-                    q.fw.send(r, 0, left -> {
-                        if (lastOne) q.fw.sim.schedule(left, q.live(() -> q.responder.readsInProgress--));
-                    });
-                }));
-            }
-            q.responder.finish();
-        };
-        if (len == 0) { respond.accept(new byte[0]); return Responder.Step.PENDING; }
+        if (len == 0) {
+            respond(p, new byte[0], npkts);
+            return Responder.Step.PENDING;
+        }
         q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
-            if (bad != null && fresh && q.odp.pageNotPresent(p, bad)) { // tried again after the RNR wait, as a new request
+            if (bad != null && fresh && q.odp.pageNotPresent(p, bad)) { // tried again after the RNR wait, as new
                 q.responder.readsInProgress--;
                 q.responder.epsn = (q.responder.epsn - npkts) & 0xFFFFFF;
                 q.responder.msn = (q.responder.msn - 1) & 0xFFFFFF;
                 q.responder.finish();
-                return;
+            } else if (bad != null) {
+                readFailed(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, Vendor.REMOTE_XLATE + (int) bad.status());
+            } else {
+                List<Piece> pieces = rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList();
+                q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(pieces,
+                        q.live((data, unread) -> {
+                            if (data == null) readFailed(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, Vendor.DMA_FAILED);
+                            else respond(p, data, npkts);
+                        }))));
             }
-            if (bad != null) {
-                q.responder.readsInProgress--;
-                q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
-                q.responder.finish();
-                return;
-            }
-            q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList(),
-                    q.live((data, unread) -> {
-                        if (data == null) {
-                            q.responder.readsInProgress--;
-                            q.responder.responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
-                            q.responder.finish();
-                            return;
-                        }
-                        respond.accept(data);
-                    }))));
         }));
         return Responder.Step.PENDING;
+    }
+
+    /** A READ that cannot be served: the error reported, the read no longer in progress. */
+    private void readFailed(Packet p, int aeth, EventType event, int vendor) {
+        q.responder.readsInProgress--;
+        q.responder.responderError(p, aeth, event, null, 0, vendor);
+        q.responder.finish();
+    }
+
+    /** The READ's {@code data} goes back in {@code npkts} responses; the read is in progress until the last leaves. */
+    private void respond(Packet p, byte[] data, int npkts) {
+        long len = p.dmaLength();
+        for (int i = 0; i < npkts; i++) {
+            Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST
+                    : Op.READ_RESP_MIDDLE;
+            byte[] chunk = java.util.Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
+            Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false,
+                    0, 0, 0, 0, 0, Packet.AETH_ACK, q.responder.msn, 0, 0, 0, chunk, q.transport());
+            boolean lastOne = i == npkts - 1;
+            q.fw.exec(q.fw.packetCycles, q.live(() -> {
+                // made before any later error: it still goes out; the read stays in progress until its last
+                // response has left the port
+                q.fw.send(r, 0, left -> {
+                    if (lastOne) q.fw.sim.schedule(left, q.live(() -> q.responder.readsInProgress--));
+                });
+            }));
+        }
+        q.responder.finish();
     }
 
     /**

@@ -221,6 +221,11 @@ final class Responder {
             sendToCqe(p, w);
             return;
         }
+        place(p, m, w);
+    }
+
+    /** Writes a SEND packet's payload into receive WQE {@code w}; the last packet's completion follows the data. */
+    private void place(Packet p, InMsg m, RecvRingReader.Wqe w) {
         long off = m.offset;
         m.offset += p.payload().length;
         epsn = (epsn + 1) & 0xFFFFFF;
@@ -228,37 +233,38 @@ final class Responder {
         q.placement.scatter(w.sges(), pd(p), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (fail != null) {
                 epsn = (epsn - 1) & 0xFFFFFF;
-                if (fail.pageFault()) { // an on-demand receive buffer: this packet is taken again once the page is in
-                    q.odp.receiveFaulted(p, m, w, off, fail);
-                    finish();
-                    return;
-                }
-                responderError(p, Packet.AETH_NAK_OP, null, w, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor());
+                if (fail.pageFault()) q.odp.receiveFaulted(p, m, w, off, fail); // taken again once the page is in
+                else responderError(p, Packet.AETH_NAK_OP, null, w, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor());
                 finish();
                 return;
             }
-            if (p.op().last()) {
-                boolean inv = p.op() == Op.SEND_LAST_INV || p.op() == Op.SEND_ONLY_INV;
-                if (inv) {
-                    int bad = q.fw.keys.invalidate(q, p.imm() & 0xFFFFFFFFL);
-                    if (bad != 0) { // class J: the responder completes REM_INV_REQ_ERR, the requester hears NAK invalid request
-                        epsn = (epsn - 1) & 0xFFFFFF;
-                        responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_REM_INV_REQ_ERR, bad);
-                        finish();
-                        return;
-                    }
-                }
-                cur = null;
-                msn = (msn + 1) & 0xFFFFFF;
-                long[] cqe = receiveCqe(p, m, w, inv);
-                Cq cq = recvCq(p);
-                complete[0] = () -> q.fw.complete(cq, cqe, p.solicited());
-            }
+            if (p.op().last() && !lastPlaced(p, m, w, complete)) return;
             if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
             finish();
         }), q.live(() -> {
             if (complete[0] != null) complete[0].run();
         }));
+    }
+
+    /**
+     * A message's last packet is in: its rkey invalidated (SEND with invalidate) and its completion
+     * made ready in {@code complete[0]}; false if the invalidation failed (the error is reported).
+     */
+    private boolean lastPlaced(Packet p, InMsg m, RecvRingReader.Wqe w, Runnable[] complete) {
+        boolean inv = p.op() == Op.SEND_LAST_INV || p.op() == Op.SEND_ONLY_INV;
+        int bad = inv ? q.fw.keys.invalidate(q, p.imm() & 0xFFFFFFFFL) : 0;
+        if (bad != 0) { // class J: the responder completes REM_INV_REQ_ERR, the requester hears NAK invalid request
+            epsn = (epsn - 1) & 0xFFFFFF;
+            responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_REM_INV_REQ_ERR, bad);
+            finish();
+            return false;
+        }
+        cur = null;
+        msn = (msn + 1) & 0xFFFFFF;
+        long[] cqe = receiveCqe(p, m, w, inv);
+        Cq cq = recvCq(p);
+        complete[0] = () -> q.fw.complete(cq, cqe, p.solicited());
+        return true;
     }
 
     /** The completion of a received message: a tag-matching SRQ's carries what the message was and its tag. */
@@ -297,66 +303,79 @@ final class Responder {
     }
 
     Step handleWrite(Packet p) {
-        Runnable body = () -> {
-            InMsg m = cur;
-            if (m.offset + p.payload().length > m.dmaLength) {
-                responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+        if (!p.op().starts()) {
+            writePayload(p);
+            return Step.PENDING;
+        }
+        if (p.dmaLength() > q.fw.maxMsg) { // docs/sources.md#responder-errors: known from the first packet (5.2)
+            cur = null;
+            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+            return Step.DONE;
+        }
+        cur = new InMsg(false);
+        cur.dmaLength = p.dmaLength();
+        if (p.dmaLength() == 0) { // C9-88: no rkey check
+            cur.target = List.of();
+            writePayload(p);
+            return Step.PENDING;
+        }
+        q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd(p), q.qpn, q.live(rsp -> {
+            XlateRsp bad = Placement.failed(rsp);
+            if (bad != null && q.odp.pageNotPresent(p, bad)) { cur = null; finish(); return; }
+            if (bad != null) {
+                cur = null;
+                responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0,
+                        Vendor.REMOTE_XLATE + (int) bad.status());
                 finish();
                 return;
             }
-            long off = m.offset;
-            m.offset += p.payload().length;
-            Runnable after = () -> {
-                epsn = (epsn + 1) & 0xFFFFFF;
-                if (p.op().last()) {
-                    cur = null;
-                    msn = (msn + 1) & 0xFFFFFF;
-                }
-                if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
+            cur.target = rsp;
+            writePayload(p);
+        }));
+        return Step.PENDING; // writePayload finishes the request
+    }
+
+    /** Writes an RDMA WRITE packet's payload where the message's rkey pointed; WRITE with immediate takes a receive. */
+    private void writePayload(Packet p) {
+        InMsg m = cur;
+        if (m.offset + p.payload().length > m.dmaLength) {
+            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+            finish();
+            return;
+        }
+        long off = m.offset;
+        m.offset += p.payload().length;
+        long seq = q.placement.payloadArrived();
+        q.placement.writeChunks(m.target, off, p.payload(), p.arrival(), () -> q.placement.payloadIssued(seq));
+        if (!p.op().hasImm()) {
+            written(p);
+            return;
+        }
+        takeRecvWqe(p, q.live(w -> {
+            if (w == null) {
+                m.offset = off; // the packet is taken again after the RNR wait
+                if (p.op().starts()) cur = null;
+                if (q.service.reliable) ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
                 finish();
-            };
-            long seq = q.placement.payloadArrived();
-            q.placement.writeChunks(m.target, off, p.payload(), p.arrival(), () -> q.placement.payloadIssued(seq));
-            if (p.op().hasImm()) {
-                takeRecvWqe(p, q.live(w -> {
-                    if (w == null) {
-                        m.offset = off; // the packet is taken again after the RNR wait
-                        if (p.op().starts()) cur = null;
-                        if (q.service.reliable) ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
-                        finish();
-                        return;
-                    }
-                    long[] cqe = Cqe64.responder(q.qpn, w.index(), Cqe64.RESP_WR_IMM, m.dmaLength, p.imm(), p.srcQp(), p.slid(), p.solicited(),
-                            xrcSrqn(p));
-                    Cq cq = recvCq(p);
-                    q.placement.whenIssued(seq, () -> q.fw.complete(cq, cqe, p.solicited()));
-                    after.run();
-                }));
-            } else after.run();
-        };
-        if (p.op().starts()) {
-            if (p.dmaLength() > q.fw.maxMsg) { // docs/sources.md#responder-errors: known from the first packet, reported as a WRITE's (5.2)
-                cur = null;
-                responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
-                return Step.DONE;
+                return;
             }
-            cur = new InMsg(false);
-            cur.dmaLength = p.dmaLength();
-            if (p.dmaLength() == 0) { cur.target = List.of(); body.run(); return Step.PENDING; } // C9-88: no rkey check
-            q.fw.keys.translate(p.rkey(), p.va(), p.dmaLength(), MttPorts.REMOTE_WRITE, pd(p), q.qpn, q.live(rsp -> {
-                XlateRsp bad = Placement.failed(rsp);
-                if (bad != null && q.odp.pageNotPresent(p, bad)) { cur = null; finish(); return; }
-                if (bad != null) {
-                    cur = null;
-                    responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
-                    finish();
-                    return;
-                }
-                cur.target = rsp;
-                body.run();
-            }));
-        } else body.run();
-        return Step.PENDING; // body finishes the request
+            long[] cqe = Cqe64.responder(q.qpn, w.index(), Cqe64.RESP_WR_IMM, m.dmaLength, p.imm(), p.srcQp(), p.slid(),
+                    p.solicited(), xrcSrqn(p));
+            Cq cq = recvCq(p);
+            q.placement.whenIssued(seq, () -> q.fw.complete(cq, cqe, p.solicited()));
+            written(p);
+        }));
+    }
+
+    /** An RDMA WRITE packet placed: the next PSN expected, the message done at its last, an ACK if asked. */
+    private void written(Packet p) {
+        epsn = (epsn + 1) & 0xFFFFFF;
+        if (p.op().last()) {
+            cur = null;
+            msn = (msn + 1) & 0xFFFFFF;
+        }
+        if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
+        finish();
     }
 
     /** A repeated request (RC): SEND/WRITE are acknowledged again, a READ re-executes, an atomic replays its saved result. */

@@ -45,41 +45,51 @@ final class TaggedReceives {
             return Responder.Step.DONE;
         }
         if (match != null && match.entry() != null) {
-            TagMatching.Entry e = match.entry();
-            InMsg m = new InMsg(true);
-            m.wqe = new RecvRingReader.Wqe(e.handle(), java.util.List.of(e.sge()), e.sge().length() & 0xFFFFFFFFL);
-            m.tmKind = Cqe64.TM_MATCHED;
-            m.tag = tag;
-            m.priv = priv;
-            q.responder.cur = m;
-            q.fw.stats.inc(FirmwareStat.TM_MATCHED);
-            if (!p.op().last()) { // a longer message: the match is reported now, the data when it is all in
-                long[] cqe = Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH
-                        | (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0), 0, tag, priv, p.srcQp(), p.slid(), q.srq.srqn);
-                Cq cq = q.srq.cq;
-                q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, cqe, false)));
-            }
-            Packet body = p.withPayload(java.util.Arrays.copyOfRange(d, TMH_BYTES, d.length))
-                    .arriving(p.arrival() == null ? null : p.arrival().from(TMH_BYTES));
-            q.fw.exec(cycles, q.live(() -> q.responder.receive(body, m.wqe)));
+            matched(p, match.entry(), tag, priv, cycles);
             return Responder.Step.PENDING;
         }
         int kind = op == TmhOp.NO_TAG ? Cqe64.TM_NO_TAG : Cqe64.TM_UNEXPECTED;
         q.fw.exec(cycles, q.live(() -> q.responder.takeRecvWqe(p, q.live(w -> {
-            if (w != null) {
-                q.responder.cur = new InMsg(true);
-                q.responder.cur.wqe = w;
-                q.responder.cur.tmKind = kind;
-                q.responder.cur.tag = tag;
-                q.responder.cur.priv = priv;
-                if (kind == Cqe64.TM_UNEXPECTED) {
-                    q.srq.tm.countUnexpected();
-                    q.fw.stats.inc(FirmwareStat.TM_UNEXPECTED);
-                }
-            }
+            if (w != null) unmatched(w, kind, tag, priv);
             q.responder.receive(p, w);
         }))));
         return Responder.Step.PENDING;
+    }
+
+    /** An EAGER message entry {@code e} took: its data goes to the entry's buffer, past the TMH. */
+    private void matched(Packet p, TagMatching.Entry e, long tag, int priv, long cycles) {
+        byte[] d = p.payload();
+        InMsg m = new InMsg(true);
+        m.wqe = new RecvRingReader.Wqe(e.handle(), java.util.List.of(e.sge()), e.sge().length() & 0xFFFFFFFFL);
+        m.tmKind = Cqe64.TM_MATCHED;
+        m.tag = tag;
+        m.priv = priv;
+        q.responder.cur = m;
+        q.fw.stats.inc(FirmwareStat.TM_MATCHED);
+        if (!p.op().last()) { // a longer message: the match is reported now, the data when it is all in
+            long[] cqe = Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH
+                    | (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0), 0, tag, priv, p.srcQp(), p.slid(),
+                    q.srq.srqn);
+            Cq cq = q.srq.cq;
+            q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, cqe, false)));
+        }
+        Packet body = p.withPayload(java.util.Arrays.copyOfRange(d, TMH_BYTES, d.length))
+                .arriving(p.arrival() == null ? null : p.arrival().from(TMH_BYTES));
+        q.fw.exec(cycles, q.live(() -> q.responder.receive(body, m.wqe)));
+    }
+
+    /** A message no entry took goes whole to SRQ buffer {@code w}, as NO_TAG or unexpected. */
+    private void unmatched(RecvRingReader.Wqe w, int kind, long tag, int priv) {
+        InMsg m = new InMsg(true);
+        m.wqe = w;
+        m.tmKind = kind;
+        m.tag = tag;
+        m.priv = priv;
+        q.responder.cur = m;
+        if (kind == Cqe64.TM_UNEXPECTED) {
+            q.srq.tm.countUnexpected();
+            q.fw.stats.inc(FirmwareStat.TM_UNEXPECTED);
+        }
     }
 
     /** Bytes of the tag-matching header (struct ibv_tmh) that starts every tagged message, and of a rendezvous request's header (struct ibv_rvh). */
