@@ -14,7 +14,7 @@
 
 #include "nicsim-provider.h"
 
-static struct nicsim_cq *of(struct ibv_cq_ex *cq) { return (struct nicsim_cq *)cq; }
+static struct nicsim_cq *of(struct ibv_cq_ex *cq) { return to_ncq_ex(cq); }
 
 /* Takes the next completion: 0, ENOENT if there is none, or an errno. */
 static int take(struct ibv_cq_ex *cq) {
@@ -53,6 +53,26 @@ static uint64_t read_completion_wallclock_ns(struct ibv_cq_ex *cq) {
 	return khz ? of(cq)->cur_x.timestamp * 1000000 / khz : 0;
 }
 
+/* The ibv_cq_ex calls that poll one completion at a time and read its fields. */
+static void set_poll_ops(struct ibv_cq_ex *x) {
+	x->start_poll = start_poll;
+	x->next_poll = next_poll;
+	x->end_poll = end_poll;
+	x->read_opcode = read_opcode;
+	x->read_vendor_err = read_vendor_err;
+	x->read_byte_len = read_byte_len;
+	x->read_imm_data = read_imm_data;
+	x->read_qp_num = read_qp_num;
+	x->read_src_qp = read_src_qp;
+	x->read_wc_flags = read_wc_flags;
+	x->read_slid = read_slid;
+	x->read_sl = read_sl;
+	x->read_dlid_path_bits = read_dlid_path_bits;
+	x->read_tm_info = read_tm_info;
+	x->read_completion_ts = read_completion_ts;
+	x->read_completion_wallclock_ns = read_completion_wallclock_ns;
+}
+
 struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr) {
 	uint64_t offered = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP
 			   | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_TM_INFO
@@ -83,22 +103,7 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 	/* the channel's count: libibverbs' own ibv_create_cq_ex wrapper raises it, as ibv_destroy_cq lowers it */
 	pthread_mutex_init(&x->mutex, NULL);
 	pthread_cond_init(&x->cond, NULL);
-	x->start_poll = start_poll;
-	x->next_poll = next_poll;
-	x->end_poll = end_poll;
-	x->read_opcode = read_opcode;
-	x->read_vendor_err = read_vendor_err;
-	x->read_byte_len = read_byte_len;
-	x->read_imm_data = read_imm_data;
-	x->read_qp_num = read_qp_num;
-	x->read_src_qp = read_src_qp;
-	x->read_wc_flags = read_wc_flags;
-	x->read_slid = read_slid;
-	x->read_sl = read_sl;
-	x->read_dlid_path_bits = read_dlid_path_bits;
-	x->read_tm_info = read_tm_info;
-	x->read_completion_ts = read_completion_ts;
-	x->read_completion_wallclock_ns = read_completion_wallclock_ns;
+	set_poll_ops(x);
 	cq->clock_khz = nicsim_clock_khz(c);
 	cq->domain = domain;
 	nicsim_domain_use(domain, 1);

@@ -26,7 +26,7 @@ struct ibv_td *nicsim_alloc_td(struct ibv_context *c, struct ibv_td_init_attr *a
 }
 
 int nicsim_dealloc_td(struct ibv_td *t) {
-	struct nicsim_td *td = (struct nicsim_td *)t;
+	struct nicsim_td *td = to_ntd(t);
 	if (atomic_load(&td->refcount) > 1) return EBUSY;
 	free(td);
 	return 0;
@@ -36,7 +36,7 @@ struct ibv_pd *nicsim_alloc_parent_domain(struct ibv_context *c, struct ibv_pare
 	uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
 	struct nicsim_pd *pd, *inner;
 	if (!attr->pd || (attr->comp_mask & ~known)) { errno = EINVAL; return NULL; }
-	inner = (struct nicsim_pd *)attr->pd;
+	inner = to_npd(attr->pd);
 	if (inner->protection || attr->pd->context != c || (attr->td && attr->td->context != c)) {
 		errno = EINVAL; /* a parent domain contains a plain PD of the same context */
 		return NULL;
@@ -54,7 +54,7 @@ struct ibv_pd *nicsim_alloc_parent_domain(struct ibv_context *c, struct ibv_pare
 	atomic_init(&pd->refcount, 1);
 	atomic_fetch_add(&inner->refcount, 1);
 	if (attr->td) {
-		pd->td = (struct nicsim_td *)attr->td;
+		pd->td = to_ntd(attr->td);
 		atomic_fetch_add(&pd->td->refcount, 1);
 	}
 	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
@@ -74,7 +74,7 @@ int nicsim_dealloc_parent_domain(struct nicsim_pd *pd) {
 }
 
 struct nicsim_pd *nicsim_parent_domain(struct ibv_pd *pd) {
-	struct nicsim_pd *p = (struct nicsim_pd *)pd;
+	struct nicsim_pd *p = to_npd(pd);
 	return p && p->protection ? p : NULL;
 }
 

@@ -70,7 +70,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c) {
 	fd = connect_simulator();
 	if (fd < 0) { free(ch); errno = EIO; return NULL; }
 	m = request(NICSIM_OP_CHANNEL);
-	put32(&m, ctx_of(c)->session);
+	put32(&m, to_nctx(c)->session);
 	put32(&m, (uint32_t)getpid());
 	put32(&m, (uint32_t)fd); /* CQs name the channel by it */
 	/* answered once, before any event: then the simulator knows the channel before a CQ names it */
@@ -111,7 +111,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 		if (!f) { errno = EOPNOTSUPP; return -1; }
 		return f(ch, cq, cq_context);
 	}
-	ctx = ctx_of(ch->context);
+	ctx = to_nctx(ch->context);
 	for (;;) {
 		struct nicsim_cq *c;
 		if (read(ch->fd, &handle, sizeof handle) != sizeof handle) return -1;
@@ -137,7 +137,7 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 		if (!f) { errno = EOPNOTSUPP; return -1; }
 		return f(context, event);
 	}
-	ctx = ctx_of(context);
+	ctx = to_nctx(context);
 	for (;;) {
 		void *obj = NULL;
 		if (read(context->async_fd, &ev, sizeof ev) != sizeof ev) return -1;
@@ -145,16 +145,16 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 		pthread_mutex_lock(&ctx->named.lock);
 		switch (event->event_type) {
 		case IBV_EVENT_CQ_ERR:
-			if ((obj = named_locked(ctx, (uint32_t)ev.element))) ((struct nicsim_cq *)obj)->async_returned++;
+			if ((obj = named_locked(ctx, (uint32_t)ev.element))) to_ncq(obj)->async_returned++;
 			event->element.cq = obj;
 			break;
 		case IBV_EVENT_QP_FATAL: case IBV_EVENT_QP_REQ_ERR: case IBV_EVENT_QP_ACCESS_ERR: case IBV_EVENT_COMM_EST:
 		case IBV_EVENT_SQ_DRAINED: case IBV_EVENT_PATH_MIG: case IBV_EVENT_PATH_MIG_ERR: case IBV_EVENT_QP_LAST_WQE_REACHED:
-			if ((obj = named_locked(ctx, (uint32_t)ev.element))) ((struct nicsim_qp *)obj)->events_returned++;
+			if ((obj = named_locked(ctx, (uint32_t)ev.element))) to_nqp(obj)->events_returned++;
 			event->element.qp = obj;
 			break;
 		case IBV_EVENT_SRQ_ERR: case IBV_EVENT_SRQ_LIMIT_REACHED:
-			if ((obj = named_locked(ctx, (uint32_t)ev.element))) ((struct nicsim_srq *)obj)->events_returned++;
+			if ((obj = named_locked(ctx, (uint32_t)ev.element))) to_nsrq(obj)->events_returned++;
 			event->element.srq = obj;
 			break;
 		default: /* port and device events name no object */

@@ -96,7 +96,7 @@ static int named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg
 	int rc;
 	*m = request(op);
 	put32(m, handle);
-	rc = call(ctx_of(c), m);
+	rc = call(to_nctx(c), m);
 	if (rc) done(m);
 	return rc;
 }
@@ -116,7 +116,7 @@ struct ibv_pd *nicsim_import_pd(struct ibv_context *c, uint32_t handle) {
 	return &pd->pd;
 }
 
-void nicsim_unimport_pd(struct ibv_pd *pd) { free((struct nicsim_pd *)pd); }
+void nicsim_unimport_pd(struct ibv_pd *pd) { free(to_npd(pd)); }
 
 /* As ibv_cmd_query_mr leaves an imported MR: its keys and length, no address (the importer knows it, if anyone). */
 struct ibv_mr *nicsim_import_mr(struct ibv_pd *pd, uint32_t handle) {
@@ -139,7 +139,7 @@ struct ibv_mr *nicsim_import_mr(struct ibv_pd *pd, uint32_t handle) {
 	return &mr->vmr.ibv_mr;
 }
 
-void nicsim_unimport_mr(struct ibv_mr *mr) { free((struct nicsim_mr *)mr); }
+void nicsim_unimport_mr(struct ibv_mr *mr) { free(to_nmr(mr)); }
 
 struct ibv_dm *nicsim_import_dm(struct ibv_context *c, uint32_t handle) {
 	struct ibv_dm *dm;

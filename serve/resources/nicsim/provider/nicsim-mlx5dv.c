@@ -81,7 +81,7 @@ struct mlx5dv_qp_ex *mlx5dv_qp_ex_from_ibv_qp_ex(struct ibv_qp_ex *qp) {
 		struct mlx5dv_qp_ex *(*f)(struct ibv_qp_ex *) = real("mlx5dv_qp_ex_from_ibv_qp_ex", "MLX5_1.10");
 		return f ? f(qp) : NULL;
 	}
-	return &((struct nicsim_qp *)qp)->dv;
+	return &to_nqp_ex(qp)->dv;
 }
 
 /* Indirect mkeys (UMR): their layouts are posted with mlx5dv_wr_mr_list / _interleaved. */

@@ -31,8 +31,11 @@ struct nicsim_context {
 	struct nicsim_registry named;
 };
 
-static inline struct nicsim_context *ctx_of(struct ibv_context *c) {
-	return (struct nicsim_context *)((char *)c - offsetof(struct nicsim_context, vctx.context));
+/* The struct of type that holds member at ptr. */
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+static inline struct nicsim_context *to_nctx(struct ibv_context *c) {
+	return container_of(c, struct nicsim_context, vctx.context);
 }
 
 /* Registers obj under its handle, or (obj NULL) forgets the handle: events for it are dropped from then on. */
@@ -125,6 +128,27 @@ struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; uint32_t events_retu
 struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
 struct nicsim_mw { struct ibv_mw mw; };
 
+/* The provider's object of each libibverbs object it made (typed downcasts, as rdma-core's providers). */
+static inline struct nicsim_qp *to_nqp(struct ibv_qp *qp) { return container_of(qp, struct nicsim_qp, vqp.qp); }
+static inline struct nicsim_qp *to_nqp_ex(struct ibv_qp_ex *qpx) { return container_of(qpx, struct nicsim_qp, vqp.qp_ex); }
+static inline struct nicsim_qp *to_nqp_dv(struct mlx5dv_qp_ex *dv) { return container_of(dv, struct nicsim_qp, dv); }
+static inline struct nicsim_ah *to_nah(struct ibv_ah *ah) { return container_of(ah, struct nicsim_ah, ah); }
+static inline struct nicsim_td *to_ntd(struct ibv_td *td) { return container_of(td, struct nicsim_td, td); }
+static inline struct nicsim_pd *to_npd(struct ibv_pd *pd) { return container_of(pd, struct nicsim_pd, pd); }
+static inline struct nicsim_mr *to_nmr(struct ibv_mr *mr) { return container_of(mr, struct nicsim_mr, vmr.ibv_mr); }
+static inline struct nicsim_mr *to_nvmr(struct verbs_mr *vmr) { return container_of(vmr, struct nicsim_mr, vmr); }
+static inline struct nicsim_srq *to_nsrq(struct ibv_srq *srq) { return container_of(srq, struct nicsim_srq, vsrq.srq); }
+static inline struct nicsim_xrcd *to_nxrcd(struct ibv_xrcd *x) { return container_of(x, struct nicsim_xrcd, vxrcd.xrcd); }
+static inline struct nicsim_mkey *to_nmkey(struct mlx5dv_mkey *k) { return container_of(k, struct nicsim_mkey, dv); }
+
+/* The simulator's handle of each object, or NICSIM_NONE for none (a NULL pointer). */
+static inline uint32_t pd_handle(struct ibv_pd *pd) { return pd ? to_npd(pd)->handle : NICSIM_NONE; }
+static inline uint32_t qp_handle(struct ibv_qp *qp) { return qp ? to_nqp(qp)->handle : NICSIM_NONE; }
+static inline uint32_t ah_handle(struct ibv_ah *ah) { return ah ? to_nah(ah)->handle : NICSIM_NONE; }
+static inline uint32_t srq_handle(struct ibv_srq *srq) { return srq ? to_nsrq(srq)->handle : NICSIM_NONE; }
+static inline uint32_t xrcd_handle(struct ibv_xrcd *x) { return x ? to_nxrcd(x)->vxrcd.handle : NICSIM_NONE; }
+static inline uint32_t mkey_handle(struct mlx5dv_mkey *k) { return k ? to_nmkey(k)->handle : NICSIM_NONE; }
+
 /* What a completion carries that struct ibv_wc has no room for: tag-matching info, and when the adapter wrote it (core clock cycles). */
 struct nicsim_wc_extra { struct ibv_wc_tm_info tm; uint64_t timestamp; };
 
@@ -138,6 +162,10 @@ struct nicsim_cq {
 	struct nicsim_pd *domain;   /* the parent domain it was made on (IBV_CQ_INIT_ATTR_MASK_PD), or NULL */
 	uint64_t clock_khz;         /* for a completion's wallclock time */
 };
+
+static inline struct nicsim_cq *to_ncq(struct ibv_cq *cq) { return container_of(cq, struct nicsim_cq, cq); }
+static inline struct nicsim_cq *to_ncq_ex(struct ibv_cq_ex *cq) { return container_of(cq, struct nicsim_cq, cq_ex); }
+static inline uint32_t cq_handle(struct ibv_cq *cq) { return cq ? to_ncq(cq)->handle : NICSIM_NONE; }
 
 /* Polls up to max completions of cq; x (if not NULL) gets what struct ibv_wc lacks of each. Returns the count or -errno. */
 int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
@@ -200,5 +228,18 @@ int nicsim_staging_alloc(struct nicsim_qp *qp, struct nicsim_pd *pd, uint32_t en
 
 /* Gives qp's staging buffer back to where it came from. */
 void nicsim_staging_free(struct nicsim_qp *qp);
+
+/* The verbs of the provider's files (nicsim-memory.c, nicsim-queues.c, nicsim-post.c). */
+extern const struct verbs_context_ops nicsim_memory_ops, nicsim_queue_ops, nicsim_post_ops;
+
+/* A gather list on the wire: its count, then each entry's address, length and lkey. */
+static inline void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {
+	put32(m, (uint32_t)n);
+	for (int i = 0; i < n; i++) {
+		put64(m, sg[i].addr);
+		put32(m, sg[i].length);
+		put32(m, sg[i].lkey);
+	}
+}
 
 #endif

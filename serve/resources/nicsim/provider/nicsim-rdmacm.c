@@ -171,6 +171,43 @@ static int response_at(uint32_t cmd) {
 	}
 }
 
+/* Waits, as the kernel's file does, until an event may be read: 0, or -1 with errno (EIO: the simulator is gone). */
+static int await_event(int fd, struct cm_file *f) {
+	uint8_t token;
+	ssize_t k = read(fd, &token, 1); /* blocking, EAGAIN or EINTR */
+	if (k < 0) return -1;
+	if (k == 0 && __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) != f) {
+		/* another thread closed the file under this wait: the kernel's wait holds the file,
+		 * so it never wakes (rping's event thread, blocked here, ends with the process) */
+		for (;;) pause();
+	}
+	if (k == 0) { errno = EIO; return -1; } /* the simulator is gone */
+	return 0;
+}
+
+/* What a command carries beyond its input: a SET_OPTION's value, a MIGRATE_ID's source file. 0, or -1 with errno. */
+static int put_extras(struct msg *m, uint32_t cmd, uint16_t in, const uint8_t *body) {
+	if (cmd == CM_SET_OPTION && in >= 24) { /* the option's value, from the program's memory */
+		uint64_t optval;
+		uint32_t optlen;
+		memcpy(&optval, body, 8);
+		memcpy(&optlen, body + 20, 4);
+		if (optlen > 256 || (optlen && !optval)) { errno = EINVAL; return -1; }
+		put32(m, optlen);
+		put(m, (const void *)(uintptr_t)optval, optlen);
+	}
+	/* the file the identifier moves from (the command is written to the one it moves to) */
+	if (cmd == CM_MIGRATE_ID && in >= 16) {
+		uint32_t to;
+		struct cm_file *t;
+		memcpy(&to, body + 12, 4);
+		t = cm_of((int)to);
+		if (!t) { errno = EBADF; return -1; }
+		put32(m, t->channel);
+	}
+	return 0;
+}
+
 static ssize_t cm_command(int fd, struct cm_file *f, const uint8_t *buf, size_t n) {
 	struct { uint32_t cmd; uint16_t in, out; } h;
 	uint64_t response = 0;
@@ -182,40 +219,13 @@ static ssize_t cm_command(int fd, struct cm_file *f, const uint8_t *buf, size_t 
 	at = response_at(h.cmd);
 	if (at >= 0 && h.in >= (size_t)at + 8) memcpy(&response, buf + sizeof h + at, 8);
 	for (;;) {
-		if (h.cmd == CM_GET_EVENT) { /* wait for an event as the kernel's file does: blocking, EAGAIN or EINTR */
-			uint8_t token;
-			ssize_t k = read(fd, &token, 1);
-			if (k < 0) return -1;
-			if (k == 0 && __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) != f) {
-				/* another thread closed the file under this wait: the kernel's wait holds the file,
-				 * so it never wakes (rping's event thread, blocked here, ends with the process) */
-				for (;;) pause();
-			}
-			if (k == 0) { errno = EIO; return -1; } /* the simulator is gone */
-		}
+		if (h.cmd == CM_GET_EVENT && await_event(fd, f) < 0) return -1;
 		m = request(NICSIM_OP_CM_CMD);
 		put32(&m, h.cmd);
 		put32(&m, h.out);
 		put32(&m, h.in);
 		put(&m, buf + sizeof h, h.in);
-		if (h.cmd == CM_SET_OPTION && h.in >= 24) { /* the option's value, from the program's memory */
-			uint64_t optval;
-			uint32_t optlen;
-			memcpy(&optval, buf + sizeof h, 8);
-			memcpy(&optlen, buf + sizeof h + 20, 4);
-			if (optlen > 256 || (optlen && !optval)) { done(&m); errno = EINVAL; return -1; }
-			put32(&m, optlen);
-			put(&m, (const void *)(uintptr_t)optval, optlen);
-		}
-		/* the file the identifier moves from (the command is written to the one it moves to) */
-		if (h.cmd == CM_MIGRATE_ID && h.in >= 16) {
-			uint32_t to;
-			struct cm_file *t;
-			memcpy(&to, buf + sizeof h + 12, 4);
-			t = cm_of((int)to);
-			if (!t) { done(&m); errno = EBADF; return -1; }
-			put32(&m, t->channel);
-		}
+		if (put_extras(&m, h.cmd, h.in, buf + sizeof h) < 0) { done(&m); return -1; }
 		if (m.failed) { done(&m); errno = ENOMEM; return -1; }
 		pthread_mutex_lock(&f->lock);
 		rc = nicsim_exchange(f->commands, &m);

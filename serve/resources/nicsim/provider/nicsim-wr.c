@@ -12,7 +12,7 @@
 
 #include "nicsim-provider.h"
 
-static struct nicsim_qp *of(struct ibv_qp_ex *qpx) { return (struct nicsim_qp *)qpx; }
+static struct nicsim_qp *of(struct ibv_qp_ex *qpx) { return to_nqp_ex(qpx); }
 
 void nicsim_wr_clear(struct nicsim_qp *qp) {
 	for (size_t i = 0; i < qp->nwr; i++) {
@@ -194,10 +194,10 @@ static int wr_complete(struct ibv_qp_ex *qpx) {
 
 /* mlx5dv_wr_set_dc_addr: the target of the request being built. */
 static void wr_set_dc_addr(struct mlx5dv_qp_ex *dv, struct ibv_ah *ah, uint32_t dctn, uint64_t key) {
-	struct nicsim_qp *qp = (struct nicsim_qp *)((char *)dv - offsetof(struct nicsim_qp, dv));
+	struct nicsim_qp *qp = to_nqp_dv(dv);
 	struct nicsim_wr *w = current(&qp->vqp.qp_ex);
 	if (!w) return;
-	w->dc.ah = ah ? ((struct nicsim_ah *)ah)->handle : NICSIM_NONE;
+	w->dc.ah = ah ? ah_handle(ah) : NICSIM_NONE;
 	w->dc.dctn = dctn;
 	w->dc.key = key;
 }
@@ -208,12 +208,12 @@ static void wr_set_dc_addr(struct mlx5dv_qp_ex *dv, struct ibv_ah *ah, uint32_t 
  * wr_flags (EOPNOTSUPP at wr_complete otherwise); the simulator checks the rest.
  */
 static struct nicsim_wr *umr(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint32_t repeat, uint16_t n) {
-	struct nicsim_qp *qp = (struct nicsim_qp *)((char *)dv - offsetof(struct nicsim_qp, dv));
+	struct nicsim_qp *qp = to_nqp_dv(dv);
 	struct nicsim_wr *w;
 	if (!(qp->vqp.qp_ex.wr_flags & IBV_SEND_INLINE)) { qp->wr_error = EOPNOTSUPP; return NULL; }
 	w = begin(&qp->vqp.qp_ex, IBV_WR_DRIVER1);
 	if (!w) return NULL;
-	w->umr.mkey = mkey ? ((struct nicsim_mkey *)mkey)->handle : NICSIM_NONE;
+	w->umr.mkey = mkey_handle(mkey);
 	w->umr.access = access;
 	w->umr.repeat = repeat;
 	w->umr.n = n;
@@ -271,7 +271,7 @@ void nicsim_wr_init(struct nicsim_qp *qp, uint64_t ops) {
 	x->wr_start = wr_start;
 	x->wr_complete = wr_complete;
 	x->wr_abort = wr_abort;
-	qp->vqp.comp_mask |= 1u << 1; /* VERBS_QP_EX: ibv_qp_to_qp_ex gives this ibv_qp_ex */
+	qp->vqp.comp_mask |= VERBS_QP_EX; /* ibv_qp_to_qp_ex gives this ibv_qp_ex */
 	if (qp->dc_type == MLX5DV_DCTYPE_DCI) qp->dv.wr_set_dc_addr = wr_set_dc_addr;
 	if (qp->vqp.qp.qp_type == IBV_QPT_RC) {
 		qp->dv.wr_mr_list = wr_mr_list;

@@ -104,6 +104,9 @@ struct verbs_xrcd {
 	uint32_t handle;
 };
 
+/* verbs_qp's comp_mask: which of its fields are valid (VERBS_QP_EX: ibv_qp_to_qp_ex may give qp_ex). */
+enum verbs_qp_mask { VERBS_QP_XRCD = 1 << 0, VERBS_QP_EX = 1 << 1 };
+
 struct verbs_qp {
 	union { struct ibv_qp qp; struct ibv_qp_ex qp_ex; };
 	uint32_t comp_mask;
@@ -195,6 +198,13 @@ _Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_c
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,
 				    struct verbs_context *context_offset, uint32_t driver_id);
+/*
+ * A provider's context of type *drv (its verbs_context the member ctx), allocated and set up by
+ * libibverbs: the offset of ctx travels as a pointer past NULL, as libibverbs expects it.
+ */
+#define verbs_init_and_alloc_context(dev, cmd_fd, drv, ctx, driver_id)                                        \
+	((__typeof__(drv))_verbs_init_and_alloc_context(dev, cmd_fd, sizeof(*(drv)),                           \
+							&((__typeof__(drv))NULL)->ctx, driver_id))
 void verbs_uninit_context(struct verbs_context *context);
 void verbs_set_ops(struct verbs_context *vctx, const struct verbs_context_ops *ops);
 

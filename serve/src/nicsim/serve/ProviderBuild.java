@@ -25,7 +25,7 @@ public final class ProviderBuild {
     static final List<String> SOURCES = List.of("nicsim-provider.c", "nicsim-provider.h", "nicsim-wr.c", "nicsim-cqex.c", "provider-abi.h",
             "nicsim-provider.map", "nicsim-time.c", "nicsim-verbcost.c", "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-msg.h",
             "nicsim-events.c", "nicsim-domain.c", "nicsim-churn.c", "nicsim-fuzz.c", "nicsim-import.c",
-            "nicsim-rdmacm.c");
+            "nicsim-rdmacm.c", "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c");
     static final String LIBRARY = "libnicsim-rdmav34.so";
     /** The clock library attach --sim-time preloads beside the provider. */
     static final String CLOCK_LIBRARY = "libnicsim-time.so";
@@ -79,6 +79,7 @@ public final class ProviderBuild {
             throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh --rdma, or apt-get install -y libibverbs-dev");
         gcc(work, SHARED, List.of("-Wl,--version-script=nicsim-provider.map", "-I.", "-o", LIBRARY, "nicsim-provider.c", "nicsim-wr.c", "nicsim-cqex.c",
                 "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-import.c", "nicsim-rdmacm.c",
+                "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c",
                 "-libverbs", "-lpthread", "-ldl"));
         gcc(work, SHARED, List.of("-o", CLOCK_LIBRARY, "nicsim-time.c", "-ldl"));
         gcc(work, List.of(), List.of("-o", VERBCOST, "nicsim-verbcost.c", "-libverbs"));

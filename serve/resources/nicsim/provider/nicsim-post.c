@@ -1,0 +1,179 @@
+/*
+ * The provider's posts: work requests read from the program's lists, one helper per part of a
+ * request (its header, address, gather list or inline bytes, layout, window bind), sent whole.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nicsim-provider.h"
+
+/*
+ * The first request of the list the provider must refuse before reading it (more SGEs than the QP
+ * has, or more inline bytes than it takes: reading them could run past the program's buffers), or
+ * NULL; *before is how many precede it.
+ */
+static struct ibv_send_wr *unreadable(const struct nicsim_qp *q, struct ibv_send_wr *wr, uint32_t *before) {
+	*before = 0;
+	for (struct ibv_send_wr *w = wr; w; w = w->next, (*before)++) {
+		uint64_t inl = 0;
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > q->max_send_sge) return w;
+		if (!(w->send_flags & IBV_SEND_INLINE)) continue;
+		for (int i = 0; i < w->num_sge; i++) inl += w->sg_list[i].length;
+		if (inl > q->max_inline) return w;
+	}
+	return NULL;
+}
+
+/* A request's header: its id, opcode, flags, immediate, remote address and key, atomic operands. */
+static void put_wr_header(struct msg *m, const struct ibv_send_wr *w) {
+	bool atomic = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	put64(m, w->wr_id);
+	put32(m, w->opcode);
+	put32(m, w->send_flags);
+	put32(m, w->imm_data);
+	if (atomic) { /* an atomic's rkey comes after its operands */
+		put64(m, w->wr.atomic.remote_addr);
+		put32(m, w->wr.atomic.rkey);
+		put64(m, w->wr.atomic.compare_add);
+		put64(m, w->wr.atomic.swap);
+	} else {
+		put64(m, w->wr.rdma.remote_addr);
+		put32(m, w->wr.rdma.rkey);
+		put64(m, 0);
+		put64(m, 0);
+	}
+}
+
+/* Where it goes: a UD destination, the rkey a SEND invalidates, an XRC SRQ, a DC target (dc: none if NULL). */
+static void put_wr_address(struct msg *m, const struct ibv_qp *qp, const struct ibv_send_wr *w,
+			   const struct nicsim_dc_addr *dc) {
+	bool ud = qp->qp_type == IBV_QPT_UD;
+	put32(m, ud ? ah_handle(w->wr.ud.ah) : NICSIM_NONE);
+	put32(m, ud ? w->wr.ud.remote_qpn : 0);
+	put32(m, ud ? w->wr.ud.remote_qkey : 0);
+	put32(m, w->opcode == IBV_WR_SEND_WITH_INV || w->opcode == IBV_WR_LOCAL_INV ? w->invalidate_rkey : 0);
+	put32(m, qp->qp_type == IBV_QPT_XRC_SEND ? w->qp_type.xrc.remote_srqn : 0);
+	put32(m, dc ? dc->ah : NICSIM_NONE);
+	put32(m, dc ? dc->dctn : 0);
+	put64(m, dc ? dc->key : 0);
+}
+
+/* Its gather list, and with IBV_SEND_INLINE the bytes now: the program may reuse its buffer on return. */
+static void put_wr_data(struct msg *m, const struct ibv_send_wr *w) {
+	put_sges(m, w->sg_list, w->num_sge);
+	if (!(w->send_flags & IBV_SEND_INLINE)) return;
+	for (int i = 0; i < w->num_sge; i++) put(m, (void *)(uintptr_t)w->sg_list[i].addr, w->sg_list[i].length);
+}
+
+/* A layout UMR's mkey, access, repeat count and entries (u NULL: none). */
+static void put_wr_layout(struct msg *m, const struct nicsim_umr *u) {
+	put32(m, u ? u->mkey : NICSIM_NONE);
+	put32(m, u ? u->access : 0);
+	put32(m, u ? u->repeat : 0);
+	put32(m, u ? u->n : 0);
+	for (uint32_t k = 0; u && k < u->n; k++) {
+		put64(m, u->klm[k].addr);
+		put32(m, u->klm[k].length);
+		put32(m, u->klm[k].lkey);
+		put32(m, u->klm[k].skip);
+	}
+}
+
+/* A window's bind: the window, its new rkey, the MR (none: unbind), range and access. */
+static void put_wr_bind(struct msg *m, const struct ibv_send_wr *w) {
+	const struct ibv_mw_bind_info *b = &w->bind_mw.bind_info;
+	int bind = w->opcode == IBV_WR_BIND_MW;
+	put32(m, bind && w->bind_mw.mw ? w->bind_mw.mw->handle : NICSIM_NONE);
+	put32(m, bind ? w->bind_mw.rkey : 0);
+	put32(m, bind && b->mr ? b->mr->handle : NICSIM_NONE);
+	put64(m, bind ? b->addr : 0);
+	put64(m, bind ? b->length : 0);
+	put32(m, bind ? b->mw_access_flags : 0);
+}
+
+/*
+ * Posts a list of work requests; on a refusal sets *bad to the one refused (those before it were
+ * posted) and returns the errno.
+ */
+int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext, struct ibv_send_wr **bad) {
+	struct msg m;
+	struct ibv_send_wr *w, *stop;
+	uint32_t n = 0, refused, i = 0;
+	int rc;
+	stop = unreadable(to_nqp(qp), wr, &n);
+	if (stop && n == 0) { *bad = stop; return EINVAL; } /* as the kernel's and rxe's post checks: EINVAL */
+	m = request(NICSIM_OP_POST_SEND);
+	put32(&m, qp_handle(qp));
+	if (!stop) for (n = 0, w = wr; w; w = w->next) n++;
+	put32(&m, n);
+	for (w = wr; w != stop; w = w->next, i++) {
+		put_wr_header(&m, w);
+		put_wr_address(&m, qp, w, ext ? &ext[i].dc : NULL);
+		put_wr_data(&m, w);
+		put_wr_layout(&m, ext ? &ext[i].umr : NULL);
+		put_wr_bind(&m, w);
+	}
+	rc = call(to_nctx(qp->context), &m);
+	refused = rc ? get32(&m) : 0;
+	done(&m);
+	if (rc) {
+		for (w = wr; w && refused; w = w->next) refused--;
+		*bad = w ? w : wr;
+	} else if (stop) { /* those before it went */
+		*bad = stop;
+		rc = EINVAL;
+	}
+	return rc;
+}
+
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) { return nicsim_post_wrs(qp, wr, NULL, bad); }
+
+/* Posts receives to a QP or SRQ whose WQEs hold max_sge SGEs: a request with more is EINVAL before it is read. */
+static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, uint32_t max_sge, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad) {
+	struct msg m;
+	struct ibv_recv_wr *w, *stop = NULL;
+	uint32_t n = 0, refused;
+	int rc;
+	for (w = wr; w && !stop; w = w->next) {
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > max_sge) stop = w;
+		else n++;
+	}
+	if (stop && n == 0) { *bad = stop; return EINVAL; }
+	m = request(op);
+	put32(&m, handle);
+	put32(&m, n);
+	for (w = wr; w != stop; w = w->next) {
+		put64(&m, w->wr_id);
+		put_sges(&m, w->sg_list, w->num_sge);
+	}
+	rc = call(to_nctx(c), &m);
+	refused = rc ? get32(&m) : 0;
+	done(&m);
+	if (rc) {
+		for (w = wr; w && refused; w = w->next) refused--;
+		*bad = w ? w : wr;
+	} else if (stop) {
+		*bad = stop;
+		rc = EINVAL;
+	}
+	return rc;
+}
+
+static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
+	struct nicsim_qp *q = to_nqp(qp);
+	return post_recv_to(qp->context, NICSIM_OP_POST_RECV, q->handle, q->max_recv_sge, wr, bad);
+}
+
+static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
+	struct nicsim_srq *s = to_nsrq(srq);
+	return post_recv_to(srq->context, NICSIM_OP_POST_SRQ_RECV, s->handle, s->max_sge, wr, bad);
+}
+
+const struct verbs_context_ops nicsim_post_ops = {
+	.post_recv = post_recv,
+	.post_send = post_send,
+	.post_srq_recv = post_srq_recv,
+};

@@ -1,0 +1,559 @@
+/*
+ * The provider's completion queues, shared receive queues, XRC domains, queue pairs and indirect
+ * mkeys: made, moved, queried and destroyed by the simulator's adapter.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "nicsim-provider.h"
+
+/* ---- completion queues ---- */
+
+struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
+	struct msg m = request(NICSIM_OP_CREATE_CQ);
+	struct nicsim_cq *cq = calloc(1, sizeof(*cq));
+	int rc;
+	if (!cq) { errno = ENOMEM; return NULL; }
+	put32(&m, (uint32_t)cqe);
+	put32(&m, channel ? (uint32_t)channel->fd : NICSIM_NONE); /* the channel's socket: its number names it */
+	rc = call(to_nctx(c), &m);
+	if (rc) { done(&m); free(cq); errno = rc; return NULL; }
+	cq->handle = get32(&m);
+	cq->cq.handle = cq->handle;
+	cq->cq.cqe = (int)get32(&m);
+	done(&m);
+	nicsim_name(to_nctx(c), cq->handle, cq); /* events name it by its handle */
+	return cq;
+}
+
+static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
+	struct nicsim_cq *cq;
+	if (vector < 0 || vector >= c->num_comp_vectors) { errno = EINVAL; return NULL; } /* as the kernel's create_cq */
+	cq = nicsim_create_cq(c, cqe, channel);
+	return cq ? &cq->cq : NULL;
+}
+
+/* Destroys cq once the events the program was given for it are acknowledged (ibv_destroy_cq(3)); those it was not given are dropped. */
+static int destroy_cq(struct ibv_cq *cq) {
+	struct nicsim_cq *c = to_ncq(cq);
+	int rc = simple(cq->context, NICSIM_OP_DESTROY_CQ, c->handle);
+	if (rc) return rc;
+	nicsim_name(to_nctx(cq->context), c->handle, NULL);
+	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->comp_events_completed, c->comp_returned);
+	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->async_events_completed, c->async_returned);
+	nicsim_domain_use(c->domain, -1);
+	free(c);
+	return 0;
+}
+
+/* ibv_resize_cq: at least cqe entries, the completions not yet polled kept; cq->cqe tells how many it got. */
+static int resize_cq(struct ibv_cq *cq, int cqe) {
+	struct nicsim_cq *c = to_ncq(cq);
+	struct msg m = request(NICSIM_OP_RESIZE_CQ);
+	int rc;
+	if (cqe < 1) { done(&m); return EINVAL; } /* as the kernel's ib_resize_cq: cqe >= 1 */
+	put32(&m, c->handle);
+	put32(&m, (uint32_t)cqe);
+	rc = call(to_nctx(cq->context), &m);
+	if (!rc) cq->cqe = (int)get32(&m);
+	done(&m);
+	return rc;
+}
+
+/* Returns the completions taken, or a negative errno (as ibv_poll_cq does). */
+int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x) {
+	struct msg m = request(NICSIM_OP_POLL_CQ);
+	uint32_t n, i;
+	int rc;
+	if (max < 0) return -EINVAL;
+	put32(&m, cq_handle(cq));
+	put32(&m, (uint32_t)max);
+	rc = call(to_nctx(cq->context), &m);
+	if (rc) { done(&m); return -rc; }
+	n = get32(&m);
+	for (i = 0; i < n && i < (uint32_t)max; i++) {
+		struct nicsim_wire_work_completion r;
+		struct ibv_wc *w = &wc[i];
+		get(&m, &r, sizeof(r));
+		memset(w, 0, sizeof(*w));
+		w->wr_id = r.wr_id;
+		w->status = (enum ibv_wc_status)r.status;
+		w->opcode = (enum ibv_wc_opcode)r.opcode;
+		w->vendor_err = r.vendor_err;
+		w->byte_len = r.byte_len;
+		w->imm_data = r.imm_data;
+		w->qp_num = r.qp_num;
+		w->src_qp = r.src_qp;
+		w->wc_flags = r.wc_flags;
+		w->pkey_index = (uint16_t)r.pkey_index;
+		w->slid = (uint16_t)r.slid;
+		w->sl = (uint8_t)r.sl;
+		w->dlid_path_bits = (uint8_t)r.dlid_path_bits;
+		if (x) { x[i].tm.tag = r.tm_tag; x[i].tm.priv = r.tm_priv; x[i].timestamp = r.timestamp; }
+	}
+	rc = m.failed ? -EIO : (int)i;
+	done(&m);
+	return rc;
+}
+
+static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) { return nicsim_poll(cq, max, wc, NULL); }
+
+static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
+	struct msg m = request(NICSIM_OP_REQ_NOTIFY_CQ);
+	int rc;
+	put32(&m, cq_handle(cq));
+	put32(&m, (uint32_t)solicited_only);
+	rc = call(to_nctx(cq->context), &m);
+	done(&m);
+	return rc;
+}
+
+static void cq_event(struct ibv_cq *cq) { (void)cq; }
+
+/* ---- shared receive queues ---- */
+
+/* An SRQ: basic, or of XRC domain xrcd with its own CQ; attr's max_wr and max_sge become what it got. */
+static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr, enum ibv_srq_type type,
+				struct ibv_xrcd *xrcd, struct ibv_cq *cq, const struct ibv_tm_cap *tm) {
+	struct msg m = request(NICSIM_OP_CREATE_SRQ);
+	struct nicsim_srq *srq;
+	int rc;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) { errno = ENOMEM; return NULL; }
+	{
+		struct nicsim_wire_create_srq_request q = {
+			.pd = pd_handle(pd), .max_wr = attr->max_wr, .max_sge = attr->max_sge, .srq_limit = attr->srq_limit,
+			.srq_type = type, .xrcd = xrcd_handle(xrcd), .cq = cq_handle(cq),
+			.tm_max_num_tags = tm ? tm->max_num_tags : 0, .tm_max_ops = tm ? tm->max_ops : 0,
+		};
+		put(&m, &q, sizeof(q));
+	}
+	rc = call(to_nctx(pd->context), &m);
+	if (rc) { done(&m); free(srq); errno = rc; return NULL; }
+	{
+		struct nicsim_wire_create_srq_reply r;
+		get(&m, &r, sizeof(r));
+		srq->handle = r.handle;
+		attr->max_wr = r.max_wr;
+		attr->max_sge = r.max_sge;
+		srq->max_sge = attr->max_sge;
+		srq->vsrq.srq_num = r.srq_num;
+	}
+	srq->vsrq.srq.context = pd->context;
+	srq->vsrq.srq.srq_context = srq_context;
+	srq->vsrq.srq.pd = pd;
+	srq->vsrq.srq.handle = srq->handle;
+	srq->vsrq.srq.events_completed = 0;
+	pthread_mutex_init(&srq->vsrq.srq.mutex, NULL);
+	pthread_cond_init(&srq->vsrq.srq.cond, NULL);
+	srq->vsrq.srq_type = type;
+	srq->vsrq.xrcd = (struct verbs_xrcd *)xrcd;
+	srq->vsrq.cq = cq;
+	done(&m);
+	nicsim_name(to_nctx(pd->context), srq->handle, &srq->vsrq.srq); /* events name it by its handle */
+	return &srq->vsrq.srq;
+}
+
+static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init) {
+	return make_srq(pd, init->srq_context, &init->attr, IBV_SRQT_BASIC, NULL, NULL, NULL);
+}
+
+/* ibv_create_srq_ex: XRC and tag-matching SRQs (a basic one with only a PD comes through create_srq). */
+static struct ibv_srq *create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *init) {
+	uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+	enum ibv_srq_type type = (init->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? init->srq_type : IBV_SRQT_BASIC;
+	/* as libibverbs' ibv_cmd_create_srq_ex: an XRC SRQ names its domain and its CQ */
+	if (type == IBV_SRQT_XRC && (~init->comp_mask & (IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((init->comp_mask & ~known) || !(init->comp_mask & IBV_SRQ_INIT_ATTR_PD)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (init->pd->context != c || (type == IBV_SRQT_TM) != !!(init->comp_mask & IBV_SRQ_INIT_ATTR_TM)) { errno = EINVAL; return NULL; }
+	return make_srq(init->pd, init->srq_context, &init->attr, type,
+			(init->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) ? init->xrcd : NULL,
+			(init->comp_mask & IBV_SRQ_INIT_ATTR_CQ) ? init->cq : NULL,
+			type == IBV_SRQT_TM ? &init->tm_cap : NULL);
+}
+
+/*
+ * ibv_post_srq_ops on a tag-matching SRQ, one operation per request, so that each TAG_ADD's handle
+ * is known before the next is sent; on a refusal *bad is the one refused.
+ */
+static int post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad) {
+	for (struct ibv_ops_wr *o = op; o; o = o->next) {
+		struct msg m = request(NICSIM_OP_POST_SRQ_OPS);
+		int rc;
+		put32(&m, srq_handle(srq));
+		put32(&m, 1);
+		put64(&m, o->wr_id);
+		put32(&m, o->opcode);
+		put32(&m, (uint32_t)o->flags);
+		put32(&m, o->tm.unexpected_cnt);
+		put32(&m, o->tm.handle);
+		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.recv_wr_id : 0);
+		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.tag : 0);
+		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.mask : 0);
+		if (o->opcode == IBV_WR_TAG_ADD) put_sges(&m, o->tm.add.sg_list, o->tm.add.num_sge);
+		else put32(&m, 0);
+		rc = call(to_nctx(srq->context), &m);
+		if (!rc && o->opcode == IBV_WR_TAG_ADD) o->tm.handle = get32(&m);
+		done(&m);
+		if (rc) { *bad = o; return rc; }
+	}
+	return 0;
+}
+
+static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num) {
+	*srq_num = to_nsrq(srq)->vsrq.srq_num;
+	return 0;
+}
+
+/* ---- XRC domains ---- */
+
+/*
+ * ibv_open_xrcd: with a file descriptor, the node's domain of that file (made with O_CREAT, joined
+ * by every program that opens the same file, as the kernel keeps one per inode); without (fd -1),
+ * a domain of this program's own.
+ */
+static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *attr) {
+	struct msg m;
+	struct nicsim_xrcd *x;
+	struct stat st;
+	int rc, by_file = (attr->comp_mask & IBV_XRCD_INIT_ATTR_FD) && attr->fd >= 0;
+	/* as libibverbs' ibv_cmd_open_xrcd: an unknown bit is EOPNOTSUPP, a missing FD or OFLAGS EINVAL */
+	if (attr->comp_mask >= IBV_XRCD_INIT_ATTR_RESERVED) { errno = EOPNOTSUPP; return NULL; }
+	if (!(attr->comp_mask & IBV_XRCD_INIT_ATTR_FD) || !(attr->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = request(NICSIM_OP_OPEN_XRCD);
+	memset(&st, 0, sizeof(st));
+	if (by_file && fstat(attr->fd, &st)) { done(&m); errno = EBADF; return NULL; }
+	put32(&m, (uint32_t)by_file);
+	put64(&m, by_file ? (uint64_t)st.st_dev : 0);
+	put64(&m, by_file ? (uint64_t)st.st_ino : 0);
+	put32(&m, (attr->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS) ? (uint32_t)attr->oflags : 0);
+	x = calloc(1, sizeof(*x));
+	if (!x) { done(&m); errno = ENOMEM; return NULL; }
+	rc = call(to_nctx(c), &m);
+	if (rc) { done(&m); free(x); errno = rc; return NULL; }
+	x->vxrcd.handle = get32(&m);
+	x->vxrcd.xrcd.context = c;
+	done(&m);
+	return &x->vxrcd.xrcd;
+}
+
+static int close_xrcd(struct ibv_xrcd *x) {
+	int rc = simple(x->context, NICSIM_OP_CLOSE_XRCD, xrcd_handle(x));
+	if (!rc) free(x);
+	return rc;
+}
+
+static int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
+	struct msg m = request(NICSIM_OP_MODIFY_SRQ);
+	int rc;
+	put32(&m, srq_handle(srq));
+	put32(&m, (uint32_t)mask);
+	put32(&m, attr->max_wr);
+	put32(&m, attr->srq_limit);
+	rc = call(to_nctx(srq->context), &m);
+	done(&m);
+	return rc;
+}
+
+static int query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
+	struct msg m = request(NICSIM_OP_QUERY_SRQ);
+	int rc;
+	put32(&m, srq_handle(srq));
+	rc = call(to_nctx(srq->context), &m);
+	if (!rc) {
+		attr->max_wr = get32(&m);
+		attr->max_sge = get32(&m);
+		attr->srq_limit = get32(&m);
+	}
+	done(&m);
+	return rc;
+}
+
+/* Destroys srq once the events the program was given for it are acknowledged; those it was not given are dropped. */
+static int destroy_srq(struct ibv_srq *srq) {
+	struct nicsim_srq *s = to_nsrq(srq);
+	int rc = simple(srq->context, NICSIM_OP_DESTROY_SRQ, s->handle);
+	if (rc) return rc;
+	nicsim_name(to_nctx(srq->context), s->handle, NULL);
+	nicsim_await_acks(&srq->mutex, &srq->cond, &srq->events_completed, s->events_returned);
+	free(s);
+	return 0;
+}
+
+/* ---- queue pairs ---- */
+
+/* Asks the simulator for the QP: its handle, number and what it got of init's cap; 0 or an errno. */
+static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
+		  uint32_t dc_type, uint64_t dct_key, struct nicsim_qp *qp) {
+	struct msg m = request(NICSIM_OP_CREATE_QP);
+	struct nicsim_wire_create_qp_request q = {
+		.pd = pd_handle(pd), .xrcd = xrcd_handle(xrcd), .qp_type = init->qp_type,
+		.send_cq = cq_handle(init->send_cq), .recv_cq = cq_handle(init->recv_cq), .srq = srq_handle(init->srq),
+		.max_send_wr = init->cap.max_send_wr, .max_recv_wr = init->cap.max_recv_wr,
+		.max_send_sge = init->cap.max_send_sge, .max_recv_sge = init->cap.max_recv_sge,
+		.max_inline_data = init->cap.max_inline_data, .sq_sig_all = (uint32_t)init->sq_sig_all,
+		.dc_type = dc_type, .dct_access_key = dct_key,
+	};
+	struct nicsim_wire_create_qp_reply r;
+	int rc;
+	put(&m, &q, sizeof(q));
+	rc = call(to_nctx(c), &m);
+	if (!rc) get(&m, &r, sizeof(r));
+	if (!rc && m.failed) rc = EIO;
+	done(&m);
+	if (rc) return rc;
+	qp->handle = r.handle;
+	qp->vqp.qp.qp_num = r.qp_num;
+	init->cap.max_send_wr = r.max_send_wr;
+	init->cap.max_recv_wr = r.max_recv_wr;
+	init->cap.max_send_sge = r.max_send_sge;
+	init->cap.max_recv_sge = r.max_recv_sge;
+	init->cap.max_inline_data = r.max_inline_data;
+	qp->max_send_sge = init->cap.max_send_sge;
+	qp->max_recv_sge = init->cap.max_recv_sge;
+	qp->max_inline = init->cap.max_inline_data;
+	return 0;
+}
+
+/* What ibv_cmd_create_qp fills in for a kernel provider. */
+static void fill_qp(struct nicsim_qp *qp, struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+		    const struct ibv_qp_init_attr *init) {
+	struct ibv_qp *q = &qp->vqp.qp;
+	q->context = c;
+	q->qp_context = init->qp_context;
+	q->pd = pd;
+	q->send_cq = init->send_cq;
+	q->recv_cq = init->recv_cq;
+	q->srq = init->srq;
+	q->handle = qp->handle;
+	q->qp_type = init->qp_type;
+	q->state = IBV_QPS_RESET;
+	q->events_completed = 0;
+	pthread_mutex_init(&q->mutex, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	qp->vqp.comp_mask = 0;
+	qp->vqp.xrcd = (struct verbs_xrcd *)xrcd;
+}
+
+/*
+ * A QP of pd, or with none, of XRC domain xrcd (an XRC target); init's cap becomes what it got.
+ * dc_type (mlx5dv_dc_type, 0: none) makes a DRIVER QP a DC target (with dct_key) or initiator;
+ * wr_ops gives it the ibv_wr_* API with those operations (send_ops_flags; 0: no API).
+ */
+static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
+			      uint32_t dc_type, uint64_t dct_key, uint64_t wr_ops) {
+	struct nicsim_qp *qp = calloc(1, sizeof(*qp));
+	struct nicsim_pd *domain = nicsim_parent_domain(pd);
+	int rc;
+	if (!qp) { errno = ENOMEM; return NULL; }
+	rc = ask_qp(c, pd, xrcd, init, dc_type, dct_key, qp);
+	if (rc) { free(qp); errno = rc; return NULL; }
+	fill_qp(qp, c, pd, xrcd, init);
+	qp->dc_type = dc_type;
+	if (domain && domain->alloc && (rc = nicsim_staging_alloc(qp, domain, init->cap.max_send_wr))) {
+		simple(c, NICSIM_OP_DESTROY_QP, qp->handle);
+		free(qp);
+		errno = rc;
+		return NULL;
+	}
+	nicsim_domain_use(domain, 1);
+	if (wr_ops) nicsim_wr_init(qp, wr_ops);
+	nicsim_name(to_nctx(c), qp->handle, &qp->vqp.qp); /* events name it by its handle */
+	return &qp->vqp.qp;
+}
+
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init) {
+	return make_qp(pd->context, pd, NULL, init, 0, 0, 0);
+}
+
+/*
+ * ibv_create_qp_ex, and mlx5dv_create_qp's: an XRC target names its domain and no PD;
+ * send_ops_flags asks for the ibv_wr_* API with those operations; a DC QP is DRIVER with its
+ * dc_type. Creation flags, fields and operations nicsim does not offer are EOPNOTSUPP, as the
+ * kernel and rxe refuse them (flags 0 asks for nothing and is accepted).
+ */
+struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key) {
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	uint64_t ops = (init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ? init->send_ops_flags : 0;
+	struct ibv_qp_init_attr a;
+	struct ibv_qp *q;
+	if ((init->comp_mask & ~known) || ((init->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && init->create_flags)
+	    || (ops & ~nicsim_wr_ops_offered(init->qp_type, dc_type))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_context = init->qp_context;
+	a.send_cq = init->send_cq;
+	a.recv_cq = init->recv_cq;
+	a.srq = init->srq;
+	a.cap = init->cap;
+	a.qp_type = init->qp_type;
+	a.sq_sig_all = init->sq_sig_all;
+	q = make_qp(c, (init->comp_mask & IBV_QP_INIT_ATTR_PD) ? init->pd : NULL,
+		    (init->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? init->xrcd : NULL, &a, dc_type, dct_key, ops);
+	if (q) init->cap = a.cap;
+	return q;
+}
+
+static struct ibv_qp *create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init) {
+	return nicsim_make_qp_ex(c, init, 0, 0);
+}
+
+struct nicsim_mkey *nicsim_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries) {
+	struct nicsim_mkey *k = calloc(1, sizeof(*k));
+	struct msg m = request(NICSIM_OP_CREATE_MKEY);
+	int rc;
+	if (!k) { done(&m); errno = ENOMEM; return NULL; }
+	put32(&m, pd_handle(pd));
+	put32(&m, max_entries);
+	put32(&m, create_flags);
+	rc = call(to_nctx(pd->context), &m);
+	if (rc) { done(&m); free(k); errno = rc; return NULL; }
+	k->handle = get32(&m);
+	k->dv.lkey = k->dv.rkey = get32(&m);
+	k->context = pd->context;
+	done(&m);
+	return k;
+}
+
+int nicsim_destroy_mkey(struct nicsim_mkey *k) {
+	int rc = simple(k->context, NICSIM_OP_DESTROY_MKEY, k->handle);
+	if (!rc) free(k);
+	return rc;
+}
+
+static void put_attr(struct msg *m, const struct ibv_qp_attr *a) {
+	struct nicsim_wire_qp_attr w = {
+		.qp_state = a->qp_state, .cur_qp_state = a->cur_qp_state, .path_mtu = a->path_mtu, .qkey = a->qkey,
+		.rq_psn = a->rq_psn, .sq_psn = a->sq_psn, .dest_qp_num = a->dest_qp_num,
+		.qp_access_flags = (uint32_t)a->qp_access_flags, .pkey_index = a->pkey_index, .port_num = a->port_num,
+		.max_rd_atomic = a->max_rd_atomic, .max_dest_rd_atomic = a->max_dest_rd_atomic,
+		.min_rnr_timer = a->min_rnr_timer, .timeout = a->timeout, .retry_cnt = a->retry_cnt,
+		.rnr_retry = a->rnr_retry, .sq_draining = a->sq_draining, .ah_dlid = a->ah_attr.dlid,
+		.ah_sl = a->ah_attr.sl, .ah_src_path_bits = a->ah_attr.src_path_bits,
+		.ah_static_rate = a->ah_attr.static_rate, .ah_is_global = a->ah_attr.is_global,
+		.ah_port_num = a->ah_attr.port_num,
+	};
+	put(m, &w, sizeof(w));
+}
+
+static void get_attr(struct msg *m, struct ibv_qp_attr *a) {
+	struct nicsim_wire_qp_attr w;
+	get(m, &w, sizeof(w));
+	a->qp_state = (enum ibv_qp_state)w.qp_state;
+	a->cur_qp_state = (enum ibv_qp_state)w.cur_qp_state;
+	a->path_mtu = (enum ibv_mtu)w.path_mtu;
+	a->qkey = w.qkey;
+	a->rq_psn = w.rq_psn;
+	a->sq_psn = w.sq_psn;
+	a->dest_qp_num = w.dest_qp_num;
+	a->qp_access_flags = (unsigned int)w.qp_access_flags;
+	a->pkey_index = (uint16_t)w.pkey_index;
+	a->port_num = (uint8_t)w.port_num;
+	a->max_rd_atomic = (uint8_t)w.max_rd_atomic;
+	a->max_dest_rd_atomic = (uint8_t)w.max_dest_rd_atomic;
+	a->min_rnr_timer = (uint8_t)w.min_rnr_timer;
+	a->timeout = (uint8_t)w.timeout;
+	a->retry_cnt = (uint8_t)w.retry_cnt;
+	a->rnr_retry = (uint8_t)w.rnr_retry;
+	a->sq_draining = (uint8_t)w.sq_draining;
+	a->ah_attr.dlid = (uint16_t)w.ah_dlid;
+	a->ah_attr.sl = (uint8_t)w.ah_sl;
+	a->ah_attr.src_path_bits = (uint8_t)w.ah_src_path_bits;
+	a->ah_attr.static_rate = (uint8_t)w.ah_static_rate;
+	a->ah_attr.is_global = (uint8_t)w.ah_is_global;
+	a->ah_attr.port_num = (uint8_t)w.ah_port_num;
+}
+
+static int modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
+	struct msg m = request(NICSIM_OP_MODIFY_QP);
+	int rc;
+	put32(&m, qp_handle(qp));
+	put32(&m, (uint32_t)mask);
+	put_attr(&m, attr);
+	rc = call(to_nctx(qp->context), &m);
+	done(&m);
+	return rc;
+}
+
+static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init) {
+	struct msg m = request(NICSIM_OP_QUERY_QP);
+	int rc;
+	put32(&m, qp_handle(qp));
+	put32(&m, (uint32_t)mask);
+	rc = call(to_nctx(qp->context), &m);
+	if (!rc) {
+		memset(attr, 0, sizeof(*attr));
+		struct nicsim_wire_qp_init_attr w;
+		get_attr(&m, attr);
+		get(&m, &w, sizeof(w));
+		attr->cap.max_send_wr = w.max_send_wr;
+		attr->cap.max_recv_wr = w.max_recv_wr;
+		attr->cap.max_send_sge = w.max_send_sge;
+		attr->cap.max_recv_sge = w.max_recv_sge;
+		attr->cap.max_inline_data = w.max_inline_data;
+		if (init) {
+			memset(init, 0, sizeof(*init));
+			init->qp_context = qp->qp_context;
+			init->send_cq = qp->send_cq;
+			init->recv_cq = qp->recv_cq;
+			init->srq = qp->srq;
+			init->qp_type = qp->qp_type;
+			init->cap = attr->cap;
+			init->sq_sig_all = (int)w.sq_sig_all;
+		}
+		if (m.failed) rc = EIO;
+	}
+	done(&m);
+	return rc;
+}
+
+/* Destroys qp once the events the program was given for it are acknowledged (ibv_destroy_qp(3)); those it was not given are dropped. */
+static int destroy_qp(struct ibv_qp *qp) {
+	struct nicsim_qp *q = to_nqp(qp);
+	int rc = simple(qp->context, NICSIM_OP_DESTROY_QP, q->handle);
+	if (rc) return rc;
+	nicsim_name(to_nctx(qp->context), q->handle, NULL);
+	nicsim_await_acks(&qp->mutex, &qp->cond, &qp->events_completed, q->events_returned);
+	nicsim_wr_clear(q);
+	nicsim_staging_free(q);
+	nicsim_domain_use(nicsim_parent_domain(qp->pd), -1);
+	free(q);
+	return 0;
+}
+
+const struct verbs_context_ops nicsim_queue_ops = {
+	.close_xrcd = close_xrcd,
+	.cq_event = cq_event,
+	.create_cq = create_cq,
+	.create_qp = create_qp,
+	.create_qp_ex = create_qp_ex,
+	.create_srq = create_srq,
+	.create_srq_ex = create_srq_ex,
+	.destroy_cq = destroy_cq,
+	.destroy_qp = destroy_qp,
+	.destroy_srq = destroy_srq,
+	.get_srq_num = get_srq_num,
+	.modify_qp = modify_qp,
+	.modify_srq = modify_srq,
+	.open_xrcd = open_xrcd,
+	.poll_cq = poll_cq,
+	.post_srq_ops = post_srq_ops,
+	.query_qp = query_qp,
+	.query_srq = query_srq,
+	.req_notify_cq = req_notify_cq,
+	.resize_cq = resize_cq,
+};
