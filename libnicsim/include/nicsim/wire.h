@@ -203,6 +203,54 @@ struct nicsim_wire_create_srq_reply {
 	uint32_t srq_num;
 } __attribute__((packed));
 _Static_assert(sizeof(struct nicsim_wire_create_srq_reply) == 16, "nicsim_wire_create_srq_reply");
+struct nicsim_wire_send_wr {
+	uint64_t wr_id;
+	uint32_t opcode;
+	uint32_t send_flags;
+	uint32_t imm_data;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t ah;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
+	uint32_t invalidate_rkey;
+	uint32_t remote_srqn;
+	uint32_t dc_ah;
+	uint32_t dc_remote_dctn;
+	uint64_t dc_remote_dc_key;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_send_wr) == 84, "nicsim_wire_send_wr");
+struct nicsim_wire_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_sge) == 16, "nicsim_wire_sge");
+struct nicsim_wire_umr {
+	uint32_t mkey;
+	uint32_t access;
+	uint32_t repeat;
+	uint32_t entries;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_umr) == 16, "nicsim_wire_umr");
+struct nicsim_wire_umr_entry {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+	uint32_t skip;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_umr_entry) == 20, "nicsim_wire_umr_entry");
+struct nicsim_wire_window_bind {
+	uint32_t mw;
+	uint32_t rkey;
+	uint32_t mr;
+	uint64_t addr;
+	uint64_t length;
+	uint32_t access;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_window_bind) == 32, "nicsim_wire_window_bind");
 struct nicsim_wire_work_completion {
 	uint64_t wr_id;
 	uint32_t status;

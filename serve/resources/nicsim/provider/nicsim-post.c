@@ -1,6 +1,7 @@
 /*
  * The provider's posts: work requests read from the program's lists, one helper per part of a
- * request (its header, address, gather list or inline bytes, layout, window bind), sent whole.
+ * request (its header and destination, gather list or inline bytes, layout, window bind), each
+ * part a struct generated from the simulator's list of its fields (nicsim-wire.h), sent whole.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,38 +27,24 @@ static struct ibv_send_wr *unreadable(const struct nicsim_qp *q, struct ibv_send
 	return NULL;
 }
 
-/* A request's header: its id, opcode, flags, immediate, remote address and key, atomic operands. */
-static void put_wr_header(struct msg *m, const struct ibv_send_wr *w) {
+/* A request's fixed part: its header, and where it goes (a UD destination, the rkey a SEND invalidates, an XRC SRQ,
+ * a DC target; dc NULL: none). An atomic's remote address and rkey are in its own union member. */
+static void put_wr_header(struct msg *m, const struct ibv_qp *qp, const struct ibv_send_wr *w,
+			  const struct nicsim_dc_addr *dc) {
 	bool atomic = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-	put64(m, w->wr_id);
-	put32(m, w->opcode);
-	put32(m, w->send_flags);
-	put32(m, w->imm_data);
-	if (atomic) { /* an atomic's rkey comes after its operands */
-		put64(m, w->wr.atomic.remote_addr);
-		put32(m, w->wr.atomic.rkey);
-		put64(m, w->wr.atomic.compare_add);
-		put64(m, w->wr.atomic.swap);
-	} else {
-		put64(m, w->wr.rdma.remote_addr);
-		put32(m, w->wr.rdma.rkey);
-		put64(m, 0);
-		put64(m, 0);
-	}
-}
-
-/* Where it goes: a UD destination, the rkey a SEND invalidates, an XRC SRQ, a DC target (dc: none if NULL). */
-static void put_wr_address(struct msg *m, const struct ibv_qp *qp, const struct ibv_send_wr *w,
-			   const struct nicsim_dc_addr *dc) {
 	bool ud = qp->qp_type == IBV_QPT_UD;
-	put32(m, ud ? ah_handle(w->wr.ud.ah) : NICSIM_NONE);
-	put32(m, ud ? w->wr.ud.remote_qpn : 0);
-	put32(m, ud ? w->wr.ud.remote_qkey : 0);
-	put32(m, w->opcode == IBV_WR_SEND_WITH_INV || w->opcode == IBV_WR_LOCAL_INV ? w->invalidate_rkey : 0);
-	put32(m, qp->qp_type == IBV_QPT_XRC_SEND ? w->qp_type.xrc.remote_srqn : 0);
-	put32(m, dc ? dc->ah : NICSIM_NONE);
-	put32(m, dc ? dc->dctn : 0);
-	put64(m, dc ? dc->key : 0);
+	struct nicsim_wire_send_wr r = {
+		.wr_id = w->wr_id, .opcode = w->opcode, .send_flags = w->send_flags, .imm_data = w->imm_data,
+		.remote_addr = atomic ? w->wr.atomic.remote_addr : w->wr.rdma.remote_addr,
+		.rkey = atomic ? w->wr.atomic.rkey : w->wr.rdma.rkey,
+		.compare_add = atomic ? w->wr.atomic.compare_add : 0, .swap = atomic ? w->wr.atomic.swap : 0,
+		.ah = ud ? ah_handle(w->wr.ud.ah) : NICSIM_NONE, .remote_qpn = ud ? w->wr.ud.remote_qpn : 0,
+		.remote_qkey = ud ? w->wr.ud.remote_qkey : 0,
+		.invalidate_rkey = w->opcode == IBV_WR_SEND_WITH_INV || w->opcode == IBV_WR_LOCAL_INV ? w->invalidate_rkey : 0,
+		.remote_srqn = qp->qp_type == IBV_QPT_XRC_SEND ? w->qp_type.xrc.remote_srqn : 0,
+		.dc_ah = dc ? dc->ah : NICSIM_NONE, .dc_remote_dctn = dc ? dc->dctn : 0, .dc_remote_dc_key = dc ? dc->key : 0,
+	};
+	put(m, &r, sizeof(r));
 }
 
 /* Its gather list, and with IBV_SEND_INLINE the bytes now: the program may reuse its buffer on return. */
@@ -69,28 +56,29 @@ static void put_wr_data(struct msg *m, const struct ibv_send_wr *w) {
 
 /* A layout UMR's mkey, access, repeat count and entries (u NULL: none). */
 static void put_wr_layout(struct msg *m, const struct nicsim_umr *u) {
-	put32(m, u ? u->mkey : NICSIM_NONE);
-	put32(m, u ? u->access : 0);
-	put32(m, u ? u->repeat : 0);
-	put32(m, u ? u->n : 0);
+	struct nicsim_wire_umr h = {
+		.mkey = u ? u->mkey : NICSIM_NONE, .access = u ? u->access : 0, .repeat = u ? u->repeat : 0,
+		.entries = u ? u->n : 0,
+	};
+	put(m, &h, sizeof(h));
 	for (uint32_t k = 0; u && k < u->n; k++) {
-		put64(m, u->klm[k].addr);
-		put32(m, u->klm[k].length);
-		put32(m, u->klm[k].lkey);
-		put32(m, u->klm[k].skip);
+		struct nicsim_wire_umr_entry e = {
+			.addr = u->klm[k].addr, .length = u->klm[k].length, .lkey = u->klm[k].lkey, .skip = u->klm[k].skip,
+		};
+		put(m, &e, sizeof(e));
 	}
 }
 
 /* A window's bind: the window, its new rkey, the MR (none: unbind), range and access. */
 static void put_wr_bind(struct msg *m, const struct ibv_send_wr *w) {
 	const struct ibv_mw_bind_info *b = &w->bind_mw.bind_info;
-	int bind = w->opcode == IBV_WR_BIND_MW;
-	put32(m, bind && w->bind_mw.mw ? w->bind_mw.mw->handle : NICSIM_NONE);
-	put32(m, bind ? w->bind_mw.rkey : 0);
-	put32(m, bind && b->mr ? b->mr->handle : NICSIM_NONE);
-	put64(m, bind ? b->addr : 0);
-	put64(m, bind ? b->length : 0);
-	put32(m, bind ? b->mw_access_flags : 0);
+	bool bind = w->opcode == IBV_WR_BIND_MW;
+	struct nicsim_wire_window_bind r = {
+		.mw = bind && w->bind_mw.mw ? w->bind_mw.mw->handle : NICSIM_NONE, .rkey = bind ? w->bind_mw.rkey : 0,
+		.mr = bind && b->mr ? b->mr->handle : NICSIM_NONE, .addr = bind ? b->addr : 0,
+		.length = bind ? b->length : 0, .access = bind ? b->mw_access_flags : 0,
+	};
+	put(m, &r, sizeof(r));
 }
 
 /*
@@ -109,8 +97,7 @@ int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nics
 	if (!stop) for (n = 0, w = wr; w; w = w->next) n++;
 	put32(&m, n);
 	for (w = wr; w != stop; w = w->next, i++) {
-		put_wr_header(&m, w);
-		put_wr_address(&m, qp, w, ext ? &ext[i].dc : NULL);
+		put_wr_header(&m, qp, w, ext ? &ext[i].dc : NULL);
 		put_wr_data(&m, w);
 		put_wr_layout(&m, ext ? &ext[i].umr : NULL);
 		put_wr_bind(&m, w);
@@ -128,7 +115,9 @@ int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nics
 	return rc;
 }
 
-static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) { return nicsim_post_wrs(qp, wr, NULL, bad); }
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) {
+	return nicsim_post_wrs(qp, wr, NULL, bad);
+}
 
 /* Posts receives to a QP or SRQ whose WQEs hold max_sge SGEs: a request with more is EINVAL before it is read. */
 static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, uint32_t max_sge, struct ibv_recv_wr *wr,

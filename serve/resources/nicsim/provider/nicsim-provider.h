@@ -130,7 +130,9 @@ struct nicsim_mw { struct ibv_mw mw; };
 
 /* The provider's object of each libibverbs object it made (typed downcasts, as rdma-core's providers). */
 static inline struct nicsim_qp *to_nqp(struct ibv_qp *qp) { return container_of(qp, struct nicsim_qp, vqp.qp); }
-static inline struct nicsim_qp *to_nqp_ex(struct ibv_qp_ex *qpx) { return container_of(qpx, struct nicsim_qp, vqp.qp_ex); }
+static inline struct nicsim_qp *to_nqp_ex(struct ibv_qp_ex *qpx) {
+	return container_of(qpx, struct nicsim_qp, vqp.qp_ex);
+}
 static inline struct nicsim_qp *to_nqp_dv(struct mlx5dv_qp_ex *dv) { return container_of(dv, struct nicsim_qp, dv); }
 static inline struct nicsim_ah *to_nah(struct ibv_ah *ah) { return container_of(ah, struct nicsim_ah, ah); }
 static inline struct nicsim_td *to_ntd(struct ibv_td *td) { return container_of(td, struct nicsim_td, td); }
@@ -138,7 +140,9 @@ static inline struct nicsim_pd *to_npd(struct ibv_pd *pd) { return container_of(
 static inline struct nicsim_mr *to_nmr(struct ibv_mr *mr) { return container_of(mr, struct nicsim_mr, vmr.ibv_mr); }
 static inline struct nicsim_mr *to_nvmr(struct verbs_mr *vmr) { return container_of(vmr, struct nicsim_mr, vmr); }
 static inline struct nicsim_srq *to_nsrq(struct ibv_srq *srq) { return container_of(srq, struct nicsim_srq, vsrq.srq); }
-static inline struct nicsim_xrcd *to_nxrcd(struct ibv_xrcd *x) { return container_of(x, struct nicsim_xrcd, vxrcd.xrcd); }
+static inline struct nicsim_xrcd *to_nxrcd(struct ibv_xrcd *x) {
+	return container_of(x, struct nicsim_xrcd, vxrcd.xrcd);
+}
 static inline struct nicsim_mkey *to_nmkey(struct mlx5dv_mkey *k) { return container_of(k, struct nicsim_mkey, dv); }
 
 /* The simulator's handle of each object, or NICSIM_NONE for none (a NULL pointer). */
@@ -236,9 +240,8 @@ extern const struct verbs_context_ops nicsim_memory_ops, nicsim_queue_ops, nicsi
 static inline void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {
 	put32(m, (uint32_t)n);
 	for (int i = 0; i < n; i++) {
-		put64(m, sg[i].addr);
-		put32(m, sg[i].length);
-		put32(m, sg[i].lkey);
+		struct nicsim_wire_sge e = { .addr = sg[i].addr, .length = sg[i].length, .lkey = sg[i].lkey };
+		put(m, &e, sizeof(e));
 	}
 }
 

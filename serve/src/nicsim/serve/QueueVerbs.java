@@ -140,7 +140,10 @@ final class QueueVerbs {
     static List<Sge> sges(Wire.In in) {
         int n = in.count("num_sge", 16);
         List<Sge> l = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) l.add(new Sge(in.u64("sge addr"), in.u32("sge length"), in.u32("sge lkey")));
+        for (int i = 0; i < n; i++) {
+            in.expect(WireLayout.SGE);
+            l.add(new Sge(in.u64("addr"), in.u32("length"), in.u32("lkey")));
+        }
         return l;
     }
 

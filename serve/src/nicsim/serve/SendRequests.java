@@ -61,6 +61,7 @@ final class SendRequests {
 
     /** The request's opcode, flags, remote address, atomic operands and destination. */
     private SendWr header(Wire.In in) {
+        in.expect(WireLayout.SEND_WR);
         SendWr w = new SendWr().wrId(in.u64("wr_id")).opcode(WrOpcode.of(in.u32("opcode")));
         w.sendFlags(in.u32("send_flags")).immData(in.u32("imm_data")).remoteAddr(in.u64("remote_addr"))
                 .rkey(in.u32("rkey")).compareAdd(in.u64("compare_add")).swap(in.u64("swap"));
@@ -68,9 +69,9 @@ final class SendRequests {
         if (ah != Wire.NONE) w.ah(session.get(ah, AddressHandle.class));
         w.remoteQpn(in.u32("remote_qpn")).remoteQkey(in.u32("remote_qkey")).invalidateRkey(in.u32("invalidate_rkey"))
                 .xrcRemoteSrqNum(in.u32("remote_srqn"));
-        int dcAh = in.u32("dc ah");
-        int dctn = in.u32("dc remote_dctn");
-        long dcKey = in.u64("dc remote_dc_key");
+        int dcAh = in.u32("dc_ah");
+        int dctn = in.u32("dc_remote_dctn");
+        long dcKey = in.u64("dc_remote_dc_key");
         if (dcAh != Wire.NONE) w.dcAddr(session.get(dcAh, AddressHandle.class), dctn, dcKey);
         return w;
     }
@@ -86,13 +87,15 @@ final class SendRequests {
 
     /** A layout UMR (mlx5dv_wr_mr_list / _interleaved), if the request carries one. */
     private void memoryLayout(Wire.In in, SendWr w) {
-        int mkey = in.u32("umr mkey");
-        int access = in.u32("umr access"), repeat = in.u32("umr repeat"), entries = in.count("umr entries", 20);
+        in.expect(WireLayout.UMR);
+        int mkey = in.u32("mkey");
+        int access = in.u32("access"), repeat = in.u32("repeat"), entries = in.count("entries", 20);
         Sge[] pieces = new Sge[entries];
         MrInterleaved[] inter = new MrInterleaved[entries];
         for (int k = 0; k < entries; k++) {
-            long addr = in.u64("umr addr");
-            int len = in.u32("umr length"), lkey = in.u32("umr lkey"), skip = in.u32("umr skip");
+            in.expect(WireLayout.UMR_ENTRY);
+            long addr = in.u64("addr");
+            int len = in.u32("length"), lkey = in.u32("lkey"), skip = in.u32("skip");
             pieces[k] = new Sge(addr, len, lkey);
             inter[k] = new MrInterleaved(addr, len, skip, lkey);
         }
@@ -103,9 +106,10 @@ final class SendRequests {
 
     /** ibv_bind_mw, or IBV_WR_BIND_MW: a window bound to part of an MR (none: unbound). */
     private void windowBind(Wire.In in, SendWr w) {
-        int mw = in.u32("bind mw"), rkey = in.u32("bind rkey"), mr = in.u32("bind mr");
-        long addr = in.u64("bind addr"), length = in.u64("bind length");
-        int access = in.u32("bind access");
+        in.expect(WireLayout.WINDOW_BIND);
+        int mw = in.u32("mw"), rkey = in.u32("rkey"), mr = in.u32("mr");
+        long addr = in.u64("addr"), length = in.u64("length");
+        int access = in.u32("access");
         if (w.opcode() != WrOpcode.BIND_MW) return;
         MemoryRegion region = mr == Wire.NONE ? null : session.get(mr, MemoryRegion.class);
         w.bindMw(session.get(mw, MemoryWindow.class), rkey, region, addr, length, access);

@@ -38,6 +38,18 @@ enum WireLayout {
     CREATE_SRQ_REQUEST(u32("pd"), u32("max_wr"), u32("max_sge"), u32("srq_limit"), u32("srq_type"), u32("xrcd"),
             u32("cq"), u32("tm_max_num_tags"), u32("tm_max_ops")),
     CREATE_SRQ_REPLY(u32("handle"), u32("max_wr"), u32("max_sge"), u32("srq_num")),
+    /** A send work request's fixed part: its header and its destination (UD address, XRC SRQ, DC target). */
+    SEND_WR(u64("wr_id"), u32("opcode"), u32("send_flags"), u32("imm_data"), u64("remote_addr"), u32("rkey"),
+            u64("compare_add"), u64("swap"), u32("ah"), u32("remote_qpn"), u32("remote_qkey"), u32("invalidate_rkey"),
+            u32("remote_srqn"), u32("dc_ah"), u32("dc_remote_dctn"), u64("dc_remote_dc_key")),
+    /** One scatter/gather entry (struct ibv_sge). */
+    SGE(u64("addr"), u32("length"), u32("lkey")),
+    /** A send work request's layout UMR (mkey NONE: none), its entries following. */
+    UMR(u32("mkey"), u32("access"), u32("repeat"), u32("entries")),
+    /** One entry of a layout UMR. */
+    UMR_ENTRY(u64("addr"), u32("length"), u32("lkey"), u32("skip")),
+    /** A send work request's window bind (mw NONE: none). */
+    WINDOW_BIND(u32("mw"), u32("rkey"), u32("mr"), u64("addr"), u64("length"), u32("access")),
     /** One completion of a poll_cq reply (struct ibv_wc, with the tag-matching and timestamp extras). */
     WORK_COMPLETION(u64("wr_id"), u32("status"), u32("opcode"), u32("vendor_err"), u32("byte_len"), u32("imm_data"),
             u32("qp_num"), u32("src_qp"), u32("wc_flags"), u32("pkey_index"), u32("slid"), u32("sl"),
