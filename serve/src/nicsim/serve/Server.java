@@ -65,12 +65,8 @@ public final class Server implements AutoCloseable {
     private record EventFile(Session session, Runnable gone) {}
     /** Each node's XRC domains that programs share through files. */
     private final Map<Integer, XrcDomains> domains = new HashMap<>();
-    /**
-     * The last programs that ended, for the summary (the log has them all); endedBefore: how many went before those.
-     */
-    private final java.util.ArrayDeque<String> ended = new java.util.ArrayDeque<>();
-    private long endedBefore;
-    private static final int ENDED_KEPT = 100;
+    /** What the run did, program by program. */
+    private final RunReport report;
     private int nextSession = 1, quietRounds;
     private long requests, protocolErrors, emptyAnswers;
     private volatile boolean closed;
@@ -89,6 +85,7 @@ public final class Server implements AutoCloseable {
         this.socket = socket;
         this.graceMillis = graceMillis;
         this.log = log;
+        this.report = new RunReport(log);
         this.cm = new RdmaCm(world, log);
         this.pci = new PciFace(world, log, p -> { if (p.detached()) programs.remove(p.pid); });
         this.pacer = new Pacer(world, graceMillis, cm);
@@ -422,19 +419,7 @@ public final class Server implements AutoCloseable {
         } catch (RuntimeException e) {
             log.println("nicsim serve: releasing " + p + "'s objects: " + e);
         }
-        String mem = s.memoryFailures();
-        String line = String.format("%s on node %d %s after %d requests%s", p, s.host.index, how, s.requests,
-                mem == null ? "" : "; DMA to its memory refused " + mem);
-        ended.add(line);
-        if (ended.size() > ENDED_KEPT) {
-            ended.removeFirst();
-            endedBefore++;
-        }
-        log.println("nicsim serve: " + line);
-        if (!s.traffic.isEmpty()) s.traffic.print(log, p + "'s queue pairs");
-        for (String e : s.waits.errors) log.println("  error completion given to it: " + e);
-        if (s.waits.errorCompletions > s.waits.errors.size()) log.println("  and "
-                + (s.waits.errorCompletions - s.waits.errors.size()) + " more error completions");
+        report.ended(s, p, how);
     }
 
     /**
@@ -464,8 +449,7 @@ public final class Server implements AutoCloseable {
                 + "%d polls answered empty%s%n",
                 world.now() / 1e6, requests, pacer.advances, emptyAnswers, protocolErrors == 0 ? "" : "; "
                         + protocolErrors + " protocol errors");
-        if (endedBefore > 0) out.println("  " + endedBefore + " programs ended before these (the log names them):");
-        for (String e : ended) out.println("  " + e);
+        report.programs(out);
         for (Program p : programs.values()) out.println("  " + p + " still attached");
         if (pacer.awayAdvances > 0)
             out.printf("  simulated time moved %d times while a program was away from verbs (asleep outside them)%s: "
@@ -474,18 +458,7 @@ public final class Server implements AutoCloseable {
                             + " of them after its grace time of " + graceMillis + " ms");
         watchdog.summary(out);
         cm.summary(out);
-        var c = world.sim.counters();
-        out.printf("  fabric: %d packets, %d bytes; adapters: %d packets out, %d in, %d retransmitted; "
-                + "DMA %d bytes read, %d written%n",
-                c.get("Fabric.packets"), c.get("Fabric.bytes"), c.get("Firmware.packets_out"),
-                        c.get("Firmware.packets_in"),
-                c.get("Firmware.retransmits"), c.get("Firmware.dma_read_bytes"), c.get("Firmware.dma_write_bytes"));
-        StringBuilder trouble = new StringBuilder();
-        for (var e : c.snapshot("Firmware.").entrySet())
-            if (e.getValue() > 0 && e.getKey()
-                    .matches(".*(dropped|no_qp|naks|errors|flushed|mismatch|lost|overflows|gaps|duplicates|ignored).*"))
-                trouble.append(' ').append(e.getKey().substring("Firmware.".length())).append('=').append(e.getValue());
-        if (trouble.length() > 0) out.println("  adapters also counted:" + trouble);
+        RunReport.adapters(out, world.sim.counters());
     }
 
     @Override public void close() {
