@@ -509,7 +509,10 @@ public final class Adapter implements PciFunction, Clocked {
             firmware.onCqError(cqeWriter.error().payload().cqn(), cqeWriter.error().payload().reason());
         }
         if (cqeWriter.dropped().valid()) problem("CQ arm for an unconfigured CQ: " + cqeWriter.dropped().payload());
-        if (cqeWriter.event().valid()) pendingMsix.add(cqeWriter.event().payload().vector());
+        if (cqeWriter.event().valid()) { // it follows the CQE write the writer holds, if one; else it leaves now
+            if (cqeWriter.write().valid()) pendingMsix.add(cqeWriter.event().payload().vector());
+            else port.msix((int) cqeWriter.event().payload().vector());
+        }
         if (cqeWriter.write().fire()) {
             CqePorts.Write64 w = cqeWriter.write().payload();
             byte[] entry = Line64.bytes(w.data());
@@ -525,8 +528,9 @@ public final class Adapter implements PciFunction, Clocked {
                         traceWqe(v.qpn(), v.wqeCounter(), "cqe_written", String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
                 }
             });
-            // an event's MSI-X follows its CQE's write on the link (posted writes stay in order)
-            if (!pendingMsix.isEmpty()) port.msix((int) (long) pendingMsix.pollFirst());
+            // an event's MSI-X follows its CQE's write on the link (posted writes stay in order): each event
+            // waiting was raised while this write was held (a completion's, or an arm's behind it)
+            while (!pendingMsix.isEmpty()) port.msix((int) (long) pendingMsix.pollFirst());
         }
     }
 

@@ -30,9 +30,14 @@ import nicsim.sim.Stream;
  * overflow: not written, reported on {@code io_error}, and the CQ stops taking completions until
  * reconfigured (firmware raises CQ_ERR). An arm for an unknown CQ is reported on {@code io_dropped}.
  *
- * <p>Edge order: write pop, completion (on the state before the edge), arm, consumer index,
- * configuration (which wins). An arm does not raise an event for entries already written: as with
- * verbs, software polls again after re-arming.
+ * <p>An arm whose consumer index is behind the producer (entries software has not polled) raises
+ * the event at once, as ConnectX's arm doorbell does with the consumer index it carries (unless it
+ * is solicited-only: which of those entries were solicited is not kept). That event leaves on the
+ * next edge, from a one-entry register; while it is held, neither completions nor arms are taken,
+ * so it never meets a completion's event on the port.
+ *
+ * <p>Edge order: write pop, held arm event out, completion (on the state before the edge), arm,
+ * consumer index, configuration (which wins, and drops a held event of its slot).
  */
 public final class CqeWriter implements Block {
     public static final String NAME = "CqeWriter";
@@ -106,8 +111,8 @@ public final class CqeWriter implements Block {
     }
 
     @Override public void drive() {
-        cqe.ready(outReg == null);
-        arm.ready(true);
+        cqe.ready(outReg == null && armEvent == null);
+        arm.ready(armEvent == null);
         if (outReg == null) write.idle(); else write.push(outReg);
         if (eventReg == null) event.idle(); else event.push(eventReg);
         if (errorReg == null) error.idle(); else error.push(errorReg);
@@ -116,6 +121,9 @@ public final class CqeWriter implements Block {
         events.drive();
         errors.drive();
     }
+
+    /** The event an arm raised for entries already written, leaving on the next edge (null: none). */
+    private CqEvent armEvent;
 
     private Cq lookup(long cqn) {
         Cq c = cqs[(int) (cqn & (cqs.length - 1))];
@@ -127,6 +135,11 @@ public final class CqeWriter implements Block {
         errorReg = null;
         droppedReg = null;
         if (write.fire()) outReg = null;
+        if (armEvent != null) {
+            eventReg = armEvent;
+            armEvent = null;
+            events.inc();
+        }
         if (cqe.fire()) complete(cqe.payload());
         if (arm.fire()) {
             DoorbellMsg m = arm.payload();
@@ -134,9 +147,10 @@ public final class CqeWriter implements Block {
             if (c == null || m.kind() != DoorbellMsg.Kind.CQ_ARM.ordinal()) {
                 droppedReg = m;
             } else {
-                c.armed = true;
                 c.solicitedOnly = m.solicited() != 0;
                 c.ci = (int) m.index() & 0xFFFFFF;
+                c.armed = c.solicitedOnly || c.pi == c.ci; // entries not polled yet: the event goes at once
+                if (!c.armed) armEvent = new CqEvent(c.cqn, c.vector);
             }
         }
         if (ciUpdate.valid()) {
@@ -146,6 +160,8 @@ public final class CqeWriter implements Block {
         if (cqConfig.valid()) {
             CqConfig k = cqConfig.payload();
             Cq c = cqs[(int) (k.cqn() & (cqs.length - 1))];
+            // an arm of this edge raised it (one held from the edge before has left already)
+            if (armEvent != null && ((armEvent.cqn() ^ k.cqn()) & (cqs.length - 1)) == 0) armEvent = null;
             c.valid = k.valid() != 0;
             c.cqn = k.cqn();
             c.base = k.base();
@@ -187,7 +203,8 @@ public final class CqeWriter implements Block {
     @Override public boolean mayRest() { return true; }
 
     @Override public boolean active() {
-        return outReg != null || eventReg != null || errorReg != null || droppedReg != null || cqe.valid() || arm.valid()
+        return outReg != null || eventReg != null || armEvent != null || errorReg != null || droppedReg != null
+                || cqe.valid() || arm.valid()
                 || ciUpdate.valid() || cqConfig.valid();
     }
 }

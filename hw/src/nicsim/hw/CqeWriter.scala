@@ -9,7 +9,9 @@ import nicsim.adapter.CqeWriter.Config
 /**
  * RTL twin of `nicsim.adapter.CqeWriter` (its comment states the behaviour and the edge order;
  * this file follows it): per-CQ registers, the owner bit from the ring lap, overflow against the
- * consumer index, one-shot arming, and a one-entry output register for the 64-byte CQE write.
+ * consumer index, one-shot arming (an arm behind the producer raises its event on the next edge,
+ * from a one-entry register that holds completions and arms off meanwhile), and a one-entry output
+ * register for the 64-byte CQE write.
  */
 case class CqeWriter(cfg: Config) extends Component {
   val n = cfg.cqEntries()
@@ -45,13 +47,15 @@ case class CqeWriter(cfg: Config) extends Component {
   val eventReg = Reg(new CqEventPayload)
   val errorValid = Reg(Bool()) init (False)
   val errorReg = Reg(new CqErrorPayload)
+  val armEventValid = Reg(Bool()) init (False)
+  val armEvent = Reg(new CqEventPayload)
   val droppedValid = Reg(Bool()) init (False)
   val droppedReg = Reg(new DoorbellMsgPayload)
   def counter() = Reg(UInt(32 bits)) init (0)
   val cqes, events, errors = counter()
 
-  io.cqe.ready := !outValid
-  io.arm.ready := True
+  io.cqe.ready := !outValid && !armEventValid
+  io.arm.ready := !armEventValid
   io.write.valid := outValid; io.write.payload := outReg
   io.event.valid := eventValid; io.event.payload := eventReg
   io.error.valid := errorValid; io.error.payload := errorReg
@@ -62,6 +66,14 @@ case class CqeWriter(cfg: Config) extends Component {
   errorValid := False
   droppedValid := False
   when(io.write.fire) { outValid := False }
+
+  // ---- the event an arm raised on the edge before
+  when(armEventValid) {
+    eventValid := True
+    eventReg := armEvent
+    armEventValid := False
+    events := events + 1
+  }
 
   // ---- completion, on the state before the edge
   val in = io.cqe.payload
@@ -103,15 +115,26 @@ case class CqeWriter(cfg: Config) extends Component {
   // ---- arm
   val m = io.arm.payload
   val a = cqs(m.qpn(idxBits - 1 downto 0))
+  val armKnown = a.valid && a.cqn === m.qpn && m.kind === DoorbellMsg.Kind.CQ_ARM.ordinal()
+  // the producer after this edge's completion (taken first, as in the twin): entries not polled yet
+  // make the event go at once
+  val sameSlot = in.cqn(idxBits - 1 downto 0) === m.qpn(idxBits - 1 downto 0)
+  val piNow = Mux(io.cqe.fire && code === Code.NONE.ordinal() && sameSlot, a.pi + 1, a.pi)
+  val raise = io.arm.fire && armKnown && piNow =/= m.index && !m.solicited(0)
   when(io.arm.fire) {
-    when(!(a.valid && a.cqn === m.qpn) || m.kind =/= DoorbellMsg.Kind.CQ_ARM.ordinal()) {
+    when(!armKnown) {
       droppedValid := True
       droppedReg := m
     }.otherwise {
-      a.armed := True
+      a.armed := !raise
       a.solicitedOnly := m.solicited(0)
       a.ci := m.index
     }
+  }
+  when(raise) {
+    armEventValid := True
+    armEvent.cqn := a.cqn
+    armEvent.vector := a.vector
   }
 
   // ---- consumer index
@@ -123,6 +146,7 @@ case class CqeWriter(cfg: Config) extends Component {
   val k = io.cqConfig.payload
   val kc = cqs(k.cqn(idxBits - 1 downto 0))
   when(io.cqConfig.valid) {
+    when(raise && m.qpn(idxBits - 1 downto 0) === k.cqn(idxBits - 1 downto 0)) { armEventValid := False } // wins
     kc.valid := k.valid(0)
     kc.cqn := k.cqn
     kc.base := k.base

@@ -107,6 +107,26 @@ class CqeWriterTest {
         assertEquals(2, b.events.size());
     }
 
+    /** Software polled one of two entries, then armed: the one it left raises the event at once (ConnectX). */
+    @Test
+    void anArmBehindTheProducerRaisesTheEventAtOnce() {
+        Bench b = new Bench();
+        b.cqe(CQ, false).cqe(CQ, false).run();
+        b.inputs.add(new DoorbellMsg(CQ, 1, DoorbellMsg.Kind.CQ_ARM.ordinal(), 0, 0));
+        b.run();
+        assertEquals(List.of(new CqEvent(CQ, 9)), b.events, "an entry not polled: the event, with no completion");
+        b.cqe(CQ, false).run();
+        assertEquals(1, b.events.size(), "that event disarmed the CQ");
+        b.inputs.add(new DoorbellMsg(CQ, 3, DoorbellMsg.Kind.CQ_ARM.ordinal(), 1, 0)); // caught up: waits
+        b.run();
+        assertEquals(1, b.events.size(), "an arm at the producer waits for the next completion");
+        b.cqe(CQ, false).run();
+        assertEquals(2, b.events.size());
+        b.inputs.add(new DoorbellMsg(CQ, 3, DoorbellMsg.Kind.CQ_ARM.ordinal(), 2, 1)); // solicited-only, behind
+        b.run();
+        assertEquals(2, b.events.size(), "a solicited-only arm waits for a solicited completion");
+    }
+
     @Test
     void unknownCqsAreReportedNotWritten() {
         Bench b = new Bench();
