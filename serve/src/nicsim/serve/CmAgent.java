@@ -115,9 +115,9 @@ final class CmAgent implements AutoCloseable {
     }
 
     /**
-     * The MADs that arrived since the last look. The adapter's interrupt says when; a completion written
-     * while the CQ was being re-armed raises none (an arm does not cover entries already written), so a
-     * look also peeks at the next entry.
+     * The MADs that arrived since the last look. The adapter's interrupt says when (an arm behind a
+     * completion not yet taken raises it at once); a look also peeks at the next entry, which costs one
+     * read of host memory and needs no event.
      */
     List<Received> received() {
         List<Received> out = new ArrayList<>();
