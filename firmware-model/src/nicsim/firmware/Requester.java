@@ -33,13 +33,18 @@ final class Requester {
 
     Requester(Qp q) { this.q = q; }
 
-    /** RESET: nothing outstanding. The ring's counters start again when its context does ({@link SqContexts}). */
-    void reset() { readsOutstanding = 0; }
+    /** RESET: nothing outstanding, the send ring again at WQEBB 0 (its context reloads: {@link SqContexts}). */
+    void reset() {
+        readsOutstanding = 0;
+        skipEnd = -1;
+        delivered = 0;
+        producerSeen = 0;
+    }
 
     /** Nothing of this send queue is in the fetcher: every WQEBB announced has been delivered. */
     boolean idle() { return delivered == producerSeen; }
 
-    /** Searches the WQEBBs before {@code end} for the next WQE (-1: stops searching). */
+    /** Searches the WQEBBs before {@code end} for the next WQE. */
     void skipUpTo(int end) { skipEnd = end; }
 
     /** Whether WQEBB {@code index}, refused by the fetcher, lies in the search after a refused WQE: not a WQE. */

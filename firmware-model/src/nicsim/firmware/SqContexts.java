@@ -116,11 +116,8 @@ final class SqContexts {
         return cur == null || cur.qpn == c.qpn() || cur.requester.idle();
     }
 
-    /** A QP went back to RESET: its send queue restarts at WQEBB 0. */
+    /** A QP went back to RESET (its requester's counters at WQEBB 0): its context, if loaded, restarts there. */
     void reset(Qp q) {
-        q.requester.skipUpTo(-1);
-        q.requester.delivered = 0;
-        q.requester.producerSeen = 0;
         if (resident(q) || loading[slot(q.qpn)] == q) fw.adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, 0, 0);
     }
 }
