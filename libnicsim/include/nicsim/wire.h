@@ -142,13 +142,16 @@ _Static_assert(sizeof(struct nicsim_wire_create_qp_request) == 60, "nicsim_wire_
 struct nicsim_wire_create_qp_reply {
 	uint32_t handle;
 	uint32_t qp_num;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_create_qp_reply) == 8, "nicsim_wire_create_qp_reply");
+struct nicsim_wire_qp_caps {
 	uint32_t max_send_wr;
 	uint32_t max_recv_wr;
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
 } __attribute__((packed));
-_Static_assert(sizeof(struct nicsim_wire_create_qp_reply) == 28, "nicsim_wire_create_qp_reply");
+_Static_assert(sizeof(struct nicsim_wire_qp_caps) == 20, "nicsim_wire_qp_caps");
 struct nicsim_wire_qp_attr {
 	uint32_t qp_state;
 	uint32_t cur_qp_state;
@@ -176,14 +179,9 @@ struct nicsim_wire_qp_attr {
 } __attribute__((packed));
 _Static_assert(sizeof(struct nicsim_wire_qp_attr) == 92, "nicsim_wire_qp_attr");
 struct nicsim_wire_qp_init_attr {
-	uint32_t max_send_wr;
-	uint32_t max_recv_wr;
-	uint32_t max_send_sge;
-	uint32_t max_recv_sge;
-	uint32_t max_inline_data;
 	uint32_t sq_sig_all;
 } __attribute__((packed));
-_Static_assert(sizeof(struct nicsim_wire_qp_init_attr) == 24, "nicsim_wire_qp_init_attr");
+_Static_assert(sizeof(struct nicsim_wire_qp_init_attr) == 4, "nicsim_wire_qp_init_attr");
 struct nicsim_wire_create_srq_request {
 	uint32_t pd;
 	uint32_t max_wr;

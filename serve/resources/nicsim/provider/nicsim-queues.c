@@ -294,6 +294,17 @@ static int destroy_srq(struct ibv_srq *srq) {
 
 /* ---- queue pairs ---- */
 
+/* What a QP got of the capacities asked for, as create_qp's and query_qp's replies carry it. */
+static void get_caps(struct msg *m, struct ibv_qp_cap *cap) {
+	struct nicsim_wire_qp_caps w;
+	get(m, &w, sizeof(w));
+	cap->max_send_wr = w.max_send_wr;
+	cap->max_recv_wr = w.max_recv_wr;
+	cap->max_send_sge = w.max_send_sge;
+	cap->max_recv_sge = w.max_recv_sge;
+	cap->max_inline_data = w.max_inline_data;
+}
+
 /* Asks the simulator for the QP: its handle, number and what it got of init's cap; 0 or an errno. */
 static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 		  uint32_t dc_type, uint64_t dct_key, struct nicsim_qp *qp) {
@@ -307,20 +318,20 @@ static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrc
 		.dc_type = dc_type, .dct_access_key = dct_key,
 	};
 	struct nicsim_wire_create_qp_reply r;
+	struct ibv_qp_cap got;
 	int rc;
 	put(&m, &q, sizeof(q));
 	rc = call(to_nctx(c), &m);
-	if (!rc) get(&m, &r, sizeof(r));
+	if (!rc) {
+		get(&m, &r, sizeof(r));
+		get_caps(&m, &got);
+	}
 	if (!rc && m.failed) rc = EIO;
 	done(&m);
-	if (rc) return rc;
+	if (rc) return rc; /* init stays as the program gave it */
 	qp->handle = r.handle;
 	qp->vqp.qp.qp_num = r.qp_num;
-	init->cap.max_send_wr = r.max_send_wr;
-	init->cap.max_recv_wr = r.max_recv_wr;
-	init->cap.max_send_sge = r.max_send_sge;
-	init->cap.max_recv_sge = r.max_recv_sge;
-	init->cap.max_inline_data = r.max_inline_data;
+	init->cap = got;
 	qp->max_send_sge = init->cap.max_send_sge;
 	qp->max_recv_sge = init->cap.max_recv_sge;
 	qp->max_inline = init->cap.max_inline_data;
@@ -499,12 +510,8 @@ static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struc
 		memset(attr, 0, sizeof(*attr));
 		struct nicsim_wire_qp_init_attr w;
 		get_attr(&m, attr);
+		get_caps(&m, &attr->cap);
 		get(&m, &w, sizeof(w));
-		attr->cap.max_send_wr = w.max_send_wr;
-		attr->cap.max_recv_wr = w.max_recv_wr;
-		attr->cap.max_send_sge = w.max_send_sge;
-		attr->cap.max_recv_sge = w.max_recv_sge;
-		attr->cap.max_inline_data = w.max_inline_data;
 		if (init) {
 			memset(init, 0, sizeof(*init));
 			init->qp_context = qp->qp_context;

@@ -108,10 +108,7 @@ final class QueueVerbs {
         QpCaps caps = new QpCaps(qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), sendSge, recvSge, qp.maxInlineData(),
                 sigAll);
         int h = session.handles.add(qp, caps);
-        return new Wire.Out(WireLayout.CREATE_QP_REPLY).u32("handle", h).u32("qp_num", qp.qpNum())
-                .u32("max_send_wr", caps.maxSendWr()).u32("max_recv_wr", caps.maxRecvWr())
-                .u32("max_send_sge", caps.maxSendSge()).u32("max_recv_sge", caps.maxRecvSge())
-                .u32("max_inline_data", caps.maxInline());
+        return caps(new Wire.Out(WireLayout.CREATE_QP_REPLY).u32("handle", h).u32("qp_num", qp.qpNum()), caps);
     }
 
     /** mlx5dv_dc_type {@code v}, or EINVAL naming it. */
@@ -130,10 +127,14 @@ final class QueueVerbs {
         in.u32("attr_mask");
         Wire.Out out = QpAttrs.encode(qp.query());
         QpCaps caps = session.handles.attrs(h, QpCaps.class);
-        return out.then(WireLayout.QP_INIT_ATTR).u32("max_send_wr", caps.maxSendWr())
-                .u32("max_recv_wr", caps.maxRecvWr()).u32("max_send_sge", caps.maxSendSge())
-                .u32("max_recv_sge", caps.maxRecvSge()).u32("max_inline_data", caps.maxInline())
-                .u32("sq_sig_all", caps.sqSigAll() ? 1 : 0);
+        return caps(out, caps).then(WireLayout.QP_INIT_ATTR).u32("sq_sig_all", caps.sqSigAll() ? 1 : 0);
+    }
+
+    /** {@code out} followed by what the QP got ({@link WireLayout#QP_CAPS}). */
+    private static Wire.Out caps(Wire.Out out, QpCaps caps) {
+        return out.then(WireLayout.QP_CAPS).u32("max_send_wr", caps.maxSendWr()).u32("max_recv_wr", caps.maxRecvWr())
+                .u32("max_send_sge", caps.maxSendSge()).u32("max_recv_sge", caps.maxRecvSge())
+                .u32("max_inline_data", caps.maxInline());
     }
 
     /** {@code num_sge} scatter/gather entries. */

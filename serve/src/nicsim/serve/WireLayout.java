@@ -24,17 +24,19 @@ enum WireLayout {
     CREATE_QP_REQUEST(u32("pd"), u32("xrcd"), u32("qp_type"), u32("send_cq"), u32("recv_cq"), u32("srq"),
             u32("max_send_wr"), u32("max_recv_wr"), u32("max_send_sge"), u32("max_recv_sge"), u32("max_inline_data"),
             u32("sq_sig_all"), u32("dc_type"), u64("dct_access_key")),
-    CREATE_QP_REPLY(u32("handle"), u32("qp_num"), u32("max_send_wr"), u32("max_recv_wr"), u32("max_send_sge"),
-            u32("max_recv_sge"), u32("max_inline_data")),
+    /** create_qp's reply: the QP's handle and number, then what it got ({@link #QP_CAPS}). */
+    CREATE_QP_REPLY(u32("handle"), u32("qp_num")),
+    /** What a QP got of the capacities asked for (struct ibv_qp_cap): create_qp's reply and query_qp's carry it. */
+    QP_CAPS(u32("max_send_wr"), u32("max_recv_wr"), u32("max_send_sge"), u32("max_recv_sge"),
+            u32("max_inline_data")),
     /** struct ibv_qp_attr's fields that modify_qp takes and query_qp gives, in both directions. */
     QP_ATTR(u32("qp_state"), u32("cur_qp_state"), u32("path_mtu"), u32("qkey"), u32("rq_psn"), u32("sq_psn"),
             u32("dest_qp_num"), u32("qp_access_flags"), u32("pkey_index"), u32("port_num"), u32("max_rd_atomic"),
             u32("max_dest_rd_atomic"), u32("min_rnr_timer"), u32("timeout"), u32("retry_cnt"), u32("rnr_retry"),
             u32("sq_draining"), u32("ah_dlid"), u32("ah_sl"), u32("ah_src_path_bits"), u32("ah_static_rate"),
             u32("ah_is_global"), u32("ah_port_num")),
-    /** What query_qp gives after the attributes: the QP's init attributes. */
-    QP_INIT_ATTR(u32("max_send_wr"), u32("max_recv_wr"), u32("max_send_sge"), u32("max_recv_sge"),
-            u32("max_inline_data"), u32("sq_sig_all")),
+    /** What query_qp gives last, after the attributes and the {@link #QP_CAPS}: the rest of its init attributes. */
+    QP_INIT_ATTR(u32("sq_sig_all")),
     CREATE_SRQ_REQUEST(u32("pd"), u32("max_wr"), u32("max_sge"), u32("srq_limit"), u32("srq_type"), u32("xrcd"),
             u32("cq"), u32("tm_max_num_tags"), u32("tm_max_ops")),
     CREATE_SRQ_REPLY(u32("handle"), u32("max_wr"), u32("max_sge"), u32("srq_num")),
@@ -94,7 +96,8 @@ enum WireLayout {
         StringBuilder b = new StringBuilder();
         for (WireLayout l : values()) {
             b.append("struct ").append(l.cName()).append(" {\n");
-            for (Field f : l.fields) b.append('\t').append(String.format(f.kind().cDeclaration, f.name())).append(";\n");
+            for (Field f : l.fields)
+                b.append('\t').append(String.format(f.kind().cDeclaration, f.name())).append(";\n");
             b.append("} __attribute__((packed));\n_Static_assert(sizeof(struct ").append(l.cName()).append(") == ")
                     .append(l.bytes()).append(", \"").append(l.cName()).append("\");\n");
         }
