@@ -83,13 +83,18 @@ final class CmExchange {
         return new Wire.Out();
     }
 
-    /** A REQ's connected-mode fields: the program's QP and its choices (rdma_conn_param), the path's. */
-    private void connectedMode(CmId id, ByteBuffer b, int off, CmMad m) {
+    /** The program's QP and what it chose (struct rdma_ucm_conn_param at {@code off}): QP number, SRQ, depths. */
+    private static void takeConnParam(CmId id, ByteBuffer b, int off) {
         id.localQpn = b.getInt(off);
-        id.localPsn = psn(id.localComm);
         id.srq = b.get(off + 265) != 0;
         id.respRes = b.get(off + 266) & 0xff;
         id.initDepth = b.get(off + 267) & 0xff;
+    }
+
+    /** A REQ's connected-mode fields: the program's QP and its choices (rdma_conn_param), the path's. */
+    private void connectedMode(CmId id, ByteBuffer b, int off, CmMad m) {
+        takeConnParam(id, b, off);
+        id.localPsn = psn(id.localComm);
         id.retry = b.get(off + 269) & 7;
         id.rnrRetry = b.get(off + 270) & 7;
         id.mtu = pathMtu(id);
@@ -153,10 +158,7 @@ final class CmExchange {
 
     /** A REP accepting the request: the program's QP and its choices. */
     private void repAccept(CmId id, ByteBuffer b, int off, byte[] user) {
-        id.localQpn = b.getInt(off);
-        id.srq = b.get(off + 265) != 0;
-        id.respRes = b.get(off + 266) & 0xff;
-        id.initDepth = b.get(off + 267) & 0xff;
+        takeConnParam(id, b, off);
         CmMad m = new CmMad(CmMad.REP);
         m.localComm = id.localComm;
         m.remoteComm = id.remoteComm;
