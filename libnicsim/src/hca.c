@@ -140,6 +140,7 @@ int nicsim_probe(struct nicsim_dev *d) {
 	c->uar_base = cap[NICSIM_QUERY_HCA_CAP_OUT_UAR_BASE];
 	c->uar_page_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_UAR_PAGE_SIZE];
 	c->dm_base = cap[NICSIM_QUERY_HCA_CAP_OUT_DM_BASE];
+	c->bf_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_BF_SIZE];
 	d->eq = table(d, 64ull << EQ_LOG_SIZE, &d->eq_iova, &d->eq_len);
 	d->mtt = table(d, 8ull * MTT_ENTRIES, &d->mtt_iova, &d->mtt_len);
 	d->qpc = table(d, 256ull * (c->max_qp + 1ull), &d->qpc_iova, &d->qpc_len);

@@ -180,10 +180,14 @@ public final class Cmd {
     public record Handle(long handle) {}
     public static final Layout<Handle> HANDLE = Layout.<Handle>builder("Handle").field("handle", 32, Handle::handle).build(v -> new Handle(v[0]));
 
-    /** What the adapter offers (QUERY_HCA_CAP). */
+    /**
+     * What the adapter offers (QUERY_HCA_CAP). {@code bfSize}: the most bytes of a lone WQE a send
+     * doorbell may carry whole through a BlueFlame register, so the adapter need not read it from the
+     * ring (0: the adapter keeps none; the doorbell's first 8 bytes are all it takes).
+     */
     public record HcaCap(long maxQp, long maxCq, long maxMkey, long maxPd, long maxUar, long maxQpWr, long maxCqe, long maxSge,
                          long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize, long maxDm,
-                         long uarBase, long uarPageSize, long dmBase) {}
+                         long uarBase, long uarPageSize, long dmBase, long bfSize) {}
     public static final Layout<HcaCap> HCA_CAP = Layout.<HcaCap>builder("HcaCap")
             .field("maxQp", 32, HcaCap::maxQp).field("maxCq", 32, HcaCap::maxCq).field("maxMkey", 32, HcaCap::maxMkey)
             .field("maxPd", 32, HcaCap::maxPd).field("maxUar", 32, HcaCap::maxUar).field("maxQpWr", 32, HcaCap::maxQpWr)
@@ -191,9 +195,9 @@ public final class Cmd {
             .field("maxMtu", 4, HcaCap::maxMtu).field("lid", 16, HcaCap::lid).field("maxRdAtomic", 8, HcaCap::maxRdAtomic)
             .field("maxMsgSize", 32, HcaCap::maxMsgSize).field("maxDm", 32, HcaCap::maxDm)
             .field("uarBase", 64, HcaCap::uarBase).field("uarPageSize", 32, HcaCap::uarPageSize)
-            .field("dmBase", 64, HcaCap::dmBase)
+            .field("dmBase", 64, HcaCap::dmBase).field("bfSize", 16, HcaCap::bfSize)
             .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12],
-                    v[13], v[14], v[15], v[16]));
+                    v[13], v[14], v[15], v[16], v[17]));
 
     /** ALLOC_DM: {@code length} bytes of device memory aligned to 2^{@code logAlign}; the output handle is their offset. */
     public record AllocDm(long length, long logAlign) {}

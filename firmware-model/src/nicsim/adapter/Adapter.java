@@ -335,8 +335,9 @@ public final class Adapter implements PciFunction, Clocked {
     @Override public void mmioWrite(int bar, long offset, byte[] data) {
         if (inDmWindow(offset, data.length)) { dm.write(offset - dmWindow, data); return; }
         if (offset >= dbCfg.windowBase() && offset < dbCfg.windowBase() + dbCfg.windowSize()) {
-            // a BlueFlame write (a whole WQE, in 64-byte chunks) rings with its ctrl segment's first 8 bytes;
-            // a one-WQEBB WQE is also kept in the BlueFlame buffer, where the fetcher's read of it finds it
+            // a BlueFlame write (a whole WQE) rings with its ctrl segment's first 8 bytes; a WQE of up to
+            // blueFlameBytes() written in one burst is also kept in the BlueFlame buffer, where the fetcher's
+            // read of it finds it (a WQE written in 64-byte chunks keeps only its first)
             long po = (offset - dbCfg.windowBase()) % dbCfg.pageSize();
             boolean wqeHead = po >= UarLayout.BF_OFFSET && (po - UarLayout.BF_OFFSET) % (dbCfg.bfRegSize() / 2) == 0;
             if (data.length > 8 && !wqeHead) { // the rest of a WQE written in 64-byte chunks
@@ -345,7 +346,10 @@ public final class Adapter implements PciFunction, Clocked {
                 return;
             }
             if (data.length > 8) bfWrites.inc();
-            if (data.length == WqeLayout.WQEBB && wqeHead) keepBlueFlame((offset - dbCfg.windowBase()) / dbCfg.pageSize(), data);
+            int most = Math.max(WqeLayout.WQEBB, blueFlameBytes());
+            boolean whole = data.length % WqeLayout.WQEBB == 0 && data.length <= most;
+            long page = (offset - dbCfg.windowBase()) / dbCfg.pageSize();
+            if (wqeHead && whole && data.length > 0) keepBlueFlame(page, data);
             MmioWrite w = MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8)));
             if (pollInterval > 0) {
                 // no hardware doorbell: the write lands in adapter SRAM, where the control program finds it on its next poll
@@ -372,22 +376,33 @@ public final class Adapter implements PciFunction, Clocked {
     }
 
     /**
-     * Keeps a BlueFlame-written WQEBB under its ring address, if the page it came through owns the
-     * queue its ctrl segment names (the decoder's own check; a write through a foreign page is
-     * rejected there and leaves nothing here). The oldest line goes when the buffer is full.
+     * The most bytes of a lone WQE a send doorbell may carry whole (QUERY_HCA_CAP's bfSize): half a
+     * BlueFlame register, as mlx5's buffers alternate between the halves; 0 without a BlueFlame buffer.
      */
-    private void keepBlueFlame(long page, byte[] wqebb) {
+    public int blueFlameBytes() {
+        return bfEntries == 0 ? 0 : Math.min(dbCfg.bfRegSize() / 2, bfEntries * WqeLayout.WQEBB);
+    }
+
+    /**
+     * Keeps a BlueFlame-written WQE's WQEBBs under their ring addresses, if the page it came through
+     * owns the queue its ctrl segment names (the decoder's own check; a write through a foreign page
+     * is rejected there and leaves nothing here). The oldest lines go when the buffer is full.
+     */
+    private void keepBlueFlame(long page, byte[] wqe) {
         if (bfEntries == 0) return;
-        long ctrl = Line64.words(wqebb, 0)[0];
+        long ctrl = Line64.words(wqe, 0)[0];
         long qpn = WqeLayout.qpn(ctrl);
         int index = WqeLayout.index(ctrl);
         SqConfig sc = sqConfigs.get(qpn);
         Long owner = sqOwner.get(qpn);
         if (sc == null || owner == null || owner != page) return;
-        long pa = sc.base() + (long) (index & ((1 << sc.logSize()) - 1)) * WqeLayout.WQEBB;
-        bfLines.remove(pa);
-        bfLines.put(pa, wqebb.clone());
-        if (bfLines.size() > bfEntries) bfLines.remove(bfLines.keySet().iterator().next());
+        int mask = (1 << sc.logSize()) - 1;
+        for (int k = 0; k < wqe.length / WqeLayout.WQEBB; k++) {
+            long pa = sc.base() + (long) ((index + k) & mask) * WqeLayout.WQEBB;
+            bfLines.remove(pa);
+            bfLines.put(pa, java.util.Arrays.copyOfRange(wqe, k * WqeLayout.WQEBB, (k + 1) * WqeLayout.WQEBB));
+            if (bfLines.size() > bfEntries) bfLines.remove(bfLines.keySet().iterator().next());
+        }
     }
 
     /**

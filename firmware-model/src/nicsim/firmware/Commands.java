@@ -191,7 +191,7 @@ final class Commands {
                 MAX_SGE, MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
                 fw.adapter.deviceMemory().size(), fw.profile.bytes("doorbell.window.base"),
                 fw.profile.bytes("uar.page.size"),
-                fw.profile.has("dm.bar.offset") ? fw.profile.bytes("dm.bar.offset") : 0);
+                fw.profile.has("dm.bar.offset") ? fw.profile.bytes("dm.bar.offset") : 0, fw.adapter.blueFlameBytes());
     }
 
     private void init(Cmd.InitHca h) {

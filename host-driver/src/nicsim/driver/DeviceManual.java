@@ -125,7 +125,8 @@ public final class DeviceManual {
                         "write 8, big-endian"),
                 row("UAR page + " + hex(UarLayout.BF_OFFSET), UarLayout.BF_REGS
                         + " BlueFlame registers: a send doorbell "
-                        + "(the ctrl segment's first 8 bytes) or a whole one-WQEBB WQE", "write 8 or 64")));
+                        + "(the ctrl segment's first 8 bytes) or a lone WQE whole, up to bfSize, in one write",
+                        "write 8, or 64 to bfSize")));
     }
 
     private static String entry() {
@@ -244,6 +245,7 @@ public final class DeviceManual {
                 row("uarBase (BAR0 offset of UAR page 0)", "0x" + Long.toHexString(c.uarBase())),
                 row("uarPageSize", Long.toString(c.uarPageSize())),
                 row("dmBase (BAR0 offset of device memory)", "0x" + Long.toHexString(c.dmBase())),
+                row("bfSize (largest WQE a send doorbell carries whole)", c.bfSize() + " B"),
                 row("WQEBB, largest WQE", WqeLayout.WQEBB + " B, "
                         + WqeLayout.MAX_WQEBBS + " WQEBBs")));
     }

@@ -10,9 +10,9 @@ import nicsim.driver.Host;
  * A QP's send queue as the user-space provider keeps it, mlx5-style (docs/sources.md#mlx5-doorbells):
  * a ring of 64-byte WQEBBs in host memory, a 16-bit producer counter in WQEBBs published in the
  * QP's doorbell record (byte 4), and a doorbell written to the context's UAR page: the last WQE's
- * first 8 bytes, or a lone one-WQEBB WQE whole (BlueFlame). It remembers each WQE's wr_id and the
- * caller's tag for its completion; a completion retires its WQE and every unsignaled one before it
- * (docs/sources.md#mlx5-cqe).
+ * first 8 bytes, or a lone small WQE whole (BlueFlame, up to the adapter's bfSize). It remembers
+ * each WQE's wr_id and the caller's tag for its completion; a completion retires its WQE and every
+ * unsignaled one before it (docs/sources.md#mlx5-cqe).
  */
 public final class SendRing {
     /** What a completion names: the WQE's wr_id and the tag it was posted with. */
@@ -79,8 +79,15 @@ public final class SendRing {
         BigEndian.put32(rec, 0, head & 0xFFFF);
         host.memory.write(dbrec + 4, rec);
         host.bus.cpuWork(host.profile.picos("host.post.cost") * count);
-        driver.mmio(driver.sendDoorbell(uar), count == 1 && single.length == 64 ? single : Arrays.copyOf(lastCtrl, 8));
+        boolean whole = count == 1 && single.length <= blueFlameMax();
+        driver.mmio(driver.sendDoorbell(uar), whole ? single : Arrays.copyOf(lastCtrl, 8));
     }
+
+    /**
+     * The largest lone WQE written whole: what the adapter's BlueFlame buffer takes (one write-combined
+     * burst), and one WQEBB always, as mlx5 writes a small WQE whole whether or not the adapter keeps it.
+     */
+    private int blueFlameMax() { return (int) Math.max(64, driver.caps().bfSize()); }
 
     /** Rings the doorbell with nothing new (an ERR QP's nudge to flush receives posted since). */
     public void nudge(byte[] ctrl) { driver.mmio(driver.sendDoorbell(uar), ctrl); }
