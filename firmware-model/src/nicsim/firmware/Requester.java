@@ -170,7 +170,8 @@ final class Requester {
         q.fw.exec(q.fw.wqeCycles, q.live(() -> {
             if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
             if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
-            if (q.service.connected) { stream(op); return; }
+            // a UD message of one packet streams as a connected one does; a longer one is refused in build
+            if (q.service.connected || op.length <= q.mtu) { stream(op); return; }
             gather(op);
         }));
     }
@@ -197,10 +198,7 @@ final class Requester {
                 q.completer.retire();
                 return;
             }
-            boolean imm = o == WqeLayout.OP_SEND_IMM;
-            op.packets.add(new Packet(q.fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), q.qpn,
-                    op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkeyOf(op.w.av()),
-                    op.payload, Packet.UD));
+            op.packets.add(datagram(op, op.payload));
         } else if (o == WqeLayout.OP_RDMA_READ) {
             op.packets.add(request(op, Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0, 0, new byte[0]));
         } else if (op.readOrAtomic()) {
@@ -214,8 +212,16 @@ final class Requester {
         transmit();
     }
 
+    /** A UD SEND's one packet, carrying {@code payload}, to the address vector of its WQE. */
+    private Packet datagram(SendOp op, byte[] payload) {
+        boolean imm = op.opcode == WqeLayout.OP_SEND_IMM;
+        return new Packet(q.fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), q.qpn,
+                op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkeyOf(op.w.av()), payload, Packet.UD);
+    }
+
     /** Packet {@code i} of the {@code n} of a SEND or WRITE, its bytes taken from the op's payload. */
     Packet packetOf(SendOp op, int i, int n) {
+        if (!q.service.connected) return datagram(op, op.chunks[0]);
         int o = op.opcode;
         boolean write = o == WqeLayout.OP_RDMA_WRITE || o == WqeLayout.OP_RDMA_WRITE_IMM;
         boolean imm = o == WqeLayout.OP_RDMA_WRITE_IMM || o == WqeLayout.OP_SEND_IMM;

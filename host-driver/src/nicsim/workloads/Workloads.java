@@ -297,6 +297,7 @@ public final class Workloads {
         out.println(LINE);
         out.printf("                    %s (nicsim, simulated time)%n", name.replace('_', ' ').toUpperCase().replace(" ", " ").trim());
         out.printf(" Number of qps   : %d\t\tTransport type : IB%n", o.qps());
+        out.printf(" Connection type : %s%n", o.ud() ? "UD" : "RC");
         out.printf(" TX depth        : %d%n", lat ? 1 : o.txDepth());
         out.printf(" Mtu             : %d[B]%n", o.mtu().bytes());
         out.println(LINE);
@@ -371,12 +372,23 @@ public final class Workloads {
         long[] sizes = sizes(o, 2);
         int iters = o.iters() > 0 ? o.iters() : 1000;
         long maxSize = Arrays.stream(sizes).max().getAsLong();
-        int inline = o.inline() >= 0 ? o.inline() : verb == WrOpcode.RDMA_WRITE ? 220 : verb == WrOpcode.SEND ? 236 : 0;
+        if (o.ud() && verb != WrOpcode.SEND) throw new IllegalArgumentException(name + " over UD: perftest has no such test");
+        if (o.ud() && maxSize > o.mtu().bytes())
+            throw new IllegalArgumentException("size " + maxSize + " is larger than the path MTU " + o.mtu().bytes()
+                    + " (a UD message is one packet)");
+        // perftest's inline defaults: 220 B for WRITE, 236 B for SEND over RC, 188 B over UD
+        int inline = o.inline() >= 0 ? o.inline() : verb == WrOpcode.RDMA_WRITE ? 220 : verb != WrOpcode.SEND ? 0 : o.ud() ? 188 : 236;
         int maxInline = (int) Math.min(inline, 512);
         int rx = verb == WrOpcode.SEND ? o.rxDepth() : 1; // perftest: DEF_RX_SEND receives for SEND tests (docs/sources.md#perftest-defaults)
-        Ep c = new Ep(w, 0, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline, o.scatterToCqe());
-        Ep s = new Ep(w, 1, QpType.RC, 1, Math.max(4096, maxSize * 2), 16, rx, maxInline, o.scatterToCqe());
+        QpType type = o.ud() ? QpType.UD : QpType.RC;
+        int grh = o.ud() ? 40 : 0; // a UD receive buffer starts with the 40-byte GRH's room
+        long bufBytes = Math.max(4096, maxSize * 2 + grh);
+        Ep c = new Ep(w, 0, type, 1, bufBytes, 16, rx, maxInline, o.scatterToCqe());
+        Ep s = new Ep(w, 1, type, 1, bufBytes, 16, rx, maxInline, o.scatterToCqe());
         connect(c, s, o);
+        AddressHandle toS = o.ud() ? c.pd.createAh(new AhAttr().dlid(s.lid)) : null;
+        AddressHandle toC = o.ud() ? s.pd.createAh(new AhAttr().dlid(c.lid)) : null;
+        long landing = maxSize + grh; // where a message's first byte lands in the receiver's buffer
         List<String> errors = new ArrayList<>();
         List<Result.Row> rows = new ArrayList<>();
         header(out, name, o, true);
@@ -385,8 +397,8 @@ public final class Workloads {
             int flags = size <= maxInline && verb != WrOpcode.RDMA_READ ? SendFlags.INLINE : 0;
             if (verb == WrOpcode.SEND && rows.isEmpty())
                 for (int k = 0; k < rx; k++) {
-                    c.qp().postRecv(new RecvWr().wrId(k).sgList(new Sge(c.buf.addr() + maxSize, (int) maxSize, c.mr.lkey())));
-                    s.qp().postRecv(new RecvWr().wrId(k).sgList(new Sge(s.buf.addr() + maxSize, (int) maxSize, s.mr.lkey())));
+                    c.qp().postRecv(new RecvWr().wrId(k).sgList(new Sge(c.buf.addr() + maxSize, (int) maxSize + grh, c.mr.lkey())));
+                    s.qp().postRecv(new RecvWr().wrId(k).sgList(new Sge(s.buf.addr() + maxSize, (int) maxSize + grh, s.mr.lkey())));
                 }
             settle(w);
             long start = w.now();
@@ -408,16 +420,17 @@ public final class Workloads {
                     from.buf.write(size - 1, new byte[]{tag});
                     SendWr wr = new SendWr().wrId(i).opcode(verb).sendFlags(SendFlags.SIGNALED | flags)
                             .sgList(new Sge(from.buf.addr(), (int) size, from.mr.lkey())).remoteAddr(to.buf.addr() + maxSize).rkey(to.mr.rkey());
+                    if (o.ud()) wr.ah(from == c ? toS : toC).remoteQpn(to.qp().qpNum()).remoteQkey(Connect.QKEY);
                     from.qp().postSend(wr);
                     if (verb == WrOpcode.SEND) {
                         // the receiver's own earlier SENDs may complete first (later still when an ACK was lost)
                         WorkCompletion r;
                         do r = next(w, to.cq, errors, "receive " + i); while (errors.isEmpty() && r.opcode() != nicsim.verbs.WcOpcode.RECV);
-                        to.qp().postRecv(new RecvWr().wrId(i + 1).sgList(new Sge(to.buf.addr() + maxSize, (int) maxSize, to.mr.lkey())));
+                        to.qp().postRecv(new RecvWr().wrId(i + 1).sgList(new Sge(to.buf.addr() + maxSize, (int) maxSize + grh, to.mr.lkey())));
                     } else {
                         await(w, () -> to.buf.read(maxSize + size - 1, 1)[0] == tag, "write " + i + " to land");
                     }
-                    if (to.buf.read(maxSize + size - 1, 1)[0] != tag) errors.add(name + " " + i + ": last byte did not arrive");
+                    if (to.buf.read(landing + size - 1, 1)[0] != tag) errors.add(name + " " + i + ": last byte did not arrive");
                     // retire the sender's completion (never blocks the ping-pong)
                     for (WorkCompletion wc : from.cq.poll(4)) if (wc.status() != WcStatus.SUCCESS) errors.add(wc.toString());
                 }

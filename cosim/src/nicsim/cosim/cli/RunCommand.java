@@ -66,6 +66,10 @@ final class RunCommand implements Callable<Integer> {
             + "(cqe.scatter.max bytes; cx-gen3x16: 32 B)")
     boolean scatterToCqe;
 
+    @Option(names = {"-c", "--connection"}, description = "connection type of the perftest tests: RC (default) or UD "
+            + "(send_lat only, as perftest's -c UD)")
+    String connection = "RC";
+
     @Option(names = "--tx-depth", defaultValue = "128", description = "outstanding sends in the bandwidth tests (default: ${DEFAULT-VALUE})")
     int txDepth = 128;
 
@@ -117,7 +121,13 @@ final class RunCommand implements Callable<Integer> {
         Set<String> rtlBlocks = Observe.rtlBlocks(rtl);
         Faults f = Faults.parse(faults);
         Profile p = profile.load();
-        Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m).withTxDepth(txDepth).withMrs(mrs).withScatterToCqe(scatterToCqe);
+        if (!connection.equals("RC") && !connection.equals("UD"))
+            throw new IllegalArgumentException("--connection " + connection + " must be RC or UD");
+        if (connection.equals("UD") && !workloads.stream().allMatch("send_lat"::equals))
+            throw new IllegalArgumentException("--connection UD: only send_lat runs over UD (workloads: "
+                    + String.join(", ", workloads) + ")");
+        Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m)
+                .withTxDepth(txDepth).withMrs(mrs).withScatterToCqe(scatterToCqe).withUd(connection.equals("UD"));
         if (!rtlBlocks.isEmpty()) Cluster.builder().rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
         int failures = 0;
         for (String name : workloads) {
