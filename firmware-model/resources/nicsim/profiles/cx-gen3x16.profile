@@ -4,18 +4,18 @@ about    A modern RDMA adapter: PCIe Gen3 x16, max payload 256 B, read request 5
 
 # --- adapter core
 core.clock              = 250 MHz     | clock of the adapter's hardware blocks (doorbell decode, WQE fetch, translation, DMA, CQE) | assumption: a usual ASIC datapath clock; no public ConnectX figure
-core.datapath.width     = 256 bit     | width of the adapter's internal data path (bytes moved per core cycle = width/8) | assumption: 256 bit x 250 MHz = 64 Gb/s per engine, two engines cover 100 Gb/s
+core.datapath.width     = 256 bit     | width of the adapter's internal data path (bytes one beat moves = width/8) | assumption: a 32-byte beat, at dma.clock 128 Gb/s per engine
 core.sram.size          = 2 MiB       | on-adapter buffer memory between the host DMA and the link engines | assumption
 dm.size                 = 128 KiB     | on-chip memory offered to programs as device memory (ibv_alloc_dm, max_dm_size); absent: none | assumption: a slice of on-chip SRAM the size of mlx5's MEMIC window; no public figure for this model
 dm.bar.offset           = 24 MiB      | BAR0 offset of the window through which the host writes and reads device memory (ibv_memcpy_to_dm, _from_dm) | assumption: BAR0 space past the doorbell window
 dm.access.latency       = 4 cycles    | core cycles an access to device memory takes before its data moves at the datapath's width; it never crosses PCIe | assumption: an on-chip SRAM access
-dma.clock               = 250 MHz     | clock of the DMA engines and their local bus to SRAM (one beat per cycle) | assumption: the core clock
+dma.clock               = 500 MHz     | clock of the DMA engines and their local bus to SRAM (one beat per cycle): 256 bit x 500 MHz = 128 Gb/s per engine | derived: docs/sources.md#connectx-figures (one QP's ib_write_bw reaches 96.6 Gb/s on EDR, so one message's data path moves at least the link rate)
 dma.channels            = 16          | independent sets of DMA engines (DMA contexts), each with its own slice of SRAM, so host reads of different messages overlap | assumption: enough outstanding host reads to cover a ~1 us PCIe read round trip at the small-message rate
 
 # --- host
 host.page.size          = 4 KiB       | host page size (sparse memory allocates in these units) | x86-64 base page
 host.memory.size        = 64 GiB      | simulated host physical memory (sparse: only pages touched take space) | assumption
-host.memory.read.latency = 80 ns      | time the root complex takes to serve a DMA read from DRAM, after the request arrives | assumption, consistent with the 850 ns TLP round trip of docs/sources.md#pcie-latency-and-mmio-cost
+host.memory.read.latency = 200 ns     | time the root complex and memory take to serve a DMA read, after the request arrives | derived: docs/sources.md#pcie-latency-and-mmio-cost (a small DMA read takes about 0.5 us: 2 x pci.link.latency + this = 470 ns)
 host.mmio.write.cost    = 100 ns      | CPU time to issue one uncached 8-byte MMIO write (a doorbell) | docs/sources.md#pcie-latency-and-mmio-cost: consecutive UC MMIO writes 50-300 ns apart
 host.mmio.read.cost     = 200 ns      | CPU time spent issuing an MMIO read, before it waits for the completion | assumption; docs/sources.md#pcie-latency-and-mmio-cost: MMIO reads far costlier than writes
 host.msi.address        = 0xFEE00000  | base of the host's MSI/MSI-X message address window | x86 local APIC message address range
@@ -31,7 +31,7 @@ pci.read.completion     = 256 B       | size of each completion TLP returning re
 pci.tlp.overhead.posted = 24 B        | bytes on the link besides payload for a memory write TLP (framing, sequence, 4-DW header, LCRC) | docs/sources.md#pcie-tlp-arithmetic (5-7 DW per TLP)
 pci.tlp.overhead.request = 24 B       | bytes on the link for a memory read request TLP (4-DW header, no payload) | docs/sources.md#pcie-tlp-arithmetic
 pci.tlp.overhead.completion = 20 B    | bytes on the link besides payload for a completion TLP (3-DW header) | docs/sources.md#pcie-tlp-arithmetic
-pci.link.latency        = 400 ns      | one-way latency of a TLP through PHY, link and root complex, excluding serialization | derived: half of the ~850 ns TLP ping-pong of docs/sources.md#pcie-latency-and-mmio-cost
+pci.link.latency        = 135 ns      | one-way latency of a TLP through the PHYs, link layers and root port, excluding serialization (a posted write's whole trip) | derived: docs/sources.md#pcie-latency-and-mmio-cost (what remains of ConnectX's 0.83 us inline send, which crosses PCIe twice)
 pci.mmio.read.response  = 40 ns       | time the adapter takes to answer an MMIO read once it arrives | assumption: ten core cycles
 pci.bar0.size           = 32 MiB      | size of BAR0: command/initialization segment plus the doorbell (UAR) pages | assumption: mlx5-like layout
 
@@ -45,7 +45,7 @@ doorbell.queue.table.entries = 16384 | entries of the decoder's queue-ownership 
 
 # --- WQE fetcher (WqeFetcher: doorbell -> DMA read of WQEBBs -> checked WQEs to firmware)
 wqe.fetch.batch         = 8           | most WQEBBs (64 B each) one DMA read of a send ring fetches | assumption: 8 x 64 B WQEBBs per fetch (the design target in docs/architecture.md#data-path)
-wqe.bf.buffer.entries   = 64          | one-WQEBB WQEs written by BlueFlame that the WQE fetch takes from the adapter instead of reading the ring over PCIe | docs/sources.md#mlx5-doorbells step 5 (BlueFlame copies the whole WQE to the BF register); the line count is an assumption
+wqe.bf.buffer.entries   = 64          | WQEBBs of lone WQEs written whole by BlueFlame (up to half a BlueFlame register, 256 B) that the WQE fetch takes from the adapter instead of reading the ring over PCIe | docs/sources.md#mlx5-doorbells (BlueFlame copies a lone WQE of up to bf_reg_size / 2 whole); the line count is an assumption
 wqe.sq.entries          = 64          | send queues the fetcher tracks in hardware (indexed by QPN low bits) | assumption
 
 # --- translation and protection (MttWalker: mkey + VA -> checks -> MTT walk through a translation cache)
@@ -81,7 +81,7 @@ link.propagation        = 5 ns        | signal propagation along one cable (adap
 link.mtu                = 4 KiB       | largest path MTU the links and switch carry | IBTA maximum MTU (docs/sources.md#libibverbs-values: ibv_mtu up to 4096)
 switch.latency          = 100 ns      | port-to-port latency of the switch, from a packet's head arriving to its head leaving | assumption: EDR switch datasheets quote about 90-130 ns
 switch.forwarding       = "cut-through" | when the switch may start forwarding a packet: "cut-through" (once its head is in) or "store-and-forward" (once all of it is) | assumption: InfiniBand switches forward cut-through, which is what their quoted latencies measure
-link.transmit           = "store-and-forward" | when a packet goes on the wire: "cut-through" (as its first beat leaves the send engine, which then feeds the link; the packet leaves at the slower of engine and link) or "store-and-forward" (once the send engine has moved all of it into the port's transmit buffer) | assumption: one engine here moves 64 Gb/s, so two cover the 100 Gb/s link only if each packet is buffered whole before it leaves (see core.datapath.width)
+link.transmit           = "cut-through" | when a packet goes on the wire: "cut-through" (as its first beat leaves the send engine, which then feeds the link; the packet leaves at the slower of engine and link) or "store-and-forward" (once the send engine has moved all of it into the port's transmit buffer) | docs/sources.md#connectx-figures (ConnectX adapters are quoted for cut-through latency; one engine, 128 Gb/s, outruns the link)
 link.receive            = "cut-through" | when the adapter takes a packet: "cut-through" (once its headers are in; the receive engine fills SRAM as the rest arrives) or "store-and-forward" (once all of it is in) | assumption: ConnectX adapters are quoted for cut-through latency
 
 # --- firmware (the adapter's embedded processor: commands, QP state, transport)

@@ -45,7 +45,7 @@ class PciBusTest {
 
     @Test
     void postedMmioWriteArrivesAfterIssueCostSerializationAndLatency() {
-        PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
+        PciTestbench tb = new PciTestbench(Profiles.load("cx-gen3x16").with("pci.link.latency", "400 ns")).enable();
         PciLink link = tb.bus.link();
         tb.bus.mmioWrite(PciTestbench.BAR0 + 0x800, new byte[8]);
         tb.bus.mmioWrite(PciTestbench.BAR0 + 0x808, new byte[8]);

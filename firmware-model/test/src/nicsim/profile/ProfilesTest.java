@@ -15,7 +15,7 @@ class ProfilesTest {
         Profile cx = Profiles.load("cx-gen3x16");
         assertEquals(4_000, cx.periodPicos("core.clock"));          // 250 MHz
         assertEquals(256, cx.bytes("pci.max.payload"));
-        assertEquals(400_000, cx.picos("pci.link.latency"));
+        assertEquals(135_000, cx.picos("pci.link.latency"));
         assertEquals(8_000_000_000L, cx.bitsPerSecond("pci.lane.rate"));
         assertArrayEquals(new long[]{128, 130}, cx.ratio("pci.encoding"));
         assertEquals("pcie", cx.text("pci.kind"));

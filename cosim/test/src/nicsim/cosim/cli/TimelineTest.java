@@ -71,9 +71,10 @@ class TimelineTest {
             }
         }
         assertEquals(Set.of("node0", "node1"), tracksPerNode.keySet());
-        // one track per block, plus at most dma.channels (16) lanes for the DMA engines' parallel transfers
+        // one track per block (five, and the two sets of DMA engines), each set of engines with up to
+        // dma.channels (16) lanes for its parallel transfers
         int node0 = tracksPerNode.get("node0").size();
-        assertTrue(node0 >= 6 && node0 <= 6 + 2 * 15, "node0's tracks: " + tracksPerNode.get("node0"));
+        assertTrue(node0 >= 6 && node0 <= 7 + 2 * 15, "node0's tracks: " + tracksPerNode.get("node0"));
         assertTrue(tracksPerNode.get("node0").containsAll(List.of("DoorbellDecoder", "WqeFetcher", "MttWalker", "DmaEngine host", "Link")),
                 tracksPerNode.get("node0").toString());
         assertEquals(200, flows, "one flow per WQE");
