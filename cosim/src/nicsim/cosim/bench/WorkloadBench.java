@@ -105,11 +105,7 @@ public final class WorkloadBench {
         p.add(new Point("4 B round trip, lanai72 (KVIA)", rttUs("lanai72", 4, it), 59, "us", "docs/sources.md#kvia-measurements"));
         p.add(new Point("peak one-way bandwidth, lanai72 (KVIA), 64 KiB", writeBwGbps("lanai72", 65536, quick ? 20 : 200) * 1000, 950,
                 "Mb/s", "docs/sources.md#myrinet-figures (KVIA 950 Mbit/s)"));
-        Result.Row lat = row("send_lat", "cx-gen3x16", Options.defaults().withSize(32).withIters(quick ? 30 : 1000));
-        p.add(new Point("RC send latency 32 B (one way, typical), cx-gen3x16", lat.latTypicalUs(), 0.82, "us", "docs/sources.md#connectx-figures (0.81-0.83 us)"));
-        p.add(new Point("write_bw 64 KiB, cx-gen3x16", writeBwGbps("cx-gen3x16", 65536, quick ? 100 : 2000), 96.6, "Gb/s",
-                "docs/sources.md#connectx-figures (96.6 Gb/s, EDR)"));
-        return p;
+        return p; // the ConnectX points are in their curves' section (ConnectxCurves)
     }
 
     /** Round trip and bandwidth against message size on the two LANai profiles; writes two PNG plots. */

@@ -60,6 +60,43 @@ final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** A modern profile's whole curves beside the figures published for the adapter it models. */
+    private void connectx(StringBuilder md, String profile, List<nicsim.cosim.bench.ConnectxCurves.Published> published,
+                          String file) throws Exception {
+        System.err.println("bench: " + profile + " curves ...");
+        var cs = nicsim.cosim.bench.ConnectxCurves.run(nicsim.profile.Profiles.load(profile), published, quick);
+        nicsim.cosim.bench.ConnectxCurves.plot(cs, profile, out.resolve(file + "-latency.png"), out.resolve(file + "-bandwidth.png"));
+        md.append("\n### ").append(profile).append(": perftest's curves, each published point beside\n\n")
+                .append("| test | bytes | nicsim | published | error | source |\n|---|---:|---:|---:|---:|---|\n");
+        for (var c : cs.compared()) {
+            var p = c.published();
+            String unit = p.curve().latency() ? "us" : "Gb/s";
+            md.append(String.format("| %s | %d | %.2f %s | %.2f %s | %+.1f%% | %s |%n", p.curve().label(), p.bytes(), c.nicsim(), unit,
+                    p.value(), unit, c.errorPercent(), p.source()));
+        }
+        md.append("\nThe curves (latency: median one way, us; bandwidth: Gb/s). Plots: `").append(file).append("-latency.png`, `")
+                .append(file).append("-bandwidth.png`.\n\n| bytes |");
+        var curves = new ArrayList<>(cs.simulated().keySet());
+        for (var c : curves) md.append(' ').append(c.label()).append(" |");
+        md.append("\n|---:|").append("---:|".repeat(curves.size())).append('\n');
+        java.util.TreeSet<Long> sizes = new java.util.TreeSet<>();
+        cs.simulated().values().forEach(m -> sizes.addAll(m.keySet()));
+        try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve(file + "-curves.csv")))) {
+            csv.println("bytes," + String.join(",", curves.stream().map(c -> c.label().replace(' ', '_')).toList()));
+            for (long b : sizes) {
+                md.append("| ").append(b).append(" |");
+                StringBuilder line = new StringBuilder().append(b);
+                for (var c : curves) {
+                    Double v = cs.simulated().get(c).get(b);
+                    md.append(v == null ? " |" : String.format(" %.2f |", v));
+                    line.append(',').append(v == null ? "" : String.format("%.4f", v));
+                }
+                md.append('\n');
+                csv.println(line);
+            }
+        }
+    }
+
     private void fidelity(StringBuilder md) throws Exception {
         System.err.println("bench: fidelity ...");
         List<nicsim.cosim.bench.WorkloadBench.Point> pts = nicsim.cosim.bench.WorkloadBench.points(quick);
@@ -72,6 +109,7 @@ final class BenchCommand implements Callable<Integer> {
                 csv.printf("\"%s\",%.4f,%.4f,%s,%.2f,\"%s\"%n", q.what(), q.nicsim(), q.reference(), q.unit(), q.errorPercent(), q.source());
             }
         }
+        connectx(md, "cx-gen3x16", nicsim.cosim.bench.ConnectxCurves.CONNECTX5_EDR, "connectx5");
         List<double[]> curve = nicsim.cosim.bench.WorkloadBench.curves(out, quick);
         md.append("\nRound trip and one-way bandwidth over message sizes (the KVIA paper's figures 3 and 4, docs/sources.md#kvia-measurements: KVIA 17-30 us faster at ")
                 .append("every size; its bandwidth gap grows with size). Plots: `latency.png`, `bandwidth.png`.\n\n")
