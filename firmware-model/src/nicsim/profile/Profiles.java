@@ -26,7 +26,7 @@ import java.util.Map;
  * required, because every figure in a profile must say what it is.
  */
 public final class Profiles {
-    public static final List<String> BUILTIN = List.of("lanai43", "lanai72", "cx-gen3x16");
+    public static final List<String> BUILTIN = List.of("lanai43", "lanai72", "cx-gen3x16", "cx6-gen4x16");
     public static final String DEFAULT = "cx-gen3x16";
 
     private Profiles() {}
