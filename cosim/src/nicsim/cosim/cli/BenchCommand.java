@@ -65,17 +65,19 @@ final class BenchCommand implements Callable<Integer> {
                           String file) throws Exception {
         System.err.println("bench: " + profile + " curves ...");
         var cs = nicsim.cosim.bench.ConnectxCurves.run(nicsim.profile.Profiles.load(profile), published, quick);
-        nicsim.cosim.bench.ConnectxCurves.plot(cs, profile, out.resolve(file + "-latency.png"), out.resolve(file + "-bandwidth.png"));
+        nicsim.cosim.bench.ConnectxCurves.plot(cs, profile, out.resolve(file + "-latency.png"),
+                out.resolve(file + "-bandwidth.png"));
         md.append("\n### ").append(profile).append(": perftest's curves, each published point beside\n\n");
-        if (!published.isEmpty()) md.append("| test | bytes | nicsim | published | error | source |\n|---|---:|---:|---:|---:|---|\n");
+        if (!published.isEmpty())
+            md.append("| test | bytes | nicsim | published | error | source |\n|---|---:|---:|---:|---:|---|\n");
         for (var c : cs.compared()) {
             var p = c.published();
             String unit = p.curve().latency() ? "us" : "Gb/s";
-            md.append(String.format("| %s | %d | %.2f %s | %.2f %s | %+.1f%% | %s |%n", p.curve().label(), p.bytes(), c.nicsim(), unit,
-                    p.value(), unit, c.errorPercent(), p.source()));
+            md.append(String.format("| %s | %d | %.2f %s | %.2f %s | %+.1f%% | %s |%n", p.curve().label(), p.bytes(),
+                    c.nicsim(), unit, p.value(), unit, c.errorPercent(), p.source()));
         }
-        md.append("\nThe curves (latency: median one way, us; bandwidth: Gb/s). Plots: `").append(file).append("-latency.png`, `")
-                .append(file).append("-bandwidth.png`.\n\n| bytes |");
+        md.append("\nThe curves (latency: median one way, us; bandwidth: Gb/s). Plots: `").append(file)
+                .append("-latency.png`, `").append(file).append("-bandwidth.png`.\n\n| bytes |");
         var curves = new ArrayList<>(cs.simulated().keySet());
         for (var c : curves) md.append(' ').append(c.label()).append(" |");
         md.append("\n|---:|").append("---:|".repeat(curves.size())).append('\n');
