@@ -70,7 +70,9 @@ enum FirmwareStat {
     WQEBBS_SKIPPED,
     XLATE_FILLS_REFUSED,
     XLATE_FILLS_UNANSWERABLE,
-    XLATE_HOST_INTERRUPTS;
+    XLATE_HOST_INTERRUPTS,
+    XLATE_LINE_HITS,
+    XLATE_TABLE_READS;
 
     /** The counter's name in the dump. */
     String counterName() { return "Firmware." + name().toLowerCase(Locale.ROOT); }

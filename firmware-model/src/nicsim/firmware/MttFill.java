@@ -40,6 +40,13 @@ final class MttFill {
     /** A translation miss waiting for the host's interrupt handler: the table row it asks for. */
     private record HostFill(long row, Consumer<long[]> done) {}
 
+    /** Entries one table read brings (mtt.fill.line / 8): the miss's own and its MR's neighbours in the line. */
+    private final int lineEntries;
+    /** The fill engine keeps the lines it read last: this many (an assumption: a line per walk in flight). */
+    static final int LINES_KEPT = 8;
+    /** Present entries brought with earlier lines, by MTT index, oldest first. */
+    private final java.util.LinkedHashMap<Long, Long> lines = new java.util.LinkedHashMap<>();
+
     MttFill(Adapter adapter, Profile profile, FirmwareStat.Stats stats, Consumer<String> report, java.util.function.LongSupplier now) {
         this.adapter = adapter;
         this.now = now;
@@ -49,6 +56,10 @@ final class MttFill {
         if (!fill.equals("dma") && !fill.equals("interrupt"))
             throw new IllegalArgumentException("mtt.fill \"" + fill + "\" must be \"dma\" or \"interrupt\"");
         this.byInterrupt = fill.equals("interrupt");
+        long line = profile.has("mtt.fill.line") ? profile.bytes("mtt.fill.line") : 8;
+        if (line < 8 || line > 4096 || Long.bitCount(line) != 1)
+            throw new IllegalArgumentException("mtt.fill.line " + line + " B must be a power of two from 8 to 4096");
+        this.lineEntries = (int) (line / 8);
     }
 
     void setVector(int vector) { this.vector = vector; }
@@ -103,11 +114,31 @@ final class MttFill {
             if (waiting.size() == 1) adapter.port().msix(vector);
             return;
         }
+        Long kept = lines.remove(index);
+        if (kept != null) { // brought by an earlier line read: no PCIe read
+            stats.inc(FirmwareStat.XLATE_LINE_HITS);
+            done.accept(new long[]{kept, MttPorts.FILL_OK});
+            return;
+        }
+        // the aligned line holding the entry, cut to its MR's run (the rest of the line is other MRs')
+        // (an implicit MR's rows are not contiguous: its entry is read alone)
+        long[] run = space.run(index);
+        long pos = space.sparse(index) ? 0 : (tableAddr / 8 + row) % lineEntries; // the entry's place in its line
+        long span = space.sparse(index) ? 1 : lineEntries;
+        long from = Math.max(index - pos, run[0]), last = Math.min(index - pos + span - 1, run[0] + run[1] - 1);
         reading++;
-        adapter.port().dmaRead(tableAddr + row * 8, 8, r -> {
+        stats.inc(FirmwareStat.XLATE_TABLE_READS);
+        adapter.port().dmaRead(tableAddr + space.row(from) * 8, (int) (last - from + 1) * 8, r -> {
             reading--;
             if (r.status() != PciPort.DmaStatus.OK) { done.accept(new long[]{0, MttPorts.FILL_FAILED}); return; }
-            long entry = BigEndian.get64(r.data(), 0);
+            for (long j = from; j <= last; j++) { // the neighbours present are kept for the walks that will want them
+                long e = BigEndian.get64(r.data(), (int) (j - from) * 8);
+                if (j == index || (e & (NOT_PRESENT | IMPLICIT)) != 0) continue;
+                lines.remove(j);
+                lines.put(j, e);
+                if (lines.size() > LINES_KEPT * lineEntries) lines.remove(lines.keySet().iterator().next());
+            }
+            long entry = BigEndian.get64(r.data(), (int) (index - from) * 8);
             if ((entry & NOT_PRESENT) != 0) done.accept(new long[]{0, MttPorts.FILL_NOT_PRESENT});
             else if ((entry & IMPLICIT) != 0) done.accept(new long[]{0, MttPorts.FILL_FAILED}); // nothing mapped there
             else done.accept(new long[]{entry, MttPorts.FILL_OK});

@@ -136,6 +136,12 @@ final class MttSpace {
         return e.getValue()[0] + (index - e.getKey());
     }
 
+    /** The first index of {@code index}'s run and the run's length, or null if no MR holds it. */
+    long[] run(long index) {
+        Map.Entry<Long, long[]> e = runs.floorEntry(index);
+        return e == null || index - e.getKey() >= e.getValue()[1] ? null : new long[]{e.getKey(), e.getValue()[1]};
+    }
+
     private long[] runOf(long index) {
         Map.Entry<Long, long[]> e = runs.floorEntry(index);
         return e == null || index - e.getKey() >= e.getValue()[1] ? null : e.getValue();

@@ -40,17 +40,27 @@ class BlueFlameTest {
     }
 
     @Test
-    void onlyOneWqebbWqesRungByBlueFlameSkipTheRingRead() {
+    void onlyALoneWqeRungByBlueFlameSkipsTheRingRead() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 4096).up(Mtu.MTU_1024);
+        assertEquals(256, p.a.ctx.driver.caps().bfSize(), "half of a 512-byte BlueFlame register");
         SendWr w = new SendWr().opcode(WrOpcode.RDMA_WRITE).sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey()))
                 .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()).sendFlags(SendFlags.SIGNALED);
         p.a.qp.postSend(w.wrId(1));
         p.await(p.a.cq, 1);
         assertEquals(1, skipped(p), "one WQE, written whole with its doorbell");
+        // 64 inline bytes after the ctrl and remote-address segments: a WQE of two WQEBBs, written whole too
+        byte[] inline = new byte[64];
+        new java.util.Random(5).nextBytes(inline);
+        p.a.buf.write(64, inline);
+        p.a.qp.postSend(new SendWr().wrId(4).opcode(WrOpcode.RDMA_WRITE).sgList(new Sge(p.a.buf.addr() + 64, 64, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 64).rkey(p.b.mr.rkey()).sendFlags(SendFlags.SIGNALED | SendFlags.INLINE));
+        p.await(p.a.cq, 1);
+        assertEquals(2, skipped(p), "a lone two-WQEBB WQE, within bfSize, written whole with its doorbell");
+        assertArrayEquals(inline, p.b.buf.read(64, 64), "the inline bytes came from the BlueFlame write");
         p.a.qp.postSend(w.wrId(2), new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE).sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey()))
                 .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()).sendFlags(SendFlags.SIGNALED));
         p.await(p.a.cq, 2);
-        assertEquals(1, skipped(p), "two WQEs rung by one plain doorbell are read from the ring");
+        assertEquals(2, skipped(p), "two WQEs rung by one plain doorbell are read from the ring");
     }
 
     @Test

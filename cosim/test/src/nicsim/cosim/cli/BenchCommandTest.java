@@ -31,6 +31,10 @@ class BenchCommandTest {
         assertTrue(md.contains("RTL edges per wall second") && md.contains("with RTL in the loop"), md);
         assertTrue(md.matches("(?s).*\\| ibv_query_port \\| [0-9,]+ \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+x \\|.*"), "a verb through attach against Java: " + md);
         assertTrue(Files.size(dir.resolve("latency.png")) > 1000 && Files.size(dir.resolve("bandwidth.png")) > 1000);
-        assertTrue(Files.readAllLines(dir.resolve("fidelity.csv")).size() >= 6);
+        assertTrue(Files.readAllLines(dir.resolve("fidelity.csv")).size() >= 4);
+        // cx-gen3x16's curves, each published ConnectX point beside its simulated one
+        assertTrue(md.matches("(?s).*\\| send_lat RC \\| 32 \\| [0-9.]+ us \\| 0\\.83 us \\| [-+][0-9.]+% \\|.*"), md);
+        assertTrue(Files.size(dir.resolve("connectx5-latency.png")) > 1000 && Files.size(dir.resolve("connectx6-bandwidth.png")) > 1000);
+        assertTrue(Files.readAllLines(dir.resolve("connectx5-curves.csv")).size() >= 8);
     }
 }
