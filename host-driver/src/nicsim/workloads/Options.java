@@ -5,7 +5,7 @@ import nicsim.verbs.Mtu;
 /**
  * A workload's parameters, with perftest's defaults (docs/sources.md#perftest-defaults) where perftest has the test,
  * and rdma-core's for the pingpong examples. {@code size} 0 and {@code iters} 0 mean "the test's
- * default". {@code ud}: the perftest test runs over UD QPs ({@code -c UD}; send_lat only).
+ * default". {@code ud}: the perftest test runs over UD QPs ({@code -c UD}; send_lat and send_bw).
  */
 public record Options(long size, boolean allSizes, int iters, int txDepth, int rxDepth, int cqMod, int qps, Mtu mtu,
                       int inline, int mrs, boolean scatterToCqe, boolean ud) {

@@ -161,10 +161,18 @@ public final class Workloads {
         int iters = o.iters() > 0 ? o.iters() : verb == WrOpcode.RDMA_WRITE ? 5000 : 1000;
         int tx = o.txDepth(), slots = 16;
         long maxSize = Arrays.stream(sizes).max().getAsLong();
-        long bufBytes = Math.max(4096, maxSize * slots);
-        Ep c = new Ep(w, 0, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0, o.scatterToCqe());
-        Ep s = new Ep(w, 1, QpType.RC, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0, o.scatterToCqe());
+        boolean ud = o.ud();
+        if (ud && verb != WrOpcode.SEND) throw new IllegalArgumentException(name + " over UD: perftest has no such test");
+        if (ud && maxSize > o.mtu().bytes())
+            throw new IllegalArgumentException("size " + maxSize + " is larger than the path MTU " + o.mtu().bytes()
+                    + " (a UD message is one packet)");
+        int grh = ud ? 40 : 0; // a UD receive starts with the 40-byte GRH's room
+        long bufBytes = Math.max(4096, (maxSize + grh) * slots);
+        QpType type = ud ? QpType.UD : QpType.RC;
+        Ep c = new Ep(w, 0, type, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0, o.scatterToCqe());
+        Ep s = new Ep(w, 1, type, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0, o.scatterToCqe());
         connect(c, s, o);
+        AddressHandle toS = ud ? c.pd.createAh(new AhAttr().dlid(s.lid)) : null;
         // --mrs: more MRs over the same buffers, used in turn (each a distinct key and MTT range)
         List<MemoryRegion> cmrs = new ArrayList<>(List.of(c.mr)), smrs = new ArrayList<>(List.of(s.mr));
         for (int k = 1; k < o.mrs(); k++) {
@@ -182,7 +190,8 @@ public final class Workloads {
             rnd.nextBytes(data);
             src.write(0, data);
             if (atomic) { data = new byte[8]; src.write(0, new byte[8]); s.buf.write(0, new byte[8]); }
-            int nslots = (int) Math.max(1, Math.min(slots, bufBytes / size));
+            int nslots = (int) Math.max(1, Math.min(slots, bufBytes / (size + grh)));
+            long stride = size + grh; // the receiver's slots: a GRH's room before each UD message
             // send_bw: the server keeps rx_depth receives posted on each QP. Message m goes out on QP m % nq and
             // lands in slot m % nslots, so the receives are posted in message order, each on its message's QP
             int nq = c.qps.size();
@@ -191,8 +200,8 @@ public final class Workloads {
                 if (verb != WrOpcode.SEND) return;
                 while (recvPosted[0] < iters && recvOut[recvPosted[0] % nq] < o.rxDepth()) {
                     int m = recvPosted[0];
-                    long slot = (long) (m % nslots) * size;
-                    s.qps.get(m % nq).postRecv(new RecvWr().wrId(m).sgList(new Sge(s.buf.addr() + slot, (int) size, s.mr.lkey())));
+                    long slot = (long) (m % nslots) * stride;
+                    s.qps.get(m % nq).postRecv(new RecvWr().wrId(m).sgList(new Sge(s.buf.addr() + slot, (int) stride, s.mr.lkey())));
                     recvOut[m % nq]++;
                     recvPosted[0]++;
                 }
@@ -215,7 +224,8 @@ public final class Workloads {
             int[] lastSignaled = new int[nq];
             for (int k = 0; k < nq; k++) lastSignaled[k] = k - nq;
             while (completed < iters && errors.isEmpty()) {
-                while (posted < iters && posted - completed < tx) {
+                // over UD a message with no receive posted is dropped: the sender stays within the receives
+                while (posted < iters && posted - completed < tx && (!ud || posted - received[0] < o.rxDepth())) {
                     long slot = (long) (posted % nslots) * size;
                     QueuePair q = c.qps.get(posted % nq);
                     int own = posted / nq, lastOwn = (iters - 1 - posted % nq) / nq;
@@ -227,11 +237,13 @@ public final class Workloads {
                     else if (verb == WrOpcode.RDMA_READ) wr.sgList(new Sge(c.buf.addr() + slot, (int) size, lkey))
                             .remoteAddr(s.buf.addr() + slot).rkey(rkey);
                     else wr.sgList(new Sge(c.buf.addr() + slot, (int) size, lkey)).remoteAddr(s.buf.addr() + slot).rkey(rkey);
+                    if (ud) wr.ah(toS).remoteQpn(s.qps.get(posted % nq).qpNum()).remoteQkey(Connect.QKEY);
                     postedAt[posted] = w.now();
                     q.postSend(wr);
                     posted++;
                 }
                 List<WorkCompletion> got = new ArrayList<>();
+                int receivedBefore = received[0];
                 await(w, verb == WrOpcode.SEND ? List.of(c, s) : List.of(c), () -> {
                     got.addAll(c.cq.poll(64));
                     if (verb == WrOpcode.SEND) {
@@ -241,7 +253,7 @@ public final class Workloads {
                         }
                         refill.run();
                     }
-                    return !got.isEmpty() || !errors.isEmpty();
+                    return !got.isEmpty() || !errors.isEmpty() || ud && received[0] != receivedBefore;
                 }, name + " completions");
                 for (WorkCompletion wc : got) {
                     if (wc.status() != WcStatus.SUCCESS) { errors.add(wc.toString()); break; }
@@ -265,10 +277,12 @@ public final class Workloads {
                 if (v != iters) errors.add("atomic counter is " + v + " after " + iters + " fetch-and-adds of 1");
             } else {
                 int touched = (int) Math.min(nslots, iters);
-                byte[] want = Arrays.copyOf(data, (int) (touched * size));
-                byte[] got = dst.read(0, want.length);
-                if (!Arrays.equals(want, got)) errors.add(String.format("%d B: destination differs from source at byte %d", size,
-                        Arrays.mismatch(want, got)));
+                for (int k = 0; k < touched && errors.isEmpty(); k++) { // slot k of the source, after its GRH's room over UD
+                    byte[] want = Arrays.copyOfRange(data, (int) (k * size), (int) ((k + 1) * size));
+                    byte[] got = dst.read(k * stride + grh, (int) size);
+                    if (!Arrays.equals(want, got)) errors.add(String.format("%d B: destination differs from source at byte %d",
+                            size, k * size + Arrays.mismatch(want, got)));
+                }
             }
             double bw = size * 8.0 * iters / (t / 1e12) / 1e9;
             double peak = bw;

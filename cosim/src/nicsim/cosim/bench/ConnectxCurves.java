@@ -23,7 +23,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 /**
  * Whole curves of a modern profile against the perftest figures published for the adapter it
  * models: ib_send_lat (RC and UD), ib_write_lat and ib_read_lat from 2 B to 64 KiB, ib_write_bw and
- * ib_send_bw from 2 B to 8 MiB, each published point beside the simulated one with its error.
+ * ib_send_bw from 2 B to 8 MiB (ib_send_bw over UD to 4 KiB, one MTU), each published point beside
+ * the simulated one with its error.
  */
 public final class ConnectxCurves {
     private ConnectxCurves() {}
@@ -49,7 +50,8 @@ public final class ConnectxCurves {
     static final String FORUM = "docs/sources.md#connectx-figures (NVIDIA forum, EDR)";
     public static final Curve SEND_LAT = new Curve("send_lat", false), SEND_LAT_UD = new Curve("send_lat", true),
             WRITE_LAT = new Curve("write_lat", false), READ_LAT = new Curve("read_lat", false),
-            WRITE_BW = new Curve("write_bw", false), SEND_BW = new Curve("send_bw", false);
+            WRITE_BW = new Curve("write_bw", false), SEND_BW = new Curve("send_bw", false),
+            SEND_BW_UD = new Curve("send_bw", true);
 
     /** What is published for a ConnectX-5 on EDR, PCIe Gen3 x16 (cx-gen3x16). */
     public static final List<Published> CONNECTX5_EDR = List.of(
@@ -59,9 +61,9 @@ public final class ConnectxCurves {
             new Published(SEND_LAT_UD, 4096, 2.22, POTTER),
             new Published(WRITE_LAT, 2L << 20, 176, FORUM), new Published(WRITE_BW, 65536, 96.6, FORUM));
 
-    /** A curve's sizes: powers of two, to 64 KiB for latency (4 KiB, one MTU, over UD), to 8 MiB for bandwidth. */
+    /** Sizes: powers of two, to 64 KiB for latency (4 KiB, one MTU, over UD), to 8 MiB (quick: 1 MiB) for bandwidth. */
     static List<Long> sizes(Curve c, boolean quick) {
-        long top = c.ud() ? 4096 : c.latency() ? 65536 : 8L << 20;
+        long top = c.ud() ? 4096 : c.latency() ? 65536 : quick ? 1L << 20 : 8L << 20;
         List<Long> out = new ArrayList<>();
         for (long s = 2; s <= top; s *= 2)
             if (!quick || s == 2 || s == top || Long.numberOfTrailingZeros(s) % 4 == 0) out.add(s);
@@ -71,7 +73,7 @@ public final class ConnectxCurves {
     /** Runs every curve on {@code profile} and compares it with {@code published}. */
     public static Curves run(Profile profile, List<Published> published, boolean quick) {
         Map<Curve, Map<Long, Double>> sim = new LinkedHashMap<>();
-        for (Curve c : List.of(SEND_LAT, SEND_LAT_UD, WRITE_LAT, READ_LAT, WRITE_BW, SEND_BW)) {
+        for (Curve c : List.of(SEND_LAT, SEND_LAT_UD, WRITE_LAT, READ_LAT, WRITE_BW, SEND_BW, SEND_BW_UD)) {
             Map<Long, Double> m = new LinkedHashMap<>();
             for (long s : sizes(c, quick)) m.put(s, figure(profile, c, s, quick));
             sim.put(c, m);
@@ -86,9 +88,10 @@ public final class ConnectxCurves {
 
     /** The median one-way latency (us) or the average bandwidth (Gb/s) of one test at one size. */
     static double figure(Profile profile, Curve c, long size, boolean quick) {
-        int iters = c.latency() ? (int) Math.max(5, Math.min(quick ? 10 : 100, (64L << 20) / size))
-                : (int) Math.max(quick ? 20 : 100, Math.min(quick ? 200 : 2000, (quick ? 16L << 20 : 512L << 20)
-                        / size));
+        // quick: a few iterations (simulated figures barely move with more), a few MiB moved at the most
+        long budget = quick ? 4L << 20 : c.latency() ? 64L << 20 : 512L << 20; // bytes one point moves at the most
+        int iters = c.latency() ? (int) Math.max(quick ? 2 : 5, Math.min(quick ? 10 : 100, budget / size))
+                : (int) Math.max(quick ? 10 : 100, Math.min(quick ? 200 : 2000, budget / size));
         Options o = Options.defaults().withSize(size).withIters(iters).withUd(c.ud());
         PrintStream quiet = new PrintStream(new ByteArrayOutputStream());
         Result r = Workloads.run(c.test(), new World(2, profile, 1, Faults.NONE), o, quiet);

@@ -67,7 +67,7 @@ final class RunCommand implements Callable<Integer> {
     boolean scatterToCqe;
 
     @Option(names = {"-c", "--connection"}, description = "connection type of the perftest tests: RC (default) or UD "
-            + "(send_lat only, as perftest's -c UD)")
+            + "(send_lat and send_bw, as perftest's -c UD)")
     String connection = "RC";
 
     @Option(names = "--tx-depth", defaultValue = "128", description = "outstanding sends in the bandwidth tests (default: ${DEFAULT-VALUE})")
@@ -123,8 +123,8 @@ final class RunCommand implements Callable<Integer> {
         Profile p = profile.load();
         if (!connection.equals("RC") && !connection.equals("UD"))
             throw new IllegalArgumentException("--connection " + connection + " must be RC or UD");
-        if (connection.equals("UD") && !workloads.stream().allMatch("send_lat"::equals))
-            throw new IllegalArgumentException("--connection UD: only send_lat runs over UD (workloads: "
+        if (connection.equals("UD") && !workloads.stream().allMatch(x -> x.equals("send_lat") || x.equals("send_bw")))
+            throw new IllegalArgumentException("--connection UD: only send_lat and send_bw run over UD (workloads: "
                     + String.join(", ", workloads) + ")");
         Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m)
                 .withTxDepth(txDepth).withMrs(mrs).withScatterToCqe(scatterToCqe).withUd(connection.equals("UD"));

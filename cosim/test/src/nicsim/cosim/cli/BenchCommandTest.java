@@ -12,7 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 class BenchCommandTest {
     @Test
     void benchWritesAReportRowForEveryBlock(@TempDir Path dir) throws Exception {
-        assertEquals(0, Main.run("bench", "--cycles", "2000", "--out", dir.toString()));
+        assertEquals(0, Main.run("bench", "--cycles", "2000", "--quick", "--out", dir.toString()));
         List<String> csv = Files.readAllLines(dir.resolve("blocks.csv"));
         assertEquals(6, csv.size(), csv.toString()); // header + five blocks
         for (String block : List.of("doorbell", "wqe", "mtt", "dma", "cqe"))
@@ -35,6 +35,6 @@ class BenchCommandTest {
         // cx-gen3x16's curves, each published ConnectX point beside its simulated one
         assertTrue(md.matches("(?s).*\\| send_lat RC \\| 32 \\| [0-9.]+ us \\| 0\\.83 us \\| [-+][0-9.]+% \\|.*"), md);
         assertTrue(Files.size(dir.resolve("connectx5-latency.png")) > 1000 && Files.size(dir.resolve("connectx6-bandwidth.png")) > 1000);
-        assertTrue(Files.readAllLines(dir.resolve("connectx5-curves.csv")).size() >= 8);
+        assertTrue(Files.readAllLines(dir.resolve("connectx5-curves.csv")).size() >= 6);
     }
 }
