@@ -195,6 +195,9 @@ public final class Adapter implements PciFunction, Clocked {
     private void problem(Object p) {
         errors.add(p);
         errorTimes.add(sim.now());
+        // on the timeline too, where the driver's other doings are (when the adapter is traced)
+        String n = "violation#" + errors.size();
+        sim.trace().recordOn("Adapter", tracePrefix + "Adapter", n, "violation", p.toString());
     }
 
     /** The simulated time, in ps, at which {@code errors().get(i)} was found. */

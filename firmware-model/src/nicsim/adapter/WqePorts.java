@@ -65,9 +65,14 @@ public final class WqePorts {
         public Code reason() { return Code.values()[(int) code]; }
 
         @Override public String toString() {
-            return String.format("%s on qpn 0x%x at WQEBB %d (ctrl 0x%016x: opcode 0x%02x index %d qpn 0x%x ds %d)",
+            // what a driver most likely did, where the bytes say it
+            String hint = code == Code.DMA_ERROR.ordinal() ? ""
+                    : ctrl == 0 ? ": nothing is written there (was the doorbell rung before the WQE's bytes?)"
+                    : code == Code.BAD_QPN.ordinal() || code == Code.BAD_INDEX.ordinal()
+                    ? ": not the WQE the doorbell announced (stale bytes: was the doorbell rung before the WQE?)" : "";
+            return String.format("%s on qpn 0x%x at WQEBB %d (ctrl 0x%016x: opcode 0x%02x index %d qpn 0x%x ds %d)%s",
                     code < Code.values().length ? reason() : "code" + code, qpn, index, ctrl, WqeLayout.opcode(ctrl),
-                    WqeLayout.index(ctrl), WqeLayout.qpn(ctrl), WqeLayout.ds(ctrl));
+                    WqeLayout.index(ctrl), WqeLayout.qpn(ctrl), WqeLayout.ds(ctrl), hint);
         }
     }
 

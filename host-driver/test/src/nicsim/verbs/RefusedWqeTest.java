@@ -71,12 +71,17 @@ class RefusedWqeTest {
     @Test
     void afterAControlSegmentWithNoSizeTheFetchFindsTheNextWqe() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
+        p.world.sim.trace().enable("Adapter"); // each violation is marked on the timeline too
         // DS 0 gives no WQE boundary: its second WQEBB (0xa5 bytes, no control segment) is skipped, reported, not completed
         List<WorkCompletion> wcs = postBehind(p, raw(ILLEGAL_OPCODE, 0, 2, (byte) 0xa5));
         assertFlushedBehind(p, wcs);
         assertEquals(1, p.world.sim.counters().get("Firmware.wqebbs_skipped"));
         assertTrue(p.world.host(0).adapter.errors().stream().anyMatch(e -> e.toString().contains("skipped")),
                 p.world.host(0).adapter.errors().toString());
+        var marks = p.world.sim.trace().entries().stream().filter(e -> e.stage().equals("violation")).toList();
+        assertEquals(p.world.host(0).adapter.errors().size(), marks.size(), "one mark per violation: " + marks);
+        assertTrue(marks.get(0).track().endsWith("Adapter") && marks.get(0).detail().contains("on qpn 0x"),
+                marks.toString());
     }
 
     @Test

@@ -10,6 +10,9 @@
  *   ci-past-pi         a CQ consumer index in the doorbell record past every completion written
  *   destroyed-qp       a doorbell for a QP it has destroyed
  *   left-up            exits with the adapter up (no TEARDOWN_HCA)
+ *   bad-ds             a SEND WQE whose ctrl segment counts no segments (ds 0) in the ring
+ *   bad-opcode         a WQE whose opcode the adapter does not have
+ *   ring-early         a doorbell rung before its WQE's bytes are in the ring
  */
 #include <stdio.h>
 #include <string.h>
@@ -34,7 +37,7 @@ static int overrun(struct nicsim_dev *d, uint32_t uar, int claim) {
 	struct nicsim_mr mr;
 	struct nicsim_cq cq;
 	struct nicsim_qp a, b;
-	int rc;
+	int rc = -1;
 	uint8_t *buf = nicsim_dma_alloc(d, 4096, &iova);
 	uint32_t lid = nicsim_caps(d)->lid;
 	if (!buf || (rc = nicsim_alloc_pd(d, &pd)) ||
@@ -56,6 +59,46 @@ static int overrun(struct nicsim_dev *d, uint32_t uar, int claim) {
 		return rc;
 	if ((rc = nicsim_qp_destroy(&a)) || (rc = nicsim_qp_destroy(&b)) || (rc = nicsim_cq_destroy(&cq)) ||
 	    (rc = nicsim_destroy(d, NICSIM_CMD_DESTROY_MKEY, mr.key)) || (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
+		return rc;
+	return 0;
+}
+
+/*
+ * Two looped-back QPs; one SEND WQE written into the ring by hand with the mistake `bug` names,
+ * the doorbell record updated, and an 8-byte doorbell (no BlueFlame: the adapter reads the ring).
+ */
+static int raw_wqe(struct nicsim_dev *d, uint32_t uar, const char *bug) {
+	uint32_t pd;
+	struct nicsim_cq cq;
+	struct nicsim_qp a, b;
+	int rc;
+	uint32_t lid = nicsim_caps(d)->lid;
+	if ((rc = nicsim_alloc_pd(d, &pd)) || (rc = nicsim_cq_create(d, uar, 4, 1, &cq)) ||
+	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &a)) ||
+	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &b)) ||
+	    (rc = nicsim_qp_connect(&a, b.qpn, lid)) || (rc = nicsim_qp_connect(&b, a.qpn, lid)))
+		return rc < 0 ? rc : -1;
+	uint8_t ctrl[8], *wqe = a.sq + NICSIM_WQEBB * (a.sq_head & ((1u << a.log_sq) - 1));
+	nicsim_put32(ctrl, (a.sq_head & 0xffff) << 8 | (!strcmp(bug, "bad-opcode") ? 0x1fu : NICSIM_WQE_OP_SEND));
+	nicsim_put32(ctrl + 4, a.qpn << 8 | 2);
+	memset(wqe, 0, NICSIM_WQEBB);
+	if (strcmp(bug, "ring-early")) { /* the WQE: ctrl, then 8 bytes inline */
+		memcpy(wqe, ctrl, 8);
+		if (!strcmp(bug, "bad-ds"))
+			wqe[7] = 0; /* the WQE's own ds counts no segments (the doorbell said 2) */
+		wqe[11] = 0x08;
+		nicsim_put32(wqe + 16, 8 | 0x80000000u);
+		memcpy(wqe + 20, "mistake!", 8);
+	}
+	a.sq_head = (a.sq_head + 1) & 0xffff;
+	nicsim_put32(a.db + 4, a.sq_head);
+	if ((rc = nicsim_mmio_write(d, nicsim_uar_offset(d, uar) + NICSIM_UAR_BF_OFFSET, ctrl, 8)))
+		return rc;
+	uint32_t vectors[4];
+	if ((rc = nicsim_wait(d, 20000000, vectors, 4, NULL)) < 0)
+		return rc;
+	if ((rc = nicsim_qp_destroy(&a)) || (rc = nicsim_qp_destroy(&b)) || (rc = nicsim_cq_destroy(&cq)) ||
+	    (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
 		return rc;
 	return 0;
 }
@@ -134,6 +177,8 @@ int main(int argc, char **argv) {
 		rc = destroyed(d, uar);
 	} else if (!strcmp(bug, "ci-past-pi")) {
 		rc = overrun(d, uar, 1);
+	} else if (!strcmp(bug, "bad-ds") || !strcmp(bug, "bad-opcode") || !strcmp(bug, "ring-early")) {
+		rc = raw_wqe(d, uar, bug);
 	} else if (strcmp(bug, "left-up")) {
 		fprintf(stderr, "broken: no bug named \"%s\"\n", bug);
 		return 2;

@@ -150,7 +150,13 @@ class PciFaceTest {
             "cq-overrun        | the device reports at [0-9.]+ us: CQ 0x1 overrun: a completion found the ring full",
             "ci-past-pi        | the device reports at [0-9.]+ us: CQ 0x1: the consumer index in its doorbell record "
                     + "\\(0x64\\) is past the producer \\(0x2\\)",
-            "left-up           | it left the adapter up \\(no TEARDOWN_HCA\\)"})
+            "left-up           | it left the adapter up \\(no TEARDOWN_HCA\\)",
+            "bad-ds            | the device reports at [0-9.]+ us: BAD_DS on qpn 0x[0-9a-f]+ at WQEBB 0 \\(ctrl "
+                    + "0x[0-9a-f]+: opcode 0x0a index 0 qpn 0x[0-9a-f]+ ds 0\\)",
+            "bad-opcode        | the device reports at [0-9.]+ us: BAD_OPCODE on qpn 0x[0-9a-f]+ at WQEBB 0 \\(ctrl "
+                    + "0x[0-9a-f]+: opcode 0x1f index 0",
+            "ring-early        | the device reports at [0-9.]+ us: BAD_DS on qpn 0x[0-9a-f]+ at WQEBB 0 \\(ctrl "
+                    + "0x0{16}: .*\\): nothing is written there \\(was the doorbell rung before the WQE.s bytes\\?\\)"})
     void theDeviceTellsADriverWhatItDidWrong(String bug, String report) throws Exception {
         Served s = new Served("nicsim-pci-broken").start(Served.cluster());
         try {
