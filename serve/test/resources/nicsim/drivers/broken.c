@@ -10,6 +10,7 @@
  *   ci-past-pi         a CQ consumer index in the doorbell record past every completion written
  *   destroyed-qp       a doorbell for a QP it has destroyed
  *   left-up            exits with the adapter up (no TEARDOWN_HCA)
+ *   destroyed-cq       an arm doorbell for a CQ it has destroyed
  *   bad-ds             a SEND WQE whose ctrl segment counts no segments (ds 0) in the ring
  *   bad-opcode         a WQE whose opcode the adapter does not have
  *   ring-early         a doorbell rung before its WQE's bytes are in the ring
@@ -177,6 +178,16 @@ int main(int argc, char **argv) {
 		rc = destroyed(d, uar);
 	} else if (!strcmp(bug, "ci-past-pi")) {
 		rc = overrun(d, uar, 1);
+	} else if (!strcmp(bug, "destroyed-cq")) {
+		struct nicsim_cq cq;
+		if ((rc = nicsim_cq_create(d, uar, 1, 1, &cq)) == 0) {
+			uint32_t cqn = cq.cqn;
+			if ((rc = nicsim_cq_destroy(&cq)) == 0) { /* the bug: its number armed after */
+				nicsim_put32(b, 0);
+				nicsim_put32(b + 4, cqn);
+				rc = nicsim_mmio_write(d, page + NICSIM_UAR_CQ_DOORBELL, b, 8);
+			}
+		}
 	} else if (!strcmp(bug, "bad-ds") || !strcmp(bug, "bad-opcode") || !strcmp(bug, "ring-early")) {
 		rc = raw_wqe(d, uar, bug);
 	} else if (strcmp(bug, "left-up")) {
