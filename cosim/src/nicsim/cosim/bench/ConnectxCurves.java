@@ -74,14 +74,14 @@ public final class ConnectxCurves {
     public static Curves run(Profile profile, List<Published> published, boolean quick) {
         Map<Curve, Map<Long, Double>> sim = new LinkedHashMap<>();
         for (Curve c : List.of(SEND_LAT, SEND_LAT_UD, WRITE_LAT, READ_LAT, WRITE_BW, SEND_BW, SEND_BW_UD)) {
-            Map<Long, Double> m = new LinkedHashMap<>();
+            Map<Long, Double> m = new java.util.TreeMap<>();
             for (long s : sizes(c, quick)) m.put(s, figure(profile, c, s, quick));
             sim.put(c, m);
         }
         List<Compared> compared = new ArrayList<>();
-        for (Published p : published) {
-            Double v = sim.get(p.curve()).get(p.bytes());
-            compared.add(new Compared(p, v != null ? v : figure(profile, p.curve(), p.bytes(), quick)));
+        for (Published p : published) { // a published size off the curve joins it, so the plot shows both there
+            Double v = sim.get(p.curve()).computeIfAbsent(p.bytes(), b -> figure(profile, p.curve(), b, quick));
+            compared.add(new Compared(p, v));
         }
         return new Curves(sim, compared);
     }
