@@ -293,6 +293,16 @@ final class BenchCommand implements Callable<Integer> {
         } catch (Exception e) {
             throw new IllegalStateException("bench: verbs through attach: " + e.getMessage(), e);
         }
+        System.err.println("bench: ib_write_bw through attach ...");
+        try {
+            var f = nicsim.cosim.bench.AttachWriteBw.measure(quick ? 2000 : 20000, quick ? 10000 : 100000);
+            md.append(String.format("%nDebian's `ib_write_bw -s 64` through attach against `write_bw --size 64` from Java, "
+                    + "wall time per message (the difference of runs of %,d and %,d messages, so setup drops out): "
+                    + "%,.0f ns against %,.0f ns, %.1fx (issue 34's goal: within 2x).%n", f.fewer(), f.more(),
+                    f.attachNs(), f.javaNs(), f.ratio()));
+        } catch (Exception e) {
+            throw new IllegalStateException("bench: ib_write_bw through attach: " + e.getMessage(), e);
+        }
 
         System.err.println("bench: cost with message size ...");
         md.append("\n### Cost with message size (write_bw, cx-gen3x16; the DMA channels coasting, then every edge through the wires with `--beat-by-beat`")
