@@ -70,7 +70,7 @@ public final class Adapter implements PciFunction, Clocked {
     /** The UAR page each send queue's doorbells must come through. */
     private final java.util.Map<Long, Long> sqOwner = new java.util.HashMap<>();
     /** BlueFlame-written WQEBBs by ring address, oldest first; at most {@link #bfEntries}. */
-    private final java.util.LinkedHashMap<Long, byte[]> bfLines = new java.util.LinkedHashMap<>();
+    private final nicsim.sim.Recent<Long, byte[]> bfLines;
     private final int bfEntries;
     // counted once per doorbell or fetch: held, not looked up by name each time
     private final nicsim.sim.Counters.Ref bfContinuations, bfWrites, bfFetchesSkipped;
@@ -106,6 +106,7 @@ public final class Adapter implements PciFunction, Clocked {
         this.dbCfg = DoorbellDecoder.Config.from(profile);
         this.pollInterval = profile.has("doorbell.poll.interval") ? profile.picos("doorbell.poll.interval") : 0;
         this.bfEntries = profile.has("wqe.bf.buffer.entries") ? profile.countInt("wqe.bf.buffer.entries") : 0;
+        this.bfLines = new nicsim.sim.Recent<>(bfEntries);
         this.bfContinuations = core.counters().ref("Adapter.blueflame_continuations");
         this.bfWrites = core.counters().ref("Adapter.blueflame_writes");
         this.bfFetchesSkipped = core.counters().ref("Adapter.blueflame_fetches_skipped");
@@ -402,9 +403,7 @@ public final class Adapter implements PciFunction, Clocked {
         int mask = (1 << sc.logSize()) - 1;
         for (int k = 0; k < wqe.length / WqeLayout.WQEBB; k++) {
             long pa = sc.base() + (long) ((index + k) & mask) * WqeLayout.WQEBB;
-            bfLines.remove(pa);
-            bfLines.put(pa, java.util.Arrays.copyOfRange(wqe, k * WqeLayout.WQEBB, (k + 1) * WqeLayout.WQEBB));
-            if (bfLines.size() > bfEntries) bfLines.remove(bfLines.keySet().iterator().next());
+            bfLines.keep(pa, java.util.Arrays.copyOfRange(wqe, k * WqeLayout.WQEBB, (k + 1) * WqeLayout.WQEBB));
         }
     }
 

@@ -45,7 +45,7 @@ final class MttFill {
     /** The fill engine keeps the lines it read last: this many (an assumption: a line per walk in flight). */
     static final int LINES_KEPT = 8;
     /** Present entries brought with earlier lines, by MTT index, oldest first. */
-    private final java.util.LinkedHashMap<Long, Long> lines = new java.util.LinkedHashMap<>();
+    private final nicsim.sim.Recent<Long, Long> lines;
 
     MttFill(Adapter adapter, Profile profile, FirmwareStat.Stats stats, Consumer<String> report, java.util.function.LongSupplier now) {
         this.adapter = adapter;
@@ -60,6 +60,7 @@ final class MttFill {
         if (line < 8 || line > 4096 || Long.bitCount(line) != 1)
             throw new IllegalArgumentException("mtt.fill.line " + line + " B must be a power of two from 8 to 4096");
         this.lineEntries = (int) (line / 8);
+        this.lines = new nicsim.sim.Recent<>(LINES_KEPT * lineEntries);
     }
 
     void setVector(int vector) { this.vector = vector; }
@@ -123,20 +124,19 @@ final class MttFill {
         // the aligned line holding the entry, cut to its MR's run (the rest of the line is other MRs')
         // (an implicit MR's rows are not contiguous: its entry is read alone)
         long[] run = space.run(index);
-        long pos = space.sparse(index) ? 0 : (tableAddr / 8 + row) % lineEntries; // the entry's place in its line
-        long span = space.sparse(index) ? 1 : lineEntries;
+        boolean alone = space.sparse(index);
+        long pos = alone ? 0 : (tableAddr / 8 + row) % lineEntries; // the entry's place in its line
+        long span = alone ? 1 : lineEntries;
         long from = Math.max(index - pos, run[0]), last = Math.min(index - pos + span - 1, run[0] + run[1] - 1);
         reading++;
         stats.inc(FirmwareStat.XLATE_TABLE_READS);
-        adapter.port().dmaRead(tableAddr + space.row(from) * 8, (int) (last - from + 1) * 8, r -> {
+        // a run's rows are consecutive, so the line starts (index - from) rows before the entry's
+        adapter.port().dmaRead(tableAddr + (row - (index - from)) * 8, (int) (last - from + 1) * 8, r -> {
             reading--;
             if (r.status() != PciPort.DmaStatus.OK) { done.accept(new long[]{0, MttPorts.FILL_FAILED}); return; }
             for (long j = from; j <= last; j++) { // the neighbours present are kept for the walks that will want them
                 long e = BigEndian.get64(r.data(), (int) (j - from) * 8);
-                if (j == index || (e & (NOT_PRESENT | IMPLICIT)) != 0) continue;
-                lines.remove(j);
-                lines.put(j, e);
-                if (lines.size() > LINES_KEPT * lineEntries) lines.remove(lines.keySet().iterator().next());
+                if (j != index && (e & (NOT_PRESENT | IMPLICIT)) == 0) lines.keep(j, e);
             }
             long entry = BigEndian.get64(r.data(), (int) (index - from) * 8);
             if ((entry & NOT_PRESENT) != 0) done.accept(new long[]{0, MttPorts.FILL_NOT_PRESENT});

@@ -130,20 +130,26 @@ final class MttSpace {
 
     /** The table row of MTT index {@code index}, or -1 if no MR holds it (or it is a sparse run's, untouched). */
     long row(long index) {
-        Map.Entry<Long, long[]> e = runs.floorEntry(index);
-        if (e == null || index - e.getKey() >= e.getValue()[1]) return -1;
+        Map.Entry<Long, long[]> e = runEntry(index);
+        if (e == null) return -1;
         if (e.getValue()[0] < 0) return sparseRows.getOrDefault(index, -1L);
         return e.getValue()[0] + (index - e.getKey());
     }
 
     /** The first index of {@code index}'s run and the run's length, or null if no MR holds it. */
     long[] run(long index) {
-        Map.Entry<Long, long[]> e = runs.floorEntry(index);
-        return e == null || index - e.getKey() >= e.getValue()[1] ? null : new long[]{e.getKey(), e.getValue()[1]};
+        Map.Entry<Long, long[]> e = runEntry(index);
+        return e == null ? null : new long[]{e.getKey(), e.getValue()[1]};
     }
 
     private long[] runOf(long index) {
+        Map.Entry<Long, long[]> e = runEntry(index);
+        return e == null ? null : e.getValue();
+    }
+
+    /** The run holding {@code index}: its first index, and {its first row (-1: sparse), its length}; or null. */
+    private Map.Entry<Long, long[]> runEntry(long index) {
         Map.Entry<Long, long[]> e = runs.floorEntry(index);
-        return e == null || index - e.getKey() >= e.getValue()[1] ? null : e.getValue();
+        return e == null || index - e.getKey() >= e.getValue()[1] ? null : e;
     }
 }

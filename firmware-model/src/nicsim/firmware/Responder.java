@@ -32,9 +32,7 @@ final class Responder {
      * The results of the latest atomics by PSN, oldest first, so a repeated request gets its original answer
      * (64 kept: more than max_dest_rd_atomic).
      */
-    final Map<Integer, Long> atomicReplay = new java.util.LinkedHashMap<>() {
-        @Override protected boolean removeEldestEntry(Map.Entry<Integer, Long> eldest) { return size() > 64; }
-    };
+    final Map<Integer, Long> atomicReplay = new nicsim.sim.Recent<>(64);
     int readsInProgress, writesInFlight;
     final ArrayDeque<Packet> deferredAcks = new ArrayDeque<>();
     /** UD messages into receive WQEs or strides, with what a striding queue keeps between them. */
