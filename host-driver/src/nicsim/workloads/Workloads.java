@@ -15,6 +15,7 @@ import nicsim.verbs.Context;
 import nicsim.verbs.Device;
 import nicsim.verbs.HostBuffer;
 import nicsim.verbs.MemoryRegion;
+import nicsim.verbs.Mtu;
 import nicsim.verbs.ProcessMemory;
 import nicsim.verbs.ProtectionDomain;
 import nicsim.verbs.QpInitAttr;
@@ -162,11 +163,8 @@ public final class Workloads {
         int tx = o.txDepth(), slots = 16;
         long maxSize = Arrays.stream(sizes).max().getAsLong();
         boolean ud = o.ud();
-        if (ud && verb != WrOpcode.SEND) throw new IllegalArgumentException(name + " over UD: perftest has no such test");
-        if (ud && maxSize > o.mtu().bytes())
-            throw new IllegalArgumentException("size " + maxSize + " is larger than the path MTU " + o.mtu().bytes()
-                    + " (a UD message is one packet)");
-        int grh = ud ? 40 : 0; // a UD receive starts with the 40-byte GRH's room
+        if (ud) udFits(name, verb, maxSize, o.mtu());
+        int grh = ud ? GRH : 0; // a UD receive starts with the GRH's room
         long bufBytes = Math.max(4096, (maxSize + grh) * slots);
         QpType type = ud ? QpType.UD : QpType.RC;
         Ep c = new Ep(w, 0, type, o.qps(), bufBytes, tx, verb == WrOpcode.SEND ? o.rxDepth() : 1, 0, o.scatterToCqe());
@@ -307,6 +305,17 @@ public final class Workloads {
 
     static final String LINE = "---------------------------------------------------------------------------------------";
 
+    /** Bytes a UD receive buffer keeps before the message: room for the 40-byte GRH (ibv_post_recv(3)). */
+    static final int GRH = 40;
+
+    /** Refuses, naming why, a UD run perftest has not ({@code verb} not SEND) or a message past one packet. */
+    static void udFits(String name, WrOpcode verb, long size, Mtu mtu) {
+        if (verb != WrOpcode.SEND) throw new IllegalArgumentException(name + " over UD: perftest has no such test");
+        if (size > mtu.bytes())
+            throw new IllegalArgumentException("size " + size + " is larger than the path MTU " + mtu.bytes()
+                    + " (a UD message is one packet)");
+    }
+
     static void header(PrintStream out, String name, Options o, boolean lat) {
         out.println(LINE);
         out.printf("                    %s (nicsim, simulated time)%n", name.replace('_', ' ').toUpperCase().replace(" ", " ").trim());
@@ -386,16 +395,13 @@ public final class Workloads {
         long[] sizes = sizes(o, 2);
         int iters = o.iters() > 0 ? o.iters() : 1000;
         long maxSize = Arrays.stream(sizes).max().getAsLong();
-        if (o.ud() && verb != WrOpcode.SEND) throw new IllegalArgumentException(name + " over UD: perftest has no such test");
-        if (o.ud() && maxSize > o.mtu().bytes())
-            throw new IllegalArgumentException("size " + maxSize + " is larger than the path MTU " + o.mtu().bytes()
-                    + " (a UD message is one packet)");
+        if (o.ud()) udFits(name, verb, maxSize, o.mtu());
         // perftest's inline defaults: 220 B for WRITE, 236 B for SEND over RC, 188 B over UD
         int inline = o.inline() >= 0 ? o.inline() : verb == WrOpcode.RDMA_WRITE ? 220 : verb != WrOpcode.SEND ? 0 : o.ud() ? 188 : 236;
         int maxInline = (int) Math.min(inline, 512);
         int rx = verb == WrOpcode.SEND ? o.rxDepth() : 1; // perftest: DEF_RX_SEND receives for SEND tests (docs/sources.md#perftest-defaults)
         QpType type = o.ud() ? QpType.UD : QpType.RC;
-        int grh = o.ud() ? 40 : 0; // a UD receive buffer starts with the 40-byte GRH's room
+        int grh = o.ud() ? GRH : 0; // a UD receive buffer starts with the GRH's room
         long bufBytes = Math.max(4096, maxSize * 2 + grh);
         Ep c = new Ep(w, 0, type, 1, bufBytes, 16, rx, maxInline, o.scatterToCqe());
         Ep s = new Ep(w, 1, type, 1, bufBytes, 16, rx, maxInline, o.scatterToCqe());
@@ -475,10 +481,9 @@ public final class Workloads {
         String name = type == QpType.RC ? "rc_pingpong" : "ud_pingpong";
         long size = o.size() > 0 ? o.size() : type == QpType.RC ? 4096 : 2048;
         int iters = o.iters() > 0 ? o.iters() : 1000;
-        if (type == QpType.UD && size > o.mtu().bytes())
-            throw new IllegalArgumentException("size " + size + " is larger than the path MTU " + o.mtu().bytes() + " (a UD message is one packet)");
+        if (type == QpType.UD) udFits(name, WrOpcode.SEND, size, o.mtu());
         int rxDepth = 500;
-        int grh = type == QpType.UD ? 40 : 0;
+        int grh = type == QpType.UD ? GRH : 0;
         Ep c = new Ep(w, 0, type, 1, size + grh, 1, rxDepth, 0, o.scatterToCqe());
         Ep s = new Ep(w, 1, type, 1, size + grh, 1, rxDepth, 0, o.scatterToCqe());
         connect(c, s, o);
