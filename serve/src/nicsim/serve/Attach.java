@@ -66,6 +66,18 @@ public final class Attach {
             "mount -t overlay nicsim-class -o lowerdir=\"$sysfs/class\":/sys/class /sys/class 2>/dev/null || true",
             "exec \"$@\"");
 
+    /**
+     * Whether a TCP socket is in LISTEN on {@code port} (the kernel's tables: connecting to ask would
+     * take the one accept a program such as perftest makes): when an attached server is ready.
+     */
+    public static boolean listening(int port) throws java.io.IOException {
+        String hexPort = String.format(":%04X ", port);
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))
+            for (String line : Files.readAllLines(Path.of(table)))
+                if (line.contains(hexPort) && line.trim().split("\\s+")[3].equals("0A")) return true; // 0A: LISTEN
+        return false;
+    }
+
     /** The command that runs {@code program} on node {@code node} of the simulator serving {@code socket}. */
     public static List<String> command(Path socket, int node, List<String> program) {
         return command(socket, node, false, program);

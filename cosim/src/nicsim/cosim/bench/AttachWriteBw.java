@@ -3,7 +3,6 @@ package nicsim.cosim.bench;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -69,13 +68,10 @@ public final class AttachWriteBw {
         }
     }
 
-    /** Waits until {@code port} is in LISTEN in the kernel's table (connecting would take perftest's one accept). */
+    /** Waits until the server listens on {@code port}. */
     private static void awaitListening(Process server, int port) throws Exception {
-        String hexPort = String.format(":%04X ", port);
         for (long t0 = System.nanoTime(); System.nanoTime() - t0 < 30_000_000_000L; Thread.sleep(20)) {
-            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))
-                for (String line : Files.readAllLines(Path.of(table)))
-                    if (line.contains(hexPort) && line.trim().split("\\s+")[3].equals("0A")) return;
+            if (Attach.listening(port)) return;
             if (!server.isAlive()) throw new IOException("ib_write_bw (server) ended before listening");
         }
         throw new IOException("nothing listens on TCP port " + port);

@@ -48,12 +48,9 @@ public final class Programs {
 
     /** Waits until something listens on TCP {@code port}; fails if {@code server} ended first, or after 30 s. */
     public static void awaitListening(Run server, int port) throws Exception {
-        String hexPort = String.format(":%04X ", port);
         long t0 = System.nanoTime();
         while (System.nanoTime() - t0 < 30_000_000_000L) {
-            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))
-                for (String line : Files.readAllLines(Path.of(table)))
-                    if (line.contains(hexPort) && line.trim().split("\\s+")[3].equals("0A")) return; // 0A: LISTEN
+            if (Attach.listening(port)) return;
             assertTrue(server.process().isAlive(), "the server program ended before listening:\n" + server.output());
             Thread.sleep(20);
         }
