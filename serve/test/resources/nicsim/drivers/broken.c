@@ -28,6 +28,28 @@ static int check(const char *what, int rc) {
 	return rc < 0;
 }
 
+/* Two RC QPs of PD `pd` on one CQ of 2^log_cq entries, each connected to the other on this adapter. */
+static int loop_pair(struct nicsim_dev *d, uint32_t uar, uint32_t pd, uint32_t log_cq, struct nicsim_cq *cq,
+		     struct nicsim_qp *a, struct nicsim_qp *b) {
+	uint32_t lid = nicsim_caps(d)->lid;
+	int rc;
+	if ((rc = nicsim_cq_create(d, uar, log_cq, 1, cq)) ||
+	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, cq, cq, uar, 4, 4, a)) ||
+	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, cq, cq, uar, 4, 4, b)) ||
+	    (rc = nicsim_qp_connect(a, b->qpn, lid)) || (rc = nicsim_qp_connect(b, a->qpn, lid)))
+		return rc < 0 ? rc : -1;
+	return 0;
+}
+
+/* Destroys what loop_pair made, and the PD. */
+static int loop_pair_destroy(struct nicsim_dev *d, uint32_t pd, struct nicsim_cq *cq, struct nicsim_qp *a,
+			     struct nicsim_qp *b) {
+	int rc;
+	if ((rc = nicsim_qp_destroy(a)) || (rc = nicsim_qp_destroy(b)) || (rc = nicsim_cq_destroy(cq)))
+		return rc;
+	return nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd);
+}
+
 /*
  * Two QPs of one CQ of two entries, looped back; eight signaled SENDs, and the CQ never polled
  * (with `claim`, its doorbell record first claims 100 completions consumed).
@@ -40,13 +62,9 @@ static int overrun(struct nicsim_dev *d, uint32_t uar, int claim) {
 	struct nicsim_qp a, b;
 	int rc = -1;
 	uint8_t *buf = nicsim_dma_alloc(d, 4096, &iova);
-	uint32_t lid = nicsim_caps(d)->lid;
 	if (!buf || (rc = nicsim_alloc_pd(d, &pd)) ||
 	    (rc = nicsim_mr_create(d, pd, buf, iova, 4096, NICSIM_ACCESS_LOCAL_WRITE, &mr)) ||
-	    (rc = nicsim_cq_create(d, uar, 1, 1, &cq)) ||
-	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &a)) ||
-	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &b)) ||
-	    (rc = nicsim_qp_connect(&a, b.qpn, lid)) || (rc = nicsim_qp_connect(&b, a.qpn, lid)))
+	    (rc = loop_pair(d, uar, pd, 1, &cq, &a, &b)))
 		return rc < 0 ? rc : -1;
 	if (claim)
 		nicsim_put32(cq.db, 100);
@@ -73,11 +91,7 @@ static int raw_wqe(struct nicsim_dev *d, uint32_t uar, const char *bug) {
 	struct nicsim_cq cq;
 	struct nicsim_qp a, b;
 	int rc;
-	uint32_t lid = nicsim_caps(d)->lid;
-	if ((rc = nicsim_alloc_pd(d, &pd)) || (rc = nicsim_cq_create(d, uar, 4, 1, &cq)) ||
-	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &a)) ||
-	    (rc = nicsim_qp_create(d, NICSIM_QPT_RC, pd, &cq, &cq, uar, 4, 4, &b)) ||
-	    (rc = nicsim_qp_connect(&a, b.qpn, lid)) || (rc = nicsim_qp_connect(&b, a.qpn, lid)))
+	if ((rc = nicsim_alloc_pd(d, &pd)) || (rc = loop_pair(d, uar, pd, 4, &cq, &a, &b)))
 		return rc < 0 ? rc : -1;
 	uint8_t ctrl[8], *wqe = a.sq + NICSIM_WQEBB * (a.sq_head & ((1u << a.log_sq) - 1));
 	nicsim_put32(ctrl, (a.sq_head & 0xffff) << 8 | (!strcmp(bug, "bad-opcode") ? 0x1fu : NICSIM_WQE_OP_SEND));
@@ -98,10 +112,7 @@ static int raw_wqe(struct nicsim_dev *d, uint32_t uar, const char *bug) {
 	uint32_t vectors[4];
 	if ((rc = nicsim_wait(d, 20000000, vectors, 4, NULL)) < 0)
 		return rc;
-	if ((rc = nicsim_qp_destroy(&a)) || (rc = nicsim_qp_destroy(&b)) || (rc = nicsim_cq_destroy(&cq)) ||
-	    (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
-		return rc;
-	return 0;
+	return loop_pair_destroy(d, pd, &cq, &a, &b);
 }
 
 /* A QP made and destroyed, then rung as if it were still there. */
