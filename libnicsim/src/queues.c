@@ -101,11 +101,20 @@ int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {
 		uint8_t own = __atomic_load_n(&cqe[63], __ATOMIC_ACQUIRE);
 		if ((own & 1) != ((cq->ci >> cq->log_size) & 1) || own >> 4 == NICSIM_CQE_INVALID)
 			break;
-		wc[n].opcode = own >> 4;
-		wc[n].qpn = nicsim_get32(cqe + 56) & 0xffffff;
-		wc[n].byte_len = nicsim_get32(cqe + 44);
-		wc[n].wqe_counter = (uint16_t)(cqe[60] << 8 | cqe[61]);
-		wc[n].syndrome = own >> 4 == NICSIM_CQE_REQ_ERR || own >> 4 == NICSIM_CQE_RESP_ERR ? cqe[55] : 0;
+		struct nicsim_wc *w = &wc[n];
+		int err = own >> 4 == NICSIM_CQE_REQ_ERR || own >> 4 == NICSIM_CQE_RESP_ERR;
+		w->opcode = own >> 4;
+		w->qpn = nicsim_get32(cqe + 56) & 0xffffff;
+		w->wqe_opcode = cqe[56];
+		w->byte_len = nicsim_get32(cqe + 44);
+		w->wqe_counter = (uint16_t)(cqe[60] << 8 | cqe[61]);
+		w->syndrome = err ? cqe[55] : 0;
+		w->vendor_err = err ? cqe[54] : 0;
+		w->solicited = (own & 0x02) != 0;
+		memcpy(&w->imm, cqe + 36, 4);
+		w->src_qp = nicsim_get32(cqe + 24) & 0xffffff;
+		w->slid = (uint32_t)cqe[22] << 8 | cqe[23];
+		w->srqn = nicsim_get32(cqe + 32) & 0xffffff;
 		cq->ci++;
 		n++;
 	}
@@ -123,28 +132,38 @@ int nicsim_cq_arm(struct nicsim_cq *cq, int solicited_only) {
 
 int nicsim_qp_create(struct nicsim_dev *d, uint32_t type, uint32_t pd, const struct nicsim_cq *send_cq,
 		     const struct nicsim_cq *recv_cq, uint32_t uar, uint32_t log_sq, uint32_t log_rq, struct nicsim_qp *qp) {
+	struct nicsim_qp_init init = {.type = type, .pd = pd, .send_cqn = send_cq->cqn, .recv_cqn = recv_cq->cqn,
+				      .uar = uar, .log_sq = log_sq, .log_rq = log_rq, .log_stride = RECV_STRIDE_LOG};
+	return nicsim_qp_create_ex(d, &init, qp);
+}
+
+int nicsim_qp_create_ex(struct nicsim_dev *d, const struct nicsim_qp_init *init, struct nicsim_qp *qp) {
 	memset(qp, 0, sizeof(*qp));
 	qp->dev = d;
-	qp->uar = uar;
-	qp->log_sq = log_sq;
-	qp->log_rq = log_rq;
-	qp->sq = nicsim_dma_alloc(d, (uint64_t)NICSIM_WQEBB << log_sq, &qp->sq_iova);
-	qp->rq = nicsim_dma_alloc(d, 1ull << (log_rq + RECV_STRIDE_LOG), &qp->rq_iova);
+	qp->uar = init->uar;
+	qp->type = init->type;
+	qp->log_sq = init->log_sq;
+	qp->log_rq = init->log_rq;
+	qp->log_stride = init->log_stride;
+	qp->sq = nicsim_dma_alloc(d, (uint64_t)NICSIM_WQEBB << qp->log_sq, &qp->sq_iova);
+	qp->rq = nicsim_dma_alloc(d, 1ull << (qp->log_rq + qp->log_stride), &qp->rq_iova);
 	qp->db = nicsim_dma_alloc(d, 64, &qp->db_iova);
 	if (!qp->sq || !qp->rq || !qp->db)
 		return -errno;
 	uint64_t in[NICSIM_CREATE_QP_IN_WORDS] = {0};
-	in[NICSIM_CREATE_QP_IN_TYPE] = type;
-	in[NICSIM_CREATE_QP_IN_PD] = pd;
-	in[NICSIM_CREATE_QP_IN_SEND_CQ] = send_cq->cqn;
-	in[NICSIM_CREATE_QP_IN_RECV_CQ] = recv_cq->cqn;
-	in[NICSIM_CREATE_QP_IN_UAR] = uar;
+	in[NICSIM_CREATE_QP_IN_TYPE] = init->type;
+	in[NICSIM_CREATE_QP_IN_PD] = init->pd;
+	in[NICSIM_CREATE_QP_IN_SEND_CQ] = init->send_cqn;
+	in[NICSIM_CREATE_QP_IN_RECV_CQ] = init->recv_cqn;
+	in[NICSIM_CREATE_QP_IN_UAR] = init->uar;
 	in[NICSIM_CREATE_QP_IN_SQ_ADDR] = qp->sq_iova;
-	in[NICSIM_CREATE_QP_IN_SQ_LOG_SIZE] = log_sq;
+	in[NICSIM_CREATE_QP_IN_SQ_LOG_SIZE] = qp->log_sq;
 	in[NICSIM_CREATE_QP_IN_RQ_ADDR] = qp->rq_iova;
-	in[NICSIM_CREATE_QP_IN_RQ_LOG_SIZE] = log_rq;
-	in[NICSIM_CREATE_QP_IN_RQ_STRIDE_LOG] = RECV_STRIDE_LOG;
+	in[NICSIM_CREATE_QP_IN_RQ_LOG_SIZE] = qp->log_rq;
+	in[NICSIM_CREATE_QP_IN_RQ_STRIDE_LOG] = qp->log_stride;
 	in[NICSIM_CREATE_QP_IN_DBREC] = qp->db_iova;
+	in[NICSIM_CREATE_QP_IN_FLAGS] = init->flags;
+	in[NICSIM_CREATE_QP_IN_SRQ] = init->srqn;
 	return handle(d, NICSIM_CMD_CREATE_QP, in, NICSIM_CREATE_QP_IN_WORDS, &qp->qpn);
 }
 
@@ -153,7 +172,7 @@ int nicsim_qp_destroy(struct nicsim_qp *qp) {
 	if (rc)
 		return rc;
 	nicsim_dma_free(qp->dev, qp->sq, (uint64_t)NICSIM_WQEBB << qp->log_sq, qp->sq_iova);
-	nicsim_dma_free(qp->dev, qp->rq, 1ull << (qp->log_rq + RECV_STRIDE_LOG), qp->rq_iova);
+	nicsim_dma_free(qp->dev, qp->rq, 1ull << (qp->log_rq + qp->log_stride), qp->rq_iova);
 	nicsim_dma_free(qp->dev, qp->db, 64, qp->db_iova);
 	return 0;
 }
@@ -194,52 +213,122 @@ int nicsim_rc_connect(struct nicsim_dev *d, uint32_t qpn, uint32_t dest_qpn, uin
 	return 0;
 }
 
-static void data_seg(uint8_t *s, uint32_t len, uint32_t lkey, const void *addr) {
+static void data_seg(uint8_t *s, uint32_t len, uint32_t lkey, uint64_t addr) {
 	nicsim_put32(s, len);
 	nicsim_put32(s + 4, lkey);
-	nicsim_put64(s + 8, (uintptr_t)addr);
+	nicsim_put64(s + 8, addr);
+}
+
+static int has_raddr(uint32_t op) {
+	return op == NICSIM_WQE_OP_RDMA_WRITE || op == NICSIM_WQE_OP_RDMA_WRITE_IMM || op == NICSIM_WQE_OP_RDMA_READ ||
+	       op == NICSIM_WQE_OP_ATOMIC_CS || op == NICSIM_WQE_OP_ATOMIC_FA;
+}
+
+int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_t *w) {
+	const int max = NICSIM_WQEBB * NICSIM_MAX_WQEBBS;
+	uint8_t *seg = w + 16;
+	memset(w, 0, (size_t)max);
+	if (qp->type == NICSIM_QPT_UD) { /* the address vector: Q_Key, destination QPN (extended AV), LID */
+		nicsim_put32(seg, wr->qkey);
+		nicsim_put32(seg + 8, wr->dest_qpn | 0x80000000u);
+		seg[14] = (uint8_t)(wr->dlid >> 8);
+		seg[15] = (uint8_t)wr->dlid;
+		seg += 48;
+	}
+	if (has_raddr(wr->opcode)) {
+		nicsim_put64(seg, wr->remote_addr);
+		nicsim_put32(seg + 8, wr->rkey);
+		seg += 16;
+	}
+	if (wr->opcode == NICSIM_WQE_OP_ATOMIC_CS || wr->opcode == NICSIM_WQE_OP_ATOMIC_FA) {
+		nicsim_put64(seg, wr->swap_add);
+		nicsim_put64(seg + 8, wr->compare);
+		seg += 16;
+	}
+	if (wr->inline_data) { /* byte count | 0x80000000, then the bytes, padded to 16 */
+		uint32_t len = 0;
+		for (int i = 0; i < wr->num_sge; i++) {
+			if (seg + 4 + len + wr->sge[i].len > w + max)
+				return -EINVAL;
+			memcpy(seg + 4 + len, (const void *)(uintptr_t)wr->sge[i].addr, wr->sge[i].len);
+			len += wr->sge[i].len;
+		}
+		nicsim_put32(seg, len | 0x80000000u);
+		seg += (4 + len + 15) / 16 * 16;
+	} else {
+		for (int i = 0; i < wr->num_sge; i++) {
+			if (!wr->sge[i].len) /* a zero-length segment gets no data segment */
+				continue;
+			if (seg + 16 > w + max)
+				return -EINVAL;
+			data_seg(seg, wr->sge[i].len, wr->sge[i].lkey, wr->sge[i].addr);
+			seg += 16;
+		}
+	}
+	uint32_t ds = (uint32_t)(seg - w) / 16, bytes = (ds + 3) / 4 * NICSIM_WQEBB;
+	nicsim_put32(w, (qp->sq_head & 0xffff) << 8 | wr->opcode);
+	nicsim_put32(w + 4, qp->qpn << 8 | ds);
+	w[11] = (uint8_t)wr->fm_ce_se;
+	memcpy(w + 12, &wr->imm, 4);
+	uint32_t mask = (1u << qp->log_sq) - 1;
+	for (uint32_t i = 0; i < bytes / NICSIM_WQEBB; i++) /* WQEBB by WQEBB: a WQE may wrap the ring */
+		memcpy(qp->sq + NICSIM_WQEBB * ((qp->sq_head + i) & mask), w + NICSIM_WQEBB * i, NICSIM_WQEBB);
+	qp->sq_head = (qp->sq_head + bytes / NICSIM_WQEBB) & 0xffff;
+	return (int)bytes;
+}
+
+int nicsim_sq_ring(struct nicsim_qp *qp, int count, const uint8_t *last, int last_bytes) {
+	if (count <= 0)
+		return 0;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	nicsim_put32(qp->db + 4, qp->sq_head & 0xffff);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	const struct nicsim_caps *caps = nicsim_caps(qp->dev);
+	uint32_t bf = caps && caps->bf_size > NICSIM_WQEBB ? caps->bf_size : NICSIM_WQEBB;
+	uint32_t len = count == 1 && (uint32_t)last_bytes <= bf ? (uint32_t)last_bytes : 8;
+	return nicsim_mmio_write(qp->dev, nicsim_uar_offset(qp->dev, qp->uar) + NICSIM_UAR_BF_OFFSET, last, len);
 }
 
 int nicsim_post_send(struct nicsim_qp *qp, uint32_t opcode, const struct nicsim_mr *mr, void *addr, uint32_t len,
 		     uint64_t remote_addr, uint32_t rkey, int flags) {
-	uint8_t *wqe = qp->sq + NICSIM_WQEBB * (qp->sq_head & ((1u << qp->log_sq) - 1));
-	int remote = opcode == NICSIM_WQE_OP_RDMA_WRITE || opcode == NICSIM_WQE_OP_RDMA_WRITE_IMM ||
-		     opcode == NICSIM_WQE_OP_RDMA_READ;
-	uint8_t *seg = wqe + 16;
-	uint32_t room = NICSIM_WQEBB - 16 - (remote ? 16 : 0) - 4, data_units;
+	struct nicsim_sge sge = {(uintptr_t)addr, len, mr ? mr->key : 0};
+	struct nicsim_send_wr wr = {.opcode = opcode, .remote_addr = remote_addr, .rkey = rkey, .sge = &sge, .num_sge = 1,
+				    .fm_ce_se = (flags & NICSIM_SEND_SIGNALED) ? NICSIM_FM_SIGNALED : 0,
+				    .inline_data = (flags & NICSIM_SEND_INLINE) != 0};
+	uint32_t room = NICSIM_WQEBB - 16 - (has_raddr(opcode) ? 16 : 0) - 4;
 	if ((flags & NICSIM_SEND_INLINE) ? len > room : !mr)
 		return -EINVAL;
-	memset(wqe, 0, NICSIM_WQEBB);
-	nicsim_put32(wqe, (qp->sq_head & 0xffff) << 8 | opcode);
-	wqe[11] = (flags & NICSIM_SEND_SIGNALED) ? 0x08 : 0;
-	if (remote) {
-		nicsim_put64(seg, remote_addr);
-		nicsim_put32(seg + 8, rkey);
-		seg += 16;
+	uint8_t w[NICSIM_WQEBB * NICSIM_MAX_WQEBBS];
+	int bytes = nicsim_wqe_put(qp, &wr, w);
+	return bytes < 0 ? bytes : nicsim_sq_ring(qp, 1, w, bytes);
+}
+
+int nicsim_recv_put(struct nicsim_qp *qp, const struct nicsim_sge *sge, int num_sge) {
+	uint32_t stride = 1u << qp->log_stride, at = 0;
+	uint8_t *wqe = qp->rq + ((qp->rq_head & ((1u << qp->log_rq) - 1)) << qp->log_stride);
+	for (int i = 0; i < num_sge; i++) {
+		if (!sge[i].len)
+			continue;
+		if (at + 16 > stride)
+			return -EINVAL;
+		data_seg(wqe + at, sge[i].len, sge[i].lkey, sge[i].addr);
+		at += 16;
 	}
-	if (flags & NICSIM_SEND_INLINE) { /* byte count | 0x80000000, then the bytes, in 16-byte units */
-		nicsim_put32(seg, len | 0x80000000u);
-		memcpy(seg + 4, addr, len);
-		data_units = (4 + len + 15) / 16;
-	} else {
-		data_seg(seg, len, mr->key, addr);
-		data_units = 1;
-	}
-	nicsim_put32(wqe + 4, qp->qpn << 8 | (1 + (remote ? 1 : 0) + data_units));
-	qp->sq_head = (qp->sq_head + 1) & 0xffff;
+	if (at < stride) /* the list's end, when the stride has room */
+		data_seg(wqe + at, 0, 0x100, 0);
+	qp->rq_head = (qp->rq_head + 1) & 0xffff;
+	return 0;
+}
+
+void nicsim_rq_publish(struct nicsim_qp *qp) {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	nicsim_put32(qp->db + 4, qp->sq_head);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	/* BlueFlame: the whole one-WQEBB WQE; the adapter does not fetch it */
-	return nicsim_mmio_write(qp->dev, nicsim_uar_offset(qp->dev, qp->uar) + NICSIM_UAR_BF_OFFSET, wqe, NICSIM_WQEBB);
+	nicsim_put32(qp->db, qp->rq_head);
 }
 
 int nicsim_post_recv(struct nicsim_qp *qp, const struct nicsim_mr *mr, void *addr, uint32_t len) {
-	uint8_t *wqe = qp->rq + ((qp->rq_head & ((1u << qp->log_rq) - 1)) << RECV_STRIDE_LOG);
-	data_seg(wqe, len, mr->key, addr);
-	data_seg(wqe + 16, 0, 0x100, NULL);
-	qp->rq_head = (qp->rq_head + 1) & 0xffff;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	nicsim_put32(qp->db, qp->rq_head);
-	return 0;
+	struct nicsim_sge sge = {(uintptr_t)addr, len, mr->key};
+	int rc = nicsim_recv_put(qp, &sge, 1);
+	if (!rc)
+		nicsim_rq_publish(qp);
+	return rc;
 }

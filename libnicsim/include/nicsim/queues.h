@@ -48,6 +48,12 @@ struct nicsim_wc {
 	uint32_t opcode;	/* NICSIM_CQE_REQ, NICSIM_CQE_RESP_SEND... */
 	uint32_t qpn, byte_len, syndrome;
 	uint16_t wqe_counter;
+	uint8_t wqe_opcode;	/* a requester's: the WQE's opcode (NICSIM_WQE_OP_*) */
+	uint8_t vendor_err;	/* an error's vendor syndrome */
+	uint8_t solicited;
+	uint32_t imm;		/* immediate data (or invalidated rkey) as the CQE's bytes 36..39 hold it: network order */
+	uint32_t src_qp, slid;	/* a UD receive's source */
+	uint32_t srqn;
 };
 /* Up to `max` new completions: how many. */
 int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max);
@@ -56,13 +62,21 @@ int nicsim_cq_arm(struct nicsim_cq *cq, int solicited_only);
 
 struct nicsim_qp {
 	struct nicsim_dev *dev;
-	uint32_t qpn, uar, log_sq, log_rq, sq_head, rq_head;
+	uint32_t qpn, uar, log_sq, log_rq, log_stride, sq_head, rq_head, type;
 	uint8_t *sq, *rq, *db;
 	uint64_t sq_iova, rq_iova, db_iova;
 };
 /* An RC or UC QP (NICSIM_QPT_RC...) on its own rings of 2^log_sq WQEBBs and 2^log_rq receives. */
 int nicsim_qp_create(struct nicsim_dev *dev, uint32_t type, uint32_t pd, const struct nicsim_cq *send_cq,
 		     const struct nicsim_cq *recv_cq, uint32_t uar, uint32_t log_sq, uint32_t log_rq, struct nicsim_qp *qp);
+
+/* What CREATE_QP takes, beyond nicsim_qp_create's: receives of 2^log_stride bytes, flags, an SRQ. */
+struct nicsim_qp_init {
+	uint32_t type, pd, send_cqn, recv_cqn, uar, log_sq, log_rq, log_stride;
+	uint64_t flags;		/* CREATE_QP's flags word (1: every send completes) */
+	uint32_t srqn;
+};
+int nicsim_qp_create_ex(struct nicsim_dev *dev, const struct nicsim_qp_init *init, struct nicsim_qp *qp);
 int nicsim_qp_destroy(struct nicsim_qp *qp);
 /*
  * RESET -> INIT -> RTR -> RTS by three MODIFY_QP commands, connected to QP `dest_qpn` at LID `dlid`:
@@ -84,6 +98,48 @@ int nicsim_post_send(struct nicsim_qp *qp, uint32_t opcode, const struct nicsim_
 		     uint64_t remote_addr, uint32_t rkey, int flags);
 /* One receive of one data segment. */
 int nicsim_post_recv(struct nicsim_qp *qp, const struct nicsim_mr *mr, void *addr, uint32_t len);
+
+/* ---- WQEs of any shape: write several, then ring once ---- */
+
+/* A data segment: len bytes at addr (a virtual address the lkey's region covers). */
+struct nicsim_sge {
+	uint64_t addr;
+	uint32_t len, lkey;
+};
+
+/* Control segment flags (byte 11, fm_ce_se). */
+enum { NICSIM_FM_SOLICITED = 0x02, NICSIM_FM_SIGNALED = 0x08, NICSIM_FM_FENCE = 0x80 };
+
+/* A send work request as its WQE carries it (docs/device.md, "Send queues"). */
+struct nicsim_send_wr {
+	uint32_t opcode;	/* NICSIM_WQE_OP_* */
+	uint32_t fm_ce_se;	/* NICSIM_FM_* */
+	uint32_t imm;		/* bytes 12..15 as they are to be sent: immediate data in network order, or a key */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t swap_add, compare;
+	const struct nicsim_sge *sge;
+	int num_sge;
+	int inline_data;	/* the segments' bytes go in the WQE (read from their addresses now) */
+	uint32_t dest_qpn, qkey, dlid; /* a UD QP's address vector */
+};
+
+/*
+ * Writes wr's WQE at the send queue's head and moves the head past it: the WQE's bytes (whole
+ * WQEBBs, at most 16) are also left in `copy` (1024 bytes) for the doorbell. Its size in bytes, or
+ * -EINVAL if it does not fit a WQE.
+ */
+int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_t *copy);
+/*
+ * Publishes the producer counter and rings the doorbell for the `count` WQEs put since the last
+ * ring: a lone WQE of at most max(64, bf_size) bytes whole (BlueFlame), else the last one's first
+ * 8 bytes. `last`/`last_bytes`: the last WQE, as nicsim_wqe_put left it.
+ */
+int nicsim_sq_ring(struct nicsim_qp *qp, int count, const uint8_t *last, int last_bytes);
+/* Writes a receive WQE scattering to `sge` at the receive queue's head (-EINVAL if they do not fit its stride). */
+int nicsim_recv_put(struct nicsim_qp *qp, const struct nicsim_sge *sge, int num_sge);
+/* Publishes the receive counter: the WQEs put so far are the adapter's. */
+void nicsim_rq_publish(struct nicsim_qp *qp);
 
 #ifdef __cplusplus
 }
