@@ -132,6 +132,13 @@ object hw extends ScalaModule with PinScala {
 object serve extends NicsimJavaModule {
   def moduleDeps = Seq(`host-driver`)
   override def testProperties = T { Seq(s"-Dnicsim.libnicsim=${libnicsim.build().path}") }
+  /** libnicsim's sources beside the provider's (nicsim/libnicsim): the provider is built on them. */
+  def libnicsimResources = T {
+    val d = T.dest / "nicsim" / "libnicsim"
+    for (src <- libnicsim.sources().take(2)) os.copy(src.path, d, createFolders = true, mergeFolders = true)
+    PathRef(T.dest)
+  }
+  override def resources = T { super.resources() ++ Seq(libnicsimResources()) }
 }
 
 object cosim extends NicsimJavaModule with PinScala {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "nicsim-internal.h"
+#include "nicsim/device.h"
 #include "nicsim/wire.h"
 
 #define MAX_REQUEST 4096
@@ -137,7 +138,8 @@ static int call(struct nicsim_dev *d, struct req *r, void *out, uint32_t want) {
 	return 0;
 }
 
-int nicsim_open(struct nicsim_dev **dev, int node) {
+/* Opens node `node`'s adapter by `op`: PCI_OPEN (the whole function) or UCTX_OPEN (a user context). */
+static int open_as(struct nicsim_dev **dev, int node, uint32_t op) {
 	const char *path = getenv("NICSIM_SOCKET"), *env = getenv("NICSIM_NODE");
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (!path || strlen(path) >= sizeof(a.sun_path))
@@ -159,7 +161,7 @@ int nicsim_open(struct nicsim_dev **dev, int node) {
 	/* the simulator reads our memory for DMA and sees where we wait (/proc/<pid>/mem, syscall) */
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	struct req r;
-	start(&r, NICSIM_OP_PCI_OPEN);
+	start(&r, op);
 	put32(&r, NICSIM_WIRE_VERSION);
 	put32(&r, (uint32_t)node);
 	put32(&r, (uint32_t)getpid());
@@ -183,6 +185,46 @@ int nicsim_open(struct nicsim_dev **dev, int node) {
 	d->msi_address = o.msi;
 	*dev = d;
 	return 0;
+}
+
+int nicsim_open(struct nicsim_dev **dev, int node) { return open_as(dev, node, NICSIM_OP_PCI_OPEN); }
+
+int nicsim_open_context(struct nicsim_dev **dev, int node) {
+	int rc = open_as(dev, node, NICSIM_OP_UCTX_OPEN);
+	if (rc)
+		return rc;
+	(*dev)->user = 1;
+	if ((rc = nicsim_query_caps(*dev))) {
+		nicsim_close(*dev);
+		*dev = NULL;
+	}
+	return rc;
+}
+
+int nicsim_user_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, int nin, uint64_t *out, int nout,
+		    uint32_t *syndrome) {
+	struct req r;
+	uint8_t body[MAX_REQUEST];
+	if (nin < 0 || nout < 0 || 16 + 8 * nin > MAX_REQUEST || 8 * (NICSIM_OUT_HEADER_WORDS + nout) > MAX_REQUEST)
+		return fail(EINVAL);
+	start(&r, NICSIM_OP_UCTX_CMD);
+	put32(&r, opcode);
+	put32(&r, (uint32_t)nin);
+	for (int i = 0; i < nin; i++)
+		put64(&r, in[i]);
+	put32(&r, (uint32_t)nout);
+	int len = exchange(d, &r, body);
+	if (len < 0)
+		return len;
+	if (len < 8 * (NICSIM_OUT_HEADER_WORDS + nout))
+		return fail(EPROTO);
+	uint64_t head;
+	memcpy(&head, body, 8);
+	if (syndrome)
+		*syndrome = (uint32_t)head;
+	for (int i = 0; i < nout; i++)
+		memcpy(&out[i], body + 8 * (NICSIM_OUT_HEADER_WORDS + i), 8);
+	return (int)(head >> 32);
 }
 
 void nicsim_close(struct nicsim_dev *d) {

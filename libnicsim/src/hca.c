@@ -24,6 +24,8 @@ static int fail(int err) {
 
 int nicsim_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, int nin, uint64_t *out, int nout,
 	       uint32_t *syndrome) {
+	if (d->user)
+		return nicsim_user_cmd(d, opcode, in, nin, out, nout, syndrome);
 	if (!d->entry || nin < 0 || nout < 0 || nin * 8 > 4096 || (NICSIM_OUT_HEADER_WORDS + nout) * 8 > 4096)
 		return fail(EINVAL);
 	uint32_t out_len = (uint32_t)(NICSIM_OUT_HEADER_WORDS + nout) * 8;
@@ -84,6 +86,35 @@ static void *table(struct nicsim_dev *d, uint64_t len, uint64_t *iova, uint64_t 
 	return nicsim_dma_alloc(d, len, iova);
 }
 
+int nicsim_query_caps(struct nicsim_dev *d) {
+	int rc;
+	uint64_t cap[NICSIM_QUERY_HCA_CAP_OUT_WORDS];
+	if ((rc = must(d, NICSIM_CMD_QUERY_HCA_CAP, NULL, 0, cap, NICSIM_QUERY_HCA_CAP_OUT_WORDS)))
+		return rc;
+	struct nicsim_caps *c = &d->caps;
+	c->max_qp = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_QP];
+	c->max_cq = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_CQ];
+	c->max_mkey = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_MKEY];
+	c->max_pd = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_PD];
+	c->max_uar = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_UAR];
+	c->max_qp_wr = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_QP_WR];
+	c->max_cqe = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_CQE];
+	c->max_sge = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_SGE];
+	c->max_inline = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_INLINE];
+	c->max_mtu = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_MTU];
+	c->lid = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_LID];
+	c->max_rd_atomic = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_RD_ATOMIC];
+	c->max_msg_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_MSG_SIZE];
+	c->max_dm = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_DM];
+	c->uar_base = cap[NICSIM_QUERY_HCA_CAP_OUT_UAR_BASE];
+	c->uar_page_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_UAR_PAGE_SIZE];
+	c->dm_base = cap[NICSIM_QUERY_HCA_CAP_OUT_DM_BASE];
+	c->bf_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_BF_SIZE];
+	if (d->user)
+		d->probed = 1;
+	return 0;
+}
+
 int nicsim_probe(struct nicsim_dev *d) {
 	uint32_t id, bar;
 	int rc;
@@ -119,28 +150,9 @@ int nicsim_probe(struct nicsim_dev *d) {
 	nicsim_put64(addr, d->entry_iova);
 	if ((rc = nicsim_mmio_write(d, NICSIM_REG_CMDQ_ADDR, addr, 8)))
 		return rc;
-	uint64_t cap[NICSIM_QUERY_HCA_CAP_OUT_WORDS];
-	if ((rc = must(d, NICSIM_CMD_QUERY_HCA_CAP, NULL, 0, cap, NICSIM_QUERY_HCA_CAP_OUT_WORDS)))
+	if ((rc = nicsim_query_caps(d)))
 		return rc;
 	struct nicsim_caps *c = &d->caps;
-	c->max_qp = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_QP];
-	c->max_cq = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_CQ];
-	c->max_mkey = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_MKEY];
-	c->max_pd = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_PD];
-	c->max_uar = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_UAR];
-	c->max_qp_wr = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_QP_WR];
-	c->max_cqe = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_CQE];
-	c->max_sge = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_SGE];
-	c->max_inline = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_INLINE];
-	c->max_mtu = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_MTU];
-	c->lid = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_LID];
-	c->max_rd_atomic = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_RD_ATOMIC];
-	c->max_msg_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_MSG_SIZE];
-	c->max_dm = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_DM];
-	c->uar_base = cap[NICSIM_QUERY_HCA_CAP_OUT_UAR_BASE];
-	c->uar_page_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_UAR_PAGE_SIZE];
-	c->dm_base = cap[NICSIM_QUERY_HCA_CAP_OUT_DM_BASE];
-	c->bf_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_BF_SIZE];
 	d->eq = table(d, 64ull << EQ_LOG_SIZE, &d->eq_iova, &d->eq_len);
 	d->mtt = table(d, 8ull * MTT_ENTRIES, &d->mtt_iova, &d->mtt_len);
 	d->qpc = table(d, 256ull * (c->max_qp + 1ull), &d->qpc_iova, &d->qpc_len);
@@ -161,7 +173,7 @@ int nicsim_probe(struct nicsim_dev *d) {
 }
 
 int nicsim_teardown(struct nicsim_dev *d) {
-	if (!d->probed)
+	if (!d->probed || d->user) /* a user context's adapter is the kernel's to take down */
 		return 0;
 	int rc = must(d, NICSIM_CMD_TEARDOWN_HCA, NULL, 0, NULL, 0);
 	if (rc)

@@ -16,6 +16,13 @@ struct nicsim_dev {
 	uint64_t interrupts;
 	struct nicsim_caps caps;
 	int probed;
+	int user; /* a user context (nicsim_open_context): commands go through the kernel, not a mailbox */
 };
+
+/* A user context's command, run by the kernel's command queue: as nicsim_cmd. */
+int nicsim_user_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, int nin, uint64_t *out, int nout,
+		    uint32_t *syndrome);
+/* Runs QUERY_HCA_CAP and keeps its answer in d->caps: 0 or a negative errno. */
+int nicsim_query_caps(struct nicsim_dev *d);
 
 #endif

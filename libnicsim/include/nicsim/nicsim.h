@@ -33,6 +33,14 @@ struct nicsim_dev;
  * libibverbs program, holds it.
  */
 int nicsim_open(struct nicsim_dev **dev, int node);
+/*
+ * Opens a user context on node `node`'s adapter, which the kernel (the simulator's own driver)
+ * brought up: as a provider under a kernel driver has it. Commands (nicsim_cmd) go through the
+ * kernel's command queue and may name only this context's objects; BAR0 writes reach only its
+ * UAR pages; its CQs' interrupts come to nicsim_wait; config writes and MMIO reads are refused.
+ * Several processes may each hold one on the same node. The adapter's capabilities are read.
+ */
+int nicsim_open_context(struct nicsim_dev **dev, int node);
 /* Closes the function (after nicsim_teardown if the adapter is up): the driver's DMA mappings go. */
 void nicsim_close(struct nicsim_dev *dev);
 

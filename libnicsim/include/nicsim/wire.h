@@ -2,7 +2,8 @@
 #ifndef NICSIM_WIRE_H
 #define NICSIM_WIRE_H
 #include <stdint.h>
-#define NICSIM_WIRE_VERSION 13u
+#define NICSIM_WIRE_VERSION 14u
+#define NICSIM_HELLO_OWN_RINGS 1u
 enum nicsim_op {
 	NICSIM_OP_HELLO = 1,
 	NICSIM_OP_QUERY_DEVICE = 2,
@@ -62,6 +63,8 @@ enum nicsim_op {
 	NICSIM_OP_PCI_DMA_MAP = 56,
 	NICSIM_OP_PCI_DMA_UNMAP = 57,
 	NICSIM_OP_PCI_WAIT = 58,
+	NICSIM_OP_UCTX_OPEN = 59,
+	NICSIM_OP_UCTX_CMD = 60,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;

@@ -81,6 +81,11 @@ public final class Context extends VerbsObject {
 
     public DeviceAttr queryDevice() {
         checkOpen();
+        return deviceAttr(driver);
+    }
+
+    /** What ibv_query_device says of {@code driver}'s adapter (a context's query, or the kernel's for a C driver's). */
+    public static DeviceAttr deviceAttr(Driver driver) {
         Cmd.HcaCap c = driver.caps();
         return new DeviceAttr(String.format("%d.%d", Cmd.FW_REV >>> 16, Cmd.FW_REV & 0xffff), Cmd.PCI_VENDOR,
                 Cmd.PCI_DEVICE, (int) c.maxQp(), (int) c.maxQpWr(), (int) c.maxSge(), (int) c.maxCq(), (int) c.maxCqe(),
@@ -90,6 +95,11 @@ public final class Context extends VerbsObject {
 
     public PortAttr queryPort(int port) {
         checkOpen();
+        return portAttr(driver, port);
+    }
+
+    /** What ibv_query_port says of {@code driver}'s adapter's port {@code port}. */
+    public static PortAttr portAttr(Driver driver, int port) {
         if (port != 1) throw new VerbsException(Errno.EINVAL, "port " + port + " does not exist (the adapter has port 1)");
         Cmd.HcaCap c = driver.caps();
         byte[] gid = new byte[16];

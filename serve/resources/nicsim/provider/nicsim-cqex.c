@@ -14,11 +14,11 @@
 
 #include "nicsim-provider.h"
 
-static struct nicsim_cq *of(struct ibv_cq_ex *cq) { return to_ncq_ex(cq); }
+static struct nicsim_ibv_cq *of(struct ibv_cq_ex *cq) { return to_ncq_ex(cq); }
 
 /* Takes the next completion: 0, ENOENT if there is none, or an errno. */
 static int take(struct ibv_cq_ex *cq) {
-	struct nicsim_cq *c = of(cq);
+	struct nicsim_ibv_cq *c = of(cq);
 	int n = nicsim_poll(&c->cq, 1, &c->cur, &c->cur_x);
 	if (n < 0) return -n;
 	if (n == 0) return ENOENT;
@@ -77,7 +77,7 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 	uint64_t offered = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP
 			   | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_TM_INFO
 			   | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
-	struct nicsim_cq *cq;
+	struct nicsim_ibv_cq *cq;
 	struct ibv_cq_ex *x;
 	uint32_t masks = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
 	struct nicsim_pd *domain = NULL;

@@ -82,7 +82,7 @@ void nicsim_domain_use(struct nicsim_pd *pd, int delta) {
 	if (pd) atomic_fetch_add(&pd->refcount, delta);
 }
 
-int nicsim_staging_alloc(struct nicsim_qp *qp, struct nicsim_pd *pd, uint32_t entries) {
+int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_pd *pd, uint32_t entries) {
 	size_t size = (size_t)(entries ? entries : 1) * sizeof(struct nicsim_wr);
 	void *b = IBV_ALLOCATOR_USE_DEFAULT;
 	if (pd && pd->alloc) b = pd->alloc(&pd->pd, pd->pd_context, size, 64, MLX5DV_RES_TYPE_QP);
@@ -100,7 +100,7 @@ int nicsim_staging_alloc(struct nicsim_qp *qp, struct nicsim_pd *pd, uint32_t en
 	return 0;
 }
 
-void nicsim_staging_free(struct nicsim_qp *qp) {
+void nicsim_staging_free(struct nicsim_ibv_qp *qp) {
 	struct nicsim_pd *pd = nicsim_parent_domain(qp->vqp.qp.pd);
 	if (qp->staging_custom && pd) pd->free(&pd->pd, pd->pd_context, qp->wrs, MLX5DV_RES_TYPE_QP);
 	else free(qp->wrs);

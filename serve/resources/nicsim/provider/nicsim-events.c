@@ -113,7 +113,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 	}
 	ctx = to_nctx(ch->context);
 	for (;;) {
-		struct nicsim_cq *c;
+		struct nicsim_ibv_cq *c;
 		if (read(ch->fd, &handle, sizeof handle) != sizeof handle) return -1;
 		pthread_mutex_lock(&ctx->named.lock);
 		c = named_locked(ctx, (uint32_t)handle);

@@ -120,7 +120,7 @@ void nicsim_unimport_pd(struct ibv_pd *pd) { free(to_npd(pd)); }
 
 /* As ibv_cmd_query_mr leaves an imported MR: its keys and length, no address (the importer knows it, if anyone). */
 struct ibv_mr *nicsim_import_mr(struct ibv_pd *pd, uint32_t handle) {
-	struct nicsim_mr *mr;
+	struct nicsim_ibv_mr *mr;
 	struct msg m;
 	int rc = named(pd->context, NICSIM_OP_IMPORT_MR, handle, &m);
 	if (rc) { errno = rc; return NULL; }

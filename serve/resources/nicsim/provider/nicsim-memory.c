@@ -39,7 +39,7 @@ static int dealloc_pd(struct ibv_pd *pd) {
 }
 
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
-	struct nicsim_mr *mr = calloc(1, sizeof(*mr));
+	struct nicsim_ibv_mr *mr = calloc(1, sizeof(*mr));
 	struct msg m;
 	int rc;
 	if (!mr) { errno = ENOMEM; return NULL; }
@@ -67,7 +67,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
  * reports the command's failure as IBV_REREG_MR_ERR_CMD, and programs read the reason from errno.
  */
 static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
-	struct nicsim_mr *mr = to_nvmr(vmr);
+	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
 	struct msg m = request(NICSIM_OP_REREG_MR);
 	int rc;
 	put32(&m, mr->handle);
@@ -102,7 +102,7 @@ static int advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32
 }
 
 static int dereg_mr(struct verbs_mr *vmr) {
-	struct nicsim_mr *mr = to_nvmr(vmr);
+	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
 	int rc = simple(vmr->ibv_mr.context, NICSIM_OP_DEREG_MR, mr->handle);
 	if (!rc) free(mr);
 	return rc;
@@ -188,7 +188,7 @@ static int free_dm(struct ibv_dm *dm) {
 }
 
 static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset, size_t length, unsigned int access) {
-	struct nicsim_mr *mr = calloc(1, sizeof(*mr));
+	struct nicsim_ibv_mr *mr = calloc(1, sizeof(*mr));
 	struct msg m;
 	int rc;
 	if (!mr) { errno = ENOMEM; return NULL; }

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nicsim-provider.h"
+#include "nicsim-hw.h"
 
 /*
  * The first request of the list the provider must refuse before reading it (more SGEs than the QP
  * has, or more inline bytes than it takes: reading them could run past the program's buffers), or
  * NULL; *before is how many precede it.
  */
-static struct ibv_send_wr *unreadable(const struct nicsim_qp *q, struct ibv_send_wr *wr, uint32_t *before) {
+static struct ibv_send_wr *unreadable(const struct nicsim_ibv_qp *q, struct ibv_send_wr *wr, uint32_t *before) {
 	*before = 0;
 	for (struct ibv_send_wr *w = wr; w; w = w->next, (*before)++) {
 		uint64_t inl = 0;
@@ -90,6 +90,7 @@ int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nics
 	struct ibv_send_wr *w, *stop;
 	uint32_t n = 0, refused, i = 0;
 	int rc;
+	if (to_nqp(qp)->hw) return nicsim_hw_post_send(qp, wr, ext, bad);
 	stop = unreadable(to_nqp(qp), wr, &n);
 	if (stop && n == 0) { *bad = stop; return EINVAL; } /* as the kernel's and rxe's post checks: EINVAL */
 	m = request(NICSIM_OP_POST_SEND);
@@ -152,7 +153,8 @@ static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, uin
 }
 
 static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
-	struct nicsim_qp *q = to_nqp(qp);
+	struct nicsim_ibv_qp *q = to_nqp(qp);
+	if (q->hw) return nicsim_hw_post_recv(q, wr, bad);
 	return post_recv_to(qp->context, NICSIM_OP_POST_RECV, q->handle, q->max_recv_sge, wr, bad);
 }
 

@@ -28,7 +28,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "nicsim-provider.h"
+#include "nicsim-hw.h"
 
 static const struct verbs_device_ops nicsim_device_ops;
 
@@ -205,6 +205,7 @@ int64_t nicsim_sim_now_ps_of(struct nicsim_context *ctx) {
 
 static void free_context(struct ibv_context *c) {
 	struct nicsim_context *ctx = to_nctx(c);
+	nicsim_hw_close(ctx);
 	if (clock_ctx == ctx) clock_ctx = NULL;
 	close(ctx->vctx.context.async_fd);
 	close(ctx->sock);
@@ -238,6 +239,9 @@ static void set_ops(struct nicsim_context *ctx) {
 	verbs_set_ops(&ctx->vctx, &nicsim_memory_ops);
 	verbs_set_ops(&ctx->vctx, &nicsim_queue_ops);
 	verbs_set_ops(&ctx->vctx, &nicsim_post_ops);
+	if (!ctx->hw) return;
+	verbs_set_ops(&ctx->vctx, &nicsim_hw_ops); /* the C driver's own */
+	verbs_set_ops(&ctx->vctx, &nicsim_hw_unbuilt_ops);
 }
 
 /* Ties an imported context (ibv_import_device) to the session another opened: 0, or -1. */
@@ -270,6 +274,7 @@ static int hello(struct nicsim_context *ctx, int cmd_fd) {
 	put32(&m, (uint32_t)cmd_fd);    /* ibv_import_device, given a duplicate of it, finds this context by it */
 	put32(&m, (uint32_t)strlen(name));
 	put(&m, name, strlen(name));
+	put32(&m, nicsim_hw_wanted() ? NICSIM_HELLO_OWN_RINGS : 0); /* the C driver makes its objects itself */
 	rc = call(ctx, &m);
 	ctx->session = rc ? 0 : get32(&m);
 	done(&m);
@@ -313,6 +318,7 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	} else {
 		if (hello(ctx, cmd_fd)) goto fail;
 		if (open_async_file(ctx)) { close(ctx->sock); goto fail; }
+		if (nicsim_hw_open(ctx)) { close(ctx->vctx.context.async_fd); close(ctx->sock); goto fail; }
 		if (!clock_ctx) clock_ctx = ctx;
 	}
 	ctx->vctx.context.num_comp_vectors = 1;

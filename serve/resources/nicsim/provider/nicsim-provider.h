@@ -29,6 +29,7 @@ struct nicsim_context {
 	uint64_t clock_khz;         /* hca_core_clock, once asked */
 	pthread_mutex_t lock;
 	struct nicsim_registry named;
+	struct nicsim_hw *hw;       /* the C driver's user context (NICSIM_DRIVER=c), or NULL: verbs go to the simulator */
 };
 
 /* The struct of type that holds member at ptr. */
@@ -90,7 +91,7 @@ struct nicsim_wr {
 	struct nicsim_umr umr;
 };
 
-struct nicsim_qp {
+struct nicsim_ibv_qp {
 	struct verbs_qp vqp;
 	uint32_t handle;
 	uint32_t events_returned;   /* async events ibv_get_async_event gave the program for it */
@@ -102,6 +103,7 @@ struct nicsim_qp {
 	bool staging_custom;        /* wrs came from the parent domain's allocator: its free callback takes it back */
 	int wr_error;               /* an errno met while building: wr_complete returns it and posts nothing */
 	uint32_t max_send_sge, max_recv_sge, max_inline; /* as created: a request past them is refused before it is read */
+	struct nicsim_hw_qp *hw;    /* its rings, when the C driver made it */
 };
 
 struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
@@ -123,22 +125,29 @@ struct nicsim_pd {
 	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
 	void *pd_context;
 };
-struct nicsim_mr { struct verbs_mr vmr; uint32_t handle; };
+/* A region; the C driver's also keeps the pages it mapped for the adapter (hw_len 0: none). */
+struct nicsim_ibv_mr { struct verbs_mr vmr; uint32_t handle; uint64_t hw_iova, hw_len; void *hw_base; };
 struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; uint32_t events_returned; uint32_t max_sge; };
 struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
 struct nicsim_mw { struct ibv_mw mw; };
 
 /* The provider's object of each libibverbs object it made (typed downcasts, as rdma-core's providers). */
-static inline struct nicsim_qp *to_nqp(struct ibv_qp *qp) { return container_of(qp, struct nicsim_qp, vqp.qp); }
-static inline struct nicsim_qp *to_nqp_ex(struct ibv_qp_ex *qpx) {
-	return container_of(qpx, struct nicsim_qp, vqp.qp_ex);
+static inline struct nicsim_ibv_qp *to_nqp(struct ibv_qp *qp) { return container_of(qp, struct nicsim_ibv_qp, vqp.qp); }
+static inline struct nicsim_ibv_qp *to_nqp_ex(struct ibv_qp_ex *qpx) {
+	return container_of(qpx, struct nicsim_ibv_qp, vqp.qp_ex);
 }
-static inline struct nicsim_qp *to_nqp_dv(struct mlx5dv_qp_ex *dv) { return container_of(dv, struct nicsim_qp, dv); }
+static inline struct nicsim_ibv_qp *to_nqp_dv(struct mlx5dv_qp_ex *dv) {
+	return container_of(dv, struct nicsim_ibv_qp, dv);
+}
 static inline struct nicsim_ah *to_nah(struct ibv_ah *ah) { return container_of(ah, struct nicsim_ah, ah); }
 static inline struct nicsim_td *to_ntd(struct ibv_td *td) { return container_of(td, struct nicsim_td, td); }
 static inline struct nicsim_pd *to_npd(struct ibv_pd *pd) { return container_of(pd, struct nicsim_pd, pd); }
-static inline struct nicsim_mr *to_nmr(struct ibv_mr *mr) { return container_of(mr, struct nicsim_mr, vmr.ibv_mr); }
-static inline struct nicsim_mr *to_nvmr(struct verbs_mr *vmr) { return container_of(vmr, struct nicsim_mr, vmr); }
+static inline struct nicsim_ibv_mr *to_nmr(struct ibv_mr *mr) {
+	return container_of(mr, struct nicsim_ibv_mr, vmr.ibv_mr);
+}
+static inline struct nicsim_ibv_mr *to_nvmr(struct verbs_mr *vmr) {
+	return container_of(vmr, struct nicsim_ibv_mr, vmr);
+}
 static inline struct nicsim_srq *to_nsrq(struct ibv_srq *srq) { return container_of(srq, struct nicsim_srq, vsrq.srq); }
 static inline struct nicsim_xrcd *to_nxrcd(struct ibv_xrcd *x) {
 	return container_of(x, struct nicsim_xrcd, vxrcd.xrcd);
@@ -157,7 +166,7 @@ static inline uint32_t mkey_handle(struct mlx5dv_mkey *k) { return k ? to_nmkey(
 struct nicsim_wc_extra { struct ibv_wc_tm_info tm; uint64_t timestamp; };
 
 /* A CQ; one made by ibv_create_cq_ex is polled through the ibv_cq_ex calls, one completion at a time. */
-struct nicsim_cq {
+struct nicsim_ibv_cq {
 	union { struct ibv_cq cq; struct ibv_cq_ex cq_ex; };
 	uint32_t handle;
 	uint32_t comp_returned, async_returned; /* events ibv_get_cq_event and ibv_get_async_event gave the program for it */
@@ -165,10 +174,13 @@ struct nicsim_cq {
 	struct nicsim_wc_extra cur_x;
 	struct nicsim_pd *domain;   /* the parent domain it was made on (IBV_CQ_INIT_ATTR_MASK_PD), or NULL */
 	uint64_t clock_khz;         /* for a completion's wallclock time */
+	struct nicsim_hw_cq *hw;    /* its ring, when the C driver made it */
 };
 
-static inline struct nicsim_cq *to_ncq(struct ibv_cq *cq) { return container_of(cq, struct nicsim_cq, cq); }
-static inline struct nicsim_cq *to_ncq_ex(struct ibv_cq_ex *cq) { return container_of(cq, struct nicsim_cq, cq_ex); }
+static inline struct nicsim_ibv_cq *to_ncq(struct ibv_cq *cq) { return container_of(cq, struct nicsim_ibv_cq, cq); }
+static inline struct nicsim_ibv_cq *to_ncq_ex(struct ibv_cq_ex *cq) {
+	return container_of(cq, struct nicsim_ibv_cq, cq_ex);
+}
 static inline uint32_t cq_handle(struct ibv_cq *cq) { return cq ? to_ncq(cq)->handle : NICSIM_NONE; }
 
 /* Polls up to max completions of cq; x (if not NULL) gets what struct ibv_wc lacks of each. Returns the count or -errno. */
@@ -178,7 +190,7 @@ int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_
 uint64_t nicsim_clock_khz(struct ibv_context *c);
 
 /* Makes a CQ of cqe entries (channel may be NULL); NULL with errno set on failure. */
-struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
+struct nicsim_ibv_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
 
 /* ibv_create_cq_ex (nicsim-cqex.c). */
 struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr);
@@ -196,7 +208,7 @@ uint64_t nicsim_wr_ops_offered(enum ibv_qp_type t, uint32_t dc_type);
  * Gives qp the ibv_wr_* API with the operations in ops (send_ops_flags) and only those, and
  * mlx5dv's: wr_set_dc_addr for a DC initiator, wr_mr_list and wr_mr_interleaved for RC.
  */
-void nicsim_wr_init(struct nicsim_qp *qp, uint64_t ops);
+void nicsim_wr_init(struct nicsim_ibv_qp *qp, uint64_t ops);
 
 /* Whether c is a context of nicsim's provider (and not of another device beside it). */
 bool nicsim_owns(struct ibv_context *c);
@@ -211,7 +223,7 @@ struct nicsim_mkey *nicsim_create_mkey(struct ibv_pd *pd, uint32_t create_flags,
 int nicsim_destroy_mkey(struct nicsim_mkey *k);
 
 /* Frees what a list being built holds. */
-void nicsim_wr_clear(struct nicsim_qp *qp);
+void nicsim_wr_clear(struct nicsim_ibv_qp *qp);
 
 /* Thread and parent domains (nicsim-domain.c). */
 struct ibv_td *nicsim_alloc_td(struct ibv_context *c, struct ibv_td_init_attr *attr);
@@ -228,10 +240,10 @@ struct nicsim_pd *nicsim_parent_domain(struct ibv_pd *pd);
 void nicsim_domain_use(struct nicsim_pd *pd, int delta);
 
 /* Gives qp a staging buffer for entries requests from pd's allocator (or malloc): 0 or ENOMEM. */
-int nicsim_staging_alloc(struct nicsim_qp *qp, struct nicsim_pd *pd, uint32_t entries);
+int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_pd *pd, uint32_t entries);
 
 /* Gives qp's staging buffer back to where it came from. */
-void nicsim_staging_free(struct nicsim_qp *qp);
+void nicsim_staging_free(struct nicsim_ibv_qp *qp);
 
 /* The verbs of the provider's files (nicsim-memory.c, nicsim-queues.c, nicsim-post.c). */
 extern const struct verbs_context_ops nicsim_memory_ops, nicsim_queue_ops, nicsim_post_ops;

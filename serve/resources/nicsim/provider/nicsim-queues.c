@@ -8,13 +8,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "nicsim-provider.h"
+#include "nicsim-hw.h"
 
 /* ---- completion queues ---- */
 
-struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
+struct nicsim_ibv_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
 	struct msg m = request(NICSIM_OP_CREATE_CQ);
-	struct nicsim_cq *cq = calloc(1, sizeof(*cq));
+	struct nicsim_ibv_cq *cq = calloc(1, sizeof(*cq));
 	int rc;
 	if (!cq) { errno = ENOMEM; return NULL; }
 	put32(&m, (uint32_t)cqe);
@@ -30,7 +30,7 @@ struct nicsim_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_co
 }
 
 static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
-	struct nicsim_cq *cq;
+	struct nicsim_ibv_cq *cq;
 	if (vector < 0 || vector >= c->num_comp_vectors) { errno = EINVAL; return NULL; } /* as the kernel's create_cq */
 	cq = nicsim_create_cq(c, cqe, channel);
 	return cq ? &cq->cq : NULL;
@@ -38,7 +38,7 @@ static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_
 
 /* Destroys cq once the events the program was given for it are acknowledged (ibv_destroy_cq(3)); those it was not given are dropped. */
 static int destroy_cq(struct ibv_cq *cq) {
-	struct nicsim_cq *c = to_ncq(cq);
+	struct nicsim_ibv_cq *c = to_ncq(cq);
 	int rc = simple(cq->context, NICSIM_OP_DESTROY_CQ, c->handle);
 	if (rc) return rc;
 	nicsim_name(to_nctx(cq->context), c->handle, NULL);
@@ -51,7 +51,7 @@ static int destroy_cq(struct ibv_cq *cq) {
 
 /* ibv_resize_cq: at least cqe entries, the completions not yet polled kept; cq->cqe tells how many it got. */
 static int resize_cq(struct ibv_cq *cq, int cqe) {
-	struct nicsim_cq *c = to_ncq(cq);
+	struct nicsim_ibv_cq *c = to_ncq(cq);
 	struct msg m = request(NICSIM_OP_RESIZE_CQ);
 	int rc;
 	if (cqe < 1) { done(&m); return EINVAL; } /* as the kernel's ib_resize_cq: cqe >= 1 */
@@ -307,7 +307,7 @@ static void get_caps(struct msg *m, struct ibv_qp_cap *cap) {
 
 /* Asks the simulator for the QP: its handle, number and what it got of init's cap; 0 or an errno. */
 static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-		  uint32_t dc_type, uint64_t dct_key, struct nicsim_qp *qp) {
+		  uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp) {
 	struct msg m = request(NICSIM_OP_CREATE_QP);
 	struct nicsim_wire_create_qp_request q = {
 		.pd = pd_handle(pd), .xrcd = xrcd_handle(xrcd), .qp_type = init->qp_type,
@@ -320,6 +320,10 @@ static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrc
 	struct nicsim_wire_create_qp_reply r;
 	struct ibv_qp_cap got;
 	int rc;
+	if (to_nctx(c)->hw) {
+		done(&m);
+		return xrcd || dc_type ? EOPNOTSUPP : nicsim_hw_create_qp(c, pd, init, qp);
+	}
 	put(&m, &q, sizeof(q));
 	rc = call(to_nctx(c), &m);
 	if (!rc) {
@@ -339,7 +343,7 @@ static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrc
 }
 
 /* What ibv_cmd_create_qp fills in for a kernel provider. */
-static void fill_qp(struct nicsim_qp *qp, struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+static void fill_qp(struct nicsim_ibv_qp *qp, struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
 		    const struct ibv_qp_init_attr *init) {
 	struct ibv_qp *q = &qp->vqp.qp;
 	q->context = c;
@@ -365,7 +369,7 @@ static void fill_qp(struct nicsim_qp *qp, struct ibv_context *c, struct ibv_pd *
  */
 static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 			      uint32_t dc_type, uint64_t dct_key, uint64_t wr_ops) {
-	struct nicsim_qp *qp = calloc(1, sizeof(*qp));
+	struct nicsim_ibv_qp *qp = calloc(1, sizeof(*qp));
 	struct nicsim_pd *domain = nicsim_parent_domain(pd);
 	int rc;
 	if (!qp) { errno = ENOMEM; return NULL; }
@@ -490,6 +494,7 @@ static void get_attr(struct msg *m, struct ibv_qp_attr *a) {
 }
 
 static int modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
+	if (to_nqp(qp)->hw) return nicsim_hw_modify_qp(to_nqp(qp), attr, mask);
 	struct msg m = request(NICSIM_OP_MODIFY_QP);
 	int rc;
 	put32(&m, qp_handle(qp));
@@ -501,6 +506,7 @@ static int modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
 }
 
 static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init) {
+	if (to_nqp(qp)->hw) return nicsim_hw_query_qp(to_nqp(qp), attr, init);
 	struct msg m = request(NICSIM_OP_QUERY_QP);
 	int rc;
 	put32(&m, qp_handle(qp));
@@ -530,8 +536,8 @@ static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struc
 
 /* Destroys qp once the events the program was given for it are acknowledged (ibv_destroy_qp(3)); those it was not given are dropped. */
 static int destroy_qp(struct ibv_qp *qp) {
-	struct nicsim_qp *q = to_nqp(qp);
-	int rc = simple(qp->context, NICSIM_OP_DESTROY_QP, q->handle);
+	struct nicsim_ibv_qp *q = to_nqp(qp);
+	int rc = q->hw ? nicsim_hw_destroy_qp(q) : simple(qp->context, NICSIM_OP_DESTROY_QP, q->handle);
 	if (rc) return rc;
 	nicsim_name(to_nctx(qp->context), q->handle, NULL);
 	nicsim_await_acks(&qp->mutex, &qp->cond, &qp->events_completed, q->events_returned);

@@ -12,9 +12,9 @@
 
 #include "nicsim-provider.h"
 
-static struct nicsim_qp *of(struct ibv_qp_ex *qpx) { return to_nqp_ex(qpx); }
+static struct nicsim_ibv_qp *of(struct ibv_qp_ex *qpx) { return to_nqp_ex(qpx); }
 
-void nicsim_wr_clear(struct nicsim_qp *qp) {
+void nicsim_wr_clear(struct nicsim_ibv_qp *qp) {
 	for (size_t i = 0; i < qp->nwr; i++) {
 		free(qp->wrs[i].sges);
 		free(qp->wrs[i].inline_data);
@@ -30,7 +30,7 @@ static void wr_abort(struct ibv_qp_ex *qpx) { nicsim_wr_clear(of(qpx)); }
 
 /* A new work request of the list, or NULL (out of memory, recorded for wr_complete). */
 static struct nicsim_wr *begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode) {
-	struct nicsim_qp *qp = of(qpx);
+	struct nicsim_ibv_qp *qp = of(qpx);
 	struct nicsim_wr *w;
 	if (qp->nwr == qp->cap && qp->staging_fixed) { qp->wr_error = ENOMEM; return NULL; } /* the send queue is full */
 	if (qp->nwr == qp->cap) {
@@ -52,7 +52,7 @@ static struct nicsim_wr *begin(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode)
 
 /* The request the setters fill: the newest, or NULL (none begun: EINVAL at wr_complete). */
 static struct nicsim_wr *current(struct ibv_qp_ex *qpx) {
-	struct nicsim_qp *qp = of(qpx);
+	struct nicsim_ibv_qp *qp = of(qpx);
 	if (!qp->nwr) { qp->wr_error = EINVAL; return NULL; }
 	return &qp->wrs[qp->nwr - 1];
 }
@@ -177,7 +177,7 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn) {
 }
 
 static int wr_complete(struct ibv_qp_ex *qpx) {
-	struct nicsim_qp *qp = of(qpx);
+	struct nicsim_ibv_qp *qp = of(qpx);
 	struct ibv_send_wr *bad = NULL;
 	int rc = qp->wr_error;
 	if (!rc && qp->nwr) {
@@ -194,7 +194,7 @@ static int wr_complete(struct ibv_qp_ex *qpx) {
 
 /* mlx5dv_wr_set_dc_addr: the target of the request being built. */
 static void wr_set_dc_addr(struct mlx5dv_qp_ex *dv, struct ibv_ah *ah, uint32_t dctn, uint64_t key) {
-	struct nicsim_qp *qp = to_nqp_dv(dv);
+	struct nicsim_ibv_qp *qp = to_nqp_dv(dv);
 	struct nicsim_wr *w = current(&qp->vqp.qp_ex);
 	if (!w) return;
 	w->dc.ah = ah ? ah_handle(ah) : NICSIM_NONE;
@@ -208,7 +208,7 @@ static void wr_set_dc_addr(struct mlx5dv_qp_ex *dv, struct ibv_ah *ah, uint32_t 
  * wr_flags (EOPNOTSUPP at wr_complete otherwise); the simulator checks the rest.
  */
 static struct nicsim_wr *umr(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint32_t repeat, uint16_t n) {
-	struct nicsim_qp *qp = to_nqp_dv(dv);
+	struct nicsim_ibv_qp *qp = to_nqp_dv(dv);
 	struct nicsim_wr *w;
 	if (!(qp->vqp.qp_ex.wr_flags & IBV_SEND_INLINE)) { qp->wr_error = EOPNOTSUPP; return NULL; }
 	w = begin(&qp->vqp.qp_ex, IBV_WR_DRIVER1);
@@ -250,7 +250,7 @@ uint64_t nicsim_wr_ops_offered(enum ibv_qp_type t, uint32_t dc_type) {
 }
 
 /* The operations asked for, and only those: an operation not asked for stays NULL, as on rxe and mlx5. */
-void nicsim_wr_init(struct nicsim_qp *qp, uint64_t ops) {
+void nicsim_wr_init(struct nicsim_ibv_qp *qp, uint64_t ops) {
 	struct ibv_qp_ex *x = &qp->vqp.qp_ex;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP) x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) x->wr_atomic_fetch_add = wr_atomic_fetch_add;

@@ -13,8 +13,8 @@ final class DeviceQueries {
     /** The node GUID nicsim gives adapter {@code node} (an OUI of none of the real vendors'). */
     static long nodeGuid(int node) { return 0x0002_1de5_0000_0000L | (node + 1); }
 
-    static Wire.Out device(Context ctx, Host host) {
-        DeviceAttr a = ctx.queryDevice();
+    static Wire.Out device(Host host) {
+        DeviceAttr a = Context.deviceAttr(host.driver());
         long guid = nodeGuid(host.index);
         Wire.Out out = new Wire.Out(WireLayout.QUERY_DEVICE_REPLY).u64("node_guid", guid).u64("sys_image_guid", guid)
                 .u64("max_mr_size", a.maxMrSize()).u64("page_size_cap", host.memory.pageSize())
@@ -44,8 +44,8 @@ final class DeviceQueries {
                 .u32("tm_max_rndv_hdr_size", tm ? 64 : 0).u32("tm_flags", tm ? 1 : 0 /* IBV_TM_CAP_RC */);
     }
 
-    static Wire.Out port(Context ctx, int port) {
-        PortAttr p = ctx.queryPort(port);
+    static Wire.Out port(Host host, int port) {
+        PortAttr p = Context.portAttr(host.driver(), port);
         return new Wire.Out(WireLayout.QUERY_PORT_REPLY).u32("state", p.state().value())
                 .u32("max_mtu", p.maxMtu().value()).u32("active_mtu", p.activeMtu().value()).u32("gid_tbl_len", 1)
                 .u32("port_cap_flags", 0).u32("max_msg_sz", p.maxMsgSz()).u32("lid", p.lid()).u32("sm_lid", 1)

@@ -42,7 +42,7 @@ final class EventFiles {
     /** The program made completion channel {@code number}, whose socket is {@code file}: its events go there. */
     void channelTo(int number, Consumer<ByteBuffer> file) {
         channelFiles.put(number, file);
-        channels.computeIfAbsent(number, n -> ctx.createCompChannel());
+        if (ctx != null) channels.computeIfAbsent(number, n -> ctx.createCompChannel()); // none for a C driver's yet
     }
 
     /** The channel the program numbers {@code number}, or EINVAL naming it. */
@@ -69,7 +69,7 @@ final class EventFiles {
                 write(file, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(handle).flip());
             }
         }
-        if (async == null) return;
+        if (async == null || ctx == null) return;
         for (var e = ctx.pollAsyncEvent(); e.isPresent(); e = ctx.pollAsyncEvent()) {
             AsyncEvent a = e.get();
             Integer element = a.qpNum() >= 0 ? handles.qp(a.qpNum()) : a.srqHandle() >= 0 ? handles.srq(a.srqHandle())
@@ -82,7 +82,7 @@ final class EventFiles {
     /** Whether an event waits to be written (a look that changes nothing). */
     boolean pending() {
         for (CompletionChannel ch : channels.values()) if (ch.hasEvent()) return true;
-        return async != null && ctx.hasAsyncEvent();
+        return async != null && ctx != null && ctx.hasAsyncEvent();
     }
 
     private void write(Consumer<ByteBuffer> file, ByteBuffer b) {

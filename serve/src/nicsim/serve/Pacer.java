@@ -151,7 +151,7 @@ final class Pacer {
         if (running > Math.max(0, open - inWait)) {
             // a C driver on the PCI face lets time move only through its WAITs (docs/device.md): while it
             // computes, time holds, however long, so its runs repeat whatever CPU it gets
-            if (!p.devices.isEmpty()) return Activity.RUNS;
+            if (p.drivesFunction()) return Activity.RUNS;
             // a thread runs beside one waiting in a verb, and no request came for a while: it waits for
             // that verb (UCX's threads spin for a lock the waiting one holds), whatever CPU it gets
             if (inWait > 0 && now - p.lastRequestNanos >= SPIN_NANOS) return Activity.SPINS;

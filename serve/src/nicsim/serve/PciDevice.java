@@ -44,6 +44,8 @@ final class PciDevice implements AutoCloseable {
     private int problemsTold, unsupportedTold;
     private final List<String> refusedWrites = new ArrayList<>();
     private long violations;
+    /** A user context's objects and UARs (null: the driver holds the whole function). */
+    final UserContext user;
 
     /** A request left open: a WAIT until {@code deadline}, or an MMIO read whose answer is {@code reply} once set. */
     private static final class Open {
@@ -57,17 +59,27 @@ final class PciDevice implements AutoCloseable {
         }
     }
 
-    PciDevice(Host host, Program program, int socketFd) throws IOException {
-        if (host.probed())
+    /**
+     * Driver {@code program}'s function on {@code host}, or with {@code user} its user context on the
+     * adapter the kernel (the Java driver) brings up: commands through UCTX_CMD, BAR0 writes to its
+     * own UAR pages only, its CQs' interrupts, and no config writes or MMIO reads.
+     */
+    PciDevice(Host host, Program program, int socketFd, boolean user) throws IOException {
+        if (!user && host.probed())
             throw new VerbsException(Errno.EBUSY, "node " + host.index + "'s adapter is driven by the Java driver "
                     + "already (a program attached through libibverbs): serve another node for the PCI face");
         this.host = host;
         this.program = program;
         this.socketFd = socketFd;
         this.memory = new ProcMemory(program.pid);
+        this.user = user ? new UserContext(host.driver(), v -> {
+            interrupts.add(v);
+            interruptsRaised++;
+        }) : null;
         this.errorsAtOpen = host.firmware.commandErrors();
         this.problemsTold = host.adapter.errorCount();
         this.unsupportedTold = host.bus.unsupportedRequests().size();
+        if (user) return; // the kernel's driver keeps the interrupts and the bus
         host.bus.onInterrupt((address, data) -> {
             interrupts.add(data);
             interruptsRaised++;
@@ -84,7 +96,9 @@ final class PciDevice implements AutoCloseable {
     /** Handles one request; null when it is left open (answered by {@link #answer}) or needs no answer. */
     Wire.Out handle(Wire.Op op, Wire.In in) {
         requests++;
+        if (user != null) userCheck(op, in);
         return switch (op) {
+            case UCTX_CMD -> command(in);
             case PCI_CONFIG_READ -> new Wire.Out().u32(host.bus.configRead32(0, configOffset(in)));
             case PCI_CONFIG_WRITE -> {
                 int offset = configOffset(in);
@@ -123,6 +137,38 @@ final class PciDevice implements AutoCloseable {
             }
             default -> throw new Wire.Malformed(op + " is not a request of the PCI face");
         };
+    }
+
+    /** What a user context may not do: write config space, read BAR0, or write outside its UAR pages. */
+    private void userCheck(Wire.Op op, Wire.In in) {
+        switch (op) {
+            case PCI_CONFIG_WRITE, PCI_MMIO_READ -> throw new VerbsException(Errno.EPERM, op
+                    + " on a user context: config space and registers are the kernel's");
+            case PCI_MMIO_WRITE -> {
+                Wire.In peek = in.copy();
+                peek.u32("bar");
+                long offset = peek.u64("bar offset");
+                int length = peek.u32("length");
+                if (!user.inOwnUar(offset, length))
+                    throw new VerbsException(Errno.EPERM, String.format("BAR0 write of %d bytes at 0x%x: not in a "
+                            + "UAR page of this context", length, offset));
+            }
+            default -> { }
+        }
+    }
+
+    /** UCTX_CMD (opcode, n, n input words, output words wanted): the output header and words. */
+    private Wire.Out command(Wire.In in) {
+        if (user == null) throw new Wire.Malformed("UCTX_CMD on a PCI function: its commands go through its mailbox");
+        int opcode = in.u32("opcode"), n = in.count32("input words");
+        if (n > 512) throw new VerbsException(Errno.EINVAL, "UCTX_CMD of " + n + " input words: at most 512");
+        long[] words = new long[n];
+        for (int i = 0; i < n; i++) words[i] = in.u64("input word");
+        int nout = in.count32("output words");
+        if (nout > 510) throw new VerbsException(Errno.EINVAL, "UCTX_CMD for " + nout + " output words: at most 510");
+        Wire.Out out = new Wire.Out();
+        for (long w : user.run(opcode, words, nout)) out.u64(w);
+        return out;
     }
 
     private static int configOffset(Wire.In in) {
@@ -245,20 +291,33 @@ final class PciDevice implements AutoCloseable {
         if (memory.failures() > 0)
             b.append("; DMA to its memory refused ").append(memory.failures()).append(" times, first: ")
                     .append(memory.firstFailure());
+        if (user != null) {
+            if (!released.isEmpty()) b.append("; destroying what it left was refused: ").append(released);
+            return b.toString();
+        }
         if (host.firmware.initialized())
             b.append("; it left the adapter up (no TEARDOWN_HCA): the next driver's INIT_HCA will be refused");
         return b.toString();
     }
 
-    /** The driver left: its mappings go; the adapter keeps its state (no function-level reset yet). */
+    /** What closing a user context destroyed and the adapter refused to. */
+    List<String> released = List.of();
+
+    /**
+     * The driver left: its mappings go; the adapter keeps its state (no function-level reset yet).
+     * A user context's objects are destroyed first, as the kernel does when a process exits.
+     */
     @Override public void close() {
+        if (user != null) released = user.release();
         for (var e : maps.entrySet()) {
             host.memory.detach(e.getKey());
             host.freePhysical(e.getKey(), e.getValue());
         }
         maps.clear();
-        host.bus.onInterrupt((address, data) -> { });
-        host.bus.iommu(null);
+        if (user == null) {
+            host.bus.onInterrupt((address, data) -> { });
+            host.bus.iommu(null);
+        }
         memory.close();
     }
 }

@@ -38,7 +38,7 @@ final class PciFace implements AutoCloseable {
 
     /** Whether a driver holds node {@code node}'s function. */
     boolean holds(int node) {
-        for (PciDevice d : devices.values()) if (d.host.index == node) return true;
+        for (PciDevice d : devices.values()) if (d.host.index == node && d.user == null) return true;
         return false;
     }
 
@@ -47,7 +47,8 @@ final class PciFace implements AutoCloseable {
      * function's config space size, BAR0's size, its MSI-X vectors, and the platform's MSI address
      * (where an MSI-X table entry must point for its message to be an interrupt).
      */
-    Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs) throws IOException {
+    Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs, boolean user)
+            throws IOException {
         int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), fd = in.u32("socket fd");
         String name = in.string("program");
         if (version != Wire.VERSION)
@@ -58,11 +59,12 @@ final class PciFace implements AutoCloseable {
         if (holds(node))
             throw new VerbsException(Errno.EBUSY, "node " + node + "'s function is held by another driver");
         Program p = programs.apply(pid, name);
-        PciDevice d = new PciDevice(world.host(node), p, fd);
+        PciDevice d = new PciDevice(world.host(node), p, fd, user);
         devices.put(c, d);
         p.devices.put(fd, d);
         p.requested(false);
-        log.printf("nicsim serve: %s opened node %d's adapter as a PCI function%n", p, node);
+        log.printf("nicsim serve: %s opened node %d's adapter as %s%n", p, node, user ? "a user context"
+                : "a PCI function");
         var cs = world.host(node).bus.configSpace(0);
         return new Wire.Out().u32(PciDevice.CONFIG_BYTES).u64(cs.barSize(0)).u32(cs.msixVectors())
                 .u64(world.host(node).profile.count("host.msi.address"));
@@ -129,8 +131,9 @@ final class PciFace implements AutoCloseable {
         if (d == null) return;
         d.program.devices.remove(d.socketFd);
         tell(d);
-        String summary = d.summary();
         d.close();
+        String summary = d.summary();
+        if (d.user != null) how = how.replace("PCI function", "user context");
         log.printf("nicsim serve: %s %s on node %d: %s%n", d.program, how, d.host.index, summary);
         left.accept(d.program);
     }

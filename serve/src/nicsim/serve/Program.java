@@ -56,6 +56,12 @@ final class Program {
         if (!bySocket.containsValue(s)) sessions.remove(s);
     }
 
+    /** Whether it holds a whole PCI function (not only a user context on one the kernel brought up). */
+    boolean drivesFunction() {
+        for (PciDevice d : devices.values()) if (d.user == null) return true;
+        return false;
+    }
+
     /** Sessions of this program with a request left open. */
     int openWaits() {
         int n = 0;

@@ -25,7 +25,11 @@ public final class ProviderBuild {
     static final List<String> SOURCES = List.of("nicsim-provider.c", "nicsim-provider.h", "nicsim-wr.c", "nicsim-cqex.c", "provider-abi.h",
             "nicsim-provider.map", "nicsim-time.c", "nicsim-verbcost.c", "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-msg.h",
             "nicsim-events.c", "nicsim-domain.c", "nicsim-churn.c", "nicsim-fuzz.c", "nicsim-import.c",
-            "nicsim-rdmacm.c", "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c");
+            "nicsim-rdmacm.c", "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.h", "nicsim-hw.c",
+            "nicsim-hw-qp.c", "nicsim-hw-post.c", "nicsim-hw-stubs.c");
+    /** libnicsim's sources (resources under nicsim/libnicsim), which the provider is built on; wire.h is generated. */
+    static final List<String> LIBNICSIM = List.of("face.c", "hca.c", "queues.c", "nicsim-internal.h", "nicsim/nicsim.h",
+            "nicsim/queues.h", "nicsim/device.h");
     static final String LIBRARY = "libnicsim-rdmav34.so";
     /** The clock library attach --sim-time preloads beside the provider. */
     static final String CLOCK_LIBRARY = "libnicsim-time.so";
@@ -46,9 +50,13 @@ public final class ProviderBuild {
     /** The folder holding the built library (RDMAV_DRIVERS names {@code <folder>/libnicsim}). */
     public static synchronized Path get() {
         try {
-            byte[][] texts = new byte[SOURCES.size() + 1][];
-            for (int i = 0; i < SOURCES.size(); i++) texts[i] = resource(SOURCES.get(i));
-            texts[SOURCES.size()] = Wire.cHeader().getBytes(StandardCharsets.UTF_8);
+            List<String> names = new java.util.ArrayList<>(SOURCES), from = new java.util.ArrayList<>();
+            for (String f : SOURCES) from.add("nicsim/provider/" + f);
+            names.addAll(LIBNICSIM);
+            for (String f : LIBNICSIM) from.add("nicsim/libnicsim/" + f);
+            byte[][] texts = new byte[names.size() + 1][];
+            for (int i = 0; i < names.size(); i++) texts[i] = resource(from.get(i));
+            texts[names.size()] = Wire.cHeader().getBytes(StandardCharsets.UTF_8);
             MessageDigest md = MessageDigest.getInstance("SHA-256");
             for (byte[] t : texts) md.update(t);
             md.update((String.join(" ", FLAGS) + String.join(" ", SHARED)).getBytes(StandardCharsets.UTF_8));
@@ -56,16 +64,22 @@ public final class ProviderBuild {
             Path dir = cacheRoot().resolve("provider").resolve(key);
             if (Files.exists(dir.resolve(LIBRARY))) return dir;
             Path work = Files.createDirectories(cacheRoot().resolve("provider").resolve(".build-" + key + "-" + ProcessHandle.current().pid()));
-            for (int i = 0; i < SOURCES.size(); i++) Files.write(work.resolve(SOURCES.get(i)), texts[i]);
-            Files.write(work.resolve("nicsim-wire.h"), texts[SOURCES.size()]);
+            for (int i = 0; i < names.size(); i++) {
+                Path to = work.resolve(names.get(i));
+                Files.createDirectories(to.getParent());
+                Files.write(to, texts[i]);
+            }
+            Files.write(work.resolve("nicsim-wire.h"), texts[names.size()]);
+            Files.write(work.resolve("nicsim/wire.h"), texts[names.size()]);
             compile(work);
             Files.createDirectories(dir);
             for (String f : List.of(CLOCK_LIBRARY, VERBCOST, CHURN, FUZZ))
                 Files.move(work.resolve(f), dir.resolve(f), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             // the provider last: its presence says the folder is complete
             Files.move(work.resolve(LIBRARY), dir.resolve(LIBRARY), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            try (var s = Files.list(work)) { for (Path p : s.toList()) Files.delete(p); }
-            Files.delete(work);
+            try (var s = Files.walk(work)) {
+                for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+            }
             return dir;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -79,7 +93,8 @@ public final class ProviderBuild {
             throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh --rdma, or apt-get install -y libibverbs-dev");
         gcc(work, SHARED, List.of("-Wl,--version-script=nicsim-provider.map", "-I.", "-o", LIBRARY, "nicsim-provider.c", "nicsim-wr.c", "nicsim-cqex.c",
                 "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-import.c", "nicsim-rdmacm.c",
-                "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c",
+                "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c",
+                "nicsim-hw-post.c", "nicsim-hw-stubs.c", "face.c", "hca.c", "queues.c",
                 "-libverbs", "-lpthread", "-ldl"));
         gcc(work, SHARED, List.of("-o", CLOCK_LIBRARY, "nicsim-time.c", "-ldl"));
         gcc(work, List.of(), List.of("-o", VERBCOST, "nicsim-verbcost.c", "-libverbs"));
@@ -108,9 +123,9 @@ public final class ProviderBuild {
         throw new IllegalStateException("building nicsim's provider failed: " + String.join(" ", cmd) + "\n" + out);
     }
 
-    private static byte[] resource(String name) throws IOException {
-        try (InputStream in = ProviderBuild.class.getResourceAsStream("/nicsim/provider/" + name)) {
-            if (in == null) throw new IOException("resource nicsim/provider/" + name + " is missing from the classpath");
+    private static byte[] resource(String path) throws IOException {
+        try (InputStream in = ProviderBuild.class.getResourceAsStream("/" + path)) {
+            if (in == null) throw new IOException("resource " + path + " is missing from the classpath");
             return in.readAllBytes();
         }
     }

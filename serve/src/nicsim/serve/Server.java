@@ -231,12 +231,13 @@ public final class Server implements AutoCloseable {
             case CONTEXTS -> c.send(contexts().finish(0));
             case PCI_OPEN -> {
                 try {
-                    c.send(pci.open(c, in, this::program).finish(0));
+                    c.send(pci.open(c, in, this::program, false).finish(0));
                 } catch (VerbsException x) { // the driver only sees an errno: the log says why
                     log.println("nicsim serve: PCI_OPEN refused: " + x.getMessage());
                     throw x;
                 }
             }
+            case UCTX_OPEN -> c.send(pci.open(c, in, this::program, true).finish(0));
             case CM_OPEN -> c.send(cm.open(c, in, this::program).finish(0));
             case CM_EVENTS -> {
                 cm.events(c, in);
@@ -251,7 +252,7 @@ public final class Server implements AutoCloseable {
                 }
             }
             default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
-                    + "CONTEXTS, CM_OPEN or PCI_OPEN, not " + op);
+                    + "CONTEXTS, CM_OPEN, PCI_OPEN or UCTX_OPEN, not " + op);
         }
     }
 
@@ -287,6 +288,7 @@ public final class Server implements AutoCloseable {
         int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), socketFd = in.u32("socket fd");
         int cmdFd = in.u32("cmd fd");
         String name = in.string("program");
+        boolean ownRings = (in.u32("flags") & Wire.HELLO_OWN_RINGS) != 0;
         if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version
                 + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
@@ -297,7 +299,7 @@ public final class Server implements AutoCloseable {
                     + "face");
         Program p = program(pid, name);
         Session s = new Session(nextSession++, world.host(node), p, cmdFd,
-                domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))));
+                domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))), ownRings);
         joined(c, s, p, socketFd);
         log.printf("nicsim serve: %s attached to node %d%n", p, node);
         c.send(new Wire.Out().u32(s.id).finish(0));

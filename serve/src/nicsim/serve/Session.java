@@ -67,7 +67,7 @@ final class Session implements AutoCloseable {
     /**
      * The device context {@code program} opened on {@code host}'s adapter.
      */
-    Session(int id, Host host, Program program, int cmdFd, XrcDomains domains) throws IOException {
+    Session(int id, Host host, Program program, int cmdFd, XrcDomains domains, boolean ownRings) throws IOException {
         this.id = id;
         this.host = host;
         this.program = program;
@@ -75,11 +75,20 @@ final class Session implements AutoCloseable {
         this.domains = domains;
         memories.put(program.pid, new ProcMemory(program.pid));
         this.registrations = new Registrations(host);
-        this.ctx = new nicsim.verbs.Device(host).open();
+        this.ctx = ownRings ? null : new nicsim.verbs.Device(host).open();
         this.events = new EventFiles(ctx, handles);
     }
 
-    Context context() { return ctx; }
+    /**
+     * Its Java verbs context; EOPNOTSUPP for a program whose provider drives the device itself (the C
+     * driver, NICSIM_DRIVER=c): its objects are made by its own commands, and this session answers
+     * only the device's queries.
+     */
+    Context context() {
+        if (ctx == null) throw new VerbsException(Errno.EOPNOTSUPP, program + " drives the device through its C "
+                + "driver (NICSIM_DRIVER=c): its objects are its own, not the Java verbs library's");
+        return ctx;
+    }
 
     /**
      * Runs one request of process {@code pid} from {@code from}; null when the program now waits (the
@@ -92,9 +101,10 @@ final class Session implements AutoCloseable {
             case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, CM_OPEN, CM_EVENTS, CM_CMD ->
                 throw new Wire.Malformed(op + " on a connection that is already a program's");
             case PCI_OPEN, PCI_CONFIG_READ, PCI_CONFIG_WRITE, PCI_MMIO_READ, PCI_MMIO_WRITE, PCI_DMA_MAP, PCI_DMA_UNMAP,
-                 PCI_WAIT -> throw new Wire.Malformed(op + " on a libibverbs context, not a PCI function's connection");
-            case QUERY_DEVICE -> DeviceQueries.device(ctx, host);
-            case QUERY_PORT -> DeviceQueries.port(ctx, in.u32("port"));
+                 PCI_WAIT, UCTX_OPEN, UCTX_CMD ->
+                throw new Wire.Malformed(op + " on a libibverbs context, not a PCI function's connection");
+            case QUERY_DEVICE -> DeviceQueries.device(host);
+            case QUERY_PORT -> DeviceQueries.port(host, in.u32("port"));
             case CREATE_CQ, DESTROY_CQ, POLL_CQ, RESIZE_CQ, REQ_NOTIFY_CQ, TIME -> waits.handle(op, in, from);
             case CREATE_QP, MODIFY_QP, QUERY_QP, POST_SEND, POST_RECV, CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ,
                  POST_SRQ_RECV, POST_SRQ_OPS -> queues.handle(op, in);
@@ -109,7 +119,7 @@ final class Session implements AutoCloseable {
     /** The protection domain's objects: PDs, AHs, XRC domains, mkeys, windows, and imports of them. */
     private Wire.Out objects(Wire.Op op, Wire.In in) {
         return switch (op) {
-            case ALLOC_PD -> new Wire.Out().u32(add(ctx.allocPd()));
+            case ALLOC_PD -> new Wire.Out().u32(add(context().allocPd()));
             case DEALLOC_PD -> destroy(in, ProtectionDomain.class);
             case IMPORT_PD -> { imported(in.u32("pd"), ProtectionDomain.class); yield new Wire.Out(); }
             case IMPORT_MR -> {
@@ -174,7 +184,7 @@ final class Session implements AutoCloseable {
         boolean byFile = in.u32("file") != 0;
         long dev = in.u64("dev"), ino = in.u64("ino");
         int oflags = in.u32("oflags");
-        if (!byFile) return new Wire.Out().u32(add(ctx.openXrcd()));
+        if (!byFile) return new Wire.Out().u32(add(context().openXrcd()));
         XrcDomains.Shared s = domains.open(dev, ino, oflags);
         return new Wire.Out().u32(handles.add(s.xrcd, s));
     }
@@ -213,7 +223,7 @@ final class Session implements AutoCloseable {
                 int align = in.u32("log_align_req");
                 if (length <= 0 || length > Integer.MAX_VALUE)
                     throw new VerbsException(Errno.EINVAL, "alloc_dm length " + Long.toUnsignedString(length));
-                yield new Wire.Out().u32(add(ctx.allocDm(length, align)));
+                yield new Wire.Out().u32(add(context().allocDm(length, align)));
             }
             case FREE_DM -> destroy(in, DeviceMemory.class);
             default -> deviceMemory(op, in);
@@ -307,7 +317,7 @@ final class Session implements AutoCloseable {
     @Override public void close() {
         waits.forget();
         try {
-            ctx.close();
+            if (ctx != null) ctx.close();
             for (Handles.Record r : handles.newestFirst()) // the node's shared domains: after the SRQs and QPs in them
                 if (r.attrs instanceof XrcDomains.Shared s) domains.release(s);
         } finally { // the program's pages leave host memory even if the adapter refused a destroy

@@ -51,8 +51,9 @@ class WireFuzzTest {
 
         int hello(int node) throws Exception {
             byte[] name = "fuzz".getBytes(StandardCharsets.UTF_8);
-            ByteBuffer b = le(24 + name.length).putInt(Wire.VERSION).putInt(node).putInt((int) ProcessHandle.current().pid())
-                    .putInt(-1 /* no socket of a C program's */).putInt(-1 /* nor command file */).putInt(name.length).put(name);
+            ByteBuffer b = le(28 + name.length).putInt(Wire.VERSION).putInt(node)
+                    .putInt((int) ProcessHandle.current().pid()).putInt(-1 /* no socket of a C program's */)
+                    .putInt(-1 /* nor command file */).putInt(name.length).put(name).putInt(0 /* flags */);
             return call(Wire.Op.HELLO.code(), b.flip()).getInt(0);
         }
 

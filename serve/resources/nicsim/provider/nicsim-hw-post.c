@@ -1,0 +1,144 @@
+/*
+ * The provider on libnicsim (nicsim-hw.h): work requests written as WQEs into a QP's rings in this
+ * process's memory, then one doorbell for the list (docs/device.md, "Send queues", "Receive queues").
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <endian.h>
+
+#include "nicsim-hw.h"
+#include "nicsim/device.h"
+
+#define MAX_SGE 64
+
+/* The WQE opcode of a work request on a QP of type t, or -1 if that QP cannot post it. */
+static int wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type t) {
+	int sends = op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+	if (t == IBV_QPT_UD && !sends)
+		return -1;
+	switch (op) {
+	case IBV_WR_SEND: return NICSIM_WQE_OP_SEND;
+	case IBV_WR_SEND_WITH_IMM: return NICSIM_WQE_OP_SEND_IMM;
+	case IBV_WR_RDMA_WRITE: return NICSIM_WQE_OP_RDMA_WRITE;
+	case IBV_WR_RDMA_WRITE_WITH_IMM: return NICSIM_WQE_OP_RDMA_WRITE_IMM;
+	case IBV_WR_SEND_WITH_INV: return t == IBV_QPT_RC ? NICSIM_WQE_OP_SEND_INVAL : -1;
+	case IBV_WR_LOCAL_INV: return NICSIM_WQE_OP_LOCAL_INVAL;
+	case IBV_WR_RDMA_READ: return t == IBV_QPT_RC ? NICSIM_WQE_OP_RDMA_READ : -1;
+	case IBV_WR_ATOMIC_CMP_AND_SWP: return t == IBV_QPT_RC ? NICSIM_WQE_OP_ATOMIC_CS : -1;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD: return t == IBV_QPT_RC ? NICSIM_WQE_OP_ATOMIC_FA : -1;
+	default: return -1;
+	}
+}
+
+/* wr as the WQE will carry it (sge: room for MAX_SGE): 0, or the errno that refuses it. */
+static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, struct nicsim_send_wr *s,
+		    struct nicsim_sge *sge) {
+	struct nicsim_hw_qp *h = qp->hw;
+	enum ibv_qp_type t = qp->vqp.qp.qp_type;
+	int op = wqe_opcode(wr->opcode, t);
+	if (op < 0 || wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge || wr->num_sge > MAX_SGE)
+		return EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->opcode = (uint32_t)op;
+	s->fm_ce_se = (h->sig_all || (wr->send_flags & IBV_SEND_SIGNALED) ? NICSIM_FM_SIGNALED : 0) |
+		      (wr->send_flags & IBV_SEND_SOLICITED ? NICSIM_FM_SOLICITED : 0) |
+		      (wr->send_flags & IBV_SEND_FENCE && t == IBV_QPT_RC ? NICSIM_FM_FENCE : 0);
+	if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		s->imm = wr->imm_data;
+	if (wr->opcode == IBV_WR_SEND_WITH_INV || wr->opcode == IBV_WR_LOCAL_INV)
+		s->imm = htobe32(wr->invalidate_rkey);
+	if (op == NICSIM_WQE_OP_ATOMIC_CS || op == NICSIM_WQE_OP_ATOMIC_FA) {
+		s->remote_addr = wr->wr.atomic.remote_addr;
+		s->rkey = wr->wr.atomic.rkey;
+		s->swap_add = op == NICSIM_WQE_OP_ATOMIC_CS ? wr->wr.atomic.swap : wr->wr.atomic.compare_add;
+		s->compare = op == NICSIM_WQE_OP_ATOMIC_CS ? wr->wr.atomic.compare_add : 0;
+	} else if (t != IBV_QPT_UD) {
+		s->remote_addr = wr->wr.rdma.remote_addr;
+		s->rkey = wr->wr.rdma.rkey;
+	} else {
+		if (!wr->wr.ud.ah)
+			return EINVAL;
+		s->dlid = to_nah(wr->wr.ud.ah)->handle;
+		s->dest_qpn = wr->wr.ud.remote_qpn & 0xffffff;
+		s->qkey = wr->wr.ud.remote_qkey;
+	}
+	uint64_t total = 0;
+	for (int i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].len = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+		total += sge[i].len;
+	}
+	s->sge = sge;
+	s->num_sge = wr->num_sge;
+	s->inline_data = (wr->send_flags & IBV_SEND_INLINE) != 0;
+	if (s->inline_data && total > qp->max_inline)
+		return EINVAL;
+	return 0;
+}
+
+int nicsim_hw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
+			struct ibv_send_wr **bad) {
+	struct nicsim_ibv_qp *qp = to_nqp(ibqp);
+	struct nicsim_hw_qp *h = qp->hw;
+	struct nicsim_hw *hw = hw_of(ibqp->context);
+	struct nicsim_send_wr s;
+	struct nicsim_sge sge[MAX_SGE];
+	uint8_t wqe[NICSIM_WQEBB * NICSIM_MAX_WQEBBS];
+	int count = 0, bytes = 0, rc = 0;
+	pthread_mutex_lock(&hw->lock);
+	for (int i = 0; wr; wr = wr->next, i++) {
+		if (ext && (ext[i].umr.mkey != NICSIM_NONE || ext[i].dc.ah != NICSIM_NONE))
+			rc = EOPNOTSUPP; /* layouts and DC targets: not in the C driver yet */
+		else if (h->posted - h->retired >= h->max_send_wr)
+			rc = ENOMEM;
+		else
+			rc = describe(qp, wr, &s, sge);
+		uint32_t slot = h->q.sq_head & (h->sq_size - 1);
+		if (!rc && (bytes = nicsim_wqe_put(&h->q, &s, wqe)) < 0)
+			rc = -bytes;
+		if (rc)
+			break;
+		h->wrid[slot] = wr->wr_id;
+		h->seq[slot] = h->posted++;
+		h->next_head[slot] = h->q.sq_head;
+		count++;
+	}
+	int ring = nicsim_sq_ring(&h->q, count, wqe, bytes);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc)
+		*bad = wr;
+	return rc ? rc : ring < 0 ? -ring : 0;
+}
+
+int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
+	struct nicsim_hw_qp *h = qp->hw;
+	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
+	struct nicsim_sge sge[MAX_SGE];
+	int count = 0, rc = 0;
+	pthread_mutex_lock(&hw->lock);
+	for (; wr; wr = wr->next) {
+		uint32_t capacity = h->max_recv_wr < h->rq_size ? h->max_recv_wr : h->rq_size;
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge || wr->num_sge > MAX_SGE)
+			rc = EINVAL;
+		else if (((h->q.rq_head - h->rq_tail) & 0xffff) >= capacity)
+			rc = ENOMEM;
+		if (rc)
+			break;
+		for (int i = 0; i < wr->num_sge; i++)
+			sge[i] = (struct nicsim_sge){wr->sg_list[i].addr, wr->sg_list[i].length, wr->sg_list[i].lkey};
+		uint32_t slot = h->q.rq_head & (h->rq_size - 1);
+		if ((rc = -nicsim_recv_put(&h->q, sge, wr->num_sge)))
+			break;
+		h->rwrid[slot] = wr->wr_id;
+		count++;
+	}
+	if (count)
+		nicsim_rq_publish(&h->q);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc)
+		*bad = wr;
+	return rc;
+}

@@ -1,0 +1,209 @@
+/*
+ * The provider on libnicsim (nicsim-hw.h): QPs made and moved by the device's commands, and work
+ * requests written as WQEs into their rings, rung as mlx5 rings them (docs/device.md).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <endian.h>
+
+#include "nicsim-hw.h"
+#include "nicsim/device.h"
+
+static uint32_t pow2_at_least(uint32_t v) {
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static uint32_t log2_of(uint32_t pow2) { return (uint32_t)__builtin_ctz(pow2); }
+
+static void free_rings(struct nicsim_hw_qp *h) {
+	free(h->wrid);
+	free(h->rwrid);
+	free(h->next_head);
+	free(h->seq);
+	free(h);
+}
+
+/*
+ * An RC, UC or UD QP on rings sized as the Java driver sizes them (its largest WQE times
+ * max_send_wr WQEBBs, rounded up; receives of max_recv_sge segments): 0 or an errno.
+ */
+int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_init_attr *init,
+			struct nicsim_ibv_qp *qp) {
+	struct nicsim_hw *hw = hw_of(c);
+	const struct nicsim_caps *caps = nicsim_caps(hw->dev);
+	struct ibv_qp_cap *cap = &init->cap;
+	enum ibv_qp_type t = init->qp_type;
+	if ((t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD) || init->srq || !pd)
+		return EOPNOTSUPP; /* XRC, DC, raw and SRQs: not in the C driver yet */
+	if (!init->send_cq || !init->recv_cq || !to_ncq(init->send_cq)->hw || !to_ncq(init->recv_cq)->hw)
+		return EINVAL;
+	if (cap->max_send_wr < 1 || cap->max_send_wr > caps->max_qp_wr || cap->max_recv_wr > caps->max_qp_wr ||
+	    cap->max_send_sge > caps->max_sge || cap->max_recv_sge > caps->max_sge || cap->max_inline_data > caps->max_inline)
+		return EINVAL;
+	uint32_t send_sge = cap->max_send_sge ? cap->max_send_sge : 1, recv_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
+	uint32_t body = send_sge * 16 > (cap->max_inline_data + 4 + 15) / 16 * 16 ? send_sge * 16
+										: (cap->max_inline_data + 4 + 15) / 16 * 16;
+	uint32_t bbs = (16 + (t == IBV_QPT_UD ? 48 : 32) + body + 63) / 64;
+	struct nicsim_hw_qp *h = calloc(1, sizeof(*h));
+	if (!h)
+		return ENOMEM;
+	h->sq_size = pow2_at_least(cap->max_send_wr * bbs > 2 ? cap->max_send_wr * bbs : 2);
+	h->rq_size = cap->max_recv_wr ? pow2_at_least(cap->max_recv_wr) : 1;
+	h->max_send_wr = cap->max_send_wr;
+	h->max_recv_wr = cap->max_recv_wr;
+	h->sig_all = init->sq_sig_all != 0;
+	h->wrid = calloc(h->sq_size, sizeof(*h->wrid));
+	h->rwrid = calloc(h->rq_size, sizeof(*h->rwrid));
+	h->next_head = calloc(h->sq_size, sizeof(*h->next_head));
+	h->seq = calloc(h->sq_size, sizeof(*h->seq));
+	if (!h->wrid || !h->rwrid || !h->next_head || !h->seq) {
+		free_rings(h);
+		return ENOMEM;
+	}
+	struct nicsim_qp_init q = {
+		.type = (uint32_t)t, .pd = to_npd(pd)->handle, .send_cqn = to_ncq(init->send_cq)->hw->q.cqn,
+		.recv_cqn = to_ncq(init->recv_cq)->hw->q.cqn, .uar = hw->uar, .log_sq = log2_of(h->sq_size),
+		.log_rq = log2_of(h->rq_size), .log_stride = log2_of(pow2_at_least(recv_sge * 16 > 16 ? recv_sge * 16 : 16)),
+		.flags = h->sig_all ? 1 : 0};
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_qp_create_ex(hw->dev, &q, &h->q);
+	struct nicsim_ibv_qp **grown = rc ? NULL : realloc(hw->qps, (hw->nqps + 1) * sizeof(*grown));
+	if (!rc && !grown) {
+		nicsim_qp_destroy(&h->q);
+		rc = -ENOMEM;
+	}
+	if (!rc) {
+		hw->qps = grown;
+		hw->qps[hw->nqps++] = qp;
+	}
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) {
+		free_rings(h);
+		return nicsim_hw_errno("CREATE_QP", rc);
+	}
+	qp->hw = h;
+	qp->handle = h->q.qpn;
+	qp->vqp.qp.qp_num = h->q.qpn;
+	qp->max_send_sge = cap->max_send_sge;
+	qp->max_recv_sge = cap->max_recv_sge;
+	qp->max_inline = cap->max_inline_data;
+	return 0;
+}
+
+int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp) {
+	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_qp_destroy(&qp->hw->q);
+	if (!rc)
+		for (uint32_t i = 0; i < hw->nqps; i++)
+			if (hw->qps[i] == qp) {
+				hw->qps[i] = hw->qps[--hw->nqps];
+				break;
+			}
+	pthread_mutex_unlock(&hw->lock);
+	if (rc)
+		return nicsim_hw_errno("DESTROY_QP", rc);
+	free_rings(qp->hw);
+	qp->hw = NULL;
+	return 0;
+}
+
+/* MODIFY_QP with libibverbs' mask (the command's numbers are libibverbs'); the state is kept for the next. */
+int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, int mask) {
+	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
+	struct nicsim_hw_qp *h = qp->hw;
+	uint64_t in[NICSIM_MODIFY_QP_IN_WORDS] = {0};
+	in[NICSIM_MODIFY_QP_IN_QPN] = h->q.qpn;
+	in[NICSIM_MODIFY_QP_IN_MASK] = (uint32_t)mask;
+	in[NICSIM_MODIFY_QP_IN_CUR_STATE] = (mask & IBV_QP_CUR_STATE) ? a->cur_qp_state : h->state;
+	in[NICSIM_MODIFY_QP_IN_STATE] = a->qp_state;
+	in[NICSIM_MODIFY_QP_IN_ACCESS] = a->qp_access_flags;
+	in[NICSIM_MODIFY_QP_IN_QKEY] = a->qkey;
+	in[NICSIM_MODIFY_QP_IN_PATH_MTU] = a->path_mtu;
+	in[NICSIM_MODIFY_QP_IN_DEST_QPN] = a->dest_qp_num & 0xffffff;
+	in[NICSIM_MODIFY_QP_IN_RQ_PSN] = a->rq_psn & 0xffffff;
+	in[NICSIM_MODIFY_QP_IN_SQ_PSN] = a->sq_psn & 0xffffff;
+	in[NICSIM_MODIFY_QP_IN_DLID] = a->ah_attr.dlid;
+	in[NICSIM_MODIFY_QP_IN_TIMEOUT] = a->timeout;
+	in[NICSIM_MODIFY_QP_IN_RETRY_CNT] = a->retry_cnt;
+	in[NICSIM_MODIFY_QP_IN_RNR_RETRY] = a->rnr_retry;
+	in[NICSIM_MODIFY_QP_IN_MIN_RNR_TIMER] = a->min_rnr_timer;
+	in[NICSIM_MODIFY_QP_IN_MAX_RD_ATOMIC] = a->max_rd_atomic;
+	in[NICSIM_MODIFY_QP_IN_MAX_DEST_RD_ATOMIC] = a->max_dest_rd_atomic;
+	in[NICSIM_MODIFY_QP_IN_PORT] = a->port_num;
+	in[NICSIM_MODIFY_QP_IN_PKEY_INDEX] = a->pkey_index;
+	in[NICSIM_MODIFY_QP_IN_SQ_DRAINING] = a->en_sqd_async_notify;
+	uint32_t syndrome = 0;
+	pthread_mutex_lock(&hw->lock);
+	int st = nicsim_cmd(hw->dev, NICSIM_CMD_MODIFY_QP, in, NICSIM_MODIFY_QP_IN_WORDS, NULL, 0, &syndrome);
+	if (st == 0 && (mask & IBV_QP_STATE)) {
+		h->state = a->qp_state;
+		if (a->qp_state == IBV_QPS_RESET) { /* the rings start over */
+			h->q.sq_head = h->q.rq_head = h->rq_tail = 0;
+			h->posted = h->retired = 0;
+			memset(h->q.db, 0, 8);
+		}
+	}
+	pthread_mutex_unlock(&hw->lock);
+	if (st < 0)
+		return -st;
+	if (st > 0) {
+		fprintf(stderr, "nicsim: MODIFY_QP of QP 0x%x to state %d refused by the adapter (syndrome %s)\n", h->q.qpn,
+			a->qp_state, nicsim_syndrome_name(syndrome));
+		return nicsim_status_errno(st);
+	}
+	return 0;
+}
+
+int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, struct ibv_qp_init_attr *init) {
+	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
+	struct nicsim_hw_qp *h = qp->hw;
+	uint64_t in = h->q.qpn, o[NICSIM_QUERY_QP_OUT_WORDS];
+	pthread_mutex_lock(&hw->lock);
+	int st = nicsim_cmd(hw->dev, NICSIM_CMD_QUERY_QP, &in, 1, o, NICSIM_QUERY_QP_OUT_WORDS, NULL);
+	pthread_mutex_unlock(&hw->lock);
+	if (st)
+		return st < 0 ? -st : nicsim_status_errno(st);
+	memset(a, 0, sizeof(*a));
+	a->qp_state = a->cur_qp_state = (enum ibv_qp_state)o[NICSIM_QUERY_QP_OUT_STATE];
+	h->state = a->qp_state;
+	a->qp_access_flags = (unsigned)o[NICSIM_QUERY_QP_OUT_ACCESS];
+	a->qkey = (uint32_t)o[NICSIM_QUERY_QP_OUT_QKEY];
+	a->path_mtu = (enum ibv_mtu)o[NICSIM_QUERY_QP_OUT_PATH_MTU];
+	a->dest_qp_num = (uint32_t)o[NICSIM_QUERY_QP_OUT_DEST_QPN];
+	a->rq_psn = (uint32_t)o[NICSIM_QUERY_QP_OUT_RQ_PSN];
+	a->sq_psn = (uint32_t)o[NICSIM_QUERY_QP_OUT_SQ_PSN];
+	a->ah_attr.dlid = (uint16_t)o[NICSIM_QUERY_QP_OUT_DLID];
+	a->ah_attr.port_num = (uint8_t)o[NICSIM_QUERY_QP_OUT_PORT];
+	a->timeout = (uint8_t)o[NICSIM_QUERY_QP_OUT_TIMEOUT];
+	a->retry_cnt = (uint8_t)o[NICSIM_QUERY_QP_OUT_RETRY_CNT];
+	a->rnr_retry = (uint8_t)o[NICSIM_QUERY_QP_OUT_RNR_RETRY];
+	a->min_rnr_timer = (uint8_t)o[NICSIM_QUERY_QP_OUT_MIN_RNR_TIMER];
+	a->max_rd_atomic = (uint8_t)o[NICSIM_QUERY_QP_OUT_MAX_RD_ATOMIC];
+	a->max_dest_rd_atomic = (uint8_t)o[NICSIM_QUERY_QP_OUT_MAX_DEST_RD_ATOMIC];
+	a->pkey_index = (uint16_t)o[NICSIM_QUERY_QP_OUT_PKEY_INDEX];
+	a->sq_draining = (uint8_t)o[NICSIM_QUERY_QP_OUT_SQ_DRAINING];
+	a->port_num = a->ah_attr.port_num;
+	a->cap.max_send_wr = h->max_send_wr;
+	a->cap.max_recv_wr = h->max_recv_wr;
+	a->cap.max_send_sge = qp->max_send_sge;
+	a->cap.max_recv_sge = qp->max_recv_sge;
+	a->cap.max_inline_data = qp->max_inline;
+	if (init) {
+		struct ibv_qp *q = &qp->vqp.qp;
+		memset(init, 0, sizeof(*init));
+		init->qp_context = q->qp_context;
+		init->send_cq = q->send_cq;
+		init->recv_cq = q->recv_cq;
+		init->qp_type = q->qp_type;
+		init->cap = a->cap;
+		init->sq_sig_all = (int)h->sig_all;
+	}
+	return 0;
+}

@@ -1,0 +1,90 @@
+/*
+ * What the provider on libnicsim does not build yet (NICSIM_DRIVER=c): each verb says so once on
+ * stderr and fails with EOPNOTSUPP, rather than reach objects the C driver did not make.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+
+#include "nicsim-hw.h"
+
+static void *unbuilt(const char *verb) {
+	static __thread const char *told;
+	if (told != verb)
+		fprintf(stderr, "nicsim: %s is not built in the C driver yet (NICSIM_DRIVER=c)\n", verb);
+	told = verb;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a) {
+	(void)pd; (void)a;
+	return unbuilt("ibv_create_srq");
+}
+
+static struct ibv_srq *create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *a) {
+	(void)c; (void)a;
+	return unbuilt("ibv_create_srq_ex");
+}
+
+static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a) {
+	(void)c; (void)a;
+	return unbuilt("ibv_open_xrcd");
+}
+
+static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t) {
+	(void)pd; (void)t;
+	return unbuilt("ibv_alloc_mw");
+}
+
+static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *a) {
+	(void)c; (void)a;
+	return unbuilt("ibv_alloc_dm");
+}
+
+static struct ibv_cq_ex *create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *a) {
+	(void)c; (void)a;
+	return unbuilt("ibv_create_cq_ex");
+}
+
+static struct ibv_td *alloc_td(struct ibv_context *c, struct ibv_td_init_attr *a) {
+	(void)c; (void)a;
+	return unbuilt("ibv_alloc_td");
+}
+
+static struct ibv_pd *alloc_parent_domain(struct ibv_context *c, struct ibv_parent_domain_init_attr *a) {
+	(void)c; (void)a;
+	return unbuilt("ibv_alloc_parent_domain");
+}
+
+static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
+	(void)vmr; (void)flags; (void)pd; (void)addr; (void)length; (void)access;
+	unbuilt("ibv_rereg_mr");
+	return EOPNOTSUPP;
+}
+
+static int resize_cq(struct ibv_cq *cq, int cqe) {
+	(void)cq; (void)cqe;
+	unbuilt("ibv_resize_cq");
+	return EOPNOTSUPP;
+}
+
+static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset, size_t length,
+				unsigned int access) {
+	(void)pd; (void)dm; (void)offset; (void)length; (void)access;
+	return unbuilt("ibv_reg_dm_mr");
+}
+
+const struct verbs_context_ops nicsim_hw_unbuilt_ops = {
+	.alloc_dm = alloc_dm,
+	.alloc_mw = alloc_mw,
+	.alloc_parent_domain = alloc_parent_domain,
+	.alloc_td = alloc_td,
+	.create_cq_ex = create_cq_ex,
+	.create_srq = create_srq,
+	.create_srq_ex = create_srq_ex,
+	.open_xrcd = open_xrcd,
+	.reg_dm_mr = reg_dm_mr,
+	.rereg_mr = rereg_mr,
+	.resize_cq = resize_cq,
+};

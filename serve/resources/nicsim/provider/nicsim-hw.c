@@ -1,0 +1,310 @@
+/*
+ * The provider on libnicsim (nicsim-hw.h): its user context, and its PDs, MRs and CQs made by the
+ * device's commands; completions polled from the CQ's ring in this process's memory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <endian.h>
+
+#include "nicsim-hw.h"
+#include "nicsim/device.h"
+
+/* Simulated time a poll that found nothing lets pass at most before it looks again (the simulator answers sooner). */
+#define POLL_WAIT_PS (1ull << 62)
+
+int nicsim_hw_errno(const char *what, int rc) {
+	int err = rc < 0 ? -rc : rc;
+	if (err == EINVAL || err == EBUSY || err == ENOMEM || err == EAGAIN)
+		fprintf(stderr, "nicsim: %s refused by the adapter: %s (syndrome %s)\n", what, strerror(err),
+			nicsim_syndrome_name(nicsim_last_syndrome()));
+	return err;
+}
+
+int nicsim_hw_open(struct nicsim_context *ctx) {
+	const char *node = getenv("NICSIM_NODE");
+	if (!nicsim_hw_wanted())
+		return 0;
+	struct nicsim_hw *hw = calloc(1, sizeof(*hw));
+	if (!hw)
+		return -1;
+	int rc = nicsim_open_context(&hw->dev, node ? atoi(node) : 0);
+	if (!rc && (rc = nicsim_alloc_uar(hw->dev, &hw->uar)))
+		nicsim_close(hw->dev);
+	if (rc) {
+		fprintf(stderr, "nicsim: the C driver cannot open a user context (NICSIM_DRIVER=c): %s\n", strerror(-rc));
+		free(hw);
+		return -1;
+	}
+	pthread_mutex_init(&hw->lock, NULL);
+	ctx->hw = hw;
+	return 0;
+}
+
+void nicsim_hw_close(struct nicsim_context *ctx) {
+	struct nicsim_hw *hw = ctx->hw;
+	if (!hw)
+		return;
+	nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_UAR, hw->uar);
+	nicsim_close(hw->dev); /* the kernel destroys whatever the program left */
+	pthread_mutex_destroy(&hw->lock);
+	free(hw->qps);
+	free(hw);
+	ctx->hw = NULL;
+}
+
+struct nicsim_ibv_qp *nicsim_hw_qp(struct nicsim_hw *hw, uint32_t qpn) {
+	for (uint32_t i = 0; i < hw->nqps; i++)
+		if (hw->qps[i]->vqp.qp.qp_num == qpn)
+			return hw->qps[i];
+	return NULL;
+}
+
+/* ---- protection domains and memory regions ---- */
+
+static struct ibv_pd *alloc_pd(struct ibv_context *c) {
+	struct nicsim_hw *hw = hw_of(c);
+	struct nicsim_pd *pd = calloc(1, sizeof(*pd));
+	if (!pd) { errno = ENOMEM; return NULL; }
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_alloc_pd(hw->dev, &pd->handle);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) { free(pd); errno = nicsim_hw_errno("ALLOC_PD", rc); return NULL; }
+	pd->pd.handle = pd->handle;
+	atomic_init(&pd->refcount, 1);
+	return &pd->pd;
+}
+
+static int dealloc_pd(struct ibv_pd *pd) {
+	struct nicsim_hw *hw = hw_of(pd->context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_PD, to_npd(pd)->handle);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) return nicsim_hw_errno("DEALLOC_PD", rc);
+	free(to_npd(pd));
+	return 0;
+}
+
+/* The pages under [addr, addr + length) mapped for the adapter, and a region over them. */
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
+	struct nicsim_hw *hw = hw_of(pd->context);
+	if (!length || iova != (uintptr_t)addr || (access & (IBV_ACCESS_ON_DEMAND | IBV_ACCESS_ZERO_BASED))) {
+		errno = length ? EOPNOTSUPP : EINVAL; /* another IOVA, on-demand and zero-based: not in the C driver yet */
+		return NULL;
+	}
+	struct nicsim_ibv_mr *mr = calloc(1, sizeof(*mr));
+	if (!mr) { errno = ENOMEM; return NULL; }
+	uintptr_t first = (uintptr_t)addr & ~(uintptr_t)4095, end = ((uintptr_t)addr + length + 4095) & ~(uintptr_t)4095;
+	int writable = (access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) != 0;
+	struct nicsim_mr m;
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_dma_map(hw->dev, (void *)first, end - first, writable, &mr->hw_iova);
+	if (!rc && (rc = nicsim_mr_create(hw->dev, to_npd(pd)->handle, addr, mr->hw_iova, length, (uint32_t)access, &m)))
+		nicsim_dma_unmap(hw->dev, mr->hw_iova);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) { free(mr); errno = rc < 0 && rc != -EINVAL ? -rc : nicsim_hw_errno("CREATE_MKEY", rc); return NULL; }
+	mr->hw_base = (void *)first;
+	mr->hw_len = end - first;
+	mr->handle = m.key;
+	mr->vmr.ibv_mr.handle = m.key;
+	mr->vmr.ibv_mr.lkey = m.key;
+	mr->vmr.ibv_mr.rkey = m.key;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+	return &mr->vmr.ibv_mr;
+}
+
+static int dereg_mr(struct verbs_mr *vmr) {
+	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
+	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DESTROY_MKEY, mr->handle);
+	if (!rc)
+		nicsim_dma_unmap(hw->dev, mr->hw_iova);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) return nicsim_hw_errno("DESTROY_MKEY", rc);
+	free(mr);
+	return 0;
+}
+
+/* ---- address handles: the address vector a UD WQE carries, kept in the program ---- */
+
+static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
+	struct nicsim_ah *ah = calloc(1, sizeof(*ah));
+	(void)pd;
+	if (!ah) { errno = ENOMEM; return NULL; }
+	ah->handle = attr->dlid;
+	return &ah->ah;
+}
+
+static int destroy_ah(struct ibv_ah *ah) {
+	free(to_nah(ah));
+	return 0;
+}
+
+/* ---- completion queues ---- */
+
+static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
+	struct nicsim_hw *hw = hw_of(c);
+	const struct nicsim_caps *caps = nicsim_caps(hw->dev);
+	if (vector < 0 || vector >= c->num_comp_vectors || cqe < 1 || (uint32_t)cqe > caps->max_cqe) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (channel) { errno = EOPNOTSUPP; return NULL; } /* completion channels: not in the C driver yet */
+	struct nicsim_ibv_cq *cq = calloc(1, sizeof(*cq));
+	struct nicsim_hw_cq *h = calloc(1, sizeof(*h));
+	if (!cq || !h) { free(cq); free(h); errno = ENOMEM; return NULL; }
+	uint32_t log = 1; /* roundup_pow_of_two(cqe + 1) entries */
+	while ((1u << log) <= (uint32_t)cqe)
+		log++;
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_cq_create(hw->dev, hw->uar, log, 1, &h->q);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) { free(cq); free(h); errno = nicsim_hw_errno("CREATE_CQ", rc); return NULL; }
+	cq->hw = h;
+	cq->handle = h->q.cqn;
+	cq->cq.handle = h->q.cqn;
+	cq->cq.cqe = (int)(1u << log) - 1;
+	return &cq->cq;
+}
+
+static int destroy_cq(struct ibv_cq *cq) {
+	struct nicsim_ibv_cq *c = to_ncq(cq);
+	struct nicsim_hw *hw = hw_of(cq->context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_cq_destroy(&c->hw->q);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) return nicsim_hw_errno("DESTROY_CQ", rc);
+	free(c->hw);
+	free(c);
+	return 0;
+}
+
+static enum ibv_wc_status status_of(uint32_t syndrome) {
+	switch (syndrome) {
+	case NICSIM_CQE_SYNDROME_LOC_LEN_ERR: return IBV_WC_LOC_LEN_ERR;
+	case NICSIM_CQE_SYNDROME_LOC_QP_OP_ERR: return IBV_WC_LOC_QP_OP_ERR;
+	case NICSIM_CQE_SYNDROME_LOC_PROT_ERR: return IBV_WC_LOC_PROT_ERR;
+	case NICSIM_CQE_SYNDROME_WR_FLUSH_ERR: return IBV_WC_WR_FLUSH_ERR;
+	case NICSIM_CQE_SYNDROME_MW_BIND_ERR: return IBV_WC_MW_BIND_ERR;
+	case NICSIM_CQE_SYNDROME_BAD_RESP_ERR: return IBV_WC_BAD_RESP_ERR;
+	case NICSIM_CQE_SYNDROME_LOC_ACCESS_ERR: return IBV_WC_LOC_ACCESS_ERR;
+	case NICSIM_CQE_SYNDROME_REM_INV_REQ_ERR: return IBV_WC_REM_INV_REQ_ERR;
+	case NICSIM_CQE_SYNDROME_REM_ACCESS_ERR: return IBV_WC_REM_ACCESS_ERR;
+	case NICSIM_CQE_SYNDROME_REM_OP_ERR: return IBV_WC_REM_OP_ERR;
+	case NICSIM_CQE_SYNDROME_RETRY_EXC_ERR: return IBV_WC_RETRY_EXC_ERR;
+	case NICSIM_CQE_SYNDROME_RNR_RETRY_EXC_ERR: return IBV_WC_RNR_RETRY_EXC_ERR;
+	case NICSIM_CQE_SYNDROME_REM_ABORT_ERR: return IBV_WC_REM_ABORT_ERR;
+	case NICSIM_CQE_SYNDROME_TM_ERR: return IBV_WC_TM_ERR;
+	case NICSIM_CQE_SYNDROME_TM_RNDV_INCOMPLETE: return IBV_WC_TM_RNDV_INCOMPLETE;
+	default: return IBV_WC_GENERAL_ERR;
+	}
+}
+
+static enum ibv_wc_opcode send_opcode(uint32_t wqe_opcode) {
+	switch (wqe_opcode) {
+	case NICSIM_WQE_OP_RDMA_WRITE: case NICSIM_WQE_OP_RDMA_WRITE_IMM: return IBV_WC_RDMA_WRITE;
+	case NICSIM_WQE_OP_RDMA_READ: return IBV_WC_RDMA_READ;
+	case NICSIM_WQE_OP_ATOMIC_CS: return IBV_WC_COMP_SWAP;
+	case NICSIM_WQE_OP_ATOMIC_FA: return IBV_WC_FETCH_ADD;
+	case NICSIM_WQE_OP_LOCAL_INVAL: return IBV_WC_LOCAL_INV;
+	default: return IBV_WC_SEND;
+	}
+}
+
+/* A receive's opcode and flags by its CQE opcode. */
+static void recv_kind(const struct nicsim_wc *w, struct ibv_wc *wc) {
+	wc->opcode = IBV_WC_RECV;
+	if (w->opcode == NICSIM_CQE_RESP_WR_IMM)
+		wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+	if (w->opcode == NICSIM_CQE_RESP_WR_IMM || w->opcode == NICSIM_CQE_RESP_SEND_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = w->imm;
+	}
+	if (w->opcode == NICSIM_CQE_RESP_SEND_INV) {
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = be32toh(w->imm);
+	}
+}
+
+/* The work completion of CQE w: its wr_id from the QP's ring, which it retires. */
+static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc *wc) {
+	struct nicsim_ibv_qp *qp = nicsim_hw_qp(hw, w->qpn);
+	struct nicsim_hw_qp *h = qp ? qp->hw : NULL;
+	int requester = w->opcode == NICSIM_CQE_REQ || w->opcode == NICSIM_CQE_REQ_ERR;
+	memset(wc, 0, sizeof(*wc));
+	wc->qp_num = w->qpn;
+	wc->status = w->syndrome || w->opcode == NICSIM_CQE_REQ_ERR || w->opcode == NICSIM_CQE_RESP_ERR
+			     ? status_of(w->syndrome) : IBV_WC_SUCCESS;
+	wc->vendor_err = w->vendor_err;
+	if (requester) {
+		if (h) {
+			uint32_t slot = w->wqe_counter & (h->sq_size - 1);
+			wc->wr_id = h->wrid[slot];
+			h->retired = h->seq[slot] + 1;
+		}
+		wc->opcode = send_opcode(w->wqe_opcode);
+		if (wc->opcode == IBV_WC_RDMA_READ || wc->opcode == IBV_WC_COMP_SWAP || wc->opcode == IBV_WC_FETCH_ADD)
+			wc->byte_len = w->byte_len;
+		return;
+	}
+	if (h) {
+		wc->wr_id = h->rwrid[w->wqe_counter & (h->rq_size - 1)];
+		h->rq_tail++;
+	}
+	recv_kind(w, wc);
+	wc->byte_len = w->byte_len;
+	wc->src_qp = w->src_qp;
+	wc->slid = (uint16_t)w->slid;
+}
+
+/* Up to max completions; when there are none, simulated time may move once before it looks again. */
+static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) {
+	struct nicsim_ibv_cq *c = to_ncq(cq);
+	struct nicsim_hw *hw = hw_of(cq->context);
+	struct nicsim_wc got[16];
+	uint32_t vectors[64];
+	int n = 0;
+	if (max < 0) return -EINVAL;
+	pthread_mutex_lock(&hw->lock);
+	for (int pass = 0; pass < 2 && n == 0 && max > 0; pass++) {
+		if (pass == 1 && nicsim_wait(hw->dev, POLL_WAIT_PS, vectors, 64, NULL) < 0) {
+			n = -EIO;
+			break;
+		}
+		while (n < max) {
+			int k = nicsim_cq_poll(&c->hw->q, got, max - n < 16 ? max - n : 16);
+			for (int i = 0; i < k; i++)
+				to_wc(hw, &got[i], &wc[n + i]);
+			n += k;
+			if (k < 16)
+				break;
+		}
+	}
+	pthread_mutex_unlock(&hw->lock);
+	return n;
+}
+
+static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
+	struct nicsim_hw *hw = hw_of(cq->context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_cq_arm(&to_ncq(cq)->hw->q, solicited_only);
+	pthread_mutex_unlock(&hw->lock);
+	return rc < 0 ? -rc : 0;
+}
+
+const struct verbs_context_ops nicsim_hw_ops = {
+	.alloc_pd = alloc_pd,
+	.dealloc_pd = dealloc_pd,
+	.reg_mr = reg_mr,
+	.dereg_mr = dereg_mr,
+	.create_ah = create_ah,
+	.destroy_ah = destroy_ah,
+	.create_cq = create_cq,
+	.destroy_cq = destroy_cq,
+	.poll_cq = poll_cq,
+	.req_notify_cq = req_notify_cq,
+};

@@ -1,0 +1,70 @@
+/*
+ * The provider on libnicsim (NICSIM_DRIVER=c): its PDs, MRs, CQs and QPs are made by the device's
+ * own commands through a user context (nicsim_open_context), as mlx5's are through the kernel;
+ * it writes WQEs into rings in its own memory, rings doorbells, and polls CQEs by their owner bit.
+ * No verb of these goes to the simulator's Java verbs library.
+ */
+#ifndef NICSIM_HW_H
+#define NICSIM_HW_H
+
+#include <pthread.h>
+#include "nicsim-provider.h"
+#include "nicsim/queues.h"
+
+/* A context's C driver: its user context, UAR, and QPs by number (a CQE names its QP so). */
+struct nicsim_hw {
+	struct nicsim_dev *dev;
+	uint32_t uar;
+	pthread_mutex_t lock; /* one request at a time on the user context's socket */
+	struct nicsim_ibv_qp **qps;
+	uint32_t nqps, cap;
+};
+
+/* A QP's rings and the work requests in them. */
+struct nicsim_hw_qp {
+	struct nicsim_qp q;
+	uint32_t sq_size, rq_size, max_send_wr, max_recv_wr, state, sig_all;
+	uint64_t *wrid, *rwrid;	/* by ring slot */
+	uint32_t *next_head;	/* the send head after the WQE at each slot */
+	uint64_t *seq;		/* each slot's WQE's number among those posted */
+	uint64_t posted, retired; /* send WQEs posted and completed, in order */
+	uint32_t rq_tail;
+};
+
+struct nicsim_hw_cq { struct nicsim_cq q; };
+
+static inline struct nicsim_hw *hw_of(struct ibv_context *c) { return to_nctx(c)->hw; }
+
+/* Whether the program asked for the C driver (NICSIM_DRIVER=c). */
+static inline int nicsim_hw_wanted(void) {
+	const char *mode = getenv("NICSIM_DRIVER");
+	return mode && mode[0] == 'c' && !mode[1];
+}
+
+/* Opens ctx's C driver if NICSIM_DRIVER=c: 0 (also when not asked), or -1 after saying why. */
+int nicsim_hw_open(struct nicsim_context *ctx);
+void nicsim_hw_close(struct nicsim_context *ctx);
+
+/* The QP of number qpn, or NULL. */
+struct nicsim_ibv_qp *nicsim_hw_qp(struct nicsim_hw *hw, uint32_t qpn);
+/* A command's result as an errno, saying on stderr which check refused it. */
+int nicsim_hw_errno(const char *what, int rc);
+
+/*
+ * The verbs of the C driver: PDs, MRs, AHs and CQs (nicsim-hw.c); and, for what it does not build
+ * yet (SRQs, XRC, windows, device memory, extended CQs, domains), EOPNOTSUPP (nicsim-hw-stubs.c).
+ */
+extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_unbuilt_ops;
+
+/* Its QPs (nicsim-hw-qp.c), reached from the provider's QP verbs: each returns 0 or an errno. */
+int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_init_attr *init,
+			struct nicsim_ibv_qp *qp);
+int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp);
+int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init);
+/* Posting (nicsim-hw-post.c): wr and those after it (ext: as nicsim_post_wrs's); *bad the one refused. */
+int nicsim_hw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
+			struct ibv_send_wr **bad);
+int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+#endif

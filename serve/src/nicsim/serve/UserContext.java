@@ -1,0 +1,146 @@
+package nicsim.serve;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntConsumer;
+import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
+import nicsim.driver.Driver;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
+
+/**
+ * What the kernel keeps of one process's user context on an adapter it brought up (the Java
+ * driver probed it), as mlx5's DEVX does for commands a provider builds itself: the commands are
+ * the device's own, run through the kernel's command queue; the objects they make are the
+ * context's, and only its commands may name or destroy them; its UAR pages are the only BAR0 it
+ * may write; a CQ's MSI-X vector is the kernel's to choose, and its interrupts are handed to the
+ * context. When the process goes, what it left is destroyed, newest first. Simulator thread only.
+ */
+final class UserContext {
+    /** Each creating command's destroying one; the handle is output word 0, and the destroy's input word 0. */
+    private static final Map<Integer, Integer> DESTROYS = Map.ofEntries(
+            Map.entry(Cmd.ALLOC_UAR, Cmd.DEALLOC_UAR), Map.entry(Cmd.ALLOC_PD, Cmd.DEALLOC_PD),
+            Map.entry(Cmd.CREATE_MKEY, Cmd.DESTROY_MKEY), Map.entry(Cmd.CREATE_IMPLICIT_MKEY, Cmd.DESTROY_MKEY),
+            Map.entry(Cmd.CREATE_INDIRECT_MKEY, Cmd.DESTROY_MKEY),
+            Map.entry(Cmd.ALLOC_MW, Cmd.DEALLOC_MW), Map.entry(Cmd.CREATE_CQ, Cmd.DESTROY_CQ),
+            Map.entry(Cmd.CREATE_QP, Cmd.DESTROY_QP), Map.entry(Cmd.CREATE_SRQ, Cmd.DESTROY_SRQ),
+            Map.entry(Cmd.CREATE_XRC_SRQ, Cmd.DESTROY_SRQ), Map.entry(Cmd.CREATE_TM_SRQ, Cmd.DESTROY_SRQ),
+            Map.entry(Cmd.ALLOC_XRCD, Cmd.DEALLOC_XRCD), Map.entry(Cmd.ALLOC_DM, Cmd.DEALLOC_DM));
+    /** Commands that act on one object named by input word 0, of the kind its creating command makes. */
+    private static final Map<Integer, Integer> ACTS_ON = Map.of(Cmd.MODIFY_QP, Cmd.DESTROY_QP, Cmd.QUERY_QP,
+            Cmd.DESTROY_QP, Cmd.RESIZE_CQ, Cmd.DESTROY_CQ, Cmd.ARM_SRQ, Cmd.DESTROY_SRQ, Cmd.QUERY_SRQ, Cmd.DESTROY_SRQ,
+            Cmd.REREG_MKEY, Cmd.DESTROY_MKEY);
+    /** Commands that change the adapter as a whole: the kernel's alone. */
+    private static final List<Integer> KERNEL_ONLY = List.of(Cmd.INIT_HCA, Cmd.TEARDOWN_HCA);
+    private static final int CREATE_CQ_VECTOR = 3;
+
+    private final Driver driver;
+    /** Its objects, newest last: each one's destroying command and handle. */
+    private final LinkedHashMap<Long, Integer> objects = new LinkedHashMap<>();
+    /** Each CQ's interrupt handler and the vector the kernel gave it. */
+    private final Map<Long, Vector> vectors = new HashMap<>();
+    private final IntConsumer interrupt;
+
+    private record Vector(int number, IntConsumer handler) {}
+
+    /** A context on {@code driver}'s adapter; {@code interrupt} takes the vector a CQ of its asked for, when fired. */
+    UserContext(Driver driver, IntConsumer interrupt) {
+        this.driver = driver;
+        this.interrupt = interrupt;
+    }
+
+    private static long key(int destroy, long handle) { return (long) destroy << 32 | handle & 0xFFFF_FFFFL; }
+
+    /** Whether BAR0 {@code [offset, offset + length)} lies in one of its UAR pages. */
+    boolean inOwnUar(long offset, int length) {
+        var caps = driver.caps();
+        long page = caps.uarPageSize(), rel = offset - caps.uarBase();
+        if (rel < 0 || page <= 0 || rel % page + length > page) return false;
+        return objects.containsKey(key(Cmd.DEALLOC_UAR, rel / page));
+    }
+
+    /**
+     * Runs command {@code opcode} with input words {@code in} for this context: its output header
+     * and {@code nout} words. EPERM for a command that is the kernel's, or that names an object of
+     * another context.
+     */
+    long[] run(int opcode, long[] in, int nout) {
+        if (opcode == Cmd.QUERY_HCA_CAP) return cachedCaps(nout);
+        if (KERNEL_ONLY.contains(opcode))
+            throw new VerbsException(Errno.EPERM, Cmd.opcodeName(opcode) + " is the kernel's command, not a context's");
+        Integer destroyOf = DESTROYS.containsValue(opcode) ? Integer.valueOf(opcode) : ACTS_ON.get(opcode);
+        if (destroyOf != null && (in.length == 0 || !objects.containsKey(key(destroyOf, in[0]))))
+            throw new VerbsException(Errno.EPERM, String.format("%s of 0x%x: not an object of this context",
+                    Cmd.opcodeName(opcode), in.length == 0 ? -1 : in[0]));
+        Vector v = null;
+        if (opcode == Cmd.CREATE_CQ && in.length > CREATE_CQ_VECTOR) {
+            int asked = (int) in[CREATE_CQ_VECTOR];
+            IntConsumer h = x -> interrupt.accept(asked);
+            v = new Vector(driver.claimVector(h), h);
+            in = in.clone();
+            in[CREATE_CQ_VECTOR] = v.number();
+        }
+        long[] out = execute(opcode, in, nout);
+        boolean ok = out[0] >>> 32 == 0;
+        Integer destroy = DESTROYS.get(opcode);
+        if (ok && destroy != null) {
+            objects.put(key(destroy, out[Cmd.OUT_HEADER_WORDS]), destroy);
+            if (v != null) vectors.put(out[Cmd.OUT_HEADER_WORDS], v);
+        } else if (v != null) {
+            driver.releaseVector(v.number(), v.handler());
+        }
+        if (ok && DESTROYS.containsValue(opcode)) gone(opcode, in[0]);
+        return out;
+    }
+
+    /**
+     * QUERY_HCA_CAP, answered from what the kernel read at probe time (as mlx5_ib answers a provider's
+     * query from its cached capabilities): the adapter runs no command for it.
+     */
+    private long[] cachedCaps(int nout) {
+        byte[] caps = Cmd.encode(Cmd.HCA_CAP, driver.caps());
+        long[] out = new long[Cmd.OUT_HEADER_WORDS + nout];
+        for (int i = 0; i < nout && 8 * i + 8 <= caps.length; i++)
+            out[Cmd.OUT_HEADER_WORDS + i] = BigEndian.get64(caps, 8 * i);
+        return out;
+    }
+
+    private void gone(int destroy, long handle) {
+        objects.remove(key(destroy, handle));
+        if (destroy != Cmd.DESTROY_CQ) return;
+        Vector v = vectors.remove(handle);
+        if (v != null) driver.releaseVector(v.number(), v.handler());
+    }
+
+    private long[] execute(int opcode, long[] in, int nout) {
+        byte[] bytes = new byte[in.length * 8];
+        for (int i = 0; i < in.length; i++) BigEndian.put64(bytes, 8 * i, in[i]);
+        byte[] raw = driver.raw(opcode, bytes, (Cmd.OUT_HEADER_WORDS + nout) * 8);
+        long[] out = new long[Cmd.OUT_HEADER_WORDS + nout];
+        for (int i = 0; i < out.length; i++) out[i] = BigEndian.get64(raw, 8 * i);
+        return out;
+    }
+
+    /** Objects it still has. */
+    int objectsLeft() { return objects.size(); }
+
+    /** Destroys what it left, newest first (QPs before their CQs and PD): the commands the adapter refused. */
+    List<String> release() {
+        List<String> refused = new ArrayList<>();
+        List<Map.Entry<Long, Integer>> left = new ArrayList<>(objects.entrySet());
+        for (int i = left.size() - 1; i >= 0; i--) {
+            int destroy = left.get(i).getValue();
+            long handle = left.get(i).getKey() & 0xFFFF_FFFFL;
+            long[] out = execute(destroy, new long[]{handle}, 0);
+            if (out[0] >>> 32 != 0)
+                refused.add(String.format("%s of 0x%x: status 0x%x", Cmd.opcodeName(destroy), handle, out[0] >>> 32));
+            gone(destroy, handle);
+        }
+        objects.clear();
+        return refused;
+    }
+}
