@@ -1,8 +1,10 @@
 /*
  * The bench's measure of what a verb costs a C program through nicsim's provider: the first
  * device's context, then N calls each of ibv_query_port and ibv_req_notify_cq (verbs that answer
- * at once, never waiting on the simulation), timed with the host's monotonic clock. Prints one line
- * per verb: "<verb> <calls> <ns per call>".
+ * at once, never waiting on the simulation), then N/10 times an 8-byte inline RDMA WRITE on a QP
+ * connected to another of the same adapter: the ibv_post_send, and the ibv_poll_cq that found its
+ * completion (the empty polls before it, which let simulated time move, are not counted). Timed
+ * with the host's monotonic clock. Prints one line per verb: "<verb> <calls> <ns per call>".
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -14,6 +16,63 @@ static double now_ns(void) {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int fail(const char *what) {
+	fprintf(stderr, "nicsim-verbcost: %s failed\n", what);
+	return 1;
+}
+
+/* RESET to RTS, connected to QP dest of LID lid. */
+static int connect_qp(struct ibv_qp *qp, uint32_t dest, uint16_t lid) {
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1,
+				.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) return -1;
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dest,
+				 .max_dest_rd_atomic = 1, .min_rnr_timer = 12, .ah_attr = {.dlid = lid, .port_num = 1}};
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN
+			  | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) return -1;
+	a = (struct ibv_qp_attr){.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1};
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN
+			     | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* n signalled 8-byte inline WRITEs from one QP to another: the post's cost, and the successful poll's. */
+static int post_and_poll(struct ibv_context *ctx, struct ibv_cq *cq, int n) {
+	static char buf[4096] __attribute__((aligned(4096)));
+	struct ibv_port_attr port;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) : NULL;
+	struct ibv_qp_init_attr init = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+					.cap = {.max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1,
+						.max_inline_data = 64}};
+	struct ibv_qp *a = mr ? ibv_create_qp(pd, &init) : NULL, *b = a ? ibv_create_qp(pd, &init) : NULL;
+	double post = 0, poll = 0, t0;
+	if (!b || ibv_query_port(ctx, 1, &port) || connect_qp(a, b->qp_num, port.lid) || connect_qp(b, a->qp_num, port.lid))
+		return fail("setting up two connected QPs");
+	for (int i = 0; i < n; i++) {
+		struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey};
+		struct ibv_send_wr wr = {.wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+					 .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+					 .wr.rdma = {.remote_addr = (uintptr_t)buf + 2048, .rkey = mr->rkey}}, *bad;
+		struct ibv_wc wc;
+		int got;
+		t0 = now_ns();
+		if (ibv_post_send(a, &wr, &bad)) return fail("ibv_post_send");
+		post += now_ns() - t0;
+		do {
+			t0 = now_ns();
+			got = ibv_poll_cq(cq, 1, &wc);
+		} while (got == 0);
+		poll += now_ns() - t0;
+		if (got < 0 || wc.status != IBV_WC_SUCCESS) return fail("the WRITE's completion");
+	}
+	printf("ibv_post_send %d %.0f\nibv_poll_cq(found) %d %.0f\n", n, post / n, n, poll / n);
+	ibv_destroy_qp(b);
+	ibv_destroy_qp(a);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	return 0;
 }
 
 int main(int argc, char **argv) {
@@ -36,6 +95,7 @@ int main(int argc, char **argv) {
 	for (int i = 0; i < n; i++)
 		if (ibv_req_notify_cq(cq, 0)) { fprintf(stderr, "nicsim-verbcost: ibv_req_notify_cq failed\n"); return 1; }
 	printf("ibv_req_notify_cq %d %.0f\n", n, (now_ns() - t0) / n);
+	if (post_and_poll(ctx, cq, n / 10 > 0 ? n / 10 : 1)) return 1;
 	ibv_destroy_cq(cq);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);

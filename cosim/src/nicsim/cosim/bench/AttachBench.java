@@ -23,8 +23,11 @@ import nicsim.verbs.Device;
 public final class AttachBench {
     private AttachBench() {}
 
-    /** One verb's wall time per call, from Java and through attach. */
-    public record VerbCost(String verb, int calls, double javaNs, double attachNs) {
+    /**
+     * One verb's wall time per call, from Java and through attach: with the provider's Java driver
+     * (each verb a request to the simulator) and its C driver (NICSIM_DRIVER=c: libnicsim's rings).
+     */
+    public record VerbCost(String verb, int calls, double javaNs, double attachNs, double cDriverNs) {
         public double ratio() { return attachNs / javaNs; }
     }
 
@@ -55,29 +58,78 @@ public final class AttachBench {
         World w = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.parse("none"));
         Context ctx = new Device(w.host(0)).open();
         CompletionQueue cq = ctx.createCq(16);
-        double[] java = new double[2];
-        for (int round = 0; round < 3; round++) { // the last of three, after the JIT has seen both loops
+        double[] java = new double[4];
+        for (int round = 0; round < 3; round++) { // the last of three, after the JIT has seen the loops
             long t0 = System.nanoTime();
             for (int i = 0; i < calls; i++) ctx.queryPort(1);
             java[0] = (System.nanoTime() - t0) / (double) calls;
             t0 = System.nanoTime();
             for (int i = 0; i < calls; i++) cq.reqNotify(false);
             java[1] = (System.nanoTime() - t0) / (double) calls;
+            double[] pp = postAndPoll(w, ctx, cq, Math.max(1, calls / 10));
+            java[2] = pp[0];
+            java[3] = pp[1];
         }
-        double[] attach = throughAttach(calls);
-        return List.of(new VerbCost("ibv_query_port", calls, java[0], attach[0]), new VerbCost("ibv_req_notify_cq", calls, java[1], attach[1]));
+        double[] attach = throughAttach(calls, false), c = throughAttach(calls, true);
+        String[] verbs = {"ibv_query_port", "ibv_req_notify_cq", "ibv_post_send", "ibv_poll_cq (a completion found)"};
+        List<VerbCost> out = new ArrayList<>();
+        for (int i = 0; i < verbs.length; i++)
+            out.add(new VerbCost(verbs[i], i < 2 ? calls : Math.max(1, calls / 10), java[i], attach[i], c[i]));
+        return out;
     }
 
-    private static double[] throughAttach(int calls) throws Exception {
+    /**
+     * {@code n} signalled 8-byte inline RDMA WRITEs between two QPs of one adapter, from Java: the
+     * post's wall time, and the poll's that finds the completion (the simulation runs between them).
+     */
+    private static double[] postAndPoll(World w, Context ctx, CompletionQueue cq, int n) {
+        var pd = ctx.allocPd();
+        var buf = new nicsim.verbs.ProcessMemory(w.host(0)).alloc(4096);
+        var mr = pd.regMr(buf, nicsim.verbs.Connect.ALL_REMOTE);
+        var init = new nicsim.verbs.QpInitAttr().qpType(nicsim.verbs.QpType.RC).sendCq(cq).recvCq(cq).maxSendWr(16)
+                .maxRecvWr(1).maxSendSge(1).maxRecvSge(1).maxInlineData(64);
+        var a = pd.createQp(init);
+        var b = pd.createQp(init);
+        for (var q : List.of(a, b)) {
+            var other = q == a ? b : a;
+            nicsim.verbs.Connect.toInit(q, nicsim.verbs.Connect.ALL_REMOTE);
+            nicsim.verbs.Connect.toRtr(q, nicsim.verbs.Connect.Dest.of(ctx, other, 0), nicsim.verbs.Mtu.MTU_1024);
+            nicsim.verbs.Connect.toRts(q, 0);
+        }
+        double post = 0, poll = 0;
+        for (int i = 0; i < n; i++) {
+            var wr = new nicsim.verbs.SendWr().wrId(i).opcode(nicsim.verbs.WrOpcode.RDMA_WRITE)
+                    .sendFlags(nicsim.verbs.SendFlags.SIGNALED | nicsim.verbs.SendFlags.INLINE)
+                    .sgList(new nicsim.verbs.Sge(buf.addr(), 8, mr.lkey())).remoteAddr(buf.addr() + 2048)
+                    .rkey(mr.rkey());
+            long t0 = System.nanoTime();
+            a.postSend(wr);
+            post += System.nanoTime() - t0;
+            w.runUntilMemoryHolds(cq::ready, 1_000_000_000_000L);
+            t0 = System.nanoTime();
+            var got = cq.poll(1);
+            poll += System.nanoTime() - t0;
+            if (got.size() != 1 || got.get(0).status() != nicsim.verbs.WcStatus.SUCCESS)
+                throw new IllegalStateException("the WRITE's completion: " + got);
+        }
+        a.close();
+        b.close();
+        mr.close();
+        pd.close();
+        return new double[]{post / n, poll / n};
+    }
+
+    private static double[] throughAttach(int calls, boolean cDriver) throws Exception {
         return BenchServe.with((socket, w) -> {
             String program = ProviderBuild.get().resolve(ProviderBuild.VERBCOST).toString();
-            List<String> cmd = Attach.command(socket, 0, List.of(program, Integer.toString(calls)));
-            String out = BenchServe.runToEnd(cmd, 10, "nicsim-verbcost");
+            List<String> run = new ArrayList<>(List.of(program, Integer.toString(calls)));
+            if (cDriver) run.addAll(0, List.of("env", "NICSIM_DRIVER=c"));
+            String out = BenchServe.runToEnd(Attach.command(socket, 0, run), 10, "nicsim-verbcost");
             List<Double> ns = new ArrayList<>();
             for (String line : out.split("\n"))
-                if (line.startsWith("ibv_")) ns.add(Double.parseDouble(line.split(" ")[2]));
-            if (ns.size() != 2) throw new IOException("nicsim-verbcost printed:\n" + out);
-            return new double[]{ns.get(0), ns.get(1)};
+                if (line.startsWith("ibv_")) ns.add(Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)));
+            if (ns.size() != 4) throw new IOException("nicsim-verbcost printed:\n" + out);
+            return new double[]{ns.get(0), ns.get(1), ns.get(2), ns.get(3)};
         });
     }
 }

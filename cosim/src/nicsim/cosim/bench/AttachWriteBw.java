@@ -15,26 +15,32 @@ import nicsim.workloads.Result;
 import nicsim.workloads.Workloads;
 
 /**
- * Debian's ib_write_bw -s 64 through attach against nicsim's own write_bw --size 64 from Java: the
- * wall time each message costs. Each figure is the difference of two runs (fewer and more
- * messages) over the messages between them, so program start, setup and connection drop out.
+ * Debian's ib_write_bw -s 64 through attach, with the provider's Java driver and its C driver
+ * (NICSIM_DRIVER=c), against nicsim's own write_bw --size 64 from Java: the wall time each message
+ * costs. Each figure is the difference of two runs (fewer and more messages) over the messages
+ * between them, so program start, setup and connection drop out.
  */
 public final class AttachWriteBw {
     private AttachWriteBw() {}
 
-    /** Wall time per message (ns) through attach and from Java, with the message counts they came from. */
-    public record Figures(int fewer, int more, double attachNs, double javaNs) {
+    /** Wall time per message (ns) through attach (either driver) and from Java, with the message counts used. */
+    public record Figures(int fewer, int more, double attachNs, double cDriverNs, double javaNs) {
         public double ratio() { return attachNs / javaNs; }
+        public double cDriverRatio() { return cDriverNs / javaNs; }
     }
 
     public static Figures measure(int fewer, int more) throws Exception {
         javaWall(fewer); // warms the JIT for the timed runs
         double java = (javaWall(more) - javaWall(fewer)) / (more - fewer) * 1e9;
-        double attach = BenchServe.with((socket, w) -> {
-            double a = attachWall(socket, fewer), b = attachWall(socket, more);
-            return (b - a) / (more - fewer) * 1e9;
-        });
-        return new Figures(fewer, more, attach, java);
+        double[] attach = new double[2];
+        for (int c = 0; c < 2; c++) {
+            boolean cDriver = c == 1;
+            attach[c] = BenchServe.with((socket, w) -> {
+                double a = attachWall(socket, fewer, cDriver), b = attachWall(socket, more, cDriver);
+                return (b - a) / (more - fewer) * 1e9;
+            });
+        }
+        return new Figures(fewer, more, attach[0], attach[1], java);
     }
 
     private static double javaWall(int messages) {
@@ -46,11 +52,12 @@ public final class AttachWriteBw {
     }
 
     /** ib_write_bw's server and client on the serve's one node, looped back: the client's wall time, start to exit. */
-    private static double attachWall(Path socket, int messages) throws Exception {
+    private static double attachWall(Path socket, int messages, boolean cDriver) throws Exception {
         int port;
         try (java.net.ServerSocket s = new java.net.ServerSocket(0)) { port = s.getLocalPort(); }
-        List<String> args = List.of("ib_write_bw", "-s", "64", "-n", Integer.toString(messages), "-p",
-                Integer.toString(port));
+        List<String> args = new java.util.ArrayList<>(List.of("ib_write_bw", "-s", "64", "-n",
+                Integer.toString(messages), "-p", Integer.toString(port)));
+        if (cDriver) args.addAll(0, List.of("env", "NICSIM_DRIVER=c"));
         Process server = new ProcessBuilder(Attach.command(socket, 0, args)).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
