@@ -138,8 +138,11 @@ static int call(struct nicsim_dev *d, struct req *r, void *out, uint32_t want) {
 	return 0;
 }
 
-/* Opens node `node`'s adapter by `op`: PCI_OPEN (the whole function) or UCTX_OPEN (a user context). */
-static int open_as(struct nicsim_dev **dev, int node, uint32_t op) {
+/*
+ * Opens node `node`'s adapter by `op`: PCI_OPEN (the whole function) or UCTX_OPEN (a user context,
+ * tied to libibverbs session `session`).
+ */
+static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t session) {
 	const char *path = getenv("NICSIM_SOCKET"), *env = getenv("NICSIM_NODE");
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (!path || strlen(path) >= sizeof(a.sun_path))
@@ -172,6 +175,8 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op) {
 		n = 0;
 	put32(&r, (uint32_t)n);
 	put_bytes(&r, name, (uint32_t)n);
+	if (op == NICSIM_OP_UCTX_OPEN)
+		put32(&r, session);
 	struct __attribute__((packed)) { uint32_t config; uint64_t bar0; uint32_t vectors; uint64_t msi; } o;
 	int rc = call(d, &r, &o, sizeof(o));
 	if (rc) {
@@ -187,10 +192,10 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op) {
 	return 0;
 }
 
-int nicsim_open(struct nicsim_dev **dev, int node) { return open_as(dev, node, NICSIM_OP_PCI_OPEN); }
+int nicsim_open(struct nicsim_dev **dev, int node) { return open_as(dev, node, NICSIM_OP_PCI_OPEN, 0); }
 
-int nicsim_open_context(struct nicsim_dev **dev, int node) {
-	int rc = open_as(dev, node, NICSIM_OP_UCTX_OPEN);
+int nicsim_open_context(struct nicsim_dev **dev, int node, uint32_t session) {
+	int rc = open_as(dev, node, NICSIM_OP_UCTX_OPEN, session);
 	if (rc)
 		return rc;
 	(*dev)->user = 1;
@@ -199,6 +204,14 @@ int nicsim_open_context(struct nicsim_dev **dev, int node) {
 		*dev = NULL;
 	}
 	return rc;
+}
+
+int nicsim_cq_channel(struct nicsim_dev *d, uint32_t cqn, uint32_t channel) {
+	struct req r;
+	start(&r, NICSIM_OP_UCTX_CQ_CHANNEL);
+	put32(&r, cqn);
+	put32(&r, channel);
+	return call(d, &r, NULL, 0);
 }
 
 int nicsim_user_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, int nin, uint64_t *out, int nout,
@@ -288,12 +301,12 @@ int nicsim_mmio_read(struct nicsim_dev *d, uint64_t offset, void *data, uint32_t
 	return status ? fail(EIO) : 0;
 }
 
-int nicsim_dma_map(struct nicsim_dev *d, void *addr, uint64_t len, int writable, uint64_t *iova) {
+int nicsim_dma_map(struct nicsim_dev *d, void *addr, uint64_t len, int flags, uint64_t *iova) {
 	struct req r;
 	start(&r, NICSIM_OP_PCI_DMA_MAP);
 	put64(&r, (uint64_t)(uintptr_t)addr);
 	put64(&r, len);
-	put32(&r, writable ? 1 : 0);
+	put32(&r, (uint32_t)flags & (NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE));
 	return call(d, &r, iova, 8);
 }
 
@@ -305,12 +318,16 @@ int nicsim_dma_unmap(struct nicsim_dev *d, uint64_t iova) {
 }
 
 void *nicsim_dma_alloc(struct nicsim_dev *d, uint64_t len, uint64_t *iova) {
+	return nicsim_dma_alloc_flags(d, len, NICSIM_DMA_WRITABLE, iova);
+}
+
+void *nicsim_dma_alloc_flags(struct nicsim_dev *d, uint64_t len, int flags, uint64_t *iova) {
 	long page = sysconf(_SC_PAGESIZE);
 	len = (len + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	if (nicsim_dma_map(d, p, len, 1, iova)) {
+	if (nicsim_dma_map(d, p, len, flags, iova)) {
 		int err = errno;
 		munmap(p, len);
 		errno = err;

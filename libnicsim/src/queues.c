@@ -69,7 +69,8 @@ int nicsim_cq_create(struct nicsim_dev *d, uint32_t uar, uint32_t log_size, uint
 	cq->dev = d;
 	cq->uar = uar;
 	cq->log_size = log_size;
-	cq->ring = nicsim_dma_alloc(d, (uint64_t)CQE_BYTES << log_size, &cq->ring_iova);
+	cq->ring = nicsim_dma_alloc_flags(d, (uint64_t)CQE_BYTES << log_size, NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE,
+					  &cq->ring_iova);
 	cq->db = nicsim_dma_alloc(d, 64, &cq->db_iova);
 	if (!cq->ring || !cq->db)
 		return -errno;
@@ -125,10 +126,13 @@ int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {
 
 int nicsim_cq_arm(struct nicsim_cq *cq, int solicited_only) {
 	uint8_t arm[8];
-	nicsim_put32(arm, (cq->arm_sn++ & 3) << 28 | (solicited_only ? NICSIM_CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff));
+	nicsim_put32(arm, (cq->arm_sn & 3) << 28 | (solicited_only ? NICSIM_CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff));
 	nicsim_put32(arm + 4, cq->cqn);
+	memcpy(cq->db + 4, arm, 4); /* the arm word in the doorbell record too */
 	return nicsim_mmio_write(cq->dev, nicsim_uar_offset(cq->dev, cq->uar) + NICSIM_UAR_CQ_DOORBELL, arm, 8);
 }
+
+void nicsim_cq_event(struct nicsim_cq *cq) { cq->arm_sn++; }
 
 int nicsim_qp_create(struct nicsim_dev *d, uint32_t type, uint32_t pd, const struct nicsim_cq *send_cq,
 		     const struct nicsim_cq *recv_cq, uint32_t uar, uint32_t log_sq, uint32_t log_rq, struct nicsim_qp *qp) {
@@ -303,9 +307,9 @@ int nicsim_post_send(struct nicsim_qp *qp, uint32_t opcode, const struct nicsim_
 	return bytes < 0 ? bytes : nicsim_sq_ring(qp, 1, w, bytes);
 }
 
-int nicsim_recv_put(struct nicsim_qp *qp, const struct nicsim_sge *sge, int num_sge) {
-	uint32_t stride = 1u << qp->log_stride, at = 0;
-	uint8_t *wqe = qp->rq + ((qp->rq_head & ((1u << qp->log_rq) - 1)) << qp->log_stride);
+/* A receive WQE of `stride` bytes at wqe: its data segments, then the list's end if there is room. */
+static int recv_wqe(uint8_t *wqe, uint32_t stride, const struct nicsim_sge *sge, int num_sge) {
+	uint32_t at = 0;
 	for (int i = 0; i < num_sge; i++) {
 		if (!sge[i].len)
 			continue;
@@ -316,8 +320,15 @@ int nicsim_recv_put(struct nicsim_qp *qp, const struct nicsim_sge *sge, int num_
 	}
 	if (at < stride) /* the list's end, when the stride has room */
 		data_seg(wqe + at, 0, 0x100, 0);
-	qp->rq_head = (qp->rq_head + 1) & 0xffff;
 	return 0;
+}
+
+int nicsim_recv_put(struct nicsim_qp *qp, const struct nicsim_sge *sge, int num_sge) {
+	uint8_t *wqe = qp->rq + ((qp->rq_head & ((1u << qp->log_rq) - 1)) << qp->log_stride);
+	int rc = recv_wqe(wqe, 1u << qp->log_stride, sge, num_sge);
+	if (!rc)
+		qp->rq_head = (qp->rq_head + 1) & 0xffff;
+	return rc;
 }
 
 void nicsim_rq_publish(struct nicsim_qp *qp) {
@@ -331,4 +342,46 @@ int nicsim_post_recv(struct nicsim_qp *qp, const struct nicsim_mr *mr, void *add
 	if (!rc)
 		nicsim_rq_publish(qp);
 	return rc;
+}
+
+int nicsim_srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
+		      struct nicsim_srq *srq) {
+	memset(srq, 0, sizeof(*srq));
+	srq->dev = d;
+	srq->log_size = log_size;
+	srq->log_stride = log_stride;
+	srq->ring = nicsim_dma_alloc(d, 1ull << (log_size + log_stride), &srq->ring_iova);
+	srq->db = nicsim_dma_alloc(d, 64, &srq->db_iova);
+	if (!srq->ring || !srq->db)
+		return -errno;
+	uint64_t in[NICSIM_CREATE_SRQ_IN_WORDS] = {0};
+	in[NICSIM_CREATE_SRQ_IN_PD] = pd;
+	in[NICSIM_CREATE_SRQ_IN_RING] = srq->ring_iova;
+	in[NICSIM_CREATE_SRQ_IN_LOG_SIZE] = log_size;
+	in[NICSIM_CREATE_SRQ_IN_STRIDE_LOG] = log_stride;
+	in[NICSIM_CREATE_SRQ_IN_DBREC] = srq->db_iova;
+	in[NICSIM_CREATE_SRQ_IN_LIMIT] = limit;
+	return handle(d, NICSIM_CMD_CREATE_SRQ, in, NICSIM_CREATE_SRQ_IN_WORDS, &srq->srqn);
+}
+
+int nicsim_srq_destroy(struct nicsim_srq *srq) {
+	int rc = nicsim_destroy(srq->dev, NICSIM_CMD_DESTROY_SRQ, srq->srqn);
+	if (rc)
+		return rc;
+	nicsim_dma_free(srq->dev, srq->ring, 1ull << (srq->log_size + srq->log_stride), srq->ring_iova);
+	nicsim_dma_free(srq->dev, srq->db, 64, srq->db_iova);
+	return 0;
+}
+
+int nicsim_srq_recv_put(struct nicsim_srq *srq, const struct nicsim_sge *sge, int num_sge) {
+	uint8_t *wqe = srq->ring + ((srq->head & ((1u << srq->log_size) - 1)) << srq->log_stride);
+	int rc = recv_wqe(wqe, 1u << srq->log_stride, sge, num_sge);
+	if (!rc)
+		srq->head = (srq->head + 1) & 0xffff;
+	return rc;
+}
+
+void nicsim_srq_publish(struct nicsim_srq *srq) {
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	nicsim_put32(srq->db, srq->head);
 }

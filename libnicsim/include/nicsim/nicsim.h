@@ -39,8 +39,15 @@ int nicsim_open(struct nicsim_dev **dev, int node);
  * kernel's command queue and may name only this context's objects; BAR0 writes reach only its
  * UAR pages; its CQs' interrupts come to nicsim_wait; config writes and MMIO reads are refused.
  * Several processes may each hold one on the same node. The adapter's capabilities are read.
+ * `session`: the libibverbs context (its simulator session) whose completion channels the
+ * context's CQ events go to (nicsim_cq_channel), or 0.
  */
-int nicsim_open_context(struct nicsim_dev **dev, int node);
+int nicsim_open_context(struct nicsim_dev **dev, int node, uint32_t session);
+/*
+ * A user context's CQ `cqn` signals its events, once armed, to completion channel `channel` of its
+ * session (the number the program's channel was registered with), as the kernel's uverbs does.
+ */
+int nicsim_cq_channel(struct nicsim_dev *dev, uint32_t cqn, uint32_t channel);
 /* Closes the function (after nicsim_teardown if the adapter is up): the driver's DMA mappings go. */
 void nicsim_close(struct nicsim_dev *dev);
 
@@ -59,11 +66,20 @@ int nicsim_mmio_write(struct nicsim_dev *dev, uint64_t offset, const void *data,
  * -EIO if it hit nothing (an unsupported request: all ones). */
 int nicsim_mmio_read(struct nicsim_dev *dev, uint64_t offset, void *data, uint32_t len);
 
-/* Maps the driver's pages [addr, addr + len) (page-aligned) for the adapter's DMA: their bus address. */
-int nicsim_dma_map(struct nicsim_dev *dev, void *addr, uint64_t len, int writable, uint64_t *iova);
+/* nicsim_dma_map's flags: the adapter may write the pages; a write into them ends a user context's wait. */
+enum { NICSIM_DMA_WRITABLE = 1, NICSIM_DMA_WAKE = 2 };
+/*
+ * Maps the driver's pages [addr, addr + len) (page-aligned) for the adapter's DMA: their bus
+ * address. A whole function's nicsim_wait returns on any write into its mappings; a user
+ * context's only on writes into those mapped NICSIM_DMA_WAKE (its CQ rings), so a poll that found
+ * nothing is not woken by each piece of data landing in its buffers.
+ */
+int nicsim_dma_map(struct nicsim_dev *dev, void *addr, uint64_t len, int flags, uint64_t *iova);
 int nicsim_dma_unmap(struct nicsim_dev *dev, uint64_t iova);
 /* Zeroed, page-aligned memory of `len` bytes, mapped for DMA at *iova; NULL on failure. */
 void *nicsim_dma_alloc(struct nicsim_dev *dev, uint64_t len, uint64_t *iova);
+/* As nicsim_dma_alloc, mapped with `flags` (NICSIM_DMA_*). */
+void *nicsim_dma_alloc_flags(struct nicsim_dev *dev, uint64_t len, int flags, uint64_t *iova);
 void nicsim_dma_free(struct nicsim_dev *dev, void *addr, uint64_t len, uint64_t iova);
 
 /*

@@ -59,6 +59,8 @@ struct nicsim_wc {
 int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max);
 /* Arms the CQ: its next completion (or next solicited one) raises its vector once. */
 int nicsim_cq_arm(struct nicsim_cq *cq, int solicited_only);
+/* The driver took one of the CQ's events: the next arm carries the next sequence number. */
+void nicsim_cq_event(struct nicsim_cq *cq);
 
 struct nicsim_qp {
 	struct nicsim_dev *dev;
@@ -140,6 +142,21 @@ int nicsim_sq_ring(struct nicsim_qp *qp, int count, const uint8_t *last, int las
 int nicsim_recv_put(struct nicsim_qp *qp, const struct nicsim_sge *sge, int num_sge);
 /* Publishes the receive counter: the WQEs put so far are the adapter's. */
 void nicsim_rq_publish(struct nicsim_qp *qp);
+
+/* A shared receive queue: 2^log_size receives of 2^log_stride bytes, and its doorbell record. */
+struct nicsim_srq {
+	struct nicsim_dev *dev;
+	uint32_t srqn, log_size, log_stride, head;
+	uint8_t *ring, *db;
+	uint64_t ring_iova, db_iova;
+};
+/* An SRQ of PD `pd` whose limit event is armed at `limit` (0: not armed). */
+int nicsim_srq_create(struct nicsim_dev *dev, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
+		      struct nicsim_srq *srq);
+int nicsim_srq_destroy(struct nicsim_srq *srq);
+/* Writes a receive WQE at the SRQ's head; nicsim_srq_publish makes those put the adapter's. */
+int nicsim_srq_recv_put(struct nicsim_srq *srq, const struct nicsim_sge *sge, int num_sge);
+void nicsim_srq_publish(struct nicsim_srq *srq);
 
 #ifdef __cplusplus
 }

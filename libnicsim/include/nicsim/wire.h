@@ -65,6 +65,7 @@ enum nicsim_op {
 	NICSIM_OP_PCI_WAIT = 58,
 	NICSIM_OP_UCTX_OPEN = 59,
 	NICSIM_OP_UCTX_CMD = 60,
+	NICSIM_OP_UCTX_CQ_CHANNEL = 61,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;

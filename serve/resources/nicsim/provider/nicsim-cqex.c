@@ -80,7 +80,7 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 	struct nicsim_ibv_cq *cq;
 	struct ibv_cq_ex *x;
 	uint32_t masks = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
-	struct nicsim_pd *domain = NULL;
+	struct nicsim_ibv_pd *domain = NULL;
 	if ((attr->wc_flags & ~offered) || (attr->comp_mask & ~masks)) { errno = EOPNOTSUPP; return NULL; }
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED) {
 		errno = EOPNOTSUPP;

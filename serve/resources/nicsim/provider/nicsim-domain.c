@@ -16,7 +16,7 @@
 #include "nicsim-provider.h"
 
 struct ibv_td *nicsim_alloc_td(struct ibv_context *c, struct ibv_td_init_attr *attr) {
-	struct nicsim_td *td;
+	struct nicsim_ibv_td *td;
 	if (attr->comp_mask) { errno = EINVAL; return NULL; }
 	td = calloc(1, sizeof(*td));
 	if (!td) { errno = ENOMEM; return NULL; }
@@ -26,7 +26,7 @@ struct ibv_td *nicsim_alloc_td(struct ibv_context *c, struct ibv_td_init_attr *a
 }
 
 int nicsim_dealloc_td(struct ibv_td *t) {
-	struct nicsim_td *td = to_ntd(t);
+	struct nicsim_ibv_td *td = to_ntd(t);
 	if (atomic_load(&td->refcount) > 1) return EBUSY;
 	free(td);
 	return 0;
@@ -34,7 +34,7 @@ int nicsim_dealloc_td(struct ibv_td *t) {
 
 struct ibv_pd *nicsim_alloc_parent_domain(struct ibv_context *c, struct ibv_parent_domain_init_attr *attr) {
 	uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
-	struct nicsim_pd *pd, *inner;
+	struct nicsim_ibv_pd *pd, *inner;
 	if (!attr->pd || (attr->comp_mask & ~known)) { errno = EINVAL; return NULL; }
 	inner = to_npd(attr->pd);
 	if (inner->protection || attr->pd->context != c || (attr->td && attr->td->context != c)) {
@@ -65,7 +65,7 @@ struct ibv_pd *nicsim_alloc_parent_domain(struct ibv_context *c, struct ibv_pare
 	return &pd->pd;
 }
 
-int nicsim_dealloc_parent_domain(struct nicsim_pd *pd) {
+int nicsim_dealloc_parent_domain(struct nicsim_ibv_pd *pd) {
 	if (atomic_load(&pd->refcount) > 1) return EBUSY;
 	atomic_fetch_sub(&pd->protection->refcount, 1);
 	if (pd->td) atomic_fetch_sub(&pd->td->refcount, 1);
@@ -73,16 +73,16 @@ int nicsim_dealloc_parent_domain(struct nicsim_pd *pd) {
 	return 0;
 }
 
-struct nicsim_pd *nicsim_parent_domain(struct ibv_pd *pd) {
-	struct nicsim_pd *p = to_npd(pd);
+struct nicsim_ibv_pd *nicsim_parent_domain(struct ibv_pd *pd) {
+	struct nicsim_ibv_pd *p = to_npd(pd);
 	return p && p->protection ? p : NULL;
 }
 
-void nicsim_domain_use(struct nicsim_pd *pd, int delta) {
+void nicsim_domain_use(struct nicsim_ibv_pd *pd, int delta) {
 	if (pd) atomic_fetch_add(&pd->refcount, delta);
 }
 
-int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_pd *pd, uint32_t entries) {
+int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_ibv_pd *pd, uint32_t entries) {
 	size_t size = (size_t)(entries ? entries : 1) * sizeof(struct nicsim_wr);
 	void *b = IBV_ALLOCATOR_USE_DEFAULT;
 	if (pd && pd->alloc) b = pd->alloc(&pd->pd, pd->pd_context, size, 64, MLX5DV_RES_TYPE_QP);
@@ -101,7 +101,7 @@ int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_pd *pd, uint32_
 }
 
 void nicsim_staging_free(struct nicsim_ibv_qp *qp) {
-	struct nicsim_pd *pd = nicsim_parent_domain(qp->vqp.qp.pd);
+	struct nicsim_ibv_pd *pd = nicsim_parent_domain(qp->vqp.qp.pd);
 	if (qp->staging_custom && pd) pd->free(&pd->pd, pd->pd_context, qp->wrs, MLX5DV_RES_TYPE_QP);
 	else free(qp->wrs);
 	qp->wrs = NULL;

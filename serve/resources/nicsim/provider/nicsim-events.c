@@ -118,6 +118,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 		pthread_mutex_lock(&ctx->named.lock);
 		c = named_locked(ctx, (uint32_t)handle);
 		if (c) c->comp_returned++;
+		if (c && c->hw) nicsim_hw_cq_event(c);
 		pthread_mutex_unlock(&ctx->named.lock);
 		if (!c) continue; /* its CQ is gone: the event with it */
 		*cq = &c->cq;

@@ -39,8 +39,8 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_
 	const struct nicsim_caps *caps = nicsim_caps(hw->dev);
 	struct ibv_qp_cap *cap = &init->cap;
 	enum ibv_qp_type t = init->qp_type;
-	if ((t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD) || init->srq || !pd)
-		return EOPNOTSUPP; /* XRC, DC, raw and SRQs: not in the C driver yet */
+	if ((t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD) || !pd || (init->srq && !to_nsrq(init->srq)->hw))
+		return EOPNOTSUPP; /* XRC, DC and raw: not in the C driver yet */
 	if (!init->send_cq || !init->recv_cq || !to_ncq(init->send_cq)->hw || !to_ncq(init->recv_cq)->hw)
 		return EINVAL;
 	if (cap->max_send_wr < 1 || cap->max_send_wr > caps->max_qp_wr || cap->max_recv_wr > caps->max_qp_wr ||
@@ -70,7 +70,7 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_
 		.type = (uint32_t)t, .pd = to_npd(pd)->handle, .send_cqn = to_ncq(init->send_cq)->hw->q.cqn,
 		.recv_cqn = to_ncq(init->recv_cq)->hw->q.cqn, .uar = hw->uar, .log_sq = log2_of(h->sq_size),
 		.log_rq = log2_of(h->rq_size), .log_stride = log2_of(pow2_at_least(recv_sge * 16 > 16 ? recv_sge * 16 : 16)),
-		.flags = h->sig_all ? 1 : 0};
+		.flags = h->sig_all ? 1 : 0, .srqn = init->srq ? to_nsrq(init->srq)->hw->q.srqn : 0};
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_qp_create_ex(hw->dev, &q, &h->q);
 	struct nicsim_ibv_qp **grown = rc ? NULL : realloc(hw->qps, (hw->nqps + 1) * sizeof(*grown));

@@ -17,16 +17,6 @@ static void *unbuilt(const char *verb) {
 	return NULL;
 }
 
-static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a) {
-	(void)pd; (void)a;
-	return unbuilt("ibv_create_srq");
-}
-
-static struct ibv_srq *create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *a) {
-	(void)c; (void)a;
-	return unbuilt("ibv_create_srq_ex");
-}
-
 static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a) {
 	(void)c; (void)a;
 	return unbuilt("ibv_open_xrcd");
@@ -81,8 +71,6 @@ const struct verbs_context_ops nicsim_hw_unbuilt_ops = {
 	.alloc_parent_domain = alloc_parent_domain,
 	.alloc_td = alloc_td,
 	.create_cq_ex = create_cq_ex,
-	.create_srq = create_srq,
-	.create_srq_ex = create_srq_ex,
 	.open_xrcd = open_xrcd,
 	.reg_dm_mr = reg_dm_mr,
 	.rereg_mr = rereg_mr,

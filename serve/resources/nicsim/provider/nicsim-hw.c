@@ -30,7 +30,7 @@ int nicsim_hw_open(struct nicsim_context *ctx) {
 	struct nicsim_hw *hw = calloc(1, sizeof(*hw));
 	if (!hw)
 		return -1;
-	int rc = nicsim_open_context(&hw->dev, node ? atoi(node) : 0);
+	int rc = nicsim_open_context(&hw->dev, node ? atoi(node) : 0, ctx->session);
 	if (!rc && (rc = nicsim_alloc_uar(hw->dev, &hw->uar)))
 		nicsim_close(hw->dev);
 	if (rc) {
@@ -66,7 +66,7 @@ struct nicsim_ibv_qp *nicsim_hw_qp(struct nicsim_hw *hw, uint32_t qpn) {
 
 static struct ibv_pd *alloc_pd(struct ibv_context *c) {
 	struct nicsim_hw *hw = hw_of(c);
-	struct nicsim_pd *pd = calloc(1, sizeof(*pd));
+	struct nicsim_ibv_pd *pd = calloc(1, sizeof(*pd));
 	if (!pd) { errno = ENOMEM; return NULL; }
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_alloc_pd(hw->dev, &pd->handle);
@@ -97,7 +97,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	struct nicsim_ibv_mr *mr = calloc(1, sizeof(*mr));
 	if (!mr) { errno = ENOMEM; return NULL; }
 	uintptr_t first = (uintptr_t)addr & ~(uintptr_t)4095, end = ((uintptr_t)addr + length + 4095) & ~(uintptr_t)4095;
-	int writable = (access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) != 0;
+	int writable = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
+			       ? NICSIM_DMA_WRITABLE : 0;
 	struct nicsim_mr m;
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_dma_map(hw->dev, (void *)first, end - first, writable, &mr->hw_iova);
@@ -132,7 +133,7 @@ static int dereg_mr(struct verbs_mr *vmr) {
 /* ---- address handles: the address vector a UD WQE carries, kept in the program ---- */
 
 static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
-	struct nicsim_ah *ah = calloc(1, sizeof(*ah));
+	struct nicsim_ibv_ah *ah = calloc(1, sizeof(*ah));
 	(void)pd;
 	if (!ah) { errno = ENOMEM; return NULL; }
 	ah->handle = attr->dlid;
@@ -153,7 +154,6 @@ static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_
 		errno = EINVAL;
 		return NULL;
 	}
-	if (channel) { errno = EOPNOTSUPP; return NULL; } /* completion channels: not in the C driver yet */
 	struct nicsim_ibv_cq *cq = calloc(1, sizeof(*cq));
 	struct nicsim_hw_cq *h = calloc(1, sizeof(*h));
 	if (!cq || !h) { free(cq); free(h); errno = ENOMEM; return NULL; }
@@ -162,8 +162,11 @@ static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_
 		log++;
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_cq_create(hw->dev, hw->uar, log, 1, &h->q);
+	if (!rc && channel && (rc = nicsim_cq_channel(hw->dev, h->q.cqn, (uint32_t)channel->fd)))
+		nicsim_cq_destroy(&h->q);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) { free(cq); free(h); errno = nicsim_hw_errno("CREATE_CQ", rc); return NULL; }
+	nicsim_name(to_nctx(c), h->q.cqn, cq); /* its events name it by its number */
 	cq->hw = h;
 	cq->handle = h->q.cqn;
 	cq->cq.handle = h->q.cqn;
@@ -178,6 +181,8 @@ static int destroy_cq(struct ibv_cq *cq) {
 	int rc = nicsim_cq_destroy(&c->hw->q);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) return nicsim_hw_errno("DESTROY_CQ", rc);
+	nicsim_name(to_nctx(cq->context), c->handle, NULL);
+	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->comp_events_completed, c->comp_returned);
 	free(c->hw);
 	free(c);
 	return 0;
@@ -251,7 +256,12 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 			wc->byte_len = w->byte_len;
 		return;
 	}
-	if (h) {
+	struct ibv_srq *srq = qp ? qp->vqp.qp.srq : NULL;
+	if (srq && to_nsrq(srq)->hw) { /* its receive was the SRQ's */
+		struct nicsim_hw_srq *s = to_nsrq(srq)->hw;
+		wc->wr_id = s->wrid[w->wqe_counter & (s->size - 1)];
+		s->tail++;
+	} else if (h) {
 		wc->wr_id = h->rwrid[w->wqe_counter & (h->rq_size - 1)];
 		h->rq_tail++;
 	}
@@ -261,32 +271,48 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 	wc->slid = (uint16_t)w->slid;
 }
 
-/* Up to max completions; when there are none, simulated time may move once before it looks again. */
+/* Up to 16 completions of cq into wc, as many as max allows: how many. */
+static int take(struct nicsim_hw *hw, struct nicsim_ibv_cq *c, int max, struct ibv_wc *wc) {
+	struct nicsim_wc got[16];
+	int n = 0;
+	while (n < max) {
+		int k = nicsim_cq_poll(&c->hw->q, got, max - n < 16 ? max - n : 16);
+		for (int i = 0; i < k; i++)
+			to_wc(hw, &got[i], &wc[n + i]);
+		n += k;
+		if (k < 16)
+			break;
+	}
+	return n;
+}
+
+/*
+ * Up to max completions. When there are none, simulated time may move (PCI_WAIT) until a CQE of
+ * the context's lands, or the simulation has nothing to do; a wait that only took interrupts (an
+ * event the program's channel already has) waits again, a few times, for the CQE behind it.
+ */
 static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) {
 	struct nicsim_ibv_cq *c = to_ncq(cq);
 	struct nicsim_hw *hw = hw_of(cq->context);
-	struct nicsim_wc got[16];
 	uint32_t vectors[64];
-	int n = 0;
 	if (max < 0) return -EINVAL;
 	pthread_mutex_lock(&hw->lock);
-	for (int pass = 0; pass < 2 && n == 0 && max > 0; pass++) {
-		if (pass == 1 && nicsim_wait(hw->dev, POLL_WAIT_PS, vectors, 64, NULL) < 0) {
+	int n = take(hw, c, max, wc);
+	for (int waits = 0; n == 0 && max > 0 && waits < 4; waits++) {
+		int irqs = nicsim_wait(hw->dev, POLL_WAIT_PS, vectors, 64, NULL);
+		if (irqs < 0) {
 			n = -EIO;
 			break;
 		}
-		while (n < max) {
-			int k = nicsim_cq_poll(&c->hw->q, got, max - n < 16 ? max - n : 16);
-			for (int i = 0; i < k; i++)
-				to_wc(hw, &got[i], &wc[n + i]);
-			n += k;
-			if (k < 16)
-				break;
-		}
+		n = take(hw, c, max, wc);
+		if (irqs == 0)
+			break;
 	}
 	pthread_mutex_unlock(&hw->lock);
 	return n;
 }
+
+void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq) { nicsim_cq_event(&cq->hw->q); }
 
 static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
 	struct nicsim_hw *hw = hw_of(cq->context);

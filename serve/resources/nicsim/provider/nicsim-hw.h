@@ -33,6 +33,13 @@ struct nicsim_hw_qp {
 
 struct nicsim_hw_cq { struct nicsim_cq q; };
 
+/* An SRQ's ring and the receives in it, taken in order. */
+struct nicsim_hw_srq {
+	struct nicsim_srq q;
+	uint64_t *wrid; /* by ring slot */
+	uint32_t size, max_wr, tail;
+};
+
 static inline struct nicsim_hw *hw_of(struct ibv_context *c) { return to_nctx(c)->hw; }
 
 /* Whether the program asked for the C driver (NICSIM_DRIVER=c). */
@@ -52,7 +59,7 @@ int nicsim_hw_errno(const char *what, int rc);
 
 /*
  * The verbs of the C driver: PDs, MRs, AHs and CQs (nicsim-hw.c); and, for what it does not build
- * yet (SRQs, XRC, windows, device memory, extended CQs, domains), EOPNOTSUPP (nicsim-hw-stubs.c).
+ * yet (XRC, windows, device memory, extended CQs, domains), EOPNOTSUPP (nicsim-hw-stubs.c).
  */
 extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_unbuilt_ops;
 
@@ -66,5 +73,13 @@ int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, struc
 int nicsim_hw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
 			struct ibv_send_wr **bad);
 int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* Its SRQs (nicsim-hw-srq.c), reached from the provider's SRQ verbs: 0 or an errno. */
+int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type,
+			 struct nicsim_ibv_srq *srq);
+int nicsim_hw_destroy_srq(struct nicsim_ibv_srq *srq);
+int nicsim_hw_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int nicsim_hw_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr);
+int nicsim_hw_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 #endif

@@ -102,7 +102,7 @@ static int named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg
 }
 
 struct ibv_pd *nicsim_import_pd(struct ibv_context *c, uint32_t handle) {
-	struct nicsim_pd *pd;
+	struct nicsim_ibv_pd *pd;
 	struct msg m;
 	int rc = named(c, NICSIM_OP_IMPORT_PD, handle, &m);
 	if (rc) { errno = rc; return NULL; }

@@ -13,7 +13,7 @@
 
 /* Each verb that makes an object allocates its record first: a failure then leaves nothing in the simulator. */
 static struct ibv_pd *alloc_pd(struct ibv_context *c) {
-	struct nicsim_pd *pd = calloc(1, sizeof(*pd));
+	struct nicsim_ibv_pd *pd = calloc(1, sizeof(*pd));
 	struct msg m;
 	int rc;
 	if (!pd) { errno = ENOMEM; return NULL; }
@@ -29,7 +29,7 @@ static struct ibv_pd *alloc_pd(struct ibv_context *c) {
 
 /* A parent domain is freed in the program; a PD a parent domain contains is EBUSY (as mlx5's). */
 static int dealloc_pd(struct ibv_pd *pd) {
-	struct nicsim_pd *parent = nicsim_parent_domain(pd);
+	struct nicsim_ibv_pd *parent = nicsim_parent_domain(pd);
 	int rc;
 	if (parent) return nicsim_dealloc_parent_domain(parent);
 	if (atomic_load(&to_npd(pd)->refcount) > 1) return EBUSY;
@@ -109,7 +109,7 @@ static int dereg_mr(struct verbs_mr *vmr) {
 }
 
 static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
-	struct nicsim_ah *ah = calloc(1, sizeof(*ah));
+	struct nicsim_ibv_ah *ah = calloc(1, sizeof(*ah));
 	struct msg m;
 	int rc;
 	if (!ah) { errno = ENOMEM; return NULL; }
@@ -217,7 +217,7 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t o
 /* ---- memory windows ---- */
 
 static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
-	struct nicsim_mw *mw = calloc(1, sizeof(*mw));
+	struct nicsim_ibv_mw *mw = calloc(1, sizeof(*mw));
 	struct msg m = request(NICSIM_OP_ALLOC_MW);
 	int rc;
 	if (!mw) { done(&m); errno = ENOMEM; return NULL; }

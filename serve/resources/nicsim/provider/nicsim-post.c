@@ -159,7 +159,8 @@ static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 }
 
 static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
-	struct nicsim_srq *s = to_nsrq(srq);
+	struct nicsim_ibv_srq *s = to_nsrq(srq);
+	if (s->hw) return nicsim_hw_post_srq_recv(s, wr, bad);
 	return post_recv_to(srq->context, NICSIM_OP_POST_SRQ_RECV, s->handle, s->max_sge, wr, bad);
 }
 

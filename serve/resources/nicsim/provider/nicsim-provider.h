@@ -106,30 +106,36 @@ struct nicsim_ibv_qp {
 	struct nicsim_hw_qp *hw;    /* its rings, when the C driver made it */
 };
 
-struct nicsim_ah { struct ibv_ah ah; uint32_t handle; };
+struct nicsim_ibv_ah { struct ibv_ah ah; uint32_t handle; };
 /* A thread domain: what uses it (parent domains) holds a count. */
-struct nicsim_td { struct ibv_td td; atomic_int refcount; };
+struct nicsim_ibv_td { struct ibv_td td; atomic_int refcount; };
 
 /*
  * A PD, or a parent domain (protection: the PD it contains, whose handle it has; td: its thread
  * domain or NULL; alloc/free: its allocators or NULL). refcount: 1, plus one per parent domain
  * containing it, or per QP and CQ made on the parent domain (nicsim-domain.c).
  */
-struct nicsim_pd {
+struct nicsim_ibv_pd {
 	struct ibv_pd pd;
 	uint32_t handle;
 	atomic_int refcount;
-	struct nicsim_pd *protection;
-	struct nicsim_td *td;
+	struct nicsim_ibv_pd *protection;
+	struct nicsim_ibv_td *td;
 	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment, uint64_t resource_type);
 	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
 	void *pd_context;
 };
 /* A region; the C driver's also keeps the pages it mapped for the adapter (hw_len 0: none). */
 struct nicsim_ibv_mr { struct verbs_mr vmr; uint32_t handle; uint64_t hw_iova, hw_len; void *hw_base; };
-struct nicsim_srq { struct verbs_srq vsrq; uint32_t handle; uint32_t events_returned; uint32_t max_sge; };
-struct nicsim_xrcd { struct verbs_xrcd vxrcd; };
-struct nicsim_mw { struct ibv_mw mw; };
+struct nicsim_ibv_srq {
+	struct verbs_srq vsrq;
+	uint32_t handle;
+	uint32_t events_returned;
+	uint32_t max_sge;
+	struct nicsim_hw_srq *hw; /* its ring, when the C driver made it */
+};
+struct nicsim_ibv_xrcd { struct verbs_xrcd vxrcd; };
+struct nicsim_ibv_mw { struct ibv_mw mw; };
 
 /* The provider's object of each libibverbs object it made (typed downcasts, as rdma-core's providers). */
 static inline struct nicsim_ibv_qp *to_nqp(struct ibv_qp *qp) { return container_of(qp, struct nicsim_ibv_qp, vqp.qp); }
@@ -139,18 +145,20 @@ static inline struct nicsim_ibv_qp *to_nqp_ex(struct ibv_qp_ex *qpx) {
 static inline struct nicsim_ibv_qp *to_nqp_dv(struct mlx5dv_qp_ex *dv) {
 	return container_of(dv, struct nicsim_ibv_qp, dv);
 }
-static inline struct nicsim_ah *to_nah(struct ibv_ah *ah) { return container_of(ah, struct nicsim_ah, ah); }
-static inline struct nicsim_td *to_ntd(struct ibv_td *td) { return container_of(td, struct nicsim_td, td); }
-static inline struct nicsim_pd *to_npd(struct ibv_pd *pd) { return container_of(pd, struct nicsim_pd, pd); }
+static inline struct nicsim_ibv_ah *to_nah(struct ibv_ah *ah) { return container_of(ah, struct nicsim_ibv_ah, ah); }
+static inline struct nicsim_ibv_td *to_ntd(struct ibv_td *td) { return container_of(td, struct nicsim_ibv_td, td); }
+static inline struct nicsim_ibv_pd *to_npd(struct ibv_pd *pd) { return container_of(pd, struct nicsim_ibv_pd, pd); }
 static inline struct nicsim_ibv_mr *to_nmr(struct ibv_mr *mr) {
 	return container_of(mr, struct nicsim_ibv_mr, vmr.ibv_mr);
 }
 static inline struct nicsim_ibv_mr *to_nvmr(struct verbs_mr *vmr) {
 	return container_of(vmr, struct nicsim_ibv_mr, vmr);
 }
-static inline struct nicsim_srq *to_nsrq(struct ibv_srq *srq) { return container_of(srq, struct nicsim_srq, vsrq.srq); }
-static inline struct nicsim_xrcd *to_nxrcd(struct ibv_xrcd *x) {
-	return container_of(x, struct nicsim_xrcd, vxrcd.xrcd);
+static inline struct nicsim_ibv_srq *to_nsrq(struct ibv_srq *srq) {
+	return container_of(srq, struct nicsim_ibv_srq, vsrq.srq);
+}
+static inline struct nicsim_ibv_xrcd *to_nxrcd(struct ibv_xrcd *x) {
+	return container_of(x, struct nicsim_ibv_xrcd, vxrcd.xrcd);
 }
 static inline struct nicsim_mkey *to_nmkey(struct mlx5dv_mkey *k) { return container_of(k, struct nicsim_mkey, dv); }
 
@@ -172,7 +180,7 @@ struct nicsim_ibv_cq {
 	uint32_t comp_returned, async_returned; /* events ibv_get_cq_event and ibv_get_async_event gave the program for it */
 	struct ibv_wc cur;          /* the completion ibv_start_poll / ibv_next_poll took */
 	struct nicsim_wc_extra cur_x;
-	struct nicsim_pd *domain;   /* the parent domain it was made on (IBV_CQ_INIT_ATTR_MASK_PD), or NULL */
+	struct nicsim_ibv_pd *domain;   /* the parent domain it was made on (IBV_CQ_INIT_ATTR_MASK_PD), or NULL */
 	uint64_t clock_khz;         /* for a completion's wallclock time */
 	struct nicsim_hw_cq *hw;    /* its ring, when the C driver made it */
 };
@@ -182,6 +190,9 @@ static inline struct nicsim_ibv_cq *to_ncq_ex(struct ibv_cq_ex *cq) {
 	return container_of(cq, struct nicsim_ibv_cq, cq_ex);
 }
 static inline uint32_t cq_handle(struct ibv_cq *cq) { return cq ? to_ncq(cq)->handle : NICSIM_NONE; }
+
+/* A C-driver CQ's event was taken: its next arm carries the next sequence number (nicsim-hw.c). */
+void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq);
 
 /* Polls up to max completions of cq; x (if not NULL) gets what struct ibv_wc lacks of each. Returns the count or -errno. */
 int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
@@ -231,16 +242,16 @@ int nicsim_dealloc_td(struct ibv_td *td);
 struct ibv_pd *nicsim_alloc_parent_domain(struct ibv_context *c, struct ibv_parent_domain_init_attr *attr);
 
 /* Frees parent domain pd: 0, or EBUSY while a QP or CQ uses it. */
-int nicsim_dealloc_parent_domain(struct nicsim_pd *pd);
+int nicsim_dealloc_parent_domain(struct nicsim_ibv_pd *pd);
 
 /* pd as a parent domain, or NULL if it is a plain PD (or NULL). */
-struct nicsim_pd *nicsim_parent_domain(struct ibv_pd *pd);
+struct nicsim_ibv_pd *nicsim_parent_domain(struct ibv_pd *pd);
 
 /* Counts a QP or CQ made on parent domain pd (delta 1) or destroyed (-1); nothing if pd is NULL. */
-void nicsim_domain_use(struct nicsim_pd *pd, int delta);
+void nicsim_domain_use(struct nicsim_ibv_pd *pd, int delta);
 
 /* Gives qp a staging buffer for entries requests from pd's allocator (or malloc): 0 or ENOMEM. */
-int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_pd *pd, uint32_t entries);
+int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_ibv_pd *pd, uint32_t entries);
 
 /* Gives qp's staging buffer back to where it came from. */
 void nicsim_staging_free(struct nicsim_ibv_qp *qp);

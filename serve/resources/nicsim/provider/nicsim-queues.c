@@ -115,33 +115,41 @@ static void cq_event(struct ibv_cq *cq) { (void)cq; }
 
 /* ---- shared receive queues ---- */
 
+/* Asks the simulator for the SRQ: its handle and number, and what it got of attr; 0 or an errno. */
+static int ask_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
+		   struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq) {
+	struct msg m = request(NICSIM_OP_CREATE_SRQ);
+	struct nicsim_wire_create_srq_request q = {
+		.pd = pd_handle(pd), .max_wr = attr->max_wr, .max_sge = attr->max_sge, .srq_limit = attr->srq_limit,
+		.srq_type = type, .xrcd = xrcd_handle(xrcd), .cq = cq_handle(cq),
+		.tm_max_num_tags = tm ? tm->max_num_tags : 0, .tm_max_ops = tm ? tm->max_ops : 0,
+	};
+	struct nicsim_wire_create_srq_reply r;
+	int rc;
+	if (to_nctx(pd->context)->hw) { /* the C driver makes it */
+		done(&m);
+		return xrcd || cq || tm ? EOPNOTSUPP : nicsim_hw_create_srq(pd, attr, type, srq);
+	}
+	put(&m, &q, sizeof(q));
+	rc = call(to_nctx(pd->context), &m);
+	if (rc) { done(&m); return rc; }
+	get(&m, &r, sizeof(r));
+	done(&m);
+	srq->handle = r.handle;
+	attr->max_wr = r.max_wr;
+	attr->max_sge = r.max_sge;
+	srq->max_sge = attr->max_sge;
+	srq->vsrq.srq_num = r.srq_num;
+	return 0;
+}
+
 /* An SRQ: basic, or of XRC domain xrcd with its own CQ; attr's max_wr and max_sge become what it got. */
 static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv_srq_attr *attr, enum ibv_srq_type type,
 				struct ibv_xrcd *xrcd, struct ibv_cq *cq, const struct ibv_tm_cap *tm) {
-	struct msg m = request(NICSIM_OP_CREATE_SRQ);
-	struct nicsim_srq *srq;
+	struct nicsim_ibv_srq *srq = calloc(1, sizeof(*srq));
 	int rc;
-	srq = calloc(1, sizeof(*srq));
 	if (!srq) { errno = ENOMEM; return NULL; }
-	{
-		struct nicsim_wire_create_srq_request q = {
-			.pd = pd_handle(pd), .max_wr = attr->max_wr, .max_sge = attr->max_sge, .srq_limit = attr->srq_limit,
-			.srq_type = type, .xrcd = xrcd_handle(xrcd), .cq = cq_handle(cq),
-			.tm_max_num_tags = tm ? tm->max_num_tags : 0, .tm_max_ops = tm ? tm->max_ops : 0,
-		};
-		put(&m, &q, sizeof(q));
-	}
-	rc = call(to_nctx(pd->context), &m);
-	if (rc) { done(&m); free(srq); errno = rc; return NULL; }
-	{
-		struct nicsim_wire_create_srq_reply r;
-		get(&m, &r, sizeof(r));
-		srq->handle = r.handle;
-		attr->max_wr = r.max_wr;
-		attr->max_sge = r.max_sge;
-		srq->max_sge = attr->max_sge;
-		srq->vsrq.srq_num = r.srq_num;
-	}
+	if ((rc = ask_srq(pd, attr, type, xrcd, cq, tm, srq))) { free(srq); errno = rc; return NULL; }
 	srq->vsrq.srq.context = pd->context;
 	srq->vsrq.srq.srq_context = srq_context;
 	srq->vsrq.srq.pd = pd;
@@ -152,7 +160,6 @@ static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv
 	srq->vsrq.srq_type = type;
 	srq->vsrq.xrcd = (struct verbs_xrcd *)xrcd;
 	srq->vsrq.cq = cq;
-	done(&m);
 	nicsim_name(to_nctx(pd->context), srq->handle, &srq->vsrq.srq); /* events name it by its handle */
 	return &srq->vsrq.srq;
 }
@@ -223,7 +230,7 @@ static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num) {
  */
 static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *attr) {
 	struct msg m;
-	struct nicsim_xrcd *x;
+	struct nicsim_ibv_xrcd *x;
 	struct stat st;
 	int rc, by_file = (attr->comp_mask & IBV_XRCD_INIT_ATTR_FD) && attr->fd >= 0;
 	/* as libibverbs' ibv_cmd_open_xrcd: an unknown bit is EOPNOTSUPP, a missing FD or OFLAGS EINVAL */
@@ -256,6 +263,7 @@ static int close_xrcd(struct ibv_xrcd *x) {
 }
 
 static int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
+	if (to_nsrq(srq)->hw) return nicsim_hw_modify_srq(to_nsrq(srq), attr, mask);
 	struct msg m = request(NICSIM_OP_MODIFY_SRQ);
 	int rc;
 	put32(&m, srq_handle(srq));
@@ -268,6 +276,7 @@ static int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask) 
 }
 
 static int query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
+	if (to_nsrq(srq)->hw) return nicsim_hw_query_srq(to_nsrq(srq), attr);
 	struct msg m = request(NICSIM_OP_QUERY_SRQ);
 	int rc;
 	put32(&m, srq_handle(srq));
@@ -283,8 +292,8 @@ static int query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
 
 /* Destroys srq once the events the program was given for it are acknowledged; those it was not given are dropped. */
 static int destroy_srq(struct ibv_srq *srq) {
-	struct nicsim_srq *s = to_nsrq(srq);
-	int rc = simple(srq->context, NICSIM_OP_DESTROY_SRQ, s->handle);
+	struct nicsim_ibv_srq *s = to_nsrq(srq);
+	int rc = s->hw ? nicsim_hw_destroy_srq(s) : simple(srq->context, NICSIM_OP_DESTROY_SRQ, s->handle);
 	if (rc) return rc;
 	nicsim_name(to_nctx(srq->context), s->handle, NULL);
 	nicsim_await_acks(&srq->mutex, &srq->cond, &srq->events_completed, s->events_returned);
@@ -370,7 +379,7 @@ static void fill_qp(struct nicsim_ibv_qp *qp, struct ibv_context *c, struct ibv_
 static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 			      uint32_t dc_type, uint64_t dct_key, uint64_t wr_ops) {
 	struct nicsim_ibv_qp *qp = calloc(1, sizeof(*qp));
-	struct nicsim_pd *domain = nicsim_parent_domain(pd);
+	struct nicsim_ibv_pd *domain = nicsim_parent_domain(pd);
 	int rc;
 	if (!qp) { errno = ENOMEM; return NULL; }
 	rc = ask_qp(c, pd, xrcd, init, dc_type, dct_key, qp);

@@ -45,11 +45,21 @@ final class EventFiles {
         if (ctx != null) channels.computeIfAbsent(number, n -> ctx.createCompChannel()); // none for a C driver's yet
     }
 
-    /** The channel the program numbers {@code number}, or EINVAL naming it. */
+    /** The channel the program numbers {@code number}, or EINVAL naming it (null for a C driver's context). */
     CompletionChannel channel(int number) {
         CompletionChannel ch = channels.get(number);
+        if (ch == null && ctx == null && channelFiles.containsKey(number)) return null;
         if (ch == null) throw new nicsim.verbs.VerbsException(nicsim.verbs.Errno.EINVAL, "completion channel " + number + " is not this program's");
         return ch;
+    }
+
+    /**
+     * A CQ the program's C driver made (named by its number, {@code cqn}) signalled completion channel
+     * {@code number}: the event goes to the channel's socket, as the kernel writes its file.
+     */
+    void cqEvent(int number, long cqn) {
+        Consumer<ByteBuffer> file = channelFiles.get(number);
+        if (file != null) write(file, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(cqn).flip());
     }
 
     /** The program closed channel {@code number}'s socket. */

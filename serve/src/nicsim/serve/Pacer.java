@@ -85,10 +85,11 @@ final class Pacer {
      */
     private boolean run(Collection<Program> programs, Map<Program, Long> spinners, long until,
             BooleanSupplier interrupted) {
-        long wall0 = System.nanoTime(), cmEvents = cm.written;
+        long wall0 = System.nanoTime(), cmEvents = cm.written, events = eventsWritten(programs);
         boolean moved = false;
-        for (int n = 1; cm.written == cmEvents && !canGoOn(programs, spinners) && !world.sim.idle()
-                && world.sim.nextEventTime() <= until; n++) {
+        // an event written to a program's file (a C driver's CQ event) lets it go on at once
+        for (int n = 1; cm.written == cmEvents && eventsWritten(programs) == events && !canGoOn(programs, spinners)
+                && !world.sim.idle() && world.sim.nextEventTime() <= until; n++) {
             world.sim.step();
             cm.service();
             moved = true;
@@ -101,6 +102,12 @@ final class Pacer {
      * Whether a program can go on: a verb it left open is satisfied, an event waits for one of its files, or its
      * memory was written.
      */
+    private static long eventsWritten(Collection<Program> programs) {
+        long n = 0;
+        for (Program p : programs) n += p.eventsWritten();
+        return n;
+    }
+
     private static boolean canGoOn(Collection<Program> programs, Map<Program, Long> spinners) {
         for (Program p : programs)
             for (Session s : p.sessions) if (s.waits.satisfied() || s.events.pending()) return true;

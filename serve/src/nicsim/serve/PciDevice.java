@@ -64,7 +64,7 @@ final class PciDevice implements AutoCloseable {
      * adapter the kernel (the Java driver) brings up: commands through UCTX_CMD, BAR0 writes to its
      * own UAR pages only, its CQs' interrupts, and no config writes or MMIO reads.
      */
-    PciDevice(Host host, Program program, int socketFd, boolean user) throws IOException {
+    PciDevice(Host host, Program program, int socketFd, boolean user, Session session) throws IOException {
         if (!user && host.probed())
             throw new VerbsException(Errno.EBUSY, "node " + host.index + "'s adapter is driven by the Java driver "
                     + "already (a program attached through libibverbs): serve another node for the PCI face");
@@ -75,7 +75,7 @@ final class PciDevice implements AutoCloseable {
         this.user = user ? new UserContext(host.driver(), v -> {
             interrupts.add(v);
             interruptsRaised++;
-        }) : null;
+        }, session) : null;
         this.errorsAtOpen = host.firmware.commandErrors();
         this.problemsTold = host.adapter.errorCount();
         this.unsupportedTold = host.bus.unsupportedRequests().size();
@@ -99,6 +99,11 @@ final class PciDevice implements AutoCloseable {
         if (user != null) userCheck(op, in);
         return switch (op) {
             case UCTX_CMD -> command(in);
+            case UCTX_CQ_CHANNEL -> {
+                if (user == null) throw new Wire.Malformed("UCTX_CQ_CHANNEL on a PCI function");
+                user.channel(in.u32("cqn") & 0xFFFF_FFFFL, in.u32("channel"));
+                yield new Wire.Out();
+            }
             case PCI_CONFIG_READ -> new Wire.Out().u32(host.bus.configRead32(0, configOffset(in)));
             case PCI_CONFIG_WRITE -> {
                 int offset = configOffset(in);
@@ -124,7 +129,11 @@ final class PciDevice implements AutoCloseable {
                         .u32(r.status() == PciBus.MmioStatus.OK ? 0 : 1).bytes(r.data()));
                 yield null;
             }
-            case PCI_DMA_MAP -> new Wire.Out().u64(map(in.u64("address"), in.u64("length"), in.u32("writable") != 0));
+            case PCI_DMA_MAP -> {
+                long address = in.u64("address"), length = in.u64("length");
+                int flags = in.u32("flags");
+                yield new Wire.Out().u64(map(address, length, (flags & MAP_WRITABLE) != 0, (flags & MAP_WAKE) != 0));
+            }
             case PCI_DMA_UNMAP -> {
                 unmap(in.u64("iova"));
                 yield new Wire.Out();
@@ -191,15 +200,30 @@ final class PciDevice implements AutoCloseable {
         return cs.barBase(0) + offset;
     }
 
+    /**
+     * PCI_DMA_MAP's flags: the adapter may write the pages; and (a user context's) a write into them
+     * ends a WAIT: a CQ's ring, where a poll that found nothing waits for the next CQE.
+     */
+    static final int MAP_WRITABLE = 1, MAP_WAKE = 2;
+    /** Writes into a user context's waking mappings so far, and when it was last answered. */
+    private long wakes, wakesSeen;
+
     /** Maps the driver's {@code [address, address + length)} for DMA: its I/O virtual address. */
-    private long map(long address, long length, boolean writable) {
+    private long map(long address, long length, boolean writable, boolean wake) {
         int page = host.memory.pageSize();
         if (length <= 0 || address % page != 0 || length % page != 0)
             throw new VerbsException(Errno.EINVAL, String.format("DMA map of 0x%x, 0x%x bytes: page-aligned (%d) "
                     + "address and length", address, length, page));
         memory.checkMapped(address, length, writable);
         long iova = host.allocPhysical(length, page);
-        host.memory.attach(iova, length, memory.at(address));
+        nicsim.host.HostMemory.Backing b = memory.at(address);
+        host.memory.attach(iova, length, !wake ? b : new nicsim.host.HostMemory.Backing() {
+            @Override public void read(long offset, byte[] dst, int off, int len) { b.read(offset, dst, off, len); }
+            @Override public void write(long offset, byte[] src, int off, int len) {
+                b.write(offset, src, off, len);
+                wakes++;
+            }
+        });
         maps.put(iova, length);
         return iova;
     }
@@ -248,7 +272,9 @@ final class PciDevice implements AutoCloseable {
     boolean waitSatisfied() {
         if (open == null) return false;
         if (!open.isWait) return open.reply != null;
-        return !interrupts.isEmpty() || memory.writes() != writesSeen || host.sim.now() >= open.deadline;
+        // a user context wakes on its CQEs (its waking mappings); a whole function's driver on any DMA write
+        boolean written = user != null ? wakes != wakesSeen : memory.writes() != writesSeen;
+        return !interrupts.isEmpty() || written || host.sim.now() >= open.deadline;
     }
 
     /**
@@ -264,7 +290,10 @@ final class PciDevice implements AutoCloseable {
     }
 
     /** The driver has its answer: what it has seen of its memory is now. */
-    void answered() { writesSeen = memory.writes(); }
+    void answered() {
+        writesSeen = memory.writes();
+        wakesSeen = wakes;
+    }
 
     private Wire.Out interruptsOut() {
         List<Integer> v = new ArrayList<>(interrupts);

@@ -51,6 +51,7 @@ final class PciFace implements AutoCloseable {
             throws IOException {
         int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), fd = in.u32("socket fd");
         String name = in.string("program");
+        int sessionId = user ? in.u32("session") : 0;
         if (version != Wire.VERSION)
             throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
@@ -59,7 +60,8 @@ final class PciFace implements AutoCloseable {
         if (holds(node))
             throw new VerbsException(Errno.EBUSY, "node " + node + "'s function is held by another driver");
         Program p = programs.apply(pid, name);
-        PciDevice d = new PciDevice(world.host(node), p, fd, user);
+        Session session = p.sessions.stream().filter(s -> s.id == sessionId).findFirst().orElse(null);
+        PciDevice d = new PciDevice(world.host(node), p, fd, user, session);
         devices.put(c, d);
         p.devices.put(fd, d);
         p.requested(false);

@@ -44,13 +44,37 @@ final class UserContext {
     /** Each CQ's interrupt handler and the vector the kernel gave it. */
     private final Map<Long, Vector> vectors = new HashMap<>();
     private final IntConsumer interrupt;
+    /** The libibverbs session whose completion channels its CQs' events go to, or null. */
+    private final Session session;
+    /** Each CQ's completion channel (its number in the session), if it has one. */
+    private final Map<Long, Integer> channels = new HashMap<>();
 
     private record Vector(int number, IntConsumer handler) {}
 
-    /** A context on {@code driver}'s adapter; {@code interrupt} takes the vector a CQ of its asked for, when fired. */
-    UserContext(Driver driver, IntConsumer interrupt) {
+    /**
+     * A context on {@code driver}'s adapter; {@code interrupt} takes the vector a CQ of its asked for,
+     * when fired; {@code session}'s completion channels take its CQs' events.
+     */
+    UserContext(Driver driver, IntConsumer interrupt, Session session) {
         this.driver = driver;
         this.interrupt = interrupt;
+        this.session = session;
+    }
+
+    /** UCTX_CQ_CHANNEL: CQ {@code cqn}'s events go to completion channel {@code channel} of the session. */
+    void channel(long cqn, int channel) {
+        if (!objects.containsKey(key(Cmd.DESTROY_CQ, cqn)))
+            throw new VerbsException(Errno.EPERM, String.format("CQ 0x%x is not this context's", cqn));
+        if (session == null) throw new VerbsException(Errno.EINVAL, "this user context names no libibverbs session");
+        session.events.channel(channel); // EINVAL unless the program registered it
+        channels.put(cqn, channel);
+    }
+
+    /** CQ {@code cqn}'s vector fired: the context's waits, and its channel, if it has one, are told. */
+    private void fired(long cqn, int asked) {
+        interrupt.accept(asked);
+        Integer ch = channels.get(cqn);
+        if (ch != null && session != null) session.events.cqEvent(ch, cqn);
     }
 
     private static long key(int destroy, long handle) { return (long) destroy << 32 | handle & 0xFFFF_FFFFL; }
@@ -77,9 +101,12 @@ final class UserContext {
             throw new VerbsException(Errno.EPERM, String.format("%s of 0x%x: not an object of this context",
                     Cmd.opcodeName(opcode), in.length == 0 ? -1 : in[0]));
         Vector v = null;
+        long[] cqn = null;
         if (opcode == Cmd.CREATE_CQ && in.length > CREATE_CQ_VECTOR) {
             int asked = (int) in[CREATE_CQ_VECTOR];
-            IntConsumer h = x -> interrupt.accept(asked);
+            cqn = new long[]{-1};
+            long[] named = cqn;
+            IntConsumer h = x -> fired(named[0], asked);
             v = new Vector(driver.claimVector(h), h);
             in = in.clone();
             in[CREATE_CQ_VECTOR] = v.number();
@@ -90,6 +117,7 @@ final class UserContext {
         if (ok && destroy != null) {
             objects.put(key(destroy, out[Cmd.OUT_HEADER_WORDS]), destroy);
             if (v != null) vectors.put(out[Cmd.OUT_HEADER_WORDS], v);
+            if (cqn != null) cqn[0] = out[Cmd.OUT_HEADER_WORDS];
         } else if (v != null) {
             driver.releaseVector(v.number(), v.handler());
         }
@@ -112,6 +140,7 @@ final class UserContext {
     private void gone(int destroy, long handle) {
         objects.remove(key(destroy, handle));
         if (destroy != Cmd.DESTROY_CQ) return;
+        channels.remove(handle);
         Vector v = vectors.remove(handle);
         if (v != null) driver.releaseVector(v.number(), v.handler());
     }

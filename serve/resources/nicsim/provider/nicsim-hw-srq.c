@@ -1,0 +1,124 @@
+/*
+ * The provider on libnicsim (nicsim-hw.h): shared receive queues made by CREATE_SRQ, their receives
+ * written into the SRQ's ring in this process's memory, and its limit armed by ARM_SRQ.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nicsim-hw.h"
+#include "nicsim/device.h"
+
+static uint32_t pow2_at_least(uint32_t v) {
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type,
+			 struct nicsim_ibv_srq *srq) {
+	struct nicsim_hw *hw = hw_of(pd->context);
+	const struct nicsim_caps *caps = nicsim_caps(hw->dev);
+	if (type != IBV_SRQT_BASIC)
+		return EOPNOTSUPP; /* XRC and tag-matching SRQs: not in the C driver yet */
+	if (attr->max_wr < 1 || attr->max_wr > caps->max_qp_wr || attr->max_sge < 1 || attr->max_sge > caps->max_sge ||
+	    attr->srq_limit > attr->max_wr)
+		return EINVAL;
+	struct nicsim_hw_srq *h = calloc(1, sizeof(*h));
+	uint32_t size = pow2_at_least(attr->max_wr > 2 ? attr->max_wr : 2);
+	uint32_t stride = pow2_at_least(attr->max_sge * 16 > 16 ? attr->max_sge * 16 : 16);
+	if (!h || !(h->wrid = calloc(size, sizeof(*h->wrid)))) {
+		free(h);
+		return ENOMEM;
+	}
+	h->size = size;
+	h->max_wr = attr->max_wr;
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_srq_create(hw->dev, to_npd(pd)->handle, (uint32_t)__builtin_ctz(size),
+				   (uint32_t)__builtin_ctz(stride), attr->srq_limit, &h->q);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) {
+		free(h->wrid);
+		free(h);
+		return nicsim_hw_errno("CREATE_SRQ", rc);
+	}
+	srq->hw = h;
+	srq->handle = h->q.srqn;
+	srq->max_sge = attr->max_sge;
+	srq->vsrq.srq_num = h->q.srqn;
+	return 0;
+}
+
+int nicsim_hw_destroy_srq(struct nicsim_ibv_srq *srq) {
+	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_srq_destroy(&srq->hw->q);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc)
+		return nicsim_hw_errno("DESTROY_SRQ", rc);
+	free(srq->hw->wrid);
+	free(srq->hw);
+	srq->hw = NULL;
+	return 0;
+}
+
+/* ibv_modify_srq: the limit is armed by ARM_SRQ; an SRQ is not resized (EINVAL, as the Java driver's). */
+int nicsim_hw_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
+	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
+	if ((mask & IBV_SRQ_MAX_WR) || (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)) || attr->srq_limit > srq->hw->max_wr)
+		return EINVAL;
+	if (!(mask & IBV_SRQ_LIMIT))
+		return 0;
+	uint64_t in[NICSIM_ARM_SRQ_IN_WORDS] = {0};
+	in[NICSIM_ARM_SRQ_IN_SRQN] = srq->hw->q.srqn;
+	in[NICSIM_ARM_SRQ_IN_LIMIT] = attr->srq_limit;
+	pthread_mutex_lock(&hw->lock);
+	int st = nicsim_cmd(hw->dev, NICSIM_CMD_ARM_SRQ, in, NICSIM_ARM_SRQ_IN_WORDS, NULL, 0, NULL);
+	pthread_mutex_unlock(&hw->lock);
+	return st < 0 ? -st : nicsim_status_errno(st);
+}
+
+int nicsim_hw_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr) {
+	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
+	uint64_t in = srq->hw->q.srqn, limit = 0;
+	pthread_mutex_lock(&hw->lock);
+	int st = nicsim_cmd(hw->dev, NICSIM_CMD_QUERY_SRQ, &in, 1, &limit, 1, NULL);
+	pthread_mutex_unlock(&hw->lock);
+	if (st)
+		return st < 0 ? -st : nicsim_status_errno(st);
+	attr->max_wr = srq->hw->max_wr;
+	attr->max_sge = srq->max_sge;
+	attr->srq_limit = (uint32_t)limit;
+	return 0;
+}
+
+int nicsim_hw_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
+	struct nicsim_hw_srq *h = srq->hw;
+	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
+	struct nicsim_sge sge[64];
+	int count = 0, rc = 0;
+	pthread_mutex_lock(&hw->lock);
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge || wr->num_sge > 64)
+			rc = EINVAL;
+		else if (((h->q.head - h->tail) & 0xffff) >= h->max_wr)
+			rc = ENOMEM;
+		if (rc)
+			break;
+		for (int i = 0; i < wr->num_sge; i++)
+			sge[i] = (struct nicsim_sge){wr->sg_list[i].addr, wr->sg_list[i].length, wr->sg_list[i].lkey};
+		uint32_t slot = h->q.head & (h->size - 1);
+		if ((rc = -nicsim_srq_recv_put(&h->q, sge, wr->num_sge)))
+			break;
+		h->wrid[slot] = wr->wr_id;
+		count++;
+	}
+	if (count)
+		nicsim_srq_publish(&h->q);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc)
+		*bad = wr;
+	return rc;
+}
