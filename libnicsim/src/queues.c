@@ -64,18 +64,24 @@ int nicsim_mr_create(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t iov
 	return rc;
 }
 
+/* A ring of 2^log_size CQEs, every one invalid and the adapter's for pass 0, mapped to wake a wait. */
+static uint8_t *cq_ring(struct nicsim_dev *d, uint32_t log_size, uint64_t *iova) {
+	uint8_t *ring = nicsim_dma_alloc_flags(d, (uint64_t)CQE_BYTES << log_size, NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE,
+					       iova);
+	for (uint32_t i = 0; ring && i < 1u << log_size; i++)
+		ring[CQE_BYTES * i + 63] = NICSIM_CQE_INVALID << 4 | 1;
+	return ring;
+}
+
 int nicsim_cq_create(struct nicsim_dev *d, uint32_t uar, uint32_t log_size, uint32_t vector, struct nicsim_cq *cq) {
 	memset(cq, 0, sizeof(*cq));
 	cq->dev = d;
 	cq->uar = uar;
 	cq->log_size = log_size;
-	cq->ring = nicsim_dma_alloc_flags(d, (uint64_t)CQE_BYTES << log_size, NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE,
-					  &cq->ring_iova);
+	cq->ring = cq_ring(d, log_size, &cq->ring_iova);
 	cq->db = nicsim_dma_alloc(d, 64, &cq->db_iova);
 	if (!cq->ring || !cq->db)
 		return -errno;
-	for (uint32_t i = 0; i < 1u << log_size; i++) /* invalid, and the adapter's for pass 0 */
-		cq->ring[CQE_BYTES * i + 63] = NICSIM_CQE_INVALID << 4 | 1;
 	uint64_t in[NICSIM_CREATE_CQ_IN_WORDS] = {0};
 	in[NICSIM_CREATE_CQ_IN_UAR] = uar;
 	in[NICSIM_CREATE_CQ_IN_RING] = cq->ring_iova;
@@ -83,6 +89,31 @@ int nicsim_cq_create(struct nicsim_dev *d, uint32_t uar, uint32_t log_size, uint
 	in[NICSIM_CREATE_CQ_IN_VECTOR] = vector;
 	in[NICSIM_CREATE_CQ_IN_DBREC] = cq->db_iova;
 	return handle(d, NICSIM_CMD_CREATE_CQ, in, NICSIM_CREATE_CQ_IN_WORDS, &cq->cqn);
+}
+
+int nicsim_cq_resize(struct nicsim_cq *cq, uint32_t log_size) {
+	if (log_size == cq->log_size)
+		return 0;
+	uint64_t iova;
+	uint8_t *ring = cq_ring(cq->dev, log_size, &iova);
+	if (!ring)
+		return -errno;
+	nicsim_put32(cq->db, cq->ci & 0xffffff); /* what software has taken: the adapter moves the rest */
+	uint64_t in[NICSIM_RESIZE_CQ_IN_WORDS] = {0};
+	in[NICSIM_RESIZE_CQ_IN_CQN] = cq->cqn;
+	in[NICSIM_RESIZE_CQ_IN_RING] = iova;
+	in[NICSIM_RESIZE_CQ_IN_LOG_SIZE] = log_size;
+	int rc = run(cq->dev, NICSIM_CMD_RESIZE_CQ, in, NICSIM_RESIZE_CQ_IN_WORDS, NULL, 0);
+	if (rc) {
+		nicsim_dma_free(cq->dev, ring, (uint64_t)CQE_BYTES << log_size, iova);
+		return rc;
+	}
+	nicsim_dma_free(cq->dev, cq->ring, (uint64_t)CQE_BYTES << cq->log_size, cq->ring_iova);
+	cq->ring = ring;
+	cq->ring_iova = iova;
+	cq->log_size = log_size;
+	cq->ci = 0;
+	return 0;
 }
 
 int nicsim_cq_destroy(struct nicsim_cq *cq) {
@@ -116,6 +147,7 @@ int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {
 		w->src_qp = nicsim_get32(cqe + 24) & 0xffffff;
 		w->slid = (uint32_t)cqe[22] << 8 | cqe[23];
 		w->srqn = nicsim_get32(cqe + 32) & 0xffffff;
+		w->timestamp = err ? 0 : nicsim_get64(cqe + 48);
 		cq->ci++;
 		n++;
 	}

@@ -42,6 +42,11 @@ struct nicsim_cq {
 /* A CQ of 2^log_size CQEs whose armed completions raise MSI-X vector `vector`. */
 int nicsim_cq_create(struct nicsim_dev *dev, uint32_t uar, uint32_t log_size, uint32_t vector, struct nicsim_cq *cq);
 int nicsim_cq_destroy(struct nicsim_cq *cq);
+/*
+ * Moves the CQ to a new ring of 2^log_size CQEs (RESIZE_CQ): the completions not yet polled go to
+ * its first entries, and polling goes on from there.
+ */
+int nicsim_cq_resize(struct nicsim_cq *cq, uint32_t log_size);
 
 /* One completion, as a CQE gives it. */
 struct nicsim_wc {
@@ -54,6 +59,7 @@ struct nicsim_wc {
 	uint32_t imm;		/* immediate data (or invalidated rkey) as the CQE's bytes 36..39 hold it: network order */
 	uint32_t src_qp, slid;	/* a UD receive's source */
 	uint32_t srqn;
+	uint64_t timestamp;	/* when the adapter wrote it, in core clock cycles (not in an error's) */
 };
 /* Up to `max` new completions: how many. */
 int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max);

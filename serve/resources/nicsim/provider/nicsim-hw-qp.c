@@ -122,23 +122,26 @@ int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, int mas
 	in[NICSIM_MODIFY_QP_IN_QPN] = h->q.qpn;
 	in[NICSIM_MODIFY_QP_IN_MASK] = (uint32_t)mask;
 	in[NICSIM_MODIFY_QP_IN_CUR_STATE] = (mask & IBV_QP_CUR_STATE) ? a->cur_qp_state : h->state;
-	in[NICSIM_MODIFY_QP_IN_STATE] = a->qp_state;
-	in[NICSIM_MODIFY_QP_IN_ACCESS] = a->qp_access_flags;
-	in[NICSIM_MODIFY_QP_IN_QKEY] = a->qkey;
-	in[NICSIM_MODIFY_QP_IN_PATH_MTU] = a->path_mtu;
-	in[NICSIM_MODIFY_QP_IN_DEST_QPN] = a->dest_qp_num & 0xffffff;
-	in[NICSIM_MODIFY_QP_IN_RQ_PSN] = a->rq_psn & 0xffffff;
-	in[NICSIM_MODIFY_QP_IN_SQ_PSN] = a->sq_psn & 0xffffff;
-	in[NICSIM_MODIFY_QP_IN_DLID] = a->ah_attr.dlid;
-	in[NICSIM_MODIFY_QP_IN_TIMEOUT] = a->timeout;
-	in[NICSIM_MODIFY_QP_IN_RETRY_CNT] = a->retry_cnt;
-	in[NICSIM_MODIFY_QP_IN_RNR_RETRY] = a->rnr_retry;
-	in[NICSIM_MODIFY_QP_IN_MIN_RNR_TIMER] = a->min_rnr_timer;
-	in[NICSIM_MODIFY_QP_IN_MAX_RD_ATOMIC] = a->max_rd_atomic;
-	in[NICSIM_MODIFY_QP_IN_MAX_DEST_RD_ATOMIC] = a->max_dest_rd_atomic;
-	in[NICSIM_MODIFY_QP_IN_PORT] = a->port_num;
-	in[NICSIM_MODIFY_QP_IN_PKEY_INDEX] = a->pkey_index;
-	in[NICSIM_MODIFY_QP_IN_SQ_DRAINING] = a->en_sqd_async_notify;
+	in[NICSIM_MODIFY_QP_IN_STATE] = (mask & IBV_QP_STATE) ? a->qp_state : h->state;
+	/* only the fields the mask names: the others may be anything in the caller's struct */
+#define FIELD(bit, word, value) do { if (mask & (bit)) in[word] = (value); } while (0)
+	FIELD(IBV_QP_ACCESS_FLAGS, NICSIM_MODIFY_QP_IN_ACCESS, a->qp_access_flags);
+	FIELD(IBV_QP_QKEY, NICSIM_MODIFY_QP_IN_QKEY, a->qkey);
+	FIELD(IBV_QP_PATH_MTU, NICSIM_MODIFY_QP_IN_PATH_MTU, a->path_mtu);
+	FIELD(IBV_QP_DEST_QPN, NICSIM_MODIFY_QP_IN_DEST_QPN, a->dest_qp_num & 0xffffff);
+	FIELD(IBV_QP_RQ_PSN, NICSIM_MODIFY_QP_IN_RQ_PSN, a->rq_psn & 0xffffff);
+	FIELD(IBV_QP_SQ_PSN, NICSIM_MODIFY_QP_IN_SQ_PSN, a->sq_psn & 0xffffff);
+	FIELD(IBV_QP_AV, NICSIM_MODIFY_QP_IN_DLID, a->ah_attr.dlid);
+	FIELD(IBV_QP_TIMEOUT, NICSIM_MODIFY_QP_IN_TIMEOUT, a->timeout);
+	FIELD(IBV_QP_RETRY_CNT, NICSIM_MODIFY_QP_IN_RETRY_CNT, a->retry_cnt);
+	FIELD(IBV_QP_RNR_RETRY, NICSIM_MODIFY_QP_IN_RNR_RETRY, a->rnr_retry);
+	FIELD(IBV_QP_MIN_RNR_TIMER, NICSIM_MODIFY_QP_IN_MIN_RNR_TIMER, a->min_rnr_timer);
+	FIELD(IBV_QP_MAX_QP_RD_ATOMIC, NICSIM_MODIFY_QP_IN_MAX_RD_ATOMIC, a->max_rd_atomic);
+	FIELD(IBV_QP_MAX_DEST_RD_ATOMIC, NICSIM_MODIFY_QP_IN_MAX_DEST_RD_ATOMIC, a->max_dest_rd_atomic);
+	FIELD(IBV_QP_PORT, NICSIM_MODIFY_QP_IN_PORT, a->port_num);
+	FIELD(IBV_QP_PKEY_INDEX, NICSIM_MODIFY_QP_IN_PKEY_INDEX, a->pkey_index);
+	FIELD(IBV_QP_EN_SQD_ASYNC_NOTIFY, NICSIM_MODIFY_QP_IN_SQ_DRAINING, a->en_sqd_async_notify);
+#undef FIELD
 	uint32_t syndrome = 0;
 	pthread_mutex_lock(&hw->lock);
 	int st = nicsim_cmd(hw->dev, NICSIM_CMD_MODIFY_QP, in, NICSIM_MODIFY_QP_IN_WORDS, NULL, 0, &syndrome);

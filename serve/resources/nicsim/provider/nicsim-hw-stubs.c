@@ -32,11 +32,6 @@ static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *
 	return unbuilt("ibv_alloc_dm");
 }
 
-static struct ibv_cq_ex *create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *a) {
-	(void)c; (void)a;
-	return unbuilt("ibv_create_cq_ex");
-}
-
 static struct ibv_td *alloc_td(struct ibv_context *c, struct ibv_td_init_attr *a) {
 	(void)c; (void)a;
 	return unbuilt("ibv_alloc_td");
@@ -53,12 +48,6 @@ static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *ad
 	return EOPNOTSUPP;
 }
 
-static int resize_cq(struct ibv_cq *cq, int cqe) {
-	(void)cq; (void)cqe;
-	unbuilt("ibv_resize_cq");
-	return EOPNOTSUPP;
-}
-
 static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset, size_t length,
 				unsigned int access) {
 	(void)pd; (void)dm; (void)offset; (void)length; (void)access;
@@ -70,9 +59,7 @@ const struct verbs_context_ops nicsim_hw_unbuilt_ops = {
 	.alloc_mw = alloc_mw,
 	.alloc_parent_domain = alloc_parent_domain,
 	.alloc_td = alloc_td,
-	.create_cq_ex = create_cq_ex,
 	.open_xrcd = open_xrcd,
 	.reg_dm_mr = reg_dm_mr,
 	.rereg_mr = rereg_mr,
-	.resize_cq = resize_cq,
 };

@@ -147,10 +147,10 @@ static int destroy_ah(struct ibv_ah *ah) {
 
 /* ---- completion queues ---- */
 
-static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
+struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
 	struct nicsim_hw *hw = hw_of(c);
 	const struct nicsim_caps *caps = nicsim_caps(hw->dev);
-	if (vector < 0 || vector >= c->num_comp_vectors || cqe < 1 || (uint32_t)cqe > caps->max_cqe) {
+	if (cqe < 1 || (uint32_t)cqe > caps->max_cqe) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -171,7 +171,16 @@ static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_
 	cq->handle = h->q.cqn;
 	cq->cq.handle = h->q.cqn;
 	cq->cq.cqe = (int)(1u << log) - 1;
-	return &cq->cq;
+	return cq;
+}
+
+static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
+	if (vector < 0 || vector >= c->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct nicsim_ibv_cq *cq = nicsim_hw_create_cq(c, cqe, channel);
+	return cq ? &cq->cq : NULL;
 }
 
 static int destroy_cq(struct ibv_cq *cq) {
@@ -271,14 +280,17 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 	wc->slid = (uint16_t)w->slid;
 }
 
-/* Up to 16 completions of cq into wc, as many as max allows: how many. */
-static int take(struct nicsim_hw *hw, struct nicsim_ibv_cq *c, int max, struct ibv_wc *wc) {
+/* Completions of cq into wc (and x, if not NULL), as many as max allows: how many. */
+static int take(struct nicsim_hw *hw, struct nicsim_ibv_cq *c, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x) {
 	struct nicsim_wc got[16];
 	int n = 0;
 	while (n < max) {
 		int k = nicsim_cq_poll(&c->hw->q, got, max - n < 16 ? max - n : 16);
-		for (int i = 0; i < k; i++)
+		for (int i = 0; i < k; i++) {
 			to_wc(hw, &got[i], &wc[n + i]);
+			if (x)
+				x[n + i] = (struct nicsim_wc_extra){.timestamp = got[i].timestamp};
+		}
 		n += k;
 		if (k < 16)
 			break;
@@ -291,25 +303,43 @@ static int take(struct nicsim_hw *hw, struct nicsim_ibv_cq *c, int max, struct i
  * the context's lands, or the simulation has nothing to do; a wait that only took interrupts (an
  * event the program's channel already has) waits again, a few times, for the CQE behind it.
  */
-static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) {
+int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x) {
 	struct nicsim_ibv_cq *c = to_ncq(cq);
 	struct nicsim_hw *hw = hw_of(cq->context);
 	uint32_t vectors[64];
 	if (max < 0) return -EINVAL;
 	pthread_mutex_lock(&hw->lock);
-	int n = take(hw, c, max, wc);
+	int n = take(hw, c, max, wc, x);
 	for (int waits = 0; n == 0 && max > 0 && waits < 4; waits++) {
 		int irqs = nicsim_wait(hw->dev, POLL_WAIT_PS, vectors, 64, NULL);
 		if (irqs < 0) {
 			n = -EIO;
 			break;
 		}
-		n = take(hw, c, max, wc);
+		n = take(hw, c, max, wc, x);
 		if (irqs == 0)
 			break;
 	}
 	pthread_mutex_unlock(&hw->lock);
 	return n;
+}
+
+static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) { return nicsim_hw_poll(cq, max, wc, NULL); }
+
+int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
+	struct nicsim_hw *hw = hw_of(cq->cq.context);
+	if (cqe < 1 || (uint32_t)cqe > nicsim_caps(hw->dev)->max_cqe)
+		return EINVAL;
+	uint32_t log = 1;
+	while ((1u << log) <= (uint32_t)cqe)
+		log++;
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_cq_resize(&cq->hw->q, log);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc)
+		return nicsim_hw_errno("RESIZE_CQ", rc);
+	cq->cq.cqe = (int)(1u << log) - 1;
+	return 0;
 }
 
 void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq) { nicsim_cq_event(&cq->hw->q); }

@@ -59,9 +59,15 @@ int nicsim_hw_errno(const char *what, int rc);
 
 /*
  * The verbs of the C driver: PDs, MRs, AHs and CQs (nicsim-hw.c); and, for what it does not build
- * yet (XRC, windows, device memory, extended CQs, domains), EOPNOTSUPP (nicsim-hw-stubs.c).
+ * yet (XRC, windows, device memory, domains, rereg), EOPNOTSUPP (nicsim-hw-stubs.c).
  */
 extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_unbuilt_ops;
+
+/* Its CQs (nicsim-hw.c): made (NULL and errno on failure), and polled as nicsim_poll does. */
+struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
+int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
+/* ibv_resize_cq: 0 or an errno; cq->cq.cqe says what it got. */
+int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 
 /* Its QPs (nicsim-hw-qp.c), reached from the provider's QP verbs: each returns 0 or an errno. */
 int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_init_attr *init,

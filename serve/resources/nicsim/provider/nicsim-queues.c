@@ -13,6 +13,7 @@
 /* ---- completion queues ---- */
 
 struct nicsim_ibv_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
+	if (to_nctx(c)->hw) return nicsim_hw_create_cq(c, cqe, channel);
 	struct msg m = request(NICSIM_OP_CREATE_CQ);
 	struct nicsim_ibv_cq *cq = calloc(1, sizeof(*cq));
 	int rc;
@@ -52,6 +53,7 @@ static int destroy_cq(struct ibv_cq *cq) {
 /* ibv_resize_cq: at least cqe entries, the completions not yet polled kept; cq->cqe tells how many it got. */
 static int resize_cq(struct ibv_cq *cq, int cqe) {
 	struct nicsim_ibv_cq *c = to_ncq(cq);
+	if (c->hw) return nicsim_hw_resize_cq(c, cqe);
 	struct msg m = request(NICSIM_OP_RESIZE_CQ);
 	int rc;
 	if (cqe < 1) { done(&m); return EINVAL; } /* as the kernel's ib_resize_cq: cqe >= 1 */
@@ -65,6 +67,7 @@ static int resize_cq(struct ibv_cq *cq, int cqe) {
 
 /* Returns the completions taken, or a negative errno (as ibv_poll_cq does). */
 int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x) {
+	if (to_ncq(cq)->hw) return nicsim_hw_poll(cq, max, wc, x);
 	struct msg m = request(NICSIM_OP_POLL_CQ);
 	uint32_t n, i;
 	int rc;
@@ -160,7 +163,8 @@ static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv
 	srq->vsrq.srq_type = type;
 	srq->vsrq.xrcd = (struct verbs_xrcd *)xrcd;
 	srq->vsrq.cq = cq;
-	nicsim_name(to_nctx(pd->context), srq->handle, &srq->vsrq.srq); /* events name it by its handle */
+	if (!to_nctx(pd->context)->hw) /* events name it by its handle (a C driver's: only its CQs, by number) */
+		nicsim_name(to_nctx(pd->context), srq->handle, &srq->vsrq.srq);
 	return &srq->vsrq.srq;
 }
 
@@ -295,7 +299,7 @@ static int destroy_srq(struct ibv_srq *srq) {
 	struct nicsim_ibv_srq *s = to_nsrq(srq);
 	int rc = s->hw ? nicsim_hw_destroy_srq(s) : simple(srq->context, NICSIM_OP_DESTROY_SRQ, s->handle);
 	if (rc) return rc;
-	nicsim_name(to_nctx(srq->context), s->handle, NULL);
+	if (!to_nctx(srq->context)->hw) nicsim_name(to_nctx(srq->context), s->handle, NULL);
 	nicsim_await_acks(&srq->mutex, &srq->cond, &srq->events_completed, s->events_returned);
 	free(s);
 	return 0;
@@ -394,7 +398,8 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	}
 	nicsim_domain_use(domain, 1);
 	if (wr_ops) nicsim_wr_init(qp, wr_ops);
-	nicsim_name(to_nctx(c), qp->handle, &qp->vqp.qp); /* events name it by its handle */
+	if (!to_nctx(c)->hw) /* events name it by its handle (a C driver's: only its CQs, by number) */
+		nicsim_name(to_nctx(c), qp->handle, &qp->vqp.qp);
 	return &qp->vqp.qp;
 }
 
@@ -548,7 +553,7 @@ static int destroy_qp(struct ibv_qp *qp) {
 	struct nicsim_ibv_qp *q = to_nqp(qp);
 	int rc = q->hw ? nicsim_hw_destroy_qp(q) : simple(qp->context, NICSIM_OP_DESTROY_QP, q->handle);
 	if (rc) return rc;
-	nicsim_name(to_nctx(qp->context), q->handle, NULL);
+	if (!to_nctx(qp->context)->hw) nicsim_name(to_nctx(qp->context), q->handle, NULL);
 	nicsim_await_acks(&qp->mutex, &qp->cond, &qp->events_completed, q->events_returned);
 	nicsim_wr_clear(q);
 	nicsim_staging_free(q);

@@ -32,8 +32,8 @@ final class AttachCommand implements Callable<Integer> {
     @Option(names = "--driver", defaultValue = "java", description = "the provider's driver: 'java' (default: each "
             + "verb runs in the simulator's Java verbs library) or 'c' (libnicsim: the program's own process makes its "
             + "objects by the device's commands, writes WQEs into its rings, rings doorbells and polls CQEs; the same "
-            + "as NICSIM_DRIVER=c; SRQs, XRC, DC, windows, device memory, extended CQs and completion channels are not "
-            + "built in it yet)")
+            + "as NICSIM_DRIVER=c; XRC, DC, windows, device memory, tag matching, on-demand paging and domains are "
+            + "not built in it yet)")
     String driver;
 
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "the program and its arguments (after --)")

@@ -98,6 +98,34 @@ class CDriverTest {
         assertTrue(served.log().contains("opened node 0's adapter as a user context"), served.log());
     }
 
+    /** librdmacm's rping (RDMA CM connection setup, completion events) and UCX's perftest through the C driver. */
+    @Test
+    void rpingAndUcxPerftestRunThroughTheCDriver() throws Exception {
+        int port = Programs.port() + 7;
+        Programs.Run srv = Programs.start(served, 1, false, withDriver(true, "rping", "-s", "-v", "-C", "10", "-a",
+                "0.0.0.0", "-p", Integer.toString(port)));
+        long t0 = System.nanoTime();
+        while (!served.log().contains("listens on any address, port " + port) && System.nanoTime() - t0 < 30e9)
+            Thread.sleep(20);
+        Programs.Run cli = Programs.start(served, 0, false, withDriver(true, "rping", "-c", "-v", "-C", "10", "-a",
+                "node1", "-p", Integer.toString(port)));
+        assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + served.log());
+        assertEquals(0, srv.await(), srv.output());
+        for (int i = 0; i < 10; i++)
+            assertTrue(cli.output().contains("ping data: rdma-ping-" + i + ": "), cli.output());
+        port += 1;
+        List<String> ucx = new java.util.ArrayList<>(List.of("ucx_perftest", "-p", Integer.toString(port), "-t",
+                "tag_bw", "-n", "100"));
+        srv = Programs.start(served, 1, false, withDriver(true, ucx.toArray(String[]::new)));
+        Programs.awaitListening(srv, port);
+        ucx.add(1, "127.0.0.1");
+        cli = Programs.start(served, 0, false, withDriver(true, ucx.toArray(String[]::new)));
+        assertEquals(0, cli.await(90), cli.output() + "\n--- server:\n" + srv.output());
+        assertEquals(0, srv.await(30), srv.output());
+        assertTrue(cli.output().contains("Final:"), cli.output());
+        assertFalse((cli.output() + srv.output()).contains("not built in the C driver"), cli.output() + srv.output());
+    }
+
     /**
      * Every device counter moves alike (doorbells, BlueFlame writes, WQE fetches, DMA and its bytes,
      * translations, packets, CQEs, commands), with the kernel up before either run. The host's CPU

@@ -14,13 +14,15 @@ import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Debian's Open MPI 4.1, unchanged, with rank r on node r (as 'mpirun ... ./nicsim attach --node
  * rank -- PROGRAM' runs it; here a small script picks each rank's attach command): a ping-pong of
  * 1 B to 1 MiB with every byte checked and an MPI_Allreduce, over UCX on four nodes (pml ucx) and
- * over the openib BTL on two (pml ob1), both through the simulated fabric.
+ * over the openib BTL on two (pml ob1), both through the simulated fabric; each with the provider's
+ * Java driver and its C driver (NICSIM_DRIVER=c).
  */
 class MpiTest {
     private Served served;
@@ -43,29 +45,32 @@ class MpiTest {
     @AfterEach
     void stop() throws Exception { served.stop(); }
 
-    @Test
-    void pmlUcxOnFourNodes() throws Exception {
-        String out = mpirun(4, "--mca", "pml", "ucx");
+    @ParameterizedTest
+    @ValueSource(strings = {"java", "c"})
+    void pmlUcxOnFourNodes(String driver) throws Exception {
+        String out = mpirun(driver, 4, "--mca", "pml", "ucx");
         assertTrue(out.contains("allreduce over 4 ranks; 0 wrong"), out);
-        assertTraffic(4);
+        assertTraffic(4, driver);
     }
 
-    @Test
-    void pmlOb1WithTheOpenibBtl() throws Exception {
-        String out = mpirun(2, "--mca", "pml", "ob1", "--mca", "btl", "openib,self", "--mca", "btl_openib_allow_ib",
-                "1",
-                "--mca", "btl_openib_warn_no_device_params_found", "0");
+    @ParameterizedTest
+    @ValueSource(strings = {"java", "c"})
+    void pmlOb1WithTheOpenibBtl(String driver) throws Exception {
+        String out = mpirun(driver, 2, "--mca", "pml", "ob1", "--mca", "btl", "openib,self", "--mca",
+                "btl_openib_allow_ib", "1", "--mca", "btl_openib_warn_no_device_params_found", "0");
         assertTrue(out.contains("allreduce over 2 ranks; 0 wrong"), out);
-        assertTraffic(2);
+        assertTraffic(2, driver);
     }
 
     /** Runs the job on {@code ranks} ranks with the MCA options given; its output (it must exit 0). */
-    private String mpirun(int ranks, String... mca) throws Exception {
+    private String mpirun(String driver, int ranks, String... mca) throws Exception {
         Path perRank = dir.resolve("rank.sh"); // what './nicsim attach --node rank' does for each rank
         StringBuilder sh = new StringBuilder("#!/bin/sh\ncase \"$OMPI_COMM_WORLD_RANK\" in\n");
         for (int r = 0; r < ranks; r++) {
             sh.append(r).append(") exec");
-            for (String a : Attach.command(served.socket, r, List.of(dir.resolve("mpi-pingpong").toString())))
+            List<String> program = new ArrayList<>(List.of(dir.resolve("mpi-pingpong").toString()));
+            if (driver.equals("c")) program.addAll(0, List.of("env", "NICSIM_DRIVER=c"));
+            for (String a : Attach.command(served.socket, r, program))
                 sh.append(" '").append(a.replace("'", "'\\''")).append('\'');
             sh.append(" ;;\n");
         }
@@ -93,12 +98,18 @@ class MpiTest {
         return out[0];
     }
 
-    /** Every rank's node carried RC traffic: the job went through the adapters. */
-    private void assertTraffic(int ranks) throws Exception {
+    /**
+     * Every rank's node sent packets, and (with the Java driver, whose QPs serve's tables report)
+     * carried RC traffic: the job went through the adapters.
+     */
+    private void assertTraffic(int ranks, String driver) throws Exception {
         long t0 = System.nanoTime();
         while (served.server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(20);
         String log = served.log();
         for (int r = 0; r < ranks; r++)
+            assertTrue(served.world.sim.counters().scope("node" + r).get("Firmware.packets_out") >= 10,
+                    "node " + r + " sent: " + served.world.sim.counters().scope("node" + r).snapshot());
+        for (int r = 0; r < ranks && driver.equals("java"); r++)
             assertTrue(java.util.regex.Pattern.compile("mpi-pingpong \\(pid \\d+\\) on node " + r
                     + " exited[^\\n]*\\n[^\\n]*\\n[^\\n]*\\n(\\s+0x[^\\n]*\\n)*?"
                     + "\\s+0x\\p{XDigit}+\\s+RC\\s+\\d+\\s+[1-9]")
