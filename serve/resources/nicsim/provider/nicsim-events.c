@@ -151,11 +151,13 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 			break;
 		case IBV_EVENT_QP_FATAL: case IBV_EVENT_QP_REQ_ERR: case IBV_EVENT_QP_ACCESS_ERR: case IBV_EVENT_COMM_EST:
 		case IBV_EVENT_SQ_DRAINED: case IBV_EVENT_PATH_MIG: case IBV_EVENT_PATH_MIG_ERR: case IBV_EVENT_QP_LAST_WQE_REACHED:
-			if ((obj = named_locked(ctx, (uint32_t)ev.element))) to_nqp(obj)->events_returned++;
+			obj = ctx->hw ? nicsim_hw_object(ctx, 'q', (uint32_t)ev.element) : named_locked(ctx, (uint32_t)ev.element);
+			if (obj) to_nqp(obj)->events_returned++;
 			event->element.qp = obj;
 			break;
 		case IBV_EVENT_SRQ_ERR: case IBV_EVENT_SRQ_LIMIT_REACHED:
-			if ((obj = named_locked(ctx, (uint32_t)ev.element))) to_nsrq(obj)->events_returned++;
+			obj = ctx->hw ? nicsim_hw_object(ctx, 's', (uint32_t)ev.element) : named_locked(ctx, (uint32_t)ev.element);
+			if (obj) to_nsrq(obj)->events_returned++;
 			event->element.srq = obj;
 			break;
 		default: /* port and device events name no object */

@@ -38,6 +38,15 @@ int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_srq_create(hw->dev, to_npd(pd)->handle, (uint32_t)__builtin_ctz(size),
 				   (uint32_t)__builtin_ctz(stride), attr->srq_limit, &h->q);
+	struct nicsim_ibv_srq **grown = rc ? NULL : realloc(hw->srqs, (hw->nsrqs + 1) * sizeof(*grown));
+	if (!rc && !grown) {
+		nicsim_srq_destroy(&h->q);
+		rc = -ENOMEM;
+	}
+	if (!rc) {
+		hw->srqs = grown;
+		hw->srqs[hw->nsrqs++] = srq;
+	}
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) {
 		free(h->wrid);
@@ -55,6 +64,11 @@ int nicsim_hw_destroy_srq(struct nicsim_ibv_srq *srq) {
 	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_srq_destroy(&srq->hw->q);
+	for (uint32_t i = 0; !rc && i < hw->nsrqs; i++)
+		if (hw->srqs[i] == srq) {
+			hw->srqs[i] = hw->srqs[--hw->nsrqs];
+			break;
+		}
 	pthread_mutex_unlock(&hw->lock);
 	if (rc)
 		return nicsim_hw_errno("DESTROY_SRQ", rc);

@@ -51,6 +51,7 @@ void nicsim_hw_close(struct nicsim_context *ctx) {
 	nicsim_close(hw->dev); /* the kernel destroys whatever the program left */
 	pthread_mutex_destroy(&hw->lock);
 	free(hw->qps);
+	free(hw->srqs);
 	free(hw);
 	ctx->hw = NULL;
 }
@@ -60,6 +61,21 @@ struct nicsim_ibv_qp *nicsim_hw_qp(struct nicsim_hw *hw, uint32_t qpn) {
 		if (hw->qps[i]->vqp.qp.qp_num == qpn)
 			return hw->qps[i];
 	return NULL;
+}
+
+void *nicsim_hw_object(struct nicsim_context *ctx, int kind, uint32_t number) {
+	struct nicsim_hw *hw = ctx->hw;
+	void *obj = NULL;
+	pthread_mutex_lock(&hw->lock);
+	if (kind == 'q') {
+		struct nicsim_ibv_qp *qp = nicsim_hw_qp(hw, number);
+		obj = qp ? &qp->vqp.qp : NULL;
+	}
+	for (uint32_t i = 0; kind == 's' && !obj && i < hw->nsrqs; i++)
+		if (hw->srqs[i]->vsrq.srq_num == number)
+			obj = &hw->srqs[i]->vsrq.srq;
+	pthread_mutex_unlock(&hw->lock);
+	return obj;
 }
 
 /* ---- protection domains and memory regions ---- */
@@ -254,6 +270,8 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 	wc->status = w->syndrome || w->opcode == NICSIM_CQE_REQ_ERR || w->opcode == NICSIM_CQE_RESP_ERR
 			     ? status_of(w->syndrome) : IBV_WC_SUCCESS;
 	wc->vendor_err = w->vendor_err;
+	if (h && wc->status != IBV_WC_SUCCESS) /* the adapter moved the QP to ERR (UC and UD senders: SQE) */
+		h->state = requester && qp->vqp.qp.qp_type != IBV_QPT_RC ? IBV_QPS_SQE : IBV_QPS_ERR;
 	if (requester) {
 		if (h) {
 			uint32_t slot = w->wqe_counter & (h->sq_size - 1);

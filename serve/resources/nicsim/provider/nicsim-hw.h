@@ -18,6 +18,8 @@ struct nicsim_hw {
 	pthread_mutex_t lock; /* one request at a time on the user context's socket */
 	struct nicsim_ibv_qp **qps;
 	uint32_t nqps, cap;
+	struct nicsim_ibv_srq **srqs; /* its SRQs, which an async event names by number */
+	uint32_t nsrqs;
 };
 
 /* A QP's rings and the work requests in them. */

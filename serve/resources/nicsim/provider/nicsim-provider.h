@@ -191,6 +191,9 @@ static inline struct nicsim_ibv_cq *to_ncq_ex(struct ibv_cq_ex *cq) {
 }
 static inline uint32_t cq_handle(struct ibv_cq *cq) { return cq ? to_ncq(cq)->handle : NICSIM_NONE; }
 
+/* The QP (kind 'q') or SRQ ('s') of number `number` a C driver's async event names, or NULL (nicsim-hw.c). */
+void *nicsim_hw_object(struct nicsim_context *ctx, int kind, uint32_t number);
+
 /* A C-driver CQ's event was taken: its next arm carries the next sequence number (nicsim-hw.c). */
 void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq);
 

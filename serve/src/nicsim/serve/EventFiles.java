@@ -62,6 +62,15 @@ final class EventFiles {
         if (file != null) write(file, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(cqn).flip());
     }
 
+    /**
+     * An async event of the adapter's for an object the program's C driver made (named by its number)
+     * or for the port: written to the async file, as the kernel writes it.
+     */
+    void asyncEvent(long number, int type) {
+        if (async != null) write(async, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(number)
+                .putInt(type).putInt(0).flip());
+    }
+
     /** The program closed channel {@code number}'s socket. */
     void channelClosed(int number) {
         channelFiles.remove(number);

@@ -59,6 +59,32 @@ final class UserContext {
         this.driver = driver;
         this.interrupt = interrupt;
         this.session = session;
+        this.asyncEvents = this::asyncEvent;
+        if (session != null) driver.onEvent(asyncEvents);
+    }
+
+    /**
+     * The adapter's async events (its event queue's, as the kernel takes them) for this context's
+     * objects, and the port's, written to the session's async file naming the object by its number.
+     */
+    private void asyncEvent(long[] e) {
+        int type = (int) e[0];
+        long resource = e[1] & 0xFFFFFF;
+        Integer kind = eventKind(type);
+        if (kind == null || objects.containsKey(key(kind, resource))) session.events.asyncEvent(resource, type);
+    }
+
+    /** Its listener on the kernel's event queue. */
+    private final java.util.function.Consumer<long[]> asyncEvents;
+
+    /** The destroying command of the kind of object an event of libibverbs' {@code type} names; null: a port's. */
+    private static Integer eventKind(int type) {
+        return switch (type) {
+            case 0 /* CQ_ERR */ -> Cmd.DESTROY_CQ;
+            case 1, 2, 3, 4, 5, 6, 7, 16 /* QP events, LAST_WQE_REACHED */ -> Cmd.DESTROY_QP;
+            case 14, 15 /* SRQ_ERR, SRQ_LIMIT_REACHED */ -> Cmd.DESTROY_SRQ;
+            default -> null;
+        };
     }
 
     /** UCTX_CQ_CHANNEL: CQ {@code cqn}'s events go to completion channel {@code channel} of the session. */
@@ -159,6 +185,7 @@ final class UserContext {
 
     /** Destroys what it left, newest first (QPs before their CQs and PD): the commands the adapter refused. */
     List<String> release() {
+        driver.removeEventListener(asyncEvents);
         List<String> refused = new ArrayList<>();
         List<Map.Entry<Long, Integer>> left = new ArrayList<>(objects.entrySet());
         for (int i = left.size() - 1; i >= 0; i--) {

@@ -98,6 +98,17 @@ class CDriverTest {
         assertTrue(served.log().contains("opened node 0's adapter as a user context"), served.log());
     }
 
+    /** AttachTest's async-events program: a CQ overrun's CQ_ERR and QP_FATAL name the C driver's CQ and QP. */
+    @Test
+    void asyncEventsNameTheCDriversObjects() throws Exception {
+        java.nio.file.Path dir = Programs.compile("serve", "async-events", List.of("meet.h"), "-libverbs");
+        Programs.Run r = Programs.start(served, 0, false, withDriver(true, dir.resolve("async-events").toString()));
+        assertEquals(0, r.await(), r.output() + served.log());
+        assertTrue(r.output().contains("event CQ error cq"), r.output());
+        assertTrue(r.output().contains("event local work queue catastrophic error qp"), r.output());
+        assertTrue(served.log().contains("opened node 0's adapter as a user context"), served.log());
+    }
+
     /** librdmacm's rping (RDMA CM connection setup, completion events) and UCX's perftest through the C driver. */
     @Test
     void rpingAndUcxPerftestRunThroughTheCDriver() throws Exception {
