@@ -26,13 +26,14 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--out", defaultValue = "bench-report", description = "report folder (default: ${DEFAULT-VALUE})")
     Path out;
 
-    @Option(names = "--sections", defaultValue = "blocks,fidelity,speed,sweep,serve", split = ",",
+    @Option(names = "--sections", defaultValue = "blocks,fidelity,speed,attach,sweep,serve", split = ",",
             description = "what to measure: blocks (each block, Java vs RTL), fidelity (against published figures, docs/sources.md), "
-                    + "speed (whole runs, RTL in the loop), sweep (a sweep's points per minute, one worker vs every core), "
+                    + "speed (whole runs, RTL in the loop), attach (a verb and a message through attach, either "
+                    + "driver, against Java), sweep (a sweep's points per minute, one worker vs every core), "
                     + "serve (what serve keeps of 500 programs run one after another), mutation (each block's mutation "
                     + "score, as hw mutate: not in the default, it builds a Verilator model per mutant); default: "
                     + "${DEFAULT-VALUE}")
-    List<String> sections = List.of("blocks", "fidelity", "speed", "sweep", "serve");
+    List<String> sections = List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve");
 
     @Option(names = "--quick", description = "fewer iterations everywhere (a smoke run; figures are rougher)")
     boolean quick;
@@ -40,9 +41,9 @@ final class BenchCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         if (cycles < 1000) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1000");
         for (String sec : sections)
-            if (!List.of("blocks", "fidelity", "speed", "sweep", "serve", "mutation").contains(sec))
+            if (!List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve", "mutation").contains(sec))
                 throw new IllegalArgumentException("--sections '" + sec
-                        + "' unknown; accepted: blocks, fidelity, speed, sweep, serve, mutation");
+                        + "' unknown; accepted: blocks, fidelity, speed, attach, sweep, serve, mutation");
         Profile p = profile.load();
         Files.createDirectories(out);
         StringBuilder md = new StringBuilder();
@@ -51,6 +52,7 @@ final class BenchCommand implements Callable<Integer> {
         if (sections.contains("blocks")) blocks(p, md);
         if (sections.contains("fidelity")) fidelity(md);
         if (sections.contains("speed")) speed(md);
+        if (sections.contains("attach")) attach(md);
         if (sections.contains("sweep")) sweep(md);
         if (sections.contains("serve")) serve(md);
         if (sections.contains("mutation")) mutation(p, md);
@@ -277,15 +279,10 @@ final class BenchCommand implements Callable<Integer> {
         md.append("\n");
     }
 
-    private void speed(StringBuilder md) {
-        System.err.println("bench: speed of whole runs ...");
-        md.append("## Speed of whole runs (wall clock)\n\n| run | simulated | wall | slowdown (wall / simulated) | operations per wall second |\n")
-                .append("|---|---:|---:|---:|---:|\n");
-        for (var sp : nicsim.cosim.bench.WorkloadBench.speed(quick))
-            md.append(String.format("| %s | %.1f us | %.2f s | %,.0fx | %,.0f |%n", sp.what(), sp.simulatedUs(), sp.wallSeconds(), sp.slowdown(),
-                    sp.opsPerSecond()));
+    /** What a verb and a message cost through attach, with either of the provider's drivers, against Java. */
+    private void attach(StringBuilder md) {
         System.err.println("bench: verbs through attach ...");
-        md.append("\n### A verb through attach (an unmodified C program's call, through nicsim's provider: its Java "
+        md.append("## Through attach\n\n### A verb (an unmodified C program's call, through nicsim's provider: its Java "
                 + "driver, each verb a request on the simulator's socket, and its C driver, libnicsim's rings in the "
                 + "program's memory)\n\n| verb | calls | from Java (ns per call) | attach, Java driver (ns) "
                 + "| attach / Java | attach, C driver (ns) |\n|---|---:|---:|---:|---:|---:|\n");
@@ -307,6 +304,15 @@ final class BenchCommand implements Callable<Integer> {
         } catch (Exception e) {
             throw new IllegalStateException("bench: ib_write_bw through attach: " + e.getMessage(), e);
         }
+    }
+
+    private void speed(StringBuilder md) {
+        System.err.println("bench: speed of whole runs ...");
+        md.append("## Speed of whole runs (wall clock)\n\n| run | simulated | wall | slowdown (wall / simulated) | operations per wall second |\n")
+                .append("|---|---:|---:|---:|---:|\n");
+        for (var sp : nicsim.cosim.bench.WorkloadBench.speed(quick))
+            md.append(String.format("| %s | %.1f us | %.2f s | %,.0fx | %,.0f |%n", sp.what(), sp.simulatedUs(), sp.wallSeconds(), sp.slowdown(),
+                    sp.opsPerSecond()));
 
         System.err.println("bench: cost with message size ...");
         md.append("\n### Cost with message size (write_bw, cx-gen3x16; the DMA channels coasting, then every edge through the wires with `--beat-by-beat`")
