@@ -53,6 +53,10 @@ final class Completer {
 
     /** A local translation's failure: its error completion names the indirect mkey's entry that failed ({@code piece}, 0: none). */
     void requesterError(SendOp op, Qp.Failure fail) {
+        Long gone = q.fw.keys.destroyedAt(fail.key() & 0xFFFF_FFFFL);
+        if (gone != null) // the driver sanitizer: a destroyed object still used
+            q.fw.adapter.report(String.format("DESTROYED_MKEY: lkey 0x%x of WQE %d on qpn 0x%x was destroyed at %.3f us",
+                    fail.key(), op.index, q.qpn, gone / 1e6));
         requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0, fail.piece());
     }
 

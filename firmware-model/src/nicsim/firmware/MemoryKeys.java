@@ -29,6 +29,8 @@ final class MemoryKeys {
     private final Firmware fw;
     private final Table<MkeyContext> mkeys = new Table<>(1, MAX_MKEYS, Cmd.Syndrome.OUT_OF_MKEYS, false);
     private final Map<Long, Window> windows = new HashMap<>();
+    /** Keys destroyed lately, with when (for the driver sanitizer: a WQE naming one is a use after destroy). */
+    private final nicsim.sim.Recent<Long, Long> destroyedAt = new nicsim.sim.Recent<>(256);
     private int keySeed = 0x5a;
     /** Where mkey contexts live in host memory (-1: nowhere, the walker's table is all there is). */
     long mkcAddr = -1;
@@ -334,6 +336,13 @@ final class MemoryKeys {
         MkeyContext gone = mkeys.remove(key >>> 8);
         if (ind == null) fw.mttFill.space.give(gone.mttBase()); // its entries' rows go back
         publish(destroyed(key >>> 8));
+        destroyedAt.keep(key & 0xFFFF_FFFFL, fw.sim.now());
+    }
+
+    /** When key {@code key} was destroyed, if it was lately and no key of its index is live since; else null. */
+    Long destroyedAt(long key) {
+        Long at = destroyedAt.get(key & 0xFFFF_FFFFL);
+        return at == null || mkeys.has(key >>> 8) ? null : at;
     }
 
     private static MkeyContext destroyed(long index) { return new MkeyContext(index, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0); }

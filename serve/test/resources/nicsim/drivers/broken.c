@@ -14,6 +14,7 @@
  *   bad-ds             a SEND WQE whose ctrl segment counts no segments (ds 0) in the ring
  *   bad-opcode         a WQE whose opcode the adapter does not have
  *   ring-early         a doorbell rung before its WQE's bytes are in the ring
+ *   destroyed-mr       a SEND whose data segment names an MR it has destroyed
  */
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +79,30 @@ static int overrun(struct nicsim_dev *d, uint32_t uar, int claim) {
 		return rc;
 	if ((rc = nicsim_qp_destroy(&a)) || (rc = nicsim_qp_destroy(&b)) || (rc = nicsim_cq_destroy(&cq)) ||
 	    (rc = nicsim_destroy(d, NICSIM_CMD_DESTROY_MKEY, mr.key)) || (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
+		return rc;
+	return 0;
+}
+
+/* Two looped-back QPs; a SEND of 8 bytes from an MR destroyed just before (its lkey, no longer the adapter's). */
+static int destroyed_mr(struct nicsim_dev *d, uint32_t uar) {
+	uint32_t pd;
+	uint64_t iova;
+	struct nicsim_mr mr;
+	struct nicsim_cq cq;
+	struct nicsim_qp a, b;
+	int rc = -1;
+	uint8_t *buf = nicsim_dma_alloc(d, 4096, &iova);
+	if (!buf || (rc = nicsim_alloc_pd(d, &pd)) ||
+	    (rc = nicsim_mr_create(d, pd, buf, iova, 4096, NICSIM_ACCESS_LOCAL_WRITE, &mr)) ||
+	    (rc = loop_pair(d, uar, pd, 4, &cq, &a, &b)) || (rc = nicsim_destroy(d, NICSIM_CMD_DESTROY_MKEY, mr.key)))
+		return rc < 0 ? rc : -1;
+	if ((rc = nicsim_post_send(&a, NICSIM_WQE_OP_SEND, &mr, buf, 8, 0, 0, NICSIM_SEND_SIGNALED))) /* the bug */
+		return rc;
+	uint32_t vectors[4];
+	if ((rc = nicsim_wait(d, 50000000, vectors, 4, NULL)) < 0)
+		return rc;
+	if ((rc = nicsim_qp_destroy(&a)) || (rc = nicsim_qp_destroy(&b)) || (rc = nicsim_cq_destroy(&cq)) ||
+	    (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
 		return rc;
 	return 0;
 }
@@ -199,6 +224,8 @@ int main(int argc, char **argv) {
 				rc = nicsim_mmio_write(d, page + NICSIM_UAR_CQ_DOORBELL, b, 8);
 			}
 		}
+	} else if (!strcmp(bug, "destroyed-mr")) {
+		rc = destroyed_mr(d, uar);
 	} else if (!strcmp(bug, "bad-ds") || !strcmp(bug, "bad-opcode") || !strcmp(bug, "ring-early")) {
 		rc = raw_wqe(d, uar, bug);
 	} else if (strcmp(bug, "left-up")) {

@@ -152,6 +152,8 @@ class PciFaceTest {
                     + "\\(0x64\\) is past the producer \\(0x2\\)",
             "left-up           | it left the adapter up \\(no TEARDOWN_HCA\\)",
             "destroyed-cq      | the device reports at [0-9.]+ us: BAD_QUEUE at \\+0x[0-9a-f]+020 value 0x[0-9a-f]{16}",
+            "destroyed-mr      | the device reports at [0-9.]+ us: DESTROYED_MKEY: lkey 0x[0-9a-f]+ of WQE 0 on qpn "
+                    + "0x[0-9a-f]+ was destroyed at [0-9.]+ us",
             "bad-ds            | the device reports at [0-9.]+ us: BAD_DS on qpn 0x[0-9a-f]+ at WQEBB 0 \\(ctrl "
                     + "0x[0-9a-f]+: opcode 0x0a index 0 qpn 0x[0-9a-f]+ ds 0\\)",
             "bad-opcode        | the device reports at [0-9.]+ us: BAD_OPCODE on qpn 0x[0-9a-f]+ at WQEBB 0 \\(ctrl "
