@@ -41,6 +41,11 @@ int nicsim_destroy(struct nicsim_dev *d, uint32_t cmd, uint32_t h) {
 
 int nicsim_mr_create(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t iova, uint64_t len, uint32_t access,
 		     struct nicsim_mr *mr) {
+	return nicsim_mr_create_at(d, pd, addr, (uintptr_t)addr, iova, len, access, mr);
+}
+
+int nicsim_mr_create_at(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t start, uint64_t iova, uint64_t len,
+			uint32_t access, struct nicsim_mr *mr) {
 	uint64_t first = (uintptr_t)addr & ~4095ull, pages = ((uintptr_t)addr + len - first + 4095) / 4096, list_iova;
 	uint64_t list_len = pages * 8;
 	uint8_t *list = nicsim_dma_alloc(d, list_len, &list_iova);
@@ -50,7 +55,7 @@ int nicsim_mr_create(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t iov
 		nicsim_put64(list + 8 * i, (iova & ~4095ull) + 4096 * i);
 	uint64_t in[NICSIM_CREATE_MKEY_IN_WORDS] = {0};
 	in[NICSIM_CREATE_MKEY_IN_PD] = pd;
-	in[NICSIM_CREATE_MKEY_IN_START] = (uintptr_t)addr;
+	in[NICSIM_CREATE_MKEY_IN_START] = start;
 	in[NICSIM_CREATE_MKEY_IN_LENGTH] = len;
 	in[NICSIM_CREATE_MKEY_IN_ACCESS] = access;
 	in[NICSIM_CREATE_MKEY_IN_PAGE_SHIFT] = 12;

@@ -32,6 +32,9 @@ struct nicsim_mr {
 };
 int nicsim_mr_create(struct nicsim_dev *dev, uint32_t pd, void *addr, uint64_t iova, uint64_t len, uint32_t access,
 		     struct nicsim_mr *mr);
+/* As nicsim_mr_create, the region's addresses starting at `start` (ibv_reg_mr_iova's IOVA; 0: zero-based). */
+int nicsim_mr_create_at(struct nicsim_dev *dev, uint32_t pd, void *addr, uint64_t start, uint64_t iova, uint64_t len,
+			uint32_t access, struct nicsim_mr *mr);
 
 struct nicsim_cq {
 	struct nicsim_dev *dev;

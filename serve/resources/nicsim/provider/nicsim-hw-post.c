@@ -50,6 +50,9 @@ static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, stru
 	if (wr->opcode == IBV_WR_SEND_WITH_INV || wr->opcode == IBV_WR_LOCAL_INV)
 		s->imm = htobe32(wr->invalidate_rkey);
 	if (op == NICSIM_WQE_OP_ATOMIC_CS || op == NICSIM_WQE_OP_ATOMIC_FA) {
+		/* an atomic's remote word is aligned, and its result lands in one 8-byte segment (libibverbs' rules) */
+		if ((wr->wr.atomic.remote_addr & 7) || wr->num_sge != 1 || wr->sg_list[0].length != 8)
+			return EINVAL;
 		s->remote_addr = wr->wr.atomic.remote_addr;
 		s->rkey = wr->wr.atomic.rkey;
 		s->swap_add = op == NICSIM_WQE_OP_ATOMIC_CS ? wr->wr.atomic.swap : wr->wr.atomic.compare_add;

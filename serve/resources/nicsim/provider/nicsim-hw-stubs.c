@@ -32,16 +32,6 @@ static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *
 	return unbuilt("ibv_alloc_dm");
 }
 
-static struct ibv_td *alloc_td(struct ibv_context *c, struct ibv_td_init_attr *a) {
-	(void)c; (void)a;
-	return unbuilt("ibv_alloc_td");
-}
-
-static struct ibv_pd *alloc_parent_domain(struct ibv_context *c, struct ibv_parent_domain_init_attr *a) {
-	(void)c; (void)a;
-	return unbuilt("ibv_alloc_parent_domain");
-}
-
 static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
 	(void)vmr; (void)flags; (void)pd; (void)addr; (void)length; (void)access;
 	unbuilt("ibv_rereg_mr");
@@ -57,8 +47,6 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t o
 const struct verbs_context_ops nicsim_hw_unbuilt_ops = {
 	.alloc_dm = alloc_dm,
 	.alloc_mw = alloc_mw,
-	.alloc_parent_domain = alloc_parent_domain,
-	.alloc_td = alloc_td,
 	.open_xrcd = open_xrcd,
 	.reg_dm_mr = reg_dm_mr,
 	.rereg_mr = rereg_mr,

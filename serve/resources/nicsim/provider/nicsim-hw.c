@@ -93,8 +93,12 @@ static struct ibv_pd *alloc_pd(struct ibv_context *c) {
 	return &pd->pd;
 }
 
+/* A parent domain is freed in the program; a PD a parent domain contains is EBUSY (as mlx5's). */
 static int dealloc_pd(struct ibv_pd *pd) {
 	struct nicsim_hw *hw = hw_of(pd->context);
+	struct nicsim_ibv_pd *parent = nicsim_parent_domain(pd);
+	if (parent) return nicsim_dealloc_parent_domain(parent);
+	if (atomic_load(&to_npd(pd)->refcount) > 1) return EBUSY;
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_PD, to_npd(pd)->handle);
 	pthread_mutex_unlock(&hw->lock);
@@ -106,8 +110,13 @@ static int dealloc_pd(struct ibv_pd *pd) {
 /* The pages under [addr, addr + length) mapped for the adapter, and a region over them. */
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
 	struct nicsim_hw *hw = hw_of(pd->context);
-	if (!length || iova != (uintptr_t)addr || (access & (IBV_ACCESS_ON_DEMAND | IBV_ACCESS_ZERO_BASED))) {
-		errno = length ? EOPNOTSUPP : EINVAL; /* another IOVA, on-demand and zero-based: not in the C driver yet */
+	int remote = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	if (!length || (remote && !(access & IBV_ACCESS_LOCAL_WRITE))) { /* remote writes need local write (IB spec) */
+		errno = EINVAL;
+		return NULL;
+	}
+	if (access & IBV_ACCESS_ON_DEMAND) {
+		errno = EOPNOTSUPP; /* on-demand paging: not in the C driver yet */
 		return NULL;
 	}
 	struct nicsim_ibv_mr *mr = calloc(1, sizeof(*mr));
@@ -118,7 +127,9 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	struct nicsim_mr m;
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_dma_map(hw->dev, (void *)first, end - first, writable, &mr->hw_iova);
-	if (!rc && (rc = nicsim_mr_create(hw->dev, to_npd(pd)->handle, addr, mr->hw_iova, length, (uint32_t)access, &m)))
+	uint64_t start = access & IBV_ACCESS_ZERO_BASED ? 0 : iova; /* the addresses its key names */
+	if (!rc && (rc = nicsim_mr_create_at(hw->dev, to_npd(pd)->handle, addr, start, mr->hw_iova, length,
+					     (uint32_t)access, &m)))
 		nicsim_dma_unmap(hw->dev, mr->hw_iova);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) { free(mr); errno = rc < 0 && rc != -EINVAL ? -rc : nicsim_hw_errno("CREATE_MKEY", rc); return NULL; }
@@ -206,6 +217,7 @@ static int destroy_cq(struct ibv_cq *cq) {
 	int rc = nicsim_cq_destroy(&c->hw->q);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) return nicsim_hw_errno("DESTROY_CQ", rc);
+	nicsim_domain_use(c->domain, -1);
 	nicsim_name(to_nctx(cq->context), c->handle, NULL);
 	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->comp_events_completed, c->comp_returned);
 	free(c->hw);

@@ -61,7 +61,7 @@ int nicsim_hw_errno(const char *what, int rc);
 
 /*
  * The verbs of the C driver: PDs, MRs, AHs and CQs (nicsim-hw.c); and, for what it does not build
- * yet (XRC, windows, device memory, domains, rereg), EOPNOTSUPP (nicsim-hw-stubs.c).
+ * yet (XRC, windows, device memory, rereg), EOPNOTSUPP (nicsim-hw-stubs.c).
  */
 extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_unbuilt_ops;
 

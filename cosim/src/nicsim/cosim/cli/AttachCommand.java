@@ -32,7 +32,7 @@ final class AttachCommand implements Callable<Integer> {
     @Option(names = "--driver", defaultValue = "java", description = "the provider's driver: 'java' (default: each "
             + "verb runs in the simulator's Java verbs library) or 'c' (libnicsim: the program's own process makes its "
             + "objects by the device's commands, writes WQEs into its rings, rings doorbells and polls CQEs; the same "
-            + "as NICSIM_DRIVER=c; XRC, DC, windows, device memory, tag matching, on-demand paging and domains are "
+            + "as NICSIM_DRIVER=c; XRC, DC, windows, device memory, tag matching, on-demand paging and rereg are "
             + "not built in it yet)")
     String driver;
 

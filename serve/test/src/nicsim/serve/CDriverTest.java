@@ -98,6 +98,25 @@ class CDriverTest {
         assertTrue(served.log().contains("opened node 0's adapter as a user context"), served.log());
     }
 
+    /**
+     * The conformance families (man-page checks, error cases included) of what the C driver builds, run
+     * through it: every check passes, as through the Java driver (ConformanceTest).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"device", "pd", "cq", "cq-events", "qp", "qp-ex",
+            "atomic", "srq", "rdmacm"})
+    void conformanceFamiliesPassThroughTheCDriver(String family) throws Exception {
+        java.nio.file.Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lrdmacm",
+                "-lpthread");
+        Programs.Run r = Programs.start(served, 0, false, withDriver(true, dir.resolve(family).toString()));
+        int status = r.await(300);
+        String out = r.output();
+        assertTrue(out.lines().noneMatch(l -> l.startsWith("not ok")), family + ":\n" + out);
+        assertEquals(0, status, out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("# \\d+ checks, 0 failed")), out);
+        assertTrue(served.log().contains("as a user context"), served.log());
+    }
+
     /** AttachTest's async-events program: a CQ overrun's CQ_ERR and QP_FATAL name the C driver's CQ and QP. */
     @Test
     void asyncEventsNameTheCDriversObjects() throws Exception {
