@@ -391,7 +391,8 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	fill_qp(qp, c, pd, xrcd, init);
 	qp->dc_type = dc_type;
 	if (domain && domain->alloc && (rc = nicsim_staging_alloc(qp, domain, init->cap.max_send_wr))) {
-		simple(c, NICSIM_OP_DESTROY_QP, qp->handle);
+		if (qp->hw) nicsim_hw_destroy_qp(qp); /* the C driver's QP, made by its command */
+		else simple(c, NICSIM_OP_DESTROY_QP, qp->handle);
 		free(qp);
 		errno = rc;
 		return NULL;
