@@ -11,8 +11,6 @@
 #include "nicsim-hw.h"
 #include "nicsim/device.h"
 
-#define MAX_SGE 64
-
 /* The WQE opcode of a work request on a QP of type t, or -1 if that QP cannot post it. */
 static int wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type t) {
 	int sends = op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
@@ -32,13 +30,21 @@ static int wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type t) {
 	}
 }
 
-/* wr as the WQE will carry it (sge: room for MAX_SGE): 0, or the errno that refuses it. */
+int nicsim_hw_sges(const struct ibv_sge *list, int n, uint32_t max, struct nicsim_sge *out) {
+	if (n < 0 || (uint32_t)n > max || n > NICSIM_HW_MAX_SGE)
+		return EINVAL;
+	for (int i = 0; i < n; i++)
+		out[i] = (struct nicsim_sge){list[i].addr, list[i].length, list[i].lkey};
+	return 0;
+}
+
+/* wr as the WQE will carry it (sge: room for NICSIM_HW_MAX_SGE): 0, or the errno that refuses it. */
 static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, struct nicsim_send_wr *s,
 		    struct nicsim_sge *sge) {
 	struct nicsim_hw_qp *h = qp->hw;
 	enum ibv_qp_type t = qp->vqp.qp.qp_type;
 	int op = wqe_opcode(wr->opcode, t);
-	if (op < 0 || wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge || wr->num_sge > MAX_SGE)
+	if (op < 0 || nicsim_hw_sges(wr->sg_list, wr->num_sge, qp->max_send_sge, sge))
 		return EINVAL;
 	memset(s, 0, sizeof(*s));
 	s->opcode = (uint32_t)op;
@@ -68,12 +74,8 @@ static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, stru
 		s->qkey = wr->wr.ud.remote_qkey;
 	}
 	uint64_t total = 0;
-	for (int i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].len = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
+	for (int i = 0; i < wr->num_sge; i++)
 		total += sge[i].len;
-	}
 	s->sge = sge;
 	s->num_sge = wr->num_sge;
 	s->inline_data = (wr->send_flags & IBV_SEND_INLINE) != 0;
@@ -88,7 +90,7 @@ int nicsim_hw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, const struc
 	struct nicsim_hw_qp *h = qp->hw;
 	struct nicsim_hw *hw = hw_of(ibqp->context);
 	struct nicsim_send_wr s;
-	struct nicsim_sge sge[MAX_SGE];
+	struct nicsim_sge sge[NICSIM_HW_MAX_SGE];
 	uint8_t wqe[NICSIM_WQEBB * NICSIM_MAX_WQEBBS];
 	int count = 0, bytes = 0, rc = 0;
 	pthread_mutex_lock(&hw->lock);
@@ -119,19 +121,16 @@ int nicsim_hw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, const struc
 int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
 	struct nicsim_hw_qp *h = qp->hw;
 	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
-	struct nicsim_sge sge[MAX_SGE];
+	struct nicsim_sge sge[NICSIM_HW_MAX_SGE];
 	int count = 0, rc = 0;
 	pthread_mutex_lock(&hw->lock);
 	for (; wr; wr = wr->next) {
 		uint32_t capacity = h->max_recv_wr < h->rq_size ? h->max_recv_wr : h->rq_size;
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge || wr->num_sge > MAX_SGE)
-			rc = EINVAL;
-		else if (((h->q.rq_head - h->rq_tail) & 0xffff) >= capacity)
+		if (!(rc = nicsim_hw_sges(wr->sg_list, wr->num_sge, qp->max_recv_sge, sge)) &&
+		    ((h->q.rq_head - h->rq_tail) & 0xffff) >= capacity)
 			rc = ENOMEM;
 		if (rc)
 			break;
-		for (int i = 0; i < wr->num_sge; i++)
-			sge[i] = (struct nicsim_sge){wr->sg_list[i].addr, wr->sg_list[i].length, wr->sg_list[i].lkey};
 		uint32_t slot = h->q.rq_head & (h->rq_size - 1);
 		if ((rc = -nicsim_recv_put(&h->q, sge, wr->num_sge)))
 			break;

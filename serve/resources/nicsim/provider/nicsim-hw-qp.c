@@ -12,15 +12,6 @@
 #include "nicsim-hw.h"
 #include "nicsim/device.h"
 
-static uint32_t pow2_at_least(uint32_t v) {
-	uint32_t p = 1;
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
-static uint32_t log2_of(uint32_t pow2) { return (uint32_t)__builtin_ctz(pow2); }
-
 static void free_rings(struct nicsim_hw_qp *h) {
 	free(h->wrid);
 	free(h->rwrid);
@@ -53,8 +44,8 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_
 	struct nicsim_hw_qp *h = calloc(1, sizeof(*h));
 	if (!h)
 		return ENOMEM;
-	h->sq_size = pow2_at_least(cap->max_send_wr * bbs > 2 ? cap->max_send_wr * bbs : 2);
-	h->rq_size = cap->max_recv_wr ? pow2_at_least(cap->max_recv_wr) : 1;
+	h->sq_size = nicsim_pow2_at_least(cap->max_send_wr * bbs > 2 ? cap->max_send_wr * bbs : 2);
+	h->rq_size = cap->max_recv_wr ? nicsim_pow2_at_least(cap->max_recv_wr) : 1;
 	h->max_send_wr = cap->max_send_wr;
 	h->max_recv_wr = cap->max_recv_wr;
 	h->sig_all = init->sq_sig_all != 0;
@@ -68,8 +59,8 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_
 	}
 	struct nicsim_qp_init q = {
 		.type = (uint32_t)t, .pd = to_npd(pd)->handle, .send_cqn = to_ncq(init->send_cq)->hw->q.cqn,
-		.recv_cqn = to_ncq(init->recv_cq)->hw->q.cqn, .uar = hw->uar, .log_sq = log2_of(h->sq_size),
-		.log_rq = log2_of(h->rq_size), .log_stride = log2_of(pow2_at_least(recv_sge * 16 > 16 ? recv_sge * 16 : 16)),
+		.recv_cqn = to_ncq(init->recv_cq)->hw->q.cqn, .uar = hw->uar, .log_sq = nicsim_log2(h->sq_size),
+		.log_rq = nicsim_log2(h->rq_size), .log_stride = nicsim_recv_stride_log(recv_sge),
 		.flags = h->sig_all ? 1 : 0, .srqn = init->srq ? to_nsrq(init->srq)->hw->q.srqn : 0};
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_qp_create_ex(hw->dev, &q, &h->q);

@@ -10,13 +10,6 @@
 #include "nicsim-hw.h"
 #include "nicsim/device.h"
 
-static uint32_t pow2_at_least(uint32_t v) {
-	uint32_t p = 1;
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
 int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type,
 			 struct nicsim_ibv_srq *srq) {
 	struct nicsim_hw *hw = hw_of(pd->context);
@@ -27,8 +20,7 @@ int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_
 	    attr->srq_limit > attr->max_wr)
 		return EINVAL;
 	struct nicsim_hw_srq *h = calloc(1, sizeof(*h));
-	uint32_t size = pow2_at_least(attr->max_wr > 2 ? attr->max_wr : 2);
-	uint32_t stride = pow2_at_least(attr->max_sge * 16 > 16 ? attr->max_sge * 16 : 16);
+	uint32_t size = nicsim_pow2_at_least(attr->max_wr > 2 ? attr->max_wr : 2);
 	if (!h || !(h->wrid = calloc(size, sizeof(*h->wrid)))) {
 		free(h);
 		return ENOMEM;
@@ -36,8 +28,8 @@ int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_
 	h->size = size;
 	h->max_wr = attr->max_wr;
 	pthread_mutex_lock(&hw->lock);
-	int rc = nicsim_srq_create(hw->dev, to_npd(pd)->handle, (uint32_t)__builtin_ctz(size),
-				   (uint32_t)__builtin_ctz(stride), attr->srq_limit, &h->q);
+	int rc = nicsim_srq_create(hw->dev, to_npd(pd)->handle, nicsim_log2(size), nicsim_recv_stride_log(attr->max_sge),
+				   attr->srq_limit, &h->q);
 	struct nicsim_ibv_srq **grown = rc ? NULL : realloc(hw->srqs, (hw->nsrqs + 1) * sizeof(*grown));
 	if (!rc && !grown) {
 		nicsim_srq_destroy(&h->q);
@@ -111,18 +103,15 @@ int nicsim_hw_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr) {
 int nicsim_hw_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
 	struct nicsim_hw_srq *h = srq->hw;
 	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
-	struct nicsim_sge sge[64];
+	struct nicsim_sge sge[NICSIM_HW_MAX_SGE];
 	int count = 0, rc = 0;
 	pthread_mutex_lock(&hw->lock);
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge || wr->num_sge > 64)
-			rc = EINVAL;
-		else if (((h->q.head - h->tail) & 0xffff) >= h->max_wr)
+		if (!(rc = nicsim_hw_sges(wr->sg_list, wr->num_sge, srq->max_sge, sge)) &&
+		    ((h->q.head - h->tail) & 0xffff) >= h->max_wr)
 			rc = ENOMEM;
 		if (rc)
 			break;
-		for (int i = 0; i < wr->num_sge; i++)
-			sge[i] = (struct nicsim_sge){wr->sg_list[i].addr, wr->sg_list[i].length, wr->sg_list[i].lkey};
 		uint32_t slot = h->q.head & (h->size - 1);
 		if ((rc = -nicsim_srq_recv_put(&h->q, sge, wr->num_sge)))
 			break;

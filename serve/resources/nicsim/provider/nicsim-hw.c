@@ -184,9 +184,7 @@ struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct
 	struct nicsim_ibv_cq *cq = calloc(1, sizeof(*cq));
 	struct nicsim_hw_cq *h = calloc(1, sizeof(*h));
 	if (!cq || !h) { free(cq); free(h); errno = ENOMEM; return NULL; }
-	uint32_t log = 1; /* roundup_pow_of_two(cqe + 1) entries */
-	while ((1u << log) <= (uint32_t)cqe)
-		log++;
+	uint32_t log = nicsim_log2(nicsim_pow2_at_least((uint32_t)cqe + 1)); /* roundup_pow_of_two(cqe + 1) */
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_cq_create(hw->dev, hw->uar, log, 1, &h->q);
 	if (!rc && channel && (rc = nicsim_cq_channel(hw->dev, h->q.cqn, (uint32_t)channel->fd)))
@@ -360,9 +358,7 @@ int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
 	struct nicsim_hw *hw = hw_of(cq->cq.context);
 	if (cqe < 1 || (uint32_t)cqe > nicsim_caps(hw->dev)->max_cqe)
 		return EINVAL;
-	uint32_t log = 1;
-	while ((1u << log) <= (uint32_t)cqe)
-		log++;
+	uint32_t log = nicsim_log2(nicsim_pow2_at_least((uint32_t)cqe + 1));
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_cq_resize(&cq->hw->q, log);
 	pthread_mutex_unlock(&hw->lock);

@@ -44,6 +44,24 @@ struct nicsim_hw_srq {
 
 static inline struct nicsim_hw *hw_of(struct ibv_context *c) { return to_nctx(c)->hw; }
 
+/* The smallest power of two >= v, and the log2 of a power of two: ring sizes, as the Java driver rounds them. */
+static inline uint32_t nicsim_pow2_at_least(uint32_t v) {
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+static inline uint32_t nicsim_log2(uint32_t pow2) { return (uint32_t)__builtin_ctz(pow2); }
+/* The log2 of the bytes of a receive WQE of max_sge segments (16 each, at least one). */
+static inline uint32_t nicsim_recv_stride_log(uint32_t max_sge) {
+	return nicsim_log2(nicsim_pow2_at_least(max_sge * 16 > 16 ? max_sge * 16 : 16));
+}
+
+/* The most segments a work request of the C driver's carries. */
+#define NICSIM_HW_MAX_SGE 64
+/* wr's n segments as WQE data segments into out; EINVAL if n is negative or above max (or the C driver's). */
+int nicsim_hw_sges(const struct ibv_sge *list, int n, uint32_t max, struct nicsim_sge *out);
+
 /* Whether the program asked for the C driver (NICSIM_DRIVER=c). */
 static inline int nicsim_hw_wanted(void) {
 	const char *mode = getenv("NICSIM_DRIVER");
