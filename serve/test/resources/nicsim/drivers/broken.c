@@ -51,60 +51,66 @@ static int loop_pair_destroy(struct nicsim_dev *d, uint32_t pd, struct nicsim_cq
 	return nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd);
 }
 
+/* A page of data, its MR, and two looped-back QPs of PD `pd` on one CQ of 2^log_cq entries. */
+struct rig {
+	uint8_t *buf;
+	uint64_t iova;
+	uint32_t pd;
+	struct nicsim_mr mr;
+	struct nicsim_cq cq;
+	struct nicsim_qp a, b;
+};
+
+static int rig_up(struct nicsim_dev *d, uint32_t uar, uint32_t log_cq, struct rig *r) {
+	int rc = -1;
+	if (!(r->buf = nicsim_dma_alloc(d, 4096, &r->iova)) || (rc = nicsim_alloc_pd(d, &r->pd)) ||
+	    (rc = nicsim_mr_create(d, r->pd, r->buf, r->iova, 4096, NICSIM_ACCESS_LOCAL_WRITE, &r->mr)) ||
+	    (rc = loop_pair(d, uar, r->pd, log_cq, &r->cq, &r->a, &r->b)))
+		return rc < 0 ? rc : -1;
+	return 0;
+}
+
+/* Lets the device see what was done (50 us), then takes the rig down (its MR too, unless already gone). */
+static int rig_down(struct nicsim_dev *d, struct rig *r, int mr_gone) {
+	uint32_t vectors[4];
+	int rc;
+	if ((rc = nicsim_wait(d, 50000000, vectors, 4, NULL)) < 0)
+		return rc;
+	if ((rc = nicsim_qp_destroy(&r->a)) || (rc = nicsim_qp_destroy(&r->b)) || (rc = nicsim_cq_destroy(&r->cq)) ||
+	    (!mr_gone && (rc = nicsim_destroy(d, NICSIM_CMD_DESTROY_MKEY, r->mr.key))) ||
+	    (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, r->pd)))
+		return rc;
+	return 0;
+}
+
 /*
  * Two QPs of one CQ of two entries, looped back; eight signaled SENDs, and the CQ never polled
  * (with `claim`, its doorbell record first claims 100 completions consumed).
  */
 static int overrun(struct nicsim_dev *d, uint32_t uar, int claim) {
-	uint32_t pd;
-	uint64_t iova;
-	struct nicsim_mr mr;
-	struct nicsim_cq cq;
-	struct nicsim_qp a, b;
-	int rc = -1;
-	uint8_t *buf = nicsim_dma_alloc(d, 4096, &iova);
-	if (!buf || (rc = nicsim_alloc_pd(d, &pd)) ||
-	    (rc = nicsim_mr_create(d, pd, buf, iova, 4096, NICSIM_ACCESS_LOCAL_WRITE, &mr)) ||
-	    (rc = loop_pair(d, uar, pd, 1, &cq, &a, &b)))
-		return rc < 0 ? rc : -1;
+	struct rig r;
+	int rc = rig_up(d, uar, 1, &r);
+	if (rc)
+		return rc;
 	if (claim)
-		nicsim_put32(cq.db, 100);
+		nicsim_put32(r.cq.db, 100);
 	for (int i = 0; i < 4; i++)
-		if ((rc = nicsim_post_recv(&b, &mr, buf + 2048, 64)) ||
-		    (rc = nicsim_post_send(&a, NICSIM_WQE_OP_SEND, &mr, buf, 8, 0, 0,
+		if ((rc = nicsim_post_recv(&r.b, &r.mr, r.buf + 2048, 64)) ||
+		    (rc = nicsim_post_send(&r.a, NICSIM_WQE_OP_SEND, &r.mr, r.buf, 8, 0, 0,
 					   NICSIM_SEND_SIGNALED | NICSIM_SEND_INLINE)))
 			return rc;
-	uint32_t vectors[4];
-	if ((rc = nicsim_wait(d, 50000000, vectors, 4, NULL)) < 0)
-		return rc;
-	if ((rc = nicsim_qp_destroy(&a)) || (rc = nicsim_qp_destroy(&b)) || (rc = nicsim_cq_destroy(&cq)) ||
-	    (rc = nicsim_destroy(d, NICSIM_CMD_DESTROY_MKEY, mr.key)) || (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
-		return rc;
-	return 0;
+	return rig_down(d, &r, 0);
 }
 
 /* Two looped-back QPs; a SEND of 8 bytes from an MR destroyed just before (its lkey, no longer the adapter's). */
 static int destroyed_mr(struct nicsim_dev *d, uint32_t uar) {
-	uint32_t pd;
-	uint64_t iova;
-	struct nicsim_mr mr;
-	struct nicsim_cq cq;
-	struct nicsim_qp a, b;
-	int rc = -1;
-	uint8_t *buf = nicsim_dma_alloc(d, 4096, &iova);
-	if (!buf || (rc = nicsim_alloc_pd(d, &pd)) ||
-	    (rc = nicsim_mr_create(d, pd, buf, iova, 4096, NICSIM_ACCESS_LOCAL_WRITE, &mr)) ||
-	    (rc = loop_pair(d, uar, pd, 4, &cq, &a, &b)) || (rc = nicsim_destroy(d, NICSIM_CMD_DESTROY_MKEY, mr.key)))
-		return rc < 0 ? rc : -1;
-	if ((rc = nicsim_post_send(&a, NICSIM_WQE_OP_SEND, &mr, buf, 8, 0, 0, NICSIM_SEND_SIGNALED))) /* the bug */
+	struct rig r;
+	int rc;
+	if ((rc = rig_up(d, uar, 4, &r)) || (rc = nicsim_destroy(d, NICSIM_CMD_DESTROY_MKEY, r.mr.key)))
 		return rc;
-	uint32_t vectors[4];
-	if ((rc = nicsim_wait(d, 50000000, vectors, 4, NULL)) < 0)
+	if ((rc = nicsim_post_send(&r.a, NICSIM_WQE_OP_SEND, &r.mr, r.buf, 8, 0, 0, NICSIM_SEND_SIGNALED))) /* the bug */
 		return rc;
-	if ((rc = nicsim_qp_destroy(&a)) || (rc = nicsim_qp_destroy(&b)) || (rc = nicsim_cq_destroy(&cq)) ||
-	    (rc = nicsim_destroy(d, NICSIM_CMD_DEALLOC_PD, pd)))
-		return rc;
-	return 0;
+	return rig_down(d, &r, 1);
 }
 
 /*
