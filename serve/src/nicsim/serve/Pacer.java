@@ -164,6 +164,9 @@ final class Pacer {
             if (inWait > 0 && now - p.lastRequestNanos >= SPIN_NANOS) return Activity.SPINS;
             return spinning(p, now) ? Activity.SPINS : Activity.RUNS;
         }
+        // a driver of a whole function asleep outside its requests (writing its output, say) still holds time: it
+        // moves only through the driver's WAITs and MMIO reads, so its run repeats to the picosecond
+        if (open == 0 && p.drivesFunction()) return Activity.RUNS;
         return open > 0 ? Activity.IN_VERB : Activity.ASLEEP;
     }
 
