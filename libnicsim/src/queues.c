@@ -34,6 +34,8 @@ static int handle(struct nicsim_dev *d, uint32_t op, const uint64_t *in, int nin
 int nicsim_alloc_uar(struct nicsim_dev *d, uint32_t *uar) { return handle(d, NICSIM_CMD_ALLOC_UAR, NULL, 0, uar); }
 int nicsim_alloc_pd(struct nicsim_dev *d, uint32_t *pd) { return handle(d, NICSIM_CMD_ALLOC_PD, NULL, 0, pd); }
 
+int nicsim_alloc_xrcd(struct nicsim_dev *d, uint32_t *x) { return handle(d, NICSIM_CMD_ALLOC_XRCD, NULL, 0, x); }
+
 int nicsim_destroy(struct nicsim_dev *d, uint32_t cmd, uint32_t h) {
 	uint64_t in = h;
 	return run(d, cmd, &in, 1, NULL, 0);
@@ -269,6 +271,10 @@ int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_
 	const int max = NICSIM_WQEBB * NICSIM_MAX_WQEBBS;
 	uint8_t *seg = w + 16;
 	memset(w, 0, (size_t)max);
+	if (qp->type == NICSIM_QPT_XRC_SEND && wr->opcode != NICSIM_WQE_OP_NOP) { /* the XRC segment: the target's SRQ */
+		nicsim_put32(seg, wr->xrc_srqn & 0xffffff);
+		seg += 16;
+	}
 	if (qp->type == NICSIM_QPT_UD) { /* the address vector: Q_Key, destination QPN (extended AV), LID */
 		nicsim_put32(seg, wr->qkey);
 		nicsim_put32(seg + 8, wr->dest_qpn | 0x80000000u);
@@ -381,8 +387,9 @@ int nicsim_post_recv(struct nicsim_qp *qp, const struct nicsim_mr *mr, void *add
 	return rc;
 }
 
-int nicsim_srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
-		      struct nicsim_srq *srq) {
+/* CREATE_SRQ, or CREATE_XRC_SRQ when xrc (its first words are CREATE_SRQ's, then the domain and CQ). */
+static int srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
+		      const uint32_t *xrc, struct nicsim_srq *srq) {
 	memset(srq, 0, sizeof(*srq));
 	srq->dev = d;
 	srq->log_size = log_size;
@@ -391,14 +398,29 @@ int nicsim_srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint
 	srq->db = nicsim_dma_alloc(d, 64, &srq->db_iova);
 	if (!srq->ring || !srq->db)
 		return -errno;
-	uint64_t in[NICSIM_CREATE_SRQ_IN_WORDS] = {0};
+	uint64_t in[NICSIM_CREATE_XRC_SRQ_IN_WORDS] = {0};
 	in[NICSIM_CREATE_SRQ_IN_PD] = pd;
 	in[NICSIM_CREATE_SRQ_IN_RING] = srq->ring_iova;
 	in[NICSIM_CREATE_SRQ_IN_LOG_SIZE] = log_size;
 	in[NICSIM_CREATE_SRQ_IN_STRIDE_LOG] = log_stride;
 	in[NICSIM_CREATE_SRQ_IN_DBREC] = srq->db_iova;
 	in[NICSIM_CREATE_SRQ_IN_LIMIT] = limit;
-	return handle(d, NICSIM_CMD_CREATE_SRQ, in, NICSIM_CREATE_SRQ_IN_WORDS, &srq->srqn);
+	if (!xrc)
+		return handle(d, NICSIM_CMD_CREATE_SRQ, in, NICSIM_CREATE_SRQ_IN_WORDS, &srq->srqn);
+	in[NICSIM_CREATE_XRC_SRQ_IN_XRCD] = xrc[0];
+	in[NICSIM_CREATE_XRC_SRQ_IN_CQ] = xrc[1];
+	return handle(d, NICSIM_CMD_CREATE_XRC_SRQ, in, NICSIM_CREATE_XRC_SRQ_IN_WORDS, &srq->srqn);
+}
+
+int nicsim_srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
+		      struct nicsim_srq *srq) {
+	return srq_create(d, pd, log_size, log_stride, limit, NULL, srq);
+}
+
+int nicsim_xrc_srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
+			  uint32_t xrcd, uint32_t cqn, struct nicsim_srq *srq) {
+	const uint32_t xrc[2] = {xrcd, cqn};
+	return srq_create(d, pd, log_size, log_stride, limit, xrc, srq);
 }
 
 int nicsim_srq_destroy(struct nicsim_srq *srq) {

@@ -21,7 +21,9 @@ uint32_t nicsim_last_syndrome(void);
 
 int nicsim_alloc_uar(struct nicsim_dev *dev, uint32_t *uar);
 int nicsim_alloc_pd(struct nicsim_dev *dev, uint32_t *pd);
-/* Frees a UAR, PD, MR (by its key), CQ, QP (by number): `cmd` is the DEALLOC/DESTROY opcode. */
+/* An XRC domain: the XRC SRQs and target QPs that may serve each other (DEALLOC_XRCD frees it). */
+int nicsim_alloc_xrcd(struct nicsim_dev *dev, uint32_t *xrcd);
+/* Frees a UAR, PD, XRC domain, MR (by its key), CQ, QP (by number): `cmd` is the DEALLOC/DESTROY opcode. */
 int nicsim_destroy(struct nicsim_dev *dev, uint32_t cmd, uint32_t handle);
 
 /* A memory region over [addr, addr + len) of DMA-mapped memory at bus address iova. */
@@ -133,6 +135,7 @@ struct nicsim_send_wr {
 	int num_sge;
 	int inline_data;	/* the segments' bytes go in the WQE (read from their addresses now) */
 	uint32_t dest_qpn, qkey, dlid; /* a UD QP's address vector */
+	uint32_t xrc_srqn;	/* an XRC_SEND QP's: the XRC SRQ at the target that takes it */
 };
 
 /*
@@ -162,6 +165,9 @@ struct nicsim_srq {
 /* An SRQ of PD `pd` whose limit event is armed at `limit` (0: not armed). */
 int nicsim_srq_create(struct nicsim_dev *dev, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
 		      struct nicsim_srq *srq);
+/* An XRC SRQ of domain `xrcd` (nicsim_alloc_xrcd) whose receives complete to CQ `cqn`. */
+int nicsim_xrc_srq_create(struct nicsim_dev *dev, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
+			  uint32_t xrcd, uint32_t cqn, struct nicsim_srq *srq);
 int nicsim_srq_destroy(struct nicsim_srq *srq);
 /* Writes a receive WQE at the SRQ's head; nicsim_srq_publish makes those put the adapter's. */
 int nicsim_srq_recv_put(struct nicsim_srq *srq, const struct nicsim_sge *sge, int num_sge);

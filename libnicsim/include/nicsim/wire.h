@@ -2,7 +2,7 @@
 #ifndef NICSIM_WIRE_H
 #define NICSIM_WIRE_H
 #include <stdint.h>
-#define NICSIM_WIRE_VERSION 14u
+#define NICSIM_WIRE_VERSION 15u
 #define NICSIM_HELLO_OWN_RINGS 1u
 enum nicsim_op {
 	NICSIM_OP_HELLO = 1,

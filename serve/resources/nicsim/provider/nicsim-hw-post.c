@@ -14,8 +14,10 @@
 /* The WQE opcode of a work request on a QP of type t, or -1 if that QP cannot post it. */
 static int wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type t) {
 	int sends = op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
-	if (t == IBV_QPT_UD && !sends)
-		return -1;
+	if ((t == IBV_QPT_UD && !sends) || t == IBV_QPT_XRC_RECV)
+		return -1; /* an XRC target has no send queue */
+	if (t == IBV_QPT_XRC_SEND)
+		t = IBV_QPT_RC; /* an XRC initiator is an RC requester */
 	switch (op) {
 	case IBV_WR_SEND: return NICSIM_WQE_OP_SEND;
 	case IBV_WR_SEND_WITH_IMM: return NICSIM_WQE_OP_SEND_IMM;
@@ -50,7 +52,9 @@ static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, stru
 	s->opcode = (uint32_t)op;
 	s->fm_ce_se = (h->sig_all || (wr->send_flags & IBV_SEND_SIGNALED) ? NICSIM_FM_SIGNALED : 0) |
 		      (wr->send_flags & IBV_SEND_SOLICITED ? NICSIM_FM_SOLICITED : 0) |
-		      (wr->send_flags & IBV_SEND_FENCE && t == IBV_QPT_RC ? NICSIM_FM_FENCE : 0);
+		      (wr->send_flags & IBV_SEND_FENCE && (t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND) ? NICSIM_FM_FENCE : 0);
+	if (t == IBV_QPT_XRC_SEND)
+		s->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		s->imm = wr->imm_data;
 	if (wr->opcode == IBV_WR_SEND_WITH_INV || wr->opcode == IBV_WR_LOCAL_INV)
@@ -123,6 +127,11 @@ int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct
 	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
 	struct nicsim_sge sge[NICSIM_HW_MAX_SGE];
 	int count = 0, rc = 0;
+	enum ibv_qp_type t = qp->vqp.qp.qp_type;
+	if (t == IBV_QPT_XRC_SEND || t == IBV_QPT_XRC_RECV) { /* XRC receives go to an XRC SRQ of the target's domain */
+		*bad = wr;
+		return EINVAL;
+	}
 	pthread_mutex_lock(&hw->lock);
 	for (; wr; wr = wr->next) {
 		uint32_t capacity = h->max_recv_wr < h->rq_size ? h->max_recv_wr : h->rq_size;

@@ -20,27 +20,48 @@ static void free_rings(struct nicsim_hw_qp *h) {
 	free(h);
 }
 
+/* Whether init names the PD or domain, CQs and SRQ a QP of its type needs (and nothing an XRC QP may not have). */
+static int well_formed(struct ibv_pd *pd, struct ibv_xrcd *xrcd, const struct ibv_qp_init_attr *init) {
+	enum ibv_qp_type t = init->qp_type;
+	int target = t == IBV_QPT_XRC_RECV, xrc = target || t == IBV_QPT_XRC_SEND;
+	if (target ? !xrcd || pd : !pd)
+		return 0; /* an XRC target has its domain and no PD; every other QP a PD */
+	if (xrc && init->srq)
+		return 0; /* an XRC SRQ is named by each request, not attached */
+	if (!target && (!init->send_cq || !to_ncq(init->send_cq)->hw))
+		return 0;
+	return xrc || (init->recv_cq && to_ncq(init->recv_cq)->hw);
+}
+
 /*
- * An RC, UC or UD QP on rings sized as the Java driver sizes them (its largest WQE times
- * max_send_wr WQEBBs, rounded up; receives of max_recv_sge segments): 0 or an errno.
+ * An RC, UC, UD or XRC QP on rings sized as the Java driver sizes them (its largest WQE times
+ * max_send_wr WQEBBs, rounded up; receives of max_recv_sge segments): 0 or an errno. An XRC
+ * target (XRC_RECV) has no PD, CQs or queues of its own, only its domain; an XRC initiator
+ * (XRC_SEND) receives nothing.
  */
-int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_init_attr *init,
+int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 			struct nicsim_ibv_qp *qp) {
 	struct nicsim_hw *hw = hw_of(c);
 	const struct nicsim_caps *caps = nicsim_caps(hw->dev);
 	struct ibv_qp_cap *cap = &init->cap;
 	enum ibv_qp_type t = init->qp_type;
-	if ((t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD) || !pd || (init->srq && !to_nsrq(init->srq)->hw))
-		return EOPNOTSUPP; /* XRC, DC and raw: not in the C driver yet */
-	if (!init->send_cq || !init->recv_cq || !to_ncq(init->send_cq)->hw || !to_ncq(init->recv_cq)->hw)
+	int target = t == IBV_QPT_XRC_RECV, initiator = t == IBV_QPT_XRC_SEND;
+	if ((t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && !target && !initiator) ||
+	    (init->srq && !to_nsrq(init->srq)->hw))
+		return EOPNOTSUPP; /* DC and raw: not in the C driver yet */
+	if (!well_formed(pd, xrcd, init))
 		return EINVAL;
-	if (cap->max_send_wr < 1 || cap->max_send_wr > caps->max_qp_wr || cap->max_recv_wr > caps->max_qp_wr ||
+	if (target)
+		memset(cap, 0, sizeof(*cap));
+	if (initiator)
+		cap->max_recv_wr = cap->max_recv_sge = 0;
+	if ((cap->max_send_wr < 1 && !target) || cap->max_send_wr > caps->max_qp_wr || cap->max_recv_wr > caps->max_qp_wr ||
 	    cap->max_send_sge > caps->max_sge || cap->max_recv_sge > caps->max_sge || cap->max_inline_data > caps->max_inline)
 		return EINVAL;
 	uint32_t send_sge = cap->max_send_sge ? cap->max_send_sge : 1, recv_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
 	uint32_t body = send_sge * 16 > (cap->max_inline_data + 4 + 15) / 16 * 16 ? send_sge * 16
 										: (cap->max_inline_data + 4 + 15) / 16 * 16;
-	uint32_t bbs = (16 + (t == IBV_QPT_UD ? 48 : 32) + body + 63) / 64;
+	uint32_t bbs = (16 + (t == IBV_QPT_UD ? 48 : 32) + (initiator ? 16 : 0) + body + 63) / 64;
 	struct nicsim_hw_qp *h = calloc(1, sizeof(*h));
 	if (!h)
 		return ENOMEM;
@@ -58,8 +79,9 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_
 		return ENOMEM;
 	}
 	struct nicsim_qp_init q = {
-		.type = (uint32_t)t, .pd = to_npd(pd)->handle, .send_cqn = to_ncq(init->send_cq)->hw->q.cqn,
-		.recv_cqn = to_ncq(init->recv_cq)->hw->q.cqn, .uar = hw->uar, .log_sq = nicsim_log2(h->sq_size),
+		.type = (uint32_t)t, .pd = target ? to_nxrcd(xrcd)->xrcdn : to_npd(pd)->handle,
+		.send_cqn = target ? 0 : to_ncq(init->send_cq)->hw->q.cqn,
+		.recv_cqn = init->recv_cq && !target ? to_ncq(init->recv_cq)->hw->q.cqn : 0, .uar = hw->uar, .log_sq = nicsim_log2(h->sq_size),
 		.log_rq = nicsim_log2(h->rq_size), .log_stride = nicsim_recv_stride_log(recv_sge),
 		.flags = h->sig_all ? 1 : 0, .srqn = init->srq ? to_nsrq(init->srq)->hw->q.srqn : 0};
 	pthread_mutex_lock(&hw->lock);

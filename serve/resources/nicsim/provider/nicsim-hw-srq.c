@@ -10,12 +10,14 @@
 #include "nicsim-hw.h"
 #include "nicsim/device.h"
 
-int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type,
-			 struct nicsim_ibv_srq *srq) {
+int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
+			 struct ibv_cq *cq, struct nicsim_ibv_srq *srq) {
 	struct nicsim_hw *hw = hw_of(pd->context);
 	const struct nicsim_caps *caps = nicsim_caps(hw->dev);
-	if (type != IBV_SRQT_BASIC)
-		return EOPNOTSUPP; /* XRC and tag-matching SRQs: not in the C driver yet */
+	if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)
+		return EOPNOTSUPP; /* tag-matching SRQs: not in the C driver yet */
+	if (type == IBV_SRQT_XRC && (!xrcd || !cq || !to_ncq(cq)->hw))
+		return EINVAL;
 	if (attr->max_wr < 1 || attr->max_wr > caps->max_qp_wr || attr->max_sge < 1 || attr->max_sge > caps->max_sge ||
 	    attr->srq_limit > attr->max_wr)
 		return EINVAL;
@@ -28,8 +30,11 @@ int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_
 	h->size = size;
 	h->max_wr = attr->max_wr;
 	pthread_mutex_lock(&hw->lock);
-	int rc = nicsim_srq_create(hw->dev, to_npd(pd)->handle, nicsim_log2(size), nicsim_recv_stride_log(attr->max_sge),
-				   attr->srq_limit, &h->q);
+	uint32_t log = nicsim_log2(size), stride = nicsim_recv_stride_log(attr->max_sge);
+	int rc = type == IBV_SRQT_XRC
+			 ? nicsim_xrc_srq_create(hw->dev, to_npd(pd)->handle, log, stride, attr->srq_limit,
+						 to_nxrcd(xrcd)->xrcdn, to_ncq(cq)->hw->q.cqn, &h->q)
+			 : nicsim_srq_create(hw->dev, to_npd(pd)->handle, log, stride, attr->srq_limit, &h->q);
 	struct nicsim_ibv_srq **grown = rc ? NULL : realloc(hw->srqs, (hw->nsrqs + 1) * sizeof(*grown));
 	if (!rc && !grown) {
 		nicsim_srq_destroy(&h->q);
@@ -43,12 +48,52 @@ int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_
 	if (rc) {
 		free(h->wrid);
 		free(h);
-		return nicsim_hw_errno("CREATE_SRQ", rc);
+		return nicsim_hw_errno(type == IBV_SRQT_XRC ? "CREATE_XRC_SRQ" : "CREATE_SRQ", rc);
 	}
 	srq->hw = h;
 	srq->handle = h->q.srqn;
 	srq->max_sge = attr->max_sge;
 	srq->vsrq.srq_num = h->q.srqn;
+	return 0;
+}
+
+struct nicsim_ibv_srq *nicsim_hw_srq(struct nicsim_hw *hw, uint32_t srqn) {
+	for (uint32_t i = 0; i < hw->nsrqs; i++)
+		if (hw->srqs[i]->hw->q.srqn == srqn)
+			return hw->srqs[i];
+	return NULL;
+}
+
+/* An XRC domain made by ALLOC_XRCD, the context's alone (one shared by a file is the session's: nicsim-queues.c). */
+struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c) {
+	struct nicsim_hw *hw = hw_of(c);
+	struct nicsim_ibv_xrcd *x = calloc(1, sizeof(*x));
+	if (!x) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_alloc_xrcd(hw->dev, &x->xrcdn);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) {
+		free(x);
+		errno = nicsim_hw_errno("ALLOC_XRCD", rc);
+		return NULL;
+	}
+	x->own = 1;
+	x->vxrcd.handle = x->xrcdn;
+	x->vxrcd.xrcd.context = c;
+	return &x->vxrcd.xrcd;
+}
+
+int nicsim_hw_close_xrcd(struct nicsim_ibv_xrcd *x) {
+	struct nicsim_hw *hw = hw_of(x->vxrcd.xrcd.context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_XRCD, x->xrcdn);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc)
+		return nicsim_hw_errno("DEALLOC_XRCD", rc);
+	free(x);
 	return 0;
 }
 

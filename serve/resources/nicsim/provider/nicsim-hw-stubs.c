@@ -17,11 +17,6 @@ static void *unbuilt(const char *verb) {
 	return NULL;
 }
 
-static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a) {
-	(void)c; (void)a;
-	return unbuilt("ibv_open_xrcd");
-}
-
 static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t) {
 	(void)pd; (void)t;
 	return unbuilt("ibv_alloc_mw");
@@ -47,7 +42,6 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t o
 const struct verbs_context_ops nicsim_hw_unbuilt_ops = {
 	.alloc_dm = alloc_dm,
 	.alloc_mw = alloc_mw,
-	.open_xrcd = open_xrcd,
 	.reg_dm_mr = reg_dm_mr,
 	.rereg_mr = rereg_mr,
 };

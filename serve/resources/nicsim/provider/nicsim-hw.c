@@ -294,8 +294,9 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 		return;
 	}
 	struct ibv_srq *srq = qp ? qp->vqp.qp.srq : NULL;
-	if (srq && to_nsrq(srq)->hw) { /* its receive was the SRQ's */
-		struct nicsim_hw_srq *s = to_nsrq(srq)->hw;
+	struct nicsim_ibv_srq *xrc = w->srqn ? nicsim_hw_srq(hw, w->srqn) : NULL; /* the target QP may be another's */
+	if (xrc || (srq && to_nsrq(srq)->hw)) { /* its receive was the SRQ's */
+		struct nicsim_hw_srq *s = xrc ? xrc->hw : to_nsrq(srq)->hw;
 		wc->wr_id = s->wrid[w->wqe_counter & (s->size - 1)];
 		s->tail++;
 	} else if (h) {

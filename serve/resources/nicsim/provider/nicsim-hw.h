@@ -79,7 +79,7 @@ int nicsim_hw_errno(const char *what, int rc);
 
 /*
  * The verbs of the C driver: PDs, MRs, AHs and CQs (nicsim-hw.c); and, for what it does not build
- * yet (XRC, windows, device memory, rereg), EOPNOTSUPP (nicsim-hw-stubs.c).
+ * yet (windows, device memory, rereg), EOPNOTSUPP (nicsim-hw-stubs.c).
  */
 extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_unbuilt_ops;
 
@@ -90,7 +90,7 @@ int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_
 int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 
 /* Its QPs (nicsim-hw-qp.c), reached from the provider's QP verbs: each returns 0 or an errno. */
-int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_qp_init_attr *init,
+int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 			struct nicsim_ibv_qp *qp);
 int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
@@ -101,8 +101,14 @@ int nicsim_hw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct 
 int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* Its SRQs (nicsim-hw-srq.c), reached from the provider's SRQ verbs: 0 or an errno. */
-int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type,
-			 struct nicsim_ibv_srq *srq);
+/* A basic SRQ, or an XRC SRQ of domain xrcd completing to cq. */
+int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
+			 struct ibv_cq *cq, struct nicsim_ibv_srq *srq);
+/* The SRQ of number srqn, or NULL (hw->lock held). */
+struct nicsim_ibv_srq *nicsim_hw_srq(struct nicsim_hw *hw, uint32_t srqn);
+/* An XRC domain of the context's own (ALLOC_XRCD; NULL and errno on failure), and its close: 0 or an errno. */
+struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c);
+int nicsim_hw_close_xrcd(struct nicsim_ibv_xrcd *x);
 int nicsim_hw_destroy_srq(struct nicsim_ibv_srq *srq);
 int nicsim_hw_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
 int nicsim_hw_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr);

@@ -134,7 +134,8 @@ struct nicsim_ibv_srq {
 	uint32_t max_sge;
 	struct nicsim_hw_srq *hw; /* its ring, when the C driver made it */
 };
-struct nicsim_ibv_xrcd { struct verbs_xrcd vxrcd; };
+/* An XRC domain: its number on the adapter (xrcdn); own: made by the C driver's ALLOC_XRCD, not a session's. */
+struct nicsim_ibv_xrcd { struct verbs_xrcd vxrcd; uint32_t xrcdn; int own; };
 struct nicsim_ibv_mw { struct ibv_mw mw; };
 
 /* The provider's object of each libibverbs object it made (typed downcasts, as rdma-core's providers). */

@@ -131,7 +131,7 @@ static int ask_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_ty
 	int rc;
 	if (to_nctx(pd->context)->hw) { /* the C driver makes it */
 		done(&m);
-		return xrcd || cq || tm ? EOPNOTSUPP : nicsim_hw_create_srq(pd, attr, type, srq);
+		return tm ? EOPNOTSUPP : nicsim_hw_create_srq(pd, attr, type, xrcd, cq, srq);
 	}
 	put(&m, &q, sizeof(q));
 	rc = call(to_nctx(pd->context), &m);
@@ -243,6 +243,7 @@ static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_at
 		errno = EINVAL;
 		return NULL;
 	}
+	if (to_nctx(c)->hw && !by_file) return nicsim_hw_open_xrcd(c); /* the C driver's own, by ALLOC_XRCD */
 	m = request(NICSIM_OP_OPEN_XRCD);
 	memset(&st, 0, sizeof(st));
 	if (by_file && fstat(attr->fd, &st)) { done(&m); errno = EBADF; return NULL; }
@@ -255,12 +256,14 @@ static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_at
 	rc = call(to_nctx(c), &m);
 	if (rc) { done(&m); free(x); errno = rc; return NULL; }
 	x->vxrcd.handle = get32(&m);
+	x->xrcdn = get32(&m);
 	x->vxrcd.xrcd.context = c;
 	done(&m);
 	return &x->vxrcd.xrcd;
 }
 
 static int close_xrcd(struct ibv_xrcd *x) {
+	if (to_nxrcd(x)->own) return nicsim_hw_close_xrcd(to_nxrcd(x));
 	int rc = simple(x->context, NICSIM_OP_CLOSE_XRCD, xrcd_handle(x));
 	if (!rc) free(x);
 	return rc;
@@ -335,7 +338,7 @@ static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrc
 	int rc;
 	if (to_nctx(c)->hw) {
 		done(&m);
-		return xrcd || dc_type ? EOPNOTSUPP : nicsim_hw_create_qp(c, pd, init, qp);
+		return dc_type ? EOPNOTSUPP : nicsim_hw_create_qp(c, pd, xrcd, init, qp);
 	}
 	put(&m, &q, sizeof(q));
 	rc = call(to_nctx(c), &m);

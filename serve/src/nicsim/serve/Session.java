@@ -178,15 +178,18 @@ final class Session implements AutoCloseable {
 
     /**
      * ibv_open_xrcd: a domain of the program's own, or (given a file) the node's domain of that file,
-     * shared with every program that opens it.
+     * shared with every program that opens it: its handle, then its number on the adapter.
      */
     private Wire.Out openXrcd(Wire.In in) {
         boolean byFile = in.u32("file") != 0;
         long dev = in.u64("dev"), ino = in.u64("ino");
         int oflags = in.u32("oflags");
-        if (!byFile) return new Wire.Out().u32(add(context().openXrcd()));
+        if (!byFile) {
+            Xrcd own = context().openXrcd();
+            return new Wire.Out().u32(add(own)).u32(own.handle());
+        }
         XrcDomains.Shared s = domains.open(dev, ino, oflags);
-        return new Wire.Out().u32(handles.add(s.xrcd, s));
+        return new Wire.Out().u32(handles.add(s.xrcd, s)).u32(s.xrcd.handle()); // its number: a C driver names it so
     }
 
     private Wire.Out closeXrcd(int h) {

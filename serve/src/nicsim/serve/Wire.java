@@ -17,7 +17,7 @@ public final class Wire {
     private Wire() {}
 
     /** Raised when the provider and the simulator disagree on the protocol. */
-    public static final int VERSION = 14;
+    public static final int VERSION = 15;
     /** The largest message either side accepts. */
     public static final int MAX_MESSAGE = 64 << 20;
     /** "No object" in a handle field (no SRQ, no channel, no address handle). */

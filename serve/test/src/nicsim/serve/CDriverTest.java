@@ -79,8 +79,8 @@ class CDriverTest {
     }
 
     /**
-     * AttachTest's list of Debian's programs (but the XRC one, not built in the C driver yet), and
-     * completion events (-e: a completion channel, CQs armed, interrupts), through the C driver.
+     * AttachTest's list of Debian's programs, and completion events (-e: a completion channel, CQs
+     * armed, interrupts), through the C driver.
      */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
@@ -90,7 +90,8 @@ class CDriverTest {
             "ib_atomic_bw -n 100 | 8          100",
             "ibv_rc_pingpong -n 50 -m 2048 | 50 iters in", "ib_write_bw -q 4 -n 100 | 65536      400",
             "ib_read_lat -n 100 | 2       100", "ib_write_lat -n 50 | 2       50", "ib_write_bw -a -n 5 | 8388608    5",
-            "ibv_rc_pingpong -n 50 -e | 50 iters in", "ib_send_lat -n 50 -e | 2       50"})
+            "ibv_rc_pingpong -n 50 -e | 50 iters in", "ib_send_lat -n 50 -e | 2       50",
+            "ibv_xsrq_pingpong -n 20 | success"})
     void debiansProgramsRunThroughTheCDriver(String command, String result) throws Exception {
         List<String> out = pair(true, false, command.split(" "));
         assertTrue(out.get(1).contains(result), out.get(1));
@@ -104,7 +105,7 @@ class CDriverTest {
      */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"device", "pd", "cq", "cq-events", "qp", "qp-ex",
-            "atomic", "domain", "srq", "rdmacm"})
+            "atomic", "domain", "srq", "rdmacm", "xrc"})
     void conformanceFamiliesPassThroughTheCDriver(String family) throws Exception {
         java.nio.file.Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lrdmacm",
                 "-lpthread");
@@ -115,6 +116,30 @@ class CDriverTest {
         assertEquals(0, status, out);
         assertTrue(out.lines().anyMatch(l -> l.matches("# \\d+ checks, 0 failed")), out);
         assertTrue(served.log().contains("as a user context"), served.log());
+    }
+
+    /**
+     * AttachTest's XRC domain shared through a file, through the C driver: two programs on node 1 open
+     * the same file's domain (one makes the target QP and an XRC SRQ, the other only an XRC SRQ), and one
+     * XRC connection from node 0 reaches both; each receive completes to its own program's CQ, naming the
+     * other program's target QP.
+     */
+    @Test
+    void twoCDriverProgramsShareAnXrcDomainThroughAFile() throws Exception {
+        java.nio.file.Path dir = Programs.compile("serve", "xrc-share", List.of("meet.h"), "-libverbs");
+        String prog = dir.resolve("xrc-share").toString(), file = dir.resolve("domain").toString();
+        Programs.Run target = Programs.start(served, 1, false, withDriver(true, prog, "target", dir.toString(), file));
+        Programs.Run other = Programs.start(served, 1, false, withDriver(true, prog, "srq", dir.toString(), file));
+        Programs.Run sender = Programs.start(served, 0, false, withDriver(true, prog, "send", dir.toString()));
+        assertEquals(0, sender.await(), sender.output() + "\n--- serve:\n" + served.log());
+        assertEquals(0, target.await(), target.output() + served.log());
+        assertEquals(0, other.await(), other.output() + served.log());
+        assertTrue(sender.output().contains("sent 2 messages through one XRC connection"), sender.output());
+        assertTrue(target.output().contains("target got \"to the target process\""), target.output());
+        assertTrue(other.output().contains("srq got \"to the srq process\""), other.output());
+        String all = sender.output() + target.output() + other.output();
+        assertFalse(all.contains("not built in the C driver"), all);
+        assertTrue(served.log().contains("opened node 1's adapter as a user context"), served.log());
     }
 
     /** AttachTest's async-events program: a CQ overrun's CQ_ERR and QP_FATAL name the C driver's CQ and QP. */
