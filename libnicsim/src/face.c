@@ -139,6 +139,62 @@ static int call(struct nicsim_dev *d, struct req *r, void *out, uint32_t want) {
 }
 
 /*
+ * The posted-write ring (docs/device.md, "Posted writes in shared memory"): a memfd both processes
+ * map; each BAR0 write is a record appended to it, taken by the device before this driver's next
+ * request and before simulated time moves. The producer's byte count is at 0, the consumer's at 64,
+ * records from POSTED_DATA.
+ */
+#define POSTED_DATA 4096u
+#define POSTED_BYTES (64u * 1024u)
+#define POSTED_PAD 0xffffffffu
+
+static void posted_ring(struct nicsim_dev *d) {
+	const char *mode = getenv("NICSIM_POSTED");
+	if (mode && !strcmp(mode, "socket")) /* every write on the socket, as before the ring */
+		return;
+	int fd = memfd_create("nicsim-posted", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	void *p = MAP_FAILED;
+	if (!ftruncate(fd, POSTED_DATA + POSTED_BYTES))
+		p = mmap(NULL, POSTED_DATA + POSTED_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED) {
+		struct req r;
+		start(&r, NICSIM_OP_PCI_POSTED_RING);
+		put32(&r, (uint32_t)fd);
+		put32(&r, POSTED_BYTES);
+		if (!call(d, &r, NULL, 0))
+			d->posted = p;
+		else
+			munmap(p, POSTED_DATA + POSTED_BYTES);
+	}
+	close(fd); /* the simulator opened it through /proc: both mappings stay */
+}
+
+/* Appends one write to the ring: 0, or -1 when it has no room (the socket carries it, after the ring's). */
+static int ring_write(struct nicsim_dev *d, uint64_t offset, const void *data, uint32_t len) {
+	uint8_t *ring = d->posted + POSTED_DATA;
+	uint64_t head = d->posted_head, tail = __atomic_load_n((uint64_t *)(void *)(d->posted + 64), __ATOMIC_ACQUIRE);
+	uint32_t need = (16 + len + 15) & ~15u, at = (uint32_t)(head & (POSTED_BYTES - 1)), to_end = POSTED_BYTES - at;
+	uint32_t pad = need > to_end ? to_end : 0;
+	if (need > POSTED_BYTES / 2 || head + pad + need - tail > POSTED_BYTES)
+		return -1;
+	if (pad) { /* a record does not wrap: skip to the start */
+		uint32_t h[2] = {to_end, POSTED_PAD};
+		memcpy(ring + at, h, sizeof(h));
+		head += pad;
+		at = 0;
+	}
+	uint32_t h[2] = {need, len};
+	memcpy(ring + at, h, sizeof(h));
+	memcpy(ring + at + 8, &offset, 8);
+	memcpy(ring + at + 16, data, len);
+	d->posted_head = head + need;
+	__atomic_store_n((uint64_t *)(void *)d->posted, d->posted_head, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
  * Opens node `node`'s adapter by `op`: PCI_OPEN (the whole function) or UCTX_OPEN (a user context,
  * tied to libibverbs session `session`).
  */
@@ -185,6 +241,7 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t sess
 		return fail(-rc);
 	}
 	d->node = node;
+	posted_ring(d);
 	d->bar0_size = o.bar0;
 	d->vectors = o.vectors;
 	d->msi_address = o.msi;
@@ -246,6 +303,8 @@ void nicsim_close(struct nicsim_dev *d) {
 	nicsim_teardown(d);
 	if (posted_on == d)
 		posted_on = NULL;
+	if (d->posted)
+		munmap(d->posted, POSTED_DATA + POSTED_BYTES);
 	close(d->fd);
 	free(d);
 }
@@ -270,6 +329,10 @@ int nicsim_config_write(struct nicsim_dev *d, uint32_t offset, uint32_t value) {
 }
 
 int nicsim_mmio_write(struct nicsim_dev *d, uint64_t offset, const void *data, uint32_t len) {
+	if (d->posted && (!posted_on || posted_on == d) && !ring_write(d, offset, data, len)) {
+		posted_on = d;
+		return 0;
+	}
 	struct req r;
 	start(&r, NICSIM_OP_PCI_MMIO_WRITE);
 	put32(&r, 0);

@@ -17,6 +17,8 @@ struct nicsim_dev {
 	struct nicsim_caps caps;
 	int probed;
 	int user; /* a user context (nicsim_open_context): commands go through the kernel, not a mailbox */
+	uint8_t *posted;      /* the posted-write ring shared with the simulator (PCI_POSTED_RING), or NULL */
+	uint64_t posted_head; /* bytes of records written to it so far */
 };
 
 /* A user context's command, run by the kernel's command queue: as nicsim_cmd. */

@@ -70,6 +70,8 @@ final class Pacer {
             }
         }
         if (inVerb && clockReadings(programs)) return; // readings first, at this moment, before anything moves
+        // writes the drivers posted in shared memory land now, as their sockets' would have before time moves
+        for (Program p : programs) for (PciDevice d : p.devices.values()) d.drainPosted();
         long until = inVerb || !spinners.isEmpty() ? Long.MAX_VALUE : world.now() + AWAY_STEP_PICOS;
         if (run(programs, spinners, until, interrupted)) {
             advances++;

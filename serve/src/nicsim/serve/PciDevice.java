@@ -93,9 +93,40 @@ final class PciDevice implements AutoCloseable {
         return m != null && addr - m.getKey() + length <= m.getValue();
     }
 
+    /** The driver's posted-write ring (PCI_POSTED_RING), or null: its writes come on the socket. */
+    private PostedRing posted;
+
+    /**
+     * Takes the writes the driver posted in its ring since last looked: before each of its requests (a
+     * read or WAIT is not passed by the writes before it, as on PCIe) and before simulated time moves.
+     */
+    void drainPosted() {
+        if (posted == null) return;
+        try {
+            posted.drain(this::postedWrite);
+        } catch (VerbsException x) {
+            refusedWrite(x.getMessage());
+        }
+    }
+
+    /** One posted BAR0 write at {@code offset}, from the socket or the ring; a refused one is a violation. */
+    private void postedWrite(long offset, byte[] data) {
+        try {
+            if (user != null && !user.inOwnUar(offset, data.length))
+                throw new VerbsException(Errno.EPERM, String.format("BAR0 write of %d bytes at 0x%x: not in a "
+                        + "UAR page of this context", data.length, offset));
+            long addr = barAddress(offset);
+            mmioWrites++;
+            host.bus.mmioWrite(addr, data); // posted: what hits nothing is counted by the bus as unsupported
+        } catch (VerbsException x) {
+            refusedWrite(x.getMessage());
+        }
+    }
+
     /** Handles one request; null when it is left open (answered by {@link #answer}) or needs no answer. */
     Wire.Out handle(Wire.Op op, Wire.In in) {
         requests++;
+        drainPosted();
         if (user != null) userCheck(op, in);
         return switch (op) {
             case UCTX_CMD -> command(in);
@@ -116,6 +147,12 @@ final class PciDevice implements AutoCloseable {
                 mmioWrites++;
                 host.bus.mmioWrite(addr, data); // posted: what hits nothing is counted by the bus as unsupported
                 yield null;
+            }
+            case PCI_POSTED_RING -> {
+                int fd = in.u32("fd"), bytes = in.u32("ring bytes");
+                if (posted != null) throw new VerbsException(Errno.EBUSY, "PCI_POSTED_RING: the driver has one");
+                posted = PostedRing.open(program.pid, fd, bytes);
+                yield new Wire.Out();
             }
             case PCI_MMIO_READ -> {
                 long addr = barAddress(in);
@@ -192,8 +229,12 @@ final class PciDevice implements AutoCloseable {
     private long barAddress(Wire.In in) {
         int bar = in.u32("bar");
         long offset = in.u64("bar offset");
-        ConfigSpace cs = host.bus.configSpace(0);
         if (bar != 0) throw new VerbsException(Errno.EINVAL, "bar " + bar + ": the adapter has BAR0 only");
+        return barAddress(offset);
+    }
+
+    private long barAddress(long offset) {
+        ConfigSpace cs = host.bus.configSpace(0);
         if (offset < 0 || offset >= cs.barSize(0))
             throw new VerbsException(Errno.EINVAL, String.format("BAR0 offset 0x%x: BAR0 is 0x%x bytes", offset,
                     cs.barSize(0)));
@@ -337,6 +378,7 @@ final class PciDevice implements AutoCloseable {
      * A user context's objects are destroyed first, as the kernel does when a process exits.
      */
     @Override public void close() {
+        drainPosted(); // what it wrote before it left still lands
         if (user != null) released = user.release();
         for (var e : maps.entrySet()) {
             host.memory.detach(e.getKey());

@@ -34,7 +34,9 @@ public final class Wire {
         PCI_OPEN, PCI_CONFIG_READ, PCI_CONFIG_WRITE, PCI_MMIO_READ, PCI_MMIO_WRITE, PCI_DMA_MAP, PCI_DMA_UNMAP,
         PCI_WAIT,
         // a user context on an adapter the kernel (serve's Java driver) brought up: a provider's own rings
-        UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL;
+        UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL,
+        // a driver's posted BAR0 writes in shared memory instead of on its socket
+        PCI_POSTED_RING;
 
         public int code() { return ordinal() + 1; }
 

@@ -126,6 +126,44 @@ class PciFaceTest {
         assertEquals(figure(oneWay, pp, "300", "64"), figure(oneWay, pp, "300", "64"));
     }
 
+    /**
+     * A driver's doorbells travel in the posted-write ring it shares with the device, not as a message
+     * each on its socket, and land at the same simulated moments: the same pingpong gives the same
+     * one-way time with its writes on the socket (NICSIM_POSTED=socket), where every write is a request.
+     */
+    @Test
+    void postedWritesInSharedMemoryLandAsTheSocketsDo() throws Exception {
+        String oneWay = "one way, mean: ([0-9.]+) us", pp = example("pingpong").toString();
+        Pattern summary = Pattern.compile("closed its PCI function on node 0: (\\d+) requests, (\\d+) MMIO writes");
+        long[] ring = new long[2], socket = new long[2];
+        String viaRing = logged(oneWay, summary, ring, pp, "300", "64");
+        String viaSocket = logged(oneWay, summary, socket, "env", "NICSIM_POSTED=socket", pp, "300", "64");
+        assertEquals(viaSocket, viaRing, "the same simulated one-way time either way");
+        String counts = "ring: " + ring[0] + " requests, " + ring[1] + " MMIO writes; socket: " + socket[0] + ", "
+                + socket[1];
+        assertEquals(ring[1], socket[1], "the same MMIO writes either way: " + counts);
+        assertTrue(ring[1] >= 150 && socket[0] - ring[0] >= ring[1] * 9 / 10, "most writes left the socket: " + counts);
+    }
+
+    /** As {@link #figure}; {@code counts} gets the two numbers {@code summary} finds in serve's log. */
+    private static String logged(String figure, Pattern summary, long[] counts, String... example) throws Exception {
+        Served s = new Served("nicsim-pci-posted").start(Served.cluster());
+        Matcher m;
+        try {
+            var run = Programs.start(s, 0, false, example);
+            assertEquals(0, run.await(120), run.output());
+            m = Pattern.compile(figure).matcher(run.output());
+            assertTrue(m.find(), run.output());
+        } finally {
+            assertTrue(s.stop());
+        }
+        Matcher c = summary.matcher(s.log());
+        assertTrue(c.find(), s.log());
+        counts[0] = Long.parseLong(c.group(1));
+        counts[1] = Long.parseLong(c.group(2));
+        return m.group(1);
+    }
+
     /** tests' broken.c, built against libnicsim as a driver developer builds: warning-free. */
     private static Path broken() throws Exception {
         Path include = Path.of(System.getProperty("nicsim.root", "."), "libnicsim", "include");
