@@ -46,8 +46,9 @@ int nicsim_mr_create(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t iov
 	return nicsim_mr_create_at(d, pd, addr, (uintptr_t)addr, iova, len, access, mr);
 }
 
-int nicsim_mr_create_at(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t start, uint64_t iova, uint64_t len,
-			uint32_t access, struct nicsim_mr *mr) {
+/* CREATE_MKEY's words for [addr, addr + len) at bus address iova, named from `start`; with rereg, REREG_MKEY's of key. */
+static int mkey_cmd(struct nicsim_dev *d, const uint32_t *rereg, uint32_t pd, void *addr, uint64_t start, uint64_t iova,
+		    uint64_t len, uint32_t access, uint32_t *key) {
 	uint64_t first = (uintptr_t)addr & ~4095ull, pages = ((uintptr_t)addr + len - first + 4095) / 4096, list_iova;
 	uint64_t list_len = pages * 8;
 	uint8_t *list = nicsim_dma_alloc(d, list_len, &list_iova);
@@ -55,7 +56,7 @@ int nicsim_mr_create_at(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t 
 		return -errno;
 	for (uint64_t i = 0; i < pages; i++) /* the buffer's pages are contiguous in bus addresses */
 		nicsim_put64(list + 8 * i, (iova & ~4095ull) + 4096 * i);
-	uint64_t in[NICSIM_CREATE_MKEY_IN_WORDS] = {0};
+	uint64_t words[1 + NICSIM_CREATE_MKEY_IN_WORDS] = {0}, *in = words + 1; /* REREG_MKEY: the key, then these */
 	in[NICSIM_CREATE_MKEY_IN_PD] = pd;
 	in[NICSIM_CREATE_MKEY_IN_START] = start;
 	in[NICSIM_CREATE_MKEY_IN_LENGTH] = len;
@@ -64,10 +65,32 @@ int nicsim_mr_create_at(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t 
 	in[NICSIM_CREATE_MKEY_IN_PAGE_OFFSET] = (uintptr_t)addr - first;
 	in[NICSIM_CREATE_MKEY_IN_PAGES] = pages;
 	in[NICSIM_CREATE_MKEY_IN_PAGE_LIST] = list_iova;
-	int rc = handle(d, NICSIM_CMD_CREATE_MKEY, in, NICSIM_CREATE_MKEY_IN_WORDS, &mr->key);
+	int rc;
+	if (rereg) {
+		words[NICSIM_REREG_MKEY_IN_MKEY] = *rereg;
+		rc = run(d, NICSIM_CMD_REREG_MKEY, words, NICSIM_REREG_MKEY_IN_WORDS, NULL, 0);
+	} else {
+		rc = handle(d, NICSIM_CMD_CREATE_MKEY, in, NICSIM_CREATE_MKEY_IN_WORDS, key);
+	}
 	nicsim_dma_free(d, list, list_len, list_iova); /* the adapter copied it before it answered */
+	return rc;
+}
+
+int nicsim_mr_create_at(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t start, uint64_t iova, uint64_t len,
+			uint32_t access, struct nicsim_mr *mr) {
+	int rc = mkey_cmd(d, NULL, pd, addr, start, iova, len, access, &mr->key);
 	mr->addr = addr;
 	mr->len = len;
+	return rc;
+}
+
+int nicsim_mr_rereg(struct nicsim_dev *d, struct nicsim_mr *mr, uint32_t pd, void *addr, uint64_t start, uint64_t iova,
+		    uint64_t len, uint32_t access) {
+	int rc = mkey_cmd(d, &mr->key, pd, addr, start, iova, len, access, NULL);
+	if (!rc) {
+		mr->addr = addr;
+		mr->len = len;
+	}
 	return rc;
 }
 
@@ -264,7 +287,7 @@ static void data_seg(uint8_t *s, uint32_t len, uint32_t lkey, uint64_t addr) {
 
 static int has_raddr(uint32_t op) {
 	return op == NICSIM_WQE_OP_RDMA_WRITE || op == NICSIM_WQE_OP_RDMA_WRITE_IMM || op == NICSIM_WQE_OP_RDMA_READ ||
-	       op == NICSIM_WQE_OP_ATOMIC_CS || op == NICSIM_WQE_OP_ATOMIC_FA;
+	       op == NICSIM_WQE_OP_ATOMIC_CS || op == NICSIM_WQE_OP_ATOMIC_FA || op == NICSIM_WQE_OP_UMR;
 }
 
 int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_t *w) {
@@ -287,7 +310,8 @@ int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_
 		nicsim_put32(seg + 8, wr->rkey);
 		seg += 16;
 	}
-	if (wr->opcode == NICSIM_WQE_OP_ATOMIC_CS || wr->opcode == NICSIM_WQE_OP_ATOMIC_FA) {
+	if (wr->opcode == NICSIM_WQE_OP_ATOMIC_CS || wr->opcode == NICSIM_WQE_OP_ATOMIC_FA ||
+	    wr->opcode == NICSIM_WQE_OP_UMR) { /* a window bind's: its length, then the MR's lkey << 32 | access */
 		nicsim_put64(seg, wr->swap_add);
 		nicsim_put64(seg + 8, wr->compare);
 		seg += 16;

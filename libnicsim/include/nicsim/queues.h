@@ -37,6 +37,9 @@ int nicsim_mr_create(struct nicsim_dev *dev, uint32_t pd, void *addr, uint64_t i
 /* As nicsim_mr_create, the region's addresses starting at `start` (ibv_reg_mr_iova's IOVA; 0: zero-based). */
 int nicsim_mr_create_at(struct nicsim_dev *dev, uint32_t pd, void *addr, uint64_t start, uint64_t iova, uint64_t len,
 			uint32_t access, struct nicsim_mr *mr);
+/* The region's key given a new PD, translation or access (REREG_MKEY): as nicsim_mr_create_at, the key kept. */
+int nicsim_mr_rereg(struct nicsim_dev *dev, struct nicsim_mr *mr, uint32_t pd, void *addr, uint64_t start,
+		    uint64_t iova, uint64_t len, uint32_t access);
 
 struct nicsim_cq {
 	struct nicsim_dev *dev;
@@ -128,9 +131,9 @@ struct nicsim_send_wr {
 	uint32_t opcode;	/* NICSIM_WQE_OP_* */
 	uint32_t fm_ce_se;	/* NICSIM_FM_* */
 	uint32_t imm;		/* bytes 12..15 as they are to be sent: immediate data in network order, or a key */
-	uint64_t remote_addr;
-	uint32_t rkey;
-	uint64_t swap_add, compare;
+	uint64_t remote_addr;	/* a window bind (NICSIM_WQE_OP_UMR): the window's address */
+	uint32_t rkey;		/* and its new rkey */
+	uint64_t swap_add, compare; /* a bind: the window's length, and the MR's lkey << 32 | its access flags */
 	const struct nicsim_sge *sge;
 	int num_sge;
 	int inline_data;	/* the segments' bytes go in the WQE (read from their addresses now) */

@@ -23,8 +23,9 @@ static int wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type t) {
 	case IBV_WR_SEND_WITH_IMM: return NICSIM_WQE_OP_SEND_IMM;
 	case IBV_WR_RDMA_WRITE: return NICSIM_WQE_OP_RDMA_WRITE;
 	case IBV_WR_RDMA_WRITE_WITH_IMM: return NICSIM_WQE_OP_RDMA_WRITE_IMM;
-	case IBV_WR_SEND_WITH_INV: return t == IBV_QPT_RC ? NICSIM_WQE_OP_SEND_INVAL : -1;
+	case IBV_WR_SEND_WITH_INV: return NICSIM_WQE_OP_SEND_INVAL;
 	case IBV_WR_LOCAL_INV: return NICSIM_WQE_OP_LOCAL_INVAL;
+	case IBV_WR_BIND_MW: return NICSIM_WQE_OP_UMR; /* nicsim's bind: a UMR naming the window */
 	case IBV_WR_RDMA_READ: return t == IBV_QPT_RC ? NICSIM_WQE_OP_RDMA_READ : -1;
 	case IBV_WR_ATOMIC_CMP_AND_SWP: return t == IBV_QPT_RC ? NICSIM_WQE_OP_ATOMIC_CS : -1;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD: return t == IBV_QPT_RC ? NICSIM_WQE_OP_ATOMIC_FA : -1;
@@ -37,6 +38,23 @@ int nicsim_hw_sges(const struct ibv_sge *list, int n, uint32_t max, struct nicsi
 		return EINVAL;
 	for (int i = 0; i < n; i++)
 		out[i] = (struct nicsim_sge){list[i].addr, list[i].length, list[i].lkey};
+	return 0;
+}
+
+/*
+ * A window bind: the window's address and new rkey (its index kept), its length, and the MR's lkey
+ * with the window's remote access (LOCAL_WRITE, which mlx5 accepts, changes nothing): 0 or EINVAL.
+ */
+static int bind(const struct ibv_send_wr *wr, struct nicsim_send_wr *s) {
+	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+	int window = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED;
+	if (!wr->bind_mw.mw || !b->mr || wr->num_sge || (wr->bind_mw.rkey >> 8) != (wr->bind_mw.mw->rkey >> 8) ||
+	    (b->mw_access_flags & ~(unsigned)(window | IBV_ACCESS_LOCAL_WRITE)))
+		return EINVAL;
+	s->remote_addr = b->addr;
+	s->rkey = wr->bind_mw.rkey;
+	s->swap_add = b->length;
+	s->compare = (uint64_t)b->mr->lkey << 32 | (b->mw_access_flags & (unsigned)window);
 	return 0;
 }
 
@@ -59,6 +77,8 @@ static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, stru
 		s->imm = wr->imm_data;
 	if (wr->opcode == IBV_WR_SEND_WITH_INV || wr->opcode == IBV_WR_LOCAL_INV)
 		s->imm = htobe32(wr->invalidate_rkey);
+	if (op == NICSIM_WQE_OP_UMR)
+		return bind(wr, s);
 	if (op == NICSIM_WQE_OP_ATOMIC_CS || op == NICSIM_WQE_OP_ATOMIC_FA) {
 		/* an atomic's remote word is aligned, and its result lands in one 8-byte segment (libibverbs' rules) */
 		if ((wr->wr.atomic.remote_addr & 7) || wr->num_sge != 1 || wr->sg_list[0].length != 8)
@@ -111,6 +131,7 @@ int nicsim_hw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, const struc
 		if (rc)
 			break;
 		h->wrid[slot] = wr->wr_id;
+		h->bind[slot] = (struct nicsim_hw_bind){s.opcode == NICSIM_WQE_OP_UMR ? wr->bind_mw.mw : NULL, s.rkey};
 		h->seq[slot] = h->posted++;
 		h->next_head[slot] = h->q.sq_head;
 		count++;

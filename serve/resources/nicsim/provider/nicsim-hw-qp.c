@@ -14,6 +14,7 @@
 
 static void free_rings(struct nicsim_hw_qp *h) {
 	free(h->wrid);
+	free(h->bind);
 	free(h->rwrid);
 	free(h->next_head);
 	free(h->seq);
@@ -71,10 +72,11 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 	h->max_recv_wr = cap->max_recv_wr;
 	h->sig_all = init->sq_sig_all != 0;
 	h->wrid = calloc(h->sq_size, sizeof(*h->wrid));
+	h->bind = calloc(h->sq_size, sizeof(*h->bind));
 	h->rwrid = calloc(h->rq_size, sizeof(*h->rwrid));
 	h->next_head = calloc(h->sq_size, sizeof(*h->next_head));
 	h->seq = calloc(h->sq_size, sizeof(*h->seq));
-	if (!h->wrid || !h->rwrid || !h->next_head || !h->seq) {
+	if (!h->wrid || !h->bind || !h->rwrid || !h->next_head || !h->seq) {
 		free_rings(h);
 		return ENOMEM;
 	}

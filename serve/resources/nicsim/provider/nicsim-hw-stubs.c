@@ -17,20 +17,9 @@ static void *unbuilt(const char *verb) {
 	return NULL;
 }
 
-static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t) {
-	(void)pd; (void)t;
-	return unbuilt("ibv_alloc_mw");
-}
-
 static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *a) {
 	(void)c; (void)a;
 	return unbuilt("ibv_alloc_dm");
-}
-
-static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
-	(void)vmr; (void)flags; (void)pd; (void)addr; (void)length; (void)access;
-	unbuilt("ibv_rereg_mr");
-	return EOPNOTSUPP;
 }
 
 static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset, size_t length,
@@ -41,7 +30,5 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t o
 
 const struct verbs_context_ops nicsim_hw_unbuilt_ops = {
 	.alloc_dm = alloc_dm,
-	.alloc_mw = alloc_mw,
 	.reg_dm_mr = reg_dm_mr,
-	.rereg_mr = rereg_mr,
 };

@@ -1,5 +1,5 @@
 /*
- * The provider on libnicsim (nicsim-hw.h): its user context, and its PDs, MRs and CQs made by the
+ * The provider on libnicsim (nicsim-hw.h): its user context, and its PDs, AHs and CQs made by the
  * device's commands; completions polled from the CQ's ring in this process's memory.
  */
 #define _GNU_SOURCE
@@ -107,56 +107,6 @@ static int dealloc_pd(struct ibv_pd *pd) {
 	return 0;
 }
 
-/* The pages under [addr, addr + length) mapped for the adapter, and a region over them. */
-static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
-	struct nicsim_hw *hw = hw_of(pd->context);
-	int remote = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-	if (!length || (remote && !(access & IBV_ACCESS_LOCAL_WRITE))) { /* remote writes need local write (IB spec) */
-		errno = EINVAL;
-		return NULL;
-	}
-	if (access & IBV_ACCESS_ON_DEMAND) {
-		errno = EOPNOTSUPP; /* on-demand paging: not in the C driver yet */
-		return NULL;
-	}
-	struct nicsim_ibv_mr *mr = calloc(1, sizeof(*mr));
-	if (!mr) { errno = ENOMEM; return NULL; }
-	uintptr_t first = (uintptr_t)addr & ~(uintptr_t)4095, end = ((uintptr_t)addr + length + 4095) & ~(uintptr_t)4095;
-	int writable = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
-			       ? NICSIM_DMA_WRITABLE : 0;
-	struct nicsim_mr m;
-	pthread_mutex_lock(&hw->lock);
-	int rc = nicsim_dma_map(hw->dev, (void *)first, end - first, writable, &mr->hw_iova);
-	uint64_t start = access & IBV_ACCESS_ZERO_BASED ? 0 : iova; /* the addresses its key names */
-	if (!rc && (rc = nicsim_mr_create_at(hw->dev, to_npd(pd)->handle, addr, start, mr->hw_iova, length,
-					     (uint32_t)access, &m)))
-		nicsim_dma_unmap(hw->dev, mr->hw_iova);
-	pthread_mutex_unlock(&hw->lock);
-	if (rc) { free(mr); errno = rc < 0 && rc != -EINVAL ? -rc : nicsim_hw_errno("CREATE_MKEY", rc); return NULL; }
-	mr->hw_base = (void *)first;
-	mr->hw_len = end - first;
-	mr->handle = m.key;
-	mr->vmr.ibv_mr.handle = m.key;
-	mr->vmr.ibv_mr.lkey = m.key;
-	mr->vmr.ibv_mr.rkey = m.key;
-	mr->vmr.mr_type = IBV_MR_TYPE_MR;
-	mr->vmr.access = access;
-	return &mr->vmr.ibv_mr;
-}
-
-static int dereg_mr(struct verbs_mr *vmr) {
-	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
-	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
-	pthread_mutex_lock(&hw->lock);
-	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DESTROY_MKEY, mr->handle);
-	if (!rc)
-		nicsim_dma_unmap(hw->dev, mr->hw_iova);
-	pthread_mutex_unlock(&hw->lock);
-	if (rc) return nicsim_hw_errno("DESTROY_MKEY", rc);
-	free(mr);
-	return 0;
-}
-
 /* ---- address handles: the address vector a UD WQE carries, kept in the program ---- */
 
 static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
@@ -251,6 +201,7 @@ static enum ibv_wc_opcode send_opcode(uint32_t wqe_opcode) {
 	case NICSIM_WQE_OP_ATOMIC_CS: return IBV_WC_COMP_SWAP;
 	case NICSIM_WQE_OP_ATOMIC_FA: return IBV_WC_FETCH_ADD;
 	case NICSIM_WQE_OP_LOCAL_INVAL: return IBV_WC_LOCAL_INV;
+	case NICSIM_WQE_OP_UMR: return IBV_WC_BIND_MW;
 	default: return IBV_WC_SEND;
 	}
 }
@@ -287,6 +238,8 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 			uint32_t slot = w->wqe_counter & (h->sq_size - 1);
 			wc->wr_id = h->wrid[slot];
 			h->retired = h->seq[slot] + 1;
+			if (h->bind[slot].mw && wc->status == IBV_WC_SUCCESS) /* the window has its new rkey now */
+				h->bind[slot].mw->rkey = h->bind[slot].rkey;
 		}
 		wc->opcode = send_opcode(w->wqe_opcode);
 		if (wc->opcode == IBV_WC_RDMA_READ || wc->opcode == IBV_WC_COMP_SWAP || wc->opcode == IBV_WC_FETCH_ADD)
@@ -382,8 +335,6 @@ static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
 const struct verbs_context_ops nicsim_hw_ops = {
 	.alloc_pd = alloc_pd,
 	.dealloc_pd = dealloc_pd,
-	.reg_mr = reg_mr,
-	.dereg_mr = dereg_mr,
 	.create_ah = create_ah,
 	.destroy_ah = destroy_ah,
 	.create_cq = create_cq,

@@ -22,11 +22,15 @@ struct nicsim_hw {
 	uint32_t nsrqs;
 };
 
+/* A window bind posted: the window takes rkey when the bind completes. */
+struct nicsim_hw_bind { struct ibv_mw *mw; uint32_t rkey; };
+
 /* A QP's rings and the work requests in them. */
 struct nicsim_hw_qp {
 	struct nicsim_qp q;
 	uint32_t sq_size, rq_size, max_send_wr, max_recv_wr, state, sig_all;
 	uint64_t *wrid, *rwrid;	/* by ring slot */
+	struct nicsim_hw_bind *bind; /* by ring slot: the window a bind names, or none */
 	uint32_t *next_head;	/* the send head after the WQE at each slot */
 	uint64_t *seq;		/* each slot's WQE's number among those posted */
 	uint64_t posted, retired; /* send WQEs posted and completed, in order */
@@ -78,10 +82,10 @@ struct nicsim_ibv_qp *nicsim_hw_qp(struct nicsim_hw *hw, uint32_t qpn);
 int nicsim_hw_errno(const char *what, int rc);
 
 /*
- * The verbs of the C driver: PDs, MRs, AHs and CQs (nicsim-hw.c); and, for what it does not build
- * yet (windows, device memory, rereg), EOPNOTSUPP (nicsim-hw-stubs.c).
+ * The verbs of the C driver: PDs, AHs and CQs (nicsim-hw.c); MRs (nicsim-hw-mr.c); and, for what it
+ * does not build yet (device memory), EOPNOTSUPP (nicsim-hw-stubs.c).
  */
-extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_unbuilt_ops;
+extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_memory_ops, nicsim_hw_unbuilt_ops;
 
 /* Its CQs (nicsim-hw.c): made (NULL and errno on failure), and polled as nicsim_poll does. */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);

@@ -241,6 +241,7 @@ static void set_ops(struct nicsim_context *ctx) {
 	verbs_set_ops(&ctx->vctx, &nicsim_post_ops);
 	if (!ctx->hw) return;
 	verbs_set_ops(&ctx->vctx, &nicsim_hw_ops); /* the C driver's own */
+	verbs_set_ops(&ctx->vctx, &nicsim_hw_memory_ops);
 	verbs_set_ops(&ctx->vctx, &nicsim_hw_unbuilt_ops);
 }
 

@@ -75,7 +75,7 @@ class AttachTest {
         }
         // each side sends 200 messages of 4 KiB in packets of the pingpong's default MTU, 1 KiB, each message ACKed once
         assertEquals(2 * 200 * (4 + 1), served.world.sim.counters().get("Fabric.packets") - packetsBefore);
-        awaitReleased(); // the server sees each program's socket close a moment after the program exits
+        served.awaitReleased(); // the server sees each program's socket close a moment after the program exits
         String log = logOnceItHas(java.util.regex.Pattern.compile("ibv_rc_pingpong \\(pid .*exited after"));
         assertTrue(log.contains("ibv_rc_pingpong (pid ") && log.contains("exited after"), log);
     }
@@ -129,7 +129,7 @@ class AttachTest {
             assertEquals(0, srv.await(), srv.output());
             assertTrue(cli.output().matches("(?s).*\\n 16384\\s+40\\s+.*"), test + ", the result row: " + cli.output());
             assertTrue(served.world.sim.counters().get("Firmware.odp_page_faults") > faults, test + ": on-demand pages faulted in");
-            awaitReleased();
+            served.awaitReleased();
         }
     }
 
@@ -143,7 +143,7 @@ class AttachTest {
         assertTrue(served.world.sim.counters().get("Fabric.packets") >= 1000, "the pair got going: " + serverLog());
         cli.process().destroyForcibly().waitFor();
         srv.process().destroyForcibly().waitFor(); // its peer gone, it would wait forever
-        awaitReleased();
+        served.awaitReleased();
         // a fresh pair on the same nodes
         Run srv2 = start(1, "ibv_rc_pingpong", "-n", "20", "-p", Integer.toString(Programs.port() + 4));
         Programs.awaitListening(srv2, Programs.port() + 4);
@@ -314,13 +314,5 @@ class AttachTest {
 
     private static Path compile(String name, String... libs) throws Exception {
         return Programs.compile("serve", name, List.of("meet.h"), libs);
-    }
-
-    /** Waits until a server program listens on TCP {@code port} (read from /proc/net, without connecting to it). */
-    /** Every program attached so far has left and had its objects released (within 30 s). */
-    private void awaitReleased() throws Exception {
-        long t0 = System.nanoTime();
-        while (served.server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(20);
-        assertEquals(0, served.server.attached(), "every program's objects released: " + serverLog());
     }
 }

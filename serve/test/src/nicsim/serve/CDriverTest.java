@@ -105,7 +105,7 @@ class CDriverTest {
      */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"device", "pd", "cq", "cq-events", "qp", "qp-ex",
-            "atomic", "domain", "srq", "rdmacm", "xrc"})
+            "atomic", "domain", "srq", "rdmacm", "xrc", "mr", "mw"})
     void conformanceFamiliesPassThroughTheCDriver(String family) throws Exception {
         java.nio.file.Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lrdmacm",
                 "-lpthread");
@@ -193,9 +193,11 @@ class CDriverTest {
             assertEquals(0, Programs.start(served, node, true, "ibv_devinfo").await());
         var before = counters();
         pair(false, "ibv_rc_pingpong", "-n", "50", "-s", "4096");
+        served.awaitReleased(); // what the programs left is destroyed once serve sees them go: theirs too
         var java = delta(before, counters());
         before = counters();
         pair(true, "ibv_rc_pingpong", "-n", "50", "-s", "4096");
+        served.awaitReleased();
         var c = delta(before, counters());
         assertEquals(java, c, "java:\n" + java + "\nc:\n" + c);
     }

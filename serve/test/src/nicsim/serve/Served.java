@@ -45,4 +45,15 @@ public final class Served {
     }
 
     public String log() { return log.toString(StandardCharsets.UTF_8); }
+
+    /**
+     * Every program attached so far has left and had its objects released (within 30 s): the server
+     * sees each program's socket close a moment after the program exits.
+     */
+    public void awaitReleased() throws Exception {
+        long t0 = System.nanoTime();
+        while (server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(20);
+        org.junit.jupiter.api.Assertions.assertEquals(0, server.attached(), "every program's objects released: "
+                + log());
+    }
 }

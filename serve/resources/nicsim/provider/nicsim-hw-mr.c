@@ -1,0 +1,167 @@
+/*
+ * The provider on libnicsim (nicsim-hw.h): memory regions made by CREATE_MKEY over pages the
+ * adapter may reach (a DMA mapping each), given a new PD, translation or access by REREG_MKEY.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+
+#include "nicsim-hw.h"
+#include "nicsim/device.h"
+
+/* Whether access lets the adapter write the region's pages. */
+static int writes(int access) {
+	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)
+		       ? NICSIM_DMA_WRITABLE : 0;
+}
+
+/* Remote writes need local write (IB spec); on-demand paging is not in the C driver yet. 0 or an errno. */
+static int check_access(int access) {
+	int remote = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	if (remote && !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	return access & IBV_ACCESS_ON_DEMAND ? EOPNOTSUPP : 0;
+}
+
+/* The pages under [addr, addr + length), mapped for the adapter: where, and their bus address (hw->lock held). */
+struct pages { void *base; uint64_t len, iova; };
+static int map_pages(struct nicsim_hw *hw, void *addr, size_t length, int access, struct pages *p) {
+	uintptr_t first = (uintptr_t)addr & ~(uintptr_t)4095, end = ((uintptr_t)addr + length + 4095) & ~(uintptr_t)4095;
+	p->base = (void *)first;
+	p->len = end - first;
+	return nicsim_dma_map(hw->dev, p->base, p->len, writes(access), &p->iova);
+}
+
+/* A failed command's errno, said on stderr when the adapter refused it. */
+static int failed(const char *what, int rc) { return rc < 0 && rc != -EINVAL ? -rc : nicsim_hw_errno(what, rc); }
+
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
+	struct nicsim_hw *hw = hw_of(pd->context);
+	int bad = length ? check_access(access) : EINVAL;
+	if (bad) {
+		errno = bad;
+		return NULL;
+	}
+	struct nicsim_ibv_mr *mr = calloc(1, sizeof(*mr));
+	if (!mr) { errno = ENOMEM; return NULL; }
+	struct nicsim_mr m;
+	struct pages p;
+	uint64_t start = access & IBV_ACCESS_ZERO_BASED ? 0 : iova; /* the addresses its key names */
+	pthread_mutex_lock(&hw->lock);
+	int rc = map_pages(hw, addr, length, access, &p);
+	if (!rc && (rc = nicsim_mr_create_at(hw->dev, to_npd(pd)->handle, addr, start, p.iova, length, (uint32_t)access,
+					     &m)))
+		nicsim_dma_unmap(hw->dev, p.iova);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) { free(mr); errno = failed("CREATE_MKEY", rc); return NULL; }
+	mr->hw_base = p.base;
+	mr->hw_len = p.len;
+	mr->hw_iova = p.iova;
+	mr->hw_start = start;
+	mr->handle = m.key;
+	mr->vmr.ibv_mr.handle = m.key;
+	mr->vmr.ibv_mr.lkey = m.key;
+	mr->vmr.ibv_mr.rkey = m.key;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+	return &mr->vmr.ibv_mr;
+}
+
+static int dereg_mr(struct verbs_mr *vmr) {
+	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
+	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DESTROY_MKEY, mr->handle);
+	if (!rc)
+		nicsim_dma_unmap(hw->dev, mr->hw_iova);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) return nicsim_hw_errno("DESTROY_MKEY", rc);
+	free(mr);
+	return 0;
+}
+
+/*
+ * ibv_rereg_mr (libibverbs checked the flags, and sets the MR's PD, address and length once this
+ * returns 0): what the flags do not name stays; the keys stay, as a ConnectX keeps them, so a peer
+ * and posted work go on naming the region. The pages are mapped again (a new translation, or the
+ * adapter now writing them), and the old mapping goes once the adapter has the new one. A refused
+ * change leaves the region as it was; errno says why.
+ */
+static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
+	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
+	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
+	struct ibv_pd *to = flags & IBV_REREG_MR_CHANGE_PD ? pd : vmr->ibv_mr.pd;
+	int move = flags & IBV_REREG_MR_CHANGE_TRANSLATION, acc = flags & IBV_REREG_MR_CHANGE_ACCESS ? access : vmr->access;
+	int rc = !to || to->context != vmr->ibv_mr.context || ((acc ^ vmr->access) & IBV_ACCESS_ON_DEMAND)
+			 ? EINVAL : check_access(acc);
+	if (rc) {
+		errno = rc;
+		return rc;
+	}
+	void *at = move ? addr : vmr->ibv_mr.addr;
+	size_t len = move ? length : vmr->ibv_mr.length;
+	uint64_t start = acc & IBV_ACCESS_ZERO_BASED ? 0 : move ? (uintptr_t)addr : mr->hw_start;
+	struct nicsim_mr m = {.key = mr->handle, .addr = vmr->ibv_mr.addr, .len = vmr->ibv_mr.length};
+	struct pages p;
+	pthread_mutex_lock(&hw->lock);
+	if (!(rc = map_pages(hw, at, len, acc, &p))) {
+		rc = nicsim_mr_rereg(hw->dev, &m, to_npd(to)->handle, at, start, p.iova, len, (uint32_t)acc);
+		nicsim_dma_unmap(hw->dev, rc ? p.iova : mr->hw_iova);
+	}
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) {
+		errno = failed("REREG_MKEY", rc);
+		return errno;
+	}
+	mr->hw_base = p.base;
+	mr->hw_len = p.len;
+	mr->hw_iova = p.iova;
+	mr->hw_start = start;
+	vmr->access = acc;
+	return 0;
+}
+
+/*
+ * A memory window of type 1 or 2 (ALLOC_MW; its rkey the adapter's handle for it). Binds are work
+ * requests (nicsim-hw-post.c): the window takes its new rkey when one completes.
+ */
+static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
+	struct nicsim_hw *hw = hw_of(pd->context);
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct nicsim_ibv_mw *mw = calloc(1, sizeof(*mw));
+	if (!mw) { errno = ENOMEM; return NULL; }
+	uint64_t in[NICSIM_ALLOC_MW_IN_WORDS] = {0}, key = 0;
+	in[NICSIM_ALLOC_MW_IN_PD] = to_npd(pd)->handle;
+	in[NICSIM_ALLOC_MW_IN_TYPE] = type;
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_cmd(hw->dev, NICSIM_CMD_ALLOC_MW, in, NICSIM_ALLOC_MW_IN_WORDS, &key, 1, NULL);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) { free(mw); errno = rc < 0 ? -rc : nicsim_status_errno(rc); return NULL; }
+	mw->mw.handle = (uint32_t)key; /* the window's first rkey: DEALLOC_MW names it so (by its index) */
+	mw->mw.rkey = (uint32_t)key;
+	mw->mw.context = pd->context;
+	mw->mw.pd = pd;
+	mw->mw.type = type;
+	return &mw->mw;
+}
+
+static int dealloc_mw(struct ibv_mw *mw) {
+	struct nicsim_hw *hw = hw_of(mw->context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_MW, mw->handle);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) return nicsim_hw_errno("DEALLOC_MW", rc);
+	free(mw);
+	return 0;
+}
+
+const struct verbs_context_ops nicsim_hw_memory_ops = {
+	.alloc_mw = alloc_mw,
+	.dealloc_mw = dealloc_mw,
+	.reg_mr = reg_mr,
+	.dereg_mr = dereg_mr,
+	.rereg_mr = rereg_mr,
+};
