@@ -22,6 +22,11 @@ final class OnChipPort implements PciPort {
 
     @Override public Simulator simulator() { return sim; }
 
+    @Override public byte[] inspect(long addr, int length) {
+        if (!local(addr, length)) return pci.inspect(addr, length);
+        return dm.holds(addr, length) ? dm.read(addr - OnChipMemory.BASE, length) : null;
+    }
+
     private boolean local(long addr, int length) { return dm.size() > 0 && addr >= OnChipMemory.BASE; }
 
     /** Runs {@code done} once the SRAM has served an access of {@code length} bytes; its time. */

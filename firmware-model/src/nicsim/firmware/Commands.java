@@ -107,6 +107,9 @@ final class Commands {
                 out = execute(opcode, in);
             } catch (CommandRefused f) {
                 out = Cmd.output(f.syndrome, f.detail, Cmd.EMPTY, null);
+                if (MALFORMED.contains(f.syndrome.status)) refusals.add(String.format("at %.3f us: %s refused: %s, syndrome %s (%s), value 0x%x",
+                        fw.sim.now() / 1e6, Cmd.opcodeName(opcode), f.syndrome.status, f.syndrome, f.syndrome.text,
+                        f.detail));
             }
             fw.stats.inc(FirmwareStat.COMMANDS);
             if (out != null) answer.accept(out); // null: the command answers later, when what it waits for is done
@@ -117,6 +120,16 @@ final class Commands {
             else run.accept(r.data());
         });
     }
+
+    /**
+     * Each command refused as malformed so far, for the sanitizer: when, which, its status, syndrome and
+     * the value it named. A refusal of the adapter's state (busy, out of room, a QP in the wrong state)
+     * is not a driver's malformed command, and is not kept.
+     */
+    final java.util.List<String> refusals = new java.util.ArrayList<>();
+    private static final java.util.Set<Cmd.Status> MALFORMED = java.util.EnumSet.of(Cmd.Status.BAD_OP,
+            Cmd.Status.BAD_PARAM, Cmd.Status.BAD_RESOURCE, Cmd.Status.BAD_INDEX, Cmd.Status.BAD_SIZE,
+            Cmd.Status.BAD_INPUT_LEN, Cmd.Status.BAD_OUTPUT_LEN);
 
     /** How the running command answers: its output mailbox, once its output is known. */
     private Consumer<byte[]> answer;

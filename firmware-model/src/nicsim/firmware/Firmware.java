@@ -93,6 +93,9 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
 
     /** Commands, doorbells and register writes refused as malformed ({@link Cmd#REG_CMD_ERRORS}). */
     public int commandErrors() { return commands.errors(); }
+
+    /** Every command refused as malformed so far (status and syndrome, the value it named, when), oldest first. */
+    public java.util.List<String> refusedCommands() { return java.util.Collections.unmodifiableList(commands.refusals); }
     final MemoryKeys keys;
     final MttFill mttFill;
     final SqContexts sqContexts;
@@ -253,6 +256,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         Qp q = qps.get(qpn);
         if (q == null) return;
         q.requester.producerSeen = producer;
+        q.checkSendRecord(producer);
         q.onDoorbell();
     }
 

@@ -63,6 +63,10 @@ final class Qp {
     final long uar;
     final Cq scq, rcq;
     final RecvRingReader rq;
+    /** The doorbell record: the receive counter at byte 0, the send counter at byte 4 (0: none). */
+    final long dbrec;
+    /** Whether a doorbell found the record's send counter behind it (told once). */
+    private boolean staleRecordTold;
     /** The send ring (its counters as firmware knows them are the requester's). */
     final long sqAddr;
     final int sqLogSize;
@@ -125,6 +129,7 @@ final class Qp {
         this.scq = scq;
         this.rcq = rcq;
         this.rq = new RecvRingReader(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(), c.dbrec(), fw.recvPrefetch);
+        this.dbrec = c.dbrec();
         this.srq = srq;
         this.sqAddr = c.sqAddr();
         this.sqLogSize = (int) c.sqLogSize();
@@ -133,6 +138,24 @@ final class Qp {
         this.strideBytes = c.logStrides() == 0 ? 0 : 1 << c.logStrideBytes();
         this.strides = c.logStrides() == 0 ? 0 : 1 << c.logStrides();
         this.mtu = fw.fabric().maxMtu(); // UD uses the port's MTU; RC and UC set theirs in INIT to RTR
+    }
+
+    /**
+     * The sanitizer's look at a send doorbell announcing {@code producer}: as mlx5's order has it, the
+     * driver publishes the producer counter in the doorbell record before it rings, so a record behind
+     * the doorbell is a driver's bug (the adapter goes by the doorbell). Told once per QP; it costs no
+     * simulated time (no DMA: a checker's look).
+     */
+    void checkSendRecord(int producer) {
+        if (dbrec == 0 || staleRecordTold) return;
+        byte[] b = fw.adapter.port().inspect(dbrec + 4, 4);
+        if (b == null) return;
+        int recorded = (int) (nicsim.abi.BigEndian.get32(b, 0) & 0xFFFF), behind = (producer - recorded) & 0xFFFF;
+        if (behind == 0 || behind >= 0x8000) return;
+        staleRecordTold = true;
+        fw.adapter.report(String.format("STALE_DBREC on qpn 0x%x: a doorbell announces producer 0x%x but the doorbell "
+                + "record's send counter (at 0x%x) is 0x%x: the record was not updated before the doorbell", qpn,
+                producer & 0xFFFF, dbrec + 4, recorded));
     }
 
     /**
@@ -155,6 +178,7 @@ final class Qp {
         this.scq = null;
         this.rcq = t.rcq;
         this.rq = t.rq;
+        this.dbrec = 0;
         this.srq = t.srq;
         this.sqAddr = 0;
         this.sqLogSize = 0;

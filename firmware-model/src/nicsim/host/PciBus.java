@@ -288,6 +288,10 @@ public final class PciBus {
             return link.isPcie() ? sim.now() : since;
         }
 
+        @Override public byte[] inspect(long hostAddr, int length) {
+            return config().busMasterEnabled() && reaches(hostAddr, length) ? memory.read(hostAddr, length) : null;
+        }
+
         @Override public boolean dmaWriteLands(long hostAddr, int length) {
             return config().busMasterEnabled() && reaches(hostAddr, length);
         }

@@ -64,6 +64,13 @@ public interface PciPort {
         }
     }
 
+    /**
+     * The {@code length} bytes at {@code hostAddr} as they are now, read by no DMA and costing no
+     * simulated time: a checker's look (the sanitizer's), not the device's; null where the device
+     * could not reach them.
+     */
+    default byte[] inspect(long hostAddr, int length) { return null; }
+
     /** A finished DMA write (posted: the time its last byte reached host memory). */
     record WriteResult(DmaStatus status, long completedAt) {}
 

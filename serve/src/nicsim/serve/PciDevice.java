@@ -40,8 +40,8 @@ final class PciDevice implements AutoCloseable {
     private long writesSeen;
     /** The adapter's count of refused commands and register writes when the driver opened it. */
     private final int errorsAtOpen;
-    /** The adapter's problems and the bus's unsupported requests already told; the driver's own refused writes. */
-    private int problemsTold, unsupportedTold;
+    /** The adapter's problems, the bus's unsupported requests and refused commands already told; its refused writes. */
+    private int problemsTold, unsupportedTold, refusalsTold;
     private final List<String> refusedWrites = new ArrayList<>();
     private long violations;
     /** A user context's objects and UARs (null: the driver holds the whole function). */
@@ -79,6 +79,7 @@ final class PciDevice implements AutoCloseable {
         this.errorsAtOpen = host.firmware.commandErrors();
         this.problemsTold = host.adapter.errorCount();
         this.unsupportedTold = host.bus.unsupportedRequests().size();
+        this.refusalsTold = host.firmware.refusedCommands().size();
         if (user) return; // the kernel's driver keeps the interrupts and the bus
         host.bus.onInterrupt((address, data) -> {
             interrupts.add(data);
@@ -295,6 +296,12 @@ final class PciDevice implements AutoCloseable {
         for (int n = host.adapter.errorCount(); problemsTold < n; problemsTold++)
             out.add(String.format("at %.3f us: %s", us(host.adapter.errorTime(problemsTold)),
                     host.adapter.errors().get(problemsTold)));
+        if (user != null) {
+            out.addAll(user.takeRefusals()); // its own commands only: the kernel's and others' are theirs
+        } else {
+            var refused = host.firmware.refusedCommands();
+            for (; refusalsTold < refused.size(); refusalsTold++) out.add(refused.get(refusalsTold));
+        }
         var ur = host.bus.unsupportedRequests();
         for (; unsupportedTold < ur.size(); unsupportedTold++) {
             var u = ur.get(unsupportedTold);

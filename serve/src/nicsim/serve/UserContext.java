@@ -171,10 +171,23 @@ final class UserContext {
         if (v != null) driver.releaseVector(v.number(), v.handler());
     }
 
+    /** Its commands the adapter refused as malformed, not yet told. */
+    private final List<String> refusals = new ArrayList<>();
+
+    /** Its commands refused as malformed since last asked (the sanitizer's reports). */
+    List<String> takeRefusals() {
+        List<String> out = new ArrayList<>(refusals);
+        refusals.clear();
+        return out;
+    }
+
     private long[] execute(int opcode, long[] in, int nout) {
         byte[] bytes = new byte[in.length * 8];
         for (int i = 0; i < in.length; i++) BigEndian.put64(bytes, 8 * i, in[i]);
+        var refused = driver.host().firmware.refusedCommands();
+        int before = refused.size();
         byte[] raw = driver.raw(opcode, bytes, (Cmd.OUT_HEADER_WORDS + nout) * 8);
+        refusals.addAll(refused.subList(before, refused.size()));
         long[] out = new long[Cmd.OUT_HEADER_WORDS + nout];
         for (int i = 0; i < out.length; i++) out[i] = BigEndian.get64(raw, 8 * i);
         return out;

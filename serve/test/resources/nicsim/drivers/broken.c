@@ -16,6 +16,7 @@
  *   ring-early         a doorbell rung before its WQE's bytes are in the ring
  *   destroyed-mr       a SEND whose data segment names an MR it has destroyed
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,7 +116,8 @@ static int destroyed_mr(struct nicsim_dev *d, uint32_t uar) {
 
 /*
  * Two looped-back QPs; one SEND WQE written into the ring by hand with the mistake `bug` names,
- * the doorbell record updated, and an 8-byte doorbell (no BlueFlame: the adapter reads the ring).
+ * the doorbell record updated (but with stale-dbrec), and an 8-byte doorbell (no BlueFlame: the
+ * adapter reads the ring).
  */
 static int raw_wqe(struct nicsim_dev *d, uint32_t uar, const char *bug) {
 	uint32_t pd;
@@ -137,7 +139,8 @@ static int raw_wqe(struct nicsim_dev *d, uint32_t uar, const char *bug) {
 		memcpy(wqe + 20, "mistake!", 8);
 	}
 	a.sq_head = (a.sq_head + 1) & 0xffff;
-	nicsim_put32(a.db + 4, a.sq_head);
+	if (strcmp(bug, "stale-dbrec"))
+		nicsim_put32(a.db + 4, a.sq_head);
 	if ((rc = nicsim_mmio_write(d, nicsim_uar_offset(d, uar) + NICSIM_UAR_BF_OFFSET, ctrl, 8)))
 		return rc;
 	uint32_t vectors[4];
@@ -232,7 +235,17 @@ int main(int argc, char **argv) {
 		}
 	} else if (!strcmp(bug, "destroyed-mr")) {
 		rc = destroyed_mr(d, uar);
-	} else if (!strcmp(bug, "bad-ds") || !strcmp(bug, "bad-opcode") || !strcmp(bug, "ring-early")) {
+	} else if (!strcmp(bug, "bad-command")) { /* CREATE_CQ naming MSI-X vector 999: the adapter has fewer */
+		uint64_t in[NICSIM_CREATE_CQ_IN_WORDS] = {0}, iova, out;
+		uint8_t *ring = nicsim_dma_alloc(d, 4096, &iova);
+		in[NICSIM_CREATE_CQ_IN_UAR] = uar;
+		in[NICSIM_CREATE_CQ_IN_RING] = iova;
+		in[NICSIM_CREATE_CQ_IN_LOG_SIZE] = 4;
+		in[NICSIM_CREATE_CQ_IN_VECTOR] = 999;
+		in[NICSIM_CREATE_CQ_IN_DBREC] = iova + 1024;
+		rc = ring && nicsim_cmd(d, NICSIM_CMD_CREATE_CQ, in, NICSIM_CREATE_CQ_IN_WORDS, &out, 1, NULL) > 0 ? 0 : -EPROTO;
+	} else if (!strcmp(bug, "bad-ds") || !strcmp(bug, "bad-opcode") || !strcmp(bug, "ring-early") ||
+		   !strcmp(bug, "stale-dbrec")) {
 		rc = raw_wqe(d, uar, bug);
 	} else if (strcmp(bug, "left-up")) {
 		fprintf(stderr, "broken: no bug named \"%s\"\n", bug);
