@@ -127,15 +127,20 @@ object hw extends ScalaModule with PinScala {
 
 /**
  * serve and attach: the simulated adapters offered to other processes, to libibverbs programs (the
- * provider's C sources are its resources) and to C drivers on the PCI face.
+ * provider's C sources, libnicsim/provider, are its resources) and to C drivers on the PCI face.
  */
 object serve extends NicsimJavaModule {
   def moduleDeps = Seq(`host-driver`)
   override def testProperties = T { Seq(s"-Dnicsim.libnicsim=${libnicsim.build().path}") }
-  /** libnicsim's sources beside the provider's (nicsim/libnicsim): the provider is built on them. */
+  /**
+   * The provider's C sources (nicsim/provider) and libnicsim's beside them (nicsim/libnicsim): the
+   * provider is built on libnicsim where a program is attached (ProviderBuild).
+   */
   def libnicsimResources = T {
     val d = T.dest / "nicsim" / "libnicsim"
     for (src <- libnicsim.sources().take(2)) os.copy(src.path, d, createFolders = true, mergeFolders = true)
+    for (src <- libnicsim.provider()) os.copy(src.path, T.dest / "nicsim" / "provider", createFolders = true,
+      mergeFolders = true)
     PathRef(T.dest)
   }
   override def resources = T { super.resources() ++ Seq(libnicsimResources()) }
@@ -199,6 +204,8 @@ object sweep extends NicsimJavac with PinScala {
  */
 object libnicsim extends Module {
   def sources = T.sources(millSourcePath / "src", millSourcePath / "include", millSourcePath / "examples")
+  /** The libibverbs provider on libnicsim: built by serve's ProviderBuild, where the program runs. */
+  def provider = T.sources(millSourcePath / "provider")
   def build = T {
     sources()
     val flags = Seq("-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", s"-I${millSourcePath / "include"}")

@@ -33,6 +33,9 @@
 #define NICSIM_UAR_BF_OFFSET 0x800
 #define NICSIM_UAR_BF_REGS 4
 #define NICSIM_CQ_ARM_SOLICITED 0x1000000
+/* the bus address of device memory's byte 0 (ALLOC_DM's offsets count from it): a region over
+ * device memory lists its pages there; the host reaches the same bytes at BAR0 + dmBase */
+#define NICSIM_DM_BUS_BASE 0x10000000000000
 
 /* the command entry: byte offsets */
 #define NICSIM_ENTRY_BYTES 0x40

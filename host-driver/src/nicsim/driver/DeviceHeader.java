@@ -55,6 +55,9 @@ public final class DeviceHeader {
         def(b, "UAR_BF_OFFSET", UarLayout.BF_OFFSET);
         def(b, "UAR_BF_REGS", UarLayout.BF_REGS);
         def(b, "CQ_ARM_SOLICITED", UarLayout.CQ_ARM_SOLICITED);
+        b.append("/* the bus address of device memory's byte 0 (ALLOC_DM's offsets count from it): a region over\n")
+                .append(" * device memory lists its pages there; the host reaches the same bytes at BAR0 + dmBase */\n");
+        def(b, "DM_BUS_BASE", nicsim.adapter.OnChipMemory.BASE);
         b.append("\n/* the command entry: byte offsets */\n");
         def(b, "ENTRY_BYTES", Cmd.ENTRY_BYTES);
         def(b, "ENTRY_OPCODE", Cmd.ENTRY_OPCODE);

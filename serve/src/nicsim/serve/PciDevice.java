@@ -115,7 +115,7 @@ final class PciDevice implements AutoCloseable {
         try {
             if (user != null && !user.inOwnUar(offset, data.length))
                 throw new VerbsException(Errno.EPERM, String.format("BAR0 write of %d bytes at 0x%x: not in a "
-                        + "UAR page of this context", data.length, offset));
+                        + "UAR page or device memory of this context", data.length, offset));
             long addr = barAddress(offset);
             mmioWrites++;
             host.bus.mmioWrite(addr, data); // posted: what hits nothing is counted by the bus as unsupported
@@ -186,11 +186,24 @@ final class PciDevice implements AutoCloseable {
         };
     }
 
-    /** What a user context may not do: write config space, read BAR0, or write outside its UAR pages. */
+    /**
+     * What a user context may not do: write config space, read BAR0 but its device memory, or write
+     * outside its UAR pages and device memory.
+     */
     private void userCheck(Wire.Op op, Wire.In in) {
         switch (op) {
-            case PCI_CONFIG_WRITE, PCI_MMIO_READ -> throw new VerbsException(Errno.EPERM, op
+            case PCI_CONFIG_WRITE -> throw new VerbsException(Errno.EPERM, op
                     + " on a user context: config space and registers are the kernel's");
+            case PCI_MMIO_READ -> {
+                Wire.In peek = in.copy();
+                peek.u32("bar");
+                long offset = peek.u64("bar offset");
+                int length = peek.u32("length");
+                if (!user.inOwnDm(offset, length))
+                    throw new VerbsException(Errno.EPERM, String.format("BAR0 read of %d bytes at 0x%x on a user "
+                            + "context: only its device memory may be read, registers are the kernel's", length,
+                            offset));
+            }
             case PCI_MMIO_WRITE -> {
                 Wire.In peek = in.copy();
                 peek.u32("bar");
@@ -198,7 +211,7 @@ final class PciDevice implements AutoCloseable {
                 int length = peek.u32("length");
                 if (!user.inOwnUar(offset, length))
                     throw new VerbsException(Errno.EPERM, String.format("BAR0 write of %d bytes at 0x%x: not in a "
-                            + "UAR page of this context", length, offset));
+                            + "UAR page or device memory of this context", length, offset));
             }
             default -> { }
         }

@@ -105,12 +105,26 @@ final class UserContext {
 
     private static long key(int destroy, long handle) { return (long) destroy << 32 | handle & 0xFFFF_FFFFL; }
 
-    /** Whether BAR0 {@code [offset, offset + length)} lies in one of its UAR pages. */
+    /** Whether BAR0 {@code [offset, offset + length)} lies in one of its UAR pages, or its device memory. */
     boolean inOwnUar(long offset, int length) {
         var caps = driver.caps();
         long page = caps.uarPageSize(), rel = offset - caps.uarBase();
-        if (rel < 0 || page <= 0 || rel % page + length > page) return false;
-        return objects.containsKey(key(Cmd.DEALLOC_UAR, rel / page));
+        if (rel >= 0 && page > 0 && rel % page + length <= page && objects.containsKey(key(Cmd.DEALLOC_UAR, rel / page)))
+            return true;
+        return inOwnDm(offset, length);
+    }
+
+    /** Its device memory allocations (ALLOC_DM): each one's offset and length, which BAR0 reaches from dmBase. */
+    private final java.util.TreeMap<Long, Long> dm = new java.util.TreeMap<>();
+
+    /**
+     * Whether BAR0 {@code [offset, offset + length)} lies in device memory it allocated: it may write and
+     * read there, as mlx5 maps a provider's device memory into the process.
+     */
+    boolean inOwnDm(long offset, int length) {
+        long rel = offset - driver.caps().dmBase();
+        var a = dm.floorEntry(rel);
+        return rel >= 0 && a != null && rel + length <= a.getKey() + a.getValue();
     }
 
     /**
@@ -142,6 +156,7 @@ final class UserContext {
         Integer destroy = DESTROYS.get(opcode);
         if (ok && destroy != null) {
             objects.put(key(destroy, out[Cmd.OUT_HEADER_WORDS]), destroy);
+            if (opcode == Cmd.ALLOC_DM) dm.put(out[Cmd.OUT_HEADER_WORDS], in[0]); // input word 0: its length
             if (v != null) vectors.put(out[Cmd.OUT_HEADER_WORDS], v);
             if (cqn != null) cqn[0] = out[Cmd.OUT_HEADER_WORDS];
         } else if (v != null) {
@@ -165,6 +180,7 @@ final class UserContext {
 
     private void gone(int destroy, long handle) {
         objects.remove(key(destroy, handle));
+        if (destroy == Cmd.DEALLOC_DM) dm.remove(handle);
         if (destroy != Cmd.DESTROY_CQ) return;
         channels.remove(handle);
         Vector v = vectors.remove(handle);

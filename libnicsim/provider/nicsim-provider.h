@@ -126,8 +126,11 @@ struct nicsim_ibv_pd {
 	void *pd_context;
 };
 /* A region; the C driver's also keeps the pages it mapped for the adapter (hw_len 0: none). */
-/* An MR; the C driver's: the pages it mapped (hw_base, hw_len at bus address hw_iova), and the address its key names first. */
-struct nicsim_ibv_mr { struct verbs_mr vmr; uint32_t handle; uint64_t hw_iova, hw_len, hw_start; void *hw_base; };
+/*
+ * An MR; the C driver's: the pages it mapped (hw_base, hw_len at bus address hw_iova), the address its
+ * key names first, and the device memory it is over (hw_dm, then nothing is mapped).
+ */
+struct nicsim_ibv_mr { struct verbs_mr vmr; uint32_t handle; uint64_t hw_iova, hw_len, hw_start; void *hw_base, *hw_dm; };
 struct nicsim_ibv_srq {
 	struct verbs_srq vsrq;
 	uint32_t handle;

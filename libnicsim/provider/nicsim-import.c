@@ -23,7 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "nicsim-provider.h"
+#include "nicsim-hw.h"
 
 __thread const struct nicsim_import *nicsim_importing;
 
@@ -74,6 +74,10 @@ struct ibv_context *ibv_import_device(int cmd_fd) {
 		if (f) return f(cmd_fd);
 	}
 	if (rc) { errno = rc; return NULL; }
+	if (nicsim_hw_wanted()) { /* the C driver's objects are its context's own, not a session's to share */
+		nicsim_hw_unbuilt("ibv_import_device");
+		return NULL;
+	}
 	list = ibv_get_device_list(NULL);
 	if (!list || !list[0]) {
 		if (list) ibv_free_device_list(list);

@@ -131,7 +131,7 @@ static int ask_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_ty
 	int rc;
 	if (to_nctx(pd->context)->hw) { /* the C driver makes it */
 		done(&m);
-		return tm ? EOPNOTSUPP : nicsim_hw_create_srq(pd, attr, type, xrcd, cq, srq);
+		return tm ? nicsim_hw_unbuilt("a tag-matching SRQ") : nicsim_hw_create_srq(pd, attr, type, xrcd, cq, srq);
 	}
 	put(&m, &q, sizeof(q));
 	rc = call(to_nctx(pd->context), &m);
@@ -338,7 +338,7 @@ static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrc
 	int rc;
 	if (to_nctx(c)->hw) {
 		done(&m);
-		return dc_type ? EOPNOTSUPP : nicsim_hw_create_qp(c, pd, xrcd, init, qp);
+		return dc_type ? nicsim_hw_unbuilt("a DC QP") : nicsim_hw_create_qp(c, pd, xrcd, init, qp);
 	}
 	put(&m, &q, sizeof(q));
 	rc = call(to_nctx(c), &m);
@@ -446,6 +446,10 @@ static struct ibv_qp *create_qp_ex(struct ibv_context *c, struct ibv_qp_init_att
 }
 
 struct nicsim_mkey *nicsim_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries) {
+	if (to_nctx(pd->context)->hw) {
+		nicsim_hw_unbuilt("mlx5dv_create_mkey");
+		return NULL;
+	}
 	struct nicsim_mkey *k = calloc(1, sizeof(*k));
 	struct msg m = request(NICSIM_OP_CREATE_MKEY);
 	int rc;

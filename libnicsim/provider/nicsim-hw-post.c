@@ -120,7 +120,7 @@ int nicsim_hw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, const struc
 	pthread_mutex_lock(&hw->lock);
 	for (int i = 0; wr; wr = wr->next, i++) {
 		if (ext && (ext[i].umr.mkey != NICSIM_NONE || ext[i].dc.ah != NICSIM_NONE))
-			rc = EOPNOTSUPP; /* layouts and DC targets: not in the C driver yet */
+			rc = nicsim_hw_unbuilt("a UMR or DC work request");
 		else if (h->posted - h->retired >= h->max_send_wr)
 			rc = ENOMEM;
 		else

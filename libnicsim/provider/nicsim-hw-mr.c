@@ -20,7 +20,7 @@ static int check_access(int access) {
 	int remote = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 	if (remote && !(access & IBV_ACCESS_LOCAL_WRITE))
 		return EINVAL;
-	return access & IBV_ACCESS_ON_DEMAND ? EOPNOTSUPP : 0;
+	return access & IBV_ACCESS_ON_DEMAND ? nicsim_hw_unbuilt("an on-demand MR") : 0;
 }
 
 /* The pages under [addr, addr + length), mapped for the adapter: where, and their bus address (hw->lock held). */
@@ -72,10 +72,12 @@ static int dereg_mr(struct verbs_mr *vmr) {
 	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DESTROY_MKEY, mr->handle);
-	if (!rc)
+	if (!rc && !mr->hw_dm)
 		nicsim_dma_unmap(hw->dev, mr->hw_iova);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) return nicsim_hw_errno("DESTROY_MKEY", rc);
+	if (mr->hw_dm)
+		nicsim_hw_dm_unused(mr->hw_dm);
 	free(mr);
 	return 0;
 }
@@ -92,7 +94,7 @@ static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *ad
 	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
 	struct ibv_pd *to = flags & IBV_REREG_MR_CHANGE_PD ? pd : vmr->ibv_mr.pd;
 	int move = flags & IBV_REREG_MR_CHANGE_TRANSLATION, acc = flags & IBV_REREG_MR_CHANGE_ACCESS ? access : vmr->access;
-	int rc = !to || to->context != vmr->ibv_mr.context || ((acc ^ vmr->access) & IBV_ACCESS_ON_DEMAND)
+	int rc = !to || to->context != vmr->ibv_mr.context || ((acc ^ vmr->access) & IBV_ACCESS_ON_DEMAND) || mr->hw_dm
 			 ? EINVAL : check_access(acc);
 	if (rc) {
 		errno = rc;

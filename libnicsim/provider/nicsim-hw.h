@@ -81,11 +81,12 @@ struct nicsim_ibv_qp *nicsim_hw_qp(struct nicsim_hw *hw, uint32_t qpn);
 /* A command's result as an errno, saying on stderr which check refused it. */
 int nicsim_hw_errno(const char *what, int rc);
 
-/*
- * The verbs of the C driver: PDs, AHs and CQs (nicsim-hw.c); MRs (nicsim-hw-mr.c); and, for what it
- * does not build yet (device memory), EOPNOTSUPP (nicsim-hw-stubs.c).
- */
-extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_memory_ops, nicsim_hw_unbuilt_ops;
+/* The verbs of the C driver: PDs, AHs and CQs (nicsim-hw.c); MRs and windows (nicsim-hw-mr.c); device memory. */
+extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_memory_ops, nicsim_hw_dm_ops;
+/* An MR over device memory dm is gone (nicsim-hw-dm.c). */
+void nicsim_hw_dm_unused(void *dm);
+/* What the C driver does not build yet: says so on stderr (once a verb in a row) and gives EOPNOTSUPP. */
+int nicsim_hw_unbuilt(const char *verb);
 
 /* Its CQs (nicsim-hw.c): made (NULL and errno on failure), and polled as nicsim_poll does. */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);

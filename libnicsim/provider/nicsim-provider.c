@@ -242,7 +242,7 @@ static void set_ops(struct nicsim_context *ctx) {
 	if (!ctx->hw) return;
 	verbs_set_ops(&ctx->vctx, &nicsim_hw_ops); /* the C driver's own */
 	verbs_set_ops(&ctx->vctx, &nicsim_hw_memory_ops);
-	verbs_set_ops(&ctx->vctx, &nicsim_hw_unbuilt_ops);
+	verbs_set_ops(&ctx->vctx, &nicsim_hw_dm_ops);
 }
 
 /* Ties an imported context (ibv_import_device) to the session another opened: 0, or -1. */
