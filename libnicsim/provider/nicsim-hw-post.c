@@ -16,8 +16,8 @@ static int wqe_opcode(enum ibv_wr_opcode op, enum ibv_qp_type t) {
 	int sends = op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
 	if ((t == IBV_QPT_UD && !sends) || t == IBV_QPT_XRC_RECV)
 		return -1; /* an XRC target has no send queue */
-	if (t == IBV_QPT_XRC_SEND)
-		t = IBV_QPT_RC; /* an XRC initiator is an RC requester */
+	if (t == IBV_QPT_XRC_SEND || t == IBV_QPT_DRIVER)
+		t = IBV_QPT_RC; /* an XRC or DC initiator is an RC requester (a DC target: refused before) */
 	switch (op) {
 	case IBV_WR_SEND: return NICSIM_WQE_OP_SEND;
 	case IBV_WR_SEND_WITH_IMM: return NICSIM_WQE_OP_SEND_IMM;
@@ -58,19 +58,30 @@ static int bind(const struct ibv_send_wr *wr, struct nicsim_send_wr *s) {
 	return 0;
 }
 
-/* wr as the WQE will carry it (sge: room for NICSIM_HW_MAX_SGE): 0, or the errno that refuses it. */
-static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, struct nicsim_send_wr *s,
-		    struct nicsim_sge *sge) {
+/*
+ * wr as the WQE will carry it (sge: room for NICSIM_HW_MAX_SGE; x: what the ibv_wr_* API added, or
+ * NULL): 0, or the errno that refuses it. A DC initiator's request names its target (x's DC address:
+ * mlx5dv_wr_set_dc_addr); a DC target sends nothing.
+ */
+static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, const struct nicsim_wr *x,
+		    struct nicsim_send_wr *s, struct nicsim_sge *sge) {
 	struct nicsim_hw_qp *h = qp->hw;
 	enum ibv_qp_type t = qp->vqp.qp.qp_type;
-	int op = wqe_opcode(wr->opcode, t);
-	if (op < 0 || nicsim_hw_sges(wr->sg_list, wr->num_sge, qp->max_send_sge, sge))
+	int op = wqe_opcode(wr->opcode, t), dci = qp->dc_type == NICSIM_DC_INITIATOR;
+	if (op < 0 || qp->dc_type == NICSIM_DC_TARGET || nicsim_hw_sges(wr->sg_list, wr->num_sge, qp->max_send_sge, sge))
 		return EINVAL;
 	memset(s, 0, sizeof(*s));
+	if (dci && op != NICSIM_WQE_OP_LOCAL_INVAL && op != NICSIM_WQE_OP_UMR) {
+		if (!x || x->dc.ah == NICSIM_NONE)
+			return EINVAL; /* no target: mlx5dv_wr_set_dc_addr was not called */
+		s->dlid = x->dc.ah; /* the C driver's AH handle is the LID */
+		s->dest_qpn = x->dc.dctn & 0xffffff;
+		s->dc_key = x->dc.key;
+	}
 	s->opcode = (uint32_t)op;
 	s->fm_ce_se = (h->sig_all || (wr->send_flags & IBV_SEND_SIGNALED) ? NICSIM_FM_SIGNALED : 0) |
 		      (wr->send_flags & IBV_SEND_SOLICITED ? NICSIM_FM_SOLICITED : 0) |
-		      (wr->send_flags & IBV_SEND_FENCE && (t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND) ? NICSIM_FM_FENCE : 0);
+		      (wr->send_flags & IBV_SEND_FENCE && (t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND || dci) ? NICSIM_FM_FENCE : 0);
 	if (t == IBV_QPT_XRC_SEND)
 		s->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
@@ -119,12 +130,12 @@ int nicsim_hw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, const struc
 	int count = 0, bytes = 0, rc = 0;
 	pthread_mutex_lock(&hw->lock);
 	for (int i = 0; wr; wr = wr->next, i++) {
-		if (ext && (ext[i].umr.mkey != NICSIM_NONE || ext[i].dc.ah != NICSIM_NONE))
-			rc = nicsim_hw_unbuilt("a UMR or DC work request");
+		if (ext && ext[i].umr.mkey != NICSIM_NONE)
+			rc = nicsim_hw_unbuilt("a UMR work request");
 		else if (h->posted - h->retired >= h->max_send_wr)
 			rc = ENOMEM;
 		else
-			rc = describe(qp, wr, &s, sge);
+			rc = describe(qp, wr, ext ? &ext[i] : NULL, &s, sge);
 		uint32_t slot = h->q.sq_head & (h->sq_size - 1);
 		if (!rc && (bytes = nicsim_wqe_put(&h->q, &s, wqe)) < 0)
 			rc = -bytes;
@@ -149,7 +160,8 @@ int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct
 	struct nicsim_sge sge[NICSIM_HW_MAX_SGE];
 	int count = 0, rc = 0;
 	enum ibv_qp_type t = qp->vqp.qp.qp_type;
-	if (t == IBV_QPT_XRC_SEND || t == IBV_QPT_XRC_RECV) { /* XRC receives go to an XRC SRQ of the target's domain */
+	if (t == IBV_QPT_XRC_SEND || t == IBV_QPT_XRC_RECV || t == IBV_QPT_DRIVER) {
+		/* XRC receives go to an XRC SRQ of the target's domain, a DC target's to its SRQ; a DCI receives none */
 		*bad = wr;
 		return EINVAL;
 	}

@@ -21,48 +21,58 @@ static void free_rings(struct nicsim_hw_qp *h) {
 	free(h);
 }
 
-/* Whether init names the PD or domain, CQs and SRQ a QP of its type needs (and nothing an XRC QP may not have). */
-static int well_formed(struct ibv_pd *pd, struct ibv_xrcd *xrcd, const struct ibv_qp_init_attr *init) {
+/*
+ * Whether init names the PD or domain, CQs and SRQ a QP of its type needs (and nothing an XRC or DC
+ * QP may not have): a DC target (DRIVER, dc_type 1) takes its receives from an SRQ and completes
+ * them to its receive CQ; a DC initiator (dc_type 2) only sends.
+ */
+static int well_formed(struct ibv_pd *pd, struct ibv_xrcd *xrcd, const struct ibv_qp_init_attr *init, uint32_t dc) {
 	enum ibv_qp_type t = init->qp_type;
 	int target = t == IBV_QPT_XRC_RECV, xrc = target || t == IBV_QPT_XRC_SEND;
 	if (target ? !xrcd || pd : !pd)
 		return 0; /* an XRC target has its domain and no PD; every other QP a PD */
-	if (xrc && init->srq)
-		return 0; /* an XRC SRQ is named by each request, not attached */
+	if ((t == IBV_QPT_DRIVER) != (dc == NICSIM_DC_TARGET || dc == NICSIM_DC_INITIATOR))
+		return 0;
+	if (dc == NICSIM_DC_TARGET)
+		return init->srq && init->recv_cq && to_ncq(init->recv_cq)->hw;
+	if ((xrc || dc) && init->srq)
+		return 0; /* an XRC SRQ is named by each request, not attached; a DC initiator receives nothing */
 	if (!target && (!init->send_cq || !to_ncq(init->send_cq)->hw))
 		return 0;
-	return xrc || (init->recv_cq && to_ncq(init->recv_cq)->hw);
+	return xrc || dc || (init->recv_cq && to_ncq(init->recv_cq)->hw);
 }
 
 /*
- * An RC, UC, UD or XRC QP on rings sized as the Java driver sizes them (its largest WQE times
+ * An RC, UC, UD, XRC or DC QP on rings sized as the Java driver sizes them (its largest WQE times
  * max_send_wr WQEBBs, rounded up; receives of max_recv_sge segments): 0 or an errno. An XRC
  * target (XRC_RECV) has no PD, CQs or queues of its own, only its domain; an XRC initiator
- * (XRC_SEND) receives nothing.
+ * (XRC_SEND) and a DC initiator receive nothing; a DC target sends nothing (dct_key: its key).
  */
 int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-			struct nicsim_ibv_qp *qp) {
+			uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp) {
 	struct nicsim_hw *hw = hw_of(c);
 	const struct nicsim_caps *caps = nicsim_caps(hw->dev);
 	struct ibv_qp_cap *cap = &init->cap;
 	enum ibv_qp_type t = init->qp_type;
 	int target = t == IBV_QPT_XRC_RECV, initiator = t == IBV_QPT_XRC_SEND;
-	if ((t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && !target && !initiator) ||
+	int dct = dc_type == NICSIM_DC_TARGET, dci = dc_type == NICSIM_DC_INITIATOR;
+	if ((t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && !target && !initiator && t != IBV_QPT_DRIVER) ||
 	    (init->srq && !to_nsrq(init->srq)->hw))
-		return EOPNOTSUPP; /* DC and raw: not in the C driver yet */
-	if (!well_formed(pd, xrcd, init))
+		return EOPNOTSUPP; /* raw packet QPs: not offered */
+	if (!well_formed(pd, xrcd, init, dc_type))
 		return EINVAL;
-	if (target)
+	if (target || dct)
 		memset(cap, 0, sizeof(*cap));
-	if (initiator)
+	if (initiator || dci)
 		cap->max_recv_wr = cap->max_recv_sge = 0;
-	if ((cap->max_send_wr < 1 && !target) || cap->max_send_wr > caps->max_qp_wr || cap->max_recv_wr > caps->max_qp_wr ||
+	if ((cap->max_send_wr < 1 && !target && !dct) || cap->max_send_wr > caps->max_qp_wr ||
+	    cap->max_recv_wr > caps->max_qp_wr ||
 	    cap->max_send_sge > caps->max_sge || cap->max_recv_sge > caps->max_sge || cap->max_inline_data > caps->max_inline)
 		return EINVAL;
 	uint32_t send_sge = cap->max_send_sge ? cap->max_send_sge : 1, recv_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
 	uint32_t body = send_sge * 16 > (cap->max_inline_data + 4 + 15) / 16 * 16 ? send_sge * 16
 										: (cap->max_inline_data + 4 + 15) / 16 * 16;
-	uint32_t bbs = (16 + (t == IBV_QPT_UD ? 48 : 32) + (initiator ? 16 : 0) + body + 63) / 64;
+	uint32_t bbs = (16 + (t == IBV_QPT_UD ? 48 : 32) + (initiator ? 16 : 0) + (dci ? 48 : 0) + body + 63) / 64;
 	struct nicsim_hw_qp *h = calloc(1, sizeof(*h));
 	if (!h)
 		return ENOMEM;
@@ -82,10 +92,12 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 	}
 	struct nicsim_qp_init q = {
 		.type = (uint32_t)t, .pd = target ? to_nxrcd(xrcd)->xrcdn : to_npd(pd)->handle,
-		.send_cqn = target ? 0 : to_ncq(init->send_cq)->hw->q.cqn,
-		.recv_cqn = init->recv_cq && !target ? to_ncq(init->recv_cq)->hw->q.cqn : 0, .uar = hw->uar, .log_sq = nicsim_log2(h->sq_size),
+		.send_cqn = target || dct ? 0 : to_ncq(init->send_cq)->hw->q.cqn,
+		.recv_cqn = init->recv_cq && !target && !initiator && !dci ? to_ncq(init->recv_cq)->hw->q.cqn : 0,
+		.uar = hw->uar, .log_sq = nicsim_log2(h->sq_size),
 		.log_rq = nicsim_log2(h->rq_size), .log_stride = nicsim_recv_stride_log(recv_sge),
-		.flags = h->sig_all ? 1 : 0, .srqn = init->srq ? to_nsrq(init->srq)->hw->q.srqn : 0};
+		.flags = h->sig_all ? 1 : 0, .srqn = init->srq ? to_nsrq(init->srq)->hw->q.srqn : 0,
+		.dc_type = dc_type, .dct_key = dct_key};
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_qp_create_ex(hw->dev, &q, &h->q);
 	struct nicsim_ibv_qp **grown = rc ? NULL : realloc(hw->qps, (hw->nqps + 1) * sizeof(*grown));

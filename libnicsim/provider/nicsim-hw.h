@@ -96,7 +96,7 @@ int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 
 /* Its QPs (nicsim-hw-qp.c), reached from the provider's QP verbs: each returns 0 or an errno. */
 int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-			struct nicsim_ibv_qp *qp);
+			uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
 int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init);

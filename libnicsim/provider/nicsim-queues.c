@@ -338,7 +338,7 @@ static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrc
 	int rc;
 	if (to_nctx(c)->hw) {
 		done(&m);
-		return dc_type ? nicsim_hw_unbuilt("a DC QP") : nicsim_hw_create_qp(c, pd, xrcd, init, qp);
+		return nicsim_hw_create_qp(c, pd, xrcd, init, dc_type, dct_key, qp);
 	}
 	put(&m, &q, sizeof(q));
 	rc = call(to_nctx(c), &m);

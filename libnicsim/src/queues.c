@@ -46,7 +46,7 @@ int nicsim_mr_create(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t iov
 	return nicsim_mr_create_at(d, pd, addr, (uintptr_t)addr, iova, len, access, mr);
 }
 
-/* CREATE_MKEY's words for [addr, addr + len) at bus address iova, named from `start`; with rereg, REREG_MKEY's of key. */
+/* CREATE_MKEY for [addr, addr + len) at bus address iova, named from `start`; with rereg, REREG_MKEY of its key. */
 static int mkey_cmd(struct nicsim_dev *d, const uint32_t *rereg, uint32_t pd, void *addr, uint64_t start, uint64_t iova,
 		    uint64_t len, uint32_t access, uint32_t *key) {
 	uint64_t first = (uintptr_t)addr & ~4095ull, pages = ((uintptr_t)addr + len - first + 4095) / 4096, list_iova;
@@ -211,6 +211,7 @@ int nicsim_qp_create_ex(struct nicsim_dev *d, const struct nicsim_qp_init *init,
 	qp->log_sq = init->log_sq;
 	qp->log_rq = init->log_rq;
 	qp->log_stride = init->log_stride;
+	qp->dc_type = init->dc_type;
 	qp->sq = nicsim_dma_alloc(d, (uint64_t)NICSIM_WQEBB << qp->log_sq, &qp->sq_iova);
 	qp->rq = nicsim_dma_alloc(d, 1ull << (qp->log_rq + qp->log_stride), &qp->rq_iova);
 	qp->db = nicsim_dma_alloc(d, 64, &qp->db_iova);
@@ -222,13 +223,14 @@ int nicsim_qp_create_ex(struct nicsim_dev *d, const struct nicsim_qp_init *init,
 	in[NICSIM_CREATE_QP_IN_SEND_CQ] = init->send_cqn;
 	in[NICSIM_CREATE_QP_IN_RECV_CQ] = init->recv_cqn;
 	in[NICSIM_CREATE_QP_IN_UAR] = init->uar;
-	in[NICSIM_CREATE_QP_IN_SQ_ADDR] = qp->sq_iova;
+	/* a DC target sends nothing: the word holds its access key instead (a union, as mlx5's DCT context) */
+	in[NICSIM_CREATE_QP_IN_SQ_ADDR] = init->dc_type == NICSIM_DC_TARGET ? init->dct_key : qp->sq_iova;
 	in[NICSIM_CREATE_QP_IN_SQ_LOG_SIZE] = qp->log_sq;
 	in[NICSIM_CREATE_QP_IN_RQ_ADDR] = qp->rq_iova;
 	in[NICSIM_CREATE_QP_IN_RQ_LOG_SIZE] = qp->log_rq;
 	in[NICSIM_CREATE_QP_IN_RQ_STRIDE_LOG] = qp->log_stride;
 	in[NICSIM_CREATE_QP_IN_DBREC] = qp->db_iova;
-	in[NICSIM_CREATE_QP_IN_FLAGS] = init->flags;
+	in[NICSIM_CREATE_QP_IN_FLAGS] = init->flags | (uint64_t)(init->dc_type & 3) << 2;
 	in[NICSIM_CREATE_QP_IN_SRQ] = init->srqn;
 	return handle(d, NICSIM_CMD_CREATE_QP, in, NICSIM_CREATE_QP_IN_WORDS, &qp->qpn);
 }
@@ -298,8 +300,13 @@ int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_
 		nicsim_put32(seg, wr->xrc_srqn & 0xffffff);
 		seg += 16;
 	}
-	if (qp->type == NICSIM_QPT_UD) { /* the address vector: Q_Key, destination QPN (extended AV), LID */
-		nicsim_put32(seg, wr->qkey);
+	int dci = qp->dc_type == NICSIM_DC_INITIATOR && wr->opcode != NICSIM_WQE_OP_NOP &&
+		  wr->opcode != NICSIM_WQE_OP_LOCAL_INVAL && wr->opcode != NICSIM_WQE_OP_UMR; /* local ones name no target */
+	if (qp->type == NICSIM_QPT_UD || dci) { /* the address vector: Q_Key (DC: the key), destination QPN, LID */
+		if (dci)
+			nicsim_put64(seg, wr->dc_key);
+		else
+			nicsim_put32(seg, wr->qkey);
 		nicsim_put32(seg + 8, wr->dest_qpn | 0x80000000u);
 		seg[14] = (uint8_t)(wr->dlid >> 8);
 		seg[15] = (uint8_t)wr->dlid;

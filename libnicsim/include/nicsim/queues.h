@@ -79,6 +79,7 @@ void nicsim_cq_event(struct nicsim_cq *cq);
 struct nicsim_qp {
 	struct nicsim_dev *dev;
 	uint32_t qpn, uar, log_sq, log_rq, log_stride, sq_head, rq_head, type;
+	uint32_t dc_type;	/* a DRIVER QP's: NICSIM_DC_TARGET or NICSIM_DC_INITIATOR */
 	uint8_t *sq, *rq, *db;
 	uint64_t sq_iova, rq_iova, db_iova;
 };
@@ -86,11 +87,16 @@ struct nicsim_qp {
 int nicsim_qp_create(struct nicsim_dev *dev, uint32_t type, uint32_t pd, const struct nicsim_cq *send_cq,
 		     const struct nicsim_cq *recv_cq, uint32_t uar, uint32_t log_sq, uint32_t log_rq, struct nicsim_qp *qp);
 
+/* A DRIVER QP's DC role (mlx5dv's numbers): a target, reached through its SRQ, or an initiator. */
+enum { NICSIM_DC_TARGET = 1, NICSIM_DC_INITIATOR = 2 };
+
 /* What CREATE_QP takes, beyond nicsim_qp_create's: receives of 2^log_stride bytes, flags, an SRQ. */
 struct nicsim_qp_init {
 	uint32_t type, pd, send_cqn, recv_cqn, uar, log_sq, log_rq, log_stride;
 	uint64_t flags;		/* CREATE_QP's flags word (1: every send completes) */
 	uint32_t srqn;
+	uint32_t dc_type;	/* a DRIVER QP's DC role */
+	uint64_t dct_key;	/* a DC target's access key, which each initiator's request must carry */
 };
 int nicsim_qp_create_ex(struct nicsim_dev *dev, const struct nicsim_qp_init *init, struct nicsim_qp *qp);
 int nicsim_qp_destroy(struct nicsim_qp *qp);
@@ -137,7 +143,8 @@ struct nicsim_send_wr {
 	const struct nicsim_sge *sge;
 	int num_sge;
 	int inline_data;	/* the segments' bytes go in the WQE (read from their addresses now) */
-	uint32_t dest_qpn, qkey, dlid; /* a UD QP's address vector */
+	uint32_t dest_qpn, qkey, dlid; /* a UD QP's address vector; a DC initiator's: the target's DCT and LID */
+	uint64_t dc_key;	/* a DC initiator's: the target's access key */
 	uint32_t xrc_srqn;	/* an XRC_SEND QP's: the XRC SRQ at the target that takes it */
 };
 

@@ -257,14 +257,15 @@ class AttachTest {
      * A C program written against mlx5's direct verbs (mlx5dv_create_qp with DC attributes, the
      * ibv_wr_* API, mlx5dv_wr_set_dc_addr) runs unchanged on simulated adapters: a DC initiator on
      * node 0 WRITEs, READs back and SENDs to a DC target on node 1, and a wrong DC key is refused;
-     * the same ibv_wr_* API then SENDs on a UD QP.
+     * the same ibv_wr_* API then SENDs on a UD QP. Through either of the provider's drivers.
      */
-    @Test
-    void mlx5dvDcProgramRunsUnchanged() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void mlx5dvDcProgramRunsUnchanged(boolean cDriver) throws Exception {
         Path dir = compile("dc-write", "-lmlx5", "-libverbs");
         String prog = dir.resolve("dc-write").toString();
-        Run target = start(1, prog, "target", dir.toString());
-        Run init = start(0, prog, "init", dir.toString());
+        Run target = start(1, Programs.withDriver(cDriver, prog, "target", dir.toString()));
+        Run init = start(0, Programs.withDriver(cDriver, prog, "init", dir.toString()));
         assertEquals(0, init.await(), init.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, target.await(), target.output() + serverLog());
         assertTrue(init.output().contains("WRITE, READ and SEND over one DC connection, 3000 bytes read back equal"), init.output());
@@ -273,6 +274,7 @@ class AttachTest {
         assertTrue(init.output().contains("UD send through ibv_wr_*: success"), init.output());
         assertTrue(target.output().contains("target got \"hello over UD\" on its UD QP"), target.output());
         assertTrue(served.world.sim.counters().get("Firmware.dc_key_violations") >= 1, "the target counted the wrong key");
+        assertEquals(cDriver, serverLog().contains("opened node 0's adapter as a user context"), serverLog());
     }
 
     /**

@@ -24,15 +24,6 @@ class CDriverTest {
     @AfterEach
     void stopServing() throws Exception { served.stop(); }
 
-    private static String[] withDriver(boolean c, String... program) {
-        if (!c) return program;
-        String[] out = new String[program.length + 2];
-        out[0] = "env";
-        out[1] = "NICSIM_DRIVER=c";
-        System.arraycopy(program, 0, out, 2, program.length);
-        return out;
-    }
-
     /** Runs a server on node 1 and a client on node 0 of {@code program}; both outputs, after checking both exit 0. */
     private List<String> pair(boolean c, String... program) throws Exception { return pair(c, true, program); }
 
@@ -42,11 +33,11 @@ class CDriverTest {
         String[] withPort = java.util.Arrays.copyOf(program, program.length + 2);
         withPort[program.length] = "-p";
         withPort[program.length + 1] = Integer.toString(port);
-        Programs.Run srv = Programs.start(served, 1, simulatedTime, withDriver(c, withPort));
+        Programs.Run srv = Programs.start(served, 1, simulatedTime, Programs.withDriver(c, withPort));
         Programs.awaitListening(srv, port);
         String[] client = java.util.Arrays.copyOf(withPort, withPort.length + 1);
         client[withPort.length] = "localhost";
-        Programs.Run cli = Programs.start(served, 0, simulatedTime, withDriver(c, client));
+        Programs.Run cli = Programs.start(served, 0, simulatedTime, Programs.withDriver(c, client));
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + served.log());
         assertEquals(0, srv.await(), srv.output() + "\n--- serve:\n" + served.log());
         return List.of(srv.output(), cli.output());
@@ -109,7 +100,7 @@ class CDriverTest {
     void conformanceFamiliesPassThroughTheCDriver(String family) throws Exception {
         java.nio.file.Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lrdmacm",
                 "-lpthread");
-        Programs.Run r = Programs.start(served, 0, false, withDriver(true, dir.resolve(family).toString()));
+        Programs.Run r = Programs.start(served, 0, false, Programs.withDriver(true, dir.resolve(family).toString()));
         int status = r.await(300);
         String out = r.output();
         assertTrue(out.lines().noneMatch(l -> l.startsWith("not ok")), family + ":\n" + out);
@@ -128,9 +119,9 @@ class CDriverTest {
     void twoCDriverProgramsShareAnXrcDomainThroughAFile() throws Exception {
         java.nio.file.Path dir = Programs.compile("serve", "xrc-share", List.of("meet.h"), "-libverbs");
         String prog = dir.resolve("xrc-share").toString(), file = dir.resolve("domain").toString();
-        Programs.Run target = Programs.start(served, 1, false, withDriver(true, prog, "target", dir.toString(), file));
-        Programs.Run other = Programs.start(served, 1, false, withDriver(true, prog, "srq", dir.toString(), file));
-        Programs.Run sender = Programs.start(served, 0, false, withDriver(true, prog, "send", dir.toString()));
+        Programs.Run target = Programs.start(served, 1, false, Programs.withDriver(true, prog, "target", dir.toString(), file));
+        Programs.Run other = Programs.start(served, 1, false, Programs.withDriver(true, prog, "srq", dir.toString(), file));
+        Programs.Run sender = Programs.start(served, 0, false, Programs.withDriver(true, prog, "send", dir.toString()));
         assertEquals(0, sender.await(), sender.output() + "\n--- serve:\n" + served.log());
         assertEquals(0, target.await(), target.output() + served.log());
         assertEquals(0, other.await(), other.output() + served.log());
@@ -146,7 +137,7 @@ class CDriverTest {
     @Test
     void asyncEventsNameTheCDriversObjects() throws Exception {
         java.nio.file.Path dir = Programs.compile("serve", "async-events", List.of("meet.h"), "-libverbs");
-        Programs.Run r = Programs.start(served, 0, false, withDriver(true, dir.resolve("async-events").toString()));
+        Programs.Run r = Programs.start(served, 0, false, Programs.withDriver(true, dir.resolve("async-events").toString()));
         assertEquals(0, r.await(), r.output() + served.log());
         assertTrue(r.output().contains("event CQ error cq"), r.output());
         assertTrue(r.output().contains("event local work queue catastrophic error qp"), r.output());
@@ -157,12 +148,12 @@ class CDriverTest {
     @Test
     void rpingAndUcxPerftestRunThroughTheCDriver() throws Exception {
         int port = Programs.port() + 7;
-        Programs.Run srv = Programs.start(served, 1, false, withDriver(true, "rping", "-s", "-v", "-C", "10", "-a",
+        Programs.Run srv = Programs.start(served, 1, false, Programs.withDriver(true, "rping", "-s", "-v", "-C", "10", "-a",
                 "0.0.0.0", "-p", Integer.toString(port)));
         long t0 = System.nanoTime();
         while (!served.log().contains("listens on any address, port " + port) && System.nanoTime() - t0 < 30e9)
             Thread.sleep(20);
-        Programs.Run cli = Programs.start(served, 0, false, withDriver(true, "rping", "-c", "-v", "-C", "10", "-a",
+        Programs.Run cli = Programs.start(served, 0, false, Programs.withDriver(true, "rping", "-c", "-v", "-C", "10", "-a",
                 "node1", "-p", Integer.toString(port)));
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + served.log());
         assertEquals(0, srv.await(), srv.output());
@@ -171,10 +162,10 @@ class CDriverTest {
         port += 1;
         List<String> ucx = new java.util.ArrayList<>(List.of("ucx_perftest", "-p", Integer.toString(port), "-t",
                 "tag_bw", "-n", "100"));
-        srv = Programs.start(served, 1, false, withDriver(true, ucx.toArray(String[]::new)));
+        srv = Programs.start(served, 1, false, Programs.withDriver(true, ucx.toArray(String[]::new)));
         Programs.awaitListening(srv, port);
         ucx.add(1, "127.0.0.1");
-        cli = Programs.start(served, 0, false, withDriver(true, ucx.toArray(String[]::new)));
+        cli = Programs.start(served, 0, false, Programs.withDriver(true, ucx.toArray(String[]::new)));
         assertEquals(0, cli.await(90), cli.output() + "\n--- server:\n" + srv.output());
         assertEquals(0, srv.await(30), srv.output());
         assertTrue(cli.output().contains("Final:"), cli.output());
