@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nicsim-hw.h"
 #include "nicsim/device.h"
@@ -158,6 +159,65 @@ static int dealloc_mw(struct ibv_mw *mw) {
 	if (rc) return nicsim_hw_errno("DEALLOC_MW", rc);
 	free(mw);
 	return 0;
+}
+
+struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint16_t max_entries) {
+	struct nicsim_hw *hw = hw_of(pd->context);
+	struct nicsim_mkey *k = calloc(1, sizeof(*k));
+	if (!k) { errno = ENOMEM; return NULL; }
+	uint64_t in[NICSIM_CREATE_INDIRECT_MKEY_IN_WORDS] = {0}, key = 0;
+	in[NICSIM_CREATE_INDIRECT_MKEY_IN_PD] = to_npd(pd)->handle;
+	in[NICSIM_CREATE_INDIRECT_MKEY_IN_MAX_ENTRIES] = max_entries;
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_cmd(hw->dev, NICSIM_CMD_CREATE_INDIRECT_MKEY, in, NICSIM_CREATE_INDIRECT_MKEY_IN_WORDS, &key, 1,
+			    NULL);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) { free(k); errno = rc < 0 ? -rc : nicsim_status_errno(rc); return NULL; }
+	k->handle = k->dv.lkey = k->dv.rkey = (uint32_t)key;
+	k->context = pd->context;
+	k->max_entries = max_entries;
+	return k;
+}
+
+int nicsim_hw_destroy_mkey(struct nicsim_mkey *k) {
+	struct nicsim_hw *hw = hw_of(k->context);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DESTROY_MKEY, k->handle);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) return nicsim_hw_errno("DESTROY_MKEY", rc);
+	free(k);
+	return 0;
+}
+
+/*
+ * The body of a layout UMR's WQE (after its control segment, whose bytes 12..15 name the mkey): the
+ * access (BE32), the repeat count (BE32; 0: a list), the entry count (bytes 14..15), then 16 bytes an
+ * entry: an interleaved one's stride and length (BE16 each), a list's length (BE32); its lkey (BE32)
+ * and address (BE64). Its bytes, or -EINVAL for a layout the adapter would not take (as the Java
+ * driver checks: access, a list entry of no bytes, an interleaved entry's count and skip).
+ */
+int nicsim_hw_layout(const struct nicsim_umr *u, uint8_t *body) {
+	unsigned ok = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	if ((u->access & ~ok) || !u->n || u->n > 61)
+		return -EINVAL;
+	memset(body, 0, 16);
+	nicsim_put32(body, u->access);
+	nicsim_put32(body + 4, u->repeat);
+	body[14] = (uint8_t)(u->n >> 8);
+	body[15] = (uint8_t)u->n;
+	for (uint32_t i = 0; i < u->n; i++) {
+		const struct nicsim_klm *k = &u->klm[i];
+		uint8_t *e = body + 16 + 16 * i;
+		if (u->repeat ? !k->length || k->length + k->skip > 0xffff : !k->length)
+			return -EINVAL;
+		if (u->repeat)
+			nicsim_put32(e, (k->length + k->skip) << 16 | k->length);
+		else
+			nicsim_put32(e, k->length);
+		nicsim_put32(e + 4, k->lkey);
+		nicsim_put64(e + 8, k->addr);
+	}
+	return (int)(16 + 16 * u->n);
 }
 
 const struct verbs_context_ops nicsim_hw_memory_ops = {

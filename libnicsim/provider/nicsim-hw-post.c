@@ -119,6 +119,21 @@ static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, cons
 	return 0;
 }
 
+/* A layout UMR (mlx5dv_wr_mr_list, _interleaved) on an RC QP, its WQE put at the head: 0 or an errno. */
+static int put_layout(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, const struct nicsim_umr *u, uint8_t *wqe,
+		      int *bytes) {
+	uint8_t body[NICSIM_WQEBB * NICSIM_MAX_WQEBBS];
+	if (qp->vqp.qp.qp_type != IBV_QPT_RC)
+		return EINVAL; /* UMRs are posted on RC QPs */
+	int n = nicsim_hw_layout(u, body);
+	if (n < 0)
+		return -n;
+	uint32_t fm = qp->hw->sig_all || (wr->send_flags & IBV_SEND_SIGNALED) ? NICSIM_FM_SIGNALED : 0;
+	*bytes = nicsim_wqe_put_raw(&qp->hw->q, NICSIM_WQE_OP_UMR, NICSIM_WQE_OPMOD_MKEY_LAYOUT, body, (uint32_t)n, fm,
+				    htobe32(u->mkey), wqe);
+	return *bytes < 0 ? -*bytes : 0;
+}
+
 int nicsim_hw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
 			struct ibv_send_wr **bad) {
 	struct nicsim_ibv_qp *qp = to_nqp(ibqp);
@@ -130,19 +145,19 @@ int nicsim_hw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, const struc
 	int count = 0, bytes = 0, rc = 0;
 	pthread_mutex_lock(&hw->lock);
 	for (int i = 0; wr; wr = wr->next, i++) {
-		if (ext && ext[i].umr.mkey != NICSIM_NONE)
-			rc = nicsim_hw_unbuilt("a UMR work request");
-		else if (h->posted - h->retired >= h->max_send_wr)
-			rc = ENOMEM;
-		else
-			rc = describe(qp, wr, ext ? &ext[i] : NULL, &s, sge);
+		int layout = ext && ext[i].umr.mkey != NICSIM_NONE;
 		uint32_t slot = h->q.sq_head & (h->sq_size - 1);
-		if (!rc && (bytes = nicsim_wqe_put(&h->q, &s, wqe)) < 0)
+		if (h->posted - h->retired >= h->max_send_wr)
+			rc = ENOMEM;
+		else if (layout)
+			rc = put_layout(qp, wr, &ext[i].umr, wqe, &bytes);
+		else if (!(rc = describe(qp, wr, ext ? &ext[i] : NULL, &s, sge)) && (bytes = nicsim_wqe_put(&h->q, &s, wqe)) < 0)
 			rc = -bytes;
 		if (rc)
 			break;
 		h->wrid[slot] = wr->wr_id;
-		h->bind[slot] = (struct nicsim_hw_bind){s.opcode == NICSIM_WQE_OP_UMR ? wr->bind_mw.mw : NULL, s.rkey};
+		h->bind[slot] = layout ? (struct nicsim_hw_bind){NULL, 0, 1}
+				       : (struct nicsim_hw_bind){s.opcode == NICSIM_WQE_OP_UMR ? wr->bind_mw.mw : NULL, s.rkey, 0};
 		h->seq[slot] = h->posted++;
 		h->next_head[slot] = h->q.sq_head;
 		count++;

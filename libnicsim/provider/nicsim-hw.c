@@ -241,7 +241,8 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 			if (h->bind[slot].mw && wc->status == IBV_WC_SUCCESS) /* the window has its new rkey now */
 				h->bind[slot].mw->rkey = h->bind[slot].rkey;
 		}
-		wc->opcode = send_opcode(w->wqe_opcode);
+		wc->opcode = h && h->bind[w->wqe_counter & (h->sq_size - 1)].layout ? IBV_WC_DRIVER1 /* MLX5DV_WC_UMR */
+										       : send_opcode(w->wqe_opcode);
 		if (wc->opcode == IBV_WC_RDMA_READ || wc->opcode == IBV_WC_COMP_SWAP || wc->opcode == IBV_WC_FETCH_ADD)
 			wc->byte_len = w->byte_len;
 		return;

@@ -22,8 +22,8 @@ struct nicsim_hw {
 	uint32_t nsrqs;
 };
 
-/* A window bind posted: the window takes rkey when the bind completes. */
-struct nicsim_hw_bind { struct ibv_mw *mw; uint32_t rkey; };
+/* A window bind posted: the window takes rkey when the bind completes; or (layout) an mkey's layout UMR. */
+struct nicsim_hw_bind { struct ibv_mw *mw; uint32_t rkey; int layout; };
 
 /* A QP's rings and the work requests in them. */
 struct nicsim_hw_qp {
@@ -83,6 +83,11 @@ int nicsim_hw_errno(const char *what, int rc);
 
 /* The verbs of the C driver: PDs, AHs and CQs (nicsim-hw.c); MRs and windows (nicsim-hw-mr.c); device memory. */
 extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_memory_ops, nicsim_hw_dm_ops;
+/* Indirect mkeys (CREATE_INDIRECT_MKEY; NULL and errno on failure), and their destroying: 0 or an errno. */
+struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint16_t max_entries);
+int nicsim_hw_destroy_mkey(struct nicsim_mkey *k);
+/* A layout UMR's WQE body (docs/device.md) for u on k's QP: its bytes into body (room for 1024), or -errno. */
+int nicsim_hw_layout(const struct nicsim_umr *u, uint8_t *body);
 /* An MR over device memory dm is gone (nicsim-hw-dm.c). */
 void nicsim_hw_dm_unused(void *dm);
 /* What the C driver does not build yet: says so on stderr (once a verb in a row) and gives EOPNOTSUPP. */

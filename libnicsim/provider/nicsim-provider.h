@@ -73,8 +73,17 @@ int simple(struct ibv_context *c, uint32_t op, uint32_t handle);
 /* A DC initiator's target for one work request (mlx5dv_wr_set_dc_addr); ah NICSIM_NONE: none. */
 struct nicsim_dc_addr { uint32_t ah, dctn; uint64_t key; };
 
-/* An indirect mkey (mlx5dv_create_mkey): mlx5dv's keys, the simulator's handle of it, the next one made. */
-struct nicsim_mkey { struct mlx5dv_mkey dv; uint32_t handle; struct ibv_context *context; struct nicsim_mkey *next; };
+/*
+ * An indirect mkey (mlx5dv_create_mkey): mlx5dv's keys, the simulator's handle of it (the C driver's:
+ * its key), the next one made, and the entries a layout may use (the C driver checks them).
+ */
+struct nicsim_mkey {
+	struct mlx5dv_mkey dv;
+	uint32_t handle;
+	struct ibv_context *context;
+	struct nicsim_mkey *next;
+	uint16_t max_entries;
+};
 
 /* One entry of a layout UMR: length bytes at addr under lkey; in an interleaved layout, skip bytes follow before the next repetition's. */
 struct nicsim_klm { uint64_t addr; uint32_t length, lkey, skip; };

@@ -446,10 +446,7 @@ static struct ibv_qp *create_qp_ex(struct ibv_context *c, struct ibv_qp_init_att
 }
 
 struct nicsim_mkey *nicsim_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries) {
-	if (to_nctx(pd->context)->hw) {
-		nicsim_hw_unbuilt("mlx5dv_create_mkey");
-		return NULL;
-	}
+	if (to_nctx(pd->context)->hw) return nicsim_hw_create_mkey(pd, max_entries);
 	struct nicsim_mkey *k = calloc(1, sizeof(*k));
 	struct msg m = request(NICSIM_OP_CREATE_MKEY);
 	int rc;
@@ -467,6 +464,7 @@ struct nicsim_mkey *nicsim_create_mkey(struct ibv_pd *pd, uint32_t create_flags,
 }
 
 int nicsim_destroy_mkey(struct nicsim_mkey *k) {
+	if (to_nctx(k->context)->hw) return nicsim_hw_destroy_mkey(k);
 	int rc = simple(k->context, NICSIM_OP_DESTROY_MKEY, k->handle);
 	if (!rc) free(k);
 	return rc;

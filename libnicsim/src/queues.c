@@ -292,6 +292,21 @@ static int has_raddr(uint32_t op) {
 	       op == NICSIM_WQE_OP_ATOMIC_CS || op == NICSIM_WQE_OP_ATOMIC_FA || op == NICSIM_WQE_OP_UMR;
 }
 
+/* The control segment of WQE w of ds 16-byte units, then its WQEBBs into the ring at the head: its bytes. */
+static int wqe_close(struct nicsim_qp *qp, uint8_t *w, uint32_t ds, uint32_t opmod, uint32_t opcode, uint32_t fm_ce_se,
+		     uint32_t imm) {
+	uint32_t bytes = (ds + 3) / 4 * NICSIM_WQEBB;
+	nicsim_put32(w, opmod << 24 | (qp->sq_head & 0xffff) << 8 | opcode);
+	nicsim_put32(w + 4, qp->qpn << 8 | ds);
+	w[11] = (uint8_t)fm_ce_se;
+	memcpy(w + 12, &imm, 4);
+	uint32_t mask = (1u << qp->log_sq) - 1;
+	for (uint32_t i = 0; i < bytes / NICSIM_WQEBB; i++) /* WQEBB by WQEBB: a WQE may wrap the ring */
+		memcpy(qp->sq + NICSIM_WQEBB * ((qp->sq_head + i) & mask), w + NICSIM_WQEBB * i, NICSIM_WQEBB);
+	qp->sq_head = (qp->sq_head + bytes / NICSIM_WQEBB) & 0xffff;
+	return (int)bytes;
+}
+
 int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_t *w) {
 	const int max = NICSIM_WQEBB * NICSIM_MAX_WQEBBS;
 	uint8_t *seg = w + 16;
@@ -343,16 +358,17 @@ int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_
 			seg += 16;
 		}
 	}
-	uint32_t ds = (uint32_t)(seg - w) / 16, bytes = (ds + 3) / 4 * NICSIM_WQEBB;
-	nicsim_put32(w, (qp->sq_head & 0xffff) << 8 | wr->opcode);
-	nicsim_put32(w + 4, qp->qpn << 8 | ds);
-	w[11] = (uint8_t)wr->fm_ce_se;
-	memcpy(w + 12, &wr->imm, 4);
-	uint32_t mask = (1u << qp->log_sq) - 1;
-	for (uint32_t i = 0; i < bytes / NICSIM_WQEBB; i++) /* WQEBB by WQEBB: a WQE may wrap the ring */
-		memcpy(qp->sq + NICSIM_WQEBB * ((qp->sq_head + i) & mask), w + NICSIM_WQEBB * i, NICSIM_WQEBB);
-	qp->sq_head = (qp->sq_head + bytes / NICSIM_WQEBB) & 0xffff;
-	return (int)bytes;
+	return wqe_close(qp, w, (uint32_t)(seg - w) / 16, 0, wr->opcode, wr->fm_ce_se, wr->imm);
+}
+
+int nicsim_wqe_put_raw(struct nicsim_qp *qp, uint32_t opcode, uint32_t opmod, const void *body, uint32_t body_bytes,
+		       uint32_t fm_ce_se, uint32_t imm, uint8_t *w) {
+	const uint32_t max = NICSIM_WQEBB * NICSIM_MAX_WQEBBS;
+	if (body_bytes % 16 || body_bytes > max - 16 || (body_bytes + 16) / 16 > 63)
+		return -EINVAL;
+	memset(w, 0, max);
+	memcpy(w + 16, body, body_bytes);
+	return wqe_close(qp, w, 1 + body_bytes / 16, opmod & 0xff, opcode, fm_ce_se, imm);
 }
 
 int nicsim_sq_ring(struct nicsim_qp *qp, int count, const uint8_t *last, int last_bytes) {

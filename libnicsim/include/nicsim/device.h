@@ -522,6 +522,8 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 #define NICSIM_WQE_OP_ATOMIC_FA 0x12
 #define NICSIM_WQE_OP_LOCAL_INVAL 0x1b
 #define NICSIM_WQE_OP_UMR 0x25
+/* a UMR WQE's opmod (the control segment's byte 0): its body lays out an indirect mkey */
+#define NICSIM_WQE_OPMOD_MKEY_LAYOUT 1
 
 /* CQEs: op_own bits 7..4, and error syndromes (byte 55) */
 #define NICSIM_CQE_REQ 0

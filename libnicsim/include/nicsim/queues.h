@@ -155,6 +155,13 @@ struct nicsim_send_wr {
  */
 int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_t *copy);
 /*
+ * Writes a WQE of any other shape at the send queue's head: a control segment (opcode, opmod in its
+ * first byte, fm_ce_se, imm as bytes 12..15 are to hold it) and `body` (a multiple of 16 bytes)
+ * after it, such as a UMR's mkey layout (docs/device.md). Its size in bytes, or -EINVAL.
+ */
+int nicsim_wqe_put_raw(struct nicsim_qp *qp, uint32_t opcode, uint32_t opmod, const void *body, uint32_t body_bytes,
+		       uint32_t fm_ce_se, uint32_t imm, uint8_t *copy);
+/*
  * Publishes the producer counter and rings the doorbell for the `count` WQEs put since the last
  * ring: a lone WQE of at most max(64, bf_size) bytes whole (BlueFlame), else the last one's first
  * 8 bytes. `last`/`last_bytes`: the last WQE, as nicsim_wqe_put left it.

@@ -102,6 +102,8 @@ public final class DeviceHeader {
         def(b, "WQEBB", WqeLayout.WQEBB);
         def(b, "MAX_WQEBBS", WqeLayout.MAX_WQEBBS);
         DeviceManual.constants(WqeLayout.class, "OP_").forEach((n, v) -> def(b, "WQE_OP_" + n, v));
+        b.append("/* a UMR WQE's opmod (the control segment's byte 0): its body lays out an indirect mkey */\n");
+        def(b, "WQE_OPMOD_MKEY_LAYOUT", nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT);
         b.append("\n/* CQEs: op_own bits 7..4, and error syndromes (byte 55) */\n");
         for (String n : DeviceManual.CQE_OPCODES) {
             try {

@@ -281,19 +281,22 @@ class AttachTest {
      * A C program on mlx5's indirect mkeys (mlx5dv_create_mkey, mlx5dv_wr_mr_interleaved and
      * mlx5dv_wr_mr_list on an RC QP from mlx5dv_create_qp) runs unchanged: node 0 WRITEs and READs a
      * matrix column on node 1 through one rkey, and node 1 SENDs bytes gathered from two buffers.
+     * Through either of the provider's drivers.
      */
-    @Test
-    void mlx5dvIndirectMkeyProgramRunsUnchanged() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void mlx5dvIndirectMkeyProgramRunsUnchanged(boolean cDriver) throws Exception {
         Path dir = compile("umr-column", "-lmlx5", "-libverbs");
         String prog = dir.resolve("umr-column").toString();
-        Run owner = start(1, prog, "owner", dir.toString());
-        Run peer = start(0, prog, "peer", dir.toString());
+        Run owner = start(1, Programs.withDriver(cDriver, prog, "owner", dir.toString()));
+        Run peer = start(0, Programs.withDriver(cDriver, prog, "peer", dir.toString()));
         assertEquals(0, peer.await(), peer.output() + "\n--- owner:\n" + owner.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, owner.await(), owner.output() + serverLog());
         assertTrue(owner.output().contains("owner: two indirect mkeys laid out (MLX5DV_WC_UMR)"), owner.output());
         assertTrue(peer.output().contains("peer: WRITE and READ through the column mkey, 256 bytes read back equal"), peer.output());
         assertTrue(owner.output().contains("owner: the peer's WRITE changed column bytes 16..23 of all 32 rows and nothing else"), owner.output());
         assertTrue(peer.output().contains("peer: got \"hello world\" (11 bytes) gathered through the list mkey"), peer.output());
+        assertEquals(cDriver, serverLog().contains("opened node 1's adapter as a user context"), serverLog());
     }
 
     /**
