@@ -11,12 +11,12 @@
 #include "nicsim/device.h"
 
 int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
-			 struct ibv_cq *cq, struct nicsim_ibv_srq *srq) {
+			 struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq) {
 	struct nicsim_hw *hw = hw_of(pd->context);
 	const struct nicsim_caps *caps = nicsim_caps(hw->dev);
-	if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)
-		return EOPNOTSUPP; /* tag-matching SRQs: not in the C driver yet */
-	if (type == IBV_SRQT_XRC && (!xrcd || !cq || !to_ncq(cq)->hw))
+	if (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC && type != IBV_SRQT_TM)
+		return EINVAL;
+	if (type != IBV_SRQT_BASIC && (!cq || !to_ncq(cq)->hw || (type == IBV_SRQT_XRC ? !xrcd : !tm)))
 		return EINVAL;
 	if (attr->max_wr < 1 || attr->max_wr > caps->max_qp_wr || attr->max_sge < 1 || attr->max_sge > caps->max_sge ||
 	    attr->srq_limit > attr->max_wr)
@@ -31,10 +31,14 @@ int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_
 	h->max_wr = attr->max_wr;
 	pthread_mutex_lock(&hw->lock);
 	uint32_t log = nicsim_log2(size), stride = nicsim_recv_stride_log(attr->max_sge);
-	int rc = type == IBV_SRQT_XRC
-			 ? nicsim_xrc_srq_create(hw->dev, to_npd(pd)->handle, log, stride, attr->srq_limit,
-						 to_nxrcd(xrcd)->xrcdn, to_ncq(cq)->hw->q.cqn, &h->q)
-			 : nicsim_srq_create(hw->dev, to_npd(pd)->handle, log, stride, attr->srq_limit, &h->q);
+	int rc = type == IBV_SRQT_TM ? -(int)nicsim_hw_tm_init(h, tm->max_num_tags, tm->max_ops) : 0;
+	if (!rc && type == IBV_SRQT_TM)
+		rc = nicsim_tm_srq_create(hw->dev, to_npd(pd)->handle, log, stride, attr->srq_limit, to_ncq(cq)->hw->q.cqn,
+					  tm->max_num_tags, tm->max_ops, &h->q);
+	else if (!rc)
+		rc = type == IBV_SRQT_XRC ? nicsim_xrc_srq_create(hw->dev, to_npd(pd)->handle, log, stride, attr->srq_limit,
+								  to_nxrcd(xrcd)->xrcdn, to_ncq(cq)->hw->q.cqn, &h->q)
+					  : nicsim_srq_create(hw->dev, to_npd(pd)->handle, log, stride, attr->srq_limit, &h->q);
 	struct nicsim_ibv_srq **grown = rc ? NULL : realloc(hw->srqs, (hw->nsrqs + 1) * sizeof(*grown));
 	if (!rc && !grown) {
 		nicsim_srq_destroy(&h->q);
@@ -46,9 +50,11 @@ int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_
 	}
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) {
+		nicsim_hw_tm_free(h);
 		free(h->wrid);
 		free(h);
-		return nicsim_hw_errno(type == IBV_SRQT_XRC ? "CREATE_XRC_SRQ" : "CREATE_SRQ", rc);
+		return nicsim_hw_errno(type == IBV_SRQT_XRC ? "CREATE_XRC_SRQ" : type == IBV_SRQT_TM ? "CREATE_TM_SRQ"
+											  : "CREATE_SRQ", rc);
 	}
 	srq->hw = h;
 	srq->handle = h->q.srqn;
@@ -109,6 +115,7 @@ int nicsim_hw_destroy_srq(struct nicsim_ibv_srq *srq) {
 	pthread_mutex_unlock(&hw->lock);
 	if (rc)
 		return nicsim_hw_errno("DESTROY_SRQ", rc);
+	nicsim_hw_tm_free(srq->hw);
 	free(srq->hw->wrid);
 	free(srq->hw);
 	srq->hw = NULL;

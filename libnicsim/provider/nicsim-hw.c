@@ -221,8 +221,11 @@ static void recv_kind(const struct nicsim_wc *w, struct ibv_wc *wc) {
 	}
 }
 
-/* The work completion of CQE w: its wr_id from the QP's ring, which it retires. */
-static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc *wc) {
+/*
+ * The work completion of CQE w (tm: a tag-matching one's tag): its wr_id from the QP's or SRQ's
+ * ring, which it retires. 0 when the CQE completes nothing the program asked to hear of.
+ */
+static int to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc *wc, struct ibv_wc_tm_info *tm) {
 	struct nicsim_ibv_qp *qp = nicsim_hw_qp(hw, w->qpn);
 	struct nicsim_hw_qp *h = qp ? qp->hw : NULL;
 	int requester = w->opcode == NICSIM_CQE_REQ || w->opcode == NICSIM_CQE_REQ_ERR;
@@ -231,7 +234,8 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 	wc->status = w->syndrome || w->opcode == NICSIM_CQE_REQ_ERR || w->opcode == NICSIM_CQE_RESP_ERR
 			     ? status_of(w->syndrome) : IBV_WC_SUCCESS;
 	wc->vendor_err = w->vendor_err;
-	if (h && wc->status != IBV_WC_SUCCESS) /* the adapter moved the QP to ERR (UC and UD senders: SQE) */
+	/* the adapter moved the QP to ERR (UC and UD senders: SQE); a short rendezvous buffer is software's to finish */
+	if (h && wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_TM_RNDV_INCOMPLETE)
 		h->state = requester && qp->vqp.qp.qp_type != IBV_QPT_RC ? IBV_QPS_SQE : IBV_QPS_ERR;
 	if (requester) {
 		if (h) {
@@ -245,12 +249,16 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 										       : send_opcode(w->wqe_opcode);
 		if (wc->opcode == IBV_WC_RDMA_READ || wc->opcode == IBV_WC_COMP_SWAP || wc->opcode == IBV_WC_FETCH_ADD)
 			wc->byte_len = w->byte_len;
-		return;
+		return 1;
 	}
 	struct ibv_srq *srq = qp ? qp->vqp.qp.srq : NULL;
-	struct nicsim_ibv_srq *xrc = w->srqn ? nicsim_hw_srq(hw, w->srqn) : NULL; /* the target QP may be another's */
-	if (xrc || (srq && to_nsrq(srq)->hw)) { /* its receive was the SRQ's */
-		struct nicsim_hw_srq *s = xrc ? xrc->hw : to_nsrq(srq)->hw;
+	/* an SRQ the CQE names: an XRC SRQ (the target QP may be another's) or a tag-matching one */
+	struct nicsim_ibv_srq *named = w->srqn ? nicsim_hw_srq(hw, w->srqn) : NULL;
+	int took = named && named->hw->tm ? nicsim_hw_tm_wc(named->hw, w, wc, tm) : -1;
+	if (took >= 0)
+		return took;
+	if (named || (srq && to_nsrq(srq)->hw)) { /* its receive was the SRQ's */
+		struct nicsim_hw_srq *s = named ? named->hw : to_nsrq(srq)->hw;
 		wc->wr_id = s->wrid[w->wqe_counter & (s->size - 1)];
 		s->tail++;
 	} else if (h) {
@@ -258,9 +266,12 @@ static void to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc
 		h->rq_tail++;
 	}
 	recv_kind(w, wc);
+	if (named && named->hw->tm)
+		nicsim_hw_tm_plain(w, wc);
 	wc->byte_len = w->byte_len;
 	wc->src_qp = w->src_qp;
 	wc->slid = (uint16_t)w->slid;
+	return 1;
 }
 
 /* Completions of cq into wc (and x, if not NULL), as many as max allows: how many. */
@@ -268,14 +279,16 @@ static int take(struct nicsim_hw *hw, struct nicsim_ibv_cq *c, int max, struct i
 	struct nicsim_wc got[16];
 	int n = 0;
 	while (n < max) {
-		int k = nicsim_cq_poll(&c->hw->q, got, max - n < 16 ? max - n : 16);
+		int asked = max - n < 16 ? max - n : 16, k = nicsim_cq_poll(&c->hw->q, got, asked);
 		for (int i = 0; i < k; i++) {
-			to_wc(hw, &got[i], &wc[n + i]);
+			struct nicsim_wc_extra e = {.timestamp = got[i].timestamp};
+			if (!to_wc(hw, &got[i], &wc[n], &e.tm))
+				continue; /* a CQE of no completion the program asked for */
 			if (x)
-				x[n + i] = (struct nicsim_wc_extra){.timestamp = got[i].timestamp};
+				x[n] = e;
+			n++;
 		}
-		n += k;
-		if (k < 16)
+		if (k < asked)
 			break;
 	}
 	return n;

@@ -39,11 +39,12 @@ struct nicsim_hw_qp {
 
 struct nicsim_hw_cq { struct nicsim_cq q; };
 
-/* An SRQ's ring and the receives in it, taken in order. */
+/* An SRQ's ring and the receives in it, taken in order; a tag-matching SRQ's list (nicsim-hw-tm.c). */
 struct nicsim_hw_srq {
 	struct nicsim_srq q;
 	uint64_t *wrid; /* by ring slot */
 	uint32_t size, max_wr, tail;
+	struct nicsim_hw_tm *tm;
 };
 
 static inline struct nicsim_hw *hw_of(struct ibv_context *c) { return to_nctx(c)->hw; }
@@ -111,9 +112,20 @@ int nicsim_hw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct 
 int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* Its SRQs (nicsim-hw-srq.c), reached from the provider's SRQ verbs: 0 or an errno. */
-/* A basic SRQ, or an XRC SRQ of domain xrcd completing to cq. */
+/* A basic SRQ, an XRC SRQ of domain xrcd completing to cq, or a tag-matching one (tm) completing to cq. */
 int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
-			 struct ibv_cq *cq, struct nicsim_ibv_srq *srq);
+			 struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
+/* Tag matching (nicsim-hw-tm.c): an SRQ's list state, kept and freed; ibv_post_srq_ops; 0 or an errno. */
+int nicsim_hw_tm_init(struct nicsim_hw_srq *s, uint32_t max_tags, uint32_t max_ops);
+void nicsim_hw_tm_free(struct nicsim_hw_srq *s);
+int nicsim_hw_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad);
+/*
+ * A tag-matching SRQ's CQE w as a work completion in wc (and tm): 1; 0 if it completes nothing the
+ * program asked to hear of; -1 for an ordinary receive, which the caller takes from the SRQ's ring
+ * and then passes to nicsim_hw_tm_plain for its opcode.
+ */
+int nicsim_hw_tm_wc(struct nicsim_hw_srq *s, const struct nicsim_wc *w, struct ibv_wc *wc, struct ibv_wc_tm_info *tm);
+void nicsim_hw_tm_plain(const struct nicsim_wc *w, struct ibv_wc *wc);
 /* The SRQ of number srqn, or NULL (hw->lock held). */
 struct nicsim_ibv_srq *nicsim_hw_srq(struct nicsim_hw *hw, uint32_t srqn);
 /* An XRC domain of the context's own (ALLOC_XRCD; NULL and errno on failure), and its close: 0 or an errno. */

@@ -131,7 +131,7 @@ static int ask_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_ty
 	int rc;
 	if (to_nctx(pd->context)->hw) { /* the C driver makes it */
 		done(&m);
-		return tm ? nicsim_hw_unbuilt("a tag-matching SRQ") : nicsim_hw_create_srq(pd, attr, type, xrcd, cq, srq);
+		return nicsim_hw_create_srq(pd, attr, type, xrcd, cq, tm, srq);
 	}
 	put(&m, &q, sizeof(q));
 	rc = call(to_nctx(pd->context), &m);
@@ -197,6 +197,7 @@ static struct ibv_srq *create_srq_ex(struct ibv_context *c, struct ibv_srq_init_
  * is known before the next is sent; on a refusal *bad is the one refused.
  */
 static int post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad) {
+	if (to_nsrq(srq)->hw) return nicsim_hw_post_srq_ops(to_nsrq(srq), op, bad);
 	for (struct ibv_ops_wr *o = op; o; o = o->next) {
 		struct msg m = request(NICSIM_OP_POST_SRQ_OPS);
 		int rc;

@@ -178,6 +178,10 @@ int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {
 		w->slid = (uint32_t)cqe[22] << 8 | cqe[23];
 		w->srqn = nicsim_get32(cqe + 32) & 0xffffff;
 		w->timestamp = err ? 0 : nicsim_get64(cqe + 48);
+		w->tm_kind = cqe[41];
+		w->tm_flags = cqe[42];
+		w->tm_tag = nicsim_get64(cqe);
+		w->tm_priv = nicsim_get32(cqe + 8);
 		cq->ci++;
 		n++;
 	}
@@ -434,9 +438,12 @@ int nicsim_post_recv(struct nicsim_qp *qp, const struct nicsim_mr *mr, void *add
 	return rc;
 }
 
-/* CREATE_SRQ, or CREATE_XRC_SRQ when xrc (its first words are CREATE_SRQ's, then the domain and CQ). */
-static int srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
-		      const uint32_t *xrc, struct nicsim_srq *srq) {
+/*
+ * CREATE_SRQ, or CREATE_XRC_SRQ / CREATE_TM_SRQ (op), whose first words are CREATE_SRQ's and whose
+ * nextra words after them are extra's.
+ */
+static int srq_create(struct nicsim_dev *d, uint32_t op, uint32_t pd, uint32_t log_size, uint32_t log_stride,
+		      uint32_t limit, const uint32_t *extra, int nextra, struct nicsim_srq *srq) {
 	memset(srq, 0, sizeof(*srq));
 	srq->dev = d;
 	srq->log_size = log_size;
@@ -445,29 +452,33 @@ static int srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint
 	srq->db = nicsim_dma_alloc(d, 64, &srq->db_iova);
 	if (!srq->ring || !srq->db)
 		return -errno;
-	uint64_t in[NICSIM_CREATE_XRC_SRQ_IN_WORDS] = {0};
+	uint64_t in[NICSIM_CREATE_SRQ_IN_WORDS + 4] = {0};
 	in[NICSIM_CREATE_SRQ_IN_PD] = pd;
 	in[NICSIM_CREATE_SRQ_IN_RING] = srq->ring_iova;
 	in[NICSIM_CREATE_SRQ_IN_LOG_SIZE] = log_size;
 	in[NICSIM_CREATE_SRQ_IN_STRIDE_LOG] = log_stride;
 	in[NICSIM_CREATE_SRQ_IN_DBREC] = srq->db_iova;
 	in[NICSIM_CREATE_SRQ_IN_LIMIT] = limit;
-	if (!xrc)
-		return handle(d, NICSIM_CMD_CREATE_SRQ, in, NICSIM_CREATE_SRQ_IN_WORDS, &srq->srqn);
-	in[NICSIM_CREATE_XRC_SRQ_IN_XRCD] = xrc[0];
-	in[NICSIM_CREATE_XRC_SRQ_IN_CQ] = xrc[1];
-	return handle(d, NICSIM_CMD_CREATE_XRC_SRQ, in, NICSIM_CREATE_XRC_SRQ_IN_WORDS, &srq->srqn);
+	for (int i = 0; i < nextra; i++)
+		in[NICSIM_CREATE_SRQ_IN_WORDS + i] = extra[i];
+	return handle(d, op, in, NICSIM_CREATE_SRQ_IN_WORDS + nextra, &srq->srqn);
 }
 
 int nicsim_srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
 		      struct nicsim_srq *srq) {
-	return srq_create(d, pd, log_size, log_stride, limit, NULL, srq);
+	return srq_create(d, NICSIM_CMD_CREATE_SRQ, pd, log_size, log_stride, limit, NULL, 0, srq);
 }
 
 int nicsim_xrc_srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
 			  uint32_t xrcd, uint32_t cqn, struct nicsim_srq *srq) {
-	const uint32_t xrc[2] = {xrcd, cqn};
-	return srq_create(d, pd, log_size, log_stride, limit, xrc, srq);
+	const uint32_t xrc[2] = {xrcd, cqn}; /* CREATE_XRC_SRQ_IN_XRCD, _CQ */
+	return srq_create(d, NICSIM_CMD_CREATE_XRC_SRQ, pd, log_size, log_stride, limit, xrc, 2, srq);
+}
+
+int nicsim_tm_srq_create(struct nicsim_dev *d, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
+			 uint32_t cqn, uint32_t max_tags, uint32_t max_ops, struct nicsim_srq *srq) {
+	const uint32_t tm[3] = {cqn, max_tags, max_ops}; /* CREATE_TM_SRQ_IN_CQ, _MAX_TAGS, _MAX_OPS */
+	return srq_create(d, NICSIM_CMD_CREATE_TM_SRQ, pd, log_size, log_stride, limit, tm, 3, srq);
 }
 
 int nicsim_srq_destroy(struct nicsim_srq *srq) {

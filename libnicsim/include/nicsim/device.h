@@ -550,5 +550,13 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 #define NICSIM_CQE_SYNDROME_GENERAL_ERR 0xff
 #define NICSIM_CQE_SYNDROME_TM_ERR 0x30
 #define NICSIM_CQE_SYNDROME_TM_RNDV_INCOMPLETE 0x31
+/* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), context (8..11) */
+#define NICSIM_CQE_TM_NONE 0
+#define NICSIM_CQE_TM_MATCHED 1
+#define NICSIM_CQE_TM_NO_TAG 2
+#define NICSIM_CQE_TM_UNEXPECTED 3
+#define NICSIM_CQE_TM_ADD 4
+#define NICSIM_CQE_TM_DEL 5
+#define NICSIM_CQE_TM_SYNC 6
 
 #endif

@@ -68,6 +68,10 @@ struct nicsim_wc {
 	uint32_t src_qp, slid;	/* a UD receive's source */
 	uint32_t srqn;
 	uint64_t timestamp;	/* when the adapter wrote it, in core clock cycles (not in an error's) */
+	/* a tag-matching SRQ's: what it reports (NICSIM_CQE_TM_*), its flags (libibverbs' IBV_WC_TM_*), tag, app context */
+	uint8_t tm_kind, tm_flags;
+	uint64_t tm_tag;
+	uint32_t tm_priv;
 };
 /* Up to `max` new completions: how many. */
 int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max);
@@ -185,6 +189,12 @@ int nicsim_srq_create(struct nicsim_dev *dev, uint32_t pd, uint32_t log_size, ui
 /* An XRC SRQ of domain `xrcd` (nicsim_alloc_xrcd) whose receives complete to CQ `cqn`. */
 int nicsim_xrc_srq_create(struct nicsim_dev *dev, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
 			  uint32_t xrcd, uint32_t cqn, struct nicsim_srq *srq);
+/*
+ * A tag-matching SRQ whose completions go to CQ `cqn`: a list of up to max_tags tagged buffers, and
+ * up to max_ops signaled list operations (TM_OP commands) outstanding.
+ */
+int nicsim_tm_srq_create(struct nicsim_dev *dev, uint32_t pd, uint32_t log_size, uint32_t log_stride, uint32_t limit,
+			 uint32_t cqn, uint32_t max_tags, uint32_t max_ops, struct nicsim_srq *srq);
 int nicsim_srq_destroy(struct nicsim_srq *srq);
 /* Writes a receive WQE at the SRQ's head; nicsim_srq_publish makes those put the adapter's. */
 int nicsim_srq_recv_put(struct nicsim_srq *srq, const struct nicsim_sge *sge, int num_sge);

@@ -113,6 +113,8 @@ public final class DeviceHeader {
             }
         }
         DeviceManual.constants(Cqe64.class, "SYNDROME_").forEach((n, v) -> def(b, "CQE_SYNDROME_" + n, v));
+        b.append("/* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), context (8..11) */\n");
+        DeviceManual.constants(Cqe64.class, "TM_").forEach((n, v) -> def(b, "CQE_TM_" + n, v));
         return b.append("\n#endif\n").toString();
     }
 

@@ -27,7 +27,7 @@ public final class ProviderBuild {
             "nicsim-events.c", "nicsim-domain.c", "nicsim-churn.c", "nicsim-fuzz.c", "nicsim-import.c",
             "nicsim-rdmacm.c", "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.h", "nicsim-hw.c",
             "nicsim-hw-qp.c", "nicsim-hw-post.c", "nicsim-hw-stubs.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c",
-            "nicsim-hw-dm.c");
+            "nicsim-hw-dm.c", "nicsim-hw-tm.c");
     /** libnicsim's sources (resources under nicsim/libnicsim), which the provider is built on; wire.h is generated. */
     static final List<String> LIBNICSIM = List.of("face.c", "hca.c", "queues.c", "nicsim-internal.h", "nicsim/nicsim.h",
             "nicsim/queues.h", "nicsim/device.h");
@@ -96,7 +96,7 @@ public final class ProviderBuild {
                 "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-import.c", "nicsim-rdmacm.c",
                 "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c",
                 "nicsim-hw-post.c", "nicsim-hw-stubs.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c",
-                "face.c", "hca.c", "queues.c",
+                "nicsim-hw-tm.c", "face.c", "hca.c", "queues.c",
                 "-libverbs", "-lpthread", "-ldl"));
         gcc(work, SHARED, List.of("-o", CLOCK_LIBRARY, "nicsim-time.c", "-ldl"));
         gcc(work, List.of(), List.of("-o", VERBCOST, "nicsim-verbcost.c", "-libverbs"));

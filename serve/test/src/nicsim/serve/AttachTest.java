@@ -302,19 +302,22 @@ class AttachTest {
     /**
      * A C program on libibverbs' tag-matching verbs (ibv_create_srq_ex with IBV_SRQT_TM,
      * ibv_post_srq_ops, tm_types.h's headers) runs unchanged: an eager message and a rendezvous land
-     * in their tagged buffers on node 1, and node 0 receives the FIN.
+     * in their tagged buffers on node 1, and node 0 receives the FIN. Through either of the provider's
+     * drivers.
      */
-    @Test
-    void tagMatchingProgramRunsUnchanged() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void tagMatchingProgramRunsUnchanged(boolean cDriver) throws Exception {
         Path dir = compile("tm-tags", "-libverbs");
         String prog = dir.resolve("tm-tags").toString();
-        Run recv = start(1, prog, "recv", dir.toString());
-        Run send = start(0, prog, "send", dir.toString());
+        Run recv = start(1, Programs.withDriver(cDriver, prog, "recv", dir.toString()));
+        Run send = start(0, Programs.withDriver(cDriver, prog, "send", dir.toString()));
         assertEquals(0, send.await(), send.output() + "\n--- recv:\n" + recv.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, recv.await(), recv.output() + serverLog());
         assertTrue(recv.output().contains("recv: eager \"eager hello\" and a 20000-byte rendezvous in their tagged buffers, tags read with ibv_wc_read_tm_info"), recv.output());
         assertTrue(send.output().contains("send: FIN received (opcode 2, tag 0xbeef)"), send.output());
         assertTrue(recv.output().contains("recv: tm_caps max_num_tags 256 max_ops 16"), recv.output());
+        assertEquals(cDriver, serverLog().contains("opened node 1's adapter as a user context"), serverLog());
     }
 
     private static Path compile(String name, String... libs) throws Exception {
