@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,12 +17,10 @@ static int writes(int access) {
 		       ? NICSIM_DMA_WRITABLE : 0;
 }
 
-/* Remote writes need local write (IB spec); on-demand paging is not in the C driver yet. 0 or an errno. */
+/* Remote writes need local write (IB spec): 0 or EINVAL. */
 static int check_access(int access) {
 	int remote = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-	if (remote && !(access & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
-	return access & IBV_ACCESS_ON_DEMAND ? nicsim_hw_unbuilt("an on-demand MR") : 0;
+	return remote && !(access & IBV_ACCESS_LOCAL_WRITE) ? EINVAL : 0;
 }
 
 /* The pages under [addr, addr + length), mapped for the adapter: where, and their bus address (hw->lock held). */
@@ -36,8 +35,37 @@ static int map_pages(struct nicsim_hw *hw, void *addr, size_t length, int access
 /* A failed command's errno, said on stderr when the adapter refused it. */
 static int failed(const char *what, int rc) { return rc < 0 && rc != -EINVAL ? -rc : nicsim_hw_errno(what, rc); }
 
+/*
+ * An implicit on-demand region, the whole address space (ibv_reg_mr(pd, NULL, SIZE_MAX, ...)): the
+ * kernel pages for it as the adapter touches each 2 MB page, so nothing is mapped here.
+ */
+static struct ibv_mr *reg_implicit(struct ibv_pd *pd, int access) {
+	struct nicsim_hw *hw = hw_of(pd->context);
+	int bad = access & IBV_ACCESS_ON_DEMAND ? check_access(access) : EINVAL;
+	struct nicsim_ibv_mr *mr = bad ? NULL : calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = bad ? bad : ENOMEM;
+		return NULL;
+	}
+	struct nicsim_mr m;
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_mr_create_implicit(hw->dev, to_npd(pd)->handle, (uint32_t)access, &m);
+	pthread_mutex_unlock(&hw->lock);
+	if (rc) { free(mr); errno = failed("CREATE_IMPLICIT_MKEY", rc); return NULL; }
+	mr->handle = mr->vmr.ibv_mr.handle = mr->vmr.ibv_mr.lkey = mr->vmr.ibv_mr.rkey = m.key;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+	return &mr->vmr.ibv_mr;
+}
+
+/*
+ * A region over [addr, addr + length): its pages mapped for the adapter. An on-demand one's pages
+ * are listed not present, and the adapter's first touch of each faults it in through the kernel.
+ */
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
 	struct nicsim_hw *hw = hw_of(pd->context);
+	if (!addr && length == SIZE_MAX)
+		return reg_implicit(pd, access);
 	int bad = length ? check_access(access) : EINVAL;
 	if (bad) {
 		errno = bad;
@@ -73,7 +101,7 @@ static int dereg_mr(struct verbs_mr *vmr) {
 	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
 	pthread_mutex_lock(&hw->lock);
 	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DESTROY_MKEY, mr->handle);
-	if (!rc && !mr->hw_dm)
+	if (!rc && mr->hw_len) /* an implicit region and one over device memory map nothing */
 		nicsim_dma_unmap(hw->dev, mr->hw_iova);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) return nicsim_hw_errno("DESTROY_MKEY", rc);
@@ -95,7 +123,7 @@ static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *ad
 	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
 	struct ibv_pd *to = flags & IBV_REREG_MR_CHANGE_PD ? pd : vmr->ibv_mr.pd;
 	int move = flags & IBV_REREG_MR_CHANGE_TRANSLATION, acc = flags & IBV_REREG_MR_CHANGE_ACCESS ? access : vmr->access;
-	int rc = !to || to->context != vmr->ibv_mr.context || ((acc ^ vmr->access) & IBV_ACCESS_ON_DEMAND) || mr->hw_dm
+	int rc = !to || to->context != vmr->ibv_mr.context || ((acc ^ vmr->access) & IBV_ACCESS_ON_DEMAND) || !mr->hw_len
 			 ? EINVAL : check_access(acc);
 	if (rc) {
 		errno = rc;
@@ -220,7 +248,37 @@ int nicsim_hw_layout(const struct nicsim_umr *u, uint8_t *body) {
 	return (int)(16 + 16 * u->n);
 }
 
+/*
+ * ibv_advise_mr: each SGE's pages brought in ahead by ODP_PREFETCH (with IBV_ADVISE_MR_FLAG_FLUSH,
+ * ODP_PREFETCH_FLUSH: in before it returns); PREFETCH_NO_FAULT asks for nothing here.
+ */
+static int advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg,
+		     uint32_t n) {
+	struct nicsim_hw *hw = hw_of(pd->context);
+	if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH && advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return EOPNOTSUPP;
+	if ((flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) || !n)
+		return EINVAL;
+	if (advice == IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return 0;
+	uint32_t op = flags & IBV_ADVISE_MR_FLAG_FLUSH ? NICSIM_CMD_ODP_PREFETCH_FLUSH : NICSIM_CMD_ODP_PREFETCH;
+	int st = 0;
+	pthread_mutex_lock(&hw->lock);
+	for (uint32_t i = 0; !st && i < n; i++) {
+		uint64_t in[NICSIM_ODP_PREFETCH_IN_WORDS] = {0};
+		in[NICSIM_ODP_PREFETCH_IN_PD] = to_npd(pd)->handle;
+		in[NICSIM_ODP_PREFETCH_IN_LKEY] = sg[i].lkey;
+		in[NICSIM_ODP_PREFETCH_IN_ADDR] = sg[i].addr;
+		in[NICSIM_ODP_PREFETCH_IN_LENGTH] = sg[i].length;
+		st = nicsim_cmd(hw->dev, op, in, NICSIM_ODP_PREFETCH_IN_WORDS, NULL, 0, NULL);
+	}
+	pthread_mutex_unlock(&hw->lock);
+	return st < 0 ? -st : nicsim_status_errno(st);
+}
+
 const struct verbs_context_ops nicsim_hw_memory_ops = {
+	.advise_mr = advise_mr,
 	.alloc_mw = alloc_mw,
 	.dealloc_mw = dealloc_mw,
 	.reg_mr = reg_mr,

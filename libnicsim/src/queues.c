@@ -54,8 +54,10 @@ static int mkey_cmd(struct nicsim_dev *d, const uint32_t *rereg, uint32_t pd, vo
 	uint8_t *list = nicsim_dma_alloc(d, list_len, &list_iova);
 	if (!list)
 		return -errno;
+	uint64_t absent = access & NICSIM_ACCESS_ON_DEMAND ? NICSIM_MTT_NOT_PRESENT : 0; /* faulted in when touched */
+	access &= ~(uint32_t)NICSIM_ACCESS_ON_DEMAND;
 	for (uint64_t i = 0; i < pages; i++) /* the buffer's pages are contiguous in bus addresses */
-		nicsim_put64(list + 8 * i, (iova & ~4095ull) + 4096 * i);
+		nicsim_put64(list + 8 * i, ((iova & ~4095ull) + 4096 * i) | absent);
 	uint64_t words[1 + NICSIM_CREATE_MKEY_IN_WORDS] = {0}, *in = words + 1; /* REREG_MKEY: the key, then these */
 	in[NICSIM_CREATE_MKEY_IN_PD] = pd;
 	in[NICSIM_CREATE_MKEY_IN_START] = start;
@@ -82,6 +84,18 @@ int nicsim_mr_create_at(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t 
 	mr->addr = addr;
 	mr->len = len;
 	return rc;
+}
+
+int nicsim_mr_create_implicit(struct nicsim_dev *d, uint32_t pd, uint32_t access, struct nicsim_mr *mr) {
+	uint64_t in[NICSIM_CREATE_IMPLICIT_MKEY_IN_WORDS] = {0};
+	in[NICSIM_CREATE_IMPLICIT_MKEY_IN_PD] = pd;
+	in[NICSIM_CREATE_IMPLICIT_MKEY_IN_LENGTH] = NICSIM_IMPLICIT_LENGTH;
+	in[NICSIM_CREATE_IMPLICIT_MKEY_IN_ACCESS] = access & ~(uint32_t)NICSIM_ACCESS_ON_DEMAND;
+	in[NICSIM_CREATE_IMPLICIT_MKEY_IN_PAGE_SHIFT] = NICSIM_IMPLICIT_PAGE_SHIFT;
+	in[NICSIM_CREATE_IMPLICIT_MKEY_IN_PAGES] = NICSIM_IMPLICIT_LENGTH >> NICSIM_IMPLICIT_PAGE_SHIFT;
+	mr->addr = NULL;
+	mr->len = NICSIM_IMPLICIT_LENGTH;
+	return handle(d, NICSIM_CMD_CREATE_IMPLICIT_MKEY, in, NICSIM_CREATE_IMPLICIT_MKEY_IN_WORDS, &mr->key);
 }
 
 int nicsim_mr_rereg(struct nicsim_dev *d, struct nicsim_mr *mr, uint32_t pd, void *addr, uint64_t start, uint64_t iova,

@@ -36,6 +36,11 @@
 /* the bus address of device memory's byte 0 (ALLOC_DM's offsets count from it): a region over
  * device memory lists its pages there; the host reaches the same bytes at BAR0 + dmBase */
 #define NICSIM_DM_BUS_BASE 0x10000000000000
+/* on-demand paging: a page-list entry's mark for a page not present (the adapter faults it in
+ * through the kernel); an implicit region's page size (log2) and length from address 0 */
+#define NICSIM_MTT_NOT_PRESENT 1
+#define NICSIM_IMPLICIT_PAGE_SHIFT 0x15
+#define NICSIM_IMPLICIT_LENGTH 0x800000000000
 
 /* the command entry: byte offsets */
 #define NICSIM_ENTRY_BYTES 0x40

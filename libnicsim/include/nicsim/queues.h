@@ -37,6 +37,16 @@ int nicsim_mr_create(struct nicsim_dev *dev, uint32_t pd, void *addr, uint64_t i
 /* As nicsim_mr_create, the region's addresses starting at `start` (ibv_reg_mr_iova's IOVA; 0: zero-based). */
 int nicsim_mr_create_at(struct nicsim_dev *dev, uint32_t pd, void *addr, uint64_t start, uint64_t iova, uint64_t len,
 			uint32_t access, struct nicsim_mr *mr);
+/*
+ * With NICSIM_ACCESS_ON_DEMAND a region's pages are listed not present: the adapter's first touch
+ * of each faults it in through the kernel (a translation miss), as on-demand paging does.
+ */
+/*
+ * An implicit on-demand region (CREATE_IMPLICIT_MKEY): one key for the whole address space from 0,
+ * whose 2 MB pages the kernel brings in as the adapter touches them (a page nothing of the process
+ * is mapped at fails the access). Only a user context's kernel can page for it.
+ */
+int nicsim_mr_create_implicit(struct nicsim_dev *dev, uint32_t pd, uint32_t access, struct nicsim_mr *mr);
 /* The region's key given a new PD, translation or access (REREG_MKEY): as nicsim_mr_create_at, the key kept. */
 int nicsim_mr_rereg(struct nicsim_dev *dev, struct nicsim_mr *mr, uint32_t pd, void *addr, uint64_t start,
 		    uint64_t iova, uint64_t len, uint32_t access);

@@ -58,6 +58,11 @@ public final class DeviceHeader {
         b.append("/* the bus address of device memory's byte 0 (ALLOC_DM's offsets count from it): a region over\n")
                 .append(" * device memory lists its pages there; the host reaches the same bytes at BAR0 + dmBase */\n");
         def(b, "DM_BUS_BASE", nicsim.adapter.OnChipMemory.BASE);
+        b.append("/* on-demand paging: a page-list entry's mark for a page not present (the adapter faults it in\n")
+                .append(" * through the kernel); an implicit region's page size (log2) and length from address 0 */\n");
+        def(b, "MTT_NOT_PRESENT", nicsim.verbs.MemoryRegion.NOT_PRESENT);
+        def(b, "IMPLICIT_PAGE_SHIFT", nicsim.verbs.MemoryRegion.IMPLICIT_PAGE_SHIFT);
+        def(b, "IMPLICIT_LENGTH", nicsim.verbs.MemoryRegion.IMPLICIT_LENGTH);
         b.append("\n/* the command entry: byte offsets */\n");
         def(b, "ENTRY_BYTES", Cmd.ENTRY_BYTES);
         def(b, "ENTRY_OPCODE", Cmd.ENTRY_OPCODE);

@@ -75,7 +75,7 @@ final class PciDevice implements AutoCloseable {
         this.user = user ? new UserContext(host.driver(), v -> {
             interrupts.add(v);
             interruptsRaised++;
-        }, session) : null;
+        }, session, new ImplicitPages(host, memory)) : null;
         this.errorsAtOpen = host.firmware.commandErrors();
         this.problemsTold = host.adapter.errorCount();
         this.unsupportedTold = host.bus.unsupportedRequests().size();

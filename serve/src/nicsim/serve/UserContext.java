@@ -39,6 +39,8 @@ final class UserContext {
     private static final int CREATE_CQ_VECTOR = 3;
 
     private final Driver driver;
+    /** The kernel's paging for its implicit on-demand regions. */
+    private final ImplicitPages pages;
     /** Its objects, newest last: each one's destroying command and handle. */
     private final LinkedHashMap<Long, Integer> objects = new LinkedHashMap<>();
     /** Each CQ's interrupt handler and the vector the kernel gave it. */
@@ -55,8 +57,9 @@ final class UserContext {
      * A context on {@code driver}'s adapter; {@code interrupt} takes the vector a CQ of its asked for,
      * when fired; {@code session}'s completion channels take its CQs' events.
      */
-    UserContext(Driver driver, IntConsumer interrupt, Session session) {
+    UserContext(Driver driver, IntConsumer interrupt, Session session, ImplicitPages pages) {
         this.driver = driver;
+        this.pages = pages;
         this.interrupt = interrupt;
         this.session = session;
         this.asyncEvents = this::asyncEvent;
@@ -157,6 +160,10 @@ final class UserContext {
         if (ok && destroy != null) {
             objects.put(key(destroy, out[Cmd.OUT_HEADER_WORDS]), destroy);
             if (opcode == Cmd.ALLOC_DM) dm.put(out[Cmd.OUT_HEADER_WORDS], in[0]); // input word 0: its length
+            if (opcode == Cmd.CREATE_IMPLICIT_MKEY) { // the kernel pages for it, as mlx5_ib does for implicit ODP
+                long key = out[Cmd.OUT_HEADER_WORDS];
+                driver.implicitRegistered(key >>> 8, pages.pager(key));
+            }
             if (v != null) vectors.put(out[Cmd.OUT_HEADER_WORDS], v);
             if (cqn != null) cqn[0] = out[Cmd.OUT_HEADER_WORDS];
         } else if (v != null) {
@@ -181,6 +188,10 @@ final class UserContext {
     private void gone(int destroy, long handle) {
         objects.remove(key(destroy, handle));
         if (destroy == Cmd.DEALLOC_DM) dm.remove(handle);
+        if (destroy == Cmd.DESTROY_MKEY && pages.has(handle)) {
+            driver.implicitDeregistered(handle >>> 8);
+            pages.drop(handle);
+        }
         if (destroy != Cmd.DESTROY_CQ) return;
         channels.remove(handle);
         Vector v = vectors.remove(handle);
