@@ -79,6 +79,21 @@ static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *
 	return &d->dm;
 }
 
+/* Device memory another process allocated, at offset, of length bytes (ibv_import_dm): NULL and errno on failure. */
+struct ibv_dm *nicsim_hw_dm_import(struct ibv_context *c, uint32_t offset, uint64_t length) {
+	struct nicsim_hw_dm *d = calloc(1, sizeof(*d));
+	if (!d) { errno = ENOMEM; return NULL; }
+	d->offset = offset;
+	d->length = length;
+	d->dm.context = c;
+	d->dm.handle = offset;
+	d->dm.memcpy_to_dm = memcpy_to_dm;
+	d->dm.memcpy_from_dm = memcpy_from_dm;
+	return &d->dm;
+}
+
+void nicsim_hw_dm_unimport(struct ibv_dm *dm) { free(to_hdm(dm)); }
+
 static int free_dm(struct ibv_dm *dm) {
 	struct nicsim_hw_dm *d = to_hdm(dm);
 	struct nicsim_hw *hw = hw_of(dm->context);

@@ -89,10 +89,11 @@ struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint16_t max_entrie
 int nicsim_hw_destroy_mkey(struct nicsim_mkey *k);
 /* A layout UMR's WQE body (docs/device.md) for u on k's QP: its bytes into body (room for 1024), or -errno. */
 int nicsim_hw_layout(const struct nicsim_umr *u, uint8_t *body);
+/* Device memory of the user context another process allocated (ibv_import_dm), and this process's record freed. */
+struct ibv_dm *nicsim_hw_dm_import(struct ibv_context *c, uint32_t offset, uint64_t length);
+void nicsim_hw_dm_unimport(struct ibv_dm *dm);
 /* An MR over device memory dm is gone (nicsim-hw-dm.c). */
 void nicsim_hw_dm_unused(void *dm);
-/* What the C driver does not build yet: says so on stderr (once a verb in a row) and gives EOPNOTSUPP. */
-int nicsim_hw_unbuilt(const char *verb);
 
 /* Its CQs (nicsim-hw.c): made (NULL and errno on failure), and polled as nicsim_poll does. */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);

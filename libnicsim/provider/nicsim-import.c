@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "nicsim-hw.h"
+#include "nicsim/device.h"
 
 __thread const struct nicsim_import *nicsim_importing;
 
@@ -74,10 +75,6 @@ struct ibv_context *ibv_import_device(int cmd_fd) {
 		if (f) return f(cmd_fd);
 	}
 	if (rc) { errno = rc; return NULL; }
-	if (nicsim_hw_wanted()) { /* the C driver's objects are its context's own, not a session's to share */
-		nicsim_hw_unbuilt("ibv_import_device");
-		return NULL;
-	}
 	list = ibv_get_device_list(NULL);
 	if (!list || !list[0]) {
 		if (list) ibv_free_device_list(list);
@@ -105,12 +102,23 @@ static int named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg
 	return rc;
 }
 
+/* Whether the C driver's user context (this process's, imported) has an object of kind destroy under handle. */
+static int hw_named(struct ibv_context *c, uint32_t destroy, uint32_t handle, uint64_t *length) {
+	struct nicsim_hw *hw = hw_of(c);
+	pthread_mutex_lock(&hw->lock);
+	int rc = nicsim_user_import(hw->dev, destroy, handle, length);
+	pthread_mutex_unlock(&hw->lock);
+	return -rc;
+}
+
 struct ibv_pd *nicsim_import_pd(struct ibv_context *c, uint32_t handle) {
 	struct nicsim_ibv_pd *pd;
 	struct msg m;
-	int rc = named(c, NICSIM_OP_IMPORT_PD, handle, &m);
+	uint64_t length;
+	int rc = to_nctx(c)->hw ? hw_named(c, NICSIM_CMD_DEALLOC_PD, handle, &length)
+				: named(c, NICSIM_OP_IMPORT_PD, handle, &m);
 	if (rc) { errno = rc; return NULL; }
-	done(&m);
+	if (!to_nctx(c)->hw) done(&m);
 	pd = calloc(1, sizeof(*pd));
 	if (!pd) { errno = ENOMEM; return NULL; }
 	pd->handle = handle;
@@ -126,6 +134,17 @@ void nicsim_unimport_pd(struct ibv_pd *pd) { free(to_npd(pd)); }
 struct ibv_mr *nicsim_import_mr(struct ibv_pd *pd, uint32_t handle) {
 	struct nicsim_ibv_mr *mr;
 	struct msg m;
+	uint64_t length = 0;
+	if (to_nctx(pd->context)->hw) { /* the C driver's MR handle is its key */
+		int rc = hw_named(pd->context, NICSIM_CMD_DESTROY_MKEY, handle, &length);
+		if (rc || !(mr = calloc(1, sizeof(*mr)))) { errno = rc ? rc : ENOMEM; return NULL; }
+		mr->handle = mr->vmr.ibv_mr.handle = mr->vmr.ibv_mr.lkey = mr->vmr.ibv_mr.rkey = handle;
+		mr->vmr.ibv_mr.length = length;
+		mr->vmr.ibv_mr.context = pd->context;
+		mr->vmr.ibv_mr.pd = pd;
+		mr->vmr.mr_type = IBV_MR_TYPE_IMPORTED_MR;
+		return &mr->vmr.ibv_mr;
+	}
 	int rc = named(pd->context, NICSIM_OP_IMPORT_MR, handle, &m);
 	if (rc) { errno = rc; return NULL; }
 	mr = calloc(1, sizeof(*mr));
@@ -148,6 +167,12 @@ void nicsim_unimport_mr(struct ibv_mr *mr) { free(to_nmr(mr)); }
 struct ibv_dm *nicsim_import_dm(struct ibv_context *c, uint32_t handle) {
 	struct ibv_dm *dm;
 	struct msg m;
+	if (to_nctx(c)->hw) { /* the C driver's device memory handle is its offset */
+		uint64_t length;
+		int rc = hw_named(c, NICSIM_CMD_DEALLOC_DM, handle, &length);
+		if (rc) { errno = rc; return NULL; }
+		return nicsim_hw_dm_import(c, handle, length);
+	}
 	int rc = named(c, NICSIM_OP_IMPORT_DM, handle, &m);
 	if (rc) { errno = rc; return NULL; }
 	done(&m);
@@ -160,4 +185,7 @@ struct ibv_dm *nicsim_import_dm(struct ibv_context *c, uint32_t handle) {
 	return dm;
 }
 
-void nicsim_unimport_dm(struct ibv_dm *dm) { free(dm); }
+void nicsim_unimport_dm(struct ibv_dm *dm) {
+	if (to_nctx(dm->context)->hw) nicsim_hw_dm_unimport(dm);
+	else free(dm);
+}

@@ -254,6 +254,8 @@ static int join_imported(struct nicsim_context *ctx) {
 	/* the kernel writes a context's async events to its first async file only: this one stays quiet */
 	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC);
 	if (ctx->vctx.context.async_fd < 0) { close(ctx->sock); return -1; }
+	/* the C driver joins the opener's user context: the same objects, this process's own memory and waits */
+	if (nicsim_hw_open(ctx)) { close(ctx->vctx.context.async_fd); close(ctx->sock); return -1; }
 	return 0;
 }
 

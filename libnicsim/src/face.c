@@ -271,6 +271,14 @@ int nicsim_cq_channel(struct nicsim_dev *d, uint32_t cqn, uint32_t channel) {
 	return call(d, &r, NULL, 0);
 }
 
+int nicsim_user_import(struct nicsim_dev *d, uint32_t destroy, uint32_t handle, uint64_t *length) {
+	struct req r;
+	start(&r, NICSIM_OP_UCTX_IMPORT);
+	put32(&r, destroy);
+	put32(&r, handle);
+	return call(d, &r, length, 8);
+}
+
 int nicsim_user_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, int nin, uint64_t *out, int nout,
 		    uint32_t *syndrome) {
 	struct req r;

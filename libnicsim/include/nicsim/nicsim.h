@@ -48,6 +48,13 @@ int nicsim_open_context(struct nicsim_dev **dev, int node, uint32_t session);
  * session (the number the program's channel was registered with), as the kernel's uverbs does.
  */
 int nicsim_cq_channel(struct nicsim_dev *dev, uint32_t cqn, uint32_t channel);
+/*
+ * Whether the user context (one this process imported too: nicsim_open_context with the session of
+ * the process that opened it joins it) has an object that `destroy` (its destroying command's opcode:
+ * DEALLOC_PD, DESTROY_MKEY, DEALLOC_DM) destroys under `handle`: 0 and its length in *length (an
+ * MR's, device memory's; 0 for others), -ENOENT if there is none, -EINVAL if the handle is another kind's.
+ */
+int nicsim_user_import(struct nicsim_dev *dev, uint32_t destroy, uint32_t handle, uint64_t *length);
 /* Closes the function (after nicsim_teardown if the adapter is up): the driver's DMA mappings go. */
 void nicsim_close(struct nicsim_dev *dev);
 

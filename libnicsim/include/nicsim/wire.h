@@ -67,6 +67,7 @@ enum nicsim_op {
 	NICSIM_OP_UCTX_CMD = 60,
 	NICSIM_OP_UCTX_CQ_CHANNEL = 61,
 	NICSIM_OP_PCI_POSTED_RING = 62,
+	NICSIM_OP_UCTX_IMPORT = 63,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;

@@ -44,8 +44,16 @@ final class PciDevice implements AutoCloseable {
     private int problemsTold, unsupportedTold, refusalsTold;
     private final List<String> refusedWrites = new ArrayList<>();
     private long violations;
-    /** A user context's objects and UARs (null: the driver holds the whole function). */
+    /** A user context's objects and UARs (null: the driver holds the whole function); shared by importers. */
     final UserContext user;
+    /** The kernel's paging of this process's memory for the implicit regions it makes. */
+    private final ImplicitPages pages;
+
+    /** An interrupt for this process's waits (a vector of a CQ it made). */
+    private void interrupted(int vector) {
+        interrupts.add(vector);
+        interruptsRaised++;
+    }
 
     /** A request left open: a WAIT until {@code deadline}, or an MMIO read whose answer is {@code reply} once set. */
     private static final class Open {
@@ -64,7 +72,8 @@ final class PciDevice implements AutoCloseable {
      * adapter the kernel (the Java driver) brings up: commands through UCTX_CMD, BAR0 writes to its
      * own UAR pages only, its CQs' interrupts, and no config writes or MMIO reads.
      */
-    PciDevice(Host host, Program program, int socketFd, boolean user, Session session) throws IOException {
+    PciDevice(Host host, Program program, int socketFd, boolean user, Session session, UserContext shared)
+            throws IOException {
         if (!user && host.probed())
             throw new VerbsException(Errno.EBUSY, "node " + host.index + "'s adapter is driven by the Java driver "
                     + "already (a program attached through libibverbs): serve another node for the PCI face");
@@ -72,10 +81,8 @@ final class PciDevice implements AutoCloseable {
         this.program = program;
         this.socketFd = socketFd;
         this.memory = new ProcMemory(program.pid);
-        this.user = user ? new UserContext(host.driver(), v -> {
-            interrupts.add(v);
-            interruptsRaised++;
-        }, session, new ImplicitPages(host, memory)) : null;
+        this.user = !user ? null : shared != null ? shared.join() : new UserContext(host.driver(), session);
+        this.pages = new ImplicitPages(host, memory);
         this.errorsAtOpen = host.firmware.commandErrors();
         this.problemsTold = host.adapter.errorCount();
         this.unsupportedTold = host.bus.unsupportedRequests().size();
@@ -131,6 +138,10 @@ final class PciDevice implements AutoCloseable {
         if (user != null) userCheck(op, in);
         return switch (op) {
             case UCTX_CMD -> command(in);
+            case UCTX_IMPORT -> {
+                if (user == null) throw new Wire.Malformed("UCTX_IMPORT on a PCI function");
+                yield new Wire.Out().u64(user.imported(in.u32("kind"), in.u32("handle") & 0xFFFF_FFFFL));
+            }
             case UCTX_CQ_CHANNEL -> {
                 if (user == null) throw new Wire.Malformed("UCTX_CQ_CHANNEL on a PCI function");
                 user.channel(in.u32("cqn") & 0xFFFF_FFFFL, in.u32("channel"));
@@ -227,7 +238,7 @@ final class PciDevice implements AutoCloseable {
         int nout = in.count32("output words");
         if (nout > 510) throw new VerbsException(Errno.EINVAL, "UCTX_CMD for " + nout + " output words: at most 510");
         Wire.Out out = new Wire.Out();
-        for (long w : user.run(opcode, words, nout)) out.u64(w);
+        for (long w : user.run(opcode, words, nout, this::interrupted, pages)) out.u64(w);
         return out;
     }
 
@@ -399,7 +410,7 @@ final class PciDevice implements AutoCloseable {
      */
     @Override public void close() {
         drainPosted(); // what it wrote before it left still lands
-        if (user != null) released = user.release();
+        if (user != null && user.leave()) released = user.release();
         for (var e : maps.entrySet()) {
             host.memory.detach(e.getKey());
             host.freePhysical(e.getKey(), e.getValue());

@@ -61,12 +61,15 @@ final class PciFace implements AutoCloseable {
             throw new VerbsException(Errno.EBUSY, "node " + node + "'s function is held by another driver");
         Program p = programs.apply(pid, name);
         Session session = p.sessions.stream().filter(s -> s.id == sessionId).findFirst().orElse(null);
-        PciDevice d = new PciDevice(world.host(node), p, fd, user, session);
+        UserContext shared = null; // a context of the session opened already: this process imported it
+        for (PciDevice o : devices.values())
+            if (user && session != null && o.user != null && o.user.of(session) && o.host.index == node) shared = o.user;
+        PciDevice d = new PciDevice(world.host(node), p, fd, user, session, shared);
         devices.put(c, d);
         p.devices.put(fd, d);
         p.requested(false);
-        log.printf("nicsim serve: %s opened node %d's adapter as %s%n", p, node, user ? "a user context"
-                : "a PCI function");
+        log.printf("nicsim serve: %s opened node %d's adapter as %s%n", p, node, shared != null
+                ? "a user context it imported" : user ? "a user context" : "a PCI function");
         var cs = world.host(node).bus.configSpace(0);
         return new Wire.Out().u32(PciDevice.CONFIG_BYTES).u64(cs.barSize(0)).u32(cs.msixVectors())
                 .u64(world.host(node).profile.count("host.msi.address"));

@@ -26,7 +26,7 @@ public final class ProviderBuild {
             "nicsim-provider.map", "nicsim-time.c", "nicsim-verbcost.c", "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-msg.h",
             "nicsim-events.c", "nicsim-domain.c", "nicsim-churn.c", "nicsim-fuzz.c", "nicsim-import.c",
             "nicsim-rdmacm.c", "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.h", "nicsim-hw.c",
-            "nicsim-hw-qp.c", "nicsim-hw-post.c", "nicsim-hw-stubs.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c",
+            "nicsim-hw-qp.c", "nicsim-hw-post.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c",
             "nicsim-hw-dm.c", "nicsim-hw-tm.c");
     /** libnicsim's sources (resources under nicsim/libnicsim), which the provider is built on; wire.h is generated. */
     static final List<String> LIBNICSIM = List.of("face.c", "hca.c", "queues.c", "nicsim-internal.h", "nicsim/nicsim.h",
@@ -95,7 +95,7 @@ public final class ProviderBuild {
         gcc(work, SHARED, List.of("-Wl,--version-script=nicsim-provider.map", "-I.", "-o", LIBRARY, "nicsim-provider.c", "nicsim-wr.c", "nicsim-cqex.c",
                 "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-import.c", "nicsim-rdmacm.c",
                 "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c",
-                "nicsim-hw-post.c", "nicsim-hw-stubs.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c",
+                "nicsim-hw-post.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c",
                 "nicsim-hw-tm.c", "face.c", "hca.c", "queues.c",
                 "-libverbs", "-lpthread", "-ldl"));
         gcc(work, SHARED, List.of("-o", CLOCK_LIBRARY, "nicsim-time.c", "-ldl"));

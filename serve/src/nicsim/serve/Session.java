@@ -101,7 +101,7 @@ final class Session implements AutoCloseable {
             case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, CM_OPEN, CM_EVENTS, CM_CMD ->
                 throw new Wire.Malformed(op + " on a connection that is already a program's");
             case PCI_OPEN, PCI_CONFIG_READ, PCI_CONFIG_WRITE, PCI_MMIO_READ, PCI_MMIO_WRITE, PCI_DMA_MAP, PCI_DMA_UNMAP,
-                 PCI_WAIT, UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL ->
+                 PCI_WAIT, UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL, PCI_POSTED_RING, UCTX_IMPORT ->
                 throw new Wire.Malformed(op + " on a libibverbs context, not a PCI function's connection");
             case QUERY_DEVICE -> DeviceQueries.device(host);
             case QUERY_PORT -> DeviceQueries.port(host, in.u32("port"));

@@ -36,16 +36,19 @@ final class UserContext {
             Cmd.REREG_MKEY, Cmd.DESTROY_MKEY);
     /** Commands that change the adapter as a whole: the kernel's alone. */
     private static final List<Integer> KERNEL_ONLY = List.of(Cmd.INIT_HCA, Cmd.TEARDOWN_HCA);
-    private static final int CREATE_CQ_VECTOR = 3;
+    private static final int CREATE_CQ_VECTOR = 3, CREATE_MKEY_LENGTH = 2;
 
     private final Driver driver;
-    /** The kernel's paging for its implicit on-demand regions. */
-    private final ImplicitPages pages;
+    /** The kernel's paging for each of its implicit on-demand regions (by key): the process's that made it. */
+    private final Map<Long, ImplicitPages> implicit = new HashMap<>();
+    /** Processes holding it: the opener, and those that imported it (ibv_import_device); it goes with the last. */
+    private int holders = 1;
+    /** Each MR's length (by key), for a process importing it. */
+    private final Map<Long, Long> mrLengths = new HashMap<>();
     /** Its objects, newest last: each one's destroying command and handle. */
     private final LinkedHashMap<Long, Integer> objects = new LinkedHashMap<>();
     /** Each CQ's interrupt handler and the vector the kernel gave it. */
     private final Map<Long, Vector> vectors = new HashMap<>();
-    private final IntConsumer interrupt;
     /** The libibverbs session whose completion channels its CQs' events go to, or null. */
     private final Session session;
     /** Each CQ's completion channel (its number in the session), if it has one. */
@@ -53,14 +56,9 @@ final class UserContext {
 
     private record Vector(int number, IntConsumer handler) {}
 
-    /**
-     * A context on {@code driver}'s adapter; {@code interrupt} takes the vector a CQ of its asked for,
-     * when fired; {@code session}'s completion channels take its CQs' events.
-     */
-    UserContext(Driver driver, IntConsumer interrupt, Session session, ImplicitPages pages) {
+    /** A context on {@code driver}'s adapter; {@code session}'s completion channels take its CQs' events. */
+    UserContext(Driver driver, Session session) {
         this.driver = driver;
-        this.pages = pages;
-        this.interrupt = interrupt;
         this.session = session;
         this.asyncEvents = this::asyncEvent;
         if (session != null) driver.onEvent(asyncEvents);
@@ -99,8 +97,35 @@ final class UserContext {
         channels.put(cqn, channel);
     }
 
-    /** CQ {@code cqn}'s vector fired: the context's waits, and its channel, if it has one, are told. */
-    private void fired(long cqn, int asked) {
+    /** Another process holds it now (it imported the context): objects are shared, as a uverbs file's are. */
+    UserContext join() {
+        holders++;
+        return this;
+    }
+
+    /** A process let go of it: whether it was the last (then {@link #release} destroys what is left). */
+    boolean leave() { return --holders == 0; }
+
+    /** Whether it belongs to libibverbs session {@code s}. */
+    boolean of(Session s) { return session == s; }
+
+    /**
+     * UCTX_IMPORT: whether the context has an object of the kind {@code destroy} destroys under
+     * {@code handle} (ENOENT if none; EINVAL if the handle is another kind's, as uverbs answers), and
+     * its length (an MR's or device memory's; 0 for others).
+     */
+    long imported(int destroy, long handle) {
+        if (!objects.containsKey(key(destroy, handle))) {
+            for (int d : DESTROYS.values())
+                if (objects.containsKey(key(d, handle)))
+                    throw new VerbsException(Errno.EINVAL, String.format("0x%x is a handle of another kind", handle));
+            throw new VerbsException(Errno.ENOENT, String.format("no object of this context has handle 0x%x", handle));
+        }
+        return destroy == Cmd.DEALLOC_DM ? dm.getOrDefault(handle, 0L) : mrLengths.getOrDefault(handle, 0L);
+    }
+
+    /** CQ {@code cqn}'s vector fired: the waits of the process that made it, and its channel, if any, are told. */
+    private void fired(long cqn, int asked, IntConsumer interrupt) {
         interrupt.accept(asked);
         Integer ch = channels.get(cqn);
         if (ch != null && session != null) session.events.cqEvent(ch, cqn);
@@ -131,11 +156,11 @@ final class UserContext {
     }
 
     /**
-     * Runs command {@code opcode} with input words {@code in} for this context: its output header
-     * and {@code nout} words. EPERM for a command that is the kernel's, or that names an object of
-     * another context.
+     * Runs command {@code opcode} with input words {@code in} for this context, from the process whose
+     * waits {@code interrupt} wakes and whose memory {@code pages} maps: its output header and {@code
+     * nout} words. EPERM for a command that is the kernel's, or that names an object of another context.
      */
-    long[] run(int opcode, long[] in, int nout) {
+    long[] run(int opcode, long[] in, int nout, IntConsumer interrupt, ImplicitPages pages) {
         if (opcode == Cmd.QUERY_HCA_CAP) return cachedCaps(nout);
         if (KERNEL_ONLY.contains(opcode))
             throw new VerbsException(Errno.EPERM, Cmd.opcodeName(opcode) + " is the kernel's command, not a context's");
@@ -149,7 +174,7 @@ final class UserContext {
             int asked = (int) in[CREATE_CQ_VECTOR];
             cqn = new long[]{-1};
             long[] named = cqn;
-            IntConsumer h = x -> fired(named[0], asked);
+            IntConsumer h = x -> fired(named[0], asked, interrupt);
             v = new Vector(driver.claimVector(h), h);
             in = in.clone();
             in[CREATE_CQ_VECTOR] = v.number();
@@ -162,8 +187,10 @@ final class UserContext {
             if (opcode == Cmd.ALLOC_DM) dm.put(out[Cmd.OUT_HEADER_WORDS], in[0]); // input word 0: its length
             if (opcode == Cmd.CREATE_IMPLICIT_MKEY) { // the kernel pages for it, as mlx5_ib does for implicit ODP
                 long key = out[Cmd.OUT_HEADER_WORDS];
+                implicit.put(key, pages);
                 driver.implicitRegistered(key >>> 8, pages.pager(key));
             }
+            if (opcode == Cmd.CREATE_MKEY) mrLengths.put(out[Cmd.OUT_HEADER_WORDS], in[CREATE_MKEY_LENGTH]);
             if (v != null) vectors.put(out[Cmd.OUT_HEADER_WORDS], v);
             if (cqn != null) cqn[0] = out[Cmd.OUT_HEADER_WORDS];
         } else if (v != null) {
@@ -188,9 +215,11 @@ final class UserContext {
     private void gone(int destroy, long handle) {
         objects.remove(key(destroy, handle));
         if (destroy == Cmd.DEALLOC_DM) dm.remove(handle);
-        if (destroy == Cmd.DESTROY_MKEY && pages.has(handle)) {
+        if (destroy == Cmd.DESTROY_MKEY) mrLengths.remove(handle);
+        ImplicitPages paged = destroy == Cmd.DESTROY_MKEY ? implicit.remove(handle) : null;
+        if (paged != null) {
             driver.implicitDeregistered(handle >>> 8);
-            pages.drop(handle);
+            paged.drop(handle);
         }
         if (destroy != Cmd.DESTROY_CQ) return;
         channels.remove(handle);

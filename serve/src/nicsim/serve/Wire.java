@@ -36,7 +36,9 @@ public final class Wire {
         // a user context on an adapter the kernel (serve's Java driver) brought up: a provider's own rings
         UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL,
         // a driver's posted BAR0 writes in shared memory instead of on its socket
-        PCI_POSTED_RING;
+        PCI_POSTED_RING,
+        // an object of a user context another process opened (ibv_import_pd, _mr, _dm)
+        UCTX_IMPORT;
 
         public int code() { return ordinal() + 1; }
 

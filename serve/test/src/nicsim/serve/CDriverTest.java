@@ -96,7 +96,7 @@ class CDriverTest {
      */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"device", "pd", "cq", "cq-events", "qp", "qp-ex",
-            "atomic", "domain", "srq", "rdmacm", "xrc", "mr", "mw", "dm", "odp"})
+            "atomic", "domain", "srq", "rdmacm", "xrc", "mr", "mw", "dm", "odp", "import"})
     void conformanceFamiliesPassThroughTheCDriver(String family) throws Exception {
         java.nio.file.Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lrdmacm",
                 "-lpthread");
