@@ -32,7 +32,7 @@ static int memcpy_to_dm(struct ibv_dm *dm, uint64_t at, const void *from, size_t
 		return EINVAL;
 	uint64_t bar = nicsim_caps(hw->dev)->dm_base + d->offset + at;
 	int rc = 0;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	for (size_t i = 0; !rc && i < n; i += 64) /* write-combined bursts of 64 bytes, as a CPU sends them */
 		rc = nicsim_mmio_write(hw->dev, bar + i, (const uint8_t *)from + i, n - i < 64 ? (uint32_t)(n - i) : 64);
 	pthread_mutex_unlock(&hw->lock);
@@ -46,7 +46,7 @@ static int memcpy_from_dm(void *to, struct ibv_dm *dm, uint64_t at, size_t n) {
 		return EINVAL;
 	uint64_t bar = nicsim_caps(hw->dev)->dm_base + d->offset + at;
 	int rc = 0;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	for (size_t i = 0; !rc && i < n; i += 8) /* each read a round trip: the simulated time it takes passes */
 		rc = nicsim_mmio_read(hw->dev, bar + i, (uint8_t *)to + i, n - i < 8 ? 4 : 8);
 	pthread_mutex_unlock(&hw->lock);
@@ -66,7 +66,7 @@ static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *
 	uint64_t in[NICSIM_ALLOC_DM_IN_WORDS] = {0}, offset = 0;
 	in[NICSIM_ALLOC_DM_IN_LENGTH] = attr->length;
 	in[NICSIM_ALLOC_DM_IN_LOG_ALIGN] = attr->log_align_req;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_cmd(hw->dev, NICSIM_CMD_ALLOC_DM, in, NICSIM_ALLOC_DM_IN_WORDS, &offset, 1, NULL);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) { free(d); errno = rc < 0 ? -rc : nicsim_status_errno(rc); return NULL; }
@@ -99,7 +99,7 @@ static int free_dm(struct ibv_dm *dm) {
 	struct nicsim_hw *hw = hw_of(dm->context);
 	if (d->regions)
 		return EBUSY;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_DM, (uint32_t)d->offset);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) return nicsim_hw_errno("DEALLOC_DM", rc);
@@ -107,11 +107,11 @@ static int free_dm(struct ibv_dm *dm) {
 	return 0;
 }
 
-/* A zero-based region over [at, at + n) of dm (mlx5's rule: ZERO_BASED, not on demand). */
+/* A zero-based region over [at, at + n) of dm (mlx5's rule: ZERO_BASED, not on demand; n may be 0, as mlx5's). */
 static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t at, size_t n, unsigned int access) {
 	struct nicsim_hw_dm *d = to_hdm(dm);
 	struct nicsim_hw *hw = hw_of(pd->context);
-	if (!(access & IBV_ACCESS_ZERO_BASED) || (access & IBV_ACCESS_ON_DEMAND) || !n || at > d->length ||
+	if (!(access & IBV_ACCESS_ZERO_BASED) || (access & IBV_ACCESS_ON_DEMAND) || at > d->length ||
 	    n > d->length - at) {
 		errno = EINVAL;
 		return NULL;
@@ -120,7 +120,7 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t a
 	if (!mr) { errno = ENOMEM; return NULL; }
 	uint64_t bus = NICSIM_DM_BUS_BASE + d->offset + at;
 	struct nicsim_mr m;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_mr_create_at(hw->dev, to_npd(pd)->handle, (void *)(uintptr_t)bus, 0, bus, n, access, &m);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) { free(mr); errno = rc < 0 ? -rc : nicsim_hw_errno("CREATE_MKEY", rc); return NULL; }

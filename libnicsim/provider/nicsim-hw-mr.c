@@ -48,7 +48,7 @@ static struct ibv_mr *reg_implicit(struct ibv_pd *pd, int access) {
 		return NULL;
 	}
 	struct nicsim_mr m;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_mr_create_implicit(hw->dev, to_npd(pd)->handle, (uint32_t)access, &m);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) { free(mr); errno = failed("CREATE_IMPLICIT_MKEY", rc); return NULL; }
@@ -76,7 +76,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	struct nicsim_mr m;
 	struct pages p;
 	uint64_t start = access & IBV_ACCESS_ZERO_BASED ? 0 : iova; /* the addresses its key names */
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = map_pages(hw, addr, length, access, &p);
 	if (!rc && (rc = nicsim_mr_create_at(hw->dev, to_npd(pd)->handle, addr, start, p.iova, length, (uint32_t)access,
 					     &m)))
@@ -99,7 +99,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 static int dereg_mr(struct verbs_mr *vmr) {
 	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
 	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DESTROY_MKEY, mr->handle);
 	if (!rc && mr->hw_len) /* an implicit region and one over device memory map nothing */
 		nicsim_dma_unmap(hw->dev, mr->hw_iova);
@@ -134,7 +134,7 @@ static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *ad
 	uint64_t start = acc & IBV_ACCESS_ZERO_BASED ? 0 : move ? (uintptr_t)addr : mr->hw_start;
 	struct nicsim_mr m = {.key = mr->handle, .addr = vmr->ibv_mr.addr, .len = vmr->ibv_mr.length};
 	struct pages p;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	if (!(rc = map_pages(hw, at, len, acc, &p))) {
 		rc = nicsim_mr_rereg(hw->dev, &m, to_npd(to)->handle, at, start, p.iova, len, (uint32_t)acc);
 		nicsim_dma_unmap(hw->dev, rc ? p.iova : mr->hw_iova);
@@ -167,7 +167,7 @@ static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
 	uint64_t in[NICSIM_ALLOC_MW_IN_WORDS] = {0}, key = 0;
 	in[NICSIM_ALLOC_MW_IN_PD] = to_npd(pd)->handle;
 	in[NICSIM_ALLOC_MW_IN_TYPE] = type;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_cmd(hw->dev, NICSIM_CMD_ALLOC_MW, in, NICSIM_ALLOC_MW_IN_WORDS, &key, 1, NULL);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) { free(mw); errno = rc < 0 ? -rc : nicsim_status_errno(rc); return NULL; }
@@ -181,7 +181,7 @@ static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
 
 static int dealloc_mw(struct ibv_mw *mw) {
 	struct nicsim_hw *hw = hw_of(mw->context);
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_MW, mw->handle);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) return nicsim_hw_errno("DEALLOC_MW", rc);
@@ -196,7 +196,7 @@ struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint16_t max_entrie
 	uint64_t in[NICSIM_CREATE_INDIRECT_MKEY_IN_WORDS] = {0}, key = 0;
 	in[NICSIM_CREATE_INDIRECT_MKEY_IN_PD] = to_npd(pd)->handle;
 	in[NICSIM_CREATE_INDIRECT_MKEY_IN_MAX_ENTRIES] = max_entries;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_cmd(hw->dev, NICSIM_CMD_CREATE_INDIRECT_MKEY, in, NICSIM_CREATE_INDIRECT_MKEY_IN_WORDS, &key, 1,
 			    NULL);
 	pthread_mutex_unlock(&hw->lock);
@@ -209,7 +209,7 @@ struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint16_t max_entrie
 
 int nicsim_hw_destroy_mkey(struct nicsim_mkey *k) {
 	struct nicsim_hw *hw = hw_of(k->context);
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DESTROY_MKEY, k->handle);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) return nicsim_hw_errno("DESTROY_MKEY", rc);
@@ -264,7 +264,7 @@ static int advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32
 		return 0;
 	uint32_t op = flags & IBV_ADVISE_MR_FLAG_FLUSH ? NICSIM_CMD_ODP_PREFETCH_FLUSH : NICSIM_CMD_ODP_PREFETCH;
 	int st = 0;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	for (uint32_t i = 0; !st && i < n; i++) {
 		uint64_t in[NICSIM_ODP_PREFETCH_IN_WORDS] = {0};
 		in[NICSIM_ODP_PREFETCH_IN_PD] = to_npd(pd)->handle;

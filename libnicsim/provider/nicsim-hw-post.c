@@ -143,7 +143,11 @@ int nicsim_hw_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, const struc
 	struct nicsim_sge sge[NICSIM_HW_MAX_SGE];
 	uint8_t wqe[NICSIM_WQEBB * NICSIM_MAX_WQEBBS];
 	int count = 0, bytes = 0, rc = 0;
-	pthread_mutex_lock(&hw->lock);
+	if (h->state == IBV_QPS_RESET || h->state == IBV_QPS_INIT || h->state == IBV_QPS_RTR) {
+		*bad = wr; /* sends are taken from RTS on, as the Java driver's (the adapter would not run them) */
+		return EINVAL;
+	}
+	nicsim_hw_lock(hw);
 	for (int i = 0; wr; wr = wr->next, i++) {
 		int layout = ext && ext[i].umr.mkey != NICSIM_NONE;
 		uint32_t slot = h->q.sq_head & (h->sq_size - 1);
@@ -175,12 +179,13 @@ int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct
 	struct nicsim_sge sge[NICSIM_HW_MAX_SGE];
 	int count = 0, rc = 0;
 	enum ibv_qp_type t = qp->vqp.qp.qp_type;
-	if (t == IBV_QPT_XRC_SEND || t == IBV_QPT_XRC_RECV || t == IBV_QPT_DRIVER) {
-		/* XRC receives go to an XRC SRQ of the target's domain, a DC target's to its SRQ; a DCI receives none */
+	if (t == IBV_QPT_XRC_SEND || t == IBV_QPT_XRC_RECV || t == IBV_QPT_DRIVER || h->state == IBV_QPS_RESET) {
+		/* XRC receives go to an XRC SRQ of the target's domain, a DC target's to its SRQ; a DCI receives none;
+		 * and a QP in RESET takes none */
 		*bad = wr;
 		return EINVAL;
 	}
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	for (; wr; wr = wr->next) {
 		uint32_t capacity = h->max_recv_wr < h->rq_size ? h->max_recv_wr : h->rq_size;
 		if (!(rc = nicsim_hw_sges(wr->sg_list, wr->num_sge, qp->max_recv_sge, sge)) &&

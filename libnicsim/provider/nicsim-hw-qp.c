@@ -65,8 +65,9 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 		memset(cap, 0, sizeof(*cap));
 	if (initiator || dci)
 		cap->max_recv_wr = cap->max_recv_sge = 0;
-	if ((cap->max_send_wr < 1 && !target && !dct) || cap->max_send_wr > caps->max_qp_wr ||
-	    cap->max_recv_wr > caps->max_qp_wr ||
+	if (cap->max_send_wr < 1 && !target && !dct)
+		cap->max_send_wr = 1; /* a QP that only receives still has a send queue: of one WQE, as serve's Java path */
+	if (cap->max_send_wr > caps->max_qp_wr || cap->max_recv_wr > caps->max_qp_wr ||
 	    cap->max_send_sge > caps->max_sge || cap->max_recv_sge > caps->max_sge || cap->max_inline_data > caps->max_inline)
 		return EINVAL;
 	uint32_t send_sge = cap->max_send_sge ? cap->max_send_sge : 1, recv_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
@@ -98,7 +99,7 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 		.log_rq = nicsim_log2(h->rq_size), .log_stride = nicsim_recv_stride_log(recv_sge),
 		.flags = h->sig_all ? 1 : 0, .srqn = init->srq ? to_nsrq(init->srq)->hw->q.srqn : 0,
 		.dc_type = dc_type, .dct_key = dct_key};
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_qp_create_ex(hw->dev, &q, &h->q);
 	struct nicsim_ibv_qp **grown = rc ? NULL : realloc(hw->qps, (hw->nqps + 1) * sizeof(*grown));
 	if (!rc && !grown) {
@@ -125,7 +126,7 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 
 int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp) {
 	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_qp_destroy(&qp->hw->q);
 	if (!rc)
 		for (uint32_t i = 0; i < hw->nqps; i++)
@@ -139,6 +140,18 @@ int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp) {
 	free_rings(qp->hw);
 	qp->hw = NULL;
 	return 0;
+}
+
+/* A reset QP's completions not yet polled leave its CQs (an SRQ's receives among them are used up). */
+static void clean(struct nicsim_ibv_qp *qp) {
+	struct ibv_qp *q = &qp->vqp.qp;
+	int rx = 0, more = 0;
+	if (q->send_cq && to_ncq(q->send_cq)->hw)
+		nicsim_cq_clean(&to_ncq(q->send_cq)->hw->q, qp->hw->q.qpn, &rx);
+	if (q->recv_cq && q->recv_cq != q->send_cq && to_ncq(q->recv_cq)->hw)
+		nicsim_cq_clean(&to_ncq(q->recv_cq)->hw->q, qp->hw->q.qpn, &more);
+	if (q->srq && to_nsrq(q->srq)->hw)
+		to_nsrq(q->srq)->hw->tail += (uint32_t)(rx + more);
 }
 
 /* MODIFY_QP with libibverbs' mask (the command's numbers are libibverbs'); the state is kept for the next. */
@@ -170,32 +183,31 @@ int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, int mas
 	FIELD(IBV_QP_EN_SQD_ASYNC_NOTIFY, NICSIM_MODIFY_QP_IN_SQ_DRAINING, a->en_sqd_async_notify);
 #undef FIELD
 	uint32_t syndrome = 0;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int st = nicsim_cmd(hw->dev, NICSIM_CMD_MODIFY_QP, in, NICSIM_MODIFY_QP_IN_WORDS, NULL, 0, &syndrome);
 	if (st == 0 && (mask & IBV_QP_STATE)) {
 		h->state = a->qp_state;
-		if (a->qp_state == IBV_QPS_RESET) { /* the rings start over */
+		if (a->qp_state == IBV_QPS_RESET) { /* the rings start over, its completions not yet polled go */
 			h->q.sq_head = h->q.rq_head = h->rq_tail = 0;
 			h->posted = h->retired = 0;
 			memset(h->q.db, 0, 8);
+			clean(qp);
 		}
 	}
 	pthread_mutex_unlock(&hw->lock);
 	if (st < 0)
 		return -st;
-	if (st > 0) {
+	if (st > 0 && nicsim_hw_verbose())
 		fprintf(stderr, "nicsim: MODIFY_QP of QP 0x%x to state %d refused by the adapter (syndrome %s)\n", h->q.qpn,
 			a->qp_state, nicsim_syndrome_name(syndrome));
-		return nicsim_status_errno(st);
-	}
-	return 0;
+	return st > 0 ? nicsim_status_errno(st) : 0;
 }
 
 int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, struct ibv_qp_init_attr *init) {
 	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
 	struct nicsim_hw_qp *h = qp->hw;
 	uint64_t in = h->q.qpn, o[NICSIM_QUERY_QP_OUT_WORDS];
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int st = nicsim_cmd(hw->dev, NICSIM_CMD_QUERY_QP, &in, 1, o, NICSIM_QUERY_QP_OUT_WORDS, NULL);
 	pthread_mutex_unlock(&hw->lock);
 	if (st)

@@ -29,7 +29,7 @@ int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_
 	}
 	h->size = size;
 	h->max_wr = attr->max_wr;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	uint32_t log = nicsim_log2(size), stride = nicsim_recv_stride_log(attr->max_sge);
 	int rc = type == IBV_SRQT_TM ? -(int)nicsim_hw_tm_init(h, tm->max_num_tags, tm->max_ops) : 0;
 	if (!rc && type == IBV_SRQT_TM)
@@ -78,7 +78,7 @@ struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_alloc_xrcd(hw->dev, &x->xrcdn);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) {
@@ -94,7 +94,7 @@ struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c) {
 
 int nicsim_hw_close_xrcd(struct nicsim_ibv_xrcd *x) {
 	struct nicsim_hw *hw = hw_of(x->vxrcd.xrcd.context);
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_XRCD, x->xrcdn);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc)
@@ -105,7 +105,7 @@ int nicsim_hw_close_xrcd(struct nicsim_ibv_xrcd *x) {
 
 int nicsim_hw_destroy_srq(struct nicsim_ibv_srq *srq) {
 	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_srq_destroy(&srq->hw->q);
 	for (uint32_t i = 0; !rc && i < hw->nsrqs; i++)
 		if (hw->srqs[i] == srq) {
@@ -132,7 +132,7 @@ int nicsim_hw_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, 
 	uint64_t in[NICSIM_ARM_SRQ_IN_WORDS] = {0};
 	in[NICSIM_ARM_SRQ_IN_SRQN] = srq->hw->q.srqn;
 	in[NICSIM_ARM_SRQ_IN_LIMIT] = attr->srq_limit;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int st = nicsim_cmd(hw->dev, NICSIM_CMD_ARM_SRQ, in, NICSIM_ARM_SRQ_IN_WORDS, NULL, 0, NULL);
 	pthread_mutex_unlock(&hw->lock);
 	return st < 0 ? -st : nicsim_status_errno(st);
@@ -141,7 +141,7 @@ int nicsim_hw_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, 
 int nicsim_hw_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr) {
 	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
 	uint64_t in = srq->hw->q.srqn, limit = 0;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int st = nicsim_cmd(hw->dev, NICSIM_CMD_QUERY_SRQ, &in, 1, &limit, 1, NULL);
 	pthread_mutex_unlock(&hw->lock);
 	if (st)
@@ -157,7 +157,7 @@ int nicsim_hw_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, 
 	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
 	struct nicsim_sge sge[NICSIM_HW_MAX_SGE];
 	int count = 0, rc = 0;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	for (; wr; wr = wr->next) {
 		if (!(rc = nicsim_hw_sges(wr->sg_list, wr->num_sge, srq->max_sge, sge)) &&
 		    ((h->q.head - h->tail) & 0xffff) >= h->max_wr)

@@ -114,7 +114,7 @@ int nicsim_hw_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, st
 		return EINVAL; /* not a tag-matching SRQ */
 	}
 	int rc = 0;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	for (; op && !(rc = one_op(hw, srq, op)); op = op->next)
 		;
 	pthread_mutex_unlock(&hw->lock);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <endian.h>
+#include <unistd.h>
 
 #include "nicsim-hw.h"
 #include "nicsim/device.h"
@@ -15,9 +16,14 @@
 /* Simulated time a poll that found nothing lets pass at most before it looks again (the simulator answers sooner). */
 #define POLL_WAIT_PS (1ull << 62)
 
+int nicsim_hw_verbose(void) {
+	const char *v = getenv("NICSIM_VERBOSE");
+	return v && *v && strcmp(v, "0");
+}
+
 int nicsim_hw_errno(const char *what, int rc) {
 	int err = rc < 0 ? -rc : rc;
-	if (err == EINVAL || err == EBUSY || err == ENOMEM || err == EAGAIN)
+	if (nicsim_hw_verbose() && (err == EINVAL || err == EBUSY || err == ENOMEM || err == EAGAIN))
 		fprintf(stderr, "nicsim: %s refused by the adapter: %s (syndrome %s)\n", what, strerror(err),
 			nicsim_syndrome_name(nicsim_last_syndrome()));
 	return err;
@@ -39,16 +45,38 @@ int nicsim_hw_open(struct nicsim_context *ctx) {
 		return -1;
 	}
 	pthread_mutex_init(&hw->lock, NULL);
+	hw->ctx = ctx;
+	hw->pid = hw->opener = getpid();
+	hw->node = node ? atoi(node) : 0;
 	ctx->hw = hw;
 	return 0;
+}
+
+void nicsim_hw_lock(struct nicsim_hw *hw) {
+	pthread_mutex_lock(&hw->lock);
+	if (hw->pid == getpid())
+		return;
+	struct nicsim_context *ctx = hw->ctx;
+	struct nicsim_dev *mine;
+	pthread_mutex_lock(&ctx->lock);
+	int rc = ctx->pid != getpid() ? nicsim_rejoin(ctx) : 0; /* the session first: the kernel's view of us */
+	pthread_mutex_unlock(&ctx->lock);
+	if (!rc && !(rc = nicsim_open_context(&mine, hw->node, ctx->session))) {
+		nicsim_close(hw->dev); /* our copy of the parent's connection: the parent's stays open */
+		hw->dev = mine;
+		hw->pid = getpid();
+		return;
+	}
+	fprintf(stderr, "nicsim: a forked process could not join its parent's user context (NICSIM_DRIVER=c)\n");
 }
 
 void nicsim_hw_close(struct nicsim_context *ctx) {
 	struct nicsim_hw *hw = ctx->hw;
 	if (!hw)
 		return;
-	nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_UAR, hw->uar);
-	nicsim_close(hw->dev); /* the kernel destroys whatever the program left */
+	if (hw->pid == getpid() && hw->opener == getpid()) /* a forked child's copy frees nothing of its parent's */
+		nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_UAR, hw->uar);
+	nicsim_close(hw->dev); /* the kernel destroys whatever the program left, once no process holds it */
 	pthread_mutex_destroy(&hw->lock);
 	free(hw->qps);
 	free(hw->srqs);
@@ -66,7 +94,7 @@ struct nicsim_ibv_qp *nicsim_hw_qp(struct nicsim_hw *hw, uint32_t qpn) {
 void *nicsim_hw_object(struct nicsim_context *ctx, int kind, uint32_t number) {
 	struct nicsim_hw *hw = ctx->hw;
 	void *obj = NULL;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	if (kind == 'q') {
 		struct nicsim_ibv_qp *qp = nicsim_hw_qp(hw, number);
 		obj = qp ? &qp->vqp.qp : NULL;
@@ -84,7 +112,7 @@ static struct ibv_pd *alloc_pd(struct ibv_context *c) {
 	struct nicsim_hw *hw = hw_of(c);
 	struct nicsim_ibv_pd *pd = calloc(1, sizeof(*pd));
 	if (!pd) { errno = ENOMEM; return NULL; }
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_alloc_pd(hw->dev, &pd->handle);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) { free(pd); errno = nicsim_hw_errno("ALLOC_PD", rc); return NULL; }
@@ -99,7 +127,7 @@ static int dealloc_pd(struct ibv_pd *pd) {
 	struct nicsim_ibv_pd *parent = nicsim_parent_domain(pd);
 	if (parent) return nicsim_dealloc_parent_domain(parent);
 	if (atomic_load(&to_npd(pd)->refcount) > 1) return EBUSY;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_PD, to_npd(pd)->handle);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) return nicsim_hw_errno("DEALLOC_PD", rc);
@@ -135,7 +163,7 @@ struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct
 	struct nicsim_hw_cq *h = calloc(1, sizeof(*h));
 	if (!cq || !h) { free(cq); free(h); errno = ENOMEM; return NULL; }
 	uint32_t log = nicsim_log2(nicsim_pow2_at_least((uint32_t)cqe + 1)); /* roundup_pow_of_two(cqe + 1) */
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_cq_create(hw->dev, hw->uar, log, 1, &h->q);
 	if (!rc && channel && (rc = nicsim_cq_channel(hw->dev, h->q.cqn, (uint32_t)channel->fd)))
 		nicsim_cq_destroy(&h->q);
@@ -161,7 +189,7 @@ static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_
 static int destroy_cq(struct ibv_cq *cq) {
 	struct nicsim_ibv_cq *c = to_ncq(cq);
 	struct nicsim_hw *hw = hw_of(cq->context);
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_cq_destroy(&c->hw->q);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) return nicsim_hw_errno("DESTROY_CQ", rc);
@@ -304,7 +332,7 @@ int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_
 	struct nicsim_hw *hw = hw_of(cq->context);
 	uint32_t vectors[64];
 	if (max < 0) return -EINVAL;
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int n = take(hw, c, max, wc, x);
 	for (int waits = 0; n == 0 && max > 0 && waits < 4; waits++) {
 		int irqs = nicsim_wait(hw->dev, POLL_WAIT_PS, vectors, 64, NULL);
@@ -327,7 +355,7 @@ int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
 	if (cqe < 1 || (uint32_t)cqe > nicsim_caps(hw->dev)->max_cqe)
 		return EINVAL;
 	uint32_t log = nicsim_log2(nicsim_pow2_at_least((uint32_t)cqe + 1));
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_cq_resize(&cq->hw->q, log);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc)
@@ -340,7 +368,7 @@ void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq) { nicsim_cq_event(&cq->hw->q);
 
 static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
 	struct nicsim_hw *hw = hw_of(cq->context);
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_cq_arm(&to_ncq(cq)->hw->q, solicited_only);
 	pthread_mutex_unlock(&hw->lock);
 	return rc < 0 ? -rc : 0;

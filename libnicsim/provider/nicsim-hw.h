@@ -14,6 +14,10 @@
 /* A context's C driver: its user context, UAR, and QPs by number (a CQE names its QP so). */
 struct nicsim_hw {
 	struct nicsim_dev *dev;
+	struct nicsim_context *ctx;
+	pid_t pid;     /* the process whose connection dev is: a forked child makes its own (nicsim_hw_lock) */
+	pid_t opener;  /* the process that opened it, whose UAR it allocated */
+	int node;
 	uint32_t uar;
 	pthread_mutex_t lock; /* one request at a time on the user context's socket */
 	struct nicsim_ibv_qp **qps;
@@ -73,13 +77,22 @@ static inline int nicsim_hw_wanted(void) {
 	return mode && mode[0] == 'c' && !mode[1];
 }
 
+/*
+ * Takes hw's lock, which every request on its user context holds. In a child forked after the
+ * context was opened (the context is shared with it, as the kernel's uverbs file is), the child
+ * first joins the user context from a connection of its own, so its requests never interleave
+ * with its parent's.
+ */
+void nicsim_hw_lock(struct nicsim_hw *hw);
 /* Opens ctx's C driver if NICSIM_DRIVER=c: 0 (also when not asked), or -1 after saying why. */
 int nicsim_hw_open(struct nicsim_context *ctx);
 void nicsim_hw_close(struct nicsim_context *ctx);
 
 /* The QP of number qpn, or NULL. */
 struct nicsim_ibv_qp *nicsim_hw_qp(struct nicsim_hw *hw, uint32_t qpn);
-/* A command's result as an errno, saying on stderr which check refused it. */
+/* Whether NICSIM_VERBOSE asks the C driver to say on stderr which of the adapter's checks refused a command. */
+int nicsim_hw_verbose(void);
+/* A command's result as an errno (with NICSIM_VERBOSE, saying on stderr which check refused it). */
 int nicsim_hw_errno(const char *what, int rc);
 
 /* The verbs of the C driver: PDs, AHs and CQs (nicsim-hw.c); MRs and windows (nicsim-hw-mr.c); device memory. */

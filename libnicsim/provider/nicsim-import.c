@@ -105,7 +105,7 @@ static int named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg
 /* Whether the C driver's user context (this process's, imported) has an object of kind destroy under handle. */
 static int hw_named(struct ibv_context *c, uint32_t destroy, uint32_t handle, uint64_t *length) {
 	struct nicsim_hw *hw = hw_of(c);
-	pthread_mutex_lock(&hw->lock);
+	nicsim_hw_lock(hw);
 	int rc = nicsim_user_import(hw->dev, destroy, handle, length);
 	pthread_mutex_unlock(&hw->lock);
 	return -rc;

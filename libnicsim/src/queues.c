@@ -50,6 +50,8 @@ int nicsim_mr_create(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t iov
 static int mkey_cmd(struct nicsim_dev *d, const uint32_t *rereg, uint32_t pd, void *addr, uint64_t start, uint64_t iova,
 		    uint64_t len, uint32_t access, uint32_t *key) {
 	uint64_t first = (uintptr_t)addr & ~4095ull, pages = ((uintptr_t)addr + len - first + 4095) / 4096, list_iova;
+	if (!pages)
+		pages = 1; /* a region of no bytes (mlx5 registers device memory so) still names its page */
 	uint64_t list_len = pages * 8;
 	uint8_t *list = nicsim_dma_alloc(d, list_len, &list_iova);
 	if (!list)
@@ -167,6 +169,39 @@ int nicsim_cq_destroy(struct nicsim_cq *cq) {
 	nicsim_dma_free(cq->dev, cq->ring, (uint64_t)CQE_BYTES << cq->log_size, cq->ring_iova);
 	nicsim_dma_free(cq->dev, cq->db, 64, cq->db_iova);
 	return 0;
+}
+
+/* Whether CQE slot `index` (a running count) holds a CQE software has not taken, by its owner bit. */
+static int cqe_new(const struct nicsim_cq *cq, uint32_t index) {
+	uint8_t own = __atomic_load_n(&cq->ring[CQE_BYTES * (index & ((1u << cq->log_size) - 1)) + 63], __ATOMIC_ACQUIRE);
+	return (own & 1) == ((index >> cq->log_size) & 1) && own >> 4 != NICSIM_CQE_INVALID;
+}
+
+int nicsim_cq_clean(struct nicsim_cq *cq, uint32_t qpn, int *receives) {
+	uint32_t end = cq->ci, mask = (1u << cq->log_size) - 1, kept = 0;
+	int rx = 0;
+	while (cqe_new(cq, end))
+		end++;
+	for (uint32_t i = end; i-- > cq->ci;) { /* newest first: the survivors move up over the removed */
+		uint8_t *cqe = cq->ring + CQE_BYTES * (i & mask);
+		if ((nicsim_get32(cqe + 56) & 0xffffff) == qpn) {
+			kept++;
+			rx += cqe[63] >> 4 != NICSIM_CQE_REQ && cqe[63] >> 4 != NICSIM_CQE_REQ_ERR;
+			continue;
+		}
+		if (!kept)
+			continue;
+		uint32_t to = i + kept;
+		uint8_t *dst = cq->ring + CQE_BYTES * (to & mask);
+		memmove(dst, cqe, CQE_BYTES);
+		dst[63] = (uint8_t)((dst[63] & ~1) | ((to >> cq->log_size) & 1)); /* the owner bit of its new slot */
+	}
+	cq->ci += kept; /* the freed slots at the front count as taken */
+	if (kept)
+		nicsim_put32(cq->db, cq->ci & 0xffffff);
+	if (receives)
+		*receives = rx;
+	return (int)kept;
 }
 
 int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {

@@ -85,6 +85,11 @@ struct nicsim_wc {
 };
 /* Up to `max` new completions: how many. */
 int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max);
+/*
+ * Removes the completions of QP `qpn` software has not taken (as mlx5's __mlx5_cq_clean when a QP
+ * is reset): how many; *receives (if not NULL) says how many of them were receives.
+ */
+int nicsim_cq_clean(struct nicsim_cq *cq, uint32_t qpn, int *receives);
 /* Arms the CQ: its next completion (or next solicited one) raises its vector once. */
 int nicsim_cq_arm(struct nicsim_cq *cq, int solicited_only);
 /* The driver took one of the CQ's events: the next arm carries the next sequence number. */

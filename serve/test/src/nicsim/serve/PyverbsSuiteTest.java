@@ -16,15 +16,17 @@ import org.junit.jupiter.api.Test;
 /**
  * rdma-core's own test suite (pyverbs' tests, as Debian's python3-pyverbs ships them) run
  * unchanged on a simulated adapter: every test passes, or is skipped for a reason docs/attach.md
- * lists (a feature nicsim's device does not have, each in the suite's own words).
+ * lists (a feature nicsim's device does not have, each in the suite's own words). Through either of
+ * the provider's drivers: the Java driver's, and the C driver's on libnicsim.
  */
 class PyverbsSuiteTest {
     private static final Path SUITE = Path.of("/usr/share/doc/rdma-core/tests");
     /** Tests of the suite that pass on nicsim today (rdma-core 44's, Debian 12). */
     private static final int PASSING = 129;
 
-    @Test
-    void rdmaCoresTestsPassOrSkipForListedReasons() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void rdmaCoresTestsPassOrSkipForListedReasons(boolean cDriver) throws Exception {
         Assumptions.assumeTrue(Files.isRegularFile(SUITE.resolve("run_tests.py")), "python3-pyverbs is installed (ensure-tools --rdma)");
         Path dir = Files.createTempDirectory("nicsim-pyverbs").resolve("tests");
         Files.createDirectories(dir);
@@ -39,9 +41,11 @@ class PyverbsSuiteTest {
         Served served = new Served("nicsim-pyverbs").start(Served.cluster());
         String out;
         try {
-            Run r = Programs.start(served, 0, false, "/usr/bin/python3", dir.resolve("run_tests.py").toString(), "--dev", "nicsim0", "-v");
+            Run r = Programs.start(served, 0, false, Programs.withDriver(cDriver, "/usr/bin/python3",
+                    dir.resolve("run_tests.py").toString(), "--dev", "nicsim0", "-v"));
             r.await(600);
             out = r.output();
+            assertEquals(cDriver, served.log().contains("as a user context"), served.log());
         } finally {
             served.stop();
         }
