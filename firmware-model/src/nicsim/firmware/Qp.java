@@ -218,6 +218,10 @@ final class Qp {
     /** The state the request leads to, or CommandRefused naming the first field that cannot be taken. */
     private QpState check(Cmd.QpAttrs a) {
         int mask = (int) a.mask();
+        int states = QpState.values().length; // a driver's field, whatever it holds: refused, never a crash
+        if (a.state() >= states) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.state());
+        if ((mask & QpAttrMask.CUR_STATE) != 0 && a.curState() >= states)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.curState());
         QpState next = QpState.values()[(int) a.state()];
         if ((mask & QpAttrMask.CUR_STATE) != 0 && QpState.values()[(int) a.curState()] != state)
             throw new CommandRefused(Cmd.Syndrome.CUR_STATE_MISMATCH, state.value());

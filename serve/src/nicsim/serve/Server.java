@@ -159,7 +159,9 @@ public final class Server implements AutoCloseable {
                 watchdog.look(programs.values());
             } catch (RuntimeException e) { // the model itself broke: say so, and let every program go with EIO
                 failure = e;
-                log.println("nicsim serve: the simulation failed at " + world.now() + " ps: " + e);
+                StackTraceElement[] at = e.getStackTrace(); // where, for the report of the model's bug
+                log.println("nicsim serve: the simulation failed at " + world.now() + " ps: " + e
+                        + (at.length > 0 ? " at " + java.util.Arrays.asList(at).subList(0, Math.min(4, at.length)) : ""));
                 for (Map.Entry<Connection, End> end : List.copyOf(ends.entrySet())) {
                     if (end.getValue().session().waits.waiting() != null)
                         end.getKey().send(new Wire.Out().u32(0).finish(Errno.EIO));
