@@ -106,6 +106,9 @@ final class UserContext {
     /** A process let go of it: whether it was the last (then {@link #release} destroys what is left). */
     boolean leave() { return --holders == 0; }
 
+    /** Whether QP {@code qpn} is one of its objects (the watchdog names a C driver's QPs so). */
+    boolean ownsQp(long qpn) { return objects.containsKey(key(Cmd.DESTROY_QP, qpn)); }
+
     /** Whether it belongs to libibverbs session {@code s}. */
     boolean of(Session s) { return session == s; }
 

@@ -35,16 +35,23 @@ final class Watchdog {
     void look(Collection<Program> programs) {
         if (picos <= 0 || world.now() < nextLook) return;
         nextLook = world.now() + EVERY_PICOS;
-        for (Program p : programs)
-            for (Session s : p.sessions)
-                for (Firmware.Stall st : s.host.firmware.stalls(picos)) {
-                    if (!s.ownsQp(st.qpn())) continue;
-                    String key = s.host.index + ":" + st.qpn() + ":" + (world.now() - st.picos());
-                    if (!reported.add(key)) continue;
-                    stalls++;
-                    log.printf("nicsim serve: watchdog: %s's QP 0x%x on node %d has retried %d times over %.3f ms of simulated time "
-                            + "with no progress (last: %s)%n", p, st.qpn(), s.host.index, st.retries(), st.picos() / 1e9, st.lastRetry());
-                }
+        for (Program p : programs) {
+            for (Session s : p.sessions) look(p, s.host, s::ownsQp);
+            for (PciDevice d : p.devices.values()) if (d.user != null) look(p, d.host, d.user::ownsQp); // a C driver's
+        }
+    }
+
+    /** Reports each QP of program {@code p} on {@code host} ({@code owns} says which) stalled for the limit. */
+    private void look(Program p, nicsim.driver.Host host, java.util.function.LongPredicate owns) {
+        for (Firmware.Stall st : host.firmware.stalls(picos)) {
+            if (!owns.test(st.qpn())) continue;
+            String key = host.index + ":" + st.qpn() + ":" + (world.now() - st.picos());
+            if (!reported.add(key)) continue;
+            stalls++;
+            log.printf("nicsim serve: watchdog: %s's QP 0x%x on node %d has retried %d times over %.3f ms of simulated "
+                    + "time with no progress (last: %s)%n", p, st.qpn(), host.index, st.retries(), st.picos() / 1e9,
+                    st.lastRetry());
+        }
     }
 
     void summary(PrintStream out) {

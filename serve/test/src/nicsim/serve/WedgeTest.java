@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Test;
 
 /**
  * No program wedges serve: a QP that retries for ever (RNR NAK with rnr_retry 7) leaves other
@@ -13,12 +12,15 @@ import org.junit.jupiter.api.Test;
  * ran.
  */
 class WedgeTest {
-    @Test
-    void aLivelockedQpLeavesOthersAnsweredAndTheWatchdogNamesIt() throws Exception {
+    /** Through either of the provider's drivers. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void aLivelockedQpLeavesOthersAnsweredAndTheWatchdogNamesIt(boolean cDriver) throws Exception {
         Served served = new Served("wedge").start(Served.cluster(), 2_000_000_000L); // 2 ms of simulated retries
         Path spin = Programs.compile("serve", "livelock", List.of(), "-libverbs");
         Path conf = Programs.compile("conformance", "device", List.of("conf.h"), "-libverbs");
-        Programs.Run stuck = Programs.start(served, 0, false, spin.resolve("livelock").toString());
+        Programs.Run stuck = Programs.start(served, 0, false, Programs.withDriver(cDriver,
+                spin.resolve("livelock").toString()));
         try {
             String qpn = Programs.waitFor(stuck::output, Programs.SPINNING, 60);
             Programs.Run other = Programs.start(served, 1, false, conf.resolve("device").toString());
