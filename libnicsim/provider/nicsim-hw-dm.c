@@ -25,33 +25,34 @@ static int in_range(struct nicsim_hw_dm *d, uint64_t at, size_t n) {
 	return !(at & 3) && !(n & 3) && at <= d->length && n <= d->length - at;
 }
 
-static int memcpy_to_dm(struct ibv_dm *dm, uint64_t at, const void *from, size_t n) {
+/*
+ * Bytes between the program and dm at `at`, through BAR0 (dmBase + offset): from `src` written in
+ * bursts of 64 (write-combined, as a CPU sends them), or into `dst` read 8 at a time (each read a
+ * round trip: the simulated time it takes passes). 0 or an errno.
+ */
+static int copy_dm(struct ibv_dm *dm, uint64_t at, const void *src, void *dst, size_t n) {
 	struct nicsim_hw_dm *d = to_hdm(dm);
 	struct nicsim_hw *hw = hw_of(dm->context);
 	if (!in_range(d, at, n))
 		return EINVAL;
 	uint64_t bar = nicsim_caps(hw->dev)->dm_base + d->offset + at;
+	size_t step = src ? 64 : 8;
 	int rc = 0;
 	nicsim_hw_lock(hw);
-	for (size_t i = 0; !rc && i < n; i += 64) /* write-combined bursts of 64 bytes, as a CPU sends them */
-		rc = nicsim_mmio_write(hw->dev, bar + i, (const uint8_t *)from + i, n - i < 64 ? (uint32_t)(n - i) : 64);
-	pthread_mutex_unlock(&hw->lock);
-	return -rc;
-}
-
-static int memcpy_from_dm(void *to, struct ibv_dm *dm, uint64_t at, size_t n) {
-	struct nicsim_hw_dm *d = to_hdm(dm);
-	struct nicsim_hw *hw = hw_of(dm->context);
-	if (!in_range(d, at, n))
-		return EINVAL;
-	uint64_t bar = nicsim_caps(hw->dev)->dm_base + d->offset + at;
-	int rc = 0;
-	nicsim_hw_lock(hw);
-	for (size_t i = 0; !rc && i < n; i += 8) /* each read a round trip: the simulated time it takes passes */
-		rc = nicsim_mmio_read(hw->dev, bar + i, (uint8_t *)to + i, n - i < 8 ? 4 : 8);
+	for (size_t i = 0; !rc && i < n; i += step) {
+		uint32_t len = (uint32_t)(n - i < step ? n - i : step);
+		rc = src ? nicsim_mmio_write(hw->dev, bar + i, (const uint8_t *)src + i, len)
+			 : nicsim_mmio_read(hw->dev, bar + i, (uint8_t *)dst + i, len);
+	}
 	pthread_mutex_unlock(&hw->lock);
 	return rc < 0 ? -rc : rc ? EIO : 0;
 }
+
+static int memcpy_to_dm(struct ibv_dm *dm, uint64_t at, const void *from, size_t n) {
+	return copy_dm(dm, at, from, NULL, n);
+}
+
+static int memcpy_from_dm(void *to, struct ibv_dm *dm, uint64_t at, size_t n) { return copy_dm(dm, at, NULL, to, n); }
 
 static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr) {
 	struct nicsim_hw *hw = hw_of(c);
@@ -99,10 +100,8 @@ static int free_dm(struct ibv_dm *dm) {
 	struct nicsim_hw *hw = hw_of(dm->context);
 	if (d->regions)
 		return EBUSY;
-	nicsim_hw_lock(hw);
-	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_DM, (uint32_t)d->offset);
-	pthread_mutex_unlock(&hw->lock);
-	if (rc) return nicsim_hw_errno("DEALLOC_DM", rc);
+	int rc = nicsim_hw_destroy(hw, NICSIM_CMD_DEALLOC_DM, (uint32_t)d->offset, "DEALLOC_DM");
+	if (rc) return rc;
 	free(d);
 	return 0;
 }

@@ -181,10 +181,8 @@ static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
 
 static int dealloc_mw(struct ibv_mw *mw) {
 	struct nicsim_hw *hw = hw_of(mw->context);
-	nicsim_hw_lock(hw);
-	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_MW, mw->handle);
-	pthread_mutex_unlock(&hw->lock);
-	if (rc) return nicsim_hw_errno("DEALLOC_MW", rc);
+	int rc = nicsim_hw_destroy(hw, NICSIM_CMD_DEALLOC_MW, mw->handle, "DEALLOC_MW");
+	if (rc) return rc;
 	free(mw);
 	return 0;
 }
@@ -209,10 +207,8 @@ struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint16_t max_entrie
 
 int nicsim_hw_destroy_mkey(struct nicsim_mkey *k) {
 	struct nicsim_hw *hw = hw_of(k->context);
-	nicsim_hw_lock(hw);
-	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DESTROY_MKEY, k->handle);
-	pthread_mutex_unlock(&hw->lock);
-	if (rc) return nicsim_hw_errno("DESTROY_MKEY", rc);
+	int rc = nicsim_hw_destroy(hw, NICSIM_CMD_DESTROY_MKEY, k->handle, "DESTROY_MKEY");
+	if (rc) return rc;
 	free(k);
 	return 0;
 }

@@ -94,11 +94,9 @@ struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c) {
 
 int nicsim_hw_close_xrcd(struct nicsim_ibv_xrcd *x) {
 	struct nicsim_hw *hw = hw_of(x->vxrcd.xrcd.context);
-	nicsim_hw_lock(hw);
-	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_XRCD, x->xrcdn);
-	pthread_mutex_unlock(&hw->lock);
+	int rc = nicsim_hw_destroy(hw, NICSIM_CMD_DEALLOC_XRCD, x->xrcdn, "DEALLOC_XRCD");
 	if (rc)
-		return nicsim_hw_errno("DEALLOC_XRCD", rc);
+		return rc;
 	free(x);
 	return 0;
 }

@@ -52,6 +52,13 @@ int nicsim_hw_open(struct nicsim_context *ctx) {
 	return 0;
 }
 
+int nicsim_hw_destroy(struct nicsim_hw *hw, uint32_t cmd, uint32_t handle, const char *what) {
+	nicsim_hw_lock(hw);
+	int rc = nicsim_destroy(hw->dev, cmd, handle);
+	pthread_mutex_unlock(&hw->lock);
+	return rc ? nicsim_hw_errno(what, rc) : 0;
+}
+
 void nicsim_hw_lock(struct nicsim_hw *hw) {
 	pthread_mutex_lock(&hw->lock);
 	if (hw->pid == getpid())
@@ -127,10 +134,8 @@ static int dealloc_pd(struct ibv_pd *pd) {
 	struct nicsim_ibv_pd *parent = nicsim_parent_domain(pd);
 	if (parent) return nicsim_dealloc_parent_domain(parent);
 	if (atomic_load(&to_npd(pd)->refcount) > 1) return EBUSY;
-	nicsim_hw_lock(hw);
-	int rc = nicsim_destroy(hw->dev, NICSIM_CMD_DEALLOC_PD, to_npd(pd)->handle);
-	pthread_mutex_unlock(&hw->lock);
-	if (rc) return nicsim_hw_errno("DEALLOC_PD", rc);
+	int rc = nicsim_hw_destroy(hw, NICSIM_CMD_DEALLOC_PD, to_npd(pd)->handle, "DEALLOC_PD");
+	if (rc) return rc;
 	free(to_npd(pd));
 	return 0;
 }

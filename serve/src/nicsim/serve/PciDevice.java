@@ -202,30 +202,19 @@ final class PciDevice implements AutoCloseable {
      * outside its UAR pages and device memory.
      */
     private void userCheck(Wire.Op op, Wire.In in) {
-        switch (op) {
-            case PCI_CONFIG_WRITE -> throw new VerbsException(Errno.EPERM, op
-                    + " on a user context: config space and registers are the kernel's");
-            case PCI_MMIO_READ -> {
-                Wire.In peek = in.copy();
-                peek.u32("bar");
-                long offset = peek.u64("bar offset");
-                int length = peek.u32("length");
-                if (!user.inOwnDm(offset, length))
-                    throw new VerbsException(Errno.EPERM, String.format("BAR0 read of %d bytes at 0x%x on a user "
-                            + "context: only its device memory may be read, registers are the kernel's", length,
-                            offset));
-            }
-            case PCI_MMIO_WRITE -> {
-                Wire.In peek = in.copy();
-                peek.u32("bar");
-                long offset = peek.u64("bar offset");
-                int length = peek.u32("length");
-                if (!user.inOwnUar(offset, length))
-                    throw new VerbsException(Errno.EPERM, String.format("BAR0 write of %d bytes at 0x%x: not in a "
-                            + "UAR page or device memory of this context", length, offset));
-            }
-            default -> { }
-        }
+        if (op == Wire.Op.PCI_CONFIG_WRITE)
+            throw new VerbsException(Errno.EPERM, op + " on a user context: config space and registers are the kernel's");
+        if (op != Wire.Op.PCI_MMIO_READ && op != Wire.Op.PCI_MMIO_WRITE) return;
+        Wire.In peek = in.copy(); // bar, offset, length: the request stays whole for handle()
+        peek.u32("bar");
+        long offset = peek.u64("bar offset");
+        int length = peek.u32("length");
+        if (op == Wire.Op.PCI_MMIO_READ && !user.inOwnDm(offset, length))
+            throw new VerbsException(Errno.EPERM, String.format("BAR0 read of %d bytes at 0x%x on a user context: "
+                    + "only its device memory may be read, registers are the kernel's", length, offset));
+        if (op == Wire.Op.PCI_MMIO_WRITE && !user.inOwnUar(offset, length))
+            throw new VerbsException(Errno.EPERM, String.format("BAR0 write of %d bytes at 0x%x: not in a UAR page or "
+                    + "device memory of this context", length, offset));
     }
 
     /** UCTX_CMD (opcode, n, n input words, output words wanted): the output header and words. */
