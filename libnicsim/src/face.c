@@ -336,11 +336,35 @@ int nicsim_config_write(struct nicsim_dev *d, uint32_t offset, uint32_t value) {
 	return call(d, &r, NULL, 0);
 }
 
-int nicsim_mmio_write(struct nicsim_dev *d, uint64_t offset, const void *data, uint32_t len) {
-	if (d->posted && (!posted_on || posted_on == d) && !ring_write(d, offset, data, len)) {
-		posted_on = d;
+/* A request answered only after the device took everything before it on d's socket and in d's ring. */
+static int sync_writes(struct nicsim_dev *d) {
+	struct req r;
+	uint32_t v;
+	start(&r, NICSIM_OP_PCI_CONFIG_READ);
+	put32(&r, 0);
+	int rc = call(d, &r, &v, 4);
+	if (!rc)
+		d->socket_pending = 0;
+	return rc;
+}
+
+/*
+ * Whether the write went into d's ring. Writes land in the order made: after one that went on the
+ * socket, the ring waits until the device has taken it; a full ring waits until the device has
+ * taken what is in it (both by a request answered after them).
+ */
+static int by_ring(struct nicsim_dev *d, uint64_t offset, const void *data, uint32_t len) {
+	if (!d->posted || (posted_on && posted_on != d) || (d->socket_pending && sync_writes(d)))
 		return 0;
-	}
+	if (ring_write(d, offset, data, len) && (sync_writes(d) || ring_write(d, offset, data, len)))
+		return 0;
+	posted_on = d;
+	return 1;
+}
+
+int nicsim_mmio_write(struct nicsim_dev *d, uint64_t offset, const void *data, uint32_t len) {
+	if (by_ring(d, offset, data, len))
+		return 0;
 	struct req r;
 	start(&r, NICSIM_OP_PCI_MMIO_WRITE);
 	put32(&r, 0);
@@ -349,8 +373,10 @@ int nicsim_mmio_write(struct nicsim_dev *d, uint64_t offset, const void *data, u
 	if (put_bytes(&r, data, len))
 		return fail(EINVAL);
 	int rc = send_req(d, &r);
-	if (!rc)
+	if (!rc) {
 		posted_on = d;
+		d->socket_pending = d->posted != NULL; /* the ring's next write must not overtake it */
+	}
 	return rc;
 }
 

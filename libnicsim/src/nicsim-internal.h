@@ -19,6 +19,7 @@ struct nicsim_dev {
 	int user; /* a user context (nicsim_open_context): commands go through the kernel, not a mailbox */
 	uint8_t *posted;      /* the posted-write ring shared with the simulator (PCI_POSTED_RING), or NULL */
 	uint64_t posted_head; /* bytes of records written to it so far */
+	int socket_pending;   /* a posted write went on the socket since the device last answered */
 };
 
 /* A user context's command, run by the kernel's command queue: as nicsim_cmd. */
