@@ -16,6 +16,7 @@ struct nicsim_hw {
 	struct nicsim_dev *dev;
 	struct nicsim_context *ctx;
 	pid_t pid;     /* the process whose connection dev is: a forked child makes its own (nicsim_hw_lock) */
+	unsigned forks; /* the process's fork count (nicsim_hw_lock) when dev was its own */
 	pid_t opener;  /* the process that opened it, whose UAR it allocated */
 	int node;
 	uint32_t uar;
