@@ -125,16 +125,11 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t a
 	if (rc) { free(mr); errno = rc < 0 ? -rc : nicsim_hw_errno("CREATE_MKEY", rc); return NULL; }
 	d->regions++;
 	mr->hw_dm = d;
-	mr->handle = m.key;
-	mr->vmr.ibv_mr.handle = m.key;
-	mr->vmr.ibv_mr.lkey = m.key;
-	mr->vmr.ibv_mr.rkey = m.key;
+	nicsim_hw_mr_keyed(mr, m.key, (int)access);
 	mr->vmr.ibv_mr.context = pd->context; /* what ibv_cmd_reg_dm_mr fills (ibv_reg_dm_mr is libibverbs' inline) */
 	mr->vmr.ibv_mr.pd = pd;
 	mr->vmr.ibv_mr.addr = (void *)(uintptr_t)at; /* zero-based: the region's byte X is iova X */
 	mr->vmr.ibv_mr.length = n;
-	mr->vmr.mr_type = IBV_MR_TYPE_MR;
-	mr->vmr.access = (int)access;
 	return &mr->vmr.ibv_mr;
 }
 

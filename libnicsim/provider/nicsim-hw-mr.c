@@ -52,9 +52,7 @@ static struct ibv_mr *reg_implicit(struct ibv_pd *pd, int access) {
 	int rc = nicsim_mr_create_implicit(hw->dev, to_npd(pd)->handle, (uint32_t)access, &m);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) { free(mr); errno = failed("CREATE_IMPLICIT_MKEY", rc); return NULL; }
-	mr->handle = mr->vmr.ibv_mr.handle = mr->vmr.ibv_mr.lkey = mr->vmr.ibv_mr.rkey = m.key;
-	mr->vmr.mr_type = IBV_MR_TYPE_MR;
-	mr->vmr.access = access;
+	nicsim_hw_mr_keyed(mr, m.key, access);
 	return &mr->vmr.ibv_mr;
 }
 
@@ -87,12 +85,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	mr->hw_len = p.len;
 	mr->hw_iova = p.iova;
 	mr->hw_start = start;
-	mr->handle = m.key;
-	mr->vmr.ibv_mr.handle = m.key;
-	mr->vmr.ibv_mr.lkey = m.key;
-	mr->vmr.ibv_mr.rkey = m.key;
-	mr->vmr.mr_type = IBV_MR_TYPE_MR;
-	mr->vmr.access = access;
+	nicsim_hw_mr_keyed(mr, m.key, access);
 	return &mr->vmr.ibv_mr;
 }
 

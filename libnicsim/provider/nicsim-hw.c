@@ -42,7 +42,8 @@ int nicsim_hw_open(struct nicsim_context *ctx) {
 	struct nicsim_hw *hw = calloc(1, sizeof(*hw));
 	if (!hw)
 		return -1;
-	int rc = nicsim_open_context(&hw->dev, node ? atoi(node) : 0, ctx->session);
+	hw->node = node ? atoi(node) : 0;
+	int rc = nicsim_open_context(&hw->dev, hw->node, ctx->session);
 	if (!rc && (rc = nicsim_alloc_uar(hw->dev, &hw->uar)))
 		nicsim_close(hw->dev);
 	if (rc) {
@@ -55,7 +56,6 @@ int nicsim_hw_open(struct nicsim_context *ctx) {
 	pthread_once(&fork_watch, watch_forks);
 	hw->forks = forks;
 	hw->pid = hw->opener = getpid();
-	hw->node = node ? atoi(node) : 0;
 	ctx->hw = hw;
 	return 0;
 }
@@ -116,15 +116,15 @@ void *nicsim_hw_object(struct nicsim_context *ctx, int kind, uint32_t number) {
 	if (kind == 'q') {
 		struct nicsim_ibv_qp *qp = nicsim_hw_qp(hw, number);
 		obj = qp ? &qp->vqp.qp : NULL;
+	} else if (kind == 's') {
+		struct nicsim_ibv_srq *srq = nicsim_hw_srq(hw, number);
+		obj = srq ? &srq->vsrq.srq : NULL;
 	}
-	for (uint32_t i = 0; kind == 's' && !obj && i < hw->nsrqs; i++)
-		if (hw->srqs[i]->vsrq.srq_num == number)
-			obj = &hw->srqs[i]->vsrq.srq;
 	pthread_mutex_unlock(&hw->lock);
 	return obj;
 }
 
-/* ---- protection domains and memory regions ---- */
+/* ---- protection domains (MRs: nicsim-hw-mr.c) ---- */
 
 static struct ibv_pd *alloc_pd(struct ibv_context *c) {
 	struct nicsim_hw *hw = hw_of(c);

@@ -108,6 +108,12 @@ int nicsim_hw_layout(const struct nicsim_umr *u, uint8_t *body);
 /* Device memory of the user context another process allocated (ibv_import_dm), and this process's record freed. */
 struct ibv_dm *nicsim_hw_dm_import(struct ibv_context *c, uint32_t offset, uint64_t length);
 void nicsim_hw_dm_unimport(struct ibv_dm *dm);
+/* An MR the adapter gave key: its handle and keys (one key for both, as the adapter's), its type and access. */
+static inline void nicsim_hw_mr_keyed(struct nicsim_ibv_mr *mr, uint32_t key, int access) {
+	mr->handle = mr->vmr.ibv_mr.handle = mr->vmr.ibv_mr.lkey = mr->vmr.ibv_mr.rkey = key;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+}
 /* An MR over device memory dm is gone (nicsim-hw-dm.c). */
 void nicsim_hw_dm_unused(void *dm);
 

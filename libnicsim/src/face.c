@@ -171,7 +171,7 @@ static void posted_ring(struct nicsim_dev *d) {
 	close(fd); /* the simulator opened it through /proc: both mappings stay */
 }
 
-/* Appends one write to the ring: 0, or -1 when it has no room (the socket carries it, after the ring's). */
+/* Appends one write to the ring: 0, or -1 when it has no room (by_ring then waits for the device to take some). */
 static int ring_write(struct nicsim_dev *d, uint64_t offset, const void *data, uint32_t len) {
 	uint8_t *ring = d->posted + POSTED_DATA;
 	uint64_t head = d->posted_head, tail = __atomic_load_n((uint64_t *)(void *)(d->posted + 64), __ATOMIC_ACQUIRE);

@@ -208,10 +208,10 @@ int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {
 	int n = 0;
 	uint32_t mask = (1u << cq->log_size) - 1;
 	while (n < max) {
-		uint8_t *cqe = cq->ring + CQE_BYTES * (cq->ci & mask);
-		uint8_t own = __atomic_load_n(&cqe[63], __ATOMIC_ACQUIRE);
-		if ((own & 1) != ((cq->ci >> cq->log_size) & 1) || own >> 4 == NICSIM_CQE_INVALID)
+		if (!cqe_new(cq, cq->ci))
 			break;
+		uint8_t *cqe = cq->ring + CQE_BYTES * (cq->ci & mask);
+		uint8_t own = cqe[63]; /* read after cqe_new's acquire: the CQE's other bytes are the adapter's too */
 		struct nicsim_wc *w = &wc[n];
 		int err = own >> 4 == NICSIM_CQE_REQ_ERR || own >> 4 == NICSIM_CQE_RESP_ERR;
 		w->opcode = own >> 4;

@@ -82,7 +82,7 @@ final class PciDevice implements AutoCloseable {
         this.socketFd = socketFd;
         this.memory = new ProcMemory(program.pid);
         this.user = !user ? null : shared != null ? shared.join() : new UserContext(host.driver(), session);
-        this.pages = new ImplicitPages(host, memory);
+        this.pages = user ? new ImplicitPages(host, memory) : null;
         this.errorsAtOpen = host.firmware.commandErrors();
         this.problemsTold = host.adapter.errorCount();
         this.unsupportedTold = host.bus.unsupportedRequests().size();
@@ -117,15 +117,23 @@ final class PciDevice implements AutoCloseable {
         }
     }
 
-    /** One posted BAR0 write at {@code offset}, from the socket or the ring; a refused one is a violation. */
+    /**
+     * One posted BAR0 write at {@code offset}, from the socket or the ring: refused (VerbsException) past
+     * BAR0, or for a user context outside its UAR pages and device memory.
+     */
+    private void mmioWrite(long offset, byte[] data) {
+        if (user != null && !user.mayWrite(offset, data.length))
+            throw new VerbsException(Errno.EPERM, String.format("BAR0 write of %d bytes at 0x%x: not in a "
+                    + "UAR page or device memory of this context", data.length, offset));
+        long addr = barAddress(offset);
+        mmioWrites++;
+        host.bus.mmioWrite(addr, data); // posted: what hits nothing is counted by the bus as unsupported
+    }
+
+    /** A write from the ring: nobody waits for an answer, so a refused one is a violation. */
     private void postedWrite(long offset, byte[] data) {
         try {
-            if (user != null && !user.inOwnUar(offset, data.length))
-                throw new VerbsException(Errno.EPERM, String.format("BAR0 write of %d bytes at 0x%x: not in a "
-                        + "UAR page or device memory of this context", data.length, offset));
-            long addr = barAddress(offset);
-            mmioWrites++;
-            host.bus.mmioWrite(addr, data); // posted: what hits nothing is counted by the bus as unsupported
+            mmioWrite(offset, data);
         } catch (VerbsException x) {
             refusedWrite(x.getMessage());
         }
@@ -153,11 +161,9 @@ final class PciDevice implements AutoCloseable {
                 host.bus.configWrite32(0, offset, in.u32("value"));
                 yield new Wire.Out();
             }
-            case PCI_MMIO_WRITE -> {
-                long addr = barAddress(in);
-                byte[] data = in.bytes(in.u32("length"), "data");
-                mmioWrites++;
-                host.bus.mmioWrite(addr, data); // posted: what hits nothing is counted by the bus as unsupported
+            case PCI_MMIO_WRITE -> { // posted: a refusal is told as a violation (PciFace)
+                long offset = barOffset(in);
+                mmioWrite(offset, in.bytes(in.u32("length"), "data"));
                 yield null;
             }
             case PCI_POSTED_RING -> {
@@ -198,23 +204,21 @@ final class PciDevice implements AutoCloseable {
     }
 
     /**
-     * What a user context may not do: write config space, read BAR0 but its device memory, or write
-     * outside its UAR pages and device memory.
+     * What a user context may not do: write config space, or read BAR0 but its device memory (its writes
+     * are checked where every posted write is, {@link #mmioWrite}).
      */
     private void userCheck(Wire.Op op, Wire.In in) {
         if (op == Wire.Op.PCI_CONFIG_WRITE)
-            throw new VerbsException(Errno.EPERM, op + " on a user context: config space and registers are the kernel's");
-        if (op != Wire.Op.PCI_MMIO_READ && op != Wire.Op.PCI_MMIO_WRITE) return;
+            throw new VerbsException(Errno.EPERM, op
+                    + " on a user context: config space and registers are the kernel's");
+        if (op != Wire.Op.PCI_MMIO_READ) return;
         Wire.In peek = in.copy(); // bar, offset, length: the request stays whole for handle()
         peek.u32("bar");
         long offset = peek.u64("bar offset");
         int length = peek.u32("length");
-        if (op == Wire.Op.PCI_MMIO_READ && !user.inOwnDm(offset, length))
+        if (!user.inOwnDm(offset, length))
             throw new VerbsException(Errno.EPERM, String.format("BAR0 read of %d bytes at 0x%x on a user context: "
                     + "only its device memory may be read, registers are the kernel's", length, offset));
-        if (op == Wire.Op.PCI_MMIO_WRITE && !user.inOwnUar(offset, length))
-            throw new VerbsException(Errno.EPERM, String.format("BAR0 write of %d bytes at 0x%x: not in a UAR page or "
-                    + "device memory of this context", length, offset));
     }
 
     /** UCTX_CMD (opcode, n, n input words, output words wanted): the output header and words. */
@@ -240,11 +244,14 @@ final class PciDevice implements AutoCloseable {
     }
 
     /** The bus address of a BAR access: the BAR's base as the driver programmed it, plus the offset. */
-    private long barAddress(Wire.In in) {
+    private long barAddress(Wire.In in) { return barAddress(barOffset(in)); }
+
+    /** A BAR access's offset (its BAR must be BAR0). */
+    private static long barOffset(Wire.In in) {
         int bar = in.u32("bar");
         long offset = in.u64("bar offset");
         if (bar != 0) throw new VerbsException(Errno.EINVAL, "bar " + bar + ": the adapter has BAR0 only");
-        return barAddress(offset);
+        return offset;
     }
 
     private long barAddress(long offset) {

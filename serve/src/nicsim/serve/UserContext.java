@@ -136,12 +136,12 @@ final class UserContext {
 
     private static long key(int destroy, long handle) { return (long) destroy << 32 | handle & 0xFFFF_FFFFL; }
 
-    /** Whether BAR0 {@code [offset, offset + length)} lies in one of its UAR pages, or its device memory. */
-    boolean inOwnUar(long offset, int length) {
+    /** Whether it may write BAR0 {@code [offset, offset + length)}: one of its UAR pages, or its device memory. */
+    boolean mayWrite(long offset, int length) {
         var caps = driver.caps();
         long page = caps.uarPageSize(), rel = offset - caps.uarBase();
-        if (rel >= 0 && page > 0 && rel % page + length <= page && objects.containsKey(key(Cmd.DEALLOC_UAR, rel / page)))
-            return true;
+        boolean inPage = rel >= 0 && page > 0 && rel % page + length <= page;
+        if (inPage && objects.containsKey(key(Cmd.DEALLOC_UAR, rel / page))) return true;
         return inOwnDm(offset, length);
     }
 
