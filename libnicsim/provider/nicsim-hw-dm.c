@@ -67,10 +67,8 @@ static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *
 	uint64_t in[NICSIM_ALLOC_DM_IN_WORDS] = {0}, offset = 0;
 	in[NICSIM_ALLOC_DM_IN_LENGTH] = attr->length;
 	in[NICSIM_ALLOC_DM_IN_LOG_ALIGN] = attr->log_align_req;
-	nicsim_hw_lock(hw);
-	int rc = nicsim_cmd(hw->dev, NICSIM_CMD_ALLOC_DM, in, NICSIM_ALLOC_DM_IN_WORDS, &offset, 1, NULL);
-	pthread_mutex_unlock(&hw->lock);
-	if (rc) { free(d); errno = rc < 0 ? -rc : nicsim_status_errno(rc); return NULL; }
+	int rc = nicsim_hw_cmd(hw, NICSIM_CMD_ALLOC_DM, in, NICSIM_ALLOC_DM_IN_WORDS, &offset, 1);
+	if (rc) { free(d); errno = rc; return NULL; }
 	d->offset = offset;
 	d->length = attr->length;
 	d->dm.context = c;

@@ -160,10 +160,8 @@ static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
 	uint64_t in[NICSIM_ALLOC_MW_IN_WORDS] = {0}, key = 0;
 	in[NICSIM_ALLOC_MW_IN_PD] = to_npd(pd)->handle;
 	in[NICSIM_ALLOC_MW_IN_TYPE] = type;
-	nicsim_hw_lock(hw);
-	int rc = nicsim_cmd(hw->dev, NICSIM_CMD_ALLOC_MW, in, NICSIM_ALLOC_MW_IN_WORDS, &key, 1, NULL);
-	pthread_mutex_unlock(&hw->lock);
-	if (rc) { free(mw); errno = rc < 0 ? -rc : nicsim_status_errno(rc); return NULL; }
+	int rc = nicsim_hw_cmd(hw, NICSIM_CMD_ALLOC_MW, in, NICSIM_ALLOC_MW_IN_WORDS, &key, 1);
+	if (rc) { free(mw); errno = rc; return NULL; }
 	mw->mw.handle = (uint32_t)key; /* the window's first rkey: DEALLOC_MW names it so (by its index) */
 	mw->mw.rkey = (uint32_t)key;
 	mw->mw.context = pd->context;
@@ -187,11 +185,8 @@ struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint16_t max_entrie
 	uint64_t in[NICSIM_CREATE_INDIRECT_MKEY_IN_WORDS] = {0}, key = 0;
 	in[NICSIM_CREATE_INDIRECT_MKEY_IN_PD] = to_npd(pd)->handle;
 	in[NICSIM_CREATE_INDIRECT_MKEY_IN_MAX_ENTRIES] = max_entries;
-	nicsim_hw_lock(hw);
-	int rc = nicsim_cmd(hw->dev, NICSIM_CMD_CREATE_INDIRECT_MKEY, in, NICSIM_CREATE_INDIRECT_MKEY_IN_WORDS, &key, 1,
-			    NULL);
-	pthread_mutex_unlock(&hw->lock);
-	if (rc) { free(k); errno = rc < 0 ? -rc : nicsim_status_errno(rc); return NULL; }
+	int rc = nicsim_hw_cmd(hw, NICSIM_CMD_CREATE_INDIRECT_MKEY, in, NICSIM_CREATE_INDIRECT_MKEY_IN_WORDS, &key, 1);
+	if (rc) { free(k); errno = rc; return NULL; }
 	k->handle = k->dv.lkey = k->dv.rkey = (uint32_t)key;
 	k->context = pd->context;
 	k->max_entries = max_entries;

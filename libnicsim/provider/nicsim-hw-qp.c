@@ -207,11 +207,9 @@ int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, struct i
 	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
 	struct nicsim_hw_qp *h = qp->hw;
 	uint64_t in = h->q.qpn, o[NICSIM_QUERY_QP_OUT_WORDS];
-	nicsim_hw_lock(hw);
-	int st = nicsim_cmd(hw->dev, NICSIM_CMD_QUERY_QP, &in, 1, o, NICSIM_QUERY_QP_OUT_WORDS, NULL);
-	pthread_mutex_unlock(&hw->lock);
-	if (st)
-		return st < 0 ? -st : nicsim_status_errno(st);
+	int rc = nicsim_hw_cmd(hw, NICSIM_CMD_QUERY_QP, &in, 1, o, NICSIM_QUERY_QP_OUT_WORDS);
+	if (rc)
+		return rc;
 	memset(a, 0, sizeof(*a));
 	a->qp_state = a->cur_qp_state = (enum ibv_qp_state)o[NICSIM_QUERY_QP_OUT_STATE];
 	h->state = a->qp_state;

@@ -130,20 +130,15 @@ int nicsim_hw_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, 
 	uint64_t in[NICSIM_ARM_SRQ_IN_WORDS] = {0};
 	in[NICSIM_ARM_SRQ_IN_SRQN] = srq->hw->q.srqn;
 	in[NICSIM_ARM_SRQ_IN_LIMIT] = attr->srq_limit;
-	nicsim_hw_lock(hw);
-	int st = nicsim_cmd(hw->dev, NICSIM_CMD_ARM_SRQ, in, NICSIM_ARM_SRQ_IN_WORDS, NULL, 0, NULL);
-	pthread_mutex_unlock(&hw->lock);
-	return st < 0 ? -st : nicsim_status_errno(st);
+	return nicsim_hw_cmd(hw, NICSIM_CMD_ARM_SRQ, in, NICSIM_ARM_SRQ_IN_WORDS, NULL, 0);
 }
 
 int nicsim_hw_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr) {
 	struct nicsim_hw *hw = hw_of(srq->vsrq.srq.context);
 	uint64_t in = srq->hw->q.srqn, limit = 0;
-	nicsim_hw_lock(hw);
-	int st = nicsim_cmd(hw->dev, NICSIM_CMD_QUERY_SRQ, &in, 1, &limit, 1, NULL);
-	pthread_mutex_unlock(&hw->lock);
-	if (st)
-		return st < 0 ? -st : nicsim_status_errno(st);
+	int rc = nicsim_hw_cmd(hw, NICSIM_CMD_QUERY_SRQ, &in, 1, &limit, 1);
+	if (rc)
+		return rc;
 	attr->max_wr = srq->hw->max_wr;
 	attr->max_sge = srq->max_sge;
 	attr->srq_limit = (uint32_t)limit;

@@ -60,6 +60,13 @@ int nicsim_hw_open(struct nicsim_context *ctx) {
 	return 0;
 }
 
+int nicsim_hw_cmd(struct nicsim_hw *hw, uint32_t op, const uint64_t *in, int nin, uint64_t *out, int nout) {
+	nicsim_hw_lock(hw);
+	int st = nicsim_cmd(hw->dev, op, in, nin, out, nout, NULL);
+	pthread_mutex_unlock(&hw->lock);
+	return st < 0 ? -st : nicsim_status_errno(st);
+}
+
 int nicsim_hw_destroy(struct nicsim_hw *hw, uint32_t cmd, uint32_t handle, const char *what) {
 	nicsim_hw_lock(hw);
 	int rc = nicsim_destroy(hw->dev, cmd, handle);

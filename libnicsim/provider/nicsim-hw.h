@@ -93,6 +93,8 @@ void nicsim_hw_close(struct nicsim_context *ctx);
 struct nicsim_ibv_qp *nicsim_hw_qp(struct nicsim_hw *hw, uint32_t qpn);
 /* Whether NICSIM_VERBOSE asks the C driver to say on stderr which of the adapter's checks refused a command. */
 int nicsim_hw_verbose(void);
+/* Runs command `op` (nin words in, nout out) under hw's lock: 0, or the errno of its status or failure. */
+int nicsim_hw_cmd(struct nicsim_hw *hw, uint32_t op, const uint64_t *in, int nin, uint64_t *out, int nout);
 /* Frees object `handle` by destroying command `cmd` (its name: `what`) under hw's lock: 0 or an errno. */
 int nicsim_hw_destroy(struct nicsim_hw *hw, uint32_t cmd, uint32_t handle, const char *what);
 /* A command's result as an errno (with NICSIM_VERBOSE, saying on stderr which check refused it). */
