@@ -42,6 +42,9 @@ public interface EmbeddedProcessor {
     /** The MttWalker missed translation entry {@code index}; {@code done} takes {index, entry}. */
     void onMttFill(long index, Consumer<long[]> done);
 
+    /** A CQE the CqeWriter wrote reached host memory. */
+    default void onCqeWritten(byte[] cqe) {}
+
     /** The CqeWriter found CQ {@code cqn} in error. */
     void onCqError(long cqn, CqePorts.CqError.Code code);
 

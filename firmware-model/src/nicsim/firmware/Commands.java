@@ -478,6 +478,7 @@ final class Commands {
         Qp q = fw.qps.remove(qpn);
         if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_QP, qpn);
         q.destroy();
+        fw.ledger.destroyed(qpn);
         if (q.scq != null) q.scq.users--;
         if (q.rcq != null) q.rcq.users--;
         if (q.srq != null) q.srq.users--;

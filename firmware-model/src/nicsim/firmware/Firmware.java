@@ -101,6 +101,10 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final SqContexts sqContexts;
     final EventQueue events;
     final AtomicUnit atomics = new AtomicUnit();
+    final QpLedger ledger = new QpLedger(qps);
+
+    /** Each QP's traffic as the device saw it, handed out as QPs are destroyed once someone listens. */
+    public QpLedger ledger() { return ledger; }
 
     private long busyUntil;
     Fabric fabric;
@@ -256,9 +260,12 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         Qp q = qps.get(qpn);
         if (q == null) return;
         q.requester.producerSeen = producer;
+        ledger.doorbell(qpn, producer, sim.now());
         q.checkSendRecord(producer);
         q.onDoorbell();
     }
+
+    @Override public void onCqeWritten(byte[] cqe) { ledger.cqeWritten(cqe, sim.now()); }
 
     @Override public void onSqMiss(long qpn, int producer) {
         Qp q = qps.get(qpn);

@@ -79,6 +79,7 @@ final class Requester {
             }
             default -> {}
         }
+        q.fw.ledger.wqe(q.qpn, index, opcode, length);
         q.pending.add(op);
         pump();
     }

@@ -108,6 +108,7 @@ final class QueueVerbs {
         QpCaps caps = new QpCaps(qp.maxSendWr(), noRecv ? 0 : qp.maxRecvWr(), sendSge, recvSge, qp.maxInlineData(),
                 sigAll);
         int h = session.handles.add(qp, caps);
+        session.traffic.own(session.host, qp.qpNum());
         return caps(new Wire.Out(WireLayout.CREATE_QP_REPLY).u32("handle", h).u32("qp_num", qp.qpNum()), caps);
     }
 

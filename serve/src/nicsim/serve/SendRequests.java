@@ -48,14 +48,6 @@ final class SendRequests {
             windowBind(in, w);
         }
         Wire.Out out = QueueVerbs.posted(() -> qp.postSend(wrs));
-        long now = session.host.sim.now();
-        boolean all = session.handles.attrs(h, QueueVerbs.QpCaps.class).sqSigAll();
-        for (SendWr w : wrs) {
-            long bytes = 0;
-            for (Sge g : w.sgList()) bytes += g.length() & 0xFFFFFFFFL;
-            boolean signaled = all || (w.sendFlags() & SendFlags.SIGNALED) != 0;
-            session.traffic.posted(qp.qpNum(), qp.qpType().name(), w.wrId(), bytes, signaled, now);
-        }
         return out;
     }
 

@@ -88,9 +88,7 @@ final class Waits {
         List<WorkCompletion> wcs = cq.poll(max);
         if (!wcs.isEmpty()) quickAnswers = 0;
         Wire.Out out = new Wire.Out().u32(wcs.size());
-        long now = session.host.sim.now();
         for (WorkCompletion w : wcs) {
-            session.traffic.completed(w, now);
             if (w.status() != WcStatus.SUCCESS && w.status() != WcStatus.WR_FLUSH_ERR && errorCompletions++ < 8)
                 errors.add(w.toString());
             out.then(WireLayout.WORK_COMPLETION).u64("wr_id", w.wrId()).u32("status", w.status().value())

@@ -183,13 +183,41 @@ class CDriverTest {
         for (int node = 0; node < 2; node++) // the kernel's driver is up on both nodes, as on a booted host
             assertEquals(0, Programs.start(served, node, true, "ibv_devinfo").await());
         var before = counters();
+        int logAt = served.log().length();
         pair(false, "ibv_rc_pingpong", "-n", "50", "-s", "4096");
         served.awaitReleased(); // what the programs left is destroyed once serve sees them go: theirs too
         var java = delta(before, counters());
+        List<String> javaRows = tableRows(logAt);
         before = counters();
+        logAt = served.log().length();
         pair(true, "ibv_rc_pingpong", "-n", "50", "-s", "4096");
         served.awaitReleased();
         var c = delta(before, counters());
         assertEquals(java, c, "java:\n" + java + "\nc:\n" + c);
+        // and serve's tables of the two programs' QPs, kept by the adapter: the same messages, bytes and
+        // latencies (doorbell to CQE); the bandwidth's span also holds the host's time between posts
+        List<String> cRows = tableRows(logAt);
+        assertEquals(2, javaRows.size(), served.log());
+        assertEquals(javaRows, cRows, served.log());
+    }
+
+    /**
+     * The rows of serve's QP tables in its log from {@code from} on, without the QP's number and the bandwidth,
+     * once both programs' are there (a program's table is printed as serve sees it go).
+     */
+    private List<String> tableRows(int from) throws InterruptedException {
+        List<String> rows = new java.util.ArrayList<>();
+        for (long t0 = System.nanoTime(); rows.size() < 2 && System.nanoTime() - t0 < 10_000_000_000L; ) {
+            Thread.sleep(20);
+            rows.clear();
+            var m = java.util.regex.Pattern.compile("(?m)^ +0x\\p{XDigit}+ +(RC.*)$").matcher(served.log().substring(from));
+            while (m.find()) {
+                String[] f = m.group(1).trim().split("\\s+");
+                f[4] = "";
+                rows.add(String.join(" ", f));
+            }
+        }
+        java.util.Collections.sort(rows); // the two programs end in either order
+        return rows;
     }
 }
