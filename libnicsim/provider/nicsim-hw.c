@@ -35,9 +35,17 @@ static void forked(void) { forks++; }
 static pthread_once_t fork_watch = PTHREAD_ONCE_INIT;
 static void watch_forks(void) { pthread_atfork(NULL, NULL, forked); }
 
+int nicsim_hw_wanted(void) {
+	const char *mode = getenv("NICSIM_DRIVER");
+	if (!mode || !strcmp(mode, "c")) return 1;
+	if (!strcmp(mode, "java")) return 0;
+	fprintf(stderr, "nicsim: NICSIM_DRIVER '%s' is neither 'c' (the default) nor 'java'\n", mode);
+	return -1;
+}
+
 int nicsim_hw_open(struct nicsim_context *ctx) {
 	const char *node = getenv("NICSIM_NODE");
-	if (!nicsim_hw_wanted())
+	if (nicsim_hw_wanted() != 1)
 		return 0;
 	struct nicsim_hw *hw = calloc(1, sizeof(*hw));
 	if (!hw)
@@ -47,7 +55,7 @@ int nicsim_hw_open(struct nicsim_context *ctx) {
 	if (!rc && (rc = nicsim_alloc_uar(hw->dev, &hw->uar)))
 		nicsim_close(hw->dev);
 	if (rc) {
-		fprintf(stderr, "nicsim: the C driver cannot open a user context (NICSIM_DRIVER=c): %s\n", strerror(-rc));
+		fprintf(stderr, "nicsim: the C driver cannot open a user context: %s\n", strerror(-rc));
 		free(hw);
 		return -1;
 	}
@@ -92,7 +100,7 @@ void nicsim_hw_lock(struct nicsim_hw *hw) {
 		hw->pid = getpid();
 		return;
 	}
-	fprintf(stderr, "nicsim: a forked process could not join its parent's user context (NICSIM_DRIVER=c)\n");
+	fprintf(stderr, "nicsim: a forked process could not join its parent's user context\n");
 }
 
 void nicsim_hw_close(struct nicsim_context *ctx) {

@@ -1,7 +1,8 @@
 /*
- * The provider on libnicsim (NICSIM_DRIVER=c): its PDs, MRs, CQs and QPs are made by the device's
- * own commands through a user context (nicsim_open_context), as mlx5's are through the kernel;
- * it writes WQEs into rings in its own memory, rings doorbells, and polls CQEs by their owner bit.
+ * The provider on libnicsim (the default; NICSIM_DRIVER=java forwards verbs instead): its PDs,
+ * MRs, CQs and QPs are made by the device's own commands through a user context
+ * (nicsim_open_context), as mlx5's are through the kernel; it writes WQEs into rings in its own
+ * memory, rings doorbells, and polls CQEs by their owner bit.
  * No verb of these goes to the simulator's Java verbs library.
  */
 #ifndef NICSIM_HW_H
@@ -72,11 +73,11 @@ static inline uint32_t nicsim_recv_stride_log(uint32_t max_sge) {
 /* wr's n segments as WQE data segments into out; EINVAL if n is negative or above max (or the C driver's). */
 int nicsim_hw_sges(const struct ibv_sge *list, int n, uint32_t max, struct nicsim_sge *out);
 
-/* Whether the program asked for the C driver (NICSIM_DRIVER=c). */
-static inline int nicsim_hw_wanted(void) {
-	const char *mode = getenv("NICSIM_DRIVER");
-	return mode && mode[0] == 'c' && !mode[1];
-}
+/*
+ * Whether the provider runs on the C driver: yes unless NICSIM_DRIVER=java asks for the simulator's
+ * Java verbs library (each verb a request). 1, 0, or -1 after naming a value that is neither.
+ */
+int nicsim_hw_wanted(void);
 
 /*
  * Takes hw's lock, which every request on its user context holds. In a child forked after the
@@ -85,7 +86,7 @@ static inline int nicsim_hw_wanted(void) {
  * with its parent's.
  */
 void nicsim_hw_lock(struct nicsim_hw *hw);
-/* Opens ctx's C driver if NICSIM_DRIVER=c: 0 (also when not asked), or -1 after saying why. */
+/* Opens ctx's C driver unless NICSIM_DRIVER=java: 0 (also then), or -1 after saying why. */
 int nicsim_hw_open(struct nicsim_context *ctx);
 void nicsim_hw_close(struct nicsim_context *ctx);
 

@@ -277,7 +277,7 @@ static int hello(struct nicsim_context *ctx, int cmd_fd) {
 	put32(&m, (uint32_t)cmd_fd);    /* ibv_import_device, given a duplicate of it, finds this context by it */
 	put32(&m, (uint32_t)strlen(name));
 	put(&m, name, strlen(name));
-	put32(&m, nicsim_hw_wanted() ? NICSIM_HELLO_OWN_RINGS : 0); /* the C driver makes its objects itself */
+	put32(&m, nicsim_hw_wanted() == 1 ? NICSIM_HELLO_OWN_RINGS : 0); /* the C driver makes its objects itself */
 	rc = call(ctx, &m);
 	ctx->session = rc ? 0 : get32(&m);
 	done(&m);
@@ -319,6 +319,7 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	if (nicsim_importing) { /* ibv_import_device: the context another opened, from a connection of our own */
 		if (join_imported(ctx)) goto fail;
 	} else {
+		if (nicsim_hw_wanted() < 0) { errno = EINVAL; goto fail; }
 		if (hello(ctx, cmd_fd)) goto fail;
 		if (open_async_file(ctx)) { close(ctx->sock); goto fail; }
 		if (nicsim_hw_open(ctx)) { close(ctx->vctx.context.async_fd); close(ctx->sock); goto fail; }

@@ -29,7 +29,7 @@ struct nicsim_context {
 	uint64_t clock_khz;         /* hca_core_clock, once asked */
 	pthread_mutex_t lock;
 	struct nicsim_registry named;
-	struct nicsim_hw *hw;       /* the C driver's user context (NICSIM_DRIVER=c), or NULL: verbs go to the simulator */
+	struct nicsim_hw *hw;       /* the C driver's user context, or NULL (NICSIM_DRIVER=java): verbs are requests */
 };
 
 /* The struct of type that holds member at ptr. */

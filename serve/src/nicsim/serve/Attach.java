@@ -78,6 +78,21 @@ public final class Attach {
         return false;
     }
 
+    /** The provider's drivers: "c" (libnicsim, the default) and "java" (each verb a request to the Java verbs library). */
+    public static final List<String> DRIVERS = List.of("c", "java");
+
+    /**
+     * {@code program} run with the provider on {@code driver} (NICSIM_DRIVER in its environment, whatever the
+     * caller's): "c" or "java", else IllegalArgumentException naming it.
+     */
+    public static List<String> withDriver(String driver, List<String> program) {
+        if (!DRIVERS.contains(driver))
+            throw new IllegalArgumentException("--driver '" + driver + "' is neither 'c' nor 'java'");
+        List<String> out = new java.util.ArrayList<>(List.of("env", "NICSIM_DRIVER=" + driver));
+        out.addAll(program);
+        return out;
+    }
+
     /** The command that runs {@code program} on node {@code node} of the simulator serving {@code socket}. */
     public static List<String> command(Path socket, int node, List<String> program) {
         return command(socket, node, false, program);

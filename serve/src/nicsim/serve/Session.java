@@ -81,12 +81,12 @@ final class Session implements AutoCloseable {
 
     /**
      * Its Java verbs context; EOPNOTSUPP for a program whose provider drives the device itself (the C
-     * driver, NICSIM_DRIVER=c): its objects are made by its own commands, and this session answers
-     * only the device's queries.
+     * driver, unless NICSIM_DRIVER=java): its objects are made by its own commands, and this session
+     * answers only the device's queries.
      */
     Context context() {
         if (ctx == null) throw new VerbsException(Errno.EOPNOTSUPP, program + " drives the device through its C "
-                + "driver (NICSIM_DRIVER=c): its objects are its own, not the Java verbs library's");
+                + "driver: its objects are its own, not the Java verbs library's");
         return ctx;
     }
 

@@ -122,8 +122,7 @@ public final class AttachBench {
     private static double[] throughAttach(int calls, boolean cDriver) throws Exception {
         return BenchServe.with((socket, w) -> {
             String program = ProviderBuild.get().resolve(ProviderBuild.VERBCOST).toString();
-            List<String> run = new ArrayList<>(List.of(program, Integer.toString(calls)));
-            if (cDriver) run.addAll(0, List.of("env", "NICSIM_DRIVER=c"));
+            List<String> run = Attach.withDriver(cDriver ? "c" : "java", List.of(program, Integer.toString(calls)));
             String out = BenchServe.runToEnd(Attach.command(socket, 0, run), 10, "nicsim-verbcost");
             List<Double> ns = new ArrayList<>();
             for (String line : out.split("\n"))

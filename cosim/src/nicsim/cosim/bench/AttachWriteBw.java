@@ -57,7 +57,7 @@ public final class AttachWriteBw {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0)) { port = s.getLocalPort(); }
         List<String> args = new java.util.ArrayList<>(List.of("ib_write_bw", "-s", "64", "-n",
                 Integer.toString(messages), "-p", Integer.toString(port)));
-        if (cDriver) args.addAll(0, List.of("env", "NICSIM_DRIVER=c"));
+        args = Attach.withDriver(cDriver ? "c" : "java", args);
         Process server = new ProcessBuilder(Attach.command(socket, 0, args)).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {

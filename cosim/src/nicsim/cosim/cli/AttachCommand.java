@@ -29,11 +29,10 @@ final class AttachCommand implements Callable<Integer> {
             + "from its own clock are simulated ones (perftest's cycle counter cannot be redirected)")
     boolean simTime;
 
-    @Option(names = "--driver", defaultValue = "java", description = "the provider's driver: 'java' (default: each "
-            + "verb runs in the simulator's Java verbs library) or 'c' (libnicsim: the program's own process makes its "
-            + "objects by the device's commands, writes WQEs into its rings, rings doorbells and polls CQEs; the same "
-            + "as NICSIM_DRIVER=c; XRC, DC, windows, device memory, tag matching, on-demand paging and rereg are "
-            + "not built in it yet)")
+    @Option(names = "--driver", defaultValue = "c", description = "the provider's driver: 'c' (default: libnicsim; "
+            + "the program's own process makes its objects by the device's commands, writes WQEs into its rings, rings "
+            + "doorbells and polls CQEs) or 'java' (each verb a request to the simulator's Java verbs library, "
+            + "for comparison); sets NICSIM_DRIVER")
     String driver;
 
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "the program and its arguments (after --)")
@@ -41,10 +40,7 @@ final class AttachCommand implements Callable<Integer> {
 
     @Override public Integer call() throws Exception {
         int n = nodeNumber(node, System.getenv());
-        List<String> run = new ArrayList<>(program);
-        if (driver.equals("c")) run.addAll(0, List.of("env", "NICSIM_DRIVER=c"));
-        else if (!driver.equals("java"))
-            throw new IllegalArgumentException("--driver '" + driver + "' is neither 'java' nor 'c'");
+        List<String> run = Attach.withDriver(driver, program);
         List<String> cmd = Attach.command(socket != null ? socket : Attach.defaultSocket(), n, simTime, run);
         Process p = new ProcessBuilder(cmd).inheritIO().start();
         return p.waitFor();

@@ -91,6 +91,21 @@ class CDriverTest {
     }
 
     /**
+     * The C driver is attach's default (no NICSIM_DRIVER at all); a NICSIM_DRIVER that names no driver
+     * opens no device, and says why.
+     */
+    @Test
+    void theCDriverIsTheDefaultAndABadChoiceIsNamed() throws Exception {
+        int at = served.log().length();
+        assertEquals(0, Programs.start(served, 0, false, "ibv_devinfo").await());
+        assertTrue(served.log().substring(at).contains("opened node 0's adapter as a user context"), served.log());
+        Programs.Run bad = Programs.start(served, 0, false, "env", "NICSIM_DRIVER=rust", "ibv_devinfo");
+        assertNotEquals(0, bad.await(), bad.output());
+        assertTrue(bad.output().contains("NICSIM_DRIVER 'rust' is neither 'c' (the default) nor 'java'"),
+                bad.output());
+    }
+
+    /**
      * The conformance families (man-page checks, error cases included) of what the C driver builds, run
      * through it: every check passes, as through the Java driver (ConformanceTest).
      */

@@ -68,8 +68,7 @@ class MpiTest {
         StringBuilder sh = new StringBuilder("#!/bin/sh\ncase \"$OMPI_COMM_WORLD_RANK\" in\n");
         for (int r = 0; r < ranks; r++) {
             sh.append(r).append(") exec");
-            List<String> program = new ArrayList<>(List.of(dir.resolve("mpi-pingpong").toString()));
-            if (driver.equals("c")) program.addAll(0, List.of("env", "NICSIM_DRIVER=c"));
+            List<String> program = Attach.withDriver(driver, List.of(dir.resolve("mpi-pingpong").toString()));
             for (String a : Attach.command(served.socket, r, program))
                 sh.append(" '").append(a.replace("'", "'\\''")).append('\'');
             sh.append(" ;;\n");

@@ -80,14 +80,9 @@ public final class Programs {
      * the {@code headers} beside it) as the provider is built, warning-free, in a folder of its
      * own; returns the folder.
      */
-    /** {@code program}'s command line, run with the provider's C driver when {@code c} (NICSIM_DRIVER=c). */
+    /** {@code program}'s command line, run with the provider's C driver when {@code c}, else its Java one. */
     public static String[] withDriver(boolean c, String... program) {
-        if (!c) return program;
-        String[] out = new String[program.length + 2];
-        out[0] = "env";
-        out[1] = "NICSIM_DRIVER=c";
-        System.arraycopy(program, 0, out, 2, program.length);
-        return out;
+        return Attach.withDriver(c ? "c" : "java", List.of(program)).toArray(String[]::new);
     }
 
     public static Path compile(String folder, String name, List<String> headers, String... libs) throws Exception {

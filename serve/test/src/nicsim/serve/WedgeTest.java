@@ -52,7 +52,8 @@ class WedgeTest {
             assertTrue(fuzz.output().contains("fuzz: 100000 verbs"), fuzz.output());
             assertTrue(fuzz.output().contains(", 0 bad"), fuzz.output());
             Path conf = Programs.compile("conformance", "device", List.of("conf.h"), "-libverbs");
-            Programs.Run after = Programs.start(served, 0, false, conf.resolve("device").toString());
+            Programs.Run after = Programs.start(served, 0, false, Programs.withDriver(cDriver,
+                    conf.resolve("device").toString()));
             assertEquals(0, after.await(60), "serve still answers as it should:\n" + after.output());
             assertFalse(served.log().contains("Exception"), served.log().lines().filter(l -> l.contains("Exception")).findFirst().orElse(""));
             assertEquals(cDriver, served.log().contains("as a user context"), served.log());
