@@ -540,7 +540,8 @@ public final class Adapter implements PciFunction, Clocked {
                 if (r.status() != nicsim.host.PciPort.DmaStatus.OK)
                     problem(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
                 else firmware.onCqeWritten(entry);
-                if (r.status() == nicsim.host.PciPort.DmaStatus.OK && tracingWqe()) { // the WQE's last stage: its CQE is in host memory
+                // the WQE's last stage: its CQE is in host memory
+                if (r.status() == nicsim.host.PciPort.DmaStatus.OK && tracingWqe()) {
                     Cqe64.View v = Cqe64.parse(entry);
                     if (v.opcode() == Cqe64.REQ || v.opcode() == Cqe64.REQ_ERR)
                         traceWqe(v.qpn(), v.wqeCounter(), "cqe_written", String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));

@@ -98,7 +98,8 @@ public final class QpLedger {
             long[] w = e.inFlight.poll();
             if (w[0] != v.wqeCounter()) continue;
             if (w[1] < 0) break;
-            if (e.nLatencies == e.latencies.length) e.latencies = java.util.Arrays.copyOf(e.latencies, 2 * e.nLatencies);
+            if (e.nLatencies == e.latencies.length)
+                e.latencies = java.util.Arrays.copyOf(e.latencies, 2 * e.nLatencies);
             e.latencies[e.nLatencies++] = now - w[1];
             break;
         }

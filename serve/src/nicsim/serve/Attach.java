@@ -78,7 +78,7 @@ public final class Attach {
         return false;
     }
 
-    /** The provider's drivers: "c" (libnicsim, the default) and "java" (each verb a request to the Java verbs library). */
+    /** The provider's drivers: "c" (libnicsim, the default) and "java" (each verb a request to Java verbs). */
     public static final List<String> DRIVERS = List.of("c", "java");
 
     /**

@@ -193,7 +193,8 @@ final class UserContext {
                 implicit.put(key, pages);
                 driver.implicitRegistered(key >>> 8, pages.pager(key));
             }
-            if (opcode == Cmd.CREATE_QP && session != null) session.traffic.own(driver.host(), out[Cmd.OUT_HEADER_WORDS]);
+            if (opcode == Cmd.CREATE_QP && session != null)
+                session.traffic.own(driver.host(), out[Cmd.OUT_HEADER_WORDS]);
             if (opcode == Cmd.CREATE_MKEY) mrLengths.put(out[Cmd.OUT_HEADER_WORDS], in[CREATE_MKEY_LENGTH]);
             if (v != null) vectors.put(out[Cmd.OUT_HEADER_WORDS], v);
             if (cqn != null) cqn[0] = out[Cmd.OUT_HEADER_WORDS];

@@ -225,7 +225,8 @@ class CDriverTest {
         for (long t0 = System.nanoTime(); rows.size() < 2 && System.nanoTime() - t0 < 10_000_000_000L; ) {
             Thread.sleep(20);
             rows.clear();
-            var m = java.util.regex.Pattern.compile("(?m)^ +0x\\p{XDigit}+ +(RC.*)$").matcher(served.log().substring(from));
+            var m = java.util.regex.Pattern.compile("(?m)^ +0x\\p{XDigit}+ +(RC.*)$")
+                    .matcher(served.log().substring(from));
             while (m.find()) {
                 String[] f = m.group(1).trim().split("\\s+");
                 f[4] = "";
