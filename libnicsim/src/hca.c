@@ -110,6 +110,7 @@ int nicsim_query_caps(struct nicsim_dev *d) {
 	c->uar_page_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_UAR_PAGE_SIZE];
 	c->dm_base = cap[NICSIM_QUERY_HCA_CAP_OUT_DM_BASE];
 	c->bf_size = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_BF_SIZE];
+	c->max_page_shift = (uint32_t)cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_PAGE_SHIFT];
 	if (d->user)
 		d->probed = 1;
 	return 0;

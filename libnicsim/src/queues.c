@@ -46,10 +46,28 @@ int nicsim_mr_create(struct nicsim_dev *d, uint32_t pd, void *addr, uint64_t iov
 	return nicsim_mr_create_at(d, pd, addr, (uintptr_t)addr, iova, len, access, mr);
 }
 
+/*
+ * The largest translation page (log2, 12 up to the adapter's max_page_shift) for pinned memory whose
+ * 4 KiB page at virtual `va` sits at bus address `iova`, the rest following it contiguously: the
+ * largest in which both addresses sit at the same offset, so every page is whole on the bus (as
+ * mlx5's kernel picks one, ib_umem_find_best_pgsz). On-demand memory faults in 4 KiB pages.
+ */
+static unsigned page_shift(const struct nicsim_dev *d, uint64_t va, uint64_t iova, uint32_t access) {
+	unsigned shift = nicsim_caps(d)->max_page_shift;
+	if (access & NICSIM_ACCESS_ON_DEMAND)
+		return 12;
+	while (shift > 12 && ((va ^ iova) & ((1ull << shift) - 1)))
+		shift--;
+	return shift < 12 ? 12 : shift;
+}
+
 /* CREATE_MKEY for [addr, addr + len) at bus address iova, named from `start`; with rereg, REREG_MKEY of its key. */
 static int mkey_cmd(struct nicsim_dev *d, const uint32_t *rereg, uint32_t pd, void *addr, uint64_t start, uint64_t iova,
 		    uint64_t len, uint32_t access, uint32_t *key) {
-	uint64_t first = (uintptr_t)addr & ~4095ull, pages = ((uintptr_t)addr + len - first + 4095) / 4096, list_iova;
+	uint64_t small = (uintptr_t)addr & ~4095ull, bus = iova & ~4095ull, list_iova;
+	unsigned shift = page_shift(d, small, bus, access);
+	uint64_t page = 1ull << shift, first = (uintptr_t)addr & ~(page - 1);
+	uint64_t pages = ((uintptr_t)addr + len - first + page - 1) / page;
 	if (!pages)
 		pages = 1; /* a region of no bytes (mlx5 registers device memory so) still names its page */
 	uint64_t list_len = pages * 8;
@@ -59,13 +77,13 @@ static int mkey_cmd(struct nicsim_dev *d, const uint32_t *rereg, uint32_t pd, vo
 	uint64_t absent = access & NICSIM_ACCESS_ON_DEMAND ? NICSIM_MTT_NOT_PRESENT : 0; /* faulted in when touched */
 	access &= ~(uint32_t)NICSIM_ACCESS_ON_DEMAND;
 	for (uint64_t i = 0; i < pages; i++) /* the buffer's pages are contiguous in bus addresses */
-		nicsim_put64(list + 8 * i, ((iova & ~4095ull) + 4096 * i) | absent);
+		nicsim_put64(list + 8 * i, (bus - (small - first) + page * i) | absent);
 	uint64_t words[1 + NICSIM_CREATE_MKEY_IN_WORDS] = {0}, *in = words + 1; /* REREG_MKEY: the key, then these */
 	in[NICSIM_CREATE_MKEY_IN_PD] = pd;
 	in[NICSIM_CREATE_MKEY_IN_START] = start;
 	in[NICSIM_CREATE_MKEY_IN_LENGTH] = len;
 	in[NICSIM_CREATE_MKEY_IN_ACCESS] = access;
-	in[NICSIM_CREATE_MKEY_IN_PAGE_SHIFT] = 12;
+	in[NICSIM_CREATE_MKEY_IN_PAGE_SHIFT] = shift;
 	in[NICSIM_CREATE_MKEY_IN_PAGE_OFFSET] = (uintptr_t)addr - first;
 	in[NICSIM_CREATE_MKEY_IN_PAGES] = pages;
 	in[NICSIM_CREATE_MKEY_IN_PAGE_LIST] = list_iova;

@@ -103,6 +103,7 @@ struct nicsim_caps {
 	uint32_t max_qp, max_cq, max_mkey, max_pd, max_uar, max_qp_wr, max_cqe, max_sge, max_inline;
 	uint32_t max_mtu, lid, max_rd_atomic, max_msg_size, max_dm, uar_page_size;
 	uint32_t bf_size; /* the most bytes of a lone WQE a send doorbell carries whole (BlueFlame); 0: none */
+	uint32_t max_page_shift; /* the largest translation page (log2) to register pinned memory in */
 	uint64_t uar_base, dm_base;
 };
 

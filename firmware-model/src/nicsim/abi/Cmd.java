@@ -187,7 +187,7 @@ public final class Cmd {
      */
     public record HcaCap(long maxQp, long maxCq, long maxMkey, long maxPd, long maxUar, long maxQpWr, long maxCqe, long maxSge,
                          long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize, long maxDm,
-                         long uarBase, long uarPageSize, long dmBase, long bfSize) {}
+                         long uarBase, long uarPageSize, long dmBase, long bfSize, long maxPageShift) {}
     public static final Layout<HcaCap> HCA_CAP = Layout.<HcaCap>builder("HcaCap")
             .field("maxQp", 32, HcaCap::maxQp).field("maxCq", 32, HcaCap::maxCq).field("maxMkey", 32, HcaCap::maxMkey)
             .field("maxPd", 32, HcaCap::maxPd).field("maxUar", 32, HcaCap::maxUar).field("maxQpWr", 32, HcaCap::maxQpWr)
@@ -196,8 +196,9 @@ public final class Cmd {
             .field("maxMsgSize", 32, HcaCap::maxMsgSize).field("maxDm", 32, HcaCap::maxDm)
             .field("uarBase", 64, HcaCap::uarBase).field("uarPageSize", 32, HcaCap::uarPageSize)
             .field("dmBase", 64, HcaCap::dmBase).field("bfSize", 16, HcaCap::bfSize)
+            .field("maxPageShift", 8, HcaCap::maxPageShift)
             .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12],
-                    v[13], v[14], v[15], v[16], v[17]));
+                    v[13], v[14], v[15], v[16], v[17], v[18]));
 
     /** ALLOC_DM: {@code length} bytes of device memory aligned to 2^{@code logAlign}; the output handle is their offset. */
     public record AllocDm(long length, long logAlign) {}

@@ -204,7 +204,18 @@ final class Commands {
                 MAX_SGE, MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
                 fw.adapter.deviceMemory().size(), fw.profile.bytes("doorbell.window.base"),
                 fw.profile.bytes("uar.page.size"),
-                fw.profile.has("dm.bar.offset") ? fw.profile.bytes("dm.bar.offset") : 0, fw.adapter.blueFlameBytes());
+                fw.profile.has("dm.bar.offset") ? fw.profile.bytes("dm.bar.offset") : 0, fw.adapter.blueFlameBytes(),
+                maxPageShift());
+    }
+
+    /**
+     * The largest translation page (log2) a driver should register pinned memory in: the profile's
+     * {@code mtt.page.max}, up to 2 MB; 4 KiB pages without it (the adapter takes 12..21 either way).
+     */
+    private int maxPageShift() {
+        if (!fw.profile.has("mtt.page.max")) return 12;
+        long most = fw.profile.bytes("mtt.page.max");
+        return Math.max(12, Math.min(21, 63 - Long.numberOfLeadingZeros(most)));
     }
 
     private void init(Cmd.InitHca h) {

@@ -246,6 +246,9 @@ public final class DeviceManual {
                 row("uarPageSize", Long.toString(c.uarPageSize())),
                 row("dmBase (BAR0 offset of device memory)", "0x" + Long.toHexString(c.dmBase())),
                 row("bfSize (largest WQE a send doorbell carries whole)", c.bfSize() + " B"),
+                row("maxPageShift (largest translation page to register pinned memory in)",
+                        c.maxPageShift() >= 20 ? (1L << c.maxPageShift() - 20) + " MiB"
+                                : (1L << c.maxPageShift() - 10) + " KiB"),
                 row("WQEBB, largest WQE", WqeLayout.WQEBB + " B, "
                         + WqeLayout.MAX_WQEBBS + " WQEBBs")));
     }

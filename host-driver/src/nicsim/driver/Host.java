@@ -51,6 +51,18 @@ public final class Host {
     /** Whether the Java driver has probed the adapter (another driver must then leave it alone). */
     public boolean probed() { return driver != null; }
 
+    /** A transparent huge page's size: the kernel backs large anonymous mappings with pages of 2 MB. */
+    public static final long HUGE_PAGE = 2 << 20;
+
+    /**
+     * Bus addresses for a program's pages mapped for DMA: page-aligned, and aligned to {@link #HUGE_PAGE} when the
+     * mapping is at least that long, as the kernel backs a large buffer with huge pages (and an IOMMU aligns a
+     * large mapping), so a buffer aligned to 2 MB can be registered in 2 MB translation pages.
+     */
+    public long allocPinned(long length) {
+        return allocPhysical(length, length >= HUGE_PAGE ? HUGE_PAGE : memory.pageSize());
+    }
+
     /** Physical memory for the driver's own structures (rings, mailboxes), zeroed. */
     public long allocPhysical(long length, long alignment) { return memory.allocate(length, alignment); }
 

@@ -108,9 +108,9 @@ public final class MemoryRegion extends VerbsObject {
             if (physical[i] < 0) throw new VerbsException(Errno.EFAULT,
                     String.format("regMr: address 0x%x is not mapped", smallFirst + (long) i * small));
         }
-        // pinned memory goes in the largest pages it allows (ib_umem_find_best_pgsz); on demand, pages fault one by one
-        int most = host.profile.has("mtt.page.max")
-                ? Math.min(MAX_PAGE_SHIFT, 63 - Long.numberOfLeadingZeros(host.profile.bytes("mtt.page.max"))) : 0;
+        // pinned memory goes in the largest pages it allows, up to the adapter's maxPageShift (ib_umem_find_best_pgsz);
+        // on demand, pages fault one by one
+        int most = (int) pd.ctx.driver.caps().maxPageShift();
         int shift = (access & AccessFlags.ON_DEMAND) != 0 ? Integer.numberOfTrailingZeros(small)
                 : bestPageShift(smallFirst, physical, small, most);
         long page = 1L << shift, first = Math.floorDiv(addr, page) * page;

@@ -277,7 +277,7 @@ final class PciDevice implements AutoCloseable {
             throw new VerbsException(Errno.EINVAL, String.format("DMA map of 0x%x, 0x%x bytes: page-aligned (%d) "
                     + "address and length", address, length, page));
         memory.checkMapped(address, length, writable);
-        long iova = host.allocPhysical(length, page);
+        long iova = host.allocPinned(length);
         nicsim.host.HostMemory.Backing b = memory.at(address);
         host.memory.attach(iova, length, !wake ? b : new nicsim.host.HostMemory.Backing() {
             @Override public void read(long offset, byte[] dst, int off, int len) { b.read(offset, dst, off, len); }

@@ -39,7 +39,7 @@ final class Registrations {
         int page = host.memory.pageSize();
         long first = Math.floorDiv(addr, page) * page;
         long bytes = ((addr + length - first) + page - 1) / page * page;
-        long pa = host.allocPhysical(bytes, page);
+        long pa = host.allocPinned(bytes);
         host.memory.attach(pa, bytes, memory.at(first));
         return new Window(pa, bytes, va -> va >= first && va < first + bytes ? pa + (va - first) : -1);
     }
