@@ -168,7 +168,7 @@ final class Commands {
             case Cmd.DEALLOC_PD -> { deallocPd(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.CREATE_CQ -> handle(createCq(in(Cmd.CREATE_CQ_IN, input)));
             case Cmd.RESIZE_CQ -> resizeCq(in(Cmd.RESIZE_CQ_IN, input));
-            case Cmd.DESTROY_CQ -> { destroyCq(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.DESTROY_CQ -> destroyCq(in(Cmd.HANDLE, input).handle());
             case Cmd.CREATE_QP -> handle(createQp(in(Cmd.CREATE_QP_IN, input)));
             case Cmd.DESTROY_QP -> { destroyQp(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.MODIFY_QP -> {
@@ -288,12 +288,23 @@ final class Commands {
         return null;
     }
 
-    private void destroyCq(long cqn) {
+    /**
+     * DESTROY_CQ answers once every completion posted to the CQ before it is in host memory (or
+     * refused): the flushed receives of a QP just destroyed may still be on their way, and none may
+     * reach the ring after the driver was told the CQ is gone (nor be taken for a later CQ's).
+     */
+    private byte[] destroyCq(long cqn) {
         Cq cq = fw.cqs.get(cqn);
         if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, cqn);
         if (cq.users > 0) throw new CommandRefused(Cmd.Syndrome.CQ_IN_USE, cqn);
         fw.cqs.remove(cqn);
-        fw.adapter.destroyCq(cqn);
+        cq.destroy();
+        Consumer<byte[]> a = answer;
+        fw.adapter.whenCqSettled(cqn, () -> {
+            fw.adapter.destroyCq(cqn);
+            a.accept(ok());
+        });
+        return null;
     }
 
     private Srq srq(long srqn) {

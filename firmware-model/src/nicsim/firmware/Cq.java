@@ -23,7 +23,17 @@ final class Cq {
     /** QPs and SRQs that name this CQ: it is not destroyed under them. */
     int users;
     private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
-    private boolean refreshing, confirmedFull, resizing;
+    private boolean refreshing, confirmedFull, resizing, gone;
+
+    /**
+     * DESTROY_CQ: completions still waiting here (for the consumer index to move) are lost, counted;
+     * those already handed to the writer are its to finish.
+     */
+    void destroy() {
+        gone = true;
+        for (int i = 0; i < waiting.size(); i++) lost.inc();
+        waiting.clear();
+    }
 
     private record Pending(long[] cqe, boolean solicited) {}
 
@@ -42,7 +52,7 @@ final class Cq {
      * software really has not consumed.
      */
     void post(long[] cqe, boolean solicited) {
-        if (error) { lost.inc(); return; }
+        if (error || gone) { lost.inc(); return; }
         waiting.add(new Pending(cqe, solicited));
         drain();
     }
@@ -53,6 +63,7 @@ final class Cq {
                 refreshing = true;
                 adapter.port().dmaRead(dbrec, 4, r -> {
                     refreshing = false;
+                    if (gone) return;
                     long ci = r.status() == PciPort.DmaStatus.OK ? BigEndian.get32(r.data(), 0) & 0xFFFFFF : knownCi;
                     long delta = (ci - knownCi) & 0xFFFFFF;
                     knownCi += delta;
