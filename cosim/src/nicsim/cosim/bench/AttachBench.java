@@ -80,7 +80,8 @@ public final class AttachBench {
 
     /**
      * {@code n} signalled 8-byte inline RDMA WRITEs between two QPs of one adapter, from Java: the
-     * post's wall time, and the poll's that finds the completion (the simulation runs between them).
+     * post's wall time, and the poll's that finds the completion (the simulation runs between them),
+     * each the median of the calls, as nicsim-verbcost gives them.
      */
     private static double[] postAndPoll(World w, Context ctx, CompletionQueue cq, int n) {
         var pd = ctx.allocPd();
@@ -96,7 +97,7 @@ public final class AttachBench {
             nicsim.verbs.Connect.toRtr(q, nicsim.verbs.Connect.Dest.of(ctx, other, 0), nicsim.verbs.Mtu.MTU_1024);
             nicsim.verbs.Connect.toRts(q, 0);
         }
-        double post = 0, poll = 0;
+        double[] post = new double[n], poll = new double[n];
         for (int i = 0; i < n; i++) {
             var wr = new nicsim.verbs.SendWr().wrId(i).opcode(nicsim.verbs.WrOpcode.RDMA_WRITE)
                     .sendFlags(nicsim.verbs.SendFlags.SIGNALED | nicsim.verbs.SendFlags.INLINE)
@@ -104,11 +105,11 @@ public final class AttachBench {
                     .rkey(mr.rkey());
             long t0 = System.nanoTime();
             a.postSend(wr);
-            post += System.nanoTime() - t0;
+            post[i] = System.nanoTime() - t0;
             w.runUntilMemoryHolds(cq::ready, 1_000_000_000_000L);
             t0 = System.nanoTime();
             var got = cq.poll(1);
-            poll += System.nanoTime() - t0;
+            poll[i] = System.nanoTime() - t0;
             if (got.size() != 1 || got.get(0).status() != nicsim.verbs.WcStatus.SUCCESS)
                 throw new IllegalStateException("the WRITE's completion: " + got);
         }
@@ -116,7 +117,13 @@ public final class AttachBench {
         b.close();
         mr.close();
         pd.close();
-        return new double[]{post / n, poll / n};
+        return new double[]{median(post), median(poll)};
+    }
+
+    /** The median of {@code samples} (sorted in place). */
+    private static double median(double[] samples) {
+        java.util.Arrays.sort(samples);
+        return samples[samples.length / 2];
     }
 
     private static double[] throughAttach(int calls, boolean cDriver) throws Exception {

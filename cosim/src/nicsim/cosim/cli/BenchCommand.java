@@ -284,7 +284,8 @@ final class BenchCommand implements Callable<Integer> {
         System.err.println("bench: verbs through attach ...");
         md.append("## Through attach\n\n### A verb (an unmodified C program's call, through nicsim's provider: its Java "
                 + "driver, each verb a request on the simulator's socket, and its C driver, libnicsim's rings in the "
-                + "program's memory)\n\n| verb | calls | from Java (ns per call) | attach, Java driver (ns) "
+                + "program's memory; ns per call: the mean of a loop of calls, for the post and the poll the median of "
+                + "calls timed one by one)\n\n| verb | calls | from Java (ns per call) | attach, Java driver (ns) "
                 + "| attach / Java | attach, C driver (ns) |\n|---|---:|---:|---:|---:|---:|\n");
         try {
             for (var v : nicsim.cosim.bench.AttachBench.verbCost(quick ? 2000 : 20000))
