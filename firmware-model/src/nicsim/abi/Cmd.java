@@ -225,6 +225,9 @@ public final class Cmd {
      * {@code pageOffset} is where start lies in the first page.
      */
     public record CreateMkey(long pd, long start, long length, long access, long pageShift, long pageOffset, long pages, long pageList) {}
+
+    /** The translation pages CREATE_MKEY takes: 4 KiB (pageShift 12) to 2 MB (21). */
+    public static final int MIN_PAGE_SHIFT = 12, MAX_PAGE_SHIFT = 21;
     public static final Layout<CreateMkey> CREATE_MKEY_IN = Layout.<CreateMkey>builder("CreateMkey")
             .field("pd", 24, CreateMkey::pd).field("start", 64, CreateMkey::start).field("length", 64, CreateMkey::length)
             .field("access", 16, CreateMkey::access).field("pageShift", 6, CreateMkey::pageShift)

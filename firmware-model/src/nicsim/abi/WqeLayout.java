@@ -31,6 +31,15 @@ public final class WqeLayout {
     /** Whether a WQE of opcode {@code op} goes to a peer (not a local operation on the mkey table, nor a NOP). */
     public static boolean remote(int op) { return op != OP_NOP && op != OP_UMR && op != OP_LOCAL_INVAL; }
 
+    /**
+     * Whether a send doorbell whose producer index is {@code producer} announced WQEBB {@code index} (16-bit
+     * counters: the WQEBBs before the producer, up to half the counter's range behind it).
+     */
+    public static boolean announced(long producer, long index) {
+        long ahead = (producer - index) & 0xFFFF;
+        return ahead != 0 && ahead < 0x8000;
+    }
+
     /** WQEBBs a WQE of {@code ds} 16-byte units takes. */
     public static int wqebbs(int ds) { return (ds * DS_UNIT + WQEBB - 1) / WQEBB; }
 

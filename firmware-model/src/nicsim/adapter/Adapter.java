@@ -537,11 +537,12 @@ public final class Adapter implements PciFunction, Clocked {
             stamp(entry);
             port.dmaWrite(w.addr(), entry, r -> {
                 settle.written(cqn);
-                if (r.status() != nicsim.host.PciPort.DmaStatus.OK)
+                if (r.status() != nicsim.host.PciPort.DmaStatus.OK) {
                     problem(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
-                else firmware.onCqeWritten(entry);
-                // the WQE's last stage: its CQE is in host memory
-                if (r.status() == nicsim.host.PciPort.DmaStatus.OK && tracingWqe()) {
+                    return;
+                }
+                firmware.onCqeWritten(entry);
+                if (tracingWqe()) { // the WQE's last stage: its CQE is in host memory
                     Cqe64.View v = Cqe64.parse(entry);
                     if (v.opcode() == Cqe64.REQ || v.opcode() == Cqe64.REQ_ERR)
                         traceWqe(v.qpn(), v.wqeCounter(), "cqe_written", String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
@@ -601,8 +602,7 @@ public final class Adapter implements PciFunction, Clocked {
         ArrayDeque<long[]> dbs = doorbellsSeen.get(qpn), fs = fetchesSeen.get(qpn);
         if (dbs == null) return;
         // a doorbell announces WQEBBs before its producer index: drop those wholly behind this WQE
-        while (!dbs.isEmpty() && (((dbs.peekFirst()[0] - first) & 0xFFFF) == 0 || ((dbs.peekFirst()[0] - first) & 0xFFFF) >= 0x8000))
-            dbs.pollFirst();
+        while (!dbs.isEmpty() && !WqeLayout.announced(dbs.peekFirst()[0], first)) dbs.pollFirst();
         if (!dbs.isEmpty()) sim.trace().recordAt(dbs.peekFirst()[1], "wqe", track("doorbell_decoded"), txn, "doorbell_decoded", "producer " + dbs.peekFirst()[0]);
         while (!fs.isEmpty() && ((first - fs.peekFirst()[0]) & 0xFFFF) >= fs.peekFirst()[1]) fs.pollFirst();
         if (!fs.isEmpty()) sim.trace().recordAt(fs.peekFirst()[2], "wqe", track("fetch_issued"), txn, "fetch_issued", fs.peekFirst()[1] + " WQEBB read");

@@ -213,9 +213,9 @@ final class Commands {
      * {@code mtt.page.max}, up to 2 MB; 4 KiB pages without it (the adapter takes 12..21 either way).
      */
     private int maxPageShift() {
-        if (!fw.profile.has("mtt.page.max")) return 12;
+        if (!fw.profile.has("mtt.page.max")) return Cmd.MIN_PAGE_SHIFT;
         long most = fw.profile.bytes("mtt.page.max");
-        return Math.max(12, Math.min(21, 63 - Long.numberOfLeadingZeros(most)));
+        return Math.max(Cmd.MIN_PAGE_SHIFT, Math.min(Cmd.MAX_PAGE_SHIFT, 63 - Long.numberOfLeadingZeros(most)));
     }
 
     private void init(Cmd.InitHca h) {

@@ -130,7 +130,8 @@ final class MemoryKeys {
     static final int IMPLICIT_PAGE_SHIFT = 21;
 
     private void checkMr(Cmd.CreateMkey c) {
-        if (c.pageShift() < 12 || c.pageShift() > 21) throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
+        if (c.pageShift() < Cmd.MIN_PAGE_SHIFT || c.pageShift() > Cmd.MAX_PAGE_SHIFT)
+            throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
         if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
         if ((c.pageList() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.pageList());
         if (!fw.mttFill.fits(Math.max(1, c.pages()))) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());

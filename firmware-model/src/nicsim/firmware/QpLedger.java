@@ -70,7 +70,7 @@ public final class QpLedger {
         Entry e = entry(qpn);
         if (e == null) return;
         // the first doorbell whose producer is past this WQE announced it
-        while (!e.doorbells.isEmpty() && ((e.doorbells.peekFirst()[0] - index - 1) & 0xFFFF) >= 0x8000)
+        while (!e.doorbells.isEmpty() && !WqeLayout.announced(e.doorbells.peekFirst()[0], index))
             e.doorbells.pollFirst();
         if (!WqeLayout.remote(opcode)) return;
         long rang = e.doorbells.isEmpty() ? -1 : e.doorbells.peekFirst()[1];

@@ -144,7 +144,7 @@ public final class MemoryRegion extends VerbsObject {
     }
 
     /** The adapter's largest page: translations of up to 2 MB (CREATE_MKEY's pageShift 12..21). */
-    public static final int MAX_PAGE_SHIFT = 21;
+    public static final int MAX_PAGE_SHIFT = nicsim.abi.Cmd.MAX_PAGE_SHIFT;
 
     /**
      * The largest page (log2, up to {@code most} and {@link #MAX_PAGE_SHIFT}) in which the small pages at {@code
