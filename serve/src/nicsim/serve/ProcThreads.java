@@ -36,17 +36,26 @@ final class ProcThreads {
     static List<Thread> of(int pid) {
         List<Thread> out = new ArrayList<>(4);
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", Integer.toString(pid), "task"))) {
-            for (Path t : tasks) {
-                String stat = Files.readString(t.resolve("stat"));
-                char state = stat.charAt(stat.lastIndexOf(')') + 2);
-                int fd = -1;
-                if (state == 'S') fd = readingFd(Files.readString(t.resolve("syscall")));
-                out.add(new Thread(state, fd));
-            }
+            for (Path t : tasks) out.add(thread(t));
         } catch (IOException | RuntimeException e) {
             return null;
         }
         return out;
+    }
+
+    /**
+     * One thread's state, looked at so that it cannot mislead: a thread just woken from its read (of our answer) may
+     * still show asleep in its stat while its syscall line already says it runs, which would make it look asleep
+     * outside verbs and let time move under it. So the syscall line is read on both sides of the state, and a
+     * sleeping thread whose two lines differ is taken as running (it is looked at again soon).
+     */
+    private static Thread thread(Path t) throws IOException {
+        String before = Files.readString(t.resolve("syscall"));
+        String stat = Files.readString(t.resolve("stat"));
+        char state = stat.charAt(stat.lastIndexOf(')') + 2);
+        if (state != 'S') return new Thread(state, -1);
+        String after = Files.readString(t.resolve("syscall"));
+        return after.equals(before) ? new Thread(state, readingFd(after)) : new Thread('R', -1);
     }
 
     /** The file a sleeping thread reads, from its /proc syscall line ("nr arg0 arg1 ... sp pc"), or -1. */
