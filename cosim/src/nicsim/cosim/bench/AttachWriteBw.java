@@ -23,24 +23,43 @@ import nicsim.workloads.Workloads;
 public final class AttachWriteBw {
     private AttachWriteBw() {}
 
-    /** Wall time per message (ns) through attach (either driver) and from Java, with the message counts used. */
-    public record Figures(int fewer, int more, double attachNs, double cDriverNs, double javaNs) {
+    /**
+     * Wall time per message (ns) through attach (either driver) and from Java, the median of the rounds, each round
+     * measuring all three side by side; the C driver's ratios to Java round by round, and the message counts used.
+     */
+    public record Figures(int fewer, int more, double attachNs, double cDriverNs, double javaNs, double[] cRatios) {
         public double ratio() { return attachNs / javaNs; }
-        public double cDriverRatio() { return cDriverNs / javaNs; }
+        /** The median of the rounds' ratios (each of one round's figures, measured within seconds of each other). */
+        public double cDriverRatio() { return median(cRatios); }
+        public double minRatio() { return java.util.Arrays.stream(cRatios).min().orElse(Double.NaN); }
+        public double maxRatio() { return java.util.Arrays.stream(cRatios).max().orElse(Double.NaN); }
     }
 
-    public static Figures measure(int fewer, int more) throws Exception {
+    /** {@code rounds} rounds of the three measurements (a noisy shared machine moves any one of them). */
+    public static Figures measure(int fewer, int more, int rounds) throws Exception {
         javaWall(fewer); // warms the JIT for the timed runs
-        double java = (javaWall(more) - javaWall(fewer)) / (more - fewer) * 1e9;
-        double[] attach = new double[2];
-        for (int c = 0; c < 2; c++) {
-            boolean cDriver = c == 1;
-            attach[c] = BenchServe.with((socket, w) -> {
-                double a = attachWall(socket, fewer, cDriver), b = attachWall(socket, more, cDriver);
-                return (b - a) / (more - fewer) * 1e9;
-            });
+        double[] java = new double[rounds], viaJava = new double[rounds], viaC = new double[rounds];
+        double[] ratios = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            java[r] = (javaWall(more) - javaWall(fewer)) / (more - fewer) * 1e9;
+            for (int c = 0; c < 2; c++) {
+                boolean cDriver = c == 1;
+                double ns = BenchServe.with((socket, w) -> {
+                    double a = attachWall(socket, fewer, cDriver), b = attachWall(socket, more, cDriver);
+                    return (b - a) / (more - fewer) * 1e9;
+                });
+                if (cDriver) viaC[r] = ns;
+                else viaJava[r] = ns;
+            }
+            ratios[r] = viaC[r] / java[r];
         }
-        return new Figures(fewer, more, attach[0], attach[1], java);
+        return new Figures(fewer, more, median(viaJava), median(viaC), median(java), ratios);
+    }
+
+    private static double median(double[] xs) {
+        double[] s = xs.clone();
+        java.util.Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
     private static double javaWall(int messages) {
