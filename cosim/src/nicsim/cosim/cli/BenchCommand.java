@@ -300,10 +300,11 @@ final class BenchCommand implements Callable<Integer> {
             var f = nicsim.cosim.bench.AttachWriteBw.measure(quick ? 2000 : 20000, quick ? 10000 : 100000, rounds);
             md.append(String.format("%nDebian's `ib_write_bw -s 64` through attach against `write_bw --size 64` from Java, "
                     + "wall time per message (the difference of runs of %,d and %,d messages, so setup drops out; "
-                    + "the median of %d rounds, each measuring the three side by side): %,.0f ns with the provider's C "
-                    + "driver (%.1fx, the median of the rounds' ratios, %.1f-%.1fx; issue 34's goal: within 2x), "
-                    + "%,.0f ns with its Java driver (%.1fx), against %,.0f ns from Java.%n", f.fewer(), f.more(),
-                    rounds, f.cDriverNs(), f.cDriverRatio(), f.minRatio(), f.maxRatio(), f.attachNs(), f.ratio(),
+                    + "each the best of %d rounds, a round measuring the three side by side, as noise on this shared "
+                    + "machine only adds time): %,.0f ns with the provider's C driver (%.1fx; round by round %.1f-%.1fx, "
+                    + "median %.1fx; issue 34's goal: within 2x), %,.0f ns with its Java driver (%.1fx), against %,.0f "
+                    + "ns from Java.%n", f.fewer(), f.more(), rounds, f.cDriverNs(), f.cDriverRatio(), f.minRatio(),
+                    f.maxRatio(), f.medianRatio(), f.attachNs(), f.ratio(),
                     f.javaNs()));
         } catch (Exception e) {
             throw new IllegalStateException("bench: ib_write_bw through attach: " + e.getMessage(), e);
