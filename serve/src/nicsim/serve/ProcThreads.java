@@ -44,18 +44,17 @@ final class ProcThreads {
     }
 
     /**
-     * One thread's state, looked at so that it cannot mislead: a thread just woken from its read (of our answer) may
-     * still show asleep in its stat while its syscall line already says it runs, which would make it look asleep
-     * outside verbs and let time move under it. So the syscall line is read on both sides of the state, and a
-     * sleeping thread whose two lines differ is taken as running (it is looked at again soon).
+     * One thread's state. The kernel shows a thread's system call only while it is blocked in one, and "running"
+     * otherwise: a thread woken (by our answer, say) between the reads of its stat and its syscall line shows asleep
+     * in the first and running in the second, and is taken as running, not as asleep outside verbs (which would let
+     * time move under it).
      */
     private static Thread thread(Path t) throws IOException {
-        String before = Files.readString(t.resolve("syscall"));
         String stat = Files.readString(t.resolve("stat"));
         char state = stat.charAt(stat.lastIndexOf(')') + 2);
         if (state != 'S') return new Thread(state, -1);
-        String after = Files.readString(t.resolve("syscall"));
-        return after.equals(before) ? new Thread(state, readingFd(after)) : new Thread('R', -1);
+        String syscall = Files.readString(t.resolve("syscall"));
+        return syscall.startsWith("running") ? new Thread('R', -1) : new Thread(state, readingFd(syscall));
     }
 
     /** The file a sleeping thread reads, from its /proc syscall line ("nr arg0 arg1 ... sp pc"), or -1. */
