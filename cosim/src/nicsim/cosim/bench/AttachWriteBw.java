@@ -32,7 +32,7 @@ public final class AttachWriteBw {
         /** The ratio of the best rounds. */
         public double cDriverRatio() { return cDriverNs / javaNs; }
         /** The median of the rounds' ratios (each of one round's figures, measured within seconds of each other). */
-        public double medianRatio() { return median(cRatios); }
+        public double medianRatio() { return WorkloadBench.median(cRatios); }
         public double minRatio() { return java.util.Arrays.stream(cRatios).min().orElse(Double.NaN); }
         public double maxRatio() { return java.util.Arrays.stream(cRatios).max().orElse(Double.NaN); }
     }
@@ -68,12 +68,6 @@ public final class AttachWriteBw {
 
     /** The best of the rounds: what the machine gives when nothing else takes it (noise only adds time). */
     private static double min(double[] xs) { return java.util.Arrays.stream(xs).min().orElse(Double.NaN); }
-
-    private static double median(double[] xs) {
-        double[] s = xs.clone();
-        java.util.Arrays.sort(s);
-        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-    }
 
     private static double javaWall(int messages) {
         long t0 = System.nanoTime();

@@ -304,8 +304,7 @@ final class BenchCommand implements Callable<Integer> {
                     + "machine only adds time): %,.0f ns with the provider's C driver (%.1fx; round by round %.1f-%.1fx, "
                     + "median %.1fx; issue 34's goal: within 2x), %,.0f ns with its Java driver (%.1fx), against %,.0f "
                     + "ns from Java.%n", f.fewer(), f.more(), rounds, f.cDriverNs(), f.cDriverRatio(), f.minRatio(),
-                    f.maxRatio(), f.medianRatio(), f.attachNs(), f.ratio(),
-                    f.javaNs()));
+                    f.maxRatio(), f.medianRatio(), f.attachNs(), f.ratio(), f.javaNs()));
         } catch (Exception e) {
             throw new IllegalStateException("bench: ib_write_bw through attach: " + e.getMessage(), e);
         }
