@@ -374,6 +374,9 @@ final class PciDevice implements AutoCloseable {
     /** DMA writes the adapter made into the driver's memory so far. */
     long memoryWrites() { return memory.writes(); }
 
+    /** The driver's memory, while simulated time moves: held, or settled ({@link ProcMemory#hold}). */
+    void holdMemory(boolean hold) { if (hold) memory.hold(); else memory.settle(); }
+
     /**
      * What the driver did, for serve's log: its requests, and what it did wrong that the device saw:
      * commands and register writes refused, DMA into memory it unmapped, the adapter left up.

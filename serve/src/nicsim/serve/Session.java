@@ -338,6 +338,11 @@ final class Session implements AutoCloseable {
         return n;
     }
 
+    /** Its processes' memory, while simulated time moves: held, or settled ({@link ProcMemory#hold}). */
+    void holdMemory(boolean hold) {
+        for (ProcMemory m : memories.values()) if (hold) m.hold(); else m.settle();
+    }
+
     /** DMA accesses to their memory that the kernel refused, and the first one. */
     String memoryFailures() {
         long n = 0;
