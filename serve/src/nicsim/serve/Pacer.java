@@ -1,5 +1,6 @@
 package nicsim.serve;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -87,36 +88,73 @@ final class Pacer {
      */
     private boolean run(Collection<Program> programs, Map<Program, Long> spinners, long until,
             BooleanSupplier interrupted) {
-        long wall0 = System.nanoTime(), cmEvents = cm.written, events = eventsWritten(programs);
+        long wall0 = System.nanoTime(), cmEvents = cm.written;
+        Watch watch = new Watch(programs, spinners);
+        long events = watch.eventsWritten();
         boolean moved = false;
-        // an event written to a program's file (a C driver's CQ event) lets it go on at once
-        for (int n = 1; cm.written == cmEvents && eventsWritten(programs) == events && !canGoOn(programs, spinners)
-                && !world.sim.idle() && world.sim.nextEventTime() <= until; n++) {
-            world.sim.step();
-            cm.service();
-            moved = true;
-            if ((n & 1023) == 0 && (interrupted.getAsBoolean() || System.nanoTime() - wall0 > SLICE_NANOS)) break;
+        watch.holdMemory(true);
+        try {
+            // an event written to a program's file (a C driver's CQ event) lets it go on at once
+            for (int n = 1; cm.written == cmEvents && watch.eventsWritten() == events && !watch.canGoOn()
+                    && !world.sim.idle() && world.sim.nextEventTime() <= until; n++) {
+                world.sim.step();
+                cm.service();
+                moved = true;
+                if ((n & 1023) == 0 && (interrupted.getAsBoolean() || System.nanoTime() - wall0 > SLICE_NANOS)) break;
+            }
+        } finally {
+            watch.holdMemory(false); // what the adapter wrote is in the programs' memory before any goes on
         }
         return moved;
     }
 
     /**
-     * Whether a program can go on: a verb it left open is satisfied, an event waits for one of its files, or its
-     * memory was written.
+     * What a run watches, gathered once at its start (no request is served while it runs, so no program
+     * gains or loses a context meanwhile): its checks between events then walk arrays, not maps.
      */
-    private static long eventsWritten(Collection<Program> programs) {
-        long n = 0;
-        for (Program p : programs) n += p.eventsWritten();
-        return n;
-    }
+    private static final class Watch {
+        private final Session[] sessions;
+        private final PciDevice[] devices;
+        private final Program[] spinners;
+        private final long[] spun;
 
-    private static boolean canGoOn(Collection<Program> programs, Map<Program, Long> spinners) {
-        for (Program p : programs)
-            for (Session s : p.sessions) if (s.waits.satisfied() || s.events.pending()) return true;
-        for (Program p : programs) for (PciDevice d : p.devices.values()) if (d.waitSatisfied()) return true;
-        for (Map.Entry<Program, Long> e : spinners.entrySet())
-            if (e.getKey().memoryWrites() != e.getValue()) return true;
-        return false;
+        Watch(Collection<Program> programs, Map<Program, Long> spinning) {
+            List<Session> ss = new ArrayList<>();
+            List<PciDevice> ds = new ArrayList<>();
+            for (Program p : programs) {
+                ss.addAll(p.sessions);
+                ds.addAll(p.devices.values());
+            }
+            sessions = ss.toArray(new Session[0]);
+            devices = ds.toArray(new PciDevice[0]);
+            spinners = spinning.keySet().toArray(new Program[0]);
+            spun = new long[spinners.length];
+            for (int i = 0; i < spinners.length; i++) spun[i] = spinning.get(spinners[i]);
+        }
+
+        /** Holds the programs' memory while time moves (they wait: only the adapter changes it), or settles it. */
+        void holdMemory(boolean hold) {
+            for (Session s : sessions) s.holdMemory(hold);
+            for (PciDevice d : devices) d.holdMemory(hold);
+        }
+
+        /** Events written to the programs' files so far. */
+        long eventsWritten() {
+            long n = 0;
+            for (Session s : sessions) n += s.events.written();
+            return n;
+        }
+
+        /**
+         * Whether a program can go on: a verb it left open is satisfied, an event waits for one of its files, or its
+         * memory was written.
+         */
+        boolean canGoOn() {
+            for (Session s : sessions) if (s.waits.satisfied() || s.events.pending()) return true;
+            for (PciDevice d : devices) if (d.waitSatisfied()) return true;
+            for (int i = 0; i < spinners.length; i++) if (spinners[i].memoryWrites() != spun[i]) return true;
+            return false;
+        }
     }
 
     /** Answers every reading of the simulated clock at this moment; whether there was one. */
