@@ -53,6 +53,25 @@ public final class ThreadBench {
     }
 
     /**
+     * The fastest run on each of {@code threads} thread counts, in {@code rounds} rounds that each run every count
+     * once: the counts are compared side by side while this shared machine's speed drifts (a count's runs all
+     * together would each meet a different machine). Runs on one count must give the same output; the caller
+     * compares the counts' outputs.
+     */
+    public static List<Run> sideBySide(int nodes, int[] threads, int iters, int rounds) {
+        Run[] best = new Run[threads.length];
+        for (int round = 0; round < rounds; round++)
+            for (int i = 0; i < threads.length; i++) {
+                Run r = run(nodes, threads[i], iters);
+                if (best[i] != null && !best[i].fingerprint().equals(r.fingerprint()))
+                    throw new IllegalStateException("pairs_write_bw on " + nodes
+                            + " nodes differs between two runs on " + threads[i] + " threads");
+                if (best[i] == null || r.wallSeconds() < best[i].wallSeconds()) best[i] = r;
+            }
+        return List.of(best);
+    }
+
+    /**
      * The machine's ceiling for {@code threads} threads: the throughput of that many independent
      * one-thread runs side by side against one run alone (1.0 to {@code threads}).
      */

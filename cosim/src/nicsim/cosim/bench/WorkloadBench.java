@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import nicsim.cosim.Cluster;
@@ -300,25 +301,50 @@ public final class WorkloadBench {
         return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
-    /** One point of the node-scaling study. */
-    public record NodeScale(int nodes, double aggregateGbps, double wallSeconds, double slowdown, double heapBytesPerNode) {}
-
-    /** pairs_write_bw over {@code nodes} nodes (every pair at once through one switch). */
-    public static NodeScale nodeScale(int nodes, int iters) { return nodeScale(nodes, iters, 1); }
-
-    /** As {@link #nodeScale(int, int)}, its wall time the median of {@code runs} runs. */
-    public static NodeScale nodeScale(int nodes, int iters, int runs) {
-        double[] walls = new double[runs];
-        Measured m = null;
-        for (int r = 0; r < runs; r++) {
-            if (m != null) m.world().close();
-            m = measure(nodes, "pairs_write_bw", Options.defaults().withIters(iters), nodes + " nodes", true, 1); // hosts apart, one thread
-            walls[r] = m.wallSeconds();
-        }
-        double wall = median(walls);
-        m.world().close();
-        return new NodeScale(nodes, m.result().rows().get(0).bwAvgGbps(), wall, wall / (m.world().now() / 1e12), m.heapBytes() / (double) nodes);
+    /** One point of the node-scaling study: its wall time the least of its rounds' ({@code roundWalls}). */
+    public record NodeScale(int nodes, double aggregateGbps, double wallSeconds, double slowdown,
+            double heapBytesPerNode, double[] roundWalls) {
+        /** Wall time per node. */
+        public double perNode() { return wallSeconds / nodes; }
     }
+
+    /** pairs_write_bw over {@code nodes} nodes (every pair at once through one switch), once. */
+    public static NodeScale nodeScale(int nodes, int iters) {
+        return nodeScaling(new int[]{nodes}, iters, 1, nodes).get(0);
+    }
+
+    /**
+     * pairs_write_bw over each count of {@code nodes} (every pair at once through one switch; hosts apart on
+     * one thread), in {@code rounds} rounds that each run every count up to {@code roundsUpTo} nodes once: the
+     * counts are compared side by side while this shared machine's speed drifts, and each count's wall time is
+     * the least of its rounds' (noise only adds time). Larger counts run once, after the rounds.
+     */
+    public static List<NodeScale> nodeScaling(int[] nodes, int iters, int rounds, int roundsUpTo) {
+        double[][] walls = new double[nodes.length][];
+        Figures[] figures = new Figures[nodes.length]; // of each count's last run
+        for (int r = 0; r < rounds; r++)
+            for (int i = 0; i < nodes.length; i++) {
+                boolean inRounds = nodes[i] <= roundsUpTo;
+                if (!inRounds && r < rounds - 1) continue;
+                Options o = Options.defaults().withIters(iters);
+                Measured m = measure(nodes[i], "pairs_write_bw", o, nodes[i] + " nodes", true, 1);
+                if (walls[i] == null) walls[i] = new double[inRounds ? rounds : 1];
+                walls[i][inRounds ? r : 0] = m.wallSeconds();
+                figures[i] = new Figures(m.result().rows().get(0).bwAvgGbps(), m.world().now() / 1e12,
+                        m.heapBytes() / (double) nodes[i]);
+                m.world().close();
+            }
+        List<NodeScale> out = new ArrayList<>();
+        for (int i = 0; i < nodes.length; i++) {
+            Figures f = figures[i];
+            double wall = Arrays.stream(walls[i]).min().orElseThrow();
+            out.add(new NodeScale(nodes[i], f.gbps(), wall, wall / f.simulatedSeconds(), f.heapPerNode(), walls[i]));
+        }
+        return out;
+    }
+
+    /** What a node-scaling run gives besides its wall time: the same on every run of a count. */
+    private record Figures(double gbps, double simulatedSeconds, double heapPerNode) {}
 
     /** RTL in the loop against the model alone, on the same run. */
     public record RtlSpeed(String what, long adapterCycles, long rtlEdges, double modelWall, double rtlWall) {

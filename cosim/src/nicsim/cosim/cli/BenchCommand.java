@@ -350,21 +350,27 @@ final class BenchCommand implements Callable<Integer> {
             throw new java.io.UncheckedIOException(e);
         }
         System.err.println("bench: scaling with nodes ...");
-        md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at once through one switch; "
-                + "hosts apart on one thread")
-                .append(quick ? "" : "; wall time the median of 3 runs").append(")\n\n")
-                .append("| nodes | aggregate bandwidth (Gb/s) | wall (s) | wall per node (s) | per node / 2 nodes' | slowdown (wall / simulated) "
-                        + "| Java heap per node (bytes) |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+        int rounds = quick ? 1 : 3;
+        md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at "
+                + "once through one switch; hosts apart on one thread")
+                .append(quick ? "" : "; " + rounds + " rounds, each running every count up to 64 nodes once, so they "
+                        + "are compared side by side as this shared machine's speed drifts; wall time the least of the "
+                        + "rounds', as noise only adds time; 256 nodes once, after them").append(")\n\n")
+                .append("| nodes | aggregate bandwidth (Gb/s) | wall (s) | wall per node (s) | per node / 2 nodes' "
+                        + "| round by round | slowdown (wall / simulated) | Java heap per node (bytes) |\n"
+                        + "|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("node-scaling.csv")))) {
-            csv.println("nodes,aggregate_gbps,wall_s,wall_s_per_node,slowdown,heap_bytes_per_node");
-            double perNodeAt2 = Double.NaN;
-            for (int nn : quick ? new int[]{2, 4} : new int[]{2, 8, 32, 64, 256}) {
-                var r = nicsim.cosim.bench.WorkloadBench.nodeScale(nn, quick ? 50 : 300, quick ? 1 : 3);
-                double perNode = r.wallSeconds() / r.nodes();
-                if (r.nodes() == 2) perNodeAt2 = perNode;
-                md.append(String.format("| %d | %.1f | %.2f | %.3f | %.2fx | %,.0fx | %,.0f |%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(), perNode,
-                        perNode / perNodeAt2, r.slowdown(), r.heapBytesPerNode()));
-                csv.printf("%d,%.3f,%.3f,%.4f,%.0f,%.0f%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(), perNode, r.slowdown(), r.heapBytesPerNode());
+            csv.println("nodes,aggregate_gbps,wall_s,wall_s_per_node,per_node_vs_2,slowdown,heap_bytes_per_node");
+            int[] counts = quick ? new int[]{2, 4} : new int[]{2, 8, 32, 64, 256};
+            var rows = nicsim.cosim.bench.WorkloadBench.nodeScaling(counts, quick ? 50 : 300, rounds, 64);
+            var two = rows.get(0);
+            for (var r : rows) {
+                double ratio = r.perNode() / two.perNode();
+                md.append(String.format("| %d | %.1f | %.2f | %.3f | %.2fx | %s | %,.0fx | %,.0f |%n", r.nodes(),
+                        r.aggregateGbps(), r.wallSeconds(), r.perNode(), ratio, roundRatios(r, two), r.slowdown(),
+                        r.heapBytesPerNode()));
+                csv.printf("%d,%.3f,%.3f,%.4f,%.3f,%.0f,%.0f%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(),
+                        r.perNode(), ratio, r.slowdown(), r.heapBytesPerNode());
             }
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
@@ -381,20 +387,37 @@ final class BenchCommand implements Callable<Integer> {
                 rtl.adapterCycles(), rtl.rtlEdges(), (rtl.rtlWall() / rtl.modelWall() - 1) * 100));
     }
 
+    /** Each round's wall per node against that round's 2 nodes', lowest-highest ("" when run once). */
+    private static String roundRatios(nicsim.cosim.bench.WorkloadBench.NodeScale r,
+            nicsim.cosim.bench.WorkloadBench.NodeScale two) {
+        double[] w = r.roundWalls(), t = two.roundWalls();
+        if (w.length < 2 || w.length != t.length) return "";
+        double lo = Double.MAX_VALUE, hi = 0;
+        for (int i = 0; i < w.length; i++) {
+            double x = (w[i] / r.nodes()) / (t[i] / two.nodes());
+            lo = Math.min(lo, x);
+            hi = Math.max(hi, x);
+        }
+        return String.format("%.2f-%.2fx", lo, hi);
+    }
+
     /** Hosts apart on threads: pairs_write_bw on 1 thread and on every core, side by side, and the machine's ceiling. */
     private void threads(StringBuilder md) {
         int cores = Runtime.getRuntime().availableProcessors(), iters = quick ? 50 : 300;
         System.err.println("bench: hosts apart on threads ...");
         md.append("\n### Hosts apart on threads (pairs_write_bw, 64 KiB writes, ").append(iters).append(" a pair; each host a simulator of its own, ")
-                .append("run side by side in windows of one link latency; wall time the best of 3)\n\n")
+                .append("run side by side in windows of one link latency; 3 rounds, each running every thread count once; "
+                        + "wall time the best of the rounds')\n\n")
                 .append("| nodes | threads | wall (s) | speedup over 1 thread | windows | output, counters and end time |\n|---:|---:|---:|---:|---:|---|\n");
+        int[] counts = new int[Math.max(2, cores)];
+        for (int t = 0; t < counts.length; t++) counts[t] = t + 1;
         for (int nn : quick ? new int[]{8} : new int[]{8, 32, 64}) {
-            var one = nicsim.cosim.bench.ThreadBench.best(nn, 1, iters, 3);
-            for (int t = 1; t <= Math.max(2, cores); t++) {
-                var r = t == 1 ? one : nicsim.cosim.bench.ThreadBench.best(nn, t, iters, 3);
-                md.append(String.format("| %d | %d | %.2f | %.2fx | %,d | %s |%n", nn, t, r.wallSeconds(), one.wallSeconds() / r.wallSeconds(),
-                        r.windows(), r.fingerprint().equals(one.fingerprint()) ? "identical" : "DIFFERENT"));
-            }
+            var runs = nicsim.cosim.bench.ThreadBench.sideBySide(nn, counts, iters, 3);
+            var one = runs.get(0);
+            for (var r : runs)
+                md.append(String.format("| %d | %d | %.2f | %.2fx | %,d | %s |%n", nn, r.threads(), r.wallSeconds(),
+                        one.wallSeconds() / r.wallSeconds(), r.windows(),
+                        r.fingerprint().equals(one.fingerprint()) ? "identical" : "DIFFERENT"));
         }
         int big = quick ? 8 : 32;
         double ceiling = nicsim.cosim.bench.ThreadBench.ceiling(big, iters, Math.max(2, cores));

@@ -39,5 +39,9 @@ class BenchCommandTest {
         assertTrue(md.matches("(?s).*\\| send_lat RC \\| 32 \\| [0-9.]+ us \\| 0\\.83 us \\| [-+][0-9.]+% \\|.*"), md);
         assertTrue(Files.size(dir.resolve("connectx5-latency.png")) > 1000 && Files.size(dir.resolve("connectx6-bandwidth.png")) > 1000);
         assertTrue(Files.readAllLines(dir.resolve("connectx5-curves.csv")).size() >= 6);
+        // nodes and threads, each count beside the others: per node against 2 nodes, and the same output on 2 threads
+        assertEquals(3, Files.readAllLines(dir.resolve("node-scaling.csv")).size());
+        assertTrue(md.matches("(?s).*\\| 4 \\| [0-9.]+ \\| [0-9.]+ \\| [0-9.]+ \\| [0-9.]+x \\|.*"), md);
+        assertTrue(md.matches("(?s).*\\| 8 \\| 2 \\| [0-9.]+ \\| [0-9.]+x \\| [0-9,]+ \\| identical \\|.*"), md);
     }
 }
