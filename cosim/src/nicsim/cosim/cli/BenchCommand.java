@@ -285,10 +285,11 @@ final class BenchCommand implements Callable<Integer> {
         md.append("## Through attach\n\n### A verb (an unmodified C program's call, through nicsim's provider: its Java "
                 + "driver, each verb a request on the simulator's socket, and its C driver, libnicsim's rings in the "
                 + "program's memory; ns per call: the mean of a loop of calls, for the post and the poll the median of "
-                + "calls timed one by one)\n\n| verb | calls | from Java (ns per call) | attach, Java driver (ns) "
+                + "calls timed one by one; through attach the least of " + (quick ? 1 : 3) + " runs, the two drivers "
+                + "taking turns)\n\n| verb | calls | from Java (ns per call) | attach, Java driver (ns) "
                 + "| attach / Java | attach, C driver (ns) |\n|---|---:|---:|---:|---:|---:|\n");
         try {
-            for (var v : nicsim.cosim.bench.AttachBench.verbCost(quick ? 2000 : 20000))
+            for (var v : nicsim.cosim.bench.AttachBench.verbCost(quick ? 2000 : 20000, quick ? 1 : 3))
                 md.append(String.format("| %s | %,d | %,.0f | %,.0f | %.1fx | %,.0f |%n", v.verb(), v.calls(),
                         v.javaNs(), v.attachNs(), v.ratio(), v.cDriverNs()));
         } catch (Exception e) {
