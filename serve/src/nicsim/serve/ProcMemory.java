@@ -66,17 +66,22 @@ final class ProcMemory implements AutoCloseable {
     }
 
     private void direct(long va, ByteBuffer buf, boolean write) {
-        long at = va;
+        int start = buf.position();
         try {
-            while (buf.hasRemaining()) {
-                int n = write ? mem.write(buf, at) : mem.read(buf, at);
-                if (n <= 0) throw new IOException("no bytes moved");
-                at += n;
-            }
+            move(va, buf, write);
         } catch (IOException e) {
             if (failures++ == 0) firstFailure = String.format("process %d: DMA %s of %d bytes at 0x%x: %s", pid,
-                    write ? "write" : "read", buf.remaining(), at, e.getMessage());
+                    write ? "write" : "read", buf.remaining(), va + buf.position() - start, e.getMessage());
             if (!write) while (buf.hasRemaining()) buf.put((byte) 0);
+        }
+    }
+
+    /** Moves {@code buf}'s remaining bytes from or to the program at {@code va} on; the kernel's refusal throws. */
+    private void move(long va, ByteBuffer buf, boolean write) throws IOException {
+        for (long at = va; buf.hasRemaining(); ) {
+            int n = write ? mem.write(buf, at) : mem.read(buf, at);
+            if (n <= 0) throw new IOException("no bytes moved");
+            at += n;
         }
     }
 
@@ -90,22 +95,19 @@ final class ProcMemory implements AutoCloseable {
         if (pages.isEmpty()) return;
         List<Long> numbers = new java.util.ArrayList<>(pages.keySet());
         java.util.Collections.sort(numbers);
-        // a run of dirty bytes that reaches the next page's dirty start goes in the same write
+        // a run of dirty bytes that goes on into the next page's goes in the same write
+        java.io.ByteArrayOutputStream run = new java.io.ByteArrayOutputStream();
         long runVa = -1;
-        ByteBuffer run = null;
         for (long n : numbers) {
             Page p = pages.get(n);
             for (int at = p.dirty.nextSetBit(0); at >= 0; ) {
                 int end = p.dirty.nextClearBit(at);
                 long va = n * PAGE + at;
-                if (run != null && runVa + run.position() == va && run.remaining() >= end - at) {
-                    run.put(p.bytes, at, end - at);
-                } else {
+                if (runVa + run.size() != va) {
                     flush(runVa, run);
                     runVa = va;
-                    run = ByteBuffer.allocate(Math.max(PAGE, end - at));
-                    run.put(p.bytes, at, end - at);
                 }
+                run.write(p.bytes, at, end - at);
                 at = end >= PAGE ? -1 : p.dirty.nextSetBit(end);
             }
         }
@@ -113,10 +115,10 @@ final class ProcMemory implements AutoCloseable {
         pages.clear();
     }
 
-    private void flush(long va, ByteBuffer run) {
-        if (run == null) return;
-        run.flip();
-        direct(va, run, true);
+    private void flush(long va, java.io.ByteArrayOutputStream run) {
+        if (run.size() == 0) return;
+        direct(va, ByteBuffer.wrap(run.toByteArray()), true);
+        run.reset();
     }
 
     /** Page size of the copies (the kernel's mappings are whole pages, so a copy is read whole or not at all). */
@@ -165,9 +167,7 @@ final class ProcMemory implements AutoCloseable {
         if (read && !p.read && !p.unreadable) {
             byte[] was = p.dirty.isEmpty() ? null : p.bytes.clone();
             try {
-                ByteBuffer b = ByteBuffer.wrap(p.bytes);
-                while (b.hasRemaining())
-                    if (mem.read(b, n * PAGE + b.position()) <= 0) throw new IOException("no bytes moved");
+                move(n * PAGE, ByteBuffer.wrap(p.bytes), false);
                 p.read = true;
                 if (was != null) // the adapter's writes stay over what was read
                     for (int i = p.dirty.nextSetBit(0); i >= 0; i = p.dirty.nextSetBit(i + 1)) p.bytes[i] = was[i];

@@ -81,13 +81,6 @@ final class Program {
         return n;
     }
 
-    /** Events written to the program's event files so far. */
-    long eventsWritten() {
-        long n = 0;
-        for (Session s : sessions) n += s.events.written();
-        return n;
-    }
-
     /**
      * The CPU time the program's threads have had, in ns (each one's /proc/&lt;pid&gt;/task/&lt;tid&gt;/schedstat),
      * or -1 if it cannot be read: a thread spinning while another waits in a verb (UCX's async thread

@@ -99,4 +99,12 @@ class ProcMemoryTest {
         assertNotNull(adapter.firstFailure());
         assertTrue(adapter.firstFailure().contains("DMA read of 16 bytes at 0x1000"), adapter.firstFailure());
     }
+
+    @Test void aRefusedAccessIsReportedAtTheProgramsAddressWhateverTheBufferOffset() {
+        byte[] b = filled(16, 0x77);
+        adapter.at(0x1000).read(0, b, 4, 12); // not held: straight to the kernel
+        assertArrayEquals(filled(4, 0x77), Arrays.copyOfRange(b, 0, 4));
+        assertArrayEquals(new byte[12], Arrays.copyOfRange(b, 4, 16));
+        assertTrue(adapter.firstFailure().contains("DMA read of 12 bytes at 0x1000:"), adapter.firstFailure());
+    }
 }
