@@ -41,15 +41,7 @@ public final class ThreadBench {
 
     /** The fastest of {@code runs} runs (the least disturbed by whatever else the machine does). */
     public static Run best(int nodes, int threads, int iters, int runs) {
-        Run best = null;
-        for (int i = 0; i < runs; i++) {
-            Run r = run(nodes, threads, iters);
-            if (best != null && !best.fingerprint().equals(r.fingerprint()))
-                throw new IllegalStateException("pairs_write_bw on " + nodes
-                        + " nodes differs between two runs on " + threads + " threads");
-            if (best == null || r.wallSeconds() < best.wallSeconds()) best = r;
-        }
-        return best;
+        return sideBySide(nodes, new int[]{threads}, iters, runs).get(0);
     }
 
     /**
