@@ -403,14 +403,17 @@ public final class DmaEngine implements Block {
         /** Whether the host engine writes SRAM out to host memory {@link #alone}, one beat waiting to leave: see {@link #hostOutAlone}. */
         boolean hostOutReady() { return hostBusy && hostToHost && hostOutQ.size() == 1 && alone(HOST); }
 
-        /** The beat the host engine writing to host memory would put out after {@code i} more edges (0: the one waiting). */
-        WriteBeatAddr hostOutAfter(long i) {
-            if (i == 0) return new WriteBeatAddr(hostOutQ.peek().addr(), hostOutQ.peek().last());
-            return new WriteBeatAddr(hostAddr + (i - 1) * beat, hostLeft == i * beat ? 1 : 0);
-        }
+        /**
+         * Where the beat the host engine writing to host memory would put out after {@code i} more edges
+         * goes (0: the one waiting).
+         */
+        long hostOutAddrAfter(long i) { return i == 0 ? hostOutQ.peek().addr() : hostAddr + (i - 1) * beat; }
 
-        /** Where a beat to host memory goes and whether it is its descriptor's last. */
-        record WriteBeatAddr(long addr, long last) {}
+        /** Whether that beat is its descriptor's last (1) or not (0). */
+        long hostOutLastAfter(long i) { return i == 0 ? hostOutQ.peek().last() : hostLeft == i * beat ? 1 : 0; }
+
+        /** Hears a beat to host memory: its address, words and whether it is its descriptor's last (1). */
+        @FunctionalInterface interface WriteOut { void beat(long addr, long[] data, long last); }
 
         /** Beats the host engine writing to host memory has still to read out of SRAM. */
         long hostOutLeft() { return hostToHost ? hostLeft / beat : 0; }
@@ -421,10 +424,11 @@ public final class DmaEngine implements Block {
          * the caller has checked that none of the beats taken is heard outside. {@code taken} gets
          * each beat taken, in order. What k calls of {@link #edge} would do.
          */
-        void hostOutAlone(long k, java.util.function.Consumer<WriteBeat> taken) {
+        void hostOutAlone(long k, WriteOut taken) {
             if (k < 1 || k > hostOutLeft() || !hostOutReady()) throw new IllegalStateException("host engine not alone writing out for " + k + " edges");
-            taken.accept(hostOutQ.poll());
-            for (long i = 0; i < k - 1; i++) taken.accept(new WriteBeat(hostAddr + i * beat, read(hostSram + i * beat), 0));
+            WriteBeat first = hostOutQ.poll();
+            taken.beat(first.addr(), first.data(), first.last());
+            for (long i = 0; i < k - 1; i++) taken.beat(hostAddr + i * beat, read(hostSram + i * beat), 0);
             long moved = k * beat;
             hostOutQ.add(new WriteBeat(hostAddr + moved - beat, read(hostSram + moved - beat), hostLeft == moved ? 1 : 0));
             hostAddr += moved;

@@ -618,15 +618,20 @@ public final class DmaPath {
         }
 
         /** A beat leaving the host engine for host memory: the bytes of the job it belongs to go out in max-payload pieces. */
-        void writeBeat(WriteBeat w, long now) {
+        void writeBeat(WriteBeat w, long now) { writeBeat(w.addr(), w.data(), w.last(), now); }
+
+        /** {@link #writeBeat(WriteBeat, long)}, of a beat's words, address and last flag. */
+        void writeBeat(long beatAddr, long[] words, long lastFlag, long now) {
             Job j = toHost.peekFirst();
-            int at = (int) (w.addr() - j.alignedHost());
+            int at = (int) (beatAddr - j.alignedHost());
             // the job's bytes of the beat must be those it came with: the PCI writes carry those
-            int lo = Math.max(at, j.skew), differs = firstDifference(w.data(), lo - at, Math.min(at + beat, j.skew + j.length) - lo, j.data, j.dataOff + lo - j.skew);
+            int lo = Math.max(at, j.skew);
+            int differs = firstDifference(words, lo - at, Math.min(at + beat, j.skew + j.length) - lo, j.data,
+                    j.dataOff + lo - j.skew);
             if (differs >= 0) throw new IllegalStateException("the host engine's output differs from SRAM at byte " + (lo - j.skew + differs) + " of a write");
-            boolean last = w.last() != 0;
+            boolean last = lastFlag != 0;
             // host bytes [from, to) of the job that are complete and not yet written
-            int from = Math.max(j.filled, j.skew), to = writtenTo(j, w.addr());
+            int from = Math.max(j.filled, j.skew), to = writtenTo(j, beatAddr);
             if (j.pieceSince < 0 && to > from) j.pieceSince = now;
             if (to > from && (last || Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0)) {
                 byte[] piece = Arrays.copyOfRange(j.data, j.dataOff + from - j.skew, j.dataOff + to - j.skew);
@@ -689,8 +694,8 @@ public final class DmaPath {
         private boolean lookHeard; // the edge after the look-ahead's is heard outside but needs no wires: the coast ends on it
         private int lookPci, lookRx, lookTxN, lookWrN;
         private long[][] lookTx = new long[16][]; // the words of each beat taken to the link (none is a job's last)
-        private WriteBeat[] lookWr = new WriteBeat[16];
-        private long[] lookWrAt = new long[16];
+        private long[][] lookWr = new long[16][]; // the words of each beat to host memory; its address, flag, time:
+        private long[] lookWrAddr = new long[16], lookWrLast = new long[16], lookWrAt = new long[16];
 
         /**
          * Runs the coming edges on a copy of the engine's registers, reading the beats on their way in
@@ -727,12 +732,13 @@ public final class DmaPath {
                 } else if (wr != null && v.hostOutReady()) {
                     long max = Math.min(Math.min(v.hostOutLeft(), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
                     for (; k < max; k++) { // the beats taken: the one waiting, then those read out, up to one that leaves
-                        var w = v.hostOutAfter(k);
-                        if (k > 0 && writeLeaves(writing, w.addr(), w.last())) break;
+                        if (k > 0 && writeLeaves(writing, v.hostOutAddrAfter(k), v.hostOutLastAfter(k))) break;
                     }
                     if (k > 0) {
-                        long[] at = {domain.picosOfCycle(c)};
-                        v.hostOutAlone(k, w -> { logWr(w, at[0]); at[0] += domain.periodPicos(); });
+                        long at = domain.picosOfCycle(c), period = domain.periodPicos();
+                        int from = lookWrN;
+                        v.hostOutAlone(k, (addr, words, last) ->
+                                logWr(addr, words, last, at + (lookWrN - from) * period));
                     }
                 } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
                     k = comingIn(pci, pciNext, c, Math.min(Math.min(v.inRoom(DmaEngine.HOST), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
@@ -751,7 +757,7 @@ public final class DmaPath {
                 if (pIn != null) pciNext++;
                 if (rIn != null) rxNext++;
                 if (tx != null) { sent += beat; logTx(tx.data()); }
-                if (wr != null) logWr(wr, t);
+                if (wr != null) logWr(wr.addr(), wr.data(), wr.last(), t);
                 // after this edge the clock would stop: it runs, and sets the wake-ups for the beats to come
                 if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData() || rx.inAt(rxNext, t) && v.takesLinkRx())) {
                     exact = false;
@@ -804,9 +810,16 @@ public final class DmaPath {
             return k;
         }
 
-        private void logWr(WriteBeat wr, long t) {
-            if (lookWrN == lookWr.length) { lookWr = Arrays.copyOf(lookWr, 2 * lookWrN); lookWrAt = Arrays.copyOf(lookWrAt, 2 * lookWrN); }
-            lookWr[lookWrN] = wr;
+        private void logWr(long addr, long[] words, long last, long t) {
+            if (lookWrN == lookWr.length) {
+                lookWr = Arrays.copyOf(lookWr, 2 * lookWrN);
+                lookWrAddr = Arrays.copyOf(lookWrAddr, 2 * lookWrN);
+                lookWrLast = Arrays.copyOf(lookWrLast, 2 * lookWrN);
+                lookWrAt = Arrays.copyOf(lookWrAt, 2 * lookWrN);
+            }
+            lookWr[lookWrN] = words;
+            lookWrAddr[lookWrN] = addr;
+            lookWrLast[lookWrN] = last;
             lookWrAt[lookWrN++] = t;
         }
 
@@ -822,7 +835,10 @@ public final class DmaPath {
                 pci.take(lookPci);
                 rx.take(lookRx);
                 for (int i = 0; i < lookTxN; i++) { linkBeat(lookTx[i], 0); lookTx[i] = null; }
-                for (int i = 0; i < lookWrN; i++) { writeBeat(lookWr[i], lookWrAt[i]); lookWr[i] = null; }
+                for (int i = 0; i < lookWrN; i++) {
+                    writeBeat(lookWrAddr[i], lookWr[i], lookWrLast[i], lookWrAt[i]);
+                    lookWr[i] = null;
+                }
                 c += lookEdges;
             }
             lookFirst = -1;

@@ -115,8 +115,10 @@ public final class PciLink {
 
     /** Splits [addr, addr+length) at multiples of {@code chunk}. */
     public static List<Piece> split(long addr, long length, int chunk) {
-        List<Piece> out = new ArrayList<>();
-        long a = addr, end = addr + length;
+        long end = addr + length, first = Math.min(end, (addr / chunk + 1) * chunk);
+        if (first >= end) return length > 0 ? List.of(new Piece(addr, (int) length)) : List.of(); // most: one piece
+        List<Piece> out = new ArrayList<>((int) ((end - first + chunk - 1) / chunk) + 1);
+        long a = addr;
         while (a < end) {
             long next = Math.min(end, (a / chunk + 1) * chunk);
             out.add(new Piece(a, (int) (next - a)));

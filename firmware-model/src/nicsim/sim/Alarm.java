@@ -39,10 +39,14 @@ public final class Alarm {
 
     private void schedule(long when) {
         nextAt = when;
-        next = sim.schedule(when, priority, fire);
+        next = sim.schedule(rang, when, priority, fire);
+        rang = null;
     }
 
+    private Simulator.Event rang; // the event that rang last, queued again for the next time (the kernel checks it ran)
+
     private void fire() {
+        rang = next;
         next = null;
         if (size > 0) {
             schedule(later[head++]);

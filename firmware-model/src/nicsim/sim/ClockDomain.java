@@ -254,8 +254,12 @@ public final class ClockDomain {
     /** Edge {@code cycle}, run by {@code action} (through the wires, or closing a coast) when it comes. */
     private Simulator.Event scheduleEdge(long cycle, Runnable action) {
         scheduledCycle = cycle;
-        return sim.scheduleEdge(picosOfCycle(cycle), rank, action);
+        Simulator.Event e = sim.scheduleEdge(ranEdge, picosOfCycle(cycle), rank, action);
+        ranEdge = null;
+        return e;
     }
+
+    private Simulator.Event ranEdge; // the edge event that ran last, queued again for the next (if it ran)
 
     /** The coaster runs the edges after the last one run up to {@code cycle}; the coast ends. */
     private void coastUpTo(long cycle) {
@@ -270,6 +274,7 @@ public final class ClockDomain {
     }
 
     private void edge(long cycle) {
+        ranEdge = nextEdge;
         nextEdge = null;
         if (coastTo >= 0) coastUpTo(cycle - 1);
         lastEdgeCycle = cycle;
@@ -293,6 +298,7 @@ public final class ClockDomain {
 
     /** Edge {@code cycle} closes a coast and is run by the coaster with it, at its own time (see {@link Coaster#coastsEdgeAfter}). */
     private void coastedEdge(long cycle) {
+        ranEdge = nextEdge;
         nextEdge = null;
         coastUpTo(cycle);
         next(cycle);

@@ -28,19 +28,24 @@ public final class Simulator {
     public static final class Event {
         /** Ties and priorities fit the packed order: a tie below 2^52, a priority below 2^11. */
         static final int TIE_BITS = 52;
-        final long time;
-        final int priority;
-        final long tie; // orders events of one time and priority: the insertion sequence, or a clock domain's rank
-        final long order; // priority and tie packed into one key: (priority << TIE_BITS) | tie
-        final Runnable action;
+        // set when the event is queued; an event that has run may be queued again (see Simulator#reuse)
+        long time;
+        int priority;
+        long tie; // orders events of one time and priority: the insertion sequence, or a clock domain's rank
+        long order; // priority and tie packed into one key: (priority << TIE_BITS) | tie
+        Runnable action;
         Lane owner; // the lane it came through, if any
         boolean cancelled;
+        boolean ran; // out of the queue for good: it has run
 
-        Event(long time, int priority, long tie, Runnable action) {
+        Event(long time, int priority, long tie, Runnable action) { set(time, priority, tie, action); }
+
+        private Event set(long time, int priority, long tie, Runnable action) {
             if (priority < 0 || priority >= 1 << (63 - TIE_BITS)) throw new IllegalArgumentException("event priority " + priority + " must be 0 to " + ((1 << (63 - TIE_BITS)) - 1));
             if (tie < 0 || tie >= 1L << TIE_BITS) throw new IllegalStateException("event tie " + tie + " outside the packed order");
             this.time = time; this.priority = priority; this.tie = tie; this.action = action;
             this.order = (long) priority << TIE_BITS | tie;
+            return this;
         }
         public long time() { return time; }
         public void cancel() { cancelled = true; }
@@ -143,11 +148,28 @@ public final class Simulator {
     }
 
     public Event schedule(long atPicos, int priority, Runnable action) {
+        return schedule(null, atPicos, priority, action);
+    }
+
+    /**
+     * As {@link #schedule(long, int, Runnable)}, in event {@code spent} if it has run (and is not
+     * anyone else's): a source that schedules one event after another, such as an alarm, then
+     * allocates none. The run is the same either way.
+     */
+    Event schedule(Event spent, long atPicos, int priority, Runnable action) {
         if (atPicos < now)
             throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
-        Event e = new Event(atPicos, priority, seq++, action);
+        Event e = reuse(spent, atPicos, priority, seq++, action);
         queue.add(e);
         return e;
+    }
+
+    /** {@code spent} made event (time, priority, tie, action) if it has run and belongs to no lane, else a new one. */
+    private static Event reuse(Event spent, long time, int priority, long tie, Runnable action) {
+        if (spent == null || !spent.ran || spent.owner != null) return new Event(time, priority, tie, action);
+        spent.ran = false;
+        spent.cancelled = false;
+        return spent.set(time, priority, tie, action);
     }
 
     /**
@@ -155,10 +177,10 @@ public final class Simulator {
      * long ago each was scheduled (a clock stopped and woken ticks in the same place as one that
      * never stopped).
      */
-    Event scheduleEdge(long atPicos, int domainRank, Runnable action) {
+    Event scheduleEdge(Event spent, long atPicos, int domainRank, Runnable action) {
         if (atPicos < now)
             throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
-        Event e = new Event(atPicos, Priority.CLOCK_EDGE, domainRank, action);
+        Event e = reuse(spent, atPicos, Priority.CLOCK_EDGE, domainRank, action);
         queue.add(e);
         return e;
     }
@@ -197,6 +219,7 @@ public final class Simulator {
         atPriority = e.priority;
         atTie = e.tie;
         executed++;
+        e.ran = true;
         e.action.run();
         return true;
     }
