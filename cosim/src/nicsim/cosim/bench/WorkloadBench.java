@@ -159,7 +159,7 @@ public final class WorkloadBench {
     }
 
     /** A workload run on a fresh cluster: its result, the cluster (still reachable), wall time, heap the cluster holds. */
-    private record Measured(World world, Result result, double wallSeconds, long heapBytes) {}
+    private record Measured(World world, Result result, double wallSeconds, long heapBytes, long allocatedBytes) {}
 
     private static Measured measure(int nodes, String workload, Options o, String what) { return measure(nodes, workload, o, what, true); }
 
@@ -172,16 +172,23 @@ public final class WorkloadBench {
         Runtime rt = Runtime.getRuntime();
         System.gc();
         long used0 = rt.totalMemory() - rt.freeMemory();
-        long t0 = System.nanoTime();
+        long a0 = allocated(), t0 = System.nanoTime();
         var p = Profiles.load("cx-gen3x16");
         World w = threads > 0 ? World.apart(nodes, p, 1, Faults.NONE, threads) : new World(nodes, p, 1, Faults.NONE);
         for (var s : w.partitions()) s.coasting(coasting);
         Result r = Workloads.run(workload, w, o, new PrintStream(new ByteArrayOutputStream()));
         double wall = (System.nanoTime() - t0) / 1e9;
+        long allocated = allocated() - a0;
         if (!r.ok()) throw new IllegalStateException(workload + " over " + what + " failed: " + r.errors());
         System.gc();
         long used1 = rt.totalMemory() - rt.freeMemory();
-        return new Measured(w, r, wall, Math.max(0, used1 - used0));
+        return new Measured(w, r, wall, Math.max(0, used1 - used0), allocated);
+    }
+
+    /** Bytes every thread of this JVM has allocated on the heap so far (the threads ended included). */
+    private static long allocated() {
+        var mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        return mx.getTotalThreadAllocatedBytes();
     }
 
     /** One point of the QP-scaling study. */
@@ -301,9 +308,12 @@ public final class WorkloadBench {
         return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
-    /** One point of the node-scaling study: its wall time the least of its rounds' ({@code roundWalls}). */
+    /**
+     * One point of the node-scaling study: its wall time the least of its rounds' ({@code roundWalls}), and
+     * the Java heap allocated for each message a pair writes.
+     */
     public record NodeScale(int nodes, double aggregateGbps, double wallSeconds, double slowdown,
-            double heapBytesPerNode, double[] roundWalls) {
+            double heapBytesPerNode, double[] roundWalls, double allocatedPerMessage) {
         /** Wall time per node. */
         public double perNode() { return wallSeconds / nodes; }
     }
@@ -315,9 +325,12 @@ public final class WorkloadBench {
 
     /**
      * pairs_write_bw over each count of {@code nodes} (every pair at once through one switch; hosts apart on
-     * one thread), in {@code rounds} rounds that each run every count up to {@code roundsUpTo} nodes once: the
-     * counts are compared side by side while this shared machine's speed drifts, and each count's wall time is
-     * the least of its rounds' (noise only adds time). Larger counts run once, after the rounds.
+     * one thread), in {@code rounds} rounds that each run every count up to {@code roundsUpTo} nodes: the counts
+     * are compared side by side while this shared machine's speed drifts. In a round a count runs as many times
+     * as make {@code roundsUpTo} nodes, back to back, and its wall time there is their mean: every count's figure
+     * covers the same work and as long a stretch of the machine's time (the best of 32 short runs of 2 nodes
+     * would catch a fast moment that one long run of 64 cannot). Each count's wall time is the least of its
+     * rounds' (noise only adds time). Larger counts run once, after the rounds.
      */
     public static List<NodeScale> nodeScaling(int[] nodes, int iters, int rounds, int roundsUpTo) {
         double[][] walls = new double[nodes.length][];
@@ -327,24 +340,30 @@ public final class WorkloadBench {
                 boolean inRounds = nodes[i] <= roundsUpTo;
                 if (!inRounds && r < rounds - 1) continue;
                 Options o = Options.defaults().withIters(iters);
-                Measured m = measure(nodes[i], "pairs_write_bw", o, nodes[i] + " nodes", true, 1);
+                int runs = inRounds ? Math.max(1, roundsUpTo / nodes[i]) : 1;
+                double sum = 0;
+                for (int k = 0; k < runs; k++) {
+                    Measured m = measure(nodes[i], "pairs_write_bw", o, nodes[i] + " nodes", true, 1);
+                    sum += m.wallSeconds();
+                    figures[i] = new Figures(m.result().rows().get(0).bwAvgGbps(), m.world().now() / 1e12,
+                            m.heapBytes() / (double) nodes[i], m.allocatedBytes() / (nodes[i] / 2.0 * iters));
+                    m.world().close();
+                }
                 if (walls[i] == null) walls[i] = new double[inRounds ? rounds : 1];
-                walls[i][inRounds ? r : 0] = m.wallSeconds();
-                figures[i] = new Figures(m.result().rows().get(0).bwAvgGbps(), m.world().now() / 1e12,
-                        m.heapBytes() / (double) nodes[i]);
-                m.world().close();
+                walls[i][inRounds ? r : 0] = sum / runs;
             }
         List<NodeScale> out = new ArrayList<>();
         for (int i = 0; i < nodes.length; i++) {
             Figures f = figures[i];
             double wall = Arrays.stream(walls[i]).min().orElseThrow();
-            out.add(new NodeScale(nodes[i], f.gbps(), wall, wall / f.simulatedSeconds(), f.heapPerNode(), walls[i]));
+            out.add(new NodeScale(nodes[i], f.gbps(), wall, wall / f.simulatedSeconds(), f.heapPerNode(), walls[i],
+                    f.allocatedPerMessage()));
         }
         return out;
     }
 
     /** What a node-scaling run gives besides its wall time: the same on every run of a count. */
-    private record Figures(double gbps, double simulatedSeconds, double heapPerNode) {}
+    private record Figures(double gbps, double simulatedSeconds, double heapPerNode, double allocatedPerMessage) {}
 
     /** RTL in the loop against the model alone, on the same run. */
     public record RtlSpeed(String what, long adapterCycles, long rtlEdges, double modelWall, double rtlWall) {

@@ -354,24 +354,28 @@ final class BenchCommand implements Callable<Integer> {
         int rounds = quick ? 1 : 3;
         md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at "
                 + "once through one switch; hosts apart on one thread")
-                .append(quick ? "" : "; " + rounds + " rounds, each running every count up to 64 nodes once, so they "
-                        + "are compared side by side as this shared machine's speed drifts; wall time the least of the "
-                        + "rounds', as noise only adds time; 256 nodes once, after them").append(")\n\n")
+                .append(quick ? "" : "; " + rounds + " rounds, each running every count up to 64 nodes as many times "
+                        + "as make 64 nodes (2 nodes: 32 runs back to back), so they are compared side by side over "
+                        + "the same work as this shared machine's speed drifts; a count's wall time in a round is its "
+                        + "runs' mean, and its figure the least of the rounds', as noise only adds time; 256 nodes "
+                        + "once, after them").append(")\n\n")
                 .append("| nodes | aggregate bandwidth (Gb/s) | wall (s) | wall per node (s) | per node / 2 nodes' "
-                        + "| round by round | slowdown (wall / simulated) | Java heap per node (bytes) |\n"
-                        + "|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                        + "| round by round | slowdown (wall / simulated) | Java heap per node (bytes) "
+                        + "| Java allocation per message (KB, the cluster's construction included) |\n"
+                        + "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("node-scaling.csv")))) {
-            csv.println("nodes,aggregate_gbps,wall_s,wall_s_per_node,per_node_vs_2,slowdown,heap_bytes_per_node");
+            csv.println("nodes,aggregate_gbps,wall_s,wall_s_per_node,per_node_vs_2,slowdown,heap_bytes_per_node,"
+                    + "allocated_kb_per_message");
             int[] counts = quick ? new int[]{2, 4} : new int[]{2, 8, 32, 64, 256};
-            var rows = nicsim.cosim.bench.WorkloadBench.nodeScaling(counts, quick ? 50 : 300, rounds, 64);
+            var rows = nicsim.cosim.bench.WorkloadBench.nodeScaling(counts, quick ? 50 : 300, rounds, quick ? 4 : 64);
             var two = rows.get(0);
             for (var r : rows) {
                 double ratio = r.perNode() / two.perNode();
-                md.append(String.format("| %d | %.1f | %.2f | %.3f | %.2fx | %s | %,.0fx | %,.0f |%n", r.nodes(),
-                        r.aggregateGbps(), r.wallSeconds(), r.perNode(), ratio, roundRatios(r, two), r.slowdown(),
-                        r.heapBytesPerNode()));
-                csv.printf("%d,%.3f,%.3f,%.4f,%.3f,%.0f,%.0f%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(),
-                        r.perNode(), ratio, r.slowdown(), r.heapBytesPerNode());
+                md.append(String.format("| %d | %.1f | %.2f | %.3f | %.2fx | %s | %,.0fx | %,.0f | %,.0f |%n",
+                        r.nodes(), r.aggregateGbps(), r.wallSeconds(), r.perNode(), ratio, roundRatios(r, two),
+                        r.slowdown(), r.heapBytesPerNode(), r.allocatedPerMessage() / 1e3));
+                csv.printf("%d,%.3f,%.3f,%.4f,%.3f,%.0f,%.0f,%.0f%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(),
+                        r.perNode(), ratio, r.slowdown(), r.heapBytesPerNode(), r.allocatedPerMessage() / 1e3);
             }
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);

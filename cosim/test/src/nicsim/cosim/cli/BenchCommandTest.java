@@ -40,7 +40,11 @@ class BenchCommandTest {
         assertTrue(Files.size(dir.resolve("connectx5-latency.png")) > 1000 && Files.size(dir.resolve("connectx6-bandwidth.png")) > 1000);
         assertTrue(Files.readAllLines(dir.resolve("connectx5-curves.csv")).size() >= 6);
         // nodes and threads, each count beside the others: per node against 2 nodes, and the same output on 2 threads
-        assertEquals(3, Files.readAllLines(dir.resolve("node-scaling.csv")).size());
+        var nodeRows = Files.readAllLines(dir.resolve("node-scaling.csv"));
+        assertEquals(3, nodeRows.size());
+        // the heap a 64 KiB message allocates: some, and less than a thousand times its bytes
+        double kb = Double.parseDouble(nodeRows.get(2).substring(nodeRows.get(2).lastIndexOf(',') + 1));
+        assertTrue(kb > 0 && kb < 65_536, nodeRows.get(2));
         assertTrue(md.matches("(?s).*\\| 4 \\| [0-9.]+ \\| [0-9.]+ \\| [0-9.]+ \\| [0-9.]+x \\|.*"), md);
         assertTrue(md.matches("(?s).*\\| 8 \\| 2 \\| [0-9.]+ \\| [0-9.]+x \\| [0-9,]+ \\| identical \\|.*"), md);
     }
