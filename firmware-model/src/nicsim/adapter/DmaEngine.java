@@ -404,13 +404,13 @@ public final class DmaEngine implements Block {
         boolean hostOutReady() { return hostBusy && hostToHost && hostOutQ.size() == 1 && alone(HOST); }
 
         /**
-         * Where the beat the host engine writing to host memory would put out after {@code i} more edges
-         * goes (0: the one waiting).
+         * Where the beat the host engine writing to host memory would put out after {@code i} >= 1 more edges
+         * goes: the {@code i}-th it has still to read out of SRAM (the one waiting is {@code hostOutQ}'s head).
          */
-        long hostOutAddrAfter(long i) { return i == 0 ? hostOutQ.peek().addr() : hostAddr + (i - 1) * beat; }
+        long hostOutAddrAfter(long i) { return hostAddr + (i - 1) * beat; }
 
         /** Whether that beat is its descriptor's last (1) or not (0). */
-        long hostOutLastAfter(long i) { return i == 0 ? hostOutQ.peek().last() : hostLeft == i * beat ? 1 : 0; }
+        long hostOutLastAfter(long i) { return hostLeft == i * beat ? 1 : 0; }
 
         /** Hears a beat to host memory: its address, words and whether it is its descriptor's last (1). */
         @FunctionalInterface interface WriteOut { void beat(long addr, long[] data, long last); }
