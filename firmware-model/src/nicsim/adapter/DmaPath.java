@@ -309,7 +309,8 @@ public final class DmaPath {
         final ArrayDeque<Job> waiting = new ArrayDeque<>(), hostQ = new ArrayDeque<>(), sendQ = new ArrayDeque<>(), recvQ = new ArrayDeque<>();
         final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
-        final Arriving rx = new Arriving(), pci = new Arriving(); // beats for the receive engine off the link, for the host engine off the PCI bus
+        // beats for the receive engine off the link, for the host engine off the PCI bus
+        final BeatRing rx, pci;
         final Alarm wakes; // the wakes for beats to come in, one queued in the kernel at a time
         final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null words: not back yet
         final LongQueue answered = new LongQueue(); // when the first beat of each read answered while the clock ran is in
@@ -321,6 +322,8 @@ public final class DmaPath {
             this.engine = new DmaEngine(domain, cfg);
             free = new FreeRanges(cfg.sramBytes());
             wakes = new Alarm(sim, Simulator.Priority.DELIVERY, () -> { if (!domain.coasting()) domain.wake(); });
+            rx = new BeatRing(sim, this::wakeAt);
+            pci = new BeatRing(sim, this::wakeAt);
             domain.add(this);
             domain.coastWith(this, 2); // the engine and this glue
         }
@@ -445,68 +448,6 @@ public final class DmaPath {
             // and be woken when each read answered while the clock ran has its first beat in, as then
             for (long t; !answered.isEmpty(); ) if ((t = answered.poll()) > sim.now()) wakeAt(t);
             return false;
-        }
-
-        /**
-         * Beats on their way to an engine, each with the time it is in; the engine takes none sooner.
-         * A ring of a power-of-two size, of each beat's words and flag: a beat is made a {@link Beat}
-         * only when it goes on a wire or into the engine's queue.
-         */
-        final class Arriving {
-            private long[][] words = new long[64][];
-            private long[] flags = new long[64];
-            private long[] at = new long[64];
-            private int head, size;
-
-            void add(long[] w, long flag, long in) {
-                if (size == words.length) {
-                    int m = words.length - 1;
-                    long[][] nw = new long[2 * size][];
-                    long[] nf = new long[2 * size], na = new long[2 * size];
-                    for (int i = 0; i < size; i++) { nw[i] = words[(head + i) & m]; nf[i] = flags[(head + i) & m]; na[i] = at[(head + i) & m]; }
-                    words = nw; flags = nf; at = na; head = 0;
-                }
-                int k = (head + size++) & (words.length - 1);
-                words[k] = w;
-                flags[k] = flag;
-                at[k] = in;
-            }
-
-            /** Whether the next beat is in. */
-            boolean in() { return inAt(0, sim.now()); }
-
-            /** Whether the {@code i}-th beat from the head is in at time {@code t}. */
-            boolean inAt(int i, long t) { return i < size && at[(head + i) & (words.length - 1)] <= t; }
-
-            Beat head() { return beat(0); }
-
-            /** The {@code i}-th beat from the head. */
-            Beat beat(int i) { int k = (head + i) & (words.length - 1); return new Beat(words[k], flags[k]); }
-
-            /** The words of the {@code i}-th beat from the head. */
-            long[] wordsAt(int i) { return words[(head + i) & (words.length - 1)]; }
-
-            /** Whether the ring holds an {@code i}-th beat from the head. */
-            boolean has(int i) { return i < size; }
-
-            /** When the {@code i}-th beat from the head is in. */
-            long atOf(int i) { return at[(head + i) & (words.length - 1)]; }
-
-            /** The flag of the {@code i}-th beat from the head (a failed read's, a packet's last). */
-            long flagAt(int i) { return flags[(head + i) & (words.length - 1)]; }
-
-            void take() { take(1); }
-
-            /** The engine took the next {@code n} beats. */
-            void take(int n) {
-                if (n > size) throw new IllegalStateException("taking " + n + " beats of " + size);
-                for (int i = 0; i < n; i++) words[(head + i) & (words.length - 1)] = null;
-                head = (head + n) & (words.length - 1);
-                size -= n;
-            }
-
-            /** Wakes the channel when the next beat is in (once per time). */
-            void wakeForNext() { if (size > 0) wakeAt(at[head]); }
         }
 
         /**
@@ -679,7 +620,7 @@ public final class DmaPath {
         private static final long MAX_COAST = 1 << 16;
 
         /** Whether the next edge gives an engine a descriptor (the glue's queues change: that edge runs). */
-        private boolean offersDescriptor(DmaEngine.Core e) {
+        private boolean offersDescriptor(DmaCore e) {
             return !hostQ.isEmpty() && e.takesHostDesc() || !sendQ.isEmpty() && e.takesSendDesc() || !recvQ.isEmpty() && e.takesRecvDesc();
         }
 
@@ -689,7 +630,7 @@ public final class DmaPath {
         }
 
         // the last look-ahead: the edges it ran on a dry copy, kept so the coast can adopt them when it runs them all
-        private DmaEngine.Core look;
+        private DmaCore look;
         private long lookFirst = -1, lookEdges;
         private boolean lookHeard; // the edge after the look-ahead's is heard outside but needs no wires: the coast ends on it
         private int lookPci, lookRx, lookTxN, lookWrN;
@@ -706,9 +647,9 @@ public final class DmaPath {
         @Override public long coastable() {
             lookFirst = -1;
             lookHeard = false;
-            DmaEngine.Core real = engine.core();
+            DmaCore real = engine.core();
             if (real.reporting() || offersDescriptor(real)) return 0;
-            DmaEngine.Core v = look = real.dryCopy(look);
+            DmaCore v = look = real.dryCopy(look);
             Job sending = sendBusy.peekFirst(), writing = toHost.peekFirst();
             int sent = sending == null ? 0 : sending.filled, pciNext = 0, rxNext = 0;
             lookTxN = lookWrN = 0;
@@ -789,7 +730,7 @@ public final class DmaPath {
          * {@code pciNext}-th and {@code rxNext}-th their rings hold). A beat that is not on its ring
          * yet wakes the channel when it comes, so it need not be counted here.
          */
-        private long quiet(DmaEngine.Core v, long cycle, int pciNext, int rxNext, int except) {
+        private long quiet(DmaCore v, long cycle, int pciNext, int rxNext, int except) {
             long q = Long.MAX_VALUE, t = domain.picosOfCycle(cycle), period = domain.periodPicos();
             if (except != DmaEngine.HOST && v.hostTakesIn() && pci.has(pciNext)) q = Math.min(q, Math.max(0, -Math.floorDiv(t - pci.atOf(pciNext), period)));
             if (except != DmaEngine.RECV && v.recvTakesIn() && rx.has(rxNext)) q = Math.min(q, Math.max(0, -Math.floorDiv(t - rx.atOf(rxNext), period)));
@@ -800,7 +741,7 @@ public final class DmaPath {
          * How many of the beats from the {@code first}-th on the ring holds can come in on the edges
          * from {@code cycle} on, one per edge, at most {@code max}: each must be in by its edge and good.
          */
-        private long comingIn(Arriving ring, int first, long cycle, long max) {
+        private long comingIn(BeatRing ring, int first, long cycle, long max) {
             long k = 0;
             long t = domain.picosOfCycle(cycle);
             while (k < max && ring.inAt(first + (int) k, t) && ring.flagAt(first + (int) k) == 0) {
@@ -843,7 +784,7 @@ public final class DmaPath {
             }
             lookFirst = -1;
             lookHeard = false;
-            DmaEngine.Core e = engine.core();
+            DmaCore e = engine.core();
             for (; c < first + n; c++) {
                 long t = domain.picosOfCycle(c);
                 if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
