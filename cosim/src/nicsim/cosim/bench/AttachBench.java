@@ -126,13 +126,7 @@ public final class AttachBench {
         b.close();
         mr.close();
         pd.close();
-        return new double[]{median(post), median(poll)};
-    }
-
-    /** The median of {@code samples} (sorted in place). */
-    private static double median(double[] samples) {
-        java.util.Arrays.sort(samples);
-        return samples[samples.length / 2];
+        return new double[]{WorkloadBench.median(post), WorkloadBench.median(poll)};
     }
 
     /** Each figure the least of the two ({@code best} null: the first run). */
