@@ -33,7 +33,7 @@ final class DmaCore {
     boolean hostBusy, hostToHost, hostErr;
     long hostAddr, hostSram, hostLeft, hostTag, hostMoved;
     PciRead pciReadReg;
-    final Fifo2<Beat> hostInQ;
+    final BeatFifo2 hostInQ;
     final Fifo2<WriteBeat> hostOutQ;
     // send engine
     boolean sendBusy;
@@ -42,7 +42,7 @@ final class DmaCore {
     // receive engine
     boolean recvBusy, recvDrain;
     long recvSram, recvLeft, recvTag, recvMoved;
-    final Fifo2<Beat> recvInQ;
+    final BeatFifo2 recvInQ;
     int lastGrant = RECV;
     Done hostDoneReg, sendDoneReg, recvDoneReg;
 
@@ -55,14 +55,14 @@ final class DmaCore {
         this.beatsOut = beatsOut;
         this.stallsOut = stallsOut;
         this.dry = false;
-        hostInQ = new Fifo2<>(); hostOutQ = new Fifo2<>(); sendOutQ = new Fifo2<>(); recvInQ = new Fifo2<>();
+        hostInQ = new BeatFifo2(); hostOutQ = new Fifo2<>(); sendOutQ = new Fifo2<>(); recvInQ = new BeatFifo2();
     }
 
     private DmaCore(DmaCore o) {
         cfg = o.cfg; beat = o.beat; sram = o.sram; counters = o.counters; doneCounters = o.doneCounters;
         beatsOut = o.beatsOut; stallsOut = o.stallsOut;
         dry = true;
-        hostInQ = new Fifo2<>(); hostOutQ = new Fifo2<>(); sendOutQ = new Fifo2<>(); recvInQ = new Fifo2<>();
+        hostInQ = new BeatFifo2(); hostOutQ = new Fifo2<>(); sendOutQ = new Fifo2<>(); recvInQ = new BeatFifo2();
     }
 
     /** {@code o}'s registers, as this core's. */
@@ -138,13 +138,23 @@ final class DmaCore {
      */
     void edge(HostDesc hostDescIn, LinkDesc sendDescIn, LinkDesc recvDescIn, Beat pciDataIn, Beat linkRxIn,
               boolean pciReadTaken, boolean pciWriteTaken, boolean linkTxTaken) {
+        edge(hostDescIn, sendDescIn, recvDescIn, pciDataIn == null ? null : pciDataIn.data(),
+                pciDataIn == null ? 0 : pciDataIn.flag(), linkRxIn == null ? null : linkRxIn.data(),
+                linkRxIn == null ? 0 : linkRxIn.flag(), pciReadTaken, pciWriteTaken, linkTxTaken);
+    }
+
+    /**
+     * As above, with each beat that fired in given as its words (null: none) and its flag, so the
+     * caller need not make a {@link Beat} of it.
+     */
+    void edge(HostDesc hostDescIn, LinkDesc sendDescIn, LinkDesc recvDescIn, long[] pciDataIn, long pciFlag,
+              long[] linkRxIn, long linkRxFlag, boolean pciReadTaken, boolean pciWriteTaken, boolean linkTxTaken) {
         // bus requests, on the state before the edge
-        Beat hostHead = hostInQ.peek(), recvHead = recvInQ.peek();
-        boolean hostHeadBad = hostHead != null && (hostErr || hostHead.flag() != 0);
-        boolean hostReq = hostBusy
-                && (hostToHost ? hostLeft > 0 && hostOutQ.size() < 2 : hostHead != null && !hostHeadBad);
+        boolean hostHead = !hostInQ.isEmpty(), recvHead = !recvInQ.isEmpty();
+        boolean hostHeadBad = hostHead && (hostErr || hostInQ.peekFlag() != 0);
+        boolean hostReq = hostBusy && (hostToHost ? hostLeft > 0 && hostOutQ.size() < 2 : hostHead && !hostHeadBad);
         boolean sendReq = sendBusy && sendLeft > 0 && sendOutQ.size() < 2;
-        boolean recvReq = recvBusy && recvHead != null && !recvDrain;
+        boolean recvReq = recvBusy && recvHead && !recvDrain;
         // round robin: the first requester after the last granted, in the order host, send, receive
         int grant = -1;
         for (int k = 1, e = lastGrant; k <= 3 && grant < 0; k++) {
@@ -153,7 +163,7 @@ final class DmaCore {
         }
         int requesting = (hostReq ? 1 : 0) + (sendReq ? 1 : 0) + (recvReq ? 1 : 0);
         boolean hostErrDrop = hostBusy && !hostToHost && hostHeadBad;
-        boolean recvDrop = recvBusy && recvHead != null && recvDrain;
+        boolean recvDrop = recvBusy && recvHead && recvDrain;
 
         hostDoneReg = sendDoneReg = recvDoneReg = null;
         if (pciReadTaken) pciReadReg = null;
@@ -176,9 +186,13 @@ final class DmaCore {
             }
         }
         if (hostErrDrop) hostErrBeat();
-        if (recvDrop && recvInQ.poll().flag() != 0) finishRecv(Done.Status.OVERRUN);
-        if (pciDataIn != null) hostInQ.add(pciDataIn);
-        if (linkRxIn != null) recvInQ.add(linkRxIn);
+        if (recvDrop) {
+            long last = recvInQ.peekFlag();
+            recvInQ.poll();
+            if (last != 0) finishRecv(Done.Status.OVERRUN);
+        }
+        if (pciDataIn != null) hostInQ.add(pciDataIn, pciFlag);
+        if (linkRxIn != null) recvInQ.add(linkRxIn, linkRxFlag);
 
         if (hostDescIn != null) acceptHost(hostDescIn);
         if (sendDescIn != null) acceptSend(sendDescIn);
@@ -237,14 +251,14 @@ final class DmaCore {
      */
     void inAlone(int engine, int k, java.util.function.IntFunction<long[]> in) {
         boolean host = engine == HOST;
-        Fifo2<Beat> q = host ? hostInQ : recvInQ;
+        BeatFifo2 q = host ? hostInQ : recvInQ;
         if (k < 1 || (long) k * beat >= (host ? hostLeft : recvLeft) || !inAloneReady(engine))
             throw new IllegalStateException((host ? "host" : "receive") + " engine not alone for " + k + " edges");
         long at = host ? hostSram : recvSram;
         // each edge writes the queue's beat and takes the next in: the head, then all but the last taken in
-        write(at, q.poll().data());
+        write(at, q.poll());
         for (int e = 0; e < k - 1; e++) write(at += beat, in.apply(e));
-        q.add(new Beat(in.apply(k - 1), 0));
+        q.add(in.apply(k - 1), 0);
         long moved = (long) k * beat;
         if (host) { hostSram += moved; hostLeft -= moved; hostMoved += moved; }
         else { recvSram += moved; recvLeft -= moved; recvMoved += moved; }
@@ -257,9 +271,9 @@ final class DmaCore {
      */
     boolean inAloneReady(int engine) {
         boolean host = engine == HOST;
-        Fifo2<Beat> q = host ? hostInQ : recvInQ;
+        BeatFifo2 q = host ? hostInQ : recvInQ;
         return (host ? hostBusy && !hostToHost && !hostErr : recvBusy && !recvDrain) && alone(engine) && q.size() == 1
-                && q.peek().flag() == 0;
+                && q.peekFlag() == 0;
     }
 
     /** Beats the host engine (host to SRAM) or the receive engine can take alone before its descriptor's last. */
@@ -356,7 +370,7 @@ final class DmaCore {
             hostOutQ.add(new WriteBeat(hostAddr, read(hostSram), hostLeft == beat ? 1 : 0));
             hostAddr += beat;
         } else {
-            write(hostSram, hostInQ.poll().data());
+            write(hostSram, hostInQ.poll());
         }
         hostSram += beat;
         hostLeft -= beat;
@@ -384,12 +398,12 @@ final class DmaCore {
     }
 
     private void recvBeat() {
-        Beat b = recvInQ.poll();
-        write(recvSram, b.data());
+        long last = recvInQ.peekFlag();
+        write(recvSram, recvInQ.poll());
         recvSram += beat;
         recvLeft -= beat;
         recvMoved += beat;
-        if (b.flag() != 0) finishRecv(Done.Status.OK);
+        if (last != 0) finishRecv(Done.Status.OK);
         else if (recvLeft == 0) recvDrain = true; // more is coming than the descriptor has room for
     }
 
@@ -477,6 +491,40 @@ final class DmaCore {
             T v = a;
             a = b;
             b = null;
+            if (n > 0) n--;
+            return v;
+        }
+    }
+
+    /**
+     * {@link Fifo2} of beats coming in, held as their words and flags: a beat taken in off a ring is
+     * never made an object.
+     */
+    static final class BeatFifo2 {
+        private long[] a, b;
+        private long fa, fb;
+        private int n;
+
+        void copyFrom(BeatFifo2 o) { a = o.a; b = o.b; fa = o.fa; fb = o.fb; n = o.n; }
+
+        int size() { return n; }
+        boolean isEmpty() { return n == 0; }
+        /** The head's flag (0 when empty). */
+        long peekFlag() { return fa; }
+
+        void add(long[] words, long flag) {
+            if (n == 2) throw new IllegalStateException("DmaEngine queue overflow");
+            if (n == 0) { a = words; fa = flag; } else { b = words; fb = flag; }
+            n++;
+        }
+
+        /** Takes the head; its words (null when empty). */
+        long[] poll() {
+            long[] v = a;
+            a = b;
+            fa = fb;
+            b = null;
+            fb = 0;
             if (n > 0) n--;
             return v;
         }

@@ -693,10 +693,11 @@ public final class DmaPath {
                     c += k - 1;
                     continue;
                 }
-                Beat pIn = pInNow ? pci.beat(pciNext) : null, rIn = rInNow ? rx.beat(rxNext) : null;
-                v.edge(null, null, null, pIn, rIn, false, wr != null, tx != null);
-                if (pIn != null) pciNext++;
-                if (rIn != null) rxNext++;
+                v.edge(null, null, null, pInNow ? pci.wordsAt(pciNext) : null, pInNow ? pci.flagAt(pciNext) : 0,
+                        rInNow ? rx.wordsAt(rxNext) : null, rInNow ? rx.flagAt(rxNext) : 0,
+                        false, wr != null, tx != null);
+                if (pInNow) pciNext++;
+                if (rInNow) rxNext++;
                 if (tx != null) { sent += beat; logTx(tx.data()); }
                 if (wr != null) logWr(wr.addr(), wr.data(), wr.last(), t);
                 // after this edge the clock would stop: it runs, and sets the wake-ups for the beats to come
@@ -788,17 +789,17 @@ public final class DmaPath {
             for (; c < first + n; c++) {
                 long t = domain.picosOfCycle(c);
                 if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
-                Beat pIn = pci.inAt(0, t) && e.takesPciData() ? pci.head() : null;
-                Beat rIn = rx.inAt(0, t) && e.takesLinkRx() ? rx.head() : null;
+                boolean pIn = pci.inAt(0, t) && e.takesPciData(), rIn = rx.inAt(0, t) && e.takesLinkRx();
                 Beat tx = e.sendOutQ.peek();
                 WriteBeat wr = e.hostOutQ.peek();
                 if (c != heardAt) {
                     if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, tx)) throw coastedOver(c, "a beat to the link");
                     if (wr != null && writeLeaves(toHost.peekFirst(), wr)) throw coastedOver(c, "a PCI write");
                 }
-                e.edge(null, null, null, pIn, rIn, false, wr != null, tx != null);
-                if (pIn != null) pci.take();
-                if (rIn != null) rx.take();
+                e.edge(null, null, null, pIn ? pci.wordsAt(0) : null, pIn ? pci.flagAt(0) : 0,
+                        rIn ? rx.wordsAt(0) : null, rIn ? rx.flagAt(0) : 0, false, wr != null, tx != null);
+                if (pIn) pci.take();
+                if (rIn) rx.take();
                 if (tx != null) linkBeat(tx);
                 if (wr != null) writeBeat(wr, t);
             }
