@@ -7,7 +7,7 @@ import nicsim.sim.Simulator;
 /**
  * Beats on their way to an engine, each with the time it is in; the engine takes none sooner.
  * A ring of a power-of-two size, of each beat's words and flag: a beat is made a {@link Beat}
- * only when it goes on a wire or into the engine's queue.
+ * only when it goes on a wire (the engine's input queues hold words and flag too).
  */
 final class BeatRing {
     private final Simulator sim;
@@ -47,10 +47,8 @@ final class BeatRing {
     /** Whether the {@code i}-th beat from the head is in at time {@code t}. */
     boolean inAt(int i, long t) { return i < size && at[(head + i) & (words.length - 1)] <= t; }
 
-    Beat head() { return beat(0); }
-
-    /** The {@code i}-th beat from the head. */
-    Beat beat(int i) { int k = (head + i) & (words.length - 1); return new Beat(words[k], flags[k]); }
+    /** The next beat, as the wires carry it. */
+    Beat head() { return new Beat(words[head], flags[head]); }
 
     /** The words of the {@code i}-th beat from the head. */
     long[] wordsAt(int i) { return words[(head + i) & (words.length - 1)]; }
