@@ -693,9 +693,7 @@ public final class DmaPath {
                     c += k - 1;
                     continue;
                 }
-                v.edge(null, null, null, pInNow ? pci.wordsAt(pciNext) : null, pInNow ? pci.flagAt(pciNext) : 0,
-                        rInNow ? rx.wordsAt(rxNext) : null, rInNow ? rx.flagAt(rxNext) : 0,
-                        false, wr != null, tx != null);
+                edgeTaking(v, pInNow ? pciNext : -1, rInNow ? rxNext : -1, wr != null, tx != null);
                 if (pInNow) pciNext++;
                 if (rInNow) rxNext++;
                 if (tx != null) { sent += beat; logTx(tx.data()); }
@@ -715,6 +713,16 @@ public final class DmaPath {
                 lookHeard = heard;
             }
             return n;
+        }
+
+        /**
+         * One edge of {@code c} that offers it no descriptor, taking in the {@code pciAt}-th beat of the PCI ring
+         * and the {@code rxAt}-th of the link's (-1: none), the PCI write and link beat waiting taken or not.
+         */
+        private void edgeTaking(DmaCore c, int pciAt, int rxAt, boolean pciWriteTaken, boolean linkTxTaken) {
+            c.edge(null, null, null, pciAt < 0 ? null : pci.wordsAt(pciAt), pciAt < 0 ? 0 : pci.flagAt(pciAt),
+                    rxAt < 0 ? null : rx.wordsAt(rxAt), rxAt < 0 ? 0 : rx.flagAt(rxAt),
+                    false, pciWriteTaken, linkTxTaken);
         }
 
         /** A beat to the link or a PCI write leaves on the edge after the look-ahead: the coast runs it too, at its time. */
@@ -796,8 +804,7 @@ public final class DmaPath {
                     if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, tx)) throw coastedOver(c, "a beat to the link");
                     if (wr != null && writeLeaves(toHost.peekFirst(), wr)) throw coastedOver(c, "a PCI write");
                 }
-                e.edge(null, null, null, pIn ? pci.wordsAt(0) : null, pIn ? pci.flagAt(0) : 0,
-                        rIn ? rx.wordsAt(0) : null, rIn ? rx.flagAt(0) : 0, false, wr != null, tx != null);
+                edgeTaking(e, pIn ? 0 : -1, rIn ? 0 : -1, wr != null, tx != null);
                 if (pIn) pci.take();
                 if (rIn) rx.take();
                 if (tx != null) linkBeat(tx);
