@@ -31,19 +31,31 @@ final class BenchCommand implements Callable<Integer> {
                     + "speed (whole runs, RTL in the loop), attach (a verb and a message through attach, either "
                     + "driver, against Java), sweep (a sweep's points per minute, one worker vs every core), "
                     + "serve (what serve keeps of 500 programs run one after another), mutation (each block's mutation "
-                    + "score, as hw mutate: not in the default, it builds a Verilator model per mutant); default: "
+                    + "score, as hw mutate: not in the default, it builds a Verilator model per mutant), work (events, "
+                    + "clock edges, DMA beats and heap allocated per message in a fixed set of runs, checked against "
+                    + "the committed baseline: not in the default, it fails the command when a figure moved); default: "
                     + "${DEFAULT-VALUE}")
     List<String> sections = List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve");
 
     @Option(names = "--quick", description = "fewer iterations everywhere (a smoke run; figures are rougher)")
     boolean quick;
 
+    @Option(names = "--update-baseline", description = "with --sections work: rewrite the baseline with this run's "
+            + "figures instead of checking them")
+    boolean updateBaseline;
+
+    @Option(names = "--baseline", description = "the work-per-message baseline (default: "
+            + nicsim.cosim.bench.WorkBaseline.PATH + " in this nicsim checkout)")
+    Path baseline;
+
     @Override public Integer call() throws Exception {
         if (cycles < 1000) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1000");
         for (String sec : sections)
-            if (!List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve", "mutation").contains(sec))
+            if (!List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve", "mutation", "work").contains(sec))
                 throw new IllegalArgumentException("--sections '" + sec
-                        + "' unknown; accepted: blocks, fidelity, speed, attach, sweep, serve, mutation");
+                        + "' unknown; accepted: blocks, fidelity, speed, attach, sweep, serve, mutation, work");
+        if (updateBaseline && !sections.contains("work"))
+            throw new IllegalArgumentException("--update-baseline rewrites the work section's baseline: add --sections work");
         Profile p = profile.load();
         Files.createDirectories(out);
         StringBuilder md = new StringBuilder();
@@ -56,10 +68,55 @@ final class BenchCommand implements Callable<Integer> {
         if (sections.contains("sweep")) sweep(md);
         if (sections.contains("serve")) serve(md);
         if (sections.contains("mutation")) mutation(p, md);
+        List<String> moved = sections.contains("work") ? work(md) : List.of();
         Files.writeString(out.resolve("report.md"), md.toString());
         System.out.print(md);
         System.out.println("\nreport: " + out.resolve("report.md").toAbsolutePath());
-        return 0;
+        for (String m : moved) System.err.println("bench: work per message: " + m);
+        return moved.isEmpty() ? 0 : 1;
+    }
+
+    /**
+     * The work-per-message table, each figure beside its change from the baseline; the baseline rewritten
+     * instead with --update-baseline. Returns what moved beyond its tolerance (nothing after a rewrite).
+     */
+    private List<String> work(StringBuilder md) throws java.io.IOException {
+        Path file = baseline != null ? baseline
+                : Path.of(System.getenv().getOrDefault("NICSIM_ROOT", ".")).resolve(nicsim.cosim.bench.WorkBaseline.PATH);
+        var old = updateBaseline ? java.util.Map.<String, nicsim.cosim.bench.WorkBaseline.Row>of()
+                : nicsim.cosim.bench.WorkBaseline.read(file);
+        var measured = nicsim.cosim.bench.WorkPerMessage.measureAll();
+        md.append("## Work per message (counted, not timed; each figure beside its change from ").append(file)
+                .append(")\n\n| run | iterations | events | clock edges (through the wires) | coasted edges | DMA beats "
+                        + "| Java heap allocated (bytes) |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        for (var r : nicsim.cosim.bench.WorkPerMessage.RUNS) {
+            var f = measured.get(r.name());
+            var was = old.get(r.name());
+            md.append("| ").append(r.name()).append(" | ").append(r.iters()).append(" + ").append(2 * r.iters()).append(" |");
+            for (var fig : nicsim.cosim.bench.WorkPerMessage.Figure.values()) {
+                double v = f.get(fig);
+                md.append(String.format(" %,.2f", v));
+                if (was != null && was.iters() == r.iters() && was.figures().get(fig) != 0)
+                    md.append(String.format(" (%+.1f%%)", (v - was.figures().get(fig)) / was.figures().get(fig) * 100));
+                md.append(" |");
+            }
+            md.append('\n');
+        }
+        md.append("\nEach figure per message: the difference of a run of 2n iterations and one of n, after warm-up runs, ")
+                .append("so setup drops out. Tolerance either way, percent:");
+        for (var fig : nicsim.cosim.bench.WorkPerMessage.Figure.values())
+            md.append(' ').append(fig.column).append(' ').append(nicsim.cosim.bench.WorkBaseline.plain(fig.tolerance));
+        md.append(" (allocation varies with what the JIT's escape analysis removes; docs/cli.md#work-per-message-guarded).\n\n");
+        if (updateBaseline) {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            Files.writeString(file, nicsim.cosim.bench.WorkBaseline.format(measured));
+            md.append("Baseline rewritten: ").append(file).append("\n\n");
+            return List.of();
+        }
+        List<String> moved = nicsim.cosim.bench.WorkBaseline.compare(old, measured);
+        md.append(moved.isEmpty() ? "Every figure within its tolerance of the baseline.\n\n" : "Moved beyond tolerance:\n\n");
+        for (String m : moved) md.append("- ").append(m).append('\n');
+        return moved;
     }
 
     /** A modern profile's whole curves beside the figures published for the adapter it models. */
