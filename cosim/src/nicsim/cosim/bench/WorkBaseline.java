@@ -32,9 +32,11 @@ public final class WorkBaseline {
     /** The TSV text of {@code measured}: comment lines, a header, a row per run of {@link WorkPerMessage#RUNS}. */
     public static String format(Map<String, Figures> measured) {
         StringBuilder s = new StringBuilder();
-        s.append("# Work the simulator does per message (issue 56), checked by the cosim test WorkPerMessageTest and by\n")
-                .append("# ").append(UPDATE.replace(" --update-baseline", "")).append("; rewritten by ").append(UPDATE)
-                .append(".\n# Each figure per message: runs of 2n and n iterations (n = iters), after warm-ups, differenced.\n")
+        s.append("# Work the simulator does per message (issue 56), checked by the cosim test ")
+                .append("WorkPerMessageTest\n# and by ")
+                .append(UPDATE.replace(" --update-baseline", "")).append("; rewritten by ").append(UPDATE)
+                .append(".\n# Each figure per message: runs of 2n and n iterations (n = iters), after warm-ups,")
+                .append(" differenced.\n")
                 .append("# Tolerance either way, percent:");
         for (Figure f : Figure.values()) s.append(' ').append(f.column).append(' ').append(plain(f.tolerance));
         s.append("\nrun\titers");
@@ -67,10 +69,12 @@ public final class WorkBaseline {
             if (header == null) { header = cell; checkHeader(file, i + 1, header); continue; }
             String where = file + " line " + (i + 1);
             if (cell.length != header.length)
-                throw new IllegalArgumentException(where + ": " + cell.length + " fields, the header has " + header.length);
+                throw new IllegalArgumentException(where + ": " + cell.length + " fields, the header has "
+                        + header.length);
             double[] v = new double[Figure.values().length];
             for (int k = 0; k < v.length; k++) v[k] = number(where, header[k + 2], cell[k + 2]);
-            rows.put(cell[0], new Row((int) number(where, "iters", cell[1]), new Figures(v[0], v[1], v[2], v[3], v[4])));
+            int iters = (int) number(where, "iters", cell[1]);
+            rows.put(cell[0], new Row(iters, new Figures(v[0], v[1], v[2], v[3], v[4])));
         }
         if (header == null) throw new IllegalArgumentException(file + ": no header line");
         return rows;
@@ -103,15 +107,18 @@ public final class WorkBaseline {
             if (now == null) continue;
             Row old = baseline.get(r.name());
             if (old == null || old.iters() != r.iters()) {
-                problems.add(r.name() + ": " + (old == null ? "not in the baseline" : "the baseline counted " + old.iters()
-                        + " iterations, the run " + r.iters()) + "; rewrite the baseline in the same commit: " + UPDATE);
+                String why = old == null ? "not in the baseline"
+                        : "the baseline counted " + old.iters() + " iterations, the run " + r.iters();
+                problems.add(r.name() + ": " + why + "; rewrite the baseline in the same commit: " + UPDATE);
                 continue;
             }
             for (Figure f : Figure.values()) {
                 double was = old.figures().get(f), is = now.get(f);
-                double change = was == 0 ? (is == 0 ? 0 : Double.POSITIVE_INFINITY * Math.signum(is)) : (is - was) / was * 100;
+                double change = was != 0 ? (is - was) / was * 100
+                        : is == 0 ? 0 : Double.POSITIVE_INFINITY * Math.signum(is);
                 if (Math.abs(change) <= f.tolerance) continue;
-                String moved = String.format(Locale.ROOT, "%s: %s %s from %,.2f to %,.2f per message (%+.1f %%, tolerance %s %%)",
+                String moved = String.format(Locale.ROOT,
+                        "%s: %s %s from %,.2f to %,.2f per message (%+.1f %%, tolerance %s %%)",
                         r.name(), f.column, change > 0 ? "rose" : "fell", was, is, change, plain(f.tolerance));
                 problems.add(change > 0 ? moved + ": the simulator does more work per message than the baseline"
                         : moved + ": better; rewrite the baseline in the same commit: " + UPDATE);

@@ -113,7 +113,8 @@ public final class WorkPerMessage {
      */
     private static Totals total(Run run, int n) {
         Profile p = Profiles.load("cx-gen3x16");
-        try (World w = run.nodes() > 2 ? World.apart(run.nodes(), p, 1, Faults.NONE, 1) : new World(run.nodes(), p, 1, Faults.NONE)) {
+        try (World w = run.nodes() > 2 ? World.apart(run.nodes(), p, 1, Faults.NONE, 1)
+                : new World(run.nodes(), p, 1, Faults.NONE)) {
             var mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
             long tid = Thread.currentThread().getId();
             long a0 = mx.getThreadAllocatedBytes(tid);

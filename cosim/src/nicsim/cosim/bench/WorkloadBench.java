@@ -137,25 +137,38 @@ public final class WorkloadBench {
         return rows;
     }
 
-    /** Wall-clock speed of whole runs. */
-    public record Speed(String what, double simulatedUs, double wallSeconds, double opsPerSecond) {
+    /**
+     * Wall-clock speed of whole runs, with what each message costs: a faster simulated adapter packs the
+     * same wall time into less simulated time, so the slowdown alone can rise while the simulator is no slower.
+     */
+    public record Speed(String what, double simulatedUs, double wallSeconds, double opsPerSecond, long bytesPerOp) {
         public double slowdown() { return wallSeconds / (simulatedUs / 1e6); }
+        /** Wall time per operation (a message), in microseconds. */
+        public double wallUsPerOp() { return 1e6 / opsPerSecond; }
+        /** Wall time per payload byte, in nanoseconds. */
+        public double wallNsPerByte() { return 1e9 / (opsPerSecond * bytesPerOp); }
     }
 
     public static List<Speed> speed(boolean quick) {
         int bwIters = quick ? 2000 : 1_000_000; // issue 7: a 2-node write_bw of 1,000,000 messages in under a minute
         int bigIters = quick ? 200 : 5000, ppIters = quick ? 200 : 5000;
         return List.of(
-                speed("write_bw 64 B x " + bwIters, "write_bw", Options.defaults().withSize(64).withIters(bwIters), 1),
-                speed("write_bw 64 KiB x " + bigIters, "write_bw", Options.defaults().withSize(65536).withIters(bigIters), 1),
-                speed("rc_pingpong 4096 B x " + ppIters, "rc_pingpong", Options.defaults().withIters(ppIters), 2)); // a ping and a pong each
+                speed("write_bw 64 B x " + bwIters, "write_bw", Options.defaults().withSize(64).withIters(bwIters),
+                        1, 64),
+                speed("write_bw 64 KiB x " + bigIters, "write_bw",
+                        Options.defaults().withSize(65536).withIters(bigIters), 1, 65536),
+                speed("rc_pingpong 4096 B x " + ppIters, "rc_pingpong", Options.defaults().withIters(ppIters),
+                        2, 4096)); // a ping and a pong each
     }
 
-    /** One timed 2-node run on cx-gen3x16; {@code opsPerIter} operations per iteration. */
-    private static Speed speed(String what, String workload, Options o, int opsPerIter) {
+    /**
+     * One timed 2-node run on cx-gen3x16; {@code opsPerIter} operations per iteration, of {@code bytesPerOp}
+     * payload bytes each.
+     */
+    private static Speed speed(String what, String workload, Options o, int opsPerIter, long bytesPerOp) {
         Measured m = measure(2, workload, o, what);
         return new Speed(what + " (cx-gen3x16)", m.result().rows().get(0).simPicos() / 1e6, m.wallSeconds(),
-                (double) opsPerIter * m.result().rows().get(0).iters() / m.wallSeconds());
+                (double) opsPerIter * m.result().rows().get(0).iters() / m.wallSeconds(), bytesPerOp);
     }
 
     /** A workload run on a fresh cluster: its result, the cluster (still reachable), wall time, heap the cluster holds. */
@@ -264,13 +277,14 @@ public final class WorkloadBench {
         return rows;
     }
 
-    /** One point of the message-size cost study. */
     /**
      * One row of the cost-with-size study: wall time with the DMA channels coasting and with every
      * edge run through the wires, and whether the two runs' simulated figures were identical.
      */
     public record SizeCost(long size, int iters, double wallSeconds, double simulatedUs, double beatByBeatWallSeconds, boolean identical) {
         public double wallUsPerMessage() { return wallSeconds * 1e6 / iters; }
+        /** Wall time per payload byte, in nanoseconds: a copy's cost is a fraction of one. */
+        public double wallNsPerByte() { return wallSeconds * 1e9 / ((double) iters * size); }
         public double slowdown() { return wallSeconds / (simulatedUs / 1e6); }
         public double beatByBeatSlowdown() { return beatByBeatWallSeconds / (simulatedUs / 1e6); }
     }

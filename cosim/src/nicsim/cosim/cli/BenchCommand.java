@@ -55,7 +55,8 @@ final class BenchCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--sections '" + sec
                         + "' unknown; accepted: blocks, fidelity, speed, attach, sweep, serve, mutation, work");
         if (updateBaseline && !sections.contains("work"))
-            throw new IllegalArgumentException("--update-baseline rewrites the work section's baseline: add --sections work");
+            throw new IllegalArgumentException(
+                    "--update-baseline rewrites the work section's baseline: add --sections work");
         Profile p = profile.load();
         Files.createDirectories(out);
         StringBuilder md = new StringBuilder();
@@ -82,17 +83,20 @@ final class BenchCommand implements Callable<Integer> {
      */
     private List<String> work(StringBuilder md) throws java.io.IOException {
         Path file = baseline != null ? baseline
-                : Path.of(System.getenv().getOrDefault("NICSIM_ROOT", ".")).resolve(nicsim.cosim.bench.WorkBaseline.PATH);
+                : Path.of(System.getenv().getOrDefault("NICSIM_ROOT", "."))
+                        .resolve(nicsim.cosim.bench.WorkBaseline.PATH);
         var old = updateBaseline ? java.util.Map.<String, nicsim.cosim.bench.WorkBaseline.Row>of()
                 : nicsim.cosim.bench.WorkBaseline.read(file);
         var measured = nicsim.cosim.bench.WorkPerMessage.measureAll();
         md.append("## Work per message (counted, not timed; each figure beside its change from ").append(file)
-                .append(")\n\n| run | iterations | events | clock edges (through the wires) | coasted edges | DMA beats "
+                .append(")\n\n| run | iterations | events | clock edges (through the wires) | coasted edges "
+                        + "| DMA beats "
                         + "| Java heap allocated (bytes) |\n|---|---:|---:|---:|---:|---:|---:|\n");
         for (var r : nicsim.cosim.bench.WorkPerMessage.RUNS) {
             var f = measured.get(r.name());
             var was = old.get(r.name());
-            md.append("| ").append(r.name()).append(" | ").append(r.iters()).append(" + ").append(2 * r.iters()).append(" |");
+            md.append("| ").append(r.name()).append(" | ").append(r.iters()).append(" + ").append(2 * r.iters())
+                    .append(" |");
             for (var fig : nicsim.cosim.bench.WorkPerMessage.Figure.values()) {
                 double v = f.get(fig);
                 md.append(String.format(" %,.2f", v));
@@ -102,11 +106,13 @@ final class BenchCommand implements Callable<Integer> {
             }
             md.append('\n');
         }
-        md.append("\nEach figure per message: the difference of a run of 2n iterations and one of n, after warm-up runs, ")
+        md.append("\nEach figure per message: the difference of a run of 2n iterations and one of n, ")
+                .append("after warm-up runs, ")
                 .append("so setup drops out. Tolerance either way, percent:");
         for (var fig : nicsim.cosim.bench.WorkPerMessage.Figure.values())
             md.append(' ').append(fig.column).append(' ').append(nicsim.cosim.bench.WorkBaseline.plain(fig.tolerance));
-        md.append(" (allocation varies with what the JIT's escape analysis removes; docs/cli.md#work-per-message-guarded).\n\n");
+        md.append(" (allocation varies with what the JIT's escape analysis removes; ")
+                .append("docs/cli.md#work-per-message-guarded).\n\n");
         if (updateBaseline) {
             Files.createDirectories(file.toAbsolutePath().getParent());
             Files.writeString(file, nicsim.cosim.bench.WorkBaseline.format(measured));
@@ -114,7 +120,8 @@ final class BenchCommand implements Callable<Integer> {
             return List.of();
         }
         List<String> moved = nicsim.cosim.bench.WorkBaseline.compare(old, measured);
-        md.append(moved.isEmpty() ? "Every figure within its tolerance of the baseline.\n\n" : "Moved beyond tolerance:\n\n");
+        md.append(moved.isEmpty() ? "Every figure within its tolerance of the baseline.\n\n"
+                : "Moved beyond tolerance:\n\n");
         for (String m : moved) md.append("- ").append(m).append('\n');
         return moved;
     }
@@ -370,26 +377,40 @@ final class BenchCommand implements Callable<Integer> {
 
     private void speed(StringBuilder md) {
         System.err.println("bench: speed of whole runs ...");
-        md.append("## Speed of whole runs (wall clock)\n\n| run | simulated | wall | slowdown (wall / simulated) | operations per wall second |\n")
-                .append("|---|---:|---:|---:|---:|\n");
+        md.append("## Speed of whole runs (wall clock)\n\n| run | simulated | wall | slowdown (wall / simulated) "
+                + "| wall per message (us) | wall per payload byte (ns) | operations per wall second |\n")
+                .append("|---|---:|---:|---:|---:|---:|---:|\n");
         for (var sp : nicsim.cosim.bench.WorkloadBench.speed(quick))
-            md.append(String.format("| %s | %.1f us | %.2f s | %,.0fx | %,.0f |%n", sp.what(), sp.simulatedUs(), sp.wallSeconds(), sp.slowdown(),
-                    sp.opsPerSecond()));
+            md.append(String.format("| %s | %.1f us | %.2f s | %,.0fx | %,.2f | %,.3f | %,.0f |%n", sp.what(),
+                    sp.simulatedUs(),
+                    sp.wallSeconds(), sp.slowdown(), sp.wallUsPerOp(), sp.wallNsPerByte(), sp.opsPerSecond()));
+        md.append("\nA slowdown that rose beside a wall time per message that did not is a faster simulated adapter, "
+                + "not a "
+                + "slower simulator: the same work covers less simulated time. `--sections work` counts that work.\n");
 
         System.err.println("bench: cost with message size ...");
         md.append("\n### Cost with message size (write_bw, cx-gen3x16; the DMA channels coasting, then every edge through the wires with `--beat-by-beat`")
                 .append(quick ? "" : "; coasting wall time the median of 3 runs, each compared with the beat-by-beat run").append(")\n\n")
-                .append("| bytes | messages | wall (s) | wall per message (us) | slowdown (wall / simulated) | beat by beat: wall (s) | beat by beat: slowdown "
-                        + "| simulated figures, counters and end time |\n|---:|---:|---:|---:|---:|---:|---:|---|\n");
+                .append("| bytes | messages | wall (s) | wall per message (us) | wall per payload byte (ns) "
+                        + "| slowdown (wall / simulated) "
+                        + "| beat by beat: wall (s) | beat by beat: slowdown "
+                        + "| simulated figures, counters and end time |\n"
+                        + "|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("size-cost.csv")))) {
-            csv.println("bytes,messages,wall_s,wall_us_per_message,slowdown,beat_by_beat_wall_s,beat_by_beat_slowdown,identical");
+            csv.println("bytes,messages,wall_s,wall_us_per_message,wall_ns_per_byte,slowdown,beat_by_beat_wall_s,"
+                    + "beat_by_beat_slowdown,identical");
             for (long size : quick ? new long[]{64, 65536} : new long[]{64, 1024, 16384, 65536, 1 << 20}) {
                 int iters = (int) Math.max(quick ? 20 : 100, Math.min(quick ? 2000 : 50_000, (quick ? 1L << 22 : 1L << 26) / size)); // 64 MiB a size
                 var r = nicsim.cosim.bench.WorkloadBench.sizeCost(size, iters, quick ? 1 : 3);
-                md.append(String.format("| %d | %,d | %.2f | %.1f | %,.0fx | %.2f | %,.0fx | %s |%n", r.size(), r.iters(), r.wallSeconds(),
-                        r.wallUsPerMessage(), r.slowdown(), r.beatByBeatWallSeconds(), r.beatByBeatSlowdown(), r.identical() ? "identical" : "DIFFERENT"));
-                csv.printf("%d,%d,%.3f,%.3f,%.0f,%.3f,%.0f,%s%n", r.size(), r.iters(), r.wallSeconds(), r.wallUsPerMessage(), r.slowdown(),
-                        r.beatByBeatWallSeconds(), r.beatByBeatSlowdown(), r.identical());
+                md.append(String.format("| %d | %,d | %.2f | %,.1f | %,.3f | %,.0fx | %.2f | %,.0fx | %s |%n",
+                        r.size(), r.iters(),
+                        r.wallSeconds(), r.wallUsPerMessage(), r.wallNsPerByte(), r.slowdown(),
+                        r.beatByBeatWallSeconds(),
+                        r.beatByBeatSlowdown(), r.identical() ? "identical" : "DIFFERENT"));
+                csv.printf("%d,%d,%.3f,%.3f,%.4f,%.0f,%.3f,%.0f,%s%n", r.size(), r.iters(), r.wallSeconds(),
+                        r.wallUsPerMessage(),
+                        r.wallNsPerByte(), r.slowdown(), r.beatByBeatWallSeconds(), r.beatByBeatSlowdown(),
+                        r.identical());
             }
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);

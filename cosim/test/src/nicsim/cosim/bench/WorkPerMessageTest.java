@@ -35,16 +35,21 @@ class WorkPerMessageTest {
         assertEquals(a.events(), b.events());
         assertEquals(a.edges(), b.edges());
         assertEquals(a.coastedEdges(), b.coastedEdges());
-        // 64 bytes cross a local bus four times (host to SRAM, to the link; from the link, to the host), 2 beats of 32 bytes each
+        // 64 bytes cross a local bus four times (host to SRAM, to the link; from the link, to the host),
+        // 2 beats of 32 bytes each
         assertEquals(8.0, a.beats());
         assertTrue(a.events() > 0 && a.allocatedBytes() > 0, a.toString());
     }
 
-    private static Map<String, Figures> scaled(Map<String, WorkBaseline.Row> base, String run, double events, double alloc) {
+    /** {@code base}'s figures, {@code run}'s events and allocation scaled by the factors given. */
+    private static Map<String, Figures> scaled(Map<String, WorkBaseline.Row> base, String run, double events,
+            double alloc) {
         Map<String, Figures> m = new LinkedHashMap<>();
         base.forEach((k, r) -> {
             Figures f = r.figures();
-            m.put(k, k.equals(run) ? new Figures(f.events() * events, f.edges(), f.coastedEdges(), f.beats(), f.allocatedBytes() * alloc) : f);
+            m.put(k, !k.equals(run) ? f
+                    : new Figures(f.events() * events, f.edges(), f.coastedEdges(), f.beats(),
+                            f.allocatedBytes() * alloc));
         });
         return m;
     }
@@ -62,11 +67,13 @@ class WorkPerMessageTest {
 
         List<String> rose = WorkBaseline.compare(base, scaled(base, run, 1.01, 1));
         assertEquals(1, rose.size(), rose.toString());
-        assertTrue(rose.get(0).startsWith(run + ": events rose from 100.00 to 101.00 per message (+1.0 %"), rose.get(0));
+        assertTrue(rose.get(0).startsWith(run + ": events rose from 100.00 to 101.00 per message (+1.0 %"),
+                rose.get(0));
 
         List<String> fell = WorkBaseline.compare(base, scaled(base, run, 1, 0.8));
         assertEquals(1, fell.size(), fell.toString());
-        assertTrue(fell.get(0).contains("allocated_bytes fell from 10,000.00 to 8,000.00") && fell.get(0).endsWith(WorkBaseline.UPDATE),
+        assertTrue(fell.get(0).contains("allocated_bytes fell from 10,000.00 to 8,000.00")
+                        && fell.get(0).endsWith(WorkBaseline.UPDATE),
                 fell.get(0));
 
         var missing = new LinkedHashMap<>(base);
@@ -77,7 +84,8 @@ class WorkPerMessageTest {
     @Test
     void aMalformedBaselineNamesTheLineAndField(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("work.tsv");
-        Files.writeString(file, "run\titers\tevents\tedges\tcoasted_edges\tdma_beats\tallocated_bytes\nwrite_bw 64 B\t4000\tmany\t1\t1\t1\t1\n");
+        Files.writeString(file, "run\titers\tevents\tedges\tcoasted_edges\tdma_beats\tallocated_bytes\n"
+                + "write_bw 64 B\t4000\tmany\t1\t1\t1\t1\n");
         var e = assertThrows(IllegalArgumentException.class, () -> WorkBaseline.read(file));
         assertTrue(e.getMessage().contains("line 2: events 'many' is not a number"), e.getMessage());
         var none = assertThrows(IllegalArgumentException.class, () -> WorkBaseline.read(dir.resolve("absent.tsv")));
