@@ -1,0 +1,86 @@
+package nicsim.serve;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * A test-sized QEMU guest: Debian's own kernel for the release in kernel/RELEASE (its package
+ * downloaded with apt-get and unpacked once into ~/.cache/nicsim/vm/, never installed) and a busybox
+ * initramfs whose /init is the test's script. Tests that need QEMU or busybox are skipped, saying
+ * how to install them, only where they are absent (scripts/ensure-tools.sh --vm installs them).
+ */
+final class TestGuest {
+    static final String QEMU = "qemu-system-x86_64";
+    static final Path BUSYBOX = Path.of("/bin/busybox");
+
+    private TestGuest() {}
+
+    static Path root() { return Path.of(System.getProperty("nicsim.root", ".")); }
+
+    /** Skips the test unless QEMU and a static busybox are here. */
+    static void assumeTools() throws Exception {
+        boolean qemu = run(List.of("sh", "-c", "command -v " + QEMU), null, 10) == 0;
+        Assumptions.assumeTrue(qemu, QEMU + " is not installed: run scripts/ensure-tools.sh --vm (Debian's "
+                + "qemu-system-x86) to run the guest tests");
+        Assumptions.assumeTrue(Files.isExecutable(BUSYBOX), "no " + BUSYBOX + ": run scripts/ensure-tools.sh --vm "
+                + "(Debian's busybox-static, which the guest's initramfs runs) to run the guest tests");
+    }
+
+    /** The guest kernel's vmlinuz, downloaded and unpacked on first use. */
+    static Path kernel() throws Exception {
+        String release = Files.readString(root().resolve("kernel/RELEASE")).trim();
+        Path cache = Path.of(System.getProperty("user.home"), ".cache", "nicsim", "vm");
+        Path vmlinuz = cache.resolve("vmlinuz-" + release);
+        if (Files.exists(vmlinuz)) return vmlinuz;
+        Path work = Files.createDirectories(cache.resolve("download-" + release));
+        int rc = run(List.of("sh", "-c", "rm -rf unpacked *.deb && apt-get download linux-image-" + release
+                + " && dpkg-deb -x linux-image-" + release + "_*.deb unpacked"), work.toFile(), 300);
+        Path unpacked = work.resolve("unpacked/boot/vmlinuz-" + release);
+        if (rc != 0 || !Files.exists(unpacked))
+            throw new IOException("could not download and unpack linux-image-" + release + " into " + work);
+        Files.copy(unpacked, cache.resolve("vmlinuz-" + release + ".part"), StandardCopyOption.REPLACE_EXISTING);
+        Files.move(cache.resolve("vmlinuz-" + release + ".part"), vmlinuz, StandardCopyOption.ATOMIC_MOVE);
+        run(List.of("rm", "-rf", work.toString()), null, 60); // the modules and the package: not needed here
+        return vmlinuz;
+    }
+
+    /** An initramfs (newc cpio) in {@code dir}: busybox and {@code init} as /init. */
+    static Path initramfs(Path dir, String init) throws Exception {
+        Path tree = Files.createDirectories(dir.resolve("initramfs"));
+        for (String d : List.of("bin", "proc", "sys", "dev")) Files.createDirectories(tree.resolve(d));
+        Files.copy(BUSYBOX, tree.resolve("bin/busybox"), StandardCopyOption.REPLACE_EXISTING);
+        Files.writeString(tree.resolve("init"), init);
+        tree.resolve("init").toFile().setExecutable(true);
+        Path cpio = dir.resolve("initramfs.cpio");
+        if (run(List.of("sh", "-c", "find . | cpio -o -H newc --quiet > '" + cpio + "'"), tree.toFile(), 60) != 0)
+            throw new IOException("cpio could not pack " + tree);
+        return cpio;
+    }
+
+    /**
+     * QEMU's arguments for a TCG guest of {@code megs} MiB of shareable RAM (as the bridge needs),
+     * the console on stdio, no default devices (no network: nothing leaves the machine).
+     */
+    static List<String> qemuArgs(Path kernel, Path initramfs, int megs, String cmdline) {
+        return List.of(QEMU, "-machine", "q35,accel=tcg,memory-backend=ram", "-m", megs + "M",
+                "-object", "memory-backend-memfd,id=ram,size=" + megs + "M,share=on",
+                "-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-no-reboot",
+                "-kernel", kernel.toString(), "-initrd", initramfs.toString(),
+                "-append", "console=ttyS0 panic=-1 " + cmdline);
+    }
+
+    private static int run(List<String> cmd, java.io.File dir, int seconds) throws Exception {
+        Process p = new ProcessBuilder(cmd).directory(dir).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return -1;
+        }
+        return p.exitValue();
+    }
+}
