@@ -27,11 +27,29 @@ struct bridge {
 	struct region regions[MPQEMU_MAX_FDS];
 	int nregions;
 	uint64_t accesses, reads, interrupts;
+	/* the ivshmem-doorbell device's server (doorbell.c); doorbell_listen < 0: no doorbell device */
+	int doorbell_listen, doorbell_client, doorbell_vectors;
+	char doorbell_path[64];
+	int *eventfds; /* one per vector the guest's doorbell device took, in vector order */
+	int neventfds;
+	uint64_t delivered, dropped;
 };
 
 /* SYNC_SYSMEM: maps the guest's RAM regions m carries (closing its fds); 0, or -1 if one failed. */
 int sysmem_sync(struct bridge *b, struct mpqemu_msg *m);
 /* Unmaps every guest RAM region, here and in serve. */
 void sysmem_release(struct bridge *b);
+
+/*
+ * Listens, at a socket of its own, for QEMU's ivshmem-doorbell device with `vectors` MSI-X vectors:
+ * 0, or -1 (errno set).
+ */
+int doorbell_listen(struct bridge *b, int vectors);
+/* Takes the doorbell device's connection and gives it its ID, memory and eventfds: 0, or -1. */
+int doorbell_accept(struct bridge *b);
+/* The adapter's MSI-X message with data `data`: raises the doorbell device's vector `data` if connected. */
+void doorbell_ring(struct bridge *b, uint32_t data);
+/* Closes the doorbell device's connection and eventfds and removes its socket. */
+void doorbell_close(struct bridge *b);
 
 #endif

@@ -15,8 +15,10 @@
  * program asks serve for a WAIT of at most one quantum of simulated time: the adapter works on what
  * the guest's driver gave it (commands, doorbells) between the guest's accesses. A WAIT that found
  * nothing to do is followed by a millisecond's look at QEMU's socket, so an idle guest costs little.
- * MSI-X messages the WAITs return are counted but not delivered: the proxy has no interrupt path
- * under TCG, and a guest driver polls its queues in RAM.
+ *
+ * Interrupts: the proxy has none under TCG, so the bridge also serves a stock ivshmem-doorbell
+ * device (doorbell.c; `--doorbell-vectors 0` leaves it out): the adapter's MSI-X message with data d,
+ * as a WAIT returns it, raises the doorbell function's MSI-X vector d in the guest.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,7 +40,7 @@
 
 static void usage(void) {
 	fprintf(stderr, "usage: NICSIM_SOCKET=<serve's socket> nicsim-qemu-remote [--node N] [--quantum-ns T] "
-			"-- qemu-system-x86_64 ARGS...\n");
+			"[--doorbell-vectors V] -- qemu-system-x86_64 ARGS...\n");
 	exit(2);
 }
 
@@ -178,21 +180,32 @@ static int let_time_move(struct bridge *b) {
 	if (n < 0)
 		return -1;
 	b->interrupts += (uint64_t)n;
+	for (int i = 0; i < n && i < 64; i++)
+		doorbell_ring(b, vectors[i]);
 	b->busy = n > 0 || (now > b->now && now - b->now < b->quantum);
 	b->now = now;
 	return 0;
 }
 
-/* Starts QEMU with its args and the proxy device on `fd`; its pid, or -1. */
-static pid_t start_qemu(char **args, int nargs, int fd) {
-	char opt[96];
+/* Starts QEMU with its args, the proxy device on `fd` and the doorbell device if any; its pid, or -1. */
+static pid_t start_qemu(const struct bridge *b, char **args, int nargs, int fd) {
+	char opt[96], chardev[128], doorbell[128];
 	snprintf(opt, sizeof(opt), "x-pci-proxy-dev,id=nicsim0,fd=%d", fd);
-	char **argv = calloc((size_t)nargs + 3, sizeof(*argv));
+	snprintf(chardev, sizeof(chardev), "socket,id=nicsim0-doorbell,path=%s", b->doorbell_path);
+	snprintf(doorbell, sizeof(doorbell), "ivshmem-doorbell,id=nicsim0-irq,chardev=nicsim0-doorbell,vectors=%d",
+		 b->doorbell_vectors);
+	char **argv = calloc((size_t)nargs + 7, sizeof(*argv));
 	if (!argv)
 		return -1;
 	memcpy(argv, args, (size_t)nargs * sizeof(*argv));
 	argv[nargs] = "-device";
 	argv[nargs + 1] = opt;
+	if (b->doorbell_listen >= 0) {
+		argv[nargs + 2] = "-chardev";
+		argv[nargs + 3] = chardev;
+		argv[nargs + 4] = "-device";
+		argv[nargs + 5] = doorbell;
+	}
 	pid_t pid = fork();
 	if (pid == 0) {
 		fcntl(fd, F_SETFD, 0); /* QEMU's end stays open across exec */
@@ -206,12 +219,18 @@ static pid_t start_qemu(char **args, int nargs, int fd) {
 
 static int serve_loop(struct bridge *b) {
 	for (;;) {
-		struct pollfd p = {.fd = b->qemu, .events = POLLIN};
-		int r = poll(&p, 1, b->busy ? 0 : IDLE_POLL_MS);
+		struct pollfd p[2] = {{.fd = b->qemu, .events = POLLIN}, {.fd = b->doorbell_listen, .events = POLLIN}};
+		int r = poll(p, 2, b->busy ? 0 : IDLE_POLL_MS); /* a negative fd (no doorbell device) is ignored */
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return -1;
+		if (p[1].revents & POLLIN) { /* QEMU's doorbell device waits for its setup before it goes on */
+			if (doorbell_accept(b))
+				return -1;
+			if (!(p[0].revents & POLLIN))
+				continue;
+		}
 		if (r == 0) {
 			if (let_time_move(b)) {
 				fprintf(stderr, "nicsim-qemu-remote: serve's WAIT failed: %s\n", strerror(errno));
@@ -235,6 +254,7 @@ static int serve_loop(struct bridge *b) {
 int main(int argc, char **argv) {
 	int node = -1, i = 1;
 	uint64_t quantum_ns = 10000;
+	int doorbell_vectors = -1; /* -1: as many as the adapter has MSI-X vectors */
 	for (; i < argc && strcmp(argv[i], "--"); i++) {
 		char *end;
 		if (!strcmp(argv[i], "--node") && i + 1 < argc) {
@@ -249,25 +269,37 @@ int main(int argc, char **argv) {
 				fprintf(stderr, "nicsim-qemu-remote: --quantum-ns %s: 1..1000000000\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--doorbell-vectors") && i + 1 < argc) {
+			doorbell_vectors = (int)strtol(argv[++i], &end, 10);
+			if (*end || doorbell_vectors < 0 || doorbell_vectors > 2048) {
+				fprintf(stderr, "nicsim-qemu-remote: --doorbell-vectors %s: 0..2048\n", argv[i]);
+				return 2;
+			}
 		} else
 			usage();
 	}
 	if (i + 1 >= argc)
 		usage();
-	struct bridge b = {.quantum = quantum_ns * 1000};
+	struct bridge b = {.quantum = quantum_ns * 1000, .doorbell_listen = -1, .doorbell_client = -1};
 	if (nicsim_open_flags(&b.dev, node, NICSIM_OPEN_BAR0_32BIT)) {
 		fprintf(stderr, "nicsim-qemu-remote: opening node %d's adapter on $NICSIM_SOCKET (%s): %s\n", node,
 			getenv("NICSIM_SOCKET") ? getenv("NICSIM_SOCKET") : "unset", strerror(errno));
 		return 1;
 	}
 	b.bar0_size = nicsim_bar0_size(b.dev);
+	if (doorbell_vectors < 0)
+		doorbell_vectors = (int)nicsim_msix_vectors(b.dev);
+	if (doorbell_vectors > 0 && doorbell_listen(&b, doorbell_vectors)) {
+		perror("nicsim-qemu-remote: the doorbell device's socket");
+		return 1;
+	}
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		perror("nicsim-qemu-remote: socketpair");
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	pid_t qemu = start_qemu(argv + i + 1, argc - i - 1, sv[1]);
+	pid_t qemu = start_qemu(&b, argv + i + 1, argc - i - 1, sv[1]);
 	close(sv[1]);
 	if (qemu < 0) {
 		perror("nicsim-qemu-remote: fork");
@@ -282,9 +314,11 @@ int main(int argc, char **argv) {
 	while (waitpid(qemu, &status, 0) < 0 && errno == EINTR)
 		;
 	sysmem_release(&b);
-	fprintf(stderr, "nicsim-qemu-remote: node %d: %llu BAR accesses (%llu reads), %llu MSI-X messages not "
-		"delivered, simulated time %.3f us\n", node, (unsigned long long)b.accesses,
-		(unsigned long long)b.reads, (unsigned long long)b.interrupts, (double)b.now / 1e6);
+	doorbell_close(&b);
+	fprintf(stderr, "nicsim-qemu-remote: node %d: %llu BAR accesses (%llu reads), %llu MSI-X messages (%llu "
+		"raised a doorbell vector, %llu dropped), simulated time %.3f us\n", node,
+		(unsigned long long)b.accesses, (unsigned long long)b.reads, (unsigned long long)b.interrupts,
+		(unsigned long long)b.delivered, (unsigned long long)b.dropped, (double)b.now / 1e6);
 	nicsim_close(b.dev);
 	if (rc)
 		return 1;

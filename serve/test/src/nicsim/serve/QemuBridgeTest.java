@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * BAR0, and runs QUERY_HCA_CAP by writing a command entry into its RAM and ringing the doorbell:
  * the adapter DMA-reads the entry and DMA-writes the answer into the guest's RAM, where the guest
  * reads it (with busybox devmem, in RAM the kernel was told to leave alone so /dev/mem may reach it).
+ * Beside it the bridge's ivshmem-doorbell function, which carries the adapter's interrupts.
  */
 class QemuBridgeTest {
     /** Guest-physical address of the command entry; the input and output mailboxes follow at +4 and +8 KiB. */
@@ -107,6 +108,8 @@ class QemuBridgeTest {
         }
         assertEquals(0, status, out + "\n" + s.log());
         assertTrue(out.contains("[0x1de5:0x0010]"), "the guest enumerated vendor 0x1de5 device 0x10:\n" + out);
+        // QEMU realizes the doorbell device only once the bridge's ivshmem server gave it its memory
+        assertTrue(out.contains("[0x1af4:0x1110]"), "the guest has the interrupts' ivshmem-doorbell function:\n" + out);
         Matcher bar = Pattern.compile("guest: BAR0 0x(\\p{XDigit}+)\\.\\.0x(\\p{XDigit}+) flags 0x(\\p{XDigit}+) "
                 + "dword\\s+(\\p{XDigit}+)").matcher(out);
         assertTrue(bar.find(), out);
