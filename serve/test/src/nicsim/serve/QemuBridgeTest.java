@@ -22,11 +22,14 @@ import org.junit.jupiter.api.Test;
  * BAR0, and runs QUERY_HCA_CAP by writing a command entry into its RAM and ringing the doorbell:
  * the adapter DMA-reads the entry and DMA-writes the answer into the guest's RAM, where the guest
  * reads it (with busybox devmem, in RAM the kernel was told to leave alone so /dev/mem may reach it).
- * Beside it the bridge's ivshmem-doorbell function, which carries the adapter's interrupts.
+ * Beside it the bridge's ivshmem-doorbell function, which carries the adapter's interrupts. A
+ * command entry the guest placed outside its RAM is told in serve's log, as any driver's mistake.
  */
 class QemuBridgeTest {
     /** Guest-physical address of the command entry; the input and output mailboxes follow at +4 and +8 KiB. */
     private static final long ENTRY = 0x700_0000L;
+    /** A guest-physical address past the guest's RAM (256 MiB) and below its PCI hole: no DMA may land there. */
+    private static final long NOT_RAM = 0x4000_0000L;
     /** QUERY_HCA_CAP's output mailbox: two header words and 19 results. */
     private static final int OUT_BYTES = 21 * 8;
 
@@ -63,6 +66,10 @@ class QemuBridgeTest {
                 "i=0; while [ $i -lt " + OUT_BYTES + " ]; do",
                 "  echo \"guest: out $i $(devmem $((" + out + " + i)) 32) $(devmem $((" + out + " + i + 4)) 32)\"",
                 "  i=$((i + 8)); done",
+                // a driver's mistake: the command entry's address is RAM the guest does not have
+                String.format("devmem $((bar + 0x10)) 64 0x%016x", Long.reverseBytes(NOT_RAM)),
+                String.format("devmem $((bar + 0x18)) 32 0x%08x", Integer.reverseBytes(1)),
+                "devmem $bar 32 >/dev/null", // a read returns once the writes before it were taken
                 "echo 'guest: done'",
                 "poweroff -f", "");
     }
@@ -73,7 +80,7 @@ class QemuBridgeTest {
     }
 
     @Test
-    void aGuestKernelFindsTheFunctionReadsBar0AndTheAdaptersDmaLandsInItsRam() throws Exception {
+    void aGuestKernelFindsTheFunctionAndTheAdaptersDmaLandsInItsRamOrIsReported() throws Exception {
         TestGuest.assumeTools();
         Path kernel = TestGuest.kernel();
         Path dir = Files.createTempDirectory("nicsim-qemu");
@@ -131,6 +138,12 @@ class QemuBridgeTest {
         assertEquals(caps.maxQp(), words[2], "maxQp, DMA-written by the adapter into the guest's RAM");
         assertEquals(caps.maxCq(), words[3], "maxCq");
         assertTrue(s.log().contains("opened node 0's adapter as a PCI function"), s.log());
+        // the guest's mistake is told as any driver's: what the device saw, at its simulated time
+        Matcher fault = Pattern.compile("nicsim-qemu-remote \\(pid \\d+\\), node 0: the device reports at "
+                + "[\\d.]+ us: DMA read of 64 bytes at 0x40000000: not memory the driver mapped").matcher(s.log());
+        assertTrue(fault.find(), s.log());
+        assertTrue(s.log().contains("command entry at 0x40000000 unreadable"), s.log());
+        assertEquals(2, s.log().split("the device reports", -1).length - 1, "that mistake's reports only: " + s.log());
         assertTrue(s.log().matches("(?s).*nicsim-qemu-remote \\(pid \\d+\\) closed its PCI function on node 0.*"),
                 s.log());
     }
