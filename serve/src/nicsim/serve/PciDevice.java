@@ -209,7 +209,8 @@ final class PciDevice implements AutoCloseable {
                     throw new VerbsException(Errno.EINVAL, String.format("PCI_DMA_MAP flags 0x%x: only 0x%x are "
                             + "defined", flags, MAP_WRITABLE | MAP_WAKE | MAP_FIXED));
                 long at = (flags & MAP_FIXED) != 0 ? in.u64("iova") : -1;
-                yield new Wire.Out().u64(map(address, length, (flags & MAP_WRITABLE) != 0, (flags & MAP_WAKE) != 0, at));
+                boolean writable = (flags & MAP_WRITABLE) != 0, wake = (flags & MAP_WAKE) != 0;
+                yield new Wire.Out().u64(map(address, length, writable, wake, at));
             }
             case PCI_DMA_UNMAP -> {
                 unmap(in.u64("iova"));

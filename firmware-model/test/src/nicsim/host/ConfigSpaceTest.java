@@ -6,7 +6,9 @@ import org.junit.jupiter.api.Test;
 
 /** BAR0's two kinds, as a bus's enumeration sizes and places them. */
 class ConfigSpaceTest {
-    private static ConfigSpace space(long bar0) { return new ConfigSpace(1, 2, 0, new long[]{bar0, 0, 0}, 4, 0, 0x800); }
+    private static ConfigSpace space(long bar0) {
+        return new ConfigSpace(1, 2, 0, new long[]{bar0, 0, 0}, 4, 0, 0x800);
+    }
 
     /** What a BIOS reads after writing all ones to a BAR dword: its size mask and type bits. */
     private static int sized(ConfigSpace cs, int offset) {

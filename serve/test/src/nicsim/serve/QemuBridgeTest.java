@@ -2,13 +2,9 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.io.ByteArrayOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import nicsim.driver.World;
@@ -34,7 +30,7 @@ class QemuBridgeTest {
     private static final int OUT_BYTES = 21 * 8;
 
     /** The guest's /init: lists PCI functions, then drives ours by hand with devmem, and powers off. */
-    private static String init() {
+    private static String init(boolean mistake) {
         long in = ENTRY + 0x1000, out = ENTRY + 0x2000;
         return String.join("\n",
                 "#!/bin/busybox sh",
@@ -53,22 +49,25 @@ class QemuBridgeTest {
                 "echo \"guest: command $(od -An -tx2 -j4 -N2 $dev/config)\"",
                 "echo \"guest: firmware revision $(devmem $bar 32)\"",
                 // the output mailbox holds a pattern the adapter's answer must replace
-                "i=0; while [ $i -lt " + OUT_BYTES + " ]; do devmem $((" + out + " + i)) 32 0xdeadbeef; i=$((i + 4)); done",
+                "i=0; while [ $i -lt " + OUT_BYTES + " ]; do",
+                "  devmem $((" + out + " + i)) 32 0xdeadbeef; i=$((i + 4)); done",
                 "i=0; while [ $i -lt 64 ]; do devmem $((" + ENTRY + " + i)) 32 0; i=$((i + 4)); done",
-                // the entry's fields are big-endian: each 32-bit value below is its bytes as a little-endian CPU stores them
+                // the entry's fields are big-endian: each 32-bit value below is its bytes as a little-endian
+                // CPU stores them
                 word(ENTRY, 0x100), word(ENTRY + 8, (int) (in >>> 32)), word(ENTRY + 12, (int) in),
                 word(ENTRY + 16, (int) (out >>> 32)), word(ENTRY + 20, (int) out), word(ENTRY + 24, OUT_BYTES),
                 word(ENTRY + 60, 1), // ownership (byte 63): the adapter's
                 String.format("devmem $((bar + 0x10)) 64 0x%016x", Long.reverseBytes(ENTRY)),
                 String.format("devmem $((bar + 0x18)) 32 0x%08x", Integer.reverseBytes(1)),
-                "n=0; while [ \"$(devmem " + (ENTRY + 60) + " 32)\" != 0x00000000 ] && [ $n -lt 500 ]; do n=$((n + 1)); done",
+                "n=0; while [ \"$(devmem " + (ENTRY + 60) + " 32)\" != 0x00000000 ] && [ $n -lt 500 ]; do",
+                "  n=$((n + 1)); done",
                 "echo \"guest: command done after $n looks, owner $(devmem " + (ENTRY + 60) + " 32)\"",
                 "i=0; while [ $i -lt " + OUT_BYTES + " ]; do",
                 "  echo \"guest: out $i $(devmem $((" + out + " + i)) 32) $(devmem $((" + out + " + i + 4)) 32)\"",
                 "  i=$((i + 8)); done",
                 // a driver's mistake: the command entry's address is RAM the guest does not have
-                String.format("devmem $((bar + 0x10)) 64 0x%016x", Long.reverseBytes(NOT_RAM)),
-                String.format("devmem $((bar + 0x18)) 32 0x%08x", Integer.reverseBytes(1)),
+                mistake ? String.format("devmem $((bar + 0x10)) 64 0x%016x", Long.reverseBytes(NOT_RAM)) : "",
+                mistake ? String.format("devmem $((bar + 0x18)) 32 0x%08x", Integer.reverseBytes(1)) : "",
                 "devmem $bar 32 >/dev/null", // a read returns once the writes before it were taken
                 "echo 'guest: done'",
                 "poweroff -f", "");
@@ -79,37 +78,24 @@ class QemuBridgeTest {
         return String.format("devmem %d 32 0x%08x", addr, Integer.reverseBytes(value));
     }
 
+    /** QEMU's arguments for a guest running {@code init}, in {@code dir}. */
+    private static List<String> guest(Path dir, String init) throws Exception {
+        // the kernel leaves 64 KiB at ENTRY alone (memmap=...$...): /dev/mem may not touch the RAM it uses
+        return TestGuest.qemuArgs(TestGuest.kernel(), TestGuest.initramfs(dir, init), 256,
+                String.format("memmap=64K$0x%x", ENTRY));
+    }
+
     @Test
     void aGuestKernelFindsTheFunctionAndTheAdaptersDmaLandsInItsRamOrIsReported() throws Exception {
         TestGuest.assumeTools();
-        Path kernel = TestGuest.kernel();
-        Path dir = Files.createTempDirectory("nicsim-qemu");
-        Path initramfs = TestGuest.initramfs(dir, init());
-        Path bridge = Path.of(System.getProperty("nicsim.libnicsim"), "nicsim-qemu-remote");
+        List<String> qemu = guest(Files.createTempDirectory("nicsim-qemu"), init(true));
         Served s = new Served("nicsim-qemu").start(Served.cluster());
         String out;
         int status;
         try {
-            // the kernel leaves 64 KiB at ENTRY alone (memmap=...$...): /dev/mem may not touch the RAM it uses
-            List<String> cmd = new ArrayList<>(List.of(bridge.toString(), "--node", "0", "--"));
-            cmd.addAll(TestGuest.qemuArgs(kernel, initramfs, 256, String.format("memmap=64K$0x%x", ENTRY)));
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-            pb.environment().put("NICSIM_SOCKET", s.socket.toString());
-            Process p = pb.start();
-            ByteArrayOutputStream buf = new ByteArrayOutputStream();
-            Thread reader = new Thread(() -> {
-                try {
-                    p.getInputStream().transferTo(buf);
-                } catch (java.io.IOException ignored) { // the process ended
-                }
-            });
-            reader.start();
-            boolean ended = p.waitFor(150, TimeUnit.SECONDS);
-            if (!ended) p.destroyForcibly();
-            reader.join(5000);
-            out = buf.toString(StandardCharsets.UTF_8);
-            assertTrue(ended, "the guest did not power off within 150 s:\n" + out);
-            status = p.exitValue();
+            var g = TestGuest.boot(s.socket, 0, qemu);
+            status = g.await(150);
+            out = g.output();
         } finally {
             assertTrue(s.stop());
         }
@@ -146,6 +132,33 @@ class QemuBridgeTest {
         assertEquals(2, s.log().split("the device reports", -1).length - 1, "that mistake's reports only: " + s.log());
         assertTrue(s.log().matches("(?s).*nicsim-qemu-remote \\(pid \\d+\\) closed its PCI function on node 0.*"),
                 s.log());
+    }
+
+    @Test
+    void twoGuestsDriveTheirOwnNodesAdaptersAtOnce() throws Exception {
+        TestGuest.assumeTools();
+        Served s = new Served("nicsim-qemu-two").start(Served.cluster());
+        String[] out = new String[2];
+        try {
+            TestGuest.Booted[] g = new TestGuest.Booted[2];
+            for (int node = 0; node < 2; node++)
+                g[node] = TestGuest.boot(s.socket, node, guest(Files.createTempDirectory("nicsim-qemu"), init(false)));
+            for (int node = 0; node < 2; node++) {
+                int status = g[node].await(150);
+                out[node] = g[node].output();
+                assertEquals(0, status, out[node] + "\n" + s.log());
+            }
+        } finally {
+            assertTrue(s.stop());
+        }
+        long[] a = outputWords(out[0]), b = outputWords(out[1]);
+        assertEquals(0, a[0], out[0]);
+        assertEquals(0, b[0], out[1]);
+        // word 10 of the results is the port's LID: each guest reached its own node's adapter
+        assertNotEquals(a[2 + 10], b[2 + 10], "LIDs " + a[12] + " and " + b[12]);
+        assertFalse(s.log().contains("the device reports"), s.log());
+        for (int node = 0; node < 2; node++)
+            assertTrue(s.log().contains("opened node " + node + "'s adapter as a PCI function"), s.log());
     }
 
     /** The output mailbox's big-endian words, from the guest's "out" lines (two little-endian dwords each). */

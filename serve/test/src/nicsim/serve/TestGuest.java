@@ -1,9 +1,12 @@
 package nicsim.serve;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
@@ -72,6 +75,49 @@ final class TestGuest {
                 "-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-no-reboot",
                 "-kernel", kernel.toString(), "-initrd", initramfs.toString(),
                 "-append", "console=ttyS0 panic=-1 " + cmdline);
+    }
+
+    /** A guest booting through nicsim-qemu-remote: its console and the bridge's messages, as they come. */
+    static final class Booted {
+        private final Process process;
+        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        private final Thread reader;
+
+        private Booted(Process process) {
+            this.process = process;
+            reader = new Thread(() -> {
+                try {
+                    process.getInputStream().transferTo(out);
+                } catch (IOException ignored) { // the process ended
+                }
+            });
+            reader.start();
+        }
+
+        /** Waits for the guest to power off: QEMU's status through the bridge; AssertionError if it did not. */
+        int await(int seconds) throws Exception {
+            boolean ended = process.waitFor(seconds, TimeUnit.SECONDS);
+            if (!ended) process.destroyForcibly();
+            reader.join(5000);
+            if (!ended) throw new AssertionError("the guest did not power off within " + seconds + " s:\n" + output());
+            return process.exitValue();
+        }
+
+        String output() {
+            synchronized (out) {
+                return out.toString(StandardCharsets.UTF_8);
+            }
+        }
+    }
+
+    /** Boots QEMU with {@code qemuArgs} through the bridge on node {@code node} of the serve at {@code socket}. */
+    static Booted boot(Path socket, int node, List<String> qemuArgs) throws IOException {
+        Path bridge = Path.of(System.getProperty("nicsim.libnicsim"), "nicsim-qemu-remote");
+        List<String> cmd = new ArrayList<>(List.of(bridge.toString(), "--node", Integer.toString(node), "--"));
+        cmd.addAll(qemuArgs);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("NICSIM_SOCKET", socket.toString());
+        return new Booted(pb.start());
     }
 
     private static int run(List<String> cmd, java.io.File dir, int seconds) throws Exception {
