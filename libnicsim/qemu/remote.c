@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,7 +106,8 @@ static uint64_t bar_write(struct bridge *b, const struct mpqemu_bar *a) {
 static uint64_t bar_read(struct bridge *b, const struct mpqemu_bar *a) {
 	int64_t off = bar_offset(b, a);
 	uint64_t v = 0;
-	if (off < 0 || a->size < 1 || a->size > 8 || (a->size & (a->size - 1)))
+	if (off < 0 || a->size < 1 || a->size > 8 || (a->size & (a->size - 1)) ||
+	    (a->size < 4 && ((uint64_t)off & 3) + a->size > 4))
 		return UINT64_MAX;
 	b->accesses++;
 	b->reads++;
@@ -208,7 +210,8 @@ static pid_t start_qemu(const struct bridge *b, char **args, int nargs, int fd) 
 	}
 	pid_t pid = fork();
 	if (pid == 0) {
-		fcntl(fd, F_SETFD, 0); /* QEMU's end stays open across exec */
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* a guest whose device is gone goes too */
+		fcntl(fd, F_SETFD, 0);            /* QEMU's end stays open across exec */
 		execvp(argv[0], argv);
 		fprintf(stderr, "nicsim-qemu-remote: starting %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

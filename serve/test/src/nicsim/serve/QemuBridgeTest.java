@@ -161,6 +161,20 @@ class QemuBridgeTest {
             assertTrue(s.log().contains("opened node " + node + "'s adapter as a PCI function"), s.log());
     }
 
+    @Test
+    void aNodeThatDoesNotExistIsRefusedBeforeQemuStarts() throws Exception {
+        Served s = new Served("nicsim-qemu-bad").start(Served.cluster());
+        try {
+            var g = TestGuest.boot(s.socket, 5, List.of("qemu-system-x86_64", "-version"));
+            assertEquals(1, g.await(30), g.output());
+            assertTrue(g.output().contains("opening node 5's adapter"), g.output());
+            assertTrue(s.log().contains("node 5 does not exist (nodes 0..1)"), s.log());
+            assertFalse(g.output().contains("QEMU emulator"), "QEMU was not started: " + g.output());
+        } finally {
+            assertTrue(s.stop());
+        }
+    }
+
     /** The output mailbox's big-endian words, from the guest's "out" lines (two little-endian dwords each). */
     private static long[] outputWords(String out) {
         Matcher m = Pattern.compile("guest: out (\\d+) 0x(\\p{XDigit}{8}) 0x(\\p{XDigit}{8})").matcher(out);
