@@ -22,6 +22,7 @@ struct bridge {
 	uint64_t bar0_base;  /* BAR0's base as the guest last programmed it (0: unassigned) */
 	uint64_t bar0_size;
 	uint64_t quantum;    /* picoseconds of simulated time one WAIT may run while the guest computes */
+	uint64_t step;       /* what the next WAIT may run: the quantum, or more while the guest is idle */
 	uint64_t now;        /* the simulated time serve last told */
 	int busy;            /* the device had something to do at the last look: look again at once */
 	struct region regions[MPQEMU_MAX_FDS];

@@ -14,7 +14,8 @@
  * pace, never waiting on serve but in a BAR read, so while no message from QEMU is pending this
  * program asks serve for a WAIT of at most one quantum of simulated time: the adapter works on what
  * the guest's driver gave it (commands, doorbells) between the guest's accesses. A WAIT that found
- * nothing to do is followed by a millisecond's look at QEMU's socket, so an idle guest costs little.
+ * nothing to do is followed by a millisecond's look at QEMU's socket, so an idle guest costs little,
+ * and the next WAIT may run longer (IDLE_GROWTH).
  *
  * Interrupts: the proxy has none under TCG, so the bridge also serves a stock ivshmem-doorbell
  * device (doorbell.c; `--doorbell-vectors 0` leaves it out): the adapter's MSI-X message with data d,
@@ -38,6 +39,12 @@
 #define CONFIG_COMMAND 0x04u
 #define CONFIG_BAR0 0x10u
 #define IDLE_POLL_MS 1
+/*
+ * While the guest leaves the device alone, each WAIT may run twice the last, up to this many quanta:
+ * a driver that holds time holds it for every program on the fabric, so an idle guest should not
+ * slow the others to a quantum a millisecond; its next access brings the quantum back.
+ */
+#define IDLE_GROWTH 64
 
 static void usage(void) {
 	fprintf(stderr, "usage: NICSIM_SOCKET=<serve's socket> nicsim-qemu-remote [--node N] [--quantum-ns T] "
@@ -178,13 +185,14 @@ static int handle(struct bridge *b, struct mpqemu_msg *m) {
 static int let_time_move(struct bridge *b) {
 	uint32_t vectors[64];
 	uint64_t now = 0;
-	int n = nicsim_wait(b->dev, b->quantum, vectors, 64, &now);
+	int n = nicsim_wait(b->dev, b->step, vectors, 64, &now);
 	if (n < 0)
 		return -1;
 	b->interrupts += (uint64_t)n;
 	for (int i = 0; i < n && i < 64; i++)
 		doorbell_ring(b, vectors[i]);
-	b->busy = n > 0 || (now > b->now && now - b->now < b->quantum);
+	b->busy = n > 0 || (now > b->now && now - b->now < b->step);
+	b->step = b->busy ? b->quantum : b->step < b->quantum * IDLE_GROWTH ? 2 * b->step : b->step;
 	b->now = now;
 	return 0;
 }
@@ -249,6 +257,7 @@ static int serve_loop(struct bridge *b) {
 			fprintf(stderr, "nicsim-qemu-remote: reading QEMU's message: %s\n", strerror(errno));
 			return -1;
 		}
+		b->step = b->quantum; /* the guest is at the device: time moves in small steps again */
 		if (handle(b, &m))
 			return -1;
 	}
@@ -283,7 +292,8 @@ int main(int argc, char **argv) {
 	}
 	if (i + 1 >= argc)
 		usage();
-	struct bridge b = {.quantum = quantum_ns * 1000, .doorbell_listen = -1, .doorbell_client = -1};
+	struct bridge b = {.quantum = quantum_ns * 1000, .step = quantum_ns * 1000, .doorbell_listen = -1,
+			   .doorbell_client = -1};
 	if (nicsim_open_flags(&b.dev, node, NICSIM_OPEN_BAR0_32BIT)) {
 		fprintf(stderr, "nicsim-qemu-remote: opening node %d's adapter on $NICSIM_SOCKET (%s): %s\n", node,
 			getenv("NICSIM_SOCKET") ? getenv("NICSIM_SOCKET") : "unset", strerror(errno));
