@@ -35,9 +35,8 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "nicsim/device.h"
 
-#define CONFIG_COMMAND 0x04u
-#define CONFIG_BAR0 0x10u
 #define IDLE_POLL_MS 1
 /*
  * While the guest leaves the device alone, each WAIT may run twice the last, up to this many quanta:
@@ -55,7 +54,7 @@ static void usage(void) {
 /* The BAR0 base the guest programmed, read back from config space after a write to it. */
 static int refresh_bar0(struct bridge *b) {
 	uint32_t v;
-	if (nicsim_config_read(b->dev, CONFIG_BAR0, &v))
+	if (nicsim_config_read(b->dev, NICSIM_CFG_BAR0, &v))
 		return -1;
 	b->bar0_base = v & ~0xfu;
 	return 0;
@@ -84,7 +83,7 @@ static uint64_t config_write(struct bridge *b, const struct mpqemu_config *c) {
 			return UINT64_MAX;
 		v = (old & ~mask) | ((c->val << shift) & mask);
 	}
-	if (nicsim_config_write(b->dev, dword, v) || (dword == CONFIG_BAR0 && refresh_bar0(b)))
+	if (nicsim_config_write(b->dev, dword, v) || (dword == NICSIM_CFG_BAR0 && refresh_bar0(b)))
 		return UINT64_MAX;
 	return 0;
 }
@@ -134,7 +133,7 @@ static uint64_t bar_read(struct bridge *b, const struct mpqemu_bar *a) {
  * a reboot, as for any driver that goes.
  */
 static uint64_t device_reset(struct bridge *b) {
-	if (nicsim_config_write(b->dev, CONFIG_COMMAND, 0) || nicsim_config_write(b->dev, CONFIG_BAR0, 0))
+	if (nicsim_config_write(b->dev, NICSIM_CFG_COMMAND, 0) || nicsim_config_write(b->dev, NICSIM_CFG_BAR0, 0))
 		return UINT64_MAX;
 	b->bar0_base = 0;
 	return 0;
