@@ -69,7 +69,14 @@ final class PciFace implements AutoCloseable {
         for (PciDevice o : devices.values())
             if (user && session != null && o.user != null && o.user.of(session) && o.host.index == node) shared = o.user;
         PciDevice d = new PciDevice(world.host(node), p, fd, user, session, shared);
-        if ((flags & PciDevice.OPEN_BAR0_32BIT) != 0) d.bar0As32Bit();
+        if ((flags & PciDevice.OPEN_BAR0_32BIT) != 0) {
+            try {
+                d.bar0As32Bit();
+            } catch (VerbsException x) {
+                d.close(); // the bus's hooks go with it: the node is free again
+                throw x;
+            }
+        }
         devices.put(c, d);
         p.devices.put(fd, d);
         p.requested(false);
