@@ -27,7 +27,7 @@ struct bridge {
 	int busy;            /* the device had something to do at the last look: look again at once */
 	struct region regions[MPQEMU_MAX_FDS];
 	int nregions;
-	uint64_t accesses, reads, interrupts;
+	uint64_t accesses, reads, interrupts, resets;
 	/* the ivshmem-doorbell device's server (doorbell.c); doorbell_listen < 0: no doorbell device */
 	int doorbell_listen, doorbell_client, doorbell_vectors;
 	char doorbell_path[64];

@@ -127,13 +127,15 @@ static uint64_t bar_read(struct bridge *b, const struct mpqemu_bar *a) {
 }
 
 /*
- * QEMU resets the function (at start and at the guest's reboot): memory space and bus mastering
- * off, BAR0 unassigned, as a reset leaves config space. The adapter's own state is not reset: the
+ * QEMU resets the function (at start and at the guest's reboot): memory space, bus mastering and
+ * MSI-X off, BAR0 unassigned, as a reset leaves config space. The adapter's own state is not reset: the
  * model has no function-level reset, so a guest driver takes the adapter down (TEARDOWN_HCA) before
  * a reboot, as for any driver that goes.
  */
 static uint64_t device_reset(struct bridge *b) {
-	if (nicsim_config_write(b->dev, NICSIM_CFG_COMMAND, 0) || nicsim_config_write(b->dev, NICSIM_CFG_BAR0, 0))
+	b->resets++;
+	if (nicsim_config_write(b->dev, NICSIM_CFG_COMMAND, 0) || nicsim_config_write(b->dev, NICSIM_CFG_BAR0, 0) ||
+	    nicsim_config_write(b->dev, NICSIM_CFG_MSIX_CAP, 0))
 		return UINT64_MAX;
 	b->bar0_base = 0;
 	return 0;
@@ -328,9 +330,10 @@ int main(int argc, char **argv) {
 	sysmem_release(&b);
 	doorbell_close(&b);
 	fprintf(stderr, "nicsim-qemu-remote: node %d: %llu BAR accesses (%llu reads), %llu MSI-X messages (%llu "
-		"raised a doorbell vector, %llu dropped), simulated time %.3f us\n", node,
+		"raised a doorbell vector, %llu dropped), %llu resets, simulated time %.3f us\n", node,
 		(unsigned long long)b.accesses, (unsigned long long)b.reads, (unsigned long long)b.interrupts,
-		(unsigned long long)b.delivered, (unsigned long long)b.dropped, (double)b.now / 1e6);
+		(unsigned long long)b.delivered, (unsigned long long)b.dropped, (unsigned long long)b.resets,
+		(double)b.now / 1e6);
 	nicsim_close(b.dev);
 	if (rc)
 		return 1;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -96,6 +97,7 @@ class QemuBridgeTest {
             var g = TestGuest.boot(s.socket, 0, qemu);
             status = g.await(150);
             out = g.output();
+            awaitClosed(s);
         } finally {
             assertTrue(s.stop());
         }
@@ -148,6 +150,7 @@ class QemuBridgeTest {
                 out[node] = g[node].output();
                 assertEquals(0, status, out[node] + "\n" + s.log());
             }
+            awaitClosed(s);
         } finally {
             assertTrue(s.stop());
         }
@@ -245,6 +248,7 @@ class QemuBridgeTest {
             var g = TestGuest.boot(s.socket, 0, qemu);
             status = g.await(150);
             out = g.output();
+            awaitClosed(s);
         } finally {
             assertTrue(s.stop());
         }
@@ -261,6 +265,58 @@ class QemuBridgeTest {
                 "the interrupt reached the guest's CPU as vector 0xd0:\n" + out);
     }
 
+    /**
+     * A guest that reboots once: QEMU's machine reset reaches the bridge as DEVICE_RESET, and the
+     * rebooted kernel finds the function again, assigned anew, and reads BAR0. A mark in RAM the
+     * kernel leaves alone (a reset keeps RAM) tells the second boot from the first.
+     */
+    private static final String REBOOT_INIT = """
+            #!/bin/busybox sh
+            /bin/busybox --install -s /bin
+            mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
+            for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor)" = 0x1de5 ] && nic=$d; done
+            set -- $(head -n 1 $nic/resource); BAR=$1
+            if [ "$(devmem %d 32)" != 0x600DB007 ]; then
+              devmem %d 32 0x600DB007
+              printf '\\006\\000' | dd of=$nic/config bs=1 seek=4 count=2 conv=notrunc 2>/dev/null
+              echo "guest: first boot, command $(od -An -tx2 -j4 -N2 $nic/config)"
+              reboot -f
+            fi
+            echo "guest: second boot, command $(od -An -tx2 -j4 -N2 $nic/config), BAR0 $BAR"
+            echo "guest: firmware revision $(devmem $BAR 32)"
+            poweroff -f
+            """;
+
+    @Test
+    void aRebootResetsTheFunctionAndTheGuestFindsItAgain() throws Exception {
+        TestGuest.assumeTools();
+        Path dir = Files.createTempDirectory("nicsim-qemu-reboot");
+        List<String> qemu = new ArrayList<>(TestGuest.qemuArgs(TestGuest.kernel(),
+                TestGuest.initramfs(dir, String.format(REBOOT_INIT, ENTRY, ENTRY)), 256,
+                String.format("memmap=64K$0x%x", ENTRY)));
+        assertTrue(qemu.remove("-no-reboot"), "the guest reboots for real");
+        Served s = new Served("nicsim-qemu-reboot").start(Served.cluster());
+        String out;
+        int status;
+        try {
+            var g = TestGuest.boot(s.socket, 0, qemu);
+            status = g.await(150);
+            out = g.output();
+            awaitClosed(s);
+        } finally {
+            assertTrue(s.stop());
+        }
+        assertEquals(0, status, out + "\n" + s.log());
+        assertTrue(out.contains("guest: first boot, command  0006"), out);
+        // after the reboot the firmware placed BAR0 and enabled memory space again; bus mastering waits for a driver
+        assertTrue(out.contains("guest: second boot, command  0002"), out);
+        assertTrue(out.contains("guest: firmware revision 0x00000100"), "BAR0 answers after the reset:\n" + out);
+        Matcher resets = Pattern.compile(" (\\d+) resets,").matcher(out);
+        assertTrue(resets.find() && Integer.parseInt(resets.group(1)) >= 2,
+                "QEMU reset the function at start and at the reboot:\n" + out);
+        assertEquals(1, s.log().split("opened node 0's adapter", -1).length - 1, "one function throughout: " + s.log());
+    }
+
     @Test
     void aNodeThatDoesNotExistIsRefusedBeforeQemuStarts() throws Exception {
         Served s = new Served("nicsim-qemu-bad").start(Served.cluster());
@@ -273,6 +329,11 @@ class QemuBridgeTest {
         } finally {
             assertTrue(s.stop());
         }
+    }
+
+    /** Waits (10 s at most) for serve to see the bridge's socket close, so its log has the function's summary. */
+    private static void awaitClosed(Served s) throws InterruptedException {
+        for (int i = 0; i < 500 && !s.log().contains("closed its PCI function"); i++) Thread.sleep(20);
     }
 
     /** The output mailbox's big-endian words, from the guest's "out" lines (two little-endian dwords each). */
