@@ -20,6 +20,11 @@ import org.junit.jupiter.api.Assumptions;
 final class TestGuest {
     static final String QEMU = "qemu-system-x86_64";
     static final Path BUSYBOX = Path.of("/bin/busybox");
+    /**
+     * Guest-physical RAM the test guests' kernel is told to leave alone (memmap=SIZE$ADDR), so /dev/mem
+     * (busybox devmem) may reach it: the kernel's STRICT_DEVMEM keeps programs off the RAM it uses.
+     */
+    static final long RESERVED = 0x700_0000L;
 
     private TestGuest() {}
 
@@ -118,6 +123,11 @@ final class TestGuest {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().put("NICSIM_SOCKET", socket.toString());
         return new Booted(pb.start());
+    }
+
+    /** Waits (10 s at most) for serve to see a bridge's socket close, so its log has the function's summary. */
+    static void awaitClosed(Served s) throws InterruptedException {
+        for (int i = 0; i < 500 && !s.log().contains("closed its PCI function"); i++) Thread.sleep(20);
     }
 
     private static int run(List<String> cmd, java.io.File dir, int seconds) throws Exception {
