@@ -67,6 +67,9 @@ final class TestGuest {
         Path cpio = dir.resolve("initramfs.cpio");
         if (run(List.of("sh", "-c", "find . | cpio -o -H newc --quiet > '" + cpio + "'"), tree.toFile(), 60) != 0)
             throw new IOException("cpio could not pack " + tree);
+        run(List.of("rm", "-rf", tree.toString()), null, 60); // the archive holds it
+        cpio.toFile().deleteOnExit();
+        dir.toFile().deleteOnExit();
         return cpio;
     }
 
