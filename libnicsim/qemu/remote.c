@@ -237,14 +237,10 @@ static int serve_loop(struct bridge *b) {
 			continue;
 		if (r < 0)
 			return -1;
-		if (p[1].revents & POLLIN) { /* QEMU's doorbell device waits for its setup before it goes on */
-			if (doorbell_accept(b))
-				return -1;
-			if (!(p[0].revents & POLLIN))
-				continue;
-		}
-		if (r == 0) {
-			if (let_time_move(b)) {
+		if ((p[1].revents & POLLIN) && doorbell_accept(b)) /* QEMU's doorbell device waits for its setup */
+			return -1;
+		if (!p[0].revents) { /* nothing from QEMU: the adapter's turn */
+			if (r == 0 && let_time_move(b)) {
 				fprintf(stderr, "nicsim-qemu-remote: serve's WAIT failed: %s\n", strerror(errno));
 				return -1;
 			}
