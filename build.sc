@@ -203,7 +203,8 @@ object sweep extends NicsimJavac with PinScala {
  * the result until a source changes (`./mill show libnicsim.build` prints where it is).
  */
 object libnicsim extends Module {
-  def sources = T.sources(millSourcePath / "src", millSourcePath / "include", millSourcePath / "examples")
+  def sources = T.sources(millSourcePath / "src", millSourcePath / "include", millSourcePath / "examples",
+    millSourcePath / "qemu")
   /** The libibverbs provider on libnicsim: built by serve's ProviderBuild, where the program runs. */
   def provider = T.sources(millSourcePath / "provider")
   def build = T {
@@ -218,6 +219,9 @@ object libnicsim extends Module {
     os.proc("ar", "rcs", lib, objects).call()
     for (e <- os.list(millSourcePath / "examples") if e.ext == "c")
       os.proc("cc", flags, e, lib, "-o", T.dest / e.baseName).call()
+    // the QEMU bridge: one node's adapter as a guest's PCI function (libnicsim/qemu/remote.c)
+    val bridge = os.list(millSourcePath / "qemu").filter(_.ext == "c")
+    os.proc("cc", flags, bridge, lib, "-o", T.dest / "nicsim-qemu-remote").call()
     PathRef(T.dest)
   }
 }

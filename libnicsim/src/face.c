@@ -198,7 +198,7 @@ static int ring_write(struct nicsim_dev *d, uint64_t offset, const void *data, u
  * Opens node `node`'s adapter by `op`: PCI_OPEN (the whole function) or UCTX_OPEN (a user context,
  * tied to libibverbs session `session`).
  */
-static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t session) {
+static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t session, uint32_t flags) {
 	const char *path = getenv("NICSIM_SOCKET"), *env = getenv("NICSIM_NODE");
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (!path || strlen(path) >= sizeof(a.sun_path))
@@ -231,8 +231,7 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t sess
 		n = 0;
 	put32(&r, (uint32_t)n);
 	put_bytes(&r, name, (uint32_t)n);
-	if (op == NICSIM_OP_UCTX_OPEN)
-		put32(&r, session);
+	put32(&r, op == NICSIM_OP_UCTX_OPEN ? session : flags);
 	struct __attribute__((packed)) { uint32_t config; uint64_t bar0; uint32_t vectors; uint64_t msi; } o;
 	int rc = call(d, &r, &o, sizeof(o));
 	if (rc) {
@@ -249,10 +248,16 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t sess
 	return 0;
 }
 
-int nicsim_open(struct nicsim_dev **dev, int node) { return open_as(dev, node, NICSIM_OP_PCI_OPEN, 0); }
+int nicsim_open(struct nicsim_dev **dev, int node) { return open_as(dev, node, NICSIM_OP_PCI_OPEN, 0, 0); }
+
+_Static_assert(NICSIM_OPEN_BAR0_32BIT == NICSIM_PCI_OPEN_BAR0_32BIT, "nicsim.h and wire.h agree");
+
+int nicsim_open_flags(struct nicsim_dev **dev, int node, uint32_t flags) {
+	return open_as(dev, node, NICSIM_OP_PCI_OPEN, 0, flags);
+}
 
 int nicsim_open_context(struct nicsim_dev **dev, int node, uint32_t session) {
-	int rc = open_as(dev, node, NICSIM_OP_UCTX_OPEN, session);
+	int rc = open_as(dev, node, NICSIM_OP_UCTX_OPEN, session, 0);
 	if (rc)
 		return rc;
 	(*dev)->user = 1;
@@ -405,6 +410,17 @@ int nicsim_dma_map(struct nicsim_dev *d, void *addr, uint64_t len, int flags, ui
 	put64(&r, len);
 	put32(&r, (uint32_t)flags & (NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE));
 	return call(d, &r, iova, 8);
+}
+
+int nicsim_dma_map_at(struct nicsim_dev *d, void *addr, uint64_t len, int flags, uint64_t iova) {
+	struct req r;
+	uint64_t got;
+	start(&r, NICSIM_OP_PCI_DMA_MAP);
+	put64(&r, (uint64_t)(uintptr_t)addr);
+	put64(&r, len);
+	put32(&r, ((uint32_t)flags & (NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE)) | NICSIM_PCI_DMA_FIXED);
+	put64(&r, iova);
+	return call(d, &r, &got, 8);
 }
 
 int nicsim_dma_unmap(struct nicsim_dev *d, uint64_t iova) {

@@ -33,6 +33,10 @@ struct nicsim_dev;
  * libibverbs program, holds it.
  */
 int nicsim_open(struct nicsim_dev **dev, int node);
+/* nicsim_open_flags's flags: BAR0 is a 32-bit non-prefetchable BAR while this driver holds the function. */
+enum { NICSIM_OPEN_BAR0_32BIT = 1 };
+/* As nicsim_open, with NICSIM_OPEN_* flags: the device as a bus that cannot place a 64-bit BAR needs it. */
+int nicsim_open_flags(struct nicsim_dev **dev, int node, uint32_t flags);
 /*
  * Opens a user context on node `node`'s adapter, which the kernel (the simulator's own driver)
  * brought up: as a provider under a kernel driver has it. Commands (nicsim_cmd) go through the
@@ -82,6 +86,11 @@ enum { NICSIM_DMA_WRITABLE = 1, NICSIM_DMA_WAKE = 2 };
  * nothing is not woken by each piece of data landing in its buffers.
  */
 int nicsim_dma_map(struct nicsim_dev *dev, void *addr, uint64_t len, int flags, uint64_t *iova);
+/*
+ * As nicsim_dma_map, at bus address `iova` (page-aligned; clear of the driver's other mappings) rather
+ * than one the device chooses: a guest's RAM at its guest-physical addresses, as a VM's bus sees it.
+ */
+int nicsim_dma_map_at(struct nicsim_dev *dev, void *addr, uint64_t len, int flags, uint64_t iova);
 int nicsim_dma_unmap(struct nicsim_dev *dev, uint64_t iova);
 /* Zeroed, page-aligned memory of `len` bytes, mapped for DMA at *iova; NULL on failure. */
 void *nicsim_dma_alloc(struct nicsim_dev *dev, uint64_t len, uint64_t *iova);

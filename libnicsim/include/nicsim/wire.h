@@ -2,8 +2,10 @@
 #ifndef NICSIM_WIRE_H
 #define NICSIM_WIRE_H
 #include <stdint.h>
-#define NICSIM_WIRE_VERSION 15u
+#define NICSIM_WIRE_VERSION 16u
 #define NICSIM_HELLO_OWN_RINGS 1u
+#define NICSIM_PCI_OPEN_BAR0_32BIT 1u
+#define NICSIM_PCI_DMA_FIXED 4u
 enum nicsim_op {
 	NICSIM_OP_HELLO = 1,
 	NICSIM_OP_QUERY_DEVICE = 2,

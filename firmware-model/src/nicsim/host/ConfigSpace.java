@@ -12,6 +12,8 @@ public final class ConfigSpace {
     public static final int CAP_ID_MSIX = 0x11;
     public static final int MSIX_ENABLE = 1 << 15, MSIX_FUNCTION_MASK = 1 << 14;
     private static final int BAR_FLAGS_64BIT_PREFETCH = 0b1100;
+    /** BAR0's low bits as a 32-bit, non-prefetchable memory BAR: all zero. */
+    private static final int BAR_FLAGS_32BIT = 0b0000;
 
     private final int vendorId;
     private final int deviceId;
@@ -23,6 +25,11 @@ public final class ConfigSpace {
     private final int msixTableBar;
     private final long msixTableOffset;
     private int msixControl;
+    /**
+     * BAR0 decodes 32 bits and is not prefetchable ({@link #bar0As32Bit}): what a bus that cannot place
+     * a 64-bit BAR offers (QEMU's remote PCI proxy); the dword after it is then an absent BAR1.
+     */
+    private boolean bar0Is32Bit;
 
     /**
      * @param barSizes sizes of 64-bit BARs 0, 1, 2 (0 = absent); each a power of two >= 4 KiB
@@ -47,6 +54,21 @@ public final class ConfigSpace {
         this.msixTableBar = msixTableBar;
         this.msixTableOffset = msixTableOffset;
     }
+
+    /**
+     * Makes BAR0 a 32-bit non-prefetchable BAR ({@code on}) or the 64-bit prefetchable one again; its base
+     * is cleared (the driver assigns it anew). Refused if BAR0 is more than 2 GiB or a BAR1 exists
+     * (its dword would be BAR0's upper half).
+     */
+    public void bar0As32Bit(boolean on) {
+        if (on && (barSize[0] > 1L << 31 || barSize[1] != 0))
+            throw new IllegalArgumentException("BAR0 of 0x" + Long.toHexString(barSize[0]) + " bytes"
+                    + (barSize[1] != 0 ? " beside a BAR1" : "") + " cannot be a 32-bit BAR");
+        bar0Is32Bit = on;
+        barBase[0] = 0;
+    }
+
+    public boolean bar0Is32Bit() { return bar0Is32Bit; }
 
     public int barCount() { return 3; }
     public long barSize(int bar) { return barSize[bar]; }
@@ -80,6 +102,7 @@ public final class ConfigSpace {
                 if (offset >= BAR0 && offset < BAR0 + 24) {
                     int slot = (offset - BAR0) / 4, bar = slot / 2;
                     if (barSize[bar] == 0) return 0;
+                    if (bar == 0 && bar0Is32Bit) return slot == 0 ? (int) barBase[0] | BAR_FLAGS_32BIT : 0;
                     return slot % 2 == 0 ? (int) (barBase[bar] | BAR_FLAGS_64BIT_PREFETCH) : (int) (barBase[bar] >>> 32);
                 }
                 return 0;
@@ -93,6 +116,10 @@ public final class ConfigSpace {
         if (offset >= BAR0 && offset < BAR0 + 24) {
             int slot = (offset - BAR0) / 4, bar = slot / 2;
             if (barSize[bar] == 0) return;
+            if (bar == 0 && bar0Is32Bit) { // one dword: the next one is an absent BAR1, reading 0
+                if (slot == 0) barBase[0] = Integer.toUnsignedLong(value) & ~(barSize[0] - 1) & ~0xFL;
+                return;
+            }
             long mask = ~(barSize[bar] - 1);
             long v = Integer.toUnsignedLong(value);
             barBase[bar] = slot % 2 == 0 ? ((barBase[bar] & 0xFFFF_FFFF_0000_0000L) | v) & mask & ~0xFL

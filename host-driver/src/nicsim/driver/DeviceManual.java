@@ -97,8 +97,12 @@ public final class DeviceManual {
                 row(hex(ConfigSpace.DEVICE_ID), "device ID", hex(Cmd.PCI_DEVICE)),
                 row(hex(ConfigSpace.COMMAND), "command", "set memory space (" + hex(ConfigSpace.CMD_MEMORY_SPACE)
                         + ") and bus master (" + hex(ConfigSpace.CMD_BUS_MASTER) + ") before any MMIO or DMA"),
-                row(hex(ConfigSpace.BAR0), "BAR0 (64-bit, prefetchable)", "write all ones, read back the size mask, "
-                        + "then write the base: the size is the profile's pci.bar0.size"),
+                row(hex(ConfigSpace.BAR0), "BAR0 (64-bit, prefetchable; 32-bit, non-prefetchable when the PCI "
+                        + "face's driver opens it so)", "write all ones, read back the size mask, then write the base: "
+                        + "the size is the profile's pci.bar0.size; the low four bits say which kind (0xc: 64-bit "
+                        + "prefetchable, "
+                        + "its upper half at " + hex(ConfigSpace.BAR0 + 4) + "; 0: 32-bit, and "
+                        + hex(ConfigSpace.BAR0 + 4) + " reads 0)"),
                 row(hex(ConfigSpace.CAP_PTR), "capabilities pointer", hex(ConfigSpace.MSIX_CAP)),
                 row(hex(ConfigSpace.MSIX_CAP), "MSI-X capability (ID " + hex(ConfigSpace.CAP_ID_MSIX) + ")",
                         Cmd.MSIX_VECTORS + " vectors; message control bit 15 enables (" + hex(ConfigSpace.MSIX_ENABLE)

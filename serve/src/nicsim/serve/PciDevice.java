@@ -31,6 +31,11 @@ final class PciDevice implements AutoCloseable {
     private final ProcMemory memory;
     /** The driver's DMA mappings by I/O virtual address: their lengths. */
     private final TreeMap<Long, Long> maps = new TreeMap<>();
+    /** The IOVAs of mappings at an address the driver chose (MAP_FIXED): not the node's allocator's to free. */
+    private final java.util.Set<Long> fixed = new java.util.HashSet<>();
+    /** PCI_OPEN's flags: BAR0 is a 32-bit non-prefetchable BAR while this driver holds the function. */
+    static final int OPEN_BAR0_32BIT = 1;
+    private boolean bar0Made32Bit;
     /** MSI-X messages signalled and not yet handed to the driver: each one's data (the vector's). */
     private final ArrayDeque<Integer> interrupts = new ArrayDeque<>();
     private long interruptsRaised, mmioReads, mmioWrites, requests;
@@ -93,6 +98,19 @@ final class PciDevice implements AutoCloseable {
             interruptsRaised++;
         });
         host.bus.iommu(this::mapped); // the adapter reaches only what the driver mapped, as behind an IOMMU
+    }
+
+    /**
+     * PCI_OPEN's OPEN_BAR0_32BIT: BAR0 reads back as a 32-bit non-prefetchable BAR until the driver
+     * goes, for a bus that places none other (QEMU's remote PCI proxy: libnicsim/qemu).
+     */
+    void bar0As32Bit() {
+        try {
+            host.bus.configSpace(0).bar0As32Bit(true);
+        } catch (IllegalArgumentException x) {
+            throw new VerbsException(Errno.EINVAL, "PCI_OPEN flag BAR0 32-bit: " + x.getMessage());
+        }
+        bar0Made32Bit = true;
     }
 
     /** Whether {@code [addr, addr + length)} lies in one of the driver's DMA mappings. */
@@ -187,7 +205,12 @@ final class PciDevice implements AutoCloseable {
             case PCI_DMA_MAP -> {
                 long address = in.u64("address"), length = in.u64("length");
                 int flags = in.u32("flags");
-                yield new Wire.Out().u64(map(address, length, (flags & MAP_WRITABLE) != 0, (flags & MAP_WAKE) != 0));
+                if ((flags & ~(MAP_WRITABLE | MAP_WAKE | MAP_FIXED)) != 0)
+                    throw new VerbsException(Errno.EINVAL, String.format("PCI_DMA_MAP flags 0x%x: only 0x%x are "
+                            + "defined", flags, MAP_WRITABLE | MAP_WAKE | MAP_FIXED));
+                long at = (flags & MAP_FIXED) != 0 ? in.u64("iova") : -1;
+                boolean writable = (flags & MAP_WRITABLE) != 0, wake = (flags & MAP_WAKE) != 0;
+                yield new Wire.Out().u64(map(address, length, writable, wake, at));
             }
             case PCI_DMA_UNMAP -> {
                 unmap(in.u64("iova"));
@@ -267,17 +290,26 @@ final class PciDevice implements AutoCloseable {
      * ends a WAIT: a CQ's ring, where a poll that found nothing waits for the next CQE.
      */
     static final int MAP_WRITABLE = 1, MAP_WAKE = 2;
+    /**
+     * PCI_DMA_MAP's flag: the mapping is at the IOVA the driver gives (a u64 after the flags), not one the
+     * device chooses: a guest's RAM at its guest-physical addresses, which its kernel uses as bus addresses.
+     */
+    static final int MAP_FIXED = 4;
     /** Writes into a user context's waking mappings so far, and when it was last answered. */
     private long wakes, wakesSeen;
 
-    /** Maps the driver's {@code [address, address + length)} for DMA: its I/O virtual address. */
-    private long map(long address, long length, boolean writable, boolean wake) {
+    /**
+     * Maps the driver's {@code [address, address + length)} for DMA: its I/O virtual address, {@code at}
+     * if not negative (MAP_FIXED), else one the node's allocator gives.
+     */
+    private long map(long address, long length, boolean writable, boolean wake, long at) {
         int page = host.memory.pageSize();
         if (length <= 0 || address % page != 0 || length % page != 0)
             throw new VerbsException(Errno.EINVAL, String.format("DMA map of 0x%x, 0x%x bytes: page-aligned (%d) "
                     + "address and length", address, length, page));
         memory.checkMapped(address, length, writable);
-        long iova = host.allocPinned(length);
+        if (at >= 0) checkFixed(at, length);
+        long iova = at >= 0 ? at : host.allocPinned(length);
         nicsim.host.HostMemory.Backing b = memory.at(address);
         host.memory.attach(iova, length, !wake ? b : new nicsim.host.HostMemory.Backing() {
             @Override public void read(long offset, byte[] dst, int off, int len) { b.read(offset, dst, off, len); }
@@ -287,7 +319,27 @@ final class PciDevice implements AutoCloseable {
             }
         });
         maps.put(iova, length);
+        if (at >= 0) fixed.add(iova);
         return iova;
+    }
+
+    /**
+     * A MAP_FIXED window {@code [iova, iova + length)}: a whole function's (a user context's IOVAs are the
+     * kernel's to give), page-aligned, within the node's bus addresses, and clear of the driver's other
+     * mappings. It shadows the node's memory allocator, which nothing else uses while a driver holds
+     * the whole function (the Java driver is refused the node).
+     */
+    private void checkFixed(long iova, long length) {
+        if (user != null)
+            throw new VerbsException(Errno.EPERM, "PCI_DMA_MAP at a fixed IOVA on a user context: its IOVAs are "
+                    + "the kernel's to choose");
+        if (iova % host.memory.pageSize() != 0 || !host.memory.inBounds(iova, length))
+            throw new VerbsException(Errno.EINVAL, String.format("PCI_DMA_MAP iova 0x%x, 0x%x bytes: page-aligned "
+                    + "and below the node's 0x%x bytes of bus addresses", iova, length, host.memory.size()));
+        var below = maps.floorEntry(iova + length - 1);
+        if (below != null && below.getKey() + below.getValue() > iova)
+            throw new VerbsException(Errno.EEXIST, String.format("PCI_DMA_MAP iova 0x%x, 0x%x bytes: overlaps the "
+                    + "mapping at 0x%x", iova, length, below.getKey()));
     }
 
     private void unmap(long iova) {
@@ -295,7 +347,7 @@ final class PciDevice implements AutoCloseable {
         if (length == null)
             throw new VerbsException(Errno.EINVAL, String.format("DMA unmap of iova 0x%x: not mapped", iova));
         host.memory.detach(iova);
-        host.freePhysical(iova, length);
+        if (!fixed.remove(iova)) host.freePhysical(iova, length);
     }
 
     /** A posted write of the driver's that reached nothing (no answer can say so): told as a violation. */
@@ -412,9 +464,11 @@ final class PciDevice implements AutoCloseable {
         if (user != null && user.leave()) released = user.release();
         for (var e : maps.entrySet()) {
             host.memory.detach(e.getKey());
-            host.freePhysical(e.getKey(), e.getValue());
+            if (!fixed.contains(e.getKey())) host.freePhysical(e.getKey(), e.getValue());
         }
         maps.clear();
+        fixed.clear();
+        if (bar0Made32Bit) host.bus.configSpace(0).bar0As32Bit(false); // the next driver sees the usual BAR0
         if (user == null) {
             host.bus.onInterrupt((address, data) -> { });
             host.bus.iommu(null);

@@ -43,7 +43,7 @@ final class PciFace implements AutoCloseable {
     }
 
     /**
-     * PCI_OPEN (version, node, pid, the socket's number in the process, the program's path): the
+     * PCI_OPEN (version, node, pid, the socket's number in the process, the program's path, flags): the
      * function's config space size, BAR0's size, its MSI-X vectors, and the platform's MSI address
      * (where an MSI-X table entry must point for its message to be an interrupt).
      */
@@ -52,6 +52,10 @@ final class PciFace implements AutoCloseable {
         int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), fd = in.u32("socket fd");
         String name = in.string("program");
         int sessionId = user ? in.u32("session") : 0;
+        int flags = user ? 0 : in.u32("flags");
+        if ((flags & ~PciDevice.OPEN_BAR0_32BIT) != 0)
+            throw new VerbsException(Errno.EINVAL, String.format("PCI_OPEN flags 0x%x: only 0x%x (BAR0 32-bit) is "
+                    + "defined", flags, PciDevice.OPEN_BAR0_32BIT));
         if (version != Wire.VERSION)
             throw new Wire.Malformed("protocol version " + version + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
@@ -65,6 +69,14 @@ final class PciFace implements AutoCloseable {
         for (PciDevice o : devices.values())
             if (user && session != null && o.user != null && o.user.of(session) && o.host.index == node) shared = o.user;
         PciDevice d = new PciDevice(world.host(node), p, fd, user, session, shared);
+        if ((flags & PciDevice.OPEN_BAR0_32BIT) != 0) {
+            try {
+                d.bar0As32Bit();
+            } catch (VerbsException x) {
+                d.close(); // the bus's hooks go with it: the node is free again
+                throw x;
+            }
+        }
         devices.put(c, d);
         p.devices.put(fd, d);
         p.requested(false);

@@ -17,7 +17,7 @@ public final class Wire {
     private Wire() {}
 
     /** Raised when the provider and the simulator disagree on the protocol. */
-    public static final int VERSION = 15;
+    public static final int VERSION = 16;
     /** The largest message either side accepts. */
     public static final int MAX_MESSAGE = 64 << 20;
     /** "No object" in a handle field (no SRQ, no channel, no address handle). */
@@ -55,6 +55,8 @@ public final class Wire {
                 + "and the fixed parts of its messages. */\n");
         b.append("#ifndef NICSIM_WIRE_H\n#define NICSIM_WIRE_H\n#include <stdint.h>\n#define NICSIM_WIRE_VERSION ")
                 .append(VERSION).append("u\n#define NICSIM_HELLO_OWN_RINGS ").append(HELLO_OWN_RINGS)
+                .append("u\n#define NICSIM_PCI_OPEN_BAR0_32BIT ").append(PciDevice.OPEN_BAR0_32BIT)
+                .append("u\n#define NICSIM_PCI_DMA_FIXED ").append(PciDevice.MAP_FIXED)
                 .append("u\nenum nicsim_op {\n");
         for (Op op : Op.values()) b.append("\tNICSIM_OP_").append(op).append(" = ").append(op.code()).append(",\n");
         return b.append("};\n").append(WireLayout.cStructs()).append("#endif\n").toString();
