@@ -2,23 +2,25 @@
 # Makes sure a fresh Debian machine has what nicsim needs, installing it when we may:
 #   a JDK (javac and the JNI headers SpinalSim compiles against), and, when RTL is needed,
 #   Verilator with g++ and make. Mill itself is fetched by ./mill.
-# Usage: scripts/ensure-tools.sh [--rtl] [--node]
+# Usage: scripts/ensure-tools.sh [--rtl] [--node] [--rdma] [--vm]
 #   --rtl   Verilator, g++ and make, to build and run the RTL blocks
 #   --node  Node.js and npm, for the tests' timeline reader (scripts/timeline-reader)
 #   --rdma  what an RDMA host has, so unmodified programs run on nicsim as they would there: Debian's
 #           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
 #           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, python3-pyverbs with
 #           rdma-core's tests), perftest, qperf, UCX's tools and Open MPI
+#   --vm    QEMU (qemu-system-x86) to boot guests, kmod's depmod to index their modules, dpkg-deb
 # Exits 0 when everything is there; 2, after one line naming what is missing and how to install
 # it, when it is not and cannot be installed here.
 set -euo pipefail
-need_rtl=0; need_node=0; need_rdma=0
+need_rtl=0; need_node=0; need_rdma=0; need_vm=0
 for a in "$@"; do
   case "$a" in
     --rtl) need_rtl=1 ;;
     --node) need_node=1 ;;
     --rdma) need_rdma=1 ;;
-    *) echo "ensure-tools: unknown option '$a'; accepted: --rtl, --node, --rdma" >&2; exit 2 ;;
+    --vm) need_vm=1 ;;
+    *) echo "ensure-tools: unknown option '$a'; accepted: --rtl, --node, --rdma, --vm" >&2; exit 2 ;;
   esac
 done
 
@@ -46,6 +48,11 @@ if [ "$need_rdma" = 1 ]; then
   command -v ucx_info >/dev/null 2>&1 || missing+=(ucx-utils)
   command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
   command -v mpicc >/dev/null 2>&1 || missing+=(libopenmpi-dev)
+fi
+if [ "$need_vm" = 1 ]; then
+  command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
+  [ -x /usr/sbin/depmod ] || [ -x /sbin/depmod ] || missing+=(kmod)
+  command -v dpkg-deb >/dev/null 2>&1 || missing+=(dpkg)
 fi
 if [ "$need_node" = 1 ]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
