@@ -9,7 +9,8 @@
 #           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
 #           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, python3-pyverbs with
 #           rdma-core's tests), perftest, qperf, UCX's tools and Open MPI
-#   --vm    QEMU (qemu-system-x86) to boot guests, kmod's depmod to index their modules, dpkg-deb
+#   --vm    QEMU (qemu-system-x86, TCG: no /dev/kvm needed), a static busybox and cpio, to boot test
+#           guests whose kernel reaches the adapter through nicsim-qemu-remote (libnicsim/qemu)
 # Exits 0 when everything is there; 2, after one line naming what is missing and how to install
 # it, when it is not and cannot be installed here.
 set -euo pipefail
@@ -51,12 +52,16 @@ if [ "$need_rdma" = 1 ]; then
 fi
 if [ "$need_vm" = 1 ]; then
   command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
-  [ -x /usr/sbin/depmod ] || [ -x /sbin/depmod ] || missing+=(kmod)
-  command -v dpkg-deb >/dev/null 2>&1 || missing+=(dpkg)
+  dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" || missing+=(busybox-static)
+  command -v cpio >/dev/null 2>&1 || missing+=(cpio)
+  command -v cc >/dev/null 2>&1 || missing+=(gcc)
 fi
 if [ "$need_node" = 1 ]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
   command -v npm >/dev/null 2>&1 || missing+=(npm)
+fi
+if [ "$need_vm" = 1 ]; then # ./nicsim vm indexes the guest's kernel modules with depmod
+  [ -x /usr/sbin/depmod ] || [ -x /sbin/depmod ] || missing+=(kmod)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
