@@ -34,10 +34,11 @@ final class DebianPackages {
         } catch (Tools.MissingTool e) {
             throw e;
         } catch (IOException e) {
-            throw new IOException("could not download the Debian package '" + name + "' (is 'apt-get update' done, and is "
-                    + "deb.debian.org reachable?): " + e.getMessage(), e);
+            throw new IOException("could not download the Debian package '" + name
+                    + "' (is 'apt-get update' done, and is deb.debian.org reachable?): " + e.getMessage(), e);
         }
-        return find(name).orElseThrow(() -> new IOException("apt-get download " + name + " left no " + name + "_*.deb in " + dir));
+        return find(name).orElseThrow(() ->
+                new IOException("apt-get download " + name + " left no " + name + "_*.deb in " + dir));
     }
 
     /** Unpacks a package's files under {@code root}, as dpkg would place them, without running its scripts. */

@@ -7,10 +7,11 @@ import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Debian's own kernel for the guest: the package {@code linux-image-<release>} unpacked into the
@@ -38,10 +39,11 @@ public final class GuestKernel {
     }
 
     /** The kernel of {@code release}, downloaded and unpacked under {@code cache} the first time. */
-    static GuestKernel prepare(String release, Path cache, DebianPackages debs, java.util.function.Consumer<String> progress)
-            throws IOException {
+    static GuestKernel prepare(String release, Path cache, DebianPackages debs,
+                               java.util.function.Consumer<String> progress) throws IOException {
         if (!release.matches("[0-9][0-9A-Za-z.+~-]*"))
-            throw new IllegalArgumentException("kernel release '" + release + "' (kernel/RELEASE) is not a release string");
+            throw new IllegalArgumentException("kernel release '" + release
+                    + "' (kernel/RELEASE) is not a release string");
         Path deb = debs.fetch("linux-image-" + release);
         Path root = cache.resolve("kernel");
         Path ready = root.resolve(".unpacked-from");
@@ -67,31 +69,27 @@ public final class GuestKernel {
     public Path modules() { return root.resolve("lib/modules/" + release); }
 
     /**
-     * The modules {@code names} need, each after the ones it depends on, as paths relative to
-     * {@link #modules()}. A name the kernel has built in (modules.builtin) needs nothing; a name
-     * it has neither way is an error naming it.
+     * The modules {@code names} need, with everything they depend on, as paths relative to
+     * {@link #modules()} (in no particular order: depmod indexes them again where they are copied).
+     * A name the kernel has built in (modules.builtin) needs nothing; a name it has neither way is
+     * an error naming it.
      */
-    List<String> closure(Collection<String> names) throws IOException {
-        Set<String> builtin = new java.util.HashSet<>();
+    Set<String> closure(Collection<String> names) throws IOException {
+        Set<String> builtin = new HashSet<>();
         for (String line : Files.readAllLines(modules().resolve("modules.builtin"))) builtin.add(name(line));
-        Set<String> out = new LinkedHashSet<>();
+        Set<String> out = new TreeSet<>();
+        Deque<String> todo = new ArrayDeque<>();
         for (String n : names) {
             String path = paths.get(n.replace('-', '_'));
-            if (path == null) {
-                if (builtin.contains(n.replace('-', '_'))) continue;
+            if (path != null) todo.add(path);
+            else if (!builtin.contains(n.replace('-', '_')))
                 throw new IllegalArgumentException("kernel module '" + n + "' is not in " + release + "'s modules");
-            }
-            Deque<String> todo = new ArrayDeque<>(List.of(path));
-            List<String> order = new java.util.ArrayList<>();
-            while (!todo.isEmpty()) {
-                String p = todo.pop();
-                if (out.contains(p) || order.contains(p)) continue;
-                order.add(0, p);
-                todo.addAll(deps.getOrDefault(p, List.of()));
-            }
-            out.addAll(order);
         }
-        return List.copyOf(out);
+        while (!todo.isEmpty()) {
+            String p = todo.pop();
+            if (out.add(p)) todo.addAll(deps.getOrDefault(p, List.of()));
+        }
+        return out;
     }
 
     /** A module's name from its path: kernel/fs/9p/9p.ko is 9p; dashes read as underscores, as modprobe reads them. */

@@ -38,8 +38,8 @@ final class Initramfs {
             "libibumad3", "rdma-core", "ibverbs-utils", "rdmacm-utils", "perftest", "qperf", "libnl-3-200",
             "libnl-route-3-200");
     /** Kernel modules the init loads: virtio for the network and shared folder, 9p, the kernel's RDMA stack. */
-    static final List<String> MODULES = List.of("virtio_pci", "virtio_net", "9pnet_virtio", "9p", "ib_core", "ib_uverbs",
-            "ib_umad", "rdma_cm", "rdma_ucm", "ib_ipoib");
+    static final List<String> MODULES = List.of("virtio_pci", "virtio_net", "9pnet_virtio", "9p", "ib_core",
+            "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "ib_ipoib");
     /** Bump when the builder changes what it writes, so cached archives of the old layout are not reused. */
     private static final String LAYOUT = "2";
     /** Guests on one fabric know each other by these names: node N at serve's address for it, 10.77.0.(N+1). */
@@ -51,8 +51,8 @@ final class Initramfs {
      * The archive for {@code kernel} with nicsim's module {@code module} when present, built into
      * {@code cache} unless an archive of the same inputs is there.
      */
-    static Path build(GuestKernel kernel, Optional<Path> module, DebianPackages debs, Path cache, Consumer<String> progress)
-            throws IOException {
+    static Path build(GuestKernel kernel, Optional<Path> module, DebianPackages debs, Path cache,
+                      Consumer<String> progress) throws IOException {
         List<Path> packages = new ArrayList<>();
         for (String p : PACKAGES) packages.add(debs.fetch(p));
         byte[] init = resource("init");
@@ -66,8 +66,8 @@ final class Initramfs {
         if (Files.isRegularFile(out)) return out;
 
         progress.accept("building the initramfs (" + PACKAGES.size() + " Debian packages, " + MODULES.size()
-                + " kernel modules with their dependencies" + (module.isPresent() ? ", " + module.get().getFileName() : "")
-                + ")");
+                + " kernel modules with their dependencies"
+                + (module.isPresent() ? ", " + module.get().getFileName() : "") + ")");
         Path staging = Files.createTempDirectory(cache, "staging-");
         try {
             for (Path p : packages) DebianPackages.unpack(p, staging);
@@ -77,8 +77,8 @@ final class Initramfs {
             Path initFile = staging.resolve("init");
             Files.write(initFile, init);
             Files.setPosixFilePermissions(initFile, perms(0755));
-            for (String d : List.of("proc", "sys", "dev", "tmp", "run", "host", "root", "mnt", "etc/nicsim", "bin", "sbin",
-                    "usr/bin", "usr/sbin"))
+            for (String d : List.of("proc", "sys", "dev", "tmp", "run", "host", "root", "mnt", "etc/nicsim", "bin",
+                    "sbin", "usr/bin", "usr/sbin"))
                 Files.createDirectories(staging.resolve(d));
             Path tmp = Files.createTempFile(cache, "initramfs-", ".tmp");
             try (OutputStream o = Files.newOutputStream(tmp)) {

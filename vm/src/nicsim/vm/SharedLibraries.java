@@ -40,7 +40,8 @@ final class SharedLibraries {
         for (int i = 0; i < elves.size(); i += 64) {
             List<String> cmd = new ArrayList<>(List.of("ldd"));
             for (Path p : elves.subList(i, Math.min(elves.size(), i + 64))) cmd.add(p.toString());
-            String file = "";
+            // ldd heads each file's lines with its name only when it is given several
+            String file = cmd.size() == 2 ? root.relativize(Path.of(cmd.get(1))).toString() : "";
             for (String line : ldd(cmd, String.join(":", path)).split("\n")) {
                 if (!line.startsWith("\t") && line.endsWith(":")) {
                     file = root.relativize(Path.of(line.substring(0, line.length() - 1))).toString();
@@ -63,7 +64,8 @@ final class SharedLibraries {
             }
         }
         if (!missing.isEmpty())
-            throw new IOException("shared libraries neither in the guest's packages nor on this host: " + String.join(", ", missing));
+            throw new IOException("shared libraries neither in the guest's packages nor on this host: "
+                    + String.join(", ", missing));
     }
 
     /** Dynamically linked programs and libraries under root (ELF files; kernel modules are ELF too, but not ldd's). */
@@ -74,7 +76,7 @@ final class SharedLibraries {
                 if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) || p.toString().endsWith(".ko")) continue;
                 try (InputStream in = Files.newInputStream(p)) {
                     byte[] head = in.readNBytes(4);
-                    if (head.length == 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F') out.add(p);
+                    if (java.util.Arrays.equals(head, new byte[] {0x7f, 'E', 'L', 'F'})) out.add(p);
                 }
             }
         }

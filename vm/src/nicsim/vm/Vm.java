@@ -63,7 +63,8 @@ public final class Vm {
         // one guest prepares the cache at a time, whether the others are processes (the file lock) or
         // threads of this one (a JVM holds a file's lock once: the monitor)
         synchronized (PREPARING) {
-            try (FileChannel ch = FileChannel.open(cache.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            Path lockFile = cache.resolve(".lock");
+            try (FileChannel ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                  FileLock lock = ch.lock()) {
                 DebianPackages debs = new DebianPackages(cache.resolve("debs"), progress);
                 kernel = GuestKernel.prepare(o.release(), cache, debs, progress);
@@ -99,7 +100,8 @@ public final class Vm {
         if (withoutDevice.isEmpty()) {
             cmd.addAll(List.of(o.bridge().toString(), "--node", Integer.toString(o.node()), "--"));
             env.put("NICSIM_SOCKET", o.socket().toString());
-            progress.accept("node " + o.node() + "'s adapter through " + o.bridge().getFileName() + " on " + o.socket());
+            progress.accept("node " + o.node() + "'s adapter through " + o.bridge().getFileName() + " on "
+                    + o.socket());
         } else {
             progress.accept("booting node " + o.node() + " without the adapter: " + withoutDevice.get());
         }
@@ -111,7 +113,8 @@ public final class Vm {
         pb.environment().putAll(env);
         if (o.run() == null) return pb.inheritIO().start().waitFor();
 
-        Process p = pb.redirectInput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = pb.redirectInput(ProcessBuilder.Redirect.INHERIT)
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         Integer[] status = {null};
         Thread reader = new Thread(() -> status[0] = console(p), "vm-console");
         reader.start();
@@ -169,7 +172,8 @@ public final class Vm {
         if (o.noDevice()) return Optional.of("--no-device");
         if (!Files.isExecutable(o.bridge()))
             return Optional.of("the QEMU bridge is not built (" + o.bridge() + "; ./mill libnicsim.build builds it)");
-        if (!serving(o.socket())) return Optional.of("no nicsim serve is listening on " + o.socket() + " (start ./nicsim serve)");
+        if (!serving(o.socket()))
+            return Optional.of("no nicsim serve is listening on " + o.socket() + " (start ./nicsim serve)");
         return Optional.empty();
     }
 
@@ -183,7 +187,7 @@ public final class Vm {
         }
     }
 
-    /** QEMU's command line: TCG, shareable RAM (the bridge maps it), console on the terminal, the guests' network, 9p. */
+    /** QEMU's command line: TCG, shareable RAM (the bridge maps it), the console here, the guests' network, 9p. */
     List<String> qemu(GuestKernel kernel, Path initrd) {
         String mib = o.memoryMib() + "M";
         String mac = String.format("52:54:00:4e:00:%02x", o.node());
@@ -192,7 +196,8 @@ public final class Vm {
                 "-machine", "q35,memory-backend=ram", "-smp", "1",
                 "-kernel", kernel.vmlinuz().toString(), "-initrd", initrd.toString(),
                 "-append", "console=ttyS0 quiet loglevel=3 panic=-1 nicsim.node=" + o.node()
-                        + (o.share() != null ? " nicsim.share=1" : "") + (o.kernelArgs().isEmpty() ? "" : " " + o.kernelArgs()),
+                        + (o.share() != null ? " nicsim.share=1" : "")
+                        + (o.kernelArgs().isEmpty() ? "" : " " + o.kernelArgs()),
                 // the guests' own Ethernet: a multicast group on the loopback interface only, so no frame
                 // leaves the machine, and no route out (never -netdev user)
                 "-netdev", "socket,id=net0,mcast=" + o.netGroup() + ",localaddr=127.0.0.1",

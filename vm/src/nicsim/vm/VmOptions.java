@@ -20,8 +20,8 @@ import java.util.Optional;
  * @param timeoutSeconds with run: stop QEMU after this long (0: never)
  * @param kernelArgs  more kernel command-line arguments
  */
-public record VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root, Path cache,
-                        int netPort, int timeoutSeconds, String kernelArgs) {
+public record VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
+                        Path cache, int netPort, int timeoutSeconds, String kernelArgs) {
     /** The default port: one per serve socket, so two fabrics on one machine keep their guests apart. */
     public static int defaultNetPort(Path socket) {
         return 20000 + Math.floorMod(socket.toAbsolutePath().normalize().toString().hashCode(), 20000);
@@ -30,7 +30,8 @@ public record VmOptions(int node, String run, boolean noDevice, Path socket, Pat
     /** The cache folder nicsim uses for everything built once: NICSIM_CACHE, or ~/.cache/nicsim. */
     public static Path defaultCache() {
         String env = System.getenv("NICSIM_CACHE");
-        return env != null && !env.isEmpty() ? Path.of(env) : Path.of(System.getProperty("user.home"), ".cache", "nicsim");
+        return env != null && !env.isEmpty() ? Path.of(env)
+                : Path.of(System.getProperty("user.home"), ".cache", "nicsim");
     }
 
     void check() {
@@ -38,13 +39,15 @@ public record VmOptions(int node, String run, boolean noDevice, Path socket, Pat
             throw new IllegalArgumentException("--node " + node + " must be 0.." + (Initramfs.MAX_NODES - 1));
         if (memoryMib < 128 || memoryMib > 16384)
             throw new IllegalArgumentException("--memory " + memoryMib + " must be 128..16384 (MiB)");
-        if (netPort < 1024 || netPort > 65535) throw new IllegalArgumentException("--net-port " + netPort + " must be 1024..65535");
+        if (netPort < 1024 || netPort > 65535)
+            throw new IllegalArgumentException("--net-port " + netPort + " must be 1024..65535");
         if (timeoutSeconds < 0) throw new IllegalArgumentException("--timeout " + timeoutSeconds + " must be >= 0");
         if (share != null && !Files.isDirectory(share))
             throw new IllegalArgumentException("--share '" + share + "' is not a folder");
         if (share != null && share.toString().contains(","))
             throw new IllegalArgumentException("--share '" + share + "': QEMU cannot take a path with a comma");
-        if (run != null && run.isBlank()) throw new IllegalArgumentException("--run '' is empty: give a command, or leave --run out for a shell");
+        if (run != null && run.isBlank())
+            throw new IllegalArgumentException("--run '' is empty: give a command, or leave --run out for a shell");
     }
 
     /** The guest kernel's release, written once in kernel/RELEASE. */
