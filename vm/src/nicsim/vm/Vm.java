@@ -111,10 +111,44 @@ public final class Vm {
                 ? "; Ctrl-A x ends QEMU" : ""));
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(runDir.toFile());
         pb.environment().putAll(env);
-        if (o.run() == null) return pb.inheritIO().start().waitFor();
-
-        Process p = pb.redirectInput(ProcessBuilder.Redirect.INHERIT)
+        if (o.run() == null) return stopOnExit(pb.inheritIO().start(), runDir, p -> p.waitFor());
+        Process qemu = pb.redirectInput(ProcessBuilder.Redirect.INHERIT)
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return stopOnExit(qemu, runDir, this::collect);
+    }
+
+    /** What is done with a running QEMU, and may be interrupted. */
+    private interface WithQemu {
+        int apply(Process qemu) throws IOException, InterruptedException;
+    }
+
+    /**
+     * Runs {@code body} on QEMU, which is stopped if this JVM is (a signal, a test's timeout): it runs
+     * in a process of its own, which nothing else would end; the boot's folder (a copy of the
+     * initramfs) goes with it.
+     */
+    private static int stopOnExit(Process qemu, Path runDir, WithQemu body) throws IOException, InterruptedException {
+        Thread hook = new Thread(() -> {
+            qemu.destroy();
+            try {
+                qemu.waitFor(5, TimeUnit.SECONDS);
+                deleteTree(runDir);
+            } catch (IOException | InterruptedException e) { // the JVM is going: nothing more to do
+            }
+        }, "vm-stop-qemu");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            return body.apply(qemu);
+        } finally {
+            try {
+                if (!qemu.isAlive()) Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) { // the hook is running, or has run: nothing to undo
+            }
+        }
+    }
+
+    /** Copies the console while the guest runs the command of --run, and returns the status it reported. */
+    private int collect(Process p) throws IOException, InterruptedException {
         Integer[] status = {null};
         Thread reader = new Thread(() -> status[0] = console(p), "vm-console");
         reader.start();
@@ -201,19 +235,21 @@ public final class Vm {
                 // the guests' own Ethernet: a multicast group on the loopback interface only, so no frame
                 // leaves the machine, and no route out (never -netdev user)
                 "-netdev", "socket,id=net0,mcast=" + o.netGroup() + ",localaddr=127.0.0.1",
-                "-device", "virtio-net-pci,netdev=net0,mac=" + mac));
+                "-device", "virtio-net-pci,netdev=net0,romfile=,mac=" + mac)); // no iPXE ROM: the kernel boots directly
         if (o.share() != null)
             q.addAll(List.of("-virtfs", "local,path=" + o.share() + ",mount_tag=nicsim,security_model=none,id=share0"));
         return q;
     }
 
+    /** Deletes a tree; safe to run twice at once (the boot's end and the JVM's shutdown hook may). */
     static void deleteTree(Path root) throws IOException {
         if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return;
+        List<Path> paths;
         try (Stream<Path> s = Files.walk(root)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                if (!Files.isSymbolicLink(p) && Files.isDirectory(p)) p.toFile().setWritable(true);
-                Files.delete(p);
-            }
+            paths = s.sorted(Comparator.reverseOrder()).toList();
+        } catch (java.io.UncheckedIOException | java.nio.file.NoSuchFileException gone) {
+            return;
         }
+        for (Path p : paths) Files.deleteIfExists(p);
     }
 }
