@@ -16,6 +16,8 @@ import java.util.stream.Stream;
 final class DebianPackages {
     private final Path dir;
     private final Consumer<String> progress;
+    /** Whether this run has updated the package lists once already. */
+    private boolean listsUpdated;
 
     DebianPackages(Path dir, Consumer<String> progress) {
         this.dir = dir;
@@ -30,15 +32,29 @@ final class DebianPackages {
         Files.createDirectories(dir);
         progress.accept("downloading " + name + " (apt-get download)");
         try {
-            Tools.run(List.of("apt-get", "download", "-q", name), dir);
-        } catch (Tools.MissingTool e) {
-            throw e;
+            download(name);
         } catch (IOException e) {
             throw new IOException("could not download the Debian package '" + name
                     + "' (is 'apt-get update' done, and is deb.debian.org reachable?): " + e.getMessage(), e);
         }
         return find(name).orElseThrow(() ->
                 new IOException("apt-get download " + name + " left no " + name + "_*.deb in " + dir));
+    }
+
+    /**
+     * apt-get download, after an apt-get update when it fails as root: a fresh machine (a CI
+     * container) has no package lists yet, and root may fetch them.
+     */
+    private void download(String name) throws IOException {
+        try {
+            Tools.run(List.of("apt-get", "download", "-q", name), dir);
+        } catch (IOException first) {
+            if (!"root".equals(System.getProperty("user.name")) || listsUpdated) throw first;
+            progress.accept("apt-get download " + name + " failed; updating the package lists (apt-get update)");
+            Tools.run(List.of("apt-get", "update", "-q"), dir);
+            listsUpdated = true;
+            Tools.run(List.of("apt-get", "download", "-q", name), dir);
+        }
     }
 
     /** Unpacks a package's files under {@code root}, as dpkg would place them, without running its scripts. */
