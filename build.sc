@@ -1,5 +1,5 @@
 // nicsim build (Mill 0.12.17). One module per top-level folder; dependencies point one way:
-//   waveforms <- firmware-model <- host-driver <- serve <- cosim,   firmware-model <- hw <- cosim
+//   waveforms <- firmware-model <- host-driver <- serve <- cosim,   firmware-model <- hw <- cosim,   vm <- cosim
 // and libnicsim (C) stands alone; serve's and cosim's tests run its programs.
 // (hw reads the layout definitions firmware-model owns, so RTL and model share one source).
 import mill._, scalalib._
@@ -146,8 +146,17 @@ object serve extends NicsimJavaModule {
   override def resources = T { super.resources() ++ Seq(libnicsimResources()) }
 }
 
+/**
+ * `nicsim vm`: boots a QEMU guest on Debian's own kernel, with an initramfs built here from Debian
+ * packages (and the kernel module, when `kernel.module` built it), on a node's adapter through the
+ * QEMU bridge. Stands alone: it meets serve only through its socket and the bridge program.
+ */
+object vm extends NicsimJavaModule {
+  def ivyDeps = Agg(ivy"org.apache.commons:commons-compress:${Versions.commonsCompress}")
+}
+
 object cosim extends NicsimJavaModule with PinScala {
-  def moduleDeps = Seq(`host-driver`, hw, serve)
+  def moduleDeps = Seq(`host-driver`, hw, serve, vm)
   override def testModuleDeps = Seq(serve.test)
   def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}", ivy"org.knowm.xchart:xchart:${Versions.xchart}",
     ivy"org.apache.commons:commons-math3:${Versions.commonsMath}",

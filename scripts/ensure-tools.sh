@@ -60,6 +60,9 @@ if [ "$need_node" = 1 ]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
   command -v npm >/dev/null 2>&1 || missing+=(npm)
 fi
+if [ "$need_vm" = 1 ]; then # ./nicsim vm indexes the guest's kernel modules with depmod
+  [ -x /usr/sbin/depmod ] || [ -x /sbin/depmod ] || missing+=(kmod)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -1,0 +1,204 @@
+package nicsim.vm;
+
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import java.util.zip.GZIPOutputStream;
+import org.apache.commons.compress.archivers.cpio.CpioArchiveEntry;
+import org.apache.commons.compress.archivers.cpio.CpioArchiveOutputStream;
+import org.apache.commons.compress.archivers.cpio.CpioConstants;
+
+/**
+ * The guest's initramfs, built from Debian packages: busybox for the shell and tools, rdma-core's
+ * user space with the shared libraries it needs, the kernel modules the guest loads (with a
+ * modules.dep depmod wrote for them), nicsim's own module when it was built, and /init. It is kept
+ * in the cache under a hash of everything that went in, so a second boot starts at once.
+ */
+final class Initramfs {
+    /** Packages unpacked into the guest: busybox, and what an RDMA host's user space has. */
+    static final List<String> PACKAGES = List.of("busybox-static", "libibverbs1", "ibverbs-providers", "librdmacm1",
+            "libibumad3", "rdma-core", "ibverbs-utils", "rdmacm-utils", "perftest", "qperf", "libnl-3-200",
+            "libnl-route-3-200");
+    /** Kernel modules the init loads: virtio for the network and shared folder, 9p, the kernel's RDMA stack. */
+    static final List<String> MODULES = List.of("virtio_pci", "virtio_net", "9pnet_virtio", "9p", "ib_core",
+            "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "ib_ipoib");
+    /** Bump when the builder changes what it writes, so cached archives of the old layout are not reused. */
+    private static final String LAYOUT = "2";
+    /** Guests on one fabric know each other by these names: node N at serve's address for it, 10.77.0.(N+1). */
+    static final int MAX_NODES = 64;
+
+    private Initramfs() { }
+
+    /**
+     * The archive for {@code kernel} with nicsim's module {@code module} when present, built into
+     * {@code cache} unless an archive of the same inputs is there.
+     */
+    static Path build(GuestKernel kernel, Optional<Path> module, DebianPackages debs, Path cache,
+                      Consumer<String> progress) throws IOException {
+        List<Path> packages = new ArrayList<>();
+        for (String p : PACKAGES) packages.add(debs.fetch(p));
+        byte[] init = resource("init");
+        MessageDigest key = sha256();
+        for (String part : List.of(LAYOUT, kernel.release(), String.join(",", MODULES))) key.update(bytes(part + "\n"));
+        for (Path p : packages) key.update(bytes(p.getFileName() + "\n"));
+        key.update(init);
+        if (module.isPresent()) key.update(Files.readAllBytes(module.get()));
+        String hash = HexFormat.of().formatHex(key.digest()).substring(0, 16);
+        Path out = cache.resolve("initramfs-" + hash + ".cpio.gz");
+        if (Files.isRegularFile(out)) return out;
+
+        progress.accept("building the initramfs (" + PACKAGES.size() + " Debian packages, " + MODULES.size()
+                + " kernel modules with their dependencies"
+                + (module.isPresent() ? ", " + module.get().getFileName() : "") + ")");
+        Path staging = Files.createTempDirectory(cache, "staging-");
+        try {
+            for (Path p : packages) DebianPackages.unpack(p, staging);
+            modules(kernel, module, staging);
+            SharedLibraries.close(staging);
+            etc(staging);
+            Path initFile = staging.resolve("init");
+            Files.write(initFile, init);
+            Files.setPosixFilePermissions(initFile, perms(0755));
+            for (String d : List.of("proc", "sys", "dev", "tmp", "run", "host", "root", "mnt", "etc/nicsim", "bin",
+                    "sbin", "usr/bin", "usr/sbin"))
+                Files.createDirectories(staging.resolve(d));
+            Path tmp = Files.createTempFile(cache, "initramfs-", ".tmp");
+            try (OutputStream o = Files.newOutputStream(tmp)) {
+                write(staging, Map.of(), o);
+            }
+            Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            Vm.deleteTree(staging);
+        }
+        progress.accept("initramfs: " + out + " (" + Files.size(out) / (1 << 20) + " MiB)");
+        return out;
+    }
+
+    /** The modules the guest loads, their dependencies and nicsim_ib.ko under extra/, and depmod's index of them. */
+    private static void modules(GuestKernel kernel, Optional<Path> module, Path staging) throws IOException {
+        Path dest = staging.resolve("lib/modules/" + kernel.release());
+        for (String rel : kernel.closure(MODULES)) {
+            Files.createDirectories(dest.resolve(rel).getParent());
+            Files.copy(kernel.modules().resolve(rel), dest.resolve(rel));
+        }
+        for (String f : List.of("modules.builtin", "modules.builtin.modinfo", "modules.order"))
+            Files.copy(kernel.modules().resolve(f), dest.resolve(f));
+        if (module.isPresent()) {
+            Files.createDirectories(dest.resolve("extra"));
+            Files.copy(module.get(), dest.resolve("extra/nicsim_ib.ko"));
+        }
+        Tools.run(List.of(Tools.sbin("depmod"), "-b", staging.toString(), kernel.release()), null);
+    }
+
+    /** /etc/hosts naming every node a fabric may have, and the account files programs look themselves up in. */
+    private static void etc(Path staging) throws IOException {
+        StringBuilder hosts = new StringBuilder("127.0.0.1 localhost\n");
+        for (int n = 0; n < MAX_NODES; n++) hosts.append(Vm.address(n)).append(" node").append(n).append('\n');
+        Files.createDirectories(staging.resolve("etc"));
+        Files.writeString(staging.resolve("etc/hosts"), hosts);
+        Files.writeString(staging.resolve("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n");
+        Files.writeString(staging.resolve("etc/group"), "root:x:0:\n");
+    }
+
+    /**
+     * Writes {@code root}'s tree, and then {@code extra} files (name to contents), as a gzipped newc
+     * archive the kernel unpacks. Owner root, time 0 and sorted names: the same tree gives the same
+     * bytes. /dev/console is in it, since the kernel opens it for /init before anything mounts /dev.
+     */
+    static void write(Path root, Map<String, byte[]> extra, OutputStream target) throws IOException {
+        GZIPOutputStream gz = new GZIPOutputStream(new BufferedOutputStream(target, 1 << 16), 1 << 16);
+        try (CpioArchiveOutputStream cpio = new CpioArchiveOutputStream(gz, CpioConstants.FORMAT_NEW)) {
+            long[] inode = {1};
+            if (root != null) {
+                List<Path> paths;
+                try (Stream<Path> s = Files.walk(root)) {
+                    paths = s.filter(p -> !p.equals(root)).sorted().toList();
+                }
+                for (Path p : paths) {
+                    String name = root.relativize(p).toString();
+                    if (Files.isSymbolicLink(p)) {
+                        byte[] target2 = bytes(Files.readSymbolicLink(p).toString());
+                        put(cpio, entry(name, CpioConstants.C_ISLNK | 0777, inode), target2);
+                    } else if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                        put(cpio, entry(name, CpioConstants.C_ISDIR | mode(p), inode), new byte[0]);
+                    } else {
+                        put(cpio, entry(name, CpioConstants.C_ISREG | mode(p), inode), Files.readAllBytes(p));
+                    }
+                }
+                CpioArchiveEntry console = entry("dev/console", CpioConstants.C_ISCHR | 0600, inode);
+                console.setRemoteDeviceMaj(5);
+                console.setRemoteDeviceMin(1);
+                put(cpio, console, new byte[0]);
+            }
+            for (Map.Entry<String, byte[]> e : new TreeMap<>(extra).entrySet())
+                put(cpio, entry(e.getKey(), CpioConstants.C_ISREG | 0644, inode), e.getValue());
+        }
+    }
+
+    private static CpioArchiveEntry entry(String name, long mode, long[] inode) {
+        CpioArchiveEntry e = new CpioArchiveEntry(CpioConstants.FORMAT_NEW, name);
+        e.setMode(mode);
+        e.setInode(inode[0]++);
+        e.setNumberOfLinks((mode & CpioConstants.S_IFMT) == CpioConstants.C_ISDIR ? 2 : 1);
+        e.setUID(0);
+        e.setGID(0);
+        e.setTime(0);
+        return e;
+    }
+
+    private static void put(CpioArchiveOutputStream cpio, CpioArchiveEntry e, byte[] data) throws IOException {
+        e.setSize(data.length);
+        cpio.putArchiveEntry(e);
+        cpio.write(data);
+        cpio.closeArchiveEntry();
+    }
+
+    private static int mode(Path p) throws IOException {
+        int m = 0;
+        for (PosixFilePermission perm : Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS))
+            m |= 0400 >> perm.ordinal();
+        return m;
+    }
+
+    static Set<PosixFilePermission> perms(int mode) {
+        Set<PosixFilePermission> s = java.util.EnumSet.noneOf(PosixFilePermission.class);
+        for (PosixFilePermission perm : PosixFilePermission.values())
+            if ((mode & (0400 >> perm.ordinal())) != 0) s.add(perm);
+        return s;
+    }
+
+    static byte[] resource(String name) throws IOException {
+        try (InputStream in = Initramfs.class.getResourceAsStream("/nicsim/vm/" + name)) {
+            if (in == null) throw new IOException("resource nicsim/vm/" + name + " is missing from the build");
+            return in.readAllBytes();
+        }
+    }
+
+    private static byte[] bytes(String s) { return s.getBytes(StandardCharsets.UTF_8); }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
