@@ -176,8 +176,12 @@ static void nicsim_wc_wr_id(struct nicsim_qp *qp, const u8 *cqe, bool send,
 	if (send) {
 		idx = counter & ((1U << qp->sq.log_size) - 1);
 		wc->wr_id = qp->sq.wr_ids[idx];
-		/* the WQEs before it completed unsignaled */
-		qp->sq.tail = counter + qp->sq_wqebbs[idx];
+		/*
+		 * The WQEs before it completed unsignaled. The counter is
+		 * 16 bits of the 32-bit producer counter: the tail advances
+		 * by less than 2^16 at a time.
+		 */
+		qp->sq.tail += (u16)(counter + qp->sq_wqebbs[idx] - qp->sq.tail);
 	} else if (qp->ibqp.srq) {
 		srq = to_nsrq(qp->ibqp.srq);
 		idx = counter & ((1U << srq->wq.log_size) - 1);

@@ -255,7 +255,9 @@ int nicsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	in[NICSIM_MODIFY_QP_IN_CUR_STATE] = cur;
 	in[NICSIM_MODIFY_QP_IN_STATE] = next;
 	if (mask & IB_QP_ACCESS_FLAGS)
-		in[NICSIM_MODIFY_QP_IN_ACCESS] = attr->qp_access_flags;
+		in[NICSIM_MODIFY_QP_IN_ACCESS] = attr->qp_access_flags &
+			(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC);
 	if (mask & IB_QP_QKEY)
 		in[NICSIM_MODIFY_QP_IN_QKEY] = attr->qkey;
 	if (mask & IB_QP_PATH_MTU)
