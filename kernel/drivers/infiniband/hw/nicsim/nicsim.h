@@ -240,6 +240,8 @@ int nicsim_cmd_destroy(struct nicsim_dev *dev, u32 opcode, u32 handle);
 int nicsim_query_caps(struct nicsim_dev *dev);
 int nicsim_buf_alloc(struct nicsim_dev *dev, struct nicsim_buf *buf,
 		     size_t size);
+int nicsim_buf_alloc_gfp(struct nicsim_dev *dev, struct nicsim_buf *buf,
+			 size_t size, gfp_t gfp);
 void nicsim_buf_free(struct nicsim_dev *dev, struct nicsim_buf *buf);
 
 /* nicsim_eq.c */
@@ -249,6 +251,7 @@ void nicsim_eq_stop(struct nicsim_dev *dev);
 void nicsim_eq_cleanup(struct nicsim_dev *dev);
 
 /* nicsim_verbs.c */
+void nicsim_get_fw_str(struct ib_device *ibdev, char *str);
 int nicsim_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 			struct ib_udata *udata);
 int nicsim_query_port(struct ib_device *ibdev, u32 port,

@@ -118,9 +118,15 @@ static void nicsim_write64_be(u64 val, void __iomem *addr)
 int nicsim_buf_alloc(struct nicsim_dev *dev, struct nicsim_buf *buf,
 		     size_t size)
 {
+	return nicsim_buf_alloc_gfp(dev, buf, size, GFP_KERNEL);
+}
+
+int nicsim_buf_alloc_gfp(struct nicsim_dev *dev, struct nicsim_buf *buf,
+			 size_t size, gfp_t gfp)
+{
 	buf->size = PAGE_ALIGN(size);
 	buf->va = dma_alloc_coherent(&dev->pdev->dev, buf->size, &buf->dma,
-				     GFP_KERNEL);
+				     gfp);
 	if (!buf->va) {
 		buf->size = 0;
 		return -ENOMEM;

@@ -42,6 +42,7 @@ static const struct ib_device_ops nicsim_dev_ops = {
 	.destroy_cq = nicsim_destroy_cq,
 	.destroy_qp = nicsim_destroy_qp,
 	.destroy_srq = nicsim_destroy_srq,
+	.get_dev_fw_str = nicsim_get_fw_str,
 	.get_dma_mr = nicsim_get_dma_mr,
 	.get_port_immutable = nicsim_get_port_immutable,
 	.mmap = nicsim_mmap,
@@ -78,7 +79,8 @@ static const struct ib_device_ops nicsim_dev_ops = {
 static void nicsim_ctx_table(struct nicsim_dev *dev, struct nicsim_buf *buf,
 			     size_t size, const char *what)
 {
-	if (nicsim_buf_alloc(dev, buf, size))
+	/* a failure is expected and said below: no allocation warning */
+	if (nicsim_buf_alloc_gfp(dev, buf, size, GFP_KERNEL | __GFP_NOWARN))
 		dev_info(&dev->pdev->dev,
 			 "no contiguous %zu bytes for the %s table: the adapter keeps it\n",
 			 size, what);

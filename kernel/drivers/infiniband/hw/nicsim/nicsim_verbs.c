@@ -46,6 +46,14 @@ int nicsim_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	return 0;
 }
 
+/* The firmware revision register: major << 16 | minor. */
+void nicsim_get_fw_str(struct ib_device *ibdev, char *str)
+{
+	u32 rev = ioread32be(to_ndev(ibdev)->bar0 + NICSIM_REG_FW_REV);
+
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u", rev >> 16, rev & 0xffff);
+}
+
 int nicsim_query_port(struct ib_device *ibdev, u32 port,
 		      struct ib_port_attr *props)
 {
