@@ -231,7 +231,7 @@ object libnicsim extends Module {
  */
 object kernel extends NicsimJavaModule {
   def moduleDeps = Seq(`host-driver`)
-  def driverSources = T.sources(moduleDir / "drivers", moduleDir / "include", moduleDir / "RELEASE")
+  def driverSources = T.sources(moduleDir / "drivers", moduleDir / "include", moduleDir / "selftest", moduleDir / "RELEASE")
   def release = T { driverSources(); os.read(moduleDir / "RELEASE").trim }
   private def missing(what: String) =
     new Exception(s"kernel.module: $what: run scripts/ensure-tools.sh --kernel (as root it installs them)")
@@ -260,7 +260,7 @@ object kernel extends NicsimJavaModule {
     val log = make.out.text()
     if (make.exitCode != 0 || log.contains("warning:"))
       throw new Exception(s"kernel.module: kbuild failed or warned (exit ${make.exitCode}):\n$log")
-    val sources = (os.walk(moduleDir / "drivers") ++ os.walk(moduleDir / "include")).filter(os.isFile(_))
+    val sources = Seq("drivers", "include", "selftest").flatMap(d => os.walk(moduleDir / d)).filter(os.isFile(_))
     val check = os.proc("perl", checkpatch().path, "--no-tree", "--strict", "--terse", "--show-types", "-f", sources)
       .call(cwd = moduleDir, check = false, mergeErrIntoOut = true, stdout = os.Pipe)
     val report = check.out.text()
@@ -268,6 +268,25 @@ object kernel extends NicsimJavaModule {
       throw new Exception(s"kernel.module: checkpatch.pl --strict found problems:\n$report")
     os.copy.over(driver / "nicsim_ib.ko", T.dest / "nicsim_ib.ko")
     PathRef(T.dest / "nicsim_ib.ko")
+  }
+
+  /**
+   * nicsim_selftest.ko (kernel/selftest): a kernel consumer that, loaded in a guest beside nicsim_ib, moves
+   * bytes through the device with SEND, RDMA WRITE and a completion event and logs PASS or FAIL.
+   */
+  def selftest = T {
+    driverSources()
+    val headers = os.Path(s"/usr/src/linux-headers-${release()}")
+    if (!os.exists(headers / "Makefile")) throw missing(s"no kernel headers at $headers")
+    os.remove.all(T.dest / "src")
+    os.copy(moduleDir / "selftest", T.dest / "src", createFolders = true)
+    val make = os.proc("make", "-C", headers, s"M=${T.dest / "src"}", "modules")
+      .call(check = false, mergeErrIntoOut = true, stdout = os.Pipe)
+    val log = make.out.text()
+    if (make.exitCode != 0 || log.contains("warning:"))
+      throw new Exception(s"kernel.selftest: kbuild failed or warned (exit ${make.exitCode}):\n$log")
+    os.copy.over(T.dest / "src" / "nicsim_selftest.ko", T.dest / "nicsim_selftest.ko")
+    PathRef(T.dest / "nicsim_selftest.ko")
   }
 
   override def testProperties = T { Seq(s"-Dnicsim.kernel.module=${module().path}") }
