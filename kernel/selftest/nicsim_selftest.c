@@ -4,7 +4,9 @@
  * ULP would use it: on each nicsim device it makes a PD (with get_dma_mr's
  * global keys), a CQ and two RC QPs connected to each other through the
  * port's own LID, then moves bytes with SEND/RECV and RDMA WRITE, compares
- * them, and takes a completion event through req_notify_cq. Each step
+ * them, takes a completion event through req_notify_cq, reads back with
+ * RDMA READ, adds with an atomic, sends a UD datagram through an address
+ * handle and a SEND into an SRQ. Each step
  * logs "nicsim_selftest: <device>: <step>: ok" or what went wrong, and a
  * last line "PASS" or "FAIL"; the module then stays loaded, doing nothing.
  */
@@ -28,6 +30,12 @@ struct st_ctx {
 	void *buf[2];
 	u64 dma[2];
 	struct completion event;
+	u16 lid;
+	/* UD QPs, and an RC pair whose receiver takes from an SRQ */
+	struct ib_qp *ud[2];
+	struct ib_ah *ah;
+	struct ib_srq *srq;
+	struct ib_qp *sq[2];
 };
 
 static void st_comp(struct ib_cq *cq, void *ctx)
@@ -44,6 +52,10 @@ static int st_poll(struct st_ctx *c, struct ib_wc *wc)
 		n = ib_poll_cq(c->cq, 1, wc);
 		if (n < 0)
 			return n;
+		if (n && wc->status != IB_WC_SUCCESS)
+			pr_info("nicsim_selftest: wr_id %llu completed with %s (vendor error 0x%x)\n",
+				wc->wr_id, ib_wc_status_msg(wc->status),
+				wc->vendor_err);
 		if (n)
 			return wc->status == IB_WC_SUCCESS ? 0 : -EIO;
 		usleep_range(1000, 2000);
@@ -51,7 +63,7 @@ static int st_poll(struct st_ctx *c, struct ib_wc *wc)
 	return -ETIMEDOUT;
 }
 
-static int st_connect(struct st_ctx *c, int i, u16 lid)
+static int st_connect(struct ib_qp *qp, u32 dest_qpn, u16 lid)
 {
 	struct ib_qp_attr a = {};
 	int err;
@@ -59,22 +71,23 @@ static int st_connect(struct st_ctx *c, int i, u16 lid)
 	a.qp_state = IB_QPS_INIT;
 	a.pkey_index = 0;
 	a.port_num = 1;
-	a.qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
-	err = ib_modify_qp(c->qp[i], &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+	a.qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC;
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (err)
 		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTR;
 	a.path_mtu = IB_MTU_1024;
-	a.dest_qp_num = c->qp[1 - i]->qp_num;
+	a.dest_qp_num = dest_qpn;
 	a.rq_psn = 0;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
 	a.ah_attr.type = RDMA_AH_ATTR_TYPE_IB;
 	rdma_ah_set_dlid(&a.ah_attr, lid);
 	rdma_ah_set_port_num(&a.ah_attr, 1);
-	err = ib_modify_qp(c->qp[i], &a, IB_QP_STATE | IB_QP_AV |
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV |
 			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
 			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
 	if (err)
@@ -86,7 +99,7 @@ static int st_connect(struct st_ctx *c, int i, u16 lid)
 	a.rnr_retry = 7;
 	a.sq_psn = 0;
 	a.max_rd_atomic = 1;
-	return ib_modify_qp(c->qp[i], &a, IB_QP_STATE | IB_QP_TIMEOUT |
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT |
 			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
 			    IB_QP_MAX_QP_RD_ATOMIC);
 }
@@ -127,8 +140,9 @@ static int st_setup(struct st_ctx *c)
 		if (ib_dma_mapping_error(c->dev, c->dma[i]))
 			return -ENOMEM;
 	}
+	c->lid = port.lid;
 	for (i = 0; i < 2; i++) {
-		err = st_connect(c, i, port.lid);
+		err = st_connect(c->qp[i], c->qp[1 - i]->qp_num, c->lid);
 		if (err)
 			return err;
 	}
@@ -139,6 +153,16 @@ static void st_teardown(struct st_ctx *c)
 {
 	int i;
 
+	for (i = 0; i < 2; i++) {
+		if (!IS_ERR_OR_NULL(c->ud[i]))
+			ib_destroy_qp(c->ud[i]);
+		if (!IS_ERR_OR_NULL(c->sq[i]))
+			ib_destroy_qp(c->sq[i]);
+	}
+	if (!IS_ERR_OR_NULL(c->srq))
+		ib_destroy_srq(c->srq);
+	if (!IS_ERR_OR_NULL(c->ah))
+		rdma_destroy_ah(c->ah, 0);
 	for (i = 0; i < 2; i++) {
 		if (!IS_ERR_OR_NULL(c->qp[i]))
 			ib_destroy_qp(c->qp[i]);
@@ -223,6 +247,189 @@ static int st_write(struct st_ctx *c, u32 len, u32 off)
 	return memcmp(c->buf[0], c->buf[1] + off, len) ? -EBADMSG : 0;
 }
 
+/* RDMA READ of buffer 1 into buffer 0, then a fetch-and-add on buffer 1. */
+static int st_read_atomic(struct st_ctx *c)
+{
+	struct ib_sge ss = { .addr = c->dma[0], .length = ST_BYTES,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_rdma_wr rd = {
+		.wr = { .wr_id = 4, .sg_list = &ss, .num_sge = 1,
+			.opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = c->dma[1],
+		.rkey = c->pd->unsafe_global_rkey,
+	};
+	struct ib_atomic_wr fa = {
+		.wr = { .wr_id = 5, .sg_list = &ss, .num_sge = 1,
+			.opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = c->dma[1],
+		.compare_add = 5,
+	};
+	u64 before, *remote = c->buf[1], *local = c->buf[0];
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	int err;
+
+	memset(c->buf[0], 0, ST_BYTES);
+	err = ib_post_send(c->qp[0], &rd.wr, NULL);
+	if (!err)
+		err = st_poll(c, &wc);
+	if (err)
+		return err;
+	if (wc.wr_id != 4 || wc.opcode != IB_WC_RDMA_READ ||
+	    memcmp(c->buf[0], c->buf[1], ST_BYTES))
+		return -EBADMSG;
+	/*
+	 * The PD's global rkey allows no atomics (the device answers those
+	 * with REM_ACCESS_ERR): a DMA region of the driver's that does, set
+	 * up as ib_alloc_pd sets up its own.
+	 */
+	mr = c->dev->ops.get_dma_mr(c->pd, IB_ACCESS_LOCAL_WRITE |
+				    IB_ACCESS_REMOTE_READ |
+				    IB_ACCESS_REMOTE_WRITE |
+				    IB_ACCESS_REMOTE_ATOMIC);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	mr->device = c->dev;
+	mr->pd = c->pd;
+	mr->type = IB_MR_TYPE_DMA;
+	fa.rkey = mr->rkey;
+	before = *remote;
+	ss.length = 8;
+	err = ib_post_send(c->qp[0], &fa.wr, NULL);
+	if (!err)
+		err = st_poll(c, &wc);
+	c->dev->ops.dereg_mr(mr, NULL);
+	if (err)
+		return err;
+	if (wc.wr_id != 5 || wc.opcode != IB_WC_FETCH_ADD)
+		return -EPROTO;
+	pr_info("nicsim_selftest: fetch-and-add: remote 0x%llx -> 0x%llx, returned 0x%llx\n",
+		before, *remote, *local);
+	return *remote == before + 5 && *local == before ? 0 : -EBADMSG;
+}
+
+static int st_ud_qp(struct st_ctx *c, struct ib_qp **qp)
+{
+	struct ib_qp_init_attr qa = {
+		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IB_QPT_UD,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = 1,
+				.qkey = 0x11111111 };
+	int err;
+
+	*qp = ib_create_qp(c->pd, &qa);
+	if (IS_ERR(*qp))
+		return PTR_ERR(*qp);
+	err = ib_modify_qp(*qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (err)
+		return err;
+	a.qp_state = IB_QPS_RTR;
+	err = ib_modify_qp(*qp, &a, IB_QP_STATE);
+	if (err)
+		return err;
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = 0;
+	return ib_modify_qp(*qp, &a, IB_QP_STATE | IB_QP_SQ_PSN);
+}
+
+/* A UD SEND through an address handle: the bytes land after 40 of GRH. */
+static int st_ud(struct st_ctx *c, u32 len)
+{
+	struct rdma_ah_attr ah = { .type = RDMA_AH_ATTR_TYPE_IB };
+	struct ib_sge rs = { .addr = c->dma[1], .length = len + 40,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_sge ss = { .addr = c->dma[0], .length = len,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 7, .sg_list = &rs, .num_sge = 1 };
+	struct ib_ud_wr swr = {
+		.wr = { .wr_id = 6, .sg_list = &ss, .num_sge = 1,
+			.opcode = IB_WR_SEND },
+		.remote_qkey = 0x11111111,
+	};
+	struct ib_wc wc[2];
+	int err, i;
+
+	err = st_ud_qp(c, &c->ud[0]);
+	if (!err)
+		err = st_ud_qp(c, &c->ud[1]);
+	if (err)
+		return err;
+	rdma_ah_set_dlid(&ah, c->lid);
+	rdma_ah_set_port_num(&ah, 1);
+	c->ah = rdma_create_ah(c->pd, &ah, 0);
+	if (IS_ERR(c->ah))
+		return PTR_ERR(c->ah);
+	swr.ah = c->ah;
+	swr.remote_qpn = c->ud[1]->qp_num;
+	err = ib_post_recv(c->ud[1], &rwr, NULL);
+	if (!err)
+		err = ib_post_send(c->ud[0], &swr.wr, NULL);
+	for (i = 0; !err && i < 2; i++)
+		err = st_poll(c, &wc[i]);
+	if (err)
+		return err;
+	for (i = 0; i < 2; i++) {
+		if (wc[i].wr_id != 7)
+			continue;
+		if (wc[i].byte_len != len + 40 ||
+		    wc[i].src_qp != c->ud[0]->qp_num)
+			return -EPROTO;
+	}
+	return memcmp(c->buf[0], c->buf[1] + 40, len) ? -EBADMSG : 0;
+}
+
+/* An RC pair whose receiver takes its receives from an SRQ. */
+static int st_srq(struct st_ctx *c, u32 len)
+{
+	struct ib_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ib_qp_init_attr qa = {
+		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_sge rs = { .addr = c->dma[1] + 128, .length = len,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_sge ss = { .addr = c->dma[0], .length = len,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 9, .sg_list = &rs, .num_sge = 1 };
+	struct ib_send_wr swr = { .wr_id = 8, .sg_list = &ss, .num_sge = 1,
+				  .opcode = IB_WR_SEND };
+	struct ib_wc wc[2];
+	int err, i;
+
+	c->srq = ib_create_srq(c->pd, &sa);
+	if (IS_ERR(c->srq))
+		return PTR_ERR(c->srq);
+	c->sq[0] = ib_create_qp(c->pd, &qa);
+	if (IS_ERR(c->sq[0]))
+		return PTR_ERR(c->sq[0]);
+	qa.srq = c->srq;
+	c->sq[1] = ib_create_qp(c->pd, &qa);
+	if (IS_ERR(c->sq[1]))
+		return PTR_ERR(c->sq[1]);
+	err = st_connect(c->sq[0], c->sq[1]->qp_num, c->lid);
+	if (!err)
+		err = st_connect(c->sq[1], c->sq[0]->qp_num, c->lid);
+	if (!err)
+		err = ib_post_srq_recv(c->srq, &rwr, NULL);
+	if (!err)
+		err = ib_post_send(c->sq[0], &swr, NULL);
+	for (i = 0; !err && i < 2; i++)
+		err = st_poll(c, &wc[i]);
+	if (err)
+		return err;
+	if (wc[0].wr_id + wc[1].wr_id != 17)
+		return -EPROTO;
+	return memcmp(c->buf[0], c->buf[1] + 128, len) ? -EBADMSG : 0;
+}
+
 static void st_fill(struct st_ctx *c, u8 seed)
 {
 	u8 *p = c->buf[0];
@@ -268,6 +475,17 @@ static int st_add(struct ib_device *dev)
 		st_fill(c, 200);
 		err = st_step(name, "SEND woken by a completion event",
 			      st_send(c, 8, 0, true));
+	}
+	if (!err)
+		err = st_step(name, "RDMA READ of 4096 bytes, fetch-and-add",
+			      st_read_atomic(c));
+	if (!err) {
+		st_fill(c, 50);
+		err = st_step(name, "UD SEND of 256 bytes", st_ud(c, 256));
+	}
+	if (!err) {
+		st_fill(c, 60);
+		err = st_step(name, "SEND into an SRQ", st_srq(c, 512));
 	}
 	st_teardown(c);
 	pr_info("nicsim_selftest: %s: %s\n", name, err ? "FAIL" : "PASS");
