@@ -36,7 +36,14 @@ struct st_ctx {
 	struct ib_ah *ah;
 	struct ib_srq *srq;
 	struct ib_qp *sq[2];
+	struct completion srq_event;
 };
+
+static void st_srq_event(struct ib_event *ev, void *ctx)
+{
+	if (ev->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		complete(&((struct st_ctx *)ctx)->srq_event);
+}
 
 static void st_comp(struct ib_cq *cq, void *ctx)
 {
@@ -128,6 +135,7 @@ static int st_setup(struct st_ctx *c)
 	qa.cap.max_recv_wr = 8;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = 64;
 	for (i = 0; i < 2; i++) {
 		c->qp[i] = ib_create_qp(c->pd, &qa);
 		if (IS_ERR(c->qp[i]))
@@ -384,10 +392,90 @@ static int st_ud(struct st_ctx *c, u32 len)
 	return memcmp(c->buf[0], c->buf[1] + 40, len) ? -EBADMSG : 0;
 }
 
+/*
+ * Two receives posted, the limit armed at 2, one SEND: one receive left,
+ * fewer than the limit, so the device raises SRQ_LIMIT_REACHED through the
+ * event queue, and the driver's poller hands it to the SRQ's handler.
+ */
+static int st_srq_limit(struct st_ctx *c, const struct ib_recv_wr *rwr,
+			const struct ib_send_wr *swr)
+{
+	struct ib_srq_attr attr = { .srq_limit = 2 };
+	struct ib_wc wc[2];
+	int err, i;
+
+	for (i = 0; i < 2; i++) {
+		err = ib_post_srq_recv(c->srq, rwr, NULL);
+		if (err)
+			return err;
+	}
+	err = ib_modify_srq(c->srq, &attr, IB_SRQ_LIMIT);
+	if (!err)
+		err = ib_query_srq(c->srq, &attr);
+	if (err)
+		return err;
+	if (attr.srq_limit != 2)
+		return -EPROTO;
+	err = ib_post_send(c->sq[0], swr, NULL);
+	for (i = 0; !err && i < 2; i++)
+		err = st_poll(c, &wc[i]);
+	if (err)
+		return err;
+	if (!wait_for_completion_timeout(&c->srq_event,
+					 msecs_to_jiffies(ST_WAIT_MS)))
+		return -ETIME;
+	/* the limit reads 0 once its event fired */
+	err = ib_query_srq(c->srq, &attr);
+	return err ?: attr.srq_limit ? -EPROTO : 0;
+}
+
+/* SEND with immediate data, inline; then query_qp says RTS and the peer. */
+static int st_imm_inline(struct st_ctx *c, u32 len)
+{
+	struct ib_sge rs = { .addr = c->dma[1], .length = len,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_sge ss = { .addr = (uintptr_t)c->buf[0], .length = len };
+	struct ib_recv_wr rwr = { .wr_id = 11, .sg_list = &rs, .num_sge = 1 };
+	struct ib_send_wr swr = { .wr_id = 10, .sg_list = &ss, .num_sge = 1,
+				  .opcode = IB_WR_SEND_WITH_IMM,
+				  .send_flags = IB_SEND_SIGNALED |
+						IB_SEND_INLINE,
+				  .ex.imm_data = cpu_to_be32(0x12345678) };
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr qa;
+	struct ib_wc wc[2];
+	int err, i;
+
+	err = ib_post_recv(c->qp[1], &rwr, NULL);
+	if (!err)
+		err = ib_post_send(c->qp[0], &swr, NULL);
+	for (i = 0; !err && i < 2; i++)
+		err = st_poll(c, &wc[i]);
+	if (err)
+		return err;
+	for (i = 0; i < 2; i++) {
+		if (wc[i].wr_id != 11)
+			continue;
+		if (!(wc[i].wc_flags & IB_WC_WITH_IMM) ||
+		    wc[i].ex.imm_data != cpu_to_be32(0x12345678) ||
+		    wc[i].byte_len != len)
+			return -EPROTO;
+	}
+	if (memcmp(c->buf[0], c->buf[1], len))
+		return -EBADMSG;
+	err = ib_query_qp(c->qp[0], &qa, IB_QP_STATE | IB_QP_DEST_QPN, &init);
+	if (err)
+		return err;
+	return qa.qp_state == IB_QPS_RTS &&
+		qa.dest_qp_num == c->qp[1]->qp_num ? 0 : -EPROTO;
+}
+
 /* An RC pair whose receiver takes its receives from an SRQ. */
 static int st_srq(struct st_ctx *c, u32 len)
 {
-	struct ib_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ib_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 },
+				       .event_handler = st_srq_event,
+				       .srq_context = c };
 	struct ib_qp_init_attr qa = {
 		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IB_QPT_RC,
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
@@ -427,7 +515,9 @@ static int st_srq(struct st_ctx *c, u32 len)
 		return err;
 	if (wc[0].wr_id + wc[1].wr_id != 17)
 		return -EPROTO;
-	return memcmp(c->buf[0], c->buf[1] + 128, len) ? -EBADMSG : 0;
+	if (memcmp(c->buf[0], c->buf[1] + 128, len))
+		return -EBADMSG;
+	return st_srq_limit(c, &rwr, &swr);
 }
 
 static void st_fill(struct st_ctx *c, u8 seed)
@@ -461,6 +551,7 @@ static int st_add(struct ib_device *dev)
 		return -ENOMEM;
 	c->dev = dev;
 	init_completion(&c->event);
+	init_completion(&c->srq_event);
 	err = st_step(name, "PD, CQ, two RC QPs connected", st_setup(c));
 	for (round = 0; !err && round < 3; round++) {
 		st_fill(c, round);
@@ -476,6 +567,11 @@ static int st_add(struct ib_device *dev)
 		err = st_step(name, "SEND woken by a completion event",
 			      st_send(c, 8, 0, true));
 	}
+	if (!err) {
+		st_fill(c, 40);
+		err = st_step(name, "inline SEND with immediate, query_qp",
+			      st_imm_inline(c, 48));
+	}
 	if (!err)
 		err = st_step(name, "RDMA READ of 4096 bytes, fetch-and-add",
 			      st_read_atomic(c));
@@ -485,7 +581,8 @@ static int st_add(struct ib_device *dev)
 	}
 	if (!err) {
 		st_fill(c, 60);
-		err = st_step(name, "SEND into an SRQ", st_srq(c, 512));
+		err = st_step(name, "SEND into an SRQ, its limit event",
+			      st_srq(c, 512));
 	}
 	st_teardown(c);
 	pr_info("nicsim_selftest: %s: %s\n", name, err ? "FAIL" : "PASS");
