@@ -470,6 +470,24 @@ static int st_imm_inline(struct st_ctx *c, u32 len)
 		qa.dest_qp_num == c->qp[1]->qp_num ? 0 : -EPROTO;
 }
 
+/*
+ * A transition the device's table refuses (RTS to INIT): the driver must
+ * return the errno of the command's status (EINVAL for BAD_QP_STATE) and
+ * log the status and syndrome by name; the QP stays in RTS.
+ */
+static int st_refused(struct st_ctx *c)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT };
+	struct ib_qp_init_attr init;
+	int err;
+
+	err = ib_modify_qp(c->qp[0], &a, IB_QP_STATE);
+	if (err != -EINVAL)
+		return err ?: -EPROTO;
+	err = ib_query_qp(c->qp[0], &a, IB_QP_STATE, &init);
+	return err ?: a.qp_state == IB_QPS_RTS ? 0 : -EPROTO;
+}
+
 /* An RC pair whose receiver takes its receives from an SRQ. */
 static int st_srq(struct st_ctx *c, u32 len)
 {
@@ -572,6 +590,9 @@ static int st_add(struct ib_device *dev)
 		err = st_step(name, "inline SEND with immediate, query_qp",
 			      st_imm_inline(c, 48));
 	}
+	if (!err)
+		err = st_step(name, "RTS to INIT refused with EINVAL",
+			      st_refused(c));
 	if (!err)
 		err = st_step(name, "RDMA READ of 4096 bytes, fetch-and-add",
 			      st_read_atomic(c));
