@@ -5,8 +5,8 @@
  * global keys), a CQ and two RC QPs connected to each other through the
  * port's own LID, then moves bytes with SEND/RECV and RDMA WRITE, compares
  * them, takes a completion event through req_notify_cq, reads back with
- * RDMA READ, adds with an atomic, sends a UD datagram through an address
- * handle and a SEND into an SRQ. Each step
+ * RDMA READ, adds and swaps with atomics, sends a UD datagram through an
+ * address handle, a UC SEND and a SEND into an SRQ. Each step
  * logs "nicsim_selftest: <device>: <step>: ok" or what went wrong, and a
  * last line "PASS" or "FAIL"; the module then stays loaded, doing nothing.
  */
@@ -36,6 +36,7 @@ struct st_ctx {
 	struct ib_ah *ah;
 	struct ib_srq *srq;
 	struct ib_qp *sq[2];
+	struct ib_qp *uc[2];
 	struct completion srq_event;
 };
 
@@ -166,6 +167,8 @@ static void st_teardown(struct st_ctx *c)
 			ib_destroy_qp(c->ud[i]);
 		if (!IS_ERR_OR_NULL(c->sq[i]))
 			ib_destroy_qp(c->sq[i]);
+		if (!IS_ERR_OR_NULL(c->uc[i]))
+			ib_destroy_qp(c->uc[i]);
 	}
 	if (!IS_ERR_OR_NULL(c->srq))
 		ib_destroy_srq(c->srq);
@@ -308,14 +311,104 @@ static int st_read_atomic(struct st_ctx *c)
 	err = ib_post_send(c->qp[0], &fa.wr, NULL);
 	if (!err)
 		err = st_poll(c, &wc);
-	c->dev->ops.dereg_mr(mr, NULL);
 	if (err)
-		return err;
-	if (wc.wr_id != 5 || wc.opcode != IB_WC_FETCH_ADD)
-		return -EPROTO;
+		goto out;
 	pr_info("nicsim_selftest: fetch-and-add: remote 0x%llx -> 0x%llx, returned 0x%llx\n",
 		before, *remote, *local);
-	return *remote == before + 5 && *local == before ? 0 : -EBADMSG;
+	if (wc.wr_id != 5 || wc.opcode != IB_WC_FETCH_ADD ||
+	    *remote != before + 5 || *local != before) {
+		err = -EBADMSG;
+		goto out;
+	}
+	/* compare-and-swap: the value it compares equal, so it swaps */
+	fa.wr.wr_id = 12;
+	fa.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	fa.compare_add = before + 5;
+	fa.swap = 0x1122334455667788ULL;
+	err = ib_post_send(c->qp[0], &fa.wr, NULL);
+	if (!err)
+		err = st_poll(c, &wc);
+	if (!err && (wc.wr_id != 12 || wc.opcode != IB_WC_COMP_SWAP ||
+		     *remote != fa.swap || *local != before + 5))
+		err = -EBADMSG;
+out:
+	c->dev->ops.dereg_mr(mr, NULL);
+	return err;
+}
+
+/* UC: the RC transitions without the read, atomic and retry attributes. */
+static int st_uc_pair(struct st_ctx *c)
+{
+	struct ib_qp_init_attr qa = {
+		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IB_QPT_UC,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr a;
+	int err, i;
+
+	for (i = 0; i < 2; i++) {
+		c->uc[i] = ib_create_qp(c->pd, &qa);
+		if (IS_ERR(c->uc[i]))
+			return PTR_ERR(c->uc[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IB_QPS_INIT;
+		a.port_num = 1;
+		a.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+			IB_ACCESS_REMOTE_WRITE;
+		err = ib_modify_qp(c->uc[i], &a, IB_QP_STATE |
+				   IB_QP_PKEY_INDEX | IB_QP_PORT |
+				   IB_QP_ACCESS_FLAGS);
+		if (err)
+			return err;
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IB_QPS_RTR;
+		a.path_mtu = IB_MTU_1024;
+		a.dest_qp_num = c->uc[1 - i]->qp_num;
+		a.ah_attr.type = RDMA_AH_ATTR_TYPE_IB;
+		rdma_ah_set_dlid(&a.ah_attr, c->lid);
+		rdma_ah_set_port_num(&a.ah_attr, 1);
+		err = ib_modify_qp(c->uc[i], &a, IB_QP_STATE | IB_QP_AV |
+				   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+				   IB_QP_RQ_PSN);
+		if (err)
+			return err;
+		a.qp_state = IB_QPS_RTS;
+		err = ib_modify_qp(c->uc[i], &a, IB_QP_STATE | IB_QP_SQ_PSN);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* A UC SEND of len bytes into buffer 1 at 256. */
+static int st_uc(struct st_ctx *c, u32 len)
+{
+	struct ib_sge rs = { .addr = c->dma[1] + 256, .length = len,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_sge ss = { .addr = c->dma[0], .length = len,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 14, .sg_list = &rs, .num_sge = 1 };
+	struct ib_send_wr swr = { .wr_id = 13, .sg_list = &ss, .num_sge = 1,
+				  .opcode = IB_WR_SEND };
+	struct ib_wc wc[2];
+	int err, i;
+
+	err = st_uc_pair(c);
+	if (!err)
+		err = ib_post_recv(c->uc[1], &rwr, NULL);
+	if (!err)
+		err = ib_post_send(c->uc[0], &swr, NULL);
+	for (i = 0; !err && i < 2; i++)
+		err = st_poll(c, &wc[i]);
+	if (err)
+		return err;
+	if (wc[0].wr_id + wc[1].wr_id != 27)
+		return -EPROTO;
+	return memcmp(c->buf[0], c->buf[1] + 256, len) ? -EBADMSG : 0;
 }
 
 static int st_ud_qp(struct st_ctx *c, struct ib_qp **qp)
@@ -594,11 +687,15 @@ static int st_add(struct ib_device *dev)
 		err = st_step(name, "RTS to INIT refused with EINVAL",
 			      st_refused(c));
 	if (!err)
-		err = st_step(name, "RDMA READ of 4096 bytes, fetch-and-add",
+		err = st_step(name, "RDMA READ of 4096 bytes, fetch-and-add, compare-and-swap",
 			      st_read_atomic(c));
 	if (!err) {
 		st_fill(c, 50);
 		err = st_step(name, "UD SEND of 256 bytes", st_ud(c, 256));
+	}
+	if (!err) {
+		st_fill(c, 70);
+		err = st_step(name, "UC SEND of 300 bytes", st_uc(c, 300));
 	}
 	if (!err) {
 		st_fill(c, 60);
