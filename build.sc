@@ -234,3 +234,73 @@ object libnicsim extends Module {
     PathRef(T.dest)
   }
 }
+
+/**
+ * nicsim_ib, the Linux RDMA driver of the adapter (kernel/, docs/kernel.md), built by kbuild against
+ * Debian's linux-headers for the guest's kernel (its release in kernel/RELEASE; `scripts/ensure-tools.sh
+ * --kernel` installs them) into `out/kernel/module.dest/nicsim_ib.ko`: warning-free (-Werror in its
+ * Makefile) and clean under the kernel's own checkpatch.pl --strict. Its test checks the module's
+ * modinfo and holds the driver's device constants to the device's ABI code.
+ */
+object kernel extends NicsimJavaModule {
+  def moduleDeps = Seq(`host-driver`)
+  def driverSources = T.sources(moduleDir / "drivers", moduleDir / "include", moduleDir / "selftest", moduleDir / "RELEASE")
+  def release = T { driverSources(); os.read(moduleDir / "RELEASE").trim }
+  private def missing(what: String) =
+    new Exception(s"kernel.module: $what: run scripts/ensure-tools.sh --kernel (as root it installs them)")
+
+  /** The kernel's scripts/checkpatch.pl (and the lists it reads beside it), from Debian's linux-source. */
+  def checkpatch = T {
+    val series = release().split('.').take(2).mkString(".")
+    val tarball = os.Path(s"/usr/src/linux-source-$series.tar.xz")
+    if (!os.exists(tarball)) throw missing(s"no $tarball (Debian's linux-source-$series)")
+    val files = Seq("checkpatch.pl", "spelling.txt", "const_structs.checkpatch").map(f => s"linux-source-$series/scripts/$f")
+    os.proc("tar", "-xJf", tarball, "-C", T.dest, files).call()
+    PathRef(T.dest / s"linux-source-$series" / "scripts" / "checkpatch.pl")
+  }
+
+  def module = T {
+    driverSources()
+    val headers = os.Path(s"/usr/src/linux-headers-${release()}")
+    if (!os.exists(headers / "Makefile")) throw missing(s"no kernel headers at $headers")
+    // kbuild writes its objects beside the sources: build a copy in the kernel tree's layout
+    val tree = T.dest / "tree"
+    os.remove.all(tree)
+    for (d <- Seq("drivers", "include")) os.copy(moduleDir / d, tree / d, createFolders = true)
+    val driver = tree / "drivers" / "infiniband" / "hw" / "nicsim"
+    val make = os.proc("make", "-C", headers, s"M=$driver", "modules")
+      .call(check = false, mergeErrIntoOut = true, stdout = os.Pipe)
+    val log = make.out.text()
+    if (make.exitCode != 0 || log.contains("warning:"))
+      throw new Exception(s"kernel.module: kbuild failed or warned (exit ${make.exitCode}):\n$log")
+    val sources = Seq("drivers", "include", "selftest").flatMap(d => os.walk(moduleDir / d)).filter(os.isFile(_))
+    val check = os.proc("perl", checkpatch().path, "--no-tree", "--strict", "--terse", "--show-types", "-f", sources)
+      .call(cwd = moduleDir, check = false, mergeErrIntoOut = true, stdout = os.Pipe)
+    val report = check.out.text()
+    if (check.exitCode != 0 || !report.linesIterator.forall(_.contains("total: 0 errors, 0 warnings, 0 checks")))
+      throw new Exception(s"kernel.module: checkpatch.pl --strict found problems:\n$report")
+    os.copy.over(driver / "nicsim_ib.ko", T.dest / "nicsim_ib.ko")
+    PathRef(T.dest / "nicsim_ib.ko")
+  }
+
+  /**
+   * nicsim_selftest.ko (kernel/selftest): a kernel consumer that, loaded in a guest beside nicsim_ib, moves
+   * bytes through the device with SEND, RDMA WRITE and a completion event and logs PASS or FAIL.
+   */
+  def selftest = T {
+    driverSources()
+    val headers = os.Path(s"/usr/src/linux-headers-${release()}")
+    if (!os.exists(headers / "Makefile")) throw missing(s"no kernel headers at $headers")
+    os.remove.all(T.dest / "src")
+    os.copy(moduleDir / "selftest", T.dest / "src", createFolders = true)
+    val make = os.proc("make", "-C", headers, s"M=${T.dest / "src"}", "modules")
+      .call(check = false, mergeErrIntoOut = true, stdout = os.Pipe)
+    val log = make.out.text()
+    if (make.exitCode != 0 || log.contains("warning:"))
+      throw new Exception(s"kernel.selftest: kbuild failed or warned (exit ${make.exitCode}):\n$log")
+    os.copy.over(T.dest / "src" / "nicsim_selftest.ko", T.dest / "nicsim_selftest.ko")
+    PathRef(T.dest / "nicsim_selftest.ko")
+  }
+
+  override def testProperties = T { Seq(s"-Dnicsim.kernel.module=${module().path}") }
+}

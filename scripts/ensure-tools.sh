@@ -2,7 +2,7 @@
 # Makes sure a fresh Debian machine has what nicsim needs, installing it when we may:
 #   a JDK (javac and the JNI headers SpinalSim compiles against), and, when RTL is needed,
 #   Verilator with g++ and make. Mill itself is fetched by ./mill.
-# Usage: scripts/ensure-tools.sh [--rtl] [--node] [--rdma] [--vm]
+# Usage: scripts/ensure-tools.sh [--rtl] [--node] [--rdma] [--vm] [--kernel]
 #   --rtl   Verilator, g++ and make, to build and run the RTL blocks
 #   --node  Node.js and npm, for the tests' timeline reader (scripts/timeline-reader)
 #   --rdma  what an RDMA host has, so unmodified programs run on nicsim as they would there: Debian's
@@ -11,17 +11,21 @@
 #           rdma-core's tests), perftest, qperf, UCX's tools and Open MPI
 #   --vm    QEMU (qemu-system-x86, TCG: no /dev/kvm needed), a static busybox and cpio, to boot test
 #           guests whose kernel reaches the adapter through nicsim-qemu-remote (libnicsim/qemu)
+#   --kernel  what building the kernel driver needs (./mill kernel.module): Debian's linux-headers for
+#           the guest's kernel (its release in kernel/RELEASE), make and gcc, and linux-source for
+#           the kernel's scripts/checkpatch.pl
 # Exits 0 when everything is there; 2, after one line naming what is missing and how to install
 # it, when it is not and cannot be installed here.
 set -euo pipefail
-need_rtl=0; need_node=0; need_rdma=0; need_vm=0
+need_rtl=0; need_node=0; need_rdma=0; need_vm=0; need_kernel=0
 for a in "$@"; do
   case "$a" in
     --rtl) need_rtl=1 ;;
     --node) need_node=1 ;;
     --rdma) need_rdma=1 ;;
     --vm) need_vm=1 ;;
-    *) echo "ensure-tools: unknown option '$a'; accepted: --rtl, --node, --rdma, --vm" >&2; exit 2 ;;
+    --kernel) need_kernel=1 ;;
+    *) echo "ensure-tools: unknown option '$a'; accepted: --rtl, --node, --rdma, --vm, --kernel" >&2; exit 2 ;;
   esac
 done
 
@@ -55,6 +59,14 @@ if [ "$need_vm" = 1 ]; then
   dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" || missing+=(busybox-static)
   command -v cpio >/dev/null 2>&1 || missing+=(cpio)
   command -v cc >/dev/null 2>&1 || missing+=(gcc)
+fi
+if [ "$need_kernel" = 1 ]; then
+  release=$(cat "$(dirname "$0")/../kernel/RELEASE")
+  series=$(echo "$release" | cut -d. -f1,2) # 6.1.0-57-amd64 -> 6.1
+  [ -f "/usr/src/linux-headers-$release/Makefile" ] || missing+=("linux-headers-$release")
+  [ -f "/usr/src/linux-source-$series.tar.xz" ] || missing+=("linux-source-$series")
+  command -v make >/dev/null 2>&1 || missing+=(make)
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 fi
 if [ "$need_node" = 1 ]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Posting for kernel consumers: WQEs into the rings, then the doorbell
+ * record, then the doorbell (docs/device.md, "Rules a driver must keep").
+ */
+#include "nicsim.h"
+
+/* the largest WQE: 16 WQEBBs */
+#define NICSIM_MAX_WQE_BYTES	(NICSIM_WQEBB * NICSIM_MAX_WQEBBS)
+
+static int nicsim_wqe_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_SEND: return NICSIM_WQE_OP_SEND;
+	case IB_WR_SEND_WITH_IMM: return NICSIM_WQE_OP_SEND_IMM;
+	case IB_WR_SEND_WITH_INV: return NICSIM_WQE_OP_SEND_INVAL;
+	case IB_WR_RDMA_WRITE: return NICSIM_WQE_OP_RDMA_WRITE;
+	case IB_WR_RDMA_WRITE_WITH_IMM: return NICSIM_WQE_OP_RDMA_WRITE_IMM;
+	case IB_WR_RDMA_READ: return NICSIM_WQE_OP_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP: return NICSIM_WQE_OP_ATOMIC_CS;
+	case IB_WR_ATOMIC_FETCH_AND_ADD: return NICSIM_WQE_OP_ATOMIC_FA;
+	case IB_WR_LOCAL_INV: return NICSIM_WQE_OP_LOCAL_INVAL;
+	default: return -EINVAL;
+	}
+}
+
+static void nicsim_data_seg(u8 *seg, u32 len, u32 lkey, u64 addr)
+{
+	*(__be32 *)seg = cpu_to_be32(len);
+	*(__be32 *)(seg + 4) = cpu_to_be32(lkey);
+	*(__be64 *)(seg + 8) = cpu_to_be64(addr);
+}
+
+/* The segments after the control segment; returns where they end or NULL. */
+static u8 *nicsim_wqe_body(struct nicsim_qp *qp, const struct ib_send_wr *wr,
+			   int op, u8 *w)
+{
+	u8 *seg = w + 16, *end = w + NICSIM_MAX_WQE_BYTES;
+	u32 len = 0;
+	int i;
+
+	if (qp->ibqp.qp_type == IB_QPT_UD) {
+		/* Q_Key, destination QPN, remote LID */
+		*(__be32 *)seg = cpu_to_be32(ud_wr(wr)->remote_qkey);
+		*(__be32 *)(seg + 8) = cpu_to_be32(ud_wr(wr)->remote_qpn |
+						   NICSIM_AV_EXT);
+		*(__be16 *)(seg + 14) = cpu_to_be16(to_nah(ud_wr(wr)->ah)->dlid);
+		seg += 48;
+	}
+	if (op == NICSIM_WQE_OP_RDMA_WRITE || op == NICSIM_WQE_OP_RDMA_READ ||
+	    op == NICSIM_WQE_OP_RDMA_WRITE_IMM) {
+		*(__be64 *)seg = cpu_to_be64(rdma_wr(wr)->remote_addr);
+		*(__be32 *)(seg + 8) = cpu_to_be32(rdma_wr(wr)->rkey);
+		seg += 16;
+	}
+	if (op == NICSIM_WQE_OP_ATOMIC_CS || op == NICSIM_WQE_OP_ATOMIC_FA) {
+		const struct ib_atomic_wr *a = atomic_wr(wr);
+
+		*(__be64 *)seg = cpu_to_be64(a->remote_addr);
+		*(__be32 *)(seg + 8) = cpu_to_be32(a->rkey);
+		seg += 16;
+		/* swap or add, then compare */
+		*(__be64 *)seg = cpu_to_be64(op == NICSIM_WQE_OP_ATOMIC_CS ?
+					     a->swap : a->compare_add);
+		*(__be64 *)(seg + 8) = cpu_to_be64(op == NICSIM_WQE_OP_ATOMIC_CS ?
+						   a->compare_add : 0);
+		seg += 16;
+	}
+	if (wr->send_flags & IB_SEND_INLINE) {
+		/* kernel consumers' inline addresses are kernel virtual */
+		for (i = 0; i < wr->num_sge; i++) {
+			if (seg + 4 + len + wr->sg_list[i].length > end)
+				return NULL;
+			memcpy(seg + 4 + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		*(__be32 *)seg = cpu_to_be32(len | NICSIM_INLINE_SEG);
+		return seg + ALIGN(4 + len, 16);
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		if (!wr->sg_list[i].length)
+			continue;
+		if (seg + 16 > end)
+			return NULL;
+		nicsim_data_seg(seg, wr->sg_list[i].length,
+				wr->sg_list[i].lkey, wr->sg_list[i].addr);
+		seg += 16;
+	}
+	return seg;
+}
+
+/* Builds wr's WQE at the send ring's head: its WQEBBs, or an errno. */
+static int nicsim_post_one(struct nicsim_qp *qp, const struct ib_send_wr *wr,
+			   u8 *w)
+{
+	u32 mask = BIT(qp->sq.log_size) - 1;
+	u32 ds, wqebbs, i, idx;
+	u8 *seg, flags = 0;
+	int op;
+
+	op = nicsim_wqe_opcode(wr->opcode);
+	if (op < 0 || wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+	memset(w, 0, NICSIM_MAX_WQE_BYTES);
+	seg = nicsim_wqe_body(qp, wr, op, w);
+	if (!seg)
+		return -EINVAL;
+	ds = (seg - w) / 16;
+	wqebbs = DIV_ROUND_UP(ds, 4);
+	if (qp->sq.head - qp->sq.tail + wqebbs > BIT(qp->sq.log_size))
+		return -ENOMEM;
+	if (wr->send_flags & IB_SEND_SIGNALED || qp->signal_all)
+		flags |= NICSIM_WQE_CTRL_CQ_UPDATE;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		flags |= NICSIM_WQE_CTRL_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		flags |= NICSIM_WQE_CTRL_FENCE;
+	*(__be32 *)w = cpu_to_be32((qp->sq.head & 0xffff) << 8 | op);
+	*(__be32 *)(w + 4) = cpu_to_be32(qp->qpn << 8 | ds);
+	w[11] = flags;
+	if (op == NICSIM_WQE_OP_SEND_INVAL || op == NICSIM_WQE_OP_LOCAL_INVAL)
+		*(__be32 *)(w + 12) = cpu_to_be32(wr->ex.invalidate_rkey);
+	else
+		memcpy(w + 12, &wr->ex.imm_data, 4);
+
+	idx = qp->sq.head & mask;
+	qp->sq.wr_ids[idx] = wr->wr_id;
+	qp->sq_wqebbs[idx] = wqebbs;
+	/* WQEBB by WQEBB: a WQE may wrap the ring */
+	for (i = 0; i < wqebbs; i++)
+		memcpy(qp->buf.va + qp->sq.offset +
+		       NICSIM_WQEBB * ((qp->sq.head + i) & mask),
+		       w + NICSIM_WQEBB * i, NICSIM_WQEBB);
+	return wqebbs;
+}
+
+int nicsim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr)
+{
+	struct nicsim_dev *dev = to_ndev(ibqp->device);
+	struct nicsim_qp *qp = to_nqp(ibqp);
+	void __iomem *bf = dev->bar0 + dev->caps.uar_base +
+		(u64)qp->uar * dev->caps.uar_page_size + NICSIM_UAR_BF_OFFSET;
+	__be32 *dbrec = qp->buf.va + qp->dbrec_offset;
+	u8 *w, *last = NULL;
+	unsigned long flags;
+	int err = 0, n;
+
+	w = kmalloc(NICSIM_MAX_WQE_BYTES, GFP_ATOMIC);
+	if (!w) {
+		*bad_wr = wr;
+		return -ENOMEM;
+	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	for (; wr; wr = wr->next) {
+		n = nicsim_post_one(qp, wr, w);
+		if (n < 0) {
+			err = n;
+			*bad_wr = wr;
+			break;
+		}
+		last = qp->buf.va + qp->sq.offset +
+			NICSIM_WQEBB * (qp->sq.head & (BIT(qp->sq.log_size) - 1));
+		qp->sq.head += n;
+	}
+	if (last) {
+		/* the WQEs, then the record's send counter, then the doorbell */
+		dma_wmb();
+		dbrec[NICSIM_DBREC_SEND / 4] = cpu_to_be32(qp->sq.head & 0xffff);
+		/* the record in memory before the MMIO doorbell */
+		wmb();
+		spin_lock(&dev->kuar_lock);
+		__raw_writeq(*(u64 *)last, bf);
+		spin_unlock(&dev->kuar_lock);
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	kfree(w);
+	return err;
+}
+
+/* A receive WQE: its data segments, then the list's end if there is room. */
+static int nicsim_recv_wqe(u8 *wqe, u32 stride, const struct ib_recv_wr *wr)
+{
+	u8 *seg = wqe;
+	int i;
+
+	if (wr->num_sge * 16 > stride)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++, seg += 16)
+		nicsim_data_seg(seg, wr->sg_list[i].length, wr->sg_list[i].lkey,
+				wr->sg_list[i].addr);
+	if (seg + 16 <= wqe + stride)
+		nicsim_data_seg(seg, 0, NICSIM_RECV_END_LKEY, 0);
+	return 0;
+}
+
+static int nicsim_post_wq(struct nicsim_wq *wq, u8 *ring, u32 stride_log,
+			  __be32 *counter, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr)
+{
+	u32 mask = BIT(wq->log_size) - 1;
+	int err = 0;
+	bool posted = false;
+
+	for (; wr; wr = wr->next) {
+		if (wq->head - wq->tail >= BIT(wq->log_size)) {
+			err = -ENOMEM;
+			break;
+		}
+		err = nicsim_recv_wqe(ring + ((wq->head & mask) << stride_log),
+				      BIT(stride_log), wr);
+		if (err)
+			break;
+		wq->wr_ids[wq->head & mask] = wr->wr_id;
+		wq->head++;
+		posted = true;
+	}
+	if (err)
+		*bad_wr = wr;
+	if (posted) {
+		/* the WQEs before the record's receive counter */
+		dma_wmb();
+		*counter = cpu_to_be32(wq->head & 0xffff);
+	}
+	return err;
+}
+
+int nicsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr)
+{
+	struct nicsim_qp *qp = to_nqp(ibqp);
+	unsigned long flags;
+	int err;
+
+	if (ibqp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	err = nicsim_post_wq(&qp->rq, qp->buf.va + qp->rq.offset,
+			     qp->rq_stride_log,
+			     qp->buf.va + qp->dbrec_offset + NICSIM_DBREC_RECV,
+			     wr, bad_wr);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	return err;
+}
+
+int nicsim_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad_wr)
+{
+	struct nicsim_srq *srq = to_nsrq(ibsrq);
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	err = nicsim_post_wq(&srq->wq, srq->buf.va, srq->stride_log,
+			     srq->buf.va + srq->dbrec_offset + NICSIM_DBREC_RECV,
+			     wr, bad_wr);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return err;
+}

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Device and port queries, user contexts and their mappings, PDs and AHs.
+ */
+#include <rdma/ib_user_verbs.h>
+#include <rdma/nicsim-abi.h>
+
+#include "nicsim.h"
+
+int nicsim_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
+			struct ib_udata *udata)
+{
+	struct nicsim_dev *dev = to_ndev(ibdev);
+	struct nicsim_caps *c = &dev->caps;
+
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	memset(props, 0, sizeof(*props));
+	props->fw_ver = ioread32be(dev->bar0 + NICSIM_REG_FW_REV);
+	props->sys_image_guid = ibdev->node_guid;
+	props->max_mr_size = c->max_msg_size;
+	props->page_size_cap = GENMASK_ULL(c->max_page_shift, PAGE_SHIFT);
+	props->vendor_id = NICSIM_PCI_VENDOR;
+	props->vendor_part_id = NICSIM_PCI_DEVICE;
+	props->hw_ver = dev->pdev->revision;
+	props->max_qp = c->max_qp;
+	props->max_qp_wr = c->max_qp_wr;
+	props->max_send_sge = c->max_sge;
+	props->max_recv_sge = c->max_sge;
+	props->max_sge_rd = c->max_sge;
+	props->max_cq = c->max_cq;
+	props->max_cqe = c->max_cqe;
+	props->max_mr = c->max_mkey;
+	props->max_pd = c->max_pd;
+	props->max_qp_rd_atom = c->max_rd_atomic;
+	props->max_qp_init_rd_atom = c->max_rd_atomic;
+	props->max_res_rd_atom = c->max_rd_atomic * c->max_qp;
+	props->atomic_cap = IB_ATOMIC_HCA;
+	props->max_ah = c->max_qp;
+	props->max_srq = c->max_qp;
+	props->max_srq_wr = c->max_qp_wr;
+	props->max_srq_sge = c->max_sge;
+	props->max_pkeys = 1;
+	props->local_ca_ack_delay = 16;
+	props->max_fast_reg_page_list_len = 0;
+	return 0;
+}
+
+/* The firmware revision register: major << 16 | minor. */
+void nicsim_get_fw_str(struct ib_device *ibdev, char *str)
+{
+	u32 rev = ioread32be(to_ndev(ibdev)->bar0 + NICSIM_REG_FW_REV);
+
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u", rev >> 16, rev & 0xffff);
+}
+
+int nicsim_query_port(struct ib_device *ibdev, u32 port,
+		      struct ib_port_attr *props)
+{
+	struct nicsim_dev *dev = to_ndev(ibdev);
+
+	/* ib_core zeroed props */
+	props->lid = dev->caps.lid;
+	props->lmc = 0;
+	props->sm_lid = dev->caps.lid;
+	props->state = IB_PORT_ACTIVE;
+	props->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	props->max_mtu = min_t(u32, dev->caps.max_mtu, IB_MTU_4096);
+	props->active_mtu = props->max_mtu;
+	props->gid_tbl_len = 1;
+	props->pkey_tbl_len = 1;
+	props->max_msg_sz = dev->caps.max_msg_size;
+	props->max_vl_num = 1;
+	props->active_width = IB_WIDTH_4X;
+	props->active_speed = IB_SPEED_EDR;
+	return 0;
+}
+
+/* The one GID: the default subnet prefix and the node's GUID. */
+int nicsim_query_gid(struct ib_device *ibdev, u32 port, int index,
+		     union ib_gid *gid)
+{
+	if (index)
+		return -EINVAL;
+	gid->global.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL);
+	gid->global.interface_id = ibdev->node_guid;
+	return 0;
+}
+
+int nicsim_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = 0xffff;
+	return 0;
+}
+
+int nicsim_get_port_immutable(struct ib_device *ibdev, u32 port,
+			      struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr;
+	int err;
+
+	err = ib_query_port(ibdev, port, &attr);
+	if (err)
+		return err;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	/*
+	 * The adapter has no QP0/QP1 (SMI, GSI): the port takes no MADs, so
+	 * ib_mad, ib_cm and the SA client leave it alone.
+	 */
+	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_IB;
+	return 0;
+}
+
+static struct rdma_user_mmap_entry *
+nicsim_mmap_insert(struct ib_ucontext *uctx, struct nicsim_mmap_entry *entry,
+		   size_t len, u64 *key)
+{
+	int err;
+
+	err = rdma_user_mmap_entry_insert(uctx, &entry->rdma_entry, len);
+	if (err) {
+		kfree(entry);
+		return NULL;
+	}
+	*key = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	return &entry->rdma_entry;
+}
+
+/* A UAR page of BAR0 for user space. */
+struct rdma_user_mmap_entry *
+nicsim_mmap_insert_io(struct ib_ucontext *uctx, u64 pfn, u64 *key)
+{
+	struct nicsim_mmap_entry *entry;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return NULL;
+	entry->dev = to_ndev(uctx->device);
+	entry->type = NICSIM_MMAP_IO;
+	entry->pfn = pfn;
+	return nicsim_mmap_insert(uctx, entry, PAGE_SIZE, key);
+}
+
+/*
+ * An object's ring buffer for user space. On success the entry owns the
+ * buffer (buf is cleared): it is freed once unmapped and removed.
+ */
+struct rdma_user_mmap_entry *
+nicsim_mmap_insert_buf(struct ib_ucontext *uctx, struct nicsim_buf *buf,
+		       u64 *key)
+{
+	struct rdma_user_mmap_entry *rdma_entry;
+	struct nicsim_mmap_entry *entry;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return NULL;
+	entry->dev = to_ndev(uctx->device);
+	entry->type = NICSIM_MMAP_DMA;
+	entry->buf = *buf;
+	entry->pfn = page_to_pfn(virt_to_page(buf->va));
+	rdma_entry = nicsim_mmap_insert(uctx, entry, buf->size, key);
+	if (rdma_entry)
+		memset(buf, 0, sizeof(*buf));
+	return rdma_entry;
+}
+
+void nicsim_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	struct nicsim_mmap_entry *entry = to_nentry(rdma_entry);
+
+	if (entry->type == NICSIM_MMAP_DMA)
+		nicsim_buf_free(entry->dev, &entry->buf);
+	kfree(entry);
+}
+
+int nicsim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma_entry;
+	struct nicsim_mmap_entry *entry;
+	pgprot_t prot;
+	int err;
+
+	rdma_entry = rdma_user_mmap_entry_get(uctx, vma);
+	if (!rdma_entry)
+		return -EINVAL;
+	entry = to_nentry(rdma_entry);
+	/* doorbells uncached; rings are coherent host memory */
+	prot = entry->type == NICSIM_MMAP_IO ?
+		pgprot_noncached(vma->vm_page_prot) : vma->vm_page_prot;
+	err = rdma_user_mmap_io(uctx, vma, entry->pfn,
+				rdma_entry->npages * PAGE_SIZE, prot,
+				rdma_entry);
+	rdma_user_mmap_entry_put(rdma_entry);
+	return err;
+}
+
+int nicsim_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
+{
+	struct nicsim_ucontext *ctx = to_nuctx(uctx);
+	struct nicsim_dev *dev = to_ndev(uctx->device);
+	struct nicsim_ibv_alloc_ucontext_resp resp = {};
+	u64 pfn;
+	int err;
+
+	err = nicsim_cmd_handle(dev, NICSIM_CMD_ALLOC_UAR, NULL, 0, &ctx->uar);
+	if (err)
+		return err;
+	pfn = (dev->bar0_start + dev->caps.uar_base +
+	       (u64)ctx->uar * dev->caps.uar_page_size) >> PAGE_SHIFT;
+	ctx->uar_entry = nicsim_mmap_insert_io(uctx, pfn, &resp.uar_mmap_key);
+	if (!ctx->uar_entry) {
+		err = -ENOMEM;
+		goto err_uar;
+	}
+	resp.uar = ctx->uar;
+	resp.uar_page_size = dev->caps.uar_page_size;
+	resp.bf_size = dev->caps.bf_size;
+	resp.max_inline = dev->caps.max_inline;
+	resp.max_sge = dev->caps.max_sge;
+	resp.max_qp_wr = dev->caps.max_qp_wr;
+	resp.max_cqe = dev->caps.max_cqe;
+	resp.lid = dev->caps.lid;
+	err = ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+	if (err)
+		goto err_entry;
+	return 0;
+
+err_entry:
+	rdma_user_mmap_entry_remove(ctx->uar_entry);
+err_uar:
+	nicsim_cmd_destroy(dev, NICSIM_CMD_DEALLOC_UAR, ctx->uar);
+	return err;
+}
+
+void nicsim_dealloc_ucontext(struct ib_ucontext *uctx)
+{
+	struct nicsim_ucontext *ctx = to_nuctx(uctx);
+
+	rdma_user_mmap_entry_remove(ctx->uar_entry);
+	nicsim_cmd_destroy(to_ndev(uctx->device), NICSIM_CMD_DEALLOC_UAR,
+			   ctx->uar);
+}
+
+int nicsim_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct nicsim_dev *dev = to_ndev(ibpd->device);
+	struct nicsim_pd *pd = to_npd(ibpd);
+	struct nicsim_ibv_alloc_pd_resp resp = {};
+	int err;
+
+	err = nicsim_cmd_handle(dev, NICSIM_CMD_ALLOC_PD, NULL, 0, &pd->pdn);
+	if (err)
+		return err;
+	if (udata && udata->outlen) {
+		resp.pdn = pd->pdn;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (err) {
+			nicsim_cmd_destroy(dev, NICSIM_CMD_DEALLOC_PD, pd->pdn);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int nicsim_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	return nicsim_cmd_destroy(to_ndev(ibpd->device), NICSIM_CMD_DEALLOC_PD,
+				  to_npd(ibpd)->pdn);
+}
+
+/* An address handle is the driver's: a UD WQE carries the destination. */
+int nicsim_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		     struct ib_udata *udata)
+{
+	struct rdma_ah_attr *attr = init_attr->ah_attr;
+
+	if (attr->type != RDMA_AH_ATTR_TYPE_IB)
+		return -EOPNOTSUPP;
+	to_nah(ibah)->dlid = rdma_ah_get_dlid(attr);
+	return 0;
+}
+
+int nicsim_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * nicsim_selftest: a kernel RDMA consumer that checks nicsim_ib against the
+ * device (see st_main.c). The context of one device's run, and the steps
+ * each file offers.
+ */
+#ifndef _NICSIM_SELFTEST_H_
+#define _NICSIM_SELFTEST_H_
+
+#include <linux/completion.h>
+#include <rdma/ib_verbs.h>
+
+#define ST_BYTES	4096
+#define ST_WAIT_MS	20000
+
+struct st_ctx {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp[2];
+	void *buf[2];
+	u64 dma[2];
+	struct completion event;
+	u16 lid;
+	/* UD QPs, and an RC pair whose receiver takes from an SRQ */
+	struct ib_qp *ud[2];
+	struct ib_ah *ah;
+	struct ib_srq *srq;
+	struct ib_qp *sq[2];
+	struct ib_qp *uc[2];
+	struct completion srq_event;
+};
+
+/* st_main.c */
+int st_poll(struct st_ctx *c, struct ib_wc *wc);
+int st_connect(struct ib_qp *qp, u32 dest_qpn, u16 lid);
+
+/* st_rc.c: on the connected RC pair */
+int st_send(struct st_ctx *c, u32 len, u32 off, bool arm);
+int st_write(struct st_ctx *c, u32 len, u32 off);
+int st_imm_inline(struct st_ctx *c, u32 len);
+int st_refused(struct st_ctx *c);
+int st_read_atomic(struct st_ctx *c);
+
+/* st_queues.c: QPs of their own */
+int st_ud(struct st_ctx *c, u32 len);
+int st_uc(struct st_ctx *c, u32 len);
+int st_srq(struct st_ctx *c, u32 len);
+
+#endif /* _NICSIM_SELFTEST_H_ */

@@ -1,0 +1,117 @@
+package nicsim.kernel;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import nicsim.driver.DeviceHeader;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The kernel driver's device formats (kernel/.../nicsim_hw.h, written in the kernel's style by hand)
+ * held to the device's ABI code, through the C header that code generates for libnicsim
+ * (nicsim.driver.DeviceHeader): a command field that moves, an opcode or a status that changes,
+ * fails here rather than in a guest.
+ */
+class KernelHeaderTest {
+    private static final Path DRIVER = Path.of("kernel", "drivers", "infiniband", "hw", "nicsim");
+    private static final Pattern DEFINE = Pattern.compile("(?m)^#define\\s+(NICSIM_\\w+)\\s+(0x[0-9a-fA-F]+|\\d+)U?L*\\s*$");
+
+    /**
+     * The driver's names that the generated header does not have, each with the place in docs/device.md
+     * that gives it (its prose, not a generated table).
+     */
+    private static final Set<String> PROSE_ONLY = Set.of(
+            "NICSIM_MAILBOX_BYTES", // Commands: "mailboxes are at most 4096 bytes"
+            "NICSIM_QP_FLAG_SIGNAL_ALL", // libnicsim's CREATE_QP flags word: 1, every send completes
+            "NICSIM_WQE_CTRL_CQ_UPDATE", "NICSIM_WQE_CTRL_SOLICITED", "NICSIM_WQE_CTRL_FENCE", // Send queues: fm_ce_se
+            "NICSIM_RECV_END_LKEY", // Receive queues: "lkey 0x100"
+            "NICSIM_INLINE_SEG", // Send queues: "4-byte length | 0x80000000"
+            "NICSIM_AV_EXT", // the UD address vector's destination QPN bit (libnicsim's wqe_put)
+            "NICSIM_CQE_BYTES", "NICSIM_CQE_SLID", "NICSIM_CQE_SRC_QP", "NICSIM_CQE_IMM", "NICSIM_CQE_BYTE_CNT",
+            "NICSIM_CQE_VENDOR_SYNDROME", "NICSIM_CQE_SYNDROME", "NICSIM_CQE_SOP_QPN", "NICSIM_CQE_WQE_COUNTER",
+            "NICSIM_CQE_OP_OWN", // Completion queues: CQE byte offsets
+            "NICSIM_CQE_SYNDROME_MW_BIND_ERR", // the cqe-syndromes table (the generated header leaves windows out)
+            "NICSIM_EQE_BYTES", "NICSIM_EQE_TYPE", "NICSIM_EQE_RESOURCE", "NICSIM_EQE_OWNER",
+            "NICSIM_EQE_WRITTEN", // Async events
+            "NICSIM_DBREC_RECV", "NICSIM_DBREC_SEND", "NICSIM_DBREC_CQ_CI", "NICSIM_DBREC_CQ_ARM"); // doorbell records
+
+    private static Path root() { return Path.of(System.getProperty("nicsim.root")); }
+
+    private static Map<String, Long> defines(String text) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        Matcher x = DEFINE.matcher(text);
+        while (x.find()) m.put(x.group(1), Long.decode(x.group(2)));
+        return m;
+    }
+
+    @Test
+    void everyDeviceConstantOfTheKernelDriverIsTheDevicesOwn() throws Exception {
+        String kernel = Files.readString(root().resolve(DRIVER).resolve("nicsim_hw.h"));
+        Map<String, Long> ours = defines(kernel), device = defines(DeviceHeader.render());
+        List<String> wrong = new ArrayList<>(), unknown = new ArrayList<>();
+        for (var e : ours.entrySet()) {
+            Long v = device.get(e.getKey());
+            if (v != null && !v.equals(e.getValue())) wrong.add(e.getKey() + " = 0x" + Long.toHexString(e.getValue())
+                    + ", the device's 0x" + Long.toHexString(v));
+            if (v == null && !PROSE_ONLY.contains(e.getKey())) unknown.add(e.getKey());
+        }
+        assertEquals(List.of(), wrong, "nicsim_hw.h disagrees with the device's ABI code");
+        assertEquals(List.of(), unknown, "nicsim_hw.h names what the device's ABI does not (or add it to PROSE_ONLY "
+                + "with the place in docs/device.md that gives it)");
+        long checked = ours.keySet().stream().filter(device::containsKey).count();
+        assertTrue(checked > 200, "most of the header is held to the ABI: " + checked);
+        // every command the driver sends has its opcode, and its word count, checked
+        for (String cmd : List.of("QUERY_HCA_CAP", "INIT_HCA", "TEARDOWN_HCA", "ALLOC_UAR", "DEALLOC_UAR", "ALLOC_PD",
+                "DEALLOC_PD", "CREATE_MKEY", "DESTROY_MKEY", "CREATE_CQ", "DESTROY_CQ", "CREATE_QP", "MODIFY_QP",
+                "QUERY_QP", "DESTROY_QP", "CREATE_SRQ", "ARM_SRQ", "QUERY_SRQ", "DESTROY_SRQ"))
+            assertTrue(ours.containsKey("NICSIM_CMD_" + cmd), cmd);
+    }
+
+    @Test
+    void statusErrnosAreTheManualsOnes() throws Exception {
+        String cmd = Files.readString(root().resolve(DRIVER).resolve("nicsim_cmd.c"));
+        Map<String, Integer> errno = Map.of("0", 0, "-EIO", 5, "-EINVAL", 22, "-EBUSY", 16, "-ENOMEM", 12, "-EAGAIN", 11);
+        Map<String, Long> device = defines(DeviceHeader.render());
+        Matcher row = Pattern.compile("\\{ (NICSIM_STATUS_\\w+), (0|-E[A-Z]+), \"(\\w+)\" \\}").matcher(cmd);
+        // the generated header's switch: "case 0x3: return 22;"
+        Map<Long, Integer> expected = new LinkedHashMap<>();
+        Matcher c = Pattern.compile("case (0x[0-9a-f]+): return (\\d+);").matcher(DeviceHeader.render());
+        while (c.find()) expected.put(Long.decode(c.group(1)), Integer.parseInt(c.group(2)));
+        int rows = 0;
+        while (row.find()) {
+            rows++;
+            Long status = device.get(row.group(1));
+            assertNotNull(status, row.group(1));
+            assertEquals("NICSIM_STATUS_" + row.group(3), row.group(1), "the name printed is the status's");
+            assertEquals(expected.get(status), errno.get(row.group(2)), row.group(1) + "'s errno");
+        }
+        assertEquals(expected.size(), rows, "every status of the device has its errno in nicsim_cmd.c");
+    }
+
+    @Test
+    void syndromeNamesAreTheManualsInOrder() throws Exception {
+        String cmd = Files.readString(root().resolve(DRIVER).resolve("nicsim_cmd.c"));
+        String md = Files.readString(root().resolve("docs").resolve("device.md"));
+        String table = md.substring(md.indexOf("<!-- generated: syndromes -->"), md.indexOf("<!-- end of generated: syndromes -->"));
+        List<String> manual = new ArrayList<>();
+        Matcher r = Pattern.compile("(?m)^\\| (\\d+) \\| (\\w+) \\|").matcher(table);
+        while (r.find()) {
+            assertEquals(manual.size(), Integer.parseInt(r.group(1)), "syndromes are numbered densely");
+            manual.add(r.group(2));
+        }
+        String array = cmd.substring(cmd.indexOf("nicsim_syndrome_names[] = {"), cmd.indexOf("};", cmd.indexOf("nicsim_syndrome_names[]")));
+        List<String> ours = new ArrayList<>();
+        Matcher s = Pattern.compile("\"(\\w+)\"").matcher(array);
+        while (s.find()) ours.add(s.group(1));
+        assertTrue(manual.size() > 50, "the manual's syndromes table was read: " + manual.size());
+        assertEquals(manual, ours, "nicsim_cmd.c's syndrome names, indexed by syndrome");
+    }
+}
