@@ -44,14 +44,16 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--nodes", defaultValue = "2", description = "hosts in the cluster (the workload runs between nodes 0 and 1; default: ${DEFAULT-VALUE})")
     int nodes = 2;
 
-    @Option(names = "--size", description = "message size in bytes (default: the test's own, as perftest/rdma-core)")
-    long size;
+    // boxed: null is "not given" (the test's own default); 0 is a value given, and refused like any other out of range
+    @Option(names = "--size",
+            description = "message size in bytes, 1..8388608 (default: the test's own, as perftest/rdma-core)")
+    Long size;
 
     @Option(names = "--all-sizes", description = "every size from 2 B to 8 MiB (perftest -a)")
     boolean allSizes;
 
-    @Option(names = "--iters", description = "iterations (default: the test's own, as perftest/rdma-core)")
-    int iters;
+    @Option(names = "--iters", description = "iterations, 1..10000000 (default: the test's own, as perftest/rdma-core)")
+    Integer iters;
 
     @Option(names = "--qps", defaultValue = "1", description = "queue pairs for the bandwidth tests (default: ${DEFAULT-VALUE})")
     int qps = 1;
@@ -110,8 +112,10 @@ final class RunCommand implements Callable<Integer> {
         if (nodes < 2 || nodes > 256) throw new IllegalArgumentException("--nodes " + nodes + " must be 2..256");
         if (threads != null && (threads < 1 || threads > 1024)) throw new IllegalArgumentException("--threads " + threads + " must be 1..1024");
         if (qps < 1 || qps > 10_000) throw new IllegalArgumentException("--qps " + qps + " must be 1..10000");
-        if (size < 0 || size > (8 << 20)) throw new IllegalArgumentException("--size " + size + " must be 1..8388608");
-        if (iters < 0 || iters > 10_000_000) throw new IllegalArgumentException("--iters " + iters + " must be 1..10000000");
+        if (size != null && (size < 1 || size > (8 << 20)))
+            throw new IllegalArgumentException("--size " + size + " must be 1..8388608");
+        if (iters != null && (iters < 1 || iters > 10_000_000))
+            throw new IllegalArgumentException("--iters " + iters + " must be 1..10000000");
         if (mrs < 1 || mrs > 100_000) throw new IllegalArgumentException("--mrs " + mrs + " must be 1..100000");
         if (txDepth < 1 || txDepth > 4096) throw new IllegalArgumentException("--tx-depth " + txDepth + " must be 1..4096");
         Mtu m = switch (mtu) {
@@ -126,7 +130,8 @@ final class RunCommand implements Callable<Integer> {
         if (connection.equals("UD") && !workloads.stream().allMatch(x -> x.equals("send_lat") || x.equals("send_bw")))
             throw new IllegalArgumentException("--connection UD: only send_lat and send_bw run over UD (workloads: "
                     + String.join(", ", workloads) + ")");
-        Options o = Options.defaults().withSize(size).withAllSizes(allSizes).withIters(iters).withQps(qps).withMtu(m)
+        Options o = Options.defaults().withSize(size != null ? size : 0).withAllSizes(allSizes)
+                .withIters(iters != null ? iters : 0).withQps(qps).withMtu(m)
                 .withTxDepth(txDepth).withMrs(mrs).withScatterToCqe(scatterToCqe).withUd(connection.equals("UD"));
         if (!rtlBlocks.isEmpty()) Cluster.builder().rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
         int failures = 0;

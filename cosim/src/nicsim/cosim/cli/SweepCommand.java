@@ -46,7 +46,10 @@ final class SweepCommand implements Callable<Integer> {
                 spark != null ? "on Spark " + spark : jobs + " worker" + (jobs == 1 ? "" : "s"));
         LocalSweep.Summary s = spark != null ? onSpark(spec, results, spark) : LocalSweep.run(spec, results, jobs, System.err);
         System.out.print(finish(spec, results, s, spark != null));
-        return results.inOrder(spec).stream().allMatch(PointRun.Outcome::ok) ? 0 : 1;
+        // a figure asked for and found nowhere is as much a failure as a point that failed: no plot came of it
+        List<String> absent = SweepPlots.absent(spec, results.inOrder(spec));
+        for (String a : absent) System.err.println("nicsim: " + file + ": " + a);
+        return results.inOrder(spec).stream().allMatch(PointRun.Outcome::ok) && absent.isEmpty() ? 0 : 1;
     }
 
     /** Runs the points through the sweep module's Spark job, which is on the classpath only when Spark is. */

@@ -3,6 +3,7 @@ package nicsim.cosim.sweep;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import nicsim.cosim.Stages;
 import nicsim.driver.World;
@@ -21,6 +22,17 @@ import nicsim.workloads.Workloads;
  */
 public final class PointRun {
     private PointRun() {}
+
+    /**
+     * The figures every successful point gives, in the table's order; besides them a point gives
+     * {@code cycles STAGE} (node 0's stage means), every block counter that moved ({@code Block.what})
+     * and, for each block of the sweep's {@code cost}, {@link #COST_FIGURES} followed by the block.
+     */
+    public static final List<String> FIGURES = List.of("bytes", "iters", "bw_avg_gbps", "bw_peak_gbps", "msg_rate_mpps",
+            "lat_min_us", "lat_typical_us", "lat_avg_us", "lat_p99_us", "lat_max_us", "sim_us");
+    /** The hardware cost figures of a block named in {@code cost}, each written "FIGURE BLOCK" ("luts mtt"). */
+    public static final List<String> COST_FIGURES =
+            List.of("luts", "cells", "flip_flops", "memory_bits", "logic_depth");
 
     /** What one point gave: its figures (by column name), or the error that stopped it. */
     public record Outcome(Point point, String error, Map<String, Object> figures) {

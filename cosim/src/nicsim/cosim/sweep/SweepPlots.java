@@ -19,6 +19,29 @@ import org.knowm.xchart.XYChartBuilder;
 public final class SweepPlots {
     private SweepPlots() {}
 
+    /**
+     * One line for each figure of {@code plot} or {@code pareto} that no successful point gave (a
+     * stage or counter name the run does not have, or a counter that never moved), naming what
+     * the points did give; empty if every figure was found or no point succeeded.
+     */
+    public static List<String> absent(SweepSpec spec, List<PointRun.Outcome> outcomes) {
+        java.util.Set<String> given = new java.util.TreeSet<>();
+        for (PointRun.Outcome o : outcomes) if (o.ok()) given.addAll(o.figures().keySet());
+        List<String> out = new ArrayList<>();
+        if (given.isEmpty()) return out;
+        for (String f : new java.util.LinkedHashSet<>(concat(spec.plot(), spec.pareto())))
+            if (!given.contains(f))
+                out.add("figure '" + f + "' is in no point's results, so it has no plot (a counter that never moved is "
+                        + "left out); the points gave: " + String.join(", ", given));
+        return out;
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
     public static List<Path> write(SweepSpec spec, List<PointRun.Outcome> outcomes, Path dir) throws IOException {
         Files.createDirectories(dir);
         List<Path> out = new ArrayList<>();

@@ -116,10 +116,6 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
             points *= values.size();
             if (points > MAX_POINTS) throw new BadSweep(where + ": more than " + MAX_POINTS + " points");
         }
-        List<String> plot = new ArrayList<>();
-        JsonNode p = root.get("plot");
-        if (p != null) for (JsonNode n : p.isArray() ? p : List.of(p)) plot.add(n.asText());
-        else plot.add("bw_avg_gbps");
         List<String> cost = new ArrayList<>();
         JsonNode c = root.get("cost");
         if (c != null) for (JsonNode n : c.isArray() ? c : List.of(c)) {
@@ -129,6 +125,11 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
                         + String.join(", ", blocks));
             cost.add(n.asText());
         }
+        List<String> plot = new ArrayList<>();
+        JsonNode p = root.get("plot");
+        if (p != null)
+            for (JsonNode n : p.isArray() ? p : List.of(p)) plot.add(checkFigure(n.asText(), cost, where + ": plot"));
+        else plot.add("bw_avg_gbps");
         List<String> pareto = new ArrayList<>();
         JsonNode pa = root.get("pareto");
         if (pa != null) {
@@ -137,6 +138,7 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
                 throw new BadSweep(where + ": pareto must name two figures: a cost to keep low, then a figure "
                         + "to keep high "
                         + "(e.g. [\"luts dma\", \"bw_avg_gbps\"])");
+            for (String f : pareto) checkFigure(f, cost, where + ": pareto");
         }
         return new SweepSpec(profile, workload, List.copyOf(seeds), options, vary, List.copyOf(plot), List.copyOf(cost),
                 List.copyOf(pareto));
@@ -165,6 +167,25 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
         if (OPTIONS.contains(key) || base.has(key)) return;
         throw new BadSweep(where + ": '" + key + "' is neither a workload option (" + String.join(", ", sorted(OPTIONS))
                 + ") nor a parameter of profile " + base.name() + " (./nicsim profiles " + base.name() + " lists them)");
+    }
+
+    /**
+     * A figure a point can give, or a one-line error listing those it can. Stage and counter names
+     * depend on the run: they are checked by their form here, and against the points' figures after
+     * the run ({@link SweepPlots#absent}).
+     */
+    private static String checkFigure(String f, List<String> cost, String where) {
+        if (PointRun.FIGURES.contains(f) || f.startsWith("cycles ")) return f;
+        if (f.matches("[A-Za-z][A-Za-z0-9_]*\\.[A-Za-z0-9_.]+")) return f; // a block counter, Block.what
+        int space = f.indexOf(' ');
+        if (space > 0 && PointRun.COST_FIGURES.contains(f.substring(0, space))) {
+            String block = f.substring(space + 1);
+            if (cost.contains(block)) return f;
+            throw new BadSweep(where + ": figure '" + f + "' needs block '" + block + "' in cost (cost: " + cost + ")");
+        }
+        throw new BadSweep(where + ": figure '" + f + "' unknown; accepted: " + String.join(", ", PointRun.FIGURES)
+                + ", 'cycles STAGE' (node 0's stages), a block counter (Block.what, e.g. Fabric.bytes), or for a block "
+                + "in cost one of " + String.join(", ", PointRun.COST_FIGURES) + " and the block (e.g. 'luts mtt')");
     }
 
     private static String text(JsonNode root, String key, String dflt, String where) {
