@@ -16,10 +16,10 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import java.util.zip.GZIPOutputStream;
 import org.apache.commons.compress.archivers.cpio.CpioArchiveEntry;
@@ -48,10 +48,11 @@ final class Initramfs {
     private Initramfs() { }
 
     /**
-     * The archive for {@code kernel} with nicsim's module {@code module} when present, built into
-     * {@code cache} unless an archive of the same inputs is there.
+     * The archive for {@code kernel} with nicsim's built modules {@code nicsim} (nicsim_ib.ko, and the
+     * kernel selftest nicsim_selftest.ko, which the guest loads only when asked), built into {@code cache}
+     * unless an archive of the same inputs is there.
      */
-    static Path build(GuestKernel kernel, Optional<Path> module, DebianPackages debs, Path cache,
+    static Path build(GuestKernel kernel, List<Path> nicsim, DebianPackages debs, Path cache,
                       Consumer<String> progress) throws IOException {
         List<Path> packages = new ArrayList<>();
         for (String p : PACKAGES) packages.add(debs.fetch(p));
@@ -60,18 +61,18 @@ final class Initramfs {
         for (String part : List.of(LAYOUT, kernel.release(), String.join(",", MODULES))) key.update(bytes(part + "\n"));
         for (Path p : packages) key.update(bytes(p.getFileName() + "\n"));
         key.update(init);
-        if (module.isPresent()) key.update(Files.readAllBytes(module.get()));
+        for (Path m : nicsim) key.update(Files.readAllBytes(m));
         String hash = HexFormat.of().formatHex(key.digest()).substring(0, 16);
         Path out = cache.resolve("initramfs-" + hash + ".cpio.gz");
         if (Files.isRegularFile(out)) return out;
 
         progress.accept("building the initramfs (" + PACKAGES.size() + " Debian packages, " + MODULES.size()
                 + " kernel modules with their dependencies"
-                + (module.isPresent() ? ", " + module.get().getFileName() : "") + ")");
+                + nicsim.stream().map(m -> ", " + m.getFileName()).collect(Collectors.joining()) + ")");
         Path staging = Files.createTempDirectory(cache, "staging-");
         try {
             for (Path p : packages) DebianPackages.unpack(p, staging);
-            modules(kernel, module, staging);
+            modules(kernel, nicsim, staging);
             SharedLibraries.close(staging);
             etc(staging);
             Path initFile = staging.resolve("init");
@@ -92,8 +93,8 @@ final class Initramfs {
         return out;
     }
 
-    /** The modules the guest loads, their dependencies and nicsim_ib.ko under extra/, and depmod's index of them. */
-    private static void modules(GuestKernel kernel, Optional<Path> module, Path staging) throws IOException {
+    /** The modules the guest loads, their dependencies, nicsim's under extra/, and depmod's index of them. */
+    private static void modules(GuestKernel kernel, List<Path> nicsim, Path staging) throws IOException {
         Path dest = staging.resolve("lib/modules/" + kernel.release());
         for (String rel : kernel.closure(MODULES)) {
             Files.createDirectories(dest.resolve(rel).getParent());
@@ -101,10 +102,8 @@ final class Initramfs {
         }
         for (String f : List.of("modules.builtin", "modules.builtin.modinfo", "modules.order"))
             Files.copy(kernel.modules().resolve(f), dest.resolve(f));
-        if (module.isPresent()) {
-            Files.createDirectories(dest.resolve("extra"));
-            Files.copy(module.get(), dest.resolve("extra/nicsim_ib.ko"));
-        }
+        Files.createDirectories(dest.resolve("extra"));
+        for (Path m : nicsim) Files.copy(m, dest.resolve("extra").resolve(m.getFileName()));
         Tools.run(List.of(Tools.sbin("depmod"), "-b", staging.toString(), kernel.release()), null);
     }
 

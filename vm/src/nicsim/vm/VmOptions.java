@@ -3,7 +3,8 @@ package nicsim.vm;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Optional;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What one guest boots with.
@@ -57,10 +58,18 @@ public record VmOptions(int node, String run, boolean noDevice, Path socket, Pat
         return Files.readString(f).strip();
     }
 
-    /** nicsim's kernel module, when ./mill kernel.module built it. */
-    Optional<Path> module() {
-        Path ko = root.resolve("out/kernel/module.dest/nicsim_ib.ko");
-        return Files.isRegularFile(ko) ? Optional.of(ko) : Optional.empty();
+    /**
+     * nicsim's kernel modules that were built: nicsim_ib.ko (./mill kernel.module) and the kernel selftest
+     * nicsim_selftest.ko (./mill kernel.selftest); the launcher builds both before a guest boots.
+     */
+    List<Path> modules() {
+        List<Path> built = new ArrayList<>();
+        for (String task : List.of("module", "selftest")) {
+            Path dest = root.resolve("out/kernel/" + task + ".dest");
+            Path ko = dest.resolve(task.equals("module") ? "nicsim_ib.ko" : "nicsim_selftest.ko");
+            if (Files.isRegularFile(ko)) built.add(ko);
+        }
+        return built;
     }
 
     /** The QEMU bridge, which ./mill libnicsim.build builds. */
