@@ -175,7 +175,22 @@ public final class CqeWriter implements Block {
         }
     }
 
+    /** A fault to throw at the next completion taken (null: none); see {@link #injectFault}. */
+    private String injected;
+
+    /**
+     * Test hook: the writer throws IllegalStateException (naming {@code why}) on the clock edge it takes
+     * its next completion, as a bug of the block would, so a test sees what a fault inside an adapter
+     * does to the programs on it and on the others (serve's fault handling). Once only.
+     */
+    public void injectFault(String why) { injected = why; }
+
     private void complete(CqeIn in) {
+        if (injected != null) {
+            String why = injected;
+            injected = null;
+            throw new IllegalStateException("fault injected into " + NAME + " (" + why + ") at CQ " + in.cqn());
+        }
         Cq c = lookup(in.cqn());
         CqError.Code code = c == null ? CqError.Code.UNKNOWN_CQ : c.error ? CqError.Code.CQ_IN_ERROR
                 : ((c.pi - c.ci) & 0xFFFFFF) >= (1L << c.logSize) ? CqError.Code.OVERFLOW : CqError.Code.NONE;
