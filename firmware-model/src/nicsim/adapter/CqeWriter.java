@@ -175,18 +175,23 @@ public final class CqeWriter implements Block {
         }
     }
 
-    /** A fault to throw at the next completion taken (null: none); see {@link #injectFault}. */
+    /** A fault to throw (null: none) once {@link #injectAfter} more completions are written; see {@link #injectFault}. */
     private String injected;
+    private long injectAfter;
 
     /**
-     * Test hook: the writer throws IllegalStateException (naming {@code why}) on the clock edge it takes
-     * its next completion, as a bug of the block would, so a test sees what a fault inside an adapter
-     * does to the programs on it and on the others (serve's fault handling). Once only.
+     * Test hook: after {@code after} more completions, the writer throws IllegalStateException (naming
+     * {@code why}) on the clock edge it takes the next, as a bug of the block would, so a test sees what a
+     * fault inside an adapter does to the programs on it and on the others (serve's fault handling). Once.
      */
-    public void injectFault(String why) { injected = why; }
+    public void injectFault(String why, long after) {
+        if (after < 0) throw new IllegalArgumentException("injectFault after " + after + " completions: must be >= 0");
+        injected = why;
+        injectAfter = after;
+    }
 
     private void complete(CqeIn in) {
-        if (injected != null) {
+        if (injected != null && injectAfter-- == 0) {
             String why = injected;
             injected = null;
             throw new IllegalStateException("fault injected into " + NAME + " (" + why + ") at CQ " + in.cqn());

@@ -34,7 +34,7 @@ class WorldTest {
         World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
         Options o = Options.defaults().withSize(4096).withIters(200);
         Host old = w.host(0);
-        old.adapter.cqeWriter().injectFault("test");
+        old.adapter.cqeWriter().injectFault("test", 0);
         java.io.PrintStream quiet = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
         IllegalStateException x = assertThrows(IllegalStateException.class, () -> Workloads.run("write_bw", w, o, quiet));
         Simulator.Fault f = w.sim.takeFault();
