@@ -175,7 +175,7 @@ public final class CqeWriter implements Block {
         }
     }
 
-    /** A fault to throw (null: none) once {@link #injectAfter} more completions are written; see {@link #injectFault}. */
+    /** A fault to throw (null: none) once {@link #injectAfter} more completions are taken ({@link #injectFault}). */
     private String injected;
     private long injectAfter;
 

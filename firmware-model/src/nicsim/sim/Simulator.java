@@ -104,9 +104,11 @@ public final class Simulator {
     public Trace trace() { return trace; }
     /** How many events have run: a measure of simulation work, for benchmarks. */
     public long eventsExecuted() { return executed; }
-    public int pendingEvents() { int n = (int) java.util.Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
+    public int pendingEvents() {
+        int n = (int) java.util.Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
         for (Lane l : lanes) n += (int) l.waiting.stream().filter(e -> !gone(e)).count();
-        return n; }
+        return n;
+    }
 
     /** Whether {@code e} will never run: cancelled, or its scope retired. */
     private static boolean gone(Event e) { return e.cancelled || e.scope != null && e.scope.retired; }

@@ -49,7 +49,8 @@ final class AdapterFaults {
             fatal(h, f);
             return;
         }
-        log.printf("nicsim serve: the fabric faulted at %d ps: %s; every adapter is reset%n", f.time(), where(f.cause()));
+        log.printf("nicsim serve: the fabric faulted at %d ps: %s; every adapter is reset%n", f.time(),
+                where(f.cause()));
         for (Host each : world.hosts()) fatal(each, f);
     }
 

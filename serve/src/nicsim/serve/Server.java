@@ -271,7 +271,7 @@ public final class Server implements AutoCloseable {
             pci.handle(r.from(), r.op(), new Wire.In(r.body()));
         } catch (Wire.Malformed x) {
             driverBroke(r.from(), r.op() + ": " + x.getMessage());
-        } catch (RuntimeException x) { // as for a verb (serve): the request fails EIO, an event's fault is its adapter's
+        } catch (RuntimeException x) { // as for a verb: the request fails EIO; an event's fault is its adapter's
             Simulator.Fault f = world.sim.takeFault();
             if (r.op() != Wire.Op.PCI_MMIO_WRITE) r.from().send(new Wire.Out().finish(Errno.EIO));
             if (f != null) faults.fault(f);

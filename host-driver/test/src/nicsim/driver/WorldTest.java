@@ -36,10 +36,12 @@ class WorldTest {
         Host old = w.host(0);
         old.adapter.cqeWriter().injectFault("test", 0);
         java.io.PrintStream quiet = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
-        IllegalStateException x = assertThrows(IllegalStateException.class, () -> Workloads.run("write_bw", w, o, quiet));
+        IllegalStateException x = assertThrows(IllegalStateException.class,
+                () -> Workloads.run("write_bw", w, o, quiet));
         Simulator.Fault f = w.sim.takeFault();
         assertNotNull(f, "the exception came out of an event: " + x);
-        assertTrue(f.cause().getMessage().startsWith("fault injected into CqeWriter"), f.cause() + " (the workload: " + x + ")");
+        assertTrue(f.cause().getMessage().startsWith("fault injected into CqeWriter"),
+                f.cause() + " (the workload: " + x + ")");
         assertSame(old, w.hostOf(f), "the CqeWriter's clock edge is node 0's");
         assertNull(w.sim.takeFault(), "taken once");
 

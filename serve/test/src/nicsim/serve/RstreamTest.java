@@ -29,7 +29,8 @@ class RstreamTest {
         // its own series of tests, and closes the connection under a client running another)
         Run srv = Programs.start(served, 1, false, "rstream", "-b", "0.0.0.0", "-p", port, "-S", "4096", "-C", "200");
         long t0 = System.nanoTime();
-        while (!served.log().contains("listens on any address, port " + port) && System.nanoTime() - t0 < 30_000_000_000L) {
+        String listening = "listens on any address, port " + port;
+        while (!served.log().contains(listening) && System.nanoTime() - t0 < 30_000_000_000L) {
             assertTrue(srv.process().isAlive(), "rstream's server ended before listening:\n" + srv.output());
             Thread.sleep(20);
         }
