@@ -450,13 +450,20 @@ public final class Adapter implements PciFunction, Clocked {
         if (sqIn.isEmpty() || !firmware.mayLoad(sqIn.peekFirst())) fetcher.sqConfig().idle(); else fetcher.sqConfig().push(sqIn.peekFirst());
         fetcher.wqe().ready(true);
         if (cqConfigIn.isEmpty()) cqeWriter.cqConfig().idle(); else cqeWriter.cqConfig().push(cqConfigIn.peekFirst());
+        // a completion offered stays offered till the writer takes it (the stream's contract): a consumer-index
+        // update or a configuration of its CQ that came meanwhile (a destroy, a resize) waits behind it, as it
+        // would had the writer taken it at once
+        if (cqeOffered) { cqeWriter.ci().idle(); cqeWriter.cqe().push(cqeIn.peekFirst()); }
         // a consumer-index update goes a cycle ahead of the completion it makes room for
-        if (!ciIn.isEmpty()) { cqeWriter.ci().push(ciIn.peekFirst()); cqeWriter.cqe().idle(); }
+        else if (!ciIn.isEmpty()) { cqeWriter.ci().push(ciIn.peekFirst()); cqeWriter.cqe().idle(); }
         else {
             cqeWriter.ci().idle();
             // a completion waits for its CQ's configuration still on the way (a ring moved by RESIZE_CQ)
             if (cqeIn.isEmpty() || configuring(cqeIn.peekFirst().cqn())) cqeWriter.cqe().idle();
-            else cqeWriter.cqe().push(cqeIn.peekFirst());
+            else {
+                cqeWriter.cqe().push(cqeIn.peekFirst());
+                cqeOffered = true;
+            }
         }
         if (xlateIn.isEmpty()) mtt.req().idle(); else mtt.req().push(xlateIn.peekFirst());
         // a context waits for the KLM entries written before it, so an indirect mkey is never VALID over stale entries
@@ -467,6 +474,9 @@ public final class Adapter implements PciFunction, Clocked {
         mtt.fill().ready(!fillBusy);
         cqeWriter.write().ready(true);
     }
+
+    /** Whether the head of cqeIn is on the CqeWriter's input, not yet taken: it must stay there till it is. */
+    private boolean cqeOffered;
 
     private boolean configuring(long cqn) {
         for (CqConfig c : cqConfigIn) if (c.cqn() == cqn) return true;
@@ -508,7 +518,10 @@ public final class Adapter implements PciFunction, Clocked {
         }
         if (fetcher.wqe().fire()) collect(fetcher.wqe().payload());
         if (cqeWriter.cqConfig().valid()) taken(cqConfigIn);
-        if (cqeWriter.cqe().fire()) settle.accepted(taken(cqeIn).cqn());
+        if (cqeWriter.cqe().fire()) {
+            settle.accepted(taken(cqeIn).cqn());
+            cqeOffered = false;
+        }
         if (cqeWriter.ci().valid()) taken(ciIn);
         if (mtt.req().fire()) taken(xlateIn);
         if (mtt.mkeyWrite().valid()) taken(mkeyIn);

@@ -175,7 +175,27 @@ public final class CqeWriter implements Block {
         }
     }
 
+    /** A fault to throw (null: none) once {@link #injectAfter} more completions are taken ({@link #injectFault}). */
+    private String injected;
+    private long injectAfter;
+
+    /**
+     * Test hook: after {@code after} more completions, the writer throws IllegalStateException (naming
+     * {@code why}) on the clock edge it takes the next, as a bug of the block would, so a test sees what a
+     * fault inside an adapter does to the programs on it and on the others (serve's fault handling). Once.
+     */
+    public void injectFault(String why, long after) {
+        if (after < 0) throw new IllegalArgumentException("injectFault after " + after + " completions: must be >= 0");
+        injected = why;
+        injectAfter = after;
+    }
+
     private void complete(CqeIn in) {
+        if (injected != null && injectAfter-- == 0) {
+            String why = injected;
+            injected = null;
+            throw new IllegalStateException("fault injected into " + NAME + " (" + why + ") at CQ " + in.cqn());
+        }
         Cq c = lookup(in.cqn());
         CqError.Code code = c == null ? CqError.Code.UNKNOWN_CQ : c.error ? CqError.Code.CQ_IN_ERROR
                 : ((c.pi - c.ci) & 0xFFFFFF) >= (1L << c.logSize) ? CqError.Code.OVERFLOW : CqError.Code.NONE;

@@ -47,9 +47,10 @@ public final class Fabric {
     /** One port: its adapter, the simulator it lives in, its sender's side of the link, its downlink. */
     static final class PortState {
         final int lid;
-        final Consumer<Packet> rx;
+        Consumer<Packet> rx; // its adapter's (a new one's once the adapter is reset: reattach)
         final Simulator sim;
-        final Simulator.Lane downlink; // its deliveries, which come in the order they leave the switch
+        Simulator.Lane downlink; // its deliveries, which come in the order they leave the switch
+        Simulator.Scope scope; // its adapter's: what the port does for it (a credit that wakes its sends) is that's
         final Random rnd;
         final ArrayDeque<Tx> txq = new ArrayDeque<>();
         long upFree; // when its uplink is free
@@ -62,6 +63,7 @@ public final class Fabric {
         PortState(int lid, Consumer<Packet> rx, Simulator sim, long credits, long seed) {
             this.lid = lid; this.rx = rx; this.sim = sim; this.credits = credits;
             this.downlink = sim.lane();
+            this.scope = sim.scope();
             this.rnd = new Random(seed ^ 0x5DEECE66DL ^ (long) lid * 0x9E3779B97F4A7C15L);
         }
     }
@@ -100,6 +102,23 @@ public final class Fabric {
         PortState s = new PortState(ports.size() + 1, rx, sim, portBuffer, seed);
         ports.add(s);
         return s.lid;
+    }
+
+    /**
+     * Port {@code lid}'s adapter was reset: packets reach the new one's {@code rx} from now on, what was
+     * on its way down to the old one is lost (its lane's events are the old adapter's, retired), and what
+     * the old one queued but had not put on the link never leaves. Packets already on the link or in the
+     * switch go on and give their credits back, so the port's credits stay whole. Call in the new
+     * adapter's scope.
+     */
+    public void reattach(int lid, Consumer<Packet> rx) {
+        if (lid < 1 || lid > ports.size()) throw new IllegalArgumentException("reattach of unknown LID " + lid);
+        PortState s = ports.get(lid - 1);
+        s.rx = rx;
+        s.downlink = s.sim.lane();
+        s.scope = s.sim.scope();
+        s.txq.clear();
+        s.blockedSince = -1;
     }
 
     public int ports() { return ports.size(); }
@@ -183,6 +202,12 @@ public final class Fabric {
     void credit(int lid, long bytes) {
         PortState s = ports.get(lid - 1);
         s.credits += bytes;
-        if (!s.txq.isEmpty()) pump(s);
+        if (s.txq.isEmpty()) return;
+        Simulator.Scope before = s.sim.enter(s.scope); // the sends it wakes are its adapter's
+        try {
+            pump(s);
+        } finally {
+            s.sim.leave(before);
+        }
     }
 }

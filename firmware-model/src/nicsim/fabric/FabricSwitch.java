@@ -64,7 +64,8 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
             return;
         }
         pending.add(a);
-        sim.schedule(a.headAt(), Fabric.PRIORITY, () -> takeUntil(sim.now() + 1));
+        // the switch's own: it runs whatever becomes of the sender (reset adapters included)
+        sim.scheduleFor(null, a.headAt(), Fabric.PRIORITY, () -> takeUntil(sim.now() + 1));
     }
 
     /**
@@ -125,7 +126,8 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         }
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
         int lid = a.srcLid(), bytes = a.bytes();
-        src.sim.schedule(freed + f.propagation, Fabric.PRIORITY, () -> f.credit(lid, bytes));
+        // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
+        src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(lid, bytes));
     }
 
     /**

@@ -152,6 +152,14 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         return lid;
     }
 
+    /** Takes over port {@code lid} of {@code f} from the adapter this one replaces (a reset); returns the LID. */
+    public int reattach(Fabric f, int lid) {
+        this.fabric = f;
+        f.reattach(lid, this::onPacket);
+        this.lid = lid;
+        return lid;
+    }
+
     public int lid() { return lid; }
     public Fabric fabric() { return fabric; }
 

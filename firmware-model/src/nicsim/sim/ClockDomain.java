@@ -52,7 +52,13 @@ public final class ClockDomain {
         if (periodPicos <= 0) throw new IllegalArgumentException("clock '" + name + "': period " + periodPicos + " ps must be > 0");
         if (phasePicos < 0) throw new IllegalArgumentException("clock '" + name + "': phase " + phasePicos + " ps must be >= 0");
         this.sim = sim; this.name = name; this.period = periodPicos; this.phase = phasePicos; this.rank = rank;
+        this.scope = sim.scope();
     }
+
+    private final Simulator.Scope scope; // whose its edges are: its maker's
+
+    /** Whose clock it is (its edges' scope). */
+    public Simulator.Scope scope() { return scope; }
 
     public String name() { return name; }
 
@@ -254,7 +260,7 @@ public final class ClockDomain {
     /** Edge {@code cycle}, run by {@code action} (through the wires, or closing a coast) when it comes. */
     private Simulator.Event scheduleEdge(long cycle, Runnable action) {
         scheduledCycle = cycle;
-        Simulator.Event e = sim.scheduleEdge(ranEdge, picosOfCycle(cycle), rank, action);
+        Simulator.Event e = sim.scheduleEdge(ranEdge, picosOfCycle(cycle), rank, scope, action);
         ranEdge = null;
         return e;
     }

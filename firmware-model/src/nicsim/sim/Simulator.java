@@ -24,6 +24,25 @@ public final class Simulator {
         public static final int OBSERVE = 1000;
     }
 
+    /**
+     * Whose events these are: one node's adapter and host, say. An event belongs to the scope current
+     * when it was scheduled (a clock edge to its domain's, a lane's event to its lane's), so a fault
+     * thrown by an event is charged to its scope ({@link #takeFault}), and once a scope is
+     * {@link #retire retired} none of its events runs again: a reset adapter's stale events touch nothing.
+     */
+    public static final class Scope {
+        private final String name;
+        private boolean retired;
+
+        public Scope(String name) { this.name = name; }
+        public String name() { return name; }
+        public boolean retired() { return retired; }
+        @Override public String toString() { return name; }
+    }
+
+    /** An exception an event threw: the scope it belonged to (null: no one's), when, and the exception. */
+    public record Fault(Scope scope, long time, RuntimeException cause) {}
+
     /** A scheduled action; {@link #cancel()} keeps it from running. */
     public static final class Event {
         /** Ties and priorities fit the packed order: a tie below 2^52, a priority below 2^11. */
@@ -35,6 +54,7 @@ public final class Simulator {
         long order; // priority and tie packed into one key: (priority << TIE_BITS) | tie
         Runnable action;
         Lane owner; // the lane it came through, if any
+        Scope scope; // whose it is (null: no one's, never retired)
         boolean cancelled;
         boolean ran; // out of the queue for good: it has run
 
@@ -66,6 +86,9 @@ public final class Simulator {
     private long atTie = Long.MIN_VALUE;
     private long seq;
     private long executed;
+    private int ranks; // clock domains made so far: each one's place among the edges of one instant
+    private Scope scope; // whose code runs now: what an event scheduled now belongs to
+    private Fault fault; // the last exception an event threw, till taken
 
     /** A simulator with counters of its own. */
     public Simulator() { this(new Counters()); }
@@ -81,9 +104,46 @@ public final class Simulator {
     public Trace trace() { return trace; }
     /** How many events have run: a measure of simulation work, for benchmarks. */
     public long eventsExecuted() { return executed; }
-    public int pendingEvents() { int n = (int) java.util.Arrays.stream(queue.toArray()).filter(e -> !e.cancelled && e.owner == null).count();
-        for (Lane l : lanes) n += (int) l.waiting.stream().filter(e -> !e.cancelled).count();
-        return n; }
+    public int pendingEvents() {
+        int n = (int) java.util.Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
+        for (Lane l : lanes) n += (int) l.waiting.stream().filter(e -> !gone(e)).count();
+        return n;
+    }
+
+    /** Whether {@code e} will never run: cancelled, or its scope retired. */
+    private static boolean gone(Event e) { return e.cancelled || e.scope != null && e.scope.retired; }
+
+    /** Whose code runs now (null: no one's). */
+    public Scope scope() { return scope; }
+
+    /**
+     * Makes {@code s} the current scope (what is scheduled from here on is its) and returns the one it
+     * replaces, to be given back to {@link #leave}: a host being built, or a program's request to a node.
+     */
+    public Scope enter(Scope s) {
+        Scope before = scope;
+        scope = s;
+        return before;
+    }
+
+    public void leave(Scope before) { scope = before; }
+
+    /**
+     * Retires {@code s}: none of its events runs from now on, and its clock domains are gone (their
+     * names free for the ones of whatever replaces it).
+     */
+    public void retire(Scope s) {
+        s.retired = true;
+        domains.removeIf(d -> d.scope() == s);
+        lanes.removeIf(l -> l.scope == s);
+    }
+
+    /** The exception an event threw since last asked, with whose event it was and when; null if none. */
+    public Fault takeFault() {
+        Fault f = fault;
+        fault = null;
+        return f;
+    }
 
     /**
      * What to do when a handshake contract is broken: throw at once (the default, so a test fails
@@ -117,17 +177,19 @@ public final class Simulator {
         private final java.util.ArrayDeque<Event> waiting = new java.util.ArrayDeque<>();
         private long lastTime = Long.MIN_VALUE;
         private int lastPriority = Integer.MIN_VALUE;
+        private final Scope scope = Simulator.this.scope; // its events are its maker's
 
         /** Schedules like {@link Simulator#schedule(long, int, Runnable)}. */
         public Event schedule(long atPicos, int priority, Runnable action) {
             if (atPicos < lastTime || atPicos == lastTime && priority < lastPriority)
-                return Simulator.this.schedule(atPicos, priority, action); // out of the lane's order: queued on its own
+                return scheduleFor(scope, atPicos, priority, action); // out of the lane's order: queued on its own
             if (atPicos < now)
                 throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
             lastTime = atPicos;
             lastPriority = priority;
             Event e = new Event(atPicos, priority, seq++, action);
             e.owner = this;
+            e.scope = scope;
             if (waiting.isEmpty()) queue.add(e);
             waiting.add(e);
             return e;
@@ -151,6 +213,16 @@ public final class Simulator {
         return schedule(null, atPicos, priority, action);
     }
 
+    /** As {@link #schedule(long, int, Runnable)}, as an event of scope {@code s} (null: no one's, as the fabric's). */
+    public Event scheduleFor(Scope s, long atPicos, int priority, Runnable action) {
+        Scope before = enter(s);
+        try {
+            return schedule(null, atPicos, priority, action);
+        } finally {
+            leave(before);
+        }
+    }
+
     /**
      * As {@link #schedule(long, int, Runnable)}, in event {@code spent} if it has run (and is not
      * anyone else's): a source that schedules one event after another, such as an alarm, then
@@ -160,6 +232,7 @@ public final class Simulator {
         if (atPicos < now)
             throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
         Event e = reuse(spent, atPicos, priority, seq++, action);
+        e.scope = scope;
         queue.add(e);
         return e;
     }
@@ -177,10 +250,11 @@ public final class Simulator {
      * long ago each was scheduled (a clock stopped and woken ticks in the same place as one that
      * never stopped).
      */
-    Event scheduleEdge(Event spent, long atPicos, int domainRank, Runnable action) {
+    Event scheduleEdge(Event spent, long atPicos, int domainRank, Scope owner, Runnable action) {
         if (atPicos < now)
             throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
         Event e = reuse(spent, atPicos, Priority.CLOCK_EDGE, domainRank, action);
+        e.scope = owner;
         queue.add(e);
         return e;
     }
@@ -198,7 +272,7 @@ public final class Simulator {
     public ClockDomain clockDomain(String name, long periodPicos, long phasePicos) {
         for (ClockDomain d : domains)
             if (d.name().equals(name)) throw new IllegalArgumentException("clock domain '" + name + "' already exists");
-        ClockDomain d = new ClockDomain(this, name, periodPicos, phasePicos, domains.size());
+        ClockDomain d = new ClockDomain(this, name, periodPicos, phasePicos, ranks++);
         domains.add(d);
         return d;
     }
@@ -214,13 +288,21 @@ public final class Simulator {
             e = queue.take(); // out of the queue for good at its next use: an event this one schedules takes its place
             if (e == null) return false;
             if (e.owner != null) e.owner.advance();
-        } while (e.cancelled);
+        } while (gone(e));
         now = e.time;
         atPriority = e.priority;
         atTie = e.tie;
         executed++;
         e.ran = true;
-        e.action.run();
+        Scope before = enter(e.scope);
+        try {
+            e.action.run();
+        } catch (RuntimeException x) { // charged to the innermost event it came out of
+            if (fault == null || fault.cause() != x) fault = new Fault(e.scope, now, x);
+            throw x;
+        } finally {
+            leave(before);
+        }
         return true;
     }
 
@@ -300,7 +382,7 @@ public final class Simulator {
 
     private Event peek() {
         Event e;
-        while ((e = queue.peek()) != null && e.cancelled) poll();
+        while ((e = queue.peek()) != null && gone(e)) poll();
         return e;
     }
 

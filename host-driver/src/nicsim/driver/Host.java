@@ -26,20 +26,48 @@ public final class Host {
     public final Adapter adapter;
     /** The adapter's firmware (its embedded processor). */
     public final Firmware firmware;
+    /**
+     * Whose events the host's and its adapter's are: a fault in one is this node's
+     * ({@link Simulator#takeFault}), and once the host is {@link World#reset} none of them runs again.
+     */
+    public final Simulator.Scope scope;
     private Driver driver;
 
-    public Host(int index, Simulator sim, Profile profile, Fabric fabric) {
+    public Host(int index, Simulator sim, Profile profile, Fabric fabric) { this(index, sim, profile, fabric, 0); }
+
+    /**
+     * Host {@code index}; with {@code lid} > 0 a fresh one taking over that fabric port from the host it
+     * replaces (see {@link World#reset}).
+     */
+    Host(int index, Simulator sim, Profile profile, Fabric fabric, int lid) {
         this.index = index;
         this.sim = sim;
         this.profile = profile;
-        this.memory = new HostMemory(profile.bytes("host.memory.size"), profile.bytesInt("host.page.size"));
-        this.bus = new PciBus(sim, profile, memory, "node" + index);
-        Firmware[] fw = new Firmware[1];
-        this.adapter = new Adapter(sim, profile, "node" + index + ".core", a -> fw[0] = new Firmware(a, profile));
-        this.firmware = fw[0];
-        bus.attach(adapter);
-        firmware.attach(fabric);
-        memory.allocate(1 << 20, 1 << 20); // keep physical page 0 and its neighbours unused, as a real host does
+        this.scope = new Simulator.Scope("node" + index);
+        Simulator.Scope before = sim.enter(scope); // everything it schedules, its clocks and lanes, are its own
+        try {
+            this.memory = new HostMemory(profile.bytes("host.memory.size"), profile.bytesInt("host.page.size"));
+            this.bus = new PciBus(sim, profile, memory, "node" + index);
+            Firmware[] fw = new Firmware[1];
+            this.adapter = new Adapter(sim, profile, "node" + index + ".core", a -> fw[0] = new Firmware(a, profile));
+            this.firmware = fw[0];
+            bus.attach(adapter);
+            if (lid > 0) firmware.reattach(fabric, lid);
+            else firmware.attach(fabric);
+            memory.allocate(1 << 20, 1 << 20); // keep physical page 0 and its neighbours unused, as a real host does
+        } finally {
+            sim.leave(before);
+        }
+    }
+
+    /** Runs {@code work} (a program's request to this node) in its scope: what it schedules is this node's. */
+    public <T> T within(java.util.function.Supplier<T> work) {
+        Simulator.Scope before = sim.enter(scope);
+        try {
+            return work.get();
+        } finally {
+            sim.leave(before);
+        }
     }
 
     /** The driver, probing the adapter on first use. */

@@ -62,13 +62,7 @@ public final class World implements AutoCloseable {
         for (int i = 0; i < nodes; i++) {
             Simulator own = threads == 0 ? sim : new Simulator(sim.counters());
             Host h = new Host(i, own, nodeProfile.apply(i), fabric);
-            int node = i;
-            boolean tally = threads == 0; // apart, programs look between windows: no count shared between threads
-            h.memory.onWrite(() -> {
-                if (tally) memoryWrites++;
-                Runnable hook = writeHooks[node];
-                if (hook != null) hook.run();
-            });
+            watchWrites(h);
             hosts.add(h);
             partitions.add(own);
         }
@@ -79,6 +73,37 @@ public final class World implements AutoCloseable {
             fabric.fabricSwitch().runApart();
             windows = new Windows(partitions, fabric.fabricSwitch(), fabric.lookahead(), threads);
         }
+    }
+
+    private void watchWrites(Host h) {
+        int node = h.index;
+        boolean tally = h.sim == sim; // apart, programs look between windows: no count shared between threads
+        h.memory.onWrite(() -> {
+            if (tally) memoryWrites++;
+            Runnable hook = writeHooks[node];
+            if (hook != null) hook.run();
+        });
+    }
+
+    /**
+     * Resets node {@code node} after a fault: the host is replaced by a fresh one (empty memory, a fresh
+     * adapter and firmware on the same fabric port, no driver yet), and the old one's scope is retired, so
+     * none of its events (clock edges, DMA, packets on their way to it) runs again. Whoever still holds the
+     * old {@link Host} must touch it no more. Returns the new host.
+     */
+    public Host reset(int node) {
+        Host old = hosts.get(node);
+        old.sim.retire(old.scope);
+        Host h = new Host(node, old.sim, old.profile, fabric, old.firmware.lid());
+        watchWrites(h);
+        hosts.set(node, h);
+        return h;
+    }
+
+    /** The node whose event threw the fault {@code f} (null if it was no node's, as the fabric's). */
+    public Host hostOf(Simulator.Fault f) {
+        for (Host h : hosts) if (f.scope() == h.scope) return h;
+        return null;
     }
 
     /** Whether hosts run apart, each in a simulator of its own. */

@@ -388,6 +388,20 @@ final class PciDevice implements AutoCloseable {
     /** Whether a request is left open. */
     boolean waiting() { return open != null; }
 
+    /** Why its adapter failed (null: it did not): every later request but a posted write is then EIO. */
+    String fatal;
+
+    /**
+     * Its adapter faulted and was reset: whether a request was open (its caller answers it EIO). The
+     * old adapter is touched no more, closing this included.
+     */
+    boolean fatal(String why) {
+        fatal = why;
+        boolean wasOpen = open != null;
+        open = null;
+        return wasOpen;
+    }
+
     /** Whether the open request can be answered now. */
     boolean waitSatisfied() {
         if (open == null) return false;
@@ -460,6 +474,10 @@ final class PciDevice implements AutoCloseable {
      * A user context's objects are destroyed first, as the kernel does when a process exits.
      */
     @Override public void close() {
+        if (fatal != null) { // the adapter is gone (reset): only the process's memory is let go
+            memory.close();
+            return;
+        }
         drainPosted(); // what it wrote before it left still lands
         if (user != null && user.leave()) released = user.release();
         for (var e : maps.entrySet()) {

@@ -38,7 +38,7 @@ final class PciFace implements AutoCloseable {
 
     /** Whether a driver holds node {@code node}'s function. */
     boolean holds(int node) {
-        for (PciDevice d : devices.values()) if (d.host.index == node && d.user == null) return true;
+        for (PciDevice d : devices.values()) if (d.host.index == node && d.user == null && d.fatal == null) return true;
         return false;
     }
 
@@ -91,8 +91,13 @@ final class PciFace implements AutoCloseable {
     void handle(Connection c, Wire.Op op, Wire.In in) {
         PciDevice d = devices.get(c);
         Wire.Out out;
+        if (d.fatal != null) { // its adapter faulted: a posted write goes nowhere, the rest fail as on a dead device
+            d.program.requested(false);
+            if (op != Wire.Op.PCI_MMIO_WRITE) c.send(new Wire.Out().finish(Errno.EIO));
+            return;
+        }
         try {
-            out = d.handle(op, in);
+            out = d.host.within(() -> d.handle(op, in)); // what the request schedules is its node's
         } catch (VerbsException x) {
             if (op == Wire.Op.PCI_MMIO_WRITE) { // posted: nobody waits for an answer; it is a violation
                 d.refusedWrite(x.getMessage());
@@ -135,7 +140,7 @@ final class PciFace implements AutoCloseable {
     /** Answers each open request that can be (with {@code giveUp}: a WAIT as it stands, nothing being left to run). */
     void answerWaits(boolean giveUp) {
         for (Map.Entry<Connection, PciDevice> e : new ArrayList<>(devices.entrySet())) {
-            if (tell(e.getKey(), e.getValue())) continue;
+            if (e.getValue().fatal != null || tell(e.getKey(), e.getValue())) continue;
             Wire.Out out = e.getValue().answer(giveUp);
             if (out != null) e.getKey().send(out.finish(0));
         }
@@ -155,10 +160,23 @@ final class PciFace implements AutoCloseable {
         left.accept(d.program);
     }
 
+    /**
+     * {@code old}'s adapter faulted ({@code why}) and is being reset: each driver and user context on it
+     * has its open request answered EIO, and every later one too, till it closes.
+     */
+    void fatal(nicsim.driver.Host old, String why) {
+        for (Map.Entry<Connection, PciDevice> e : devices.entrySet()) {
+            PciDevice d = e.getValue();
+            if (d.host != old || d.fatal != null) continue;
+            if (d.fatal(why)) e.getKey().send(new Wire.Out().finish(Errno.EIO));
+            d.program.requested(false);
+        }
+    }
+
     /** Whether any driver holds a function. */
     boolean any() { return !devices.isEmpty(); }
 
-    /** Every driver's connection, for a failing simulation to answer with EIO. */
+    /** Every driver's connection. */
     List<Connection> connections() { return new ArrayList<>(devices.keySet()); }
 
     @Override public void close() {

@@ -96,6 +96,12 @@ final class RdmaCm implements AutoCloseable {
         return n >= 0 && n < agents.length ? n : -1;
     }
 
+    /**
+     * Node {@code n}'s adapter was reset after a fault: its agent went with it (the old one is touched no
+     * more) and a new one starts on the fresh adapter at first use.
+     */
+    void reset(int n) { agents[n] = null; }
+
     /** Node {@code n}'s agent, started on first use. */
     CmAgent agent(int n) {
         if (agents[n] == null) {

@@ -17,6 +17,7 @@ import java.util.function.BooleanSupplier;
 import nicsim.serve.Transport.Connection;
 import nicsim.serve.Transport.Request;
 import nicsim.driver.World;
+import nicsim.sim.Simulator;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 
@@ -70,7 +71,8 @@ public final class Server implements AutoCloseable {
     private int nextSession = 1, quietRounds;
     private long requests, protocolErrors, emptyAnswers;
     private volatile boolean closed;
-    private RuntimeException failure;
+    /** Faults inside the model: each its adapter's fatal error (that node resets), never the server's. */
+    private final AdapterFaults faults;
 
     public Server(World world, Path socket, long graceMillis, PrintStream log) throws IOException {
         this(world, socket, graceMillis, Watchdog.DEFAULT_PICOS, log);
@@ -90,6 +92,7 @@ public final class Server implements AutoCloseable {
         this.pci = new PciFace(world, log, p -> { if (p.detached()) programs.remove(p.pid); });
         this.pacer = new Pacer(world, graceMillis, cm);
         this.watchdog = new Watchdog(world, watchdogPicos, log);
+        this.faults = new AdapterFaults(world, log, pci, cm, domains, this::sessions);
         Files.createDirectories(socket.toAbsolutePath().getParent());
         if (Files.exists(socket)) {
             try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
@@ -157,27 +160,17 @@ public final class Server implements AutoCloseable {
                 }
                 pacer.advance(programs.values(), r == null, this::answerWaits, yield);
                 watchdog.look(programs.values());
-            } catch (RuntimeException e) { // the model itself broke: say so, and let every program go with EIO
-                failure = e;
-                StackTraceElement[] at = e.getStackTrace(); // where, for the report of the model's bug
-                log.println("nicsim serve: the simulation failed at " + world.now() + " ps: " + e
-                        + (at.length > 0 ? " at " + java.util.Arrays.asList(at).subList(0, Math.min(4, at.length)) : ""));
-                for (Map.Entry<Connection, End> end : List.copyOf(ends.entrySet())) {
-                    if (end.getValue().session().waits.waiting() != null)
-                        end.getKey().send(new Wire.Out().u32(0).finish(Errno.EIO));
-                    end.getKey().close();
-                }
-                for (Connection d : pci.connections()) {
-                    d.send(new Wire.Out().finish(Errno.EIO));
-                    d.close();
-                }
-                return;
+            } catch (RuntimeException e) { // a fault while time moved: its adapter's (Faults), or serve's own
+                Simulator.Fault f = world.sim.takeFault();
+                if (f != null) faults.fault(f);
+                else log.println("nicsim serve: serving failed at " + world.now() + " ps: " + AdapterFaults.where(e)
+                        + "; serving goes on");
             }
         }
     }
 
-    /** Why the simulation stopped serving, or null if it did not fail. */
-    public RuntimeException failure() { return failure; }
+    /** The first fault inside the model while serving (each was its adapter's, and serve went on), or null. */
+    public RuntimeException failure() { return faults.first(); }
 
     private void serve(Request r) {
         Connection c = r.from();
@@ -195,12 +188,17 @@ public final class Server implements AutoCloseable {
         }
         requests++;
         Wire.In in = new Wire.In(r.body());
+        if (s != null && s.fatal != null) { // its adapter faulted and was reset: as a dead device, EIO
+            refused(c, e, new Wire.Out().u32(0).finish(Errno.EIO));
+            return;
+        }
         try {
             if (s == null) {
                 first(c, r.op(), in);
                 return;
             }
-            Wire.Out out = s.handle(r.op(), in, c::send, e.program().pid);
+            int pid = e.program().pid;
+            Wire.Out out = s.host.within(() -> s.handle(r.op(), in, c::send, pid)); // what it schedules is its node's
             in.complete();
             e.program().requested(out == null);
             if (out != null) c.send(out.finish(0));
@@ -217,9 +215,12 @@ public final class Server implements AutoCloseable {
             refused(c, e, new Wire.Out().u32(0).finish(Errno.EINVAL));
             log.println("nicsim serve: " + r.op() + " from " + who(s) + " refused: " + x.getMessage());
         } catch (RuntimeException x) {
-            // the model refused something the verbs checks let through: the program sees EIO, the run goes on
+            // the model refused something the verbs checks let through, or serve's handling of it failed: the
+            // request fails EIO, the run goes on; if an event threw it, its adapter faulted
+            Simulator.Fault f = world.sim.takeFault();
             refused(c, e, new Wire.Out().u32(0).finish(Errno.EIO));
-            log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + x);
+            if (f != null) faults.fault(f);
+            else log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + AdapterFaults.where(x));
         }
     }
 
@@ -270,6 +271,11 @@ public final class Server implements AutoCloseable {
             pci.handle(r.from(), r.op(), new Wire.In(r.body()));
         } catch (Wire.Malformed x) {
             driverBroke(r.from(), r.op() + ": " + x.getMessage());
+        } catch (RuntimeException x) { // as for a verb: the request fails EIO; an event's fault is its adapter's
+            Simulator.Fault f = world.sim.takeFault();
+            if (r.op() != Wire.Op.PCI_MMIO_WRITE) r.from().send(new Wire.Out().finish(Errno.EIO));
+            if (f != null) faults.fault(f);
+            else log.println("nicsim serve: " + r.op() + " of a driver failed: " + AdapterFaults.where(x));
         }
     }
 
@@ -433,6 +439,7 @@ public final class Server implements AutoCloseable {
     private void answerWaits(boolean giveUp) {
         pci.answerWaits(giveUp);
         for (Session s : sessions()) {
+            if (s.fatal != null) continue; // its adapter is gone: nothing more comes from it
             s.events.deliver();
             if (s.waits.waiting() == null) continue;
             boolean satisfied = s.waits.satisfied();
@@ -453,6 +460,9 @@ public final class Server implements AutoCloseable {
                 + "%d polls answered empty%s%n",
                 world.now() / 1e6, requests, pacer.advances, emptyAnswers, protocolErrors == 0 ? "" : "; "
                         + protocolErrors + " protocol errors");
+        if (faults.resets() > 0)
+            out.printf("  adapters faulted and were reset %d times (see above); first: %s%n", faults.resets(),
+                    faults.first());
         report.programs(out);
         for (Program p : programs.values()) out.println("  " + p + " still attached");
         if (pacer.awayAdvances > 0)

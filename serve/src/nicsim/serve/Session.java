@@ -61,6 +61,25 @@ final class Session implements AutoCloseable {
     final Traffic traffic = new Traffic();
     long requests;
 
+    /**
+     * Why its adapter failed (null: it did not). From then on the server answers its every request EIO,
+     * and closing it touches the old adapter no more ({@link #fatal}).
+     */
+    String fatal;
+
+    /**
+     * Its adapter faulted ({@code why}) and is being reset, as a device goes fatal under a real
+     * program: IBV_EVENT_DEVICE_FATAL on its async file (element: the port, as the kernel names it),
+     * and the request it waits in, if any, fails EIO.
+     */
+    void fatal(String why) {
+        fatal = why;
+        Waits.Wait w = waits.waiting();
+        waits.forget();
+        if (w != null) w.replyTo().accept(new Wire.Out().u32(0).finish(Errno.EIO));
+        events.asyncEvent(1, nicsim.verbs.EventType.DEVICE_FATAL.value());
+    }
+
     /** The process that sent the request being handled. */
     private int requester;
 
@@ -319,6 +338,11 @@ final class Session implements AutoCloseable {
     /** Releases what the program left behind (it exited, or was killed): QPs first, then the rest, then its memory. */
     @Override public void close() {
         waits.forget();
+        if (fatal != null) { // the adapter it used was reset: its objects went with it; only memory is let go
+            handles.clear();
+            for (ProcMemory m : memories.values()) m.close();
+            return;
+        }
         try {
             if (ctx != null) ctx.close();
             for (Handles.Record r : handles.newestFirst()) // the node's shared domains: after the SRQs and QPs in them

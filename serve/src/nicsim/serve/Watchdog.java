@@ -36,8 +36,9 @@ final class Watchdog {
         if (picos <= 0 || world.now() < nextLook) return;
         nextLook = world.now() + EVERY_PICOS;
         for (Program p : programs) {
-            for (Session s : p.sessions) look(p, s.host, s::ownsQp);
-            for (PciDevice d : p.devices.values()) if (d.user != null) look(p, d.host, d.user::ownsQp); // a C driver's
+            for (Session s : p.sessions) if (s.fatal == null) look(p, s.host, s::ownsQp);
+            for (PciDevice d : p.devices.values()) // a C driver's
+                if (d.user != null && d.fatal == null) look(p, d.host, d.user::ownsQp);
         }
     }
 

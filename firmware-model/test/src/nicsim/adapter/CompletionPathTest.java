@@ -133,4 +133,23 @@ class CompletionPathTest {
         assertTrue(h.adapter.errors().stream().anyMatch(e -> e instanceof CqePorts.CqError c && c.reason() == CqePorts.CqError.Code.OVERFLOW),
                 h.adapter.errors().toString());
     }
+
+    /**
+     * A completion on the CqeWriter's input stays there till the writer takes it, whatever comes for its
+     * CQ meanwhile (software's consumer index, a destroy): the stream's contract, which rsockets' teardown
+     * once broke (VALID_DROPPED on io_cqe). Each delay puts the update on another edge of the offer.
+     */
+    @Test
+    void aCompletionOfferedStaysOfferedWhenItsCqsConsumerIndexOrDestroyComes() {
+        for (int delay = 0; delay < 8; delay++) {
+            SendQueueHost h = host("cx-gen3x16");
+            h.run();
+            long period = h.adapter.core().periodPicos();
+            for (int i = 0; i < 4; i++) h.adapter.postCqe(CQ, new long[8], false); // more than the writer takes at once
+            h.sim.scheduleIn(delay * period, () -> h.adapter.cqConsumerIndex(CQ, 2));
+            h.sim.scheduleIn((delay + 1) * period, () -> h.adapter.destroyCq(CQ));
+            h.run();
+            assertTrue(h.sim.contractViolations().isEmpty(), "delay " + delay + ": " + h.sim.contractViolations());
+        }
+    }
 }

@@ -6,6 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
+import nicsim.sim.Simulator;
+import nicsim.workloads.Options;
+import nicsim.workloads.Workloads;
 import org.junit.jupiter.api.Test;
 
 class WorldTest {
@@ -24,5 +27,34 @@ class WorldTest {
         w.runUntilMemoryHolds(new int[]{0}, () -> { looks.add(w.now()); return w.host(0).memory.read(a, 1)[0] == 9; }, 10_000_000L);
         assertEquals(2, looks.size(), "a look at the start and one after host 0's write, none for host 1's: " + looks);
         assertEquals(looks.get(0) + 3_500_000L, looks.get(1));
+    }
+
+    @Test
+    void aFaultIsChargedToItsNodeAndAResetNodeRunsAgain() {
+        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        Options o = Options.defaults().withSize(4096).withIters(200);
+        Host old = w.host(0);
+        old.adapter.cqeWriter().injectFault("test", 0);
+        java.io.PrintStream quiet = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+        IllegalStateException x = assertThrows(IllegalStateException.class,
+                () -> Workloads.run("write_bw", w, o, quiet));
+        Simulator.Fault f = w.sim.takeFault();
+        assertNotNull(f, "the exception came out of an event: " + x);
+        assertTrue(f.cause().getMessage().startsWith("fault injected into CqeWriter"),
+                f.cause() + " (the workload: " + x + ")");
+        assertSame(old, w.hostOf(f), "the CqeWriter's clock edge is node 0's");
+        assertNull(w.sim.takeFault(), "taken once");
+
+        Host fresh = w.reset(0);
+        long oldEdges = old.adapter.core().edgesRun() + old.adapter.core().edgesCoasted();
+        assertNotSame(old, fresh);
+        assertSame(fresh, w.host(0));
+        assertTrue(old.scope.retired());
+        assertFalse(fresh.probed(), "a fresh adapter: no driver yet");
+        var r = Workloads.run("write_bw", w, o, quiet);
+        assertTrue(r.ok(), "node 0 after its reset, with node 1 as it was: " + r.errors());
+        assertTrue(r.rows().get(0).bwAvgGbps() > 1, "bytes moved: " + r.rows());
+        assertEquals(oldEdges, old.adapter.core().edgesRun() + old.adapter.core().edgesCoasted(),
+                "the old adapter's clock never ticked again");
     }
 }
