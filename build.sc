@@ -158,6 +158,9 @@ object vm extends NicsimJavaModule {
 object cosim extends NicsimJavaModule with PinScala {
   def moduleDeps = Seq(`host-driver`, hw, serve, vm)
   override def testModuleDeps = Seq(serve.test)
+  // the guest test boots the kernel driver and its selftest through the QEMU bridge: built before the tests
+  override def testProperties = T { Seq(s"-Dnicsim.kernel.module=${kernel.module().path}",
+    s"-Dnicsim.kernel.selftest=${kernel.selftest().path}", s"-Dnicsim.libnicsim=${libnicsim.build().path}") }
   def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}", ivy"org.knowm.xchart:xchart:${Versions.xchart}",
     ivy"org.apache.commons:commons-math3:${Versions.commonsMath}",
     ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
