@@ -17,9 +17,9 @@ import nicsim.profile.Profile;
 
 /**
  * What the lockstep stimulus exercises of a block's RTL: Verilator's line coverage (each statement
- * block, and each arm of every if and case) and toggle coverage (each bit of each signal rising and
- * falling) of a coverage build of the block (cached apart from the plain one), over the block's random
- * stimulus ({@link RtlInLoop#lockstep}) for a few seeds. Each run's data is kept in
+ * block, and each arm of every if and case) and toggle coverage (each bit of each signal, counted
+ * each time it changes) of a coverage build of the block (cached apart from the plain one), over the
+ * block's random stimulus ({@link RtlInLoop#lockstep}) for a few seeds. Each run's data is kept in
  * {@code OUT/<block>/runs}, and {@code verilator_coverage --write} merges every run there, this
  * invocation's and earlier ones' (while the Verilog stays the same), into {@code merged.dat}; from it
  * come {@code merged.info} ({@code --write-info}) and, through lcov's {@code genhtml}, {@code html/}:
@@ -104,7 +104,8 @@ public final class HwCoverage {
                         .orElse(html.resolve("index.html"));
             }
         }
-        return new Report(block, module, count, parse(dir.resolve("merged.dat")), dir, dir.resolve("merged.info"), html);
+        return new Report(block, module, count, parse(dir.resolve("merged.dat")), dir, dir.resolve("merged.info"),
+                html);
     }
 
     /** Puts the Verilog the coverage build was made from in {@code dir} (the report's sources); its top module. */

@@ -33,14 +33,16 @@ public final class LutDepth {
             if (weight(c.getValue()) < 0) continue;
             for (Map.Entry<String, JsonNode> port : fields(c.getValue().path("connections")))
                 if (output(port.getKey()))
-                    for (JsonNode bit : port.getValue()) if (bit.isIntegralNumber()) driver.put(bit.asLong(), c.getKey());
+                    for (JsonNode bit : port.getValue())
+                        if (bit.isIntegralNumber()) driver.put(bit.asLong(), c.getKey());
         }
         Map<String, Integer> memo = new HashMap<>();
         String deepest = null;
         int best = 0;
         for (String cell : driver.values()) {
             int d = level(cells, driver, memo, cell);
-            if (d > best || d == best && d > 0 && cell.compareTo(deepest) < 0) { // ties: the first by name, for determinism
+            // ties go to the first by name: the same netlist always names the same endpoint
+            if (d > best || d == best && d > 0 && cell.compareTo(deepest) < 0) {
                 best = d;
                 deepest = cell;
             }

@@ -174,7 +174,8 @@ public final class RtlInLoop implements AutoCloseable {
         long lastCycle = -1, exchanges;
         boolean stopped;
 
-        Shadow(String name, Block twin, ClockDomain domain, BlockPairs.Pair pair, int batch, Own own, boolean coverage) {
+        Shadow(String name, Block twin, ClockDomain domain, BlockPairs.Pair pair, int batch, Own own,
+               boolean coverage) {
             this.name = name;
             this.batch = batch;
             this.twin = twin;

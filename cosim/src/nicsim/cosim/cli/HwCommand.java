@@ -88,7 +88,8 @@ final class HwCommand implements Runnable {
             if (!verilog.isEmpty() && names.size() != 1)
                 throw new IllegalArgumentException("--verilog takes exactly one BLOCK (whose clock it is timed "
                         + "against); given: " + (blocks.isEmpty() ? "none" : String.join(" ", blocks)));
-            if (verilog.isEmpty() && top != null) throw new IllegalArgumentException("--top " + top + " needs --verilog");
+            if (verilog.isEmpty() && top != null)
+                throw new IllegalArgumentException("--top " + top + " needs --verilog");
             System.out.printf("RTL blocks of profile %s, synthesized by Yosys (generic gates; memories kept as "
                     + "memories); timing: xc7 LUT levels at %d ps a LUT and %d ps a net (docs/blocks.md)%n", p.name(),
                     HwCost.LUT_PS, HwCost.ROUTE_PS);

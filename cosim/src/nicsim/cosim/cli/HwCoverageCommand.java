@@ -86,7 +86,8 @@ final class HwCoverageCommand implements Callable<Integer> {
         for (HwCoverage.Report r : reports) {
             List<HwCoverage.Point> missed = r.missed();
             Files.write(r.dir().resolve("missed.txt"), missed.stream().map(HwCoverage.Point::toString).toList());
-            System.out.printf("%s: never hit (%d; all in %s):%n", r.block(), missed.size(), r.dir().resolve("missed.txt"));
+            System.out.printf("%s: never hit (%d; all in %s):%n", r.block(), missed.size(),
+                    r.dir().resolve("missed.txt"));
             // lines first: an unreached statement says more than an unflipped bit
             List<HwCoverage.Point> first = new ArrayList<>(missed.stream()
                     .filter(m -> m.kind().equals(HwCoverage.LINE)).limit(show).toList());

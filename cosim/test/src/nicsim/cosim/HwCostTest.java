@@ -19,7 +19,8 @@ class HwCostTest {
         assertEquals("MttWalker", small.module());
         assertTrue(small.cells() > 1000 && small.flipFlops() > 100 && small.depth() > 5, small.toString());
         assertTrue(small.luts() > 100 && small.luts() < small.cells(), "Xilinx LUTs take fewer than gates: " + small);
-        assertTrue(small.lutLevels() > 0 && small.lutLevels() < small.depth(), "LUTs take several gates a level: " + small);
+        assertTrue(small.lutLevels() > 0 && small.lutLevels() < small.depth(),
+                "LUTs take several gates a level: " + small);
         assertEquals(p.periodPicos("core.clock"), small.clockPicos(), "timed against the clock it runs at");
         assertTrue(Math.abs(small.fpgaFlipFlops() - small.flipFlops()) < small.flipFlops() / 10,
                 "both flows keep the block's registers: " + small);
@@ -60,7 +61,8 @@ class HwCostTest {
         assertEquals(2, shallow.lutLevels(), shallow.toString());
         assertTrue(shallow.meetsClock(), "two levels fit 250 MHz: " + shallow);
         assertTrue(shallow.fmaxMhz() > deep.fmaxMhz());
-        HwCost.Cost fast = HwCost.ofVerilog(p.with("core.clock", "800 MHz"), "doorbell", List.of(chain(dir, 2)), "chain");
+        HwCost.Cost fast = HwCost.ofVerilog(p.with("core.clock", "800 MHz"), "doorbell", List.of(chain(dir, 2)),
+                "chain");
         assertFalse(fast.meetsClock(), "two levels do not fit 800 MHz: " + fast);
         assertEquals(1250, fast.clockPicos());
     }

@@ -51,7 +51,8 @@ class HwCoverageTest {
         assertTrue(da.keySet().containsAll(pointLines), "lcov has every point's line (and the lines a block spans)");
         da.forEach((line, n) -> {
             if (n == 0 && pointLines.contains(line)) assertTrue(missedLines.contains(line), "line " + line);
-            if (pointLines.contains(line) && !hitLines.contains(line)) assertEquals(0L, n, "line " + line + " has no point hit");
+            if (pointLines.contains(line) && !hitLines.contains(line))
+                assertEquals(0L, n, "line " + line + " has no point hit");
         });
         assertTrue(da.containsValue(0L), "some line is never reached: " + r.missed());
         String html = Files.readString(r.html());

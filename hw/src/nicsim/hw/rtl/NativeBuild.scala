@@ -30,7 +30,7 @@ object NativeBuild {
 
   /**
    * Verilator's flags for a coverage build: line coverage (each statement block and each arm of an
-   * if or case) and toggle coverage (each bit of each signal rising and falling); user coverage
+   * if or case) and toggle coverage (each bit of each signal, counted each time it changes); user coverage
    * (SystemVerilog cover properties) is left out, nicsim's blocks have none.
    */
   private val CoverageFlags = Seq("--coverage-line", "--coverage-toggle")
@@ -51,7 +51,8 @@ object NativeBuild {
    * Elaborates `make` and builds (or finds in the cache) its library, with records carrying
    * `inputs` and results carrying `outputs` in the order given, by RTL port name.
    */
-  def compile(name: String, make: Supplier[Component], inputs: java.util.List[String], outputs: java.util.List[String]): Compiled =
+  def compile(name: String, make: Supplier[Component], inputs: java.util.List[String],
+              outputs: java.util.List[String]): Compiled =
     compile(name, make, inputs, outputs, coverage = false)
 
   /**
@@ -79,7 +80,8 @@ object NativeBuild {
 
   /** As above, with line and toggle coverage when `coverage` (see [[compile]]). */
   def compileVerilog(name: String, make: Supplier[Component], files: java.util.List[Path], top: String,
-                     inputs: java.util.List[String], outputs: java.util.List[String], coverage: Boolean): Compiled = synchronized {
+                     inputs: java.util.List[String], outputs: java.util.List[String],
+                     coverage: Boolean): Compiled = synchronized {
     Toolchain.requireRtl()
     val ins = inputs.asScala.toSeq
     val outs = outputs.asScala.toSeq
@@ -102,7 +104,8 @@ object NativeBuild {
       val key = hash(parts: _*)
       val lib = cached(s"own-$top-$key", s"lib$top.so") { work =>
         for ((n, t) <- sources) Files.writeString(work.resolve(n), t)
-        val v = new ProcessBuilder(verilate(sources.map(_._1), top, coverage).asJava).directory(work.toFile).redirectErrorStream(true).start()
+        val v = new ProcessBuilder(verilate(sources.map(_._1), top, coverage).asJava).directory(work.toFile)
+          .redirectErrorStream(true).start()
         val vOut = new String(v.getInputStream.readAllBytes(), UTF_8)
         if (v.waitFor() != 0) {
           val first = vOut.linesIterator.find(_.startsWith("%Error")).getOrElse(vOut.linesIterator.take(1).mkString)
@@ -179,7 +182,8 @@ object NativeBuild {
   private def link(work: Path, top: String, coverage: Boolean): Unit = {
     val objs = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString)
       .filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _)
-    exec(work, Seq("g++", "-shared") ++ cxxFlags(coverage) ++ Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++
+    exec(work, Seq("g++", "-shared") ++ cxxFlags(coverage) ++
+      Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++
       objs ++ Seq("wrapper.cpp", runtime(coverage).toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$top.so"))
   }
 
