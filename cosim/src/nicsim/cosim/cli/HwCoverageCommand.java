@@ -76,10 +76,10 @@ final class HwCoverageCommand implements Callable<Integer> {
             reports.add(HwCoverage.run(p, b, own, cycles, seeds, out, line -> System.out.println("  " + line)));
         System.out.printf("RTL coverage of profile %s, %,d cycles a run (Verilator line and toggle coverage, merged "
                 + "per block with the runs already in %s)%n", p.name(), cycles, out);
-        System.out.printf("%-9s %-18s %5s %14s %8s %16s %9s %8s%n", "block", "module", "runs", "line points",
+        System.out.printf("%-9s %-22s %5s %14s %8s %16s %9s %8s%n", "block", "module", "runs", "line points",
                 "lines %", "toggle points", "toggles %", "never hit");
         for (HwCoverage.Report r : reports)
-            System.out.printf("%-9s %-18s %5d %,6d / %,-6d %8.1f %,7d / %,-7d %9.1f %8d%n", r.block(), r.module(),
+            System.out.printf("%-9s %-22s %5d %,6d / %,-6d %8.1f %,7d / %,-7d %9.1f %8d%n", r.block(), r.module(),
                     r.runs(), r.hit(HwCoverage.LINE), r.total(HwCoverage.LINE), r.percent(HwCoverage.LINE),
                     r.hit(HwCoverage.TOGGLE), r.total(HwCoverage.TOGGLE), r.percent(HwCoverage.TOGGLE),
                     r.missed().size());

@@ -88,6 +88,21 @@ class HwCoverageTest {
     }
 
     @Test
+    void aUsersOwnModuleIsCoveredTheSameWay(@TempDir Path dir) throws Exception {
+        Path own = dir.resolve("doorbell_decoder_hand.v");
+        try (var in = HwCoverageTest.class.getResourceAsStream("/nicsim/rtl/doorbell_decoder_hand.v")) {
+            Files.copy(in, own);
+        }
+        Profile p = Profiles.load("cx-gen3x16");
+        HwCoverage.Report r = HwCoverage.run(p, "doorbell", new RtlInLoop.Own(List.of(own), "doorbell_decoder_hand"),
+                CYCLES, List.of(1L), dir.resolve("out"), l -> {});
+        assertEquals("doorbell_decoder_hand", r.module());
+        assertTrue(r.total(HwCoverage.LINE) > 0 && r.hit(HwCoverage.TOGGLE) > 0, r.toString());
+        assertTrue(r.points().stream().allMatch(x -> x.file().equals("doorbell_decoder_hand.v")), "its own source");
+        assertTrue(r.html().getFileName().toString().equals("doorbell_decoder_hand.v.gcov.html"), r.html().toString());
+    }
+
+    @Test
     void anUnknownBlockIsOneLineAndExitTwo() {
         assertEquals(2, nicsim.cosim.cli.Main.run("hw", "coverage", "nope"));
     }
