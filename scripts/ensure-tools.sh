@@ -3,7 +3,7 @@
 #   a JDK (javac and the JNI headers SpinalSim compiles against), and, when RTL is needed,
 #   Verilator with g++ and make. Mill itself is fetched by ./mill.
 # Usage: scripts/ensure-tools.sh [--rtl] [--node] [--rdma] [--vm] [--kernel]
-#   --rtl   Verilator, g++ and make, to build and run the RTL blocks
+#   --rtl   Verilator, g++ and make, to build and run the RTL blocks; Yosys and lcov for nicsim hw
 #   --node  Node.js and npm, for the tests' timeline reader (scripts/timeline-reader)
 #   --rdma  what an RDMA host has, so unmodified programs run on nicsim as they would there: Debian's
 #           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
@@ -37,6 +37,7 @@ if [ "$need_rtl" = 1 ]; then
   command -v g++ >/dev/null 2>&1 || missing+=(g++)
   command -v make >/dev/null 2>&1 || missing+=(make)
   command -v yosys >/dev/null 2>&1 || missing+=(yosys)
+  command -v genhtml >/dev/null 2>&1 || missing+=(lcov) # hw coverage's HTML report
 fi
 if [ "$need_rdma" = 1 ]; then
   [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)

@@ -23,9 +23,40 @@ import nicsim.profile.Profile;
 public final class HwCost {
     private HwCost() {}
 
-    /** One block's figures, and the seconds Yosys took. */
+    /**
+     * One block's figures, and the seconds Yosys took: {@code depth} is the generic flow's longest path
+     * in gates, {@code lutLevels} the xc7 netlist's in LUTs ({@link LutDepth}), ending at {@code deepest};
+     * {@code clockPicos} is the period of the clock the block runs at in the profile.
+     */
     public record Cost(String block, String module, long cells, long flipFlops, int memories, long memoryBits,
-                       int depth, long luts, long fpgaFlipFlops, double seconds) {}
+                       int depth, long luts, long fpgaFlipFlops, int lutLevels, String deepest, long clockPicos,
+                       double seconds) {
+        /** The estimated shortest period of the xc7 netlist, by {@link HwCost#pathPicos}. */
+        public long pathPicos() { return HwCost.pathPicos(lutLevels); }
+
+        public double fmaxMhz() { return 1e6 / pathPicos(); }
+
+        public double clockMhz() { return 1e6 / clockPicos; }
+
+        /** Whether the deepest path fits in the profile's clock period. */
+        public boolean meetsClock() { return pathPicos() <= clockPicos; }
+    }
+
+    /**
+     * Xilinx 7-series delays, in ps, from the timing Yosys 0.23 gives its xc7 cells (techlibs/xilinx/cells_sim.v,
+     * taken from Project X-Ray's Artix-7 database; docs/sources.md#xilinx-7-series-timing): a LUT6's slowest input
+     * to its output, a flip-flop's clock to Q, its clock-enable setup. Routing is not in that model: one net
+     * between two cells is taken as {@link #ROUTE_PS} (an assumption, stated there).
+     */
+    public static final long LUT_PS = 642, CLOCK_TO_Q_PS = 303, SETUP_PS = 109, ROUTE_PS = 400;
+
+    /** A register-to-register path through {@code levels} LUTs: clock to Q, each LUT, a net into each cell, setup. */
+    public static long pathPicos(int levels) {
+        return CLOCK_TO_Q_PS + levels * LUT_PS + (levels + 1L) * ROUTE_PS + SETUP_PS;
+    }
+
+    /** The profile key of the clock block {@code name} runs at: the DMA engines have their own. */
+    public static String clockKey(String name) { return name.equals("dma") ? "dma.clock" : "core.clock"; }
 
     /** The cost of block {@code name} (BlockPairs' names: doorbell, wqe, mtt, cqe, dma) built for {@code profile}. */
     public static Cost of(Profile profile, String name) throws IOException, InterruptedException {
@@ -48,12 +79,14 @@ public final class HwCost {
         Path dir = Files.createTempDirectory("nicsim-hw-cost-");
         try {
             String top = VerilogFile.write(pair.rtl(), dir);
-            if (!cache) return synthesize(name, top, dir);
+            List<Path> files = List.of(dir.resolve(top + ".v"));
+            long clock = profile.periodPicos(clockKey(name));
+            if (!cache) return synthesize(name, top, files, dir, clock);
             byte[] verilog = Files.readAllBytes(dir.resolve(top + ".v"));
             String key = name + ":" + java.util.HexFormat.of().formatHex(sha256(verilog));
             Cost c = CACHE.get(key);
             if (c == null) {
-                c = synthesize(name, top, dir);
+                c = synthesize(name, top, files, dir, clock);
                 CACHE.putIfAbsent(key, c);
             }
             return c;
@@ -112,22 +145,45 @@ public final class HwCost {
         }
     }
 
-    /** Yosys on module {@code top}, whose Verilog is in {@code dir}. */
-    private static Cost synthesize(String name, String top, Path dir) throws IOException, InterruptedException {
+    /**
+     * The cost of module {@code top} of the user's own Verilog {@code files}, timed against the clock block
+     * {@code name} runs at in {@code profile} (its port contract is not checked: any module can be costed).
+     */
+    public static Cost ofVerilog(Profile profile, String name, List<Path> files, String top)
+            throws IOException, InterruptedException {
+        BlockPairs.get(profile, name);
+        for (Path f : files)
+            if (!Files.isRegularFile(f)) throw new IllegalArgumentException("--verilog " + f + ": no such file");
+        Path dir = Files.createTempDirectory("nicsim-hw-cost-");
+        try {
+            List<Path> abs = files.stream().map(Path::toAbsolutePath).toList();
+            return synthesize(name, top, abs, dir, profile.periodPicos(clockKey(name)));
+        } finally {
+            deleteTree(dir);
+        }
+    }
+
+    /** Yosys on module {@code top} of {@code files}; {@code dir} is its scratch folder. */
+    private static Cost synthesize(String name, String top, List<Path> files, Path dir, long clockPicos)
+            throws IOException, InterruptedException {
         Files.writeString(dir.resolve("memory_box.v"), MEMORY_BOX);
         String xilinx = "synth_xilinx -noiopad -family xc7 -top " + top;
+        String read = String.join("; ", files.stream()
+                .map(f -> "read_verilog " + (f.toString().endsWith(".sv") ? "-sv " : "") + f).toList());
         String script = String.join("; ",
-                "read_verilog " + dir.resolve(top + ".v"),
+                read, "read_verilog -lib +/xilinx/cells_sim.v", // a user's module may instantiate 7-series cells
                 "synth -top " + top + " -run begin:fine", // up to the memories: they are kept as memories
                 "memory -nomap", "opt -fast",
                 "tee -q -o " + dir.resolve("mems.txt") + " dump t:$mem_v2",
                 "techmap", "opt -fast", "abc -fast", "opt -fast",
                 "tee -q -o " + dir.resolve("stat.txt") + " stat",
                 "tee -q -o " + dir.resolve("ltp.txt") + " ltp -noff");
-        String fpga = String.join("; ", "read_verilog " + dir.resolve(top + ".v"),
+        String fpga = String.join("; ", read,
                 xilinx + " -run begin:map_memory", // the FPGA estimate, beside the generic run
                 "chtype -set nicsim_memory_box t:$mem_v2", "read_verilog -lib " + dir.resolve("memory_box.v"),
-                xilinx + " -run map_ffram:", "tee -q -o " + dir.resolve("luts.txt") + " stat");
+                xilinx + " -run map_ffram:", "tee -q -o " + dir.resolve("luts.txt") + " stat",
+                // the cell library's modules go, so the netlist holds the block alone (kilobytes, not 9 MB)
+                "delete =A:blackbox", "write_json " + dir.resolve("xc7.json"));
         long t0 = System.nanoTime();
         Run xc7 = start(null, fpga, name + " (" + top + ", synth_xilinx)");
         try {
@@ -148,8 +204,9 @@ public final class HwCost {
         }
         int depth = (int) number(Files.readString(dir.resolve("ltp.txt")), "\\(length=(\\d+)\\)");
         String lutStat = Files.readString(dir.resolve("luts.txt"));
+        LutDepth.Depth levels = LutDepth.of(dir.resolve("xc7.json"), top);
         return new Cost(name, top, cells, ffs, memories, bits, depth, sum(lutStat, "LUT\\d"), sum(lutStat, "FD\\w+"),
-                seconds);
+                levels.levels(), levels.endpoint(), clockPicos, seconds);
     }
 
     /** The sum of the counts of the cells whose type matches {@code type} in Yosys's {@code stat}. */

@@ -98,8 +98,8 @@ public final class RtlInLoop implements AutoCloseable {
                 List<nicsim.adapter.DmaEngine> engines = adapter.dma().engines();
                 for (int k = 0; k < engines.size(); k++)
                     shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k), pair,
-                            batch, own.get(b)));
-            } else shadows.add(new Shadow(b, twins.get(b), adapter.core(), pair, batch, own.get(b)));
+                            batch, own.get(b), false));
+            } else shadows.add(new Shadow(b, twins.get(b), adapter.core(), pair, batch, own.get(b), false));
         }
     }
 
@@ -109,13 +109,22 @@ public final class RtlInLoop implements AutoCloseable {
      * else the divergence (cycle, wire, both values).
      */
     public static String lockstep(Profile profile, String block, Own own, long cycles, long seed) {
+        return lockstep(profile, block, own, cycles, seed, null);
+    }
+
+    /**
+     * As above; when {@code coverage} is not null the RTL is a coverage build, and what it covered
+     * (Verilator's line and toggle coverage, whether or not it diverged) is written there at the end.
+     */
+    public static String lockstep(Profile profile, String block, Own own, long cycles, long seed,
+                                  java.nio.file.Path coverage) {
         requireKnown(Set.of(block));
         BlockPairs.Pair pair = BlockPairs.get(profile, block);
         nicsim.sim.Simulator sim = new nicsim.sim.Simulator();
         ClockDomain core = sim.clockDomain("core", profile.periodPicos("core.clock"));
         Block twin = pair.twin().apply(core);
         core.add(pair.stimulus().create(twin, seed));
-        Shadow s = new Shadow(block, twin, core, pair, BATCH, own);
+        Shadow s = new Shadow(block, twin, core, pair, BATCH, own, coverage != null);
         try {
             sim.runUntil(Math.multiplyExact(cycles, profile.periodPicos("core.clock")));
             s.flush();
@@ -123,7 +132,11 @@ public final class RtlInLoop implements AutoCloseable {
         } catch (Divergence d) {
             return d.getMessage();
         } finally {
-            s.rtl.close();
+            try {
+                if (coverage != null) s.rtl.writeCoverage(coverage);
+            } finally {
+                s.rtl.close();
+            }
         }
     }
 
@@ -161,7 +174,8 @@ public final class RtlInLoop implements AutoCloseable {
         long lastCycle = -1, exchanges;
         boolean stopped;
 
-        Shadow(String name, Block twin, ClockDomain domain, BlockPairs.Pair pair, int batch, Own own) {
+        Shadow(String name, Block twin, ClockDomain domain, BlockPairs.Pair pair, int batch, Own own,
+               boolean coverage) {
             this.name = name;
             this.batch = batch;
             this.twin = twin;
@@ -171,9 +185,9 @@ public final class RtlInLoop implements AutoCloseable {
             outs = wires.stream().filter(w -> !w.input()).toArray(Wire[]::new);
             List<String> inNames = java.util.Arrays.stream(ins).map(Wire::name).toList();
             List<String> outNames = java.util.Arrays.stream(outs).map(Wire::name).toList();
-            rtl = (own == null ? NativeBuild.compile(pair.rtlName(), pair.rtl(), inNames, outNames)
-                    : NativeBuild.compileVerilog(pair.rtlName(), pair.rtl(), own.files(), own.top(), inNames, outNames))
-                    .open();
+            rtl = (own == null ? NativeBuild.compile(pair.rtlName(), pair.rtl(), inNames, outNames, coverage)
+                    : NativeBuild.compileVerilog(pair.rtlName(), pair.rtl(), own.files(), own.top(), inNames, outNames,
+                    coverage)).open();
             records = new long[batch * (ins.length + 1)];
             expected = new long[batch * outs.length];
             actual = new long[batch * outs.length];

@@ -7,14 +7,15 @@ import nicsim.cosim.HwCost;
 import nicsim.profile.Profile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "hw", mixinStandardHelpOptions = true, description = "What the RTL blocks cost in hardware, and how "
-        + "well the lockstep catches their bugs.", subcommands = {HwCommand.Cost.class, HwCommand.Mutate.class})
+        + "well the lockstep catches their bugs.", subcommands = {HwCommand.Cost.class, HwCommand.Mutate.class, HwCoverageCommand.class})
 final class HwCommand implements Runnable {
-    @Override public void run() { System.out.println("nicsim hw: give a subcommand: cost, mutate (nicsim hw --help)"); }
+    @Override public void run() { System.out.println("nicsim hw: give a subcommand: cost, mutate, coverage (nicsim hw --help)"); }
 
-    private static void needYosys() {
+    static void needYosys() {
         if (!nicsim.hw.rtl.Toolchain.onPath("yosys"))
             throw new IllegalArgumentException("yosys is not installed: run scripts/ensure-tools.sh --rtl "
                     + "(as root it installs it with apt-get) or: sudo apt-get install -y yosys");
@@ -63,7 +64,8 @@ final class HwCommand implements Runnable {
             description = "Synthesize each RTL block for the profile with Yosys (generic gates, memories kept as "
                     + "memories) and print its cells, flip-flops, memories and their bits, its longest logic path "
                     + "in gates, and, as an FPGA estimate, its LUTs and flip-flops from Yosys's Xilinx 7-series flow "
-                    + "(synth_xilinx, memories kept apart).")
+                    + "(synth_xilinx, memories kept apart), its depth in LUT levels there, the Fmax that depth "
+                    + "allows and the clock the block runs at in the profile; a block that cannot meet it is flagged.")
     static final class Cost implements Callable<Integer> {
         @Mixin
         ProfileOption profile = new ProfileOption();
@@ -71,21 +73,43 @@ final class HwCommand implements Runnable {
         @Parameters(arity = "0..*", paramLabel = "BLOCK", description = "doorbell, wqe, mtt, cqe, dma (default: all)")
         List<String> blocks = new ArrayList<>();
 
+        @Option(names = "--verilog", arity = "1..*", paramLabel = "FILE",
+                description = "cost your own Verilog/SystemVerilog in place of the one BLOCK named, at its clock")
+        List<java.nio.file.Path> verilog = new ArrayList<>();
+
+        @Option(names = "--top", description = "the module of --verilog to cost (default: the first of the first file)")
+        String top;
+
         @Override public Integer call() throws Exception {
             needYosys();
             Profile p = profile.load();
             List<String> names = blocks.isEmpty() ? HwCost.blocks(p) : blocks;
             for (String b : names) nicsim.cosim.BlockPairs.get(p, b); // an unknown name is refused before any synthesis
+            if (!verilog.isEmpty() && names.size() != 1)
+                throw new IllegalArgumentException("--verilog takes exactly one BLOCK (whose clock it is timed "
+                        + "against); given: " + (blocks.isEmpty() ? "none" : String.join(" ", blocks)));
+            if (verilog.isEmpty() && top != null)
+                throw new IllegalArgumentException("--top " + top + " needs --verilog");
             System.out.printf("RTL blocks of profile %s, synthesized by Yosys (generic gates; memories kept as "
-                    + "memories)%n", p.name());
-            System.out.printf("%-9s %-18s %9s %10s %8s %12s %6s %9s %9s %9s%n", "block", "module", "cells",
-                    "flip-flops", "memories", "memory bits", "depth", "xc7 LUTs", "xc7 FFs", "yosys (s)");
+                    + "memories); timing: xc7 LUT levels at %d ps a LUT and %d ps a net (docs/blocks.md)%n", p.name(),
+                    HwCost.LUT_PS, HwCost.ROUTE_PS);
+            System.out.printf("%-9s %-18s %9s %10s %8s %12s %6s %9s %9s %6s %8s %8s %9s%n", "block", "module", "cells",
+                    "flip-flops", "memories", "memory bits", "depth", "xc7 LUTs", "xc7 FFs", "levels", "Fmax MHz",
+                    "clock MHz", "yosys (s)");
+            List<HwCost.Cost> late = new ArrayList<>();
             for (String b : names) {
-                HwCost.Cost c = HwCost.of(p, b);
-                System.out.printf("%-9s %-18s %,9d %,10d %8d %,12d %6d %,9d %,9d %9.1f%n", c.block(), c.module(),
-                        c.cells(), c.flipFlops(), c.memories(), c.memoryBits(), c.depth(), c.luts(), c.fpgaFlipFlops(),
+                HwCost.Cost c = verilog.isEmpty() ? HwCost.of(p, b) : HwCost.ofVerilog(p, b, verilog,
+                        top != null ? top : nicsim.cosim.RtlInLoop.Own.firstModule(verilog.get(0)));
+                System.out.printf("%-9s %-18s %,9d %,10d %8d %,12d %6d %,9d %,9d %6d %8.0f %8.0f%s %9.1f%n", c.block(),
+                        c.module(), c.cells(), c.flipFlops(), c.memories(), c.memoryBits(), c.depth(), c.luts(),
+                        c.fpgaFlipFlops(), c.lutLevels(), c.fmaxMhz(), c.clockMhz(), c.meetsClock() ? " " : "!",
                         c.seconds());
+                if (!c.meetsClock()) late.add(c);
             }
+            for (HwCost.Cost c : late)
+                System.out.printf("! %s (%s) misses its clock: %d LUT levels (deepest path ends at %s) take about "
+                        + "%d ps; %s is %d ps (%.0f MHz)%n", c.block(), c.module(), c.lutLevels(), c.deepest(),
+                        c.pathPicos(), HwCost.clockKey(c.block()), c.clockPicos(), c.clockMhz());
             return 0;
         }
     }

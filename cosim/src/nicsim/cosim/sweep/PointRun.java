@@ -104,6 +104,8 @@ public final class PointRun {
             f.put("flip_flops " + block, c.flipFlops());
             f.put("memory_bits " + block, c.memoryBits());
             f.put("logic_depth " + block, c.depth());
+            f.put("lut_levels " + block, c.lutLevels());
+            f.put("fmax_mhz " + block, Math.round(c.fmaxMhz()));
         }
         return f;
     }

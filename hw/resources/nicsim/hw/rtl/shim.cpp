@@ -7,6 +7,7 @@ struct Handle {
   void* (*make)();
   void (*free_)(void*);
   void (*run)(void*, const int64_t*, int32_t, int64_t*);
+  void (*coverage)(void*, const char*); // only in a coverage build
   void* instance;
 };
 
@@ -23,6 +24,7 @@ extern "C" JNIEXPORT jlong JNICALL Java_nicsim_hw_rtl_NativeRtl_open0(JNIEnv* en
   h->make = (void* (*)()) dlsym(so, "nicsim_make");
   h->free_ = (void (*)(void*)) dlsym(so, "nicsim_free");
   h->run = (void (*)(void*, const int64_t*, int32_t, int64_t*)) dlsym(so, "nicsim_run");
+  h->coverage = (void (*)(void*, const char*)) dlsym(so, "nicsim_coverage");
   if (!h->make || !h->free_ || !h->run) { delete h; fail(env, "not a nicsim RTL library (nicsim_make/free/run missing)"); return 0; }
   h->instance = h->make();
   return (jlong) h;
@@ -41,4 +43,12 @@ extern "C" JNIEXPORT void JNICALL Java_nicsim_hw_rtl_NativeRtl_close0(JNIEnv*, j
   Handle* h = (Handle*) handle;
   h->free_(h->instance);
   delete h;
+}
+
+extern "C" JNIEXPORT void JNICALL Java_nicsim_hw_rtl_NativeRtl_coverage0(JNIEnv* env, jclass, jlong handle, jstring path) {
+  Handle* h = (Handle*) handle;
+  if (!h->coverage) { fail(env, "this RTL library was not built with coverage"); return; }
+  const char* p = env->GetStringUTFChars(path, 0);
+  h->coverage(h->instance, p);
+  env->ReleaseStringUTFChars(path, p);
 }

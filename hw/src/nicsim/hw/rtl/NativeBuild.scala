@@ -24,29 +24,47 @@ import spinal.core._
 object NativeBuild {
   private def cacheRoot: Path = Paths.get(RtlRunner.cacheRoot, "native")
 
-  private val CxxFlags = Seq("-std=gnu++17", "-O2", "-fPIC", "-faligned-new", "-w",
-    "-DVM_COVERAGE=0", "-DVM_SC=0", "-DVM_TRACE=0", "-DVM_TRACE_FST=0", "-DVM_TRACE_VCD=0")
+  private def cxxFlags(coverage: Boolean) = Seq("-std=gnu++17", "-O2", "-fPIC", "-faligned-new", "-w",
+    s"-DVM_COVERAGE=${if (coverage) 1 else 0}", "-DVM_SC=0", "-DVM_TRACE=0", "-DVM_TRACE_FST=0", "-DVM_TRACE_VCD=0")
+  private val CxxFlags = cxxFlags(false)
+
+  /**
+   * Verilator's flags for a coverage build: line coverage (each statement block and each arm of an
+   * if or case) and toggle coverage (each bit of each signal, counted each time it changes); user coverage
+   * (SystemVerilog cover properties) is left out, nicsim's blocks have none.
+   */
+  private val CoverageFlags = Seq("--coverage-line", "--coverage-toggle")
 
   /** A block Verilated with a fixed port order; [[open]] gives independent instances. */
-  final class Compiled private[NativeBuild] (val name: String, val library: Path, ins: Seq[String], outs: Seq[String]) {
+  final class Compiled private[NativeBuild] (val name: String, val library: Path, ins: Seq[String], outs: Seq[String],
+                                            val coverage: Boolean = false) {
     /** Input ports in record order, by RTL name. */
     def inputs: java.util.List[String] = ins.asJava
     /** Output ports in result order. */
     def outputs: java.util.List[String] = outs.asJava
-    def open(): NativeRtl = new NativeRtl(name, library, ins.size, outs.size)
+    def open(): NativeRtl = new NativeRtl(name, library, ins.size, outs.size, coverage)
   }
 
-  private val compiled = mutable.Map[(String, Seq[String], Seq[String]), Compiled]()
+  private val compiled = mutable.Map[(String, Seq[String], Seq[String], Boolean), Compiled]()
 
   /**
    * Elaborates `make` and builds (or finds in the cache) its library, with records carrying
    * `inputs` and results carrying `outputs` in the order given, by RTL port name.
    */
-  def compile(name: String, make: Supplier[Component], inputs: java.util.List[String], outputs: java.util.List[String]): Compiled = synchronized {
+  def compile(name: String, make: Supplier[Component], inputs: java.util.List[String],
+              outputs: java.util.List[String]): Compiled =
+    compile(name, make, inputs, outputs, coverage = false)
+
+  /**
+   * As above; with `coverage`, Verilated with line and toggle coverage ([[CoverageFlags]]), cached
+   * apart from the plain build, and each instance can write what it covered ([[NativeRtl.writeCoverage]]).
+   */
+  def compile(name: String, make: Supplier[Component], inputs: java.util.List[String], outputs: java.util.List[String],
+              coverage: Boolean): Compiled = synchronized {
     Toolchain.requireRtl()
     val ins = inputs.asScala.toSeq
     val outs = outputs.asScala.toSeq
-    compiled.getOrElseUpdate((name, ins, outs), build(name, make, ins, outs))
+    compiled.getOrElseUpdate((name, ins, outs, coverage), build(name, make, ins, outs, coverage))
   }
 
   /**
@@ -57,7 +75,13 @@ object NativeBuild {
    * before anything is compiled.
    */
   def compileVerilog(name: String, make: Supplier[Component], files: java.util.List[Path], top: String,
-                     inputs: java.util.List[String], outputs: java.util.List[String]): Compiled = synchronized {
+                     inputs: java.util.List[String], outputs: java.util.List[String]): Compiled =
+    compileVerilog(name, make, files, top, inputs, outputs, coverage = false)
+
+  /** As above, with line and toggle coverage when `coverage` (see [[compile]]). */
+  def compileVerilog(name: String, make: Supplier[Component], files: java.util.List[Path], top: String,
+                     inputs: java.util.List[String], outputs: java.util.List[String],
+                     coverage: Boolean): Compiled = synchronized {
     Toolchain.requireRtl()
     val ins = inputs.asScala.toSeq
     val outs = outputs.asScala.toSeq
@@ -74,12 +98,14 @@ object NativeBuild {
         if (!Files.isRegularFile(f)) throw new IllegalArgumentException(s"--verilog $f: no such file")
         f.getFileName.toString -> Files.readString(f)
       }
-      val wrapper = wrapperSource(top, clock, reset, ins.map(n => n -> ios(n)._2), outs.map(n => n -> ios(n)._2))
-      val parts = sources.map { case (n, t) => n + "\u0000" + t } ++ Seq(top, wrapper, CxxFlags.mkString(" "), verilatorVersion)
+      val wrapper = wrapperSource(top, clock, reset, ins.map(n => n -> ios(n)._2), outs.map(n => n -> ios(n)._2), coverage)
+      val parts = sources.map { case (n, t) => n + "\u0000" + t } ++
+        Seq(top, wrapper, cxxFlags(coverage).mkString(" "), verilatorVersion) ++ (if (coverage) CoverageFlags else Nil)
       val key = hash(parts: _*)
       val lib = cached(s"own-$top-$key", s"lib$top.so") { work =>
         for ((n, t) <- sources) Files.writeString(work.resolve(n), t)
-        val v = new ProcessBuilder(verilate(sources.map(_._1), top).asJava).directory(work.toFile).redirectErrorStream(true).start()
+        val v = new ProcessBuilder(verilate(sources.map(_._1), top, coverage).asJava).directory(work.toFile)
+          .redirectErrorStream(true).start()
         val vOut = new String(v.getInputStream.readAllBytes(), UTF_8)
         if (v.waitFor() != 0) {
           val first = vOut.linesIterator.find(_.startsWith("%Error")).getOrElse(vOut.linesIterator.take(1).mkString)
@@ -87,9 +113,9 @@ object NativeBuild {
         }
         checkPorts(name, top, Files.readString(work.resolve("obj").resolve(s"V$top.h")), ios, clock, reset)
         Files.writeString(work.resolve("wrapper.cpp"), wrapper)
-        link(work, top)
+        link(work, top, coverage)
       }
-      new Compiled(name, lib, ins, outs)
+      new Compiled(name, lib, ins, outs, coverage)
     } finally deleteTree(gen)
   }
 
@@ -115,7 +141,8 @@ object NativeBuild {
         s"--verilog: module $top does not keep block $block's port contract (docs/blocks.md): " + wrong.mkString("; "))
   }
 
-  private def build(name: String, make: Supplier[Component], ins: Seq[String], outs: Seq[String]): Compiled = {
+  private def build(name: String, make: Supplier[Component], ins: Seq[String], outs: Seq[String],
+                    coverage: Boolean): Compiled = {
     val gen = Files.createTempDirectory("nicsim-native-")
     try {
       val report = SpinalConfig(targetDirectory = gen.toString).generateVerilog(make.get())
@@ -133,33 +160,36 @@ object NativeBuild {
       val clock = top.clockDomain.clock.getName()
       val reset = Option(top.clockDomain.reset).map(_.getName())
       val verilog = Files.readString(gen.resolve(module + ".v"))
-      val wrapper = wrapperSource(module, clock, reset, inPorts, outPorts)
-      val key = hash(verilog, wrapper, CxxFlags.mkString(" "), verilatorVersion)
+      val wrapper = wrapperSource(module, clock, reset, inPorts, outPorts, coverage)
+      val key = hash(Seq(verilog, wrapper, cxxFlags(coverage).mkString(" "), verilatorVersion) ++
+        (if (coverage) CoverageFlags else Nil): _*)
       val lib = cached(s"$module-$key", s"lib$module.so") { work =>
         Files.writeString(work.resolve(module + ".v"), verilog)
         Files.writeString(work.resolve("wrapper.cpp"), wrapper)
-        exec(work, verilate(Seq(s"$module.v"), module))
-        link(work, module)
+        exec(work, verilate(Seq(s"$module.v"), module, coverage))
+        link(work, module, coverage)
       }
-      new Compiled(name, lib, ins, outs)
+      new Compiled(name, lib, ins, outs, coverage)
     } finally deleteTree(gen)
   }
 
   /** Verilator's command for module `top` of `sources`: C++ into `obj`, classes prefixed V<top>. */
-  private def verilate(sources: Seq[String], top: String): Seq[String] =
+  private def verilate(sources: Seq[String], top: String, coverage: Boolean): Seq[String] =
     Seq("verilator", "--cc") ++ sources ++ Seq("--top-module", top, "--prefix", "V" + top, "--Mdir", "obj",
-      "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style")
+      "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style") ++ (if (coverage) CoverageFlags else Nil)
 
   /** Links `obj`'s Verilated C++, `wrapper.cpp` and Verilator's runtime into lib<top>.so in `work`. */
-  private def link(work: Path, top: String): Unit = {
+  private def link(work: Path, top: String, coverage: Boolean): Unit = {
     val objs = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString)
       .filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _)
-    exec(work, Seq("g++", "-shared") ++ CxxFlags ++ Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++
-      objs ++ Seq("wrapper.cpp", runtime.toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$top.so"))
+    exec(work, Seq("g++", "-shared") ++ cxxFlags(coverage) ++
+      Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++
+      objs ++ Seq("wrapper.cpp", runtime(coverage).toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$top.so"))
   }
 
   /** The C entry points of one block: make (reset applied), free, run a batch of records. */
-  private def wrapperSource(module: String, clock: String, reset: Option[String], ins: Seq[(String, Int)], outs: Seq[(String, Int)]): String = {
+  private def wrapperSource(module: String, clock: String, reset: Option[String], ins: Seq[(String, Int)], outs: Seq[(String, Int)],
+                            coverage: Boolean): String = {
     val v = "V" + module
     def mask(w: Int) = if (w == 64) "0xffffffffffffffffULL" else f"0x${(1L << w) - 1}%xULL"
     val zero = ins.map { case (n, _) => s"  t->$n = 0;" }.mkString("\n")
@@ -171,6 +201,8 @@ object NativeBuild {
       .replace("@MODULE@", module).replace("@V@", v).replace("@CLOCK@", clock)
       .replace("@ZERO@", zero).replace("@DRIVE@", drive).replace("@SAMPLE@", sample)
       .replace("@RESET_ON@", resetOn).replace("@RESET_OFF@", resetOff)
+      // a plain build's wrapper stays byte for byte what it was, so its cached libraries stay valid
+      .replace("@COVERAGE@\n", if (coverage) source("coverage.cpp.in").replace("@V@", v) else "")
   }
 
   /** The JNI library's source (hw/resources/nicsim/hw/rtl/shim.cpp). */
@@ -203,11 +235,14 @@ object NativeBuild {
   private lazy val verilatorInclude: String = execOut(Paths.get("."), Seq("verilator", "--getenv", "VERILATOR_ROOT")).trim + "/include"
 
   /** Verilator's runtime, compiled once position-independent so every block library can link it in. */
-  private lazy val runtime: Path = cached(s"verilated-${hash(verilatorVersion, CxxFlags.mkString(" "))}", "libverilated_pic.a") { work =>
-    val srcs = Seq("verilated.cpp", "verilated_threads.cpp")
-    exec(work, Seq("g++", "-c") ++ CxxFlags ++ Seq(s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++ srcs.map(s => s"$verilatorInclude/$s"))
-    exec(work, Seq("ar", "rcs", "libverilated_pic.a") ++ srcs.map(_.replace(".cpp", ".o")))
-  }
+  private def runtime(coverage: Boolean): Path =
+    cached(s"verilated-${hash(verilatorVersion, cxxFlags(coverage).mkString(" "))}", "libverilated_pic.a") { work =>
+      // a coverage build also needs Verilator's coverage database (verilated_cov.cpp)
+      val srcs = Seq("verilated.cpp", "verilated_threads.cpp") ++ (if (coverage) Seq("verilated_cov.cpp") else Nil)
+      exec(work, Seq("g++", "-c") ++ cxxFlags(coverage) ++ Seq(s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++
+        srcs.map(s => s"$verilatorInclude/$s"))
+      exec(work, Seq("ar", "rcs", "libverilated_pic.a") ++ srcs.map(_.replace(".cpp", ".o")))
+    }
 
   /**
    * `cacheRoot/entry/file`, made first if missing: `make` builds `file` in a scratch folder of its

@@ -20,12 +20,16 @@ public final class NativeRtl implements AutoCloseable {
 
     private static native void close0(long handle);
 
+    private static native void coverage0(long handle, String file);
+
     private final String name;
     private final int inputs, outputs;
+    private final boolean coverage;
     private long handle;
 
-    NativeRtl(String name, Path library, int inputs, int outputs) {
+    NativeRtl(String name, Path library, int inputs, int outputs, boolean coverage) {
         this.name = name;
+        this.coverage = coverage;
         this.inputs = inputs;
         this.outputs = outputs;
         NativeBuild.loadBinding();
@@ -49,6 +53,16 @@ public final class NativeRtl implements AutoCloseable {
         for (int i = 0; i < count; i++)
             if (records[i * (inputs + 1)] < 0) throw new IllegalArgumentException("record " + i + ": edges " + records[i * (inputs + 1)] + " < 0");
         run0(handle, records, count, out);
+    }
+
+    /**
+     * Writes the line and toggle coverage this instance has gathered since it was made to {@code file}
+     * (Verilator's coverage data, for {@code verilator_coverage}); only for a library built with coverage.
+     */
+    public void writeCoverage(Path file) {
+        if (!coverage) throw new IllegalStateException("RTL " + name + " was not built with coverage");
+        if (handle == 0) throw new IllegalStateException("RTL " + name + " is closed");
+        coverage0(handle, file.toAbsolutePath().toString());
     }
 
     @Override public void close() {
