@@ -24,7 +24,8 @@ public final class ProviderBuild {
     private ProviderBuild() {}
 
     /** The provider proper: device, context and verbs objects over both back ends (Java driver and libnicsim). */
-    static final List<String> PROVIDER = List.of("nicsim-provider.c", "nicsim-wr.c", "nicsim-cqex.c",
+    static final List<String> PROVIDER = List.of("nicsim-provider.c", "nicsim-backend.c", "nicsim-cq.c",
+            "nicsim-java-cq.c", "nicsim-wr.c", "nicsim-cqex.c",
             "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-memory.c",
             "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
             "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c");
@@ -33,7 +34,7 @@ public final class ProviderBuild {
     /** The clock library's source: an interposer of its own, preloaded only with attach --sim-time. */
     static final String CLOCK_SOURCE = "interpose/nicsim-time.c";
     static final List<String> HEADERS = List.of("nicsim-provider.h", "provider-abi.h", "nicsim-provider.map",
-            "nicsim-msg.h", "nicsim-hw.h");
+            "nicsim-msg.h", "nicsim-hw.h", "nicsim-backend.h");
     /** nicsim's own C test programs (tests/), each one file built against libibverbs alone. */
     static final List<String> TESTS = List.of("tests/nicsim-verbcost.c", "tests/nicsim-churn.c", "tests/nicsim-fuzz.c");
     static final List<String> SOURCES = concat(PROVIDER, INTERPOSE, List.of(CLOCK_SOURCE), HEADERS, TESTS);
