@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "nicsim-provider.h"
+#include "nicsim-backend.h"
 
 /* libibverbs' own definition of name@version (the next one after this library's). */
 static void *theirs(const char *name, const char *version) { return dlvsym(RTLD_NEXT, name, version); }
@@ -118,7 +118,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 		pthread_mutex_lock(&ctx->named.lock);
 		c = named_locked(ctx, (uint32_t)handle);
 		if (c) c->comp_returned++;
-		if (c && c->hw) nicsim_hw_cq_event(c);
+		if (c) ctx->ops->cq_event_taken(c);
 		pthread_mutex_unlock(&ctx->named.lock);
 		if (!c) continue; /* its CQ is gone: the event with it */
 		*cq = &c->cq;

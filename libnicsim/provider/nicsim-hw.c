@@ -1,6 +1,7 @@
 /*
  * The provider on libnicsim (nicsim-hw.h): its user context, and its PDs, AHs and CQs made by the
- * device's commands; completions polled from the CQ's ring in this process's memory.
+ * device's commands; completions polled from the CQ's ring in this process's memory. Its CQ
+ * functions are the hw back end's half of nicsim-cq.c's verbs (nicsim-backend.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -208,16 +209,7 @@ struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct
 	return cq;
 }
 
-static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
-	if (vector < 0 || vector >= c->num_comp_vectors) {
-		errno = EINVAL;
-		return NULL;
-	}
-	struct nicsim_ibv_cq *cq = nicsim_hw_create_cq(c, cqe, channel);
-	return cq ? &cq->cq : NULL;
-}
-
-static int destroy_cq(struct ibv_cq *cq) {
+int nicsim_hw_destroy_cq(struct ibv_cq *cq) {
 	struct nicsim_ibv_cq *c = to_ncq(cq);
 	struct nicsim_hw *hw = hw_of(cq->context);
 	nicsim_hw_lock(hw);
@@ -379,8 +371,6 @@ int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_
 	return n;
 }
 
-static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) { return nicsim_hw_poll(cq, max, wc, NULL); }
-
 int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
 	struct nicsim_hw *hw = hw_of(cq->cq.context);
 	if (cqe < 1 || (uint32_t)cqe > nicsim_caps(hw->dev)->max_cqe)
@@ -397,7 +387,7 @@ int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
 
 void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq) { nicsim_cq_event(&cq->hw->q); }
 
-static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
+int nicsim_hw_req_notify_cq(struct ibv_cq *cq, int solicited_only) {
 	struct nicsim_hw *hw = hw_of(cq->context);
 	nicsim_hw_lock(hw);
 	int rc = nicsim_cq_arm(&to_ncq(cq)->hw->q, solicited_only);
@@ -410,8 +400,4 @@ const struct verbs_context_ops nicsim_hw_ops = {
 	.dealloc_pd = dealloc_pd,
 	.create_ah = create_ah,
 	.destroy_ah = destroy_ah,
-	.create_cq = create_cq,
-	.destroy_cq = destroy_cq,
-	.poll_cq = poll_cq,
-	.req_notify_cq = req_notify_cq,
 };

@@ -9,7 +9,7 @@
 #define NICSIM_HW_H
 
 #include <pthread.h>
-#include "nicsim-provider.h"
+#include "nicsim-backend.h"
 #include "nicsim/queues.h"
 
 /* A context's C driver: its user context, UAR, and QPs by number (a CQE names its QP so). */
@@ -119,12 +119,6 @@ static inline void nicsim_hw_mr_keyed(struct nicsim_ibv_mr *mr, uint32_t key, in
 }
 /* An MR over device memory dm is gone (nicsim-hw-dm.c). */
 void nicsim_hw_dm_unused(void *dm);
-
-/* Its CQs (nicsim-hw.c): made (NULL and errno on failure), and polled as nicsim_poll does. */
-struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
-int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
-/* ibv_resize_cq: 0 or an errno; cq->cq.cqe says what it got. */
-int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 
 /* Its QPs (nicsim-hw-qp.c), reached from the provider's QP verbs: each returns 0 or an errno. */
 int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,

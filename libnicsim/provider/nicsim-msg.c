@@ -1,5 +1,6 @@
 /* The provider's connections to the simulator: requests out, replies in (nicsim-msg.h). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -9,10 +10,22 @@
 
 #include "nicsim-provider.h"
 
+ssize_t real_write(int fd, const void *b, size_t n) {
+	static ssize_t (*f)(int, const void *, size_t);
+	if (!f) f = (ssize_t (*)(int, const void *, size_t))dlvsym(RTLD_NEXT, "write", "GLIBC_2.2.5");
+	return f(fd, b, n);
+}
+
+int real_close(int fd) {
+	static int (*f)(int);
+	if (!f) f = (int (*)(int))dlvsym(RTLD_NEXT, "close", "GLIBC_2.2.5");
+	return f(fd);
+}
+
 int io(int fd, void *p, size_t n, int writing) {
 	uint8_t *b = p;
 	while (n) {
-		ssize_t k = writing ? write(fd, b, n) : read(fd, b, n);
+		ssize_t k = writing ? real_write(fd, b, n) : read(fd, b, n);
 		if (k < 0 && errno == EINTR) continue;
 		if (k <= 0) return -1;
 		b += k;
@@ -49,11 +62,11 @@ int nicsim_rejoin(struct nicsim_context *ctx) {
 	put(&m, name, strlen(name));
 	if (send_only(fd, &m) || io(fd, reply, sizeof reply, 0) || reply[1]) {
 		done(&m);
-		close(fd);
+		real_close(fd);
 		return -1;
 	}
 	done(&m);
-	close(ctx->sock); /* the parent's, which stays open in the parent */
+	real_close(ctx->sock); /* the parent's, which stays open in the parent */
 	ctx->sock = fd;
 	ctx->pid = getpid();
 	return 0;
@@ -106,7 +119,7 @@ int connect_simulator(void) {
 	if (fd < 0) return -1;
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		fprintf(stderr, "nicsim: cannot reach the simulator at %s: %s (is ./nicsim serve running?)\n", path, strerror(errno));
-		close(fd);
+		real_close(fd);
 		return -1;
 	}
 	return fd;

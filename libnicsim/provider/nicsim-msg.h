@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 
 #include "nicsim-wire.h"
@@ -67,6 +68,13 @@ int nicsim_exchange(int fd, struct msg *m);
 
 /* Sends m, whole, on socket fd, expecting no reply: 0, or -1. */
 int send_only(int fd, struct msg *m);
+
+/*
+ * The C library's own write and close, past the rdma_cm file's interposers (interpose/nicsim-rdmacm.c),
+ * which sit above the provider and call down into it: the provider's connections are never that file.
+ */
+ssize_t real_write(int fd, const void *b, size_t n);
+int real_close(int fd);
 
 /* Reads or writes exactly n bytes of fd, going on after a signal: 0, or -1. */
 int io(int fd, void *p, size_t n, int writing);

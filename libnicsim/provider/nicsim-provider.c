@@ -237,6 +237,7 @@ static const struct verbs_context_ops nicsim_ops = {
 static void set_ops(struct nicsim_context *ctx) {
 	verbs_set_ops(&ctx->vctx, &nicsim_ops);
 	verbs_set_ops(&ctx->vctx, &nicsim_memory_ops);
+	verbs_set_ops(&ctx->vctx, &nicsim_cq_ops);
 	verbs_set_ops(&ctx->vctx, &nicsim_queue_ops);
 	verbs_set_ops(&ctx->vctx, &nicsim_post_ops);
 	if (!ctx->hw) return;
@@ -326,6 +327,7 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 		if (!clock_ctx) clock_ctx = ctx;
 	}
 	ctx->vctx.context.num_comp_vectors = 1;
+	ctx->ops = ctx->hw ? &nicsim_hw_backend : &nicsim_java_backend; /* the one choice of back end */
 	set_ops(ctx);
 	return &ctx->vctx;
 fail:

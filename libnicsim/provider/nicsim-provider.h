@@ -30,6 +30,7 @@ struct nicsim_context {
 	pthread_mutex_t lock;
 	struct nicsim_registry named;
 	struct nicsim_hw *hw;       /* the C driver's user context, or NULL (NICSIM_DRIVER=java): verbs are requests */
+	const struct nicsim_backend_ops *ops; /* hw's or java's table, set once at open (nicsim-backend.h) */
 };
 
 /* The struct of type that holds member at ptr. */
@@ -208,10 +209,10 @@ static inline uint32_t cq_handle(struct ibv_cq *cq) { return cq ? to_ncq(cq)->ha
 /* The QP (kind 'q') or SRQ ('s') of number `number` a C driver's async event names, or NULL (nicsim-hw.c). */
 void *nicsim_hw_object(struct nicsim_context *ctx, int kind, uint32_t number);
 
-/* A C-driver CQ's event was taken: its next arm carries the next sequence number (nicsim-hw.c). */
-void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq);
-
-/* Polls up to max completions of cq; x (if not NULL) gets what struct ibv_wc lacks of each. Returns the count or -errno. */
+/*
+ * Polls up to max completions of cq (nicsim-cq.c); x (if not NULL) gets what struct ibv_wc lacks
+ * of each. Returns the count or -errno.
+ */
 int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
 
 /* The adapter's core clock in kHz (hca_core_clock), asked once per context; 0 if it cannot be had. */
@@ -273,8 +274,8 @@ int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_ibv_pd *pd, uin
 /* Gives qp's staging buffer back to where it came from. */
 void nicsim_staging_free(struct nicsim_ibv_qp *qp);
 
-/* The verbs of the provider's files (nicsim-memory.c, nicsim-queues.c, nicsim-post.c). */
-extern const struct verbs_context_ops nicsim_memory_ops, nicsim_queue_ops, nicsim_post_ops;
+/* The verbs of the provider's files (nicsim-memory.c, nicsim-cq.c, nicsim-queues.c, nicsim-post.c). */
+extern const struct verbs_context_ops nicsim_memory_ops, nicsim_cq_ops, nicsim_queue_ops, nicsim_post_ops;
 
 /* A gather list on the wire: its count, then each entry's address, length and lkey. */
 static inline void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {

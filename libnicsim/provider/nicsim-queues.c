@@ -1,6 +1,6 @@
 /*
- * The provider's completion queues, shared receive queues, XRC domains, queue pairs and indirect
- * mkeys: made, moved, queried and destroyed by the simulator's adapter.
+ * The provider's shared receive queues, XRC domains, queue pairs and indirect mkeys (its CQs:
+ * nicsim-cq.c): made, moved, queried and destroyed by the simulator's adapter.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -9,112 +9,6 @@
 #include <sys/stat.h>
 
 #include "nicsim-hw.h"
-
-/* ---- completion queues ---- */
-
-struct nicsim_ibv_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
-	if (to_nctx(c)->hw) return nicsim_hw_create_cq(c, cqe, channel);
-	struct msg m = request(NICSIM_OP_CREATE_CQ);
-	struct nicsim_ibv_cq *cq = calloc(1, sizeof(*cq));
-	int rc;
-	if (!cq) { errno = ENOMEM; return NULL; }
-	put32(&m, (uint32_t)cqe);
-	put32(&m, channel ? (uint32_t)channel->fd : NICSIM_NONE); /* the channel's socket: its number names it */
-	rc = call(to_nctx(c), &m);
-	if (rc) { done(&m); free(cq); errno = rc; return NULL; }
-	cq->handle = get32(&m);
-	cq->cq.handle = cq->handle;
-	cq->cq.cqe = (int)get32(&m);
-	done(&m);
-	nicsim_name(to_nctx(c), cq->handle, cq); /* events name it by its handle */
-	return cq;
-}
-
-static struct ibv_cq *create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel, int vector) {
-	struct nicsim_ibv_cq *cq;
-	if (vector < 0 || vector >= c->num_comp_vectors) { errno = EINVAL; return NULL; } /* as the kernel's create_cq */
-	cq = nicsim_create_cq(c, cqe, channel);
-	return cq ? &cq->cq : NULL;
-}
-
-/* Destroys cq once the events the program was given for it are acknowledged (ibv_destroy_cq(3)); those it was not given are dropped. */
-static int destroy_cq(struct ibv_cq *cq) {
-	struct nicsim_ibv_cq *c = to_ncq(cq);
-	int rc = simple(cq->context, NICSIM_OP_DESTROY_CQ, c->handle);
-	if (rc) return rc;
-	nicsim_name(to_nctx(cq->context), c->handle, NULL);
-	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->comp_events_completed, c->comp_returned);
-	nicsim_await_acks(&cq->mutex, &cq->cond, &cq->async_events_completed, c->async_returned);
-	nicsim_domain_use(c->domain, -1);
-	free(c);
-	return 0;
-}
-
-/* ibv_resize_cq: at least cqe entries, the completions not yet polled kept; cq->cqe tells how many it got. */
-static int resize_cq(struct ibv_cq *cq, int cqe) {
-	struct nicsim_ibv_cq *c = to_ncq(cq);
-	if (c->hw) return nicsim_hw_resize_cq(c, cqe);
-	struct msg m = request(NICSIM_OP_RESIZE_CQ);
-	int rc;
-	if (cqe < 1) { done(&m); return EINVAL; } /* as the kernel's ib_resize_cq: cqe >= 1 */
-	put32(&m, c->handle);
-	put32(&m, (uint32_t)cqe);
-	rc = call(to_nctx(cq->context), &m);
-	if (!rc) cq->cqe = (int)get32(&m);
-	done(&m);
-	return rc;
-}
-
-/* Returns the completions taken, or a negative errno (as ibv_poll_cq does). */
-int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x) {
-	if (to_ncq(cq)->hw) return nicsim_hw_poll(cq, max, wc, x);
-	struct msg m = request(NICSIM_OP_POLL_CQ);
-	uint32_t n, i;
-	int rc;
-	if (max < 0) return -EINVAL;
-	put32(&m, cq_handle(cq));
-	put32(&m, (uint32_t)max);
-	rc = call(to_nctx(cq->context), &m);
-	if (rc) { done(&m); return -rc; }
-	n = get32(&m);
-	for (i = 0; i < n && i < (uint32_t)max; i++) {
-		struct nicsim_wire_work_completion r;
-		struct ibv_wc *w = &wc[i];
-		get(&m, &r, sizeof(r));
-		memset(w, 0, sizeof(*w));
-		w->wr_id = r.wr_id;
-		w->status = (enum ibv_wc_status)r.status;
-		w->opcode = (enum ibv_wc_opcode)r.opcode;
-		w->vendor_err = r.vendor_err;
-		w->byte_len = r.byte_len;
-		w->imm_data = r.imm_data;
-		w->qp_num = r.qp_num;
-		w->src_qp = r.src_qp;
-		w->wc_flags = r.wc_flags;
-		w->pkey_index = (uint16_t)r.pkey_index;
-		w->slid = (uint16_t)r.slid;
-		w->sl = (uint8_t)r.sl;
-		w->dlid_path_bits = (uint8_t)r.dlid_path_bits;
-		if (x) { x[i].tm.tag = r.tm_tag; x[i].tm.priv = r.tm_priv; x[i].timestamp = r.timestamp; }
-	}
-	rc = m.failed ? -EIO : (int)i;
-	done(&m);
-	return rc;
-}
-
-static int poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc) { return nicsim_poll(cq, max, wc, NULL); }
-
-static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
-	struct msg m = request(NICSIM_OP_REQ_NOTIFY_CQ);
-	int rc;
-	put32(&m, cq_handle(cq));
-	put32(&m, (uint32_t)solicited_only);
-	rc = call(to_nctx(cq->context), &m);
-	done(&m);
-	return rc;
-}
-
-static void cq_event(struct ibv_cq *cq) { (void)cq; }
 
 /* ---- shared receive queues ---- */
 
@@ -571,23 +465,17 @@ static int destroy_qp(struct ibv_qp *qp) {
 
 const struct verbs_context_ops nicsim_queue_ops = {
 	.close_xrcd = close_xrcd,
-	.cq_event = cq_event,
-	.create_cq = create_cq,
 	.create_qp = create_qp,
 	.create_qp_ex = create_qp_ex,
 	.create_srq = create_srq,
 	.create_srq_ex = create_srq_ex,
-	.destroy_cq = destroy_cq,
 	.destroy_qp = destroy_qp,
 	.destroy_srq = destroy_srq,
 	.get_srq_num = get_srq_num,
 	.modify_qp = modify_qp,
 	.modify_srq = modify_srq,
 	.open_xrcd = open_xrcd,
-	.poll_cq = poll_cq,
 	.post_srq_ops = post_srq_ops,
 	.query_qp = query_qp,
 	.query_srq = query_srq,
-	.req_notify_cq = req_notify_cq,
-	.resize_cq = resize_cq,
 };

@@ -256,16 +256,12 @@ int nicsim_open_flags(struct nicsim_dev **dev, int node, uint32_t flags) {
 	return open_as(dev, node, NICSIM_OP_PCI_OPEN, 0, flags);
 }
 
-int nicsim_open_context(struct nicsim_dev **dev, int node, uint32_t session) {
+int nicsim_face_open_context(struct nicsim_dev **dev, int node, uint32_t session) {
 	int rc = open_as(dev, node, NICSIM_OP_UCTX_OPEN, session, 0);
 	if (rc)
 		return rc;
 	(*dev)->user = 1;
-	if ((rc = nicsim_query_caps(*dev))) {
-		nicsim_close(*dev);
-		*dev = NULL;
-	}
-	return rc;
+	return 0;
 }
 
 int nicsim_cq_channel(struct nicsim_dev *d, uint32_t cqn, uint32_t channel) {
@@ -310,10 +306,7 @@ int nicsim_user_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, i
 	return (int)(head >> 32);
 }
 
-void nicsim_close(struct nicsim_dev *d) {
-	if (!d)
-		return;
-	nicsim_teardown(d);
+void nicsim_face_close(struct nicsim_dev *d) {
 	if (posted_on == d)
 		posted_on = NULL;
 	if (d->posted)

@@ -173,6 +173,24 @@ int nicsim_probe(struct nicsim_dev *d) {
 	return 0;
 }
 
+int nicsim_open_context(struct nicsim_dev **dev, int node, uint32_t session) {
+	int rc = nicsim_face_open_context(dev, node, session);
+	if (rc)
+		return rc;
+	if ((rc = nicsim_query_caps(*dev))) {
+		nicsim_close(*dev);
+		*dev = NULL;
+	}
+	return rc;
+}
+
+void nicsim_close(struct nicsim_dev *d) {
+	if (!d)
+		return;
+	nicsim_teardown(d);
+	nicsim_face_close(d);
+}
+
 int nicsim_teardown(struct nicsim_dev *d) {
 	if (!d->probed || d->user) /* a user context's adapter is the kernel's to take down */
 		return 0;

@@ -22,6 +22,14 @@ struct nicsim_dev {
 	int socket_pending;   /* a posted write went on the socket since the device last answered */
 };
 
+/*
+ * face.c is the transport (the PCI face's requests on the socket) and knows nothing of commands or
+ * bring-up; hca.c builds on it. So the opens and the close that need both live in hca.c, over these.
+ */
+/* nicsim_open_context's part on the face: the context opened, its capabilities not read yet. */
+int nicsim_face_open_context(struct nicsim_dev **dev, int node, uint32_t session);
+/* nicsim_close's part on the face, once the adapter is down: the posted ring, the socket, d itself. */
+void nicsim_face_close(struct nicsim_dev *d);
 /* A user context's command, run by the kernel's command queue: as nicsim_cmd. */
 int nicsim_user_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, int nin, uint64_t *out, int nout,
 		    uint32_t *syndrome);

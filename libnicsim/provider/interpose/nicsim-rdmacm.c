@@ -44,18 +44,6 @@ static struct cm_file *files[CM_FILES];
 
 static void *libc(const char *name, const char *version) { return dlvsym(RTLD_NEXT, name, version); }
 
-static ssize_t real_write(int fd, const void *b, size_t n) {
-	static ssize_t (*f)(int, const void *, size_t);
-	if (!f) f = (ssize_t (*)(int, const void *, size_t))libc("write", "GLIBC_2.2.5");
-	return f(fd, b, n);
-}
-
-static int real_close(int fd) {
-	static int (*f)(int);
-	if (!f) f = (int (*)(int))libc("close", "GLIBC_2.2.5");
-	return f(fd);
-}
-
 static int real_fstat(int fd, struct stat *st) {
 	static int (*f)(int, struct stat *);
 	if (!f) f = (int (*)(int, struct stat *))libc("fstat", "GLIBC_2.33");

@@ -1,0 +1,20 @@
+/* Each back end's table (nicsim-backend.h): what it does for each object kind converted so far. */
+#include "nicsim-backend.h"
+
+const struct nicsim_backend_ops nicsim_java_backend = {
+	.create_cq = nicsim_java_create_cq,
+	.destroy_cq = nicsim_java_destroy_cq,
+	.resize_cq = nicsim_java_resize_cq,
+	.poll_cq = nicsim_java_poll_cq,
+	.req_notify_cq = nicsim_java_req_notify_cq,
+	.cq_event_taken = nicsim_java_cq_event_taken,
+};
+
+const struct nicsim_backend_ops nicsim_hw_backend = {
+	.create_cq = nicsim_hw_create_cq,
+	.destroy_cq = nicsim_hw_destroy_cq,
+	.resize_cq = nicsim_hw_resize_cq,
+	.poll_cq = nicsim_hw_poll,
+	.req_notify_cq = nicsim_hw_req_notify_cq,
+	.cq_event_taken = nicsim_hw_cq_event,
+};

@@ -1,0 +1,49 @@
+/*
+ * The provider's back ends: where a verb goes once libibverbs has handed it to nicsim. One table
+ * each, chosen once when the context opens (nicsim-provider.c) and never changed after:
+ *   java  requests on the context's socket, which serve's Java driver answers (NICSIM_DRIVER=java);
+ *   hw    libnicsim's C driver on the device: the provider makes the rings in its own memory,
+ *         writes WQEs and rings doorbells itself, and the device's commands make the objects.
+ * An object kind converted to the table keeps its verbs in a file of its own that dispatches
+ * (nicsim-cq.c) and each back end's half beside that back end's other code; the kinds not
+ * converted yet still test ctx->hw at each verb (issue 55). A third back end (the kernel driver's)
+ * is a third table.
+ */
+#ifndef NICSIM_BACKEND_H
+#define NICSIM_BACKEND_H
+
+#include "nicsim-provider.h"
+
+struct nicsim_backend_ops {
+	/* Completion queues. create_cq: NULL with errno; the others return 0 or an errno, but
+	 * poll_cq, which returns the completions taken or a negative errno (x, if not NULL, gets
+	 * what struct ibv_wc lacks of each). cq_event_taken: a completion event of cq was given to
+	 * the program (ibv_get_cq_event), under ctx->named.lock. */
+	struct nicsim_ibv_cq *(*create_cq)(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
+	int (*destroy_cq)(struct ibv_cq *cq);
+	int (*resize_cq)(struct nicsim_ibv_cq *cq, int cqe);
+	int (*poll_cq)(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	void (*cq_event_taken)(struct nicsim_ibv_cq *cq);
+};
+
+/* The tables (nicsim-backend.c). */
+extern const struct nicsim_backend_ops nicsim_java_backend, nicsim_hw_backend;
+
+/* The java back end's CQs (nicsim-java-cq.c). */
+struct nicsim_ibv_cq *nicsim_java_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
+int nicsim_java_destroy_cq(struct ibv_cq *cq);
+int nicsim_java_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
+int nicsim_java_poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
+int nicsim_java_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void nicsim_java_cq_event_taken(struct nicsim_ibv_cq *cq);
+
+/* The hw back end's CQs (nicsim-hw.c). */
+struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
+int nicsim_hw_destroy_cq(struct ibv_cq *cq);
+int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
+int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
+int nicsim_hw_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq);
+
+#endif
