@@ -25,8 +25,8 @@ public final class ProviderBuild {
     static final List<String> SOURCES = List.of("nicsim-provider.c", "nicsim-provider.h", "nicsim-wr.c", "nicsim-cqex.c", "provider-abi.h",
             "nicsim-provider.map", "nicsim-time.c", "nicsim-verbcost.c", "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-msg.h",
             "nicsim-events.c", "nicsim-domain.c", "nicsim-churn.c", "nicsim-fuzz.c", "nicsim-import.c",
-            "nicsim-rdmacm.c", "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.h", "nicsim-hw.c",
-            "nicsim-hw-qp.c", "nicsim-hw-post.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c",
+            "nicsim-rdmacm.c", "nicsim-hosts.c", "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.h",
+            "nicsim-hw.c", "nicsim-hw-qp.c", "nicsim-hw-post.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c",
             "nicsim-hw-dm.c", "nicsim-hw-tm.c");
     /** libnicsim's sources (resources under nicsim/libnicsim), which the provider is built on; wire.h is generated. */
     static final List<String> LIBNICSIM = List.of("face.c", "hca.c", "queues.c", "nicsim-internal.h", "nicsim/nicsim.h",
@@ -94,7 +94,7 @@ public final class ProviderBuild {
             throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh --rdma, or apt-get install -y libibverbs-dev");
         gcc(work, SHARED, List.of("-Wl,--version-script=nicsim-provider.map", "-I.", "-o", LIBRARY, "nicsim-provider.c", "nicsim-wr.c", "nicsim-cqex.c",
                 "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-import.c", "nicsim-rdmacm.c",
-                "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c",
+                "nicsim-hosts.c", "nicsim-memory.c", "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c",
                 "nicsim-hw-post.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c",
                 "nicsim-hw-tm.c", "face.c", "hca.c", "queues.c",
                 "-libverbs", "-lpthread", "-ldl"));

@@ -119,7 +119,7 @@ public final class Server implements AutoCloseable {
         return b.toString();
     }
 
-    /** "node0 10.77.0.1, node1 10.77.0.2, ...". */
+    /** "node0 127.77.0.1, node1 127.77.0.2, ...". */
     public String addresses() {
         StringBuilder b = new StringBuilder();
         for (var h : world.hosts()) b.append(h.index == 0 ? "" : ", ").append("node").append(h.index).append(' ')
