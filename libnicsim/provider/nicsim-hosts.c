@@ -6,11 +6,18 @@
  * unbound IPv4 or IPv6 socket to the program's own node's address, port 0, when the destination is
  * a node's address: the peer then sees the sender's node as its source, as on a cluster.
  * Binds are never rewritten: bind(0.0.0.0) keeps every address (docs/attach.md says why).
+ *
+ * getifaddrs lists the node's address first, as an interface "ib0" (127.77.0.(n+1)/16), as an IPoIB
+ * interface shows a cluster host's: programs that look for their RDMA address among the interfaces
+ * (libfabric's verbs provider) find the node's own rather than 127.0.0.1, which names every node.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +27,7 @@
 #define NODES_SUBNET 0x7F4D0000u
 #define NODES_MASK 0xFFFF0000u
 
-static void *libc(const char *name) { return dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5"); }
+static void *libc(const char *name, const char *version) { return dlvsym(RTLD_NEXT, name, version); }
 
 /* The IPv4 address (host order) a destination names, or 0 when it is not IPv4 or IPv4-mapped. */
 static uint32_t ipv4_of(const struct sockaddr *to, socklen_t len) {
@@ -72,14 +79,64 @@ static void bind_to_node(int fd, const struct sockaddr *to, socklen_t len) {
 
 int connect(int fd, const struct sockaddr *to, socklen_t len) {
 	static int (*real)(int, const struct sockaddr *, socklen_t);
-	if (!real) real = (int (*)(int, const struct sockaddr *, socklen_t))libc("connect");
+	if (!real) real = (int (*)(int, const struct sockaddr *, socklen_t))libc("connect", "GLIBC_2.2.5");
 	bind_to_node(fd, to, len);
 	return real(fd, to, len);
 }
 
 ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to, socklen_t len) {
 	static ssize_t (*real)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
-	if (!real) real = (ssize_t (*)(int, const void *, size_t, int, const struct sockaddr *, socklen_t))libc("sendto");
+	if (!real)
+		real = (ssize_t (*)(int, const void *, size_t, int, const struct sockaddr *, socklen_t))libc("sendto",
+													   "GLIBC_2.2.5");
 	bind_to_node(fd, to, len);
 	return real(fd, buf, n, flags, to, len);
+}
+
+/* The ib0 entry getifaddrs puts in front of the C library's list; freeifaddrs knows it by `magic`. */
+struct node_if {
+	struct ifaddrs ifa;
+	struct sockaddr_in addr, mask, bcast;
+	char name[8];
+	uint64_t magic;
+};
+#define NODE_IF_MAGIC 0x6e6963736e6f6465ull /* "nicsnode" */
+
+int getifaddrs(struct ifaddrs **out) {
+	static int (*real)(struct ifaddrs **);
+	if (!real) real = (int (*)(struct ifaddrs **))libc("getifaddrs", "GLIBC_2.3");
+	const char *node = getenv("NICSIM_NODE");
+	if (real(out)) return -1;
+	if (!node) return 0;
+	struct node_if *n = calloc(1, sizeof(*n));
+	if (!n) return 0; /* the C library's list alone */
+	uint32_t me = NODES_SUBNET + (uint32_t)strtoul(node, NULL, 10) + 1;
+	n->addr.sin_family = n->mask.sin_family = n->bcast.sin_family = AF_INET;
+	n->addr.sin_addr.s_addr = htonl(me);
+	n->mask.sin_addr.s_addr = htonl(NODES_MASK);
+	n->bcast.sin_addr.s_addr = htonl(NODES_SUBNET | ~NODES_MASK);
+	strcpy(n->name, "ib0");
+	n->magic = NODE_IF_MAGIC;
+	n->ifa.ifa_name = n->name;
+	n->ifa.ifa_flags = IFF_UP | IFF_RUNNING | IFF_BROADCAST | IFF_MULTICAST;
+	n->ifa.ifa_addr = (struct sockaddr *)&n->addr;
+	n->ifa.ifa_netmask = (struct sockaddr *)&n->mask;
+	n->ifa.ifa_broadaddr = (struct sockaddr *)&n->bcast;
+	n->ifa.ifa_next = *out;
+	*out = &n->ifa;
+	return 0;
+}
+
+void freeifaddrs(struct ifaddrs *list) {
+	static void (*real)(struct ifaddrs *);
+	if (!real) real = (void (*)(struct ifaddrs *))libc("freeifaddrs", "GLIBC_2.3");
+	/* ifa is the first member: a list that starts with ib0 was made above; the magic lies inside it */
+	struct node_if *n = (struct node_if *)list;
+	if (list && list->ifa_name && !strcmp(list->ifa_name, "ib0") && list->ifa_addr == (struct sockaddr *)&n->addr
+	    && n->magic == NODE_IF_MAGIC) {
+		struct ifaddrs *rest = list->ifa_next;
+		free(n);
+		list = rest;
+	}
+	if (list) real(list);
 }

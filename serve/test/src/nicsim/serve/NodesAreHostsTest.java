@@ -22,10 +22,14 @@ class NodesAreHostsTest {
     static void stop() throws Exception { served.stop(); }
 
     @Test
-    void aNodesAddressRoutesThroughLoopbackAndItsNameResolvesToIt() throws Exception {
+    void aNodesAddressRoutesThroughLoopbackItsNameResolvesAndItsInterfaceShows() throws Exception {
         Programs.Run route = Programs.start(served, 0, false, "ip", "route", "get", RdmaCm.ipText(1));
         assertEquals(0, route.await(), route.output());
         assertTrue(route.output().matches("(?s)local 127\\.77\\.0\\.2 dev lo .*"), "node1's route:\n" + route.output());
+        // the interfaces a program lists (getifaddrs) show its node's address first, as an IPoIB interface would
+        Programs.Run own = Programs.start(served, 1, false, "hostname", "-I");
+        assertEquals(0, own.await(), own.output());
+        assertTrue(own.output().startsWith("127.77.0.2 "), "node 1's addresses: " + own.output());
         Programs.Run names = Programs.start(served, 1, false, "getent", "hosts", "node0", "node1");
         assertEquals(0, names.await(), names.output());
         assertTrue(names.output().matches("(?s)127\\.77\\.0\\.1\\s+node0\\s+127\\.77\\.0\\.2\\s+node1\\s*"),
