@@ -474,7 +474,7 @@ public final class Server implements AutoCloseable {
         try {
             Files.deleteIfExists(socket);
             Files.deleteIfExists(Attach.hostsFile(socket));
-            Sysfs.remove(socket.toAbsolutePath().getParent().resolve("sysfs"));
+            Sysfs.remove(Attach.sysfsRoot(socket, 0).getParent());
         } catch (IOException e) {
             log.println("nicsim serve: cleaning up " + socket.getParent() + ": " + e.getMessage());
         }
