@@ -8,7 +8,7 @@
 #   --rdma  what an RDMA host has, so unmodified programs run on nicsim as they would there: Debian's
 #           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
 #           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, python3-pyverbs with
-#           rdma-core's tests), perftest, qperf, UCX's tools and Open MPI
+#           rdma-core's tests), perftest, qperf, UCX's tools, Open MPI, MPICH and libfabric's tools
 # Exits 0 when everything is there; 2, after one line naming what is missing and how to install
 # it, when it is not and cannot be installed here.
 set -euo pipefail
@@ -46,6 +46,8 @@ if [ "$need_rdma" = 1 ]; then
   command -v ucx_info >/dev/null 2>&1 || missing+=(ucx-utils)
   command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
   command -v mpicc >/dev/null 2>&1 || missing+=(libopenmpi-dev)
+  command -v mpicc.mpich >/dev/null 2>&1 || missing+=(mpich)
+  command -v fi_info >/dev/null 2>&1 || missing+=(libfabric-bin)
 fi
 if [ "$need_node" = 1 ]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)

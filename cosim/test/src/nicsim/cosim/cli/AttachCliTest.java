@@ -97,4 +97,41 @@ class AttachCliTest {
         assertEquals(0, cli.await(), cli.output() + served.log());
         assertEquals(0, srv.await(), srv.output());
     }
+
+    /**
+     * MPICH's launcher passes each rank its PMI descriptor (PMI_FD), which reaches the program through attach;
+     * over libfabric's verbs provider the job's messages, 1 B to 1 MiB each checked, cross the adapters.
+     */
+    @Test
+    void mpichRunsRankRonNodeROverLibfabricsVerbsProvider() throws Exception {
+        Path dir = Files.createTempDirectory("nicsim-mpich");
+        try (var in = AttachCliTest.class.getResourceAsStream("/nicsim/serve/mpi-pingpong.c")) {
+            Files.copy(in, dir.resolve("mpi-pingpong.c"));
+        }
+        Process cc = new ProcessBuilder("mpicc.mpich", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o",
+                dir.resolve("mpi-pingpong").toString(), dir.resolve("mpi-pingpong.c").toString())
+                .redirectErrorStream(true).start();
+        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, cc.waitFor(), ccOut);
+        List<String> cmd = new ArrayList<>(List.of("mpiexec.mpich", "-n", "2"));
+        cmd.addAll(attach(false, "--node", "rank", "--", dir.resolve("mpi-pingpong").toString()).command());
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("NICSIM_LAUNCHER", launcher.toString());
+        // every node shares this machine's hostname, so MPICH would pair its ranks by shared memory: not here
+        pb.environment().put("MPIR_CVAR_NOLOCAL", "1");
+        pb.environment().put("FI_PROVIDER", "verbs;ofi_rxm");
+        Path log = Files.createTempFile("mpich", ".log");
+        Process p = pb.redirectOutput(log.toFile()).start();
+        boolean done = p.waitFor(180, TimeUnit.SECONDS);
+        if (!done) p.destroyForcibly().waitFor();
+        String out = Files.readString(log);
+        assertTrue(done && p.exitValue() == 0, "mpiexec.mpich:\n" + out + "\n--- serve:\n" + served.log());
+        assertTrue(out.contains("1 MiB, 3 rounds each; allreduce over 2 ranks; 0 wrong"), out);
+        served.awaitReleased();
+        for (int r = 0; r < 2; r++)
+            assertTrue(java.util.regex.Pattern.compile("mpi-pingpong \\(pid \\d+\\) on node " + r
+                    + " exited[^\\n]*\\n[^\\n]*\\n[^\\n]*\\n(\\s+0x[^\\n]*\\n)*?"
+                    + "\\s+0x\\p{XDigit}+\\s+RC\\s+\\d+\\s+[1-9]")
+                    .matcher(served.log()).find(), "node " + r + " sent over RC:\n" + served.log());
+    }
 }
