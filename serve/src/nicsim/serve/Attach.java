@@ -19,13 +19,19 @@ import java.util.List;
 public final class Attach {
     private Attach() {}
 
-    /** Serve's files for a socket: the sysfs trees sit beside it. */
-    public static Path sysfsRoot(Path socket, int node) {
-        return socket.toAbsolutePath().getParent().resolve("sysfs").resolve("node" + node);
-    }
+    /**
+     * Serve's files for a socket sit beside it, named after it ({@code S.sysfs/nodeN}, {@code S.hosts}), so two
+     * serves whose sockets share a folder (/tmp/a.sock, /tmp/b.sock) neither see nor remove each other's nodes.
+     */
+    public static Path sysfsRoot(Path socket, int node) { return beside(socket, ".sysfs").resolve("node" + node); }
 
     /** The nodes' names and IP addresses serve writes beside its socket, as /etc/hosts lines. */
-    public static Path hostsFile(Path socket) { return socket.toAbsolutePath().getParent().resolve("hosts"); }
+    public static Path hostsFile(Path socket) { return beside(socket, ".hosts"); }
+
+    private static Path beside(Path socket, String suffix) {
+        Path s = socket.toAbsolutePath();
+        return s.resolveSibling(s.getFileName() + suffix);
+    }
 
     /** The socket {@code serve} and {@code attach} use unless told otherwise. */
     public static Path defaultSocket() {

@@ -313,7 +313,7 @@ final class CmExchange {
         }
         CmId c = cm.child(l);
         c.node = node;
-        c.src = new CmAbi.Addr(l.src.ip() >>> 24 == 127 ? l.src.ip() : RdmaCm.ip(node), port, l.src.v6());
+        c.src = new CmAbi.Addr(RdmaCm.loopback(l.src.ip()) ? l.src.ip() : RdmaCm.ip(node), port, l.src.v6());
         c.dst = new CmAbi.Addr(srcIp, srcPort, l.src.v6());
         c.state = CmId.State.REQ_RCVD;
         c.remoteNode = from;

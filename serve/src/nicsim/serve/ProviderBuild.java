@@ -30,7 +30,8 @@ public final class ProviderBuild {
             "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
             "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c");
     /** What the provider library interposes over other libraries' calls (LD_PRELOAD), linked into it. */
-    static final List<String> INTERPOSE = List.of("interpose/nicsim-import.c", "interpose/nicsim-rdmacm.c");
+    static final List<String> INTERPOSE = List.of("interpose/nicsim-import.c", "interpose/nicsim-rdmacm.c",
+            "interpose/nicsim-hosts.c");
     /** The clock library's source: an interposer of its own, preloaded only with attach --sim-time. */
     static final String CLOCK_SOURCE = "interpose/nicsim-time.c";
     static final List<String> HEADERS = List.of("nicsim-provider.h", "provider-abi.h", "nicsim-provider.map",

@@ -27,8 +27,12 @@ import nicsim.verbs.VerbsException;
  * agents ({@link CmAgent}, {@link CmExchange}), over the simulated fabric in simulated time.
  */
 final class RdmaCm implements AutoCloseable {
-    /** The nodes' subnet, 10.77.0.0/16: node n is 10.77.0.0 + n + 1 (node 0 is 10.77.0.1). */
-    static final int SUBNET = 0x0A4D_0000, SUBNET_MASK = 0xFFFF_0000;
+    /**
+     * The nodes' subnet, 127.77.0.0/16: node n is 127.77.0.0 + n + 1 (node 0 is 127.77.0.1). Linux routes all
+     * of 127/8 to the loopback device and lets anyone bind there, so the same address reaches the node's
+     * programs over ordinary TCP and UDP too, and nothing sent to it leaves the machine (docs/attach.md).
+     */
+    static final int SUBNET = 0x7F4D_0000, SUBNET_MASK = 0xFFFF_0000;
     /** The first port handed out to an identifier bound to port 0. */
     static final int EPHEMERAL = 32768;
 
@@ -78,6 +82,9 @@ final class RdmaCm implements AutoCloseable {
 
     static int ip(int node) { return SUBNET + node + 1; }
 
+    /** Loopback outside the nodes' subnet (127.0.0.1, ...): the program's own node. */
+    static boolean loopback(int ip) { return ip >>> 24 == 127 && (ip & SUBNET_MASK) != SUBNET; }
+
     static String ipText(int node) { return dotted(ip(node)); }
 
     static String dotted(int ip) {
@@ -89,9 +96,9 @@ final class RdmaCm implements AutoCloseable {
      * ENETUNREACH outside the subnet.
      */
     int nodeOf(int ip, int self) {
-        if (ip >>> 24 == 127) return self;
+        if (loopback(ip)) return self;
         if ((ip & SUBNET_MASK) != SUBNET) throw new VerbsException(Errno.ENETUNREACH, "address " + dotted(ip)
-                + " is outside nicsim's subnet 10.77.0.0/16 (node n is 10.77.0.<n+1>)");
+                + " is outside nicsim's subnet 127.77.0.0/16 (node n is 127.77.0.<n+1>)");
         int n = ip - SUBNET - 1;
         return n >= 0 && n < agents.length ? n : -1;
     }
@@ -336,14 +343,14 @@ final class RdmaCm implements AutoCloseable {
                 throw new VerbsException(Errno.EADDRINUSE, "bind: port " + port + " of " + (node < 0 ? "any address"
                         : dotted(ip(node))) + " is in use (" + o + ")");
         id.node = node;
-        id.src = new CmAbi.Addr(a.ip() >>> 24 == 127 ? a.ip() : a.any() ? 0 : ip(node), port, a.v6());
+        id.src = new CmAbi.Addr(loopback(a.ip()) ? a.ip() : a.any() ? 0 : ip(node), port, a.v6());
         id.bound = true;
         id.state = CmId.State.ADDR_BOUND;
         return new Wire.Out();
     }
 
     private int nodeOfLocal(int ip, int self) {
-        int n = ip >>> 24 == 127 ? self : (ip & SUBNET_MASK) == SUBNET ? ip - SUBNET - 1 : -1;
+        int n = loopback(ip) ? self : (ip & SUBNET_MASK) == SUBNET ? ip - SUBNET - 1 : -1;
         if (n < 0 || n >= agents.length) throw new VerbsException(Errno.EADDRNOTAVAIL, "bind: no node has address "
                 + dotted(ip));
         return n;
@@ -428,7 +435,7 @@ final class RdmaCm implements AutoCloseable {
             if (o.state != CmId.State.LISTEN || o.src.port() != port || o.listenNode() != node) continue;
             if (o.ps != ps && !(o.ps == CmAbi.PS_IB && (ps == CmAbi.PS_TCP || ps == CmAbi.PS_UDP))) continue;
             if (!o.src.any() && o.src.ip() == ip) return o;
-            if (o.src.any() || o.src.ip() >>> 24 == 127) any = o;
+            if (o.src.any() || loopback(o.src.ip())) any = o;
         }
         return any;
     }

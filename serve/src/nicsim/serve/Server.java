@@ -122,7 +122,7 @@ public final class Server implements AutoCloseable {
         return b.toString();
     }
 
-    /** "node0 10.77.0.1, node1 10.77.0.2, ...". */
+    /** "node0 127.77.0.1, node1 127.77.0.2, ...". */
     public String addresses() {
         StringBuilder b = new StringBuilder();
         for (var h : world.hosts()) b.append(h.index == 0 ? "" : ", ").append("node").append(h.index).append(' ')
@@ -484,7 +484,7 @@ public final class Server implements AutoCloseable {
         try {
             Files.deleteIfExists(socket);
             Files.deleteIfExists(Attach.hostsFile(socket));
-            Sysfs.remove(socket.toAbsolutePath().getParent().resolve("sysfs"));
+            Sysfs.remove(Attach.sysfsRoot(socket, 0).getParent());
         } catch (IOException e) {
             log.println("nicsim serve: cleaning up " + socket.getParent() + ": " + e.getMessage());
         }

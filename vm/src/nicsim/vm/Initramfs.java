@@ -42,7 +42,7 @@ final class Initramfs {
             "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "ib_ipoib");
     /** Bump when the builder changes what it writes, so cached archives of the old layout are not reused. */
     private static final String LAYOUT = "2";
-    /** Guests on one fabric know each other by these names: node N at serve's address for it, 10.77.0.(N+1). */
+    /** Guests on one fabric know each other by these names: node N at 10.77.0.(N+1) on their Ethernet. */
     static final int MAX_NODES = 64;
 
     private Initramfs() { }

@@ -46,7 +46,7 @@ public final class Vm {
         this.progress = line -> err.println("nicsim vm: " + line);
     }
 
-    /** Node N's address on the guests' network, the one serve gives node N for RDMA CM: 10.77.0.(N+1). */
+    /** Node N's address on the guests' closed Ethernet, 10.77.0.(N+1) (attached programs know it as 127.77.0.(N+1)). */
     public static String address(int node) { return "10.77.0." + (node + 1); }
 
     /**

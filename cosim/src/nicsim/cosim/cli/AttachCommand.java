@@ -1,10 +1,13 @@
 package nicsim.cosim.cli;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import nicsim.serve.Attach;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -42,8 +45,48 @@ final class AttachCommand implements Callable<Integer> {
         int n = nodeNumber(node, System.getenv());
         List<String> run = Attach.withDriver(driver, program);
         List<String> cmd = Attach.command(socket != null ? socket : Attach.defaultSocket(), n, simTime, run);
+        String plan = System.getenv(PLAN);
+        if (plan != null && !plan.isEmpty()) {
+            // the launcher script execs it in place, so the program keeps the script's descriptors and pid
+            Files.write(Path.of(plan), String.join("\0", cmd).concat("\0").getBytes(StandardCharsets.UTF_8));
+            return 0;
+        }
+        return runChild(cmd);
+    }
+
+    /**
+     * The launcher's file where attach writes the program's command line (NUL-separated) instead of running it:
+     * the script then execs it, as a JVM cannot hand a child descriptors beyond 0-2 (MPICH's PMI_FD, LISTEN_FDS).
+     */
+    static final String PLAN = "NICSIM_ATTACH_PLAN";
+
+    /**
+     * Without the launcher script: the program as a child, inheriting stdin/out/err only. SIGTERM, SIGINT or
+     * SIGHUP to attach end it and everything it started, and attach waits for them to go (a port and the
+     * adapter's objects they held are then free) before it exits.
+     */
+    private static int runChild(List<String> cmd) throws Exception {
         Process p = new ProcessBuilder(cmd).inheritIO().start();
-        return p.waitFor();
+        Thread stop = new Thread(() -> {
+            if (!p.isAlive()) return;
+            p.descendants().forEach(ProcessHandle::destroy);
+            p.destroy();
+            try {
+                if (!p.waitFor(5, TimeUnit.SECONDS)) {
+                    p.descendants().forEach(ProcessHandle::destroyForcibly);
+                    p.destroyForcibly().waitFor();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "attach-stop");
+        Runtime.getRuntime().addShutdownHook(stop);
+        int status = p.waitFor();
+        try {
+            Runtime.getRuntime().removeShutdownHook(stop);
+        } catch (IllegalStateException shuttingDown) { // the hook runs: it waits for the program
+        }
+        return status;
     }
 
     /** The node {@code --node} names: a number, or "rank" for the MPI rank in {@code env}. */

@@ -59,7 +59,7 @@ int main(void) {
 	struct rdma_cm_event *e;
 	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
 		.rnr_retry_count = 7 };
-	struct sockaddr_in any = addr("0.0.0.0", 0), mine = addr("10.77.0.1", 0), far = addr("10.77.0.2", 0);
+	struct sockaddr_in any = addr("0.0.0.0", 0), mine = addr("127.77.0.1", 0), far = addr("127.77.0.2", 0);
 	char priv[56], seen[56];
 	int flags;
 
@@ -81,7 +81,7 @@ int main(void) {
 	EXPECT_RC(rdma_bind_addr(listener, (struct sockaddr *)&any), 0, "rdma_bind_addr to any address, port 0");
 	int port = ntohs(rdma_get_src_port(listener));
 	check(port != 0, "port 0 binds an ephemeral port", "rdma_get_src_port gave 0");
-	struct sockaddr_in same = addr("10.77.0.1", port);
+	struct sockaddr_in same = addr("127.77.0.1", port);
 	errno = 0;
 	check(rdma_bind_addr(other, (struct sockaddr *)&same) == -1 && errno == EADDRINUSE,
 	      "rdma_bind_addr to a port bound on any address: EADDRINUSE", "errno %d", errno);
@@ -93,7 +93,7 @@ int main(void) {
 	      "rdma_resolve_addr outside the nodes' subnet: ENETUNREACH", "errno %d", errno);
 
 	/* a port no one listens on: the peer's CM rejects the REQ (invalid service ID) */
-	struct sockaddr_in nobody = addr("10.77.0.1", port + 1);
+	struct sockaddr_in nobody = addr("127.77.0.1", port + 1);
 	EXPECT_RC(rdma_resolve_addr(active, (struct sockaddr *)&mine, (struct sockaddr *)&nobody, 1000), 0,
 		  "rdma_resolve_addr to this node's address");
 	check(ready(ch->fd), "the channel's file is readable once an event waits", "poll found nothing");
