@@ -42,7 +42,7 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
     /** Where entries go now: {@link #main}, or {@link #heldOut} during a look at the programs. */
     private DataOutputStream out;
     private long requests, bytes;
-    private boolean closed;
+    private boolean closed, cDriver;
 
     /**
      * Records to {@code file} (created or replaced); {@code header}: what the World was made of (profile, seed,
@@ -91,9 +91,12 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
 
     public Path file() { return file; }
 
-    /** Request {@code r}, about to be served at simulated time {@code now}. */
-    synchronized void request(long now, Transport.Request r) {
-        if (closed) return;
+    /**
+     * Request {@code r}, about to be served at simulated time {@code now}; whether it is the first of a C driver
+     * (PCI_OPEN, UCTX_OPEN), which a replay cannot do yet.
+     */
+    synchronized boolean request(long now, Transport.Request r) {
+        if (closed) return false;
         try {
             out.writeByte(REQUEST);
             out.writeLong(now);
@@ -108,6 +111,9 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("recording to " + file, e);
         }
+        if (cDriver || (r.op() != Wire.Op.PCI_OPEN && r.op() != Wire.Op.UCTX_OPEN)) return false;
+        cDriver = true;
+        return true;
     }
 
     /** A look at the programs begins: its entries wait for it to end. */
@@ -227,9 +233,9 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
         }
     }
 
-    /** Requests recorded, and the bytes of their bodies and of the programs' memory read. */
+    /** Requests (and connections' ends) recorded, and the bytes of their bodies and of the programs' memory read. */
     public synchronized String summary() {
-        return requests + " requests, " + bytes + " bytes of requests and program memory";
+        return requests + " requests and connection ends, " + bytes + " bytes of requests and program memory";
     }
 
     /** Ends the recording at simulated time {@code now}. */

@@ -132,7 +132,7 @@ public final class Replay implements ProcMemory.Tap {
             in.close();
         }
         if (diverged == null) server.summary(log);
-        log.printf("nicsim replay: %d requests; %d answers, %s; %d memory writes checked%s%n", request, answers,
+        log.printf("nicsim replay: %d requests and connection ends; %d answers, %s; %d memory writes checked%s%n", request, answers,
                 differing == 0 ? "each as recorded" : differing + " differ from the recording (first: "
                         + firstDifference + ")", writes,
                 writesDiffering == 0 ? "" : ", " + writesDiffering + " differ");
