@@ -53,6 +53,18 @@ final class ProcMemory implements AutoCloseable {
 
         /** The program's mappings were read ({@code seen}, or {@code refused}); a replay answers the recorded ones. */
         List<Mapping> mappings(int pid, List<Mapping> seen, IOException refused) throws IOException;
+
+        /** A C driver's posted-write ring (PostedRing) was mapped, or {@code refused}; a replay throws that. */
+        void ringOpened(long pid, int fd, nicsim.verbs.VerbsException refused);
+
+        /** Recording: one write taken from a driver's ring, about to go to BAR0. */
+        void posted(long pid, long offset, byte[] data);
+
+        /** Recording: a drain of a driver's ring ended (or {@code refused}: a record did not fit). */
+        void drained(long pid, nicsim.verbs.VerbsException refused);
+
+        /** Replaying: hands the recorded writes of the next drain to {@code sink}, or throws its refusal; how many. */
+        int drain(long pid, PostedRing.Sink sink);
     }
 
     private final int pid;

@@ -20,8 +20,9 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
  * again without its programs ({@link Replay}): each request (its connection, op and bytes, at the simulated time it
  * was served), each look at the programs that let simulated time move (how many events it stepped, from when to
  * when), every access of the adapter to a program's memory that reached the kernel (a read's bytes, a write's
- * length and CRC-32, the mappings read, the kernel's refusals), and the length and CRC-32 of every message sent
- * (for {@code replay --compare}). Gzip-compressed, after a header naming the version and the World's options.
+ * length and CRC-32, the mappings read, the kernel's refusals), each write a C driver posted in its shared ring,
+ * and the length and CRC-32 of every message sent (for {@code replay --compare}). Gzip-compressed, after a header
+ * naming the version and the World's options.
  *
  * <p>The entries of a look at the programs are written after the look (the number of events stepped is known
  * only then), so they wait in a buffer meanwhile; a replay reads them in that order too.
@@ -31,7 +32,7 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
     static final String MAGIC = "nicsim-record 1";
     /** Entry tags. */
     static final int REQUEST = 'Q', STEP = 'S', OPENED = 'O', MOVED = 'M', MAPS = 'P', ANSWER = 'A', CLOSING = 'C',
-            END = 'Z';
+            END = 'Z', RING = 'R', POSTED = 'W', DRAINED = 'w';
     /** A request's kind: a message, its connection's end, or framing that broke (the body says how). */
     static final int MESSAGE = 0, ENDED = 1, BROKEN = 2;
 
@@ -42,7 +43,7 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
     /** Where entries go now: {@link #main}, or {@link #heldOut} during a look at the programs. */
     private DataOutputStream out;
     private long requests, bytes;
-    private boolean closed, cDriver;
+    private boolean closed;
 
     /**
      * Records to {@code file} (created or replaced); {@code header}: what the World was made of (profile, seed,
@@ -91,12 +92,9 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
 
     public Path file() { return file; }
 
-    /**
-     * Request {@code r}, about to be served at simulated time {@code now}; whether it is the first of a C driver
-     * (PCI_OPEN, UCTX_OPEN), which a replay cannot do yet.
-     */
-    synchronized boolean request(long now, Transport.Request r) {
-        if (closed) return false;
+    /** Request {@code r}, about to be served at simulated time {@code now}. */
+    synchronized void request(long now, Transport.Request r) {
+        if (closed) return;
         try {
             out.writeByte(REQUEST);
             out.writeLong(now);
@@ -111,9 +109,6 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("recording to " + file, e);
         }
-        if (cDriver || (r.op() != Wire.Op.PCI_OPEN && r.op() != Wire.Op.UCTX_OPEN)) return false;
-        cDriver = true;
-        return true;
     }
 
     /** A look at the programs begins: its entries wait for it to end. */
@@ -216,6 +211,45 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
             throw new UncheckedIOException("recording to " + file, e);
         }
         return seen;
+    }
+
+    @Override public synchronized void ringOpened(long pid, int fd, nicsim.verbs.VerbsException refused) {
+        entry(RING, pid, refused);
+    }
+
+    @Override public synchronized void posted(long pid, long offset, byte[] data) {
+        if (closed) return;
+        try {
+            out.writeByte(POSTED);
+            out.writeLong(pid);
+            out.writeLong(offset);
+            out.writeInt(data.length);
+            out.write(data);
+            bytes += data.length;
+        } catch (IOException e) {
+            throw new UncheckedIOException("recording to " + file, e);
+        }
+    }
+
+    @Override public synchronized void drained(long pid, nicsim.verbs.VerbsException refused) {
+        entry(DRAINED, pid, refused);
+    }
+
+    /** An entry {@code tag} of process {@code pid}, with the verbs refusal it met (its errno and message) or none. */
+    private void entry(int tag, long pid, nicsim.verbs.VerbsException refused) {
+        if (closed) return;
+        try {
+            out.writeByte(tag);
+            out.writeLong(pid);
+            out.writeInt(refused == null ? 0 : refused.errno());
+            if (refused != null) out.writeUTF(refused.getMessage());
+        } catch (IOException e) {
+            throw new UncheckedIOException("recording to " + file, e);
+        }
+    }
+
+    @Override public int drain(long pid, PostedRing.Sink sink) {
+        throw new IllegalStateException("a recording does not replay");
     }
 
     private void refusal(IOException refused) throws IOException {

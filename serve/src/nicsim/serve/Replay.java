@@ -76,7 +76,7 @@ public final class Replay implements ProcMemory.Tap {
 
     /**
      * Replays {@code file}, logging to {@code log} as serve did and printing the summary there; what it found. A
-     * recording that cannot be replayed (a C driver's PCI face in it, say) throws IllegalArgumentException naming it.
+     * recording that cannot be replayed (no such file, not a recording) throws IllegalArgumentException naming it.
      */
     public static Result run(Path file, PrintStream log) throws IOException {
         Replay r = new Replay(file, log);
@@ -132,7 +132,8 @@ public final class Replay implements ProcMemory.Tap {
             in.close();
         }
         if (diverged == null) server.summary(log);
-        log.printf("nicsim replay: %d requests and connection ends; %d answers, %s; %d memory writes checked%s%n", request, answers,
+        log.printf("nicsim replay: %d requests and connection ends; %d answers, %s; %d memory writes checked%s%n",
+                request, answers,
                 differing == 0 ? "each as recorded" : differing + " differ from the recording (first: "
                         + firstDifference + ")", writes,
                 writesDiffering == 0 ? "" : ", " + writesDiffering + " differ");
@@ -169,10 +170,6 @@ public final class Replay implements ProcMemory.Tap {
         lastRequest = (kind == Recorder.MESSAGE ? String.valueOf(op) : kind == Recorder.ENDED ? "end"
                 : "broken framing") + " on connection " + conn + " at " + now + " ps";
         if (now != world.now()) throw new Diverged("recorded at " + now + " ps, replayed at " + world.now() + " ps");
-        if (kind == Recorder.MESSAGE && (op == Wire.Op.PCI_OPEN || op == Wire.Op.UCTX_OPEN))
-            throw new IllegalArgumentException("replay: request " + request + " of " + file + " is a C driver's " + op
-                    + ": replay covers the Java driver's sessions only so far (docs/attach.md, 'Recording and "
-                    + "replaying a run'); record with ./nicsim attach --driver java");
         Connection c = connections.computeIfAbsent(conn, id -> server.replayConnection(id, this::sent));
         server.replayRequest(new Transport.Request(c, kind == Recorder.MESSAGE ? op : null, rawOp,
                 kind == Recorder.ENDED ? null : body));
@@ -212,6 +209,9 @@ public final class Replay implements ProcMemory.Tap {
             case Recorder.ANSWER -> "an answer to a program";
             case Recorder.CLOSING -> "serve's closing";
             case Recorder.END -> "its end";
+            case Recorder.RING -> "the mapping of a driver's posted-write ring";
+            case Recorder.POSTED -> "a write from a driver's posted-write ring";
+            case Recorder.DRAINED -> "the end of a drain of a driver's posted-write ring";
             default -> "an entry tagged " + tag + " (not a recording of this version?)";
         };
     }
@@ -286,6 +286,65 @@ public final class Replay implements ProcMemory.Tap {
         for (int i = 0; i < n; i++)
             out.add(new ProcMemory.Mapping(in.readLong(), in.readLong(), in.readBoolean(), in.readBoolean()));
         return out;
+    }
+
+    @Override public void ringOpened(long pid, int fd, nicsim.verbs.VerbsException refused) {
+        entry(Recorder.RING, pid, "the mapping of process " + pid + "'s posted-write ring (fd " + fd + ")");
+    }
+
+    @Override public void posted(long pid, long offset, byte[] data) {
+        throw new IllegalStateException("a replay does not record");
+    }
+
+    @Override public void drained(long pid, nicsim.verbs.VerbsException refused) {
+        throw new IllegalStateException("a replay does not record");
+    }
+
+    @Override public int drain(long pid, PostedRing.Sink sink) {
+        int n = 0;
+        try {
+            while (true) {
+                int tag = in.readUnsignedByte();
+                if (tag == Recorder.DRAINED) {
+                    refused(pid, "the end of a drain of process " + pid + "'s posted-write ring");
+                    return n;
+                }
+                if (tag != Recorder.POSTED)
+                    throw new Diverged("the recording has " + what(tag) + " next, where the replay drains process "
+                            + pid + "'s posted-write ring");
+                long was = in.readLong(), offset = in.readLong();
+                byte[] data = new byte[in.readInt()];
+                in.readFully(data);
+                if (was != pid) throw new Diverged("the recording drains process " + was + "'s ring, the replay "
+                        + pid + "'s");
+                n++;
+                sink.write(offset, data);
+            }
+        } catch (IOException e) {
+            throw new Diverged("reading the recording: " + e);
+        }
+    }
+
+    /** Reads entry {@code tag} of process {@code pid} ({@code what}), throwing the verbs refusal it recorded. */
+    private void entry(int tag, long pid, String what) {
+        try {
+            expect(tag, what);
+            refused(pid, what);
+        } catch (IOException e) {
+            throw new Diverged("reading the recording: " + e);
+        }
+    }
+
+    private void refused(long pid, String what) throws IOException {
+        long was = in.readLong();
+        int errno = in.readInt();
+        String message = errno == 0 ? null : in.readUTF();
+        if (was != pid) throw new Diverged("the recording has process " + was + "'s " + what + ", the replay " + pid
+                + "'s");
+        if (errno == 0) return;
+        String prefix = nicsim.verbs.Errno.name(errno) + ": "; // the exception puts it back
+        throw new nicsim.verbs.VerbsException(errno, message.startsWith(prefix) ? message.substring(prefix.length())
+                : message);
     }
 
     private String refusal() throws IOException {

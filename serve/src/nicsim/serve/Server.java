@@ -208,9 +208,7 @@ public final class Server implements AutoCloseable {
 
     /** Request {@code r}: recorded (serve --record), served, and RDMA CM's work done. */
     private void handle(Request r) {
-        if (recorder != null && recorder.request(world.now(), r))
-            log.println("nicsim serve: --record: a C driver's " + r.op() + ": the recording goes on, but a replay "
-                    + "stops here (it covers the Java driver's sessions only so far: attach --driver java)");
+        if (recorder != null) recorder.request(world.now(), r);
         serve(r);
         cm.service();
     }

@@ -60,7 +60,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--record", paramLabel = "FILE", description = "keep what the programs ask of the adapters, the "
             + "moves of simulated time and the program memory the adapters read, gzip-compressed, for 'nicsim replay "
-            + "FILE' to do the run again without the programs (Java-driver sessions only so far: docs/attach.md)")
+            + "FILE' to do the run again without the programs (docs/attach.md)")
     Path record;
 
     @Override public Integer call() throws Exception {

@@ -15,9 +15,11 @@ import nicsim.driver.World;
 import nicsim.serve.Programs.Run;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * serve --record and nicsim replay: Debian's ibv_rc_pingpong between two nodes (the provider's Java driver) is
+ * serve --record and nicsim replay: Debian's ibv_rc_pingpong between two nodes (either of the provider's drivers) is
  * recorded, then replayed without the programs, to the same answers, the same log lines and the same summary with
  * its counters, byte for byte, twice; a run whose node 0 adapter faults mid-pingpong (CqeWriter.injectFault) replays
  * to the same fault at the same simulated time.
@@ -27,6 +29,8 @@ class RecordTest {
     private Server server;
     private Thread loop;
     private volatile boolean stop;
+    /** The provider's C driver (attach's default), or its Java one. */
+    private boolean c;
     private final ByteArrayOutputStream log = new ByteArrayOutputStream();
 
     @AfterEach
@@ -38,11 +42,14 @@ class RecordTest {
         }
     }
 
-    @Test
-    void aRecordedPingpongReplaysToTheSameAnswersAndCounters() throws Exception {
+    /** With the provider's C driver (user contexts on the PCI face, posted-write rings) and with its Java one. */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aRecordedPingpongReplaysToTheSameAnswersAndCounters(boolean c) throws Exception {
+        this.c = c;
         Path file = Files.createTempDirectory("nicsim-record").resolve("run.rec");
         serve(Served.cluster(), file, Map.of());
-        int port = Programs.port() + 60;
+        int port = Programs.port() + (c ? 63 : 60);
         Run srv = start(1, "ibv_rc_pingpong", "-c", "-n", "100", "-p", Integer.toString(port));
         Programs.awaitListening(srv, port);
         Run cli = start(0, "ibv_rc_pingpong", "-c", "-n", "100", "-p", Integer.toString(port), "localhost");
@@ -94,18 +101,20 @@ class RecordTest {
         assertTrue(Replay.run(file, new PrintStream(new ByteArrayOutputStream())).same(), "the original still replays");
     }
 
-    @Test
-    void aRecordedFaultReplaysToTheSameFaultAtTheSameTime() throws Exception {
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aRecordedFaultReplaysToTheSameFaultAtTheSameTime(boolean c) throws Exception {
+        this.c = c;
         Path file = Files.createTempDirectory("nicsim-record").resolve("fault.rec");
         World world = Served.cluster();
         world.host(0).adapter.cqeWriter().injectFault("RecordTest", 150);
         serve(world, file, Map.of("inject-cqe-fault", "0:150:RecordTest"));
-        int port = Programs.port() + 61;
+        int port = Programs.port() + (c ? 64 : 61);
         Run srv = start(0, "ibv_rc_pingpong", "-c", "-n", "400", "-p", Integer.toString(port));
         Programs.awaitListening(srv, port);
         Run cli = start(0, "ibv_rc_pingpong", "-c", "-n", "400", "-p", Integer.toString(port), "localhost");
-        int c = cli.await(), s = srv.await();
-        assertTrue(c != 0 || s != 0, "the pingpong saw its adapter die:\n" + cli.output() + srv.output());
+        int cs = cli.await(), ss = srv.await();
+        assertTrue(cs != 0 || ss != 0, "the pingpong saw its adapter die:\n" + cli.output() + srv.output());
         String recorded = finish();
         Matcher m = Pattern.compile("nicsim serve: node 0's adapter faulted at \\d+ ps[^\n]*").matcher(recorded);
         assertTrue(m.find(), "the run faulted:\n" + recorded);
@@ -135,7 +144,7 @@ class RecordTest {
     }
 
     private Run start(int node, String... program) throws Exception {
-        return Programs.start(served, node, false, Programs.withDriver(false, program));
+        return Programs.start(served, node, false, Programs.withDriver(c, program));
     }
 
     /** Stops serving (the recording ends) once every program left; the log with the summary after it. */
