@@ -36,6 +36,16 @@ public final class Replay implements ProcMemory.Tap {
         Diverged(String why) { super(why); }
     }
 
+    /** The recording ends before serve closed it (serve was killed), met inside the model. */
+    static final class Cut extends Error {
+        Cut() { super("the recording ends early"); }
+    }
+
+    /** What reading the recording failing inside the model means: the recording ends early, or it is broken. */
+    private static Error unreadable(IOException e) {
+        return e instanceof EOFException ? new Cut() : new Diverged("reading the recording: " + e);
+    }
+
     private final Path file;
     private final DataInputStream in;
     private final Map<String, String> header;
@@ -121,7 +131,7 @@ public final class Replay implements ProcMemory.Tap {
         String diverged = null;
         try {
             loop(world);
-        } catch (EOFException e) {
+        } catch (EOFException | Cut e) {
             whole = false;
             log.println("nicsim replay: the recording ends early (serve did not close it): replayed what it holds");
         } catch (Diverged d) {
@@ -230,23 +240,49 @@ public final class Replay implements ProcMemory.Tap {
                 firstDifference = String.format("the answer to request %d (%s): recorded %d bytes, CRC-32 %08x; "
                         + "replayed %d bytes, CRC-32 %08x", request, lastRequest, len, crc, b.remaining(), got);
         } catch (IOException e) {
-            throw new Diverged("reading the recording: " + e);
+            throw unreadable(e);
         }
     }
 
     @Override public boolean replaying() { return true; }
 
+    /** A refusal of the kernel's, as recorded: the model gets it as an IOException. */
+    private static final class Recorded extends Exception {
+        Recorded(String why) { super(why, null, false, false); }
+    }
+
+    /** Reading the recording inside the model: a recorded refusal is its IOException; a cut or broken file is not. */
+    private interface Read<T> { T read() throws IOException, Recorded; }
+
+    private static <T> T reading(Read<T> r) throws IOException {
+        try {
+            return r.read();
+        } catch (Recorded x) {
+            throw new IOException(x.getMessage());
+        } catch (IOException e) {
+            throw unreadable(e);
+        }
+    }
+
     @Override public void opened(int pid, IOException refused) throws IOException {
+        reading(() -> readOpened(pid));
+    }
+
+    private Void readOpened(int pid) throws IOException, Recorded {
         expect(Recorder.OPENED, "an opening of process " + pid + "'s memory");
         int was = in.readInt();
         if (was != pid)
             throw new Diverged("the recording opens process " + was + "'s memory, the replay " + pid + "'s");
-        String why = refusal();
-        if (why != null) throw new IOException(why);
+        refusal();
+        return null;
     }
 
     @Override public void moved(int pid, long va, ByteBuffer buf, int start, boolean write, IOException refused)
             throws IOException {
+        reading(() -> readMoved(pid, va, buf, start, write));
+    }
+
+    private Void readMoved(int pid, long va, ByteBuffer buf, int start, boolean write) throws IOException, Recorded {
         String access = String.format("a %s of %d bytes at 0x%x of process %d", write ? "write" : "read",
                 buf.limit() - start, va, pid);
         expect(Recorder.MOVED, access);
@@ -269,18 +305,21 @@ public final class Replay implements ProcMemory.Tap {
             in.readFully(buf.array(), buf.arrayOffset() + start, n);
             buf.position(start + n);
         }
-        String why = refusal();
-        if (why != null) throw new IOException(why);
+        refusal();
+        return null;
     }
 
     @Override public List<ProcMemory.Mapping> mappings(int pid, List<ProcMemory.Mapping> seen, IOException refused)
             throws IOException {
+        return reading(() -> readMappings(pid));
+    }
+
+    private List<ProcMemory.Mapping> readMappings(int pid) throws IOException, Recorded {
         expect(Recorder.MAPS, "a reading of process " + pid + "'s mappings");
         int was = in.readInt();
         if (was != pid) throw new Diverged("the recording reads process " + was + "'s mappings, the replay " + pid
                 + "'s");
-        String why = refusal();
-        if (why != null) throw new IOException(why);
+        refusal();
         int n = in.readInt();
         List<ProcMemory.Mapping> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++)
@@ -321,7 +360,7 @@ public final class Replay implements ProcMemory.Tap {
                 sink.write(offset, data);
             }
         } catch (IOException e) {
-            throw new Diverged("reading the recording: " + e);
+            throw unreadable(e);
         }
     }
 
@@ -331,7 +370,7 @@ public final class Replay implements ProcMemory.Tap {
             expect(tag, what);
             refused(pid, what);
         } catch (IOException e) {
-            throw new Diverged("reading the recording: " + e);
+            throw unreadable(e);
         }
     }
 
@@ -347,7 +386,8 @@ public final class Replay implements ProcMemory.Tap {
                 : message);
     }
 
-    private String refusal() throws IOException {
-        return in.readBoolean() ? in.readUTF() : null;
+    /** The kernel's refusal recorded with an access, thrown; none, nothing. */
+    private void refusal() throws IOException, Recorded {
+        if (in.readBoolean()) throw new Recorded(in.readUTF());
     }
 }

@@ -99,6 +99,16 @@ class RecordTest {
         assertTrue(replayed.matches("(?s).*nicsim replay: the replay left the recording at request \\d+ \\([A-Z_]+ on "
                 + "connection \\d+ at \\d+ ps\\): .*"), replayed);
         assertTrue(Replay.run(file, new PrintStream(new ByteArrayOutputStream())).same(), "the original still replays");
+
+        // serve killed before it closed the recording: what the file holds replays, and the replay says it ends early
+        Path cut = file.resolveSibling("cut.rec");
+        byte[] whole = Files.readAllBytes(file);
+        Files.write(cut, java.util.Arrays.copyOf(whole, whole.length * 2 / 3));
+        ByteArrayOutputStream cutOut = new ByteArrayOutputStream();
+        var part = Replay.run(cut, new PrintStream(cutOut, true));
+        String cutLog = cutOut.toString(StandardCharsets.UTF_8);
+        assertTrue(!part.whole() && part.diverged() == null && part.requests() > 0 && cutLog.contains(
+                "the recording ends early"), part + "\n" + cutLog);
     }
 
     @ParameterizedTest
