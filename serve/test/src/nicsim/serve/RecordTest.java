@@ -71,6 +71,24 @@ class RecordTest {
         assertTrue(r.same() && r.whole() && r.answers() > 200, r.toString());
     }
 
+    /** An RDMA CM run (rping: addresses, routes, connection through CM events, RDMA WRITEs and READs) replays too. */
+    @Test
+    void aRecordedRdmaCmRunReplays() throws Exception {
+        Path file = Files.createTempDirectory("nicsim-record").resolve("cm.rec");
+        serve(Served.cluster(), file, Map.of());
+        Run srv = start(1, "rping", "-s", "-v", "-C", "10", "-a", "0.0.0.0", "-p", "7174");
+        long t0 = System.nanoTime();
+        while (!log().contains("port 7174") && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(20);
+        Run cli = start(0, "rping", "-c", "-v", "-C", "10", "-a", "node1", "-p", "7174");
+        assertEquals(0, cli.await(), cli.output() + log());
+        assertEquals(0, srv.await(), srv.output());
+        assertTrue(cli.output().contains("rdma-ping-9: "), cli.output());
+        String recorded = finish();
+        String replayed = replay(file);
+        assertTrue(replayed.contains(summaryOf(recorded)) && replayed.contains("each as recorded"), recorded
+                + "\n---\n" + replayed);
+    }
+
     /** The same programs' requests on another model (the recording's header says lanai43) leave the recording. */
     @Test
     void aRecordingReplayedOnAnotherModelStopsWhereItLeavesTheRecording() throws Exception {
