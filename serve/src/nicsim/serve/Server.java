@@ -86,20 +86,20 @@ public final class Server implements AutoCloseable {
      * of simulated time.
      */
     public Server(World world, Path socket, long graceMillis, long watchdogPicos, PrintStream log) throws IOException {
-        this(world, java.util.Objects.requireNonNull(socket, "socket"), graceMillis, watchdogPicos, log, true);
+        this(log, world, java.util.Objects.requireNonNull(socket, "socket"), graceMillis, watchdogPicos);
     }
 
     /** A server with no socket (null), whose requests a replay feeds ({@link Replay}). */
     static Server replaying(World world, long graceMillis, long watchdogPicos, PrintStream log) {
         try {
-            return new Server(world, null, graceMillis, watchdogPicos, log, true);
+            return new Server(log, world, null, graceMillis, watchdogPicos);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e); // nothing to open without a socket
         }
     }
 
-    private Server(World world, Path socket, long graceMillis, long watchdogPicos, PrintStream log, boolean viaFactory)
-            throws IOException {
+    /** {@code socket} null: a replay's server (no socket, nothing on disk). */
+    private Server(PrintStream log, World world, Path socket, long graceMillis, long watchdogPicos) throws IOException {
         this.world = world;
         this.socket = socket;
         this.graceMillis = graceMillis;
@@ -130,7 +130,6 @@ public final class Server implements AutoCloseable {
 
     public Path socket() { return socket; }
 
-    /** With {@code on}, a driver on the PCI face is stopped at the first violation the device sees (serve --strict). */
     /**
      * serve --record: from now on, what the programs ask and the adapters read of their memory is kept by
      * {@code r} (call before {@link #run}); closing the server ends the recording.
@@ -142,6 +141,7 @@ public final class Server implements AutoCloseable {
         return this;
     }
 
+    /** With {@code on}, a driver on the PCI face is stopped at the first violation the device sees (serve --strict). */
     public Server strict(boolean on) {
         pci.strict = on;
         return this;
