@@ -89,9 +89,12 @@ class RecordTest {
                 + "\n---\n" + replayed);
     }
 
-    /** The same programs' requests on another model (the recording's header says lanai43) leave the recording. */
+    /**
+     * The same programs' requests on another model (the recording's header says lanai43) leave the recording; on one
+     * that answers a query otherwise, the answer is named; a recording cut short replays what it holds.
+     */
     @Test
-    void aRecordingReplayedOnAnotherModelStopsWhereItLeavesTheRecording() throws Exception {
+    void aReplayOnAnotherModelOrOfACutRecordingSaysWhereAndWhat() throws Exception {
         Path file = Files.createTempDirectory("nicsim-record").resolve("run.rec");
         serve(Served.cluster(), file, Map.of());
         int port = Programs.port() + 62;
@@ -101,15 +104,7 @@ class RecordTest {
         assertEquals(0, cli.await(), cli.output() + log());
         assertEquals(0, srv.await(), srv.output());
         finish();
-        Path other = file.resolveSibling("other.rec");
-        try (var in = new java.io.DataInputStream(new org.apache.commons.compress.compressors.gzip
-                .GzipCompressorInputStream(Files.newInputStream(file)));
-             var out = new java.io.DataOutputStream(new org.apache.commons.compress.compressors.gzip
-                .GzipCompressorOutputStream(Files.newOutputStream(other)))) {
-            out.writeUTF(in.readUTF());
-            out.writeUTF(in.readUTF().replace("profile=cx-gen3x16", "profile=lanai43"));
-            in.transferTo(out);
-        }
+        Path other = withHeader(file, "profile=cx-gen3x16", "profile=lanai43");
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         var r = Replay.run(other, new PrintStream(out, true));
         String replayed = out.toString(StandardCharsets.UTF_8);
@@ -117,6 +112,13 @@ class RecordTest {
         assertTrue(replayed.matches("(?s).*nicsim replay: the replay left the recording at request \\d+ \\([A-Z_]+ on "
                 + "connection \\d+ at \\d+ ps\\): .*"), replayed);
         assertTrue(Replay.run(file, new PrintStream(new ByteArrayOutputStream())).same(), "the original still replays");
+
+        // a model that answers one query otherwise (max_msg_sz) and does the rest alike: the run replays whole, and
+        // the first answer that differs is named (what replay --compare fails on)
+        var msg = Replay.run(withHeader(file, "seed=1\n", "set.1=fw.max.msg.size=512 MiB\nseed=1\n"),
+                new PrintStream(new ByteArrayOutputStream()));
+        assertTrue(msg.diverged() == null && msg.differing() > 0 && msg.firstDifference().contains("QUERY_PORT"),
+                msg.toString());
 
         // serve killed before it closed the recording: what the file holds replays, and the replay says it ends early
         Path cut = file.resolveSibling("cut.rec");
@@ -152,6 +154,22 @@ class RecordTest {
                 + "\n---\n" + replayed);
         assertTrue(replayed.contains(summaryOf(recorded)), recorded + "\n---\n" + replayed);
         assertTrue(replayed.contains("each as recorded"), replayed);
+    }
+
+    /** A copy of recording {@code file} whose header has {@code was} replaced by {@code is}. */
+    private static Path withHeader(Path file, String was, String is) throws Exception {
+        Path other = Files.createTempFile(file.getParent(), "header", ".rec");
+        try (var in = new java.io.DataInputStream(new org.apache.commons.compress.compressors.gzip
+                .GzipCompressorInputStream(Files.newInputStream(file)));
+             var out = new java.io.DataOutputStream(new org.apache.commons.compress.compressors.gzip
+                .GzipCompressorOutputStream(Files.newOutputStream(other)))) {
+            out.writeUTF(in.readUTF());
+            String header = in.readUTF();
+            assertTrue(header.contains(was), header);
+            out.writeUTF(header.replace(was, is));
+            in.transferTo(out);
+        }
+        return other;
     }
 
     /** Serves {@code world}, recording to {@code file} with {@code extra} in the header. */
