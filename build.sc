@@ -131,6 +131,8 @@ object hw extends ScalaModule with PinScala {
  */
 object serve extends NicsimJavaModule {
   def moduleDeps = Seq(`host-driver`)
+  // serve --record writes, nicsim replay reads, a gzip-compressed recording
+  def ivyDeps = Agg(ivy"org.apache.commons:commons-compress:${Versions.commonsCompress}")
   override def testProperties = T { Seq(s"-Dnicsim.libnicsim=${libnicsim.build().path}") }
   /**
    * The provider's C sources (nicsim/provider) and libnicsim's beside them (nicsim/libnicsim): the

@@ -56,56 +56,124 @@ final class Pacer {
      * {@code interrupted} says a request or stop has come and the run must yield.
      */
     void advance(Collection<Program> programs, boolean quiet, Consumer<Boolean> answer, BooleanSupplier interrupted) {
+        Step step = new Step();
+        step.quiet = quiet;
+        if (recorder != null) recorder.stepBegins();
+        try {
+            look(programs, step, answer, interrupted);
+        } catch (RuntimeException e) {
+            step.threw = true;
+            throw e;
+        } finally {
+            if (recorder != null) recorder.stepEnds(step);
+        }
+    }
+
+    private void look(Collection<Program> programs, Step step, Consumer<Boolean> answer, BooleanSupplier interrupted) {
         answer.accept(false);
         if (programs.isEmpty()) return;
         long now = System.nanoTime();
-        boolean inVerb = false, graced = false, away = false;
+        boolean inVerb = false;
         Map<Program, Long> spinners = new HashMap<>();
         for (Program p : programs) {
             switch (activity(p, now)) {
                 case RUNS -> { return; } // a program is busy: time holds
                 case IN_VERB -> inVerb = true;
-                case ASLEEP -> away = true;
-                case GRACED -> { graced = true; away = true; }
+                case ASLEEP -> step.away = true;
+                case GRACED -> { step.graced = true; step.away = true; }
                 case SPINS -> spinners.put(p, p.memoryWrites());
             }
         }
-        if (inVerb && clockReadings(programs)) return; // readings first, at this moment, before anything moves
-        // writes the drivers posted in shared memory land now, as their sockets' would have before time moves
-        for (Program p : programs) for (PciDevice d : p.devices.values()) d.drainPosted();
-        long until = inVerb || !spinners.isEmpty() ? Long.MAX_VALUE : world.now() + AWAY_STEP_PICOS;
-        if (run(programs, spinners, until, interrupted)) {
-            advances++;
-            if (graced) graceAdvances++;
-            if (away) awayAdvances++;
+        if (inVerb && clockReadings(programs)) { // readings first, at this moment, before anything moves
+            step.kind = Step.CLOCK;
+            return;
         }
-        answer.accept(quiet && world.sim.idle());
+        step.kind = Step.RUN;
+        step.until = inVerb || !spinners.isEmpty() ? Long.MAX_VALUE : world.now() + AWAY_STEP_PICOS;
+        go(programs, step, spinners, answer, interrupted, -1);
     }
 
     /**
-     * Steps the simulation until a program can go on, {@code until} (simulated), or the run must yield; whether it
-     * moved.
+     * Time moves (a RUN): as far as {@link #run} lets it, or, replaying, by {@code replaySteps} events (-1: not
+     * replaying); then the open verbs are answered.
      */
-    private boolean run(Collection<Program> programs, Map<Program, Long> spinners, long until,
-            BooleanSupplier interrupted) {
+    private void go(Collection<Program> programs, Step step, Map<Program, Long> spinners, Consumer<Boolean> answer,
+            BooleanSupplier interrupted, long replaySteps) {
+        // writes the drivers posted in shared memory land now, as their sockets' would have before time moves
+        for (Program p : programs) for (PciDevice d : p.devices.values()) d.drainPosted();
+        if (run(programs, spinners, step, interrupted, replaySteps)) {
+            advances++;
+            if (step.graced) graceAdvances++;
+            if (step.away) awayAdvances++;
+        }
+        answer.accept(step.quiet && world.sim.idle());
+    }
+
+    /**
+     * One look at the programs, as serve --record keeps it and a replay does it again: time held (HELD), clock
+     * readings answered (CLOCK), or the simulation stepped {@code steps} events from {@code from} to {@code to} ps
+     * (RUN); what the look found ({@code graced}, {@code away}: for the counters); whether it threw (a fault while
+     * time moved).
+     */
+    static final class Step {
+        static final int HELD = 0, CLOCK = 1, RUN = 2;
+        int kind = HELD;
+        boolean quiet, graced, away, threw;
+        long until, steps, from, to;
+    }
+
+    /** serve --record: told of each look at the programs (null: not recording). */
+    Recorder recorder;
+
+    /** Does recorded look {@code step} again: the same answers, the same events stepped, the same counters. */
+    void replay(Step step, Collection<Program> programs, Consumer<Boolean> answer) {
+        answer.accept(false);
+        if (step.kind == Step.HELD) return;
+        if (step.kind == Step.CLOCK) {
+            clockReadings(programs);
+            return;
+        }
+        Step again = new Step();
+        again.quiet = step.quiet;
+        again.graced = step.graced;
+        again.away = step.away;
+        go(programs, again, Map.of(), answer, () -> false, step.steps);
+    }
+
+    /**
+     * Steps the simulation until a program can go on, {@code step.until} (simulated), or the run must yield, or
+     * exactly {@code replaySteps} events when replaying; whether it moved. Counts the steps and the time in
+     * {@code step}.
+     */
+    private boolean run(Collection<Program> programs, Map<Program, Long> spinners, Step step,
+            BooleanSupplier interrupted, long replaySteps) {
         long wall0 = System.nanoTime(), cmEvents = cm.written;
         Watch watch = new Watch(programs, spinners);
         long events = watch.eventsWritten();
-        boolean moved = false;
+        step.from = world.now();
         watch.holdMemory(true);
         try {
+            if (replaySteps >= 0) {
+                while (step.steps < replaySteps) {
+                    step.steps++;
+                    world.sim.step();
+                    cm.service();
+                }
+                return step.steps > 0;
+            }
             // an event written to a program's file (a C driver's CQ event) lets it go on at once
             for (int n = 1; cm.written == cmEvents && watch.eventsWritten() == events && !watch.canGoOn()
-                    && !world.sim.idle() && world.sim.nextEventTime() <= until; n++) {
+                    && !world.sim.idle() && world.sim.nextEventTime() <= step.until; n++) {
+                step.steps++;
                 world.sim.step();
                 cm.service();
-                moved = true;
                 if ((n & 1023) == 0 && (interrupted.getAsBoolean() || System.nanoTime() - wall0 > SLICE_NANOS)) break;
             }
+            return step.steps > 0;
         } finally {
+            step.to = world.now();
             watch.holdMemory(false); // what the adapter wrote is in the programs' memory before any goes on
         }
-        return moved;
     }
 
     /**

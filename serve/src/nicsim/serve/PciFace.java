@@ -22,7 +22,8 @@ import nicsim.verbs.VerbsException;
 final class PciFace implements AutoCloseable {
     private final World world;
     private final PrintStream log;
-    private final Map<Connection, PciDevice> devices = new HashMap<>();
+    /** In the order the drivers came, so what goes to each goes in the same order every run. */
+    private final Map<Connection, PciDevice> devices = new java.util.LinkedHashMap<>();
     /** Told of a driver's program once one of its functions is closed (it may have nothing attached left). */
     private final java.util.function.Consumer<Program> left;
     /** serve --strict: a driver is stopped at its first violation. */

@@ -30,15 +30,22 @@ final class PostedRing {
     /** Where drained writes go: BAR0 offset and bytes. */
     interface Sink { void write(long offset, byte[] data); }
 
+    /** The shared ring; null when a replay answers every drain ({@link #tap}). */
     private final MappedByteBuffer map;
     private final int bytes;
+    private final long pid;
+    /** serve --record or a replay (ProcMemory.TAP where the ring was opened), or null. */
+    private final ProcMemory.Tap tap;
     private long tail;
     long drained;
 
-    private PostedRing(MappedByteBuffer map, int bytes) {
+    private PostedRing(MappedByteBuffer map, int bytes, long pid, ProcMemory.Tap tap) {
         this.map = map;
-        map.order(ByteOrder.LITTLE_ENDIAN);
         this.bytes = bytes;
+        this.pid = pid;
+        this.tap = tap;
+        if (map == null) return;
+        map.order(ByteOrder.LITTLE_ENDIAN);
         this.tail = (long) LONGS.getAcquire(map, TAIL);
     }
 
@@ -47,12 +54,28 @@ final class PostedRing {
         if (bytes < MIN_BYTES || bytes > MAX_BYTES || Integer.bitCount(bytes) != 1)
             throw new VerbsException(Errno.EINVAL, "PCI_POSTED_RING size " + bytes + ": a power of two, "
                     + MIN_BYTES + ".." + MAX_BYTES);
+        ProcMemory.Tap tap = ProcMemory.TAP.get();
+        if (tap != null && tap.replaying()) {
+            tap.ringOpened(pid, fd, null);
+            return new PostedRing(null, bytes, pid, tap);
+        }
+        try {
+            PostedRing r = map(pid, fd, bytes, tap);
+            if (tap != null) tap.ringOpened(pid, fd, null);
+            return r;
+        } catch (VerbsException x) {
+            if (tap != null) tap.ringOpened(pid, fd, x);
+            throw x;
+        }
+    }
+
+    private static PostedRing map(long pid, int fd, int bytes, ProcMemory.Tap tap) {
         Path file = Path.of("/proc", Long.toString(pid), "fd", Integer.toString(fd));
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             if (ch.size() < DATA + bytes)
                 throw new VerbsException(Errno.EINVAL, "PCI_POSTED_RING fd " + fd + ": " + ch.size()
                         + " bytes, less than the ring's " + (DATA + bytes));
-            return new PostedRing(ch.map(FileChannel.MapMode.READ_WRITE, 0, DATA + bytes), bytes);
+            return new PostedRing(ch.map(FileChannel.MapMode.READ_WRITE, 0, DATA + bytes), bytes, pid, tap);
         } catch (IOException e) {
             throw new VerbsException(Errno.EBADF, "PCI_POSTED_RING fd " + fd + " of process " + pid + ": " + e);
         }
@@ -63,6 +86,26 @@ final class PostedRing {
      * tells the driver the room is free; how many. A record that does not fit the ring is malformed.
      */
     int drain(Sink sink) {
+        if (map == null) { // replaying: the recorded writes, in order, and the recorded end of the drain
+            int n = tap.drain(pid, sink);
+            drained += n;
+            return n;
+        }
+        Sink to = tap == null ? sink : (offset, data) -> {
+            tap.posted(pid, offset, data);
+            sink.write(offset, data);
+        };
+        try {
+            int n = drainRing(to);
+            if (tap != null) tap.drained(pid, null);
+            return n;
+        } catch (VerbsException x) {
+            if (tap != null) tap.drained(pid, x);
+            throw x;
+        }
+    }
+
+    private int drainRing(Sink sink) {
         long head = (long) LONGS.getAcquire(map, HEAD);
         int n = 0;
         while (tail < head) {

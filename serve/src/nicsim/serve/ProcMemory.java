@@ -28,8 +28,49 @@ import nicsim.verbs.VerbsException;
  * each (about 2 us from Java), more than the simulation of the message's wire.
  */
 final class ProcMemory implements AutoCloseable {
+    /**
+     * What the program's memory is to this thread's server: recorded (serve --record) or replayed from a recording
+     * (nicsim replay), or neither (null). Read where a ProcMemory is made, on the simulator's thread.
+     */
+    static final ThreadLocal<Tap> TAP = new ThreadLocal<>();
+
+    /**
+     * A recording of, or a replay from, every access that reaches the kernel: the file's opening, each move of
+     * bytes (a read's bytes, a write's checksum), each reading of the mappings, with the kernel's refusals.
+     */
+    interface Tap {
+        /** Whether accesses are answered from a recording (the program is not there). */
+        boolean replaying();
+
+        /** Process {@code pid}'s memory was opened, or {@code refused}; a replay throws the recorded refusal. */
+        void opened(int pid, IOException refused) throws IOException;
+
+        /**
+         * {@code buf}'s bytes from {@code start} were moved from or to {@code va} (up to its position, then
+         * {@code refused}); a replay fills a read's bytes, checks a write's, and throws the recorded refusal.
+         */
+        void moved(int pid, long va, ByteBuffer buf, int start, boolean write, IOException refused) throws IOException;
+
+        /** The program's mappings were read ({@code seen}, or {@code refused}); a replay answers the recorded ones. */
+        List<Mapping> mappings(int pid, List<Mapping> seen, IOException refused) throws IOException;
+
+        /** A C driver's posted-write ring (PostedRing) was mapped, or {@code refused}; a replay throws that. */
+        void ringOpened(long pid, int fd, nicsim.verbs.VerbsException refused);
+
+        /** Recording: one write taken from a driver's ring, about to go to BAR0. */
+        void posted(long pid, long offset, byte[] data);
+
+        /** Recording: a drain of a driver's ring ended (or {@code refused}: a record did not fit). */
+        void drained(long pid, nicsim.verbs.VerbsException refused);
+
+        /** Replaying: hands the recorded writes of the next drain to {@code sink}, or throws its refusal; how many. */
+        int drain(long pid, PostedRing.Sink sink);
+    }
+
     private final int pid;
+    /** Null while replaying: every access is answered by {@link #tap}. */
     private final FileChannel mem;
+    private final Tap tap;
     private long failures, writes;
     private String firstFailure;
     /** While held: the pages touched, by page number (their bytes read once, or only written so far). */
@@ -39,8 +80,20 @@ final class ProcMemory implements AutoCloseable {
 
     ProcMemory(int pid) throws IOException {
         this.pid = pid;
-        this.mem = FileChannel.open(Path.of("/proc", Integer.toString(pid), "mem"), StandardOpenOption.READ,
-                StandardOpenOption.WRITE);
+        this.tap = TAP.get();
+        if (tap != null && tap.replaying()) {
+            tap.opened(pid, null);
+            mem = null;
+            return;
+        }
+        try {
+            mem = FileChannel.open(Path.of("/proc", Integer.toString(pid), "mem"), StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            if (tap != null) tap.opened(pid, e);
+            throw e;
+        }
+        if (tap != null) tap.opened(pid, null);
     }
 
     /** The program's bytes from virtual address {@code base} on, as a backing for host memory. */
@@ -78,11 +131,22 @@ final class ProcMemory implements AutoCloseable {
 
     /** Moves {@code buf}'s remaining bytes from or to the program at {@code va} on; the kernel's refusal throws. */
     private void move(long va, ByteBuffer buf, boolean write) throws IOException {
-        for (long at = va; buf.hasRemaining(); ) {
-            int n = write ? mem.write(buf, at) : mem.read(buf, at);
-            if (n <= 0) throw new IOException("no bytes moved");
-            at += n;
+        int start = buf.position();
+        if (mem == null) {
+            tap.moved(pid, va, buf, start, write, null);
+            return;
         }
+        try {
+            for (long at = va; buf.hasRemaining(); ) {
+                int n = write ? mem.write(buf, at) : mem.read(buf, at);
+                if (n <= 0) throw new IOException("no bytes moved");
+                at += n;
+            }
+        } catch (IOException e) {
+            if (tap != null) tap.moved(pid, va, buf, start, write, e);
+            throw e;
+        }
+        if (tap != null) tap.moved(pid, va, buf, start, write, null);
     }
 
     /** The adapter's accesses from now on go to copies of the pages they touch, until {@link #settle}. */
@@ -211,10 +275,22 @@ final class ProcMemory implements AutoCloseable {
     }
 
     /** One line of /proc/&lt;pid&gt;/maps: its range and whether it may be read and written. */
-    private record Mapping(long lo, long hi, boolean readable, boolean writable) {}
+    record Mapping(long lo, long hi, boolean readable, boolean writable) {}
 
     /** The program's mappings, in address order. */
     private List<Mapping> mappings() throws IOException {
+        if (mem == null) return tap.mappings(pid, null, null);
+        List<Mapping> out;
+        try {
+            out = readMappings();
+        } catch (IOException e) {
+            if (tap != null) tap.mappings(pid, null, e);
+            throw e;
+        }
+        return tap == null ? out : tap.mappings(pid, out, null);
+    }
+
+    private List<Mapping> readMappings() throws IOException {
         List<Mapping> out = new java.util.ArrayList<>();
         for (String line : java.nio.file.Files.readAllLines(Path.of("/proc", Integer.toString(pid), "maps"))) {
             int dash = line.indexOf('-'), space = line.indexOf(' ');
@@ -235,6 +311,7 @@ final class ProcMemory implements AutoCloseable {
     String firstFailure() { return firstFailure; }
 
     @Override public void close() {
+        if (mem == null) return;
         try { mem.close(); } catch (IOException e) { throw new UncheckedIOException(e); }
     }
 }

@@ -53,7 +53,8 @@ public final class Server implements AutoCloseable {
     private final PciFace pci;
     /** The programs attached, by process, and each connection's session (device context), its program and file. */
     private final Map<Integer, Program> programs = new LinkedHashMap<>();
-    private final Map<Connection, End> ends = new HashMap<>();
+    /** In the order the connections came (not by identity hash): what is sent to each goes in one order every run. */
+    private final Map<Connection, End> ends = new LinkedHashMap<>();
 
     /**
      * A program's way to a session: its file {@code fd} (a forked child reaches its parent's sessions
@@ -73,6 +74,8 @@ public final class Server implements AutoCloseable {
     private volatile boolean closed;
     /** Faults inside the model: each its adapter's fatal error (that node resets), never the server's. */
     private final AdapterFaults faults;
+    /** serve --record (null: not recording). */
+    private Recorder recorder;
 
     public Server(World world, Path socket, long graceMillis, PrintStream log) throws IOException {
         this(world, socket, graceMillis, Watchdog.DEFAULT_PICOS, log);
@@ -83,6 +86,20 @@ public final class Server implements AutoCloseable {
      * of simulated time.
      */
     public Server(World world, Path socket, long graceMillis, long watchdogPicos, PrintStream log) throws IOException {
+        this(log, world, java.util.Objects.requireNonNull(socket, "socket"), graceMillis, watchdogPicos);
+    }
+
+    /** A server with no socket (null), whose requests a replay feeds ({@link Replay}). */
+    static Server replaying(World world, long graceMillis, long watchdogPicos, PrintStream log) {
+        try {
+            return new Server(log, world, null, graceMillis, watchdogPicos);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e); // nothing to open without a socket
+        }
+    }
+
+    /** {@code socket} null: a replay's server (no socket, nothing on disk). */
+    private Server(PrintStream log, World world, Path socket, long graceMillis, long watchdogPicos) throws IOException {
         this.world = world;
         this.socket = socket;
         this.graceMillis = graceMillis;
@@ -93,6 +110,10 @@ public final class Server implements AutoCloseable {
         this.pacer = new Pacer(world, graceMillis, cm);
         this.watchdog = new Watchdog(world, watchdogPicos, log);
         this.faults = new AdapterFaults(world, log, pci, cm, domains, this::sessions);
+        if (socket == null) {
+            transport = new Transport(log);
+            return;
+        }
         Files.createDirectories(socket.toAbsolutePath().getParent());
         if (Files.exists(socket)) {
             try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
@@ -108,6 +129,17 @@ public final class Server implements AutoCloseable {
     }
 
     public Path socket() { return socket; }
+
+    /**
+     * serve --record: from now on, what the programs ask and the adapters read of their memory is kept by
+     * {@code r} (call before {@link #run}); closing the server ends the recording.
+     */
+    public Server record(Recorder r) {
+        recorder = r;
+        pacer.recorder = r;
+        transport.sent = r::answer;
+        return this;
+    }
 
     /** With {@code on}, a driver on the PCI face is stopped at the first violation the device sees (serve --strict). */
     public Server strict(boolean on) {
@@ -138,6 +170,15 @@ public final class Server implements AutoCloseable {
     /** Serves until {@code stop} holds (looked at between requests, and during long runs of the simulation). */
     public void run(BooleanSupplier stop) {
         BooleanSupplier yield = () -> !inbox.isEmpty() || stop.getAsBoolean();
+        ProcMemory.TAP.set(recorder); // this thread's accesses to the programs' memory: recorded, or not
+        try {
+            loop(stop, yield);
+        } finally {
+            ProcMemory.TAP.remove();
+        }
+    }
+
+    private void loop(BooleanSupplier stop, BooleanSupplier yield) {
         while (!stop.getAsBoolean() && !closed) {
             Request r;
             try {
@@ -151,8 +192,7 @@ public final class Server implements AutoCloseable {
             try {
                 if (r != null) {
                     quietRounds = 0;
-                    serve(r);
-                    cm.service();
+                    handle(r);
                     if (!inbox.isEmpty()) continue; // answer what came before moving time
                 } else {
                     quietRounds++;
@@ -160,13 +200,52 @@ public final class Server implements AutoCloseable {
                 }
                 pacer.advance(programs.values(), r == null, this::answerWaits, yield);
                 watchdog.look(programs.values());
-            } catch (RuntimeException e) { // a fault while time moved: its adapter's (Faults), or serve's own
-                Simulator.Fault f = world.sim.takeFault();
-                if (f != null) faults.fault(f);
-                else log.println("nicsim serve: serving failed at " + world.now() + " ps: " + AdapterFaults.where(e)
-                        + "; serving goes on");
+            } catch (RuntimeException e) {
+                failed(e);
             }
         }
+    }
+
+    /** Request {@code r}: recorded (serve --record), served, and RDMA CM's work done. */
+    private void handle(Request r) {
+        if (recorder != null) recorder.request(world.now(), r);
+        serve(r);
+        cm.service();
+    }
+
+    /** A fault while time moved: its adapter's (Faults), or serve's own. */
+    private void failed(RuntimeException e) {
+        Simulator.Fault f = world.sim.takeFault();
+        if (f != null) faults.fault(f);
+        else log.println("nicsim serve: serving failed at " + world.now() + " ps: " + AdapterFaults.where(e)
+                + "; serving goes on");
+    }
+
+    /** A replay's recorded request {@code r}, served as the loop serves one. */
+    void replayRequest(Request r) {
+        try {
+            handle(r);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    /** A replay's recorded look at the programs, done as the loop does one; whether it threw (a fault). */
+    boolean replayStep(Pacer.Step step) {
+        try {
+            pacer.replay(step, programs.values(), this::answerWaits);
+            watchdog.look(programs.values());
+            return false;
+        } catch (RuntimeException e) {
+            failed(e);
+            return true;
+        }
+    }
+
+    /** A replay's connection numbered {@code id} (as recorded), whose messages go to {@code sent}. */
+    Connection replayConnection(int id, java.util.function.BiConsumer<Connection, java.nio.ByteBuffer> sent) {
+        transport.sent = sent;
+        return transport.replayed(id);
     }
 
     /** The first fault inside the model while serving (each was its adapter's, and serve went on), or null. */
@@ -476,11 +555,20 @@ public final class Server implements AutoCloseable {
     }
 
     @Override public void close() {
+        if (recorder != null) recorder.closing();
         closed = true;
         for (Connection c : List.copyOf(ends.keySet())) end(c, "was detached when the simulator stopped");
         cm.close();
         pci.close();
         transport.close();
+        if (recorder != null) {
+            try {
+                recorder.end(world.now());
+            } catch (IOException e) {
+                log.println("nicsim serve: ending the recording " + recorder.file() + ": " + e.getMessage());
+            }
+        }
+        if (socket == null) return; // a replay's: nothing on disk
         try {
             Files.deleteIfExists(socket);
             Files.deleteIfExists(Attach.hostsFile(socket));

@@ -39,23 +39,39 @@ final class Transport implements AutoCloseable {
     private final java.util.Set<Connection> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Thread thread;
     private volatile boolean closed;
+    /** Connections so far: each one's id names it in a recording (serve --record). */
+    private int connections;
+    /**
+     * Told of every message sent, before it goes (null: nobody): serve --record keeps what each connection
+     * was answered, a replay compares its answers with those.
+     */
+    volatile java.util.function.BiConsumer<Connection, ByteBuffer> sent;
 
     /** One socket of a program: its requests come in whole; its replies and events go out in order. */
     final class Connection {
+        /** Null for a connection a replay made: no program is there, what it is sent goes only to {@link #sent}. */
         private final SocketChannel channel;
+        /** This connection's number, in the order the server met them (a replay's are the recording's). */
+        final int id;
         private final ByteBuffer head = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
         private ByteBuffer body;
         private final ArrayDeque<ByteBuffer> backlog = new ArrayDeque<>();
         private long backlogBytes;
         private boolean gone;
 
-        private Connection(SocketChannel channel) { this.channel = channel; }
+        private Connection(SocketChannel channel, int id) {
+            this.channel = channel;
+            this.id = id;
+        }
 
         /**
          * Sends {@code b} after what went before; never blocks. A connection already gone drops it
          * (its end is queued behind); one whose backlog passed {@link #MAX_BACKLOG} is closed.
          */
         void send(ByteBuffer b) {
+            var tap = sent;
+            if (tap != null) tap.accept(this, b);
+            if (channel == null) return;
             synchronized (this) {
                 if (gone) return;
                 try {
@@ -102,9 +118,22 @@ final class Transport implements AutoCloseable {
         }
 
         private void closeQuietly() {
+            if (channel == null) return;
             try { channel.close(); } catch (IOException ignored) { }
         }
     }
+
+    /** A transport with no socket, for a replay: its connections are made by {@link #replayed}. */
+    Transport(PrintStream log) {
+        this.inbox = null;
+        this.log = log;
+        listener = null;
+        selector = null;
+        thread = null;
+    }
+
+    /** A connection of a replay, numbered {@code id} as in the recording: what it is sent goes to {@link #sent}. */
+    Connection replayed(int id) { return new Connection(null, id); }
 
     Transport(Path socket, BlockingQueue<Request> inbox, PrintStream log) throws IOException {
         this.inbox = inbox;
@@ -153,7 +182,7 @@ final class Transport implements AutoCloseable {
         SocketChannel ch = listener.accept();
         if (ch == null) return;
         ch.configureBlocking(false);
-        Connection c = new Connection(ch);
+        Connection c = new Connection(ch, ++connections);
         open.add(c);
         ch.register(selector, SelectionKey.OP_READ, c);
     }
@@ -190,6 +219,7 @@ final class Transport implements AutoCloseable {
     @Override public void close() {
         closed = true;
         for (Connection c : open) c.close();
+        if (selector == null) return; // a replay's: no socket
         try {
             selector.close();
             listener.close();

@@ -58,10 +58,18 @@ final class ServeCommand implements Callable<Integer> {
             + "otherwise the device goes on as silicon would, and the log has each report")
     boolean strict;
 
+    @Option(names = "--record", paramLabel = "FILE", description = "keep what the programs ask of the adapters, the "
+            + "moves of simulated time and the program memory the adapters read, gzip-compressed, for 'nicsim replay "
+            + "FILE' to do the run again without the programs (docs/attach.md)")
+    Path record;
+
     @Override public Integer call() throws Exception {
         if (nodes < 1 || nodes > 64) throw new IllegalArgumentException("--nodes " + nodes + " must be 1..64");
         if (graceMillis < 1) throw new IllegalArgumentException("--grace-ms " + graceMillis + " must be >= 1");
         if (watchdogMillis < 0) throw new IllegalArgumentException("--watchdog-ms " + watchdogMillis + " must be >= 0");
+        if (record != null && rtl != null)
+            throw new IllegalArgumentException("--record with --rtl " + rtl + ": a replay runs the Java model only; "
+                    + "record without --rtl");
         Path sock = socket != null ? socket : Attach.defaultSocket();
         CountDownLatch stopped = new CountDownLatch(1), done = new CountDownLatch(1);
         // Ctrl-C stops the loop; the JVM waits for the summary before it exits
@@ -73,6 +81,8 @@ final class ServeCommand implements Callable<Integer> {
                 .rtl(Observe.rtlBlocks(rtl)).ownRtl(Observe.ownRtl(rtl)).build();
              Server server = new Server(cluster.world(), sock, graceMillis, watchdogMillis * 1_000_000_000L, System.out)
                      .strict(strict)) {
+            nicsim.serve.Recorder recorder = record == null ? null : new nicsim.serve.Recorder(record, recording());
+            if (recorder != null) server.record(recorder);
             if (timeline != null) Observe.recordTimeline(cluster.world().sim.trace());
             VcdWriter vcd = wave != null ? Observe.wave(cluster.world().host(0).adapter, wave) : null;
             System.out.printf("nicsim serve: %d nodes on %s%s, listening on %s%n", nodes, cluster.profile().name(),
@@ -82,6 +92,9 @@ final class ServeCommand implements Callable<Integer> {
             server.run(() -> stopped.getCount() == 0);
             server.close();
             server.summary(System.out);
+            if (recorder != null) System.out.println("  recorded (" + recorder.summary() + "): "
+                    + record.toAbsolutePath()
+                    + "\n  replay it with: ./nicsim replay " + record);
             if (!cluster.rtl().isEmpty())
                 System.out.printf("  RTL in the loop (node 0): %s edges, every output wire equal to the Java twin's%n", cluster.rtlEdges());
             if (vcd != null) {
@@ -98,5 +111,19 @@ final class ServeCommand implements Callable<Integer> {
         } finally {
             done.countDown();
         }
+    }
+
+    /** What a replay makes its World of: this serve's options. */
+    private java.util.Map<String, String> recording() {
+        java.util.Map<String, String> o = new java.util.LinkedHashMap<>();
+        o.put("profile", profile.profile);
+        for (int i = 0; i < profile.overrides.size(); i++) o.put("set." + (i + 1), profile.overrides.get(i));
+        o.put("seed", Long.toString(seed));
+        o.put("nodes", Integer.toString(nodes));
+        o.put("faults", faults);
+        o.put("grace-ms", Long.toString(graceMillis));
+        o.put("watchdog-ps", Long.toString(watchdogMillis * 1_000_000_000L));
+        o.put("strict", Boolean.toString(strict));
+        return nicsim.serve.Recorder.header(o);
     }
 }
