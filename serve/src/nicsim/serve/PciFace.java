@@ -176,6 +176,9 @@ final class PciFace implements AutoCloseable {
     /** Whether any driver holds a function. */
     boolean any() { return !devices.isEmpty(); }
 
+    /** PCI functions (drivers' connections) open now. */
+    int open() { return devices.size(); }
+
     /** Every driver's connection. */
     List<Connection> connections() { return new ArrayList<>(devices.keySet()); }
 

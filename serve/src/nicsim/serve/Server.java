@@ -135,6 +135,22 @@ public final class Server implements AutoCloseable {
     /** Device contexts attached now. */
     public synchronized int attached() { return ends.size(); }
 
+    /**
+     * What the server holds for programs now, by kind (socket connections, device contexts, programs, event
+     * files, PCI functions, RDMA CM channels): all 0 once every program has left. Read it while the simulation
+     * is quiet.
+     */
+    public synchronized Map<String, Integer> holdings() {
+        Map<String, Integer> m = new LinkedHashMap<>();
+        m.put("connections", transport.connections());
+        m.put("contexts", ends.size());
+        m.put("programs", programs.size());
+        m.put("event files", eventFiles.size());
+        m.put("PCI functions", pci.open());
+        m.put("CM channels", cm.channelsOpen());
+        return m;
+    }
+
     /** Serves until {@code stop} holds (looked at between requests, and during long runs of the simulation). */
     public void run(BooleanSupplier stop) {
         BooleanSupplier yield = () -> !inbox.isEmpty() || stop.getAsBoolean();

@@ -106,6 +106,9 @@ final class Transport implements AutoCloseable {
         }
     }
 
+    /** Connections open now (accepted, and neither ended by their program nor closed by the simulator). */
+    int connections() { return open.size(); }
+
     Transport(Path socket, BlockingQueue<Request> inbox, PrintStream log) throws IOException {
         this.inbox = inbox;
         this.log = log;
