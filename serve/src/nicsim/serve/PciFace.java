@@ -153,11 +153,14 @@ final class PciFace implements AutoCloseable {
         if (d == null) return;
         d.program.devices.remove(d.socketFd);
         tell(d);
-        d.close();
-        String summary = d.summary();
-        if (d.user != null) how = how.replace("PCI function", "user context");
-        log.printf("nicsim serve: %s %s on node %d: %s%n", d.program, how, d.host.index, summary);
-        left.accept(d.program);
+        try {
+            d.close();
+        } finally { // a fault while it destroys what was left is its adapter's (the caller resets it): the program goes
+            String summary = d.summary();
+            if (d.user != null) how = how.replace("PCI function", "user context");
+            log.printf("nicsim serve: %s %s on node %d: %s%n", d.program, how, d.host.index, summary);
+            left.accept(d.program);
+        }
     }
 
     /**

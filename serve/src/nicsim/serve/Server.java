@@ -442,8 +442,10 @@ public final class Server implements AutoCloseable {
         Program p = s.program;
         try {
             s.close();
-        } catch (RuntimeException e) {
-            log.println("nicsim serve: releasing " + p + "'s objects: " + e);
+        } catch (RuntimeException e) { // an event's fault while the destroys ran is its adapter's: that node resets
+            Simulator.Fault f = world.sim.takeFault();
+            if (f != null) faults.fault(f);
+            else log.println("nicsim serve: releasing " + p + "'s objects: " + e);
         }
         report.ended(s, p, how);
     }
