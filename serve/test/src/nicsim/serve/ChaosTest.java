@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  */
 class ChaosTest {
     static final long SEED = 57;
-    static final int ITERATIONS = 36;
+    static final int ITERATIONS = 60;
     private Served served;
     private Process dummy;
 
