@@ -242,6 +242,14 @@ public final class Server implements AutoCloseable {
 
     /** The first request on a connection that is no program's context yet: what the connection is for. */
     private void first(Connection c, Wire.Op op, Wire.In in) throws IOException {
+        try {
+            firstOf(c, op, in);
+        } finally { // a program known by a first request that then failed (it died meanwhile, say) holds nothing
+            programs.values().removeIf(Program::detached);
+        }
+    }
+
+    private void firstOf(Connection c, Wire.Op op, Wire.In in) throws IOException {
         switch (op) {
             case HELLO -> hello(c, in);
             case JOIN -> join(c, in);
