@@ -65,6 +65,8 @@ class ChaosTest {
             garbage += wire.sent();
             System.out.println("ChaosTest: " + what + ": " + how);
             awaitNothingHeld(what + ": " + how);
+            // serve lets a context go before the adapter has run its destroys (simulated time): they end soon after
+            waitFor(() -> settled(states(), start, fresh), 30);
             List<String> now = states();
             for (int n = 0; n < now.size(); n++) { // a node reset by a fault is brought up again by its next program
                 String ok = start.get(n) + ", " + fresh.get(n) + " (reset, up again, no RDMA CM yet) or " + DOWN
@@ -82,7 +84,8 @@ class ChaosTest {
         pingpong(false, port++, 50);
         rping(port++);
         awaitNothingHeld("after the storm");
-        assertEquals(objects, objects(), "each adapter holds what a fresh one holds");
+        waitFor(() -> states().equals(start), 30);
+        assertEquals(objects, objects(), "each adapter holds what it held before the storm");
         assertArrayEquals(memory, memory(), "the host memory allocated for programs is all back");
         assertEquals(sockets, sockets(), "serve's sockets: none left of the storm");
         String log = served.log();
@@ -176,6 +179,14 @@ class ChaosTest {
         List<Map<String, Integer>> out = new ArrayList<>();
         for (var h : served.world.hosts()) out.add(h.firmware.objects());
         return out;
+    }
+
+    /** Whether each node is as at the {@code start}, or {@code fresh} (reset and up again), or {@link #DOWN}. */
+    private static boolean settled(List<String> now, List<String> start, List<String> fresh) {
+        for (int n = 0; n < now.size(); n++)
+            if (!now.get(n).equals(start.get(n)) && !now.get(n).equals(fresh.get(n)) && !now.get(n).equals(DOWN))
+                return false;
+        return true;
     }
 
     /** A node's adapter after a reset, before a program brings it up: as a cluster's that was never served. */
