@@ -176,18 +176,19 @@ public final class CqeWriter implements Block {
     }
 
     /** A fault to throw (null: none) once {@link #injectAfter} more completions are taken ({@link #injectFault}). */
-    private String injected;
+    private volatile String injected; // volatile: a test may arm it from its own thread while the simulation runs
     private long injectAfter;
 
     /**
      * Test hook: after {@code after} more completions, the writer throws IllegalStateException (naming
      * {@code why}) on the clock edge it takes the next, as a bug of the block would, so a test sees what a
      * fault inside an adapter does to the programs on it and on the others (serve's fault handling). Once.
+     * A null {@code why} disarms a fault not yet thrown.
      */
     public void injectFault(String why, long after) {
         if (after < 0) throw new IllegalArgumentException("injectFault after " + after + " completions: must be >= 0");
+        injectAfter = after; // before the volatile write that publishes it
         injected = why;
-        injectAfter = after;
     }
 
     private void complete(CqeIn in) {

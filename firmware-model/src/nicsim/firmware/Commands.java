@@ -231,6 +231,13 @@ final class Commands {
         uars.put(0, true); // UAR 0 belongs to the driver itself
     }
 
+    /** Adds the PDs, UARs (the driver's own UAR 0 among them) and XRC domains alive now to {@code into}. */
+    void objects(java.util.Map<String, Integer> into) {
+        into.put("PDs", pds.all().size());
+        into.put("UARs", uars.all().size());
+        into.put("XRCDs", xrcds.all().size());
+    }
+
     /** TEARDOWN_HCA: refused while any object lives; then the adapter waits for INIT_HCA again. */
     private void teardown() {
         long left = fw.qps.size() + fw.cqs.all().size() + fw.srqs.all().size() + fw.keys.live() + pds.all().size()

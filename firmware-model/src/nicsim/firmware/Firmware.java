@@ -145,6 +145,21 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
 
     public List<String> log() { return List.copyOf(log); }
 
+    /**
+     * The objects the adapter holds now, by kind (QPs, CQs, SRQs, mkeys, PDs, UARs, XRCDs, device memory
+     * allocations): what a test compares with a fresh adapter's to see that nothing leaked.
+     */
+    public java.util.Map<String, Integer> objects() {
+        java.util.Map<String, Integer> m = new java.util.TreeMap<>();
+        m.put("QPs", qps.size());
+        m.put("CQs", cqs.all().size());
+        m.put("SRQs", srqs.all().size());
+        m.put("mkeys", keys.live());
+        m.put("device memory", adapter.deviceMemory().allocations());
+        commands.objects(m);
+        return m;
+    }
+
     /** Joins the fabric; returns the port's LID. */
     public int attach(Fabric f) {
         this.fabric = f;

@@ -29,6 +29,8 @@ public final class HostMemory {
     /** Ranges released, reused only once the never-used space above nextFree is spent. */
     private final FreeRanges released = new FreeRanges(0);
     private long bytesReleased;
+    /** Bytes {@link #allocate} gave that {@link #release} has not had back. */
+    private long bytesAllocated;
 
     public HostMemory(long size, int pageSize) {
         if (pageSize < 64 || Integer.bitCount(pageSize) != 1)
@@ -44,6 +46,8 @@ public final class HostMemory {
     public int pageSize() { return pageSize; }
     /** Pages that hold data: the memory the simulation really uses. */
     public int pagesTouched() { return pages.size(); }
+    /** Bytes allocated and not yet released: what a test compares before and after to see that nothing leaked. */
+    public long bytesAllocated() { return bytesAllocated; }
 
     public boolean inBounds(long addr, long len) { return addr >= 0 && len >= 0 && addr <= size - len; }
 
@@ -192,12 +196,14 @@ public final class HostMemory {
             long again = released.takeAligned(length, alignment);
             if (again >= 0) {
                 bytesReleased -= length;
+                bytesAllocated += length;
                 return again;
             }
             throw new MemoryAccessException("host memory exhausted: cannot allocate " + length + " bytes (size 0x"
                     + Long.toHexString(size) + ", next free 0x" + Long.toHexString(addr) + ", " + bytesReleased + " bytes released in pieces)");
         }
         nextFree = addr + length;
+        bytesAllocated += length;
         return addr;
     }
 
@@ -233,5 +239,6 @@ public final class HostMemory {
         lastPage = null;
         released.give(addr, end);
         bytesReleased += length;
+        bytesAllocated -= length;
     }
 }

@@ -478,19 +478,22 @@ final class PciDevice implements AutoCloseable {
             memory.close();
             return;
         }
-        drainPosted(); // what it wrote before it left still lands
-        if (user != null && user.leave()) released = user.release();
-        for (var e : maps.entrySet()) {
-            host.memory.detach(e.getKey());
-            if (!fixed.contains(e.getKey())) host.freePhysical(e.getKey(), e.getValue());
+        try {
+            drainPosted(); // what it wrote before it left still lands
+            if (user != null && user.leave()) released = user.release();
+        } finally { // even if the adapter faulted on the way (running the destroys): the process's pages go
+            for (var e : maps.entrySet()) {
+                host.memory.detach(e.getKey());
+                if (!fixed.contains(e.getKey())) host.freePhysical(e.getKey(), e.getValue());
+            }
+            maps.clear();
+            fixed.clear();
+            if (bar0Made32Bit) host.bus.configSpace(0).bar0As32Bit(false); // the next driver sees the usual BAR0
+            if (user == null) {
+                host.bus.onInterrupt((address, data) -> { });
+                host.bus.iommu(null);
+            }
+            memory.close();
         }
-        maps.clear();
-        fixed.clear();
-        if (bar0Made32Bit) host.bus.configSpace(0).bar0As32Bit(false); // the next driver sees the usual BAR0
-        if (user == null) {
-            host.bus.onInterrupt((address, data) -> { });
-            host.bus.iommu(null);
-        }
-        memory.close();
     }
 }

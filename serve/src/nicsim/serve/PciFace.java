@@ -154,11 +154,14 @@ final class PciFace implements AutoCloseable {
         if (d == null) return;
         d.program.devices.remove(d.socketFd);
         tell(d);
-        d.close();
-        String summary = d.summary();
-        if (d.user != null) how = how.replace("PCI function", "user context");
-        log.printf("nicsim serve: %s %s on node %d: %s%n", d.program, how, d.host.index, summary);
-        left.accept(d.program);
+        try {
+            d.close();
+        } finally { // a fault while it destroys what was left is its adapter's (the caller resets it): the program goes
+            String summary = d.summary();
+            if (d.user != null) how = how.replace("PCI function", "user context");
+            log.printf("nicsim serve: %s %s on node %d: %s%n", d.program, how, d.host.index, summary);
+            left.accept(d.program);
+        }
     }
 
     /**
@@ -176,6 +179,9 @@ final class PciFace implements AutoCloseable {
 
     /** Whether any driver holds a function. */
     boolean any() { return !devices.isEmpty(); }
+
+    /** PCI functions (drivers' connections) open now. */
+    int open() { return devices.size(); }
 
     /** Every driver's connection. */
     List<Connection> connections() { return new ArrayList<>(devices.keySet()); }

@@ -167,6 +167,22 @@ public final class Server implements AutoCloseable {
     /** Device contexts attached now. */
     public synchronized int attached() { return ends.size(); }
 
+    /**
+     * What the server holds for programs now, by kind (socket connections, device contexts, programs, event
+     * files, PCI functions, RDMA CM channels): all 0 once every program has left. Read it while the simulation
+     * is quiet.
+     */
+    public synchronized Map<String, Integer> holdings() {
+        Map<String, Integer> m = new LinkedHashMap<>();
+        m.put("connections", transport.connections());
+        m.put("contexts", ends.size());
+        m.put("programs", programs.size());
+        m.put("event files", eventFiles.size());
+        m.put("PCI functions", pci.open());
+        m.put("CM channels", cm.channelsOpen());
+        return m;
+    }
+
     /** Serves until {@code stop} holds (looked at between requests, and during long runs of the simulation). */
     public void run(BooleanSupplier stop) {
         BooleanSupplier yield = () -> !inbox.isEmpty() || stop.getAsBoolean();
@@ -305,6 +321,14 @@ public final class Server implements AutoCloseable {
 
     /** The first request on a connection that is no program's context yet: what the connection is for. */
     private void first(Connection c, Wire.Op op, Wire.In in) throws IOException {
+        try {
+            firstOf(c, op, in);
+        } finally { // a program known by a first request that then failed (it died meanwhile, say) holds nothing
+            programs.values().removeIf(Program::detached);
+        }
+    }
+
+    private void firstOf(Connection c, Wire.Op op, Wire.In in) throws IOException {
         switch (op) {
             case HELLO -> hello(c, in);
             case JOIN -> join(c, in);
@@ -505,8 +529,10 @@ public final class Server implements AutoCloseable {
         Program p = s.program;
         try {
             s.close();
-        } catch (RuntimeException e) {
-            log.println("nicsim serve: releasing " + p + "'s objects: " + e);
+        } catch (RuntimeException e) { // an event's fault while the destroys ran is its adapter's: that node resets
+            Simulator.Fault f = world.sim.takeFault();
+            if (f != null) faults.fault(f);
+            else log.println("nicsim serve: releasing " + p + "'s objects: " + e);
         }
         report.ended(s, p, how);
     }

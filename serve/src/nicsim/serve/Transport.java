@@ -135,6 +135,9 @@ final class Transport implements AutoCloseable {
     /** A connection of a replay, numbered {@code id} as in the recording: what it is sent goes to {@link #sent}. */
     Connection replayed(int id) { return new Connection(null, id); }
 
+    /** Connections open now (accepted, and neither ended by their program nor closed by the simulator). */
+    int connections() { return open.size(); }
+
     Transport(Path socket, BlockingQueue<Request> inbox, PrintStream log) throws IOException {
         this.inbox = inbox;
         this.log = log;
