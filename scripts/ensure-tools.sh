@@ -3,7 +3,7 @@
 #   a JDK (javac and the JNI headers SpinalSim compiles against), and, when RTL is needed,
 #   Verilator with g++ and make. Mill itself is fetched by ./mill.
 # Usage: scripts/ensure-tools.sh [--rtl] [--node]
-#   --rtl   Verilator, g++ and make, to build and run the RTL blocks
+#   --rtl   Verilator, g++ and make, to build and run the RTL blocks; Yosys, Z3 and Boolector to cost and prove them
 #   --node  Node.js and npm, for the tests' timeline reader (scripts/timeline-reader)
 #   --rdma  what an RDMA host has, so unmodified programs run on nicsim as they would there: Debian's
 #           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
@@ -30,6 +30,9 @@ if [ "$need_rtl" = 1 ]; then
   command -v g++ >/dev/null 2>&1 || missing+=(g++)
   command -v make >/dev/null 2>&1 || missing+=(make)
   command -v yosys >/dev/null 2>&1 || missing+=(yosys)
+  # the SMT solvers of `nicsim hw prove` (yosys-smtbmc comes with yosys; the proofs use z3)
+  command -v z3 >/dev/null 2>&1 || missing+=(z3)
+  command -v boolector >/dev/null 2>&1 || missing+=(boolector)
 fi
 if [ "$need_rdma" = 1 ]; then
   [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)

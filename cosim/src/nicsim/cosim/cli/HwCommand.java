@@ -10,7 +10,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "hw", mixinStandardHelpOptions = true, description = "What the RTL blocks cost in hardware, and how "
-        + "well the lockstep catches their bugs.", subcommands = {HwCommand.Cost.class, HwCommand.Mutate.class})
+        + "well the lockstep catches their bugs.", subcommands = {HwCommand.Cost.class, HwCommand.Mutate.class, HwProveCommand.class})
 final class HwCommand implements Runnable {
     @Override public void run() { System.out.println("nicsim hw: give a subcommand: cost, mutate (nicsim hw --help)"); }
 
