@@ -3,7 +3,7 @@
 #   a JDK (javac and the JNI headers SpinalSim compiles against), and, when RTL is needed,
 #   Verilator with g++ and make. Mill itself is fetched by ./mill.
 # Usage: scripts/ensure-tools.sh [--rtl] [--node] [--rdma] [--vm] [--kernel]
-#   --rtl   Verilator, g++ and make, to build and run the RTL blocks; Yosys and lcov for nicsim hw
+#   --rtl   Verilator, g++ and make, to build and run the RTL blocks; Yosys, lcov, Z3 and Boolector for nicsim hw
 #   --node  Node.js and npm, for the tests' timeline reader (scripts/timeline-reader)
 #   --rdma  what an RDMA host has, so unmodified programs run on nicsim as they would there: Debian's
 #           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
@@ -38,6 +38,9 @@ if [ "$need_rtl" = 1 ]; then
   command -v make >/dev/null 2>&1 || missing+=(make)
   command -v yosys >/dev/null 2>&1 || missing+=(yosys)
   command -v genhtml >/dev/null 2>&1 || missing+=(lcov) # hw coverage's HTML report
+  # the SMT solvers of `nicsim hw prove` (yosys-smtbmc comes with yosys; the proofs use z3)
+  command -v z3 >/dev/null 2>&1 || missing+=(z3)
+  command -v boolector >/dev/null 2>&1 || missing+=(boolector)
 fi
 if [ "$need_rdma" = 1 ]; then
   [ -f /usr/include/infiniband/verbs.h ] || missing+=(libibverbs-dev)

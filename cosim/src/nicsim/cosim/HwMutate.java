@@ -47,11 +47,7 @@ public final class HwMutate {
             String base = run(profile, block, dir.resolve("base.v"), top, cycles, seed);
             if (base != null)
                 throw new IllegalStateException("Yosys's netlist of " + block + " already differs: " + base);
-            HwCost.yosys(dir, read + "; mutate -list " + count * 4 + " -seed " + seed + " -o mutants.txt", block);
-            List<String> list = new ArrayList<>();
-            for (String l : Files.readAllLines(dir.resolve("mutants.txt")))
-                if (l.startsWith("mutate ") && !l.contains("$meminit") && list.size() < count)
-                    list.add(l.strip());
+            List<String> list = mutations(dir, top, count, seed, block);
             List<Mutant> out = new ArrayList<>();
             for (int i = 0; i < list.size(); i++) {
                 String m = list.get(i), file = "mutant" + i + ".v";
@@ -70,6 +66,26 @@ public final class HwMutate {
         } finally {
             HwCost.deleteTree(dir);
         }
+    }
+
+    /** The Yosys script that reads module {@code top} from {@code top}.v in the current folder. */
+    private static String read(String top) {
+        return "read_verilog " + top + ".v; hierarchy -top " + top + "; proc; opt_clean";
+    }
+
+    /** {@code count} {@code mutate} commands for module {@code top} (its Verilog in {@code dir}), by {@code seed}. */
+    static List<String> mutations(Path dir, String top, int count, long seed, String what)
+            throws IOException, InterruptedException {
+        HwCost.yosys(dir, read(top) + "; mutate -list " + count * 4 + " -seed " + seed + " -o mutants.txt", what);
+        List<String> list = new ArrayList<>();
+        for (String l : Files.readAllLines(dir.resolve("mutants.txt")))
+            if (l.startsWith("mutate ") && !l.contains("$meminit") && list.size() < count) list.add(l.strip());
+        return list;
+    }
+
+    /** Writes module {@code top} (its Verilog in {@code dir}) with {@code mutation} applied, as {@code file}. */
+    static void writeMutant(Path dir, String top, String mutation, Path file) throws IOException, InterruptedException {
+        HwCost.yosys(dir, read(top) + "; " + mutation + "; write_verilog -noattr " + file, file.toString());
     }
 
     private static String run(Profile p, String block, Path file, String top, long cycles, long seed) {

@@ -11,9 +11,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "hw", mixinStandardHelpOptions = true, description = "What the RTL blocks cost in hardware, and how "
-        + "well the lockstep catches their bugs.", subcommands = {HwCommand.Cost.class, HwCommand.Mutate.class, HwCoverageCommand.class})
+        + "well the lockstep catches their bugs.", subcommands = {HwCommand.Cost.class, HwCommand.Mutate.class,
+        HwCoverageCommand.class, HwProveCommand.class})
 final class HwCommand implements Runnable {
-    @Override public void run() { System.out.println("nicsim hw: give a subcommand: cost, mutate, coverage (nicsim hw --help)"); }
+    @Override public void run() { System.out.println("nicsim hw: give a subcommand: cost, mutate, coverage, prove (nicsim hw --help)"); }
 
     static void needYosys() {
         if (!nicsim.hw.rtl.Toolchain.onPath("yosys"))

@@ -1,0 +1,261 @@
+package nicsim.cosim;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import nicsim.hw.VerilogFile;
+import nicsim.profile.Profile;
+import nicsim.sim.PortWires;
+
+/**
+ * {@code nicsim hw prove}: a block's port contract ({@link ProveContract}) proved on its Verilog by
+ * Yosys's SMT flow: {@code read -formal}, {@code prep}, {@code write_smt2}, then yosys-smtbmc with Z3
+ * (Debian's Boolector 3.2 breaks yosys-smtbmc 0.23's pipe, so Z3 it is): a bounded model check to the
+ * block's depth, then k-induction over the properties that passed. A property the check breaks is
+ * FAILED, with its counterexample as a VCD and a GTKWave view; one induction closes is proved for
+ * every depth; the others hold to the depth checked.
+ *
+ * <p>Two abstractions keep the proofs small and sound for safety properties: the memories' read data
+ * is free on every edge (Yosys's {@code cutpoint}: whatever a table holds, the contract holds), and
+ * their initial contents ({@code $readmem}) are dropped with them. The asynchronous reset is made
+ * synchronous ({@code async2sync}), as the contract's reset sequence allows.
+ */
+public final class HwProve {
+    private HwProve() {}
+
+    public enum Status { PROVED, BOUNDED, FAILED }
+
+    /** One property's outcome; {@code vcd} is the counterexample of a FAILED one. */
+    public record Result(ProveContract.Property property, Status status, int depth, double seconds, Path vcd) {
+        public String describe() {
+            return switch (status) {
+                case PROVED -> "proved by induction (k=" + depth + ")";
+                case BOUNDED -> "holds to depth " + depth + " (BMC; induction does not close)";
+                case FAILED -> "FAILED at step " + depth + ": counterexample " + vcd;
+            };
+        }
+    }
+
+    /** The bounded model check's depth per block, in edges: the longest the block needs to show its contract. */
+    public static int depth(String block) {
+        return switch (block) {
+            case "doorbell", "cqe" -> 10;
+            default -> 6;
+        };
+    }
+
+    /** The Verilog to prove: the generated block, or the user's own files with their top module. */
+    public record Design(List<Path> files, String top) {}
+
+    /** Writes {@code block}'s generated Verilog into {@code dir}. */
+    public static Design generated(Profile profile, String block, Path dir) {
+        String top = VerilogFile.write(BlockPairs.get(profile, block).rtl(), dir);
+        return new Design(List.of(dir.resolve(top + ".v")), top);
+    }
+
+    /** Proves {@code block}'s contract on {@code design}; counterexamples go into {@code out}. */
+    public static List<Result> prove(Profile profile, String block, Design design, int depth, Path out)
+            throws IOException, InterruptedException {
+        List<PortWires.Wire> wires = ProveContract.wires(profile, block);
+        ProveContract.Wrapper w = ProveContract.wrapper(block, design.top(), wires);
+        Path dir = Files.createTempDirectory("nicsim-prove-").toAbsolutePath();
+        try {
+            List<Path> dut = stage(design, dir);
+            Files.writeString(dir.resolve("wrapper.sv"), w.text());
+            String key = block + "-" + hash(w.text(), dut, depth);
+            List<Result> cached = Cache.read(key, w.properties());
+            if (cached != null) return cached;
+            Map<String, Result> done = new LinkedHashMap<>();
+            Set<String> skip = new LinkedHashSet<>();
+            while (true) { // the bounded check: a failure settles one property, the rest are checked again
+                long t0 = System.nanoTime();
+                Outcome o = check(dir, dut, skip, depth, false);
+                if (o.failed == null) break;
+                ProveContract.Property p = find(w.properties(), o.failed);
+                Files.createDirectories(out);
+                Path vcd = out.resolve(block + "-" + o.failed + ".vcd");
+                Files.copy(dir.resolve("cex.vcd"), vcd, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                ProveView.write(vcd, wires);
+                done.put(o.failed, new Result(p, Status.FAILED, o.step, secs(t0), vcd));
+                skip.add(o.failed);
+            }
+            Set<String> induct = new LinkedHashSet<>(skip);
+            while (true) { // induction: a property it cannot close stays bounded, the others are tried again
+                long t0 = System.nanoTime();
+                Outcome o = check(dir, dut, induct, depth, true);
+                double s = secs(t0);
+                if (o.failed == null) {
+                    for (ProveContract.Property p : w.properties())
+                        if (!induct.contains(p.label())) done.put(p.label(), new Result(p, Status.PROVED, depth, s, null));
+                    break;
+                }
+                done.put(o.failed, new Result(find(w.properties(), o.failed), Status.BOUNDED, depth, s, null));
+                induct.add(o.failed);
+            }
+            List<Result> results = w.properties().stream().map(p -> done.get(p.label())).toList();
+            if (results.stream().noneMatch(r -> r.status() == Status.FAILED)) Cache.write(key, results);
+            return results;
+        } finally {
+            HwCost.deleteTree(dir);
+        }
+    }
+
+    /**
+     * Vacuity: for each property, the first of {@code count} Yosys mutants of the generated block
+     * ({@link HwMutate#mutations}) whose bounded check breaks it, or none: a property no mutant breaks
+     * is vacuous for those mutants.
+     */
+    public static Map<String, String> vacuity(Profile profile, String block, int count, long seed, int depth,
+                                              java.util.function.Consumer<String> progress)
+            throws IOException, InterruptedException {
+        Map<String, String> broken = new LinkedHashMap<>();
+        Path dir = Files.createTempDirectory("nicsim-prove-mutants-").toAbsolutePath();
+        try {
+            Design d = generated(profile, block, dir);
+            // mutants are made from the Verilog without the tables' initial contents, which Yosys would write out
+            // entry by entry (see the class comment: the proof leaves them free anyway)
+            Path top = d.files().get(0);
+            Files.writeString(top, Files.readString(top).replaceAll("(?m)^.*\\$readmem[bh].*$", ""));
+            ProveContract.Wrapper w = ProveContract.wrapper(block, d.top(), ProveContract.wires(profile, block));
+            for (ProveContract.Property p : w.properties()) broken.put(p.label(), null);
+            Files.writeString(dir.resolve("wrapper.sv"), w.text());
+            List<String> mutations = HwMutate.mutations(dir, d.top(), count, seed, block);
+            for (int i = 0; i < mutations.size(); i++) {
+                Path file = dir.resolve("mutant" + i + ".v");
+                HwMutate.writeMutant(dir, d.top(), mutations.get(i), file);
+                List<Path> dut = stage(new Design(List.of(file), d.top()), dir);
+                Set<String> skip = new LinkedHashSet<>();
+                for (var e : broken.entrySet()) if (e.getValue() != null) skip.add(e.getKey());
+                int before = skip.size();
+                while (skip.size() < broken.size()) {
+                    Outcome o = check(dir, dut, skip, depth, false);
+                    if (o.failed == null) break;
+                    broken.put(o.failed, mutations.get(i));
+                    skip.add(o.failed);
+                }
+                progress.accept(String.format("mutant %d/%d broke %d more: %s", i + 1, mutations.size(),
+                        skip.size() - before, mutations.get(i)));
+            }
+            return broken;
+        } finally {
+            HwCost.deleteTree(dir);
+        }
+    }
+
+    private static ProveContract.Property find(List<ProveContract.Property> ps, String label) {
+        return ps.stream().filter(p -> p.label().equals(label)).findFirst()
+                .orElseThrow(() -> new IllegalStateException("yosys-smtbmc names an unknown property " + label));
+    }
+
+    /** Copies the design into {@code dir} without its memories' initial contents (see the class comment). */
+    private static List<Path> stage(Design d, Path dir) throws IOException {
+        List<Path> out = new ArrayList<>();
+        for (int i = 0; i < d.files().size(); i++) {
+            Path f = d.files().get(i);
+            if (!Files.isRegularFile(f)) throw new IllegalArgumentException("--verilog " + f + ": no such file");
+            String text = Files.readString(f, StandardCharsets.UTF_8).replaceAll("(?m)^.*\\$readmem[bh].*$", "");
+            Path to = dir.resolve("dut" + i + "_" + f.getFileName());
+            Files.writeString(to, text);
+            out.add(to);
+        }
+        return out;
+    }
+
+    private record Outcome(String failed, int step) {}
+
+    private static final Pattern FAILED = Pattern.compile("Assert failed in \\S+: (p_\\w+)");
+    private static final Pattern STEP = Pattern.compile("Checking assertions in step (\\d+)");
+
+    /** One Yosys + yosys-smtbmc run over the properties not in {@code skip}; the first failing one, if any. */
+    private static Outcome check(Path dir, List<Path> dut, Set<String> skip, int depth, boolean induction)
+            throws IOException, InterruptedException {
+        StringBuilder defs = new StringBuilder();
+        for (String s : skip) defs.append(" -DSKIP_").append(s);
+        String files = String.join(" ", dut.stream().map(Path::toString).toList());
+        String script = (defs.isEmpty() ? "" : "verilog_defines" + defs + "; ")
+                + "read -formal " + files + " " + dir.resolve("wrapper.sv") + "; prep -flatten -top " + ProveContract.TOP
+                + "; cutpoint t:$mem_v2 t:$mem; async2sync; dffunmap; write_smt2 -wires " + dir.resolve("model.smt2");
+        HwCost.yosys(dir, script, "the contract wrapper");
+        Files.deleteIfExists(dir.resolve("cex.vcd"));
+        List<String> cmd = new ArrayList<>(List.of("yosys-smtbmc", "-s", "z3", "--unroll", "-t", Integer.toString(depth)));
+        if (induction) cmd.add("-i");
+        else cmd.addAll(List.of("--dump-vcd", dir.resolve("cex.vcd").toString()));
+        cmd.add(dir.resolve("model.smt2").toString());
+        String text = run(dir, cmd);
+        if (text.contains("Status: PASSED")) return new Outcome(null, depth);
+        Matcher m = FAILED.matcher(text);
+        if (!text.contains("Status: FAILED") || !m.find())
+            throw new IOException("yosys-smtbmc gave no verdict:\n" + text);
+        int step = 0;
+        Matcher s = STEP.matcher(text);
+        while (s.find()) step = Integer.parseInt(s.group(1));
+        return new Outcome(m.group(1), step);
+    }
+
+    private static String run(Path dir, List<String> cmd) throws IOException, InterruptedException {
+        Path log = Files.createTempFile(dir, "smtbmc-", ".log");
+        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).start();
+        if (!p.waitFor(20, TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new IOException("yosys-smtbmc ran over 20 minutes: " + String.join(" ", cmd));
+        }
+        return Files.readString(log);
+    }
+
+    private static double secs(long t0) { return (System.nanoTime() - t0) / 1e9; }
+
+    private static String hash(String wrapper, List<Path> dut, int depth) throws IOException {
+        try {
+            var md = java.security.MessageDigest.getInstance("SHA-256");
+            md.update(wrapper.getBytes(StandardCharsets.UTF_8));
+            for (Path p : dut) md.update(Files.readAllBytes(p));
+            md.update(Integer.toString(depth).getBytes(StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(md.digest()).substring(0, 24);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Passing results by a hash of the wrapper, the Verilog and the depth: CI proves a block once. */
+    static final class Cache {
+        private Cache() {}
+
+        static Path dir() {
+            String env = System.getenv("NICSIM_CACHE");
+            return (env != null && !env.isEmpty() ? Path.of(env) : Path.of(System.getProperty("user.home"), ".cache",
+                    "nicsim")).resolve("prove");
+        }
+
+        static List<Result> read(String key, List<ProveContract.Property> props) throws IOException {
+            Path f = dir().resolve(key + ".txt");
+            if (!Files.isRegularFile(f)) return null;
+            List<Result> out = new ArrayList<>();
+            for (String line : Files.readAllLines(f)) {
+                String[] c = line.split("\t");
+                out.add(new Result(find(props, c[0]), Status.valueOf(c[1]), Integer.parseInt(c[2]),
+                        Double.parseDouble(c[3]), null));
+            }
+            return out.size() == props.size() ? out : null;
+        }
+
+        static void write(String key, List<Result> results) throws IOException {
+            Files.createDirectories(dir());
+            StringBuilder b = new StringBuilder();
+            for (Result r : results)
+                b.append(r.property().label()).append('\t').append(r.status()).append('\t').append(r.depth())
+                        .append('\t').append(r.seconds()).append('\n');
+            Files.writeString(dir().resolve(key + ".txt"), b.toString());
+        }
+    }
+}

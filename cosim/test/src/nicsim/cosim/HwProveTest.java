@@ -1,0 +1,64 @@
+package nicsim.cosim;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import nicsim.profile.Profile;
+import nicsim.profile.Profiles;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * nicsim hw prove: every block's generated RTL meets its port contract, and a block whose contract is
+ * broken on purpose fails with a counterexample that opens in GTKWave. Depths are kept small for CI;
+ * passing results are cached by the Verilog's hash ({@code NICSIM_CACHE}).
+ */
+class HwProveTest {
+    private final Profile profile = Profiles.load("cx-gen3x16");
+
+    /**
+     * The blocks whose proof finishes within CI's budget here: cqe's bounded check did not finish in
+     * 9 minutes at depth 4 on a loaded 2-core machine (its 512-bit payloads under Z3), and wqe, mtt and
+     * dma are not measured yet (docs/blocks.md, "Proving the contract").
+     */
+    private static final List<String> IN_BUDGET = List.of("doorbell");
+
+    @Test
+    void theDecodersContractHolds(@TempDir Path dir) throws Exception {
+        for (String block : IN_BUDGET) {
+            Path rtl = Files.createDirectories(dir.resolve(block));
+            List<HwProve.Result> rs = HwProve.prove(profile, block, HwProve.generated(profile, block, rtl), 3,
+                    dir.resolve("cex"));
+            assertFalse(rs.isEmpty(), block);
+            for (HwProve.Result r : rs)
+                assertNotEquals(HwProve.Status.FAILED, r.status(), block + ": " + r.property() + " " + r.describe());
+            assertTrue(rs.stream().anyMatch(r -> r.status() == HwProve.Status.PROVED
+                    && r.property().label().endsWith("_reset")), block + ": its reset values close by induction " + rs);
+        }
+    }
+
+    /** The doorbell FIFO popping its head whether or not the consumer is ready: the Stream contract is broken. */
+    @Test
+    void aDecoderThatIgnoresReadyFailsWithACounterexample(@TempDir Path dir) throws Exception {
+        HwProve.Design d = HwProve.generated(profile, "doorbell", dir);
+        Path v = d.files().get(0);
+        String text = Files.readString(v), pop = "assign pop = (io_doorbell_valid && io_doorbell_ready);";
+        assertTrue(text.contains(pop), "the generated decoder pops on the Stream's fire");
+        Files.writeString(v, text.replace(pop, "assign pop = io_doorbell_valid;"));
+        List<HwProve.Result> rs = HwProve.prove(profile, "doorbell", d, 6, dir.resolve("cex"));
+        HwProve.Result failed = rs.stream().filter(r -> r.status() == HwProve.Status.FAILED).findFirst()
+                .orElseThrow(() -> new AssertionError("the broken decoder passed: " + rs));
+        assertTrue(List.of("p_doorbell_holds", "p_doorbell_stable").contains(failed.property().label()),
+                failed.toString());
+        assertTrue(failed.vcd().getFileName().toString().contains(failed.property().label()), failed.vcd().toString());
+        String vcd = Files.readString(failed.vcd());
+        assertTrue(vcd.contains("io_doorbell_valid") && vcd.contains("io_doorbell_ready"), "the VCD has the port");
+        String gtkw = Files.readString(nicsim.wave.GtkwSave.beside(failed.vcd()));
+        assertTrue(gtkw.contains("-io_doorbell") && gtkw.contains(failed.vcd().toAbsolutePath().toString()), gtkw);
+        // the properties the mutant does not touch still hold
+        assertTrue(rs.stream().anyMatch(r -> r.property().label().equals("p_seen_reset")
+                && r.status() == HwProve.Status.PROVED), rs.toString());
+    }
+}
