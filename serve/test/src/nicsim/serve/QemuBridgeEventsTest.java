@@ -95,17 +95,10 @@ class QemuBridgeEventsTest {
         List<String> qemu = TestGuest.qemuArgs(TestGuest.kernel(),
                 TestGuest.initramfs(dir, String.format(INTERRUPT_INIT, RESERVED)), 256,
                 String.format("memmap=32M$0x%x", RESERVED));
-        Served s = new Served("nicsim-qemu-irq").start(Served.cluster());
-        String out;
-        int status;
-        try {
-            var g = TestGuest.boot(s.socket, 0, qemu);
-            status = g.await(150);
-            out = g.output();
-            TestGuest.awaitClosed(s);
-        } finally {
-            assertTrue(s.stop());
-        }
+        TestGuest.Ran ran = TestGuest.onNode0("nicsim-qemu-irq", qemu);
+        String out = ran.output();
+        int status = ran.status();
+        Served s = ran.served();
         assertEquals(0, status, out + "\n" + s.log());
         Matcher cmd = Pattern.compile("guest: command (0x\\p{XDigit}+) status (\\d+)").matcher(out);
         int commands = 0;
@@ -149,17 +142,10 @@ class QemuBridgeEventsTest {
                 TestGuest.initramfs(dir, String.format(REBOOT_INIT, RESERVED, RESERVED)), 256,
                 String.format("memmap=64K$0x%x", RESERVED)));
         assertTrue(qemu.remove("-no-reboot"), "the guest reboots for real");
-        Served s = new Served("nicsim-qemu-reboot").start(Served.cluster());
-        String out;
-        int status;
-        try {
-            var g = TestGuest.boot(s.socket, 0, qemu);
-            status = g.await(150);
-            out = g.output();
-            TestGuest.awaitClosed(s);
-        } finally {
-            assertTrue(s.stop());
-        }
+        TestGuest.Ran ran = TestGuest.onNode0("nicsim-qemu-reboot", qemu);
+        String out = ran.output();
+        int status = ran.status();
+        Served s = ran.served();
         assertEquals(0, status, out + "\n" + s.log());
         assertTrue(out.contains("guest: first boot, command  0006"), out);
         // after the reboot the firmware placed BAR0 and enabled memory space again; bus mastering waits for a driver

@@ -90,17 +90,10 @@ class QemuBridgeTest {
     void aGuestKernelFindsTheFunctionAndTheAdaptersDmaLandsInItsRamOrIsReported() throws Exception {
         TestGuest.assumeTools();
         List<String> qemu = guest(Files.createTempDirectory("nicsim-qemu"), init(true));
-        Served s = new Served("nicsim-qemu").start(Served.cluster());
-        String out;
-        int status;
-        try {
-            var g = TestGuest.boot(s.socket, 0, qemu);
-            status = g.await(150);
-            out = g.output();
-            TestGuest.awaitClosed(s);
-        } finally {
-            assertTrue(s.stop());
-        }
+        TestGuest.Ran ran = TestGuest.onNode0("nicsim-qemu", qemu);
+        String out = ran.output();
+        int status = ran.status();
+        Served s = ran.served();
         assertEquals(0, status, out + "\n" + s.log());
         assertTrue(out.contains("[0x1de5:0x0010]"), "the guest enumerated vendor 0x1de5 device 0x10:\n" + out);
         // QEMU realizes the doorbell device only once the bridge's ivshmem server gave it its memory

@@ -9,6 +9,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -126,6 +127,26 @@ final class TestGuest {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().put("NICSIM_SOCKET", socket.toString());
         return new Booted(pb.start());
+    }
+
+    /** A guest's run on node 0 of a serve of its own: QEMU's status, the console, and the serve (stopped). */
+    record Ran(int status, String output, Served served) { }
+
+    /**
+     * Boots {@code qemuArgs} through the bridge on node 0 of a fresh two-node serve named {@code name}, waits
+     * (150 s at most) for the guest to power off and for serve to log the function's summary, then stops serve.
+     */
+    static Ran onNode0(String name, List<String> qemuArgs) throws Exception {
+        Served s = new Served(name).start(Served.cluster());
+        try {
+            Booted g = boot(s.socket, 0, qemuArgs);
+            int status = g.await(150);
+            String out = g.output();
+            awaitClosed(s);
+            return new Ran(status, out, s);
+        } finally {
+            Assertions.assertTrue(s.stop(), "serve's loop ended");
+        }
     }
 
     /** Waits (10 s at most) for serve to see a bridge's socket close, so its log has the function's summary. */
