@@ -3,14 +3,10 @@ package nicsim.serve;
 import static org.junit.jupiter.api.Assertions.*;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import nicsim.serve.Programs.Run;
 import org.junit.jupiter.api.AfterEach;
@@ -121,49 +117,15 @@ class EcosystemTest {
     void mpichRunsAPingPongWithItsPmiOverAPort() throws Exception {
         assumeTrue(installed("mpiexec.mpich") && installed("mpicc.mpich"), "mpich is not installed (apt-get install"
                 + " mpich)");
-        Path dir = Files.createTempDirectory("nicsim-mpich");
-        try (var in = EcosystemTest.class.getResourceAsStream("/nicsim/serve/mpi-pingpong.c")) {
-            Files.copy(in, dir.resolve("mpi-pingpong.c"));
-        }
-        Process cc = new ProcessBuilder("mpicc.mpich", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o",
-                dir.resolve("mpi-pingpong").toString(), dir.resolve("mpi-pingpong.c").toString())
-                .redirectErrorStream(true).start();
-        String ccOut = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(0, cc.waitFor(), ccOut);
-        // MPICH's hydra hands its PMI socket to a rank as a descriptor, which attach does not pass on yet
-        // (issue 57, point 2); -pmi-port gives it as a TCP port on this machine instead, and the rank as PMI_ID
-        Path perRank = dir.resolve("rank.sh");
-        StringBuilder sh = new StringBuilder("#!/bin/sh\ncase \"$PMI_ID\" in\n");
-        for (int r = 0; r < 2; r++) {
-            sh.append(r).append(") exec");
-            for (String a : Attach.command(served.socket, r, List.of(dir.resolve("mpi-pingpong").toString())))
-                sh.append(" '").append(a.replace("'", "'\\''")).append('\'');
-            sh.append(" ;;\n");
-        }
-        sh.append("esac\nexit 99\n");
-        Files.writeString(perRank, sh.toString());
-        Files.setPosixFilePermissions(perRank, PosixFilePermissions.fromString("rwx------"));
-        List<String> cmd = new ArrayList<>(List.of("mpiexec.mpich", "-pmi-port", "-n", "2", perRank.toString()));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String[] out = {""};
-        Thread reader = new Thread(() -> {
-            try {
-                out[0] = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            } catch (Exception ignored) { // the job ended
-            }
-        });
-        reader.start();
-        boolean done = p.waitFor(180, TimeUnit.SECONDS);
-        if (!done) p.destroyForcibly().waitFor();
-        reader.join(10_000);
-        assertTrue(done && p.exitValue() == 0, "mpiexec.mpich:\n" + out[0] + "\n--- serve:\n" + served.log());
+        Path dir = MpiJobs.compilePingpong("mpicc.mpich");
+        // -pmi-port: hydra gives each rank its PMI as a TCP port on this machine and its rank as PMI_ID (the
+        // descriptor way, PMI_FD through attach, is AttachCliTest's)
+        Path perRank = MpiJobs.perRankScript(dir, "PMI_ID", 2,
+                r -> Attach.command(served.socket, r, List.of(dir.resolve("mpi-pingpong").toString())));
+        String out = MpiJobs.run(List.of("mpiexec.mpich", "-pmi-port", "-n", "2", perRank.toString()), served);
         // every byte of 1 B to 1 MiB checked by the program; the ranks' RC QPs carried it between the nodes
-        assertTrue(out[0].contains("allreduce over 2 ranks; 0 wrong"), out[0]);
+        assertTrue(out.contains("allreduce over 2 ranks; 0 wrong"), out);
         served.awaitReleased();
-        for (int r = 0; r < 2; r++)
-            assertTrue(Pattern.compile("mpi-pingpong \\(pid \\d+\\) on node " + r
-                    + " exited[^\\n]*\\n[^\\n]*\\n[^\\n]*\\n(\\s+0x[^\\n]*\\n)*?"
-                    + "\\s+0x\\p{XDigit}+\\s+RC\\s+\\d+\\s+[1-9]")
-                    .matcher(served.log()).find(), "node " + r + " sent over RC:\n" + served.log());
+        MpiJobs.assertSentOverRc(served, 2);
     }
 }
