@@ -244,6 +244,7 @@ final class Commands {
                 + (uars.all().size() - 1) + xrcds.all().size() + fw.adapter.deviceMemory().allocations();
         if (left > 0) throw new CommandRefused(Cmd.Syndrome.OBJECTS_LEFT, left);
         uars.remove(0);
+        fw.events.stop();
         initialized = false;
     }
 

@@ -22,11 +22,18 @@ final class EventQueue {
         this.log = log;
     }
 
-    /** INIT_HCA placed the ring. */
+    /**
+     * INIT_HCA placed the ring: a new ring, whose first entry is slot 0 with owner bit 0, as its driver
+     * expects, even when an earlier driver's ring (before TEARDOWN_HCA) took events.
+     */
     void init(long addr, int logSize) {
         this.addr = addr;
         this.logSize = logSize;
+        this.producer = 0;
     }
+
+    /** TEARDOWN_HCA: the ring is the driver's memory again; later events are only logged. */
+    void stop() { addr = -1; }
 
     /** Posts an event (before INIT_HCA it is only logged). */
     void post(EventType type, long resource) {
