@@ -4,6 +4,7 @@
  * event, with immediate data, inline), RDMA WRITE and READ, atomics, and a
  * transition the device refuses.
  */
+#include <linux/ktime.h>
 #include <linux/string.h>
 
 #include "selftest.h"
@@ -20,6 +21,7 @@ int st_send(struct st_ctx *c, u32 len, u32 off, bool arm)
 				  .opcode = IB_WR_SEND,
 				  .send_flags = IB_SEND_SIGNALED };
 	struct ib_wc wc[2];
+	ktime_t posted;
 	int err, i;
 
 	err = ib_post_recv(c->qp[1], &rwr, NULL);
@@ -29,12 +31,17 @@ int st_send(struct st_ctx *c, u32 len, u32 off, bool arm)
 		reinit_completion(&c->event);
 		ib_req_notify_cq(c->cq, IB_CQ_NEXT_COMP);
 	}
+	posted = ktime_get();
 	err = ib_post_send(c->qp[0], &swr, NULL);
 	if (err)
 		return err;
 	if (arm && !wait_for_completion_timeout(&c->event,
 						msecs_to_jiffies(ST_WAIT_MS)))
 		return -ETIME;
+	/* the guest's time from the doorbell to the CQ's comp_handler */
+	if (arm)
+		pr_info("nicsim_selftest: completion event %lld us after the post\n",
+			ktime_us_delta(ktime_get(), posted));
 	for (i = 0; i < 2; i++) {
 		err = st_poll(c, &wc[i]);
 		if (err) {

@@ -76,7 +76,12 @@ struct nicsim_dev {
 	u32 kuar;
 	spinlock_t kuar_lock; /* one BlueFlame/arm write at a time */
 
-	/* polling stands in for interrupts (see nicsim_eq.c) */
+	/*
+	 * The work that reads the event queue and the armed CQs: run by the
+	 * doorbell function's interrupts when irq (nicsim_irq.c), else every
+	 * poll_interval_ms (nicsim_eq.c)
+	 */
+	bool irq;
 	struct delayed_work poll_work;
 	struct list_head armed_cqs;
 	spinlock_t armed_lock; /* armed_cqs, and each CQ's armed and is_armed */
@@ -243,6 +248,12 @@ int nicsim_buf_alloc(struct nicsim_dev *dev, struct nicsim_buf *buf,
 int nicsim_buf_alloc_gfp(struct nicsim_dev *dev, struct nicsim_buf *buf,
 			 size_t size, gfp_t gfp);
 void nicsim_buf_free(struct nicsim_dev *dev, struct nicsim_buf *buf);
+
+/* nicsim_irq.c: the adapter's first vectors (0: events, 1: kernel CQs) */
+#define NICSIM_IRQ_VECTORS	2
+extern struct pci_driver nicsim_doorbell_driver;
+bool nicsim_irq_init(struct nicsim_dev *dev);
+void nicsim_irq_cleanup(struct nicsim_dev *dev);
 
 /* nicsim_eq.c */
 int nicsim_eq_init(struct nicsim_dev *dev);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Async events and completion events, by polling.
+ * Async events and completion events.
  *
  * The adapter raises MSI-X vector 0 for each event queue entry and a CQ's
  * vector for an armed CQ's next completion. A QEMU guest's proxied function
- * delivers no interrupts under TCG (no MSI-X, INTx only through KVM), so the
- * driver does not enable MSI-X: a delayed work looks at the event queue and at
- * every armed kernel CQ every poll_interval_ms instead. It reads only host
- * memory (no BAR access), so an idle poll costs the guest no MMIO exit.
+ * delivers no interrupts under TCG (no MSI-X, INTx only through KVM); the
+ * bridge's doorbell function carries them instead (nicsim_irq.c), and then
+ * its interrupts run the work below. Without it, the work runs every
+ * poll_interval_ms: it looks at the event queue and at every armed kernel
+ * CQ, reading only host memory (no BAR access), so an idle poll costs the
+ * guest no MMIO exit.
  */
 #include <linux/module.h>
 
@@ -20,12 +22,15 @@ MODULE_PARM_DESC(poll_interval_ms,
 
 #define NICSIM_EQ_LOG_SIZE	8
 
+static void nicsim_poll(struct work_struct *work);
+
 int nicsim_eq_init(struct nicsim_dev *dev)
 {
 	dev->eq_log_size = NICSIM_EQ_LOG_SIZE;
 	dev->eq_ci = 0;
 	INIT_LIST_HEAD(&dev->armed_cqs);
 	spin_lock_init(&dev->armed_lock);
+	INIT_DELAYED_WORK(&dev->poll_work, nicsim_poll);
 	return nicsim_buf_alloc(dev, &dev->eq,
 				NICSIM_EQE_BYTES << NICSIM_EQ_LOG_SIZE);
 }
@@ -184,17 +189,25 @@ static void nicsim_poll(struct work_struct *work)
 		dev->eq_ci++;
 	}
 	nicsim_poll_cqs(dev);
-	schedule_delayed_work(&dev->poll_work,
-			      msecs_to_jiffies(poll_interval_ms));
+	if (!dev->irq)
+		schedule_delayed_work(&dev->poll_work,
+				      msecs_to_jiffies(poll_interval_ms));
 }
 
+/* Interrupts when the doorbell function is there, else the poll. */
 void nicsim_eq_start(struct nicsim_dev *dev)
 {
-	INIT_DELAYED_WORK(&dev->poll_work, nicsim_poll);
+	dev->irq = nicsim_irq_init(dev);
+	if (!dev->irq)
+		dev_info(&dev->pdev->dev, "no interrupts: polling every %u ms\n",
+			 poll_interval_ms);
+	/* once at least: what came before the vectors were taken */
 	schedule_delayed_work(&dev->poll_work, 0);
 }
 
 void nicsim_eq_stop(struct nicsim_dev *dev)
 {
+	/* no interrupt may queue the work again once it is cancelled */
+	nicsim_irq_cleanup(dev);
 	cancel_delayed_work_sync(&dev->poll_work);
 }

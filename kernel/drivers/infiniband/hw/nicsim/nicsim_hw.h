@@ -12,6 +12,7 @@
 #define NICSIM_PCI_VENDOR			0x1de5
 #define NICSIM_PCI_DEVICE			0x10
 #define NICSIM_CFG_MSIX_CAP			0x40
+#define NICSIM_MSIX_ENABLE			0x8000
 
 /* BAR0 registers (multi-byte values big-endian) */
 #define NICSIM_REG_FW_REV			0x0
@@ -19,6 +20,7 @@
 #define NICSIM_REG_CMD_DOORBELL			0x18
 #define NICSIM_REG_CMD_ERRORS			0x1c
 #define NICSIM_REG_HEALTH			0x20
+#define NICSIM_REG_MSIX_TABLE			0x800
 #define NICSIM_FW_REV				0x10000
 #define NICSIM_UAR_CQ_DOORBELL			0x20
 #define NICSIM_UAR_BF_OFFSET			0x800

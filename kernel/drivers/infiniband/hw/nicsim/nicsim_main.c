@@ -283,4 +283,25 @@ static struct pci_driver nicsim_pci_driver = {
 	.remove = nicsim_remove,
 };
 
-module_pci_driver(nicsim_pci_driver);
+/* The doorbell function first: PCI binds it before the adapter probes. */
+static int __init nicsim_init(void)
+{
+	int err;
+
+	err = pci_register_driver(&nicsim_doorbell_driver);
+	if (err)
+		return err;
+	err = pci_register_driver(&nicsim_pci_driver);
+	if (err)
+		pci_unregister_driver(&nicsim_doorbell_driver);
+	return err;
+}
+
+static void __exit nicsim_exit(void)
+{
+	pci_unregister_driver(&nicsim_pci_driver);
+	pci_unregister_driver(&nicsim_doorbell_driver);
+}
+
+module_init(nicsim_init);
+module_exit(nicsim_exit);
