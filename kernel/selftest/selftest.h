@@ -47,4 +47,9 @@ int st_ud(struct st_ctx *c, u32 len);
 int st_uc(struct st_ctx *c, u32 len);
 int st_srq(struct st_ctx *c, u32 len);
 
+/* st_peer.c: the two-node mode, one QP to another guest's adapter */
+extern bool st_two_node;
+int st_peer_add(struct st_ctx *c);
+void st_peer_remove(struct st_ctx *c);
+
 #endif /* _NICSIM_SELFTEST_H_ */

@@ -9,6 +9,7 @@
  * address handle, a UC SEND and a SEND into an SRQ. Each step
  * logs "nicsim_selftest: <device>: <step>: ok" or what went wrong, and a
  * last line "PASS" or "FAIL"; the module then stays loaded, doing nothing.
+ * With two_node=1 it runs none of that: see st_peer.c.
  */
 #include <linux/delay.h>
 #include <linux/module.h>
@@ -179,6 +180,15 @@ static int st_step(const char *dev, const char *step, int err)
 	return err;
 }
 
+static int st_add(struct ib_device *dev);
+static void st_remove(struct ib_device *dev, void *data);
+
+static struct ib_client st_client = {
+	.name = "nicsim_selftest",
+	.add = st_add,
+	.remove = st_remove,
+};
+
 static int st_add(struct ib_device *dev)
 {
 	struct st_ctx *c;
@@ -193,6 +203,19 @@ static int st_add(struct ib_device *dev)
 	c->dev = dev;
 	init_completion(&c->event);
 	init_completion(&c->srq_event);
+	if (st_two_node) {
+		err = st_step(name, "two-node: PD, CQ, an RC QP",
+			      st_peer_add(c));
+		if (!err) {
+			/* kept until the device or the module goes */
+			ib_set_client_data(dev, &st_client, c);
+			return 0;
+		}
+		st_peer_remove(c);
+		st_teardown(c);
+		kfree(c);
+		return err;
+	}
 	err = st_step(name, "PD, CQ, two RC QPs connected", st_setup(c));
 	for (round = 0; !err && round < 3; round++) {
 		st_fill(c, round);
@@ -241,13 +264,14 @@ static int st_add(struct ib_device *dev)
 
 static void st_remove(struct ib_device *dev, void *data)
 {
-}
+	struct st_ctx *c = data;
 
-static struct ib_client st_client = {
-	.name = "nicsim_selftest",
-	.add = st_add,
-	.remove = st_remove,
-};
+	if (!c)
+		return;
+	st_peer_remove(c);
+	st_teardown(c);
+	kfree(c);
+}
 
 static int __init st_init(void)
 {

@@ -1,0 +1,58 @@
+package nicsim.cosim.guest;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import nicsim.serve.Served;
+import nicsim.vm.Vm;
+import nicsim.vm.VmOptions;
+
+/**
+ * `./nicsim vm` guests for tests: one per command, guest i on node i of one serve, all at once, on the
+ * guests' network of that serve's socket (so they reach each other as node0, node1...), each running its
+ * command with --run. The modules are the ones `kernel.module` and `kernel.selftest` built.
+ */
+final class Guests {
+    private static final Path ROOT = Path.of(System.getProperty("nicsim.root", "."));
+
+    /** A guest's run: the status of its command, its console, and how long it took from start to status. */
+    record Ran(int node, int status, String console, long millis) { }
+
+    private Guests() {}
+
+    /**
+     * Boots a guest per command on {@code served}, concurrently, each stopped after {@code timeoutSeconds};
+     * returns their runs in node order, once all have ended. Each console is printed as the test's output.
+     */
+    static List<Ran> run(Served served, Path share, int timeoutSeconds, String... commands) throws Exception {
+        List<CompletableFuture<Ran>> runs = new ArrayList<>();
+        for (int node = 0; node < commands.length; node++) {
+            int n = node;
+            VmOptions o = new VmOptions(n, commands[n], false, served.socket, share, 384, ROOT,
+                    VmOptions.defaultCache(), VmOptions.defaultNetPort(served.socket), timeoutSeconds, "");
+            runs.add(CompletableFuture.supplyAsync(() -> boot(n, o)));
+        }
+        List<Ran> ran = new ArrayList<>();
+        for (CompletableFuture<Ran> r : runs) ran.add(r.get());
+        for (Ran r : ran)
+            System.out.println("--- node" + r.node() + "'s console (" + r.millis() + " ms, status " + r.status()
+                    + "):\n" + r.console());
+        return ran;
+    }
+
+    private static Ran boot(int node, VmOptions o) {
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        long t0 = System.nanoTime();
+        try {
+            int status = new Vm(o, new PrintStream(console, true, StandardCharsets.UTF_8), System.err).run();
+            return new Ran(node, status, console.toString(StandardCharsets.UTF_8), (System.nanoTime() - t0) / 1_000_000);
+        } catch (Exception e) {
+            throw new IllegalStateException("node" + node + "'s guest: " + e.getMessage() + "\n"
+                    + console.toString(StandardCharsets.UTF_8), e);
+        }
+    }
+}
