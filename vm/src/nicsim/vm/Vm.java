@@ -108,7 +108,7 @@ public final class Vm {
         cmd.addAll(qemu(kernel, initrd));
         progress.accept("booting node" + o.node() + " (QEMU, TCG; " + o.memoryMib() + " MiB; shared folder "
                 + (o.share() == null ? "none" : o.share() + " at /host") + ")" + (o.run() == null
-                ? "; Ctrl-A x ends QEMU" : ""));
+                ? "; Ctrl-A x ends QEMU" : "") + (o.gdb() == null ? "" : "; gdbstub on " + o.gdb().toAbsolutePath()));
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(runDir.toFile());
         pb.environment().putAll(env);
         if (o.run() == null) return stopOnExit(pb.inheritIO().start(), runDir, p -> p.waitFor());
@@ -236,6 +236,10 @@ public final class Vm {
                 // leaves the machine, and no route out (never -netdev user)
                 "-netdev", "socket,id=net0,mcast=" + o.netGroup() + ",localaddr=127.0.0.1",
                 "-device", "virtio-net-pci,netdev=net0,romfile=,mac=" + mac)); // no iPXE ROM: the kernel boots directly
+        // QEMU's own gdbstub (Debian's kernel has no kgdb): any gdb attaches with `target remote PATH`
+        if (o.gdb() != null)
+            q.addAll(List.of("-chardev", "socket,id=gdb0,path=" + o.gdb().toAbsolutePath() + ",server=on,wait=off",
+                    "-gdb", "chardev:gdb0"));
         if (o.share() != null)
             q.addAll(List.of("-virtfs", "local,path=" + o.share() + ",mount_tag=nicsim,security_model=none,id=share0"));
         return q;

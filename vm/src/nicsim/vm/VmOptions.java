@@ -20,9 +20,16 @@ import java.util.List;
  * @param netPort     the UDP port of the guests' multicast group; guests on one fabric must share it
  * @param timeoutSeconds with run: stop QEMU after this long (0: never)
  * @param kernelArgs  more kernel command-line arguments
+ * @param gdb         a Unix socket where QEMU's gdbstub waits for `target remote` (the guest runs meanwhile); null: none
  */
 public record VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
-                        Path cache, int netPort, int timeoutSeconds, String kernelArgs) {
+                        Path cache, int netPort, int timeoutSeconds, String kernelArgs, Path gdb) {
+    /** Without a gdbstub. */
+    public VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
+                     Path cache, int netPort, int timeoutSeconds, String kernelArgs) {
+        this(node, run, noDevice, socket, share, memoryMib, root, cache, netPort, timeoutSeconds, kernelArgs, null);
+    }
+
     /** The default port: one per serve socket, so two fabrics on one machine keep their guests apart. */
     public static int defaultNetPort(Path socket) {
         return 20000 + Math.floorMod(socket.toAbsolutePath().normalize().toString().hashCode(), 20000);
@@ -47,6 +54,9 @@ public record VmOptions(int node, String run, boolean noDevice, Path socket, Pat
             throw new IllegalArgumentException("--share '" + share + "' is not a folder");
         if (share != null && share.toString().contains(","))
             throw new IllegalArgumentException("--share '" + share + "': QEMU cannot take a path with a comma");
+        if (gdb != null && (gdb.toString().contains(",") || !Files.isDirectory(gdb.toAbsolutePath().getParent())))
+            throw new IllegalArgumentException("--gdb '" + gdb + "' must be a path without a comma in a folder that "
+                    + "exists");
         if (run != null && run.isBlank())
             throw new IllegalArgumentException("--run '' is empty: give a command, or leave --run out for a shell");
     }

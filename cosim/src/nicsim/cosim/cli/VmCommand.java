@@ -52,13 +52,17 @@ final class VmCommand implements Callable<Integer> {
             + "loglevel=7 to see the kernel's messages)")
     String kernelArgs;
 
+    @Option(names = "--gdb", paramLabel = "SOCKET", description = "QEMU's gdbstub on this Unix socket: "
+            + "gdb's 'target remote SOCKET' stops the guest's CPU (docs/kernel.md, Debugging)")
+    Path gdb;
+
     @Override public Integer call() throws Exception {
         Path sock = socket != null ? socket : Attach.defaultSocket();
         String rootEnv = System.getenv("NICSIM_ROOT");
         Path root = Path.of(rootEnv != null ? rootEnv : System.getProperty("nicsim.root", ".")).toAbsolutePath();
         Path dir = noShare ? null : (share != null ? share : Path.of("")).toAbsolutePath().normalize();
         VmOptions o = new VmOptions(node, run, noDevice, sock, dir, memory, root, VmOptions.defaultCache(),
-                netPort != null ? netPort : VmOptions.defaultNetPort(sock), timeout, kernelArgs);
+                netPort != null ? netPort : VmOptions.defaultNetPort(sock), timeout, kernelArgs, gdb);
         try {
             return new Vm(o, System.out, System.err).run();
         } catch (java.io.IOException e) { // a download, a host tool or the guest failed: one line naming it
