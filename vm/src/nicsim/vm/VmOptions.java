@@ -20,7 +20,8 @@ import java.util.List;
  * @param netPort     the UDP port of the guests' multicast group; guests on one fabric must share it
  * @param timeoutSeconds with run: stop QEMU after this long (0: never)
  * @param kernelArgs  more kernel command-line arguments
- * @param gdb         a Unix socket where QEMU's gdbstub waits for `target remote` (the guest runs meanwhile); null: none
+ * @param gdb         a Unix socket where QEMU's gdbstub waits for `target remote` (the guest runs meanwhile);
+ *                    null: none
  */
 public record VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
                         Path cache, int netPort, int timeoutSeconds, String kernelArgs, Path gdb) {

@@ -30,7 +30,8 @@ class GuestDriverTest {
      * the driver and the selftest logged.
      */
     private static final String SELFTEST = "verdicts() { dmesg | grep -cE 'nicsim_selftest: nicsim_0: (PASS|FAIL)'; }; "
-            + "await() { n=0; until [ $(verdicts) -ge $1 ]; do n=$((n + 1)); [ $n -gt 240 ] && exit 3; sleep 1; done; }; "
+            + "await() { n=0; until [ $(verdicts) -ge $1 ]; do "
+            + "n=$((n + 1)); [ $n -gt 240 ] && exit 3; sleep 1; done; }; "
             + "modprobe nicsim_selftest || exit 2; await 1; grep nicsim /proc/interrupts; "
             + "cat /sys/class/infiniband/nicsim_0/ports/1/state; "
             + "rmmod nicsim_selftest && rmmod nicsim_ib && modprobe nicsim_ib msix=0 || exit 4; "

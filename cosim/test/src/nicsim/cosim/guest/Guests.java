@@ -49,7 +49,8 @@ final class Guests {
         long t0 = System.nanoTime();
         try {
             int status = new Vm(o, new PrintStream(console, true, StandardCharsets.UTF_8), System.err).run();
-            return new Ran(node, status, console.toString(StandardCharsets.UTF_8), (System.nanoTime() - t0) / 1_000_000);
+            long millis = (System.nanoTime() - t0) / 1_000_000;
+            return new Ran(node, status, console.toString(StandardCharsets.UTF_8), millis);
         } catch (Exception e) {
             throw new IllegalStateException("node" + node + "'s guest: " + e.getMessage() + "\n"
                     + console.toString(StandardCharsets.UTF_8), e);
