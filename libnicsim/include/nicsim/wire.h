@@ -71,6 +71,7 @@ enum nicsim_op {
 	NICSIM_OP_PCI_POSTED_RING = 62,
 	NICSIM_OP_UCTX_IMPORT = 63,
 	NICSIM_OP_RDMA_RES = 64,
+	NICSIM_OP_RDMA_STAT = 65,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;

@@ -2,7 +2,8 @@
  * The RDMA netlink's resource views (`rdma resource show`): the node's adapter objects as serve lists
  * them (RDMA_RES: the adapter's QPs, CQs, MRs and PDs, each with the process owning it, pid 0 for the
  * kernel's own, serve's RDMA CM agents), in the attributes Linux's resource tracking gives. A dump is
- * one message per object, each naming the device, as the kernel's dumps may split anywhere.
+ * one message per object, each naming the device, as the kernel's dumps may split anywhere. The
+ * port's counters (`rdma statistic show`, STAT_GET) are the adapter's own, as serve counts them (RDMA_STAT).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -172,4 +173,48 @@ int nicsim_netlink_res(const struct nl_request *q, int *multi) {
 	res_free(&l);
 	if (!err && !dump && !found) err = ENOENT;
 	return err;
+}
+
+/*
+ * STAT_GET of port 1 (`rdma statistic show`): the adapter's counters by their names in the model
+ * (Firmware.retransmits...), as many as one message holds (a page: about 60). Counters bound to QPs
+ * (a dump, `rdma statistic qp`) are EOPNOTSUPP: the adapter has no counter sets to bind.
+ */
+int nicsim_netlink_stat(const struct nl_request *q) {
+	const char *node = getenv("NICSIM_NODE");
+	struct nl_reply r;
+	struct msg m;
+	int fd, rc;
+	if (q->flags & NLM_F_DUMP) return EOPNOTSUPP;
+	if (nl_arg32(q, RDMA_NLDEV_ATTR_DEV_INDEX, ~0u) != NICSIM_DEV_INDEX
+	    || nl_arg32(q, RDMA_NLDEV_ATTR_PORT_INDEX, 0) != 1)
+		return EINVAL;
+	if ((fd = connect_simulator()) < 0) return EIO;
+	m = request(NICSIM_OP_RDMA_STAT);
+	put32(&m, node ? (uint32_t)atoi(node) : 0);
+	rc = nicsim_exchange(fd, &m);
+	real_close(fd);
+	if (rc) { done(&m); return rc < 0 ? EIO : rc; }
+	nl_begin(&r, q, 0);
+	nl_dev_handle(&r);
+	nl_u32(&r, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+	size_t table = nl_nest(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+	for (uint32_t n = get32(&m), i = 0; i < n && !m.failed; i++) {
+		char name[128];
+		uint32_t len = get32(&m);
+		if (len >= sizeof name) { m.failed = 1; break; }
+		get(&m, name, len);
+		name[len] = 0;
+		uint64_t value = get64(&m);
+		if (r.len + NLA_ALIGN(NLA_HDRLEN + len + 1) + 3 * NLA_HDRLEN + 8 + 64 > sizeof r.buf) break; /* full */
+		size_t e = nl_nest(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+		nl_str(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, name);
+		nl_u64(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, value);
+		nl_nest_end(&r, e);
+	}
+	rc = m.failed ? EIO : 0;
+	done(&m);
+	if (rc) return rc;
+	nl_nest_end(&r, table);
+	return nl_send(q, &r);
 }

@@ -289,7 +289,8 @@ static void answer(int fd, uint32_t port, const struct nlmsghdr *h) {
 		case RDMA_NLDEV_CMD_RES_MR_GET: case RDMA_NLDEV_CMD_RES_PD_GET:
 			err = nicsim_netlink_res(&q, &multi);
 			break;
-		default: err = EOPNOTSUPP; /* statistics, links of other kinds, setting anything */
+		case RDMA_NLDEV_CMD_STAT_GET: err = nicsim_netlink_stat(&q); multi = 0; break;
+		default: err = EOPNOTSUPP; /* links of other kinds, setting anything */
 		}
 	}
 	conclude(&q, h, err, multi);

@@ -59,5 +59,7 @@ void nl_dev_handle(struct nl_reply *r);
  * 0 or a positive errno for the error message; *multi: whether the answer was a dump (ends in DONE).
  */
 int nicsim_netlink_res(const struct nl_request *q, int *multi);
+/* STAT_GET of the port's counters: 0 or a positive errno. */
+int nicsim_netlink_stat(const struct nl_request *q);
 
 #endif

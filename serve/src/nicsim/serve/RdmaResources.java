@@ -29,9 +29,7 @@ final class RdmaResources {
 
     /** The reply to RDMA_RES for node {@code node} (EINVAL naming it if the cluster has no such node). */
     static Wire.Out of(World world, Collection<Program> programs, int node) {
-        if (node < 0 || node >= world.hosts().size())
-            throw new VerbsException(Errno.EINVAL, "RDMA_RES: node " + node + " is not one of the cluster's "
-                    + world.hosts().size());
+        check(world, node, "RDMA_RES");
         Resources r = Resources.of(world.host(node).firmware);
         Owners o = owners(programs, node);
         Map<Long, Integer> cqUsers = new HashMap<>(), pdUsers = new HashMap<>();
@@ -54,6 +52,25 @@ final class RdmaResources {
         out.u32(r.pds().size());
         for (long pd : r.pds()) out.u32((int) pd).u32(pdUsers.getOrDefault(pd, 0)).u32(o.pds.getOrDefault(pd, 0));
         return out;
+    }
+
+    /**
+     * The reply to RDMA_STAT (`rdma statistic show`): node {@code node}'s adapter counters, those its
+     * blocks count under its scope ("node1": Firmware.retransmits...), sorted by name: u32 count, then
+     * each one's name (u32 length, bytes) and value (u64).
+     */
+    static Wire.Out stats(World world, int node) {
+        check(world, node, "RDMA_STAT");
+        Map<String, Long> counters = world.sim.counters().scope("node" + node).snapshot();
+        Wire.Out out = new Wire.Out().u32(counters.size());
+        counters.forEach((name, value) -> out.string(name).u64(value));
+        return out;
+    }
+
+    private static void check(World world, int node, String what) {
+        if (node < 0 || node >= world.hosts().size())
+            throw new VerbsException(Errno.EINVAL, what + ": node " + node + " is not one of the cluster's "
+                    + world.hosts().size());
     }
 
     /** Which process owns each QP, CQ, MR (by key) and PD of node {@code node}'s adapter. */

@@ -40,7 +40,9 @@ public final class Wire {
         // an object of a user context another process opened (ibv_import_pd, _mr, _dm)
         UCTX_IMPORT,
         // a node's adapter objects and their owners, as the kernel's resource tracking lists them (rdma res)
-        RDMA_RES;
+        RDMA_RES,
+        // a node's adapter counters (rdma statistic)
+        RDMA_STAT;
 
         public int code() { return ordinal() + 1; }
 

@@ -2,6 +2,7 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -85,5 +86,29 @@ class RdmaToolTest {
             after = rdma(1, "res", "show", "qp") + rdma(1, "res", "show", "mr");
         }
         assertFalse(after.contains("pid " + pid), "objects of a program that ended:\n" + after);
+    }
+
+    /** `rdma statistic show` after a pingpong: node 1's adapter counters, each the value the model counted. */
+    @Test
+    void statisticShowsTheAdaptersCounters() throws Exception {
+        int port = Programs.port() + 58;
+        Programs.Run srv = Programs.start(served, 1, false, "ibv_rc_pingpong", "-p", Integer.toString(port), "-n", "50");
+        Programs.awaitListening(srv, port);
+        Programs.Run cli = Programs.start(served, 0, false, "ibv_rc_pingpong", "-p", Integer.toString(port), "-n", "50",
+                "localhost");
+        assertEquals(0, cli.await(60), cli.output());
+        assertEquals(0, srv.await(60), srv.output());
+        String stat = rdma(1, "statistic", "show").trim();
+        assertTrue(stat.startsWith("link nicsim0/1 "), stat);
+        var counted = served.world.sim.counters().scope("node1");
+        Matcher m = Pattern.compile("(\\S+) (\\d+)").matcher(stat.substring("link nicsim0/1 ".length()));
+        int shown = 0;
+        long total = 0;
+        while (m.find()) {
+            assertEquals(counted.get(m.group(1)), Long.parseLong(m.group(2)), m.group(1) + " in:\n" + stat);
+            shown++;
+            total += Long.parseLong(m.group(2));
+        }
+        assertTrue(shown > 0 && total > 0, "node 1 counted its pingpong's traffic:\n" + stat);
     }
 }
