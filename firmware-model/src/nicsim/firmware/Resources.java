@@ -20,7 +20,7 @@ public record Resources(List<QpRow> qps, List<CqRow> cqs, List<MrRow> mrs, List<
     /** A CQ: its size in entries (what ibv_create_cq reported as cqe). */
     public record CqRow(long cqn, int cqe) {}
 
-    /** A memory region (an mkey that is neither a window nor an indirect mkey): its key (lkey = rkey), PD, start, length. */
+    /** A memory region (an mkey, not a window nor an indirect mkey): its key (lkey = rkey), PD, start, length. */
     public record MrRow(long key, long pd, long start, long length) {}
 
     /** {@code fw}'s objects now. */

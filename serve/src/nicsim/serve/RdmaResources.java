@@ -43,7 +43,8 @@ final class RdmaResources {
         }
         out.u32(r.cqs().size());
         for (Resources.CqRow c : r.cqs())
-            out.u32((int) c.cqn()).u32(c.cqe()).u32(cqUsers.getOrDefault(c.cqn(), 0)).u32(o.cqs.getOrDefault(c.cqn(), 0));
+            out.u32((int) c.cqn()).u32(c.cqe()).u32(cqUsers.getOrDefault(c.cqn(), 0))
+                    .u32(o.cqs.getOrDefault(c.cqn(), 0));
         out.u32(r.mrs().size());
         for (Resources.MrRow m : r.mrs()) {
             out.u32((int) m.key()).u32((int) m.pd()).u64(m.start()).u64(m.length()).u32(o.mrs.getOrDefault(m.key(), 0));
@@ -74,7 +75,8 @@ final class RdmaResources {
     }
 
     /** Which process owns each QP, CQ, MR (by key) and PD of node {@code node}'s adapter. */
-    private record Owners(Map<Long, Integer> qps, Map<Long, Integer> cqs, Map<Long, Integer> mrs, Map<Long, Integer> pds) {}
+    private record Owners(Map<Long, Integer> qps, Map<Long, Integer> cqs, Map<Long, Integer> mrs,
+                          Map<Long, Integer> pds) {}
 
     private static Owners owners(Collection<Program> programs, int node) {
         Owners o = new Owners(new HashMap<>(), new HashMap<>(), new HashMap<>(), new HashMap<>());

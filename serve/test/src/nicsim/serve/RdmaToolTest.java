@@ -32,7 +32,8 @@ class RdmaToolTest {
     }
 
     private static String guid(long g) {
-        return String.format("%04x:%04x:%04x:%04x", g >>> 48 & 0xffff, g >>> 32 & 0xffff, g >>> 16 & 0xffff, g & 0xffff);
+        return String.format("%04x:%04x:%04x:%04x", g >>> 48 & 0xffff, g >>> 32 & 0xffff, g >>> 16 & 0xffff,
+                g & 0xffff);
     }
 
     @Test
@@ -45,7 +46,8 @@ class RdmaToolTest {
             String link = rdma(node, "link", "show");
             int lid = served.world.host(node).firmware.lid();
             assertTrue(link.startsWith("link nicsim0/1 subnet_prefix fe80:0000:0000:0000 lid " + lid
-                    + " sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP"), "node " + node + "'s rdma link:\n" + link);
+                    + " sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP"),
+                    "node " + node + "'s rdma link:\n" + link);
         }
         assertTrue(rdma(0, "system", "show").startsWith("netns shared copy-on-fork on"));
         // libibverbs finds the device through the same netlink now (its GET and GET_CHARDEV): it must still open it
@@ -58,19 +60,21 @@ class RdmaToolTest {
     void resShowsAProgramsObjectsWithItsPidAndNothingAfterItGoes() throws Exception {
         int port = Programs.port() + 57;
         // line-buffered, so its "local address" line (with its QPN) shows before a client comes
-        Programs.Run srv = Programs.start(served, 1, false, "stdbuf", "-oL", "ibv_rc_pingpong", "-p", Integer.toString(port));
+        Programs.Run srv = Programs.start(served, 1, false, "stdbuf", "-oL", "ibv_rc_pingpong", "-p",
+                Integer.toString(port));
         Programs.awaitListening(srv, port);
         long qpn = Long.parseLong(Programs.waitFor(srv::output, Pattern.compile("QPN 0x([0-9a-f]+)"), 30), 16);
         long pid = srv.process().pid();
         String qps = rdma(1, "res", "show", "qp");
         assertTrue(qps.contains("link nicsim0/1 lqpn " + qpn + " rqpn 0 type RC state INIT rq-psn 0 sq-psn 0 ")
-                && qps.contains("pid " + pid + " comm ibv_rc_pingpong"), "its QP, in INIT until a client comes:\n" + qps);
+                && qps.contains("pid " + pid + " comm ibv_rc_pingpong"),
+                "its QP, in INIT until a client comes:\n" + qps);
         String cqs = rdma(1, "res", "show", "cq");
-        assertTrue(cqs.matches("(?s).*dev nicsim0 cqn \\d+ cqe \\d+ users 1 poll-ctx DIRECT adaptive-moderation off pid "
-                + pid + " comm ibv_rc_pingpong.*"), cqs);
+        assertTrue(cqs.matches("(?s).*dev nicsim0 cqn \\d+ cqe \\d+ users 1 poll-ctx DIRECT adaptive-moderation off "
+                + "pid " + pid + " comm ibv_rc_pingpong.*"), cqs);
         String mrs = rdma(1, "res", "show", "mr");
-        assertTrue(mrs.matches("(?s).*dev nicsim0 mrn \\d+ rkey 0x[0-9a-f]+ lkey 0x[0-9a-f]+ iova 0x[0-9a-f]+ mrlen 4096 "
-                + "pdn \\d+ pid " + pid + " comm ibv_rc_pingpong.*"), mrs);
+        assertTrue(mrs.matches("(?s).*dev nicsim0 mrn \\d+ rkey 0x[0-9a-f]+ lkey 0x[0-9a-f]+ iova 0x[0-9a-f]+ "
+                + "mrlen 4096 pdn \\d+ pid " + pid + " comm ibv_rc_pingpong.*"), mrs);
         String pds = rdma(1, "res", "show", "pd");
         assertTrue(pds.matches("(?s).*dev nicsim0 pdn \\d+ users 2 pid " + pid + " comm ibv_rc_pingpong.*"),
                 "its PD holds its QP and its MR:\n" + pds);
@@ -81,7 +85,8 @@ class RdmaToolTest {
         srv.process().destroy();
         srv.await(30);
         String after = rdma(1, "res", "show", "qp") + rdma(1, "res", "show", "mr");
-        for (int i = 0; i < 50 && after.contains("pid " + pid); i++) { // serve sees the program's socket close a moment later
+        // serve sees the program's socket close a moment after it exits
+        for (int i = 0; i < 50 && after.contains("pid " + pid); i++) {
             Thread.sleep(100);
             after = rdma(1, "res", "show", "qp") + rdma(1, "res", "show", "mr");
         }
@@ -92,7 +97,8 @@ class RdmaToolTest {
     @Test
     void statisticShowsTheAdaptersCounters() throws Exception {
         int port = Programs.port() + 58;
-        Programs.Run srv = Programs.start(served, 1, false, "ibv_rc_pingpong", "-p", Integer.toString(port), "-n", "50");
+        Programs.Run srv = Programs.start(served, 1, false, "ibv_rc_pingpong", "-p", Integer.toString(port), "-n",
+                "50");
         Programs.awaitListening(srv, port);
         Programs.Run cli = Programs.start(served, 0, false, "ibv_rc_pingpong", "-p", Integer.toString(port), "-n", "50",
                 "localhost");
