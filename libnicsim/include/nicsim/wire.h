@@ -2,7 +2,7 @@
 #ifndef NICSIM_WIRE_H
 #define NICSIM_WIRE_H
 #include <stdint.h>
-#define NICSIM_WIRE_VERSION 16u
+#define NICSIM_WIRE_VERSION 17u
 #define NICSIM_HELLO_OWN_RINGS 1u
 #define NICSIM_PCI_OPEN_BAR0_32BIT 1u
 #define NICSIM_PCI_DMA_FIXED 4u
@@ -70,6 +70,8 @@ enum nicsim_op {
 	NICSIM_OP_UCTX_CQ_CHANNEL = 61,
 	NICSIM_OP_PCI_POSTED_RING = 62,
 	NICSIM_OP_UCTX_IMPORT = 63,
+	NICSIM_OP_RDMA_RES = 64,
+	NICSIM_OP_RDMA_STAT = 65,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;

@@ -23,6 +23,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "nicsim-netlink.h"
+
 /* RdmaCm.SUBNET and its mask: node n is SUBNET + n + 1 */
 #define NODES_SUBNET 0x7F4D0000u
 #define NODES_MASK 0xFFFF0000u
@@ -89,6 +91,7 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockad
 	if (!real)
 		real = (ssize_t (*)(int, const void *, size_t, int, const struct sockaddr *, socklen_t))libc("sendto",
 													   "GLIBC_2.2.5");
+	if (nicsim_netlink_owns(fd)) return nicsim_netlink_send(fd, buf, n); /* an RDMA netlink request */
 	bind_to_node(fd, to, len);
 	return real(fd, buf, n, flags, to, len);
 }

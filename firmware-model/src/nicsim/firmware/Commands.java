@@ -238,6 +238,13 @@ final class Commands {
         into.put("XRCDs", xrcds.all().size());
     }
 
+    /** The PDs alive, by number (for {@link Resources}). */
+    java.util.List<Long> pds() {
+        java.util.List<Long> out = new java.util.ArrayList<>();
+        for (long n = 1; out.size() < pds.all().size() && n < pds.limit(); n++) if (pds.has(n)) out.add(n);
+        return java.util.List.copyOf(out);
+    }
+
     /** TEARDOWN_HCA: refused while any object lives; then the adapter waits for INIT_HCA again. */
     private void teardown() {
         long left = fw.qps.size() + fw.cqs.all().size() + fw.srqs.all().size() + fw.keys.live() + pds.all().size()

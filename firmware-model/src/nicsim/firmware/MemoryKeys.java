@@ -48,6 +48,14 @@ final class MemoryKeys {
 
     /** Mkeys alive: regions, windows and indirect mkeys. */
     int live() { return mkeys.all().size(); }
+
+    /** The contexts of the memory regions alive (not windows, not indirect mkeys), for {@link Resources}. */
+    List<MkeyContext> regions() {
+        List<MkeyContext> out = new java.util.ArrayList<>();
+        for (MkeyContext m : mkeys.all())
+            if (!windows.containsKey(m.index()) && !indirects.containsKey(m.index())) out.add(m);
+        return out;
+    }
     /** The walker's KLM table entries in use. */
     private final java.util.BitSet klmUsed = new java.util.BitSet();
 

@@ -335,6 +335,8 @@ public final class Server implements AutoCloseable {
             case EVENTS -> eventFile(c, in, false);
             case CHANNEL -> eventFile(c, in, true);
             case CONTEXTS -> c.send(contexts().finish(0));
+            case RDMA_RES -> c.send(RdmaResources.of(world, programs.values(), in.u32("node")).finish(0));
+            case RDMA_STAT -> c.send(RdmaResources.stats(world, in.u32("node")).finish(0));
             case PCI_OPEN -> {
                 try {
                     c.send(pci.open(c, in, this::program, false).finish(0));
@@ -358,7 +360,7 @@ public final class Server implements AutoCloseable {
                 }
             }
             default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
-                    + "CONTEXTS, CM_OPEN, PCI_OPEN or UCTX_OPEN, not " + op);
+                    + "CONTEXTS, RDMA_RES, RDMA_STAT, CM_OPEN, PCI_OPEN or UCTX_OPEN, not " + op);
         }
     }
 

@@ -109,6 +109,13 @@ final class UserContext {
     /** Whether QP {@code qpn} is one of its objects (the watchdog names a C driver's QPs so). */
     boolean ownsQp(long qpn) { return objects.containsKey(key(Cmd.DESTROY_QP, qpn)); }
 
+    /** The handles of its objects that {@code destroy} destroys (QPNs for DESTROY_QP, say), for RDMA_RES. */
+    List<Long> owned(int destroy) {
+        List<Long> out = new ArrayList<>();
+        for (var e : objects.entrySet()) if (e.getValue() == destroy) out.add(e.getKey() & 0xFFFF_FFFFL);
+        return out;
+    }
+
     /** Whether it belongs to libibverbs session {@code s}. */
     boolean of(Session s) { return session == s; }
 

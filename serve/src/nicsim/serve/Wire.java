@@ -17,7 +17,7 @@ public final class Wire {
     private Wire() {}
 
     /** Raised when the provider and the simulator disagree on the protocol. */
-    public static final int VERSION = 16;
+    public static final int VERSION = 17;
     /** The largest message either side accepts. */
     public static final int MAX_MESSAGE = 64 << 20;
     /** "No object" in a handle field (no SRQ, no channel, no address handle). */
@@ -38,7 +38,11 @@ public final class Wire {
         // a driver's posted BAR0 writes in shared memory instead of on its socket
         PCI_POSTED_RING,
         // an object of a user context another process opened (ibv_import_pd, _mr, _dm)
-        UCTX_IMPORT;
+        UCTX_IMPORT,
+        // a node's adapter objects and their owners, as the kernel's resource tracking lists them (rdma res)
+        RDMA_RES,
+        // a node's adapter counters (rdma statistic)
+        RDMA_STAT;
 
         public int code() { return ordinal() + 1; }
 

@@ -64,6 +64,45 @@ class RdmaCmTest {
         assertTrue(api[1].contains("rdma_server: end 0"), api[1]);
     }
 
+    /**
+     * rdmacm-utils' other ways of running its connection tests: more connections, messages and bytes, the
+     * IB port space, migrating identifiers between event channels (-m), IPv6 (an IPv4-mapped node address),
+     * UD in the IPoIB port space; and cmtime's client, timing 20 connections (its server, by design, does
+     * not exit: it is stopped).
+     */
+    @Test
+    void rdmacmUtilsVariantsRun() throws Exception {
+        List<List<List<String>>> pairs = List.of(
+                List.of(List.of("ucmatose", "-c", "4", "-C", "50", "-S", "4096", "-p", "7320"),
+                        List.of("ucmatose", "-c", "4", "-C", "50", "-S", "4096", "-p", "7320", "-s", "node1")),
+                List.of(List.of("ucmatose", "-P", "ib", "-p", "7321"), List.of("ucmatose", "-P", "ib", "-p", "7321",
+                        "-s", "node1")),
+                List.of(List.of("ucmatose", "-m", "-p", "7322"),
+                        List.of("ucmatose", "-m", "-p", "7322", "-s", "node1")),
+                List.of(List.of("ucmatose", "-f", "ipv6", "-b", "::ffff:127.77.0.2", "-p", "7323"),
+                        List.of("ucmatose", "-f", "ipv6", "-p", "7323", "-s", "::ffff:127.77.0.2")),
+                List.of(List.of("udaddy", "-c", "4", "-C", "50", "-S", "1024"),
+                        List.of("udaddy", "-c", "4", "-C", "50", "-S", "1024", "-s", "node1")),
+                List.of(List.of("udaddy", "-P", "ipoib"), List.of("udaddy", "-P", "ipoib", "-s", "node1")));
+        for (List<List<String>> p : pairs) {
+            String[] out = pair(p.get(0), p.get(1));
+            assertTrue(out[0].contains("data transfers complete") && out[0].contains("return status 0"),
+                    String.join(" ", p.get(1)) + ":\n" + out[0]);
+            assertTrue(out[1].contains("return status 0"), String.join(" ", p.get(0)) + ":\n" + out[1]);
+        }
+        assertTrue(served.log().contains("ucmatose"), served.log());
+        int listening = count(served.log(), "listens on");
+        Run srv = Programs.start(served, 1, false, "cmtime", "-c", "20", "-p", "7324");
+        for (int i = 0; i < 600 && count(served.log(), "listens on") == listening && srv.process().isAlive(); i++)
+            Thread.sleep(50);
+        Run cli = Programs.start(served, 0, false, "cmtime", "-c", "20", "-p", "7324", "-s", "node1");
+        int c = cli.await(120);
+        srv.process().destroy();
+        srv.await(30);
+        assertEquals(0, c, cli.output() + "\n--- serve:\n" + served.log());
+        assertTrue(Pattern.compile("(?m)^connect\\s*:\\s+[0-9.]+").matcher(cli.output()).find(), cli.output());
+    }
+
     @Test
     void perftestConnectsThroughRdmaCm() throws Exception {
         String[] bw = pair(List.of("ib_write_bw", "-R", "-n", "200"), List.of("ib_write_bw", "-R", "-n", "200",

@@ -1,0 +1,120 @@
+package nicsim.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * iproute2's `rdma` tool, as Debian ships it, on an attached program's RDMA netlink
+ * (interpose/nicsim-netlink.c): the device and its port as the node's adapter reports them, and the
+ * adapter's objects with the processes that own them, as the kernel's resource tracking lists them.
+ */
+class RdmaToolTest {
+    static Served served;
+
+    @BeforeAll
+    static void serve() throws Exception { served = new Served("nicsim-rdma").start(Served.cluster()); }
+
+    @AfterAll
+    static void stop() throws Exception { served.stop(); }
+
+    private static String rdma(int node, String... args) throws Exception {
+        String[] cmd = new String[args.length + 1];
+        cmd[0] = "rdma";
+        System.arraycopy(args, 0, cmd, 1, args.length);
+        Programs.Run r = Programs.start(served, node, false, cmd);
+        assertEquals(0, r.await(60), "rdma " + String.join(" ", args) + ":\n" + r.output());
+        return r.output();
+    }
+
+    private static String guid(long g) {
+        return String.format("%04x:%04x:%04x:%04x", g >>> 48 & 0xffff, g >>> 32 & 0xffff, g >>> 16 & 0xffff,
+                g & 0xffff);
+    }
+
+    @Test
+    void devAndLinkShowEachNodesAdapter() throws Exception {
+        for (int node = 0; node < 2; node++) {
+            String dev = rdma(node, "dev", "show");
+            String g = guid(DeviceQueries.nodeGuid(node));
+            assertTrue(dev.startsWith("0: nicsim0: node_type ca fw 1.0.0 node_guid " + g + " sys_image_guid " + g),
+                    "node " + node + "'s rdma dev:\n" + dev);
+            String link = rdma(node, "link", "show");
+            int lid = served.world.host(node).firmware.lid();
+            assertTrue(link.startsWith("link nicsim0/1 subnet_prefix fe80:0000:0000:0000 lid " + lid
+                    + " sm_lid 1 lmc 0 state ACTIVE physical_state LINK_UP"),
+                    "node " + node + "'s rdma link:\n" + link);
+        }
+        assertTrue(rdma(0, "system", "show").startsWith("netns shared copy-on-fork on"));
+        // libibverbs finds the device through the same netlink now (its GET and GET_CHARDEV): it must still open it
+        Programs.Run devinfo = Programs.start(served, 1, false, "ibv_devinfo");
+        assertEquals(0, devinfo.await(60), devinfo.output());
+        assertTrue(devinfo.output().contains("node_guid:\t\t\t" + guid(DeviceQueries.nodeGuid(1))), devinfo.output());
+    }
+
+    @Test
+    void resShowsAProgramsObjectsWithItsPidAndNothingAfterItGoes() throws Exception {
+        int port = Programs.port() + 57;
+        // line-buffered, so its "local address" line (with its QPN) shows before a client comes
+        Programs.Run srv = Programs.start(served, 1, false, "stdbuf", "-oL", "ibv_rc_pingpong", "-p",
+                Integer.toString(port));
+        Programs.awaitListening(srv, port);
+        long qpn = Long.parseLong(Programs.waitFor(srv::output, Pattern.compile("QPN 0x([0-9a-f]+)"), 30), 16);
+        long pid = srv.process().pid();
+        String qps = rdma(1, "res", "show", "qp");
+        assertTrue(qps.contains("link nicsim0/1 lqpn " + qpn + " rqpn 0 type RC state INIT rq-psn 0 sq-psn 0 ")
+                && qps.contains("pid " + pid + " comm ibv_rc_pingpong"),
+                "its QP, in INIT until a client comes:\n" + qps);
+        String cqs = rdma(1, "res", "show", "cq");
+        assertTrue(cqs.matches("(?s).*dev nicsim0 cqn \\d+ cqe \\d+ users 1 poll-ctx DIRECT adaptive-moderation off "
+                + "pid " + pid + " comm ibv_rc_pingpong.*"), cqs);
+        String mrs = rdma(1, "res", "show", "mr");
+        assertTrue(mrs.matches("(?s).*dev nicsim0 mrn \\d+ rkey 0x[0-9a-f]+ lkey 0x[0-9a-f]+ iova 0x[0-9a-f]+ "
+                + "mrlen 4096 pdn \\d+ pid " + pid + " comm ibv_rc_pingpong.*"), mrs);
+        String pds = rdma(1, "res", "show", "pd");
+        assertTrue(pds.matches("(?s).*dev nicsim0 pdn \\d+ users 2 pid " + pid + " comm ibv_rc_pingpong.*"),
+                "its PD holds its QP and its MR:\n" + pds);
+        String summary = rdma(1, "res", "show");
+        assertTrue(summary.matches("(?s)0: nicsim0: pd [1-9]\\d* cq [1-9]\\d* qp [1-9]\\d* mr [1-9]\\d*\\s*"), summary);
+        // node 0's adapter holds none of it
+        assertFalse(rdma(0, "res", "show", "qp").contains("pid " + pid), "node 0 lists node 1's QP");
+        srv.process().destroy();
+        srv.await(30);
+        String after = rdma(1, "res", "show", "qp") + rdma(1, "res", "show", "mr");
+        // serve sees the program's socket close a moment after it exits
+        for (int i = 0; i < 50 && after.contains("pid " + pid); i++) {
+            Thread.sleep(100);
+            after = rdma(1, "res", "show", "qp") + rdma(1, "res", "show", "mr");
+        }
+        assertFalse(after.contains("pid " + pid), "objects of a program that ended:\n" + after);
+    }
+
+    /** `rdma statistic show` after a pingpong: node 1's adapter counters, each the value the model counted. */
+    @Test
+    void statisticShowsTheAdaptersCounters() throws Exception {
+        int port = Programs.port() + 58;
+        Programs.Run srv = Programs.start(served, 1, false, "ibv_rc_pingpong", "-p", Integer.toString(port), "-n",
+                "50");
+        Programs.awaitListening(srv, port);
+        Programs.Run cli = Programs.start(served, 0, false, "ibv_rc_pingpong", "-p", Integer.toString(port), "-n", "50",
+                "localhost");
+        assertEquals(0, cli.await(60), cli.output());
+        assertEquals(0, srv.await(60), srv.output());
+        String stat = rdma(1, "statistic", "show").trim();
+        assertTrue(stat.startsWith("link nicsim0/1 "), stat);
+        var counted = served.world.sim.counters().scope("node1");
+        Matcher m = Pattern.compile("(\\S+) (\\d+)").matcher(stat.substring("link nicsim0/1 ".length()));
+        int shown = 0;
+        long total = 0;
+        while (m.find()) {
+            assertEquals(counted.get(m.group(1)), Long.parseLong(m.group(2)), m.group(1) + " in:\n" + stat);
+            shown++;
+            total += Long.parseLong(m.group(2));
+        }
+        assertTrue(shown > 0 && total > 0, "node 1 counted its pingpong's traffic:\n" + stat);
+    }
+}
