@@ -18,8 +18,11 @@ import nicsim.fabric.Packet;
 public final class Management {
     /** Something above the firmware that owns a special QP: gets the MADs the agents do not consume. */
     public interface Listener {
-        /** A MAD arrived on special QP {@code qp} (0 or 1) from LID {@code slid}, QP {@code srcQp}. */
-        void mad(int qp, int slid, int srcQp, byte[] mad);
+        /**
+         * A MAD arrived on special QP {@code qp} (0 or 1) from LID {@code slid}, QP {@code srcQp}; returns whether
+         * this listener takes it (a request no listener takes is answered "unsupported method/attribute").
+         */
+        boolean mad(int qp, int slid, int srcQp, byte[] mad);
     }
 
     /** The node GUID nicsim burns into adapter {@code node} (an OUI of none of the real vendors'); its port GUID is the same. */
@@ -65,6 +68,16 @@ public final class Management {
     void countXmit(Packet p) { xmitBytes += p.wireBytes(); xmitPkts++; }
 
     void countRcv(Packet p) { rcvBytes += p.wireBytes(); rcvPkts++; }
+
+    /** What the SMA answers for {@code attr} (NodeInfo, NodeDescription, PortInfo), written at {@code at} of {@code b}. */
+    public void describe(int attr, byte[] b, int at) {
+        switch (attr) {
+            case Mad.ATTR_NODE_INFO -> sma.nodeInfo(b, at);
+            case Mad.ATTR_NODE_DESC -> sma.nodeDescription(b, at);
+            case Mad.ATTR_PORT_INFO -> sma.portInfo(b, at);
+            default -> throw new IllegalArgumentException(String.format("attribute 0x%04x is not one the SMA describes", attr));
+        }
+    }
 
     /** Whether {@code p} is for a special QP: then it is the management's, taken here. */
     boolean onPacket(Packet p) {
@@ -144,9 +157,10 @@ public final class Management {
             reply(qp, slid, srcQp, answer);
             return;
         }
-        if (!listeners.isEmpty()) {
+        boolean taken = false;
+        for (Listener l : List.copyOf(listeners)) taken |= l.mad(qp, slid, srcQp, m.clone());
+        if (taken) {
             fw.stats.inc(FirmwareStat.MADS_PASSED_UP);
-            for (Listener l : List.copyOf(listeners)) l.mad(qp, slid, srcQp, m.clone());
             return;
         }
         fw.stats.inc(FirmwareStat.MADS_UNCLAIMED);

@@ -74,6 +74,8 @@ public final class Server implements AutoCloseable {
     private volatile boolean closed;
     /** Faults inside the model: each its adapter's fatal error (that node resets), never the server's. */
     private final AdapterFaults faults;
+    /** The fabric's SM and SA, on node 0's special QPs. */
+    private final SubnetManager sm;
     /** serve --record (null: not recording). */
     private Recorder recorder;
 
@@ -110,6 +112,8 @@ public final class Server implements AutoCloseable {
         this.pacer = new Pacer(world, graceMillis, cm);
         this.watchdog = new Watchdog(world, watchdogPicos, log);
         this.faults = new AdapterFaults(world, log, pci, cm, domains, this::sessions);
+        this.sm = new SubnetManager(world);
+        faults.afterReset = n -> { if (n == SubnetManager.SM_NODE) sm.attach(); };
         if (socket == null) {
             transport = new Transport(log);
             return;

@@ -19,7 +19,8 @@ class ManagementTest {
 
     private static List<Got> listen(World w, int node) {
         List<Got> got = new ArrayList<>();
-        w.host(node).firmware.management().listen((qp, slid, src, mad) -> got.add(new Got(qp, slid, mad, w.now())));
+        w.host(node).firmware.management().listen((qp, slid, src, mad) ->
+                got.add(new Got(qp, slid, mad, w.now())) && Mad.isResponse(mad)); // answers only: no request is taken
         return got;
     }
 
