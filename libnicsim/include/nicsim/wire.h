@@ -70,6 +70,9 @@ enum nicsim_op {
 	NICSIM_OP_UCTX_CQ_CHANNEL = 61,
 	NICSIM_OP_PCI_POSTED_RING = 62,
 	NICSIM_OP_UCTX_IMPORT = 63,
+	NICSIM_OP_UMAD_OPEN = 64,
+	NICSIM_OP_UMAD_EVENTS = 65,
+	NICSIM_OP_UMAD_CMD = 66,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;

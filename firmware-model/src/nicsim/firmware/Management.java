@@ -60,6 +60,9 @@ public final class Management {
     public int smLid() { return smLid; }
     public long malformed() { return malformed; }
 
+    /** The port's traffic so far, as the PMA counts it: octets sent, received, packets sent, received. */
+    public long[] portCounters() { return new long[]{xmitBytes, rcvBytes, xmitPkts, rcvPkts}; }
+
     /** Takes the MADs the agents leave (see the class comment). */
     public void listen(Listener l) { listeners.add(l); }
 

@@ -38,7 +38,9 @@ public final class Wire {
         // a driver's posted BAR0 writes in shared memory instead of on its socket
         PCI_POSTED_RING,
         // an object of a user context another process opened (ibv_import_pd, _mr, _dm)
-        UCTX_IMPORT;
+        UCTX_IMPORT,
+        // libibumad's /dev/infiniband/umadN (interpose/nicsim-umad.c): open, the file's MADs, its ioctls and writes
+        UMAD_OPEN, UMAD_EVENTS, UMAD_CMD;
 
         public int code() { return ordinal() + 1; }
 
