@@ -13,7 +13,7 @@ import nicsim.fabric.Packet;
  * host's own requests, SMInfo, SA and CM classes) is passed up to whoever listens on the port's
  * special QPs ({@link #listen}) and, with no listener, a request is answered "unsupported
  * method/attribute" as Linux's MAD layer answers an unclaimed one. MADs cross the fabric as UD
- * packets, each taking a firmware task of {@code fw.packet.cycles}. See docs/device.md#management.
+ * packets, each taking a firmware task of {@code fw.packet.cycles}. See docs/device.md#management-qp0-and-qp1.
  */
 public final class Management {
     /** Something above the firmware that owns a special QP: gets the MADs the agents do not consume. */
