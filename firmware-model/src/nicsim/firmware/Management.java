@@ -25,7 +25,7 @@ public final class Management {
         boolean mad(int qp, int slid, int srcQp, byte[] mad);
     }
 
-    /** The node GUID nicsim burns into adapter {@code node} (an OUI of none of the real vendors'); its port GUID is the same. */
+    /** The node GUID nicsim burns into adapter {@code node} (an OUI of no real vendor's); its port GUID is the same. */
     public static long nodeGuid(int node) { return 0x0002_1de5_0000_0000L | (node + 1); }
 
     final Firmware fw;
@@ -78,7 +78,8 @@ public final class Management {
             case Mad.ATTR_NODE_INFO -> sma.nodeInfo(b, at);
             case Mad.ATTR_NODE_DESC -> sma.nodeDescription(b, at);
             case Mad.ATTR_PORT_INFO -> sma.portInfo(b, at);
-            default -> throw new IllegalArgumentException(String.format("attribute 0x%04x is not one the SMA describes", attr));
+            default -> throw new IllegalArgumentException(
+                    String.format("attribute 0x%04x is not one the SMA describes", attr));
         }
     }
 
@@ -141,8 +142,8 @@ public final class Management {
         int cls = Mad.mgmtClass(m);
         boolean smp = cls == Mad.CLASS_SUBN_LID || cls == Mad.CLASS_SUBN_DR;
         if (smp != (qp == 0)) { // an answer would be as misplaced (IBA 13.5.3.1): counted and logged only
-            refuse(String.format("MAD class 0x%02x from LID %d on QP%d: QP0 takes SMPs, QP1 the other classes; not answered",
-                    cls, slid, qp));
+            refuse(String.format(
+                    "MAD class 0x%02x from LID %d on QP%d: QP0 takes SMPs, QP1 the other classes; not answered", cls, slid, qp));
             return;
         }
         if (Mad.baseVersion(m) != 1) {

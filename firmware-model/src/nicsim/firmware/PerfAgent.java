@@ -48,7 +48,8 @@ final class PerfAgent {
     }
 
     private long[] now() {
-        return new long[]{(m.xmitBytes - base[0]) / 4, (m.rcvBytes - base[1]) / 4, m.xmitPkts - base[2], m.rcvPkts - base[3]};
+        return new long[]{(m.xmitBytes - base[0]) / 4, (m.rcvBytes - base[1]) / 4, m.xmitPkts - base[2],
+                m.rcvPkts - base[3]};
     }
 
     /** PortCounters (IBA 16.1.3.5): the data and packet counters at 24..39 of the attribute, saturating. */
@@ -65,7 +66,7 @@ final class PerfAgent {
         BigEndian.put64(b, at + 48, c[3]);
     }
 
-    /** Clears what {@code select} names: PortCounters bits 12..15, PortCountersExtended bits 0..3 (data, data, packets, packets). */
+    /** Clears what {@code select} names: PortCounters bits 12..15, PortCountersExtended bits 0..3 (data, packets). */
     private void clear(boolean ext, int select) {
         long[] raw = {m.xmitBytes, m.rcvBytes, m.xmitPkts, m.rcvPkts};
         for (int i = 0; i < 4; i++) if ((select >> (ext ? i : 12 + i) & 1) != 0) base[i] = raw[i];

@@ -125,7 +125,8 @@ final class SubnetManager {
             r[RMPP + 1] = 1; // DATA
             r[RMPP + 2] = (byte) (18 << 3 | 1 | (s == 0 ? 2 : 0) | (s == segs - 1 ? 4 : 0));
             BigEndian.put32(r, RMPP + 4, s + 1);
-            int payload = s == 0 ? all.length + SA_HEADER * segs : s == segs - 1 ? n + SA_HEADER : 0; // as ib_mad's RMPP counts
+            // PayloadLength as ib_mad's RMPP counts it: the whole transfer on the first, what it carries on the last
+            int payload = s == 0 ? all.length + SA_HEADER * segs : s == segs - 1 ? n + SA_HEADER : 0;
             BigEndian.put32(r, RMPP + 8, payload);
             out.add(r);
         }
@@ -155,7 +156,8 @@ final class SubnetManager {
     /** Whether every {bit, offset, length} the component mask selects equals the request's. */
     private static boolean matches(byte[] rec, byte[] req, long mask, int[][] fields) {
         for (int[] f : fields)
-            if (want(mask, f[0]) && !java.util.Arrays.equals(rec, f[1], f[1] + f[2], req, SA_DATA + f[1], SA_DATA + f[1] + f[2]))
+            if (want(mask, f[0])
+                    && !java.util.Arrays.equals(rec, f[1], f[1] + f[2], req, SA_DATA + f[1], SA_DATA + f[1] + f[2]))
                 return false;
         return true;
     }
@@ -185,7 +187,7 @@ final class SubnetManager {
         Mad.put16(r, 42, slid);
         r[49] = (byte) 0x81; // reversible, one path
         Mad.put16(r, 50, 0xffff); // P_Key
-        r[54] = (byte) (2 << 6 | Math.max(1, Integer.numberOfTrailingZeros(p.bytesInt("link.mtu")) - 7)); // exactly this MTU
+        r[54] = (byte) (2 << 6 | Math.max(1, Integer.numberOfTrailingZeros(p.bytesInt("link.mtu")) - 7)); // exactly
         r[55] = (byte) (2 << 6 | rateCode(p.bitsPerSecond("link.rate")));
         r[56] = (byte) (2 << 6 | 18); // packet lifetime 4.096 us x 2^18, as opensm's default
         return r;

@@ -40,7 +40,8 @@ final class Umad {
         boolean takes(int q, byte[] m) {
             int method = Mad.method(m);
             long bits = method < 64 ? methodsLo : methodsHi;
-            return q == qp && Mad.mgmtClass(m) == cls && Mad.classVersion(m) == version && (bits >>> (method & 63) & 1) != 0;
+            return q == qp && Mad.mgmtClass(m) == cls && Mad.classVersion(m) == version
+                    && (bits >>> (method & 63) & 1) != 0;
         }
     }
 
@@ -86,9 +87,18 @@ final class Umad {
         this.listening = new boolean[world.hosts().size()];
     }
 
-    /** Node {@code n}'s adapter was reset: the new one needs the listener again; what was outstanding there times out. */
+    /**
+     * Node {@code n}'s adapter was reset: the new one needs the listener again, and what its agents had
+     * outstanding comes back at once with ETIMEDOUT (the old adapter's timers went with it).
+     */
     void reset(int n) {
         listening[n] = false;
+        for (Sent s : List.copyOf(outstanding.values()))
+            if (s.agent.file.node == n) {
+                outstanding.remove(Mad.tid(s.mad));
+                timeouts++;
+                deliver(s.agent, ETIMEDOUT, s.dlid, s.dqp, s.mad);
+            }
         if (files.values().stream().anyMatch(f -> f.node == n)) listen(n);
     }
 
@@ -103,7 +113,8 @@ final class Umad {
         int node = in.u32("node"), port = in.u32("port"), pid = in.u32("pid"), fd = in.u32("file");
         String name = in.string("program");
         if (node < 0 || node >= listening.length)
-            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.." + (listening.length - 1) + ")");
+            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
+                    + (listening.length - 1) + ")");
         if (port != 1) throw new VerbsException(Errno.ENODEV, "umad port " + port + ": the adapter has port 1 only");
         Program p = programs.apply(pid, name);
         File f = new File(nextFile++, node, p, fd, c);
@@ -120,7 +131,8 @@ final class Umad {
         int number = in.u32("file"), pid = in.u32("pid");
         File f = files.get(number);
         if (f == null || f.program.pid != pid || f.events != null)
-            throw new Wire.Malformed("UMAD_EVENTS for file " + number + " of process " + pid + ", which is not its own");
+            throw new Wire.Malformed("UMAD_EVENTS for file " + number + " of process " + pid
+                    + ", which is not its own");
         f.events = c;
         byConnection.put(c, f);
         while (!f.early.isEmpty()) c.send(f.early.poll());
@@ -147,10 +159,11 @@ final class Umad {
         programLeft.accept(f.program);
     }
 
-    /** UMAD_CMD: REGISTER (qp, class, version, method mask), UNREGISTER (agent), SEND (agent, timeout, retries, route, MAD). */
+    /** UMAD_CMD: REGISTER (qp, class, version, methods), UNREGISTER (agent), SEND (agent, timeout, retries, route, MAD). */
     Wire.Out command(Connection c, Wire.In in) {
         File f = byConnection.get(c);
-        if (f == null || f.commands != c) throw new Wire.Malformed("a umad command on a connection that is not a umad file");
+        if (f == null || f.commands != c)
+            throw new Wire.Malformed("a umad command on a connection that is not a umad file");
         int kind = in.u32("kind");
         switch (kind) {
             case ENABLE_PKEY -> { f.pkey = true; return new Wire.Out(); }
@@ -187,7 +200,8 @@ final class Umad {
         in.u32("qkey");
         byte[] mad = in.bytes(in.u32("length"), "MAD");
         Agent a = agents.get(id);
-        if (a == null || a.file != f) throw new VerbsException(Errno.EINVAL, "umad send on agent " + id + ", not the file's");
+        if (a == null || a.file != f)
+            throw new VerbsException(Errno.EINVAL, "umad send on agent " + id + ", not the file's");
         if (mad.length < Mad.HEADER || mad.length > Mad.SIZE)
             throw new VerbsException(Errno.EINVAL, "umad send of " + mad.length + " bytes: a MAD is 24 to 256");
         byte[] m = java.util.Arrays.copyOf(mad, Mad.SIZE);
