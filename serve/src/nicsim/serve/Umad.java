@@ -218,9 +218,20 @@ final class Umad {
         world.host(f.node).within(() -> { mg.send(a.qp, dlid, dqp, m); return null; });
     }
 
-    private void arm(int node, Sent s, int timeoutMs) {
-        long at = world.now() + timeoutMs * 1_000_000_000L;
-        s.timer = world.host(node).within(() -> world.host(node).sim.schedule(at, () -> expired(node, s, timeoutMs)));
+    /**
+     * Times request {@code s} out {@code timeoutMs} of simulated time from now. The wait goes in steps of
+     * {@link Pacer#AWAY_STEP_PICOS}: serve moves a simulation with nothing to do no further than its next
+     * event within a step, so without them a request no one answers would wait for ever.
+     */
+    private void arm(int node, Sent s, int timeoutMs) { tick(node, s, world.now() + timeoutMs * 1_000_000_000L, timeoutMs); }
+
+    private void tick(int node, Sent s, long at, int timeoutMs) {
+        long next = Math.min(at, world.now() + Pacer.AWAY_STEP_PICOS);
+        s.timer = world.host(node).within(() -> world.host(node).sim.schedule(next, () -> {
+            if (outstanding.get(Mad.tid(s.mad)) != s) return;
+            if (next < at) tick(node, s, at, timeoutMs);
+            else expired(node, s, timeoutMs);
+        }));
     }
 
     private void expired(int node, Sent s, int timeoutMs) {

@@ -31,7 +31,7 @@ class UmadTest {
 
     private String run(int node, String... program) throws Exception {
         Run r = Programs.start(served, node, false, program);
-        int status = r.await(60);
+        int status = r.await(120);
         assertEquals(0, status, String.join(" ", program) + ":\n" + r.output() + "\n--- serve:\n" + served.log());
         return r.output();
     }
@@ -73,5 +73,13 @@ class UmadTest {
         assertEquals(1, field(path, "dlid"), path);
         assertEquals(2, field(path, "slid"), path);
         assertEquals(0xffff, field(path, "pkey"), path);
+    }
+
+    @Test
+    void ibnetdiscoverFindsItsOwnAdapterAndTimesOutAtTheSwitch() throws Exception {
+        // the switch has no SMA yet: the directed route past the adapter times out, in simulated time (-t 100 ms)
+        String out = run(1, "ibnetdiscover", "-t", "100");
+        assertTrue(out.contains("\"node1 nicsim0\""), out);
+        assertTrue(out.contains(String.format("caguid=0x%x", Management.nodeGuid(1))), out);
     }
 }
