@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "nicsim-provider.h"
+#include "interpose/nicsim-umad.h"
 
 #define CM_PATH "/dev/infiniband/rdma_cm"
 #define CM_FILES 4096
@@ -122,6 +123,7 @@ int open(const char *path, int flags, ...) {
 		va_end(ap);
 	}
 	if (!strcmp(path, CM_PATH) && getenv("NICSIM_SOCKET")) return cm_open(flags);
+	if (nicsim_umad_path(path)) return nicsim_umad_open(flags);
 	if (!f) f = (int (*)(const char *, int, ...))libc("open", "GLIBC_2.2.5");
 	return f(path, flags, mode);
 }
@@ -135,6 +137,7 @@ int fstat(int fd, struct stat *st) {
 		st->st_blksize = 4096;
 		return 0;
 	}
+	if (nicsim_umad_fstat(fd, st) == 0) return 0;
 	return real_fstat(fd, st);
 }
 
@@ -147,6 +150,7 @@ int close(int fd) {
 		pthread_mutex_destroy(&f->lock);
 		free(f);
 	}
+	nicsim_umad_close(fd);
 	return real_close(fd);
 }
 
@@ -234,6 +238,8 @@ static ssize_t cm_command(int fd, struct cm_file *f, const uint8_t *buf, size_t 
 __attribute__((visibility("default")))
 ssize_t write(int fd, const void *buf, size_t n) {
 	struct cm_file *f = fd >= 0 && fd < CM_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
+	ssize_t u;
 	if (f && (f = cm_of(fd))) return cm_command(fd, f, buf, n);
-	return real_write(fd, buf, n);
+	u = nicsim_umad_write(fd, buf, n);
+	return u == -2 ? real_write(fd, buf, n) : u;
 }

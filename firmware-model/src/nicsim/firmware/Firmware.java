@@ -87,6 +87,11 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
 
     // the parts
     final Commands commands;
+    /** QP0 and QP1 and the agents behind them. */
+    final Management management;
+
+    /** The port's special QPs: its SMA and PMA, and what they pass up. */
+    public Management management() { return management; }
 
     /** Whether the adapter is up: INIT_HCA ran, and no TEARDOWN_HCA since. */
     public boolean initialized() { return commands.initialized(); }
@@ -141,6 +146,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         this.keys = new MemoryKeys(this, adapter.mtt().config().mkeyEntries());
         this.sqContexts = new SqContexts(this, adapter.fetcher().config().sqEntries(), maxQp);
         this.events = new EventQueue(adapter, stats, log);
+        this.management = new Management(this);
     }
 
     public List<String> log() { return List.copyOf(log); }
@@ -322,6 +328,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
 
     private void onPacket(Packet p) {
         stats.inc(FirmwareStat.PACKETS_IN);
+        management.countRcv(p);
+        if (management.onPacket(p)) return;
         Qp q = qps.get(p.destQp());
         if (q == null) {
             stats.inc(FirmwareStat.PACKETS_NO_QP);
@@ -342,6 +350,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     /** As above; {@code left} hears when its last bit left the adapter's port (it may wait for the link's credits). */
     void send(Packet p, long feedPicos, java.util.function.LongConsumer left) {
         stats.inc(FirmwareStat.PACKETS_OUT);
+        management.countXmit(p);
         adapter.traceLinkBytes(p.wireBytes());
         fabric.send(p, feedPicos, left);
     }

@@ -52,6 +52,8 @@ public final class Host {
             this.adapter = new Adapter(sim, profile, "node" + index + ".core", a -> fw[0] = new Firmware(a, profile));
             this.firmware = fw[0];
             bus.attach(adapter);
+            // the GUID and description the adapter's flash would hold; the SMA reports them
+            firmware.management().identity(nicsim.firmware.Management.nodeGuid(index), "node" + index + " nicsim0");
             if (lid > 0) firmware.reattach(fabric, lid);
             else firmware.attach(fabric);
             memory.allocate(1 << 20, 1 << 20); // keep physical page 0 and its neighbours unused, as a real host does

@@ -64,7 +64,11 @@ final class AdapterFaults {
         cm.reset(old.index);
         domains.remove(old.index);
         world.reset(old.index);
+        afterReset.accept(old.index);
     }
+
+    /** What else must follow a node's adapter to its reset one (the subnet manager's listener). */
+    java.util.function.IntConsumer afterReset = n -> { };
 
     /** The exception and its first {@link #FRAMES} stack frames. */
     static String where(Throwable e) {

@@ -61,6 +61,9 @@ public final class Attach {
             // librdmacm's file, which the provider stands in for (nicsim-rdmacm.c); its presence is what tools look for
             ": > /dev/infiniband/rdma_cm",
             "mount --bind /dev/null /dev/infiniband/rdma_cm",
+            // libibumad's file of port 1 (the provider stands in for it: nicsim-umad.c)
+            ": > /dev/infiniband/umad0",
+            "mount --bind /dev/null /dev/infiniband/umad0",
             // the nodes' names resolve to their RDMA CM addresses: /etc/hosts with serve's lines added
             "if [ -f \"$hosts\" ]; then cat /etc/hosts \"$hosts\" > \"$d/hosts\"; mount --bind \"$d/hosts\" /etc/hosts; fi",
             // each node is a host of its own to those who ask the kernel's boot id (UCX: whether a peer

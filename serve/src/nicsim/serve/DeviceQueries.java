@@ -11,7 +11,7 @@ final class DeviceQueries {
     private DeviceQueries() {}
 
     /** The node GUID nicsim gives adapter {@code node} (an OUI of none of the real vendors'). */
-    static long nodeGuid(int node) { return 0x0002_1de5_0000_0000L | (node + 1); }
+    static long nodeGuid(int node) { return nicsim.firmware.Management.nodeGuid(node); }
 
     static Wire.Out device(Host host) {
         DeviceAttr a = Context.deviceAttr(host.driver());

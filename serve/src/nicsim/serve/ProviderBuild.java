@@ -31,11 +31,13 @@ public final class ProviderBuild {
             "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c");
     /** What the provider library interposes over other libraries' calls (LD_PRELOAD), linked into it. */
     static final List<String> INTERPOSE = List.of("interpose/nicsim-import.c", "interpose/nicsim-rdmacm.c",
-            "interpose/nicsim-hosts.c", "interpose/nicsim-netlink.c", "interpose/nicsim-netlink-res.c");
+            "interpose/nicsim-hosts.c", "interpose/nicsim-netlink.c", "interpose/nicsim-netlink-res.c",
+            "interpose/nicsim-umad.c");
     /** The clock library's source: an interposer of its own, preloaded only with attach --sim-time. */
     static final String CLOCK_SOURCE = "interpose/nicsim-time.c";
     static final List<String> HEADERS = List.of("nicsim-provider.h", "provider-abi.h", "nicsim-provider.map",
-            "nicsim-msg.h", "nicsim-hw.h", "nicsim-backend.h", "interpose/nicsim-netlink.h");
+            "nicsim-msg.h", "nicsim-hw.h", "nicsim-backend.h", "interpose/nicsim-netlink.h",
+            "interpose/nicsim-umad.h");
     /** nicsim's own C test programs (tests/), each one file built against libibverbs alone. */
     static final List<String> TESTS = List.of("tests/nicsim-verbcost.c", "tests/nicsim-churn.c", "tests/nicsim-fuzz.c");
     static final List<String> SOURCES = concat(PROVIDER, INTERPOSE, List.of(CLOCK_SOURCE), HEADERS, TESTS);

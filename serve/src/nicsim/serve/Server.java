@@ -74,6 +74,10 @@ public final class Server implements AutoCloseable {
     private volatile boolean closed;
     /** Faults inside the model: each its adapter's fatal error (that node resets), never the server's. */
     private final AdapterFaults faults;
+    /** The fabric's SM and SA, on node 0's special QPs. */
+    private final SubnetManager sm;
+    /** libibumad's files of attached programs. */
+    private final Umad umad;
     /** serve --record (null: not recording). */
     private Recorder recorder;
 
@@ -110,6 +114,12 @@ public final class Server implements AutoCloseable {
         this.pacer = new Pacer(world, graceMillis, cm);
         this.watchdog = new Watchdog(world, watchdogPicos, log);
         this.faults = new AdapterFaults(world, log, pci, cm, domains, this::sessions);
+        this.sm = new SubnetManager(world);
+        this.umad = new Umad(world);
+        faults.afterReset = n -> {
+            if (n == SubnetManager.SM_NODE) sm.attach();
+            umad.reset(n);
+        };
         if (socket == null) {
             transport = new Transport(log);
             return;
@@ -347,6 +357,12 @@ public final class Server implements AutoCloseable {
             }
             case UCTX_OPEN -> c.send(pci.open(c, in, this::program, true).finish(0));
             case CM_OPEN -> c.send(cm.open(c, in, this::program).finish(0));
+            case UMAD_OPEN -> c.send(umad.open(c, in, this::program).finish(0));
+            case UMAD_EVENTS -> { // answered, then the connection is the program's file of MADs
+                c.send(new Wire.Out().finish(0));
+                umad.events(c, in);
+            }
+            case UMAD_CMD -> c.send(umad.command(c, in).finish(0));
             case CM_EVENTS -> {
                 cm.events(c, in);
                 c.send(new Wire.Out().finish(0));
@@ -360,7 +376,7 @@ public final class Server implements AutoCloseable {
                 }
             }
             default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
-                    + "CONTEXTS, RDMA_RES, RDMA_STAT, CM_OPEN, PCI_OPEN or UCTX_OPEN, not " + op);
+                    + "CONTEXTS, RDMA_RES, RDMA_STAT, CM_OPEN, PCI_OPEN, UCTX_OPEN or UMAD_OPEN, not " + op);
         }
     }
 
@@ -492,6 +508,10 @@ public final class Server implements AutoCloseable {
     private void fileClosed(Connection c) {
         if (cm.owns(c)) {
             cm.closed(c, p -> { if (p.detached()) programs.remove(p.pid); });
+            return;
+        }
+        if (umad.owns(c)) {
+            umad.closed(c, p -> { if (p.detached()) programs.remove(p.pid); });
             return;
         }
         EventFile f = eventFiles.remove(c);

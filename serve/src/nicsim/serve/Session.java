@@ -117,7 +117,7 @@ final class Session implements AutoCloseable {
         requests++;
         requester = pid;
         return switch (op) {
-            case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, CM_OPEN, CM_EVENTS, CM_CMD ->
+            case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, CM_OPEN, CM_EVENTS, CM_CMD, UMAD_OPEN, UMAD_EVENTS, UMAD_CMD ->
                 throw new Wire.Malformed(op + " on a connection that is already a program's");
             case PCI_OPEN, PCI_CONFIG_READ, PCI_CONFIG_WRITE, PCI_MMIO_READ, PCI_MMIO_WRITE, PCI_DMA_MAP, PCI_DMA_UNMAP,
                  PCI_WAIT, UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL, PCI_POSTED_RING, UCTX_IMPORT ->

@@ -42,6 +42,15 @@ final class Sysfs {
         file(ib.resolve("hw_rev"), "0");
         file(ib.resolve("hca_type"), "nicsim");
         file(root.resolve("class/infiniband_mad/abi_version"), "5"); // libibumad (ibstat) checks it
+        // the port's umad file (interpose/nicsim-umad.c stands in for it): libibumad finds it by ibdev and port
+        Path umad = root.resolve("class/infiniband_mad/umad0");
+        file(umad.resolve("ibdev"), dev);
+        file(umad.resolve("port"), "1");
+        file(umad.resolve("dev"), "231:0");
+        Path issm = root.resolve("class/infiniband_mad/issm0");
+        file(issm.resolve("ibdev"), dev);
+        file(issm.resolve("port"), "1");
+        file(issm.resolve("dev"), "231:64");
         file(root.resolve("class/misc/rdma_cm/abi_version"), Integer.toString(CmAbi.ABI_VERSION)); // librdmacm checks it
         file(root.resolve("class/misc/rdma_cm/dev"), "10:58");
         int lid = host.firmware.lid();

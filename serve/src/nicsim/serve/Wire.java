@@ -17,7 +17,7 @@ public final class Wire {
     private Wire() {}
 
     /** Raised when the provider and the simulator disagree on the protocol. */
-    public static final int VERSION = 17;
+    public static final int VERSION = 18;
     /** The largest message either side accepts. */
     public static final int MAX_MESSAGE = 64 << 20;
     /** "No object" in a handle field (no SRQ, no channel, no address handle). */
@@ -42,7 +42,9 @@ public final class Wire {
         // a node's adapter objects and their owners, as the kernel's resource tracking lists them (rdma res)
         RDMA_RES,
         // a node's adapter counters (rdma statistic)
-        RDMA_STAT;
+        RDMA_STAT,
+        // libibumad's /dev/infiniband/umadN (interpose/nicsim-umad.c): open, the file's MADs, its ioctls and writes
+        UMAD_OPEN, UMAD_EVENTS, UMAD_CMD;
 
         public int code() { return ordinal() + 1; }
 

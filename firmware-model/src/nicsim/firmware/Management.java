@@ -1,0 +1,189 @@
+package nicsim.firmware;
+
+import java.util.ArrayList;
+import java.util.List;
+import nicsim.fabric.Packet;
+
+/**
+ * The adapter's special QPs and its own management agents, as ConnectX firmware keeps them: QP0
+ * (the SMI: subnet management packets, LID-routed and directed-route) and QP1 (the GSI, every other
+ * class, with the GSI Q_Key). A MAD that reaches port QP0 or QP1 is taken by the firmware: the SMA
+ * ({@link SubnetAgent}) answers SubnGet/SubnSet of its attributes, the PMA ({@link PerfAgent})
+ * answers the performance class from the port's own counters; everything else (responses to the
+ * host's own requests, SMInfo, SA and CM classes) is passed up to whoever listens on the port's
+ * special QPs ({@link #listen}) and, with no listener, a request is answered "unsupported
+ * method/attribute" as Linux's MAD layer answers an unclaimed one. MADs cross the fabric as UD
+ * packets, each taking a firmware task of {@code fw.packet.cycles}. See docs/device.md#management-qp0-and-qp1.
+ */
+public final class Management {
+    /** Something above the firmware that owns a special QP: gets the MADs the agents do not consume. */
+    public interface Listener {
+        /**
+         * A MAD arrived on special QP {@code qp} (0 or 1) from LID {@code slid}, QP {@code srcQp}; returns whether
+         * this listener takes it (a request no listener takes is answered "unsupported method/attribute").
+         */
+        boolean mad(int qp, int slid, int srcQp, byte[] mad);
+    }
+
+    /** The node GUID nicsim burns into adapter {@code node} (an OUI of no real vendor's); its port GUID is the same. */
+    public static long nodeGuid(int node) { return 0x0002_1de5_0000_0000L | (node + 1); }
+
+    final Firmware fw;
+    final SubnetAgent sma;
+    final PerfAgent pma;
+    private final List<Listener> listeners = new ArrayList<>();
+    long guid;
+    String description = "nicsim";
+    /** The LID of the fabric's subnet manager, as PortInfo.MasterSMLID reports it. */
+    int smLid = 1;
+    /** The port's traffic, every packet, for the PMA: octets and packets each way. */
+    long xmitBytes, rcvBytes, xmitPkts, rcvPkts;
+    /** P_Key and Q_Key violations the port saw (PortInfo reports them). */
+    int qkeyViolations;
+    /** MADs refused as malformed: each is also in the adapter's log, with what was wrong. */
+    long malformed;
+
+    Management(Firmware fw) {
+        this.fw = fw;
+        this.sma = new SubnetAgent(this);
+        this.pma = new PerfAgent(this);
+    }
+
+    /** Sets what the adapter's flash would hold: its GUID and node description. */
+    public void identity(long nodeGuid, String nodeDescription) {
+        this.guid = nodeGuid;
+        this.description = nodeDescription;
+    }
+
+    public long guid() { return guid; }
+    public void smLid(int lid) { this.smLid = lid; }
+    public int smLid() { return smLid; }
+    public long malformed() { return malformed; }
+
+    /** The port's traffic so far, as the PMA counts it: octets sent, received, packets sent, received. */
+    public long[] portCounters() { return new long[]{xmitBytes, rcvBytes, xmitPkts, rcvPkts}; }
+
+    /** Takes the MADs the agents leave (see the class comment). */
+    public void listen(Listener l) { listeners.add(l); }
+
+    public void unlisten(Listener l) { listeners.remove(l); }
+
+    void countXmit(Packet p) { xmitBytes += p.wireBytes(); xmitPkts++; }
+
+    void countRcv(Packet p) { rcvBytes += p.wireBytes(); rcvPkts++; }
+
+    /** What the SMA answers for {@code attr} (NodeInfo, NodeDescription, PortInfo), written at {@code at} of {@code b}. */
+    public void describe(int attr, byte[] b, int at) {
+        switch (attr) {
+            case Mad.ATTR_NODE_INFO -> sma.nodeInfo(b, at);
+            case Mad.ATTR_NODE_DESC -> sma.nodeDescription(b, at);
+            case Mad.ATTR_PORT_INFO -> sma.portInfo(b, at);
+            default -> throw new IllegalArgumentException(
+                    String.format("attribute 0x%04x is not one the SMA describes", attr));
+        }
+    }
+
+    /** Whether {@code p} is for a special QP: then it is the management's, taken here. */
+    boolean onPacket(Packet p) {
+        if (p.destQp() > 1) return false;
+        int qp = (int) p.destQp();
+        if (qp == 1 && p.qkey() != Mad.GSI_QKEY) {
+            qkeyViolations++;
+            fw.stats.inc(FirmwareStat.QKEY_MISMATCH);
+            fw.report(String.format("MAD to QP1 from LID %d with Q_Key 0x%x, not the GSI's 0x%x: dropped, counted",
+                    p.slid(), p.qkey(), Mad.GSI_QKEY));
+            return true;
+        }
+        fw.exec(fw.packetCycles, () -> handle(qp, p.slid(), (int) p.srcQp(), p.payload()));
+        return true;
+    }
+
+    /**
+     * Sends {@code mad} from special QP {@code qp} of this port to QP {@code dqp} behind {@code dlid}: the host's
+     * side of QP0/QP1. To the port's own LID (or a directed-route SMP of hop count 0) it goes no further than
+     * the adapter, as an HCA's SMI loops it back.
+     */
+    public void send(int qp, int dlid, int dqp, byte[] mad) {
+        if (qp != 0 && qp != 1) throw new IllegalArgumentException("special QP " + qp + " must be 0 (SMI) or 1 (GSI)");
+        if (mad.length != Mad.SIZE) throw new IllegalArgumentException("MAD of " + mad.length + " bytes must be 256");
+        byte[] m = mad.clone();
+        fw.exec(fw.packetCycles, () -> {
+            boolean dr = Mad.mgmtClass(m) == Mad.CLASS_SUBN_DR;
+            if (dr && (m[Mad.DR_HOP_CNT] & 0xff) > 0 && (Mad.status(m) & Mad.DR_DIRECTION) == 0) {
+                malformed++;
+                fw.report(String.format("directed-route SMP of hop count %d: the fabric's switch has no SMA "
+                        + "(only hop count 0 is routed)", m[Mad.DR_HOP_CNT] & 0xff));
+                return;
+            }
+            if (dr || dlid == fw.lid()) handle(qp, fw.lid(), qp, m);
+            else transmit(qp, dlid, dqp, m);
+        });
+    }
+
+    private void transmit(int qp, int dlid, int dqp, byte[] mad) {
+        fw.send(new Packet(fw.lid(), dlid, Packet.Op.SEND_ONLY, dqp, qp, 0, false, false, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                dqp == 0 ? 0 : Mad.GSI_QKEY, mad, Packet.UD));
+    }
+
+    /** One MAD that reached special QP {@code qp}: an agent's, or passed up, or refused with a status. */
+    private void handle(int qp, int slid, int srcQp, byte[] mad) {
+        fw.stats.inc(FirmwareStat.MADS_IN);
+        if (mad.length < Mad.HEADER) {
+            refuse(String.format("MAD of %d bytes from LID %d: shorter than its 24-byte header, cannot be answered",
+                    mad.length, slid));
+            return;
+        }
+        byte[] m = java.util.Arrays.copyOf(mad, Mad.SIZE);
+        if (mad.length != Mad.SIZE) {
+            refuse(String.format("MAD of %d bytes from LID %d: a MAD is 256 bytes", mad.length, slid));
+            if (!Mad.isResponse(m)) reply(qp, slid, srcQp, Mad.response(m, Mad.STATUS_INVALID_FIELD));
+            return;
+        }
+        int cls = Mad.mgmtClass(m);
+        boolean smp = cls == Mad.CLASS_SUBN_LID || cls == Mad.CLASS_SUBN_DR;
+        if (smp != (qp == 0)) { // an answer would be as misplaced (IBA 13.5.3.1): counted and logged only
+            refuse(String.format(
+                    "MAD class 0x%02x from LID %d on QP%d: QP0 takes SMPs, QP1 the other classes; not answered", cls, slid, qp));
+            return;
+        }
+        if (Mad.baseVersion(m) != 1) {
+            refuse(String.format("MAD from LID %d to QP%d: base version %d, not 1", slid, qp, Mad.baseVersion(m)));
+            if (!Mad.isResponse(m)) reply(qp, slid, srcQp, Mad.response(m, Mad.STATUS_BAD_VERSION));
+            return;
+        }
+        byte[] answer = Mad.isResponse(m) ? null
+                : smp ? sma.answer(m) : cls == Mad.CLASS_PERF ? pma.answer(m) : null;
+        if (answer != null) {
+            fw.stats.inc(FirmwareStat.MADS_ANSWERED);
+            if ((Mad.status(answer) & ~Mad.DR_DIRECTION) != 0) refuse(String.format(
+                    "MAD class 0x%02x method 0x%02x attribute 0x%04x modifier 0x%x from LID %d: answered status 0x%04x",
+                    cls, Mad.method(m), Mad.attr(m), Mad.attrMod(m), slid, Mad.status(answer) & ~Mad.DR_DIRECTION));
+            reply(qp, slid, srcQp, answer);
+            return;
+        }
+        boolean taken = false;
+        for (Listener l : List.copyOf(listeners)) taken |= l.mad(qp, slid, srcQp, m.clone());
+        if (taken) {
+            fw.stats.inc(FirmwareStat.MADS_PASSED_UP);
+            return;
+        }
+        fw.stats.inc(FirmwareStat.MADS_UNCLAIMED);
+        if (Mad.isResponse(m) || Mad.method(m) == Mad.SEND || Mad.method(m) == Mad.TRAP) return; // nothing to answer
+        reply(qp, slid, srcQp, Mad.response(m, Mad.STATUS_METHOD_ATTR));
+    }
+
+    private void refuse(String what) {
+        malformed++;
+        fw.stats.inc(FirmwareStat.MADS_MALFORMED);
+        fw.report(what);
+    }
+
+    /** An answer goes back where its request came from; a local request's answer is passed up at once. */
+    private void reply(int qp, int dlid, int dqp, byte[] mad) {
+        if (dlid == fw.lid() && dqp == qp) {
+            for (Listener l : List.copyOf(listeners)) l.mad(qp, dlid, dqp, mad.clone());
+            return;
+        }
+        transmit(qp, dlid, dqp, mad);
+    }
+}

@@ -1,0 +1,312 @@
+/*
+ * libibumad's file, /dev/infiniband/umad0 (the kernel's ib_umad, ABI version 5), for unmodified
+ * infiniband-diags, ibacm and srptools: interposed (LD_PRELOAD) at the C library's open, fstat,
+ * ioctl, read, write and close, the way nicsim-rdmacm.c stands in for rdma_cm:
+ *   open   gives a socket to the simulator that is the file: serve writes each MAD the node's
+ *          adapter passes up for one of the file's agents as a frame (u32 length, u32 0, then the
+ *          struct ib_user_mad), so poll/epoll/select see it readable exactly when a MAD waits;
+ *          a second connection of its own carries the file's ioctls and writes;
+ *   ioctl  IB_USER_MAD_REGISTER_AGENT(2), UNREGISTER_AGENT and ENABLE_PKEY, answered by serve (Umad.java);
+ *   write  of a struct ib_user_mad sends its MAD from the node adapter's QP0 or QP1;
+ *   read   takes one frame: the struct ib_user_mad and its MAD, ENOSPC (with the header, the MAD kept
+ *          for the next read) when the buffer is too small, EAGAIN when none waits and O_NONBLOCK;
+ *   close  closes both connections; serve then drops the file's agents.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
+#include <rdma/ib_user_mad.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "nicsim-provider.h"
+#include "interpose/nicsim-umad.h"
+
+#define UMAD_FILES 4096
+#define UMAD_REGISTER 1
+#define UMAD_UNREGISTER 2
+#define UMAD_SEND 3
+#define UMAD_ENABLE_PKEY 4
+
+struct umad_file {
+	int commands;
+	uint32_t number;
+	int pkey;      /* ENABLE_PKEY ran: the 64-byte header, else the 56-byte one */
+	dev_t dev;
+	ino_t ino;
+	pthread_mutex_t lock;
+};
+
+static struct umad_file *files[UMAD_FILES];
+
+static ssize_t libc_read(int fd, void *b, size_t n) {
+	static ssize_t (*f)(int, void *, size_t);
+	if (!f) f = (ssize_t (*)(int, void *, size_t))dlvsym(RTLD_NEXT, "read", "GLIBC_2.2.5");
+	return f(fd, b, n);
+}
+
+static int libc_fstat(int fd, struct stat *st) {
+	static int (*f)(int, struct stat *);
+	if (!f) f = (int (*)(int, struct stat *))dlvsym(RTLD_NEXT, "fstat", "GLIBC_2.33");
+	return f(fd, st);
+}
+
+/* The umad file fd is, or NULL (a number reused since is not). */
+static struct umad_file *umad_of(int fd) {
+	struct umad_file *f = fd >= 0 && fd < UMAD_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
+	struct stat st;
+	if (!f) return NULL;
+	if (libc_fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino) return NULL;
+	return f;
+}
+
+int nicsim_umad_path(const char *path) {
+	return !strcmp(path, "/dev/infiniband/umad0") && getenv("NICSIM_SOCKET") != NULL;
+}
+
+int nicsim_umad_open(int flags) {
+	const char *node = getenv("NICSIM_NODE");
+	char name[256] = "";
+	struct umad_file *f = calloc(1, sizeof(*f));
+	uint32_t reply[3];
+	struct stat st;
+	struct msg m;
+	int events = -1;
+	if (!f) { errno = ENOMEM; return -1; }
+	f->commands = connect_simulator();
+	if (f->commands < 0) goto fail;
+	events = connect_simulator();
+	if (events < 0 || events >= UMAD_FILES) goto fail;
+	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
+	m = request(NICSIM_OP_UMAD_OPEN);
+	put32(&m, node ? (uint32_t)atoi(node) : 0);
+	put32(&m, 1);
+	put32(&m, (uint32_t)getpid());
+	put32(&m, (uint32_t)events);
+	put32(&m, (uint32_t)strlen(name));
+	put(&m, name, strlen(name));
+	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]) { done(&m); goto fail; }
+	done(&m);
+	f->number = reply[2];
+	m = request(NICSIM_OP_UMAD_EVENTS);
+	put32(&m, f->number);
+	put32(&m, (uint32_t)getpid());
+	if (send_only(events, &m) || io(events, reply, 2 * sizeof(uint32_t), 0) || reply[1]) { done(&m); goto fail; }
+	done(&m);
+	if (!(flags & O_CLOEXEC)) fcntl(events, F_SETFD, 0);
+	if (flags & O_NONBLOCK) fcntl(events, F_SETFL, fcntl(events, F_GETFL) | O_NONBLOCK);
+	if (libc_fstat(events, &st)) goto fail;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	pthread_mutex_init(&f->lock, NULL);
+	__atomic_store_n(&files[events], f, __ATOMIC_RELEASE);
+	return events;
+fail:
+	if (events >= 0) real_close(events);
+	if (f->commands >= 0) real_close(f->commands);
+	free(f);
+	errno = ENODEV;
+	return -1;
+}
+
+int nicsim_umad_fstat(int fd, struct stat *st) {
+	if (!umad_of(fd)) return -2;
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFCHR | 0666;
+	st->st_rdev = makedev(231, 0);
+	st->st_blksize = 4096;
+	return 0;
+}
+
+void nicsim_umad_close(int fd) {
+	struct umad_file *f = umad_of(fd);
+	if (!f) return;
+	__atomic_store_n(&files[fd], NULL, __ATOMIC_RELEASE);
+	real_close(f->commands);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+/* One UMAD_CMD: 0 with the reply's first u32 in *out (if asked), or -1 with errno. */
+static int command(struct umad_file *f, struct msg *m, uint32_t *out) {
+	int rc;
+	if (m->failed) { done(m); errno = ENOMEM; return -1; }
+	pthread_mutex_lock(&f->lock);
+	rc = nicsim_exchange(f->commands, m);
+	pthread_mutex_unlock(&f->lock);
+	if (rc < 0) { done(m); errno = EIO; return -1; }
+	if (rc) { done(m); errno = rc; return -1; }
+	if (out) *out = get32(m);
+	done(m);
+	return 0;
+}
+
+static int do_register(struct umad_file *f, uint32_t qpn, uint32_t cls, uint32_t version, const uint64_t mask[2],
+		       uint32_t rmpp, uint32_t *id) {
+	struct msg m = request(NICSIM_OP_UMAD_CMD);
+	put32(&m, UMAD_REGISTER);
+	put32(&m, qpn);
+	put32(&m, cls);
+	put32(&m, version);
+	put64(&m, mask[0]);
+	put64(&m, mask[1]);
+	put32(&m, rmpp);
+	return command(f, &m, id);
+}
+
+static int umad_ioctl(struct umad_file *f, unsigned long req, void *arg) {
+	struct msg m;
+	if (req == IB_USER_MAD_ENABLE_PKEY) {
+		m = request(NICSIM_OP_UMAD_CMD);
+		put32(&m, UMAD_ENABLE_PKEY);
+		if (command(f, &m, NULL)) return -1;
+		f->pkey = 1;
+		return 0;
+	}
+	if (req == IB_USER_MAD_REGISTER_AGENT) {
+		struct ib_user_mad_reg_req r;
+		uint64_t mask[2];
+		memcpy(&r, arg, sizeof r);
+		memcpy(mask, r.method_mask, sizeof mask);
+		if (do_register(f, r.qpn, r.mgmt_class, r.mgmt_class_version, mask, r.rmpp_version, &r.id)) return -1;
+		memcpy(arg, &r, sizeof r);
+		return 0;
+	}
+	if (req == IB_USER_MAD_REGISTER_AGENT2) {
+		struct ib_user_mad_reg_req2 r;
+		memcpy(&r, arg, sizeof r);
+		if (r.flags & ~IB_USER_MAD_REG_FLAGS_CAP) { /* as the kernel: say which flags it knows */
+			r.flags = IB_USER_MAD_REG_FLAGS_CAP;
+			memcpy(arg, &r, sizeof r);
+			errno = EINVAL;
+			return -1;
+		}
+		if (do_register(f, r.qpn, r.mgmt_class, r.mgmt_class_version, (const uint64_t *)r.method_mask,
+				r.rmpp_version, &r.id)) return -1;
+		memcpy(arg, &r, sizeof r);
+		return 0;
+	}
+	if (req == IB_USER_MAD_UNREGISTER_AGENT) {
+		uint32_t id;
+		memcpy(&id, arg, sizeof id);
+		m = request(NICSIM_OP_UMAD_CMD);
+		put32(&m, UMAD_UNREGISTER);
+		put32(&m, id);
+		return command(f, &m, NULL);
+	}
+	errno = ENOTTY;
+	return -1;
+}
+
+__attribute__((visibility("default")))
+int ioctl(int fd, unsigned long req, ...) {
+	static int (*real)(int, unsigned long, ...);
+	struct umad_file *f;
+	va_list ap;
+	void *arg;
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	f = fd >= 0 && fd < UMAD_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
+	if (f && (f = umad_of(fd))) return umad_ioctl(f, req, arg);
+	if (!real) real = (int (*)(int, unsigned long, ...))dlvsym(RTLD_NEXT, "ioctl", "GLIBC_2.2.5");
+	return real(fd, req, arg);
+}
+
+ssize_t nicsim_umad_write(int fd, const void *buf, size_t n) {
+	struct umad_file *f = umad_of(fd);
+	struct ib_user_mad_hdr h;
+	size_t hdr = f && f->pkey ? sizeof(struct ib_user_mad_hdr) : sizeof(struct ib_user_mad_hdr_old);
+	struct msg m;
+	if (!f) return -2;
+	if (n < hdr + 24) { errno = EINVAL; return -1; }
+	memset(&h, 0, sizeof h);
+	memcpy(&h, buf, hdr);
+	m = request(NICSIM_OP_UMAD_CMD);
+	put32(&m, UMAD_SEND);
+	put32(&m, h.id);
+	put32(&m, h.timeout_ms);
+	put32(&m, h.retries);
+	put32(&m, ntohs(h.lid));
+	put32(&m, ntohl(h.qpn));
+	put32(&m, ntohl(h.qkey));
+	put32(&m, (uint32_t)(n - hdr));
+	put(&m, (const uint8_t *)buf + hdr, n - hdr);
+	if (command(f, &m, NULL)) return -1;
+	return (ssize_t)n;
+}
+
+/* Reads n bytes of a frame serve is writing: it comes whole, soon; waits even on an O_NONBLOCK file. */
+static int rest(int fd, uint8_t *p, size_t n) {
+	while (n) {
+		ssize_t k = libc_read(fd, p, n);
+		if (k > 0) { p += k; n -= (size_t)k; continue; }
+		if (k == 0) { errno = EIO; return -1; }
+		if (errno == EAGAIN) {
+			struct pollfd w = { .fd = fd, .events = POLLIN };
+			poll(&w, 1, -1);
+		} else if (errno != EINTR) return -1;
+	}
+	return 0;
+}
+
+/* Peeks at the first n bytes of the next frame, waiting for them (serve writes a frame whole): 0, or -1. */
+static int peek(int fd, uint8_t *p, size_t n) {
+	for (;;) {
+		ssize_t k = recv(fd, p, n, MSG_PEEK | MSG_DONTWAIT);
+		if ((size_t)k == n) return 0;
+		if (k == 0) { errno = EIO; return -1; }
+		if (k < 0 && errno != EAGAIN && errno != EINTR) return -1;
+		struct pollfd w = { .fd = fd, .events = POLLIN };
+		poll(&w, 1, 10);
+	}
+}
+
+/*
+ * One MAD of the file. A buffer too small for it gets its header and ENOSPC, and the MAD stays in the
+ * socket (as ib_umad keeps it queued), so poll still sees the file readable for the next read.
+ */
+static ssize_t umad_read(int fd, struct umad_file *f, void *buf, size_t n) {
+	size_t hdr = f->pkey ? sizeof(struct ib_user_mad_hdr) : sizeof(struct ib_user_mad_hdr_old);
+	uint8_t head[8 + sizeof(struct ib_user_mad_hdr)];
+	uint32_t len;
+	ssize_t k;
+	if (n < hdr) { errno = EINVAL; return -1; }
+	k = recv(fd, head, 8, MSG_PEEK);
+	if (k < 0) return -1; /* EAGAIN on an O_NONBLOCK file with nothing to read, or EINTR */
+	if (k == 0) { errno = EIO; return -1; } /* the simulator is gone */
+	if (peek(fd, head, 8 + hdr)) return -1;
+	memcpy(&len, head, 4);
+	if (len < 4 + hdr || len > (1u << 24)) { errno = EIO; return -1; }
+	len -= 4;
+	if (n < len) {
+		memcpy(buf, head + 8, hdr);
+		errno = ENOSPC;
+		return -1;
+	}
+	if (rest(fd, head, 8) || rest(fd, buf, len)) return -1;
+	return (ssize_t)len;
+}
+
+__attribute__((visibility("default")))
+ssize_t read(int fd, void *buf, size_t n) {
+	struct umad_file *f = fd >= 0 && fd < UMAD_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
+	if (f && (f = umad_of(fd))) {
+		ssize_t r;
+		pthread_mutex_lock(&f->lock);
+		r = umad_read(fd, f, buf, n);
+		pthread_mutex_unlock(&f->lock);
+		return r;
+	}
+	return libc_read(fd, buf, n);
+}
