@@ -310,6 +310,9 @@ static int open_async_file(struct nicsim_context *ctx) {
 static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, void *private_data) {
 	struct nicsim_context *ctx;
 	(void)private_data;
+	/* the one choice of back end: the kernel's driver (a guest's own uverbs device), else serve's */
+	if (!nicsim_importing && nicsim_kern_device(dev))
+		return nicsim_kern_open(dev, cmd_fd);
 	ctx = verbs_init_and_alloc_context(dev, cmd_fd, ctx, vctx, 0);
 	if (!ctx) return NULL;
 	pthread_mutex_init(&ctx->lock, NULL);
@@ -327,7 +330,7 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 		if (!clock_ctx) clock_ctx = ctx;
 	}
 	ctx->vctx.context.num_comp_vectors = 1;
-	ctx->ops = ctx->hw ? &nicsim_hw_backend : &nicsim_java_backend; /* the one choice of back end */
+	ctx->ops = ctx->hw ? &nicsim_hw_backend : &nicsim_java_backend; /* serve's: the C driver's, or the Java one's */
 	set_ops(ctx);
 	return &ctx->vctx;
 fail:

@@ -231,9 +231,9 @@ static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrc
 	struct nicsim_wire_create_qp_reply r;
 	struct ibv_qp_cap got;
 	int rc;
-	if (to_nctx(c)->hw) {
+	if (to_nctx(c)->ops->create_qp) {
 		done(&m);
-		return nicsim_hw_create_qp(c, pd, xrcd, init, dc_type, dct_key, qp);
+		return to_nctx(c)->ops->create_qp(c, pd, xrcd, init, dc_type, dct_key, qp);
 	}
 	put(&m, &q, sizeof(q));
 	rc = call(to_nctx(c), &m);
@@ -289,7 +289,7 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	fill_qp(qp, c, pd, xrcd, init);
 	qp->dc_type = dc_type;
 	if (domain && domain->alloc && (rc = nicsim_staging_alloc(qp, domain, init->cap.max_send_wr))) {
-		if (qp->hw) nicsim_hw_destroy_qp(qp); /* the C driver's QP, made by its command */
+		if (qp->hw) to_nctx(c)->ops->destroy_qp(qp); /* the back end's QP, made by its command */
 		else simple(c, NICSIM_OP_DESTROY_QP, qp->handle);
 		free(qp);
 		errno = rc;
@@ -409,7 +409,7 @@ static void get_attr(struct msg *m, struct ibv_qp_attr *a) {
 }
 
 static int modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
-	if (to_nqp(qp)->hw) return nicsim_hw_modify_qp(to_nqp(qp), attr, mask);
+	if (to_nqp(qp)->hw) return to_nctx(qp->context)->ops->modify_qp(to_nqp(qp), attr, mask);
 	struct msg m = request(NICSIM_OP_MODIFY_QP);
 	int rc;
 	put32(&m, qp_handle(qp));
@@ -421,7 +421,7 @@ static int modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
 }
 
 static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init) {
-	if (to_nqp(qp)->hw) return nicsim_hw_query_qp(to_nqp(qp), attr, init);
+	if (to_nqp(qp)->hw) return to_nctx(qp->context)->ops->query_qp(to_nqp(qp), attr, init);
 	struct msg m = request(NICSIM_OP_QUERY_QP);
 	int rc;
 	put32(&m, qp_handle(qp));
@@ -452,7 +452,7 @@ static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struc
 /* Destroys qp once the events the program was given for it are acknowledged (ibv_destroy_qp(3)); those it was not given are dropped. */
 static int destroy_qp(struct ibv_qp *qp) {
 	struct nicsim_ibv_qp *q = to_nqp(qp);
-	int rc = q->hw ? nicsim_hw_destroy_qp(q) : simple(qp->context, NICSIM_OP_DESTROY_QP, q->handle);
+	int rc = q->hw ? to_nctx(qp->context)->ops->destroy_qp(q) : simple(qp->context, NICSIM_OP_DESTROY_QP, q->handle);
 	if (rc) return rc;
 	if (!to_nctx(qp->context)->hw) nicsim_name(to_nctx(qp->context), q->handle, NULL);
 	nicsim_await_acks(&qp->mutex, &qp->cond, &qp->events_completed, q->events_returned);
