@@ -20,9 +20,17 @@ import java.util.List;
  * @param netPort     the UDP port of the guests' multicast group; guests on one fabric must share it
  * @param timeoutSeconds with run: stop QEMU after this long (0: never)
  * @param kernelArgs  more kernel command-line arguments
+ * @param provider    nicsim's libibverbs provider ({@code lib<name>-rdmav34.so}) the guest's rdma-core loads,
+ *                    built by the launcher; null: the guest has none (libibverbs then finds no nicsim device)
  */
 public record VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
-                        Path cache, int netPort, int timeoutSeconds, String kernelArgs) {
+                        Path cache, int netPort, int timeoutSeconds, String kernelArgs, Path provider) {
+    /** A guest without nicsim's provider. */
+    public VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
+                     Path cache, int netPort, int timeoutSeconds, String kernelArgs) {
+        this(node, run, noDevice, socket, share, memoryMib, root, cache, netPort, timeoutSeconds, kernelArgs, null);
+    }
+
     /** The default port: one per serve socket, so two fabrics on one machine keep their guests apart. */
     public static int defaultNetPort(Path socket) {
         return 20000 + Math.floorMod(socket.toAbsolutePath().normalize().toString().hashCode(), 20000);
@@ -47,6 +55,8 @@ public record VmOptions(int node, String run, boolean noDevice, Path socket, Pat
             throw new IllegalArgumentException("--share '" + share + "' is not a folder");
         if (share != null && share.toString().contains(","))
             throw new IllegalArgumentException("--share '" + share + "': QEMU cannot take a path with a comma");
+        if (provider != null && !(Files.isRegularFile(provider) && Initramfs.providerName(provider) != null))
+            throw new IllegalArgumentException("provider '" + provider + "' is not a lib<name>-rdmav34.so file");
         if (run != null && run.isBlank())
             throw new IllegalArgumentException("--run '' is empty: give a command, or leave --run out for a shell");
     }

@@ -3,6 +3,7 @@ package nicsim.cosim.cli;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import nicsim.serve.Attach;
+import nicsim.serve.ProviderBuild;
 import nicsim.vm.Vm;
 import nicsim.vm.VmOptions;
 import picocli.CommandLine.Command;
@@ -58,7 +59,8 @@ final class VmCommand implements Callable<Integer> {
         Path root = Path.of(rootEnv != null ? rootEnv : System.getProperty("nicsim.root", ".")).toAbsolutePath();
         Path dir = noShare ? null : (share != null ? share : Path.of("")).toAbsolutePath().normalize();
         VmOptions o = new VmOptions(node, run, noDevice, sock, dir, memory, root, VmOptions.defaultCache(),
-                netPort != null ? netPort : VmOptions.defaultNetPort(sock), timeout, kernelArgs);
+                netPort != null ? netPort : VmOptions.defaultNetPort(sock), timeout, kernelArgs,
+                ProviderBuild.get().resolve(ProviderBuild.LIBRARY));
         try {
             return new Vm(o, System.out, System.err).run();
         } catch (java.io.IOException e) { // a download, a host tool or the guest failed: one line naming it

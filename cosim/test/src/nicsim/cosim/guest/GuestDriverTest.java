@@ -1,16 +1,9 @@
 package nicsim.cosim.guest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import nicsim.serve.Served;
-import nicsim.vm.Vm;
-import nicsim.vm.VmOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,8 +13,6 @@ import org.junit.jupiter.api.io.TempDir;
  * else), and the driver's kernel selftest moving bytes through the adapter's queues and checking them.
  */
 class GuestDriverTest {
-    private static final Path ROOT = Path.of(System.getProperty("nicsim.root", "."));
-
     @TempDir Path share;
 
     /** Waits for the selftest's verdict, then shows what the driver and the selftest logged. */
@@ -32,28 +23,10 @@ class GuestDriverTest {
             + "dmesg | grep -q 'nicsim_selftest: nicsim_0: PASS'";
 
     @Test void theKernelDriverProbesTheAdapterAndItsSelftestMovesBytes() throws Exception {
-        Served served = new Served("guest-driver").start(Served.cluster());
-        ByteArrayOutputStream console = new ByteArrayOutputStream();
-        int status;
-        try {
-            VmOptions o = new VmOptions(0, SELFTEST, false, served.socket, share, 384, ROOT,
-                    VmOptions.defaultCache(), VmOptions.defaultNetPort(served.socket), 420, "");
-            status = new Vm(o, new PrintStream(console, true, StandardCharsets.UTF_8), System.err).run();
-            // the bridge's socket closes with QEMU: serve then logs what the driver left behind
-            for (int i = 0; i < 100 && !served.log().contains("DMA maps left"); i++) Thread.sleep(100);
-        } finally {
-            served.stop();
-        }
-        String text = console.toString(StandardCharsets.UTF_8);
-        System.out.println("--- node0's console:\n" + text + "\n--- serve's log:\n" + served.log());
-        assertEquals(0, status, "the selftest passed in the guest: " + text);
-        assertTrue(text.contains("ACTIVE"), "the driver registered nicsim_0 with its port up: " + text);
-        var node0 = served.world.sim.counters().scope("node0");
-        assertTrue(node0.get("Firmware.packets_out") > 0, "the guest's work crossed node 0's adapter: "
-                + node0.snapshot());
-        assertFalse(served.log().contains("the device reports") || served.log().contains("violations"),
-                "the driver broke none of the device's rules: " + served.log());
-        assertTrue(served.log().contains(" 0 DMA maps left"), "the driver's remove left nothing mapped: "
-                + served.log());
+        GuestRun run = GuestRun.onNode0("guest-driver", SELFTEST, share, null, 420);
+        assertEquals(0, run.status(), "the selftest passed in the guest: " + run.console());
+        assertTrue(run.console().contains("ACTIVE"), "the driver registered nicsim_0 with its port up: "
+                + run.console());
+        run.assertTheAdapterWasUsedCleanly();
     }
 }
