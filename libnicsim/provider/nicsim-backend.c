@@ -8,6 +8,10 @@ const struct nicsim_backend_ops nicsim_java_backend = {
 	.poll_cq = nicsim_java_poll_cq,
 	.req_notify_cq = nicsim_java_req_notify_cq,
 	.cq_event_taken = nicsim_java_cq_event_taken,
+	.create_qp = nicsim_java_create_qp,
+	.destroy_qp = nicsim_java_destroy_qp,
+	.modify_qp = nicsim_java_modify_qp,
+	.query_qp = nicsim_java_query_qp,
 };
 
 const struct nicsim_backend_ops nicsim_hw_backend = {

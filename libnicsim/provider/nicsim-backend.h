@@ -28,13 +28,12 @@ struct nicsim_backend_ops {
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	void (*cq_event_taken)(struct nicsim_ibv_cq *cq);
 	/* Queue pairs: 0 or an errno. create_qp fills qp (zeroed) for init, whose cap becomes what it
-	 * got (xrcd, dc_type and dct_key as nicsim_make_qp_ex's); NULL in the java table, whose QPs are
-	 * still requests in nicsim-queues.c. */
+	 * got (xrcd, dc_type and dct_key as nicsim_make_qp_ex's). */
 	int (*create_qp)(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 			 uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
 	int (*destroy_qp)(struct nicsim_ibv_qp *qp);
 	int (*modify_qp)(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
-	int (*query_qp)(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init);
+	int (*query_qp)(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
 };
 
 /* The tables (nicsim-backend.c). */
@@ -47,6 +46,13 @@ int nicsim_java_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 int nicsim_java_poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
 int nicsim_java_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void nicsim_java_cq_event_taken(struct nicsim_ibv_cq *cq);
+
+/* The java back end's QPs (nicsim-java-qp.c). */
+int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
+			  uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
+int nicsim_java_destroy_qp(struct nicsim_ibv_qp *qp);
+int nicsim_java_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int nicsim_java_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
 
 /* The hw back end's CQs (nicsim-hw.c). */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
@@ -65,6 +71,6 @@ int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_x
 			  uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
 int nicsim_kern_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_kern_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
-int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init);
+int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
 
 #endif

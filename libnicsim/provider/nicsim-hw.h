@@ -159,7 +159,7 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 			uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
 int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
-int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init);
+int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
 /* Posting (nicsim-hw-post.c): wr and those after it (ext: as nicsim_post_wrs's); *bad the one refused. */
 int nicsim_hw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
 			struct ibv_send_wr **bad);

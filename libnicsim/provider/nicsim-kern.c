@@ -269,10 +269,10 @@ int nicsim_kern_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, in
 	return 0;
 }
 
-int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init) {
+int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init) {
 	struct ibv_query_qp cmd;
 	struct ibv_qp_init_attr ignored;
-	return ibv_cmd_query_qp(&qp->vqp.qp, attr, ~0, init ? init : &ignored, &cmd, sizeof(cmd));
+	return ibv_cmd_query_qp(&qp->vqp.qp, attr, mask, init ? init : &ignored, &cmd, sizeof(cmd));
 }
 
 /* ---- what the kernel driver does not offer yet ---- */

@@ -1,10 +1,12 @@
 /*
  * nicsim's provider for libibverbs (rdma-core 44): it makes a simulated nicsim adapter an RDMA
- * device that unmodified libibverbs programs find and use. Every verb goes to the simulator over
- * a Unix domain socket (NICSIM_SOCKET), as a request naming the node (NICSIM_NODE); the
- * simulator runs it on the adapter model, in simulated time, and the adapter's DMA reads and
- * writes this process's registered buffers themselves. Completions, errors and syndromes are the
- * model's.
+ * device that unmodified libibverbs programs find and use. Under attach every verb goes to the
+ * simulator over a Unix domain socket (NICSIM_SOCKET), as a request naming the node (NICSIM_NODE),
+ * or to libnicsim's C driver on serve's PCI face; the simulator runs it on the adapter model, in
+ * simulated time, and the adapter's DMA reads and writes this process's registered buffers
+ * themselves. Completions, errors and syndromes are the model's. In a guest whose kernel runs
+ * nicsim_ib, the same library is that driver's user-space half (the kern back end, nicsim-kern.c);
+ * nicsim-backend.h says how the back end is chosen.
  *
  * Loaded twice over, as one library: by libibverbs as the provider named in RDMAV_DRIVERS, and by
  * LD_PRELOAD, so that its completion channel verbs (which otherwise need the kernel) take the

@@ -25,7 +25,7 @@ public final class ProviderBuild {
 
     /** The provider proper: device, context and verbs objects over both back ends (Java driver and libnicsim). */
     static final List<String> PROVIDER = List.of("nicsim-provider.c", "nicsim-backend.c", "nicsim-cq.c",
-            "nicsim-java-cq.c", "nicsim-wr.c", "nicsim-cqex.c",
+            "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-wr.c", "nicsim-cqex.c",
             "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-memory.c",
             "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
             "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c");
