@@ -21,12 +21,20 @@ class GuestVerbsTest {
 
     /**
      * ibv_devinfo, then ibv_rc_pingpong's server and client in the one guest over 127.0.0.1, each
-     * validating the bytes it received (--chk). Each step's status is printed, so a failure names it.
+     * validating the bytes it received (--chk), then perftest's ib_write_bw and ib_send_lat the same
+     * way. Each step's status is printed, so a failure names it.
      */
     private static final String PROGRAMS = "ibv_devinfo -v; echo DEVINFO=$?; "
-            + "ibv_rc_pingpong -d nicsim_0 -i 1 -r 16 -n 8 -s 4096 --chk > /tmp/srv.txt 2>&1 & srv=$!; sleep 2; "
-            + "ibv_rc_pingpong -d nicsim_0 -i 1 -r 16 -n 8 -s 4096 --chk 127.0.0.1; echo CLIENT=$?; "
-            + "wait $srv; echo SERVER=$?; cat /tmp/srv.txt; dmesg | grep -E 'nicsim' | tail -20";
+            + pair("ibv_rc_pingpong -d nicsim_0 -i 1 -r 16 -n 8 -s 4096 --chk", "PINGPONG")
+            + pair("ib_write_bw -d nicsim_0 -n 20 -s 4096", "WRITE_BW")
+            + pair("ib_send_lat -d nicsim_0 -n 20 -s 64", "SEND_LAT")
+            + "dmesg | grep -E 'nicsim' | tail -20";
+
+    /** {@code program}'s server in the background, its client to 127.0.0.1, then both statuses (NAME_CLIENT=...). */
+    private static String pair(String program, String name) {
+        return program + " > /tmp/server.txt 2>&1 & srv=$!; sleep 3; " + program + " 127.0.0.1; echo " + name
+                + "_CLIENT=$?; wait $srv; echo " + name + "_SERVER=$?; cat /tmp/server.txt; ";
+    }
 
     @Test void theGuestsRdmaCoreRunsOnTheKernelDriverThroughUverbs() throws Exception {
         Path provider = ProviderBuild.get().resolve(ProviderBuild.LIBRARY);
@@ -37,7 +45,9 @@ class GuestVerbsTest {
         assertTrue(text.contains("hca_id:\tnicsim_0"), "libibverbs took nicsim_0 with nicsim's provider: " + text);
         assertTrue(text.contains("vendor_id:\t\t\t0x1de5"), "the vendor id is docs/device.md's: " + text);
         assertTrue(text.contains("PORT_ACTIVE"), "its port is active: " + text);
-        assertTrue(text.contains("CLIENT=0") && text.contains("SERVER=0"), "both ends of the pingpong passed: " + text);
+        for (String end : new String[] {"PINGPONG_CLIENT=0", "PINGPONG_SERVER=0", "WRITE_BW_CLIENT=0",
+                "WRITE_BW_SERVER=0", "SEND_LAT_CLIENT=0", "SEND_LAT_SERVER=0"})
+            assertTrue(text.contains(end), end + ": " + text);
         Matcher moved = Pattern.compile("(\\d+) bytes in [0-9.]+ seconds").matcher(text);
         int ends = 0;
         while (moved.find()) {
@@ -45,6 +55,17 @@ class GuestVerbsTest {
             ends++;
         }
         assertEquals(2, ends, "the server and the client each reported their checked bytes: " + text);
+        // perftest's result rows, at both ends: the size and the iterations asked for, all completed
+        assertEquals(2, rows(text, "4096\\s+20\\s+[0-9.]+\\s+[0-9.]+"), "ib_write_bw's 20 writes of 4096 B: " + text);
+        assertEquals(2, rows(text, "64\\s+20\\s+[0-9.]+"), "ib_send_lat's 20 round trips of 64 B: " + text);
         run.assertTheAdapterWasUsedCleanly();
+    }
+
+    /** How many lines of {@code text} are a row starting with {@code row} (a regular expression). */
+    private static int rows(String text, String row) {
+        Matcher m = Pattern.compile("(?m)^\\s*" + row).matcher(text);
+        int n = 0;
+        while (m.find()) n++;
+        return n;
     }
 }
