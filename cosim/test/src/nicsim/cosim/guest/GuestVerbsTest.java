@@ -20,12 +20,14 @@ class GuestVerbsTest {
     @TempDir Path share;
 
     /**
-     * ibv_devinfo, then ibv_rc_pingpong's server and client in the one guest over 127.0.0.1, each
-     * validating the bytes it received (--chk), then perftest's ib_write_bw and ib_send_lat the same
-     * way. Each step's status is printed, so a failure names it.
+     * ibv_devinfo, then ibv_rc_pingpong's, ibv_uc_pingpong's and ibv_ud_pingpong's server and client in
+     * the one guest over 127.0.0.1, each validating the bytes it received (--chk), then perftest's
+     * ib_write_bw and ib_send_lat the same way. Each step's status is printed, so a failure names it.
      */
     private static final String PROGRAMS = "ibv_devinfo -v; echo DEVINFO=$?; "
             + pair("ibv_rc_pingpong -d nicsim_0 -i 1 -r 16 -n 8 -s 4096 --chk", "PINGPONG")
+            + pair("ibv_uc_pingpong -d nicsim_0 -i 1 -r 16 -n 8 -s 1024 --chk", "UC")
+            + pair("ibv_ud_pingpong -d nicsim_0 -i 1 -r 16 -n 8 -s 1024 --chk", "UD")
             + pair("ib_write_bw -d nicsim_0 -n 20 -s 4096", "WRITE_BW")
             + pair("ib_send_lat -d nicsim_0 -n 20 -s 64", "SEND_LAT")
             + "dmesg | grep -E 'nicsim' | tail -20";
@@ -45,16 +47,13 @@ class GuestVerbsTest {
         assertTrue(text.contains("hca_id:\tnicsim_0"), "libibverbs took nicsim_0 with nicsim's provider: " + text);
         assertTrue(text.contains("vendor_id:\t\t\t0x1de5"), "the vendor id is docs/device.md's: " + text);
         assertTrue(text.contains("PORT_ACTIVE"), "its port is active: " + text);
-        for (String end : new String[] {"PINGPONG_CLIENT=0", "PINGPONG_SERVER=0", "WRITE_BW_CLIENT=0",
-                "WRITE_BW_SERVER=0", "SEND_LAT_CLIENT=0", "SEND_LAT_SERVER=0"})
-            assertTrue(text.contains(end), end + ": " + text);
-        Matcher moved = Pattern.compile("(\\d+) bytes in [0-9.]+ seconds").matcher(text);
-        int ends = 0;
-        while (moved.find()) {
-            assertEquals(2L * 8 * 4096, Long.parseLong(moved.group(1)), "8 round trips of 4096 bytes: " + text);
-            ends++;
-        }
-        assertEquals(2, ends, "the server and the client each reported their checked bytes: " + text);
+        for (String program : new String[] {"PINGPONG", "UC", "UD", "WRITE_BW", "SEND_LAT"})
+            for (String end : new String[] {"_CLIENT=0", "_SERVER=0"})
+                assertTrue(text.contains(program + end), program + end + ": " + text);
+        // each pingpong end prints the bytes it moved, every received buffer checked (--chk)
+        assertEquals(6, rows(text, "\\d+ bytes in [0-9.]+ seconds"), "three pingpongs, two ends each: " + text);
+        assertEquals(2, rows(text, "65536 bytes in"), "RC: 8 round trips of 4096 bytes: " + text);
+        assertEquals(4, rows(text, "16384 bytes in"), "UC and UD: 8 round trips of 1024 bytes: " + text);
         // perftest's result rows, at both ends: the size and the iterations asked for, all completed
         assertEquals(2, rows(text, "4096\\s+20\\s+[0-9.]+\\s+[0-9.]+"), "ib_write_bw's 20 writes of 4096 B: " + text);
         assertEquals(2, rows(text, "64\\s+20\\s+[0-9.]+"), "ib_send_lat's 20 round trips of 64 B: " + text);
