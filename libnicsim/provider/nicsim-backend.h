@@ -48,8 +48,8 @@ int nicsim_java_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void nicsim_java_cq_event_taken(struct nicsim_ibv_cq *cq);
 
 /* The java back end's QPs (nicsim-java-qp.c). */
-int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-			  uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
+int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
 int nicsim_java_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_java_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int nicsim_java_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
@@ -67,8 +67,8 @@ struct nicsim_ibv_cq *nicsim_kern_create_cq(struct ibv_context *c, int cqe, stru
 int nicsim_kern_destroy_cq(struct ibv_cq *cq);
 int nicsim_kern_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 int nicsim_kern_req_notify_cq(struct ibv_cq *cq, int solicited_only);
-int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-			  uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
+int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
 int nicsim_kern_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_kern_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);

@@ -78,6 +78,7 @@ struct nicsim_hw_srq {
 	uint64_t *wrid; /* by ring slot */
 	uint32_t size, max_wr, tail;
 	struct nicsim_hw_tm *tm;
+	size_t map_len;	/* a kern SRQ's ring and record, mapped from the kernel at q.ring */
 };
 
 static inline struct nicsim_hw *hw_of(struct ibv_context *c) { return to_nctx(c)->hw; }

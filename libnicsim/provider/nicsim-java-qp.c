@@ -20,8 +20,8 @@ static void get_caps(struct msg *m, struct ibv_qp_cap *cap) {
 }
 
 /* A QP asked of the simulator: its handle, number and what it got of init's cap; 0 or an errno. */
-int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-			  uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp) {
+int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp) {
 	struct msg m = request(NICSIM_OP_CREATE_QP);
 	struct nicsim_wire_create_qp_request q = {
 		.pd = pd_handle(pd), .xrcd = xrcd_handle(xrcd), .qp_type = init->qp_type,

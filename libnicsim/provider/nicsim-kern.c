@@ -7,9 +7,10 @@
  * libnicsim's ring code (nicsim/queues.h): WQEs into the mapped rings, the doorbell record, one
  * 8-byte doorbell store into the mapped UAR page, CQEs by their owner bit (docs/device.md).
  *
- * Not offered here yet (EOPNOTSUPP, or libibverbs' own answer for a verb left out): SRQs, XRC,
- * DC, memory windows, device memory, CQ resize, completion events (the driver does not deliver
- * a user CQ's vector: programs poll), and the simulator's clock.
+ * Not offered here yet (EOPNOTSUPP, or libibverbs' own answer for a verb left out): XRC and
+ * tag-matching SRQs (ibv_create_srq_ex), DC, memory windows, device memory, CQ resize,
+ * completion events (the driver does not deliver a user CQ's vector: programs poll), and the
+ * simulator's clock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -191,16 +192,17 @@ int nicsim_kern_req_notify_cq(struct ibv_cq *cq, int solicited_only) {
 
 /* ---- QPs ---- */
 
-int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-			  uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp) {
+int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp) {
 	struct nicsim_hw *hw = to_nctx(c)->hw;
 	enum ibv_qp_type t = init->qp_type;
 	struct ibv_create_qp cmd;
 	struct { struct ib_uverbs_create_qp_resp ibv; struct nicsim_ibv_create_qp_resp drv; } resp;
 	(void)dct_key;
-	if (xrcd || dc_type || init->srq || (t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD))
-		return EOPNOTSUPP; /* XRC, DC and SRQs: not through the kernel driver yet */
-	if (!pd || !init->send_cq || !init->recv_cq || !to_ncq(init->send_cq)->hw || !to_ncq(init->recv_cq)->hw)
+	if (xrcd || dc_type || (t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD))
+		return EOPNOTSUPP; /* XRC and DC: not through the kernel driver yet */
+	if (!pd || !init->send_cq || !init->recv_cq || !to_ncq(init->send_cq)->hw || !to_ncq(init->recv_cq)->hw ||
+	    (init->srq && !to_nsrq(init->srq)->hw))
 		return EINVAL;
 	memset(&resp, 0, sizeof(resp));
 	int rc = ibv_cmd_create_qp(pd, &qp->vqp.qp, init, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
@@ -275,13 +277,83 @@ int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int
 	return ibv_cmd_query_qp(&qp->vqp.qp, attr, mask, init ? init : &ignored, &cmd, sizeof(cmd));
 }
 
-/* ---- what the kernel driver does not offer yet ---- */
+/* ---- SRQs: basic ones (their receives posted by the hw back end's code, nicsim-hw-srq.c) ---- */
 
-static struct ibv_srq *no_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr) {
-	(void)pd; (void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
+static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init) {
+	struct nicsim_hw *hw = to_nctx(pd->context)->hw;
+	struct nicsim_ibv_srq *srq = calloc(1, sizeof(*srq));
+	struct nicsim_hw_srq *h = calloc(1, sizeof(*h));
+	struct ibv_create_srq cmd;
+	struct { struct ib_uverbs_create_srq_resp ibv; struct nicsim_ibv_create_srq_resp drv; } resp;
+	if (!srq || !h) { free(srq); free(h); errno = ENOMEM; return NULL; }
+	memset(&resp, 0, sizeof(resp));
+	int rc = ibv_cmd_create_srq(pd, &srq->vsrq.srq, init, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
+	if (rc) { free(srq); free(h); errno = rc; return NULL; }
+	h->size = 1u << resp.drv.log_size;
+	h->max_wr = init->attr.max_wr < h->size ? init->attr.max_wr : h->size; /* as the kernel gave it back */
+	h->wrid = calloc(h->size, sizeof(*h->wrid));
+	uint8_t *ring = h->wrid ? map(pd->context, resp.drv.mmap_key, resp.drv.mmap_size) : NULL;
+	pthread_mutex_lock(&hw->lock);
+	struct nicsim_ibv_srq **grown = ring ? realloc(hw->srqs, (hw->nsrqs + 1) * sizeof(*grown)) : NULL;
+	if (grown) {
+		hw->srqs = grown;
+		hw->srqs[hw->nsrqs++] = srq;
+	}
+	pthread_mutex_unlock(&hw->lock);
+	if (!grown) {
+		if (ring)
+			munmap(ring, resp.drv.mmap_size);
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+		free(h->wrid); free(h); free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->map_len = resp.drv.mmap_size;
+	h->q.srqn = resp.drv.srqn;
+	h->q.log_size = resp.drv.log_size;
+	h->q.log_stride = resp.drv.stride_log;
+	h->q.ring = ring;
+	h->q.db = ring + resp.drv.dbrec_offset;
+	srq->hw = h;
+	srq->handle = h->q.srqn;
+	srq->max_sge = init->attr.max_sge;
+	srq->vsrq.srq_num = h->q.srqn;
+	srq->vsrq.srq_type = IBV_SRQT_BASIC;
+	return &srq->vsrq.srq;
 }
+
+static int destroy_srq(struct ibv_srq *ibsrq) {
+	struct nicsim_ibv_srq *srq = to_nsrq(ibsrq);
+	struct nicsim_hw *hw = to_nctx(ibsrq->context)->hw;
+	int rc = ibv_cmd_destroy_srq(ibsrq);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&hw->lock);
+	for (uint32_t i = 0; i < hw->nsrqs; i++)
+		if (hw->srqs[i] == srq) {
+			hw->srqs[i] = hw->srqs[--hw->nsrqs];
+			break;
+		}
+	pthread_mutex_unlock(&hw->lock);
+	munmap(srq->hw->q.ring, srq->hw->map_len);
+	free(srq->hw->wrid);
+	free(srq->hw);
+	free(srq);
+	return 0;
+}
+
+/* The limit (the driver's ARM_SRQ); an SRQ is not resized. */
+static int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
+	struct ibv_modify_srq cmd;
+	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+}
+
+static int query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
+	struct ibv_query_srq cmd;
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+/* ---- what the kernel driver does not offer yet ---- */
 
 static struct ibv_srq *no_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *attr) {
 	(void)c; (void)attr;
@@ -298,15 +370,18 @@ static struct ibv_xrcd *no_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr
 static const struct verbs_context_ops kern_ops = {
 	.alloc_pd = alloc_pd,
 	.create_ah = create_ah,
-	.create_srq = no_srq,
+	.create_srq = create_srq,
 	.create_srq_ex = no_srq_ex,
 	.dealloc_pd = dealloc_pd,
 	.dereg_mr = dereg_mr,
 	.destroy_ah = destroy_ah,
+	.destroy_srq = destroy_srq,
 	.free_context = free_context,
+	.modify_srq = modify_srq,
 	.open_xrcd = no_xrcd,
 	.query_device_ex = query_device_ex,
 	.query_port = query_port,
+	.query_srq = query_srq,
 	.reg_mr = reg_mr,
 };
 

@@ -225,6 +225,9 @@ NICSIM_KERN_CMD(ibv_create_cq, ib_uverbs_create_cq);
 NICSIM_KERN_CMD(ibv_create_qp, ib_uverbs_create_qp);
 NICSIM_KERN_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 NICSIM_KERN_CMD(ibv_query_qp, ib_uverbs_query_qp);
+NICSIM_KERN_CMD(ibv_create_srq, ib_uverbs_create_srq);
+NICSIM_KERN_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+NICSIM_KERN_CMD(ibv_query_srq, ib_uverbs_query_srq);
 #undef NICSIM_KERN_CMD
 
 int ibv_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd, size_t cmd_size,
@@ -251,6 +254,13 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_mask,
 		     struct ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd, size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size, struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask,
+		       struct ibv_modify_srq *cmd, size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah, struct ibv_ah_attr *attr,
 		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah *ah);
