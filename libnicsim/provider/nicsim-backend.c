@@ -12,6 +12,9 @@ const struct nicsim_backend_ops nicsim_java_backend = {
 	.destroy_qp = nicsim_java_destroy_qp,
 	.modify_qp = nicsim_java_modify_qp,
 	.query_qp = nicsim_java_query_qp,
+	.post_send = nicsim_java_post_send,
+	.post_recv = nicsim_java_post_recv,
+	.post_srq_recv = nicsim_java_post_srq_recv,
 };
 
 const struct nicsim_backend_ops nicsim_hw_backend = {
@@ -25,6 +28,9 @@ const struct nicsim_backend_ops nicsim_hw_backend = {
 	.destroy_qp = nicsim_hw_destroy_qp,
 	.modify_qp = nicsim_hw_modify_qp,
 	.query_qp = nicsim_hw_query_qp,
+	.post_send = nicsim_hw_post_send,
+	.post_recv = nicsim_hw_post_recv,
+	.post_srq_recv = nicsim_hw_post_srq_recv,
 };
 
 /* The kernel driver's: objects by uverbs commands, the data path the hw back end's rings. */
@@ -39,4 +45,7 @@ const struct nicsim_backend_ops nicsim_kern_backend = {
 	.destroy_qp = nicsim_kern_destroy_qp,
 	.modify_qp = nicsim_kern_modify_qp,
 	.query_qp = nicsim_kern_query_qp,
+	.post_send = nicsim_hw_post_send,
+	.post_recv = nicsim_hw_post_recv,
+	.post_srq_recv = nicsim_hw_post_srq_recv,
 };

@@ -7,9 +7,11 @@
  *   kern  the kernel's nicsim_ib driver (a guest's /dev/infiniband/uverbsN): the objects are made
  *         by uverbs commands (ibv_cmd_*, udata in rdma/nicsim-abi.h), their rings mapped from the
  *         kernel, and WQEs, CQEs and doorbells are the hw back end's ring code (nicsim-kern.c).
- * An object kind converted to the table keeps its verbs in a file of its own that dispatches
- * (nicsim-cq.c; QPs in nicsim-queues.c) and each back end's half beside that back end's other
- * code; the kinds not converted yet still test ctx->hw at each verb (issue 55).
+ * An object kind converted to the table keeps its verbs in a file that dispatches (CQs:
+ * nicsim-cq.c; QPs: nicsim-queues.c; posting: nicsim-post.c) and each back end's half beside that
+ * back end's other code. PDs, MRs, AHs and device memory are each back end's verbs_context_ops
+ * (set over the shared ones at open); SRQs, XRC domains and mkeys still test ctx->hw at each verb
+ * (issue 55), and the kern back end answers those verbs with its own table entries.
  */
 #ifndef NICSIM_BACKEND_H
 #define NICSIM_BACKEND_H
@@ -34,6 +36,12 @@ struct nicsim_backend_ops {
 	int (*destroy_qp)(struct nicsim_ibv_qp *qp);
 	int (*modify_qp)(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 	int (*query_qp)(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
+	/* Posting: 0, or the errno of the work request *bad refused (those before it were posted).
+	 * post_send's ext: what the ibv_wr_* API added to each (nicsim_post_wrs), or NULL. */
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
+			 struct ibv_send_wr **bad);
+	int (*post_recv)(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+	int (*post_srq_recv)(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 };
 
 /* The tables (nicsim-backend.c). */
@@ -53,6 +61,12 @@ int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_x
 int nicsim_java_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_java_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int nicsim_java_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
+
+/* The java back end's posting (nicsim-post.c). */
+int nicsim_java_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
+			  struct ibv_send_wr **bad);
+int nicsim_java_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int nicsim_java_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* The hw back end's CQs (nicsim-hw.c). */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
