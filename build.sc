@@ -143,6 +143,8 @@ object serve extends NicsimJavaModule {
     for (src <- libnicsim.sources().take(2)) os.copy(src.path, d, createFolders = true, mergeFolders = true)
     for (src <- libnicsim.provider()) os.copy(src.path, T.dest / "nicsim" / "provider", createFolders = true,
       mergeFolders = true)
+    // the kernel driver's udata, which the provider's kern back end speaks (rdma/nicsim-abi.h)
+    os.copy(libnicsim.kernelAbi().path, T.dest / "nicsim" / "provider" / "rdma" / "nicsim-abi.h", createFolders = true)
     PathRef(T.dest)
   }
   override def resources = T { super.resources() ++ Seq(libnicsimResources()) }
@@ -221,6 +223,8 @@ object libnicsim extends Module {
     millSourcePath / "qemu")
   /** The libibverbs provider on libnicsim: built by serve's ProviderBuild, where the program runs. */
   def provider = T.sources(millSourcePath / "provider")
+  /** The kernel driver's uverbs udata (kernel/include/uapi), which the provider's kern back end includes. */
+  def kernelAbi = T.source(millSourcePath / os.up / "kernel" / "include" / "uapi" / "rdma" / "nicsim-abi.h")
   def build = T {
     sources()
     val flags = Seq("-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", s"-I${millSourcePath / "include"}")

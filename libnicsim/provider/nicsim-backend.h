@@ -3,11 +3,15 @@
  * each, chosen once when the context opens (nicsim-provider.c) and never changed after:
  *   java  requests on the context's socket, which serve's Java driver answers (NICSIM_DRIVER=java);
  *   hw    libnicsim's C driver on the device: the provider makes the rings in its own memory,
- *         writes WQEs and rings doorbells itself, and the device's commands make the objects.
- * An object kind converted to the table keeps its verbs in a file of its own that dispatches
- * (nicsim-cq.c) and each back end's half beside that back end's other code; the kinds not
- * converted yet still test ctx->hw at each verb (issue 55). A third back end (the kernel driver's)
- * is a third table.
+ *         writes WQEs and rings doorbells itself, and the device's commands make the objects;
+ *   kern  the kernel's nicsim_ib driver (a guest's /dev/infiniband/uverbsN): the objects are made
+ *         by uverbs commands (ibv_cmd_*, udata in rdma/nicsim-abi.h), their rings mapped from the
+ *         kernel, and WQEs, CQEs and doorbells are the hw back end's ring code (nicsim-kern.c).
+ * An object kind converted to the table keeps its verbs in a file that dispatches (CQs:
+ * nicsim-cq.c; QPs: nicsim-queues.c; posting: nicsim-post.c) and each back end's half beside that
+ * back end's other code. PDs, MRs, AHs and device memory are each back end's verbs_context_ops
+ * (set over the shared ones at open); SRQs, XRC domains and mkeys still test ctx->hw at each verb
+ * (issue 55), and the kern back end answers those verbs with its own table entries.
  */
 #ifndef NICSIM_BACKEND_H
 #define NICSIM_BACKEND_H
@@ -25,10 +29,23 @@ struct nicsim_backend_ops {
 	int (*poll_cq)(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	void (*cq_event_taken)(struct nicsim_ibv_cq *cq);
+	/* Queue pairs: 0 or an errno. create_qp fills qp (zeroed) for init, whose cap becomes what it
+	 * got (xrcd, dc_type and dct_key as nicsim_make_qp_ex's). */
+	int (*create_qp)(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
+			 uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
+	int (*destroy_qp)(struct nicsim_ibv_qp *qp);
+	int (*modify_qp)(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+	int (*query_qp)(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
+	/* Posting: 0, or the errno of the work request *bad refused (those before it were posted).
+	 * post_send's ext: what the ibv_wr_* API added to each (nicsim_post_wrs), or NULL. */
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
+			 struct ibv_send_wr **bad);
+	int (*post_recv)(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+	int (*post_srq_recv)(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 };
 
 /* The tables (nicsim-backend.c). */
-extern const struct nicsim_backend_ops nicsim_java_backend, nicsim_hw_backend;
+extern const struct nicsim_backend_ops nicsim_java_backend, nicsim_hw_backend, nicsim_kern_backend;
 
 /* The java back end's CQs (nicsim-java-cq.c). */
 struct nicsim_ibv_cq *nicsim_java_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
@@ -38,6 +55,19 @@ int nicsim_java_poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct ni
 int nicsim_java_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void nicsim_java_cq_event_taken(struct nicsim_ibv_cq *cq);
 
+/* The java back end's QPs (nicsim-java-qp.c). */
+int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
+int nicsim_java_destroy_qp(struct nicsim_ibv_qp *qp);
+int nicsim_java_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int nicsim_java_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
+
+/* The java back end's posting (nicsim-post.c). */
+int nicsim_java_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
+			  struct ibv_send_wr **bad);
+int nicsim_java_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int nicsim_java_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
 /* The hw back end's CQs (nicsim-hw.c). */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
 int nicsim_hw_destroy_cq(struct ibv_cq *cq);
@@ -45,5 +75,16 @@ int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
 int nicsim_hw_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq);
+
+/* The kern back end's CQs and QPs (nicsim-kern.c); its polling and posting are the hw back end's. */
+struct nicsim_ibv_cq *nicsim_kern_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
+int nicsim_kern_destroy_cq(struct ibv_cq *cq);
+int nicsim_kern_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
+int nicsim_kern_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
+int nicsim_kern_destroy_qp(struct nicsim_ibv_qp *qp);
+int nicsim_kern_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
 
 #endif

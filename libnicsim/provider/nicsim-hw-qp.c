@@ -12,13 +12,48 @@
 #include "nicsim-hw.h"
 #include "nicsim/device.h"
 
-static void free_rings(struct nicsim_hw_qp *h) {
+void nicsim_hw_qp_free(struct nicsim_hw_qp *h) {
 	free(h->wrid);
 	free(h->bind);
 	free(h->rwrid);
 	free(h->next_head);
 	free(h->seq);
 	free(h);
+}
+
+struct nicsim_hw_qp *nicsim_hw_qp_alloc(uint32_t sq_size, uint32_t rq_size) {
+	struct nicsim_hw_qp *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->sq_size = sq_size;
+	h->rq_size = rq_size;
+	h->wrid = calloc(sq_size, sizeof(*h->wrid));
+	h->bind = calloc(sq_size, sizeof(*h->bind));
+	h->rwrid = calloc(rq_size, sizeof(*h->rwrid));
+	h->next_head = calloc(sq_size, sizeof(*h->next_head));
+	h->seq = calloc(sq_size, sizeof(*h->seq));
+	if (!h->wrid || !h->bind || !h->rwrid || !h->next_head || !h->seq) {
+		nicsim_hw_qp_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int nicsim_hw_know_qp(struct nicsim_hw *hw, struct nicsim_ibv_qp *qp) {
+	struct nicsim_ibv_qp **grown = realloc(hw->qps, (hw->nqps + 1) * sizeof(*grown));
+	if (!grown)
+		return ENOMEM;
+	hw->qps = grown;
+	hw->qps[hw->nqps++] = qp;
+	return 0;
+}
+
+void nicsim_hw_forget_qp(struct nicsim_hw *hw, struct nicsim_ibv_qp *qp) {
+	for (uint32_t i = 0; i < hw->nqps; i++)
+		if (hw->qps[i] == qp) {
+			hw->qps[i] = hw->qps[--hw->nqps];
+			break;
+		}
 }
 
 /*
@@ -74,23 +109,14 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 	uint32_t body = send_sge * 16 > (cap->max_inline_data + 4 + 15) / 16 * 16 ? send_sge * 16
 										: (cap->max_inline_data + 4 + 15) / 16 * 16;
 	uint32_t bbs = (16 + (t == IBV_QPT_UD ? 48 : 32) + (initiator ? 16 : 0) + (dci ? 48 : 0) + body + 63) / 64;
-	struct nicsim_hw_qp *h = calloc(1, sizeof(*h));
+	struct nicsim_hw_qp *h = nicsim_hw_qp_alloc(
+		nicsim_pow2_at_least(cap->max_send_wr * bbs > 2 ? cap->max_send_wr * bbs : 2),
+		cap->max_recv_wr ? nicsim_pow2_at_least(cap->max_recv_wr) : 1);
 	if (!h)
 		return ENOMEM;
-	h->sq_size = nicsim_pow2_at_least(cap->max_send_wr * bbs > 2 ? cap->max_send_wr * bbs : 2);
-	h->rq_size = cap->max_recv_wr ? nicsim_pow2_at_least(cap->max_recv_wr) : 1;
 	h->max_send_wr = cap->max_send_wr;
 	h->max_recv_wr = cap->max_recv_wr;
 	h->sig_all = init->sq_sig_all != 0;
-	h->wrid = calloc(h->sq_size, sizeof(*h->wrid));
-	h->bind = calloc(h->sq_size, sizeof(*h->bind));
-	h->rwrid = calloc(h->rq_size, sizeof(*h->rwrid));
-	h->next_head = calloc(h->sq_size, sizeof(*h->next_head));
-	h->seq = calloc(h->sq_size, sizeof(*h->seq));
-	if (!h->wrid || !h->bind || !h->rwrid || !h->next_head || !h->seq) {
-		free_rings(h);
-		return ENOMEM;
-	}
 	struct nicsim_qp_init q = {
 		.type = (uint32_t)t, .pd = target ? to_nxrcd(xrcd)->xrcdn : to_npd(pd)->handle,
 		.send_cqn = target || dct ? 0 : to_ncq(init->send_cq)->hw->q.cqn,
@@ -101,18 +127,13 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 		.dc_type = dc_type, .dct_key = dct_key};
 	nicsim_hw_lock(hw);
 	int rc = nicsim_qp_create_ex(hw->dev, &q, &h->q);
-	struct nicsim_ibv_qp **grown = rc ? NULL : realloc(hw->qps, (hw->nqps + 1) * sizeof(*grown));
-	if (!rc && !grown) {
+	if (!rc && nicsim_hw_know_qp(hw, qp)) {
 		nicsim_qp_destroy(&h->q);
 		rc = -ENOMEM;
 	}
-	if (!rc) {
-		hw->qps = grown;
-		hw->qps[hw->nqps++] = qp;
-	}
 	pthread_mutex_unlock(&hw->lock);
 	if (rc) {
-		free_rings(h);
+		nicsim_hw_qp_free(h);
 		return nicsim_hw_errno("CREATE_QP", rc);
 	}
 	qp->hw = h;
@@ -129,15 +150,11 @@ int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp) {
 	nicsim_hw_lock(hw);
 	int rc = nicsim_qp_destroy(&qp->hw->q);
 	if (!rc)
-		for (uint32_t i = 0; i < hw->nqps; i++)
-			if (hw->qps[i] == qp) {
-				hw->qps[i] = hw->qps[--hw->nqps];
-				break;
-			}
+		nicsim_hw_forget_qp(hw, qp);
 	pthread_mutex_unlock(&hw->lock);
 	if (rc)
 		return nicsim_hw_errno("DESTROY_QP", rc);
-	free_rings(qp->hw);
+	nicsim_hw_qp_free(qp->hw);
 	qp->hw = NULL;
 	return 0;
 }
@@ -152,6 +169,17 @@ static void clean(struct nicsim_ibv_qp *qp) {
 		nicsim_cq_clean(&to_ncq(q->recv_cq)->hw->q, qp->hw->q.qpn, &more);
 	if (q->srq && to_nsrq(q->srq)->hw)
 		to_nsrq(q->srq)->hw->tail += (uint32_t)(rx + more);
+}
+
+void nicsim_hw_qp_moved(struct nicsim_ibv_qp *qp, enum ibv_qp_state s) {
+	struct nicsim_hw_qp *h = qp->hw;
+	h->state = s;
+	if (s == IBV_QPS_RESET) { /* the rings start over, its completions not yet polled go */
+		h->q.sq_head = h->q.rq_head = h->rq_tail = 0;
+		h->posted = h->retired = 0;
+		memset(h->q.db, 0, 8);
+		clean(qp);
+	}
 }
 
 /* MODIFY_QP with libibverbs' mask (the command's numbers are libibverbs'); the state is kept for the next. */
@@ -185,15 +213,8 @@ int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, int mas
 	uint32_t syndrome = 0;
 	nicsim_hw_lock(hw);
 	int st = nicsim_cmd(hw->dev, NICSIM_CMD_MODIFY_QP, in, NICSIM_MODIFY_QP_IN_WORDS, NULL, 0, &syndrome);
-	if (st == 0 && (mask & IBV_QP_STATE)) {
-		h->state = a->qp_state;
-		if (a->qp_state == IBV_QPS_RESET) { /* the rings start over, its completions not yet polled go */
-			h->q.sq_head = h->q.rq_head = h->rq_tail = 0;
-			h->posted = h->retired = 0;
-			memset(h->q.db, 0, 8);
-			clean(qp);
-		}
-	}
+	if (st == 0 && (mask & IBV_QP_STATE))
+		nicsim_hw_qp_moved(qp, a->qp_state);
 	pthread_mutex_unlock(&hw->lock);
 	if (st < 0)
 		return -st;
@@ -203,7 +224,9 @@ int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, int mas
 	return st > 0 ? nicsim_status_errno(st) : 0;
 }
 
-int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, struct ibv_qp_init_attr *init) {
+/* QUERY_QP answers every attribute: mask asks for nothing less. */
+int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_qp_init_attr *init) {
+	(void)mask;
 	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
 	struct nicsim_hw_qp *h = qp->hw;
 	uint64_t in = h->q.qpn, o[NICSIM_QUERY_QP_OUT_WORDS];

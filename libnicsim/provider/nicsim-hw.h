@@ -12,9 +12,24 @@
 #include "nicsim-backend.h"
 #include "nicsim/queues.h"
 
-/* A context's C driver: its user context, UAR, and QPs by number (a CQE names its QP so). */
+/*
+ * A kernel driver's user context (the kern back end, nicsim-kern.c): its UAR page mapped into the
+ * process (doorbells), and what ALLOC_UCONTEXT's udata told of the device.
+ */
+struct nicsim_kern {
+	volatile uint8_t *uar_map;
+	size_t uar_len;
+	uint32_t bf_size, max_inline, max_sge, max_qp_wr, max_cqe, lid;
+};
+
+/*
+ * A context's C driver: its user context, UAR, and QPs by number (a CQE names its QP so). The kern
+ * back end keeps one too, for the QPs and the lock the shared data path uses: its dev is NULL and
+ * kern says where the kernel mapped the UAR.
+ */
 struct nicsim_hw {
 	struct nicsim_dev *dev;
+	struct nicsim_kern *kern;
 	struct nicsim_context *ctx;
 	pid_t pid;     /* the process whose connection dev is: a forked child makes its own (nicsim_hw_lock) */
 	unsigned forks; /* the process's fork count (nicsim_hw_lock) when dev was its own */
@@ -41,9 +56,21 @@ struct nicsim_hw_qp {
 	uint64_t *seq;		/* each slot's WQE's number among those posted */
 	uint64_t posted, retired; /* send WQEs posted and completed, in order */
 	uint32_t rq_tail;
+	void *map;		/* a kern QP's rings and record, mapped from the kernel (map_len bytes) */
+	size_t map_len;
 };
 
-struct nicsim_hw_cq { struct nicsim_cq q; };
+/* A QP's bookkeeping for rings of sq_size WQEBBs and rq_size receives (no rings yet); NULL if out of memory. */
+struct nicsim_hw_qp *nicsim_hw_qp_alloc(uint32_t sq_size, uint32_t rq_size);
+void nicsim_hw_qp_free(struct nicsim_hw_qp *h);
+/* qp is in state s now (hw's lock held): a reset one's rings start over and its unpolled completions go. */
+void nicsim_hw_qp_moved(struct nicsim_ibv_qp *qp, enum ibv_qp_state s);
+/* Adds qp to hw's QPs (hw's lock held): 0, or ENOMEM. nicsim_hw_forget_qp removes it. */
+int nicsim_hw_know_qp(struct nicsim_hw *hw, struct nicsim_ibv_qp *qp);
+void nicsim_hw_forget_qp(struct nicsim_hw *hw, struct nicsim_ibv_qp *qp);
+
+/* A CQ's ring; a kern CQ's was mapped from the kernel (map_len bytes at q.ring). */
+struct nicsim_hw_cq { struct nicsim_cq q; size_t map_len; };
 
 /* An SRQ's ring and the receives in it, taken in order; a tag-matching SRQ's list (nicsim-hw-tm.c). */
 struct nicsim_hw_srq {
@@ -51,6 +78,7 @@ struct nicsim_hw_srq {
 	uint64_t *wrid; /* by ring slot */
 	uint32_t size, max_wr, tail;
 	struct nicsim_hw_tm *tm;
+	size_t map_len;	/* a kern SRQ's ring and record, mapped from the kernel at q.ring */
 };
 
 static inline struct nicsim_hw *hw_of(struct ibv_context *c) { return to_nctx(c)->hw; }
@@ -101,6 +129,13 @@ int nicsim_hw_destroy(struct nicsim_hw *hw, uint32_t cmd, uint32_t handle, const
 /* A command's result as an errno (with NICSIM_VERBOSE, saying on stderr which check refused it). */
 int nicsim_hw_errno(const char *what, int rc);
 
+/*
+ * Opens the kern back end's context on a kernel uverbs device bound to nicsim_ib (nicsim-kern.c):
+ * NULL with errno if the kernel refuses it. nicsim_kern_device says whether dev is such a device.
+ */
+struct verbs_context *nicsim_kern_open(struct ibv_device *dev, int cmd_fd);
+bool nicsim_kern_device(struct ibv_device *dev);
+
 /* The verbs of the C driver: PDs, AHs and CQs (nicsim-hw.c); MRs and windows (nicsim-hw-mr.c); device memory. */
 extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_memory_ops, nicsim_hw_dm_ops;
 /* Indirect mkeys (CREATE_INDIRECT_MKEY; NULL and errno on failure), and their destroying: 0 or an errno. */
@@ -125,7 +160,7 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 			uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
 int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_hw_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
-int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init);
+int nicsim_hw_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
 /* Posting (nicsim-hw-post.c): wr and those after it (ext: as nicsim_post_wrs's); *bad the one refused. */
 int nicsim_hw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
 			struct ibv_send_wr **bad);

@@ -1,7 +1,8 @@
 /*
- * The provider's posts: work requests read from the program's lists, one helper per part of a
- * request (its header and destination, gather list or inline bytes, layout, window bind), each
- * part a struct generated from the simulator's list of its fields (nicsim-wire.h), sent whole.
+ * The provider's posts: each verb handed to the context's back end (nicsim-backend.h); and the java
+ * back end's half, work requests read from the program's lists, one helper per part of a request
+ * (its header and destination, gather list or inline bytes, layout, window bind), each part a
+ * struct generated from the simulator's list of its fields (nicsim-wire.h), sent whole.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -81,16 +82,13 @@ static void put_wr_bind(struct msg *m, const struct ibv_send_wr *w) {
 	put(m, &r, sizeof(r));
 }
 
-/*
- * Posts a list of work requests; on a refusal sets *bad to the one refused (those before it were
- * posted) and returns the errno.
- */
-int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext, struct ibv_send_wr **bad) {
+/* The java back end's post_send: the list as one request, each work request's fields on the wire. */
+int nicsim_java_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
+			  struct ibv_send_wr **bad) {
 	struct msg m;
 	struct ibv_send_wr *w, *stop;
 	uint32_t n = 0, refused, i = 0;
 	int rc;
-	if (to_nqp(qp)->hw) return nicsim_hw_post_send(qp, wr, ext, bad);
 	stop = unreadable(to_nqp(qp), wr, &n);
 	if (stop && n == 0) { *bad = stop; return EINVAL; } /* as the kernel's and rxe's post checks: EINVAL */
 	m = request(NICSIM_OP_POST_SEND);
@@ -114,6 +112,14 @@ int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nics
 		rc = EINVAL;
 	}
 	return rc;
+}
+
+/*
+ * Posts a list of work requests through the context's back end; on a refusal sets *bad to the one
+ * refused (those before it were posted) and returns the errno.
+ */
+int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext, struct ibv_send_wr **bad) {
+	return to_nctx(qp->context)->ops->post_send(qp, wr, ext, bad);
 }
 
 static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad) {
@@ -152,16 +158,20 @@ static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, uin
 	return rc;
 }
 
+int nicsim_java_post_recv(struct nicsim_ibv_qp *q, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
+	return post_recv_to(q->vqp.qp.context, NICSIM_OP_POST_RECV, q->handle, q->max_recv_sge, wr, bad);
+}
+
+int nicsim_java_post_srq_recv(struct nicsim_ibv_srq *s, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
+	return post_recv_to(s->vsrq.srq.context, NICSIM_OP_POST_SRQ_RECV, s->handle, s->max_sge, wr, bad);
+}
+
 static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
-	struct nicsim_ibv_qp *q = to_nqp(qp);
-	if (q->hw) return nicsim_hw_post_recv(q, wr, bad);
-	return post_recv_to(qp->context, NICSIM_OP_POST_RECV, q->handle, q->max_recv_sge, wr, bad);
+	return to_nctx(qp->context)->ops->post_recv(to_nqp(qp), wr, bad);
 }
 
 static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
-	struct nicsim_ibv_srq *s = to_nsrq(srq);
-	if (s->hw) return nicsim_hw_post_srq_recv(s, wr, bad);
-	return post_recv_to(srq->context, NICSIM_OP_POST_SRQ_RECV, s->handle, s->max_sge, wr, bad);
+	return to_nctx(srq->context)->ops->post_srq_recv(to_nsrq(srq), wr, bad);
 }
 
 const struct verbs_context_ops nicsim_post_ops = {

@@ -1,10 +1,12 @@
 /*
  * nicsim's provider for libibverbs (rdma-core 44): it makes a simulated nicsim adapter an RDMA
- * device that unmodified libibverbs programs find and use. Every verb goes to the simulator over
- * a Unix domain socket (NICSIM_SOCKET), as a request naming the node (NICSIM_NODE); the
- * simulator runs it on the adapter model, in simulated time, and the adapter's DMA reads and
- * writes this process's registered buffers themselves. Completions, errors and syndromes are the
- * model's.
+ * device that unmodified libibverbs programs find and use. Under attach every verb goes to the
+ * simulator over a Unix domain socket (NICSIM_SOCKET), as a request naming the node (NICSIM_NODE),
+ * or to libnicsim's C driver on serve's PCI face; the simulator runs it on the adapter model, in
+ * simulated time, and the adapter's DMA reads and writes this process's registered buffers
+ * themselves. Completions, errors and syndromes are the model's. In a guest whose kernel runs
+ * nicsim_ib, the same library is that driver's user-space half (the kern back end, nicsim-kern.c);
+ * nicsim-backend.h says how the back end is chosen.
  *
  * Loaded twice over, as one library: by libibverbs as the provider named in RDMAV_DRIVERS, and by
  * LD_PRELOAD, so that its completion channel verbs (which otherwise need the kernel) take the
@@ -310,6 +312,9 @@ static int open_async_file(struct nicsim_context *ctx) {
 static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, void *private_data) {
 	struct nicsim_context *ctx;
 	(void)private_data;
+	/* the one choice of back end: the kernel's driver (a guest's own uverbs device), else serve's */
+	if (!nicsim_importing && nicsim_kern_device(dev))
+		return nicsim_kern_open(dev, cmd_fd);
 	ctx = verbs_init_and_alloc_context(dev, cmd_fd, ctx, vctx, 0);
 	if (!ctx) return NULL;
 	pthread_mutex_init(&ctx->lock, NULL);
@@ -327,7 +332,7 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 		if (!clock_ctx) clock_ctx = ctx;
 	}
 	ctx->vctx.context.num_comp_vectors = 1;
-	ctx->ops = ctx->hw ? &nicsim_hw_backend : &nicsim_java_backend; /* the one choice of back end */
+	ctx->ops = ctx->hw ? &nicsim_hw_backend : &nicsim_java_backend; /* serve's: the C driver's, or the Java one's */
 	set_ops(ctx);
 	return &ctx->vctx;
 fail:

@@ -205,54 +205,6 @@ static int destroy_srq(struct ibv_srq *srq) {
 
 /* ---- queue pairs ---- */
 
-/* What a QP got of the capacities asked for, as create_qp's and query_qp's replies carry it. */
-static void get_caps(struct msg *m, struct ibv_qp_cap *cap) {
-	struct nicsim_wire_qp_caps w;
-	get(m, &w, sizeof(w));
-	cap->max_send_wr = w.max_send_wr;
-	cap->max_recv_wr = w.max_recv_wr;
-	cap->max_send_sge = w.max_send_sge;
-	cap->max_recv_sge = w.max_recv_sge;
-	cap->max_inline_data = w.max_inline_data;
-}
-
-/* Asks the simulator for the QP: its handle, number and what it got of init's cap; 0 or an errno. */
-static int ask_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-		  uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp) {
-	struct msg m = request(NICSIM_OP_CREATE_QP);
-	struct nicsim_wire_create_qp_request q = {
-		.pd = pd_handle(pd), .xrcd = xrcd_handle(xrcd), .qp_type = init->qp_type,
-		.send_cq = cq_handle(init->send_cq), .recv_cq = cq_handle(init->recv_cq), .srq = srq_handle(init->srq),
-		.max_send_wr = init->cap.max_send_wr, .max_recv_wr = init->cap.max_recv_wr,
-		.max_send_sge = init->cap.max_send_sge, .max_recv_sge = init->cap.max_recv_sge,
-		.max_inline_data = init->cap.max_inline_data, .sq_sig_all = (uint32_t)init->sq_sig_all,
-		.dc_type = dc_type, .dct_access_key = dct_key,
-	};
-	struct nicsim_wire_create_qp_reply r;
-	struct ibv_qp_cap got;
-	int rc;
-	if (to_nctx(c)->hw) {
-		done(&m);
-		return nicsim_hw_create_qp(c, pd, xrcd, init, dc_type, dct_key, qp);
-	}
-	put(&m, &q, sizeof(q));
-	rc = call(to_nctx(c), &m);
-	if (!rc) {
-		get(&m, &r, sizeof(r));
-		get_caps(&m, &got);
-	}
-	if (!rc && m.failed) rc = EIO;
-	done(&m);
-	if (rc) return rc; /* init stays as the program gave it */
-	qp->handle = r.handle;
-	qp->vqp.qp.qp_num = r.qp_num;
-	init->cap = got;
-	qp->max_send_sge = init->cap.max_send_sge;
-	qp->max_recv_sge = init->cap.max_recv_sge;
-	qp->max_inline = init->cap.max_inline_data;
-	return 0;
-}
-
 /* What ibv_cmd_create_qp fills in for a kernel provider. */
 static void fill_qp(struct nicsim_ibv_qp *qp, struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
 		    const struct ibv_qp_init_attr *init) {
@@ -284,21 +236,18 @@ static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct i
 	struct nicsim_ibv_pd *domain = nicsim_parent_domain(pd);
 	int rc;
 	if (!qp) { errno = ENOMEM; return NULL; }
-	rc = ask_qp(c, pd, xrcd, init, dc_type, dct_key, qp);
+	rc = to_nctx(c)->ops->create_qp(c, pd, xrcd, init, dc_type, dct_key, qp);
 	if (rc) { free(qp); errno = rc; return NULL; }
 	fill_qp(qp, c, pd, xrcd, init);
 	qp->dc_type = dc_type;
 	if (domain && domain->alloc && (rc = nicsim_staging_alloc(qp, domain, init->cap.max_send_wr))) {
-		if (qp->hw) nicsim_hw_destroy_qp(qp); /* the C driver's QP, made by its command */
-		else simple(c, NICSIM_OP_DESTROY_QP, qp->handle);
+		to_nctx(c)->ops->destroy_qp(qp);
 		free(qp);
 		errno = rc;
 		return NULL;
 	}
 	nicsim_domain_use(domain, 1);
 	if (wr_ops) nicsim_wr_init(qp, wr_ops);
-	if (!to_nctx(c)->hw) /* events name it by its handle (a C driver's: only its CQs, by number) */
-		nicsim_name(to_nctx(c), qp->handle, &qp->vqp.qp);
 	return &qp->vqp.qp;
 }
 
@@ -365,96 +314,19 @@ int nicsim_destroy_mkey(struct nicsim_mkey *k) {
 	return rc;
 }
 
-static void put_attr(struct msg *m, const struct ibv_qp_attr *a) {
-	struct nicsim_wire_qp_attr w = {
-		.qp_state = a->qp_state, .cur_qp_state = a->cur_qp_state, .path_mtu = a->path_mtu, .qkey = a->qkey,
-		.rq_psn = a->rq_psn, .sq_psn = a->sq_psn, .dest_qp_num = a->dest_qp_num,
-		.qp_access_flags = (uint32_t)a->qp_access_flags, .pkey_index = a->pkey_index, .port_num = a->port_num,
-		.max_rd_atomic = a->max_rd_atomic, .max_dest_rd_atomic = a->max_dest_rd_atomic,
-		.min_rnr_timer = a->min_rnr_timer, .timeout = a->timeout, .retry_cnt = a->retry_cnt,
-		.rnr_retry = a->rnr_retry, .sq_draining = a->sq_draining, .ah_dlid = a->ah_attr.dlid,
-		.ah_sl = a->ah_attr.sl, .ah_src_path_bits = a->ah_attr.src_path_bits,
-		.ah_static_rate = a->ah_attr.static_rate, .ah_is_global = a->ah_attr.is_global,
-		.ah_port_num = a->ah_attr.port_num,
-	};
-	put(m, &w, sizeof(w));
-}
-
-static void get_attr(struct msg *m, struct ibv_qp_attr *a) {
-	struct nicsim_wire_qp_attr w;
-	get(m, &w, sizeof(w));
-	a->qp_state = (enum ibv_qp_state)w.qp_state;
-	a->cur_qp_state = (enum ibv_qp_state)w.cur_qp_state;
-	a->path_mtu = (enum ibv_mtu)w.path_mtu;
-	a->qkey = w.qkey;
-	a->rq_psn = w.rq_psn;
-	a->sq_psn = w.sq_psn;
-	a->dest_qp_num = w.dest_qp_num;
-	a->qp_access_flags = (unsigned int)w.qp_access_flags;
-	a->pkey_index = (uint16_t)w.pkey_index;
-	a->port_num = (uint8_t)w.port_num;
-	a->max_rd_atomic = (uint8_t)w.max_rd_atomic;
-	a->max_dest_rd_atomic = (uint8_t)w.max_dest_rd_atomic;
-	a->min_rnr_timer = (uint8_t)w.min_rnr_timer;
-	a->timeout = (uint8_t)w.timeout;
-	a->retry_cnt = (uint8_t)w.retry_cnt;
-	a->rnr_retry = (uint8_t)w.rnr_retry;
-	a->sq_draining = (uint8_t)w.sq_draining;
-	a->ah_attr.dlid = (uint16_t)w.ah_dlid;
-	a->ah_attr.sl = (uint8_t)w.ah_sl;
-	a->ah_attr.src_path_bits = (uint8_t)w.ah_src_path_bits;
-	a->ah_attr.static_rate = (uint8_t)w.ah_static_rate;
-	a->ah_attr.is_global = (uint8_t)w.ah_is_global;
-	a->ah_attr.port_num = (uint8_t)w.ah_port_num;
-}
-
 static int modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
-	if (to_nqp(qp)->hw) return nicsim_hw_modify_qp(to_nqp(qp), attr, mask);
-	struct msg m = request(NICSIM_OP_MODIFY_QP);
-	int rc;
-	put32(&m, qp_handle(qp));
-	put32(&m, (uint32_t)mask);
-	put_attr(&m, attr);
-	rc = call(to_nctx(qp->context), &m);
-	done(&m);
-	return rc;
+	return to_nctx(qp->context)->ops->modify_qp(to_nqp(qp), attr, mask);
 }
 
 static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init) {
-	if (to_nqp(qp)->hw) return nicsim_hw_query_qp(to_nqp(qp), attr, init);
-	struct msg m = request(NICSIM_OP_QUERY_QP);
-	int rc;
-	put32(&m, qp_handle(qp));
-	put32(&m, (uint32_t)mask);
-	rc = call(to_nctx(qp->context), &m);
-	if (!rc) {
-		memset(attr, 0, sizeof(*attr));
-		struct nicsim_wire_qp_init_attr w;
-		get_attr(&m, attr);
-		get_caps(&m, &attr->cap);
-		get(&m, &w, sizeof(w));
-		if (init) {
-			memset(init, 0, sizeof(*init));
-			init->qp_context = qp->qp_context;
-			init->send_cq = qp->send_cq;
-			init->recv_cq = qp->recv_cq;
-			init->srq = qp->srq;
-			init->qp_type = qp->qp_type;
-			init->cap = attr->cap;
-			init->sq_sig_all = (int)w.sq_sig_all;
-		}
-		if (m.failed) rc = EIO;
-	}
-	done(&m);
-	return rc;
+	return to_nctx(qp->context)->ops->query_qp(to_nqp(qp), attr, mask, init);
 }
 
 /* Destroys qp once the events the program was given for it are acknowledged (ibv_destroy_qp(3)); those it was not given are dropped. */
 static int destroy_qp(struct ibv_qp *qp) {
 	struct nicsim_ibv_qp *q = to_nqp(qp);
-	int rc = q->hw ? nicsim_hw_destroy_qp(q) : simple(qp->context, NICSIM_OP_DESTROY_QP, q->handle);
+	int rc = to_nctx(qp->context)->ops->destroy_qp(q);
 	if (rc) return rc;
-	if (!to_nctx(qp->context)->hw) nicsim_name(to_nctx(qp->context), q->handle, NULL);
 	nicsim_await_acks(&qp->mutex, &qp->cond, &qp->events_completed, q->events_returned);
 	nicsim_wr_clear(q);
 	nicsim_staging_free(q);

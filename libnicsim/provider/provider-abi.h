@@ -208,4 +208,61 @@ void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_
 void verbs_uninit_context(struct verbs_context *context);
 void verbs_set_ops(struct verbs_context *vctx, const struct verbs_context_ops *ops);
 
+/*
+ * The uverbs write commands a kernel driver's provider sends through ibv_cmd_* (rdma-core v44,
+ * libibverbs/kern-abi.h): each the kernel's command header, then the kernel's struct of that command
+ * (rdma/ib_user_verbs.h); a provider's own udata follows it. Replies are the kernel's structs, a
+ * provider's udata after them.
+ */
+#include <rdma/ib_user_verbs.h>
+
+#define NICSIM_KERN_CMD(name, kabi) struct name { struct ib_uverbs_cmd_hdr hdr; struct kabi core_payload; }
+NICSIM_KERN_CMD(ibv_get_context, ib_uverbs_get_context);
+NICSIM_KERN_CMD(ibv_query_port, ib_uverbs_query_port);
+NICSIM_KERN_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
+NICSIM_KERN_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+NICSIM_KERN_CMD(ibv_create_cq, ib_uverbs_create_cq);
+NICSIM_KERN_CMD(ibv_create_qp, ib_uverbs_create_qp);
+NICSIM_KERN_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+NICSIM_KERN_CMD(ibv_query_qp, ib_uverbs_query_qp);
+NICSIM_KERN_CMD(ibv_create_srq, ib_uverbs_create_srq);
+NICSIM_KERN_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+NICSIM_KERN_CMD(ibv_query_srq, ib_uverbs_query_srq);
+#undef NICSIM_KERN_CMD
+
+int ibv_cmd_get_context(struct verbs_context *context, struct ibv_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp, size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp, size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *port_attr,
+		       struct ibv_query_port *cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd, struct ibv_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, size_t cmd_size, struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp, struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr, int attr_mask,
+		     struct ibv_qp_init_attr *qp_init_attr, struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq, struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size, struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, int srq_attr_mask,
+		       struct ibv_modify_srq *cmd, size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr, struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah, struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
 #endif

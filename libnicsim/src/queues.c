@@ -189,6 +189,18 @@ int nicsim_cq_destroy(struct nicsim_cq *cq) {
 	return 0;
 }
 
+/*
+ * One 8-byte doorbell store into a UAR page mapped into the process (a kernel driver's queues): a
+ * single 64-bit write, so the adapter sees the 8 bytes at once, after every store before it.
+ */
+static int uar_store(volatile uint8_t *at, const uint8_t *bytes) {
+	uint64_t word;
+	memcpy(&word, bytes, 8);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	*(volatile uint64_t *)at = word;
+	return 0;
+}
+
 /* Whether CQE slot `index` (a running count) holds a CQE software has not taken, by its owner bit. */
 static int cqe_new(const struct nicsim_cq *cq, uint32_t index) {
 	uint8_t own = __atomic_load_n(&cq->ring[CQE_BYTES * (index & ((1u << cq->log_size) - 1)) + 63], __ATOMIC_ACQUIRE);
@@ -262,6 +274,8 @@ int nicsim_cq_arm(struct nicsim_cq *cq, int solicited_only) {
 	nicsim_put32(arm, (cq->arm_sn & 3) << 28 | (solicited_only ? NICSIM_CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff));
 	nicsim_put32(arm + 4, cq->cqn);
 	memcpy(cq->db + 4, arm, 4); /* the arm word in the doorbell record too */
+	if (!cq->dev)
+		return uar_store(cq->uar_map + NICSIM_UAR_CQ_DOORBELL, arm);
 	return nicsim_mmio_write(cq->dev, nicsim_uar_offset(cq->dev, cq->uar) + NICSIM_UAR_CQ_DOORBELL, arm, 8);
 }
 
@@ -448,6 +462,8 @@ int nicsim_sq_ring(struct nicsim_qp *qp, int count, const uint8_t *last, int las
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	nicsim_put32(qp->db + 4, qp->sq_head & 0xffff);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (!qp->dev)
+		return uar_store(qp->uar_map + NICSIM_UAR_BF_OFFSET, last);
 	const struct nicsim_caps *caps = nicsim_caps(qp->dev);
 	uint32_t bf = caps && caps->bf_size > NICSIM_WQEBB ? caps->bf_size : NICSIM_WQEBB;
 	uint32_t len = count == 1 && (uint32_t)last_bytes <= bf ? (uint32_t)last_bytes : 8;

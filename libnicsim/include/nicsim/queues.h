@@ -56,6 +56,8 @@ struct nicsim_cq {
 	uint32_t cqn, uar, log_size, ci, arm_sn;
 	uint8_t *ring, *db;
 	uint64_t ring_iova, db_iova;
+	/* A kernel driver's CQ (dev NULL): its UAR page mapped into the process, where the arm doorbell goes. */
+	volatile uint8_t *uar_map;
 };
 /* A CQ of 2^log_size CQEs whose armed completions raise MSI-X vector `vector`. */
 int nicsim_cq_create(struct nicsim_dev *dev, uint32_t uar, uint32_t log_size, uint32_t vector, struct nicsim_cq *cq);
@@ -101,6 +103,11 @@ struct nicsim_qp {
 	uint32_t dc_type;	/* a DRIVER QP's: NICSIM_DC_TARGET or NICSIM_DC_INITIATOR */
 	uint8_t *sq, *rq, *db;
 	uint64_t sq_iova, rq_iova, db_iova;
+	/*
+	 * A kernel driver's QP (dev NULL): its UAR page mapped into the process. Its doorbell is one
+	 * 8-byte store of the last WQE's first 8 bytes there, as the kernel driver rings its own.
+	 */
+	volatile uint8_t *uar_map;
 };
 /* An RC or UC QP (NICSIM_QPT_RC...) on its own rings of 2^log_sq WQEBBs and 2^log_rq receives. */
 int nicsim_qp_create(struct nicsim_dev *dev, uint32_t type, uint32_t pd, const struct nicsim_cq *send_cq,

@@ -25,10 +25,10 @@ public final class ProviderBuild {
 
     /** The provider proper: device, context and verbs objects over both back ends (Java driver and libnicsim). */
     static final List<String> PROVIDER = List.of("nicsim-provider.c", "nicsim-backend.c", "nicsim-cq.c",
-            "nicsim-java-cq.c", "nicsim-wr.c", "nicsim-cqex.c",
+            "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-wr.c", "nicsim-cqex.c",
             "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-memory.c",
             "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
-            "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c");
+            "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c");
     /** What the provider library interposes over other libraries' calls (LD_PRELOAD), linked into it. */
     static final List<String> INTERPOSE = List.of("interpose/nicsim-import.c", "interpose/nicsim-rdmacm.c",
             "interpose/nicsim-hosts.c", "interpose/nicsim-netlink.c", "interpose/nicsim-netlink-res.c",
@@ -37,14 +37,14 @@ public final class ProviderBuild {
     static final String CLOCK_SOURCE = "interpose/nicsim-time.c";
     static final List<String> HEADERS = List.of("nicsim-provider.h", "provider-abi.h", "nicsim-provider.map",
             "nicsim-msg.h", "nicsim-hw.h", "nicsim-backend.h", "interpose/nicsim-netlink.h",
-            "interpose/nicsim-umad.h");
+            "interpose/nicsim-umad.h", "rdma/nicsim-abi.h");
     /** nicsim's own C test programs (tests/), each one file built against libibverbs alone. */
     static final List<String> TESTS = List.of("tests/nicsim-verbcost.c", "tests/nicsim-churn.c", "tests/nicsim-fuzz.c");
     static final List<String> SOURCES = concat(PROVIDER, INTERPOSE, List.of(CLOCK_SOURCE), HEADERS, TESTS);
     /** libnicsim's sources (resources under nicsim/libnicsim), which the provider is built on; wire.h is generated. */
     static final List<String> LIBNICSIM = List.of("face.c", "hca.c", "queues.c", "nicsim-internal.h", "nicsim/nicsim.h",
             "nicsim/queues.h", "nicsim/device.h");
-    static final String LIBRARY = "libnicsim-rdmav34.so";
+    public static final String LIBRARY = "libnicsim-rdmav34.so";
     /** The clock library attach --sim-time preloads beside the provider. */
     static final String CLOCK_LIBRARY = "libnicsim-time.so";
     /** The bench's program that times verb calls through the provider. */

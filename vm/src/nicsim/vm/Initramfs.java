@@ -47,12 +47,24 @@ final class Initramfs {
 
     private Initramfs() { }
 
+    /** Where Debian's libibverbs looks for a provider a driver file names by its short name. */
+    static final String PROVIDER_DIR = "usr/lib/x86_64-linux-gnu/libibverbs";
+    /** The ABI suffix of a provider for libibverbs 1.x's private ABI 34 (rdma-core 44). */
+    private static final String PROVIDER_SUFFIX = "-rdmav34.so";
+
+    /** A provider library's name as a libibverbs driver file gives it (libNAME-rdmav34.so), or null if it is none. */
+    static String providerName(Path library) {
+        String f = library.getFileName().toString();
+        return f.startsWith("lib") && f.endsWith(PROVIDER_SUFFIX) && f.length() > 3 + PROVIDER_SUFFIX.length()
+                ? f.substring(3, f.length() - PROVIDER_SUFFIX.length()) : null;
+    }
+
     /**
      * The archive for {@code kernel} with nicsim's built modules {@code nicsim} (nicsim_ib.ko, and the
-     * kernel selftest nicsim_selftest.ko, which the guest loads only when asked), built into {@code cache}
-     * unless an archive of the same inputs is there.
+     * kernel selftest nicsim_selftest.ko, which the guest loads only when asked) and nicsim's libibverbs
+     * {@code provider} (null: none), built into {@code cache} unless an archive of the same inputs is there.
      */
-    static Path build(GuestKernel kernel, List<Path> nicsim, DebianPackages debs, Path cache,
+    static Path build(GuestKernel kernel, List<Path> nicsim, Path provider, DebianPackages debs, Path cache,
                       Consumer<String> progress) throws IOException {
         List<Path> packages = new ArrayList<>();
         for (String p : PACKAGES) packages.add(debs.fetch(p));
@@ -62,17 +74,20 @@ final class Initramfs {
         for (Path p : packages) key.update(bytes(p.getFileName() + "\n"));
         key.update(init);
         for (Path m : nicsim) key.update(Files.readAllBytes(m));
+        if (provider != null) key.update(Files.readAllBytes(provider));
         String hash = HexFormat.of().formatHex(key.digest()).substring(0, 16);
         Path out = cache.resolve("initramfs-" + hash + ".cpio.gz");
         if (Files.isRegularFile(out)) return out;
 
         progress.accept("building the initramfs (" + PACKAGES.size() + " Debian packages, " + MODULES.size()
                 + " kernel modules with their dependencies"
-                + nicsim.stream().map(m -> ", " + m.getFileName()).collect(Collectors.joining()) + ")");
+                + nicsim.stream().map(m -> ", " + m.getFileName()).collect(Collectors.joining())
+                + (provider != null ? ", " + provider.getFileName() : "") + ")");
         Path staging = Files.createTempDirectory(cache, "staging-");
         try {
             for (Path p : packages) DebianPackages.unpack(p, staging);
             modules(kernel, nicsim, staging);
+            if (provider != null) provider(provider, staging);
             SharedLibraries.close(staging);
             etc(staging);
             Path initFile = staging.resolve("init");
@@ -105,6 +120,18 @@ final class Initramfs {
         Files.createDirectories(dest.resolve("extra"));
         for (Path m : nicsim) Files.copy(m, dest.resolve("extra").resolve(m.getFileName()));
         Tools.run(List.of(Tools.sbin("depmod"), "-b", staging.toString(), kernel.release()), null);
+    }
+
+    /**
+     * nicsim's provider where Debian's own providers are, and the driver file that names it to libibverbs
+     * (/etc/libibverbs.d/NAME.driver: "driver NAME"), as rdma-core installs each of its providers.
+     */
+    private static void provider(Path library, Path staging) throws IOException {
+        String name = providerName(library);
+        Path dir = Files.createDirectories(staging.resolve(PROVIDER_DIR));
+        Files.copy(library, dir.resolve(library.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+        Path drivers = Files.createDirectories(staging.resolve("etc/libibverbs.d"));
+        Files.writeString(drivers.resolve(name + ".driver"), "driver " + name + "\n");
     }
 
     /** /etc/hosts naming every node a fabric may have, and the account files programs look themselves up in. */

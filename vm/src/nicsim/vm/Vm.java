@@ -68,7 +68,7 @@ public final class Vm {
                  FileLock lock = ch.lock()) {
                 DebianPackages debs = new DebianPackages(cache.resolve("debs"), progress);
                 kernel = GuestKernel.prepare(o.release(), cache, debs, progress);
-                initramfs = Initramfs.build(kernel, o.modules(), debs, cache, progress);
+                initramfs = Initramfs.build(kernel, o.modules(), o.provider(), debs, cache, progress);
             }
         }
         Path runDir = Files.createTempDirectory("nicsim-vm-node" + o.node() + "-");

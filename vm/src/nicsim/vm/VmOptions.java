@@ -22,13 +22,16 @@ import java.util.List;
  * @param kernelArgs  more kernel command-line arguments
  * @param gdb         a Unix socket where QEMU's gdbstub waits for `target remote` (the guest runs meanwhile);
  *                    null: none
+ * @param provider    nicsim's libibverbs provider ({@code lib<name>-rdmav34.so}) the guest's rdma-core loads,
+ *                    built by the launcher; null: the guest has none (libibverbs then finds no nicsim device)
  */
 public record VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
-                        Path cache, int netPort, int timeoutSeconds, String kernelArgs, Path gdb) {
-    /** Without a gdbstub. */
+                        Path cache, int netPort, int timeoutSeconds, String kernelArgs, Path gdb, Path provider) {
+    /** Without a gdbstub, and without nicsim's provider. */
     public VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
                      Path cache, int netPort, int timeoutSeconds, String kernelArgs) {
-        this(node, run, noDevice, socket, share, memoryMib, root, cache, netPort, timeoutSeconds, kernelArgs, null);
+        this(node, run, noDevice, socket, share, memoryMib, root, cache, netPort, timeoutSeconds, kernelArgs, null,
+             null);
     }
 
     /** The default port: one per serve socket, so two fabrics on one machine keep their guests apart. */
@@ -58,6 +61,8 @@ public record VmOptions(int node, String run, boolean noDevice, Path socket, Pat
         if (gdb != null && (gdb.toString().contains(",") || !Files.isDirectory(gdb.toAbsolutePath().getParent())))
             throw new IllegalArgumentException("--gdb '" + gdb + "' must be a path without a comma in a folder that "
                     + "exists");
+        if (provider != null && !(Files.isRegularFile(provider) && Initramfs.providerName(provider) != null))
+            throw new IllegalArgumentException("provider '" + provider + "' is not a lib<name>-rdmav34.so file");
         if (run != null && run.isBlank())
             throw new IllegalArgumentException("--run '' is empty: give a command, or leave --run out for a shell");
     }

@@ -3,6 +3,7 @@ package nicsim.cosim.cli;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import nicsim.serve.Attach;
+import nicsim.serve.ProviderBuild;
 import nicsim.vm.Vm;
 import nicsim.vm.VmOptions;
 import picocli.CommandLine.Command;
@@ -61,8 +62,15 @@ final class VmCommand implements Callable<Integer> {
         String rootEnv = System.getenv("NICSIM_ROOT");
         Path root = Path.of(rootEnv != null ? rootEnv : System.getProperty("nicsim.root", ".")).toAbsolutePath();
         Path dir = noShare ? null : (share != null ? share : Path.of("")).toAbsolutePath().normalize();
+        Path provider;
+        try { // the guest's rdma-core loads it; a guest without it still boots, its programs find no nicsim device
+            provider = ProviderBuild.get().resolve(ProviderBuild.LIBRARY);
+        } catch (ProviderBuild.Missing e) {
+            System.err.println("nicsim vm: the guest gets no nicsim provider: " + e.getMessage());
+            provider = null;
+        }
         VmOptions o = new VmOptions(node, run, noDevice, sock, dir, memory, root, VmOptions.defaultCache(),
-                netPort != null ? netPort : VmOptions.defaultNetPort(sock), timeout, kernelArgs, gdb);
+                netPort != null ? netPort : VmOptions.defaultNetPort(sock), timeout, kernelArgs, gdb, provider);
         try {
             return new Vm(o, System.out, System.err).run();
         } catch (java.io.IOException e) { // a download, a host tool or the guest failed: one line naming it

@@ -4,13 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import nicsim.serve.Served;
-import nicsim.vm.Vm;
-import nicsim.vm.VmOptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,8 +14,6 @@ import org.junit.jupiter.api.io.TempDir;
  * else), and the driver's kernel selftest moving bytes through the adapter's queues and checking them.
  */
 class GuestDriverTest {
-    private static final Path ROOT = Path.of(System.getProperty("nicsim.root", "."));
-
     @TempDir Path share;
 
     /**
@@ -39,21 +31,9 @@ class GuestDriverTest {
             + "[ $(dmesg | grep -c 'nicsim_selftest: nicsim_0: PASS') = 2 ]";
 
     @Test void theKernelDriverProbesTheAdapterAndItsSelftestMovesBytes() throws Exception {
-        Served served = new Served("guest-driver").start(Served.cluster());
-        ByteArrayOutputStream console = new ByteArrayOutputStream();
-        int status;
-        try {
-            VmOptions o = new VmOptions(0, SELFTEST, false, served.socket, share, 384, ROOT,
-                    VmOptions.defaultCache(), VmOptions.defaultNetPort(served.socket), 420, "");
-            status = new Vm(o, new PrintStream(console, true, StandardCharsets.UTF_8), System.err).run();
-            // the bridge's socket closes with QEMU: serve then logs what the driver left behind
-            for (int i = 0; i < 100 && !served.log().contains("DMA maps left"); i++) Thread.sleep(100);
-        } finally {
-            served.stop();
-        }
-        String text = console.toString(StandardCharsets.UTF_8);
-        System.out.println("--- node0's console:\n" + text + "\n--- serve's log:\n" + served.log());
-        assertEquals(0, status, "the selftest passed in the guest: " + text);
+        GuestRun run = GuestRun.onNode0("guest-driver", SELFTEST, share, null, 420);
+        String text = run.console();
+        assertEquals(0, run.status(), "the selftest passed in the guest: " + text);
         assertTrue(text.contains("ACTIVE"), "the driver registered nicsim_0 with its port up: " + text);
         int polling = text.indexOf("no interrupts: polling every 1 ms");
         assertTrue(text.indexOf("MSI-X: adapter vectors 0..1 through") >= 0 && polling > 0,
@@ -64,13 +44,8 @@ class GuestDriverTest {
         System.out.println("completion event latency (us, the guest's clock): MSI-X " + msix + ", polling " + polled);
         assertEquals(5, msix.size(), "five armed SENDs woken by the doorbell function's interrupt: " + text);
         assertEquals(5, polled.size(), "five woken by the poll: " + text);
-        assertFalse(served.log().contains(" 0 interrupts"), "the adapter raised MSI-X messages: " + served.log());
-        var node0 = served.world.sim.counters().scope("node0");
-        assertTrue(node0.get("Firmware.packets_out") > 0, "the guest's work crossed node 0's adapter: "
-                + node0.snapshot());
-        assertFalse(served.log().contains("the device reports") || served.log().contains("violations"),
-                "the driver broke none of the device's rules: " + served.log());
-        assertTrue(served.log().contains(" 0 DMA maps left"), "the driver's remove left nothing mapped: "
-                + served.log());
+        assertFalse(run.served().log().contains(" 0 interrupts"), "the adapter raised MSI-X messages: "
+                + run.served().log());
+        run.assertTheAdapterWasUsedCleanly();
     }
 }
