@@ -247,6 +247,9 @@ final class CmExchange {
         cm.queue(id, null, ev);
     }
 
+    /** {@code id}'s device went: MADs for it are no longer its, and nothing is sent for it (the adapter is dead). */
+    void forget(CmId id) { comms.remove(id.localComm); }
+
     /** {@code id} is being destroyed: its peer hears of it as from the kernel's ib_destroy_cm_id. */
     void leaving(CmId id) {
         comms.remove(id.localComm);

@@ -19,7 +19,9 @@ final class CmId {
         REP_SENT,
         /** Active: REP received, RTU not sent yet. */
         REP_RCVD,
-        ESTABLISHED, DREQ_SENT, DREQ_RCVD, DISCONNECTED, REJECTED
+        ESTABLISHED, DREQ_SENT, DREQ_RCVD, DISCONNECTED, REJECTED,
+        /** Its adapter died (RDMA_CM_EVENT_DEVICE_REMOVAL given): it can only be destroyed. */
+        DEVICE_REMOVAL
     }
 
     final int handle;

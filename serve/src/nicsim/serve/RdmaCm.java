@@ -105,9 +105,23 @@ final class RdmaCm implements AutoCloseable {
 
     /**
      * Node {@code n}'s adapter was reset after a fault: its agent went with it (the old one is touched no
-     * more) and a new one starts on the fresh adapter at first use.
+     * more) and a new one starts on the fresh adapter at first use. Every identifier bound to that device
+     * (to the node's address, or resolved or connected through it) gets RDMA_CM_EVENT_DEVICE_REMOVAL, as
+     * the kernel's RDMA CM tells its ids when their device goes (cma_process_remove), and can then only be
+     * destroyed: no MAD goes from the dead adapter, so a peer finds out as from a dead host, by its QP's
+     * retries. A listener on any address is not told and listens on, on the fresh adapter, as the kernel's
+     * wildcard listener loses only its per-device child.
      */
-    void reset(int n) { agents[n] = null; }
+    void reset(int n) {
+        agents[n] = null;
+        for (CmId id : ids.values()) {
+            if (id.node != n || id.state == CmId.State.DEVICE_REMOVAL) continue;
+            id.cancelTimer();
+            exchange.forget(id);
+            id.state = CmId.State.DEVICE_REMOVAL;
+            queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.DEVICE_REMOVAL, 0));
+        }
+    }
 
     /** Node {@code n}'s agent, started on first use. */
     CmAgent agent(int n) {
