@@ -33,6 +33,12 @@ final class CmId {
     int node = -1;
     CmAbi.Addr src = CmAbi.Addr.NONE, dst = CmAbi.Addr.NONE;
     boolean bound, reuseAddr;
+    /**
+     * RDMA_OPTION_ID_AFONLY as set before the bind (null: not set), and what the bind made of it: an IPv4
+     * bind is always its family's only, an IPv6 one only when set (Linux's bindv6only is 0), as the kernel.
+     */
+    Boolean afonlyOption;
+    boolean afonly;
     int backlog, backlogLeft;
     /** The connection: the peer's node, comm ID, QP and PSN; this side's; what each side offered. */
     int remoteNode = -1, localComm, remoteComm, remoteQpn, remotePsn, localQpn, localPsn;
