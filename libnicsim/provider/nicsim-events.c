@@ -10,6 +10,8 @@
  *                             meanwhile is dropped, as the kernel drops a destroyed object's unread
  *                             events, and those given out are counted so that its destroy waits for
  *                             their acknowledgements (ibv_ack_async_event(3)).
+ * When the adapter dies the simulator ends both files after what it wrote, as uverbs marks its event files
+ * closed on disassociation: a reader blocked there wakes, and the end of the file reads as EIO.
  * A context of another provider goes to libibverbs' own verbs.
  */
 #define _GNU_SOURCE
@@ -20,6 +22,14 @@
 #include <unistd.h>
 
 #include "nicsim-backend.h"
+
+/* Reads one event record from fd: 0, or -1 with errno (EIO at the end of the file: the adapter died). */
+static int read_event(int fd, void *rec, size_t size) {
+	ssize_t n = read(fd, rec, size);
+	if (n == (ssize_t)size) return 0;
+	if (n >= 0) errno = EIO;
+	return -1;
+}
 
 /* libibverbs' own definition of name@version (the next one after this library's). */
 static void *theirs(const char *name, const char *version) { return dlvsym(RTLD_NEXT, name, version); }
@@ -114,7 +124,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 	ctx = to_nctx(ch->context);
 	for (;;) {
 		struct nicsim_ibv_cq *c;
-		if (read(ch->fd, &handle, sizeof handle) != sizeof handle) return -1;
+		if (read_event(ch->fd, &handle, sizeof handle)) return -1;
 		pthread_mutex_lock(&ctx->named.lock);
 		c = named_locked(ctx, (uint32_t)handle);
 		if (c) c->comp_returned++;
@@ -141,7 +151,7 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 	ctx = to_nctx(context);
 	for (;;) {
 		void *obj = NULL;
-		if (read(context->async_fd, &ev, sizeof ev) != sizeof ev) return -1;
+		if (read_event(context->async_fd, &ev, sizeof ev)) return -1;
 		event->event_type = (enum ibv_event_type)ev.type;
 		pthread_mutex_lock(&ctx->named.lock);
 		switch (event->event_type) {

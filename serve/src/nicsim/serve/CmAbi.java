@@ -23,7 +23,8 @@ final class CmAbi {
     static final int RDMA_UDP_QKEY = 0x01234567, IPOIB_QKEY = 0x0b1b;
     /** enum rdma_cm_event_type. */
     static final int ADDR_RESOLVED = 0, ADDR_ERROR = 1, ROUTE_RESOLVED = 2, ROUTE_ERROR = 3, CONNECT_REQUEST = 4,
-            CONNECT_RESPONSE = 5, CONNECT_ERROR = 6, UNREACHABLE = 7, REJECTED = 8, ESTABLISHED = 9, DISCONNECTED = 10;
+            CONNECT_RESPONSE = 5, CONNECT_ERROR = 6, UNREACHABLE = 7, REJECTED = 8, ESTABLISHED = 9, DISCONNECTED = 10,
+            DEVICE_REMOVAL = 11;
     static final int EVENT_SIZE = 336, ROUTE_SIZE = 208, QP_ATTR_SIZE = 144, CONN_PARAM_SIZE = 272;
     static final int AF_INET = 2, AF_INET6 = 10, AF_IB = 27;
 

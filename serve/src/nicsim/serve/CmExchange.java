@@ -55,7 +55,11 @@ final class CmExchange {
 
     private static byte[] cmaHeader(CmAbi.Addr src, CmAbi.Addr dst, byte[] user) {
         ByteBuffer h = ByteBuffer.allocate(CMA_HDR + user.length);
-        h.put(1, (byte) 0x40).putShort(2, (short) src.port()).putInt(16, src.ip()).putInt(32, dst.ip());
+        // struct cma_hdr: the IP version in the high nibble of byte 1; an IPv6 identifier's addresses whole
+        // (IPv4-mapped here: ::ffff:a.b.c.d, the IPv4 part where an IPv4 header has its address)
+        h.put(1, (byte) (src.v6() ? 0x60 : 0x40)).putShort(2, (short) src.port()).putInt(16, src.ip())
+                .putInt(32, dst.ip());
+        if (src.v6()) h.putShort(14, (short) 0xffff).putShort(30, (short) 0xffff);
         h.put(CMA_HDR, user);
         return h.array();
     }
@@ -247,6 +251,9 @@ final class CmExchange {
         cm.queue(id, null, ev);
     }
 
+    /** {@code id}'s device went: MADs for it are no longer its, and nothing is sent for it (the adapter is dead). */
+    void forget(CmId id) { comms.remove(id.localComm); }
+
     /** {@code id} is being destroyed: its peer hears of it as from the kernel's ib_destroy_cm_id. */
     void leaving(CmId id) {
         comms.remove(id.localComm);
@@ -305,7 +312,7 @@ final class CmExchange {
         ByteBuffer h = ByteBuffer.wrap(m.priv);
         int srcIp = h.getInt(16), srcPort = h.getShort(2) & 0xffff, dstIp = h.getInt(32);
         int ps = (int) (m.serviceId >>> 16) & 0xffff, port = (int) m.serviceId & 0xffff;
-        CmId l = cm.listener(node, ps, port, dstIp);
+        CmId l = cm.listener(node, ps, port, dstIp, (h.get(1) & 0xf0) == 0x60);
         if (l != null && l.ud() != ud) l = null;
         if (l == null || l.backlogLeft <= 0) {
             refuse(node, from, m, l == null);

@@ -19,7 +19,9 @@ final class CmId {
         REP_SENT,
         /** Active: REP received, RTU not sent yet. */
         REP_RCVD,
-        ESTABLISHED, DREQ_SENT, DREQ_RCVD, DISCONNECTED, REJECTED
+        ESTABLISHED, DREQ_SENT, DREQ_RCVD, DISCONNECTED, REJECTED,
+        /** Its adapter died (RDMA_CM_EVENT_DEVICE_REMOVAL given): it can only be destroyed. */
+        DEVICE_REMOVAL
     }
 
     final int handle;
@@ -31,6 +33,12 @@ final class CmId {
     int node = -1;
     CmAbi.Addr src = CmAbi.Addr.NONE, dst = CmAbi.Addr.NONE;
     boolean bound, reuseAddr;
+    /**
+     * RDMA_OPTION_ID_AFONLY as set before the bind (null: not set), and what the bind made of it: an IPv4
+     * bind is always its family's only, an IPv6 one only when set (Linux's bindv6only is 0), as the kernel.
+     */
+    Boolean afonlyOption;
+    boolean afonly;
     int backlog, backlogLeft;
     /** The connection: the peer's node, comm ID, QP and PSN; this side's; what each side offered. */
     int remoteNode = -1, localComm, remoteComm, remoteQpn, remotePsn, localQpn, localPsn;

@@ -4,11 +4,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.function.Consumer;
 import nicsim.verbs.AsyncEvent;
 import nicsim.verbs.CompletionChannel;
 import nicsim.verbs.CompletionQueue;
 import nicsim.verbs.Context;
+import nicsim.serve.Transport.Connection;
 
 /**
  * An attached program's event files, as the kernel's uverbs writes them: its async file (one
@@ -17,17 +17,20 @@ import nicsim.verbs.Context;
  * socket of the program's own, so libibverbs reads it unchanged and the program may poll it,
  * make it non-blocking or be interrupted in it; objects are named by their handles, which the
  * provider turns into its own pointers.
- * An event for an object the program destroyed meanwhile is dropped.
+ * An event for an object the program destroyed meanwhile is dropped. When the adapter dies ({@link #end})
+ * every file ends, as uverbs closes them on disassociation: a reader gets what was written, then EIO.
  */
 final class EventFiles {
     private final Context ctx;
-    private Consumer<ByteBuffer> async;
+    private Connection async;
     /** The program's completion channels, by the number it knows each by (its file descriptor). */
     private final Map<Integer, CompletionChannel> channels = new HashMap<>();
-    private final Map<Integer, Consumer<ByteBuffer>> channelFiles = new HashMap<>();
+    private final Map<Integer, Connection> channelFiles = new HashMap<>();
     /** The program's objects: an event names one by its handle while it has one. */
     private final Handles handles;
     private long written;
+    /** The adapter died: every file is ended, and one opened later too. */
+    private boolean ended;
 
     EventFiles(Context ctx, Handles handles) {
         this.ctx = ctx;
@@ -37,11 +40,15 @@ final class EventFiles {
     /** Events written so far: a program asleep on one of its files may wake once this moves. */
     long written() { return written; }
 
-    void asyncTo(Consumer<ByteBuffer> file) { async = file; }
+    void asyncTo(Connection file) {
+        async = file;
+        if (ended && file != null) file.endWrites();
+    }
 
     /** The program made completion channel {@code number}, whose socket is {@code file}: its events go there. */
-    void channelTo(int number, Consumer<ByteBuffer> file) {
+    void channelTo(int number, Connection file) {
         channelFiles.put(number, file);
+        if (ended) file.endWrites(); // on a dead adapter: ibv_create_comp_channel reads the end, and fails EIO
         if (ctx != null) channels.computeIfAbsent(number, n -> ctx.createCompChannel()); // none for a C driver's yet
     }
 
@@ -58,7 +65,7 @@ final class EventFiles {
      * {@code number}: the event goes to the channel's socket, as the kernel writes its file.
      */
     void cqEvent(int number, long cqn) {
-        Consumer<ByteBuffer> file = channelFiles.get(number);
+        Connection file = channelFiles.get(number);
         if (file != null) write(file, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(cqn).flip());
     }
 
@@ -81,7 +88,7 @@ final class EventFiles {
     /** Writes every event that came: completion events to their channels' sockets, async events to the async file. */
     void deliver() {
         for (Map.Entry<Integer, CompletionChannel> e : channels.entrySet()) {
-            Consumer<ByteBuffer> file = channelFiles.get(e.getKey());
+            Connection file = channelFiles.get(e.getKey());
             for (var cq = e.getValue().getCqEvent(); cq.isPresent(); cq = e.getValue().getCqEvent()) {
                 Integer handle = handles.cq(cq.get(), -1);
                 if (file == null || handle == null) continue;
@@ -104,8 +111,19 @@ final class EventFiles {
         return async != null && ctx != null && ctx.hasAsyncEvent();
     }
 
-    private void write(Consumer<ByteBuffer> file, ByteBuffer b) {
-        file.accept(b);
+    /**
+     * The adapter died: each file ends after what was written to it, as uverbs marks a completion file
+     * closed and wakes its readers when the device is disassociated. A thread blocked in
+     * ibv_get_cq_event or ibv_get_async_event then reads the end, which the provider returns as EIO.
+     */
+    void end() {
+        ended = true;
+        for (Connection c : channelFiles.values()) c.endWrites();
+        if (async != null) async.endWrites();
+    }
+
+    private void write(Connection file, ByteBuffer b) {
+        file.send(b);
         written++;
     }
 

@@ -105,9 +105,23 @@ final class RdmaCm implements AutoCloseable {
 
     /**
      * Node {@code n}'s adapter was reset after a fault: its agent went with it (the old one is touched no
-     * more) and a new one starts on the fresh adapter at first use.
+     * more) and a new one starts on the fresh adapter at first use. Every identifier bound to that device
+     * (to the node's address, or resolved or connected through it) gets RDMA_CM_EVENT_DEVICE_REMOVAL, as
+     * the kernel's RDMA CM tells its ids when their device goes (cma_process_remove), and can then only be
+     * destroyed: no MAD goes from the dead adapter, so a peer finds out as from a dead host, by its QP's
+     * retries. A listener on any address is not told and listens on, on the fresh adapter, as the kernel's
+     * wildcard listener loses only its per-device child.
      */
-    void reset(int n) { agents[n] = null; }
+    void reset(int n) {
+        agents[n] = null;
+        for (CmId id : ids.values()) {
+            if (id.node != n || id.state == CmId.State.DEVICE_REMOVAL) continue;
+            id.cancelTimer();
+            exchange.forget(id);
+            id.state = CmId.State.DEVICE_REMOVAL;
+            queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.DEVICE_REMOVAL, 0));
+        }
+    }
 
     /** Node {@code n}'s agent, started on first use. */
     CmAgent agent(int n) {
@@ -337,13 +351,16 @@ final class RdmaCm implements AutoCloseable {
             node = n;
         }
         int port = a.port() != 0 ? a.port() : ephemeral(id.ps, node, id.channel.node);
+        boolean afonly = id.afonlyOption != null ? id.afonlyOption : !a.v6();
         for (CmId o : ids.values())
             if (o != id && o.bound && o.ps == id.ps && o.src.port() == port && overlaps(o, node, id.channel.node)
-                    && !(o.reuseAddr && id.reuseAddr && o.state != CmId.State.LISTEN))
+                    && !(o.reuseAddr && id.reuseAddr && o.state != CmId.State.LISTEN)
+                    && !(afonly && o.afonly && o.src.v6() != a.v6())) // each family's own: 0.0.0.0 and [::] coexist
                 throw new VerbsException(Errno.EADDRINUSE, "bind: port " + port + " of " + (node < 0 ? "any address"
                         : dotted(ip(node))) + " is in use (" + o + ")");
         id.node = node;
         id.src = new CmAbi.Addr(loopback(a.ip()) ? a.ip() : a.any() ? 0 : ip(node), port, a.v6());
+        id.afonly = afonly;
         id.bound = true;
         id.state = CmId.State.ADDR_BOUND;
         return new Wire.Out();
@@ -415,7 +432,7 @@ final class RdmaCm implements AutoCloseable {
         for (CmId o : ids.values())
             if (o != id && o.state == CmId.State.LISTEN && o.ps == id.ps && o.src.port() == id.src.port()
                     && overlaps(o, id.node, id.channel.node) && (o.src.any() || id.src.any()
-                            || o.src.ip() == id.src.ip()))
+                            || o.src.ip() == id.src.ip()) && !(o.afonly && id.afonly && o.src.v6() != id.src.v6()))
                 throw new VerbsException(Errno.EADDRINUSE, "listen: " + o + " already listens there");
         int b = backlog > 0 && backlog < 1024 ? backlog : 1024;
         id.backlogLeft += b - id.backlog;
@@ -427,12 +444,16 @@ final class RdmaCm implements AutoCloseable {
         return new Wire.Out();
     }
 
-    /** The listener that takes a request for {@code ps}/{@code port} to address {@code ip} arriving at {@code node},
-            or null. */
-    CmId listener(int node, int ps, int port, int ip) {
+    /**
+     * The listener that takes a request for {@code ps}/{@code port} to address {@code ip} arriving at {@code node},
+     * or null. A request's IP version ({@code v6}, from the RDMA CM header) reaches a listener of its family, or
+     * one of the other family that is not its family's only (an IPv6 listener without AFONLY).
+     */
+    CmId listener(int node, int ps, int port, int ip, boolean v6) {
         CmId any = null;
         for (CmId o : ids.values()) {
             if (o.state != CmId.State.LISTEN || o.src.port() != port || o.listenNode() != node) continue;
+            if (o.afonly && o.src.v6() != v6) continue;
             if (o.ps != ps && !(o.ps == CmAbi.PS_IB && (ps == CmAbi.PS_TCP || ps == CmAbi.PS_UDP))) continue;
             if (!o.src.any() && o.src.ip() == ip) return o;
             if (o.src.any() || loopback(o.src.ip())) any = o;
@@ -453,7 +474,11 @@ final class RdmaCm implements AutoCloseable {
         int value = v.length >= 4 ? CmAbi.le(v).getInt(0) : v.length > 0 ? v[0] & 0xff : 0;
         if (level == 0 && name == 1) id.reuseAddr = value != 0; // RDMA_OPTION_ID_REUSEADDR
         else if (level == 0 && name == 3) id.ackTimeout = v.length > 0 ? v[0] & 0x1f : -1; // ACK_TIMEOUT
-        else if (!(level == 0 && (name == 0 || name == 2))) // TOS and AFONLY are taken and change nothing here
+        else if (level == 0 && name == 2) { // AFONLY: before the bind only, as the kernel's rdma_set_afonly
+            if (id.state != CmId.State.IDLE) throw new VerbsException(Errno.EINVAL, "set_option: AFONLY on cm_id "
+                    + id.handle + ", which is " + id.state + ": it must be set before the bind");
+            id.afonlyOption = value != 0;
+        } else if (!(level == 0 && name == 0)) // TOS is taken and changes nothing here
             throw new VerbsException(level == 1 ? Errno.EINVAL : Errno.ENOSYS, "set_option: level " + level + " option "
                     + name + (level == 1 ? ": path records come from the fabric" : " does not exist"));
         return new Wire.Out();

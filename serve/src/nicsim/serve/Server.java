@@ -496,11 +496,11 @@ public final class Server implements AutoCloseable {
             return;
         }
         if (channel) {
-            s.events.channelTo(number, c::send);
+            s.events.channelTo(number, c);
             eventFiles.put(c, new EventFile(s, () -> s.events.channelClosed(number)));
             c.send(new Wire.Out().finish(0));
         } else {
-            s.events.asyncTo(c::send);
+            s.events.asyncTo(c);
             eventFiles.put(c, new EventFile(s, () -> s.events.asyncTo(null)));
         }
     }

@@ -70,7 +70,8 @@ final class Session implements AutoCloseable {
     /**
      * Its adapter faulted ({@code why}) and is being reset, as a device goes fatal under a real
      * program: IBV_EVENT_DEVICE_FATAL on its async file (element: the port, as the kernel names it),
-     * and the request it waits in, if any, fails EIO.
+     * and the request it waits in, if any, fails EIO. Then its event files end, as uverbs closes them on
+     * disassociation: a thread blocked in ibv_get_cq_event or ibv_get_async_event wakes with EIO.
      */
     void fatal(String why) {
         fatal = why;
@@ -78,6 +79,7 @@ final class Session implements AutoCloseable {
         waits.forget();
         if (w != null) w.replyTo().accept(new Wire.Out().u32(0).finish(Errno.EIO));
         events.asyncEvent(1, nicsim.verbs.EventType.DEVICE_FATAL.value());
+        events.end();
     }
 
     /** The process that sent the request being handled. */

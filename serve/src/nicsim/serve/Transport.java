@@ -58,6 +58,8 @@ final class Transport implements AutoCloseable {
         private final ArrayDeque<ByteBuffer> backlog = new ArrayDeque<>();
         private long backlogBytes;
         private boolean gone;
+        /** Nothing more will be sent: once the backlog is out, the program reads the end of the file. */
+        private boolean ending;
 
         private Connection(SocketChannel channel, int id) {
             this.channel = channel;
@@ -73,7 +75,7 @@ final class Transport implements AutoCloseable {
             if (tap != null) tap.accept(this, b);
             if (channel == null) return;
             synchronized (this) {
-                if (gone) return;
+                if (gone || ending) return; // ended: nothing more is written here
                 try {
                     if (backlog.isEmpty()) channel.write(b);
                 } catch (IOException e) { // the program is gone: its end comes through the selector
@@ -94,6 +96,28 @@ final class Transport implements AutoCloseable {
             selector.wakeup();
         }
 
+        /**
+         * Ends what the simulator sends here, as the kernel closes an event file under its reader: what was
+         * sent is still read first, then the program's read returns 0 (the end of the file). Its requests, if
+         * any, still come in. A replay's connection has nothing to end.
+         */
+        void endWrites() {
+            if (channel == null) return;
+            synchronized (this) {
+                if (gone || ending) return;
+                ending = true;
+                if (backlog.isEmpty()) shutdownOutput();
+            }
+        }
+
+        private void shutdownOutput() {
+            try {
+                channel.shutdownOutput();
+            } catch (IOException e) { // the program is gone: its end comes through the selector
+                gone = true;
+            }
+        }
+
         /** Moves what the socket takes now from the backlog; true when it is empty. */
         private synchronized boolean flush() {
             try {
@@ -104,6 +128,7 @@ final class Transport implements AutoCloseable {
                     if (b.hasRemaining()) return false;
                     backlog.poll();
                 }
+                if (ending) shutdownOutput();
             } catch (IOException e) {
                 gone = true;
                 backlog.clear();

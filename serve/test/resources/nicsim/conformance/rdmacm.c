@@ -6,7 +6,8 @@
  * listen refuse addresses that are not this node's or ports in use; connecting before the route
  * (once the address is: librdmacm itself needs the device), accepting nothing, disconnecting what
  * is not connected are EINVAL; a request to a port no one listens on is rejected; a consumer's reject reaches the other side with its private data; an
- * accepted connection carries data both ways and both sides see it close. Both sides are identifiers
+ * accepted connection carries data both ways and both sides see it close; RDMA_OPTION_ID_AFONLY lets 0.0.0.0 and
+ * [::] share a port. Both sides are identifiers
  * of this one program on its one node, connected through the adapter's port.
  */
 #include "conf.h"
@@ -52,6 +53,67 @@ static int await_wc(struct ibv_cq *cq, struct ibv_wc *wc) {
 		if (n) return n == 1 && wc->status == IBV_WC_SUCCESS;
 	}
 	return 0;
+}
+
+/* A request from a new identifier to dst, which the listener want must get (then it is rejected). */
+static void request_reaches(struct sockaddr *dst, struct rdma_cm_id *want, const char *what) {
+	struct rdma_cm_id *active;
+	struct rdma_cm_event *e;
+	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
+	EXPECT_RC(rdma_create_id(ch, &active, NULL, RDMA_PS_TCP), 0, "rdma_create_id, a client of the AFONLY pair");
+	EXPECT_RC(rdma_resolve_addr(active, NULL, dst, 1000), 0, "rdma_resolve_addr to the AFONLY pair's port");
+	if ((e = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED, active, "RDMA_CM_EVENT_ADDR_RESOLVED"))) rdma_ack_cm_event(e);
+	EXPECT_RC(rdma_resolve_route(active, 1000), 0, "rdma_resolve_route");
+	if ((e = expect_event(RDMA_CM_EVENT_ROUTE_RESOLVED, active, "RDMA_CM_EVENT_ROUTE_RESOLVED"))) rdma_ack_cm_event(e);
+	EXPECT_RC(rdma_connect(active, &param), 0, "rdma_connect to the AFONLY pair's port");
+	if ((e = expect_event(RDMA_CM_EVENT_CONNECT_REQUEST, NULL, what))) {
+		check(e->listen_id == want, what, "listen_id %p, wanted %p", (void *)e->listen_id, (void *)want);
+		struct rdma_cm_id *passive = e->id;
+		rdma_ack_cm_event(e);
+		EXPECT_RC(rdma_reject(passive, NULL, 0), 0, "rdma_reject");
+		if ((e = expect_event(RDMA_CM_EVENT_REJECTED, active, "RDMA_CM_EVENT_REJECTED"))) rdma_ack_cm_event(e);
+		rdma_destroy_id(passive);
+	}
+	rdma_destroy_id(active);
+}
+
+/*
+ * RDMA_OPTION_ID_AFONLY (rdma_set_option(3)), as tgt's iSER portal uses it: 0.0.0.0 and [::] on one port,
+ * each its family's only, both bind, and each takes its own family's requests. An IPv6 bind without it
+ * covers IPv4 too (Linux's bindv6only is 0): EADDRINUSE beside 0.0.0.0. Set after the bind: EINVAL.
+ */
+static void afonly(void) {
+	struct rdma_cm_id *v4, *v6, *both;
+	int on = 1;
+	struct sockaddr_in any4 = addr("0.0.0.0", 0);
+	struct sockaddr_in6 any6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT }, mapped = any6;
+	EXPECT_RC(rdma_create_id(ch, &v4, NULL, RDMA_PS_TCP), 0, "rdma_create_id, an IPv4 listener");
+	EXPECT_RC(rdma_create_id(ch, &v6, NULL, RDMA_PS_TCP), 0, "rdma_create_id, an IPv6 listener");
+	EXPECT_RC(rdma_create_id(ch, &both, NULL, RDMA_PS_TCP), 0, "rdma_create_id, an IPv6 one without AFONLY");
+	EXPECT_RC(rdma_set_option(v4, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &on, sizeof on), 0,
+		  "rdma_set_option RDMA_OPTION_ID_AFONLY (IPv4 identifier)");
+	EXPECT_RC(rdma_set_option(v6, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &on, sizeof on), 0,
+		  "rdma_set_option RDMA_OPTION_ID_AFONLY (IPv6 identifier)");
+	EXPECT_RC(rdma_bind_addr(v4, (struct sockaddr *)&any4), 0, "rdma_bind_addr 0.0.0.0, AFONLY");
+	int port = ntohs(rdma_get_src_port(v4));
+	any6.sin6_port = htons(port);
+	errno = 0;
+	check(rdma_bind_addr(both, (struct sockaddr *)&any6) == -1 && errno == EADDRINUSE,
+	      "rdma_bind_addr [::] without AFONLY where 0.0.0.0 is bound: EADDRINUSE", "errno %d", errno);
+	EXPECT_RC(rdma_bind_addr(v6, (struct sockaddr *)&any6), 0, "rdma_bind_addr [::], AFONLY, on 0.0.0.0's port");
+	errno = 0;
+	check(rdma_set_option(v6, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &on, sizeof on) == -1 && errno == EINVAL,
+	      "RDMA_OPTION_ID_AFONLY after the bind: EINVAL", "errno %d", errno);
+	EXPECT_RC(rdma_listen(v4, 4), 0, "rdma_listen on 0.0.0.0, AFONLY");
+	EXPECT_RC(rdma_listen(v6, 4), 0, "rdma_listen on [::], AFONLY, the same port");
+	struct sockaddr_in to4 = addr("127.77.0.1", port);
+	request_reaches((struct sockaddr *)&to4, v4, "an IPv4 request reaches the IPv4 listener");
+	mapped.sin6_port = htons(port);
+	inet_pton(AF_INET6, "::ffff:127.77.0.1", &mapped.sin6_addr);
+	request_reaches((struct sockaddr *)&mapped, v6, "an IPv6 request reaches the IPv6 listener");
+	rdma_destroy_id(both);
+	rdma_destroy_id(v6);
+	rdma_destroy_id(v4);
 }
 
 int main(void) {
@@ -213,6 +275,7 @@ done:
 	ibv_dealloc_pd(pd);
 	EXPECT_RC(rdma_destroy_id(other), 0, "rdma_destroy_id of an identifier never bound");
 	EXPECT_RC(rdma_destroy_id(listener), 0, "rdma_destroy_id of the listener");
+	afonly();
 	rdma_destroy_event_channel(ch);
 	printf("# %d checks, %d failed\n", conf_checks, conf_failed);
 	return conf_failed != 0;

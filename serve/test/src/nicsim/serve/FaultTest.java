@@ -2,6 +2,7 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.Arrays;
 import nicsim.serve.Programs.Run;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -73,6 +74,58 @@ class FaultTest {
         assertEquals(0, across.await(), across.output());
         served.awaitReleased();
         assertNotNull(served.server.failure(), "the fault is on record for serve's exit status");
+    }
+
+    /**
+     * Programs blocked waiting when their adapter dies are woken, as uverbs and the RDMA CM wake them when a
+     * device is disassociated: an rping pair on node 0 (blocked in rdma_get_cm_event and ibv_get_cq_event)
+     * gets RDMA_CM_EVENT_DEVICE_REMOVAL and ends, an ibv_rc_pingpong -e pair (blocked in ibv_get_cq_event)
+     * gets EIO and ends, within bounded wall time; serve stays up and the next rping on node 0 runs.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void programsBlockedWaitingOnADeadAdapterWakeWithItsErrors(boolean c) throws Exception {
+        served = new Served("nicsim-fatal").start(Served.cluster());
+        int port = Programs.port() + 44;
+        Run pingSrv = start(c, 0, "ibv_rc_pingpong", "-e", "-n", "1000000", "-p", Integer.toString(port));
+        Programs.awaitListening(pingSrv, port);
+        Run pingCli = start(c, 0, "ibv_rc_pingpong", "-e", "-n", "1000000", "-p", Integer.toString(port),
+                "localhost");
+        Run rpingSrv = start(c, 0, "rping", "-s", "-C", "1000000", "-a", "0.0.0.0", "-p", "7190");
+        waitFor(() -> served.log().contains("listens on any address, port 7190"), 30);
+        Run rpingCli = start(c, 0, "rping", "-c", "-v", "-C", "1000000", "-a", "node0", "-p", "7190");
+        // rping's output is a pipe's, so it comes at its exit: the pair is connecting once both attached
+        waitFor(() -> served.log().split("rping \\(pid [0-9]+\\) attached to node 0", -1).length == 3, 60);
+        Thread.sleep(2000);
+        assertTrue(rpingCli.process().isAlive() && rpingSrv.process().isAlive(), rpingCli.output() + served.log());
+        assertTrue(pingSrv.process().isAlive() && pingCli.process().isAlive(), pingSrv.output() + pingCli.output());
+
+        served.world.host(0).adapter.cqeWriter().injectFault("FaultTest", 0); // its next completion
+        long t0 = System.nanoTime();
+        Run[] runs = {rpingCli, rpingSrv, pingCli, pingSrv};
+        int[] status = new int[runs.length];
+        long[] ms = new long[runs.length];
+        for (int i = 0; i < runs.length; i++) {
+            status[i] = runs[i].await(60);
+            ms[i] = (System.nanoTime() - t0) / 1_000_000L;
+        }
+        String out = rpingCli.output() + rpingSrv.output() + pingCli.output() + pingSrv.output();
+        for (int st : status) assertNotEquals(0, st, out);
+        assertTrue(rpingCli.output().contains("cma detected device removal")
+                || rpingSrv.output().contains("cma detected device removal"), "RDMA_CM_EVENT_DEVICE_REMOVAL: " + out);
+        for (Run r : new Run[] {pingCli, pingSrv}) // woken in ibv_get_cq_event, or in the poll after it: EIO
+            assertTrue(r.output().matches("(?s).*(Failed to get cq_event|poll CQ failed -5).*"), out);
+        System.out.println("FaultTest: rping client, server, pingpong client, server ended " + Arrays.toString(ms)
+                + " ms after the fault, exit " + Arrays.toString(status));
+        assertTrue(served.log().contains("nicsim serve: node 0's adapter faulted at "), served.log());
+
+        Run again = start(c, 0, "rping", "-s", "-C", "10", "-a", "0.0.0.0", "-p", "7191");
+        waitFor(() -> served.log().contains("listens on any address, port 7191"), 30);
+        Run againCli = start(c, 0, "rping", "-c", "-v", "-C", "10", "-a", "node0", "-p", "7191");
+        assertEquals(0, againCli.await(), againCli.output() + served.log());
+        assertEquals(0, again.await(), again.output());
+        assertTrue(againCli.output().contains("ping data: rdma-ping-9"), againCli.output());
+        served.awaitReleased();
     }
 
     private Run start(boolean c, int node, String... program) throws Exception {
