@@ -29,11 +29,18 @@ final class Guests {
      * returns their runs in node order, once all have ended. Each console is printed as the test's output.
      */
     static List<Ran> run(Served served, Path share, int timeoutSeconds, String... commands) throws Exception {
+        return run(served, share, null, timeoutSeconds, commands);
+    }
+
+    /** As {@link #run(Served, Path, int, String...)}, each guest's rdma-core given nicsim's {@code provider}. */
+    static List<Ran> run(Served served, Path share, Path provider, int timeoutSeconds, String... commands)
+            throws Exception {
         List<CompletableFuture<Ran>> runs = new ArrayList<>();
         for (int node = 0; node < commands.length; node++) {
             int n = node;
             VmOptions o = new VmOptions(n, commands[n], false, served.socket, share, 384, ROOT,
-                    VmOptions.defaultCache(), VmOptions.defaultNetPort(served.socket), timeoutSeconds, "");
+                    VmOptions.defaultCache(), VmOptions.defaultNetPort(served.socket), timeoutSeconds, "", null,
+                    provider);
             runs.add(CompletableFuture.supplyAsync(() -> boot(n, o)));
         }
         List<Ran> ran = new ArrayList<>();
