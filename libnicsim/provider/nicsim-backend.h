@@ -80,7 +80,6 @@ void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq);
 struct nicsim_ibv_cq *nicsim_kern_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
 int nicsim_kern_destroy_cq(struct ibv_cq *cq);
 int nicsim_kern_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
-int nicsim_kern_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
 			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
 int nicsim_kern_destroy_qp(struct nicsim_ibv_qp *qp);

@@ -34,8 +34,17 @@ static int req_notify_cq(struct ibv_cq *cq, int solicited_only) {
 	return ops_of(cq->context)->req_notify_cq(cq, solicited_only);
 }
 
-/* libibverbs' own ibv_get_cq_event would call this; nicsim's (nicsim-events.c) stands in for it. */
-static void cq_event(struct ibv_cq *cq) { (void)cq; }
+/*
+ * libibverbs' own ibv_get_cq_event calls this once it read an event of cq from the kernel's channel (the
+ * kern back end); under attach nicsim's (nicsim-events.c) stands in for that function and counts the
+ * event itself.
+ */
+static void cq_event(struct ibv_cq *cq) {
+	struct nicsim_context *ctx = to_nctx(cq->context);
+	pthread_mutex_lock(&ctx->named.lock);
+	ctx->ops->cq_event_taken(to_ncq(cq));
+	pthread_mutex_unlock(&ctx->named.lock);
+}
 
 const struct verbs_context_ops nicsim_cq_ops = {
 	.cq_event = cq_event,

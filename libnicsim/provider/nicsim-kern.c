@@ -185,11 +185,6 @@ int nicsim_kern_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
 	return EOPNOTSUPP; /* the driver has no resize_cq yet */
 }
 
-int nicsim_kern_req_notify_cq(struct ibv_cq *cq, int solicited_only) {
-	(void)cq; (void)solicited_only;
-	return EOPNOTSUPP; /* the driver delivers no completion event of a user CQ yet: poll */
-}
-
 /* ---- QPs ---- */
 
 int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,

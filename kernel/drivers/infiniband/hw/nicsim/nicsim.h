@@ -138,6 +138,7 @@ struct nicsim_ah {
 struct nicsim_cq {
 	struct ib_cq ibcq;
 	struct nicsim_buf buf;
+	void *va;	/* the ring: a user CQ's buf went to its mmap entry */
 	u32 cqn;
 	u32 log_size;
 	u32 ci;		/* the consumer counter (kernel CQs) */
@@ -145,6 +146,7 @@ struct nicsim_cq {
 	spinlock_t lock; /* ci and arm_sn: polling and arming */
 	struct list_head armed;	/* on nicsim_dev.armed_cqs while armed */
 	bool is_armed;
+	u32 user_arm;	/* a user CQ: the arm word its last event answered */
 	struct rdma_user_mmap_entry *entry;
 };
 
@@ -302,6 +304,7 @@ int nicsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int nicsim_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int nicsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 bool nicsim_cq_poll_event(struct nicsim_dev *dev, struct nicsim_cq *cq);
+bool nicsim_user_cq_fires(struct nicsim_cq *cq);
 
 /* nicsim_qp.c */
 int nicsim_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

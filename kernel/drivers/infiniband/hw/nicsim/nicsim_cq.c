@@ -14,8 +14,7 @@
 
 static u8 *nicsim_cqe(struct nicsim_cq *cq, u32 index)
 {
-	return cq->buf.va +
-		NICSIM_CQE_BYTES * (index & ((1U << cq->log_size) - 1));
+	return cq->va + NICSIM_CQE_BYTES * (index & ((1U << cq->log_size) - 1));
 }
 
 /* Whether the CQE at running count index is the adapter's newest for us. */
@@ -29,7 +28,46 @@ static bool nicsim_cqe_new(struct nicsim_cq *cq, u32 index)
 
 static __be32 *nicsim_cq_dbrec(struct nicsim_cq *cq)
 {
-	return cq->buf.va + PAGE_ALIGN(NICSIM_CQE_BYTES << cq->log_size);
+	return cq->va + PAGE_ALIGN(NICSIM_CQE_BYTES << cq->log_size);
+}
+
+/*
+ * A user CQ is armed by its process, which writes the arm word into the
+ * record's bytes 4..7 (the adapter reads only bytes 0..3) as well as to the
+ * UAR. The driver keeps the CQ on armed_cqs for its whole life and raises its
+ * completion event once per arm word it has not answered yet: the word is
+ * unique per arm, as it carries the count of events taken. Bytes 4..7 start
+ * at NICSIM_USER_ARM_NONE, a word no arm writes (its command bits are not a
+ * command), so a CQ never armed raises nothing.
+ */
+#define NICSIM_USER_ARM_NONE 0xffffffffu
+
+static void nicsim_user_cq_watch(struct nicsim_dev *dev, struct nicsim_cq *cq)
+{
+	unsigned long flags;
+
+	cq->user_arm = NICSIM_USER_ARM_NONE;
+	WRITE_ONCE(nicsim_cq_dbrec(cq)[1], cpu_to_be32(NICSIM_USER_ARM_NONE));
+	spin_lock_irqsave(&dev->armed_lock, flags);
+	cq->is_armed = true;
+	list_add_tail(&cq->armed, &dev->armed_cqs);
+	spin_unlock_irqrestore(&dev->armed_lock, flags);
+}
+
+/*
+ * Called by the poller, under armed_lock, for a user CQ: whether a new arm
+ * has a completion at or past the consumer counter it carries. A
+ * solicited-only arm fires on any completion (a spurious wake the
+ * consumer's poll absorbs).
+ */
+bool nicsim_user_cq_fires(struct nicsim_cq *cq)
+{
+	u32 word = be32_to_cpu(READ_ONCE(nicsim_cq_dbrec(cq)[1]));
+
+	if (word == cq->user_arm || !nicsim_cqe_new(cq, word & 0xffffff))
+		return false;
+	cq->user_arm = word;
+	return true;
 }
 
 int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -60,6 +98,7 @@ int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = nicsim_buf_alloc(dev, &cq->buf, ring_bytes + PAGE_SIZE);
 	if (err)
 		return err;
+	cq->va = cq->buf.va;
 	/* every CQE invalid and the adapter's for pass 0 */
 	for (i = 0; i < entries; i++)
 		nicsim_cqe(cq, i)[NICSIM_CQE_OP_OWN] = NICSIM_CQE_INVALID << 4 | 1;
@@ -94,6 +133,7 @@ int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 				       min(sizeof(resp), udata->outlen));
 		if (err)
 			goto err_xa;
+		nicsim_user_cq_watch(dev, cq);
 	}
 	return 0;
 

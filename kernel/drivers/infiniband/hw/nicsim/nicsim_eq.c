@@ -160,6 +160,12 @@ static void nicsim_poll_cqs(struct nicsim_dev *dev)
 
 	spin_lock_irqsave(&dev->armed_lock, flags);
 	list_for_each_entry_safe(cq, tmp, &dev->armed_cqs, armed) {
+		if (cq->entry) { /* a user CQ stays on the list: its process arms it */
+			if (nicsim_user_cq_fires(cq) && cq->ibcq.comp_handler)
+				cq->ibcq.comp_handler(&cq->ibcq,
+						      cq->ibcq.cq_context);
+			continue;
+		}
 		if (nicsim_cq_poll_event(dev, cq)) {
 			cq->is_armed = false;
 			list_move_tail(&cq->armed, &fired);

@@ -17,14 +17,15 @@ import org.junit.jupiter.api.io.TempDir;
  * Issue 58's point 5 between two kernels: guests on nodes 0 and 1 of one serve, each with Debian's own
  * rdma-core on nicsim_ib (the provider's kern back end), run the usual programs against each other by node
  * name, their out-of-band exchange over the guests' network and their data across the simulated fabric:
- * ibv_rc_pingpong checking every buffer, perftest's ib_write_bw and ib_send_lat, and qperf.
+ * ibv_rc_pingpong checking every buffer and sleeping on completion events, perftest's ib_write_bw and
+ * ib_send_lat, and qperf.
  */
 class TwoGuestsVerbsTest {
     @TempDir Path share;
 
     /** Each program: a name for its status lines, the command (the client adds node0), a port for the handshake. */
     private static final List<String[]> PROGRAMS = List.of(
-            new String[] {"PINGPONG", "ibv_rc_pingpong -d nicsim_0 -i 1 -r 16 -n 16 -s 4096 --chk"},
+            new String[] {"PINGPONG", "ibv_rc_pingpong -d nicsim_0 -i 1 -r 16 -n 16 -s 4096 --chk -e"},
             new String[] {"WRITE_BW", "ib_write_bw -d nicsim_0 -n 50 -s 65536"},
             new String[] {"SEND_LAT", "ib_send_lat -d nicsim_0 -n 50 -s 64"});
 
