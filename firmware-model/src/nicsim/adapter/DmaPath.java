@@ -47,6 +47,13 @@ import nicsim.sim.Simulator;
  * PCIe a whole completion at a time); host writes leave in {@code pci.max.payload} pieces, each
  * starting on a conventional PCI bus with its first beat out of SRAM.
  *
+ * <p>The engines' control never looks at a beat's data, only at its flag: when nothing watches a
+ * channel's wires (no RTL twin in the loop, no waveform of its ports: {@link ClockDomain#watched}), its
+ * beats carry one shared blank word array and the payload moves as a copy, host memory to the packet's
+ * bytes and the packet's bytes to host memory, the beats keeping only the timing (how many, when each
+ * crosses). A job decides this when it is given SRAM; while its channel is watched, its beats carry its
+ * bytes and each one leaving an engine is checked against them.
+ *
  * <p>Not through the engines: WQE and receive-WQE fetches, CQEs, command mailboxes, context and
  * translation loads, and the 8-byte atomics (the adapter's other DMA contexts).
  */
@@ -272,6 +279,7 @@ public final class DmaPath {
         Out out; // a read sent out with others (readOut): held in SRAM until they are all in
         int outAt; // an Out job's place in the packet's bytes (Out.bytes), where its bytes go as they come into SRAM
         boolean staged;
+        boolean carry; // its beats carry its bytes (its channel is watched); else they are timing only
         Channel channel;
         long sram = -1;
         HostDesc hostDesc; // made once SRAM is given, so each edge offers the same payload
@@ -315,12 +323,14 @@ public final class DmaPath {
         final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null words: not back yet
         final LongQueue answered = new LongQueue(); // when the first beat of each read answered while the clock ran is in
         final byte[] edgeBeat = new byte[beat]; // a beat a job's bytes fill only in part, between its words and its bytes
+        final long[] blank; // the words of every beat of a job that does not carry its bytes (nobody reads them)
         int load;
 
         Channel(ClockDomain domain, DmaEngine.Config cfg) {
             this.domain = domain;
             this.engine = new DmaEngine(domain, cfg);
             free = new FreeRanges(cfg.sramBytes());
+            blank = new long[DmaPorts.words(cfg.widthBits())];
             wakes = new Alarm(sim, Simulator.Priority.DELIVERY, () -> { if (!domain.coasting()) domain.wake(); });
             rx = new BeatRing(sim, this::wakeAt);
             pci = new BeatRing(sim, this::wakeAt);
@@ -345,6 +355,7 @@ public final class DmaPath {
                 if (at < 0) return;
                 waiting.pollFirst();
                 j.sram = at;
+                j.carry = domain.watched();
                 if (j.out == null && !j.write) j.buf = new byte[j.span]; // an Out job's bytes are its packet's, a write's its caller's
                 j.hostDesc = new HostDesc(j.write ? 1 : 0, j.alignedHost(), j.sram, j.span, 0);
                 j.linkDesc = new LinkDesc(j.sram, j.span, 0);
@@ -353,7 +364,9 @@ public final class DmaPath {
                     recvQ.addLast(j);
                     for (int b = 0; b < j.span; b += beat) {
                         long[] words;
-                        if (b >= j.skew && b + beat <= j.skew + j.length) words = toWords(j.data, j.dataOff + b - j.skew);
+                        if (!j.carry) words = blank;
+                        else if (b >= j.skew && b + beat <= j.skew + j.length)
+                            words = toWords(j.data, j.dataOff + b - j.skew);
                         else { // zero padded
                             java.util.Arrays.fill(edgeBeat, (byte) 0);
                             int from = Math.max(b, j.skew), to = Math.min(b + beat, j.skew + j.length);
@@ -458,8 +471,18 @@ public final class DmaPath {
             wakes.at(when);
         }
 
-        /** A host read piece's beats: their words, whether the read failed, and when each is in (null until answered). */
-        static final class Piece { long[][] words; boolean failed; long[] at; }
+        /**
+         * A host read piece's beats: how many, when each is in (null until answered), their words (null: each
+         * blank) and whether the read failed.
+         */
+        static final class Piece {
+            final int beats;
+            long[][] words;
+            boolean failed;
+            PciPort.Incoming in;
+
+            Piece(int beats) { this.beats = beats; }
+        }
 
         /**
          * The host engine's read: issued to PCI in read-request pieces; their beats enter in address
@@ -470,13 +493,17 @@ public final class DmaPath {
             for (long off = 0; off < r.length(); ) {
                 long addr = r.addr() + off;
                 int len = (int) Math.min(r.length() - off, readRequest - Math.floorMod(addr, (long) readRequest));
-                Piece holder = new Piece();
+                Piece holder = new Piece(len / beat);
                 pciPieces.addLast(holder);
                 // the engine reads for the descriptor it took last (it takes one only when done with the one before)
                 Job owner = hostBusy.peekLast();
                 if (owner == null || owner.write || addr < owner.alignedHost() || addr + len > owner.alignedHost() + owner.span)
                     throw new IllegalStateException("host engine read of " + len + " B at 0x" + Long.toHexString(addr) + " outside its descriptor");
-                p.dmaReadStreamed(addr, len, res -> {
+                // a job that does not carry its bytes in its beats has them read straight to where they go
+                PciPort.Into into = owner.carry ? null : owner.out != null
+                        ? new PciPort.Into(owner.out.bytes, owner.outAt, owner.hostAddr, owner.length)
+                        : new PciPort.Into(owner.buf, 0, owner.alignedHost(), owner.span);
+                Consumer<PciPort.ReadResult> onAnswer = res -> {
                     // the bytes are known as the host serves the read, before the first comes in: a coasting
                     // channel wakes now, as its look-ahead did not know them, and the clock is woken when the
                     // first is in, as it was when the read was answered then (if it has stopped by that time)
@@ -484,24 +511,28 @@ public final class DmaPath {
                     long first = Math.max(sim.now(), res.incoming().head());
                     if (domain.running()) answered.add(first); else wakeAt(first);
                     boolean ok = res.status() == PciPort.DmaStatus.OK;
-                    if (ok && owner.out != null) {
+                    if (ok && owner.carry && owner.out != null) {
                         // the job's own bytes of this read (the beats around them may hold others)
                         long from = Math.max(addr, owner.hostAddr), to = Math.min(addr + len, owner.hostAddr + owner.length);
                         if (to > from) System.arraycopy(res.data(), (int) (from - addr), owner.out.bytes, owner.outAt + (int) (from - owner.hostAddr), (int) (to - from));
                     }
-                    long[][] words = new long[len / beat][];
-                    long[] at = new long[words.length];
-                    for (int b = 0; b < words.length; b++)
-                        words[b] = ok ? toWords(res.data(), b * beat) : new long[DmaPorts.words(engine.config().widthBits())];
-                    res.incoming().byEach(beat, at);
-                    holder.failed = !ok;
-                    holder.at = at;
-                    holder.words = words;
-                    while (!pciPieces.isEmpty() && pciPieces.peekFirst().words != null) {
-                        Piece done = pciPieces.pollFirst();
-                        for (int b = 0; b < done.words.length; b++) pci.add(done.words[b], done.failed ? 1 : 0, done.at[b]);
+                    if (owner.carry) {
+                        holder.words = new long[holder.beats][];
+                        for (int b = 0; b < holder.beats; b++)
+                            holder.words[b] = ok ? toWords(res.data(), b * beat) : blank;
                     }
-                });
+                    holder.failed = !ok;
+                    holder.in = res.incoming();
+                    while (!pciPieces.isEmpty() && pciPieces.peekFirst().in != null) {
+                        Piece done = pciPieces.pollFirst();
+                        long flag = done.failed ? 1 : 0;
+                        int[] b = {0};
+                        done.in.byEach(beat, done.beats,
+                                t -> pci.add(done.words == null ? blank : done.words[b[0]++], flag, t));
+                    }
+                };
+                if (into == null) p.dmaReadStreamed(addr, len, onAnswer);
+                else p.dmaReadStreamed(addr, len, into, onAnswer);
                 off += len;
             }
         }
@@ -526,7 +557,8 @@ public final class DmaPath {
         void linkBeat(long[] words, long last) {
             Job j = sendBusy.peekFirst();
             if (j.out != null && j.filled == 0) j.out.firstBeat();
-            if (j.out == null) fromWords(words, j.buf, j.filled);
+            if (!j.carry) { /* its bytes went to the job or its packet as the read was answered */ }
+            else if (j.out == null) fromWords(words, j.buf, j.filled);
             else {
                 // the job's bytes of the beat must be the packet's bytes there, as the host engine put them in SRAM
                 int from = Math.max(j.filled, j.skew), to = Math.min(j.filled + beat, j.skew + j.length), at = j.outAt + from - j.skew;
@@ -567,27 +599,29 @@ public final class DmaPath {
             int at = (int) (beatAddr - j.alignedHost());
             // the job's bytes of the beat must be those it came with: the PCI writes carry those
             int lo = Math.max(at, j.skew);
-            int differs = firstDifference(words, lo - at, Math.min(at + beat, j.skew + j.length) - lo, j.data,
-                    j.dataOff + lo - j.skew);
+            int differs = !j.carry ? -1
+                    : firstDifference(words, lo - at, Math.min(at + beat, j.skew + j.length) - lo, j.data,
+                            j.dataOff + lo - j.skew);
             if (differs >= 0) throw new IllegalStateException("the host engine's output differs from SRAM at byte " + (lo - j.skew + differs) + " of a write");
             boolean last = lastFlag != 0;
             // host bytes [from, to) of the job that are complete and not yet written
             int from = Math.max(j.filled, j.skew), to = writtenTo(j, beatAddr);
             if (j.pieceSince < 0 && to > from) j.pieceSince = now;
             if (to > from && (last || Math.floorMod(j.alignedHost() + to, (long) writePayload) == 0)) {
-                byte[] piece = Arrays.copyOfRange(j.data, j.dataOff + from - j.skew, j.dataOff + to - j.skew);
+                // a slice of the job's bytes, not a copy: they do not change until the job is done
+                int pieceOff = j.dataOff + from - j.skew, pieceLen = to - from;
                 j.filled = to;
                 long since = j.pieceSince, addr = j.alignedHost() + from;
                 j.pieceSince = -1;
                 PciPort p = port.get();
-                if (!j.writeMayFail && !p.dmaWriteLands(addr, piece.length)) j.writeMayFail = true;
+                if (!j.writeMayFail && !p.dmaWriteLands(addr, pieceLen)) j.writeMayFail = true;
                 if (!last && !j.writeMayFail) {
                     // the job cannot finish before its last write lands, after this one (the bus keeps
                     // their order), and none has failed: this one's completion would change nothing
-                    p.dmaWriteStreamedPosted(addr, piece, since);
+                    p.dmaWriteStreamedPosted(addr, j.data, pieceOff, pieceLen, since);
                 } else {
                     j.writesPending++;
-                    p.dmaWriteStreamed(addr, piece, since, res -> {
+                    p.dmaWriteStreamed(addr, j.data, pieceOff, pieceLen, since, res -> {
                         // no edge reads what a landed write changes, until its job can finish: only then
                         // is the channel woken (it may be coasting), before the job lets go of its SRAM
                         if (res.status() != PciPort.DmaStatus.OK) j.failed = true;

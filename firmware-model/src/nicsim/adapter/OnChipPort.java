@@ -50,6 +50,11 @@ final class OnChipPort implements PciPort {
         at[0] = served(length, () -> done.accept(localRead(addr, length, at[0], false)));
     }
 
+    @Override public void dmaReadStreamed(long addr, int length, Into into, Consumer<ReadResult> done) {
+        if (!local(addr, length)) { pci.dmaReadStreamed(addr, length, into, done); return; }
+        PciPort.super.dmaReadStreamed(addr, length, into, done);
+    }
+
     @Override public void dmaReadStreamed(long addr, int length, Consumer<ReadResult> done) {
         if (!local(addr, length)) { pci.dmaReadStreamed(addr, length, done); return; }
         long at = sim.now() + dm.accessPicos(length);
@@ -71,14 +76,15 @@ final class OnChipPort implements PciPort {
         localWrite(addr, data.clone(), done);
     }
 
-    @Override public void dmaWriteStreamed(long addr, byte[] data, long since, Consumer<WriteResult> done) {
-        if (!local(addr, data.length)) { pci.dmaWriteStreamed(addr, data, since, done); return; }
-        localWrite(addr, data, done);
+    @Override public void dmaWriteStreamed(long addr, byte[] data, int offset, int length, long since,
+                                          Consumer<WriteResult> done) {
+        if (!local(addr, length)) { pci.dmaWriteStreamed(addr, data, offset, length, since, done); return; }
+        localWrite(addr, java.util.Arrays.copyOfRange(data, offset, offset + length), done);
     }
 
-    @Override public void dmaWriteStreamedPosted(long addr, byte[] data, long since) {
-        if (!local(addr, data.length)) { pci.dmaWriteStreamedPosted(addr, data, since); return; }
-        localWrite(addr, data, null);
+    @Override public void dmaWriteStreamedPosted(long addr, byte[] data, int offset, int length, long since) {
+        if (!local(addr, length)) { pci.dmaWriteStreamedPosted(addr, data, offset, length, since); return; }
+        localWrite(addr, java.util.Arrays.copyOfRange(data, offset, offset + length), null);
     }
 
     @Override public boolean dmaWriteLands(long addr, int length) {

@@ -270,16 +270,20 @@ public final class PciBus {
 
         private ConfigSpace config() { return functions.get(function).config(); }
 
-        @Override public void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done) { write(hostAddr, data, sim.now(), done, false); }
-
-        @Override public void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
-            write(hostAddr, data, fedSince(since), Objects.requireNonNull(done, "done"), true);
+        @Override public void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done) {
+            write(hostAddr, data, 0, data.length, sim.now(), done, false);
         }
 
-        @Override public void dmaWriteStreamedPosted(long hostAddr, byte[] data, long since) {
-            if (!dmaWriteLands(hostAddr, data.length))
-                throw new IllegalArgumentException(String.format("posted DMA write of %d B at 0x%x would not land: it needs a completion", data.length, hostAddr));
-            write(hostAddr, data, fedSince(since), null, true);
+        @Override public void dmaWriteStreamed(long hostAddr, byte[] data, int offset, int length, long since,
+                                              Consumer<WriteResult> done) {
+            write(hostAddr, data, offset, length, fedSince(since), Objects.requireNonNull(done, "done"), true);
+        }
+
+        @Override public void dmaWriteStreamedPosted(long hostAddr, byte[] data, int offset, int length, long since) {
+            if (!dmaWriteLands(hostAddr, length))
+                throw new IllegalArgumentException(String.format(
+                        "posted DMA write of %d B at 0x%x would not land: it needs a completion", length, hostAddr));
+            write(hostAddr, data, offset, length, fedSince(since), null, true);
         }
 
         /** When a streamed write holds the bus from: since its first byte on a conventional bus, now on PCIe (a TLP leaves whole). */
@@ -298,10 +302,15 @@ public final class PciBus {
 
         /**
          * A DMA write whose bytes were fed from {@code since} on, the last of them now; {@code done}
-         * null: no completion (see dmaWriteStreamedPosted). {@code handedOver}: the caller no longer
-         * changes {@code data}, so a write of one TLP lands it without a copy.
+         * null: no completion (see dmaWriteStreamedPosted). The bytes are {@code data[offset, offset + length)};
+         * {@code handedOver}: the caller does not change them until the write has landed, so each TLP lands
+         * its slice of them without a copy.
          */
-        private void write(long hostAddr, byte[] data, long since, Consumer<WriteResult> done, boolean handedOver) {
+        private void write(long hostAddr, byte[] data, int offset, int length, long since, Consumer<WriteResult> done,
+                           boolean handedOver) {
+            if (offset < 0 || length < 0 || offset + length > data.length)
+                throw new IllegalArgumentException("DMA write of bytes [" + offset + ", " + (offset + length)
+                        + ") of a " + data.length + " B buffer");
             long seq = ++dmaSeq;
             if (!config().busMasterEnabled()) {
                 stats.dmaBlocked.inc();
@@ -309,20 +318,27 @@ public final class PciBus {
                 return;
             }
             stats.dmaWrites.inc();
-            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_write_issued", String.format("0x%x +%d", hostAddr, data.length));
+            if (sim.trace().enabled("PciBus"))
+                sim.trace().record("PciBus", "dma#" + seq, "dma_write_issued",
+                        String.format("0x%x +%d", hostAddr, length));
             long last = sim.now();
-            boolean ok = reaches(hostAddr, data.length);
-            for (PciLink.Piece p : link.splitWrite(hostAddr, data.length)) {
+            boolean ok = reaches(hostAddr, length);
+            for (PciLink.Piece p : link.splitWrite(hostAddr, length)) {
                 long arrive = link.sendFed(PciLink.Direction.UPSTREAM, since, sim.now(), p.length(), link.overheadPosted());
                 last = Math.max(last, arrive);
                 if (ok) {
-                    int from = (int) (p.addr() - hostAddr);
-                    byte[] piece = handedOver && p.length() == data.length ? data : java.util.Arrays.copyOfRange(data, from, from + p.length());
-                    writes.schedule(arrive, Simulator.Priority.DELIVERY, () -> memory.write(p.addr(), piece));
+                    int from = offset + (int) (p.addr() - hostAddr);
+                    if (handedOver)
+                        writes.schedule(arrive, Simulator.Priority.DELIVERY,
+                                () -> memory.write(p.addr(), data, from, p.length()));
+                    else {
+                        byte[] piece = java.util.Arrays.copyOfRange(data, from, from + p.length());
+                        writes.schedule(arrive, Simulator.Priority.DELIVERY, () -> memory.write(p.addr(), piece));
+                    }
                 }
             }
-            stats.dmaWriteBytes.add(data.length);
-            if (!ok) unsupported("DMA write", hostAddr, data.length);
+            stats.dmaWriteBytes.add(length);
+            if (!ok) unsupported("DMA write", hostAddr, length);
             long end = last;
             DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
             if (done == null && !sim.trace().enabled("PciBus")) return; // nothing to tell
@@ -336,7 +352,16 @@ public final class PciBus {
 
         @Override public void dmaReadStreamed(long hostAddr, int length, Consumer<ReadResult> done) { read(hostAddr, length, true, done); }
 
+        @Override public void dmaReadStreamed(long hostAddr, int length, Into into, Consumer<ReadResult> done) {
+            read(hostAddr, length, true, Objects.requireNonNull(into, "into"), done);
+        }
+
         private void read(long hostAddr, int length, boolean streamed, Consumer<ReadResult> done) {
+            read(hostAddr, length, streamed, null, done);
+        }
+
+        /** A DMA read; with {@code into}, the bytes it keeps go there and the result's data is empty. */
+        private void read(long hostAddr, int length, boolean streamed, Into into, Consumer<ReadResult> done) {
             long seq = ++dmaSeq;
             if (!config().busMasterEnabled()) {
                 stats.dmaBlocked.inc();
@@ -351,7 +376,7 @@ public final class PciBus {
             stats.dmaReadBytes.add(length);
             if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
             boolean ok = reaches(hostAddr, length);
-            byte[] result = new byte[ok ? length : 0];
+            byte[] result = new byte[ok && into == null ? length : 0];
             List<PciLink.Piece> requests = link.splitRead(hostAddr, length);
             int[] remaining = {requests.size()};
             long[] lastArrival = {sim.now()};
@@ -362,7 +387,14 @@ public final class PciBus {
                 long atHost = link.send(PciLink.Direction.UPSTREAM, sim.now(), 0, link.overheadRequest());
                 readsServed.schedule(atHost + memoryReadLatency, Simulator.Priority.DELIVERY, () -> {
                     // memory is read when the root complex serves the request, not when it was issued
-                    if (ok) memory.read(req.addr(), result, (int) (req.addr() - hostAddr), req.length());
+                    if (ok && into == null)
+                        memory.read(req.addr(), result, (int) (req.addr() - hostAddr), req.length());
+                    else if (ok) { // only the bytes the reader keeps
+                        long lo = Math.max(req.addr(), into.from());
+                        long hi = Math.min(req.addr() + req.length(), into.from() + into.length());
+                        if (lo < hi)
+                            memory.read(lo, into.into(), into.at() + (int) (lo - into.from()), (int) (hi - lo));
+                    }
                     long arrival = sim.now();
                     for (PciLink.Piece cpl : ok ? link.splitCompletions(req) : List.of(new PciLink.Piece(req.addr(), 0))) {
                         arrival = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), cpl.length(), link.overheadCompletion());

@@ -48,11 +48,20 @@ public interface PciPort {
 
         /** {@code at[i]} = {@link #by by((i + 1) * step)} for every i, in one pass over the completions. */
         public void byEach(long step, long[] at) {
+            int[] i = {0};
+            byEach(step, at.length, t -> at[i[0]++] = t);
+        }
+
+        /**
+         * {@code in} hears {@link #by by((i + 1) * step)} for each i below {@code count}, in order, in one
+         * pass over the completions (a reader that keeps no array of them).
+         */
+        public void byEach(long step, int count, java.util.function.LongConsumer in) {
             int k = 0;
-            for (int i = 0; i < at.length; i++) {
+            for (int i = 0; i < count; i++) {
                 long n = (i + 1) * step;
                 while (k + 1 < starts.length && starts[k + 1] < n) k++;
-                at[i] = parts[k].by(n - starts[k]);
+                in.accept(parts[k].by(n - starts[k]));
             }
         }
 
@@ -86,6 +95,37 @@ public interface PciPort {
      */
     void dmaReadStreamed(long hostAddr, int length, Consumer<ReadResult> done);
 
+    /**
+     * Where a read puts the bytes its reader keeps, as the host serves it: host bytes
+     * {@code [from, from + length)} go to {@code into[at, at + length)}; the read's other bytes are
+     * read by no one (a DMA engine reads whole beats around the bytes it keeps).
+     */
+    record Into(byte[] into, int at, long from, int length) {
+        public Into {
+            if (at < 0 || length < 0 || at + length > into.length)
+                throw new IllegalArgumentException("read into bytes [" + at + ", " + (at + length) + ") of a "
+                        + into.length + " B buffer");
+        }
+
+        /** Copies the bytes it keeps of {@code data}, read from {@code addr} on. */
+        void keep(long addr, byte[] data, int off, int len) {
+            long lo = Math.max(addr, from), hi = Math.min(addr + len, from + length);
+            if (lo < hi) System.arraycopy(data, off + (int) (lo - addr), into, at + (int) (lo - from), (int) (hi - lo));
+        }
+    }
+
+    /**
+     * As {@link #dmaReadStreamed(long, int, Consumer)}, the bytes kept going straight to {@code into}
+     * (when the read is OK) rather than in the result, whose data is then empty: a read whose bytes
+     * move on as a copy, with no buffer of its own.
+     */
+    default void dmaReadStreamed(long hostAddr, int length, Into into, Consumer<ReadResult> done) {
+        dmaReadStreamed(hostAddr, length, r -> {
+            if (r.status() == DmaStatus.OK) into.keep(hostAddr, r.data(), 0, length);
+            done.accept(new ReadResult(r.status(), new byte[0], r.completedAt(), r.incoming()));
+        });
+    }
+
     void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done);
 
     /**
@@ -93,17 +133,29 @@ public interface PciPort {
      * later than now) and has fed the last of them now. On a conventional PCI bus the engine holds
      * the bus while it feeds (wait states), so the write may have started at {@code since} if the
      * bus was free then, and ends no sooner than the last data phase after now; a PCIe TLP leaves
-     * only once its whole payload is there, as {@link #dmaWrite}. {@code data} is the bus's from
-     * now on: the engine hands over a buffer it no longer changes.
+     * only once its whole payload is there, as {@link #dmaWrite}. The bytes are
+     * {@code data[offset, offset + length)}, read when the write lands: the engine must not change them
+     * until {@code done} (so a slice of the engine's buffer goes to memory with no copy on the way).
      */
-    void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done);
+    void dmaWriteStreamed(long hostAddr, byte[] data, int offset, int length, long since, Consumer<WriteResult> done);
+
+    /** {@link #dmaWriteStreamed(long, byte[], int, int, long, Consumer)} of all of {@code data}. */
+    default void dmaWriteStreamed(long hostAddr, byte[] data, long since, Consumer<WriteResult> done) {
+        dmaWriteStreamed(hostAddr, data, 0, data.length, since, done);
+    }
 
     /**
      * As {@link #dmaWriteStreamed}, for a write whose completion nobody waits for (a DMA engine
      * counts only the last write of a transfer), so none is scheduled. Only for a write that
-     * {@link #dmaWriteLands} says lands: a failed one must be reported through {@code done}.
+     * {@link #dmaWriteLands} says lands: a failed one must be reported through {@code done}. The bytes
+     * must not change until a write issued after this one has landed (the bus keeps posted writes in order).
      */
-    void dmaWriteStreamedPosted(long hostAddr, byte[] data, long since);
+    void dmaWriteStreamedPosted(long hostAddr, byte[] data, int offset, int length, long since);
+
+    /** {@link #dmaWriteStreamedPosted(long, byte[], int, int, long)} of all of {@code data}. */
+    default void dmaWriteStreamedPosted(long hostAddr, byte[] data, long since) {
+        dmaWriteStreamedPosted(hostAddr, data, 0, data.length, since);
+    }
 
     /** Whether a DMA write of {@code length} bytes at {@code hostAddr} issued now would land in host memory (bus mastering on, in bounds). */
     boolean dmaWriteLands(long hostAddr, int length);

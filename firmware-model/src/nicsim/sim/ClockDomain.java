@@ -147,6 +147,12 @@ public final class ClockDomain {
         coasterBlocks = blocks;
     }
 
+    /**
+     * Whether anything beside the coaster's blocks sees this domain's edges: a block added beside them (an RTL
+     * twin in lockstep) or a traced wire. Then what its wires carry must be what the blocks would carry.
+     */
+    public boolean watched() { return blockCount != coasterBlocks || tracedPorts != 0; }
+
     private boolean mayCoast() { return coaster != null && sim.coasting() && blockCount == coasterBlocks && tracedPorts == 0; }
 
     public void add(Clocked block) {

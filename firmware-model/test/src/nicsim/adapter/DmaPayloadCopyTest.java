@@ -1,0 +1,94 @@
+package nicsim.adapter;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import nicsim.adapter.DmaPathTest.Bench;
+import nicsim.profile.Profile;
+import nicsim.profile.Profiles;
+import nicsim.sim.Clocked;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Payload that nothing watches moves as a copy, its beats keeping only the timing; a channel that is watched (an
+ * RTL twin or a waveform beside it) carries the bytes in its beats. Either way a packet's bytes arrive intact, at
+ * every size and offset around a beat and a host page, at the same times and in the same beats.
+ */
+class DmaPayloadCopyTest {
+    static final int PAGE = 4096;
+
+    /** What a run of the same transfers gave: every packet's and write's bytes, when each finished, beats moved. */
+    record Outcome(List<byte[]> bytes, List<Long> times, long beats, long end, long coasted) {}
+
+    /** A block beside the engines, as an RTL twin in lockstep would be: it sees every edge and does nothing. */
+    static final class Watcher implements Clocked {
+        @Override public void drive() {}
+        @Override public void update() {}
+        @Override public boolean active() { return false; }
+    }
+
+    static Outcome run(Profile p, boolean watched, int[] offsets, int[] lengths) {
+        Bench b = new Bench(p);
+        int channels = b.dma.engines().size();
+        for (int k = 0; k < channels; k++) {
+            if (watched) b.dma.domain(k).add(new Watcher());
+            assertEquals(watched, b.dma.domain(k).watched(), "channel " + k + " watched");
+        }
+        byte[] host = new byte[1 << 20];
+        new Random(3).nextBytes(host);
+        b.mem.write(DmaPathTest.BASE, host);
+        Random rnd = new Random(4);
+        List<byte[]> got = new ArrayList<>();
+        List<Long> times = new ArrayList<>();
+        int slot = 0;
+        for (int off : offsets)
+            for (int len : lengths) {
+                int i = got.size(), from = (slot++ % 16) * 3 * PAGE + off; // a packet read out of host memory
+                got.add(null);
+                times.add(null);
+                b.dma.readOut(List.of(new DmaPath.Range(DmaPathTest.BASE + from, len)), Runnable::run, (bytes, feed) -> {},
+                        bytes -> { got.set(i, bytes); times.set(i, b.sim.now()); });
+                byte[] data = new byte[len]; // a packet's bytes written to host memory, at the same offset in its page
+                rnd.nextBytes(data);
+                long to = DmaPathTest.BASE + (1 << 19) + (slot % 16) * 3L * PAGE + off;
+                int j = got.size();
+                got.add(null);
+                times.add(null);
+                b.dma.write(to, data, ok -> {
+                    assertTrue(ok, "write of " + len + " B at +" + off);
+                    got.set(j, b.mem.read(to, len));
+                    times.set(j, b.sim.now());
+                });
+                b.sim.runUntilIdle();
+                assertArrayEquals(Arrays.copyOfRange(host, from, from + len), got.get(i), len + " B read out at +" + off);
+                assertArrayEquals(data, got.get(j), len + " B written at +" + off);
+            }
+        long coasted = 0;
+        for (int k = 0; k < channels; k++) coasted += b.dma.domain(k).edgesCoasted();
+        return new Outcome(got, times, b.beats(), b.sim.now(), coasted);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"lanai43", "cx-gen3x16"})
+    void bytesCrossIntactAroundBeatsAndPagesAtTheSameTimesWatchedOrNot(String profile) {
+        Profile p = Profiles.load(profile);
+        int beat = DmaEngine.Config.from(p).beatBytes();
+        int[] offsets = {0, 1, beat - 1, PAGE - beat - 1};
+        int[] lengths = {1, beat - 1, beat, beat + 1, 2 * beat + 1, PAGE - 1, PAGE, PAGE + 1, 2 * PAGE + beat + 1};
+        Outcome copy = run(p, false, offsets, lengths), carried = run(p, true, offsets, lengths);
+        for (int k = 0; k < copy.bytes().size(); k++)
+            assertArrayEquals(carried.bytes().get(k), copy.bytes().get(k), "transfer " + k);
+        assertEquals(carried.times(), copy.times(), "each transfer ends at the same time");
+        assertEquals(carried.beats(), copy.beats(), "the same beats on the local bus");
+        assertEquals(carried.end(), copy.end());
+        assertTrue(copy.coasted() > 0, "a channel nothing watches coasts");
+        assertFalse(carried.coasted() > 0, "a watched channel runs every edge through its wires");
+    }
+}
