@@ -76,7 +76,21 @@ public final class HwMutate {
     /** {@code count} {@code mutate} commands for module {@code top} (its Verilog in {@code dir}), by {@code seed}. */
     static List<String> mutations(Path dir, String top, int count, long seed, String what)
             throws IOException, InterruptedException {
-        HwCost.yosys(dir, read(top) + "; mutate -list " + count * 4 + " -seed " + seed + " -o mutants.txt", what);
+        return mutations(dir, top, count, seed, what, "");
+    }
+
+    /**
+     * The cells next to the ports: those within two cells of an output port's driver (Yosys's
+     * {@code %ci4}, alternating wires and cells), where the handshakes, the payload registers' loads
+     * and the counters' registers are. A port property no random mutant reaches is aimed at here.
+     */
+    static final String NEAR_PORTS = "o:* %ci4";
+
+    /** As above, mutating only the cells of Yosys {@code selection} ("" for all). */
+    static List<String> mutations(Path dir, String top, int count, long seed, String what, String selection)
+            throws IOException, InterruptedException {
+        HwCost.yosys(dir, read(top) + "; mutate -list " + count * 4 + " -seed " + seed + " -o mutants.txt"
+                + (selection.isEmpty() ? "" : " " + selection), what);
         List<String> list = new ArrayList<>();
         for (String l : Files.readAllLines(dir.resolve("mutants.txt")))
             if (l.startsWith("mutate ") && !l.contains("$meminit") && list.size() < count) list.add(l.strip());

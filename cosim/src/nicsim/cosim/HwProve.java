@@ -28,7 +28,9 @@ import nicsim.sim.PortWires;
  * <p>Two abstractions keep the proofs small and sound for safety properties: the memories' read data
  * is free on every edge (Yosys's {@code cutpoint}: whatever a table holds, the contract holds), and
  * their initial contents ({@code $readmem}) are dropped with them. The asynchronous reset is made
- * synchronous ({@code async2sync}), as the contract's reset sequence allows.
+ * synchronous ({@code async2sync}), as the contract's reset sequence allows. The generated blocks
+ * are reduced further ({@link ProveContract#cut}: queue tables read as free values, and narrowed
+ * pass-through words; docs/blocks.md argues both); a user's own Verilog is proved whole.
  */
 public final class HwProve {
     private HwProve() {}
@@ -49,37 +51,42 @@ public final class HwProve {
     /** The bounded model check's depth per block, in edges: the longest the block needs to show its contract. */
     public static int depth(String block) {
         return switch (block) {
-            case "doorbell", "cqe" -> 10;
+            case "doorbell" -> 10;
+            case "cqe" -> 3; // 13 min 20 s for the bounded check at 3 on a loaded 2-core machine (docs/blocks.md)
             default -> 6;
         };
     }
 
     /** The Verilog to prove: the generated block, or the user's own files with their top module. */
-    public record Design(List<Path> files, String top) {}
+    public record Design(List<Path> files, String top, boolean generated) {
+        /** A user's own Verilog: proved whole, with no reduction of the generated blocks'. */
+        public Design(List<Path> files, String top) { this(files, top, false); }
+    }
 
     /** Writes {@code block}'s generated Verilog into {@code dir}. */
     public static Design generated(Profile profile, String block, Path dir) {
         String top = VerilogFile.write(BlockPairs.get(profile, block).rtl(), dir);
-        return new Design(List.of(dir.resolve(top + ".v")), top);
+        return new Design(List.of(dir.resolve(top + ".v")), top, true);
     }
 
     /** Proves {@code block}'s contract on {@code design}; counterexamples go into {@code out}. */
     public static List<Result> prove(Profile profile, String block, Design design, int depth, Path out)
             throws IOException, InterruptedException {
         List<PortWires.Wire> wires = ProveContract.wires(profile, block);
-        ProveContract.Wrapper w = ProveContract.wrapper(block, design.top(), wires);
+        ProveContract.Wrapper w = ProveContract.wrapper(block, design.top(), wires, design.generated());
+        String cut = design.generated() ? ProveContract.cut(block) : "";
         Path dir = Files.createTempDirectory("nicsim-prove-").toAbsolutePath();
         try {
             List<Path> dut = stage(design, dir);
             Files.writeString(dir.resolve("wrapper.sv"), w.text());
-            String key = block + "-" + hash(w.text(), dut, depth);
+            String key = block + "-" + hash(w.text() + cut, dut, depth);
             List<Result> cached = Cache.read(key, w.properties());
             if (cached != null) return cached;
             Map<String, Result> done = new LinkedHashMap<>();
             Set<String> skip = new LinkedHashSet<>();
             while (true) { // the bounded check: a failure settles one property, the rest are checked again
                 long t0 = System.nanoTime();
-                Outcome o = check(dir, dut, skip, depth, false);
+                Outcome o = check(dir, dut, cut, skip, depth, false);
                 if (o.failed == null) break;
                 ProveContract.Property p = find(w.properties(), o.failed);
                 Files.createDirectories(out);
@@ -92,7 +99,7 @@ public final class HwProve {
             Set<String> induct = new LinkedHashSet<>(skip);
             while (true) { // induction: a property it cannot close stays bounded, the others are tried again
                 long t0 = System.nanoTime();
-                Outcome o = check(dir, dut, induct, depth, true);
+                Outcome o = check(dir, dut, cut, induct, depth, true);
                 double s = secs(t0);
                 if (o.failed == null) {
                     for (ProveContract.Property p : w.properties())
@@ -112,8 +119,8 @@ public final class HwProve {
 
     /**
      * Vacuity: for each property, the first of {@code count} Yosys mutants of the generated block
-     * ({@link HwMutate#mutations}) whose bounded check breaks it, or none: a property no mutant breaks
-     * is vacuous for those mutants.
+     * ({@link HwMutate#mutations}, aimed at the cells next to the ports: {@link HwMutate#NEAR_PORTS})
+     * whose bounded check breaks it, or none: a property no mutant breaks is vacuous for those mutants.
      */
     public static Map<String, String> vacuity(Profile profile, String block, int count, long seed, int depth,
                                               java.util.function.Consumer<String> progress)
@@ -126,19 +133,20 @@ public final class HwProve {
             // entry by entry (see the class comment: the proof leaves them free anyway)
             Path top = d.files().get(0);
             Files.writeString(top, Files.readString(top).replaceAll("(?m)^.*\\$readmem[bh].*$", ""));
-            ProveContract.Wrapper w = ProveContract.wrapper(block, d.top(), ProveContract.wires(profile, block));
+            ProveContract.Wrapper w = ProveContract.wrapper(block, d.top(), ProveContract.wires(profile, block), true);
+            String cut = ProveContract.cut(block);
             for (ProveContract.Property p : w.properties()) broken.put(p.label(), null);
             Files.writeString(dir.resolve("wrapper.sv"), w.text());
-            List<String> mutations = HwMutate.mutations(dir, d.top(), count, seed, block);
+            List<String> mutations = HwMutate.mutations(dir, d.top(), count, seed, block, HwMutate.NEAR_PORTS);
             for (int i = 0; i < mutations.size(); i++) {
                 Path file = dir.resolve("mutant" + i + ".v");
                 HwMutate.writeMutant(dir, d.top(), mutations.get(i), file);
-                List<Path> dut = stage(new Design(List.of(file), d.top()), dir);
+                List<Path> dut = stage(new Design(List.of(file), d.top(), true), dir);
                 Set<String> skip = new LinkedHashSet<>();
                 for (var e : broken.entrySet()) if (e.getValue() != null) skip.add(e.getKey());
                 int before = skip.size();
                 while (skip.size() < broken.size()) {
-                    Outcome o = check(dir, dut, skip, depth, false);
+                    Outcome o = check(dir, dut, cut, skip, depth, false);
                     if (o.failed == null) break;
                     broken.put(o.failed, mutations.get(i));
                     skip.add(o.failed);
@@ -177,14 +185,15 @@ public final class HwProve {
     private static final Pattern STEP = Pattern.compile("Checking assertions in step (\\d+)");
 
     /** One Yosys + yosys-smtbmc run over the properties not in {@code skip}; the first failing one, if any. */
-    private static Outcome check(Path dir, List<Path> dut, Set<String> skip, int depth, boolean induction)
+    private static Outcome check(Path dir, List<Path> dut, String cut, Set<String> skip, int depth, boolean induction)
             throws IOException, InterruptedException {
         StringBuilder defs = new StringBuilder();
         for (String s : skip) defs.append(" -DSKIP_").append(s);
         String files = String.join(" ", dut.stream().map(Path::toString).toList());
         String script = (defs.isEmpty() ? "" : "verilog_defines" + defs + "; ")
                 + "read -formal " + files + " " + dir.resolve("wrapper.sv") + "; prep -flatten -top " + ProveContract.TOP
-                + "; cutpoint t:$mem_v2 t:$mem; async2sync; dffunmap; write_smt2 -wires " + dir.resolve("model.smt2");
+                + "; cutpoint t:$mem_v2 t:$mem " + cut + "; opt_clean; async2sync; dffunmap; write_smt2 -wires "
+                + dir.resolve("model.smt2");
         HwCost.yosys(dir, script, "the contract wrapper");
         Files.deleteIfExists(dir.resolve("cex.vcd"));
         List<String> cmd = new ArrayList<>(List.of("yosys-smtbmc", "-s", "z3", "--unroll", "-t", Integer.toString(depth)));

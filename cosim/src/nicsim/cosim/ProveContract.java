@@ -40,20 +40,71 @@ public final class ProveContract {
 
     /**
      * "No output without an input": the transfers on {@code out} never outnumber those on {@code ins}
-     * together, counted from reset. Per block, where the twin's comment promises it.
+     * together plus {@code slack}, counted from reset. Only transfers with {@code when} high count on
+     * {@code out} when it is given (a payload bit: mtt's responses come as pieces, the one with
+     * {@code last} set ends a request). Per block, where the twin's comment promises it.
      */
-    record NoDuplication(String out, List<String> ins) {}
+    record NoDuplication(String out, List<String> ins, String when, int slack) {
+        NoDuplication(String out, List<String> ins) { this(out, ins, null, 0); }
+    }
 
     private static final Map<String, List<NoDuplication>> NO_DUPLICATION = Map.of(
             "doorbell", List.of(new NoDuplication("io_doorbell", List.of("io_mmio")),
                     new NoDuplication("io_error", List.of("io_mmio"))),
             "wqe", List.of(new NoDuplication("io_dropped", List.of("io_doorbell"))),
-            "mtt", List.of(new NoDuplication("io_rsp", List.of("io_req")), new NoDuplication("io_fill", List.of("io_req"))),
+            // a request ends in one response with last set (a walk answers page by page); one fill outstanding
+            "mtt", List.of(new NoDuplication("io_rsp", List.of("io_req"), "io_rsp_payload_last", 0),
+                    new NoDuplication("io_fill", List.of("io_fillRsp"), null, 1)),
             "cqe", List.of(new NoDuplication("io_write", List.of("io_cqe")),
                     new NoDuplication("io_dropped", List.of("io_arm")), new NoDuplication("io_event", List.of("io_arm"))),
             "dma", List.of(new NoDuplication("io_hostDone", List.of("io_hostDesc")),
                     new NoDuplication("io_sendDone", List.of("io_sendDesc")),
                     new NoDuplication("io_recvDone", List.of("io_recvDesc"))));
+
+    /**
+     * Bounded latency: every transfer on {@code in} shows as a valid on one of {@code outs} on the
+     * edge after it. cqe: a completion taken is written or reported as an error at once (its twin's
+     * comment; cqe.ready is low while the output register is full, so the valid seen is this one's).
+     */
+    record Answered(String in, List<String> outs) {}
+
+    private static final Map<String, List<Answered>> ANSWERED = Map.of(
+            "cqe", List.of(new Answered("io_cqe", List.of("io_write", "io_error"))));
+
+    /**
+     * Payload words that only flow through a block (no control reads them; the contract compares
+     * them only bit for bit, treating every bit alike): the proof drives their low
+     * {@link #NARROW_BITS} bits and ties the rest to 0, a data-independence reduction (docs/blocks.md,
+     * "Proving the contract", argues it). wqe's {@code data_0} is its WQE's control segment, which
+     * the fetcher parses: it stays whole.
+     */
+    private static final Map<String, String> PASS_THROUGH = Map.of(
+            "wqe", "io_dmaRsp_payload_data_[1-7]",
+            "cqe", "io_cqe_payload_data_[0-7]",
+            "dma", "io_(pciData|linkRx)_payload_data_\\d+");
+
+    /** Bits of a pass-through word the proof keeps free. */
+    static final int NARROW_BITS = 2;
+
+    static boolean narrowed(String block, PortWires.Wire w) {
+        String re = PASS_THROUGH.get(block);
+        return re != null && w.input() && w.width() > NARROW_BITS && w.name().matches(re);
+    }
+
+    /**
+     * Yosys selections (after {@code prep -flatten}, the module under proof is {@code dut}) of the
+     * generated blocks' per-queue table reads, cut into free values on every edge as the memories
+     * are: the contract must hold whatever a queue's context reads, and with no reader left the 64
+     * contexts' registers (over 8,000 bits in cqe and wqe) drop out of the proof. cqe keeps its
+     * CQs' valid and armed bits: "no event without an arm" rests on them (armed has no reset value;
+     * valid, reset to 0, masks it).
+     */
+    private static final Map<String, String> CUT = Map.of(
+            "wqe", "w:dut.cur_* w:dut.dbSq_* w:dut.ps_* w:dut.pending",
+            "cqe", "w:dut.c_* w:dut.a_* w:dut.uc_* %u %u w:dut.*_valid w:dut.*_armed %u %d");
+
+    /** The selection of {@code block}'s generated RTL to cut, or "" (see {@link #CUT}). */
+    static String cut(String block) { return CUT.getOrDefault(block, ""); }
 
     /** The contract's ports of {@code block} for {@code profile}, from its Java twin. */
     static List<PortWires.Wire> wires(Profile profile, String block) {
@@ -77,17 +128,31 @@ public final class ProveContract {
 
     /** The wrapper around module {@code dut} for {@code block}'s contract. */
     public static Wrapper wrapper(String block, String dut, List<PortWires.Wire> wires) {
+        return wrapper(block, dut, wires, false);
+    }
+
+    /**
+     * The wrapper around module {@code dut} for {@code block}'s contract; {@code reduced}: the
+     * generated block, whose pass-through words are narrowed ({@link #PASS_THROUGH}). A user's own
+     * Verilog is proved whole: nothing says its control ignores those bits.
+     */
+    public static Wrapper wrapper(String block, String dut, List<PortWires.Wire> wires, boolean reduced) {
         List<Port> ports = ports(wires);
         StringBuilder b = new StringBuilder();
         List<Property> props = new ArrayList<>();
         b.append("// ").append(block).append("'s port contract (docs/blocks.md), written by nicsim.cosim.ProveContract\n");
         b.append("module ").append(TOP).append(" (\n  input clk,\n  input reset");
         for (PortWires.Wire w : wires)
-            if (w.input()) b.append(",\n  input ").append(range(w)).append(w.name());
+            if (w.input()) {
+                String bits = reduced && narrowed(block, w) ? "[" + (NARROW_BITS - 1) + ":0] " : range(w);
+                b.append(",\n  input ").append(bits).append(w.name());
+            }
         b.append("\n);\n");
         for (PortWires.Wire w : wires) if (!w.input()) b.append("  wire ").append(range(w)).append(w.name()).append(";\n");
         b.append("  ").append(dut).append(" dut (\n    .clk(clk),\n    .reset(reset)");
-        for (PortWires.Wire w : wires) b.append(",\n    .").append(w.name()).append('(').append(w.name()).append(')');
+        for (PortWires.Wire w : wires)
+            b.append(",\n    .").append(w.name()).append('(').append(reduced && narrowed(block, w)
+                    ? "{" + (w.width() - NARROW_BITS) + "'b0, " + w.name() + "}" : w.name()).append(')');
         b.append("\n  );\n\n");
         // reset: held on the first edge, then released for good (a longer reset only repeats the reset state)
         b.append("  reg f_init = 1'b1;\n  always @(posedge clk) f_init <= 1'b0;\n");
@@ -135,14 +200,28 @@ public final class ProveContract {
             List<Port> ins = d.ins().stream().map(n -> find(ports, n)).toList();
             if (out == null || ins.contains(null)) continue; // a port the twin does not have in this profile
             String bal = "f_balance" + i++, lab = label(d.out(), "not_duplicated");
-            props.add(new Property(lab, d.out() + ": transfers never outnumber those on " + String.join(" + ", d.ins())));
+            String outFire = d.when() == null ? out.fire() : "(" + out.fire() + " && " + d.when() + ")";
+            props.add(new Property(lab, d.out() + (d.when() == null ? "" : " with " + d.when())
+                    + ": transfers never outnumber those on " + String.join(" + ", d.ins())
+                    + (d.slack() == 0 ? "" : " + " + d.slack())));
             // 10 bits: far more transfers than a bounded check's depth; a wrap would need 512 of them
-            b.append("  reg signed [9:0] ").append(bal).append(" = 0;\n  wire signed [9:0] ").append(bal)
-                    .append("_next = ").append(bal);
+            b.append("  reg signed [9:0] ").append(bal).append(" = ").append(d.slack())
+                    .append(";\n  wire signed [9:0] ").append(bal).append("_next = ").append(bal);
             for (Port in : ins) b.append(" + ").append(in.fire());
-            b.append(" - ").append(out.fire()).append(";\n");
-            b.append("  always @(posedge clk) ").append(bal).append(" <= reset ? 10'sd0 : ").append(bal).append("_next;\n");
+            b.append(" - ").append(outFire).append(";\n");
+            b.append("  always @(posedge clk) ").append(bal).append(" <= reset ? 10'sd").append(d.slack()).append(" : ")
+                    .append(bal).append("_next;\n");
             guard(b, lab, "  always @* if (!reset) " + lab + ": assert(" + bal + "_next >= 0);\n");
+        }
+        for (Answered a : ANSWERED.getOrDefault(block, List.of())) {
+            Port in = find(ports, a.in());
+            List<Port> outs = a.outs().stream().map(n -> find(ports, n)).toList();
+            if (in == null || outs.contains(null)) continue;
+            String lab = label(a.in(), "answered_next");
+            props.add(new Property(lab, a.in() + ": a transfer shows on " + String.join(" or ", a.outs())
+                    + " on the next edge"));
+            guard(b, lab, "  always @(posedge clk) if (f_run && !reset && $past(" + in.fire() + ")) " + lab
+                    + ": assert(" + String.join(" || ", outs.stream().map(o -> o.valid().name()).toList()) + ");\n");
         }
         b.append("endmodule\n");
         return new Wrapper(b.toString(), props, wires);
