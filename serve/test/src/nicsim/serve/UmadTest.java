@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 /**
  * infiniband-diags as Debian ships it, attached to a 2-node serve: its MADs go through libibumad's umad
  * file (interpose/nicsim-umad.c) to the node's adapter, leave from QP0/QP1, and are answered by the
- * other adapter's SMA and PMA, or the fabric's SM and SA on node 0 (docs/device.md#management).
+ * other adapter's SMA and PMA, or the fabric's SM and SA on node 0 (docs/device.md#management-qp0-and-qp1).
  */
 class UmadTest {
     private Served served;
