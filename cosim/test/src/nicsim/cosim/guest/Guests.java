@@ -22,6 +22,19 @@ final class Guests {
     /** A guest's run: the status of its command, its console, and how long it took from start to status. */
     record Ran(int node, int status, String console, long millis) { }
 
+    /**
+     * A busybox sh function for guest scripts that set N (this node) and P (the peer): {@code xchg BASE LINE}
+     * swaps LINE with the peer's over the guests' network (nc listening on BASE+N, sending to BASE+P, retried
+     * for 150 s) and prints the peer's line; its status is 1 if the peer never answered.
+     */
+    static final String XCHG = String.join("\n",
+            "xchg() {",
+            "  nc -l -p $(($1 + N)) > /tmp/got.$1 & l=$!",
+            "  n=0; until echo \"$2\" | nc node$P $(($1 + P)) 2>/dev/null; do",
+            "    n=$((n + 1)); [ $n -gt 150 ] && { kill $l; return 1; }; sleep 1; done",
+            "  wait $l; cat /tmp/got.$1",
+            "}");
+
     private Guests() {}
 
     /**

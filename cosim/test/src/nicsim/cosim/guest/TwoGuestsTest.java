@@ -26,13 +26,7 @@ class TwoGuestsTest {
         return String.join("\n",
                 "N=" + node + "; P=" + peer + "; S=/sys/module/nicsim_selftest/parameters",
                 "echo \"uptime at the command: $(cut -d' ' -f1 /proc/uptime) s\"",
-                // swaps one line with the peer: each listens on base+own node and sends to base+peer's
-                "xchg() {",
-                "  nc -l -p $(($1 + N)) > /tmp/got.$1 & l=$!",
-                "  n=0; until echo \"$2\" | nc node$P $(($1 + P)) 2>/dev/null; do",
-                "    n=$((n + 1)); [ $n -gt 150 ] && { kill $l; return 1; }; sleep 1; done",
-                "  wait $l; cat /tmp/got.$1",
-                "}",
+                Guests.XCHG,
                 node == 1 ? "for i in 1 2; do rmmod nicsim_ib && modprobe nicsim_ib || exit 9; done; "
                         + "echo reloaded twice; cat /sys/class/infiniband/nicsim_0/ports/1/state || exit 9" : ":",
                 "modprobe nicsim_selftest two_node=1 || exit 2",

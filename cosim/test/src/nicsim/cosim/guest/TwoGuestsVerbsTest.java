@@ -37,12 +37,7 @@ class TwoGuestsVerbsTest {
     static String script(int node) {
         StringBuilder s = new StringBuilder(String.join("\n",
                 "N=" + node + "; P=" + (1 - node),
-                "xchg() {",
-                "  nc -l -p $(($1 + N)) > /tmp/got.$1 & l=$!",
-                "  n=0; until echo \"$2\" | nc node$P $(($1 + P)) 2>/dev/null; do",
-                "    n=$((n + 1)); [ $n -gt 150 ] && { kill $l; return 1; }; sleep 1; done",
-                "  wait $l; cat /tmp/got.$1",
-                "}",
+                Guests.XCHG,
                 "ibv_devinfo | grep -E 'hca_id|state'", ""));
         int port = 7200;
         for (String[] p : PROGRAMS) {
