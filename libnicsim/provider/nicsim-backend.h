@@ -1,20 +1,24 @@
 /*
  * The provider's back ends: where a verb goes once libibverbs has handed it to nicsim. One table
- * each, chosen once when the context opens (nicsim-provider.c) and never changed after:
+ * each, chosen once when the context opens (nicsim-provider.c, nicsim-kern.c) and never changed after:
  *   java  requests on the context's socket, which serve's Java driver answers (NICSIM_DRIVER=java);
  *   hw    libnicsim's C driver on the device: the provider makes the rings in its own memory,
  *         writes WQEs and rings doorbells itself, and the device's commands make the objects;
  *   kern  the kernel's nicsim_ib driver (a guest's /dev/infiniband/uverbsN): the objects are made
  *         by uverbs commands (ibv_cmd_*, udata in rdma/nicsim-abi.h), their rings mapped from the
  *         kernel, and WQEs, CQEs and doorbells are the hw back end's ring code (nicsim-kern.c).
- * An object kind converted to the table keeps its verbs in a file that dispatches (CQs:
- * nicsim-cq.c; QPs: nicsim-queues.c; posting: nicsim-post.c) and each back end's half beside that
- * back end's other code. PDs, MRs, AHs and device memory are each back end's verbs_context_ops
- * (set over the shared ones at open); SRQs, XRC domains and mkeys still test ctx->hw at each verb
- * (issue 55), and the kern back end answers those verbs with its own table entries.
+ * The verbs with work of their own before or after the back end's (checks as the kernel makes
+ * them, the libibverbs object filled, events awaited) are the front end's files, which reach the
+ * back end only through this table: CQs nicsim-cq.c, QPs nicsim-qp.c, SRQs and XRC domains
+ * nicsim-srq.c, posting nicsim-post.c, mkeys nicsim-mlx5dv.c, async events nicsim-events.c. The
+ * verbs a back end answers alone (PDs, MRs, windows, AHs, device memory, imports) are its own
+ * verbs_context_ops, `verbs`, set over the front end's at open. A kind a back end does not offer
+ * is an entry that answers EOPNOTSUPP (nicsim_no_*), never a test of the back end at the verb.
  */
 #ifndef NICSIM_BACKEND_H
 #define NICSIM_BACKEND_H
+
+#include <sys/stat.h>
 
 #include "nicsim-provider.h"
 
@@ -42,10 +46,35 @@ struct nicsim_backend_ops {
 			 struct ibv_send_wr **bad);
 	int (*post_recv)(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 	int (*post_srq_recv)(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+	/* Shared receive queues: create_srq fills srq (its context, srq_context and pd already set)
+	 * with its handles and max_sge and attr with what it got; a basic SRQ, an XRC one of xrcd
+	 * completing to cq, or a tag-matching one (tm) completing to cq. The others return 0 or an
+	 * errno; post_srq_ops (ibv_post_srq_ops) sets *bad to the operation refused. */
+	int (*create_srq)(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
+			  struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
+	int (*destroy_srq)(struct nicsim_ibv_srq *srq);
+	int (*modify_srq)(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+	int (*query_srq)(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr);
+	int (*post_srq_ops)(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad);
+	/* XRC domains: the node's domain of a file (file: its fstat) or, file NULL, one of the
+	 * context's own; NULL with errno. close_xrcd: 0 or an errno (then x stays). */
+	struct ibv_xrcd *(*open_xrcd)(struct ibv_context *c, const struct stat *file, int oflags);
+	int (*close_xrcd)(struct nicsim_ibv_xrcd *x);
+	/* Indirect mkeys (mlx5dv_create_mkey): NULL with errno; destroy_mkey 0 or an errno (then k stays). */
+	struct nicsim_mkey *(*create_mkey)(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
+	int (*destroy_mkey)(struct nicsim_mkey *k);
+	/* The QP or SRQ an async event names by its element, or NULL; under ctx->named.lock. */
+	struct ibv_qp *(*event_qp)(struct nicsim_context *ctx, uint32_t element);
+	struct ibv_srq *(*event_srq)(struct nicsim_context *ctx, uint32_t element);
+	/* The verbs the back end answers alone, set over the front end's at open. */
+	const struct verbs_context_ops *verbs;
 };
 
 /* The tables (nicsim-backend.c). */
 extern const struct nicsim_backend_ops nicsim_java_backend, nicsim_hw_backend, nicsim_kern_backend;
+
+/* Gives ctx its back end, once, as it opens: the table, and the front end's verbs with the back end's over them. */
+void nicsim_set_backend(struct nicsim_context *ctx, const struct nicsim_backend_ops *ops);
 
 /* The java back end's CQs (nicsim-java-cq.c). */
 struct nicsim_ibv_cq *nicsim_java_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
@@ -68,22 +97,62 @@ int nicsim_java_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struc
 int nicsim_java_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int nicsim_java_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
-/* The hw back end's CQs (nicsim-hw.c). */
+/* The java back end's SRQs, XRC domains and tag-matching operations (nicsim-java-srq.c). */
+int nicsim_java_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
+			   struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
+int nicsim_java_destroy_srq(struct nicsim_ibv_srq *srq);
+int nicsim_java_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int nicsim_java_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr);
+int nicsim_java_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad);
+struct ibv_xrcd *nicsim_java_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
+int nicsim_java_close_xrcd(struct nicsim_ibv_xrcd *x);
+
+/* The java back end's mkeys, its own verbs, and the objects events name, by their handles (nicsim-java-memory.c). */
+struct nicsim_mkey *nicsim_java_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
+int nicsim_java_destroy_mkey(struct nicsim_mkey *k);
+extern const struct verbs_context_ops nicsim_java_verbs;
+
+/* The objects an event names by its handle in the context's registry (nicsim-events.c): java's. */
+struct ibv_qp *nicsim_named_qp(struct nicsim_context *ctx, uint32_t handle);
+struct ibv_srq *nicsim_named_srq(struct nicsim_context *ctx, uint32_t handle);
+
+/* What a back end answers for a kind it does not offer (nicsim-backend.c): EOPNOTSUPP. */
+int nicsim_no_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
+			 struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
+struct ibv_xrcd *nicsim_no_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
+int nicsim_no_close_xrcd(struct nicsim_ibv_xrcd *x);
+struct nicsim_mkey *nicsim_no_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
+int nicsim_no_destroy_mkey(struct nicsim_mkey *k);
+int nicsim_no_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
+
+/* The hw back end's CQs (nicsim-hw.c): nicsim_hw_poll lets simulated time move when the ring is
+ * empty; nicsim_ring_poll only takes what the ring holds (the kern back end's: time is the guest's). */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
 int nicsim_hw_destroy_cq(struct ibv_cq *cq);
 int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
+int nicsim_ring_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
 int nicsim_hw_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq);
+/* The QP or SRQ of the number an event of the adapter names (nicsim-hw.c), or NULL. */
+struct ibv_qp *nicsim_hw_event_qp(struct nicsim_context *ctx, uint32_t qpn);
+struct ibv_srq *nicsim_hw_event_srq(struct nicsim_context *ctx, uint32_t srqn);
+/* The hw back end's own verbs: the device's commands (nicsim-hw.c, nicsim-hw-mr.c, nicsim-hw-dm.c). */
+extern const struct verbs_context_ops nicsim_hw_verbs;
 
-/* The kern back end's CQs and QPs (nicsim-kern.c); its polling and posting are the hw back end's. */
+/* The kern back end's CQs, QPs and SRQs (nicsim-kern.c); its polling and posting are the hw back end's. */
 struct nicsim_ibv_cq *nicsim_kern_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
 int nicsim_kern_destroy_cq(struct ibv_cq *cq);
-int nicsim_kern_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
 			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
 int nicsim_kern_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_kern_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
+int nicsim_kern_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
+			   struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
+int nicsim_kern_destroy_srq(struct nicsim_ibv_srq *srq);
+int nicsim_kern_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+int nicsim_kern_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr);
+extern const struct verbs_context_ops nicsim_kern_verbs;
 
 #endif

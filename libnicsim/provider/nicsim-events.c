@@ -56,6 +56,10 @@ static void *named_locked(struct nicsim_context *ctx, uint32_t handle) {
 	return handle < ctx->named.cap ? ctx->named.at[handle] : NULL;
 }
 
+struct ibv_qp *nicsim_named_qp(struct nicsim_context *ctx, uint32_t handle) { return named_locked(ctx, handle); }
+
+struct ibv_srq *nicsim_named_srq(struct nicsim_context *ctx, uint32_t handle) { return named_locked(ctx, handle); }
+
 void nicsim_await_acks(pthread_mutex_t *mu, pthread_cond_t *cv, const unsigned int *completed, uint32_t returned) {
 	pthread_mutex_lock(mu);
 	while (*completed != returned) pthread_cond_wait(cv, mu);
@@ -161,12 +165,12 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 			break;
 		case IBV_EVENT_QP_FATAL: case IBV_EVENT_QP_REQ_ERR: case IBV_EVENT_QP_ACCESS_ERR: case IBV_EVENT_COMM_EST:
 		case IBV_EVENT_SQ_DRAINED: case IBV_EVENT_PATH_MIG: case IBV_EVENT_PATH_MIG_ERR: case IBV_EVENT_QP_LAST_WQE_REACHED:
-			obj = ctx->hw ? nicsim_hw_object(ctx, 'q', (uint32_t)ev.element) : named_locked(ctx, (uint32_t)ev.element);
+			obj = ctx->ops->event_qp(ctx, (uint32_t)ev.element);
 			if (obj) to_nqp(obj)->events_returned++;
 			event->element.qp = obj;
 			break;
 		case IBV_EVENT_SRQ_ERR: case IBV_EVENT_SRQ_LIMIT_REACHED:
-			obj = ctx->hw ? nicsim_hw_object(ctx, 's', (uint32_t)ev.element) : named_locked(ctx, (uint32_t)ev.element);
+			obj = ctx->ops->event_srq(ctx, (uint32_t)ev.element);
 			if (obj) to_nsrq(obj)->events_returned++;
 			event->element.srq = obj;
 			break;

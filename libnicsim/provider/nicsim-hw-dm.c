@@ -54,7 +54,7 @@ static int memcpy_to_dm(struct ibv_dm *dm, uint64_t at, const void *from, size_t
 
 static int memcpy_from_dm(void *to, struct ibv_dm *dm, uint64_t at, size_t n) { return copy_dm(dm, at, NULL, to, n); }
 
-static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr) {
+struct ibv_dm *nicsim_hw_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr) {
 	struct nicsim_hw *hw = hw_of(c);
 	uint64_t most = nicsim_caps(hw->dev)->max_dm;
 	int bad = attr->comp_mask || !attr->length || attr->length > most || attr->log_align_req > 20 ? EINVAL : 0;
@@ -78,22 +78,25 @@ static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *
 	return &d->dm;
 }
 
-/* Device memory another process allocated, at offset, of length bytes (ibv_import_dm): NULL and errno on failure. */
-struct ibv_dm *nicsim_hw_dm_import(struct ibv_context *c, uint32_t offset, uint64_t length) {
+/* Device memory of the shared user context (ibv_import_dm): its handle is its offset. */
+struct ibv_dm *nicsim_hw_import_dm(struct ibv_context *c, uint32_t handle) {
+	uint64_t length;
+	int rc = nicsim_hw_import(c, NICSIM_CMD_DEALLOC_DM, handle, &length);
+	if (rc) { errno = rc; return NULL; }
 	struct nicsim_hw_dm *d = calloc(1, sizeof(*d));
 	if (!d) { errno = ENOMEM; return NULL; }
-	d->offset = offset;
+	d->offset = handle;
 	d->length = length;
 	d->dm.context = c;
-	d->dm.handle = offset;
+	d->dm.handle = handle;
 	d->dm.memcpy_to_dm = memcpy_to_dm;
 	d->dm.memcpy_from_dm = memcpy_from_dm;
 	return &d->dm;
 }
 
-void nicsim_hw_dm_unimport(struct ibv_dm *dm) { free(to_hdm(dm)); }
+void nicsim_hw_unimport_dm(struct ibv_dm *dm) { free(to_hdm(dm)); }
 
-static int free_dm(struct ibv_dm *dm) {
+int nicsim_hw_free_dm(struct ibv_dm *dm) {
 	struct nicsim_hw_dm *d = to_hdm(dm);
 	struct nicsim_hw *hw = hw_of(dm->context);
 	if (d->regions)
@@ -105,7 +108,7 @@ static int free_dm(struct ibv_dm *dm) {
 }
 
 /* A zero-based region over [at, at + n) of dm (mlx5's rule: ZERO_BASED, not on demand; n may be 0, as mlx5's). */
-static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t at, size_t n, unsigned int access) {
+struct ibv_mr *nicsim_hw_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t at, size_t n, unsigned int access) {
 	struct nicsim_hw_dm *d = to_hdm(dm);
 	struct nicsim_hw *hw = hw_of(pd->context);
 	if (!(access & IBV_ACCESS_ZERO_BASED) || (access & IBV_ACCESS_ON_DEMAND) || at > d->length ||
@@ -132,9 +135,3 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t a
 }
 
 void nicsim_hw_dm_unused(void *dm) { ((struct nicsim_hw_dm *)dm)->regions--; }
-
-const struct verbs_context_ops nicsim_hw_dm_ops = {
-	.alloc_dm = alloc_dm,
-	.free_dm = free_dm,
-	.reg_dm_mr = reg_dm_mr,
-};

@@ -60,7 +60,7 @@ static struct ibv_mr *reg_implicit(struct ibv_pd *pd, int access) {
  * A region over [addr, addr + length): its pages mapped for the adapter. An on-demand one's pages
  * are listed not present, and the adapter's first touch of each faults it in through the kernel.
  */
-static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
+struct ibv_mr *nicsim_hw_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
 	struct nicsim_hw *hw = hw_of(pd->context);
 	if (!addr && length == SIZE_MAX)
 		return reg_implicit(pd, access);
@@ -89,7 +89,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	return &mr->vmr.ibv_mr;
 }
 
-static int dereg_mr(struct verbs_mr *vmr) {
+int nicsim_hw_dereg_mr(struct verbs_mr *vmr) {
 	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
 	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
 	nicsim_hw_lock(hw);
@@ -111,7 +111,7 @@ static int dereg_mr(struct verbs_mr *vmr) {
  * adapter now writing them), and the old mapping goes once the adapter has the new one. A refused
  * change leaves the region as it was; errno says why.
  */
-static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
+int nicsim_hw_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
 	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
 	struct nicsim_hw *hw = hw_of(vmr->ibv_mr.context);
 	struct ibv_pd *to = flags & IBV_REREG_MR_CHANGE_PD ? pd : vmr->ibv_mr.pd;
@@ -149,7 +149,7 @@ static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *ad
  * A memory window of type 1 or 2 (ALLOC_MW; its rkey the adapter's handle for it). Binds are work
  * requests (nicsim-hw-post.c): the window takes its new rkey when one completes.
  */
-static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
+struct ibv_mw *nicsim_hw_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
 	struct nicsim_hw *hw = hw_of(pd->context);
 	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
 		errno = EINVAL;
@@ -170,7 +170,7 @@ static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
 	return &mw->mw;
 }
 
-static int dealloc_mw(struct ibv_mw *mw) {
+int nicsim_hw_dealloc_mw(struct ibv_mw *mw) {
 	struct nicsim_hw *hw = hw_of(mw->context);
 	int rc = nicsim_hw_destroy(hw, NICSIM_CMD_DEALLOC_MW, mw->handle, "DEALLOC_MW");
 	if (rc) return rc;
@@ -178,7 +178,8 @@ static int dealloc_mw(struct ibv_mw *mw) {
 	return 0;
 }
 
-struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint16_t max_entries) {
+struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries) {
+	(void)create_flags; /* indirect: the only kind mlx5dv_create_mkey lets through */
 	struct nicsim_hw *hw = hw_of(pd->context);
 	struct nicsim_mkey *k = calloc(1, sizeof(*k));
 	if (!k) { errno = ENOMEM; return NULL; }
@@ -236,7 +237,7 @@ int nicsim_hw_layout(const struct nicsim_umr *u, uint8_t *body) {
  * ibv_advise_mr: each SGE's pages brought in ahead by ODP_PREFETCH (with IBV_ADVISE_MR_FLAG_FLUSH,
  * ODP_PREFETCH_FLUSH: in before it returns); PREFETCH_NO_FAULT asks for nothing here.
  */
-static int advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg,
+int nicsim_hw_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg,
 		     uint32_t n) {
 	struct nicsim_hw *hw = hw_of(pd->context);
 	if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH && advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
@@ -261,11 +262,16 @@ static int advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32
 	return st < 0 ? -st : nicsim_status_errno(st);
 }
 
-const struct verbs_context_ops nicsim_hw_memory_ops = {
-	.advise_mr = advise_mr,
-	.alloc_mw = alloc_mw,
-	.dealloc_mw = dealloc_mw,
-	.reg_mr = reg_mr,
-	.dereg_mr = dereg_mr,
-	.rereg_mr = rereg_mr,
-};
+/* An MR of the shared user context (ibv_import_mr): its handle is its key. */
+struct ibv_mr *nicsim_hw_import_mr(struct ibv_pd *pd, uint32_t handle) {
+	struct nicsim_ibv_mr *mr;
+	uint64_t length = 0;
+	int rc = nicsim_hw_import(pd->context, NICSIM_CMD_DESTROY_MKEY, handle, &length);
+	if (rc || !(mr = calloc(1, sizeof(*mr)))) { errno = rc ? rc : ENOMEM; return NULL; }
+	mr->handle = mr->vmr.ibv_mr.handle = mr->vmr.ibv_mr.lkey = mr->vmr.ibv_mr.rkey = handle;
+	mr->vmr.ibv_mr.length = length;
+	mr->vmr.ibv_mr.context = pd->context;
+	mr->vmr.ibv_mr.pd = pd;
+	mr->vmr.mr_type = IBV_MR_TYPE_IMPORTED_MR;
+	return &mr->vmr.ibv_mr;
+}

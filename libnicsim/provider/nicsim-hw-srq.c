@@ -57,7 +57,7 @@ int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_
 											  : "CREATE_SRQ", rc);
 	}
 	srq->hw = h;
-	srq->handle = h->q.srqn;
+	srq->handle = srq->vsrq.srq.handle = h->q.srqn;
 	srq->max_sge = attr->max_sge;
 	srq->vsrq.srq_num = h->q.srqn;
 	return 0;
@@ -70,8 +70,13 @@ struct nicsim_ibv_srq *nicsim_hw_srq(struct nicsim_hw *hw, uint32_t srqn) {
 	return NULL;
 }
 
-/* An XRC domain made by ALLOC_XRCD, the context's alone (one shared by a file is the session's: nicsim-queues.c). */
-struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c) {
+/*
+ * An XRC domain: one shared by a file is the node's, which the session holds as the kernel holds one
+ * per inode (the java back end's request); one of the context's alone is made by ALLOC_XRCD.
+ */
+struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags) {
+	if (file)
+		return nicsim_java_open_xrcd(c, file, oflags);
 	struct nicsim_hw *hw = hw_of(c);
 	struct nicsim_ibv_xrcd *x = calloc(1, sizeof(*x));
 	if (!x) {
@@ -93,6 +98,8 @@ struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c) {
 }
 
 int nicsim_hw_close_xrcd(struct nicsim_ibv_xrcd *x) {
+	if (!x->own)
+		return nicsim_java_close_xrcd(x); /* a file's, the session's */
 	struct nicsim_hw *hw = hw_of(x->vxrcd.xrcd.context);
 	int rc = nicsim_hw_destroy(hw, NICSIM_CMD_DEALLOC_XRCD, x->xrcdn, "DEALLOC_XRCD");
 	if (rc)

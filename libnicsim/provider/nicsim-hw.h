@@ -136,16 +136,28 @@ int nicsim_hw_errno(const char *what, int rc);
 struct verbs_context *nicsim_kern_open(struct ibv_device *dev, int cmd_fd);
 bool nicsim_kern_device(struct ibv_device *dev);
 
-/* The verbs of the C driver: PDs, AHs and CQs (nicsim-hw.c); MRs and windows (nicsim-hw-mr.c); device memory. */
-extern const struct verbs_context_ops nicsim_hw_ops, nicsim_hw_memory_ops, nicsim_hw_dm_ops;
+/* Whether the user context (this process's, imported) has an object of kind destroy under handle: 0 or an errno. */
+int nicsim_hw_import(struct ibv_context *c, uint32_t destroy, uint32_t handle, uint64_t *length);
+/* The C driver's MRs and windows (nicsim-hw-mr.c), entries of its verbs (nicsim_hw_verbs, nicsim-hw.c). */
+struct ibv_mr *nicsim_hw_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access);
+int nicsim_hw_dereg_mr(struct verbs_mr *vmr);
+int nicsim_hw_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access);
+int nicsim_hw_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg,
+			uint32_t n);
+struct ibv_mw *nicsim_hw_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int nicsim_hw_dealloc_mw(struct ibv_mw *mw);
+struct ibv_mr *nicsim_hw_import_mr(struct ibv_pd *pd, uint32_t handle);
+/* Its device memory (nicsim-hw-dm.c). */
+struct ibv_dm *nicsim_hw_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr);
+int nicsim_hw_free_dm(struct ibv_dm *dm);
+struct ibv_mr *nicsim_hw_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t at, size_t n, unsigned int access);
+struct ibv_dm *nicsim_hw_import_dm(struct ibv_context *c, uint32_t handle);
+void nicsim_hw_unimport_dm(struct ibv_dm *dm);
 /* Indirect mkeys (CREATE_INDIRECT_MKEY; NULL and errno on failure), and their destroying: 0 or an errno. */
-struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint16_t max_entries);
+struct nicsim_mkey *nicsim_hw_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
 int nicsim_hw_destroy_mkey(struct nicsim_mkey *k);
 /* A layout UMR's WQE body (docs/device.md) for u on k's QP: its bytes into body (room for 1024), or -errno. */
 int nicsim_hw_layout(const struct nicsim_umr *u, uint8_t *body);
-/* Device memory of the user context another process allocated (ibv_import_dm), and this process's record freed. */
-struct ibv_dm *nicsim_hw_dm_import(struct ibv_context *c, uint32_t offset, uint64_t length);
-void nicsim_hw_dm_unimport(struct ibv_dm *dm);
 /* An MR the adapter gave key: its handle and keys (one key for both, as the adapter's), its type and access. */
 static inline void nicsim_hw_mr_keyed(struct nicsim_ibv_mr *mr, uint32_t key, int access) {
 	mr->handle = mr->vmr.ibv_mr.handle = mr->vmr.ibv_mr.lkey = mr->vmr.ibv_mr.rkey = key;
@@ -166,7 +178,7 @@ int nicsim_hw_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct 
 			struct ibv_send_wr **bad);
 int nicsim_hw_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
-/* Its SRQs (nicsim-hw-srq.c), reached from the provider's SRQ verbs: 0 or an errno. */
+/* Its SRQs (nicsim-hw-srq.c), reached from the provider's SRQ verbs (nicsim-srq.c): 0 or an errno. */
 /* A basic SRQ, an XRC SRQ of domain xrcd completing to cq, or a tag-matching one (tm) completing to cq. */
 int nicsim_hw_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
 			 struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
@@ -183,8 +195,9 @@ int nicsim_hw_tm_wc(struct nicsim_hw_srq *s, const struct nicsim_wc *w, struct i
 void nicsim_hw_tm_plain(const struct nicsim_wc *w, struct ibv_wc *wc);
 /* The SRQ of number srqn, or NULL (hw->lock held). */
 struct nicsim_ibv_srq *nicsim_hw_srq(struct nicsim_hw *hw, uint32_t srqn);
-/* An XRC domain of the context's own (ALLOC_XRCD; NULL and errno on failure), and its close: 0 or an errno. */
-struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c);
+/* An XRC domain: a file's is the session's (the java back end's request), one of the context's own
+ * ALLOC_XRCD's; NULL and errno on failure. Its close: 0 or an errno. */
+struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
 int nicsim_hw_close_xrcd(struct nicsim_ibv_xrcd *x);
 int nicsim_hw_destroy_srq(struct nicsim_ibv_srq *srq);
 int nicsim_hw_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask);

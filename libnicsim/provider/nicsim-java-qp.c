@@ -1,6 +1,6 @@
 /*
  * The java back end's QPs (nicsim-backend.h): each verb a request on the context's socket, which
- * serve's Java driver answers; the provider's QP verbs (nicsim-queues.c) reach these through the table.
+ * serve's Java driver answers; the provider's QP verbs (nicsim-qp.c) reach these through the table.
  */
 #define _GNU_SOURCE
 #include <errno.h>

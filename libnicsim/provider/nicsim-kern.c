@@ -7,10 +7,10 @@
  * libnicsim's ring code (nicsim/queues.h): WQEs into the mapped rings, the doorbell record, one
  * 8-byte doorbell store into the mapped UAR page, CQEs by their owner bit (docs/device.md).
  *
- * Not offered here yet (EOPNOTSUPP, or libibverbs' own answer for a verb left out): XRC and
- * tag-matching SRQs (ibv_create_srq_ex), DC, memory windows, device memory, CQ resize,
- * completion events (the driver does not deliver a user CQ's vector: programs poll), and the
- * simulator's clock.
+ * Not offered here yet (EOPNOTSUPP from its table, nicsim-backend.c, or libibverbs' own answer for
+ * a verb left out of its verbs): XRC and tag-matching SRQs (ibv_create_srq_ex), XRC domains, DC,
+ * indirect mkeys, memory windows, device memory, imports, CQ resize, completion events (the driver
+ * does not deliver a user CQ's vector: programs poll), and the simulator's clock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -180,11 +180,6 @@ int nicsim_kern_destroy_cq(struct ibv_cq *cq) {
 	return 0;
 }
 
-int nicsim_kern_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
-	(void)cq; (void)cqe;
-	return EOPNOTSUPP; /* the driver has no resize_cq yet */
-}
-
 /* ---- QPs ---- */
 
 int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
@@ -274,18 +269,24 @@ int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int
 
 /* ---- SRQs: basic ones (their receives posted by the hw back end's code, nicsim-hw-srq.c) ---- */
 
-static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init) {
+int nicsim_kern_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
+			   struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq) {
 	struct nicsim_hw *hw = to_nctx(pd->context)->hw;
-	struct nicsim_ibv_srq *srq = calloc(1, sizeof(*srq));
-	struct nicsim_hw_srq *h = calloc(1, sizeof(*h));
+	struct ibv_srq_init_attr init = {.srq_context = srq->vsrq.srq.srq_context, .attr = *attr};
 	struct ibv_create_srq cmd;
 	struct { struct ib_uverbs_create_srq_resp ibv; struct nicsim_ibv_create_srq_resp drv; } resp;
-	if (!srq || !h) { free(srq); free(h); errno = ENOMEM; return NULL; }
+	(void)xrcd; (void)cq; (void)tm;
+	if (type != IBV_SRQT_BASIC)
+		return EOPNOTSUPP; /* XRC and tag-matching SRQs: not through the kernel driver yet */
+	struct nicsim_hw_srq *h = calloc(1, sizeof(*h));
+	if (!h)
+		return ENOMEM;
 	memset(&resp, 0, sizeof(resp));
-	int rc = ibv_cmd_create_srq(pd, &srq->vsrq.srq, init, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
-	if (rc) { free(srq); free(h); errno = rc; return NULL; }
+	int rc = ibv_cmd_create_srq(pd, &srq->vsrq.srq, &init, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
+	if (rc) { free(h); return rc; }
+	*attr = init.attr; /* as the kernel gave it back */
 	h->size = 1u << resp.drv.log_size;
-	h->max_wr = init->attr.max_wr < h->size ? init->attr.max_wr : h->size; /* as the kernel gave it back */
+	h->max_wr = attr->max_wr < h->size ? attr->max_wr : h->size;
 	h->wrid = calloc(h->size, sizeof(*h->wrid));
 	uint8_t *ring = h->wrid ? map(pd->context, resp.drv.mmap_key, resp.drv.mmap_size) : NULL;
 	pthread_mutex_lock(&hw->lock);
@@ -299,9 +300,8 @@ static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *i
 		if (ring)
 			munmap(ring, resp.drv.mmap_size);
 		ibv_cmd_destroy_srq(&srq->vsrq.srq);
-		free(h->wrid); free(h); free(srq);
-		errno = ENOMEM;
-		return NULL;
+		free(h->wrid); free(h);
+		return ENOMEM;
 	}
 	h->map_len = resp.drv.mmap_size;
 	h->q.srqn = resp.drv.srqn;
@@ -310,17 +310,15 @@ static struct ibv_srq *create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *i
 	h->q.ring = ring;
 	h->q.db = ring + resp.drv.dbrec_offset;
 	srq->hw = h;
-	srq->handle = h->q.srqn;
-	srq->max_sge = init->attr.max_sge;
+	srq->handle = h->q.srqn; /* the SRQ's number, as CQEs and events name it; srq.handle is the kernel's */
+	srq->max_sge = attr->max_sge;
 	srq->vsrq.srq_num = h->q.srqn;
-	srq->vsrq.srq_type = IBV_SRQT_BASIC;
-	return &srq->vsrq.srq;
+	return 0;
 }
 
-static int destroy_srq(struct ibv_srq *ibsrq) {
-	struct nicsim_ibv_srq *srq = to_nsrq(ibsrq);
-	struct nicsim_hw *hw = to_nctx(ibsrq->context)->hw;
-	int rc = ibv_cmd_destroy_srq(ibsrq);
+int nicsim_kern_destroy_srq(struct nicsim_ibv_srq *srq) {
+	struct nicsim_hw *hw = to_nctx(srq->vsrq.srq.context)->hw;
+	int rc = ibv_cmd_destroy_srq(&srq->vsrq.srq);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&hw->lock);
@@ -333,50 +331,31 @@ static int destroy_srq(struct ibv_srq *ibsrq) {
 	munmap(srq->hw->q.ring, srq->hw->map_len);
 	free(srq->hw->wrid);
 	free(srq->hw);
-	free(srq);
+	srq->hw = NULL;
 	return 0;
 }
 
 /* The limit (the driver's ARM_SRQ); an SRQ is not resized. */
-static int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
+int nicsim_kern_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
 	struct ibv_modify_srq cmd;
-	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+	return ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask, &cmd, sizeof(cmd));
 }
 
-static int query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
+int nicsim_kern_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr) {
 	struct ibv_query_srq cmd;
-	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+	return ibv_cmd_query_srq(&srq->vsrq.srq, attr, &cmd, sizeof(cmd));
 }
 
-/* ---- what the kernel driver does not offer yet ---- */
-
-static struct ibv_srq *no_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *attr) {
-	(void)c; (void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-static struct ibv_xrcd *no_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *attr) {
-	(void)c; (void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-static const struct verbs_context_ops kern_ops = {
+/* The verbs the kern back end answers alone; what it leaves out is libibverbs' answer (EOPNOTSUPP). */
+const struct verbs_context_ops nicsim_kern_verbs = {
 	.alloc_pd = alloc_pd,
 	.create_ah = create_ah,
-	.create_srq = create_srq,
-	.create_srq_ex = no_srq_ex,
 	.dealloc_pd = dealloc_pd,
 	.dereg_mr = dereg_mr,
 	.destroy_ah = destroy_ah,
-	.destroy_srq = destroy_srq,
 	.free_context = free_context,
-	.modify_srq = modify_srq,
-	.open_xrcd = no_xrcd,
 	.query_device_ex = query_device_ex,
 	.query_port = query_port,
-	.query_srq = query_srq,
 	.reg_mr = reg_mr,
 };
 
@@ -430,10 +409,6 @@ struct verbs_context *nicsim_kern_open(struct ibv_device *dev, int cmd_fd) {
 	pthread_mutex_init(&ctx->named.lock, NULL);
 	ctx->sock = -1;
 	ctx->pid = getpid();
-	ctx->ops = &nicsim_kern_backend;
-	verbs_set_ops(&ctx->vctx, &nicsim_cq_ops);
-	verbs_set_ops(&ctx->vctx, &nicsim_queue_ops);
-	verbs_set_ops(&ctx->vctx, &nicsim_post_ops);
-	verbs_set_ops(&ctx->vctx, &kern_ops);
+	nicsim_set_backend(ctx, &nicsim_kern_backend);
 	return &ctx->vctx;
 }

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nicsim-provider.h"
+#include "nicsim-backend.h"
 
 /* The real libmlx5's definition of name@version, if the program has loaded it (NULL with errno EOPNOTSUPP if not). */
 static void *real(const char *name, const char *version) {
@@ -94,7 +94,7 @@ struct mlx5dv_mkey *mlx5dv_create_mkey(struct mlx5dv_mkey_init_attr *attr) {
 	}
 	/* no signature or crypto mkeys */
 	if (attr->create_flags != MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT) { errno = EOPNOTSUPP; return NULL; }
-	k = nicsim_create_mkey(attr->pd, attr->create_flags, attr->max_entries);
+	k = to_nctx(attr->pd->context)->ops->create_mkey(attr->pd, attr->create_flags, attr->max_entries);
 	if (!k) return NULL;
 	pthread_mutex_lock(&mkeys_lock);
 	k->next = mkeys;
@@ -111,7 +111,7 @@ int mlx5dv_destroy_mkey(struct mlx5dv_mkey *dv) {
 		int (*f)(struct mlx5dv_mkey *) = real("mlx5dv_destroy_mkey", "MLX5_1.10");
 		return f ? f(dv) : EOPNOTSUPP;
 	}
-	rc = nicsim_destroy_mkey(k);
+	rc = to_nctx(k->context)->ops->destroy_mkey(k);
 	if (rc) { /* still there: it stays on the list */
 		pthread_mutex_lock(&mkeys_lock);
 		k->next = mkeys;

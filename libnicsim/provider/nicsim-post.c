@@ -1,15 +1,16 @@
 /*
- * The provider's posts: each verb handed to the context's back end (nicsim-backend.h); and the java
- * back end's half, work requests read from the program's lists, one helper per part of a request
- * (its header and destination, gather list or inline bytes, layout, window bind), each part a
- * struct generated from the simulator's list of its fields (nicsim-wire.h), sent whole.
+ * The provider's posts: each verb handed to the context's back end (nicsim-backend.h), a window's
+ * bind among them; and the java back end's half, work requests read from the program's lists, one
+ * helper per part of a request (its header and destination, gather list or inline bytes, layout,
+ * window bind), each part a struct generated from the simulator's list of its fields
+ * (nicsim-wire.h), sent whole.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nicsim-hw.h"
+#include "nicsim-backend.h"
 
 /*
  * The first request of the list the provider must refuse before reading it (more SGEs than the QP
@@ -172,6 +173,26 @@ static int post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 
 static int post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad) {
 	return to_nctx(srq->context)->ops->post_srq_recv(to_nsrq(srq), wr, bad);
+}
+
+/*
+ * ibv_bind_mw (type 1): a BIND_MW work request with the window's next rkey, which the window takes
+ * at once (ibv_bind_mw(3): after an error completion the program undoes it).
+ */
+int nicsim_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind) {
+	struct ibv_send_wr w, *bad;
+	int rc;
+	if (bind->bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED) return EINVAL; /* as mlx5: not for type 1 */
+	memset(&w, 0, sizeof(w));
+	w.wr_id = bind->wr_id;
+	w.opcode = IBV_WR_BIND_MW;
+	w.send_flags = bind->send_flags;
+	w.bind_mw.mw = mw;
+	w.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	w.bind_mw.bind_info = bind->bind_info;
+	rc = nicsim_post_wrs(qp, &w, NULL, &bad);
+	if (!rc) mw->rkey = w.bind_mw.rkey;
+	return rc;
 }
 
 const struct verbs_context_ops nicsim_post_ops = {

@@ -218,13 +218,8 @@ static void free_context(struct ibv_context *c) {
 	free(ctx);
 }
 
-static const struct verbs_context_ops nicsim_ops = {
-	.import_dm = nicsim_import_dm,
-	.import_mr = nicsim_import_mr,
-	.import_pd = nicsim_import_pd,
-	.unimport_dm = nicsim_unimport_dm,
-	.unimport_mr = nicsim_unimport_mr,
-	.unimport_pd = nicsim_unimport_pd,
+/* The context's verbs under serve, either back end's: the device, the clock, thread and parent domains. */
+static const struct verbs_context_ops nicsim_serve_ops = {
 	.alloc_parent_domain = nicsim_alloc_parent_domain,
 	.alloc_td = nicsim_alloc_td,
 	.create_cq_ex = nicsim_create_cq_ex,
@@ -234,19 +229,6 @@ static const struct verbs_context_ops nicsim_ops = {
 	.query_port = query_port,
 	.query_rt_values = query_rt_values,
 };
-
-/* The verbs of each of the provider's files. */
-static void set_ops(struct nicsim_context *ctx) {
-	verbs_set_ops(&ctx->vctx, &nicsim_ops);
-	verbs_set_ops(&ctx->vctx, &nicsim_memory_ops);
-	verbs_set_ops(&ctx->vctx, &nicsim_cq_ops);
-	verbs_set_ops(&ctx->vctx, &nicsim_queue_ops);
-	verbs_set_ops(&ctx->vctx, &nicsim_post_ops);
-	if (!ctx->hw) return;
-	verbs_set_ops(&ctx->vctx, &nicsim_hw_ops); /* the C driver's own */
-	verbs_set_ops(&ctx->vctx, &nicsim_hw_memory_ops);
-	verbs_set_ops(&ctx->vctx, &nicsim_hw_dm_ops);
-}
 
 /* Ties an imported context (ibv_import_device) to the session another opened: 0, or -1. */
 static int join_imported(struct nicsim_context *ctx) {
@@ -332,8 +314,8 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 		if (!clock_ctx) clock_ctx = ctx;
 	}
 	ctx->vctx.context.num_comp_vectors = 1;
-	ctx->ops = ctx->hw ? &nicsim_hw_backend : &nicsim_java_backend; /* serve's: the C driver's, or the Java one's */
-	set_ops(ctx);
+	verbs_set_ops(&ctx->vctx, &nicsim_serve_ops);
+	nicsim_set_backend(ctx, ctx->hw ? &nicsim_hw_backend : &nicsim_java_backend); /* the C driver's, or Java's */
 	return &ctx->vctx;
 fail:
 	verbs_uninit_context(&ctx->vctx);

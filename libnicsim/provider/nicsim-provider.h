@@ -29,8 +29,8 @@ struct nicsim_context {
 	uint64_t clock_khz;         /* hca_core_clock, once asked */
 	pthread_mutex_t lock;
 	struct nicsim_registry named;
-	struct nicsim_hw *hw;       /* the C driver's user context, or NULL (NICSIM_DRIVER=java): verbs are requests */
-	const struct nicsim_backend_ops *ops; /* hw's or java's table, set once at open (nicsim-backend.h) */
+	struct nicsim_hw *hw;       /* the rings' back ends' (hw, kern) user context, or NULL (java): verbs are requests */
+	const struct nicsim_backend_ops *ops; /* its back end's table, set once at open (nicsim-backend.h) */
 };
 
 /* The struct of type that holds member at ptr. */
@@ -56,17 +56,14 @@ int nicsim_rejoin(struct nicsim_context *ctx);
 struct nicsim_import { uint32_t session, pid; };
 extern __thread const struct nicsim_import *nicsim_importing;
 
-/* ibv_import_pd, ibv_import_mr, ibv_import_dm and their unimports (nicsim-import.c). */
-struct ibv_pd *nicsim_import_pd(struct ibv_context *c, uint32_t handle);
+/*
+ * A shared context's PD of handle, which the back end found there (ibv_import_pd): this process's
+ * record of it, NULL with errno; and the unimports of a PD and an MR, which free only that record
+ * (interpose/nicsim-import.c).
+ */
+struct ibv_pd *nicsim_imported_pd(struct ibv_context *c, uint32_t handle);
 void nicsim_unimport_pd(struct ibv_pd *pd);
-struct ibv_mr *nicsim_import_mr(struct ibv_pd *pd, uint32_t handle);
 void nicsim_unimport_mr(struct ibv_mr *mr);
-struct ibv_dm *nicsim_import_dm(struct ibv_context *c, uint32_t handle);
-void nicsim_unimport_dm(struct ibv_dm *dm);
-
-/* ibv_memcpy_to_dm and ibv_memcpy_from_dm of a DM: 0 or an errno. */
-int nicsim_memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_addr, size_t length);
-int nicsim_memcpy_from_dm(void *host_addr, struct ibv_dm *dm, uint64_t offset, size_t length);
 
 /* Runs a request whose reply carries nothing: 0 or an errno. */
 int simple(struct ibv_context *c, uint32_t op, uint32_t handle);
@@ -206,9 +203,6 @@ static inline struct nicsim_ibv_cq *to_ncq_ex(struct ibv_cq_ex *cq) {
 }
 static inline uint32_t cq_handle(struct ibv_cq *cq) { return cq ? to_ncq(cq)->handle : NICSIM_NONE; }
 
-/* The QP (kind 'q') or SRQ ('s') of number `number` a C driver's async event names, or NULL (nicsim-hw.c). */
-void *nicsim_hw_object(struct nicsim_context *ctx, int kind, uint32_t number);
-
 /*
  * Polls up to max completions of cq (nicsim-cq.c); x (if not NULL) gets what struct ibv_wc lacks
  * of each. Returns the count or -errno.
@@ -245,12 +239,6 @@ bool nicsim_owns(struct ibv_context *c);
 /* ibv_create_qp_ex, and mlx5dv_create_qp's on a nicsim context: a DC QP when dc_type is mlx5dv's DCT or DCI. */
 struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key);
 
-/* An indirect mkey of pd for max_entries KLM entries; NULL with errno. */
-struct nicsim_mkey *nicsim_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
-
-/* Destroys k: 0, or an errno (then k stays). */
-int nicsim_destroy_mkey(struct nicsim_mkey *k);
-
 /* Frees what a list being built holds. */
 void nicsim_wr_clear(struct nicsim_ibv_qp *qp);
 
@@ -274,8 +262,11 @@ int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_ibv_pd *pd, uin
 /* Gives qp's staging buffer back to where it came from. */
 void nicsim_staging_free(struct nicsim_ibv_qp *qp);
 
-/* The verbs of the provider's files (nicsim-memory.c, nicsim-cq.c, nicsim-queues.c, nicsim-post.c). */
-extern const struct verbs_context_ops nicsim_memory_ops, nicsim_cq_ops, nicsim_queue_ops, nicsim_post_ops;
+/* ibv_bind_mw: a BIND_MW work request posted through the context's back end (nicsim-post.c). */
+int nicsim_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
+
+/* The front end's verbs, each file's (nicsim-cq.c, nicsim-qp.c, nicsim-srq.c, nicsim-post.c). */
+extern const struct verbs_context_ops nicsim_cq_ops, nicsim_qp_ops, nicsim_srq_ops, nicsim_post_ops;
 
 /* A gather list on the wire: its count, then each entry's address, length and lkey. */
 static inline void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {

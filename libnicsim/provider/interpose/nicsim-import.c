@@ -7,7 +7,7 @@
  *                      file number of each, and kcmp(2) says which one the file is. The device is
  *                      then opened as usual, except that the new context joins that context's
  *                      session instead of making one, and owns the file given from then on;
- *   ibv_import_*       name an object of the shared context by its handle: the simulator answers
+ *   ibv_import_*       name an object of the shared context by its handle (each back end's verbs):
  *                      ENOENT if there is none, EINVAL if it is of another kind (as uverbs does);
  *   ibv_unimport_*     free this process's record of the object only: the object stays.
  * An imported context's async file stays quiet: the kernel writes a context's events to the first
@@ -18,13 +18,13 @@
 #include <errno.h>
 #include <linux/kcmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "nicsim-hw.h"
-#include "nicsim/device.h"
+#include "nicsim-provider.h"
 
 __thread const struct nicsim_import *nicsim_importing;
 
@@ -92,34 +92,8 @@ struct ibv_context *ibv_import_device(int cmd_fd) {
 	return c;
 }
 
-/* Asks whether the shared context has an object of kind op under handle: 0 with the reply in *m, or the errno. */
-static int named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg *m) {
-	int rc;
-	*m = request(op);
-	put32(m, handle);
-	rc = call(to_nctx(c), m);
-	if (rc) done(m);
-	return rc;
-}
-
-/* Whether the C driver's user context (this process's, imported) has an object of kind destroy under handle. */
-static int hw_named(struct ibv_context *c, uint32_t destroy, uint32_t handle, uint64_t *length) {
-	struct nicsim_hw *hw = hw_of(c);
-	nicsim_hw_lock(hw);
-	int rc = nicsim_user_import(hw->dev, destroy, handle, length);
-	pthread_mutex_unlock(&hw->lock);
-	return -rc;
-}
-
-struct ibv_pd *nicsim_import_pd(struct ibv_context *c, uint32_t handle) {
-	struct nicsim_ibv_pd *pd;
-	struct msg m;
-	uint64_t length;
-	int rc = to_nctx(c)->hw ? hw_named(c, NICSIM_CMD_DEALLOC_PD, handle, &length)
-				: named(c, NICSIM_OP_IMPORT_PD, handle, &m);
-	if (rc) { errno = rc; return NULL; }
-	if (!to_nctx(c)->hw) done(&m);
-	pd = calloc(1, sizeof(*pd));
+struct ibv_pd *nicsim_imported_pd(struct ibv_context *c, uint32_t handle) {
+	struct nicsim_ibv_pd *pd = calloc(1, sizeof(*pd));
 	if (!pd) { errno = ENOMEM; return NULL; }
 	pd->handle = handle;
 	pd->pd.handle = handle;
@@ -130,62 +104,4 @@ struct ibv_pd *nicsim_import_pd(struct ibv_context *c, uint32_t handle) {
 
 void nicsim_unimport_pd(struct ibv_pd *pd) { free(to_npd(pd)); }
 
-/* As ibv_cmd_query_mr leaves an imported MR: its keys and length, no address (the importer knows it, if anyone). */
-struct ibv_mr *nicsim_import_mr(struct ibv_pd *pd, uint32_t handle) {
-	struct nicsim_ibv_mr *mr;
-	struct msg m;
-	uint64_t length = 0;
-	if (to_nctx(pd->context)->hw) { /* the C driver's MR handle is its key */
-		int rc = hw_named(pd->context, NICSIM_CMD_DESTROY_MKEY, handle, &length);
-		if (rc || !(mr = calloc(1, sizeof(*mr)))) { errno = rc ? rc : ENOMEM; return NULL; }
-		mr->handle = mr->vmr.ibv_mr.handle = mr->vmr.ibv_mr.lkey = mr->vmr.ibv_mr.rkey = handle;
-		mr->vmr.ibv_mr.length = length;
-		mr->vmr.ibv_mr.context = pd->context;
-		mr->vmr.ibv_mr.pd = pd;
-		mr->vmr.mr_type = IBV_MR_TYPE_IMPORTED_MR;
-		return &mr->vmr.ibv_mr;
-	}
-	int rc = named(pd->context, NICSIM_OP_IMPORT_MR, handle, &m);
-	if (rc) { errno = rc; return NULL; }
-	mr = calloc(1, sizeof(*mr));
-	if (!mr) { done(&m); errno = ENOMEM; return NULL; }
-	mr->handle = handle;
-	mr->vmr.ibv_mr.handle = handle;
-	mr->vmr.ibv_mr.lkey = get32(&m);
-	mr->vmr.ibv_mr.rkey = get32(&m);
-	mr->vmr.ibv_mr.length = get64(&m);
-	mr->vmr.ibv_mr.context = pd->context;
-	mr->vmr.ibv_mr.pd = pd;
-	mr->vmr.ibv_mr.addr = NULL;
-	mr->vmr.mr_type = IBV_MR_TYPE_IMPORTED_MR;
-	done(&m);
-	return &mr->vmr.ibv_mr;
-}
-
 void nicsim_unimport_mr(struct ibv_mr *mr) { free(to_nmr(mr)); }
-
-struct ibv_dm *nicsim_import_dm(struct ibv_context *c, uint32_t handle) {
-	struct ibv_dm *dm;
-	struct msg m;
-	if (to_nctx(c)->hw) { /* the C driver's device memory handle is its offset */
-		uint64_t length;
-		int rc = hw_named(c, NICSIM_CMD_DEALLOC_DM, handle, &length);
-		if (rc) { errno = rc; return NULL; }
-		return nicsim_hw_dm_import(c, handle, length);
-	}
-	int rc = named(c, NICSIM_OP_IMPORT_DM, handle, &m);
-	if (rc) { errno = rc; return NULL; }
-	done(&m);
-	dm = calloc(1, sizeof(*dm));
-	if (!dm) { errno = ENOMEM; return NULL; }
-	dm->handle = handle;
-	dm->context = c;
-	dm->memcpy_to_dm = nicsim_memcpy_to_dm;
-	dm->memcpy_from_dm = nicsim_memcpy_from_dm;
-	return dm;
-}
-
-void nicsim_unimport_dm(struct ibv_dm *dm) {
-	if (to_nctx(dm->context)->hw) nicsim_hw_dm_unimport(dm);
-	else free(dm);
-}

@@ -23,12 +23,16 @@ import java.util.List;
 public final class ProviderBuild {
     private ProviderBuild() {}
 
-    /** The provider proper: device, context and verbs objects over both back ends (Java driver and libnicsim). */
-    static final List<String> PROVIDER = List.of("nicsim-provider.c", "nicsim-backend.c", "nicsim-cq.c",
-            "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-wr.c", "nicsim-cqex.c",
-            "nicsim-mlx5dv.c", "nicsim-msg.c", "nicsim-events.c", "nicsim-domain.c", "nicsim-memory.c",
-            "nicsim-queues.c", "nicsim-post.c", "nicsim-hw.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
-            "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c");
+    /**
+     * The provider proper: device and context, the front end's verbs over the back ends' table, and each back end's
+     * files (java: requests to serve's Java driver; hw: libnicsim's C driver; kern: the guest kernel's nicsim_ib).
+     */
+    static final List<String> PROVIDER = List.of("nicsim-provider.c", "nicsim-backend.c", "nicsim-msg.c",
+            "nicsim-events.c", "nicsim-cq.c", "nicsim-cqex.c", "nicsim-qp.c", "nicsim-srq.c", "nicsim-post.c",
+            "nicsim-wr.c", "nicsim-domain.c", "nicsim-mlx5dv.c",
+            "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-java-srq.c", "nicsim-java-memory.c",
+            "nicsim-hw.c", "nicsim-hw-cq.c", "nicsim-hw-qp.c", "nicsim-hw-post.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c",
+            "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c");
     /** What the provider library interposes over other libraries' calls (LD_PRELOAD), linked into it. */
     static final List<String> INTERPOSE = List.of("interpose/nicsim-import.c", "interpose/nicsim-rdmacm.c",
             "interpose/nicsim-hosts.c", "interpose/nicsim-netlink.c", "interpose/nicsim-netlink-res.c",

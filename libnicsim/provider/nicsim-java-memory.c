@@ -1,13 +1,15 @@
 /*
- * The provider's protection domains, memory regions, address handles, device memory and memory
- * windows: each made by the simulator's adapter, named here by the handle it gave.
+ * The java back end's own verbs (nicsim-backend.h): protection domains, memory regions, address
+ * handles, device memory, memory windows and indirect mkeys, each made by the simulator's adapter
+ * and named here by the handle it gave; and the objects of a shared context (ibv_import_pd, _mr,
+ * _dm), which the simulator names by those handles.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nicsim-provider.h"
+#include "nicsim-backend.h"
 
 /* ---- protection domains, memory regions, address handles ---- */
 
@@ -129,7 +131,7 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 
 /* ---- device memory: the adapter's on-chip memory, written and read through BAR0, reached by RDMA ---- */
 
-int nicsim_memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_addr, size_t length) {
+static int memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_addr, size_t length) {
 	struct msg m = request(NICSIM_OP_MEMCPY_TO_DM);
 	int rc;
 	if (length > UINT32_MAX) return EINVAL;
@@ -142,7 +144,7 @@ int nicsim_memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_add
 	return rc;
 }
 
-int nicsim_memcpy_from_dm(void *host_addr, struct ibv_dm *dm, uint64_t offset, size_t length) {
+static int memcpy_from_dm(void *host_addr, struct ibv_dm *dm, uint64_t offset, size_t length) {
 	struct msg m = request(NICSIM_OP_MEMCPY_FROM_DM);
 	uint32_t n;
 	int rc;
@@ -175,8 +177,8 @@ static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *
 	if (rc) { done(&m); free(dm); errno = rc; return NULL; }
 	dm->handle = get32(&m);
 	dm->context = c;
-	dm->memcpy_to_dm = nicsim_memcpy_to_dm;
-	dm->memcpy_from_dm = nicsim_memcpy_from_dm;
+	dm->memcpy_to_dm = memcpy_to_dm;
+	dm->memcpy_from_dm = memcpy_from_dm;
 	done(&m);
 	return dm;
 }
@@ -240,45 +242,114 @@ static int dealloc_mw(struct ibv_mw *mw) {
 	return rc;
 }
 
-/*
- * ibv_bind_mw (type 1): a BIND_MW work request with the window's next rkey, which the window takes
- * at once (ibv_bind_mw(3): after an error completion the program undoes it).
- */
-static int bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind) {
-	struct ibv_send_wr w, *bad;
-	int rc;
-	if (bind->bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED) return EINVAL; /* as mlx5: not for type 1 */
-	memset(&w, 0, sizeof(w));
-	w.wr_id = bind->wr_id;
-	w.opcode = IBV_WR_BIND_MW;
-	w.send_flags = bind->send_flags;
-	w.bind_mw.mw = mw;
-	w.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
-	w.bind_mw.bind_info = bind->bind_info;
-	rc = nicsim_post_wrs(qp, &w, NULL, &bad);
-	if (!rc) mw->rkey = w.bind_mw.rkey;
-	return rc;
-}
-
 static int destroy_ah(struct ibv_ah *ah) {
 	int rc = simple(ah->context, NICSIM_OP_DESTROY_AH, ah_handle(ah));
 	if (!rc) free(ah);
 	return rc;
 }
 
-const struct verbs_context_ops nicsim_memory_ops = {
+/* ---- indirect mkeys (mlx5dv_create_mkey) ---- */
+
+struct nicsim_mkey *nicsim_java_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries) {
+	struct nicsim_mkey *k = calloc(1, sizeof(*k));
+	struct msg m = request(NICSIM_OP_CREATE_MKEY);
+	int rc;
+	if (!k) { done(&m); errno = ENOMEM; return NULL; }
+	put32(&m, pd_handle(pd));
+	put32(&m, max_entries);
+	put32(&m, create_flags);
+	rc = call(to_nctx(pd->context), &m);
+	if (rc) { done(&m); free(k); errno = rc; return NULL; }
+	k->handle = get32(&m);
+	k->dv.lkey = k->dv.rkey = get32(&m);
+	k->context = pd->context;
+	done(&m);
+	return k;
+}
+
+int nicsim_java_destroy_mkey(struct nicsim_mkey *k) {
+	int rc = simple(k->context, NICSIM_OP_DESTROY_MKEY, k->handle);
+	if (!rc) free(k);
+	return rc;
+}
+
+/* ---- a shared context's objects (ibv_import_pd, _mr, _dm; ibv_import_device: interpose/nicsim-import.c) ---- */
+
+/* Asks whether the shared context has an object of kind op under handle: 0 with the reply in *m, or the errno. */
+static int named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg *m) {
+	int rc;
+	*m = request(op);
+	put32(m, handle);
+	rc = call(to_nctx(c), m);
+	if (rc) done(m);
+	return rc;
+}
+
+static struct ibv_pd *import_pd(struct ibv_context *c, uint32_t handle) {
+	struct msg m;
+	int rc = named(c, NICSIM_OP_IMPORT_PD, handle, &m);
+	if (rc) { errno = rc; return NULL; }
+	done(&m);
+	return nicsim_imported_pd(c, handle);
+}
+
+/* As ibv_cmd_query_mr leaves an imported MR: its keys and length, no address (the importer knows it, if anyone). */
+static struct ibv_mr *import_mr(struct ibv_pd *pd, uint32_t handle) {
+	struct nicsim_ibv_mr *mr;
+	struct msg m;
+	int rc = named(pd->context, NICSIM_OP_IMPORT_MR, handle, &m);
+	if (rc) { errno = rc; return NULL; }
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) { done(&m); errno = ENOMEM; return NULL; }
+	mr->handle = handle;
+	mr->vmr.ibv_mr.handle = handle;
+	mr->vmr.ibv_mr.lkey = get32(&m);
+	mr->vmr.ibv_mr.rkey = get32(&m);
+	mr->vmr.ibv_mr.length = get64(&m);
+	mr->vmr.ibv_mr.context = pd->context;
+	mr->vmr.ibv_mr.pd = pd;
+	mr->vmr.ibv_mr.addr = NULL;
+	mr->vmr.mr_type = IBV_MR_TYPE_IMPORTED_MR;
+	done(&m);
+	return &mr->vmr.ibv_mr;
+}
+
+static struct ibv_dm *import_dm(struct ibv_context *c, uint32_t handle) {
+	struct ibv_dm *dm;
+	struct msg m;
+	int rc = named(c, NICSIM_OP_IMPORT_DM, handle, &m);
+	if (rc) { errno = rc; return NULL; }
+	done(&m);
+	dm = calloc(1, sizeof(*dm));
+	if (!dm) { errno = ENOMEM; return NULL; }
+	dm->handle = handle;
+	dm->context = c;
+	dm->memcpy_to_dm = memcpy_to_dm;
+	dm->memcpy_from_dm = memcpy_from_dm;
+	return dm;
+}
+
+static void unimport_dm(struct ibv_dm *dm) { free(dm); }
+
+const struct verbs_context_ops nicsim_java_verbs = {
 	.advise_mr = advise_mr,
 	.alloc_dm = alloc_dm,
 	.alloc_mw = alloc_mw,
 	.alloc_pd = alloc_pd,
-	.bind_mw = bind_mw,
+	.bind_mw = nicsim_bind_mw,
 	.create_ah = create_ah,
 	.dealloc_mw = dealloc_mw,
 	.dealloc_pd = dealloc_pd,
 	.dereg_mr = dereg_mr,
 	.destroy_ah = destroy_ah,
 	.free_dm = free_dm,
+	.import_dm = import_dm,
+	.import_mr = import_mr,
+	.import_pd = import_pd,
 	.reg_dm_mr = reg_dm_mr,
 	.reg_mr = reg_mr,
 	.rereg_mr = rereg_mr,
+	.unimport_dm = unimport_dm,
+	.unimport_mr = nicsim_unimport_mr,
+	.unimport_pd = nicsim_unimport_pd,
 };
