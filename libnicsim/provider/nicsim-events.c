@@ -22,10 +22,11 @@
 #include <unistd.h>
 
 #include "nicsim-backend.h"
+#include "nicsim-sock.h"
 
 /* Reads one event record from fd: 0, or -1 with errno (EIO at the end of the file: the adapter died). */
 static int read_event(int fd, void *rec, size_t size) {
-	ssize_t n = read(fd, rec, size);
+	ssize_t n = real_read(fd, rec, size);
 	if (n == (ssize_t)size) return 0;
 	if (n >= 0) errno = EIO;
 	return -1;
@@ -90,7 +91,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c) {
 	/* answered once, before any event: then the simulator knows the channel before a CQ names it */
 	if (send_only(fd, &m) || io(fd, status, sizeof status, 0) || status[1]) {
 		done(&m);
-		close(fd);
+		real_close(fd);
 		free(ch);
 		errno = EIO;
 		return NULL;
@@ -111,7 +112,7 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *ch) {
 	pthread_mutex_lock(&ch->context->mutex);
 	if (ch->refcnt) { pthread_mutex_unlock(&ch->context->mutex); return EBUSY; }
 	pthread_mutex_unlock(&ch->context->mutex);
-	close(ch->fd);
+	real_close(ch->fd);
 	free(ch);
 	return 0;
 }

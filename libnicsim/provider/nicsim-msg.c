@@ -1,38 +1,11 @@
-/* The provider's connections to the simulator: requests out, replies in (nicsim-msg.h). */
+/* The provider's connections to the simulator: requests out, replies in (nicsim-msg.h; the sockets: nicsim-sock.c). */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "nicsim-provider.h"
-
-ssize_t real_write(int fd, const void *b, size_t n) {
-	static ssize_t (*f)(int, const void *, size_t);
-	if (!f) f = (ssize_t (*)(int, const void *, size_t))dlvsym(RTLD_NEXT, "write", "GLIBC_2.2.5");
-	return f(fd, b, n);
-}
-
-int real_close(int fd) {
-	static int (*f)(int);
-	if (!f) f = (int (*)(int))dlvsym(RTLD_NEXT, "close", "GLIBC_2.2.5");
-	return f(fd);
-}
-
-int io(int fd, void *p, size_t n, int writing) {
-	uint8_t *b = p;
-	while (n) {
-		ssize_t k = writing ? real_write(fd, b, n) : read(fd, b, n);
-		if (k < 0 && errno == EINTR) continue;
-		if (k <= 0) return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
 
 int send_only(int fd, struct msg *m) {
 	uint32_t len = (uint32_t)(m->len - 4);
@@ -104,23 +77,4 @@ int call(struct nicsim_context *ctx, struct msg *m) {
 	pthread_mutex_unlock(&ctx->lock);
 	if (rc == -1) fprintf(stderr, "nicsim: lost the simulator (NICSIM_SOCKET)\n");
 	return rc < 0 ? EIO : rc;
-}
-
-int connect_simulator(void) {
-	const char *path = getenv("NICSIM_SOCKET");
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd;
-	if (!path || strlen(path) >= sizeof(a.sun_path)) {
-		fprintf(stderr, "nicsim: NICSIM_SOCKET is not set (run the program with ./nicsim attach)\n");
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) return -1;
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		fprintf(stderr, "nicsim: cannot reach the simulator at %s: %s (is ./nicsim serve running?)\n", path, strerror(errno));
-		real_close(fd);
-		return -1;
-	}
-	return fd;
 }

@@ -209,8 +209,8 @@ static void free_context(struct ibv_context *c) {
 	struct nicsim_context *ctx = to_nctx(c);
 	nicsim_hw_close(ctx);
 	if (clock_ctx == ctx) clock_ctx = NULL;
-	close(ctx->vctx.context.async_fd);
-	close(ctx->sock);
+	real_close(ctx->vctx.context.async_fd);
+	real_close(ctx->sock);
 	pthread_mutex_destroy(&ctx->lock);
 	pthread_mutex_destroy(&ctx->named.lock);
 	free(ctx->named.at);
@@ -238,9 +238,9 @@ static int join_imported(struct nicsim_context *ctx) {
 	if (nicsim_rejoin(ctx)) return -1;
 	/* the kernel writes a context's async events to its first async file only: this one stays quiet */
 	ctx->vctx.context.async_fd = eventfd(0, EFD_CLOEXEC);
-	if (ctx->vctx.context.async_fd < 0) { close(ctx->sock); return -1; }
+	if (ctx->vctx.context.async_fd < 0) { real_close(ctx->sock); return -1; }
 	/* the C driver joins the opener's user context: the same objects, this process's own memory and waits */
-	if (nicsim_hw_open(ctx)) { close(ctx->vctx.context.async_fd); close(ctx->sock); return -1; }
+	if (nicsim_hw_open(ctx)) { real_close(ctx->vctx.context.async_fd); real_close(ctx->sock); return -1; }
 	return 0;
 }
 
@@ -268,7 +268,7 @@ static int hello(struct nicsim_context *ctx, int cmd_fd) {
 	done(&m);
 	if (!rc) return 0;
 	fprintf(stderr, "nicsim: the simulator refused this process (node %s): %s\n", node ? node : "0", strerror(rc));
-	close(ctx->sock);
+	real_close(ctx->sock);
 	return -1;
 }
 
@@ -287,7 +287,7 @@ static int open_async_file(struct nicsim_context *ctx) {
 	put32(&m, (uint32_t)getpid());
 	rc = send_only(ctx->vctx.context.async_fd, &m);
 	done(&m);
-	if (rc) close(ctx->vctx.context.async_fd);
+	if (rc) real_close(ctx->vctx.context.async_fd);
 	return rc ? -1 : 0;
 }
 
@@ -309,8 +309,8 @@ static struct verbs_context *alloc_context(struct ibv_device *dev, int cmd_fd, v
 	} else {
 		if (nicsim_hw_wanted() < 0) { errno = EINVAL; goto fail; }
 		if (hello(ctx, cmd_fd)) goto fail;
-		if (open_async_file(ctx)) { close(ctx->sock); goto fail; }
-		if (nicsim_hw_open(ctx)) { close(ctx->vctx.context.async_fd); close(ctx->sock); goto fail; }
+		if (open_async_file(ctx)) { real_close(ctx->sock); goto fail; }
+		if (nicsim_hw_open(ctx)) { real_close(ctx->vctx.context.async_fd); real_close(ctx->sock); goto fail; }
 		if (!clock_ctx) clock_ctx = ctx;
 	}
 	ctx->vctx.context.num_comp_vectors = 1;

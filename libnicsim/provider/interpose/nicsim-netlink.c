@@ -23,7 +23,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "nicsim-netlink.h"
+#include "nicsim-msg.h"
+#include "nicsim-sock.h"
+#include "interpose/nicsim-netlink.h"
 
 #define NL_FILES 4096
 
@@ -31,12 +33,6 @@
 static ino_t owned[NL_FILES];
 
 static void *libc(const char *name) { return dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5"); }
-
-static int real_fstat(int fd, struct stat *st) {
-	static int (*f)(int, struct stat *);
-	if (!f) f = (int (*)(int, struct stat *))dlvsym(RTLD_NEXT, "fstat", "GLIBC_2.33");
-	return f(fd, st);
-}
 
 int nicsim_netlink_owns(int fd) {
 	struct stat st;
@@ -46,14 +42,13 @@ int nicsim_netlink_owns(int fd) {
 
 __attribute__((visibility("default")))
 int socket(int domain, int type, int protocol) {
-	static int (*real)(int, int, int);
 	struct stat st;
 	int fd;
-	if (!real) real = (int (*)(int, int, int))libc("socket");
-	if (domain != AF_NETLINK || protocol != NETLINK_RDMA || !getenv("NICSIM_SOCKET")) return real(domain, type, protocol);
-	fd = real(AF_NETLINK, type, NETLINK_USERSOCK);
+	if (domain != AF_NETLINK || protocol != NETLINK_RDMA || !getenv("NICSIM_SOCKET"))
+		return real_socket(domain, type, protocol);
+	fd = real_socket(AF_NETLINK, type, NETLINK_USERSOCK);
 	if (fd < 0) return fd;
-	if (fd >= NL_FILES || real_fstat(fd, &st)) { close(fd); errno = EMFILE; return -1; }
+	if (fd >= NL_FILES || real_fstat(fd, &st)) { real_close(fd); errno = EMFILE; return -1; }
 	__atomic_store_n(&owned[fd], st.st_ino, __ATOMIC_RELEASE);
 	return fd;
 }
@@ -97,18 +92,16 @@ void nl_nest_end(struct nl_reply *r, size_t at) {
 
 int nl_send(const struct nl_request *q, struct nl_reply *r) {
 	static ssize_t (*real)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
-	static int (*real_socket)(int, int, int);
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK, .nl_pid = q->port };
 	uint32_t len = (uint32_t)r->len;
 	int from, rc = 0;
 	if (r->overflow) return EMSGSIZE;
 	if (!real) real = (ssize_t (*)(int, const void *, size_t, int, const struct sockaddr *, socklen_t))libc("sendto");
-	if (!real_socket) real_socket = (int (*)(int, int, int))libc("socket");
 	memcpy(r->buf, &len, sizeof len);
 	from = real_socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_USERSOCK);
 	if (from < 0) return errno;
 	if (real(from, r->buf, r->len, 0, (struct sockaddr *)&to, sizeof to) < 0) rc = errno;
-	close(from);
+	real_close(from);
 	return rc;
 }
 

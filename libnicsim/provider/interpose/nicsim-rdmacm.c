@@ -4,7 +4,7 @@
  *   open   of /dev/infiniband/rdma_cm gives a socket to the simulator, the file's events: the
  *          simulator writes one byte per event queued, so poll/epoll/select see it readable exactly
  *          when an event waits, O_NONBLOCK gives EAGAIN and a signal interrupts a blocked wait;
- *          a second connection of its own carries the commands;
+ *          a second connection of its own carries the commands (the file: nicsim-serve-file.c);
  *   fstat  says it is a character device, as librdmacm checks;
  *   write  of a command goes to the simulator, which answers as the kernel would; what the kernel
  *          copies out lands at the command's response pointer; GET_EVENT first takes a byte from
@@ -16,100 +16,30 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "nicsim-provider.h"
+#include "nicsim-sock.h"
+#include "interpose/nicsim-serve-file.h"
 #include "interpose/nicsim-umad.h"
 
 #define CM_PATH "/dev/infiniband/rdma_cm"
-#define CM_FILES 4096
 #define CM_GET_EVENT 12
 #define CM_SET_OPTION 14
 #define CM_MIGRATE_ID 18
 
-struct cm_file {
-	int commands;
-	uint32_t channel;
-	dev_t dev;
-	ino_t ino;
-	pthread_mutex_t lock;
-};
-
-static struct cm_file *files[CM_FILES];
-
-static void *libc(const char *name, const char *version) { return dlvsym(RTLD_NEXT, name, version); }
-
-static int real_fstat(int fd, struct stat *st) {
-	static int (*f)(int, struct stat *);
-	if (!f) f = (int (*)(int, struct stat *))libc("fstat", "GLIBC_2.33");
-	return f(fd, st);
-}
-
-/* The rdma_cm file fd is, or NULL (a number reused since, closed behind our back, is not). */
-static struct cm_file *cm_of(int fd) {
-	struct cm_file *f = fd >= 0 && fd < CM_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
-	struct stat st;
-	if (!f) return NULL;
-	if (real_fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino) return NULL;
-	return f;
-}
-
-static int program_name(struct msg *m) {
-	char name[256] = "";
-	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
-	put32(m, (uint32_t)strlen(name));
-	put(m, name, strlen(name));
-	return 0;
-}
+/* The rdma_cm file fd is, or NULL. */
+static struct nicsim_serve_file *cm_of(int fd) { return nicsim_serve_file_of(fd, NICSIM_FILE_RDMA_CM); }
 
 static int cm_open(int flags) {
-	const char *node = getenv("NICSIM_NODE");
-	struct cm_file *f = calloc(1, sizeof(*f));
-	uint32_t reply[3];
-	struct stat st;
-	struct msg m;
-	int events = -1;
-	if (!f) { errno = ENOMEM; return -1; }
 	/* the simulator tells a thread waiting for an event by /proc/<pid>/task/<tid>/syscall */
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-	f->commands = connect_simulator();
-	if (f->commands < 0) goto fail;
-	events = connect_simulator();
-	if (events < 0 || events >= CM_FILES) goto fail;
-	m = request(NICSIM_OP_CM_OPEN);
-	put32(&m, node ? (uint32_t)atoi(node) : 0);
-	put32(&m, (uint32_t)getpid());
-	put32(&m, (uint32_t)events);
-	program_name(&m);
-	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]) { done(&m); goto fail; }
-	done(&m);
-	f->channel = reply[2];
-	m = request(NICSIM_OP_CM_EVENTS);
-	put32(&m, f->channel);
-	put32(&m, (uint32_t)getpid());
-	if (send_only(events, &m) || io(events, reply, 2 * sizeof(uint32_t), 0) || reply[1]) { done(&m); goto fail; }
-	done(&m);
-	if (!(flags & O_CLOEXEC)) fcntl(events, F_SETFD, 0);
-	if (flags & O_NONBLOCK) fcntl(events, F_SETFL, fcntl(events, F_GETFL) | O_NONBLOCK);
-	if (real_fstat(events, &st)) goto fail;
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
-	pthread_mutex_init(&f->lock, NULL);
-	__atomic_store_n(&files[events], f, __ATOMIC_RELEASE);
-	return events;
-fail:
-	if (events >= 0) real_close(events);
-	if (f->commands >= 0) real_close(f->commands);
-	free(f);
-	errno = ENODEV;
-	return -1;
+	return nicsim_serve_file_open(NICSIM_FILE_RDMA_CM, sizeof(struct nicsim_serve_file), NICSIM_OP_CM_OPEN, NULL, 0,
+				      NICSIM_OP_CM_EVENTS, flags);
 }
 
 __attribute__((visibility("default")))
@@ -124,17 +54,14 @@ int open(const char *path, int flags, ...) {
 	}
 	if (!strcmp(path, CM_PATH) && getenv("NICSIM_SOCKET")) return cm_open(flags);
 	if (nicsim_umad_path(path)) return nicsim_umad_open(flags);
-	if (!f) f = (int (*)(const char *, int, ...))libc("open", "GLIBC_2.2.5");
+	if (!f) f = (int (*)(const char *, int, ...))dlvsym(RTLD_NEXT, "open", "GLIBC_2.2.5");
 	return f(path, flags, mode);
 }
 
 __attribute__((visibility("default")))
 int fstat(int fd, struct stat *st) {
 	if (cm_of(fd)) {
-		memset(st, 0, sizeof(*st));
-		st->st_mode = S_IFCHR | 0666;
-		st->st_rdev = makedev(10, 58);
-		st->st_blksize = 4096;
+		nicsim_serve_file_stat(st, 10, 58);
 		return 0;
 	}
 	if (nicsim_umad_fstat(fd, st) == 0) return 0;
@@ -143,14 +70,7 @@ int fstat(int fd, struct stat *st) {
 
 __attribute__((visibility("default")))
 int close(int fd) {
-	struct cm_file *f = cm_of(fd);
-	if (f) {
-		__atomic_store_n(&files[fd], NULL, __ATOMIC_RELEASE);
-		real_close(f->commands);
-		pthread_mutex_destroy(&f->lock);
-		free(f);
-	}
-	nicsim_umad_close(fd);
+	if (!nicsim_serve_file_close(fd, NICSIM_FILE_RDMA_CM)) nicsim_serve_file_close(fd, NICSIM_FILE_UMAD);
 	return real_close(fd);
 }
 
@@ -164,11 +84,11 @@ static int response_at(uint32_t cmd) {
 }
 
 /* Waits, as the kernel's file does, until an event may be read: 0, or -1 with errno (EIO: the simulator is gone). */
-static int await_event(int fd, struct cm_file *f) {
+static int await_event(int fd, struct nicsim_serve_file *f) {
 	uint8_t token;
 	ssize_t k = read(fd, &token, 1); /* blocking, EAGAIN or EINTR */
 	if (k < 0) return -1;
-	if (k == 0 && __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) != f) {
+	if (k == 0 && !nicsim_serve_file_still(fd, f)) {
 		/* another thread closed the file under this wait: the kernel's wait holds the file,
 		 * so it never wakes (rping's event thread, blocked here, ends with the process) */
 		for (;;) pause();
@@ -191,16 +111,16 @@ static int put_extras(struct msg *m, uint32_t cmd, uint16_t in, const uint8_t *b
 	/* the file the identifier moves from (the command is written to the one it moves to) */
 	if (cmd == CM_MIGRATE_ID && in >= 16) {
 		uint32_t to;
-		struct cm_file *t;
+		struct nicsim_serve_file *t;
 		memcpy(&to, body + 12, 4);
 		t = cm_of((int)to);
 		if (!t) { errno = EBADF; return -1; }
-		put32(m, t->channel);
+		put32(m, t->number);
 	}
 	return 0;
 }
 
-static ssize_t cm_command(int fd, struct cm_file *f, const uint8_t *buf, size_t n) {
+static ssize_t cm_command(int fd, struct nicsim_serve_file *f, const uint8_t *buf, size_t n) {
 	struct { uint32_t cmd; uint16_t in, out; } h;
 	uint64_t response = 0;
 	struct msg m;
@@ -219,9 +139,7 @@ static ssize_t cm_command(int fd, struct cm_file *f, const uint8_t *buf, size_t 
 		put(&m, buf + sizeof h, h.in);
 		if (put_extras(&m, h.cmd, h.in, buf + sizeof h) < 0) { done(&m); return -1; }
 		if (m.failed) { done(&m); errno = ENOMEM; return -1; }
-		pthread_mutex_lock(&f->lock);
-		rc = nicsim_exchange(f->commands, &m);
-		pthread_mutex_unlock(&f->lock);
+		rc = nicsim_serve_file_call(f, &m);
 		if (rc < 0) { done(&m); errno = EIO; return -1; }
 		if (rc == EAGAIN && h.cmd == CM_GET_EVENT) { done(&m); continue; } /* its identifier went meanwhile */
 		break;
@@ -237,9 +155,9 @@ static ssize_t cm_command(int fd, struct cm_file *f, const uint8_t *buf, size_t 
 
 __attribute__((visibility("default")))
 ssize_t write(int fd, const void *buf, size_t n) {
-	struct cm_file *f = fd >= 0 && fd < CM_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
+	struct nicsim_serve_file *f = cm_of(fd);
 	ssize_t u;
-	if (f && (f = cm_of(fd))) return cm_command(fd, f, buf, n);
+	if (f) return cm_command(fd, f, buf, n);
 	u = nicsim_umad_write(fd, buf, n);
 	return u == -2 ? real_write(fd, buf, n) : u;
 }

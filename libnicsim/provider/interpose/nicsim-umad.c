@@ -5,7 +5,7 @@
  *   open   gives a socket to the simulator that is the file: serve writes each MAD the node's
  *          adapter passes up for one of the file's agents as a frame (u32 length, u32 0, then the
  *          struct ib_user_mad), so poll/epoll/select see it readable exactly when a MAD waits;
- *          a second connection of its own carries the file's ioctls and writes;
+ *          a second connection of its own carries the file's ioctls and writes (nicsim-serve-file.c);
  *   ioctl  IB_USER_MAD_REGISTER_AGENT(2), UNREGISTER_AGENT and ENABLE_PKEY, answered by serve (Umad.java);
  *   write  of a struct ib_user_mad sends its MAD from the node adapter's QP0 or QP1;
  *   read   takes one frame: the struct ib_user_mad and its MAD, ENOSPC (with the header, the MAD kept
@@ -26,48 +26,26 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "nicsim-provider.h"
+#include "nicsim-sock.h"
+#include "interpose/nicsim-serve-file.h"
 #include "interpose/nicsim-umad.h"
 
-#define UMAD_FILES 4096
 #define UMAD_REGISTER 1
 #define UMAD_UNREGISTER 2
 #define UMAD_SEND 3
 #define UMAD_ENABLE_PKEY 4
 
+/* A umad file: serve's, and which header its MADs carry. */
 struct umad_file {
-	int commands;
-	uint32_t number;
-	int pkey;      /* ENABLE_PKEY ran: the 64-byte header, else the 56-byte one */
-	dev_t dev;
-	ino_t ino;
-	pthread_mutex_t lock;
+	struct nicsim_serve_file file;
+	int pkey; /* ENABLE_PKEY ran: the 64-byte header, else the 56-byte one */
 };
 
-static struct umad_file *files[UMAD_FILES];
-
-static ssize_t libc_read(int fd, void *b, size_t n) {
-	static ssize_t (*f)(int, void *, size_t);
-	if (!f) f = (ssize_t (*)(int, void *, size_t))dlvsym(RTLD_NEXT, "read", "GLIBC_2.2.5");
-	return f(fd, b, n);
-}
-
-static int libc_fstat(int fd, struct stat *st) {
-	static int (*f)(int, struct stat *);
-	if (!f) f = (int (*)(int, struct stat *))dlvsym(RTLD_NEXT, "fstat", "GLIBC_2.33");
-	return f(fd, st);
-}
-
-/* The umad file fd is, or NULL (a number reused since is not). */
+/* The umad file fd is, or NULL. */
 static struct umad_file *umad_of(int fd) {
-	struct umad_file *f = fd >= 0 && fd < UMAD_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
-	struct stat st;
-	if (!f) return NULL;
-	if (libc_fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino) return NULL;
-	return f;
+	return (struct umad_file *)nicsim_serve_file_of(fd, NICSIM_FILE_UMAD);
 }
 
 int nicsim_umad_path(const char *path) {
@@ -75,75 +53,22 @@ int nicsim_umad_path(const char *path) {
 }
 
 int nicsim_umad_open(int flags) {
-	const char *node = getenv("NICSIM_NODE");
-	char name[256] = "";
-	struct umad_file *f = calloc(1, sizeof(*f));
-	uint32_t reply[3];
-	struct stat st;
-	struct msg m;
-	int events = -1;
-	if (!f) { errno = ENOMEM; return -1; }
-	f->commands = connect_simulator();
-	if (f->commands < 0) goto fail;
-	events = connect_simulator();
-	if (events < 0 || events >= UMAD_FILES) goto fail;
-	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
-	m = request(NICSIM_OP_UMAD_OPEN);
-	put32(&m, node ? (uint32_t)atoi(node) : 0);
-	put32(&m, 1);
-	put32(&m, (uint32_t)getpid());
-	put32(&m, (uint32_t)events);
-	put32(&m, (uint32_t)strlen(name));
-	put(&m, name, strlen(name));
-	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]) { done(&m); goto fail; }
-	done(&m);
-	f->number = reply[2];
-	m = request(NICSIM_OP_UMAD_EVENTS);
-	put32(&m, f->number);
-	put32(&m, (uint32_t)getpid());
-	if (send_only(events, &m) || io(events, reply, 2 * sizeof(uint32_t), 0) || reply[1]) { done(&m); goto fail; }
-	done(&m);
-	if (!(flags & O_CLOEXEC)) fcntl(events, F_SETFD, 0);
-	if (flags & O_NONBLOCK) fcntl(events, F_SETFL, fcntl(events, F_GETFL) | O_NONBLOCK);
-	if (libc_fstat(events, &st)) goto fail;
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
-	pthread_mutex_init(&f->lock, NULL);
-	__atomic_store_n(&files[events], f, __ATOMIC_RELEASE);
-	return events;
-fail:
-	if (events >= 0) real_close(events);
-	if (f->commands >= 0) real_close(f->commands);
-	free(f);
-	errno = ENODEV;
-	return -1;
+	const uint32_t port = 1;
+	return nicsim_serve_file_open(NICSIM_FILE_UMAD, sizeof(struct umad_file), NICSIM_OP_UMAD_OPEN, &port, 1,
+				      NICSIM_OP_UMAD_EVENTS, flags);
 }
 
 int nicsim_umad_fstat(int fd, struct stat *st) {
 	if (!umad_of(fd)) return -2;
-	memset(st, 0, sizeof(*st));
-	st->st_mode = S_IFCHR | 0666;
-	st->st_rdev = makedev(231, 0);
-	st->st_blksize = 4096;
+	nicsim_serve_file_stat(st, 231, 0);
 	return 0;
-}
-
-void nicsim_umad_close(int fd) {
-	struct umad_file *f = umad_of(fd);
-	if (!f) return;
-	__atomic_store_n(&files[fd], NULL, __ATOMIC_RELEASE);
-	real_close(f->commands);
-	pthread_mutex_destroy(&f->lock);
-	free(f);
 }
 
 /* One UMAD_CMD: 0 with the reply's first u32 in *out (if asked), or -1 with errno. */
 static int command(struct umad_file *f, struct msg *m, uint32_t *out) {
 	int rc;
 	if (m->failed) { done(m); errno = ENOMEM; return -1; }
-	pthread_mutex_lock(&f->lock);
-	rc = nicsim_exchange(f->commands, m);
-	pthread_mutex_unlock(&f->lock);
+	rc = nicsim_serve_file_call(&f->file, m);
 	if (rc < 0) { done(m); errno = EIO; return -1; }
 	if (rc) { done(m); errno = rc; return -1; }
 	if (out) *out = get32(m);
@@ -217,8 +142,8 @@ int ioctl(int fd, unsigned long req, ...) {
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	f = fd >= 0 && fd < UMAD_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
-	if (f && (f = umad_of(fd))) return umad_ioctl(f, req, arg);
+	f = umad_of(fd);
+	if (f) return umad_ioctl(f, req, arg);
 	if (!real) real = (int (*)(int, unsigned long, ...))dlvsym(RTLD_NEXT, "ioctl", "GLIBC_2.2.5");
 	return real(fd, req, arg);
 }
@@ -249,7 +174,7 @@ ssize_t nicsim_umad_write(int fd, const void *buf, size_t n) {
 /* Reads n bytes of a frame serve is writing: it comes whole, soon; waits even on an O_NONBLOCK file. */
 static int rest(int fd, uint8_t *p, size_t n) {
 	while (n) {
-		ssize_t k = libc_read(fd, p, n);
+		ssize_t k = real_read(fd, p, n);
 		if (k > 0) { p += k; n -= (size_t)k; continue; }
 		if (k == 0) { errno = EIO; return -1; }
 		if (errno == EAGAIN) {
@@ -300,13 +225,13 @@ static ssize_t umad_read(int fd, struct umad_file *f, void *buf, size_t n) {
 
 __attribute__((visibility("default")))
 ssize_t read(int fd, void *buf, size_t n) {
-	struct umad_file *f = fd >= 0 && fd < UMAD_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
-	if (f && (f = umad_of(fd))) {
+	struct umad_file *f = umad_of(fd);
+	if (f) {
 		ssize_t r;
-		pthread_mutex_lock(&f->lock);
+		pthread_mutex_lock(&f->file.lock);
 		r = umad_read(fd, f, buf, n);
-		pthread_mutex_unlock(&f->lock);
+		pthread_mutex_unlock(&f->file.lock);
 		return r;
 	}
-	return libc_read(fd, buf, n);
+	return real_read(fd, buf, n);
 }

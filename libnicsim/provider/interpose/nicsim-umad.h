@@ -13,7 +13,5 @@ int nicsim_umad_open(int flags);
 int nicsim_umad_fstat(int fd, struct stat *st);
 /* write of a umad file: as write(2); -2 when fd is not one. */
 ssize_t nicsim_umad_write(int fd, const void *buf, size_t n);
-/* Forgets fd if it is a umad file (close(2) then closes it). */
-void nicsim_umad_close(int fd);
 
 #endif

@@ -1,0 +1,57 @@
+/*
+ * A kernel file serve stands in for (rdma_cm: nicsim-rdmacm.c; umad: nicsim-umad.c), as the
+ * interposers keep one: the descriptor the program holds is a connection of serve's that carries
+ * the file's events (poll, epoll and select see it readable when one waits), and a second
+ * connection carries the file's commands, one at a time. A descriptor is the file only while it
+ * names the same socket it did when opened (its device and inode): a number reused since, or
+ * closed behind the interposer's back, is not.
+ */
+#ifndef NICSIM_SERVE_FILE_H
+#define NICSIM_SERVE_FILE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "nicsim-provider.h"
+
+/* The kinds of file: a descriptor is looked up as one kind only. */
+enum nicsim_serve_file_kind { NICSIM_FILE_RDMA_CM = 1, NICSIM_FILE_UMAD };
+
+/* What every such file keeps; a kind's own struct begins with it. */
+struct nicsim_serve_file {
+	enum nicsim_serve_file_kind kind;
+	int commands;    /* the connection its commands go on, under lock */
+	uint32_t number; /* serve's number of the file (its channel) */
+	dev_t dev;       /* the event connection's identity */
+	ino_t ino;
+	pthread_mutex_t lock;
+};
+
+/*
+ * Opens a file of `size` bytes' struct (at least a struct nicsim_serve_file): the commands'
+ * connection, then the events', then request open_op (the node, words `args`, the pid, the event
+ * connection's number, the program's name), whose reply numbers the file, and events_op on the event
+ * connection (that number, the pid). flags: open(2)'s (O_CLOEXEC, O_NONBLOCK) for the descriptor.
+ * The descriptor, or -1 with errno ENODEV (ENOMEM).
+ */
+int nicsim_serve_file_open(enum nicsim_serve_file_kind kind, size_t size, uint32_t open_op, const uint32_t *args,
+			   int nargs, uint32_t events_op, int flags);
+
+/* The file of kind fd is, or NULL. */
+struct nicsim_serve_file *nicsim_serve_file_of(int fd, enum nicsim_serve_file_kind kind);
+
+/* Whether fd is still the descriptor of f (another thread may have closed it meanwhile). */
+int nicsim_serve_file_still(int fd, const struct nicsim_serve_file *f);
+
+/* Forgets the file of kind fd is, if it is one, and closes its commands' connection: 1 if it was one, else 0. */
+int nicsim_serve_file_close(int fd, enum nicsim_serve_file_kind kind);
+
+/* Runs command m on f's commands' connection: as nicsim_exchange (the reply in m; < 0: serve is gone). */
+int nicsim_serve_file_call(struct nicsim_serve_file *f, struct msg *m);
+
+/* fstat of such a file: a character device of the kernel's numbers major:minor. */
+void nicsim_serve_file_stat(struct stat *st, unsigned major, unsigned minor);
+
+#endif
