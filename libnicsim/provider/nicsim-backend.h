@@ -14,6 +14,9 @@
  * verbs a back end answers alone (PDs, MRs, windows, AHs, device memory, imports) are its own
  * verbs_context_ops, `verbs`, set over the front end's at open. A kind a back end does not offer
  * is an entry that answers EOPNOTSUPP (nicsim_no_*), never a test of the back end at the verb.
+ * Files call downward only: the open code (nicsim-provider.c, nicsim-kern.c) and the tables reach
+ * the back ends' files, those reach the shared ones (nicsim-events.c's registry, nicsim-msg.c,
+ * nicsim-hw.c's user context), and the front end reaches a back end through the table alone.
  */
 #ifndef NICSIM_BACKEND_H
 #define NICSIM_BACKEND_H
@@ -70,7 +73,7 @@ struct nicsim_backend_ops {
 	const struct verbs_context_ops *verbs;
 };
 
-/* The tables (nicsim-backend.c). */
+/* The tables: nicsim-java.c, nicsim-hw-verbs.c, nicsim-kern.c. */
 extern const struct nicsim_backend_ops nicsim_java_backend, nicsim_hw_backend, nicsim_kern_backend;
 
 /* Gives ctx its back end, once, as it opens: the table, and the front end's verbs with the back end's over them. */
@@ -107,7 +110,7 @@ int nicsim_java_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, 
 struct ibv_xrcd *nicsim_java_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
 int nicsim_java_close_xrcd(struct nicsim_ibv_xrcd *x);
 
-/* The java back end's mkeys, its own verbs, and the objects events name, by their handles (nicsim-java-memory.c). */
+/* The java back end's mkeys and its own verbs (nicsim-java-memory.c). */
 struct nicsim_mkey *nicsim_java_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
 int nicsim_java_destroy_mkey(struct nicsim_mkey *k);
 extern const struct verbs_context_ops nicsim_java_verbs;
@@ -117,15 +120,13 @@ struct ibv_qp *nicsim_named_qp(struct nicsim_context *ctx, uint32_t handle);
 struct ibv_srq *nicsim_named_srq(struct nicsim_context *ctx, uint32_t handle);
 
 /* What a back end answers for a kind it does not offer (nicsim-backend.c): EOPNOTSUPP. */
-int nicsim_no_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
-			 struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
 struct ibv_xrcd *nicsim_no_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
 int nicsim_no_close_xrcd(struct nicsim_ibv_xrcd *x);
 struct nicsim_mkey *nicsim_no_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
 int nicsim_no_destroy_mkey(struct nicsim_mkey *k);
 int nicsim_no_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 
-/* The hw back end's CQs (nicsim-hw.c): nicsim_hw_poll lets simulated time move when the ring is
+/* The hw back end's CQs (nicsim-hw-cq.c): nicsim_hw_poll lets simulated time move when the ring is
  * empty; nicsim_ring_poll only takes what the ring holds (the kern back end's: time is the guest's). */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
 int nicsim_hw_destroy_cq(struct ibv_cq *cq);
@@ -134,25 +135,8 @@ int nicsim_hw_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_
 int nicsim_ring_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
 int nicsim_hw_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void nicsim_hw_cq_event(struct nicsim_ibv_cq *cq);
-/* The QP or SRQ of the number an event of the adapter names (nicsim-hw.c), or NULL. */
+/* The QP or SRQ of the number an event of the adapter names, or NULL (nicsim-hw-verbs.c; the kern back end's too). */
 struct ibv_qp *nicsim_hw_event_qp(struct nicsim_context *ctx, uint32_t qpn);
 struct ibv_srq *nicsim_hw_event_srq(struct nicsim_context *ctx, uint32_t srqn);
-/* The hw back end's own verbs: the device's commands (nicsim-hw.c, nicsim-hw-mr.c, nicsim-hw-dm.c). */
-extern const struct verbs_context_ops nicsim_hw_verbs;
-
-/* The kern back end's CQs, QPs and SRQs (nicsim-kern.c); its polling and posting are the hw back end's. */
-struct nicsim_ibv_cq *nicsim_kern_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
-int nicsim_kern_destroy_cq(struct ibv_cq *cq);
-int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
-			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp);
-int nicsim_kern_destroy_qp(struct nicsim_ibv_qp *qp);
-int nicsim_kern_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
-int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
-int nicsim_kern_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
-			   struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
-int nicsim_kern_destroy_srq(struct nicsim_ibv_srq *srq);
-int nicsim_kern_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
-int nicsim_kern_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr);
-extern const struct verbs_context_ops nicsim_kern_verbs;
 
 #endif

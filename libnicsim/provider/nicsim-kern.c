@@ -143,7 +143,7 @@ static int destroy_ah(struct ibv_ah *ah) {
 
 /* ---- CQs ---- */
 
-struct nicsim_ibv_cq *nicsim_kern_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
+static struct nicsim_ibv_cq *kern_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
 	struct nicsim_ibv_cq *cq = calloc(1, sizeof(*cq));
 	struct nicsim_hw_cq *h = calloc(1, sizeof(*h));
 	struct ibv_create_cq cmd;
@@ -169,7 +169,7 @@ struct nicsim_ibv_cq *nicsim_kern_create_cq(struct ibv_context *c, int cqe, stru
 	return cq;
 }
 
-int nicsim_kern_destroy_cq(struct ibv_cq *cq) {
+static int kern_destroy_cq(struct ibv_cq *cq) {
 	struct nicsim_ibv_cq *c = to_ncq(cq);
 	int rc = ibv_cmd_destroy_cq(cq);
 	if (rc)
@@ -182,7 +182,7 @@ int nicsim_kern_destroy_cq(struct ibv_cq *cq) {
 
 /* ---- QPs ---- */
 
-int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+static int kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
 			  struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, struct nicsim_ibv_qp *qp) {
 	struct nicsim_hw *hw = to_nctx(c)->hw;
 	enum ibv_qp_type t = init->qp_type;
@@ -235,7 +235,7 @@ int nicsim_kern_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_x
 	return 0;
 }
 
-int nicsim_kern_destroy_qp(struct nicsim_ibv_qp *qp) {
+static int kern_destroy_qp(struct nicsim_ibv_qp *qp) {
 	struct nicsim_hw *hw = to_nctx(qp->vqp.qp.context)->hw;
 	int rc = ibv_cmd_destroy_qp(&qp->vqp.qp);
 	if (rc)
@@ -249,7 +249,7 @@ int nicsim_kern_destroy_qp(struct nicsim_ibv_qp *qp) {
 	return 0;
 }
 
-int nicsim_kern_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
+static int kern_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask) {
 	struct nicsim_hw *hw = to_nctx(qp->vqp.qp.context)->hw;
 	struct ibv_modify_qp cmd;
 	int rc = ibv_cmd_modify_qp(&qp->vqp.qp, attr, mask, &cmd, sizeof(cmd));
@@ -261,7 +261,7 @@ int nicsim_kern_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, in
 	return 0;
 }
 
-int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init) {
+static int kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init) {
 	struct ibv_query_qp cmd;
 	struct ibv_qp_init_attr ignored;
 	return ibv_cmd_query_qp(&qp->vqp.qp, attr, mask, init ? init : &ignored, &cmd, sizeof(cmd));
@@ -269,7 +269,7 @@ int nicsim_kern_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int
 
 /* ---- SRQs: basic ones (their receives posted by the hw back end's code, nicsim-hw-srq.c) ---- */
 
-int nicsim_kern_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
+static int kern_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
 			   struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq) {
 	struct nicsim_hw *hw = to_nctx(pd->context)->hw;
 	struct ibv_srq_init_attr init = {.srq_context = srq->vsrq.srq.srq_context, .attr = *attr};
@@ -316,7 +316,7 @@ int nicsim_kern_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ib
 	return 0;
 }
 
-int nicsim_kern_destroy_srq(struct nicsim_ibv_srq *srq) {
+static int kern_destroy_srq(struct nicsim_ibv_srq *srq) {
 	struct nicsim_hw *hw = to_nctx(srq->vsrq.srq.context)->hw;
 	int rc = ibv_cmd_destroy_srq(&srq->vsrq.srq);
 	if (rc)
@@ -336,18 +336,18 @@ int nicsim_kern_destroy_srq(struct nicsim_ibv_srq *srq) {
 }
 
 /* The limit (the driver's ARM_SRQ); an SRQ is not resized. */
-int nicsim_kern_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
+static int kern_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
 	struct ibv_modify_srq cmd;
 	return ibv_cmd_modify_srq(&srq->vsrq.srq, attr, mask, &cmd, sizeof(cmd));
 }
 
-int nicsim_kern_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr) {
+static int kern_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr) {
 	struct ibv_query_srq cmd;
 	return ibv_cmd_query_srq(&srq->vsrq.srq, attr, &cmd, sizeof(cmd));
 }
 
 /* The verbs the kern back end answers alone; what it leaves out is libibverbs' answer (EOPNOTSUPP). */
-const struct verbs_context_ops nicsim_kern_verbs = {
+static const struct verbs_context_ops kern_verbs = {
 	.alloc_pd = alloc_pd,
 	.create_ah = create_ah,
 	.dealloc_pd = dealloc_pd,
@@ -357,6 +357,38 @@ const struct verbs_context_ops nicsim_kern_verbs = {
 	.query_device_ex = query_device_ex,
 	.query_port = query_port,
 	.reg_mr = reg_mr,
+};
+
+/*
+ * The kernel driver's: objects by uverbs commands, the data path the hw back end's rings. Not
+ * offered through it yet: CQ resize, XRC and tag-matching SRQs, XRC domains, indirect mkeys.
+ */
+const struct nicsim_backend_ops nicsim_kern_backend = {
+	.create_cq = kern_create_cq,
+	.destroy_cq = kern_destroy_cq,
+	.resize_cq = nicsim_no_resize_cq,
+	.poll_cq = nicsim_ring_poll,
+	.req_notify_cq = nicsim_hw_req_notify_cq, /* the arm word in the record and on the UAR page */
+	.cq_event_taken = nicsim_hw_cq_event,
+	.create_qp = kern_create_qp,
+	.destroy_qp = kern_destroy_qp,
+	.modify_qp = kern_modify_qp,
+	.query_qp = kern_query_qp,
+	.post_send = nicsim_hw_post_send,
+	.post_recv = nicsim_hw_post_recv,
+	.post_srq_recv = nicsim_hw_post_srq_recv,
+	.create_srq = kern_create_srq,
+	.destroy_srq = kern_destroy_srq,
+	.modify_srq = kern_modify_srq,
+	.query_srq = kern_query_srq,
+	.post_srq_ops = nicsim_hw_post_srq_ops, /* EINVAL: none of its SRQs matches tags */
+	.open_xrcd = nicsim_no_open_xrcd,
+	.close_xrcd = nicsim_no_close_xrcd,
+	.create_mkey = nicsim_no_create_mkey,
+	.destroy_mkey = nicsim_no_destroy_mkey,
+	.event_qp = nicsim_hw_event_qp,
+	.event_srq = nicsim_hw_event_srq,
+	.verbs = &kern_verbs,
 };
 
 /* ---- the context ---- */

@@ -78,3 +78,12 @@ int call(struct nicsim_context *ctx, struct msg *m) {
 	if (rc == -1) fprintf(stderr, "nicsim: lost the simulator (NICSIM_SOCKET)\n");
 	return rc < 0 ? EIO : rc;
 }
+
+int simple(struct ibv_context *c, uint32_t op, uint32_t handle) {
+	struct msg m = request(op);
+	int rc;
+	put32(&m, handle);
+	rc = call(to_nctx(c), &m);
+	done(&m);
+	return rc;
+}

@@ -43,6 +43,9 @@ static inline struct nicsim_context *to_nctx(struct ibv_context *c) {
 /* Registers obj under its handle, or (obj NULL) forgets the handle: events for it are dropped from then on. */
 void nicsim_name(struct nicsim_context *ctx, uint32_t handle, void *obj);
 
+/* The object registered under handle, or NULL; under ctx->named.lock (nicsim-events.c). */
+void *nicsim_named(struct nicsim_context *ctx, uint32_t handle);
+
 /* Waits until *completed (a counter libibverbs' ack calls raise under mu, signalling cv) reaches returned. */
 void nicsim_await_acks(pthread_mutex_t *mu, pthread_cond_t *cv, const unsigned int *completed, uint32_t returned);
 
@@ -209,8 +212,14 @@ static inline uint32_t cq_handle(struct ibv_cq *cq) { return cq ? to_ncq(cq)->ha
  */
 int nicsim_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x);
 
-/* The adapter's core clock in kHz (hca_core_clock), asked once per context; 0 if it cannot be had. */
+/* The adapter's core clock in kHz (hca_core_clock), asked once per context; 0 if it cannot be had (nicsim-device.c). */
 uint64_t nicsim_clock_khz(struct ibv_context *c);
+
+/* ibv_query_device_ex, ibv_query_port and ibv_query_rt_values_ex of a context under serve (nicsim-device.c). */
+int nicsim_query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_input *input,
+			   struct ibv_device_attr_ex *attr, size_t attr_size);
+int nicsim_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a);
+int nicsim_query_rt_values(struct ibv_context *c, struct ibv_values_ex *values);
 
 /* Makes a CQ of cqe entries (channel may be NULL); NULL with errno set on failure. */
 struct nicsim_ibv_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);

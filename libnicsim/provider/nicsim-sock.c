@@ -37,6 +37,13 @@ int real_connect(int fd, const struct sockaddr *a, socklen_t n) {
 	return f(fd, a, n);
 }
 
+ssize_t real_sendto(int fd, const void *b, size_t n, int flags, const struct sockaddr *to, socklen_t len) {
+	static ssize_t (*f)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+	if (!f) f = (ssize_t (*)(int, const void *, size_t, int, const struct sockaddr *, socklen_t))dlvsym(RTLD_NEXT,
+		"sendto", "GLIBC_2.2.5");
+	return f(fd, b, n, flags, to, len);
+}
+
 ssize_t real_write(int fd, const void *b, size_t n) {
 	static ssize_t (*f)(int, const void *, size_t);
 	if (!f) f = (ssize_t (*)(int, const void *, size_t))dlvsym(RTLD_NEXT, "write", "GLIBC_2.2.5");

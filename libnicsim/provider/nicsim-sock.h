@@ -15,5 +15,6 @@ ssize_t real_read(int fd, void *b, size_t n);
 int real_fstat(int fd, struct stat *st);
 int real_socket(int domain, int type, int protocol);
 int real_connect(int fd, const struct sockaddr *a, socklen_t n);
+ssize_t real_sendto(int fd, const void *b, size_t n, int flags, const struct sockaddr *to, socklen_t len);
 
 #endif

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "nicsim-sock.h"
 #include "nicsim-netlink.h"
 
 /* RdmaCm.SUBNET and its mask: node n is SUBNET + n + 1 */
@@ -80,20 +81,14 @@ static void bind_to_node(int fd, const struct sockaddr *to, socklen_t len) {
 }
 
 int connect(int fd, const struct sockaddr *to, socklen_t len) {
-	static int (*real)(int, const struct sockaddr *, socklen_t);
-	if (!real) real = (int (*)(int, const struct sockaddr *, socklen_t))libc("connect", "GLIBC_2.2.5");
 	bind_to_node(fd, to, len);
-	return real(fd, to, len);
+	return real_connect(fd, to, len);
 }
 
 ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to, socklen_t len) {
-	static ssize_t (*real)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
-	if (!real)
-		real = (ssize_t (*)(int, const void *, size_t, int, const struct sockaddr *, socklen_t))libc("sendto",
-													   "GLIBC_2.2.5");
 	if (nicsim_netlink_owns(fd)) return nicsim_netlink_send(fd, buf, n); /* an RDMA netlink request */
 	bind_to_node(fd, to, len);
-	return real(fd, buf, n, flags, to, len);
+	return real_sendto(fd, buf, n, flags, to, len);
 }
 
 /* The ib0 entry getifaddrs puts in front of the C library's list; freeifaddrs knows it by `magic`. */

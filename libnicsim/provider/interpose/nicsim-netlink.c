@@ -53,93 +53,12 @@ int socket(int domain, int type, int protocol) {
 	return fd;
 }
 
-/* ------------------------------------------------------------------ building replies */
-
-void nl_begin(struct nl_reply *r, const struct nl_request *q, uint16_t flags) {
-	struct nlmsghdr h = { .nlmsg_len = NLMSG_HDRLEN, .nlmsg_type = q->type, .nlmsg_flags = flags,
-			      .nlmsg_seq = q->seq, .nlmsg_pid = q->port };
-	memset(r->buf, 0, NLMSG_HDRLEN);
-	memcpy(r->buf, &h, sizeof h);
-	r->len = NLMSG_HDRLEN;
-	r->overflow = 0;
-}
-
-void nl_put(struct nl_reply *r, uint16_t type, const void *p, size_t n) {
-	struct nlattr a = { .nla_len = (uint16_t)(NLA_HDRLEN + n), .nla_type = type };
-	size_t total = NLA_ALIGN(NLA_HDRLEN + n);
-	if (r->len + total > sizeof r->buf) { r->overflow = 1; return; }
-	memset(r->buf + r->len, 0, total);
-	memcpy(r->buf + r->len, &a, sizeof a);
-	if (n) memcpy(r->buf + r->len + NLA_HDRLEN, p, n);
-	r->len += total;
-}
-
-void nl_u8(struct nl_reply *r, uint16_t type, uint8_t v) { nl_put(r, type, &v, 1); }
-void nl_u32(struct nl_reply *r, uint16_t type, uint32_t v) { nl_put(r, type, &v, 4); }
-void nl_u64(struct nl_reply *r, uint16_t type, uint64_t v) { nl_put(r, type, &v, 8); }
-void nl_str(struct nl_reply *r, uint16_t type, const char *s) { nl_put(r, type, s, strlen(s) + 1); }
-
-size_t nl_nest(struct nl_reply *r, uint16_t type) {
-	size_t at = r->len;
-	nl_put(r, type | NLA_F_NESTED, NULL, 0);
-	return at;
-}
-
-void nl_nest_end(struct nl_reply *r, size_t at) {
-	uint16_t len = (uint16_t)(r->len - at);
-	if (!r->overflow) memcpy(r->buf + at, &len, sizeof len);
-}
-
-int nl_send(const struct nl_request *q, struct nl_reply *r) {
-	static ssize_t (*real)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
-	struct sockaddr_nl to = { .nl_family = AF_NETLINK, .nl_pid = q->port };
-	uint32_t len = (uint32_t)r->len;
-	int from, rc = 0;
-	if (r->overflow) return EMSGSIZE;
-	if (!real) real = (ssize_t (*)(int, const void *, size_t, int, const struct sockaddr *, socklen_t))libc("sendto");
-	memcpy(r->buf, &len, sizeof len);
-	from = real_socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_USERSOCK);
-	if (from < 0) return errno;
-	if (real(from, r->buf, r->len, 0, (struct sockaddr *)&to, sizeof to) < 0) rc = errno;
-	real_close(from);
-	return rc;
-}
-
-uint32_t nl_arg32(const struct nl_request *q, int type, uint32_t otherwise) {
-	uint32_t v;
-	const struct nlattr *a = q->attrs[type];
-	if (!a || a->nla_len < NLA_HDRLEN + 4) return otherwise;
-	memcpy(&v, (const uint8_t *)a + NLA_HDRLEN, 4);
-	return v;
-}
-
 /* ------------------------------------------------------------------ the node's sysfs tree */
-
-/* File `rel` of the node's sysfs tree, its first line, into out (empty if it cannot be read). */
-static const char *sys(const char *rel, char *out, size_t n) {
-	const char *root = getenv("SYSFS_PATH");
-	char path[512];
-	FILE *f;
-	snprintf(path, sizeof path, "%s/%s", root && *root ? root : "/sys", rel);
-	out[0] = 0;
-	if ((f = fopen(path, "re"))) {
-		if (!fgets(out, (int)n, f)) out[0] = 0;
-		fclose(f);
-	}
-	out[strcspn(out, "\n")] = 0;
-	return out;
-}
 
 static const char *dev_file(const char *rel, char *out, size_t n) {
 	char path[256];
 	snprintf(path, sizeof path, "class/infiniband/%s/%s", nicsim_dev_name(), rel);
-	return sys(path, out, n);
-}
-
-const char *nicsim_dev_name(void) {
-	static char name[64];
-	if (!name[0]) sys("class/infiniband_verbs/uverbs0/ibdev", name, sizeof name);
-	return name;
+	return nicsim_sysfs_line(path, out, n);
 }
 
 /* A GUID or GID prefix as sysfs writes it (hex groups with colons): its value. */
@@ -157,11 +76,6 @@ static uint64_t dev_number(const char *text) {
 	unsigned major = 0, minor = 0;
 	if (sscanf(text, "%u:%u", &major, &minor) != 2) return 0;
 	return (minor & 0xffu) | (uint64_t)major << 8 | (uint64_t)(minor & ~0xffu) << 12;
-}
-
-void nl_dev_handle(struct nl_reply *r) {
-	nl_u32(r, RDMA_NLDEV_ATTR_DEV_INDEX, NICSIM_DEV_INDEX);
-	nl_str(r, RDMA_NLDEV_ATTR_DEV_NAME, nicsim_dev_name());
 }
 
 /* ------------------------------------------------------------------ the views */
@@ -218,12 +132,12 @@ static int chardev_get(const struct nl_request *q) {
 	snprintf(type, sizeof type, "%.*s", (int)(a->nla_len - NLA_HDRLEN), (const char *)a + NLA_HDRLEN);
 	if (!strcmp(type, "uverbs")) {
 		if (nl_arg32(q, RDMA_NLDEV_ATTR_DEV_INDEX, ~0u) != NICSIM_DEV_INDEX) return EINVAL;
-		sys("class/infiniband_verbs/uverbs0/dev", dev, sizeof dev);
-		sys("class/infiniband_verbs/uverbs0/abi_version", abi, sizeof abi);
+		nicsim_sysfs_line("class/infiniband_verbs/uverbs0/dev", dev, sizeof dev);
+		nicsim_sysfs_line("class/infiniband_verbs/uverbs0/abi_version", abi, sizeof abi);
 		strcpy(name, "uverbs0");
 	} else if (!strcmp(type, "rdma_cm")) {
-		sys("class/misc/rdma_cm/dev", dev, sizeof dev);
-		sys("class/misc/rdma_cm/abi_version", abi, sizeof abi);
+		nicsim_sysfs_line("class/misc/rdma_cm/dev", dev, sizeof dev);
+		nicsim_sysfs_line("class/misc/rdma_cm/abi_version", abi, sizeof abi);
 		strcpy(name, "rdma_cm");
 	} else {
 		return ENOENT;

@@ -1,6 +1,7 @@
 /*
  * The RDMA netlink (NETLINK_RDMA) as an attached program sees it: interpose/nicsim-netlink.c answers
- * its requests, interpose/nicsim-netlink-res.c the resource views from serve's RDMA_RES.
+ * its requests, interpose/nicsim-netlink-res.c the resource views from serve's RDMA_RES, both with the
+ * replies interpose/nicsim-netlink-msg.c builds.
  */
 #ifndef NICSIM_NETLINK_H
 #define NICSIM_NETLINK_H
@@ -48,6 +49,9 @@ void nl_nest_end(struct nl_reply *r, size_t at);
 int nl_send(const struct nl_request *q, struct nl_reply *r);
 /* A request attribute's u32 value, or `otherwise` if the request has none. */
 uint32_t nl_arg32(const struct nl_request *q, int type, uint32_t otherwise);
+
+/* File `rel` of the node's sysfs tree (SYSFS_PATH), its first line, into out: out (empty if unread). */
+const char *nicsim_sysfs_line(const char *rel, char *out, size_t n);
 
 /* The one device attach shows: its index, name, and its netlink header fields (DEV_INDEX, DEV_NAME). */
 #define NICSIM_DEV_INDEX 0u

@@ -27,16 +27,17 @@ public final class ProviderBuild {
      * The provider proper: device and context, the front end's verbs over the back ends' table, and each back end's
      * files (java: requests to serve's Java driver; hw: libnicsim's C driver; kern: the guest kernel's nicsim_ib).
      */
-    static final List<String> PROVIDER = List.of("nicsim-provider.c", "nicsim-backend.c", "nicsim-msg.c",
-            "nicsim-sock.c", "nicsim-events.c", "nicsim-cq.c", "nicsim-cqex.c", "nicsim-qp.c", "nicsim-srq.c",
-            "nicsim-post.c", "nicsim-wr.c", "nicsim-domain.c", "nicsim-mlx5dv.c",
-            "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-java-srq.c", "nicsim-java-memory.c",
-            "nicsim-hw.c", "nicsim-hw-cq.c", "nicsim-hw-qp.c", "nicsim-hw-post.c", "nicsim-hw-srq.c", "nicsim-hw-mr.c",
-            "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c");
+    static final List<String> PROVIDER = List.of("nicsim-provider.c", "nicsim-device.c", "nicsim-backend.c",
+            "nicsim-msg.c", "nicsim-sock.c", "nicsim-events.c", "nicsim-cq.c", "nicsim-cqex.c", "nicsim-qp.c",
+            "nicsim-srq.c", "nicsim-post.c", "nicsim-wr.c", "nicsim-domain.c", "nicsim-mlx5dv.c",
+            "nicsim-java.c", "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-java-srq.c", "nicsim-java-memory.c",
+            "nicsim-hw.c", "nicsim-hw-verbs.c", "nicsim-hw-cq.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
+            "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c");
     /** What the provider library interposes over other libraries' calls (LD_PRELOAD), linked into it. */
-    static final List<String> INTERPOSE = List.of("interpose/nicsim-import.c", "interpose/nicsim-rdmacm.c",
-            "interpose/nicsim-hosts.c", "interpose/nicsim-netlink.c", "interpose/nicsim-netlink-res.c",
-            "interpose/nicsim-umad.c", "interpose/nicsim-serve-file.c");
+    static final List<String> INTERPOSE = List.of("interpose/nicsim-channels.c", "interpose/nicsim-import.c",
+            "interpose/nicsim-rdmacm.c", "interpose/nicsim-umad.c", "interpose/nicsim-serve-file.c",
+            "interpose/nicsim-hosts.c", "interpose/nicsim-netlink.c", "interpose/nicsim-netlink-msg.c",
+            "interpose/nicsim-netlink-res.c");
     /** The clock library's source: an interposer of its own, preloaded only with attach --sim-time. */
     static final String CLOCK_SOURCE = "interpose/nicsim-time.c";
     static final List<String> HEADERS = List.of("nicsim-provider.h", "provider-abi.h", "nicsim-provider.map",
