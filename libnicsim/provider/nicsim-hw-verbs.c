@@ -75,7 +75,7 @@ static struct ibv_pd *import_pd(struct ibv_context *c, uint32_t handle) {
 	return nicsim_imported_pd(c, handle);
 }
 
-const struct verbs_context_ops nicsim_hw_verbs = {
+static const struct verbs_context_ops hw_verbs = {
 	.advise_mr = nicsim_hw_advise_mr,
 	.alloc_dm = nicsim_hw_alloc_dm,
 	.alloc_mw = nicsim_hw_alloc_mw,
@@ -123,5 +123,5 @@ const struct nicsim_backend_ops nicsim_hw_backend = {
 	.destroy_mkey = nicsim_hw_destroy_mkey,
 	.event_qp = nicsim_hw_event_qp,
 	.event_srq = nicsim_hw_event_srq,
-	.verbs = &nicsim_hw_verbs,
+	.verbs = &hw_verbs,
 };

@@ -138,7 +138,7 @@ bool nicsim_kern_device(struct ibv_device *dev);
 
 /* Whether the user context (this process's, imported) has an object of kind destroy under handle: 0 or an errno. */
 int nicsim_hw_import(struct ibv_context *c, uint32_t destroy, uint32_t handle, uint64_t *length);
-/* The C driver's MRs and windows (nicsim-hw-mr.c), entries of its verbs (nicsim_hw_verbs, nicsim-hw.c). */
+/* The C driver's MRs and windows (nicsim-hw-mr.c), in its own verbs (nicsim-hw-verbs.c). */
 struct ibv_mr *nicsim_hw_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access);
 int nicsim_hw_dereg_mr(struct verbs_mr *vmr);
 int nicsim_hw_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access);
