@@ -45,7 +45,8 @@ static void device_attr(struct ibv_device_attr *a, const struct nicsim_wire_quer
 }
 
 /* The extended attributes, as far as the caller's struct of attr_size bytes reaches. */
-static void device_attr_ex(struct ibv_device_attr_ex *x, size_t attr_size, const struct nicsim_wire_query_device_reply *r) {
+static void device_attr_ex(struct ibv_device_attr_ex *x, size_t attr_size,
+			   const struct nicsim_wire_query_device_reply *r) {
 	if (HAS_EX_FIELD(attr_size, phys_port_cnt_ex)) x->phys_port_cnt_ex = r->phys_port_cnt;
 	if (HAS_EX_FIELD(attr_size, tm_caps)) {
 		x->tm_caps.max_num_tags = r->tm_max_num_tags;
@@ -106,7 +107,8 @@ int nicsim_query_rt_values(struct ibv_context *c, struct ibv_values_ex *values) 
 	ps = nicsim_sim_now_ps_of(to_nctx(c));
 	if (ps < 0) return EIO;
 	values->raw_clock.tv_sec = 0;
-	values->raw_clock.tv_nsec = (long)((uint64_t)ps / (1000000000ull / khz)); /* cycles of the core clock's period in ps */
+	/* cycles of the core clock, whose period in ps is 10^9 / kHz */
+	values->raw_clock.tv_nsec = (long)((uint64_t)ps / (1000000000ull / khz));
 	return 0;
 }
 

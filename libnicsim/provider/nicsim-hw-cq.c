@@ -116,7 +116,8 @@ static int to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc 
 	wc->status = w->syndrome || w->opcode == NICSIM_CQE_REQ_ERR || w->opcode == NICSIM_CQE_RESP_ERR
 			     ? status_of(w->syndrome) : IBV_WC_SUCCESS;
 	wc->vendor_err = w->vendor_err;
-	/* the adapter moved the QP to ERR (UC and UD senders: SQE); a short rendezvous buffer is software's to finish */
+	/* the adapter moved the QP to ERR (UC and UD senders: SQE); a short rendezvous buffer is
+	 * software's to finish */
 	if (h && wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_TM_RNDV_INCOMPLETE)
 		h->state = requester && qp->vqp.qp.qp_type != IBV_QPT_RC ? IBV_QPS_SQE : IBV_QPS_ERR;
 	if (requester) {

@@ -189,7 +189,8 @@ static int free_dm(struct ibv_dm *dm) {
 	return rc;
 }
 
-static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset, size_t length, unsigned int access) {
+static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset, size_t length,
+				unsigned int access) {
 	struct nicsim_ibv_mr *mr = calloc(1, sizeof(*mr));
 	struct msg m;
 	int rc;

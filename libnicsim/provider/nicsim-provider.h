@@ -29,7 +29,7 @@ struct nicsim_context {
 	uint64_t clock_khz;         /* hca_core_clock, once asked */
 	pthread_mutex_t lock;
 	struct nicsim_registry named;
-	struct nicsim_hw *hw;       /* the rings' back ends' (hw, kern) user context, or NULL (java): verbs are requests */
+	struct nicsim_hw *hw;       /* hw's and kern's user context (the rings), or NULL (java): verbs are requests */
 	const struct nicsim_backend_ops *ops; /* its back end's table, set once at open (nicsim-backend.h) */
 };
 

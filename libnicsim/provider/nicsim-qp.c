@@ -35,8 +35,8 @@ static void fill_qp(struct nicsim_ibv_qp *qp, struct ibv_context *c, struct ibv_
  * dc_type (mlx5dv_dc_type, 0: none) makes a DRIVER QP a DC target (with dct_key) or initiator;
  * wr_ops gives it the ibv_wr_* API with those operations (send_ops_flags; 0: no API).
  */
-static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-			      uint32_t dc_type, uint64_t dct_key, uint64_t wr_ops) {
+static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
+			      struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, uint64_t wr_ops) {
 	struct nicsim_ibv_qp *qp = calloc(1, sizeof(*qp));
 	struct nicsim_ibv_pd *domain = nicsim_parent_domain(pd);
 	int rc;
@@ -66,8 +66,10 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
  * dc_type. Creation flags, fields and operations nicsim does not offer are EOPNOTSUPP, as the
  * kernel and rxe refuse them (flags 0 asks for nothing and is accepted).
  */
-struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key) {
-	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type,
+				 uint64_t dct_key) {
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS
+			 | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	uint64_t ops = (init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ? init->send_ops_flags : 0;
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *q;
@@ -102,7 +104,10 @@ static int query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struc
 	return to_nctx(qp->context)->ops->query_qp(to_nqp(qp), attr, mask, init);
 }
 
-/* Destroys qp once the events the program was given for it are acknowledged (ibv_destroy_qp(3)); those it was not given are dropped. */
+/*
+ * Destroys qp once the events the program was given for it are acknowledged (ibv_destroy_qp(3));
+ * those it was not given are dropped.
+ */
 static int destroy_qp(struct ibv_qp *qp) {
 	struct nicsim_ibv_qp *q = to_nqp(qp);
 	int rc = to_nctx(qp->context)->ops->destroy_qp(q);

@@ -80,7 +80,8 @@ int connect_simulator(void) {
 	fd = real_socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) return -1;
 	if (real_connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		fprintf(stderr, "nicsim: cannot reach the simulator at %s: %s (is ./nicsim serve running?)\n", path, strerror(errno));
+		fprintf(stderr, "nicsim: cannot reach the simulator at %s: %s (is ./nicsim serve running?)\n", path,
+			strerror(errno));
 		real_close(fd);
 		return -1;
 	}

@@ -21,7 +21,11 @@ static struct ibv_srq *make_srq(struct ibv_pd *pd, void *srq_context, struct ibv
 	srq->vsrq.srq.context = pd->context;
 	srq->vsrq.srq.srq_context = srq_context;
 	srq->vsrq.srq.pd = pd;
-	if ((rc = ops_of(pd->context)->create_srq(pd, attr, type, xrcd, cq, tm, srq))) { free(srq); errno = rc; return NULL; }
+	if ((rc = ops_of(pd->context)->create_srq(pd, attr, type, xrcd, cq, tm, srq))) {
+		free(srq);
+		errno = rc;
+		return NULL;
+	}
 	srq->vsrq.srq.events_completed = 0;
 	pthread_mutex_init(&srq->vsrq.srq.mutex, NULL);
 	pthread_cond_init(&srq->vsrq.srq.cond, NULL);

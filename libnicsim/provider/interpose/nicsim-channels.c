@@ -90,7 +90,8 @@ int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_
 	struct nicsim_context *ctx;
 	uint64_t handle;
 	if (!nicsim_owns(ch->context)) {
-		int (*f)(struct ibv_comp_channel *, struct ibv_cq **, void **) = theirs("ibv_get_cq_event", "IBVERBS_1.1");
+		int (*f)(struct ibv_comp_channel *, struct ibv_cq **, void **) =
+			theirs("ibv_get_cq_event", "IBVERBS_1.1");
 		if (!f) { errno = EOPNOTSUPP; return -1; }
 		return f(ch, cq, cq_context);
 	}
@@ -132,8 +133,9 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 			if ((obj = nicsim_named(ctx, (uint32_t)ev.element))) to_ncq(obj)->async_returned++;
 			event->element.cq = obj;
 			break;
-		case IBV_EVENT_QP_FATAL: case IBV_EVENT_QP_REQ_ERR: case IBV_EVENT_QP_ACCESS_ERR: case IBV_EVENT_COMM_EST:
-		case IBV_EVENT_SQ_DRAINED: case IBV_EVENT_PATH_MIG: case IBV_EVENT_PATH_MIG_ERR: case IBV_EVENT_QP_LAST_WQE_REACHED:
+		case IBV_EVENT_QP_FATAL: case IBV_EVENT_QP_REQ_ERR: case IBV_EVENT_QP_ACCESS_ERR:
+		case IBV_EVENT_COMM_EST: case IBV_EVENT_SQ_DRAINED: case IBV_EVENT_PATH_MIG:
+		case IBV_EVENT_PATH_MIG_ERR: case IBV_EVENT_QP_LAST_WQE_REACHED:
 			obj = ctx->ops->event_qp(ctx, (uint32_t)ev.element);
 			if (obj) to_nqp(obj)->events_returned++;
 			event->element.qp = obj;

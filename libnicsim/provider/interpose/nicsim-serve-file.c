@@ -73,7 +73,8 @@ fail:
 }
 
 struct nicsim_serve_file *nicsim_serve_file_of(int fd, enum nicsim_serve_file_kind kind) {
-	struct nicsim_serve_file *f = fd >= 0 && fd < SERVE_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
+	struct nicsim_serve_file *f =
+		fd >= 0 && fd < SERVE_FILES ? __atomic_load_n(&files[fd], __ATOMIC_ACQUIRE) : NULL;
 	struct stat st;
 	if (!f || f->kind != kind) return NULL; /* no system call for a descriptor that never was one */
 	if (real_fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino) return NULL;
