@@ -70,6 +70,11 @@ final class PciFace implements AutoCloseable {
                     + (world.hosts().size() - 1) + ")");
         if (holds(node))
             throw new VerbsException(Errno.EBUSY, "node " + node + "'s function is held by another driver");
+        try {
+            flrTime(world.host(node)); // a profile whose reset PCIe would not allow is refused before any reset
+        } catch (IllegalArgumentException x) {
+            throw new VerbsException(Errno.EINVAL, x.getMessage());
+        }
         Program p = programs.apply(pid, name);
         Session session = p.sessions.stream().filter(s -> s.id == sessionId).findFirst().orElse(null);
         UserContext shared = null; // a context of the session opened already: this process imported it
