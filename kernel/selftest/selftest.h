@@ -12,6 +12,8 @@
 
 #define ST_BYTES	4096
 #define ST_WAIT_MS	20000
+/* how long a solicited-only arm must stay quiet after an unsolicited SEND */
+#define ST_QUIET_MS	300
 
 struct st_ctx {
 	struct ib_device *dev;
@@ -37,6 +39,7 @@ int st_connect(struct ib_qp *qp, u32 dest_qpn, u16 lid);
 
 /* st_rc.c: on the connected RC pair */
 int st_send(struct st_ctx *c, u32 len, u32 off, bool arm);
+int st_solicited(struct st_ctx *c, u32 len);
 int st_write(struct st_ctx *c, u32 len, u32 off);
 int st_imm_inline(struct st_ctx *c, u32 len);
 int st_refused(struct st_ctx *c);

@@ -233,6 +233,11 @@ static int st_add(struct ib_device *dev)
 			      st_send(c, 8, 0, true));
 	}
 	if (!err) {
+		st_fill(c, 30);
+		err = st_step(name, "solicited-only arm, then a solicited SEND",
+			      st_solicited(c, 64));
+	}
+	if (!err) {
 		st_fill(c, 40);
 		err = st_step(name, "inline SEND with immediate, query_qp",
 			      st_imm_inline(c, 48));

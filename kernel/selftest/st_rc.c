@@ -60,6 +60,54 @@ int st_send(struct st_ctx *c, u32 len, u32 off, bool arm)
 	return memcmp(c->buf[0], c->buf[1] + off, len) ? -EBADMSG : 0;
 }
 
+/*
+ * A CQ armed for solicited completions only (IB_CQ_SOLICITED): a SEND
+ * without IB_SEND_SOLICITED leaves it quiet, its two completions not polled;
+ * a solicited SEND then wakes it. Four completions, all successful, follow.
+ */
+int st_solicited(struct st_ctx *c, u32 len)
+{
+	struct ib_sge rs = { .addr = c->dma[1], .length = len,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_sge ss = { .addr = c->dma[0], .length = len,
+			     .lkey = c->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 2, .sg_list = &rs, .num_sge = 1 };
+	struct ib_send_wr swr = { .wr_id = 1, .sg_list = &ss, .num_sge = 1,
+				  .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_wc wc;
+	int err, i;
+
+	for (i = 0; i < 2; i++) {
+		err = ib_post_recv(c->qp[1], &rwr, NULL);
+		if (err)
+			return err;
+	}
+	reinit_completion(&c->event);
+	ib_req_notify_cq(c->cq, IB_CQ_SOLICITED);
+	err = ib_post_send(c->qp[0], &swr, NULL);
+	if (err)
+		return err;
+	if (wait_for_completion_timeout(&c->event,
+					msecs_to_jiffies(ST_QUIET_MS))) {
+		pr_info("nicsim_selftest: an unsolicited SEND woke a solicited-only arm\n");
+		return -EPROTO;
+	}
+	swr.send_flags |= IB_SEND_SOLICITED;
+	err = ib_post_send(c->qp[0], &swr, NULL);
+	if (err)
+		return err;
+	if (!wait_for_completion_timeout(&c->event,
+					 msecs_to_jiffies(ST_WAIT_MS)))
+		return -ETIME;
+	for (i = 0; i < 4; i++) {
+		err = st_poll(c, &wc);
+		if (err)
+			return err;
+	}
+	return memcmp(c->buf[0], c->buf[1], len) ? -EBADMSG : 0;
+}
+
 int st_write(struct st_ctx *c, u32 len, u32 off)
 {
 	struct ib_sge ss = { .addr = c->dma[0], .length = len,

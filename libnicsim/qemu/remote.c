@@ -126,19 +126,52 @@ static uint64_t bar_read(struct bridge *b, const struct mpqemu_bar *a) {
 	return v;
 }
 
+/* PCIe r4.0 sec. 7.5.3: the PCI Express capability's ID, Device Capabilities' and Device Control's FLR bits. */
+#define CAP_ID_PCIE 0x10
+#define DEVCAP_FLR (1u << 28)
+#define DEVCTL_INITIATE_FLR (1u << 15)
+/* How long the bridge waits for a function-level reset, in steps: PCIe's bound on one (100 ms). */
+#define FLR_STEP_PS 100000000ull
+#define FLR_LIMIT_PS 100000000000ull
+
+/* Device Control's offset when the function is FLR capable (its PCI Express capability says so), else 0. */
+static uint32_t flr_devctl(struct bridge *b) {
+	uint32_t at, head, cap;
+	if (nicsim_config_read(b->dev, 0x34, &at))
+		return 0;
+	for (int hops = 0; (at &= 0xfc) && hops < 48; hops++, at = head >> 8) {
+		if (nicsim_config_read(b->dev, at, &head))
+			return 0;
+		if ((head & 0xff) == CAP_ID_PCIE)
+			return nicsim_config_read(b->dev, at + 4, &cap) || !(cap & DEVCAP_FLR) ? 0 : at + 8;
+	}
+	return 0;
+}
+
 /*
- * QEMU resets the function (at start and at the guest's reboot): memory space, bus mastering and
- * MSI-X off, BAR0 unassigned, as a reset leaves config space. The adapter's own state is not reset: the
- * model has no function-level reset, so a guest driver takes the adapter down (TEARDOWN_HCA) before
- * a reboot, as for any driver that goes.
+ * QEMU resets the function (at start and at the guest's reboot), as a host resets a passed-through
+ * device: a function-level reset (docs/device.md, "Function-level reset"), which gives the next boot a
+ * fresh adapter, config space at its reset values (memory space, bus mastering and MSI-X off, BAR0
+ * unassigned). The bridge waits, in simulated time, until the function answers again. Without FLR it
+ * clears those config registers only, and the adapter keeps its state.
  */
 static uint64_t device_reset(struct bridge *b) {
+	uint32_t devctl = flr_devctl(b), v;
+	uint64_t start, now;
 	b->resets++;
-	if (nicsim_config_write(b->dev, NICSIM_CFG_COMMAND, 0) || nicsim_config_write(b->dev, NICSIM_CFG_BAR0, 0) ||
-	    nicsim_config_write(b->dev, NICSIM_CFG_MSIX_CAP, 0))
-		return UINT64_MAX;
 	b->bar0_base = 0;
-	return 0;
+	if (!devctl)
+		return nicsim_config_write(b->dev, NICSIM_CFG_COMMAND, 0) || nicsim_config_write(b->dev, NICSIM_CFG_BAR0, 0) ||
+		       nicsim_config_write(b->dev, NICSIM_CFG_MSIX_CAP, 0) ? UINT64_MAX : 0;
+	if (nicsim_config_read(b->dev, devctl, &v) || nicsim_config_write(b->dev, devctl, v | DEVCTL_INITIATE_FLR) ||
+	    nicsim_wait(b->dev, 0, NULL, 0, &start) < 0)
+		return UINT64_MAX;
+	now = start;
+	/* a resetting function answers no config read: the root complex makes all ones of it */
+	while (!nicsim_config_read(b->dev, NICSIM_CFG_COMMAND, &v) && v == 0xffffffffu && now - start < FLR_LIMIT_PS)
+		if (nicsim_wait(b->dev, FLR_STEP_PS, NULL, 0, &now) < 0)
+			return UINT64_MAX;
+	return v == 0xffffffffu ? UINT64_MAX : 0;
 }
 
 /* Answers one message: 0, or -1 when the bridge cannot go on (serve or QEMU gone, protocol broken). */

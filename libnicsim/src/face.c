@@ -248,12 +248,46 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t sess
 	return 0;
 }
 
-int nicsim_open(struct nicsim_dev **dev, int node) { return open_as(dev, node, NICSIM_OP_PCI_OPEN, 0, 0); }
 
 _Static_assert(NICSIM_OPEN_BAR0_32BIT == NICSIM_PCI_OPEN_BAR0_32BIT, "nicsim.h and wire.h agree");
 
+/* PCIe's bound on a function-level reset (100 ms), and how often a resetting function is looked at. */
+#define RESET_LIMIT_PS 100000000000ull
+#define RESET_POLL_PS 100000000ull
+
+/*
+ * serve resets a function its last driver left (docs/device.md, "Function-level reset"); until the
+ * reset completes, a config read gives all ones. Waits for it in simulated time, as Linux's
+ * pci_dev_wait waits for a function after a reset.
+ */
+static int await_reset(struct nicsim_dev *d) {
+	uint32_t id;
+	uint64_t start, now;
+	int rc = nicsim_config_read(d, 0, &id);
+	if (rc || id != 0xffffffffu)
+		return rc;
+	if ((rc = nicsim_wait(d, 0, NULL, 0, &start)) < 0)
+		return rc;
+	for (now = start; id == 0xffffffffu;) {
+		if (now - start >= RESET_LIMIT_PS)
+			return fail(ETIMEDOUT);
+		if ((rc = nicsim_wait(d, RESET_POLL_PS, NULL, 0, &now)) < 0 || (rc = nicsim_config_read(d, 0, &id)))
+			return rc;
+	}
+	return 0;
+}
+
+int nicsim_open(struct nicsim_dev **dev, int node) { return nicsim_open_flags(dev, node, 0); }
+
 int nicsim_open_flags(struct nicsim_dev **dev, int node, uint32_t flags) {
-	return open_as(dev, node, NICSIM_OP_PCI_OPEN, 0, flags);
+	int rc = open_as(dev, node, NICSIM_OP_PCI_OPEN, 0, flags);
+	if (rc)
+		return rc;
+	if ((rc = await_reset(*dev))) {
+		nicsim_face_close(*dev);
+		*dev = NULL;
+	}
+	return rc;
 }
 
 int nicsim_face_open_context(struct nicsim_dev **dev, int node, uint32_t session) {

@@ -30,7 +30,8 @@ struct nicsim_dev;
 /*
  * Opens node `node`'s adapter as a PCI function (node < 0: $NICSIM_NODE, else 0) from the serve
  * whose socket is $NICSIM_SOCKET (`nicsim attach` sets both). EBUSY if another driver, or a
- * libibverbs program, holds it.
+ * libibverbs program, holds it. A function still resetting (serve resets one its driver left) is
+ * waited for, in simulated time, up to PCIe's 100 ms (ETIMEDOUT after).
  */
 int nicsim_open(struct nicsim_dev **dev, int node);
 /* nicsim_open_flags's flags: BAR0 is a 32-bit non-prefetchable BAR while this driver holds the function. */

@@ -34,6 +34,7 @@ pci.tlp.overhead.completion = 20 B    | bytes on the link besides payload for a 
 pci.link.latency        = 135 ns      | one-way latency of a TLP through the PHYs, link layers and root port, excluding serialization (a posted write's whole trip) | derived: docs/sources.md#pcie-latency-and-mmio-cost (what remains of ConnectX's 0.83 us inline send, which crosses PCIe twice)
 pci.mmio.read.response  = 40 ns       | time the adapter takes to answer an MMIO read once it arrives | assumption: ten core cycles
 pci.bar0.size           = 32 MiB      | size of BAR0: command/initialization segment plus the doorbell (UAR) pages | assumption: mlx5-like layout
+pci.flr.time            = 1 ms        | time the function takes to complete a function-level reset (Initiate FLR, or serve resetting a function its driver left), during which it answers no request; PCIe allows at most 100 ms | assumption: a reset that clears state machines and tables, not one that reboots firmware (PCIe r4.0 sec. 6.6.2 bounds it at 100 ms)
 
 # --- doorbell decoder (DoorbellDecoder: MMIO write -> queue message; 2 core cycles from write to message)
 uar.page.size           = 4 KiB       | size of one UAR (doorbell) page; a context owns whole pages | docs/sources.md#mlx5-sizes (MLX5_ADAPTER_PAGE_SIZE)

@@ -103,6 +103,7 @@ public final class Adapter implements PciFunction, Clocked {
         this.tracePrefix = clockName.equals("core") ? "" : clockName.replaceFirst("\\.core$", "") + "/";
         this.config = new ConfigSpace(Cmd.PCI_VENDOR, Cmd.PCI_DEVICE, 0x02070000, new long[]{profile.bytes("pci.bar0.size"), 0, 0},
                 Cmd.MSIX_VECTORS, 0, Cmd.REG_MSIX_TABLE);
+        if ("pcie".equals(profile.text("pci.kind"))) pcieCapability(profile);
         this.dbCfg = DoorbellDecoder.Config.from(profile);
         this.pollInterval = profile.has("doorbell.poll.interval") ? profile.picos("doorbell.poll.interval") : 0;
         this.bfEntries = profile.has("wqe.bf.buffer.entries") ? profile.countInt("wqe.bf.buffer.entries") : 0;
@@ -626,5 +627,18 @@ public final class Adapter implements PciFunction, Clocked {
     @Override public boolean active() {
         return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty() || !pendingMsix.isEmpty()
                 || !xlateIn.isEmpty() && !mtt.req().valid() || !mkeyIn.isEmpty() || !klmIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();
+    }
+
+    /**
+     * A PCIe adapter's PCI Express capability: its link as the profile trains it (pci.lane.rate's
+     * generation, pci.lanes) and its largest payload (pci.max.payload), FLR capable.
+     */
+    private void pcieCapability(Profile profile) {
+        long gtps = profile.bitsPerSecond("pci.lane.rate") / 100_000_000L; // tenths of GT/s
+        int speed = gtps == 25 ? 1 : gtps == 50 ? 2 : gtps == 80 ? 3 : gtps == 160 ? 4 : gtps == 320 ? 5 : 0;
+        if (speed == 0) throw new IllegalArgumentException("pci.lane.rate " + gtps / 10.0 + " GT/s: a PCIe "
+                + "generation's (2.5, 5, 8, 16 or 32 GT/s)");
+        int mps = Integer.numberOfTrailingZeros(profile.bytesInt("pci.max.payload") >>> 7);
+        config.pcie(speed, profile.countInt("pci.lanes"), mps);
     }
 }

@@ -207,6 +207,24 @@ public final class HostMemory {
         return addr;
     }
 
+    /**
+     * Takes {@code [addr, addr + length)}, at or above every address given so far, as if {@link #allocate}
+     * had given it: the same bus addresses in a fresh memory after a function-level reset, for the
+     * mappings its driver keeps. The space skipped below it may be allocated again.
+     */
+    public void reserve(long addr, long length) {
+        check(addr, length, "reserve");
+        if (addr < nextFree)
+            throw new IllegalArgumentException(String.format("reserve 0x%x + 0x%x: below the next free address 0x%x",
+                    addr, length, nextFree));
+        if (addr > nextFree) {
+            released.give(nextFree, addr);
+            bytesReleased += addr - nextFree;
+        }
+        nextFree = addr + length;
+        bytesAllocated += length;
+    }
+
     private byte[] zero;
 
     private byte[] zeroPage() {

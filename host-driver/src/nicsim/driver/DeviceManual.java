@@ -107,7 +107,14 @@ public final class DeviceManual {
                 row(hex(ConfigSpace.MSIX_CAP), "MSI-X capability (ID " + hex(ConfigSpace.CAP_ID_MSIX) + ")",
                         Cmd.MSIX_VECTORS + " vectors; message control bit 15 enables (" + hex(ConfigSpace.MSIX_ENABLE)
                                 + "), bit 14 masks all; the table is in BAR0 at " + hex(Cmd.REG_MSIX_TABLE)
-                                + ", 16 bytes a vector (address, data, control)")));
+                                + ", 16 bytes a vector (address, data, control); next capability "
+                                + hex(ConfigSpace.PCIE_CAP) + " on a PCIe profile (pci.kind \"pcie\"), else none"),
+                row(hex(ConfigSpace.PCIE_CAP), "PCI Express capability (ID " + hex(ConfigSpace.CAP_ID_PCIE)
+                        + "), PCIe profiles only", "version 2, an endpoint; Device Capabilities ("
+                        + hex(ConfigSpace.PCIE_DEVCAP) + ") has Function Level Reset capable (bit 28) and the largest "
+                        + "payload (pci.max.payload); Link Capabilities (" + hex(ConfigSpace.PCIE_LNKCAP) + ") and Link "
+                        + "Status the profile's lane rate and lanes; writing bit 15 of Device Control ("
+                        + hex(ConfigSpace.PCIE_DEVCTL) + ") resets the function (Function-level reset, below)")));
     }
 
     private static String registers() {

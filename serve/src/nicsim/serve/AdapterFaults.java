@@ -61,10 +61,20 @@ final class AdapterFaults {
                 + "and EIO, and the adapter is reset%n", old.index, f.time(), where(f.cause()));
         for (Session s : sessions.get()) if (s.host == old && s.fatal == null) s.fatal(why);
         pci.fatal(old, why);
+        reset(old);
+    }
+
+    /**
+     * Node {@code old}'s adapter replaced by a fresh one ({@link World#reset}), and what follows it there:
+     * RDMA CM's ids on it, its XRC domains, the listeners on its management QPs. Its programs must have
+     * been told already. The fresh host.
+     */
+    Host reset(Host old) {
         cm.reset(old.index);
         domains.remove(old.index);
-        world.reset(old.index);
+        Host fresh = world.reset(old.index);
         afterReset.accept(old.index);
+        return fresh;
     }
 
     /** What else must follow a node's adapter to its reset one (the subnet manager's listener). */

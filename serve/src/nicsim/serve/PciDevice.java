@@ -25,12 +25,24 @@ final class PciDevice implements AutoCloseable {
     /** Config space bytes a driver may reach (type 0 header and the capabilities after it). */
     static final int CONFIG_BYTES = 256;
 
-    final Host host;
+    /** The node's host: a fresh one after each function-level reset ({@link #rebind}). */
+    Host host;
     final Program program;
     final int socketFd;
     private final ProcMemory memory;
     /** The driver's DMA mappings by I/O virtual address: their lengths. */
     private final TreeMap<Long, Long> maps = new TreeMap<>();
+    /** What backs each mapping (by IOVA): attached again to a fresh host's memory after a reset. */
+    private final java.util.Map<Long, nicsim.host.HostMemory.Backing> backings = new java.util.HashMap<>();
+    /** The driver wrote Initiate FLR: its function is to be reset once the write is taken ({@link #resetAsked}). */
+    private boolean resetAsked;
+    /**
+     * Until this simulated time the function is resetting (pci.flr.time after the reset began): a config
+     * read gives all ones, as a root complex makes of a function that does not answer; config and MMIO
+     * writes are dropped; an MMIO read is an unsupported request. PCIe lets a function discard requests so.
+     */
+    private long resetUntil;
+    private long droppedWhileResetting;
     /** The IOVAs of mappings at an address the driver chose (MAP_FIXED): not the node's allocator's to free. */
     private final java.util.Set<Long> fixed = new java.util.HashSet<>();
     /** PCI_OPEN's flags: BAR0 is a 32-bit non-prefetchable BAR while this driver holds the function. */
@@ -44,7 +56,9 @@ final class PciDevice implements AutoCloseable {
     /** DMA writes into the driver's memory when it was last answered: a WAIT returns once this moves. */
     private long writesSeen;
     /** The adapter's count of refused commands and register writes when the driver opened it. */
-    private final int errorsAtOpen;
+    private int errorsAtOpen;
+    /** Commands and writes the adapters before the last reset refused (each reset brings a fresh count). */
+    private int errorsBeforeReset;
     /** The adapter's problems, the bus's unsupported requests and refused commands already told; its refused writes. */
     private int problemsTold, unsupportedTold, refusalsTold;
     private final List<String> refusedWrites = new ArrayList<>();
@@ -93,12 +107,64 @@ final class PciDevice implements AutoCloseable {
         this.unsupportedTold = host.bus.unsupportedRequests().size();
         this.refusalsTold = host.firmware.refusedCommands().size();
         if (user) return; // the kernel's driver keeps the interrupts and the bus
+        hook();
+    }
+
+    /** The host's bus is this driver's: its interrupts, its IOMMU, its function's reset. */
+    private void hook() {
         host.bus.onInterrupt((address, data) -> {
             interrupts.add(data);
             interruptsRaised++;
         });
         host.bus.iommu(this::mapped); // the adapter reaches only what the driver mapped, as behind an IOMMU
+        host.bus.configSpace(0).onFunctionReset(() -> resetAsked = true);
     }
+
+    /** Whether the driver initiated a function-level reset since last asked (its face then resets the node). */
+    boolean resetAsked() {
+        boolean was = resetAsked;
+        resetAsked = false;
+        return was;
+    }
+
+    /**
+     * What the function held when it was reset, the sanitizer's view: the adapter's objects by kind (none
+     * if it was never brought up) and the driver's DMA mappings, which a reset leaves to the host.
+     */
+    String leftBehind() {
+        StringBuilder b = new StringBuilder();
+        host.firmware.objects().forEach((kind, n) -> { if (n > 0) b.append(b.isEmpty() ? "" : ", ").append(kind)
+                .append(' ').append(n); });
+        return (host.firmware.initialized() ? "the adapter up" : "the adapter down")
+                + (b.isEmpty() ? "" : " with " + b) + ", " + maps.size() + " DMA maps";
+    }
+
+    /**
+     * The function was reset at the PCI face ({@code fresh}: the node's new host, the old one gone with
+     * every queue, context, key, event queue, pending DMA and the MSI-X table): the driver keeps its DMA
+     * mappings (the host's IOMMU's, not the function's), at the same bus addresses; config space is at its
+     * reset values (BAR0 unassigned, memory space, bus mastering and MSI-X off), and the function answers
+     * nothing until {@code readyAt}.
+     */
+    void rebind(Host fresh, long readyAt) {
+        errorsBeforeReset += host.firmware.commandErrors() - errorsAtOpen;
+        errorsAtOpen = 0;
+        host = fresh;
+        for (var e : maps.entrySet()) {
+            if (!fixed.contains(e.getKey())) fresh.memory.reserve(e.getKey(), e.getValue());
+            fresh.memory.attach(e.getKey(), e.getValue(), backings.get(e.getKey()));
+        }
+        if (bar0Made32Bit) fresh.bus.configSpace(0).bar0As32Bit(true);
+        hook();
+        problemsTold = refusalsTold = unsupportedTold = 0;
+        resetUntil = readyAt;
+    }
+
+    /** The function resets until {@code t} (a reset begun before this driver opened it). */
+    void resettingUntil(long t) { resetUntil = t; }
+
+    /** Whether the function is still resetting: a request it cannot take is then dropped. */
+    private boolean resetting() { return host.sim.now() < resetUntil; }
 
     /**
      * PCI_OPEN's OPEN_BAR0_32BIT: BAR0 reads back as a 32-bit non-prefetchable BAR until the driver
@@ -173,15 +239,21 @@ final class PciDevice implements AutoCloseable {
                 user.channel(in.u32("cqn") & 0xFFFF_FFFFL, in.u32("channel"));
                 yield new Wire.Out();
             }
-            case PCI_CONFIG_READ -> new Wire.Out().u32(host.bus.configRead32(0, configOffset(in)));
-            case PCI_CONFIG_WRITE -> {
+            case PCI_CONFIG_READ -> {
                 int offset = configOffset(in);
-                host.bus.configWrite32(0, offset, in.u32("value"));
+                yield new Wire.Out().u32(resetting() ? dropped(-1) : host.bus.configRead32(0, offset));
+            }
+            case PCI_CONFIG_WRITE -> {
+                int offset = configOffset(in), value = in.u32("value");
+                if (!resetting()) host.bus.configWrite32(0, offset, value);
+                else dropped(0);
                 yield new Wire.Out();
             }
             case PCI_MMIO_WRITE -> { // posted: a refusal is told as a violation (PciFace)
                 long offset = barOffset(in);
-                mmioWrite(offset, in.bytes(in.u32("length"), "data"));
+                byte[] data = in.bytes(in.u32("length"), "data");
+                if (!resetting()) mmioWrite(offset, data);
+                else dropped(0);
                 yield null;
             }
             case PCI_POSTED_RING -> {
@@ -196,8 +268,14 @@ final class PciDevice implements AutoCloseable {
                 if (length != 4 && length != 8)
                     throw new VerbsException(Errno.EINVAL, "MMIO read length " + length + ": reads are 4 or 8 bytes");
                 Open o = new Open(false, Long.MAX_VALUE);
-                open = o;
                 mmioReads++;
+                if (resetting()) { // an unsupported request: all ones, as a read of nothing
+                    byte[] ones = new byte[length];
+                    java.util.Arrays.fill(ones, (byte) -1);
+                    dropped(0);
+                    yield new Wire.Out().u32(1).bytes(ones);
+                }
+                open = o;
                 host.bus.mmioRead(addr, length, r -> o.reply = new Wire.Out()
                         .u32(r.status() == PciBus.MmioStatus.OK ? 0 : 1).bytes(r.data()));
                 yield null;
@@ -224,6 +302,12 @@ final class PciDevice implements AutoCloseable {
             }
             default -> throw new Wire.Malformed(op + " is not a request of the PCI face");
         };
+    }
+
+    /** Counts a request the resetting function dropped; {@code value} is what it reads as. */
+    private int dropped(int value) {
+        droppedWhileResetting++;
+        return value;
     }
 
     /**
@@ -311,14 +395,16 @@ final class PciDevice implements AutoCloseable {
         if (at >= 0) checkFixed(at, length);
         long iova = at >= 0 ? at : host.allocPinned(length);
         nicsim.host.HostMemory.Backing b = memory.at(address);
-        host.memory.attach(iova, length, !wake ? b : new nicsim.host.HostMemory.Backing() {
+        nicsim.host.HostMemory.Backing backing = !wake ? b : new nicsim.host.HostMemory.Backing() {
             @Override public void read(long offset, byte[] dst, int off, int len) { b.read(offset, dst, off, len); }
             @Override public void write(long offset, byte[] src, int off, int len) {
                 b.write(offset, src, off, len);
                 wakes++;
             }
-        });
+        };
+        host.memory.attach(iova, length, backing);
         maps.put(iova, length);
+        backings.put(iova, backing);
         if (at >= 0) fixed.add(iova);
         return iova;
     }
@@ -346,6 +432,7 @@ final class PciDevice implements AutoCloseable {
         Long length = maps.remove(iova);
         if (length == null)
             throw new VerbsException(Errno.EINVAL, String.format("DMA unmap of iova 0x%x: not mapped", iova));
+        backings.remove(iova);
         host.memory.detach(iova);
         if (!fixed.remove(iova)) host.freePhysical(iova, length);
     }
@@ -450,10 +537,12 @@ final class PciDevice implements AutoCloseable {
     String summary() {
         StringBuilder b = new StringBuilder(String.format("%d requests, %d MMIO writes, %d MMIO reads, %d interrupts, "
                 + "%d DMA maps left", requests, mmioWrites, mmioReads, interruptsRaised, maps.size()));
-        int refused = host.firmware.commandErrors() - errorsAtOpen;
+        int refused = host.firmware.commandErrors() - errorsAtOpen + errorsBeforeReset;
         if (violations > 0) b.append("; ").append(violations).append(" violations (the log has each)");
         if (refused > 0)
             b.append("; the adapter refused ").append(refused).append(" malformed commands or register writes");
+        if (droppedWhileResetting > 0)
+            b.append("; ").append(droppedWhileResetting).append(" requests dropped while its function reset");
         if (memory.failures() > 0)
             b.append("; DMA to its memory refused ").append(memory.failures()).append(" times, first: ")
                     .append(memory.firstFailure());
@@ -462,7 +551,7 @@ final class PciDevice implements AutoCloseable {
             return b.toString();
         }
         if (host.firmware.initialized())
-            b.append("; it left the adapter up (no TEARDOWN_HCA): the next driver's INIT_HCA will be refused");
+            b.append("; it left the adapter up (no TEARDOWN_HCA): its function is reset");
         return b.toString();
     }
 
@@ -470,7 +559,7 @@ final class PciDevice implements AutoCloseable {
     List<String> released = List.of();
 
     /**
-     * The driver left: its mappings go; the adapter keeps its state (no function-level reset yet).
+     * The driver left: its mappings go (its face then resets a whole function: {@link PciFace#closed}).
      * A user context's objects are destroyed first, as the kernel does when a process exits.
      */
     @Override public void close() {
@@ -488,6 +577,7 @@ final class PciDevice implements AutoCloseable {
             }
             maps.clear();
             fixed.clear();
+            backings.clear();
             if (bar0Made32Bit) host.bus.configSpace(0).bar0As32Bit(false); // the next driver sees the usual BAR0
             if (user == null) {
                 host.bus.onInterrupt((address, data) -> { });

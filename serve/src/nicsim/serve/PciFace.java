@@ -28,6 +28,12 @@ final class PciFace implements AutoCloseable {
     private final java.util.function.Consumer<Program> left;
     /** serve --strict: a driver is stopped at its first violation. */
     volatile boolean strict;
+    /** Replaces a node's host by a fresh one, with what must follow it ({@link AdapterFaults#reset}). */
+    java.util.function.UnaryOperator<nicsim.driver.Host> resetNode = h -> {
+        throw new IllegalStateException("PciFace.resetNode not set");
+    };
+    /** The longest a function-level reset may take: PCIe r4.0 sec. 6.6.2. */
+    static final long FLR_LIMIT_PICOS = 100_000_000_000L;
 
     PciFace(World world, PrintStream log, java.util.function.Consumer<Program> left) {
         this.world = world;
@@ -64,6 +70,11 @@ final class PciFace implements AutoCloseable {
                     + (world.hosts().size() - 1) + ")");
         if (holds(node))
             throw new VerbsException(Errno.EBUSY, "node " + node + "'s function is held by another driver");
+        try {
+            flrTime(world.host(node)); // a profile whose reset PCIe would not allow is refused before any reset
+        } catch (IllegalArgumentException x) {
+            throw new VerbsException(Errno.EINVAL, x.getMessage());
+        }
         Program p = programs.apply(pid, name);
         Session session = p.sessions.stream().filter(s -> s.id == sessionId).findFirst().orElse(null);
         UserContext shared = null; // a context of the session opened already: this process imported it
@@ -78,6 +89,7 @@ final class PciFace implements AutoCloseable {
                 throw x;
             }
         }
+        if (!user) d.resettingUntil(readyAt.getOrDefault(node, 0L));
         devices.put(c, d);
         p.devices.put(fd, d);
         p.requested(false);
@@ -117,6 +129,40 @@ final class PciFace implements AutoCloseable {
             d.answered();
             c.send(out.finish(0));
         }
+        if (d.resetAsked()) functionReset(d, d.program + " initiated a function-level reset (FLR)", d.leftBehind());
+    }
+
+    /**
+     * The function of {@code d}'s node reset ({@code cause}), as PCIe's function-level reset: the node's
+     * adapter replaced by a fresh one, every queue, context, key, event queue, pending DMA and MSI-X
+     * entry gone, which the log tells at the simulated time with what was left; a driver that stays
+     * ({@code stays}) finds config space at its reset values once pci.flr.time has passed. The fresh host.
+     */
+    private void functionReset(PciDevice d, String cause, String left) {
+        tell(d); // what the old adapter saw first
+        nicsim.driver.Host old = d.host;
+        long now = old.sim.now(), takes = flrTime(old);
+        nicsim.driver.Host fresh = resetNode.apply(old);
+        fresh.sim.counters().scope("node" + old.index).counter("Adapter.function_resets").inc();
+        log.printf("nicsim serve: at %.3f us node %d's function was reset: %s; it left %s; ready %.3f us later%n",
+                now / 1e6, old.index, cause, left, takes / 1e6);
+        // the reset completes as an event of the fresh node: a driver waiting for it lets time run that far
+        fresh.within(() -> fresh.sim.scheduleIn(takes, () -> { }));
+        readyAt.put(old.index, now + takes);
+        if (devices.containsValue(d)) d.rebind(fresh, now + takes);
+    }
+
+    /** When each node's last function-level reset completes (simulated time): a driver opening it sooner waits. */
+    private final Map<Integer, Long> readyAt = new HashMap<>();
+
+    /** pci.flr.time of {@code h}'s profile (0 without one: a conventional PCI function), at most 100 ms. */
+    private static long flrTime(nicsim.driver.Host h) {
+        if (!h.profile.has("pci.flr.time")) return 0;
+        long t = h.profile.picos("pci.flr.time");
+        if (t < 0 || t > FLR_LIMIT_PICOS)
+            throw new IllegalArgumentException("profile " + h.profile.name() + ": pci.flr.time = " + t
+                    + " ps: a function-level reset completes within 100 ms (PCIe r4.0 sec. 6.6.2)");
+        return t;
     }
 
     /**
@@ -154,6 +200,8 @@ final class PciFace implements AutoCloseable {
         if (d == null) return;
         d.program.devices.remove(d.socketFd);
         tell(d);
+        boolean whole = d.user == null && d.fatal == null; // a faulted adapter was reset already
+        String leftBehind = whole ? d.leftBehind() : null;
         try {
             d.close();
         } finally { // a fault while it destroys what was left is its adapter's (the caller resets it): the program goes
@@ -162,6 +210,8 @@ final class PciFace implements AutoCloseable {
             log.printf("nicsim serve: %s %s on node %d: %s%n", d.program, how, d.host.index, summary);
             left.accept(d.program);
         }
+        // as a host resets a device its guest or user-space driver let go (VFIO on release): the next finds it fresh
+        if (whole) functionReset(d, "its driver " + d.program + " left", leftBehind);
     }
 
     /**

@@ -116,6 +116,7 @@ public final class Server implements AutoCloseable {
         this.faults = new AdapterFaults(world, log, pci, cm, domains, this::sessions);
         this.sm = new SubnetManager(world);
         this.umad = new Umad(world);
+        pci.resetNode = faults::reset;
         faults.afterReset = n -> {
             if (n == SubnetManager.SM_NODE) sm.attach();
             umad.reset(n);

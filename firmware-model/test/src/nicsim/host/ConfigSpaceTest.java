@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import org.junit.jupiter.api.Test;
 
-/** BAR0's two kinds, as a bus's enumeration sizes and places them. */
+/** BAR0's two kinds, as a bus's enumeration sizes and places them; the PCI Express capability and its FLR. */
 class ConfigSpaceTest {
     private static ConfigSpace space(long bar0) {
         return new ConfigSpace(1, 2, 0, new long[]{bar0, 0, 0}, 4, 0, 0x800);
@@ -38,5 +38,29 @@ class ConfigSpaceTest {
     void aBar0Over2GiBCannotBe32Bit() {
         var x = assertThrows(IllegalArgumentException.class, () -> space(4L << 30).bar0As32Bit(true));
         assertTrue(x.getMessage().contains("0x100000000 bytes"), x.getMessage());
+    }
+
+    /** What Linux's capability walk and its pcie_flr read and write. */
+    @Test
+    void aPcieFunctionListsItsCapabilityAfterMsixAndInitiatesFlrFromDeviceControl() {
+        ConfigSpace cs = space(32 << 20);
+        assertEquals(0, cs.read32(ConfigSpace.MSIX_CAP) >> 8 & 0xff, "conventional PCI: MSI-X is the last capability");
+        assertEquals(0, cs.read32(ConfigSpace.PCIE_CAP), "and nothing is there");
+        cs.pcie(3, 16, 1); // 8 GT/s x16, 256-byte payloads
+        int[] resets = {0};
+        cs.onFunctionReset(() -> resets[0]++);
+        assertEquals(ConfigSpace.PCIE_CAP, cs.read32(ConfigSpace.MSIX_CAP) >> 8 & 0xff, "MSI-X's next pointer");
+        assertEquals(ConfigSpace.CAP_ID_PCIE | 2 << 16, cs.read32(ConfigSpace.PCIE_CAP), "version 2, an endpoint, last");
+        assertEquals(ConfigSpace.DEVCAP_FLR | 1, cs.read32(ConfigSpace.PCIE_DEVCAP), "FLR capable, MPS 256");
+        assertEquals(3 | 16 << 4, cs.read32(ConfigSpace.PCIE_LNKCAP));
+        assertEquals((3 | 16 << 4) << 16, cs.read32(ConfigSpace.PCIE_LNKCTL), "Link Status: trained at both");
+        cs.write32(ConfigSpace.PCIE_DEVCTL, 0x2010); // MRRS 512, relaxed ordering: kept, no reset
+        assertEquals(0x2010, cs.read32(ConfigSpace.PCIE_DEVCTL));
+        assertEquals(0, resets[0]);
+        cs.write32(ConfigSpace.PCIE_DEVCTL, 0x2010 | ConfigSpace.DEVCTL_INITIATE_FLR);
+        assertEquals(1, resets[0], "Initiate FLR asks for the reset once");
+        assertEquals(0x2010, cs.read32(ConfigSpace.PCIE_DEVCTL), "Initiate FLR always reads 0");
+        cs.write32(ConfigSpace.PCIE_DEVCAP, 0);
+        assertEquals(ConfigSpace.DEVCAP_FLR | 1, cs.read32(ConfigSpace.PCIE_DEVCAP), "capabilities are read-only");
     }
 }

@@ -143,6 +143,7 @@ struct nicsim_cq {
 	u32 log_size;
 	u32 ci;		/* the consumer counter (kernel CQs) */
 	u32 arm_sn;	/* events taken, modulo 4 */
+	u32 arm_word;	/* a kernel CQ: its last arm (consumer counter, cmd) */
 	spinlock_t lock; /* ci and arm_sn: polling and arming */
 	struct list_head armed;	/* on nicsim_dev.armed_cqs while armed */
 	bool is_armed;

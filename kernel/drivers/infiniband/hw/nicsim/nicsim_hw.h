@@ -271,6 +271,7 @@
 #define NICSIM_CQE_REQ_ERR			0xd
 #define NICSIM_CQE_RESP_ERR			0xe
 #define NICSIM_CQE_INVALID			0xf
+#define NICSIM_CQE_SOLICITED			0x02	/* op_own bit 1 */
 /* byte offsets in a CQE */
 #define NICSIM_CQE_SLID				22
 #define NICSIM_CQE_SRC_QP			24

@@ -254,6 +254,7 @@ err_disable:
 	pci_disable_device(pdev);
 err_free:
 	ib_dealloc_device(&dev->ibdev);
+	pci_set_drvdata(pdev, NULL);
 	return err;
 }
 
@@ -261,6 +262,8 @@ static void nicsim_remove(struct pci_dev *pdev)
 {
 	struct nicsim_dev *dev = pci_get_drvdata(pdev);
 
+	if (!dev) /* a reset after which the adapter did not come up */
+		return;
 	/* ib_core destroys every object of every consumer first */
 	ib_unregister_device(&dev->ibdev);
 	nicsim_eq_stop(dev);
@@ -274,13 +277,44 @@ static void nicsim_remove(struct pci_dev *pdev)
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->cqs);
 	ib_dealloc_device(&dev->ibdev);
+	pci_set_drvdata(pdev, NULL);
 }
+
+/*
+ * A function-level reset (sysfs reset, a hypervisor's) clears every queue,
+ * context, key and MSI-X entry in the adapter (docs/device.md, "Function-level
+ * reset"). Before it, while the adapter still answers, the driver goes as on
+ * remove: ib_core destroys every consumer's objects, TEARDOWN_HCA, buffers
+ * freed; after it, once PCI has restored config space, it comes up as on probe
+ * with a new ib_device, which consumers see as a device removed and added.
+ */
+static void nicsim_reset_prepare(struct pci_dev *pdev)
+{
+	dev_info(&pdev->dev, "function reset: taking the adapter down\n");
+	nicsim_remove(pdev);
+}
+
+static void nicsim_reset_done(struct pci_dev *pdev)
+{
+	int err = nicsim_probe(pdev, NULL);
+
+	if (err)
+		dev_err(&pdev->dev,
+			"the adapter did not come up after its reset (%d)\n",
+			err);
+}
+
+static const struct pci_error_handlers nicsim_err_handler = {
+	.reset_prepare = nicsim_reset_prepare,
+	.reset_done = nicsim_reset_done,
+};
 
 static struct pci_driver nicsim_pci_driver = {
 	.name = DRV_MODULE_NAME,
 	.id_table = nicsim_pci_tbl,
 	.probe = nicsim_probe,
 	.remove = nicsim_remove,
+	.err_handler = &nicsim_err_handler,
 };
 
 /* The doorbell function first: PCI binds it before the adapter probes. */

@@ -38,6 +38,7 @@ class KernelHeaderTest {
             "NICSIM_CQE_BYTES", "NICSIM_CQE_SLID", "NICSIM_CQE_SRC_QP", "NICSIM_CQE_IMM", "NICSIM_CQE_BYTE_CNT",
             "NICSIM_CQE_VENDOR_SYNDROME", "NICSIM_CQE_SYNDROME", "NICSIM_CQE_SOP_QPN", "NICSIM_CQE_WQE_COUNTER",
             "NICSIM_CQE_OP_OWN", // Completion queues: CQE byte offsets
+            "NICSIM_CQE_SOLICITED", // Completion queues: op_own bit 1
             "NICSIM_CQE_SYNDROME_MW_BIND_ERR", // the cqe-syndromes table (the generated header leaves windows out)
             "NICSIM_EQE_BYTES", "NICSIM_EQE_TYPE", "NICSIM_EQE_RESOURCE", "NICSIM_EQE_OWNER",
             "NICSIM_EQE_WRITTEN", // Async events
