@@ -308,6 +308,7 @@ int nicsim_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int nicsim_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int nicsim_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		     struct ib_udata *udata);
+int nicsim_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int nicsim_destroy_ah(struct ib_ah *ibah, u32 flags);
 
 /* nicsim_mr.c */
