@@ -81,14 +81,18 @@ int nicsim_query_port(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
-/* The one GID: the default subnet prefix and the node's GUID. */
+/*
+ * The one GID: the link-local prefix and the LID, the name the fabric's SA
+ * gives the port in its PathRecords (and attached programs' ports have), so
+ * that the kernel's path queries by GID find it.
+ */
 int nicsim_query_gid(struct ib_device *ibdev, u32 port, int index,
 		     union ib_gid *gid)
 {
 	if (index)
 		return -EINVAL;
 	gid->global.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL);
-	gid->global.interface_id = ibdev->node_guid;
+	gid->global.interface_id = cpu_to_be64(to_ndev(ibdev)->caps.lid);
 	return 0;
 }
 
