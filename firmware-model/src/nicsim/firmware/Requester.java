@@ -228,8 +228,9 @@ final class Requester {
         // a special QP's MAD leaves from QP0 or QP1, QP1's with the GSI Q_Key whatever the WQE says (IBA 13.5.3.1)
         long src = q.special >= 0 ? q.special : q.qpn;
         int qkey = q.special == 1 ? Mad.GSI_QKEY : q.special == 0 ? 0 : qkeyOf(op.w.av());
-        return new Packet(q.fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), src,
-                op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkey, payload, Packet.UD);
+        return new Packet(q.fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(),
+                src, op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkey, payload,
+                Packet.UD);
     }
 
     /** Packet {@code i} of the {@code n} of a SEND or WRITE, its bytes taken from the op's payload. */
