@@ -352,6 +352,18 @@
 #define NICSIM_DEALLOC_XRCD_IN_HANDLE 0
 #define NICSIM_DEALLOC_XRCD_IN_WORDS 1
 #define NICSIM_DEALLOC_XRCD_OUT_WORDS 0
+#define NICSIM_CMD_ATTACH_MCAST 0x806
+#define NICSIM_ATTACH_MCAST_IN_QPN 0
+#define NICSIM_ATTACH_MCAST_IN_GID_HI 1
+#define NICSIM_ATTACH_MCAST_IN_GID_LO 2
+#define NICSIM_ATTACH_MCAST_IN_WORDS 3
+#define NICSIM_ATTACH_MCAST_OUT_WORDS 0
+#define NICSIM_CMD_DETACH_MCAST 0x807
+#define NICSIM_DETACH_MCAST_IN_QPN 0
+#define NICSIM_DETACH_MCAST_IN_GID_HI 1
+#define NICSIM_DETACH_MCAST_IN_GID_LO 2
+#define NICSIM_DETACH_MCAST_IN_WORDS 3
+#define NICSIM_DETACH_MCAST_OUT_WORDS 0
 
 /* CREATE_QP's type, MODIFY_QP's states and attribute mask, and access flags (libibverbs' numbers) */
 #define NICSIM_QPT_RC 2
@@ -492,6 +504,10 @@ static inline int nicsim_status_to_errno(int status) {
 #define NICSIM_SYNDROME_UMR_NOT_SUPPORTED 52
 #define NICSIM_SYNDROME_OUT_OF_KLMS 53
 #define NICSIM_SYNDROME_OBJECTS_LEFT 54
+#define NICSIM_SYNDROME_BAD_MGID 55
+#define NICSIM_SYNDROME_NOT_ATTACHED 56
+#define NICSIM_SYNDROME_OUT_OF_MCAST_GROUPS 57
+#define NICSIM_SYNDROME_MCAST_GROUP_FULL 58
 
 /* a command syndrome's name */
 static inline const char *nicsim_syndrome_str(unsigned syndrome) {
@@ -509,7 +525,8 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 		"BAD_MW_TYPE", "UNKNOWN_XRCD", "OUT_OF_XRCDS", "XRCD_IN_USE",
 		"XRC_SRQ_MISUSE", "DC_NOT_SUPPORTED", "BAD_DC_TYPE", "DCT_NEEDS_SRQ",
 		"TM_NOT_SUPPORTED", "TM_LIST_FULL", "BAD_TM_OP", "TM_TOO_MANY_OPS",
-		"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT",
+		"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT", "BAD_MGID",
+		"NOT_ATTACHED", "OUT_OF_MCAST_GROUPS", "MCAST_GROUP_FULL",
 	};
 	return syndrome < sizeof(names) / sizeof(names[0]) ? names[syndrome] : "another syndrome";
 }
