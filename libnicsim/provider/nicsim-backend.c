@@ -15,6 +15,7 @@ const struct nicsim_backend_ops nicsim_java_backend = {
 	.post_send = nicsim_java_post_send,
 	.post_recv = nicsim_java_post_recv,
 	.post_srq_recv = nicsim_java_post_srq_recv,
+	.mcast = nicsim_java_mcast,
 };
 
 const struct nicsim_backend_ops nicsim_hw_backend = {
@@ -31,6 +32,7 @@ const struct nicsim_backend_ops nicsim_hw_backend = {
 	.post_send = nicsim_hw_post_send,
 	.post_recv = nicsim_hw_post_recv,
 	.post_srq_recv = nicsim_hw_post_srq_recv,
+	.mcast = nicsim_hw_mcast,
 };
 
 /* The kernel driver's: objects by uverbs commands, the data path the hw back end's rings. */

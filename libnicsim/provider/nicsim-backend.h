@@ -42,6 +42,8 @@ struct nicsim_backend_ops {
 			 struct ibv_send_wr **bad);
 	int (*post_recv)(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 	int (*post_srq_recv)(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+	/* Multicast: UD QP qp joins (attach) or leaves group gid of MLID lid, checked already: 0 or an errno. */
+	int (*mcast)(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);
 };
 
 /* The tables (nicsim-backend.c). */
@@ -61,12 +63,16 @@ int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_x
 int nicsim_java_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_java_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int nicsim_java_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
+int nicsim_java_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);
 
 /* The java back end's posting (nicsim-post.c). */
 int nicsim_java_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
 			  struct ibv_send_wr **bad);
 int nicsim_java_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int nicsim_java_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* The hw back end's multicast (nicsim-hw-qp.c): ATTACH_MCAST and DETACH_MCAST. */
+int nicsim_hw_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);
 
 /* The hw back end's CQs (nicsim-hw.c). */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);

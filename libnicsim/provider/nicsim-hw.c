@@ -175,6 +175,8 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	(void)pd;
 	if (!ah) { errno = ENOMEM; return NULL; }
 	ah->handle = attr->dlid;
+	ah->is_global = attr->is_global;
+	memcpy(ah->dgid, attr->grh.dgid.raw, 16);
 	return &ah->ah;
 }
 
@@ -323,6 +325,8 @@ static int to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc 
 	wc->byte_len = w->byte_len;
 	wc->src_qp = w->src_qp;
 	wc->slid = (uint16_t)w->slid;
+	if (w->grh)
+		wc->wc_flags |= IBV_WC_GRH;
 	return 1;
 }
 

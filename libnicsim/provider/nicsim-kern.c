@@ -131,6 +131,8 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	int rc = ibv_cmd_create_ah(pd, &ah->ah, attr, &resp, sizeof(resp));
 	if (rc) { free(ah); errno = rc; return NULL; }
 	ah->handle = attr->dlid;
+	ah->is_global = attr->is_global;
+	memcpy(ah->dgid, attr->grh.dgid.raw, 16);
 	return &ah->ah;
 }
 

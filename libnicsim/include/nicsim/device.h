@@ -547,6 +547,10 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 #define NICSIM_WQE_OP_UMR 0x25
 /* a UMR WQE's opmod (the control segment's byte 0): its body lays out an indirect mkey */
 #define NICSIM_WQE_OPMOD_MKEY_LAYOUT 1
+/* a UD AV's GRH: the grh_gid_fl word's offset and bit, the destination GID's offset */
+#define NICSIM_AV_GRH_WORD 0x1c
+#define NICSIM_AV_GRH_BIT 0x40000000
+#define NICSIM_AV_RGID 0x20
 
 /* CQEs: op_own bits 7..4, and error syndromes (byte 55) */
 #define NICSIM_CQE_REQ 0
@@ -573,6 +577,9 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 #define NICSIM_CQE_SYNDROME_GENERAL_ERR 0xff
 #define NICSIM_CQE_SYNDROME_TM_ERR 0x30
 #define NICSIM_CQE_SYNDROME_TM_RNDV_INCOMPLETE 0x31
+/* a receive CQE's GRH flag: a GRH came (flags_rqpn's g bits, IBV_WC_GRH) */
+#define NICSIM_CQE_GRH_BYTE 0x18
+#define NICSIM_CQE_GRH_MASK 0x30
 /* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), context (8..11) */
 #define NICSIM_CQE_TM_NONE 0
 #define NICSIM_CQE_TM_MATCHED 1
