@@ -221,9 +221,11 @@ final class Requester {
         boolean imm = op.opcode == WqeLayout.OP_SEND_IMM;
         nicsim.abi.WqeFormat.Av av = op.w.av();
         Packet p = new Packet(q.fw.lid(), av.rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, av.remoteQpn(), q.qpn,
-                op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkeyOf(av), payload, Packet.UD);
-        return av.grh() ? p.withGrh(new nicsim.fabric.Grh(Multicast.GID_PREFIX, q.fw.lid(), av.dgidHi(), av.dgidLo(), 0, 0,
-                Multicast.HOP_LIMIT)) : p;
+                op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkeyOf(av), payload,
+                Packet.UD);
+        if (!av.grh()) return p;
+        return p.withGrh(new nicsim.fabric.Grh(Multicast.GID_PREFIX, q.fw.lid(), av.dgidHi(), av.dgidLo(), 0, 0,
+                Multicast.HOP_LIMIT));
     }
 
     /** Packet {@code i} of the {@code n} of a SEND or WRITE, its bytes taken from the op's payload. */

@@ -31,8 +31,8 @@ class McKeyTest {
     void theJavaDriverJoinsAndSendsAlike() throws Exception { run(false); }
 
     private void run(boolean cDriver) throws Exception {
-        Run rcv = Programs.start(served, 1, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-b", "node1",
-                "-S", "200"));
+        Run rcv = Programs.start(served, 1, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-b",
+                "node1", "-S", "200"));
         // its output is buffered till it ends: the receiver is ready once librdmacm attached its QP to the group
         for (int i = 0; i < 1200 && served.world.host(1).firmware.multicastAttachments() == 0; i++) {
             assertTrue(rcv.process().isAlive(), rcv.output() + "\n--- serve:\n" + served.log());
