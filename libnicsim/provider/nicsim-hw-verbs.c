@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "nicsim-hw.h"
 #include "nicsim/device.h"
@@ -60,6 +61,8 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	(void)pd;
 	if (!ah) { errno = ENOMEM; return NULL; }
 	ah->handle = attr->dlid;
+	ah->is_global = attr->is_global;
+	memcpy(ah->dgid, attr->grh.dgid.raw, 16);
 	return &ah->ah;
 }
 
@@ -124,4 +127,5 @@ const struct nicsim_backend_ops nicsim_hw_backend = {
 	.event_qp = nicsim_hw_event_qp,
 	.event_srq = nicsim_hw_event_srq,
 	.verbs = &hw_verbs,
+	.mcast = nicsim_hw_mcast,
 };

@@ -31,4 +31,5 @@ const struct nicsim_backend_ops nicsim_java_backend = {
 	.event_qp = nicsim_named_qp,
 	.event_srq = nicsim_named_srq,
 	.verbs = &nicsim_java_verbs,
+	.mcast = nicsim_java_mcast,
 };

@@ -131,6 +131,8 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	int rc = ibv_cmd_create_ah(pd, &ah->ah, attr, &resp, sizeof(resp));
 	if (rc) { free(ah); errno = rc; return NULL; }
 	ah->handle = attr->dlid;
+	ah->is_global = attr->is_global;
+	memcpy(ah->dgid, attr->grh.dgid.raw, 16);
 	return &ah->ah;
 }
 
@@ -386,6 +388,7 @@ const struct nicsim_backend_ops nicsim_kern_backend = {
 	.close_xrcd = nicsim_no_close_xrcd,
 	.create_mkey = nicsim_no_create_mkey,
 	.destroy_mkey = nicsim_no_destroy_mkey,
+	.mcast = nicsim_no_mcast,
 	.event_qp = nicsim_hw_event_qp,
 	.event_srq = nicsim_hw_event_srq,
 	.verbs = &kern_verbs,

@@ -64,7 +64,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
  * ibv_create_qp_ex, and mlx5dv_create_qp's: an XRC target names its domain and no PD;
  * send_ops_flags asks for the ibv_wr_* API with those operations; a DC QP is DRIVER with its
  * dc_type. Creation flags, fields and operations nicsim does not offer are EOPNOTSUPP, as the
- * kernel and rxe refuse them (flags 0 asks for nothing and is accepted).
+ * kernel and rxe refuse them (flags 0 asks for nothing and is accepted, as is BLOCK_SELF_MCAST_LB).
  */
 struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type,
 				 uint64_t dct_key) {
@@ -73,7 +73,9 @@ struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_
 	uint64_t ops = (init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ? init->send_ops_flags : 0;
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *q;
-	if ((init->comp_mask & ~known) || ((init->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && init->create_flags)
+	/* BLOCK_SELF_MCAST_LB asks for what every nicsim QP does: the sending QP never gets its own multicast */
+	uint32_t flags = (init->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) ? init->create_flags : 0;
+	if ((init->comp_mask & ~known) || (flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 	    || (ops & ~nicsim_wr_ops_offered(init->qp_type, dc_type))) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -120,7 +122,22 @@ static int destroy_qp(struct ibv_qp *qp) {
 	return 0;
 }
 
+/*
+ * ibv_attach_mcast / ibv_detach_mcast: a UD QP and a multicast GID and LID, as the kernel's
+ * ib_attach_mcast checks them (EINVAL), then the back end's.
+ */
+static int mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach) {
+	if (!gid || gid->raw[0] != 0xff || lid < 0xc000 || lid == 0xffff || qp->qp_type != IBV_QPT_UD)
+		return EINVAL;
+	return to_nctx(qp->context)->ops->mcast(to_nqp(qp), gid, lid, attach);
+}
+
+static int attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) { return mcast(qp, gid, lid, 1); }
+static int detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) { return mcast(qp, gid, lid, 0); }
+
 const struct verbs_context_ops nicsim_qp_ops = {
+	.attach_mcast = attach_mcast,
+	.detach_mcast = detach_mcast,
 	.create_qp = create_qp,
 	.create_qp_ex = create_qp_ex,
 	.destroy_qp = destroy_qp,
