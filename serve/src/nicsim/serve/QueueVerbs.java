@@ -57,7 +57,7 @@ final class QueueVerbs {
             case MODIFY_QP -> {
                 QueuePair qp = session.get(in.u32("qp"), QueuePair.class);
                 int mask = in.u32("attr_mask");
-                qp.modify(QpAttrs.decode(in, mask), mask);
+                qp.modify(QpAttrs.decode(in.read(WireLayout.QpAttr.class), mask), mask);
                 yield new Wire.Out();
             }
             case QUERY_QP -> queryQp(in);
@@ -84,19 +84,19 @@ final class QueueVerbs {
     void release() { sends.release(); }
 
     private Wire.Out createQp(Wire.In in) {
-        in.expect(WireLayout.CREATE_QP_REQUEST);
-        ProtectionDomain pd = session.getOrNull(in.u32("pd"), ProtectionDomain.class);
-        Xrcd xrcd = session.getOrNull(in.u32("xrcd"), Xrcd.class);
-        QpType type = QpType.of(in.u32("qp_type"));
-        CompletionQueue scq = session.getOrNull(in.u32("send_cq"), CompletionQueue.class);
-        CompletionQueue rcq = session.getOrNull(in.u32("recv_cq"), CompletionQueue.class);
-        SharedReceiveQueue srq = session.getOrNull(in.u32("srq"), SharedReceiveQueue.class);
-        int sendWr = in.count32("max_send_wr"), recvWr = in.count32("max_recv_wr");
-        int sendSge = Math.max(1, in.count32("max_send_sge")), recvSge = Math.max(1, in.count32("max_recv_sge"));
-        int inline = in.count32("max_inline_data");
-        boolean sigAll = in.u32("sq_sig_all") != 0;
-        int dc = in.u32("dc_type");
-        long dctKey = in.u64("dct_access_key");
+        WireLayout.CreateQpRequest q = in.read(WireLayout.CreateQpRequest.class);
+        ProtectionDomain pd = session.getOrNull(q.pd(), ProtectionDomain.class);
+        Xrcd xrcd = session.getOrNull(q.xrcd(), Xrcd.class);
+        QpType type = QpType.of(q.qpType());
+        CompletionQueue scq = session.getOrNull(q.sendCq(), CompletionQueue.class);
+        CompletionQueue rcq = session.getOrNull(q.recvCq(), CompletionQueue.class);
+        SharedReceiveQueue srq = session.getOrNull(q.srq(), SharedReceiveQueue.class);
+        int sendWr = q.maxSendWr(), recvWr = q.maxRecvWr();
+        int sendSge = Math.max(1, q.maxSendSge()), recvSge = Math.max(1, q.maxRecvSge());
+        int inline = q.maxInlineData();
+        boolean sigAll = q.sqSigAll();
+        int dc = q.dcType();
+        long dctKey = q.dctAccessKey();
         QpInitAttr init = new QpInitAttr().qpType(type).sendCq(scq).recvCq(rcq).srq(srq).xrcd(xrcd)
                 .maxSendWr(Math.max(1, sendWr)).maxRecvWr(srq != null ? 1 : Math.max(1, recvWr)).maxSendSge(sendSge)
                 .maxRecvSge(recvSge).maxInlineData(inline).sqSigAll(sigAll);
@@ -109,7 +109,7 @@ final class QueueVerbs {
                 sigAll);
         int h = session.handles.add(qp, caps);
         session.traffic.own(session.host, qp.qpNum());
-        return caps(new Wire.Out(WireLayout.CREATE_QP_REPLY).u32("handle", h).u32("qp_num", qp.qpNum()), caps);
+        return caps(new Wire.Out(new WireLayout.CreateQpReply(h, qp.qpNum())), caps);
     }
 
     /** mlx5dv_dc_type {@code v}, or EINVAL naming it. */
@@ -126,16 +126,15 @@ final class QueueVerbs {
         int h = in.u32("qp");
         QueuePair qp = session.get(h, QueuePair.class);
         in.u32("attr_mask");
-        Wire.Out out = QpAttrs.encode(qp.query());
+        Wire.Out out = new Wire.Out(QpAttrs.encode(qp.query()));
         QpCaps caps = session.handles.attrs(h, QpCaps.class);
-        return caps(out, caps).then(WireLayout.QP_INIT_ATTR).u32("sq_sig_all", caps.sqSigAll() ? 1 : 0);
+        return caps(out, caps).put(new WireLayout.QpInitAttr(caps.sqSigAll()));
     }
 
-    /** {@code out} followed by what the QP got ({@link WireLayout#QP_CAPS}). */
+    /** {@code out} followed by what the QP got ({@link WireLayout.QpCaps}). */
     private static Wire.Out caps(Wire.Out out, QpCaps caps) {
-        return out.then(WireLayout.QP_CAPS).u32("max_send_wr", caps.maxSendWr()).u32("max_recv_wr", caps.maxRecvWr())
-                .u32("max_send_sge", caps.maxSendSge()).u32("max_recv_sge", caps.maxRecvSge())
-                .u32("max_inline_data", caps.maxInline());
+        return out.put(new WireLayout.QpCaps(caps.maxSendWr(), caps.maxRecvWr(), caps.maxSendSge(),
+                caps.maxRecvSge(), caps.maxInline()));
     }
 
     /** {@code num_sge} scatter/gather entries. */
@@ -143,8 +142,8 @@ final class QueueVerbs {
         int n = in.count("num_sge", 16);
         List<Sge> l = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            in.expect(WireLayout.SGE);
-            l.add(new Sge(in.u64("addr"), in.u32("length"), in.u32("lkey")));
+            WireLayout.Sge s = in.read(WireLayout.Sge.class);
+            l.add(new Sge(s.addr(), s.length(), s.lkey()));
         }
         return l;
     }
@@ -171,18 +170,17 @@ final class QueueVerbs {
     }
 
     private Wire.Out createSrq(Wire.In in) {
-        in.expect(WireLayout.CREATE_SRQ_REQUEST);
-        ProtectionDomain pd = session.get(in.u32("pd"), ProtectionDomain.class);
-        int maxWr = in.count32("max_wr"), maxSge = Math.max(1, in.count32("max_sge")), limit = in.count32("srq_limit");
-        SrqType type = SrqType.of(in.u32("srq_type"));
-        Xrcd xrcd = session.getOrNull(in.u32("xrcd"), Xrcd.class);
-        CompletionQueue cq = session.getOrNull(in.u32("cq"), CompletionQueue.class);
-        int maxTags = in.count32("tm_max_num_tags"), maxOps = in.count32("tm_max_ops");
+        WireLayout.CreateSrqRequest q = in.read(WireLayout.CreateSrqRequest.class);
+        ProtectionDomain pd = session.get(q.pd(), ProtectionDomain.class);
+        int maxWr = q.maxWr(), maxSge = Math.max(1, q.maxSge()), limit = q.srqLimit();
+        SrqType type = SrqType.of(q.srqType());
+        Xrcd xrcd = session.getOrNull(q.xrcd(), Xrcd.class);
+        CompletionQueue cq = session.getOrNull(q.cq(), CompletionQueue.class);
+        int maxTags = q.tmMaxNumTags(), maxOps = q.tmMaxOps();
         SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(maxSge).srqLimit(limit)
                 .srqType(type).xrcd(xrcd).cq(cq).tmMaxNumTags(maxTags).tmMaxOps(maxOps));
         int h = session.handles.add(srq, new SrqCaps(maxWr, maxSge));
-        return new Wire.Out(WireLayout.CREATE_SRQ_REPLY).u32("handle", h).u32("max_wr", maxWr)
-                .u32("max_sge", maxSge).u32("srq_num", srq.srqNum());
+        return new Wire.Out(new WireLayout.CreateSrqReply(h, maxWr, maxSge, srq.srqNum()));
     }
 
     /** ibv_post_srq_ops: the handles of the TAG_ADDs come back, in order, or the errno and the index refused. */

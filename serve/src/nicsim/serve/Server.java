@@ -304,7 +304,6 @@ public final class Server implements AutoCloseable {
             }
             int pid = e.program().pid;
             Wire.Out out = s.host.within(() -> s.handle(r.op(), in, c::send, pid)); // what it schedules is its node's
-            in.complete();
             e.program().requested(out == null);
             if (out != null) c.send(out.finish(0));
         } catch (Wire.Malformed x) {

@@ -91,12 +91,9 @@ final class Waits {
         for (WorkCompletion w : wcs) {
             if (w.status() != WcStatus.SUCCESS && w.status() != WcStatus.WR_FLUSH_ERR && errorCompletions++ < 8)
                 errors.add(w.toString());
-            out.then(WireLayout.WORK_COMPLETION).u64("wr_id", w.wrId()).u32("status", w.status().value())
-                    .u32("opcode", w.opcode().value()).u32("vendor_err", w.vendorErr()).u32("byte_len", w.byteLen())
-                    .u32("imm_data", w.immData()).u32("qp_num", w.qpNum()).u32("src_qp", w.srcQp())
-                    .u32("wc_flags", w.wcFlags()).u32("pkey_index", 0).u32("slid", w.slid()).u32("sl", 0)
-                    .u32("dlid_path_bits", 0).u64("tm_tag", w.tmTag()).u32("tm_priv", w.tmPriv())
-                    .u64("timestamp", w.timestamp());
+            out.put(new WireLayout.WorkCompletion(w.wrId(), w.status().value(), w.opcode().value(), w.vendorErr(),
+                    w.byteLen(), w.immData(), w.qpNum(), w.srcQp(), w.wcFlags(), 0, w.slid(), 0, 0, w.tmTag(),
+                    w.tmPriv(), w.timestamp()));
         }
         return out;
     }

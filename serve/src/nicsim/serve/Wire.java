@@ -10,7 +10,7 @@ import nicsim.verbs.VerbsException;
  * The messages between nicsim's libibverbs provider (a C library in an attached program) and the
  * simulator. A request is u32 length (of what follows), u32 op, the op's fields; a reply is u32
  * length, u32 status (0 or a Linux errno), its fields; little-endian. The op numbers are defined
- * here once, and the messages' fixed parts field by field in {@link WireLayout}: the C side's
+ * here once, and the messages' fixed parts as records in {@link WireLayout}: the C side's
  * numbers and structs are generated from them ({@link #cHeader}).
  */
 public final class Wire {
@@ -77,9 +77,6 @@ public final class Wire {
     /** A request's fields, read in order; a read past the end is a {@link Malformed}. */
     public static final class In {
         private final ByteBuffer b;
-        /** The layout being read, and the index of its next field; null outside a layout. */
-        private WireLayout layout;
-        private int at;
 
         public In(byte[] body) { b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN); }
 
@@ -88,35 +85,14 @@ public final class Wire {
         /** A reader of the fields from where this one is, which leaves this one where it is. */
         In copy() { return new In(b.duplicate().order(ByteOrder.LITTLE_ENDIAN)); }
 
-        /** The next fields are {@code l}'s, each read by its name, in its order. */
-        In expect(WireLayout l) {
-            complete();
-            layout = l;
-            at = 0;
-            return this;
-        }
-
-        /** IllegalStateException if a layout was begun and not read to its end. */
-        void complete() {
-            if (layout != null) throw new IllegalStateException("wire layout " + layout + " read to field " + at
-                    + " of " + layout.fields.size() + " only");
-        }
-
-        private void check(String what, WireLayout.Kind kind) {
-            if (layout == null) return;
-            WireLayout.Field f = layout.fields.get(at);
-            if (!f.name().equals(what) || f.kind() != kind)
-                throw new IllegalStateException("wire layout " + layout + ": field " + at + " is " + f.name() + " ("
-                        + f.kind() + "), read as " + what + " (" + kind + ")");
-            if (++at == layout.fields.size()) layout = null;
-        }
+        /** The next fields, as declared by record {@code type} of {@link WireLayout}. */
+        <R extends Record> R read(Class<R> type) { return WireCodec.read(this, type); }
 
         private void need(int n, String what) {
             if (b.remaining() < n) throw new Malformed("the message ends before " + what + " (" + b.remaining() + " bytes left)");
         }
 
         public int u32(String what) {
-            check(what, WireLayout.Kind.U32);
             need(4, what);
             return b.getInt();
         }
@@ -131,13 +107,11 @@ public final class Wire {
             return v;
         }
         public long u64(String what) {
-            check(what, WireLayout.Kind.U64);
             need(8, what);
             return b.getLong();
         }
 
         public byte[] bytes(int n, String what) {
-            if (layout != null) check(what, null);
             if (n < 0) throw new Malformed(what + ": length " + Integer.toUnsignedString(n));
             need(n, what);
             byte[] out = new byte[n];
@@ -148,8 +122,10 @@ public final class Wire {
         public String string(String what) { return new String(bytes(u32(what + " length"), what), StandardCharsets.UTF_8); }
 
         /** A count of items of at least {@code minBytes} each, checked against what is left. */
-        public int count(String what, int minBytes) {
-            int n = u32(what);
+        public int count(String what, int minBytes) { return items(u32(what), minBytes, what); }
+
+        /** {@code n}, a count already read of items of at least {@code minBytes} each, checked against what is left. */
+        int items(int n, int minBytes, String what) {
             if (n < 0 || (long) n * minBytes > b.remaining()) throw new Malformed(what + " " + Integer.toUnsignedString(n) + " is more than the message holds");
             return n;
         }
@@ -163,61 +139,18 @@ public final class Wire {
     /** A reply's fields, written in order. */
     public static final class Out {
         private ByteBuffer b = ByteBuffer.allocate(256).order(ByteOrder.LITTLE_ENDIAN);
-        /** The layout being written, and the index of its next field; null outside a layout. */
-        private WireLayout layout;
-        private int at;
 
         public Out() { b.putInt(0).putInt(0); }
 
-        /** A reply that begins with {@code l}'s fields, each written by its name, in its order. */
-        Out(WireLayout l) {
+        /** A reply that begins with {@code r}'s fields. */
+        Out(Record r) {
             this();
-            then(l);
+            put(r);
         }
 
-        /** The next fields are {@code l}'s. */
-        Out then(WireLayout l) {
-            complete();
-            layout = l;
-            at = 0;
-            return this;
-        }
-
-        private void complete() {
-            if (layout != null) throw new IllegalStateException("wire layout " + layout + " written to field " + at
-                    + " of " + layout.fields.size() + " only");
-        }
-
-        private void check(String name, WireLayout.Kind kind) {
-            if (name == null && layout == null) return;
-            WireLayout.Field f = layout == null ? null : layout.fields.get(at);
-            if (f == null || !f.name().equals(name) || f.kind() != kind)
-                throw new IllegalStateException("wire layout " + layout + ": field " + at + " is " + f
-                        + ", written as " + name + " (" + kind + ")");
-            if (++at == layout.fields.size()) layout = null;
-        }
-
-        Out u32(String name, long v) {
-            check(name, WireLayout.Kind.U32);
-            room(4);
-            b.putInt((int) v);
-            return this;
-        }
-
-        Out u64(String name, long v) {
-            check(name, WireLayout.Kind.U64);
-            room(8);
-            b.putLong(v);
-            return this;
-        }
-
-        /** A TEXT field: {@code s} NUL-padded (and cut) to its bytes. */
-        Out text(String name, String s) {
-            check(name, WireLayout.Kind.TEXT);
-            byte[] t = java.util.Arrays.copyOf(s.getBytes(StandardCharsets.UTF_8), WireLayout.TEXT_BYTES);
-            t[t.length - 1] = 0;
-            room(t.length);
-            b.put(t);
+        /** The fields of {@code r}, a record declared in {@link WireLayout}. */
+        Out put(Record r) {
+            WireCodec.write(this, r);
             return this;
         }
 
@@ -229,11 +162,10 @@ public final class Wire {
             b = g;
         }
 
-        public Out u32(long v) { return u32(null, v); }
-        public Out u64(long v) { return u64(null, v); }
-        public Out bytes(byte[] v) { check(null, null); room(v.length); b.put(v); return this; }
+        public Out u32(long v) { room(4); b.putInt((int) v); return this; }
+        public Out u64(long v) { room(8); b.putLong(v); return this; }
+        public Out bytes(byte[] v) { room(v.length); b.put(v); return this; }
         public Out string(String s) {
-            check(null, null);
             byte[] t = s.getBytes(StandardCharsets.UTF_8);
             u32(t.length);
             room(t.length);
@@ -243,7 +175,6 @@ public final class Wire {
 
         /** The reply with {@code status}, ready to send. */
         public ByteBuffer finish(int status) {
-            complete();
             b.putInt(0, b.position() - 4).putInt(4, status);
             b.flip();
             return b;

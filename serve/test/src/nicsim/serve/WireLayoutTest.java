@@ -4,14 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
 import org.junit.jupiter.api.Test;
 
-/** The messages' fixed parts: one list of fields each, which the C structs and the Java readers follow. */
+/** The messages' fixed parts: one record each, which the C structs and the Java readers follow. */
 class WireLayoutTest {
     /** gcc lays each generated struct out at the offsets the Java side reads and writes. */
     @Test void cStructsHaveTheJavaOffsets() throws Exception {
@@ -20,13 +24,14 @@ class WireLayoutTest {
         StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <stddef.h>\n#include \"nicsim-wire.h\"\n"
                 + "int main(void) {\n");
         List<String> expected = new ArrayList<>();
-        for (WireLayout l : WireLayout.values()) {
+        for (Class<? extends Record> t : WireLayout.ALL) {
+            WireCodec.Shape s = WireCodec.shape(t);
             int at = 0;
-            for (WireLayout.Field f : l.fields) {
-                c.append("\tprintf(\"%s.%s %zu\\n\", \"").append(l).append("\", \"").append(f.name())
-                        .append("\", offsetof(struct ").append(l.cName()).append(", ").append(f.name()).append("));\n");
-                expected.add(l + "." + f.name() + " " + at);
-                at += f.kind().bytes;
+            for (WireCodec.Field f : s.fields) {
+                c.append("\tprintf(\"%s.%s %zu\\n\", \"").append(s.cName()).append("\", \"").append(f.name())
+                        .append("\", offsetof(struct ").append(s.cName()).append(", ").append(f.name()).append("));\n");
+                expected.add(s.cName() + "." + f.name() + " " + at);
+                at += f.bytes();
             }
         }
         Files.writeString(dir.resolve("offsets.c"), c.append("\treturn 0;\n}\n"));
@@ -40,31 +45,38 @@ class WireLayoutTest {
         assertEquals(expected, got);
     }
 
-    /** A reply written out of its layout's order, or short of it, is caught before it is sent. */
-    @Test void outOfOrderOrShortWritesAreRefused() {
-        Wire.Out swapped = new Wire.Out(WireLayout.CREATE_SRQ_REPLY).u32("handle", 1);
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> swapped.u32("max_sge", 2));
-        assertTrue(e.getMessage().contains("max_wr"), e.getMessage());
-        Wire.Out shortOne = new Wire.Out(WireLayout.CREATE_SRQ_REPLY).u32("handle", 1).u32("max_wr", 2);
-        assertThrows(IllegalStateException.class, () -> shortOne.finish(0));
-        Wire.Out unnamed = new Wire.Out(WireLayout.CREATE_SRQ_REPLY);
-        assertThrows(IllegalStateException.class, () -> unnamed.u32(1));
-        Wire.Out whole = new Wire.Out(WireLayout.CREATE_SRQ_REPLY).u32("handle", 1).u32("max_wr", 2)
-                .u32("max_sge", 3).u32("srq_num", 4);
-        assertEquals(8 + WireLayout.CREATE_SRQ_REPLY.bytes(), whole.finish(0).remaining());
+    /** A record written is read back the same, field for field, in its declared number of bytes. */
+    @Test void recordsGoAndComeBackWhole() {
+        var q = new WireLayout.CreateQpRequest(1, Wire.NONE, 2, 3, 4, Wire.NONE, 16, 8, 2, 1, 64, true, 0, -7L);
+        ByteBuffer b = new Wire.Out(q).finish(0);
+        assertEquals(8 + WireCodec.bytes(WireLayout.CreateQpRequest.class), b.remaining());
+        byte[] body = Arrays.copyOfRange(b.array(), 8, b.limit());
+        assertEquals(q, new Wire.In(body).read(WireLayout.CreateQpRequest.class));
+        // sq_sig_all, a boolean, is u32 1 at its C offset: 11 u32 fields before it
+        assertEquals(1, ByteBuffer.wrap(body).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(44));
     }
 
-    /** A request read with a field of the wrong name or width, or not read to its layout's end, is caught. */
-    @Test void misreadRequestsAreRefused() {
-        byte[] body = new byte[WireLayout.CREATE_QP_REQUEST.bytes()];
-        Wire.In wrongName = new Wire.In(body).expect(WireLayout.CREATE_QP_REQUEST);
-        wrongName.u32("pd");
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> wrongName.u32("qp_type"));
-        assertTrue(e.getMessage().contains("xrcd"), e.getMessage());
-        Wire.In wrongWidth = new Wire.In(body).expect(WireLayout.CREATE_QP_REQUEST);
-        assertThrows(IllegalStateException.class, () -> wrongWidth.u64("pd"));
-        Wire.In partly = new Wire.In(body).expect(WireLayout.CREATE_QP_REQUEST);
-        partly.u32("pd");
-        assertThrows(IllegalStateException.class, partly::complete);
+    /** A text field is cut to its bytes less the NUL, and read back up to the NUL. */
+    @Test void textIsNulPadded() {
+        String long80 = "v".repeat(80);
+        var reply = new WireLayout.QueryDeviceReply(1, 1, 1, 4096, 2, 3, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                0, long80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, -1, 0);
+        ByteBuffer b = new Wire.Out(reply).finish(0);
+        byte[] body = Arrays.copyOfRange(b.array(), 8, b.limit());
+        assertEquals("v".repeat(WireCodec.TEXT_BYTES - 1),
+                new Wire.In(body).read(WireLayout.QueryDeviceReply.class).fwVer());
+    }
+
+    /** A count past 2^31 - 1 is EINVAL naming its field; a message short of its record is malformed. */
+    @Test void badCountsAndShortMessagesAreRefused() {
+        byte[] body = new byte[WireCodec.bytes(WireLayout.CreateSrqRequest.class)];
+        ByteBuffer.wrap(body).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(4, -1); // max_wr
+        VerbsException e = assertThrows(VerbsException.class,
+                () -> new Wire.In(body).read(WireLayout.CreateSrqRequest.class));
+        assertEquals(Errno.EINVAL, e.errno());
+        assertTrue(e.getMessage().contains("max_wr 4294967295"), e.getMessage());
+        Wire.Malformed m = assertThrows(Wire.Malformed.class,
+                () -> new Wire.In(Arrays.copyOf(body, 13)).read(WireLayout.Sge.class));
+        assertTrue(m.getMessage().contains("lkey"), m.getMessage());
     }
 }
