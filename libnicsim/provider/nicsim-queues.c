@@ -27,10 +27,10 @@ static int ask_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_ty
 		done(&m);
 		return nicsim_hw_create_srq(pd, attr, type, xrcd, cq, tm, srq);
 	}
-	put(&m, &q, sizeof(q));
+	PUT(&m, q);
 	rc = call(to_nctx(pd->context), &m);
 	if (rc) { done(&m); return rc; }
-	get(&m, &r, sizeof(r));
+	GET(&m, r);
 	done(&m);
 	srq->handle = r.handle;
 	attr->max_wr = r.max_wr;
@@ -94,17 +94,17 @@ static int post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_o
 	if (to_nsrq(srq)->hw) return nicsim_hw_post_srq_ops(to_nsrq(srq), op, bad);
 	for (struct ibv_ops_wr *o = op; o; o = o->next) {
 		struct msg m = request(NICSIM_OP_POST_SRQ_OPS);
+		bool add = o->opcode == IBV_WR_TAG_ADD;
+		struct nicsim_wire_post_request q = { .target = srq_handle(srq), .n = 1 };
+		struct nicsim_wire_srq_op w = {
+			.wr_id = o->wr_id, .opcode = o->opcode, .flags = (uint32_t)o->flags,
+			.unexpected_cnt = o->tm.unexpected_cnt, .handle = o->tm.handle,
+			.recv_wr_id = add ? o->tm.add.recv_wr_id : 0, .tag = add ? o->tm.add.tag : 0,
+			.mask = add ? o->tm.add.mask : 0,
+		};
 		int rc;
-		put32(&m, srq_handle(srq));
-		put32(&m, 1);
-		put64(&m, o->wr_id);
-		put32(&m, o->opcode);
-		put32(&m, (uint32_t)o->flags);
-		put32(&m, o->tm.unexpected_cnt);
-		put32(&m, o->tm.handle);
-		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.recv_wr_id : 0);
-		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.tag : 0);
-		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.mask : 0);
+		PUT(&m, q);
+		PUT(&m, w);
 		if (o->opcode == IBV_WR_TAG_ADD) put_sges(&m, o->tm.add.sg_list, o->tm.add.num_sge);
 		else put32(&m, 0);
 		rc = call(to_nctx(srq->context), &m);
@@ -129,6 +129,8 @@ static int get_srq_num(struct ibv_srq *srq, uint32_t *srq_num) {
  */
 static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *attr) {
 	struct msg m;
+	struct nicsim_wire_open_xrcd_request q;
+	struct nicsim_wire_open_xrcd_reply r;
 	struct nicsim_ibv_xrcd *x;
 	struct stat st;
 	int rc, by_file = (attr->comp_mask & IBV_XRCD_INIT_ATTR_FD) && attr->fd >= 0;
@@ -142,16 +144,19 @@ static struct ibv_xrcd *open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_at
 	m = request(NICSIM_OP_OPEN_XRCD);
 	memset(&st, 0, sizeof(st));
 	if (by_file && fstat(attr->fd, &st)) { done(&m); errno = EBADF; return NULL; }
-	put32(&m, (uint32_t)by_file);
-	put64(&m, by_file ? (uint64_t)st.st_dev : 0);
-	put64(&m, by_file ? (uint64_t)st.st_ino : 0);
-	put32(&m, (attr->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS) ? (uint32_t)attr->oflags : 0);
+	q = (struct nicsim_wire_open_xrcd_request){
+		.file = (uint32_t)by_file, .dev = by_file ? (uint64_t)st.st_dev : 0,
+		.ino = by_file ? (uint64_t)st.st_ino : 0,
+		.oflags = (attr->comp_mask & IBV_XRCD_INIT_ATTR_OFLAGS) ? (uint32_t)attr->oflags : 0,
+	};
+	PUT(&m, q);
 	x = calloc(1, sizeof(*x));
 	if (!x) { done(&m); errno = ENOMEM; return NULL; }
 	rc = call(to_nctx(c), &m);
 	if (rc) { done(&m); free(x); errno = rc; return NULL; }
-	x->vxrcd.handle = get32(&m);
-	x->xrcdn = get32(&m);
+	GET(&m, r);
+	x->vxrcd.handle = r.handle;
+	x->xrcdn = r.xrcdn;
 	x->vxrcd.xrcd.context = c;
 	done(&m);
 	return &x->vxrcd.xrcd;
@@ -167,11 +172,12 @@ static int close_xrcd(struct ibv_xrcd *x) {
 static int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
 	if (to_nsrq(srq)->hw) return nicsim_hw_modify_srq(to_nsrq(srq), attr, mask);
 	struct msg m = request(NICSIM_OP_MODIFY_SRQ);
+	struct nicsim_wire_modify_srq_request q = {
+		.srq = srq_handle(srq), .srq_attr_mask = (uint32_t)mask, .max_wr = attr->max_wr,
+		.srq_limit = attr->srq_limit,
+	};
 	int rc;
-	put32(&m, srq_handle(srq));
-	put32(&m, (uint32_t)mask);
-	put32(&m, attr->max_wr);
-	put32(&m, attr->srq_limit);
+	PUT(&m, q);
 	rc = call(to_nctx(srq->context), &m);
 	done(&m);
 	return rc;
@@ -180,13 +186,16 @@ static int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask) 
 static int query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) {
 	if (to_nsrq(srq)->hw) return nicsim_hw_query_srq(to_nsrq(srq), attr);
 	struct msg m = request(NICSIM_OP_QUERY_SRQ);
+	struct nicsim_wire_handle q = { .handle = srq_handle(srq) };
+	struct nicsim_wire_srq_attr r;
 	int rc;
-	put32(&m, srq_handle(srq));
+	PUT(&m, q);
 	rc = call(to_nctx(srq->context), &m);
 	if (!rc) {
-		attr->max_wr = get32(&m);
-		attr->max_sge = get32(&m);
-		attr->srq_limit = get32(&m);
+		GET(&m, r);
+		attr->max_wr = r.max_wr;
+		attr->max_sge = r.max_sge;
+		attr->srq_limit = r.srq_limit;
 	}
 	done(&m);
 	return rc;
@@ -293,15 +302,18 @@ struct nicsim_mkey *nicsim_create_mkey(struct ibv_pd *pd, uint32_t create_flags,
 	if (to_nctx(pd->context)->hw) return nicsim_hw_create_mkey(pd, max_entries);
 	struct nicsim_mkey *k = calloc(1, sizeof(*k));
 	struct msg m = request(NICSIM_OP_CREATE_MKEY);
+	struct nicsim_wire_create_mkey_request q = {
+		.pd = pd_handle(pd), .max_entries = max_entries, .create_flags = create_flags,
+	};
+	struct nicsim_wire_create_mkey_reply r;
 	int rc;
 	if (!k) { done(&m); errno = ENOMEM; return NULL; }
-	put32(&m, pd_handle(pd));
-	put32(&m, max_entries);
-	put32(&m, create_flags);
+	PUT(&m, q);
 	rc = call(to_nctx(pd->context), &m);
 	if (rc) { done(&m); free(k); errno = rc; return NULL; }
-	k->handle = get32(&m);
-	k->dv.lkey = k->dv.rkey = get32(&m);
+	GET(&m, r);
+	k->handle = r.handle;
+	k->dv.lkey = k->dv.rkey = r.lkey;
 	k->context = pd->context;
 	done(&m);
 	return k;

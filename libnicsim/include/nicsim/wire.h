@@ -152,11 +152,6 @@ struct nicsim_wire_create_qp_request {
 	uint64_t dct_access_key;
 } __attribute__((packed));
 _Static_assert(sizeof(struct nicsim_wire_create_qp_request) == 60, "nicsim_wire_create_qp_request");
-struct nicsim_wire_create_qp_reply {
-	uint32_t handle;
-	uint32_t qp_num;
-} __attribute__((packed));
-_Static_assert(sizeof(struct nicsim_wire_create_qp_reply) == 8, "nicsim_wire_create_qp_reply");
 struct nicsim_wire_qp_caps {
 	uint32_t max_send_wr;
 	uint32_t max_recv_wr;
@@ -165,6 +160,12 @@ struct nicsim_wire_qp_caps {
 	uint32_t max_inline_data;
 } __attribute__((packed));
 _Static_assert(sizeof(struct nicsim_wire_qp_caps) == 20, "nicsim_wire_qp_caps");
+struct nicsim_wire_create_qp_reply {
+	uint32_t handle;
+	uint32_t qp_num;
+	struct nicsim_wire_qp_caps cap;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_create_qp_reply) == 28, "nicsim_wire_create_qp_reply");
 struct nicsim_wire_qp_attr {
 	uint32_t qp_state;
 	uint32_t cur_qp_state;
@@ -191,10 +192,6 @@ struct nicsim_wire_qp_attr {
 	uint32_t ah_port_num;
 } __attribute__((packed));
 _Static_assert(sizeof(struct nicsim_wire_qp_attr) == 92, "nicsim_wire_qp_attr");
-struct nicsim_wire_qp_init_attr {
-	uint32_t sq_sig_all;
-} __attribute__((packed));
-_Static_assert(sizeof(struct nicsim_wire_qp_init_attr) == 4, "nicsim_wire_qp_init_attr");
 struct nicsim_wire_create_srq_request {
 	uint32_t pd;
 	uint32_t max_wr;
@@ -281,4 +278,199 @@ struct nicsim_wire_work_completion {
 	uint64_t timestamp;
 } __attribute__((packed));
 _Static_assert(sizeof(struct nicsim_wire_work_completion) == 76, "nicsim_wire_work_completion");
+struct nicsim_wire_handle {
+	uint32_t handle;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_handle) == 4, "nicsim_wire_handle");
+struct nicsim_wire_query_port_request {
+	uint32_t port;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_query_port_request) == 4, "nicsim_wire_query_port_request");
+struct nicsim_wire_modify_qp_request {
+	uint32_t qp;
+	uint32_t attr_mask;
+	struct nicsim_wire_qp_attr attr;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_modify_qp_request) == 100, "nicsim_wire_modify_qp_request");
+struct nicsim_wire_query_qp_request {
+	uint32_t qp;
+	uint32_t attr_mask;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_query_qp_request) == 8, "nicsim_wire_query_qp_request");
+struct nicsim_wire_query_qp_reply {
+	struct nicsim_wire_qp_attr attr;
+	struct nicsim_wire_qp_caps cap;
+	uint32_t sq_sig_all;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_query_qp_reply) == 116, "nicsim_wire_query_qp_reply");
+struct nicsim_wire_reg_mr_request {
+	uint32_t pd;
+	uint64_t addr;
+	uint64_t length;
+	uint64_t iova;
+	uint32_t access;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_reg_mr_request) == 32, "nicsim_wire_reg_mr_request");
+struct nicsim_wire_mr_reply {
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_mr_reply) == 12, "nicsim_wire_mr_reply");
+struct nicsim_wire_rereg_mr_request {
+	uint32_t mr;
+	uint32_t flags;
+	uint32_t pd;
+	uint64_t addr;
+	uint64_t length;
+	uint32_t access;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_rereg_mr_request) == 32, "nicsim_wire_rereg_mr_request");
+struct nicsim_wire_mr_keys {
+	uint32_t lkey;
+	uint32_t rkey;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_mr_keys) == 8, "nicsim_wire_mr_keys");
+struct nicsim_wire_reg_dm_mr_request {
+	uint32_t pd;
+	uint32_t dm;
+	uint64_t dm_offset;
+	uint64_t length;
+	uint32_t access;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_reg_dm_mr_request) == 28, "nicsim_wire_reg_dm_mr_request");
+struct nicsim_wire_advise_mr_request {
+	uint32_t pd;
+	uint32_t advice;
+	uint32_t flags;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_advise_mr_request) == 12, "nicsim_wire_advise_mr_request");
+struct nicsim_wire_alloc_dm_request {
+	uint64_t length;
+	uint32_t log_align_req;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_alloc_dm_request) == 12, "nicsim_wire_alloc_dm_request");
+struct nicsim_wire_dm_copy_request {
+	uint32_t dm;
+	uint64_t dm_offset;
+	uint32_t length;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_dm_copy_request) == 16, "nicsim_wire_dm_copy_request");
+struct nicsim_wire_create_ah_request {
+	uint32_t pd;
+	uint32_t dlid;
+	uint32_t sl;
+	uint32_t port_num;
+	uint32_t is_global;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_create_ah_request) == 20, "nicsim_wire_create_ah_request");
+struct nicsim_wire_open_xrcd_request {
+	uint32_t file;
+	uint64_t dev;
+	uint64_t ino;
+	uint32_t oflags;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_open_xrcd_request) == 24, "nicsim_wire_open_xrcd_request");
+struct nicsim_wire_open_xrcd_reply {
+	uint32_t handle;
+	uint32_t xrcdn;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_open_xrcd_reply) == 8, "nicsim_wire_open_xrcd_reply");
+struct nicsim_wire_create_mkey_request {
+	uint32_t pd;
+	uint32_t max_entries;
+	uint32_t create_flags;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_create_mkey_request) == 12, "nicsim_wire_create_mkey_request");
+struct nicsim_wire_create_mkey_reply {
+	uint32_t handle;
+	uint32_t lkey;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_create_mkey_reply) == 8, "nicsim_wire_create_mkey_reply");
+struct nicsim_wire_alloc_mw_request {
+	uint32_t pd;
+	uint32_t type;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_alloc_mw_request) == 8, "nicsim_wire_alloc_mw_request");
+struct nicsim_wire_alloc_mw_reply {
+	uint32_t handle;
+	uint32_t rkey;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_alloc_mw_reply) == 8, "nicsim_wire_alloc_mw_reply");
+struct nicsim_wire_import_mr_reply {
+	uint32_t lkey;
+	uint32_t rkey;
+	uint64_t length;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_import_mr_reply) == 16, "nicsim_wire_import_mr_reply");
+struct nicsim_wire_import_dm_reply {
+	uint64_t length;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_import_dm_reply) == 8, "nicsim_wire_import_dm_reply");
+struct nicsim_wire_create_cq_request {
+	uint32_t cqe;
+	uint32_t channel;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_create_cq_request) == 8, "nicsim_wire_create_cq_request");
+struct nicsim_wire_create_cq_reply {
+	uint32_t handle;
+	uint32_t cqe;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_create_cq_reply) == 8, "nicsim_wire_create_cq_reply");
+struct nicsim_wire_resize_cq_request {
+	uint32_t cq;
+	uint32_t cqe;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_resize_cq_request) == 8, "nicsim_wire_resize_cq_request");
+struct nicsim_wire_cq_size {
+	uint32_t cqe;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_cq_size) == 4, "nicsim_wire_cq_size");
+struct nicsim_wire_poll_cq_request {
+	uint32_t cq;
+	uint32_t max;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_poll_cq_request) == 8, "nicsim_wire_poll_cq_request");
+struct nicsim_wire_req_notify_cq_request {
+	uint32_t cq;
+	uint32_t solicited;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_req_notify_cq_request) == 8, "nicsim_wire_req_notify_cq_request");
+struct nicsim_wire_time {
+	uint64_t ps;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_time) == 8, "nicsim_wire_time");
+struct nicsim_wire_modify_srq_request {
+	uint32_t srq;
+	uint32_t srq_attr_mask;
+	uint32_t max_wr;
+	uint32_t srq_limit;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_modify_srq_request) == 16, "nicsim_wire_modify_srq_request");
+struct nicsim_wire_srq_attr {
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_srq_attr) == 12, "nicsim_wire_srq_attr");
+struct nicsim_wire_post_request {
+	uint32_t target;
+	uint32_t n;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_post_request) == 8, "nicsim_wire_post_request");
+struct nicsim_wire_recv_wr {
+	uint64_t wr_id;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_recv_wr) == 8, "nicsim_wire_recv_wr");
+struct nicsim_wire_srq_op {
+	uint64_t wr_id;
+	uint32_t opcode;
+	uint32_t flags;
+	uint32_t unexpected_cnt;
+	uint32_t handle;
+	uint64_t recv_wr_id;
+	uint64_t tag;
+	uint64_t mask;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_srq_op) == 48, "nicsim_wire_srq_op");
 #endif

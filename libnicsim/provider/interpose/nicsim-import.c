@@ -94,9 +94,10 @@ struct ibv_context *ibv_import_device(int cmd_fd) {
 
 /* Asks whether the shared context has an object of kind op under handle: 0 with the reply in *m, or the errno. */
 static int named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg *m) {
+	struct nicsim_wire_handle q = { .handle = handle };
 	int rc;
 	*m = request(op);
-	put32(m, handle);
+	PUT(m, q);
 	rc = call(to_nctx(c), m);
 	if (rc) done(m);
 	return rc;
@@ -145,15 +146,17 @@ struct ibv_mr *nicsim_import_mr(struct ibv_pd *pd, uint32_t handle) {
 		mr->vmr.mr_type = IBV_MR_TYPE_IMPORTED_MR;
 		return &mr->vmr.ibv_mr;
 	}
+	struct nicsim_wire_import_mr_reply r;
 	int rc = named(pd->context, NICSIM_OP_IMPORT_MR, handle, &m);
 	if (rc) { errno = rc; return NULL; }
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) { done(&m); errno = ENOMEM; return NULL; }
+	GET(&m, r);
 	mr->handle = handle;
 	mr->vmr.ibv_mr.handle = handle;
-	mr->vmr.ibv_mr.lkey = get32(&m);
-	mr->vmr.ibv_mr.rkey = get32(&m);
-	mr->vmr.ibv_mr.length = get64(&m);
+	mr->vmr.ibv_mr.lkey = r.lkey;
+	mr->vmr.ibv_mr.rkey = r.rkey;
+	mr->vmr.ibv_mr.length = r.length;
 	mr->vmr.ibv_mr.context = pd->context;
 	mr->vmr.ibv_mr.pd = pd;
 	mr->vmr.ibv_mr.addr = NULL;

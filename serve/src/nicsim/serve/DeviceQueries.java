@@ -18,7 +18,8 @@ final class DeviceQueries {
         long guid = nodeGuid(host.index);
         // ibv_tm_caps: the profile's limits, for RC; none where the profile offers none
         boolean tm = host.profile.has("tm.max.tags");
-        int tmTags = tm ? host.profile.countInt("tm.max.tags") : 0, tmOps = tm ? host.profile.countInt("tm.max.ops") : 0;
+        int tmTags = tm ? host.profile.countInt("tm.max.tags") : 0;
+        int tmOps = tm ? host.profile.countInt("tm.max.ops") : 0;
         OdpCaps odp = a.odpCaps();
         return new Wire.Out(new WireLayout.QueryDeviceReply(guid, guid, a.maxMrSize(), host.memory.pageSize(),
                 a.vendorId(), a.vendorPartId(), 0, a.maxQp(), a.maxQpWr(), a.maxSge(), a.maxCq(), a.maxCqe(),

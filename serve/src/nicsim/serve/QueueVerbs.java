@@ -55,24 +55,24 @@ final class QueueVerbs {
         return switch (op) {
             case CREATE_QP -> createQp(in);
             case MODIFY_QP -> {
-                QueuePair qp = session.get(in.u32("qp"), QueuePair.class);
-                int mask = in.u32("attr_mask");
-                qp.modify(QpAttrs.decode(in.read(WireLayout.QpAttr.class), mask), mask);
+                WireLayout.ModifyQpRequest q = in.read(WireLayout.ModifyQpRequest.class);
+                QueuePair qp = session.get(q.qp(), QueuePair.class);
+                qp.modify(QpAttrs.decode(q.attr(), q.attrMask()), q.attrMask());
                 yield new Wire.Out();
             }
             case QUERY_QP -> queryQp(in);
             case POST_SEND -> {
-                int h = in.u32("qp");
-                yield sends.post(h, session.get(h, QueuePair.class), in);
+                WireLayout.PostRequest p = in.read(WireLayout.PostRequest.class);
+                yield sends.post(session.get(p.target(), QueuePair.class), p.n(), in);
             }
             case POST_RECV -> postRecv(in, false);
             case CREATE_SRQ -> createSrq(in);
             case MODIFY_SRQ -> modifySrq(in);
             case QUERY_SRQ -> {
-                int h = in.u32("srq");
+                int h = Session.handle(in);
                 SharedReceiveQueue srq = session.get(h, SharedReceiveQueue.class);
                 SrqCaps caps = session.handles.attrs(h, SrqCaps.class);
-                yield new Wire.Out().u32(caps.maxWr()).u32(caps.maxSge()).u32(srq.limit());
+                yield new Wire.Out(new WireLayout.SrqAttr(caps.maxWr(), caps.maxSge(), srq.limit()));
             }
             case POST_SRQ_RECV -> postRecv(in, true);
             case POST_SRQ_OPS -> postSrqOps(in);
@@ -109,7 +109,7 @@ final class QueueVerbs {
                 sigAll);
         int h = session.handles.add(qp, caps);
         session.traffic.own(session.host, qp.qpNum());
-        return caps(new Wire.Out(new WireLayout.CreateQpReply(h, qp.qpNum())), caps);
+        return new Wire.Out(new WireLayout.CreateQpReply(h, qp.qpNum(), wire(caps)));
     }
 
     /** mlx5dv_dc_type {@code v}, or EINVAL naming it. */
@@ -123,23 +123,21 @@ final class QueueVerbs {
     }
 
     private Wire.Out queryQp(Wire.In in) {
-        int h = in.u32("qp");
+        int h = in.read(WireLayout.QueryQpRequest.class).qp(); // all attributes are given, whatever the mask
         QueuePair qp = session.get(h, QueuePair.class);
-        in.u32("attr_mask");
-        Wire.Out out = new Wire.Out(QpAttrs.encode(qp.query()));
         QpCaps caps = session.handles.attrs(h, QpCaps.class);
-        return caps(out, caps).put(new WireLayout.QpInitAttr(caps.sqSigAll()));
+        return new Wire.Out(new WireLayout.QueryQpReply(QpAttrs.encode(qp.query()), wire(caps), caps.sqSigAll()));
     }
 
-    /** {@code out} followed by what the QP got ({@link WireLayout.QpCaps}). */
-    private static Wire.Out caps(Wire.Out out, QpCaps caps) {
-        return out.put(new WireLayout.QpCaps(caps.maxSendWr(), caps.maxRecvWr(), caps.maxSendSge(),
-                caps.maxRecvSge(), caps.maxInline()));
+    /** What the QP got, as the replies carry it. */
+    private static WireLayout.QpCaps wire(QpCaps caps) {
+        return new WireLayout.QpCaps(caps.maxSendWr(), caps.maxRecvWr(), caps.maxSendSge(), caps.maxRecvSge(),
+                caps.maxInline());
     }
 
     /** {@code num_sge} scatter/gather entries. */
     static List<Sge> sges(Wire.In in) {
-        int n = in.count("num_sge", 16);
+        int n = in.count("num_sge", WireCodec.bytes(WireLayout.Sge.class));
         List<Sge> l = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             WireLayout.Sge s = in.read(WireLayout.Sge.class);
@@ -149,11 +147,13 @@ final class QueueVerbs {
     }
 
     private Wire.Out postRecv(Wire.In in, boolean shared) {
-        int h = in.u32(shared ? "srq" : "qp");
+        WireLayout.PostRequest p = in.read(WireLayout.PostRequest.class);
+        int h = p.target();
         Object target = shared ? session.get(h, SharedReceiveQueue.class) : session.get(h, QueuePair.class);
-        int n = in.count("work requests", 12);
+        int n = in.items(p.n(), WireCodec.bytes(WireLayout.RecvWr.class) + 4, "work requests");
         RecvWr[] wrs = new RecvWr[n];
-        for (int i = 0; i < n; i++) wrs[i] = new RecvWr().wrId(in.u64("wr_id")).sgList(sges(in));
+        for (int i = 0; i < n; i++)
+            wrs[i] = new RecvWr().wrId(in.read(WireLayout.RecvWr.class).wrId()).sgList(sges(in));
         return posted(() -> {
             if (target instanceof SharedReceiveQueue s) s.postRecv(wrs); else ((QueuePair) target).postRecv(wrs);
         });
@@ -185,20 +185,22 @@ final class QueueVerbs {
 
     /** ibv_post_srq_ops: the handles of the TAG_ADDs come back, in order, or the errno and the index refused. */
     private Wire.Out postSrqOps(Wire.In in) {
-        SharedReceiveQueue srq = session.get(in.u32("srq"), SharedReceiveQueue.class);
-        int n = in.count("operations", 52);
+        WireLayout.PostRequest p = in.read(WireLayout.PostRequest.class);
+        SharedReceiveQueue srq = session.get(p.target(), SharedReceiveQueue.class);
+        int n = in.items(p.n(), WireCodec.bytes(WireLayout.SrqOp.class) + 4, "operations");
         OpsWr[] ops = new OpsWr[n];
         for (int i = 0; i < n; i++) {
-            OpsWr o = new OpsWr().wrId(in.u64("wr_id"));
-            int opcode = in.u32("opcode");
+            WireLayout.SrqOp w = in.read(WireLayout.SrqOp.class);
+            OpsWr o = new OpsWr().wrId(w.wrId());
+            int opcode = w.opcode();
             try {
                 o.opcode(OpsWrOpcode.of(opcode));
             } catch (IllegalArgumentException e) {
                 throw new VerbsException(Errno.EINVAL, "post_srq_ops opcode " + opcode
                         + " is not TAG_ADD, TAG_DEL or TAG_SYNC", i);
             }
-            o.flags(in.u32("flags")).unexpectedCnt(in.u32("unexpected_cnt")).handle(in.u32("handle"))
-                    .recvWrId(in.u64("recv_wr_id")).tag(in.u64("tag")).mask(in.u64("mask"));
+            o.flags(w.flags()).unexpectedCnt(w.unexpectedCnt()).handle(w.handle()).recvWrId(w.recvWrId()).tag(w.tag())
+                    .mask(w.mask());
             ops[i] = o.sgList(sges(in).toArray(new Sge[0]));
         }
         posted(() -> srq.postSrqOps(ops)); // a refusal goes back with the index of the operation refused
@@ -208,9 +210,10 @@ final class QueueVerbs {
     }
 
     private Wire.Out modifySrq(Wire.In in) {
-        SharedReceiveQueue srq = session.get(in.u32("srq"), SharedReceiveQueue.class);
-        int mask = in.u32("srq_attr_mask");
-        int maxWr = in.u32("max_wr"), limit = in.u32("srq_limit"); // each counts only under its mask bit
+        WireLayout.ModifySrqRequest q = in.read(WireLayout.ModifySrqRequest.class);
+        SharedReceiveQueue srq = session.get(q.srq(), SharedReceiveQueue.class);
+        int mask = q.srqAttrMask();
+        int maxWr = q.maxWr(), limit = q.srqLimit(); // each counts only under its mask bit
         if ((mask & SrqAttrMask.MAX_WR) != 0 && maxWr < 0) throw Wire.beyondAnyLimit("modify_srq max_wr", maxWr);
         if ((mask & SrqAttrMask.LIMIT) != 0 && limit < 0) throw Wire.beyondAnyLimit("modify_srq srq_limit", limit);
         srq.modify(new SrqAttr().maxWr(maxWr).srqLimit(limit), mask);

@@ -29,9 +29,9 @@ final class SendRequests {
 
     SendRequests(Session session) { this.session = session; }
 
-    /** Posts the request's work requests on {@code qp} (handle {@code h}); its reply. */
-    Wire.Out post(int h, QueuePair qp, Wire.In in) {
-        int n = in.count("work requests", 64);
+    /** Posts the request's {@code count} work requests on {@code qp}; its reply. */
+    Wire.Out post(QueuePair qp, int count, Wire.In in) {
+        int n = in.items(count, WireCodec.bytes(WireLayout.SendWr.class), "work requests");
         SendWr[] wrs = new SendWr[n];
         int stagedAt = 0;
         for (int i = 0; i < n; i++) {

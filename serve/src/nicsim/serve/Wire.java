@@ -89,7 +89,8 @@ public final class Wire {
         <R extends Record> R read(Class<R> type) { return WireCodec.read(this, type); }
 
         private void need(int n, String what) {
-            if (b.remaining() < n) throw new Malformed("the message ends before " + what + " (" + b.remaining() + " bytes left)");
+            if (b.remaining() < n)
+                throw new Malformed("the message ends before " + what + " (" + b.remaining() + " bytes left)");
         }
 
         public int u32(String what) {
@@ -119,14 +120,17 @@ public final class Wire {
             return out;
         }
 
-        public String string(String what) { return new String(bytes(u32(what + " length"), what), StandardCharsets.UTF_8); }
+        public String string(String what) {
+            return new String(bytes(u32(what + " length"), what), StandardCharsets.UTF_8);
+        }
 
         /** A count of items of at least {@code minBytes} each, checked against what is left. */
         public int count(String what, int minBytes) { return items(u32(what), minBytes, what); }
 
         /** {@code n}, a count already read of items of at least {@code minBytes} each, checked against what is left. */
         int items(int n, int minBytes, String what) {
-            if (n < 0 || (long) n * minBytes > b.remaining()) throw new Malformed(what + " " + Integer.toUnsignedString(n) + " is more than the message holds");
+            if (n < 0 || (long) n * minBytes > b.remaining())
+                throw new Malformed(what + " " + Integer.toUnsignedString(n) + " is more than the message holds");
             return n;
         }
     }
@@ -156,7 +160,8 @@ public final class Wire {
 
         private void room(int n) {
             if (b.remaining() >= n) return;
-            ByteBuffer g = ByteBuffer.allocate(Math.max(b.capacity() * 2, b.position() + n)).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer g = ByteBuffer.allocate(Math.max(b.capacity() * 2, b.position() + n))
+                    .order(ByteOrder.LITTLE_ENDIAN);
             b.flip();
             g.put(b);
             b = g;

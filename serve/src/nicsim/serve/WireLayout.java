@@ -28,20 +28,17 @@ final class WireLayout {
                            @Count int maxRecvWr, @Count int maxSendSge, @Count int maxRecvSge, @Count int maxInlineData,
                            boolean sqSigAll, int dcType, long dctAccessKey) {}
 
-    /** create_qp's reply: the QP's handle and number, then what it got ({@link QpCaps}). */
-    record CreateQpReply(int handle, int qpNum) {}
-
     /** What a QP got of the capacities asked for (struct ibv_qp_cap): create_qp's reply and query_qp's carry it. */
     record QpCaps(int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData) {}
+
+    /** create_qp's reply: the QP's handle and number, and what it got. */
+    record CreateQpReply(int handle, int qpNum, QpCaps cap) {}
 
     /** struct ibv_qp_attr's fields that modify_qp takes and query_qp gives, in both directions. */
     record QpAttr(int qpState, int curQpState, int pathMtu, int qkey, int rqPsn, int sqPsn, int destQpNum,
                   int qpAccessFlags, int pkeyIndex, int portNum, int maxRdAtomic, int maxDestRdAtomic, int minRnrTimer,
                   int timeout, int retryCnt, int rnrRetry, boolean sqDraining, int ahDlid, int ahSl, int ahSrcPathBits,
                   int ahStaticRate, boolean ahIsGlobal, int ahPortNum) {}
-
-    /** What query_qp gives last, after the attributes and the {@link QpCaps}: the rest of its init attributes. */
-    record QpInitAttr(boolean sqSigAll) {}
 
     record CreateSrqRequest(int pd, @Count int maxWr, @Count int maxSge, @Count int srqLimit, int srqType, int xrcd,
                             int cq, @Count int tmMaxNumTags, @Count int tmMaxOps) {}
@@ -70,11 +67,105 @@ final class WireLayout {
                           int srcQp, int wcFlags, int pkeyIndex, int slid, int sl, int dlidPathBits, long tmTag,
                           int tmPriv, long timestamp) {}
 
+    /** One object named by its handle: a destroy's request, an allocation's reply. */
+    record Handle(int handle) {}
+
+    record QueryPortRequest(int port) {}
+
+    /** modify_qp: the attributes under attr_mask count. */
+    record ModifyQpRequest(int qp, int attrMask, QpAttr attr) {}
+
+    record QueryQpRequest(int qp, int attrMask) {}
+
+    /** query_qp's reply: the attributes, what the QP got, and the rest of its init attributes. */
+    record QueryQpReply(QpAttr attr, QpCaps cap, boolean sqSigAll) {}
+
+    record RegMrRequest(int pd, long addr, long length, long iova, int access) {}
+
+    /** A new MR (reg_mr, reg_dm_mr): its handle and keys. */
+    record MrReply(int handle, int lkey, int rkey) {}
+
+    /** rereg_mr: pd counts only under IBV_REREG_MR_CHANGE_PD (NONE otherwise). */
+    record ReregMrRequest(int mr, int flags, int pd, long addr, long length, int access) {}
+
+    record MrKeys(int lkey, int rkey) {}
+
+    record RegDmMrRequest(int pd, int dm, long dmOffset, long length, int access) {}
+
+    /** advise_mr: num_sge {@link Sge}s follow. */
+    record AdviseMrRequest(int pd, int advice, int flags) {}
+
+    record AllocDmRequest(long length, int logAlignReq) {}
+
+    /** memcpy_to_dm (length bytes follow) and memcpy_from_dm (the reply: u32 length, the bytes). */
+    record DmCopyRequest(int dm, long dmOffset, @Count int length) {}
+
+    record CreateAhRequest(int pd, int dlid, int sl, int portNum, boolean isGlobal) {}
+
+    /** open_xrcd: by file (its device and inode) or of the program's own. */
+    record OpenXrcdRequest(boolean file, long dev, long ino, int oflags) {}
+
+    record OpenXrcdReply(int handle, int xrcdn) {}
+
+    record CreateMkeyRequest(int pd, @Count int maxEntries, int createFlags) {}
+
+    record CreateMkeyReply(int handle, int lkey) {}
+
+    record AllocMwRequest(int pd, int type) {}
+
+    record AllocMwReply(int handle, int rkey) {}
+
+    record ImportMrReply(int lkey, int rkey, long length) {}
+
+    record ImportDmReply(long length) {}
+
+    /** create_cq: channel is the completion channel's socket number in the program (NONE: none). */
+    record CreateCqRequest(@Count int cqe, int channel) {}
+
+    record CreateCqReply(int handle, int cqe) {}
+
+    record ResizeCqRequest(int cq, @Count int cqe) {}
+
+    /** resize_cq's reply: what the CQ got. */
+    record CqSize(int cqe) {}
+
+    /** poll_cq: its reply is u32 n and n {@link WorkCompletion}s. */
+    record PollCqRequest(int cq, @Count int max) {}
+
+    record ReqNotifyCqRequest(int cq, boolean solicited) {}
+
+    /** TIME's reply: the simulated clock. */
+    record Time(long ps) {}
+
+    record ModifySrqRequest(int srq, int srqAttrMask, int maxWr, int srqLimit) {}
+
+    /** query_srq's reply. */
+    record SrqAttr(int maxWr, int maxSge, int srqLimit) {}
+
+    /**
+     * A post (post_send, post_recv, post_srq_recv, post_srq_ops): the QP or SRQ, then n work requests.
+     * A refusal's reply is u32: the index of the first one not posted.
+     */
+    record PostRequest(int target, int n) {}
+
+    /** A receive work request: num_sge {@link Sge}s follow (u32 num_sge first). */
+    record RecvWr(long wrId) {}
+
+    /** One ibv_post_srq_ops operation: num_sge {@link Sge}s follow (u32 num_sge first). */
+    record SrqOp(long wrId, int opcode, int flags, int unexpectedCnt, int handle, long recvWrId, long tag, long mask) {}
+
     /** Every declaration, in the order the C header gives them (one within another after it). */
     static final List<Class<? extends Record>> ALL = List.of(QueryDeviceReply.class, QueryPortReply.class,
-            CreateQpRequest.class, CreateQpReply.class, QpCaps.class, QpAttr.class, QpInitAttr.class,
-            CreateSrqRequest.class, CreateSrqReply.class, SendWr.class, Sge.class, Umr.class, UmrEntry.class,
-            WindowBind.class, WorkCompletion.class);
+            CreateQpRequest.class, QpCaps.class, CreateQpReply.class, QpAttr.class, CreateSrqRequest.class,
+            CreateSrqReply.class, SendWr.class, Sge.class, Umr.class, UmrEntry.class, WindowBind.class,
+            WorkCompletion.class, Handle.class, QueryPortRequest.class, ModifyQpRequest.class, QueryQpRequest.class,
+            QueryQpReply.class, RegMrRequest.class, MrReply.class, ReregMrRequest.class, MrKeys.class,
+            RegDmMrRequest.class, AdviseMrRequest.class, AllocDmRequest.class, DmCopyRequest.class,
+            CreateAhRequest.class, OpenXrcdRequest.class, OpenXrcdReply.class, CreateMkeyRequest.class,
+            CreateMkeyReply.class, AllocMwRequest.class, AllocMwReply.class, ImportMrReply.class, ImportDmReply.class,
+            CreateCqRequest.class, CreateCqReply.class, ResizeCqRequest.class, CqSize.class, PollCqRequest.class,
+            ReqNotifyCqRequest.class, Time.class, ModifySrqRequest.class, SrqAttr.class, PostRequest.class,
+            RecvWr.class, SrqOp.class);
 
     /** Every declaration as a packed C struct, with its size asserted. */
     static String cStructs() { return WireCodec.cStructs(ALL); }

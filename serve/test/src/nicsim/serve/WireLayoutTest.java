@@ -35,8 +35,8 @@ class WireLayoutTest {
             }
         }
         Files.writeString(dir.resolve("offsets.c"), c.append("\treturn 0;\n}\n"));
-        Process gcc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", "offsets", "offsets.c")
-                .directory(dir.toFile()).redirectErrorStream(true).start();
+        Process gcc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", "offsets",
+                "offsets.c").directory(dir.toFile()).redirectErrorStream(true).start();
         String out = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, gcc.waitFor(), out);
         Process run = new ProcessBuilder(dir.resolve("offsets").toString()).redirectErrorStream(true).start();
