@@ -162,8 +162,8 @@ final class WireCodec {
     }
 
     /**
-     * Each of {@code types} as a packed C struct, with its size asserted (a record within another
-     * must come first).
+     * Each of {@code types} as a packed C struct, with its size and each field's offset asserted, so
+     * that every C build checks the layout it was given (a record within another must come first).
      */
     static String cStructs(List<Class<? extends Record>> types) {
         StringBuilder b = new StringBuilder();
@@ -186,6 +186,13 @@ final class WireCodec {
             }
             b.append("} __attribute__((packed));\n_Static_assert(sizeof(struct ").append(s.cName()).append(") == ")
                     .append(s.bytes).append(", \"").append(s.cName()).append("\");\n");
+            int at = 0;
+            for (Field f : s.fields) {
+                b.append("_Static_assert(offsetof(struct ").append(s.cName()).append(", ").append(f.name())
+                        .append(") == ").append(at).append(", \"").append(s.cName()).append('.').append(f.name())
+                        .append("\");\n");
+                at += f.bytes();
+            }
             done.add(t);
         }
         return b.toString();

@@ -154,6 +154,69 @@ final class WireLayout {
     /** One ibv_post_srq_ops operation: num_sge {@link Sge}s follow (u32 num_sge first). */
     record SrqOp(long wrId, int opcode, int flags, int unexpectedCnt, int handle, long recvWrId, long tag, long mask) {}
 
+    /**
+     * An op's messages: its request's and its reply's fixed parts (null: nothing fixed), and what
+     * follows them, in words ("" for nothing). An op not yet declared here is {@link #byHand}.
+     */
+    record Message(Class<? extends Record> request, Class<? extends Record> reply, String rest) {
+        /** An op whose fields both sides still read and write one by one, and why. */
+        static Message byHand(String why) { return new Message(null, null, BY_HAND + why); }
+
+        boolean declared() { return !rest.startsWith(BY_HAND); }
+    }
+
+    private static final String BY_HAND = "by hand: ";
+
+    /** Each op's messages. A switch without default: an op added to {@link Wire.Op} does not compile until here. */
+    static Message of(Wire.Op op) {
+        String posted = "n work requests; a refusal's reply: u32 index of the first not posted";
+        String sges = "u32 num_sge, num_sge Sge";
+        return switch (op) {
+            case QUERY_DEVICE -> new Message(null, QueryDeviceReply.class, "");
+            case QUERY_PORT -> new Message(QueryPortRequest.class, QueryPortReply.class, "");
+            case ALLOC_PD -> new Message(null, Handle.class, "");
+            case DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_AH, DESTROY_SRQ, CLOSE_XRCD, DESTROY_MKEY,
+                 DEALLOC_MW, FREE_DM, IMPORT_PD -> new Message(Handle.class, null, "");
+            case REG_MR -> new Message(RegMrRequest.class, MrReply.class, "");
+            case REREG_MR -> new Message(ReregMrRequest.class, MrKeys.class, "");
+            case REG_DM_MR -> new Message(RegDmMrRequest.class, MrReply.class, "");
+            case ADVISE_MR -> new Message(AdviseMrRequest.class, null, "request: " + sges);
+            case ALLOC_DM -> new Message(AllocDmRequest.class, Handle.class, "");
+            case MEMCPY_TO_DM -> new Message(DmCopyRequest.class, null, "request: length bytes");
+            case MEMCPY_FROM_DM -> new Message(DmCopyRequest.class, null, "reply: u32 length, length bytes");
+            case CREATE_AH -> new Message(CreateAhRequest.class, Handle.class, "");
+            case OPEN_XRCD -> new Message(OpenXrcdRequest.class, OpenXrcdReply.class, "");
+            case CREATE_MKEY -> new Message(CreateMkeyRequest.class, CreateMkeyReply.class, "");
+            case ALLOC_MW -> new Message(AllocMwRequest.class, AllocMwReply.class, "");
+            case IMPORT_MR -> new Message(Handle.class, ImportMrReply.class, "");
+            case IMPORT_DM -> new Message(Handle.class, ImportDmReply.class, "");
+            case CREATE_CQ -> new Message(CreateCqRequest.class, CreateCqReply.class, "");
+            case RESIZE_CQ -> new Message(ResizeCqRequest.class, CqSize.class, "");
+            case POLL_CQ -> new Message(PollCqRequest.class, null, "reply: u32 n, n WorkCompletion");
+            case REQ_NOTIFY_CQ -> new Message(ReqNotifyCqRequest.class, null, "");
+            case TIME -> new Message(null, Time.class, "");
+            case CREATE_QP -> new Message(CreateQpRequest.class, CreateQpReply.class, "");
+            case MODIFY_QP -> new Message(ModifyQpRequest.class, null, "");
+            case QUERY_QP -> new Message(QueryQpRequest.class, QueryQpReply.class, "");
+            case POST_SEND -> new Message(PostRequest.class, null, posted + ", each SendWr, " + sges
+                    + " (with IBV_SEND_INLINE, then their bytes), Umr and its entries UmrEntry, WindowBind");
+            case POST_RECV, POST_SRQ_RECV -> new Message(PostRequest.class, null, posted + ", each RecvWr, " + sges);
+            case CREATE_SRQ -> new Message(CreateSrqRequest.class, CreateSrqReply.class, "");
+            case MODIFY_SRQ -> new Message(ModifySrqRequest.class, null, "");
+            case QUERY_SRQ -> new Message(Handle.class, SrqAttr.class, "");
+            case POST_SRQ_OPS -> new Message(PostRequest.class, null, posted + ", each SrqOp, " + sges
+                    + "; the reply: u32 per operation, a TAG_ADD's handle");
+            case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS -> Message.byHand("a program's connection: its process, "
+                    + "socket and name (a string within the fixed fields)");
+            case CM_OPEN, CM_EVENTS, CM_CMD -> Message.byHand("carries the kernel's struct rdma_ucm_* (CmAbi)");
+            case UMAD_OPEN, UMAD_EVENTS, UMAD_CMD -> Message.byHand("libibumad's file: its ioctls and MADs");
+            case PCI_OPEN, PCI_CONFIG_READ, PCI_CONFIG_WRITE, PCI_MMIO_READ, PCI_MMIO_WRITE, PCI_DMA_MAP,
+                 PCI_DMA_UNMAP, PCI_WAIT, PCI_POSTED_RING, UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL, UCTX_IMPORT ->
+                Message.byHand("the PCI face's (libnicsim/src/face.c)");
+            case RDMA_RES, RDMA_STAT -> Message.byHand("the netlink interposer's");
+        };
+    }
+
     /** Every declaration, in the order the C header gives them (one within another after it). */
     static final List<Class<? extends Record>> ALL = List.of(QueryDeviceReply.class, QueryPortReply.class,
             CreateQpRequest.class, QpCaps.class, CreateQpReply.class, QpAttr.class, CreateSrqRequest.class,

@@ -10,13 +10,63 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 import org.junit.jupiter.api.Test;
 
 /** The messages' fixed parts: one record each, which the C structs and the Java readers follow. */
 class WireLayoutTest {
+    /**
+     * The ops whose fields both sides still read and write one by one (WireLayout.Message.byHand):
+     * moving one to a declaration takes it off this list, and a new op cannot join it unnoticed.
+     */
+    private static final Set<Wire.Op> BY_HAND = EnumSet.of(Wire.Op.HELLO, Wire.Op.JOIN, Wire.Op.EVENTS,
+            Wire.Op.CHANNEL, Wire.Op.CONTEXTS, Wire.Op.CM_OPEN, Wire.Op.CM_EVENTS, Wire.Op.CM_CMD, Wire.Op.UMAD_OPEN,
+            Wire.Op.UMAD_EVENTS, Wire.Op.UMAD_CMD, Wire.Op.PCI_OPEN, Wire.Op.PCI_CONFIG_READ,
+            Wire.Op.PCI_CONFIG_WRITE, Wire.Op.PCI_MMIO_READ, Wire.Op.PCI_MMIO_WRITE, Wire.Op.PCI_DMA_MAP,
+            Wire.Op.PCI_DMA_UNMAP, Wire.Op.PCI_WAIT, Wire.Op.PCI_POSTED_RING, Wire.Op.UCTX_OPEN, Wire.Op.UCTX_CMD,
+            Wire.Op.UCTX_CQ_CHANNEL, Wire.Op.UCTX_IMPORT, Wire.Op.RDMA_RES, Wire.Op.RDMA_STAT);
+
+    /**
+     * Every op has its messages declared (or is one of the few still by hand), every record an op
+     * names is generated into C, and no record is declared that no op uses.
+     */
+    @Test void everyOpHasItsMessagesDeclared() {
+        Set<Class<?>> used = new HashSet<>();
+        Set<Wire.Op> byHand = EnumSet.noneOf(Wire.Op.class);
+        for (Wire.Op op : Wire.Op.values()) {
+            WireLayout.Message m = WireLayout.of(op);
+            if (!m.declared()) {
+                byHand.add(op);
+                continue;
+            }
+            for (Class<?> t : Arrays.asList(m.request(), m.reply())) if (t != null) use(t, used);
+            // the records its variable part names (Sge, SendWr...) are used too
+            for (Class<? extends Record> t : WireLayout.ALL)
+                if (m.rest().matches(".*\\b" + t.getSimpleName() + "\\b.*")) use(t, used);
+        }
+        assertEquals(BY_HAND, byHand);
+        for (Class<?> t : used) assertTrue(WireLayout.ALL.contains(t), t + " is not in WireLayout.ALL");
+        for (Class<?> t : WireLayout.ALL) assertTrue(used.contains(t), t + " is declared and no op uses it");
+    }
+
+    /** {@code t} and the records within it. */
+    private static void use(Class<?> t, Set<Class<?>> used) {
+        used.add(t);
+        for (WireCodec.Field f : WireCodec.shape(t).fields) if (f.kind() == WireCodec.Kind.STRUCT) use(f.type(), used);
+    }
+
+    /** The header in the tree is the one the declarations give today (libnicsim's C build reads it). */
+    @Test void theHeaderInTheTreeIsTodays() throws Exception {
+        Path include = Path.of(System.getProperty("nicsim.root", "."), "libnicsim", "include", "nicsim");
+        assertEquals(Wire.cHeader(), Files.readString(include.resolve("wire.h")),
+                "libnicsim/include/nicsim/wire.h: rewrite it with ./mill serve.runMain nicsim.serve.Wire");
+    }
+
     /** gcc lays each generated struct out at the offsets the Java side reads and writes. */
     @Test void cStructsHaveTheJavaOffsets() throws Exception {
         Path dir = Files.createTempDirectory("nicsim-layout");
