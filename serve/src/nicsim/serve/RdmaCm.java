@@ -226,20 +226,22 @@ final class RdmaCm implements AutoCloseable {
         return switch (cmd) {
             case CmAbi.CREATE_ID, CmAbi.DESTROY_ID, CmAbi.BIND_IP, CmAbi.BIND, CmAbi.RESOLVE_IP, CmAbi.RESOLVE_ADDR,
                  CmAbi.RESOLVE_ROUTE, CmAbi.LISTEN -> identifier(ch, cmd, b, body);
-            case CmAbi.QUERY_ROUTE -> new Wire.Out().bytes(CmPaths.route(this, id(ch, b.getInt(8))));
+            case CmAbi.QUERY_ROUTE -> new Wire.Out().bytes(CmPaths.route(this, id(ch, CmLayout.Query.ID.u32(b))));
             case CmAbi.QUERY -> throw new VerbsException(Errno.ENOSYS, "QUERY (AF_IB addressing) is not built; "
                     + "librdmacm falls back to QUERY_ROUTE");
-            case CmAbi.CONNECT -> exchange.connect(id(ch, b.getInt(272)), b, 0);
-            case CmAbi.ACCEPT -> exchange.accept(id(ch, b.getInt(280)), b.getLong(0), b, 8);
-            case CmAbi.REJECT -> exchange.reject(id(ch, b.getInt(0)), java.util.Arrays.copyOfRange(body, 8,
-                    8 + Math.min(b.get(4) & 0xff, 256)), b.get(5) & 0xff);
-            case CmAbi.DISCONNECT -> exchange.disconnect(id(ch, b.getInt(0)));
-            case CmAbi.INIT_QP_ATTR -> new Wire.Out().bytes(CmPaths.initQpAttr(this, id(ch, b.getInt(8)),
-                    b.getInt(12)));
+            case CmAbi.CONNECT -> exchange.connect(id(ch, CmLayout.Connect.ID.u32(b)), b,
+                    CmLayout.Connect.CONN_PARAM.offset());
+            case CmAbi.ACCEPT -> exchange.accept(id(ch, CmLayout.Accept.ID.u32(b)), CmLayout.Accept.UID.u64(b), b,
+                    CmLayout.Accept.CONN_PARAM.offset());
+            case CmAbi.REJECT -> reject(ch, b, body);
+            case CmAbi.DISCONNECT -> exchange.disconnect(id(ch, CmLayout.Disconnect.ID.u32(b)));
+            case CmAbi.INIT_QP_ATTR -> new Wire.Out().bytes(CmPaths.initQpAttr(this,
+                    id(ch, CmLayout.InitQpAttr.ID.u32(b)), CmLayout.InitQpAttr.QP_STATE.u32(b)));
             case CmAbi.GET_EVENT -> getEvent(ch);
-            case CmAbi.SET_OPTION -> setOption(id(ch, b.getInt(8)), b.getInt(12), b.getInt(16), in);
-            case CmAbi.NOTIFY -> exchange.notify(id(ch, b.getInt(0)));
-            case CmAbi.MIGRATE_ID -> migrate(b.getInt(8), channels.get(in.u32("source channel")), ch);
+            case CmAbi.SET_OPTION -> setOption(id(ch, CmLayout.SetOption.ID.u32(b)), CmLayout.SetOption.LEVEL.u32(b),
+                    CmLayout.SetOption.OPTNAME.u32(b), in);
+            case CmAbi.NOTIFY -> exchange.notify(id(ch, CmLayout.Notify.ID.u32(b)));
+            case CmAbi.MIGRATE_ID -> migrate(CmLayout.MigrateId.ID.u32(b), channels.get(in.u32("source channel")), ch);
             case CmAbi.GET_OPTION -> throw new VerbsException(Errno.ENOSYS, "GET_OPTION: the kernel has none either");
             case CmAbi.JOIN_IP_MCAST, CmAbi.JOIN_MCAST, CmAbi.LEAVE_MCAST -> throw new VerbsException(Errno.EOPNOTSUPP,
                     CmAbi.command(cmd) + ": multicast is not built (the model's adapters have no multicast groups)");
@@ -247,20 +249,35 @@ final class RdmaCm implements AutoCloseable {
         };
     }
 
+    /** REJECT: its private data (at most what the struct holds) and reason. */
+    private Wire.Out reject(Channel ch, ByteBuffer b, byte[] body) {
+        int at = CmLayout.Reject.PRIVATE_DATA.offset();
+        int len = Math.min(CmLayout.Reject.PRIVATE_DATA_LEN.u8(b), CmLayout.Reject.PRIVATE_DATA.bytes());
+        return exchange.reject(id(ch, CmLayout.Reject.ID.u32(b)), java.util.Arrays.copyOfRange(body, at, at + len),
+                CmLayout.Reject.REASON.u8(b));
+    }
+
     /** The commands that make, address and listen with an identifier. */
     private Wire.Out identifier(Channel ch, int cmd, ByteBuffer b, byte[] body) {
         return switch (cmd) {
-            case CmAbi.CREATE_ID -> createId(ch, b.getLong(0), b.getShort(16) & 0xffff, b.get(18) & 0xff);
-            case CmAbi.DESTROY_ID -> new Wire.Out().u32(destroy(id(ch, b.getInt(8))));
-            case CmAbi.BIND_IP -> bind(id(ch, b.getInt(36)), CmAbi.addr(body, 8, "bind address"));
-            case CmAbi.BIND -> bind(id(ch, b.getInt(0)), CmAbi.addr(body, 8, "bind address"));
-            case CmAbi.RESOLVE_IP -> resolveAddr(id(ch, b.getInt(56)), addrOrNone(body, 0),
-                    CmAbi.addr(body, 28, "destination"), b.getInt(60));
-            case CmAbi.RESOLVE_ADDR -> resolveAddr(id(ch, b.getInt(0)),
-                    (b.getShort(8) & 0xffff) == 0 ? CmAbi.Addr.NONE : addrOrNone(body, 16),
-                    CmAbi.addr(body, 144, "destination"), b.getInt(4));
-            case CmAbi.RESOLVE_ROUTE -> resolveRoute(id(ch, b.getInt(0)));
-            case CmAbi.LISTEN -> listen(id(ch, b.getInt(0)), b.getInt(4));
+            case CmAbi.CREATE_ID -> createId(ch, CmLayout.CreateId.UID.u64(b), CmLayout.CreateId.PS.u16(b),
+                    CmLayout.CreateId.QP_TYPE.u8(b));
+            case CmAbi.DESTROY_ID -> new Wire.Out().u32(destroy(id(ch, CmLayout.DestroyId.ID.u32(b))));
+            case CmAbi.BIND_IP -> bind(id(ch, CmLayout.BindIp.ID.u32(b)),
+                    CmAbi.addr(body, CmLayout.BindIp.ADDR.offset(), "bind address"));
+            case CmAbi.BIND -> bind(id(ch, CmLayout.Bind.ID.u32(b)),
+                    CmAbi.addr(body, CmLayout.Bind.ADDR.offset(), "bind address"));
+            case CmAbi.RESOLVE_IP -> resolveAddr(id(ch, CmLayout.ResolveIp.ID.u32(b)),
+                    addrOrNone(body, CmLayout.ResolveIp.SRC_ADDR.offset()),
+                    CmAbi.addr(body, CmLayout.ResolveIp.DST_ADDR.offset(), "destination"),
+                    CmLayout.ResolveIp.TIMEOUT_MS.u32(b));
+            case CmAbi.RESOLVE_ADDR -> resolveAddr(id(ch, CmLayout.ResolveAddr.ID.u32(b)),
+                    CmLayout.ResolveAddr.SRC_SIZE.u16(b) == 0 ? CmAbi.Addr.NONE
+                            : addrOrNone(body, CmLayout.ResolveAddr.SRC_ADDR.offset()),
+                    CmAbi.addr(body, CmLayout.ResolveAddr.DST_ADDR.offset(), "destination"),
+                    CmLayout.ResolveAddr.TIMEOUT_MS.u32(b));
+            case CmAbi.RESOLVE_ROUTE -> resolveRoute(id(ch, CmLayout.ResolveRoute.ID.u32(b)));
+            case CmAbi.LISTEN -> listen(id(ch, CmLayout.Listen.ID.u32(b)), CmLayout.Listen.BACKLOG.u32(b));
             default -> throw new IllegalStateException("command " + cmd);
         };
     }
@@ -268,19 +285,24 @@ final class RdmaCm implements AutoCloseable {
     /** The bytes of input command {@code cmd} takes (struct rdma_ucm_*), as the kernel checks them. */
     private static int inputSize(int cmd) {
         return switch (cmd) {
-            case CmAbi.CREATE_ID -> 24;
-            case CmAbi.DESTROY_ID, CmAbi.QUERY_ROUTE, CmAbi.INIT_QP_ATTR, CmAbi.QUERY, CmAbi.MIGRATE_ID -> 16;
-            case CmAbi.BIND_IP -> 40;
-            case CmAbi.RESOLVE_IP -> 64;
-            case CmAbi.RESOLVE_ROUTE, CmAbi.LISTEN, CmAbi.NOTIFY -> 8;
-            case CmAbi.CONNECT -> 280;
-            case CmAbi.ACCEPT -> 288;
-            case CmAbi.REJECT -> 264;
-            case CmAbi.DISCONNECT -> 4;
-            case CmAbi.GET_EVENT -> 8;
-            case CmAbi.SET_OPTION -> 24;
-            case CmAbi.BIND -> 136;
-            case CmAbi.RESOLVE_ADDR -> 272;
+            case CmAbi.CREATE_ID -> CmLayout.CreateId.S.size;
+            case CmAbi.DESTROY_ID -> CmLayout.DestroyId.S.size;
+            case CmAbi.QUERY_ROUTE, CmAbi.QUERY -> CmLayout.Query.S.size;
+            case CmAbi.INIT_QP_ATTR -> CmLayout.InitQpAttr.S.size;
+            case CmAbi.MIGRATE_ID -> CmLayout.MigrateId.S.size;
+            case CmAbi.BIND_IP -> CmLayout.BindIp.S.size;
+            case CmAbi.RESOLVE_IP -> CmLayout.ResolveIp.S.size;
+            case CmAbi.RESOLVE_ROUTE -> CmLayout.ResolveRoute.S.size;
+            case CmAbi.LISTEN -> CmLayout.Listen.S.size;
+            case CmAbi.NOTIFY -> CmLayout.Notify.S.size;
+            case CmAbi.CONNECT -> CmLayout.Connect.RESERVED.end(); // older librdmacm sends no ECE
+            case CmAbi.ACCEPT -> CmLayout.Accept.RESERVED.end();
+            case CmAbi.REJECT -> CmLayout.Reject.S.size;
+            case CmAbi.DISCONNECT -> CmLayout.Disconnect.S.size;
+            case CmAbi.GET_EVENT -> CmLayout.GetEvent.S.size;
+            case CmAbi.SET_OPTION -> CmLayout.SetOption.S.size;
+            case CmAbi.BIND -> CmLayout.Bind.S.size;
+            case CmAbi.RESOLVE_ADDR -> CmLayout.ResolveAddr.S.size;
             default -> 0;
         };
     }

@@ -208,7 +208,7 @@ final class WireLayout {
                     + "; the reply: u32 per operation, a TAG_ADD's handle");
             case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS -> Message.byHand("a program's connection: its process, "
                     + "socket and name (a string within the fixed fields)");
-            case CM_OPEN, CM_EVENTS, CM_CMD -> Message.byHand("carries the kernel's struct rdma_ucm_* (CmAbi)");
+            case CM_OPEN, CM_EVENTS, CM_CMD -> Message.byHand("its body is the kernel's struct rdma_ucm_*, field by field in CmLayout");
             case UMAD_OPEN, UMAD_EVENTS, UMAD_CMD -> Message.byHand("libibumad's file: its ioctls and MADs");
             case PCI_OPEN, PCI_CONFIG_READ, PCI_CONFIG_WRITE, PCI_MMIO_READ, PCI_MMIO_WRITE, PCI_DMA_MAP,
                  PCI_DMA_UNMAP, PCI_WAIT, PCI_POSTED_RING, UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL, UCTX_IMPORT ->
