@@ -727,4 +727,94 @@ _Static_assert(offsetof(struct nicsim_wire_srq_op, handle) == 20, "nicsim_wire_s
 _Static_assert(offsetof(struct nicsim_wire_srq_op, recv_wr_id) == 24, "nicsim_wire_srq_op.recv_wr_id");
 _Static_assert(offsetof(struct nicsim_wire_srq_op, tag) == 32, "nicsim_wire_srq_op.tag");
 _Static_assert(offsetof(struct nicsim_wire_srq_op, mask) == 40, "nicsim_wire_srq_op.mask");
+struct nicsim_wire_config_offset {
+	uint32_t offset;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_config_offset) == 4, "nicsim_wire_config_offset");
+_Static_assert(offsetof(struct nicsim_wire_config_offset, offset) == 0, "nicsim_wire_config_offset.offset");
+struct nicsim_wire_config_value {
+	uint32_t value;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_config_value) == 4, "nicsim_wire_config_value");
+_Static_assert(offsetof(struct nicsim_wire_config_value, value) == 0, "nicsim_wire_config_value.value");
+struct nicsim_wire_config_write {
+	uint32_t offset;
+	uint32_t value;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_config_write) == 8, "nicsim_wire_config_write");
+_Static_assert(offsetof(struct nicsim_wire_config_write, offset) == 0, "nicsim_wire_config_write.offset");
+_Static_assert(offsetof(struct nicsim_wire_config_write, value) == 4, "nicsim_wire_config_write.value");
+struct nicsim_wire_bar_access {
+	uint32_t bar;
+	uint64_t offset;
+	uint32_t length;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_bar_access) == 16, "nicsim_wire_bar_access");
+_Static_assert(offsetof(struct nicsim_wire_bar_access, bar) == 0, "nicsim_wire_bar_access.bar");
+_Static_assert(offsetof(struct nicsim_wire_bar_access, offset) == 4, "nicsim_wire_bar_access.offset");
+_Static_assert(offsetof(struct nicsim_wire_bar_access, length) == 12, "nicsim_wire_bar_access.length");
+struct nicsim_wire_mmio_read_status {
+	uint32_t status;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_mmio_read_status) == 4, "nicsim_wire_mmio_read_status");
+_Static_assert(offsetof(struct nicsim_wire_mmio_read_status, status) == 0, "nicsim_wire_mmio_read_status.status");
+struct nicsim_wire_dma_map_request {
+	uint64_t address;
+	uint64_t length;
+	uint32_t flags;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_dma_map_request) == 20, "nicsim_wire_dma_map_request");
+_Static_assert(offsetof(struct nicsim_wire_dma_map_request, address) == 0, "nicsim_wire_dma_map_request.address");
+_Static_assert(offsetof(struct nicsim_wire_dma_map_request, length) == 8, "nicsim_wire_dma_map_request.length");
+_Static_assert(offsetof(struct nicsim_wire_dma_map_request, flags) == 16, "nicsim_wire_dma_map_request.flags");
+struct nicsim_wire_iova {
+	uint64_t iova;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_iova) == 8, "nicsim_wire_iova");
+_Static_assert(offsetof(struct nicsim_wire_iova, iova) == 0, "nicsim_wire_iova.iova");
+struct nicsim_wire_pci_wait_request {
+	uint64_t picoseconds;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_pci_wait_request) == 8, "nicsim_wire_pci_wait_request");
+_Static_assert(offsetof(struct nicsim_wire_pci_wait_request, picoseconds) == 0, "nicsim_wire_pci_wait_request.picoseconds");
+struct nicsim_wire_interrupts {
+	uint64_t now;
+	uint32_t n;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_interrupts) == 12, "nicsim_wire_interrupts");
+_Static_assert(offsetof(struct nicsim_wire_interrupts, now) == 0, "nicsim_wire_interrupts.now");
+_Static_assert(offsetof(struct nicsim_wire_interrupts, n) == 8, "nicsim_wire_interrupts.n");
+struct nicsim_wire_posted_ring_request {
+	uint32_t fd;
+	uint32_t ring_bytes;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_posted_ring_request) == 8, "nicsim_wire_posted_ring_request");
+_Static_assert(offsetof(struct nicsim_wire_posted_ring_request, fd) == 0, "nicsim_wire_posted_ring_request.fd");
+_Static_assert(offsetof(struct nicsim_wire_posted_ring_request, ring_bytes) == 4, "nicsim_wire_posted_ring_request.ring_bytes");
+struct nicsim_wire_cq_channel_request {
+	uint32_t cqn;
+	uint32_t channel;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_cq_channel_request) == 8, "nicsim_wire_cq_channel_request");
+_Static_assert(offsetof(struct nicsim_wire_cq_channel_request, cqn) == 0, "nicsim_wire_cq_channel_request.cqn");
+_Static_assert(offsetof(struct nicsim_wire_cq_channel_request, channel) == 4, "nicsim_wire_cq_channel_request.channel");
+struct nicsim_wire_uctx_import_request {
+	uint32_t kind;
+	uint32_t handle;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_uctx_import_request) == 8, "nicsim_wire_uctx_import_request");
+_Static_assert(offsetof(struct nicsim_wire_uctx_import_request, kind) == 0, "nicsim_wire_uctx_import_request.kind");
+_Static_assert(offsetof(struct nicsim_wire_uctx_import_request, handle) == 4, "nicsim_wire_uctx_import_request.handle");
+struct nicsim_wire_uctx_import_reply {
+	uint64_t length;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_uctx_import_reply) == 8, "nicsim_wire_uctx_import_reply");
+_Static_assert(offsetof(struct nicsim_wire_uctx_import_reply, length) == 0, "nicsim_wire_uctx_import_reply.length");
+struct nicsim_wire_uctx_cmd_request {
+	uint32_t opcode;
+	uint32_t input_words;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_uctx_cmd_request) == 8, "nicsim_wire_uctx_cmd_request");
+_Static_assert(offsetof(struct nicsim_wire_uctx_cmd_request, opcode) == 0, "nicsim_wire_uctx_cmd_request.opcode");
+_Static_assert(offsetof(struct nicsim_wire_uctx_cmd_request, input_words) == 4, "nicsim_wire_uctx_cmd_request.input_words");
 #endif

@@ -154,6 +154,39 @@ final class WireLayout {
     /** One ibv_post_srq_ops operation: num_sge {@link Sge}s follow (u32 num_sge first). */
     record SrqOp(long wrId, int opcode, int flags, int unexpectedCnt, int handle, long recvWrId, long tag, long mask) {}
 
+    record ConfigOffset(int offset) {}
+
+    record ConfigValue(int value) {}
+
+    record ConfigWrite(int offset, int value) {}
+
+    /** A BAR0 access: PCI_MMIO_WRITE's length bytes follow, PCI_MMIO_READ's reply is {@link MmioReadStatus}. */
+    record BarAccess(int bar, long offset, int length) {}
+
+    /** 0, or 1 when the read was refused (a UR completion); the bytes read follow. */
+    record MmioReadStatus(int status) {}
+
+    /** PCI_DMA_MAP: with PCI_DMA_FIXED in flags, the {@link Iova} wanted follows. */
+    record DmaMapRequest(long address, long length, int flags) {}
+
+    record Iova(long iova) {}
+
+    record PciWaitRequest(long picoseconds) {}
+
+    /** PCI_WAIT's reply: the simulated time, then n u32 MSI-X vectors that fired. */
+    record Interrupts(long now, int n) {}
+
+    record PostedRingRequest(int fd, int ringBytes) {}
+
+    record CqChannelRequest(int cqn, int channel) {}
+
+    record UctxImportRequest(int kind, int handle) {}
+
+    record UctxImportReply(long length) {}
+
+    /** UCTX_CMD: inputWords u64 follow, then u32 the output words wanted; the reply is u64 words. */
+    record UctxCmdRequest(int opcode, @Count int inputWords) {}
+
     /**
      * An op's messages: its request's and its reply's fixed parts (null: nothing fixed), and what
      * follows them, in words ("" for nothing). An op not yet declared here is {@link #byHand}.
@@ -208,11 +241,23 @@ final class WireLayout {
                     + "; the reply: u32 per operation, a TAG_ADD's handle");
             case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS -> Message.byHand("a program's connection: its process, "
                     + "socket and name (a string within the fixed fields)");
-            case CM_OPEN, CM_EVENTS, CM_CMD -> Message.byHand("its body is the kernel's struct rdma_ucm_*, field by field in CmLayout");
+            case CM_OPEN, CM_EVENTS, CM_CMD ->
+                Message.byHand("its body is the kernel's struct rdma_ucm_*, field by field in CmLayout");
             case UMAD_OPEN, UMAD_EVENTS, UMAD_CMD -> Message.byHand("libibumad's file: its ioctls and MADs");
-            case PCI_OPEN, PCI_CONFIG_READ, PCI_CONFIG_WRITE, PCI_MMIO_READ, PCI_MMIO_WRITE, PCI_DMA_MAP,
-                 PCI_DMA_UNMAP, PCI_WAIT, PCI_POSTED_RING, UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL, UCTX_IMPORT ->
-                Message.byHand("the PCI face's (libnicsim/src/face.c)");
+            case PCI_CONFIG_READ -> new Message(ConfigOffset.class, ConfigValue.class, "");
+            case PCI_CONFIG_WRITE -> new Message(ConfigWrite.class, null, "");
+            case PCI_MMIO_READ -> new Message(BarAccess.class, MmioReadStatus.class, "reply: length bytes");
+            case PCI_MMIO_WRITE -> new Message(BarAccess.class, null, "request: length bytes; no reply (posted)");
+            case PCI_DMA_MAP -> new Message(DmaMapRequest.class, Iova.class, "request: Iova with PCI_DMA_FIXED");
+            case PCI_DMA_UNMAP -> new Message(Iova.class, null, "");
+            case PCI_WAIT -> new Message(PciWaitRequest.class, Interrupts.class, "reply: n u32 vectors");
+            case PCI_POSTED_RING -> new Message(PostedRingRequest.class, null, "");
+            case UCTX_CQ_CHANNEL -> new Message(CqChannelRequest.class, null, "");
+            case UCTX_IMPORT -> new Message(UctxImportRequest.class, UctxImportReply.class, "");
+            case UCTX_CMD -> new Message(UctxCmdRequest.class, null, "request: inputWords u64, u32 output words "
+                    + "wanted; reply: the output header and words, u64 each");
+            case PCI_OPEN, UCTX_OPEN -> Message.byHand("a driver's connection: its process, socket and name (a "
+                    + "string within the fixed fields)");
             case RDMA_RES, RDMA_STAT -> Message.byHand("the netlink interposer's");
         };
     }
@@ -228,7 +273,10 @@ final class WireLayout {
             CreateMkeyReply.class, AllocMwRequest.class, AllocMwReply.class, ImportMrReply.class, ImportDmReply.class,
             CreateCqRequest.class, CreateCqReply.class, ResizeCqRequest.class, CqSize.class, PollCqRequest.class,
             ReqNotifyCqRequest.class, Time.class, ModifySrqRequest.class, SrqAttr.class, PostRequest.class,
-            RecvWr.class, SrqOp.class);
+            RecvWr.class, SrqOp.class, ConfigOffset.class, ConfigValue.class, ConfigWrite.class, BarAccess.class,
+            MmioReadStatus.class, DmaMapRequest.class, Iova.class, PciWaitRequest.class, Interrupts.class,
+            PostedRingRequest.class, CqChannelRequest.class, UctxImportRequest.class, UctxImportReply.class,
+            UctxCmdRequest.class);
 
     /** Every declaration as a packed C struct, with its size asserted. */
     static String cStructs() { return WireCodec.cStructs(ALL); }
