@@ -7,6 +7,10 @@
 #define NICSIM_HELLO_OWN_RINGS 1u
 #define NICSIM_PCI_OPEN_BAR0_32BIT 1u
 #define NICSIM_PCI_DMA_FIXED 4u
+#define NICSIM_UMAD_REGISTER 1u
+#define NICSIM_UMAD_UNREGISTER 2u
+#define NICSIM_UMAD_SEND 3u
+#define NICSIM_UMAD_ENABLE_PKEY 4u
 enum nicsim_op {
 	NICSIM_OP_HELLO = 1,
 	NICSIM_OP_QUERY_DEVICE = 2,
@@ -817,4 +821,53 @@ struct nicsim_wire_uctx_cmd_request {
 _Static_assert(sizeof(struct nicsim_wire_uctx_cmd_request) == 8, "nicsim_wire_uctx_cmd_request");
 _Static_assert(offsetof(struct nicsim_wire_uctx_cmd_request, opcode) == 0, "nicsim_wire_uctx_cmd_request.opcode");
 _Static_assert(offsetof(struct nicsim_wire_uctx_cmd_request, input_words) == 4, "nicsim_wire_uctx_cmd_request.input_words");
+struct nicsim_wire_umad_command {
+	uint32_t kind;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_umad_command) == 4, "nicsim_wire_umad_command");
+_Static_assert(offsetof(struct nicsim_wire_umad_command, kind) == 0, "nicsim_wire_umad_command.kind");
+struct nicsim_wire_umad_register {
+	uint32_t qpn;
+	uint32_t mgmt_class;
+	uint32_t class_version;
+	uint64_t methods_lo;
+	uint64_t methods_hi;
+	uint32_t rmpp_version;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_umad_register) == 32, "nicsim_wire_umad_register");
+_Static_assert(offsetof(struct nicsim_wire_umad_register, qpn) == 0, "nicsim_wire_umad_register.qpn");
+_Static_assert(offsetof(struct nicsim_wire_umad_register, mgmt_class) == 4, "nicsim_wire_umad_register.mgmt_class");
+_Static_assert(offsetof(struct nicsim_wire_umad_register, class_version) == 8, "nicsim_wire_umad_register.class_version");
+_Static_assert(offsetof(struct nicsim_wire_umad_register, methods_lo) == 12, "nicsim_wire_umad_register.methods_lo");
+_Static_assert(offsetof(struct nicsim_wire_umad_register, methods_hi) == 20, "nicsim_wire_umad_register.methods_hi");
+_Static_assert(offsetof(struct nicsim_wire_umad_register, rmpp_version) == 28, "nicsim_wire_umad_register.rmpp_version");
+struct nicsim_wire_umad_agent {
+	uint32_t agent;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_umad_agent) == 4, "nicsim_wire_umad_agent");
+_Static_assert(offsetof(struct nicsim_wire_umad_agent, agent) == 0, "nicsim_wire_umad_agent.agent");
+struct nicsim_wire_umad_send {
+	uint32_t agent;
+	uint32_t timeout_ms;
+	uint32_t retries;
+	uint32_t lid;
+	uint32_t qpn;
+	uint32_t qkey;
+	uint32_t length;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_umad_send) == 28, "nicsim_wire_umad_send");
+_Static_assert(offsetof(struct nicsim_wire_umad_send, agent) == 0, "nicsim_wire_umad_send.agent");
+_Static_assert(offsetof(struct nicsim_wire_umad_send, timeout_ms) == 4, "nicsim_wire_umad_send.timeout_ms");
+_Static_assert(offsetof(struct nicsim_wire_umad_send, retries) == 8, "nicsim_wire_umad_send.retries");
+_Static_assert(offsetof(struct nicsim_wire_umad_send, lid) == 12, "nicsim_wire_umad_send.lid");
+_Static_assert(offsetof(struct nicsim_wire_umad_send, qpn) == 16, "nicsim_wire_umad_send.qpn");
+_Static_assert(offsetof(struct nicsim_wire_umad_send, qkey) == 20, "nicsim_wire_umad_send.qkey");
+_Static_assert(offsetof(struct nicsim_wire_umad_send, length) == 24, "nicsim_wire_umad_send.length");
+struct nicsim_wire_umad_events_request {
+	uint32_t file;
+	uint32_t pid;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_umad_events_request) == 8, "nicsim_wire_umad_events_request");
+_Static_assert(offsetof(struct nicsim_wire_umad_events_request, file) == 0, "nicsim_wire_umad_events_request.file");
+_Static_assert(offsetof(struct nicsim_wire_umad_events_request, pid) == 4, "nicsim_wire_umad_events_request.pid");
 #endif

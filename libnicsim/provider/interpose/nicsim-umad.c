@@ -33,10 +33,6 @@
 #include "interpose/nicsim-umad.h"
 
 #define UMAD_FILES 4096
-#define UMAD_REGISTER 1
-#define UMAD_UNREGISTER 2
-#define UMAD_SEND 3
-#define UMAD_ENABLE_PKEY 4
 
 struct umad_file {
 	int commands;
@@ -98,9 +94,9 @@ int nicsim_umad_open(int flags) {
 	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]) { done(&m); goto fail; }
 	done(&m);
 	f->number = reply[2];
+	struct nicsim_wire_umad_events_request ev = { .file = f->number, .pid = (uint32_t)getpid() };
 	m = request(NICSIM_OP_UMAD_EVENTS);
-	put32(&m, f->number);
-	put32(&m, (uint32_t)getpid());
+	PUT(&m, ev);
 	if (send_only(events, &m) || io(events, reply, 2 * sizeof(uint32_t), 0) || reply[1]) { done(&m); goto fail; }
 	done(&m);
 	if (!(flags & O_CLOEXEC)) fcntl(events, F_SETFD, 0);
@@ -137,8 +133,17 @@ void nicsim_umad_close(int fd) {
 	free(f);
 }
 
-/* One UMAD_CMD: 0 with the reply's first u32 in *out (if asked), or -1 with errno. */
+/* A UMAD_CMD of kind (NICSIM_UMAD_*): its fields follow. */
+static struct msg umad_request(uint32_t kind) {
+	struct msg m = request(NICSIM_OP_UMAD_CMD);
+	struct nicsim_wire_umad_command c = { .kind = kind };
+	PUT(&m, c);
+	return m;
+}
+
+/* One UMAD_CMD: 0 with the reply (an agent, if asked) in *out, or -1 with errno. */
 static int command(struct umad_file *f, struct msg *m, uint32_t *out) {
+	struct nicsim_wire_umad_agent a;
 	int rc;
 	if (m->failed) { done(m); errno = ENOMEM; return -1; }
 	pthread_mutex_lock(&f->lock);
@@ -146,29 +151,29 @@ static int command(struct umad_file *f, struct msg *m, uint32_t *out) {
 	pthread_mutex_unlock(&f->lock);
 	if (rc < 0) { done(m); errno = EIO; return -1; }
 	if (rc) { done(m); errno = rc; return -1; }
-	if (out) *out = get32(m);
+	if (out) {
+		GET(m, a);
+		*out = a.agent;
+	}
 	done(m);
 	return 0;
 }
 
 static int do_register(struct umad_file *f, uint32_t qpn, uint32_t cls, uint32_t version, const uint64_t mask[2],
 		       uint32_t rmpp, uint32_t *id) {
-	struct msg m = request(NICSIM_OP_UMAD_CMD);
-	put32(&m, UMAD_REGISTER);
-	put32(&m, qpn);
-	put32(&m, cls);
-	put32(&m, version);
-	put64(&m, mask[0]);
-	put64(&m, mask[1]);
-	put32(&m, rmpp);
+	struct msg m = umad_request(NICSIM_UMAD_REGISTER);
+	struct nicsim_wire_umad_register q = {
+		.qpn = qpn, .mgmt_class = cls, .class_version = version, .methods_lo = mask[0], .methods_hi = mask[1],
+		.rmpp_version = rmpp,
+	};
+	PUT(&m, q);
 	return command(f, &m, id);
 }
 
 static int umad_ioctl(struct umad_file *f, unsigned long req, void *arg) {
 	struct msg m;
 	if (req == IB_USER_MAD_ENABLE_PKEY) {
-		m = request(NICSIM_OP_UMAD_CMD);
-		put32(&m, UMAD_ENABLE_PKEY);
+		m = umad_request(NICSIM_UMAD_ENABLE_PKEY);
 		if (command(f, &m, NULL)) return -1;
 		f->pkey = 1;
 		return 0;
@@ -197,11 +202,10 @@ static int umad_ioctl(struct umad_file *f, unsigned long req, void *arg) {
 		return 0;
 	}
 	if (req == IB_USER_MAD_UNREGISTER_AGENT) {
-		uint32_t id;
-		memcpy(&id, arg, sizeof id);
-		m = request(NICSIM_OP_UMAD_CMD);
-		put32(&m, UMAD_UNREGISTER);
-		put32(&m, id);
+		struct nicsim_wire_umad_agent a;
+		memcpy(&a.agent, arg, sizeof(a.agent));
+		m = umad_request(NICSIM_UMAD_UNREGISTER);
+		PUT(&m, a);
 		return command(f, &m, NULL);
 	}
 	errno = ENOTTY;
@@ -232,15 +236,12 @@ ssize_t nicsim_umad_write(int fd, const void *buf, size_t n) {
 	if (n < hdr + 24) { errno = EINVAL; return -1; }
 	memset(&h, 0, sizeof h);
 	memcpy(&h, buf, hdr);
-	m = request(NICSIM_OP_UMAD_CMD);
-	put32(&m, UMAD_SEND);
-	put32(&m, h.id);
-	put32(&m, h.timeout_ms);
-	put32(&m, h.retries);
-	put32(&m, ntohs(h.lid));
-	put32(&m, ntohl(h.qpn));
-	put32(&m, ntohl(h.qkey));
-	put32(&m, (uint32_t)(n - hdr));
+	struct nicsim_wire_umad_send q = {
+		.agent = h.id, .timeout_ms = h.timeout_ms, .retries = h.retries, .lid = ntohs(h.lid),
+		.qpn = ntohl(h.qpn), .qkey = ntohl(h.qkey), .length = (uint32_t)(n - hdr),
+	};
+	m = umad_request(NICSIM_UMAD_SEND);
+	PUT(&m, q);
 	put(&m, (const uint8_t *)buf + hdr, n - hdr);
 	if (command(f, &m, NULL)) return -1;
 	return (ssize_t)n;

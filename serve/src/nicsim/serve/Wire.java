@@ -63,6 +63,10 @@ public final class Wire {
                 .append(VERSION).append("u\n#define NICSIM_HELLO_OWN_RINGS ").append(HELLO_OWN_RINGS)
                 .append("u\n#define NICSIM_PCI_OPEN_BAR0_32BIT ").append(PciDevice.OPEN_BAR0_32BIT)
                 .append("u\n#define NICSIM_PCI_DMA_FIXED ").append(PciDevice.MAP_FIXED)
+                .append("u\n#define NICSIM_UMAD_REGISTER ").append(Umad.REGISTER)
+                .append("u\n#define NICSIM_UMAD_UNREGISTER ").append(Umad.UNREGISTER)
+                .append("u\n#define NICSIM_UMAD_SEND ").append(Umad.SEND)
+                .append("u\n#define NICSIM_UMAD_ENABLE_PKEY ").append(Umad.ENABLE_PKEY)
                 .append("u\nenum nicsim_op {\n");
         for (Op op : Op.values()) b.append("\tNICSIM_OP_").append(op).append(" = ").append(op.code()).append(",\n");
         return b.append("};\n").append(WireLayout.cStructs()).append("#endif\n").toString();

@@ -187,6 +187,21 @@ final class WireLayout {
     /** UCTX_CMD: inputWords u64 follow, then u32 the output words wanted; the reply is u64 words. */
     record UctxCmdRequest(int opcode, @Count int inputWords) {}
 
+    /** UMAD_CMD: which command (Umad.REGISTER...), its fields following. */
+    record UmadCommand(int kind) {}
+
+    /** ib_user_mad_reg_req's fields: an agent for a management class's methods on QP0 or QP1. */
+    record UmadRegister(int qpn, int mgmtClass, int classVersion, long methodsLo, long methodsHi, int rmppVersion) {}
+
+    /** REGISTER's reply, UNREGISTER's request. */
+    record UmadAgent(int agent) {}
+
+    /** A MAD sent on an agent: struct ib_user_mad's header fields (in host order), then length MAD bytes. */
+    record UmadSend(int agent, int timeoutMs, int retries, int lid, int qpn, int qkey, int length) {}
+
+    /** UMAD_EVENTS: the file the connection reads MADs for, and its process. */
+    record UmadEventsRequest(int file, int pid) {}
+
     /**
      * An op's messages: its request's and its reply's fixed parts (null: nothing fixed), and what
      * follows them, in words ("" for nothing). An op not yet declared here is {@link #byHand}.
@@ -243,7 +258,12 @@ final class WireLayout {
                     + "socket and name (a string within the fixed fields)");
             case CM_OPEN, CM_EVENTS, CM_CMD ->
                 Message.byHand("its body is the kernel's struct rdma_ucm_*, field by field in CmLayout");
-            case UMAD_OPEN, UMAD_EVENTS, UMAD_CMD -> Message.byHand("libibumad's file: its ioctls and MADs");
+            case UMAD_CMD -> new Message(UmadCommand.class, null, "request, by kind: UmadRegister (its reply "
+                    + "UmadAgent), UmadAgent (unregister), UmadSend and its MAD bytes, nothing (enable P_Keys)");
+            case UMAD_EVENTS -> new Message(UmadEventsRequest.class, null, "then, unasked, each MAD the file reads "
+                    + "(struct ib_user_mad)");
+            case UMAD_OPEN -> Message.byHand("a program's file: its process, number and name (a string within the "
+                    + "fixed fields)");
             case PCI_CONFIG_READ -> new Message(ConfigOffset.class, ConfigValue.class, "");
             case PCI_CONFIG_WRITE -> new Message(ConfigWrite.class, null, "");
             case PCI_MMIO_READ -> new Message(BarAccess.class, MmioReadStatus.class, "reply: length bytes");
@@ -276,7 +296,8 @@ final class WireLayout {
             RecvWr.class, SrqOp.class, ConfigOffset.class, ConfigValue.class, ConfigWrite.class, BarAccess.class,
             MmioReadStatus.class, DmaMapRequest.class, Iova.class, PciWaitRequest.class, Interrupts.class,
             PostedRingRequest.class, CqChannelRequest.class, UctxImportRequest.class, UctxImportReply.class,
-            UctxCmdRequest.class);
+            UctxCmdRequest.class, UmadCommand.class, UmadRegister.class, UmadAgent.class, UmadSend.class,
+            UmadEventsRequest.class);
 
     /** Every declaration as a packed C struct, with its size asserted. */
     static String cStructs() { return WireCodec.cStructs(ALL); }

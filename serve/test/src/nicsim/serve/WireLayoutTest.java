@@ -26,7 +26,7 @@ class WireLayoutTest {
      */
     private static final Set<Wire.Op> BY_HAND = EnumSet.of(Wire.Op.HELLO, Wire.Op.JOIN, Wire.Op.EVENTS,
             Wire.Op.CHANNEL, Wire.Op.CONTEXTS, Wire.Op.CM_OPEN, Wire.Op.CM_EVENTS, Wire.Op.CM_CMD, Wire.Op.UMAD_OPEN,
-            Wire.Op.UMAD_EVENTS, Wire.Op.UMAD_CMD, Wire.Op.PCI_OPEN, Wire.Op.UCTX_OPEN, Wire.Op.RDMA_RES,
+            Wire.Op.PCI_OPEN, Wire.Op.UCTX_OPEN, Wire.Op.RDMA_RES,
             Wire.Op.RDMA_STAT);
 
     /**
