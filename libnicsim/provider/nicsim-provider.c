@@ -302,9 +302,9 @@ static int open_async_file(struct nicsim_context *ctx) {
 	int rc;
 	ctx->vctx.context.async_fd = connect_simulator();
 	if (ctx->vctx.context.async_fd < 0) return -1;
+	struct nicsim_wire_event_file_request q = { .session = ctx->session, .pid = (uint32_t)getpid() };
 	m = request(NICSIM_OP_EVENTS);
-	put32(&m, ctx->session);
-	put32(&m, (uint32_t)getpid());
+	PUT(&m, q);
 	rc = send_only(ctx->vctx.context.async_fd, &m);
 	done(&m);
 	if (rc) close(ctx->vctx.context.async_fd);

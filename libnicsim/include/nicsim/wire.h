@@ -870,4 +870,39 @@ struct nicsim_wire_umad_events_request {
 _Static_assert(sizeof(struct nicsim_wire_umad_events_request) == 8, "nicsim_wire_umad_events_request");
 _Static_assert(offsetof(struct nicsim_wire_umad_events_request, file) == 0, "nicsim_wire_umad_events_request.file");
 _Static_assert(offsetof(struct nicsim_wire_umad_events_request, pid) == 4, "nicsim_wire_umad_events_request.pid");
+struct nicsim_wire_node_request {
+	uint32_t node;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_node_request) == 4, "nicsim_wire_node_request");
+_Static_assert(offsetof(struct nicsim_wire_node_request, node) == 0, "nicsim_wire_node_request.node");
+struct nicsim_wire_context_entry {
+	uint32_t session;
+	uint32_t pid;
+	uint32_t cmd_fd;
+	uint32_t node;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_context_entry) == 16, "nicsim_wire_context_entry");
+_Static_assert(offsetof(struct nicsim_wire_context_entry, session) == 0, "nicsim_wire_context_entry.session");
+_Static_assert(offsetof(struct nicsim_wire_context_entry, pid) == 4, "nicsim_wire_context_entry.pid");
+_Static_assert(offsetof(struct nicsim_wire_context_entry, cmd_fd) == 8, "nicsim_wire_context_entry.cmd_fd");
+_Static_assert(offsetof(struct nicsim_wire_context_entry, node) == 12, "nicsim_wire_context_entry.node");
+struct nicsim_wire_event_file_request {
+	uint32_t session;
+	uint32_t pid;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_event_file_request) == 8, "nicsim_wire_event_file_request");
+_Static_assert(offsetof(struct nicsim_wire_event_file_request, session) == 0, "nicsim_wire_event_file_request.session");
+_Static_assert(offsetof(struct nicsim_wire_event_file_request, pid) == 4, "nicsim_wire_event_file_request.pid");
+struct nicsim_wire_channel_number {
+	uint32_t channel;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_channel_number) == 4, "nicsim_wire_channel_number");
+_Static_assert(offsetof(struct nicsim_wire_channel_number, channel) == 0, "nicsim_wire_channel_number.channel");
+struct nicsim_wire_cm_events_request {
+	uint32_t channel;
+	uint32_t pid;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_cm_events_request) == 8, "nicsim_wire_cm_events_request");
+_Static_assert(offsetof(struct nicsim_wire_cm_events_request, channel) == 0, "nicsim_wire_cm_events_request.channel");
+_Static_assert(offsetof(struct nicsim_wire_cm_events_request, pid) == 4, "nicsim_wire_cm_events_request.pid");
 #endif

@@ -91,9 +91,9 @@ static int cm_open(int flags) {
 	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]) { done(&m); goto fail; }
 	done(&m);
 	f->channel = reply[2];
+	struct nicsim_wire_cm_events_request ev = { .channel = f->channel, .pid = (uint32_t)getpid() };
 	m = request(NICSIM_OP_CM_EVENTS);
-	put32(&m, f->channel);
-	put32(&m, (uint32_t)getpid());
+	PUT(&m, ev);
 	if (send_only(events, &m) || io(events, reply, 2 * sizeof(uint32_t), 0) || reply[1]) { done(&m); goto fail; }
 	done(&m);
 	if (!(flags & O_CLOEXEC)) fcntl(events, F_SETFD, 0);

@@ -151,7 +151,8 @@ final class RdmaCm implements AutoCloseable {
 
     /** CM_EVENTS: the event file of channel {@code number} (its first and only message). */
     void events(Connection c, Wire.In in) {
-        int number = in.u32("channel"), pid = in.u32("pid");
+        WireLayout.CmEventsRequest q = in.read(WireLayout.CmEventsRequest.class);
+        int number = q.channel(), pid = q.pid();
         Channel ch = channels.get(number);
         if (ch == null || ch.program.pid != pid || ch.events != null)
             throw new Wire.Malformed("CM_EVENTS for channel " + number + " of process " + pid

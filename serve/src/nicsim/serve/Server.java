@@ -344,8 +344,10 @@ public final class Server implements AutoCloseable {
             case EVENTS -> eventFile(c, in, false);
             case CHANNEL -> eventFile(c, in, true);
             case CONTEXTS -> c.send(contexts().finish(0));
-            case RDMA_RES -> c.send(RdmaResources.of(world, programs.values(), in.u32("node")).finish(0));
-            case RDMA_STAT -> c.send(RdmaResources.stats(world, in.u32("node")).finish(0));
+            case RDMA_RES -> c.send(RdmaResources.of(world, programs.values(),
+                    in.read(WireLayout.NodeRequest.class).node()).finish(0));
+            case RDMA_STAT ->
+                c.send(RdmaResources.stats(world, in.read(WireLayout.NodeRequest.class).node()).finish(0));
             case PCI_OPEN -> {
                 try {
                     c.send(pci.open(c, in, this::program, false).finish(0));
@@ -474,7 +476,7 @@ public final class Server implements AutoCloseable {
         java.util.Set<Session> seen = new java.util.LinkedHashSet<>();
         for (End e : ends.values()) seen.add(e.session());
         Wire.Out out = new Wire.Out().u32(seen.size());
-        for (Session s : seen) out.u32(s.id).u32(s.program.pid).u32(s.cmdFd).u32(s.host.index);
+        for (Session s : seen) out.put(new WireLayout.ContextEntry(s.id, s.program.pid, s.cmdFd, s.host.index));
         return out;
     }
 
@@ -484,7 +486,8 @@ public final class Server implements AutoCloseable {
      * the simulator writes events to. A channel is answered once, before any event.
      */
     private void eventFile(Connection c, Wire.In in, boolean channel) {
-        int id = in.u32("session"), pid = in.u32("pid"), number = channel ? in.u32("channel") : 0;
+        WireLayout.EventFileRequest q = in.read(WireLayout.EventFileRequest.class);
+        int id = q.session(), pid = q.pid(), number = channel ? in.read(WireLayout.ChannelNumber.class).channel() : 0;
         Program p = programs.get(pid);
         Session s = p == null ? null : p.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
         if (s == null) { // the context closed before this reached us (or never was): nothing will be written here

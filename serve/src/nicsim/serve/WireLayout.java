@@ -202,6 +202,21 @@ final class WireLayout {
     /** UMAD_EVENTS: the file the connection reads MADs for, and its process. */
     record UmadEventsRequest(int file, int pid) {}
 
+    /** RDMA_RES, RDMA_STAT: the node whose adapter is asked about. */
+    record NodeRequest(int node) {}
+
+    /** One context of CONTEXTS' reply (u32 n, n of these): its session, opener, command file there, node. */
+    record ContextEntry(int session, int pid, int cmdFd, int node) {}
+
+    /** EVENTS and CHANNEL: the context's session and the process; CHANNEL's {@link ChannelNumber} follows. */
+    record EventFileRequest(int session, int pid) {}
+
+    /** A completion channel's number: its socket's in the program, which CQs name it by. */
+    record ChannelNumber(int channel) {}
+
+    /** CM_EVENTS: the RDMA CM file's channel and its process. */
+    record CmEventsRequest(int channel, int pid) {}
+
     /**
      * An op's messages: its request's and its reply's fixed parts (null: nothing fixed), and what
      * follows them, in words ("" for nothing). An op not yet declared here is {@link #byHand}.
@@ -254,9 +269,16 @@ final class WireLayout {
             case QUERY_SRQ -> new Message(Handle.class, SrqAttr.class, "");
             case POST_SRQ_OPS -> new Message(PostRequest.class, null, posted + ", each SrqOp, " + sges
                     + "; the reply: u32 per operation, a TAG_ADD's handle");
-            case HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS -> Message.byHand("a program's connection: its process, "
-                    + "socket and name (a string within the fixed fields)");
-            case CM_OPEN, CM_EVENTS, CM_CMD ->
+            case HELLO, JOIN -> Message.byHand("a program's connection: its process, socket and name (a string "
+                    + "within the fixed fields)");
+            case EVENTS -> new Message(EventFileRequest.class, null, "no reply: events, written as uverbs writes them");
+            case CHANNEL -> new Message(EventFileRequest.class, null, "request: ChannelNumber; the reply, once, "
+                    + "before events written as uverbs writes them");
+            case CONTEXTS -> new Message(null, null, "reply: u32 n, n ContextEntry");
+            case RDMA_RES, RDMA_STAT -> new Message(NodeRequest.class, null, "reply: the node's objects or "
+                    + "counters, as RdmaResources writes them");
+            case CM_EVENTS -> new Message(CmEventsRequest.class, null, "no reply: a byte per event ready");
+            case CM_OPEN, CM_CMD ->
                 Message.byHand("its body is the kernel's struct rdma_ucm_*, field by field in CmLayout");
             case UMAD_CMD -> new Message(UmadCommand.class, null, "request, by kind: UmadRegister (its reply "
                     + "UmadAgent), UmadAgent (unregister), UmadSend and its MAD bytes, nothing (enable P_Keys)");
@@ -278,7 +300,6 @@ final class WireLayout {
                     + "wanted; reply: the output header and words, u64 each");
             case PCI_OPEN, UCTX_OPEN -> Message.byHand("a driver's connection: its process, socket and name (a "
                     + "string within the fixed fields)");
-            case RDMA_RES, RDMA_STAT -> Message.byHand("the netlink interposer's");
         };
     }
 
@@ -297,7 +318,8 @@ final class WireLayout {
             MmioReadStatus.class, DmaMapRequest.class, Iova.class, PciWaitRequest.class, Interrupts.class,
             PostedRingRequest.class, CqChannelRequest.class, UctxImportRequest.class, UctxImportReply.class,
             UctxCmdRequest.class, UmadCommand.class, UmadRegister.class, UmadAgent.class, UmadSend.class,
-            UmadEventsRequest.class);
+            UmadEventsRequest.class, NodeRequest.class, ContextEntry.class, EventFileRequest.class,
+            ChannelNumber.class, CmEventsRequest.class);
 
     /** Every declaration as a packed C struct, with its size asserted. */
     static String cStructs() { return WireCodec.cStructs(ALL); }
