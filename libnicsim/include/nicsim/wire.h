@@ -905,4 +905,18 @@ struct nicsim_wire_cm_events_request {
 _Static_assert(sizeof(struct nicsim_wire_cm_events_request) == 8, "nicsim_wire_cm_events_request");
 _Static_assert(offsetof(struct nicsim_wire_cm_events_request, channel) == 0, "nicsim_wire_cm_events_request.channel");
 _Static_assert(offsetof(struct nicsim_wire_cm_events_request, pid) == 4, "nicsim_wire_cm_events_request.pid");
+struct nicsim_wire_cm_command {
+	uint32_t command;
+	uint32_t out;
+	uint32_t in;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_cm_command) == 12, "nicsim_wire_cm_command");
+_Static_assert(offsetof(struct nicsim_wire_cm_command, command) == 0, "nicsim_wire_cm_command.command");
+_Static_assert(offsetof(struct nicsim_wire_cm_command, out) == 4, "nicsim_wire_cm_command.out");
+_Static_assert(offsetof(struct nicsim_wire_cm_command, in) == 8, "nicsim_wire_cm_command.in");
+struct nicsim_wire_option_length {
+	uint32_t optlen;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_option_length) == 4, "nicsim_wire_option_length");
+_Static_assert(offsetof(struct nicsim_wire_option_length, optlen) == 0, "nicsim_wire_option_length.optlen");
 #endif

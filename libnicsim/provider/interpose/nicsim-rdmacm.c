@@ -190,7 +190,8 @@ static int put_extras(struct msg *m, uint32_t cmd, uint16_t in, const uint8_t *b
 		struct rdma_ucm_set_option o; /* the option's value, from the program's memory */
 		memcpy(&o, body, sizeof(o));
 		if (o.optlen > 256 || (o.optlen && !o.optval)) { errno = EINVAL; return -1; }
-		put32(m, o.optlen);
+		struct nicsim_wire_option_length len = { .optlen = o.optlen };
+		PUT(m, len);
 		put(m, (const void *)(uintptr_t)o.optval, o.optlen);
 	}
 	/* the file the identifier moves from (the command is written to the one it moves to) */
@@ -200,7 +201,8 @@ static int put_extras(struct msg *m, uint32_t cmd, uint16_t in, const uint8_t *b
 		memcpy(&mig, body, sizeof(mig));
 		t = cm_of((int)mig.fd);
 		if (!t) { errno = EBADF; return -1; }
-		put32(m, t->channel);
+		struct nicsim_wire_channel_number from = { .channel = t->channel };
+		PUT(m, from);
 	}
 	return 0;
 }
@@ -217,10 +219,9 @@ static ssize_t cm_command(int fd, struct cm_file *f, const uint8_t *buf, size_t 
 	if (at >= 0 && h.in >= (size_t)at + 8) memcpy(&response, buf + sizeof h + at, 8);
 	for (;;) {
 		if (h.cmd == RDMA_USER_CM_CMD_GET_EVENT && await_event(fd, f) < 0) return -1;
+		struct nicsim_wire_cm_command c = { .command = h.cmd, .out = h.out, .in = h.in };
 		m = request(NICSIM_OP_CM_CMD);
-		put32(&m, h.cmd);
-		put32(&m, h.out);
-		put32(&m, h.in);
+		PUT(&m, c);
 		put(&m, buf + sizeof h, h.in);
 		if (put_extras(&m, h.cmd, h.in, buf + sizeof h) < 0) { done(&m); return -1; }
 		if (m.failed) { done(&m); errno = ENOMEM; return -1; }

@@ -213,9 +213,9 @@ final class RdmaCm implements AutoCloseable {
     Wire.Out command(Connection c, Wire.In in) {
         Channel ch = byCommands.get(c);
         if (ch == null) throw new Wire.Malformed("a CM command on a connection that is not an rdma_cm file");
-        int cmd = in.u32("command");
-        in.u32("out");
-        byte[] body = in.bytes(in.count("in", 1), "input");
+        WireLayout.CmCommand q = in.read(WireLayout.CmCommand.class);
+        int cmd = q.command();
+        byte[] body = in.bytes(in.items(q.in(), 1, "in"), "input");
         commands++;
         ch.program.requested(false);
         ByteBuffer b = CmAbi.le(java.util.Arrays.copyOf(body, Math.max(body.length, 512)));
@@ -242,7 +242,8 @@ final class RdmaCm implements AutoCloseable {
             case CmAbi.SET_OPTION -> setOption(id(ch, CmLayout.SetOption.ID.u32(b)), CmLayout.SetOption.LEVEL.u32(b),
                     CmLayout.SetOption.OPTNAME.u32(b), in);
             case CmAbi.NOTIFY -> exchange.notify(id(ch, CmLayout.Notify.ID.u32(b)));
-            case CmAbi.MIGRATE_ID -> migrate(CmLayout.MigrateId.ID.u32(b), channels.get(in.u32("source channel")), ch);
+            case CmAbi.MIGRATE_ID -> migrate(CmLayout.MigrateId.ID.u32(b),
+                    channels.get(in.read(WireLayout.ChannelNumber.class).channel()), ch);
             case CmAbi.GET_OPTION -> throw new VerbsException(Errno.ENOSYS, "GET_OPTION: the kernel has none either");
             case CmAbi.JOIN_IP_MCAST, CmAbi.JOIN_MCAST, CmAbi.LEAVE_MCAST -> throw new VerbsException(Errno.EOPNOTSUPP,
                     CmAbi.command(cmd) + ": multicast is not built (the model's adapters have no multicast groups)");
@@ -493,7 +494,7 @@ final class RdmaCm implements AutoCloseable {
     }
 
     private Wire.Out setOption(CmId id, int level, int name, Wire.In in) {
-        byte[] v = in.bytes(in.count("optlen", 1), "optval");
+        byte[] v = in.bytes(in.items(in.read(WireLayout.OptionLength.class).optlen(), 1, "optlen"), "optval");
         int value = v.length >= 4 ? CmAbi.le(v).getInt(0) : v.length > 0 ? v[0] & 0xff : 0;
         if (level == 0 && name == 1) id.reuseAddr = value != 0; // RDMA_OPTION_ID_REUSEADDR
         else if (level == 0 && name == 3) id.ackTimeout = v.length > 0 ? v[0] & 0x1f : -1; // ACK_TIMEOUT

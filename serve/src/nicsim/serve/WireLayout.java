@@ -217,6 +217,12 @@ final class WireLayout {
     /** CM_EVENTS: the RDMA CM file's channel and its process. */
     record CmEventsRequest(int channel, int pid) {}
 
+    /** CM_CMD: a write(2) to the rdma_cm file: struct rdma_ucm_cmd_hdr's fields; in bytes follow. */
+    record CmCommand(int command, int out, int in) {}
+
+    /** SET_OPTION's value, after its command: optlen bytes follow. */
+    record OptionLength(int optlen) {}
+
     /**
      * An op's messages: its request's and its reply's fixed parts (null: nothing fixed), and what
      * follows them, in words ("" for nothing). An op not yet declared here is {@link #byHand}.
@@ -278,8 +284,11 @@ final class WireLayout {
             case RDMA_RES, RDMA_STAT -> new Message(NodeRequest.class, null, "reply: the node's objects or "
                     + "counters, as RdmaResources writes them");
             case CM_EVENTS -> new Message(CmEventsRequest.class, null, "no reply: a byte per event ready");
-            case CM_OPEN, CM_CMD ->
-                Message.byHand("its body is the kernel's struct rdma_ucm_*, field by field in CmLayout");
+            case CM_CMD -> new Message(CmCommand.class, null, "request: in bytes, the kernel's struct rdma_ucm_* "
+                    + "(CmLayout), then SET_OPTION's OptionLength and value, MIGRATE_ID's source ChannelNumber; reply: "
+                    + "the command's response, out bytes at most");
+            case CM_OPEN -> Message.byHand("a program's file: its process, events file and name (a string within "
+                    + "the fixed fields)");
             case UMAD_CMD -> new Message(UmadCommand.class, null, "request, by kind: UmadRegister (its reply "
                     + "UmadAgent), UmadAgent (unregister), UmadSend and its MAD bytes, nothing (enable P_Keys)");
             case UMAD_EVENTS -> new Message(UmadEventsRequest.class, null, "then, unasked, each MAD the file reads "
@@ -319,7 +328,7 @@ final class WireLayout {
             PostedRingRequest.class, CqChannelRequest.class, UctxImportRequest.class, UctxImportReply.class,
             UctxCmdRequest.class, UmadCommand.class, UmadRegister.class, UmadAgent.class, UmadSend.class,
             UmadEventsRequest.class, NodeRequest.class, ContextEntry.class, EventFileRequest.class,
-            ChannelNumber.class, CmEventsRequest.class);
+            ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class);
 
     /** Every declaration as a packed C struct, with its size asserted. */
     static String cStructs() { return WireCodec.cStructs(ALL); }
