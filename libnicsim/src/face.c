@@ -224,19 +224,20 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t sess
 	/* the simulator reads our memory for DMA and sees where we wait (/proc/<pid>/mem, syscall) */
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	struct req r;
+	struct nicsim_wire_pci_open_request q = {
+		.version = NICSIM_WIRE_VERSION, .node = (uint32_t)node, .pid = (uint32_t)getpid(), .socket_fd = (uint32_t)d->fd,
+	};
 	start(&r, op);
-	put32(&r, NICSIM_WIRE_VERSION);
-	put32(&r, (uint32_t)node);
-	put32(&r, (uint32_t)getpid());
-	put32(&r, (uint32_t)d->fd);
+	PUT(&r, q);
 	char name[256];
 	ssize_t n = readlink("/proc/self/exe", name, sizeof(name) - 1);
 	if (n < 0)
 		n = 0;
 	put32(&r, (uint32_t)n);
 	put_bytes(&r, name, (uint32_t)n);
-	put32(&r, op == NICSIM_OP_UCTX_OPEN ? session : flags);
-	struct __attribute__((packed)) { uint32_t config; uint64_t bar0; uint32_t vectors; uint64_t msi; } o;
+	struct nicsim_wire_open_argument arg = { .value = op == NICSIM_OP_UCTX_OPEN ? session : flags };
+	PUT(&r, arg);
+	struct nicsim_wire_pci_open_reply o;
 	int rc = call(d, &r, &o, sizeof(o));
 	if (rc) {
 		close(d->fd);
@@ -245,9 +246,9 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t sess
 	}
 	d->node = node;
 	posted_ring(d);
-	d->bar0_size = o.bar0;
-	d->vectors = o.vectors;
-	d->msi_address = o.msi;
+	d->bar0_size = o.bar0_size;
+	d->vectors = o.msix_vectors;
+	d->msi_address = o.msi_address;
 	*dev = d;
 	return 0;
 }

@@ -919,4 +919,80 @@ struct nicsim_wire_option_length {
 } __attribute__((packed));
 _Static_assert(sizeof(struct nicsim_wire_option_length) == 4, "nicsim_wire_option_length");
 _Static_assert(offsetof(struct nicsim_wire_option_length, optlen) == 0, "nicsim_wire_option_length.optlen");
+struct nicsim_wire_hello_request {
+	uint32_t version;
+	uint32_t node;
+	uint32_t pid;
+	uint32_t socket_fd;
+	uint32_t cmd_fd;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_hello_request) == 20, "nicsim_wire_hello_request");
+_Static_assert(offsetof(struct nicsim_wire_hello_request, version) == 0, "nicsim_wire_hello_request.version");
+_Static_assert(offsetof(struct nicsim_wire_hello_request, node) == 4, "nicsim_wire_hello_request.node");
+_Static_assert(offsetof(struct nicsim_wire_hello_request, pid) == 8, "nicsim_wire_hello_request.pid");
+_Static_assert(offsetof(struct nicsim_wire_hello_request, socket_fd) == 12, "nicsim_wire_hello_request.socket_fd");
+_Static_assert(offsetof(struct nicsim_wire_hello_request, cmd_fd) == 16, "nicsim_wire_hello_request.cmd_fd");
+struct nicsim_wire_open_argument {
+	uint32_t value;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_open_argument) == 4, "nicsim_wire_open_argument");
+_Static_assert(offsetof(struct nicsim_wire_open_argument, value) == 0, "nicsim_wire_open_argument.value");
+struct nicsim_wire_opened {
+	uint32_t number;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_opened) == 4, "nicsim_wire_opened");
+_Static_assert(offsetof(struct nicsim_wire_opened, number) == 0, "nicsim_wire_opened.number");
+struct nicsim_wire_join_request {
+	uint32_t session;
+	uint32_t parent_pid;
+	uint32_t pid;
+	uint32_t socket_fd;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_join_request) == 16, "nicsim_wire_join_request");
+_Static_assert(offsetof(struct nicsim_wire_join_request, session) == 0, "nicsim_wire_join_request.session");
+_Static_assert(offsetof(struct nicsim_wire_join_request, parent_pid) == 4, "nicsim_wire_join_request.parent_pid");
+_Static_assert(offsetof(struct nicsim_wire_join_request, pid) == 8, "nicsim_wire_join_request.pid");
+_Static_assert(offsetof(struct nicsim_wire_join_request, socket_fd) == 12, "nicsim_wire_join_request.socket_fd");
+struct nicsim_wire_pci_open_request {
+	uint32_t version;
+	uint32_t node;
+	uint32_t pid;
+	uint32_t socket_fd;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_pci_open_request) == 16, "nicsim_wire_pci_open_request");
+_Static_assert(offsetof(struct nicsim_wire_pci_open_request, version) == 0, "nicsim_wire_pci_open_request.version");
+_Static_assert(offsetof(struct nicsim_wire_pci_open_request, node) == 4, "nicsim_wire_pci_open_request.node");
+_Static_assert(offsetof(struct nicsim_wire_pci_open_request, pid) == 8, "nicsim_wire_pci_open_request.pid");
+_Static_assert(offsetof(struct nicsim_wire_pci_open_request, socket_fd) == 12, "nicsim_wire_pci_open_request.socket_fd");
+struct nicsim_wire_pci_open_reply {
+	uint32_t config_bytes;
+	uint64_t bar0_size;
+	uint32_t msix_vectors;
+	uint64_t msi_address;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_pci_open_reply) == 24, "nicsim_wire_pci_open_reply");
+_Static_assert(offsetof(struct nicsim_wire_pci_open_reply, config_bytes) == 0, "nicsim_wire_pci_open_reply.config_bytes");
+_Static_assert(offsetof(struct nicsim_wire_pci_open_reply, bar0_size) == 4, "nicsim_wire_pci_open_reply.bar0_size");
+_Static_assert(offsetof(struct nicsim_wire_pci_open_reply, msix_vectors) == 12, "nicsim_wire_pci_open_reply.msix_vectors");
+_Static_assert(offsetof(struct nicsim_wire_pci_open_reply, msi_address) == 16, "nicsim_wire_pci_open_reply.msi_address");
+struct nicsim_wire_umad_open_request {
+	uint32_t node;
+	uint32_t port;
+	uint32_t pid;
+	uint32_t file;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_umad_open_request) == 16, "nicsim_wire_umad_open_request");
+_Static_assert(offsetof(struct nicsim_wire_umad_open_request, node) == 0, "nicsim_wire_umad_open_request.node");
+_Static_assert(offsetof(struct nicsim_wire_umad_open_request, port) == 4, "nicsim_wire_umad_open_request.port");
+_Static_assert(offsetof(struct nicsim_wire_umad_open_request, pid) == 8, "nicsim_wire_umad_open_request.pid");
+_Static_assert(offsetof(struct nicsim_wire_umad_open_request, file) == 12, "nicsim_wire_umad_open_request.file");
+struct nicsim_wire_cm_open_request {
+	uint32_t node;
+	uint32_t pid;
+	uint32_t event_file;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_cm_open_request) == 12, "nicsim_wire_cm_open_request");
+_Static_assert(offsetof(struct nicsim_wire_cm_open_request, node) == 0, "nicsim_wire_cm_open_request.node");
+_Static_assert(offsetof(struct nicsim_wire_cm_open_request, pid) == 4, "nicsim_wire_cm_open_request.pid");
+_Static_assert(offsetof(struct nicsim_wire_cm_open_request, event_file) == 8, "nicsim_wire_cm_open_request.event_file");
 #endif

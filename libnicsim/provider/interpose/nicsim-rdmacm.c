@@ -71,7 +71,8 @@ static int program_name(struct msg *m) {
 static int cm_open(int flags) {
 	const char *node = getenv("NICSIM_NODE");
 	struct cm_file *f = calloc(1, sizeof(*f));
-	uint32_t reply[3];
+	uint32_t reply[2]; /* length, status */
+	struct nicsim_wire_opened opened;
 	struct stat st;
 	struct msg m;
 	int events = -1;
@@ -83,14 +84,16 @@ static int cm_open(int flags) {
 	if (f->commands < 0) goto fail;
 	events = connect_simulator();
 	if (events < 0 || events >= CM_FILES) goto fail;
+	struct nicsim_wire_cm_open_request q = {
+		.node = node ? (uint32_t)atoi(node) : 0, .pid = (uint32_t)getpid(), .event_file = (uint32_t)events,
+	};
 	m = request(NICSIM_OP_CM_OPEN);
-	put32(&m, node ? (uint32_t)atoi(node) : 0);
-	put32(&m, (uint32_t)getpid());
-	put32(&m, (uint32_t)events);
+	PUT(&m, q);
 	program_name(&m);
-	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]) { done(&m); goto fail; }
+	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]
+	    || io(f->commands, &opened, sizeof opened, 0)) { done(&m); goto fail; }
 	done(&m);
-	f->channel = reply[2];
+	f->channel = opened.number;
 	struct nicsim_wire_cm_events_request ev = { .channel = f->channel, .pid = (uint32_t)getpid() };
 	m = request(NICSIM_OP_CM_EVENTS);
 	PUT(&m, ev);

@@ -74,7 +74,8 @@ int nicsim_umad_open(int flags) {
 	const char *node = getenv("NICSIM_NODE");
 	char name[256] = "";
 	struct umad_file *f = calloc(1, sizeof(*f));
-	uint32_t reply[3];
+	uint32_t reply[2]; /* length, status */
+	struct nicsim_wire_opened opened;
 	struct stat st;
 	struct msg m;
 	int events = -1;
@@ -84,16 +85,17 @@ int nicsim_umad_open(int flags) {
 	events = connect_simulator();
 	if (events < 0 || events >= UMAD_FILES) goto fail;
 	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
+	struct nicsim_wire_umad_open_request q = {
+		.node = node ? (uint32_t)atoi(node) : 0, .port = 1, .pid = (uint32_t)getpid(), .file = (uint32_t)events,
+	};
 	m = request(NICSIM_OP_UMAD_OPEN);
-	put32(&m, node ? (uint32_t)atoi(node) : 0);
-	put32(&m, 1);
-	put32(&m, (uint32_t)getpid());
-	put32(&m, (uint32_t)events);
+	PUT(&m, q);
 	put32(&m, (uint32_t)strlen(name));
 	put(&m, name, strlen(name));
-	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]) { done(&m); goto fail; }
+	if (send_only(f->commands, &m) || io(f->commands, reply, sizeof reply, 0) || reply[1]
+	    || io(f->commands, &opened, sizeof opened, 0)) { done(&m); goto fail; }
 	done(&m);
-	f->number = reply[2];
+	f->number = opened.number;
 	struct nicsim_wire_umad_events_request ev = { .file = f->number, .pid = (uint32_t)getpid() };
 	m = request(NICSIM_OP_UMAD_EVENTS);
 	PUT(&m, ev);

@@ -136,7 +136,8 @@ final class RdmaCm implements AutoCloseable {
 
     /** CM_OPEN: a program opened the rdma_cm file (node, pid, its program's name, the number of its event file). */
     Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs) {
-        int node = in.u32("node"), pid = in.u32("pid"), fd = in.u32("event file");
+        WireLayout.CmOpenRequest q = in.read(WireLayout.CmOpenRequest.class);
+        int node = q.node(), pid = q.pid(), fd = q.eventFile();
         String name = in.string("program");
         if (node < 0 || node >= agents.length)
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
@@ -146,7 +147,7 @@ final class RdmaCm implements AutoCloseable {
         channels.put(ch.number, ch);
         byCommands.put(c, ch);
         p.cmFiles.put(fd, () -> !ch.queue.isEmpty());
-        return new Wire.Out().u32(ch.number);
+        return new Wire.Out(new WireLayout.Opened(ch.number));
     }
 
     /** CM_EVENTS: the event file of channel {@code number} (its first and only message). */

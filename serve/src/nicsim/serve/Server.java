@@ -415,10 +415,10 @@ public final class Server implements AutoCloseable {
     }
 
     private void hello(Connection c, Wire.In in) throws IOException {
-        int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), socketFd = in.u32("socket fd");
-        int cmdFd = in.u32("cmd fd");
+        WireLayout.HelloRequest q = in.read(WireLayout.HelloRequest.class);
+        int version = q.version(), node = q.node(), pid = q.pid(), socketFd = q.socketFd(), cmdFd = q.cmdFd();
         String name = in.string("program");
-        boolean ownRings = (in.u32("flags") & Wire.HELLO_OWN_RINGS) != 0;
+        boolean ownRings = (in.read(WireLayout.OpenArgument.class).value() & Wire.HELLO_OWN_RINGS) != 0;
         if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version
                 + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
@@ -432,7 +432,7 @@ public final class Server implements AutoCloseable {
                 domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))), ownRings);
         joined(c, s, p, socketFd);
         log.printf("nicsim serve: %s attached to node %d%n", p, node);
-        c.send(new Wire.Out().u32(s.id).finish(0));
+        c.send(new Wire.Out(new WireLayout.Opened(s.id)).finish(0));
     }
 
     /** Process {@code pid} (its program's path {@code name}), known from now on if it was not. */
@@ -455,7 +455,8 @@ public final class Server implements AutoCloseable {
      * registers are its own memory.
      */
     private void join(Connection c, Wire.In in) {
-        int id = in.u32("session"), parent = in.u32("parent pid"), pid = in.u32("pid"), fd = in.u32("socket fd");
+        WireLayout.JoinRequest q = in.read(WireLayout.JoinRequest.class);
+        int id = q.session(), parent = q.parentPid(), pid = q.pid(), fd = q.socketFd();
         String name = in.string("program");
         Program from = programs.get(parent);
         Session s = from == null ? null : from.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);

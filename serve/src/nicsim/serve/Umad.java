@@ -110,7 +110,8 @@ final class Umad {
 
     /** UMAD_OPEN: node, port, pid, the number the program's file will have, the program's name. */
     Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs) {
-        int node = in.u32("node"), port = in.u32("port"), pid = in.u32("pid"), fd = in.u32("file");
+        WireLayout.UmadOpenRequest q = in.read(WireLayout.UmadOpenRequest.class);
+        int node = q.node(), port = q.port(), pid = q.pid(), fd = q.file();
         String name = in.string("program");
         if (node < 0 || node >= listening.length)
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
@@ -123,7 +124,7 @@ final class Umad {
         // a thread asleep on the file is away from verbs (time moves); one with a MAD to read is not asleep
         p.cmFiles.put(fd, () -> false);
         listen(node);
-        return new Wire.Out().u32(f.number);
+        return new Wire.Out(new WireLayout.Opened(f.number));
     }
 
     /** UMAD_EVENTS: the connection that is the program's file (its first and only message). */

@@ -223,6 +223,29 @@ final class WireLayout {
     /** SET_OPTION's value, after its command: optlen bytes follow. */
     record OptionLength(int optlen) {}
 
+    /** HELLO: a program's context; the program's path (u32 length, bytes) and an {@link OpenArgument} follow. */
+    record HelloRequest(int version, int node, int pid, int socketFd, int cmdFd) {}
+
+    /** After an opening's program path: HELLO's and PCI_OPEN's flags, or UCTX_OPEN's session. */
+    record OpenArgument(int value) {}
+
+    /** What an opening made: HELLO's session, UMAD_OPEN's file, CM_OPEN's channel. */
+    record Opened(int number) {}
+
+    /** JOIN: the session a process shares; the program's path follows. */
+    record JoinRequest(int session, int parentPid, int pid, int socketFd) {}
+
+    /** PCI_OPEN and UCTX_OPEN: the program's path and an {@link OpenArgument} follow. */
+    record PciOpenRequest(int version, int node, int pid, int socketFd) {}
+
+    record PciOpenReply(int configBytes, long bar0Size, int msixVectors, long msiAddress) {}
+
+    /** UMAD_OPEN: the file's number in the program; the program's path follows. */
+    record UmadOpenRequest(int node, int port, int pid, int file) {}
+
+    /** CM_OPEN: the number of the file's event socket in the program; the program's path follows. */
+    record CmOpenRequest(int node, int pid, int eventFile) {}
+
     /**
      * An op's messages: its request's and its reply's fixed parts (null: nothing fixed), and what
      * follows them, in words ("" for nothing). An op not yet declared here is {@link #byHand}.
@@ -235,6 +258,9 @@ final class WireLayout {
     }
 
     private static final String BY_HAND = "by hand: ";
+
+    /** What follows an opening's fixed fields. */
+    private static final String PATH = "request: the program's path (u32 length, bytes)";
 
     /** Each op's messages. A switch without default: an op added to {@link Wire.Op} does not compile until here. */
     static Message of(Wire.Op op) {
@@ -275,8 +301,8 @@ final class WireLayout {
             case QUERY_SRQ -> new Message(Handle.class, SrqAttr.class, "");
             case POST_SRQ_OPS -> new Message(PostRequest.class, null, posted + ", each SrqOp, " + sges
                     + "; the reply: u32 per operation, a TAG_ADD's handle");
-            case HELLO, JOIN -> Message.byHand("a program's connection: its process, socket and name (a string "
-                    + "within the fixed fields)");
+            case HELLO -> new Message(HelloRequest.class, Opened.class, PATH + ", OpenArgument (flags)");
+            case JOIN -> new Message(JoinRequest.class, null, PATH);
             case EVENTS -> new Message(EventFileRequest.class, null, "no reply: events, written as uverbs writes them");
             case CHANNEL -> new Message(EventFileRequest.class, null, "request: ChannelNumber; the reply, once, "
                     + "before events written as uverbs writes them");
@@ -287,14 +313,12 @@ final class WireLayout {
             case CM_CMD -> new Message(CmCommand.class, null, "request: in bytes, the kernel's struct rdma_ucm_* "
                     + "(CmLayout), then SET_OPTION's OptionLength and value, MIGRATE_ID's source ChannelNumber; reply: "
                     + "the command's response, out bytes at most");
-            case CM_OPEN -> Message.byHand("a program's file: its process, events file and name (a string within "
-                    + "the fixed fields)");
+            case CM_OPEN -> new Message(CmOpenRequest.class, Opened.class, PATH);
             case UMAD_CMD -> new Message(UmadCommand.class, null, "request, by kind: UmadRegister (its reply "
                     + "UmadAgent), UmadAgent (unregister), UmadSend and its MAD bytes, nothing (enable P_Keys)");
             case UMAD_EVENTS -> new Message(UmadEventsRequest.class, null, "then, unasked, each MAD the file reads "
                     + "(struct ib_user_mad)");
-            case UMAD_OPEN -> Message.byHand("a program's file: its process, number and name (a string within the "
-                    + "fixed fields)");
+            case UMAD_OPEN -> new Message(UmadOpenRequest.class, Opened.class, PATH);
             case PCI_CONFIG_READ -> new Message(ConfigOffset.class, ConfigValue.class, "");
             case PCI_CONFIG_WRITE -> new Message(ConfigWrite.class, null, "");
             case PCI_MMIO_READ -> new Message(BarAccess.class, MmioReadStatus.class, "reply: length bytes");
@@ -307,8 +331,8 @@ final class WireLayout {
             case UCTX_IMPORT -> new Message(UctxImportRequest.class, UctxImportReply.class, "");
             case UCTX_CMD -> new Message(UctxCmdRequest.class, null, "request: inputWords u64, u32 output words "
                     + "wanted; reply: the output header and words, u64 each");
-            case PCI_OPEN, UCTX_OPEN -> Message.byHand("a driver's connection: its process, socket and name (a "
-                    + "string within the fixed fields)");
+            case PCI_OPEN, UCTX_OPEN -> new Message(PciOpenRequest.class, PciOpenReply.class, PATH
+                    + ", OpenArgument (PCI_OPEN: flags; UCTX_OPEN: the session)");
         };
     }
 
@@ -328,7 +352,9 @@ final class WireLayout {
             PostedRingRequest.class, CqChannelRequest.class, UctxImportRequest.class, UctxImportReply.class,
             UctxCmdRequest.class, UmadCommand.class, UmadRegister.class, UmadAgent.class, UmadSend.class,
             UmadEventsRequest.class, NodeRequest.class, ContextEntry.class, EventFileRequest.class,
-            ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class);
+            ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class, HelloRequest.class,
+            OpenArgument.class, Opened.class, JoinRequest.class, PciOpenRequest.class, PciOpenReply.class,
+            UmadOpenRequest.class, CmOpenRequest.class);
 
     /** Every declaration as a packed C struct, with its size asserted. */
     static String cStructs() { return WireCodec.cStructs(ALL); }
