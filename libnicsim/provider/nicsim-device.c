@@ -81,7 +81,7 @@ int nicsim_query_device_ex(struct ibv_context *c, const struct ibv_query_device_
 	if (attr_size < sizeof(attr->orig_attr)) { done(&m); return EINVAL; }
 	rc = call(to_nctx(c), &m);
 	if (rc) { done(&m); return rc; }
-	get(&m, &r, sizeof(r));
+	GET(&m, r);
 	rc = m.failed ? EIO : 0;
 	done(&m);
 	if (rc) return rc;
@@ -117,12 +117,13 @@ int nicsim_query_rt_values(struct ibv_context *c, struct ibv_values_ex *values) 
 
 int nicsim_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a) {
 	struct msg m = request(NICSIM_OP_QUERY_PORT);
+	struct nicsim_wire_query_port_request q = { .port = port };
 	struct nicsim_wire_query_port_reply r;
 	int rc;
-	put32(&m, port);
+	PUT(&m, q);
 	rc = call(to_nctx(c), &m);
 	if (rc) { done(&m); return rc; }
-	get(&m, &r, sizeof(r));
+	GET(&m, r);
 	rc = m.failed ? EIO : 0;
 	done(&m);
 	if (rc) return rc;
@@ -148,9 +149,9 @@ int nicsim_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr 
 
 int64_t nicsim_sim_now_ps_of(struct nicsim_context *ctx) {
 	struct msg m = request(NICSIM_OP_TIME);
-	int64_t ps;
+	struct nicsim_wire_time r;
 	if (call(ctx, &m)) { done(&m); return -1; }
-	ps = (int64_t)get64(&m);
+	GET(&m, r);
 	done(&m);
-	return ps;
+	return (int64_t)r.ps;
 }

@@ -11,15 +11,20 @@
 struct nicsim_ibv_cq *nicsim_java_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel) {
 	struct msg m = request(NICSIM_OP_CREATE_CQ);
 	struct nicsim_ibv_cq *cq = calloc(1, sizeof(*cq));
+	struct nicsim_wire_create_cq_request q = {
+		/* the channel's socket: its number names it */
+		.cqe = (uint32_t)cqe, .channel = channel ? (uint32_t)channel->fd : NICSIM_NONE,
+	};
+	struct nicsim_wire_create_cq_reply r;
 	int rc;
-	if (!cq) { errno = ENOMEM; return NULL; }
-	put32(&m, (uint32_t)cqe);
-	put32(&m, channel ? (uint32_t)channel->fd : NICSIM_NONE); /* the channel's socket: its number names it */
+	if (!cq) { done(&m); errno = ENOMEM; return NULL; }
+	PUT(&m, q);
 	rc = call(to_nctx(c), &m);
 	if (rc) { done(&m); free(cq); errno = rc; return NULL; }
-	cq->handle = get32(&m);
+	GET(&m, r);
+	cq->handle = r.handle;
 	cq->cq.handle = cq->handle;
-	cq->cq.cqe = (int)get32(&m);
+	cq->cq.cqe = (int)r.cqe;
 	done(&m);
 	nicsim_name(to_nctx(c), cq->handle, cq); /* events name it by its handle */
 	return cq;
@@ -44,30 +49,34 @@ int nicsim_java_destroy_cq(struct ibv_cq *cq) {
 int nicsim_java_resize_cq(struct nicsim_ibv_cq *c, int cqe) {
 	struct ibv_cq *cq = &c->cq;
 	struct msg m = request(NICSIM_OP_RESIZE_CQ);
+	struct nicsim_wire_resize_cq_request q = { .cq = c->handle, .cqe = (uint32_t)cqe };
+	struct nicsim_wire_cq_size r;
 	int rc;
 	if (cqe < 1) { done(&m); return EINVAL; } /* as the kernel's ib_resize_cq: cqe >= 1 */
-	put32(&m, c->handle);
-	put32(&m, (uint32_t)cqe);
+	PUT(&m, q);
 	rc = call(to_nctx(cq->context), &m);
-	if (!rc) cq->cqe = (int)get32(&m);
+	if (!rc) {
+		GET(&m, r);
+		cq->cqe = (int)r.cqe;
+	}
 	done(&m);
 	return rc;
 }
 
 int nicsim_java_poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct nicsim_wc_extra *x) {
 	struct msg m = request(NICSIM_OP_POLL_CQ);
+	struct nicsim_wire_poll_cq_request q = { .cq = cq_handle(cq), .max = (uint32_t)max };
 	uint32_t n, i;
 	int rc;
-	if (max < 0) return -EINVAL;
-	put32(&m, cq_handle(cq));
-	put32(&m, (uint32_t)max);
+	if (max < 0) { done(&m); return -EINVAL; }
+	PUT(&m, q);
 	rc = call(to_nctx(cq->context), &m);
 	if (rc) { done(&m); return -rc; }
 	n = get32(&m);
 	for (i = 0; i < n && i < (uint32_t)max; i++) {
 		struct nicsim_wire_work_completion r;
 		struct ibv_wc *w = &wc[i];
-		get(&m, &r, sizeof(r));
+		GET(&m, r);
 		memset(w, 0, sizeof(*w));
 		w->wr_id = r.wr_id;
 		w->status = (enum ibv_wc_status)r.status;
@@ -91,9 +100,9 @@ int nicsim_java_poll_cq(struct ibv_cq *cq, int max, struct ibv_wc *wc, struct ni
 
 int nicsim_java_req_notify_cq(struct ibv_cq *cq, int solicited_only) {
 	struct msg m = request(NICSIM_OP_REQ_NOTIFY_CQ);
+	struct nicsim_wire_req_notify_cq_request q = { .cq = cq_handle(cq), .solicited = (uint32_t)solicited_only };
 	int rc;
-	put32(&m, cq_handle(cq));
-	put32(&m, (uint32_t)solicited_only);
+	PUT(&m, q);
 	rc = call(to_nctx(cq->context), &m);
 	done(&m);
 	return rc;

@@ -20,9 +20,11 @@ static struct ibv_pd *alloc_pd(struct ibv_context *c) {
 	int rc;
 	if (!pd) { errno = ENOMEM; return NULL; }
 	m = request(NICSIM_OP_ALLOC_PD);
+	struct nicsim_wire_handle r;
 	rc = call(to_nctx(c), &m);
 	if (rc) { done(&m); free(pd); errno = rc; return NULL; }
-	pd->handle = get32(&m);
+	GET(&m, r);
+	pd->handle = r.handle;
 	pd->pd.handle = pd->handle;
 	atomic_init(&pd->refcount, 1);
 	done(&m);
@@ -45,18 +47,20 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	struct msg m;
 	int rc;
 	if (!mr) { errno = ENOMEM; return NULL; }
+	struct nicsim_wire_reg_mr_request q = {
+		.pd = pd_handle(pd), .addr = (uint64_t)(uintptr_t)addr, .length = length, .iova = iova,
+		.access = (uint32_t)access,
+	};
+	struct nicsim_wire_mr_reply r;
 	m = request(NICSIM_OP_REG_MR);
-	put32(&m, pd_handle(pd));
-	put64(&m, (uint64_t)(uintptr_t)addr);
-	put64(&m, length);
-	put64(&m, iova);
-	put32(&m, (uint32_t)access);
+	PUT(&m, q);
 	rc = call(to_nctx(pd->context), &m);
 	if (rc) { done(&m); free(mr); errno = rc; return NULL; }
-	mr->handle = get32(&m);
+	GET(&m, r);
+	mr->handle = r.handle;
 	mr->vmr.ibv_mr.handle = mr->handle;
-	mr->vmr.ibv_mr.lkey = get32(&m);
-	mr->vmr.ibv_mr.rkey = get32(&m);
+	mr->vmr.ibv_mr.lkey = r.lkey;
+	mr->vmr.ibv_mr.rkey = r.rkey;
 	mr->vmr.mr_type = IBV_MR_TYPE_MR;
 	mr->vmr.access = access;
 	done(&m);
@@ -71,17 +75,19 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access) {
 	struct nicsim_ibv_mr *mr = to_nvmr(vmr);
 	struct msg m = request(NICSIM_OP_REREG_MR);
+	struct nicsim_wire_rereg_mr_request q = {
+		.mr = mr->handle, .flags = (uint32_t)flags,
+		.pd = (flags & IBV_REREG_MR_CHANGE_PD) && pd ? pd_handle(pd) : NICSIM_NONE,
+		.addr = (uint64_t)(uintptr_t)addr, .length = length, .access = (uint32_t)access,
+	};
+	struct nicsim_wire_mr_keys r;
 	int rc;
-	put32(&m, mr->handle);
-	put32(&m, (uint32_t)flags);
-	put32(&m, (flags & IBV_REREG_MR_CHANGE_PD) && pd ? pd_handle(pd) : NICSIM_NONE);
-	put64(&m, (uint64_t)(uintptr_t)addr);
-	put64(&m, length);
-	put32(&m, (uint32_t)access);
+	PUT(&m, q);
 	rc = call(to_nctx(vmr->ibv_mr.context), &m);
 	if (rc) { done(&m); errno = rc; return rc; }
-	vmr->ibv_mr.lkey = get32(&m);
-	vmr->ibv_mr.rkey = get32(&m);
+	GET(&m, r);
+	vmr->ibv_mr.lkey = r.lkey;
+	vmr->ibv_mr.rkey = r.rkey;
 	if (flags & IBV_REREG_MR_CHANGE_ACCESS) vmr->access = access;
 	done(&m);
 	return 0;
@@ -91,12 +97,11 @@ static int rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *ad
 static int advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,
 		     uint32_t num_sge) {
 	struct msg m;
+	struct nicsim_wire_advise_mr_request q = { .pd = pd_handle(pd), .advice = advice, .flags = flags };
 	int rc;
 	if (num_sge == 0 || num_sge > 16) return EINVAL; /* the simulator takes up to 16, as a post's list */
 	m = request(NICSIM_OP_ADVISE_MR);
-	put32(&m, pd_handle(pd));
-	put32(&m, advice);
-	put32(&m, flags);
+	PUT(&m, q);
 	put_sges(&m, sg_list, (int)num_sge);
 	rc = call(to_nctx(pd->context), &m);
 	done(&m);
@@ -115,16 +120,18 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	struct msg m;
 	int rc;
 	if (!ah) { errno = ENOMEM; return NULL; }
+	struct nicsim_wire_create_ah_request q = {
+		.pd = pd_handle(pd), .dlid = attr->dlid, .sl = attr->sl, .port_num = attr->port_num,
+		.is_global = attr->is_global,
+	};
+	struct nicsim_wire_handle r;
 	m = request(NICSIM_OP_CREATE_AH);
-	put32(&m, pd_handle(pd));
-	put32(&m, attr->dlid);
-	put32(&m, attr->sl);
-	put32(&m, attr->port_num);
-	put32(&m, attr->is_global);
-	put(&m, attr->grh.dgid.raw, 16);
+	PUT(&m, q);
+	put(&m, attr->grh.dgid.raw, 16); /* the GRH's destination GID: CREATE_AH's rest */
 	rc = call(to_nctx(pd->context), &m);
 	if (rc) { done(&m); free(ah); errno = rc; return NULL; }
-	ah->handle = get32(&m);
+	GET(&m, r);
+	ah->handle = r.handle;
 	ah->ah.handle = ah->handle;
 	done(&m);
 	return &ah->ah;
@@ -133,12 +140,12 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 /* ---- device memory: the adapter's on-chip memory, written and read through BAR0, reached by RDMA ---- */
 
 static int memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_addr, size_t length) {
-	struct msg m = request(NICSIM_OP_MEMCPY_TO_DM);
+	struct msg m;
+	struct nicsim_wire_dm_copy_request q = { .dm = dm->handle, .dm_offset = offset, .length = (uint32_t)length };
 	int rc;
 	if (length > UINT32_MAX) return EINVAL;
-	put32(&m, dm->handle);
-	put64(&m, offset);
-	put32(&m, (uint32_t)length);
+	m = request(NICSIM_OP_MEMCPY_TO_DM);
+	PUT(&m, q);
 	put(&m, host_addr, length);
 	rc = call(to_nctx(dm->context), &m);
 	done(&m);
@@ -146,13 +153,13 @@ static int memcpy_to_dm(struct ibv_dm *dm, uint64_t offset, const void *host_add
 }
 
 static int memcpy_from_dm(void *host_addr, struct ibv_dm *dm, uint64_t offset, size_t length) {
-	struct msg m = request(NICSIM_OP_MEMCPY_FROM_DM);
+	struct msg m;
+	struct nicsim_wire_dm_copy_request q = { .dm = dm->handle, .dm_offset = offset, .length = (uint32_t)length };
 	uint32_t n;
 	int rc;
 	if (length > UINT32_MAX) return EINVAL;
-	put32(&m, dm->handle);
-	put64(&m, offset);
-	put32(&m, (uint32_t)length);
+	m = request(NICSIM_OP_MEMCPY_FROM_DM);
+	PUT(&m, q);
 	rc = call(to_nctx(dm->context), &m);
 	if (!rc) {
 		n = get32(&m);
@@ -171,12 +178,14 @@ static struct ibv_dm *alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *
 	if (attr->comp_mask) { errno = EINVAL; return NULL; }
 	dm = calloc(1, sizeof(*dm));
 	if (!dm) { errno = ENOMEM; return NULL; }
+	struct nicsim_wire_alloc_dm_request q = { .length = attr->length, .log_align_req = attr->log_align_req };
+	struct nicsim_wire_handle r;
 	m = request(NICSIM_OP_ALLOC_DM);
-	put64(&m, attr->length);
-	put32(&m, attr->log_align_req);
+	PUT(&m, q);
 	rc = call(to_nctx(c), &m);
 	if (rc) { done(&m); free(dm); errno = rc; return NULL; }
-	dm->handle = get32(&m);
+	GET(&m, r);
+	dm->handle = r.handle;
 	dm->context = c;
 	dm->memcpy_to_dm = memcpy_to_dm;
 	dm->memcpy_from_dm = memcpy_from_dm;
@@ -196,18 +205,19 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t o
 	struct msg m;
 	int rc;
 	if (!mr) { errno = ENOMEM; return NULL; }
+	struct nicsim_wire_reg_dm_mr_request q = {
+		.pd = pd_handle(pd), .dm = dm->handle, .dm_offset = offset, .length = length, .access = access,
+	};
+	struct nicsim_wire_mr_reply r;
 	m = request(NICSIM_OP_REG_DM_MR);
-	put32(&m, pd_handle(pd));
-	put32(&m, dm->handle);
-	put64(&m, offset);
-	put64(&m, length);
-	put32(&m, access);
+	PUT(&m, q);
 	rc = call(to_nctx(pd->context), &m);
 	if (rc) { done(&m); free(mr); errno = rc; return NULL; }
-	mr->handle = get32(&m);
+	GET(&m, r);
+	mr->handle = r.handle;
 	mr->vmr.ibv_mr.handle = mr->handle;
-	mr->vmr.ibv_mr.lkey = get32(&m);
-	mr->vmr.ibv_mr.rkey = get32(&m);
+	mr->vmr.ibv_mr.lkey = r.lkey;
+	mr->vmr.ibv_mr.rkey = r.rkey;
 	mr->vmr.ibv_mr.context = pd->context; /* what ibv_cmd_reg_dm_mr fills (ibv_reg_dm_mr is libibverbs' inline) */
 	mr->vmr.ibv_mr.pd = pd;
 	mr->vmr.ibv_mr.addr = (void *)(uintptr_t)offset; /* zero-based: the region's byte X is iova X */
@@ -223,14 +233,16 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t o
 static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
 	struct nicsim_ibv_mw *mw = calloc(1, sizeof(*mw));
 	struct msg m = request(NICSIM_OP_ALLOC_MW);
+	struct nicsim_wire_alloc_mw_request q = { .pd = pd_handle(pd), .type = (uint32_t)type };
+	struct nicsim_wire_alloc_mw_reply r;
 	int rc;
 	if (!mw) { done(&m); errno = ENOMEM; return NULL; }
-	put32(&m, pd_handle(pd));
-	put32(&m, (uint32_t)type);
+	PUT(&m, q);
 	rc = call(to_nctx(pd->context), &m);
 	if (rc) { done(&m); free(mw); errno = rc; return NULL; }
-	mw->mw.handle = get32(&m);
-	mw->mw.rkey = get32(&m);
+	GET(&m, r);
+	mw->mw.handle = r.handle;
+	mw->mw.rkey = r.rkey;
 	mw->mw.context = pd->context;
 	mw->mw.pd = pd;
 	mw->mw.type = type;
@@ -255,15 +267,18 @@ static int destroy_ah(struct ibv_ah *ah) {
 struct nicsim_mkey *nicsim_java_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries) {
 	struct nicsim_mkey *k = calloc(1, sizeof(*k));
 	struct msg m = request(NICSIM_OP_CREATE_MKEY);
+	struct nicsim_wire_create_mkey_request q = {
+		.pd = pd_handle(pd), .max_entries = max_entries, .create_flags = create_flags,
+	};
+	struct nicsim_wire_create_mkey_reply r;
 	int rc;
 	if (!k) { done(&m); errno = ENOMEM; return NULL; }
-	put32(&m, pd_handle(pd));
-	put32(&m, max_entries);
-	put32(&m, create_flags);
+	PUT(&m, q);
 	rc = call(to_nctx(pd->context), &m);
 	if (rc) { done(&m); free(k); errno = rc; return NULL; }
-	k->handle = get32(&m);
-	k->dv.lkey = k->dv.rkey = get32(&m);
+	GET(&m, r);
+	k->handle = r.handle;
+	k->dv.lkey = k->dv.rkey = r.lkey;
 	k->context = pd->context;
 	done(&m);
 	return k;
@@ -279,9 +294,10 @@ int nicsim_java_destroy_mkey(struct nicsim_mkey *k) {
 
 /* Asks whether the shared context has an object of kind op under handle: 0 with the reply in *m, or the errno. */
 static int named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg *m) {
+	struct nicsim_wire_handle q = { .handle = handle };
 	int rc;
 	*m = request(op);
-	put32(m, handle);
+	PUT(m, q);
 	rc = call(to_nctx(c), m);
 	if (rc) done(m);
 	return rc;
@@ -298,16 +314,18 @@ static struct ibv_pd *import_pd(struct ibv_context *c, uint32_t handle) {
 /* As ibv_cmd_query_mr leaves an imported MR: its keys and length, no address (the importer knows it, if anyone). */
 static struct ibv_mr *import_mr(struct ibv_pd *pd, uint32_t handle) {
 	struct nicsim_ibv_mr *mr;
+	struct nicsim_wire_import_mr_reply r;
 	struct msg m;
 	int rc = named(pd->context, NICSIM_OP_IMPORT_MR, handle, &m);
 	if (rc) { errno = rc; return NULL; }
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) { done(&m); errno = ENOMEM; return NULL; }
+	GET(&m, r);
 	mr->handle = handle;
 	mr->vmr.ibv_mr.handle = handle;
-	mr->vmr.ibv_mr.lkey = get32(&m);
-	mr->vmr.ibv_mr.rkey = get32(&m);
-	mr->vmr.ibv_mr.length = get64(&m);
+	mr->vmr.ibv_mr.lkey = r.lkey;
+	mr->vmr.ibv_mr.rkey = r.rkey;
+	mr->vmr.ibv_mr.length = r.length;
 	mr->vmr.ibv_mr.context = pd->context;
 	mr->vmr.ibv_mr.pd = pd;
 	mr->vmr.ibv_mr.addr = NULL;

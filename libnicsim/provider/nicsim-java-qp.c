@@ -9,14 +9,12 @@
 #include "nicsim-backend.h"
 
 /* What a QP got of the capacities asked for, as create_qp's and query_qp's replies carry it. */
-static void get_caps(struct msg *m, struct ibv_qp_cap *cap) {
-	struct nicsim_wire_qp_caps w;
-	get(m, &w, sizeof(w));
-	cap->max_send_wr = w.max_send_wr;
-	cap->max_recv_wr = w.max_recv_wr;
-	cap->max_send_sge = w.max_send_sge;
-	cap->max_recv_sge = w.max_recv_sge;
-	cap->max_inline_data = w.max_inline_data;
+static void get_caps(const struct nicsim_wire_qp_caps *w, struct ibv_qp_cap *cap) {
+	cap->max_send_wr = w->max_send_wr;
+	cap->max_recv_wr = w->max_recv_wr;
+	cap->max_send_sge = w->max_send_sge;
+	cap->max_recv_sge = w->max_recv_sge;
+	cap->max_inline_data = w->max_inline_data;
 }
 
 /* A QP asked of the simulator: its handle, number and what it got of init's cap; 0 or an errno. */
@@ -34,11 +32,11 @@ int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_x
 	struct nicsim_wire_create_qp_reply r;
 	struct ibv_qp_cap got;
 	int rc;
-	put(&m, &q, sizeof(q));
+	PUT(&m, q);
 	rc = call(to_nctx(c), &m);
 	if (!rc) {
-		get(&m, &r, sizeof(r));
-		get_caps(&m, &got);
+		GET(&m, r);
+		get_caps(&r.cap, &got);
 	}
 	if (!rc && m.failed) rc = EIO;
 	done(&m);
@@ -53,8 +51,8 @@ int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_x
 	return 0;
 }
 
-static void put_attr(struct msg *m, const struct ibv_qp_attr *a) {
-	struct nicsim_wire_qp_attr w = {
+static void put_attr(struct nicsim_wire_qp_attr *w, const struct ibv_qp_attr *a) {
+	*w = (struct nicsim_wire_qp_attr){
 		.qp_state = a->qp_state, .cur_qp_state = a->cur_qp_state, .path_mtu = a->path_mtu, .qkey = a->qkey,
 		.rq_psn = a->rq_psn, .sq_psn = a->sq_psn, .dest_qp_num = a->dest_qp_num,
 		.qp_access_flags = (uint32_t)a->qp_access_flags, .pkey_index = a->pkey_index, .port_num = a->port_num,
@@ -65,12 +63,10 @@ static void put_attr(struct msg *m, const struct ibv_qp_attr *a) {
 		.ah_static_rate = a->ah_attr.static_rate, .ah_is_global = a->ah_attr.is_global,
 		.ah_port_num = a->ah_attr.port_num,
 	};
-	put(m, &w, sizeof(w));
 }
 
-static void get_attr(struct msg *m, struct ibv_qp_attr *a) {
-	struct nicsim_wire_qp_attr w;
-	get(m, &w, sizeof(w));
+static void get_attr(const struct nicsim_wire_qp_attr *r, struct ibv_qp_attr *a) {
+	struct nicsim_wire_qp_attr w = *r;
 	a->qp_state = (enum ibv_qp_state)w.qp_state;
 	a->cur_qp_state = (enum ibv_qp_state)w.cur_qp_state;
 	a->path_mtu = (enum ibv_mtu)w.path_mtu;
@@ -99,10 +95,10 @@ static void get_attr(struct msg *m, struct ibv_qp_attr *a) {
 int nicsim_java_modify_qp(struct nicsim_ibv_qp *q, struct ibv_qp_attr *attr, int mask) {
 	struct ibv_qp *qp = &q->vqp.qp;
 	struct msg m = request(NICSIM_OP_MODIFY_QP);
+	struct nicsim_wire_modify_qp_request w = { .qp = qp_handle(qp), .attr_mask = (uint32_t)mask };
 	int rc;
-	put32(&m, qp_handle(qp));
-	put32(&m, (uint32_t)mask);
-	put_attr(&m, attr);
+	put_attr(&w.attr, attr);
+	PUT(&m, w);
 	rc = call(to_nctx(qp->context), &m);
 	done(&m);
 	return rc;
@@ -111,16 +107,16 @@ int nicsim_java_modify_qp(struct nicsim_ibv_qp *q, struct ibv_qp_attr *attr, int
 int nicsim_java_query_qp(struct nicsim_ibv_qp *q, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init) {
 	struct ibv_qp *qp = &q->vqp.qp;
 	struct msg m = request(NICSIM_OP_QUERY_QP);
+	struct nicsim_wire_query_qp_request w = { .qp = qp_handle(qp), .attr_mask = (uint32_t)mask };
+	struct nicsim_wire_query_qp_reply r;
 	int rc;
-	put32(&m, qp_handle(qp));
-	put32(&m, (uint32_t)mask);
+	PUT(&m, w);
 	rc = call(to_nctx(qp->context), &m);
 	if (!rc) {
 		memset(attr, 0, sizeof(*attr));
-		struct nicsim_wire_qp_init_attr w;
-		get_attr(&m, attr);
-		get_caps(&m, &attr->cap);
-		get(&m, &w, sizeof(w));
+		GET(&m, r);
+		get_attr(&r.attr, attr);
+		get_caps(&r.cap, &attr->cap);
 		if (init) {
 			memset(init, 0, sizeof(*init));
 			init->qp_context = qp->qp_context;
@@ -129,7 +125,7 @@ int nicsim_java_query_qp(struct nicsim_ibv_qp *q, struct ibv_qp_attr *attr, int 
 			init->srq = qp->srq;
 			init->qp_type = qp->qp_type;
 			init->cap = attr->cap;
-			init->sq_sig_all = (int)w.sq_sig_all;
+			init->sq_sig_all = (int)r.sq_sig_all;
 		}
 		if (m.failed) rc = EIO;
 	}
@@ -139,10 +135,9 @@ int nicsim_java_query_qp(struct nicsim_ibv_qp *q, struct ibv_qp_attr *attr, int 
 
 int nicsim_java_mcast(struct nicsim_ibv_qp *q, const union ibv_gid *gid, uint16_t lid, int attach) {
 	struct msg m = request(NICSIM_OP_MCAST);
-	put32(&m, q->handle);
-	put32(&m, (uint32_t)attach);
-	put(&m, gid->raw, 16);
-	put32(&m, lid);
+	struct nicsim_wire_mcast_request w = { .qp = q->handle, .attach = (uint32_t)attach, .lid = lid };
+	PUT(&m, w);
+	put(&m, gid->raw, 16); /* the MGID: MCAST's rest */
 	int rc = call(to_nctx(q->vqp.qp.context), &m);
 	done(&m);
 	return rc;

@@ -21,10 +21,10 @@ int nicsim_java_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ib
 	};
 	struct nicsim_wire_create_srq_reply r;
 	int rc;
-	put(&m, &q, sizeof(q));
+	PUT(&m, q);
 	rc = call(to_nctx(pd->context), &m);
 	if (rc) { done(&m); return rc; }
-	get(&m, &r, sizeof(r));
+	GET(&m, r);
 	done(&m);
 	srq->handle = r.handle;
 	srq->vsrq.srq.handle = r.handle;
@@ -45,11 +45,12 @@ int nicsim_java_destroy_srq(struct nicsim_ibv_srq *srq) {
 
 int nicsim_java_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask) {
 	struct msg m = request(NICSIM_OP_MODIFY_SRQ);
+	struct nicsim_wire_modify_srq_request q = {
+		.srq = srq->handle, .srq_attr_mask = (uint32_t)mask, .max_wr = attr->max_wr,
+		.srq_limit = attr->srq_limit,
+	};
 	int rc;
-	put32(&m, srq->handle);
-	put32(&m, (uint32_t)mask);
-	put32(&m, attr->max_wr);
-	put32(&m, attr->srq_limit);
+	PUT(&m, q);
 	rc = call(to_nctx(srq->vsrq.srq.context), &m);
 	done(&m);
 	return rc;
@@ -57,13 +58,16 @@ int nicsim_java_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr
 
 int nicsim_java_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr) {
 	struct msg m = request(NICSIM_OP_QUERY_SRQ);
+	struct nicsim_wire_handle q = { .handle = srq->handle };
+	struct nicsim_wire_srq_attr r;
 	int rc;
-	put32(&m, srq->handle);
+	PUT(&m, q);
 	rc = call(to_nctx(srq->vsrq.srq.context), &m);
 	if (!rc) {
-		attr->max_wr = get32(&m);
-		attr->max_sge = get32(&m);
-		attr->srq_limit = get32(&m);
+		GET(&m, r);
+		attr->max_wr = r.max_wr;
+		attr->max_sge = r.max_sge;
+		attr->srq_limit = r.srq_limit;
 	}
 	done(&m);
 	return rc;
@@ -73,17 +77,17 @@ int nicsim_java_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr)
 int nicsim_java_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad) {
 	for (struct ibv_ops_wr *o = op; o; o = o->next) {
 		struct msg m = request(NICSIM_OP_POST_SRQ_OPS);
+		int add = o->opcode == IBV_WR_TAG_ADD;
+		struct nicsim_wire_post_request q = { .target = srq->handle, .n = 1 };
+		struct nicsim_wire_srq_op w = {
+			.wr_id = o->wr_id, .opcode = o->opcode, .flags = (uint32_t)o->flags,
+			.unexpected_cnt = o->tm.unexpected_cnt, .handle = o->tm.handle,
+			.recv_wr_id = add ? o->tm.add.recv_wr_id : 0, .tag = add ? o->tm.add.tag : 0,
+			.mask = add ? o->tm.add.mask : 0,
+		};
 		int rc;
-		put32(&m, srq->handle);
-		put32(&m, 1);
-		put64(&m, o->wr_id);
-		put32(&m, o->opcode);
-		put32(&m, (uint32_t)o->flags);
-		put32(&m, o->tm.unexpected_cnt);
-		put32(&m, o->tm.handle);
-		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.recv_wr_id : 0);
-		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.tag : 0);
-		put64(&m, o->opcode == IBV_WR_TAG_ADD ? o->tm.add.mask : 0);
+		PUT(&m, q);
+		PUT(&m, w);
 		if (o->opcode == IBV_WR_TAG_ADD) put_sges(&m, o->tm.add.sg_list, o->tm.add.num_sge);
 		else put32(&m, 0);
 		rc = call(to_nctx(srq->vsrq.srq.context), &m);
@@ -97,18 +101,21 @@ int nicsim_java_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, 
 /* The session's XRC domain: a file's (the node's, one per inode, as the kernel keeps them) or, file NULL, its own. */
 struct ibv_xrcd *nicsim_java_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags) {
 	struct msg m = request(NICSIM_OP_OPEN_XRCD);
+	struct nicsim_wire_open_xrcd_request q = {
+		.file = file != NULL, .dev = file ? (uint64_t)file->st_dev : 0,
+		.ino = file ? (uint64_t)file->st_ino : 0, .oflags = (uint32_t)oflags,
+	};
+	struct nicsim_wire_open_xrcd_reply r;
 	struct nicsim_ibv_xrcd *x;
 	int rc;
-	put32(&m, file != NULL);
-	put64(&m, file ? (uint64_t)file->st_dev : 0);
-	put64(&m, file ? (uint64_t)file->st_ino : 0);
-	put32(&m, (uint32_t)oflags);
+	PUT(&m, q);
 	x = calloc(1, sizeof(*x));
 	if (!x) { done(&m); errno = ENOMEM; return NULL; }
 	rc = call(to_nctx(c), &m);
 	if (rc) { done(&m); free(x); errno = rc; return NULL; }
-	x->vxrcd.handle = get32(&m);
-	x->xrcdn = get32(&m);
+	GET(&m, r);
+	x->vxrcd.handle = r.handle;
+	x->xrcdn = r.xrcdn;
 	x->vxrcd.xrcd.context = c;
 	done(&m);
 	return &x->vxrcd.xrcd;

@@ -27,10 +27,11 @@ int nicsim_rejoin(struct nicsim_context *ctx) {
 	int fd = connect_simulator();
 	if (fd < 0) { done(&m); return -1; }
 	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
-	put32(&m, ctx->session);
-	put32(&m, (uint32_t)ctx->pid);
-	put32(&m, (uint32_t)getpid());
-	put32(&m, (uint32_t)fd);
+	struct nicsim_wire_join_request q = {
+		.session = ctx->session, .parent_pid = (uint32_t)ctx->pid, .pid = (uint32_t)getpid(),
+		.socket_fd = (uint32_t)fd,
+	};
+	PUT(&m, q);
 	put32(&m, (uint32_t)strlen(name));
 	put(&m, name, strlen(name));
 	if (send_only(fd, &m) || io(fd, reply, sizeof reply, 0) || reply[1]) {
@@ -81,8 +82,9 @@ int call(struct nicsim_context *ctx, struct msg *m) {
 
 int simple(struct ibv_context *c, uint32_t op, uint32_t handle) {
 	struct msg m = request(op);
+	struct nicsim_wire_handle q = { .handle = handle };
 	int rc;
-	put32(&m, handle);
+	PUT(&m, q);
 	rc = call(to_nctx(c), &m);
 	done(&m);
 	return rc;

@@ -43,6 +43,13 @@ static inline void get(struct msg *m, void *p, size_t n) {
 static inline uint32_t get32(struct msg *m) { uint32_t v; get(m, &v, 4); return v; }
 static inline uint64_t get64(struct msg *m) { uint64_t v; get(m, &v, 8); return v; }
 
+/*
+ * A message's fixed part, a struct nicsim_wire_* generated from the simulator's declaration of it
+ * (nicsim.serve.WireLayout), put whole onto a request or got whole off a reply (zeroed if short).
+ */
+#define PUT(m, s) put((m), &(s), sizeof(s))
+#define GET(m, s) get((m), &(s), sizeof(s))
+
 static inline struct msg request(uint32_t op) {
 	struct msg m = {0};
 	put32(&m, 0); /* length, filled in when sent */

@@ -46,7 +46,7 @@ static void put_wr_header(struct msg *m, const struct ibv_qp *qp, const struct i
 		.remote_srqn = qp->qp_type == IBV_QPT_XRC_SEND ? w->qp_type.xrc.remote_srqn : 0,
 		.dc_ah = dc ? dc->ah : NICSIM_NONE, .dc_remote_dctn = dc ? dc->dctn : 0, .dc_remote_dc_key = dc ? dc->key : 0,
 	};
-	put(m, &r, sizeof(r));
+	PUT(m, r);
 }
 
 /* Its gather list, and with IBV_SEND_INLINE the bytes now: the program may reuse its buffer on return. */
@@ -62,12 +62,12 @@ static void put_wr_layout(struct msg *m, const struct nicsim_umr *u) {
 		.mkey = u ? u->mkey : NICSIM_NONE, .access = u ? u->access : 0, .repeat = u ? u->repeat : 0,
 		.entries = u ? u->n : 0,
 	};
-	put(m, &h, sizeof(h));
+	PUT(m, h);
 	for (uint32_t k = 0; u && k < u->n; k++) {
 		struct nicsim_wire_umr_entry e = {
 			.addr = u->klm[k].addr, .length = u->klm[k].length, .lkey = u->klm[k].lkey, .skip = u->klm[k].skip,
 		};
-		put(m, &e, sizeof(e));
+		PUT(m, e);
 	}
 }
 
@@ -80,22 +80,23 @@ static void put_wr_bind(struct msg *m, const struct ibv_send_wr *w) {
 		.mr = bind && b->mr ? b->mr->handle : NICSIM_NONE, .addr = bind ? b->addr : 0,
 		.length = bind ? b->length : 0, .access = bind ? b->mw_access_flags : 0,
 	};
-	put(m, &r, sizeof(r));
+	PUT(m, r);
 }
 
 /* The java back end's post_send: the list as one request, each work request's fields on the wire. */
 int nicsim_java_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
 			  struct ibv_send_wr **bad) {
 	struct msg m;
+	struct nicsim_wire_post_request q = { .target = qp_handle(qp) };
 	struct ibv_send_wr *w, *stop;
 	uint32_t n = 0, refused, i = 0;
 	int rc;
 	stop = unreadable(to_nqp(qp), wr, &n);
 	if (stop && n == 0) { *bad = stop; return EINVAL; } /* as the kernel's and rxe's post checks: EINVAL */
 	m = request(NICSIM_OP_POST_SEND);
-	put32(&m, qp_handle(qp));
 	if (!stop) for (n = 0, w = wr; w; w = w->next) n++;
-	put32(&m, n);
+	q.n = n;
+	PUT(&m, q);
 	for (w = wr; w != stop; w = w->next, i++) {
 		put_wr_header(&m, qp, w, ext ? &ext[i].dc : NULL);
 		put_wr_data(&m, w);
@@ -139,11 +140,12 @@ static int post_recv_to(struct ibv_context *c, uint32_t op, uint32_t handle, uin
 		else n++;
 	}
 	if (stop && n == 0) { *bad = stop; return EINVAL; }
+	struct nicsim_wire_post_request q = { .target = handle, .n = n };
 	m = request(op);
-	put32(&m, handle);
-	put32(&m, n);
+	PUT(&m, q);
 	for (w = wr; w != stop; w = w->next) {
-		put64(&m, w->wr_id);
+		struct nicsim_wire_recv_wr r = { .wr_id = w->wr_id };
+		PUT(&m, r);
 		put_sges(&m, w->sg_list, w->num_sge);
 	}
 	rc = call(to_nctx(c), &m);

@@ -102,17 +102,23 @@ static int hello(struct nicsim_context *ctx, int cmd_fd) {
 	if (ctx->sock < 0) return -1;
 	ctx->pid = getpid();
 	if (readlink("/proc/self/exe", name, sizeof(name) - 1) < 0) strcpy(name, "?");
+	struct nicsim_wire_hello_request q = {
+		.version = NICSIM_WIRE_VERSION, .node = node ? (uint32_t)atoi(node) : 0, .pid = (uint32_t)getpid(),
+		.socket_fd = (uint32_t)ctx->sock, /* a thread of ours asleep reading it waits for the simulator */
+		/* ibv_import_device, given a duplicate of cmd_fd, finds this context by it */
+		.cmd_fd = (uint32_t)cmd_fd,
+	};
+	/* the C driver makes its objects itself */
+	struct nicsim_wire_open_argument flags = { .value = nicsim_hw_wanted() == 1 ? NICSIM_HELLO_OWN_RINGS : 0 };
+	struct nicsim_wire_opened opened;
 	m = request(NICSIM_OP_HELLO);
-	put32(&m, NICSIM_WIRE_VERSION);
-	put32(&m, node ? (uint32_t)atoi(node) : 0);
-	put32(&m, (uint32_t)getpid());
-	put32(&m, (uint32_t)ctx->sock); /* a thread of ours asleep reading it waits for the simulator */
-	put32(&m, (uint32_t)cmd_fd);    /* ibv_import_device, given a duplicate of it, finds this context by it */
+	PUT(&m, q);
 	put32(&m, (uint32_t)strlen(name));
 	put(&m, name, strlen(name));
-	put32(&m, nicsim_hw_wanted() == 1 ? NICSIM_HELLO_OWN_RINGS : 0); /* the C driver makes its objects itself */
+	PUT(&m, flags);
 	rc = call(ctx, &m);
-	ctx->session = rc ? 0 : get32(&m);
+	if (!rc) GET(&m, opened);
+	ctx->session = rc ? 0 : opened.number;
 	done(&m);
 	if (!rc) return 0;
 	fprintf(stderr, "nicsim: the simulator refused this process (node %s): %s\n", node ? node : "0", strerror(rc));
@@ -130,9 +136,9 @@ static int open_async_file(struct nicsim_context *ctx) {
 	int rc;
 	ctx->vctx.context.async_fd = connect_simulator();
 	if (ctx->vctx.context.async_fd < 0) return -1;
+	struct nicsim_wire_event_file_request q = { .session = ctx->session, .pid = (uint32_t)getpid() };
 	m = request(NICSIM_OP_EVENTS);
-	put32(&m, ctx->session);
-	put32(&m, (uint32_t)getpid());
+	PUT(&m, q);
 	rc = send_only(ctx->vctx.context.async_fd, &m);
 	done(&m);
 	if (rc) real_close(ctx->vctx.context.async_fd);

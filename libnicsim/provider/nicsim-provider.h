@@ -283,7 +283,7 @@ static inline void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {
 	put32(m, (uint32_t)n);
 	for (int i = 0; i < n; i++) {
 		struct nicsim_wire_sge e = { .addr = sg[i].addr, .length = sg[i].length, .lkey = sg[i].lkey };
-		put(m, &e, sizeof(e));
+		PUT(m, e);
 	}
 }
 

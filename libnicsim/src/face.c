@@ -53,6 +53,9 @@ static int put_bytes(struct req *r, const void *p, uint32_t len) {
 	return 0;
 }
 
+/* A message's fixed part: a struct nicsim_wire_* generated from serve's declaration of it (wire.h). */
+#define PUT(r, s) put_bytes((r), &(s), sizeof(s))
+
 static int full_write(int fd, const void *p, size_t n) {
 	const uint8_t *b = p;
 	while (n > 0) {
@@ -94,11 +97,12 @@ static int call(struct nicsim_dev *d, struct req *r, void *out, uint32_t want);
 static int fence(void) {
 	struct nicsim_dev *p = posted_on;
 	struct req r;
-	uint32_t v;
+	struct nicsim_wire_config_offset q = { .offset = 0 };
+	struct nicsim_wire_config_value v;
 	posted_on = NULL;
 	start(&r, NICSIM_OP_PCI_CONFIG_READ);
-	put32(&r, 0);
-	return call(p, &r, &v, 4);
+	PUT(&r, q);
+	return call(p, &r, &v, sizeof(v));
 }
 
 static int send_req(struct nicsim_dev *d, struct req *r) {
@@ -160,9 +164,9 @@ static void posted_ring(struct nicsim_dev *d) {
 		p = mmap(NULL, POSTED_DATA + POSTED_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p != MAP_FAILED) {
 		struct req r;
+		struct nicsim_wire_posted_ring_request q = { .fd = (uint32_t)fd, .ring_bytes = POSTED_BYTES };
 		start(&r, NICSIM_OP_PCI_POSTED_RING);
-		put32(&r, (uint32_t)fd);
-		put32(&r, POSTED_BYTES);
+		PUT(&r, q);
 		if (!call(d, &r, NULL, 0))
 			d->posted = p;
 		else
@@ -220,19 +224,21 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t sess
 	/* the simulator reads our memory for DMA and sees where we wait (/proc/<pid>/mem, syscall) */
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	struct req r;
+	struct nicsim_wire_pci_open_request q = {
+		.version = NICSIM_WIRE_VERSION, .node = (uint32_t)node, .pid = (uint32_t)getpid(),
+		.socket_fd = (uint32_t)d->fd,
+	};
 	start(&r, op);
-	put32(&r, NICSIM_WIRE_VERSION);
-	put32(&r, (uint32_t)node);
-	put32(&r, (uint32_t)getpid());
-	put32(&r, (uint32_t)d->fd);
+	PUT(&r, q);
 	char name[256];
 	ssize_t n = readlink("/proc/self/exe", name, sizeof(name) - 1);
 	if (n < 0)
 		n = 0;
 	put32(&r, (uint32_t)n);
 	put_bytes(&r, name, (uint32_t)n);
-	put32(&r, op == NICSIM_OP_UCTX_OPEN ? session : flags);
-	struct __attribute__((packed)) { uint32_t config; uint64_t bar0; uint32_t vectors; uint64_t msi; } o;
+	struct nicsim_wire_open_argument arg = { .value = op == NICSIM_OP_UCTX_OPEN ? session : flags };
+	PUT(&r, arg);
+	struct nicsim_wire_pci_open_reply o;
 	int rc = call(d, &r, &o, sizeof(o));
 	if (rc) {
 		close(d->fd);
@@ -241,9 +247,9 @@ static int open_as(struct nicsim_dev **dev, int node, uint32_t op, uint32_t sess
 	}
 	d->node = node;
 	posted_ring(d);
-	d->bar0_size = o.bar0;
-	d->vectors = o.vectors;
-	d->msi_address = o.msi;
+	d->bar0_size = o.bar0_size;
+	d->vectors = o.msix_vectors;
+	d->msi_address = o.msi_address;
 	*dev = d;
 	return 0;
 }
@@ -300,18 +306,22 @@ int nicsim_face_open_context(struct nicsim_dev **dev, int node, uint32_t session
 
 int nicsim_cq_channel(struct nicsim_dev *d, uint32_t cqn, uint32_t channel) {
 	struct req r;
+	struct nicsim_wire_cq_channel_request q = { .cqn = cqn, .channel = channel };
 	start(&r, NICSIM_OP_UCTX_CQ_CHANNEL);
-	put32(&r, cqn);
-	put32(&r, channel);
+	PUT(&r, q);
 	return call(d, &r, NULL, 0);
 }
 
 int nicsim_user_import(struct nicsim_dev *d, uint32_t destroy, uint32_t handle, uint64_t *length) {
 	struct req r;
+	struct nicsim_wire_uctx_import_request q = { .kind = destroy, .handle = handle };
+	struct nicsim_wire_uctx_import_reply a;
 	start(&r, NICSIM_OP_UCTX_IMPORT);
-	put32(&r, destroy);
-	put32(&r, handle);
-	return call(d, &r, length, 8);
+	PUT(&r, q);
+	int rc = call(d, &r, &a, sizeof(a));
+	if (!rc)
+		*length = a.length;
+	return rc;
 }
 
 int nicsim_user_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, int nin, uint64_t *out, int nout,
@@ -320,9 +330,9 @@ int nicsim_user_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, i
 	uint8_t body[MAX_REQUEST];
 	if (nin < 0 || nout < 0 || 16 + 8 * nin > MAX_REQUEST || 8 * (NICSIM_OUT_HEADER_WORDS + nout) > MAX_REQUEST)
 		return fail(EINVAL);
+	struct nicsim_wire_uctx_cmd_request q = { .opcode = opcode, .input_words = (uint32_t)nin };
 	start(&r, NICSIM_OP_UCTX_CMD);
-	put32(&r, opcode);
-	put32(&r, (uint32_t)nin);
+	PUT(&r, q);
 	for (int i = 0; i < nin; i++)
 		put64(&r, in[i]);
 	put32(&r, (uint32_t)nout);
@@ -355,26 +365,32 @@ uint64_t nicsim_msi_address(const struct nicsim_dev *d) { return d->msi_address;
 
 int nicsim_config_read(struct nicsim_dev *d, uint32_t offset, uint32_t *value) {
 	struct req r;
+	struct nicsim_wire_config_offset q = { .offset = offset };
+	struct nicsim_wire_config_value v;
 	start(&r, NICSIM_OP_PCI_CONFIG_READ);
-	put32(&r, offset);
-	return call(d, &r, value, 4);
+	PUT(&r, q);
+	int rc = call(d, &r, &v, sizeof(v));
+	if (!rc)
+		*value = v.value;
+	return rc;
 }
 
 int nicsim_config_write(struct nicsim_dev *d, uint32_t offset, uint32_t value) {
 	struct req r;
+	struct nicsim_wire_config_write q = { .offset = offset, .value = value };
 	start(&r, NICSIM_OP_PCI_CONFIG_WRITE);
-	put32(&r, offset);
-	put32(&r, value);
+	PUT(&r, q);
 	return call(d, &r, NULL, 0);
 }
 
 /* A request answered only after the device took everything before it on d's socket and in d's ring. */
 static int sync_writes(struct nicsim_dev *d) {
 	struct req r;
-	uint32_t v;
+	struct nicsim_wire_config_offset q = { .offset = 0 };
+	struct nicsim_wire_config_value v;
 	start(&r, NICSIM_OP_PCI_CONFIG_READ);
-	put32(&r, 0);
-	int rc = call(d, &r, &v, 4);
+	PUT(&r, q);
+	int rc = call(d, &r, &v, sizeof(v));
 	if (!rc)
 		d->socket_pending = 0;
 	return rc;
@@ -398,10 +414,9 @@ int nicsim_mmio_write(struct nicsim_dev *d, uint64_t offset, const void *data, u
 	if (by_ring(d, offset, data, len))
 		return 0;
 	struct req r;
+	struct nicsim_wire_bar_access q = { .bar = 0, .offset = offset, .length = len };
 	start(&r, NICSIM_OP_PCI_MMIO_WRITE);
-	put32(&r, 0);
-	put64(&r, offset);
-	put32(&r, len);
+	PUT(&r, q);
 	if (put_bytes(&r, data, len))
 		return fail(EINVAL);
 	int rc = send_req(d, &r);
@@ -414,46 +429,54 @@ int nicsim_mmio_write(struct nicsim_dev *d, uint64_t offset, const void *data, u
 
 int nicsim_mmio_read(struct nicsim_dev *d, uint64_t offset, void *data, uint32_t len) {
 	struct req r;
-	uint8_t out[12];
+	struct nicsim_wire_bar_access q = { .bar = 0, .offset = offset, .length = len };
+	struct nicsim_wire_mmio_read_status status;
+	uint8_t out[sizeof(status) + 8];
 	if (len != 4 && len != 8)
 		return fail(EINVAL);
 	start(&r, NICSIM_OP_PCI_MMIO_READ);
-	put32(&r, 0);
-	put64(&r, offset);
-	put32(&r, len);
-	int rc = call(d, &r, out, 4 + len);
+	PUT(&r, q);
+	int rc = call(d, &r, out, (uint32_t)sizeof(status) + len);
 	if (rc)
 		return rc;
-	memcpy(data, out + 4, len);
-	uint32_t status;
-	memcpy(&status, out, 4);
-	return status ? fail(EIO) : 0;
+	memcpy(data, out + sizeof(status), len);
+	memcpy(&status, out, sizeof(status));
+	return status.status ? fail(EIO) : 0;
 }
 
 int nicsim_dma_map(struct nicsim_dev *d, void *addr, uint64_t len, int flags, uint64_t *iova) {
 	struct req r;
+	struct nicsim_wire_dma_map_request q = {
+		.address = (uint64_t)(uintptr_t)addr, .length = len,
+		.flags = (uint32_t)flags & (NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE),
+	};
+	struct nicsim_wire_iova a;
 	start(&r, NICSIM_OP_PCI_DMA_MAP);
-	put64(&r, (uint64_t)(uintptr_t)addr);
-	put64(&r, len);
-	put32(&r, (uint32_t)flags & (NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE));
-	return call(d, &r, iova, 8);
+	PUT(&r, q);
+	int rc = call(d, &r, &a, sizeof(a));
+	if (!rc)
+		*iova = a.iova;
+	return rc;
 }
 
 int nicsim_dma_map_at(struct nicsim_dev *d, void *addr, uint64_t len, int flags, uint64_t iova) {
 	struct req r;
-	uint64_t got;
+	struct nicsim_wire_dma_map_request q = {
+		.address = (uint64_t)(uintptr_t)addr, .length = len,
+		.flags = ((uint32_t)flags & (NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE)) | NICSIM_PCI_DMA_FIXED,
+	};
+	struct nicsim_wire_iova at = { .iova = iova }, got;
 	start(&r, NICSIM_OP_PCI_DMA_MAP);
-	put64(&r, (uint64_t)(uintptr_t)addr);
-	put64(&r, len);
-	put32(&r, ((uint32_t)flags & (NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE)) | NICSIM_PCI_DMA_FIXED);
-	put64(&r, iova);
-	return call(d, &r, &got, 8);
+	PUT(&r, q);
+	PUT(&r, at);
+	return call(d, &r, &got, sizeof(got));
 }
 
 int nicsim_dma_unmap(struct nicsim_dev *d, uint64_t iova) {
 	struct req r;
+	struct nicsim_wire_iova q = { .iova = iova };
 	start(&r, NICSIM_OP_PCI_DMA_UNMAP);
-	put64(&r, iova);
+	PUT(&r, q);
 	return call(d, &r, NULL, 0);
 }
 
@@ -485,19 +508,21 @@ void nicsim_dma_free(struct nicsim_dev *d, void *addr, uint64_t len, uint64_t io
 
 int nicsim_wait(struct nicsim_dev *d, uint64_t picos, uint32_t *vectors, int max, uint64_t *now) {
 	struct req r;
+	struct nicsim_wire_pci_wait_request q = { .picoseconds = picos };
+	struct nicsim_wire_interrupts head;
+	const int at = (int)sizeof(head); /* the vectors follow */
 	uint8_t body[MAX_REQUEST];
 	start(&r, NICSIM_OP_PCI_WAIT);
-	put64(&r, picos);
+	PUT(&r, q);
 	int len = exchange(d, &r, body);
 	if (len < 0)
 		return len;
-	if (len < 12)
+	if (len < at)
 		return fail(EPROTO);
-	uint32_t n;
-	memcpy(&n, body + 8, 4);
+	memcpy(&head, body, sizeof(head));
 	if (now)
-		memcpy(now, body, 8);
-	for (uint32_t i = 0; i < n && (int)i < max && 12 + 4 * (int)i + 4 <= len; i++)
-		memcpy(&vectors[i], body + 12 + 4 * i, 4);
-	return (int)n;
+		*now = head.now;
+	for (uint32_t i = 0; i < head.n && (int)i < max && at + 4 * (int)i + 4 <= len; i++)
+		memcpy(&vectors[i], body + at + 4 * i, 4);
+	return (int)head.n;
 }

@@ -52,10 +52,11 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c) {
 	if (!ch) { errno = ENOMEM; return NULL; }
 	fd = connect_simulator();
 	if (fd < 0) { free(ch); errno = EIO; return NULL; }
+	struct nicsim_wire_event_file_request q = { .session = to_nctx(c)->session, .pid = (uint32_t)getpid() };
+	struct nicsim_wire_channel_number number = { .channel = (uint32_t)fd }; /* CQs name the channel by it */
 	m = request(NICSIM_OP_CHANNEL);
-	put32(&m, to_nctx(c)->session);
-	put32(&m, (uint32_t)getpid());
-	put32(&m, (uint32_t)fd); /* CQs name the channel by it */
+	PUT(&m, q);
+	PUT(&m, number);
 	/* answered once, before any event: then the simulator knows the channel before a CQ names it */
 	if (send_only(fd, &m) || io(fd, status, sizeof status, 0) || status[1]) {
 		done(&m);

@@ -41,12 +41,12 @@ static int find_context(int cmd_fd, struct nicsim_import *found) {
 	rc = ENOENT;
 	n = get32(&m);
 	for (uint32_t i = 0; i < n && !m.failed; i++) {
-		uint32_t session = get32(&m), pid = get32(&m), their_fd = get32(&m);
-		(void)get32(&m); /* its node: the session is joined wherever it is */
+		struct nicsim_wire_context_entry e; /* its node unread: the session is joined wherever it is */
+		GET(&m, e);
 		if (rc == ENOENT && !m.failed
-		    && syscall(SYS_kcmp, getpid(), (pid_t)pid, KCMP_FILE, cmd_fd, (int)their_fd) == 0) {
-			found->session = session;
-			found->pid = pid;
+		    && syscall(SYS_kcmp, getpid(), (pid_t)e.pid, KCMP_FILE, cmd_fd, (int)e.cmd_fd) == 0) {
+			found->session = e.session;
+			found->pid = e.pid;
 			rc = 0;
 		}
 	}

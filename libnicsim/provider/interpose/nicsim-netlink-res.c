@@ -38,8 +38,9 @@ static int res_fetch(struct res_list *l) {
 	struct msg m;
 	memset(l, 0, sizeof *l);
 	if (fd < 0) return EIO;
+	struct nicsim_wire_node_request q = { .node = node ? (uint32_t)atoi(node) : 0 };
 	m = request(NICSIM_OP_RDMA_RES);
-	put32(&m, node ? (uint32_t)atoi(node) : 0);
+	PUT(&m, q);
 	rc = nicsim_exchange(fd, &m);
 	real_close(fd);
 	if (rc < 0) { done(&m); return EIO; }
@@ -190,8 +191,9 @@ int nicsim_netlink_stat(const struct nl_request *q) {
 	    || nl_arg32(q, RDMA_NLDEV_ATTR_PORT_INDEX, 0) != 1)
 		return EINVAL;
 	if ((fd = connect_simulator()) < 0) return EIO;
+	struct nicsim_wire_node_request which = { .node = node ? (uint32_t)atoi(node) : 0 };
 	m = request(NICSIM_OP_RDMA_STAT);
-	put32(&m, node ? (uint32_t)atoi(node) : 0);
+	PUT(&m, which);
 	rc = nicsim_exchange(fd, &m);
 	real_close(fd);
 	if (rc) { done(&m); return rc < 0 ? EIO : rc; }

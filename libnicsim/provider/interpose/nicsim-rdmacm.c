@@ -16,7 +16,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h> /* before the uapi header: glibc's in6_addr, not the kernel's */
+#include <rdma/rdma_user_cm.h> /* the commands' structs, as the kernel's rdma_cm file takes them */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -27,19 +30,30 @@
 #include "interpose/nicsim-umad.h"
 
 #define CM_PATH "/dev/infiniband/rdma_cm"
-#define CM_GET_EVENT 12
-#define CM_SET_OPTION 14
-#define CM_MIGRATE_ID 18
 
 /* The rdma_cm file fd is, or NULL. */
 static struct nicsim_serve_file *cm_of(int fd) { return nicsim_serve_file_of(fd, NICSIM_FILE_RDMA_CM); }
 
+/* CM_OPEN's fixed part: the node, the program and its event file. */
+static void put_open(struct msg *m, uint32_t node, uint32_t pid, uint32_t events) {
+	struct nicsim_wire_cm_open_request q = { .node = node, .pid = pid, .event_file = events };
+	PUT(m, q);
+}
+
+static void put_events(struct msg *m, uint32_t number, uint32_t pid) {
+	struct nicsim_wire_cm_events_request q = { .channel = number, .pid = pid };
+	PUT(m, q);
+}
+
 static int cm_open(int flags) {
+	static const struct nicsim_serve_file_opening how = {
+		.open_op = NICSIM_OP_CM_OPEN, .events_op = NICSIM_OP_CM_EVENTS,
+		.put_open = put_open, .put_events = put_events,
+	};
 	/* the simulator tells a thread waiting for an event by /proc/<pid>/task/<tid>/syscall */
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-	return nicsim_serve_file_open(NICSIM_FILE_RDMA_CM, sizeof(struct nicsim_serve_file), NICSIM_OP_CM_OPEN, NULL, 0,
-				      NICSIM_OP_CM_EVENTS, flags);
+	return nicsim_serve_file_open(NICSIM_FILE_RDMA_CM, sizeof(struct nicsim_serve_file), &how, flags);
 }
 
 __attribute__((visibility("default")))
@@ -74,11 +88,19 @@ int close(int fd) {
 	return real_close(fd);
 }
 
-/* Where a command's response pointer is (its first field, but for CREATE_ID's), or -1 for none. */
+/* Where a command's response pointer is, or -1 for none. */
 static int response_at(uint32_t cmd) {
 	switch (cmd) {
-	case 0: return 8;                                        /* CREATE_ID: uid, then response */
-	case 1: case 5: case 11: case 12: case 16: case 17: case 18: case 19: case 22: return 0;
+	case RDMA_USER_CM_CMD_CREATE_ID: return offsetof(struct rdma_ucm_create_id, response);
+	case RDMA_USER_CM_CMD_DESTROY_ID: return offsetof(struct rdma_ucm_destroy_id, response);
+	case RDMA_USER_CM_CMD_QUERY_ROUTE:
+	case RDMA_USER_CM_CMD_QUERY: return offsetof(struct rdma_ucm_query, response);
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR: return offsetof(struct rdma_ucm_init_qp_attr, response);
+	case RDMA_USER_CM_CMD_GET_EVENT: return offsetof(struct rdma_ucm_get_event, response);
+	case RDMA_USER_CM_CMD_JOIN_IP_MCAST: return offsetof(struct rdma_ucm_join_ip_mcast, response);
+	case RDMA_USER_CM_CMD_LEAVE_MCAST: return offsetof(struct rdma_ucm_destroy_id, response);
+	case RDMA_USER_CM_CMD_MIGRATE_ID: return offsetof(struct rdma_ucm_migrate_id, response);
+	case RDMA_USER_CM_CMD_JOIN_MCAST: return offsetof(struct rdma_ucm_join_mcast, response);
 	default: return -1;
 	}
 }
@@ -99,29 +121,29 @@ static int await_event(int fd, struct nicsim_serve_file *f) {
 
 /* What a command carries beyond its input: a SET_OPTION's value, a MIGRATE_ID's source file. 0, or -1 with errno. */
 static int put_extras(struct msg *m, uint32_t cmd, uint16_t in, const uint8_t *body) {
-	if (cmd == CM_SET_OPTION && in >= 24) { /* the option's value, from the program's memory */
-		uint64_t optval;
-		uint32_t optlen;
-		memcpy(&optval, body, 8);
-		memcpy(&optlen, body + 20, 4);
-		if (optlen > 256 || (optlen && !optval)) { errno = EINVAL; return -1; }
-		put32(m, optlen);
-		put(m, (const void *)(uintptr_t)optval, optlen);
+	if (cmd == RDMA_USER_CM_CMD_SET_OPTION && in >= sizeof(struct rdma_ucm_set_option)) {
+		struct rdma_ucm_set_option o; /* the option's value, from the program's memory */
+		memcpy(&o, body, sizeof(o));
+		if (o.optlen > 256 || (o.optlen && !o.optval)) { errno = EINVAL; return -1; }
+		struct nicsim_wire_option_length len = { .optlen = o.optlen };
+		PUT(m, len);
+		put(m, (const void *)(uintptr_t)o.optval, o.optlen);
 	}
 	/* the file the identifier moves from (the command is written to the one it moves to) */
-	if (cmd == CM_MIGRATE_ID && in >= 16) {
-		uint32_t to;
+	if (cmd == RDMA_USER_CM_CMD_MIGRATE_ID && in >= sizeof(struct rdma_ucm_migrate_id)) {
+		struct rdma_ucm_migrate_id mig;
 		struct nicsim_serve_file *t;
-		memcpy(&to, body + 12, 4);
-		t = cm_of((int)to);
+		memcpy(&mig, body, sizeof(mig));
+		t = cm_of((int)mig.fd);
 		if (!t) { errno = EBADF; return -1; }
-		put32(m, t->number);
+		struct nicsim_wire_channel_number from = { .channel = t->number };
+		PUT(m, from);
 	}
 	return 0;
 }
 
 static ssize_t cm_command(int fd, struct nicsim_serve_file *f, const uint8_t *buf, size_t n) {
-	struct { uint32_t cmd; uint16_t in, out; } h;
+	struct rdma_ucm_cmd_hdr h;
 	uint64_t response = 0;
 	struct msg m;
 	int rc, at;
@@ -131,17 +153,17 @@ static ssize_t cm_command(int fd, struct nicsim_serve_file *f, const uint8_t *bu
 	at = response_at(h.cmd);
 	if (at >= 0 && h.in >= (size_t)at + 8) memcpy(&response, buf + sizeof h + at, 8);
 	for (;;) {
-		if (h.cmd == CM_GET_EVENT && await_event(fd, f) < 0) return -1;
+		if (h.cmd == RDMA_USER_CM_CMD_GET_EVENT && await_event(fd, f) < 0) return -1;
+		struct nicsim_wire_cm_command c = { .command = h.cmd, .out = h.out, .in = h.in };
 		m = request(NICSIM_OP_CM_CMD);
-		put32(&m, h.cmd);
-		put32(&m, h.out);
-		put32(&m, h.in);
+		PUT(&m, c);
 		put(&m, buf + sizeof h, h.in);
 		if (put_extras(&m, h.cmd, h.in, buf + sizeof h) < 0) { done(&m); return -1; }
 		if (m.failed) { done(&m); errno = ENOMEM; return -1; }
 		rc = nicsim_serve_file_call(f, &m);
 		if (rc < 0) { done(&m); errno = EIO; return -1; }
-		if (rc == EAGAIN && h.cmd == CM_GET_EVENT) { done(&m); continue; } /* its identifier went meanwhile */
+		/* its identifier went meanwhile */
+		if (rc == EAGAIN && h.cmd == RDMA_USER_CM_CMD_GET_EVENT) { done(&m); continue; }
 		break;
 	}
 	if (rc) { done(&m); errno = rc; return -1; }

@@ -23,18 +23,19 @@ static void put_program_name(struct msg *m) {
 	put(m, name, strlen(name));
 }
 
-/* Sends m on fd and reads the status reply's first `words` u32s (length, status, ...): 0, or -1. */
-static int ask(int fd, struct msg *m, uint32_t *reply, size_t words) {
-	int rc = send_only(fd, m) || io(fd, reply, words * sizeof(*reply), 0) || reply[1] ? -1 : 0;
+/* Sends m on fd and reads the reply's length and status: 0 if it is a success, or -1. */
+static int ask(int fd, struct msg *m) {
+	uint32_t reply[2]; /* length, status */
+	int rc = send_only(fd, m) || io(fd, reply, sizeof reply, 0) || reply[1] ? -1 : 0;
 	done(m);
 	return rc;
 }
 
-int nicsim_serve_file_open(enum nicsim_serve_file_kind kind, size_t size, uint32_t open_op, const uint32_t *args,
-			   int nargs, uint32_t events_op, int flags) {
+int nicsim_serve_file_open(enum nicsim_serve_file_kind kind, size_t size, const struct nicsim_serve_file_opening *how,
+			   int flags) {
 	const char *node = getenv("NICSIM_NODE");
 	struct nicsim_serve_file *f = calloc(1, size);
-	uint32_t reply[3];
+	struct nicsim_wire_opened opened;
 	struct stat st;
 	struct msg m;
 	int events = -1;
@@ -44,18 +45,14 @@ int nicsim_serve_file_open(enum nicsim_serve_file_kind kind, size_t size, uint32
 	if (f->commands < 0) goto fail;
 	events = connect_simulator();
 	if (events < 0 || events >= SERVE_FILES) goto fail;
-	m = request(open_op);
-	put32(&m, node ? (uint32_t)atoi(node) : 0);
-	for (int i = 0; i < nargs; i++) put32(&m, args[i]);
-	put32(&m, (uint32_t)getpid());
-	put32(&m, (uint32_t)events);
+	m = request(how->open_op);
+	how->put_open(&m, node ? (uint32_t)atoi(node) : 0, (uint32_t)getpid(), (uint32_t)events);
 	put_program_name(&m);
-	if (ask(f->commands, &m, reply, 3)) goto fail;
-	f->number = reply[2];
-	m = request(events_op);
-	put32(&m, f->number);
-	put32(&m, (uint32_t)getpid());
-	if (ask(events, &m, reply, 2)) goto fail;
+	if (ask(f->commands, &m) || io(f->commands, &opened, sizeof opened, 0)) goto fail;
+	f->number = opened.number;
+	m = request(how->events_op);
+	how->put_events(&m, f->number, (uint32_t)getpid());
+	if (ask(events, &m)) goto fail;
 	if (!(flags & O_CLOEXEC)) fcntl(events, F_SETFD, 0);
 	if (flags & O_NONBLOCK) fcntl(events, F_SETFL, fcntl(events, F_GETFL) | O_NONBLOCK);
 	if (real_fstat(events, &st)) goto fail;

@@ -30,14 +30,25 @@ struct nicsim_serve_file {
 };
 
 /*
- * Opens a file of `size` bytes' struct (at least a struct nicsim_serve_file): the commands'
- * connection, then the events', then request open_op (the node, words `args`, the pid, the event
- * connection's number, the program's name), whose reply numbers the file, and events_op on the event
- * connection (that number, the pid). flags: open(2)'s (O_CLOEXEC, O_NONBLOCK) for the descriptor.
- * The descriptor, or -1 with errno ENODEV (ENOMEM).
+ * How a kind of file is opened: open_op's request, whose fixed part (a struct nicsim_wire_*_open_request)
+ * put_open writes from the node, the pid and the event connection's number, the program's name
+ * following; and events_op's on the event connection (a struct nicsim_wire_*_events_request), which
+ * put_events writes from the file's number and the pid.
  */
-int nicsim_serve_file_open(enum nicsim_serve_file_kind kind, size_t size, uint32_t open_op, const uint32_t *args,
-			   int nargs, uint32_t events_op, int flags);
+struct nicsim_serve_file_opening {
+	uint32_t open_op, events_op;
+	void (*put_open)(struct msg *m, uint32_t node, uint32_t pid, uint32_t events);
+	void (*put_events)(struct msg *m, uint32_t number, uint32_t pid);
+};
+
+/*
+ * Opens a file of `size` bytes' struct (at least a struct nicsim_serve_file): the commands'
+ * connection, then the events', then the opening's request, whose reply (struct nicsim_wire_opened)
+ * numbers the file, and its events request on the event connection. flags: open(2)'s (O_CLOEXEC,
+ * O_NONBLOCK) for the descriptor. The descriptor, or -1 with errno ENODEV (ENOMEM).
+ */
+int nicsim_serve_file_open(enum nicsim_serve_file_kind kind, size_t size, const struct nicsim_serve_file_opening *how,
+			   int flags);
 
 /* The file of kind fd is, or NULL. */
 struct nicsim_serve_file *nicsim_serve_file_of(int fd, enum nicsim_serve_file_kind kind);

@@ -32,10 +32,6 @@
 #include "interpose/nicsim-serve-file.h"
 #include "interpose/nicsim-umad.h"
 
-#define UMAD_REGISTER 1
-#define UMAD_UNREGISTER 2
-#define UMAD_SEND 3
-#define UMAD_ENABLE_PKEY 4
 
 /* A umad file: serve's, and which header its MADs carry. */
 struct umad_file {
@@ -52,10 +48,23 @@ int nicsim_umad_path(const char *path) {
 	return !strcmp(path, "/dev/infiniband/umad0") && getenv("NICSIM_SOCKET") != NULL;
 }
 
+/* UMAD_OPEN's fixed part: the node's port 1, the program and its event file. */
+static void put_open(struct msg *m, uint32_t node, uint32_t pid, uint32_t events) {
+	struct nicsim_wire_umad_open_request q = { .node = node, .port = 1, .pid = pid, .file = events };
+	PUT(m, q);
+}
+
+static void put_events(struct msg *m, uint32_t number, uint32_t pid) {
+	struct nicsim_wire_umad_events_request q = { .file = number, .pid = pid };
+	PUT(m, q);
+}
+
 int nicsim_umad_open(int flags) {
-	const uint32_t port = 1;
-	return nicsim_serve_file_open(NICSIM_FILE_UMAD, sizeof(struct umad_file), NICSIM_OP_UMAD_OPEN, &port, 1,
-				      NICSIM_OP_UMAD_EVENTS, flags);
+	static const struct nicsim_serve_file_opening how = {
+		.open_op = NICSIM_OP_UMAD_OPEN, .events_op = NICSIM_OP_UMAD_EVENTS,
+		.put_open = put_open, .put_events = put_events,
+	};
+	return nicsim_serve_file_open(NICSIM_FILE_UMAD, sizeof(struct umad_file), &how, flags);
 }
 
 int nicsim_umad_fstat(int fd, struct stat *st) {
@@ -64,36 +73,45 @@ int nicsim_umad_fstat(int fd, struct stat *st) {
 	return 0;
 }
 
-/* One UMAD_CMD: 0 with the reply's first u32 in *out (if asked), or -1 with errno. */
+/* A UMAD_CMD of kind (NICSIM_UMAD_*): its fields follow. */
+static struct msg umad_request(uint32_t kind) {
+	struct msg m = request(NICSIM_OP_UMAD_CMD);
+	struct nicsim_wire_umad_command c = { .kind = kind };
+	PUT(&m, c);
+	return m;
+}
+
+/* One UMAD_CMD: 0 with the reply (an agent, if asked) in *out, or -1 with errno. */
 static int command(struct umad_file *f, struct msg *m, uint32_t *out) {
+	struct nicsim_wire_umad_agent a;
 	int rc;
 	if (m->failed) { done(m); errno = ENOMEM; return -1; }
 	rc = nicsim_serve_file_call(&f->file, m);
 	if (rc < 0) { done(m); errno = EIO; return -1; }
 	if (rc) { done(m); errno = rc; return -1; }
-	if (out) *out = get32(m);
+	if (out) {
+		GET(m, a);
+		*out = a.agent;
+	}
 	done(m);
 	return 0;
 }
 
 static int do_register(struct umad_file *f, uint32_t qpn, uint32_t cls, uint32_t version, const uint64_t mask[2],
 		       uint32_t rmpp, uint32_t *id) {
-	struct msg m = request(NICSIM_OP_UMAD_CMD);
-	put32(&m, UMAD_REGISTER);
-	put32(&m, qpn);
-	put32(&m, cls);
-	put32(&m, version);
-	put64(&m, mask[0]);
-	put64(&m, mask[1]);
-	put32(&m, rmpp);
+	struct msg m = umad_request(NICSIM_UMAD_REGISTER);
+	struct nicsim_wire_umad_register q = {
+		.qpn = qpn, .mgmt_class = cls, .class_version = version, .methods_lo = mask[0], .methods_hi = mask[1],
+		.rmpp_version = rmpp,
+	};
+	PUT(&m, q);
 	return command(f, &m, id);
 }
 
 static int umad_ioctl(struct umad_file *f, unsigned long req, void *arg) {
 	struct msg m;
 	if (req == IB_USER_MAD_ENABLE_PKEY) {
-		m = request(NICSIM_OP_UMAD_CMD);
-		put32(&m, UMAD_ENABLE_PKEY);
+		m = umad_request(NICSIM_UMAD_ENABLE_PKEY);
 		if (command(f, &m, NULL)) return -1;
 		f->pkey = 1;
 		return 0;
@@ -122,11 +140,10 @@ static int umad_ioctl(struct umad_file *f, unsigned long req, void *arg) {
 		return 0;
 	}
 	if (req == IB_USER_MAD_UNREGISTER_AGENT) {
-		uint32_t id;
-		memcpy(&id, arg, sizeof id);
-		m = request(NICSIM_OP_UMAD_CMD);
-		put32(&m, UMAD_UNREGISTER);
-		put32(&m, id);
+		struct nicsim_wire_umad_agent a;
+		memcpy(&a.agent, arg, sizeof(a.agent));
+		m = umad_request(NICSIM_UMAD_UNREGISTER);
+		PUT(&m, a);
 		return command(f, &m, NULL);
 	}
 	errno = ENOTTY;
@@ -157,15 +174,12 @@ ssize_t nicsim_umad_write(int fd, const void *buf, size_t n) {
 	if (n < hdr + 24) { errno = EINVAL; return -1; }
 	memset(&h, 0, sizeof h);
 	memcpy(&h, buf, hdr);
-	m = request(NICSIM_OP_UMAD_CMD);
-	put32(&m, UMAD_SEND);
-	put32(&m, h.id);
-	put32(&m, h.timeout_ms);
-	put32(&m, h.retries);
-	put32(&m, ntohs(h.lid));
-	put32(&m, ntohl(h.qpn));
-	put32(&m, ntohl(h.qkey));
-	put32(&m, (uint32_t)(n - hdr));
+	struct nicsim_wire_umad_send q = {
+		.agent = h.id, .timeout_ms = h.timeout_ms, .retries = h.retries, .lid = ntohs(h.lid),
+		.qpn = ntohl(h.qpn), .qkey = ntohl(h.qkey), .length = (uint32_t)(n - hdr),
+	};
+	m = umad_request(NICSIM_UMAD_SEND);
+	PUT(&m, q);
 	put(&m, (const uint8_t *)buf + hdr, n - hdr);
 	if (command(f, &m, NULL)) return -1;
 	return (ssize_t)n;

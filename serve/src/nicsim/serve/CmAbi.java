@@ -7,8 +7,8 @@ import nicsim.verbs.VerbsException;
 
 /**
  * The kernel's RDMA CM file as librdmacm speaks to it (linux/include/uapi/rdma/rdma_user_cm.h, ABI
- * version 4): command numbers, the answers' layouts (little-endian, the kernel's own structures
- * byte for byte), and IPv4 socket addresses.
+ * version 4): command numbers, the answers (the kernel's own structures byte for byte, their fields
+ * where {@link CmLayout} declares them), and IPv4 socket addresses.
  */
 final class CmAbi {
     private CmAbi() {}
@@ -25,7 +25,6 @@ final class CmAbi {
     static final int ADDR_RESOLVED = 0, ADDR_ERROR = 1, ROUTE_RESOLVED = 2, ROUTE_ERROR = 3, CONNECT_REQUEST = 4,
             CONNECT_RESPONSE = 5, CONNECT_ERROR = 6, UNREACHABLE = 7, REJECTED = 8, ESTABLISHED = 9, DISCONNECTED = 10,
             DEVICE_REMOVAL = 11;
-    static final int EVENT_SIZE = 336, ROUTE_SIZE = 208, QP_ATTR_SIZE = 144, CONN_PARAM_SIZE = 272;
     static final int AF_INET = 2, AF_INET6 = 10, AF_IB = 27;
 
     static String command(int cmd) {
@@ -45,14 +44,17 @@ final class CmAbi {
 
         /** struct sockaddr_in (or _in6) of this address, in {@code size} bytes. */
         byte[] sockaddr(int size) {
-            ByteBuffer b = ByteBuffer.allocate(size);
+            ByteBuffer b = le(new byte[size]);
             if (v6) {
-                b.order(ByteOrder.LITTLE_ENDIAN).putShort(0, (short) AF_INET6).order(ByteOrder.BIG_ENDIAN);
-                b.putShort(2, (short) port);
-                if (ip != 0) b.putShort(18, (short) 0xffff).putInt(20, ip);
+                CmLayout.SockaddrIn6.FAMILY.put16(b, AF_INET6);
+                CmLayout.SockaddrIn6.PORT.put16(b, port);
+                // ::ffff:a.b.c.d, the address in network order in its last 4 bytes
+                int a = CmLayout.SockaddrIn6.ADDR.offset();
+                if (ip != 0) b.order(ByteOrder.BIG_ENDIAN).putShort(a + 10, (short) 0xffff).putInt(a + 12, ip);
             } else {
-                b.order(ByteOrder.LITTLE_ENDIAN).putShort(0, (short) AF_INET).order(ByteOrder.BIG_ENDIAN);
-                b.putShort(2, (short) port).putInt(4, ip);
+                CmLayout.SockaddrIn.FAMILY.put16(b, AF_INET);
+                CmLayout.SockaddrIn.PORT.put16(b, port);
+                CmLayout.SockaddrIn.ADDR.put32(b, ip);
             }
             return b.array();
         }
@@ -68,12 +70,13 @@ final class CmAbi {
      */
     static Addr addr(byte[] b, int off, String field) {
         ByteBuffer l = le(b);
-        int family = l.getShort(off) & 0xffff;
+        int family = CmLayout.SockaddrIn.FAMILY.u16(l, off); // sin6_family: the same place
         ByteBuffer be = ByteBuffer.wrap(b);
-        int port = be.getShort(off + 2) & 0xffff;
-        if (family == AF_INET) return new Addr(be.getInt(off + 4), port, false);
+        if (family == AF_INET)
+            return new Addr(CmLayout.SockaddrIn.ADDR.u32(l, off), CmLayout.SockaddrIn.PORT.u16(l, off), false);
         if (family == AF_INET6) {
-            long hi = be.getLong(off + 8), lo = be.getLong(off + 16);
+            int port = CmLayout.SockaddrIn6.PORT.u16(l, off), a = CmLayout.SockaddrIn6.ADDR.at(off);
+            long hi = be.getLong(a), lo = be.getLong(a + 8);
             if (hi == 0 && lo == 0) return new Addr(0, port, true);
             if (hi == 0 && lo >>> 32 == 0xffff) return new Addr((int) lo, port, true);
             throw new VerbsException(Errno.EADDRNOTAVAIL, field + ": an IPv6 address; nicsim's nodes have IPv4 ones");
@@ -82,50 +85,62 @@ final class CmAbi {
                 + (family == AF_IB ? " (AF_IB)" : "") + "; nicsim's RDMA CM takes AF_INET and AF_INET6");
     }
 
-    /** struct ib_user_path_rec: the path between two ports. */
+    /** struct ib_user_path_rec at {@code off}: the path between two ports. */
     static void pathRecord(ByteBuffer b, int off, byte[] dgid, byte[] sgid, int dlid, int slid, int mtu, int rate,
                            int packetLife) {
-        b.position(off);
-        b.put(dgid, 0, 16).put(sgid, 0, 16);
-        ByteBuffer be = b.duplicate().order(ByteOrder.BIG_ENDIAN);
-        be.putShort(off + 32, (short) dlid).putShort(off + 34, (short) slid);
-        b.putInt(off + 44, 1); // reversible
-        b.putInt(off + 48, mtu);
-        be.putShort(off + 52, (short) 0xffff);
-        b.put(off + 56, (byte) 1); // numb_path
-        b.put(off + 58, (byte) 2).put(off + 59, (byte) 2); // mtu_selector, rate_selector: exactly
-        b.put(off + 60, (byte) rate).put(off + 61, (byte) 2).put(off + 62, (byte) packetLife);
+        CmLayout.PathRec.DGID.putBytes(b, off, dgid, 16);
+        CmLayout.PathRec.SGID.putBytes(b, off, sgid, 16);
+        CmLayout.PathRec.DLID.put16(b, off, dlid);
+        CmLayout.PathRec.SLID.put16(b, off, slid);
+        CmLayout.PathRec.REVERSIBLE.put32(b, off, 1);
+        CmLayout.PathRec.MTU.put32(b, off, mtu);
+        CmLayout.PathRec.PKEY.put16(b, off, 0xffff);
+        CmLayout.PathRec.NUMB_PATH.put8(b, off, 1);
+        CmLayout.PathRec.MTU_SELECTOR.put8(b, off, 2); // exactly
+        CmLayout.PathRec.RATE_SELECTOR.put8(b, off, 2);
+        CmLayout.PathRec.RATE.put8(b, off, rate);
+        CmLayout.PathRec.PACKET_LIFE_TIME_SELECTOR.put8(b, off, 2);
+        CmLayout.PathRec.PACKET_LIFE_TIME.put8(b, off, packetLife);
     }
 
     /** struct ib_uverbs_ah_attr at {@code off}: no GRH, port 1. */
     static void ahAttr(ByteBuffer b, int off, int dlid) {
-        b.putShort(off + 24, (short) dlid).put(off + 30, (byte) 1);
+        CmLayout.AhAttr.DLID.put16(b, off, dlid);
+        CmLayout.AhAttr.PORT_NUM.put8(b, off, 1);
     }
 
-    /** struct rdma_ucm_event_resp: uid, id, event, status; the parameters follow at offset 20. */
+    /** struct rdma_ucm_event_resp: uid, id, event, status; the parameters follow ({@link #PARAM}). */
     static ByteBuffer event(long uid, int id, int event, int status) {
-        ByteBuffer b = le(new byte[EVENT_SIZE]);
-        b.putLong(0, uid).putInt(8, id).putInt(12, event).putInt(16, status);
+        ByteBuffer b = le(new byte[CmLayout.EventResp.S.size]);
+        CmLayout.EventResp.UID.put64(b, uid);
+        CmLayout.EventResp.ID.put32(b, id);
+        CmLayout.EventResp.EVENT.put32(b, event);
+        CmLayout.EventResp.STATUS.put32(b, status);
         return b;
     }
+
+    /** Where an event's parameters (struct rdma_ucm_conn_param or _ud_param) begin. */
+    static final int PARAM = CmLayout.EventResp.PARAM.offset();
 
     /** struct rdma_ucm_conn_param at {@code off}. */
     static void connParam(ByteBuffer b, int off, int qpn, byte[] priv, int respRes, int initDepth, int retry,
                           int rnrRetry, boolean srq) {
-        b.putInt(off, qpn);
-        b.position(off + 8);
-        b.put(priv, 0, Math.min(priv.length, 256));
-        b.put(off + 264, (byte) Math.min(priv.length, 255)).put(off + 265, (byte) (srq ? 1 : 0));
-        b.put(off + 266, (byte) respRes).put(off + 267, (byte) initDepth).put(off + 269, (byte) retry);
-        b.put(off + 270, (byte) rnrRetry);
+        CmLayout.ConnParam.QP_NUM.put32(b, off, qpn);
+        CmLayout.ConnParam.PRIVATE_DATA.putBytes(b, off, priv, Math.min(priv.length, 256));
+        CmLayout.ConnParam.PRIVATE_DATA_LEN.put8(b, off, Math.min(priv.length, 255));
+        CmLayout.ConnParam.SRQ.put8(b, off, srq ? 1 : 0);
+        CmLayout.ConnParam.RESPONDER_RESOURCES.put8(b, off, respRes);
+        CmLayout.ConnParam.INITIATOR_DEPTH.put8(b, off, initDepth);
+        CmLayout.ConnParam.RETRY_COUNT.put8(b, off, retry);
+        CmLayout.ConnParam.RNR_RETRY_COUNT.put8(b, off, rnrRetry);
     }
 
     /** struct rdma_ucm_ud_param at {@code off}. */
     static void udParam(ByteBuffer b, int off, int qpn, int qkey, int dlid, byte[] priv) {
-        b.putInt(off, qpn).putInt(off + 4, qkey);
-        if (dlid != 0) ahAttr(b, off + 8, dlid);
-        b.position(off + 40);
-        b.put(priv, 0, Math.min(priv.length, 256));
-        b.put(off + 296, (byte) Math.min(priv.length, 255));
+        CmLayout.UdParam.QP_NUM.put32(b, off, qpn);
+        CmLayout.UdParam.QKEY.put32(b, off, qkey);
+        if (dlid != 0) ahAttr(b, CmLayout.UdParam.AH_ATTR.at(off), dlid);
+        CmLayout.UdParam.PRIVATE_DATA.putBytes(b, off, priv, Math.min(priv.length, 256));
+        CmLayout.UdParam.PRIVATE_DATA_LEN.put8(b, off, Math.min(priv.length, 255));
     }
 }

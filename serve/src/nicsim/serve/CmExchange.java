@@ -74,7 +74,8 @@ final class CmExchange {
             throw new VerbsException(Errno.EINVAL, "connect: cm_id " + id.handle + " is " + id.state
                     + "; resolve its route first");
         int max = CmMad.privateSize(id.ud() ? CmMad.SIDR_REQ : CmMad.REQ) - CMA_HDR;
-        byte[] user = priv(b, off + 8, b.get(off + 264) & 0xff, max, "connect");
+        byte[] user = priv(b, CmLayout.ConnParam.PRIVATE_DATA.at(off), CmLayout.ConnParam.PRIVATE_DATA_LEN.u8(b, off),
+                max, "connect");
         CmMad m = new CmMad(id.ud() ? CmMad.SIDR_REQ : CmMad.REQ);
         m.localComm = newComm(id);
         m.tid = m.localComm;
@@ -89,18 +90,18 @@ final class CmExchange {
 
     /** The program's QP and what it chose (struct rdma_ucm_conn_param at {@code off}): QP number, SRQ, depths. */
     private static void takeConnParam(CmId id, ByteBuffer b, int off) {
-        id.localQpn = b.getInt(off);
-        id.srq = b.get(off + 265) != 0;
-        id.respRes = b.get(off + 266) & 0xff;
-        id.initDepth = b.get(off + 267) & 0xff;
+        id.localQpn = CmLayout.ConnParam.QP_NUM.u32(b, off);
+        id.srq = CmLayout.ConnParam.SRQ.u8(b, off) != 0;
+        id.respRes = CmLayout.ConnParam.RESPONDER_RESOURCES.u8(b, off);
+        id.initDepth = CmLayout.ConnParam.INITIATOR_DEPTH.u8(b, off);
     }
 
     /** A REQ's connected-mode fields: the program's QP and its choices (rdma_conn_param), the path's. */
     private void connectedMode(CmId id, ByteBuffer b, int off, CmMad m) {
         takeConnParam(id, b, off);
         id.localPsn = psn(id.localComm);
-        id.retry = b.get(off + 269) & 7;
-        id.rnrRetry = b.get(off + 270) & 7;
+        id.retry = CmLayout.ConnParam.RETRY_COUNT.u8(b, off) & 7;
+        id.rnrRetry = CmLayout.ConnParam.RNR_RETRY_COUNT.u8(b, off) & 7;
         id.mtu = pathMtu(id);
         m.qpn = id.localQpn;
         m.psn = id.localPsn;
@@ -127,18 +128,18 @@ final class CmExchange {
     }
 
     Wire.Out accept(CmId id, long uid, ByteBuffer b, int off) {
-        int len = b.get(off + 264) & 0xff;
+        int len = CmLayout.ConnParam.PRIVATE_DATA_LEN.u8(b, off), at = CmLayout.ConnParam.PRIVATE_DATA.at(off);
         switch (id.state) {
             case REQ_RCVD -> {
                 if (uid != 0) id.uid = uid;
-                byte[] user = priv(b, off + 8, len, CmMad.privateSize(id.ud() ? CmMad.SIDR_REP : CmMad.REP), "accept");
+                byte[] user = priv(b, at, len, CmMad.privateSize(id.ud() ? CmMad.SIDR_REP : CmMad.REP), "accept");
                 if (id.ud()) sidrAccept(id, b, off, user); else repAccept(id, b, off, user);
             }
             case REP_RCVD -> {
                 CmMad m = new CmMad(CmMad.RTU);
                 m.localComm = id.localComm;
                 m.remoteComm = id.remoteComm;
-                m.priv = priv(b, off + 8, len, CmMad.privateSize(CmMad.RTU), "accept");
+                m.priv = priv(b, at, len, CmMad.privateSize(CmMad.RTU), "accept");
                 send(id.node, id.remoteNode, m);
                 id.state = CmId.State.ESTABLISHED;
             }
@@ -152,8 +153,8 @@ final class CmExchange {
     private void sidrAccept(CmId id, ByteBuffer b, int off, byte[] user) {
         CmMad m = new CmMad(CmMad.SIDR_REP);
         m.remoteComm = id.remoteComm;
-        m.qpn = b.getInt(off);
-        m.qkey = CmPaths.udQkey(id, b.getInt(off + 4));
+        m.qpn = CmLayout.ConnParam.QP_NUM.u32(b, off);
+        m.qkey = CmPaths.udQkey(id, CmLayout.ConnParam.QKEY.u32(b, off));
         m.serviceId = serviceId(id.ps, id.src.port());
         m.priv = user;
         send(id.node, id.remoteNode, m);
@@ -171,7 +172,7 @@ final class CmExchange {
         m.psn = id.localPsn;
         m.respRes = id.respRes;
         m.initDepth = id.initDepth;
-        m.rnrRetry = b.get(off + 270) & 7;
+        m.rnrRetry = CmLayout.ConnParam.RNR_RETRY_COUNT.u8(b, off) & 7;
         m.srq = id.srq;
         m.caGuid = DeviceQueries.nodeGuid(id.node);
         m.priv = user;
@@ -247,7 +248,7 @@ final class CmExchange {
     private void established(CmId id, byte[] priv) {
         id.state = CmId.State.ESTABLISHED;
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.ESTABLISHED, 0);
-        CmAbi.connParam(ev, 20, id.remoteQpn, priv, id.respRes, id.initDepth, id.retry, id.rnrRetry, id.srq);
+        CmAbi.connParam(ev, CmAbi.PARAM, id.remoteQpn, priv, id.respRes, id.initDepth, id.retry, id.rnrRetry, id.srq);
         cm.queue(id, null, ev);
     }
 
@@ -330,7 +331,7 @@ final class CmExchange {
         l.backlogLeft--;
         ByteBuffer ev = CmAbi.event(l.uid, c.handle, CmAbi.CONNECT_REQUEST, 0);
         if (ud) {
-            CmAbi.udParam(ev, 20, 0, 0, 0, afterHeader(m.priv));
+            CmAbi.udParam(ev, CmAbi.PARAM, 0, 0, 0, afterHeader(m.priv));
         } else {
             c.remoteQpn = m.qpn;
             c.remotePsn = m.psn;
@@ -340,7 +341,8 @@ final class CmExchange {
             c.rnrRetry = m.rnrRetry;
             c.srq = m.srq;
             c.mtu = Math.min(m.mtu, pathMtu(c));
-            CmAbi.connParam(ev, 20, m.qpn, afterHeader(m.priv), c.respRes, c.initDepth, c.retry, c.rnrRetry, c.srq);
+            CmAbi.connParam(ev, CmAbi.PARAM, m.qpn, afterHeader(m.priv), c.respRes, c.initDepth, c.retry, c.rnrRetry,
+                    c.srq);
         }
         cm.queue(l, c, ev);
     }
@@ -404,7 +406,7 @@ final class CmExchange {
         id.rnrRetry = m.rnrRetry;
         id.state = CmId.State.REP_RCVD;
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.CONNECT_RESPONSE, 0);
-        CmAbi.connParam(ev, 20, m.qpn, m.priv, m.initDepth, m.respRes, id.retry, m.rnrRetry, m.srq);
+        CmAbi.connParam(ev, CmAbi.PARAM, m.qpn, m.priv, m.initDepth, m.respRes, id.retry, m.rnrRetry, m.srq);
         cm.queue(id, null, ev);
     }
 
@@ -414,7 +416,7 @@ final class CmExchange {
         id.cancelTimer();
         id.state = CmId.State.REJECTED;
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.REJECTED, m.reason);
-        CmAbi.connParam(ev, 20, 0, m.priv, 0, 0, 0, 0, false);
+        CmAbi.connParam(ev, CmAbi.PARAM, 0, m.priv, 0, 0, 0, 0, false);
         cm.queue(id, null, ev);
     }
 
@@ -426,7 +428,7 @@ final class CmExchange {
         boolean ok = m.status == 0;
         id.state = ok ? CmId.State.ESTABLISHED : CmId.State.ROUTE_RESOLVED;
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, ok ? CmAbi.ESTABLISHED : CmAbi.UNREACHABLE, m.status);
-        CmAbi.udParam(ev, 20, m.qpn, m.qkey, ok ? cm.agent(from).lid : 0, m.priv);
+        CmAbi.udParam(ev, CmAbi.PARAM, m.qpn, m.qkey, ok ? cm.agent(from).lid : 0, m.priv);
         cm.queue(id, null, ev);
     }
 
@@ -439,7 +441,7 @@ final class CmExchange {
 
     private void disconnected(CmId id, byte[] priv) {
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.DISCONNECTED, 0);
-        CmAbi.connParam(ev, 20, 0, priv, 0, 0, 0, 0, false);
+        CmAbi.connParam(ev, CmAbi.PARAM, 0, priv, 0, 0, 0, 0, false);
         cm.queue(id, null, ev);
     }
 }

@@ -54,16 +54,18 @@ final class CmMulticast {
 
     CmMulticast(RdmaCm cm) { this.cm = cm; }
 
-    /** JOIN_IP_MCAST (struct rdma_ucm_join_ip_mcast: response, uid, sockaddr_in6 at 16, id at 44). */
-    Wire.Out joinIp(CmId id, ByteBuffer b, byte[] body) { return join(id, b.getLong(8), body, 16, FULLMEMBER); }
+    /** JOIN_IP_MCAST (struct rdma_ucm_join_ip_mcast, {@link CmLayout.JoinIpMcast}). */
+    Wire.Out joinIp(CmId id, ByteBuffer b, byte[] body) {
+        return join(id, CmLayout.JoinIpMcast.UID.u64(b), body, CmLayout.JoinIpMcast.ADDR.offset(), FULLMEMBER);
+    }
 
-    /** JOIN_MCAST (struct rdma_ucm_join_mcast: response, uid, id at 16, addr_size, join_flags at 22, address at 24). */
+    /** JOIN_MCAST (struct rdma_ucm_join_mcast, {@link CmLayout.JoinMcast}). */
     Wire.Out join(CmId id, ByteBuffer b, byte[] body) {
-        int flags = b.getShort(22) & 0xffff;
+        int flags = CmLayout.JoinMcast.JOIN_FLAGS.u16(b);
         if (flags != FULLMEMBER && flags != SENDONLY_FULLMEMBER)
             throw new VerbsException(Errno.EINVAL, "join_mcast: join_flags " + flags
                     + " is neither RDMA_MC_JOIN_FLAG_FULLMEMBER (0) nor SENDONLY_FULLMEMBER (1)");
-        return join(id, b.getLong(8), body, 24, flags);
+        return join(id, CmLayout.JoinMcast.UID.u64(b), body, CmLayout.JoinMcast.ADDR.offset(), flags);
     }
 
     private Wire.Out join(CmId id, long uid, byte[] body, int at, int flags) {
@@ -82,7 +84,7 @@ final class CmMulticast {
         return new Wire.Out().u32(j.handle);
     }
 
-    /** LEAVE_MCAST (struct rdma_ucm_destroy_id: response, id of the join at 8): the events given for it. */
+    /** LEAVE_MCAST (struct rdma_ucm_destroy_id, {@link CmLayout.DestroyId}: the join's id): the events given for it. */
     Wire.Out leave(RdmaCm.Channel ch, int handle) {
         Join j = joins.get(handle);
         if (j == null || j.id.channel != ch)
@@ -164,14 +166,18 @@ final class CmMulticast {
         j.joined = true;
         ByteBuffer e = CmAbi.event(j.uid, j.handle, MULTICAST_JOIN, 0);
         int qkey = (int) BigEndian.get32(m, d + McGroups.R_QKEY), mlid = Mad.get16(m, d + McGroups.R_MLID);
-        e.putInt(20, 0xFFFFFF).putInt(24, qkey); // struct rdma_ucm_ud_param: qp_num, qkey, then ib_uverbs_ah_attr at 28
-        e.position(28);
-        e.put(m, d + McGroups.R_MGID, 16);
+        int ud = CmLayout.EventResp.PARAM.offset(), ah = ud + CmLayout.UdParam.AH_ATTR.offset();
+        CmLayout.UdParam.QP_NUM.put32(e, ud, 0xFFFFFF);
+        CmLayout.UdParam.QKEY.put32(e, ud, qkey);
+        CmLayout.AhAttr.DGID.putBytes(e, ah, java.util.Arrays.copyOfRange(m, d + McGroups.R_MGID,
+                d + McGroups.R_MGID + 16), 16);
         long slFlowHop = BigEndian.get32(m, d + McGroups.R_SL_FLOW_HOP);
-        e.putInt(28 + 16, (int) (slFlowHop >>> 8 & 0xFFFFF)).put(28 + 21, (byte) slFlowHop)
-                .put(28 + 22, m[d + McGroups.R_TCLASS]);
-        CmAbi.ahAttr(e, 28, mlid);
-        e.put(28 + 26, (byte) (slFlowHop >>> 28)).put(28 + 29, (byte) 1); // sl, is_global
+        CmLayout.AhAttr.FLOW_LABEL.put32(e, ah, (int) (slFlowHop >>> 8 & 0xFFFFF));
+        CmLayout.AhAttr.HOP_LIMIT.put8(e, ah, (int) slFlowHop & 0xFF);
+        CmLayout.AhAttr.TRAFFIC_CLASS.put8(e, ah, m[d + McGroups.R_TCLASS]);
+        CmAbi.ahAttr(e, ah, mlid);
+        CmLayout.AhAttr.SL.put8(e, ah, (int) (slFlowHop >>> 28));
+        CmLayout.AhAttr.IS_GLOBAL.put8(e, ah, 1);
         cm.queue(j.id, null, e);
     }
 

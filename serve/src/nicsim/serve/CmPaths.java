@@ -43,27 +43,28 @@ final class CmPaths {
 
     /** struct rdma_ucm_query_route_resp for {@code id}. */
     static byte[] route(RdmaCm cm, CmId id) {
-        ByteBuffer b = CmAbi.le(new byte[CmAbi.ROUTE_SIZE]);
+        ByteBuffer b = CmAbi.le(new byte[CmLayout.QueryRouteResp.S.size]);
+        int path = CmLayout.QueryRouteResp.IB_ROUTE.offset();
         if (id.node >= 0) {
             CmAgent a = cm.agent(id.node);
-            b.putLong(0, Long.reverseBytes(DeviceQueries.nodeGuid(id.node)));
+            CmLayout.QueryRouteResp.NODE_GUID.put64(b, Long.reverseBytes(DeviceQueries.nodeGuid(id.node)));
             boolean routed = id.remoteNode >= 0 && id.state != CmId.State.ADDR_RESOLVED
                     && id.state != CmId.State.ADDR_QUERY;
             if (id.remoteNode >= 0) {
                 CmAgent r = cm.agent(id.remoteNode);
-                CmAbi.pathRecord(b, 8, r.gid, a.gid, r.lid, a.lid, pathMtu(cm, id), RATE, PACKET_LIFE);
-                if (routed) b.putInt(192, 1);
+                CmAbi.pathRecord(b, path, r.gid, a.gid, r.lid, a.lid, pathMtu(cm, id), RATE, PACKET_LIFE);
+                if (routed) CmLayout.QueryRouteResp.NUM_PATHS.put32(b, 1);
             } else {
-                b.position(24);
-                b.put(a.gid, 0, 16);
-                b.putShort(60, (short) 0xffff);
+                CmLayout.PathRec.SGID.putBytes(b, path, a.gid, 16);
+                CmLayout.PathRec.PKEY.put16(b, path, 0xffff);
             }
-            b.put(196, (byte) 1);
+            CmLayout.QueryRouteResp.PORT_NUM.put8(b, 1);
         }
-        b.position(136);
-        b.put(id.src.sockaddr(28));
-        if (id.dst != CmAbi.Addr.NONE) b.put(id.dst.sockaddr(28));
-        b.putInt(200, -1); // ibdev_index: not given (librdmacm matches the device by its GUID)
+        int size = CmLayout.QueryRouteResp.SRC_ADDR.bytes();
+        CmLayout.QueryRouteResp.SRC_ADDR.putBytes(b, 0, id.src.sockaddr(size), size);
+        if (id.dst != CmAbi.Addr.NONE) CmLayout.QueryRouteResp.DST_ADDR.putBytes(b, 0, id.dst.sockaddr(size), size);
+        // ibdev_index: not given (librdmacm matches the device by its GUID)
+        CmLayout.QueryRouteResp.IBDEV_INDEX.put32(b, -1);
         return b.array();
     }
 
@@ -74,7 +75,7 @@ final class CmPaths {
         if (!id.ud() && qpState > 1 && !exchanged(id))
             throw new VerbsException(Errno.EINVAL, "init_qp_attr: cm_id " + id.handle + " is " + id.state
                     + "; the peer's QP is known once the CM has exchanged REQ and REP");
-        ByteBuffer b = CmAbi.le(new byte[CmAbi.QP_ATTR_SIZE]);
+        ByteBuffer b = CmAbi.le(new byte[CmLayout.QpAttr.S.size]);
         int mask = QpAttrMask.STATE | switch (qpState) {
             case 1 -> toInit(id, b);
             case 2 -> toRtr(cm, id, b);
@@ -82,38 +83,44 @@ final class CmPaths {
             default -> throw new VerbsException(Errno.EINVAL, "init_qp_attr: qp_state " + qpState
                     + " is none of INIT, RTR, RTS");
         };
-        b.putInt(0, mask).putInt(4, qpState);
+        CmLayout.QpAttr.QP_ATTR_MASK.put32(b, mask);
+        CmLayout.QpAttr.QP_STATE.put32(b, qpState);
         return b.array();
     }
 
     private static int toInit(CmId id, ByteBuffer b) {
-        b.put(133, (byte) 1);
+        CmLayout.QpAttr.PORT_NUM.put8(b, 1);
         if (id.ud()) {
-            b.putInt(20, udQkey(id, 0));
+            CmLayout.QpAttr.QKEY.put32(b, udQkey(id, 0));
             return QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY;
         }
         boolean rc = id.qpType == CmAbi.QPT_RC;
         int access = !exchanged(id) ? 0 : AccessFlags.REMOTE_WRITE
                 | (rc && id.respRes > 0 ? AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC : 0);
-        b.putInt(36, access);
+        CmLayout.QpAttr.QP_ACCESS_FLAGS.put32(b, access);
         return QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.ACCESS_FLAGS;
     }
 
     private static int toRtr(RdmaCm cm, CmId id, ByteBuffer b) {
         if (id.ud()) return 0;
         int mask = QpAttrMask.AV | QpAttrMask.PATH_MTU | QpAttrMask.DEST_QPN | QpAttrMask.RQ_PSN;
-        b.putInt(12, id.mtu != 0 ? id.mtu : pathMtu(cm, id)).putInt(24, id.remotePsn).putInt(32, id.remoteQpn);
-        CmAbi.ahAttr(b, 40, cm.agent(id.remoteNode).lid);
+        CmLayout.QpAttr.PATH_MTU.put32(b, id.mtu != 0 ? id.mtu : pathMtu(cm, id));
+        CmLayout.QpAttr.RQ_PSN.put32(b, id.remotePsn);
+        CmLayout.QpAttr.DEST_QP_NUM.put32(b, id.remoteQpn);
+        CmAbi.ahAttr(b, CmLayout.QpAttr.AH_ATTR.offset(), cm.agent(id.remoteNode).lid);
         if (id.qpType != CmAbi.QPT_RC) return mask;
-        b.put(131, (byte) id.respRes).put(132, (byte) 0);
+        CmLayout.QpAttr.MAX_DEST_RD_ATOMIC.put8(b, id.respRes);
+        CmLayout.QpAttr.MIN_RNR_TIMER.put8(b, 0);
         return mask | QpAttrMask.MAX_DEST_RD_ATOMIC | QpAttrMask.MIN_RNR_TIMER;
     }
 
     private static int toRts(CmId id, ByteBuffer b) {
-        if (!id.ud()) b.putInt(28, id.localPsn);
+        if (!id.ud()) CmLayout.QpAttr.SQ_PSN.put32(b, id.localPsn);
         if (id.qpType != CmAbi.QPT_RC) return QpAttrMask.SQ_PSN;
-        b.put(130, (byte) id.initDepth).put(134, (byte) (id.ackTimeout >= 0 ? id.ackTimeout : PACKET_LIFE + 1));
-        b.put(135, (byte) id.retry).put(136, (byte) id.rnrRetry);
+        CmLayout.QpAttr.MAX_RD_ATOMIC.put8(b, id.initDepth);
+        CmLayout.QpAttr.TIMEOUT.put8(b, id.ackTimeout >= 0 ? id.ackTimeout : PACKET_LIFE + 1);
+        CmLayout.QpAttr.RETRY_CNT.put8(b, id.retry);
+        CmLayout.QpAttr.RNR_RETRY.put8(b, id.rnrRetry);
         return QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY
                 | QpAttrMask.MAX_QP_RD_ATOMIC;
     }

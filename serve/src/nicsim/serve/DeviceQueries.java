@@ -16,42 +16,27 @@ final class DeviceQueries {
     static Wire.Out device(Host host) {
         DeviceAttr a = Context.deviceAttr(host.driver());
         long guid = nodeGuid(host.index);
-        Wire.Out out = new Wire.Out(WireLayout.QUERY_DEVICE_REPLY).u64("node_guid", guid).u64("sys_image_guid", guid)
-                .u64("max_mr_size", a.maxMrSize()).u64("page_size_cap", host.memory.pageSize())
-                .u32("vendor_id", a.vendorId()).u32("vendor_part_id", a.vendorPartId()).u32("hw_ver", 0)
-                .u32("max_qp", a.maxQp()).u32("max_qp_wr", a.maxQpWr()).u32("max_sge", a.maxSge())
-                .u32("max_cq", a.maxCq()).u32("max_cqe", a.maxCqe()).u32("max_mr", a.maxMr()).u32("max_pd", a.maxPd())
-                .u32("max_qp_rd_atom", a.maxQpRdAtom()).u32("max_qp_init_rd_atom", a.maxQpInitRdAtom())
-                .u32("max_srq", a.maxQp()).u32("max_srq_wr", a.maxQpWr()).u32("max_srq_sge", a.maxSge())
-                .u32("max_ah", a.maxQp()).u32("atomic_cap", 1 /* IBV_ATOMIC_HCA */).u32("phys_port_cnt", 1)
-                .u32("device_cap_flags", 0).text("fw_ver", a.fwVer());
-        tagMatching(out, host);
-        OdpCaps odp = a.odpCaps();
-        out.u64("odp_general_caps", odp.generalCaps()).u32("odp_rc_caps", odp.rcOdpCaps())
-                .u32("odp_uc_caps", odp.ucOdpCaps()).u32("odp_ud_caps", odp.udOdpCaps())
-                .u32("odp_xrc_caps", odp.xrcOdpCaps());
-        // completion timestamps: the core clock, free-running over 64 bits
-        return out.u64("hca_core_clock", host.adapter.coreClockKhz()).u64("completion_timestamp_mask", -1L)
-                .u64("max_dm_size", a.maxDmSize()).u32("max_mcast_grp", nicsim.abi.Cmd.MAX_MCAST_GROUPS)
-                .u32("max_mcast_qp_attach", nicsim.abi.Cmd.MAX_MCAST_QP_ATTACH);
-    }
-
-    /** ibv_tm_caps: the profile's limits, for RC; none where the profile offers none. */
-    private static void tagMatching(Wire.Out out, Host host) {
+        // ibv_tm_caps: the profile's limits, for RC; none where the profile offers none
         boolean tm = host.profile.has("tm.max.tags");
-        out.u32("tm_max_num_tags", tm ? host.profile.countInt("tm.max.tags") : 0)
-                .u32("tm_max_ops", tm ? host.profile.countInt("tm.max.ops") : 0).u32("tm_max_sge", tm ? 1 : 0)
+        int tmTags = tm ? host.profile.countInt("tm.max.tags") : 0;
+        int tmOps = tm ? host.profile.countInt("tm.max.ops") : 0;
+        OdpCaps odp = a.odpCaps();
+        return new Wire.Out(new WireLayout.QueryDeviceReply(guid, guid, a.maxMrSize(), host.memory.pageSize(),
+                a.vendorId(), a.vendorPartId(), 0, a.maxQp(), a.maxQpWr(), a.maxSge(), a.maxCq(), a.maxCqe(),
+                a.maxMr(), a.maxPd(), a.maxQpRdAtom(), a.maxQpInitRdAtom(), a.maxQp(), a.maxQpWr(), a.maxSge(),
+                a.maxQp(), 1 /* IBV_ATOMIC_HCA */, 1, 0, a.fwVer(),
                 // TMH, RVH and 32 bytes of the sender's
-                .u32("tm_max_rndv_hdr_size", tm ? 64 : 0).u32("tm_flags", tm ? 1 : 0 /* IBV_TM_CAP_RC */);
+                tmTags, tmOps, tm ? 1 : 0, tm ? 64 : 0, tm ? 1 : 0 /* IBV_TM_CAP_RC */,
+                odp.generalCaps(), odp.rcOdpCaps(), odp.ucOdpCaps(), odp.udOdpCaps(), odp.xrcOdpCaps(),
+                // completion timestamps: the core clock, free-running over 64 bits
+                host.adapter.coreClockKhz(), -1L, a.maxDmSize(),
+                nicsim.abi.Cmd.MAX_MCAST_GROUPS, nicsim.abi.Cmd.MAX_MCAST_QP_ATTACH));
     }
 
     static Wire.Out port(Host host, int port) {
         PortAttr p = Context.portAttr(host.driver(), port);
-        return new Wire.Out(WireLayout.QUERY_PORT_REPLY).u32("state", p.state().value())
-                .u32("max_mtu", p.maxMtu().value()).u32("active_mtu", p.activeMtu().value()).u32("gid_tbl_len", 1)
-                .u32("port_cap_flags", 0).u32("max_msg_sz", p.maxMsgSz()).u32("lid", p.lid()).u32("sm_lid", 1)
-                .u32("lmc", 0).u32("max_vl_num", 1).u32("sm_sl", 0).u32("active_width", 2 /* 4X */)
-                .u32("active_speed", 32 /* EDR */).u32("phys_state", 5 /* LinkUp */)
-                .u32("link_layer", 1 /* InfiniBand */).u32("pkey_tbl_len", 1);
+        return new Wire.Out(new WireLayout.QueryPortReply(p.state().value(), p.maxMtu().value(),
+                p.activeMtu().value(), 1, 0, (int) p.maxMsgSz(), p.lid(), 1, 0, 1, 0, 2 /* 4X */, 32 /* EDR */,
+                5 /* LinkUp */, 1 /* InfiniBand */, 1));
     }
 }

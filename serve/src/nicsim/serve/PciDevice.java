@@ -232,39 +232,45 @@ final class PciDevice implements AutoCloseable {
             case UCTX_CMD -> command(in);
             case UCTX_IMPORT -> {
                 if (user == null) throw new Wire.Malformed("UCTX_IMPORT on a PCI function");
-                yield new Wire.Out().u64(user.imported(in.u32("kind"), in.u32("handle") & 0xFFFF_FFFFL));
+                WireLayout.UctxImportRequest q = in.read(WireLayout.UctxImportRequest.class);
+                yield new Wire.Out(new WireLayout.UctxImportReply(user.imported(q.kind(), q.handle() & 0xFFFF_FFFFL)));
             }
             case UCTX_CQ_CHANNEL -> {
                 if (user == null) throw new Wire.Malformed("UCTX_CQ_CHANNEL on a PCI function");
-                user.channel(in.u32("cqn") & 0xFFFF_FFFFL, in.u32("channel"));
+                WireLayout.CqChannelRequest q = in.read(WireLayout.CqChannelRequest.class);
+                user.channel(q.cqn() & 0xFFFF_FFFFL, q.channel());
                 yield new Wire.Out();
             }
             case PCI_CONFIG_READ -> {
-                int offset = configOffset(in);
-                yield new Wire.Out().u32(resetting() ? dropped(-1) : host.bus.configRead32(0, offset));
+                int offset = configOffset(in.read(WireLayout.ConfigOffset.class).offset());
+                yield new Wire.Out(new WireLayout.ConfigValue(resetting() ? dropped(-1)
+                        : host.bus.configRead32(0, offset)));
             }
             case PCI_CONFIG_WRITE -> {
-                int offset = configOffset(in), value = in.u32("value");
-                if (!resetting()) host.bus.configWrite32(0, offset, value);
+                WireLayout.ConfigWrite q = in.read(WireLayout.ConfigWrite.class);
+                int offset = configOffset(q.offset());
+                if (!resetting()) host.bus.configWrite32(0, offset, q.value());
                 else dropped(0);
                 yield new Wire.Out();
             }
             case PCI_MMIO_WRITE -> { // posted: a refusal is told as a violation (PciFace)
-                long offset = barOffset(in);
-                byte[] data = in.bytes(in.u32("length"), "data");
+                WireLayout.BarAccess q = in.read(WireLayout.BarAccess.class);
+                long offset = barOffset(q);
+                byte[] data = in.bytes(q.length(), "data");
                 if (!resetting()) mmioWrite(offset, data);
                 else dropped(0);
                 yield null;
             }
             case PCI_POSTED_RING -> {
-                int fd = in.u32("fd"), bytes = in.u32("ring bytes");
+                WireLayout.PostedRingRequest q = in.read(WireLayout.PostedRingRequest.class);
                 if (posted != null) throw new VerbsException(Errno.EBUSY, "PCI_POSTED_RING: the driver has one");
-                posted = PostedRing.open(program.pid, fd, bytes);
+                posted = PostedRing.open(program.pid, q.fd(), q.ringBytes());
                 yield new Wire.Out();
             }
             case PCI_MMIO_READ -> {
-                long addr = barAddress(in);
-                int length = in.u32("length");
+                WireLayout.BarAccess q = in.read(WireLayout.BarAccess.class);
+                long addr = barAddress(barOffset(q));
+                int length = q.length();
                 if (length != 4 && length != 8)
                     throw new VerbsException(Errno.EINVAL, "MMIO read length " + length + ": reads are 4 or 8 bytes");
                 Open o = new Open(false, Long.MAX_VALUE);
@@ -273,29 +279,30 @@ final class PciDevice implements AutoCloseable {
                     byte[] ones = new byte[length];
                     java.util.Arrays.fill(ones, (byte) -1);
                     dropped(0);
-                    yield new Wire.Out().u32(1).bytes(ones);
+                    yield new Wire.Out(new WireLayout.MmioReadStatus(1)).bytes(ones);
                 }
                 open = o;
-                host.bus.mmioRead(addr, length, r -> o.reply = new Wire.Out()
-                        .u32(r.status() == PciBus.MmioStatus.OK ? 0 : 1).bytes(r.data()));
+                host.bus.mmioRead(addr, length, r -> o.reply = new Wire.Out(
+                        new WireLayout.MmioReadStatus(r.status() == PciBus.MmioStatus.OK ? 0 : 1)).bytes(r.data()));
                 yield null;
             }
             case PCI_DMA_MAP -> {
-                long address = in.u64("address"), length = in.u64("length");
-                int flags = in.u32("flags");
+                WireLayout.DmaMapRequest q = in.read(WireLayout.DmaMapRequest.class);
+                long address = q.address(), length = q.length();
+                int flags = q.flags();
                 if ((flags & ~(MAP_WRITABLE | MAP_WAKE | MAP_FIXED)) != 0)
                     throw new VerbsException(Errno.EINVAL, String.format("PCI_DMA_MAP flags 0x%x: only 0x%x are "
                             + "defined", flags, MAP_WRITABLE | MAP_WAKE | MAP_FIXED));
-                long at = (flags & MAP_FIXED) != 0 ? in.u64("iova") : -1;
+                long at = (flags & MAP_FIXED) != 0 ? in.read(WireLayout.Iova.class).iova() : -1;
                 boolean writable = (flags & MAP_WRITABLE) != 0, wake = (flags & MAP_WAKE) != 0;
-                yield new Wire.Out().u64(map(address, length, writable, wake, at));
+                yield new Wire.Out(new WireLayout.Iova(map(address, length, writable, wake, at)));
             }
             case PCI_DMA_UNMAP -> {
-                unmap(in.u64("iova"));
+                unmap(in.read(WireLayout.Iova.class).iova());
                 yield new Wire.Out();
             }
             case PCI_WAIT -> {
-                long picos = in.u64("picoseconds");
+                long picos = in.read(WireLayout.PciWaitRequest.class).picoseconds();
                 long now = host.sim.now();
                 open = new Open(true, picos > Long.MAX_VALUE - now ? Long.MAX_VALUE : now + picos);
                 yield null;
@@ -319,10 +326,10 @@ final class PciDevice implements AutoCloseable {
             throw new VerbsException(Errno.EPERM, op
                     + " on a user context: config space and registers are the kernel's");
         if (op != Wire.Op.PCI_MMIO_READ) return;
-        Wire.In peek = in.copy(); // bar, offset, length: the request stays whole for handle()
-        peek.u32("bar");
-        long offset = peek.u64("bar offset");
-        int length = peek.u32("length");
+        // the request stays whole for handle()
+        WireLayout.BarAccess q = in.copy().read(WireLayout.BarAccess.class);
+        long offset = q.offset();
+        int length = q.length();
         if (!user.inOwnDm(offset, length))
             throw new VerbsException(Errno.EPERM, String.format("BAR0 read of %d bytes at 0x%x on a user context: "
                     + "only its device memory may be read, registers are the kernel's", length, offset));
@@ -331,7 +338,8 @@ final class PciDevice implements AutoCloseable {
     /** UCTX_CMD (opcode, n, n input words, output words wanted): the output header and words. */
     private Wire.Out command(Wire.In in) {
         if (user == null) throw new Wire.Malformed("UCTX_CMD on a PCI function: its commands go through its mailbox");
-        int opcode = in.u32("opcode"), n = in.count32("input words");
+        WireLayout.UctxCmdRequest q = in.read(WireLayout.UctxCmdRequest.class);
+        int opcode = q.opcode(), n = q.inputWords();
         if (n > 512) throw new VerbsException(Errno.EINVAL, "UCTX_CMD of " + n + " input words: at most 512");
         long[] words = new long[n];
         for (int i = 0; i < n; i++) words[i] = in.u64("input word");
@@ -342,23 +350,17 @@ final class PciDevice implements AutoCloseable {
         return out;
     }
 
-    private static int configOffset(Wire.In in) {
-        int offset = in.u32("config offset");
+    private static int configOffset(int offset) {
         if (offset < 0 || offset > CONFIG_BYTES - 4 || (offset & 3) != 0)
             throw new VerbsException(Errno.EINVAL, "config offset " + offset + ": dword-aligned, below "
                     + CONFIG_BYTES);
         return offset;
     }
 
-    /** The bus address of a BAR access: the BAR's base as the driver programmed it, plus the offset. */
-    private long barAddress(Wire.In in) { return barAddress(barOffset(in)); }
-
     /** A BAR access's offset (its BAR must be BAR0). */
-    private static long barOffset(Wire.In in) {
-        int bar = in.u32("bar");
-        long offset = in.u64("bar offset");
-        if (bar != 0) throw new VerbsException(Errno.EINVAL, "bar " + bar + ": the adapter has BAR0 only");
-        return offset;
+    private static long barOffset(WireLayout.BarAccess q) {
+        if (q.bar() != 0) throw new VerbsException(Errno.EINVAL, "bar " + q.bar() + ": the adapter has BAR0 only");
+        return q.offset();
     }
 
     private long barAddress(long offset) {
@@ -519,7 +521,7 @@ final class PciDevice implements AutoCloseable {
     private Wire.Out interruptsOut() {
         List<Integer> v = new ArrayList<>(interrupts);
         interrupts.clear();
-        Wire.Out out = new Wire.Out().u64(host.sim.now()).u32(v.size());
+        Wire.Out out = new Wire.Out(new WireLayout.Interrupts(host.sim.now(), v.size()));
         for (int d : v) out.u32(d);
         return out;
     }

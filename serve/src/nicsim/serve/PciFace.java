@@ -56,10 +56,12 @@ final class PciFace implements AutoCloseable {
      */
     Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs, boolean user)
             throws IOException {
-        int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), fd = in.u32("socket fd");
+        WireLayout.PciOpenRequest q = in.read(WireLayout.PciOpenRequest.class);
+        int version = q.version(), node = q.node(), pid = q.pid(), fd = q.socketFd();
         String name = in.string("program");
-        int sessionId = user ? in.u32("session") : 0;
-        int flags = user ? 0 : in.u32("flags");
+        int argument = in.read(WireLayout.OpenArgument.class).value(); // a user context's session, else flags
+        int sessionId = user ? argument : 0;
+        int flags = user ? 0 : argument;
         if ((flags & ~PciDevice.OPEN_BAR0_32BIT) != 0)
             throw new VerbsException(Errno.EINVAL, String.format("PCI_OPEN flags 0x%x: only 0x%x (BAR0 32-bit) is "
                     + "defined", flags, PciDevice.OPEN_BAR0_32BIT));
@@ -96,8 +98,8 @@ final class PciFace implements AutoCloseable {
         log.printf("nicsim serve: %s opened node %d's adapter as %s%n", p, node, shared != null
                 ? "a user context it imported" : user ? "a user context" : "a PCI function");
         var cs = world.host(node).bus.configSpace(0);
-        return new Wire.Out().u32(PciDevice.CONFIG_BYTES).u64(cs.barSize(0)).u32(cs.msixVectors())
-                .u64(world.host(node).profile.count("host.msi.address"));
+        return new Wire.Out(new WireLayout.PciOpenReply(PciDevice.CONFIG_BYTES, cs.barSize(0), cs.msixVectors(),
+                world.host(node).profile.count("host.msi.address")));
     }
 
     /** A request on a driver's connection: answered now, later ({@link #answerWaits}), or not at all (posted). */

@@ -17,47 +17,32 @@ final class QpAttrs {
     private QpAttrs() {}
 
     /** The attributes of a modify_qp request, those under {@code mask} set. */
-    static QpAttr decode(Wire.In in, int mask) {
-        in.expect(WireLayout.QP_ATTR);
-        int state = in.u32("qp_state"), cur = in.u32("cur_qp_state"), mtu = in.u32("path_mtu");
-        int qkey = in.u32("qkey"), rqPsn = in.u32("rq_psn"), sqPsn = in.u32("sq_psn"), dest = in.u32("dest_qp_num");
-        int access = in.u32("qp_access_flags"), pkey = in.u32("pkey_index"), port = in.u32("port_num");
-        int rd = in.u32("max_rd_atomic"), destRd = in.u32("max_dest_rd_atomic"), rnrTimer = in.u32("min_rnr_timer");
-        int timeout = in.u32("timeout"), retry = in.u32("retry_cnt"), rnrRetry = in.u32("rnr_retry");
-        boolean draining = in.u32("sq_draining") != 0;
-        AhAttr ah = addressVector(in);
+    static QpAttr decode(WireLayout.QpAttr w, int mask) {
         QpAttr a = new QpAttr();
-        if (has(mask, QpAttrMask.STATE)) a.qpState(qpState(state, "qp_state"));
-        if (has(mask, QpAttrMask.CUR_STATE)) a.curQpState(qpState(cur, "cur_qp_state"));
-        if (has(mask, QpAttrMask.PATH_MTU)) a.pathMtu(Mtu.of(mtu));
-        if (has(mask, QpAttrMask.QKEY)) a.qkey(qkey);
-        if (has(mask, QpAttrMask.RQ_PSN)) a.rqPsn(rqPsn);
-        if (has(mask, QpAttrMask.SQ_PSN)) a.sqPsn(sqPsn);
-        if (has(mask, QpAttrMask.DEST_QPN)) a.destQpNum(dest);
-        if (has(mask, QpAttrMask.ACCESS_FLAGS)) a.qpAccessFlags(access);
-        if (has(mask, QpAttrMask.PKEY_INDEX)) a.pkeyIndex(pkey);
-        if (has(mask, QpAttrMask.PORT)) a.portNum(port);
-        if (has(mask, QpAttrMask.MAX_QP_RD_ATOMIC)) a.maxRdAtomic(rd);
-        if (has(mask, QpAttrMask.MAX_DEST_RD_ATOMIC)) a.maxDestRdAtomic(destRd);
-        if (has(mask, QpAttrMask.MIN_RNR_TIMER)) a.minRnrTimer(rnrTimer);
-        if (has(mask, QpAttrMask.TIMEOUT)) a.timeout(timeout);
-        if (has(mask, QpAttrMask.RETRY_CNT)) a.retryCnt(retry);
-        if (has(mask, QpAttrMask.RNR_RETRY)) a.rnrRetry(rnrRetry);
-        if (has(mask, QpAttrMask.EN_SQD_ASYNC_NOTIFY)) a.enSqdAsyncNotify(draining);
-        if (has(mask, QpAttrMask.AV)) a.ahAttr(ah);
+        if (has(mask, QpAttrMask.STATE)) a.qpState(qpState(w.qpState(), "qp_state"));
+        if (has(mask, QpAttrMask.CUR_STATE)) a.curQpState(qpState(w.curQpState(), "cur_qp_state"));
+        if (has(mask, QpAttrMask.PATH_MTU)) a.pathMtu(Mtu.of(w.pathMtu()));
+        if (has(mask, QpAttrMask.QKEY)) a.qkey(w.qkey());
+        if (has(mask, QpAttrMask.RQ_PSN)) a.rqPsn(w.rqPsn());
+        if (has(mask, QpAttrMask.SQ_PSN)) a.sqPsn(w.sqPsn());
+        if (has(mask, QpAttrMask.DEST_QPN)) a.destQpNum(w.destQpNum());
+        if (has(mask, QpAttrMask.ACCESS_FLAGS)) a.qpAccessFlags(w.qpAccessFlags());
+        if (has(mask, QpAttrMask.PKEY_INDEX)) a.pkeyIndex(w.pkeyIndex());
+        if (has(mask, QpAttrMask.PORT)) a.portNum(w.portNum());
+        if (has(mask, QpAttrMask.MAX_QP_RD_ATOMIC)) a.maxRdAtomic(w.maxRdAtomic());
+        if (has(mask, QpAttrMask.MAX_DEST_RD_ATOMIC)) a.maxDestRdAtomic(w.maxDestRdAtomic());
+        if (has(mask, QpAttrMask.MIN_RNR_TIMER)) a.minRnrTimer(w.minRnrTimer());
+        if (has(mask, QpAttrMask.TIMEOUT)) a.timeout(w.timeout());
+        if (has(mask, QpAttrMask.RETRY_CNT)) a.retryCnt(w.retryCnt());
+        if (has(mask, QpAttrMask.RNR_RETRY)) a.rnrRetry(w.rnrRetry());
+        if (has(mask, QpAttrMask.EN_SQD_ASYNC_NOTIFY)) a.enSqdAsyncNotify(w.sqDraining());
+        // the fabric routes by LID: a GRH (is_global) and the static rate change nothing here
+        if (has(mask, QpAttrMask.AV)) a.ahAttr(new AhAttr().dlid(w.ahDlid()).sl(w.ahSl()).srcPathBits(w.ahSrcPathBits())
+                .portNum(w.ahPortNum() == 0 ? 1 : w.ahPortNum()));
         return a;
     }
 
     private static boolean has(int mask, int bit) { return (mask & bit) != 0; }
-
-    /** The address vector (ibv_ah_attr) of a modify_qp request. */
-    private static AhAttr addressVector(Wire.In in) {
-        int dlid = in.u32("ah_dlid"), sl = in.u32("ah_sl"), pathBits = in.u32("ah_src_path_bits");
-        in.u32("ah_static_rate");
-        in.u32("ah_is_global"); // the fabric routes by LID; a GRH changes nothing here
-        int port = in.u32("ah_port_num");
-        return new AhAttr().dlid(dlid).sl(sl).srcPathBits(pathBits).portNum(port == 0 ? 1 : port);
-    }
 
     private static QpState qpState(int v, String field) {
         for (QpState s : QpState.values()) if (s.value() == v) return s;
@@ -65,18 +50,12 @@ final class QpAttrs {
                 + " is no ibv_qp_state");
     }
 
-    /** query_qp's reply: the attributes, in modify_qp's order (the init attributes follow). */
-    static Wire.Out encode(QpAttr a) {
+    /** query_qp's attributes, in modify_qp's order (the init attributes follow). */
+    static WireLayout.QpAttr encode(QpAttr a) {
         AhAttr ah = a.ahAttr();
-        return new Wire.Out(WireLayout.QP_ATTR).u32("qp_state", a.qpState().value())
-                .u32("cur_qp_state", a.curQpState().value()).u32("path_mtu", a.pathMtu().value()).u32("qkey", a.qkey())
-                .u32("rq_psn", a.rqPsn()).u32("sq_psn", a.sqPsn()).u32("dest_qp_num", a.destQpNum())
-                .u32("qp_access_flags", a.qpAccessFlags()).u32("pkey_index", a.pkeyIndex())
-                .u32("port_num", a.portNum()).u32("max_rd_atomic", a.maxRdAtomic())
-                .u32("max_dest_rd_atomic", a.maxDestRdAtomic()).u32("min_rnr_timer", a.minRnrTimer())
-                .u32("timeout", a.timeout()).u32("retry_cnt", a.retryCnt()).u32("rnr_retry", a.rnrRetry())
-                .u32("sq_draining", a.sqDraining() ? 1 : 0).u32("ah_dlid", ah.dlid()).u32("ah_sl", ah.sl())
-                .u32("ah_src_path_bits", ah.srcPathBits()).u32("ah_static_rate", 0)
-                .u32("ah_is_global", ah.isGlobal() ? 1 : 0).u32("ah_port_num", ah.portNum());
+        return new WireLayout.QpAttr(a.qpState().value(), a.curQpState().value(), a.pathMtu().value(), a.qkey(),
+                a.rqPsn(), a.sqPsn(), a.destQpNum(), a.qpAccessFlags(), a.pkeyIndex(), a.portNum(), a.maxRdAtomic(),
+                a.maxDestRdAtomic(), a.minRnrTimer(), a.timeout(), a.retryCnt(), a.rnrRetry(), a.sqDraining(),
+                ah.dlid(), ah.sl(), ah.srcPathBits(), 0, ah.isGlobal(), ah.portNum());
     }
 }

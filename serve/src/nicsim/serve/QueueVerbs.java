@@ -55,24 +55,24 @@ final class QueueVerbs {
         return switch (op) {
             case CREATE_QP -> createQp(in);
             case MODIFY_QP -> {
-                QueuePair qp = session.get(in.u32("qp"), QueuePair.class);
-                int mask = in.u32("attr_mask");
-                qp.modify(QpAttrs.decode(in, mask), mask);
+                WireLayout.ModifyQpRequest q = in.read(WireLayout.ModifyQpRequest.class);
+                QueuePair qp = session.get(q.qp(), QueuePair.class);
+                qp.modify(QpAttrs.decode(q.attr(), q.attrMask()), q.attrMask());
                 yield new Wire.Out();
             }
             case QUERY_QP -> queryQp(in);
             case POST_SEND -> {
-                int h = in.u32("qp");
-                yield sends.post(h, session.get(h, QueuePair.class), in);
+                WireLayout.PostRequest p = in.read(WireLayout.PostRequest.class);
+                yield sends.post(session.get(p.target(), QueuePair.class), p.n(), in);
             }
             case POST_RECV -> postRecv(in, false);
             case CREATE_SRQ -> createSrq(in);
             case MODIFY_SRQ -> modifySrq(in);
             case QUERY_SRQ -> {
-                int h = in.u32("srq");
+                int h = Session.handle(in);
                 SharedReceiveQueue srq = session.get(h, SharedReceiveQueue.class);
                 SrqCaps caps = session.handles.attrs(h, SrqCaps.class);
-                yield new Wire.Out().u32(caps.maxWr()).u32(caps.maxSge()).u32(srq.limit());
+                yield new Wire.Out(new WireLayout.SrqAttr(caps.maxWr(), caps.maxSge(), srq.limit()));
             }
             case POST_SRQ_RECV -> postRecv(in, true);
             case POST_SRQ_OPS -> postSrqOps(in);
@@ -84,19 +84,19 @@ final class QueueVerbs {
     void release() { sends.release(); }
 
     private Wire.Out createQp(Wire.In in) {
-        in.expect(WireLayout.CREATE_QP_REQUEST);
-        ProtectionDomain pd = session.getOrNull(in.u32("pd"), ProtectionDomain.class);
-        Xrcd xrcd = session.getOrNull(in.u32("xrcd"), Xrcd.class);
-        QpType type = QpType.of(in.u32("qp_type"));
-        CompletionQueue scq = session.getOrNull(in.u32("send_cq"), CompletionQueue.class);
-        CompletionQueue rcq = session.getOrNull(in.u32("recv_cq"), CompletionQueue.class);
-        SharedReceiveQueue srq = session.getOrNull(in.u32("srq"), SharedReceiveQueue.class);
-        int sendWr = in.count32("max_send_wr"), recvWr = in.count32("max_recv_wr");
-        int sendSge = Math.max(1, in.count32("max_send_sge")), recvSge = Math.max(1, in.count32("max_recv_sge"));
-        int inline = in.count32("max_inline_data");
-        boolean sigAll = in.u32("sq_sig_all") != 0;
-        int dc = in.u32("dc_type");
-        long dctKey = in.u64("dct_access_key");
+        WireLayout.CreateQpRequest q = in.read(WireLayout.CreateQpRequest.class);
+        ProtectionDomain pd = session.getOrNull(q.pd(), ProtectionDomain.class);
+        Xrcd xrcd = session.getOrNull(q.xrcd(), Xrcd.class);
+        QpType type = QpType.of(q.qpType());
+        CompletionQueue scq = session.getOrNull(q.sendCq(), CompletionQueue.class);
+        CompletionQueue rcq = session.getOrNull(q.recvCq(), CompletionQueue.class);
+        SharedReceiveQueue srq = session.getOrNull(q.srq(), SharedReceiveQueue.class);
+        int sendWr = q.maxSendWr(), recvWr = q.maxRecvWr();
+        int sendSge = Math.max(1, q.maxSendSge()), recvSge = Math.max(1, q.maxRecvSge());
+        int inline = q.maxInlineData();
+        boolean sigAll = q.sqSigAll();
+        int dc = q.dcType();
+        long dctKey = q.dctAccessKey();
         QpInitAttr init = new QpInitAttr().qpType(type).sendCq(scq).recvCq(rcq).srq(srq).xrcd(xrcd)
                 .maxSendWr(Math.max(1, sendWr)).maxRecvWr(srq != null ? 1 : Math.max(1, recvWr)).maxSendSge(sendSge)
                 .maxRecvSge(recvSge).maxInlineData(inline).sqSigAll(sigAll);
@@ -109,7 +109,7 @@ final class QueueVerbs {
                 sigAll);
         int h = session.handles.add(qp, caps);
         session.traffic.own(session.host, qp.qpNum());
-        return caps(new Wire.Out(WireLayout.CREATE_QP_REPLY).u32("handle", h).u32("qp_num", qp.qpNum()), caps);
+        return new Wire.Out(new WireLayout.CreateQpReply(h, qp.qpNum(), wire(caps)));
     }
 
     /** mlx5dv_dc_type {@code v}, or EINVAL naming it. */
@@ -123,38 +123,37 @@ final class QueueVerbs {
     }
 
     private Wire.Out queryQp(Wire.In in) {
-        int h = in.u32("qp");
+        int h = in.read(WireLayout.QueryQpRequest.class).qp(); // all attributes are given, whatever the mask
         QueuePair qp = session.get(h, QueuePair.class);
-        in.u32("attr_mask");
-        Wire.Out out = QpAttrs.encode(qp.query());
         QpCaps caps = session.handles.attrs(h, QpCaps.class);
-        return caps(out, caps).then(WireLayout.QP_INIT_ATTR).u32("sq_sig_all", caps.sqSigAll() ? 1 : 0);
+        return new Wire.Out(new WireLayout.QueryQpReply(QpAttrs.encode(qp.query()), wire(caps), caps.sqSigAll()));
     }
 
-    /** {@code out} followed by what the QP got ({@link WireLayout#QP_CAPS}). */
-    private static Wire.Out caps(Wire.Out out, QpCaps caps) {
-        return out.then(WireLayout.QP_CAPS).u32("max_send_wr", caps.maxSendWr()).u32("max_recv_wr", caps.maxRecvWr())
-                .u32("max_send_sge", caps.maxSendSge()).u32("max_recv_sge", caps.maxRecvSge())
-                .u32("max_inline_data", caps.maxInline());
+    /** What the QP got, as the replies carry it. */
+    private static WireLayout.QpCaps wire(QpCaps caps) {
+        return new WireLayout.QpCaps(caps.maxSendWr(), caps.maxRecvWr(), caps.maxSendSge(), caps.maxRecvSge(),
+                caps.maxInline());
     }
 
     /** {@code num_sge} scatter/gather entries. */
     static List<Sge> sges(Wire.In in) {
-        int n = in.count("num_sge", 16);
+        int n = in.count("num_sge", WireCodec.bytes(WireLayout.Sge.class));
         List<Sge> l = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            in.expect(WireLayout.SGE);
-            l.add(new Sge(in.u64("addr"), in.u32("length"), in.u32("lkey")));
+            WireLayout.Sge s = in.read(WireLayout.Sge.class);
+            l.add(new Sge(s.addr(), s.length(), s.lkey()));
         }
         return l;
     }
 
     private Wire.Out postRecv(Wire.In in, boolean shared) {
-        int h = in.u32(shared ? "srq" : "qp");
+        WireLayout.PostRequest p = in.read(WireLayout.PostRequest.class);
+        int h = p.target();
         Object target = shared ? session.get(h, SharedReceiveQueue.class) : session.get(h, QueuePair.class);
-        int n = in.count("work requests", 12);
+        int n = in.items(p.n(), WireCodec.bytes(WireLayout.RecvWr.class) + 4, "work requests");
         RecvWr[] wrs = new RecvWr[n];
-        for (int i = 0; i < n; i++) wrs[i] = new RecvWr().wrId(in.u64("wr_id")).sgList(sges(in));
+        for (int i = 0; i < n; i++)
+            wrs[i] = new RecvWr().wrId(in.read(WireLayout.RecvWr.class).wrId()).sgList(sges(in));
         return posted(() -> {
             if (target instanceof SharedReceiveQueue s) s.postRecv(wrs); else ((QueuePair) target).postRecv(wrs);
         });
@@ -171,36 +170,37 @@ final class QueueVerbs {
     }
 
     private Wire.Out createSrq(Wire.In in) {
-        in.expect(WireLayout.CREATE_SRQ_REQUEST);
-        ProtectionDomain pd = session.get(in.u32("pd"), ProtectionDomain.class);
-        int maxWr = in.count32("max_wr"), maxSge = Math.max(1, in.count32("max_sge")), limit = in.count32("srq_limit");
-        SrqType type = SrqType.of(in.u32("srq_type"));
-        Xrcd xrcd = session.getOrNull(in.u32("xrcd"), Xrcd.class);
-        CompletionQueue cq = session.getOrNull(in.u32("cq"), CompletionQueue.class);
-        int maxTags = in.count32("tm_max_num_tags"), maxOps = in.count32("tm_max_ops");
+        WireLayout.CreateSrqRequest q = in.read(WireLayout.CreateSrqRequest.class);
+        ProtectionDomain pd = session.get(q.pd(), ProtectionDomain.class);
+        int maxWr = q.maxWr(), maxSge = Math.max(1, q.maxSge()), limit = q.srqLimit();
+        SrqType type = SrqType.of(q.srqType());
+        Xrcd xrcd = session.getOrNull(q.xrcd(), Xrcd.class);
+        CompletionQueue cq = session.getOrNull(q.cq(), CompletionQueue.class);
+        int maxTags = q.tmMaxNumTags(), maxOps = q.tmMaxOps();
         SharedReceiveQueue srq = pd.createSrq(new SrqInitAttr().maxWr(maxWr).maxSge(maxSge).srqLimit(limit)
                 .srqType(type).xrcd(xrcd).cq(cq).tmMaxNumTags(maxTags).tmMaxOps(maxOps));
         int h = session.handles.add(srq, new SrqCaps(maxWr, maxSge));
-        return new Wire.Out(WireLayout.CREATE_SRQ_REPLY).u32("handle", h).u32("max_wr", maxWr)
-                .u32("max_sge", maxSge).u32("srq_num", srq.srqNum());
+        return new Wire.Out(new WireLayout.CreateSrqReply(h, maxWr, maxSge, srq.srqNum()));
     }
 
     /** ibv_post_srq_ops: the handles of the TAG_ADDs come back, in order, or the errno and the index refused. */
     private Wire.Out postSrqOps(Wire.In in) {
-        SharedReceiveQueue srq = session.get(in.u32("srq"), SharedReceiveQueue.class);
-        int n = in.count("operations", 52);
+        WireLayout.PostRequest p = in.read(WireLayout.PostRequest.class);
+        SharedReceiveQueue srq = session.get(p.target(), SharedReceiveQueue.class);
+        int n = in.items(p.n(), WireCodec.bytes(WireLayout.SrqOp.class) + 4, "operations");
         OpsWr[] ops = new OpsWr[n];
         for (int i = 0; i < n; i++) {
-            OpsWr o = new OpsWr().wrId(in.u64("wr_id"));
-            int opcode = in.u32("opcode");
+            WireLayout.SrqOp w = in.read(WireLayout.SrqOp.class);
+            OpsWr o = new OpsWr().wrId(w.wrId());
+            int opcode = w.opcode();
             try {
                 o.opcode(OpsWrOpcode.of(opcode));
             } catch (IllegalArgumentException e) {
                 throw new VerbsException(Errno.EINVAL, "post_srq_ops opcode " + opcode
                         + " is not TAG_ADD, TAG_DEL or TAG_SYNC", i);
             }
-            o.flags(in.u32("flags")).unexpectedCnt(in.u32("unexpected_cnt")).handle(in.u32("handle"))
-                    .recvWrId(in.u64("recv_wr_id")).tag(in.u64("tag")).mask(in.u64("mask"));
+            o.flags(w.flags()).unexpectedCnt(w.unexpectedCnt()).handle(w.handle()).recvWrId(w.recvWrId()).tag(w.tag())
+                    .mask(w.mask());
             ops[i] = o.sgList(sges(in).toArray(new Sge[0]));
         }
         posted(() -> srq.postSrqOps(ops)); // a refusal goes back with the index of the operation refused
@@ -210,9 +210,10 @@ final class QueueVerbs {
     }
 
     private Wire.Out modifySrq(Wire.In in) {
-        SharedReceiveQueue srq = session.get(in.u32("srq"), SharedReceiveQueue.class);
-        int mask = in.u32("srq_attr_mask");
-        int maxWr = in.u32("max_wr"), limit = in.u32("srq_limit"); // each counts only under its mask bit
+        WireLayout.ModifySrqRequest q = in.read(WireLayout.ModifySrqRequest.class);
+        SharedReceiveQueue srq = session.get(q.srq(), SharedReceiveQueue.class);
+        int mask = q.srqAttrMask();
+        int maxWr = q.maxWr(), limit = q.srqLimit(); // each counts only under its mask bit
         if ((mask & SrqAttrMask.MAX_WR) != 0 && maxWr < 0) throw Wire.beyondAnyLimit("modify_srq max_wr", maxWr);
         if ((mask & SrqAttrMask.LIMIT) != 0 && limit < 0) throw Wire.beyondAnyLimit("modify_srq srq_limit", limit);
         srq.modify(new SrqAttr().maxWr(maxWr).srqLimit(limit), mask);

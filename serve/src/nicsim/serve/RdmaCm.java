@@ -138,7 +138,8 @@ final class RdmaCm implements AutoCloseable {
 
     /** CM_OPEN: a program opened the rdma_cm file (node, pid, its program's name, the number of its event file). */
     Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs) {
-        int node = in.u32("node"), pid = in.u32("pid"), fd = in.u32("event file");
+        WireLayout.CmOpenRequest q = in.read(WireLayout.CmOpenRequest.class);
+        int node = q.node(), pid = q.pid(), fd = q.eventFile();
         String name = in.string("program");
         if (node < 0 || node >= agents.length)
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
@@ -148,12 +149,13 @@ final class RdmaCm implements AutoCloseable {
         channels.put(ch.number, ch);
         byCommands.put(c, ch);
         p.cmFiles.put(fd, () -> !ch.queue.isEmpty());
-        return new Wire.Out().u32(ch.number);
+        return new Wire.Out(new WireLayout.Opened(ch.number));
     }
 
     /** CM_EVENTS: the event file of channel {@code number} (its first and only message). */
     void events(Connection c, Wire.In in) {
-        int number = in.u32("channel"), pid = in.u32("pid");
+        WireLayout.CmEventsRequest q = in.read(WireLayout.CmEventsRequest.class);
+        int number = q.channel(), pid = q.pid();
         Channel ch = channels.get(number);
         if (ch == null || ch.program.pid != pid || ch.events != null)
             throw new Wire.Malformed("CM_EVENTS for channel " + number + " of process " + pid
@@ -218,9 +220,9 @@ final class RdmaCm implements AutoCloseable {
     Wire.Out command(Connection c, Wire.In in) {
         Channel ch = byCommands.get(c);
         if (ch == null) throw new Wire.Malformed("a CM command on a connection that is not an rdma_cm file");
-        int cmd = in.u32("command");
-        in.u32("out");
-        byte[] body = in.bytes(in.count("in", 1), "input");
+        WireLayout.CmCommand q = in.read(WireLayout.CmCommand.class);
+        int cmd = q.command();
+        byte[] body = in.bytes(in.items(q.in(), 1, "in"), "input");
         commands++;
         ch.program.requested(false);
         ByteBuffer b = CmAbi.le(java.util.Arrays.copyOf(body, Math.max(body.length, 512)));
@@ -232,42 +234,60 @@ final class RdmaCm implements AutoCloseable {
         return switch (cmd) {
             case CmAbi.CREATE_ID, CmAbi.DESTROY_ID, CmAbi.BIND_IP, CmAbi.BIND, CmAbi.RESOLVE_IP, CmAbi.RESOLVE_ADDR,
                  CmAbi.RESOLVE_ROUTE, CmAbi.LISTEN -> identifier(ch, cmd, b, body);
-            case CmAbi.QUERY_ROUTE -> new Wire.Out().bytes(CmPaths.route(this, id(ch, b.getInt(8))));
+            case CmAbi.QUERY_ROUTE -> new Wire.Out().bytes(CmPaths.route(this, id(ch, CmLayout.Query.ID.u32(b))));
             case CmAbi.QUERY -> throw new VerbsException(Errno.ENOSYS, "QUERY (AF_IB addressing) is not built; "
                     + "librdmacm falls back to QUERY_ROUTE");
-            case CmAbi.CONNECT -> exchange.connect(id(ch, b.getInt(272)), b, 0);
-            case CmAbi.ACCEPT -> exchange.accept(id(ch, b.getInt(280)), b.getLong(0), b, 8);
-            case CmAbi.REJECT -> exchange.reject(id(ch, b.getInt(0)), java.util.Arrays.copyOfRange(body, 8,
-                    8 + Math.min(b.get(4) & 0xff, 256)), b.get(5) & 0xff);
-            case CmAbi.DISCONNECT -> exchange.disconnect(id(ch, b.getInt(0)));
-            case CmAbi.INIT_QP_ATTR -> new Wire.Out().bytes(CmPaths.initQpAttr(this, id(ch, b.getInt(8)),
-                    b.getInt(12)));
+            case CmAbi.CONNECT -> exchange.connect(id(ch, CmLayout.Connect.ID.u32(b)), b,
+                    CmLayout.Connect.CONN_PARAM.offset());
+            case CmAbi.ACCEPT -> exchange.accept(id(ch, CmLayout.Accept.ID.u32(b)), CmLayout.Accept.UID.u64(b), b,
+                    CmLayout.Accept.CONN_PARAM.offset());
+            case CmAbi.REJECT -> reject(ch, b, body);
+            case CmAbi.DISCONNECT -> exchange.disconnect(id(ch, CmLayout.Disconnect.ID.u32(b)));
+            case CmAbi.INIT_QP_ATTR -> new Wire.Out().bytes(CmPaths.initQpAttr(this,
+                    id(ch, CmLayout.InitQpAttr.ID.u32(b)), CmLayout.InitQpAttr.QP_STATE.u32(b)));
             case CmAbi.GET_EVENT -> getEvent(ch);
-            case CmAbi.SET_OPTION -> setOption(id(ch, b.getInt(8)), b.getInt(12), b.getInt(16), in);
-            case CmAbi.NOTIFY -> exchange.notify(id(ch, b.getInt(0)));
-            case CmAbi.MIGRATE_ID -> migrate(b.getInt(8), channels.get(in.u32("source channel")), ch);
+            case CmAbi.SET_OPTION -> setOption(id(ch, CmLayout.SetOption.ID.u32(b)), CmLayout.SetOption.LEVEL.u32(b),
+                    CmLayout.SetOption.OPTNAME.u32(b), in);
+            case CmAbi.NOTIFY -> exchange.notify(id(ch, CmLayout.Notify.ID.u32(b)));
+            case CmAbi.MIGRATE_ID -> migrate(CmLayout.MigrateId.ID.u32(b),
+                    channels.get(in.read(WireLayout.ChannelNumber.class).channel()), ch);
             case CmAbi.GET_OPTION -> throw new VerbsException(Errno.ENOSYS, "GET_OPTION: the kernel has none either");
-            case CmAbi.JOIN_IP_MCAST -> multicast.joinIp(id(ch, b.getInt(44)), b, body);
-            case CmAbi.JOIN_MCAST -> multicast.join(id(ch, b.getInt(16)), b, body);
-            case CmAbi.LEAVE_MCAST -> multicast.leave(ch, b.getInt(8));
+            case CmAbi.JOIN_IP_MCAST -> multicast.joinIp(id(ch, CmLayout.JoinIpMcast.ID.u32(b)), b, body);
+            case CmAbi.JOIN_MCAST -> multicast.join(id(ch, CmLayout.JoinMcast.ID.u32(b)), b, body);
+            case CmAbi.LEAVE_MCAST -> multicast.leave(ch, CmLayout.DestroyId.ID.u32(b));
             default -> throw new VerbsException(Errno.EINVAL, "rdma_cm command " + cmd + " does not exist");
         };
+    }
+
+    /** REJECT: its private data (at most what the struct holds) and reason. */
+    private Wire.Out reject(Channel ch, ByteBuffer b, byte[] body) {
+        int at = CmLayout.Reject.PRIVATE_DATA.offset();
+        int len = Math.min(CmLayout.Reject.PRIVATE_DATA_LEN.u8(b), CmLayout.Reject.PRIVATE_DATA.bytes());
+        return exchange.reject(id(ch, CmLayout.Reject.ID.u32(b)), java.util.Arrays.copyOfRange(body, at, at + len),
+                CmLayout.Reject.REASON.u8(b));
     }
 
     /** The commands that make, address and listen with an identifier. */
     private Wire.Out identifier(Channel ch, int cmd, ByteBuffer b, byte[] body) {
         return switch (cmd) {
-            case CmAbi.CREATE_ID -> createId(ch, b.getLong(0), b.getShort(16) & 0xffff, b.get(18) & 0xff);
-            case CmAbi.DESTROY_ID -> new Wire.Out().u32(destroy(id(ch, b.getInt(8))));
-            case CmAbi.BIND_IP -> bind(id(ch, b.getInt(36)), CmAbi.addr(body, 8, "bind address"));
-            case CmAbi.BIND -> bind(id(ch, b.getInt(0)), CmAbi.addr(body, 8, "bind address"));
-            case CmAbi.RESOLVE_IP -> resolveAddr(id(ch, b.getInt(56)), addrOrNone(body, 0),
-                    CmAbi.addr(body, 28, "destination"), b.getInt(60));
-            case CmAbi.RESOLVE_ADDR -> resolveAddr(id(ch, b.getInt(0)),
-                    (b.getShort(8) & 0xffff) == 0 ? CmAbi.Addr.NONE : addrOrNone(body, 16),
-                    CmAbi.addr(body, 144, "destination"), b.getInt(4));
-            case CmAbi.RESOLVE_ROUTE -> resolveRoute(id(ch, b.getInt(0)));
-            case CmAbi.LISTEN -> listen(id(ch, b.getInt(0)), b.getInt(4));
+            case CmAbi.CREATE_ID -> createId(ch, CmLayout.CreateId.UID.u64(b), CmLayout.CreateId.PS.u16(b),
+                    CmLayout.CreateId.QP_TYPE.u8(b));
+            case CmAbi.DESTROY_ID -> new Wire.Out().u32(destroy(id(ch, CmLayout.DestroyId.ID.u32(b))));
+            case CmAbi.BIND_IP -> bind(id(ch, CmLayout.BindIp.ID.u32(b)),
+                    CmAbi.addr(body, CmLayout.BindIp.ADDR.offset(), "bind address"));
+            case CmAbi.BIND -> bind(id(ch, CmLayout.Bind.ID.u32(b)),
+                    CmAbi.addr(body, CmLayout.Bind.ADDR.offset(), "bind address"));
+            case CmAbi.RESOLVE_IP -> resolveAddr(id(ch, CmLayout.ResolveIp.ID.u32(b)),
+                    addrOrNone(body, CmLayout.ResolveIp.SRC_ADDR.offset()),
+                    CmAbi.addr(body, CmLayout.ResolveIp.DST_ADDR.offset(), "destination"),
+                    CmLayout.ResolveIp.TIMEOUT_MS.u32(b));
+            case CmAbi.RESOLVE_ADDR -> resolveAddr(id(ch, CmLayout.ResolveAddr.ID.u32(b)),
+                    CmLayout.ResolveAddr.SRC_SIZE.u16(b) == 0 ? CmAbi.Addr.NONE
+                            : addrOrNone(body, CmLayout.ResolveAddr.SRC_ADDR.offset()),
+                    CmAbi.addr(body, CmLayout.ResolveAddr.DST_ADDR.offset(), "destination"),
+                    CmLayout.ResolveAddr.TIMEOUT_MS.u32(b));
+            case CmAbi.RESOLVE_ROUTE -> resolveRoute(id(ch, CmLayout.ResolveRoute.ID.u32(b)));
+            case CmAbi.LISTEN -> listen(id(ch, CmLayout.Listen.ID.u32(b)), CmLayout.Listen.BACKLOG.u32(b));
             default -> throw new IllegalStateException("command " + cmd);
         };
     }
@@ -275,22 +295,27 @@ final class RdmaCm implements AutoCloseable {
     /** The bytes of input command {@code cmd} takes (struct rdma_ucm_*), as the kernel checks them. */
     private static int inputSize(int cmd) {
         return switch (cmd) {
-            case CmAbi.CREATE_ID -> 24;
-            case CmAbi.DESTROY_ID, CmAbi.QUERY_ROUTE, CmAbi.INIT_QP_ATTR, CmAbi.QUERY, CmAbi.MIGRATE_ID -> 16;
-            case CmAbi.BIND_IP -> 40;
-            case CmAbi.RESOLVE_IP -> 64;
-            case CmAbi.RESOLVE_ROUTE, CmAbi.LISTEN, CmAbi.NOTIFY -> 8;
-            case CmAbi.CONNECT -> 280;
-            case CmAbi.ACCEPT -> 288;
-            case CmAbi.REJECT -> 264;
-            case CmAbi.DISCONNECT -> 4;
-            case CmAbi.GET_EVENT -> 8;
-            case CmAbi.SET_OPTION -> 24;
-            case CmAbi.BIND -> 136;
-            case CmAbi.RESOLVE_ADDR -> 272;
-            case CmAbi.JOIN_IP_MCAST -> 48;
-            case CmAbi.JOIN_MCAST -> 152;
-            case CmAbi.LEAVE_MCAST -> 16;
+            case CmAbi.CREATE_ID -> CmLayout.CreateId.S.size;
+            case CmAbi.DESTROY_ID -> CmLayout.DestroyId.S.size;
+            case CmAbi.QUERY_ROUTE, CmAbi.QUERY -> CmLayout.Query.S.size;
+            case CmAbi.INIT_QP_ATTR -> CmLayout.InitQpAttr.S.size;
+            case CmAbi.MIGRATE_ID -> CmLayout.MigrateId.S.size;
+            case CmAbi.BIND_IP -> CmLayout.BindIp.S.size;
+            case CmAbi.RESOLVE_IP -> CmLayout.ResolveIp.S.size;
+            case CmAbi.RESOLVE_ROUTE -> CmLayout.ResolveRoute.S.size;
+            case CmAbi.LISTEN -> CmLayout.Listen.S.size;
+            case CmAbi.NOTIFY -> CmLayout.Notify.S.size;
+            case CmAbi.CONNECT -> CmLayout.Connect.RESERVED.end(); // older librdmacm sends no ECE
+            case CmAbi.ACCEPT -> CmLayout.Accept.RESERVED.end();
+            case CmAbi.REJECT -> CmLayout.Reject.S.size;
+            case CmAbi.DISCONNECT -> CmLayout.Disconnect.S.size;
+            case CmAbi.GET_EVENT -> CmLayout.GetEvent.S.size;
+            case CmAbi.SET_OPTION -> CmLayout.SetOption.S.size;
+            case CmAbi.BIND -> CmLayout.Bind.S.size;
+            case CmAbi.RESOLVE_ADDR -> CmLayout.ResolveAddr.S.size;
+            case CmAbi.JOIN_IP_MCAST -> CmLayout.JoinIpMcast.S.size;
+            case CmAbi.JOIN_MCAST -> CmLayout.JoinMcast.S.size;
+            case CmAbi.LEAVE_MCAST -> CmLayout.DestroyId.S.size; // the kernel's leave takes a destroy_id
             default -> 0;
         };
     }
@@ -489,7 +514,7 @@ final class RdmaCm implements AutoCloseable {
     }
 
     private Wire.Out setOption(CmId id, int level, int name, Wire.In in) {
-        byte[] v = in.bytes(in.count("optlen", 1), "optval");
+        byte[] v = in.bytes(in.items(in.read(WireLayout.OptionLength.class).optlen(), 1, "optlen"), "optval");
         int value = v.length >= 4 ? CmAbi.le(v).getInt(0) : v.length > 0 ? v[0] & 0xff : 0;
         if (level == 0 && name == 1) id.reuseAddr = value != 0; // RDMA_OPTION_ID_REUSEADDR
         else if (level == 0 && name == 3) id.ackTimeout = v.length > 0 ? v[0] & 0x1f : -1; // ACK_TIMEOUT

@@ -29,9 +29,9 @@ final class SendRequests {
 
     SendRequests(Session session) { this.session = session; }
 
-    /** Posts the request's work requests on {@code qp} (handle {@code h}); its reply. */
-    Wire.Out post(int h, QueuePair qp, Wire.In in) {
-        int n = in.count("work requests", 64);
+    /** Posts the request's {@code count} work requests on {@code qp}; its reply. */
+    Wire.Out post(QueuePair qp, int count, Wire.In in) {
+        int n = in.items(count, WireCodec.bytes(WireLayout.SendWr.class), "work requests");
         SendWr[] wrs = new SendWr[n];
         int stagedAt = 0;
         for (int i = 0; i < n; i++) {
@@ -53,18 +53,15 @@ final class SendRequests {
 
     /** The request's opcode, flags, remote address, atomic operands and destination. */
     private SendWr header(Wire.In in) {
-        in.expect(WireLayout.SEND_WR);
-        SendWr w = new SendWr().wrId(in.u64("wr_id")).opcode(WrOpcode.of(in.u32("opcode")));
-        w.sendFlags(in.u32("send_flags")).immData(in.u32("imm_data")).remoteAddr(in.u64("remote_addr"))
-                .rkey(in.u32("rkey")).compareAdd(in.u64("compare_add")).swap(in.u64("swap"));
-        int ah = in.u32("ah");
-        if (ah != Wire.NONE) w.ah(session.get(ah, AddressHandle.class));
-        w.remoteQpn(in.u32("remote_qpn")).remoteQkey(in.u32("remote_qkey")).invalidateRkey(in.u32("invalidate_rkey"))
-                .xrcRemoteSrqNum(in.u32("remote_srqn"));
-        int dcAh = in.u32("dc_ah");
-        int dctn = in.u32("dc_remote_dctn");
-        long dcKey = in.u64("dc_remote_dc_key");
-        if (dcAh != Wire.NONE) w.dcAddr(session.get(dcAh, AddressHandle.class), dctn, dcKey);
+        WireLayout.SendWr r = in.read(WireLayout.SendWr.class);
+        SendWr w = new SendWr().wrId(r.wrId()).opcode(WrOpcode.of(r.opcode()));
+        w.sendFlags(r.sendFlags()).immData(r.immData()).remoteAddr(r.remoteAddr()).rkey(r.rkey())
+                .compareAdd(r.compareAdd()).swap(r.swap());
+        if (r.ah() != Wire.NONE) w.ah(session.get(r.ah(), AddressHandle.class));
+        w.remoteQpn(r.remoteQpn()).remoteQkey(r.remoteQkey()).invalidateRkey(r.invalidateRkey())
+                .xrcRemoteSrqNum(r.remoteSrqn());
+        if (r.dcAh() != Wire.NONE)
+            w.dcAddr(session.get(r.dcAh(), AddressHandle.class), r.dcRemoteDctn(), r.dcRemoteDcKey());
         return w;
     }
 
@@ -79,32 +76,26 @@ final class SendRequests {
 
     /** A layout UMR (mlx5dv_wr_mr_list / _interleaved), if the request carries one. */
     private void memoryLayout(Wire.In in, SendWr w) {
-        in.expect(WireLayout.UMR);
-        int mkey = in.u32("mkey");
-        int access = in.u32("access"), repeat = in.u32("repeat"), entries = in.count("entries", 20);
+        WireLayout.Umr u = in.read(WireLayout.Umr.class);
+        int entries = in.items(u.entries(), WireCodec.bytes(WireLayout.UmrEntry.class), "entries");
         Sge[] pieces = new Sge[entries];
         MrInterleaved[] inter = new MrInterleaved[entries];
         for (int k = 0; k < entries; k++) {
-            in.expect(WireLayout.UMR_ENTRY);
-            long addr = in.u64("addr");
-            int len = in.u32("length"), lkey = in.u32("lkey"), skip = in.u32("skip");
-            pieces[k] = new Sge(addr, len, lkey);
-            inter[k] = new MrInterleaved(addr, len, skip, lkey);
+            WireLayout.UmrEntry e = in.read(WireLayout.UmrEntry.class);
+            pieces[k] = new Sge(e.addr(), e.length(), e.lkey());
+            inter[k] = new MrInterleaved(e.addr(), e.length(), e.skip(), e.lkey());
         }
-        if (mkey == Wire.NONE) return;
-        Mkey m = session.get(mkey, Mkey.class);
-        if (repeat == 0) w.mrList(m, access, pieces); else w.mrInterleaved(m, access, repeat, inter);
+        if (u.mkey() == Wire.NONE) return;
+        Mkey m = session.get(u.mkey(), Mkey.class);
+        if (u.repeat() == 0) w.mrList(m, u.access(), pieces); else w.mrInterleaved(m, u.access(), u.repeat(), inter);
     }
 
     /** ibv_bind_mw, or IBV_WR_BIND_MW: a window bound to part of an MR (none: unbound). */
     private void windowBind(Wire.In in, SendWr w) {
-        in.expect(WireLayout.WINDOW_BIND);
-        int mw = in.u32("mw"), rkey = in.u32("rkey"), mr = in.u32("mr");
-        long addr = in.u64("addr"), length = in.u64("length");
-        int access = in.u32("access");
+        WireLayout.WindowBind b = in.read(WireLayout.WindowBind.class);
         if (w.opcode() != WrOpcode.BIND_MW) return;
-        MemoryRegion region = mr == Wire.NONE ? null : session.get(mr, MemoryRegion.class);
-        w.bindMw(session.get(mw, MemoryWindow.class), rkey, region, addr, length, access);
+        MemoryRegion region = b.mr() == Wire.NONE ? null : session.get(b.mr(), MemoryRegion.class);
+        w.bindMw(session.get(b.mw(), MemoryWindow.class), b.rkey(), region, b.addr(), b.length(), b.access());
     }
 
     /** The staging area goes back to host memory (the context closes). */

@@ -305,7 +305,6 @@ public final class Server implements AutoCloseable {
             }
             int pid = e.program().pid;
             Wire.Out out = s.host.within(() -> s.handle(r.op(), in, c::send, pid)); // what it schedules is its node's
-            in.complete();
             e.program().requested(out == null);
             if (out != null) c.send(out.finish(0));
         } catch (Wire.Malformed x) {
@@ -346,8 +345,10 @@ public final class Server implements AutoCloseable {
             case EVENTS -> eventFile(c, in, false);
             case CHANNEL -> eventFile(c, in, true);
             case CONTEXTS -> c.send(contexts().finish(0));
-            case RDMA_RES -> c.send(RdmaResources.of(world, programs.values(), in.u32("node")).finish(0));
-            case RDMA_STAT -> c.send(RdmaResources.stats(world, in.u32("node")).finish(0));
+            case RDMA_RES -> c.send(RdmaResources.of(world, programs.values(),
+                    in.read(WireLayout.NodeRequest.class).node()).finish(0));
+            case RDMA_STAT ->
+                c.send(RdmaResources.stats(world, in.read(WireLayout.NodeRequest.class).node()).finish(0));
             case PCI_OPEN -> {
                 try {
                     c.send(pci.open(c, in, this::program, false).finish(0));
@@ -415,10 +416,10 @@ public final class Server implements AutoCloseable {
     }
 
     private void hello(Connection c, Wire.In in) throws IOException {
-        int version = in.u32("version"), node = in.u32("node"), pid = in.u32("pid"), socketFd = in.u32("socket fd");
-        int cmdFd = in.u32("cmd fd");
+        WireLayout.HelloRequest q = in.read(WireLayout.HelloRequest.class);
+        int version = q.version(), node = q.node(), pid = q.pid(), socketFd = q.socketFd(), cmdFd = q.cmdFd();
         String name = in.string("program");
-        boolean ownRings = (in.u32("flags") & Wire.HELLO_OWN_RINGS) != 0;
+        boolean ownRings = (in.read(WireLayout.OpenArgument.class).value() & Wire.HELLO_OWN_RINGS) != 0;
         if (version != Wire.VERSION) throw new Wire.Malformed("protocol version " + version
                 + ", the simulator speaks " + Wire.VERSION);
         if (node < 0 || node >= world.hosts().size())
@@ -432,7 +433,7 @@ public final class Server implements AutoCloseable {
                 domains.computeIfAbsent(node, n -> new XrcDomains(world.host(n))), ownRings);
         joined(c, s, p, socketFd);
         log.printf("nicsim serve: %s attached to node %d%n", p, node);
-        c.send(new Wire.Out().u32(s.id).finish(0));
+        c.send(new Wire.Out(new WireLayout.Opened(s.id)).finish(0));
     }
 
     /** Process {@code pid} (its program's path {@code name}), known from now on if it was not. */
@@ -455,7 +456,8 @@ public final class Server implements AutoCloseable {
      * registers are its own memory.
      */
     private void join(Connection c, Wire.In in) {
-        int id = in.u32("session"), parent = in.u32("parent pid"), pid = in.u32("pid"), fd = in.u32("socket fd");
+        WireLayout.JoinRequest q = in.read(WireLayout.JoinRequest.class);
+        int id = q.session(), parent = q.parentPid(), pid = q.pid(), fd = q.socketFd();
         String name = in.string("program");
         Program from = programs.get(parent);
         Session s = from == null ? null : from.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
@@ -476,7 +478,7 @@ public final class Server implements AutoCloseable {
         java.util.Set<Session> seen = new java.util.LinkedHashSet<>();
         for (End e : ends.values()) seen.add(e.session());
         Wire.Out out = new Wire.Out().u32(seen.size());
-        for (Session s : seen) out.u32(s.id).u32(s.program.pid).u32(s.cmdFd).u32(s.host.index);
+        for (Session s : seen) out.put(new WireLayout.ContextEntry(s.id, s.program.pid, s.cmdFd, s.host.index));
         return out;
     }
 
@@ -486,7 +488,8 @@ public final class Server implements AutoCloseable {
      * the simulator writes events to. A channel is answered once, before any event.
      */
     private void eventFile(Connection c, Wire.In in, boolean channel) {
-        int id = in.u32("session"), pid = in.u32("pid"), number = channel ? in.u32("channel") : 0;
+        WireLayout.EventFileRequest q = in.read(WireLayout.EventFileRequest.class);
+        int id = q.session(), pid = q.pid(), number = channel ? in.read(WireLayout.ChannelNumber.class).channel() : 0;
         Program p = programs.get(pid);
         Session s = p == null ? null : p.sessions.stream().filter(x -> x.id == id).findFirst().orElse(null);
         if (s == null) { // the context closed before this reached us (or never was): nothing will be written here

@@ -125,7 +125,7 @@ final class Session implements AutoCloseable {
                  PCI_WAIT, UCTX_OPEN, UCTX_CMD, UCTX_CQ_CHANNEL, PCI_POSTED_RING, UCTX_IMPORT ->
                 throw new Wire.Malformed(op + " on a libibverbs context, not a PCI function's connection");
             case QUERY_DEVICE -> DeviceQueries.device(host);
-            case QUERY_PORT -> DeviceQueries.port(host, in.u32("port"));
+            case QUERY_PORT -> DeviceQueries.port(host, in.read(WireLayout.QueryPortRequest.class).port());
             case CREATE_CQ, DESTROY_CQ, POLL_CQ, RESIZE_CQ, REQ_NOTIFY_CQ, TIME -> waits.handle(op, in, from);
             case CREATE_QP, MODIFY_QP, QUERY_QP, POST_SEND, POST_RECV, CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ,
                  POST_SRQ_RECV, POST_SRQ_OPS -> queues.handle(op, in);
@@ -140,27 +140,27 @@ final class Session implements AutoCloseable {
     /** The protection domain's objects: PDs, AHs, XRC domains, mkeys, windows, and imports of them. */
     private Wire.Out objects(Wire.Op op, Wire.In in) {
         return switch (op) {
-            case ALLOC_PD -> new Wire.Out().u32(add(context().allocPd()));
+            case ALLOC_PD -> new Wire.Out(new WireLayout.Handle(add(context().allocPd())));
             case DEALLOC_PD -> destroy(in, ProtectionDomain.class);
-            case IMPORT_PD -> { imported(in.u32("pd"), ProtectionDomain.class); yield new Wire.Out(); }
+            case IMPORT_PD -> { imported(handle(in), ProtectionDomain.class); yield new Wire.Out(); }
             case IMPORT_MR -> {
-                MemoryRegion mr = imported(in.u32("mr"), MemoryRegion.class);
-                yield new Wire.Out().u32(mr.lkey()).u32(mr.rkey()).u64(mr.length());
+                MemoryRegion mr = imported(handle(in), MemoryRegion.class);
+                yield new Wire.Out(new WireLayout.ImportMrReply(mr.lkey(), mr.rkey(), mr.length()));
             }
-            case IMPORT_DM -> new Wire.Out().u64(imported(in.u32("dm"), DeviceMemory.class).length());
+            case IMPORT_DM ->
+                new Wire.Out(new WireLayout.ImportDmReply(imported(handle(in), DeviceMemory.class).length()));
             case CREATE_AH -> createAh(in);
             case MCAST -> {
-                QueuePair qp = get(in.u32("qp"), QueuePair.class);
-                boolean attach = in.u32("attach") != 0;
+                WireLayout.McastRequest q = in.read(WireLayout.McastRequest.class);
+                QueuePair qp = get(q.qp(), QueuePair.class);
                 byte[] gid = in.bytes(16, "gid");
-                int lid = in.u32("lid");
-                if (attach) qp.attachMcast(gid, lid);
-                else qp.detachMcast(gid, lid);
+                if (q.attach()) qp.attachMcast(gid, q.lid());
+                else qp.detachMcast(gid, q.lid());
                 yield new Wire.Out();
             }
             case DESTROY_AH -> destroy(in, AddressHandle.class);
             case OPEN_XRCD -> openXrcd(in);
-            case CLOSE_XRCD -> closeXrcd(in.u32("handle"));
+            case CLOSE_XRCD -> closeXrcd(handle(in));
             case CREATE_MKEY -> createMkey(in);
             case DESTROY_MKEY -> destroy(in, Mkey.class);
             case ALLOC_MW -> allocMw(in);
@@ -172,6 +172,9 @@ final class Session implements AutoCloseable {
     // ---- objects by handle ----
 
     private int add(Object o) { return handles.add(o, null); }
+
+    /** The handle a request names its object by ({@link WireLayout.Handle}). */
+    static int handle(Wire.In in) { return in.read(WireLayout.Handle.class).handle(); }
 
     <T> T get(int handle, Class<T> type) { return handles.get(handle, type); }
 
@@ -194,7 +197,7 @@ final class Session implements AutoCloseable {
     }
 
     private Wire.Out destroy(Wire.In in, Class<? extends nicsim.verbs.VerbsObject> type) {
-        int h = in.u32("handle");
+        int h = handle(in);
         nicsim.verbs.VerbsObject o = get(h, type);
         if (o.hasChildren())
             throw new VerbsException(Errno.EBUSY, type.getSimpleName() + " handle " + h
@@ -211,15 +214,14 @@ final class Session implements AutoCloseable {
      * shared with every program that opens it: its handle, then its number on the adapter.
      */
     private Wire.Out openXrcd(Wire.In in) {
-        boolean byFile = in.u32("file") != 0;
-        long dev = in.u64("dev"), ino = in.u64("ino");
-        int oflags = in.u32("oflags");
-        if (!byFile) {
+        WireLayout.OpenXrcdRequest q = in.read(WireLayout.OpenXrcdRequest.class);
+        if (!q.file()) {
             Xrcd own = context().openXrcd();
-            return new Wire.Out().u32(add(own)).u32(own.handle());
+            return new Wire.Out(new WireLayout.OpenXrcdReply(add(own), own.handle()));
         }
-        XrcDomains.Shared s = domains.open(dev, ino, oflags);
-        return new Wire.Out().u32(handles.add(s.xrcd, s)).u32(s.xrcd.handle()); // its number: a C driver names it so
+        XrcDomains.Shared s = domains.open(q.dev(), q.ino(), q.oflags());
+        // its number: a C driver names it so
+        return new Wire.Out(new WireLayout.OpenXrcdReply(handles.add(s.xrcd, s), s.xrcd.handle()));
     }
 
     private Wire.Out closeXrcd(int h) {
@@ -237,26 +239,25 @@ final class Session implements AutoCloseable {
         return switch (op) {
             case REG_MR -> regMr(in);
             case DEREG_MR -> {
-                int h = in.u32("mr");
+                int h = handle(in);
                 registrations.deregister(get(h, MemoryRegion.class));
                 handles.remove(h);
                 yield new Wire.Out();
             }
             case REREG_MR -> reregMr(in);
             case REG_DM_MR -> {
-                ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
-                DeviceMemory dm = get(in.u32("dm"), DeviceMemory.class);
-                long at = in.u64("dm_offset"), length = in.u64("length");
-                MemoryRegion mr = pd.regDmMr(dm, at, length, in.u32("access"));
-                yield new Wire.Out().u32(add(mr)).u32(mr.lkey()).u32(mr.rkey());
+                WireLayout.RegDmMrRequest q = in.read(WireLayout.RegDmMrRequest.class);
+                ProtectionDomain pd = get(q.pd(), ProtectionDomain.class);
+                DeviceMemory dm = get(q.dm(), DeviceMemory.class);
+                MemoryRegion mr = pd.regDmMr(dm, q.dmOffset(), q.length(), q.access());
+                yield new Wire.Out(new WireLayout.MrReply(add(mr), mr.lkey(), mr.rkey()));
             }
             case ADVISE_MR -> adviseMr(in);
             case ALLOC_DM -> {
-                long length = in.u64("length");
-                int align = in.u32("log_align_req");
-                if (length <= 0 || length > Integer.MAX_VALUE)
-                    throw new VerbsException(Errno.EINVAL, "alloc_dm length " + Long.toUnsignedString(length));
-                yield new Wire.Out().u32(add(context().allocDm(length, align)));
+                WireLayout.AllocDmRequest q = in.read(WireLayout.AllocDmRequest.class);
+                if (q.length() <= 0 || q.length() > Integer.MAX_VALUE)
+                    throw new VerbsException(Errno.EINVAL, "alloc_dm length " + Long.toUnsignedString(q.length()));
+                yield new Wire.Out(new WireLayout.Handle(add(context().allocDm(q.length(), q.logAlignReq()))));
             }
             case FREE_DM -> destroy(in, DeviceMemory.class);
             default -> deviceMemory(op, in);
@@ -264,48 +265,49 @@ final class Session implements AutoCloseable {
     }
 
     private Wire.Out deviceMemory(Wire.Op op, Wire.In in) {
-        DeviceMemory dm = get(in.u32("dm"), DeviceMemory.class);
-        long at = in.u64("dm_offset");
+        WireLayout.DmCopyRequest q = in.read(WireLayout.DmCopyRequest.class);
+        DeviceMemory dm = get(q.dm(), DeviceMemory.class);
         if (op == Wire.Op.MEMCPY_TO_DM) {
-            dm.memcpyToDm(at, in.bytes(in.count32("length"), "data"));
+            dm.memcpyToDm(q.dmOffset(), in.bytes(q.length(), "data"));
             return new Wire.Out();
         }
-        byte[] data = dm.memcpyFromDm(at, in.count32("length"));
+        byte[] data = dm.memcpyFromDm(q.dmOffset(), q.length());
         return new Wire.Out().u32(data.length).bytes(data);
     }
 
     private Wire.Out adviseMr(Wire.In in) {
-        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
-        int advice = in.u32("advice"), flags = in.u32("flags");
+        WireLayout.AdviseMrRequest q = in.read(WireLayout.AdviseMrRequest.class);
+        ProtectionDomain pd = get(q.pd(), ProtectionDomain.class);
+        int advice = q.advice();
         AdviseAdvice a = java.util.Arrays.stream(AdviseAdvice.values()).filter(x -> x.value() == advice).findFirst()
                 .orElseThrow(() -> new VerbsException(Errno.EOPNOTSUPP, "advise_mr advice " + advice
                         + " is not offered"));
-        pd.adviseMr(a, flags, QueueVerbs.sges(in).toArray(new Sge[0]));
+        pd.adviseMr(a, q.flags(), QueueVerbs.sges(in).toArray(new Sge[0]));
         return new Wire.Out();
     }
 
     /** Attaches the program's pages under {@code [addr, addr + length)} to host memory and registers them. */
     private Wire.Out regMr(Wire.In in) {
-        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
-        long addr = in.u64("addr"), length = in.u64("length"), iova = in.u64("iova");
-        int access = in.u32("access");
+        WireLayout.RegMrRequest q = in.read(WireLayout.RegMrRequest.class);
+        ProtectionDomain pd = get(q.pd(), ProtectionDomain.class);
+        long addr = q.addr(), length = q.length(), iova = q.iova();
+        int access = q.access();
         // NULL and SIZE_MAX, on demand: implicit ODP
         boolean implicit = addr == 0 && length == -1 && (access & nicsim.verbs.AccessFlags.ON_DEMAND) != 0;
         MemoryRegion mr = implicit
                 ? registrations.registerImplicit(requesterMemory(), pd, access)
                 : registrations.register(requesterMemory(), pd, addr, length, iova, access);
-        return new Wire.Out().u32(add(mr)).u32(mr.lkey()).u32(mr.rkey());
+        return new Wire.Out(new WireLayout.MrReply(add(mr), mr.lkey(), mr.rkey()));
     }
 
     /** ibv_rereg_mr: the region keeps its handle and gets new keys. */
     private Wire.Out reregMr(Wire.In in) {
-        MemoryRegion mr = get(in.u32("mr"), MemoryRegion.class);
-        int flags = in.u32("flags"), pdh = in.u32("pd");
-        long addr = in.u64("addr"), length = in.u64("length");
-        int access = in.u32("access");
-        ProtectionDomain pd = (flags & MemoryRegion.REREG_CHANGE_PD) != 0 ? get(pdh, ProtectionDomain.class) : null;
-        registrations.rereg(requesterMemory(), mr, flags, pd, addr, length, access);
-        return new Wire.Out().u32(mr.lkey()).u32(mr.rkey());
+        WireLayout.ReregMrRequest q = in.read(WireLayout.ReregMrRequest.class);
+        MemoryRegion mr = get(q.mr(), MemoryRegion.class);
+        int flags = q.flags();
+        ProtectionDomain pd = (flags & MemoryRegion.REREG_CHANGE_PD) != 0 ? get(q.pd(), ProtectionDomain.class) : null;
+        registrations.rereg(requesterMemory(), mr, flags, pd, q.addr(), q.length(), q.access());
+        return new Wire.Out(new WireLayout.MrKeys(mr.lkey(), mr.rkey()));
     }
 
     /** Whether QP {@code qpn} is one of this context's. */
@@ -314,27 +316,29 @@ final class Session implements AutoCloseable {
     // ---- address handles, mkeys, windows ----
 
     private Wire.Out createAh(Wire.In in) {
-        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
-        AhAttr a = new AhAttr().dlid(in.u32("dlid")).sl(in.u32("sl"));
-        int port = in.u32("port_num");
-        a.portNum(port == 0 ? 1 : port).isGlobal(in.u32("is_global") != 0).dgid(in.bytes(16, "dgid"));
-        return new Wire.Out().u32(add(pd.createAh(a)));
+        WireLayout.CreateAhRequest q = in.read(WireLayout.CreateAhRequest.class);
+        ProtectionDomain pd = get(q.pd(), ProtectionDomain.class);
+        AhAttr a = new AhAttr().dlid(q.dlid()).sl(q.sl()).portNum(q.portNum() == 0 ? 1 : q.portNum())
+                .isGlobal(q.isGlobal()).dgid(in.bytes(16, "dgid"));
+        return new Wire.Out(new WireLayout.Handle(add(pd.createAh(a))));
     }
 
     private Wire.Out createMkey(Wire.In in) {
-        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
-        int maxEntries = in.count32("max_entries");
-        int flags = in.u32("create_flags");
+        WireLayout.CreateMkeyRequest q = in.read(WireLayout.CreateMkeyRequest.class);
+        ProtectionDomain pd = get(q.pd(), ProtectionDomain.class);
+        int maxEntries = q.maxEntries();
+        int flags = q.createFlags();
         if (flags != 1 /* MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT */)
             throw new VerbsException(Errno.EOPNOTSUPP, "mlx5dv_create_mkey create_flags 0x"
                     + Integer.toHexString(flags) + ": only INDIRECT");
         Mkey k = pd.createIndirectMkey(maxEntries);
-        return new Wire.Out().u32(add(k)).u32(k.lkey());
+        return new Wire.Out(new WireLayout.CreateMkeyReply(add(k), k.lkey()));
     }
 
     private Wire.Out allocMw(Wire.In in) {
-        ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
-        int type = in.u32("type");
+        WireLayout.AllocMwRequest q = in.read(WireLayout.AllocMwRequest.class);
+        ProtectionDomain pd = get(q.pd(), ProtectionDomain.class);
+        int type = q.type();
         MwType t;
         try {
             t = MwType.of(type);
@@ -343,7 +347,7 @@ final class Session implements AutoCloseable {
                     + " is neither IBV_MW_TYPE_1 nor _2");
         }
         MemoryWindow mw = pd.allocMw(t);
-        return new Wire.Out().u32(add(mw)).u32(mw.rkey());
+        return new Wire.Out(new WireLayout.AllocMwReply(add(mw), mw.rkey()));
     }
 
     /** Releases what the program left behind (it exited, or was killed): QPs first, then the rest, then its memory. */

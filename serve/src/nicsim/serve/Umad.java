@@ -110,7 +110,8 @@ final class Umad {
 
     /** UMAD_OPEN: node, port, pid, the number the program's file will have, the program's name. */
     Wire.Out open(Connection c, Wire.In in, BiFunction<Integer, String, Program> programs) {
-        int node = in.u32("node"), port = in.u32("port"), pid = in.u32("pid"), fd = in.u32("file");
+        WireLayout.UmadOpenRequest q = in.read(WireLayout.UmadOpenRequest.class);
+        int node = q.node(), port = q.port(), pid = q.pid(), fd = q.file();
         String name = in.string("program");
         if (node < 0 || node >= listening.length)
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
@@ -123,12 +124,13 @@ final class Umad {
         // a thread asleep on the file is away from verbs (time moves); one with a MAD to read is not asleep
         p.cmFiles.put(fd, () -> false);
         listen(node);
-        return new Wire.Out().u32(f.number);
+        return new Wire.Out(new WireLayout.Opened(f.number));
     }
 
     /** UMAD_EVENTS: the connection that is the program's file (its first and only message). */
     void events(Connection c, Wire.In in) {
-        int number = in.u32("file"), pid = in.u32("pid");
+        WireLayout.UmadEventsRequest q = in.read(WireLayout.UmadEventsRequest.class);
+        int number = q.file(), pid = q.pid();
         File f = files.get(number);
         if (f == null || f.program.pid != pid || f.events != null)
             throw new Wire.Malformed("UMAD_EVENTS for file " + number + " of process " + pid
@@ -164,13 +166,13 @@ final class Umad {
         File f = byConnection.get(c);
         if (f == null || f.commands != c)
             throw new Wire.Malformed("a umad command on a connection that is not a umad file");
-        int kind = in.u32("kind");
+        int kind = in.read(WireLayout.UmadCommand.class).kind();
         switch (kind) {
             case ENABLE_PKEY -> { f.pkey = true; return new Wire.Out(); }
             case REGISTER -> {
-                int qp = in.u32("qpn"), cls = in.u32("class"), version = in.u32("class version");
-                long lo = in.u64("methods 0..63"), hi = in.u64("methods 64..127");
-                in.u32("rmpp version");
+                WireLayout.UmadRegister q = in.read(WireLayout.UmadRegister.class);
+                int qp = q.qpn(), cls = q.mgmtClass(), version = q.classVersion();
+                long lo = q.methodsLo(), hi = q.methodsHi();
                 if (qp != 0 && qp != 1) throw new VerbsException(Errno.EINVAL, "umad agent on QP " + qp + ": 0 or 1");
                 if (qp == 0 != (cls == Mad.CLASS_SUBN_LID || cls == Mad.CLASS_SUBN_DR) && cls != 0)
                     throw new VerbsException(Errno.EINVAL, String.format("umad agent for class 0x%02x on QP%d", cls, qp));
@@ -181,10 +183,10 @@ final class Umad {
                                 "umad agent for class 0x%02x version %d: its methods are another agent's", cls, version));
                 Agent a = new Agent(nextAgent++, f, qp, cls, version, lo, hi);
                 agents.put(a.id, a);
-                return new Wire.Out().u32(a.id);
+                return new Wire.Out(new WireLayout.UmadAgent(a.id));
             }
             case UNREGISTER -> {
-                Agent a = agents.get(in.u32("agent"));
+                Agent a = agents.get(in.read(WireLayout.UmadAgent.class).agent());
                 if (a == null || a.file != f) throw new VerbsException(Errno.EINVAL, "no such umad agent");
                 agents.remove(a.id);
                 return new Wire.Out();
@@ -195,10 +197,10 @@ final class Umad {
     }
 
     private void send(File f, Wire.In in) {
-        int id = in.u32("agent"), timeout = in.u32("timeout_ms"), retries = in.u32("retries");
-        int dlid = in.u32("lid"), dqp = in.u32("qpn") & 0xffffff;
-        in.u32("qkey");
-        byte[] mad = in.bytes(in.u32("length"), "MAD");
+        WireLayout.UmadSend q = in.read(WireLayout.UmadSend.class);
+        int id = q.agent(), timeout = q.timeoutMs(), retries = q.retries();
+        int dlid = q.lid(), dqp = q.qpn() & 0xffffff;
+        byte[] mad = in.bytes(q.length(), "MAD");
         Agent a = agents.get(id);
         if (a == null || a.file != f)
             throw new VerbsException(Errno.EINVAL, "umad send on agent " + id + ", not the file's");

@@ -37,19 +37,21 @@ final class Waits {
         return switch (op) {
             case CREATE_CQ -> createCq(in);
             case DESTROY_CQ -> {
-                int h = in.u32("cq");
+                int h = Session.handle(in);
                 session.get(h, CompletionQueue.class).close();
                 session.handles.remove(h);
                 yield new Wire.Out();
             }
             case POLL_CQ -> pollCq(in, replyTo);
             case RESIZE_CQ -> {
-                CompletionQueue cq = session.get(in.u32("cq"), CompletionQueue.class);
-                cq.resize(in.count32("cqe"));
-                yield new Wire.Out().u32(cq.cqe());
+                WireLayout.ResizeCqRequest q = in.read(WireLayout.ResizeCqRequest.class);
+                CompletionQueue cq = session.get(q.cq(), CompletionQueue.class);
+                cq.resize(q.cqe());
+                yield new Wire.Out(new WireLayout.CqSize(cq.cqe()));
             }
             case REQ_NOTIFY_CQ -> {
-                session.get(in.u32("cq"), CompletionQueue.class).reqNotify(in.u32("solicited") != 0);
+                WireLayout.ReqNotifyCqRequest q = in.read(WireLayout.ReqNotifyCqRequest.class);
+                session.get(q.cq(), CompletionQueue.class).reqNotify(q.solicited());
                 yield new Wire.Out();
             }
             case TIME -> { // read at the next moment every program waits: then where its reading falls is no race
@@ -61,16 +63,16 @@ final class Waits {
     }
 
     private Wire.Out createCq(Wire.In in) {
-        int cqe = in.count32("cqe");
-        int fd = in.u32("channel");
-        CompletionChannel ch = fd == Wire.NONE ? null : session.events.channel(fd);
-        CompletionQueue cq = session.context().createCq(cqe, ch);
-        return new Wire.Out().u32(session.handles.add(cq, null)).u32(cq.cqe());
+        WireLayout.CreateCqRequest q = in.read(WireLayout.CreateCqRequest.class);
+        CompletionChannel ch = q.channel() == Wire.NONE ? null : session.events.channel(q.channel());
+        CompletionQueue cq = session.context().createCq(q.cqe(), ch);
+        return new Wire.Out(new WireLayout.CreateCqReply(session.handles.add(cq, null), cq.cqe()));
     }
 
     private Wire.Out pollCq(Wire.In in, Consumer<ByteBuffer> replyTo) {
-        CompletionQueue cq = session.get(in.u32("cq"), CompletionQueue.class);
-        int max = in.count32("max");
+        WireLayout.PollCqRequest q = in.read(WireLayout.PollCqRequest.class);
+        CompletionQueue cq = session.get(q.cq(), CompletionQueue.class);
+        int max = q.max();
         if (max > 0 && !cq.ready()) {
             List<CompletionQueue> cqs = session.handles.cqs();
             Set<CompletionQueue> ready = new HashSet<>();
@@ -91,12 +93,9 @@ final class Waits {
         for (WorkCompletion w : wcs) {
             if (w.status() != WcStatus.SUCCESS && w.status() != WcStatus.WR_FLUSH_ERR && errorCompletions++ < 8)
                 errors.add(w.toString());
-            out.then(WireLayout.WORK_COMPLETION).u64("wr_id", w.wrId()).u32("status", w.status().value())
-                    .u32("opcode", w.opcode().value()).u32("vendor_err", w.vendorErr()).u32("byte_len", w.byteLen())
-                    .u32("imm_data", w.immData()).u32("qp_num", w.qpNum()).u32("src_qp", w.srcQp())
-                    .u32("wc_flags", w.wcFlags()).u32("pkey_index", 0).u32("slid", w.slid()).u32("sl", 0)
-                    .u32("dlid_path_bits", 0).u64("tm_tag", w.tmTag()).u32("tm_priv", w.tmPriv())
-                    .u64("timestamp", w.timestamp());
+            out.put(new WireLayout.WorkCompletion(w.wrId(), w.status().value(), w.opcode().value(), w.vendorErr(),
+                    w.byteLen(), w.immData(), w.qpNum(), w.srcQp(), w.wcFlags(), 0, w.slid(), 0, 0, w.tmTag(),
+                    w.tmPriv(), w.timestamp()));
         }
         return out;
     }
@@ -129,7 +128,7 @@ final class Waits {
     void answerClock() {
         Wait w = wait;
         wait = null;
-        w.replyTo().accept(new Wire.Out().u64(session.host.sim.now()).finish(0));
+        w.replyTo().accept(new Wire.Out(new WireLayout.Time(session.host.sim.now())).finish(0));
     }
 
     /**

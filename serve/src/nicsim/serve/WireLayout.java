@@ -1,107 +1,368 @@
 package nicsim.serve;
 
 import java.util.List;
-import java.util.Locale;
+import nicsim.serve.WireCodec.Count;
 
 /**
- * The fixed parts of the messages, field by field, written once: the simulator reads and writes
- * them through these lists ({@link Wire.In#expect}, {@link Wire.Out#Out(WireLayout)}), which check
- * every field's name and width in order, and the provider's C structs are generated from them
- * ({@link #cStructs}). Neither side can move, add or drop a field without the other.
+ * The fixed parts of the messages, each declared once as a record: the simulator reads and writes
+ * them as these records ({@link Wire.In#read}, {@link Wire.Out#put}), and the provider's C structs
+ * are generated from them ({@link #cStructs}), so neither side can move, add or drop a field without
+ * the other. How a record maps to bytes and to C: {@link WireCodec}.
  */
-enum WireLayout {
-    QUERY_DEVICE_REPLY(u64("node_guid"), u64("sys_image_guid"), u64("max_mr_size"), u64("page_size_cap"),
-            u32("vendor_id"), u32("vendor_part_id"), u32("hw_ver"), u32("max_qp"), u32("max_qp_wr"), u32("max_sge"),
-            u32("max_cq"), u32("max_cqe"), u32("max_mr"), u32("max_pd"), u32("max_qp_rd_atom"),
-            u32("max_qp_init_rd_atom"), u32("max_srq"), u32("max_srq_wr"), u32("max_srq_sge"), u32("max_ah"),
-            u32("atomic_cap"), u32("phys_port_cnt"), u32("device_cap_flags"), text("fw_ver"),
-            u32("tm_max_num_tags"), u32("tm_max_ops"), u32("tm_max_sge"), u32("tm_max_rndv_hdr_size"),
-            u32("tm_flags"), u64("odp_general_caps"), u32("odp_rc_caps"), u32("odp_uc_caps"), u32("odp_ud_caps"),
-            u32("odp_xrc_caps"), u64("hca_core_clock"), u64("completion_timestamp_mask"), u64("max_dm_size"),
-            u32("max_mcast_grp"), u32("max_mcast_qp_attach")),
-    QUERY_PORT_REPLY(u32("state"), u32("max_mtu"), u32("active_mtu"), u32("gid_tbl_len"), u32("port_cap_flags"),
-            u32("max_msg_sz"), u32("lid"), u32("sm_lid"), u32("lmc"), u32("max_vl_num"), u32("sm_sl"),
-            u32("active_width"), u32("active_speed"), u32("phys_state"), u32("link_layer"), u32("pkey_tbl_len")),
-    CREATE_QP_REQUEST(u32("pd"), u32("xrcd"), u32("qp_type"), u32("send_cq"), u32("recv_cq"), u32("srq"),
-            u32("max_send_wr"), u32("max_recv_wr"), u32("max_send_sge"), u32("max_recv_sge"), u32("max_inline_data"),
-            u32("sq_sig_all"), u32("dc_type"), u64("dct_access_key")),
-    /** create_qp's reply: the QP's handle and number, then what it got ({@link #QP_CAPS}). */
-    CREATE_QP_REPLY(u32("handle"), u32("qp_num")),
+final class WireLayout {
+    private WireLayout() {}
+
+    record QueryDeviceReply(long nodeGuid, long sysImageGuid, long maxMrSize, long pageSizeCap, int vendorId,
+                            int vendorPartId, int hwVer, int maxQp, int maxQpWr, int maxSge, int maxCq, int maxCqe,
+                            int maxMr, int maxPd, int maxQpRdAtom, int maxQpInitRdAtom, int maxSrq, int maxSrqWr,
+                            int maxSrqSge, int maxAh, int atomicCap, int physPortCnt, int deviceCapFlags, String fwVer,
+                            int tmMaxNumTags, int tmMaxOps, int tmMaxSge, int tmMaxRndvHdrSize, int tmFlags,
+                            long odpGeneralCaps, int odpRcCaps, int odpUcCaps, int odpUdCaps, int odpXrcCaps,
+                            long hcaCoreClock, long completionTimestampMask, long maxDmSize, int maxMcastGrp,
+                            int maxMcastQpAttach) {}
+
+    record QueryPortReply(int state, int maxMtu, int activeMtu, int gidTblLen, int portCapFlags, int maxMsgSz, int lid,
+                          int smLid, int lmc, int maxVlNum, int smSl, int activeWidth, int activeSpeed, int physState,
+                          int linkLayer, int pkeyTblLen) {}
+
+    record CreateQpRequest(int pd, int xrcd, int qpType, int sendCq, int recvCq, int srq, @Count int maxSendWr,
+                           @Count int maxRecvWr, @Count int maxSendSge, @Count int maxRecvSge, @Count int maxInlineData,
+                           boolean sqSigAll, int dcType, long dctAccessKey) {}
+
     /** What a QP got of the capacities asked for (struct ibv_qp_cap): create_qp's reply and query_qp's carry it. */
-    QP_CAPS(u32("max_send_wr"), u32("max_recv_wr"), u32("max_send_sge"), u32("max_recv_sge"),
-            u32("max_inline_data")),
+    record QpCaps(int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData) {}
+
+    /** create_qp's reply: the QP's handle and number, and what it got. */
+    record CreateQpReply(int handle, int qpNum, QpCaps cap) {}
+
     /** struct ibv_qp_attr's fields that modify_qp takes and query_qp gives, in both directions. */
-    QP_ATTR(u32("qp_state"), u32("cur_qp_state"), u32("path_mtu"), u32("qkey"), u32("rq_psn"), u32("sq_psn"),
-            u32("dest_qp_num"), u32("qp_access_flags"), u32("pkey_index"), u32("port_num"), u32("max_rd_atomic"),
-            u32("max_dest_rd_atomic"), u32("min_rnr_timer"), u32("timeout"), u32("retry_cnt"), u32("rnr_retry"),
-            u32("sq_draining"), u32("ah_dlid"), u32("ah_sl"), u32("ah_src_path_bits"), u32("ah_static_rate"),
-            u32("ah_is_global"), u32("ah_port_num")),
-    /** What query_qp gives last, after the attributes and the {@link #QP_CAPS}: the rest of its init attributes. */
-    QP_INIT_ATTR(u32("sq_sig_all")),
-    CREATE_SRQ_REQUEST(u32("pd"), u32("max_wr"), u32("max_sge"), u32("srq_limit"), u32("srq_type"), u32("xrcd"),
-            u32("cq"), u32("tm_max_num_tags"), u32("tm_max_ops")),
-    CREATE_SRQ_REPLY(u32("handle"), u32("max_wr"), u32("max_sge"), u32("srq_num")),
+    record QpAttr(int qpState, int curQpState, int pathMtu, int qkey, int rqPsn, int sqPsn, int destQpNum,
+                  int qpAccessFlags, int pkeyIndex, int portNum, int maxRdAtomic, int maxDestRdAtomic, int minRnrTimer,
+                  int timeout, int retryCnt, int rnrRetry, boolean sqDraining, int ahDlid, int ahSl, int ahSrcPathBits,
+                  int ahStaticRate, boolean ahIsGlobal, int ahPortNum) {}
+
+    record CreateSrqRequest(int pd, @Count int maxWr, @Count int maxSge, @Count int srqLimit, int srqType, int xrcd,
+                            int cq, @Count int tmMaxNumTags, @Count int tmMaxOps) {}
+
+    record CreateSrqReply(int handle, int maxWr, int maxSge, int srqNum) {}
+
     /** A send work request's fixed part: its header and its destination (UD address, XRC SRQ, DC target). */
-    SEND_WR(u64("wr_id"), u32("opcode"), u32("send_flags"), u32("imm_data"), u64("remote_addr"), u32("rkey"),
-            u64("compare_add"), u64("swap"), u32("ah"), u32("remote_qpn"), u32("remote_qkey"), u32("invalidate_rkey"),
-            u32("remote_srqn"), u32("dc_ah"), u32("dc_remote_dctn"), u64("dc_remote_dc_key")),
+    record SendWr(long wrId, int opcode, int sendFlags, int immData, long remoteAddr, int rkey, long compareAdd,
+                  long swap, int ah, int remoteQpn, int remoteQkey, int invalidateRkey, int remoteSrqn, int dcAh,
+                  int dcRemoteDctn, long dcRemoteDcKey) {}
+
     /** One scatter/gather entry (struct ibv_sge). */
-    SGE(u64("addr"), u32("length"), u32("lkey")),
+    record Sge(long addr, int length, int lkey) {}
+
     /** A send work request's layout UMR (mkey NONE: none), its entries following. */
-    UMR(u32("mkey"), u32("access"), u32("repeat"), u32("entries")),
+    record Umr(int mkey, int access, int repeat, int entries) {}
+
     /** One entry of a layout UMR. */
-    UMR_ENTRY(u64("addr"), u32("length"), u32("lkey"), u32("skip")),
+    record UmrEntry(long addr, int length, int lkey, int skip) {}
+
     /** A send work request's window bind (mw NONE: none). */
-    WINDOW_BIND(u32("mw"), u32("rkey"), u32("mr"), u64("addr"), u64("length"), u32("access")),
+    record WindowBind(int mw, int rkey, int mr, long addr, long length, int access) {}
+
     /** One completion of a poll_cq reply (struct ibv_wc, with the tag-matching and timestamp extras). */
-    WORK_COMPLETION(u64("wr_id"), u32("status"), u32("opcode"), u32("vendor_err"), u32("byte_len"), u32("imm_data"),
-            u32("qp_num"), u32("src_qp"), u32("wc_flags"), u32("pkey_index"), u32("slid"), u32("sl"),
-            u32("dlid_path_bits"), u64("tm_tag"), u32("tm_priv"), u64("timestamp"));
+    record WorkCompletion(long wrId, int status, int opcode, int vendorErr, int byteLen, int immData, int qpNum,
+                          int srcQp, int wcFlags, int pkeyIndex, int slid, int sl, int dlidPathBits, long tmTag,
+                          int tmPriv, long timestamp) {}
 
-    /** A field's width on the wire. */
-    enum Kind {
-        U32(4, "uint32_t %s"), U64(8, "uint64_t %s"), TEXT(TEXT_BYTES, "char %s[" + TEXT_BYTES + "]");
+    /** One object named by its handle: a destroy's request, an allocation's reply. */
+    record Handle(int handle) {}
 
-        final int bytes;
-        final String cDeclaration;
+    record QueryPortRequest(int port) {}
 
-        Kind(int bytes, String cDeclaration) {
-            this.bytes = bytes;
-            this.cDeclaration = cDeclaration;
-        }
+    /** modify_qp: the attributes under attr_mask count. */
+    record ModifyQpRequest(int qp, int attrMask, QpAttr attr) {}
+
+    record QueryQpRequest(int qp, int attrMask) {}
+
+    /** query_qp's reply: the attributes, what the QP got, and the rest of its init attributes. */
+    record QueryQpReply(QpAttr attr, QpCaps cap, boolean sqSigAll) {}
+
+    record RegMrRequest(int pd, long addr, long length, long iova, int access) {}
+
+    /** A new MR (reg_mr, reg_dm_mr): its handle and keys. */
+    record MrReply(int handle, int lkey, int rkey) {}
+
+    /** rereg_mr: pd counts only under IBV_REREG_MR_CHANGE_PD (NONE otherwise). */
+    record ReregMrRequest(int mr, int flags, int pd, long addr, long length, int access) {}
+
+    record MrKeys(int lkey, int rkey) {}
+
+    record RegDmMrRequest(int pd, int dm, long dmOffset, long length, int access) {}
+
+    /** advise_mr: num_sge {@link Sge}s follow. */
+    record AdviseMrRequest(int pd, int advice, int flags) {}
+
+    record AllocDmRequest(long length, int logAlignReq) {}
+
+    /** memcpy_to_dm (length bytes follow) and memcpy_from_dm (the reply: u32 length, the bytes). */
+    record DmCopyRequest(int dm, long dmOffset, @Count int length) {}
+
+    /** create_ah: the GRH's destination GID, 16 bytes, follows. */
+    record CreateAhRequest(int pd, int dlid, int sl, int portNum, boolean isGlobal) {}
+
+    /** attach_mcast (attach) or detach_mcast: the QP and the group's LID; the MGID's 16 bytes follow. */
+    record McastRequest(int qp, boolean attach, int lid) {}
+
+    /** open_xrcd: by file (its device and inode) or of the program's own. */
+    record OpenXrcdRequest(boolean file, long dev, long ino, int oflags) {}
+
+    record OpenXrcdReply(int handle, int xrcdn) {}
+
+    record CreateMkeyRequest(int pd, @Count int maxEntries, int createFlags) {}
+
+    record CreateMkeyReply(int handle, int lkey) {}
+
+    record AllocMwRequest(int pd, int type) {}
+
+    record AllocMwReply(int handle, int rkey) {}
+
+    record ImportMrReply(int lkey, int rkey, long length) {}
+
+    record ImportDmReply(long length) {}
+
+    /** create_cq: channel is the completion channel's socket number in the program (NONE: none). */
+    record CreateCqRequest(@Count int cqe, int channel) {}
+
+    record CreateCqReply(int handle, int cqe) {}
+
+    record ResizeCqRequest(int cq, @Count int cqe) {}
+
+    /** resize_cq's reply: what the CQ got. */
+    record CqSize(int cqe) {}
+
+    /** poll_cq: its reply is u32 n and n {@link WorkCompletion}s. */
+    record PollCqRequest(int cq, @Count int max) {}
+
+    record ReqNotifyCqRequest(int cq, boolean solicited) {}
+
+    /** TIME's reply: the simulated clock. */
+    record Time(long ps) {}
+
+    record ModifySrqRequest(int srq, int srqAttrMask, int maxWr, int srqLimit) {}
+
+    /** query_srq's reply. */
+    record SrqAttr(int maxWr, int maxSge, int srqLimit) {}
+
+    /**
+     * A post (post_send, post_recv, post_srq_recv, post_srq_ops): the QP or SRQ, then n work requests.
+     * A refusal's reply is u32: the index of the first one not posted.
+     */
+    record PostRequest(int target, int n) {}
+
+    /** A receive work request: num_sge {@link Sge}s follow (u32 num_sge first). */
+    record RecvWr(long wrId) {}
+
+    /** One ibv_post_srq_ops operation: num_sge {@link Sge}s follow (u32 num_sge first). */
+    record SrqOp(long wrId, int opcode, int flags, int unexpectedCnt, int handle, long recvWrId, long tag, long mask) {}
+
+    record ConfigOffset(int offset) {}
+
+    record ConfigValue(int value) {}
+
+    record ConfigWrite(int offset, int value) {}
+
+    /** A BAR0 access: PCI_MMIO_WRITE's length bytes follow, PCI_MMIO_READ's reply is {@link MmioReadStatus}. */
+    record BarAccess(int bar, long offset, int length) {}
+
+    /** 0, or 1 when the read was refused (a UR completion); the bytes read follow. */
+    record MmioReadStatus(int status) {}
+
+    /** PCI_DMA_MAP: with PCI_DMA_FIXED in flags, the {@link Iova} wanted follows. */
+    record DmaMapRequest(long address, long length, int flags) {}
+
+    record Iova(long iova) {}
+
+    record PciWaitRequest(long picoseconds) {}
+
+    /** PCI_WAIT's reply: the simulated time, then n u32 MSI-X vectors that fired. */
+    record Interrupts(long now, int n) {}
+
+    record PostedRingRequest(int fd, int ringBytes) {}
+
+    record CqChannelRequest(int cqn, int channel) {}
+
+    record UctxImportRequest(int kind, int handle) {}
+
+    record UctxImportReply(long length) {}
+
+    /** UCTX_CMD: inputWords u64 follow, then u32 the output words wanted; the reply is u64 words. */
+    record UctxCmdRequest(int opcode, @Count int inputWords) {}
+
+    /** UMAD_CMD: which command (Umad.REGISTER...), its fields following. */
+    record UmadCommand(int kind) {}
+
+    /** ib_user_mad_reg_req's fields: an agent for a management class's methods on QP0 or QP1. */
+    record UmadRegister(int qpn, int mgmtClass, int classVersion, long methodsLo, long methodsHi, int rmppVersion) {}
+
+    /** REGISTER's reply, UNREGISTER's request. */
+    record UmadAgent(int agent) {}
+
+    /** A MAD sent on an agent: struct ib_user_mad's header fields (in host order), then length MAD bytes. */
+    record UmadSend(int agent, int timeoutMs, int retries, int lid, int qpn, int qkey, int length) {}
+
+    /** UMAD_EVENTS: the file the connection reads MADs for, and its process. */
+    record UmadEventsRequest(int file, int pid) {}
+
+    /** RDMA_RES, RDMA_STAT: the node whose adapter is asked about. */
+    record NodeRequest(int node) {}
+
+    /** One context of CONTEXTS' reply (u32 n, n of these): its session, opener, command file there, node. */
+    record ContextEntry(int session, int pid, int cmdFd, int node) {}
+
+    /** EVENTS and CHANNEL: the context's session and the process; CHANNEL's {@link ChannelNumber} follows. */
+    record EventFileRequest(int session, int pid) {}
+
+    /** A completion channel's number: its socket's in the program, which CQs name it by. */
+    record ChannelNumber(int channel) {}
+
+    /** CM_EVENTS: the RDMA CM file's channel and its process. */
+    record CmEventsRequest(int channel, int pid) {}
+
+    /** CM_CMD: a write(2) to the rdma_cm file: struct rdma_ucm_cmd_hdr's fields; in bytes follow. */
+    record CmCommand(int command, int out, int in) {}
+
+    /** SET_OPTION's value, after its command: optlen bytes follow. */
+    record OptionLength(int optlen) {}
+
+    /** HELLO: a program's context; the program's path (u32 length, bytes) and an {@link OpenArgument} follow. */
+    record HelloRequest(int version, int node, int pid, int socketFd, int cmdFd) {}
+
+    /** After an opening's program path: HELLO's and PCI_OPEN's flags, or UCTX_OPEN's session. */
+    record OpenArgument(int value) {}
+
+    /** What an opening made: HELLO's session, UMAD_OPEN's file, CM_OPEN's channel. */
+    record Opened(int number) {}
+
+    /** JOIN: the session a process shares; the program's path follows. */
+    record JoinRequest(int session, int parentPid, int pid, int socketFd) {}
+
+    /** PCI_OPEN and UCTX_OPEN: the program's path and an {@link OpenArgument} follow. */
+    record PciOpenRequest(int version, int node, int pid, int socketFd) {}
+
+    record PciOpenReply(int configBytes, long bar0Size, int msixVectors, long msiAddress) {}
+
+    /** UMAD_OPEN: the file's number in the program; the program's path follows. */
+    record UmadOpenRequest(int node, int port, int pid, int file) {}
+
+    /** CM_OPEN: the number of the file's event socket in the program; the program's path follows. */
+    record CmOpenRequest(int node, int pid, int eventFile) {}
+
+    /**
+     * An op's messages: its request's and its reply's fixed parts (null: nothing fixed), and what
+     * follows them, in words ("" for nothing). An op not yet declared here is {@link #byHand}.
+     */
+    record Message(Class<? extends Record> request, Class<? extends Record> reply, String rest) {
+        /** An op whose fields both sides still read and write one by one, and why. */
+        static Message byHand(String why) { return new Message(null, null, BY_HAND + why); }
+
+        boolean declared() { return !rest.startsWith(BY_HAND); }
     }
 
-    /** The bytes of a TEXT field: a NUL-padded string, as struct ibv_device_attr's fw_ver. */
-    static final int TEXT_BYTES = 64;
+    private static final String BY_HAND = "by hand: ";
 
-    record Field(String name, Kind kind) {}
+    /** What follows an opening's fixed fields. */
+    private static final String PATH = "request: the program's path (u32 length, bytes)";
 
-    final List<Field> fields;
-
-    WireLayout(Field... fields) { this.fields = List.of(fields); }
-
-    private static Field u32(String name) { return new Field(name, Kind.U32); }
-
-    private static Field u64(String name) { return new Field(name, Kind.U64); }
-
-    private static Field text(String name) { return new Field(name, Kind.TEXT); }
-
-    /** Its size on the wire. */
-    int bytes() { return fields.stream().mapToInt(f -> f.kind().bytes).sum(); }
-
-    /** The C struct's name: struct nicsim_wire_query_device_reply, say. */
-    String cName() { return "nicsim_wire_" + name().toLowerCase(Locale.ROOT); }
-
-    /** Every layout as a packed C struct, with its size asserted. */
-    static String cStructs() {
-        StringBuilder b = new StringBuilder();
-        for (WireLayout l : values()) {
-            b.append("struct ").append(l.cName()).append(" {\n");
-            for (Field f : l.fields)
-                b.append('\t').append(String.format(f.kind().cDeclaration, f.name())).append(";\n");
-            b.append("} __attribute__((packed));\n_Static_assert(sizeof(struct ").append(l.cName()).append(") == ")
-                    .append(l.bytes()).append(", \"").append(l.cName()).append("\");\n");
-        }
-        return b.toString();
+    /** Each op's messages. A switch without default: an op added to {@link Wire.Op} does not compile until here. */
+    static Message of(Wire.Op op) {
+        String posted = "n work requests; a refusal's reply: u32 index of the first not posted";
+        String sges = "u32 num_sge, num_sge Sge";
+        return switch (op) {
+            case QUERY_DEVICE -> new Message(null, QueryDeviceReply.class, "");
+            case QUERY_PORT -> new Message(QueryPortRequest.class, QueryPortReply.class, "");
+            case ALLOC_PD -> new Message(null, Handle.class, "");
+            case DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP, DESTROY_AH, DESTROY_SRQ, CLOSE_XRCD, DESTROY_MKEY,
+                 DEALLOC_MW, FREE_DM, IMPORT_PD -> new Message(Handle.class, null, "");
+            case REG_MR -> new Message(RegMrRequest.class, MrReply.class, "");
+            case REREG_MR -> new Message(ReregMrRequest.class, MrKeys.class, "");
+            case REG_DM_MR -> new Message(RegDmMrRequest.class, MrReply.class, "");
+            case ADVISE_MR -> new Message(AdviseMrRequest.class, null, "request: " + sges);
+            case ALLOC_DM -> new Message(AllocDmRequest.class, Handle.class, "");
+            case MEMCPY_TO_DM -> new Message(DmCopyRequest.class, null, "request: length bytes");
+            case MEMCPY_FROM_DM -> new Message(DmCopyRequest.class, null, "reply: u32 length, length bytes");
+            case CREATE_AH -> new Message(CreateAhRequest.class, Handle.class,
+                    "request: the GRH's destination GID, 16 bytes");
+            case MCAST -> new Message(McastRequest.class, null, "request: the MGID, 16 bytes");
+            case OPEN_XRCD -> new Message(OpenXrcdRequest.class, OpenXrcdReply.class, "");
+            case CREATE_MKEY -> new Message(CreateMkeyRequest.class, CreateMkeyReply.class, "");
+            case ALLOC_MW -> new Message(AllocMwRequest.class, AllocMwReply.class, "");
+            case IMPORT_MR -> new Message(Handle.class, ImportMrReply.class, "");
+            case IMPORT_DM -> new Message(Handle.class, ImportDmReply.class, "");
+            case CREATE_CQ -> new Message(CreateCqRequest.class, CreateCqReply.class, "");
+            case RESIZE_CQ -> new Message(ResizeCqRequest.class, CqSize.class, "");
+            case POLL_CQ -> new Message(PollCqRequest.class, null, "reply: u32 n, n WorkCompletion");
+            case REQ_NOTIFY_CQ -> new Message(ReqNotifyCqRequest.class, null, "");
+            case TIME -> new Message(null, Time.class, "");
+            case CREATE_QP -> new Message(CreateQpRequest.class, CreateQpReply.class, "");
+            case MODIFY_QP -> new Message(ModifyQpRequest.class, null, "");
+            case QUERY_QP -> new Message(QueryQpRequest.class, QueryQpReply.class, "");
+            case POST_SEND -> new Message(PostRequest.class, null, posted + ", each SendWr, " + sges
+                    + " (with IBV_SEND_INLINE, then their bytes), Umr and its entries UmrEntry, WindowBind");
+            case POST_RECV, POST_SRQ_RECV -> new Message(PostRequest.class, null, posted + ", each RecvWr, " + sges);
+            case CREATE_SRQ -> new Message(CreateSrqRequest.class, CreateSrqReply.class, "");
+            case MODIFY_SRQ -> new Message(ModifySrqRequest.class, null, "");
+            case QUERY_SRQ -> new Message(Handle.class, SrqAttr.class, "");
+            case POST_SRQ_OPS -> new Message(PostRequest.class, null, posted + ", each SrqOp, " + sges
+                    + "; the reply: u32 per operation, a TAG_ADD's handle");
+            case HELLO -> new Message(HelloRequest.class, Opened.class, PATH + ", OpenArgument (flags)");
+            case JOIN -> new Message(JoinRequest.class, null, PATH);
+            case EVENTS -> new Message(EventFileRequest.class, null, "no reply: events, written as uverbs writes them");
+            case CHANNEL -> new Message(EventFileRequest.class, null, "request: ChannelNumber; the reply, once, "
+                    + "before events written as uverbs writes them");
+            case CONTEXTS -> new Message(null, null, "reply: u32 n, n ContextEntry");
+            case RDMA_RES, RDMA_STAT -> new Message(NodeRequest.class, null, "reply: the node's objects or "
+                    + "counters, as RdmaResources writes them");
+            case CM_EVENTS -> new Message(CmEventsRequest.class, null, "no reply: a byte per event ready");
+            case CM_CMD -> new Message(CmCommand.class, null, "request: in bytes, the kernel's struct rdma_ucm_* "
+                    + "(CmLayout), then SET_OPTION's OptionLength and value, MIGRATE_ID's source ChannelNumber; reply: "
+                    + "the command's response, out bytes at most");
+            case CM_OPEN -> new Message(CmOpenRequest.class, Opened.class, PATH);
+            case UMAD_CMD -> new Message(UmadCommand.class, null, "request, by kind: UmadRegister (its reply "
+                    + "UmadAgent), UmadAgent (unregister), UmadSend and its MAD bytes, nothing (enable P_Keys)");
+            case UMAD_EVENTS -> new Message(UmadEventsRequest.class, null, "then, unasked, each MAD the file reads "
+                    + "(struct ib_user_mad)");
+            case UMAD_OPEN -> new Message(UmadOpenRequest.class, Opened.class, PATH);
+            case PCI_CONFIG_READ -> new Message(ConfigOffset.class, ConfigValue.class, "");
+            case PCI_CONFIG_WRITE -> new Message(ConfigWrite.class, null, "");
+            case PCI_MMIO_READ -> new Message(BarAccess.class, MmioReadStatus.class, "reply: length bytes");
+            case PCI_MMIO_WRITE -> new Message(BarAccess.class, null, "request: length bytes; no reply (posted)");
+            case PCI_DMA_MAP -> new Message(DmaMapRequest.class, Iova.class, "request: Iova with PCI_DMA_FIXED");
+            case PCI_DMA_UNMAP -> new Message(Iova.class, null, "");
+            case PCI_WAIT -> new Message(PciWaitRequest.class, Interrupts.class, "reply: n u32 vectors");
+            case PCI_POSTED_RING -> new Message(PostedRingRequest.class, null, "");
+            case UCTX_CQ_CHANNEL -> new Message(CqChannelRequest.class, null, "");
+            case UCTX_IMPORT -> new Message(UctxImportRequest.class, UctxImportReply.class, "");
+            case UCTX_CMD -> new Message(UctxCmdRequest.class, null, "request: inputWords u64, u32 output words "
+                    + "wanted; reply: the output header and words, u64 each");
+            case PCI_OPEN, UCTX_OPEN -> new Message(PciOpenRequest.class, PciOpenReply.class, PATH
+                    + ", OpenArgument (PCI_OPEN: flags; UCTX_OPEN: the session)");
+        };
     }
+
+    /** Every declaration, in the order the C header gives them (one within another after it). */
+    static final List<Class<? extends Record>> ALL = List.of(QueryDeviceReply.class, QueryPortReply.class,
+            CreateQpRequest.class, QpCaps.class, CreateQpReply.class, QpAttr.class, CreateSrqRequest.class,
+            CreateSrqReply.class, SendWr.class, Sge.class, Umr.class, UmrEntry.class, WindowBind.class,
+            WorkCompletion.class, Handle.class, QueryPortRequest.class, ModifyQpRequest.class, QueryQpRequest.class,
+            QueryQpReply.class, RegMrRequest.class, MrReply.class, ReregMrRequest.class, MrKeys.class,
+            RegDmMrRequest.class, AdviseMrRequest.class, AllocDmRequest.class, DmCopyRequest.class,
+            CreateAhRequest.class, McastRequest.class, OpenXrcdRequest.class, OpenXrcdReply.class,
+            CreateMkeyRequest.class, CreateMkeyReply.class, AllocMwRequest.class, AllocMwReply.class,
+            ImportMrReply.class, ImportDmReply.class, CreateCqRequest.class, CreateCqReply.class, ResizeCqRequest.class,
+            CqSize.class, PollCqRequest.class, ReqNotifyCqRequest.class, Time.class, ModifySrqRequest.class,
+            SrqAttr.class, PostRequest.class, RecvWr.class, SrqOp.class, ConfigOffset.class, ConfigValue.class,
+            ConfigWrite.class, BarAccess.class, MmioReadStatus.class, DmaMapRequest.class, Iova.class,
+            PciWaitRequest.class, Interrupts.class, PostedRingRequest.class, CqChannelRequest.class,
+            UctxImportRequest.class, UctxImportReply.class, UctxCmdRequest.class, UmadCommand.class, UmadRegister.class,
+            UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, ContextEntry.class,
+            EventFileRequest.class, ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class,
+            HelloRequest.class, OpenArgument.class, Opened.class, JoinRequest.class, PciOpenRequest.class,
+            PciOpenReply.class, UmadOpenRequest.class, CmOpenRequest.class);
+
+    /** Every declaration as a packed C struct, with its size asserted. */
+    static String cStructs() { return WireCodec.cStructs(ALL); }
 }

@@ -70,8 +70,7 @@ class PciFaceTest {
         assertEquals(nicsim.driver.DeviceHeader.render(), Files.readString(include.resolve("device.h")),
                 "libnicsim/include/nicsim/device.h: rewrite it with "
                         + "./mill host-driver.runMain nicsim.driver.DeviceHeader");
-        assertEquals(Wire.cHeader(), Files.readString(include.resolve("wire.h")),
-                "libnicsim/include/nicsim/wire.h: rewrite it with ./mill serve.runMain nicsim.serve.Wire");
+        // wire.h: WireLayoutTest
     }
 
     @Test
