@@ -26,6 +26,11 @@ final class Program {
     /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
     long lastRequestNanos = System.nanoTime();
     boolean answered;
+    /**
+     * Its threads asleep outside verbs at the last look while it waited in one, and how often each had had a CPU
+     * then (Pacer: whether they ran since).
+     */
+    final java.util.Map<Integer, Long> asleepRuns = new java.util.HashMap<>(4);
     /** Since its last request, a wall time and its CPU time then (-1: not looked yet), to tell spinning from sleeping. */
     long watchWall = -1, watchCpu;
 
@@ -68,6 +73,13 @@ final class Program {
         for (Session s : sessions) if (s.waits.waiting() != null) n++;
         for (PciDevice d : devices.values()) if (d.waiting()) n++;
         return n;
+    }
+
+    /** Whether an event waits to be read in one of its files: an rdma_cm file, a completion channel, its async file. */
+    boolean eventsPending() {
+        for (var f : cmFiles.values()) if (f.getAsBoolean()) return true;
+        for (Session s : sessions) if (s.events.pending()) return true;
+        return false;
     }
 
     /** Whether nothing of it is attached any more: no device context, no rdma_cm file. */
