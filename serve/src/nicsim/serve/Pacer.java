@@ -307,9 +307,12 @@ final class Pacer {
      * did (an event they queued in the program's memory, dapl's connection request for its main thread) and lets go
      * of the locks it held (the provider's context lock, which dapl's CM thread wants to answer a DISCONNECTED
      * event): so the program's waits are answered as they stand (CUT) before time moves, and a server about to act
-     * is not overtaken by its peer's timeout. Once per time the others run: then time moves as before.
+     * is not overtaken by its peer's timeout. Once per time the others run and the program made a request that
+     * was not left open: then time moves as before.
      */
     private static boolean ranBeside(Program p, int open, List<ProcThreads.Thread> elsewhere) {
+        boolean acted = p.acts != p.actsSeen;
+        p.actsSeen = p.acts;
         if (open == 0 || elsewhere == null) {
             p.asleepRuns.clear(); // nothing waits in a verb to be told: what the others did is seen anyway
             return false;
@@ -323,7 +326,9 @@ final class Pacer {
             Long then = before.get(t.tid());
             if (then == null || then != runs) ran = true;
         }
-        return ran;
+        // and it did something serve saw (a CM command, a verb answered): threads that only take turns polling one
+        // context (Open MPI's openib, each waiting for the lock the other holds in its poll) let time move
+        return ran && acted;
     }
 
     /** Where /proc cannot say: a verb left open waits; otherwise the grace time tells. */

@@ -31,6 +31,8 @@ final class Program {
      * then (Pacer: whether they ran since).
      */
     final java.util.Map<Integer, Long> asleepRuns = new java.util.HashMap<>(4);
+    /** Its requests not left open (each one something it did that serve saw), and their count at the last look. */
+    long acts, actsSeen;
     /** Since its last request, a wall time and its CPU time then (-1: not looked yet), to tell spinning from sleeping. */
     long watchWall = -1, watchCpu;
 
@@ -41,6 +43,7 @@ final class Program {
 
     /** A request of this program came; {@code waits}: it was left open (a poll that found nothing). */
     void requested(boolean waits) {
+        if (!waits) acts++;
         lastRequestNanos = System.nanoTime();
         answered = !waits;
         watchWall = -1;
