@@ -134,9 +134,11 @@ public final class Cluster implements AutoCloseable {
         public Cluster build() {
             if (threads > 0 && !rtl.isEmpty()) throw new IllegalArgumentException("RTL in the loop runs every host in one simulator (no --threads)");
             if (peers != null && (threads < 1 || !rtl.isEmpty()))
-                throw new IllegalArgumentException("a run across processes runs hosts apart (threads >= 1, no RTL in the loop)");
+                throw new IllegalArgumentException(
+                        "a run across processes runs hosts apart (threads >= 1, no RTL in the loop)");
             World w = peers != null ? World.across(nodes, profile, seed, faults, threads, peers)
-                    : threads > 0 ? World.apart(nodes, profile, seed, faults, threads) : new World(nodes, profile, seed, faults);
+                    : threads > 0 ? World.apart(nodes, profile, seed, faults, threads)
+                    : new World(nodes, profile, seed, faults);
             return new Cluster(w, rtl, rtlOnEveryNode, own);
         }
     }

@@ -395,7 +395,7 @@ public final class Workloads {
         return new Result("pairs_write_bw", List.of(new Result.Row(size, iters, bw, bw, iters * n / (t / 1e12) / 1e6, 0, 0, 0, 0, 0, t)), errors);
     }
 
-    /** Across processes every rank's {@code mine}, in rank order (ranks hold blocks of nodes: node order stays); collective. */
+    /** Across processes every rank's {@code mine}, in rank order (ranks hold blocks of nodes); collective. */
     static List<String> gather(World w, List<String> mine) { return w.peers() == null ? mine : w.peers().gather(mine); }
 
     // ------------------------------------------------------------------ perftest latency

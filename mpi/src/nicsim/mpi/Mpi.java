@@ -60,7 +60,8 @@ public final class Mpi implements Peers, AutoCloseable {
     private static void load() {
         String res = "/nicsim/mpi/libnicsim-mpi.so";
         try (InputStream in = Mpi.class.getResourceAsStream(res)) {
-            if (in == null) throw new IllegalStateException("resource " + res + " missing: build with ./mill mpi.compile");
+            if (in == null)
+                throw new IllegalStateException("resource " + res + " missing: build with ./mill mpi.compile");
             Path tmp = Files.createTempFile("nicsim-mpi", ".so");
             Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
             tmp.toFile().deleteOnExit();

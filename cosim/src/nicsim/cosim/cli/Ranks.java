@@ -30,7 +30,8 @@ final class Ranks {
             if (!w.equals("pairs_write_bw")) throw new IllegalArgumentException("--mpi: workload '" + w
                     + "' looks at every host at once; only pairs_write_bw runs across processes");
         if (!rtl.isEmpty() || wave != null || timeline != null)
-            throw new IllegalArgumentException("--mpi: RTL in the loop, waveforms and timelines keep every host in one process");
+            throw new IllegalArgumentException(
+                    "--mpi: RTL in the loop, waveforms and timelines keep every host in one process");
         if (!Mpi.launched())
             throw new IllegalArgumentException("--mpi: this process was not started by Open MPI's mpirun "
                     + "(OMPI_COMM_WORLD_SIZE is not set)");

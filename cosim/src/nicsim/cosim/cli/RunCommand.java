@@ -85,8 +85,9 @@ final class RunCommand implements Callable<Integer> {
             + "waveforms, timelines and RTL in the loop keep one simulator)")
     Integer threads;
 
-    @Option(names = "--mpi", description = "spread the hosts over the processes of the mpirun that started this one (pairs_write_bw): "
-            + "each rank runs a block of the nodes apart on --threads threads, the windows' packets exchanged through Open MPI; "
+    @Option(names = "--mpi", description = "spread the hosts over the processes of the mpirun that started this one "
+            + "(pairs_write_bw): each rank runs a block of the nodes apart on --threads threads, the windows' packets "
+            + "exchanged through Open MPI; "
             + "rank 0 prints what one process would (docs/architecture.md#across-processes)")
     boolean mpi;
 
@@ -189,7 +190,8 @@ final class RunCommand implements Callable<Integer> {
     private Result runOne(String name, Profile p, Options o, Faults f, Set<String> rtlBlocks) throws Exception {
         int apart = name.equals("pairs_write_bw") && rtlBlocks.isEmpty() && wave == null && timeline == null
                 ? (threads != null ? threads : Runtime.getRuntime().availableProcessors()) : 0;
-        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).threads(apart).peers(ranks)
+        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).threads(apart)
+                .peers(ranks)
                 .ownRtl(rtlBlocks.isEmpty() ? java.util.Map.of() : Observe.ownRtl(rtl)).build()) {
             return runOne(name, p, o, f, cluster);
         }
@@ -229,8 +231,9 @@ final class RunCommand implements Callable<Integer> {
         if (ranks != null) {
             nicsim.sim.TimedPeers timed = (nicsim.sim.TimedPeers) ranks;
             long windows = Math.max(1, world.windows());
-            out.printf("hosts ran apart in %,d windows of %.0f ns on %d ranks x %d threads (rank 0: %.2f s in %,d collectives, "
-                    + "%.1f us a window, waits for the other ranks included)%n", world.windows(), world.fabric.lookahead() / 1e3,
+            out.printf("hosts ran apart in %,d windows of %.0f ns on %d ranks x %d threads (rank 0: %.2f s in %,d "
+                    + "collectives, %.1f us a window, waits for the other ranks included)%n", world.windows(),
+                    world.fabric.lookahead() / 1e3,
                     ranks.size(), world.threads(), timed.nanos() / 1e9, timed.calls(), timed.nanos() / 1e3 / windows);
         }
         else if (world.isApart())
@@ -245,7 +248,8 @@ final class RunCommand implements Callable<Integer> {
         }
         List<String> reported = new ArrayList<>();
         for (var h : world.hosts())
-            if (world.isLocal(h.index)) for (Object e : h.adapter.errors()) reported.add("adapter " + h.index + " reported: " + e);
+            if (world.isLocal(h.index))
+                for (Object e : h.adapter.errors()) reported.add("adapter " + h.index + " reported: " + e);
         for (String e : ranks != null ? ranks.gather(reported) : reported) out.println(e);
         if (!r.ok()) {
             r.errors().stream().limit(20).forEach(e -> out.println("ERROR: " + e));

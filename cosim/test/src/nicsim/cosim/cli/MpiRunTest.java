@@ -50,7 +50,8 @@ class MpiRunTest {
     }
 
     static String line(String out, String start) {
-        return out.lines().filter(l -> l.startsWith(start)).findFirst().orElse("(no line '" + start + "' in:\n" + out + ")");
+        return out.lines().filter(l -> l.startsWith(start)).findFirst()
+                .orElse("(no line '" + start + "' in:\n" + out + ")");
     }
 
     @Test
