@@ -1,5 +1,6 @@
 // nicsim build (Mill 0.12.17). One module per top-level folder; dependencies point one way:
-//   waveforms <- firmware-model <- host-driver <- serve <- cosim,   firmware-model <- hw <- cosim,   vm <- cosim
+//   waveforms <- firmware-model <- host-driver <- serve <- cosim,   firmware-model <- hw <- cosim,   vm <- cosim,
+//   firmware-model <- mpi <- cosim
 // and libnicsim (C) stands alone; serve's and cosim's tests run its programs.
 // (hw reads the layout definitions firmware-model owns, so RTL and model share one source).
 import mill._, scalalib._
@@ -159,8 +160,34 @@ object vm extends NicsimJavaModule {
   def ivyDeps = Agg(ivy"org.apache.commons:commons-compress:${Versions.commonsCompress}")
 }
 
+/**
+ * The thin binding to Open MPI's C library (mpi/native, JNI) through which a run spreads its hosts over
+ * processes (docs/architecture.md#across-processes): its one job, so nothing else links MPI. The library
+ * is built with mpicc, warning-free (-Wall -Wextra -Werror), and carried as a resource of the module; on a machine
+ * without mpicc (libopenmpi-dev) it is left out, and `run --mpi` names the package.
+ */
+object mpi extends NicsimJavaModule {
+  def moduleDeps = Seq(`firmware-model`)
+  def nativeSources = T.sources(millSourcePath / "native")
+  /** Whether Open MPI's compiler is installed: an input, so the library is built once it is. */
+  def mpicc = T.input { os.proc("sh", "-c", "command -v mpicc").call(check = false).exitCode == 0 }
+  def nativeLib = T {
+    nativeSources()
+    val jdk = os.Path(sys.props("java.home"))
+    val home = if (os.exists(jdk / "include")) jdk else jdk / os.up
+    val out = T.dest / "nicsim" / "mpi" / "libnicsim-mpi.so"
+    os.makeDir.all(out / os.up)
+    val srcs = os.list(millSourcePath / "native").filter(_.ext == "c")
+    // without Open MPI (a machine that never ran ensure-tools --rdma) the rest builds; --mpi then says what is missing
+    if (mpicc()) os.proc("mpicc", "-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared",
+      s"-I${home / "include"}", s"-I${home / "include" / "linux"}", srcs, "-o", out, "-ldl").call()
+    PathRef(T.dest)
+  }
+  override def resources = T { super.resources() ++ Seq(nativeLib()) }
+}
+
 object cosim extends NicsimJavaModule with PinScala {
-  def moduleDeps = Seq(`host-driver`, hw, serve, vm)
+  def moduleDeps = Seq(`host-driver`, hw, serve, vm, mpi)
   override def testModuleDeps = Seq(serve.test)
   // the guest test boots the kernel driver and its selftest through the QEMU bridge: built before the tests
   override def testProperties = T { Seq(s"-Dnicsim.kernel.module=${kernel.module().path}",

@@ -108,7 +108,8 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 	uint32_t send_sge = cap->max_send_sge ? cap->max_send_sge : 1, recv_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
 	uint32_t body = send_sge * 16 > (cap->max_inline_data + 4 + 15) / 16 * 16 ? send_sge * 16
 										: (cap->max_inline_data + 4 + 15) / 16 * 16;
-	uint32_t bbs = (16 + (t == IBV_QPT_UD ? 48 : 32) + (initiator ? 16 : 0) + (dci ? 48 : 0) + body + 63) / 64;
+	uint32_t overhead = 16 + (t == IBV_QPT_UD ? 48 : 32) + (initiator ? 16 : 0) + (dci ? 48 : 0);
+	uint32_t bbs = (overhead + body + 63) / 64;
 	struct nicsim_hw_qp *h = nicsim_hw_qp_alloc(
 		nicsim_pow2_at_least(cap->max_send_wr * bbs > 2 ? cap->max_send_wr * bbs : 2),
 		cap->max_recv_wr ? nicsim_pow2_at_least(cap->max_recv_wr) : 1);
@@ -141,7 +142,10 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 	qp->vqp.qp.qp_num = h->q.qpn;
 	qp->max_send_sge = cap->max_send_sge;
 	qp->max_recv_sge = cap->max_recv_sge;
-	qp->max_inline = cap->max_inline_data;
+	/* as mlx5: the inline data a WQE of this size holds (at least what was asked, at most the device's limit) */
+	qp->max_inline = target || dct ? 0 : bbs * 64 - overhead - 4 < caps->max_inline ? bbs * 64 - overhead - 4
+										  : caps->max_inline;
+	cap->max_inline_data = qp->max_inline;
 	return 0;
 }
 

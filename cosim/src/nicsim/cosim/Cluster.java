@@ -100,6 +100,14 @@ public final class Cluster implements AutoCloseable {
             return this;
         }
 
+        private nicsim.sim.Peers peers;
+
+        /** Hosts spread over the processes of {@code p} (World.across), each running its share apart on threads. */
+        public Builder peers(nicsim.sim.Peers p) {
+            peers = p;
+            return this;
+        }
+
         private boolean rtlOnEveryNode;
 
         /**
@@ -125,7 +133,12 @@ public final class Cluster implements AutoCloseable {
 
         public Cluster build() {
             if (threads > 0 && !rtl.isEmpty()) throw new IllegalArgumentException("RTL in the loop runs every host in one simulator (no --threads)");
-            World w = threads > 0 ? World.apart(nodes, profile, seed, faults, threads) : new World(nodes, profile, seed, faults);
+            if (peers != null && (threads < 1 || !rtl.isEmpty()))
+                throw new IllegalArgumentException(
+                        "a run across processes runs hosts apart (threads >= 1, no RTL in the loop)");
+            World w = peers != null ? World.across(nodes, profile, seed, faults, threads, peers)
+                    : threads > 0 ? World.apart(nodes, profile, seed, faults, threads)
+                    : new World(nodes, profile, seed, faults);
             return new Cluster(w, rtl, rtlOnEveryNode, own);
         }
     }

@@ -52,7 +52,7 @@ public final class HwProve {
     public static int depth(String block) {
         return switch (block) {
             case "doorbell" -> 10;
-            case "cqe" -> 3; // 13 min 20 s for the bounded check at 3 on a loaded 2-core machine (docs/blocks.md)
+            case "cqe" -> 3; // "no event without an arm" keeps 64 armed bits: 511 s at 3, loaded (docs/blocks.md)
             default -> 6;
         };
     }
@@ -74,40 +74,50 @@ public final class HwProve {
             throws IOException, InterruptedException {
         List<PortWires.Wire> wires = ProveContract.wires(profile, block);
         ProveContract.Wrapper w = ProveContract.wrapper(block, design.top(), wires, design.generated());
-        String cut = design.generated() ? ProveContract.cut(block) : "";
+        List<Group> groups = groups(block, design.generated(), w.properties());
         Path dir = Files.createTempDirectory("nicsim-prove-").toAbsolutePath();
         try {
             List<Path> dut = stage(design, dir);
             Files.writeString(dir.resolve("wrapper.sv"), w.text());
-            String key = block + "-" + hash(w.text() + cut, dut, depth);
+            String key = block + "-" + hash(w.text() + groups, dut, depth);
             List<Result> cached = Cache.read(key, w.properties());
             if (cached != null) return cached;
             Map<String, Result> done = new LinkedHashMap<>();
-            Set<String> skip = new LinkedHashSet<>();
-            while (true) { // the bounded check: a failure settles one property, the rest are checked again
-                long t0 = System.nanoTime();
-                Outcome o = check(dir, dut, cut, skip, depth, false);
-                if (o.failed == null) break;
-                ProveContract.Property p = find(w.properties(), o.failed);
-                Files.createDirectories(out);
-                Path vcd = out.resolve(block + "-" + o.failed + ".vcd");
-                Files.copy(dir.resolve("cex.vcd"), vcd, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-                ProveView.write(vcd, wires);
-                done.put(o.failed, new Result(p, Status.FAILED, o.step, secs(t0), vcd));
-                skip.add(o.failed);
-            }
-            Set<String> induct = new LinkedHashSet<>(skip);
-            while (true) { // induction: a property it cannot close stays bounded, the others are tried again
-                long t0 = System.nanoTime();
-                Outcome o = check(dir, dut, cut, induct, depth, true);
-                double s = secs(t0);
-                if (o.failed == null) {
-                    for (ProveContract.Property p : w.properties())
-                        if (!induct.contains(p.label())) done.put(p.label(), new Result(p, Status.PROVED, depth, s, null));
-                    break;
+            for (Group g : groups) {
+                Set<String> skip = g.others(w.properties());
+                double bmc = 0;
+                while (!g.settledBy(skip)) { // the bounded check: a failure settles one property, the rest go again
+                    long t0 = System.nanoTime();
+                    Outcome o = check(dir, dut, g.cut(), skip, depth, false);
+                    bmc = secs(t0);
+                    if (o.failed == null) break;
+                    ProveContract.Property p = find(w.properties(), o.failed);
+                    Files.createDirectories(out);
+                    Path vcd = out.resolve(block + "-" + o.failed + ".vcd");
+                    Files.copy(dir.resolve("cex.vcd"), vcd, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    ProveView.write(vcd, wires);
+                    done.put(o.failed, new Result(p, Status.FAILED, o.step, secs(t0), vcd));
+                    skip.add(o.failed);
                 }
-                done.put(o.failed, new Result(find(w.properties(), o.failed), Status.BOUNDED, depth, s, null));
-                induct.add(o.failed);
+                Set<String> induct = new LinkedHashSet<>(skip);
+                if (!g.induction()) // not tried (ProveContract.Finer): what passed the bounded check holds to its depth
+                    for (ProveContract.Property p : w.properties())
+                        if (!induct.contains(p.label()))
+                            done.put(p.label(), new Result(p, Status.BOUNDED, depth, bmc, null));
+                // induction: a property it cannot close stays bounded, the others are tried again
+                while (g.induction() && !g.settledBy(induct)) {
+                    long t0 = System.nanoTime();
+                    Outcome o = check(dir, dut, g.cut(), induct, depth, true);
+                    double s = secs(t0);
+                    if (o.failed == null) {
+                        for (ProveContract.Property p : w.properties())
+                            if (!induct.contains(p.label()))
+                                done.put(p.label(), new Result(p, Status.PROVED, depth, s, null));
+                        break;
+                    }
+                    done.put(o.failed, new Result(find(w.properties(), o.failed), Status.BOUNDED, depth, s, null));
+                    induct.add(o.failed);
+                }
             }
             List<Result> results = w.properties().stream().map(p -> done.get(p.label())).toList();
             if (results.stream().noneMatch(r -> r.status() == Status.FAILED)) Cache.write(key, results);
@@ -117,9 +127,39 @@ public final class HwProve {
         }
     }
 
+    /** Properties proved on one model, cut by {@code cut}: the others are left out of its runs. */
+    record Group(String cut, Set<String> labels, boolean induction) {
+        Set<String> others(List<ProveContract.Property> all) {
+            Set<String> out = new LinkedHashSet<>();
+            for (ProveContract.Property p : all) if (!labels.contains(p.label())) out.add(p.label());
+            return out;
+        }
+
+        /** Whether every property of the group is in {@code skip} (nothing left to check). */
+        boolean settledBy(Set<String> skip) { return skip.containsAll(labels); }
+    }
+
+    /**
+     * The models {@code block}'s properties are proved on: a user's Verilog whole; the generated RTL
+     * cut by {@link ProveContract#cut}, but for the properties that need a finer model
+     * ({@link ProveContract#finer}), each proved on its own.
+     */
+    static List<Group> groups(String block, boolean generated, List<ProveContract.Property> props) {
+        Set<String> all = new LinkedHashSet<>();
+        for (ProveContract.Property p : props) all.add(p.label());
+        if (!generated) return List.of(new Group("", all, true));
+        Map<String, ProveContract.Finer> finer = new java.util.TreeMap<>(ProveContract.finer(block));
+        finer.keySet().retainAll(all);
+        Set<String> main = new LinkedHashSet<>(all);
+        main.removeAll(finer.keySet());
+        List<Group> out = new ArrayList<>(List.of(new Group(ProveContract.cut(block), main, true)));
+        finer.forEach((label, f) -> out.add(new Group(f.cut(), Set.of(label), f.induction())));
+        return out;
+    }
+
     /**
      * Vacuity: for each property, the first of {@code count} Yosys mutants of the generated block
-     * ({@link HwMutate#mutations}, aimed at the cells next to the ports: {@link HwMutate#NEAR_PORTS})
+     * ({@link HwMutate#mutations}, aimed at the handshakes and counters: {@link HwMutate#HANDSHAKES})
      * whose bounded check breaks it, or none: a property no mutant breaks is vacuous for those mutants.
      */
     public static Map<String, String> vacuity(Profile profile, String block, int count, long seed, int depth,
@@ -134,25 +174,28 @@ public final class HwProve {
             Path top = d.files().get(0);
             Files.writeString(top, Files.readString(top).replaceAll("(?m)^.*\\$readmem[bh].*$", ""));
             ProveContract.Wrapper w = ProveContract.wrapper(block, d.top(), ProveContract.wires(profile, block), true);
-            String cut = ProveContract.cut(block);
+            List<Group> groups = groups(block, true, w.properties());
             for (ProveContract.Property p : w.properties()) broken.put(p.label(), null);
             Files.writeString(dir.resolve("wrapper.sv"), w.text());
-            List<String> mutations = HwMutate.mutations(dir, d.top(), count, seed, block, HwMutate.NEAR_PORTS);
+            List<String> mutations = HwMutate.mutations(dir, d.top(), count, seed, block, HwMutate.HANDSHAKES);
             for (int i = 0; i < mutations.size(); i++) {
                 Path file = dir.resolve("mutant" + i + ".v");
                 HwMutate.writeMutant(dir, d.top(), mutations.get(i), file);
                 List<Path> dut = stage(new Design(List.of(file), d.top(), true), dir);
-                Set<String> skip = new LinkedHashSet<>();
-                for (var e : broken.entrySet()) if (e.getValue() != null) skip.add(e.getKey());
-                int before = skip.size();
-                while (skip.size() < broken.size()) {
-                    Outcome o = check(dir, dut, cut, skip, depth, false);
-                    if (o.failed == null) break;
-                    broken.put(o.failed, mutations.get(i));
-                    skip.add(o.failed);
+                int before = (int) broken.values().stream().filter(v -> v != null).count(), after = before;
+                for (Group g : groups) {
+                    Set<String> skip = g.others(w.properties());
+                    for (var e : broken.entrySet()) if (e.getValue() != null) skip.add(e.getKey());
+                    while (!g.settledBy(skip)) {
+                        Outcome o = check(dir, dut, g.cut(), skip, depth, false);
+                        if (o.failed == null) break;
+                        broken.put(o.failed, mutations.get(i));
+                        skip.add(o.failed);
+                        after++;
+                    }
                 }
                 progress.accept(String.format("mutant %d/%d broke %d more: %s", i + 1, mutations.size(),
-                        skip.size() - before, mutations.get(i)));
+                        after - before, mutations.get(i)));
             }
             return broken;
         } finally {

@@ -43,20 +43,33 @@ public final class ProveContract {
      * together plus {@code slack}, counted from reset. Only transfers with {@code when} high count on
      * {@code out} when it is given (a payload bit: mtt's responses come as pieces, the one with
      * {@code last} set ends a request). Per block, where the twin's comment promises it.
+     *
+     * <p>{@code held}, when given, is what the block holds in flight, as a Verilog expression over the
+     * ports and the wrapper's {@code f_PORT_fired} (an input port's transfer one edge late, 0 in
+     * reset): the wrapper asserts the balance always covers it ({@code p_OUT_covers}). That is the
+     * strengthening invariant k-induction needs: an output can only fire from something held, so a
+     * balance that covers the held transfers cannot go below zero (docs/blocks.md argues each).
      */
-    record NoDuplication(String out, List<String> ins, String when, int slack) {
-        NoDuplication(String out, List<String> ins) { this(out, ins, null, 0); }
+    record NoDuplication(String out, List<String> ins, String when, int slack, String held) {
+        NoDuplication(String out, List<String> ins) { this(out, ins, null, 0, null); }
+        NoDuplication(String out, List<String> ins, String held) { this(out, ins, null, 0, held); }
     }
 
     private static final Map<String, List<NoDuplication>> NO_DUPLICATION = Map.of(
-            "doorbell", List.of(new NoDuplication("io_doorbell", List.of("io_mmio")),
-                    new NoDuplication("io_error", List.of("io_mmio"))),
-            "wqe", List.of(new NoDuplication("io_dropped", List.of("io_doorbell"))),
-            // a request ends in one response with last set (a walk answers page by page); one fill outstanding
-            "mtt", List.of(new NoDuplication("io_rsp", List.of("io_req"), "io_rsp_payload_last", 0),
-                    new NoDuplication("io_fill", List.of("io_fillRsp"), null, 1)),
-            "cqe", List.of(new NoDuplication("io_write", List.of("io_cqe")),
-                    new NoDuplication("io_dropped", List.of("io_arm")), new NoDuplication("io_event", List.of("io_arm"))),
+            // an MMIO write is in stage 1 for an edge, then queued (occupancy), coalesced or refused (error)
+            "doorbell", List.of(new NoDuplication("io_doorbell", List.of("io_mmio"), "io_occupancy + f_mmio_fired"),
+                    new NoDuplication("io_error", List.of("io_mmio"), "io_error_valid + f_mmio_fired")),
+            // a refused doorbell is reported from a register on the next edge
+            "wqe", List.of(new NoDuplication("io_dropped", List.of("io_doorbell"), "io_dropped_valid")),
+            // a request ends in one response with last set (a walk answers page by page): it is held while the
+            // walker is not idle (req.ready low), then as that response until it leaves; one fill outstanding
+            "mtt", List.of(new NoDuplication("io_rsp", List.of("io_req"), "io_rsp_payload_last", 0,
+                            "!io_req_ready + (io_rsp_valid && io_rsp_payload_last)"),
+                    new NoDuplication("io_fill", List.of("io_fillRsp"), null, 1, null)),
+            // a completion taken waits in the one-entry output register; an unknown arm is reported next edge
+            "cqe", List.of(new NoDuplication("io_write", List.of("io_cqe"), "io_write_valid"),
+                    new NoDuplication("io_dropped", List.of("io_arm"), "io_dropped_valid"),
+                    new NoDuplication("io_event", List.of("io_arm"))),
             "dma", List.of(new NoDuplication("io_hostDone", List.of("io_hostDesc")),
                     new NoDuplication("io_sendDone", List.of("io_sendDesc")),
                     new NoDuplication("io_recvDone", List.of("io_recvDesc"))));
@@ -95,16 +108,32 @@ public final class ProveContract {
      * Yosys selections (after {@code prep -flatten}, the module under proof is {@code dut}) of the
      * generated blocks' per-queue table reads, cut into free values on every edge as the memories
      * are: the contract must hold whatever a queue's context reads, and with no reader left the 64
-     * contexts' registers (over 8,000 bits in cqe and wqe) drop out of the proof. cqe keeps its
-     * CQs' valid and armed bits: "no event without an arm" rests on them (armed has no reset value;
-     * valid, reset to 0, masks it).
+     * contexts' registers (over 8,000 bits in cqe and wqe) drop out of the proof.
      */
     private static final Map<String, String> CUT = Map.of(
             "wqe", "w:dut.cur_* w:dut.dbSq_* w:dut.ps_* w:dut.pending",
-            "cqe", "w:dut.c_* w:dut.a_* w:dut.uc_* %u %u w:dut.*_valid w:dut.*_armed %u %d");
+            "cqe", "w:dut.c_* w:dut.a_* w:dut.uc_* %u %u");
+
+    /**
+     * Properties that need some of the table cut by {@link #CUT}: each is proved on its own, on a
+     * model cut by the selection given here instead, the rest of the contract on the smaller model
+     * (each proof is of one property, so each may use its own over-approximation). cqe's "no event
+     * without an arm" keeps its CQs' armed bits (reset to 0, set only by an arm, cleared by the event
+     * they allow): with them free, any completion could raise an event. Its CQs' valid bits stay cut:
+     * a CQ that is not valid is never armed, so they add nothing to that property. Induction is not
+     * tried on it: its balance would need the count of armed CQs, which no port shows (and the attempt
+     * costs minutes over the 64 armed bits), so it holds to the depth checked.
+     */
+    record Finer(String cut, boolean induction) {}
+
+    private static final Map<String, Map<String, Finer>> FINER = Map.of("cqe", Map.of("p_event_not_duplicated",
+            new Finer("w:dut.c_* w:dut.a_* w:dut.uc_* %u %u w:dut.*_armed %d", false)));
 
     /** The selection of {@code block}'s generated RTL to cut, or "" (see {@link #CUT}). */
     static String cut(String block) { return CUT.getOrDefault(block, ""); }
+
+    /** Properties of {@code block} proved on a model cut less, by their selection (see {@link #FINER}). */
+    static Map<String, Finer> finer(String block) { return FINER.getOrDefault(block, Map.of()); }
 
     /** The contract's ports of {@code block} for {@code profile}, from its Java twin. */
     static List<PortWires.Wire> wires(Profile profile, String block) {
@@ -194,6 +223,12 @@ public final class ProveContract {
             props.add(new Property(rv, w.name() + ": reads 0 while reset is held"));
             guard(b, rv, "  always @* if (reset) " + rv + ": assert(" + w.name() + " == 0);\n");
         }
+        for (Port p : ports) {
+            if (!p.input()) continue;
+            String f = "f_" + p.name().replaceFirst("^io_", "") + "_fired";
+            b.append("  reg ").append(f).append(" = 1'b0;\n  always @(posedge clk) ").append(f)
+                    .append(" <= !reset && ").append(p.fire()).append(";\n");
+        }
         int i = 0;
         for (NoDuplication d : NO_DUPLICATION.getOrDefault(block, List.of())) {
             Port out = find(ports, d.out());
@@ -204,14 +239,26 @@ public final class ProveContract {
             props.add(new Property(lab, d.out() + (d.when() == null ? "" : " with " + d.when())
                     + ": transfers never outnumber those on " + String.join(" + ", d.ins())
                     + (d.slack() == 0 ? "" : " + " + d.slack())));
-            // 10 bits: far more transfers than a bounded check's depth; a wrap would need 512 of them
+            // 10 bits: far more transfers than a bounded check's depth. It saturates at its top instead of
+            // wrapping, so induction cannot start just below a wrap: a saturated balance is at most the true
+            // one, and a property of the smaller number implies it of the true one.
             b.append("  reg signed [9:0] ").append(bal).append(" = ").append(d.slack())
-                    .append(";\n  wire signed [9:0] ").append(bal).append("_next = ").append(bal);
-            for (Port in : ins) b.append(" + ").append(in.fire());
-            b.append(" - ").append(outFire).append(";\n");
+                    .append(";\n  wire signed [10:0] ").append(bal).append("_sum = ").append(bal);
+            // each fire as a signed 0 or 1: one unsigned operand would make Verilog zero-extend the balance
+            for (Port in : ins) b.append(" + $signed({1'b0, ").append(in.fire()).append("})");
+            b.append(" - $signed({1'b0, ").append(outFire).append("});\n");
+            b.append("  wire signed [9:0] ").append(bal).append("_next = ").append(bal)
+                    .append("_sum > 11'sd511 ? 10'sd511 : ").append(bal).append("_sum[9:0];\n");
             b.append("  always @(posedge clk) ").append(bal).append(" <= reset ? 10'sd").append(d.slack()).append(" : ")
                     .append(bal).append("_next;\n");
             guard(b, lab, "  always @* if (!reset) " + lab + ": assert(" + bal + "_next >= 0);\n");
+            if (d.held() != null) {
+                String cov = label(d.out(), "covers");
+                props.add(new Property(cov, d.out() + ": the balance covers what the block holds (" + d.held() + ")"));
+                b.append("  wire [9:0] ").append(bal).append("_held = ").append(d.held()).append(";\n");
+                guard(b, cov, "  always @* if (!reset) " + cov + ": assert(" + bal + " >= $signed(" + bal
+                        + "_held));\n");
+            }
         }
         for (Answered a : ANSWERED.getOrDefault(block, List.of())) {
             Port in = find(ports, a.in());

@@ -14,6 +14,11 @@ import nicsim.sim.Simulator;
  * it can run in either of two ways with the same results: at each head's instant in one simulator
  * ({@link #immediate}, every port in that simulator), or in steps ({@link #exchange}) between windows
  * of simulated time in which each port's simulator ran apart from the others.
+ *
+ * <p>Across processes ({@link #runAcross}) every process runs a copy of the switch: between windows the
+ * processes gather every port's new packets ({@link ArrivalCodec}), so each copy takes the same packets
+ * in the same order and keeps the same downlink state, and each schedules only what is due to its own
+ * ports and counts only its own ports' packets (so the processes' counters add up to one process's).
  */
 public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     /** What the switch does with a packet (faults are drawn as it leaves its port). */
@@ -41,6 +46,8 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      */
     private final java.util.Map<Integer, java.util.TreeSet<Integer>> mft = new java.util.TreeMap<>();
     private boolean apart;
+    private nicsim.sim.Peers peers; // across processes: the others (null: every port in this process)
+    private boolean[] local; // across processes: by LID - 1, whether this process runs the port
 
     FabricSwitch(Fabric f, Simulator sim) {
         this.f = f;
@@ -91,6 +98,19 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     /** From now on ports run apart in windows; {@link #exchange} moves packets between them. */
     public void runApart() { apart = true; }
 
+    /**
+     * As {@link #runApart()}, this process running only the ports {@code local} says (by LID), the others'
+     * ports run by {@code peers}, each with a copy of this switch.
+     */
+    public void runAcross(nicsim.sim.Peers peers, java.util.function.IntPredicate local) {
+        runApart();
+        this.peers = peers;
+        this.local = new boolean[f.ports.size()];
+        for (int lid = 1; lid <= this.local.length; lid++) this.local[lid - 1] = local.test(lid);
+    }
+
+    private boolean mine(int lid) { return local == null || local[lid - 1]; }
+
     void arrive(Arrival a) {
         if (apart) {
             f.ports.get(a.srcLid() - 1).outbox.add(a); // only the sender's own thread touches its outbox
@@ -108,18 +128,43 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      * sooner than a window later.
      */
     @Override public void exchange(long windowStart) {
-        for (Fabric.PortState port : f.ports) {
-            pending.addAll(port.outbox);
-            port.outbox.clear();
-        }
+        if (peers == null) collect();
+        else for (Fabric.PortState port : f.ports)
+            if (!port.outbox.isEmpty()) throw new IllegalStateException("port " + port.lid + " sent "
+                    + port.outbox.size() + " packets after the window's start was agreed (across processes)");
         takeUntil(windowStart + f.propagation);
     }
 
-    /** The first window start whose exchange has a packet to act on. */
+    /** The first window start whose exchange has a packet to act on (across processes: as this copy knows it). */
     @Override public long nextStart() {
+        collect();
         long t = pending.isEmpty() ? Long.MAX_VALUE : pending.peek().headAt();
-        for (Fabric.PortState port : f.ports) for (Arrival a : port.outbox) t = Math.min(t, a.headAt());
         return t == Long.MAX_VALUE ? t : t - f.propagation + 1;
+    }
+
+    /**
+     * Takes what the ports sent since the last look into the switch's queue. Across processes it is
+     * collective: every process sends its ports' packets to every other. Both callers run between windows,
+     * and a window's start is always asked for ({@link #nextStart}) before the window, so the exchange
+     * itself finds nothing new to send (and across processes gathers nothing: one collective a window).
+     */
+    private void collect() {
+        if (peers == null) {
+            for (Fabric.PortState port : f.ports) {
+                pending.addAll(port.outbox);
+                port.outbox.clear();
+            }
+            return;
+        }
+        java.util.List<Arrival> mine = new java.util.ArrayList<>();
+        for (Fabric.PortState port : f.ports) {
+            // another process's port sends here only in the setup every process repeats: its owner sends it
+            if (mine(port.lid)) mine.addAll(port.outbox);
+            port.outbox.clear();
+        }
+        byte[][] all = peers.allGather(ArrivalCodec.encode(mine));
+        for (int r = 0; r < all.length; r++)
+            pending.addAll(r == peers.rank() ? mine : ArrivalCodec.decode(all[r]));
     }
 
     private void takeUntil(long horizon) {
@@ -128,36 +173,40 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
 
     private void take(Arrival a) {
         Packet p = a.p();
-        packets.inc();
-        bytes.add(a.bytes());
-        if (a.waited() >= 0) {
-            waits.inc();
-            waitPicos.add(a.waited());
+        boolean counts = mine(a.srcLid());
+        if (counts) {
+            packets.inc();
+            bytes.add(a.bytes());
+            if (a.waited() >= 0) {
+                waits.inc();
+                waitPicos.add(a.waited());
+            }
         }
         long atSwitch = (f.cutThrough ? a.headAt() : a.tailAt()) + f.switchLatency;
         long tailAtSwitch = a.tailAt() + f.switchLatency;
         long freed; // when its bytes leave the switch's input buffer
-        java.util.List<Integer> to = destinations(p, a.srcLid());
+        java.util.List<Integer> to = destinations(p, a.srcLid(), counts);
         if (to.isEmpty()) {
-            unroutable.inc();
+            if (counts) unroutable.inc();
             freed = tailAtSwitch;
         } else if (a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT) {
-            (a.fate() == Fate.DROP ? dropped : corrupted).inc();
+            if (counts) (a.fate() == Fate.DROP ? dropped : corrupted).inc();
             freed = tailAtSwitch;
         } else {
             if (a.fate() == Fate.REORDER) {
                 // held in the switch long enough for a few later packets to pass it
-                reordered.inc();
+                if (counts) reordered.inc();
                 long hold = 4 * f.serialization(a.bytes()) + f.switchLatency;
                 atSwitch += hold;
                 tailAtSwitch += hold;
             }
             freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes());
             if (a.fate() == Fate.DUPLICATE) {
-                duplicated.inc();
+                if (counts) duplicated.inc();
                 freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes());
             }
         }
+        if (!counts) return; // its credits are due to a port another process runs
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
         int lid = a.srcLid(), bytes = a.bytes();
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
@@ -169,12 +218,14 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      * one it came in on (IBA 18.2.4.3.3: a switch never sends a multicast packet back out its in-port; the
      * sender's adapter delivers to its own members itself). Empty: no route, the packet is dropped.
      */
-    private java.util.List<Integer> destinations(Packet p, int srcLid) {
+    private java.util.List<Integer> destinations(Packet p, int srcLid, boolean counts) {
         if (Packet.multicastLid(p.dlid())) {
-            multicast.inc();
             java.util.List<Integer> out = new java.util.ArrayList<>(multicastPorts(p.dlid()));
             out.remove(Integer.valueOf(srcLid));
-            multicastCopies.add(out.size());
+            if (counts) {
+                multicast.inc();
+                multicastCopies.add(out.size());
+            }
             return out;
         }
         return p.dlid() < 1 || p.dlid() > f.ports.size() ? java.util.List.of() : java.util.List.of(p.dlid());
@@ -196,6 +247,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         Fabric.PortState dst = f.ports.get(lid - 1);
         long start = Math.max(atSwitch, dst.downFree), end = Math.max(start + f.serialization(bytes), tailAtSwitch);
         dst.downFree = end;
+        if (!mine(dst.lid)) return end; // delivered by the process that runs the port
         long headersIn = start + f.serialization(p.headerBytes()) + f.propagation;
         long payloadIn = Math.max(headersIn, end - f.serialization(Packet.trailerBytes()) + f.propagation);
         // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once whole

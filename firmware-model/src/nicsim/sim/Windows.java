@@ -14,6 +14,10 @@ import java.util.concurrent.locks.LockSupport;
  * So the same inputs give the same events in every partition, whatever the number of threads.
  *
  * <p>Time skips ahead over stretches in which no partition has anything to do.
+ *
+ * <p>Across processes ({@link Peers}), each process runs its own share of the partitions: the ranks
+ * agree on every window's start (the least next event time of any rank's partitions and of the
+ * exchange) and on whether a condition holds, so every rank runs the same windows.
  */
 public final class Windows implements AutoCloseable {
     /** What crosses between partitions. */
@@ -30,6 +34,7 @@ public final class Windows implements AutoCloseable {
 
     private final List<Simulator> parts;
     private final Exchange exchange;
+    private final Peers peers; // null: every partition in this process
     private final long lookahead;
     private final int threads;
     private final List<Thread> helpers = new ArrayList<>();
@@ -48,6 +53,15 @@ public final class Windows implements AutoCloseable {
      * {@code lookahead} ps, run on {@code threads} threads (the caller's among them).
      */
     public Windows(List<Simulator> parts, Exchange exchange, long lookahead, int threads) {
+        this(parts, exchange, lookahead, threads, null);
+    }
+
+    /**
+     * As above, {@code parts} being this process's share of the partitions, the others' run by {@code peers}
+     * (null: none), the exchange joining them all.
+     */
+    public Windows(List<Simulator> parts, Exchange exchange, long lookahead, int threads, Peers peers) {
+        this.peers = peers;
         if (lookahead <= 0) throw new IllegalArgumentException("lookahead " + lookahead + " ps must be positive");
         if (threads < 1) throw new IllegalArgumentException("threads " + threads + " must be >= 1");
         this.parts = List.copyOf(parts);
@@ -94,7 +108,7 @@ public final class Windows implements AutoCloseable {
         }
         long end = now;
         for (Simulator s : parts) end = Math.max(end, s.now());
-        return end;
+        return peers == null ? end : peers.max(end);
     }
 
     /**
@@ -103,7 +117,7 @@ public final class Windows implements AutoCloseable {
      */
     public void runUntil(java.util.function.BooleanSupplier done, long limitPicos) {
         long deadline = Math.addExact(now, limitPicos);
-        while (!done.getAsBoolean()) {
+        while (!holds(done)) {
             long next = nextWork();
             if (next == Long.MAX_VALUE) throw new IllegalStateException("simulation went idle at " + now
                     + " ps before the condition held");
@@ -116,7 +130,13 @@ public final class Windows implements AutoCloseable {
     private long nextWork() {
         long next = exchange.nextStart();
         for (Simulator s : parts) next = Math.min(next, s.nextEventTime());
-        return next;
+        return peers == null ? next : peers.min(next);
+    }
+
+    /** Whether {@code done} holds (across processes: on every rank, each looking at its own partitions). */
+    private boolean holds(java.util.function.BooleanSupplier done) {
+        boolean d = done.getAsBoolean();
+        return peers == null ? d : peers.all(d);
     }
 
     /** One window from {@code start}: events before start + lookahead (and not after {@code last}) run. */

@@ -18,6 +18,11 @@ import nicsim.sim.Windows;
  * simulator of its own and they run side by side in windows ({@link Windows}) on several threads,
  * with the same results for any number of threads. Apart, a program looks at the hosts only between
  * windows, so programs that react to each completion run on each host ({@link #onMemoryWrite}).
+ *
+ * <p>Across processes ({@link #across}) every process builds every host (a program's setup runs on each
+ * host's own simulator, the same in every process), but runs in windows only its own share of them
+ * ({@link #isLocal}): a contiguous block of nodes per rank. What a program learns of the run must then
+ * come from the hosts it runs, combined through {@link #peers()}.
  */
 public final class World implements AutoCloseable {
     /** The simulator of every host, or apart the switch's; its counters are every host's. */
@@ -29,6 +34,8 @@ public final class World implements AutoCloseable {
     private final Runnable[] writeHooks; // per host: told of every write to its memory
     private final List<Simulator> partitions = new ArrayList<>();
     private final Windows windows; // null: one simulator
+    private final nicsim.sim.Peers peers; // across processes: the others (null: every host in this process)
+    private final List<Simulator> local = new ArrayList<>(); // the partitions this process runs
     public final long seed;
 
     public World(int nodes, Profile profile, long seed, Faults faults) {
@@ -48,12 +55,30 @@ public final class World implements AutoCloseable {
     /** Hosts in simulators of their own, run apart in windows on {@code threads} threads (see the class comment). */
     public static World apart(int nodes, Profile profile, long seed, Faults faults, int threads) {
         if (threads < 1) throw new IllegalArgumentException("--threads " + threads + " must be >= 1");
-        return new World(nodes, profile, seed, faults, i -> profile, threads);
+        return new World(nodes, profile, seed, faults, i -> profile, threads, null);
+    }
+
+    /**
+     * As {@link #apart}, the hosts spread over the processes of {@code peers} (rank r runs the nodes
+     * i with i * size / nodes = r, a contiguous block), each process on {@code threads} threads.
+     */
+    public static World across(int nodes, Profile profile, long seed, Faults faults, int threads,
+            nicsim.sim.Peers peers) {
+        if (threads < 1) throw new IllegalArgumentException("--threads " + threads + " must be >= 1");
+        if (peers.size() > nodes) throw new IllegalArgumentException("ranks " + peers.size() + " must be at most the "
+                + nodes + " nodes (each rank runs at least one host)");
+        return new World(nodes, profile, seed, faults, i -> profile, threads, peers);
     }
 
     private World(int nodes, Profile profile, long seed, Faults faults,
             java.util.function.IntFunction<Profile> nodeProfile, int threads) {
+        this(nodes, profile, seed, faults, nodeProfile, threads, null);
+    }
+
+    private World(int nodes, Profile profile, long seed, Faults faults,
+            java.util.function.IntFunction<Profile> nodeProfile, int threads, nicsim.sim.Peers peers) {
         if (nodes < 1) throw new IllegalArgumentException("nodes " + nodes + " must be >= 1");
+        this.peers = peers;
         this.profile = profile;
         this.seed = seed;
         this.sim = new Simulator(new nicsim.sim.Counters());
@@ -69,11 +94,29 @@ public final class World implements AutoCloseable {
         if (threads == 0) {
             windows = null;
             partitions.subList(1, partitions.size()).clear();
-        } else {
+            local.addAll(partitions);
+        } else if (peers == null) {
             fabric.fabricSwitch().runApart();
+            local.addAll(partitions);
             windows = new Windows(partitions, fabric.fabricSwitch(), fabric.lookahead(), threads);
+        } else {
+            for (int i = 0; i < nodes; i++) if (isLocal(i)) local.add(partitions.get(i));
+            fabric.fabricSwitch().runAcross(peers, lid -> isLocal(lid - 1));
+            windows = new Windows(local, fabric.fabricSwitch(), fabric.lookahead(), threads, peers);
         }
     }
+
+    /** Whether this process runs node {@code node} (always, but across processes). */
+    public boolean isLocal(int node) {
+        if (peers == null) return true;
+        return (int) ((long) node * peers.size() / hosts.size()) == peers.rank();
+    }
+
+    /** The other processes of a run across processes; null when every host runs in this one. */
+    public nicsim.sim.Peers peers() { return peers; }
+
+    /** The simulators this process runs (every one, but across processes). */
+    public List<Simulator> localPartitions() { return List.copyOf(local); }
 
     private void watchWrites(Host h) {
         int node = h.index;
@@ -134,8 +177,8 @@ public final class World implements AutoCloseable {
     public long now() {
         if (windows == null) return sim.now();
         long t = windows.now();
-        for (Simulator s : partitions) t = Math.max(t, s.now());
-        return t;
+        for (Simulator s : local) t = Math.max(t, s.now());
+        return peers == null ? t : peers.max(t); // across processes: a collective call
     }
 
     public void runFor(long picos) {

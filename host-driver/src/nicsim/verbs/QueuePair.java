@@ -102,12 +102,14 @@ public final class QueuePair extends VerbsObject {
         this.recvCq = target || initiator || dci ? null : a.recvCq();
         this.maxSendSge = Math.max(1, a.maxSendSge());
         this.maxRecvSge = Math.max(1, a.maxRecvSge());
-        this.maxInline = a.maxInlineData();
         this.sqSigAll = a.sqSigAll();
         // the largest WQE this QP can post: ctrl, address vector (UD), remote address, atomic, then data or inline
-        int body = Math.max(maxSendSge * 16, (maxInline + 4 + 15) / 16 * 16);
-        int wqeBytes = 16 + (type == QpType.UD ? 48 : 16 + 16) + (initiator ? 16 : 0) + (dci ? 48 : 0) + body;
-        int bbsPerWqe = (wqeBytes + 63) / 64;
+        int body = Math.max(maxSendSge * 16, (a.maxInlineData() + 4 + 15) / 16 * 16);
+        int overhead = 16 + (type == QpType.UD ? 48 : 16 + 16) + (initiator ? 16 : 0) + (dci ? 48 : 0);
+        int bbsPerWqe = (overhead + body + 63) / 64;
+        // as mlx5: the inline data such a WQE holds (its inline segment's 4-byte header after the overhead), at least
+        // what was asked, at most the device's limit; a QP that sends nothing has none
+        this.maxInline = target || dct ? 0 : (int) Math.min(caps.maxInline(), bbsPerWqe * 64 - overhead - 4);
         this.maxSendWr = a.maxSendWr();
         this.sq = new SendRing(driver, ctx.uar, Integer.highestOneBit(Math.max(2, maxSendWr * bbsPerWqe - 1)) << 1, maxSendWr);
         this.maxRecvWr = target || initiator || dcType != null ? 0 : a.maxRecvWr(); // XRC QPs receive through XRC SRQs only, a DCT through its SRQ

@@ -39,6 +39,9 @@ final class PairClient {
         w.onMemoryWrite(c.node, this::written);
     }
 
+    /** The writer's node. */
+    int node() { return c.node; }
+
     boolean finished() { return completed >= iters || !errors.isEmpty(); }
 
     /** Its host's memory was written (not by its own look): it looks once more at this instant. */

@@ -39,7 +39,9 @@ case class CqeWriter(cfg: Config) extends Component {
     val pi, ci = UInt(24 bits)
   }
   val cqs = Vec.fill(n)(Reg(Cq()))
-  for (c <- cqs) c.valid.init(False)
+  // valid and armed reset to the twin's new Cq(): no CQ, none armed. armed is read only through a valid CQ, so its
+  // reset value changes nothing the ports show; it gives a proof a known start state (docs/blocks.md, "Proving")
+  for (c <- cqs) { c.valid.init(False); c.armed.init(False) }
 
   val outValid = Reg(Bool()) init (False)
   val outReg = Reg(new Write64Payload)

@@ -316,6 +316,8 @@ final class CmExchange {
         CmId l = cm.listener(node, ps, port, dstIp, (h.get(1) & 0xf0) == 0x60);
         if (l != null && l.ud() != ud) l = null;
         if (l == null || l.backlogLeft <= 0) {
+            if (RdmaCm.DEBUG) cm.log.printf("CM node %d refuses a REQ for port space 0x%x, port %d, IPv%d: %s%n",
+                    node, ps, port, (h.get(1) & 0xf0) == 0x60 ? 6 : 4, l == null ? "no listener" : "its backlog is full");
             refuse(node, from, m, l == null);
             return;
         }

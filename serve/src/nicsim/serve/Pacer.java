@@ -41,8 +41,11 @@ final class Pacer {
     private final RdmaCm cm;
     long advances, graceAdvances, awayAdvances;
 
-    /** What a program is doing, as far as the simulated time is concerned. */
-    enum Activity { RUNS, IN_VERB, ASLEEP, SPINS, GRACED }
+    /**
+     * What a program is doing, as far as the simulated time is concerned. CUT: it waits in a verb while another of
+     * its threads acts ({@link #ranBeside}), so its waits end as they stand before time moves.
+     */
+    enum Activity { RUNS, IN_VERB, ASLEEP, SPINS, GRACED, CUT }
 
     Pacer(World world, long graceMillis, RdmaCm cm) {
         this.world = world;
@@ -82,6 +85,11 @@ final class Pacer {
                 case ASLEEP -> step.away = true;
                 case GRACED -> { step.graced = true; step.away = true; }
                 case SPINS -> spinners.put(p, p.memoryWrites());
+                case CUT -> { // every wait is answered as it stands (a poll: empty), and time holds
+                    step.kind = Step.CUT;
+                    answer.accept(true);
+                    return;
+                }
             }
         }
         if (inVerb && clockReadings(programs)) { // readings first, at this moment, before anything moves
@@ -111,12 +119,12 @@ final class Pacer {
 
     /**
      * One look at the programs, as serve --record keeps it and a replay does it again: time held (HELD), clock
-     * readings answered (CLOCK), or the simulation stepped {@code steps} events from {@code from} to {@code to} ps
-     * (RUN); what the look found ({@code graced}, {@code away}: for the counters); whether it threw (a fault while
-     * time moved).
+     * readings answered (CLOCK), the simulation stepped {@code steps} events from {@code from} to {@code to} ps
+     * (RUN), or every open wait answered as it stands, time held (CUT, {@link Activity#CUT}); what the look found
+     * ({@code graced}, {@code away}: for the counters); whether it threw (a fault while time moved).
      */
     static final class Step {
-        static final int HELD = 0, CLOCK = 1, RUN = 2;
+        static final int HELD = 0, CLOCK = 1, RUN = 2, CUT = 3;
         int kind = HELD;
         boolean quiet, graced, away, threw;
         long until, steps, from, to;
@@ -131,6 +139,10 @@ final class Pacer {
         if (step.kind == Step.HELD) return;
         if (step.kind == Step.CLOCK) {
             clockReadings(programs);
+            return;
+        }
+        if (step.kind == Step.CUT) {
+            answer.accept(true);
             return;
         }
         Step again = new Step();
@@ -243,6 +255,7 @@ final class Pacer {
         List<ProcThreads.Thread> threads = ProcThreads.of(p.pid);
         if (threads == null) return byGrace(p, now);
         int running = 0, inWait = 0;
+        List<ProcThreads.Thread> elsewhere = null; // asleep outside the verbs they wait in
         for (ProcThreads.Thread t : threads) {
             if (t.asleep()) {
                 PciDevice d = p.devices.get(t.readingFd());
@@ -255,7 +268,11 @@ final class Pacer {
                 // waiting for an RDMA CM event, as for an event file: away from verbs, unless one is there to read
                 var cmFile = s == null ? p.cmFiles.get(t.readingFd()) : null;
                 if (cmFile != null && cmFile.getAsBoolean()) return Activity.RUNS;
-                if (s == null) continue; // asleep outside verbs
+                if (s == null) { // asleep outside verbs
+                    if (elsewhere == null) elsewhere = new ArrayList<>(4);
+                    elsewhere.add(t);
+                    continue;
+                }
                 if (s.waits.waiting() == null) return Activity.RUNS; // a request on its way, or its answer not yet read
                 inWait++;
             } else if (t.state() != 'Z' && t.state() != 'X') {
@@ -263,6 +280,10 @@ final class Pacer {
             }
         }
         int open = p.openWaits();
+        if (ranBeside(p, open, elsewhere)) return Activity.CUT;
+        // a thread runs beside a wait while an event waits to be read: woken by it (on a busy machine it may not have
+        // had a CPU yet), not spinning; the wait is answered so that no lock its poller holds keeps the reader off
+        if (running > 0 && open > 0 && p.eventsPending()) return Activity.CUT;
         if (running > Math.max(0, open - inWait)) {
             // a C driver on the PCI face lets time move only through its WAITs (docs/device.md): while it
             // computes, time holds, however long, so its runs repeat whatever CPU it gets
@@ -276,6 +297,38 @@ final class Pacer {
         // moves only through the driver's WAITs and MMIO reads, so its run repeats to the picosecond
         if (open == 0 && p.drivesFunction()) return Activity.RUNS;
         return open > 0 ? Activity.IN_VERB : Activity.ASLEEP;
+    }
+
+    /**
+     * Whether, while {@code p} waits in a verb ({@code open} waits), another of its threads, asleep now
+     * ({@code elsewhere}, or null), ran since the last look: it was not asleep then, or has had a CPU since. A wait
+     * lets simulated time move as though its thread polled without pause, which is true only while the rest of the
+     * program holds still. A real poll comes back at once, empty, and the poller then sees what the other threads
+     * did (an event they queued in the program's memory, dapl's connection request for its main thread) and lets go
+     * of the locks it held (the provider's context lock, which dapl's CM thread wants to answer a DISCONNECTED
+     * event): so the program's waits are answered as they stand (CUT) before time moves, and a server about to act
+     * is not overtaken by its peer's timeout. Once per time the others run and the program made a request that
+     * was not left open: then time moves as before.
+     */
+    private static boolean ranBeside(Program p, int open, List<ProcThreads.Thread> elsewhere) {
+        boolean acted = p.acts != p.actsSeen;
+        p.actsSeen = p.acts;
+        if (open == 0 || elsewhere == null) {
+            p.asleepRuns.clear(); // nothing waits in a verb to be told: what the others did is seen anyway
+            return false;
+        }
+        java.util.Map<Integer, Long> before = new java.util.HashMap<>(p.asleepRuns);
+        p.asleepRuns.clear();
+        boolean ran = false;
+        for (ProcThreads.Thread t : elsewhere) {
+            long runs = ProcThreads.timesRun(p.pid, t.tid());
+            p.asleepRuns.put(t.tid(), runs);
+            Long then = before.get(t.tid());
+            if (then == null || then != runs) ran = true;
+        }
+        // and it did something serve saw (a CM command, a verb answered): threads that only take turns polling one
+        // context (Open MPI's openib, each waiting for the lock the other holds in its poll) let time move
+        return ran && acted;
     }
 
     /** Where /proc cannot say: a verb left open waits; otherwise the grace time tells. */

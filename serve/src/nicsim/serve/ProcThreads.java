@@ -18,8 +18,11 @@ import java.util.List;
 final class ProcThreads {
     private ProcThreads() {}
 
-    /** One thread: its state letter (R, S, D, T, t, Z...) and, asleep in a read of a file, that file's number (else -1). */
-    record Thread(char state, int readingFd) {
+    /**
+     * One thread: its id, its state letter (R, S, D, T, t, Z...) and, asleep in a read of a file, that file's number
+     * (else -1).
+     */
+    record Thread(int tid, char state, int readingFd) {
         boolean asleep() { return state == 'S'; }
     }
 
@@ -50,11 +53,26 @@ final class ProcThreads {
      * time move under it).
      */
     private static Thread thread(Path t) throws IOException {
+        int tid = Integer.parseInt(t.getFileName().toString());
         String stat = Files.readString(t.resolve("stat"));
         char state = stat.charAt(stat.lastIndexOf(')') + 2);
-        if (state != 'S') return new Thread(state, -1);
+        if (state != 'S') return new Thread(tid, state, -1);
         String syscall = Files.readString(t.resolve("syscall"));
-        return syscall.startsWith("running") ? new Thread('R', -1) : new Thread(state, readingFd(syscall));
+        return syscall.startsWith("running") ? new Thread(tid, 'R', -1) : new Thread(tid, state, readingFd(syscall));
+    }
+
+    /**
+     * How many times thread {@code tid} of process {@code pid} has been given a CPU (the third figure of its
+     * schedstat), or -1 when it cannot be read: a thread whose count has not moved has not run since.
+     */
+    static long timesRun(int pid, int tid) {
+        try {
+            String[] f = Files.readString(Path.of("/proc", Integer.toString(pid), "task", Integer.toString(tid),
+                    "schedstat")).trim().split(" ");
+            return f.length < 3 ? -1 : Long.parseLong(f[2]);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 
     /** The file a sleeping thread reads, from its /proc syscall line ("nr arg0 arg1 ... sp pc"), or -1. */

@@ -26,6 +26,13 @@ final class Program {
     /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
     long lastRequestNanos = System.nanoTime();
     boolean answered;
+    /**
+     * Its threads asleep outside verbs at the last look while it waited in one, and how often each had had a CPU
+     * then (Pacer: whether they ran since).
+     */
+    final java.util.Map<Integer, Long> asleepRuns = new java.util.HashMap<>(4);
+    /** Its requests not left open (each one something it did that serve saw), and their count at the last look. */
+    long acts, actsSeen;
     /** Since its last request, a wall time and its CPU time then (-1: not looked yet), to tell spinning from sleeping. */
     long watchWall = -1, watchCpu;
 
@@ -36,6 +43,7 @@ final class Program {
 
     /** A request of this program came; {@code waits}: it was left open (a poll that found nothing). */
     void requested(boolean waits) {
+        if (!waits) acts++;
         lastRequestNanos = System.nanoTime();
         answered = !waits;
         watchWall = -1;
@@ -68,6 +76,13 @@ final class Program {
         for (Session s : sessions) if (s.waits.waiting() != null) n++;
         for (PciDevice d : devices.values()) if (d.waiting()) n++;
         return n;
+    }
+
+    /** Whether an event waits to be read in one of its files: an rdma_cm file, a completion channel, its async file. */
+    boolean eventsPending() {
+        for (var f : cmFiles.values()) if (f.getAsBoolean()) return true;
+        for (Session s : sessions) if (s.events.pending()) return true;
+        return false;
     }
 
     /** Whether nothing of it is attached any more: no device context, no rdma_cm file. */

@@ -43,6 +43,8 @@ final class RdmaCm implements AutoCloseable {
         final Connection commands;
         Connection events;
         final ArrayDeque<Pending> queue = new ArrayDeque<>();
+        /** Whether an event waits to be read: what the program's entry for this file ({@link Program#cmFiles}) says. */
+        final java.util.function.BooleanSupplier pending = () -> !queue.isEmpty();
 
         Channel(int number, int node, int fd, Program program, Connection commands) {
             this.number = number;
@@ -148,7 +150,7 @@ final class RdmaCm implements AutoCloseable {
         Channel ch = new Channel(nextChannel++, node, fd, p, c);
         channels.put(ch.number, ch);
         byCommands.put(c, ch);
-        p.cmFiles.put(fd, () -> !ch.queue.isEmpty());
+        p.cmFiles.put(fd, ch.pending);
         return new Wire.Out(new WireLayout.Opened(ch.number));
     }
 
@@ -178,7 +180,9 @@ final class RdmaCm implements AutoCloseable {
         if (ch.events != null) ch.events.close();
         channels.remove(ch.number);
         for (CmId id : List.copyOf(ids.values())) if (id.channel == ch) destroy(id);
-        ch.program.cmFiles.remove(ch.fd);
+        // a file closed and another opened at once can share a number, and their connections' ends and starts
+        // reach serve in either order: only this file's own entry goes
+        ch.program.cmFiles.remove(ch.fd, ch.pending);
         programLeft.accept(ch.program);
     }
 

@@ -85,6 +85,12 @@ final class RunCommand implements Callable<Integer> {
             + "waveforms, timelines and RTL in the loop keep one simulator)")
     Integer threads;
 
+    @Option(names = "--mpi", description = "spread the hosts over the processes of the mpirun that started this one "
+            + "(pairs_write_bw): each rank runs a block of the nodes apart on --threads threads, the windows' packets "
+            + "exchanged through Open MPI; "
+            + "rank 0 prints what one process would (docs/architecture.md#across-processes)")
+    boolean mpi;
+
     @Option(names = "--seed", defaultValue = "1", description = "seed of every random choice (data, faults; default: ${DEFAULT-VALUE})")
     long seed = 1;
 
@@ -109,7 +115,7 @@ final class RunCommand implements Callable<Integer> {
         for (String w : workloads)
             if (!Workloads.NAMES.contains(w))
                 throw new IllegalArgumentException("workload '" + w + "' unknown; accepted: " + String.join(", ", Workloads.NAMES));
-        if (nodes < 2 || nodes > 256) throw new IllegalArgumentException("--nodes " + nodes + " must be 2..256");
+        if (nodes < 2 || nodes > 1024) throw new IllegalArgumentException("--nodes " + nodes + " must be 2..1024");
         if (threads != null && (threads < 1 || threads > 1024)) throw new IllegalArgumentException("--threads " + threads + " must be 1..1024");
         if (qps < 1 || qps > 10_000) throw new IllegalArgumentException("--qps " + qps + " must be 1..10000");
         if (size != null && (size < 1 || size > (8 << 20)))
@@ -134,6 +140,20 @@ final class RunCommand implements Callable<Integer> {
                 .withIters(iters != null ? iters : 0).withQps(qps).withMtu(m)
                 .withTxDepth(txDepth).withMrs(mrs).withScatterToCqe(scatterToCqe).withUd(connection.equals("UD"));
         if (!rtlBlocks.isEmpty()) Cluster.builder().rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
+        nicsim.sim.Peers peers = mpi ? Ranks.start(workloads, rtlBlocks, wave, timeline) : null;
+        ranks = peers;
+        int failures = 0;
+        try {
+            failures = runAll(p, o, f, rtlBlocks);
+        } finally {
+            if (peers != null) failures = Ranks.finish(peers, failures);
+        }
+        return failures == 0 ? 0 : 1;
+    }
+
+    private nicsim.sim.Peers ranks; // --mpi: the processes the hosts are spread over
+
+    private int runAll(Profile p, Options o, Faults f, Set<String> rtlBlocks) throws Exception {
         int failures = 0;
         for (String name : workloads) {
             if (rtlBlocks.isEmpty()) { failures += runOne(name, p, o, f, rtlBlocks).ok() ? 0 : 1; continue; }
@@ -145,7 +165,7 @@ final class RunCommand implements Callable<Integer> {
             Result rtlRun = runOne(name, p, o, f, rtlBlocks);
             failures += sideBySide(name, model, rtlRun, modelStages, lastStages) ? 0 : 1;
         }
-        return failures == 0 ? 0 : 1;
+        return failures;
     }
 
     private Map<String, Double> lastStages = Map.of();
@@ -171,6 +191,7 @@ final class RunCommand implements Callable<Integer> {
         int apart = name.equals("pairs_write_bw") && rtlBlocks.isEmpty() && wave == null && timeline == null
                 ? (threads != null ? threads : Runtime.getRuntime().availableProcessors()) : 0;
         try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).threads(apart)
+                .peers(ranks)
                 .ownRtl(rtlBlocks.isEmpty() ? java.util.Map.of() : Observe.ownRtl(rtl)).build()) {
             return runOne(name, p, o, f, cluster);
         }
@@ -200,19 +221,36 @@ final class RunCommand implements Callable<Integer> {
             out.printf("RTL in the loop (node 0): %s edges exchanged, every output wire equal to the Java twin's%n", cluster.rtlEdges());
         counters(out, world);
         long edges = 0, coasted = 0;
-        for (nicsim.sim.Simulator s : world.partitions())
+        for (nicsim.sim.Simulator s : world.localPartitions())
             for (nicsim.sim.ClockDomain d : s.clockDomains()) { edges += d.edgesRun(); coasted += d.edgesCoasted(); }
-        if (world.isApart())
+        if (ranks != null) {
+            edges = ranks.sum(edges);
+            coasted = ranks.sum(coasted);
+        }
+        long simulated = world.now();
+        if (ranks != null) {
+            nicsim.sim.TimedPeers timed = (nicsim.sim.TimedPeers) ranks;
+            long windows = Math.max(1, world.windows());
+            out.printf("hosts ran apart in %,d windows of %.0f ns on %d ranks x %d threads (rank 0: %.2f s in %,d "
+                    + "collectives, %.1f us a window, waits for the other ranks included)%n", world.windows(),
+                    world.fabric.lookahead() / 1e3,
+                    ranks.size(), world.threads(), timed.nanos() / 1e9, timed.calls(), timed.nanos() / 1e3 / windows);
+        }
+        else if (world.isApart())
             out.printf("hosts ran apart in %,d windows of %.0f ns on %d threads%n", world.windows(), world.fabric.lookahead() / 1e3, world.threads());
-        out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx; %,d clock edges, %,d of them coasted)%n", world.now() / 1e6, wall,
-                wall / Math.max(1e-12, world.now() / 1e12), edges, coasted);
+        out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx; %,d clock edges, %,d of them coasted)%n", simulated / 1e6, wall,
+                wall / Math.max(1e-12, simulated / 1e12), edges, coasted);
         if (vcd != null) out.println("waveform of node 0's " + Observe.WAVE_BLOCKS + " ports: " + wave.toAbsolutePath()
                 + "\n  open it with: gtkwave " + nicsim.wave.GtkwSave.beside(wave));
         if (timeline != null) {
             Observe.writeTimeline(trace, timeline);
             out.println("timeline (open it in ui.perfetto.dev): " + timeline.toAbsolutePath());
         }
-        for (var h : world.hosts()) for (Object e : h.adapter.errors()) out.println("adapter " + h.index + " reported: " + e);
+        List<String> reported = new ArrayList<>();
+        for (var h : world.hosts())
+            if (world.isLocal(h.index))
+                for (Object e : h.adapter.errors()) reported.add("adapter " + h.index + " reported: " + e);
+        for (String e : ranks != null ? ranks.gather(reported) : reported) out.println(e);
         if (!r.ok()) {
             r.errors().stream().limit(20).forEach(e -> out.println("ERROR: " + e));
             out.println(name + ": FAILED (" + r.errors().size() + " problems)");
@@ -241,7 +279,7 @@ final class RunCommand implements Callable<Integer> {
 
     /** The counters that moved: their total over all nodes, and each node's when there are few. */
     static void counters(PrintStream out, World world) {
-        var all = world.sim.counters();
+        var all = world.peers() != null ? Ranks.counters(world) : world.sim.counters();
         Map<String, Long> c = new java.util.TreeMap<>(all.snapshot());
         c.entrySet().removeIf(e -> e.getValue() == 0 || e.getKey().startsWith("host.cpu"));
         List<String> nodes = all.scopes().stream().filter(s -> !s.isEmpty()).toList();

@@ -16,8 +16,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Programs of Debian's verbs ecosystem that work on nicsim and no other test runs (docs/attach.md, "The
  * Debian verbs ecosystem"), each unchanged as Debian ships it: rdmacm-utils' rcopy (rsockets), fio's rdma
- * engine, libfabric's fi_pingpong over the verbs provider, and MPICH. fio, libfabric-bin and mpich are
- * not installed by scripts/ensure-tools.sh: without them their test is skipped, saying which is missing.
+ * engine, libfabric's fi_pingpong over the verbs provider, MPICH, and dapl2-utils' dapltest. fio, libfabric-bin,
+ * mpich and dapl2-utils are installed by scripts/ensure-tools.sh --rdma: without one, its test is skipped, saying
+ * which is missing.
  */
 class EcosystemTest {
     private Served served;
@@ -127,5 +128,32 @@ class EcosystemTest {
         assertTrue(out.contains("allreduce over 2 ranks; 0 wrong"), out);
         served.awaitReleased();
         MpiJobs.assertSentOverRc(served, 2);
+    }
+
+    @Test
+    void dapltestSendsAndReceivesOverRdmaCm() throws Exception {
+        assumeTrue(installed("dapltest"), "dapl2-utils is not installed (apt-get install dapl2-utils)");
+        // /etc/dat.conf names its interfaces ib0, ib1...: dapl's RDMA CM provider (libdaplofa) given each node's
+        // address instead, as a cluster's dat.conf names a host's IPoIB address
+        Path conf = Files.createTempDirectory("nicsim-dapl").resolve("dat.conf");
+        Files.writeString(conf, "ofa-v2-n1 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"127.77.0.2 0\" \"\"\n"
+                + "ofa-v2-n0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"127.77.0.1 0\" \"\"\n");
+        String env = "DAT_OVERRIDE=" + conf;
+        Run srv = listening("env", env, "dapltest", "-T", "S", "-D", "ofa-v2-n1");
+        // its control connection, then one for the test, which the server accepts after taking the first down
+        // while its main thread polls a CQ: the client's connect must not time out meanwhile (R10)
+        Run cli = Programs.start(served, 0, false, "env", env, "dapltest", "-T", "T", "-s", "127.77.0.2", "-D",
+                "ofa-v2-n0", "-i", "100", "-t", "1", "-w", "1", "client", "SR", "4096", "server", "SR", "4096");
+        int c = cli.await(120);
+        srv.process().destroyForcibly();
+        srv.await(30);
+        assertEquals(0, c, cli.output());
+        assertFalse(cli.output().contains("CONN_ERR") || cli.output().contains("UNREACHABLE"), cli.output()
+                + "\nserver:\n" + srv.output() + "\n--- serve:\n" + served.log());
+        // 100 SENDs of 4 KiB each way: dapltest checks every one and prints its figures only when all came
+        assertTrue(cli.output().contains("Total Send       :       0.40 MB"), cli.output());
+        assertTrue(cli.output().contains("Total Recv       :       0.40 MB"), cli.output());
+        assertTrue(served.world.sim.counters().scope("node1").get("Firmware.packets_out") >= 100,
+                "the SENDs went through node 1's adapter: " + served.world.sim.counters().scope("node1").snapshot());
     }
 }

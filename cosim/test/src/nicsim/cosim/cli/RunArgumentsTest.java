@@ -42,7 +42,7 @@ class RunArgumentsTest {
         refused("--qps", "0", "1..10000");
         refused("--mrs", "0", "1..100000");
         refused("--tx-depth", "0", "1..4096");
-        refused("--nodes", "0", "2..256");
+        refused("--nodes", "0", "2..1024");
         refused("--threads", "0", "1..1024");
     }
 
