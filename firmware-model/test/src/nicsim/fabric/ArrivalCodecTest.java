@@ -19,7 +19,9 @@ class ArrivalCodecTest {
     void everyFieldCrosses() {
         byte[] payload = new byte[300];
         for (int i = 0; i < payload.length; i++) payload[i] = (byte) (i * 7);
-        var a = new FabricSwitch.Arrival(packet(payload), 3, 11, 1_000, 5_000, 366, FabricSwitch.Fate.DUPLICATE, 250);
+        // a multicast packet's GRH crosses too; the other has none
+        Packet withGrh = packet(payload).withGrh(new Grh(0xFE80L << 48, 5, 0xFF12_401B_FFFFL << 16, 1, 3, 0xABCDE, 64));
+        var a = new FabricSwitch.Arrival(withGrh, 3, 11, 1_000, 5_000, 366, FabricSwitch.Fate.DUPLICATE, 250);
         var b = new FabricSwitch.Arrival(packet(null), 3, 12, 6_000, 6_500, 60, FabricSwitch.Fate.FORWARD, -1);
         List<FabricSwitch.Arrival> back = ArrivalCodec.decode(ArrivalCodec.encode(List.of(a, b)));
         assertEquals(2, back.size());
@@ -29,7 +31,7 @@ class ArrivalCodecTest {
         var p0 = back.get(0).p();
         var same = new Packet(p0.slid(), p0.dlid(), p0.op(), p0.destQp(), p0.srcQp(), p0.psn(), p0.ackReq(), p0.solicited(),
                 p0.va(), p0.rkey(), p0.dmaLength(), p0.swapAdd(), p0.compare(), p0.aeth(), p0.msn(), p0.atomicOrig(), p0.imm(),
-                p0.qkey(), payload, p0.transport(), p0.arrival(), p0.xrcSrqn(), p0.dcKey());
+                p0.qkey(), payload, p0.transport(), p0.arrival(), p0.xrcSrqn(), p0.dcKey(), p0.grh());
         assertEquals(a, new FabricSwitch.Arrival(same, back.get(0).srcLid(), back.get(0).seq(), back.get(0).headAt(),
                 back.get(0).tailAt(), back.get(0).bytes(), back.get(0).fate(), back.get(0).waited()));
         assertEquals(b, back.get(1));
