@@ -77,7 +77,9 @@
 #define NICSIM_QUERY_HCA_CAP_OUT_DM_BASE 16
 #define NICSIM_QUERY_HCA_CAP_OUT_BF_SIZE 17
 #define NICSIM_QUERY_HCA_CAP_OUT_MAX_PAGE_SHIFT 18
-#define NICSIM_QUERY_HCA_CAP_OUT_WORDS 19
+#define NICSIM_QUERY_HCA_CAP_OUT_SM_LID 19
+#define NICSIM_QUERY_HCA_CAP_OUT_NODE_GUID 20
+#define NICSIM_QUERY_HCA_CAP_OUT_WORDS 21
 #define NICSIM_CMD_INIT_HCA 0x102
 #define NICSIM_INIT_HCA_IN_EQ_ADDR 0
 #define NICSIM_INIT_HCA_IN_EQ_LOG_SIZE 1
@@ -360,6 +362,8 @@
 #define NICSIM_QPT_XRC_SEND 9
 #define NICSIM_QPT_XRC_RECV 0xa
 #define NICSIM_QPT_DRIVER 0xff
+#define NICSIM_QPT_SMI 0
+#define NICSIM_QPT_GSI 1
 #define NICSIM_QPS_RESET 0
 #define NICSIM_QPS_INIT 1
 #define NICSIM_QPS_RTR 2
@@ -492,6 +496,7 @@ static inline int nicsim_status_to_errno(int status) {
 #define NICSIM_SYNDROME_UMR_NOT_SUPPORTED 52
 #define NICSIM_SYNDROME_OUT_OF_KLMS 53
 #define NICSIM_SYNDROME_OBJECTS_LEFT 54
+#define NICSIM_SYNDROME_SPECIAL_QP_TAKEN 55
 
 /* a command syndrome's name */
 static inline const char *nicsim_syndrome_str(unsigned syndrome) {
@@ -509,7 +514,7 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 		"BAD_MW_TYPE", "UNKNOWN_XRCD", "OUT_OF_XRCDS", "XRCD_IN_USE",
 		"XRC_SRQ_MISUSE", "DC_NOT_SUPPORTED", "BAD_DC_TYPE", "DCT_NEEDS_SRQ",
 		"TM_NOT_SUPPORTED", "TM_LIST_FULL", "BAD_TM_OP", "TM_TOO_MANY_OPS",
-		"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT",
+		"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT", "SPECIAL_QP_TAKEN",
 	};
 	return syndrome < sizeof(names) / sizeof(names[0]) ? names[syndrome] : "another syndrome";
 }

@@ -163,7 +163,9 @@ public final class Cmd {
         OUT_OF_KLMS(Status.EXCEED_LIM,
                 "the MttWalker's KLM table has no run of free entries that long (mtt.klm.entries)"),
         OBJECTS_LEFT(Status.RESOURCE_BUSY, "objects still exist (the value: how many); destroy every QP, CQ, SRQ, "
-                + "mkey, window, PD, UAR, XRC domain and device memory first");
+                + "mkey, window, PD, UAR, XRC domain and device memory first"),
+        SPECIAL_QP_TAKEN(Status.RESOURCE_BUSY, "the port's QP0 (type 0, SMI) or QP1 (type 1, GSI) is already a driver's: "
+                + "one of each per port (the value: the type)");
 
         public final Status status;
         public final String text;
@@ -183,11 +185,13 @@ public final class Cmd {
     /**
      * What the adapter offers (QUERY_HCA_CAP). {@code bfSize}: the most bytes of a lone WQE a send
      * doorbell may carry whole through a BlueFlame register, so the adapter need not read it from the
-     * ring (0: the adapter keeps none; the doorbell's first 8 bytes are all it takes).
+     * ring (0: the adapter keeps none; the doorbell's first 8 bytes are all it takes). {@code smLid}: the
+     * subnet manager's LID, as the port's PortInfo.MasterSMLID says (what ib_core's port attributes report);
+     * {@code nodeGuid}: the GUID burnt into the adapter, its node's and its port's, as the SMA's NodeInfo says.
      */
     public record HcaCap(long maxQp, long maxCq, long maxMkey, long maxPd, long maxUar, long maxQpWr, long maxCqe, long maxSge,
                          long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize, long maxDm,
-                         long uarBase, long uarPageSize, long dmBase, long bfSize, long maxPageShift) {}
+                         long uarBase, long uarPageSize, long dmBase, long bfSize, long maxPageShift, long smLid, long nodeGuid) {}
     public static final Layout<HcaCap> HCA_CAP = Layout.<HcaCap>builder("HcaCap")
             .field("maxQp", 32, HcaCap::maxQp).field("maxCq", 32, HcaCap::maxCq).field("maxMkey", 32, HcaCap::maxMkey)
             .field("maxPd", 32, HcaCap::maxPd).field("maxUar", 32, HcaCap::maxUar).field("maxQpWr", 32, HcaCap::maxQpWr)
@@ -196,9 +200,10 @@ public final class Cmd {
             .field("maxMsgSize", 32, HcaCap::maxMsgSize).field("maxDm", 32, HcaCap::maxDm)
             .field("uarBase", 64, HcaCap::uarBase).field("uarPageSize", 32, HcaCap::uarPageSize)
             .field("dmBase", 64, HcaCap::dmBase).field("bfSize", 16, HcaCap::bfSize)
-            .field("maxPageShift", 8, HcaCap::maxPageShift)
+            .field("maxPageShift", 8, HcaCap::maxPageShift).field("smLid", 16, HcaCap::smLid)
+            .field("nodeGuid", 64, HcaCap::nodeGuid)
             .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12],
-                    v[13], v[14], v[15], v[16], v[17], v[18]));
+                    v[13], v[14], v[15], v[16], v[17], v[18], v[19], v[20]));
 
     /** ALLOC_DM: {@code length} bytes of device memory aligned to 2^{@code logAlign}; the output handle is their offset. */
     public record AllocDm(long length, long logAlign) {}
@@ -278,11 +283,15 @@ public final class Cmd {
             .build(v -> new CreateCq(v[0], v[1], v[2], v[3], v[4]));
 
     /**
-     * CREATE_QP: type (ibv_qp_type number), PD, CQs, UAR page; send ring of 2^sqLogSize WQEBBs; receive
+     * CREATE_QP: type (ibv_qp_type number, or 0 / 1: the port's special QP0 / QP1 as the kernel's
+     * IB_QPT_SMI / IB_QPT_GSI, a UD QP otherwise), PD, CQs, UAR page; send ring of 2^sqLogSize WQEBBs; receive
      * ring of 2^rqLogSize WQEs of 2^rqStrideLog bytes (16-byte data segments); doorbell record
      * (word 0: receive counter, word 1: send counter, big-endian 32-bit); {@code srq} (0 for none)
      * replaces the receive ring.
      */
+    /** CREATE_QP's types of the port's special QPs: QP0 (the SMI) and QP1 (the GSI), the kernel's IB_QPT_SMI and IB_QPT_GSI. */
+    public static final int QPT_SMI = 0, QPT_GSI = 1;
+
     public record CreateQp(long type, long pd, long sendCq, long recvCq, long uar, long sqAddr, long sqLogSize, long rqAddr,
                            long rqLogSize, long rqStrideLog, long dbrec, long flags, long srq) {
         /**

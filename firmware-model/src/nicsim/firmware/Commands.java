@@ -205,7 +205,8 @@ final class Commands {
                 fw.adapter.deviceMemory().size(), fw.profile.bytes("doorbell.window.base"),
                 fw.profile.bytes("uar.page.size"),
                 fw.profile.has("dm.bar.offset") ? fw.profile.bytes("dm.bar.offset") : 0, fw.adapter.blueFlameBytes(),
-                maxPageShift());
+                maxPageShift(), fw.management.smLid(),
+                fw.management.guid());
     }
 
     /**
@@ -446,9 +447,13 @@ final class Commands {
         if (rcq == null && !target && !((initiator || dci) && c.recvCq() == 0))
             throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.recvCq());
         checkQueues(c, dct);
+        int special = c.type() == Cmd.QPT_SMI || c.type() == Cmd.QPT_GSI ? (int) c.type() : -1;
+        if (special >= 0 && fw.management.owner(special) != null)
+            throw new CommandRefused(Cmd.Syndrome.SPECIAL_QP_TAKEN, special);
         long qpn = nextQpn();
         Srq srq = c.srq() == 0 ? null : qpSrq(c, type, target || initiator || dci);
         Qp q = new Qp(fw, qpn, type, c, scq, rcq, srq);
+        if (special >= 0) fw.management.own(special, q);
         fw.qps.put(qpn, q);
         qpIndexUsed.add((int) (qpn & (maxQp - 1)));
         if (scq != null) scq.users++;
@@ -463,8 +468,12 @@ final class Commands {
         return qpn;
     }
 
-    /** The QP's type; a DRIVER QP is a DC half: DCT (answers only, from an SRQ) or DCI (sends only). */
+    /**
+     * The QP's type; a DRIVER QP is a DC half: DCT (answers only, from an SRQ) or DCI (sends only). A special QP
+     * (QPT_SMI, QPT_GSI) is a UD QP bound to the port's QP0 or QP1 (docs/device.md, "Management: QP0 and QP1").
+     */
     private QpType qpType(Cmd.CreateQp c) {
+        if (c.type() == Cmd.QPT_SMI || c.type() == Cmd.QPT_GSI) return QpType.UD;
         QpType type;
         try {
             type = QpType.of((int) c.type());
@@ -515,6 +524,7 @@ final class Commands {
         Qp q = fw.qps.remove(qpn);
         if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_QP, qpn);
         q.destroy();
+        if (q.special >= 0) fw.management.own(q.special, null);
         fw.ledger.destroyed(qpn);
         if (q.scq != null) q.scq.users--;
         if (q.rcq != null) q.rcq.users--;

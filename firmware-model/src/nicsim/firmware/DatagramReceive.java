@@ -27,9 +27,12 @@ final class DatagramReceive {
         strideNext = 0;
     }
 
-    /** A UD message: into a receive WQE, or the strides of one; a wrong Q_Key drops it. */
+    /**
+     * A UD message: into a receive WQE, or the strides of one; a wrong Q_Key drops it (a special QP's
+     * MADs had theirs checked at the port: QP0 takes any, QP1 the GSI's).
+     */
     Step handle(Packet p) {
-        if (p.qkey() != q.qkey) { q.fw.stats.inc(FirmwareStat.QKEY_MISMATCH); return Step.DONE; }
+        if (p.qkey() != q.qkey && q.special < 0) { q.fw.stats.inc(FirmwareStat.QKEY_MISMATCH); return Step.DONE; }
         if (q.strides > 0) return handleStrided(p);
         r.takeRecvWqe(q.live(w -> {
             if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); r.finish(); return; }

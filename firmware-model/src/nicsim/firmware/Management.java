@@ -14,6 +14,11 @@ import nicsim.fabric.Packet;
  * special QPs ({@link #listen}) and, with no listener, a request is answered "unsupported
  * method/attribute" as Linux's MAD layer answers an unclaimed one. MADs cross the fabric as UD
  * packets, each taking a firmware task of {@code fw.packet.cycles}. See docs/device.md#management-qp0-and-qp1.
+ *
+ * <p>A driver may own QP0 and QP1 through CREATE_QP (types {@link nicsim.abi.Cmd#QPT_SMI} and
+ * {@link nicsim.abi.Cmd#QPT_GSI}): what is passed up then goes into its QP's receive queue, after the
+ * fabric's agents ({@link #agent}: serve's subnet manager) and instead of the listeners, and its QP's
+ * sends leave from QP0 or QP1, those to the port itself looped back here ({@link #loopsBack}).
  */
 public final class Management {
     /** Something above the firmware that owns a special QP: gets the MADs the agents do not consume. */
@@ -32,6 +37,10 @@ public final class Management {
     final SubnetAgent sma;
     final PerfAgent pma;
     private final List<Listener> listeners = new ArrayList<>();
+    /** The fabric's own agents on this port (the subnet manager): they take their MADs whoever owns the QPs. */
+    private final List<Listener> agents = new ArrayList<>();
+    /** A driver's QP0 and QP1 (null: no driver owns it): each takes what is passed up on its special QP. */
+    private final Qp[] owners = new Qp[2];
     long guid;
     String description = "nicsim";
     /** The LID of the fabric's subnet manager, as PortInfo.MasterSMLID reports it. */
@@ -67,6 +76,25 @@ public final class Management {
     public void listen(Listener l) { listeners.add(l); }
 
     public void unlisten(Listener l) { listeners.remove(l); }
+
+    /**
+     * Takes the MADs the firmware's agents leave before a driver's special QP or any listener does: for an agent of
+     * the fabric's that runs beside the port, as serve's subnet manager does on node 0 (a driver's QP1 there still
+     * gets everything the agent declines).
+     */
+    public void agent(Listener l) { agents.add(l); }
+
+    /** Whether a driver's QP owns special QP {@code qp} (0 or 1). */
+    public boolean driverOwns(int qp) { return owners[qp] != null; }
+
+    /** The driver's QP bound to special QP {@code qp}, or null. */
+    Qp owner(int qp) { return owners[qp]; }
+
+    /** Binds special QP {@code qp} to driver QP {@code q} (null: releases it). */
+    void own(int qp, Qp q) {
+        owners[qp] = q;
+        if (q != null) q.special = qp;
+    }
 
     void countXmit(Packet p) { xmitBytes += p.wireBytes(); xmitPkts++; }
 
@@ -108,16 +136,36 @@ public final class Management {
         if (mad.length != Mad.SIZE) throw new IllegalArgumentException("MAD of " + mad.length + " bytes must be 256");
         byte[] m = mad.clone();
         fw.exec(fw.packetCycles, () -> {
-            boolean dr = Mad.mgmtClass(m) == Mad.CLASS_SUBN_DR;
-            if (dr && (m[Mad.DR_HOP_CNT] & 0xff) > 0 && (Mad.status(m) & Mad.DR_DIRECTION) == 0) {
-                malformed++;
-                fw.report(String.format("directed-route SMP of hop count %d: the fabric's switch has no SMA "
-                        + "(only hop count 0 is routed)", m[Mad.DR_HOP_CNT] & 0xff));
-                return;
-            }
-            if (dr || dlid == fw.lid()) handle(qp, fw.lid(), qp, m);
+            if (directedRoute(m) || dlid == fw.lid()) local(qp, m);
             else transmit(qp, dlid, dqp, m);
         });
+    }
+
+    /**
+     * Whether a MAD a driver's special QP {@code qp} sends to {@code dlid} stays in the adapter: one to the port's
+     * own LID, or a directed-route SMP, which the SMI takes (hop count 0: to the local SMA; more: refused). It is
+     * then handled here, in a firmware task, as if it had come in on the port.
+     */
+    boolean loopsBack(int qp, int dlid, byte[] mad) {
+        if (!directedRoute(mad) && dlid != fw.lid()) return false;
+        fw.stats.inc(FirmwareStat.MADS_LOOPED_BACK);
+        byte[] m = mad.clone();
+        fw.exec(fw.packetCycles, () -> local(qp, m));
+        return true;
+    }
+
+    private static boolean directedRoute(byte[] m) { return m.length > 1 && Mad.mgmtClass(m) == Mad.CLASS_SUBN_DR; }
+
+    /** A MAD of this port's to this port: handled as come in, but a directed-route SMP only of hop count 0. */
+    private void local(int qp, byte[] m) {
+        if (directedRoute(m) && m.length > Mad.DR_HOP_CNT && (m[Mad.DR_HOP_CNT] & 0xff) > 0
+                && (Mad.status(m) & Mad.DR_DIRECTION) == 0) {
+            malformed++;
+            fw.report(String.format("directed-route SMP of hop count %d: the fabric's switch has no SMA "
+                    + "(only hop count 0 is routed)", m[Mad.DR_HOP_CNT] & 0xff));
+            return;
+        }
+        handle(qp, fw.lid(), qp, m);
     }
 
     private void transmit(int qp, int dlid, int dqp, byte[] mad) {
@@ -161,9 +209,7 @@ public final class Management {
             reply(qp, slid, srcQp, answer);
             return;
         }
-        boolean taken = false;
-        for (Listener l : List.copyOf(listeners)) taken |= l.mad(qp, slid, srcQp, m.clone());
-        if (taken) {
+        if (passUp(qp, slid, srcQp, m)) {
             fw.stats.inc(FirmwareStat.MADS_PASSED_UP);
             return;
         }
@@ -178,10 +224,29 @@ public final class Management {
         fw.report(what);
     }
 
+    /**
+     * Passes a MAD up: to the fabric's agents first, then to the driver's QP that owns {@code qp} (it takes every
+     * MAD: its MAD layer answers or drops what no agent of its own claims), or, with none, to the listeners.
+     */
+    private boolean passUp(int qp, int slid, int srcQp, byte[] m) {
+        for (Listener l : List.copyOf(agents)) if (l.mad(qp, slid, srcQp, m.clone())) return true;
+        Qp q = owners[qp];
+        if (q != null) {
+            fw.stats.inc(FirmwareStat.MADS_TO_DRIVER);
+            // into its receive queue as a UD message to it, with the GRH space and the sender in the CQE
+            q.responder.onPacket(new Packet(slid, fw.lid(), Packet.Op.SEND_ONLY, q.qpn, srcQp, 0, false, false, 0, 0, 0, 0, 0,
+                    0, 0, 0, 0, qp == 1 ? Mad.GSI_QKEY : 0, m.clone(), Packet.UD));
+            return true;
+        }
+        boolean taken = false;
+        for (Listener l : List.copyOf(listeners)) taken |= l.mad(qp, slid, srcQp, m.clone());
+        return taken;
+    }
+
     /** An answer goes back where its request came from; a local request's answer is passed up at once. */
     private void reply(int qp, int dlid, int dqp, byte[] mad) {
         if (dlid == fw.lid() && dqp == qp) {
-            for (Listener l : List.copyOf(listeners)) l.mad(qp, dlid, dqp, mad.clone());
+            passUp(qp, dlid, dqp, mad);
             return;
         }
         transmit(qp, dlid, dqp, mad);

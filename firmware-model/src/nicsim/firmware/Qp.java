@@ -79,6 +79,9 @@ final class Qp {
     /** A striding receive queue (UD): bytes per stride and strides per WQE (0: not striding); the WQE being filled and its next stride. */
     final int strideBytes, strides;
 
+    /** The port's special QP this UD QP is a driver's side of: 0 (SMI), 1 (GSI), or -1 (an ordinary QP). */
+    int special = -1;
+
     QpState state = QpState.RESET;
     int access, qkey, mtu = 256, destQpn, dlid, timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic;
     int port = 1, pkeyIndex;

@@ -171,8 +171,9 @@ final class Requester {
         q.fw.exec(q.fw.wqeCycles, q.live(() -> {
             if (o == WqeLayout.OP_RDMA_READ || op.readOrAtomic()) { op.payload = new byte[0]; build(op); return; }
             if (op.w.inline() != null) { op.payload = op.w.inline(); build(op); return; }
-            // a UD message of one packet streams as a connected one does; a longer one is refused in build
-            if (q.service.connected || op.length <= q.mtu) { stream(op); return; }
+            // a UD message of one packet streams as a connected one does; a longer one is refused in build. A MAD
+            // is read whole: the SMI looks at it before it leaves (one to the port itself never goes on the wire)
+            if (q.service.connected || op.length <= q.mtu && q.special < 0) { stream(op); return; }
             gather(op);
         }));
     }
@@ -199,6 +200,14 @@ final class Requester {
                 q.completer.retire();
                 return;
             }
+            if (q.special >= 0) {
+                q.fw.stats.inc(FirmwareStat.MADS_FROM_DRIVER);
+                if (q.fw.management.loopsBack(q.special, op.w.av().rlid(), op.payload)) {
+                    op.reach(Stage.DONE);
+                    q.completer.retire();
+                    return;
+                }
+            }
             op.packets.add(datagram(op, op.payload));
         } else if (o == WqeLayout.OP_RDMA_READ) {
             op.packets.add(request(op, Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0, 0, new byte[0]));
@@ -216,8 +225,11 @@ final class Requester {
     /** A UD SEND's one packet, carrying {@code payload}, to the address vector of its WQE. */
     private Packet datagram(SendOp op, byte[] payload) {
         boolean imm = op.opcode == WqeLayout.OP_SEND_IMM;
-        return new Packet(q.fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), q.qpn,
-                op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkeyOf(op.w.av()), payload, Packet.UD);
+        // a special QP's MAD leaves from QP0 or QP1, QP1's with the GSI Q_Key whatever the WQE says (IBA 13.5.3.1)
+        long src = q.special >= 0 ? q.special : q.qpn;
+        int qkey = q.special == 1 ? Mad.GSI_QKEY : q.special == 0 ? 0 : qkeyOf(op.w.av());
+        return new Packet(q.fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), src,
+                op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkey, payload, Packet.UD);
     }
 
     /** Packet {@code i} of the {@code n} of a SEND or WRITE, its bytes taken from the op's payload. */

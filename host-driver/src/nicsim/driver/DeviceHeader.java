@@ -84,6 +84,8 @@ public final class DeviceHeader {
         b.append("\n/* CREATE_QP's type, MODIFY_QP's states and attribute mask, and access flags ")
                 .append("(libibverbs' numbers) */\n");
         for (nicsim.verbs.QpType t : nicsim.verbs.QpType.values()) def(b, "QPT_" + t.name(), t.value());
+        def(b, "QPT_SMI", Cmd.QPT_SMI);
+        def(b, "QPT_GSI", Cmd.QPT_GSI);
         for (nicsim.verbs.QpState q : nicsim.verbs.QpState.values()) def(b, "QPS_" + q.name(), q.value());
         DeviceManual.constants(nicsim.verbs.QpAttrMask.class, "").forEach((n, v) -> def(b, "QP_ATTR_" + n, v));
         DeviceManual.constants(nicsim.verbs.AccessFlags.class, "").forEach((n, v) -> def(b, "ACCESS_" + n, v));

@@ -260,6 +260,8 @@ public final class DeviceManual {
                 row("maxPageShift (largest translation page to register pinned memory in)",
                         c.maxPageShift() >= 20 ? (1L << c.maxPageShift() - 20) + " MiB"
                                 : (1L << c.maxPageShift() - 10) + " KiB"),
+                row("smLid (the subnet manager's LID: PortInfo.MasterSMLID)", Long.toString(c.smLid())),
+                row("nodeGuid (node 0's; node n's is this + n)", String.format("0x%016x", c.nodeGuid())),
                 row("WQEBB, largest WQE", WqeLayout.WQEBB + " B, "
                         + WqeLayout.MAX_WQEBBS + " WQEBBs")));
     }

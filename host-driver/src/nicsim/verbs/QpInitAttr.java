@@ -11,6 +11,7 @@ public final class QpInitAttr {
     private boolean sqSigAll, scatterToCqe;
     private DcType dcType;
     private long dctAccessKey;
+    private int specialQp = -1;
 
     public QpInitAttr qpType(QpType v) { qpType = v; return this; }
     public QpInitAttr sendCq(CompletionQueue v) { sendCq = v; return this; }
@@ -47,6 +48,13 @@ public final class QpInitAttr {
     /** A DC target's access key, which every initiator's request must carry (dc_init_attr.dct_access_key). */
     public QpInitAttr dctAccessKey(long v) { dctAccessKey = v; return this; }
     public long dctAccessKey() { return dctAccessKey; }
+
+    /**
+     * The port's QP0 (0, the SMI) or QP1 (1, the GSI) for a kernel consumer's MAD layer: a UD QP made by CREATE_QP
+     * of type 0 or 1, the kernel's IB_QPT_SMI and IB_QPT_GSI (libibverbs has no such type; -1: an ordinary QP).
+     */
+    public QpInitAttr specialQp(int v) { specialQp = v; return this; }
+    public int specialQp() { return specialQp; }
 
     public QpType qpType() { return qpType; }
     public CompletionQueue sendCq() { return sendCq; }

@@ -81,6 +81,9 @@ public final class QueuePair extends VerbsObject {
         if (a.srq() != null && a.srq().type() == SrqType.TM && type != QpType.RC)
             throw new VerbsException(Errno.EINVAL, "createQp srq: tag matching is for RC QPs; a " + type + " QP cannot take a tag-matching SRQ");
         this.srq = a.srq();
+        if (a.specialQp() != -1 && (type != QpType.UD || a.specialQp() != Cmd.QPT_SMI && a.specialQp() != Cmd.QPT_GSI))
+            throw new VerbsException(Errno.EINVAL, "createQp: QpInitAttr.specialQp " + a.specialQp()
+                    + " must be 0 (SMI) or 1 (GSI), of a UD QP (qpType " + type + ")");
         var caps = driver.caps();
         check(a.maxSendWr() >= 1 && a.maxSendWr() <= caps.maxQpWr(), "maxSendWr", a.maxSendWr(), "1.." + caps.maxQpWr());
         check(a.maxRecvWr() >= 0 && a.maxRecvWr() <= caps.maxQpWr(), "maxRecvWr", a.maxRecvWr(), "0.." + caps.maxQpWr());
@@ -115,7 +118,7 @@ public final class QueuePair extends VerbsObject {
         rq.recordAt(dbrec);
         long number;
         try {
-            number = driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(type.value(), target ? a.xrcd().xrcdn : pd.pdn,
+            number = driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(a.specialQp() >= 0 ? a.specialQp() : type.value(), target ? a.xrcd().xrcdn : pd.pdn,
                     sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn, ctx.uar, dct ? a.dctAccessKey() : sq.base(),
                     Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
                     Integer.numberOfTrailingZeros(rq.stride()), dbrec, Cmd.CreateQp.withDcType(Cmd.CreateQp.flags(sqSigAll,

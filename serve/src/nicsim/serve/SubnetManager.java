@@ -37,8 +37,11 @@ final class SubnetManager {
         attach();
     }
 
-    /** Listens on the SM node's adapter (again after it was reset: the new one has no listener). */
-    void attach() { world.host(SM_NODE).firmware.management().listen(this::mad); }
+    /**
+     * Listens on the SM node's adapter (again after it was reset: the new one has no listener), as one of the
+     * fabric's agents: before a kernel driver's QP1 there, which gets what the SM declines.
+     */
+    void attach() { world.host(SM_NODE).firmware.management().agent(this::mad); }
 
     long answered() { return answered; }
 

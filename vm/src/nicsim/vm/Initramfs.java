@@ -36,10 +36,10 @@ final class Initramfs {
     /** Packages unpacked into the guest: busybox, and what an RDMA host's user space has. */
     static final List<String> PACKAGES = List.of("busybox-static", "libibverbs1", "ibverbs-providers", "librdmacm1",
             "libibumad3", "rdma-core", "ibverbs-utils", "rdmacm-utils", "perftest", "qperf", "libnl-3-200",
-            "libnl-route-3-200");
+            "libnl-route-3-200", "infiniband-diags", "libibmad5", "libibnetdisc5");
     /** Kernel modules the init loads: virtio for the network and shared folder, 9p, the kernel's RDMA stack. */
     static final List<String> MODULES = List.of("virtio_pci", "virtio_net", "9pnet_virtio", "9p", "ib_core",
-            "ib_uverbs", "ib_umad", "rdma_cm", "rdma_ucm", "ib_ipoib");
+            "ib_uverbs", "ib_umad", "ib_cm", "rdma_cm", "rdma_ucm", "ib_ipoib");
     /** Bump when the builder changes what it writes, so cached archives of the old layout are not reused. */
     private static final String LAYOUT = "2";
     /** Guests on one fabric know each other by these names: node N at 10.77.0.(N+1) on their Ethernet. */

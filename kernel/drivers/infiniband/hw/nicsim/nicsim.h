@@ -41,6 +41,8 @@ struct nicsim_caps {
 	u64 dm_base;
 	u32 bf_size;
 	u32 max_page_shift;
+	u32 sm_lid;
+	u64 node_guid;
 };
 
 /* host memory the adapter reaches by DMA: coherent, contiguous on the bus */
@@ -85,6 +87,10 @@ struct nicsim_dev {
 	struct delayed_work poll_work;
 	struct list_head armed_cqs;
 	spinlock_t armed_lock; /* armed_cqs, and each CQ's armed and is_armed */
+
+	/* the port's capability bits, as ib_cm and ib_sa set them */
+	spinlock_t port_lock; /* port_cap_flags */
+	u32 port_cap_flags;
 
 	/* objects by number, for async events */
 	struct xarray cqs;
@@ -191,6 +197,18 @@ struct nicsim_srq {
 	struct rdma_user_mmap_entry *entry;
 };
 
+/* QP0 (SMI) and QP1 (GSI): the port's special QPs, UD on the wire */
+static inline bool nicsim_qp_special(enum ib_qp_type type)
+{
+	return type == IB_QPT_SMI || type == IB_QPT_GSI;
+}
+
+/* A QP whose WQEs carry an address vector */
+static inline bool nicsim_qp_type_ud(enum ib_qp_type type)
+{
+	return type == IB_QPT_UD || nicsim_qp_special(type);
+}
+
 static inline struct nicsim_dev *to_ndev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct nicsim_dev, ibdev);
@@ -276,6 +294,8 @@ int nicsim_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 		      u16 *pkey);
 int nicsim_get_port_immutable(struct ib_device *ibdev, u32 port,
 			      struct ib_port_immutable *immutable);
+int nicsim_modify_port(struct ib_device *ibdev, u32 port, int mask,
+		       struct ib_port_modify *props);
 int nicsim_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
 void nicsim_dealloc_ucontext(struct ib_ucontext *uctx);
 int nicsim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
@@ -289,6 +309,7 @@ int nicsim_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int nicsim_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int nicsim_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		     struct ib_udata *udata);
+int nicsim_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int nicsim_destroy_ah(struct ib_ah *ibah, u32 flags);
 
 /* nicsim_mr.c */

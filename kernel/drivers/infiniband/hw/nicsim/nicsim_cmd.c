@@ -37,6 +37,7 @@ static const char *const nicsim_syndrome_names[] = {
 	"XRC_SRQ_MISUSE", "DC_NOT_SUPPORTED", "BAD_DC_TYPE", "DCT_NEEDS_SRQ",
 	"TM_NOT_SUPPORTED", "TM_LIST_FULL", "BAD_TM_OP", "TM_TOO_MANY_OPS",
 	"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT",
+	"SPECIAL_QP_TAKEN",
 };
 
 static const char *nicsim_syndrome_str(u32 syndrome)
@@ -294,5 +295,7 @@ int nicsim_query_caps(struct nicsim_dev *dev)
 	c->dm_base = cap[NICSIM_QUERY_HCA_CAP_OUT_DM_BASE];
 	c->bf_size = cap[NICSIM_QUERY_HCA_CAP_OUT_BF_SIZE];
 	c->max_page_shift = cap[NICSIM_QUERY_HCA_CAP_OUT_MAX_PAGE_SHIFT];
+	c->sm_lid = cap[NICSIM_QUERY_HCA_CAP_OUT_SM_LID];
+	c->node_guid = cap[NICSIM_QUERY_HCA_CAP_OUT_NODE_GUID];
 	return 0;
 }

@@ -47,12 +47,14 @@ static const struct ib_device_ops nicsim_dev_ops = {
 	.get_port_immutable = nicsim_get_port_immutable,
 	.mmap = nicsim_mmap,
 	.mmap_free = nicsim_mmap_free,
+	.modify_port = nicsim_modify_port,
 	.modify_qp = nicsim_modify_qp,
 	.modify_srq = nicsim_modify_srq,
 	.poll_cq = nicsim_poll_cq,
 	.post_recv = nicsim_post_recv,
 	.post_send = nicsim_post_send,
 	.post_srq_recv = nicsim_post_srq_recv,
+	.query_ah = nicsim_query_ah,
 	.query_device = nicsim_query_device,
 	.query_gid = nicsim_query_gid,
 	.query_pkey = nicsim_query_pkey,
@@ -179,8 +181,8 @@ static void nicsim_init_ibdev(struct nicsim_dev *dev)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
 	ibdev->dev.parent = &dev->pdev->dev;
-	/* the port's LID names the node: unique on the simulated fabric */
-	ibdev->node_guid = cpu_to_be64(0x1de5000000000000ULL | dev->caps.lid);
+	/* the GUID the SMA's NodeInfo gives: the subnet's name for the node */
+	ibdev->node_guid = cpu_to_be64(dev->caps.node_guid);
 	ib_set_device_ops(ibdev, &nicsim_dev_ops);
 }
 
@@ -195,6 +197,7 @@ static int nicsim_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dev->pdev = pdev;
 	pci_set_drvdata(pdev, dev);
 	spin_lock_init(&dev->kuar_lock);
+	spin_lock_init(&dev->port_lock);
 	xa_init(&dev->cqs);
 	xa_init(&dev->qps);
 	xa_init(&dev->srqs);

@@ -39,7 +39,7 @@ static u8 *nicsim_wqe_body(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 	u32 len = 0;
 	int i;
 
-	if (qp->ibqp.qp_type == IB_QPT_UD) {
+	if (nicsim_qp_type_ud(qp->ibqp.qp_type)) {
 		/* Q_Key, destination QPN, remote LID */
 		*(__be32 *)seg = cpu_to_be32(ud_wr(wr)->remote_qkey);
 		*(__be32 *)(seg + 8) = cpu_to_be32(ud_wr(wr)->remote_qpn |

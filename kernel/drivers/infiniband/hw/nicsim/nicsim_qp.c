@@ -3,6 +3,9 @@
  * Queue pairs: CREATE_QP on rings the driver allocates (a send ring of
  * 64-byte WQEBBs, a receive ring, a doorbell record), MODIFY_QP, QUERY_QP and
  * DESTROY_QP (docs/device.md, "Send queues", "Receive queues", "QP states").
+ * ib_mad's QP0 and QP1 are the port's special QPs: UD QPs the adapter binds to
+ * QP0 and QP1 ("Management: QP0 and QP1"), whose device QPN only the
+ * doorbells and CQEs carry.
  */
 #include <linux/build_bug.h>
 #include <rdma/ib_user_verbs.h>
@@ -48,6 +51,8 @@ static void nicsim_qp_mask_check(void)
 	BUILD_BUG_ON(IB_QPT_RC != NICSIM_QPT_RC);
 	BUILD_BUG_ON(IB_QPT_UC != NICSIM_QPT_UC);
 	BUILD_BUG_ON(IB_QPT_UD != NICSIM_QPT_UD);
+	BUILD_BUG_ON(IB_QPT_SMI != NICSIM_QPT_SMI);
+	BUILD_BUG_ON(IB_QPT_GSI != NICSIM_QPT_GSI);
 	BUILD_BUG_ON(IB_QPS_RESET != NICSIM_QPS_RESET);
 	BUILD_BUG_ON(IB_QPS_ERR != NICSIM_QPS_ERR);
 }
@@ -59,7 +64,7 @@ static u32 nicsim_sq_wqebbs(struct nicsim_dev *dev, struct ib_qp_init_attr *a)
 			 ALIGN(4 + a->cap.max_inline_data, 16));
 	u32 bytes = NICSIM_CTRL_SEG + NICSIM_RADDR_SEG + NICSIM_ATOMIC_SEG + data;
 
-	if (a->qp_type == IB_QPT_UD)
+	if (nicsim_qp_type_ud(a->qp_type))
 		bytes += NICSIM_AV_SEG;
 	if (a->cap.max_send_sge > dev->caps.max_sge ||
 	    a->cap.max_inline_data > dev->caps.max_inline ||
@@ -153,8 +158,12 @@ int nicsim_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 
 	nicsim_qp_mask_check();
 	if (attr->qp_type != IB_QPT_RC && attr->qp_type != IB_QPT_UC &&
-	    attr->qp_type != IB_QPT_UD)
+	    !nicsim_qp_type_ud(attr->qp_type))
 		return -EOPNOTSUPP;
+	/* QP0 and QP1 are the MAD layer's, in the kernel */
+	if (nicsim_qp_special(attr->qp_type) &&
+	    (udata || attr->port_num != NICSIM_PORT))
+		return -EINVAL;
 	if (attr->create_flags)
 		return -EOPNOTSUPP;
 	if (udata)
@@ -195,7 +204,9 @@ int nicsim_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 				NICSIM_CREATE_QP_IN_WORDS, &qp->qpn);
 	if (err)
 		goto err_kernel;
-	ibqp->qp_num = qp->qpn;
+	/* ib_mad knows its QPs by 0 and 1; the adapter by their QPN */
+	ibqp->qp_num = nicsim_qp_special(attr->qp_type) ?
+		attr->qp_type == IB_QPT_GSI : qp->qpn;
 	err = xa_insert(&dev->qps, qp->qpn, qp, GFP_KERNEL);
 	if (err)
 		goto err_cmd;
@@ -250,6 +261,13 @@ int nicsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EOPNOTSUPP;
 	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
 	next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	/*
+	 * The kernel's table has QP0/QP1 enter INIT without a port; the
+	 * adapter's, UD's, wants one: theirs is the port they were made on.
+	 */
+	if (nicsim_qp_special(ibqp->qp_type) && cur == IB_QPS_RESET &&
+	    next == IB_QPS_INIT)
+		mask |= IB_QP_PORT;
 	in[NICSIM_MODIFY_QP_IN_QPN] = qp->qpn;
 	in[NICSIM_MODIFY_QP_IN_MASK] = mask;
 	in[NICSIM_MODIFY_QP_IN_CUR_STATE] = cur;
@@ -283,8 +301,9 @@ int nicsim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		in[NICSIM_MODIFY_QP_IN_MAX_DEST_RD_ATOMIC] =
 			attr->max_dest_rd_atomic;
-	in[NICSIM_MODIFY_QP_IN_PORT] =
-		mask & IB_QP_PORT ? attr->port_num : NICSIM_PORT;
+	in[NICSIM_MODIFY_QP_IN_PORT] = NICSIM_PORT;
+	if (mask & IB_QP_PORT && !nicsim_qp_special(ibqp->qp_type))
+		in[NICSIM_MODIFY_QP_IN_PORT] = attr->port_num;
 	if (mask & IB_QP_PKEY_INDEX)
 		in[NICSIM_MODIFY_QP_IN_PKEY_INDEX] = attr->pkey_index;
 	err = nicsim_cmd_exec(dev, NICSIM_CMD_MODIFY_QP, in,

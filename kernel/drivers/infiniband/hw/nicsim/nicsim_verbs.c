@@ -2,6 +2,7 @@
 /*
  * Device and port queries, user contexts and their mappings, PDs and AHs.
  */
+#include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/nicsim-abi.h>
 
@@ -62,7 +63,11 @@ int nicsim_query_port(struct ib_device *ibdev, u32 port,
 	/* ib_core zeroed props */
 	props->lid = dev->caps.lid;
 	props->lmc = 0;
-	props->sm_lid = dev->caps.lid;
+	props->sm_lid = dev->caps.sm_lid;
+	props->port_cap_flags = READ_ONCE(dev->port_cap_flags);
+	/* as the SMA's PortInfo says: IsSM on the subnet manager's port */
+	if (dev->caps.sm_lid == dev->caps.lid)
+		props->port_cap_flags |= IB_PORT_SM;
 	props->state = IB_PORT_ACTIVE;
 	props->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
 	props->max_mtu = min_t(u32, dev->caps.max_mtu, IB_MTU_4096);
@@ -76,14 +81,18 @@ int nicsim_query_port(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
-/* The one GID: the default subnet prefix and the node's GUID. */
+/*
+ * The one GID: the link-local prefix and the LID, the name the fabric's SA
+ * gives the port in its PathRecords (and attached programs' ports have), so
+ * that the kernel's path queries by GID find it.
+ */
 int nicsim_query_gid(struct ib_device *ibdev, u32 port, int index,
 		     union ib_gid *gid)
 {
 	if (index)
 		return -EINVAL;
 	gid->global.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL);
-	gid->global.interface_id = ibdev->node_guid;
+	gid->global.interface_id = cpu_to_be64(to_ndev(ibdev)->caps.lid);
 	return 0;
 }
 
@@ -106,11 +115,28 @@ int nicsim_get_port_immutable(struct ib_device *ibdev, u32 port,
 		return err;
 	immutable->pkey_tbl_len = attr.pkey_tbl_len;
 	immutable->gid_tbl_len = attr.gid_tbl_len;
-	/*
-	 * The adapter has no QP0/QP1 (SMI, GSI): the port takes no MADs, so
-	 * ib_mad, ib_cm and the SA client leave it alone.
-	 */
-	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_IB;
+	/* QP0 and QP1 through CREATE_QP: ib_mad, the SA client and ib_cm run */
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_IB;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+/*
+ * The capability bits ib_cm and the SA client set and clear (IB_PORT_CM_SUP
+ * once ib_cm runs). The driver keeps them for query_port; the adapter's SMA
+ * does not take them into its PortInfo (docs/device.md, "Management").
+ */
+int nicsim_modify_port(struct ib_device *ibdev, u32 port, int mask,
+		       struct ib_port_modify *props)
+{
+	struct nicsim_dev *dev = to_ndev(ibdev);
+
+	if (mask & IB_PORT_SHUTDOWN)
+		return -EOPNOTSUPP;
+	spin_lock(&dev->port_lock);
+	dev->port_cap_flags |= props->set_port_cap_mask;
+	dev->port_cap_flags &= ~props->clr_port_cap_mask;
+	spin_unlock(&dev->port_lock);
 	return 0;
 }
 
@@ -282,6 +308,19 @@ int nicsim_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	if (attr->type != RDMA_AH_ATTR_TYPE_IB)
 		return -EOPNOTSUPP;
 	to_nah(ibah)->dlid = rdma_ah_get_dlid(attr);
+	return 0;
+}
+
+/*
+ * ib_mad matches a response to its request by the request's AH: without
+ * query_ah it takes every response for another port's and drops it.
+ */
+int nicsim_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_IB;
+	rdma_ah_set_dlid(attr, to_nah(ibah)->dlid);
+	rdma_ah_set_port_num(attr, NICSIM_PORT);
 	return 0;
 }
 
