@@ -115,7 +115,8 @@ public final class Management {
                         + "(only hop count 0 is routed)", m[Mad.DR_HOP_CNT] & 0xff));
                 return;
             }
-            if (dr || dlid == fw.lid()) handle(qp, fw.lid(), qp, m);
+            // to the port's own special QPs: looped back; to another QP of its own (an agent's UD QP) it crosses the link
+            if (dr || dlid == fw.lid() && dqp <= 1) handle(qp, fw.lid(), qp, m);
             else transmit(qp, dlid, dqp, m);
         });
     }
