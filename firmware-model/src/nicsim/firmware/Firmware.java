@@ -95,6 +95,9 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     /** The port's special QPs: its SMA and PMA, and what they pass up. */
     public Management management() { return management; }
 
+    /** How many (QP, multicast group) attachments the adapter holds now; safe to read from any thread. */
+    public int multicastAttachments() { return multicast.attachments; }
+
     /** Whether the adapter is up: INIT_HCA ran, and no TEARDOWN_HCA since. */
     public boolean initialized() { return commands.initialized(); }
 

@@ -41,6 +41,8 @@ final class Multicast {
 
     private final Firmware fw;
     private final Map<Mgid, TreeSet<Long>> groups = new TreeMap<>();
+    /** QP attachments now, over all groups: read from other threads (serve's tests wait on it). */
+    volatile int attachments;
 
     Multicast(Firmware fw) { this.fw = fw; }
 
@@ -55,6 +57,7 @@ final class Multicast {
         if (members != null && members.size() >= Cmd.MAX_MCAST_QP_ATTACH)
             throw new CommandRefused(Cmd.Syndrome.MCAST_GROUP_FULL, Cmd.MAX_MCAST_QP_ATTACH);
         groups.computeIfAbsent(g, k -> new TreeSet<>()).add(q.qpn);
+        attachments++;
     }
 
     /** DETACH_MCAST: QP {@code qpn} leaves group {@code mgid}, which it must be in (NOT_ATTACHED). */
@@ -63,6 +66,7 @@ final class Multicast {
         Mgid g = new Mgid(a.gidHi(), a.gidLo());
         TreeSet<Long> members = groups.get(g);
         if (members == null || !members.remove(q.qpn)) throw new CommandRefused(Cmd.Syndrome.NOT_ATTACHED, q.qpn);
+        attachments--;
         if (members.isEmpty()) groups.remove(g);
     }
 
@@ -76,7 +80,8 @@ final class Multicast {
 
     /** A destroyed QP leaves every group it was in. */
     void destroyed(long qpn) {
-        groups.values().removeIf(m -> m.remove(qpn) && m.isEmpty());
+        for (TreeSet<Long> m : groups.values()) if (m.remove(qpn)) attachments--;
+        groups.values().removeIf(TreeSet::isEmpty);
     }
 
     /** The groups QP {@code qpn} is attached to, in MGID order. */
