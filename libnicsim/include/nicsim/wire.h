@@ -115,8 +115,10 @@ struct nicsim_wire_query_device_reply {
 	uint64_t hca_core_clock;
 	uint64_t completion_timestamp_mask;
 	uint64_t max_dm_size;
+	uint32_t max_mcast_grp;
+	uint32_t max_mcast_qp_attach;
 } __attribute__((packed));
-_Static_assert(sizeof(struct nicsim_wire_query_device_reply) == 240, "nicsim_wire_query_device_reply");
+_Static_assert(sizeof(struct nicsim_wire_query_device_reply) == 248, "nicsim_wire_query_device_reply");
 struct nicsim_wire_query_port_reply {
 	uint32_t state;
 	uint32_t max_mtu;

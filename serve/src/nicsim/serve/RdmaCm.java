@@ -532,6 +532,8 @@ final class RdmaCm implements AutoCloseable {
             b.append(' ').append(n).append('=').append(agents[n].sent).append('/').append(agents[n].receivedCount);
             errors += agents[n].errors;
         }
+        if (multicast.joinsSent > 0) b.append("; multicast: ").append(multicast.joinsSent).append(" SA joins, ")
+                .append(multicast.leavesSent).append(" leaves");
         if (exchange.badMads > 0) b.append("; ").append(exchange.badMads).append(" MADs not understood, dropped");
         if (errors > 0) b.append("; ").append(errors).append(" error completions on the agents' QPs");
         out.println(b);
