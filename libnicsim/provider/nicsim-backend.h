@@ -71,6 +71,8 @@ struct nicsim_backend_ops {
 	struct ibv_srq *(*event_srq)(struct nicsim_context *ctx, uint32_t element);
 	/* The verbs the back end answers alone, set over the front end's at open. */
 	const struct verbs_context_ops *verbs;
+	/* Multicast: UD QP qp joins (attach) or leaves group gid of MLID lid, checked already: 0 or an errno. */
+	int (*mcast)(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);
 };
 
 /* The tables: nicsim-java.c, nicsim-hw-verbs.c, nicsim-kern.c. */
@@ -93,6 +95,7 @@ int nicsim_java_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_x
 int nicsim_java_destroy_qp(struct nicsim_ibv_qp *qp);
 int nicsim_java_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
 int nicsim_java_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
+int nicsim_java_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);
 
 /* The java back end's posting (nicsim-post.c). */
 int nicsim_java_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
@@ -128,6 +131,10 @@ int nicsim_no_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
 
 /* The hw back end's CQs (nicsim-hw-cq.c): nicsim_hw_poll lets simulated time move when the ring is
  * empty; nicsim_ring_poll only takes what the ring holds (the kern back end's: time is the guest's). */
+/* The hw back end's multicast (nicsim-hw-qp.c): ATTACH_MCAST and DETACH_MCAST. */
+int nicsim_hw_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);
+
+/* The hw back end's CQs (nicsim-hw.c). */
 struct nicsim_ibv_cq *nicsim_hw_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
 int nicsim_hw_destroy_cq(struct ibv_cq *cq);
 int nicsim_hw_resize_cq(struct nicsim_ibv_cq *cq, int cqe);

@@ -35,6 +35,9 @@ static void device_attr(struct ibv_device_attr *a, const struct nicsim_wire_quer
 	a->max_srq_wr = (int)r->max_srq_wr;
 	a->max_srq_sge = (int)r->max_srq_sge;
 	a->max_ah = (int)r->max_ah;
+	a->max_mcast_grp = (int)r->max_mcast_grp;
+	a->max_mcast_qp_attach = (int)r->max_mcast_qp_attach;
+	a->max_total_mcast_qp_attach = a->max_mcast_grp * a->max_mcast_qp_attach;
 	a->atomic_cap = (enum ibv_atomic_cap)r->atomic_cap;
 	a->phys_port_cnt = (uint8_t)r->phys_port_cnt;
 	a->device_cap_flags = r->device_cap_flags;

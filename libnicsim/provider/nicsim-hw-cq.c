@@ -154,6 +154,8 @@ static int to_wc(struct nicsim_hw *hw, const struct nicsim_wc *w, struct ibv_wc 
 	wc->byte_len = w->byte_len;
 	wc->src_qp = w->src_qp;
 	wc->slid = (uint16_t)w->slid;
+	if (w->grh)
+		wc->wc_flags |= IBV_WC_GRH;
 	return 1;
 }
 

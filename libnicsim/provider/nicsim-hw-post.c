@@ -105,6 +105,8 @@ static int describe(struct nicsim_ibv_qp *qp, const struct ibv_send_wr *wr, cons
 		if (!wr->wr.ud.ah)
 			return EINVAL;
 		s->dlid = to_nah(wr->wr.ud.ah)->handle;
+		s->grh = to_nah(wr->wr.ud.ah)->is_global;
+		memcpy(s->dgid, to_nah(wr->wr.ud.ah)->dgid, 16);
 		s->dest_qpn = wr->wr.ud.remote_qpn & 0xffffff;
 		s->qkey = wr->wr.ud.remote_qkey;
 	}

@@ -145,6 +145,17 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 	return 0;
 }
 
+/* The MGID's halves as the command's words take them (big-endian, as the GID's bytes are). */
+int nicsim_hw_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach) {
+	uint64_t in[NICSIM_ATTACH_MCAST_IN_WORDS];
+	(void)lid; /* the adapter keys a group by its MGID, as mlx5's ATTACH_TO_MCG */
+	in[NICSIM_ATTACH_MCAST_IN_QPN] = qp->vqp.qp.qp_num;
+	in[NICSIM_ATTACH_MCAST_IN_GID_HI] = be64toh(gid->global.subnet_prefix);
+	in[NICSIM_ATTACH_MCAST_IN_GID_LO] = be64toh(gid->global.interface_id);
+	return nicsim_hw_cmd(hw_of(qp->vqp.qp.context), attach ? NICSIM_CMD_ATTACH_MCAST : NICSIM_CMD_DETACH_MCAST, in,
+			     NICSIM_ATTACH_MCAST_IN_WORDS, NULL, 0);
+}
+
 int nicsim_hw_destroy_qp(struct nicsim_ibv_qp *qp) {
 	struct nicsim_hw *hw = hw_of(qp->vqp.qp.context);
 	nicsim_hw_lock(hw);

@@ -60,6 +60,8 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	(void)pd;
 	if (!ah) { errno = ENOMEM; return NULL; }
 	ah->handle = attr->dlid;
+	ah->is_global = attr->is_global;
+	memcpy(ah->dgid, attr->grh.dgid.raw, 16);
 	return &ah->ah;
 }
 
@@ -112,6 +114,7 @@ const struct nicsim_backend_ops nicsim_hw_backend = {
 	.post_send = nicsim_hw_post_send,
 	.post_recv = nicsim_hw_post_recv,
 	.post_srq_recv = nicsim_hw_post_srq_recv,
+	.mcast = nicsim_hw_mcast,
 	.create_srq = nicsim_hw_create_srq,
 	.destroy_srq = nicsim_hw_destroy_srq,
 	.modify_srq = nicsim_hw_modify_srq,

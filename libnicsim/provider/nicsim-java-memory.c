@@ -121,6 +121,7 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	put32(&m, attr->sl);
 	put32(&m, attr->port_num);
 	put32(&m, attr->is_global);
+	put(&m, attr->grh.dgid.raw, 16);
 	rc = call(to_nctx(pd->context), &m);
 	if (rc) { done(&m); free(ah); errno = rc; return NULL; }
 	ah->handle = get32(&m);

@@ -137,6 +137,17 @@ int nicsim_java_query_qp(struct nicsim_ibv_qp *q, struct ibv_qp_attr *attr, int 
 	return rc;
 }
 
+int nicsim_java_mcast(struct nicsim_ibv_qp *q, const union ibv_gid *gid, uint16_t lid, int attach) {
+	struct msg m = request(NICSIM_OP_MCAST);
+	put32(&m, q->handle);
+	put32(&m, (uint32_t)attach);
+	put(&m, gid->raw, 16);
+	put32(&m, lid);
+	int rc = call(to_nctx(q->vqp.qp.context), &m);
+	done(&m);
+	return rc;
+}
+
 int nicsim_java_destroy_qp(struct nicsim_ibv_qp *q) {
 	int rc = simple(q->vqp.qp.context, NICSIM_OP_DESTROY_QP, q->handle);
 	if (!rc)

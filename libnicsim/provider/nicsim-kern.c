@@ -131,6 +131,8 @@ static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr) {
 	int rc = ibv_cmd_create_ah(pd, &ah->ah, attr, &resp, sizeof(resp));
 	if (rc) { free(ah); errno = rc; return NULL; }
 	ah->handle = attr->dlid;
+	ah->is_global = attr->is_global;
+	memcpy(ah->dgid, attr->grh.dgid.raw, 16);
 	return &ah->ah;
 }
 
@@ -359,6 +361,11 @@ static const struct verbs_context_ops kern_verbs = {
 	.reg_mr = reg_mr,
 };
 
+/* ibv_attach_mcast / ibv_detach_mcast: the kernel driver's attach_mcast / detach_mcast (uverbs). */
+static int kern_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach) {
+	return attach ? ibv_cmd_attach_mcast(&qp->vqp.qp, gid, lid) : ibv_cmd_detach_mcast(&qp->vqp.qp, gid, lid);
+}
+
 /*
  * The kernel driver's: objects by uverbs commands, the data path the hw back end's rings. Not
  * offered through it yet: CQ resize, XRC and tag-matching SRQs, XRC domains, indirect mkeys.
@@ -377,6 +384,7 @@ const struct nicsim_backend_ops nicsim_kern_backend = {
 	.post_send = nicsim_hw_post_send,
 	.post_recv = nicsim_hw_post_recv,
 	.post_srq_recv = nicsim_hw_post_srq_recv,
+	.mcast = kern_mcast,
 	.create_srq = kern_create_srq,
 	.destroy_srq = kern_destroy_srq,
 	.modify_srq = kern_modify_srq,

@@ -120,7 +120,23 @@ static int destroy_qp(struct ibv_qp *qp) {
 	return 0;
 }
 
+/*
+ * ibv_attach_mcast / ibv_detach_mcast: a UD QP and a multicast GID and LID, as the kernel's
+ * ib_attach_mcast checks them (EINVAL), then the back end's; one with none says EOPNOTSUPP.
+ */
+static int mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach) {
+	const struct nicsim_backend_ops *ops = to_nctx(qp->context)->ops;
+	if (!gid || gid->raw[0] != 0xff || lid < 0xc000 || lid == 0xffff || qp->qp_type != IBV_QPT_UD)
+		return EINVAL;
+	return ops->mcast ? ops->mcast(to_nqp(qp), gid, lid, attach) : EOPNOTSUPP;
+}
+
+static int attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) { return mcast(qp, gid, lid, 1); }
+static int detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid) { return mcast(qp, gid, lid, 0); }
+
 const struct verbs_context_ops nicsim_qp_ops = {
+	.attach_mcast = attach_mcast,
+	.detach_mcast = detach_mcast,
 	.create_qp = create_qp,
 	.create_qp_ex = create_qp_ex,
 	.destroy_qp = destroy_qp,

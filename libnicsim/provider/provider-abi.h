@@ -128,7 +128,8 @@ struct verbs_context_ops {
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	void *alloc_null_mr, *alloc_parent_domain;
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
-	void *alloc_td, *async_event, *attach_counters_point_flow, *attach_mcast;
+	void *alloc_td, *async_event, *attach_counters_point_flow;
+	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 	int (*close_xrcd)(struct ibv_xrcd *xrcd);
 	void (*cq_event)(struct ibv_cq *cq);
@@ -154,7 +155,8 @@ struct verbs_context_ops {
 	int (*destroy_qp)(struct ibv_qp *qp);
 	void *destroy_rwq_ind_table;
 	int (*destroy_srq)(struct ibv_srq *srq);
-	void *destroy_wq, *detach_mcast;
+	void *destroy_wq;
+	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
@@ -264,5 +266,7 @@ int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah, struct ibv_ah_attr *attr,
 		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid);
 
 #endif

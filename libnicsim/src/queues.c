@@ -255,6 +255,7 @@ int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {
 		memcpy(&w->imm, cqe + 36, 4);
 		w->src_qp = nicsim_get32(cqe + 24) & 0xffffff;
 		w->slid = (uint32_t)cqe[22] << 8 | cqe[23];
+		w->grh = !err && (cqe[NICSIM_CQE_GRH_BYTE] & NICSIM_CQE_GRH_MASK) != 0;
 		w->srqn = nicsim_get32(cqe + 32) & 0xffffff;
 		w->timestamp = err ? 0 : nicsim_get64(cqe + 48);
 		w->tm_kind = cqe[41];
@@ -410,6 +411,10 @@ int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_
 		nicsim_put32(seg + 8, wr->dest_qpn | 0x80000000u);
 		seg[14] = (uint8_t)(wr->dlid >> 8);
 		seg[15] = (uint8_t)wr->dlid;
+		if (wr->grh && !dci) { /* mlx5_wqe_av's grh_gid_fl (bit 30: a GRH) and rgid */
+			nicsim_put32(seg + NICSIM_AV_GRH_WORD, NICSIM_AV_GRH_BIT);
+			memcpy(seg + NICSIM_AV_RGID, wr->dgid, 16);
+		}
 		seg += 48;
 	}
 	if (has_raddr(wr->opcode)) {

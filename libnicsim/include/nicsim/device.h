@@ -354,6 +354,18 @@
 #define NICSIM_DEALLOC_XRCD_IN_HANDLE 0
 #define NICSIM_DEALLOC_XRCD_IN_WORDS 1
 #define NICSIM_DEALLOC_XRCD_OUT_WORDS 0
+#define NICSIM_CMD_ATTACH_MCAST 0x806
+#define NICSIM_ATTACH_MCAST_IN_QPN 0
+#define NICSIM_ATTACH_MCAST_IN_GID_HI 1
+#define NICSIM_ATTACH_MCAST_IN_GID_LO 2
+#define NICSIM_ATTACH_MCAST_IN_WORDS 3
+#define NICSIM_ATTACH_MCAST_OUT_WORDS 0
+#define NICSIM_CMD_DETACH_MCAST 0x807
+#define NICSIM_DETACH_MCAST_IN_QPN 0
+#define NICSIM_DETACH_MCAST_IN_GID_HI 1
+#define NICSIM_DETACH_MCAST_IN_GID_LO 2
+#define NICSIM_DETACH_MCAST_IN_WORDS 3
+#define NICSIM_DETACH_MCAST_OUT_WORDS 0
 
 /* CREATE_QP's type, MODIFY_QP's states and attribute mask, and access flags (libibverbs' numbers) */
 #define NICSIM_QPT_RC 2
@@ -497,6 +509,10 @@ static inline int nicsim_status_to_errno(int status) {
 #define NICSIM_SYNDROME_OUT_OF_KLMS 53
 #define NICSIM_SYNDROME_OBJECTS_LEFT 54
 #define NICSIM_SYNDROME_SPECIAL_QP_TAKEN 55
+#define NICSIM_SYNDROME_BAD_MGID 56
+#define NICSIM_SYNDROME_NOT_ATTACHED 57
+#define NICSIM_SYNDROME_OUT_OF_MCAST_GROUPS 58
+#define NICSIM_SYNDROME_MCAST_GROUP_FULL 59
 
 /* a command syndrome's name */
 static inline const char *nicsim_syndrome_str(unsigned syndrome) {
@@ -515,6 +531,7 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 		"XRC_SRQ_MISUSE", "DC_NOT_SUPPORTED", "BAD_DC_TYPE", "DCT_NEEDS_SRQ",
 		"TM_NOT_SUPPORTED", "TM_LIST_FULL", "BAD_TM_OP", "TM_TOO_MANY_OPS",
 		"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT", "SPECIAL_QP_TAKEN",
+		"BAD_MGID", "NOT_ATTACHED", "OUT_OF_MCAST_GROUPS", "MCAST_GROUP_FULL",
 	};
 	return syndrome < sizeof(names) / sizeof(names[0]) ? names[syndrome] : "another syndrome";
 }
@@ -535,6 +552,10 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 #define NICSIM_WQE_OP_UMR 0x25
 /* a UMR WQE's opmod (the control segment's byte 0): its body lays out an indirect mkey */
 #define NICSIM_WQE_OPMOD_MKEY_LAYOUT 1
+/* a UD AV's GRH: the grh_gid_fl word's offset and bit, the destination GID's offset */
+#define NICSIM_AV_GRH_WORD 0x1c
+#define NICSIM_AV_GRH_BIT 0x40000000
+#define NICSIM_AV_RGID 0x20
 
 /* CQEs: op_own bits 7..4, and error syndromes (byte 55) */
 #define NICSIM_CQE_REQ 0
@@ -561,6 +582,9 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 #define NICSIM_CQE_SYNDROME_GENERAL_ERR 0xff
 #define NICSIM_CQE_SYNDROME_TM_ERR 0x30
 #define NICSIM_CQE_SYNDROME_TM_RNDV_INCOMPLETE 0x31
+/* a receive CQE's GRH flag: a GRH came (flags_rqpn's g bits, IBV_WC_GRH) */
+#define NICSIM_CQE_GRH_BYTE 0x18
+#define NICSIM_CQE_GRH_MASK 0x30
 /* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), context (8..11) */
 #define NICSIM_CQE_TM_NONE 0
 #define NICSIM_CQE_TM_MATCHED 1

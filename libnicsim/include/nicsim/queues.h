@@ -78,6 +78,7 @@ struct nicsim_wc {
 	uint8_t solicited;
 	uint32_t imm;		/* immediate data (or invalidated rkey) as the CQE's bytes 36..39 hold it: network order */
 	uint32_t src_qp, slid;	/* a UD receive's source */
+	uint8_t grh;		/* a GRH came with it (a multicast receive): in the buffer's first 40 bytes */
 	uint32_t srqn;
 	uint64_t timestamp;	/* when the adapter wrote it, in core clock cycles (not in an error's) */
 	/* a tag-matching SRQ's: what it reports (NICSIM_CQE_TM_*), its flags (libibverbs' IBV_WC_TM_*), tag, app context */
@@ -170,6 +171,8 @@ struct nicsim_send_wr {
 	int num_sge;
 	int inline_data;	/* the segments' bytes go in the WQE (read from their addresses now) */
 	uint32_t dest_qpn, qkey, dlid; /* a UD QP's address vector; a DC initiator's: the target's DCT and LID */
+	int grh;		/* a UD send's packet carries a GRH to dgid (a multicast group's MGID) */
+	uint8_t dgid[16];
 	uint64_t dc_key;	/* a DC initiator's: the target's access key */
 	uint32_t xrc_srqn;	/* an XRC_SEND QP's: the XRC SRQ at the target that takes it */
 };

@@ -2,7 +2,7 @@
 #ifndef NICSIM_WIRE_H
 #define NICSIM_WIRE_H
 #include <stdint.h>
-#define NICSIM_WIRE_VERSION 18u
+#define NICSIM_WIRE_VERSION 19u
 #define NICSIM_HELLO_OWN_RINGS 1u
 #define NICSIM_PCI_OPEN_BAR0_32BIT 1u
 #define NICSIM_PCI_DMA_FIXED 4u
@@ -75,6 +75,7 @@ enum nicsim_op {
 	NICSIM_OP_UMAD_OPEN = 66,
 	NICSIM_OP_UMAD_EVENTS = 67,
 	NICSIM_OP_UMAD_CMD = 68,
+	NICSIM_OP_MCAST = 69,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;
@@ -114,8 +115,10 @@ struct nicsim_wire_query_device_reply {
 	uint64_t hca_core_clock;
 	uint64_t completion_timestamp_mask;
 	uint64_t max_dm_size;
+	uint32_t max_mcast_grp;
+	uint32_t max_mcast_qp_attach;
 } __attribute__((packed));
-_Static_assert(sizeof(struct nicsim_wire_query_device_reply) == 240, "nicsim_wire_query_device_reply");
+_Static_assert(sizeof(struct nicsim_wire_query_device_reply) == 248, "nicsim_wire_query_device_reply");
 struct nicsim_wire_query_port_reply {
 	uint32_t state;
 	uint32_t max_mtu;

@@ -66,7 +66,7 @@ public final class Cmd {
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
             ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207, REREG_MKEY = 0x208,
             ALLOC_DM = 0x209, DEALLOC_DM = 0x20a, RESIZE_CQ = 0x402, ODP_PREFETCH_FLUSH = 0x20b, QUERY_SRQ = 0x702,
-            CREATE_IMPLICIT_MKEY = 0x20c;
+            CREATE_IMPLICIT_MKEY = 0x20c, ATTACH_MCAST = 0x806, DETACH_MCAST = 0x807;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -82,6 +82,7 @@ public final class Cmd {
             case REREG_MKEY -> "REREG_MKEY"; case ALLOC_DM -> "ALLOC_DM"; case DEALLOC_DM -> "DEALLOC_DM";
             case RESIZE_CQ -> "RESIZE_CQ"; case ODP_PREFETCH_FLUSH -> "ODP_PREFETCH_FLUSH";
             case QUERY_SRQ -> "QUERY_SRQ"; case CREATE_IMPLICIT_MKEY -> "CREATE_IMPLICIT_MKEY";
+            case ATTACH_MCAST -> "ATTACH_MCAST"; case DETACH_MCAST -> "DETACH_MCAST";
             default -> String.format("0x%x", op);
         };
     }
@@ -165,7 +166,11 @@ public final class Cmd {
         OBJECTS_LEFT(Status.RESOURCE_BUSY, "objects still exist (the value: how many); destroy every QP, CQ, SRQ, "
                 + "mkey, window, PD, UAR, XRC domain and device memory first"),
         SPECIAL_QP_TAKEN(Status.RESOURCE_BUSY, "the port's QP0 (type 0, SMI) or QP1 (type 1, GSI) is already a driver's: "
-                + "one of each per port (the value: the type)");
+                + "one of each per port (the value: the type)"),
+        BAD_MGID(Status.BAD_PARAM, "not a multicast GID: its first byte must be 0xff (the value: the GID's first 8 bytes)"),
+        NOT_ATTACHED(Status.BAD_PARAM, "the queue pair is not attached to that multicast group"),
+        OUT_OF_MCAST_GROUPS(Status.EXCEED_LIM, "every multicast group the adapter holds is in use"),
+        MCAST_GROUP_FULL(Status.EXCEED_LIM, "the multicast group has as many queue pairs attached as it may");
 
         public final Status status;
         public final String text;
@@ -204,6 +209,17 @@ public final class Cmd {
             .field("nodeGuid", 64, HcaCap::nodeGuid)
             .build(v -> new HcaCap(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12],
                     v[13], v[14], v[15], v[16], v[17], v[18], v[19], v[20]));
+
+    /**
+     * ATTACH_MCAST and DETACH_MCAST (ibv_attach_mcast, mlx5's ATTACH_TO_MCG): UD QP {@code qpn} joins or leaves
+     * multicast group {@code gidHi:gidLo} (the MGID, big-endian halves).
+     */
+    public record McastAttach(long qpn, long gidHi, long gidLo) {}
+    public static final Layout<McastAttach> MCAST_ATTACH_IN = Layout.<McastAttach>builder("McastAttach")
+            .field("qpn", 24, McastAttach::qpn).field("gidHi", 64, McastAttach::gidHi).field("gidLo", 64, McastAttach::gidLo)
+            .build(v -> new McastAttach(v[0], v[1], v[2]));
+    /** Multicast groups an adapter holds, and QPs one group takes (ibv_device_attr's max_mcast_grp, max_mcast_qp_attach). */
+    public static final int MAX_MCAST_GROUPS = 4096, MAX_MCAST_QP_ATTACH = 240;
 
     /** ALLOC_DM: {@code length} bytes of device memory aligned to 2^{@code logAlign}; the output handle is their offset. */
     public record AllocDm(long length, long logAlign) {}

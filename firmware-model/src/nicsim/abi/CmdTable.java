@@ -68,7 +68,11 @@ public final class CmdTable {
             c(Cmd.QUERY_SRQ, Cmd.HANDLE, Cmd.HANDLE, "an SRQ's limit (0 once its event fired)"),
             c(Cmd.DESTROY_SRQ, Cmd.HANDLE, Cmd.EMPTY, "frees an SRQ (SRQ_IN_USE while a QP uses it)"),
             c(Cmd.ALLOC_XRCD, Cmd.EMPTY, Cmd.HANDLE, "an XRC domain: its number"),
-            c(Cmd.DEALLOC_XRCD, Cmd.HANDLE, Cmd.EMPTY, "frees an XRC domain (XRCD_IN_USE while used)"));
+            c(Cmd.DEALLOC_XRCD, Cmd.HANDLE, Cmd.EMPTY, "frees an XRC domain (XRCD_IN_USE while used)"),
+            c(Cmd.ATTACH_MCAST, Cmd.MCAST_ATTACH_IN, Cmd.EMPTY, "a UD QP receives what is sent to a multicast group "
+                    + "(its MGID); attaching twice changes nothing"),
+            c(Cmd.DETACH_MCAST, Cmd.MCAST_ATTACH_IN, Cmd.EMPTY, "a UD QP leaves a multicast group (NOT_ATTACHED if it "
+                    + "is not in it)"));
 
     /** The command with {@code opcode}, or null. */
     public static Command of(int opcode) {

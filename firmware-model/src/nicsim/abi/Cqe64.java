@@ -151,6 +151,19 @@ public final class Cqe64 {
     }
 
     /** The sender of a received message: source LID (bytes 22..23) and QP (24..27). */
+    /** flags_rqpn bits 29..28 (byte 24), mlx5's "g": 1 when a GRH came with the message (IBV_WC_GRH). */
+    public static final int GRH_BYTE = 24, GRH_FLAG = 0x10;
+
+    /** {@code cqe} saying that a GRH came: it is in the receive buffer's first 40 bytes. */
+    public static long[] withGrh(long[] cqe) {
+        byte[] b = Line64.bytes(cqe);
+        b[GRH_BYTE] |= GRH_FLAG;
+        return Line64.words(b, 0);
+    }
+
+    /** Whether a responder CQE says a GRH came. */
+    public static boolean grh(byte[] b) { return (b[GRH_BYTE] & 0x30) != 0; }
+
     private static void source(byte[] b, long srcQp, int slid) {
         b[22] = (byte) (slid >> 8);
         b[23] = (byte) slid;

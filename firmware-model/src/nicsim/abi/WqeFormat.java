@@ -26,14 +26,29 @@ public final class WqeFormat {
     /** A scatter/gather element: {@code length} bytes at {@code addr} under {@code lkey}. */
     public record Sge(long addr, int length, int lkey) {}
 
-    /** The address vector of a UD or DC send: destination QP (DC: the target's number), its qkey (UD) or DC access key (DC), the remote LID. */
-    public record Av(long remoteQpn, int qkey, int rlid, long dcKey) {
+    /**
+     * The address vector of a UD or DC send: destination QP (DC: the target's number), its qkey (UD) or DC
+     * access key (DC), the remote LID, and whether a GRH goes with the packet and its destination GID (as
+     * mlx5's AV: bit 30 of the word at 28, the GID at 32..47). A send to a multicast group has one: the MGID.
+     */
+    public record Av(long remoteQpn, int qkey, int rlid, long dcKey, boolean grh, long dgidHi, long dgidLo) {
         /** A UD send's address vector. */
         public Av(long remoteQpn, int qkey, int rlid) { this(remoteQpn, qkey, rlid, 0); }
+
+        /** An address vector with no GRH. */
+        public Av(long remoteQpn, int qkey, int rlid, long dcKey) { this(remoteQpn, qkey, rlid, dcKey, false, 0, 0); }
+
+        /** A UD send's address vector with a GRH to destination GID {@code dgidHi:dgidLo}. */
+        public static Av global(long remoteQpn, int qkey, int rlid, long dgidHi, long dgidLo) {
+            return new Av(remoteQpn, qkey, rlid, 0, true, dgidHi, dgidLo);
+        }
 
         /** A DC send's: target {@code dctn} at {@code rlid} under DC access key {@code dcKey}. */
         public static Av dc(long dctn, int rlid, long dcKey) { return new Av(dctn, 0, rlid, dcKey); }
     }
+
+    /** The AV's grh_gid_fl word (bit 30: a GRH goes with the packet) and its remote GID, as mlx5_wqe_av's. */
+    public static final int AV_GRH_WORD = 28, AV_GRH_BIT = 1 << 30, AV_RGID = 32;
 
     /** ctrl opmod of an OP_UMR that sets an indirect mkey's layout (opmod 0: a memory-window bind). */
     public static final int OPMOD_MKEY_LAYOUT = 1;
@@ -137,6 +152,11 @@ public final class WqeFormat {
             BigEndian.put32(av, 8, (int) w.av().remoteQpn() | 0x8000_0000); // MLX5_EXTENDED_UD_AV
             av[14] = (byte) (w.av().rlid() >> 8);
             av[15] = (byte) w.av().rlid();
+            if (w.av().grh()) {
+                BigEndian.put32(av, AV_GRH_WORD, AV_GRH_BIT);
+                BigEndian.put64(av, AV_RGID, w.av().dgidHi());
+                BigEndian.put64(av, AV_RGID + 8, w.av().dgidLo());
+            }
             segs.writeBytes(av);
         }
         if (hasRaddr(w.opcode())) {
@@ -248,7 +268,10 @@ public final class WqeFormat {
             need(at, 48, end, "address vector");
             int rlid = (b[at + 14] & 0xff) << 8 | (b[at + 15] & 0xff);
             long dqp = BigEndian.get32(b, at + 8) & 0xFFFFFF;
-            av = dc ? Av.dc(dqp, rlid, BigEndian.get64(b, at)) : new Av(dqp, (int) BigEndian.get32(b, at), rlid);
+            av = dc ? Av.dc(dqp, rlid, BigEndian.get64(b, at)) : (BigEndian.get32(b, at + AV_GRH_WORD) & AV_GRH_BIT) != 0
+                    ? Av.global(dqp, (int) BigEndian.get32(b, at), rlid, BigEndian.get64(b, at + AV_RGID),
+                            BigEndian.get64(b, at + AV_RGID + 8))
+                    : new Av(dqp, (int) BigEndian.get32(b, at), rlid);
             at += 48;
         }
         if (hasRaddr(opcode)) {

@@ -31,7 +31,15 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     private final Fabric f;
     private final Simulator sim;
     private final PriorityQueue<Arrival> pending = new PriorityQueue<>(ORDER);
-    private final Counters.Ref packets, bytes, waits, waitPicos, unroutable, dropped, corrupted, duplicated, reordered;
+    private final Counters.Ref packets, bytes, waits, waitPicos, unroutable, dropped, corrupted, duplicated, reordered,
+            multicast, multicastCopies;
+    /**
+     * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
+     * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
+     * Changed only by the SM between the switch's steps (in the SM node's simulator, whose windows the
+     * exchange waits for), read only as the switch takes packets.
+     */
+    private final java.util.Map<Integer, java.util.TreeSet<Integer>> mft = new java.util.TreeMap<>();
     private boolean apart;
 
     FabricSwitch(Fabric f, Simulator sim) {
@@ -47,6 +55,29 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         corrupted = c.ref("Fabric.corrupted");
         duplicated = c.ref("Fabric.duplicated");
         reordered = c.ref("Fabric.reordered");
+        multicast = c.ref("Fabric.multicast_packets");
+        multicastCopies = c.ref("Fabric.multicast_copies");
+    }
+
+    /**
+     * Port {@code lid} receives packets to multicast LID {@code mlid} from now on ({@code member}), or no
+     * longer; an MLID outside 0xC000..0xFFFE or a port that does not exist is refused.
+     */
+    public void multicastMember(int mlid, int lid, boolean member) {
+        if (!Packet.multicastLid(mlid))
+            throw new IllegalArgumentException(String.format("MLID 0x%x is not a multicast LID (0xc000..0xfffe)", mlid));
+        if (lid < 1 || lid > f.ports.size()) throw new IllegalArgumentException("multicast member: no port has LID " + lid);
+        if (member) mft.computeIfAbsent(mlid, k -> new java.util.TreeSet<>()).add(lid);
+        else {
+            java.util.TreeSet<Integer> s = mft.get(mlid);
+            if (s != null && s.remove(lid) && s.isEmpty()) mft.remove(mlid);
+        }
+    }
+
+    /** The ports that receive multicast LID {@code mlid}, in LID order (empty: none). */
+    public java.util.List<Integer> multicastPorts(int mlid) {
+        java.util.TreeSet<Integer> s = mft.get(mlid);
+        return s == null ? java.util.List.of() : java.util.List.copyOf(s);
     }
 
     /** The simulator the switch counts in (and, run at once, runs in). */
@@ -104,7 +135,8 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         long atSwitch = (f.cutThrough ? a.headAt() : a.tailAt()) + f.switchLatency;
         long tailAtSwitch = a.tailAt() + f.switchLatency;
         long freed; // when its bytes leave the switch's input buffer
-        if (p.dlid() < 1 || p.dlid() > f.ports.size()) {
+        java.util.List<Integer> to = destinations(p, a.srcLid());
+        if (to.isEmpty()) {
             unroutable.inc();
             freed = tailAtSwitch;
         } else if (a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT) {
@@ -118,10 +150,10 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
                 atSwitch += hold;
                 tailAtSwitch += hold;
             }
-            freed = forward(p, atSwitch, tailAtSwitch, a.bytes());
+            freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes());
             if (a.fate() == Fate.DUPLICATE) {
                 duplicated.inc();
-                freed = forward(p, atSwitch, tailAtSwitch, a.bytes());
+                freed = forwardAll(p, to, atSwitch, tailAtSwitch, a.bytes());
             }
         }
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
@@ -131,12 +163,35 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     }
 
     /**
+     * The ports a packet leaves on: its DLID's, or for a multicast LID every port the MFT lists but the
+     * one it came in on (IBA 18.2.4.3.3: a switch never sends a multicast packet back out its in-port; the
+     * sender's adapter delivers to its own members itself). Empty: no route, the packet is dropped.
+     */
+    private java.util.List<Integer> destinations(Packet p, int srcLid) {
+        if (Packet.multicastLid(p.dlid())) {
+            multicast.inc();
+            java.util.List<Integer> out = new java.util.ArrayList<>(multicastPorts(p.dlid()));
+            out.remove(Integer.valueOf(srcLid));
+            multicastCopies.add(out.size());
+            return out;
+        }
+        return p.dlid() < 1 || p.dlid() > f.ports.size() ? java.util.List.of() : java.util.List.of(p.dlid());
+    }
+
+    /** Forwards a copy to each port of {@code to}, in order; returns when the last copy's tail left. */
+    private long forwardAll(Packet p, java.util.List<Integer> to, long atSwitch, long tailAtSwitch, int bytes) {
+        long freed = 0;
+        for (int lid : to) freed = Math.max(freed, forward(p, lid, atSwitch, tailAtSwitch, bytes));
+        return freed;
+    }
+
+    /**
      * Queues the packet on its destination's downlink from its arrival at the switch (in the switch's
      * order); its tail cannot leave before it reached the switch. The port hands the packet over once
      * its headers are in, with the {@link Arrival} of its payload. Returns when its tail left.
      */
-    private long forward(Packet p, long atSwitch, long tailAtSwitch, int bytes) {
-        Fabric.PortState dst = f.ports.get(p.dlid() - 1);
+    private long forward(Packet p, int lid, long atSwitch, long tailAtSwitch, int bytes) {
+        Fabric.PortState dst = f.ports.get(lid - 1);
         long start = Math.max(atSwitch, dst.downFree), end = Math.max(start + f.serialization(bytes), tailAtSwitch);
         dst.downFree = end;
         long headersIn = start + f.serialization(p.headerBytes()) + f.propagation;

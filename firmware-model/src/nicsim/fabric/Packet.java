@@ -11,30 +11,45 @@ import nicsim.sim.Arrival;
  * payload. {@link #wireBytes()} counts every header and CRC the way a link serializes them.
  * {@code transport} is the service the BTH opcode's top bits name ({@link #RC}, {@link #UC},
  * {@link #UD}, {@link #XRC}, {@link #DC}); a responder drops a packet whose service is not its QP's. {@code arrival} is set
- * by the fabric on delivery: when the payload's bytes come in (null before, or when all are in).
+ * by the fabric on delivery: when the payload's bytes come in (null before, or when all are in). {@code grh}
+ * is the global route header a packet to a multicast group carries (null: none, as between ports of one subnet).
  */
 public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited,
                      long va, int rkey, long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig,
-                     int imm, int qkey, byte[] payload, int transport, Arrival arrival, int xrcSrqn, long dcKey) {
+                     int imm, int qkey, byte[] payload, int transport, Arrival arrival, int xrcSrqn, long dcKey, Grh grh) {
 
     /** A packet as the transport builds it: not yet delivered, so no {@link #arrival()}. */
     public Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited, long va, int rkey,
                   long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig, int imm, int qkey, byte[] payload,
                   int transport) {
         this(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn, atomicOrig, imm,
-                qkey, payload, transport, null, 0, 0);
+                qkey, payload, transport, null, 0, 0, null);
     }
 
     /** This request with an XRCETH naming the destination's XRC SRQ {@code srqn} (an XRC request carries one, IBA 9.3.7). */
     public Packet withXrcSrqn(int srqn) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival, srqn, dcKey);
+                atomicOrig, imm, qkey, payload, transport, arrival, srqn, dcKey, grh);
     }
+
+    /** This packet with global route header {@code g} (null: none), as a send to a multicast group carries one. */
+    public Packet withGrh(Grh g) {
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
+                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, dcKey, g);
+    }
+
+    /** Multicast LIDs (IBA 4.1.2: 0xC000..0xFFFE; 0xFFFF is the permissive LID). */
+    public static final int MULTICAST_LID_FIRST = 0xC000, MULTICAST_LID_LAST = 0xFFFE;
+    /** The destination QP of every packet to a multicast group (IBA 10.8.4.1). */
+    public static final long MULTICAST_QPN = 0xFFFFFF;
+
+    /** Whether {@code lid} is a multicast LID: the switch copies such a packet to every port with a member. */
+    public static boolean multicastLid(int lid) { return lid >= MULTICAST_LID_FIRST && lid <= MULTICAST_LID_LAST; }
 
     /** This DC request with a DCETH carrying the DC access key {@code key} the target checks. */
     public Packet withDcKey(long key) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, key);
+                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, key, grh);
     }
 
     /**
@@ -124,7 +139,7 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
 
     /** Bytes on the link: headers for this opcode, payload padded to 4, ICRC and VCRC. */
     public int wireBytes() {
-        int h = LRH + BTH + ICRC + VCRC;
+        int h = LRH + BTH + ICRC + VCRC + (grh != null ? Grh.BYTES : 0);
         if (op.has(Mask.RETH)) h += RETH;
         if (op.has(Mask.ATMETH)) h += ATOMIC_ETH;
         if (op.has(Mask.AETH)) h += AETH_BYTES;
@@ -138,18 +153,18 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
 
     public Packet withPayload(byte[] p) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, p, transport, arrival, xrcSrqn, dcKey);
+                atomicOrig, imm, qkey, p, transport, arrival, xrcSrqn, dcKey, grh);
     }
 
     public Packet withSolicited(boolean s) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, s, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, dcKey);
+                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, dcKey, grh);
     }
 
     /** This packet as delivered: its payload comes in as {@code a} says. */
     public Packet arriving(Arrival a) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, a, xrcSrqn, dcKey);
+                atomicOrig, imm, qkey, payload, transport, a, xrcSrqn, dcKey, grh);
     }
 
     /** Bytes on the link after the payload: ICRC and VCRC. */

@@ -192,6 +192,8 @@ final class Commands {
             }
             case Cmd.QUERY_SRQ -> handle(srq(in(Cmd.HANDLE, input).handle()).limit); // its limit: 0 once the event fired
             case Cmd.DESTROY_SRQ -> { destroySrq(in(Cmd.HANDLE, input).handle()); yield ok(); }
+            case Cmd.ATTACH_MCAST -> { fw.multicast.attach(in(Cmd.MCAST_ATTACH_IN, input)); yield ok(); }
+            case Cmd.DETACH_MCAST -> { fw.multicast.detach(in(Cmd.MCAST_ATTACH_IN, input)); yield ok(); }
             default -> memory.execute(opcode, input, answer);
         };
     }
@@ -525,6 +527,7 @@ final class Commands {
         if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_QP, qpn);
         q.destroy();
         if (q.special >= 0) fw.management.own(q.special, null);
+        fw.multicast.destroyed(qpn);
         fw.ledger.destroyed(qpn);
         if (q.scq != null) q.scq.users--;
         if (q.rcq != null) q.rcq.users--;

@@ -36,7 +36,8 @@ final class DatagramReceive {
         if (q.strides > 0) return handleStrided(p);
         r.takeRecvWqe(q.live(w -> {
             if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); r.finish(); return; }
-            long len = p.payload().length + 40L; // the first 40 bytes hold the GRH (absent on IB: left untouched)
+            // the first 40 bytes hold the GRH: a multicast packet's, else left untouched (none between ports of a subnet)
+            long len = p.payload().length + 40L;
             // too long for the buffer: dropped, no error (docs/sources.md#responder-errors *1)
             if (len > w.capacity()) {
                 q.fw.stats.inc(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE);
@@ -55,8 +56,19 @@ final class DatagramReceive {
      * Writes a UD message's payload at {@code off} in receive WQE {@code w}, then completes it with {@code cqe}
      * (a bad lkey: LOC_PROT_ERR).
      */
-    private void placeUd(Packet p, RecvRingReader.Wqe w, long off, long[] cqe) {
-        q.placement.scatter(w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
+    private void placeUd(Packet p, RecvRingReader.Wqe w, long off, long[] cqeIn) {
+        long[] cqe = p.grh() != null ? Cqe64.withGrh(cqeIn) : cqeIn;
+        byte[] data = p.payload();
+        nicsim.sim.Arrival arrival = p.arrival();
+        if (p.grh() != null) { // a GRH came (a multicast packet): it fills the 40 bytes before the payload
+            byte[] h = p.grh().bytes(p.wireBytes() - Packet.LRH - nicsim.fabric.Grh.BYTES - Packet.VCRC); // PayLen
+            data = new byte[h.length + p.payload().length];
+            System.arraycopy(h, 0, data, 0, h.length);
+            System.arraycopy(p.payload(), 0, data, h.length, p.payload().length);
+            off -= h.length;
+            if (arrival != null) arrival = new nicsim.sim.Arrival(arrival.head(), arrival.tail(), data.length);
+        }
+        q.placement.scatter(w.sges(), off, data, arrival, MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (fail != null && fail.pageFault() && q.strides == 0) q.odp.datagramFaulted(w, fail);
             else if (fail != null)
                 q.fw.complete(q.rcq, Cqe64.error(false, q.qpn, w.index(), 0, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(),

@@ -89,9 +89,14 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Commands commands;
     /** QP0 and QP1 and the agents behind them. */
     final Management management;
+    /** The multicast groups its UD QPs are attached to. */
+    final Multicast multicast = new Multicast(this);
 
     /** The port's special QPs: its SMA and PMA, and what they pass up. */
     public Management management() { return management; }
+
+    /** How many (QP, multicast group) attachments the adapter holds now; safe to read from any thread. */
+    public int multicastAttachments() { return multicast.attachments; }
 
     /** Whether the adapter is up: INIT_HCA ran, and no TEARDOWN_HCA since. */
     public boolean initialized() { return commands.initialized(); }
@@ -330,6 +335,10 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         stats.inc(FirmwareStat.PACKETS_IN);
         management.countRcv(p);
         if (management.onPacket(p)) return;
+        if (p.destQp() == Packet.MULTICAST_QPN) {
+            multicast.onPacket(p);
+            return;
+        }
         Qp q = qps.get(p.destQp());
         if (q == null) {
             stats.inc(FirmwareStat.PACKETS_NO_QP);
@@ -352,6 +361,13 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         stats.inc(FirmwareStat.PACKETS_OUT);
         management.countXmit(p);
         adapter.traceLinkBytes(p.wireBytes());
+        if (Packet.multicastLid(p.dlid()) && p.grh() != null) { // the group's QPs on this adapter get it from here
+            fabric.send(p, feedPicos, end -> {
+                left.accept(end);
+                sim.schedule(end, () -> multicast.loopback(p));
+            });
+            return;
+        }
         fabric.send(p, feedPicos, left);
     }
 

@@ -222,14 +222,20 @@ final class Requester {
         transmit();
     }
 
-    /** A UD SEND's one packet, carrying {@code payload}, to the address vector of its WQE. */
+    /**
+     * A UD SEND's one packet, carrying {@code payload}, to the address vector of its WQE; with a GRH from the
+     * port's GID (fe80::LID) when the AV asks for one (a send to a multicast group: its DGID is the MGID).
+     */
     private Packet datagram(SendOp op, byte[] payload) {
         boolean imm = op.opcode == WqeLayout.OP_SEND_IMM;
+        nicsim.abi.WqeFormat.Av av = op.w.av();
         // a special QP's MAD leaves from QP0 or QP1, QP1's with the GSI Q_Key whatever the WQE says (IBA 13.5.3.1)
         long src = q.special >= 0 ? q.special : q.qpn;
-        int qkey = q.special == 1 ? Mad.GSI_QKEY : q.special == 0 ? 0 : qkeyOf(op.w.av());
-        return new Packet(q.fw.lid(), op.w.av().rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, op.w.av().remoteQpn(), src,
+        int qkey = q.special == 1 ? Mad.GSI_QKEY : q.special == 0 ? 0 : qkeyOf(av);
+        Packet p = new Packet(q.fw.lid(), av.rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, av.remoteQpn(), src,
                 op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkey, payload, Packet.UD);
+        return av.grh() ? p.withGrh(new nicsim.fabric.Grh(Multicast.GID_PREFIX, q.fw.lid(), av.dgidHi(), av.dgidLo(), 0, 0,
+                Multicast.HOP_LIMIT)) : p;
     }
 
     /** Packet {@code i} of the {@code n} of a SEND or WRITE, its bytes taken from the op's payload. */

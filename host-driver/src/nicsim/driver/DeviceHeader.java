@@ -111,6 +111,10 @@ public final class DeviceHeader {
         DeviceManual.constants(WqeLayout.class, "OP_").forEach((n, v) -> def(b, "WQE_OP_" + n, v));
         b.append("/* a UMR WQE's opmod (the control segment's byte 0): its body lays out an indirect mkey */\n");
         def(b, "WQE_OPMOD_MKEY_LAYOUT", nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT);
+        b.append("/* a UD AV's GRH: the grh_gid_fl word's offset and bit, the destination GID's offset */\n");
+        def(b, "AV_GRH_WORD", nicsim.abi.WqeFormat.AV_GRH_WORD);
+        def(b, "AV_GRH_BIT", nicsim.abi.WqeFormat.AV_GRH_BIT);
+        def(b, "AV_RGID", nicsim.abi.WqeFormat.AV_RGID);
         b.append("\n/* CQEs: op_own bits 7..4, and error syndromes (byte 55) */\n");
         for (String n : DeviceManual.CQE_OPCODES) {
             try {
@@ -120,6 +124,9 @@ public final class DeviceHeader {
             }
         }
         DeviceManual.constants(Cqe64.class, "SYNDROME_").forEach((n, v) -> def(b, "CQE_SYNDROME_" + n, v));
+        b.append("/* a receive CQE's GRH flag: a GRH came (flags_rqpn's g bits, IBV_WC_GRH) */\n");
+        def(b, "CQE_GRH_BYTE", Cqe64.GRH_BYTE);
+        def(b, "CQE_GRH_MASK", 0x30);
         b.append("/* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), context (8..11) */\n");
         DeviceManual.constants(Cqe64.class, "TM_").forEach((n, v) -> def(b, "CQE_TM_" + n, v));
         return b.append("\n#endif\n").toString();

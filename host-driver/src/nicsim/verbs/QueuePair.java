@@ -383,7 +383,12 @@ public final class QueuePair extends VerbsObject {
         WqeFormat.Av av = null;
         if (type == QpType.UD) {
             if (wr.ah() == null) throw new VerbsException(Errno.EINVAL, "UD SendWr needs ah", i);
-            av = new WqeFormat.Av(wr.remoteQpn() & 0xFFFFFF, wr.remoteQkey(), wr.ah().attr().dlid());
+            AhAttr ah = wr.ah().attr();
+            if (ah.isGlobal()) {
+                byte[] g = ah.dgid();
+                av = WqeFormat.Av.global(wr.remoteQpn() & 0xFFFFFF, wr.remoteQkey(), ah.dlid(),
+                        nicsim.abi.BigEndian.get64(g, 0), nicsim.abi.BigEndian.get64(g, 8));
+            } else av = new WqeFormat.Av(wr.remoteQpn() & 0xFFFFFF, wr.remoteQkey(), ah.dlid());
         }
         if (dcType == DcType.DCI) {
             if (wr.dcAh() == null) throw new VerbsException(Errno.EINVAL, "DCI SendWr needs dcAddr(ah, remoteDctn, remoteDcKey)", i);
@@ -547,8 +552,35 @@ public final class QueuePair extends VerbsObject {
         WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
         int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;
         boolean inline = Cqe64.inlineScattered(e); // its data took the source QP and LID fields (meaningful for UD only)
+        if (!inline && Cqe64.grh(e)) flags |= WcFlags.GRH;
         return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, inline ? 0 : (int) r.srcQp(), r.imm(), flags, 0, "",
                 inline ? 0 : r.slid());
+    }
+
+    /**
+     * ibv_attach_mcast: this UD QP receives what is sent to multicast group {@code gid} (16 bytes, the MGID),
+     * whose MLID is {@code lid}. The adapter keys the group by its MGID; the LID is checked (a multicast LID,
+     * 0xC000..0xFFFE) as the kernel's verbs layer checks it. Joining the group on the fabric, so that the
+     * switch forwards its packets to this port, is the subnet manager's (rdma_join_multicast does both).
+     */
+    public void attachMcast(byte[] gid, int lid) { mcast(Cmd.ATTACH_MCAST, "attachMcast", gid, lid); }
+
+    /** ibv_detach_mcast: this QP leaves multicast group {@code gid}; EINVAL if it is not attached to it. */
+    public void detachMcast(byte[] gid, int lid) { mcast(Cmd.DETACH_MCAST, "detachMcast", gid, lid); }
+
+    private void mcast(int opcode, String verb, byte[] gid, int lid) {
+        checkOpen();
+        if (gid == null || gid.length != 16)
+            throw new VerbsException(Errno.EINVAL, verb + ": gid must be 16 bytes, got " + (gid == null ? "null" : gid.length));
+        if ((gid[0] & 0xff) != 0xff)
+            throw new VerbsException(Errno.EINVAL, String.format("%s: gid %s is not a multicast GID (its first byte must be 0xff)",
+                    verb, nicsim.fabric.Grh.text(nicsim.abi.BigEndian.get64(gid, 0), nicsim.abi.BigEndian.get64(gid, 8))));
+        if (lid < nicsim.fabric.Packet.MULTICAST_LID_FIRST || lid > nicsim.fabric.Packet.MULTICAST_LID_LAST)
+            throw new VerbsException(Errno.EINVAL, String.format("%s: lid 0x%x is not a multicast LID (0xc000..0xfffe)", verb, lid));
+        if (type != QpType.UD)
+            throw new VerbsException(Errno.EINVAL, verb + ": QP 0x" + Integer.toHexString(qpn) + " is " + type + "; only UD QPs join groups");
+        driver.command(opcode, Cmd.MCAST_ATTACH_IN, new Cmd.McastAttach(qpn, nicsim.abi.BigEndian.get64(gid, 0),
+                nicsim.abi.BigEndian.get64(gid, 8)), Cmd.EMPTY);
     }
 
     @Override protected String describe() { return "QueuePair(0x" + Integer.toHexString(qpn) + ")"; }

@@ -32,7 +32,8 @@ final class DeviceQueries {
                 .u32("odp_xrc_caps", odp.xrcOdpCaps());
         // completion timestamps: the core clock, free-running over 64 bits
         return out.u64("hca_core_clock", host.adapter.coreClockKhz()).u64("completion_timestamp_mask", -1L)
-                .u64("max_dm_size", a.maxDmSize());
+                .u64("max_dm_size", a.maxDmSize()).u32("max_mcast_grp", nicsim.abi.Cmd.MAX_MCAST_GROUPS)
+                .u32("max_mcast_qp_attach", nicsim.abi.Cmd.MAX_MCAST_QP_ATTACH);
     }
 
     /** ibv_tm_caps: the profile's limits, for RC; none where the profile offers none. */

@@ -65,6 +65,8 @@ final class RdmaCm implements AutoCloseable {
     private final Map<Integer, Channel> channels = new HashMap<>();
     final Map<Integer, CmId> ids = new LinkedHashMap<>();
     private final CmExchange exchange;
+    /** Multicast joins: the SA's groups, asked for across the fabric. */
+    final CmMulticast multicast = new CmMulticast(this);
     /** Work that simulation events (a MAD's interrupt, a timer) leave for between steps. */
     final ArrayDeque<Runnable> deferred = new ArrayDeque<>();
     private boolean agentsStarted;
@@ -202,7 +204,10 @@ final class RdmaCm implements AutoCloseable {
         if (!agentsStarted) return;
         for (int n = 0; n < agents.length; n++)
             if (agents[n] != null && agents[n].pending())
-                for (CmAgent.Received r : agents[n].received()) exchange.received(n, r);
+                for (CmAgent.Received r : agents[n].received()) {
+                    if (nicsim.firmware.Mad.mgmtClass(r.mad()) == nicsim.firmware.Mad.CLASS_SUBN_ADM) multicast.received(n, r);
+                    else exchange.received(n, r);
+                }
         while (!deferred.isEmpty()) deferred.poll().run();
     }
 
@@ -241,8 +246,9 @@ final class RdmaCm implements AutoCloseable {
             case CmAbi.NOTIFY -> exchange.notify(id(ch, b.getInt(0)));
             case CmAbi.MIGRATE_ID -> migrate(b.getInt(8), channels.get(in.u32("source channel")), ch);
             case CmAbi.GET_OPTION -> throw new VerbsException(Errno.ENOSYS, "GET_OPTION: the kernel has none either");
-            case CmAbi.JOIN_IP_MCAST, CmAbi.JOIN_MCAST, CmAbi.LEAVE_MCAST -> throw new VerbsException(Errno.EOPNOTSUPP,
-                    CmAbi.command(cmd) + ": multicast is not built (the model's adapters have no multicast groups)");
+            case CmAbi.JOIN_IP_MCAST -> multicast.joinIp(id(ch, b.getInt(44)), b, body);
+            case CmAbi.JOIN_MCAST -> multicast.join(id(ch, b.getInt(16)), b, body);
+            case CmAbi.LEAVE_MCAST -> multicast.leave(ch, b.getInt(8));
             default -> throw new VerbsException(Errno.EINVAL, "rdma_cm command " + cmd + " does not exist");
         };
     }
@@ -281,6 +287,9 @@ final class RdmaCm implements AutoCloseable {
             case CmAbi.SET_OPTION -> 24;
             case CmAbi.BIND -> 136;
             case CmAbi.RESOLVE_ADDR -> 272;
+            case CmAbi.JOIN_IP_MCAST -> 48;
+            case CmAbi.JOIN_MCAST -> 152;
+            case CmAbi.LEAVE_MCAST -> 16;
             default -> 0;
         };
     }
@@ -319,6 +328,7 @@ final class RdmaCm implements AutoCloseable {
     /** Destroys {@code id} as rdma_destroy_id: its peer is told, its unread events go; the events handed out. */
     int destroy(CmId id) {
         exchange.leaving(id);
+        multicast.destroyed(id);
         id.cancelTimer();
         ids.remove(id.handle);
         List<CmId> unasked = new ArrayList<>(); // requests to a listener that goes before the program saw them
@@ -393,11 +403,18 @@ final class RdmaCm implements AutoCloseable {
         if (id.state != CmId.State.ADDR_BOUND)
             throw new VerbsException(Errno.EINVAL, "resolve_addr: cm_id " + id.handle + " is " + id.state);
         if (dst.any()) throw new VerbsException(Errno.EINVAL, "resolve_addr: destination is any address");
-        int remote = nodeOf(dst.ip(), id.channel.node);
+        boolean multicastDst = (dst.ip() & 0xF000_0000) == 0xE000_0000; // 224.0.0.0/4: a group, reached by its port
+        int remote = multicastDst ? -1 : nodeOf(dst.ip(), id.channel.node);
         if (id.node < 0) id.node = id.channel.node;
         if (id.src.any()) id.src = new CmAbi.Addr(ip(id.node), id.src.port(), id.src.v6());
         id.dst = dst;
         id.state = CmId.State.ADDR_QUERY;
+        if (multicastDst) { // resolves to the node's own port, as Linux routes 224/4 out of its IPoIB device
+            agent(id.node);
+            id.state = CmId.State.ADDR_RESOLVED;
+            queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ADDR_RESOLVED, 0));
+            return new Wire.Out();
+        }
         if (remote < 0) { // in the subnet, but no node answers: the address query times out, in simulated time
             long at = world.now() + Math.max(1, Integer.toUnsignedLong(timeoutMs)) * 1_000_000_000L;
             id.timer = world.sim.schedule(at, () -> deferred.add(() -> {
@@ -465,6 +482,7 @@ final class RdmaCm implements AutoCloseable {
         Pending p = ch.queue.poll();
         if (p == null) throw new VerbsException(Errno.EAGAIN, "no event");
         p.id().reported++;
+        multicast.handedOut(p.resp());
         if (p.child() != null) p.id().backlogLeft++; // a request handed out frees its place in the backlog
         return new Wire.Out().bytes(p.resp());
     }
@@ -514,6 +532,8 @@ final class RdmaCm implements AutoCloseable {
             b.append(' ').append(n).append('=').append(agents[n].sent).append('/').append(agents[n].receivedCount);
             errors += agents[n].errors;
         }
+        if (multicast.joinsSent > 0) b.append("; multicast: ").append(multicast.joinsSent).append(" SA joins, ")
+                .append(multicast.leavesSent).append(" leaves");
         if (exchange.badMads > 0) b.append("; ").append(exchange.badMads).append(" MADs not understood, dropped");
         if (errors > 0) b.append("; ").append(errors).append(" error completions on the agents' QPs");
         out.println(b);

@@ -149,6 +149,15 @@ final class Session implements AutoCloseable {
             }
             case IMPORT_DM -> new Wire.Out().u64(imported(in.u32("dm"), DeviceMemory.class).length());
             case CREATE_AH -> createAh(in);
+            case MCAST -> {
+                QueuePair qp = get(in.u32("qp"), QueuePair.class);
+                boolean attach = in.u32("attach") != 0;
+                byte[] gid = in.bytes(16, "gid");
+                int lid = in.u32("lid");
+                if (attach) qp.attachMcast(gid, lid);
+                else qp.detachMcast(gid, lid);
+                yield new Wire.Out();
+            }
             case DESTROY_AH -> destroy(in, AddressHandle.class);
             case OPEN_XRCD -> openXrcd(in);
             case CLOSE_XRCD -> closeXrcd(in.u32("handle"));
@@ -308,7 +317,7 @@ final class Session implements AutoCloseable {
         ProtectionDomain pd = get(in.u32("pd"), ProtectionDomain.class);
         AhAttr a = new AhAttr().dlid(in.u32("dlid")).sl(in.u32("sl"));
         int port = in.u32("port_num");
-        a.portNum(port == 0 ? 1 : port).isGlobal(in.u32("is_global") != 0);
+        a.portNum(port == 0 ? 1 : port).isGlobal(in.u32("is_global") != 0).dgid(in.bytes(16, "dgid"));
         return new Wire.Out().u32(add(pd.createAh(a)));
     }
 

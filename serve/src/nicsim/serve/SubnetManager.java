@@ -15,7 +15,9 @@ import nicsim.firmware.Management;
  * order), so there is no sweep that assigns them; the SM answers SubnGet(SMInfo) as the master, and
  * the SA answers Get and GetTable of ClassPortInfo, NodeRecord, PortInfoRecord and PathRecord about
  * every port, taking each node's NodeInfo, NodeDescription and PortInfo from its SMA. A table longer
- * than one MAD goes out in RMPP segments, all at once (the window covers the table). Everything it
+ * than one MAD goes out in RMPP segments, all at once (the window covers the table). It keeps the
+ * multicast groups ({@link McGroups}: MCMemberRecord Set, Delete, Get, GetTable) and programs the
+ * fabric's switch with their members, as opensm programs MFTs. Everything it
  * sends crosses the fabric as MADs from node 0's QP0/QP1 and takes the fabric's time.
  */
 final class SubnetManager {
@@ -30,10 +32,13 @@ final class SubnetManager {
     static final int SM_MASTER = 3;
 
     private final World world;
+    /** The multicast groups, as the SA keeps them (MCMemberRecord). */
+    final McGroups groups;
     private long answered;
 
     SubnetManager(World world) {
         this.world = world;
+        this.groups = new McGroups(world);
         attach();
     }
 
@@ -74,11 +79,24 @@ final class SubnetManager {
     private List<byte[]> sa(byte[] req) {
         if (Mad.classVersion(req) != SA_VERSION) return List.of(Mad.response(req, Mad.STATUS_BAD_VERSION));
         int method = Mad.method(req), attr = Mad.attr(req);
-        if (method != Mad.GET && method != Mad.GET_TABLE) return List.of(Mad.response(req, Mad.STATUS_METHOD));
+        boolean mc = attr == McGroups.ATTR;
+        if (method != Mad.GET && method != Mad.GET_TABLE && !(mc && (method == Mad.SET || method == McGroups.DELETE)))
+            return List.of(Mad.response(req, Mad.STATUS_METHOD));
         long mask = BigEndian.get64(req, SA_COMP_MASK);
         int size;
         List<byte[]> records = new ArrayList<>();
         switch (attr) {
+            case McGroups.ATTR -> {
+                McGroups.Answer a = groups.answer(req, mask);
+                if (a.status() != 0) return List.of(Mad.response(req, a.status()));
+                if (method == Mad.SET || method == McGroups.DELETE) {
+                    byte[] r = header(req, McGroups.SIZE);
+                    System.arraycopy(a.records().get(0), 0, r, SA_DATA, McGroups.SIZE);
+                    return List.of(r);
+                }
+                size = McGroups.SIZE;
+                records.addAll(a.records());
+            }
             case Mad.ATTR_CLASS_PORT_INFO -> {
                 byte[] r = Mad.response(req, 0);
                 java.util.Arrays.fill(r, RMPP, Mad.SIZE, (byte) 0);

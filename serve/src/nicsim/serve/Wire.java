@@ -17,7 +17,7 @@ public final class Wire {
     private Wire() {}
 
     /** Raised when the provider and the simulator disagree on the protocol. */
-    public static final int VERSION = 18;
+    public static final int VERSION = 19;
     /** The largest message either side accepts. */
     public static final int MAX_MESSAGE = 64 << 20;
     /** "No object" in a handle field (no SRQ, no channel, no address handle). */
@@ -44,7 +44,9 @@ public final class Wire {
         // a node's adapter counters (rdma statistic)
         RDMA_STAT,
         // libibumad's /dev/infiniband/umadN (interpose/nicsim-umad.c): open, the file's MADs, its ioctls and writes
-        UMAD_OPEN, UMAD_EVENTS, UMAD_CMD;
+        UMAD_OPEN, UMAD_EVENTS, UMAD_CMD,
+        // ibv_attach_mcast / ibv_detach_mcast: qp, attach (1) or detach (0), the MGID (16 bytes), the MLID
+        MCAST;
 
         public int code() { return ordinal() + 1; }
 

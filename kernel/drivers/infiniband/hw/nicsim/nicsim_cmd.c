@@ -37,7 +37,8 @@ static const char *const nicsim_syndrome_names[] = {
 	"XRC_SRQ_MISUSE", "DC_NOT_SUPPORTED", "BAD_DC_TYPE", "DCT_NEEDS_SRQ",
 	"TM_NOT_SUPPORTED", "TM_LIST_FULL", "BAD_TM_OP", "TM_TOO_MANY_OPS",
 	"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT",
-	"SPECIAL_QP_TAKEN",
+	"SPECIAL_QP_TAKEN", "BAD_MGID",
+	"NOT_ATTACHED", "OUT_OF_MCAST_GROUPS", "MCAST_GROUP_FULL",
 };
 
 static const char *nicsim_syndrome_str(u32 syndrome)

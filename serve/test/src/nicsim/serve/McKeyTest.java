@@ -1,0 +1,68 @@
+package nicsim.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.regex.Pattern;
+import nicsim.serve.Programs.Run;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * rdmacm-utils' mckey, unchanged, through attach: RDMA CM multicast. The receiver on node 1 and the sender on
+ * node 0 each join 239.1.1.1 (the SA on the fabric makes the group and programs the switch), the sender's ten
+ * UD messages to the group cross the switch once each to node 1's port, and node 1's adapter hands each to
+ * the receiver's attached QP.
+ */
+class McKeyTest {
+    private Served served;
+
+    @BeforeEach
+    void serve() throws Exception { served = new Served("nicsim-mckey").start(Served.cluster()); }
+
+    @AfterEach
+    void stop() throws Exception { served.stop(); }
+
+    @Test
+    void tenMessagesToTheGroupReachTheReceiverOnce() throws Exception { run(true); }
+
+    /** The same through the provider's Java driver: the MCAST request, and a GRH address handle by CREATE_AH. */
+    @Test
+    void theJavaDriverJoinsAndSendsAlike() throws Exception { run(false); }
+
+    private void run(boolean cDriver) throws Exception {
+        Run rcv = Programs.start(served, 1, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-b", "node1",
+                "-S", "200"));
+        // its output is buffered till it ends: the receiver is ready once librdmacm attached its QP to the group
+        for (int i = 0; i < 1200 && served.world.host(1).firmware.multicastAttachments() == 0; i++) {
+            assertTrue(rcv.process().isAlive(), rcv.output() + "\n--- serve:\n" + served.log());
+            Thread.sleep(100);
+        }
+        assertEquals(1, served.world.host(1).firmware.multicastAttachments(), served.log());
+        Run snd = Programs.start(served, 0, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-s", "-S",
+                "200"));
+        int s = snd.await(300), r = rcv.await(300);
+        assertEquals(0, s, "sender:\n" + snd.output() + "\n--- serve:\n" + served.log());
+        assertEquals(0, r, "receiver:\n" + rcv.output() + "\n--- serve:\n" + served.log());
+        assertTrue(snd.output().contains("joined dgid: ff12:4001:ffff::f01:101 mlid 0xc001"), snd.output());
+        assertTrue(rcv.output().contains("joined dgid: ff12:4001:ffff::f01:101 mlid 0xc001"), rcv.output());
+        assertTrue(rcv.output().contains("data transfers complete") && rcv.output().contains("return status 0"),
+                rcv.output());
+        assertEquals(0, served.world.host(1).firmware.multicastAttachments(), "rdma_leave_multicast detached it");
+        var c = served.world.sim.counters();
+        assertEquals(10, c.get("Fabric.multicast_packets"), "ten sends to the group");
+        assertEquals(10, c.get("Fabric.multicast_copies"), "one copy each, to node 1's port only");
+        assertEquals(10, c.get("Firmware.mcast_delivered"), "each to the receiver's QP; none to the sending QP");
+        // serve's table of the programs' QPs: the sender's ten messages of 200 bytes, the receiver's ten receives
+        // (serve writes each program's table once it saw the program go: it may come after the process ended)
+        Pattern sent = Pattern.compile("UD\\s+200\\s+10\\s+0\\s"), got = Pattern.compile("UD\\s+0\\s+0\\s+10\\s");
+        for (int i = 0; i < 300 && !(sent.matcher(served.log()).find() && got.matcher(served.log()).find()); i++)
+            Thread.sleep(100);
+        assertTrue(sent.matcher(served.log()).find(), served.log());
+        assertTrue(got.matcher(served.log()).find(), served.log());
+        for (int i = 0; i < 100 && !served.world.fabric.fabricSwitch().multicastPorts(0xC001).isEmpty(); i++)
+            Thread.sleep(100); // the leaves' SA Deletes cross the fabric after the programs went
+        assertEquals(java.util.List.of(), served.world.fabric.fabricSwitch().multicastPorts(0xC001),
+                "both left: the SA dropped the group and its MFT entry");
+    }
+}
