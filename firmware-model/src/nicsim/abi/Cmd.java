@@ -165,8 +165,8 @@ public final class Cmd {
                 "the MttWalker's KLM table has no run of free entries that long (mtt.klm.entries)"),
         OBJECTS_LEFT(Status.RESOURCE_BUSY, "objects still exist (the value: how many); destroy every QP, CQ, SRQ, "
                 + "mkey, window, PD, UAR, XRC domain and device memory first"),
-        SPECIAL_QP_TAKEN(Status.RESOURCE_BUSY, "the port's QP0 (type 0, SMI) or QP1 (type 1, GSI) is already a driver's: "
-                + "one of each per port (the value: the type)"),
+        SPECIAL_QP_TAKEN(Status.RESOURCE_BUSY, "the port's QP0 (type 0, SMI) or QP1 (type 1, GSI) is already "
+                + "a driver's: one of each per port (the value: the type)"),
         BAD_MGID(Status.BAD_PARAM, "not a multicast GID: its first byte must be 0xff (the value: the GID's first 8 bytes)"),
         NOT_ATTACHED(Status.BAD_PARAM, "the queue pair is not attached to that multicast group"),
         OUT_OF_MCAST_GROUPS(Status.EXCEED_LIM, "every multicast group the adapter holds is in use"),
@@ -196,7 +196,8 @@ public final class Cmd {
      */
     public record HcaCap(long maxQp, long maxCq, long maxMkey, long maxPd, long maxUar, long maxQpWr, long maxCqe, long maxSge,
                          long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize, long maxDm,
-                         long uarBase, long uarPageSize, long dmBase, long bfSize, long maxPageShift, long smLid, long nodeGuid) {}
+                         long uarBase, long uarPageSize, long dmBase, long bfSize, long maxPageShift, long smLid,
+                         long nodeGuid) {}
     public static final Layout<HcaCap> HCA_CAP = Layout.<HcaCap>builder("HcaCap")
             .field("maxQp", 32, HcaCap::maxQp).field("maxCq", 32, HcaCap::maxCq).field("maxMkey", 32, HcaCap::maxMkey)
             .field("maxPd", 32, HcaCap::maxPd).field("maxUar", 32, HcaCap::maxUar).field("maxQpWr", 32, HcaCap::maxQpWr)
@@ -305,7 +306,7 @@ public final class Cmd {
      * (word 0: receive counter, word 1: send counter, big-endian 32-bit); {@code srq} (0 for none)
      * replaces the receive ring.
      */
-    /** CREATE_QP's types of the port's special QPs: QP0 (the SMI) and QP1 (the GSI), the kernel's IB_QPT_SMI and IB_QPT_GSI. */
+    /** CREATE_QP's types of the port's special QPs: QP0 (the SMI), QP1 (the GSI), as the kernel's IB_QPT_*. */
     public static final int QPT_SMI = 0, QPT_GSI = 1;
 
     public record CreateQp(long type, long pd, long sendCq, long recvCq, long uar, long sqAddr, long sqLogSize, long rqAddr,

@@ -23,7 +23,8 @@ public final class CmdTable {
 
     public static final List<Command> ALL = List.of(
             c(Cmd.QUERY_HCA_CAP, Cmd.EMPTY, Cmd.HCA_CAP,
-                    "the adapter's limits, its port's LID, its subnet manager's LID and its GUID; may run before INIT_HCA"),
+                    "the adapter's limits, its port's LID, its subnet manager's LID and its GUID; "
+                    + "may run before INIT_HCA"),
             c(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, Cmd.EMPTY, "brings the adapter up, once: the async event queue (MSI-X "
                     + "vector 0), the MTT table, the QP and mkey context tables in host memory"),
             c(Cmd.TEARDOWN_HCA, Cmd.EMPTY, Cmd.EMPTY, "takes the adapter down once the driver has destroyed every "

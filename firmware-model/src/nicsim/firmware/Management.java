@@ -235,8 +235,8 @@ public final class Management {
         if (q != null) {
             fw.stats.inc(FirmwareStat.MADS_TO_DRIVER);
             // into its receive queue as a UD message to it, with the GRH space and the sender in the CQE
-            q.responder.onPacket(new Packet(slid, fw.lid(), Packet.Op.SEND_ONLY, q.qpn, srcQp, 0, false, false, 0, 0, 0, 0, 0,
-                    0, 0, 0, 0, qp == 1 ? Mad.GSI_QKEY : 0, m.clone(), Packet.UD));
+            q.responder.onPacket(new Packet(slid, fw.lid(), Packet.Op.SEND_ONLY, q.qpn, srcQp, 0, false, false, 0, 0, 0,
+                    0, 0, 0, 0, 0, 0, qp == 1 ? Mad.GSI_QKEY : 0, m.clone(), Packet.UD));
             return true;
         }
         boolean taken = false;

@@ -118,7 +118,8 @@ public final class QueuePair extends VerbsObject {
         rq.recordAt(dbrec);
         long number;
         try {
-            number = driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(a.specialQp() >= 0 ? a.specialQp() : type.value(), target ? a.xrcd().xrcdn : pd.pdn,
+            number = driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(
+                    a.specialQp() >= 0 ? a.specialQp() : type.value(), target ? a.xrcd().xrcdn : pd.pdn,
                     sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn, ctx.uar, dct ? a.dctAccessKey() : sq.base(),
                     Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
                     Integer.numberOfTrailingZeros(rq.stride()), dbrec, Cmd.CreateQp.withDcType(Cmd.CreateQp.flags(sqSigAll,

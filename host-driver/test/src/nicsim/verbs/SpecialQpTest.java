@@ -50,7 +50,8 @@ class SpecialQpTest {
 
         void postRecv() {
             int slot = posted++ % 8;
-            qp.postRecv(new RecvWr().wrId(100 + slot).sgList(new Sge(buf.addr() + 4096 + slot * 512L, RECV, mr.lkey())));
+            qp.postRecv(new RecvWr().wrId(100 + slot)
+                    .sgList(new Sge(buf.addr() + 4096 + slot * 512L, RECV, mr.lkey())));
         }
 
         /** Sends {@code mad} to QP {@code dqp} behind {@code dlid} with Q_Key {@code qkey}, as ib_mad posts it. */
@@ -75,7 +76,8 @@ class SpecialQpTest {
     private static long counter(World w, String name) { return w.sim.counters().get("Firmware." + name); }
 
     private static WorkCompletion receive(List<WorkCompletion> wcs) {
-        return wcs.stream().filter(c -> c.opcode() == WcOpcode.RECV).findFirst().orElseThrow(() -> new AssertionError(wcs));
+        return wcs.stream().filter(c -> c.opcode() == WcOpcode.RECV).findFirst()
+                .orElseThrow(() -> new AssertionError(wcs));
     }
 
     @Test
@@ -129,7 +131,8 @@ class SpecialQpTest {
         Management m1 = w.host(1).firmware.management();
         m1.listen((qp, slid, src, mad) -> heard.add(mad));
         Driver d = new Driver(w, 1, 1);
-        byte[] cm = Mad.request(Mad.CLASS_CM, 2, Mad.SEND, 0x77, 0x0010, 0); // a CM REQ: no agent of the adapter's takes it
+        // a CM REQ: no agent of the adapter's takes it
+        byte[] cm = Mad.request(Mad.CLASS_CM, 2, Mad.SEND, 0x77, 0x0010, 0);
         w.host(0).within(() -> { w.host(0).firmware.management().send(1, lid(w, 1), 1, cm); return null; });
         WorkCompletion r = receive(d.await(1));
         assertEquals(0x77, Mad.tid(d.mad(r)));

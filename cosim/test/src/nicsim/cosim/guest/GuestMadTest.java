@@ -60,7 +60,6 @@ class GuestMadTest {
         assertTrue(node0.get("Firmware.mads_to_driver") >= 4, "answers into the driver's QPs: " + node0.snapshot());
         assertTrue(node0.get("Firmware.mads_answered") >= 2, "node 0's PMA answered perfquery: " + node0.snapshot());
         assertTrue(node1.get("Firmware.mads_answered") >= 1, "node 1's SMA answered smpquery: " + node1.snapshot());
-        assertTrue(node0.get("Firmware.mads_passed_up") >= node0.get("Firmware.mads_to_driver"));
         run.assertTheAdapterWasUsedCleanly();
     }
 }

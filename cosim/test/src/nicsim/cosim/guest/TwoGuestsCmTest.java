@@ -39,7 +39,8 @@ class TwoGuestsCmTest {
         System.out.println("--- serve's log:\n" + served.log());
         String server = ran.get(0).console(), client = ran.get(1).console();
         assertTrue(server.contains("SERVER=0") && server.contains("data transfers complete")
-                && server.contains("disconnected"), "the server took the connection, exchanged, disconnected: " + server);
+                && server.contains("disconnected"),
+                "the server took the connection, exchanged, disconnected: " + server);
         assertTrue(client.contains("CLIENT=0") && client.contains("data transfers complete"),
                 "the client resolved the route, connected and exchanged: " + client);
         Counters n0 = served.world.sim.counters().scope("node0"), n1 = served.world.sim.counters().scope("node1");
