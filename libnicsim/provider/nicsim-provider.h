@@ -116,7 +116,7 @@ struct nicsim_ibv_qp {
 	struct nicsim_hw_qp *hw;    /* its rings, when the C driver made it */
 };
 
-/* An address handle: the simulator's handle (the C driver's: the LID), and its GRH's destination (a multicast group's MGID). */
+/* An address handle: the simulator's handle (the C driver's: the LID), its GRH's destination (a group's MGID). */
 struct nicsim_ibv_ah { struct ibv_ah ah; uint32_t handle; int is_global; uint8_t dgid[16]; };
 /* A thread domain: what uses it (parent domains) holds a count. */
 struct nicsim_ibv_td { struct ibv_td td; atomic_int refcount; };

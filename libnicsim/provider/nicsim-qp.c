@@ -64,7 +64,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
  * ibv_create_qp_ex, and mlx5dv_create_qp's: an XRC target names its domain and no PD;
  * send_ops_flags asks for the ibv_wr_* API with those operations; a DC QP is DRIVER with its
  * dc_type. Creation flags, fields and operations nicsim does not offer are EOPNOTSUPP, as the
- * kernel and rxe refuse them (flags 0 asks for nothing and is accepted).
+ * kernel and rxe refuse them (flags 0 asks for nothing and is accepted, as is BLOCK_SELF_MCAST_LB).
  */
 struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type,
 				 uint64_t dct_key) {
@@ -73,7 +73,9 @@ struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_
 	uint64_t ops = (init->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ? init->send_ops_flags : 0;
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *q;
-	if ((init->comp_mask & ~known) || ((init->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && init->create_flags)
+	/* BLOCK_SELF_MCAST_LB asks for what every nicsim QP does: the sending QP never gets its own multicast */
+	uint32_t flags = (init->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) ? init->create_flags : 0;
+	if ((init->comp_mask & ~known) || (flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 	    || (ops & ~nicsim_wr_ops_offered(init->qp_type, dc_type))) {
 		errno = EOPNOTSUPP;
 		return NULL;

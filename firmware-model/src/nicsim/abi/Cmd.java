@@ -167,7 +167,8 @@ public final class Cmd {
                 + "mkey, window, PD, UAR, XRC domain and device memory first"),
         SPECIAL_QP_TAKEN(Status.RESOURCE_BUSY, "the port's QP0 (type 0, SMI) or QP1 (type 1, GSI) is already "
                 + "a driver's: one of each per port (the value: the type)"),
-        BAD_MGID(Status.BAD_PARAM, "not a multicast GID: its first byte must be 0xff (the value: the GID's first 8 bytes)"),
+        BAD_MGID(Status.BAD_PARAM,
+                "not a multicast GID: its first byte must be 0xff (the value: the GID's first 8 bytes)"),
         NOT_ATTACHED(Status.BAD_PARAM, "the queue pair is not attached to that multicast group"),
         OUT_OF_MCAST_GROUPS(Status.EXCEED_LIM, "every multicast group the adapter holds is in use"),
         MCAST_GROUP_FULL(Status.EXCEED_LIM, "the multicast group has as many queue pairs attached as it may");
@@ -217,9 +218,10 @@ public final class Cmd {
      */
     public record McastAttach(long qpn, long gidHi, long gidLo) {}
     public static final Layout<McastAttach> MCAST_ATTACH_IN = Layout.<McastAttach>builder("McastAttach")
-            .field("qpn", 24, McastAttach::qpn).field("gidHi", 64, McastAttach::gidHi).field("gidLo", 64, McastAttach::gidLo)
+            .field("qpn", 24, McastAttach::qpn).field("gidHi", 64, McastAttach::gidHi)
+            .field("gidLo", 64, McastAttach::gidLo)
             .build(v -> new McastAttach(v[0], v[1], v[2]));
-    /** Multicast groups an adapter holds, and QPs one group takes (ibv_device_attr's max_mcast_grp, max_mcast_qp_attach). */
+    /** Multicast groups an adapter holds, and QPs one group takes (max_mcast_grp, max_mcast_qp_attach). */
     public static final int MAX_MCAST_GROUPS = 4096, MAX_MCAST_QP_ATTACH = 240;
 
     /** ALLOC_DM: {@code length} bytes of device memory aligned to 2^{@code logAlign}; the output handle is their offset. */

@@ -268,7 +268,8 @@ public final class WqeFormat {
             need(at, 48, end, "address vector");
             int rlid = (b[at + 14] & 0xff) << 8 | (b[at + 15] & 0xff);
             long dqp = BigEndian.get32(b, at + 8) & 0xFFFFFF;
-            av = dc ? Av.dc(dqp, rlid, BigEndian.get64(b, at)) : (BigEndian.get32(b, at + AV_GRH_WORD) & AV_GRH_BIT) != 0
+            boolean grh = (BigEndian.get32(b, at + AV_GRH_WORD) & AV_GRH_BIT) != 0;
+            av = dc ? Av.dc(dqp, rlid, BigEndian.get64(b, at)) : grh
                     ? Av.global(dqp, (int) BigEndian.get32(b, at), rlid, BigEndian.get64(b, at + AV_RGID),
                             BigEndian.get64(b, at + AV_RGID + 8))
                     : new Av(dqp, (int) BigEndian.get32(b, at), rlid);

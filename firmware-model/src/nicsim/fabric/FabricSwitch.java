@@ -65,8 +65,10 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      */
     public void multicastMember(int mlid, int lid, boolean member) {
         if (!Packet.multicastLid(mlid))
-            throw new IllegalArgumentException(String.format("MLID 0x%x is not a multicast LID (0xc000..0xfffe)", mlid));
-        if (lid < 1 || lid > f.ports.size()) throw new IllegalArgumentException("multicast member: no port has LID " + lid);
+            throw new IllegalArgumentException(String.format("MLID 0x%x is not a multicast LID (0xc000..0xfffe)",
+                    mlid));
+        if (lid < 1 || lid > f.ports.size())
+            throw new IllegalArgumentException("multicast member: no port has LID " + lid);
         if (member) mft.computeIfAbsent(mlid, k -> new java.util.TreeSet<>()).add(lid);
         else {
             java.util.TreeSet<Integer> s = mft.get(mlid);

@@ -16,7 +16,8 @@ import nicsim.sim.Arrival;
  */
 public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited,
                      long va, int rkey, long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig,
-                     int imm, int qkey, byte[] payload, int transport, Arrival arrival, int xrcSrqn, long dcKey, Grh grh) {
+                     int imm, int qkey, byte[] payload, int transport, Arrival arrival, int xrcSrqn, long dcKey,
+                     Grh grh) {
 
     /** A packet as the transport builds it: not yet delivered, so no {@link #arrival()}. */
     public Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited, long va, int rkey,
@@ -34,8 +35,8 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
 
     /** This packet with global route header {@code g} (null: none), as a send to a multicast group carries one. */
     public Packet withGrh(Grh g) {
-        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, dcKey, g);
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare,
+                aeth, msn, atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, dcKey, g);
     }
 
     /** Multicast LIDs (IBA 4.1.2: 0xC000..0xFFFE; 0xFFFF is the permissive LID). */

@@ -36,7 +36,7 @@ final class DatagramReceive {
         if (q.strides > 0) return handleStrided(p);
         r.takeRecvWqe(q.live(w -> {
             if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); r.finish(); return; }
-            // the first 40 bytes hold the GRH: a multicast packet's, else left untouched (none between ports of a subnet)
+            // the first 40 bytes hold the GRH: a multicast packet's, else left untouched (none within a subnet)
             long len = p.payload().length + 40L;
             // too long for the buffer: dropped, no error (docs/sources.md#responder-errors *1)
             if (len > w.capacity()) {

@@ -136,7 +136,7 @@ public final class Management {
         if (mad.length != Mad.SIZE) throw new IllegalArgumentException("MAD of " + mad.length + " bytes must be 256");
         byte[] m = mad.clone();
         fw.exec(fw.packetCycles, () -> {
-            // to the port's own special QPs: looped back; to another QP of its own (an agent's UD QP) it crosses the link
+            // to the port's own special QPs: looped back; to another QP of its own (an agent's) it crosses the link
             if (directedRoute(m) || dlid == fw.lid() && dqp <= 1) local(qp, m);
             else transmit(qp, dlid, dqp, m);
         });

@@ -234,8 +234,9 @@ final class Requester {
         int qkey = q.special == 1 ? Mad.GSI_QKEY : q.special == 0 ? 0 : qkeyOf(av);
         Packet p = new Packet(q.fw.lid(), av.rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, av.remoteQpn(), src,
                 op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkey, payload, Packet.UD);
-        return av.grh() ? p.withGrh(new nicsim.fabric.Grh(Multicast.GID_PREFIX, q.fw.lid(), av.dgidHi(), av.dgidLo(), 0, 0,
-                Multicast.HOP_LIMIT)) : p;
+        if (!av.grh()) return p;
+        return p.withGrh(new nicsim.fabric.Grh(Multicast.GID_PREFIX, q.fw.lid(), av.dgidHi(), av.dgidLo(), 0, 0,
+                Multicast.HOP_LIMIT));
     }
 
     /** Packet {@code i} of the {@code n} of a SEND or WRITE, its bytes taken from the op's payload. */

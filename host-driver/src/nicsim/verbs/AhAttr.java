@@ -20,7 +20,8 @@ public final class AhAttr {
     /** grh.dgid: 16 bytes, network order. */
     public AhAttr dgid(byte[] v) {
         if (v == null || v.length != 16)
-            throw new VerbsException(Errno.EINVAL, "AhAttr.dgid must be 16 bytes, got " + (v == null ? "null" : v.length));
+            throw new VerbsException(Errno.EINVAL, "AhAttr.dgid must be 16 bytes, got "
+                    + (v == null ? "null" : v.length));
         dgid = v.clone();
         return this;
     }

@@ -134,10 +134,11 @@ public final class ProtectionDomain extends VerbsObject {
         if (attr.portNum() != 1) throw new VerbsException(Errno.EINVAL, "AhAttr.portNum " + attr.portNum() + " does not exist (port 1 only)");
         boolean mcast = nicsim.fabric.Packet.multicastLid(attr.dlid());
         if (attr.dlid() <= 0 || attr.dlid() > 0xBFFF && !mcast)
-            throw new VerbsException(Errno.EINVAL, "AhAttr.dlid " + attr.dlid() + " is neither a unicast nor a multicast LID");
+            throw new VerbsException(Errno.EINVAL, "AhAttr.dlid " + attr.dlid()
+                    + " is neither a unicast nor a multicast LID");
         if (mcast && !attr.isGlobal()) // the receivers find the group by the GRH's DGID
-            throw new VerbsException(Errno.EINVAL, String.format("AhAttr.dlid 0x%x is a multicast LID: isGlobal and the "
-                    + "group's MGID as dgid must go with it", attr.dlid()));
+            throw new VerbsException(Errno.EINVAL, String.format("AhAttr.dlid 0x%x is a multicast LID: isGlobal "
+                    + "and the group's MGID as dgid must go with it", attr.dlid()));
         return new AddressHandle(this, attr);
     }
 

@@ -572,16 +572,19 @@ public final class QueuePair extends VerbsObject {
     private void mcast(int opcode, String verb, byte[] gid, int lid) {
         checkOpen();
         if (gid == null || gid.length != 16)
-            throw new VerbsException(Errno.EINVAL, verb + ": gid must be 16 bytes, got " + (gid == null ? "null" : gid.length));
+            throw new VerbsException(Errno.EINVAL, verb + ": gid must be 16 bytes, got "
+                    + (gid == null ? "null" : gid.length));
+        long hi = nicsim.abi.BigEndian.get64(gid, 0), lo = nicsim.abi.BigEndian.get64(gid, 8);
         if ((gid[0] & 0xff) != 0xff)
-            throw new VerbsException(Errno.EINVAL, String.format("%s: gid %s is not a multicast GID (its first byte must be 0xff)",
-                    verb, nicsim.fabric.Grh.text(nicsim.abi.BigEndian.get64(gid, 0), nicsim.abi.BigEndian.get64(gid, 8))));
+            throw new VerbsException(Errno.EINVAL, String.format("%s: gid %s is not a multicast GID (its first byte "
+                    + "must be 0xff)", verb, nicsim.fabric.Grh.text(hi, lo)));
         if (lid < nicsim.fabric.Packet.MULTICAST_LID_FIRST || lid > nicsim.fabric.Packet.MULTICAST_LID_LAST)
-            throw new VerbsException(Errno.EINVAL, String.format("%s: lid 0x%x is not a multicast LID (0xc000..0xfffe)", verb, lid));
+            throw new VerbsException(Errno.EINVAL, String.format("%s: lid 0x%x is not a multicast LID (0xc000..0xfffe)",
+                    verb, lid));
         if (type != QpType.UD)
-            throw new VerbsException(Errno.EINVAL, verb + ": QP 0x" + Integer.toHexString(qpn) + " is " + type + "; only UD QPs join groups");
-        driver.command(opcode, Cmd.MCAST_ATTACH_IN, new Cmd.McastAttach(qpn, nicsim.abi.BigEndian.get64(gid, 0),
-                nicsim.abi.BigEndian.get64(gid, 8)), Cmd.EMPTY);
+            throw new VerbsException(Errno.EINVAL, verb + ": QP 0x" + Integer.toHexString(qpn) + " is " + type
+                    + "; only UD QPs join groups");
+        driver.command(opcode, Cmd.MCAST_ATTACH_IN, new Cmd.McastAttach(qpn, hi, lo), Cmd.EMPTY);
     }
 
     @Override protected String describe() { return "QueuePair(0x" + Integer.toHexString(qpn) + ")"; }

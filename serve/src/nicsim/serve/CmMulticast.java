@@ -57,7 +57,7 @@ final class CmMulticast {
     /** JOIN_IP_MCAST (struct rdma_ucm_join_ip_mcast: response, uid, sockaddr_in6 at 16, id at 44). */
     Wire.Out joinIp(CmId id, ByteBuffer b, byte[] body) { return join(id, b.getLong(8), body, 16, FULLMEMBER); }
 
-    /** JOIN_MCAST (struct rdma_ucm_join_mcast: response, uid, id at 16, addr_size, join_flags at 22, sockaddr at 24). */
+    /** JOIN_MCAST (struct rdma_ucm_join_mcast: response, uid, id at 16, addr_size, join_flags at 22, address at 24). */
     Wire.Out join(CmId id, ByteBuffer b, byte[] body) {
         int flags = b.getShort(22) & 0xffff;
         if (flags != FULLMEMBER && flags != SENDONLY_FULLMEMBER)
@@ -127,7 +127,8 @@ final class CmMulticast {
         CmAgent a = cm.agent(node);
         byte[] m = Mad.request(Mad.CLASS_SUBN_ADM, SubnetManager.SA_VERSION, method, j.tid, McGroups.ATTR, 0);
         long mask = 1L << McGroups.MGID | 1L << McGroups.PORT_GID | 1L << McGroups.PKEY | 1L << McGroups.JOIN_STATE;
-        if (method == Mad.SET) mask |= 1L << McGroups.QKEY | 1L << McGroups.SL | 1L << McGroups.FLOW | 1L << McGroups.TCLASS;
+        if (method == Mad.SET)
+            mask |= 1L << McGroups.QKEY | 1L << McGroups.SL | 1L << McGroups.FLOW | 1L << McGroups.TCLASS;
         if (method == Mad.SET && j.id.ps == CmAbi.PS_IPOIB)
             mask |= 1L << McGroups.RATE | 1L << McGroups.RATE_SEL | 1L << McGroups.MTU_SEL | 1L << McGroups.MTU
                     | 1L << McGroups.HOP;

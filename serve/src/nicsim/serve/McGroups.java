@@ -26,11 +26,11 @@ import nicsim.firmware.Mad;
 final class McGroups {
     static final int ATTR = 0x0038, SIZE = 52;
     /** Component mask bits (IBA table 193). */
-    static final int MGID = 0, PORT_GID = 1, QKEY = 2, MLID = 3, MTU_SEL = 4, MTU = 5, TCLASS = 6, PKEY = 7, RATE_SEL = 8,
-            RATE = 9, LIFE_SEL = 10, LIFE = 11, SL = 12, FLOW = 13, HOP = 14, SCOPE = 15, JOIN_STATE = 16;
+    static final int MGID = 0, PORT_GID = 1, QKEY = 2, MLID = 3, MTU_SEL = 4, MTU = 5, TCLASS = 6, PKEY = 7,
+            RATE_SEL = 8, RATE = 9, LIFE_SEL = 10, LIFE = 11, SL = 12, FLOW = 13, HOP = 14, SCOPE = 15, JOIN_STATE = 16;
     /** Record offsets. */
-    static final int R_MGID = 0, R_PORT_GID = 16, R_QKEY = 32, R_MLID = 36, R_MTU = 38, R_TCLASS = 39, R_PKEY = 40, R_RATE = 42,
-            R_LIFE = 43, R_SL_FLOW_HOP = 44, R_SCOPE_JOIN = 48;
+    static final int R_MGID = 0, R_PORT_GID = 16, R_QKEY = 32, R_MLID = 36, R_MTU = 38, R_TCLASS = 39, R_PKEY = 40,
+            R_RATE = 42, R_LIFE = 43, R_SL_FLOW_HOP = 44, R_SCOPE_JOIN = 48;
     /** SA statuses (bits 14..8 of the MAD status): invalid request, no records, insufficient components. */
     static final int REQ_INVALID = 2 << 8, NO_RECORDS = 3 << 8, INSUFFICIENT_COMPONENTS = 6 << 8;
     static final int DELETE = 0x15;
@@ -72,7 +72,9 @@ final class McGroups {
         add(new Group(BROADCAST_HI, BROADCAST_LO, Packet.MULTICAST_LID_FIRST, r, true));
     }
 
-    static int mtuCode(nicsim.profile.Profile p) { return Math.max(1, Integer.numberOfTrailingZeros(p.bytesInt("link.mtu")) - 7); }
+    static int mtuCode(nicsim.profile.Profile p) {
+        return Math.max(1, Integer.numberOfTrailingZeros(p.bytesInt("link.mtu")) - 7);
+    }
 
     private static String key(long hi, long lo) { return Grh.text(hi, lo); }
 
@@ -85,7 +87,9 @@ final class McGroups {
 
     /** What an MCMemberRecord request gets: an SA status (0: the records), and the records. */
     record Answer(int status, List<byte[]> records) {
-        static Answer of(Object r) { return r instanceof Integer s ? new Answer(s, List.of()) : new Answer(0, List.of((byte[]) r)); }
+        static Answer of(Object r) {
+            return r instanceof Integer s ? new Answer(s, List.of()) : new Answer(0, List.of((byte[]) r));
+        }
     }
 
     /** Answers a Set (join), Delete (leave), Get or GetTable of MCMemberRecord. */
@@ -126,7 +130,8 @@ final class McGroups {
     /** The LID of the port whose GID is at {@code at} of {@code rec}, or -1. */
     private int portLid(byte[] rec, int at) {
         for (Host h : world.hosts())
-            if (java.util.Arrays.equals(SubnetManager.gid(h.firmware.lid()), 0, 16, rec, at, at + 16)) return h.firmware.lid();
+            if (java.util.Arrays.equals(SubnetManager.gid(h.firmware.lid()), 0, 16, rec, at, at + 16))
+                return h.firmware.lid();
         return -1;
     }
 
@@ -137,7 +142,8 @@ final class McGroups {
         long hi = BigEndian.get64(rec, R_MGID), lo = BigEndian.get64(rec, R_MGID + 8);
         Group g = groups.get(key(hi, lo));
         if (g == null) {
-            boolean create = want(mask, QKEY) && want(mask, PKEY) && want(mask, SL) && want(mask, FLOW) && want(mask, TCLASS);
+            boolean create = want(mask, QKEY) && want(mask, PKEY) && want(mask, SL) && want(mask, FLOW)
+                    && want(mask, TCLASS);
             if (!create) return hi == 0 && lo == 0 ? INSUFFICIENT_COMPONENTS : NO_RECORDS;
             int mlid = freeMlid();
             if (mlid < 0) return 1 << 8; // no resources

@@ -205,7 +205,8 @@ final class RdmaCm implements AutoCloseable {
         for (int n = 0; n < agents.length; n++)
             if (agents[n] != null && agents[n].pending())
                 for (CmAgent.Received r : agents[n].received()) {
-                    if (nicsim.firmware.Mad.mgmtClass(r.mad()) == nicsim.firmware.Mad.CLASS_SUBN_ADM) multicast.received(n, r);
+                    if (nicsim.firmware.Mad.mgmtClass(r.mad()) == nicsim.firmware.Mad.CLASS_SUBN_ADM)
+                        multicast.received(n, r);
                     else exchange.received(n, r);
                 }
         while (!deferred.isEmpty()) deferred.poll().run();

@@ -46,13 +46,16 @@ class MulticastTest {
             for (int i : nodes) world.fabric.fabricSwitch().multicastMember(MLID, lid(i), true);
         }
 
-        void post(int node, int at) { n[node].qp.postRecv(new RecvWr().wrId(at).sgList(new Sge(n[node].buf.addr() + at, 256, n[node].mr.lkey()))); }
+        void post(int node, int at) {
+            n[node].qp.postRecv(new RecvWr().wrId(at).sgList(new Sge(n[node].buf.addr() + at, 256, n[node].mr.lkey())));
+        }
 
         void send(byte[] msg) {
             n[0].buf.write(4096, msg);
             AddressHandle ah = n[0].pd.createAh(new AhAttr().dlid(MLID).isGlobal(true).dgid(MGID).hopLimit(1));
             n[0].qp.postSend(new SendWr().wrId(9).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah)
-                    .remoteQpn(0xFFFFFF).remoteQkey(QKEY).sgList(new Sge(n[0].buf.addr() + 4096, msg.length, n[0].mr.lkey())));
+                    .remoteQpn(0xFFFFFF).remoteQkey(QKEY)
+                    .sgList(new Sge(n[0].buf.addr() + 4096, msg.length, n[0].mr.lkey())));
             assertEquals(WcStatus.SUCCESS, Completions.await(world, n[0].cq, 1).get(0).status());
         }
     }
@@ -78,7 +81,8 @@ class MulticastTest {
             assertEquals(t.lid(0), wc.slid());
             assertEquals(WcFlags.GRH, wc.wcFlags() & WcFlags.GRH, "a multicast receive reports its GRH");
         }
-        assertEquals(List.of(0L, 1024L), at1.stream().map(WorkCompletion::wrId).sorted().toList(), "both QPs of node 1");
+        assertEquals(List.of(0L, 1024L), at1.stream().map(WorkCompletion::wrId).sorted().toList(),
+                "both QPs of node 1");
         for (int[] where : new int[][]{{1, 0}, {1, 1024}, {2, 0}}) {
             byte[] grh = t.n[where[0]].buf.read(where[1], 40);
             assertEquals(6, (grh[0] & 0xff) >> 4, "IP version 6");
@@ -113,10 +117,11 @@ class MulticastTest {
         assertEquals(t.n[0].qp.qpNum(), lb.srcQp());
         t.world.runFor(20_000_000);
         assertTrue(t.n[2].cq.poll(4).isEmpty(), "node 2's QP left the group");
-        assertEquals(1, t.world.sim.counters().get("Firmware.mcast_no_group"), "node 2's port still got the packet: dropped");
+        assertEquals(1, t.world.sim.counters().get("Firmware.mcast_no_group"),
+                "node 2's port still got the packet: dropped");
         VerbsException again = assertThrows(VerbsException.class, () -> t.n[2].qp.detachMcast(MGID, MLID));
         assertEquals(Errno.EINVAL, again.errno());
-        assertTrue(again.getMessage().contains("NOT_ATTACHED") || again.getMessage().contains("not attached"), again.getMessage());
+        assertTrue(again.getMessage().contains("not attached"), again.getMessage());
     }
 
     @Test

@@ -45,6 +45,9 @@ int main(void) {
 	MUST(qa, ibv_create_qp_ex(ctx, &a), "IBV_QP_INIT_ATTR_CREATE_FLAGS with flags 0 is accepted");
 	ibv_destroy_qp(qa);
 	a.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+	MUST(qa, ibv_create_qp_ex(ctx, &a), "BLOCK_SELF_MCAST_LB is accepted: no QP gets its own multicast sends");
+	ibv_destroy_qp(qa);
+	a.create_flags = IBV_QP_CREATE_SCATTER_FCS;
 	EXPECT_NULL(ibv_create_qp_ex(ctx, &a), EOPNOTSUPP, "a creation flag nicsim does not offer: EOPNOTSUPP");
 	a = attr(IBV_QPT_RC, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE);
 	EXPECT_NULL(ibv_create_qp_ex(ctx, &a), EOPNOTSUPP, "send_ops_flags with ATOMIC_WRITE: EOPNOTSUPP");

@@ -31,16 +31,17 @@ class McKeyTest {
     void theJavaDriverJoinsAndSendsAlike() throws Exception { run(false); }
 
     private void run(boolean cDriver) throws Exception {
-        Run rcv = Programs.start(served, 1, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-b", "node1",
-                "-S", "200"));
+        Run rcv = Programs.start(served, 1, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-b",
+                "node1", "-S", "200"));
         // its output is buffered till it ends: the receiver is ready once librdmacm attached its QP to the group
         for (int i = 0; i < 1200 && served.world.host(1).firmware.multicastAttachments() == 0; i++) {
             assertTrue(rcv.process().isAlive(), rcv.output() + "\n--- serve:\n" + served.log());
             Thread.sleep(100);
         }
         assertEquals(1, served.world.host(1).firmware.multicastAttachments(), served.log());
+        // -l: its QP made with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, which every nicsim QP behaves as
         Run snd = Programs.start(served, 0, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-s", "-S",
-                "200"));
+                "200", "-l"));
         int s = snd.await(300), r = rcv.await(300);
         assertEquals(0, s, "sender:\n" + snd.output() + "\n--- serve:\n" + served.log());
         assertEquals(0, r, "receiver:\n" + rcv.output() + "\n--- serve:\n" + served.log());

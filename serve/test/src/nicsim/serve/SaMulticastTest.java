@@ -37,7 +37,8 @@ class SaMulticastTest {
 
     /** An MCMemberRecord MAD of {@code method} for port {@code node}'s GID, {@code mask} naming the fields set. */
     private static byte[] member(int method, long hi, long lo, int node, int joinState, long mask) {
-        byte[] m = Mad.request(Mad.CLASS_SUBN_ADM, SubnetManager.SA_VERSION, method, 0x1234_0000L + node, McGroups.ATTR, 0);
+        byte[] m = Mad.request(Mad.CLASS_SUBN_ADM, SubnetManager.SA_VERSION, method, 0x1234_0000L + node,
+                McGroups.ATTR, 0);
         BigEndian.put64(m, SubnetManager.SA_COMP_MASK, mask);
         int d = SubnetManager.SA_DATA;
         BigEndian.put64(m, d, hi);
@@ -72,7 +73,8 @@ class SaMulticastTest {
         assertEquals(1, r[d + 48] & 0x0f, "full member");
         assertEquals(2, (r[d + 48] & 0xf0) >> 4, "link-local scope");
         assertArrayEquals(SubnetManager.gid(3), java.util.Arrays.copyOfRange(r, d + 16, d + 32));
-        assertEquals(List.of(3), w.fabric.fabricSwitch().multicastPorts(0xC000), "the switch forwards to node 2's port");
+        assertEquals(List.of(3), w.fabric.fabricSwitch().multicastPorts(0xC000),
+                "the switch forwards to node 2's port");
     }
 
     @Test
@@ -93,24 +95,28 @@ class SaMulticastTest {
 
         byte[] table = ask(1, member(Mad.GET_TABLE, CM_HI, CM_LO, 1, 0, bits(McGroups.MGID)));
         assertEquals(Mad.GET_TABLE_RESP, Mad.method(table));
-        assertEquals(2 * 56 + 20, BigEndian.get32(table, SubnetManager.RMPP + 8), "two 52-byte records at 56-byte strides");
+        assertEquals(2 * 56 + 20, BigEndian.get32(table, SubnetManager.RMPP + 8),
+                "two 52-byte records at 56-byte strides");
 
         byte[] leave = ask(2, member(McGroups.DELETE, CM_HI, CM_LO, 2, 1, IPOIB_BROADCAST));
         assertEquals(0, Mad.status(leave));
         assertEquals(McGroups.DELETE | Mad.RESPONSE, Mad.method(leave));
-        assertEquals(List.of(2), w.fabric.fabricSwitch().multicastPorts(mlid), "node 2's port no longer gets the group");
+        assertEquals(List.of(2), w.fabric.fabricSwitch().multicastPorts(mlid),
+                "node 2's port no longer gets the group");
         assertEquals(0, Mad.status(ask(1, member(McGroups.DELETE, CM_HI, CM_LO, 1, 1, IPOIB_BROADCAST))));
         assertEquals(List.of(), w.fabric.fabricSwitch().multicastPorts(mlid));
         assertEquals(McGroups.NO_RECORDS, Mad.status(ask(1, member(Mad.GET, CM_HI, CM_LO, 1, 0, bits(McGroups.MGID)))),
                 "the group went with its last member");
-        assertEquals(McGroups.REQ_INVALID, Mad.status(ask(1, member(McGroups.DELETE, CM_HI, CM_LO, 1, 1, IPOIB_BROADCAST))),
+        assertEquals(McGroups.REQ_INVALID,
+                Mad.status(ask(1, member(McGroups.DELETE, CM_HI, CM_LO, 1, 1, IPOIB_BROADCAST))),
                 "a leave of a group the port is not in");
     }
 
     @Test
     void aJoinWithoutWhatAGroupNeedsCreatesNothing() {
         byte[] r = ask(1, member(Mad.SET, CM_HI, CM_LO, 1, 1, IPOIB_BROADCAST));
-        assertEquals(McGroups.NO_RECORDS, Mad.status(r), "no such group, and no Q_Key, SL, FlowLabel, TClass to make it");
+        assertEquals(McGroups.NO_RECORDS, Mad.status(r),
+                "no such group, and no Q_Key, SL, FlowLabel, TClass to make it");
         assertEquals(1, sm.groups.groups().size(), "only the broadcast group");
         assertEquals(McGroups.INSUFFICIENT_COMPONENTS,
                 Mad.status(ask(1, member(Mad.SET, CM_HI, CM_LO, 1, 1, bits(McGroups.MGID, McGroups.JOIN_STATE)))),
