@@ -48,6 +48,8 @@ class TwoGuestsIpoibTest {
                     "echo SECONDS=$(($(date +%s) - t0)) RX_BYTES=$(cat /sys/class/net/ib0/statistics/rx_bytes)",
                     "echo GOT=$(md5sum < /tmp/got | cut -d' ' -f1) $(wc -c < /tmp/got)",
                     "until echo received | nc node1 7331; do sleep 1; done  # node 1 keeps ib0 up until then",
+                    "rping -s -a 192.168.77.1 -C 3 -v > /tmp/rping.txt 2>&1 & rs=$!",
+                    "sleep 1; xchg 7340 ready > /dev/null; wait $rs; echo RPING_SERVER=$?; cat /tmp/rping.txt",
                     "ip link set ib0 down", "exit 0", "");
         return common + String.join("\n",
                 "ping -c 3 -W 10 192.168.77.1; echo PING=$?",
@@ -57,6 +59,7 @@ class TwoGuestsIpoibTest {
                 "nc -l -p 7331 > /tmp/done & d=$!",
                 "xchg 7310 go > /dev/null",
                 "wait $d; echo TX_BYTES=$(cat /sys/class/net/ib0/statistics/tx_bytes)",
+                "xchg 7340 go > /dev/null; rping -c -a 192.168.77.1 -C 3 -v; echo RPING_CLIENT=$?",
                 "ip link set ib0 down", "exit 0", "");
     }
 
@@ -77,6 +80,9 @@ class TwoGuestsIpoibTest {
         assertTrue(client.contains("3 packets transmitted, 3 packets received") && client.contains("PING=0"),
                 "node 1's pings over ib0 were all answered: " + client);
         assertTrue(server.contains("WGET=0"), "node 0's wget fetched the file over ib0: " + server);
+        // rping: the kernel's rdma_cm resolves ib0's IP address to the peer's GID, ib_cm connects the user QPs
+        assertTrue(client.contains("RPING_CLIENT=0") && server.contains("RPING_SERVER=0")
+                && client.contains("ping data: rdma-ping-2"), "rping over the ib0 addresses: " + client + server);
         String sent = value(client, "SENT"), got = value(server, "GOT");
         assertEquals(sent, got, "node 0 received what node 1 sent, byte for byte (md5, length)");
         assertTrue(sent.endsWith(" " + (MIB << 20)), "the stream was " + MIB + " MiB: " + sent);
