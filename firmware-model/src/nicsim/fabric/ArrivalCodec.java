@@ -84,6 +84,17 @@ final class ArrivalCodec {
         o.writeInt(p.transport());
         o.writeInt(p.xrcSrqn());
         o.writeLong(p.dcKey());
+        Grh g = p.grh();
+        o.writeBoolean(g != null);
+        if (g != null) {
+            o.writeLong(g.sgidHi());
+            o.writeLong(g.sgidLo());
+            o.writeLong(g.dgidHi());
+            o.writeLong(g.dgidLo());
+            o.writeInt(g.trafficClass());
+            o.writeInt(g.flowLabel());
+            o.writeInt(g.hopLimit());
+        }
         byte[] payload = p.payload();
         o.writeInt(payload == null ? -1 : payload.length);
         if (payload != null) o.write(payload);
@@ -102,6 +113,8 @@ final class ArrivalCodec {
         long atomicOrig = in.readLong();
         int imm = in.readInt(), qkey = in.readInt(), transport = in.readInt(), xrcSrqn = in.readInt();
         long dcKey = in.readLong();
+        Grh grh = in.readBoolean() ? new Grh(in.readLong(), in.readLong(), in.readLong(), in.readLong(), in.readInt(),
+                in.readInt(), in.readInt()) : null;
         int len = in.readInt();
         byte[] payload = null;
         if (len >= 0) {
@@ -109,6 +122,6 @@ final class ArrivalCodec {
             in.readFully(payload);
         }
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth,
-                msn, atomicOrig, imm, qkey, payload, transport, null, xrcSrqn, dcKey);
+                msn, atomicOrig, imm, qkey, payload, transport, null, xrcSrqn, dcKey, grh);
     }
 }
