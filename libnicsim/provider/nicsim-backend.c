@@ -34,11 +34,6 @@ int nicsim_no_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
 	return EOPNOTSUPP;
 }
 
-int nicsim_no_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach) {
-	(void)qp; (void)gid; (void)lid; (void)attach;
-	return EOPNOTSUPP;
-}
-
 void nicsim_set_backend(struct nicsim_context *ctx, const struct nicsim_backend_ops *ops) {
 	ctx->ops = ops;
 	verbs_set_ops(&ctx->vctx, &nicsim_cq_ops);

@@ -128,7 +128,6 @@ int nicsim_no_close_xrcd(struct nicsim_ibv_xrcd *x);
 struct nicsim_mkey *nicsim_no_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
 int nicsim_no_destroy_mkey(struct nicsim_mkey *k);
 int nicsim_no_resize_cq(struct nicsim_ibv_cq *cq, int cqe);
-int nicsim_no_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);
 
 /* The hw back end's multicast (nicsim-hw-qp.c): ATTACH_MCAST and DETACH_MCAST. */
 int nicsim_hw_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);

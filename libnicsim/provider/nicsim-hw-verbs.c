@@ -115,6 +115,7 @@ const struct nicsim_backend_ops nicsim_hw_backend = {
 	.post_send = nicsim_hw_post_send,
 	.post_recv = nicsim_hw_post_recv,
 	.post_srq_recv = nicsim_hw_post_srq_recv,
+	.mcast = nicsim_hw_mcast,
 	.create_srq = nicsim_hw_create_srq,
 	.destroy_srq = nicsim_hw_destroy_srq,
 	.modify_srq = nicsim_hw_modify_srq,
@@ -127,5 +128,4 @@ const struct nicsim_backend_ops nicsim_hw_backend = {
 	.event_qp = nicsim_hw_event_qp,
 	.event_srq = nicsim_hw_event_srq,
 	.verbs = &hw_verbs,
-	.mcast = nicsim_hw_mcast,
 };

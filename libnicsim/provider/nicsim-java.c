@@ -19,6 +19,7 @@ const struct nicsim_backend_ops nicsim_java_backend = {
 	.post_send = nicsim_java_post_send,
 	.post_recv = nicsim_java_post_recv,
 	.post_srq_recv = nicsim_java_post_srq_recv,
+	.mcast = nicsim_java_mcast,
 	.create_srq = nicsim_java_create_srq,
 	.destroy_srq = nicsim_java_destroy_srq,
 	.modify_srq = nicsim_java_modify_srq,
@@ -31,5 +32,4 @@ const struct nicsim_backend_ops nicsim_java_backend = {
 	.event_qp = nicsim_named_qp,
 	.event_srq = nicsim_named_srq,
 	.verbs = &nicsim_java_verbs,
-	.mcast = nicsim_java_mcast,
 };

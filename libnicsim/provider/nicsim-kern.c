@@ -361,6 +361,11 @@ static const struct verbs_context_ops kern_verbs = {
 	.reg_mr = reg_mr,
 };
 
+/* ibv_attach_mcast / ibv_detach_mcast: the kernel driver's attach_mcast / detach_mcast (uverbs). */
+static int kern_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach) {
+	return attach ? ibv_cmd_attach_mcast(&qp->vqp.qp, gid, lid) : ibv_cmd_detach_mcast(&qp->vqp.qp, gid, lid);
+}
+
 /*
  * The kernel driver's: objects by uverbs commands, the data path the hw back end's rings. Not
  * offered through it yet: CQ resize, XRC and tag-matching SRQs, XRC domains, indirect mkeys.
@@ -379,6 +384,7 @@ const struct nicsim_backend_ops nicsim_kern_backend = {
 	.post_send = nicsim_hw_post_send,
 	.post_recv = nicsim_hw_post_recv,
 	.post_srq_recv = nicsim_hw_post_srq_recv,
+	.mcast = kern_mcast,
 	.create_srq = kern_create_srq,
 	.destroy_srq = kern_destroy_srq,
 	.modify_srq = kern_modify_srq,
@@ -388,7 +394,6 @@ const struct nicsim_backend_ops nicsim_kern_backend = {
 	.close_xrcd = nicsim_no_close_xrcd,
 	.create_mkey = nicsim_no_create_mkey,
 	.destroy_mkey = nicsim_no_destroy_mkey,
-	.mcast = nicsim_no_mcast,
 	.event_qp = nicsim_hw_event_qp,
 	.event_srq = nicsim_hw_event_srq,
 	.verbs = &kern_verbs,

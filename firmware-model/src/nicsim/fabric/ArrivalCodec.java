@@ -84,7 +84,7 @@ final class ArrivalCodec {
         o.writeInt(p.transport());
         o.writeInt(p.xrcSrqn());
         o.writeLong(p.dcKey());
-        Grh g = p.grh(); // multicast and GRH-addressed UD packets carry one
+        Grh g = p.grh();
         o.writeBoolean(g != null);
         if (g != null) {
             o.writeLong(g.sgidHi());
@@ -121,7 +121,7 @@ final class ArrivalCodec {
             payload = new byte[len];
             in.readFully(payload);
         }
-        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare,
-                aeth, msn, atomicOrig, imm, qkey, payload, transport, null, xrcSrqn, dcKey, grh);
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth,
+                msn, atomicOrig, imm, qkey, payload, transport, null, xrcSrqn, dcKey, grh);
     }
 }

@@ -33,10 +33,11 @@ import org.apache.commons.compress.archivers.cpio.CpioConstants;
  * in the cache under a hash of everything that went in, so a second boot starts at once.
  */
 final class Initramfs {
-    /** Packages unpacked into the guest: busybox, and what an RDMA host's user space has. */
+    /** Packages unpacked into the guest: busybox, what an RDMA host's user space has, and libgcc_s, which glibc
+     * loads when a thread exits (rping's do; without it the program aborts at its end). */
     static final List<String> PACKAGES = List.of("busybox-static", "libibverbs1", "ibverbs-providers", "librdmacm1",
             "libibumad3", "rdma-core", "ibverbs-utils", "rdmacm-utils", "perftest", "qperf", "libnl-3-200",
-            "libnl-route-3-200", "infiniband-diags", "libibmad5", "libibnetdisc5");
+            "libnl-route-3-200", "infiniband-diags", "libibmad5", "libibnetdisc5", "libgcc-s1");
     /** Kernel modules the init loads: virtio for the network and shared folder, 9p, the kernel's RDMA stack. */
     static final List<String> MODULES = List.of("virtio_pci", "virtio_net", "9pnet_virtio", "9p", "ib_core",
             "ib_uverbs", "ib_umad", "ib_cm", "rdma_cm", "rdma_ucm", "ib_ipoib");

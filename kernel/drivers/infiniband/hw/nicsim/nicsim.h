@@ -135,6 +135,8 @@ struct nicsim_mr {
 struct nicsim_ah {
 	struct ib_ah ibah;
 	u16 dlid;
+	bool grh;		/* sends carry a GRH to dgid: a multicast group */
+	union ib_gid dgid;
 };
 
 /*
@@ -311,6 +313,8 @@ int nicsim_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		     struct ib_udata *udata);
 int nicsim_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int nicsim_destroy_ah(struct ib_ah *ibah, u32 flags);
+int nicsim_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int nicsim_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 
 /* nicsim_mr.c */
 struct ib_mr *nicsim_get_dma_mr(struct ib_pd *ibpd, int access);

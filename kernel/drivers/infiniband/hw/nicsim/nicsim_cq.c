@@ -299,6 +299,9 @@ static int nicsim_poll_one(struct nicsim_dev *dev, struct nicsim_cq *cq,
 		wc->src_qp = be32_to_cpup((__be32 *)(cqe + NICSIM_CQE_SRC_QP)) &
 			0xffffff;
 		wc->slid = be16_to_cpup((__be16 *)(cqe + NICSIM_CQE_SLID));
+		if (op != NICSIM_CQE_RESP_ERR &&
+		    (cqe[NICSIM_CQE_GRH_BYTE] & NICSIM_CQE_GRH_MASK))
+			wc->wc_flags |= IB_WC_GRH;
 		nicsim_wc_wr_id(qp, cqe, false, wc);
 	}
 	if (op == NICSIM_CQE_REQ_ERR || op == NICSIM_CQE_RESP_ERR) {

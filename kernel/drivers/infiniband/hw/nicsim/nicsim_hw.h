@@ -184,6 +184,12 @@
 #define NICSIM_CMD_QUERY_SRQ			0x702
 #define NICSIM_QUERY_SRQ_OUT_HANDLE		0
 #define NICSIM_CMD_DESTROY_SRQ			0x701
+#define NICSIM_CMD_ATTACH_MCAST			0x806
+#define NICSIM_ATTACH_MCAST_IN_QPN		0
+#define NICSIM_ATTACH_MCAST_IN_GID_HI		1
+#define NICSIM_ATTACH_MCAST_IN_GID_LO		2
+#define NICSIM_ATTACH_MCAST_IN_WORDS		3
+#define NICSIM_CMD_DETACH_MCAST			0x807
 
 /* CREATE_QP's type and MODIFY_QP's states (libibverbs' numbers) */
 #define NICSIM_QPT_RC				2
@@ -265,6 +271,10 @@
 #define NICSIM_INLINE_SEG			0x80000000
 /* a UD address vector's destination QPN carries this bit */
 #define NICSIM_AV_EXT				0x80000000
+/* a UD AV's GRH (a multicast send): grh_gid_fl's offset and bit, the MGID's */
+#define NICSIM_AV_GRH_WORD			0x1c
+#define NICSIM_AV_GRH_BIT			0x40000000
+#define NICSIM_AV_RGID				0x20
 
 /* CQEs: 64 bytes; op_own (byte 63) bits 7..4 the opcode, bit 0 owner */
 #define NICSIM_CQE_BYTES			64
@@ -280,6 +290,9 @@
 /* byte offsets in a CQE */
 #define NICSIM_CQE_SLID				22
 #define NICSIM_CQE_SRC_QP			24
+/* a receive came with a GRH (in the buffer's first 40 bytes) */
+#define NICSIM_CQE_GRH_BYTE			0x18
+#define NICSIM_CQE_GRH_MASK			0x30
 #define NICSIM_CQE_IMM				36
 #define NICSIM_CQE_BYTE_CNT			44
 #define NICSIM_CQE_VENDOR_SYNDROME		54

@@ -30,6 +30,7 @@ static const struct ib_device_ops nicsim_dev_ops = {
 
 	.alloc_pd = nicsim_alloc_pd,
 	.alloc_ucontext = nicsim_alloc_ucontext,
+	.attach_mcast = nicsim_attach_mcast,
 	.create_ah = nicsim_create_ah,
 	.create_cq = nicsim_create_cq,
 	.create_qp = nicsim_create_qp,
@@ -42,6 +43,7 @@ static const struct ib_device_ops nicsim_dev_ops = {
 	.destroy_cq = nicsim_destroy_cq,
 	.destroy_qp = nicsim_destroy_qp,
 	.destroy_srq = nicsim_destroy_srq,
+	.detach_mcast = nicsim_detach_mcast,
 	.get_dev_fw_str = nicsim_get_fw_str,
 	.get_dma_mr = nicsim_get_dma_mr,
 	.get_port_immutable = nicsim_get_port_immutable,

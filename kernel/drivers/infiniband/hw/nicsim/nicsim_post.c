@@ -45,6 +45,12 @@ static u8 *nicsim_wqe_body(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 		*(__be32 *)(seg + 8) = cpu_to_be32(ud_wr(wr)->remote_qpn |
 						   NICSIM_AV_EXT);
 		*(__be16 *)(seg + 14) = cpu_to_be16(to_nah(ud_wr(wr)->ah)->dlid);
+		if (to_nah(ud_wr(wr)->ah)->grh) {
+			*(__be32 *)(seg + NICSIM_AV_GRH_WORD) =
+				cpu_to_be32(NICSIM_AV_GRH_BIT);
+			memcpy(seg + NICSIM_AV_RGID,
+			       to_nah(ud_wr(wr)->ah)->dgid.raw, 16);
+		}
 		seg += 48;
 	}
 	if (op == NICSIM_WQE_OP_RDMA_WRITE || op == NICSIM_WQE_OP_RDMA_READ ||

@@ -379,3 +379,29 @@ int nicsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	nicsim_qp_kernel_free(qp);
 	return 0;
 }
+
+/*
+ * A UD QP joins or leaves multicast group gid: ib_core has checked the QP
+ * type, the MGID's 0xff and the MLID. The adapter keys groups by MGID alone
+ * (the fabric's switch routes the MLID), so lid goes no further.
+ */
+static int nicsim_mcast(struct ib_qp *ibqp, union ib_gid *gid, u32 opcode)
+{
+	u64 in[NICSIM_ATTACH_MCAST_IN_WORDS];
+
+	in[NICSIM_ATTACH_MCAST_IN_QPN] = to_nqp(ibqp)->qpn;
+	in[NICSIM_ATTACH_MCAST_IN_GID_HI] = be64_to_cpu(gid->global.subnet_prefix);
+	in[NICSIM_ATTACH_MCAST_IN_GID_LO] = be64_to_cpu(gid->global.interface_id);
+	return nicsim_cmd_exec(to_ndev(ibqp->device), opcode, in,
+			       ARRAY_SIZE(in), NULL, 0);
+}
+
+int nicsim_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return nicsim_mcast(ibqp, gid, NICSIM_CMD_ATTACH_MCAST);
+}
+
+int nicsim_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return nicsim_mcast(ibqp, gid, NICSIM_CMD_DETACH_MCAST);
+}

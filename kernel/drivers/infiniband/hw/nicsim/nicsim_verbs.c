@@ -308,6 +308,9 @@ int nicsim_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	if (attr->type != RDMA_AH_ATTR_TYPE_IB)
 		return -EOPNOTSUPP;
 	to_nah(ibah)->dlid = rdma_ah_get_dlid(attr);
+	to_nah(ibah)->grh = rdma_ah_get_ah_flags(attr) & IB_AH_GRH;
+	if (to_nah(ibah)->grh)
+		to_nah(ibah)->dgid = rdma_ah_read_grh(attr)->dgid;
 	return 0;
 }
 
@@ -321,6 +324,8 @@ int nicsim_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 	attr->type = RDMA_AH_ATTR_TYPE_IB;
 	rdma_ah_set_dlid(attr, to_nah(ibah)->dlid);
 	rdma_ah_set_port_num(attr, NICSIM_PORT);
+	if (to_nah(ibah)->grh)
+		rdma_ah_set_grh(attr, &to_nah(ibah)->dgid, 0, 0, 0, 0);
 	return 0;
 }
 
