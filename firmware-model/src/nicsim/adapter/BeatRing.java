@@ -47,8 +47,13 @@ final class BeatRing {
     /** Whether the {@code i}-th beat from the head is in at time {@code t}. */
     boolean inAt(int i, long t) { return i < size && at[(head + i) & (words.length - 1)] <= t; }
 
+    private Beat last; // the beat head() made last: a wire offered the same beat edge after edge gets the same object
+
     /** The next beat, as the wires carry it. */
-    Beat head() { return new Beat(words[head], flags[head]); }
+    Beat head() {
+        if (last == null || last.data() != words[head] || last.flag() != flags[head]) last = new Beat(words[head], flags[head]);
+        return last;
+    }
 
     /** The words of the {@code i}-th beat from the head. */
     long[] wordsAt(int i) { return words[(head + i) & (words.length - 1)]; }

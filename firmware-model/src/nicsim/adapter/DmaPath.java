@@ -285,6 +285,7 @@ public final class DmaPath {
         HostDesc hostDesc; // made once SRAM is given, so each edge offers the same payload
         LinkDesc linkDesc;
         byte[] buf; // a read's bytes off the link, beat aligned (not an Out job's: they go into its packet's)
+        PciPort.Into into; // a read's that does not carry its bytes: where its PCI reads put them (made once)
         int filled, writesPending; // writesPending: PCI writes issued whose completion has not come back
         long pieceSince = -1; // a write's: when the first beat of the PCI write being fed came out
         boolean engineDone, lastBeat, failed;
@@ -472,16 +473,60 @@ public final class DmaPath {
         }
 
         /**
-         * A host read piece's beats: how many, when each is in (null until answered), their words (null: each
-         * blank) and whether the read failed.
+         * A host read piece: its beats (how many, when each is in: null until answered; their words: null
+         * each blank; whether the read failed), and the handler of the read's answer, so a PCI read costs
+         * this one object on the channel's side.
          */
-        static final class Piece {
+        final class Piece implements Consumer<PciPort.ReadResult> {
             final int beats;
+            final Job owner;
+            final long addr;
+            final int len;
             long[][] words;
             boolean failed;
             PciPort.Incoming in;
 
-            Piece(int beats) { this.beats = beats; }
+            Piece(Job owner, long addr, int len) {
+                this.owner = owner;
+                this.addr = addr;
+                this.len = len;
+                this.beats = len / beat;
+            }
+
+            @Override public void accept(PciPort.ReadResult res) {
+                // the bytes are known as the host serves the read, before the first comes in: a coasting
+                // channel wakes now, as its look-ahead did not know them, and the clock is woken when the
+                // first is in, as it was when the read was answered then (if it has stopped by that time)
+                if (domain.coasting()) domain.wake();
+                long first = Math.max(sim.now(), res.incoming().head());
+                if (domain.running()) answered.add(first); else wakeAt(first);
+                boolean ok = res.status() == PciPort.DmaStatus.OK;
+                if (ok && owner.carry && owner.out != null) {
+                    // the job's own bytes of this read (the beats around them may hold others)
+                    long from = Math.max(addr, owner.hostAddr), to = Math.min(addr + len, owner.hostAddr + owner.length);
+                    if (to > from) System.arraycopy(res.data(), (int) (from - addr), owner.out.bytes, owner.outAt + (int) (from - owner.hostAddr), (int) (to - from));
+                }
+                if (owner.carry) {
+                    words = new long[beats][];
+                    for (int b = 0; b < beats; b++) words[b] = ok ? toWords(res.data(), b * beat) : blank;
+                }
+                failed = !ok;
+                in = res.incoming();
+                while (!pciPieces.isEmpty() && pciPieces.peekFirst().in != null) pciPieces.pollFirst().ring();
+            }
+
+            /** Its beats go on the PCI ring, each with the time it is in (PciPort.Incoming#byEach, without a callback). */
+            void ring() {
+                long flag = failed ? 1 : 0;
+                int[] starts = in.starts();
+                nicsim.sim.Arrival[] parts = in.parts();
+                int k = 0;
+                for (int b = 0; b < beats; b++) {
+                    long n = (long) (b + 1) * beat;
+                    while (k + 1 < starts.length && starts[k + 1] < n) k++;
+                    pci.add(words == null ? blank : words[b], flag, parts[k].by(n - starts[k]));
+                }
+            }
         }
 
         /**
@@ -493,46 +538,18 @@ public final class DmaPath {
             for (long off = 0; off < r.length(); ) {
                 long addr = r.addr() + off;
                 int len = (int) Math.min(r.length() - off, readRequest - Math.floorMod(addr, (long) readRequest));
-                Piece holder = new Piece(len / beat);
-                pciPieces.addLast(holder);
                 // the engine reads for the descriptor it took last (it takes one only when done with the one before)
                 Job owner = hostBusy.peekLast();
                 if (owner == null || owner.write || addr < owner.alignedHost() || addr + len > owner.alignedHost() + owner.span)
                     throw new IllegalStateException("host engine read of " + len + " B at 0x" + Long.toHexString(addr) + " outside its descriptor");
+                Piece piece = new Piece(owner, addr, len);
+                pciPieces.addLast(piece);
                 // a job that does not carry its bytes in its beats has them read straight to where they go
-                PciPort.Into into = owner.carry ? null : owner.out != null
-                        ? new PciPort.Into(owner.out.bytes, owner.outAt, owner.hostAddr, owner.length)
-                        : new PciPort.Into(owner.buf, 0, owner.alignedHost(), owner.span);
-                Consumer<PciPort.ReadResult> onAnswer = res -> {
-                    // the bytes are known as the host serves the read, before the first comes in: a coasting
-                    // channel wakes now, as its look-ahead did not know them, and the clock is woken when the
-                    // first is in, as it was when the read was answered then (if it has stopped by that time)
-                    if (domain.coasting()) domain.wake();
-                    long first = Math.max(sim.now(), res.incoming().head());
-                    if (domain.running()) answered.add(first); else wakeAt(first);
-                    boolean ok = res.status() == PciPort.DmaStatus.OK;
-                    if (ok && owner.carry && owner.out != null) {
-                        // the job's own bytes of this read (the beats around them may hold others)
-                        long from = Math.max(addr, owner.hostAddr), to = Math.min(addr + len, owner.hostAddr + owner.length);
-                        if (to > from) System.arraycopy(res.data(), (int) (from - addr), owner.out.bytes, owner.outAt + (int) (from - owner.hostAddr), (int) (to - from));
-                    }
-                    if (owner.carry) {
-                        holder.words = new long[holder.beats][];
-                        for (int b = 0; b < holder.beats; b++)
-                            holder.words[b] = ok ? toWords(res.data(), b * beat) : blank;
-                    }
-                    holder.failed = !ok;
-                    holder.in = res.incoming();
-                    while (!pciPieces.isEmpty() && pciPieces.peekFirst().in != null) {
-                        Piece done = pciPieces.pollFirst();
-                        long flag = done.failed ? 1 : 0;
-                        int[] b = {0};
-                        done.in.byEach(beat, done.beats,
-                                t -> pci.add(done.words == null ? blank : done.words[b[0]++], flag, t));
-                    }
-                };
-                if (into == null) p.dmaReadStreamed(addr, len, onAnswer);
-                else p.dmaReadStreamed(addr, len, into, onAnswer);
+                if (!owner.carry && owner.into == null)
+                    owner.into = owner.out != null ? new PciPort.Into(owner.out.bytes, owner.outAt, owner.hostAddr, owner.length)
+                            : new PciPort.Into(owner.buf, 0, owner.alignedHost(), owner.span);
+                if (owner.carry) p.dmaReadStreamed(addr, len, piece);
+                else p.dmaReadStreamed(addr, len, owner.into, piece);
                 off += len;
             }
         }
@@ -701,7 +718,7 @@ public final class DmaPath {
                 if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
                     k = Math.min(Math.min(v.sendBeatsLeft(), MAX_COAST - n), quiet(v, c, pciNext, rxNext, -1));
                     if (k > 0) {
-                        v.sendAlone(k, this::logTx);
+                        v.sendAlone(k, logTxRef);
                         sent += (int) k * beat;
                     }
                 } else if (wr != null && v.hostOutReady()) {
@@ -710,17 +727,16 @@ public final class DmaPath {
                         if (k > 0 && writeLeaves(writing, v.hostOutAddrAfter(k), v.hostOutLastAfter(k))) break;
                     }
                     if (k > 0) {
-                        long at = domain.picosOfCycle(c), period = domain.periodPicos();
-                        int from = lookWrN;
-                        v.hostOutAlone(k, (addr, words, last) ->
-                                logWr(addr, words, last, at + (lookWrN - from) * period));
+                        logWrAt = domain.picosOfCycle(c);
+                        logWrFrom = lookWrN;
+                        v.hostOutAlone(k, logWrTimed);
                     }
                 } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
                     k = comingIn(pci, pciNext, c, Math.min(Math.min(v.inRoom(DmaEngine.HOST), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
-                    if (k > 0) { int from = pciNext; v.inAlone(DmaEngine.HOST, (int) k, e -> pci.wordsAt(from + e)); pciNext += (int) k; }
+                    if (k > 0) { inFrom = pciNext; v.inAlone(DmaEngine.HOST, (int) k, pciWordsFrom); pciNext += (int) k; }
                 } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
                     k = comingIn(rx, rxNext, c, Math.min(Math.min(v.inRoom(DmaEngine.RECV), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
-                    if (k > 0) { int from = rxNext; v.inAlone(DmaEngine.RECV, (int) k, e -> rx.wordsAt(from + e)); rxNext += (int) k; }
+                    if (k > 0) { inFrom = rxNext; v.inAlone(DmaEngine.RECV, (int) k, rxWordsFrom); rxNext += (int) k; }
                 }
                 if (k > 0) {
                     n += k;
@@ -761,6 +777,18 @@ public final class DmaPath {
 
         /** A beat to the link or a PCI write leaves on the edge after the look-ahead: the coast runs it too, at its time. */
         @Override public boolean coastsEdgeAfter() { return lookHeard; }
+
+        // the look-ahead's callbacks, made once (a lambda capturing its locals would be an object per call):
+        // the beats a run of edges takes in are the ring's from inFrom on; those it writes out are logged
+        // at one period apart from logWrAt, the first of them the logWrFrom-th
+        private int inFrom, logWrFrom;
+        private long logWrAt;
+        private final java.util.function.IntFunction<long[]> pciWordsFrom = e -> Channel.this.pci.wordsAt(inFrom + e);
+        private final java.util.function.IntFunction<long[]> rxWordsFrom = e -> Channel.this.rx.wordsAt(inFrom + e);
+        private final DmaCore.WriteOut logWrTimed = (addr, words, last) ->
+                logWr(addr, words, last, logWrAt + (lookWrN - logWrFrom) * Channel.this.domain.periodPicos());
+
+        private final Consumer<long[]> logTxRef = this::logTx;
 
         private void logTx(long[] words) {
             if (lookTxN == lookTx.length) lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);

@@ -38,7 +38,8 @@ public final class DmaPorts {
     /** A finished descriptor: bytes moved and how it ended. */
     public record Done(long tag, long status, long length) {
         public enum Status { OK, MISALIGNED, OUT_OF_SRAM, PCI_ERROR, OVERRUN }
-        public Status reason() { return Status.values()[(int) status]; }
+        private static final Status[] STATUSES = Status.values(); // values() clones its array at every call
+        public Status reason() { return STATUSES[(int) status]; }
     }
 
     public static final Layout<HostDesc> HOST_DESC = Layout.<HostDesc>builder("HostDesc")

@@ -4,6 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
+import nicsim.host.PciPort.DmaStatus;
+import nicsim.host.PciPort.Incoming;
+import nicsim.host.PciPort.Into;
+import nicsim.host.PciPort.ReadResult;
 import nicsim.profile.Profile;
 import nicsim.sim.Arrival;
 import nicsim.sim.Counters;
@@ -234,6 +238,34 @@ public final class PciBus {
         return link.isPcie() ? new Arrival(arrive, arrive, length) : new Arrival(arrive - link.serializePicos(length), arrive, length);
     }
 
+    /**
+     * A posted write TLP on its way to memory: its bytes land when it arrives, and it goes back to the
+     * spares (a write of many TLPs allocates nothing per TLP). Its bytes are the writer's, not copied.
+     */
+    private final class WriteTlp implements Runnable {
+        long addr;
+        byte[] data;
+        int from, length;
+
+        @Override public void run() {
+            memory.write(addr, data, from, length);
+            data = null;
+            if (spareWrites.size() < 1024) spareWrites.push(this);
+        }
+    }
+
+    private final java.util.ArrayDeque<WriteTlp> spareWrites = new java.util.ArrayDeque<>();
+
+    private WriteTlp writeTlp(long addr, byte[] data, int from, int length) {
+        WriteTlp t = spareWrites.poll();
+        if (t == null) t = new WriteTlp();
+        t.addr = addr;
+        t.data = data;
+        t.from = from;
+        t.length = length;
+        return t;
+    }
+
     private MmioStatus unsupported(String kind, long addr, int length) {
         UnsupportedRequest ur = new UnsupportedRequest(sim.now(), kind, addr, length);
         unsupported.add(ur);
@@ -323,26 +355,26 @@ public final class PciBus {
                         String.format("0x%x +%d", hostAddr, length));
             long last = sim.now();
             boolean ok = reaches(hostAddr, length);
-            for (PciLink.Piece p : link.splitWrite(hostAddr, length)) {
-                long arrive = link.sendFed(PciLink.Direction.UPSTREAM, since, sim.now(), p.length(), link.overheadPosted());
+            // max-payload pieces that do not cross a max-payload boundary (PciLink#splitWrite), without a list
+            int mps = link.maxPayload();
+            for (long a = hostAddr, end = hostAddr + length; a < end; ) {
+                int len = (int) (Math.min(end, (a / mps + 1) * mps) - a);
+                long arrive = link.sendFed(PciLink.Direction.UPSTREAM, since, sim.now(), len, link.overheadPosted());
                 last = Math.max(last, arrive);
                 if (ok) {
-                    int from = offset + (int) (p.addr() - hostAddr);
-                    if (handedOver)
-                        writes.schedule(arrive, Simulator.Priority.DELIVERY,
-                                () -> memory.write(p.addr(), data, from, p.length()));
-                    else {
-                        byte[] piece = java.util.Arrays.copyOfRange(data, from, from + p.length());
-                        writes.schedule(arrive, Simulator.Priority.DELIVERY, () -> memory.write(p.addr(), piece));
-                    }
+                    int from = offset + (int) (a - hostAddr);
+                    WriteTlp t = writeTlp(a, data, from, len);
+                    if (!handedOver) { t.data = java.util.Arrays.copyOfRange(data, from, from + len); t.from = 0; }
+                    writes.post(arrive, Simulator.Priority.DELIVERY, t);
                 }
+                a += len;
             }
             stats.dmaWriteBytes.add(length);
             if (!ok) unsupported("DMA write", hostAddr, length);
             long end = last;
             DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
             if (done == null && !sim.trace().enabled("PciBus")) return; // nothing to tell
-            writes.schedule(end, Simulator.Priority.DELIVERY, () -> {
+            writes.post(end, Simulator.Priority.DELIVERY, () -> {
                 if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_write_done", st.name());
                 if (done != null) done.accept(new WriteResult(st, end));
             });
@@ -376,52 +408,15 @@ public final class PciBus {
             stats.dmaReadBytes.add(length);
             if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
             boolean ok = reaches(hostAddr, length);
-            byte[] result = new byte[ok && into == null ? length : 0];
-            List<PciLink.Piece> requests = link.splitRead(hostAddr, length);
-            int[] remaining = {requests.size()};
-            long[] lastArrival = {sim.now()};
-            List<Integer> starts = new ArrayList<>();
-            List<Arrival> parts = new ArrayList<>();
             if (!ok) unsupported("DMA read", hostAddr, length);
-            for (PciLink.Piece req : requests) {
+            ReadOp op = new ReadOp(seq, hostAddr, length, ok, streamed, into, done);
+            // max-read-request pieces (PciLink#splitRead), each a request TLP served in issue order
+            int mrrs = link.maxReadRequest();
+            for (long a = hostAddr, end = hostAddr + length; a < end; a = Math.min(end, (a / mrrs + 1) * mrrs)) {
                 long atHost = link.send(PciLink.Direction.UPSTREAM, sim.now(), 0, link.overheadRequest());
-                readsServed.schedule(atHost + memoryReadLatency, Simulator.Priority.DELIVERY, () -> {
-                    // memory is read when the root complex serves the request, not when it was issued
-                    if (ok && into == null)
-                        memory.read(req.addr(), result, (int) (req.addr() - hostAddr), req.length());
-                    else if (ok) { // only the bytes the reader keeps
-                        long lo = Math.max(req.addr(), into.from());
-                        long hi = Math.min(req.addr() + req.length(), into.from() + into.length());
-                        if (lo < hi)
-                            memory.read(lo, into.into(), into.at() + (int) (lo - into.from()), (int) (hi - lo));
-                    }
-                    long arrival = sim.now();
-                    for (PciLink.Piece cpl : ok ? link.splitCompletions(req) : List.of(new PciLink.Piece(req.addr(), 0))) {
-                        arrival = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), cpl.length(), link.overheadCompletion());
-                        starts.add((int) (cpl.addr() - hostAddr));
-                        parts.add(dataArrival(arrival, cpl.length()));
-                    }
-                    lastArrival[0] = Math.max(lastArrival[0], arrival);
-                    if (--remaining[0] == 0) {
-                        long end = lastArrival[0];
-                        DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
-                        Runnable finish = () -> {
-                            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
-                            done.accept(new ReadResult(st, result, end, streamed ? incoming(starts, parts) : null));
-                        };
-                        // a streamed read is answered as soon as its bytes are known: its reader takes each when it comes in
-                        if (streamed) finish.run();
-                        else readsDone.schedule(end, Simulator.Priority.DELIVERY, finish);
-                    }
-                });
+                op.remaining++;
+                readsServed.post(atHost + memoryReadLatency, Simulator.Priority.DELIVERY, op);
             }
-        }
-
-        /** A streamed read's completions: where each starts in the read, and when its bytes come in. */
-        private static Incoming incoming(List<Integer> starts, List<Arrival> parts) {
-            int[] from = new int[starts.size()];
-            for (int i = 0; i < from.length; i++) from[i] = starts.get(i);
-            return new Incoming(from, parts.toArray(new Arrival[0]));
         }
 
         @Override public boolean msix(int vector) {
@@ -448,6 +443,96 @@ public final class PciBus {
                 else unsupported("MSI-X write", addr, 4);
             });
             return true;
+        }
+    }
+
+    private static final byte[] NO_BYTES = new byte[0];
+
+    /**
+     * One DMA read in flight: its request TLPs are served in the order issued (one lane, increasing
+     * times), each run of this object serving the next; the completions' offsets and arrivals are
+     * kept in arrays, so a read of many TLPs allocates per read, not per TLP.
+     */
+    private final class ReadOp implements Runnable {
+        final long seq, hostAddr;
+        final int length;
+        final boolean ok, streamed;
+        final Into into;
+        final Consumer<ReadResult> done;
+        final byte[] result;
+        int remaining; // requests not yet served
+        long next; // the address of the next request to serve
+        long lastArrival;
+        int parts; // completions so far
+        int[] starts;
+        Arrival[] arrivals;
+
+        ReadOp(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into, Consumer<ReadResult> done) {
+            this.seq = seq;
+            this.hostAddr = hostAddr;
+            this.length = length;
+            this.ok = ok;
+            this.streamed = streamed;
+            this.into = into;
+            this.done = done;
+            this.next = hostAddr;
+            this.lastArrival = sim.now();
+            this.result = ok && into == null ? new byte[length] : NO_BYTES;
+            // completions split at multiples of the smaller of completion size and max read request (both
+            // powers of two); a failed read answers each request with one empty completion
+            int chunk = ok ? Math.min(link.completionSize(), link.maxReadRequest()) : link.maxReadRequest();
+            int n = length == 0 ? 0 : (int) ((hostAddr + length - 1) / chunk - hostAddr / chunk + 1);
+            starts = new int[n];
+            arrivals = new Arrival[n];
+        }
+
+        /** The root complex serves the next request: memory is read now, not when it was issued. */
+        @Override public void run() {
+            int mrrs = link.maxReadRequest(), cs = link.completionSize();
+            long addr = next, end = Math.min(hostAddr + length, (addr / mrrs + 1) * mrrs);
+            next = end;
+            int len = (int) (end - addr);
+            if (ok && into == null) memory.read(addr, result, (int) (addr - hostAddr), len);
+            else if (ok) { // only the bytes the reader keeps
+                long lo = Math.max(addr, into.from()), hi = Math.min(addr + len, into.from() + into.length());
+                if (lo < hi) memory.read(lo, into.into(), into.at() + (int) (lo - into.from()), (int) (hi - lo));
+            }
+            long arrival = sim.now();
+            if (!ok) arrival = completion(addr, 0);
+            else for (long c = addr; c < end; ) { // completion-size pieces, aligned (PciLink#splitCompletions)
+                long cEnd = Math.min(end, (c / cs + 1) * cs);
+                arrival = completion(c, (int) (cEnd - c));
+                c = cEnd;
+            }
+            lastArrival = Math.max(lastArrival, arrival);
+            if (--remaining > 0) return;
+            long finished = lastArrival;
+            DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
+            Runnable finish = () -> {
+                if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
+                done.accept(new ReadResult(st, result, finished, streamed ? incoming() : null));
+            };
+            // a streamed read is answered as soon as its bytes are known: its reader takes each when it comes in
+            if (streamed) finish.run();
+            else readsDone.post(finished, Simulator.Priority.DELIVERY, finish);
+        }
+
+        /** A completion of {@code len} bytes from {@code addr} leaves now; returns when its last byte is in. */
+        private long completion(long addr, int len) {
+            long arrival = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), len, link.overheadCompletion());
+            if (parts == starts.length) { // not expected: the count above is exact
+                starts = java.util.Arrays.copyOf(starts, 2 * parts + 1);
+                arrivals = java.util.Arrays.copyOf(arrivals, 2 * parts + 1);
+            }
+            starts[parts] = (int) (addr - hostAddr);
+            arrivals[parts++] = dataArrival(arrival, len);
+            return arrival;
+        }
+
+        /** The completions' offsets and arrivals, for a streamed read's result. */
+        private Incoming incoming() {
+            return parts == starts.length ? new Incoming(starts, arrivals)
+                    : new Incoming(java.util.Arrays.copyOf(starts, parts), java.util.Arrays.copyOf(arrivals, parts));
         }
     }
 }

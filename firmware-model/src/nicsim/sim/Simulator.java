@@ -57,6 +57,7 @@ public final class Simulator {
         Scope scope; // whose it is (null: no one's, never retired)
         boolean cancelled;
         boolean ran; // out of the queue for good: it has run
+        boolean pooled; // posted: no one holds it, so once run it goes back to the kernel's spare events
 
         Event(long time, int priority, long tie, Runnable action) { set(time, priority, tie, action); }
 
@@ -89,6 +90,9 @@ public final class Simulator {
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
     private Scope scope; // whose code runs now: what an event scheduled now belongs to
     private Fault fault; // the last exception an event threw, till taken
+    // events that were posted and have run, for the next post: a TLP or a delivery then allocates none
+    private final java.util.ArrayDeque<Event> spare = new java.util.ArrayDeque<>();
+    private static final int MAX_SPARE = 4096;
 
     /** A simulator with counters of its own. */
     public Simulator() { this(new Counters()); }
@@ -195,6 +199,31 @@ public final class Simulator {
             return e;
         }
 
+        /**
+         * As {@link #schedule}, for a caller that keeps no handle on the event (it can never be
+         * cancelled): once run, the event is used again for a later post. Same order, same run.
+         */
+        public void post(long atPicos, int priority, Runnable action) {
+            if (atPicos < lastTime || atPicos == lastTime && priority < lastPriority) { // out of the lane's order
+                Scope before = enter(scope);
+                try {
+                    Simulator.this.post(atPicos, priority, action);
+                } finally {
+                    leave(before);
+                }
+                return;
+            }
+            if (atPicos < now)
+                throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
+            lastTime = atPicos;
+            lastPriority = priority;
+            Event e = spareEvent(atPicos, priority, action);
+            e.owner = this;
+            e.scope = scope;
+            if (waiting.isEmpty()) queue.add(e);
+            waiting.add(e);
+        }
+
         /** The lane's head left the queue: the next one takes its place there. */
         private void advance() {
             waiting.poll();
@@ -224,6 +253,39 @@ public final class Simulator {
     }
 
     /**
+     * As {@link #schedule(long, int, Runnable)}, for a caller that keeps no handle on the event (it
+     * can never be cancelled): once run, the event is used again for a later post, so a source of
+     * many short-lived events (TLPs, deliveries) allocates none. The order and the run are the same.
+     */
+    public void post(long atPicos, int priority, Runnable action) {
+        if (atPicos < now)
+            throw new IllegalArgumentException("cannot schedule at " + atPicos + " ps: now is " + now + " ps");
+        Event e = spareEvent(atPicos, priority, action);
+        e.scope = scope;
+        queue.add(e);
+    }
+
+    /** As {@link #post(long, int, Runnable)}, {@code delayPicos} from now. */
+    public void postIn(long delayPicos, int priority, Runnable action) {
+        if (delayPicos < 0) throw new IllegalArgumentException("delay " + delayPicos + " ps is negative");
+        post(Math.addExact(now, delayPicos), priority, action);
+    }
+
+    /** A posted event: a spare one made (time, priority, next tie, action), or a new one. */
+    private Event spareEvent(long time, int priority, Runnable action) {
+        Event e = spare.poll();
+        if (e == null) e = new Event(time, priority, seq++, action);
+        else {
+            e.set(time, priority, seq++, action);
+            e.owner = null;
+            e.cancelled = false;
+            e.ran = false;
+        }
+        e.pooled = true;
+        return e;
+    }
+
+    /**
      * As {@link #schedule(long, int, Runnable)}, in event {@code spent} if it has run (and is not
      * anyone else's): a source that schedules one event after another, such as an alarm, then
      * allocates none. The run is the same either way.
@@ -239,7 +301,7 @@ public final class Simulator {
 
     /** {@code spent} made event (time, priority, tie, action) if it has run and belongs to no lane, else a new one. */
     private static Event reuse(Event spent, long time, int priority, long tie, Runnable action) {
-        if (spent == null || !spent.ran || spent.owner != null) return new Event(time, priority, tie, action);
+        if (spent == null || !spent.ran || spent.owner != null || spent.pooled) return new Event(time, priority, tie, action);
         spent.ran = false;
         spent.cancelled = false;
         return spent.set(time, priority, tie, action);
@@ -302,6 +364,11 @@ public final class Simulator {
             throw x;
         } finally {
             leave(before);
+            if (e.pooled && spare.size() < MAX_SPARE) { // no one holds it: spare for the next post
+                e.action = null;
+                e.scope = null;
+                spare.push(e);
+            }
         }
         return true;
     }
