@@ -27,8 +27,8 @@ class QemuBridgeTest {
     private static final long ENTRY = TestGuest.RESERVED;
     /** A guest-physical address past the guest's RAM (256 MiB) and below its PCI hole: no DMA may land there. */
     private static final long NOT_RAM = 0x4000_0000L;
-    /** QUERY_HCA_CAP's output mailbox: two header words and 19 results. */
-    private static final int OUT_BYTES = 21 * 8;
+    /** QUERY_HCA_CAP's output mailbox: two header words and a word per result. */
+    private static final int OUT_BYTES = (2 + nicsim.abi.Cmd.HCA_CAP.fields().size()) * 8;
 
     /** The guest's /init: lists PCI functions, then drives ours by hand with devmem, and powers off. */
     private static String init(boolean mistake) {
