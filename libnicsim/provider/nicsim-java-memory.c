@@ -42,6 +42,19 @@ static int dealloc_pd(struct ibv_pd *pd) {
 	return rc;
 }
 
+/* Sends registration request m of pd and takes its MrReply into mr: 0, or the errno (m then done). */
+static int registered(struct ibv_pd *pd, struct msg *m, struct nicsim_ibv_mr *mr) {
+	struct nicsim_wire_mr_reply r;
+	int rc = call(to_nctx(pd->context), m);
+	if (rc) { done(m); return rc; }
+	GET(m, r);
+	mr->handle = r.handle;
+	mr->vmr.ibv_mr.handle = r.handle;
+	mr->vmr.ibv_mr.lkey = r.lkey;
+	mr->vmr.ibv_mr.rkey = r.rkey;
+	return 0;
+}
+
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access) {
 	struct nicsim_ibv_mr *mr = calloc(1, sizeof(*mr));
 	struct msg m;
@@ -51,16 +64,10 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 		.pd = pd_handle(pd), .addr = (uint64_t)(uintptr_t)addr, .length = length, .iova = iova,
 		.access = (uint32_t)access,
 	};
-	struct nicsim_wire_mr_reply r;
 	m = request(NICSIM_OP_REG_MR);
 	PUT(&m, q);
-	rc = call(to_nctx(pd->context), &m);
-	if (rc) { done(&m); free(mr); errno = rc; return NULL; }
-	GET(&m, r);
-	mr->handle = r.handle;
-	mr->vmr.ibv_mr.handle = mr->handle;
-	mr->vmr.ibv_mr.lkey = r.lkey;
-	mr->vmr.ibv_mr.rkey = r.rkey;
+	rc = registered(pd, &m, mr);
+	if (rc) { free(mr); errno = rc; return NULL; }
 	mr->vmr.mr_type = IBV_MR_TYPE_MR;
 	mr->vmr.access = access;
 	done(&m);
@@ -208,16 +215,10 @@ static struct ibv_mr *reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t o
 	struct nicsim_wire_reg_dm_mr_request q = {
 		.pd = pd_handle(pd), .dm = dm->handle, .dm_offset = offset, .length = length, .access = access,
 	};
-	struct nicsim_wire_mr_reply r;
 	m = request(NICSIM_OP_REG_DM_MR);
 	PUT(&m, q);
-	rc = call(to_nctx(pd->context), &m);
-	if (rc) { done(&m); free(mr); errno = rc; return NULL; }
-	GET(&m, r);
-	mr->handle = r.handle;
-	mr->vmr.ibv_mr.handle = mr->handle;
-	mr->vmr.ibv_mr.lkey = r.lkey;
-	mr->vmr.ibv_mr.rkey = r.rkey;
+	rc = registered(pd, &m, mr);
+	if (rc) { free(mr); errno = rc; return NULL; }
 	mr->vmr.ibv_mr.context = pd->context; /* what ibv_cmd_reg_dm_mr fills (ibv_reg_dm_mr is libibverbs' inline) */
 	mr->vmr.ibv_mr.pd = pd;
 	mr->vmr.ibv_mr.addr = (void *)(uintptr_t)offset; /* zero-based: the region's byte X is iova X */
