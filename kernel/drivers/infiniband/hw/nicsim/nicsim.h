@@ -173,6 +173,12 @@ struct nicsim_cq {
 	bool is_armed;
 	u32 user_arm;	/* a user CQ: the arm word its last event answered */
 	struct rdma_user_mmap_entry *entry;
+	/* in buf after the first ring: RESIZE_CQ moves the ring, not it */
+	__be32 *dbrec;
+	/* the ring after a resize: a kernel CQ's, or a user CQ's mapping */
+	struct nicsim_buf ring;
+	struct rdma_user_mmap_entry *ring_entry;
+	bool resizing;	/* poll_cq takes nothing while RESIZE_CQ moves it */
 };
 
 struct nicsim_wq {
@@ -351,6 +357,7 @@ int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int nicsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int nicsim_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int nicsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int nicsim_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 bool nicsim_cq_poll_event(struct nicsim_dev *dev, struct nicsim_cq *cq);
 bool nicsim_user_cq_fires(struct nicsim_cq *cq);
 

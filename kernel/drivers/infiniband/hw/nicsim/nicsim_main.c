@@ -67,6 +67,7 @@ static const struct ib_device_ops nicsim_dev_ops = {
 	.query_srq = nicsim_query_srq,
 	.reg_user_mr = nicsim_reg_user_mr,
 	.req_notify_cq = nicsim_req_notify_cq,
+	.resize_cq = nicsim_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, nicsim_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, nicsim_cq, ibcq),
