@@ -148,6 +148,11 @@ struct nicsim_mr {
 	u64 first;
 };
 
+struct nicsim_mw {
+	struct ib_mw ibmw;
+	u32 handle;	/* the window's first rkey */
+};
+
 struct nicsim_ah {
 	struct ib_ah ibah;
 	u16 dlid;
@@ -253,6 +258,11 @@ static inline struct nicsim_mr *to_nmr(struct ib_mr *mr)
 	return container_of(mr, struct nicsim_mr, ibmr);
 }
 
+static inline struct nicsim_mw *to_nmw(struct ib_mw *mw)
+{
+	return container_of(mw, struct nicsim_mw, ibmw);
+}
+
 static inline struct nicsim_ah *to_nah(struct ib_ah *ah)
 {
 	return container_of(ah, struct nicsim_ah, ibah);
@@ -350,6 +360,8 @@ int nicsim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		     unsigned int *sg_offset);
 int nicsim_mr_layout(struct nicsim_mr *mr, int access, u8 *body, size_t room);
 extern unsigned int nicsim_fr_pages;
+int nicsim_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int nicsim_dealloc_mw(struct ib_mw *ibmw);
 
 /* nicsim_cq.c */
 int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
