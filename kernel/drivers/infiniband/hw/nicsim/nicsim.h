@@ -369,6 +369,9 @@ int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int nicsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int nicsim_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int nicsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void nicsim_cq_ring_init(void *ring, u32 log_size);
+
+/* nicsim_cq_resize.c */
 int nicsim_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 bool nicsim_cq_poll_event(struct nicsim_dev *dev, struct nicsim_cq *cq);
 bool nicsim_user_cq_fires(struct nicsim_cq *cq);
