@@ -38,10 +38,13 @@ static void fill_qp(struct nicsim_ibv_qp *qp, struct ibv_context *c, struct ibv_
 static struct ibv_qp *make_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrcd *xrcd,
 			      struct ibv_qp_init_attr *init, uint32_t dc_type, uint64_t dct_key, uint64_t wr_ops) {
 	struct nicsim_ibv_qp *qp = calloc(1, sizeof(*qp));
-	struct nicsim_ibv_pd *domain = nicsim_parent_domain(pd);
+	/* an XRC target belongs to its domain: a PD given with it (librdmacm's rdma_create_qp_ex gives its
+	 * identifier's) is only kept in ibv_qp, as libibverbs keeps it, never handed to the device */
+	struct ibv_pd *owner = init->qp_type == IBV_QPT_XRC_RECV ? NULL : pd;
+	struct nicsim_ibv_pd *domain = nicsim_parent_domain(owner);
 	int rc;
 	if (!qp) { errno = ENOMEM; return NULL; }
-	rc = to_nctx(c)->ops->create_qp(c, pd, xrcd, init, dc_type, dct_key, qp);
+	rc = to_nctx(c)->ops->create_qp(c, owner, xrcd, init, dc_type, dct_key, qp);
 	if (rc) { free(qp); errno = rc; return NULL; }
 	fill_qp(qp, c, pd, xrcd, init);
 	qp->dc_type = dc_type;
@@ -117,7 +120,7 @@ static int destroy_qp(struct ibv_qp *qp) {
 	nicsim_await_acks(&qp->mutex, &qp->cond, &qp->events_completed, q->events_returned);
 	nicsim_wr_clear(q);
 	nicsim_staging_free(q);
-	nicsim_domain_use(nicsim_parent_domain(qp->pd), -1);
+	if (qp->qp_type != IBV_QPT_XRC_RECV) nicsim_domain_use(nicsim_parent_domain(qp->pd), -1); /* as make_qp */
 	free(q);
 	return 0;
 }

@@ -539,6 +539,7 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 /* WQEs */
 #define NICSIM_WQEBB 0x40
 #define NICSIM_MAX_WQEBBS 0x10
+#define NICSIM_MIN_SEND_WQEBBS 2
 #define NICSIM_WQE_OP_NOP 0
 #define NICSIM_WQE_OP_SEND_INVAL 1
 #define NICSIM_WQE_OP_RDMA_WRITE 8

@@ -14,6 +14,14 @@ public final class WqeLayout {
     public static final int WQEBB = 64;
     public static final int DS_UNIT = 16;
     public static final int MAX_WQEBBS = 16;
+    /**
+     * The fewest WQEBBs nicsim's drivers give a send WQE's slot in the ring. mlx5 sizes an RC WQE for a
+     * memory-window bind (256 bytes for one SGE) and reports the spare room as inline data, so programs written
+     * against it post a few bytes inline on a QP that asked for none (librdmacm's rdma_xclient: 16). nicsim's RC
+     * WQE of one SGE fits one WQEBB with 12 bytes to spare; two give every QP that sends at least 28 bytes inline
+     * (76 on RC and UC, 60 on UD and XRC, 28 on a DC initiator). A WQE still takes only the WQEBBs its DS needs.
+     */
+    public static final int MIN_SEND_WQEBBS = 2;
 
     public static final int OP_NOP = 0x00, OP_SEND_INVAL = 0x01, OP_RDMA_WRITE = 0x08, OP_RDMA_WRITE_IMM = 0x09,
             OP_SEND = 0x0a, OP_SEND_IMM = 0x0b, OP_RDMA_READ = 0x10, OP_ATOMIC_CS = 0x11, OP_ATOMIC_FA = 0x12,

@@ -108,6 +108,7 @@ public final class DeviceHeader {
         b.append("\n/* WQEs */\n");
         def(b, "WQEBB", WqeLayout.WQEBB);
         def(b, "MAX_WQEBBS", WqeLayout.MAX_WQEBBS);
+        def(b, "MIN_SEND_WQEBBS", WqeLayout.MIN_SEND_WQEBBS);
         DeviceManual.constants(WqeLayout.class, "OP_").forEach((n, v) -> def(b, "WQE_OP_" + n, v));
         b.append("/* a UMR WQE's opmod (the control segment's byte 0): its body lays out an indirect mkey */\n");
         def(b, "WQE_OPMOD_MKEY_LAYOUT", nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT);

@@ -106,7 +106,8 @@ public final class QueuePair extends VerbsObject {
         // the largest WQE this QP can post: ctrl, address vector (UD), remote address, atomic, then data or inline
         int body = Math.max(maxSendSge * 16, (a.maxInlineData() + 4 + 15) / 16 * 16);
         int overhead = 16 + (type == QpType.UD ? 48 : 16 + 16) + (initiator ? 16 : 0) + (dci ? 48 : 0);
-        int bbsPerWqe = (overhead + body + 63) / 64;
+        // a send WQE's slot is at least two blocks, so every QP that sends holds some inline data
+        int bbsPerWqe = Math.max(WqeLayout.MIN_SEND_WQEBBS, (overhead + body + 63) / 64);
         // as mlx5: the inline data such a WQE holds (its inline segment's 4-byte header after the overhead), at least
         // what was asked, at most the device's limit; a QP that sends nothing has none
         this.maxInline = target || dct ? 0 : (int) Math.min(caps.maxInline(), bbsPerWqe * 64 - overhead - 4);

@@ -19,7 +19,8 @@ final class CmAbi {
             GET_OPTION = 13, SET_OPTION = 14, NOTIFY = 15, JOIN_IP_MCAST = 16, LEAVE_MCAST = 17, MIGRATE_ID = 18,
             QUERY = 19, BIND = 20, RESOLVE_ADDR = 21, JOIN_MCAST = 22;
     static final int PS_IPOIB = 0x0002, PS_IB = 0x013F, PS_TCP = 0x0106, PS_UDP = 0x0111;
-    static final int QPT_RC = 2, QPT_UC = 3, QPT_UD = 4;
+    /** enum ib_qp_type (and ibv_qp_type): XRC_INI and XRC_TGT are libibverbs' XRC_SEND and XRC_RECV. */
+    static final int QPT_RC = 2, QPT_UC = 3, QPT_UD = 4, QPT_XRC_INI = 9, QPT_XRC_TGT = 10;
     static final int RDMA_UDP_QKEY = 0x01234567, IPOIB_QKEY = 0x0b1b;
     /** enum rdma_cm_event_type. */
     static final int ADDR_RESOLVED = 0, ADDR_ERROR = 1, ROUTE_RESOLVED = 2, ROUTE_ERROR = 3, CONNECT_REQUEST = 4,

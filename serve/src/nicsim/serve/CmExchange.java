@@ -111,6 +111,7 @@ final class CmExchange {
         m.rnrRetry = id.rnrRetry;
         m.srq = id.srq;
         m.uc = id.qpType == CmAbi.QPT_UC;
+        m.xrc = id.qpType == CmAbi.QPT_XRC_INI;
         m.mtu = id.mtu;
         m.caGuid = DeviceQueries.nodeGuid(id.node);
         m.localLid = cm.agent(id.node).lid;
@@ -314,7 +315,7 @@ final class CmExchange {
         int srcIp = h.getInt(16), srcPort = h.getShort(2) & 0xffff, dstIp = h.getInt(32);
         int ps = (int) (m.serviceId >>> 16) & 0xffff, port = (int) m.serviceId & 0xffff;
         CmId l = cm.listener(node, ps, port, dstIp, (h.get(1) & 0xf0) == 0x60);
-        if (l != null && l.ud() != ud) l = null;
+        if (l != null && (l.ud() != ud || !ud && l.qpType != requested(m))) l = null; // cma_check_req_qp_type
         if (l == null || l.backlogLeft <= 0) {
             if (RdmaCm.DEBUG) cm.log.printf("CM node %d refuses a REQ for port space 0x%x, port %d, IPv%d: %s%n",
                     node, ps, port, (h.get(1) & 0xf0) == 0x60 ? 6 : 4, l == null ? "no listener" : "its backlog is full");
@@ -347,6 +348,11 @@ final class CmExchange {
                     c.srq);
         }
         cm.queue(l, c, ev);
+    }
+
+    /** The QP type a REQ asks its listener to have: an XRC initiator's is answered by an XRC target. */
+    private static int requested(CmMad m) {
+        return m.xrc ? CmAbi.QPT_XRC_TGT : m.uc ? CmAbi.QPT_UC : CmAbi.QPT_RC;
     }
 
     /** A request no one listens for ({@code unknown}), or whose listener's backlog is full. */

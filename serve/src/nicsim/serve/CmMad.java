@@ -27,6 +27,8 @@ final class CmMad {
     long serviceId, caGuid;
     int qkey, qpn, psn, respRes, initDepth, retry, rnrRetry, mtu, pkey = 0xffff;
     boolean srq, uc;
+    /** A REQ from an XRC initiator: transport service type 3 with extended transport type 1 (XRC). */
+    boolean xrc;
     int reason, status;
     /** REQ's primary path: the sender's LID and the receiver's, and the ACK timeout it asks for. */
     int localLid, remoteLid, ackTimeout;
@@ -72,9 +74,10 @@ final class CmMad {
             case REQ -> {
                 b.putInt(24, localComm).putLong(32, serviceId).putLong(40, caGuid).putInt(52, qkey);
                 b.putInt(56, qpn << 8 | respRes & 0xff).putInt(60, initDepth & 0xff);
-                b.putInt(64, CM_RESPONSE_TIMEOUT << 3 | (uc ? 1 : 0) << 1);
+                b.putInt(64, CM_RESPONSE_TIMEOUT << 3 | (xrc ? 3 : uc ? 1 : 0) << 1);
                 b.putInt(68, psn << 8 | CM_RESPONSE_TIMEOUT << 3 | retry & 7);
-                b.putInt(72, pkey << 16 | (mtu & 0xf) << 12 | (rnrRetry & 7) << 8 | 15 << 4 | (srq ? 1 : 0) << 3);
+                b.putInt(72, pkey << 16 | (mtu & 0xf) << 12 | (rnrRetry & 7) << 8 | 15 << 4 | (srq ? 1 : 0) << 3
+                        | (xrc ? 1 : 0));
                 b.putShort(76, (short) localLid).putShort(78, (short) remoteLid);
                 b.put(119, (byte) (ackTimeout << 3));
             }
@@ -151,6 +154,7 @@ final class CmMad {
         m.respRes = b.get(59) & 0xff;
         m.initDepth = b.get(63) & 0xff;
         m.uc = (b.getInt(64) >>> 1 & 3) == 1;
+        m.xrc = (b.getInt(64) >>> 1 & 3) == 3 && (b.get(75) & 7) == 1;
         m.psn = b.getInt(68) >>> 8;
         m.retry = b.getInt(68) & 7;
         int w = b.getInt(72);

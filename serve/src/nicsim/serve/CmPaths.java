@@ -94,7 +94,7 @@ final class CmPaths {
             CmLayout.QpAttr.QKEY.put32(b, udQkey(id, 0));
             return QpAttrMask.PKEY_INDEX | QpAttrMask.PORT | QpAttrMask.QKEY;
         }
-        boolean rc = id.qpType == CmAbi.QPT_RC;
+        boolean rc = id.qpType != CmAbi.QPT_UC; // RC or either XRC half: the kernel's CM treats them alike here
         int access = !exchanged(id) ? 0 : AccessFlags.REMOTE_WRITE
                 | (rc && id.respRes > 0 ? AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC : 0);
         CmLayout.QpAttr.QP_ACCESS_FLAGS.put32(b, access);
@@ -108,7 +108,8 @@ final class CmPaths {
         CmLayout.QpAttr.RQ_PSN.put32(b, id.remotePsn);
         CmLayout.QpAttr.DEST_QP_NUM.put32(b, id.remoteQpn);
         CmAbi.ahAttr(b, CmLayout.QpAttr.AH_ATTR.offset(), cm.agent(id.remoteNode).lid);
-        if (id.qpType != CmAbi.QPT_RC) return mask;
+        // the receiving halves (RC, an XRC target) answer reads and take RNR NAKs: cm_init_qp_rtr_attr
+        if (id.qpType != CmAbi.QPT_RC && id.qpType != CmAbi.QPT_XRC_TGT) return mask;
         CmLayout.QpAttr.MAX_DEST_RD_ATOMIC.put8(b, id.respRes);
         CmLayout.QpAttr.MIN_RNR_TIMER.put8(b, 0);
         return mask | QpAttrMask.MAX_DEST_RD_ATOMIC | QpAttrMask.MIN_RNR_TIMER;
@@ -116,9 +117,11 @@ final class CmPaths {
 
     private static int toRts(CmId id, ByteBuffer b) {
         if (!id.ud()) CmLayout.QpAttr.SQ_PSN.put32(b, id.localPsn);
-        if (id.qpType != CmAbi.QPT_RC) return QpAttrMask.SQ_PSN;
-        CmLayout.QpAttr.MAX_RD_ATOMIC.put8(b, id.initDepth);
+        if (id.qpType == CmAbi.QPT_UC || id.ud()) return QpAttrMask.SQ_PSN;
+        // an XRC target sends only acknowledgements: its ACK timeout, no retries (cm_init_qp_rts_attr)
         CmLayout.QpAttr.TIMEOUT.put8(b, id.ackTimeout >= 0 ? id.ackTimeout : PACKET_LIFE + 1);
+        if (id.qpType == CmAbi.QPT_XRC_TGT) return QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT;
+        CmLayout.QpAttr.MAX_RD_ATOMIC.put8(b, id.initDepth);
         CmLayout.QpAttr.RETRY_CNT.put8(b, id.retry);
         CmLayout.QpAttr.RNR_RETRY.put8(b, id.rnrRetry);
         return QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY

@@ -343,8 +343,11 @@ final class RdmaCm implements AutoCloseable {
             case CmAbi.PS_TCP -> CmAbi.QPT_RC;
             case CmAbi.PS_UDP, CmAbi.PS_IPOIB -> CmAbi.QPT_UD;
             case CmAbi.PS_IB -> {
-                if (qpType != CmAbi.QPT_RC && qpType != CmAbi.QPT_UC && qpType != CmAbi.QPT_UD)
-                    throw new VerbsException(Errno.EINVAL, "create_id: qp_type " + qpType + " is not RC, UC or UD");
+                // the IB port space takes the program's QP type, as the kernel's ucma_get_qp_type: XRC too
+                if (qpType != CmAbi.QPT_RC && qpType != CmAbi.QPT_UC && qpType != CmAbi.QPT_UD
+                        && qpType != CmAbi.QPT_XRC_INI && qpType != CmAbi.QPT_XRC_TGT)
+                    throw new VerbsException(Errno.EINVAL, "create_id: qp_type " + qpType
+                            + " is not RC, UC, UD, XRC_SEND (9) or XRC_RECV (10)");
                 yield qpType;
             }
             default -> throw new VerbsException(Errno.EINVAL, "create_id: port space 0x" + Integer.toHexString(ps)

@@ -64,12 +64,12 @@ class EcosystemTest {
         served.awaitReleased();
     }
 
-    /** fio's rdma engine between node 0 (the sender) and node 1, over RDMA CM; both sides' output. */
-    private String[] fio(String verb, int port) throws Exception {
+    /** fio's rdma engine between node 0 (the sender) and node 1, over RDMA CM, both at {@code depth}; their output. */
+    private String[] fio(String verb, int port, int depth) throws Exception {
         Run srv = listening("fio", "--name=receiver", "--ioengine=rdma", "--port=" + port, "--rw=read", "--bs=64k",
-                "--size=4m");
+                "--size=4m", "--iodepth=" + depth);
         Run cli = Programs.start(served, 0, false, "fio", "--name=sender", "--ioengine=rdma", "--hostname=node1",
-                "--port=" + port, "--verb=" + verb, "--rw=write", "--bs=64k", "--size=4m", "--iodepth=1");
+                "--port=" + port, "--verb=" + verb, "--rw=write", "--bs=64k", "--size=4m", "--iodepth=" + depth);
         int c = cli.await(180), s = srv.await(60);
         assertEquals(0, c, "fio --verb=" + verb + ":\n" + cli.output() + "\nserver:\n" + srv.output()
                 + "\n--- serve:\n" + served.log());
@@ -81,12 +81,27 @@ class EcosystemTest {
     void fioRdmaEngineWritesAndReads() throws Exception {
         assumeTrue(installed("fio"), "fio is not installed (apt-get install fio)");
         for (String verb : List.of("write", "read")) {
-            String[] out = verb.equals("write") ? fio(verb, 5555) : fio(verb, 5556);
+            String[] out = verb.equals("write") ? fio(verb, 5555, 1) : fio(verb, 5556, 1);
             // 64 blocks of 64 KiB, each a verb on the adapter; fio counts an error on any bad completion
             assertTrue(out[0].contains("err= 0") && out[0].contains("io=4096KiB"), out[0]);
             assertTrue(out[0].contains("issued rwts: total=0,64,0,0"), out[0]);
         }
         assertTrue(served.world.sim.counters().get("Fabric.packets") >= 2 * 4096 / 4, "the blocks crossed the fabric");
+    }
+
+    /**
+     * fio's SENDs: the receiver posts a receive per block it has queued (its iodepth) and RDMA CM gives the sender's
+     * QP the RNR retry count fio asks, 0, so the receiver must queue as deep as the sender, as on any device: with
+     * fewer, the first RNR NAK ends the sender's QP (docs/attach.md R8). Four SENDs in flight, each received whole.
+     */
+    @Test
+    void fioRdmaEngineSendsToPostedReceives() throws Exception {
+        assumeTrue(installed("fio"), "fio is not installed (apt-get install fio)");
+        String[] out = fio("send", 5557, 4);
+        assertTrue(out[0].contains("err= 0") && out[0].contains("issued rwts: total=0,64,0,0"), out[0]);
+        assertTrue(out[1].contains("err= 0") && out[1].contains("issued rwts: total=64,0,0,0"), out[1]);
+        assertTrue(served.world.sim.counters().scope("node1").get("Firmware.packets_in") >= 64 * 65536 / 4096,
+                "the SENDs' packets reached node 1: " + served.world.sim.counters().scope("node1").snapshot());
     }
 
     @Test

@@ -103,6 +103,28 @@ class RdmaCmTest {
         assertTrue(Pattern.compile("(?m)^connect\\s*:\\s+[0-9.]+").matcher(cli.output()).find(), cli.output());
     }
 
+    /**
+     * librdmacm's rdma_xserver/rdma_xclient: an RC QP made by rdma_create_ep with max_inline_data 0 still takes
+     * the client's 16-byte inline SEND, as on mlx5 (the QP's WQE holds 76); and XRC through RDMA CM (-c x): an
+     * XRC_SEND QP from rdma_create_ep connects in the IB port space to an XRC_RECV QP librdmacm makes when the
+     * request comes, and the SEND lands in the XRC SRQ whose number the server's accept carried.
+     */
+    @Test
+    void rdmaXserverAndXclientOverRcAndXrc() throws Exception {
+        for (String type : List.of("r", "x")) {
+            String port = type.equals("r") ? "7330" : "7331";
+            String[] out = pair(List.of("rdma_xserver", "-c", type, "-p", port),
+                    List.of("rdma_xclient", "-c", type, "-p", port, "-s", "node1"));
+            assertTrue(out[0].contains("rdma_xclient: end 0"), type + ":\n" + out[0]);
+            assertTrue(out[1].contains("rdma_xserver: end 0"), type + ":\n" + out[1]);
+        }
+        // serve's tables of the programs' QPs, once both have gone: the XRC initiator sent 16 bytes, the XRC
+        // target received the one message
+        served.awaitReleased();
+        assertTrue(Pattern.compile("XRC_SEND\\s+16\\s+1\\s+0\\s").matcher(served.log()).find(), served.log());
+        assertTrue(Pattern.compile("XRC_RECV\\s+0\\s+0\\s+1\\s").matcher(served.log()).find(), served.log());
+    }
+
     @Test
     void perftestConnectsThroughRdmaCm() throws Exception {
         String[] bw = pair(List.of("ib_write_bw", "-R", "-n", "200"), List.of("ib_write_bw", "-R", "-n", "200",
