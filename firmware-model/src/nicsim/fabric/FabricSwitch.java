@@ -37,7 +37,9 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     private final Simulator sim;
     private final PriorityQueue<Arrival> pending = new PriorityQueue<>(ORDER);
     private final Counters.Ref packets, bytes, waits, waitPicos, unroutable, dropped, corrupted, duplicated, reordered,
-            multicast, multicastCopies;
+            multicast, multicastCopies, smps, smpsDropped;
+    /** When the management port is done with the SMPs it took so far: it takes one at a time. */
+    private long managementFree;
     /**
      * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
      * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
@@ -64,6 +66,8 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         reordered = c.ref("Fabric.reordered");
         multicast = c.ref("Fabric.multicast_packets");
         multicastCopies = c.ref("Fabric.multicast_copies");
+        smps = c.ref("Fabric.switch_smps");
+        smpsDropped = c.ref("Fabric.switch_smps_dropped");
     }
 
     /**
@@ -186,7 +190,11 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         long tailAtSwitch = a.tailAt() + f.switchLatency;
         long freed; // when its bytes leave the switch's input buffer
         java.util.List<Integer> to = destinations(p, a.srcLid(), counts);
-        if (to.isEmpty()) {
+        boolean lost = a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT;
+        if (f.agent.takes(p) && !lost) {
+            manage(a, counts);
+            freed = tailAtSwitch; // taken whole into the management port
+        } else if (to.isEmpty()) {
             if (counts) unroutable.inc();
             freed = tailAtSwitch;
         } else if (a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT) {
@@ -211,6 +219,17 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         int lid = a.srcLid(), bytes = a.bytes();
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
         src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(lid, bytes));
+    }
+
+    /**
+     * A MAD for the switch's management port (its SMA, or its SMI to pass a directed-route SMP on): taken once its
+     * tail is in, after the SMPs before it, {@code switch.sma.latency} each; what it sends leaves from the port then.
+     */
+    private void manage(Arrival a, boolean counts) {
+        SwitchAgent.Out out = f.agent.take(a.p(), a.srcLid());
+        if (counts) (out == null ? smpsDropped : smps).inc();
+        managementFree = Math.max(managementFree, a.tailAt() + f.switchLatency) + f.smaLatency;
+        if (out != null) forward(out.p(), out.port(), managementFree, managementFree, out.p().wireBytes());
     }
 
     /**
