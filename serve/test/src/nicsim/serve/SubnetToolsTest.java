@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 /**
  * infiniband-diags' fabric tools as Debian ships them, on a 3-node serve: the topology ones walk the fabric
  * with directed-route SMPs through the switch's SMA (ibnetdiscover, iblinkinfo, ibhosts, ibswitches, ibroute,
- * ibportstate).
+ * ibportstate), and saquery asks the SA for the switch's and the links' records.
  */
 class SubnetToolsTest {
     private static final int NODES = 3, SWITCH_LID = NODES + 1;
@@ -83,5 +83,31 @@ class SubnetToolsTest {
         has(port, "^# Port info: Lid " + SWITCH_LID + " port 3");
         has(port, "^Peer PortInfo:\n# Port info: Lid " + SWITCH_LID + " DR path slid 2; dlid 65535; 0,3 port 1");
         has(port, "^LinkSpeedExtActive:\\.+25.78125 Gbps");
+    }
+
+    @Test
+    void saqueryGetsTheSwitchTheLinksAndTheirTablesFromTheSa() throws Exception {
+        String links = run(1, "saquery", "-x");
+        assertEquals(2 * NODES, count(links, "^LinkRecord dump:"), links);
+        has(links, "FromLID\\.+2\\s+FromPort\\.+1\\s+ToPort\\.+2\\s+ToLID\\.+" + SWITCH_LID);
+        String si = run(1, "saquery", "SWIR");
+        has(si, "LID\\.+" + SWITCH_LID + "\\s");
+        has(si, "LinearFDBTop\\.+0x" + SWITCH_LID);
+        String lft = run(1, "saquery", "LFTR", String.valueOf(SWITCH_LID));
+        for (int lid = 1; lid <= NODES; lid++) has(lft, "^\\s+" + lid + "\\s+" + lid + "$");
+        has(lft, "^\\s+" + SWITCH_LID + "\\s+0$");
+        String sm = run(1, "saquery", "SMIR");
+        has(sm, "GUID\\.+" + String.format("0x%016x", Management.nodeGuid(0)));
+        has(sm, "SMState\\.+3");
+        String guids = run(1, "saquery", "GIR");
+        has(guids, "GUID 0\\.+" + SW);
+        String pkeys = run(1, "saquery", "PKTR");
+        assertEquals(NODES + NODES + 1, count(pkeys, "^PKeyTableRecord dump:"), "each adapter's port, switch ports 0..N");
+        String isSm = run(1, "saquery", "-s");
+        assertEquals(1, count(isSm, "^PortInfoRecord dump:"), isSm);
+        has(isSm, "EndPortLid\\.+1$");
+        // no service registered, no subscription: empty tables, not an error
+        assertEquals("", run(1, "saquery", "-S").strip());
+        assertEquals("", run(1, "saquery", "-I").strip());
     }
 }
