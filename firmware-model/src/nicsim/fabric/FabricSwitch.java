@@ -93,6 +93,11 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         return s == null ? java.util.List.of() : java.util.List.copyOf(s);
     }
 
+    /** The highest multicast LID some port receives, or 0xBFFF with none (SwitchInfo.MulticastFDBTop's "empty"). */
+    public int multicastTop() {
+        return mft.isEmpty() ? Packet.MULTICAST_LID_FIRST - 1 : ((java.util.TreeMap<Integer, ?>) mft).lastKey();
+    }
+
     /** The simulator the switch counts in (and, run at once, runs in). */
     public Simulator sim() { return sim; }
 

@@ -10,20 +10,24 @@ import nicsim.firmware.SubnetAgent;
  * The switch's management port (port 0) as its firmware keeps it: its SMI passes directed-route SMPs on, hop
  * by hop (IBA 14.2.2), and its SMA answers SubnGet of NodeInfo, NodeDescription, SwitchInfo, PortInfo (port 0,
  * the management port, with the switch's LID; ports 1..N, one a link to each adapter), GUIDInfo, P_KeyTable
- * and the LinearForwardingTable, from the fabric as it is (IBA 14.2.5). A subnet tool sees a base switch
+ * and the Linear and MulticastForwardingTable, from the fabric as it is (IBA 14.2.5). A subnet tool sees a base switch
  * (no enhanced port 0) of N ports. Numbering: switch port n is the link to the adapter of LID n; the switch's
  * own LID is the one after the last adapter's. Its routing is the fabric's: LID n leaves by port n, its own
  * LID goes to port 0. SubnSet is refused ("unsupported method/attribute"): LIDs and routes are the fabric's,
  * not an SM's to change. MADs of other classes to its LID get that status too (it has no PMA).
  */
 public final class SwitchAgent {
-    /** The switch's node, system image and port-0 GUID: nicsim's OUI as the adapters', bit 31 set (theirs count from 1). */
+    /** The switch's node, system image and port-0 GUID: nicsim's OUI, as the adapters' (node + 1), bit 31 set. */
     public static final long GUID = 0x0002_1de5_8000_0000L;
     public static final String DESCRIPTION = "nicsim switch";
-    /** SwitchInfo's LinearFDBCap: the LFT covers every unicast LID; the multicast table is not offered to SMPs. */
-    public static final int LINEAR_FDB_CAP = 0xC000;
+    /**
+     * SwitchInfo's LinearFDBCap (the LFT covers every unicast LID) and MulticastFDBCap (the MFT shows MLIDs
+     * 0xC000..0xC3FF, the lowest the SA gives out first).
+     */
+    public static final int LINEAR_FDB_CAP = 0xC000, MULTICAST_FDB_CAP = 1024;
     /** SMP attributes only a switch has (IBA table 145). */
-    public static final int ATTR_SWITCH_INFO = 0x0012, ATTR_LINEAR_FORWARDING_TABLE = 0x0019;
+    public static final int ATTR_SWITCH_INFO = 0x0012, ATTR_LINEAR_FORWARDING_TABLE = 0x0019,
+            ATTR_MULTICAST_FORWARDING_TABLE = 0x001B;
     /** An LFT entry for a LID with no route (opensm writes the same). */
     public static final int NO_PATH = 0xff;
 
@@ -53,7 +57,7 @@ public final class SwitchAgent {
         return lid >= 1 && lid <= ports() ? lid : NO_PATH;
     }
 
-    /** A MAD that came in on port {@code in} for the management port: what leaves (an answer, the SMP passed on), or null. */
+    /** A MAD in by port {@code in} for the management port: what leaves (an answer, the SMP passed on), or null. */
     Out take(Packet p, int in) {
         byte[] m = java.util.Arrays.copyOf(p.payload(), Math.max(p.payload().length, Mad.SIZE));
         if (p.payload().length != Mad.SIZE || p.destQp() > 1) return null;
@@ -125,6 +129,9 @@ public final class SwitchAgent {
                     : pkeyTable(rsp, at);
             case ATTR_LINEAR_FORWARDING_TABLE -> mod * 64 >= LINEAR_FDB_CAP ? Mad.STATUS_INVALID_FIELD
                     : linearForwardingTable(rsp, at, (int) mod);
+            case ATTR_MULTICAST_FORWARDING_TABLE -> (mod & 0x1ff) * 32 >= MULTICAST_FDB_CAP
+                    || (mod >>> 28) > ports() / 16 || (mod & 0x0fff_fe00L) != 0 ? Mad.STATUS_INVALID_FIELD
+                    : multicastForwardingTable(rsp, at, (int) (mod & 0x1ff), (int) (mod >>> 28));
             default -> Mad.STATUS_METHOD_ATTR;
         };
         return status == 0 ? rsp : Mad.response(req, status);
@@ -155,7 +162,7 @@ public final class SwitchAgent {
         return 0;
     }
 
-    /** SwitchInfo (IBA 14.2.5.4), 20 bytes: the LFT's capacity and top, no multicast table, base port 0. */
+    /** SwitchInfo (IBA 14.2.5.4), 20 bytes: the LFT's and MFT's capacity and top, base port 0. */
     public int switchInfo(byte[] b, int at) {
         Mad.put16(b, at, LINEAR_FDB_CAP);
         Mad.put16(b, at + 6, lid()); // LinearFDBTop: the highest LID routed
@@ -163,8 +170,10 @@ public final class SwitchAgent {
         b[at + 9] = (byte) NO_PATH;
         b[at + 10] = (byte) NO_PATH;
         b[at + 11] = (byte) (18 << 3); // LifeTimeValue: 4.096 us x 2^18, as PortInfo's SubnetTimeOut
+        Mad.put16(b, at + 4, MULTICAST_FDB_CAP);
         Mad.put16(b, at + 12, 1); // LIDsPerPort (LMC 0)
         Mad.put16(b, at + 14, 1); // PartitionEnforcementCap
+        Mad.put16(b, at + 18, f.sw.multicastTop()); // MulticastFDBTop
         return 0;
     }
 
@@ -198,6 +207,21 @@ public final class SwitchAgent {
     /** LinearForwardingTable block {@code block} (IBA 14.2.5.10): the out port of LIDs 64 x block .. +63. */
     public int linearForwardingTable(byte[] b, int at, int block) {
         for (int i = 0; i < 64; i++) b[at + i] = (byte) route(block * 64 + i);
+        return 0;
+    }
+
+    /**
+     * MulticastForwardingTable block {@code block}, port group {@code position} (IBA 14.2.5.12): for each of
+     * MLIDs 0xC000 + 32 x block .. +31, a 16-bit mask of ports 16 x position .. +15 the switch sends it out of,
+     * as the SA programmed the switch (the ports with a member that receives).
+     */
+    public int multicastForwardingTable(byte[] b, int at, int block, int position) {
+        for (int i = 0; i < 32; i++) {
+            int mask = 0;
+            for (int port : f.sw.multicastPorts(Packet.MULTICAST_LID_FIRST + block * 32 + i))
+                if (port / 16 == position) mask |= 1 << (port % 16);
+            Mad.put16(b, at + 2 * i, mask);
+        }
         return 0;
     }
 }

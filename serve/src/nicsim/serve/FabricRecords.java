@@ -10,18 +10,19 @@ import nicsim.firmware.Mad;
 
 /**
  * The SA's records of the fabric's topology and the switch (IBA 15.2.5): SMInfoRecord, SwitchInfoRecord,
- * LinearForwardingTableRecord, LinkRecord, GUIDInfoRecord and P_KeyTableRecord, each from the state the
- * switch's SMA and the adapters' SMAs answer from, so an SA query and the SMPs it stands for agree. Each
- * builder adds the records the request's component mask selects (IBA 15.2.4: a selected field must equal the
- * request's). The offsets are the records' in the specification (no padding but the 8-byte stride of a table).
+ * LinearForwardingTableRecord, MulticastForwardingTableRecord, LinkRecord, GUIDInfoRecord and
+ * P_KeyTableRecord, each from the state the switch's SMA and the adapters' SMAs answer from, so an SA query
+ * and the SMPs it stands for agree. Each builder adds the records the request's component mask selects
+ * (IBA 15.2.4: a selected field must equal the request's). The offsets are the records' in the
+ * specification (no padding but the 8-byte stride of a table).
  */
 final class FabricRecords {
     /** SA attribute IDs (IBA table 187). */
-    static final int SM_INFO = 0x0018, SWITCH_INFO = 0x0014, LFT = 0x0015, LINK = 0x0020, GUID_INFO = 0x0030,
-            SERVICE = 0x0031, PKEY_TABLE = 0x0033, INFORM_INFO = 0x00F3;
+    static final int SM_INFO = 0x0018, SWITCH_INFO = 0x0014, LFT = 0x0015, MFT = 0x0017, LINK = 0x0020,
+            GUID_INFO = 0x0030, SERVICE = 0x0031, PKEY_TABLE = 0x0033, INFORM_INFO = 0x00F3;
     /** Record sizes in bytes. */
-    static final int SM_INFO_SIZE = 28, SWITCH_INFO_SIZE = 24, LFT_SIZE = 72, LINK_SIZE = 6, GUID_INFO_SIZE = 72,
-            SERVICE_SIZE = 176, PKEY_TABLE_SIZE = 72, INFORM_INFO_SIZE = 60;
+    static final int SM_INFO_SIZE = 28, SWITCH_INFO_SIZE = 24, LFT_SIZE = 72, MFT_SIZE = 72, LINK_SIZE = 6,
+            GUID_INFO_SIZE = 72, SERVICE_SIZE = 176, PKEY_TABLE_SIZE = 72, INFORM_INFO_SIZE = 60;
 
     private final World world;
 
@@ -56,6 +57,28 @@ final class FabricRecords {
             if (SubnetManager.matches(r, req, mask, new int[][]{{0, 0, 2}, {1, 2, 2}})) out.add(r);
         }
     }
+
+    /**
+     * MulticastForwardingTableRecord: LID, Position (bits 15..12) and BlockNum (8..0), then 32 port masks at 8;
+     * blocks up to MulticastFDBTop's (none while no group has a port that receives).
+     */
+    void mft(byte[] req, long mask, List<byte[]> out) {
+        int top = world.fabric.fabricSwitch().multicastTop() - nicsim.fabric.Packet.MULTICAST_LID_FIRST;
+        for (int block = 0; top >= 0 && block <= top / 32; block++)
+            for (int position = 0; position <= sw().ports() / 16; position++) {
+                byte[] r = new byte[MFT_SIZE];
+                Mad.put16(r, 0, sw().lid());
+                Mad.put16(r, 2, position << 12 | block);
+                sw().multicastForwardingTable(r, 8, block, position);
+                int[][] fields = {{0, 0, 2}};
+                if (!SubnetManager.matches(r, req, mask, fields)) continue;
+                int asked = Mad.get16(req, SubnetManager.SA_DATA + 2);
+                if (want(mask, 1) && asked >>> 12 != position || want(mask, 3) && (asked & 0x1ff) != block) continue;
+                out.add(r);
+            }
+    }
+
+    private static boolean want(long mask, int bit) { return (mask >>> bit & 1) != 0; }
 
     /** LinkRecord: FromLID, FromPort, ToPort, ToLID; each link both ways (adapter port 1, switch port n). */
     void links(byte[] req, long mask, List<byte[]> out) {

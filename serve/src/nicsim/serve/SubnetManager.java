@@ -16,8 +16,8 @@ import nicsim.firmware.Management;
  * order), so there is no sweep that assigns them; the SM answers SubnGet(SMInfo) as the master, and
  * the SA answers Get and GetTable of ClassPortInfo, NodeRecord, PortInfoRecord and PathRecord about
  * every port, taking each node's NodeInfo, NodeDescription and PortInfo from its SMA (the switch's from the
- * switch's), and of SMInfoRecord, SwitchInfoRecord, LinearForwardingTableRecord, LinkRecord, GUIDInfoRecord
- * and P_KeyTableRecord ({@link FabricRecords}); ServiceRecord and InformInfoRecord tables are empty (no
+ * switch's), and of SMInfoRecord, SwitchInfoRecord, Linear and MulticastForwardingTableRecord, LinkRecord,
+ * GUIDInfoRecord and P_KeyTableRecord ({@link FabricRecords}); ServiceRecord and InformInfoRecord tables are empty (no
  * service registers, no one subscribes to events). A table longer
  * than one MAD goes out in RMPP segments, all at once (the window covers the table). It keeps the
  * multicast groups ({@link McGroups}: MCMemberRecord Set, Delete, Get, GetTable) and programs the
@@ -122,8 +122,12 @@ final class SubnetManager {
                 fabric.switchInfo(req, mask, records);
             }
             case FabricRecords.LFT -> { size = FabricRecords.LFT_SIZE; fabric.lft(req, mask, records); }
+            case FabricRecords.MFT -> { size = FabricRecords.MFT_SIZE; fabric.mft(req, mask, records); }
             case FabricRecords.LINK -> { size = FabricRecords.LINK_SIZE; fabric.links(req, mask, records); }
-            case FabricRecords.GUID_INFO -> { size = FabricRecords.GUID_INFO_SIZE; fabric.guidInfo(req, mask, records); }
+            case FabricRecords.GUID_INFO -> {
+                size = FabricRecords.GUID_INFO_SIZE;
+                fabric.guidInfo(req, mask, records);
+            }
             case FabricRecords.PKEY_TABLE -> {
                 size = FabricRecords.PKEY_TABLE_SIZE;
                 fabric.pkeyTable(req, mask, records);

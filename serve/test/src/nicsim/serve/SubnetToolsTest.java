@@ -102,7 +102,7 @@ class SubnetToolsTest {
         String guids = run(1, "saquery", "GIR");
         has(guids, "GUID 0\\.+" + SW);
         String pkeys = run(1, "saquery", "PKTR");
-        assertEquals(NODES + NODES + 1, count(pkeys, "^PKeyTableRecord dump:"), "each adapter's port, switch ports 0..N");
+        assertEquals(NODES + NODES + 1, count(pkeys, "^PKeyTableRecord dump:"), "adapters' ports, switch ports 0..N");
         String isSm = run(1, "saquery", "-s");
         assertEquals(1, count(isSm, "^PortInfoRecord dump:"), isSm);
         has(isSm, "EndPortLid\\.+1$");

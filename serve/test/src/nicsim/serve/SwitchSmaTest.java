@@ -29,9 +29,11 @@ class SwitchSmaTest {
         final World w;
         final List<Answer> got = new ArrayList<>();
 
+        final SubnetManager sm;
+
         Fabric3(Profile p) {
             w = new World(HOSTS, p, 1, Faults.NONE);
-            new SubnetManager(w);
+            sm = new SubnetManager(w);
             w.host(1).firmware.management().listen((qp, slid, src, mad) -> Mad.isResponse(mad)
                     && got.add(new Answer(mad, w.now())));
         }
@@ -109,7 +111,8 @@ class SwitchSmaTest {
         assertEquals(0xff, data(lft, 0), "LID 0: no route");
         for (int l = 1; l <= HOSTS; l++) assertEquals(l, data(lft, l), "LID " + l + " leaves by port " + l);
         assertEquals(0, data(lft, lid), "its own LID: the management port");
-        byte[] si = f.ask(Mad.request(Mad.CLASS_SUBN_LID, 1, Mad.GET, 0x79, SwitchAgent.ATTR_SWITCH_INFO, 0), lid).mad();
+        byte[] si = f.ask(Mad.request(Mad.CLASS_SUBN_LID, 1, Mad.GET, 0x79, SwitchAgent.ATTR_SWITCH_INFO, 0), lid)
+                .mad();
         assertEquals(lid, Mad.get16(si, Mad.SMP_DATA + 6), "LinearFDBTop");
         byte[] p0 = f.ask(directed(Mad.ATTR_PORT_INFO, 0, 1), Mad.PERMISSIVE_LID).mad();
         assertEquals(lid, Mad.get16(p0, Mad.SMP_DATA + 16), "port 0 has the switch's LID");
@@ -133,5 +136,39 @@ class SwitchSmaTest {
         byte[] none = directed(Mad.ATTR_NODE_INFO, 0);
         Mad.put16(none, Mad.DR_SLID, 2);
         assertEquals(2, data(f.ask(none, lid).mad(), 2), "no hops from the switch: the switch answers");
+    }
+
+    @Test
+    void theMulticastTableShowsThePortsTheSaProgrammedForAGroup() {
+        Fabric3 f = new Fabric3(Profiles.load("cx-gen3x16"));
+        int lid = f.w.fabric.switchAgent().lid();
+        byte[] si = f.ask(directed(SwitchAgent.ATTR_SWITCH_INFO, 0, 1), Mad.PERMISSIVE_LID).mad();
+        assertEquals(0xBFFF, Mad.get16(si, Mad.SMP_DATA + 18), "MulticastFDBTop: no group has a receiver yet");
+        // nodes 0 and 2 (switch ports 1 and 3) join IPoIB's broadcast group, MLID 0xC000, through the SA
+        for (int node : new int[]{0, 2}) {
+            byte[] join = SaMulticastTest.member(Mad.SET, McGroups.BROADCAST_HI, McGroups.BROADCAST_LO, node, 1,
+                    SaMulticastTest.IPOIB_BROADCAST);
+            f.w.host(node).within(() -> { f.w.host(node).firmware.management().send(1, 1, 1, join); return null; });
+            f.w.runFor(500_000_000L);
+        }
+        si = f.ask(directed(SwitchAgent.ATTR_SWITCH_INFO, 0, 1), Mad.PERMISSIVE_LID).mad();
+        assertEquals(0xC000, Mad.get16(si, Mad.SMP_DATA + 18), "MulticastFDBTop");
+        byte[] mft = f.ask(Mad.request(Mad.CLASS_SUBN_LID, 1, Mad.GET, 0x7a,
+                SwitchAgent.ATTR_MULTICAST_FORWARDING_TABLE, 0), lid).mad();
+        assertEquals(0, Mad.status(mft));
+        assertEquals(1 << 1 | 1 << 3, Mad.get16(mft, Mad.SMP_DATA), "MLID 0xC000 leaves by ports 1 and 3");
+        assertEquals(0, Mad.get16(mft, Mad.SMP_DATA + 2), "MLID 0xC001: no group");
+        // the SA's MulticastForwardingTableRecord says the same
+        byte[] q = Mad.request(Mad.CLASS_SUBN_ADM, SubnetManager.SA_VERSION, Mad.GET, 0x7b, FabricRecords.MFT, 0);
+        BigEndian.put64(q, SubnetManager.SA_COMP_MASK, 1); // LID
+        Mad.put16(q, SubnetManager.SA_DATA, lid);
+        f.got.clear();
+        f.w.host(1).within(() -> { f.w.host(1).firmware.management().send(1, 1, 1, q); return null; });
+        f.w.runFor(500_000_000L);
+        assertEquals(1, f.got.size());
+        byte[] rec = f.got.get(0).mad();
+        assertEquals(0, Mad.status(rec));
+        assertEquals(lid, Mad.get16(rec, SubnetManager.SA_DATA));
+        assertEquals(1 << 1 | 1 << 3, Mad.get16(rec, SubnetManager.SA_DATA + 8));
     }
 }
