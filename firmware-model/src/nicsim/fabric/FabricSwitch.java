@@ -41,6 +41,11 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     /** When the management port is done with the SMPs it took so far: it takes one at a time. */
     private long managementFree;
     /**
+     * Each port's traffic, as the switch's PMA reads it: octets and packets sent out of it, received into it.
+     * Across processes each copy counts what its own ports sent and received.
+     */
+    private final java.util.Map<Integer, long[]> traffic = new java.util.TreeMap<>();
+    /**
      * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
      * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
      * Changed only by the SM between the switch's steps (in the SM node's simulator, whose windows the
@@ -96,6 +101,18 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     /** The highest multicast LID some port receives, or 0xBFFF with none (SwitchInfo.MulticastFDBTop's "empty"). */
     public int multicastTop() {
         return mft.isEmpty() ? Packet.MULTICAST_LID_FIRST - 1 : ((java.util.TreeMap<Integer, ?>) mft).lastKey();
+    }
+
+    /** Port {@code port}'s traffic so far: octets sent, received, packets sent, received (the PMA's order). */
+    public long[] portTraffic(int port) {
+        long[] t = traffic.get(port);
+        return t == null ? new long[4] : t.clone();
+    }
+
+    private void count(int port, int bytes, boolean sent) {
+        long[] t = traffic.computeIfAbsent(port, p -> new long[4]);
+        t[sent ? 0 : 1] += bytes;
+        t[sent ? 2 : 3]++;
     }
 
     /** The simulator the switch counts in (and, run at once, runs in). */
@@ -186,6 +203,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         if (counts) {
             packets.inc();
             bytes.add(a.bytes());
+            count(a.srcLid(), a.bytes(), false);
             if (a.waited() >= 0) {
                 waits.inc();
                 waitPicos.add(a.waited());
@@ -272,6 +290,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         long start = Math.max(atSwitch, dst.downFree), end = Math.max(start + f.serialization(bytes), tailAtSwitch);
         dst.downFree = end;
         if (!mine(dst.lid)) return end; // delivered by the process that runs the port
+        count(lid, bytes, true);
         long headersIn = start + f.serialization(p.headerBytes()) + f.propagation;
         long payloadIn = Math.max(headersIn, end - f.serialization(Packet.trailerBytes()) + f.propagation);
         // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once whole

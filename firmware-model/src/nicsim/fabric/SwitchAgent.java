@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import nicsim.abi.BigEndian;
 import nicsim.firmware.DirectedRoute;
 import nicsim.firmware.Mad;
+import nicsim.firmware.PerfAgent;
 import nicsim.firmware.SubnetAgent;
 
 /**
@@ -14,7 +15,8 @@ import nicsim.firmware.SubnetAgent;
  * (no enhanced port 0) of N ports. Numbering: switch port n is the link to the adapter of LID n; the switch's
  * own LID is the one after the last adapter's. Its routing is the fabric's: LID n leaves by port n, its own
  * LID goes to port 0. SubnSet is refused ("unsupported method/attribute"): LIDs and routes are the fabric's,
- * not an SM's to change. MADs of other classes to its LID get that status too (it has no PMA).
+ * not an SM's to change. Its PMA ({@link PerfAgent}) answers PortCounters and PortCountersExtended of each
+ * port from the switch's own count of what the port sent and received; other classes get "unsupported".
  */
 public final class SwitchAgent {
     /** The switch's node, system image and port-0 GUID: nicsim's OUI, as the adapters' (node + 1), bit 31 set. */
@@ -35,10 +37,18 @@ public final class SwitchAgent {
     record Out(Packet p, int port) {}
 
     private final Fabric f;
+    /** The switch's PMA: each port's traffic as the switch counted it. */
+    private final PerfAgent pma;
     /** LID of the subnet manager, as port 0's PortInfo.MasterSMLID says (serve's SM is on LID 1). */
     private int smLid = 1;
 
-    SwitchAgent(Fabric f) { this.f = f; }
+    SwitchAgent(Fabric f) {
+        this.f = f;
+        this.pma = new PerfAgent(new PerfAgent.Ports() {
+            @Override public int[] numbers() { return java.util.stream.IntStream.rangeClosed(1, ports()).toArray(); }
+            @Override public long[] raw(int port) { return f.sw.portTraffic(port); }
+        });
+    }
 
     /** The switch's LID: the one after the last adapter's (adapters take LIDs 1.. in the order they join). */
     public int lid() { return f.ports.size() + 1; }
@@ -74,7 +84,9 @@ public final class SwitchAgent {
         }
         if (p.dlid() != lid() || Mad.isResponse(m)) return null;
         int method = Mad.method(m);
-        byte[] rsp = p.destQp() == 0 && Mad.mgmtClass(m) == Mad.CLASS_SUBN_LID ? answer(m, in)
+        int cls = Mad.mgmtClass(m);
+        byte[] rsp = p.destQp() == 0 && cls == Mad.CLASS_SUBN_LID ? answer(m, in)
+                : p.destQp() == 1 && cls == Mad.CLASS_PERF && p.qkey() == Mad.GSI_QKEY ? pma.answer(m)
                 : method == Mad.SEND || method == Mad.TRAP ? null : Mad.response(m, Mad.STATUS_METHOD_ATTR);
         if (rsp == null || route(p.slid()) == NO_PATH || route(p.slid()) == 0) return null;
         return new Out(packet(lid(), p.slid(), p.srcQp(), (int) p.destQp(), rsp), route(p.slid()));

@@ -55,7 +55,10 @@ public final class Management {
     Management(Firmware fw) {
         this.fw = fw;
         this.sma = new SubnetAgent(this);
-        this.pma = new PerfAgent(this);
+        this.pma = new PerfAgent(new PerfAgent.Ports() {
+            @Override public int[] numbers() { return new int[]{1}; }
+            @Override public long[] raw(int port) { return portCounters(); }
+        });
     }
 
     /** Sets what the adapter's flash would hold: its GUID and node description. */

@@ -83,6 +83,14 @@ class SubnetToolsTest {
         has(port, "^# Port info: Lid " + SWITCH_LID + " port 3");
         has(port, "^Peer PortInfo:\n# Port info: Lid " + SWITCH_LID + " DR path slid 2; dlid 65535; 0,3 port 1");
         has(port, "^LinkSpeedExtActive:\\.+25.78125 Gbps");
+        // the switch's PMA: every port's counters read, none in error; node 1's port (switch port 2) has traffic
+        String errors = run(0, "ibqueryerrors");
+        assertFalse(errors.contains("failed"), errors);
+        has(errors, "## Summary: " + (NODES + 1) + " nodes checked, 0 bad nodes found");
+        has(errors, "^##\\s+" + 2 * NODES + " ports checked, 0 ports have errors beyond threshold");
+        String counters = run(1, "perfquery", "-x", String.valueOf(SWITCH_LID), "2");
+        Matcher rcv = Pattern.compile("PortRcvPkts:\\.+(\\d+)").matcher(counters);
+        assertTrue(rcv.find() && Long.parseLong(rcv.group(1)) >= 1, counters);
     }
 
     @Test

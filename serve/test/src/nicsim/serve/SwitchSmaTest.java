@@ -38,10 +38,13 @@ class SwitchSmaTest {
                     && got.add(new Answer(mad, w.now())));
         }
 
-        Answer ask(byte[] mad, int dlid) {
+        Answer ask(byte[] mad, int dlid) { return ask(0, mad, dlid); }
+
+        /** Sends {@code mad} from node 1's special QP {@code qp} to that QP behind {@code dlid}; its one answer. */
+        Answer ask(int qp, byte[] mad, int dlid) {
             got.clear();
             long sent = w.now();
-            w.host(1).within(() -> { w.host(1).firmware.management().send(0, dlid, 0, mad); return null; });
+            w.host(1).within(() -> { w.host(1).firmware.management().send(qp, dlid, qp, mad); return null; });
             w.runFor(500_000_000L);
             assertEquals(1, got.size(), "one answer");
             return new Answer(got.get(0).mad(), got.get(0).at() - sent);
@@ -170,5 +173,24 @@ class SwitchSmaTest {
         assertEquals(0, Mad.status(rec));
         assertEquals(lid, Mad.get16(rec, SubnetManager.SA_DATA));
         assertEquals(1 << 1 | 1 << 3, Mad.get16(rec, SubnetManager.SA_DATA + 8));
+    }
+
+    @Test
+    void theSwitchsPmaCountsWhatEachPortSentAndReceived() {
+        Fabric3 f = new Fabric3(Profiles.load("cx-gen3x16"));
+        int lid = f.w.fabric.switchAgent().lid();
+        f.ask(directed(Mad.ATTR_NODE_INFO, 0, 1, 3), Mad.PERMISSIVE_LID); // node 1 -> switch -> node 2 and back
+        byte[] q = Mad.request(Mad.CLASS_PERF, 1, Mad.GET, 0x7c, Mad.ATTR_PORT_COUNTERS_EXT, 0);
+        q[Mad.PMA_DATA + 1] = 3; // PortSelect: the switch's port to node 2
+        long[] before = f.w.fabric.fabricSwitch().portTraffic(3);
+        byte[] r = f.ask(1, q, lid).mad();
+        assertEquals(0, Mad.status(r));
+        assertEquals(1, before[2], "port 3 sent node 2 the SMP");
+        assertEquals(1, before[3], "and took its answer");
+        assertEquals(before[0] / 4, BigEndian.get64(r, Mad.PMA_DATA + 8), "PortXmitData in words");
+        assertEquals(1, BigEndian.get64(r, Mad.PMA_DATA + 24), "PortXmitPkts");
+        assertEquals(1, BigEndian.get64(r, Mad.PMA_DATA + 32), "PortRcvPkts");
+        q[Mad.PMA_DATA + 1] = (byte) (HOSTS + 1);
+        assertEquals(Mad.STATUS_INVALID_FIELD, Mad.status(f.ask(1, q, lid).mad()), "no port " + (HOSTS + 1));
     }
 }
