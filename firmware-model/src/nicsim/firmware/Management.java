@@ -172,11 +172,20 @@ public final class Management {
 
     /**
      * Whether a MAD a driver's special QP {@code qp} sends to {@code dlid} stays in the adapter: one to the port's
-     * own LID, or a directed-route SMP, which the SMI takes (hop count 0: to the local SMA; more: out by port 1 to
-     * the switch). It is then handled here, in a firmware task, as if it had come in on the port.
+     * own LID, or a directed-route SMP of hop count 0, which goes to the local SMA. It is then handled here, in a
+     * firmware task, as if it had come in on the port. A directed-route SMP of more hops leaves by port 1 to the
+     * permissive LID, the switch's, as the driver made it: its MAD layer took the SMI's step already (Linux's
+     * ib_mad moves the hop pointer before it posts), unless its route is LID-routed first (then by the AH).
      */
     boolean loopsBack(int qp, int dlid, byte[] mad) {
-        if (!directedRoute(mad) && dlid != fw.lid() || startsAtSwitch(mad, dlid)) return false;
+        if (directedRoute(mad) && mad.length == Mad.SIZE && mad[Mad.DR_HOP_CNT] != 0) {
+            if (startsAtSwitch(mad, dlid)) return false;
+            fw.stats.inc(FirmwareStat.MADS_LOOPED_BACK);
+            byte[] m = mad.clone();
+            fw.exec(fw.packetCycles, () -> transmit(0, Mad.PERMISSIVE_LID, 0, m));
+            return true;
+        }
+        if (!directedRoute(mad) && dlid != fw.lid()) return false;
         fw.stats.inc(FirmwareStat.MADS_LOOPED_BACK);
         byte[] m = mad.clone();
         fw.exec(fw.packetCycles, () -> local(qp, m));
