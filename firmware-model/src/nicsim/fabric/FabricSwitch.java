@@ -37,7 +37,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     private final Simulator sim;
     private final PriorityQueue<Arrival> pending = new PriorityQueue<>(ORDER);
     private final Counters.Ref packets, bytes, waits, waitPicos, unroutable, dropped, corrupted, duplicated, reordered,
-            multicast, multicastCopies, smps, smpsDropped;
+            multicast, multicastCopies, mads, madsDropped;
     /** When the management port is done with the SMPs it took so far: it takes one at a time. */
     private long managementFree;
     /**
@@ -71,8 +71,8 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         reordered = c.ref("Fabric.reordered");
         multicast = c.ref("Fabric.multicast_packets");
         multicastCopies = c.ref("Fabric.multicast_copies");
-        smps = c.ref("Fabric.switch_smps");
-        smpsDropped = c.ref("Fabric.switch_smps_dropped");
+        mads = c.ref("Fabric.switch_mads");
+        madsDropped = c.ref("Fabric.switch_mads_dropped");
     }
 
     /**
@@ -250,7 +250,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      */
     private void manage(Arrival a, boolean counts) {
         SwitchAgent.Out out = f.agent.take(a.p(), a.srcLid());
-        if (counts) (out == null ? smpsDropped : smps).inc();
+        if (counts) (out == null ? madsDropped : mads).inc();
         managementFree = Math.max(managementFree, a.tailAt() + f.switchLatency) + f.smaLatency;
         if (out != null) forward(out.p(), out.port(), managementFree, managementFree, out.p().wireBytes());
     }

@@ -90,7 +90,7 @@ class SwitchSmaTest {
         f.w.host(1).within(() -> { f.w.host(1).firmware.management().send(0, 0xffff, 0, bad); return null; });
         f.w.runFor(500_000_000L);
         assertTrue(f.got.isEmpty(), "no answer through switch port 9");
-        assertEquals(1, f.w.fabric.fabricSwitch().sim().counters().counter("Fabric.switch_smps_dropped").get());
+        assertEquals(1, f.w.fabric.fabricSwitch().sim().counters().counter("Fabric.switch_mads_dropped").get());
     }
 
     @Test
