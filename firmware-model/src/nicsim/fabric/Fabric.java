@@ -37,12 +37,15 @@ public final class Fabric {
     public static final int PRIORITY = Simulator.Priority.DELIVERY - 1;
 
     final long bitsPerSecond, propagation, switchLatency, portBuffer;
+    /** How long the switch's management port takes over one SMP (to answer it or pass it on), one at a time. */
+    final long smaLatency;
     final boolean cutThrough, cutThroughRx;
     private final int mtu;
     final Faults faults;
     private final long seed;
     final List<PortState> ports = new ArrayList<>();
     final FabricSwitch sw;
+    final SwitchAgent agent = new SwitchAgent(this);
 
     /** One port: its adapter, the simulator it lives in, its sender's side of the link, its downlink. */
     static final class PortState {
@@ -74,6 +77,7 @@ public final class Fabric {
         this.bitsPerSecond = profile.bitsPerSecond("link.rate");
         this.propagation = profile.picos("link.propagation");
         this.switchLatency = profile.picos("switch.latency");
+        this.smaLatency = profile.picos("switch.sma.latency");
         this.mtu = profile.bytesInt("link.mtu");
         this.portBuffer = profile.bytes("switch.port.buffer");
         this.cutThrough = cutThrough(profile, "switch.forwarding");
@@ -127,6 +131,8 @@ public final class Fabric {
     public Faults faults() { return faults; }
     /** The switch: what runs between ports. */
     public FabricSwitch fabricSwitch() { return sw; }
+    /** The switch's management port: its SMA, as subnet tools and the SM see it. */
+    public SwitchAgent switchAgent() { return agent; }
 
     /**
      * The least time in which anything one port does can reach another: a packet's head crosses the

@@ -37,7 +37,14 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     private final Simulator sim;
     private final PriorityQueue<Arrival> pending = new PriorityQueue<>(ORDER);
     private final Counters.Ref packets, bytes, waits, waitPicos, unroutable, dropped, corrupted, duplicated, reordered,
-            multicast, multicastCopies;
+            multicast, multicastCopies, mads, madsDropped;
+    /** When the management port is done with the SMPs it took so far: it takes one at a time. */
+    private long managementFree;
+    /**
+     * Each port's traffic, as the switch's PMA reads it: octets and packets sent out of it, received into it.
+     * Across processes each copy counts what its own ports sent and received.
+     */
+    private final java.util.Map<Integer, long[]> traffic = new java.util.TreeMap<>();
     /**
      * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
      * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
@@ -64,6 +71,8 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         reordered = c.ref("Fabric.reordered");
         multicast = c.ref("Fabric.multicast_packets");
         multicastCopies = c.ref("Fabric.multicast_copies");
+        mads = c.ref("Fabric.switch_mads");
+        madsDropped = c.ref("Fabric.switch_mads_dropped");
     }
 
     /**
@@ -87,6 +96,23 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     public java.util.List<Integer> multicastPorts(int mlid) {
         java.util.TreeSet<Integer> s = mft.get(mlid);
         return s == null ? java.util.List.of() : java.util.List.copyOf(s);
+    }
+
+    /** The highest multicast LID some port receives, or 0xBFFF with none (SwitchInfo.MulticastFDBTop's "empty"). */
+    public int multicastTop() {
+        return mft.isEmpty() ? Packet.MULTICAST_LID_FIRST - 1 : ((java.util.TreeMap<Integer, ?>) mft).lastKey();
+    }
+
+    /** Port {@code port}'s traffic so far: octets sent, received, packets sent, received (the PMA's order). */
+    public long[] portTraffic(int port) {
+        long[] t = traffic.get(port);
+        return t == null ? new long[4] : t.clone();
+    }
+
+    private void count(int port, int bytes, boolean sent) {
+        long[] t = traffic.computeIfAbsent(port, p -> new long[4]);
+        t[sent ? 0 : 1] += bytes;
+        t[sent ? 2 : 3]++;
     }
 
     /** The simulator the switch counts in (and, run at once, runs in). */
@@ -177,6 +203,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         if (counts) {
             packets.inc();
             bytes.add(a.bytes());
+            count(a.srcLid(), a.bytes(), false);
             if (a.waited() >= 0) {
                 waits.inc();
                 waitPicos.add(a.waited());
@@ -186,7 +213,11 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         long tailAtSwitch = a.tailAt() + f.switchLatency;
         long freed; // when its bytes leave the switch's input buffer
         java.util.List<Integer> to = destinations(p, a.srcLid(), counts);
-        if (to.isEmpty()) {
+        boolean lost = a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT;
+        if (f.agent.takes(p) && !lost) {
+            manage(a, counts);
+            freed = tailAtSwitch; // taken whole into the management port
+        } else if (to.isEmpty()) {
             if (counts) unroutable.inc();
             freed = tailAtSwitch;
         } else if (a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT) {
@@ -211,6 +242,17 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         int lid = a.srcLid(), bytes = a.bytes();
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
         src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(lid, bytes));
+    }
+
+    /**
+     * A MAD for the switch's management port (its SMA, or its SMI to pass a directed-route SMP on): taken once its
+     * tail is in, after the SMPs before it, {@code switch.sma.latency} each; what it sends leaves from the port then.
+     */
+    private void manage(Arrival a, boolean counts) {
+        SwitchAgent.Out out = f.agent.take(a.p(), a.srcLid());
+        if (counts) (out == null ? madsDropped : mads).inc();
+        managementFree = Math.max(managementFree, a.tailAt() + f.switchLatency) + f.smaLatency;
+        if (out != null) forward(out.p(), out.port(), managementFree, managementFree, out.p().wireBytes());
     }
 
     /**
@@ -248,6 +290,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         long start = Math.max(atSwitch, dst.downFree), end = Math.max(start + f.serialization(bytes), tailAtSwitch);
         dst.downFree = end;
         if (!mine(dst.lid)) return end; // delivered by the process that runs the port
+        count(lid, bytes, true);
         long headersIn = start + f.serialization(p.headerBytes()) + f.propagation;
         long payloadIn = Math.max(headersIn, end - f.serialization(Packet.trailerBytes()) + f.propagation);
         // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once whole

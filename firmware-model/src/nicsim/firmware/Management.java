@@ -55,7 +55,10 @@ public final class Management {
     Management(Firmware fw) {
         this.fw = fw;
         this.sma = new SubnetAgent(this);
-        this.pma = new PerfAgent(this);
+        this.pma = new PerfAgent(new PerfAgent.Ports() {
+            @Override public int[] numbers() { return new int[]{1}; }
+            @Override public long[] raw(int port) { return portCounters(); }
+        });
     }
 
     /** Sets what the adapter's flash would hold: its GUID and node description. */
@@ -122,14 +125,38 @@ public final class Management {
                     p.slid(), p.qkey(), Mad.GSI_QKEY));
             return true;
         }
-        fw.exec(fw.packetCycles, () -> handle(qp, p.slid(), (int) p.srcQp(), p.payload()));
+        fw.exec(fw.packetCycles, () -> arrived(qp, p.slid(), (int) p.srcQp(), p.payload()));
         return true;
+    }
+
+    /**
+     * A MAD that came in on the port: a directed-route SMP first takes the SMI's step (IBA 14.2.2), which on an
+     * adapter ends the route: the SMA answers a request, the requester gets a response back.
+     */
+    private void arrived(int qp, int slid, int srcQp, byte[] mad) {
+        if (!DirectedRoute.is(mad)) {
+            handle(qp, slid, srcQp, mad);
+            return;
+        }
+        byte[] m = mad.clone();
+        if (!DirectedRoute.endsDirected(m)) {
+            refuse(String.format("directed-route SMP from LID %d with DrDLID 0x%x: a LID-routed part after the "
+                    + "directed one is not modelled; dropped", slid, Mad.get16(m, Mad.DR_DLID)));
+            return;
+        }
+        if (DirectedRoute.arrive(m, 1, false) != DirectedRoute.LOCAL) {
+            refuse(String.format("directed-route SMP from LID %d at hop %d of %d (%s): an adapter is no hop on the "
+                    + "way; dropped", slid, DirectedRoute.hopPointer(mad), DirectedRoute.hopCount(mad),
+                    DirectedRoute.returning(mad) ? "returning" : "outgoing"));
+            return;
+        }
+        handle(qp, slid, srcQp, m);
     }
 
     /**
      * Sends {@code mad} from special QP {@code qp} of this port to QP {@code dqp} behind {@code dlid}: the host's
      * side of QP0/QP1. To the port's own LID (or a directed-route SMP of hop count 0) it goes no further than
-     * the adapter, as an HCA's SMI loops it back.
+     * the adapter, as an HCA's SMI loops it back; a directed-route SMP of more hops takes the SMI's step out.
      */
     public void send(int qp, int dlid, int dqp, byte[] mad) {
         if (qp != 0 && qp != 1) throw new IllegalArgumentException("special QP " + qp + " must be 0 (SMI) or 1 (GSI)");
@@ -137,17 +164,27 @@ public final class Management {
         byte[] m = mad.clone();
         fw.exec(fw.packetCycles, () -> {
             // to the port's own special QPs: looped back; to another QP of its own (an agent's) it crosses the link
-            if (directedRoute(m) || dlid == fw.lid() && dqp <= 1) local(qp, m);
+            if (startsAtSwitch(m, dlid)) transmit(qp, dlid, 0, m);
+            else if (directedRoute(m) || dlid == fw.lid() && dqp <= 1) local(qp, m);
             else transmit(qp, dlid, dqp, m);
         });
     }
 
     /**
      * Whether a MAD a driver's special QP {@code qp} sends to {@code dlid} stays in the adapter: one to the port's
-     * own LID, or a directed-route SMP, which the SMI takes (hop count 0: to the local SMA; more: refused). It is
-     * then handled here, in a firmware task, as if it had come in on the port.
+     * own LID, or a directed-route SMP of hop count 0, which goes to the local SMA. It is then handled here, in a
+     * firmware task, as if it had come in on the port. A directed-route SMP of more hops leaves by port 1 to the
+     * permissive LID, the switch's, as the driver made it: its MAD layer took the SMI's step already (Linux's
+     * ib_mad moves the hop pointer before it posts), unless its route is LID-routed first (then by the AH).
      */
     boolean loopsBack(int qp, int dlid, byte[] mad) {
+        if (directedRoute(mad) && mad.length == Mad.SIZE && mad[Mad.DR_HOP_CNT] != 0) {
+            if (startsAtSwitch(mad, dlid)) return false;
+            fw.stats.inc(FirmwareStat.MADS_LOOPED_BACK);
+            byte[] m = mad.clone();
+            fw.exec(fw.packetCycles, () -> transmit(0, Mad.PERMISSIVE_LID, 0, m));
+            return true;
+        }
         if (!directedRoute(mad) && dlid != fw.lid()) return false;
         fw.stats.inc(FirmwareStat.MADS_LOOPED_BACK);
         byte[] m = mad.clone();
@@ -155,18 +192,43 @@ public final class Management {
         return true;
     }
 
+    /**
+     * Whether directed-route SMP {@code m} goes LID-routed to {@code dlid} first (DrSLID is the requester's LID, not
+     * permissive): its directed part starts there, at the switch (libibmad's "DR path slid L" routes).
+     */
+    private boolean startsAtSwitch(byte[] m, int dlid) {
+        return DirectedRoute.is(m) && !DirectedRoute.startsDirected(m) && !DirectedRoute.returning(m)
+                && DirectedRoute.hopPointer(m) == 0 && dlid != Mad.PERMISSIVE_LID && dlid != fw.lid();
+    }
+
     private static boolean directedRoute(byte[] m) { return m.length > 1 && Mad.mgmtClass(m) == Mad.CLASS_SUBN_DR; }
 
-    /** A MAD of this port's to this port: handled as come in, but a directed-route SMP only of hop count 0. */
+    /** A MAD of this port's to this port: handled as come in; a directed-route SMP takes the SMI's step first. */
     private void local(int qp, byte[] m) {
-        if (directedRoute(m) && m.length > Mad.DR_HOP_CNT && (m[Mad.DR_HOP_CNT] & 0xff) > 0
-                && (Mad.status(m) & Mad.DR_DIRECTION) == 0) {
-            malformed++;
-            fw.report(String.format("directed-route SMP of hop count %d: the fabric's switch has no SMA "
-                    + "(only hop count 0 is routed)", m[Mad.DR_HOP_CNT] & 0xff));
+        if (DirectedRoute.is(m)) leave(qp, m);
+        else handle(qp, fw.lid(), qp, m);
+    }
+
+    /**
+     * A directed-route SMP leaving the port's SMI (IBA 14.2.2): a route of no hops stays in the adapter (to its SMA,
+     * or back to the requester); one of more leaves by port 1 with the permissive DLID, for the switch's SMI.
+     */
+    private void leave(int qp, byte[] m) {
+        if (DirectedRoute.hopCount(m) > 0 && !DirectedRoute.endsDirected(m)) {
+            refuse(String.format("directed-route SMP with DrDLID 0x%x: a LID-routed part after the directed one is "
+                    + "not modelled; dropped", Mad.get16(m, Mad.DR_DLID)));
             return;
         }
-        handle(qp, fw.lid(), qp, m);
+        int port = DirectedRoute.leave(m, false);
+        if (port == DirectedRoute.LOCAL) {
+            if (Mad.isResponse(m)) passUp(qp, fw.lid(), qp, m);
+            else handle(qp, fw.lid(), qp, m);
+        } else if (port == 1) {
+            transmit(0, Mad.PERMISSIVE_LID, 0, m);
+        } else {
+            refuse(String.format("directed-route SMP to leave by port %d at hop %d of %d: the adapter has port 1 only;"
+                    + " dropped", port, DirectedRoute.hopPointer(m), DirectedRoute.hopCount(m)));
+        }
     }
 
     private void transmit(int qp, int dlid, int dqp, byte[] mad) {
@@ -246,6 +308,10 @@ public final class Management {
 
     /** An answer goes back where its request came from; a local request's answer is passed up at once. */
     private void reply(int qp, int dlid, int dqp, byte[] mad) {
+        if (DirectedRoute.is(mad)) {
+            leave(qp, mad);
+            return;
+        }
         if (dlid == fw.lid() && dqp == qp) {
             passUp(qp, dlid, dqp, mad);
             return;

@@ -10,9 +10,9 @@ import nicsim.abi.BigEndian;
  * from the moment it joins), so a SubnSet, which would change them, is answered "unsupported
  * method/attribute". SMInfo is the subnet manager's, not the SMA's: it is not answered here.
  */
-final class SubnetAgent {
+public final class SubnetAgent {
     /** NodeInfo's DeviceID, Revision and VendorID: nicsim's own (no real vendor's OUI). */
-    static final int DEVICE_ID = 0x1de5, VENDOR_ID = 0x021de5, REVISION = 1;
+    public static final int DEVICE_ID = 0x1de5, VENDOR_ID = 0x021de5, REVISION = 1;
     private final Management m;
 
     SubnetAgent(Management m) { this.m = m; }
@@ -73,27 +73,37 @@ final class SubnetAgent {
         BigEndian.put64(b, at + 8, 0xfe80_0000_0000_0000L); // GID prefix: link-local
         Mad.put16(b, at + 16, fw.lid());
         Mad.put16(b, at + 18, m.smLid);
-        BigEndian.put32(b, at + 20, m.smLid == fw.lid() ? 0x0001_0002 : 0x0001_0000); // CM supported; IsSM on the SM's port
+        // CM supported, extended link speeds (LinkSpeedExt*); IsSM on the SM's port
+        BigEndian.put32(b, at + 20, m.smLid == fw.lid() ? 0x0001_4002 : 0x0001_4000);
         b[at + 28] = 1; // local port number
+        link(b, at, fw.profile.bitsPerSecond("link.rate"), fw.profile.bytesInt("link.mtu"));
+        Mad.put16(b, at + 48, Math.min(m.qkeyViolations, 0xffff));
+        b[at + 50] = 1; // GUIDCap
+        return 0;
+    }
+
+    /**
+     * PortInfo's fields of the link (at {@code at}, PortInfo's start): an active 4x link of {@code bitsPerSecond}
+     * (its lane speed), {@code mtuBytes} its MTU and the neighbour's, VL0 only, the subnet's timeouts. The
+     * fabric's switch describes its ports with it too, so both ends of a link say the same.
+     */
+    public static void link(byte[] b, int at, long bitsPerSecond, int mtuBytes) {
         b[at + 29] = 2; // link width enabled: 4x
         b[at + 30] = 3; // supported: 1x, 4x
         b[at + 31] = 2; // active: 4x
-        LaneSpeed s = LaneSpeed.of(fw.profile.bitsPerSecond("link.rate") / 4);
+        LaneSpeed s = LaneSpeed.of(bitsPerSecond / 4);
         b[at + 32] = (byte) (s.speed << 4 | 4); // LinkSpeedSupported | PortState ACTIVE
         b[at + 33] = (byte) (5 << 4 | 2); // PortPhysicalState LinkUp | LinkDownDefaultState Polling
         b[at + 35] = (byte) (s.speed << 4 | s.speed); // LinkSpeedActive | LinkSpeedEnabled
-        int mtu = mtuCode(fw.profile.bytesInt("link.mtu"));
+        int mtu = mtuCode(mtuBytes);
         b[at + 36] = (byte) (mtu << 4); // NeighborMTU | MasterSMSL 0
         b[at + 37] = (byte) (1 << 4); // VLCap: VL0
         b[at + 41] = (byte) mtu; // MTUCap
         b[at + 43] = (byte) (1 << 4); // OperationalVLs: VL0
-        Mad.put16(b, at + 48, Math.min(m.qkeyViolations, 0xffff));
-        b[at + 50] = 1; // GUIDCap
         b[at + 51] = 18; // SubnetTimeOut: 4.096 us x 2^18
         b[at + 52] = 18; // RespTimeValue
         b[at + 62] = (byte) (s.ext << 4 | s.ext); // LinkSpeedExtActive | Supported
         b[at + 63] = (byte) s.ext; // LinkSpeedExtEnabled
-        return 0;
     }
 
     int guidInfo(byte[] b, int at) {
@@ -107,7 +117,7 @@ final class SubnetAgent {
     }
 
     /** IBA's MTU codes: 256 B is 1 ... 4096 B is 5. */
-    static int mtuCode(int bytes) { return Math.max(1, Integer.numberOfTrailingZeros(Math.max(256, bytes)) - 7); }
+    public static int mtuCode(int bytes) { return Math.max(1, Integer.numberOfTrailingZeros(Math.max(256, bytes)) - 7); }
 
     /** A lane's speed as PortInfo codes it: LinkSpeed (1 SDR, 2 DDR, 4 QDR) and LinkSpeedExt (1 FDR, 2 EDR, 4 HDR). */
     record LaneSpeed(int speed, int ext) {

@@ -5,6 +5,7 @@ import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.driver.Host;
 import nicsim.driver.World;
+import nicsim.fabric.SwitchAgent;
 import nicsim.firmware.Mad;
 import nicsim.firmware.Management;
 
@@ -14,7 +15,10 @@ import nicsim.firmware.Management;
  * sysfs) is the SM's. LIDs are the fabric's (each port has its LID from the moment it joins, in node
  * order), so there is no sweep that assigns them; the SM answers SubnGet(SMInfo) as the master, and
  * the SA answers Get and GetTable of ClassPortInfo, NodeRecord, PortInfoRecord and PathRecord about
- * every port, taking each node's NodeInfo, NodeDescription and PortInfo from its SMA. A table longer
+ * every port, taking each node's NodeInfo, NodeDescription and PortInfo from its SMA (the switch's from the
+ * switch's), and of SMInfoRecord, SwitchInfoRecord, Linear and MulticastForwardingTableRecord, LinkRecord,
+ * GUIDInfoRecord and P_KeyTableRecord ({@link FabricRecords}); ServiceRecord and InformInfoRecord tables are empty (no
+ * service registers, no one subscribes to events). A table longer
  * than one MAD goes out in RMPP segments, all at once (the window covers the table). It keeps the
  * multicast groups ({@link McGroups}: MCMemberRecord Set, Delete, Get, GetTable) and programs the
  * fabric's switch with their members, as opensm programs MFTs. Everything it
@@ -32,6 +36,8 @@ final class SubnetManager {
     static final int SM_MASTER = 3;
 
     private final World world;
+    /** The records of the switch and the links. */
+    private final FabricRecords fabric;
     /** The multicast groups, as the SA keeps them (MCMemberRecord). */
     final McGroups groups;
     private long answered;
@@ -39,6 +45,8 @@ final class SubnetManager {
     SubnetManager(World world) {
         this.world = world;
         this.groups = new McGroups(world);
+        this.fabric = new FabricRecords(world);
+        world.fabric.switchAgent().smLid(world.host(SM_NODE).firmware.lid());
         attach();
     }
 
@@ -105,9 +113,28 @@ final class SubnetManager {
                 BigEndian.put32(r, SA_DATA + 4, 18); // RespTimeValue
                 return List.of(r);
             }
-            case ATTR_NODE_RECORD -> { size = 108; for (Host h : world.hosts()) nodeRecord(h, req, mask, records); }
-            case ATTR_PORT_INFO_RECORD -> { size = 68; for (Host h : world.hosts()) portInfoRecord(h, req, mask, records); }
+            case ATTR_NODE_RECORD -> { size = 108; nodeRecords(req, mask, records); }
+            case ATTR_PORT_INFO_RECORD -> { size = 68; portInfoRecords(req, mask, records); }
             case ATTR_PATH_RECORD -> { size = 64; pathRecords(req, mask, records); }
+            case FabricRecords.SM_INFO -> { size = FabricRecords.SM_INFO_SIZE; fabric.smInfo(req, mask, records); }
+            case FabricRecords.SWITCH_INFO -> {
+                size = FabricRecords.SWITCH_INFO_SIZE;
+                fabric.switchInfo(req, mask, records);
+            }
+            case FabricRecords.LFT -> { size = FabricRecords.LFT_SIZE; fabric.lft(req, mask, records); }
+            case FabricRecords.MFT -> { size = FabricRecords.MFT_SIZE; fabric.mft(req, mask, records); }
+            case FabricRecords.LINK -> { size = FabricRecords.LINK_SIZE; fabric.links(req, mask, records); }
+            case FabricRecords.GUID_INFO -> {
+                size = FabricRecords.GUID_INFO_SIZE;
+                fabric.guidInfo(req, mask, records);
+            }
+            case FabricRecords.PKEY_TABLE -> {
+                size = FabricRecords.PKEY_TABLE_SIZE;
+                fabric.pkeyTable(req, mask, records);
+            }
+            // no service is registered, no event subscribed to: empty tables, as an SA with none answers
+            case FabricRecords.SERVICE -> size = FabricRecords.SERVICE_SIZE;
+            case FabricRecords.INFORM_INFO -> size = FabricRecords.INFORM_INFO_SIZE;
             default -> { return List.of(Mad.response(req, Mad.STATUS_METHOD_ATTR)); }
         }
         if (method == Mad.GET) {
@@ -156,26 +183,56 @@ final class SubnetManager {
 
     private static boolean want(long mask, int bit) { return (mask >>> bit & 1) != 0; }
 
-    /** NodeRecord: LID, NodeInfo at 4, NodeDescription at 44; matched on LID (bit 0), NodeGUID (7), PortGUID (8). */
-    private static void nodeRecord(Host h, byte[] req, long mask, List<byte[]> out) {
+    /** NodeRecords of every adapter and the switch. */
+    private void nodeRecords(byte[] req, long mask, List<byte[]> out) {
+        for (Host h : world.hosts()) {
+            byte[] r = new byte[108];
+            h.firmware.management().describe(Mad.ATTR_NODE_INFO, r, 4);
+            h.firmware.management().describe(Mad.ATTR_NODE_DESC, r, 44);
+            nodeRecord(r, h.firmware.lid(), req, mask, out);
+        }
+        SwitchAgent sw = world.fabric.switchAgent();
         byte[] r = new byte[108];
-        Mad.put16(r, 0, h.firmware.lid());
-        h.firmware.management().describe(Mad.ATTR_NODE_INFO, r, 4);
-        h.firmware.management().describe(Mad.ATTR_NODE_DESC, r, 44);
+        sw.nodeInfo(r, 4, 0);
+        sw.nodeDescription(r, 44);
+        nodeRecord(r, sw.lid(), req, mask, out);
+    }
+
+    /** NodeRecord: LID, NodeInfo at 4, NodeDescription at 44; matched on LID (bit 0), NodeGUID (7), PortGUID (8). */
+    private static void nodeRecord(byte[] r, int lid, byte[] req, long mask, List<byte[]> out) {
+        Mad.put16(r, 0, lid);
         if (matches(r, req, mask, new int[][]{{0, 0, 2}, {7, 16, 8}, {8, 24, 8}})) out.add(r);
     }
 
-    /** PortInfoRecord: EndportLID, PortNum, then PortInfo at 4; matched on LID (bit 0), port (1). */
-    private static void portInfoRecord(Host h, byte[] req, long mask, List<byte[]> out) {
-        byte[] r = new byte[68];
-        Mad.put16(r, 0, h.firmware.lid());
-        r[2] = 1;
-        h.firmware.management().describe(Mad.ATTR_PORT_INFO, r, 4);
+    /** PortInfoRecords of every adapter's port and the switch's ports 0..N. */
+    private void portInfoRecords(byte[] req, long mask, List<byte[]> out) {
+        for (Host h : world.hosts()) {
+            byte[] r = new byte[68];
+            h.firmware.management().describe(Mad.ATTR_PORT_INFO, r, 4);
+            portInfoRecord(r, h.firmware.lid(), 1, req, mask, out);
+        }
+        SwitchAgent sw = world.fabric.switchAgent();
+        for (int port = 0; port <= sw.ports(); port++) {
+            byte[] r = new byte[68];
+            sw.portInfo(r, 4, port, 0);
+            portInfoRecord(r, sw.lid(), port, req, mask, out);
+        }
+    }
+
+    /**
+     * PortInfoRecord: EndportLID, PortNum, then PortInfo at 4; matched on LID (bit 0), port (1), and CapabilityMask
+     * (7) as opensm matches it: the port has every capability the request names (saquery -s asks for IsSM).
+     */
+    private static void portInfoRecord(byte[] r, int lid, int port, byte[] req, long mask, List<byte[]> out) {
+        Mad.put16(r, 0, lid);
+        r[2] = (byte) port;
+        long caps = BigEndian.get32(req, SA_DATA + 4 + 20);
+        if (want(mask, 7) && (BigEndian.get32(r, 4 + 20) & caps) != caps) return;
         if (matches(r, req, mask, new int[][]{{0, 0, 2}, {1, 2, 1}})) out.add(r);
     }
 
     /** Whether every {bit, offset, length} the component mask selects equals the request's. */
-    private static boolean matches(byte[] rec, byte[] req, long mask, int[][] fields) {
+    static boolean matches(byte[] rec, byte[] req, long mask, int[][] fields) {
         for (int[] f : fields)
             if (want(mask, f[0])
                     && !java.util.Arrays.equals(rec, f[1], f[1] + f[2], req, SA_DATA + f[1], SA_DATA + f[1] + f[2]))

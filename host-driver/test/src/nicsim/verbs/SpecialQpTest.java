@@ -195,4 +195,22 @@ class SpecialQpTest {
         byte[] peer = d.mad(receive(d.await(2)));
         assertEquals(Management.nodeGuid(0), BigEndian.get64(peer, Mad.SMP_DATA + 12));
     }
+
+    @Test
+    void anSmiQpsDirectedRouteSmpOfOneHopReachesTheSwitchsSma() {
+        World w = world();
+        Driver d = new Driver(w, 1, 0);
+        byte[] dr = Mad.request(Mad.CLASS_SUBN_DR, 1, Mad.GET, 11, Mad.ATTR_NODE_INFO, 0);
+        dr[Mad.DR_HOP_CNT] = 1;
+        dr[Mad.DR_HOP_PTR] = 1; // ib_mad took the first step: out by port 1
+        dr[Mad.DR_INITIAL_PATH + 1] = 1;
+        Mad.put16(dr, Mad.DR_SLID, Mad.PERMISSIVE_LID);
+        Mad.put16(dr, Mad.DR_DLID, Mad.PERMISSIVE_LID);
+        d.send(lid(w, 0), 0, 0, dr);
+        byte[] answer = d.mad(receive(d.await(2)));
+        assertEquals(Mad.DR_DIRECTION, Mad.status(answer), "the D bit, status 0");
+        assertEquals(2, answer[Mad.SMP_DATA + 2], "node type: the switch");
+        assertEquals(nicsim.fabric.SwitchAgent.GUID, BigEndian.get64(answer, Mad.SMP_DATA + 12));
+        assertEquals(0, answer[Mad.DR_HOP_PTR], "back at the requester");
+    }
 }

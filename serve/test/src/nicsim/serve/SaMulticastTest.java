@@ -36,7 +36,7 @@ class SaMulticastTest {
     }
 
     /** An MCMemberRecord MAD of {@code method} for port {@code node}'s GID, {@code mask} naming the fields set. */
-    private static byte[] member(int method, long hi, long lo, int node, int joinState, long mask) {
+    static byte[] member(int method, long hi, long lo, int node, int joinState, long mask) {
         byte[] m = Mad.request(Mad.CLASS_SUBN_ADM, SubnetManager.SA_VERSION, method, 0x1234_0000L + node,
                 McGroups.ATTR, 0);
         BigEndian.put64(m, SubnetManager.SA_COMP_MASK, mask);
@@ -49,7 +49,7 @@ class SaMulticastTest {
         return m;
     }
 
-    private static long bits(int... b) {
+    static long bits(int... b) {
         long m = 0;
         for (int i : b) m |= 1L << i;
         return m;

@@ -55,17 +55,21 @@ class SubnetManagerTest {
     @Test
     void nodeRecordTableComesInRmppSegments() {
         List<byte[]> r = ask(1, sa(Mad.GET_TABLE, SubnetManager.ATTR_NODE_RECORD, 0));
-        assertEquals(2, r.size(), "three 112-byte records: 336 bytes in two 200-byte segments");
+        assertEquals(3, r.size(), "four 112-byte records (three adapters, the switch): 448 bytes in 200-byte segments");
         assertEquals(Mad.GET_TABLE_RESP, Mad.method(r.get(0)));
         assertEquals(3, r.get(0)[SubnetManager.RMPP + 2] & 7, "ACTIVE | FIRST");
-        assertEquals(5, r.get(1)[SubnetManager.RMPP + 2] & 7, "ACTIVE | LAST");
-        assertEquals(336 + 40, BigEndian.get32(r.get(0), SubnetManager.RMPP + 8));
-        byte[] all = new byte[400];
-        for (int i = 0; i < 2; i++) System.arraycopy(r.get(i), SubnetManager.SA_DATA, all, i * 200, 200);
+        assertEquals(1, r.get(1)[SubnetManager.RMPP + 2] & 7, "ACTIVE");
+        assertEquals(5, r.get(2)[SubnetManager.RMPP + 2] & 7, "ACTIVE | LAST");
+        assertEquals(448 + 60, BigEndian.get32(r.get(0), SubnetManager.RMPP + 8));
+        byte[] all = new byte[600];
+        for (int i = 0; i < 3; i++) System.arraycopy(r.get(i), SubnetManager.SA_DATA, all, i * 200, 200);
         for (int n = 0; n < 3; n++) {
             assertEquals(n + 1, Mad.get16(all, n * 112), "LID of record " + n);
             assertEquals(Management.nodeGuid(n), BigEndian.get64(all, n * 112 + 4 + 12), "node GUID of record " + n);
         }
+        assertEquals(4, Mad.get16(all, 3 * 112), "the switch's LID, after the adapters'");
+        assertEquals(2, all[3 * 112 + 4 + 2], "node type: switch");
+        assertEquals(nicsim.fabric.SwitchAgent.GUID, BigEndian.get64(all, 3 * 112 + 4 + 12));
     }
 
     @Test

@@ -1,0 +1,121 @@
+package nicsim.serve;
+
+import static org.junit.jupiter.api.Assertions.*;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.fabric.SwitchAgent;
+import nicsim.firmware.Management;
+import nicsim.profile.Profiles;
+import nicsim.serve.Programs.Run;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * infiniband-diags' fabric tools as Debian ships them, on a 3-node serve: the topology ones walk the fabric
+ * with directed-route SMPs through the switch's SMA (ibnetdiscover, iblinkinfo, ibhosts, ibswitches, ibroute,
+ * ibportstate), and saquery asks the SA for the switch's and the links' records.
+ */
+class SubnetToolsTest {
+    private static final int NODES = 3, SWITCH_LID = NODES + 1;
+    private static final String SW = String.format("0x%016x", SwitchAgent.GUID);
+    private Served served;
+
+    @BeforeEach
+    void serve() throws Exception {
+        assumeTrue(new ProcessBuilder("sh", "-c", "command -v ibnetdiscover").start().waitFor() == 0,
+                "infiniband-diags is not installed (apt-get install -y infiniband-diags)");
+        served = new Served("nicsim-subnet").start(new World(NODES, Profiles.load("cx-gen3x16"), 1, Faults.NONE));
+    }
+
+    @AfterEach
+    void stop() throws Exception { if (served != null) served.stop(); }
+
+    private String run(int node, String... program) throws Exception {
+        Run r = Programs.start(served, node, false, program);
+        int status = r.await(120);
+        assertEquals(0, status, String.join(" ", program) + ":\n" + r.output() + "\n--- serve:\n" + served.log());
+        return r.output();
+    }
+
+    private static void has(String out, String regex) {
+        assertTrue(Pattern.compile(regex, Pattern.MULTILINE).matcher(out).find(), regex + " in:\n" + out);
+    }
+
+    private static int count(String out, String regex) {
+        Matcher m = Pattern.compile(regex, Pattern.MULTILINE).matcher(out);
+        int n = 0;
+        while (m.find()) n++;
+        return n;
+    }
+
+    @Test
+    void theTopologyToolsFindTheSwitchEveryAdapterAndTheLinksBetween() throws Exception {
+        String net = run(1, "ibnetdiscover");
+        has(net, "^Switch\\s+" + NODES + " \"S-" + SW.substring(2) + "\"\\s+# \"nicsim switch\" base port 0 lid "
+                + SWITCH_LID);
+        for (int n = 0; n < NODES; n++) {
+            String ca = String.format("%016x", Management.nodeGuid(n));
+            // the switch's port n+1 leads to node n's port 1, and node n's port 1 back to switch port n+1
+            has(net, "^\\[" + (n + 1) + "\\]\\s+\"H-" + ca + "\"\\[1\\].*# \"node" + n + " nicsim0\" lid " + (n + 1)
+                    + " 4xEDR");
+            has(net, "^\\[1\\]\\(" + ca.replaceFirst("^0+", "") + "\\)\\s+\"S-" + SW.substring(2) + "\"\\[" + (n + 1)
+                    + "\\]");
+        }
+        String route = run(0, "ibroute", String.valueOf(SWITCH_LID));
+        for (int n = 0; n < NODES; n++)
+            has(route, String.format("^0x%04x %03d : \\(Channel Adapter portguid 0x%016x: 'node%d nicsim0'\\)", n + 1,
+                    n + 1, Management.nodeGuid(n), n));
+        has(route, String.format("^0x%04x 000 : \\(Switch portguid %s: 'nicsim switch'\\)", SWITCH_LID, SW));
+        has(route, "^" + (NODES + 1) + " valid lids dumped");
+        String links = run(2, "iblinkinfo");
+        assertEquals(2 * NODES, count(links, "==\\( 4X\\s+25.78125 Gbps Active/\\s+LinkUp\\)==>"), links);
+        String hosts = run(0, "ibhosts"), switches = run(0, "ibswitches");
+        assertEquals(NODES, count(hosts, "^Ca\\s+: 0x00021de50000000\\d ports 1 \"node\\d nicsim0\""), hosts);
+        has(switches, "^Switch\\s+: " + SW + " ports " + NODES + " \"nicsim switch\" base port 0 lid " + SWITCH_LID);
+        // the switch's port 3, then (a route LID-routed to the switch, then directed) the adapter behind it
+        String port = run(1, "ibportstate", String.valueOf(SWITCH_LID), "3");
+        has(port, "^Switch PortInfo:");
+        has(port, "^# Port info: Lid " + SWITCH_LID + " port 3");
+        has(port, "^Peer PortInfo:\n# Port info: Lid " + SWITCH_LID + " DR path slid 2; dlid 65535; 0,3 port 1");
+        has(port, "^LinkSpeedExtActive:\\.+25.78125 Gbps");
+        // the switch's PMA: every port's counters read, none in error; node 1's port (switch port 2) has traffic
+        String errors = run(0, "ibqueryerrors");
+        assertFalse(errors.contains("failed"), errors);
+        has(errors, "## Summary: " + (NODES + 1) + " nodes checked, 0 bad nodes found");
+        has(errors, "^##\\s+" + 2 * NODES + " ports checked, 0 ports have errors beyond threshold");
+        String counters = run(1, "perfquery", "-x", String.valueOf(SWITCH_LID), "2");
+        Matcher rcv = Pattern.compile("PortRcvPkts:\\.+(\\d+)").matcher(counters);
+        assertTrue(rcv.find() && Long.parseLong(rcv.group(1)) >= 1, counters);
+    }
+
+    @Test
+    void saqueryGetsTheSwitchTheLinksAndTheirTablesFromTheSa() throws Exception {
+        String links = run(1, "saquery", "-x");
+        assertEquals(2 * NODES, count(links, "^LinkRecord dump:"), links);
+        has(links, "FromLID\\.+2\\s+FromPort\\.+1\\s+ToPort\\.+2\\s+ToLID\\.+" + SWITCH_LID);
+        String si = run(1, "saquery", "SWIR");
+        has(si, "LID\\.+" + SWITCH_LID + "\\s");
+        has(si, "LinearFDBTop\\.+0x" + SWITCH_LID);
+        String lft = run(1, "saquery", "LFTR", String.valueOf(SWITCH_LID));
+        for (int lid = 1; lid <= NODES; lid++) has(lft, "^\\s+" + lid + "\\s+" + lid + "$");
+        has(lft, "^\\s+" + SWITCH_LID + "\\s+0$");
+        String sm = run(1, "saquery", "SMIR");
+        has(sm, "GUID\\.+" + String.format("0x%016x", Management.nodeGuid(0)));
+        has(sm, "SMState\\.+3");
+        String guids = run(1, "saquery", "GIR");
+        has(guids, "GUID 0\\.+" + SW);
+        String pkeys = run(1, "saquery", "PKTR");
+        assertEquals(NODES + NODES + 1, count(pkeys, "^PKeyTableRecord dump:"), "adapters' ports, switch ports 0..N");
+        String isSm = run(1, "saquery", "-s");
+        assertEquals(1, count(isSm, "^PortInfoRecord dump:"), isSm);
+        has(isSm, "EndPortLid\\.+1$");
+        // no service registered, no subscription: empty tables, not an error
+        assertEquals("", run(1, "saquery", "-S").strip());
+        assertEquals("", run(1, "saquery", "-I").strip());
+    }
+}
