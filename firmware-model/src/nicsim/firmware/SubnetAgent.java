@@ -67,14 +67,21 @@ public final class SubnetAgent {
         return 0;
     }
 
+    /**
+     * A port's CapabilityMask (PortInfo, IBA 14.2.5.6), as the SMA reports it and sysfs shows it: CM supported,
+     * extended link speeds (LinkSpeedExt*), IsSM on the SM's port.
+     */
+    public static int capabilityMask(boolean isSm) {
+        return isSm ? 0x0001_4002 : 0x0001_4000;
+    }
+
     /** PortInfo (IBA 14.2.5.6), 64 bytes: an active 4x port at the profile's lane speed and MTU. */
     int portInfo(byte[] b, int at) {
         Firmware fw = m.fw;
         BigEndian.put64(b, at + 8, 0xfe80_0000_0000_0000L); // GID prefix: link-local
         Mad.put16(b, at + 16, fw.lid());
         Mad.put16(b, at + 18, m.smLid);
-        // CM supported, extended link speeds (LinkSpeedExt*); IsSM on the SM's port
-        BigEndian.put32(b, at + 20, m.smLid == fw.lid() ? 0x0001_4002 : 0x0001_4000);
+        BigEndian.put32(b, at + 20, capabilityMask(m.smLid == fw.lid()));
         b[at + 28] = 1; // local port number
         link(b, at, fw.profile.bitsPerSecond("link.rate"), fw.profile.bytesInt("link.mtu"));
         Mad.put16(b, at + 48, Math.min(m.qkeyViolations, 0xffff));

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import nicsim.driver.Host;
+import nicsim.firmware.SubnetAgent;
 
 /**
  * The sysfs tree through which libibverbs finds a node's simulated adapter (it reads SYSFS_PATH
@@ -60,7 +61,7 @@ final class Sysfs {
         file(port.resolve("lid_mask_count"), "0");
         file(port.resolve("state"), "4: ACTIVE");
         file(port.resolve("rate"), "100 Gb/sec (4X EDR)");
-        file(port.resolve("cap_mask"), "0x00010000");
+        file(port.resolve("cap_mask"), String.format("0x%08x", SubnetAgent.capabilityMask(lid == 1))); // the SMA's
         file(port.resolve("sm_sl"), "0");
         file(port.resolve("phys_state"), "5: LinkUp");
         file(port.resolve("link_layer"), "InfiniBand");
