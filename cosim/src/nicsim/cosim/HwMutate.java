@@ -5,9 +5,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import nicsim.hw.VerilogFile;
+import nicsim.hw.rtl.NativeBuild;
 import nicsim.profile.Profile;
+import nicsim.sim.PortWires;
 
 /**
  * How good the lockstep is at catching RTL bugs: Yosys's {@code mutate} makes single-point mutants
@@ -17,21 +20,33 @@ import nicsim.profile.Profile;
  * share killed; survivors are listed by their mutation (cell, port, bit, source line), for the
  * stimulus to be improved or the mutant judged equivalent. Translation-table initial values are not
  * mutated (their zeros are rewritten by the driver before use).
+ *
+ * <p>All the mutants live in one netlist, Verilated once: each {@code mutate} command gets
+ * {@code -ctrl nicsim_mutant W i} (as MCY does), which makes the mutation a multiplexer enabled only
+ * while the new input {@code nicsim_mutant} equals i, so select 0 is the unmutated design and select i
+ * mutant i alone. The lockstep then runs once per select value on the same library (cached by the
+ * netlist's hash like any RTL), where a build per mutant cost a Verilator and C++ compile each.
  */
 public final class HwMutate {
     private HwMutate() {}
 
-    /** One mutant: the Yosys command that made it, and what became of it. */
+    /** The input port Yosys adds to select a mutant (0: none). */
+    static final String SELECT = "nicsim_mutant";
+
+    /** One mutant: the Yosys command that made it (without its select), and what became of it. */
     public record Mutant(String mutation, Fate fate, String detail) {}
 
-    public enum Fate { KILLED, SURVIVED, NOT_BUILT }
+    public enum Fate { KILLED, SURVIVED }
 
-    /** What a run gave: the mutants, and whether the unmutated netlist agreed with the twin (it must). */
-    public record Report(String block, List<Mutant> mutants) {
+    /**
+     * What a run gave: the mutants; the seconds the netlist of all of them took to make and Verilate
+     * (near 0 when cached), and the seconds of lockstep per mutant, on average.
+     */
+    public record Report(String block, List<Mutant> mutants, double buildSeconds, double secondsPerMutant) {
         public long killed() { return mutants.stream().filter(m -> m.fate() == Fate.KILLED).count(); }
         public long survived() { return mutants.stream().filter(m -> m.fate() == Fate.SURVIVED).count(); }
-        /** Killed among those built, as a fraction. */
-        public double score() { return killed() + survived() == 0 ? 0 : (double) killed() / (killed() + survived()); }
+        /** Killed among those run, as a fraction. */
+        public double score() { return mutants.isEmpty() ? 0 : (double) killed() / mutants.size(); }
     }
 
     /** {@code count} mutants of {@code block} built for {@code profile}, each run for {@code cycles} cycles. */
@@ -40,32 +55,51 @@ public final class HwMutate {
         BlockPairs.Pair pair = BlockPairs.get(profile, block);
         Path dir = Files.createTempDirectory("nicsim-mutate-").toAbsolutePath();
         try {
+            long t0 = System.nanoTime();
             String top = VerilogFile.write(pair.rtl(), dir);
-            String read = "read_verilog " + top + ".v; hierarchy -top " + top + "; proc; opt_clean";
+            List<String> list = mutations(dir, top, count, seed, block);
+            writeAll(dir, top, list, dir.resolve("mutants.v"));
+            List<PortWires.Wire> wires = ProveContract.wires(profile, block);
+            NativeBuild.Compiled rtl = NativeBuild.compileVerilog(pair.rtlName(), pair.rtl(),
+                    List.of(dir.resolve("mutants.v")), top,
+                    wires.stream().filter(PortWires.Wire::input).map(PortWires.Wire::name).toList(),
+                    wires.stream().filter(w -> !w.input()).map(PortWires.Wire::name).toList(), false,
+                    Map.of(SELECT, selectWidth(list.size())));
+            double build = (System.nanoTime() - t0) / 1e9;
             // the netlist Yosys writes back, unmutated, must agree with the twin: else a kill means nothing
-            HwCost.yosys(dir, read + "; write_verilog -noattr base.v", block);
-            String base = run(profile, block, dir.resolve("base.v"), top, cycles, seed);
+            String base = RtlInLoop.lockstep(profile, block, rtl, new long[] {0}, cycles, seed);
             if (base != null)
                 throw new IllegalStateException("Yosys's netlist of " + block + " already differs: " + base);
-            List<String> list = mutations(dir, top, count, seed, block);
+            long t1 = System.nanoTime();
             List<Mutant> out = new ArrayList<>();
             for (int i = 0; i < list.size(); i++) {
-                String m = list.get(i), file = "mutant" + i + ".v";
-                Mutant r;
-                try {
-                    HwCost.yosys(dir, read + "; " + m + "; write_verilog -noattr " + file, file);
-                    String d = run(profile, block, dir.resolve(file), top, cycles, seed);
-                    r = new Mutant(m, d == null ? Fate.SURVIVED : Fate.KILLED, d == null ? "" : d);
-                } catch (IllegalArgumentException | IOException e) {
-                    r = new Mutant(m, Fate.NOT_BUILT, e.getMessage().lines().findFirst().orElse(""));
-                }
+                String d = RtlInLoop.lockstep(profile, block, rtl, new long[] {i + 1}, cycles, seed);
+                Mutant r = new Mutant(list.get(i), d == null ? Fate.SURVIVED : Fate.KILLED, d == null ? "" : d);
                 out.add(r);
-                progress.accept(String.format("mutant %d/%d %s: %s", i + 1, list.size(), r.fate(), m));
+                progress.accept(String.format("mutant %d/%d %s: %s", i + 1, list.size(), r.fate(), r.mutation()));
             }
-            return new Report(block, out);
+            double each = list.isEmpty() ? 0 : (System.nanoTime() - t1) / 1e9 / list.size();
+            return new Report(block, out, build, each);
         } finally {
             HwCost.deleteTree(dir);
         }
+    }
+
+    /** Bits of a select that numbers {@code count} mutants from 1 (0 is the unmutated design). */
+    static int selectWidth(int count) { return Math.max(1, 32 - Integer.numberOfLeadingZeros(count)); }
+
+    /**
+     * Writes module {@code top} (its Verilog in {@code dir}) with every one of {@code mutations} in it
+     * as {@code file}, mutation i enabled while input {@link #SELECT} is i + 1.
+     */
+    static void writeAll(Path dir, String top, List<String> mutations, Path file)
+            throws IOException, InterruptedException {
+        int w = selectWidth(mutations.size());
+        StringBuilder script = new StringBuilder(read(top));
+        for (int i = 0; i < mutations.size(); i++)
+            script.append("; ").append(mutations.get(i)).append(" -ctrl ").append(SELECT).append(' ').append(w)
+                    .append(' ').append(i + 1);
+        HwCost.yosys(dir, script + "; write_verilog -noattr " + file, file.toString());
     }
 
     /** The Yosys script that reads module {@code top} from {@code top}.v in the current folder. */
@@ -109,9 +143,5 @@ public final class HwMutate {
     /** Writes module {@code top} (its Verilog in {@code dir}) with {@code mutation} applied, as {@code file}. */
     static void writeMutant(Path dir, String top, String mutation, Path file) throws IOException, InterruptedException {
         HwCost.yosys(dir, read(top) + "; " + mutation + "; write_verilog -noattr " + file, file.toString());
-    }
-
-    private static String run(Profile p, String block, Path file, String top, long cycles, long seed) {
-        return RtlInLoop.lockstep(p, block, new RtlInLoop.Own(List.of(file), top), cycles, seed);
     }
 }

@@ -97,9 +97,10 @@ public final class RtlInLoop implements AutoCloseable {
                 // one RTL DmaEngine beside each channel's engines, on that channel's clock
                 List<nicsim.adapter.DmaEngine> engines = adapter.dma().engines();
                 for (int k = 0; k < engines.size(); k++)
-                    shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k), pair,
-                            batch, own.get(b), false));
-            } else shadows.add(new Shadow(b, twins.get(b), adapter.core(), pair, batch, own.get(b), false));
+                    shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k),
+                            compile(pair, engines.get(k), own.get(b), false), batch, new long[0]));
+            } else shadows.add(new Shadow(b, twins.get(b), adapter.core(),
+                    compile(pair, twins.get(b), own.get(b), false), batch, new long[0]));
         }
     }
 
@@ -120,11 +121,31 @@ public final class RtlInLoop implements AutoCloseable {
                                   java.nio.file.Path coverage) {
         requireKnown(Set.of(block));
         BlockPairs.Pair pair = BlockPairs.get(profile, block);
+        return lockstep(profile, block, twin -> compile(pair, twin, own, coverage != null), new long[0], cycles,
+                seed, coverage);
+    }
+
+    /**
+     * As {@link #lockstep(Profile, String, Own, long, long)}, on RTL built already, so many runs share
+     * one build: {@code rtl}'s inputs are the twin's (in {@link PortWires}' order), then one more per
+     * value of {@code fixed}, which every edge drives unchanged (the select of a netlist holding many
+     * mutants, Yosys {@code mutate -ctrl}).
+     */
+    public static String lockstep(Profile profile, String block, NativeBuild.Compiled rtl, long[] fixed, long cycles,
+                                  long seed) {
+        return lockstep(profile, block, twin -> rtl, fixed, cycles, seed, null);
+    }
+
+    private static String lockstep(Profile profile, String block,
+                                   java.util.function.Function<Block, NativeBuild.Compiled> build, long[] fixed,
+                                   long cycles, long seed, java.nio.file.Path coverage) {
+        requireKnown(Set.of(block));
+        BlockPairs.Pair pair = BlockPairs.get(profile, block);
         nicsim.sim.Simulator sim = new nicsim.sim.Simulator();
         ClockDomain core = sim.clockDomain("core", profile.periodPicos("core.clock"));
         Block twin = pair.twin().apply(core);
         core.add(pair.stimulus().create(twin, seed));
-        Shadow s = new Shadow(block, twin, core, pair, BATCH, own, coverage != null);
+        Shadow s = new Shadow(block, twin, core, build.apply(twin), BATCH, fixed);
         try {
             sim.runUntil(Math.multiplyExact(cycles, profile.periodPicos("core.clock")));
             s.flush();
@@ -160,6 +181,15 @@ public final class RtlInLoop implements AutoCloseable {
         }
     }
 
+    /** {@code pair}'s RTL (generated, or the user's {@code own}) with the ports of {@code twin}, in its order. */
+    private static NativeBuild.Compiled compile(BlockPairs.Pair pair, Block twin, Own own, boolean coverage) {
+        List<Wire> wires = PortWires.of(twin);
+        List<String> in = wires.stream().filter(Wire::input).map(Wire::name).toList();
+        List<String> out = wires.stream().filter(w -> !w.input()).map(Wire::name).toList();
+        return own == null ? NativeBuild.compile(pair.rtlName(), pair.rtl(), in, out, coverage)
+                : NativeBuild.compileVerilog(pair.rtlName(), pair.rtl(), own.files(), own.top(), in, out, coverage);
+    }
+
     private static final class Shadow implements Clocked {
         final String name;
         final Block twin;
@@ -169,26 +199,28 @@ public final class RtlInLoop implements AutoCloseable {
         // the batch: per edge, [edges to take, inputs...]; the twin's outputs; whether each is compared; its cycle
         final long[] records, expected, actual, cycles;
         final boolean[] care;
+        final long[] fixed;
         final int batch;
         int pending;
         long lastCycle = -1, exchanges;
         boolean stopped;
 
-        Shadow(String name, Block twin, ClockDomain domain, BlockPairs.Pair pair, int batch, Own own,
-               boolean coverage) {
+        /** {@code compiled}'s inputs are the twin's, then one per value of {@code fixed}, driven on every edge. */
+        Shadow(String name, Block twin, ClockDomain domain, NativeBuild.Compiled compiled, int batch, long[] fixed) {
             this.name = name;
             this.batch = batch;
             this.twin = twin;
             this.domain = domain;
+            this.fixed = fixed.clone();
             List<Wire> wires = PortWires.of(twin);
             ins = wires.stream().filter(Wire::input).toArray(Wire[]::new);
             outs = wires.stream().filter(w -> !w.input()).toArray(Wire[]::new);
-            List<String> inNames = java.util.Arrays.stream(ins).map(Wire::name).toList();
-            List<String> outNames = java.util.Arrays.stream(outs).map(Wire::name).toList();
-            rtl = (own == null ? NativeBuild.compile(pair.rtlName(), pair.rtl(), inNames, outNames, coverage)
-                    : NativeBuild.compileVerilog(pair.rtlName(), pair.rtl(), own.files(), own.top(), inNames, outNames,
-                    coverage)).open();
-            records = new long[batch * (ins.length + 1)];
+            if (compiled.inputs().size() != ins.length + fixed.length || compiled.outputs().size() != outs.length)
+                throw new IllegalArgumentException("RTL " + compiled.name() + " has inputs " + compiled.inputs()
+                        + " and outputs " + compiled.outputs() + "; twin " + twin.name() + " has " + ins.length
+                        + " inputs (+ " + fixed.length + " fixed) and " + outs.length + " outputs");
+            rtl = compiled.open();
+            records = new long[batch * (ins.length + fixed.length + 1)];
             expected = new long[batch * outs.length];
             actual = new long[batch * outs.length];
             care = new boolean[batch * outs.length];
@@ -202,9 +234,10 @@ public final class RtlInLoop implements AutoCloseable {
         @Override public void update() {
             if (stopped) return;
             long c = domain.cycle();
-            int r = pending * (ins.length + 1);
+            int r = pending * (ins.length + fixed.length + 1);
             records[r++] = lastCycle < 0 ? 0 : 1; // the edge that ends the previous recorded cycle: the RTL takes exactly the twin's edges
             for (Wire w : ins) records[r++] = w.value().getAsLong();
+            for (long f : fixed) records[r++] = f;
             int o = pending * outs.length;
             for (Wire w : outs) {
                 boolean m = w.meaningful().getAsBoolean();

@@ -285,14 +285,14 @@ final class BenchCommand implements Callable<Integer> {
         int n = quick ? 3 : 10;
         md.append("## Mutation score (hw mutate: ").append(n)
                 .append(" Yosys mutants per block, 20,000 lockstep cycles each)\n\n")
-                .append("| block | mutants | killed | survived | not built | score | wall (s) |\n")
-                .append("|---|---:|---:|---:|---:|---:|---:|\n");
+                .append("| block | mutants | killed | survived | score | build (s) | s a mutant | wall (s) |\n")
+                .append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (String b : nicsim.cosim.HwCost.blocks(p)) {
             System.err.println("bench: mutation, " + b + " ...");
             long t0 = System.nanoTime();
             var r = nicsim.cosim.HwMutate.run(p, b, n, 1, 20_000, line -> { });
-            md.append(String.format("| %s | %d | %d | %d | %d | %.0f %% | %.0f |%n", b, r.mutants().size(), r.killed(),
-                    r.survived(), r.mutants().size() - r.killed() - r.survived(), 100 * r.score(),
+            md.append(String.format("| %s | %d | %d | %d | %.0f %% | %.0f | %.2f | %.0f |%n", b, r.mutants().size(),
+                    r.killed(), r.survived(), 100 * r.score(), r.buildSeconds(), r.secondsPerMutant(),
                     (System.nanoTime() - t0) / 1e9));
         }
         md.append("\nA survivor is a gap in the block's stimulus or a mutant that changes nothing the block shows; "

@@ -24,8 +24,9 @@ final class HwCommand implements Runnable {
 
     @Command(name = "mutate", mixinStandardHelpOptions = true,
             description = "Make single-point mutants of a block's RTL with Yosys's mutate, run each against the Java "
-                    + "twin on the block's lockstep stimulus, and print the mutation score (killed / built) and the "
-                    + "survivors by cell and source line.")
+                    + "twin on the block's lockstep stimulus (all mutants in one Verilated netlist, picked by a "
+                    + "select input), and print the mutation score (killed / run) and the survivors by cell and "
+                    + "source line.")
     static final class Mutate implements Callable<Integer> {
         @Mixin
         ProfileOption profile = new ProfileOption();
@@ -52,9 +53,9 @@ final class HwCommand implements Runnable {
             Profile p = profile.load();
             nicsim.cosim.BlockPairs.get(p, block);
             var r = nicsim.cosim.HwMutate.run(p, block, mutants, seed, cycles, line -> System.out.println("  " + line));
-            System.out.printf("%s: %d mutants, %d killed, %d survived, %d not built: mutation score %.0f %%%n", block,
-                    r.mutants().size(), r.killed(), r.survived(), r.mutants().size() - r.killed() - r.survived(),
-                    100 * r.score());
+            System.out.printf("%s: %d mutants, %d killed, %d survived: mutation score %.0f %% (one build of all: "
+                    + "%.0f s; %.2f s a mutant)%n", block, r.mutants().size(), r.killed(), r.survived(), 100 * r.score(),
+                    r.buildSeconds(), r.secondsPerMutant());
             for (var m : r.mutants())
                 if (m.fate() == nicsim.cosim.HwMutate.Fate.SURVIVED) System.out.println("  survived: " + m.mutation());
             return 0;

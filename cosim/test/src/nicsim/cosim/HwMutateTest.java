@@ -2,29 +2,58 @@ package nicsim.cosim;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.hw.VerilogFile;
+import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
- * nicsim hw mutate: Yosys's single-point mutants of a block's RTL, each run against the Java twin;
- * the lockstep kills mutants that change what the block does, and the report names each mutation.
+ * nicsim hw mutate: Yosys's single-point mutants of a block's RTL, all in one Verilated netlist and
+ * picked by a select input, each run against the Java twin; the lockstep kills mutants that change
+ * what the block does, and the report names each mutation.
  */
 class HwMutateTest {
+    private final Profile profile = Profiles.load("cx-gen3x16");
+
+    /**
+     * The one-build netlist gives each mutant exactly the fate (and the divergence: cycle, wire and
+     * values) of the same mutant built on its own, so sharing the build changes no score.
+     */
     @Test
-    void mutantsOfTheDoorbellDecoderAreRunAndMostAreKilled() throws Exception {
+    void mutantsInOneBuildFareAsEachBuiltAlone(@TempDir Path dir) throws Exception {
         List<String> progress = new ArrayList<>();
-        HwMutate.Report r = HwMutate.run(Profiles.load("cx-gen3x16"), "doorbell", 3, 1, 10_000, progress::add);
+        HwMutate.Report r = HwMutate.run(profile, "doorbell", 3, 1, 10_000, progress::add);
         assertEquals(3, r.mutants().size());
         assertEquals(3, progress.size());
-        for (HwMutate.Mutant m : r.mutants()) {
+        assertTrue(r.killed() >= 2, "the lockstep kills a mutant that changes the block: " + r.mutants());
+        assertEquals((double) r.killed() / r.mutants().size(), r.score(), 1e-9);
+
+        String top = VerilogFile.write(BlockPairs.get(profile, "doorbell").rtl(), dir);
+        List<String> alone = HwMutate.mutations(dir, top, 3, 1, "doorbell");
+        for (int i = 0; i < 3; i++) {
+            HwMutate.Mutant m = r.mutants().get(i);
+            assertEquals(alone.get(i), m.mutation(), "the same mutants, in the same order");
             assertTrue(m.mutation().startsWith("mutate -mode ") && m.mutation().contains("-module DoorbellDecoder"),
                     m.mutation());
+            Path file = dir.resolve("mutant" + i + ".v");
+            HwMutate.writeMutant(dir, top, m.mutation(), file);
+            String d = RtlInLoop.lockstep(profile, "doorbell", new RtlInLoop.Own(List.of(file), top), 10_000, 1);
+            assertEquals(d == null ? HwMutate.Fate.SURVIVED : HwMutate.Fate.KILLED, m.fate(), m.mutation());
+            assertEquals(d == null ? "" : d, m.detail(), m.mutation());
             if (m.fate() == HwMutate.Fate.KILLED)
                 assertTrue(m.detail().startsWith("RTL in the loop: DoorbellDecoder diverged at cycle "), m.detail());
         }
-        assertTrue(r.killed() >= 2, "the lockstep kills a mutant that changes the block: " + r.mutants());
-        assertEquals((double) r.killed() / (r.killed() + r.survived()), r.score(), 1e-9);
+    }
+
+    @Test
+    void theSelectIsWideEnoughForEveryMutantAndNone() {
+        assertEquals(1, HwMutate.selectWidth(1));
+        assertEquals(2, HwMutate.selectWidth(3));
+        assertEquals(3, HwMutate.selectWidth(4));
+        assertEquals(6, HwMutate.selectWidth(50));
     }
 }

@@ -93,4 +93,35 @@ class HwProveTest {
         assertTrue(rs.stream().anyMatch(r -> r.property().label().equals("p_seen_reset")
                 && r.status() == HwProve.Status.PROVED), rs.toString());
     }
+
+    /**
+     * Vacuity runs every aimed mutant from one netlist, selected by a constant per run: the doorbell's
+     * first four break what docs/blocks.md's table says (mutant 2, the FIFO's count after a pop, breaks
+     * the balance and its invariant; mutant 4, the valid's "count != 0" inverted, breaks its reset
+     * value), and nothing else.
+     */
+    @Test
+    void aimedMutantsBreakTheDoorbellsBalanceAndResetValue() throws Exception {
+        List<String> progress = new java.util.ArrayList<>();
+        Map<String, String> broken = HwProve.vacuity(profile, "doorbell", 4, 1, 3, progress::add);
+        assertEquals(4, progress.size(), progress.toString());
+        assertEquals(13, broken.size(), broken.toString());
+        for (String label : List.of("p_doorbell_not_duplicated", "p_doorbell_covers"))
+            assertTrue(broken.get(label) != null && broken.get(label).contains("-wire countAfter -wirebit 1 "),
+                    label + ": " + broken.get(label));
+        assertTrue(broken.get("p_doorbell_reset") != null
+                && broken.get("p_doorbell_reset").contains("-wire io_doorbell_valid "), broken.toString());
+        assertEquals(3, broken.values().stream().filter(v -> v != null).count(), broken.toString());
+    }
+
+    /** The wrapper passes the mutant select up as an input of its own, beside reset. */
+    @Test
+    void theSelectIsAnInputOfTheWrapperPassedToTheModule() {
+        String w = ProveContract.wrapper("doorbell", "DoorbellDecoder", ProveContract.wires(profile, "doorbell"), true)
+                .text();
+        String s = HwProve.withSelect(w, 4);
+        assertTrue(s.contains("\n  input reset,\n  input [3:0] nicsim_mutant,\n  input "), s);
+        assertTrue(s.contains(".reset(reset),\n    .nicsim_mutant(nicsim_mutant),"), s);
+        assertEquals("0101", HwProve.bits(5, 4));
+    }
 }

@@ -81,8 +81,22 @@ object NativeBuild {
   /** As above, with line and toggle coverage when `coverage` (see [[compile]]). */
   def compileVerilog(name: String, make: Supplier[Component], files: java.util.List[Path], top: String,
                      inputs: java.util.List[String], outputs: java.util.List[String],
-                     coverage: Boolean): Compiled = synchronized {
+                     coverage: Boolean): Compiled =
+    compileVerilog(name, make, files, top, inputs, outputs, coverage, java.util.Map.of[String, Integer]())
+
+  /**
+   * As above, where module `top` also has the input ports `extra` (name to width, at most 64 bits,
+   * in record order after `inputs`): ports beyond the block's contract, such as the select of a
+   * netlist holding many mutants (Yosys `mutate -ctrl`), which each record drives like the others.
+   */
+  def compileVerilog(name: String, make: Supplier[Component], files: java.util.List[Path], top: String,
+                     inputs: java.util.List[String], outputs: java.util.List[String],
+                     coverage: Boolean, extra: java.util.Map[String, Integer]): Compiled = synchronized {
     Toolchain.requireRtl()
+    val more = extra.asScala.toSeq.map { case (n, w) =>
+      if (w < 1 || w > 64) throw new IllegalArgumentException(s"extra input $n: width $w must be 1 to 64")
+      n -> w.intValue
+    }
     val ins = inputs.asScala.toSeq
     val outs = outputs.asScala.toSeq
     val gen = Files.createTempDirectory("nicsim-contract-")
@@ -91,14 +105,16 @@ object NativeBuild {
         SpinalConfig(targetDirectory = gen.toString).generateVerilog(make.get())
       }
       val ref = report.toplevel
-      val ios = ref.getAllIo.toSeq.map(s => s.getName() -> (s.isInput, s.getBitsWidth)).toMap
+      val contract = ref.getAllIo.toSeq.map(s => s.getName() -> (s.isInput, s.getBitsWidth)).toMap
+      val ios = contract ++ more.map { case (n, w) => n -> (true, w) }
       val clock = ref.clockDomain.clock.getName()
       val reset = Option(ref.clockDomain.reset).map(_.getName())
       val sources = files.asScala.toSeq.map { f =>
         if (!Files.isRegularFile(f)) throw new IllegalArgumentException(s"--verilog $f: no such file")
         f.getFileName.toString -> Files.readString(f)
       }
-      val wrapper = wrapperSource(top, clock, reset, ins.map(n => n -> ios(n)._2), outs.map(n => n -> ios(n)._2), coverage)
+      val wrapper = wrapperSource(top, clock, reset, ins.map(n => n -> ios(n)._2) ++ more,
+        outs.map(n => n -> ios(n)._2), coverage)
       val parts = sources.map { case (n, t) => n + "\u0000" + t } ++
         Seq(top, wrapper, cxxFlags(coverage).mkString(" "), verilatorVersion) ++ (if (coverage) CoverageFlags else Nil)
       val key = hash(parts: _*)
@@ -115,7 +131,7 @@ object NativeBuild {
         Files.writeString(work.resolve("wrapper.cpp"), wrapper)
         link(work, top, coverage)
       }
-      new Compiled(name, lib, ins, outs, coverage)
+      new Compiled(name, lib, ins ++ more.map(_._1), outs, coverage)
     } finally deleteTree(gen)
   }
 
