@@ -21,6 +21,11 @@ final class Program {
      * none waits for a CM event, on the simulation; one that has some is about to run.
      */
     final java.util.Map<Integer, java.util.function.BooleanSupplier> cmFiles = new java.util.HashMap<>(2);
+    /**
+     * The connections its rdma_cm files' commands go on, by number, each with its file: a thread asleep reading one
+     * waits for the answer to a command serve has not read yet, answered at once, so it runs.
+     */
+    final java.util.Map<Integer, Object> cmCommands = new java.util.HashMap<>(2);
     /** The adapters it drives as PCI functions (libnicsim), by the number of the socket it reaches each through. */
     final java.util.Map<Integer, PciDevice> devices = new java.util.HashMap<>(1);
     /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
@@ -33,6 +38,11 @@ final class Program {
     final java.util.Map<Integer, Long> asleepRuns = new java.util.HashMap<>(4);
     /** Its requests not left open (each one something it did that serve saw), and their count at the last look. */
     long acts, actsSeen;
+    /**
+     * RdmaCm.written when its waits were first cut for an RDMA CM event it had not read (-1: never), and the wall
+     * time then (Pacer: how long time has held for it).
+     */
+    long cmCutAt = -1, cmCutSince;
     /** Since its last request, a wall time and its CPU time then (-1: not looked yet), to tell spinning from sleeping. */
     long watchWall = -1, watchCpu;
 
@@ -82,6 +92,12 @@ final class Program {
     boolean eventsPending() {
         for (var f : cmFiles.values()) if (f.getAsBoolean()) return true;
         for (Session s : sessions) if (s.events.pending()) return true;
+        return false;
+    }
+
+    /** Whether an RDMA CM event waits to be read in one of its rdma_cm files. */
+    boolean cmEventPending() {
+        for (var f : cmFiles.values()) if (f.getAsBoolean()) return true;
         return false;
     }
 
