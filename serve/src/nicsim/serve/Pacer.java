@@ -383,26 +383,28 @@ final class Pacer {
     }
 
     /**
-     * Whether a program away from verbs is spinning: its threads burned at least 3/4 of the last
-     * {@link #SPIN_NANOS} of wall time on a CPU (/proc/&lt;pid&gt;/task/*&#47;schedstat) without a
-     * request. A program that polls its memory for the peer's RDMA WRITE (ib_write_lat) does that,
-     * and can go on only once the simulation moves. (A thread running beside one waiting in a verb
-     * is taken for a spinner without this: see {@link #activity}.)
+     * Whether a program away from verbs is spinning: its threads were runnable (on a CPU, or waiting for one:
+     * /proc/&lt;pid&gt;/task/*&#47;schedstat) for at least 3/4 of the last {@link #SPIN_NANOS} of wall time
+     * without a request. A program that polls its memory for the peer's RDMA WRITE (ib_write_lat) does that, and
+     * can go on only once the simulation moves; so does one that polls an rsocket with a zero timeout (riostream's
+     * rpoll), which on a loaded machine got well under 3/4 of a CPU, was taken for running, and held time for
+     * ever. (A thread running beside one waiting in a verb is taken for a spinner without this: see
+     * {@link #activity}.)
      */
     private static boolean spinning(Program p, long now) {
         if (now - p.lastRequestNanos < SPIN_NANOS) return false;
-        long cpu = p.cpuNanos();
-        if (cpu < 0) return false;
+        long runnable = p.runnableNanos();
+        if (runnable < 0) return false;
         if (p.watchWall < 0) {
             p.watchWall = now;
-            p.watchCpu = cpu;
+            p.watchRunnable = runnable;
             return false;
         }
         long wall = now - p.watchWall;
         if (wall < SPIN_NANOS) return false;
-        boolean spins = (cpu - p.watchCpu) * 4 >= wall * 3;
+        boolean spins = (runnable - p.watchRunnable) * 4 >= wall * 3;
         p.watchWall = now;
-        p.watchCpu = cpu;
+        p.watchRunnable = runnable;
         return spins;
     }
 }

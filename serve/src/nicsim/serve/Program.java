@@ -44,7 +44,7 @@ final class Program {
      */
     long cmCutAt = -1, cmCutSince;
     /** Since its last request, a wall time and its CPU time then (-1: not looked yet), to tell spinning from sleeping. */
-    long watchWall = -1, watchCpu;
+    long watchWall = -1, watchRunnable;
 
     Program(int pid, String name) {
         this.pid = pid;
@@ -113,17 +113,19 @@ final class Program {
     }
 
     /**
-     * The CPU time the program's threads have had, in ns (each one's /proc/&lt;pid&gt;/task/&lt;tid&gt;/schedstat),
-     * or -1 if it cannot be read: a thread spinning while another waits in a verb (UCX's async thread
-     * yielding for a lock the waiting one holds) spins the program.
+     * The time the program's threads have been runnable, in ns: on a CPU or waiting in a run queue for one (the first
+     * two fields of each one's /proc/&lt;pid&gt;/task/&lt;tid&gt;/schedstat), or -1 if it cannot be read. A thread
+     * that spins is always runnable, however little CPU a loaded machine gives it; one that sleeps is not. A thread
+     * spinning while another waits in a verb (UCX's async thread yielding for a lock the waiting one holds) spins
+     * the program.
      */
-    long cpuNanos() {
+    long runnableNanos() {
         try (var tasks = Files.newDirectoryStream(Path.of("/proc", Integer.toString(pid), "task"))) {
             long sum = 0;
             for (Path t : tasks) {
                 try {
-                    String s = Files.readString(t.resolve("schedstat"));
-                    sum += Long.parseLong(s.substring(0, s.indexOf(' ')));
+                    String[] f = Files.readString(t.resolve("schedstat")).trim().split(" ");
+                    sum += Long.parseLong(f[0]) + Long.parseLong(f[1]);
                 } catch (IOException e) { // the thread ended meanwhile
                 }
             }

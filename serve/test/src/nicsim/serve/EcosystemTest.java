@@ -65,6 +65,22 @@ class EcosystemTest {
         served.awaitReleased();
     }
 
+    @Test
+    void riostreamWritesThroughRsocketsIoMaps() throws Exception {
+        // riostream polls its rsockets with a zero timeout, in user space, from both sides: on this loaded machine
+        // neither got 3/4 of a CPU, so they were not taken for spinners and time stood still (R4); 20 transfers, as
+        // each costs about a second of wall time here (one look at the programs per DMA write into the spinner)
+        Run srv = listening("riostream", "-b", "0.0.0.0", "-S", "4096", "-C", "20", "-p", "7472");
+        Run cli = Programs.start(served, 0, false, "riostream", "-s", "node1", "-S", "4096", "-C", "20", "-p", "7472");
+        int c = cli.await(120), s = srv.await(60);
+        assertEquals(0, c, cli.output() + "\nserver:\n" + srv.output() + "\n--- serve:\n" + served.log());
+        assertEquals(0, s, srv.output());
+        // "custom 4k 20 1 160k ...": 20 transfers of 4 KiB, written into the peer's mapped buffer
+        for (String out : List.of(cli.output(), srv.output()))
+            assertTrue(Pattern.compile("(?m)^custom\\s+4k\\s+20\\s+1\\s+160k").matcher(out).find(), out);
+        served.awaitReleased();
+    }
+
     /** fio's rdma engine between node 0 (the sender) and node 1, over RDMA CM; both sides' output. */
     private String[] fio(String verb, int port) throws Exception {
         Run srv = listening("fio", "--name=receiver", "--ioengine=rdma", "--port=" + port, "--rw=read", "--bs=64k",
