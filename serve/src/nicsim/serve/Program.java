@@ -43,7 +43,10 @@ final class Program {
      * time then (Pacer: how long time has held for it).
      */
     long cmCutAt = -1, cmCutSince;
-    /** Since its last request, a wall time and its CPU time then (-1: not looked yet), to tell spinning from sleeping. */
+    /**
+     * Since its last request, a wall time and its time runnable then (-1: not looked yet), to tell spinning from
+     * sleeping.
+     */
     long watchWall = -1, watchRunnable;
 
     Program(int pid, String name) {
