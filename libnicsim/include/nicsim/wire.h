@@ -1004,9 +1004,11 @@ struct nicsim_wire_cm_open_request {
 	uint32_t node;
 	uint32_t pid;
 	uint32_t event_file;
+	uint32_t command_file;
 } __attribute__((packed));
-_Static_assert(sizeof(struct nicsim_wire_cm_open_request) == 12, "nicsim_wire_cm_open_request");
+_Static_assert(sizeof(struct nicsim_wire_cm_open_request) == 16, "nicsim_wire_cm_open_request");
 _Static_assert(offsetof(struct nicsim_wire_cm_open_request, node) == 0, "nicsim_wire_cm_open_request.node");
 _Static_assert(offsetof(struct nicsim_wire_cm_open_request, pid) == 4, "nicsim_wire_cm_open_request.pid");
 _Static_assert(offsetof(struct nicsim_wire_cm_open_request, event_file) == 8, "nicsim_wire_cm_open_request.event_file");
+_Static_assert(offsetof(struct nicsim_wire_cm_open_request, command_file) == 12, "nicsim_wire_cm_open_request.command_file");
 #endif

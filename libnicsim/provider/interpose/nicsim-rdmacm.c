@@ -34,9 +34,10 @@
 /* The rdma_cm file fd is, or NULL. */
 static struct nicsim_serve_file *cm_of(int fd) { return nicsim_serve_file_of(fd, NICSIM_FILE_RDMA_CM); }
 
-/* CM_OPEN's fixed part: the node, the program and its event file. */
-static void put_open(struct msg *m, uint32_t node, uint32_t pid, uint32_t events) {
-	struct nicsim_wire_cm_open_request q = { .node = node, .pid = pid, .event_file = events };
+/* CM_OPEN's fixed part: the node, the program, its event file and its commands' connection. */
+static void put_open(struct msg *m, uint32_t node, uint32_t pid, uint32_t events, uint32_t commands) {
+	struct nicsim_wire_cm_open_request q = { .node = node, .pid = pid, .event_file = events,
+						 .command_file = commands };
 	PUT(m, q);
 }
 

@@ -46,7 +46,7 @@ int nicsim_serve_file_open(enum nicsim_serve_file_kind kind, size_t size, const 
 	events = connect_simulator();
 	if (events < 0 || events >= SERVE_FILES) goto fail;
 	m = request(how->open_op);
-	how->put_open(&m, node ? (uint32_t)atoi(node) : 0, (uint32_t)getpid(), (uint32_t)events);
+	how->put_open(&m, node ? (uint32_t)atoi(node) : 0, (uint32_t)getpid(), (uint32_t)events, (uint32_t)f->commands);
 	put_program_name(&m);
 	if (ask(f->commands, &m) || io(f->commands, &opened, sizeof opened, 0)) goto fail;
 	f->number = opened.number;

@@ -31,13 +31,13 @@ struct nicsim_serve_file {
 
 /*
  * How a kind of file is opened: open_op's request, whose fixed part (a struct nicsim_wire_*_open_request)
- * put_open writes from the node, the pid and the event connection's number, the program's name
+ * put_open writes from the node, the pid and the event and command connections' numbers, the program's name
  * following; and events_op's on the event connection (a struct nicsim_wire_*_events_request), which
  * put_events writes from the file's number and the pid.
  */
 struct nicsim_serve_file_opening {
 	uint32_t open_op, events_op;
-	void (*put_open)(struct msg *m, uint32_t node, uint32_t pid, uint32_t events);
+	void (*put_open)(struct msg *m, uint32_t node, uint32_t pid, uint32_t events, uint32_t commands);
 	void (*put_events)(struct msg *m, uint32_t number, uint32_t pid);
 };
 

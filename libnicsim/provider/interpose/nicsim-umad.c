@@ -49,7 +49,8 @@ int nicsim_umad_path(const char *path) {
 }
 
 /* UMAD_OPEN's fixed part: the node's port 1, the program and its event file. */
-static void put_open(struct msg *m, uint32_t node, uint32_t pid, uint32_t events) {
+static void put_open(struct msg *m, uint32_t node, uint32_t pid, uint32_t events, uint32_t commands) {
+	(void)commands;
 	struct nicsim_wire_umad_open_request q = { .node = node, .port = 1, .pid = pid, .file = events };
 	PUT(m, q);
 }

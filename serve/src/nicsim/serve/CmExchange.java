@@ -324,9 +324,11 @@ final class CmExchange {
         }
         CmId c = cm.child(l);
         c.node = node;
-        c.src = new CmAbi.Addr(RdmaCm.loopback(l.src.ip()) ? l.src.ip() : RdmaCm.ip(node), port, l.src.v6());
+        // the address the request was sent to, as the kernel's child takes it from the RDMA CM header
+        c.src = new CmAbi.Addr(RdmaCm.loopback(dstIp) ? dstIp : RdmaCm.ip(node), port, l.src.v6());
         c.dst = new CmAbi.Addr(srcIp, srcPort, l.src.v6());
         c.state = CmId.State.REQ_RCVD;
+        c.owedSince = System.nanoTime();
         c.remoteNode = from;
         c.remoteComm = m.localComm;
         newComm(c);
@@ -413,6 +415,7 @@ final class CmExchange {
         id.initDepth = Math.min(id.initDepth, m.respRes);
         id.rnrRetry = m.rnrRetry;
         id.state = CmId.State.REP_RCVD;
+        id.owedSince = System.nanoTime();
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.CONNECT_RESPONSE, 0);
         CmAbi.connParam(ev, CmAbi.PARAM, m.qpn, m.priv, m.initDepth, m.respRes, id.retry, m.rnrRetry, m.srq);
         cm.queue(id, null, ev);

@@ -48,6 +48,8 @@ final class CmId {
     int ackTimeout = -1;
     /** A timer running (a REQ's answer, an address never answered), or null. */
     Simulator.Event timer;
+    /** Wall time (System.nanoTime) a REQ or REP came that its program owes an answer (Pacer: it runs to it). */
+    long owedSince;
     /** Events handed out to the program for it (rdma_destroy_id waits for as many acknowledgements). */
     int reported;
 

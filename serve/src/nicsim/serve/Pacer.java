@@ -33,9 +33,15 @@ final class Pacer {
     static final long SPIN_NANOS = 2_000_000;
     /** Simulated time a run moves by while no program waits in a verb. */
     static final long AWAY_STEP_PICOS = 1_000_000_000L;
+    /** Wall time time holds for a program waiting in a verb beside an RDMA CM event it has not read. */
+    static final long CM_HOLD_NANOS = 200_000_000;
+    /** Wall time time holds for a program running while it owes its peer an answer to a connection request. */
+    static final long ANSWER_NANOS = 10_000_000_000L;
     /** Wall time one run may take before requests are looked at again. */
     static final long SLICE_NANOS = 20_000_000;
 
+    /** NICSIM_PACE_DEBUG set: each look that moves time, and each run of more than 1 ms, go to the log. */
+    static final boolean DEBUG = System.getenv("NICSIM_PACE_DEBUG") != null;
     private final World world;
     private final long graceNanos;
     private final RdmaCm cm;
@@ -78,8 +84,11 @@ final class Pacer {
         long now = System.nanoTime();
         boolean inVerb = false;
         Map<Program, Long> spinners = new HashMap<>();
+        Map<Program, Activity> seen = DEBUG ? new HashMap<>() : null;
         for (Program p : programs) {
-            switch (activity(p, now)) {
+            Activity a = activity(p, now);
+            if (DEBUG) seen.put(p, a);
+            switch (a) {
                 case RUNS -> { return; } // a program is busy: time holds
                 case IN_VERB -> inVerb = true;
                 case ASLEEP -> step.away = true;
@@ -96,6 +105,7 @@ final class Pacer {
             step.kind = Step.CLOCK;
             return;
         }
+        if (DEBUG) trace(programs, seen);
         step.kind = Step.RUN;
         step.until = inVerb || !spinners.isEmpty() ? Long.MAX_VALUE : world.now() + AWAY_STEP_PICOS;
         go(programs, step, spinners, answer, interrupted, -1);
@@ -184,6 +194,8 @@ final class Pacer {
             return step.steps > 0;
         } finally {
             step.to = world.now();
+            if (DEBUG && step.to - step.from > 1_000_000_000L)
+                cm.log.println("PACE ran " + step.from + " -> " + step.to + " ps in " + step.steps + " events");
             watch.holdMemory(false); // what the adapter wrote is in the programs' memory before any goes on
         }
     }
@@ -237,6 +249,19 @@ final class Pacer {
         }
     }
 
+    /** NICSIM_PACE_DEBUG: what each program was found doing before time moves, and its threads as /proc shows them. */
+    private void trace(Collection<Program> programs, Map<Program, Activity> seen) {
+        StringBuilder b = new StringBuilder("PACE at " + world.now() + " ps:");
+        for (Program p : programs) {
+            b.append(' ').append(p).append('=').append(seen.get(p)).append(" open=").append(p.openWaits())
+                    .append(" cm=").append(p.cmEventPending()).append(" threads(tid:state/fd)=");
+            var th = ProcThreads.of(p.pid);
+            if (th != null) for (var t : th) b.append(t.tid()).append(':').append(t.state()).append('/')
+                    .append(t.readingFd()).append(',');
+        }
+        cm.log.println(b);
+    }
+
     /** Answers every reading of the simulated clock at this moment; whether there was one. */
     private static boolean clockReadings(Collection<Program> programs) {
         boolean any = false;
@@ -264,6 +289,8 @@ final class Pacer {
                     inWait++;
                     continue;
                 }
+                // a CM command on its way: serve answers every one at once (GET_EVENT waits on the event file first)
+                if (p.cmCommands.containsKey(t.readingFd())) return Activity.RUNS;
                 Session s = p.sessionOnSocket(t.readingFd());
                 // waiting for an RDMA CM event, as for an event file: away from verbs, unless one is there to read
                 var cmFile = s == null ? p.cmFiles.get(t.readingFd()) : null;
@@ -281,6 +308,18 @@ final class Pacer {
         }
         int open = p.openWaits();
         if (ranBeside(p, open, elsewhere)) return Activity.CUT;
+        // an RDMA CM event waits unread while the program waits in a verb: one that polls its CQ and its rdma_cm file
+        // in turn from one thread reads it once its poll comes back, as a real poll does at once, but maybe only after
+        // some wall time (libfabric's rxm looks at its CM events every 10 ms of it, FI_OFI_RXM_CM_PROGRESS_INTERVAL);
+        // so its waits end as they stand, time holding, until it reads the event or CM_HOLD_NANOS pass, or time ran
+        // on under it to its peer's REQ timeout (68.7 s)
+        if (open > 0 && p.cmEventPending()) {
+            if (p.cmCutAt != cm.written) {
+                p.cmCutAt = cm.written;
+                p.cmCutSince = now;
+            }
+            if (now - p.cmCutSince < CM_HOLD_NANOS) return Activity.CUT;
+        }
         // a thread runs beside a wait while an event waits to be read: woken by it (on a busy machine it may not have
         // had a CPU yet), not spinning; the wait is answered so that no lock its poller holds keeps the reader off
         if (running > 0 && open > 0 && p.eventsPending()) return Activity.CUT;
@@ -288,6 +327,11 @@ final class Pacer {
             // a C driver on the PCI face lets time move only through its WAITs (docs/device.md): while it
             // computes, time holds, however long, so its runs repeat whatever CPU it gets
             if (p.drivesFunction()) return Activity.RUNS;
+            // a program that owes its peer an answer to a connection request computes its way to it (libfabric's rxm
+            // makes its endpoint, buffers and QP, milliseconds of CPU): taken for a spinner, time ran on under it to
+            // the peer's REQ timeout (68.7 s); it runs, up to ANSWER_NANOS of wall time, as a real server is not
+            // overtaken by its client's timeout (a server that never answers lets time move after that)
+            if (cm.answerOwed(p, now, ANSWER_NANOS)) return Activity.RUNS;
             // a thread runs beside one waiting in a verb, and no request came for a while: it waits for
             // that verb (UCX's threads spin for a lock the waiting one holds), whatever CPU it gets
             if (inWait > 0 && now - p.lastRequestNanos >= SPIN_NANOS) return Activity.SPINS;
@@ -339,26 +383,28 @@ final class Pacer {
     }
 
     /**
-     * Whether a program away from verbs is spinning: its threads burned at least 3/4 of the last
-     * {@link #SPIN_NANOS} of wall time on a CPU (/proc/&lt;pid&gt;/task/*&#47;schedstat) without a
-     * request. A program that polls its memory for the peer's RDMA WRITE (ib_write_lat) does that,
-     * and can go on only once the simulation moves. (A thread running beside one waiting in a verb
-     * is taken for a spinner without this: see {@link #activity}.)
+     * Whether a program away from verbs is spinning: its threads were runnable (on a CPU, or waiting for one:
+     * /proc/&lt;pid&gt;/task/*&#47;schedstat) for at least 3/4 of the last {@link #SPIN_NANOS} of wall time
+     * without a request. A program that polls its memory for the peer's RDMA WRITE (ib_write_lat) does that, and
+     * can go on only once the simulation moves; so does one that polls an rsocket with a zero timeout (riostream's
+     * rpoll), which on a loaded machine got well under 3/4 of a CPU, was taken for running, and held time for
+     * ever. (A thread running beside one waiting in a verb is taken for a spinner without this: see
+     * {@link #activity}.)
      */
     private static boolean spinning(Program p, long now) {
         if (now - p.lastRequestNanos < SPIN_NANOS) return false;
-        long cpu = p.cpuNanos();
-        if (cpu < 0) return false;
+        long runnable = p.runnableNanos();
+        if (runnable < 0) return false;
         if (p.watchWall < 0) {
             p.watchWall = now;
-            p.watchCpu = cpu;
+            p.watchRunnable = runnable;
             return false;
         }
         long wall = now - p.watchWall;
         if (wall < SPIN_NANOS) return false;
-        boolean spins = (cpu - p.watchCpu) * 4 >= wall * 3;
+        boolean spins = (runnable - p.watchRunnable) * 4 >= wall * 3;
         p.watchWall = now;
-        p.watchCpu = cpu;
+        p.watchRunnable = runnable;
         return spins;
     }
 }

@@ -21,6 +21,11 @@ final class Program {
      * none waits for a CM event, on the simulation; one that has some is about to run.
      */
     final java.util.Map<Integer, java.util.function.BooleanSupplier> cmFiles = new java.util.HashMap<>(2);
+    /**
+     * The connections its rdma_cm files' commands go on, by number, each with its file: a thread asleep reading one
+     * waits for the answer to a command serve has not read yet, answered at once, so it runs.
+     */
+    final java.util.Map<Integer, Object> cmCommands = new java.util.HashMap<>(2);
     /** The adapters it drives as PCI functions (libnicsim), by the number of the socket it reaches each through. */
     final java.util.Map<Integer, PciDevice> devices = new java.util.HashMap<>(1);
     /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
@@ -33,8 +38,16 @@ final class Program {
     final java.util.Map<Integer, Long> asleepRuns = new java.util.HashMap<>(4);
     /** Its requests not left open (each one something it did that serve saw), and their count at the last look. */
     long acts, actsSeen;
-    /** Since its last request, a wall time and its CPU time then (-1: not looked yet), to tell spinning from sleeping. */
-    long watchWall = -1, watchCpu;
+    /**
+     * RdmaCm.written when its waits were first cut for an RDMA CM event it had not read (-1: never), and the wall
+     * time then (Pacer: how long time has held for it).
+     */
+    long cmCutAt = -1, cmCutSince;
+    /**
+     * Since its last request, a wall time and its time runnable then (-1: not looked yet), to tell spinning from
+     * sleeping.
+     */
+    long watchWall = -1, watchRunnable;
 
     Program(int pid, String name) {
         this.pid = pid;
@@ -85,6 +98,12 @@ final class Program {
         return false;
     }
 
+    /** Whether an RDMA CM event waits to be read in one of its rdma_cm files. */
+    boolean cmEventPending() {
+        for (var f : cmFiles.values()) if (f.getAsBoolean()) return true;
+        return false;
+    }
+
     /** Whether nothing of it is attached any more: no device context, no rdma_cm file. */
     boolean detached() { return sessions.isEmpty() && cmFiles.isEmpty() && devices.isEmpty(); }
 
@@ -97,17 +116,19 @@ final class Program {
     }
 
     /**
-     * The CPU time the program's threads have had, in ns (each one's /proc/&lt;pid&gt;/task/&lt;tid&gt;/schedstat),
-     * or -1 if it cannot be read: a thread spinning while another waits in a verb (UCX's async thread
-     * yielding for a lock the waiting one holds) spins the program.
+     * The time the program's threads have been runnable, in ns: on a CPU or waiting in a run queue for one (the first
+     * two fields of each one's /proc/&lt;pid&gt;/task/&lt;tid&gt;/schedstat), or -1 if it cannot be read. A thread
+     * that spins is always runnable, however little CPU a loaded machine gives it; one that sleeps is not. A thread
+     * spinning while another waits in a verb (UCX's async thread yielding for a lock the waiting one holds) spins
+     * the program.
      */
-    long cpuNanos() {
+    long runnableNanos() {
         try (var tasks = Files.newDirectoryStream(Path.of("/proc", Integer.toString(pid), "task"))) {
             long sum = 0;
             for (Path t : tasks) {
                 try {
-                    String s = Files.readString(t.resolve("schedstat"));
-                    sum += Long.parseLong(s.substring(0, s.indexOf(' ')));
+                    String[] f = Files.readString(t.resolve("schedstat")).trim().split(" ");
+                    sum += Long.parseLong(f[0]) + Long.parseLong(f[1]);
                 } catch (IOException e) { // the thread ended meanwhile
                 }
             }

@@ -38,7 +38,7 @@ final class RdmaCm implements AutoCloseable {
 
     /** A program's rdma_cm file: its number there, its node, its two connections, and its events. */
     final class Channel {
-        final int number, node, fd;
+        final int number, node, fd, commandFd;
         final Program program;
         final Connection commands;
         Connection events;
@@ -46,10 +46,11 @@ final class RdmaCm implements AutoCloseable {
         /** Whether an event waits to be read: what the program's entry for this file ({@link Program#cmFiles}) says. */
         final java.util.function.BooleanSupplier pending = () -> !queue.isEmpty();
 
-        Channel(int number, int node, int fd, Program program, Connection commands) {
+        Channel(int number, int node, int fd, int commandFd, Program program, Connection commands) {
             this.number = number;
             this.node = node;
             this.fd = fd;
+            this.commandFd = commandFd;
             this.program = program;
             this.commands = commands;
         }
@@ -88,6 +89,9 @@ final class RdmaCm implements AutoCloseable {
 
     /** Loopback outside the nodes' subnet (127.0.0.1, ...): the program's own node. */
     static boolean loopback(int ip) { return ip >>> 24 == 127 && (ip & SUBNET_MASK) != SUBNET; }
+
+    /** An address a bind takes as any address: 0.0.0.0, or loopback outside the nodes' subnet. */
+    static boolean wildcard(CmAbi.Addr a) { return a.any() || loopback(a.ip()); }
 
     static String ipText(int node) { return dotted(ip(node)); }
 
@@ -147,10 +151,11 @@ final class RdmaCm implements AutoCloseable {
             throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
                     + (agents.length - 1) + ")");
         Program p = programs.apply(pid, name);
-        Channel ch = new Channel(nextChannel++, node, fd, p, c);
+        Channel ch = new Channel(nextChannel++, node, fd, q.commandFile(), p, c);
         channels.put(ch.number, ch);
         byCommands.put(c, ch);
         p.cmFiles.put(fd, ch.pending);
+        p.cmCommands.put(ch.commandFd, ch);
         return new Wire.Out(new WireLayout.Opened(ch.number));
     }
 
@@ -183,7 +188,19 @@ final class RdmaCm implements AutoCloseable {
         // a file closed and another opened at once can share a number, and their connections' ends and starts
         // reach serve in either order: only this file's own entry goes
         ch.program.cmFiles.remove(ch.fd, ch.pending);
+        ch.program.cmCommands.remove(ch.commandFd, ch);
         programLeft.accept(ch.program);
+    }
+
+    /**
+     * Whether program {@code p} owes a peer the answer to a connection request or reply (REP or REJ, RTU) that came
+     * less than {@code limitNanos} of wall time before {@code now}: until it answers, its peer's CM timer runs.
+     */
+    boolean answerOwed(Program p, long now, long limitNanos) {
+        for (CmId id : ids.values())
+            if (id.channel.program == p && (id.state == CmId.State.REQ_RCVD || id.state == CmId.State.REP_RCVD)
+                    && now - id.owedSince < limitNanos) return true;
+        return false;
     }
 
     /** The channels open now. */
@@ -386,7 +403,9 @@ final class RdmaCm implements AutoCloseable {
         if (id.state != CmId.State.IDLE)
             throw new VerbsException(Errno.EINVAL, "bind: cm_id " + id.handle + " is " + id.state + ", not idle");
         int node = -1;
-        if (!a.any()) {
+        // a loopback address binds as any address does (the kernel's cma_any_addr): no device, and a listener
+        // there takes requests to every address of the node, so libfabric, given no address, finds the node's
+        if (!a.any() && !loopback(a.ip())) {
             int n = nodeOfLocal(a.ip(), id.channel.node);
             if (n != id.channel.node) throw new VerbsException(Errno.EADDRNOTAVAIL, "bind: " + dotted(a.ip())
                     + " is not this node's address (node " + id.channel.node + " is " + dotted(ip(id.channel.node))
@@ -481,7 +500,7 @@ final class RdmaCm implements AutoCloseable {
             throw new VerbsException(Errno.EINVAL, "listen: cm_id " + id.handle + " is " + id.state);
         for (CmId o : ids.values())
             if (o != id && o.state == CmId.State.LISTEN && o.ps == id.ps && o.src.port() == id.src.port()
-                    && overlaps(o, id.node, id.channel.node) && (o.src.any() || id.src.any()
+                    && overlaps(o, id.node, id.channel.node) && (wildcard(o.src) || wildcard(id.src)
                             || o.src.ip() == id.src.ip()) && !(o.afonly && id.afonly && o.src.v6() != id.src.v6()))
                 throw new VerbsException(Errno.EADDRINUSE, "listen: " + o + " already listens there");
         int b = backlog > 0 && backlog < 1024 ? backlog : 1024;
@@ -489,7 +508,8 @@ final class RdmaCm implements AutoCloseable {
         id.backlog = b;
         if (id.state != CmId.State.LISTEN)
             log.printf("nicsim serve: %s listens on %s, port %d (RDMA CM, node %d)%n", id.channel.program,
-                    id.src.any() ? "any address" : dotted(id.src.ip()), id.src.port(), id.listenNode());
+                    id.src.any() ? "any address" : dotted(id.src.ip()) + (loopback(id.src.ip()) ? " (any address)"
+                            : ""), id.src.port(), id.listenNode());
         id.state = CmId.State.LISTEN;
         return new Wire.Out();
     }
@@ -506,7 +526,7 @@ final class RdmaCm implements AutoCloseable {
             if (o.afonly && o.src.v6() != v6) continue;
             if (o.ps != ps && !(o.ps == CmAbi.PS_IB && (ps == CmAbi.PS_TCP || ps == CmAbi.PS_UDP))) continue;
             if (!o.src.any() && o.src.ip() == ip) return o;
-            if (o.src.any() || loopback(o.src.ip())) any = o;
+            if (wildcard(o.src)) any = o;
         }
         return any;
     }

@@ -248,8 +248,11 @@ final class WireLayout {
     /** UMAD_OPEN: the file's number in the program; the program's path follows. */
     record UmadOpenRequest(int node, int port, int pid, int file) {}
 
-    /** CM_OPEN: the number of the file's event socket in the program; the program's path follows. */
-    record CmOpenRequest(int node, int pid, int eventFile) {}
+    /**
+     * CM_OPEN: the numbers of the file's event socket and of its commands' socket in the program (a thread asleep
+     * reading the latter waits for a command's answer: it runs); the program's path follows.
+     */
+    record CmOpenRequest(int node, int pid, int eventFile, int commandFile) {}
 
     /**
      * An op's messages: its request's and its reply's fixed parts (null: nothing fixed), and what
