@@ -2,6 +2,7 @@ package nicsim.cosim.cli;
 
 import java.nio.file.Path;
 import nicsim.cosim.sweep.LocalSweep;
+import nicsim.cosim.sweep.SweepReport;
 import nicsim.cosim.sweep.SweepResults;
 import nicsim.cosim.sweep.SweepSpec;
 import nicsim.cosim.sweep.spark.SparkSweep;
@@ -26,14 +27,14 @@ public final class SweepJob {
         SweepResults results;
         try {
             spec = SweepSpec.read(file);
-            results = new SweepResults(out != null ? out : SweepCommand.defaultOut(file), spec);
+            results = new SweepResults(out != null ? out : SweepReport.defaultOut(file), spec);
         } catch (IllegalArgumentException e) {
             System.err.println("nicsim sweep: " + e.getMessage());
             System.exit(2);
             return;
         }
         LocalSweep.Summary s = SparkSweep.run(spec, results, null, System.err);
-        System.out.println(SweepCommand.finish(spec, results, s, true));
+        System.out.println(SweepReport.finish(spec, results, s, true));
         System.exit(results.inOrder(spec).stream().allMatch(o -> o.ok()) ? 0 : 1); // as the local sweep: every point of the table ok
     }
 

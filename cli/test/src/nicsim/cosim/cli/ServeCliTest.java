@@ -1,4 +1,4 @@
-package nicsim.cosim;
+package nicsim.cosim.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import nicsim.cosim.Cluster;
 import nicsim.serve.Attach;
 import nicsim.serve.Programs;
 import nicsim.serve.Served;
