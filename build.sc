@@ -212,7 +212,7 @@ object sweep extends NicsimJavac with PinScala {
   def ivyDeps = Agg(ivy"org.knowm.xchart:xchart:${Versions.xchart}",
     ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
   def compileIvyDeps = Agg(ivy"org.apache.spark:spark-sql_2.13:${Versions.spark}")
-  def mainClass = Some("nicsim.cosim.cli.SweepJob")
+  def mainClass = Some("nicsim.cosim.sweep.spark.SweepJob")
 
   /** Spark logs through log4j: slf4j-simple (a logger nicsim's dependencies bring) would compete with it. */
   def upstreamAssemblyClasspath = T {

@@ -68,7 +68,7 @@ class SparkSweepTest {
         Path jar = Path.of(System.getProperty("nicsim.sweepJar"));
         assertTrue(Files.size(jar) > 1_000_000, jar.toString());
         try (var z = new java.util.zip.ZipFile(jar.toFile())) {
-            assertNotNull(z.getEntry("nicsim/cosim/cli/SweepJob.class"));
+            assertNotNull(z.getEntry("nicsim/cosim/sweep/spark/SweepJob.class"));
             assertNull(z.getEntry("org/apache/spark/SparkContext.class"), "Spark is the cluster's, not the jar's");
         }
         Path file = dir.resolve("s.toml");
@@ -79,7 +79,7 @@ class SparkSweepTest {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Dspark.master=local[2]",
                 "-Dspark.ui.enabled=false"));
         cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream().filter(a -> a.startsWith("--add-opens")).toList());
-        cmd.addAll(List.of("-cp", jar + File.pathSeparator + sparkJars, "nicsim.cosim.cli.SweepJob", file.toString(), "--out", dir.resolve("r").toString()));
+        cmd.addAll(List.of("-cp", jar + File.pathSeparator + sparkJars, "nicsim.cosim.sweep.spark.SweepJob", file.toString(), "--out", dir.resolve("r").toString()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.waitFor(), out);

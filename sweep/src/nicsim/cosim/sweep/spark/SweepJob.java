@@ -1,14 +1,13 @@
-package nicsim.cosim.cli;
+package nicsim.cosim.sweep.spark;
 
 import java.nio.file.Path;
 import nicsim.cosim.sweep.LocalSweep;
 import nicsim.cosim.sweep.SweepReport;
 import nicsim.cosim.sweep.SweepResults;
 import nicsim.cosim.sweep.SweepSpec;
-import nicsim.cosim.sweep.spark.SparkSweep;
 
 /**
- * The sweep as a Spark application: {@code spark-submit --class nicsim.cosim.cli.SweepJob
+ * The sweep as a Spark application: {@code spark-submit --class nicsim.cosim.sweep.spark.SweepJob
  * nicsim-sweep.jar sweep.toml [--out DIR]}. The master is spark-submit's; the results folder is
  * on the driver.
  */
