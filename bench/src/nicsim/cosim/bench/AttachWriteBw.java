@@ -72,7 +72,8 @@ public final class AttachWriteBw {
     private static double javaWall(int messages) {
         long t0 = System.nanoTime();
         Result r = Workloads.run("write_bw", new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE),
-                Options.defaults().withSize(64).withIters(messages), new PrintStream(new ByteArrayOutputStream()));
+                Options.defaults().with(set -> set.size(64).iters(messages)),
+                new PrintStream(new ByteArrayOutputStream()));
         if (!r.ok()) throw new IllegalStateException("write_bw 64 B: " + r.errors());
         return (System.nanoTime() - t0) / 1e9;
     }

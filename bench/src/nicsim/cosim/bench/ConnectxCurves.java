@@ -92,7 +92,7 @@ public final class ConnectxCurves {
         long budget = quick ? 4L << 20 : c.latency() ? 64L << 20 : 512L << 20; // bytes one point moves at the most
         int iters = c.latency() ? (int) Math.max(quick ? 2 : 5, Math.min(quick ? 10 : 100, budget / size))
                 : (int) Math.max(quick ? 10 : 100, Math.min(quick ? 200 : 2000, budget / size));
-        Options o = Options.defaults().withSize(size).withIters(iters).withUd(c.ud());
+        Options o = Options.defaults().with(set -> set.size(size).iters(iters).ud(c.ud()));
         PrintStream quiet = new PrintStream(new ByteArrayOutputStream());
         Result r = Workloads.run(c.test(), new World(2, profile, 1, Faults.NONE), o, quiet);
         if (!r.ok())

@@ -30,7 +30,8 @@ public final class ThreadBench {
         try (World w = World.apart(nodes, Profiles.load("cx-gen3x16"), 1, Faults.NONE, threads)) {
             ByteArrayOutputStream text = new ByteArrayOutputStream();
             long t0 = System.nanoTime();
-            Result r = Workloads.run("pairs_write_bw", w, Options.defaults().withIters(iters), new PrintStream(text));
+            Options o = Options.defaults().with(set -> set.iters(iters));
+            Result r = Workloads.run("pairs_write_bw", w, o, new PrintStream(text));
             double wall = (System.nanoTime() - t0) / 1e9;
             if (!r.ok()) throw new IllegalStateException("pairs_write_bw on " + nodes + " nodes, " + threads
                     + " threads: " + r.errors());

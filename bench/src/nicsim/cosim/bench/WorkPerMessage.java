@@ -37,8 +37,8 @@ public final class WorkPerMessage {
      */
     public record Run(String name, String workload, int nodes, long size, int iters, int messagesPerIter, int warmups) {
         Options options(int n) {
-            Options o = Options.defaults().withIters(n);
-            return size > 0 ? o.withSize(size) : o;
+            Options o = Options.defaults().with(set -> set.iters(n));
+            return size > 0 ? o.with(set -> set.size(size)) : o;
         }
     }
 

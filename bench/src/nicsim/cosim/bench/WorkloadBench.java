@@ -46,14 +46,14 @@ public final class WorkloadBench {
     public static double rttUs(String profile, long size, int iters) { return rttUs(Profiles.load(profile), size, iters); }
 
     public static double rttUs(Profile profile, long size, int iters) {
-        Result.Row r = row("rc_pingpong", profile, Options.defaults().withSize(size).withIters(iters));
+        Result.Row r = row("rc_pingpong", profile, Options.defaults().with(set -> set.size(size).iters(iters)));
         return r.simPicos() / 1e6 / iters;
     }
 
     public static double writeBwGbps(String profile, long size, int iters) { return writeBwGbps(Profiles.load(profile), size, iters); }
 
     public static double writeBwGbps(Profile profile, long size, int iters) {
-        return row("write_bw", profile, Options.defaults().withSize(size).withIters(iters)).bwAvgGbps();
+        return row("write_bw", profile, Options.defaults().with(set -> set.size(size).iters(iters))).bwAvgGbps();
     }
 
     /** One row of the LANai gap study: a profile, its round trips at {@link #GAP_SIZES}, its one-way bandwidth at 64 KiB. */
@@ -153,12 +153,12 @@ public final class WorkloadBench {
         int bwIters = quick ? 2000 : 1_000_000; // issue 7: a 2-node write_bw of 1,000,000 messages in under a minute
         int bigIters = quick ? 200 : 5000, ppIters = quick ? 200 : 5000;
         return List.of(
-                speed("write_bw 64 B x " + bwIters, "write_bw", Options.defaults().withSize(64).withIters(bwIters),
-                        1, 64),
+                speed("write_bw 64 B x " + bwIters, "write_bw",
+                        Options.defaults().with(set -> set.size(64).iters(bwIters)), 1, 64),
                 speed("write_bw 64 KiB x " + bigIters, "write_bw",
-                        Options.defaults().withSize(65536).withIters(bigIters), 1, 65536),
-                speed("rc_pingpong 4096 B x " + ppIters, "rc_pingpong", Options.defaults().withIters(ppIters),
-                        2, 4096)); // a ping and a pong each
+                        Options.defaults().with(set -> set.size(65536).iters(bigIters)), 1, 65536),
+                speed("rc_pingpong 4096 B x " + ppIters, "rc_pingpong",
+                        Options.defaults().with(set -> set.iters(ppIters)), 2, 4096)); // a ping and a pong each
     }
 
     /**
@@ -212,7 +212,8 @@ public final class WorkloadBench {
      * wqe.sq.entries contexts), wall time, and the Java heap the cluster holds per QP.
      */
     public static QpScale qpScale(int qps, int iters) {
-        Measured m = measure(2, "write_bw", Options.defaults().withSize(4096).withIters(iters).withQps(qps), qps + " QPs");
+        Options o = Options.defaults().with(set -> set.size(4096).iters(iters).qps(qps));
+        Measured m = measure(2, "write_bw", o, qps + " QPs");
         return new QpScale(qps, m.result().rows().get(0).bwAvgGbps(), m.world().sim.counters().get("Firmware.sq_context_misses"),
                 m.wallSeconds(), m.heapBytes() / (2.0 * qps)); // QPs on both nodes
     }
@@ -221,7 +222,8 @@ public final class WorkloadBench {
     public record MrScale(int mrs, double bwGbps, long mttMisses, long mkeyMisses, long translations, double wallSeconds, double heapBytesPerMr) {}
 
     public static MrScale mrScale(int mrs, int iters) {
-        Measured m = measure(2, "write_bw", Options.defaults().withSize(4096).withIters(iters).withMrs(mrs), mrs + " MRs");
+        Options o = Options.defaults().with(set -> set.size(4096).iters(iters).mrs(mrs));
+        Measured m = measure(2, "write_bw", o, mrs + " MRs");
         var c = m.world().sim.counters();
         return new MrScale(mrs, m.result().rows().get(0).bwAvgGbps(), c.get("MttWalker.cache_misses"),
                 c.get("Firmware.mkey_context_misses"), c.get("MttWalker.requests"), m.wallSeconds(),
@@ -235,8 +237,9 @@ public final class WorkloadBench {
     public static List<ScatterRow> scatterToCqe(boolean quick) {
         List<ScatterRow> rows = new ArrayList<>();
         for (long size : new long[]{8, 32, 64}) {
-            Options o = Options.defaults().withSize(size).withIters(quick ? 100 : 1000);
-            Measured off = measure(2, "send_lat", o, size + " B"), on = measure(2, "send_lat", o.withScatterToCqe(true), size + " B, scatter to CQE");
+            Options o = Options.defaults().with(set -> set.size(size).iters(quick ? 100 : 1000));
+            Measured off = measure(2, "send_lat", o, size + " B");
+            Measured on = measure(2, "send_lat", o.with(set -> set.scatterToCqe(true)), size + " B, scatter to CQE");
             var c0 = off.world().sim.counters().scope("node1");
             var c1 = on.world().sim.counters().scope("node1");
             rows.add(new ScatterRow(size, off.result().rows().get(0).latTypicalUs(), on.result().rows().get(0).latTypicalUs(), c0.get("pci.dma_writes"),
@@ -301,7 +304,7 @@ public final class WorkloadBench {
      * same figures, counters and end time as the beat-by-beat one.
      */
     public static SizeCost sizeCost(long size, int iters, int runs) {
-        Options o = Options.defaults().withSize(size).withIters(iters);
+        Options o = Options.defaults().with(set -> set.size(size).iters(iters));
         List<Measured> coasting = new ArrayList<>();
         coasting.add(measure(2, "write_bw", o, size + " B", true));
         Measured b = measure(2, "write_bw", o, size + " B", false);
@@ -353,7 +356,7 @@ public final class WorkloadBench {
             for (int i = 0; i < nodes.length; i++) {
                 boolean inRounds = nodes[i] <= roundsUpTo;
                 if (!inRounds && r < rounds - 1) continue;
-                Options o = Options.defaults().withIters(iters);
+                Options o = Options.defaults().with(set -> set.iters(iters));
                 int runs = inRounds ? Math.max(1, roundsUpTo / nodes[i]) : 1;
                 double sum = 0;
                 for (int k = 0; k < runs; k++) {
@@ -394,14 +397,15 @@ public final class WorkloadBench {
      */
     public static RtlSpeed rtlInLoop(boolean quick) {
         int iters = quick ? 5_000 : 200_000;
-        Options o = Options.defaults().withSize(64).withIters(iters);
+        Options o = Options.defaults().with(set -> set.size(64).iters(iters));
         double[] wall = new double[2]; // model alone, with RTL
         long edges = 0, cycles = 0;
         for (int warm = 0; warm < 2; warm++)
             for (int withRtl = 0; withRtl < 2; withRtl++) {
                 Set<String> rtl = withRtl == 1 ? Set.of("doorbell", "wqe") : Set.of();
                 try (Cluster c = Cluster.builder().nodes(2).profile("cx-gen3x16").rtl(rtl).build()) {
-                    Options run = warm == 0 ? o.withIters(Math.min(iters, 2000)) : o; // the first round warms the JIT and loads the RTL
+                    // the first round warms the JIT and loads the RTL
+                    Options run = warm == 0 ? o.with(set -> set.iters(Math.min(iters, 2000))) : o;
                     long t0 = System.nanoTime();
                     Result r = Workloads.run("write_bw", c.world(), run, new PrintStream(new ByteArrayOutputStream()));
                     long e = c.rtlEdges().values().stream().mapToLong(Long::longValue).max().orElse(0); // runs the last batch too

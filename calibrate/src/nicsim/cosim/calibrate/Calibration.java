@@ -124,7 +124,7 @@ public final class Calibration {
 
     private double figure(Profile p, PerftestOutput.Point pt) {
         World w = new World(2, p, 1, Faults.NONE);
-        Options o = Options.defaults().withSize(pt.bytes()).withIters(iters);
+        Options o = Options.defaults().with(set -> set.size(pt.bytes()).iters(iters));
         Result r = Workloads.run(pt.workload(), w, o, new PrintStream(OutputStream.nullOutputStream()));
         if (!r.ok()) throw new IllegalStateException(pt.workload() + " of " + pt.bytes() + " B failed: " + r.errors()
                 .get(0));

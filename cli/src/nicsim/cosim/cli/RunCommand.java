@@ -136,9 +136,9 @@ final class RunCommand implements Callable<Integer> {
         if (connection.equals("UD") && !workloads.stream().allMatch(x -> x.equals("send_lat") || x.equals("send_bw")))
             throw new IllegalArgumentException("--connection UD: only send_lat and send_bw run over UD (workloads: "
                     + String.join(", ", workloads) + ")");
-        Options o = Options.defaults().withSize(size != null ? size : 0).withAllSizes(allSizes)
-                .withIters(iters != null ? iters : 0).withQps(qps).withMtu(m)
-                .withTxDepth(txDepth).withMrs(mrs).withScatterToCqe(scatterToCqe).withUd(connection.equals("UD"));
+        Options o = Options.defaults().with(set -> set.size(size != null ? size : 0).allSizes(allSizes)
+                .iters(iters != null ? iters : 0).qps(qps).mtu(m)
+                .txDepth(txDepth).mrs(mrs).scatterToCqe(scatterToCqe).ud(connection.equals("UD")));
         if (!rtlBlocks.isEmpty()) Cluster.builder().rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
         nicsim.sim.Peers peers = mpi ? Ranks.start(workloads, rtlBlocks, wave, timeline) : null;
         ranks = peers;

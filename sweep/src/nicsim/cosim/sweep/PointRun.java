@@ -58,12 +58,12 @@ public final class PointRun {
         for (Map.Entry<String, String> e : all.entrySet()) {
             String k = e.getKey(), v = e.getValue();
             switch (k) {
-                case "size" -> o = o.withSize(number(k, v, 1, 8L << 20));
-                case "iters" -> o = o.withIters((int) number(k, v, 1, 10_000_000));
-                case "qps" -> o = o.withQps((int) number(k, v, 1, 10_000));
-                case "tx_depth" -> o = o.withTxDepth((int) number(k, v, 1, 4096));
-                case "mrs" -> o = o.withMrs((int) number(k, v, 1, 100_000));
-                case "mtu" -> o = o.withMtu(mtu(v));
+                case "size" -> o = o.with(set -> set.size(number(k, v, 1, 8L << 20)));
+                case "iters" -> o = o.with(set -> set.iters((int) number(k, v, 1, 10_000_000)));
+                case "qps" -> o = o.with(set -> set.qps((int) number(k, v, 1, 10_000)));
+                case "tx_depth" -> o = o.with(set -> set.txDepth((int) number(k, v, 1, 4096)));
+                case "mrs" -> o = o.with(set -> set.mrs((int) number(k, v, 1, 100_000)));
+                case "mtu" -> o = o.with(set -> set.mtu(mtu(v)));
                 case "nodes" -> nodes = (int) number(k, v, 2, 64);
                 case "faults" -> faults = Faults.parse(v);
                 default -> p = p.with(k, v);

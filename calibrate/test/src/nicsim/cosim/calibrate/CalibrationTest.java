@@ -57,8 +57,8 @@ class CalibrationTest {
     /** What `nicsim run WORKLOAD --size SIZE --iters 100` prints on profile p. */
     private static String run(Profile p, String workload, long size) {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
-        Workloads.run(workload, new World(2, p, 1, Faults.NONE), Options.defaults().withSize(size).withIters(100),
-                new PrintStream(b, true, StandardCharsets.UTF_8));
+        Options o = Options.defaults().with(set -> set.size(size).iters(100));
+        Workloads.run(workload, new World(2, p, 1, Faults.NONE), o, new PrintStream(b, true, StandardCharsets.UTF_8));
         return b.toString(StandardCharsets.UTF_8);
     }
 

@@ -47,7 +47,7 @@ class SweepTest {
         assertEquals(0, s.failed());
         // one point by hand: the same world, profile and options the sweep made
         World w = new World(2, Profiles.load("cx-gen3x16").with("dma.channels", "4"), 2, Faults.NONE);
-        Result r = Workloads.run("write_bw", w, Options.defaults().withSize(4096).withIters(20), QUIET);
+        Result r = Workloads.run("write_bw", w, Options.defaults().with(set -> set.size(4096).iters(20)), QUIET);
         PointRun.Outcome o = results.inOrder(spec).get(7);
         assertEquals(r.rows().get(0).bwAvgGbps(), (double) o.figures().get("bw_avg_gbps"));
         assertEquals(r.rows().get(0).simPicos() / 1e6, (double) o.figures().get("sim_us"));
