@@ -12,6 +12,17 @@ import nicsim.profile.Profiles;
 import nicsim.verbs.CompletionQueue;
 import nicsim.verbs.Context;
 import nicsim.verbs.Device;
+import java.util.Arrays;
+import nicsim.verbs.Connect;
+import nicsim.verbs.Mtu;
+import nicsim.verbs.ProcessMemory;
+import nicsim.verbs.QpInitAttr;
+import nicsim.verbs.QpType;
+import nicsim.verbs.SendFlags;
+import nicsim.verbs.SendWr;
+import nicsim.verbs.Sge;
+import nicsim.verbs.WcStatus;
+import nicsim.verbs.WrOpcode;
 
 /**
  * What a verb costs a C program through {@code attach} against the same verb called from Java:
@@ -48,8 +59,8 @@ public final class AttachBench {
                 BenchServe.runToEnd(attach, 5, "nicsim attach");
                 t[i] = (System.nanoTime() - t0) / 1e9;
             }
-            double[] timed = java.util.Arrays.copyOfRange(t, 1, t.length); // the first warms the build check
-            java.util.Arrays.sort(timed);
+            double[] timed = Arrays.copyOfRange(t, 1, t.length); // the first warms the build check
+            Arrays.sort(timed);
             return timed[timed.length / 2];
         });
     }
@@ -94,23 +105,23 @@ public final class AttachBench {
      */
     private static double[] postAndPoll(World w, Context ctx, CompletionQueue cq, int n) {
         var pd = ctx.allocPd();
-        var buf = new nicsim.verbs.ProcessMemory(w.host(0)).alloc(4096);
-        var mr = pd.regMr(buf, nicsim.verbs.Connect.ALL_REMOTE);
-        var init = new nicsim.verbs.QpInitAttr().qpType(nicsim.verbs.QpType.RC).sendCq(cq).recvCq(cq).maxSendWr(16)
+        var buf = new ProcessMemory(w.host(0)).alloc(4096);
+        var mr = pd.regMr(buf, Connect.ALL_REMOTE);
+        var init = new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(cq).maxSendWr(16)
                 .maxRecvWr(1).maxSendSge(1).maxRecvSge(1).maxInlineData(64);
         var a = pd.createQp(init);
         var b = pd.createQp(init);
         for (var q : List.of(a, b)) {
             var other = q == a ? b : a;
-            nicsim.verbs.Connect.toInit(q, nicsim.verbs.Connect.ALL_REMOTE);
-            nicsim.verbs.Connect.toRtr(q, nicsim.verbs.Connect.Dest.of(ctx, other, 0), nicsim.verbs.Mtu.MTU_1024);
-            nicsim.verbs.Connect.toRts(q, 0);
+            Connect.toInit(q, Connect.ALL_REMOTE);
+            Connect.toRtr(q, Connect.Dest.of(ctx, other, 0), Mtu.MTU_1024);
+            Connect.toRts(q, 0);
         }
         double[] post = new double[n], poll = new double[n];
         for (int i = 0; i < n; i++) {
-            var wr = new nicsim.verbs.SendWr().wrId(i).opcode(nicsim.verbs.WrOpcode.RDMA_WRITE)
-                    .sendFlags(nicsim.verbs.SendFlags.SIGNALED | nicsim.verbs.SendFlags.INLINE)
-                    .sgList(new nicsim.verbs.Sge(buf.addr(), 8, mr.lkey())).remoteAddr(buf.addr() + 2048)
+            var wr = new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE)
+                    .sendFlags(SendFlags.SIGNALED | SendFlags.INLINE)
+                    .sgList(new Sge(buf.addr(), 8, mr.lkey())).remoteAddr(buf.addr() + 2048)
                     .rkey(mr.rkey());
             long t0 = System.nanoTime();
             a.postSend(wr);
@@ -119,7 +130,7 @@ public final class AttachBench {
             t0 = System.nanoTime();
             var got = cq.poll(1);
             poll[i] = System.nanoTime() - t0;
-            if (got.size() != 1 || got.get(0).status() != nicsim.verbs.WcStatus.SUCCESS)
+            if (got.size() != 1 || got.get(0).status() != WcStatus.SUCCESS)
                 throw new IllegalStateException("the WRITE's completion: " + got);
         }
         a.close();

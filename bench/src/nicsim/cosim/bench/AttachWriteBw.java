@@ -3,7 +3,10 @@ package nicsim.cosim.bench;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.ServerSocket;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import nicsim.driver.World;
@@ -33,8 +36,8 @@ public final class AttachWriteBw {
         public double cDriverRatio() { return cDriverNs / javaNs; }
         /** The median of the rounds' ratios (each of one round's figures, measured within seconds of each other). */
         public double medianRatio() { return WorkloadBench.median(cRatios); }
-        public double minRatio() { return java.util.Arrays.stream(cRatios).min().orElse(Double.NaN); }
-        public double maxRatio() { return java.util.Arrays.stream(cRatios).max().orElse(Double.NaN); }
+        public double minRatio() { return Arrays.stream(cRatios).min().orElse(Double.NaN); }
+        public double maxRatio() { return Arrays.stream(cRatios).max().orElse(Double.NaN); }
     }
 
     /** {@code rounds} rounds of the three measurements (a noisy shared machine moves any one of them). */
@@ -67,7 +70,7 @@ public final class AttachWriteBw {
     }
 
     /** The best of the rounds: what the machine gives when nothing else takes it (noise only adds time). */
-    private static double min(double[] xs) { return java.util.Arrays.stream(xs).min().orElse(Double.NaN); }
+    private static double min(double[] xs) { return Arrays.stream(xs).min().orElse(Double.NaN); }
 
     private static double javaWall(int messages) {
         long t0 = System.nanoTime();
@@ -81,15 +84,15 @@ public final class AttachWriteBw {
     /** ib_write_bw's server and client on the serve's one node, looped back: the client's wall time, start to exit. */
     private static double attachWall(Path socket, int messages, boolean cDriver) throws Exception {
         int port;
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) { port = s.getLocalPort(); }
-        List<String> args = new java.util.ArrayList<>(List.of("ib_write_bw", "-s", "64", "-n",
+        try (ServerSocket s = new ServerSocket(0)) { port = s.getLocalPort(); }
+        List<String> args = new ArrayList<>(List.of("ib_write_bw", "-s", "64", "-n",
                 Integer.toString(messages), "-p", Integer.toString(port)));
         args = Attach.withDriver(cDriver ? "c" : "java", args);
         Process server = new ProcessBuilder(Attach.command(socket, 0, args)).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
             awaitListening(server, port);
-            List<String> client = new java.util.ArrayList<>(args);
+            List<String> client = new ArrayList<>(args);
             client.add("localhost");
             long t0 = System.nanoTime();
             BenchServe.runToEnd(Attach.command(socket, 0, client), 10, "ib_write_bw (client)");

@@ -16,6 +16,8 @@ import nicsim.sim.Port;
 import nicsim.sim.Stream;
 import nicsim.sim.PortWires;
 import nicsim.sim.Simulator;
+import java.util.Arrays;
+import nicsim.cosim.RtlInLoop;
 
 /**
  * Simulation speed of each block, Java twin against Verilated RTL, measured side by side in one
@@ -50,7 +52,7 @@ public final class BlockSpeed {
             long t0 = System.nanoTime();
             Block replayed = replayJava(pair, p, script, cycles);
             if (round >= 2) javaSecs = Math.min(javaSecs, (System.nanoTime() - t0) / 1e9);
-            if (!java.util.Arrays.equals(fired, fires(replayed)))
+            if (!Arrays.equals(fired, fires(replayed)))
                 throw new IllegalStateException(name + ": the replayed twin's transfers differ from its stimulus run's");
         }
         // RTL: replay those inputs, peek every output, once to warm up and once timed
@@ -190,7 +192,7 @@ public final class BlockSpeed {
 
     /** Seconds to run {@code rows} through a fresh native instance, batch by batch (the records are packed before the clock starts). */
     private static double replayNative(NativeBuild.Compiled nat, List<long[]> rows) {
-        int in = nat.inputs().size(), out = nat.outputs().size(), batch = nicsim.cosim.RtlInLoop.BATCH;
+        int in = nat.inputs().size(), out = nat.outputs().size(), batch = RtlInLoop.BATCH;
         List<long[]> packed = new ArrayList<>();
         for (int i = 0; i < rows.size(); i += batch) {
             int n = Math.min(batch, rows.size() - i);
@@ -215,7 +217,7 @@ public final class BlockSpeed {
         List<String> in = new ArrayList<>(), out = new ArrayList<>();
         for (PortWires.Wire w : PortWires.of(pair.twin().apply(new Simulator().clockDomain("core", 1000)))) (w.input() ? in : out).add(w.name());
         NativeBuild.Compiled nat = NativeBuild.compile(pair.rtlName(), pair.rtl(), in, out);
-        int batch = nicsim.cosim.RtlInLoop.BATCH;
+        int batch = RtlInLoop.BATCH;
         long[] rec = new long[batch * (in.size() + 1)], outputs = new long[batch * out.size()];
         for (int k = 0; k < batch; k++) rec[k * (in.size() + 1)] = 1; // idle inputs, one edge each
         double[] ns = new double[2];

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profile;
@@ -74,7 +75,7 @@ public final class ConnectxCurves {
     public static Curves run(Profile profile, List<Published> published, boolean quick) {
         Map<Curve, Map<Long, Double>> sim = new LinkedHashMap<>();
         for (Curve c : List.of(SEND_LAT, SEND_LAT_UD, WRITE_LAT, READ_LAT, WRITE_BW, SEND_BW, SEND_BW_UD)) {
-            Map<Long, Double> m = new java.util.TreeMap<>();
+            Map<Long, Double> m = new TreeMap<>();
             for (long s : sizes(c, quick)) m.put(s, figure(profile, c, s, quick));
             sim.put(c, m);
         }

@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.regex.Pattern;
+import javax.management.ObjectName;
 import nicsim.serve.Attach;
 import nicsim.serve.ProviderBuild;
 
@@ -17,7 +19,8 @@ public final class ServeBench {
     private ServeBench() {}
 
     /** Heap and simulated memory before and after {@code programs} runs. */
-    public record Churn(int programs, long heapBefore, long heapAfter, int pagesBefore, int pagesAfter, double wallSeconds) {
+    public record Churn(int programs, long heapBefore, long heapAfter, int pagesBefore, int pagesAfter,
+                        double wallSeconds) {
         public double heapGrowthPercent() { return 100.0 * (heapAfter - heapBefore) / heapBefore; }
     }
 
@@ -35,7 +38,7 @@ public final class ServeBench {
             String out = runFuzz(socket, program, verbs);
             double wall = (System.nanoTime() - t0) / 1e9;
             Thread.sleep(500);
-            var m = java.util.regex.Pattern.compile("fuzz: (\\d+) verbs, (\\d+) refused, 0 bad").matcher(out);
+            var m = Pattern.compile("fuzz: (\\d+) verbs, (\\d+) refused, 0 bad").matcher(out);
             if (!m.find()) throw new IOException("nicsim-fuzz printed:\n" + out);
             return new Fuzz(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), heapBefore, heap(), wall);
         });
@@ -72,8 +75,9 @@ public final class ServeBench {
      */
     private static long heap() throws Exception {
         var server = ManagementFactory.getPlatformMBeanServer();
-        var name = new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand");
-        String histogram = (String) server.invoke(name, "gcClassHistogram", new Object[]{null}, new String[]{String[].class.getName()});
+        var name = new ObjectName("com.sun.management:type=DiagnosticCommand");
+        String histogram = (String) server.invoke(name, "gcClassHistogram", new Object[]{null},
+                new String[]{String[].class.getName()});
         for (String line : histogram.split("\n"))
             if (line.startsWith("Total")) return Long.parseLong(line.trim().split("\\s+")[2]);
         throw new IllegalStateException("no Total in the class histogram");

@@ -5,6 +5,7 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import nicsim.cosim.sweep.LocalSweep;
 import nicsim.cosim.sweep.SweepResults;
 import nicsim.cosim.sweep.SweepSpec;
@@ -26,7 +27,8 @@ public final class SweepBench {
     }
 
     /** Points per minute with {@code jobs} workers; whether both runs' tables are identical. */
-    public record Throughput(int points, int cores, double oneWorkerSeconds, double allCoresSeconds, boolean identical) {
+    public record Throughput(int points, int cores, double oneWorkerSeconds, double allCoresSeconds,
+                             boolean identical) {
         public double oneWorkerPerMinute() { return points / oneWorkerSeconds * 60; }
         public double allCoresPerMinute() { return points / allCoresSeconds * 60; }
     }
@@ -37,15 +39,18 @@ public final class SweepBench {
         PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
         Path tmp = Files.createTempDirectory("nicsim-sweep-bench");
         try {
-            LocalSweep.run(spec, new SweepResults(tmp.resolve("warm"), SweepSpec.parse(spec(true), "warm-up")), cores, quiet); // JIT warm-up
-            SweepResults one = new SweepResults(tmp.resolve("one"), spec), all = new SweepResults(tmp.resolve("all"), spec);
+            // JIT warm-up
+            LocalSweep.run(spec, new SweepResults(tmp.resolve("warm"), SweepSpec.parse(spec(true), "warm-up")), cores,
+                    quiet);
+            SweepResults one = new SweepResults(tmp.resolve("one"), spec);
+            SweepResults all = new SweepResults(tmp.resolve("all"), spec);
             double a = LocalSweep.run(spec, one, 1, quiet).wallSeconds();
             double b = LocalSweep.run(spec, all, cores, quiet).wallSeconds();
             boolean same = Files.readString(one.writeCsv(spec)).equals(Files.readString(all.writeCsv(spec)));
             return new Throughput(spec.points().size(), cores, a, b, same);
         } finally {
             try (var walk = Files.walk(tmp)) {
-                walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
     }

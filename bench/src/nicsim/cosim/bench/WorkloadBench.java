@@ -1,8 +1,10 @@
 package nicsim.cosim.bench;
 
+import com.sun.management.ThreadMXBean;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,6 +15,8 @@ import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
+import nicsim.workloads.DcPool;
+import nicsim.workloads.OdpTouch;
 import nicsim.workloads.Options;
 import nicsim.workloads.Result;
 import nicsim.workloads.Workloads;
@@ -200,7 +204,7 @@ public final class WorkloadBench {
 
     /** Bytes every thread of this JVM has allocated on the heap so far (the threads ended included). */
     private static long allocated() {
-        var mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         return mx.getTotalThreadAllocatedBytes();
     }
 
@@ -249,10 +253,10 @@ public final class WorkloadBench {
     }
 
     /** The on-demand paging study's sizes: a page, perftest's default message, and a megabyte. */
-    public static List<nicsim.workloads.OdpTouch.Outcome> odpTouch(boolean quick) {
-        List<nicsim.workloads.OdpTouch.Outcome> rows = new ArrayList<>();
+    public static List<OdpTouch.Outcome> odpTouch(boolean quick) {
+        List<OdpTouch.Outcome> rows = new ArrayList<>();
         for (int size : quick ? new int[]{4096, 65536} : new int[]{4096, 65536, 1 << 20})
-            rows.add(nicsim.workloads.OdpTouch.run(new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE), size));
+            rows.add(OdpTouch.run(new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE), size));
         return rows;
     }
 
@@ -272,8 +276,8 @@ public final class WorkloadBench {
         Profile half = Profiles.load("cx-gen3x16"), full = half.with("dc.handshake", "\"full\"");
         List<DcRow> rows = new ArrayList<>();
         for (int dcis : new int[]{1, 2, 4, 8}) {
-            var h = nicsim.workloads.DcPool.run(new World(1 + DC_TARGETS, half, 1, Faults.NONE), dcis, 8, messages, 64);
-            var f = nicsim.workloads.DcPool.run(new World(1 + DC_TARGETS, full, 1, Faults.NONE), dcis, 8, messages, 64);
+            var h = DcPool.run(new World(1 + DC_TARGETS, half, 1, Faults.NONE), dcis, 8, messages, 64);
+            var f = DcPool.run(new World(1 + DC_TARGETS, full, 1, Faults.NONE), dcis, 8, messages, 64);
             if (!h.errors().isEmpty() || !f.errors().isEmpty()) throw new IllegalStateException("DC pool study: " + h.errors() + f.errors());
             rows.add(new DcRow(dcis, h.connectsPerWrite(), h.latAvgUs(), h.latP99Us(), f.latAvgUs(), f.latP99Us()));
         }
@@ -320,7 +324,7 @@ public final class WorkloadBench {
     /** The median of {@code xs} (the mean of the middle two when there is an even number). */
     static double median(double[] xs) {
         double[] s = xs.clone();
-        java.util.Arrays.sort(s);
+        Arrays.sort(s);
         int n = s.length;
         return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }

@@ -32,6 +32,7 @@ import org.apache.commons.math3.optim.univariate.BrentOptimizer;
 import org.apache.commons.math3.optim.univariate.SearchInterval;
 import org.apache.commons.math3.optim.univariate.UnivariateObjectiveFunction;
 import org.apache.commons.math3.optim.univariate.UnivariatePointValuePair;
+import java.util.concurrent.ExecutionException;
 
 /**
  * Fits profile parameters to measured perftest figures: each parameter is scaled by a factor
@@ -111,7 +112,7 @@ public final class Calibration {
             for (int i = 0; i < out.length; i++) out[i] = runs.get(i).get();
             evaluations++;
             return out;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             Throwable c = e.getCause();
             throw c instanceof RuntimeException r ? r : new IllegalStateException(c);
         } catch (InterruptedException e) {
@@ -249,7 +250,8 @@ public final class Calibration {
         Profile p = profile(fit.fitted());
         StringBuilder b = new StringBuilder();
         b.append(String.format("# Fitted by ./nicsim calibrate to %d measured points (%s): rms error %.2f %% "
-                + "(the profile gave %.2f %%).%n", points.size(), sources, 100 * fit.rmsError(), 100 * fit.startError()));
+                + "(the profile gave %.2f %%).%n", points.size(), sources, 100 * fit.rmsError(),
+                100 * fit.startError()));
         b.append("profile ").append(base.name()).append("-fitted\n");
         b.append("about ").append(base.description()).append(" Fitted to measured perftest figures.\n");
         b.append("extends ").append(extendsName).append("\n");

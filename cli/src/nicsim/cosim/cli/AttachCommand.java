@@ -14,8 +14,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 @Command(name = "attach", mixinStandardHelpOptions = true,
-        description = "Run an unmodified libibverbs program (ibv_devinfo, ibv_rc_pingpong, perftest...) with a simulated adapter of a "
-                + "running 'nicsim serve' as its RDMA device; exits with the program's status.")
+        description = "Run an unmodified libibverbs program (ibv_devinfo, ibv_rc_pingpong, perftest...) with a "
+                + "simulated adapter of a running 'nicsim serve' as its RDMA device; exits with the program's status.")
 final class AttachCommand implements Callable<Integer> {
     @Option(names = "--node", defaultValue = "0", description = "the node whose adapter the program uses "
             + "(default: ${DEFAULT-VALUE}); 'rank': the MPI rank the launcher gives the program (OMPI_COMM_WORLD_RANK, "
@@ -90,7 +90,7 @@ final class AttachCommand implements Callable<Integer> {
     }
 
     /** The node {@code --node} names: a number, or "rank" for the MPI rank in {@code env}. */
-    static int nodeNumber(String node, java.util.Map<String, String> env) {
+    static int nodeNumber(String node, Map<String, String> env) {
         if (node.equals("rank")) {
             for (String v : List.of("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"))
                 if (env.get(v) != null) return nodeNumber(env.get(v), Map.of());

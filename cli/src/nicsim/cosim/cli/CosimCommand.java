@@ -8,14 +8,16 @@ import java.util.concurrent.Callable;
 import nicsim.cosim.BlockPairs;
 import nicsim.cosim.CosimRun;
 import nicsim.cosim.Lockstep;
+import nicsim.cosim.RtlInLoop;
 import nicsim.profile.Profile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-@Command(name = "cosim", mixinStandardHelpOptions = true, description = "Random-stimulus lockstep check of a block's Java twin against its Verilated RTL. "
-        + "Ends with 'divergences: N'; exits 1 when N > 0.")
+@Command(name = "cosim", mixinStandardHelpOptions = true,
+        description = "Random-stimulus lockstep check of a block's Java twin against its Verilated RTL. "
+                + "Ends with 'divergences: N'; exits 1 when N > 0.")
 final class CosimCommand implements Callable<Integer> {
     @Parameters(paramLabel = "BLOCK", description = "doorbell, wqe, mtt, dma, cqe, or all")
     String block;
@@ -23,7 +25,8 @@ final class CosimCommand implements Callable<Integer> {
     @Option(names = "--cycles", defaultValue = "100000", description = "cycles per block (default: ${DEFAULT-VALUE})")
     long cycles;
 
-    @Option(names = "--seed", defaultValue = "1", description = "stimulus seed (default: ${DEFAULT-VALUE}); a failing seed reproduces exactly")
+    @Option(names = "--seed", defaultValue = "1",
+            description = "stimulus seed (default: ${DEFAULT-VALUE}); a failing seed reproduces exactly")
     long seed;
 
     @Mixin
@@ -37,7 +40,8 @@ final class CosimCommand implements Callable<Integer> {
     @Option(names = "--top", description = "the top module of --verilog (default: the first module of the first file)")
     String top;
 
-    @Option(names = "--window-dir", defaultValue = "out/cosim", description = "where a divergence's waveform window goes (default: ${DEFAULT-VALUE})")
+    @Option(names = "--window-dir", defaultValue = "out/cosim",
+            description = "where a divergence's waveform window goes (default: ${DEFAULT-VALUE})")
     Path windowDir;
 
     @Override public Integer call() throws Exception {
@@ -53,8 +57,9 @@ final class CosimCommand implements Callable<Integer> {
             long t0 = System.nanoTime();
             Lockstep.Result r = CosimRun.run(p, b, cycles, seed, windowDir);
             double secs = (System.nanoTime() - t0) / 1e9;
-            System.out.printf("%-10s %,d cycles, seed %d, profile %s: %s  (%.1f s wall, transfers %s)%n", b, r.cycles(), seed, p.name(),
-                    r.divergence().map(Object::toString).orElse("RTL and Java model agree on every edge"), secs, r.transfers());
+            String verdict = r.divergence().map(Object::toString).orElse("RTL and Java model agree on every edge");
+            System.out.printf("%-10s %,d cycles, seed %d, profile %s: %s  (%.1f s wall, transfers %s)%n", b, r.cycles(),
+                    seed, p.name(), verdict, secs, r.transfers());
             r.windowFiles().forEach(f -> System.out.println("  waveform window: " + f.toAbsolutePath()));
             divergences += r.divergences();
         }
@@ -69,10 +74,10 @@ final class CosimCommand implements Callable<Integer> {
         List<Path> files = verilog.stream().map(Path::toAbsolutePath).toList();
         for (Path f : files)
             if (!Files.isRegularFile(f)) throw new IllegalArgumentException("--verilog " + f + ": no such file");
-        String module = top != null ? top : nicsim.cosim.RtlInLoop.Own.firstModule(files.get(0));
+        String module = top != null ? top : RtlInLoop.Own.firstModule(files.get(0));
         long t0 = System.nanoTime();
-        var own = new nicsim.cosim.RtlInLoop.Own(files, module);
-        String d = nicsim.cosim.RtlInLoop.lockstep(p, block, own, cycles, seed);
+        var own = new RtlInLoop.Own(files, module);
+        String d = RtlInLoop.lockstep(p, block, own, cycles, seed);
         System.out.printf("%-10s %,d cycles, seed %d, profile %s, your module %s: %s  (%.1f s wall)%n", block, cycles,
                 seed, p.name(), module, d == null ? "RTL and Java model agree on every edge" : d,
                 (System.nanoTime() - t0) / 1e9);

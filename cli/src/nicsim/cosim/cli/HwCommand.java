@@ -1,9 +1,14 @@
 package nicsim.cosim.cli;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import nicsim.cosim.BlockPairs;
 import nicsim.cosim.HwCost;
+import nicsim.cosim.HwMutate;
+import nicsim.cosim.RtlInLoop;
+import nicsim.hw.rtl.Toolchain;
 import nicsim.profile.Profile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -14,10 +19,12 @@ import picocli.CommandLine.Parameters;
         + "well the lockstep catches their bugs.", subcommands = {HwCommand.Cost.class, HwCommand.Mutate.class,
         HwCoverageCommand.class, HwProveCommand.class})
 final class HwCommand implements Runnable {
-    @Override public void run() { System.out.println("nicsim hw: give a subcommand: cost, mutate, coverage, prove (nicsim hw --help)"); }
+    @Override public void run() {
+        System.out.println("nicsim hw: give a subcommand: cost, mutate, coverage, prove (nicsim hw --help)");
+    }
 
     static void needYosys() {
-        if (!nicsim.hw.rtl.Toolchain.onPath("yosys"))
+        if (!Toolchain.onPath("yosys"))
             throw new IllegalArgumentException("yosys is not installed: run scripts/ensure-tools.sh --rtl "
                     + "(as root it installs it with apt-get) or: sudo apt-get install -y yosys");
     }
@@ -50,13 +57,13 @@ final class HwCommand implements Runnable {
             if (mutants < 1) throw new IllegalArgumentException("--mutants " + mutants + " must be >= 1");
             if (cycles < 1) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1");
             Profile p = profile.load();
-            nicsim.cosim.BlockPairs.get(p, block);
-            var r = nicsim.cosim.HwMutate.run(p, block, mutants, seed, cycles, line -> System.out.println("  " + line));
+            BlockPairs.get(p, block);
+            var r = HwMutate.run(p, block, mutants, seed, cycles, line -> System.out.println("  " + line));
             System.out.printf("%s: %d mutants, %d killed, %d survived, %d not built: mutation score %.0f %%%n", block,
                     r.mutants().size(), r.killed(), r.survived(), r.mutants().size() - r.killed() - r.survived(),
                     100 * r.score());
             for (var m : r.mutants())
-                if (m.fate() == nicsim.cosim.HwMutate.Fate.SURVIVED) System.out.println("  survived: " + m.mutation());
+                if (m.fate() == HwMutate.Fate.SURVIVED) System.out.println("  survived: " + m.mutation());
             return 0;
         }
     }
@@ -76,7 +83,7 @@ final class HwCommand implements Runnable {
 
         @Option(names = "--verilog", arity = "1..*", paramLabel = "FILE",
                 description = "cost your own Verilog/SystemVerilog in place of the one BLOCK named, at its clock")
-        List<java.nio.file.Path> verilog = new ArrayList<>();
+        List<Path> verilog = new ArrayList<>();
 
         @Option(names = "--top", description = "the module of --verilog to cost (default: the first of the first file)")
         String top;
@@ -85,7 +92,7 @@ final class HwCommand implements Runnable {
             needYosys();
             Profile p = profile.load();
             List<String> names = blocks.isEmpty() ? HwCost.blocks(p) : blocks;
-            for (String b : names) nicsim.cosim.BlockPairs.get(p, b); // an unknown name is refused before any synthesis
+            for (String b : names) BlockPairs.get(p, b); // an unknown name is refused before any synthesis
             if (!verilog.isEmpty() && names.size() != 1)
                 throw new IllegalArgumentException("--verilog takes exactly one BLOCK (whose clock it is timed "
                         + "against); given: " + (blocks.isEmpty() ? "none" : String.join(" ", blocks)));
@@ -100,7 +107,7 @@ final class HwCommand implements Runnable {
             List<HwCost.Cost> late = new ArrayList<>();
             for (String b : names) {
                 HwCost.Cost c = verilog.isEmpty() ? HwCost.of(p, b) : HwCost.ofVerilog(p, b, verilog,
-                        top != null ? top : nicsim.cosim.RtlInLoop.Own.firstModule(verilog.get(0)));
+                        top != null ? top : RtlInLoop.Own.firstModule(verilog.get(0)));
                 System.out.printf("%-9s %-18s %,9d %,10d %8d %,12d %6d %,9d %,9d %6d %8.0f %8.0f%s %9.1f%n", c.block(),
                         c.module(), c.cells(), c.flipFlops(), c.memories(), c.memoryBits(), c.depth(), c.luts(),
                         c.fpgaFlipFlops(), c.lutLevels(), c.fmaxMhz(), c.clockMhz(), c.meetsClock() ? " " : "!",

@@ -4,10 +4,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.stream.LongStream;
+import nicsim.cosim.BlockPairs;
+import nicsim.cosim.HwCost;
 import nicsim.cosim.HwCoverage;
 import nicsim.cosim.RtlInLoop;
+import nicsim.hw.rtl.Toolchain;
 import nicsim.profile.Profile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -55,10 +59,10 @@ final class HwCoverageCommand implements Callable<Integer> {
         if (runs < 1) throw new IllegalArgumentException("--runs " + runs + " must be >= 1");
         if (show < 0) throw new IllegalArgumentException("--show " + show + " must be >= 0");
         Profile p = profile.load();
-        List<String> names = blocks.isEmpty() ? nicsim.cosim.HwCost.blocks(p) : blocks;
-        for (String b : names) nicsim.cosim.BlockPairs.get(p, b); // an unknown name is refused before any build
-        RtlInLoop.requireKnown(java.util.Set.copyOf(names));
-        if (!nicsim.hw.rtl.Toolchain.onPath("verilator_coverage"))
+        List<String> names = blocks.isEmpty() ? HwCost.blocks(p) : blocks;
+        for (String b : names) BlockPairs.get(p, b); // an unknown name is refused before any build
+        RtlInLoop.requireKnown(Set.copyOf(names));
+        if (!Toolchain.onPath("verilator_coverage"))
             throw new IllegalArgumentException("verilator_coverage is not installed: it comes with Verilator "
                     + "(scripts/ensure-tools.sh --rtl)");
         RtlInLoop.Own own = null;

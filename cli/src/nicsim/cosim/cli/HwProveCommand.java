@@ -3,11 +3,15 @@ package nicsim.cosim.cli;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import nicsim.cosim.BlockPairs;
 import nicsim.cosim.HwCost;
 import nicsim.cosim.HwProve;
+import nicsim.cosim.RtlInLoop;
+import nicsim.hw.rtl.Toolchain;
 import nicsim.profile.Profile;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -33,7 +37,8 @@ final class HwProveCommand implements Callable<Integer> {
     @Option(names = "--top", description = "the top module of --verilog (default: the first module of the first file)")
     String top;
 
-    @Option(names = "--depth", description = "edges the bounded check covers (default: the block's, see docs/blocks.md)")
+    @Option(names = "--depth",
+            description = "edges the bounded check covers (default: the block's, see docs/blocks.md)")
     Integer depth;
 
     @Option(names = "--mutants", defaultValue = "0",
@@ -49,13 +54,13 @@ final class HwProveCommand implements Callable<Integer> {
 
     @Override public Integer call() throws Exception {
         for (String tool : List.of("yosys", "yosys-smtbmc", "z3"))
-            if (!nicsim.hw.rtl.Toolchain.onPath(tool))
+            if (!Toolchain.onPath(tool))
                 throw new IllegalArgumentException(tool + " is not installed: run scripts/ensure-tools.sh --rtl");
         if (depth != null && depth < 1) throw new IllegalArgumentException("--depth " + depth + " must be >= 1");
         if (mutants < 0) throw new IllegalArgumentException("--mutants " + mutants + " must be >= 0");
         Profile p = profile.load();
         List<String> names = blocks.isEmpty() ? HwCost.blocks(p) : blocks;
-        for (String b : names) nicsim.cosim.BlockPairs.get(p, b);
+        for (String b : names) BlockPairs.get(p, b);
         if (!verilog.isEmpty() && names.size() != 1)
             throw new IllegalArgumentException("--verilog replaces one block: name it (blocks given: " + names + ")");
         if (top != null && verilog.isEmpty()) throw new IllegalArgumentException("--top names the module of --verilog");
@@ -70,14 +75,15 @@ final class HwProveCommand implements Callable<Integer> {
                 else {
                     List<Path> files = verilog.stream().map(Path::toAbsolutePath).toList();
                     for (Path f : files)
-                        if (!Files.isRegularFile(f)) throw new IllegalArgumentException("--verilog " + f + ": no such file");
-                    design = new HwProve.Design(files, top != null ? top : nicsim.cosim.RtlInLoop.Own.firstModule(files.get(0)));
+                        if (!Files.isRegularFile(f))
+                            throw new IllegalArgumentException("--verilog " + f + ": no such file");
+                    design = new HwProve.Design(files, top != null ? top : RtlInLoop.Own.firstModule(files.get(0)));
                 }
                 System.out.printf("%s (%s), depth %d:%n", b, design.top(), d);
                 results = HwProve.prove(p, b, design, d, out);
             } finally {
                 try (var w = Files.walk(scratch)) {
-                    for (Path f : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(f);
+                    for (Path f : w.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(f);
                 }
             }
             for (HwProve.Result r : results) {
@@ -92,8 +98,8 @@ final class HwProveCommand implements Callable<Integer> {
                 long vacuous = broken.values().stream().filter(v -> v == null).count();
                 System.out.printf("  vacuity over %d mutants: %d of %d properties broken by some mutant%n", mutants,
                         broken.size() - vacuous, broken.size());
-                broken.forEach((k, v) -> System.out.printf("    %-34s %s%n", k, v == null ? "VACUOUS (no mutant breaks it)"
-                        : "broken by: " + v));
+                broken.forEach((k, v) -> System.out.printf("    %-34s %s%n", k,
+                        v == null ? "VACUOUS (no mutant breaks it)" : "broken by: " + v));
             }
         }
         return allHold ? 0 : 1;

@@ -4,11 +4,16 @@ import java.io.IOException;
 import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import nicsim.adapter.Adapter;
 import nicsim.cosim.Cluster;
 import nicsim.cosim.RtlInLoop;
+import nicsim.cosim.Stages;
 import nicsim.sim.Trace;
 import nicsim.wave.VcdWriter;
 
@@ -24,7 +29,8 @@ final class Observe {
             String b = item.contains("=") ? item.substring(0, item.indexOf('=')) : item;
             if (b.equals("all")) blocks.addAll(RtlInLoop.IN_SYSTEM);
             else if (Cluster.RTL_BLOCKS.contains(b)) blocks.add(b);
-            else throw new IllegalArgumentException("--rtl '" + b + "' unknown; accepted: " + String.join(", ", Cluster.RTL_BLOCKS) + ", all");
+            else throw new IllegalArgumentException("--rtl '" + b + "' unknown; accepted: "
+                    + String.join(", ", Cluster.RTL_BLOCKS) + ", all");
         }
         return blocks;
     }
@@ -33,16 +39,16 @@ final class Observe {
      * The blocks of {@code --rtl} given as BLOCK=FILE[+FILE...]: the user's own Verilog in place of the
      * generated block, its top the first module of the first file.
      */
-    static java.util.Map<String, RtlInLoop.Own> ownRtl(String list) throws java.io.IOException {
-        java.util.Map<String, RtlInLoop.Own> own = new java.util.TreeMap<>();
+    static Map<String, RtlInLoop.Own> ownRtl(String list) throws IOException {
+        Map<String, RtlInLoop.Own> own = new TreeMap<>();
         if (list == null || list.isBlank()) return own;
         for (String item : list.split(",")) {
             int eq = item.indexOf('=');
             if (eq < 0) continue;
-            java.util.List<java.nio.file.Path> files = new java.util.ArrayList<>();
+            List<Path> files = new ArrayList<>();
             for (String f : item.substring(eq + 1).split("\\+")) {
-                java.nio.file.Path p = java.nio.file.Path.of(f).toAbsolutePath();
-                if (!java.nio.file.Files.isRegularFile(p))
+                Path p = Path.of(f).toAbsolutePath();
+                if (!Files.isRegularFile(p))
                     throw new IllegalArgumentException("--rtl " + item + ": no file " + f);
                 files.add(p);
             }
@@ -63,12 +69,13 @@ final class Observe {
         a.fetcher().trace(vcd, "TOP.WqeFetcher");
         a.mtt().trace(vcd, "TOP.MttWalker");
         a.cqeWriter().trace(vcd, "TOP.CqeWriter");
-        a.dma().engines().get(0).trace(vcd, "TOP.DmaEngine"); // channel 0, the busiest: each piece goes to the least busy, lowest first
+        // channel 0, the busiest: each piece goes to the least busy, lowest first
+        a.dma().engines().get(0).trace(vcd, "TOP.DmaEngine");
         return vcd;
     }
 
     /** Records the send WQEs' stages from now on, for a timeline. */
-    static void recordTimeline(Trace trace) { nicsim.cosim.Stages.record(trace); }
+    static void recordTimeline(Trace trace) { Stages.record(trace); }
 
     /** Writes the timeline as Perfetto / Chrome JSON. */
     static void writeTimeline(Trace trace, Path file) throws IOException {

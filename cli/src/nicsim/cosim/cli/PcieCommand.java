@@ -5,7 +5,9 @@ import nicsim.host.PcieEfficiency;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
-@Command(name = "pcie", mixinStandardHelpOptions = true, description = "Print DMA efficiency and throughput of a profile's host link vs TLP arithmetic (simulated, exact).")
+@Command(name = "pcie", mixinStandardHelpOptions = true,
+        description = "Print DMA efficiency and throughput of a profile's host link vs TLP arithmetic "
+                + "(simulated, exact).")
 final class PcieCommand implements Callable<Integer> {
     @Mixin
     ProfileOption profile = new ProfileOption();

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import nicsim.abi.Cqe64;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.stim.SendQueueHost;
 import nicsim.profile.Profile;
@@ -30,8 +31,8 @@ final class PlatformDemo {
     /** What a run showed: counts, per-stage mean latencies in picoseconds, counters, errors. */
     record Result(int posted, int verified, long[] stageMeanPicos, long cycles, int completions, int interrupts,
                   Map<String, Long> counters, List<String> errors) {
-        static final String[] STAGES = {"doorbell MMIO -> decoded", "decoded -> ring read issued", "read issued -> WQE delivered",
-                "delivered -> CQE in host memory"};
+        static final String[] STAGES = {"doorbell MMIO -> decoded", "decoded -> ring read issued",
+                "read issued -> WQE delivered", "delivered -> CQE in host memory"};
     }
 
     static Result run(Profile profile, int wqes, Path wave, Path timeline) throws IOException {
@@ -42,13 +43,14 @@ final class PlatformDemo {
             h.adapter.decoder().trace(vcd, "TOP.DoorbellDecoder");
             h.adapter.fetcher().trace(vcd, "TOP.WqeFetcher");
         }
-        for (int left = wqes; left > 0; left -= 16) h.round(Math.min(16, left)); // at most 32 of the ring's 64 WQEBBs per round
+        // at most 32 of the ring's 64 WQEBBs per round
+        for (int left = wqes; left > 0; left -= 16) h.round(Math.min(16, left));
         // the completion path: arm, post signaled NOPs, poll their CQEs
         h.armCq(false);
         for (int i = 0; i < NOPS; i++) h.postNop(true);
         h.ringDoorbell();
         h.run();
-        List<nicsim.abi.Cqe64.View> cqes = h.pollCq();
+        List<Cqe64.View> cqes = h.pollCq();
         if (vcd != null) { vcd.advanceTo(h.sim.now()); vcd.close(); }
 
         List<String> errors = new ArrayList<>();

@@ -1,19 +1,22 @@
 package nicsim.cosim.cli;
 
+import java.util.Iterator;
 import java.util.concurrent.Callable;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
-@Command(name = "profiles", mixinStandardHelpOptions = true, description = "List the built-in profiles, or show every parameter of one (a name or a profile file).")
+@Command(name = "profiles", mixinStandardHelpOptions = true,
+        description = "List the built-in profiles, or show every parameter of one (a name or a profile file).")
 final class ProfilesCommand implements Callable<Integer> {
-    @Parameters(arity = "0..1", paramLabel = "PROFILE", description = "built-in name (${COMPLETION-CANDIDATES}) or a .profile file",
+    @Parameters(arity = "0..1", paramLabel = "PROFILE",
+            description = "built-in name (${COMPLETION-CANDIDATES}) or a .profile file",
             completionCandidates = Builtins.class)
     String profile;
 
     static final class Builtins implements Iterable<String> {
-        @Override public java.util.Iterator<String> iterator() { return Profiles.BUILTIN.iterator(); }
+        @Override public Iterator<String> iterator() { return Profiles.BUILTIN.iterator(); }
     }
 
     @Override public Integer call() {

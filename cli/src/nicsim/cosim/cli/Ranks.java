@@ -1,5 +1,6 @@
 package nicsim.cosim.cli;
 
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import nicsim.driver.World;
 import nicsim.mpi.Mpi;
 import nicsim.sim.Counters;
 import nicsim.sim.Peers;
+import nicsim.sim.TimedPeers;
 
 /**
  * {@code run --mpi}: the run's side of a run across processes. Each rank runs its block of hosts; rank 0
@@ -36,14 +38,14 @@ final class Ranks {
             throw new IllegalArgumentException("--mpi: this process was not started by Open MPI's mpirun "
                     + "(OMPI_COMM_WORLD_SIZE is not set)");
         Mpi m = Mpi.world();
-        if (m.rank() != 0) System.setOut(new PrintStream(java.io.OutputStream.nullOutputStream()));
-        return new nicsim.sim.TimedPeers(m);
+        if (m.rank() != 0) System.setOut(new PrintStream(OutputStream.nullOutputStream()));
+        return new TimedPeers(m);
     }
 
     /** Every rank's failures added up; MPI finalized. */
     static int finish(Peers p, int failures) {
         int all = (int) p.sum(failures);
-        if (p instanceof nicsim.sim.TimedPeers t && t.inner() instanceof Mpi m) m.close();
+        if (p instanceof TimedPeers t && t.inner() instanceof Mpi m) m.close();
         return all;
     }
 

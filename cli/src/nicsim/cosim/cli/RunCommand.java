@@ -7,15 +7,22 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.function.DoubleConsumer;
 import nicsim.adapter.Adapter;
 import nicsim.cosim.Cluster;
 import nicsim.cosim.Stages;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profile;
+import nicsim.sim.ClockDomain;
+import nicsim.sim.Peers;
+import nicsim.sim.Simulator;
+import nicsim.sim.TimedPeers;
 import nicsim.sim.Trace;
 import nicsim.verbs.Mtu;
+import nicsim.wave.GtkwSave;
 import nicsim.wave.VcdWriter;
 import nicsim.workloads.Options;
 import nicsim.workloads.Result;
@@ -140,7 +147,7 @@ final class RunCommand implements Callable<Integer> {
                 .iters(iters != null ? iters : 0).qps(qps).mtu(m)
                 .txDepth(txDepth).mrs(mrs).scatterToCqe(scatterToCqe).ud(connection.equals("UD")));
         if (!rtlBlocks.isEmpty()) Cluster.builder().rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
-        nicsim.sim.Peers peers = mpi ? Ranks.start(workloads, rtlBlocks, wave, timeline) : null;
+        Peers peers = mpi ? Ranks.start(workloads, rtlBlocks, wave, timeline) : null;
         ranks = peers;
         int failures = 0;
         try {
@@ -151,7 +158,7 @@ final class RunCommand implements Callable<Integer> {
         return failures == 0 ? 0 : 1;
     }
 
-    private nicsim.sim.Peers ranks; // --mpi: the processes the hosts are spread over
+    private Peers ranks; // --mpi: the processes the hosts are spread over
 
     private int runAll(Profile p, Options o, Faults f, Set<String> rtlBlocks) throws Exception {
         int failures = 0;
@@ -192,14 +199,14 @@ final class RunCommand implements Callable<Integer> {
                 ? (threads != null ? threads : Runtime.getRuntime().availableProcessors()) : 0;
         try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).threads(apart)
                 .peers(ranks)
-                .ownRtl(rtlBlocks.isEmpty() ? java.util.Map.of() : Observe.ownRtl(rtl)).build()) {
+                .ownRtl(rtlBlocks.isEmpty() ? Map.of() : Observe.ownRtl(rtl)).build()) {
             return runOne(name, p, o, f, cluster);
         }
     }
 
     private Result runOne(String name, Profile p, Options o, Faults f, Cluster cluster) throws Exception {
         World world = cluster.world();
-        for (nicsim.sim.Simulator s : world.partitions()) s.coasting(!beatByBeat);
+        for (Simulator s : world.partitions()) s.coasting(!beatByBeat);
         PrintStream out = System.out;
         Trace trace = world.sim.trace();
         Observe.recordTimeline(trace);
@@ -221,15 +228,15 @@ final class RunCommand implements Callable<Integer> {
             out.printf("RTL in the loop (node 0): %s edges exchanged, every output wire equal to the Java twin's%n", cluster.rtlEdges());
         counters(out, world);
         long edges = 0, coasted = 0;
-        for (nicsim.sim.Simulator s : world.localPartitions())
-            for (nicsim.sim.ClockDomain d : s.clockDomains()) { edges += d.edgesRun(); coasted += d.edgesCoasted(); }
+        for (Simulator s : world.localPartitions())
+            for (ClockDomain d : s.clockDomains()) { edges += d.edgesRun(); coasted += d.edgesCoasted(); }
         if (ranks != null) {
             edges = ranks.sum(edges);
             coasted = ranks.sum(coasted);
         }
         long simulated = world.now();
         if (ranks != null) {
-            nicsim.sim.TimedPeers timed = (nicsim.sim.TimedPeers) ranks;
+            TimedPeers timed = (TimedPeers) ranks;
             long windows = Math.max(1, world.windows());
             out.printf("hosts ran apart in %,d windows of %.0f ns on %d ranks x %d threads (rank 0: %.2f s in %,d "
                     + "collectives, %.1f us a window, waits for the other ranks included)%n", world.windows(),
@@ -241,7 +248,7 @@ final class RunCommand implements Callable<Integer> {
         out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx; %,d clock edges, %,d of them coasted)%n", simulated / 1e6, wall,
                 wall / Math.max(1e-12, simulated / 1e12), edges, coasted);
         if (vcd != null) out.println("waveform of node 0's " + Observe.WAVE_BLOCKS + " ports: " + wave.toAbsolutePath()
-                + "\n  open it with: gtkwave " + nicsim.wave.GtkwSave.beside(wave));
+                + "\n  open it with: gtkwave " + GtkwSave.beside(wave));
         if (timeline != null) {
             Observe.writeTimeline(trace, timeline);
             out.println("timeline (open it in ui.perfetto.dev): " + timeline.toAbsolutePath());
@@ -280,7 +287,7 @@ final class RunCommand implements Callable<Integer> {
     /** The counters that moved: their total over all nodes, and each node's when there are few. */
     static void counters(PrintStream out, World world) {
         var all = world.peers() != null ? Ranks.counters(world) : world.sim.counters();
-        Map<String, Long> c = new java.util.TreeMap<>(all.snapshot());
+        Map<String, Long> c = new TreeMap<>(all.snapshot());
         c.entrySet().removeIf(e -> e.getValue() == 0 || e.getKey().startsWith("host.cpu"));
         List<String> nodes = all.scopes().stream().filter(s -> !s.isEmpty()).toList();
         if (nodes.size() > COUNTER_COLUMNS) nodes = List.of();
@@ -302,7 +309,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** A progress bar on stderr for anything longer than two seconds of wall time. */
-    static final class Progress implements java.util.function.DoubleConsumer {
+    static final class Progress implements DoubleConsumer {
         private final String name;
         private final long start = System.nanoTime();
         private final boolean interactive = System.console() != null;

@@ -11,6 +11,11 @@ import nicsim.wave.VcdWriter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import nicsim.serve.Recorder;
+import nicsim.wave.GtkwSave;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = "Serve simulated adapters to unmodified libibverbs programs started with 'nicsim attach'; runs in the foreground "
@@ -75,13 +80,13 @@ final class ServeCommand implements Callable<Integer> {
         // Ctrl-C stops the loop; the JVM waits for the summary before it exits
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             stopped.countDown();
-            try { done.await(10, java.util.concurrent.TimeUnit.SECONDS); } catch (InterruptedException ignored) { }
+            try { done.await(10, TimeUnit.SECONDS); } catch (InterruptedException ignored) { }
         }));
         try (Cluster cluster = Cluster.builder().nodes(nodes).profile(profile.load()).seed(seed).faults(Faults.parse(faults))
                 .rtl(Observe.rtlBlocks(rtl)).ownRtl(Observe.ownRtl(rtl)).build();
              Server server = new Server(cluster.world(), sock, graceMillis, watchdogMillis * 1_000_000_000L, System.out)
                      .strict(strict)) {
-            nicsim.serve.Recorder recorder = record == null ? null : new nicsim.serve.Recorder(record, recording());
+            Recorder recorder = record == null ? null : new Recorder(record, recording());
             if (recorder != null) server.record(recorder);
             if (timeline != null) Observe.recordTimeline(cluster.world().sim.trace());
             VcdWriter vcd = wave != null ? Observe.wave(cluster.world().host(0).adapter, wave) : null;
@@ -101,7 +106,7 @@ final class ServeCommand implements Callable<Integer> {
                 vcd.advanceTo(cluster.world().now());
                 vcd.close();
                 System.out.println("  waveform of node 0's " + Observe.WAVE_BLOCKS + " ports: " + wave.toAbsolutePath()
-                        + "\n  open it with: gtkwave " + nicsim.wave.GtkwSave.beside(wave));
+                        + "\n  open it with: gtkwave " + GtkwSave.beside(wave));
             }
             if (timeline != null) {
                 Observe.writeTimeline(cluster.world().sim.trace(), timeline);
@@ -114,8 +119,8 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /** What a replay makes its World of: this serve's options. */
-    private java.util.Map<String, String> recording() {
-        java.util.Map<String, String> o = new java.util.LinkedHashMap<>();
+    private Map<String, String> recording() {
+        Map<String, String> o = new LinkedHashMap<>();
         o.put("profile", profile.profile);
         for (int i = 0; i < profile.overrides.size(); i++) o.put("set." + (i + 1), profile.overrides.get(i));
         o.put("seed", Long.toString(seed));
@@ -124,6 +129,6 @@ final class ServeCommand implements Callable<Integer> {
         o.put("grace-ms", Long.toString(graceMillis));
         o.put("watchdog-ps", Long.toString(watchdogMillis * 1_000_000_000L));
         o.put("strict", Boolean.toString(strict));
-        return nicsim.serve.Recorder.header(o);
+        return Recorder.header(o);
     }
 }

@@ -21,8 +21,9 @@ import picocli.CommandLine.Parameters;
  * cores, resumably, and writes the table and the plots.
  */
 @Command(name = "sweep", mixinStandardHelpOptions = true,
-        description = "Run a design-space sweep (a TOML file: profile, workload, options, the parameters to vary, seeds, figures to plot) "
-                + "on every core of this machine; resumable. Writes points.jsonl, results.csv and plots/ into the results folder.")
+        description = "Run a design-space sweep (a TOML file: profile, workload, options, the parameters to vary, "
+                + "seeds, figures to plot) on every core of this machine; resumable. Writes points.jsonl, results.csv "
+                + "and plots/ into the results folder.")
 final class SweepCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "<sweep.toml>", description = "the sweep file")
     Path file;
@@ -34,8 +35,9 @@ final class SweepCommand implements Callable<Integer> {
             + "a folder already holding some of this sweep's points resumes it")
     Path out;
 
-    @Option(names = "--spark", paramLabel = "MASTER", description = "run the points as a Spark job on this master (e.g. local[*]; "
-            + "./nicsim then puts Spark on the classpath); the table is the same, and a Parquet copy is written too")
+    @Option(names = "--spark", paramLabel = "MASTER",
+            description = "run the points as a Spark job on this master (e.g. local[*]; ./nicsim then puts Spark on "
+                    + "the classpath); the table is the same, and a Parquet copy is written too")
     String spark;
 
     @Override public Integer call() throws Exception {
@@ -44,11 +46,12 @@ final class SweepCommand implements Callable<Integer> {
         Path dir = out != null ? out : SweepReport.defaultOut(file);
         SweepResults results = new SweepResults(dir, spec);
         int points = spec.points().size();
+        List<String> varied = spec.vary().entrySet().stream().map(e -> e.getValue().size() + " " + e.getKey()).toList();
         System.out.printf("sweep %s: %s on %s, %d points (%s), %s%n", file, spec.workload(), spec.profile(), points,
-                String.join(" x ", spec.vary().entrySet().stream().map(e -> e.getValue().size() + " " + e.getKey()).toList())
-                        + (spec.seeds().size() > 1 ? " x " + spec.seeds().size() + " seeds" : ""),
+                String.join(" x ", varied) + (spec.seeds().size() > 1 ? " x " + spec.seeds().size() + " seeds" : ""),
                 spark != null ? "on Spark " + spark : jobs + " worker" + (jobs == 1 ? "" : "s"));
-        LocalSweep.Summary s = spark != null ? onSpark(spec, results, spark) : LocalSweep.run(spec, results, jobs, System.err);
+        LocalSweep.Summary s = spark != null ? onSpark(spec, results, spark)
+                : LocalSweep.run(spec, results, jobs, System.err);
         System.out.print(SweepReport.finish(spec, results, s, spark != null));
         // a figure asked for and found nowhere is as much a failure as a point that failed: no plot came of it
         List<String> absent = SweepPlots.absent(spec, results.inOrder(spec));

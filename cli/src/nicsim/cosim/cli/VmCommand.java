@@ -1,9 +1,11 @@
 package nicsim.cosim.cli;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import nicsim.serve.Attach;
 import nicsim.serve.ProviderBuild;
+import nicsim.vm.Tools;
 import nicsim.vm.Vm;
 import nicsim.vm.VmOptions;
 import picocli.CommandLine.Command;
@@ -73,9 +75,9 @@ final class VmCommand implements Callable<Integer> {
                 netPort != null ? netPort : VmOptions.defaultNetPort(sock), timeout, kernelArgs, gdb, provider);
         try {
             return new Vm(o, System.out, System.err).run();
-        } catch (java.io.IOException e) { // a download, a host tool or the guest failed: one line naming it
+        } catch (IOException e) { // a download, a host tool or the guest failed: one line naming it
             System.err.println("nicsim vm: " + e.getMessage());
-            return e instanceof nicsim.vm.Tools.MissingTool ? 2 : 1;
+            return e instanceof Tools.MissingTool ? 2 : 1;
         }
     }
 }

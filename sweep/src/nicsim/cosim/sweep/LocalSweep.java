@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -19,12 +20,15 @@ public final class LocalSweep {
     /** How a run of the sweep went: points run now, skipped as already done, failed now. */
     public record Summary(int total, int skipped, int ran, int failed, double wallSeconds) {}
 
-    public static Summary run(SweepSpec spec, SweepResults results, int jobs, PrintStream progress) throws IOException, InterruptedException {
+    public static Summary run(SweepSpec spec, SweepResults results, int jobs, PrintStream progress)
+            throws IOException, InterruptedException {
         List<Point> all = spec.points();
         List<Point> todo = new ArrayList<>();
         for (Point p : all) if (!results.has(p)) todo.add(p);
         int skipped = all.size() - todo.size();
-        if (skipped > 0) progress.printf("sweep: %d of %d points already in %s: not run again%n", skipped, all.size(), results.dir());
+        if (skipped > 0)
+            progress.printf("sweep: %d of %d points already in %s: not run again%n", skipped, all.size(),
+                    results.dir());
         long t0 = System.nanoTime();
         AtomicInteger finished = new AtomicInteger(), failed = new AtomicInteger();
         ExecutorService pool = Executors.newFixedThreadPool(jobs, r -> {
@@ -41,7 +45,9 @@ public final class LocalSweep {
                     int n = finished.incrementAndGet();
                     if (!o.ok()) {
                         failed.incrementAndGet();
-                        synchronized (progress) { progress.printf("%ssweep: point %s failed: %s%n", INTERACTIVE ? "\n" : "", p, o.error()); }
+                        synchronized (progress) {
+                            progress.printf("%ssweep: point %s failed: %s%n", INTERACTIVE ? "\n" : "", p, o.error());
+                        }
                     }
                     report(progress, n, todo.size(), failed.get(), t0);
                     return null;
@@ -49,7 +55,7 @@ public final class LocalSweep {
             for (Future<?> f : futures) {
                 try {
                     f.get();
-                } catch (java.util.concurrent.ExecutionException e) {
+                } catch (ExecutionException e) {
                     if (e.getCause() instanceof IOException io) throw io;
                     throw new IllegalStateException(e.getCause());
                 }
@@ -73,8 +79,9 @@ public final class LocalSweep {
         synchronized (out) {
             if (!INTERACTIVE && n < total && now - lastLine < 10_000_000_000L) return;
             lastLine = now;
-            out.printf("%ssweep [%s%s] %d/%d points%s  %s elapsed, ETA %s   %s", INTERACTIVE ? "\r" : "", "#".repeat(bar), " ".repeat(30 - bar), n, total,
-                    failed > 0 ? " (" + failed + " failed)" : "", time(elapsed), time(eta), INTERACTIVE ? "" : "\n");
+            out.printf("%ssweep [%s%s] %d/%d points%s  %s elapsed, ETA %s   %s", INTERACTIVE ? "\r" : "",
+                    "#".repeat(bar), " ".repeat(30 - bar), n, total, failed > 0 ? " (" + failed + " failed)" : "",
+                    time(elapsed), time(eta), INTERACTIVE ? "" : "\n");
             out.flush();
         }
     }

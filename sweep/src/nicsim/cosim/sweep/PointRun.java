@@ -1,10 +1,13 @@
 package nicsim.cosim.sweep;
 
+import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.math.BigDecimal;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import nicsim.cosim.HwCost;
 import nicsim.cosim.Stages;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
@@ -90,10 +93,10 @@ public final class PointRun {
         for (Map.Entry<String, Long> c : world.sim.counters().snapshot().entrySet())
             if (c.getValue() != 0 && !c.getKey().startsWith("host.cpu")) f.put(c.getKey(), c.getValue());
         for (String block : spec.cost()) { // the point's RTL of the block, synthesized (cached by its Verilog)
-            nicsim.cosim.HwCost.Cost c;
+            HwCost.Cost c;
             try {
-                c = nicsim.cosim.HwCost.cached(p, block);
-            } catch (java.io.IOException e) {
+                c = HwCost.cached(p, block);
+            } catch (IOException e) {
                 throw new IllegalStateException("hw cost of " + block + ": " + e.getMessage(), e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -113,7 +116,7 @@ public final class PointRun {
     private static long number(String key, String v, long min, long max) {
         long x;
         try {
-            x = new java.math.BigDecimal(v).longValueExact();
+            x = new BigDecimal(v).longValueExact();
         } catch (NumberFormatException | ArithmeticException e) {
             throw new IllegalArgumentException(key + " '" + v + "' must be a whole number " + min + ".." + max);
         }
@@ -123,7 +126,8 @@ public final class PointRun {
 
     private static Mtu mtu(String v) {
         return switch (v) {
-            case "256" -> Mtu.MTU_256; case "512" -> Mtu.MTU_512; case "1024" -> Mtu.MTU_1024; case "2048" -> Mtu.MTU_2048; case "4096" -> Mtu.MTU_4096;
+            case "256" -> Mtu.MTU_256; case "512" -> Mtu.MTU_512; case "1024" -> Mtu.MTU_1024;
+            case "2048" -> Mtu.MTU_2048; case "4096" -> Mtu.MTU_4096;
             default -> throw new IllegalArgumentException("mtu " + v + " must be one of 256, 512, 1024, 2048, 4096");
         };
     }

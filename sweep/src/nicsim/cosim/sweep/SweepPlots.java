@@ -5,12 +5,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
 
 /**
  * Plots of each figure named in the sweep's {@code plot} list against each numeric varied
@@ -25,11 +29,11 @@ public final class SweepPlots {
      * the points did give; empty if every figure was found or no point succeeded.
      */
     public static List<String> absent(SweepSpec spec, List<PointRun.Outcome> outcomes) {
-        java.util.Set<String> given = new java.util.TreeSet<>();
+        Set<String> given = new TreeSet<>();
         for (PointRun.Outcome o : outcomes) if (o.ok()) given.addAll(o.figures().keySet());
         List<String> out = new ArrayList<>();
         if (given.isEmpty()) return out;
-        for (String f : new java.util.LinkedHashSet<>(concat(spec.plot(), spec.pareto())))
+        for (String f : new LinkedHashSet<>(concat(spec.plot(), spec.pareto())))
             if (!given.contains(f))
                 out.add("figure '" + f + "' is in no point's results, so it has no plot (a counter that never moved is "
                         + "left out); the points gave: " + String.join(", ", given));
@@ -55,14 +59,18 @@ public final class SweepPlots {
                     if (!(y instanceof Number n)) continue;
                     StringBuilder name = new StringBuilder();
                     for (Map.Entry<String, String> e : o.point().params().entrySet())
-                        if (!e.getKey().equals(x)) name.append(name.length() == 0 ? "" : ", ").append(e.getKey()).append('=').append(e.getValue());
-                    double[] acc = series.computeIfAbsent(name.length() == 0 ? figure : name.toString(), k -> new TreeMap<>())
+                        if (!e.getKey().equals(x))
+                            name.append(name.length() == 0 ? "" : ", ").append(e.getKey()).append('=')
+                                    .append(e.getValue());
+                    String line = name.length() == 0 ? figure : name.toString();
+                    double[] acc = series.computeIfAbsent(line, k -> new TreeMap<>())
                             .computeIfAbsent(Double.parseDouble(o.point().params().get(x)), k -> new double[2]);
                     acc[0] += n.doubleValue();
                     acc[1]++;
                 }
                 if (series.isEmpty()) continue;
-                XYChart chart = new XYChartBuilder().width(800).height(500).title(figure + " vs " + x + " (" + spec.workload() + ", " + spec.profile() + ")")
+                String title = figure + " vs " + x + " (" + spec.workload() + ", " + spec.profile() + ")";
+                XYChart chart = new XYChartBuilder().width(800).height(500).title(title)
                         .xAxisTitle(x).yAxisTitle(figure).build();
                 if (geometric(spec.vary().get(x))) chart.getStyler().setXAxisLogarithmic(true);
                 for (Map.Entry<String, TreeMap<Double, double[]>> s : series.entrySet()) {
@@ -100,7 +108,7 @@ public final class SweepPlots {
         if (!all.isEmpty()) {
             var pts = chart.addSeries("points", all.stream().mapToDouble(a -> a[0]).toArray(),
                     all.stream().mapToDouble(a -> a[1]).toArray());
-            pts.setXYSeriesRenderStyle(org.knowm.xchart.XYSeries.XYSeriesRenderStyle.Scatter);
+            pts.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
             chart.addSeries("Pareto front", front.stream().mapToDouble(a -> a[0]).toArray(),
                     front.stream().mapToDouble(a -> a[1]).toArray());
         }

@@ -47,8 +47,8 @@ public final class SweepResults {
             }
             if (n == null || !n.has("point")) continue;
             if (!specId.equals(n.path("sweep").asText()))
-                throw new SweepSpec.BadSweep(log + " holds the results of another sweep (profile, workload or options differ): "
-                        + "give this one its own --out folder");
+                throw new SweepSpec.BadSweep(log + " holds the results of another sweep (profile, workload or "
+                        + "options differ): give this one its own --out folder");
             done.put(n.get("point").asText(), outcome(n));
         }
     }
@@ -68,8 +68,10 @@ public final class SweepResults {
     /** Records a finished point given as its line (as {@link #line} made it, wherever it ran); returns its outcome. */
     public synchronized PointRun.Outcome addLine(String line) throws IOException {
         JsonNode n = JSON.readTree(line);
-        if (!specId.equals(n.path("sweep").asText())) throw new IllegalArgumentException("a point of another sweep: " + line);
-        try (BufferedWriter w = Files.newBufferedWriter(log, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
+        if (!specId.equals(n.path("sweep").asText()))
+            throw new IllegalArgumentException("a point of another sweep: " + line);
+        try (BufferedWriter w = Files.newBufferedWriter(log, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND)) {
             w.write(line);
             w.write('\n');
         }
@@ -107,8 +109,10 @@ public final class SweepResults {
         Map<String, String> params = new LinkedHashMap<>();
         n.path("params").fields().forEachRemaining(e -> params.put(e.getKey(), e.getValue().asText()));
         Map<String, Object> f = new LinkedHashMap<>();
-        n.path("figures").fields().forEachRemaining(e -> f.put(e.getKey(), e.getValue().isIntegralNumber() ? (Object) e.getValue().asLong() : e.getValue().asDouble()));
-        return new PointRun.Outcome(new Point(params, n.path("seed").asLong()), n.has("error") ? n.get("error").asText() : null, f);
+        n.path("figures").fields().forEachRemaining(e -> f.put(e.getKey(),
+                e.getValue().isIntegralNumber() ? (Object) e.getValue().asLong() : e.getValue().asDouble()));
+        String error = n.has("error") ? n.get("error").asText() : null;
+        return new PointRun.Outcome(new Point(params, n.path("seed").asLong()), error, f);
     }
 
     /** The outcomes of the spec's points that have run, in the spec's order. */
@@ -166,7 +170,8 @@ public final class SweepResults {
         for (int i = 0; i < cells.size(); i++) {
             if (i > 0) sb.append(',');
             String c = cells.get(i);
-            if (c.contains(",") || c.contains("\"") || c.contains("\n")) sb.append('"').append(c.replace("\"", "\"\"")).append('"');
+            if (c.contains(",") || c.contains("\"") || c.contains("\n"))
+                sb.append('"').append(c.replace("\"", "\"\"")).append('"');
             else sb.append(c);
         }
         return sb.append('\n').toString();

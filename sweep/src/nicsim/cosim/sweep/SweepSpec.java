@@ -3,8 +3,10 @@ package nicsim.cosim.sweep;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import java.io.IOException;
+import java.io.Serializable;
 import java.math.BigDecimal;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -12,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import nicsim.cosim.HwCost;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import nicsim.workloads.Workloads;
@@ -34,7 +37,7 @@ import nicsim.workloads.Workloads;
  */
 public record SweepSpec(String profile, String workload, List<Long> seeds, Map<String, String> options,
                         Map<String, List<String>> vary, List<String> plot, List<String> cost, List<String> pareto)
-        implements java.io.Serializable {
+        implements Serializable {
 
     /** A sweep without hardware cost columns. */
     public SweepSpec(String profile, String workload, List<Long> seeds, Map<String, String> options,
@@ -43,7 +46,8 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
     }
 
     /** Workload options a sweep may set or vary (beside any profile parameter). */
-    public static final Set<String> OPTIONS = Set.of("size", "iters", "qps", "mtu", "tx_depth", "mrs", "nodes", "faults");
+    public static final Set<String> OPTIONS =
+            Set.of("size", "iters", "qps", "mtu", "tx_depth", "mrs", "nodes", "faults");
     private static final Set<String> TOP = Set.of("profile", "workload", "seeds", "plot", "options", "vary", "cost",
             "pareto");
     private static final int MAX_POINTS = 1_000_000;
@@ -57,7 +61,7 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
         String text;
         try {
             text = Files.readString(file);
-        } catch (java.nio.file.NoSuchFileException e) {
+        } catch (NoSuchFileException e) {
             throw new BadSweep(file + ": no such sweep file");
         }
         return parse(text, file.toString());
@@ -72,7 +76,8 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
         }
         for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
             String k = it.next();
-            if (!TOP.contains(k)) throw new BadSweep(where + ": key '" + k + "' unknown; accepted: " + String.join(", ", sorted(TOP)));
+            if (!TOP.contains(k))
+                throw new BadSweep(where + ": key '" + k + "' unknown; accepted: " + String.join(", ", sorted(TOP)));
         }
         String profile = text(root, "profile", Profiles.DEFAULT, where);
         Profile base;
@@ -82,20 +87,24 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
             throw new BadSweep(where + ": profile '" + profile + "': " + e.getMessage());
         }
         String workload = text(root, "workload", null, where);
-        if (workload == null) throw new BadSweep(where + ": key 'workload' missing; accepted: " + String.join(", ", Workloads.NAMES));
+        String accepted = "; accepted: " + String.join(", ", Workloads.NAMES);
+        if (workload == null) throw new BadSweep(where + ": key 'workload' missing" + accepted);
         if (!Workloads.NAMES.contains(workload))
-            throw new BadSweep(where + ": workload '" + workload + "' unknown; accepted: " + String.join(", ", Workloads.NAMES));
+            throw new BadSweep(where + ": workload '" + workload + "' unknown" + accepted);
         List<Long> seeds = new ArrayList<>();
         JsonNode s = root.get("seeds");
         if (s == null) seeds.add(1L);
         else for (JsonNode n : s.isArray() ? s : List.of(s)) {
-            if (!n.isIntegralNumber()) throw new BadSweep(where + ": seeds: '" + n + "' is not an integer; accepted: a list of integers");
+            if (!n.isIntegralNumber())
+                throw new BadSweep(where + ": seeds: '" + n + "' is not an integer; accepted: a list of integers");
             seeds.add(n.asLong());
         }
         Map<String, String> options = new LinkedHashMap<>();
         JsonNode o = root.get("options");
         if (o != null) {
-            if (!o.isObject()) throw new BadSweep(where + ": options must be a table of workload options (" + String.join(", ", sorted(OPTIONS)) + ")");
+            if (!o.isObject())
+                throw new BadSweep(where + ": options must be a table of workload options ("
+                        + String.join(", ", sorted(OPTIONS)) + ")");
             for (Iterator<Map.Entry<String, JsonNode>> it = o.fields(); it.hasNext(); ) {
                 var e = it.next();
                 checkName(e.getKey(), base, where + ": options");
@@ -105,7 +114,8 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
         Map<String, List<String>> vary = new LinkedHashMap<>();
         JsonNode v = root.get("vary");
         if (v == null || !v.isObject() || v.size() == 0)
-            throw new BadSweep(where + ": key 'vary' missing or empty; accepted: a table of parameters, each a list or a range {from, to, step|times}");
+            throw new BadSweep(where + ": key 'vary' missing or empty; accepted: a table of parameters, "
+                    + "each a list or a range {from, to, step|times}");
         long points = seeds.size();
         for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
             var e = it.next();
@@ -119,7 +129,7 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
         List<String> cost = new ArrayList<>();
         JsonNode c = root.get("cost");
         if (c != null) for (JsonNode n : c.isArray() ? c : List.of(c)) {
-            List<String> blocks = nicsim.cosim.HwCost.blocks(base);
+            List<String> blocks = HwCost.blocks(base);
             if (!blocks.contains(n.asText()))
                 throw new BadSweep(where + ": cost: block '" + n.asText() + "' unknown; accepted: "
                         + String.join(", ", blocks));
@@ -165,8 +175,9 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
 
     private static void checkName(String key, Profile base, String where) {
         if (OPTIONS.contains(key) || base.has(key)) return;
-        throw new BadSweep(where + ": '" + key + "' is neither a workload option (" + String.join(", ", sorted(OPTIONS))
-                + ") nor a parameter of profile " + base.name() + " (./nicsim profiles " + base.name() + " lists them)");
+        throw new BadSweep(where + ": '" + key + "' is neither a workload option ("
+                + String.join(", ", sorted(OPTIONS)) + ") nor a parameter of profile " + base.name()
+                + " (./nicsim profiles " + base.name() + " lists them)");
     }
 
     /**
@@ -225,14 +236,17 @@ public record SweepSpec(String profile, String workload, List<Long> seeds, Map<S
         if (n.has("step")) {
             BigDecimal step = number(n.get("step"), key + ".step", where);
             if (step.signum() <= 0) throw new BadSweep(where + ": " + key + ".step " + step + " must be > 0");
-            for (BigDecimal x = from; x.compareTo(to) <= 0 && out.size() <= MAX_POINTS; x = x.add(step)) out.add(x.stripTrailingZeros().toPlainString());
+            for (BigDecimal x = from; x.compareTo(to) <= 0 && out.size() <= MAX_POINTS; x = x.add(step))
+                out.add(x.stripTrailingZeros().toPlainString());
         } else {
             BigDecimal times = number(n.get("times"), key + ".times", where);
             if (times.compareTo(BigDecimal.ONE) <= 0 || from.signum() <= 0)
                 throw new BadSweep(where + ": " + key + ": times " + times + " must be > 1 and from " + from + " > 0");
-            for (BigDecimal x = from; x.compareTo(to) <= 0 && out.size() <= MAX_POINTS; x = x.multiply(times)) out.add(x.stripTrailingZeros().toPlainString());
+            for (BigDecimal x = from; x.compareTo(to) <= 0 && out.size() <= MAX_POINTS; x = x.multiply(times))
+                out.add(x.stripTrailingZeros().toPlainString());
         }
-        if (out.size() > MAX_POINTS) throw new BadSweep(where + ": " + key + " has more than " + MAX_POINTS + " values");
+        if (out.size() > MAX_POINTS)
+            throw new BadSweep(where + ": " + key + " has more than " + MAX_POINTS + " values");
         return out;
     }
 

@@ -9,6 +9,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import nicsim.serve.Attach;
 import nicsim.serve.Programs;
 import nicsim.serve.Served;
@@ -129,7 +130,7 @@ class AttachCliTest {
         assertTrue(out.contains("1 MiB, 3 rounds each; allreduce over 2 ranks; 0 wrong"), out);
         served.awaitReleased();
         for (int r = 0; r < 2; r++)
-            assertTrue(java.util.regex.Pattern.compile("mpi-pingpong \\(pid \\d+\\) on node " + r
+            assertTrue(Pattern.compile("mpi-pingpong \\(pid \\d+\\) on node " + r
                     + " exited[^\\n]*\\n[^\\n]*\\n[^\\n]*\\n(\\s+0x[^\\n]*\\n)*?"
                     + "\\s+0x\\p{XDigit}+\\s+RC\\s+\\d+\\s+[1-9]")
                     .matcher(served.log()).find(), "node " + r + " sent over RC:\n" + served.log());

@@ -2,6 +2,8 @@ package nicsim.cosim.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import nicsim.profile.Profiles;
@@ -54,9 +56,9 @@ class PlatformDemoTest {
     void badArgumentsGetOneLineNamingTheFlag() {
         assertEquals(2, Main.run("demo", "--profile", "cx-gen9"));
         assertEquals(2, Main.run("demo", "--wqes", "0"));
-        java.io.StringWriter err = new java.io.StringWriter();
+        StringWriter err = new StringWriter();
         picocli.CommandLine cl = new picocli.CommandLine(new Main());
-        cl.setErr(new java.io.PrintWriter(err, true));
+        cl.setErr(new PrintWriter(err, true));
         assertEquals(2, cl.execute("demo", "--wqes", "many"));
         assertTrue(err.toString().contains("--wqes"), err.toString());
     }

@@ -6,6 +6,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import nicsim.wave.VcdReader;
 import nicsim.wave.Waveform;
 import org.junit.jupiter.api.Test;
@@ -40,8 +42,8 @@ class RunCommandTest {
     void setOverridesAProfileParameterForTheRun() {
         String base = capture(() -> Main.run("run", "send_lat", "--iters", "20"));
         String slower = capture(() -> Main.run("run", "send_lat", "--iters", "20", "--set", "pci.link.latency=800 ns"));
-        java.util.regex.Pattern simulated = java.util.regex.Pattern.compile("simulated ([0-9.]+) us");
-        java.util.regex.Matcher a = simulated.matcher(base), b = simulated.matcher(slower);
+        Pattern simulated = Pattern.compile("simulated ([0-9.]+) us");
+        Matcher a = simulated.matcher(base), b = simulated.matcher(slower);
         assertTrue(a.find() && b.find(), base + slower);
         // two more PCIe crossings per message at 400 ns more each: at least 0.8 us per iteration
         assertTrue(Double.parseDouble(b.group(1)) - Double.parseDouble(a.group(1)) > 20 * 0.8, base + slower);

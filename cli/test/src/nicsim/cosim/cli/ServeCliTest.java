@@ -2,10 +2,12 @@ package nicsim.cosim.cli;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -24,7 +26,7 @@ class ServeCliTest {
     void aProgramRunsWithNode0sBlocksFromRtlInLockstep() throws Exception {
         Served served = new Served("nicsim-serve-rtl");
         try (Cluster cluster = Cluster.builder().nodes(2).profile("cx-gen3x16").seed(1)
-                .rtl(java.util.Set.of("doorbell", "wqe", "cqe")).build()) {
+                .rtl(Set.of("doorbell", "wqe", "cqe")).build()) {
             served.start(cluster.world());
             String port = Integer.toString(Programs.port() + 7);
             Programs.Run srv = Programs.start(served, 1, false, "ibv_rc_pingpong", "-n", "30", "-p", port);
@@ -47,7 +49,7 @@ class ServeCliTest {
                 "serve", "--nodes", "1", "--socket", socket.toString()).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
         Supplier<String> text = () -> {
-            try { return Files.readString(log); } catch (java.io.IOException e) { return ""; }
+            try { return Files.readString(log); } catch (IOException e) { return ""; }
         };
         Process stuck = null;
         try {

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,8 +41,8 @@ class GuestDriverTest {
         int polling = text.indexOf("no interrupts: polling every 1 ms");
         assertTrue(text.indexOf("MSI-X: adapter vectors 0..1 through") >= 0 && polling > 0,
                 "the first run took the doorbell function's vectors, the second polled: " + text);
-        var latency = java.util.regex.Pattern.compile("completion event (\\d+) us after the post").matcher(text);
-        java.util.List<String> msix = new java.util.ArrayList<>(), polled = new java.util.ArrayList<>();
+        var latency = Pattern.compile("completion event (\\d+) us after the post").matcher(text);
+        List<String> msix = new ArrayList<>(), polled = new ArrayList<>();
         while (latency.find()) (latency.start() < polling ? msix : polled).add(latency.group(1));
         System.out.println("completion event latency (us, the guest's clock): MSI-X " + msix + ", polling " + polled);
         assertEquals(5, msix.size(), "five armed SENDs woken by the doorbell function's interrupt: " + text);

@@ -34,7 +34,8 @@ public final class SweepJob {
         }
         LocalSweep.Summary s = SparkSweep.run(spec, results, null, System.err);
         System.out.println(SweepReport.finish(spec, results, s, true));
-        System.exit(results.inOrder(spec).stream().allMatch(o -> o.ok()) ? 0 : 1); // as the local sweep: every point of the table ok
+        // as the local sweep: every point of the table ok
+        System.exit(results.inOrder(spec).stream().allMatch(o -> o.ok()) ? 0 : 1);
     }
 
     private static void usage(String why) {

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.cosim.cli.Main;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -63,7 +64,7 @@ class SweepFiguresTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         System.setErr(new PrintStream(err, true));
         int rc;
-        try { rc = nicsim.cosim.cli.Main.run("sweep", file.toString(), "--jobs", "1"); } finally { System.setErr(old); }
+        try { rc = Main.run("sweep", file.toString(), "--jobs", "1"); } finally { System.setErr(old); }
         assertEquals(2, rc, err.toString());
         assertTrue(err.toString().strip().startsWith("nicsim: " + file + ": plot: figure 'bw_avg_gbpz' unknown"),
                 err.toString());
@@ -72,7 +73,7 @@ class SweepFiguresTest {
         Files.writeString(file, BASE.formatted("plot = [\"Fabric.bytez\"]"));
         err.reset();
         System.setErr(new PrintStream(err, true));
-        try { rc = nicsim.cosim.cli.Main.run("sweep", file.toString(), "--jobs", "1"); } finally { System.setErr(old); }
+        try { rc = Main.run("sweep", file.toString(), "--jobs", "1"); } finally { System.setErr(old); }
         assertEquals(1, rc, err.toString());
         assertTrue(err.toString().contains("nicsim: " + file + ": figure 'Fabric.bytez' is in no point's results"),
                 err.toString());

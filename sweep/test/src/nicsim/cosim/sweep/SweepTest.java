@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import nicsim.cosim.cli.Main;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
@@ -145,7 +146,7 @@ class SweepTest {
     void theCommandWritesTableAndPlotsAndRefusesABadFileInOneLine(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("s.toml");
         Files.writeString(file, SWEEP);
-        assertEquals(0, nicsim.cosim.cli.Main.run("sweep", file.toString(), "--jobs", "2"));
+        assertEquals(0, Main.run("sweep", file.toString(), "--jobs", "2"));
         Path out = dir.resolve("s-results");
         assertEquals(9, Files.readAllLines(out.resolve("results.csv")).size());
         for (String png : List.of("bw_avg_gbps-vs-dma.channels.png", "bw_avg_gbps-vs-size.png"))
@@ -154,7 +155,7 @@ class SweepTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         System.setErr(new PrintStream(err));
         int rc;
-        try { rc = nicsim.cosim.cli.Main.run("sweep", dir.resolve("nothing.toml").toString()); } finally { System.setErr(old); }
+        try { rc = Main.run("sweep", dir.resolve("nothing.toml").toString()); } finally { System.setErr(old); }
         assertEquals(2, rc);
         assertEquals("nicsim: " + dir.resolve("nothing.toml") + ": no such sweep file", err.toString().strip());
     }
