@@ -1,7 +1,8 @@
 // nicsim build (Mill 0.12.17). One module per top-level folder; dependencies point one way:
-//   waveforms <- firmware-model <- host-driver <- serve <- cosim,   firmware-model <- hw <- cosim,   vm <- cosim,
-//   firmware-model <- mpi <- cosim
-// and libnicsim (C) stands alone; serve's and cosim's tests run its programs.
+//   waveforms <- firmware-model <- host-driver <- serve,   firmware-model <- hw <- cosim <- sweep,
+//   host-driver <- calibrate,   cosim, sweep, serve <- bench,   firmware-model <- mpi,
+//   cosim, bench, calibrate, sweep, serve, vm, mpi <- cli (the command line)
+// and libnicsim (C) stands alone; serve's and cli's tests run its programs.
 // (hw reads the layout definitions firmware-model owns, so RTL and model share one source).
 import mill._, scalalib._
 
@@ -25,9 +26,9 @@ trait NicsimJavac extends JavaModule {
 
 /** Settings shared by every Java module: release 17, warnings on, JUnit 5 tests beside the code. */
 trait NicsimJavaModule extends NicsimJavac {
-  /** System properties a module's tests need beyond the common ones (cosim's: where libnicsim was built). */
+  /** System properties a module's tests need beyond the common ones (cli's: where libnicsim was built). */
   def testProperties: T[Seq[String]] = T { Seq.empty[String] }
-  /** Other modules' tests whose helpers this module's tests use (cosim's use serve's Served and Programs). */
+  /** Other modules' tests whose helpers this module's tests use (cli's use serve's Served and Programs). */
   def testModuleDeps: Seq[JavaModule] = Seq.empty
 
   object test extends JavaTests with TestModule.Junit5 {
@@ -186,34 +187,39 @@ object mpi extends NicsimJavaModule {
   override def resources = T { super.resources() ++ Seq(nativeLib()) }
 }
 
+/** Co-simulation: lockstep, RTL in the loop, and the RTL blocks proved, mutated, covered and priced. */
 object cosim extends NicsimJavaModule with PinScala {
-  def moduleDeps = Seq(`host-driver`, hw, serve, vm, mpi)
-  override def testModuleDeps = Seq(serve.test)
-  // the guest test boots the kernel driver and its selftest through the QEMU bridge: built before the tests
-  override def testProperties = T { Seq(s"-Dnicsim.kernel.module=${kernel.module().path}",
-    s"-Dnicsim.kernel.selftest=${kernel.selftest().path}", s"-Dnicsim.libnicsim=${libnicsim.build().path}") }
-  def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}", ivy"org.knowm.xchart:xchart:${Versions.xchart}",
-    ivy"org.apache.commons:commons-math3:${Versions.commonsMath}",
-    ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
-  def mainClass = Some("nicsim.cosim.cli.Main")
-  def forkArgs = Seq("-Xmx4g") ++ NicsimJavaModule.gc
+  def moduleDeps = Seq(`host-driver`, hw)
+  // the tests that run `nicsim cosim --verilog`, `hw cost` and `hw coverage` do it through the command line
+  override def testModuleDeps = Seq(cli)
+  def ivyDeps = Agg(ivy"com.fasterxml.jackson.core:jackson-databind:${Versions.jackson}") // Yosys's JSON
+}
+
+/** `nicsim calibrate`: fits a profile's parameters to perftest's output from real hardware. */
+object calibrate extends NicsimJavaModule {
+  def moduleDeps = Seq(`host-driver`)
+  def ivyDeps = Agg(ivy"org.apache.commons:commons-math3:${Versions.commonsMath}")
 }
 
 /**
- * Sweeps through Apache Spark: the only module that depends on Spark. On a cluster spark-submit
- * provides Spark, so here it is a compile-time dependency and `sweep.sparkJar` leaves it out;
- * `sweep.withSpark` puts it on the classpath for `./nicsim sweep --spark local[*]`, and the tests
- * have it too.
+ * Design-space sweeps: the TOML file's points, run on every core or as an Apache Spark job, into one
+ * table and plots. The only module that depends on Spark: on a cluster spark-submit provides Spark, so
+ * here it is a compile-time dependency and `sweep.sparkJar` leaves it out; `sweep.withSpark` puts it on
+ * the command line's classpath for `./nicsim sweep --spark local[*]`, and the tests have it too.
  */
 object sweep extends NicsimJavac with PinScala {
   def moduleDeps = Seq(cosim)
+  def ivyDeps = Agg(ivy"org.knowm.xchart:xchart:${Versions.xchart}",
+    ivy"com.fasterxml.jackson.dataformat:jackson-dataformat-toml:${Versions.jackson}")
   def compileIvyDeps = Agg(ivy"org.apache.spark:spark-sql_2.13:${Versions.spark}")
-  def mainClass = Some("nicsim.cosim.cli.SweepJob")
+  def mainClass = Some("nicsim.cosim.sweep.spark.SweepJob")
 
   /** Spark logs through log4j: slf4j-simple (a logger nicsim's dependencies bring) would compete with it. */
-  def upstreamAssemblyClasspath = T { super.upstreamAssemblyClasspath().filterNot(_.path.last.startsWith("slf4j-simple")) }
+  def upstreamAssemblyClasspath = T {
+    super.upstreamAssemblyClasspath().filterNot(_.path.last.startsWith("slf4j-simple"))
+  }
 
-  /** The jar spark-submit takes: nicsim and its dependencies, without Spark. */
+  /** The jar spark-submit takes: nicsim's sweep and its dependencies, without Spark. */
   def sparkJar = T {
     val dest = T.dest / "nicsim-sweep.jar"
     os.copy(assembly().path, dest)
@@ -222,7 +228,7 @@ object sweep extends NicsimJavac with PinScala {
 
   /** nicsim's command line with Spark on its classpath. */
   object withSpark extends NicsimJavac with PinScala {
-    def moduleDeps = Seq(sweep)
+    def moduleDeps = Seq(cli)
     def ivyDeps = Agg(ivy"org.apache.spark:spark-sql_2.13:${Versions.spark}")
     def mainClass = Some("nicsim.cosim.cli.Main")
     def forkArgs = NicsimJavaModule.sparkOpens ++ Seq("-Xmx4g")
@@ -230,14 +236,36 @@ object sweep extends NicsimJavac with PinScala {
   }
 
   object test extends JavaTests with TestModule.Junit5 with PinScala {
+    // the sweep tests that run `nicsim sweep` do it through the command line
+    override def moduleDeps = super.moduleDeps ++ Seq(cli)
     def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}",
+      ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}",
       ivy"org.apache.spark:spark-sql_2.13:${Versions.spark}")
     // the jar spark-submit would take, built before the tests, which run it as spark-submit does
-    def forkArgs = Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}", s"-Dnicsim.sweepJar=${sweep.sparkJar().path}") ++ NicsimJavaModule.sparkOpens
+    def forkArgs = T { Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}", s"-Dnicsim.sweepJar=${sweep.sparkJar().path}") ++
+      NicsimJavaModule.sparkOpens ++ NicsimJavaModule.simArgs(T.workspace, "sweep") }
     def runClasspath = T { super.runClasspath().filterNot(_.path.last.startsWith("slf4j-simple")) }
     // Spark's logging as quiet as on the command line
     def resources = T.sources(sweep.withSpark.millSourcePath / "resources")
   }
+}
+
+/** `nicsim bench`: simulated figures against published ones, the simulator's speed and its work per message. */
+object bench extends NicsimJavaModule {
+  def moduleDeps = Seq(cosim, sweep, serve)
+  def ivyDeps = Agg(ivy"org.knowm.xchart:xchart:${Versions.xchart}")
+}
+
+/** The command line (`./nicsim`): one picocli command per job, each calling the module that does it. */
+object cli extends NicsimJavaModule with PinScala {
+  def moduleDeps = Seq(cosim, bench, calibrate, sweep, serve, vm, mpi)
+  override def testModuleDeps = Seq(serve.test)
+  // the guest test boots the kernel driver and its selftest through the QEMU bridge: built before the tests
+  override def testProperties = T { Seq(s"-Dnicsim.kernel.module=${kernel.module().path}",
+    s"-Dnicsim.kernel.selftest=${kernel.selftest().path}", s"-Dnicsim.libnicsim=${libnicsim.build().path}") }
+  def ivyDeps = Agg(ivy"info.picocli:picocli:${Versions.picocli}")
+  def mainClass = Some("nicsim.cosim.cli.Main")
+  def forkArgs = Seq("-Xmx4g") ++ NicsimJavaModule.gc
 }
 
 /**

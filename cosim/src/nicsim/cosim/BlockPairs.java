@@ -18,6 +18,7 @@ import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
 import spinal.core.Component;
+import java.util.function.Supplier;
 
 /**
  * The blocks that exist twice, as a Java model and as RTL, by their command-line names: how to
@@ -25,7 +26,7 @@ import spinal.core.Component;
  */
 public final class BlockPairs {
     /** Both sides of one block, for one profile. */
-    public record Pair(String name, String rtlName, java.util.function.Supplier<Component> rtl, Function<ClockDomain, Block> twin,
+    public record Pair(String name, String rtlName, Supplier<Component> rtl, Function<ClockDomain, Block> twin,
                        StimulusFactory stimulus) {}
 
     /** Builds the seeded stimulus for a twin. */
@@ -37,8 +38,9 @@ public final class BlockPairs {
     public static Map<String, Pair> all(Profile p) {
         Map<String, Pair> m = new LinkedHashMap<>();
         DoorbellDecoder.Config db = DoorbellDecoder.Config.from(p);
-        m.put("doorbell", new Pair("doorbell", rtlName(DoorbellDecoder.NAME, db), () -> new nicsim.hw.DoorbellDecoder(db),
-                d -> new DoorbellDecoder(d, db), (twin, seed) -> new DoorbellStimulus((DoorbellDecoder) twin, seed)));
+        m.put("doorbell", new Pair("doorbell", rtlName(DoorbellDecoder.NAME, db),
+                () -> new nicsim.hw.DoorbellDecoder(db), d -> new DoorbellDecoder(d, db),
+                (twin, seed) -> new DoorbellStimulus((DoorbellDecoder) twin, seed)));
         WqeFetcher.Config wqe = WqeFetcher.Config.from(p);
         m.put("wqe", new Pair("wqe", rtlName(WqeFetcher.NAME, wqe), () -> new nicsim.hw.WqeFetcher(wqe),
                 d -> new WqeFetcher(d, wqe), (twin, seed) -> new WqeStimulus((WqeFetcher) twin, seed)));
@@ -54,13 +56,17 @@ public final class BlockPairs {
         return m;
     }
 
-    /** The key compiled RTL is cached under: the block and every parameter it was built with (two profiles may share a name). */
+    /**
+     * The key compiled RTL is cached under: the block and every parameter it was built with (two
+     * profiles may share a name).
+     */
     private static String rtlName(String block, Record config) { return block + " " + config; }
 
     public static Pair get(Profile p, String name) {
         Pair pair = all(p).get(name);
         if (pair == null)
-            throw new IllegalArgumentException("unknown block '" + name + "' (blocks: " + String.join(", ", all(p).keySet()) + ")");
+            throw new IllegalArgumentException("unknown block '" + name + "' (blocks: "
+                    + String.join(", ", all(p).keySet()) + ")");
         return pair;
     }
 }

@@ -2,12 +2,14 @@ package nicsim.cosim;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
+import nicsim.sim.Peers;
 
 /**
  * A simulated world of nodes, each a host with one adapter, joined by a fabric (docs/verbs.md).
@@ -23,7 +25,7 @@ public final class Cluster implements AutoCloseable {
 
     private final List<RtlInLoop> rtlLoops = new ArrayList<>();
 
-    private Cluster(World world, Set<String> rtl, boolean rtlOnEveryNode, java.util.Map<String, RtlInLoop.Own> own) {
+    private Cluster(World world, Set<String> rtl, boolean rtlOnEveryNode, Map<String, RtlInLoop.Own> own) {
         this.world = world;
         this.rtl = Set.copyOf(rtl);
         for (int i = 0; i < world.hosts().size(); i++) nodes.add(new Node(world.host(i)));
@@ -32,13 +34,19 @@ public final class Cluster implements AutoCloseable {
                 rtlLoops.add(new RtlInLoop(world.host(i).adapter, world.profile, rtl, RtlInLoop.BATCH, own));
     }
 
-    /** Edges each RTL block of node 0 has run and matched (empty without RTL); every node's pending edges are checked first. */
-    public java.util.Map<String, Long> rtlEdges() {
+    /**
+     * Edges each RTL block of node 0 has run and matched (empty without RTL); every node's pending
+     * edges are checked first.
+     */
+    public Map<String, Long> rtlEdges() {
         checkRtl();
-        return rtlLoops.isEmpty() ? java.util.Map.of() : rtlLoops.get(0).edges();
+        return rtlLoops.isEmpty() ? Map.of() : rtlLoops.get(0).edges();
     }
 
-    /** Runs the RTL's pending edges on every node and compares them; throws {@link RtlInLoop.Divergence} at the first mismatch. */
+    /**
+     * Runs the RTL's pending edges on every node and compares them; throws
+     * {@link RtlInLoop.Divergence} at the first mismatch.
+     */
     public void checkRtl() { for (RtlInLoop r : rtlLoops) r.check(); }
 
     public static Builder builder() { return new Builder(); }
@@ -100,10 +108,10 @@ public final class Cluster implements AutoCloseable {
             return this;
         }
 
-        private nicsim.sim.Peers peers;
+        private Peers peers;
 
         /** Hosts spread over the processes of {@code p} (World.across), each running its share apart on threads. */
-        public Builder peers(nicsim.sim.Peers p) {
+        public Builder peers(Peers p) {
             peers = p;
             return this;
         }
@@ -120,11 +128,11 @@ public final class Cluster implements AutoCloseable {
             return this;
         }
 
-        private java.util.Map<String, RtlInLoop.Own> own = java.util.Map.of();
+        private Map<String, RtlInLoop.Own> own = Map.of();
 
         /** Blocks of {@link #rtl} to run from the user's own Verilog (docs/blocks.md's port contract). */
-        public Builder ownRtl(java.util.Map<String, RtlInLoop.Own> blocks) {
-            own = java.util.Map.copyOf(blocks);
+        public Builder ownRtl(Map<String, RtlInLoop.Own> blocks) {
+            own = Map.copyOf(blocks);
             return this;
         }
 
@@ -132,7 +140,8 @@ public final class Cluster implements AutoCloseable {
         public Builder rtlOnEveryNode(boolean v) { rtlOnEveryNode = v; return this; }
 
         public Cluster build() {
-            if (threads > 0 && !rtl.isEmpty()) throw new IllegalArgumentException("RTL in the loop runs every host in one simulator (no --threads)");
+            if (threads > 0 && !rtl.isEmpty())
+                throw new IllegalArgumentException("RTL in the loop runs every host in one simulator (no --threads)");
             if (peers != null && (threads < 1 || !rtl.isEmpty()))
                 throw new IllegalArgumentException(
                         "a run across processes runs hosts apart (threads >= 1, no RTL in the loop)");

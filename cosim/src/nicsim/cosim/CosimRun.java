@@ -1,6 +1,7 @@
 package nicsim.cosim;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import nicsim.hw.rtl.RtlRunner;
 import nicsim.profile.Profile;
@@ -28,7 +29,7 @@ public final class CosimRun {
             try {
                 result[0] = Lockstep.run(handle, jsim, core, twin, cycles, seed, windowDir);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         });
         return result[0];

@@ -40,26 +40,28 @@ public final class Lockstep {
     /** Where the twins first disagreed. */
     public record Divergence(long cycle, String wire, long expected, long actual, long seed) {
         @Override public String toString() {
-            return String.format("divergence at cycle %d (seed %d): %s: Java model 0x%x, RTL 0x%x", cycle, seed, wire, expected, actual);
+            return String.format("divergence at cycle %d (seed %d): %s: Java model 0x%x, RTL 0x%x",
+                    cycle, seed, wire, expected, actual);
         }
     }
 
     /** The outcome of one run; {@code counters} are the Java side's (what the stimulus exercised). */
-    public record Result(String block, long cycles, long seed, Optional<Divergence> divergence, Map<String, Long> transfers,
-                         List<Path> windowFiles, Map<String, Long> counters) {
+    public record Result(String block, long cycles, long seed, Optional<Divergence> divergence,
+                         Map<String, Long> transfers, List<Path> windowFiles, Map<String, Long> counters) {
         public int divergences() { return divergence.isPresent() ? 1 : 0; }
     }
 
     private Lockstep() {}
 
-    public static Result run(RtlHandle rtl, Simulator jsim, ClockDomain core, Block twin, long cycles, long seed, Path windowDir)
-            throws IOException {
+    public static Result run(RtlHandle rtl, Simulator jsim, ClockDomain core, Block twin, long cycles, long seed,
+                             Path windowDir) throws IOException {
         List<Wire> wires = PortWires.of(twin);
         for (Wire w : wires)
             if (!rtl.ports().contains(w.name()))
-                throw new IllegalStateException(twin.name() + ": the Java twin has wire " + w.name() + " but the RTL has no such port "
-                        + "(RTL ports: " + rtl.ports() + ")");
-        ArrayDeque<long[][]> history = new ArrayDeque<>(); // per cycle: [0]=Java values, [1]=RTL values, [2]=1 if meaningful
+                throw new IllegalStateException(twin.name() + ": the Java twin has wire " + w.name()
+                        + " but the RTL has no such port (RTL ports: " + rtl.ports() + ")");
+        // per cycle: [0]=Java values, [1]=RTL values, [2]=1 if meaningful
+        ArrayDeque<long[][]> history = new ArrayDeque<>();
         Map<String, Long> transfers = new LinkedHashMap<>();
         for (Port p : twin.ports()) if (!(p.channel() instanceof Signal)) transfers.put(p.name(), 0L);
 
@@ -84,16 +86,20 @@ public final class Lockstep {
             history.addLast(new long[][]{javaVals, rtlVals, known});
             if (history.size() > WINDOW) history.removeFirst();
             if (d != null) {
-                List<Path> files = windowDir == null ? List.of() : writeWindow(windowDir, twin.name(), core, wires, history, c);
-                return new Result(twin.name(), c + 1, seed, Optional.of(d), transfers, files, jsim.counters().snapshot());
+                List<Path> files = windowDir == null ? List.of()
+                        : writeWindow(windowDir, twin.name(), core, wires, history, c);
+                return new Result(twin.name(), c + 1, seed, Optional.of(d), transfers, files,
+                        jsim.counters().snapshot());
             }
             for (Port p : twin.ports()) {
-                boolean fired = p.channel() instanceof Stream<?> s ? s.fire() : p.channel() instanceof Flow<?> f && f.valid();
+                boolean fired = p.channel() instanceof Stream<?> s ? s.fire()
+                        : p.channel() instanceof Flow<?> f && f.valid();
                 if (fired) transfers.merge(p.name(), 1L, Long::sum);
             }
             rtl.clockEdge();
         }
-        return new Result(twin.name(), cycles, seed, Optional.empty(), transfers, List.of(), jsim.counters().snapshot());
+        return new Result(twin.name(), cycles, seed, Optional.empty(), transfers, List.of(),
+                jsim.counters().snapshot());
     }
 
     private static List<Path> writeWindow(Path dir, String block, ClockDomain core, List<Wire> wires,
@@ -103,12 +109,14 @@ public final class Lockstep {
         for (int side = 0; side < 2; side++) {
             Path file = dir.resolve(block + "-" + sides[side] + ".vcd.gz");
             try (VcdWriter w = VcdWriter.open(file, "1ps")) {
-                // a wire is as wide as declared, or as the widest value either side produced (a buggy twin may disagree)
+                // a wire is as wide as declared, or as the widest value either side produced (a buggy twin
+                // may disagree)
                 List<VcdWriter.Wire> vw = new ArrayList<>();
                 for (int i = 0; i < wires.size(); i++) {
                     int width = wires.get(i).width();
                     for (long[][] snap : history)
-                        width = Math.max(width, Math.max(64 - Long.numberOfLeadingZeros(snap[0][i]), 64 - Long.numberOfLeadingZeros(snap[1][i])));
+                        width = Math.max(width, Math.max(64 - Long.numberOfLeadingZeros(snap[0][i]),
+                                64 - Long.numberOfLeadingZeros(snap[1][i])));
                     vw.add(w.wire("TOP." + block, wires.get(i).name(), width));
                 }
                 long cycle = lastCycle - history.size() + 1;

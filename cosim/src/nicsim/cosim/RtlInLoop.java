@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import nicsim.adapter.Adapter;
 import nicsim.hw.rtl.NativeBuild;
 import nicsim.hw.rtl.NativeRtl;
@@ -14,6 +15,15 @@ import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
 import nicsim.sim.PortWires;
 import nicsim.sim.PortWires.Wire;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import nicsim.adapter.DmaEngine;
+import nicsim.hw.rtl.Toolchain;
+import nicsim.sim.Simulator;
 
 /**
  * RTL in the loop of a whole-system run: the named blocks of an adapter run as Verilated RTL
@@ -50,19 +60,20 @@ public final class RtlInLoop implements AutoCloseable {
      */
     public static void requireKnown(Set<String> blocks) {
         for (String b : blocks)
-            if (!IN_SYSTEM.contains(b)) throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + IN_SYSTEM);
-        if (!blocks.isEmpty()) nicsim.hw.rtl.Toolchain.requireRtl();
+            if (!IN_SYSTEM.contains(b))
+                throw new IllegalArgumentException("rtl block '" + b + "' unknown; accepted: " + IN_SYSTEM);
+        if (!blocks.isEmpty()) Toolchain.requireRtl();
     }
 
     /**
      * A block of the user's own in place of the generated one: Verilog/SystemVerilog {@code files}
      * whose module {@code top} keeps the block's port contract (docs/blocks.md).
      */
-    public record Own(List<java.nio.file.Path> files, String top) {
+    public record Own(List<Path> files, String top) {
         /** The first module declared in the first file: the top when none is named. */
-        public static String firstModule(java.nio.file.Path file) throws java.io.IOException {
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*module\\s+(\\w+)").matcher(
-                    java.nio.file.Files.readString(file));
+        public static String firstModule(Path file) throws IOException {
+            Matcher m = Pattern.compile("(?m)^\\s*module\\s+(\\w+)").matcher(
+                    Files.readString(file));
             if (!m.find()) throw new IllegalArgumentException("--verilog " + file + ": no module in it");
             return m.group(1);
         }
@@ -95,7 +106,7 @@ public final class RtlInLoop implements AutoCloseable {
             BlockPairs.Pair pair = BlockPairs.get(profile, b);
             if (b.equals("dma")) {
                 // one RTL DmaEngine beside each channel's engines, on that channel's clock
-                List<nicsim.adapter.DmaEngine> engines = adapter.dma().engines();
+                List<DmaEngine> engines = adapter.dma().engines();
                 for (int k = 0; k < engines.size(); k++)
                     shadows.add(new Shadow(engines.size() == 1 ? b : b + k, engines.get(k), adapter.dma().domain(k),
                             compile(pair, engines.get(k), own.get(b), false), batch, new long[0]));
@@ -118,7 +129,7 @@ public final class RtlInLoop implements AutoCloseable {
      * (Verilator's line and toggle coverage, whether or not it diverged) is written there at the end.
      */
     public static String lockstep(Profile profile, String block, Own own, long cycles, long seed,
-                                  java.nio.file.Path coverage) {
+                                  Path coverage) {
         requireKnown(Set.of(block));
         BlockPairs.Pair pair = BlockPairs.get(profile, block);
         return lockstep(profile, block, twin -> compile(pair, twin, own, coverage != null), new long[0], cycles,
@@ -137,11 +148,11 @@ public final class RtlInLoop implements AutoCloseable {
     }
 
     private static String lockstep(Profile profile, String block,
-                                   java.util.function.Function<Block, NativeBuild.Compiled> build, long[] fixed,
+                                   Function<Block, NativeBuild.Compiled> build, long[] fixed,
                                    long cycles, long seed, java.nio.file.Path coverage) {
         requireKnown(Set.of(block));
         BlockPairs.Pair pair = BlockPairs.get(profile, block);
-        nicsim.sim.Simulator sim = new nicsim.sim.Simulator();
+        Simulator sim = new Simulator();
         ClockDomain core = sim.clockDomain("core", profile.periodPicos("core.clock"));
         Block twin = pair.twin().apply(core);
         core.add(pair.stimulus().create(twin, seed));
@@ -230,12 +241,16 @@ public final class RtlInLoop implements AutoCloseable {
 
         @Override public void drive() {}
 
-        /** In the update phase every wire holds this edge's value: record the inputs the RTL gets and the outputs it must give. */
+        /**
+         * In the update phase every wire holds this edge's value: record the inputs the RTL gets and
+         * the outputs it must give.
+         */
         @Override public void update() {
             if (stopped) return;
             long c = domain.cycle();
             int r = pending * (ins.length + fixed.length + 1);
-            records[r++] = lastCycle < 0 ? 0 : 1; // the edge that ends the previous recorded cycle: the RTL takes exactly the twin's edges
+            // the edge that ends the previous recorded cycle: the RTL takes exactly the twin's edges
+            records[r++] = lastCycle < 0 ? 0 : 1;
             for (Wire w : ins) records[r++] = w.value().getAsLong();
             for (long f : fixed) records[r++] = f;
             int o = pending * outs.length;
@@ -258,7 +273,8 @@ public final class RtlInLoop implements AutoCloseable {
                 for (int j = 0, o = i * outs.length; j < outs.length; j++, o++)
                     if (care[o] && expected[o] != actual[o]) {
                         stopped = true;
-                        throw new Divergence(String.format("RTL in the loop: %s diverged at cycle %d of clock " + domain.name() + " on %s: Java model 0x%x, RTL 0x%x",
+                        throw new Divergence(String.format("RTL in the loop: %s diverged at cycle %d of clock "
+                                        + domain.name() + " on %s: Java model 0x%x, RTL 0x%x",
                                 twin.name(), cycles[i], outs[j].name(), expected[o], actual[o]));
                     }
                 exchanges++;

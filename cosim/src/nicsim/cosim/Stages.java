@@ -14,8 +14,8 @@ public final class Stages {
     private Stages() {}
 
     /** The stages of a send WQE's timeline, in order. */
-    public static final String[] NAMES = {"doorbell_decoded", "fetch_issued", "delivered", "translated", "on_wire", "payload_read", "acked",
-            "cqe_written"};
+    public static final String[] NAMES = {"doorbell_decoded", "fetch_issued", "delivered", "translated", "on_wire",
+            "payload_read", "acked", "cqe_written"};
 
     /** One step between consecutive stages: its mean over the WQEs that had it, and how many did. */
     public record Step(String from, String to, double meanPicos, double meanCycles, long wqes) {
@@ -35,10 +35,12 @@ public final class Stages {
     public static List<Step> steps(Trace trace, Profile p, String prefix) {
         Map<String, Map<String, Long>> byTxn = new HashMap<>();
         for (Trace.Entry e : trace.entries())
-            if (e.txn().startsWith(prefix)) byTxn.computeIfAbsent(e.txn(), k -> new HashMap<>()).putIfAbsent(e.stage(), e.timePicos());
+            if (e.txn().startsWith(prefix))
+                byTxn.computeIfAbsent(e.txn(), k -> new HashMap<>()).putIfAbsent(e.stage(), e.timePicos());
         Map<String, long[]> sums = new LinkedHashMap<>();
         for (Map<String, Long> st : byTxn.values()) {
-            // consecutive stages in the order they happened (a streamed message is on the wire before all of it is read)
+            // consecutive stages in the order they happened (a streamed message is on the wire before all
+            // of it is read)
             List<String> order = new ArrayList<>();
             for (String s : NAMES) if (st.containsKey(s)) order.add(s);
             order.sort(Comparator.comparingLong(st::get));

@@ -3,6 +3,7 @@ package nicsim.cosim;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Path;
+import nicsim.adapter.DmaPorts;
 import nicsim.adapter.DoorbellDecoder;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.WqePorts;
@@ -68,7 +69,7 @@ class LockstepTest {
         assertEquals(0, r.divergences(), () -> r.divergence().orElseThrow().toString());
         assertTrue(r.transfers().get("io_linkTx") > 20_000 && r.transfers().get("io_linkRx") > 20_000, r.transfers().toString());
         assertTrue(r.counters().get("DmaEngine.local_bus_contention_cycles") > 10_000, r.counters().toString());
-        for (nicsim.adapter.DmaPorts.Done.Status s : nicsim.adapter.DmaPorts.Done.Status.values())
+        for (DmaPorts.Done.Status s : DmaPorts.Done.Status.values())
             assertTrue(r.counters().getOrDefault("DmaEngine.done_" + s.name().toLowerCase(), 0L) > 3, s + ": " + r.counters());
     }
 

@@ -3,9 +3,11 @@ package nicsim.cosim;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import nicsim.cosim.cli.Main;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
@@ -30,7 +32,7 @@ class OwnRtlTest {
     private static String hand() throws Exception {
         try (InputStream in = OwnRtlTest.class.getResourceAsStream("/nicsim/rtl/" + TOP + ".v")) {
             assertNotNull(in, "test resource nicsim/rtl/" + TOP + ".v");
-            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }
 
@@ -39,7 +41,7 @@ class OwnRtlTest {
         Profile p = Profiles.load("cx-gen3x16");
         Path good = copy(dir.resolve("good").toAbsolutePath(), hand());
         assertNull(RtlInLoop.lockstep(p, "doorbell", new RtlInLoop.Own(List.of(good), TOP), 20_000, 1));
-        assertEquals(0, nicsim.cosim.cli.Main.run("cosim", "doorbell", "--verilog", good.toString(), "--cycles", "5000"));
+        assertEquals(0, Main.run("cosim", "doorbell", "--verilog", good.toString(), "--cycles", "5000"));
         // one bug: a merged doorbell counted twice
         String bugged = hand().replace("if (accept && hit) io_coalesced <= io_coalesced + 32'd1;",
                 "if (accept && hit) io_coalesced <= io_coalesced + 32'd2;");
@@ -61,8 +63,8 @@ class OwnRtlTest {
                 () -> RtlInLoop.lockstep(p, "doorbell", new RtlInLoop.Own(List.of(f), TOP), 100, 1));
         assertTrue(e.getMessage().contains("port io_rejected (output, 32 bits) is missing")
                 && e.getMessage().contains("port io_seen is 16 bits wide; the contract has 32"), e.getMessage());
-        assertEquals(2, nicsim.cosim.cli.Main.run("cosim", "doorbell", "--verilog", f.toString(), "--cycles", "100"));
-        assertEquals(2, nicsim.cosim.cli.Main.run("cosim", "doorbell", "--verilog", dir.resolve("none.v").toString()));
+        assertEquals(2, Main.run("cosim", "doorbell", "--verilog", f.toString(), "--cycles", "100"));
+        assertEquals(2, Main.run("cosim", "doorbell", "--verilog", dir.resolve("none.v").toString()));
         Path broken = copy(dir.resolve("x").toAbsolutePath(), "module " + TOP + "(input wire clk\n");
         e = assertThrows(IllegalArgumentException.class,
                 () -> RtlInLoop.lockstep(p, "doorbell", new RtlInLoop.Own(List.of(broken), TOP), 100, 1));

@@ -28,7 +28,8 @@ class RtlInLoopDivergenceTest {
         RtlInLoop rtl = new RtlInLoop(w.host(0).adapter, other, Set.of("mtt"), batch);
         RtlInLoop.Divergence d = assertThrows(RtlInLoop.Divergence.class, () -> {
             try (rtl) {
-                Workloads.run("write_bw", w, Options.defaults().withIters(50).withSize(8192), new PrintStream(new ByteArrayOutputStream()));
+                Workloads.run("write_bw", w, Options.defaults().with(set -> set.iters(50).size(8192)),
+                        new PrintStream(new ByteArrayOutputStream()));
             }
         });
         return d.getMessage();
@@ -46,7 +47,8 @@ class RtlInLoopDivergenceTest {
     void everyEdgeIsComparedIncludingAPartialLastBatch() {
         World w = new World(2, Profiles.load("cx-gen3x16"), 2, Faults.NONE);
         try (RtlInLoop rtl = new RtlInLoop(w.host(0).adapter, w.profile, Set.of("doorbell", "wqe"), 7)) {
-            var r = Workloads.run("write_bw", w, Options.defaults().withIters(200).withSize(64), new PrintStream(new ByteArrayOutputStream()));
+            var r = Workloads.run("write_bw", w, Options.defaults().with(set -> set.iters(200).size(64)),
+                    new PrintStream(new ByteArrayOutputStream()));
             assertTrue(r.ok(), r.errors().toString());
             // batches of 7 leave a partial one at the end: edges() runs it too, so every edge the core clock ran was compared
             assertEquals(w.host(0).adapter.core().edgesRun(), rtl.edges().get("wqe"));
@@ -61,7 +63,7 @@ class RtlInLoopDivergenceTest {
      */
     @Test
     void aChannelWithItsEngineInRtlRunsAndComparesEveryEdge() {
-        Options o = Options.defaults().withIters(20).withSize(8192);
+        Options o = Options.defaults().with(set -> set.iters(20).size(8192));
         World alone = new World(2, Profiles.load("lanai72"), 2, Faults.NONE);
         var model = Workloads.run("write_bw", alone, o, new PrintStream(new ByteArrayOutputStream()));
         assertTrue(alone.host(0).adapter.dma().domain(0).edgesCoasted() > 0, "the model alone coasts");

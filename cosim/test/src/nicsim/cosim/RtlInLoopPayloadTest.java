@@ -46,7 +46,7 @@ class RtlInLoopPayloadTest {
                 Map.of("dma", new RtlInLoop.Own(List.of(v), top)));
         RtlInLoop.Divergence e = assertThrows(RtlInLoop.Divergence.class, () -> {
             try (rtl) {
-                Workloads.run("write_bw", w, Options.defaults().withIters(4).withSize(4096),
+                Workloads.run("write_bw", w, Options.defaults().with(set -> set.iters(4).size(4096)),
                         new PrintStream(new ByteArrayOutputStream()));
             }
         });

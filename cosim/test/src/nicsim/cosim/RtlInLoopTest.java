@@ -24,7 +24,7 @@ class RtlInLoopTest {
     @ParameterizedTest
     @CsvSource({"rc_pingpong, 6, 2048", "write_bw, 24, 8192"})
     void rtlBlocksInTheLoopChangeNothing(String workload, int iters, int size) {
-        Options o = Options.defaults().withIters(iters).withSize(size);
+        Options o = Options.defaults().with(set -> set.iters(iters).size(size));
         long[] none = {0}, edges = {0};
         Result model = run(workload, Set.of(), o, none);
         Result rtl = run(workload, Set.copyOf(RtlInLoop.IN_SYSTEM), o, edges); // all five blocks, every DMA channel

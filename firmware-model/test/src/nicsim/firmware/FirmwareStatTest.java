@@ -24,7 +24,8 @@ class FirmwareStatTest {
         Pattern read = Pattern.compile("\"(Firmware\\.[a-z_]+)\"");
         Set<String> unknown = new TreeSet<>();
         int reads = 0;
-        for (String module : new String[]{"firmware-model", "host-driver", "cosim"})
+        String[] modules = {"firmware-model", "host-driver", "cosim", "bench", "calibrate", "sweep", "cli"};
+        for (String module : modules)
             try (Stream<Path> files = Files.walk(root.resolve(module))) {
                 for (Path f : files.filter(p -> p.toString().endsWith(".java") && !p.toString().contains("/out/")).toList()) {
                     if (f.endsWith("CountersTest.java")) continue; // counts names of its own, on purpose

@@ -32,7 +32,7 @@ class WorldTest {
     @Test
     void aFaultIsChargedToItsNodeAndAResetNodeRunsAgain() {
         World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
-        Options o = Options.defaults().withSize(4096).withIters(200);
+        Options o = Options.defaults().with(set -> set.size(4096).iters(200));
         Host old = w.host(0);
         old.adapter.cqeWriter().injectFault("test", 0);
         java.io.PrintStream quiet = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());

@@ -19,7 +19,7 @@ class ApartTest {
         try (World w = threads == 0 ? new World(8, p, 5, Faults.parse(faults)) : World.apart(8, p, 5,
                 Faults.parse(faults), threads)) {
             ByteArrayOutputStream text = new ByteArrayOutputStream();
-            Result r = Workloads.run("pairs_write_bw", w, Options.defaults().withIters(60).withSize(16384),
+            Result r = Workloads.run("pairs_write_bw", w, Options.defaults().with(set -> set.iters(60).size(16384)),
                     new PrintStream(text));
             assertTrue(r.ok(), r.errors().toString());
             List<String> out = new ArrayList<>(List.of(text.toString(), r.rows().toString(),

@@ -38,8 +38,8 @@ class CoastingTest {
     static String fingerprint(String workload, String profile, long size, String faults, boolean coasting) {
         World w = new World(workload.equals("pairs_write_bw") ? 4 : 2, Profiles.load(profile), 3, Faults.parse(faults));
         w.sim.coasting(coasting);
-        Options o = Options.defaults().withSize(size).withIters(size >= 65536 ? 6 : 20);
-        if (workload.endsWith("_bw")) o = o.withQps(2);
+        Options o = Options.defaults().with(set -> set.size(size).iters(size >= 65536 ? 6 : 20));
+        if (workload.endsWith("_bw")) o = o.with(set -> set.qps(2));
         Result r = Workloads.run(workload, w, o, new PrintStream(new ByteArrayOutputStream()));
         return "ok=" + r.ok() + " " + r.errors() + "\n" + r.rows() + "\n" + w.sim.counters().snapshot() + "\nend " + w.sim.now() + " ps";
     }

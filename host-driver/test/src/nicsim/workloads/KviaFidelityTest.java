@@ -20,7 +20,8 @@ class KviaFidelityTest {
 
     static double rttUs(nicsim.profile.Profile profile, int size, int iters) {
         Result r = Workloads.run("rc_pingpong", new World(2, profile, 1, Faults.NONE),
-                Options.defaults().withSize(size).withIters(iters), new PrintStream(new ByteArrayOutputStream()));
+                Options.defaults().with(set -> set.size(size).iters(iters)),
+                new PrintStream(new ByteArrayOutputStream()));
         assertTrue(r.ok(), r.errors().toString());
         return r.rows().get(0).simPicos() / 1e6 / iters;
     }
@@ -56,7 +57,7 @@ class KviaFidelityTest {
 
     static double writeBwGbps(String profile, int size) {
         Result r = Workloads.run("write_bw", new World(2, Profiles.load(profile), 1, Faults.NONE),
-                Options.defaults().withSize(size).withIters(60), new PrintStream(new ByteArrayOutputStream()));
+                Options.defaults().with(set -> set.size(size).iters(60)), new PrintStream(new ByteArrayOutputStream()));
         assertTrue(r.ok(), r.errors().toString());
         return r.rows().get(0).bwAvgGbps();
     }

@@ -22,12 +22,12 @@ class UdPerftestTest {
 
     @Test
     void sendLatencyAndBandwidthRunOverUd() {
-        Result lat = run("send_lat", Options.defaults().withUd(true).withSize(1024).withIters(50));
+        Result lat = run("send_lat", Options.defaults().with(set -> set.ud(true).size(1024).iters(50)));
         assertTrue(lat.ok(), lat.errors().toString());
-        Result rcLat = run("send_lat", Options.defaults().withSize(1024).withIters(50));
+        Result rcLat = run("send_lat", Options.defaults().with(set -> set.size(1024).iters(50)));
         // the same payload, plus a datagram segment and the GRH's 40 bytes written before it
         assertEquals(rcLat.rows().get(0).latTypicalUs(), lat.rows().get(0).latTypicalUs(), 0.1);
-        Result bw = run("send_bw", Options.defaults().withUd(true).withSize(4096).withIters(300));
+        Result bw = run("send_bw", Options.defaults().with(set -> set.ud(true).size(4096).iters(300)));
         assertTrue(bw.ok(), bw.errors().toString());
         assertTrue(bw.rows().get(0).bwAvgGbps() > 10, "UD streams: " + bw.rows().get(0));
     }
@@ -35,10 +35,10 @@ class UdPerftestTest {
     @Test
     void whatPerftestRunsOnlyOverRcOrPastTheMtuIsRefused() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> run("write_bw", Options.defaults().withUd(true).withSize(64).withIters(10)));
+                () -> run("write_bw", Options.defaults().with(set -> set.ud(true).size(64).iters(10))));
         assertEquals("write_bw over UD: perftest has no such test", e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
-                () -> run("send_lat", Options.defaults().withUd(true).withSize(8192).withIters(10)));
+                () -> run("send_lat", Options.defaults().with(set -> set.ud(true).size(8192).iters(10))));
         assertEquals("size 8192 is larger than the path MTU 4096 (a UD message is one packet)", e.getMessage());
     }
 }

@@ -25,7 +25,8 @@ class WorkloadsTest {
             "rc_pingpong, lanai43", "write_bw, lanai72", "send_lat, lanai72"})
     void runsChecksAndReports(String name, String profile) {
         StringBuilder text = new StringBuilder();
-        Result r = run(name, profile, Options.defaults().withIters(40).withSize(name.contains("lat") ? 2 : name.startsWith("ud") ? 1024 : 8192), text);
+        long size = name.contains("lat") ? 2 : name.startsWith("ud") ? 1024 : 8192;
+        Result r = run(name, profile, Options.defaults().with(set -> set.iters(40).size(size)), text);
         assertTrue(r.ok(), name + " on " + profile + ": " + r.errors() + "\n" + text);
         assertEquals(1, r.rows().size());
         Result.Row row = r.rows().get(0);
@@ -44,7 +45,8 @@ class WorkloadsTest {
     void underLossReliableProgramsRecoverAndUdSaysWhatWasLost(String name) {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         World w = new World(2, Profiles.load("cx-gen3x16"), 5, Faults.parse("drop=0.02,reorder=0.02"));
-        Result r = Workloads.run(name, w, Options.defaults().withIters(300).withSize(name.contains("lat") ? 2 : 1024), new PrintStream(b));
+        Options o = Options.defaults().with(set -> set.iters(300).size(name.contains("lat") ? 2 : 1024));
+        Result r = Workloads.run(name, w, o, new PrintStream(b));
         assertTrue(w.sim.counters().get("Fabric.dropped") > 0, "the fabric lost packets");
         if (name.startsWith("ud")) assertTrue(!r.ok() && r.errors().get(0).contains("UD does not retransmit"), r.errors() + "\n" + b);
         else assertTrue(r.ok(), r.errors() + "\n" + b);
@@ -55,7 +57,7 @@ class WorkloadsTest {
     @CsvSource({"write_bw,1", "write_bw,7", "write_bw,150", "send_bw,3", "send_bw,40", "read_bw,5", "atomic_bw,3"})
     void bandwidthOverManyQpsChecksEveryByte(String name, int qps) {
         StringBuilder text = new StringBuilder();
-        Result r = run(name, "cx-gen3x16", Options.defaults().withIters(600).withSize(2048).withQps(qps), text);
+        Result r = run(name, "cx-gen3x16", Options.defaults().with(set -> set.iters(600).size(2048).qps(qps)), text);
         assertTrue(r.ok(), r.errors() + "\n" + text);
         Result.Row row = r.rows().get(0);
         assertTrue(row.bwAvgGbps() > (name.equals("atomic_bw") ? 0.01 : 1) && row.bwPeakGbps() <= 100.0, row.toString());
@@ -71,7 +73,7 @@ class WorkloadsTest {
     @org.junit.jupiter.params.provider.MethodSource("everyWorkloadOnEveryProfile")
     void everyWorkloadOnEveryProfile(String workload, String profile) {
         StringBuilder text = new StringBuilder();
-        Result r = run(workload, profile, Options.defaults().withIters(12).withSize(1024), text);
+        Result r = run(workload, profile, Options.defaults().with(set -> set.iters(12).size(1024)), text);
         assertTrue(r.ok(), workload + " on " + profile + ": " + r.errors() + "\n" + text);
         assertTrue(r.rows().get(0).simPicos() > 0);
     }
@@ -80,7 +82,7 @@ class WorkloadsTest {
     void everyPairWritesAtOnceAcrossTheSwitch() {
         java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
         Result r = Workloads.run("pairs_write_bw", new World(6, Profiles.load("cx-gen3x16"), 1, Faults.NONE),
-                Options.defaults().withIters(60).withSize(16384), new PrintStream(b));
+                Options.defaults().with(set -> set.iters(60).size(16384)), new PrintStream(b));
         assertTrue(r.ok(), r.errors() + "\n" + b);
         assertTrue(r.rows().get(0).bwAvgGbps() > 100, "three pairs through a 100 Gb/s-per-port switch: " + r.rows().get(0));
     }
@@ -90,7 +92,7 @@ class WorkloadsTest {
     void pairsWithFewerWritesThanSlotsCheckTheSlotsWritten() {
         java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
         Result r = Workloads.run("pairs_write_bw", new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE),
-                Options.defaults().withIters(3).withSize(65536), new PrintStream(b));
+                Options.defaults().with(set -> set.iters(3).size(65536)), new PrintStream(b));
         assertTrue(r.ok(), r.errors() + "\n" + b);
     }
 
@@ -98,14 +100,15 @@ class WorkloadsTest {
     @CsvSource({"1", "300"})
     void writeBwOverManyMrsChecksEveryByte(int mrs) {
         StringBuilder text = new StringBuilder();
-        Result r = run("write_bw", "cx-gen3x16", Options.defaults().withIters(400).withSize(4096).withMrs(mrs), text);
+        Options o = Options.defaults().with(set -> set.iters(400).size(4096).mrs(mrs));
+        Result r = run("write_bw", "cx-gen3x16", o, text);
         assertTrue(r.ok(), r.errors() + "\n" + text);
     }
 
     @ParameterizedTest
     @CsvSource({"write_bw", "send_lat"})
     void theSameRunGivesTheSameFigures(String name) {
-        Options o = Options.defaults().withIters(30).withSize(4096);
+        Options o = Options.defaults().with(set -> set.iters(30).size(4096));
         StringBuilder a = new StringBuilder(), b = new StringBuilder();
         Result x = run(name, "cx-gen3x16", o, a), y = run(name, "cx-gen3x16", o, b);
         assertEquals(x.rows(), y.rows());
@@ -115,7 +118,7 @@ class WorkloadsTest {
     @org.junit.jupiter.api.Test
     void sendBwKeepsUpWithWriteBwOnLongMessages() {
         // the responder takes a SEND's next packet once this one's writes are under way, as it does a WRITE's
-        Options o = Options.defaults().withIters(200).withSize(65536);
+        Options o = Options.defaults().with(set -> set.iters(200).size(65536));
         StringBuilder text = new StringBuilder();
         Result send = run("send_bw", "cx-gen3x16", o, text), write = run("write_bw", "cx-gen3x16", o, text);
         assertTrue(send.ok() && write.ok(), send.errors() + " " + write.errors() + "\n" + text);

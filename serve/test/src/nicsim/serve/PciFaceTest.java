@@ -96,7 +96,7 @@ class PciFaceTest {
         String pp = example("pingpong").toString();
         double c = Double.parseDouble(figure("one way, mean: ([0-9.]+) us", pp, "300", "8"));
         nicsim.workloads.Result r = nicsim.workloads.Workloads.run("send_lat", Served.cluster(),
-                nicsim.workloads.Options.defaults().withIters(300).withSize(8), new java.io.PrintStream(
+                nicsim.workloads.Options.defaults().with(set -> set.iters(300).size(8)), new java.io.PrintStream(
                         java.io.OutputStream.nullOutputStream()));
         double j = r.rows().get(0).latAvgUs();
         assertTrue(Math.abs(c - j) / j < 0.10, "C driver " + c + " us one way, Java driver " + j + " us");

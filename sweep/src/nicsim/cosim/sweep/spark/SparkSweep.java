@@ -45,12 +45,15 @@ public final class SparkSweep {
         }
     }
 
-    static LocalSweep.Summary run(SparkSession spark, SweepSpec spec, SweepResults results, PrintStream progress) throws IOException {
+    static LocalSweep.Summary run(SparkSession spark, SweepSpec spec, SweepResults results, PrintStream progress)
+            throws IOException {
         List<Point> all = spec.points();
         List<Point> todo = new ArrayList<>();
         for (Point p : all) if (!results.has(p)) todo.add(p);
         int skipped = all.size() - todo.size();
-        if (skipped > 0) progress.printf("sweep: %d of %d points already in %s: not run again%n", skipped, all.size(), results.dir());
+        if (skipped > 0)
+            progress.printf("sweep: %d of %d points already in %s: not run again%n", skipped, all.size(),
+                    results.dir());
         JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         int slots = Math.max(1, jsc.defaultParallelism());
         String id = results.specId();
@@ -71,8 +74,8 @@ public final class SparkSweep {
             }
             int done = from + part.size();
             double elapsed = (System.nanoTime() - t0) / 1e9;
-            progress.printf("sweep (Spark, %d slots): %d/%d points, %.0f s elapsed, ETA %.0f s%n", slots, done, todo.size(), elapsed,
-                    elapsed / done * (todo.size() - done));
+            progress.printf("sweep (Spark, %d slots): %d/%d points, %.0f s elapsed, ETA %.0f s%n", slots, done,
+                    todo.size(), elapsed, elapsed / done * (todo.size() - done));
         }
         writeParquet(spark, spec, results);
         return new LocalSweep.Summary(all.size(), skipped, todo.size(), failed, (System.nanoTime() - t0) / 1e9);
@@ -119,7 +122,8 @@ public final class SparkSweep {
                 if (o.point().params().containsKey(c)) return o.point().params().get(c);
                 Object x = f.get(c);
                 if (x == null) return null;
-                return t == DataTypes.LongType ? (Object) ((Number) x).longValue() : (Object) ((Number) x).doubleValue();
+                return t == DataTypes.LongType ? (Object) ((Number) x).longValue()
+                        : (Object) ((Number) x).doubleValue();
         }
     }
 }

@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.io.File;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
+import java.util.zip.ZipFile;
 import nicsim.cosim.sweep.LocalSweep;
 import nicsim.cosim.sweep.SweepResults;
 import nicsim.cosim.sweep.SweepSpec;
@@ -67,8 +69,8 @@ class SparkSweepTest {
     void theSweepJarRunsAsASparkApplication(@TempDir Path dir) throws Exception {
         Path jar = Path.of(System.getProperty("nicsim.sweepJar"));
         assertTrue(Files.size(jar) > 1_000_000, jar.toString());
-        try (var z = new java.util.zip.ZipFile(jar.toFile())) {
-            assertNotNull(z.getEntry("nicsim/cosim/cli/SweepJob.class"));
+        try (var z = new ZipFile(jar.toFile())) {
+            assertNotNull(z.getEntry("nicsim/cosim/sweep/spark/SweepJob.class"));
             assertNull(z.getEntry("org/apache/spark/SparkContext.class"), "Spark is the cluster's, not the jar's");
         }
         Path file = dir.resolve("s.toml");
@@ -78,8 +80,8 @@ class SparkSweepTest {
                 .filter(e -> !e.contains(File.separator + "out" + File.separator)).collect(Collectors.joining(File.pathSeparator));
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Dspark.master=local[2]",
                 "-Dspark.ui.enabled=false"));
-        cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream().filter(a -> a.startsWith("--add-opens")).toList());
-        cmd.addAll(List.of("-cp", jar + File.pathSeparator + sparkJars, "nicsim.cosim.cli.SweepJob", file.toString(), "--out", dir.resolve("r").toString()));
+        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream().filter(a -> a.startsWith("--add-opens")).toList());
+        cmd.addAll(List.of("-cp", jar + File.pathSeparator + sparkJars, "nicsim.cosim.sweep.spark.SweepJob", file.toString(), "--out", dir.resolve("r").toString()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.waitFor(), out);

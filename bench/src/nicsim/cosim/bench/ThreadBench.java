@@ -1,0 +1,90 @@
+package nicsim.cosim.bench;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
+import nicsim.workloads.Options;
+import nicsim.workloads.Result;
+import nicsim.workloads.Workloads;
+
+/**
+ * Hosts running apart on threads (issue 36): pairs_write_bw timed with 1 and more threads side by side
+ * in one run, the outputs compared, and the machine's own ceiling: what two independent one-thread runs
+ * side by side give against one alone (no partitioning can beat the cores it is given).
+ */
+public final class ThreadBench {
+    private ThreadBench() {}
+
+    /** One run: its wall time, windows, heap, and what it printed with every counter (to compare). */
+    public record Run(int nodes, int threads, double wallSeconds, long windows, String fingerprint) {}
+
+    /** pairs_write_bw on {@code nodes} hosts apart on {@code threads} threads, {@code iters} 64 KiB writes a pair. */
+    public static Run run(int nodes, int threads, int iters) {
+        try (World w = World.apart(nodes, Profiles.load("cx-gen3x16"), 1, Faults.NONE, threads)) {
+            ByteArrayOutputStream text = new ByteArrayOutputStream();
+            long t0 = System.nanoTime();
+            Options o = Options.defaults().with(set -> set.iters(iters));
+            Result r = Workloads.run("pairs_write_bw", w, o, new PrintStream(text));
+            double wall = (System.nanoTime() - t0) / 1e9;
+            if (!r.ok()) throw new IllegalStateException("pairs_write_bw on " + nodes + " nodes, " + threads
+                    + " threads: " + r.errors());
+            String fingerprint = text + r.rows().toString() + w.sim.counters().snapshot() + w.now();
+            return new Run(nodes, threads, wall, w.windows(), fingerprint);
+        }
+    }
+
+    /** The fastest of {@code runs} runs (the least disturbed by whatever else the machine does). */
+    public static Run best(int nodes, int threads, int iters, int runs) {
+        return sideBySide(nodes, new int[]{threads}, iters, runs).get(0);
+    }
+
+    /**
+     * The fastest run on each of {@code threads} thread counts, in {@code rounds} rounds that each run every count
+     * once: the counts are compared side by side while this shared machine's speed drifts (a count's runs all
+     * together would each meet a different machine). Runs on one count must give the same output; the caller
+     * compares the counts' outputs.
+     */
+    public static List<Run> sideBySide(int nodes, int[] threads, int iters, int rounds) {
+        Run[] best = new Run[threads.length];
+        for (int round = 0; round < rounds; round++)
+            for (int i = 0; i < threads.length; i++) {
+                Run r = run(nodes, threads[i], iters);
+                if (best[i] != null && !best[i].fingerprint().equals(r.fingerprint()))
+                    throw new IllegalStateException("pairs_write_bw on " + nodes
+                            + " nodes differs between two runs on " + threads[i] + " threads");
+                if (best[i] == null || r.wallSeconds() < best[i].wallSeconds()) best[i] = r;
+            }
+        return List.of(best);
+    }
+
+    /**
+     * The machine's ceiling for {@code threads} threads: the throughput of that many independent
+     * one-thread runs side by side against one run alone (1.0 to {@code threads}).
+     */
+    public static double ceiling(int nodes, int iters, int threads) {
+        double alone = best(nodes, 1, iters, 2).wallSeconds();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            double worst = 0;
+            for (int round = 0; round < 2; round++) {
+                List<Future<Run>> runs = new ArrayList<>();
+                for (int i = 0; i < threads; i++) runs.add(pool.submit(() -> run(nodes, 1, iters)));
+                double slowest = 0;
+                for (Future<Run> f : runs) slowest = Math.max(slowest, f.get().wallSeconds());
+                worst = round == 0 ? slowest : Math.min(worst, slowest);
+            }
+            return threads * alone / worst;
+        } catch (Exception e) {
+            throw new IllegalStateException("independent runs side by side: " + e.getMessage(), e);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}
