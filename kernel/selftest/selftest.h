@@ -50,6 +50,9 @@ int st_ud(struct st_ctx *c, u32 len);
 int st_uc(struct st_ctx *c, u32 len);
 int st_srq(struct st_ctx *c, u32 len);
 
+/* st_fr.c: fast registration on the RC pair, which it leaves in error */
+int st_fastreg(struct st_ctx *c);
+
 /* st_peer.c: the two-node mode, one QP to another guest's adapter */
 extern bool st_two_node;
 int st_peer_add(struct st_ctx *c);

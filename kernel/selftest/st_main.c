@@ -6,7 +6,8 @@
  * port's own LID, then moves bytes with SEND/RECV and RDMA WRITE, compares
  * them, takes a completion event through req_notify_cq, reads back with
  * RDMA READ, adds and swaps with atomics, sends a UD datagram through an
- * address handle, a UC SEND and a SEND into an SRQ. Each step
+ * address handle, a UC SEND and a SEND into an SRQ, and last registers an
+ * MR by IB_WR_REG_MR (st_fr.c). Each step
  * logs "nicsim_selftest: <device>: <step>: ok" or what went wrong, and a
  * last line "PASS" or "FAIL"; the module then stays loaded, doing nothing.
  * With two_node=1 it runs none of that: see st_peer.c.
@@ -260,6 +261,11 @@ static int st_add(struct ib_device *dev)
 		st_fill(c, 60);
 		err = st_step(name, "SEND into an SRQ, its limit event",
 			      st_srq(c, 512));
+	}
+	if (!err) {
+		st_fill(c, 80);
+		err = st_step(name, "REG_MR, WRITE, SEND_WITH_INV, LOCAL_INV, a WRITE refused",
+			      st_fastreg(c));
 	}
 	st_teardown(c);
 	pr_info("nicsim_selftest: %s: %s\n", name, err ? "FAIL" : "PASS");

@@ -300,13 +300,16 @@ final class MemoryKeys {
      * A layout UMR of indirect mkey {@code key} by {@code qp}: the mkey must be FREE (new or
      * invalidated) and of the QP's PD, the layout fit what it was created for (an interleaved one
      * takes an entry more, for its repeat block, as mlx5's does). Its entries go to the walker's KLM
-     * table, then its context, VALID with the layout's length (zero based). Returns 0 or the vendor
-     * syndrome of the failed check. The entries' own keys are checked at each access, by the walker.
+     * table, then its context, VALID with the layout's length (zero based). The key byte is the
+     * WQE's: a layout may give the mkey a new one, as mlx5's UMR sets mkey_7_0 (a kernel ULP's
+     * ib_update_fast_reg_key before each IB_WR_REG_MR), so a peer holding the old rkey is refused.
+     * Returns 0 or the vendor syndrome of the failed check. The entries' own keys are checked at
+     * each access, by the walker.
      */
     int configure(Qp qp, long key, nicsim.abi.WqeFormat.MkeyLayout l) {
         Indirect ind = indirects.get(key >>> 8);
         MkeyContext m = mkeys.get(key >>> 8);
-        if (ind == null || m == null || m.key() != (key & 0xff)) return Vendor.UMR_NOT_INDIRECT;
+        if (ind == null || m == null) return Vendor.UMR_NOT_INDIRECT;
         if (m.pd() != qp.pd) return Vendor.UMR_PD;
         if (m.state() != MttPorts.STATE_FREE) return Vendor.UMR_NOT_FREE;
         if (l.entries().size() + (l.interleaved() ? 1 : 0) > ind.maxEntries) return Vendor.UMR_TOO_MANY_ENTRIES;
@@ -321,7 +324,7 @@ final class MemoryKeys {
             pieces.add((k.lkey() & 0xFFFFFFFFL) >>> 8);
         }
         ind.pieces = List.copyOf(pieces);
-        MkeyContext valid = MkeyContext.indirect(m.index(), MttPorts.STATE_VALID, m.key(), m.pd(), row * repeat, l.access() & 0x1f, ind.klmBase,
+        MkeyContext valid = MkeyContext.indirect(m.index(), MttPorts.STATE_VALID, key & 0xff, m.pd(), row * repeat, l.access() & 0x1f, ind.klmBase,
                 l.entries().size(), repeat);
         mkeys.put(m.index(), valid);
         publish(valid); // the adapter writes it after the entries

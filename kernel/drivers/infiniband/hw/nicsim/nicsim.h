@@ -124,12 +124,28 @@ struct nicsim_mmap_entry {
 struct nicsim_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+	/*
+	 * The key every fast-registration MR's layout names for its pages: all
+	 * of memory, mapped to itself, with every right (nicsim_mr.c). Made
+	 * with the PD's first such MR, destroyed with its last.
+	 */
+	u32 fr_key;
+	u32 fr_users;
 };
 
 struct nicsim_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
 	u32 mkey;
+	/*
+	 * A fast-registration MR (alloc_mr): an indirect mkey of max_pages
+	 * entries, and what map_mr_sg gave it: the pages' DMA addresses and
+	 * the DMA address of its first byte (ibmr.iova is 0: zero based).
+	 */
+	u64 *pages;
+	u32 max_pages;
+	u32 npages;
+	u64 first;
 };
 
 struct nicsim_ah {
@@ -322,6 +338,12 @@ struct ib_mr *nicsim_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				 u64 virt_addr, int access,
 				 struct ib_udata *udata);
 int nicsim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *nicsim_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			      u32 max_num_sg);
+int nicsim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		     unsigned int *sg_offset);
+int nicsim_mr_layout(struct nicsim_mr *mr, int access, u8 *body, size_t room);
+extern unsigned int nicsim_fr_pages;
 
 /* nicsim_cq.c */
 int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -223,6 +223,7 @@ static enum ib_wc_opcode nicsim_wc_send_opcode(u8 wqe_opcode)
 	case NICSIM_WQE_OP_ATOMIC_CS: return IB_WC_COMP_SWAP;
 	case NICSIM_WQE_OP_ATOMIC_FA: return IB_WC_FETCH_ADD;
 	case NICSIM_WQE_OP_LOCAL_INVAL: return IB_WC_LOCAL_INV;
+	case NICSIM_WQE_OP_UMR: return IB_WC_REG_MR;
 	default: return IB_WC_SEND;
 	}
 }
@@ -295,7 +296,12 @@ static int nicsim_poll_one(struct nicsim_dev *dev, struct nicsim_cq *cq,
 			wc->wc_flags |= IB_WC_WITH_IMM;
 		if (op == NICSIM_CQE_RESP_SEND_INV)
 			wc->wc_flags |= IB_WC_WITH_INVALIDATE;
-		memcpy(&wc->ex.imm_data, cqe + NICSIM_CQE_IMM, 4);
+		/* bytes 36..39: the immediate, or the rkey invalidated */
+		if (op == NICSIM_CQE_RESP_SEND_INV)
+			wc->ex.invalidate_rkey =
+				be32_to_cpup((__be32 *)(cqe + NICSIM_CQE_IMM));
+		else
+			memcpy(&wc->ex.imm_data, cqe + NICSIM_CQE_IMM, 4);
 		wc->src_qp = be32_to_cpup((__be32 *)(cqe + NICSIM_CQE_SRC_QP)) &
 			0xffffff;
 		wc->slid = be16_to_cpup((__be16 *)(cqe + NICSIM_CQE_SLID));

@@ -95,6 +95,15 @@
 #define NICSIM_CREATE_MKEY_IN_WORDS		8
 #define NICSIM_CREATE_MKEY_OUT_HANDLE		0
 #define NICSIM_CMD_DESTROY_MKEY			0x202
+#define NICSIM_CMD_CREATE_INDIRECT_MKEY		0x207
+#define NICSIM_CREATE_INDIRECT_MKEY_IN_PD	0
+#define NICSIM_CREATE_INDIRECT_MKEY_IN_MAX_ENTRIES	1
+#define NICSIM_CREATE_INDIRECT_MKEY_IN_WORDS	2
+#define NICSIM_CMD_ALLOC_MW			0x203
+#define NICSIM_ALLOC_MW_IN_PD			0
+#define NICSIM_ALLOC_MW_IN_TYPE			1
+#define NICSIM_ALLOC_MW_IN_WORDS		2
+#define NICSIM_CMD_DEALLOC_MW			0x204
 
 #define NICSIM_CMD_CREATE_CQ			0x400
 #define NICSIM_CREATE_CQ_IN_UAR			0
@@ -105,6 +114,11 @@
 #define NICSIM_CREATE_CQ_IN_WORDS		5
 #define NICSIM_CREATE_CQ_OUT_HANDLE		0
 #define NICSIM_CMD_DESTROY_CQ			0x401
+#define NICSIM_CMD_RESIZE_CQ			0x402
+#define NICSIM_RESIZE_CQ_IN_CQN			0
+#define NICSIM_RESIZE_CQ_IN_RING		1
+#define NICSIM_RESIZE_CQ_IN_LOG_SIZE		2
+#define NICSIM_RESIZE_CQ_IN_WORDS		3
 
 #define NICSIM_CMD_CREATE_QP			0x500
 #define NICSIM_CREATE_QP_IN_TYPE		0
@@ -237,6 +251,7 @@
 #define NICSIM_ACCESS_REMOTE_WRITE		2
 #define NICSIM_ACCESS_REMOTE_READ		4
 #define NICSIM_ACCESS_REMOTE_ATOMIC		8
+#define NICSIM_ACCESS_MW_BIND			0x10
 
 /* command statuses (output header word 0, bits 63..32) */
 #define NICSIM_STATUS_OK			0
@@ -268,6 +283,11 @@
 #define NICSIM_WQE_OP_ATOMIC_CS			0x11
 #define NICSIM_WQE_OP_ATOMIC_FA			0x12
 #define NICSIM_WQE_OP_LOCAL_INVAL		0x1b
+/* a window bind (opmod 0) or, with this opmod, an indirect mkey's layout */
+#define NICSIM_WQE_OP_UMR			0x25
+#define NICSIM_WQE_OPMOD_MKEY_LAYOUT		1
+/* a layout's entries one WQE carries: 63 16-byte units less ctrl, layout */
+#define NICSIM_UMR_MAX_ENTRIES			61
 
 /* the control segment's fm_ce_se byte (11) */
 #define NICSIM_WQE_CTRL_CQ_UPDATE		0x08

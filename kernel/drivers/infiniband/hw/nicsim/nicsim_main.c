@@ -28,6 +28,7 @@ static const struct ib_device_ops nicsim_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = 1,
 
+	.alloc_mr = nicsim_alloc_mr,
 	.alloc_pd = nicsim_alloc_pd,
 	.alloc_ucontext = nicsim_alloc_ucontext,
 	.attach_mcast = nicsim_attach_mcast,
@@ -47,6 +48,7 @@ static const struct ib_device_ops nicsim_dev_ops = {
 	.get_dev_fw_str = nicsim_get_fw_str,
 	.get_dma_mr = nicsim_get_dma_mr,
 	.get_port_immutable = nicsim_get_port_immutable,
+	.map_mr_sg = nicsim_map_mr_sg,
 	.mmap = nicsim_mmap,
 	.mmap_free = nicsim_mmap_free,
 	.modify_port = nicsim_modify_port,

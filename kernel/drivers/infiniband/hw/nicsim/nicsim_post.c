@@ -20,6 +20,7 @@ static int nicsim_wqe_opcode(enum ib_wr_opcode op)
 	case IB_WR_ATOMIC_CMP_AND_SWP: return NICSIM_WQE_OP_ATOMIC_CS;
 	case IB_WR_ATOMIC_FETCH_AND_ADD: return NICSIM_WQE_OP_ATOMIC_FA;
 	case IB_WR_LOCAL_INV: return NICSIM_WQE_OP_LOCAL_INVAL;
+	case IB_WR_REG_MR: return NICSIM_WQE_OP_UMR;
 	default: return -EINVAL;
 	}
 }
@@ -37,7 +38,7 @@ static u8 *nicsim_wqe_body(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 {
 	u8 *seg = w + 16, *end = w + NICSIM_MAX_WQE_BYTES;
 	u32 len = 0;
-	int i;
+	int i, body;
 
 	if (nicsim_qp_type_ud(qp->ibqp.qp_type)) {
 		/* Q_Key, destination QPN, remote LID */
@@ -71,6 +72,13 @@ static u8 *nicsim_wqe_body(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 		*(__be64 *)(seg + 8) = cpu_to_be64(op == NICSIM_WQE_OP_ATOMIC_CS ?
 						   a->compare_add : 0);
 		seg += 16;
+	}
+	if (op == NICSIM_WQE_OP_UMR) {
+		/* IB_WR_REG_MR: the MR's layout (nicsim_mr.c), at most 63 DS */
+		body = nicsim_mr_layout(to_nmr(reg_wr(wr)->mr),
+					reg_wr(wr)->access, seg,
+					16 * (1 + NICSIM_UMR_MAX_ENTRIES));
+		return body < 0 ? NULL : seg + body;
 	}
 	if (wr->send_flags & IB_SEND_INLINE) {
 		/* kernel consumers' inline addresses are kernel virtual */
@@ -126,10 +134,17 @@ static int nicsim_post_one(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 	*(__be32 *)w = cpu_to_be32((qp->sq.head & 0xffff) << 8 | op);
 	*(__be32 *)(w + 4) = cpu_to_be32(qp->qpn << 8 | ds);
 	w[11] = flags;
-	if (op == NICSIM_WQE_OP_SEND_INVAL || op == NICSIM_WQE_OP_LOCAL_INVAL)
+	if (op == NICSIM_WQE_OP_SEND_INVAL || op == NICSIM_WQE_OP_LOCAL_INVAL) {
 		*(__be32 *)(w + 12) = cpu_to_be32(wr->ex.invalidate_rkey);
-	else
+	} else if (op == NICSIM_WQE_OP_UMR) {
+		/* the mkey, with the key byte the ULP chose for this layout */
+		w[0] = NICSIM_WQE_OPMOD_MKEY_LAYOUT;
+		*(__be32 *)(w + 12) = cpu_to_be32(reg_wr(wr)->key);
+		/* the adapter's key from now on (DESTROY_MKEY names it) */
+		to_nmr(reg_wr(wr)->mr)->mkey = reg_wr(wr)->key;
+	} else {
 		memcpy(w + 12, &wr->ex.imm_data, 4);
+	}
 
 	idx = qp->sq.head & mask;
 	qp->sq.wr_ids[idx] = wr->wr_id;
