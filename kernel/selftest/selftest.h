@@ -50,6 +50,9 @@ int st_ud(struct st_ctx *c, u32 len);
 int st_uc(struct st_ctx *c, u32 len);
 int st_srq(struct st_ctx *c, u32 len);
 
+/* st_cq.c: ib_resize_cq with completions waiting */
+int st_resize(struct st_ctx *c, u32 len);
+
 /* st_fr.c: fast registration on the RC pair, which it leaves in error */
 int st_fastreg(struct st_ctx *c);
 

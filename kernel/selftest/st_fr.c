@@ -3,9 +3,10 @@
  * Fast registration as NVMe-oF, iSER and SRP use it: an MR from ib_alloc_mr,
  * mapped by ib_map_mr_sg over two separate pages, given a new key and
  * registered by IB_WR_REG_MR on the RC pair's receiver, written by its peer
- * through the rkey, invalidated by the peer's SEND with invalidate and by
- * LOCAL_INV; a WRITE after that must fail. The pair's QPs end in the error
- * state, so this is the run's last step.
+ * through the rkey, invalidated by the peer's SEND with invalidate, given a
+ * new key by another REG_MR (a WRITE under the previous key, from the SRQ
+ * step's pair, must fail) and invalidated by LOCAL_INV; a WRITE after that
+ * must fail. Both pairs end in the error state: this is the run's last step.
  */
 #include <linux/gfp.h>
 #include <linux/scatterlist.h>
@@ -54,9 +55,9 @@ static int st_fr_register(struct st_ctx *c, struct ib_mr *mr,
 	return 0;
 }
 
-/* An RDMA WRITE of len bytes of buffer 0 to offset at of the MR's rkey. */
-static int st_fr_write(struct st_ctx *c, struct ib_mr *mr, u64 at, u32 len,
-		       struct ib_wc *wc)
+/* An RDMA WRITE by qp of len bytes of buffer 0 to offset at under rkey. */
+static int st_fr_write(struct st_ctx *c, struct ib_qp *qp, u32 rkey, u64 at,
+		       u32 len, struct ib_wc *wc)
 {
 	struct ib_sge ss = { .addr = c->dma[0], .length = len,
 			     .lkey = c->pd->local_dma_lkey };
@@ -64,10 +65,10 @@ static int st_fr_write(struct st_ctx *c, struct ib_mr *mr, u64 at, u32 len,
 		.wr = { .wr_id = 21, .sg_list = &ss, .num_sge = 1,
 			.opcode = IB_WR_RDMA_WRITE,
 			.send_flags = IB_SEND_SIGNALED },
-		.remote_addr = mr->iova + at, .rkey = mr->rkey,
+		.remote_addr = at, .rkey = rkey,
 	};
 
-	return st_fr_post(c, c->qp[0], &wr.wr, wc);
+	return st_fr_post(c, qp, &wr.wr, wc);
 }
 
 /* A SEND of 64 bytes into buffer 1 that invalidates the MR's rkey. */
@@ -114,26 +115,37 @@ static int st_fr_steps(struct st_ctx *c, struct ib_mr *mr, u8 *page,
 				  .send_flags = IB_SEND_SIGNALED };
 	u8 *src = c->buf[0], *dst = c->buf[1];
 	struct ib_wc wc;
+	u32 old;
 	int err;
 
 	/* 7680 bytes from 512 into buffer 1, then the page; 4096 across both */
 	err = st_fr_register(c, mr, sg, 2, 512);
 	if (!err)
-		err = st_fr_write(c, mr, 3000, ST_BYTES, &wc);
+		err = st_fr_write(c, c->qp[0], mr->rkey, mr->iova + 3000,
+				  ST_BYTES, &wc);
 	if (err)
 		return err;
 	if (memcmp(dst + 3512, src, 584) || memcmp(page, src + 584, 3512))
 		return -EBADMSG;
 	err = st_fr_send_inv(c, mr);
 	/* registered again, under another key, and invalidated locally */
+	old = mr->rkey;
 	if (!err)
 		err = st_fr_register(c, mr, sg, 1, 0);
 	if (!err)
-		err = st_fr_write(c, mr, 100, 200, &wc);
+		err = st_fr_write(c, c->qp[0], mr->rkey, mr->iova + 100, 200,
+				  &wc);
 	if (err)
 		return err;
 	if (memcmp(dst + 100, src, 200))
 		return -EBADMSG;
+	/* the previous key byte is refused (on the SRQ step's pair) */
+	err = st_fr_write(c, c->sq[0], old, 100, 200, &wc);
+	if (err != -EIO || wc.status != IB_WC_REM_ACCESS_ERR) {
+		pr_info("nicsim_selftest: a WRITE under the previous key: %d, %s\n",
+			err, ib_wc_status_msg(wc.status));
+		return -EPROTO;
+	}
 	inv.ex.invalidate_rkey = mr->rkey;
 	err = st_fr_post(c, c->qp[1], &inv, &wc);
 	if (err)
@@ -141,7 +153,7 @@ static int st_fr_steps(struct st_ctx *c, struct ib_mr *mr, u8 *page,
 	if (wc.opcode != IB_WC_LOCAL_INV)
 		return -EPROTO;
 	/* the peer's WRITE through the invalidated rkey: refused */
-	err = st_fr_write(c, mr, 0, 64, &wc);
+	err = st_fr_write(c, c->qp[0], mr->rkey, 0, 64, &wc);
 	if (err != -EIO || wc.status != IB_WC_REM_ACCESS_ERR) {
 		pr_info("nicsim_selftest: a WRITE after LOCAL_INV: %d, %s\n",
 			err, ib_wc_status_msg(wc.status));

@@ -263,6 +263,11 @@ static int st_add(struct ib_device *dev)
 			      st_srq(c, 512));
 	}
 	if (!err) {
+		st_fill(c, 90);
+		err = st_step(name, "CQ resized with 6 completions waiting",
+			      st_resize(c, 100));
+	}
+	if (!err) {
 		st_fill(c, 80);
 		err = st_step(name, "REG_MR, WRITE, SEND_WITH_INV, LOCAL_INV, a WRITE refused",
 			      st_fastreg(c));

@@ -70,7 +70,8 @@ int nicsim_hw_know_qp(struct nicsim_hw *hw, struct nicsim_ibv_qp *qp);
 void nicsim_hw_forget_qp(struct nicsim_hw *hw, struct nicsim_ibv_qp *qp);
 
 /* A CQ's ring; a kern CQ's was mapped from the kernel (map_len bytes at q.ring). */
-struct nicsim_hw_cq { struct nicsim_cq q; size_t map_len; };
+/* A kern CQ's mappings: its first (ring and record) at map, and a resized ring's at q.ring (ring_len bytes). */
+struct nicsim_hw_cq { struct nicsim_cq q; size_t map_len; uint8_t *map; size_t ring_len; };
 
 /* An SRQ's ring and the receives in it, taken in order; a tag-matching SRQ's list (nicsim-hw-tm.c). */
 struct nicsim_hw_srq {

@@ -9,8 +9,7 @@
  *
  * Not offered here yet (EOPNOTSUPP from its table, nicsim-backend.c, or libibverbs' own answer for
  * a verb left out of its verbs): XRC and tag-matching SRQs (ibv_create_srq_ex), XRC domains, DC,
- * indirect mkeys, memory windows, device memory, imports, CQ resize, completion events (the driver
- * does not deliver a user CQ's vector: programs poll), and the simulator's clock.
+ * indirect mkeys, device memory, imports, and the simulator's clock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -161,6 +160,7 @@ static struct nicsim_ibv_cq *kern_create_cq(struct ibv_context *c, int cqe, stru
 		free(cq); free(h); errno = rc; return NULL;
 	}
 	h->map_len = resp.drv.mmap_size;
+	h->map = ring;
 	h->q.cqn = resp.drv.cqn;
 	h->q.log_size = resp.drv.log_size;
 	h->q.ring = ring;
@@ -176,10 +176,45 @@ static int kern_destroy_cq(struct ibv_cq *cq) {
 	int rc = ibv_cmd_destroy_cq(cq);
 	if (rc)
 		return rc;
-	munmap(c->hw->q.ring, c->hw->map_len);
+	if (c->hw->ring_len)
+		munmap(c->hw->q.ring, c->hw->ring_len);
+	munmap(c->hw->map, c->hw->map_len);
 	free(c->hw);
 	free(c);
 	return 0;
+}
+
+/*
+ * ibv_resize_cq: the driver's RESIZE_CQ (the adapter moves what was not polled to the new ring's
+ * first entries), then the new ring mapped; the record stays in the first mapping. Polling holds
+ * the context's lock, so none runs while the ring moves. A ring the kernel moved but this process
+ * cannot map leaves the CQ unusable (ENOMEM).
+ */
+static int kern_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
+	struct ibv_context *c = cq->cq.context;
+	struct nicsim_hw *hw = to_nctx(c)->hw;
+	struct nicsim_hw_cq *h = cq->hw;
+	struct ibv_resize_cq cmd;
+	struct { struct ib_uverbs_resize_cq_resp ibv; struct nicsim_ibv_resize_cq_resp drv; } resp;
+	if (cqe < 1)
+		return EINVAL;
+	memset(&resp, 0, sizeof(resp));
+	pthread_mutex_lock(&hw->lock);
+	nicsim_put32(h->q.db, h->q.ci & 0xffffff); /* what was taken: the adapter moves the rest */
+	int rc = ibv_cmd_resize_cq(&cq->cq, cqe, &cmd, sizeof(cmd), &resp.ibv, sizeof(resp));
+	uint8_t *ring = rc ? NULL : map(c, resp.drv.mmap_key, resp.drv.mmap_size);
+	if (!rc && !ring)
+		rc = ENOMEM;
+	if (ring) {
+		if (h->ring_len)
+			munmap(h->q.ring, h->ring_len);
+		h->q.ring = ring;
+		h->ring_len = resp.drv.mmap_size;
+		h->q.log_size = resp.drv.log_size;
+		h->q.ci = 0;
+	}
+	pthread_mutex_unlock(&hw->lock);
+	return rc;
 }
 
 /* ---- QPs ---- */
@@ -348,9 +383,32 @@ static int kern_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr)
 	return ibv_cmd_query_srq(&srq->vsrq.srq, attr, &cmd, sizeof(cmd));
 }
 
+/* ---- memory windows: ALLOC_MW through the driver; binds are the hw back end's WQEs ---- */
+
+static struct ibv_mw *alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type) {
+	struct nicsim_ibv_mw *mw = calloc(1, sizeof(*mw));
+	struct ibv_alloc_mw cmd;
+	struct ib_uverbs_alloc_mw_resp resp;
+	if (!mw) { errno = ENOMEM; return NULL; }
+	int rc = ibv_cmd_alloc_mw(pd, type, &mw->mw, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (rc) { free(mw); errno = rc; return NULL; }
+	return &mw->mw;
+}
+
+static int dealloc_mw(struct ibv_mw *mw) {
+	int rc = ibv_cmd_dealloc_mw(mw);
+	if (!rc)
+		free(mw); /* the nicsim_ibv_mw it is the first member of */
+	return rc;
+}
+
 /* The verbs the kern back end answers alone; what it leaves out is libibverbs' answer (EOPNOTSUPP). */
 static const struct verbs_context_ops kern_verbs = {
+	.alloc_mw = alloc_mw,
 	.alloc_pd = alloc_pd,
+	.bind_mw = nicsim_bind_mw,
+	.create_cq_ex = nicsim_create_cq_ex, /* the shared extended CQ on this back end's create_cq */
+	.dealloc_mw = dealloc_mw,
 	.create_ah = create_ah,
 	.dealloc_pd = dealloc_pd,
 	.dereg_mr = dereg_mr,
@@ -368,12 +426,12 @@ static int kern_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16
 
 /*
  * The kernel driver's: objects by uverbs commands, the data path the hw back end's rings. Not
- * offered through it yet: CQ resize, XRC and tag-matching SRQs, XRC domains, indirect mkeys.
+ * offered through it yet: XRC and tag-matching SRQs, XRC domains, indirect mkeys.
  */
 const struct nicsim_backend_ops nicsim_kern_backend = {
 	.create_cq = kern_create_cq,
 	.destroy_cq = kern_destroy_cq,
-	.resize_cq = nicsim_no_resize_cq,
+	.resize_cq = kern_resize_cq,
 	.poll_cq = nicsim_ring_poll,
 	.req_notify_cq = nicsim_hw_req_notify_cq, /* the arm word in the record and on the UAR page */
 	.cq_event_taken = nicsim_hw_cq_event,

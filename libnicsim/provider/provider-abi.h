@@ -224,6 +224,8 @@ NICSIM_KERN_CMD(ibv_query_port, ib_uverbs_query_port);
 NICSIM_KERN_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 NICSIM_KERN_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 NICSIM_KERN_CMD(ibv_create_cq, ib_uverbs_create_cq);
+NICSIM_KERN_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
+NICSIM_KERN_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 NICSIM_KERN_CMD(ibv_create_qp, ib_uverbs_create_qp);
 NICSIM_KERN_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 NICSIM_KERN_CMD(ibv_query_qp, ib_uverbs_query_qp);
@@ -249,6 +251,11 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe, struct ibv_comp_chan
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_cq_resp *resp, size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd, size_t cmd_size,
+		      struct ib_uverbs_resize_cq_resp *resp, size_t resp_size);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type, struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp, struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask, struct ibv_modify_qp *cmd,

@@ -44,6 +44,18 @@ struct nicsim_ibv_create_cq_resp {
 };
 
 /*
+ * A CQ resized: its new ring of 2^log_size CQEs, mapped by mmap_key. The
+ * doorbell record stays in the CQ's first mapping; polling starts again at
+ * the new ring's first entry, where the completions not yet polled are.
+ */
+struct nicsim_ibv_resize_cq_resp {
+	__u32 comp_mask;
+	__u32 log_size;
+	__aligned_u64 mmap_key;
+	__aligned_u64 mmap_size;
+};
+
+/*
  * A QP: the send ring (2^sq_log_size 64-byte WQEBBs) at sq_offset, the
  * receive ring (2^rq_log_size WQEs of 2^rq_stride_log bytes) at rq_offset,
  * the doorbell record at dbrec_offset; doorbells go to UAR page uar.

@@ -148,6 +148,11 @@ struct nicsim_mr {
 	u64 first;
 };
 
+struct nicsim_mw {
+	struct ib_mw ibmw;
+	u32 handle;	/* the window's first rkey */
+};
+
 struct nicsim_ah {
 	struct ib_ah ibah;
 	u16 dlid;
@@ -173,6 +178,12 @@ struct nicsim_cq {
 	bool is_armed;
 	u32 user_arm;	/* a user CQ: the arm word its last event answered */
 	struct rdma_user_mmap_entry *entry;
+	/* in buf after the first ring: RESIZE_CQ moves the ring, not it */
+	__be32 *dbrec;
+	/* the ring after a resize: a kernel CQ's, or a user CQ's mapping */
+	struct nicsim_buf ring;
+	struct rdma_user_mmap_entry *ring_entry;
+	bool resizing;	/* poll_cq takes nothing while RESIZE_CQ moves it */
 };
 
 struct nicsim_wq {
@@ -245,6 +256,11 @@ static inline struct nicsim_pd *to_npd(struct ib_pd *pd)
 static inline struct nicsim_mr *to_nmr(struct ib_mr *mr)
 {
 	return container_of(mr, struct nicsim_mr, ibmr);
+}
+
+static inline struct nicsim_mw *to_nmw(struct ib_mw *mw)
+{
+	return container_of(mw, struct nicsim_mw, ibmw);
 }
 
 static inline struct nicsim_ah *to_nah(struct ib_ah *ah)
@@ -344,6 +360,8 @@ int nicsim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		     unsigned int *sg_offset);
 int nicsim_mr_layout(struct nicsim_mr *mr, int access, u8 *body, size_t room);
 extern unsigned int nicsim_fr_pages;
+int nicsim_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int nicsim_dealloc_mw(struct ib_mw *ibmw);
 
 /* nicsim_cq.c */
 int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -351,6 +369,10 @@ int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int nicsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int nicsim_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int nicsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void nicsim_cq_ring_init(void *ring, u32 log_size);
+
+/* nicsim_cq_resize.c */
+int nicsim_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 bool nicsim_cq_poll_event(struct nicsim_dev *dev, struct nicsim_cq *cq);
 bool nicsim_user_cq_fires(struct nicsim_cq *cq);
 

@@ -52,7 +52,17 @@ static bool nicsim_arm_met(struct nicsim_cq *cq, u32 word)
 
 static __be32 *nicsim_cq_dbrec(struct nicsim_cq *cq)
 {
-	return cq->va + PAGE_ALIGN(NICSIM_CQE_BYTES << cq->log_size);
+	return cq->dbrec;
+}
+
+/* A ring of 2^log_size CQEs, each invalid and the adapter's for pass 0. */
+void nicsim_cq_ring_init(void *ring, u32 log_size)
+{
+	u32 i;
+
+	for (i = 0; i < 1U << log_size; i++)
+		((u8 *)ring)[NICSIM_CQE_BYTES * i + NICSIM_CQE_OP_OWN] =
+			NICSIM_CQE_INVALID << 4 | 1;
 }
 
 /*
@@ -102,7 +112,7 @@ int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	u64 in[NICSIM_CREATE_CQ_IN_WORDS];
 	size_t ring_bytes;
 	dma_addr_t dma;
-	u32 entries, i;
+	u32 entries;
 	int err;
 
 	if (attr->flags)
@@ -121,9 +131,8 @@ int nicsim_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		return err;
 	cq->va = cq->buf.va;
-	/* every CQE invalid and the adapter's for pass 0 */
-	for (i = 0; i < entries; i++)
-		nicsim_cqe(cq, i)[NICSIM_CQE_OP_OWN] = NICSIM_CQE_INVALID << 4 | 1;
+	cq->dbrec = cq->buf.va + ring_bytes;
+	nicsim_cq_ring_init(cq->va, cq->log_size);
 	dma = cq->buf.dma;
 
 	in[NICSIM_CREATE_CQ_IN_UAR] = ctx ? ctx->uar : dev->kuar;
@@ -188,6 +197,9 @@ int nicsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 		return err;
 	if (cq->entry)
 		rdma_user_mmap_entry_remove(cq->entry);
+	if (cq->ring_entry)
+		rdma_user_mmap_entry_remove(cq->ring_entry);
+	nicsim_buf_free(dev, &cq->ring);
 	nicsim_buf_free(dev, &cq->buf);
 	return 0;
 }
@@ -327,6 +339,10 @@ int nicsim_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	int n = 0, got;
 
 	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->resizing) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		return 0;
+	}
 	while (n < num_entries) {
 		got = nicsim_poll_one(dev, cq, &wc[n]);
 		if (got == 0)

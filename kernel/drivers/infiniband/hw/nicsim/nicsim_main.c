@@ -29,6 +29,7 @@ static const struct ib_device_ops nicsim_dev_ops = {
 	.uverbs_abi_ver = 1,
 
 	.alloc_mr = nicsim_alloc_mr,
+	.alloc_mw = nicsim_alloc_mw,
 	.alloc_pd = nicsim_alloc_pd,
 	.alloc_ucontext = nicsim_alloc_ucontext,
 	.attach_mcast = nicsim_attach_mcast,
@@ -37,6 +38,7 @@ static const struct ib_device_ops nicsim_dev_ops = {
 	.create_qp = nicsim_create_qp,
 	.create_srq = nicsim_create_srq,
 	.create_user_ah = nicsim_create_ah,
+	.dealloc_mw = nicsim_dealloc_mw,
 	.dealloc_pd = nicsim_dealloc_pd,
 	.dealloc_ucontext = nicsim_dealloc_ucontext,
 	.dereg_mr = nicsim_dereg_mr,
@@ -67,9 +69,11 @@ static const struct ib_device_ops nicsim_dev_ops = {
 	.query_srq = nicsim_query_srq,
 	.reg_user_mr = nicsim_reg_user_mr,
 	.req_notify_cq = nicsim_req_notify_cq,
+	.resize_cq = nicsim_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, nicsim_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, nicsim_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, nicsim_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, nicsim_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, nicsim_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, nicsim_srq, ibsrq),

@@ -14,7 +14,8 @@
 static u32 nicsim_mr_access(int access)
 {
 	return access & (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC);
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+			 IB_ACCESS_MW_BIND);
 }
 
 /* The page list is pages big-endian bus addresses, each of 2^shift bytes. */
@@ -328,4 +329,32 @@ int nicsim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	ib_umem_release(mr->umem);
 	kfree(mr);
 	return 0;
+}
+
+/*
+ * Memory windows (ALLOC_MW): type 1, bound by ibv_bind_mw, and type 2, bound
+ * by IB_WR_BIND_MW; both binds are WQEs the process posts itself (the
+ * provider's), on an MR registered with IB_ACCESS_MW_BIND. The first rkey
+ * names the window to DEALLOC_MW, which goes by its index.
+ */
+int nicsim_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct nicsim_mw *mw = to_nmw(ibmw);
+	u64 in[NICSIM_ALLOC_MW_IN_WORDS];
+	int err;
+
+	in[NICSIM_ALLOC_MW_IN_PD] = to_npd(ibmw->pd)->pdn;
+	in[NICSIM_ALLOC_MW_IN_TYPE] = ibmw->type;
+	err = nicsim_cmd_handle(to_ndev(ibmw->device), NICSIM_CMD_ALLOC_MW, in,
+				NICSIM_ALLOC_MW_IN_WORDS, &mw->handle);
+	if (err)
+		return err;
+	ibmw->rkey = mw->handle;
+	return 0;
+}
+
+int nicsim_dealloc_mw(struct ib_mw *ibmw)
+{
+	return nicsim_cmd_destroy(to_ndev(ibmw->device), NICSIM_CMD_DEALLOC_MW,
+				  to_nmw(ibmw)->handle);
 }

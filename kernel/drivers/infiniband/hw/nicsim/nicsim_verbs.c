@@ -48,7 +48,9 @@ int nicsim_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 		NICSIM_MAX_MCAST_GROUPS * NICSIM_MAX_MCAST_QP_ATTACH;
 	props->local_ca_ack_delay = 16;
 	/* fast registration by UMR on indirect mkeys (nicsim_mr.c) */
-	props->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	props->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+		IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	props->max_mw = c->max_mkey;
 	props->max_fast_reg_page_list_len = min(nicsim_fr_pages,
 						NICSIM_UMR_MAX_ENTRIES);
 	return 0;

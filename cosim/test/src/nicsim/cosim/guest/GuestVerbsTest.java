@@ -15,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
  * guest on node 0 of a serve, loading nicsim's provider, which picks its kern back end (the device is
  * a kernel uverbs device bound to nicsim_ib) and talks to the driver through uverbs alone: objects by
  * ibv_cmd_* with nicsim-abi.h's udata, rings and the UAR page mapped, WQEs, CQEs and doorbells its own.
+ * kern-verbs.c adds what Debian's programs do not reach: CQ resize, ibv_wr_*, memory windows.
  */
 class GuestVerbsTest {
     @TempDir Path share;
@@ -25,7 +26,7 @@ class GuestVerbsTest {
      * validating the bytes it received (--chk), then perftest's ib_write_bw and ib_send_lat the same
      * way. Each step's status is printed, so a failure names it.
      */
-    private static final String PROGRAMS = "ibv_devinfo -v; echo DEVINFO=$?; "
+    private static final String PROGRAMS = "ibv_devinfo -v; echo DEVINFO=$?; ./kern-verbs; echo KERNX=$?; "
             + pair("ibv_rc_pingpong -d nicsim_0 -i 1 -r 16 -n 8 -s 4096 --chk", "PINGPONG")
             + pair("ibv_uc_pingpong -d nicsim_0 -i 1 -r 16 -n 8 -s 1024 --chk", "UC")
             + pair("ibv_ud_pingpong -d nicsim_0 -i 1 -r 16 -n 8 -s 1024 --chk", "UD")
@@ -40,7 +41,24 @@ class GuestVerbsTest {
                 + "_CLIENT=$?; wait $srv; echo " + name + "_SERVER=$?; cat /tmp/server.txt; ";
     }
 
+    /**
+     * kern-verbs.c (test resources), what the kern back end offers beyond Debian's programs: CQ resize,
+     * ibv_create_cq_ex and ibv_wr_*, memory windows of both types. Built here with the flags the
+     * provider's build uses, into the shared folder, for the guest (Debian 12, as the host) to run.
+     */
+    private void buildKernVerbs() throws Exception {
+        Path src = share.resolve("kern-verbs.c");
+        try (var in = GuestVerbsTest.class.getResourceAsStream("kern-verbs.c")) {
+            java.nio.file.Files.copy(in, src);
+        }
+        Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", src.toString(),
+                "-libverbs", "-o", share.resolve("kern-verbs").toString()).redirectErrorStream(true).start();
+        String out = new String(cc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, cc.waitFor(), "kern-verbs.c builds warning-free: " + out);
+    }
+
     @Test void theGuestsRdmaCoreRunsOnTheKernelDriverThroughUverbs() throws Exception {
+        buildKernVerbs();
         Path provider = ProviderBuild.get().resolve(ProviderBuild.LIBRARY);
         GuestRun run = GuestRun.onNode0("guest-verbs", PROGRAMS, share, provider, 300);
         String text = run.console();
@@ -49,6 +67,12 @@ class GuestVerbsTest {
         assertTrue(text.contains("hca_id:\tnicsim_0"), "libibverbs took nicsim_0 with nicsim's provider: " + text);
         assertTrue(text.contains("vendor_id:\t\t\t0x1de5"), "the vendor id is docs/device.md's: " + text);
         assertTrue(text.contains("PORT_ACTIVE"), "its port is active: " + text);
+        // the kern back end's CQ resize, extended CQ and ibv_wr_*, and memory windows (kern-verbs.c)
+        for (String step : new String[] {"ibv_resize_cq with six completions waiting: ok",
+                "RDMA WRITE through ibv_wr_*: ok", "type 1 window: ibv_bind_mw, WRITE through its rkey: ok",
+                "type 2 window: ibv_wr_bind_mw, WRITE, ibv_wr_local_inv, a WRITE refused: ok"})
+            assertTrue(text.contains("KERNX " + step), step + ": " + text);
+        assertTrue(text.contains("KERNX=0"), "kern-verbs passed: " + text);
         for (String program : new String[] {"PINGPONG", "UC", "UD", "SRQ", "WRITE_BW", "SEND_LAT"})
             for (String end : new String[] {"_CLIENT=0", "_SERVER=0"})
                 assertTrue(text.contains(program + end), program + end + ": " + text);
