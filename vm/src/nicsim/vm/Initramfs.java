@@ -33,14 +33,19 @@ import org.apache.commons.compress.archivers.cpio.CpioConstants;
  * in the cache under a hash of everything that went in, so a second boot starts at once.
  */
 final class Initramfs {
-    /** Packages unpacked into the guest: busybox, what an RDMA host's user space has, and libgcc_s, which glibc
-     * loads when a thread exits (rping's do; without it the program aborts at its end). */
+    /** Packages unpacked into the guest: busybox, what an RDMA host's user space has, libgcc_s, which glibc
+     * loads when a thread exits (rping's do; without it the program aborts at its end), and nvme-cli with its
+     * libraries for NVMe over Fabrics (`nvme connect -t rdma`). */
     static final List<String> PACKAGES = List.of("busybox-static", "libibverbs1", "ibverbs-providers", "librdmacm1",
             "libibumad3", "rdma-core", "ibverbs-utils", "rdmacm-utils", "perftest", "qperf", "libnl-3-200",
-            "libnl-route-3-200", "infiniband-diags", "libibmad5", "libibnetdisc5", "libgcc-s1");
+            "libnl-route-3-200", "infiniband-diags", "libibmad5", "libibnetdisc5", "libgcc-s1", "nvme-cli",
+            "libnvme1", "libjson-c5");
     /** Kernel modules the init loads: virtio for the network and shared folder, 9p, the kernel's RDMA stack. */
     static final List<String> MODULES = List.of("virtio_pci", "virtio_net", "9pnet_virtio", "9p", "ib_core",
             "ib_uverbs", "ib_umad", "ib_cm", "rdma_cm", "rdma_ucm", "ib_ipoib");
+    /** Kernel modules carried but loaded only by the commands that want them (modprobe): NVMe over Fabrics'
+     * target (nvmet, nvmet-rdma; a namespace may be a file) and host (nvme-rdma), with their dependencies. */
+    static final List<String> ON_DEMAND = List.of("nvmet", "nvmet_rdma", "nvme_rdma");
     /** Bump when the builder changes what it writes, so cached archives of the old layout are not reused. */
     private static final String LAYOUT = "2";
     /** Guests on one fabric know each other by these names: node N at 10.77.0.(N+1) on their Ethernet. */
@@ -71,7 +76,8 @@ final class Initramfs {
         for (String p : PACKAGES) packages.add(debs.fetch(p));
         byte[] init = resource("init");
         MessageDigest key = sha256();
-        for (String part : List.of(LAYOUT, kernel.release(), String.join(",", MODULES))) key.update(bytes(part + "\n"));
+        for (String part : List.of(LAYOUT, kernel.release(), String.join(",", MODULES),
+                String.join(",", ON_DEMAND))) key.update(bytes(part + "\n"));
         for (Path p : packages) key.update(bytes(p.getFileName() + "\n"));
         key.update(init);
         for (Path m : nicsim) key.update(Files.readAllBytes(m));
@@ -81,7 +87,7 @@ final class Initramfs {
         if (Files.isRegularFile(out)) return out;
 
         progress.accept("building the initramfs (" + PACKAGES.size() + " Debian packages, " + MODULES.size()
-                + " kernel modules with their dependencies"
+                + " kernel modules and " + ON_DEMAND.size() + " on demand, with their dependencies"
                 + nicsim.stream().map(m -> ", " + m.getFileName()).collect(Collectors.joining())
                 + (provider != null ? ", " + provider.getFileName() : "") + ")");
         Path staging = Files.createTempDirectory(cache, "staging-");
@@ -112,7 +118,7 @@ final class Initramfs {
     /** The modules the guest loads, their dependencies, nicsim's under extra/, and depmod's index of them. */
     private static void modules(GuestKernel kernel, List<Path> nicsim, Path staging) throws IOException {
         Path dest = staging.resolve("lib/modules/" + kernel.release());
-        for (String rel : kernel.closure(MODULES)) {
+        for (String rel : kernel.closure(Stream.concat(MODULES.stream(), ON_DEMAND.stream()).toList())) {
             Files.createDirectories(dest.resolve(rel).getParent());
             Files.copy(kernel.modules().resolve(rel), dest.resolve(rel));
         }

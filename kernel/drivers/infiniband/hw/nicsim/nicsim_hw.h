@@ -204,6 +204,14 @@
 #define NICSIM_ATTACH_MCAST_IN_GID_LO		2
 #define NICSIM_ATTACH_MCAST_IN_WORDS		3
 #define NICSIM_CMD_DETACH_MCAST			0x807
+/*
+ * The adapter's multicast limits. QUERY_HCA_CAP does not report them: they
+ * are fixed (docs/device.md, Multicast: ATTACH_MCAST refuses a group past
+ * the 4096th with OUT_OF_MCAST_GROUPS, a QP past a group's 240th with
+ * MCAST_GROUP_FULL). No total limit besides their product.
+ */
+#define NICSIM_MAX_MCAST_GROUPS			4096
+#define NICSIM_MAX_MCAST_QP_ATTACH		240
 
 /* CREATE_QP's type and MODIFY_QP's states (libibverbs' numbers) */
 #define NICSIM_QPT_RC				2

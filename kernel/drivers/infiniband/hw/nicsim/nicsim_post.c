@@ -248,6 +248,30 @@ static int nicsim_post_wq(struct nicsim_wq *wq, u8 *ring, u32 stride_log,
 	return err;
 }
 
+/*
+ * A send doorbell that announces no new WQE: DS 0 and the producer counter as
+ * the index. A QP in the error state reads its receive queue again on it and
+ * flushes what was posted since; nothing else tells the adapter of receives,
+ * and ib_drain_rq waits for the flush of the one it posts after ERR.
+ */
+static void nicsim_kick(struct nicsim_dev *dev, struct nicsim_qp *qp)
+{
+	void __iomem *bf = dev->bar0 + dev->caps.uar_base +
+		(u64)qp->uar * dev->caps.uar_page_size + NICSIM_UAR_BF_OFFSET;
+	__be32 db[2];
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	db[0] = cpu_to_be32((qp->sq.head & 0xffff) << 8);
+	db[1] = cpu_to_be32(qp->qpn << 8);
+	/* the receive counter in memory before the MMIO doorbell */
+	wmb();
+	spin_lock(&dev->kuar_lock);
+	__raw_writeq(*(u64 *)db, bf);
+	spin_unlock(&dev->kuar_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
 int nicsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr)
 {
@@ -265,6 +289,8 @@ int nicsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			     qp->buf.va + qp->dbrec_offset + NICSIM_DBREC_RECV,
 			     wr, bad_wr);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		nicsim_kick(to_ndev(ibqp->device), qp);
 	return err;
 }
 

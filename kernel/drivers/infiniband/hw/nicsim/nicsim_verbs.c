@@ -42,6 +42,10 @@ int nicsim_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 	props->max_srq_wr = c->max_qp_wr;
 	props->max_srq_sge = c->max_sge;
 	props->max_pkeys = 1;
+	props->max_mcast_grp = NICSIM_MAX_MCAST_GROUPS;
+	props->max_mcast_qp_attach = NICSIM_MAX_MCAST_QP_ATTACH;
+	props->max_total_mcast_qp_attach =
+		NICSIM_MAX_MCAST_GROUPS * NICSIM_MAX_MCAST_QP_ATTACH;
 	props->local_ca_ack_delay = 16;
 	/* fast registration by UMR on indirect mkeys (nicsim_mr.c) */
 	props->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import nicsim.abi.Cmd;
 import nicsim.driver.DeviceHeader;
 import org.junit.jupiter.api.Test;
 
@@ -43,7 +44,8 @@ class KernelHeaderTest {
             "NICSIM_UMR_MAX_ENTRIES", // docs/verbs.md, UMR: a layout's entries in one WQE (WqeFormat.MAX_LAYOUT_ENTRIES)
             "NICSIM_EQE_BYTES", "NICSIM_EQE_TYPE", "NICSIM_EQE_RESOURCE", "NICSIM_EQE_OWNER",
             "NICSIM_EQE_WRITTEN", // Async events
-            "NICSIM_DBREC_RECV", "NICSIM_DBREC_SEND", "NICSIM_DBREC_CQ_CI", "NICSIM_DBREC_CQ_ARM"); // doorbell records
+            "NICSIM_DBREC_RECV", "NICSIM_DBREC_SEND", "NICSIM_DBREC_CQ_CI", "NICSIM_DBREC_CQ_ARM", // doorbell records
+            "NICSIM_MAX_MCAST_GROUPS", "NICSIM_MAX_MCAST_QP_ATTACH"); // Multicast (held to Cmd's limits below)
 
     private static Path root() { return Path.of(System.getProperty("nicsim.root")); }
 
@@ -68,6 +70,9 @@ class KernelHeaderTest {
         assertEquals(List.of(), wrong, "nicsim_hw.h disagrees with the device's ABI code");
         assertEquals(List.of(), unknown, "nicsim_hw.h names what the device's ABI does not (or add it to PROSE_ONLY "
                 + "with the place in docs/device.md that gives it)");
+        // query_device's multicast limits are the ones ATTACH_MCAST enforces (QUERY_HCA_CAP does not report them)
+        assertEquals((long) Cmd.MAX_MCAST_GROUPS, ours.get("NICSIM_MAX_MCAST_GROUPS"), "max_mcast_grp");
+        assertEquals((long) Cmd.MAX_MCAST_QP_ATTACH, ours.get("NICSIM_MAX_MCAST_QP_ATTACH"), "max_mcast_qp_attach");
         long checked = ours.keySet().stream().filter(device::containsKey).count();
         assertTrue(checked > 200, "most of the header is held to the ABI: " + checked);
         // every command the driver sends has its opcode, and its word count, checked

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import nicsim.serve.Served;
 import nicsim.vm.Vm;
 import nicsim.vm.VmOptions;
@@ -57,10 +58,19 @@ final class Guests {
             runs.add(CompletableFuture.supplyAsync(() -> boot(n, o)));
         }
         List<Ran> ran = new ArrayList<>();
-        for (CompletableFuture<Ran> r : runs) ran.add(r.get());
+        ExecutionException failed = null;
+        for (CompletableFuture<Ran> r : runs) {
+            try {
+                ran.add(r.get());
+            } catch (ExecutionException e) {
+                System.out.println("--- a guest failed: " + e.getCause().getMessage());
+                if (failed == null) failed = e; // the other guests' consoles are printed before it is thrown
+            }
+        }
         for (Ran r : ran)
             System.out.println("--- node" + r.node() + "'s console (" + r.millis() + " ms, status " + r.status()
                     + "):\n" + r.console());
+        if (failed != null) throw failed;
         return ran;
     }
 

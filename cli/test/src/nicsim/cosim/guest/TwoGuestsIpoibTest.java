@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
 import nicsim.serve.ProviderBuild;
 import nicsim.serve.Served;
 import nicsim.sim.Counters;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -28,21 +29,24 @@ class TwoGuestsIpoibTest {
     static final int MIB = 4;
 
     /**
-     * Node N's script: ib0 at 192.168.77.(N+1), up once the broadcast join made its carrier; node 1 pings node 0
+     * Node N's script: ib0 at 192.168.77.(N+1) in IPoIB's {@code mode} (datagram: UD QPs, MTU 4092; connected:
+     * an RC QP a peer through ib_cm, MTU 65520), up once the broadcast join made its carrier; node 1 pings node 0
      * and serves the file; node 0 fetches it. The guests' Ethernet only paces them (xchg), no data on it.
      */
-    static String script(int node) {
+    static String script(int node, String mode) {
         String common = String.join("\n",
                 "N=" + node + "; P=" + (1 - node),
                 Guests.XCHG,
+                "echo " + mode + " > /sys/class/net/ib0/mode || echo NO_MODE",
                 "ip addr add 192.168.77." + (node + 1) + "/24 dev ib0 && ip link set ib0 up || echo NO_IB0",
-                "echo MODE=$(cat /sys/class/net/ib0/mode)",
+                "echo MODE=$(cat /sys/class/net/ib0/mode) MTU=$(cat /sys/class/net/ib0/mtu)",
                 "i=0; until [ \"$(cat /sys/class/net/ib0/carrier 2>/dev/null)\" = 1 ]; do",
                 "  i=$((i + 1)); [ $i -gt 120 ] && break; sleep 1; done",
                 "echo CARRIER=$(cat /sys/class/net/ib0/carrier 2>/dev/null)",
                 "xchg 7300 up > /dev/null", "");
         if (node == 0)
             return common + String.join("\n",
+                    "ibv_devinfo -v | grep mcast",
                     "xchg 7310 ready > /dev/null",
                     "t0=$(date +%s); wget -q -O /tmp/got http://192.168.77.2:8080/sent; echo WGET=$?",
                     "echo SECONDS=$(($(date +%s) - t0)) RX_BYTES=$(cat /sys/class/net/ib0/statistics/rx_bytes)",
@@ -59,32 +63,45 @@ class TwoGuestsIpoibTest {
                 "nc -l -p 7331 > /tmp/done & d=$!",
                 "xchg 7310 go > /dev/null",
                 "wait $d; echo TX_BYTES=$(cat /sys/class/net/ib0/statistics/tx_bytes)",
+                "echo TX_PACKETS=$(cat /sys/class/net/ib0/statistics/tx_packets)",
                 "xchg 7340 go > /dev/null; rping -c -a 192.168.77.1 -C 3 -v; echo RPING_CLIENT=$?",
                 "ip link set ib0 down", "exit 0", "");
     }
 
-    @Test void ipoibPingsAndCarriesATcpStreamBetweenTwoGuests() throws Exception {
+    @ParameterizedTest @ValueSource(strings = {"datagram", "connected"})
+    void ipoibPingsAndCarriesATcpStreamBetweenTwoGuests(String mode) throws Exception {
         Path provider = ProviderBuild.get().resolve(ProviderBuild.LIBRARY);
-        Served served = new Served("two-guests-ipoib").start(Served.cluster());
+        Served served = new Served("two-guests-ipoib-" + mode).start(Served.cluster());
         List<Guests.Ran> ran;
         try {
-            ran = Guests.run(served, share, provider, 420, script(0), script(1));
+            ran = Guests.run(served, share, provider, 420, script(0, mode), script(1, mode));
             for (int i = 0; i < 100 && served.log().split(" 0 DMA maps left", -1).length < 3; i++) Thread.sleep(100);
         } finally {
             served.stop();
         }
         System.out.println("--- serve's log:\n" + served.log());
         String server = ran.get(0).console(), client = ran.get(1).console();
-        for (String c : List.of(server, client))
+        for (String c : List.of(server, client)) {
             assertTrue(c.contains("CARRIER=1"), "ib0 came up: its broadcast join answered by serve's SA: " + c);
+            // connected mode takes IPoIB-CM's largest MTU: 16 receive SGEs of a page each on its SRQ, less 16
+            int mtu = "connected".equals(mode) ? 65520 : 4092;
+            assertEquals(mode + " MTU=" + mtu, value(c, "MODE"), "ib0's mode and MTU");
+        }
         assertTrue(client.contains("3 packets transmitted, 3 packets received") && client.contains("PING=0"),
                 "node 1's pings over ib0 were all answered: " + client);
+        // query_device's multicast limits, the adapter's (docs/device.md, Multicast), through uverbs
+        assertTrue(Pattern.compile("max_mcast_grp:\\s+4096\\s+max_mcast_qp_attach:\\s+240\\s+"
+                + "max_total_mcast_qp_attach:\\s+983040").matcher(server).find(), "ibv_devinfo -v: " + server);
         assertTrue(server.contains("WGET=0"), "node 0's wget fetched the file over ib0: " + server);
         // rping: the kernel's rdma_cm resolves ib0's IP address to the peer's GID, ib_cm connects the user QPs
         assertTrue(client.contains("RPING_CLIENT=0") && server.contains("RPING_SERVER=0")
                 && client.contains("ping data: rdma-ping-2"), "rping over the ib0 addresses: " + client + server);
         String sent = value(client, "SENT"), got = value(server, "GOT");
         assertEquals(sent, got, "node 0 received what node 1 sent, byte for byte (md5, length)");
+        // connected mode's IP packets are up to 16 times datagram's, so node 1 sent far fewer of them
+        long ipPackets = Long.parseLong(value(client, "TX_PACKETS"));
+        assertTrue("connected".equals(mode) ? ipPackets < 400 : ipPackets > 1024,
+                mode + " mode's IP packets for " + MIB + " MiB: " + ipPackets);
         assertTrue(sent.endsWith(" " + (MIB << 20)), "the stream was " + MIB + " MiB: " + sent);
         Counters n0 = served.world.sim.counters().scope("node0"), n1 = served.world.sim.counters().scope("node1");
         System.out.println("--- node0: " + n0.snapshot() + "\n--- node1: " + n1.snapshot());
