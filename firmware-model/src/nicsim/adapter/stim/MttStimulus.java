@@ -52,16 +52,19 @@ public final class MttStimulus implements Clocked {
         for (int i = 0; i < 12; i++) {
             long index = 1 + i + (i % 4 == 3 ? entries : 0);  // every fourth shares a table slot with another index
             int shift = rnd.nextInt(4) == 0 ? 12 + rnd.nextInt(20) : SHIFTS[rnd.nextInt(SHIFTS.length)]; // the field's whole range now and then
+            boolean high = i % 4 == 1;                          // a high VA, and pages of 256 MiB to 2 GiB
+            if (high) shift = 28 + wide.nextInt(4);
             long page = 1L << shift;
             long low = 0x7f00_0000_0000L + rnd.nextInt(1 << 20) * page;
-            long start = (i % 4 == 1 ? highVa(page) : low) + (rnd.nextBoolean() ? rnd.nextInt((int) Math.min(page, 1 << 20)) : 0);
+            long start = (high ? highVa(page) : low) + (rnd.nextBoolean() ? rnd.nextInt((int) Math.min(page, 1 << 20)) : 0);
             long pages0 = 1 + rnd.nextInt(shift > 27 ? 1 : 16) + (shift > 27 ? wide.nextInt(4) : 0);
             long length = pages0 * page - rnd.nextInt(64);         // up to 8 GiB: past a request's 32 bits
             int access = rnd.nextInt(32) | (rnd.nextInt(5) == 0 ? MttPorts.ZERO_BASED : 0);
             boolean bound = i % 6 == 5;                         // two type-2 windows bound to a QP
             long pageOffset = start & (page - 1);
             long pages = (pageOffset + length + page - 1) / page;
-            for (long p = 0; p < pages; p++) mtt.put(mttNext + p, (0x1_0000_0000L + rnd.nextInt(1 << 16) * page) & ~(page - 1));
+            Random pa = high ? wide : rnd;                      // rnd draws as many pages as it did before
+            for (long p = 0; p < pages; p++) mtt.put(mttNext + p, (0x1_0000_0000L + pa.nextInt(1 << 16) * page) & ~(page - 1));
             MkeyContext c = new MkeyContext(index, i == 11 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID, rnd.nextInt(256),
                     pds[rnd.nextInt(pds.length)], qpns[rnd.nextInt(qpns.length)], bound ? 1 : 0, start, length, access, shift, pageOffset, mttNext);
             mttNext += pages + 1;
