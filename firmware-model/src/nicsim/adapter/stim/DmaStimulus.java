@@ -112,8 +112,14 @@ public final class DmaStimulus implements Clocked {
         if (sendOut == null) d.sendDesc().idle(); else d.sendDesc().push(sendOut);
         if (recvOut == null && recvBuf < 0 && rxLeft < 0 && rnd.nextInt(15) == 0) {
             int t = rnd.nextInt(BUFS);
-            if (rnd.nextInt(30) == 0) { long[] p = pastSram(); recvOut = new LinkDesc(p[0], p[1], tag++ & 0xFF); recvBad = true; }
-            else if (!fillOf.containsValue(t)) { recvBuf = t; recvOut = new LinkDesc(sram(t), beats(BUF), tag++ & 0xFF); }
+            if (rnd.nextInt(30) == 0) {
+                long[] p = pastSram();
+                recvOut = new LinkDesc(p[0], p[1], tag++ & 0xFF);
+                recvBad = true;
+            } else if (!fillOf.containsValue(t)) {
+                recvBuf = t;
+                recvOut = new LinkDesc(sram(t), beats(BUF), tag++ & 0xFF);
+            }
         }
         if (recvOut == null) d.recvDesc().idle(); else d.recvDesc().push(recvOut);
         // the PCI side: read data after a latency; writes taken with random back-pressure
@@ -136,7 +142,8 @@ public final class DmaStimulus implements Clocked {
             recvOut = null;
             // the packet: sometimes longer than the descriptor has room for; none for a refused descriptor
             if (recvBad) recvBad = false;
-            else rxLeft = (int) (r.length() / beat) + (rnd.nextInt(5) == 0 ? 1 + rnd.nextInt(3) : -rnd.nextInt((int) (r.length() / beat)));
+            else rxLeft = (int) (r.length() / beat)
+                    + (rnd.nextInt(5) == 0 ? 1 + rnd.nextInt(3) : -rnd.nextInt((int) (r.length() / beat)));
         }
         if (d.pciRead().fire()) {
             PciRead r = d.pciRead().payload();

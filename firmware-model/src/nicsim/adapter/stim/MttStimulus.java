@@ -56,7 +56,8 @@ public final class MttStimulus implements Clocked {
             if (high) shift = 28 + wide.nextInt(4);
             long page = 1L << shift;
             long low = 0x7f00_0000_0000L + rnd.nextInt(1 << 20) * page;
-            long start = (high ? highVa(page) : low) + (rnd.nextBoolean() ? rnd.nextInt((int) Math.min(page, 1 << 20)) : 0);
+            long start = (high ? highVa(page) : low)
+                    + (rnd.nextBoolean() ? rnd.nextInt((int) Math.min(page, 1 << 20)) : 0);
             long pages0 = 1 + rnd.nextInt(shift > 27 ? 1 : 16) + (shift > 27 ? wide.nextInt(4) : 0);
             long length = pages0 * page - rnd.nextInt(64);         // up to 8 GiB: past a request's 32 bits
             int access = rnd.nextInt(32) | (rnd.nextInt(5) == 0 ? MttPorts.ZERO_BASED : 0);
@@ -64,7 +65,8 @@ public final class MttStimulus implements Clocked {
             long pageOffset = start & (page - 1);
             long pages = (pageOffset + length + page - 1) / page;
             Random pa = high ? wide : rnd;                      // rnd draws as many pages as it did before
-            for (long p = 0; p < pages; p++) mtt.put(mttNext + p, (0x1_0000_0000L + pa.nextInt(1 << 16) * page) & ~(page - 1));
+            for (long p = 0; p < pages; p++)
+                mtt.put(mttNext + p, (0x1_0000_0000L + pa.nextInt(1 << 16) * page) & ~(page - 1));
             MkeyContext c = new MkeyContext(index, i == 11 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID, rnd.nextInt(256),
                     pds[rnd.nextInt(pds.length)], qpns[rnd.nextInt(qpns.length)], bound ? 1 : 0, start, length, access, shift, pageOffset, mttNext);
             mttNext += pages + 1;
@@ -88,7 +90,8 @@ public final class MttStimulus implements Clocked {
                         : !samePd.isEmpty() && rnd.nextInt(5) != 0 ? samePd.get(rnd.nextInt(samePd.size())) : direct.get(rnd.nextInt(direct.size()));
                 long pieceLen = 1 + rnd.nextInt(repeat > 1 ? 2000 : 3 << 12);
                 // the first list's pieces up to the field's 32 bits (not the second's: walks must reach its nested key)
-                if (i == 0 && m != null && wide.nextBoolean()) pieceLen = 1 + (long) (wide.nextDouble() * Math.min(m.length(), 0xFFFF_FFFFL));
+                if (i == 0 && m != null && wide.nextBoolean())
+                    pieceLen = 1 + (long) (wide.nextDouble() * Math.min(m.length(), 0xFFFF_FFFFL));
                 long stride = repeat > 1 ? pieceLen + rnd.nextInt(3000) : 0;
                 long mkey, va;
                 if (m == null) { // the first list: an indirect key inside an indirect key
@@ -122,7 +125,8 @@ public final class MttStimulus implements Clocked {
         boolean zero = (c.access() & MttPorts.ZERO_BASED) != 0;
         long off = (long) (rnd.nextDouble() * c.length());
         long len = Math.min(c.length() - off, rnd.nextInt(4) == 0 ? 0 : 1 + rnd.nextInt((int) Math.min(1L << 20, 3L << c.pageShift())));
-        if (len != 0 && wide.nextInt(6) == 0) len = Math.min(c.length() - off, 1 + (long) (wide.nextDouble() * 0xFFFF_FFFFL)); // 32 bits
+        if (len != 0 && wide.nextInt(6) == 0)                       // now and then anywhere in 32 bits, up to the end
+            len = Math.min(c.length() - off, 1 + (long) (wide.nextDouble() * 0xFFFF_FFFFL));
         long va = zero ? off : c.start() + off;
         long mkey = c.index() << 8 | c.key();
         long access = c.access() & 0x1f & rnd.nextInt(32);
@@ -137,7 +141,8 @@ public final class MttStimulus implements Clocked {
             case 6 -> mkey = (0x800L + rnd.nextInt(256)) << 8 | c.key();   // no such index
             default -> { }
         }
-        return new XlateReq(mkey & 0xFFFF_FFFFL, va, Math.min(len, 0xFFFF_FFFFL), access & 0x1f, pd & 0xFFFFFF, qpn & 0xFFFFFF, tag++ & 0xFFFF);
+        return new XlateReq(mkey & 0xFFFF_FFFFL, va, Math.min(len, 0xFFFF_FFFFL), access & 0x1f, pd & 0xFFFFFF,
+                qpn & 0xFFFFFF, tag++ & 0xFFFF);
     }
 
     @Override public void drive() {
