@@ -15,7 +15,9 @@ import nicsim.sim.Clocked;
  * bus: host reads (PCI read data from a responder with random latency, rarely failing) filling
  * SRAM buffers, host writes and sends reading back what was filled, packets arriving on the link
  * (some longer than their descriptor), a few malformed descriptors, and random back-pressure.
- * Reads touch only SRAM that an engine has written (the RTL's SRAM starts undefined).
+ * Reads touch only SRAM that an engine has written (the RTL's SRAM starts undefined). Host
+ * addresses now and then lie anywhere in their 64 bits, and descriptors past the SRAM's end come
+ * with SRAM addresses and lengths over their whole 32 and 20 bits, so high bits get exercised.
  */
 public final class DmaStimulus implements Clocked {
     private static final int BUFS = 8, BUF = 4096;
@@ -27,6 +29,7 @@ public final class DmaStimulus implements Clocked {
     private HostDesc hostOut;
     private LinkDesc sendOut, recvOut;
     private int recvBuf = -1;
+    private boolean recvBad; // the receive descriptor in flight is past the SRAM's end
     private final java.util.Map<Long, Integer> fillOf = new java.util.HashMap<>(); // host-to-SRAM descriptor tag -> buffer
     private final ArrayDeque<Beat> pciBeats = new ArrayDeque<>();
     private long pciReadyAt;
@@ -42,6 +45,27 @@ public final class DmaStimulus implements Clocked {
     }
 
     private long sram(int buf) { return 0x1_0000L + (long) buf * BUF; }
+
+    /** A host address: mostly near {@code base}, one in four anywhere in 64 bits (not wrapping past 2^64). */
+    private long hostAddr(long base) {
+        if (rnd.nextInt(4) != 0) return base + rnd.nextInt(1 << 16) * (long) beat;
+        long a = rnd.nextLong() & -beat;
+        return Long.compareUnsigned(a, -(1L << 21)) >= 0 ? a ^ Long.MIN_VALUE : a;
+    }
+
+    /**
+     * A whole-beat SRAM address and length the engine must refuse as past the SRAM's end: just
+     * over the end, anywhere above it in 32 bits, or so close to 2^32 that the bound sum carries
+     * into bit 32; lengths up to the field's 20 bits.
+     */
+    private long[] pastSram() {
+        long len = beats((1 << 20) - beat), sram = d.config().sramBytes();
+        return switch (rnd.nextInt(3)) {
+            case 0 -> new long[]{sram - beat, 2L * beat};
+            case 1 -> new long[]{(sram + (rnd.nextLong() & 0xFFFF_FFFFL)) & 0xFFFF_FFFFL & -beat | 0x8000_0000L, len};
+            default -> new long[]{(1L << 32) - (1 + rnd.nextInt(16)) * (long) beat, len};
+        };
+    }
 
     private long beats(long max) { return (1 + rnd.nextInt((int) Math.max(1, max / beat))) * (long) beat; }
 
@@ -65,26 +89,37 @@ public final class DmaStimulus implements Clocked {
             int r = rnd.nextInt(30);
             int b = filledBuffer();
             if (r == 0) hostOut = new HostDesc(0, 0x1000, sram(0) + 1, beat, tag++ & 0xFF);                       // misaligned
-            else if (r == 1) hostOut = new HostDesc(0, 0x1000, d.config().sramBytes() - beat, 2L * beat, tag++ & 0xFF); // past SRAM
+            else if (r == 1) {
+                long[] p = pastSram();
+                hostOut = new HostDesc(rnd.nextInt(2), hostAddr(0x1000), p[0], p[1], tag++ & 0xFF);
+            }
             else if (b < 0 || rnd.nextBoolean()) {
                 int t = rnd.nextInt(BUFS);
                 if (t != recvBuf && !fillOf.containsValue(t)) {
-                    hostOut = new HostDesc(0, 0x4000_0000L + rnd.nextInt(1 << 16) * (long) beat, sram(t), beats(BUF), tag++ & 0xFF);
+                    hostOut = new HostDesc(0, hostAddr(0x4000_0000L), sram(t), beats(BUF), tag++ & 0xFF);
                     fillOf.put(hostOut.tag(), t);
                 }
             } else {
-                hostOut = new HostDesc(1, 0x5000_0000L + rnd.nextInt(1 << 16) * (long) beat, sram(b), beats(written[b]), tag++ & 0xFF);
+                hostOut = new HostDesc(1, hostAddr(0x5000_0000L), sram(b), beats(written[b]), tag++ & 0xFF);
             }
         }
         if (hostOut == null) d.hostDesc().idle(); else d.hostDesc().push(hostOut);
         if (sendOut == null && rnd.nextInt(15) == 0) {
             int b = filledBuffer();
-            if (b >= 0) sendOut = new LinkDesc(sram(b), beats(written[b]), tag++ & 0xFF);
+            if (rnd.nextInt(30) == 0) { long[] p = pastSram(); sendOut = new LinkDesc(p[0], p[1], tag++ & 0xFF); }
+            else if (b >= 0) sendOut = new LinkDesc(sram(b), beats(written[b]), tag++ & 0xFF);
         }
         if (sendOut == null) d.sendDesc().idle(); else d.sendDesc().push(sendOut);
         if (recvOut == null && recvBuf < 0 && rxLeft < 0 && rnd.nextInt(15) == 0) {
             int t = rnd.nextInt(BUFS);
-            if (!fillOf.containsValue(t)) { recvBuf = t; recvOut = new LinkDesc(sram(t), beats(BUF), tag++ & 0xFF); }
+            if (rnd.nextInt(30) == 0) {
+                long[] p = pastSram();
+                recvOut = new LinkDesc(p[0], p[1], tag++ & 0xFF);
+                recvBad = true;
+            } else if (!fillOf.containsValue(t)) {
+                recvBuf = t;
+                recvOut = new LinkDesc(sram(t), beats(BUF), tag++ & 0xFF);
+            }
         }
         if (recvOut == null) d.recvDesc().idle(); else d.recvDesc().push(recvOut);
         // the PCI side: read data after a latency; writes taken with random back-pressure
@@ -105,8 +140,10 @@ public final class DmaStimulus implements Clocked {
         if (d.recvDesc().fire()) {
             LinkDesc r = d.recvDesc().payload();
             recvOut = null;
-            // the packet: sometimes longer than the descriptor has room for
-            rxLeft = (int) (r.length() / beat) + (rnd.nextInt(5) == 0 ? 1 + rnd.nextInt(3) : -rnd.nextInt((int) (r.length() / beat)));
+            // the packet: sometimes longer than the descriptor has room for; none for a refused descriptor
+            if (recvBad) recvBad = false;
+            else rxLeft = (int) (r.length() / beat)
+                    + (rnd.nextInt(5) == 0 ? 1 + rnd.nextInt(3) : -rnd.nextInt((int) (r.length() / beat)));
         }
         if (d.pciRead().fire()) {
             PciRead r = d.pciRead().payload();

@@ -22,13 +22,15 @@ import nicsim.sim.Clocked;
  * state), indirect mkeys (lists and an interleaved layout) over them whose pieces may fail any
  * check or name another indirect key, contexts re-registered now and then, an MTT fill server with
  * random latency that rarely fails or finds a page not present, and random back-pressure on the
- * responses.
+ * responses. Some MRs start anywhere in the VA's 64 bits and some requests and indirect pieces run
+ * over a length's whole 32 bits, so that the high bits of addresses and lengths get exercised.
  */
 public final class MttStimulus implements Clocked {
     private static final int[] SHIFTS = {12, 13, 16, 21};
 
     private final MttWalker w;
     private final Random rnd;
+    private final Random wide; // the high-bit values, drawn apart so that rnd's traffic mix stays as it was
     private final long[] pds = new long[3], qpns = new long[4];
     private final List<MkeyContext> mkeys = new ArrayList<>();
     private final Map<Long, Long> mtt = new HashMap<>();           // MTT index -> page address
@@ -42,6 +44,7 @@ public final class MttStimulus implements Clocked {
     public MttStimulus(MttWalker walker, long seed) {
         this.w = walker;
         this.rnd = new Random(seed);
+        this.wide = new Random(~seed);
         int entries = walker.config().mkeyEntries();
         for (int i = 0; i < pds.length; i++) pds[i] = 1 + rnd.nextInt((1 << 24) - 1);   // PDs and QPs anywhere in their 24 bits
         for (int i = 0; i < qpns.length; i++) qpns[i] = rnd.nextInt(1 << 24);
@@ -49,14 +52,21 @@ public final class MttStimulus implements Clocked {
         for (int i = 0; i < 12; i++) {
             long index = 1 + i + (i % 4 == 3 ? entries : 0);  // every fourth shares a table slot with another index
             int shift = rnd.nextInt(4) == 0 ? 12 + rnd.nextInt(20) : SHIFTS[rnd.nextInt(SHIFTS.length)]; // the field's whole range now and then
+            boolean high = i % 4 == 1;                          // a high VA, and pages of 256 MiB to 2 GiB
+            if (high) shift = 28 + wide.nextInt(4);
             long page = 1L << shift;
-            long start = (0x7f00_0000_0000L + rnd.nextInt(1 << 20) * page) + (rnd.nextBoolean() ? rnd.nextInt((int) Math.min(page, 1 << 20)) : 0);
-            long length = (1 + rnd.nextInt(shift > 27 ? 1 : 16)) * page - rnd.nextInt(64); // a request's length has 32 bits
+            long low = 0x7f00_0000_0000L + rnd.nextInt(1 << 20) * page;
+            long start = (high ? highVa(page) : low)
+                    + (rnd.nextBoolean() ? rnd.nextInt((int) Math.min(page, 1 << 20)) : 0);
+            long pages0 = 1 + rnd.nextInt(shift > 27 ? 1 : 16) + (shift > 27 ? wide.nextInt(4) : 0);
+            long length = pages0 * page - rnd.nextInt(64);         // up to 8 GiB: past a request's 32 bits
             int access = rnd.nextInt(32) | (rnd.nextInt(5) == 0 ? MttPorts.ZERO_BASED : 0);
             boolean bound = i % 6 == 5;                         // two type-2 windows bound to a QP
             long pageOffset = start & (page - 1);
             long pages = (pageOffset + length + page - 1) / page;
-            for (long p = 0; p < pages; p++) mtt.put(mttNext + p, (0x1_0000_0000L + rnd.nextInt(1 << 16) * page) & ~(page - 1));
+            Random pa = high ? wide : rnd;                      // rnd draws as many pages as it did before
+            for (long p = 0; p < pages; p++)
+                mtt.put(mttNext + p, (0x1_0000_0000L + pa.nextInt(1 << 16) * page) & ~(page - 1));
             MkeyContext c = new MkeyContext(index, i == 11 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID, rnd.nextInt(256),
                     pds[rnd.nextInt(pds.length)], qpns[rnd.nextInt(qpns.length)], bound ? 1 : 0, start, length, access, shift, pageOffset, mttNext);
             mttNext += pages + 1;
@@ -79,6 +89,9 @@ public final class MttStimulus implements Clocked {
                 MkeyContext m = i == 1 && j == n - 1 ? null
                         : !samePd.isEmpty() && rnd.nextInt(5) != 0 ? samePd.get(rnd.nextInt(samePd.size())) : direct.get(rnd.nextInt(direct.size()));
                 long pieceLen = 1 + rnd.nextInt(repeat > 1 ? 2000 : 3 << 12);
+                // the first list's pieces up to the field's 32 bits (not the second's: walks must reach its nested key)
+                if (i == 0 && m != null && wide.nextBoolean())
+                    pieceLen = 1 + (long) (wide.nextDouble() * Math.min(m.length(), 0xFFFF_FFFFL));
                 long stride = repeat > 1 ? pieceLen + rnd.nextInt(3000) : 0;
                 long mkey, va;
                 if (m == null) { // the first list: an indirect key inside an indirect key
@@ -101,11 +114,19 @@ public final class MttStimulus implements Clocked {
         }
     }
 
+    /** A page-aligned VA anywhere in 64 bits, far enough below 2^64 that an MR of 8 GiB does not wrap. */
+    private long highVa(long page) {
+        long va = wide.nextLong() & -page;
+        return Long.compareUnsigned(va, -(1L << 40)) >= 0 ? va ^ Long.MIN_VALUE : va;
+    }
+
     private XlateReq request() {
         MkeyContext c = mkeys.get(rnd.nextInt(mkeys.size()));
         boolean zero = (c.access() & MttPorts.ZERO_BASED) != 0;
         long off = (long) (rnd.nextDouble() * c.length());
         long len = Math.min(c.length() - off, rnd.nextInt(4) == 0 ? 0 : 1 + rnd.nextInt((int) Math.min(1L << 20, 3L << c.pageShift())));
+        if (len != 0 && wide.nextInt(6) == 0)                       // now and then anywhere in 32 bits, up to the end
+            len = Math.min(c.length() - off, 1 + (long) (wide.nextDouble() * 0xFFFF_FFFFL));
         long va = zero ? off : c.start() + off;
         long mkey = c.index() << 8 | c.key();
         long access = c.access() & 0x1f & rnd.nextInt(32);
@@ -120,7 +141,8 @@ public final class MttStimulus implements Clocked {
             case 6 -> mkey = (0x800L + rnd.nextInt(256)) << 8 | c.key();   // no such index
             default -> { }
         }
-        return new XlateReq(mkey & 0xFFFF_FFFFL, va, len, access & 0x1f, pd & 0xFFFFFF, qpn & 0xFFFFFF, tag++ & 0xFFFF);
+        return new XlateReq(mkey & 0xFFFF_FFFFL, va, Math.min(len, 0xFFFF_FFFFL), access & 0x1f, pd & 0xFFFFFF,
+                qpn & 0xFFFFFF, tag++ & 0xFFFF);
     }
 
     @Override public void drive() {
