@@ -30,6 +30,14 @@ public final class Programs {
         public int await() throws Exception { return await(120); }
     }
 
+    /** Runs {@code program} on {@code node} to its end (at most 120 s) and asserts it exits 0; its output. */
+    public static String runOk(Served served, int node, String... program) throws Exception {
+        Run r = start(served, node, false, program);
+        int status = r.await(120);
+        assertEquals(0, status, String.join(" ", program) + ":\n" + r.output() + "\n--- serve:\n" + served.log());
+        return r.output();
+    }
+
     /** Starts {@code program} on {@code node} of the simulator {@code served}; with {@code simulatedTime}, its clock reads simulated time. */
     public static Run start(Served served, int node, boolean simulatedTime, String... program) throws Exception {
         Process p = new ProcessBuilder(Attach.command(served.socket, node, simulatedTime, List.of(program))).redirectErrorStream(true).start();

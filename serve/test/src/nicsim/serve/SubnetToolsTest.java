@@ -35,12 +35,7 @@ class SubnetToolsTest {
     @AfterEach
     void stop() throws Exception { if (served != null) served.stop(); }
 
-    private String run(int node, String... program) throws Exception {
-        Run r = Programs.start(served, node, false, program);
-        int status = r.await(120);
-        assertEquals(0, status, String.join(" ", program) + ":\n" + r.output() + "\n--- serve:\n" + served.log());
-        return r.output();
-    }
+    private String run(int node, String... program) throws Exception { return Programs.runOk(served, node, program); }
 
     private static void has(String out, String regex) {
         assertTrue(Pattern.compile(regex, Pattern.MULTILINE).matcher(out).find(), regex + " in:\n" + out);

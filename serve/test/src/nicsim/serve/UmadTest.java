@@ -29,12 +29,7 @@ class UmadTest {
     @AfterEach
     void stop() throws Exception { if (served != null) served.stop(); }
 
-    private String run(int node, String... program) throws Exception {
-        Run r = Programs.start(served, node, false, program);
-        int status = r.await(120);
-        assertEquals(0, status, String.join(" ", program) + ":\n" + r.output() + "\n--- serve:\n" + served.log());
-        return r.output();
-    }
+    private String run(int node, String... program) throws Exception { return Programs.runOk(served, node, program); }
 
     private static long field(String out, String name) {
         Matcher m = Pattern.compile(name + ":?\\.*(0x[0-9a-fA-F]+|\\d+)").matcher(out);

@@ -8,9 +8,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import nicsim.serve.Served;
 import nicsim.vm.Vm;
 import nicsim.vm.VmOptions;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /**
  * `./nicsim vm` guests for tests: one per command, guest i on node i of one serve, all at once, on the
@@ -85,5 +90,24 @@ final class Guests {
             throw new IllegalStateException("node" + node + "'s guest: " + e.getMessage() + "\n"
                     + console.toString(StandardCharsets.UTF_8), e);
         }
+    }
+
+    /** Waits (at most 10 s) until serve has logged both guests' drivers leaving: each close names its DMA maps left. */
+    static void awaitBothLeft(Served served) throws InterruptedException {
+        for (int i = 0; i < 100 && served.log().split(" 0 DMA maps left", -1).length < 3; i++) Thread.sleep(100);
+    }
+
+    /** Both guests' drivers broke none of the device's rules, and their removes left nothing mapped. */
+    static void assertBothDriversClean(Served served) {
+        assertFalse(served.log().contains("the device reports") || served.log().contains("violations"),
+                "the drivers broke none of the device's rules: " + served.log());
+        assertEquals(3, served.log().split(" 0 DMA maps left", -1).length,
+                "both drivers' removes left nothing mapped: " + served.log());
+    }
+
+    /** What a console's line NAME=... says, or the whole console if it has none (so the failure shows it). */
+    static String value(String console, String name) {
+        Matcher m = Pattern.compile("(?m)^" + name + "=(.*)$").matcher(console);
+        return m.find() ? m.group(1).trim() : console;
     }
 }

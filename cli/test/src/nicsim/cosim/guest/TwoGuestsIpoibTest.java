@@ -1,12 +1,10 @@
 package nicsim.cosim.guest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import nicsim.serve.ProviderBuild;
 import nicsim.serve.Served;
@@ -75,7 +73,7 @@ class TwoGuestsIpoibTest {
         List<Guests.Ran> ran;
         try {
             ran = Guests.run(served, share, provider, 420, script(0, mode), script(1, mode));
-            for (int i = 0; i < 100 && served.log().split(" 0 DMA maps left", -1).length < 3; i++) Thread.sleep(100);
+            Guests.awaitBothLeft(served);
         } finally {
             served.stop();
         }
@@ -85,7 +83,7 @@ class TwoGuestsIpoibTest {
             assertTrue(c.contains("CARRIER=1"), "ib0 came up: its broadcast join answered by serve's SA: " + c);
             // connected mode takes IPoIB-CM's largest MTU: 16 receive SGEs of a page each on its SRQ, less 16
             int mtu = "connected".equals(mode) ? 65520 : 4092;
-            assertEquals(mode + " MTU=" + mtu, value(c, "MODE"), "ib0's mode and MTU");
+            assertEquals(mode + " MTU=" + mtu, Guests.value(c, "MODE"), "ib0's mode and MTU");
         }
         assertTrue(client.contains("3 packets transmitted, 3 packets received") && client.contains("PING=0"),
                 "node 1's pings over ib0 were all answered: " + client);
@@ -96,10 +94,10 @@ class TwoGuestsIpoibTest {
         // rping: the kernel's rdma_cm resolves ib0's IP address to the peer's GID, ib_cm connects the user QPs
         assertTrue(client.contains("RPING_CLIENT=0") && server.contains("RPING_SERVER=0")
                 && client.contains("ping data: rdma-ping-2"), "rping over the ib0 addresses: " + client + server);
-        String sent = value(client, "SENT"), got = value(server, "GOT");
+        String sent = Guests.value(client, "SENT"), got = Guests.value(server, "GOT");
         assertEquals(sent, got, "node 0 received what node 1 sent, byte for byte (md5, length)");
         // connected mode's IP packets are up to 16 times datagram's, so node 1 sent far fewer of them
-        long ipPackets = Long.parseLong(value(client, "TX_PACKETS"));
+        long ipPackets = Long.parseLong(Guests.value(client, "TX_PACKETS"));
         assertTrue("connected".equals(mode) ? ipPackets < 400 : ipPackets > 1024,
                 mode + " mode's IP packets for " + MIB + " MiB: " + ipPackets);
         assertTrue(sent.endsWith(" " + (MIB << 20)), "the stream was " + MIB + " MiB: " + sent);
@@ -112,15 +110,6 @@ class TwoGuestsIpoibTest {
                 "the adapters carried the file from node 1's memory to node 0's: " + n0.snapshot() + n1.snapshot());
         assertTrue(n0.get("Firmware.mcast_delivered") + n1.get("Firmware.mcast_delivered") > 0,
                 "a multicast packet (ARP, IPv6 neighbour discovery) reached a group's QP: " + n0.snapshot());
-        assertFalse(served.log().contains("the device reports") || served.log().contains("violations"),
-                "the drivers broke none of the device's rules: " + served.log());
-        assertEquals(3, served.log().split(" 0 DMA maps left", -1).length,
-                "both drivers' removes left nothing mapped: " + served.log());
-    }
-
-    /** What a console's line NAME=... says, or the whole console if it has none (so the failure shows it). */
-    private static String value(String console, String name) {
-        Matcher m = Pattern.compile("(?m)^" + name + "=(.*)$").matcher(console);
-        return m.find() ? m.group(1).trim() : console;
+        Guests.assertBothDriversClean(served);
     }
 }

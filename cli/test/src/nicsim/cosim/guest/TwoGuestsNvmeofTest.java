@@ -1,13 +1,10 @@
 package nicsim.cosim.guest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import nicsim.serve.Served;
 import nicsim.sim.Counters;
 import org.junit.jupiter.api.Test;
@@ -114,7 +111,7 @@ class TwoGuestsNvmeofTest {
         List<Guests.Ran> ran;
         try {
             ran = Guests.run(served, share, null, 300, target(), host());
-            for (int i = 0; i < 100 && served.log().split(" 0 DMA maps left", -1).length < 3; i++) Thread.sleep(100);
+            Guests.awaitBothLeft(served);
         } finally {
             served.stop();
         }
@@ -123,12 +120,12 @@ class TwoGuestsNvmeofTest {
         assertTrue(target.contains("TARGET=up"), "nvmet's subsystem, namespace and RDMA port were made: " + target);
         assertTrue(host.contains("CONNECT=0") && host.contains("TRANSPORT=rdma"),
                 "nvme-rdma connected to the target over the fabric: " + host);
-        assertEquals(String.valueOf(2L * MIB << 11), value(host, "SIZE").split(" ")[0],
+        assertEquals(String.valueOf(2L * MIB << 11), Guests.value(host, "SIZE").split(" ")[0],
                 "the namespace is the target's file, in 512-byte sectors");
-        String sent = value(host, "SENT");
-        assertEquals(sent, value(host, "READ_BACK"), "the host read back what it wrote through the fabric");
-        assertEquals(sent, value(target, "BACKING"), "the target's file holds what the host wrote");
-        assertEquals("0", value(target, "TAIL"), "nothing was written past the host's " + MIB + " MiB");
+        String sent = Guests.value(host, "SENT");
+        assertEquals(sent, Guests.value(host, "READ_BACK"), "the host read back what it wrote through the fabric");
+        assertEquals(sent, Guests.value(target, "BACKING"), "the target's file holds what the host wrote");
+        assertEquals("0", Guests.value(target, "TAIL"), "nothing was written past the host's " + MIB + " MiB");
         assertTrue(host.contains("WRITE=0") && host.contains("DISCONNECT=0") && host.contains("HOST_RMMOD=0"),
                 "the host wrote, disconnected and unloaded nvme-rdma cleanly: " + host);
         assertTrue(target.contains("TARGET_RMMOD=0"), "the target unloaded nvmet-rdma cleanly: " + target);
@@ -140,15 +137,6 @@ class TwoGuestsNvmeofTest {
         for (Counters n : List.of(n0, n1))
             assertTrue(n.get("Firmware.dma_read_bytes") > bytes && n.get("Firmware.dma_write_bytes") > bytes,
                     "the adapters carried the blocks both ways: " + n.snapshot());
-        assertFalse(served.log().contains("the device reports") || served.log().contains("violations"),
-                "the drivers broke none of the device's rules: " + served.log());
-        assertEquals(3, served.log().split(" 0 DMA maps left", -1).length,
-                "both drivers' removes left nothing mapped: " + served.log());
-    }
-
-    /** What a console's line NAME=... says, or the whole console if it has none (so the failure shows it). */
-    private static String value(String console, String name) {
-        Matcher m = Pattern.compile("(?m)^" + name + "=(.*)$").matcher(console);
-        return m.find() ? m.group(1).trim() : console;
+        Guests.assertBothDriversClean(served);
     }
 }
