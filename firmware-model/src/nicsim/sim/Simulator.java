@@ -89,7 +89,8 @@ public final class Simulator {
     private long executed;
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
     private Scope scope; // whose code runs now: what an event scheduled now belongs to
-    private Fault fault; // the last exception an event threw, till taken
+    // exceptions events threw, oldest first, till taken: more than one when a wait went on past other scopes' faults
+    private final java.util.ArrayDeque<Fault> faults = new java.util.ArrayDeque<>();
     // events that were posted and have run, for the next post: a TLP or a delivery then allocates none
     private final java.util.ArrayDeque<Event> spare = new java.util.ArrayDeque<>();
     private static final int MAX_SPARE = 4096;
@@ -142,12 +143,11 @@ public final class Simulator {
         lanes.removeIf(l -> l.scope == s);
     }
 
-    /** The exception an event threw since last asked, with whose event it was and when; null if none. */
-    public Fault takeFault() {
-        Fault f = fault;
-        fault = null;
-        return f;
-    }
+    /**
+     * The oldest exception an event threw and no one has taken yet, with whose event it was and when; null if
+     * none. Take until null: a {@link #runUntil(BooleanSupplier, long, Scope) scoped wait} may leave several.
+     */
+    public Fault takeFault() { return faults.pollFirst(); }
 
     /**
      * What to do when a handshake contract is broken: throw at once (the default, so a test fails
@@ -360,7 +360,7 @@ public final class Simulator {
         try {
             e.action.run();
         } catch (RuntimeException x) { // charged to the innermost event it came out of
-            if (fault == null || fault.cause() != x) fault = new Fault(e.scope, now, x);
+            if (faults.isEmpty() || faults.peekLast().cause() != x) faults.addLast(new Fault(e.scope, now, x));
             throw x;
         } finally {
             leave(before);
@@ -407,7 +407,15 @@ public final class Simulator {
      * Throws IllegalStateException if {@code limitPicos} of simulated time pass, or the simulation
      * goes idle, first.
      */
-    public void runUntil(BooleanSupplier condition, long limitPicos) {
+    public void runUntil(BooleanSupplier condition, long limitPicos) { runUntil(condition, limitPicos, null); }
+
+    /**
+     * As {@link #runUntil(BooleanSupplier, long)}, for a wait that is {@code own}'s (a driver's command on its
+     * node): an event of another scope that throws does not end it. That scope is {@link #retire retired} at once,
+     * its fault left for {@link #takeFault}, and the wait goes on, as one node's failing adapter does not stop
+     * another's command. A fault of {@code own}'s, or of no scope's (the fabric's), ends the wait as before.
+     */
+    public void runUntil(BooleanSupplier condition, long limitPicos, Scope own) {
         long deadline = Math.addExact(now, limitPicos);
         while (!condition.getAsBoolean()) {
             Event head = peek();
@@ -417,7 +425,13 @@ public final class Simulator {
                 passInstant(deadline);
                 throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + now + " ps)");
             }
-            step();
+            try {
+                step();
+            } catch (RuntimeException x) {
+                Fault f = faults.peekLast();
+                if (own == null || f == null || f.cause() != x || f.scope() == null || f.scope() == own) throw x;
+                retire(f.scope());
+            }
         }
     }
 

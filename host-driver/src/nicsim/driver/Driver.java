@@ -221,7 +221,7 @@ public final class Driver {
         mem.write(entry, e);
         mmio(Cmd.REG_CMD_DOORBELL, new byte[]{0, 0, 0, 1});
         try {
-            host.sim.runUntil(() -> mem.read(entry + Cmd.ENTRY_OWNER, 1)[0] == 0, COMMAND_TIMEOUT);
+            host.sim.runUntil(() -> mem.read(entry + Cmd.ENTRY_OWNER, 1)[0] == 0, COMMAND_TIMEOUT, host.scope);
         } catch (IllegalStateException timeout) {
             throw new VerbsException(Errno.ETIMEDOUT, Cmd.opcodeName(opcode) + ": the adapter did not answer: " + timeout.getMessage());
         }

@@ -49,6 +49,7 @@ final class AdapterFaults {
             fatal(h, f);
             return;
         }
+        if (f.scope() != null) return; // a node's adapter already reset (by an earlier fault): its events are gone
         log.printf("nicsim serve: the fabric faulted at %d ps: %s; every adapter is reset%n", f.time(),
                 where(f.cause()));
         for (Host each : world.hosts()) fatal(each, f);

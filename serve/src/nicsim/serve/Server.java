@@ -238,13 +238,19 @@ public final class Server implements AutoCloseable {
         if (recorder != null) recorder.request(world.now(), r);
         serve(r);
         cm.service();
+        takeFaults(); // a fault another node's command waited past (Simulator#runUntil): that node resets now
+    }
+
+    /** Each fault events threw and no one took yet, its adapter's (Faults); whether there was one. */
+    private boolean takeFaults() {
+        boolean any = false;
+        for (Simulator.Fault f; (f = world.sim.takeFault()) != null; any = true) faults.fault(f);
+        return any;
     }
 
     /** A fault while time moved: its adapter's (Faults), or serve's own. */
     private void failed(RuntimeException e) {
-        Simulator.Fault f = world.sim.takeFault();
-        if (f != null) faults.fault(f);
-        else log.println("nicsim serve: serving failed at " + world.now() + " ps: " + AdapterFaults.where(e)
+        if (!takeFaults()) log.println("nicsim serve: serving failed at " + world.now() + " ps: " + AdapterFaults.where(e)
                 + "; serving goes on");
     }
 
@@ -322,10 +328,8 @@ public final class Server implements AutoCloseable {
         } catch (RuntimeException x) {
             // the model refused something the verbs checks let through, or serve's handling of it failed: the
             // request fails EIO, the run goes on; if an event threw it, its adapter faulted
-            Simulator.Fault f = world.sim.takeFault();
             refused(c, e, new Wire.Out().u32(0).finish(Errno.EIO));
-            if (f != null) faults.fault(f);
-            else log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + AdapterFaults.where(x));
+            if (!takeFaults()) log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + AdapterFaults.where(x));
         }
     }
 
@@ -395,10 +399,8 @@ public final class Server implements AutoCloseable {
         } catch (Wire.Malformed x) {
             driverBroke(r.from(), r.op() + ": " + x.getMessage());
         } catch (RuntimeException x) { // as for a verb: the request fails EIO; an event's fault is its adapter's
-            Simulator.Fault f = world.sim.takeFault();
             if (r.op() != Wire.Op.PCI_MMIO_WRITE) r.from().send(new Wire.Out().finish(Errno.EIO));
-            if (f != null) faults.fault(f);
-            else log.println("nicsim serve: " + r.op() + " of a driver failed: " + AdapterFaults.where(x));
+            if (!takeFaults()) log.println("nicsim serve: " + r.op() + " of a driver failed: " + AdapterFaults.where(x));
         }
     }
 
@@ -556,9 +558,7 @@ public final class Server implements AutoCloseable {
         try {
             s.close();
         } catch (RuntimeException e) { // an event's fault while the destroys ran is its adapter's: that node resets
-            Simulator.Fault f = world.sim.takeFault();
-            if (f != null) faults.fault(f);
-            else log.println("nicsim serve: releasing " + p + "'s objects: " + e);
+            if (!takeFaults()) log.println("nicsim serve: releasing " + p + "'s objects: " + e);
         }
         report.ended(s, p, how);
     }

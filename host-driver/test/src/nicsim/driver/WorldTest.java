@@ -57,4 +57,36 @@ class WorldTest {
         assertEquals(oldEdges, old.adapter.core().edgesRun() + old.adapter.core().edgesCoasted(),
                 "the old adapter's clock never ticked again");
     }
+
+    @Test
+    void anotherNodesFaultDoesNotEndANodesCommand() {
+        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        Driver d = w.host(1).driver(); // probing ran its first commands
+        Host other = w.host(0);
+        Simulator.Scope before = w.sim.enter(other.scope); // an event of node 0's that throws during node 1's command
+        try {
+            w.sim.schedule(w.now() + 1_000, () -> { throw new IllegalStateException("node 0's block broke"); });
+        } finally {
+            w.sim.leave(before);
+        }
+        var caps = d.command(nicsim.abi.Cmd.QUERY_HCA_CAP, nicsim.abi.Cmd.EMPTY, new nicsim.abi.Cmd.Empty(),
+                nicsim.abi.Cmd.HCA_CAP);
+        assertNotNull(caps, "node 1's command answered");
+        Simulator.Fault f = w.sim.takeFault();
+        assertNotNull(f, "node 0's fault is kept for whoever resets it");
+        assertSame(other, w.hostOf(f));
+        assertTrue(other.scope.retired(), "none of node 0's events runs on after its fault");
+        assertFalse(w.host(1).scope.retired());
+        assertNull(w.sim.takeFault(), "taken once");
+
+        Simulator.Scope own = w.sim.enter(w.host(1).scope); // a fault of the command's own node still ends it
+        try {
+            w.sim.schedule(w.now() + 1_000, () -> { throw new IllegalStateException("node 1's block broke"); });
+        } finally {
+            w.sim.leave(own);
+        }
+        assertThrows(RuntimeException.class, () -> d.command(nicsim.abi.Cmd.QUERY_HCA_CAP, nicsim.abi.Cmd.EMPTY,
+                new nicsim.abi.Cmd.Empty(), nicsim.abi.Cmd.HCA_CAP));
+        assertSame(w.host(1), w.hostOf(w.sim.takeFault()));
+    }
 }
