@@ -48,7 +48,9 @@ public final class GtkwSave {
             String prefix = "";
             for (String part : scope.isEmpty() ? new String[0] : scope.split("\\.")) {
                 prefix += part + ".";
-                if (!opened.contains(prefix)) { opened.add(prefix); b.append("[treeopen] ").append(prefix).append('\n'); }
+                if (opened.contains(prefix)) continue;
+                opened.add(prefix);
+                b.append("[treeopen] ").append(prefix).append('\n');
             }
         }
         for (Map.Entry<String, List<VcdWriter.Wire>> e : byScope.entrySet()) {

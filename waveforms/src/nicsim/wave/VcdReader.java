@@ -41,7 +41,11 @@ public final class VcdReader {
         while ((tok = t.next()) != null && !tok.equals("$enddefinitions")) {
             switch (tok) {
                 case "$timescale": timescale = String.join("", t.until("$end")); break;
-                case "$scope": { List<String> parts = t.until("$end"); scope.addLast(parts.get(parts.size() - 1)); break; }
+                case "$scope": {
+                    List<String> parts = t.until("$end");
+                    scope.addLast(parts.get(parts.size() - 1));
+                    break;
+                }
                 case "$upscope": t.until("$end"); scope.pollLast(); break;
                 case "$var": {
                     List<String> p = t.until("$end");
@@ -66,7 +70,9 @@ public final class VcdReader {
             char c = tok.charAt(0);
             if (c == '#') {
                 long next = Long.parseLong(tok.substring(1));
-                if (next < time) throw new IOException(sourceName + ":" + t.line + ": time goes backwards (" + next + " < " + time + ")");
+                if (next < time)
+                    throw new IOException(sourceName + ":" + t.line + ": time goes backwards (" + next + " < " + time
+                            + ")");
                 time = next;
                 w.setEndTime(time);
             } else if (c == '$') {

@@ -75,8 +75,9 @@ public final class VcdWriter implements AutoCloseable {
     }
 
     public Wire wire(String scope, String name, int width) {
-        if (headerWritten) throw new IllegalStateException("wire " + scope + "." + name + " declared after the first value change");
-        if (width < 1) throw new IllegalArgumentException("wire " + scope + "." + name + ": width " + width + " must be >= 1");
+        String full = scope + "." + name;
+        if (headerWritten) throw new IllegalStateException("wire " + full + " declared after the first value change");
+        if (width < 1) throw new IllegalArgumentException("wire " + full + ": width " + width + " must be >= 1");
         if (!name.matches("[A-Za-z_][A-Za-z0-9_$\\[\\]]*"))
             throw new IllegalArgumentException("wire name '" + name + "' is not a VCD identifier");
         Wire w = new Wire(this, scope, name, width, idCode(wires.size()));
@@ -104,7 +105,8 @@ public final class VcdWriter implements AutoCloseable {
 
     public void set(long time, Wire w, BigInteger value) {
         if (value.signum() < 0 || value.bitLength() > w.width)
-            throw new IllegalArgumentException("value " + value + " does not fit wire " + w.fullName() + " of width " + w.width);
+            throw new IllegalArgumentException("value " + value + " does not fit wire " + w.fullName() + " of width "
+                    + w.width);
         emit(time, w, w.width == 1 ? (value.signum() == 0 ? "0" : "1") : "b" + value.toString(2));
     }
 
@@ -172,9 +174,13 @@ public final class VcdWriter implements AutoCloseable {
             int common = 0;
             while (common < open.size() && common < path.size() && open.get(common).equals(path.get(common))) common++;
             while (open.size() > common) { out.write("$upscope $end\n"); open.remove(open.size() - 1); }
-            for (int i = common; i < path.size(); i++) { out.write("$scope module " + path.get(i) + " $end\n"); open.add(path.get(i)); }
+            for (int i = common; i < path.size(); i++) {
+                out.write("$scope module " + path.get(i) + " $end\n");
+                open.add(path.get(i));
+            }
             for (Wire w : e.getValue()) {
-                out.write("$var wire " + w.width + " " + w.id + " " + w.name + (w.width > 1 ? " [" + (w.width - 1) + ":0]" : "") + " $end\n");
+                String range = w.width > 1 ? " [" + (w.width - 1) + ":0]" : "";
+                out.write("$var wire " + w.width + " " + w.id + " " + w.name + range + " $end\n");
             }
         }
         while (!open.isEmpty()) { out.write("$upscope $end\n"); open.remove(open.size() - 1); }

@@ -64,7 +64,9 @@ public final class Waveform {
 
     public Signal signal(String fullName) {
         Signal s = signals.get(fullName);
-        if (s == null) throw new IllegalArgumentException("no signal '" + fullName + "' in waveform (has " + signals.size() + " signals)");
+        if (s == null)
+            throw new IllegalArgumentException("no signal '" + fullName + "' in waveform (has " + signals.size()
+                    + " signals)");
         return s;
     }
 

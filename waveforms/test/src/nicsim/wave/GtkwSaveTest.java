@@ -9,7 +9,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Every waveform written to a file gets a GTKWave save file beside it, which names it and groups its wires by block. */
+/**
+ * Every waveform written to a file gets a GTKWave save file beside it, which names it and groups its wires by
+ * block.
+ */
 class GtkwSaveTest {
     @TempDir Path dir;
 
@@ -31,8 +34,9 @@ class GtkwSaveTest {
         // each block a group holding its ports in declaration order; a vector by the name GTKWave gives it
         List<String> shown = new ArrayList<>();
         for (String l : lines) if (!l.startsWith("[") && !l.startsWith("@")) shown.add(l);
-        assertEquals(List.of("-DoorbellDecoder", "TOP.DoorbellDecoder.io_doorbell_valid", "TOP.DoorbellDecoder.io_doorbell_payload_qpn[23:0]",
-                "-DoorbellDecoder", "-WqeFetcher", "TOP.WqeFetcher.io_dmaReq_ready", "-WqeFetcher"), shown);
+        assertEquals(List.of("-DoorbellDecoder", "TOP.DoorbellDecoder.io_doorbell_valid",
+                "TOP.DoorbellDecoder.io_doorbell_payload_qpn[23:0]", "-DoorbellDecoder",
+                "-WqeFetcher", "TOP.WqeFetcher.io_dmaReq_ready", "-WqeFetcher"), shown);
         // the range GTKWave shows is the one the dump declares
         String vcd = new String(WaveFiles.openInput(dump).readAllBytes());
         assertTrue(vcd.contains(" io_doorbell_payload_qpn [23:0] $end"), vcd);

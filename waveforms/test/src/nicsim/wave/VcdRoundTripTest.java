@@ -50,7 +50,8 @@ class VcdRoundTripTest {
         assertEquals(100_000, got.endTime());
         if (!name.endsWith(".vcd")) {
             // compression must actually shrink a repetitive trace and the bytes must not be plain text
-            assertTrue(Files.size(file) < Files.size(plain), "compressed " + Files.size(file) + " vs " + Files.size(plain));
+            long packed = Files.size(file), text = Files.size(plain);
+            assertTrue(packed < text, "compressed " + packed + " vs " + text);
             assertNotEquals('$', (char) Files.readAllBytes(file)[0]);
         }
     }
@@ -114,10 +115,12 @@ class VcdRoundTripTest {
             assertThrows(IllegalStateException.class, () -> w.wire("top", "late", 1));
         }
         assertThrows(IllegalArgumentException.class, () -> VcdWriter.open(dir.resolve("e.txt"), "1ps"));
-        try (VcdWriter a = VcdWriter.open(dir.resolve("a.vcd"), "1ps"); VcdWriter b = VcdWriter.open(dir.resolve("b.vcd"), "1ps")) {
+        try (VcdWriter a = VcdWriter.open(dir.resolve("a.vcd"), "1ps");
+                VcdWriter b = VcdWriter.open(dir.resolve("b.vcd"), "1ps")) {
             VcdWriter.Wire x = a.wire("top", "x", 4);
             a.set(0, x, 3);
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> b.set(1, x, 3)); // unchanged, still not b's
+            // the value unchanged, the wire still not b's
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> b.set(1, x, 3));
             assertTrue(e.getMessage().contains("top.x") && e.getMessage().contains("another writer"), e.getMessage());
         }
     }
