@@ -31,8 +31,8 @@ public final class BlockSpeed {
     private BlockSpeed() {}
 
     /** One block's figures. */
-    public record Row(String block, long cycles, double javaCyclesPerSec, double rtlCyclesPerSec, double nativeCyclesPerSec, int inputWires,
-                      int outputWires) {
+    public record Row(String block, long cycles, double javaCyclesPerSec, double rtlCyclesPerSec,
+                      double nativeCyclesPerSec, int inputWires, int outputWires) {
         /** Java twin against the RTL through SpinalSim's binding, a crossing per signal: the target's ratio. */
         public double ratio() { return javaCyclesPerSec / rtlCyclesPerSec; }
     }
@@ -40,7 +40,8 @@ public final class BlockSpeed {
     public static Row measure(Profile p, String name, long cycles, long seed) {
         BlockPairs.Pair pair = BlockPairs.get(p, name);
         // run the twin with its seeded stimulus once, recording what was driven on every input: as wires for the
-        // RTL replays, as port values for the Java one, so all three run the very same inputs without the stimulus's cost
+        // RTL replays, as port values for the Java one, so all three run the very same inputs without the
+        // stimulus's cost
         List<long[]> inputs = new ArrayList<>();
         List<String> inNames = new ArrayList<>(), outNames = new ArrayList<>();
         Script script = new Script();
@@ -53,12 +54,14 @@ public final class BlockSpeed {
             Block replayed = replayJava(pair, p, script, cycles);
             if (round >= 2) javaSecs = Math.min(javaSecs, (System.nanoTime() - t0) / 1e9);
             if (!Arrays.equals(fired, fires(replayed)))
-                throw new IllegalStateException(name + ": the replayed twin's transfers differ from its stimulus run's");
+                throw new IllegalStateException(name + ": the replayed twin's transfers differ from its stimulus "
+                        + "run's");
         }
         // RTL: replay those inputs, peek every output, once to warm up and once timed
         RtlRunner.Compiled rtl = RtlRunner.compile(pair.rtlName(), pair.rtl(), false);
         double[] rtlSecs = new double[1];
-        rtl.run("bench_warmup", (int) seed, h -> replay(h, inputs.subList(0, Math.min(inputs.size(), 2000)), inNames, outNames));
+        List<long[]> warmup = inputs.subList(0, Math.min(inputs.size(), 2000));
+        rtl.run("bench_warmup", (int) seed, h -> replay(h, warmup, inNames, outNames));
         rtl.run("bench", (int) seed, h -> {
             long s = System.nanoTime();
             replay(h, inputs, inNames, outNames);
@@ -68,7 +71,8 @@ public final class BlockSpeed {
         NativeBuild.Compiled nat = NativeBuild.compile(pair.rtlName(), pair.rtl(), inNames, outNames);
         replayNative(nat, inputs.subList(0, Math.min(inputs.size(), 20_000)));
         double nativeSecs = replayNative(nat, inputs);
-        return new Row(name, cycles, cycles / javaSecs, cycles / rtlSecs[0], cycles / nativeSecs, inNames.size(), outNames.size());
+        return new Row(name, cycles, cycles / javaSecs, cycles / rtlSecs[0], cycles / nativeSecs, inNames.size(),
+                outNames.size());
     }
 
     /** Collects, per cycle, the values of the twin's input wires, by RTL name. */
@@ -76,7 +80,11 @@ public final class BlockSpeed {
         final List<long[]> rows;
         final List<String> inNames, outNames;
         List<PortWires.Wire> wires;
-        Recorder(List<long[]> rows, List<String> inNames, List<String> outNames) { this.rows = rows; this.inNames = inNames; this.outNames = outNames; }
+        Recorder(List<long[]> rows, List<String> inNames, List<String> outNames) {
+            this.rows = rows;
+            this.inNames = inNames;
+            this.outNames = outNames;
+        }
 
         void attach(Block twin) {
             wires = PortWires.of(twin);
@@ -138,7 +146,8 @@ public final class BlockSpeed {
         static List<Port> driven(Block twin) {
             List<Port> d = new ArrayList<>();
             for (Port port : twin.ports())
-                if (port.channel() instanceof Stream<?> || port.channel() instanceof Flow<?> && port.direction() == Port.Direction.IN) d.add(port);
+                if (port.channel() instanceof Stream<?>
+                        || port.channel() instanceof Flow<?> && port.direction() == Port.Direction.IN) d.add(port);
             return d;
         }
 
@@ -166,9 +175,16 @@ public final class BlockSpeed {
                     Object[] row = rows.get(cycle % rows.size());
                     for (int i = 0; i < row.length; i++) {
                         Port port = to.get(i);
-                        if (port.direction() == Port.Direction.OUT) ((Stream<?>) port.channel()).ready((Boolean) row[i]);
-                        else if (port.channel() instanceof Stream st) { if (row[i] == null) st.idle(); else st.push(row[i]); }
-                        else { Flow f = (Flow) port.channel(); if (row[i] == null) f.idle(); else f.push(row[i]); }
+                        if (port.direction() == Port.Direction.OUT) {
+                            ((Stream<?>) port.channel()).ready((Boolean) row[i]);
+                        } else if (port.channel() instanceof Stream st) {
+                            if (row[i] == null) st.idle();
+                            else st.push(row[i]);
+                        } else {
+                            Flow f = (Flow) port.channel();
+                            if (row[i] == null) f.idle();
+                            else f.push(row[i]);
+                        }
                     }
                 }
 
@@ -190,7 +206,10 @@ public final class BlockSpeed {
         if (sink == 42) System.out.print(""); // keep the peeks from being optimised away
     }
 
-    /** Seconds to run {@code rows} through a fresh native instance, batch by batch (the records are packed before the clock starts). */
+    /**
+     * Seconds to run {@code rows} through a fresh native instance, batch by batch (the records are packed before
+     * the clock starts).
+     */
     private static double replayNative(NativeBuild.Compiled nat, List<long[]> rows) {
         int in = nat.inputs().size(), out = nat.outputs().size(), batch = RtlInLoop.BATCH;
         List<long[]> packed = new ArrayList<>();
@@ -211,11 +230,15 @@ public final class BlockSpeed {
         }
     }
 
-    /** Nanoseconds per JNI crossing of nicsim's binding with an empty batch, and per cycle of the doorbell decoder in batches of RtlInLoop.BATCH. */
+    /**
+     * Nanoseconds per JNI crossing of nicsim's binding with an empty batch, and per cycle of the doorbell decoder in
+     * batches of RtlInLoop.BATCH.
+     */
     public static double[] nativeCost(Profile p) {
         BlockPairs.Pair pair = BlockPairs.get(p, "doorbell");
         List<String> in = new ArrayList<>(), out = new ArrayList<>();
-        for (PortWires.Wire w : PortWires.of(pair.twin().apply(new Simulator().clockDomain("core", 1000)))) (w.input() ? in : out).add(w.name());
+        Block twin = pair.twin().apply(new Simulator().clockDomain("core", 1000));
+        for (PortWires.Wire w : PortWires.of(twin)) (w.input() ? in : out).add(w.name());
         NativeBuild.Compiled nat = NativeBuild.compile(pair.rtlName(), pair.rtl(), in, out);
         int batch = RtlInLoop.BATCH;
         long[] rec = new long[batch * (in.size() + 1)], outputs = new long[batch * out.size()];

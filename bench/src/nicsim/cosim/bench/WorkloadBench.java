@@ -39,28 +39,38 @@ public final class WorkloadBench {
     }
 
     private static Result.Row row(String workload, Profile profile, Options o) {
-        Result r = Workloads.run(workload, new World(2, profile, 1, Faults.NONE), o, new PrintStream(new ByteArrayOutputStream()));
+        World w = new World(2, profile, 1, Faults.NONE);
+        Result r = Workloads.run(workload, w, o, new PrintStream(new ByteArrayOutputStream()));
         if (!r.ok()) throw new IllegalStateException(workload + " on " + profile.name() + " failed: " + r.errors());
         return r.rows().get(0);
     }
 
-    private static Result.Row row(String workload, String profile, Options o) { return row(workload, Profiles.load(profile), o); }
+    private static Result.Row row(String workload, String profile, Options o) {
+        return row(workload, Profiles.load(profile), o);
+    }
 
     /** Round trip (rc_pingpong usec/iter) at {@code size} bytes. */
-    public static double rttUs(String profile, long size, int iters) { return rttUs(Profiles.load(profile), size, iters); }
+    public static double rttUs(String profile, long size, int iters) {
+        return rttUs(Profiles.load(profile), size, iters);
+    }
 
     public static double rttUs(Profile profile, long size, int iters) {
         Result.Row r = row("rc_pingpong", profile, Options.defaults().with(set -> set.size(size).iters(iters)));
         return r.simPicos() / 1e6 / iters;
     }
 
-    public static double writeBwGbps(String profile, long size, int iters) { return writeBwGbps(Profiles.load(profile), size, iters); }
+    public static double writeBwGbps(String profile, long size, int iters) {
+        return writeBwGbps(Profiles.load(profile), size, iters);
+    }
 
     public static double writeBwGbps(Profile profile, long size, int iters) {
         return row("write_bw", profile, Options.defaults().with(set -> set.size(size).iters(iters))).bwAvgGbps();
     }
 
-    /** One row of the LANai gap study: a profile, its round trips at {@link #GAP_SIZES}, its one-way bandwidth at 64 KiB. */
+    /**
+     * One row of the LANai gap study: a profile, its round trips at {@link #GAP_SIZES}, its one-way bandwidth at
+     * 64 KiB.
+     */
     public record GapRow(String what, double[] rttUs, double bwMbps) {}
 
     /** Message sizes of the gap study's round trips. */
@@ -77,15 +87,20 @@ public final class WorkloadBench {
         List<Variant> variants = List.of(
                 new Variant("lanai43 (Berkeley VIA)", l43),
                 new Variant("lanai72 (KVIA)", l72),
-                new Variant("lanai72, doorbells polled in SRAM (doorbell.poll.interval " + l43.param("doorbell.poll.interval").written() + ")",
+                new Variant("lanai72, doorbells polled in SRAM (doorbell.poll.interval "
+                        + l43.param("doorbell.poll.interval").written() + ")",
                         withValuesOf(l72, l43, "doorbell.poll.interval")),
-                new Variant("lanai72, 32-bit local bus and DMA (core.datapath.width 32 bit)", withValuesOf(l72, l43, "core.datapath.width")),
-                new Variant("lanai72, LANai 4.3's clock (core.clock, dma.clock 33 MHz)", withValuesOf(l72, l43, "core.clock", "dma.clock")),
+                new Variant("lanai72, 32-bit local bus and DMA (core.datapath.width 32 bit)",
+                        withValuesOf(l72, l43, "core.datapath.width")),
+                new Variant("lanai72, LANai 4.3's clock (core.clock, dma.clock 33 MHz)",
+                        withValuesOf(l72, l43, "core.clock", "dma.clock")),
                 new Variant("lanai72, translations fetched by DMA into 2 entries (mtt.fill, mtt.cache.entries)",
                         withValuesOf(l72, l43, "mtt.fill", "mtt.cache.entries")),
                 new Variant("lanai72, SRAM at twice the clock (dma.clock 132 MHz)", l72.with("dma.clock", "132 MHz")),
-                new Variant("lanai72, packets held whole in SRAM before and after the link (link.transmit, link.receive store-and-forward)",
-                        l72.with("link.transmit", "\"store-and-forward\"").with("link.receive", "\"store-and-forward\"")));
+                new Variant("lanai72, packets held whole in SRAM before and after the link (link.transmit, "
+                        + "link.receive store-and-forward)",
+                        l72.with("link.transmit", "\"store-and-forward\"")
+                                .with("link.receive", "\"store-and-forward\"")));
         List<GapRow> rows = new ArrayList<>();
         for (Variant v : variants) {
             double[] rtt = new double[GAP_SIZES.length];
@@ -106,10 +121,12 @@ public final class WorkloadBench {
     public static List<Point> points(boolean quick) {
         int it = quick ? 30 : 200;
         List<Point> p = new ArrayList<>();
-        p.add(new Point("4 B round trip, lanai43 (Berkeley VIA)", rttUs("lanai43", 4, it), 77, "us", "docs/sources.md#kvia-measurements"));
-        p.add(new Point("4 B round trip, lanai72 (KVIA)", rttUs("lanai72", 4, it), 59, "us", "docs/sources.md#kvia-measurements"));
-        p.add(new Point("peak one-way bandwidth, lanai72 (KVIA), 64 KiB", writeBwGbps("lanai72", 65536, quick ? 20 : 200) * 1000, 950,
-                "Mb/s", "docs/sources.md#myrinet-figures (KVIA 950 Mbit/s)"));
+        String kvia = "docs/sources.md#kvia-measurements";
+        p.add(new Point("4 B round trip, lanai43 (Berkeley VIA)", rttUs("lanai43", 4, it), 77, "us", kvia));
+        p.add(new Point("4 B round trip, lanai72 (KVIA)", rttUs("lanai72", 4, it), 59, "us", kvia));
+        double peak = writeBwGbps("lanai72", 65536, quick ? 20 : 200) * 1000;
+        p.add(new Point("peak one-way bandwidth, lanai72 (KVIA), 64 KiB", peak, 950, "Mb/s",
+                "docs/sources.md#myrinet-figures (KVIA 950 Mbit/s)"));
         return p; // the ConnectX points are in their curves' section (ConnectxCurves)
     }
 
@@ -119,8 +136,8 @@ public final class WorkloadBench {
         List<double[]> rows = new ArrayList<>(); // size, rtt43, rtt72, bw43, bw72 (Mb/s)
         for (long s : sizes) {
             int it = quick ? 10 : (s >= 16384 ? 50 : 100);
-            rows.add(new double[]{s, rttUs("lanai43", s, it), rttUs("lanai72", s, it), writeBwGbps("lanai43", s, it * 2) * 1000,
-                    writeBwGbps("lanai72", s, it * 2) * 1000});
+            rows.add(new double[]{s, rttUs("lanai43", s, it), rttUs("lanai72", s, it),
+                    writeBwGbps("lanai43", s, it * 2) * 1000, writeBwGbps("lanai72", s, it * 2) * 1000});
         }
         double[] x = rows.stream().mapToDouble(r -> r[0]).toArray();
         XYChart lat = new XYChartBuilder().width(800).height(500).title("Round trip vs message size (rc_pingpong)")
@@ -136,7 +153,8 @@ public final class WorkloadBench {
         bw.getStyler().setXAxisLogarithmic(true);
         bw.addSeries("nicsim lanai43 (Berkeley VIA)", x, rows.stream().mapToDouble(r -> r[3]).toArray());
         bw.addSeries("nicsim lanai72 (KVIA)", x, rows.stream().mapToDouble(r -> r[4]).toArray());
-        bw.addSeries("paper: KVIA peak 950 Mb/s", new double[]{x[0], x[x.length - 1]}, new double[]{950, 950}).setMarker(SeriesMarkers.NONE);
+        bw.addSeries("paper: KVIA peak 950 Mb/s", new double[]{x[0], x[x.length - 1]}, new double[]{950, 950})
+                .setMarker(SeriesMarkers.NONE);
         BitmapEncoder.saveBitmap(bw, dir.resolve("bandwidth.png").toString(), BitmapEncoder.BitmapFormat.PNG);
         return rows;
     }
@@ -175,10 +193,15 @@ public final class WorkloadBench {
                 (double) opsPerIter * m.result().rows().get(0).iters() / m.wallSeconds(), bytesPerOp);
     }
 
-    /** A workload run on a fresh cluster: its result, the cluster (still reachable), wall time, heap the cluster holds. */
+    /**
+     * A workload run on a fresh cluster: its result, the cluster (still reachable), wall time, heap the cluster
+     * holds.
+     */
     private record Measured(World world, Result result, double wallSeconds, long heapBytes, long allocatedBytes) {}
 
-    private static Measured measure(int nodes, String workload, Options o, String what) { return measure(nodes, workload, o, what, true); }
+    private static Measured measure(int nodes, String workload, Options o, String what) {
+        return measure(nodes, workload, o, what, true);
+    }
 
     private static Measured measure(int nodes, String workload, Options o, String what, boolean coasting) {
         return measure(nodes, workload, o, what, coasting, 0);
@@ -218,12 +241,14 @@ public final class WorkloadBench {
     public static QpScale qpScale(int qps, int iters) {
         Options o = Options.defaults().with(set -> set.size(4096).iters(iters).qps(qps));
         Measured m = measure(2, "write_bw", o, qps + " QPs");
-        return new QpScale(qps, m.result().rows().get(0).bwAvgGbps(), m.world().sim.counters().get("Firmware.sq_context_misses"),
-                m.wallSeconds(), m.heapBytes() / (2.0 * qps)); // QPs on both nodes
+        long misses = m.world().sim.counters().get("Firmware.sq_context_misses");
+        return new QpScale(qps, m.result().rows().get(0).bwAvgGbps(), misses, m.wallSeconds(),
+                m.heapBytes() / (2.0 * qps)); // QPs on both nodes
     }
 
     /** One point of the translation study: bandwidth as MRs outgrow the translation and mkey caches. */
-    public record MrScale(int mrs, double bwGbps, long mttMisses, long mkeyMisses, long translations, double wallSeconds, double heapBytesPerMr) {}
+    public record MrScale(int mrs, double bwGbps, long mttMisses, long mkeyMisses, long translations,
+                          double wallSeconds, double heapBytesPerMr) {}
 
     public static MrScale mrScale(int mrs, int iters) {
         Options o = Options.defaults().with(set -> set.size(4096).iters(iters).mrs(mrs));
@@ -234,8 +259,12 @@ public final class WorkloadBench {
                 m.heapBytes() / (2.0 * mrs));
     }
 
-    /** One row of the scatter-to-CQE study: send_lat's typical latency, and node 1's PCI writes, without and with it. */
-    public record ScatterRow(long size, double latOffUs, double latOnUs, long pciWritesOff, long pciWritesOn, long scattered) {}
+    /**
+     * One row of the scatter-to-CQE study: send_lat's typical latency, and node 1's PCI writes, without and with
+     * it.
+     */
+    public record ScatterRow(long size, double latOffUs, double latOnUs, long pciWritesOff, long pciWritesOn,
+                             long scattered) {}
 
     /** send_lat on cx-gen3x16 at small sizes, its QPs without and with scatter to CQE (seed: inline receive). */
     public static List<ScatterRow> scatterToCqe(boolean quick) {
@@ -246,8 +275,9 @@ public final class WorkloadBench {
             Measured on = measure(2, "send_lat", o.with(set -> set.scatterToCqe(true)), size + " B, scatter to CQE");
             var c0 = off.world().sim.counters().scope("node1");
             var c1 = on.world().sim.counters().scope("node1");
-            rows.add(new ScatterRow(size, off.result().rows().get(0).latTypicalUs(), on.result().rows().get(0).latTypicalUs(), c0.get("pci.dma_writes"),
-                    c1.get("pci.dma_writes"), c1.get("Firmware.cqe_scatters")));
+            rows.add(new ScatterRow(size, off.result().rows().get(0).latTypicalUs(),
+                    on.result().rows().get(0).latTypicalUs(), c0.get("pci.dma_writes"), c1.get("pci.dma_writes"),
+                    c1.get("Firmware.cqe_scatters")));
         }
         return rows;
     }
@@ -261,7 +291,8 @@ public final class WorkloadBench {
     }
 
     /** One row of the DCI-pool study: connect packets per write and write latency, half and full handshake. */
-    public record DcRow(int dcis, double connectsPerWrite, double latHalfUs, double p99HalfUs, double latFullUs, double p99FullUs) {}
+    public record DcRow(int dcis, double connectsPerWrite, double latHalfUs, double p99HalfUs, double latFullUs,
+                        double p99FullUs) {}
 
     /** Targets of the DCI-pool study. */
     public static final int DC_TARGETS = 8;
@@ -278,7 +309,8 @@ public final class WorkloadBench {
         for (int dcis : new int[]{1, 2, 4, 8}) {
             var h = DcPool.run(new World(1 + DC_TARGETS, half, 1, Faults.NONE), dcis, 8, messages, 64);
             var f = DcPool.run(new World(1 + DC_TARGETS, full, 1, Faults.NONE), dcis, 8, messages, 64);
-            if (!h.errors().isEmpty() || !f.errors().isEmpty()) throw new IllegalStateException("DC pool study: " + h.errors() + f.errors());
+            if (!h.errors().isEmpty() || !f.errors().isEmpty())
+                throw new IllegalStateException("DC pool study: " + h.errors() + f.errors());
             rows.add(new DcRow(dcis, h.connectsPerWrite(), h.latAvgUs(), h.latP99Us(), f.latAvgUs(), f.latP99Us()));
         }
         return rows;
@@ -288,7 +320,8 @@ public final class WorkloadBench {
      * One row of the cost-with-size study: wall time with the DMA channels coasting and with every
      * edge run through the wires, and whether the two runs' simulated figures were identical.
      */
-    public record SizeCost(long size, int iters, double wallSeconds, double simulatedUs, double beatByBeatWallSeconds, boolean identical) {
+    public record SizeCost(long size, int iters, double wallSeconds, double simulatedUs, double beatByBeatWallSeconds,
+                           boolean identical) {
         public double wallUsPerMessage() { return wallSeconds * 1e6 / iters; }
         /** Wall time per payload byte, in nanoseconds: a copy's cost is a fraction of one. */
         public double wallNsPerByte() { return wallSeconds * 1e9 / ((double) iters * size); }
@@ -391,7 +424,10 @@ public final class WorkloadBench {
         /** Simulated adapter cycles (simulated time x core clock) per wall second with the RTL in the loop. */
         public double adapterCyclesPerSec() { return adapterCycles / rtlWall; }
 
-        /** Edges each RTL block actually ran (the adapter's clock is stopped while no block has work) per wall second. */
+        /**
+         * Edges each RTL block actually ran (the adapter's clock is stopped while no block has work) per wall
+         * second.
+         */
         public double edgesPerSec() { return rtlEdges / rtlWall; }
     }
 
@@ -412,13 +448,15 @@ public final class WorkloadBench {
                     Options run = warm == 0 ? o.with(set -> set.iters(Math.min(iters, 2000))) : o;
                     long t0 = System.nanoTime();
                     Result r = Workloads.run("write_bw", c.world(), run, new PrintStream(new ByteArrayOutputStream()));
-                    long e = c.rtlEdges().values().stream().mapToLong(Long::longValue).max().orElse(0); // runs the last batch too
+                    // runs the last batch too
+                    long e = c.rtlEdges().values().stream().mapToLong(Long::longValue).max().orElse(0);
                     wall[withRtl] = (System.nanoTime() - t0) / 1e9;
                     if (!r.ok()) throw new IllegalStateException("write_bw with RTL " + rtl + " failed: " + r.errors());
                     if (withRtl == 1) edges = e;
                     cycles = c.world().now() / c.world().host(0).adapter.core().periodPicos();
                 }
             }
-        return new RtlSpeed("write_bw 64 B x " + iters + " (cx-gen3x16), DoorbellDecoder and WqeFetcher from RTL", cycles, edges, wall[0], wall[1]);
+        return new RtlSpeed("write_bw 64 B x " + iters + " (cx-gen3x16), DoorbellDecoder and WqeFetcher from RTL",
+                cycles, edges, wall[0], wall[1]);
     }
 }

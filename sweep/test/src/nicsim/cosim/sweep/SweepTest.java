@@ -68,7 +68,8 @@ class SweepTest {
         String csv = Files.readString(a.writeCsv(spec));
         assertEquals(csv, Files.readString(b.writeCsv(spec)));
         assertEquals(9, csv.lines().count());
-        assertTrue(csv.lines().findFirst().orElseThrow().startsWith("dma.channels,size,seed,status,error,bytes,iters,bw_avg_gbps"));
+        String header = csv.lines().findFirst().orElseThrow();
+        assertTrue(header.startsWith("dma.channels,size,seed,status,error,bytes,iters,bw_avg_gbps"), header);
     }
 
     @Test
@@ -118,12 +119,15 @@ class SweepTest {
         Map<String, String> cases = Map.of(
                 "workload = \"write_bw\"\ncolour = 3\n[vary]\nsize = [1]", 
                         "key 'colour' unknown; accepted: cost, options, pareto, plot, profile, seeds, vary, workload",
-                "workload = \"write_bw\"\ncost = [\"gpu\"]\n[vary]\nsize = [1]", "cost: block 'gpu' unknown; accepted: ",
+                "workload = \"write_bw\"\ncost = [\"gpu\"]\n[vary]\nsize = [1]",
+                        "cost: block 'gpu' unknown; accepted: ",
                 "workload = \"write_bw\"\npareto = [\"luts dma\"]\n[vary]\nsize = [1]", "pareto must name two figures",
                 "workload = \"write_bandwidth\"\n[vary]\nsize = [1]", "workload 'write_bandwidth' unknown; accepted: ",
                 "workload = \"write_bw\"\n[vary]\n\"dma.chanels\" = [1]", "'dma.chanels' is neither a workload option",
-                "workload = \"write_bw\"\n[vary]\nsize = { from = 1, to = 8 }", "size: a range needs from, to, and one of step or times",
-                "workload = \"write_bw\"\n[vary]\nsize = { from = 1, to = 8, by = 2 }", "vary.size.by unknown; accepted: from, to, step or times",
+                "workload = \"write_bw\"\n[vary]\nsize = { from = 1, to = 8 }",
+                        "size: a range needs from, to, and one of step or times",
+                "workload = \"write_bw\"\n[vary]\nsize = { from = 1, to = 8, by = 2 }",
+                        "vary.size.by unknown; accepted: from, to, step or times",
                 "workload = \"write_bw\"", "key 'vary' missing or empty",
                 "workload = \"write_bw\"\nprofile = \"cx-gen9\"\n[vary]\nsize = [1]", "profile 'cx-gen9'");
         cases.forEach((toml, expected) -> {

@@ -38,9 +38,11 @@ class SparkSweepTest {
     @Test
     void sparkGivesTheLocalTableAndItsParquetCopy(@TempDir Path dir) throws Exception {
         SweepSpec spec = SweepSpec.parse(SWEEP, "test");
-        SweepResults local = new SweepResults(dir.resolve("local"), spec), spark = new SweepResults(dir.resolve("spark"), spec);
+        SweepResults local = new SweepResults(dir.resolve("local"), spec);
+        SweepResults spark = new SweepResults(dir.resolve("spark"), spec);
         LocalSweep.run(spec, local, 2, QUIET);
-        SparkSession s = SparkSession.builder().master("local[2]").appName("test").config("spark.ui.enabled", "false").getOrCreate();
+        SparkSession s = SparkSession.builder().master("local[2]").appName("test")
+                .config("spark.ui.enabled", "false").getOrCreate();
         try {
             LocalSweep.Summary sum = SparkSweep.run(s, spec, spark, QUIET);
             assertEquals(12, sum.ran());
@@ -48,7 +50,8 @@ class SparkSweepTest {
             String csv = Files.readString(local.writeCsv(spec));
             assertEquals(csv, Files.readString(spark.writeCsv(spec)));
 
-            Dataset<Row> pq = s.read().parquet(dir.resolve("spark/results.parquet").toString()).orderBy(functions.col("`dma.channels`"), functions.col("size"), functions.col("seed"));
+            Dataset<Row> pq = s.read().parquet(dir.resolve("spark/results.parquet").toString())
+                    .orderBy(functions.col("`dma.channels`"), functions.col("size"), functions.col("seed"));
             List<Row> rows = pq.collectAsList();
             assertEquals(12, rows.size());
             List<String> header = Arrays.asList(csv.lines().findFirst().orElseThrow().split(","));
@@ -58,13 +61,17 @@ class SparkSweepTest {
             String[] line = csv.lines().skip(1).findFirst().orElseThrow().split(",");
             assertEquals(Double.parseDouble(line[header.indexOf("bw_avg_gbps")]), (double) r.getAs("bw_avg_gbps"));
             assertEquals(Long.parseLong(line[header.indexOf("Fabric.bytes")]), (long) r.getAs("Fabric.bytes"));
-            assertEquals("failed", rows.stream().filter(x -> x.getAs("dma.channels").equals("0")).findFirst().orElseThrow().getAs("status"));
+            Row none = rows.stream().filter(x -> x.getAs("dma.channels").equals("0")).findFirst().orElseThrow();
+            assertEquals("failed", none.getAs("status"));
         } finally {
             s.stop();
         }
     }
 
-    /** The jar spark-submit takes, run as spark-submit runs it (the master a system property, Spark's jars beside it). */
+    /**
+     * The jar spark-submit takes, run as spark-submit runs it (the master a system property, Spark's jars beside
+     * it).
+     */
     @Test
     void theSweepJarRunsAsASparkApplication(@TempDir Path dir) throws Exception {
         Path jar = Path.of(System.getProperty("nicsim.sweepJar"));
@@ -77,11 +84,14 @@ class SparkSweepTest {
         Files.writeString(file, SWEEP.replace(", 0]", "]"));
         // Spark's own jars: this test's classpath without nicsim's classes (those come from the jar)
         String sparkJars = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
-                .filter(e -> !e.contains(File.separator + "out" + File.separator)).collect(Collectors.joining(File.pathSeparator));
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Dspark.master=local[2]",
-                "-Dspark.ui.enabled=false"));
-        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream().filter(a -> a.startsWith("--add-opens")).toList());
-        cmd.addAll(List.of("-cp", jar + File.pathSeparator + sparkJars, "nicsim.cosim.sweep.spark.SweepJob", file.toString(), "--out", dir.resolve("r").toString()));
+                .filter(e -> !e.contains(File.separator + "out" + File.separator))
+                .collect(Collectors.joining(File.pathSeparator));
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new ArrayList<>(List.of(java, "-Dspark.master=local[2]", "-Dspark.ui.enabled=false"));
+        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .filter(a -> a.startsWith("--add-opens")).toList());
+        cmd.addAll(List.of("-cp", jar + File.pathSeparator + sparkJars, "nicsim.cosim.sweep.spark.SweepJob",
+                file.toString(), "--out", dir.resolve("r").toString()));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.waitFor(), out);
