@@ -8,7 +8,8 @@
 #   --rdma  what an RDMA host has, so unmodified programs run on nicsim as they would there: Debian's
 #           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
 #           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, python3-pyverbs with
-#           rdma-core's tests), perftest, qperf, UCX's tools, Open MPI, fio, libfabric's tools, MPICH and dapl
+#           rdma-core's tests), perftest, qperf, UCX's tools, Open MPI, fio, libfabric's tools, MPICH, dapl,
+#           tgt and libiscsi-bin
 #   --vm    QEMU (qemu-system-x86, TCG: no /dev/kvm needed), a static busybox and cpio, to boot test
 #           guests whose kernel reaches the adapter through nicsim-qemu-remote (libnicsim/qemu)
 #   --kernel  what building the kernel driver needs (./mill kernel.module): Debian's linux-headers for
@@ -58,11 +59,13 @@ if [ "$need_rdma" = 1 ]; then
   command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
   command -v mpicc >/dev/null 2>&1 || missing+=(libopenmpi-dev)
   # more of Debian's verbs ecosystem that runs unchanged (docs/attach.md): fio's rdma engine, libfabric's
-  # tools, MPICH over libfabric, dapl's dapltest
+  # tools, MPICH over libfabric, dapl's dapltest, tgt's iSER target with libiscsi's initiator tools
   command -v fio >/dev/null 2>&1 || missing+=(fio)
   command -v fi_pingpong >/dev/null 2>&1 || missing+=(libfabric-bin)
   command -v mpiexec.mpich >/dev/null 2>&1 || missing+=(mpich)
   command -v dapltest >/dev/null 2>&1 || missing+=(dapl2-utils)
+  command -v tgtd >/dev/null 2>&1 || missing+=(tgt)
+  command -v iscsi-test-cu >/dev/null 2>&1 || missing+=(libiscsi-bin)
 fi
 if [ "$need_vm" = 1 ]; then
   command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
