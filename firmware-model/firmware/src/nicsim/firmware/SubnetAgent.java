@@ -21,12 +21,9 @@ public final class SubnetAgent {
     byte[] answer(byte[] req) {
         int attr = Mad.attr(req);
         if (attr == Mad.ATTR_SM_INFO) return null;
-        if (Mad.classVersion(req) != 1) return Mad.response(req, Mad.STATUS_BAD_VERSION);
-        int method = Mad.method(req);
-        if (method != Mad.GET && method != Mad.SET) return Mad.response(req, Mad.STATUS_METHOD);
-        if (method == Mad.SET) return Mad.response(req, Mad.STATUS_METHOD_ATTR);
-        byte[] rsp = Mad.response(req, 0);
-        java.util.Arrays.fill(rsp, Mad.SMP_DATA, Mad.SMP_DATA + Mad.SMP_DATA_SIZE, (byte) 0);
+        byte[] refused = SmpFields.refusal(req);
+        if (refused != null) return refused;
+        byte[] rsp = SmpFields.blankResponse(req);
         long mod = Mad.attrMod(req);
         int status = switch (attr) {
             case Mad.ATTR_NODE_INFO -> nodeInfo(rsp, Mad.SMP_DATA);

@@ -12,6 +12,24 @@ public final class SmpFields {
     public static final int DEVICE_ID = 0x1de5, VENDOR_ID = 0x021de5, REVISION = 1;
 
     /**
+     * How an SMA refuses SMP {@code req}, or null: it takes it. It speaks class version 1 and answers Get; a Set is
+     * refused ("unsupported method/attribute"), as LIDs and routes are the fabric's, not an SM's to change.
+     */
+    public static byte[] refusal(byte[] req) {
+        if (Mad.classVersion(req) != 1) return Mad.response(req, Mad.STATUS_BAD_VERSION);
+        int method = Mad.method(req);
+        if (method != Mad.GET && method != Mad.SET) return Mad.response(req, Mad.STATUS_METHOD);
+        return method == Mad.SET ? Mad.response(req, Mad.STATUS_METHOD_ATTR) : null;
+    }
+
+    /** The GetResp to SMP {@code req} with its attribute data zeroed, for the SMA to fill. */
+    public static byte[] blankResponse(byte[] req) {
+        byte[] rsp = Mad.response(req, 0);
+        java.util.Arrays.fill(rsp, Mad.SMP_DATA, Mad.SMP_DATA + Mad.SMP_DATA_SIZE, (byte) 0);
+        return rsp;
+    }
+
+    /**
      * PortInfo's fields of the link (at {@code at}, PortInfo's start): an active 4x link of {@code bitsPerSecond}
      * (its lane speed), {@code mtuBytes} its MTU and the neighbour's, VL0 only, the subnet's timeouts. The
      * adapter's SMA and the switch's describe their ports with it, so both ends of a link say the same.

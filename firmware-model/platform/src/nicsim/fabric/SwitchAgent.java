@@ -119,12 +119,9 @@ public final class SwitchAgent {
 
     /** The SMA's answer to SMP {@code req}, come in on port {@code in}. */
     byte[] answer(byte[] req, int in) {
-        if (Mad.classVersion(req) != 1) return Mad.response(req, Mad.STATUS_BAD_VERSION);
-        int method = Mad.method(req);
-        if (method != Mad.GET && method != Mad.SET) return Mad.response(req, Mad.STATUS_METHOD);
-        if (method == Mad.SET) return Mad.response(req, Mad.STATUS_METHOD_ATTR);
-        byte[] rsp = Mad.response(req, 0);
-        java.util.Arrays.fill(rsp, Mad.SMP_DATA, Mad.SMP_DATA + Mad.SMP_DATA_SIZE, (byte) 0);
+        byte[] refused = SmpFields.refusal(req);
+        if (refused != null) return refused;
+        byte[] rsp = SmpFields.blankResponse(req);
         long mod = Mad.attrMod(req);
         int at = Mad.SMP_DATA;
         int status = switch (Mad.attr(req)) {
