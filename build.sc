@@ -1,9 +1,11 @@
-// nicsim build (Mill 0.12.17). One module per top-level folder; dependencies point one way:
-//   waveforms <- firmware-model <- host-driver <- serve,   firmware-model <- hw <- cosim <- sweep,
-//   host-driver <- calibrate,   cosim, sweep, serve <- bench,   firmware-model <- mpi,
+// nicsim build (Mill 0.12.17). One module per top-level folder (firmware-model: one per layer, nested);
+// dependencies point one way:
+//   waveforms <- firmware-model.sim <- .abi <- .platform <- .blocks <- .firmware (see the object's comment),
+//   firmware-model.firmware <- host-driver <- serve,   firmware-model.blocks <- hw <- cosim <- sweep,
+//   host-driver <- calibrate,   cosim, sweep, serve <- bench,   firmware-model.sim <- mpi,
 //   cosim, bench, calibrate, sweep, serve, vm, mpi <- cli (the command line)
 // and libnicsim (C) stands alone; serve's and cli's tests run its programs.
-// (hw reads the layout definitions firmware-model owns, so RTL and model share one source).
+// (hw reads the layout definitions firmware-model.blocks owns, so RTL and model share one source).
 import mill._, scalalib._
 
 object Versions {
@@ -35,8 +37,10 @@ trait NicsimJavaModule extends NicsimJavac {
     override def moduleDeps = super.moduleDeps ++ NicsimJavaModule.this.testModuleDeps
     // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (without it: ClassNotFoundException JupiterTestCollector$Builder)
     def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}", ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
+    // a nested module (firmware-model.sim) gets a workspace of its own too: "firmware-model-sim"
     def forkArgs = T { Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.gc ++
-      NicsimJavaModule.simArgs(T.workspace, millModuleSegments.parts.head) ++ NicsimJavaModule.this.testProperties() }
+      NicsimJavaModule.simArgs(T.workspace, NicsimJavaModule.this.millModuleSegments.parts.mkString("-")) ++
+      NicsimJavaModule.this.testProperties() }
   }
 }
 
@@ -82,17 +86,41 @@ object waveforms extends NicsimJavaModule {
   )
 }
 
-object `firmware-model` extends NicsimJavaModule {
-  def moduleDeps = Seq(waveforms)
+/**
+ * The model of the adapter, in layers, each a module that sees only the ones below it:
+ *   sim       the simulation kernel (nicsim.sim: time, clocks, streams, layouts, traces) and the
+ *             profiles (nicsim.profile, resources/nicsim/profiles)
+ *   abi       the device's ABI (nicsim.abi) and the libibverbs numbers it carries (nicsim.verbs)
+ *   platform  the simulated host with its PCI model (nicsim.host) and the fabric (nicsim.fabric)
+ *   blocks    the adapter's hardware blocks, the Java twins of hw's RTL (nicsim.adapter)
+ *   firmware  the firmware on the adapter's embedded processor (nicsim.firmware)
+ * `./mill firmware-model.__.test` runs all their tests.
+ */
+object `firmware-model` extends Module {
+  object sim extends NicsimJavaModule {
+    def moduleDeps = Seq(waveforms)
+  }
+  object abi extends NicsimJavaModule {
+    def moduleDeps = Seq(sim)
+  }
+  object platform extends NicsimJavaModule {
+    def moduleDeps = Seq(abi)
+  }
+  object blocks extends NicsimJavaModule {
+    def moduleDeps = Seq(platform)
+  }
+  object firmware extends NicsimJavaModule {
+    def moduleDeps = Seq(blocks)
+  }
 }
 
 object `host-driver` extends NicsimJavaModule {
-  def moduleDeps = Seq(`firmware-model`)
+  def moduleDeps = Seq(`firmware-model`.firmware)
 }
 
 object hw extends ScalaModule with PinScala {
   def scalaVersion = Versions.scala
-  def moduleDeps = Seq(`firmware-model`)
+  def moduleDeps = Seq(`firmware-model`.blocks)
   def ivyDeps = Agg(
     ivy"com.github.spinalhdl::spinalhdl-core:${Versions.spinal}",
     ivy"com.github.spinalhdl::spinalhdl-lib:${Versions.spinal}"
@@ -100,11 +128,11 @@ object hw extends ScalaModule with PinScala {
   def scalacPluginIvyDeps = Agg(ivy"com.github.spinalhdl::spinalhdl-idsl-plugin:${Versions.spinal}")
   def scalacOptions = Seq("-deprecation", "-feature", "-language:reflectiveCalls")
 
-  /** The typed bundles of the model's payload layouts (nicsim.sim.LayoutBundles), written before the blocks compile. */
+  /** The typed bundles of the blocks' port layouts (nicsim.adapter.LayoutBundles), written before hw compiles. */
   def generatedSources = T {
     mill.util.Jvm.runSubprocess(
-      mainClass = "nicsim.sim.LayoutBundles",
-      classPath = `firmware-model`.runClasspath().map(_.path),
+      mainClass = "nicsim.adapter.LayoutBundles",
+      classPath = `firmware-model`.blocks.runClasspath().map(_.path),
       mainArgs = Seq(T.dest.toString)
     )
     super.generatedSources() ++ Seq(PathRef(T.dest))
@@ -168,7 +196,7 @@ object vm extends NicsimJavaModule {
  * without mpicc (libopenmpi-dev) it is left out, and `run --mpi` names the package.
  */
 object mpi extends NicsimJavaModule {
-  def moduleDeps = Seq(`firmware-model`)
+  def moduleDeps = Seq(`firmware-model`.sim)
   def nativeSources = T.sources(millSourcePath / "native")
   /** Whether Open MPI's compiler is installed: an input, so the library is built once it is. */
   def mpicc = T.input { os.proc("sh", "-c", "command -v mpicc").call(check = false).exitCode == 0 }

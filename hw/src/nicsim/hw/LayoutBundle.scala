@@ -9,7 +9,7 @@ import nicsim.sim.Layout
  * field, same names, same widths, same order. RTL and Java model therefore share one layout
  * definition, and a port's signals are called `io_<port>_payload_<field>` on both sides. The
  * blocks use the typed subclasses the build generates per layout (`XlateReqPayload`, with a
- * method per field: `nicsim.sim.LayoutBundles`); `apply(name)` stays for generic code.
+ * method per field: `nicsim.adapter.LayoutBundles`); `apply(name)` stays for generic code.
  */
 class LayoutBundle(val layout: Layout[_]) extends Bundle {
   private val byName: Map[String, UInt] = layout.fields().asScala.map { f =>

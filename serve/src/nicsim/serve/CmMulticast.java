@@ -6,7 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import nicsim.abi.BigEndian;
-import nicsim.firmware.Mad;
+import nicsim.fabric.Mad;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 

@@ -6,7 +6,7 @@ import nicsim.driver.Host;
 import nicsim.driver.World;
 import nicsim.fabric.SwitchAgent;
 import nicsim.firmware.Management;
-import nicsim.firmware.Mad;
+import nicsim.fabric.Mad;
 
 /**
  * The SA's records of the fabric's topology and the switch (IBA 15.2.5): SMInfoRecord, SwitchInfoRecord,

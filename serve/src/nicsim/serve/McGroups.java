@@ -9,7 +9,7 @@ import nicsim.driver.Host;
 import nicsim.driver.World;
 import nicsim.fabric.Grh;
 import nicsim.fabric.Packet;
-import nicsim.firmware.Mad;
+import nicsim.fabric.Mad;
 
 /**
  * The subnet administrator's multicast groups (MCMemberRecord, IBA 15.2.5.17): Set joins a port to a group,

@@ -12,6 +12,7 @@ import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import nicsim.serve.Transport.Connection;
 import nicsim.driver.World;
+import nicsim.fabric.Mad;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 
@@ -228,7 +229,7 @@ final class RdmaCm implements AutoCloseable {
         for (int n = 0; n < agents.length; n++)
             if (agents[n] != null && agents[n].pending())
                 for (CmAgent.Received r : agents[n].received()) {
-                    if (nicsim.firmware.Mad.mgmtClass(r.mad()) == nicsim.firmware.Mad.CLASS_SUBN_ADM)
+                    if (Mad.mgmtClass(r.mad()) == Mad.CLASS_SUBN_ADM)
                         multicast.received(n, r);
                     else exchange.received(n, r);
                 }

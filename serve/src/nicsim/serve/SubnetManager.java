@@ -6,7 +6,7 @@ import nicsim.abi.BigEndian;
 import nicsim.driver.Host;
 import nicsim.driver.World;
 import nicsim.fabric.SwitchAgent;
-import nicsim.firmware.Mad;
+import nicsim.fabric.Mad;
 import nicsim.firmware.Management;
 
 /**

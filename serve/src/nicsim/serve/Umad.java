@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import nicsim.driver.World;
-import nicsim.firmware.Mad;
+import nicsim.fabric.Mad;
 import nicsim.firmware.Management;
 import nicsim.serve.Transport.Connection;
 import nicsim.verbs.Errno;

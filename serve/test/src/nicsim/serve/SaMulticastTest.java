@@ -7,7 +7,7 @@ import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
-import nicsim.firmware.Mad;
+import nicsim.fabric.Mad;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package nicsim.firmware;
+package nicsim.fabric;
 
 import nicsim.abi.BigEndian;
 

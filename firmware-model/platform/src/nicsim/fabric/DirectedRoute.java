@@ -1,4 +1,4 @@
-package nicsim.firmware;
+package nicsim.fabric;
 
 /**
  * The directed-route fields of an SMP of class 0x81 (IBA 14.2.1.2) and the steps a node's SMI takes on

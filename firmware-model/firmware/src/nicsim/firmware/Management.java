@@ -2,7 +2,10 @@ package nicsim.firmware;
 
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.fabric.DirectedRoute;
+import nicsim.fabric.Mad;
 import nicsim.fabric.Packet;
+import nicsim.fabric.PerfAgent;
 
 /**
  * The adapter's special QPs and its own management agents, as ConnectX firmware keeps them: QP0

@@ -2,10 +2,6 @@ package nicsim.fabric;
 
 import java.nio.charset.StandardCharsets;
 import nicsim.abi.BigEndian;
-import nicsim.firmware.DirectedRoute;
-import nicsim.firmware.Mad;
-import nicsim.firmware.PerfAgent;
-import nicsim.firmware.SubnetAgent;
 
 /**
  * The switch's management port (port 0) as its firmware keeps it: its SMI passes directed-route SMPs on, hop
@@ -123,12 +119,9 @@ public final class SwitchAgent {
 
     /** The SMA's answer to SMP {@code req}, come in on port {@code in}. */
     byte[] answer(byte[] req, int in) {
-        if (Mad.classVersion(req) != 1) return Mad.response(req, Mad.STATUS_BAD_VERSION);
-        int method = Mad.method(req);
-        if (method != Mad.GET && method != Mad.SET) return Mad.response(req, Mad.STATUS_METHOD);
-        if (method == Mad.SET) return Mad.response(req, Mad.STATUS_METHOD_ATTR);
-        byte[] rsp = Mad.response(req, 0);
-        java.util.Arrays.fill(rsp, Mad.SMP_DATA, Mad.SMP_DATA + Mad.SMP_DATA_SIZE, (byte) 0);
+        byte[] refused = SmpFields.refusal(req);
+        if (refused != null) return refused;
+        byte[] rsp = SmpFields.blankResponse(req);
         long mod = Mad.attrMod(req);
         int at = Mad.SMP_DATA;
         int status = switch (Mad.attr(req)) {
@@ -159,12 +152,12 @@ public final class SwitchAgent {
         BigEndian.put64(b, at + 12, GUID); // node GUID
         BigEndian.put64(b, at + 20, GUID); // port GUID: port 0's, the switch's only
         Mad.put16(b, at + 28, 1); // partition capacity: one P_Key
-        Mad.put16(b, at + 30, SubnetAgent.DEVICE_ID);
-        BigEndian.put32(b, at + 32, SubnetAgent.REVISION);
+        Mad.put16(b, at + 30, SmpFields.DEVICE_ID);
+        BigEndian.put32(b, at + 32, SmpFields.REVISION);
         b[at + 36] = (byte) in;
-        b[at + 37] = (byte) (SubnetAgent.VENDOR_ID >>> 16);
-        b[at + 38] = (byte) (SubnetAgent.VENDOR_ID >>> 8);
-        b[at + 39] = (byte) SubnetAgent.VENDOR_ID;
+        b[at + 37] = (byte) (SmpFields.VENDOR_ID >>> 16);
+        b[at + 38] = (byte) (SmpFields.VENDOR_ID >>> 8);
+        b[at + 39] = (byte) SmpFields.VENDOR_ID;
         return 0;
     }
 
@@ -201,7 +194,7 @@ public final class SwitchAgent {
             BigEndian.put32(b, at + 20, 0x0000_4008); // CapabilityMask: IsTrapSupported, IsExtendedSpeedsSupported
         }
         b[at + 28] = (byte) in; // LocalPortNum: the port the SMP came in on
-        SubnetAgent.link(b, at, f.bitsPerSecond, f.maxMtu());
+        SmpFields.link(b, at, f.bitsPerSecond, f.maxMtu());
         b[at + 50] = (byte) (port == 0 ? 1 : 0); // GUIDCap: port 0 only
         return 0;
     }

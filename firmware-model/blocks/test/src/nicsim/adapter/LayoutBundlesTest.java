@@ -1,8 +1,9 @@
-package nicsim.sim;
+package nicsim.adapter;
 
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.lang.reflect.Modifier;
+import nicsim.sim.Layout;
 import org.junit.jupiter.api.Test;
 
 class LayoutBundlesTest {

@@ -9,6 +9,7 @@ import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeFormat.Sge;
 import nicsim.abi.WqeLayout;
+import nicsim.fabric.Mad;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.verbs.QpState;

@@ -2,6 +2,8 @@ package nicsim.firmware;
 
 import java.nio.charset.StandardCharsets;
 import nicsim.abi.BigEndian;
+import nicsim.fabric.Mad;
+import nicsim.fabric.SmpFields;
 
 /**
  * The port's subnet management agent (IBA 14.2.5): answers SubnGet of NodeInfo, NodeDescription,
@@ -11,8 +13,6 @@ import nicsim.abi.BigEndian;
  * method/attribute". SMInfo is the subnet manager's, not the SMA's: it is not answered here.
  */
 public final class SubnetAgent {
-    /** NodeInfo's DeviceID, Revision and VendorID: nicsim's own (no real vendor's OUI). */
-    public static final int DEVICE_ID = 0x1de5, VENDOR_ID = 0x021de5, REVISION = 1;
     private final Management m;
 
     SubnetAgent(Management m) { this.m = m; }
@@ -21,12 +21,9 @@ public final class SubnetAgent {
     byte[] answer(byte[] req) {
         int attr = Mad.attr(req);
         if (attr == Mad.ATTR_SM_INFO) return null;
-        if (Mad.classVersion(req) != 1) return Mad.response(req, Mad.STATUS_BAD_VERSION);
-        int method = Mad.method(req);
-        if (method != Mad.GET && method != Mad.SET) return Mad.response(req, Mad.STATUS_METHOD);
-        if (method == Mad.SET) return Mad.response(req, Mad.STATUS_METHOD_ATTR);
-        byte[] rsp = Mad.response(req, 0);
-        java.util.Arrays.fill(rsp, Mad.SMP_DATA, Mad.SMP_DATA + Mad.SMP_DATA_SIZE, (byte) 0);
+        byte[] refused = SmpFields.refusal(req);
+        if (refused != null) return refused;
+        byte[] rsp = SmpFields.blankResponse(req);
         long mod = Mad.attrMod(req);
         int status = switch (attr) {
             case Mad.ATTR_NODE_INFO -> nodeInfo(rsp, Mad.SMP_DATA);
@@ -51,12 +48,12 @@ public final class SubnetAgent {
         BigEndian.put64(b, at + 12, m.guid); // node GUID
         BigEndian.put64(b, at + 20, m.guid); // port GUID
         Mad.put16(b, at + 28, 1); // partition capacity: one P_Key
-        Mad.put16(b, at + 30, DEVICE_ID);
-        BigEndian.put32(b, at + 32, REVISION);
+        Mad.put16(b, at + 30, SmpFields.DEVICE_ID);
+        BigEndian.put32(b, at + 32, SmpFields.REVISION);
         b[at + 36] = 1; // the port the SMP came in on
-        b[at + 37] = (byte) (VENDOR_ID >>> 16);
-        b[at + 38] = (byte) (VENDOR_ID >>> 8);
-        b[at + 39] = (byte) VENDOR_ID;
+        b[at + 37] = (byte) (SmpFields.VENDOR_ID >>> 16);
+        b[at + 38] = (byte) (SmpFields.VENDOR_ID >>> 8);
+        b[at + 39] = (byte) SmpFields.VENDOR_ID;
         return 0;
     }
 
@@ -83,34 +80,10 @@ public final class SubnetAgent {
         Mad.put16(b, at + 18, m.smLid);
         BigEndian.put32(b, at + 20, capabilityMask(m.smLid == fw.lid()));
         b[at + 28] = 1; // local port number
-        link(b, at, fw.profile.bitsPerSecond("link.rate"), fw.profile.bytesInt("link.mtu"));
+        SmpFields.link(b, at, fw.profile.bitsPerSecond("link.rate"), fw.profile.bytesInt("link.mtu"));
         Mad.put16(b, at + 48, Math.min(m.qkeyViolations, 0xffff));
         b[at + 50] = 1; // GUIDCap
         return 0;
-    }
-
-    /**
-     * PortInfo's fields of the link (at {@code at}, PortInfo's start): an active 4x link of {@code bitsPerSecond}
-     * (its lane speed), {@code mtuBytes} its MTU and the neighbour's, VL0 only, the subnet's timeouts. The
-     * fabric's switch describes its ports with it too, so both ends of a link say the same.
-     */
-    public static void link(byte[] b, int at, long bitsPerSecond, int mtuBytes) {
-        b[at + 29] = 2; // link width enabled: 4x
-        b[at + 30] = 3; // supported: 1x, 4x
-        b[at + 31] = 2; // active: 4x
-        LaneSpeed s = LaneSpeed.of(bitsPerSecond / 4);
-        b[at + 32] = (byte) (s.speed << 4 | 4); // LinkSpeedSupported | PortState ACTIVE
-        b[at + 33] = (byte) (5 << 4 | 2); // PortPhysicalState LinkUp | LinkDownDefaultState Polling
-        b[at + 35] = (byte) (s.speed << 4 | s.speed); // LinkSpeedActive | LinkSpeedEnabled
-        int mtu = mtuCode(mtuBytes);
-        b[at + 36] = (byte) (mtu << 4); // NeighborMTU | MasterSMSL 0
-        b[at + 37] = (byte) (1 << 4); // VLCap: VL0
-        b[at + 41] = (byte) mtu; // MTUCap
-        b[at + 43] = (byte) (1 << 4); // OperationalVLs: VL0
-        b[at + 51] = 18; // SubnetTimeOut: 4.096 us x 2^18
-        b[at + 52] = 18; // RespTimeValue
-        b[at + 62] = (byte) (s.ext << 4 | s.ext); // LinkSpeedExtActive | Supported
-        b[at + 63] = (byte) s.ext; // LinkSpeedExtEnabled
     }
 
     int guidInfo(byte[] b, int at) {
@@ -121,21 +94,5 @@ public final class SubnetAgent {
     int pkeyTable(byte[] b, int at) {
         Mad.put16(b, at, 0xffff); // the default partition, full member
         return 0;
-    }
-
-    /** IBA's MTU codes: 256 B is 1 ... 4096 B is 5. */
-    public static int mtuCode(int bytes) { return Math.max(1, Integer.numberOfTrailingZeros(Math.max(256, bytes)) - 7); }
-
-    /** A lane's speed as PortInfo codes it: LinkSpeed (1 SDR, 2 DDR, 4 QDR) and LinkSpeedExt (1 FDR, 2 EDR, 4 HDR). */
-    record LaneSpeed(int speed, int ext) {
-        static LaneSpeed of(long bitsPerLane) {
-            long g = bitsPerLane / 1_000_000_000L;
-            if (g <= 2) return new LaneSpeed(1, 0);
-            if (g <= 5) return new LaneSpeed(2, 0);
-            if (g <= 10) return new LaneSpeed(4, 0);
-            if (g <= 14) return new LaneSpeed(4, 1);
-            if (g <= 25) return new LaneSpeed(4, 2);
-            return new LaneSpeed(4, 4);
-        }
     }
 }
