@@ -73,6 +73,11 @@ int nicsim_query_port(struct ib_device *ibdev, u32 port,
 	props->lid = dev->caps.lid;
 	props->lmc = 0;
 	props->sm_lid = dev->caps.sm_lid;
+	/*
+	 * PortInfo.SubnetTimeOut as the SMA reports it (4.096 us << 18, about
+	 * 1 s): ib_srp bases its CM timeouts on it and warns at 0.
+	 */
+	props->subnet_timeout = 18;
 	/* the SMA's PortInfo: IsSM on the subnet manager's port among them */
 	props->port_cap_flags = READ_ONCE(dev->port_cap_flags);
 	props->state = IB_PORT_ACTIVE;
