@@ -84,6 +84,8 @@ class TwoGuestsSrpTest {
                 "bounded 60 ibsrpdm -c > /tmp/targets; echo IBSRPDM=$?",
                 "echo TARGET_LINE=$(head -1 /tmp/targets)",
                 "bounded 60 ibsrpdm | head -20",
+                "bounded 60 srp_daemon -o -c -i nicsim_0 -p 1 > /tmp/daemon; echo SRP_DAEMON=$?",
+                "echo DAEMON_LINE=$(grep id_ext= /tmp/daemon | head -1)",
                 "# at most 40 sectors a command: 2 fast-registration MRs of 6 pages each, so ib_srp's pool of 64",
                 "# commands fits the adapter's 1024 KLM entries (its default, 1024 sectors, would want 23 MRs each)",
                 "echo \"$(head -1 /tmp/targets),max_sect=40\" > /sys/class/infiniband_srp/srp-nicsim_0-1/add_target",
@@ -128,6 +130,7 @@ class TwoGuestsSrpTest {
         String line = Guests.value(ini, "TARGET_LINE");
         assertTrue(line.startsWith("id_ext=") && line.contains("ioc_guid=00021de500000001")
                 && line.contains("dgid=fe8000000000000000021de500000001"), "ibsrpdm found node 0's target: " + ini);
+        assertEquals(line, Guests.value(ini, "DAEMON_LINE"), "srp_daemon -o -c finds the same target: " + ini);
         assertTrue(ini.contains("ADD=0"), "ib_srp logged in to the target: " + ini);
         assertEquals(String.valueOf(2L * MIB << 11), Guests.value(ini, "DISK").replaceAll(".*SIZE=", ""),
                 "the SCSI disk is the target's file, in 512-byte sectors");
