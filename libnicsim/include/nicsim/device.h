@@ -366,6 +366,13 @@
 #define NICSIM_DETACH_MCAST_IN_GID_LO 2
 #define NICSIM_DETACH_MCAST_IN_WORDS 3
 #define NICSIM_DETACH_MCAST_OUT_WORDS 0
+#define NICSIM_CMD_MODIFY_PORT 0x761
+#define NICSIM_MODIFY_PORT_IN_PORT 0
+#define NICSIM_MODIFY_PORT_IN_SET 1
+#define NICSIM_MODIFY_PORT_IN_CLEAR 2
+#define NICSIM_MODIFY_PORT_IN_WORDS 3
+#define NICSIM_MODIFY_PORT_OUT_CAPABILITY_MASK 0
+#define NICSIM_MODIFY_PORT_OUT_WORDS 1
 
 /* CREATE_QP's type, MODIFY_QP's states and attribute mask, and access flags (libibverbs' numbers) */
 #define NICSIM_QPT_RC 2
@@ -513,6 +520,7 @@ static inline int nicsim_status_to_errno(int status) {
 #define NICSIM_SYNDROME_NOT_ATTACHED 57
 #define NICSIM_SYNDROME_OUT_OF_MCAST_GROUPS 58
 #define NICSIM_SYNDROME_MCAST_GROUP_FULL 59
+#define NICSIM_SYNDROME_UNKNOWN_PORT 60
 
 /* a command syndrome's name */
 static inline const char *nicsim_syndrome_str(unsigned syndrome) {
@@ -532,6 +540,7 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 		"TM_NOT_SUPPORTED", "TM_LIST_FULL", "BAD_TM_OP", "TM_TOO_MANY_OPS",
 		"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT", "SPECIAL_QP_TAKEN",
 		"BAD_MGID", "NOT_ATTACHED", "OUT_OF_MCAST_GROUPS", "MCAST_GROUP_FULL",
+		"UNKNOWN_PORT",
 	};
 	return syndrome < sizeof(names) / sizeof(names[0]) ? names[syndrome] : "another syndrome";
 }

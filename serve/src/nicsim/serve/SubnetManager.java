@@ -240,8 +240,19 @@ final class SubnetManager {
         return true;
     }
 
-    /** PathRecords between every pair of ports (one path each; the switch is one hop), matched on DGID, SGID, DLID, SLID. */
+    /**
+     * PathRecords between every pair of ports (one path each; the switch is one hop), matched on DGID, SGID, DLID,
+     * SLID. A port's GID may be asked by its IBA name too, the subnet prefix and its port GUID (srp_daemon builds
+     * the dgid it hands ib_srp so, from the NodeRecord); the records answer with the fabric's name, fe80::LID,
+     * which is the one in the ports' GID tables, so ib_cm's REQ then names GIDs the ports have.
+     */
     private void pathRecords(byte[] req, long mask, List<byte[]> out) {
+        req = req.clone();
+        for (int at : new int[]{SA_DATA + 8, SA_DATA + 24})
+            for (Host h : world.hosts())
+                if (BigEndian.get64(req, at) == 0xfe80_0000_0000_0000L
+                        && BigEndian.get64(req, at + 8) == h.firmware.management().guid())
+                    System.arraycopy(gid(h.firmware.lid()), 0, req, at, 16);
         for (Host s : world.hosts())
             for (Host d : world.hosts()) {
                 byte[] r = pathRecord(s.firmware.lid(), d.firmware.lid(), s.profile);

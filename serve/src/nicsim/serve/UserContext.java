@@ -35,7 +35,7 @@ final class UserContext {
             Cmd.DESTROY_QP, Cmd.RESIZE_CQ, Cmd.DESTROY_CQ, Cmd.ARM_SRQ, Cmd.DESTROY_SRQ, Cmd.QUERY_SRQ, Cmd.DESTROY_SRQ,
             Cmd.REREG_MKEY, Cmd.DESTROY_MKEY, Cmd.ATTACH_MCAST, Cmd.DESTROY_QP, Cmd.DETACH_MCAST, Cmd.DESTROY_QP);
     /** Commands that change the adapter as a whole: the kernel's alone. */
-    private static final List<Integer> KERNEL_ONLY = List.of(Cmd.INIT_HCA, Cmd.TEARDOWN_HCA);
+    private static final List<Integer> KERNEL_ONLY = List.of(Cmd.INIT_HCA, Cmd.TEARDOWN_HCA, Cmd.MODIFY_PORT);
     private static final int CREATE_CQ_VECTOR = 3, CREATE_MKEY_LENGTH = 2;
 
     private final Driver driver;

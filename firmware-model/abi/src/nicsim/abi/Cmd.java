@@ -66,7 +66,7 @@ public final class Cmd {
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
             ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207, REREG_MKEY = 0x208,
             ALLOC_DM = 0x209, DEALLOC_DM = 0x20a, RESIZE_CQ = 0x402, ODP_PREFETCH_FLUSH = 0x20b, QUERY_SRQ = 0x702,
-            CREATE_IMPLICIT_MKEY = 0x20c, ATTACH_MCAST = 0x806, DETACH_MCAST = 0x807;
+            CREATE_IMPLICIT_MKEY = 0x20c, ATTACH_MCAST = 0x806, DETACH_MCAST = 0x807, MODIFY_PORT = 0x761;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -83,6 +83,7 @@ public final class Cmd {
             case RESIZE_CQ -> "RESIZE_CQ"; case ODP_PREFETCH_FLUSH -> "ODP_PREFETCH_FLUSH";
             case QUERY_SRQ -> "QUERY_SRQ"; case CREATE_IMPLICIT_MKEY -> "CREATE_IMPLICIT_MKEY";
             case ATTACH_MCAST -> "ATTACH_MCAST"; case DETACH_MCAST -> "DETACH_MCAST";
+            case MODIFY_PORT -> "MODIFY_PORT";
             default -> String.format("0x%x", op);
         };
     }
@@ -171,7 +172,8 @@ public final class Cmd {
                 "not a multicast GID: its first byte must be 0xff (the value: the GID's first 8 bytes)"),
         NOT_ATTACHED(Status.BAD_PARAM, "the queue pair is not attached to that multicast group"),
         OUT_OF_MCAST_GROUPS(Status.EXCEED_LIM, "every multicast group the adapter holds is in use"),
-        MCAST_GROUP_FULL(Status.EXCEED_LIM, "the multicast group has as many queue pairs attached as it may");
+        MCAST_GROUP_FULL(Status.EXCEED_LIM, "the multicast group has as many queue pairs attached as it may"),
+        UNKNOWN_PORT(Status.BAD_PARAM, "no such port: the adapter has port 1 only (the value: the port asked)");
 
         public final Status status;
         public final String text;
@@ -221,6 +223,21 @@ public final class Cmd {
             .field("qpn", 24, McastAttach::qpn).field("gidHi", 64, McastAttach::gidHi)
             .field("gidLo", 64, McastAttach::gidLo)
             .build(v -> new McastAttach(v[0], v[1], v[2]));
+    /**
+     * MODIFY_PORT (ib_modify_port; mlx5 carries the same bits in MODIFY_HCA_VPORT_CONTEXT's cap_mask1, whose
+     * opcode it takes): sets, then clears, bits of port {@code port}'s CapabilityMask (PortInfo, IBA 14.2.5.6)
+     * as the SMA reports it. A bit both set and cleared ends clear. {@code set} and {@code clear} 0 only read it.
+     */
+    public record ModifyPort(long port, long set, long clear) {}
+    public static final Layout<ModifyPort> MODIFY_PORT_IN = Layout.<ModifyPort>builder("ModifyPort")
+            .field("port", 8, ModifyPort::port).field("set", 32, ModifyPort::set)
+            .field("clear", 32, ModifyPort::clear)
+            .build(v -> new ModifyPort(v[0], v[1], v[2]));
+    /** MODIFY_PORT's answer: the port's CapabilityMask now, as the SMA's PortInfo reports it. */
+    public record PortCaps(long capabilityMask) {}
+    public static final Layout<PortCaps> PORT_CAPS = Layout.<PortCaps>builder("PortCaps")
+            .field("capabilityMask", 32, PortCaps::capabilityMask).build(v -> new PortCaps(v[0]));
+
     /** Multicast groups an adapter holds, and QPs one group takes (max_mcast_grp, max_mcast_qp_attach). */
     public static final int MAX_MCAST_GROUPS = 4096, MAX_MCAST_QP_ATTACH = 240;
 

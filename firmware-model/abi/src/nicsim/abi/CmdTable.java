@@ -73,7 +73,10 @@ public final class CmdTable {
             c(Cmd.ATTACH_MCAST, Cmd.MCAST_ATTACH_IN, Cmd.EMPTY, "a UD QP receives what is sent to a multicast group "
                     + "(its MGID); attaching twice changes nothing"),
             c(Cmd.DETACH_MCAST, Cmd.MCAST_ATTACH_IN, Cmd.EMPTY, "a UD QP leaves a multicast group (NOT_ATTACHED if it "
-                    + "is not in it)"));
+                    + "is not in it)"),
+            c(Cmd.MODIFY_PORT, Cmd.MODIFY_PORT_IN, Cmd.PORT_CAPS, "sets and clears bits of the port's "
+                    + "CapabilityMask, which the SMA's PortInfo reports (CM, DeviceManagement...): the mask now; a "
+                    + "reset gives back IsCM only"));
 
     /** The command with {@code opcode}, or null. */
     public static Command of(int opcode) {

@@ -194,6 +194,8 @@ final class Commands {
             case Cmd.DESTROY_SRQ -> { destroySrq(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ATTACH_MCAST -> { fw.multicast.attach(in(Cmd.MCAST_ATTACH_IN, input)); yield ok(); }
             case Cmd.DETACH_MCAST -> { fw.multicast.detach(in(Cmd.MCAST_ATTACH_IN, input)); yield ok(); }
+            case Cmd.MODIFY_PORT -> ok(Cmd.PORT_CAPS, new Cmd.PortCaps(fw.management.modifyPort(in(Cmd.MODIFY_PORT_IN,
+                    input))));
             default -> memory.execute(opcode, input, answer);
         };
     }

@@ -54,6 +54,11 @@ public final class Management {
     int qkeyViolations;
     /** MADs refused as malformed: each is also in the adapter's log, with what was wrong. */
     long malformed;
+    /**
+     * The CapabilityMask bits the host's software keeps (MODIFY_PORT: ib_cm's IsCM, ib_srpt's
+     * IsDeviceManagementSupported...); a reset makes a new adapter, with {@link SubnetAgent#CAP_RESET}.
+     */
+    private int heldCapabilities = SubnetAgent.CAP_RESET;
 
     Management(Firmware fw) {
         this.fw = fw;
@@ -74,6 +79,21 @@ public final class Management {
     public void smLid(int lid) { this.smLid = lid; }
     public int smLid() { return smLid; }
     public long malformed() { return malformed; }
+
+    /**
+     * The port's CapabilityMask as the SMA's PortInfo (and the SA's PortInfoRecord) reports it: what the
+     * hardware is (IsExtendedSpeedsSupported), IsSM on the subnet manager's port, and the bits the host keeps.
+     */
+    public int capabilityMask() {
+        return SubnetAgent.CAP_FIXED | heldCapabilities | (smLid == fw.lid() ? SubnetAgent.CAP_IS_SM : 0);
+    }
+
+    /** MODIFY_PORT: sets, then clears, bits the host keeps in port {@code p.port()}'s mask; the mask now. */
+    int modifyPort(nicsim.abi.Cmd.ModifyPort p) {
+        if (p.port() != 1) throw new CommandRefused(nicsim.abi.Cmd.Syndrome.UNKNOWN_PORT, p.port());
+        heldCapabilities = (heldCapabilities | (int) p.set()) & ~(int) p.clear();
+        return capabilityMask();
+    }
 
     /** The port's traffic so far, as the PMA counts it: octets sent, received, packets sent, received. */
     public long[] portCounters() { return new long[]{xmitBytes, rcvBytes, xmitPkts, rcvPkts}; }

@@ -64,12 +64,25 @@ public final class SubnetAgent {
         return 0;
     }
 
+    /** CapabilityMask bits (PortInfo, IBA 14.2.5.6; Linux's IB_PORT_*): IsSM, IsExtendedSpeedsSupported, IsCM,
+     * IsDeviceManagementSupported. */
+    public static final int CAP_IS_SM = 1 << 1, CAP_EXTENDED_SPEEDS = 1 << 14, CAP_CM = 1 << 16,
+            CAP_DEVICE_MGMT = 1 << 19;
+    /** What the port is whatever the host says: its link has the extended speeds (LinkSpeedExt*). */
+    public static final int CAP_FIXED = CAP_EXTENDED_SPEEDS;
     /**
-     * A port's CapabilityMask (PortInfo, IBA 14.2.5.6), as the SMA reports it and sysfs shows it: CM supported,
-     * extended link speeds (LinkSpeedExt*), IsSM on the SM's port.
+     * The host's bits after a reset: CM, so a port with no kernel of its own (attached programs, whose CM serve
+     * runs) says CM as it always has; a guest's ib_cm sets it again, and clears it when it goes.
+     */
+    public static final int CAP_RESET = CAP_CM;
+
+    /**
+     * A port's CapabilityMask (PortInfo, IBA 14.2.5.6) after a reset, as sysfs shows it to attached programs: CM
+     * supported, extended link speeds (LinkSpeedExt*), IsSM on the SM's port. What a driver changes with
+     * MODIFY_PORT is {@link Management#capabilityMask()}.
      */
     public static int capabilityMask(boolean isSm) {
-        return isSm ? 0x0001_4002 : 0x0001_4000;
+        return CAP_FIXED | CAP_RESET | (isSm ? CAP_IS_SM : 0);
     }
 
     /** PortInfo (IBA 14.2.5.6), 64 bytes: an active 4x port at the profile's lane speed and MTU. */
@@ -78,7 +91,7 @@ public final class SubnetAgent {
         BigEndian.put64(b, at + 8, 0xfe80_0000_0000_0000L); // GID prefix: link-local
         Mad.put16(b, at + 16, fw.lid());
         Mad.put16(b, at + 18, m.smLid);
-        BigEndian.put32(b, at + 20, capabilityMask(m.smLid == fw.lid()));
+        BigEndian.put32(b, at + 20, m.capabilityMask());
         b[at + 28] = 1; // local port number
         SmpFields.link(b, at, fw.profile.bitsPerSecond("link.rate"), fw.profile.bytesInt("link.mtu"));
         Mad.put16(b, at + 48, Math.min(m.qkeyViolations, 0xffff));

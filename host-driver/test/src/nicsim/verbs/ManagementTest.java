@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.ArrayList;
 import java.util.List;
 import nicsim.abi.BigEndian;
+import nicsim.abi.Cmd;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.fabric.Mad;
@@ -134,5 +135,43 @@ class ManagementTest {
         assertTrue(w.host(1).firmware.log().stream().anyMatch(l -> l.contains("class 0x01 from LID 1 on QP1")),
                 String.join("\n", w.host(1).firmware.log()));
         assertEquals(1, w.sim.counters().get("Firmware.mads_unclaimed"));
+    }
+    /** PortInfo.CapabilityMask of the node behind {@code lid}, as its SMA answers node 0 across the fabric. */
+    private static long capabilityMask(World w, List<Got> got, int lid, int tid) {
+        Got p = ask(w, got, 0, lid, Mad.request(Mad.CLASS_SUBN_LID, 1, Mad.GET, tid, Mad.ATTR_PORT_INFO, 1));
+        assertEquals(0, Mad.status(p.mad()));
+        return BigEndian.get32(p.mad(), Mad.SMP_DATA + 20);
+    }
+
+    private static long modifyPort(World w, int node, long port, long set, long clear) {
+        return w.host(node).driver().command(Cmd.MODIFY_PORT, Cmd.MODIFY_PORT_IN, new Cmd.ModifyPort(port, set, clear),
+                Cmd.PORT_CAPS).capabilityMask();
+    }
+
+    @Test
+    void modifyPortReachesThePortInfoTheSmaAnswersUntilAReset() {
+        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        List<Got> got = listen(w, 0);
+        int lidB = lid(w, 1);
+        long cm = 1 << 16, dm = 1 << 19, extSpeeds = 1 << 14;
+        assertEquals(cm | extSpeeds, capabilityMask(w, got, lidB, 1), "after a reset: CM and the link's speeds");
+        // ib_srpt's IsDeviceManagementSupported, as srp_daemon looks for it; the answer is the mask now
+        assertEquals(cm | dm | extSpeeds, modifyPort(w, 1, 1, dm, 0));
+        assertEquals(cm | dm | extSpeeds, capabilityMask(w, got, lidB, 2), "node 1's SMA reports the driver's bit");
+        assertEquals(cm | dm | extSpeeds, w.host(1).firmware.management().capabilityMask());
+        // ib_cm going clears CM; a bit both set and cleared ends clear; what the hardware is stays
+        assertEquals(dm | extSpeeds, modifyPort(w, 1, 1, 0, cm | extSpeeds));
+        assertEquals(dm | extSpeeds, modifyPort(w, 1, 1, cm, cm), "set then cleared: clear");
+        assertEquals(dm | extSpeeds, capabilityMask(w, got, lidB, 3));
+        assertEquals(cm | extSpeeds | 2, modifyPort(w, 0, 1, 0, 0), "node 0's own mask untouched; IsSM: the SM's port");
+
+        VerbsException bad = assertThrows(VerbsException.class, () -> modifyPort(w, 1, 2, dm, 0));
+        assertEquals(Errno.EINVAL, bad.errno());
+        assertTrue(bad.getMessage().contains("no such port") && bad.getMessage().contains("value 0x2"), bad.getMessage());
+        assertEquals(dm | extSpeeds, capabilityMask(w, got, lidB, 4), "a refused MODIFY_PORT changes nothing");
+
+        w.reset(1);
+        assertEquals(cm | extSpeeds, capabilityMask(w, got, lidB, 5), "a reset gives back the reset value");
+        assertEquals(cm | extSpeeds, modifyPort(w, 1, 1, 0, 0), "reading it with no bits");
     }
 }

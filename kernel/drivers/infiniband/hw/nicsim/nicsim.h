@@ -88,8 +88,11 @@ struct nicsim_dev {
 	struct list_head armed_cqs;
 	spinlock_t armed_lock; /* armed_cqs, and each CQ's armed and is_armed */
 
-	/* the port's capability bits, as ib_cm and ib_sa set them */
-	spinlock_t port_lock; /* port_cap_flags */
+	/*
+	 * The port's CapabilityMask as the adapter's SMA reports it, from the
+	 * last MODIFY_PORT's answer: query_port may not sleep for a command.
+	 */
+	struct mutex port_lock; /* MODIFY_PORT and its answer's store */
 	u32 port_cap_flags;
 
 	/* objects by number, for async events */
@@ -328,6 +331,7 @@ int nicsim_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 		      u16 *pkey);
 int nicsim_get_port_immutable(struct ib_device *ibdev, u32 port,
 			      struct ib_port_immutable *immutable);
+int nicsim_port_caps(struct nicsim_dev *dev, u32 set, u32 clear);
 int nicsim_modify_port(struct ib_device *ibdev, u32 port, int mask,
 		       struct ib_port_modify *props);
 int nicsim_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);

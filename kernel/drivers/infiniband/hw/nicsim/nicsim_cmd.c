@@ -39,6 +39,7 @@ static const char *const nicsim_syndrome_names[] = {
 	"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT",
 	"SPECIAL_QP_TAKEN", "BAD_MGID",
 	"NOT_ATTACHED", "OUT_OF_MCAST_GROUPS", "MCAST_GROUP_FULL",
+	"UNKNOWN_PORT",
 };
 
 static const char *nicsim_syndrome_str(u32 syndrome)

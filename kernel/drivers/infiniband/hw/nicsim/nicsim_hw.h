@@ -204,6 +204,13 @@
 #define NICSIM_ATTACH_MCAST_IN_GID_LO		2
 #define NICSIM_ATTACH_MCAST_IN_WORDS		3
 #define NICSIM_CMD_DETACH_MCAST			0x807
+#define NICSIM_CMD_MODIFY_PORT			0x761
+#define NICSIM_MODIFY_PORT_IN_PORT		0
+#define NICSIM_MODIFY_PORT_IN_SET		1
+#define NICSIM_MODIFY_PORT_IN_CLEAR		2
+#define NICSIM_MODIFY_PORT_IN_WORDS		3
+#define NICSIM_MODIFY_PORT_OUT_CAPABILITY_MASK	0
+#define NICSIM_MODIFY_PORT_OUT_WORDS		1
 /*
  * The adapter's multicast limits. QUERY_HCA_CAP does not report them: they
  * are fixed (docs/device.md, Multicast: ATTACH_MCAST refuses a group past

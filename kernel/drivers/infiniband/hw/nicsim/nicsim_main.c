@@ -205,7 +205,7 @@ static int nicsim_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dev->pdev = pdev;
 	pci_set_drvdata(pdev, dev);
 	spin_lock_init(&dev->kuar_lock);
-	spin_lock_init(&dev->port_lock);
+	mutex_init(&dev->port_lock);
 	xa_init(&dev->cqs);
 	xa_init(&dev->qps);
 	xa_init(&dev->srqs);
@@ -238,6 +238,10 @@ static int nicsim_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto err_teardown;
 	nicsim_eq_start(dev);
+	/* the mask as the SMA has it, before ib_cm's add_one sets its bit */
+	err = nicsim_port_caps(dev, 0, 0);
+	if (err)
+		goto err_events;
 
 	nicsim_init_ibdev(dev);
 	err = ib_register_device(&dev->ibdev, "nicsim_%d", &pdev->dev);

@@ -73,10 +73,13 @@ int nicsim_query_port(struct ib_device *ibdev, u32 port,
 	props->lid = dev->caps.lid;
 	props->lmc = 0;
 	props->sm_lid = dev->caps.sm_lid;
+	/*
+	 * PortInfo.SubnetTimeOut as the SMA reports it (4.096 us << 18, about
+	 * 1 s): ib_srp bases its CM timeouts on it and warns at 0.
+	 */
+	props->subnet_timeout = 18;
+	/* the SMA's PortInfo: IsSM on the subnet manager's port among them */
 	props->port_cap_flags = READ_ONCE(dev->port_cap_flags);
-	/* as the SMA's PortInfo says: IsSM on the subnet manager's port */
-	if (dev->caps.sm_lid == dev->caps.lid)
-		props->port_cap_flags |= IB_PORT_SM;
 	props->state = IB_PORT_ACTIVE;
 	props->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
 	props->max_mtu = min_t(u32, dev->caps.max_mtu, IB_MTU_4096);
@@ -131,22 +134,42 @@ int nicsim_get_port_immutable(struct ib_device *ibdev, u32 port,
 }
 
 /*
- * The capability bits ib_cm and the SA client set and clear (IB_PORT_CM_SUP
- * once ib_cm runs). The driver keeps them for query_port; the adapter's SMA
- * does not take them into its PortInfo (docs/device.md, "Management").
+ * MODIFY_PORT: the adapter sets, then clears, bits of port 1's
+ * CapabilityMask, which its SMA reports in PortInfo (and so the SA in
+ * PortInfoRecords); set = clear = 0 reads it. The answer is kept for
+ * query_port. Serialized so the kept mask is the last command's.
+ */
+int nicsim_port_caps(struct nicsim_dev *dev, u32 set, u32 clear)
+{
+	u64 in[NICSIM_MODIFY_PORT_IN_WORDS];
+	u64 out[NICSIM_MODIFY_PORT_OUT_WORDS];
+	int err;
+
+	in[NICSIM_MODIFY_PORT_IN_PORT] = 1;
+	in[NICSIM_MODIFY_PORT_IN_SET] = set;
+	in[NICSIM_MODIFY_PORT_IN_CLEAR] = clear;
+	mutex_lock(&dev->port_lock);
+	err = nicsim_cmd_exec(dev, NICSIM_CMD_MODIFY_PORT, in, ARRAY_SIZE(in),
+			      out, ARRAY_SIZE(out));
+	if (!err)
+		WRITE_ONCE(dev->port_cap_flags,
+			   out[NICSIM_MODIFY_PORT_OUT_CAPABILITY_MASK]);
+	mutex_unlock(&dev->port_lock);
+	return err;
+}
+
+/*
+ * The capability bits ib_cm (IB_PORT_CM_SUP), ib_srpt
+ * (IB_PORT_DEVICE_MGMT_SUP) and ib_umad's issm set and clear go to the
+ * adapter, whose SMA reports them, as mlx5 carries them to the vport.
  */
 int nicsim_modify_port(struct ib_device *ibdev, u32 port, int mask,
 		       struct ib_port_modify *props)
 {
-	struct nicsim_dev *dev = to_ndev(ibdev);
-
 	if (mask & IB_PORT_SHUTDOWN)
 		return -EOPNOTSUPP;
-	spin_lock(&dev->port_lock);
-	dev->port_cap_flags |= props->set_port_cap_mask;
-	dev->port_cap_flags &= ~props->clr_port_cap_mask;
-	spin_unlock(&dev->port_lock);
-	return 0;
+	return nicsim_port_caps(to_ndev(ibdev), props->set_port_cap_mask,
+				props->clr_port_cap_mask);
 }
 
 static struct rdma_user_mmap_entry *

@@ -53,6 +53,24 @@ class SubnetManagerTest {
     }
 
     @Test
+    void pathRecordToAPortByItsIbaGidAnswersTheFabricsGid() {
+        // srp_daemon's dgid: the subnet prefix and the port GUID of the NodeRecord; the SGID by the fabric's name
+        byte[] q = sa(Mad.GET, SubnetManager.ATTR_PATH_RECORD, 1 << 2 | 1 << 3);
+        BigEndian.put64(q, SubnetManager.SA_DATA + 8, 0xfe80_0000_0000_0000L);
+        BigEndian.put64(q, SubnetManager.SA_DATA + 16, Management.nodeGuid(1));
+        System.arraycopy(SubnetManager.gid(3), 0, q, SubnetManager.SA_DATA + 24, 16);
+        List<byte[]> r = ask(1, q);
+        assertEquals(1, r.size());
+        assertEquals(0, Mad.status(r.get(0)));
+        assertEquals(2, Mad.get16(r.get(0), SubnetManager.SA_DATA + 40), "DLID: node 1's");
+        assertArrayEquals(SubnetManager.gid(2),
+                java.util.Arrays.copyOfRange(r.get(0), SubnetManager.SA_DATA + 8, SubnetManager.SA_DATA + 24),
+                "the DGID the ports' GID tables hold");
+        BigEndian.put64(q, SubnetManager.SA_DATA + 16, Management.nodeGuid(1) + 100);
+        assertEquals(SubnetManager.SA_NO_RECORDS, Mad.status(ask(1, q).get(0)), "no port has that GUID: no record");
+    }
+
+    @Test
     void nodeRecordTableComesInRmppSegments() {
         List<byte[]> r = ask(1, sa(Mad.GET_TABLE, SubnetManager.ATTR_NODE_RECORD, 0));
         assertEquals(3, r.size(), "four 112-byte records (three adapters, the switch): 448 bytes in 200-byte segments");
