@@ -4,10 +4,10 @@ import java.nio.charset.StandardCharsets;
 import nicsim.abi.BigEndian;
 
 /**
- * The port's subnet management agent (IBA 14.2.5): answers SubnGet of NodeInfo, NodeDescription,
- * PortInfo, GUIDInfo and P_KeyTable with what the adapter is (one port, a CA, the port's LID, the
- * link's width, speed and MTU from the profile). LIDs are the fabric's to give (a port has its LID
- * from the moment it joins), so a SubnSet, which would change them, is answered "unsupported
+ * The port's subnet management agent (IBA 14.2.5): answers SubnGet of NodeInfo, NodeDescription, PortInfo,
+ * GUIDInfo, P_KeyTable, SLtoVLMappingTable and VLArbitrationTable with what the adapter is (one port, a CA, the
+ * port's LID, the link's width, speed and MTU from the profile). LIDs are the fabric's to give (a port has its
+ * LID from the moment it joins), so a SubnSet, which would change them, is answered "unsupported
  * method/attribute". SMInfo is the subnet manager's, not the SMA's: it is not answered here.
  */
 public final class SubnetAgent {
@@ -34,6 +34,8 @@ public final class SubnetAgent {
             case Mad.ATTR_PORT_INFO -> mod > 1 ? Mad.STATUS_INVALID_FIELD : portInfo(rsp, Mad.SMP_DATA);
             case Mad.ATTR_GUID_INFO -> mod != 0 ? Mad.STATUS_INVALID_FIELD : guidInfo(rsp, Mad.SMP_DATA);
             case Mad.ATTR_PKEY_TABLE -> (mod & 0xffff) != 0 ? Mad.STATUS_INVALID_FIELD : pkeyTable(rsp, Mad.SMP_DATA);
+            case Mad.ATTR_SL_TO_VL -> slToVl(rsp, Mad.SMP_DATA);
+            case Mad.ATTR_VL_ARBITRATION -> vlArbitration(rsp, Mad.SMP_DATA, (int) (mod >>> 16));
             default -> Mad.STATUS_METHOD_ATTR;
         };
         if (status != 0) return Mad.response(req, status);
@@ -105,6 +107,8 @@ public final class SubnetAgent {
         int mtu = mtuCode(mtuBytes);
         b[at + 36] = (byte) (mtu << 4); // NeighborMTU | MasterSMSL 0
         b[at + 37] = (byte) (1 << 4); // VLCap: VL0
+        b[at + 39] = (byte) VL_ARB_CAP; // VLArbitrationHighCap
+        b[at + 40] = (byte) VL_ARB_CAP; // VLArbitrationLowCap
         b[at + 41] = (byte) mtu; // MTUCap
         b[at + 43] = (byte) (1 << 4); // OperationalVLs: VL0
         b[at + 51] = 18; // SubnetTimeOut: 4.096 us x 2^18
@@ -120,6 +124,33 @@ public final class SubnetAgent {
 
     int pkeyTable(byte[] b, int at) {
         Mad.put16(b, at, 0xffff); // the default partition, full member
+        return 0;
+    }
+
+    /**
+     * SLtoVLMappingTable (IBA 14.2.5.8), 8 bytes at {@code at}, SL n's VL in nibble n: every SL to VL0, the only
+     * data VL a port has here (VLCap VL0). A CA's SMA ignores the attribute modifier (it names switch ports).
+     */
+    public static int slToVl(byte[] b, int at) {
+        java.util.Arrays.fill(b, at, at + 8, (byte) 0);
+        return 0;
+    }
+
+    /** VLArbitrationHighCap and LowCap in PortInfo: the entries each arbitration table has (a ConnectX port's 8). */
+    public static final int VL_ARB_CAP = 8;
+    /** The weight of VL0's entry in the low-priority table: arbitrating one VL, any weight gives it the link. */
+    public static final int VL0_WEIGHT = 0xff;
+
+    /**
+     * VLArbitrationTable (IBA 14.2.5.9) block {@code block} of the attribute modifier (1 and 3: low priority
+     * entries 0..31 and 32..63; 2 and 4: high priority), 32 entries of (VL, weight) at {@code at}. With VL0 the
+     * only data VL, the low-priority table's first entry is VL0 and every other entry, high priority's all, has
+     * weight 0 (skipped); VLHighLimit 0. Another block is an invalid field.
+     */
+    public static int vlArbitration(byte[] b, int at, int block) {
+        if (block < 1 || block > 4) return Mad.STATUS_INVALID_FIELD;
+        java.util.Arrays.fill(b, at, at + 64, (byte) 0);
+        if (block == 1) b[at + 1] = (byte) VL0_WEIGHT;
         return 0;
     }
 
