@@ -133,6 +133,7 @@ class SubnetToolsTest {
         String sma = run(0, "smpquery", "vlarb", "2");
         has(sma, "LowCap 8 HighCap 8");
         has(sma, "WEIGHT: \\|0xFF\\|");
-        has(run(0, "smpquery", "sl2vl", String.valueOf(SWITCH_LID)), "^ports: in  " + NODES + ", out  0: \\|( 0\\|){16}$");
+        String switchSl2vl = run(0, "smpquery", "sl2vl", String.valueOf(SWITCH_LID));
+        has(switchSl2vl, "^ports: in  " + NODES + ", out  0: \\|( 0\\|){16}$");
     }
 }
