@@ -7,22 +7,25 @@ import nicsim.driver.World;
 import nicsim.fabric.SwitchAgent;
 import nicsim.firmware.Management;
 import nicsim.fabric.Mad;
+import nicsim.fabric.SmpFields;
 
 /**
  * The SA's records of the fabric's topology and the switch (IBA 15.2.5): SMInfoRecord, SwitchInfoRecord,
- * LinearForwardingTableRecord, MulticastForwardingTableRecord, LinkRecord, GUIDInfoRecord and
- * P_KeyTableRecord, each from the state the switch's SMA and the adapters' SMAs answer from, so an SA query
- * and the SMPs it stands for agree. Each builder adds the records the request's component mask selects
- * (IBA 15.2.4: a selected field must equal the request's). The offsets are the records' in the
- * specification (no padding but the 8-byte stride of a table).
+ * LinearForwardingTableRecord, MulticastForwardingTableRecord, LinkRecord, GUIDInfoRecord, P_KeyTableRecord,
+ * SLtoVLMappingTableRecord and VLArbitrationTableRecord, each from the state the switch's SMA and the adapters'
+ * SMAs answer from, so an SA query and the SMPs it stands for agree. Each builder adds the records the request's
+ * component mask selects (IBA 15.2.4: a selected field must equal the request's). The offsets are the records'
+ * in the specification (no padding but the 8-byte stride of a table).
  */
 final class FabricRecords {
     /** SA attribute IDs (IBA table 187). */
     static final int SM_INFO = 0x0018, SWITCH_INFO = 0x0014, LFT = 0x0015, MFT = 0x0017, LINK = 0x0020,
-            GUID_INFO = 0x0030, SERVICE = 0x0031, PKEY_TABLE = 0x0033, INFORM_INFO = 0x00F3;
+            GUID_INFO = 0x0030, SERVICE = 0x0031, PKEY_TABLE = 0x0033, INFORM_INFO = 0x00F3, SL_TO_VL = 0x0013,
+            VL_ARBITRATION = 0x0036;
     /** Record sizes in bytes. */
     static final int SM_INFO_SIZE = 28, SWITCH_INFO_SIZE = 24, LFT_SIZE = 72, MFT_SIZE = 72, LINK_SIZE = 6,
-            GUID_INFO_SIZE = 72, SERVICE_SIZE = 176, PKEY_TABLE_SIZE = 72, INFORM_INFO_SIZE = 60;
+            GUID_INFO_SIZE = 72, SERVICE_SIZE = 176, PKEY_TABLE_SIZE = 72, INFORM_INFO_SIZE = 60, SL_TO_VL_SIZE = 16,
+            VL_ARBITRATION_SIZE = 72;
 
     private final World world;
 
@@ -124,5 +127,46 @@ final class FabricRecords {
         r[4] = (byte) port;
         sw().pkeyTable(r, 8);
         if (SubnetManager.matches(r, req, mask, new int[][]{{0, 0, 2}, {1, 2, 2}, {2, 4, 1}})) out.add(r);
+    }
+
+    /**
+     * SLtoVLMappingTableRecords (IBA 15.2.5.4): LID, InputPortNum, OutputPortNum, then the table at 8. As opensm
+     * keeps them: an adapter's port as output port 1 from input 0; the switch's every input port 0..N to every
+     * output port 1..N. Matched on LID (bit 0), input (1) and output port (2).
+     */
+    void slToVl(byte[] req, long mask, List<byte[]> out) {
+        for (Host h : world.hosts()) slToVl(h.firmware.lid(), 0, 1, req, mask, out);
+        for (int in = 0; in <= sw().ports(); in++)
+            for (int port = 1; port <= sw().ports(); port++) slToVl(sw().lid(), in, port, req, mask, out);
+    }
+
+    private static void slToVl(int lid, int in, int port, byte[] req, long mask, List<byte[]> out) {
+        byte[] r = new byte[SL_TO_VL_SIZE];
+        Mad.put16(r, 0, lid);
+        r[2] = (byte) in;
+        r[3] = (byte) port;
+        SmpFields.slToVl(r, 8);
+        if (SubnetManager.matches(r, req, mask, new int[][]{{0, 0, 2}, {1, 2, 1}, {2, 3, 1}})) out.add(r);
+    }
+
+    /**
+     * VLArbitrationTableRecords (IBA 15.2.5.9): LID, OutputPortNum, BlockNum (1..4), then the block at 8, for
+     * each adapter's port 1 and the switch's ports 1..N (a base switch's port 0 arbitrates nothing). Matched on
+     * LID (bit 0), port (1) and block (2).
+     */
+    void vlArbitration(byte[] req, long mask, List<byte[]> out) {
+        for (Host h : world.hosts()) vlArbitration(h.firmware.lid(), 1, req, mask, out);
+        for (int port = 1; port <= sw().ports(); port++) vlArbitration(sw().lid(), port, req, mask, out);
+    }
+
+    private static void vlArbitration(int lid, int port, byte[] req, long mask, List<byte[]> out) {
+        for (int block = 1; block <= 4; block++) {
+            byte[] r = new byte[VL_ARBITRATION_SIZE];
+            Mad.put16(r, 0, lid);
+            r[2] = (byte) port;
+            r[3] = (byte) block;
+            SmpFields.vlArbitration(r, 8, block);
+            if (SubnetManager.matches(r, req, mask, new int[][]{{0, 0, 2}, {1, 2, 1}, {2, 3, 1}})) out.add(r);
+        }
     }
 }

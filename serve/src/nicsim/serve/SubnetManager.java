@@ -10,19 +10,19 @@ import nicsim.fabric.Mad;
 import nicsim.firmware.Management;
 
 /**
- * The fabric's subnet manager and subnet administrator, as opensm would be on the host of node 0:
- * it listens on node 0's special QPs, so its LID (1, the SM LID every port reports in PortInfo and
- * sysfs) is the SM's. LIDs are the fabric's (each port has its LID from the moment it joins, in node
- * order), so there is no sweep that assigns them; the SM answers SubnGet(SMInfo) as the master, and
- * the SA answers Get and GetTable of ClassPortInfo, NodeRecord, PortInfoRecord and PathRecord about
- * every port, taking each node's NodeInfo, NodeDescription and PortInfo from its SMA (the switch's from the
- * switch's), and of SMInfoRecord, SwitchInfoRecord, Linear and MulticastForwardingTableRecord, LinkRecord,
- * GUIDInfoRecord and P_KeyTableRecord ({@link FabricRecords}); ServiceRecord and InformInfoRecord tables are empty (no
- * service registers, no one subscribes to events). A table longer
- * than one MAD goes out in RMPP segments, all at once (the window covers the table). It keeps the
- * multicast groups ({@link McGroups}: MCMemberRecord Set, Delete, Get, GetTable) and programs the
- * fabric's switch with their members, as opensm programs MFTs. Everything it
- * sends crosses the fabric as MADs from node 0's QP0/QP1 and takes the fabric's time.
+ * The fabric's subnet manager and subnet administrator, as opensm would be on the host of node 0: it listens on
+ * node 0's special QPs, so its LID (1, the SM LID every port reports in PortInfo and sysfs) is the SM's. LIDs
+ * are the fabric's (each port has its LID from the moment it joins, in node order), so there is no sweep that
+ * assigns them; the SM answers SubnGet(SMInfo) as the master, and the SA answers Get and GetTable of
+ * ClassPortInfo, NodeRecord, PortInfoRecord and PathRecord about every port, taking each node's NodeInfo,
+ * NodeDescription and PortInfo from its SMA (the switch's from the switch's), and of SMInfoRecord,
+ * SwitchInfoRecord, Linear and MulticastForwardingTableRecord, LinkRecord, GUIDInfoRecord, P_KeyTableRecord,
+ * SLtoVLMappingTableRecord and VLArbitrationTableRecord ({@link FabricRecords}); ServiceRecord and
+ * InformInfoRecord tables are empty (no service registers, no one subscribes to events). A table longer than one
+ * MAD goes out in RMPP segments, all at once (the window covers the table). It keeps the multicast groups
+ * ({@link McGroups}: MCMemberRecord Set, Delete, Get, GetTable) and programs the fabric's switch with their
+ * members, as opensm programs MFTs. Everything it sends crosses the fabric as MADs from node 0's QP0/QP1 and
+ * takes the fabric's time.
  */
 final class SubnetManager {
     static final int SM_NODE = 0;
@@ -131,6 +131,11 @@ final class SubnetManager {
             case FabricRecords.PKEY_TABLE -> {
                 size = FabricRecords.PKEY_TABLE_SIZE;
                 fabric.pkeyTable(req, mask, records);
+            }
+            case FabricRecords.SL_TO_VL -> { size = FabricRecords.SL_TO_VL_SIZE; fabric.slToVl(req, mask, records); }
+            case FabricRecords.VL_ARBITRATION -> {
+                size = FabricRecords.VL_ARBITRATION_SIZE;
+                fabric.vlArbitration(req, mask, records);
             }
             // no service is registered, no event subscribed to: empty tables, as an SA with none answers
             case FabricRecords.SERVICE -> size = FabricRecords.SERVICE_SIZE;

@@ -6,10 +6,10 @@ import nicsim.fabric.Mad;
 import nicsim.fabric.SmpFields;
 
 /**
- * The port's subnet management agent (IBA 14.2.5): answers SubnGet of NodeInfo, NodeDescription,
- * PortInfo, GUIDInfo and P_KeyTable with what the adapter is (one port, a CA, the port's LID, the
- * link's width, speed and MTU from the profile). LIDs are the fabric's to give (a port has its LID
- * from the moment it joins), so a SubnSet, which would change them, is answered "unsupported
+ * The port's subnet management agent (IBA 14.2.5): answers SubnGet of NodeInfo, NodeDescription, PortInfo,
+ * GUIDInfo, P_KeyTable, SLtoVLMappingTable and VLArbitrationTable with what the adapter is (one port, a CA, the
+ * port's LID, the link's width, speed and MTU from the profile). LIDs are the fabric's to give (a port has its
+ * LID from the moment it joins), so a SubnSet, which would change them, is answered "unsupported
  * method/attribute". SMInfo is the subnet manager's, not the SMA's: it is not answered here.
  */
 public final class SubnetAgent {
@@ -31,6 +31,8 @@ public final class SubnetAgent {
             case Mad.ATTR_PORT_INFO -> mod > 1 ? Mad.STATUS_INVALID_FIELD : portInfo(rsp, Mad.SMP_DATA);
             case Mad.ATTR_GUID_INFO -> mod != 0 ? Mad.STATUS_INVALID_FIELD : guidInfo(rsp, Mad.SMP_DATA);
             case Mad.ATTR_PKEY_TABLE -> (mod & 0xffff) != 0 ? Mad.STATUS_INVALID_FIELD : pkeyTable(rsp, Mad.SMP_DATA);
+            case Mad.ATTR_SL_TO_VL -> SmpFields.slToVl(rsp, Mad.SMP_DATA);
+            case Mad.ATTR_VL_ARBITRATION -> SmpFields.vlArbitration(rsp, Mad.SMP_DATA, (int) (mod >>> 16));
             default -> Mad.STATUS_METHOD_ATTR;
         };
         if (status != 0) return Mad.response(req, status);

@@ -35,7 +35,8 @@ public final class Mad {
 
     /** Attributes of the subnet management class. */
     public static final int ATTR_CLASS_PORT_INFO = 0x0001, ATTR_NODE_DESC = 0x0010, ATTR_NODE_INFO = 0x0011,
-            ATTR_GUID_INFO = 0x0014, ATTR_PORT_INFO = 0x0015, ATTR_PKEY_TABLE = 0x0016, ATTR_SM_INFO = 0x0020;
+            ATTR_GUID_INFO = 0x0014, ATTR_PORT_INFO = 0x0015, ATTR_PKEY_TABLE = 0x0016, ATTR_SM_INFO = 0x0020,
+            ATTR_SL_TO_VL = 0x0017, ATTR_VL_ARBITRATION = 0x0018;
     /** Attributes of the performance management class. */
     public static final int ATTR_PORT_COUNTERS = 0x0012, ATTR_PORT_COUNTERS_EXT = 0x001D;
 

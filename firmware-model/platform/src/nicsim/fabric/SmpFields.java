@@ -45,6 +45,8 @@ public final class SmpFields {
         int mtu = mtuCode(mtuBytes);
         b[at + 36] = (byte) (mtu << 4); // NeighborMTU | MasterSMSL 0
         b[at + 37] = (byte) (1 << 4); // VLCap: VL0
+        b[at + 39] = (byte) VL_ARB_CAP; // VLArbitrationHighCap
+        b[at + 40] = (byte) VL_ARB_CAP; // VLArbitrationLowCap
         b[at + 41] = (byte) mtu; // MTUCap
         b[at + 43] = (byte) (1 << 4); // OperationalVLs: VL0
         b[at + 51] = 18; // SubnetTimeOut: 4.096 us x 2^18
@@ -69,5 +71,32 @@ public final class SmpFields {
             if (g <= 25) return new LaneSpeed(4, 2);
             return new LaneSpeed(4, 4);
         }
+    }
+
+    /**
+     * SLtoVLMappingTable (IBA 14.2.5.8), 8 bytes at {@code at}, SL n's VL in nibble n: every SL to VL0, the only
+     * data VL a port has here (VLCap VL0). A CA's SMA ignores the attribute modifier (it names switch ports).
+     */
+    public static int slToVl(byte[] b, int at) {
+        java.util.Arrays.fill(b, at, at + 8, (byte) 0);
+        return 0;
+    }
+
+    /** VLArbitrationHighCap and LowCap in PortInfo: the entries each arbitration table has (a ConnectX port's 8). */
+    public static final int VL_ARB_CAP = 8;
+    /** The weight of VL0's entry in the low-priority table: arbitrating one VL, any weight gives it the link. */
+    public static final int VL0_WEIGHT = 0xff;
+
+    /**
+     * VLArbitrationTable (IBA 14.2.5.9) block {@code block} of the attribute modifier (1 and 3: low priority
+     * entries 0..31 and 32..63; 2 and 4: high priority), 32 entries of (VL, weight) at {@code at}. With VL0 the
+     * only data VL, the low-priority table's first entry is VL0 and every other entry, high priority's all, has
+     * weight 0 (skipped); VLHighLimit 0. Another block is an invalid field.
+     */
+    public static int vlArbitration(byte[] b, int at, int block) {
+        if (block < 1 || block > 4) return Mad.STATUS_INVALID_FIELD;
+        java.util.Arrays.fill(b, at, at + 64, (byte) 0);
+        if (block == 1) b[at + 1] = (byte) VL0_WEIGHT;
+        return 0;
     }
 }

@@ -6,8 +6,9 @@ import nicsim.abi.BigEndian;
 /**
  * The switch's management port (port 0) as its firmware keeps it: its SMI passes directed-route SMPs on, hop
  * by hop (IBA 14.2.2), and its SMA answers SubnGet of NodeInfo, NodeDescription, SwitchInfo, PortInfo (port 0,
- * the management port, with the switch's LID; ports 1..N, one a link to each adapter), GUIDInfo, P_KeyTable
- * and the Linear and MulticastForwardingTable, from the fabric as it is (IBA 14.2.5). A subnet tool sees a base switch
+ * the management port, with the switch's LID; ports 1..N, one a link to each adapter), GUIDInfo, P_KeyTable,
+ * SLtoVLMappingTable and VLArbitrationTable (VL0 only, as the adapters'), and the Linear and
+ * MulticastForwardingTable, from the fabric as it is (IBA 14.2.5). A subnet tool sees a base switch
  * (no enhanced port 0) of N ports. Numbering: switch port n is the link to the adapter of LID n; the switch's
  * own LID is the one after the last adapter's. Its routing is the fabric's: LID n leaves by port n, its own
  * LID goes to port 0. SubnSet is refused ("unsupported method/attribute"): LIDs and routes are the fabric's,
@@ -132,6 +133,11 @@ public final class SwitchAgent {
             case Mad.ATTR_GUID_INFO -> mod != 0 ? Mad.STATUS_INVALID_FIELD : guidInfo(rsp, at);
             case Mad.ATTR_PKEY_TABLE -> (mod & 0xffff) != 0 || mod >>> 16 > ports() ? Mad.STATUS_INVALID_FIELD
                     : pkeyTable(rsp, at);
+            // modifier: input port (15..8) and output port (7..0); the block (31..16) and output port (15..0)
+            case Mad.ATTR_SL_TO_VL -> (mod >>> 8 & 0xff) > ports() || (mod & 0xff) > ports() || mod >>> 16 != 0
+                    ? Mad.STATUS_INVALID_FIELD : SmpFields.slToVl(rsp, at);
+            case Mad.ATTR_VL_ARBITRATION -> (mod & 0xffff) > ports() ? Mad.STATUS_INVALID_FIELD
+                    : SmpFields.vlArbitration(rsp, at, (int) (mod >>> 16));
             case ATTR_LINEAR_FORWARDING_TABLE -> mod * 64 >= LINEAR_FDB_CAP ? Mad.STATUS_INVALID_FIELD
                     : linearForwardingTable(rsp, at, (int) mod);
             case ATTR_MULTICAST_FORWARDING_TABLE -> (mod & 0x1ff) * 32 >= MULTICAST_FDB_CAP

@@ -30,6 +30,20 @@ class McKeyTest {
     @Test
     void theJavaDriverJoinsAndSendsAlike() throws Exception { run(false); }
 
+    /**
+     * {@code -M} (an AF_IB MGID) is not built: librdmacm's start-up AF_IB bind is refused, so it rejects the
+     * MGID itself with EINVAL, at once and cleanly: no join reaches the SA, nothing is attached or left behind.
+     */
+    @Test
+    void anAfIbMgidFailsAtOnceAndJoinsNothing() throws Exception {
+        Run r = Programs.start(served, 1, false, "mckey", "-M", "ff12:401b:ffff::1", "-b", "node1");
+        assertNotEquals(0, r.await(60), r.output());
+        assertTrue(r.output().contains("failure joining: Invalid argument"), r.output());
+        assertEquals(0, served.world.host(1).firmware.multicastAttachments(), served.log());
+        assertEquals(nicsim.fabric.Packet.MULTICAST_LID_FIRST - 1, served.world.fabric.fabricSwitch().multicastTop(),
+                "no group programmed in the switch:\n" + served.log());
+    }
+
     private void run(boolean cDriver) throws Exception {
         Run rcv = Programs.start(served, 1, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-b",
                 "node1", "-S", "200"));

@@ -113,4 +113,27 @@ class SubnetToolsTest {
         assertEquals("", run(1, "saquery", "-S").strip());
         assertEquals("", run(1, "saquery", "-I").strip());
     }
+
+    /**
+     * One data VL everywhere: the SA's SL2VL records map every SL to VL0 on each adapter's port and on the switch's
+     * every input-to-output pair, its VLArbitration records give VL0 the low-priority table's first entry, and the
+     * SMA answers the same tables when asked directly (once status 0x000C, "not built").
+     */
+    @Test
+    void saqueryAndSmpqueryShowOneDataVl() throws Exception {
+        String sl2vl = run(1, "saquery", "SL2VL");
+        // adapters: in 0 to out 1; the switch: in 0..N to out 1..N
+        assertEquals(NODES + (NODES + 1) * NODES, count(sl2vl, "^SL2VLTableRecord dump:"), sl2vl);
+        assertEquals(count(sl2vl, "^SL2VLTableRecord dump:"), count(sl2vl, "^\\s+VL:( 0\\|){16}$"), sl2vl);
+        has(sl2vl, "LID\\.+" + SWITCH_LID + "\\s+InPort\\.+" + NODES + "\\s+OutPort\\.+" + NODES + "$");
+        String vlarb = run(1, "saquery", "VLAR", "2");
+        assertEquals(4, count(vlarb, "^VLArbTableRecord dump:"), "blocks 1..4 of LID 2's port 1:\n" + vlarb);
+        has(vlarb, "Block\\.+1\\s+VL    :( 0\\|){16}\\s+Weight:255\\|( 0\\|){15}$");
+        assertEquals(1, count(vlarb, "255"), vlarb);
+        String sma = run(0, "smpquery", "vlarb", "2");
+        has(sma, "LowCap 8 HighCap 8");
+        has(sma, "WEIGHT: \\|0xFF\\|");
+        String switchSl2vl = run(0, "smpquery", "sl2vl", String.valueOf(SWITCH_LID));
+        has(switchSl2vl, "^ports: in  " + NODES + ", out  0: \\|( 0\\|){16}$");
+    }
 }

@@ -69,4 +69,20 @@ class UmadTest {
         assertEquals(2, field(path, "slid"), path);
         assertEquals(0xffff, field(path, "pkey"), path);
     }
+
+    /**
+     * srptools' discovery over the umad file ends as on a fabric without SRP targets: it walks every port the SA
+     * names, their device management queries get "unsupported" (no agent takes the class), and it exits 0
+     * printing no target. It once hung here, its MADs' timeouts never reached in simulated time.
+     */
+    @Test
+    void ibsrpdmOnTheUmadFileEndsWithNoTarget() throws Exception {
+        assumeTrue(new ProcessBuilder("sh", "-c", "command -v ibsrpdm").start().waitFor() == 0,
+                "srptools is not installed (apt-get install -y srptools)");
+        Run r = Programs.start(served, 1, false, "ibsrpdm", "-c", "-v", "-d", "/dev/infiniband/umad0");
+        assertEquals(0, r.await(60), r.output() + "\n--- serve:\n" + served.log());
+        String out = r.output();
+        for (int lid = 1; lid <= 3; lid++) assertTrue(out.contains("enter handle_port for lid 0x" + lid), out);
+        assertFalse(out.contains("id_ext="), "no SRP target is modelled:\n" + out);
+    }
 }
