@@ -269,7 +269,8 @@ static int st_add(struct ib_device *dev)
 	}
 	if (!err) {
 		st_fill(c, 80);
-		err = st_step(name, "REG_MR, WRITE, SEND_WITH_INV, LOCAL_INV, a WRITE refused",
+		err = st_step(name,
+			      "REG_MR at an xid iova, WRITE, its bounds, SEND_WITH_INV, LOCAL_INV, a WRITE refused",
 			      st_fastreg(c));
 	}
 	st_teardown(c);
