@@ -273,6 +273,8 @@
 /* WQEs: 64-byte basic blocks, a WQE at most 16 of them */
 #define NICSIM_WQEBB				0x40
 #define NICSIM_MAX_WQEBBS			0x10
+/* the fewest WQEBBs the device's drivers give a send WQE's slot */
+#define NICSIM_MIN_SEND_WQEBBS			2
 #define NICSIM_WQE_OP_NOP			0
 #define NICSIM_WQE_OP_SEND_INVAL		1
 #define NICSIM_WQE_OP_RDMA_WRITE		8
