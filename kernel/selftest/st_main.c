@@ -240,8 +240,9 @@ static int st_add(struct ib_device *dev)
 	}
 	if (!err) {
 		st_fill(c, 40);
+		/* all the inline data an RC WQE's slot holds: 128 - 48 - 4 */
 		err = st_step(name, "inline SEND with immediate, query_qp",
-			      st_imm_inline(c, 48));
+			      st_imm_inline(c, 76));
 	}
 	if (!err)
 		err = st_step(name, "RTS to INIT refused with EINVAL",
@@ -269,7 +270,8 @@ static int st_add(struct ib_device *dev)
 	}
 	if (!err) {
 		st_fill(c, 80);
-		err = st_step(name, "REG_MR, WRITE, SEND_WITH_INV, LOCAL_INV, a WRITE refused",
+		err = st_step(name,
+			      "REG_MR at an xid iova, WRITE, its bounds, SEND_WITH_INV, LOCAL_INV, a WRITE refused",
 			      st_fastreg(c));
 	}
 	st_teardown(c);

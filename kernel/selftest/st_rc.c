@@ -170,6 +170,12 @@ int st_imm_inline(struct st_ctx *c, u32 len)
 	err = ib_query_qp(c->qp[0], &qa, IB_QP_STATE | IB_QP_DEST_QPN, &init);
 	if (err)
 		return err;
+	/* asked for 64: the two-WQEBB slot holds len, as mlx5 reports it */
+	if (init.cap.max_inline_data != len) {
+		pr_info("nicsim_selftest: max_inline_data %u, not %u\n",
+			init.cap.max_inline_data, len);
+		return -EPROTO;
+	}
 	return qa.qp_state == IB_QPS_RTS &&
 		qa.dest_qp_num == c->qp[1]->qp_num ? 0 : -EPROTO;
 }

@@ -562,6 +562,10 @@ static inline const char *nicsim_syndrome_str(unsigned syndrome) {
 #define NICSIM_WQE_OP_UMR 0x25
 /* a UMR WQE's opmod (the control segment's byte 0): its body lays out an indirect mkey */
 #define NICSIM_WQE_OPMOD_MKEY_LAYOUT 1
+#define NICSIM_WQE_OPMOD_MKEY_LAYOUT_AT 2
+/* a layout UMR's entries at most: with no address segment, and with one */
+#define NICSIM_UMR_MAX_ENTRIES 0x3d
+#define NICSIM_UMR_MAX_AT_ENTRIES 0x3c
 /* a UD AV's GRH: the grh_gid_fl word's offset and bit, the destination GID's offset */
 #define NICSIM_AV_GRH_WORD 0x1c
 #define NICSIM_AV_GRH_BIT 0x40000000

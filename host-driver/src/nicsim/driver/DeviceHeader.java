@@ -112,6 +112,10 @@ public final class DeviceHeader {
         DeviceManual.constants(WqeLayout.class, "OP_").forEach((n, v) -> def(b, "WQE_OP_" + n, v));
         b.append("/* a UMR WQE's opmod (the control segment's byte 0): its body lays out an indirect mkey */\n");
         def(b, "WQE_OPMOD_MKEY_LAYOUT", nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT);
+        def(b, "WQE_OPMOD_MKEY_LAYOUT_AT", nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT_AT);
+        b.append("/* a layout UMR's entries at most: with no address segment, and with one */\n");
+        def(b, "UMR_MAX_ENTRIES", nicsim.abi.WqeFormat.MAX_LAYOUT_ENTRIES);
+        def(b, "UMR_MAX_AT_ENTRIES", nicsim.abi.WqeFormat.MAX_LAYOUT_AT_ENTRIES);
         b.append("/* a UD AV's GRH: the grh_gid_fl word's offset and bit, the destination GID's offset */\n");
         def(b, "AV_GRH_WORD", nicsim.abi.WqeFormat.AV_GRH_WORD);
         def(b, "AV_GRH_BIT", nicsim.abi.WqeFormat.AV_GRH_BIT);

@@ -49,6 +49,7 @@ public final class DeviceManual {
         s.put("statuses", statuses());
         s.put("syndromes", syndromes());
         s.put("wqe-opcodes", constants(WqeLayout.class, "OP_", "0x%02x"));
+        s.put("umr-layout", umrLayout());
         s.put("cqe-opcodes", cqeOpcodes());
         s.put("cqe-syndromes", cqeSyndromes());
         s.put("transitions", transitions());
@@ -204,6 +205,25 @@ public final class DeviceManual {
         List<List<String>> rows = new ArrayList<>();
         constants(c, prefix).forEach((name, v) -> rows.add(row(String.format(format, v), name)));
         return table(List.of("value", "name"), rows);
+    }
+
+    /** A layout UMR's WQE (opcode UMR, WqeFormat's encoding): segment by segment, by byte of the WQE. */
+    private static String umrLayout() {
+        int at = nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT_AT, zero = nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT;
+        return table(List.of("bytes", "field"), List.of(
+                row("0", "opmod: " + zero + " a zero-based layout, " + at
+                        + " a layout with a start address (0: a window bind)"),
+                row("12..15", "the indirect mkey, its key byte the one the mkey answers to from now on"),
+                row("16..19", "access flags of the key (local write, remote write, read, atomic)"),
+                row("20..23", "repeat count: 0 a list, n an interleaved layout taken n times"),
+                row("30..31", "entry count"),
+                row("32..39 (opmod " + at + ")", "start: the key's first VA"),
+                row("40..47 (opmod " + at + ")", "length: the key's bytes, 1 up to the entries' total; "
+                        + "start + length - 1 must not wrap past 2^64"),
+                row("then 16 each", "entries: byte count (list) or stride and byte count in 16 bits each "
+                        + "(interleaved), lkey, address; at most " + nicsim.abi.WqeFormat.MAX_LAYOUT_ENTRIES
+                        + " (opmod " + zero + ") or " + nicsim.abi.WqeFormat.MAX_LAYOUT_AT_ENTRIES
+                        + " (opmod " + at + ")")));
     }
 
     /** The CQE opcodes a driver meets, as {@link Cqe64} names them. */

@@ -283,7 +283,7 @@ public final class QueuePair extends VerbsObject {
     }
 
     /**
-     * Posts a WQE exactly as given (whole 64-byte WQEBBs; its ctrl index and QPN are set here) and
+     * Posts a WQE exactly as given (whole 64-byte WQEBBs; its ctrl index and QPN are set here, its opmod kept) and
      * rings the doorbell, with none of postSend's checks: for driver developers testing what the
      * adapter does with a WQE the verbs layer would refuse (malformed segments, misaligned atomics).
      * The completion reports {@code wrId}.
@@ -295,6 +295,7 @@ public final class QueuePair extends VerbsObject {
         byte[] w = wqe.clone();
         byte[] ctrl = WqeLayout.ctrl(w[3] & 0xff, sq.head(), qpn, w[7] & 0x3f);
         System.arraycopy(ctrl, 0, w, 0, 8);
+        w[0] = wqe[0]; // the opmod: a layout UMR's says which layout segments follow
         pendingBinds.remove(sq.head() & (sq.size() - 1));
         sq.put(w, wrId, WrOpcode.SEND.ordinal());
         sq.ring(1, w, w);

@@ -36,20 +36,24 @@ final class Initramfs {
     /** Packages unpacked into the guest: busybox, what an RDMA host's user space has, libgcc_s, which glibc
      * loads when a thread exits (rping's do; without it the program aborts at its end), and nvme-cli with its
      * libraries for NVMe over Fabrics (`nvme connect -t rdma`), srptools for SRP's discovery (ibsrpdm,
-     * srp_daemon). */
+     * srp_daemon); last NFS's user space (exportfs, rpc.mountd, mount.nfs4; rpcbind, which NFSv3 would need) with
+     * the libraries the host lacks and libtirpc's /etc/netconfig. */
     static final List<String> PACKAGES = List.of("busybox-static", "libibverbs1", "ibverbs-providers", "librdmacm1",
             "libibumad3", "rdma-core", "ibverbs-utils", "rdmacm-utils", "perftest", "qperf", "libnl-3-200",
             "libnl-route-3-200", "infiniband-diags", "libibmad5", "libibnetdisc5", "libgcc-s1", "nvme-cli",
-            "libnvme1", "libjson-c5", "srptools");
+            "libnvme1", "libjson-c5", "srptools",
+            "nfs-kernel-server", "nfs-common", "rpcbind", "libnfsidmap1", "libwrap0", "libtirpc-common");
     /** Kernel modules the init loads: virtio for the network and shared folder, 9p, the kernel's RDMA stack. */
     static final List<String> MODULES = List.of("virtio_pci", "virtio_net", "9pnet_virtio", "9p", "ib_core",
             "ib_uverbs", "ib_umad", "ib_cm", "rdma_cm", "rdma_ucm", "ib_ipoib");
     /** Kernel modules carried but loaded only by the commands that want them (modprobe): NVMe over Fabrics'
      * target (nvmet, nvmet-rdma; a namespace may be a file) and host (nvme-rdma); SRP's target (LIO's core with
      * its file and block backstores, ib_srpt), initiator (ib_srp) and SCSI disk (sd_mod), and the RAM disk (brd);
-     * with their dependencies. */
+     * NFS's server (nfsd), client (nfsv4) and RPC-over-RDMA transport (rpcrdma: xprtrdma and svcrdma); with their
+     * dependencies. */
     static final List<String> ON_DEMAND = List.of("nvmet", "nvmet_rdma", "nvme_rdma", "target_core_mod",
-            "target_core_file", "target_core_iblock", "ib_srpt", "ib_srp", "sd_mod", "brd");
+            "target_core_file", "target_core_iblock", "ib_srpt", "ib_srp", "sd_mod", "brd", "nfsd", "nfsv4",
+            "rpcrdma");
     /** Bump when the builder changes what it writes, so cached archives of the old layout are not reused. */
     private static final String LAYOUT = "2";
     /** Guests on one fabric know each other by these names: node N at 10.77.0.(N+1) on their Ethernet. */

@@ -69,7 +69,8 @@ public final class Vendor {
             case UMR_NOT_FREE -> "UMR on an indirect mkey that is in use: invalidate it (LOCAL_INV) first";
             case UMR_PD -> "UMR on an indirect mkey of another protection domain";
             case UMR_TOO_MANY_ENTRIES -> "UMR layout has more entries than the indirect mkey was created for";
-            case UMR_BAD_LAYOUT -> "UMR layout has no entries, an entry of zero bytes, or a repeat count of zero";
+            case UMR_BAD_LAYOUT -> "UMR layout has no entries, an entry of zero bytes, a repeat count of zero, "
+                    + "or a length past its entries or wrapping 2^64";
             case UNSUPPORTED_OPCODE -> "opcode not supported by this adapter";
             case MW_UNKNOWN -> "bind: no such memory window";
             case MW_NOT_FREE -> "bind: type-2 window is not free (already bound)";

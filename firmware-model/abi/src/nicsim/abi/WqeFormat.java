@@ -53,8 +53,18 @@ public final class WqeFormat {
     /** ctrl opmod of an OP_UMR that sets an indirect mkey's layout (opmod 0: a memory-window bind). */
     public static final int OPMOD_MKEY_LAYOUT = 1;
 
+    /**
+     * ctrl opmod of an OP_UMR that sets an indirect mkey's layout and its start address and length
+     * (an address segment after the layout segment), as mlx5's UMR sets the mkey context's
+     * start_addr and len: the key then answers VAs from start, not offsets from 0.
+     */
+    public static final int OPMOD_MKEY_LAYOUT_AT = 2;
+
     /** Entries one layout UMR carries at most: ctrl, layout segment and entries in 63 16-byte units. */
     public static final int MAX_LAYOUT_ENTRIES = 61;
+
+    /** Entries one layout UMR with a start address carries at most: its address segment takes one unit more. */
+    public static final int MAX_LAYOUT_AT_ENTRIES = MAX_LAYOUT_ENTRIES - 1;
 
     /**
      * One entry of an indirect mkey's layout: {@code length} bytes at {@code addr} under
@@ -68,10 +78,19 @@ public final class WqeFormat {
      * plain list (taken once). Encoded after the ctrl segment (whose imm holds the mkey) as a 16-byte
      * layout segment (access, repeat count, entry count in bytes 14..15) and one 16-byte segment per
      * entry: a list's as data segments, an interleaved layout's as mlx5's repeat entries (stride and
-     * byte count in 16 bits each, memkey, address).
+     * byte count in 16 bits each, memkey, address). {@code length} 0: the key is zero based, its
+     * length the entries' (opmod OPMOD_MKEY_LAYOUT). Otherwise (OPMOD_MKEY_LAYOUT_AT) a 16-byte
+     * address segment follows the layout segment, {@code start} (8 bytes) and {@code length} (8
+     * bytes): the key covers VAs start to start + length, byte {@code va - start} of the entries.
      */
-    public record MkeyLayout(int access, long repeat, List<Klm> entries) {
+    public record MkeyLayout(int access, long repeat, List<Klm> entries, long start, long length) {
+        /** A zero-based layout, its length the entries'. */
+        public MkeyLayout(int access, long repeat, List<Klm> entries) { this(access, repeat, entries, 0, 0); }
+
         public boolean interleaved() { return repeat != 0; }
+
+        /** Whether the layout gives the key a start address and length of its own. */
+        public boolean based() { return length != 0; }
     }
 
     /**
@@ -204,14 +223,21 @@ public final class WqeFormat {
 
     private static byte[] encodeLayout(SendWqe w) {
         MkeyLayout l = w.layout();
-        if (l.entries().size() > MAX_LAYOUT_ENTRIES)
-            throw new IllegalArgumentException("layout UMR of " + l.entries().size() + " entries: at most " + MAX_LAYOUT_ENTRIES + " fit a WQE");
-        byte[] body = new byte[16 + 16 * l.entries().size()];
+        int max = l.based() ? MAX_LAYOUT_AT_ENTRIES : MAX_LAYOUT_ENTRIES;
+        if (l.entries().size() > max)
+            throw new IllegalArgumentException("layout UMR of " + l.entries().size() + " entries: at most " + max
+                    + " fit a WQE");
+        int head = l.based() ? 32 : 16;
+        byte[] body = new byte[head + 16 * l.entries().size()];
         BigEndian.put32(body, 0, l.access());
         BigEndian.put32(body, 4, l.repeat());
         body[14] = (byte) (l.entries().size() >> 8);
         body[15] = (byte) l.entries().size();
-        int at = 16;
+        if (l.based()) {
+            BigEndian.put64(body, 16, l.start());
+            BigEndian.put64(body, 24, l.length());
+        }
+        int at = head;
         for (Klm k : l.entries()) {
             if (l.interleaved()) {
                 body[at] = (byte) (k.stride() >> 8);
@@ -225,22 +251,32 @@ public final class WqeFormat {
             BigEndian.put64(body, at + 8, k.addr());
             at += 16;
         }
-        return frame(w, OPMOD_MKEY_LAYOUT, body);
+        return frame(w, l.based() ? OPMOD_MKEY_LAYOUT_AT : OPMOD_MKEY_LAYOUT, body);
     }
 
-    private static SendWqe decodeLayout(byte[] b, int index, long qpn, int end) {
+    private static SendWqe decodeLayout(byte[] b, int index, long qpn, int end, boolean based) {
         need(16, 16, end, "UMR layout segment");
         int access = (int) BigEndian.get32(b, 16);
         long repeat = BigEndian.get32(b, 20);
         int n = (b[30] & 0xff) << 8 | (b[31] & 0xff);
-        need(32, 16 * n, end, "UMR layout's " + n + " entries");
+        long start = 0, keyLength = 0;
+        int first = 32;
+        if (based) {
+            need(32, 16, end, "UMR address segment");
+            start = BigEndian.get64(b, 32);
+            keyLength = BigEndian.get64(b, 40);
+            if (keyLength == 0) throw new Malformed("UMR address segment: length 0 (a key of no bytes)");
+            first = 48;
+        }
+        need(first, 16 * n, end, "UMR layout's " + n + " entries");
         List<Klm> entries = new ArrayList<>();
-        for (int j = 0, at = 32; j < n; j++, at += 16) {
+        for (int j = 0, at = first; j < n; j++, at += 16) {
             int stride = repeat != 0 ? (b[at] & 0xff) << 8 | (b[at + 1] & 0xff) : 0;
             int length = repeat != 0 ? (b[at + 2] & 0xff) << 8 | (b[at + 3] & 0xff) : (int) BigEndian.get32(b, at);
             entries.add(new Klm(BigEndian.get64(b, at + 8), length, (int) BigEndian.get32(b, at + 4), stride));
         }
-        return SendWqe.layout(index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12), new MkeyLayout(access, repeat, List.copyOf(entries)));
+        return SendWqe.layout(index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12),
+                new MkeyLayout(access, repeat, List.copyOf(entries), start, keyLength));
     }
 
     /** Parses a WQE as fetched (whole WQEBBs); {@code ud} says whether the QP is UD. */
@@ -255,7 +291,8 @@ public final class WqeFormat {
         long qpn = (b[4] & 0xffL) << 16 | (b[5] & 0xffL) << 8 | (b[6] & 0xffL);
         if (ds == 0 || ds * 16 > b.length) throw new Malformed("ctrl.ds = " + ds + " does not fit the " + b.length + "-byte WQE");
         int end = ds * 16, at = 16;
-        if (opcode == WqeLayout.OP_UMR && (b[0] & 0xff) == OPMOD_MKEY_LAYOUT) return decodeLayout(b, index, qpn, end);
+        if (opcode == WqeLayout.OP_UMR && ((b[0] & 0xff) == OPMOD_MKEY_LAYOUT || (b[0] & 0xff) == OPMOD_MKEY_LAYOUT_AT))
+            return decodeLayout(b, index, qpn, end, (b[0] & 0xff) == OPMOD_MKEY_LAYOUT_AT);
         Av av = null;
         long raddr = 0, swap = 0, cmp = 0;
         int rkey = 0, xrcSrqn = 0;

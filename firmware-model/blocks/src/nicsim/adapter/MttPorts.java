@@ -40,6 +40,16 @@ public final class MttPorts {
                                            long repeat) {
             return new MkeyContext(index, state, key, pd, 0, 0, 0, length, access | ZERO_BASED, 12, 0, klmBase, 1, klmCount, repeat);
         }
+
+        /**
+         * An indirect mkey that starts at {@code start} (a UMR with an address segment): VA v is byte
+         * v - start of its list, VAs below start or from start + length are out of its range.
+         */
+        public static MkeyContext indirectAt(long index, long state, long key, long pd, long start, long length,
+                                             long access, long klmBase, long klmCount, long repeat) {
+            return new MkeyContext(index, state, key, pd, 0, 0, start, length, access & ~ZERO_BASED, 12, 0, klmBase, 1,
+                    klmCount, repeat);
+        }
     }
 
     /**

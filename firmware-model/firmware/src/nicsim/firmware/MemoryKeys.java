@@ -300,7 +300,8 @@ final class MemoryKeys {
      * A layout UMR of indirect mkey {@code key} by {@code qp}: the mkey must be FREE (new or
      * invalidated) and of the QP's PD, the layout fit what it was created for (an interleaved one
      * takes an entry more, for its repeat block, as mlx5's does). Its entries go to the walker's KLM
-     * table, then its context, VALID with the layout's length (zero based). The key byte is the
+     * table, then its context, VALID with the layout's length (zero based), or with the start and
+     * length the layout's address segment gives (no larger than its entries). The key byte is the
      * WQE's: a layout may give the mkey a new one, as mlx5's UMR sets mkey_7_0 (a kernel ULP's
      * ib_update_fast_reg_key before each IB_WR_REG_MR), so a peer holding the old rkey is refused.
      * Returns 0 or the vendor syndrome of the failed check. The entries' own keys are checked at
@@ -315,6 +316,11 @@ final class MemoryKeys {
         if (l.entries().size() + (l.interleaved() ? 1 : 0) > ind.maxEntries) return Vendor.UMR_TOO_MANY_ENTRIES;
         if (l.entries().isEmpty() || l.entries().stream().anyMatch(k -> k.length() == 0)) return Vendor.UMR_BAD_LAYOUT;
         long repeat = l.interleaved() ? l.repeat() : 1, row = 0;
+        if (l.based()) { // the key's bytes must all lie in the entries, and its VAs must not wrap past 2^64
+            long total = l.entries().stream().mapToLong(k -> k.length() & 0xFFFFFFFFL).sum() * repeat;
+            boolean wraps = Long.compareUnsigned(l.start() + l.length() - 1, l.start()) < 0;
+            if (Long.compareUnsigned(l.length(), total) > 0 || wraps) return Vendor.UMR_BAD_LAYOUT;
+        }
         List<Long> pieces = new ArrayList<>();
         for (int j = 0; j < l.entries().size(); j++) {
             var k = l.entries().get(j);
@@ -324,8 +330,12 @@ final class MemoryKeys {
             pieces.add((k.lkey() & 0xFFFFFFFFL) >>> 8);
         }
         ind.pieces = List.copyOf(pieces);
-        MkeyContext valid = MkeyContext.indirect(m.index(), MttPorts.STATE_VALID, key & 0xff, m.pd(), row * repeat, l.access() & 0x1f, ind.klmBase,
-                l.entries().size(), repeat);
+        int n = l.entries().size();
+        MkeyContext valid = l.based()
+                ? MkeyContext.indirectAt(m.index(), MttPorts.STATE_VALID, key & 0xff, m.pd(), l.start(), l.length(),
+                        l.access() & 0x1f, ind.klmBase, n, repeat)
+                : MkeyContext.indirect(m.index(), MttPorts.STATE_VALID, key & 0xff, m.pd(), row * repeat,
+                        l.access() & 0x1f, ind.klmBase, n, repeat);
         mkeys.put(m.index(), valid);
         publish(valid); // the adapter writes it after the entries
         return 0;

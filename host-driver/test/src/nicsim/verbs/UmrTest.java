@@ -3,6 +3,7 @@ package nicsim.verbs;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
+import nicsim.abi.WqeFormat;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
@@ -115,6 +116,69 @@ class UmrTest {
                 byte want = c >= col && c < col + colBytes ? matrix[at] : 0;
                 assertEquals(want, after[at], "row " + row + " byte " + c);
             }
+    }
+
+    /** A raw layout UMR (opmod 2) of {@code m} on B's QP: start and length given, as the kernel's IB_WR_REG_MR is. */
+    static WorkCompletion umrAt(Pair p, Mkey m, long start, long length, WqeFormat.Klm... entries) {
+        byte[] wqe = WqeFormat.encode(WqeFormat.SendWqe.layout(0, p.b.qpNum(), WqeFormat.CQ_UPDATE, m.lkey(),
+                new WqeFormat.MkeyLayout(Connect.ALL_REMOTE, 0, List.of(entries), start, length)), QpType.RC);
+        p.b.postRawWqe(9, wqe);
+        return p.await(p.bcq, 1).get(0);
+    }
+
+    /** A WRITE of {@code len} bytes by A at {@code va} under {@code rkey}: its status. */
+    static WcStatus write(Pair p, HostBuffer src, MemoryRegion sm, int rkey, long va, int len) {
+        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(va)
+                .rkey(rkey).sgList(new Sge(src.addr(), len, sm.lkey())));
+        return p.await(p.acq, 1).get(0).status();
+    }
+
+    /**
+     * A layout with a start address (xprtrdma's iova: an xid in the top 32 bits): VA v is byte
+     * v - start of the pieces; a WRITE a byte below start, or a byte past the length (shorter than the
+     * pieces), is refused; a length past the pieces fails the UMR.
+     */
+    @Test
+    void layoutWithAStartAddressAnswersFromStartToLength() {
+        long start = 0xa5a5_0001_0000_0200L;
+        int length = 6000;
+        // the bytes moved, then each refusal on a pair of its own (it leaves both QPs in error): VA and length of a
+        // WRITE, or -1 for a UMR whose length is past its pieces
+        for (long[] out : new long[][] {{0, 0}, {start - 1, 1}, {start + length - 19, 20}, {0, 8}, {-1, -1}}) {
+            Pair p = new Pair();
+            HostBuffer x = new ProcessMemory(p.w.host(1)).alloc(16384);
+            HostBuffer src = new ProcessMemory(p.w.host(0)).alloc(8192);
+            MemoryRegion xm = p.bpd.regMr(x, Connect.ALL_REMOTE), sm = p.apd.regMr(src, Connect.ALL_REMOTE);
+            Mkey m = p.bpd.createIndirectMkey(2);
+            if (out[1] < 0) {
+                WorkCompletion bad = umrAt(p, m, start, 6501, new WqeFormat.Klm(x.addr() + 100, 5000, xm.lkey(), 0),
+                        new WqeFormat.Klm(x.addr() + 9000, 1500, xm.lkey(), 0));
+                assertEquals(WcStatus.MW_BIND_ERR, bad.status(), bad.toString());
+                assertTrue(bad.toString().contains("length past its entries"), bad.toString());
+                continue;
+            }
+            // x[100, 5100) then x[9000, 10500): 6500 bytes of pieces, of which the key covers 6000
+            WorkCompletion umr = umrAt(p, m, start, length, new WqeFormat.Klm(x.addr() + 100, 5000, xm.lkey(), 0),
+                    new WqeFormat.Klm(x.addr() + 9000, 1500, xm.lkey(), 0));
+            assertEquals(WcStatus.SUCCESS, umr.status(), umr.toString());
+            if (out[1] != 0) { // below start, past the length, or at VA 0 (the key is not zero based)
+                assertEquals(WcStatus.REM_ACCESS_ERR, write(p, src, sm, m.rkey(), out[0], (int) out[1]), "WRITE at 0x"
+                        + Long.toHexString(out[0]));
+                assertArrayEquals(new byte[16384], x.read(0, 16384), "nothing written");
+                continue;
+            }
+            byte[] data = pattern(5, length);
+            src.write(0, data);
+            assertEquals(WcStatus.SUCCESS, write(p, src, sm, m.rkey(), start, length));
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, 0, 5000), x.read(100, 5000));
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, 5000, 6000), x.read(9000, 1000));
+            assertArrayEquals(new byte[500], x.read(10000, 500), "the pieces' bytes past the key's length");
+            // a READ of the last 100 bytes, by their VA
+            p.a.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+                    .remoteAddr(start + 5900).rkey(m.rkey()).sgList(new Sge(src.addr() + 7000, 100, sm.lkey())));
+            assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, 5900, 6000), src.read(7000, 100));
+        }
     }
 
     /** Failures: a piece without the right, a UMR on a key in use, invalidate and lay out again, an mkey too small. */

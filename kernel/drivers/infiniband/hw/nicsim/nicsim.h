@@ -143,7 +143,8 @@ struct nicsim_mr {
 	/*
 	 * A fast-registration MR (alloc_mr): an indirect mkey of max_pages
 	 * entries, and what map_mr_sg gave it: the pages' DMA addresses and
-	 * the DMA address of its first byte (ibmr.iova is 0: zero based).
+	 * the DMA address of its first byte (ibmr.iova starts as it, but a
+	 * ULP may change it: it is the key's start address, not memory's).
 	 */
 	u64 *pages;
 	u32 max_pages;

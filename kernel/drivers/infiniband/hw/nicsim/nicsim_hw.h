@@ -280,6 +280,8 @@
 /* WQEs: 64-byte basic blocks, a WQE at most 16 of them */
 #define NICSIM_WQEBB				0x40
 #define NICSIM_MAX_WQEBBS			0x10
+/* the fewest WQEBBs the device's drivers give a send WQE's slot */
+#define NICSIM_MIN_SEND_WQEBBS			2
 #define NICSIM_WQE_OP_NOP			0
 #define NICSIM_WQE_OP_SEND_INVAL		1
 #define NICSIM_WQE_OP_RDMA_WRITE		8
@@ -293,8 +295,12 @@
 /* a window bind (opmod 0) or, with this opmod, an indirect mkey's layout */
 #define NICSIM_WQE_OP_UMR			0x25
 #define NICSIM_WQE_OPMOD_MKEY_LAYOUT		1
+/* a layout with an address segment: the mkey's start address and length */
+#define NICSIM_WQE_OPMOD_MKEY_LAYOUT_AT		2
 /* a layout's entries one WQE carries: 63 16-byte units less ctrl, layout */
 #define NICSIM_UMR_MAX_ENTRIES			61
+/* and less the address segment too */
+#define NICSIM_UMR_MAX_AT_ENTRIES		60
 
 /* the control segment's fm_ce_se byte (11) */
 #define NICSIM_WQE_CTRL_CQ_UPDATE		0x08

@@ -103,15 +103,18 @@ err_mr:
  * against the rights of the rkey's user, which the layout's own access then
  * narrows). Nothing gives the identity key to a consumer.
  *
- * An indirect mkey is zero based: map_mr_sg sets ibmr.iova to 0, and
- * consumers advertise and post offsets from the first byte (NVMe-oF, iSER
- * and SRP use ibmr.iova as given). Each MR takes max_num_sg entries of the
- * adapter's KLM table (mtt.klm.entries, 1024 on cx-gen3x16) for its life.
+ * map_mr_sg leaves ibmr.iova the DMA address of the first byte, as ib_core
+ * sets it; a ULP may change it before IB_WR_REG_MR (xprtrdma puts an RPC's
+ * xid in its top 32 bits, ib_update_fast_reg_key users keep it). The UMR
+ * gives the mkey ibmr.iova and ibmr.length as its start and length, so the
+ * rkey answers exactly [iova, iova + length). Each MR takes max_num_sg
+ * entries of the adapter's KLM table (mtt.klm.entries, 1024 on cx-gen3x16)
+ * for its life.
  */
 unsigned int nicsim_fr_pages = 6;
 module_param_named(fr_pages, nicsim_fr_pages, uint, 0444);
 MODULE_PARM_DESC(fr_pages,
-		 "Pages a fast-registration MR maps at most, 1 to 61 (default 6: NVMe-oF's admin queue and one I/O queue of 128 fit cx-gen3x16's 1024 KLM entries)");
+		 "Pages a fast-registration MR maps at most, 1 to 60 (default 6: NVMe-oF's admin queue and one I/O queue of 128 fit cx-gen3x16's 1024 KLM entries)");
 
 /* one PD's identity key made or dropped at a time */
 static DEFINE_MUTEX(nicsim_fr_lock);
@@ -155,7 +158,8 @@ struct ib_mr *nicsim_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 
 	if (type != IB_MR_TYPE_MEM_REG)
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!max_num_sg || max_num_sg > min(nicsim_fr_pages, NICSIM_UMR_MAX_ENTRIES))
+	if (!max_num_sg ||
+	    max_num_sg > min(nicsim_fr_pages, NICSIM_UMR_MAX_AT_ENTRIES))
 		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
@@ -206,8 +210,8 @@ int nicsim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 
 	mr->npages = 0;
 	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, nicsim_set_page);
+	/* where the layout's first entry starts, whatever iova becomes */
 	mr->first = ibmr->iova;
-	ibmr->iova = 0;
 	return n;
 }
 
@@ -221,7 +225,8 @@ static void nicsim_klm(u8 *e, u32 len, u32 key, u64 addr)
 
 /*
  * The body of IB_WR_REG_MR's UMR after its control segment: the access, a
- * repeat count of 0 (a list), the entry count in bytes 14..15, then each
+ * repeat count of 0 (a list), the entry count in bytes 14..15; the address
+ * segment (the MR's iova and length: the key's start and length); then each
  * run of contiguous pages as one entry, the first from the MR's first byte
  * and the last to its end. Returns the body's bytes, or -EINVAL if the MR
  * maps nothing or its entries do not fit room.
@@ -244,21 +249,23 @@ int nicsim_mr_layout(struct nicsim_mr *mr, int access, u8 *body, size_t room)
 			continue;
 		}
 		if (run_len) {
-			if (16 + 16 * (n + 1) > room)
+			if (32 + 16 * (n + 1) > room)
 				return -EINVAL;
-			nicsim_klm(body + 16 + 16 * n++, run_len, key, run_addr);
+			nicsim_klm(body + 32 + 16 * n++, run_len, key, run_addr);
 		}
 		run_addr = addr;
 		run_len = len;
 	}
-	if (left || 16 + 16 * (n + 1) > room)
+	if (left || 32 + 16 * (n + 1) > room)
 		return -EINVAL;
-	nicsim_klm(body + 16 + 16 * n++, run_len, key, run_addr);
-	memset(body, 0, 16);
+	nicsim_klm(body + 32 + 16 * n++, run_len, key, run_addr);
+	memset(body, 0, 32);
 	*(__be32 *)body = cpu_to_be32(nicsim_mr_access(access));
 	body[14] = n >> 8;
 	body[15] = n;
-	return 16 + 16 * n;
+	*(__be64 *)(body + 16) = cpu_to_be64(mr->ibmr.iova);
+	*(__be64 *)(body + 24) = cpu_to_be64(mr->ibmr.length);
+	return 32 + 16 * n;
 }
 
 struct ib_mr *nicsim_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,

@@ -77,7 +77,7 @@ static u8 *nicsim_wqe_body(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 		/* IB_WR_REG_MR: the MR's layout (nicsim_mr.c), at most 63 DS */
 		body = nicsim_mr_layout(to_nmr(reg_wr(wr)->mr),
 					reg_wr(wr)->access, seg,
-					16 * (1 + NICSIM_UMR_MAX_ENTRIES));
+					16 * (2 + NICSIM_UMR_MAX_AT_ENTRIES));
 		return body < 0 ? NULL : seg + body;
 	}
 	if (wr->send_flags & IB_SEND_INLINE) {
@@ -137,8 +137,11 @@ static int nicsim_post_one(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 	if (op == NICSIM_WQE_OP_SEND_INVAL || op == NICSIM_WQE_OP_LOCAL_INVAL) {
 		*(__be32 *)(w + 12) = cpu_to_be32(wr->ex.invalidate_rkey);
 	} else if (op == NICSIM_WQE_OP_UMR) {
-		/* the mkey, with the key byte the ULP chose for this layout */
-		w[0] = NICSIM_WQE_OPMOD_MKEY_LAYOUT;
+		/*
+		 * the mkey, with the key byte the ULP chose for this layout;
+		 * the layout carries the MR's iova and length
+		 */
+		w[0] = NICSIM_WQE_OPMOD_MKEY_LAYOUT_AT;
 		*(__be32 *)(w + 12) = cpu_to_be32(reg_wr(wr)->key);
 		/* the adapter's key from now on (DESTROY_MKEY names it) */
 		to_nmr(reg_wr(wr)->mr)->mkey = reg_wr(wr)->key;

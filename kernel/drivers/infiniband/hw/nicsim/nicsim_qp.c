@@ -57,27 +57,39 @@ static void nicsim_qp_mask_check(void)
 	BUILD_BUG_ON(IB_QPS_ERR != NICSIM_QPS_ERR);
 }
 
-/* The WQEBBs the largest WQE these capabilities allow takes, or 0. */
-static u32 nicsim_sq_wqebbs(struct nicsim_dev *dev, struct ib_qp_init_attr *a)
+/*
+ * The WQEBBs a send WQE's slot takes, or 0: the largest WQE these
+ * capabilities allow, and at least NICSIM_MIN_SEND_WQEBBS, as the device's
+ * other drivers size it. The inline data the slot holds goes to *room (at
+ * least what was asked, at most the device's limit), which is what the QP
+ * grants: mlx5 reports its spare room so, and consumers written against it
+ * post a few bytes inline on a QP that asked for none.
+ */
+static u32 nicsim_sq_wqebbs(struct nicsim_dev *dev, struct ib_qp_init_attr *a,
+			    u32 *room)
 {
 	u32 data = max_t(u32, a->cap.max_send_sge * NICSIM_DATA_SEG,
 			 ALIGN(4 + a->cap.max_inline_data, 16));
-	u32 bytes = NICSIM_CTRL_SEG + NICSIM_RADDR_SEG + NICSIM_ATOMIC_SEG + data;
+	/* a UD WQE has the address vector, the others may have both segments */
+	u32 head = NICSIM_CTRL_SEG + (nicsim_qp_type_ud(a->qp_type) ?
+		NICSIM_AV_SEG : NICSIM_RADDR_SEG + NICSIM_ATOMIC_SEG);
+	u32 wqebbs = DIV_ROUND_UP(head + data, NICSIM_WQEBB);
 
-	if (nicsim_qp_type_ud(a->qp_type))
-		bytes += NICSIM_AV_SEG;
 	if (a->cap.max_send_sge > dev->caps.max_sge ||
 	    a->cap.max_inline_data > dev->caps.max_inline ||
-	    bytes > NICSIM_WQEBB * NICSIM_MAX_WQEBBS)
+	    wqebbs > NICSIM_MAX_WQEBBS)
 		return 0;
-	return DIV_ROUND_UP(bytes, NICSIM_WQEBB);
+	wqebbs = max_t(u32, wqebbs, NICSIM_MIN_SEND_WQEBBS);
+	*room = min_t(u32, wqebbs * NICSIM_WQEBB - head - 4,
+		      dev->caps.max_inline);
+	return wqebbs;
 }
 
 /* Ring sizes from the capabilities asked for; the capabilities granted. */
 static int nicsim_qp_sizes(struct nicsim_dev *dev, struct nicsim_qp *qp,
 			   struct ib_qp_init_attr *a)
 {
-	u32 wqebbs = nicsim_sq_wqebbs(dev, a);
+	u32 room = 0, wqebbs = nicsim_sq_wqebbs(dev, a, &room);
 	u32 send_wr = max_t(u32, a->cap.max_send_wr, 1);
 	u32 recv_wr = max_t(u32, a->cap.max_recv_wr, 1);
 
@@ -99,6 +111,7 @@ static int nicsim_qp_sizes(struct nicsim_dev *dev, struct nicsim_qp *qp,
 	    qp->rq.log_size > NICSIM_MAX_LOG_WQ)
 		return -EINVAL;
 	a->cap.max_send_wr = BIT(qp->sq.log_size) / wqebbs;
+	a->cap.max_inline_data = room;
 	if (!a->srq)
 		a->cap.max_recv_wr = BIT(qp->rq.log_size);
 	qp->cap = a->cap;

@@ -52,7 +52,7 @@ int nicsim_query_device(struct ib_device *ibdev, struct ib_device_attr *props,
 		IB_DEVICE_MEM_WINDOW | IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	props->max_mw = c->max_mkey;
 	props->max_fast_reg_page_list_len = min(nicsim_fr_pages,
-						NICSIM_UMR_MAX_ENTRIES);
+						NICSIM_UMR_MAX_AT_ENTRIES);
 	return 0;
 }
 

@@ -41,7 +41,6 @@ class KernelHeaderTest {
             "NICSIM_CQE_OP_OWN", // Completion queues: CQE byte offsets
             "NICSIM_CQE_SOLICITED", // Completion queues: op_own bit 1
             "NICSIM_CQE_SYNDROME_MW_BIND_ERR", // the cqe-syndromes table (the generated header leaves windows out)
-            "NICSIM_UMR_MAX_ENTRIES", // docs/verbs.md, UMR: a layout's entries in one WQE (WqeFormat.MAX_LAYOUT_ENTRIES)
             "NICSIM_EQE_BYTES", "NICSIM_EQE_TYPE", "NICSIM_EQE_RESOURCE", "NICSIM_EQE_OWNER",
             "NICSIM_EQE_WRITTEN", // Async events
             "NICSIM_DBREC_RECV", "NICSIM_DBREC_SEND", "NICSIM_DBREC_CQ_CI", "NICSIM_DBREC_CQ_ARM", // doorbell records

@@ -55,6 +55,31 @@ class WqeFormatTest {
         assertEquals(ud, WqeFormat.decode(WqeFormat.encode(ud, true), true));
     }
 
+    /** A layout UMR with a start address: opmod 2, its address segment after the layout segment, an entry fewer. */
+    @Test
+    void layoutWithAStartAddressRoundTrips() {
+        List<WqeFormat.Klm> two = List.of(new WqeFormat.Klm(0x1000, 5000, 0x301, 0),
+                new WqeFormat.Klm(0x9000, 1500, 0x301, 0));
+        WqeFormat.MkeyLayout at = new WqeFormat.MkeyLayout(7, 0, two, 0xa5a5_0001_0000_0200L, 6000);
+        byte[] w = WqeFormat.encode(SendWqe.layout(5, 0x42, WqeFormat.CQ_UPDATE, 0x1703, at), false);
+        assertEquals(WqeFormat.OPMOD_MKEY_LAYOUT_AT, w[0]);
+        assertEquals(1 + 2 + 2, ds(w), "ctrl, layout and address segments, two entries");
+        assertEquals(0xa5a5_0001_0000_0200L, BigEndian.get64(w, 32));
+        assertEquals(6000, BigEndian.get64(w, 40));
+        assertEquals(at, WqeFormat.decode(w, false).layout());
+        WqeFormat.MkeyLayout zero = new WqeFormat.MkeyLayout(7, 0, two);
+        byte[] z = WqeFormat.encode(SendWqe.layout(5, 0x42, 0, 0x1703, zero), false);
+        assertEquals(WqeFormat.OPMOD_MKEY_LAYOUT, z[0]);
+        assertEquals(zero, WqeFormat.decode(z, false).layout());
+        List<WqeFormat.Klm> many = java.util.Collections.nCopies(WqeFormat.MAX_LAYOUT_ENTRIES, two.get(0));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> WqeFormat.encode(
+                SendWqe.layout(5, 0x42, 0, 0x1703, new WqeFormat.MkeyLayout(7, 0, many, 0x1000, 10)), false));
+        assertTrue(e.getMessage().contains("at most " + WqeFormat.MAX_LAYOUT_AT_ENTRIES), e.getMessage());
+        w[47] = 0; // length 0
+        w[46] = 0;
+        assertTrue(assertThrows(Malformed.class, () -> WqeFormat.decode(w, false)).getMessage().contains("length 0"));
+    }
+
     @Test
     void zeroLengthSgesGetNoSegmentAndInlineIsPaddedTo16() {
         byte[] w = WqeFormat.encode(wqe(WqeLayout.OP_SEND, List.of(new Sge(1, 0, 1), new Sge(2, 5, 2)), null), false);

@@ -96,7 +96,7 @@ public final class MttStimulus implements Clocked {
                 long mkey, va;
                 if (m == null) { // the first list: an indirect key inside an indirect key
                     mkey = 20 << 8 | mkeys.get(direct.size()).key();
-                    va = 0;
+                    va = INDIRECT_START;
                 } else {
                     long room = m.length() - Math.min(m.length(), pieceLen + stride * (repeat - 1));
                     long off = room == 0 ? 0 : (long) (rnd.nextDouble() * room);
@@ -106,13 +106,21 @@ public final class MttStimulus implements Clocked {
                 klmWrites.add(new KlmEntry(klmNext + j, mkey, va, pieceLen, stride));
                 total += pieceLen;
             }
-            MkeyContext c = MkeyContext.indirect(index, MttPorts.STATE_VALID, rnd.nextInt(256), pd, total * repeat, rnd.nextInt(32), klmNext, n,
-                    repeat);
+            // the first list starts at a VA of its own (a kernel ULP's iova: an xid in its top 32 bits), the
+            // others at 0
+            long key = rnd.nextInt(256), length = total * repeat, access = rnd.nextInt(32);
+            MkeyContext c = i == 0
+                    ? MkeyContext.indirectAt(index, MttPorts.STATE_VALID, key, pd, INDIRECT_START, length, access, klmNext,
+                            n, repeat)
+                    : MkeyContext.indirect(index, MttPorts.STATE_VALID, key, pd, length, access, klmNext, n, repeat);
             klmNext += n;
             mkeys.add(c);
             writes.add(c);
         }
     }
+
+    /** Where the first indirect mkey's VAs start. */
+    private static final long INDIRECT_START = 0xa5a5_0001_0000_0200L;
 
     /** A page-aligned VA anywhere in 64 bits, far enough below 2^64 that an MR of 8 GiB does not wrap. */
     private long highVa(long page) {
