@@ -215,7 +215,9 @@ class EcosystemTest {
         int c = cli.await(120), s = srv.await(60);
         for (Run r : List.of(cli, srv)) {
             assertTrue(r.output().contains("DAPL Test Complete. PASSED"), r.output() + "\n--- serve:\n" + served.log());
-            assertTrue(r.output().contains("RDMA write (bi-direction)") && r.output().contains("40 x 65536"), r.output());
+            // "RDMA write (bi-direction): ... 40 x 65536": 20 WRITEs each way, counted by the program
+            assertTrue(r.output().contains("RDMA write (bi-direction)") && r.output().contains("40 x 65536"),
+                    r.output());
         }
         assertEquals(0, c, cli.output());
         assertEquals(0, s, srv.output());
