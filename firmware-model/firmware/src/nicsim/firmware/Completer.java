@@ -43,7 +43,7 @@ final class Completer {
             if (!op.control && (op.w.signaled() || q.sqSigAll))
                 q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
         }
-        if (q.outstanding.isEmpty()) cancelTimer();
+        if (q.outstanding.isEmpty()) stopTimer();
         q.checkDrained();
         q.requester.pump();
         if (q.dci != null && q.outstanding.isEmpty() && q.pending.isEmpty()) q.dci.quiet();
@@ -122,9 +122,23 @@ final class Completer {
     void restartTimer() {
         cancelTimer();
         armTimer();
+        if (q.outstanding.isEmpty()) stopTimer();
     }
 
     void cancelTimer() { timerDue = -1; }
+
+    /**
+     * Stops the timer and takes its pending event off the simulator: with nothing outstanding none may stay
+     * queued, or a wait in a verb that nothing else will end runs simulated time on to it (the ACK timeout:
+     * 67 ms at timeout 14, 4.29 s at 20) for nothing, and a poll is not answered empty until it has passed.
+     */
+    void stopTimer() {
+        timerDue = -1;
+        if (timer != null) {
+            timer.cancel();
+            timer = null;
+        }
+    }
 
     private void retried(String why) {
         if (retries++ == 0) retryingSince = q.fw.sim.now();
@@ -136,7 +150,7 @@ final class Completer {
     /** The requester's progress is as at a reset: nothing retried. */
     /** The QP went to RESET: no timer, no wait, no retries counted. */
     void reset() {
-        cancelTimer();
+        stopTimer();
         resetProgress();
         rnrWaiting = false;
     }
@@ -287,7 +301,7 @@ final class Completer {
 
     /** Stops sending, then after {@code picos} sends everything again from {@code psn} on (an RNR NAK's or a CNAK's wait). */
     private void waitThenGoBack(int psn, long picos) {
-        cancelTimer();
+        stopTimer();
         rnrWaiting = true;
         q.fw.sim.scheduleIn(picos, q.live(() -> {
             if (q.state == QpState.ERR) return;

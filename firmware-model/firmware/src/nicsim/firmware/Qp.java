@@ -320,7 +320,7 @@ final class Qp {
 
     void destroy() {
         generation++;
-        completer.cancelTimer();
+        completer.stopTimer();
         if (dct != null) dct.releaseAll();
     }
 
@@ -334,7 +334,7 @@ final class Qp {
         }
         if (dct != null) dct.releaseAll();
         state = QpState.ERR;
-        completer.cancelTimer();
+        completer.stopTimer();
         completer.resetProgress();
         responder.cur = null;
         responder.rx.clear();
@@ -345,7 +345,7 @@ final class Qp {
     /** UD/UC requester errors stop only the send queue (SQE); its WQEs flush, receives continue. */
     void toSqError() {
         state = QpState.SQE;
-        completer.cancelTimer();
+        completer.stopTimer();
         flushSq();
     }
 

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * Programs of Debian's verbs ecosystem that work on nicsim and no other test runs (docs/attach.md, "The
  * Debian verbs ecosystem"), each unchanged as Debian ships it: rdmacm-utils' rcopy (rsockets), fio's rdma
  * engine, libfabric's fi_pingpong over the verbs provider (msg, dgram, and rdm over rxm), MPICH, and dapl2-utils'
- * dapltest. fio, libfabric-bin,
+ * dapltest and dtest. fio, libfabric-bin,
  * mpich and dapl2-utils are installed by scripts/ensure-tools.sh --rdma: without one, its test is skipped, saying
  * which is missing.
  */
@@ -196,5 +196,44 @@ class EcosystemTest {
         assertTrue(cli.output().contains("Total Recv       :       0.40 MB"), cli.output());
         assertTrue(served.world.sim.counters().scope("node1").get("Firmware.packets_out") >= 100,
                 "the SENDs went through node 1's adapter: " + served.world.sim.counters().scope("node1").snapshot());
+    }
+
+    @Test
+    void dtestWritesReadsAndPingPongsOverDaplsUdCm() throws Exception {
+        assumeTrue(installed("dtest"), "dapl2-utils is not installed (apt-get install dapl2-utils)");
+        // dapl's UD-based CM (libdaploucm) on each node's nicsim0 port 1; the server hands its LID and QPN to the
+        // client over TCP (port 15828, to node1). dtest's defaults move 1000 WRITEs of 4 MiB each way (8 GB, half
+        // an hour of wall time here: docs/attach.md R13), so 20 of 64 KiB, then its READs and 100 ping-pongs
+        Path conf = Files.createTempDirectory("nicsim-dtest").resolve("dat.conf");
+        Files.writeString(conf, "ofa-v2-nicsim0-1u u2.0 nonthreadsafe default libdaploucm.so.2 dapl.2.0 \"nicsim0 1\""
+                + " \"\"\n");
+        String env = "DAT_OVERRIDE=" + conf;
+        List<String> args = List.of("dtest", "-P", "ofa-v2-nicsim0-1u", "-B", "20", "-b", "65536");
+        Run srv = Programs.start(served, 1, false, concat(List.of("env", env), args, List.of()));
+        Programs.awaitListening(srv, 15828);
+        Run cli = Programs.start(served, 0, false, concat(List.of("env", env), args, List.of("-h", "node1")));
+        int c = cli.await(120), s = srv.await(60);
+        for (Run r : List.of(cli, srv)) {
+            assertTrue(r.output().contains("DAPL Test Complete. PASSED"), r.output() + "\n--- serve:\n" + served.log());
+            // "RDMA write (bi-direction): ... 40 x 65536": 20 WRITEs each way, counted by the program
+            assertTrue(r.output().contains("RDMA write (bi-direction)") && r.output().contains("40 x 65536"),
+                    r.output());
+        }
+        assertEquals(0, c, cli.output());
+        assertEquals(0, s, srv.output());
+        assertTrue(cli.output().contains("CLIENT: RCV RDMA read buffer contains: server RDMA read data"), cli.output());
+        // each wait with nothing in flight used to run simulated time on to a dead ACK timer (4.29 s, dapl's
+        // timeout 20) before the poll was answered empty; the whole run is milliseconds of the adapters' time
+        assertTrue(served.world.now() < 1_000_000_000_000L, "simulated " + served.world.now() + " ps");
+        assertEquals(0, served.world.sim.counters().get("Firmware.retransmits"), "nothing was lost");
+        assertTrue(served.world.sim.counters().scope("node1").get("Firmware.packets_out") >= 20 * 65536 / 4096,
+                "node 1's WRITEs: " + served.world.sim.counters().scope("node1").snapshot());
+    }
+
+    private static String[] concat(List<String> a, List<String> b, List<String> c) {
+        List<String> all = new java.util.ArrayList<>(a);
+        all.addAll(b);
+        all.addAll(c);
+        return all.toArray(new String[0]);
     }
 }
