@@ -62,7 +62,9 @@ public final class CqRing {
     }
 
     /** Whether the next entry is software's (a look that changes nothing). */
-    public boolean ready() { return owned(driver.host().memory.read(ring + 64L * (consumer & (size - 1)) + 63, 1)[0], consumer); }
+    public boolean ready() {
+        return owned(driver.host().memory.read(ring + 64L * (consumer & (size - 1)) + 63, 1)[0], consumer);
+    }
 
     /** The next entry if it is software's (the consumer index then moves past it), else null. */
     public byte[] next() {

@@ -2,6 +2,7 @@ package nicsim.verbs;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntConsumer;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.driver.Driver;
@@ -19,9 +20,12 @@ public final class CompletionQueue extends VerbsObject {
     private final CompletionChannel channel;
     private final int vector;
     private long events;
-    /** Armed by software and not yet fired, as far as software knows: on a shared vector it tells this CQ's interrupt from another's. */
+    /**
+     * Armed by software and not yet fired, as far as software knows: on a shared vector it tells this CQ's
+     * interrupt from another's.
+     */
     private boolean armed, armedSolicitedOnly;
-    private final java.util.function.IntConsumer onInterrupt = this::interrupted;
+    private final IntConsumer onInterrupt = this::interrupted;
 
     CompletionQueue(Context ctx, int cqe, CompletionChannel channel) {
         super(ctx);
@@ -79,7 +83,8 @@ public final class CompletionQueue extends VerbsObject {
         if (ring.started()) ring.publishConsumer();
         long base = CqRing.invalidRing(driver, size);
         try {
-            driver.command(Cmd.RESIZE_CQ, Cmd.RESIZE_CQ_IN, new Cmd.ResizeCq(cqn, base, Integer.numberOfTrailingZeros(size)), Cmd.EMPTY);
+            driver.command(Cmd.RESIZE_CQ, Cmd.RESIZE_CQ_IN,
+                    new Cmd.ResizeCq(cqn, base, Integer.numberOfTrailingZeros(size)), Cmd.EMPTY);
         } catch (RuntimeException e) {
             driver.host().freePhysical(base, 64L * size);
             throw e;
@@ -112,7 +117,9 @@ public final class CompletionQueue extends VerbsObject {
             SharedReceiveQueue s = srqn == 0 ? null : ctx.srqs.get((int) srqn);
             if (s != null && s.type() == SrqType.TM) return s.tmCompletion(v, e);
             if (s != null && s.type() == SrqType.XRC) {
-                if (qp != null && v.opcode() == Cqe64.RESP_ERR && Cqe64.status(v.syndrome()) != WcStatus.WR_FLUSH_ERR) qp.movedByDevice(QpState.ERR);
+                if (qp != null && v.opcode() == Cqe64.RESP_ERR
+                        && Cqe64.status(v.syndrome()) != WcStatus.WR_FLUSH_ERR)
+                    qp.movedByDevice(QpState.ERR);
                 byte[] inline = Cqe64.inlineData(e);
                 if (inline != null) QueuePair.scatter(ctx.driver.host(), inline, s.sges(v.wqeCounter()));
                 return QueuePair.received(s.take(v.wqeCounter()), v, e);
@@ -122,7 +129,10 @@ public final class CompletionQueue extends VerbsObject {
         return qp.complete(v, e);
     }
 
-    /** Removes the completions of {@code qpn} that software has not polled (done on a QP reset, as mlx5's __mlx5_cq_clean). */
+    /**
+     * Removes the completions of {@code qpn} that software has not polled (done on a QP reset, as mlx5's
+     * __mlx5_cq_clean).
+     */
     void clean(int qpn) { ring.clean(e -> Cqe64.parse(e).qpn() == qpn); }
 
     /** ibv_req_notify_cq: the next completion (or next solicited one) raises an event on the channel. */

@@ -2,6 +2,7 @@ package nicsim.verbs;
 
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
@@ -61,7 +62,8 @@ public final class Context extends VerbsObject {
     public QueuePair createQp(QpInitAttr attr) {
         checkOpen();
         if (attr.qpType() != QpType.XRC_RECV)
-            throw new VerbsException(Errno.EINVAL, "Context.createQp is for XRC_RECV QPs; a " + attr.qpType() + " QP is created through its PD");
+            throw new VerbsException(Errno.EINVAL, "Context.createQp is for XRC_RECV QPs; a " + attr.qpType()
+                    + " QP is created through its PD");
         return new QueuePair(this, attr);
     }
 
@@ -89,8 +91,8 @@ public final class Context extends VerbsObject {
         Cmd.HcaCap c = driver.caps();
         return new DeviceAttr(String.format("%d.%d", Cmd.FW_REV >>> 16, Cmd.FW_REV & 0xffff), Cmd.PCI_VENDOR,
                 Cmd.PCI_DEVICE, (int) c.maxQp(), (int) c.maxQpWr(), (int) c.maxSge(), (int) c.maxCq(), (int) c.maxCqe(),
-                (int) c.maxMkey(), (int) c.maxPd(), (int) c.maxRdAtomic(), (int) c.maxRdAtomic(), c.maxMsgSize(), (int) c.maxInline(),
-                driver.odpSupported() ? OdpCaps.NICSIM : OdpCaps.NONE, c.maxDm());
+                (int) c.maxMkey(), (int) c.maxPd(), (int) c.maxRdAtomic(), (int) c.maxRdAtomic(), c.maxMsgSize(),
+                (int) c.maxInline(), driver.odpSupported() ? OdpCaps.NICSIM : OdpCaps.NONE, c.maxDm());
     }
 
     public PortAttr queryPort(int port) {
@@ -100,13 +102,15 @@ public final class Context extends VerbsObject {
 
     /** What ibv_query_port says of {@code driver}'s adapter's port {@code port}. */
     public static PortAttr portAttr(Driver driver, int port) {
-        if (port != 1) throw new VerbsException(Errno.EINVAL, "port " + port + " does not exist (the adapter has port 1)");
+        if (port != 1)
+            throw new VerbsException(Errno.EINVAL, "port " + port + " does not exist (the adapter has port 1)");
         Cmd.HcaCap c = driver.caps();
         byte[] gid = new byte[16];
         gid[0] = (byte) 0xfe;
         gid[1] = (byte) 0x80;
         gid[15] = (byte) c.lid();
-        return new PortAttr(PortState.ACTIVE, (int) c.lid(), Mtu.of((int) c.maxMtu()), Mtu.of((int) c.maxMtu()), gid, c.maxMsgSize());
+        return new PortAttr(PortState.ACTIVE, (int) c.lid(), Mtu.of((int) c.maxMtu()), Mtu.of((int) c.maxMtu()), gid,
+                c.maxMsgSize());
     }
 
     /** Whether an async event for this context's objects has come (a look that takes none). */
@@ -145,8 +149,9 @@ public final class Context extends VerbsObject {
     @Override public void close() {
         if (isClosed()) return;
         driver.events().removeIf(e -> mine(EventType.of((int) e[0]), (int) e[1])); // nobody will take them now
-        for (QueuePair qp : java.util.List.copyOf(qps.values())) qp.close();
-        for (SharedReceiveQueue s : java.util.List.copyOf(srqs.values())) if (s.type() != SrqType.BASIC) s.close(); // XRC and TM SRQs hold a CQ
+        for (QueuePair qp : List.copyOf(qps.values())) qp.close();
+        for (SharedReceiveQueue s : List.copyOf(srqs.values()))
+            if (s.type() != SrqType.BASIC) s.close(); // XRC and TM SRQs hold a CQ
         closeChildren(ProtectionDomain.class); // their regions may hold device memory, which goes with the rest
         super.close();
     }

@@ -28,8 +28,8 @@ public final class HostBuffer {
 
     private void check(long off, long len) {
         if (off < 0 || len < 0 || off + len > length)
-            throw new IndexOutOfBoundsException("offset " + off + " + length " + len + " outside the " + length + "-byte buffer at 0x"
-                    + Long.toHexString(va));
+            throw new IndexOutOfBoundsException("offset " + off + " + length " + len + " outside the " + length
+                    + "-byte buffer at 0x" + Long.toHexString(va));
     }
 
     @Override public String toString() { return String.format("HostBuffer(0x%x, %d B)", va, length); }

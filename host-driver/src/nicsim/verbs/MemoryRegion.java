@@ -1,7 +1,9 @@
 package nicsim.verbs;
 
+import java.util.function.LongUnaryOperator;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.driver.Driver;
 import nicsim.driver.Host;
 
 /**
@@ -24,10 +26,12 @@ public final class MemoryRegion extends VerbsObject {
     /** The device memory the region is over, or null: host memory. */
     private final DeviceMemory dm;
 
-    MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access) { this(pd, addr, length, iova, access, pd.ctx.driver.host()::pa); }
+    MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access) {
+        this(pd, addr, length, iova, access, pd.ctx.driver.host()::pa);
+    }
 
     /** Registration where {@code pa} gives the physical address behind each virtual page (-1: not mapped). */
-    MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access, java.util.function.LongUnaryOperator pa) {
+    MemoryRegion(ProtectionDomain pd, long addr, long length, long iova, int access, LongUnaryOperator pa) {
         super(pd);
         this.dm = null;
         register(pd, addr, length, iova, access, pa, false);
@@ -35,7 +39,7 @@ public final class MemoryRegion extends VerbsObject {
     }
 
     /** An implicit on-demand region over the whole address space (ProtectionDomain#regMrImplicitMapped). */
-    MemoryRegion(ProtectionDomain pd, int access, java.util.function.LongUnaryOperator pager) {
+    MemoryRegion(ProtectionDomain pd, int access, LongUnaryOperator pager) {
         super(pd);
         this.dm = null;
         if ((access & AccessFlags.ON_DEMAND) == 0)
@@ -52,8 +56,7 @@ public final class MemoryRegion extends VerbsObject {
         this.mkey = key;
         this.implicit = true;
         pd.ctx.driver.implicitRegistered((key & 0xFFFFFFFFL) >>> 8, pager);
-        pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, key & 0xFFFFFFFFL, 0, IMPLICIT_LENGTH,
-                0));
+        pd.ctx.driver.odpRegistered(new Driver.OdpRegion(pd.pdn, key & 0xFFFFFFFFL, 0, IMPLICIT_LENGTH, 0));
         made();
     }
 
@@ -78,7 +81,10 @@ public final class MemoryRegion extends VerbsObject {
                     + pd.ctx.driver.host().profile.name() + " has no on-demand paging (odpCaps() is empty)");
     }
 
-    /** A zero-based region over device memory {@code dm}: {@code addr} is the physical address of its first byte (ibv_reg_dm_mr). */
+    /**
+     * A zero-based region over device memory {@code dm}: {@code addr} is the physical address of its first byte
+     * (ibv_reg_dm_mr).
+     */
     MemoryRegion(ProtectionDomain pd, DeviceMemory dm, long addr, long length, int access) {
         super(pd);
         this.dm = dm;
@@ -92,7 +98,7 @@ public final class MemoryRegion extends VerbsObject {
      * {@code iova}) in {@code pd} with {@code access}: a new key (CREATE_MKEY), or with {@code
      * keep} this region's key again (REREG_MKEY); the region then is that.
      */
-    private void register(ProtectionDomain pd, long addr, long length, long iova, int access, java.util.function.LongUnaryOperator pa,
+    private void register(ProtectionDomain pd, long addr, long length, long iova, int access, LongUnaryOperator pa,
                           boolean keep) {
         checkAccess(pd, access);
         if (length < 0 || (length == 0 && dm == null)) // mlx5 registers device memory of length 0
@@ -127,9 +133,13 @@ public final class MemoryRegion extends VerbsObject {
         Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, zeroBasedIova, length, access & ~AccessFlags.ON_DEMAND,
                 shift, addr - first, pages, listAt);
         int key;
-        try { // the firmware copies the list into its translation table before it answers: the list is needed until then
-            key = keep ? mkey : (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
-            if (keep) pd.ctx.driver.command(Cmd.REREG_MKEY, Cmd.REREG_MKEY_IN, new Cmd.ReregMkey(mkey & 0xFFFFFFFFL, c), Cmd.EMPTY);
+        // the firmware copies the list into its translation table before it answers: the list is needed until then
+        try {
+            key = keep ? mkey
+                    : (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
+            if (keep)
+                pd.ctx.driver.command(Cmd.REREG_MKEY, Cmd.REREG_MKEY_IN, new Cmd.ReregMkey(mkey & 0xFFFFFFFFL, c),
+                        Cmd.EMPTY);
         } finally {
             host.freePhysical(listAt, list.length);
         }
@@ -140,11 +150,11 @@ public final class MemoryRegion extends VerbsObject {
         this.access = access;
         this.mkey = key;
         if ((access & AccessFlags.ON_DEMAND) != 0)
-            pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, this.iova));
+            pd.ctx.driver.odpRegistered(new Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, this.iova));
     }
 
     /** The adapter's largest page: translations of up to 2 MB (CREATE_MKEY's pageShift 12..21). */
-    public static final int MAX_PAGE_SHIFT = nicsim.abi.Cmd.MAX_PAGE_SHIFT;
+    public static final int MAX_PAGE_SHIFT = Cmd.MAX_PAGE_SHIFT;
 
     /**
      * The largest page (log2, up to {@code most} and {@link #MAX_PAGE_SHIFT}) in which the small pages at {@code
@@ -180,14 +190,17 @@ public final class MemoryRegion extends VerbsObject {
 
     /** As {@link #rereg}, for memory that is not the node's own ({@link ProtectionDomain#regMrMapped}). */
     public void reregMapped(int flags, ProtectionDomain newPd, long newAddr, long newLength, int newAccess,
-                            java.util.function.LongUnaryOperator pa) {
+                            LongUnaryOperator pa) {
         checkOpen();
-        if (dm != null) throw new VerbsException(Errno.EINVAL, "rereg of a region over device memory (ibv_rereg_mr takes IBV_MR_TYPE_MR only)");
+        if (dm != null)
+            throw new VerbsException(Errno.EINVAL,
+                    "rereg of a region over device memory (ibv_rereg_mr takes IBV_MR_TYPE_MR only)");
         if (implicit) throw new VerbsException(Errno.EINVAL, "rereg of an implicit on-demand region");
         if ((flags & ~(REREG_CHANGE_TRANSLATION | REREG_CHANGE_PD | REREG_CHANGE_ACCESS)) != 0)
             throw new VerbsException(Errno.EINVAL, String.format("rereg flags 0x%x has unknown bits", flags));
         ProtectionDomain p = (flags & REREG_CHANGE_PD) != 0 ? newPd : pd;
-        if (p == null || p.isClosed() || p.ctx != pd.ctx) throw new VerbsException(Errno.EINVAL, "rereg: the new PD is not an open PD of this context");
+        if (p == null || p.isClosed() || p.ctx != pd.ctx)
+            throw new VerbsException(Errno.EINVAL, "rereg: the new PD is not an open PD of this context");
         boolean move = (flags & REREG_CHANGE_TRANSLATION) != 0;
         int acc = (flags & REREG_CHANGE_ACCESS) != 0 ? newAccess : access;
         if (((acc ^ access) & AccessFlags.ON_DEMAND) != 0)
@@ -198,7 +211,7 @@ public final class MemoryRegion extends VerbsObject {
         try {
             register(p, move ? newAddr : addr, move ? newLength : length, move ? newAddr : iova, acc, pa, true);
         } catch (RuntimeException e) {
-            if (odp) pd.ctx.driver.odpRegistered(new nicsim.driver.Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, iova));
+            if (odp) pd.ctx.driver.odpRegistered(new Driver.OdpRegion(pd.pdn, mkey & 0xFFFFFFFFL, addr, length, iova));
             throw e;
         }
         if (p != oldPd) reparent(p);

@@ -18,7 +18,8 @@ public final class Mkey extends VerbsObject {
         if (maxEntries < 1 || maxEntries > 0xFFFF)
             throw new VerbsException(Errno.EINVAL, "createIndirectMkey maxEntries " + maxEntries + " must be 1..65535");
         if (!pd.ctx.driver.umrSupported())
-            throw new VerbsException(Errno.EOPNOTSUPP, "createIndirectMkey: profile " + pd.ctx.driver.host().profile.name() + " has no indirect mkeys (UMR)");
+            throw new VerbsException(Errno.EOPNOTSUPP, "createIndirectMkey: profile "
+                    + pd.ctx.driver.host().profile.name() + " has no indirect mkeys (UMR)");
         this.pd = pd;
         this.maxEntries = maxEntries;
         this.key = (int) pd.ctx.driver.command(Cmd.CREATE_INDIRECT_MKEY, Cmd.CREATE_INDIRECT_MKEY_IN,
@@ -37,5 +38,7 @@ public final class Mkey extends VerbsObject {
 
     @Override protected String describe() { return String.format("Mkey(0x%x)", key); }
 
-    @Override protected void destroy() { pd.ctx.driver.command(Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(key & 0xFFFFFFFFL), Cmd.EMPTY); }
+    @Override protected void destroy() {
+        pd.ctx.driver.command(Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(key & 0xFFFFFFFFL), Cmd.EMPTY);
+    }
 }

@@ -1,6 +1,8 @@
 package nicsim.verbs;
 
+import java.util.function.LongUnaryOperator;
 import nicsim.abi.Cmd;
+import nicsim.fabric.Packet;
 
 /** A protection domain (ibv_pd). */
 public final class ProtectionDomain extends VerbsObject {
@@ -37,14 +39,15 @@ public final class ProtectionDomain extends VerbsObject {
     public void adviseMr(AdviseAdvice advice, int flags, Sge... sges) {
         checkOpen();
         if ((flags & ~ADVISE_MR_FLAG_FLUSH) != 0)
-            throw new VerbsException(Errno.EINVAL, "adviseMr flags 0x" + Integer.toHexString(flags) + ": only IBV_ADVISE_MR_FLAG_FLUSH (1)");
+            throw new VerbsException(Errno.EINVAL, "adviseMr flags 0x" + Integer.toHexString(flags)
+                    + ": only IBV_ADVISE_MR_FLAG_FLUSH (1)");
         if (sges.length == 0) throw new VerbsException(Errno.EINVAL, "adviseMr: no SGE");
         if (advice == AdviseAdvice.PREFETCH_NO_FAULT) return;
-        int op = (flags & ADVISE_MR_FLAG_FLUSH) != 0 ? nicsim.abi.Cmd.ODP_PREFETCH_FLUSH : nicsim.abi.Cmd.ODP_PREFETCH;
+        int op = (flags & ADVISE_MR_FLAG_FLUSH) != 0 ? Cmd.ODP_PREFETCH_FLUSH : Cmd.ODP_PREFETCH;
         for (Sge s : sges) {
             try {
-                ctx.driver.command(op, nicsim.abi.Cmd.ODP_PREFETCH_IN,
-                        new nicsim.abi.Cmd.OdpPrefetch(pdn, s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL), nicsim.abi.Cmd.EMPTY);
+                var in = new Cmd.OdpPrefetch(pdn, s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL);
+                ctx.driver.command(op, Cmd.ODP_PREFETCH_IN, in, Cmd.EMPTY);
             } catch (VerbsException e) {
                 throw new VerbsException(e.errno(), "adviseMr SGE " + s + ": " + e.getMessage());
             }
@@ -64,14 +67,19 @@ public final class ProtectionDomain extends VerbsObject {
      * physical address of a 2 MB page (from its 2 MB-aligned virtual address), or -1 if nothing is
      * mapped there; it is asked when the adapter first touches the page.
      */
-    public MemoryRegion regMrImplicitMapped(int access, java.util.function.LongUnaryOperator pager) {
+    public MemoryRegion regMrImplicitMapped(int access, LongUnaryOperator pager) {
         checkOpen();
         return new MemoryRegion(this, access, pager);
     }
 
-    public MemoryRegion regMrIova(HostBuffer buf, long iova, int access) { return regMrIova(buf.addr(), buf.length(), iova, access); }
+    public MemoryRegion regMrIova(HostBuffer buf, long iova, int access) {
+        return regMrIova(buf.addr(), buf.length(), iova, access);
+    }
 
-    /** ibv_reg_mr_iova: registers {@code length} bytes at virtual {@code addr}, addressed by the adapter as {@code iova} on. */
+    /**
+     * ibv_reg_mr_iova: registers {@code length} bytes at virtual {@code addr}, addressed by the adapter as {@code
+     * iova} on.
+     */
     public MemoryRegion regMrIova(long addr, long length, long iova, int access) {
         checkOpen();
         return new MemoryRegion(this, addr, length, iova, access);
@@ -82,7 +90,7 @@ public final class ProtectionDomain extends VerbsObject {
      * buffer, mapped into host memory by {@link nicsim.host.HostMemory#attach}): {@code pa} gives
      * the physical address behind each virtual page of {@code [addr, addr + length)}.
      */
-    public MemoryRegion regMrMapped(long addr, long length, long iova, int access, java.util.function.LongUnaryOperator pa) {
+    public MemoryRegion regMrMapped(long addr, long length, long iova, int access, LongUnaryOperator pa) {
         checkOpen();
         return new MemoryRegion(this, addr, length, iova, access, pa);
     }
@@ -94,12 +102,14 @@ public final class ProtectionDomain extends VerbsObject {
      */
     public MemoryRegion regDmMr(DeviceMemory dm, long offset, long length, int access) {
         checkOpen();
-        if (dm.isClosed() || dm.ctx != ctx) throw new VerbsException(Errno.EINVAL, "regDmMr: the device memory is not an open one of this context");
+        if (dm.isClosed() || dm.ctx != ctx)
+            throw new VerbsException(Errno.EINVAL, "regDmMr: the device memory is not an open one of this context");
         if ((access & AccessFlags.ZERO_BASED) == 0 || (access & AccessFlags.ON_DEMAND) != 0)
-            throw new VerbsException(Errno.EINVAL, String.format("regDmMr access 0x%x must be ZERO_BASED and not ON_DEMAND", access));
+            throw new VerbsException(Errno.EINVAL,
+                    String.format("regDmMr access 0x%x must be ZERO_BASED and not ON_DEMAND", access));
         if (offset < 0 || length < 0 || offset > dm.length() - length)
-            throw new VerbsException(Errno.EINVAL, String.format("regDmMr of %d bytes at %d: outside the %d bytes of device memory", length, offset,
-                    dm.length()));
+            throw new VerbsException(Errno.EINVAL, String.format(
+                    "regDmMr of %d bytes at %d: outside the %d bytes of device memory", length, offset, dm.length()));
         return new MemoryRegion(this, dm, dm.physical() + offset, length, access);
     }
 
@@ -131,8 +141,10 @@ public final class ProtectionDomain extends VerbsObject {
 
     public AddressHandle createAh(AhAttr attr) {
         checkOpen();
-        if (attr.portNum() != 1) throw new VerbsException(Errno.EINVAL, "AhAttr.portNum " + attr.portNum() + " does not exist (port 1 only)");
-        boolean mcast = nicsim.fabric.Packet.multicastLid(attr.dlid());
+        if (attr.portNum() != 1)
+            throw new VerbsException(Errno.EINVAL,
+                    "AhAttr.portNum " + attr.portNum() + " does not exist (port 1 only)");
+        boolean mcast = Packet.multicastLid(attr.dlid());
         if (attr.dlid() <= 0 || attr.dlid() > 0xBFFF && !mcast)
             throw new VerbsException(Errno.EINVAL, "AhAttr.dlid " + attr.dlid()
                     + " is neither a unicast nor a multicast LID");
@@ -144,5 +156,7 @@ public final class ProtectionDomain extends VerbsObject {
 
     @Override protected String describe() { return "ProtectionDomain(" + pdn + ")"; }
 
-    @Override protected void destroy() { ctx.driver.command(Cmd.DEALLOC_PD, Cmd.HANDLE, new Cmd.Handle(pdn), Cmd.EMPTY); }
+    @Override protected void destroy() {
+        ctx.driver.command(Cmd.DEALLOC_PD, Cmd.HANDLE, new Cmd.Handle(pdn), Cmd.EMPTY);
+    }
 }

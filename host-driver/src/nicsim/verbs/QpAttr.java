@@ -3,8 +3,8 @@ package nicsim.verbs;
 /** Queue pair attributes (struct ibv_qp_attr): what modify sets (per mask bit) and query returns. */
 public final class QpAttr {
     private QpState qpState = QpState.RESET, curQpState = QpState.RESET;
-    private int pkeyIndex, portNum = 1, qpAccessFlags, qkey, destQpNum, rqPsn, sqPsn, maxDestRdAtomic, maxRdAtomic, minRnrTimer,
-            timeout, retryCnt, rnrRetry;
+    private int pkeyIndex, portNum = 1, qpAccessFlags, qkey, destQpNum, rqPsn, sqPsn, maxDestRdAtomic, maxRdAtomic,
+            minRnrTimer, timeout, retryCnt, rnrRetry;
     private Mtu pathMtu = Mtu.MTU_1024;
     private AhAttr ahAttr = new AhAttr();
     private boolean enSqdAsyncNotify, sqDraining;

@@ -23,7 +23,10 @@ public final class QpInitAttr {
     public QpInitAttr maxRecvSge(int v) { maxRecvSge = v; return this; }
     public QpInitAttr maxInlineData(int v) { maxInlineData = v; return this; }
     public QpInitAttr sqSigAll(boolean v) { sqSigAll = v; return this; }
-    /** Small receives may be placed in the CQE instead of the buffer (MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE); the library copies them on. */
+    /**
+     * Small receives may be placed in the CQE instead of the buffer (MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE); the
+     * library copies them on.
+     */
     public QpInitAttr scatterToCqe(boolean v) { scatterToCqe = v; return this; }
     public boolean scatterToCqe() { return scatterToCqe; }
     /**

@@ -1,7 +1,11 @@
 package nicsim.verbs;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
@@ -10,6 +14,8 @@ import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.driver.Driver;
 import nicsim.driver.Host;
+import nicsim.fabric.Grh;
+import nicsim.fabric.Packet;
 import nicsim.provider.RecvRing;
 import nicsim.provider.SendRing;
 
@@ -31,9 +37,12 @@ public final class QueuePair extends VerbsObject {
     private final SharedReceiveQueue srq;
     private final int qpn, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInline;
     private final boolean sqSigAll;
-    /** A striding receive queue's stride bytes and strides per WQE (0: not striding), and the strides used of each posted WQE. */
+    /**
+     * A striding receive queue's stride bytes and strides per WQE (0: not striding), and the strides used of each
+     * posted WQE.
+     */
     private final int strideBytes, strides;
-    private final java.util.Map<Integer, Integer> stridesUsed = new java.util.HashMap<>();
+    private final Map<Integer, Integer> stridesUsed = new HashMap<>();
     /** The provider's rings: WQEs are written and doorbells rung there. */
     private final SendRing sq;
     private final RecvRing rq;
@@ -42,7 +51,7 @@ public final class QueuePair extends VerbsObject {
     /** A DRIVER QP's DC half (null: not DC). */
     private final DcType dcType;
     /** BIND_MW requests by ring slot: the window takes its new rkey when the bind completes. */
-    private final java.util.Map<Integer, SendWr> pendingBinds = new java.util.HashMap<>();
+    private final Map<Integer, SendWr> pendingBinds = new HashMap<>();
 
     QueuePair(ProtectionDomain pd, QpInitAttr a) { this(pd, pd.ctx, pd, a); }
 
@@ -59,42 +68,49 @@ public final class QueuePair extends VerbsObject {
         boolean target = type == QpType.XRC_RECV, initiator = type == QpType.XRC_SEND;
         this.dcType = a.dcType();
         if ((type == QpType.DRIVER) != (dcType != null))
-            throw new VerbsException(Errno.EINVAL, "createQp: QpInitAttr.dcType is for a DRIVER QP, and a DRIVER QP needs one (qpType "
-                    + type + ", dcType " + dcType + ")");
+            throw new VerbsException(Errno.EINVAL, "createQp: QpInitAttr.dcType is for a DRIVER QP, and a DRIVER QP"
+                    + " needs one (qpType " + type + ", dcType " + dcType + ")");
         boolean dct = dcType == DcType.DCT, dci = dcType == DcType.DCI;
         if (dct && (a.srq() == null || a.recvCq() == null))
-            throw new VerbsException(Errno.EINVAL, "createQp: a DCT takes its receives from an SRQ and completes them to recvCq (srq "
-                    + a.srq() + ", recvCq " + a.recvCq() + ")");
-        if (dci && a.srq() != null) throw new VerbsException(Errno.EINVAL, "createQp: a DCI only sends; it takes no SRQ");
+            throw new VerbsException(Errno.EINVAL, "createQp: a DCT takes its receives from an SRQ and completes them"
+                    + " to recvCq (srq " + a.srq() + ", recvCq " + a.recvCq() + ")");
+        if (dci && a.srq() != null)
+            throw new VerbsException(Errno.EINVAL, "createQp: a DCI only sends; it takes no SRQ");
         if (pd != null && target)
-            throw new VerbsException(Errno.EINVAL, "createQp qpType XRC_RECV has no PD: create it with Context.createQp and its xrcd");
+            throw new VerbsException(Errno.EINVAL,
+                    "createQp qpType XRC_RECV has no PD: create it with Context.createQp and its xrcd");
         if (target) {
-            if (a.xrcd() == null) throw new VerbsException(Errno.EINVAL, "createQp qpType XRC_RECV needs QpInitAttr.xrcd");
+            if (a.xrcd() == null)
+                throw new VerbsException(Errno.EINVAL, "createQp qpType XRC_RECV needs QpInitAttr.xrcd");
             a.xrcd().checkUsableBy(ctx, "QpInitAttr.xrcd");
         } else {
             if ((a.sendCq() == null && !dct) || (a.recvCq() == null && !initiator && !dci))
-                throw new VerbsException(Errno.EINVAL, "createQp needs sendCq and recvCq (got " + a.sendCq() + ", " + a.recvCq() + ")");
+                throw new VerbsException(Errno.EINVAL,
+                        "createQp needs sendCq and recvCq (got " + a.sendCq() + ", " + a.recvCq() + ")");
         }
         if (a.srq() != null && a.srq().isClosed()) throw new VerbsException(Errno.EINVAL, "createQp srq is closed");
         if (a.srq() != null && (target || initiator || a.srq().type() == SrqType.XRC))
-            throw new VerbsException(Errno.EINVAL, "createQp srq: an XRC SRQ is named by each XRC request, not attached to a QP (and XRC QPs attach none)");
+            throw new VerbsException(Errno.EINVAL, "createQp srq: an XRC SRQ is named by each XRC request,"
+                    + " not attached to a QP (and XRC QPs attach none)");
         if (a.srq() != null && a.srq().type() == SrqType.TM && type != QpType.RC)
-            throw new VerbsException(Errno.EINVAL, "createQp srq: tag matching is for RC QPs; a " + type + " QP cannot take a tag-matching SRQ");
+            throw new VerbsException(Errno.EINVAL, "createQp srq: tag matching is for RC QPs; a " + type
+                    + " QP cannot take a tag-matching SRQ");
         this.srq = a.srq();
         if (a.specialQp() != -1 && (type != QpType.UD || a.specialQp() != Cmd.QPT_SMI && a.specialQp() != Cmd.QPT_GSI))
             throw new VerbsException(Errno.EINVAL, "createQp: QpInitAttr.specialQp " + a.specialQp()
                     + " must be 0 (SMI) or 1 (GSI), of a UD QP (qpType " + type + ")");
         var caps = driver.caps();
-        check(a.maxSendWr() >= 1 && a.maxSendWr() <= caps.maxQpWr(), "maxSendWr", a.maxSendWr(), "1.." + caps.maxQpWr());
-        check(a.maxRecvWr() >= 0 && a.maxRecvWr() <= caps.maxQpWr(), "maxRecvWr", a.maxRecvWr(), "0.." + caps.maxQpWr());
-        check(a.maxSendSge() >= 0 && a.maxSendSge() <= caps.maxSge(), "maxSendSge", a.maxSendSge(), "0.." + caps.maxSge());
-        check(a.maxRecvSge() >= 0 && a.maxRecvSge() <= caps.maxSge(), "maxRecvSge", a.maxRecvSge(), "0.." + caps.maxSge());
-        check(a.maxInlineData() >= 0 && a.maxInlineData() <= caps.maxInline(), "maxInlineData", a.maxInlineData(), "0.." + caps.maxInline());
+        check("maxSendWr", a.maxSendWr(), 1, caps.maxQpWr());
+        check("maxRecvWr", a.maxRecvWr(), 0, caps.maxQpWr());
+        check("maxSendSge", a.maxSendSge(), 0, caps.maxSge());
+        check("maxRecvSge", a.maxRecvSge(), 0, caps.maxSge());
+        check("maxInlineData", a.maxInlineData(), 0, caps.maxInline());
         if (a.logNumStrides() != 0 || a.logStrideBytes() != 0) {
             if (type != QpType.UD || a.srq() != null)
-                throw new VerbsException(Errno.EINVAL, "QpInitAttr.stridingRq: a striding receive queue is for a UD QP with a receive queue of its own");
-            check(a.logStrideBytes() >= 6 && a.logStrideBytes() <= 13, "stridingRq logStrideBytes", a.logStrideBytes(), "6..13");
-            check(a.logNumStrides() >= 3 && a.logNumStrides() <= 16, "stridingRq logNumStrides", a.logNumStrides(), "3..16");
+                throw new VerbsException(Errno.EINVAL, "QpInitAttr.stridingRq: a striding receive queue is for a UD QP"
+                        + " with a receive queue of its own");
+            check("stridingRq logStrideBytes", a.logStrideBytes(), 6, 13);
+            check("stridingRq logNumStrides", a.logNumStrides(), 3, 16);
         }
         this.strideBytes = a.logNumStrides() == 0 ? 0 : 1 << a.logStrideBytes();
         this.strides = a.logNumStrides() == 0 ? 0 : 1 << a.logNumStrides();
@@ -112,22 +128,27 @@ public final class QueuePair extends VerbsObject {
         // what was asked, at most the device's limit; a QP that sends nothing has none
         this.maxInline = target || dct ? 0 : (int) Math.min(caps.maxInline(), bbsPerWqe * 64 - overhead - 4);
         this.maxSendWr = a.maxSendWr();
-        this.sq = new SendRing(driver, ctx.uar, Integer.highestOneBit(Math.max(2, maxSendWr * bbsPerWqe - 1)) << 1, maxSendWr);
-        this.maxRecvWr = target || initiator || dcType != null ? 0 : a.maxRecvWr(); // XRC QPs receive through XRC SRQs only, a DCT through its SRQ
+        int sqSize = Integer.highestOneBit(Math.max(2, maxSendWr * bbsPerWqe - 1)) << 1;
+        this.sq = new SendRing(driver, ctx.uar, sqSize, maxSendWr);
+        // XRC QPs receive through XRC SRQs only, a DCT through its SRQ
+        this.maxRecvWr = target || initiator || dcType != null ? 0 : a.maxRecvWr();
         int rqSize = maxRecvWr == 0 ? 1 : Integer.highestOneBit(Math.max(1, maxRecvWr * 2 - 1));
-        this.rq = new RecvRing(host, rqSize, Integer.highestOneBit(Math.max(16, maxRecvSge * 16 * 2 - 1)), Math.min(maxRecvWr, rqSize));
+        int rqStride = Integer.highestOneBit(Math.max(16, maxRecvSge * 16 * 2 - 1));
+        this.rq = new RecvRing(host, rqSize, rqStride, Math.min(maxRecvWr, rqSize));
         this.dbrec = host.allocPhysical(8, 8); // the receive counter at byte 0, the send counter at byte 4
         sq.recordAt(dbrec);
         rq.recordAt(dbrec);
         long number;
         try {
+            long flags = Cmd.CreateQp.withDcType(Cmd.CreateQp.flags(sqSigAll, a.scatterToCqe(),
+                    strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()),
+                    dcType == null ? 0 : dcType.value());
             number = driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(
                     a.specialQp() >= 0 ? a.specialQp() : type.value(), target ? a.xrcd().xrcdn : pd.pdn,
-                    sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn, ctx.uar, dct ? a.dctAccessKey() : sq.base(),
-                    Integer.numberOfTrailingZeros(sq.size()), rq.base(), Integer.numberOfTrailingZeros(rq.size()),
-                    Integer.numberOfTrailingZeros(rq.stride()), dbrec, Cmd.CreateQp.withDcType(Cmd.CreateQp.flags(sqSigAll,
-                    a.scatterToCqe(), strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()),
-                    dcType == null ? 0 : dcType.value()), srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
+                    sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn, ctx.uar,
+                    dct ? a.dctAccessKey() : sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(),
+                    Integer.numberOfTrailingZeros(rq.size()), Integer.numberOfTrailingZeros(rq.stride()), dbrec, flags,
+                    srq == null ? 0 : srq.srqn), Cmd.HANDLE).handle();
         } catch (RuntimeException e) {
             freeRings();
             throw e;
@@ -137,8 +158,10 @@ public final class QueuePair extends VerbsObject {
         made();
     }
 
-    private static void check(boolean ok, String field, long value, String range) {
-        if (!ok) throw new VerbsException(Errno.EINVAL, "QpInitAttr." + field + " = " + value + " is out of range (" + range + ")");
+    private static void check(String field, int value, long min, long max) {
+        if (value < min || value > max)
+            throw new VerbsException(Errno.EINVAL,
+                    "QpInitAttr." + field + " = " + value + " is out of range (" + min + ".." + max + ")");
     }
 
     public int qpNum() { return qpn; }
@@ -178,10 +201,11 @@ public final class QueuePair extends VerbsObject {
             throw new VerbsException(Errno.EINVAL, "modify QP 0x" + Integer.toHexString(qpn) + ": " + r.getMessage());
         }
         if ((mask & QpAttrMask.PATH_MTU) != 0 && attr.pathMtu().bytes() > ctx.queryPort(1).activeMtu().bytes())
-            throw new VerbsException(Errno.EINVAL, "QpAttr.pathMtu " + attr.pathMtu() + " exceeds the port's active MTU "
-                    + ctx.queryPort(1).activeMtu());
+            throw new VerbsException(Errno.EINVAL, "QpAttr.pathMtu " + attr.pathMtu()
+                    + " exceeds the port's active MTU " + ctx.queryPort(1).activeMtu());
         if ((mask & QpAttrMask.PORT) != 0 && attr.portNum() != 1)
-            throw new VerbsException(Errno.EINVAL, "QpAttr.portNum " + attr.portNum() + " does not exist (port 1 only)");
+            throw new VerbsException(Errno.EINVAL,
+                    "QpAttr.portNum " + attr.portNum() + " does not exist (port 1 only)");
         if ((mask & QpAttrMask.TIMEOUT) != 0 && (attr.timeout() < 0 || attr.timeout() > 31))
             throw new VerbsException(Errno.EINVAL, "QpAttr.timeout " + attr.timeout() + " must be 0..31");
         if ((mask & QpAttrMask.RETRY_CNT) != 0 && (attr.retryCnt() < 0 || attr.retryCnt() > 7))
@@ -190,21 +214,25 @@ public final class QueuePair extends VerbsObject {
             throw new VerbsException(Errno.EINVAL, "QpAttr.rnrRetry " + attr.rnrRetry() + " must be 0..7");
         if ((mask & QpAttrMask.MIN_RNR_TIMER) != 0 && (attr.minRnrTimer() < 0 || attr.minRnrTimer() > 31))
             throw new VerbsException(Errno.EINVAL, "QpAttr.minRnrTimer " + attr.minRnrTimer() + " must be 0..31");
-        int maxRd = driver.caps().maxRdAtomic() > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) driver.caps().maxRdAtomic();
+        int maxRd = (int) Math.min(driver.caps().maxRdAtomic(), Integer.MAX_VALUE);
         if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0 && (attr.maxRdAtomic() < 0 || attr.maxRdAtomic() > maxRd))
             throw new VerbsException(Errno.EINVAL, "QpAttr.maxRdAtomic " + attr.maxRdAtomic() + " must be 0.." + maxRd);
-        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0 && (attr.maxDestRdAtomic() < 0 || attr.maxDestRdAtomic() > maxRd))
-            throw new VerbsException(Errno.EINVAL, "QpAttr.maxDestRdAtomic " + attr.maxDestRdAtomic() + " must be 0.." + maxRd);
+        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0
+                && (attr.maxDestRdAtomic() < 0 || attr.maxDestRdAtomic() > maxRd))
+            throw new VerbsException(Errno.EINVAL,
+                    "QpAttr.maxDestRdAtomic " + attr.maxDestRdAtomic() + " must be 0.." + maxRd);
         if ((mask & QpAttrMask.ACCESS_FLAGS) != 0 && (attr.qpAccessFlags() & ~AccessFlags.ALL) != 0)
-            throw new VerbsException(Errno.EINVAL, String.format("QpAttr.qpAccessFlags 0x%x has unknown bits", attr.qpAccessFlags()));
+            throw new VerbsException(Errno.EINVAL,
+                    String.format("QpAttr.qpAccessFlags 0x%x has unknown bits", attr.qpAccessFlags()));
         if ((mask & QpAttrMask.PKEY_INDEX) != 0 && attr.pkeyIndex() != 0)
-            throw new VerbsException(Errno.EINVAL, "QpAttr.pkeyIndex " + attr.pkeyIndex() + " does not exist (the P_Key table has entry 0)");
+            throw new VerbsException(Errno.EINVAL, "QpAttr.pkeyIndex " + attr.pkeyIndex()
+                    + " does not exist (the P_Key table has entry 0)");
         int m = mask;
-        driver.command(Cmd.MODIFY_QP, Cmd.QP_ATTRS, new Cmd.QpAttrs(qpn, m & 0xFFFFFFFFL, cur.value(), attr.qpState().value(),
-                attr.qpAccessFlags(), attr.qkey() & 0xFFFFFFFFL, attr.pathMtu().value(), attr.destQpNum() & 0xFFFFFF,
-                attr.rqPsn() & 0xFFFFFF, attr.sqPsn() & 0xFFFFFF, attr.ahAttr().dlid(), attr.timeout(), attr.retryCnt(), attr.rnrRetry(),
-                attr.minRnrTimer(), attr.maxRdAtomic(), attr.maxDestRdAtomic(), attr.portNum(), attr.pkeyIndex(),
-                attr.enSqdAsyncNotify() ? 1 : 0), Cmd.EMPTY);
+        driver.command(Cmd.MODIFY_QP, Cmd.QP_ATTRS, new Cmd.QpAttrs(qpn, m & 0xFFFFFFFFL, cur.value(),
+                attr.qpState().value(), attr.qpAccessFlags(), attr.qkey() & 0xFFFFFFFFL, attr.pathMtu().value(),
+                attr.destQpNum() & 0xFFFFFF, attr.rqPsn() & 0xFFFFFF, attr.sqPsn() & 0xFFFFFF, attr.ahAttr().dlid(),
+                attr.timeout(), attr.retryCnt(), attr.rnrRetry(), attr.minRnrTimer(), attr.maxRdAtomic(),
+                attr.maxDestRdAtomic(), attr.portNum(), attr.pkeyIndex(), attr.enSqdAsyncNotify() ? 1 : 0), Cmd.EMPTY);
         if (target == QpState.RESET) {
             // queues start over; completions of this QP not yet polled are removed (mlx5 __mlx5_cq_clean)
             if (sendCq != null) sendCq.clean(qpn);
@@ -223,7 +251,8 @@ public final class QueuePair extends VerbsObject {
         Cmd.QpAttrs a = driver.command(Cmd.QUERY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.QP_ATTRS);
         state = QpState.of((int) a.state());
         return new QpAttr().qpState(state).curQpState(state).qpAccessFlags((int) a.access()).qkey((int) a.qkey())
-                .pathMtu(Mtu.of((int) a.pathMtu())).destQpNum((int) a.destQpn()).rqPsn((int) a.rqPsn()).sqPsn((int) a.sqPsn())
+                .pathMtu(Mtu.of((int) a.pathMtu())).destQpNum((int) a.destQpn())
+                .rqPsn((int) a.rqPsn()).sqPsn((int) a.sqPsn())
                 .ahAttr(new AhAttr().dlid((int) a.dlid())).timeout((int) a.timeout()).retryCnt((int) a.retryCnt())
                 .rnrRetry((int) a.rnrRetry()).minRnrTimer((int) a.minRnrTimer()).maxRdAtomic((int) a.maxRdAtomic())
                 .maxDestRdAtomic((int) a.maxDestRdAtomic()).portNum((int) a.port()).pkeyIndex((int) a.pkeyIndex())
@@ -254,9 +283,11 @@ public final class QueuePair extends VerbsObject {
     public void postSend(SendWr... wrs) {
         checkOpen();
         if (type == QpType.XRC_RECV)
-            throw new VerbsException(Errno.EINVAL, "postSend on XRC_RECV QP 0x" + Integer.toHexString(qpn) + ": an XRC target has no send queue", 0);
+            throw new VerbsException(Errno.EINVAL, "postSend on XRC_RECV QP 0x" + Integer.toHexString(qpn)
+                    + ": an XRC target has no send queue", 0);
         if (dcType == DcType.DCT)
-            throw new VerbsException(Errno.EINVAL, "postSend on DCT 0x" + Integer.toHexString(qpn) + ": a DC target has no send queue", 0);
+            throw new VerbsException(Errno.EINVAL, "postSend on DCT 0x" + Integer.toHexString(qpn)
+                    + ": a DC target has no send queue", 0);
         if (state == QpState.RESET || state == QpState.INIT || state == QpState.RTR)
             throw new VerbsException(Errno.EINVAL, "postSend on QP 0x" + Integer.toHexString(qpn) + " in " + state
                     + ": sends are accepted from RTS on", 0);
@@ -266,10 +297,14 @@ public final class QueuePair extends VerbsObject {
             for (SendWr wr : wrs) {
                 byte[] wqe = build(wr, posted);
                 if (!sq.fits(wqe.length / 64))
-                    throw new VerbsException(Errno.ENOMEM, "postSend: the send queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
-                            + maxSendWr + " WRs)", posted);
+                    throw new VerbsException(Errno.ENOMEM, "postSend: the send queue of QP 0x"
+                            + Integer.toHexString(qpn) + " is full (" + maxSendWr + " WRs)", posted);
                 int idx = sq.head() & (sq.size() - 1);
-                if (wr.opcode() == WrOpcode.BIND_MW) pendingBinds.put(idx, wr); else pendingBinds.remove(idx);
+                if (wr.opcode() == WrOpcode.BIND_MW) {
+                    pendingBinds.put(idx, wr);
+                } else {
+                    pendingBinds.remove(idx);
+                }
                 sq.put(wqe, wr.wrId(), wr.opcode().ordinal());
                 lastCtrl = wqe;
                 single = wqe;
@@ -277,7 +312,8 @@ public final class QueuePair extends VerbsObject {
             }
         } catch (VerbsException e) {
             sq.ring(posted, lastCtrl, single);
-            throw e.badWrIndex() >= 0 ? e : new VerbsException(e.errno(), e.getMessage().replaceFirst("^[A-Z]+: ", ""), posted);
+            if (e.badWrIndex() >= 0) throw e;
+            throw new VerbsException(e.errno(), e.getMessage().replaceFirst("^[A-Z]+: ", ""), posted);
         }
         sq.ring(posted, lastCtrl, single);
     }
@@ -290,7 +326,8 @@ public final class QueuePair extends VerbsObject {
      */
     public void postRawWqe(long wrId, byte[] wqe) {
         checkOpen();
-        if (wqe.length == 0 || wqe.length % 64 != 0) throw new VerbsException(Errno.EINVAL, "raw WQE of " + wqe.length + " bytes: whole 64-byte WQEBBs only");
+        if (wqe.length == 0 || wqe.length % 64 != 0)
+            throw new VerbsException(Errno.EINVAL, "raw WQE of " + wqe.length + " bytes: whole 64-byte WQEBBs only");
         if (!sq.fits(wqe.length / 64)) throw new VerbsException(Errno.ENOMEM, "postRawWqe: the send queue is full", 0);
         byte[] w = wqe.clone();
         byte[] ctrl = WqeLayout.ctrl(w[3] & 0xff, sq.head(), qpn, w[7] & 0x3f);
@@ -301,26 +338,41 @@ public final class QueuePair extends VerbsObject {
         sq.ring(1, w, w);
     }
 
-    /** A layout UMR (mrList, mrInterleaved): checked here as mlx5dv's builders check it, then encoded for the adapter. */
+    /**
+     * A layout UMR (mrList, mrInterleaved): checked here as mlx5dv's builders check it, then encoded for the
+     * adapter.
+     */
     private byte[] umr(SendWr wr, int i) {
-        if (type != QpType.RC) throw new VerbsException(Errno.EINVAL, "mrList/mrInterleaved on a " + type + " QP: UMR is posted on RC QPs", i);
-        if (wr.mkey() == null) throw new VerbsException(Errno.EINVAL, "SendWr opcode DRIVER1 needs mrList(...) or mrInterleaved(...)", i);
-        if ((wr.mkeyAccess() & ~(AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC)) != 0)
-            throw new VerbsException(Errno.EINVAL, String.format("UMR access 0x%x: only local write and remote access flags", wr.mkeyAccess()), i);
+        if (type != QpType.RC)
+            throw new VerbsException(Errno.EINVAL,
+                    "mrList/mrInterleaved on a " + type + " QP: UMR is posted on RC QPs", i);
+        if (wr.mkey() == null)
+            throw new VerbsException(Errno.EINVAL,
+                    "SendWr opcode DRIVER1 needs mrList(...) or mrInterleaved(...)", i);
+        int umrAccess = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ
+                | AccessFlags.REMOTE_ATOMIC;
+        if ((wr.mkeyAccess() & ~umrAccess) != 0)
+            throw new VerbsException(Errno.EINVAL, String.format(
+                    "UMR access 0x%x: only local write and remote access flags", wr.mkeyAccess()), i);
         boolean inter = !wr.interleaved().isEmpty();
         int n = inter ? wr.interleaved().size() : wr.mrPieces().size();
         if (n == 0) throw new VerbsException(Errno.EINVAL, "UMR layout with no entries", i);
         if (n + (inter ? 1 : 0) > wr.mkey().maxEntries())
-            throw new VerbsException(Errno.ENOMEM, "UMR layout of " + n + " entries" + (inter ? " (+1 for the repeat block)" : "")
+            throw new VerbsException(Errno.ENOMEM, "UMR layout of " + n + " entries"
+                    + (inter ? " (+1 for the repeat block)" : "")
                     + " on an mkey created for " + wr.mkey().maxEntries(), i);
         if (n > WqeFormat.MAX_LAYOUT_ENTRIES) // mlx5 too: the layout must fit the WQE
-            throw new VerbsException(Errno.ENOMEM, "UMR layout of " + n + " entries: a WQE holds at most " + WqeFormat.MAX_LAYOUT_ENTRIES, i);
-        if (inter && wr.repeatCount() < 1) throw new VerbsException(Errno.EINVAL, "mrInterleaved repeatCount " + wr.repeatCount() + " must be at least 1", i);
-        List<WqeFormat.Klm> klms = new java.util.ArrayList<>();
+            throw new VerbsException(Errno.ENOMEM, "UMR layout of " + n + " entries: a WQE holds at most "
+                    + WqeFormat.MAX_LAYOUT_ENTRIES, i);
+        if (inter && wr.repeatCount() < 1)
+            throw new VerbsException(Errno.EINVAL,
+                    "mrInterleaved repeatCount " + wr.repeatCount() + " must be at least 1", i);
+        List<WqeFormat.Klm> klms = new ArrayList<>();
         if (inter) {
             for (MrInterleaved m : wr.interleaved()) {
                 if (m.bytesCount() <= 0 || m.bytesSkip() < 0 || m.bytesCount() + m.bytesSkip() > 0xFFFF)
-                    throw new VerbsException(Errno.EINVAL, "MrInterleaved " + m + ": bytesCount 1.., and bytesCount + bytesSkip at most 65535", i);
+                    throw new VerbsException(Errno.EINVAL, "MrInterleaved " + m
+                            + ": bytesCount 1.., and bytesCount + bytesSkip at most 65535", i);
                 klms.add(new WqeFormat.Klm(m.addr(), m.bytesCount(), m.lkey(), m.bytesCount() + m.bytesSkip()));
             }
         } else {
@@ -330,57 +382,75 @@ public final class QueuePair extends VerbsObject {
             }
         }
         boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
-        return WqeFormat.encode(WqeFormat.SendWqe.layout(sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0, wr.mkey().lkey(),
-                new WqeFormat.MkeyLayout(wr.mkeyAccess(), inter ? wr.repeatCount() : 0, List.copyOf(klms))), type);
+        var layout = new WqeFormat.MkeyLayout(wr.mkeyAccess(), inter ? wr.repeatCount() : 0, List.copyOf(klms));
+        return WqeFormat.encode(WqeFormat.SendWqe.layout(sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0,
+                wr.mkey().lkey(), layout), type);
     }
 
     private byte[] build(SendWr wr, int i) {
         WrOpcode op = wr.opcode();
-        if (!WqeLayout.allowedOn(type, mlx5Opcode(op))) throw new VerbsException(Errno.EINVAL, "SendWr.opcode " + op + " is not allowed on a " + type + " QP", i);
+        if (!WqeLayout.allowedOn(type, mlx5Opcode(op)))
+            throw new VerbsException(Errno.EINVAL, "SendWr.opcode " + op + " is not allowed on a " + type + " QP", i);
         if (op == WrOpcode.BIND_MW) {
-            if (wr.mw() == null || wr.bindMr() == null) throw new VerbsException(Errno.EINVAL, "BIND_MW SendWr needs bindMw(mw, rkey, mr, ...)", i);
+            if (wr.mw() == null || wr.bindMr() == null)
+                throw new VerbsException(Errno.EINVAL, "BIND_MW SendWr needs bindMw(mw, rkey, mr, ...)", i);
             if (!wr.sgList().isEmpty() || wr.immData() != 0)
                 throw new VerbsException(Errno.EINVAL, "BIND_MW SendWr may not carry SGEs or immediate data", i);
             if ((wr.bindRkey() >>> 8) != (wr.mw().rkey() >>> 8))
-                throw new VerbsException(Errno.EINVAL, String.format("BIND_MW rkey 0x%x must keep the window's index (rkey 0x%x)", wr.bindRkey(), wr.mw().rkey()), i);
-            // remote access flags, and LOCAL_WRITE, which mlx5 accepts (a window is reached by its rkey only: it changes nothing)
-            int windowAccess = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC | AccessFlags.ZERO_BASED;
+                throw new VerbsException(Errno.EINVAL, String.format(
+                        "BIND_MW rkey 0x%x must keep the window's index (rkey 0x%x)",
+                        wr.bindRkey(), wr.mw().rkey()), i);
+            // remote access flags, and LOCAL_WRITE, which mlx5 accepts (a window is reached by its rkey only: it
+            // changes nothing)
+            int windowAccess = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC
+                    | AccessFlags.ZERO_BASED;
             if ((wr.bindAccess() & ~(windowAccess | AccessFlags.LOCAL_WRITE)) != 0)
-                throw new VerbsException(Errno.EINVAL, String.format("BIND_MW access 0x%x: only remote access flags", wr.bindAccess()), i);
+                throw new VerbsException(Errno.EINVAL,
+                        String.format("BIND_MW access 0x%x: only remote access flags", wr.bindAccess()), i);
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
-            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_UMR, sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0, 0, null,
-                    wr.bindAddr(), wr.bindRkey(), wr.bindLength(), (long) wr.bindMr().lkey() << 32 | (wr.bindAccess() & windowAccess),
-                    List.of(), null, wr.xrcRemoteSrqNum()), type);
+            long mrAndAccess = (long) wr.bindMr().lkey() << 32 | (wr.bindAccess() & windowAccess);
+            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_UMR, sq.head(), qpn,
+                    signaled ? WqeFormat.CQ_UPDATE : 0, 0, null, wr.bindAddr(), wr.bindRkey(), wr.bindLength(),
+                    mrAndAccess, List.of(), null, wr.xrcRemoteSrqNum()), type);
         }
         if (op == WrOpcode.DRIVER1) return umr(wr, i);
         if (op == WrOpcode.LOCAL_INV) {
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
-            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_LOCAL_INVAL, sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0,
-                    wr.invalidateRkey(), null, 0, 0, 0, 0, List.of(), null, wr.xrcRemoteSrqNum()), type);
+            return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_LOCAL_INVAL, sq.head(), qpn,
+                    signaled ? WqeFormat.CQ_UPDATE : 0, wr.invalidateRkey(), null, 0, 0, 0, 0, List.of(), null,
+                    wr.xrcRemoteSrqNum()), type);
         }
         boolean inline = (wr.sendFlags() & SendFlags.INLINE) != 0;
         if (wr.sgList().size() > maxSendSge)
-            throw new VerbsException(Errno.EINVAL, "SendWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxSendSge, i);
+            throw new VerbsException(Errno.EINVAL,
+                    "SendWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxSendSge, i);
         long total = 0;
         for (Sge s : wr.sgList()) total += s.length() & 0xFFFFFFFFL;
         if (total > driver.caps().maxMsgSize())
-            throw new VerbsException(Errno.EINVAL, "SendWr length " + total + " exceeds the maximum message size " + driver.caps().maxMsgSize(), i);
+            throw new VerbsException(Errno.EINVAL, "SendWr length " + total + " exceeds the maximum message size "
+                    + driver.caps().maxMsgSize(), i);
         boolean atomic = op == WrOpcode.ATOMIC_CMP_AND_SWP || op == WrOpcode.ATOMIC_FETCH_AND_ADD;
         if (atomic && (wr.sgList().size() != 1 || wr.sgList().get(0).length() != 8))
             throw new VerbsException(Errno.EINVAL, "atomic SendWr needs one 8-byte SGE, got " + wr.sgList(), i);
         if (atomic && (wr.remoteAddr() & 7) != 0)
-            throw new VerbsException(Errno.EINVAL, String.format("atomic SendWr.remoteAddr 0x%x is not 8-byte aligned", wr.remoteAddr()), i);
+            throw new VerbsException(Errno.EINVAL,
+                    String.format("atomic SendWr.remoteAddr 0x%x is not 8-byte aligned", wr.remoteAddr()), i);
         byte[] inl = null;
         if (inline) {
-            if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM && op != WrOpcode.RDMA_WRITE && op != WrOpcode.RDMA_WRITE_WITH_IMM)
-                throw new VerbsException(Errno.EINVAL, "SendFlags.INLINE is only for SEND and RDMA_WRITE, not " + op, i);
+            if (op != WrOpcode.SEND && op != WrOpcode.SEND_WITH_IMM
+                    && op != WrOpcode.RDMA_WRITE && op != WrOpcode.RDMA_WRITE_WITH_IMM)
+                throw new VerbsException(Errno.EINVAL,
+                        "SendFlags.INLINE is only for SEND and RDMA_WRITE, not " + op, i);
             if (total > maxInline)
-                throw new VerbsException(Errno.EINVAL, "inline SendWr of " + total + " bytes exceeds the QP's maxInlineData " + maxInline, i);
+                throw new VerbsException(Errno.EINVAL, "inline SendWr of " + total
+                        + " bytes exceeds the QP's maxInlineData " + maxInline, i);
             inl = new byte[(int) total];
             int at = 0;
             for (Sge s : wr.sgList()) {
                 long pa = host.pa(s.addr());
-                if (pa < 0) throw new VerbsException(Errno.EFAULT, String.format("inline SGE address 0x%x is not mapped", s.addr()), i);
+                if (pa < 0)
+                    throw new VerbsException(Errno.EFAULT,
+                            String.format("inline SGE address 0x%x is not mapped", s.addr()), i);
                 host.memory.read(pa, inl, at, s.length());
                 at += s.length();
             }
@@ -392,24 +462,29 @@ public final class QueuePair extends VerbsObject {
             if (ah.isGlobal()) {
                 byte[] g = ah.dgid();
                 av = WqeFormat.Av.global(wr.remoteQpn() & 0xFFFFFF, wr.remoteQkey(), ah.dlid(),
-                        nicsim.abi.BigEndian.get64(g, 0), nicsim.abi.BigEndian.get64(g, 8));
+                        BigEndian.get64(g, 0), BigEndian.get64(g, 8));
             } else av = new WqeFormat.Av(wr.remoteQpn() & 0xFFFFFF, wr.remoteQkey(), ah.dlid());
         }
         if (dcType == DcType.DCI) {
-            if (wr.dcAh() == null) throw new VerbsException(Errno.EINVAL, "DCI SendWr needs dcAddr(ah, remoteDctn, remoteDcKey)", i);
-            if (wr.dcAh().isClosed()) throw new VerbsException(Errno.EINVAL, "DCI SendWr.dcAddr: the address handle is closed", i);
+            if (wr.dcAh() == null)
+                throw new VerbsException(Errno.EINVAL, "DCI SendWr needs dcAddr(ah, remoteDctn, remoteDcKey)", i);
+            if (wr.dcAh().isClosed())
+                throw new VerbsException(Errno.EINVAL, "DCI SendWr.dcAddr: the address handle is closed", i);
             av = WqeFormat.Av.dc(wr.dcRemoteDctn() & 0xFFFFFF, wr.dcAh().attr().dlid(), wr.dcRemoteKey());
         }
         boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
-        int fm = (signaled ? WqeFormat.CQ_UPDATE : 0) | ((wr.sendFlags() & SendFlags.SOLICITED) != 0 ? WqeFormat.SOLICITED : 0)
-                | ((wr.sendFlags() & SendFlags.FENCE) != 0 && (type == QpType.RC || type == QpType.XRC_SEND || dcType == DcType.DCI) ? WqeFormat.FENCE : 0);
+        boolean fenced = (wr.sendFlags() & SendFlags.FENCE) != 0
+                && (type == QpType.RC || type == QpType.XRC_SEND || dcType == DcType.DCI);
+        int fm = (signaled ? WqeFormat.CQ_UPDATE : 0)
+                | ((wr.sendFlags() & SendFlags.SOLICITED) != 0 ? WqeFormat.SOLICITED : 0)
+                | (fenced ? WqeFormat.FENCE : 0);
         List<WqeFormat.Sge> sges = inline ? List.of() : toWqe(wr.sgList());
         long swapAdd = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.swap() : wr.compareAdd();
         long cmp = op == WrOpcode.ATOMIC_CMP_AND_SWP ? wr.compareAdd() : 0;
         int immOrInv = op == WrOpcode.SEND_WITH_INV ? wr.invalidateRkey() : wr.immData();
         try {
-            return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sq.head(), qpn, fm, immOrInv, av, wr.remoteAddr(), wr.rkey(),
-                    swapAdd, cmp, sges, inl, wr.xrcRemoteSrqNum()), type);
+            return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sq.head(), qpn, fm, immOrInv, av,
+                    wr.remoteAddr(), wr.rkey(), swapAdd, cmp, sges, inl, wr.xrcRemoteSrqNum()), type);
         } catch (IllegalArgumentException e) {
             throw new VerbsException(Errno.EINVAL, "SendWr does not fit one WQE: " + e.getMessage(), i);
         }
@@ -427,27 +502,32 @@ public final class QueuePair extends VerbsObject {
                     + ": XRC receives are posted to an XRC SRQ of the target's domain", 0);
         if (dcType != null)
             throw new VerbsException(Errno.EINVAL, "postRecv on " + dcType + " 0x" + Integer.toHexString(qpn)
-                    + (dcType == DcType.DCI ? ": a DC initiator only sends" : ": a DC target's receives are posted to its SRQ"), 0);
+                    + (dcType == DcType.DCI ? ": a DC initiator only sends"
+                            : ": a DC target's receives are posted to its SRQ"), 0);
         if (srq != null)
-            throw new VerbsException(Errno.EINVAL, "postRecv on QP 0x" + Integer.toHexString(qpn) + ", which takes its receives from SRQ "
-                    + srq.srqn + " (post to the SRQ)", 0);
+            throw new VerbsException(Errno.EINVAL, "postRecv on QP 0x" + Integer.toHexString(qpn)
+                    + ", which takes its receives from SRQ " + srq.srqn + " (post to the SRQ)", 0);
         if (state == QpState.RESET)
             throw new VerbsException(Errno.EINVAL, "postRecv on QP 0x" + Integer.toHexString(qpn) + " in RESET", 0);
         int posted = 0;
         for (RecvWr wr : wrs) {
             if (wr.sgList().size() > maxRecvSge) {
                 finishRecv(posted);
-                throw new VerbsException(Errno.EINVAL, "RecvWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxRecvSge, posted);
+                throw new VerbsException(Errno.EINVAL,
+                        "RecvWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxRecvSge, posted);
             }
-            if (strides > 0 && (wr.sgList().size() != 1 || (wr.sgList().get(0).length() & 0xFFFFFFFFL) < (long) strideBytes * strides)) {
+            long wqeBytes = (long) strideBytes * strides;
+            if (strides > 0
+                    && (wr.sgList().size() != 1 || (wr.sgList().get(0).length() & 0xFFFFFFFFL) < wqeBytes)) {
                 finishRecv(posted);
-                throw new VerbsException(Errno.EINVAL, "RecvWr on a striding receive queue needs one SGE of at least " + (long) strideBytes * strides
-                        + " bytes (" + strides + " strides of " + strideBytes + " B), got " + wr.sgList(), posted);
+                throw new VerbsException(Errno.EINVAL, "RecvWr on a striding receive queue needs one SGE of at least "
+                        + wqeBytes + " bytes (" + strides + " strides of " + strideBytes + " B), got " + wr.sgList(),
+                        posted);
             }
             if (rq.full()) {
                 finishRecv(posted);
-                throw new VerbsException(Errno.ENOMEM, "postRecv: the receive queue of QP 0x" + Integer.toHexString(qpn) + " is full ("
-                        + maxRecvWr + " WRs)", posted);
+                throw new VerbsException(Errno.ENOMEM, "postRecv: the receive queue of QP 0x"
+                        + Integer.toHexString(qpn) + " is full (" + maxRecvWr + " WRs)", posted);
             }
             rq.put(toWqe(wr.sgList()), wr.wrId());
             posted++;
@@ -481,7 +561,8 @@ public final class QueuePair extends VerbsObject {
             } else {
                 wrId = srq != null ? srq.take(v.wqeCounter()) : rq.take(v.wqeCounter());
             }
-            if (status != WcStatus.WR_FLUSH_ERR) movedByDevice(requester ? QpTransitions.afterSendError(type) : QpState.ERR);
+            if (status != WcStatus.WR_FLUSH_ERR)
+                movedByDevice(requester ? QpTransitions.afterSendError(type) : QpState.ERR);
             return new WorkCompletion(wrId, status, WcOpcode.SEND, 0, qpn, 0, 0, 0, v.vendorSyndrome(), why(v, e), 0);
         }
         if (op == Cqe64.REQ) {
@@ -524,18 +605,21 @@ public final class QueuePair extends VerbsObject {
         int flags = (s.filler() ? WcFlags.STRIDE_FILLER : 0) | (consumed ? WcFlags.STRIDE_BUFFER_CONSUMED : 0);
         Cqe64.RecvView r = Cqe64.parseRecv(e);
         if (!s.filler() && v.opcode() == Cqe64.RESP_SEND_IMM) flags |= WcFlags.WITH_IMM;
-        return new WorkCompletion(wrId, WcStatus.SUCCESS, WcOpcode.RECV, s.filler() ? 0 : s.bytes(), qpn, s.filler() ? 0 : (int) r.srcQp(), r.imm(),
-                flags, 0, "", s.filler() ? 0 : r.slid(), s.firstStride());
+        return new WorkCompletion(wrId, WcStatus.SUCCESS, WcOpcode.RECV, s.filler() ? 0 : s.bytes(), qpn,
+                s.filler() ? 0 : (int) r.srcQp(), r.imm(), flags, 0, "", s.filler() ? 0 : r.slid(), s.firstStride());
     }
 
-    /** A receive the adapter put in its CQE: the library copies it to the buffers its WQE named, as mlx5's does in poll_cq. */
+    /**
+     * A receive the adapter put in its CQE: the library copies it to the buffers its WQE named, as mlx5's does in
+     * poll_cq.
+     */
     static void scatter(Host host, byte[] data, List<WqeFormat.Sge> sges) {
         int at = 0;
         for (WqeFormat.Sge s : sges) {
             if (at == data.length) break;
             int n = Math.min(data.length - at, s.length());
             long pa = host.pa(s.addr());
-            if (pa >= 0) host.memory.write(pa, java.util.Arrays.copyOfRange(data, at, at + n));
+            if (pa >= 0) host.memory.write(pa, Arrays.copyOfRange(data, at, at + n));
             at += n;
         }
     }
@@ -543,8 +627,10 @@ public final class QueuePair extends VerbsObject {
     /** What an error CQE says went wrong, for the work completion's text. */
     static String why(Cqe64.View v, byte[] e) {
         Cqe64.ErrorView d = Cqe64.parseError(e);
-        return Vendor.text(v.vendorSyndrome()) + (d.piece() != 0 ? " in entry " + (d.piece() - 1) + " of the indirect mkey" : "")
-                + (d.key() != 0 ? String.format(" (key 0x%x", d.key()) + String.format(", address 0x%x)", d.addr()) : "")
+        return Vendor.text(v.vendorSyndrome())
+                + (d.piece() != 0 ? " in entry " + (d.piece() - 1) + " of the indirect mkey" : "")
+                + (d.key() != 0 ? String.format(" (key 0x%x", d.key()) + String.format(", address 0x%x)", d.addr())
+                        : "")
                 + (d.psn() != 0 ? " at PSN " + d.psn() : "");
     }
 
@@ -552,14 +638,17 @@ public final class QueuePair extends VerbsObject {
     static WorkCompletion received(long wrId, Cqe64.View v, byte[] e) {
         int op = v.opcode(), qpn = (int) v.qpn();
         if (op == Cqe64.RESP_ERR)
-            return new WorkCompletion(wrId, Cqe64.status(v.syndrome()), WcOpcode.SEND, 0, qpn, 0, 0, 0, v.vendorSyndrome(), why(v, e), 0);
+            return new WorkCompletion(wrId, Cqe64.status(v.syndrome()), WcOpcode.SEND, 0, qpn, 0, 0, 0,
+                    v.vendorSyndrome(), why(v, e), 0);
         Cqe64.RecvView r = Cqe64.parseRecv(e);
         WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
-        int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;
-        boolean inline = Cqe64.inlineScattered(e); // its data took the source QP and LID fields (meaningful for UD only)
+        int flags = op == Cqe64.RESP_WR_IMM || op == Cqe64.RESP_SEND_IMM ? WcFlags.WITH_IMM
+                : op == Cqe64.RESP_SEND_INV ? WcFlags.WITH_INV : 0;
+        // its data took the source QP and LID fields (meaningful for UD only)
+        boolean inline = Cqe64.inlineScattered(e);
         if (!inline && Cqe64.grh(e)) flags |= WcFlags.GRH;
-        return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn, inline ? 0 : (int) r.srcQp(), r.imm(), flags, 0, "",
-                inline ? 0 : r.slid());
+        return new WorkCompletion(wrId, WcStatus.SUCCESS, wc, (int) v.byteCount(), qpn,
+                inline ? 0 : (int) r.srcQp(), r.imm(), flags, 0, "", inline ? 0 : r.slid());
     }
 
     /**
@@ -578,11 +667,11 @@ public final class QueuePair extends VerbsObject {
         if (gid == null || gid.length != 16)
             throw new VerbsException(Errno.EINVAL, verb + ": gid must be 16 bytes, got "
                     + (gid == null ? "null" : gid.length));
-        long hi = nicsim.abi.BigEndian.get64(gid, 0), lo = nicsim.abi.BigEndian.get64(gid, 8);
+        long hi = BigEndian.get64(gid, 0), lo = BigEndian.get64(gid, 8);
         if ((gid[0] & 0xff) != 0xff)
             throw new VerbsException(Errno.EINVAL, String.format("%s: gid %s is not a multicast GID (its first byte "
-                    + "must be 0xff)", verb, nicsim.fabric.Grh.text(hi, lo)));
-        if (lid < nicsim.fabric.Packet.MULTICAST_LID_FIRST || lid > nicsim.fabric.Packet.MULTICAST_LID_LAST)
+                    + "must be 0xff)", verb, Grh.text(hi, lo)));
+        if (lid < Packet.MULTICAST_LID_FIRST || lid > Packet.MULTICAST_LID_LAST)
             throw new VerbsException(Errno.EINVAL, String.format("%s: lid 0x%x is not a multicast LID (0xc000..0xfffe)",
                     verb, lid));
         if (type != QpType.UD)

@@ -14,7 +14,10 @@ public final class TmInfo {
     /** Bytes of the tag-matching header (struct ibv_tmh) and of the rendezvous header (struct ibv_rvh). */
     public static final int TMH_BYTES = 16, RVH_BYTES = 16;
 
-    /** A TMH for {@code op} with {@code tag} and the sender's {@code appCtx} (ibv_pack_tm_info without a rendezvous header). */
+    /**
+     * A TMH for {@code op} with {@code tag} and the sender's {@code appCtx} (ibv_pack_tm_info without a rendezvous
+     * header).
+     */
     public static byte[] pack(TmhOp op, long tag, int appCtx) {
         byte[] b = new byte[TMH_BYTES];
         b[0] = (byte) op.value();
@@ -23,7 +26,10 @@ public final class TmInfo {
         return b;
     }
 
-    /** A TMH and a rendezvous header naming {@code length} bytes at {@code va} under {@code rkey} (ibv_pack_tm_info with an RVH). */
+    /**
+     * A TMH and a rendezvous header naming {@code length} bytes at {@code va} under {@code rkey} (ibv_pack_tm_info
+     * with an RVH).
+     */
     public static byte[] pack(TmhOp op, long tag, int appCtx, long va, int rkey, int length) {
         byte[] b = new byte[TMH_BYTES + RVH_BYTES];
         System.arraycopy(pack(op, tag, appCtx), 0, b, 0, TMH_BYTES);

@@ -11,30 +11,34 @@ package nicsim.verbs;
  * is when the adapter wrote the completion, in its core clock's cycles since the simulation began
  * (ibv_wc_read_completion_ts; 0 for an error's completion).
  */
-public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData,
-                             int wcFlags, int vendorErr, String syndrome, int slid, int strideOffset, long tmTag, int tmPriv, long timestamp) {
+public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp,
+                             int immData, int wcFlags, int vendorErr, String syndrome, int slid, int strideOffset,
+                             long tmTag, int tmPriv, long timestamp) {
     /** A completion whose timestamp is not known yet. */
-    public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData, int wcFlags, int vendorErr,
-                          String syndrome, int slid, int strideOffset, long tmTag, int tmPriv) {
-        this(wrId, status, opcode, byteLen, qpNum, srcQp, immData, wcFlags, vendorErr, syndrome, slid, strideOffset, tmTag, tmPriv, 0);
+    public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData,
+                          int wcFlags, int vendorErr, String syndrome, int slid, int strideOffset, long tmTag,
+                          int tmPriv) {
+        this(wrId, status, opcode, byteLen, qpNum, srcQp, immData, wcFlags, vendorErr, syndrome, slid, strideOffset,
+                tmTag, tmPriv, 0);
     }
 
     /** A completion that is not a tag-matching SRQ's. */
-    public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData, int wcFlags, int vendorErr,
-                          String syndrome, int slid, int strideOffset) {
-        this(wrId, status, opcode, byteLen, qpNum, srcQp, immData, wcFlags, vendorErr, syndrome, slid, strideOffset, 0, 0);
+    public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData,
+                          int wcFlags, int vendorErr, String syndrome, int slid, int strideOffset) {
+        this(wrId, status, opcode, byteLen, qpNum, srcQp, immData, wcFlags, vendorErr, syndrome, slid, strideOffset,
+                0, 0);
     }
 
     /** A completion of a queue that is not striding. */
-    public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData, int wcFlags, int vendorErr,
-                          String syndrome, int slid) {
+    public WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLen, int qpNum, int srcQp, int immData,
+                          int wcFlags, int vendorErr, String syndrome, int slid) {
         this(wrId, status, opcode, byteLen, qpNum, srcQp, immData, wcFlags, vendorErr, syndrome, slid, 0);
     }
 
     /** This completion, written at core clock cycle {@code cycles}. */
     public WorkCompletion withTimestamp(long cycles) {
-        return new WorkCompletion(wrId, status, opcode, byteLen, qpNum, srcQp, immData, wcFlags, vendorErr, syndrome, slid, strideOffset, tmTag,
-                tmPriv, cycles);
+        return new WorkCompletion(wrId, status, opcode, byteLen, qpNum, srcQp, immData, wcFlags, vendorErr, syndrome,
+                slid, strideOffset, tmTag, tmPriv, cycles);
     }
 
     @Override public String toString() {

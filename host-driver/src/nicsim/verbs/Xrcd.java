@@ -28,5 +28,7 @@ public final class Xrcd extends VerbsObject {
 
     @Override protected String describe() { return "Xrcd(" + xrcdn + ")"; }
 
-    @Override protected void destroy() { ctx.driver.command(Cmd.DEALLOC_XRCD, Cmd.HANDLE, new Cmd.Handle(xrcdn), Cmd.EMPTY); }
+    @Override protected void destroy() {
+        ctx.driver.command(Cmd.DEALLOC_XRCD, Cmd.HANDLE, new Cmd.Handle(xrcdn), Cmd.EMPTY);
+    }
 }

@@ -40,8 +40,8 @@ public final class DcPool {
     private DcPool() {}
 
     /** What a run measured: write latency (post to completion) and the DC connects the pool made. */
-    public record Outcome(int targets, int dcis, int messages, double latAvgUs, double latP99Us, long connects, long simPicos,
-                          List<String> errors) {
+    public record Outcome(int targets, int dcis, int messages, double latAvgUs, double latP99Us, long connects,
+                          long simPicos, List<String> errors) {
         /** Connect packets per write. */
         public double connectsPerWrite() { return connects / (double) messages; }
     }
@@ -49,12 +49,15 @@ public final class DcPool {
     static final long KEY = 0x0dc0_ffee_0dc0_ffeeL;
     static final int SLOTS = 64;
 
-    /** {@code messages} writes of {@code size} bytes ({@code window} at most in flight, below 64) from a pool of {@code dcis} DCIs to the targets of nodes 1..n of {@code w}. */
+    /**
+     * {@code messages} writes of {@code size} bytes ({@code window} at most in flight, below 64) from a pool of
+     * {@code dcis} DCIs to the targets of nodes 1..n of {@code w}.
+     */
     public static Outcome run(World w, int dcis, int window, int messages, int size) {
         int targets = w.hosts().size() - 1;
         if (targets < 1 || dcis < 1 || window < 1 || window >= SLOTS)
-            throw new IllegalArgumentException("DcPool needs a target node, a DCI and a window of 1.." + (SLOTS - 1) + " (targets " + targets
-                    + ", dcis " + dcis + ", window " + window + ")");
+            throw new IllegalArgumentException("DcPool needs a target node, a DCI and a window of 1.." + (SLOTS - 1)
+                    + " (targets " + targets + ", dcis " + dcis + ", window " + window + ")");
         Context ctx = new Device(w.host(0)).open();
         ProtectionDomain pd = ctx.allocPd();
         CompletionQueue cq = ctx.createCq(Math.max(64, window * 2));
@@ -62,7 +65,8 @@ public final class DcPool {
         MemoryRegion smr = pd.regMr(src, Connect.ALL_REMOTE);
         List<QueuePair> pool = new ArrayList<>();
         for (int d = 0; d < dcis; d++) {
-            QueuePair q = pd.createQp(new QpInitAttr().qpType(QpType.DRIVER).dcType(DcType.DCI).sendCq(cq).maxSendWr(window).maxSendSge(1));
+            QueuePair q = pd.createQp(new QpInitAttr().qpType(QpType.DRIVER).dcType(DcType.DCI).sendCq(cq)
+                    .maxSendWr(window).maxSendSge(1));
             Connect.dc(q, 0, Mtu.MTU_4096, 100 * (d + 1));
             pool.add(q);
         }
@@ -74,7 +78,8 @@ public final class DcPool {
             ProtectionDomain p = c.allocPd();
             CompletionQueue tcq = c.createCq(16);
             SharedReceiveQueue srq = p.createSrq(new SrqInitAttr().maxWr(1).maxSge(1));
-            QueuePair dct = p.createQp(new QpInitAttr().qpType(QpType.DRIVER).dcType(DcType.DCT).dctAccessKey(KEY).srq(srq).recvCq(tcq));
+            QueuePair dct = p.createQp(new QpInitAttr().qpType(QpType.DRIVER).dcType(DcType.DCT).dctAccessKey(KEY)
+                    .srq(srq).recvCq(tcq));
             Connect.dc(dct, Connect.ALL_REMOTE, Mtu.MTU_4096, 0);
             dst[t] = new ProcessMemory(w.host(1 + t)).alloc((long) size * SLOTS);
             rkey[t] = p.regMr(dst[t], Connect.ALL_REMOTE).rkey();
@@ -103,8 +108,9 @@ public final class DcPool {
             long from = (long) (i % SLOTS) * size; // each write in flight has its own source
             src.write(from, pattern(i, size));
             postedAt[i] = w.now();
-            pool.get(d).postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).dcAddr(ah[t], dctn[t], KEY)
-                    .remoteAddr(dst[t].addr() + (long) slot * size).rkey(rkey[t]).sgList(new Sge(src.addr() + from, size, smr.lkey())));
+            pool.get(d).postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .dcAddr(ah[t], dctn[t], KEY).remoteAddr(dst[t].addr() + (long) slot * size).rkey(rkey[t])
+                    .sgList(new Sge(src.addr() + from, size, smr.lkey())));
         };
         while (posted[0] < Math.min(window, messages)) postNext.run();
         w.runUntil(() -> {
@@ -112,17 +118,21 @@ public final class DcPool {
                 int i = (int) wc.wrId(), t = i % targets, slot = (i / targets) % SLOTS;
                 lat[i] = (w.now() - postedAt[i]) / 1e6;
                 if (wc.status() != WcStatus.SUCCESS) errors.add("write " + i + ": " + wc);
-                else if (!Arrays.equals(pattern(i, size), dst[t].read((long) slot * size, size))) errors.add("write " + i + ": wrong bytes at target " + t);
+                else if (!Arrays.equals(pattern(i, size), dst[t].read((long) slot * size, size)))
+                    errors.add("write " + i + ": wrong bytes at target " + t);
                 done[0]++;
                 if (posted[0] < messages) postNext.run();
             }
             return done[0] >= messages || !errors.isEmpty();
         }, 10_000_000_000_000L);
-        if (done[0] < messages && errors.isEmpty()) errors.add("only " + done[0] + " of " + messages + " writes completed");
+        if (done[0] < messages && errors.isEmpty())
+            errors.add("only " + done[0] + " of " + messages + " writes completed");
         double[] sorted = lat.clone();
         Arrays.sort(sorted);
-        return new Outcome(targets, dcis, messages, Arrays.stream(lat).average().orElse(0), sorted[(int) Math.min(messages - 1, messages * 0.99)],
-                w.sim.counters().scope("node0").get("Firmware.dc_connects") - connects0, w.now() - start, errors);
+        double avg = Arrays.stream(lat).average().orElse(0);
+        double p99 = sorted[(int) Math.min(messages - 1, messages * 0.99)];
+        long connects = w.sim.counters().scope("node0").get("Firmware.dc_connects") - connects0;
+        return new Outcome(targets, dcis, messages, avg, p99, connects, w.now() - start, errors);
     }
 
     static byte[] pattern(int i, int len) {

@@ -33,7 +33,8 @@ public final class OdpTouch {
     private OdpTouch() {}
 
     /** Write latencies in picoseconds, and the pages the first touch brought in. */
-    public record Outcome(long size, long pinnedColdPs, long pinnedWarmPs, long firstTouchPs, long warmPs, long pagesFaulted, long rnrNaks) {}
+    public record Outcome(long size, long pinnedColdPs, long pinnedWarmPs, long firstTouchPs, long warmPs,
+                          long pagesFaulted, long rnrNaks) {}
 
     /** Runs the three writes of {@code size} bytes on a two-node {@code w}. */
     public static Outcome run(World w, int size) {
@@ -45,11 +46,13 @@ public final class OdpTouch {
         Connect.up(a, Connect.ALL_REMOTE, Connect.Dest.of(cb, b, 3), Mtu.MTU_4096, 1);
         Connect.up(b, Connect.ALL_REMOTE, Connect.Dest.of(ca, a, 1), Mtu.MTU_4096, 3);
         HostBuffer src = new ProcessMemory(w.host(0)).alloc(size);
-        HostBuffer pinnedBuf = new ProcessMemory(w.host(1)).alloc(size), odpBuf = new ProcessMemory(w.host(1)).alloc(size);
+        HostBuffer pinnedBuf = new ProcessMemory(w.host(1)).alloc(size);
+        HostBuffer odpBuf = new ProcessMemory(w.host(1)).alloc(size);
         MemoryRegion smr = apd.regMr(src, AccessFlags.LOCAL_WRITE);
         MemoryRegion pinned = bpd.regMr(pinnedBuf, Connect.ALL_REMOTE);
         MemoryRegion odp = bpd.regMr(odpBuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
-        long pinnedCold = write(w, a, cq, src, smr, pinnedBuf, pinned, 1), pinnedWarm = write(w, a, cq, src, smr, pinnedBuf, pinned, 4);
+        long pinnedCold = write(w, a, cq, src, smr, pinnedBuf, pinned, 1);
+        long pinnedWarm = write(w, a, cq, src, smr, pinnedBuf, pinned, 4);
         long before = w.host(1).driver().pageFaults(), naks = w.sim.counters().get("Firmware.odp_rnr_sent");
         long firstPs = write(w, a, cq, src, smr, odpBuf, odp, 2);
         long faulted = w.host(1).driver().pageFaults() - before;
@@ -58,17 +61,23 @@ public final class OdpTouch {
         return new Outcome(size, pinnedCold, pinnedWarm, firstPs, warmPs, faulted, naks);
     }
 
-    private static long write(World w, QueuePair a, CompletionQueue cq, HostBuffer src, MemoryRegion smr, HostBuffer dst, MemoryRegion dmr, int seed) {
+    private static long write(World w, QueuePair a, CompletionQueue cq, HostBuffer src, MemoryRegion smr,
+                              HostBuffer dst, MemoryRegion dmr, int seed) {
         byte[] data = new byte[(int) src.length()];
         for (int i = 0; i < data.length; i++) data[i] = (byte) (seed * 31 + i * 7);
         src.write(0, data);
         long t0 = w.now();
-        a.postSend(new SendWr().wrId(seed).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(dst.addr()).rkey(dmr.rkey())
-                .sgList(new Sge(src.addr(), data.length, smr.lkey())));
+        a.postSend(new SendWr().wrId(seed).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                .remoteAddr(dst.addr()).rkey(dmr.rkey()).sgList(new Sge(src.addr(), data.length, smr.lkey())));
         WorkCompletion[] got = {null};
-        w.runUntil(() -> { for (WorkCompletion wc : cq.poll(1)) got[0] = wc; return got[0] != null; }, 10_000_000_000_000L);
-        if (got[0] == null || got[0].status() != WcStatus.SUCCESS) throw new IllegalStateException("OdpTouch write " + seed + ": " + got[0]);
-        if (!Arrays.equals(data, dst.read(0, data.length))) throw new IllegalStateException("OdpTouch write " + seed + ": bytes differ at the target");
+        w.runUntil(() -> {
+            for (WorkCompletion wc : cq.poll(1)) got[0] = wc;
+            return got[0] != null;
+        }, 10_000_000_000_000L);
+        if (got[0] == null || got[0].status() != WcStatus.SUCCESS)
+            throw new IllegalStateException("OdpTouch write " + seed + ": " + got[0]);
+        if (!Arrays.equals(data, dst.read(0, data.length)))
+            throw new IllegalStateException("OdpTouch write " + seed + ": bytes differ at the target");
         return w.now() - t0;
     }
 }

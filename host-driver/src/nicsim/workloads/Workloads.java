@@ -6,6 +6,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.DoubleConsumer;
+import nicsim.abi.HostOrder;
 import nicsim.driver.World;
 import nicsim.verbs.AddressHandle;
 import nicsim.verbs.AhAttr;
@@ -25,6 +28,7 @@ import nicsim.verbs.RecvWr;
 import nicsim.verbs.SendFlags;
 import nicsim.verbs.SendWr;
 import nicsim.verbs.Sge;
+import nicsim.verbs.WcOpcode;
 import nicsim.verbs.WcStatus;
 import nicsim.verbs.WorkCompletion;
 import nicsim.verbs.WrOpcode;
@@ -40,18 +44,23 @@ import nicsim.verbs.WrOpcode;
 public final class Workloads {
     private Workloads() {}
 
-    public static final List<String> NAMES = List.of("rc_pingpong", "ud_pingpong", "write_bw", "write_lat", "send_bw", "send_lat",
-            "read_bw", "read_lat", "atomic_bw", "pairs_write_bw");
+    public static final List<String> NAMES = List.of("rc_pingpong", "ud_pingpong", "write_bw", "write_lat", "send_bw",
+            "send_lat", "read_bw", "read_lat", "atomic_bw", "pairs_write_bw");
 
-    private static java.util.function.DoubleConsumer progress = f -> {};
+    private static DoubleConsumer progress = f -> {};
 
     /** How long any one wait may take in simulated time before the workload is declared stuck. */
     static final long STUCK = 10_000_000_000_000L; // 10 s
 
-    public static Result run(String name, World world, Options o, PrintStream out) { return run(name, world, o, out, f -> {}); }
+    public static Result run(String name, World world, Options o, PrintStream out) {
+        return run(name, world, o, out, f -> {});
+    }
 
-    /** As above; {@code progress} hears the fraction of the run done (for a progress bar), and -1 before the workload prints. */
-    public static Result run(String name, World world, Options o, PrintStream out, java.util.function.DoubleConsumer progress) {
+    /**
+     * As above; {@code progress} hears the fraction of the run done (for a progress bar), and -1 before the workload
+     * prints.
+     */
+    public static Result run(String name, World world, Options o, PrintStream out, DoubleConsumer progress) {
         Workloads.progress = progress;
         return switch (name) {
             case "rc_pingpong" -> pingpong(world, o, out, QpType.RC);
@@ -64,7 +73,8 @@ public final class Workloads {
             case "write_lat" -> lat(world, o, out, WrOpcode.RDMA_WRITE);
             case "send_lat" -> lat(world, o, out, WrOpcode.SEND);
             case "read_lat" -> lat(world, o, out, WrOpcode.RDMA_READ);
-            default -> throw new IllegalArgumentException("workload '" + name + "' unknown; accepted: " + String.join(", ", NAMES));
+            default -> throw new IllegalArgumentException(
+                    "workload '" + name + "' unknown; accepted: " + String.join(", ", NAMES));
         };
     }
 
@@ -80,7 +90,8 @@ public final class Workloads {
         final int lid;
         final int node;
 
-        Ep(World world, int node, QpType type, int nqps, long bufBytes, int txDepth, int rxDepth, int inline, boolean scatterToCqe) {
+        Ep(World world, int node, QpType type, int nqps, long bufBytes, int txDepth, int rxDepth, int inline,
+                boolean scatterToCqe) {
             this.world = world;
             this.node = node;
             ctx = new Device(world.host(node)).open();
@@ -89,8 +100,9 @@ public final class Workloads {
             // with many QPs the test's depth is shared among them (perftest -q keeps tx_depth per QP; memory would not)
             int perQp = nqps == 1 ? txDepth : Math.max(4, Math.min(txDepth, 4096 / nqps));
             for (int i = 0; i < nqps; i++)
-                qps.add(pd.createQp(new QpInitAttr().qpType(type).sendCq(cq).recvCq(cq).maxSendWr(perQp).maxRecvWr(rxDepth)
-                        .maxSendSge(1).maxRecvSge(1).maxInlineData(Math.max(0, inline)).scatterToCqe(scatterToCqe)));
+                qps.add(pd.createQp(new QpInitAttr().qpType(type).sendCq(cq).recvCq(cq)
+                        .maxSendWr(perQp).maxRecvWr(rxDepth).maxSendSge(1).maxRecvSge(1)
+                        .maxInlineData(Math.max(0, inline)).scatterToCqe(scatterToCqe)));
             buf = new ProcessMemory(world.host(node)).alloc(bufBytes);
             mr = pd.regMr(buf, Connect.ALL_REMOTE);
             lid = ctx.queryPort(1).lid();
@@ -115,14 +127,22 @@ public final class Workloads {
         }
     }
 
-    /** Lets the setup work (posting receives, the host CPU's queued costs) finish before the clock starts, as the C programs do. */
+    /**
+     * Lets the setup work (posting receives, the host CPU's queued costs) finish before the clock starts, as the C
+     * programs do.
+     */
     static void settle(World w) {
         w.runUntilIdle(STUCK);
     }
 
-    static void await(World w, BooleanSupplier cond, String what) { named(what, () -> w.runUntilMemoryHolds(cond, STUCK)); }
+    static void await(World w, BooleanSupplier cond, String what) {
+        named(what, () -> w.runUntilMemoryHolds(cond, STUCK));
+    }
 
-    /** As {@link #await(World, BooleanSupplier, String)} for a condition that reads only the memory of {@code eps}' hosts. */
+    /**
+     * As {@link #await(World, BooleanSupplier, String)} for a condition that reads only the memory of {@code eps}'
+     * hosts.
+     */
     static void await(World w, List<Ep> eps, BooleanSupplier cond, String what) {
         int[] nodes = eps.stream().mapToInt(e -> e.node).distinct().toArray();
         named(what, () -> w.runUntilMemoryHolds(nodes, cond, STUCK));
@@ -156,7 +176,12 @@ public final class Workloads {
     // ------------------------------------------------------------------ perftest bandwidth
 
     static Result bw(World w, Options o, PrintStream out, WrOpcode verb) {
-        String name = switch (verb) { case RDMA_WRITE -> "write_bw"; case SEND -> "send_bw"; case RDMA_READ -> "read_bw"; default -> "atomic_bw"; };
+        String name = switch (verb) {
+            case RDMA_WRITE -> "write_bw";
+            case SEND -> "send_bw";
+            case RDMA_READ -> "read_bw";
+            default -> "atomic_bw";
+        };
         boolean atomic = verb == WrOpcode.ATOMIC_FETCH_AND_ADD;
         long[] sizes = atomic ? new long[]{8} : sizes(o, 65536);
         int iters = o.iters() > 0 ? o.iters() : verb == WrOpcode.RDMA_WRITE ? 5000 : 1000;
@@ -183,7 +208,8 @@ public final class Workloads {
         Random rnd = new Random(w.seed);
         for (long size : sizes) {
             // fresh data in every slot of the source buffer
-            HostBuffer src = verb == WrOpcode.RDMA_READ ? s.buf : c.buf, dst = verb == WrOpcode.RDMA_READ ? c.buf : s.buf;
+            boolean read = verb == WrOpcode.RDMA_READ;
+            HostBuffer src = read ? s.buf : c.buf, dst = read ? c.buf : s.buf;
             byte[] data = new byte[(int) Math.min(bufBytes, size * slots)];
             rnd.nextBytes(data);
             src.write(0, data);
@@ -193,32 +219,37 @@ public final class Workloads {
             // send_bw: the server keeps rx_depth receives posted on each QP. Message m goes out on QP m % nq and
             // lands in slot m % nslots, so the receives are posted in message order, each on its message's QP
             int nq = c.qps.size();
-            int[] recvPosted = {0}, received = {0}, recvOut = new int[nq]; // recvOut: posted, not yet completed, per QP
+            // recvOut: posted, not yet completed, per QP
+            int[] recvPosted = {0}, received = {0}, recvOut = new int[nq];
             Runnable refill = () -> {
                 if (verb != WrOpcode.SEND) return;
                 while (recvPosted[0] < iters && recvOut[recvPosted[0] % nq] < o.rxDepth()) {
                     int m = recvPosted[0];
                     long slot = (long) (m % nslots) * stride;
-                    s.qps.get(m % nq).postRecv(new RecvWr().wrId(m).sgList(new Sge(s.buf.addr() + slot, (int) stride, s.mr.lkey())));
+                    Sge sge = new Sge(s.buf.addr() + slot, (int) stride, s.mr.lkey());
+                    s.qps.get(m % nq).postRecv(new RecvWr().wrId(m).sgList(sge));
                     recvOut[m % nq]++;
                     recvPosted[0]++;
                 }
             };
-            java.util.function.Consumer<WorkCompletion> receivedOne = r -> {
+            Consumer<WorkCompletion> receivedOne = r -> {
                 received[0]++;
                 recvOut[(int) (r.wrId() % nq)]--;
             };
             refill.run();
             settle(w);
             long t0 = w.now();
-            List<long[]> samples = new ArrayList<>(); // {time, completed}: the peak is the best window of a fifth of the run
+            // {time, completed}: the peak is the best window of a fifth of the run
+            List<long[]> samples = new ArrayList<>();
             long[] postedAt = new long[iters];
             samples.add(new long[]{t0, 0});
             int posted = 0, completed = 0, lastCompleted = 0;
-            // each QP signals every cqMod of its own WRs (and its last), so a completion retires that QP's WRs since its previous one
+            // each QP signals every cqMod of its own WRs (and its last), so a completion retires that QP's WRs since
+            // its previous one
             int perQpWr = Math.max(1, c.qps.get(0).maxSendWr());
             // a QP must signal within its share of the window, or the window fills with WRs nobody will complete
-            int cqMod = Math.max(1, Math.min(Math.min(o.cqMod(), tx), Math.min(Math.max(1, perQpWr / 2), Math.max(1, tx / nq / 2))));
+            int qpShare = Math.min(Math.max(1, perQpWr / 2), Math.max(1, tx / nq / 2));
+            int cqMod = Math.max(1, Math.min(Math.min(o.cqMod(), tx), qpShare));
             int[] lastSignaled = new int[nq];
             for (int k = 0; k < nq; k++) lastSignaled[k] = k - nq;
             while (completed < iters && errors.isEmpty()) {
@@ -234,7 +265,8 @@ public final class Workloads {
                             .remoteAddr(s.buf.addr()).rkey(rkey);
                     else if (verb == WrOpcode.RDMA_READ) wr.sgList(new Sge(c.buf.addr() + slot, (int) size, lkey))
                             .remoteAddr(s.buf.addr() + slot).rkey(rkey);
-                    else wr.sgList(new Sge(c.buf.addr() + slot, (int) size, lkey)).remoteAddr(s.buf.addr() + slot).rkey(rkey);
+                    else wr.sgList(new Sge(c.buf.addr() + slot, (int) size, lkey))
+                            .remoteAddr(s.buf.addr() + slot).rkey(rkey);
                     if (ud) wr.ah(toS).remoteQpn(s.qps.get(posted % nq).qpNum()).remoteQkey(Connect.QKEY);
                     postedAt[posted] = w.now();
                     q.postSend(wr);
@@ -267,19 +299,24 @@ public final class Workloads {
             }
             if (!errors.isEmpty()) break; // reported; the receives behind a failed send never come
             if (verb == WrOpcode.SEND)
-                await(w, () -> { s.cq.poll(64).forEach(receivedOne); return received[0] >= iters; }, "the last receives");
+                await(w, () -> {
+                    s.cq.poll(64).forEach(receivedOne);
+                    return received[0] >= iters;
+                }, "the last receives");
             long t = w.now() - t0;
             // integrity: the destination holds the source's bytes
             if (atomic) {
-                long v = nicsim.abi.HostOrder.get64(s.buf.read(0, 8), 0); // a word in the host's byte order
+                long v = HostOrder.get64(s.buf.read(0, 8), 0); // a word in the host's byte order
                 if (v != iters) errors.add("atomic counter is " + v + " after " + iters + " fetch-and-adds of 1");
             } else {
                 int touched = (int) Math.min(nslots, iters);
-                for (int k = 0; k < touched && errors.isEmpty(); k++) { // slot k of the source, after its GRH's room over UD
+                // slot k of the source, after its GRH's room over UD
+                for (int k = 0; k < touched && errors.isEmpty(); k++) {
                     byte[] want = Arrays.copyOfRange(data, (int) (k * size), (int) ((k + 1) * size));
                     byte[] got = dst.read(k * stride + grh, (int) size);
-                    if (!Arrays.equals(want, got)) errors.add(String.format("%d B: destination differs from source at byte %d",
-                            size, k * size + Arrays.mismatch(want, got)));
+                    if (!Arrays.equals(want, got))
+                        errors.add(String.format("%d B: destination differs from source at byte %d",
+                                size, k * size + Arrays.mismatch(want, got)));
                 }
             }
             double bw = size * 8.0 * iters / (t / 1e12) / 1e9;
@@ -288,22 +325,25 @@ public final class Workloads {
             // none of their bytes can have moved before that, so the peak cannot pass the link
             for (int j = 1, i = 0; j < samples.size(); j++) {
                 while (i + 1 < j && samples.get(j)[0] - samples.get(i + 1)[0] >= t / 5) i++;
-                long from = samples.get(i)[1] < iters ? Math.min(samples.get(i)[0], postedAt[(int) samples.get(i)[1]]) : samples.get(i)[0];
+                long[] first = samples.get(i);
+                long from = first[1] < iters ? Math.min(first[0], postedAt[(int) first[1]]) : first[0];
                 long dt = samples.get(j)[0] - from;
                 if (samples.get(j)[0] - samples.get(i)[0] >= t / 5 && dt > 0)
                     peak = Math.max(peak, size * 8.0 * (samples.get(j)[1] - samples.get(i)[1]) / (dt / 1e12) / 1e9);
             }
-            Result.Row row = new Result.Row(size, iters, bw, Math.max(bw, peak), iters / (t / 1e12) / 1e6, 0, 0, 0, 0, 0, t);
+            Result.Row row = new Result.Row(size, iters, bw, Math.max(bw, peak), iters / (t / 1e12) / 1e6,
+                    0, 0, 0, 0, 0, t);
             rows.add(row);
             progress.accept(-1);
-            out.printf(" %-10d %-10d       %-14.2f     %-14.2f       %.6f%n", size, iters, row.bwPeakGbps(), bw, row.msgRateMpps());
+            out.printf(" %-10d %-10d       %-14.2f     %-14.2f       %.6f%n",
+                    size, iters, row.bwPeakGbps(), bw, row.msgRateMpps());
             if (!errors.isEmpty()) break;
         }
         out.println(LINE);
         return new Result(name, rows, errors);
     }
 
-    static final String LINE = "---------------------------------------------------------------------------------------";
+    static final String LINE = "-".repeat(87);
 
     /** Bytes a UD receive buffer keeps before the message: room for the 40-byte GRH (ibv_post_recv(3)). */
     static final int GRH = 40;
@@ -318,13 +358,16 @@ public final class Workloads {
 
     static void header(PrintStream out, String name, Options o, boolean lat) {
         out.println(LINE);
-        out.printf("                    %s (nicsim, simulated time)%n", name.replace('_', ' ').toUpperCase().replace(" ", " ").trim());
+        out.printf("                    %s (nicsim, simulated time)%n",
+                name.replace('_', ' ').toUpperCase().replace(" ", " ").trim());
         out.printf(" Number of qps   : %d\t\tTransport type : IB%n", o.qps());
         out.printf(" Connection type : %s%n", o.ud() ? "UD" : "RC");
         out.printf(" TX depth        : %d%n", lat ? 1 : o.txDepth());
         out.printf(" Mtu             : %d[B]%n", o.mtu().bytes());
         out.println(LINE);
-        if (lat) out.println(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    99% percentile[usec]");
+        if (lat)
+            out.println(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
+                    + "    99% percentile[usec]");
         else out.println(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]");
     }
 
@@ -343,7 +386,8 @@ public final class Workloads {
         int iters = o.iters() > 0 ? o.iters() : 1000, tx = o.txDepth(), slots = 8;
         List<Ep[]> pairs = new ArrayList<>();
         for (int k = 0; k < n; k++) {
-            Ep c = new Ep(w, 2 * k, QpType.RC, 1, size * slots, tx, 1, 0, o.scatterToCqe()), s = new Ep(w, 2 * k + 1, QpType.RC, 1, size * slots, tx, 1, 0, o.scatterToCqe());
+            Ep c = new Ep(w, 2 * k, QpType.RC, 1, size * slots, tx, 1, 0, o.scatterToCqe());
+            Ep s = new Ep(w, 2 * k + 1, QpType.RC, 1, size * slots, tx, 1, 0, o.scatterToCqe());
             connect(c, s, o);
             pairs.add(new Ep[]{c, s});
         }
@@ -382,34 +426,45 @@ public final class Workloads {
         errors = gather(w, errors);
         if (w.peers() != null) end = w.peers().max(end);
         long t = end - t0;
-        int written = (int) (Math.min(iters, slots) * size); // fewer iterations than slots leave the last slots unwritten
+        // fewer iterations than slots leave the last slots unwritten
+        int written = (int) (Math.min(iters, slots) * size);
         List<String> differ = new ArrayList<>();
         for (int k = 0; k < n; k++)
             if (w.isLocal(pairs.get(k)[1].node)
-                    && !java.util.Arrays.equals(data.get(k), 0, written, pairs.get(k)[1].buf.read(0, written), 0, written))
+                    && !Arrays.equals(data.get(k), 0, written, pairs.get(k)[1].buf.read(0, written), 0, written))
                 differ.add("pair " + k + ": destination differs from source");
         errors.addAll(gather(w, differ));
         double bw = size * 8.0 * iters * n / (t / 1e12) / 1e9;
         progress.accept(-1);
-        out.printf("%d pairs x %d writes of %d B: aggregate %.2f Gb/s (%.2f per pair) in %.1f us simulated%n", n, iters, size, bw, bw / n, t / 1e6);
-        return new Result("pairs_write_bw", List.of(new Result.Row(size, iters, bw, bw, iters * n / (t / 1e12) / 1e6, 0, 0, 0, 0, 0, t)), errors);
+        out.printf("%d pairs x %d writes of %d B: aggregate %.2f Gb/s (%.2f per pair) in %.1f us simulated%n",
+                n, iters, size, bw, bw / n, t / 1e6);
+        Result.Row row = new Result.Row(size, iters, bw, bw, iters * n / (t / 1e12) / 1e6, 0, 0, 0, 0, 0, t);
+        return new Result("pairs_write_bw", List.of(row), errors);
     }
 
     /** Across processes every rank's {@code mine}, in rank order (ranks hold blocks of nodes); collective. */
-    static List<String> gather(World w, List<String> mine) { return w.peers() == null ? mine : w.peers().gather(mine); }
+    static List<String> gather(World w, List<String> mine) {
+        return w.peers() == null ? mine : w.peers().gather(mine);
+    }
 
     // ------------------------------------------------------------------ perftest latency
 
     static Result lat(World w, Options o, PrintStream out, WrOpcode verb) {
-        String name = switch (verb) { case RDMA_WRITE -> "write_lat"; case SEND -> "send_lat"; default -> "read_lat"; };
+        String name = switch (verb) {
+            case RDMA_WRITE -> "write_lat";
+            case SEND -> "send_lat";
+            default -> "read_lat";
+        };
         long[] sizes = sizes(o, 2);
         int iters = o.iters() > 0 ? o.iters() : 1000;
         long maxSize = Arrays.stream(sizes).max().getAsLong();
         if (o.ud()) udFits(name, verb, maxSize, o.mtu());
         // perftest's inline defaults: 220 B for WRITE, 236 B for SEND over RC, 188 B over UD
-        int inline = o.inline() >= 0 ? o.inline() : verb == WrOpcode.RDMA_WRITE ? 220 : verb != WrOpcode.SEND ? 0 : o.ud() ? 188 : 236;
+        int inline = o.inline() >= 0 ? o.inline()
+                : verb == WrOpcode.RDMA_WRITE ? 220 : verb != WrOpcode.SEND ? 0 : o.ud() ? 188 : 236;
         int maxInline = (int) Math.min(inline, 512);
-        int rx = verb == WrOpcode.SEND ? o.rxDepth() : 1; // perftest: DEF_RX_SEND receives for SEND tests (docs/sources.md#perftest-defaults)
+        // perftest: DEF_RX_SEND receives for SEND tests (docs/sources.md#perftest-defaults)
+        int rx = verb == WrOpcode.SEND ? o.rxDepth() : 1;
         QpType type = o.ud() ? QpType.UD : QpType.RC;
         int grh = o.ud() ? GRH : 0; // a UD receive buffer starts with the GRH's room
         long bufBytes = Math.max(4096, maxSize * 2 + grh);
@@ -427,8 +482,10 @@ public final class Workloads {
             int flags = size <= maxInline && verb != WrOpcode.RDMA_READ ? SendFlags.INLINE : 0;
             if (verb == WrOpcode.SEND && rows.isEmpty())
                 for (int k = 0; k < rx; k++) {
-                    c.qp().postRecv(new RecvWr().wrId(k).sgList(new Sge(c.buf.addr() + maxSize, (int) maxSize + grh, c.mr.lkey())));
-                    s.qp().postRecv(new RecvWr().wrId(k).sgList(new Sge(s.buf.addr() + maxSize, (int) maxSize + grh, s.mr.lkey())));
+                    c.qp().postRecv(new RecvWr().wrId(k)
+                            .sgList(new Sge(c.buf.addr() + maxSize, (int) maxSize + grh, c.mr.lkey())));
+                    s.qp().postRecv(new RecvWr().wrId(k)
+                            .sgList(new Sge(s.buf.addr() + maxSize, (int) maxSize + grh, s.mr.lkey())));
                 }
             settle(w);
             long start = w.now();
@@ -438,47 +495,58 @@ public final class Workloads {
                 if (verb == WrOpcode.RDMA_READ) {
                     s.buf.write(size - 1, new byte[]{tag});
                     c.qp().postSend(new SendWr().wrId(i).opcode(verb).sendFlags(SendFlags.SIGNALED)
-                            .sgList(new Sge(c.buf.addr(), (int) size, c.mr.lkey())).remoteAddr(s.buf.addr()).rkey(s.mr.rkey()));
+                            .sgList(new Sge(c.buf.addr(), (int) size, c.mr.lkey()))
+                            .remoteAddr(s.buf.addr()).rkey(s.mr.rkey()));
                     next(w, c.cq, errors, "read " + i);
                     if (c.buf.read(size - 1, 1)[0] != tag) errors.add("read " + i + ": last byte did not arrive");
                     lat[i] = w.now() - t0;
                     continue;
                 }
-                // ping: client to server; pong: server back to client (perftest's ping-pong, half the round trip reported)
+                // ping: client to server; pong: server back to client (perftest's ping-pong, half the round trip
+                // reported)
                 for (Ep[] dir : new Ep[][]{{c, s}, {s, c}}) {
                     Ep from = dir[0], to = dir[1];
                     from.buf.write(size - 1, new byte[]{tag});
                     SendWr wr = new SendWr().wrId(i).opcode(verb).sendFlags(SendFlags.SIGNALED | flags)
-                            .sgList(new Sge(from.buf.addr(), (int) size, from.mr.lkey())).remoteAddr(to.buf.addr() + maxSize).rkey(to.mr.rkey());
+                            .sgList(new Sge(from.buf.addr(), (int) size, from.mr.lkey()))
+                            .remoteAddr(to.buf.addr() + maxSize).rkey(to.mr.rkey());
                     if (o.ud()) wr.ah(from == c ? toS : toC).remoteQpn(to.qp().qpNum()).remoteQkey(Connect.QKEY);
                     from.qp().postSend(wr);
                     if (verb == WrOpcode.SEND) {
                         // the receiver's own earlier SENDs may complete first (later still when an ACK was lost)
                         WorkCompletion r;
-                        do r = next(w, to.cq, errors, "receive " + i); while (errors.isEmpty() && r.opcode() != nicsim.verbs.WcOpcode.RECV);
-                        to.qp().postRecv(new RecvWr().wrId(i + 1).sgList(new Sge(to.buf.addr() + maxSize, (int) maxSize + grh, to.mr.lkey())));
+                        do {
+                            r = next(w, to.cq, errors, "receive " + i);
+                        } while (errors.isEmpty() && r.opcode() != WcOpcode.RECV);
+                        to.qp().postRecv(new RecvWr().wrId(i + 1)
+                                .sgList(new Sge(to.buf.addr() + maxSize, (int) maxSize + grh, to.mr.lkey())));
                     } else {
                         await(w, () -> to.buf.read(maxSize + size - 1, 1)[0] == tag, "write " + i + " to land");
                     }
-                    if (to.buf.read(landing + size - 1, 1)[0] != tag) errors.add(name + " " + i + ": last byte did not arrive");
+                    if (to.buf.read(landing + size - 1, 1)[0] != tag)
+                        errors.add(name + " " + i + ": last byte did not arrive");
                     // retire the sender's completion (never blocks the ping-pong)
-                    for (WorkCompletion wc : from.cq.poll(4)) if (wc.status() != WcStatus.SUCCESS) errors.add(wc.toString());
+                    for (WorkCompletion wc : from.cq.poll(4))
+                        if (wc.status() != WcStatus.SUCCESS) errors.add(wc.toString());
                 }
                 lat[i] = (w.now() - t0) / 2;
                 if ((i & 63) == 0) progress.accept(((double) rows.size() + (double) i / iters) / sizes.length);
             }
-            if (!Arrays.equals(c.buf.read(0, (int) size), verb == WrOpcode.RDMA_READ ? s.buf.read(0, (int) size) : c.buf.read(0, (int) size)))
+            byte[] got = c.buf.read(0, (int) size);
+            byte[] want = verb == WrOpcode.RDMA_READ ? s.buf.read(0, (int) size) : c.buf.read(0, (int) size);
+            if (!Arrays.equals(got, want))
                 errors.add(name + ": data differs");
             long[] sorted = lat.clone();
             Arrays.sort(sorted);
             double us = 1e6;
             double avg = Arrays.stream(lat).average().orElse(0) / us;
-            Result.Row row = new Result.Row(size, iters, 0, 0, 0, sorted[0] / us, sorted[iters / 2] / us, sorted[iters - 1] / us, avg,
-                    sorted[(int) Math.min(iters - 1, Math.ceil(iters * 0.99) - 1)] / us, w.now() - start);
+            double p99 = sorted[(int) Math.min(iters - 1, Math.ceil(iters * 0.99) - 1)] / us;
+            Result.Row row = new Result.Row(size, iters, 0, 0, 0, sorted[0] / us, sorted[iters / 2] / us,
+                    sorted[iters - 1] / us, avg, p99, w.now() - start);
             rows.add(row);
             progress.accept(-1);
-            out.printf(" %-6d %-10d     %-10.2f     %-10.2f   %-10.2f        %-10.2f     %-10.2f%n", size, iters, row.latMinUs(), row.latMaxUs(),
-                    row.latTypicalUs(), row.latAvgUs(), row.latP99Us());
+            out.printf(" %-6d %-10d     %-10.2f     %-10.2f   %-10.2f        %-10.2f     %-10.2f%n", size, iters,
+                    row.latMinUs(), row.latMaxUs(), row.latTypicalUs(), row.latAvgUs(), row.latP99Us());
             if (!errors.isEmpty()) break;
         }
         out.println(LINE);
@@ -524,22 +592,30 @@ public final class Workloads {
                 while (need > 0 && errors.isEmpty()) {
                     List<WorkCompletion> got = new ArrayList<>();
                     try {
-                        await(w, () -> { got.addAll(to.cq.poll(2)); got.addAll(from == to ? List.of() : from.cq.poll(2)); return !got.isEmpty(); },
-                                name + " iteration " + i);
+                        await(w, () -> {
+                            got.addAll(to.cq.poll(2));
+                            got.addAll(from == to ? List.of() : from.cq.poll(2));
+                            return !got.isEmpty();
+                        }, name + " iteration " + i);
                     } catch (IllegalStateException e) {
                         long lost = w.sim.counters().get("Fabric.dropped") + w.sim.counters().get("Fabric.corrupted");
                         if (type != QpType.UD || lost == 0) throw e;
                         // as rdma-core's ud_pingpong, which would wait forever
-                        errors.add("iteration " + i + ": the datagram never came; --faults lost " + lost + " packet(s) and UD does not retransmit");
+                        errors.add("iteration " + i + ": the datagram never came; --faults lost " + lost
+                                + " packet(s) and UD does not retransmit");
                         break;
                     }
                     for (WorkCompletion wc : got) {
                         need--;
                         if (wc.status() != WcStatus.SUCCESS) { errors.add(wc.toString()); continue; }
-                        if (wc.opcode() == nicsim.verbs.WcOpcode.RECV) {
-                            if (wc.byteLen() != size + grh) errors.add("iteration " + i + ": received " + wc.byteLen() + " bytes, sent " + (size + grh));
-                            if (!Arrays.equals(msg, to.buf.read(grh, (int) size))) errors.add("iteration " + i + ": received bytes differ");
-                            to.qp().postRecv(new RecvWr().wrId(wc.wrId()).sgList(new Sge(to.buf.addr(), (int) (size + grh), to.mr.lkey())));
+                        if (wc.opcode() == WcOpcode.RECV) {
+                            if (wc.byteLen() != size + grh)
+                                errors.add("iteration " + i + ": received " + wc.byteLen() + " bytes, sent "
+                                        + (size + grh));
+                            if (!Arrays.equals(msg, to.buf.read(grh, (int) size)))
+                                errors.add("iteration " + i + ": received bytes differ");
+                            to.qp().postRecv(new RecvWr().wrId(wc.wrId())
+                                    .sgList(new Sge(to.buf.addr(), (int) (size + grh), to.mr.lkey())));
                         }
                     }
                 }
@@ -551,7 +627,9 @@ public final class Workloads {
         progress.accept(-1);
         out.printf("%d bytes in %.6f seconds = %.2f Mbit/sec%n", bytes, sec, bytes * 8 / sec / 1e6);
         out.printf("%d iters in %.6f seconds = %.2f usec/iter%n", iters, sec, sec * 1e6 / iters);
-        Result.Row row = new Result.Row(size, iters, bytes * 8 / sec / 1e9, 0, 0, 0, sec * 1e6 / iters / 2, 0, sec * 1e6 / iters / 2, 0, t);
+        double halfRoundTripUs = sec * 1e6 / iters / 2;
+        Result.Row row = new Result.Row(size, iters, bytes * 8 / sec / 1e9, 0, 0, 0,
+                halfRoundTripUs, 0, halfRoundTripUs, 0, t);
         return new Result(name, List.of(row), errors);
     }
 }
