@@ -101,12 +101,6 @@ public final class CqeStimulus implements Clocked {
     }
 
     @Override public void drive() {
-        // firmware reloads the context of the CQ an arm is on its way to (no completion for it in flight):
-        // when the arm is taken on this edge and raises its event, the configuration wins and clears it
-        int armed = armOut == null ? -1 : indexOf(armOut.qpn());
-        if (armed >= 0 && configs.isEmpty() && resetIn[armed] < 0 && (cqeOut == null || cqeOut.cqn() != cqn[armed])
-                && rnd.nextInt(8) == 0)
-            start(armed);
         if (configs.isEmpty()) w.cqConfig().idle(); else w.cqConfig().push(configs.peekFirst());
         if (cqeOut == null && configs.isEmpty() && rnd.nextInt(100) < 45) {
             long[] d = new long[8];
@@ -126,6 +120,14 @@ public final class CqeStimulus implements Clocked {
             armOut = new DoorbellMsg(q, stale ? rnd.nextInt(1 << 24) : consumed[i] & 0xFFFFFF, DoorbellMsg.Kind.CQ_ARM.ordinal(), armSn++ & 3, rnd.nextInt(2));
         }
         if (armOut == null) w.arm().idle(); else w.arm().push(armOut);
+        // now and then firmware reloads the context of the CQ an arm goes to, on the same edge (no completion for
+        // it in flight): when the arm is taken and raises its event, the configuration wins and clears the event
+        int armed = armOut == null ? -1 : indexOf(armOut.qpn());
+        if (armed >= 0 && configs.isEmpty() && resetIn[armed] < 0 && (cqeOut == null || cqeOut.cqn() != cqn[armed])
+                && rnd.nextInt(8) == 0) {
+            start(armed);
+            w.cqConfig().push(configs.peekFirst());
+        }
         w.write().ready(rnd.nextInt(100) < 75);
     }
 

@@ -20,14 +20,14 @@ import nicsim.sim.Clocked;
  * error is reconfigured a while later, as firmware would after moving the QP through RESET. Queues move
  * about the SQ table (a QP destroyed, its slot invalidated, another created in the next free slot of a
  * sweep round the table), and every QP is given a malformed WQE among its first eight posts, so that
- * within a short run (20000 cycles: about twenty QPs a slot) every slot's context holds a queue, fetches,
+ * within a short run (20000 cycles: about ten QPs a slot) every slot's context holds a queue, fetches,
  * wraps, splits a WQE across fetches, stops on an error with WQEs still to fetch and is reconfigured.
  * Rings lie anywhere in the 64-bit address space (the responder's memory ignores bit 63).
  */
 public final class WqeStimulus implements Clocked {
     private static final int SQS = 12;
     // a stopped queue waits 150 to 299 cycles for firmware, long enough for the round robin to pass it; a queue
-    // is picked to be destroyed one cycle in 12, so that a run of 20000 cycles creates about 20 QPs a slot
+    // is picked to be destroyed one cycle in 12, so that a run of 20000 cycles creates about ten QPs a slot
     private static final int STOPPED = 150, DRAIN = 12;
 
     private final WqeFetcher f;
