@@ -1,9 +1,12 @@
 package nicsim.cosim;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -40,13 +43,65 @@ public final class HwMutate {
 
     /**
      * What a run gave: the mutants; the seconds the netlist of all of them took to make and Verilate
-     * (near 0 when cached), and the seconds of lockstep per mutant, on average.
+     * (near 0 when cached), and the seconds of lockstep per mutant, on average; and the block's list of
+     * mutants judged equivalent ({@link #equivalents}: mutation to the reason), kept with its RTL.
      */
-    public record Report(String block, List<Mutant> mutants, double buildSeconds, double secondsPerMutant) {
+    public record Report(String block, List<Mutant> mutants, double buildSeconds, double secondsPerMutant,
+                         Map<String, String> judged) {
         public long killed() { return mutants.stream().filter(m -> m.fate() == Fate.KILLED).count(); }
         public long survived() { return mutants.stream().filter(m -> m.fate() == Fate.SURVIVED).count(); }
         /** Killed among those run, as a fraction. */
         public double score() { return mutants.isEmpty() ? 0 : (double) killed() / mutants.size(); }
+        /** The survivors the block's list judges equivalent: no stimulus can kill them. */
+        public List<Mutant> equivalent() {
+            return mutants.stream().filter(m -> m.fate() == Fate.SURVIVED && judged.containsKey(m.mutation())).toList();
+        }
+        /** Mutants the list calls equivalent that the lockstep killed: the list is wrong about them. */
+        public List<Mutant> wronglyJudged() {
+            return mutants.stream().filter(m -> m.fate() == Fate.KILLED && judged.containsKey(m.mutation())).toList();
+        }
+        /** Killed among the mutants not judged equivalent, as a fraction (the usual mutation score). */
+        public double scoreOfNonEquivalent() {
+            long n = mutants.size() - equivalent().size();
+            return n == 0 ? 0 : (double) killed() / n;
+        }
+    }
+
+    /**
+     * The survivors of {@code top}'s mutants judged equivalent, each with its reason: resource
+     * {@code nicsim/hw/<top>.equivalent-mutants} (beside the RTL in {@code hw/resources}), empty if it
+     * has none. An entry is a {@code mutate} command exactly as {@code hw mutate} prints it, then one or
+     * more indented lines of reason; {@code #} starts a comment line. A changed RTL renumbers Yosys's
+     * cells, so a stale entry matches no mutant and counts for nothing (the judgement must be made again).
+     */
+    public static Map<String, String> equivalents(String top) throws IOException {
+        String res = "/nicsim/hw/" + top + ".equivalent-mutants";
+        Map<String, String> out = new LinkedHashMap<>();
+        try (InputStream in = HwMutate.class.getResourceAsStream(res)) {
+            if (in == null) return out;
+            String mutation = null;
+            StringBuilder why = new StringBuilder();
+            for (String l : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+                if (l.isBlank() || l.startsWith("#")) continue;
+                if (l.startsWith("mutate ")) {
+                    put(out, res, mutation, why);
+                    mutation = l.strip();
+                    why.setLength(0);
+                } else if (Character.isWhitespace(l.charAt(0)) && mutation != null) {
+                    why.append(why.length() == 0 ? "" : " ").append(l.strip());
+                } else {
+                    throw new IllegalStateException(res + ": expected a mutate command or an indented reason, got: " + l);
+                }
+            }
+            put(out, res, mutation, why);
+        }
+        return out;
+    }
+
+    private static void put(Map<String, String> out, String res, String mutation, StringBuilder why) {
+        if (mutation == null) return;
+        if (why.length() == 0) throw new IllegalStateException(res + ": no reason given for " + mutation);
+        out.put(mutation, why.toString());
     }
 
     /** {@code count} mutants of {@code block} built for {@code profile}, each run for {@code cycles} cycles. */
@@ -79,7 +134,7 @@ public final class HwMutate {
                 progress.accept(String.format("mutant %d/%d %s: %s", i + 1, list.size(), r.fate(), r.mutation()));
             }
             double each = list.isEmpty() ? 0 : (System.nanoTime() - t1) / 1e9 / list.size();
-            return new Report(block, out, build, each);
+            return new Report(block, out, build, each, equivalents(top));
         } finally {
             HwCost.deleteTree(dir);
         }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import nicsim.hw.VerilogFile;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
@@ -47,6 +48,21 @@ class HwMutateTest {
             if (m.fate() == HwMutate.Fate.KILLED)
                 assertTrue(m.detail().startsWith("RTL in the loop: DoorbellDecoder diverged at cycle "), m.detail());
         }
+    }
+
+    /** The score over non-equivalent mutants leaves out only survivors the block's list names. */
+    @Test
+    void equivalentSurvivorsLeaveTheScoreOnlyWhenListed() {
+        var killed = new HwMutate.Mutant("mutate -a", HwMutate.Fate.KILLED, "diverged");
+        var listed = new HwMutate.Mutant("mutate -b", HwMutate.Fate.SURVIVED, "");
+        var gap = new HwMutate.Mutant("mutate -c", HwMutate.Fate.SURVIVED, "");
+        var r = new HwMutate.Report("x", List.of(killed, killed, killed, listed, gap), 0, 0,
+                Map.of("mutate -b", "never read", "mutate -a", "wrong"));
+        assertEquals(0.6, r.score(), 1e-9);
+        assertEquals(List.of(listed), r.equivalent());
+        assertEquals(0.75, r.scoreOfNonEquivalent(), 1e-9);
+        assertEquals(3, r.wronglyJudged().size(), "a listed mutant that dies is the list's mistake");
+        assertTrue(assertDoesNotThrow(() -> HwMutate.equivalents("NoSuchBlock")).isEmpty(), "no list: none judged");
     }
 
     @Test

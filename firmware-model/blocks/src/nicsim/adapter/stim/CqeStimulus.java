@@ -15,8 +15,10 @@ import nicsim.sim.Clocked;
  * random rate (some for a CQ that does not exist or no longer does); a host consumer that takes CQEs,
  * reports its consumer index, arms (solicited-only or not) and sometimes falls behind until the ring
  * overflows; firmware reconfiguring an overflowed CQ a while later; random back-pressure on the DMA
- * writes. CQs are destroyed (their slot invalidated) and created in another free slot of the
- * writer's table with a new number, ring and vector, so that over a run every slot holds CQs.
+ * writes. CQs are destroyed (their slot invalidated) and created in the next free slot of a sweep
+ * round the writer's table with a new number, ring and vector, so that within a short run every slot
+ * holds CQs that take completions, are armed and overflow. Now and then firmware reloads a CQ's context
+ * on the very edge an arm for it is taken, so the configuration meets the event that arm raises.
  */
 public final class CqeStimulus implements Clocked {
     private static final int CQS = 12;
@@ -35,6 +37,7 @@ public final class CqeStimulus implements Clocked {
     private CqeIn cqeOut;
     private DoorbellMsg armOut;
     private long armSn;
+    private int sweep; // where the search for a free slot starts: it goes round the table
 
     public CqeStimulus(CqeWriter writer, long seed) {
         this.w = writer;
@@ -47,10 +50,14 @@ public final class CqeStimulus implements Clocked {
         }
     }
 
-    /** CQ {@code i} is created in a slot no other CQ holds, with a new number (any of 24 bits), ring and vector. */
+    /**
+     * CQ {@code i} is created in the next slot no other CQ holds going round the table (every slot in turn,
+     * none left to chance), with a new number (any of 24 bits), ring and vector.
+     */
     private void create(int i) {
-        int slot;
-        do slot = rnd.nextInt(entries); while (slotTaken(slot));
+        int slot = sweep;
+        while (slotTaken(slot)) slot = (slot + 1) % entries;
+        sweep = (slot + 1) % entries;
         cqn[i] = (long) (1 + rnd.nextInt((1 << 24) / entries - 1)) * entries + slot;
         base[i] = rnd.nextLong() & -(1L << 20) | (long) slot << 12; // anywhere in 64 bits
         logSize[i] = 2 + rnd.nextInt(4);
@@ -83,6 +90,11 @@ public final class CqeStimulus implements Clocked {
         create(i);
     }
 
+    private int indexOf(long number) {
+        for (int i = 0; i < CQS; i++) if (cqn[i] == number) return i;
+        return -1;
+    }
+
     private int of(long addr) {
         for (int i = 0; i < CQS; i++) if (addr >= base[i] && addr < base[i] + (64L << logSize[i])) return i;
         return -1;
@@ -102,12 +114,20 @@ public final class CqeStimulus implements Clocked {
         if (rnd.nextInt(300) == 0) stalled[i] = !stalled[i];
         if (!stalled[i] && consumed[i] < written[i]) consumed[i] += 1 + rnd.nextInt(written[i] - consumed[i]);
         if (rnd.nextInt(6) == 0) w.ci().push(new CqCi(cqn[i], consumed[i] & 0xFFFFFF)); else w.ci().idle();
-        if (armOut == null && rnd.nextInt(40) == 0) {
+        if (armOut == null && rnd.nextInt(20) == 0) {
             boolean stale = rnd.nextInt(50) == 0; // to a CQ that is gone, from anywhere in the index's 24 bits
             long q = stale ? destroyed : cqn[i];
             armOut = new DoorbellMsg(q, stale ? rnd.nextInt(1 << 24) : consumed[i] & 0xFFFFFF, DoorbellMsg.Kind.CQ_ARM.ordinal(), armSn++ & 3, rnd.nextInt(2));
         }
         if (armOut == null) w.arm().idle(); else w.arm().push(armOut);
+        // now and then firmware reloads the context of the CQ an arm goes to, on the same edge (no completion for
+        // it in flight): when the arm is taken and raises its event, the configuration wins and clears the event
+        int armed = armOut == null ? -1 : indexOf(armOut.qpn());
+        if (armed >= 0 && configs.isEmpty() && resetIn[armed] < 0 && (cqeOut == null || cqeOut.cqn() != cqn[armed])
+                && rnd.nextInt(8) == 0) {
+            start(armed);
+            w.cqConfig().push(configs.peekFirst());
+        }
         w.write().ready(rnd.nextInt(100) < 75);
     }
 

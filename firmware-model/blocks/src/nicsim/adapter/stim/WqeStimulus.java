@@ -18,16 +18,24 @@ import nicsim.sim.Clocked;
  * with random latency and gaps (rarely failing), and a consumer with random back-pressure. Now and
  * then a WQE is malformed in exactly one field (opcode, DS, QPN, index); a queue that stopped on an
  * error is reconfigured a while later, as firmware would after moving the QP through RESET. Queues move
- * about the SQ table (a QP destroyed, its slot invalidated, another created in a free slot), so that
- * over a run every slot's context holds a queue, fetches, wraps and stops on an error.
+ * about the SQ table (a QP destroyed, its slot invalidated, another created in the next free slot of a
+ * sweep round the table), and every QP is given a malformed WQE among its first eight posts, so that
+ * within a short run (20000 cycles: about ten QPs a slot) every slot's context holds a queue, fetches,
+ * wraps, splits a WQE across fetches, stops on an error with WQEs still to fetch and is reconfigured.
+ * Rings lie anywhere in the 64-bit address space (the responder's memory ignores bit 63).
  */
 public final class WqeStimulus implements Clocked {
     private static final int SQS = 12;
+    // a stopped queue waits 150 to 299 cycles for firmware, long enough for the round robin to pass it; a queue
+    // is picked to be destroyed one cycle in 12, so that a run of 20000 cycles creates about ten QPs a slot
+    private static final int STOPPED = 150, DRAIN = 12;
 
     private final WqeFetcher f;
     private final int entries;
     private final Random rnd;
-    private final HostMemory mem = new HostMemory(1L << 40, 4096);
+    // host memory of 2^63 bytes less a page: an address's bit 63 is dropped (the ring base register's 64 bits all vary)
+    private static final long MEM = Long.MAX_VALUE & -4096L;
+    private final HostMemory mem = new HostMemory(MEM, 4096);
     private final long[] qpn = new long[SQS];
     private final long[] base = new long[SQS];
     private final int[] logSize = new int[SQS];
@@ -36,6 +44,9 @@ public final class WqeStimulus implements Clocked {
     private final int[] rung = new int[SQS];       // producer value of the last doorbell
     private final boolean[] draining = new boolean[SQS]; // its QP is about to be destroyed: no more posts
     private final int[] stoppedFor = new int[SQS]; // cycles since the queue stopped on an error, -1 if running
+    private final boolean[] quiet = new boolean[SQS]; // posts seldom: its ring is often empty when the arbiter looks
+    private final int[] badIn = new int[SQS];      // posts until the malformed WQE this QP is given (0: given)
+    private int sweep;                             // where the search for a free slot starts: it goes round the table
     private final ArrayDeque<SqConfig> configs = new ArrayDeque<>();
     private final ArrayDeque<DoorbellMsg> doorbells = new ArrayDeque<>();
     // DMA responder: accepted requests, each with the cycle its first beat may go
@@ -59,15 +70,35 @@ public final class WqeStimulus implements Clocked {
         }
     }
 
-    /** Queue {@code i} gets a new QP in a slot no other queue holds, with a new ring, starting at WQEBB {@code start}. */
+    /**
+     * Queue {@code i} gets a new QP, with a new ring, starting at WQEBB {@code start}, in the next slot no
+     * other queue holds going round the table: every slot is used in turn, none left to chance.
+     */
     private void create(int i, int start) {
-        int slot;
-        do slot = rnd.nextInt(entries); while (slotTaken(slot));
+        int slot = sweep;
+        while (slotTaken(slot)) slot = (slot + 1) % entries;
+        sweep = (slot + 1) % entries;
         qpn[i] = (long) (8 + rnd.nextInt(1 << 12)) * entries + slot; // never 0x1FF, the queue nobody configured
-        logSize[i] = 3 + rnd.nextInt(4);                               // 8 to 64 WQEBBs: rings wrap often
-        base[i] = ((long) rnd.nextInt(1 << 20) << 20) | (long) slot << 12;
+        // 8 to 64 WQEBBs: rings wrap often; one in eight up to 2^15, so the size and slot arithmetic's high bits move
+        logSize[i] = rnd.nextInt(8) == 0 ? 7 + rnd.nextInt(9) : 3 + rnd.nextInt(4);
+        base[i] = ringBase(64L << logSize[i]);
         producer[i] = delivered[i] = rung[i] = start;
+        badIn[i] = 1 + rnd.nextInt(8);
+        quiet[i] = rnd.nextInt(4) == 0;
         configs.add(new SqConfig(qpn[i], base[i], logSize[i], start, start, 1));
+    }
+
+    /** A page-aligned ring base anywhere in 64 bits whose {@code bytes} overlap no live queue's ring. */
+    private long ringBase(long bytes) {
+        while (true) {
+            long b = rnd.nextLong() & -4096L;
+            long at = b & Long.MAX_VALUE;
+            boolean clash = at > MEM - bytes;
+            for (int k = 0; k < SQS; k++)
+                if (qpn[k] != 0 && Math.abs(at - (base[k] & Long.MAX_VALUE)) < Math.max(bytes, 64L << logSize[k]))
+                    clash = true;
+            if (!clash) return b;
+        }
     }
 
     private boolean slotTaken(int slot) {
@@ -84,9 +115,11 @@ public final class WqeStimulus implements Clocked {
     }
 
     private void post(int i) {
-        if (draining[i]) return;
+        // nothing is rung before the queue's configuration is in: a doorbell on that edge or before it is lost
+        if (draining[i] || configs.stream().anyMatch(c -> c.qpn() == qpn[i])) return;
+        if (quiet[i] && rnd.nextInt(8) != 0) return;
         int size = 1 << logSize[i];
-        int ds = 1 + rnd.nextInt(12);                   // 1 to 3 WQEBBs
+        int ds = rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(63) : 1 + rnd.nextInt(12); // 1 to 3 WQEBBs, or up to 16
         int bbs = WqeLayout.wqebbs(ds);
         if (producer[i] - delivered[i] + bbs > size) {
             // ring full (the driver would get ENOMEM): make sure what is posted has been announced
@@ -97,6 +130,7 @@ public final class WqeStimulus implements Clocked {
         long q = qpn[i];
         int index = producer[i] & 0xFFFF;
         int bad = rnd.nextInt(300);
+        if (badIn[i] > 0 && --badIn[i] == 0) bad = rnd.nextInt(4); // this QP's planned malformed WQE
         if (bad == 0) op = 0x3f;                         // not an opcode
         else if (bad == 1) ds = 0;
         else if (bad == 2) q ^= 0x10;
@@ -106,7 +140,7 @@ public final class WqeStimulus implements Clocked {
             byte[] bb = new byte[WqeLayout.WQEBB];
             rnd.nextBytes(bb);
             if (b == 0) System.arraycopy(ctrl, 0, bb, 0, ctrl.length);
-            mem.write(base[i] + (long) ((producer[i] + b) & (size - 1)) * WqeLayout.WQEBB, bb);
+            mem.write((base[i] & Long.MAX_VALUE) + (long) ((producer[i] + b) & (size - 1)) * WqeLayout.WQEBB, bb);
         }
         producer[i] += Math.max(bbs, 1);
         if (rnd.nextInt(3) == 0 || bad < 4) ring(i);
@@ -134,7 +168,7 @@ public final class WqeStimulus implements Clocked {
         }
         if (beat == null && beatsLeft > 0 && rnd.nextInt(100) < 80) {
             long[] words = new long[8];
-            for (int k = 0; k < 8; k++) words[k] = mem.readLong(beatAddr + 8L * k);
+            for (int k = 0; k < 8; k++) words[k] = mem.readLong((beatAddr & Long.MAX_VALUE) + 8L * k);
             beat = new WqebbBeat(words, rnd.nextInt(500) == 0 ? 1 : 0);
         }
         if (beat == null) f.dmaRsp().idle(); else f.dmaRsp().push(beat);
@@ -170,7 +204,7 @@ public final class WqeStimulus implements Clocked {
             if (stoppedFor[i] < 0) continue;
             // firmware resets the queue a while after the error: counters start over, from a random WQEBB
             // or destroys the QP and creates another, in another slot
-            if (++stoppedFor[i] == 50 + (i * 13) % 40) {
+            if (++stoppedFor[i] == STOPPED + (i * 37) % STOPPED) {
                 stoppedFor[i] = -1;
                 int start = rnd.nextInt(1 << 16);
                 if (rnd.nextBoolean()) {
@@ -192,7 +226,7 @@ public final class WqeStimulus implements Clocked {
             rung[j] = producer[j];
         }
         // and QPs are destroyed: the program stops posting, the queue drains, its slot is invalidated, another QP is created
-        if (rnd.nextInt(40) == 0 && stoppedFor[j] < 0) draining[j] = true;
+        if (rnd.nextInt(DRAIN) == 0 && stoppedFor[j] < 0) draining[j] = true;
         for (int i = 0; i < SQS; i++) {
             if (!draining[i] || stoppedFor[i] >= 0) continue;
             if (rung[i] != producer[i]) ring(i);
