@@ -41,7 +41,7 @@ final class MttCorners {
     private static final int BIG_SHIFT = 31;
     private static final long BIG_PAGES = 128;
     /** Edges the consumer stalls in a STALL sequence: more than the two requests take to fail. */
-    private static final int STALL_EDGES = 24;
+    private static final int STALL_EDGES = 16;
 
     private final Random r;
     private final long pd;
@@ -172,12 +172,12 @@ final class MttCorners {
     boolean turn() { return r.nextInt(6) == 0; }
 
     /**
-     * The next request of a sequence under way, or, one time in 50 when the walker is {@code quiet}
+     * The next request of a sequence under way, or, one time in 100 when the walker is {@code quiet}
      * (idle with its output register empty), the first of a new STALL sequence; else null.
      */
     XlateReq sequence(boolean quiet, long qpn, long tag) {
         if (!queued.isEmpty()) return queued.poll();
-        if (!quiet || r.nextInt(50) != 0) return null;
+        if (!quiet || r.nextInt(100) != 0) return null;
         stall = STALL_EDGES;
         queued.add(req(shortList, shortHeld + r.nextInt((int) (shortList.length() - shortHeld)), 1, qpn, tag + 1));
         return req(nest, 0, nest.length(), qpn, tag);
@@ -186,7 +186,9 @@ final class MttCorners {
     /** A request of one of the cases, drawn. */
     XlateReq request(long qpn, long tag) {
         long page = 1L << BIG_SHIFT;
-        switch (r.nextInt(6)) {
+        // weighed by cost in edges: LONG walks over 128 entries, INTERLEAVED up to 64, the others a few
+        int w = r.nextInt(32);
+        switch (w < 9 ? 0 : w < 16 ? 1 : w < 23 ? 5 : w < 28 ? 4 : w < 31 ? 2 : 3) {
             case 0 -> { // BIG: a whole 2 GiB page from its first byte, two pages less one byte, or a few bytes
                 long first = bigPage0 + (1 + r.nextInt((int) BIG_PAGES - 3)) * page - big.start();
                 int k = r.nextInt(3);
