@@ -90,7 +90,8 @@ public final class HwMutate {
                 } else if (Character.isWhitespace(l.charAt(0)) && mutation != null) {
                     why.append(why.length() == 0 ? "" : " ").append(l.strip());
                 } else {
-                    throw new IllegalStateException(res + ": expected a mutate command or an indented reason, got: " + l);
+                    throw new IllegalStateException(res + ": expected a mutate command or an indented reason, got: "
+                            + l);
                 }
             }
             put(out, res, mutation, why);

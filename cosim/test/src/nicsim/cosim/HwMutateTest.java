@@ -65,6 +65,20 @@ class HwMutateTest {
         assertTrue(assertDoesNotThrow(() -> HwMutate.equivalents("NoSuchBlock")).isEmpty(), "no list: none judged");
     }
 
+    /**
+     * mtt's list is kept beside its RTL: every entry has a reason and is one of the mutants {@code hw mutate
+     * mtt --mutants 50} makes of today's RTL (a stale entry would count for nothing).
+     */
+    @Test
+    void theMttListJudgesTodaysMutantsWithAReasonEach(@TempDir Path dir) throws Exception {
+        Map<String, String> list = HwMutate.equivalents("MttWalker");
+        assertFalse(list.isEmpty());
+        list.forEach((m, why) -> assertTrue(why.length() > 40, m + ": " + why));
+        String top = VerilogFile.write(BlockPairs.get(profile, "mtt").rtl(), dir);
+        List<String> made = HwMutate.mutations(dir, top, 50, 1, "mtt");
+        for (String m : list.keySet()) assertTrue(made.contains(m), "not among today's mutants: " + m);
+    }
+
     @Test
     void theSelectIsWideEnoughForEveryMutantAndNone() {
         assertEquals(1, HwMutate.selectWidth(1));

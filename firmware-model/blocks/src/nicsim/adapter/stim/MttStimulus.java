@@ -24,6 +24,8 @@ import nicsim.sim.Clocked;
  * random latency that rarely fails or finds a page not present, and random back-pressure on the
  * responses. Some MRs start anywhere in the VA's 64 bits and some requests and indirect pieces run
  * over a length's whole 32 bits, so that the high bits of addresses and lengths get exercised.
+ * Beside the random draw, {@link MttCorners} adds directed corner cases (one request in six of them):
+ * values a draw seldom makes, such as a walk past 128 GiB, a list of over 128 pieces, a 2 GiB response.
  */
 public final class MttStimulus implements Clocked {
     private static final int[] SHIFTS = {12, 13, 16, 21};
@@ -31,6 +33,7 @@ public final class MttStimulus implements Clocked {
     private final MttWalker w;
     private final Random rnd;
     private final Random wide; // the high-bit values, drawn apart so that rnd's traffic mix stays as it was
+    private final MttCorners corners;
     private final long[] pds = new long[3], qpns = new long[4];
     private final List<MkeyContext> mkeys = new ArrayList<>();
     private final Map<Long, Long> mtt = new HashMap<>();           // MTT index -> page address
@@ -40,6 +43,8 @@ public final class MttStimulus implements Clocked {
     private MttFillRsp fillOut;
     private XlateReq reqOut;
     private long cycle, tag;
+    /** The walker was idle with its output register empty after the last edge: a STALL sequence may start. */
+    private boolean quiet;
 
     public MttStimulus(MttWalker walker, long seed) {
         this.w = walker;
@@ -73,9 +78,14 @@ public final class MttStimulus implements Clocked {
             mkeys.add(c);
             writes.add(c);
         }
+        // the directed corners: contexts from table slot 32 (the random ones take slots 1 to 22), KLM entries
+        // from slot 0, leaving 12 for the lists below
+        corners = new MttCorners(new Random(seed * 0x9E37_79B9_7F4A_7C15L + 1), entries, walker.config().klmEntries(),
+                12, 32, mttNext, pds[0], qpns[0], mtt);
+        klmWrites.addAll(corners.klm());
         // indirect mkeys over them: two lists and an interleaved layout; their pieces are of random
         // MRs, so some lack rights, belong to another PD or are FREE, and one entry names an indirect key
-        int klmNext = 0;
+        int klmNext = corners.klm().size();
         List<MkeyContext> direct = List.copyOf(mkeys);
         for (int i = 0; i < 3; i++) {
             long index = 20 + i;
@@ -117,6 +127,7 @@ public final class MttStimulus implements Clocked {
             mkeys.add(c);
             writes.add(c);
         }
+        writes.addAll(corners.contexts());
     }
 
     /** Where the first indirect mkey's VAs start. */
@@ -166,18 +177,23 @@ public final class MttStimulus implements Clocked {
         }
         if (writes.isEmpty()) w.mkeyWrite().idle(); else w.mkeyWrite().push(writes.peekFirst());
         if (klmWrites.isEmpty()) w.klmWrite().idle(); else w.klmWrite().push(klmWrites.peekFirst());
-        if (reqOut == null && writes.isEmpty() && klmWrites.isEmpty() && rnd.nextInt(100) < 60) reqOut = request();
+        if (reqOut == null && writes.isEmpty() && klmWrites.isEmpty()) {
+            reqOut = corners.sequence(quiet, qpns[0], tag);
+            if (reqOut != null) tag++;
+            else if (rnd.nextInt(100) < 60) reqOut = corners.turn() ? corners.request(qpns[0], tag++) : request();
+        }
         if (reqOut == null) w.req().idle(); else w.req().push(reqOut);
         w.fill().ready(rnd.nextInt(100) < 70);
         if (fillOut == null && !fills.isEmpty() && fills.peekFirst()[1] <= cycle) {
             long idx = fills.pollFirst()[0];
             Long pa = mtt.get(idx);
             int r = rnd.nextInt(300);
-            fillOut = pa == null || r == 0 ? new MttFillRsp(0, MttPorts.FILL_FAILED)
-                    : r < 6 ? new MttFillRsp(0, MttPorts.FILL_NOT_PRESENT) : new MttFillRsp(pa, MttPorts.FILL_OK); // now and then a page on demand
+            fillOut = pa == null || r == 0 ? new MttFillRsp(0, MttPorts.FILL_FAILED)     // now and then a page on demand
+                    : r < 6 || corners.notPresent(idx) ? new MttFillRsp(0, MttPorts.FILL_NOT_PRESENT)
+                    : new MttFillRsp(pa, MttPorts.FILL_OK);
         }
         if (fillOut == null) w.fillRsp().idle(); else w.fillRsp().push(fillOut);
-        w.rsp().ready(rnd.nextInt(100) < 70);
+        w.rsp().ready(rnd.nextInt(100) < 70 && !corners.stalling());
     }
 
     @Override public void update() {
@@ -187,6 +203,8 @@ public final class MttStimulus implements Clocked {
         if (w.req().fire()) reqOut = null;
         if (w.fill().fire()) fills.addLast(new long[]{w.fill().payload().index(), cycle + 2 + rnd.nextInt(14)});
         if (w.fillRsp().fire()) fillOut = null;
+        quiet = w.req().ready() && !w.req().fire() && (!w.rsp().valid() || w.rsp().fire());
+        corners.edge();
     }
 
     @Override public boolean active() { return true; }
