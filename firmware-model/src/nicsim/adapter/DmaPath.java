@@ -375,7 +375,8 @@ public final class DmaPath {
         // beats for the receive engine off the link, for the host engine off the PCI bus
         final BeatRing rx, pci;
         final Alarm wakes; // the wakes for beats to come in, one queued in the kernel at a time
-        final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order, each on the PCI ring once it and all before it are back
+        // host read pieces in issue order, each on the PCI ring once it and all before it are back
+        final ArrayDeque<Piece> pciPieces = new ArrayDeque<>();
         final LongQueue answered = new LongQueue(); // when the first beat of each read answered while the clock ran is in
         final byte[] edgeBeat = new byte[beat]; // a beat a job's bytes fill only in part, between its words and its bytes
         final long[] blank; // the words of every beat of a job that does not carry its bytes (nobody reads them)
@@ -720,9 +721,6 @@ public final class DmaPath {
         /** The end of the job's host bytes that are complete once beat {@code w} is out of the host engine. */
         private int writtenTo(Job j, long addr) { return Math.min((int) (addr - j.alignedHost()) + beat, j.skew + j.length); }
 
-        /** Whether beat {@code w} of job {@code j} makes {@link #writeBeat} issue a PCI write or end the job. */
-        private boolean writeLeaves(Job j, WriteBeat w) { return writeLeaves(j, w.addr(), w.last()); }
-
         /** Whether a beat of job {@code j} to host address {@code addr} ({@code last}: its last) makes {@link #writeBeat} issue a PCI write or end the job. */
         private boolean writeLeaves(Job j, long addr, long last) {
             if (last != 0) return true;
@@ -741,8 +739,8 @@ public final class DmaPath {
         }
 
         /** Whether a beat leaving the send engine is heard outside: a job's last, or the first of a packet's job. */
-        private static boolean linkBeatHeard(Job sending, int sentBytes, Beat b) {
-            return b.flag() != 0 || sending.out != null && sentBytes == 0;
+        private static boolean linkBeatHeard(Job sending, int sentBytes, long flag) {
+            return flag != 0 || sending.out != null && sentBytes == 0;
         }
 
         // the last look-ahead: the edges it ran on a dry copy, kept so the coast can adopt them when it runs them all
@@ -775,9 +773,11 @@ public final class DmaPath {
                 long t = domain.picosOfCycle(c);
                 if (v.reporting() || offersDescriptor(v)) break;
                 boolean pInNow = pci.inAt(pciNext, t) && v.takesPciData(), rInNow = rx.inAt(rxNext, t) && v.takesLinkRx();
-                Beat tx = v.sendOutQ.peek();
-                WriteBeat wr = v.hostOutQ.peek();
-                if (tx != null && linkBeatHeard(sending, sent, tx) || wr != null && writeLeaves(writing, wr)) { heard = true; break; }
+                // the beats waiting to leave (null words: none)
+                long[] tx = v.sendOutQ.peekWords(), wr = v.hostOutQ.peekWords();
+                long wrAddr = v.hostOutQ.peekAddr(), wrLast = v.hostOutQ.peekFlag();
+                if (tx != null && linkBeatHeard(sending, sent, v.sendOutQ.peekFlag())
+                        || wr != null && writeLeaves(writing, wrAddr, wrLast)) { heard = true; break; }
                 // one engine alone on the bus (the others idle, or waiting for a beat that is not in yet): its coming edges in one step
                 long k = 0;
                 if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
@@ -811,8 +811,8 @@ public final class DmaPath {
                 edgeTaking(v, pInNow ? pciNext : -1, rInNow ? rxNext : -1, wr != null, tx != null);
                 if (pInNow) pciNext++;
                 if (rInNow) rxNext++;
-                if (tx != null) { sent += beat; logTx(tx.data()); }
-                if (wr != null) logWr(wr.addr(), wr.data(), wr.last(), t);
+                if (tx != null) { sent += beat; logTx(tx); }
+                if (wr != null) logWr(wrAddr, wr, wrLast, t);
                 // after this edge the clock would stop: it runs, and sets the wake-ups for the beats to come
                 if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData() || rx.inAt(rxNext, t) && v.takesLinkRx())) {
                     exact = false;
@@ -925,17 +925,19 @@ public final class DmaPath {
                 long t = domain.picosOfCycle(c);
                 if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
                 boolean pIn = pci.inAt(0, t) && e.takesPciData(), rIn = rx.inAt(0, t) && e.takesLinkRx();
-                Beat tx = e.sendOutQ.peek();
-                WriteBeat wr = e.hostOutQ.peek();
+                long[] tx = e.sendOutQ.peekWords(), wr = e.hostOutQ.peekWords();
+                long txFlag = e.sendOutQ.peekFlag(), wrAddr = e.hostOutQ.peekAddr(), wrLast = e.hostOutQ.peekFlag();
                 if (c != heardAt) {
-                    if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, tx)) throw coastedOver(c, "a beat to the link");
-                    if (wr != null && writeLeaves(toHost.peekFirst(), wr)) throw coastedOver(c, "a PCI write");
+                    if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, txFlag))
+                        throw coastedOver(c, "a beat to the link");
+                    if (wr != null && writeLeaves(toHost.peekFirst(), wrAddr, wrLast))
+                        throw coastedOver(c, "a PCI write");
                 }
                 edgeTaking(e, pIn ? 0 : -1, rIn ? 0 : -1, wr != null, tx != null);
                 if (pIn) pci.take();
                 if (rIn) rx.take();
-                if (tx != null) linkBeat(tx);
-                if (wr != null) writeBeat(wr, t);
+                if (tx != null) linkBeat(tx, txFlag);
+                if (wr != null) writeBeat(wrAddr, wr, wrLast, t);
             }
         }
 

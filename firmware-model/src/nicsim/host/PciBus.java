@@ -389,7 +389,8 @@ public final class PciBus {
         }
 
         @Override public void dmaReadStreamed(long hostAddr, int length, Into into, IntoAnswer answer) {
-            read(hostAddr, length, true, Objects.requireNonNull(into, "into"), null, Objects.requireNonNull(answer, "answer"));
+            read(hostAddr, length, true, Objects.requireNonNull(into, "into"), null,
+                    Objects.requireNonNull(answer, "answer"));
         }
 
         private void read(long hostAddr, int length, boolean streamed, Consumer<ReadResult> done) {
@@ -413,7 +414,8 @@ public final class PciBus {
                     long now = sim.now();
                     Incoming none = new Incoming(new int[]{0}, new Arrival[]{new Arrival(now, now, 0)});
                     if (answer != null) answer.answered(DmaStatus.BUS_MASTER_DISABLED, none);
-                    else done.accept(new ReadResult(DmaStatus.BUS_MASTER_DISABLED, new byte[0], now, streamed ? none : null));
+                    else done.accept(new ReadResult(DmaStatus.BUS_MASTER_DISABLED, new byte[0], now,
+                            streamed ? none : null));
                 });
                 return;
             }
@@ -490,12 +492,13 @@ public final class PciBus {
         int remaining; // requests not yet served
         long next; // the address of the next request to serve
         long lastArrival;
-        int parts; // completions so far: completion k carries bytes from starts[k] on, arriving from heads[k] to tails[k]
+        // completions so far: completion k carries bytes from starts[k] on, arriving from heads[k] to tails[k]
+        int parts;
         int[] starts = new int[0], lengths = new int[0];
         long[] heads = new long[0], tails = new long[0];
 
-        void set(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into, Consumer<ReadResult> done,
-                 PciPort.IntoAnswer answer) {
+        void set(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into,
+                 Consumer<ReadResult> done, PciPort.IntoAnswer answer) {
             this.seq = seq;
             this.hostAddr = hostAddr;
             this.length = length;
@@ -543,7 +546,8 @@ public final class PciBus {
             if (--remaining > 0) return;
             DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
             if (answer != null) { // streamed: answered as soon as its bytes are known
-                if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
+                if (sim.trace().enabled("PciBus"))
+                    sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
                 PciPort.IntoAnswer a = answer;
                 answer = null;
                 into = null;

@@ -114,7 +114,7 @@ public interface PciPort {
         }
     }
 
-    /** When a streamed read's bytes come in, as {@link Incoming} says (its first completion's head; its first n bytes). */
+    /** When a streamed read's bytes come in, as {@link Incoming} says: the first one's head; the first n bytes. */
     interface Times {
         long head();
 
