@@ -34,11 +34,11 @@ final class DmaCore {
     long hostAddr, hostSram, hostLeft, hostTag, hostMoved;
     PciRead pciReadReg;
     final BeatFifo2 hostInQ;
-    final Fifo2<WriteBeat> hostOutQ;
+    final OutFifo2 hostOutQ;
     // send engine
     boolean sendBusy;
     long sendSram, sendLeft, sendTag, sendMoved;
-    final Fifo2<Beat> sendOutQ;
+    final OutFifo2 sendOutQ;
     // receive engine
     boolean recvBusy, recvDrain;
     long recvSram, recvLeft, recvTag, recvMoved;
@@ -55,14 +55,14 @@ final class DmaCore {
         this.beatsOut = beatsOut;
         this.stallsOut = stallsOut;
         this.dry = false;
-        hostInQ = new BeatFifo2(); hostOutQ = new Fifo2<>(); sendOutQ = new Fifo2<>(); recvInQ = new BeatFifo2();
+        hostInQ = new BeatFifo2(); hostOutQ = new OutFifo2(); sendOutQ = new OutFifo2(); recvInQ = new BeatFifo2();
     }
 
     private DmaCore(DmaCore o) {
         cfg = o.cfg; beat = o.beat; sram = o.sram; counters = o.counters; doneCounters = o.doneCounters;
         beatsOut = o.beatsOut; stallsOut = o.stallsOut;
         dry = true;
-        hostInQ = new BeatFifo2(); hostOutQ = new Fifo2<>(); sendOutQ = new Fifo2<>(); recvInQ = new BeatFifo2();
+        hostInQ = new BeatFifo2(); hostOutQ = new OutFifo2(); sendOutQ = new OutFifo2(); recvInQ = new BeatFifo2();
     }
 
     /** {@code o}'s registers, as this core's. */
@@ -231,10 +231,10 @@ final class DmaCore {
     void sendAlone(long k, java.util.function.Consumer<long[]> taken) {
         if (k < 1 || k > sendBeatsLeft() || sendOutQ.size() != 1 || !alone(SEND))
             throw new IllegalStateException("send engine not alone for " + k + " edges");
-        taken.accept(sendOutQ.poll().data());
+        taken.accept(sendOutQ.poll());
         for (long i = 0; i < k - 1; i++) taken.accept(read(sendSram + i * beat));
         long moved = k * beat;
-        sendOutQ.add(new Beat(read(sendSram + moved - beat), sendLeft == moved ? 1 : 0));
+        sendOutQ.add(0, read(sendSram + moved - beat), sendLeft == moved ? 1 : 0);
         sendSram += moved;
         sendLeft -= moved;
         sendMoved += moved;
@@ -316,11 +316,11 @@ final class DmaCore {
     void hostOutAlone(long k, WriteOut taken) {
         if (k < 1 || k > hostOutLeft() || !hostOutReady())
             throw new IllegalStateException("host engine not alone writing out for " + k + " edges");
-        WriteBeat first = hostOutQ.poll();
-        taken.beat(first.addr(), first.data(), first.last());
+        long firstAddr = hostOutQ.peekAddr(), firstLast = hostOutQ.peekFlag();
+        taken.beat(firstAddr, hostOutQ.poll(), firstLast);
         for (long i = 0; i < k - 1; i++) taken.beat(hostAddr + i * beat, read(hostSram + i * beat), 0);
         long moved = k * beat;
-        hostOutQ.add(new WriteBeat(hostAddr + moved - beat, read(hostSram + moved - beat), hostLeft == moved ? 1 : 0));
+        hostOutQ.add(hostAddr + moved - beat, read(hostSram + moved - beat), hostLeft == moved ? 1 : 0);
         hostAddr += moved;
         hostSram += moved;
         hostLeft -= moved;
@@ -367,7 +367,7 @@ final class DmaCore {
 
     private void hostBeat() {
         if (hostToHost) {
-            hostOutQ.add(new WriteBeat(hostAddr, read(hostSram), hostLeft == beat ? 1 : 0));
+            hostOutQ.add(hostAddr, read(hostSram), hostLeft == beat ? 1 : 0);
             hostAddr += beat;
         } else {
             write(hostSram, hostInQ.poll());
@@ -390,7 +390,7 @@ final class DmaCore {
     }
 
     private void sendBeat() {
-        sendOutQ.add(new Beat(read(sendSram), sendLeft == beat ? 1 : 0));
+        sendOutQ.add(0, read(sendSram), sendLeft == beat ? 1 : 0);
         sendSram += beat;
         sendLeft -= beat;
         sendMoved += beat;
@@ -493,6 +493,62 @@ final class DmaCore {
             b = null;
             if (n > 0) n--;
             return v;
+        }
+    }
+
+    /**
+     * {@link Fifo2} of beats going out, held as their address (0 on the link), words and flag: a beat is made
+     * an object only when a wire carries it, once however many edges it waits there, and a beat that
+     * leaves on an edge run without the wires (coasting) is never made one.
+     */
+    static final class OutFifo2 {
+        private long[] a, b;
+        private long addrA, addrB, fa, fb;
+        private int n;
+        private Beat beatA; // the head as a link wire carries it, once made
+        private WriteBeat writeA; // the head as a PCI write wire carries it, once made
+
+        void copyFrom(OutFifo2 o) {
+            a = o.a; b = o.b; addrA = o.addrA; addrB = o.addrB; fa = o.fa; fb = o.fb; n = o.n;
+            beatA = o.beatA; writeA = o.writeA;
+        }
+
+        int size() { return n; }
+        boolean isEmpty() { return n == 0; }
+        /** The head's address, words and flag (0, null, 0 when empty). */
+        long peekAddr() { return addrA; }
+        long[] peekWords() { return a; }
+        long peekFlag() { return fa; }
+
+        void add(long addr, long[] words, long flag) {
+            if (n == 2) throw new IllegalStateException("DmaEngine queue overflow");
+            if (n == 0) { a = words; addrA = addr; fa = flag; } else { b = words; addrB = addr; fb = flag; }
+            n++;
+        }
+
+        /** Takes the head; its words (null when empty). */
+        long[] poll() {
+            long[] v = a;
+            a = b; addrA = addrB; fa = fb;
+            b = null; addrB = 0; fb = 0;
+            beatA = null;
+            writeA = null;
+            if (n > 0) n--;
+            return v;
+        }
+
+        /** The head as a link beat (null when empty). */
+        Beat peekBeat() {
+            if (n == 0) return null;
+            if (beatA == null) beatA = new Beat(a, fa);
+            return beatA;
+        }
+
+        /** The head as a PCI write beat (null when empty). */
+        WriteBeat peekWriteBeat() {
+            if (n == 0) return null;
+            if (writeA == null) writeA = new WriteBeat(addrA, a, fa);
+            return writeA;
         }
     }
 

@@ -135,8 +135,8 @@ public final class DmaEngine implements Block {
         if (c.pciReadReg == null) pciRead.idle(); else pciRead.push(c.pciReadReg);
         pciData.ready(c.takesPciData());
         linkRx.ready(c.takesLinkRx());
-        if (c.hostOutQ.isEmpty()) pciWrite.idle(); else pciWrite.push(c.hostOutQ.peek());
-        if (c.sendOutQ.isEmpty()) linkTx.idle(); else linkTx.push(c.sendOutQ.peek());
+        if (c.hostOutQ.isEmpty()) pciWrite.idle(); else pciWrite.push(c.hostOutQ.peekWriteBeat());
+        if (c.sendOutQ.isEmpty()) linkTx.idle(); else linkTx.push(c.sendOutQ.peekBeat());
         if (c.hostDoneReg == null) hostDone.idle(); else hostDone.push(c.hostDoneReg);
         if (c.sendDoneReg == null) sendDone.idle(); else sendDone.push(c.sendDoneReg);
         if (c.recvDoneReg == null) recvDone.idle(); else recvDone.push(c.recvDoneReg);

@@ -87,9 +87,10 @@ public final class DmaPath {
         this.readRequest = p.bytesInt("pci.max.read.request");
         this.writePayload = p.bytesInt("pci.max.payload");
         this.channels = new Channel[n];
+        this.goBeats = new long[n];
         long period = p.periodPicos("dma.clock");
         for (int k = 0; k < n; k++)
-            channels[k] = new Channel(sim.clockDomain(domainPrefix + "dma" + k, period), cfg);
+            channels[k] = new Channel(k, sim.clockDomain(domainPrefix + "dma" + k, period), cfg);
     }
 
     /** The engines, one per channel. */
@@ -141,18 +142,21 @@ public final class DmaPath {
      * failed, and then {@code head} never runs.
      */
     public void readOut(List<Range> ranges, Consumer<Runnable> inSram, BiConsumer<byte[], Long> head, Consumer<byte[]> done) {
-        Out out = new Out(inSram, head, done);
+        int n = 0;
+        for (Range r : ranges) n += (r.length() + pieceBytes - 1) / pieceBytes;
+        Out out = new Out(n, inSram, head, done);
+        n = 0;
         for (Range r : ranges)
             for (int off = 0; off < r.length(); off += pieceBytes) {
                 int at = out.length, len = Math.min(pieceBytes, r.length() - off);
-                Job j = new Job(false, r.addr() + off, len, null, 0, out::finished);
+                Job j = new Job(false, r.addr() + off, len, null, 0, out);
                 j.out = out;
                 j.outAt = at;
-                out.jobs.add(j);
+                out.jobs[n++] = j;
                 out.length += len;
             }
         out.bytes = new byte[out.length];
-        if (out.jobs.isEmpty()) {
+        if (n == 0) {
             sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> inSram.accept(() -> {
                 head.accept(new byte[0], 0L);
                 done.accept(new byte[0]);
@@ -162,60 +166,89 @@ public final class DmaPath {
         for (Job j : out.jobs) submit(j);
     }
 
-    /** The jobs of one {@link #readOut}: held in SRAM until all are in, then sent out together. */
-    private final class Out {
-        final List<Job> jobs = new ArrayList<>();
+    /**
+     * The jobs of one {@link #readOut}: held in SRAM until all are in, then sent out together. It is
+     * its jobs' callback (each job's bytes off the send engine) and, run as an event, the next step
+     * it is {@link #due} (one at a time: each step comes after the one before has run).
+     */
+    private final class Out implements Consumer<byte[]>, Runnable {
+        static final int FAILED = 1, STAGED = 2, GO = 3, HEAD = 4; // the steps run() takes
+        final Job[] jobs;
         final Consumer<Runnable> inSram;
         final BiConsumer<byte[], Long> head;
         final Consumer<byte[]> done;
         byte[] bytes; // as the host engine put them in SRAM (each beat off the send engine is checked against them)
-        int length, staged, failedJobs, finished;
+        int length, staged, failedJobs, finished, due;
         long feed; // picoseconds the send engines take to feed every beat
         boolean started;
 
-        Out(Consumer<Runnable> inSram, BiConsumer<byte[], Long> head, Consumer<byte[]> done) {
+        Out(int jobs, Consumer<Runnable> inSram, BiConsumer<byte[], Long> head, Consumer<byte[]> done) {
+            this.jobs = new Job[jobs];
             this.inSram = inSram;
             this.head = head;
             this.done = done;
         }
 
+        /** The next step, after what runs now: an event no one holds. */
+        private void post(int step) {
+            due = step;
+            sim.postIn(0, Simulator.Priority.DELIVERY, this);
+        }
+
+        @Override public void run() {
+            int step = due;
+            due = 0;
+            switch (step) {
+                case FAILED -> done.accept(null);
+                case STAGED -> { due = GO; inSram.accept(this); } // the go-ahead runs this again
+                case GO -> go();
+                case HEAD -> head.accept(bytes, feed);
+                default -> throw new IllegalStateException("a packet's DMA was run again at step " + step);
+            }
+        }
+
         /** A job's bytes are in SRAM ({@code ok}) or its read failed (then it has let go of its SRAM). */
         void settled(Job j, boolean ok) {
             if (ok) staged++; else failedJobs++;
-            if (staged + failedJobs < jobs.size()) return;
+            if (staged + failedJobs < jobs.length) return;
             if (failedJobs > 0) {
                 for (Job k : jobs) if (k.staged) { k.channel.domain.wake(); k.channel.release(k); }
-                sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(null));
+                post(FAILED);
                 return;
             }
-            sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> inSram.accept(this::go));
+            post(STAGED);
         }
 
         /** Every piece is in SRAM and the go-ahead came: the send engines take them in turn, each channel its own. */
         void go() {
-            Map<Channel, Long> beats = new HashMap<>();
+            long[] beats = goBeats;
             for (Job k : jobs) {
-                beats.merge(k.channel, (long) (k.span / beat), Long::sum);
+                beats[k.channel.index] += k.span / beat;
                 k.channel.domain.wake(); // before its inputs change (it may be coasting)
                 k.channel.sendQ.addLast(k);
             }
-            for (Map.Entry<Channel, Long> e : beats.entrySet()) feed = Math.max(feed, e.getKey().domain.cyclesToPicos(e.getValue()));
+            for (int c = 0; c < beats.length; c++) {
+                if (beats[c] != 0) feed = Math.max(feed, channels[c].domain.cyclesToPicos(beats[c]));
+                beats[c] = 0;
+            }
         }
 
         /** A job's first beat left the send engine: the first of the packet's starts it on the link. */
         void firstBeat() {
             if (started) return;
             started = true;
-            sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> head.accept(bytes, feed));
+            post(HEAD);
         }
 
         /** A job's bytes came off the send engine, each beat the same as in SRAM (null: it failed). */
-        void finished(byte[] piece) {
+        @Override public void accept(byte[] piece) {
             if (piece == null) throw new IllegalStateException("DmaEngine send descriptor failed on bytes already in SRAM");
-            if (++finished < jobs.size()) return;
+            if (++finished < jobs.length) return;
             done.accept(bytes);
         }
     }
+
+    private final long[] goBeats; // Out.go's beats per channel, zero between calls
 
     /** Writes {@code data} to host memory at {@code hostAddr}; {@code done} gets whether every PCI write succeeded, once they all landed. */
     public void write(long hostAddr, byte[] data, Consumer<Boolean> done) { write(hostAddr, data, null, () -> {}, done); }
@@ -243,18 +276,34 @@ public final class DmaPath {
     public void write(long hostAddr, byte[] data, int offset, int length, Arrival arrival, Runnable issued, Consumer<Boolean> done) {
         if (length == 0) { issued.run(); done.accept(true); return; }
         int pieces = (length + pieceBytes - 1) / pieceBytes;
-        int[] left = {pieces}, unissued = {pieces};
-        boolean[] ok = {true};
-        Runnable pieceIssued = () -> { if (--unissued[0] == 0) issued.run(); };
+        Write w = new Write(pieces, issued, done);
         for (int i = 0; i < pieces; i++) {
             int off = i * pieceBytes, len = Math.min(pieceBytes, length - off);
-            Job j = new Job(true, hostAddr + off, len, data, offset + off, bytes -> {
-                if (bytes == null) ok[0] = false;
-                if (--left[0] == 0) done.accept(ok[0]);
-            });
-            j.issued = pieceIssued;
+            Job j = new Job(true, hostAddr + off, len, data, offset + off, w);
+            j.issued = w;
             j.arrival = arrival == null ? null : arrival.from(off);
             submit(j);
+        }
+    }
+
+    /** One {@link #write}'s pieces counted down: it hears each job's end and, as a Runnable, each one issued. */
+    private static final class Write implements Consumer<byte[]>, Runnable {
+        final Runnable issued;
+        final Consumer<Boolean> done;
+        int left, unissued;
+        boolean ok = true;
+
+        Write(int pieces, Runnable issued, Consumer<Boolean> done) {
+            this.left = this.unissued = pieces;
+            this.issued = issued;
+            this.done = done;
+        }
+
+        @Override public void run() { if (--unissued == 0) issued.run(); }
+
+        @Override public void accept(byte[] bytes) {
+            if (bytes == null) ok = false;
+            if (--left == 0) done.accept(ok);
         }
     }
 
@@ -265,7 +314,7 @@ public final class DmaPath {
     }
 
     /** One transfer piece: a read (host to link) or a write (link to host). */
-    private final class Job {
+    private final class Job implements Runnable {
         final boolean write;
         final long hostAddr;
         final int length;
@@ -303,6 +352,11 @@ public final class DmaPath {
         }
 
         long alignedHost() { return hostAddr - skew; }
+
+        byte[] result; // what it delivers (null: it failed)
+
+        /** Run as an event once it finished: tells its owner (see Channel#deliver). */
+        @Override public void run() { done.accept(result); }
     }
 
     /**
@@ -321,13 +375,16 @@ public final class DmaPath {
         // beats for the receive engine off the link, for the host engine off the PCI bus
         final BeatRing rx, pci;
         final Alarm wakes; // the wakes for beats to come in, one queued in the kernel at a time
-        final ArrayDeque<Piece> pciPieces = new ArrayDeque<>(); // host read pieces in issue order; null words: not back yet
+        // host read pieces in issue order, each on the PCI ring once it and all before it are back
+        final ArrayDeque<Piece> pciPieces = new ArrayDeque<>();
         final LongQueue answered = new LongQueue(); // when the first beat of each read answered while the clock ran is in
         final byte[] edgeBeat = new byte[beat]; // a beat a job's bytes fill only in part, between its words and its bytes
         final long[] blank; // the words of every beat of a job that does not carry its bytes (nobody reads them)
+        final int index; // in channels
         int load;
 
-        Channel(ClockDomain domain, DmaEngine.Config cfg) {
+        Channel(int index, ClockDomain domain, DmaEngine.Config cfg) {
+            this.index = index;
             this.domain = domain;
             this.engine = new DmaEngine(domain, cfg);
             free = new FreeRanges(cfg.sramBytes());
@@ -473,33 +530,32 @@ public final class DmaPath {
         }
 
         /**
-         * A host read piece: its beats (how many, when each is in: null until answered; their words: null
-         * each blank; whether the read failed), and the handler of the read's answer, so a PCI read costs
-         * this one object on the channel's side.
+         * A host read piece: its beats (how many, when each is in once answered; their words: null each
+         * blank; whether the read failed), and the handler of the read's answer. Once its beats are on the
+         * PCI ring nobody holds it (the bus has answered, the ring holds times and words): it is the
+         * channel's next piece, so a PCI read costs the channel no object.
          */
-        final class Piece implements Consumer<PciPort.ReadResult> {
-            final int beats;
-            final Job owner;
-            final long addr;
-            final int len;
+        final class Piece implements Consumer<PciPort.ReadResult>, PciPort.IntoAnswer {
+            int beats;
+            Job owner;
+            long addr;
+            int len;
             long[][] words;
-            boolean failed;
-            PciPort.Incoming in;
+            long[] in = new long[0]; // when each beat is in
+            boolean failed, back; // back: answered
 
-            Piece(Job owner, long addr, int len) {
+            Piece set(Job owner, long addr, int len) {
                 this.owner = owner;
                 this.addr = addr;
                 this.len = len;
                 this.beats = len / beat;
+                this.words = null;
+                this.failed = this.back = false;
+                if (in.length < beats) in = new long[beats];
+                return this;
             }
 
             @Override public void accept(PciPort.ReadResult res) {
-                // the bytes are known as the host serves the read, before the first comes in: a coasting
-                // channel wakes now, as its look-ahead did not know them, and the clock is woken when the
-                // first is in, as it was when the read was answered then (if it has stopped by that time)
-                if (domain.coasting()) domain.wake();
-                long first = Math.max(sim.now(), res.incoming().head());
-                if (domain.running()) answered.add(first); else wakeAt(first);
                 boolean ok = res.status() == PciPort.DmaStatus.OK;
                 if (ok && owner.carry && owner.out != null) {
                     // the job's own bytes of this read (the beats around them may hold others)
@@ -510,24 +566,33 @@ public final class DmaPath {
                     words = new long[beats][];
                     for (int b = 0; b < beats; b++) words[b] = ok ? toWords(res.data(), b * beat) : blank;
                 }
-                failed = !ok;
-                in = res.incoming();
-                while (!pciPieces.isEmpty() && pciPieces.peekFirst().in != null) pciPieces.pollFirst().ring();
+                answered(res.status(), res.incoming());
             }
 
-            /** Its beats go on the PCI ring, each with the time it is in (PciPort.Incoming#byEach, without a callback). */
+            @Override public void answered(PciPort.DmaStatus status, PciPort.Times times) {
+                // the bytes are known as the host serves the read, before the first comes in: a coasting
+                // channel wakes now, as its look-ahead did not know them, and the clock is woken when the
+                // first is in, as it was when the read was answered then (if it has stopped by that time)
+                if (domain.coasting()) domain.wake();
+                long first = Math.max(sim.now(), times.head());
+                if (domain.running()) answered.add(first); else wakeAt(first);
+                failed = status != PciPort.DmaStatus.OK;
+                for (int b = 0; b < beats; b++) in[b] = times.by((long) (b + 1) * beat);
+                back = true;
+                while (!pciPieces.isEmpty() && pciPieces.peekFirst().back) pciPieces.pollFirst().ring();
+            }
+
+            /** Its beats go on the PCI ring, each with the time it is in; then it is a spare. */
             void ring() {
                 long flag = failed ? 1 : 0;
-                int[] starts = in.starts();
-                nicsim.sim.Arrival[] parts = in.parts();
-                int k = 0;
-                for (int b = 0; b < beats; b++) {
-                    long n = (long) (b + 1) * beat;
-                    while (k + 1 < starts.length && starts[k + 1] < n) k++;
-                    pci.add(words == null ? blank : words[b], flag, parts[k].by(n - starts[k]));
-                }
+                for (int b = 0; b < beats; b++) pci.add(words == null ? blank : words[b], flag, in[b]);
+                owner = null;
+                words = null;
+                sparePieces.push(this);
             }
         }
+
+        final ArrayDeque<Piece> sparePieces = new ArrayDeque<>();
 
         /**
          * The host engine's read: issued to PCI in read-request pieces; their beats enter in address
@@ -542,14 +607,14 @@ public final class DmaPath {
                 Job owner = hostBusy.peekLast();
                 if (owner == null || owner.write || addr < owner.alignedHost() || addr + len > owner.alignedHost() + owner.span)
                     throw new IllegalStateException("host engine read of " + len + " B at 0x" + Long.toHexString(addr) + " outside its descriptor");
-                Piece piece = new Piece(owner, addr, len);
+                Piece piece = (sparePieces.isEmpty() ? new Piece() : sparePieces.pop()).set(owner, addr, len);
                 pciPieces.addLast(piece);
                 // a job that does not carry its bytes in its beats has them read straight to where they go
                 if (!owner.carry && owner.into == null)
                     owner.into = owner.out != null ? new PciPort.Into(owner.out.bytes, owner.outAt, owner.hostAddr, owner.length)
                             : new PciPort.Into(owner.buf, 0, owner.alignedHost(), owner.span);
-                if (owner.carry) p.dmaReadStreamed(addr, len, piece);
-                else p.dmaReadStreamed(addr, len, owner.into, piece);
+                if (owner.carry) p.dmaReadStreamed(addr, len, (Consumer<PciPort.ReadResult>) piece);
+                else p.dmaReadStreamed(addr, len, owner.into, (PciPort.IntoAnswer) piece);
                 off += len;
             }
         }
@@ -604,7 +669,8 @@ public final class DmaPath {
 
         /** Tells a job's owner it finished, after this edge: its callback may start more transfers. */
         void deliver(Job j, byte[] result) {
-            sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> j.done.accept(result));
+            j.result = result;
+            sim.postIn(0, Simulator.Priority.DELIVERY, j);
         }
 
         /** A beat leaving the host engine for host memory: the bytes of the job it belongs to go out in max-payload pieces. */
@@ -655,9 +721,6 @@ public final class DmaPath {
         /** The end of the job's host bytes that are complete once beat {@code w} is out of the host engine. */
         private int writtenTo(Job j, long addr) { return Math.min((int) (addr - j.alignedHost()) + beat, j.skew + j.length); }
 
-        /** Whether beat {@code w} of job {@code j} makes {@link #writeBeat} issue a PCI write or end the job. */
-        private boolean writeLeaves(Job j, WriteBeat w) { return writeLeaves(j, w.addr(), w.last()); }
-
         /** Whether a beat of job {@code j} to host address {@code addr} ({@code last}: its last) makes {@link #writeBeat} issue a PCI write or end the job. */
         private boolean writeLeaves(Job j, long addr, long last) {
             if (last != 0) return true;
@@ -676,8 +739,8 @@ public final class DmaPath {
         }
 
         /** Whether a beat leaving the send engine is heard outside: a job's last, or the first of a packet's job. */
-        private static boolean linkBeatHeard(Job sending, int sentBytes, Beat b) {
-            return b.flag() != 0 || sending.out != null && sentBytes == 0;
+        private static boolean linkBeatHeard(Job sending, int sentBytes, long flag) {
+            return flag != 0 || sending.out != null && sentBytes == 0;
         }
 
         // the last look-ahead: the edges it ran on a dry copy, kept so the coast can adopt them when it runs them all
@@ -710,9 +773,11 @@ public final class DmaPath {
                 long t = domain.picosOfCycle(c);
                 if (v.reporting() || offersDescriptor(v)) break;
                 boolean pInNow = pci.inAt(pciNext, t) && v.takesPciData(), rInNow = rx.inAt(rxNext, t) && v.takesLinkRx();
-                Beat tx = v.sendOutQ.peek();
-                WriteBeat wr = v.hostOutQ.peek();
-                if (tx != null && linkBeatHeard(sending, sent, tx) || wr != null && writeLeaves(writing, wr)) { heard = true; break; }
+                // the beats waiting to leave (null words: none)
+                long[] tx = v.sendOutQ.peekWords(), wr = v.hostOutQ.peekWords();
+                long wrAddr = v.hostOutQ.peekAddr(), wrLast = v.hostOutQ.peekFlag();
+                if (tx != null && linkBeatHeard(sending, sent, v.sendOutQ.peekFlag())
+                        || wr != null && writeLeaves(writing, wrAddr, wrLast)) { heard = true; break; }
                 // one engine alone on the bus (the others idle, or waiting for a beat that is not in yet): its coming edges in one step
                 long k = 0;
                 if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
@@ -746,8 +811,8 @@ public final class DmaPath {
                 edgeTaking(v, pInNow ? pciNext : -1, rInNow ? rxNext : -1, wr != null, tx != null);
                 if (pInNow) pciNext++;
                 if (rInNow) rxNext++;
-                if (tx != null) { sent += beat; logTx(tx.data()); }
-                if (wr != null) logWr(wr.addr(), wr.data(), wr.last(), t);
+                if (tx != null) { sent += beat; logTx(tx); }
+                if (wr != null) logWr(wrAddr, wr, wrLast, t);
                 // after this edge the clock would stop: it runs, and sets the wake-ups for the beats to come
                 if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData() || rx.inAt(rxNext, t) && v.takesLinkRx())) {
                     exact = false;
@@ -860,17 +925,19 @@ public final class DmaPath {
                 long t = domain.picosOfCycle(c);
                 if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
                 boolean pIn = pci.inAt(0, t) && e.takesPciData(), rIn = rx.inAt(0, t) && e.takesLinkRx();
-                Beat tx = e.sendOutQ.peek();
-                WriteBeat wr = e.hostOutQ.peek();
+                long[] tx = e.sendOutQ.peekWords(), wr = e.hostOutQ.peekWords();
+                long txFlag = e.sendOutQ.peekFlag(), wrAddr = e.hostOutQ.peekAddr(), wrLast = e.hostOutQ.peekFlag();
                 if (c != heardAt) {
-                    if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, tx)) throw coastedOver(c, "a beat to the link");
-                    if (wr != null && writeLeaves(toHost.peekFirst(), wr)) throw coastedOver(c, "a PCI write");
+                    if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, txFlag))
+                        throw coastedOver(c, "a beat to the link");
+                    if (wr != null && writeLeaves(toHost.peekFirst(), wrAddr, wrLast))
+                        throw coastedOver(c, "a PCI write");
                 }
                 edgeTaking(e, pIn ? 0 : -1, rIn ? 0 : -1, wr != null, tx != null);
                 if (pIn) pci.take();
                 if (rIn) rx.take();
-                if (tx != null) linkBeat(tx);
-                if (wr != null) writeBeat(wr, t);
+                if (tx != null) linkBeat(tx, txFlag);
+                if (wr != null) writeBeat(wrAddr, wr, wrLast, t);
             }
         }
 
@@ -883,7 +950,7 @@ public final class DmaPath {
             Runnable r = j.issued;
             if (r == null) return;
             j.issued = null;
-            sim.scheduleIn(0, Simulator.Priority.DELIVERY, r);
+            sim.postIn(0, Simulator.Priority.DELIVERY, r);
         }
 
         /** Whether a write job is done with the channel: the engine finished it and its PCI writes all landed. */

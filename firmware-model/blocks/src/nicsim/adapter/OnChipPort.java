@@ -55,6 +55,11 @@ final class OnChipPort implements PciPort {
         PciPort.super.dmaReadStreamed(addr, length, into, done);
     }
 
+    @Override public void dmaReadStreamed(long addr, int length, Into into, IntoAnswer answer) {
+        if (!local(addr, length)) { pci.dmaReadStreamed(addr, length, into, answer); return; }
+        PciPort.super.dmaReadStreamed(addr, length, into, answer);
+    }
+
     @Override public void dmaReadStreamed(long addr, int length, Consumer<ReadResult> done) {
         if (!local(addr, length)) { pci.dmaReadStreamed(addr, length, done); return; }
         long at = sim.now() + dm.accessPicos(length);

@@ -201,7 +201,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         long start = Math.max(sim.now(), busyUntil);
         long edge = core.picosOfCycle(core.nextEdgeCycleAtOrAfter(start));
         busyUntil = edge + core.cyclesToPicos(cycles);
-        sim.schedule(busyUntil, task);
+        sim.post(busyUntil, Simulator.Priority.DEFAULT, task); // no one cancels a task: a spare event serves
     }
 
     // ------------------------------------------------------------------ registers

@@ -230,12 +230,12 @@ public final class PciBus {
     }
 
     /**
-     * When a completion's {@code length} data bytes, whose last arrives at {@code arrive}, come in:
-     * a conventional PCI target hands each data phase over as it crosses the bus; a PCIe completion
-     * is used only once its whole TLP is in and its LCRC checked.
+     * When the first of a completion's {@code length} data bytes, whose last arrives at {@code arrive}, comes in
+     * (they come in evenly from then to {@code arrive}): a conventional PCI target hands each data phase over
+     * as it crosses the bus; a PCIe completion is used only once its whole TLP is in and its LCRC checked.
      */
-    private Arrival dataArrival(long arrive, int length) {
-        return link.isPcie() ? new Arrival(arrive, arrive, length) : new Arrival(arrive - link.serializePicos(length), arrive, length);
+    private long dataHead(long arrive, int length) {
+        return link.isPcie() ? arrive : arrive - link.serializePicos(length);
     }
 
     /**
@@ -388,19 +388,34 @@ public final class PciBus {
             read(hostAddr, length, true, Objects.requireNonNull(into, "into"), done);
         }
 
+        @Override public void dmaReadStreamed(long hostAddr, int length, Into into, IntoAnswer answer) {
+            read(hostAddr, length, true, Objects.requireNonNull(into, "into"), null,
+                    Objects.requireNonNull(answer, "answer"));
+        }
+
         private void read(long hostAddr, int length, boolean streamed, Consumer<ReadResult> done) {
             read(hostAddr, length, streamed, null, done);
         }
 
-        /** A DMA read; with {@code into}, the bytes it keeps go there and the result's data is empty. */
         private void read(long hostAddr, int length, boolean streamed, Into into, Consumer<ReadResult> done) {
+            read(hostAddr, length, streamed, into, done, null);
+        }
+
+        /**
+         * A DMA read; with {@code into}, the bytes it keeps go there and the result's data is empty. It is
+         * answered through {@code done}, or with no result through {@code answer} (then {@code done} is null).
+         */
+        private void read(long hostAddr, int length, boolean streamed, Into into, Consumer<ReadResult> done,
+                          IntoAnswer answer) {
             long seq = ++dmaSeq;
             if (!config().busMasterEnabled()) {
                 stats.dmaBlocked.inc();
                 sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> {
                     long now = sim.now();
-                    done.accept(new ReadResult(DmaStatus.BUS_MASTER_DISABLED, new byte[0], now,
-                            streamed ? new Incoming(new int[]{0}, new Arrival[]{new Arrival(now, now, 0)}) : null));
+                    Incoming none = new Incoming(new int[]{0}, new Arrival[]{new Arrival(now, now, 0)});
+                    if (answer != null) answer.answered(DmaStatus.BUS_MASTER_DISABLED, none);
+                    else done.accept(new ReadResult(DmaStatus.BUS_MASTER_DISABLED, new byte[0], now,
+                            streamed ? none : null));
                 });
                 return;
             }
@@ -409,7 +424,7 @@ public final class PciBus {
             if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
             boolean ok = reaches(hostAddr, length);
             if (!ok) unsupported("DMA read", hostAddr, length);
-            ReadOp op = new ReadOp(seq, hostAddr, length, ok, streamed, into, done);
+            ReadOp op = readOp(seq, hostAddr, length, ok, streamed, into, done, answer);
             // max-read-request pieces (PciLink#splitRead), each a request TLP served in issue order
             int mrrs = link.maxReadRequest();
             for (long a = hostAddr, end = hostAddr + length; a < end; a = Math.min(end, (a / mrrs + 1) * mrrs)) {
@@ -448,26 +463,42 @@ public final class PciBus {
 
     private static final byte[] NO_BYTES = new byte[0];
 
+    /** Reads answered without a result ({@link PciPort.IntoAnswer}), served and done: the next such read's. */
+    private final java.util.ArrayDeque<ReadOp> spareReads = new java.util.ArrayDeque<>();
+
+    private ReadOp readOp(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into,
+                          Consumer<ReadResult> done, PciPort.IntoAnswer answer) {
+        ReadOp op = answer != null ? spareReads.poll() : null;
+        if (op == null) op = new ReadOp();
+        op.set(seq, hostAddr, length, ok, streamed, into, done, answer);
+        return op;
+    }
+
     /**
      * One DMA read in flight: its request TLPs are served in the order issued (one lane, increasing
      * times), each run of this object serving the next; the completions' offsets and arrivals are
-     * kept in arrays, so a read of many TLPs allocates per read, not per TLP.
+     * kept in arrays, so a read of many TLPs allocates per read, not per TLP. A read answered without a
+     * result ({@code answer}) allocates nothing: it is its own {@link PciPort.Times}, and once answered it
+     * is the next such read (its event has let go of it: posted events keep no action once run).
      */
-    private final class ReadOp implements Runnable {
-        final long seq, hostAddr;
-        final int length;
-        final boolean ok, streamed;
-        final Into into;
-        final Consumer<ReadResult> done;
-        final byte[] result;
+    private final class ReadOp implements Runnable, PciPort.Times {
+        long seq, hostAddr;
+        int length;
+        boolean ok, streamed;
+        Into into;
+        Consumer<ReadResult> done; // answered with a result, or
+        PciPort.IntoAnswer answer; // without one
+        byte[] result;
         int remaining; // requests not yet served
         long next; // the address of the next request to serve
         long lastArrival;
-        int parts; // completions so far
-        int[] starts;
-        Arrival[] arrivals;
+        // completions so far: completion k carries bytes from starts[k] on, arriving from heads[k] to tails[k]
+        int parts;
+        int[] starts = new int[0], lengths = new int[0];
+        long[] heads = new long[0], tails = new long[0];
 
-        ReadOp(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into, Consumer<ReadResult> done) {
+        void set(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into,
+                 Consumer<ReadResult> done, PciPort.IntoAnswer answer) {
             this.seq = seq;
             this.hostAddr = hostAddr;
             this.length = length;
@@ -475,15 +506,22 @@ public final class PciBus {
             this.streamed = streamed;
             this.into = into;
             this.done = done;
+            this.answer = answer;
             this.next = hostAddr;
             this.lastArrival = sim.now();
+            this.remaining = 0;
+            this.parts = 0;
             this.result = ok && into == null ? new byte[length] : NO_BYTES;
             // completions split at multiples of the smaller of completion size and max read request (both
             // powers of two); a failed read answers each request with one empty completion
             int chunk = ok ? Math.min(link.completionSize(), link.maxReadRequest()) : link.maxReadRequest();
             int n = length == 0 ? 0 : (int) ((hostAddr + length - 1) / chunk - hostAddr / chunk + 1);
-            starts = new int[n];
-            arrivals = new Arrival[n];
+            if (starts.length < n) { // a spare's arrays serve when large enough (a read with a result is never a spare)
+                starts = new int[n];
+                lengths = new int[n];
+                heads = new long[n];
+                tails = new long[n];
+            }
         }
 
         /** The root complex serves the next request: memory is read now, not when it was issued. */
@@ -506,11 +544,23 @@ public final class PciBus {
             }
             lastArrival = Math.max(lastArrival, arrival);
             if (--remaining > 0) return;
-            long finished = lastArrival;
             DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
+            if (answer != null) { // streamed: answered as soon as its bytes are known
+                if (sim.trace().enabled("PciBus"))
+                    sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
+                PciPort.IntoAnswer a = answer;
+                answer = null;
+                into = null;
+                a.answered(st, this);
+                spareReads.push(this); // the reader is done with its times
+                return;
+            }
+            long finished = lastArrival;
+            Consumer<ReadResult> d = done;
+            Incoming in = streamed ? incoming() : null;
             Runnable finish = () -> {
                 if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
-                done.accept(new ReadResult(st, result, finished, streamed ? incoming() : null));
+                d.accept(new ReadResult(st, result, finished, in));
             };
             // a streamed read is answered as soon as its bytes are known: its reader takes each when it comes in
             if (streamed) finish.run();
@@ -521,18 +571,38 @@ public final class PciBus {
         private long completion(long addr, int len) {
             long arrival = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), len, link.overheadCompletion());
             if (parts == starts.length) { // not expected: the count above is exact
-                starts = java.util.Arrays.copyOf(starts, 2 * parts + 1);
-                arrivals = java.util.Arrays.copyOf(arrivals, 2 * parts + 1);
+                int n = 2 * parts + 1;
+                starts = java.util.Arrays.copyOf(starts, n);
+                lengths = java.util.Arrays.copyOf(lengths, n);
+                heads = java.util.Arrays.copyOf(heads, n);
+                tails = java.util.Arrays.copyOf(tails, n);
             }
             starts[parts] = (int) (addr - hostAddr);
-            arrivals[parts++] = dataArrival(arrival, len);
+            lengths[parts] = len;
+            heads[parts] = dataHead(arrival, len);
+            tails[parts++] = arrival;
             return arrival;
         }
 
         /** The completions' offsets and arrivals, for a streamed read's result. */
         private Incoming incoming() {
-            return parts == starts.length ? new Incoming(starts, arrivals)
-                    : new Incoming(java.util.Arrays.copyOf(starts, parts), java.util.Arrays.copyOf(arrivals, parts));
+            Arrival[] arrivals = new Arrival[parts];
+            for (int k = 0; k < parts; k++) arrivals[k] = new Arrival(heads[k], tails[k], lengths[k]);
+            return new Incoming(parts == starts.length ? starts : java.util.Arrays.copyOf(starts, parts), arrivals);
+        }
+
+        /** As {@link Incoming#head}: the completions so far. */
+        @Override public long head() {
+            long h = Long.MAX_VALUE;
+            for (int k = 0; k < parts; k++) h = Math.min(h, heads[k]);
+            return h;
+        }
+
+        /** As {@link Incoming#by}: the completions so far. */
+        @Override public long by(long n) {
+            int k = 0;
+            while (k + 1 < parts && starts[k + 1] < n) k++;
+            return Arrival.by(heads[k], tails[k], lengths[k], n - starts[k]);
         }
     }
 }

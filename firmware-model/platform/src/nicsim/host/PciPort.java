@@ -30,7 +30,7 @@ public interface PciPort {
      * When a read's bytes come in: the completion at index k carries the bytes from
      * {@code starts[k]} on, arriving as {@code parts[k]} says (completions return in address order).
      */
-    record Incoming(int[] starts, Arrival[] parts) {
+    record Incoming(int[] starts, Arrival[] parts) implements Times {
         public Incoming {
             if (starts.length != parts.length || parts.length == 0)
                 throw new IllegalArgumentException(starts.length + " completion offsets for " + parts.length + " completions");
@@ -40,7 +40,7 @@ public interface PciPort {
         }
 
         /** When the first completion to arrive starts arriving. */
-        public long head() {
+        @Override public long head() {
             long h = Long.MAX_VALUE;
             for (Arrival a : parts) h = Math.min(h, a.head());
             return h;
@@ -66,7 +66,7 @@ public interface PciPort {
         }
 
         /** Picoseconds by which the first {@code n} bytes are in. */
-        public long by(long n) {
+        @Override public long by(long n) {
             int k = 0;
             while (k + 1 < starts.length && starts[k + 1] < n) k++;
             return parts[k].by(n - starts[k]);
@@ -112,6 +112,31 @@ public interface PciPort {
             long lo = Math.max(addr, from), hi = Math.min(addr + len, from + length);
             if (lo < hi) System.arraycopy(data, off + (int) (lo - addr), into, at + (int) (lo - from), (int) (hi - lo));
         }
+    }
+
+    /** When a streamed read's bytes come in, as {@link Incoming} says: the first one's head; the first n bytes. */
+    interface Times {
+        long head();
+
+        long by(long n);
+    }
+
+    /**
+     * Hears a streamed read whose bytes went straight to an {@link Into}: how it ended and when its bytes
+     * come in. The times are read during the call only: the bus serves its next read with the same object,
+     * so a read costs the reader no result, no arrival record and no array.
+     */
+    @FunctionalInterface
+    interface IntoAnswer {
+        void answered(DmaStatus status, Times in);
+    }
+
+    /**
+     * As {@link #dmaReadStreamed(long, int, Into, Consumer)}, answered without a {@link ReadResult}: what a
+     * DMA engine moving payload as a copy issues for every read request.
+     */
+    default void dmaReadStreamed(long hostAddr, int length, Into into, IntoAnswer answer) {
+        dmaReadStreamed(hostAddr, length, into, (Consumer<ReadResult>) r -> answer.answered(r.status(), r.incoming()));
     }
 
     /**

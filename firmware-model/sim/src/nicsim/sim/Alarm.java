@@ -32,6 +32,7 @@ public final class Alarm {
                 return;
             }
             next.cancel(); // a sooner time: the one queued waits with the rest
+            if (cancelled.size() < 64) cancelled.addLast(next);
             insert(nextAt);
         }
         schedule(when);
@@ -39,11 +40,15 @@ public final class Alarm {
 
     private void schedule(long when) {
         nextAt = when;
-        next = sim.schedule(rang, when, priority, fire);
+        Simulator.Event spent = rang;
+        if (spent == null && !cancelled.isEmpty() && cancelled.peekFirst().ran) spent = cancelled.pollFirst();
+        next = sim.schedule(spent, when, priority, fire);
         rang = null;
     }
 
     private Simulator.Event rang; // the event that rang last, queued again for the next time (the kernel checks it ran)
+    // events cancelled for a sooner time, oldest first: each one is queued again once the kernel has dropped it
+    private final java.util.ArrayDeque<Simulator.Event> cancelled = new java.util.ArrayDeque<>();
 
     private void fire() {
         rang = next;

@@ -14,7 +14,10 @@ public record Arrival(long head, long tail, int length) {
     }
 
     /** Picoseconds by which the first {@code n} payload bytes have arrived. */
-    public long by(long n) {
+    public long by(long n) { return by(head, tail, length, n); }
+
+    /** {@link #by} of the arrival ({@code head}, {@code tail}, {@code length}), for a holder of many in arrays. */
+    public static long by(long head, long tail, int length, long n) {
         if (n <= 0 || length == 0) return n <= 0 ? head : tail;
         if (n >= length) return tail;
         return head + Math.floorDiv((tail - head) * n + length - 1, length);
@@ -23,6 +26,6 @@ public record Arrival(long head, long tail, int length) {
     /** The arrival of the bytes from offset {@code off} on. */
     public Arrival from(int off) {
         if (off < 0 || off > length) throw new IllegalArgumentException("offset " + off + " outside a " + length + " B payload");
-        return new Arrival(off == 0 ? head : by(off), tail, length - off);
+        return off == 0 ? this : new Arrival(by(off), tail, length - off);
     }
 }

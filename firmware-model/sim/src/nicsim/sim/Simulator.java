@@ -56,7 +56,7 @@ public final class Simulator {
         Lane owner; // the lane it came through, if any
         Scope scope; // whose it is (null: no one's, never retired)
         boolean cancelled;
-        boolean ran; // out of the queue for good: it has run
+        boolean ran; // out of the queue for good: it has run, or was dropped unrun (cancelled, or its scope retired)
         boolean pooled; // posted: no one holds it, so once run it goes back to the kernel's spare events
 
         Event(long time, int priority, long tie, Runnable action) { set(time, priority, tie, action); }
@@ -350,7 +350,8 @@ public final class Simulator {
             e = queue.take(); // out of the queue for good at its next use: an event this one schedules takes its place
             if (e == null) return false;
             if (e.owner != null) e.owner.advance();
-        } while (gone(e));
+            if (gone(e)) e.ran = true; // out of the queue for good, never to run: its holder may use it again
+        } while (e.ran);
         now = e.time;
         atPriority = e.priority;
         atTie = e.tie;
@@ -463,7 +464,7 @@ public final class Simulator {
 
     private Event peek() {
         Event e;
-        while ((e = queue.peek()) != null && gone(e)) poll();
+        while ((e = queue.peek()) != null && gone(e)) poll().ran = true; // as step() drops it
         return e;
     }
 
