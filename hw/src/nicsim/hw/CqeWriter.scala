@@ -9,8 +9,9 @@ import nicsim.adapter.CqeWriter.Config
 /**
  * RTL twin of `nicsim.adapter.CqeWriter` (its comment states the behaviour and the edge order;
  * this file follows it): per-CQ registers, the owner bit from the ring lap, overflow against the
- * consumer index, one-shot arming (an arm behind the producer raises its event on the next edge,
- * from a one-entry register that holds completions and arms off meanwhile), and a one-entry output
+ * consumer index, one-shot arming (an arm behind the producer, with an entry written since the CQ's
+ * last event, raises its event on the next edge, from a one-entry register that holds completions
+ * and arms off meanwhile), and a one-entry output
  * register for the 64-byte CQE write.
  */
 case class CqeWriter(cfg: Config) extends Component {
@@ -32,6 +33,7 @@ case class CqeWriter(cfg: Config) extends Component {
 
   case class Cq() extends Bundle {
     val valid, error, armed, solicitedOnly = Bool()
+    val unreported = Bool() // an entry written since the CQ's last event: an arm behind the producer owes one
     val cqn = UInt(24 bits)
     val base = UInt(64 bits)
     val vector = UInt(11 bits)
@@ -39,9 +41,10 @@ case class CqeWriter(cfg: Config) extends Component {
     val pi, ci = UInt(24 bits)
   }
   val cqs = Vec.fill(n)(Reg(Cq()))
-  // valid and armed reset to the twin's new Cq(): no CQ, none armed. armed is read only through a valid CQ, so its
-  // reset value changes nothing the ports show; it gives a proof a known start state (docs/blocks.md, "Proving")
-  for (c <- cqs) { c.valid.init(False); c.armed.init(False) }
+  // valid, armed and unreported reset to the twin's new Cq(): no CQ, none armed. The last two are read only through
+  // a valid CQ, so their reset value changes nothing the ports show; it gives a proof a known start state
+  // (docs/blocks.md, "Proving")
+  for (c <- cqs) { c.valid.init(False); c.armed.init(False); c.unreported.init(False) }
 
   val outValid = Reg(Bool()) init (False)
   val outReg = Reg(new Write64Payload)
@@ -88,6 +91,7 @@ case class CqeWriter(cfg: Config) extends Component {
     .elsewhen(c.error) { code := Code.CQ_IN_ERROR.ordinal() }
     .elsewhen(used >= size) { code := Code.OVERFLOW.ordinal() }
     .otherwise { code := Code.NONE.ordinal() }
+  val fires = c.armed && (!c.solicitedOnly || in.solicited(0))
   when(io.cqe.fire) {
     when(code =/= 0) {
       when(code === Code.OVERFLOW.ordinal()) { c.error := True }
@@ -104,7 +108,8 @@ case class CqeWriter(cfg: Config) extends Component {
       outReg.data_7 := (in.data_7(63 downto 57) ## owner ## in.data_7(55 downto 0)).asUInt
       c.pi := c.pi + 1
       cqes := cqes + 1
-      when(c.armed && (!c.solicitedOnly || in.solicited(0))) {
+      c.unreported := !fires
+      when(fires) {
         eventValid := True
         eventReg.cqn := c.cqn
         eventReg.vector := c.vector
@@ -121,8 +126,11 @@ case class CqeWriter(cfg: Config) extends Component {
   // the producer after this edge's completion (taken first, as in the twin): entries not polled yet
   // make the event go at once
   val sameSlot = in.cqn(idxBits - 1 downto 0) === m.qpn(idxBits - 1 downto 0)
-  val piNow = Mux(io.cqe.fire && code === Code.NONE.ordinal() && sameSlot, a.pi + 1, a.pi)
-  val raise = io.arm.fire && armKnown && piNow =/= m.index && !m.solicited(0)
+  val written = io.cqe.fire && code === Code.NONE.ordinal() && sameSlot
+  val piNow = Mux(written, a.pi + 1, a.pi)
+  // and some of them written since the CQ's last event (one this edge's completion raised reported them all)
+  val unreportedNow = Mux(written, !fires, a.unreported)
+  val raise = io.arm.fire && armKnown && piNow =/= m.index && !m.solicited(0) && unreportedNow
   when(io.arm.fire) {
     when(!armKnown) {
       droppedValid := True
@@ -134,6 +142,7 @@ case class CqeWriter(cfg: Config) extends Component {
     }
   }
   when(raise) {
+    a.unreported := False
     armEventValid := True
     armEvent.cqn := a.cqn
     armEvent.vector := a.vector
@@ -158,6 +167,7 @@ case class CqeWriter(cfg: Config) extends Component {
     kc.ci := k.ci
     kc.armed := False
     kc.solicitedOnly := False
+    kc.unreported := False
     kc.error := False
   }
 }

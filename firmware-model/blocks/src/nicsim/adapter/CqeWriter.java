@@ -30,11 +30,14 @@ import nicsim.sim.Stream;
  * overflow: not written, reported on {@code io_error}, and the CQ stops taking completions until
  * reconfigured (firmware raises CQ_ERR). An arm for an unknown CQ is reported on {@code io_dropped}.
  *
- * <p>An arm whose consumer index is behind the producer (entries software has not polled) raises
- * the event at once, as ConnectX's arm doorbell does with the consumer index it carries (unless it
- * is solicited-only: which of those entries were solicited is not kept). That event leaves on the
- * next edge, from a one-entry register; while it is held, neither completions nor arms are taken,
- * so it never meets a completion's event on the port.
+ * <p>An arm whose consumer index is behind the producer raises the event at once if an entry was
+ * written since the CQ's last event (ConnectX keeps that place as the CQ context's
+ * last_notified_index): software may not have seen it, as when it polled, then armed, then slept.
+ * Entries the last event already reported raise nothing: software that re-arms before it polls
+ * them (libibverbs' own pattern) gets one event per completion, not a second one for the same
+ * entries. A solicited-only arm never raises at once (which entries were solicited is not kept).
+ * That event leaves on the next edge, from a one-entry register; while it is held, neither
+ * completions nor arms are taken, so it never meets a completion's event on the port.
  *
  * <p>Edge order: write pop, held arm event out, completion (on the state before the edge), arm,
  * consumer index, configuration (which wins, and drops a held event of its slot).
@@ -54,6 +57,8 @@ public final class CqeWriter implements Block {
 
     private static final class Cq {
         boolean valid, error, armed, solicitedOnly;
+        /** An entry was written since the CQ's last event: an arm behind the producer owes one. */
+        boolean unreported;
         long cqn, base, vector;
         int logSize, pi, ci;
     }
@@ -149,8 +154,12 @@ public final class CqeWriter implements Block {
             } else {
                 c.solicitedOnly = m.solicited() != 0;
                 c.ci = (int) m.index() & 0xFFFFFF;
-                c.armed = c.solicitedOnly || c.pi == c.ci; // entries not polled yet: the event goes at once
-                if (!c.armed) armEvent = new CqEvent(c.cqn, c.vector);
+                // entries not polled yet, some written since the last event: the event goes at once
+                c.armed = c.solicitedOnly || c.pi == c.ci || !c.unreported;
+                if (!c.armed) {
+                    armEvent = new CqEvent(c.cqn, c.vector);
+                    c.unreported = false;
+                }
             }
         }
         if (ciUpdate.valid()) {
@@ -171,6 +180,7 @@ public final class CqeWriter implements Block {
             c.ci = (int) k.ci() & 0xFFFFFF;
             c.armed = false;
             c.solicitedOnly = false;
+            c.unreported = false;
             c.error = false;
         }
     }
@@ -216,7 +226,10 @@ public final class CqeWriter implements Block {
         if (c.armed && (!c.solicitedOnly || in.solicited() != 0)) {
             eventReg = new CqEvent(c.cqn, c.vector);
             c.armed = false;
+            c.unreported = false;
             events.inc();
+        } else {
+            c.unreported = true;
         }
     }
 

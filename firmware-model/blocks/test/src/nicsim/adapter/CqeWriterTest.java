@@ -127,6 +127,28 @@ class CqeWriterTest {
         assertEquals(2, b.events.size(), "a solicited-only arm waits for a solicited completion");
     }
 
+    /**
+     * libibverbs' pattern (perftest's ctx_notify_events): take the event, re-arm, then poll. The entry the event
+     * reported is still behind the producer when the arm comes; it must not raise a second event, or a program with
+     * two CQs on one channel takes that extra event as the other CQ's completion and polls an empty CQ.
+     */
+    @Test
+    void anArmBehindOnlyEntriesAnEventReportedWaitsForTheNextCompletion() {
+        Bench b = new Bench();
+        b.inputs.add(new DoorbellMsg(CQ, 0, DoorbellMsg.Kind.CQ_ARM.ordinal(), 0, 0));
+        b.cqe(CQ, false).run();
+        assertEquals(1, b.events.size(), "the completion's event");
+        b.inputs.add(new DoorbellMsg(CQ, 0, DoorbellMsg.Kind.CQ_ARM.ordinal(), 1, 0)); // re-armed before polling
+        b.run();
+        assertEquals(1, b.events.size(), "the entry behind the arm was reported already: no second event");
+        b.cqe(CQ, false).run();
+        assertEquals(2, b.events.size(), "the next completion raises the event");
+        b.cqe(CQ, false).run(); // lands while disarmed: no event has reported it
+        b.inputs.add(new DoorbellMsg(CQ, 1, DoorbellMsg.Kind.CQ_ARM.ordinal(), 2, 0)); // polled one, armed, sleeps
+        b.run();
+        assertEquals(3, b.events.size(), "an entry written since the last event raises it at once");
+    }
+
     @Test
     void unknownCqsAreReportedNotWritten() {
         Bench b = new Bench();
