@@ -31,6 +31,11 @@ struct st_ctx {
 	struct ib_qp *sq[2];
 	struct ib_qp *uc[2];
 	struct completion srq_event;
+	/* st_srq.c: two RC receivers on one SRQ, a receive CQ each */
+	struct ib_srq *so_srq;
+	struct ib_cq *so_cq[2];
+	struct ib_qp *so_tx[2];
+	struct ib_qp *so_rx[2];
 };
 
 /* st_main.c */
@@ -49,6 +54,10 @@ int st_read_atomic(struct st_ctx *c);
 int st_ud(struct st_ctx *c, u32 len);
 int st_uc(struct st_ctx *c, u32 len);
 int st_srq(struct st_ctx *c, u32 len);
+
+/* st_srq.c: an SRQ's receives completing out of order */
+int st_srq_order(struct st_ctx *c);
+void st_srq_order_teardown(struct st_ctx *c);
 
 /* st_cq.c: ib_resize_cq with completions waiting */
 int st_resize(struct st_ctx *c, u32 len);
