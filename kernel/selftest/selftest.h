@@ -15,6 +15,13 @@
 /* how long a solicited-only arm must stay quiet after an unsolicited SEND */
 #define ST_QUIET_MS	300
 
+/* The first async event an object's handler got */
+struct st_ev {
+	struct completion done;
+	enum ib_event_type type;
+	bool got;
+};
+
 struct st_ctx {
 	struct ib_device *dev;
 	struct ib_pd *pd;
@@ -31,6 +38,14 @@ struct st_ctx {
 	struct ib_qp *sq[2];
 	struct ib_qp *uc[2];
 	struct completion srq_event;
+	/* st_srq.c: two RC receivers on one SRQ, a receive CQ each */
+	struct ib_srq *so_srq;
+	struct ib_cq *so_cq[2];
+	struct ib_qp *so_tx[2];
+	struct ib_qp *so_rx[2];
+	/* st_events.c: two RC pairs, and what each QP's handler got */
+	struct ib_qp *ev_qp[4];
+	struct st_ev ev[4];
 };
 
 /* st_main.c */
@@ -49,6 +64,14 @@ int st_read_atomic(struct st_ctx *c);
 int st_ud(struct st_ctx *c, u32 len);
 int st_uc(struct st_ctx *c, u32 len);
 int st_srq(struct st_ctx *c, u32 len);
+
+/* st_srq.c: an SRQ's receives completing out of order */
+int st_srq_order(struct st_ctx *c);
+void st_srq_order_teardown(struct st_ctx *c);
+
+/* st_events.c: QP async events on the consumer's handlers */
+int st_events(struct st_ctx *c);
+void st_events_teardown(struct st_ctx *c);
 
 /* st_cq.c: ib_resize_cq with completions waiting */
 int st_resize(struct st_ctx *c, u32 len);

@@ -6,8 +6,9 @@
  * port's own LID, then moves bytes with SEND/RECV and RDMA WRITE, compares
  * them, takes a completion event through req_notify_cq, reads back with
  * RDMA READ, adds and swaps with atomics, sends a UD datagram through an
- * address handle, a UC SEND and a SEND into an SRQ, and last registers an
- * MR by IB_WR_REG_MR (st_fr.c). Each step
+ * address handle, a UC SEND and a SEND into an SRQ, takes an SRQ's receives
+ * out of order (st_srq.c) and QP async events (st_events.c), and
+ * last registers an MR by IB_WR_REG_MR (st_fr.c). Each step
  * logs "nicsim_selftest: <device>: <step>: ok" or what went wrong, and a
  * last line "PASS" or "FAIL"; the module then stays loaded, doing nothing.
  * With two_node=1 it runs none of that: see st_peer.c.
@@ -137,6 +138,8 @@ static void st_teardown(struct st_ctx *c)
 {
 	int i;
 
+	st_srq_order_teardown(c);
+	st_events_teardown(c);
 	for (i = 0; i < 2; i++) {
 		if (!IS_ERR_OR_NULL(c->ud[i]))
 			ib_destroy_qp(c->ud[i]);
@@ -263,6 +266,15 @@ static int st_add(struct ib_device *dev)
 		err = st_step(name, "SEND into an SRQ, its limit event",
 			      st_srq(c, 512));
 	}
+	if (!err) {
+		st_fill(c, 65);
+		err = st_step(name, "SRQ receives completing out of order",
+			      st_srq_order(c));
+	}
+	if (!err)
+		err = st_step(name,
+			      "QP_ACCESS_ERR from a bad rkey, QP_REQ_ERR from a denied WRITE",
+			      st_events(c));
 	if (!err) {
 		st_fill(c, 90);
 		err = st_step(name, "CQ resized with 6 completions waiting",

@@ -6,6 +6,7 @@
 #ifndef _NICSIM_H_
 #define _NICSIM_H_
 
+#include <linux/bitmap.h>
 #include <linux/pci.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -224,9 +225,17 @@ struct nicsim_srq {
 	u32 stride_log;
 	u32 dbrec_offset;
 	struct nicsim_wq wq;
+	/*
+	 * A kernel SRQ's slots whose receive has not completed yet, one bit
+	 * each: set by post_srq_recv, cleared by the poll of the CQE naming
+	 * the slot. The adapter takes WQEs in ring order, so the next post
+	 * goes to slot head modulo the size and must wait while that slot's
+	 * receive, taken by one QP, has not completed, even if others did.
+	 */
+	unsigned long *busy;
 	u32 max_sge;
 	u32 limit;
-	spinlock_t lock; /* wq */
+	spinlock_t lock; /* wq's head and wr_ids of free slots */
 	struct rdma_user_mmap_entry *entry;
 };
 

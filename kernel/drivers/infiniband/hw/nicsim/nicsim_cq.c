@@ -261,7 +261,8 @@ static void nicsim_wc_wr_id(struct nicsim_qp *qp, const u8 *cqe, bool send,
 		srq = to_nsrq(qp->ibqp.srq);
 		idx = counter & ((1U << srq->wq.log_size) - 1);
 		wc->wr_id = srq->wq.wr_ids[idx];
-		srq->wq.tail++;
+		/* the slot is free for post_srq_recv after its wr_id's read */
+		clear_bit_unlock(idx, srq->busy);
 	} else {
 		idx = counter & ((1U << qp->rq.log_size) - 1);
 		wc->wr_id = qp->rq.wr_ids[idx];

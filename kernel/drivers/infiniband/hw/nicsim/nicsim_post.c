@@ -220,8 +220,24 @@ static int nicsim_recv_wqe(u8 *wqe, u32 stride, const struct ib_recv_wr *wr)
 	return 0;
 }
 
+/*
+ * Whether the ring slot at the producer counter is free: an RQ's when fewer
+ * than its size are outstanding (its receives complete in order); an SRQ's
+ * when its own bit is clear, since the QPs sharing the ring complete the
+ * receives they took in any order. The bit is taken here with acquire
+ * ordering, so the poller's read of the slot's wr_id came before.
+ */
+static bool nicsim_wq_take(struct nicsim_wq *wq, unsigned long *busy)
+{
+	if (busy)
+		return !test_and_set_bit_lock(wq->head & (BIT(wq->log_size) - 1),
+					      busy);
+	return wq->head - wq->tail < BIT(wq->log_size);
+}
+
 static int nicsim_post_wq(struct nicsim_wq *wq, u8 *ring, u32 stride_log,
-			  __be32 *counter, const struct ib_recv_wr *wr,
+			  __be32 *counter, unsigned long *busy,
+			  const struct ib_recv_wr *wr,
 			  const struct ib_recv_wr **bad_wr)
 {
 	u32 mask = BIT(wq->log_size) - 1;
@@ -229,14 +245,17 @@ static int nicsim_post_wq(struct nicsim_wq *wq, u8 *ring, u32 stride_log,
 	bool posted = false;
 
 	for (; wr; wr = wr->next) {
-		if (wq->head - wq->tail >= BIT(wq->log_size)) {
+		if (!nicsim_wq_take(wq, busy)) {
 			err = -ENOMEM;
 			break;
 		}
 		err = nicsim_recv_wqe(ring + ((wq->head & mask) << stride_log),
 				      BIT(stride_log), wr);
-		if (err)
+		if (err) {
+			if (busy)
+				clear_bit_unlock(wq->head & mask, busy);
 			break;
+		}
 		wq->wr_ids[wq->head & mask] = wr->wr_id;
 		wq->head++;
 		posted = true;
@@ -290,7 +309,7 @@ int nicsim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	err = nicsim_post_wq(&qp->rq, qp->buf.va + qp->rq.offset,
 			     qp->rq_stride_log,
 			     qp->buf.va + qp->dbrec_offset + NICSIM_DBREC_RECV,
-			     wr, bad_wr);
+			     NULL, wr, bad_wr);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		nicsim_kick(to_ndev(ibqp->device), qp);
@@ -307,7 +326,7 @@ int nicsim_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	spin_lock_irqsave(&srq->lock, flags);
 	err = nicsim_post_wq(&srq->wq, srq->buf.va, srq->stride_log,
 			     srq->buf.va + srq->dbrec_offset + NICSIM_DBREC_RECV,
-			     wr, bad_wr);
+			     srq->busy, wr, bad_wr);
 	spin_unlock_irqrestore(&srq->lock, flags);
 	return err;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Shared receive queues: a ring of receive WQEs many QPs take from in
- * order, its doorbell record's receive counter, and an armed limit.
+ * order, its doorbell record's receive counter, and an armed limit. The
+ * QPs' receives complete in any order, so a kernel SRQ tracks each slot
+ * (nicsim_srq.busy) rather than counting completions.
  */
 #include <rdma/ib_user_verbs.h>
 #include <rdma/nicsim-abi.h>
@@ -43,9 +45,10 @@ int nicsim_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	if (!ctx) {
 		srq->wq.wr_ids = kcalloc(BIT(srq->wq.log_size), sizeof(u64),
 					 GFP_KERNEL);
-		if (!srq->wq.wr_ids) {
+		srq->busy = bitmap_zalloc(BIT(srq->wq.log_size), GFP_KERNEL);
+		if (!srq->wq.wr_ids || !srq->busy) {
 			err = -ENOMEM;
-			goto err_buf;
+			goto err_wr_ids;
 		}
 	}
 
@@ -88,8 +91,8 @@ err_xa:
 err_cmd:
 	nicsim_cmd_destroy(dev, NICSIM_CMD_DESTROY_SRQ, srq->srqn);
 err_wr_ids:
+	bitmap_free(srq->busy);
 	kfree(srq->wq.wr_ids);
-err_buf:
 	if (srq->entry)
 		rdma_user_mmap_entry_remove(srq->entry);
 	nicsim_buf_free(dev, &srq->buf);
@@ -149,6 +152,7 @@ int nicsim_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	if (srq->entry)
 		rdma_user_mmap_entry_remove(srq->entry);
 	nicsim_buf_free(dev, &srq->buf);
+	bitmap_free(srq->busy);
 	kfree(srq->wq.wr_ids);
 	return 0;
 }
