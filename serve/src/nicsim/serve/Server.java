@@ -110,7 +110,10 @@ public final class Server implements AutoCloseable {
         this.log = log;
         this.report = new RunReport(log);
         this.cm = new RdmaCm(world, log);
-        this.pci = new PciFace(world, log, p -> { if (p.detached()) programs.remove(p.pid); });
+        this.pci = new PciFace(world, log, p -> {
+            reportIfClosed(p);
+            if (p.detached()) programs.remove(p.pid);
+        });
         this.pacer = new Pacer(world, graceMillis, cm);
         this.watchdog = new Watchdog(world, watchdogPicos, log);
         this.faults = new AdapterFaults(world, log, pci, cm, domains, this::sessions);
@@ -536,6 +539,9 @@ public final class Server implements AutoCloseable {
         else fileClosed(c);
     }
 
+    /** Programs' ended sessions whose report waits for a user context still open (see {@link #end}). */
+    private final Map<Program, List<Runnable>> pendingReports = new HashMap<>();
+
     /**
      * A program's connection to a context ended; when it was the context's last (a forked child's
      * leaves its parent's), everything the context had in the adapter is released, and the others go on.
@@ -560,7 +566,17 @@ public final class Server implements AutoCloseable {
         } catch (RuntimeException e) { // an event's fault while the destroys ran is its adapter's: that node resets
             if (!takeFaults()) log.println("nicsim serve: releasing " + p + "'s objects: " + e);
         }
-        report.ended(s, p, how);
+        // a C driver's user context may close after its libibverbs session (the process's two sockets, taken in
+        // either order): its QPs, destroyed then, belong in the report, which waits for it
+        pendingReports.computeIfAbsent(p, k -> new java.util.ArrayList<>()).add(() -> report.ended(s, p, how));
+        reportIfClosed(p);
+    }
+
+    /** Reports {@code p}'s ended session once none of its user contexts is open any more. */
+    private void reportIfClosed(Program p) {
+        for (PciDevice d : p.devices.values()) if (d.user != null) return;
+        List<Runnable> r = pendingReports.remove(p);
+        if (r != null) r.forEach(Runnable::run);
     }
 
     /**
@@ -612,6 +628,8 @@ public final class Server implements AutoCloseable {
         for (Connection c : List.copyOf(ends.keySet())) end(c, "was detached when the simulator stopped");
         cm.close();
         pci.close();
+        for (List<Runnable> r : pendingReports.values()) r.forEach(Runnable::run); // their contexts went with pci
+        pendingReports.clear();
         transport.close();
         if (recorder != null) {
             try {
