@@ -6,6 +6,7 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -253,8 +254,9 @@ public final class Server implements AutoCloseable {
 
     /** A fault while time moved: its adapter's (Faults), or serve's own. */
     private void failed(RuntimeException e) {
-        if (!takeFaults()) log.println("nicsim serve: serving failed at " + world.now() + " ps: " + AdapterFaults.where(e)
-                + "; serving goes on");
+        if (!takeFaults())
+            log.println("nicsim serve: serving failed at " + world.now() + " ps: " + AdapterFaults.where(e)
+                    + "; serving goes on");
     }
 
     /** A replay's recorded request {@code r}, served as the loop serves one. */
@@ -332,7 +334,8 @@ public final class Server implements AutoCloseable {
             // the model refused something the verbs checks let through, or serve's handling of it failed: the
             // request fails EIO, the run goes on; if an event threw it, its adapter faulted
             refused(c, e, new Wire.Out().u32(0).finish(Errno.EIO));
-            if (!takeFaults()) log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + AdapterFaults.where(x));
+            if (!takeFaults())
+                log.println("nicsim serve: " + r.op() + " from " + who(s) + " failed: " + AdapterFaults.where(x));
         }
     }
 
@@ -403,7 +406,8 @@ public final class Server implements AutoCloseable {
             driverBroke(r.from(), r.op() + ": " + x.getMessage());
         } catch (RuntimeException x) { // as for a verb: the request fails EIO; an event's fault is its adapter's
             if (r.op() != Wire.Op.PCI_MMIO_WRITE) r.from().send(new Wire.Out().finish(Errno.EIO));
-            if (!takeFaults()) log.println("nicsim serve: " + r.op() + " of a driver failed: " + AdapterFaults.where(x));
+            if (!takeFaults())
+                log.println("nicsim serve: " + r.op() + " of a driver failed: " + AdapterFaults.where(x));
         }
     }
 
@@ -568,7 +572,7 @@ public final class Server implements AutoCloseable {
         }
         // a C driver's user context may close after its libibverbs session (the process's two sockets, taken in
         // either order): its QPs, destroyed then, belong in the report, which waits for it
-        pendingReports.computeIfAbsent(p, k -> new java.util.ArrayList<>()).add(() -> report.ended(s, p, how));
+        pendingReports.computeIfAbsent(p, k -> new ArrayList<>()).add(() -> report.ended(s, p, how));
         reportIfClosed(p);
     }
 
