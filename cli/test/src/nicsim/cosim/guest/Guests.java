@@ -110,4 +110,35 @@ final class Guests {
         Matcher m = Pattern.compile("(?m)^" + name + "=(.*)$").matcher(console);
         return m.find() ? m.group(1).trim() : console;
     }
+
+    /**
+     * A ULP test's client lines (inside its shell's "if"): MIB MiB of random bytes written to DEST (a block
+     * device or a file on a mount) with fsync, the page cache dropped, read back. Prints SENT and READ_BACK
+     * (their md5s), WRITE (dd's status) and SECONDS (the guest's wall time for both), each dd bounded.
+     */
+    static String writeReadBack(String dest, int mib, int boundSeconds) {
+        String bounded = "  bounded " + boundSeconds + " dd ";
+        return String.join("\n",
+                "  dd if=/dev/urandom of=/tmp/data bs=1048576 count=" + mib + " 2>/dev/null",
+                "  echo SENT=$(md5sum < /tmp/data | cut -d' ' -f1)",
+                "  t0=$(date +%s);" + bounded + "if=/tmp/data of=" + dest + " bs=1048576 conv=fsync 2>/dev/null",
+                "  echo WRITE=$?",
+                "  echo 3 > /proc/sys/vm/drop_caches",
+                bounded + "if=" + dest + " of=/tmp/back bs=1048576 count=" + mib + " 2>/dev/null",
+                "  echo READ_BACK=$(md5sum < /tmp/back | cut -d' ' -f1)",
+                "  echo SECONDS=$(($(date +%s) - t0))");
+    }
+
+    /** A block target's backing file, /tmp/backing.img: 2 x MIB MiB of zeros. */
+    static String makeBacking(int mib) {
+        return "dd if=/dev/zero of=/tmp/backing.img bs=1048576 count=" + 2 * mib + " 2>/dev/null";
+    }
+
+    /** Prints BACKING (the md5 of the backing file's first MIB MiB) and TAIL (its bytes not zero past them). */
+    static String backingSums(int mib) {
+        String dd = "dd if=/tmp/backing.img bs=1048576 ";
+        return String.join("\n",
+                "echo BACKING=$(" + dd + "count=" + mib + " 2>/dev/null | md5sum | cut -d' ' -f1)",
+                "echo TAIL=$(" + dd + "skip=" + mib + " 2>/dev/null | tr -d '\\000' | wc -c)");
+    }
 }
