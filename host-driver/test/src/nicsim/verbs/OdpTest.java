@@ -47,13 +47,20 @@ class OdpTest {
         long counter(String name) { return w.sim.counters().get(name); }
     }
 
+    static SendWr signaled(long wrId, WrOpcode op) {
+        return new SendWr().wrId(wrId).opcode(op).sendFlags(SendFlags.SIGNALED);
+    }
+
     static byte[] pattern(int seed, int len) {
         byte[] x = new byte[len];
         for (int i = 0; i < len; i++) x[i] = (byte) (seed * 7 + i * 11 + 1);
         return x;
     }
 
-    /** A WRITE into an on-demand region: each page faults once (RNR while it comes in); a second WRITE finds them all in. */
+    /**
+     * A WRITE into an on-demand region: each page faults once (RNR while it comes in); a second WRITE finds them all
+     * in.
+     */
     @Test
     void writeIntoAnOnDemandRegionFaultsEachPageOnce() {
         Pair p = new Pair(Faults.NONE);
@@ -61,7 +68,7 @@ class OdpTest {
         MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
         p.abuf.write(0, pattern(1, LEN));
         long t0 = p.w.now();
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+        p.a.postSend(signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         WorkCompletion first = p.await(p.acq, 1).get(0);
         long cold = p.w.now() - t0;
@@ -72,7 +79,7 @@ class OdpTest {
         assertTrue(p.counter("Firmware.odp_rnr_sent") >= 1, "the responder asked the requester to wait");
         p.abuf.write(0, pattern(2, LEN));
         t0 = p.w.now();
-        p.a.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+        p.a.postSend(signaled(2, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         long warm = p.w.now() - t0;
@@ -82,10 +89,14 @@ class OdpTest {
         // fault latency: each fault waited at least one page's host.odp.fault.cost
         long resolved = p.counter("Firmware.odp_faults_resolved");
         assertEquals(faults, resolved, "every fault resolved");
-        assertTrue(p.counter("Firmware.odp_fault_wait_ps") >= resolved * 5_000_000L, "fault latency " + p.counter("Firmware.odp_fault_wait_ps"));
+        long waited = p.counter("Firmware.odp_fault_wait_ps");
+        assertTrue(waited >= resolved * 5_000_000L, "fault latency " + waited);
     }
 
-    /** SENDs and a READ from and into on-demand regions on the requester's side: the WQE waits for each page, in order. */
+    /**
+     * SENDs and a READ from and into on-demand regions on the requester's side: the WQE waits for each page, in
+     * order.
+     */
     @Test
     void requesterBuffersOnDemand() {
         Pair p = new Pair(Faults.NONE);
@@ -96,7 +107,7 @@ class OdpTest {
         for (int i = 0; i < 4; i++)
             p.b.postRecv(new RecvWr().wrId(10 + i).sgList(new Sge(p.bbuf.addr() + i * 16384L, 16384, rcv.lkey())));
         for (int i = 0; i < 4; i++)
-            p.a.postSend(new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            p.a.postSend(signaled(i, WrOpcode.SEND)
                     .sgList(new Sge(p.abuf.addr() + i * 16384L, 16384, src.lkey())));
         List<WorkCompletion> sent = p.await(p.acq, 4);
         for (int i = 0; i < 4; i++) {
@@ -107,7 +118,8 @@ class OdpTest {
         for (WorkCompletion wc : got) assertEquals(WcStatus.SUCCESS, wc.status());
         assertArrayEquals(pattern(3, LEN), p.bbuf.read(0, LEN));
         assertTrue(p.counter("Firmware.odp_page_faults") >= 4, "each page of the source faulted once");
-        // each WQE's timeline shows its wait: a page_fault stage, then pages_in, on the MttWalker's and the firmware's tracks
+        // each WQE's timeline shows its wait: a page_fault stage, then pages_in, on the MttWalker's and the
+        // firmware's tracks
         long faulted = p.w.sim.trace().entries().stream().filter(e -> e.stage().equals("page_fault")).count();
         long in = p.w.sim.trace().entries().stream().filter(e -> e.stage().equals("pages_in")).count();
         assertTrue(faulted >= 4 && faulted == in, faulted + " page_fault, " + in + " pages_in");
@@ -130,7 +142,7 @@ class OdpTest {
         for (int i = 0; i < 4; i++)
             p.b.postRecv(new RecvWr().wrId(10 + i).sgList(new Sge(p.bbuf.addr() + i * 16384L, 16384, rcv.lkey())));
         for (int i = 0; i < 4; i++)
-            p.a.postSend(new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            p.a.postSend(signaled(i, WrOpcode.SEND)
                     .sgList(new Sge(p.abuf.addr() + i * 16384L, 16384, src.lkey())));
         List<WorkCompletion> got = p.await(p.bcq, 4);
         for (int i = 0; i < 4; i++) {
@@ -148,7 +160,7 @@ class OdpTest {
         p.w.runFor(10_000_000L);
         p.bbuf.write(0, pattern(9, LEN));
         long before = p.w.host(0).driver().pageFaults();
-        p.a.postSend(new SendWr().wrId(7).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(rcv.rkey())
+        p.a.postSend(signaled(7, WrOpcode.RDMA_READ).remoteAddr(p.bbuf.addr()).rkey(rcv.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         WorkCompletion read = p.await(p.acq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, read.status(), read.toString());
@@ -156,7 +168,10 @@ class OdpTest {
         assertEquals(16, p.w.host(0).driver().pageFaults() - before, "the READ's local pages brought in once each");
     }
 
-    /** Sixteen READs in flight into one on-demand buffer (as perftest's read test posts them): each waits for the pages, none is lost. */
+    /**
+     * Sixteen READs in flight into one on-demand buffer (as perftest's read test posts them): each waits for the
+     * pages, none is lost.
+     */
     @Test
     void manyReadsInFlightIntoOneOnDemandBuffer() {
         Pair p = new Pair(Faults.NONE);
@@ -164,7 +179,7 @@ class OdpTest {
         MemoryRegion src = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE);
         p.bbuf.write(0, pattern(11, 16384));
         for (int i = 0; i < 16; i++)
-            p.a.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(src.rkey())
+            p.a.postSend(signaled(i, WrOpcode.RDMA_READ).remoteAddr(p.bbuf.addr()).rkey(src.rkey())
                     .sgList(new Sge(p.abuf.addr(), 16384, dst.lkey())));
         List<WorkCompletion> done = p.await(p.acq, 16);
         for (int i = 0; i < 16; i++) {
@@ -175,7 +190,10 @@ class OdpTest {
         assertEquals(4, p.w.host(0).driver().pageFaults(), "each page brought in once");
     }
 
-    /** UD: a datagram whose receive buffer page is missing is lost (UD cannot ask again), its WQE kept; the page comes in for the next. */
+    /**
+     * UD: a datagram whose receive buffer page is missing is lost (UD cannot ask again), its WQE kept; the page comes
+     * in for the next.
+     */
     @Test
     void udReceiveIntoAnOnDemandBufferDropsThenLands() {
         nicsim.verbs.Pair p = new nicsim.verbs.Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
@@ -185,7 +203,7 @@ class OdpTest {
         List<WorkCompletion> got = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             p.a.buf.write(0, pattern(20 + i, 2000));
-            p.a.qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(p.b.qp.qpNum())
+            p.a.qp.postSend(signaled(i, WrOpcode.SEND).ah(ah).remoteQpn(p.b.qp.qpNum())
                     .remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), 2000, p.a.mr.lkey())));
             assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status(), "a UD send completes when sent");
             p.world.runFor(200_000_000L);
@@ -208,7 +226,8 @@ class OdpTest {
         Context c = new Device(w.host(0)).open();
         assertEquals(OdpCaps.NONE, c.queryDevice().odpCaps());
         HostBuffer buf = new ProcessMemory(w.host(0)).alloc(4096);
-        VerbsException e = assertThrows(VerbsException.class, () -> c.allocPd().regMr(buf, AccessFlags.LOCAL_WRITE | AccessFlags.ON_DEMAND));
+        VerbsException e = assertThrows(VerbsException.class,
+                () -> c.allocPd().regMr(buf, AccessFlags.LOCAL_WRITE | AccessFlags.ON_DEMAND));
         assertEquals(Errno.EOPNOTSUPP, e.errno());
         assertTrue(e.getMessage().contains("ON_DEMAND"), e.getMessage());
     }
@@ -223,15 +242,17 @@ class OdpTest {
         p.w.runFor(500_000_000L); // the host's handler brings them in meanwhile
         assertEquals(16, p.w.host(1).driver().pageFaults(), "every page brought in by the prefetch");
         p.abuf.write(0, pattern(5, LEN));
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+        p.a.postSend(signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         assertArrayEquals(pattern(5, LEN), p.bbuf.read(0, LEN));
         assertEquals(0, p.counter("Firmware.odp_page_faults"));
         assertEquals(0, p.counter("Firmware.odp_rnr_sent"));
         assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
-                () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 2, new Sge(p.bbuf.addr(), 8, dst.lkey()))).errno(), "a flag that is not FLUSH");
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 0)).errno(), "no SGE");
+                () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 2, new Sge(p.bbuf.addr(), 8, dst.lkey()))).errno(),
+                "a flag that is not FLUSH");
+        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
+                () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 0)).errno(), "no SGE");
     }
 
     /** With FLUSH, adviseMr returns once the pages are in: the WRITE right after it takes no fault. */
@@ -240,17 +261,21 @@ class OdpTest {
         Pair p = new Pair(Faults.NONE);
         MemoryRegion src = p.apd.regMr(p.abuf, AccessFlags.LOCAL_WRITE);
         MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
-        p.bpd.adviseMr(AdviseAdvice.PREFETCH_WRITE, ProtectionDomain.ADVISE_MR_FLAG_FLUSH, new Sge(p.bbuf.addr(), LEN, dst.lkey()));
+        Sge all = new Sge(p.bbuf.addr(), LEN, dst.lkey());
+        p.bpd.adviseMr(AdviseAdvice.PREFETCH_WRITE, ProtectionDomain.ADVISE_MR_FLAG_FLUSH, all);
         assertEquals(16, p.w.host(1).driver().pageFaults(), "every page in when it returned");
         p.abuf.write(0, pattern(6, LEN));
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+        p.a.postSend(signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         assertArrayEquals(pattern(6, LEN), p.bbuf.read(0, LEN));
         assertEquals(0, p.counter("Firmware.odp_page_faults"));
     }
 
-    /** Pages the OS takes away are invalidated in the adapter first: the next WRITE faults them back in, and only them. */
+    /**
+     * Pages the OS takes away are invalidated in the adapter first: the next WRITE faults them back in, and only
+     * them.
+     */
     @Test
     void evictedPagesFaultBackIn() {
         Pair p = new Pair(Faults.NONE);
@@ -259,13 +284,14 @@ class OdpTest {
         for (int round = 0; round < 2; round++) {
             if (round == 1) {
                 long before = p.w.host(1).driver().pageFaults();
-                assertEquals(1, new ProcessMemory(p.w.host(1)).evict(p.bbuf.addr() + 4 * 4096, 3 * 4096), "one on-demand MR over the range");
+                assertEquals(1, new ProcessMemory(p.w.host(1)).evict(p.bbuf.addr() + 4 * 4096, 3 * 4096),
+                        "one on-demand MR over the range");
                 p.w.runFor(10_000_000L); // the adapter rewrites the MR's entries
                 assertEquals(before, p.w.host(1).driver().pageFaults());
             }
             long faultsBefore = p.w.host(1).driver().pageFaults();
             p.abuf.write(0, pattern(6 + round, LEN));
-            p.a.postSend(new SendWr().wrId(round).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr())
+            p.a.postSend(signaled(round, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr())
                     .rkey(dst.rkey()).sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
             assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
             assertArrayEquals(pattern(6 + round, LEN), p.bbuf.read(0, LEN));
@@ -283,7 +309,7 @@ class OdpTest {
         MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
         p.abuf.write(0, pattern(4, LEN));
         for (int i = 0; i < 8; i++)
-            p.a.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr() + i * 8192L)
+            p.a.postSend(signaled(i, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr() + i * 8192L)
                     .rkey(dst.rkey()).sgList(new Sge(p.abuf.addr() + i * 8192L, 8192, src.lkey())));
         List<WorkCompletion> done = p.await(p.acq, 8);
         for (WorkCompletion wc : done) assertEquals(WcStatus.SUCCESS, wc.status(), done.toString());
@@ -301,9 +327,9 @@ class OdpTest {
         Pair p = new Pair(Faults.NONE);
         MemoryRegion src = p.apd.regMr(p.abuf, AccessFlags.LOCAL_WRITE | (localOnDemand ? AccessFlags.ON_DEMAND : 0));
         MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr() + 8192)
+        p.a.postSend(signaled(1, WrOpcode.ATOMIC_FETCH_AND_ADD).remoteAddr(p.bbuf.addr() + 8192)
                 .rkey(dst.rkey()).compareAdd(5).sgList(new Sge(p.abuf.addr(), 8, src.lkey())));
-        p.a.postSend(new SendWr().wrId(2).opcode(WrOpcode.ATOMIC_CMP_AND_SWP).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr() + 8192)
+        p.a.postSend(signaled(2, WrOpcode.ATOMIC_CMP_AND_SWP).remoteAddr(p.bbuf.addr() + 8192)
                 .rkey(dst.rkey()).compareAdd(5).swap(9).sgList(new Sge(p.abuf.addr() + 8, 8, src.lkey())));
         List<WorkCompletion> wc = p.await(p.acq, 2);
         assertEquals(2, wc.size(), "both atomics completed");
@@ -320,8 +346,9 @@ class OdpTest {
         MemoryRegion src = p.apd.regMr(p.abuf.addr() + 4096, 8, AccessFlags.LOCAL_WRITE | AccessFlags.ON_DEMAND);
         MemoryRegion dst = p.bpd.regMr(p.bbuf.addr() + 4096, 8, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
         p.bbuf.write(4096, new byte[]{1, 1, 1, 1, 1, 1, 1, 1});
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.ATOMIC_CMP_AND_SWP).sendFlags(SendFlags.SIGNALED).remoteAddr(p.bbuf.addr() + 4096)
-                .rkey(dst.rkey()).compareAdd(0x0101010101010101L).swap(0).sgList(new Sge(p.abuf.addr() + 4096, 8, src.lkey())));
+        p.a.postSend(signaled(1, WrOpcode.ATOMIC_CMP_AND_SWP).remoteAddr(p.bbuf.addr() + 4096)
+                .rkey(dst.rkey()).compareAdd(0x0101010101010101L).swap(0)
+                .sgList(new Sge(p.abuf.addr() + 4096, 8, src.lkey())));
         List<WorkCompletion> wc = p.await(p.acq, 1);
         assertEquals(1, wc.size(), "the atomic completed");
         assertEquals(WcStatus.SUCCESS, wc.get(0).status(), wc.toString());
