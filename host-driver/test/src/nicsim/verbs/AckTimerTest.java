@@ -14,7 +14,7 @@ class AckTimerTest {
     private static final long ACK_TIMEOUT = 4_096_000L << Connect.TIMEOUT;
 
     private static SendWr write(Pair p, int bytes) {
-        return new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        return Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), bytes, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey());
     }
 

@@ -22,7 +22,7 @@ class BlueFlameTest {
         Pair p = new Pair(profile, QpType.RC, 4096, Faults.NONE, 1, Pair.defaults()).up(Mtu.MTU_1024);
         p.a.buf.write(0, new byte[]{9, 8, 7});
         long t0 = p.world.now();
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 1);
         assertEquals(WcStatus.SUCCESS, wc.get(0).status());

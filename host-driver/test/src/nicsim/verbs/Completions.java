@@ -8,7 +8,10 @@ import nicsim.driver.World;
 final class Completions {
     private Completions() {}
 
-    /** Polls {@code cq} while {@code w} runs until {@code n} completions came; IllegalStateException if a simulated second passes first. */
+    /**
+     * Polls {@code cq} while {@code w} runs until {@code n} completions came; IllegalStateException if a simulated
+     * second passes first.
+     */
     static List<WorkCompletion> await(World w, CompletionQueue cq, int n) {
         List<WorkCompletion> got = new ArrayList<>();
         w.runUntil(() -> { got.addAll(cq.poll(n - got.size())); return got.size() >= n; }, 1_000_000_000_000L);

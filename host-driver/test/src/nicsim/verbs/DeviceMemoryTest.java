@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class DeviceMemoryTest {
     private static long readTime(Pair p, long remote, int rkey) {
         long t0 = p.world.now();
-        p.a.qp.postSend(new SendWr().wrId(9).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(9, WrOpcode.RDMA_READ)
                 .sgList(new Sge(p.a.buf.addr() + 8192, 256, p.a.mr.lkey())).remoteAddr(remote).rkey(rkey));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         return p.world.now() - t0;
@@ -48,9 +48,9 @@ class DeviceMemoryTest {
                 + fromDm + " ps against " + fromHost + " ps");
         // a WRITE and an atomic into it
         p.a.buf.write(0, new byte[]{9, 8, 7, 6});
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                         .sgList(new Sge(p.a.buf.addr(), 4, p.a.mr.lkey())).remoteAddr(1024).rkey(mr.rkey()),
-                new SendWr().wrId(2).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED).compareAdd(5)
+                Wrs.signaled(2, WrOpcode.ATOMIC_FETCH_AND_ADD).compareAdd(5)
                         .sgList(new Sge(p.a.buf.addr() + 64, 8, p.a.mr.lkey())).remoteAddr(2048).rkey(mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 2);
         for (WorkCompletion w : wc) assertEquals(WcStatus.SUCCESS, w.status(), w.toString());

@@ -15,7 +15,7 @@ class DeviceMovedStateTest {
     @Test
     void aWriteWithAWrongRkeyPutsTheResponderInErrWhenItsEventArrives() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey() ^ 0x100));
         assertEquals(WcStatus.REM_ACCESS_ERR, p.await(p.a.cq, 1).get(0).status());
         assertEquals(QpState.ERR, p.a.qp.state(), "the requester, from its error completion");
@@ -41,7 +41,7 @@ class DeviceMovedStateTest {
     void aUdSendErrorShowsSqeNotErrAndTheQpStillReceives() {
         Pair p = new Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_1024);
         AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
-        p.a.qp.postSend(new SendWr().wrId(3).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(p.b.qp.qpNum())
+        p.a.qp.postSend(Wrs.signaled(3, WrOpcode.SEND).ah(ah).remoteQpn(p.b.qp.qpNum())
                 .remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey() ^ 0x10)));
         assertEquals(WcStatus.LOC_PROT_ERR, p.await(p.a.cq, 1).get(0).status());
         assertEquals(QpState.SQE, p.a.qp.state(), "a UD send error stops only the send queue");
@@ -61,7 +61,7 @@ class DeviceMovedStateTest {
     @Test
     void aLateErrorCompletionDoesNotUndoTheProgramsReset() {
         Pair p = new Pair("cx-gen3x16", QpType.UC, 8192).up(Mtu.MTU_1024);
-        p.a.qp.postSend(new SendWr().wrId(5).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(5, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey() ^ 0x10)).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         p.world.runFor(50_000_000L);
         p.a.qp.modify(new QpAttr().qpState(QpState.ERR), QpAttrMask.STATE);

@@ -9,7 +9,10 @@ import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
-/** The error rows of docs/sources.md#responder-errors and docs/sources.md#verbs-error-model, each produced on the side and in the form they say, with the state change. */
+/**
+ * The error rows of docs/sources.md#responder-errors and docs/sources.md#verbs-error-model, each produced on the side
+ * and in the form they say, with the state change.
+ */
 class ErrorsTest {
     private static List<AsyncEvent> events(Context ctx) {
         List<AsyncEvent> out = new ArrayList<>();
@@ -20,9 +23,9 @@ class ErrorsTest {
     @Test
     void writeWithBadRkeyIsRemAccessErrAtRequesterAndQpAccessErrAtResponder() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 100, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey() ^ 0x01));
-        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(2, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 100, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 2);
         assertEquals(WcStatus.REM_ACCESS_ERR, wc.get(0).status(), wc.toString());
@@ -40,7 +43,7 @@ class ErrorsTest {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         p.b.qp.postRecv(new RecvWr().wrId(5).sgList(new Sge(p.b.buf.addr(), 100, p.b.mr.lkey())));
         p.b.qp.postRecv(new RecvWr().wrId(6).sgList(new Sge(p.b.buf.addr(), 100, p.b.mr.lkey())));
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.SEND)
                 .sgList(new Sge(p.a.buf.addr(), 200, p.a.mr.lkey())));
         List<WorkCompletion> r = p.await(p.b.cq, 2);
         assertEquals(WcStatus.LOC_LEN_ERR, r.get(0).status(), r.toString());
@@ -62,9 +65,9 @@ class ErrorsTest {
         p.a.buf.write(0, data);
         p.b.qp.postRecv(new RecvWr().wrId(5).sgList(new Sge(p.b.buf.addr(), 4000, p.b.mr.lkey())));
         p.b.qp.postRecv(new RecvWr().wrId(6).sgList(new Sge(p.b.buf.addr() + 8000, 1000, p.b.mr.lkey()))); // runs past the MR
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.SEND)
                 .sgList(new Sge(p.a.buf.addr(), 4000, p.a.mr.lkey())));
-        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(2, WrOpcode.SEND)
                 .sgList(new Sge(p.a.buf.addr(), 1000, p.a.mr.lkey())));
         List<WorkCompletion> r = p.await(p.b.cq, 2);
         assertEquals(List.of(5L, 6L), r.stream().map(WorkCompletion::wrId).toList(), r.toString());
@@ -89,7 +92,7 @@ class ErrorsTest {
     @Test
     void badLkeyIsLocProtErrAndTheQpGoesToErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
-        p.a.qp.postSend(new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(3, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr() + 8000, 1000, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());
@@ -102,7 +105,7 @@ class ErrorsTest {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192);
         Connect.up(p.a.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_1024, 100);
         Connect.up(p.b.qp, AccessFlags.LOCAL_WRITE, Connect.Dest.of(p.a.ctx, p.a.qp, 100), Mtu.MTU_1024, 200);
-        p.a.qp.postSend(new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(3, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         assertEquals(WcStatus.REM_INV_REQ_ERR, p.await(p.a.cq, 1).get(0).status());
         assertTrue(events(p.b.ctx).stream().anyMatch(e -> e.type() == EventType.QP_REQ_ERR));
@@ -117,7 +120,7 @@ class ErrorsTest {
         Connect.toRtr(p.a.qp, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_1024);
         p.a.qp.modify(new QpAttr().qpState(QpState.RTS).sqPsn(100).timeout(14).retryCnt(7).rnrRetry(0).maxRdAtomic(1),
                 QpAttrMask.STATE | QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY | QpAttrMask.MAX_QP_RD_ATOMIC);
-        p.a.qp.postSend(new SendWr().wrId(8).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(8, WrOpcode.SEND)
                 .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())));
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.RNR_RETRY_EXC_ERR, wc.status(), wc.toString());
@@ -128,7 +131,7 @@ class ErrorsTest {
     void noResponderIsRetryExcErrAfterRetryCntTimeouts() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192);
         Connect.up(p.a.qp, Connect.ALL_REMOTE, new Connect.Dest(p.b.ctx.queryPort(1).lid(), 0xFFFF, 200, 0, 0), Mtu.MTU_1024, 100);
-        p.a.qp.postSend(new SendWr().wrId(4).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(4, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         long t0 = p.world.now();
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
@@ -164,7 +167,7 @@ class ErrorsTest {
         p.a.buf.write(0, data);
         int n = 32, each = data.length / n;
         for (int i = 0; i < n; i++) {
-            p.a.qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+            p.a.qp.postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE)
                     .sgList(new Sge(p.a.buf.addr() + (long) i * each, each, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + (long) i * each)
                     .rkey(p.b.mr.rkey()));
             if (i % 16 == 15) {

@@ -21,7 +21,7 @@ class IovaTest {
     }
 
     private static WorkCompletion write(Pair p, MemoryRegion src, long srcAddr, int len, long remote, int rkey) {
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(srcAddr, len, src.lkey())).remoteAddr(remote).rkey(rkey));
         return p.await(p.a.cq, 1).get(0);
     }
@@ -42,14 +42,14 @@ class IovaTest {
         assertArrayEquals(new byte[512], p.b.buf.read(0, 512), "nothing before it");
 
         // READ it back into A's buffer, from the IOVA
-        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ)
                 .sgList(new Sge(p.a.buf.addr() + 32768, data.length, p.a.mr.lkey())).remoteAddr(IOVA_B + 512).rkey(dst.rkey()));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         assertArrayEquals(data, p.a.buf.read(32768, data.length));
 
         // an atomic on the IOVA (a 64-bit word in the host's byte order: little-endian)
         p.b.buf.write(60_000, new byte[]{5, 0, 0, 0, 0, 0, 0, 0});
-        p.a.qp.postSend(new SendWr().wrId(3).opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(3, WrOpcode.ATOMIC_FETCH_AND_ADD)
                 .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(IOVA_B + 60_000).rkey(dst.rkey()).compareAdd(10));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         assertEquals(15, p.b.buf.read(60_000, 1)[0]);

@@ -27,7 +27,9 @@ class ManagementTest {
 
     private static int lid(World w, int node) { return w.host(node).firmware.lid(); }
 
-    /** Sends {@code mad} from node 0's special QP {@code qp} to the same QP behind {@code dlid}; returns the one answer. */
+    /**
+     * Sends {@code mad} from node 0's special QP {@code qp} to the same QP behind {@code dlid}; returns the one answer.
+     */
     private static Got ask(World w, List<Got> got, int qp, int dlid, byte[] mad) {
         int before = got.size();
         w.host(0).within(() -> { w.host(0).firmware.management().send(qp, dlid, qp, mad); return null; });
@@ -83,7 +85,7 @@ class ManagementTest {
         AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(lidB));
         for (int i = 0; i < n; i++) {
             p.b.qp.postRecv(new RecvWr().wrId(i).sgList(new Sge(p.b.buf.addr(), 40 + size, p.b.mr.lkey())));
-            p.a.qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah)
+            p.a.qp.postSend(Wrs.signaled(i, WrOpcode.SEND).ah(ah)
                     .remoteQpn(p.b.qp.qpNum()).remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), size, p.a.mr.lkey())));
         }
         assertEquals(n, p.await(p.b.cq, n).size());

@@ -36,7 +36,7 @@ class ManyQpsTest {
         ba.write(0, data);
         for (int round = 0; round < 2; round++)
             for (int i = 0; i < n; i++)
-                as.get(i).postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                as.get(i).postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE)
                         .sgList(new Sge(ba.addr() + 1024L * i, 1024, ma.lkey())).remoteAddr(bb.addr() + 1024L * i).rkey(mb.rkey()));
         List<WorkCompletion> got = new ArrayList<>();
         try {

@@ -23,7 +23,7 @@ class MemoryWindowTest {
     }
 
     private static WorkCompletion write(Pair p, long remoteAddr, int rkey, int len) {
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), len, p.a.mr.lkey())).remoteAddr(remoteAddr).rkey(rkey));
         return p.await(p.a.cq, 1).get(0);
     }

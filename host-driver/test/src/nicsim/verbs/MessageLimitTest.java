@@ -24,7 +24,7 @@ class MessageLimitTest {
     }
 
     static SendWr send(Pair p, long id, int len) {
-        return new SendWr().wrId(id).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(p.a.buf.addr(), len, p.a.mr.lkey()));
+        return Wrs.signaled(id, WrOpcode.SEND).sgList(new Sge(p.a.buf.addr(), len, p.a.mr.lkey()));
     }
 
     @Test

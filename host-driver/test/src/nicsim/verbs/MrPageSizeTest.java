@@ -48,7 +48,7 @@ class MrPageSizeTest {
         new Random(7).nextBytes(data);
         p.a.buf.write(0, data);
         long before = p.world.sim.counters().get("MttWalker.cache_misses");
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), size, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 1);
         assertEquals(WcStatus.SUCCESS, wc.get(0).status(), wc.toString());

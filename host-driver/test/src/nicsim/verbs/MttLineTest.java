@@ -27,7 +27,7 @@ class MttLineTest {
         var c = p.world.sim.counters();
         long misses = c.get("MttWalker.cache_misses"), reads = c.get("Firmware.xlate_table_reads");
         long hits = c.get("Firmware.xlate_line_hits"), t0 = p.world.now();
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), size, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 1);
         assertEquals(WcStatus.SUCCESS, wc.get(0).status(), wc.toString());

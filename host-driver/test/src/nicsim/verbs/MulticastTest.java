@@ -53,7 +53,7 @@ class MulticastTest {
         void send(byte[] msg) {
             n[0].buf.write(4096, msg);
             AddressHandle ah = n[0].pd.createAh(new AhAttr().dlid(MLID).isGlobal(true).dgid(MGID).hopLimit(1));
-            n[0].qp.postSend(new SendWr().wrId(9).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah)
+            n[0].qp.postSend(Wrs.signaled(9, WrOpcode.SEND).ah(ah)
                     .remoteQpn(0xFFFFFF).remoteQkey(QKEY)
                     .sgList(new Sge(n[0].buf.addr() + 4096, msg.length, n[0].mr.lkey())));
             assertEquals(WcStatus.SUCCESS, Completions.await(world, n[0].cq, 1).get(0).status());

@@ -22,11 +22,11 @@ class OdpImplicitTest {
         HostBuffer far = new ProcessMemory(p.w.host(1)).alloc(3 << 21); // a buffer in other 2 MB pages
         long farAt = far.addr() + (2 << 21) + 100;
         p.abuf.write(0, OdpTest.pattern(5, 8192));
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .remoteAddr(p.bbuf.addr())
                 .rkey(dst.rkey()).sgList(new Sge(p.abuf.addr(), 8192, src.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
-        p.a.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.postSend(Wrs.signaled(2, WrOpcode.RDMA_WRITE)
                 .remoteAddr(farAt)
                 .rkey(dst.rkey()).sgList(new Sge(p.abuf.addr() + 4096, 4096, src.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
@@ -36,7 +36,7 @@ class OdpImplicitTest {
         assertArrayEquals(tail, far.read(farAt - far.addr(), 4096), "the far one too");
         long faults = p.counter("Firmware.odp_page_faults");
         assertTrue(faults >= 3, "the source's page, and each destination page, faulted: " + faults);
-        p.a.postSend(new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.postSend(Wrs.signaled(3, WrOpcode.RDMA_WRITE)
                 .remoteAddr(farAt + 8)
                 .rkey(dst.rkey()).sgList(new Sge(p.abuf.addr(), 64, src.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
@@ -49,7 +49,7 @@ class OdpImplicitTest {
         OdpTest.Pair p = new OdpTest.Pair(Faults.NONE);
         MemoryRegion src = p.apd.regMr(p.abuf, AccessFlags.LOCAL_WRITE);
         MemoryRegion dst = p.bpd.regMrImplicit(Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .remoteAddr(0x1000_0000L)
                 .rkey(dst.rkey()).sgList(new Sge(p.abuf.addr(), 64, src.lkey())));
         WorkCompletion c = p.await(p.acq, 1).get(0);

@@ -47,10 +47,6 @@ class OdpTest {
         long counter(String name) { return w.sim.counters().get(name); }
     }
 
-    static SendWr signaled(long wrId, WrOpcode op) {
-        return new SendWr().wrId(wrId).opcode(op).sendFlags(SendFlags.SIGNALED);
-    }
-
     static byte[] pattern(int seed, int len) {
         byte[] x = new byte[len];
         for (int i = 0; i < len; i++) x[i] = (byte) (seed * 7 + i * 11 + 1);
@@ -68,7 +64,7 @@ class OdpTest {
         MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
         p.abuf.write(0, pattern(1, LEN));
         long t0 = p.w.now();
-        p.a.postSend(signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+        p.a.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         WorkCompletion first = p.await(p.acq, 1).get(0);
         long cold = p.w.now() - t0;
@@ -79,7 +75,7 @@ class OdpTest {
         assertTrue(p.counter("Firmware.odp_rnr_sent") >= 1, "the responder asked the requester to wait");
         p.abuf.write(0, pattern(2, LEN));
         t0 = p.w.now();
-        p.a.postSend(signaled(2, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+        p.a.postSend(Wrs.signaled(2, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         long warm = p.w.now() - t0;
@@ -107,7 +103,7 @@ class OdpTest {
         for (int i = 0; i < 4; i++)
             p.b.postRecv(new RecvWr().wrId(10 + i).sgList(new Sge(p.bbuf.addr() + i * 16384L, 16384, rcv.lkey())));
         for (int i = 0; i < 4; i++)
-            p.a.postSend(signaled(i, WrOpcode.SEND)
+            p.a.postSend(Wrs.signaled(i, WrOpcode.SEND)
                     .sgList(new Sge(p.abuf.addr() + i * 16384L, 16384, src.lkey())));
         List<WorkCompletion> sent = p.await(p.acq, 4);
         for (int i = 0; i < 4; i++) {
@@ -142,7 +138,7 @@ class OdpTest {
         for (int i = 0; i < 4; i++)
             p.b.postRecv(new RecvWr().wrId(10 + i).sgList(new Sge(p.bbuf.addr() + i * 16384L, 16384, rcv.lkey())));
         for (int i = 0; i < 4; i++)
-            p.a.postSend(signaled(i, WrOpcode.SEND)
+            p.a.postSend(Wrs.signaled(i, WrOpcode.SEND)
                     .sgList(new Sge(p.abuf.addr() + i * 16384L, 16384, src.lkey())));
         List<WorkCompletion> got = p.await(p.bcq, 4);
         for (int i = 0; i < 4; i++) {
@@ -160,7 +156,7 @@ class OdpTest {
         p.w.runFor(10_000_000L);
         p.bbuf.write(0, pattern(9, LEN));
         long before = p.w.host(0).driver().pageFaults();
-        p.a.postSend(signaled(7, WrOpcode.RDMA_READ).remoteAddr(p.bbuf.addr()).rkey(rcv.rkey())
+        p.a.postSend(Wrs.signaled(7, WrOpcode.RDMA_READ).remoteAddr(p.bbuf.addr()).rkey(rcv.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         WorkCompletion read = p.await(p.acq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, read.status(), read.toString());
@@ -179,7 +175,7 @@ class OdpTest {
         MemoryRegion src = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE);
         p.bbuf.write(0, pattern(11, 16384));
         for (int i = 0; i < 16; i++)
-            p.a.postSend(signaled(i, WrOpcode.RDMA_READ).remoteAddr(p.bbuf.addr()).rkey(src.rkey())
+            p.a.postSend(Wrs.signaled(i, WrOpcode.RDMA_READ).remoteAddr(p.bbuf.addr()).rkey(src.rkey())
                     .sgList(new Sge(p.abuf.addr(), 16384, dst.lkey())));
         List<WorkCompletion> done = p.await(p.acq, 16);
         for (int i = 0; i < 16; i++) {
@@ -203,7 +199,7 @@ class OdpTest {
         List<WorkCompletion> got = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             p.a.buf.write(0, pattern(20 + i, 2000));
-            p.a.qp.postSend(signaled(i, WrOpcode.SEND).ah(ah).remoteQpn(p.b.qp.qpNum())
+            p.a.qp.postSend(Wrs.signaled(i, WrOpcode.SEND).ah(ah).remoteQpn(p.b.qp.qpNum())
                     .remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), 2000, p.a.mr.lkey())));
             assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status(), "a UD send completes when sent");
             p.world.runFor(200_000_000L);
@@ -242,7 +238,7 @@ class OdpTest {
         p.w.runFor(500_000_000L); // the host's handler brings them in meanwhile
         assertEquals(16, p.w.host(1).driver().pageFaults(), "every page brought in by the prefetch");
         p.abuf.write(0, pattern(5, LEN));
-        p.a.postSend(signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+        p.a.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         assertArrayEquals(pattern(5, LEN), p.bbuf.read(0, LEN));
@@ -265,7 +261,7 @@ class OdpTest {
         p.bpd.adviseMr(AdviseAdvice.PREFETCH_WRITE, ProtectionDomain.ADVISE_MR_FLAG_FLUSH, all);
         assertEquals(16, p.w.host(1).driver().pageFaults(), "every page in when it returned");
         p.abuf.write(0, pattern(6, LEN));
-        p.a.postSend(signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
+        p.a.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr()).rkey(dst.rkey())
                 .sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         assertArrayEquals(pattern(6, LEN), p.bbuf.read(0, LEN));
@@ -291,7 +287,7 @@ class OdpTest {
             }
             long faultsBefore = p.w.host(1).driver().pageFaults();
             p.abuf.write(0, pattern(6 + round, LEN));
-            p.a.postSend(signaled(round, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr())
+            p.a.postSend(Wrs.signaled(round, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr())
                     .rkey(dst.rkey()).sgList(new Sge(p.abuf.addr(), LEN, src.lkey())));
             assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
             assertArrayEquals(pattern(6 + round, LEN), p.bbuf.read(0, LEN));
@@ -309,7 +305,7 @@ class OdpTest {
         MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
         p.abuf.write(0, pattern(4, LEN));
         for (int i = 0; i < 8; i++)
-            p.a.postSend(signaled(i, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr() + i * 8192L)
+            p.a.postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE).remoteAddr(p.bbuf.addr() + i * 8192L)
                     .rkey(dst.rkey()).sgList(new Sge(p.abuf.addr() + i * 8192L, 8192, src.lkey())));
         List<WorkCompletion> done = p.await(p.acq, 8);
         for (WorkCompletion wc : done) assertEquals(WcStatus.SUCCESS, wc.status(), done.toString());
@@ -327,9 +323,9 @@ class OdpTest {
         Pair p = new Pair(Faults.NONE);
         MemoryRegion src = p.apd.regMr(p.abuf, AccessFlags.LOCAL_WRITE | (localOnDemand ? AccessFlags.ON_DEMAND : 0));
         MemoryRegion dst = p.bpd.regMr(p.bbuf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
-        p.a.postSend(signaled(1, WrOpcode.ATOMIC_FETCH_AND_ADD).remoteAddr(p.bbuf.addr() + 8192)
+        p.a.postSend(Wrs.signaled(1, WrOpcode.ATOMIC_FETCH_AND_ADD).remoteAddr(p.bbuf.addr() + 8192)
                 .rkey(dst.rkey()).compareAdd(5).sgList(new Sge(p.abuf.addr(), 8, src.lkey())));
-        p.a.postSend(signaled(2, WrOpcode.ATOMIC_CMP_AND_SWP).remoteAddr(p.bbuf.addr() + 8192)
+        p.a.postSend(Wrs.signaled(2, WrOpcode.ATOMIC_CMP_AND_SWP).remoteAddr(p.bbuf.addr() + 8192)
                 .rkey(dst.rkey()).compareAdd(5).swap(9).sgList(new Sge(p.abuf.addr() + 8, 8, src.lkey())));
         List<WorkCompletion> wc = p.await(p.acq, 2);
         assertEquals(2, wc.size(), "both atomics completed");
@@ -346,7 +342,7 @@ class OdpTest {
         MemoryRegion src = p.apd.regMr(p.abuf.addr() + 4096, 8, AccessFlags.LOCAL_WRITE | AccessFlags.ON_DEMAND);
         MemoryRegion dst = p.bpd.regMr(p.bbuf.addr() + 4096, 8, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
         p.bbuf.write(4096, new byte[]{1, 1, 1, 1, 1, 1, 1, 1});
-        p.a.postSend(signaled(1, WrOpcode.ATOMIC_CMP_AND_SWP).remoteAddr(p.bbuf.addr() + 4096)
+        p.a.postSend(Wrs.signaled(1, WrOpcode.ATOMIC_CMP_AND_SWP).remoteAddr(p.bbuf.addr() + 4096)
                 .rkey(dst.rkey()).compareAdd(0x0101010101010101L).swap(0)
                 .sgList(new Sge(p.abuf.addr() + 4096, 8, src.lkey())));
         List<WorkCompletion> wc = p.await(p.acq, 1);

@@ -20,7 +20,7 @@ class OrderingAndEventsTest {
         for (boolean fence : new boolean[]{false, true}) {
             Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 17).up(Mtu.MTU_4096);
             p.world.sim.trace().enable("wqe");
-            p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+            p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_READ)
                     .sgList(new Sge(p.a.buf.addr(), 65536, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
             p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED | (fence ? SendFlags.FENCE : 0))
                     .sgList(new Sge(p.a.buf.addr() + 65536, 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 65536).rkey(p.b.mr.rkey()));
@@ -77,7 +77,7 @@ class OrderingAndEventsTest {
         assertSame(cq, ch.getCqEvent().orElseThrow());
         // an on-demand WRITE still faults its pages in through the translation handler's vector
         MemoryRegion odp = p.b.pd.regMr(p.b.buf, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
-        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(p.b.buf.addr() + 8192)
+        p.a.qp.postSend(Wrs.signaled(2, WrOpcode.RDMA_WRITE).remoteAddr(p.b.buf.addr() + 8192)
                 .rkey(odp.rkey()).sgList(new Sge(p.a.buf.addr(), 4096, p.a.mr.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         assertTrue(p.world.sim.counters().get("Firmware.odp_page_faults") > 0);
@@ -94,7 +94,7 @@ class OrderingAndEventsTest {
                         | QpAttrMask.MAX_DEST_RD_ATOMIC | QpAttrMask.MIN_RNR_TIMER);
         Connect.toRts(p.b.qp, 200);
         for (int i = 0; i < 2; i++)
-            p.a.qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+            p.a.qp.postSend(Wrs.signaled(i, WrOpcode.RDMA_READ)
                     .sgList(new Sge(p.a.buf.addr() + 65536L * i, 65536, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 2);
         assertEquals(WcStatus.SUCCESS, wc.get(0).status(), wc.toString());

@@ -15,7 +15,7 @@ class PacketDiscardTest {
     static final long US = 1_000_000;
 
     static SendWr send(Pair p, long id) {
-        return new SendWr().wrId(id).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey()));
+        return Wrs.signaled(id, WrOpcode.SEND).sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey()));
     }
 
     static long count(Pair p, String counter) { return p.world.sim.counters().get(counter); }

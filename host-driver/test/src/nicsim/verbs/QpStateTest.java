@@ -65,7 +65,7 @@ class QpStateTest {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 4096).up(Mtu.MTU_1024);
         SendWr[] wrs = new SendWr[70];
         for (int i = 0; i < wrs.length; i++)
-            wrs[i] = new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+            wrs[i] = Wrs.signaled(i, WrOpcode.RDMA_WRITE)
                     .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey());
         VerbsException e = assertThrows(VerbsException.class, () -> p.a.qp.postSend(wrs));
         assertEquals(Errno.ENOMEM, e.errno());
@@ -106,7 +106,7 @@ class QpStateTest {
         assertEquals(QpState.RESET, p.b.qp.query().qpState());
         // and the QP works again from scratch
         Connect.up(p.b.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.a.ctx, p.a.qp, 100), Mtu.MTU_1024, 200);
-        p.b.qp.postSend(new SendWr().wrId(5).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.b.qp.postSend(Wrs.signaled(5, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.b.buf.addr(), 8, p.b.mr.lkey())).remoteAddr(p.a.buf.addr()).rkey(p.a.mr.rkey()));
         WorkCompletion w = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, w.status(), w.toString());
@@ -117,7 +117,7 @@ class QpStateTest {
     void sqdDrainsAndReportsSqDrained() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 65536).up(Mtu.MTU_1024);
         for (int i = 0; i < 8; i++)
-            p.a.qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+            p.a.qp.postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE)
                     .sgList(new Sge(p.a.buf.addr(), 4096, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         p.a.qp.modify(new QpAttr().qpState(QpState.SQD).enSqdAsyncNotify(true), QpAttrMask.STATE | QpAttrMask.EN_SQD_ASYNC_NOTIFY);
         p.world.runUntil(() -> p.a.ctx.pollAsyncEvent().filter(e -> e.type() == EventType.SQ_DRAINED).isPresent(), 1_000_000_000L);
@@ -132,7 +132,7 @@ class QpStateTest {
         Connect.up(p.a.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_1024, 100);
         Connect.toInit(p.b.qp, Connect.ALL_REMOTE);
         Connect.toRtr(p.b.qp, Connect.Dest.of(p.a.ctx, p.a.qp, 100), Mtu.MTU_1024);
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         assertEquals(EventType.COMM_EST, p.b.ctx.pollAsyncEvent().orElseThrow().type());

@@ -26,11 +26,14 @@ class RefusedWqeTest {
     }
 
     static SendWr write(Pair p, long wrId, int off) {
-        return new SendWr().wrId(wrId).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        return Wrs.signaled(wrId, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr() + off, 256, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + off).rkey(p.b.mr.rkey());
     }
 
-    /** Posts {@code bad} and three WRITEs right behind it (rung before the fetcher reads {@code bad}); returns the four completions. */
+    /**
+     * Posts {@code bad} and three WRITEs right behind it (rung before the fetcher reads {@code bad}); returns the four
+     * completions.
+     */
     static List<WorkCompletion> postBehind(Pair p, byte[] bad) {
         p.a.buf.write(0, new byte[4096]);
         byte[] src = new byte[1024];
@@ -72,7 +75,8 @@ class RefusedWqeTest {
     void afterAControlSegmentWithNoSizeTheFetchFindsTheNextWqe() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         p.world.sim.trace().enable("Adapter"); // each violation is marked on the timeline too
-        // DS 0 gives no WQE boundary: its second WQEBB (0xa5 bytes, no control segment) is skipped, reported, not completed
+        // DS 0 gives no WQE boundary: its second WQEBB (0xa5 bytes, no control segment) is skipped, reported, not
+        // completed
         List<WorkCompletion> wcs = postBehind(p, raw(ILLEGAL_OPCODE, 0, 2, (byte) 0xa5));
         assertFlushedBehind(p, wcs);
         assertEquals(1, p.world.sim.counters().get("Firmware.wqebbs_skipped"));
@@ -90,7 +94,7 @@ class RefusedWqeTest {
         AddressHandle toB = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
         p.a.qp.postRawWqe(1, raw(ILLEGAL_OPCODE, 8, 2, (byte) 0));
         for (int i = 0; i < 2; i++)
-            p.a.qp.postSend(new SendWr().wrId(2 + i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(toB).remoteQpn(p.b.qp.qpNum())
+            p.a.qp.postSend(Wrs.signaled(2 + i, WrOpcode.SEND).ah(toB).remoteQpn(p.b.qp.qpNum())
                     .remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), 16, p.a.mr.lkey())));
         List<WorkCompletion> wcs = p.await(p.a.cq, 3);
         assertEquals(List.of(1L, 2L, 3L), wcs.stream().map(WorkCompletion::wrId).toList(), wcs.toString());

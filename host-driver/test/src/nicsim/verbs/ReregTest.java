@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 /** ibv_rereg_mr from Java: a region takes new access, translation or PD and keeps its keys, as on a ConnectX. */
 class ReregTest {
     private static WcStatus write(Pair p, long to, int rkey) {
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(to).rkey(rkey));
         return p.await(p.a.cq, 1).get(0).status();
     }

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class ResizeCqTest {
     private static void writes(Pair p, CompletionQueue cq, QueuePair qp, int from, int n) {
         for (int i = from; i < from + n; i++)
-            qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+            qp.postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE)
                     .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
     }
 

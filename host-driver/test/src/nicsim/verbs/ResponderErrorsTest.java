@@ -13,7 +13,7 @@ class ResponderErrorsTest {
     void aSendIntoAReceiveWithABadLkeyIsLocProtErrAndRemOpErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         p.b.qp.postRecv(new RecvWr().wrId(4).sgList(new Sge(p.b.buf.addr(), 64, p.b.mr.lkey() ^ 0x80)));
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(p.a.buf.addr(), 32, p.a.mr.lkey())));
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.SEND).sgList(new Sge(p.a.buf.addr(), 32, p.a.mr.lkey())));
         WorkCompletion r = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.LOC_PROT_ERR, r.status(), r.toString());
         assertEquals(4, r.wrId());
@@ -24,7 +24,7 @@ class ResponderErrorsTest {
     @Test
     void aReadWithABadRkeyIsRemAccessErrAndQpAccessErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_READ)
                 .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 8190).rkey(p.b.mr.rkey()));
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), wc.toString());
@@ -48,7 +48,8 @@ class ResponderErrorsTest {
     @Test
     void aMessageLongerThanTheAdapterTakesIsLocLenErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
-        // two 600 MB SGEs: 1.2 GB, past the adapter's 1 GB message limit (the verbs layer refuses it; a raw WQE does not)
+        // two 600 MB SGEs: 1.2 GB, past the adapter's 1 GB message limit (the verbs layer refuses it; a raw WQE does
+        // not)
         byte[] wqe = WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_WRITE, 0, p.a.qp.qpNum(), WqeFormat.CQ_UPDATE, 0, null,
                 p.b.buf.addr(), p.b.mr.rkey(), 0, 0, List.of(new WqeFormat.Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()),
                         new WqeFormat.Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey())), null), false);

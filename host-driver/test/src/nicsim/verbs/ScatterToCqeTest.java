@@ -20,7 +20,10 @@ class ScatterToCqeTest {
         return b;
     }
 
-    /** Sends each size from A to B, one receive each (two SGEs: 10 bytes, then the rest); returns B's completions and the time each came. */
+    /**
+     * Sends each size from A to B, one receive each (two SGEs: 10 bytes, then the rest); returns B's completions and
+     * the time each came.
+     */
     static List<long[]> exchange(Pair p, int... sizes) {
         List<long[]> out = new ArrayList<>();
         for (int k = 0; k < sizes.length; k++) {
@@ -28,7 +31,7 @@ class ScatterToCqeTest {
             p.b.qp.postRecv(new RecvWr().wrId(k).sgList(new Sge(rbase, 10, p.b.mr.lkey()), new Sge(rbase + 100, 2000, p.b.mr.lkey())));
             p.a.buf.write(4096L * k, pattern(sizes[k], k));
             long posted = p.world.sim.now();
-            p.a.qp.postSend(new SendWr().wrId(k).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            p.a.qp.postSend(Wrs.signaled(k, WrOpcode.SEND)
                     .sgList(new Sge(p.a.buf.addr() + 4096L * k, sizes[k], p.a.mr.lkey())));
             WorkCompletion wc = p.await(p.b.cq, 1).get(0);
             assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
@@ -85,7 +88,7 @@ class ScatterToCqeTest {
         Connect.up(b2, Connect.ALL_REMOTE, Connect.Dest.of(p.a.ctx, a2, 400), Mtu.MTU_1024, 300);
         srq.postRecv(new RecvWr().wrId(9).sgList(new Sge(p.b.buf.addr() + 8000, 64, p.b.mr.lkey())));
         p.a.buf.write(0, pattern(20, 4));
-        a2.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(p.a.buf.addr(), 20, p.a.mr.lkey())));
+        a2.postSend(Wrs.signaled(1, WrOpcode.SEND).sgList(new Sge(p.a.buf.addr(), 20, p.a.mr.lkey())));
         WorkCompletion wc = p.await(p.b.cq, 1).get(0);
         assertEquals(9, wc.wrId());
         assertEquals(b2.qpNum(), wc.qpNum());
@@ -103,7 +106,7 @@ class ScatterToCqeTest {
             p.a.buf.write(4096L * k, pattern(sizes[k], k));
         }
         for (int k = 0; k < sizes.length; k++)
-            p.a.qp.postSend(new SendWr().wrId(k).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            p.a.qp.postSend(Wrs.signaled(k, WrOpcode.SEND)
                     .sgList(new Sge(p.a.buf.addr() + 4096L * k, sizes[k], p.a.mr.lkey())));
         List<WorkCompletion> wcs = p.await(p.b.cq, sizes.length);
         for (int k = 0; k < sizes.length; k++) {

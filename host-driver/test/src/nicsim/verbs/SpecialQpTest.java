@@ -58,7 +58,7 @@ class SpecialQpTest {
         void send(int dlid, int dqp, int qkey, byte[] mad) {
             buf.write(0, mad);
             AddressHandle ah = pd.createAh(new AhAttr().dlid(dlid));
-            qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(dqp)
+            qp.postSend(Wrs.signaled(1, WrOpcode.SEND).ah(ah).remoteQpn(dqp)
                     .remoteQkey(qkey).sgList(new Sge(buf.addr(), Mad.SIZE, mr.lkey())));
         }
 

@@ -42,7 +42,7 @@ class SrqTest {
 
         void send(QueuePair c, int id, byte tag) {
             cbuf.write(0, new byte[]{tag, tag, tag});
-            c.postSend(new SendWr().wrId(id).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(cbuf.addr(), 3, cmr.lkey())));
+            c.postSend(Wrs.signaled(id, WrOpcode.SEND).sgList(new Sge(cbuf.addr(), 3, cmr.lkey())));
         }
 
         List<WorkCompletion> await(CompletionQueue cq, int n) {

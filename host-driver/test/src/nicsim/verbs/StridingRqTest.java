@@ -29,7 +29,7 @@ class StridingRqTest {
         int[] sizes = {24, 100, 200, 300, 150}; // strides with the GRH: 1, 3, 4, 6 (14 of 16), then 3, which do not fit
         for (int i = 0; i < sizes.length; i++) {
             p.a.buf.write(2048L * i, pattern(sizes[i], i));
-            p.a.qp.postSend(new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(p.b.qp.qpNum())
+            p.a.qp.postSend(Wrs.signaled(i, WrOpcode.SEND).ah(ah).remoteQpn(p.b.qp.qpNum())
                     .remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr() + 2048L * i, sizes[i], p.a.mr.lkey())));
         }
         assertEquals(5, p.await(p.a.cq, 5).size());

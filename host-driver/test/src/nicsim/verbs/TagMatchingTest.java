@@ -66,7 +66,7 @@ class TagMatchingTest {
             System.arraycopy(header, 0, msg, 0, header.length);
             System.arraycopy(body, 0, msg, header.length, body.length);
             out.write((long) SLOT * slot, msg);
-            tx.postSend(new SendWr().wrId(slot).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+            tx.postSend(Wrs.signaled(slot, WrOpcode.SEND)
                     .sgList(new Sge(out.addr() + (long) SLOT * slot, msg.length, outMr.lkey())));
         }
 
@@ -253,7 +253,10 @@ class TagMatchingTest {
         assertEquals(0, s.counter("Firmware.cqes_lost"));
     }
 
-    /** A rendezvous whose RVH names a buffer the sender's rkey does not open: the tagged buffer completes REM_ACCESS_ERR. */
+    /**
+     * A rendezvous whose RVH names a buffer the sender's rkey does not open: the tagged buffer completes
+     * REM_ACCESS_ERR.
+     */
     @Test
     void rendezvousWithABadRkeyFailsTheTaggedBuffer() {
         Setup s = new Setup();

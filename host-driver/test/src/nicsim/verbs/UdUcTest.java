@@ -14,7 +14,7 @@ class UdUcTest {
         p.a.buf.write(0, msg);
         p.b.qp.postRecv(new RecvWr().wrId(3).sgList(new Sge(p.b.buf.addr(), 40 + 100, p.b.mr.lkey())));
         AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(p.b.qp.qpNum())
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.SEND).ah(ah).remoteQpn(p.b.qp.qpNum())
                 .remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), msg.length, p.a.mr.lkey())));
         WorkCompletion r = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
@@ -30,7 +30,7 @@ class UdUcTest {
         Pair p = new Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
         p.b.qp.postRecv(new RecvWr().wrId(3).sgList(new Sge(p.b.buf.addr(), 200, p.b.mr.lkey())));
         AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah).remoteQpn(p.b.qp.qpNum())
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.SEND).ah(ah).remoteQpn(p.b.qp.qpNum())
                 .remoteQkey(0x1234).sgList(new Sge(p.a.buf.addr(), 10, p.a.mr.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status(), "UD sends complete when sent");
         p.world.runFor(50_000_000);
@@ -50,11 +50,11 @@ class UdUcTest {
         p.b.qp.postRecv(new RecvWr().wrId(3).sgList(new Sge(p.b.buf.addr(), 200, p.b.mr.lkey())));
         p.b.qp.postRecv(new RecvWr().wrId(4).sgList(new Sge(p.b.buf.addr() + 256, 200, p.b.mr.lkey())));
         AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah)
+        p.a.qp.postSend(Wrs.signaled(1, WrOpcode.SEND).ah(ah)
                 .remoteQpn(p.b.qp.qpNum()).remoteQkey(0).sgList(new Sge(p.a.buf.addr(), 10, p.a.mr.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.b.cq, 1).get(0).status(), "qkey 0 matched the receiver's 0");
         p.a.qp.modify(new QpAttr().qpState(QpState.RTS).qkey(0), QpAttrMask.STATE | QpAttrMask.QKEY);
-        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).ah(ah)
+        p.a.qp.postSend(Wrs.signaled(2, WrOpcode.SEND).ah(ah)
                 .remoteQpn(p.b.qp.qpNum()).remoteQkey(0x80000000).sgList(new Sge(p.a.buf.addr(), 10, p.a.mr.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.b.cq, 1).get(0).status(), "the high bit sent the sender QP's qkey, 0");
         assertEquals(0, p.world.sim.counters().get("Firmware.qkey_mismatch"));

@@ -47,7 +47,10 @@ class UmrTest {
         return x;
     }
 
-    /** Three pieces of two MRs made one region: a remote WRITE and READ through its rkey, a SEND gathered through its lkey. */
+    /**
+     * Three pieces of two MRs made one region: a remote WRITE and READ through its rkey, a SEND gathered through its
+     * lkey.
+     */
     @Test
     void listOfPiecesIsOneRegionLocallyAndRemotely() {
         Pair p = new Pair();
@@ -63,21 +66,21 @@ class UmrTest {
         MemoryRegion sm = p.apd.regMr(src, Connect.ALL_REMOTE);
         byte[] data = pattern(1, 8500);
         src.write(0, data);
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(0).rkey(m.rkey())
+        p.a.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(0).rkey(m.rkey())
                 .sgList(new Sge(src.addr(), 8500, sm.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         assertArrayEquals(java.util.Arrays.copyOfRange(data, 0, 5000), x.read(100, 5000));
         assertArrayEquals(java.util.Arrays.copyOfRange(data, 5000, 8000), y.read(3000, 3000));
         assertArrayEquals(java.util.Arrays.copyOfRange(data, 8000, 8500), x.read(9000, 500));
         // READ 3000 bytes from the middle of the region (crossing from the first piece into the second)
-        p.a.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED).remoteAddr(4000).rkey(m.rkey())
+        p.a.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ).remoteAddr(4000).rkey(m.rkey())
                 .sgList(new Sge(src.addr() + 10000, 3000, sm.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         assertArrayEquals(java.util.Arrays.copyOfRange(data, 4000, 7000), src.read(10000, 3000));
         // B SENDs the whole region gathered through the lkey; A receives it into one buffer
         p.a.postRecv(new RecvWr().wrId(7).sgList(new Sge(src.addr(), 8500, sm.lkey())));
         src.write(0, new byte[8500]);
-        p.b.postSend(new SendWr().wrId(3).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(0, 8500, m.lkey())));
+        p.b.postSend(Wrs.signaled(3, WrOpcode.SEND).sgList(new Sge(0, 8500, m.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.bcq, 1).get(0).status());
         WorkCompletion got = p.await(p.acq, 1).get(0);
         assertEquals(8500, got.byteLen());
@@ -104,7 +107,7 @@ class UmrTest {
         assertEquals(WcStatus.SUCCESS, p.umr(p.b, p.bcq, new SendWr().mrInterleaved(kb, AccessFlags.LOCAL_WRITE, rows,
                 new MrInterleaved(mb.addr() + col, colBytes, rowBytes - colBytes, mbm.lkey()))).status());
         p.b.postRecv(new RecvWr().wrId(5).sgList(new Sge(0, rows * colBytes, kb.lkey())));
-        p.a.postSend(new SendWr().wrId(6).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(0, rows * colBytes, ka.lkey())));
+        p.a.postSend(Wrs.signaled(6, WrOpcode.SEND).sgList(new Sge(0, rows * colBytes, ka.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         WorkCompletion r = p.await(p.bcq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
@@ -128,7 +131,7 @@ class UmrTest {
 
     /** A WRITE of {@code len} bytes by A at {@code va} under {@code rkey}: its status. */
     static WcStatus write(Pair p, HostBuffer src, MemoryRegion sm, int rkey, long va, int len) {
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(va)
+        p.a.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(va)
                 .rkey(rkey).sgList(new Sge(src.addr(), len, sm.lkey())));
         return p.await(p.acq, 1).get(0).status();
     }
@@ -174,7 +177,7 @@ class UmrTest {
             assertArrayEquals(java.util.Arrays.copyOfRange(data, 5000, 6000), x.read(9000, 1000));
             assertArrayEquals(new byte[500], x.read(10000, 500), "the pieces' bytes past the key's length");
             // a READ of the last 100 bytes, by their VA
-            p.a.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED)
+            p.a.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ)
                     .remoteAddr(start + 5900).rkey(m.rkey()).sgList(new Sge(src.addr() + 7000, 100, sm.lkey())));
             assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
             assertArrayEquals(java.util.Arrays.copyOfRange(data, 5900, 6000), src.read(7000, 100));
@@ -193,7 +196,7 @@ class UmrTest {
         // a remote WRITE into the second piece, whose MR has no REMOTE_WRITE: NAK remote access
         HostBuffer src = new ProcessMemory(p.w.host(0)).alloc(8192);
         MemoryRegion sm = p.apd.regMr(src, Connect.ALL_REMOTE);
-        p.a.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(4000).rkey(m.rkey())
+        p.a.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(4000).rkey(m.rkey())
                 .sgList(new Sge(src.addr(), 200, sm.lkey())));
         assertEquals(WcStatus.REM_ACCESS_ERR, p.await(p.acq, 1).get(0).status());
         // locally: a piece fails its access check, and the error completion names the piece
@@ -207,7 +210,7 @@ class UmrTest {
         MemoryRegion dm = q.bpd.regMr(dst, Connect.ALL_REMOTE);
         dst.write(0, pattern(3, 8192));
         // a READ into the region: its second piece's MR lacks LOCAL_WRITE
-        q.a.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED).remoteAddr(dst.addr()).rkey(dm.rkey())
+        q.a.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ).remoteAddr(dst.addr()).rkey(dm.rkey())
                 .sgList(new Sge(0, 8192, k.lkey())));
         WorkCompletion bad = q.await(q.acq, 1).get(0);
         assertEquals(WcStatus.LOC_PROT_ERR, bad.status(), bad.toString());
@@ -224,7 +227,10 @@ class UmrTest {
         assertTrue(again.toString().contains("invalidate it"), again.toString());
     }
 
-    /** LOCAL_INV frees the key for a new layout; the post-time checks refuse what mlx5dv refuses; LANai has no indirect mkeys. */
+    /**
+     * LOCAL_INV frees the key for a new layout; the post-time checks refuse what mlx5dv refuses; LANai has no indirect
+     * mkeys.
+     */
     @Test
     void invalidateThenRelayoutAndRefusals() {
         Pair p = new Pair();
@@ -241,7 +247,7 @@ class UmrTest {
         HostBuffer in = new ProcessMemory(p.w.host(1)).alloc(4096);
         MemoryRegion im = p.bpd.regMr(in, Connect.ALL_REMOTE);
         p.b.postRecv(new RecvWr().wrId(1).sgList(new Sge(in.addr(), 4096, im.lkey())));
-        p.a.postSend(new SendWr().wrId(5).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(0, 100, n.lkey())));
+        p.a.postSend(Wrs.signaled(5, WrOpcode.SEND).sgList(new Sge(0, 100, n.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         assertEquals(100, p.await(p.bcq, 1).get(0).byteLen());
         byte[] want = new byte[100];

@@ -67,10 +67,12 @@ class XrcTest {
             Connect.up(tgt, Connect.ALL_REMOTE, Connect.Dest.of(ictx, ini, 100), Mtu.MTU_1024, 200);
         }
 
-        /** SENDs message {@code i} ({@code len} bytes of its own pattern, from its own place) to XRC SRQ {@code srqn}. */
+        /**
+         * SENDs message {@code i} ({@code len} bytes of its own pattern, from its own place) to XRC SRQ {@code srqn}.
+         */
         void send(int i, int len, int srqn) {
             ibuf.write((long) SLOT * i, pattern(i, len));
-            ini.postSend(new SendWr().wrId(i).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).xrcRemoteSrqNum(srqn)
+            ini.postSend(Wrs.signaled(i, WrOpcode.SEND).xrcRemoteSrqNum(srqn)
                     .sgList(new Sge(ibuf.addr() + (long) SLOT * i, len, imr.lkey())));
         }
 
@@ -85,7 +87,9 @@ class XrcTest {
         return b;
     }
 
-    /** Messages to p SRQs over one connection land in their own SRQ's buffers, in order, and complete to their own CQs. */
+    /**
+     * Messages to p SRQs over one connection land in their own SRQ's buffers, in order, and complete to their own CQs.
+     */
     static void servesEverySrq(Setup s, int n) {
         int p = s.procs.size();
         for (int i = 0; i < n; i++) s.send(i, 100 + 997 * i % 3000, s.procs.get(i % p).srq.srqNum());
@@ -157,10 +161,10 @@ class XrcTest {
         byte[] data = pattern(5, 3000);
         s.ibuf.write(0, data);
         // a WRITE naming process 1's SRQ reaches process 1's MR
-        s.ini.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).xrcRemoteSrqNum(p1.srq.srqNum())
+        s.ini.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE).xrcRemoteSrqNum(p1.srq.srqNum())
                 .sgList(new Sge(s.ibuf.addr(), data.length, s.imr.lkey())).remoteAddr(p1.buf.addr() + 100).rkey(p1.mr.rkey()));
         // and a READ back
-        s.ini.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED).xrcRemoteSrqNum(p1.srq.srqNum())
+        s.ini.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ).xrcRemoteSrqNum(p1.srq.srqNum())
                 .sgList(new Sge(s.ibuf.addr() + 8192, data.length, s.imr.lkey())).remoteAddr(p1.buf.addr() + 100).rkey(p1.mr.rkey()));
         List<WorkCompletion> wcs = s.await(s.icq, 2);
         assertEquals(List.of(WcStatus.SUCCESS, WcStatus.SUCCESS), wcs.stream().map(WorkCompletion::status).toList(), wcs.toString());
@@ -168,7 +172,7 @@ class XrcTest {
         assertArrayEquals(data, s.ibuf.read(8192, data.length));
         // naming process 0's SRQ, process 1's rkey is of another PD: remote access error, nothing written
         byte[] before = p1.buf.read(8000, 64);
-        s.ini.postSend(new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).xrcRemoteSrqNum(p0.srq.srqNum())
+        s.ini.postSend(Wrs.signaled(3, WrOpcode.RDMA_WRITE).xrcRemoteSrqNum(p0.srq.srqNum())
                 .sgList(new Sge(s.ibuf.addr(), 64, s.imr.lkey())).remoteAddr(p1.buf.addr() + 8000).rkey(p1.mr.rkey()));
         WorkCompletion bad = s.await(s.icq, 1).get(0);
         assertEquals(WcStatus.REM_ACCESS_ERR, bad.status(), bad.toString());
