@@ -16,7 +16,8 @@ class DeviceMovedStateTest {
     void aWriteWithAWrongRkeyPutsTheResponderInErrWhenItsEventArrives() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey() ^ 0x100));
+                .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey() ^ 0x100));
         assertEquals(WcStatus.REM_ACCESS_ERR, p.await(p.a.cq, 1).get(0).status());
         assertEquals(QpState.ERR, p.a.qp.state(), "the requester, from its error completion");
         List<AsyncEvent> seen = new ArrayList<>();
@@ -62,7 +63,8 @@ class DeviceMovedStateTest {
     void aLateErrorCompletionDoesNotUndoTheProgramsReset() {
         Pair p = new Pair("cx-gen3x16", QpType.UC, 8192).up(Mtu.MTU_1024);
         p.a.qp.postSend(Wrs.signaled(5, WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey() ^ 0x10)).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey() ^ 0x10))
+                .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         p.world.runFor(50_000_000L);
         p.a.qp.modify(new QpAttr().qpState(QpState.ERR), QpAttrMask.STATE);
         List<WorkCompletion> wc = p.await(p.a.cq, 1);

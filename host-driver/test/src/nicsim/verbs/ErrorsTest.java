@@ -24,7 +24,8 @@ class ErrorsTest {
     void writeWithBadRkeyIsRemAccessErrAtRequesterAndQpAccessErrAtResponder() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr(), 100, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey() ^ 0x01));
+                .sgList(new Sge(p.a.buf.addr(), 100, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey() ^ 0x01));
         p.a.qp.postSend(Wrs.signaled(2, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 100, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 2);
@@ -93,7 +94,8 @@ class ErrorsTest {
     void badLkeyIsLocProtErrAndTheQpGoesToErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         p.a.qp.postSend(Wrs.signaled(3, WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr() + 8000, 1000, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr() + 8000, 1000, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());
         assertTrue(wc.syndrome().contains("range"), wc.syndrome());
@@ -168,7 +170,8 @@ class ErrorsTest {
         int n = 32, each = data.length / n;
         for (int i = 0; i < n; i++) {
             p.a.qp.postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE)
-                    .sgList(new Sge(p.a.buf.addr() + (long) i * each, each, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + (long) i * each)
+                    .sgList(new Sge(p.a.buf.addr() + (long) i * each, each, p.a.mr.lkey()))
+                    .remoteAddr(p.b.buf.addr() + (long) i * each)
                     .rkey(p.b.mr.rkey()));
             if (i % 16 == 15) {
                 List<WorkCompletion> wc = p.await(p.a.cq, 16);

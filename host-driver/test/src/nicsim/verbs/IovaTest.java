@@ -17,7 +17,8 @@ class IovaTest {
     private static final long IOVA_B = 0x1234_0000_0000L, IOVA_A = 0x0000_0042_0000_0000L;
 
     private static Pair pair(String faults) {
-        return new Pair(Profiles.load("cx-gen3x16"), QpType.RC, 1 << 16, Faults.parse(faults), 7, Pair.defaults()).up(Mtu.MTU_1024);
+        return new Pair(Profiles.load("cx-gen3x16"), QpType.RC, 1 << 16, Faults.parse(faults), 7, Pair.defaults())
+                .up(Mtu.MTU_1024);
     }
 
     private static WorkCompletion write(Pair p, MemoryRegion src, long srcAddr, int len, long remote, int rkey) {
@@ -43,14 +44,16 @@ class IovaTest {
 
         // READ it back into A's buffer, from the IOVA
         p.a.qp.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ)
-                .sgList(new Sge(p.a.buf.addr() + 32768, data.length, p.a.mr.lkey())).remoteAddr(IOVA_B + 512).rkey(dst.rkey()));
+                .sgList(new Sge(p.a.buf.addr() + 32768, data.length, p.a.mr.lkey()))
+                .remoteAddr(IOVA_B + 512).rkey(dst.rkey()));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         assertArrayEquals(data, p.a.buf.read(32768, data.length));
 
         // an atomic on the IOVA (a 64-bit word in the host's byte order: little-endian)
         p.b.buf.write(60_000, new byte[]{5, 0, 0, 0, 0, 0, 0, 0});
         p.a.qp.postSend(Wrs.signaled(3, WrOpcode.ATOMIC_FETCH_AND_ADD)
-                .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(IOVA_B + 60_000).rkey(dst.rkey()).compareAdd(10));
+                .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey()))
+                .remoteAddr(IOVA_B + 60_000).rkey(dst.rkey()).compareAdd(10));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         assertEquals(15, p.b.buf.read(60_000, 1)[0]);
         assertEquals(5, p.a.buf.read(0, 1)[0], "the value before the add");

@@ -86,7 +86,8 @@ class ManagementTest {
         for (int i = 0; i < n; i++) {
             p.b.qp.postRecv(new RecvWr().wrId(i).sgList(new Sge(p.b.buf.addr(), 40 + size, p.b.mr.lkey())));
             p.a.qp.postSend(Wrs.signaled(i, WrOpcode.SEND).ah(ah)
-                    .remoteQpn(p.b.qp.qpNum()).remoteQkey(Connect.QKEY).sgList(new Sge(p.a.buf.addr(), size, p.a.mr.lkey())));
+                    .remoteQpn(p.b.qp.qpNum()).remoteQkey(Connect.QKEY)
+                    .sgList(new Sge(p.a.buf.addr(), size, p.a.mr.lkey())));
         }
         assertEquals(n, p.await(p.b.cq, n).size());
         byte[] after = ask(w, got, 1, lidB, q).mad();
@@ -126,7 +127,8 @@ class ManagementTest {
         assertEquals(Mad.STATUS_BAD_VERSION, Mad.status(ask(w, got, 1, lidB, badBase).mad()), "base version 2");
         int answers = got.size();
         w.host(0).within(() -> {
-            w.host(0).firmware.management().send(1, lidB, 1, Mad.request(Mad.CLASS_SUBN_LID, 1, Mad.GET, 5, Mad.ATTR_NODE_INFO, 0));
+            w.host(0).firmware.management()
+                    .send(1, lidB, 1, Mad.request(Mad.CLASS_SUBN_LID, 1, Mad.GET, 5, Mad.ATTR_NODE_INFO, 0));
             return null;
         });
         w.runFor(200_000_000L);

@@ -26,7 +26,8 @@ class ManyMrsTest {
         for (int i = 0; i < n; i++) {
             int k = (i * 7) % n; // a scattered order: consecutive WRs hit different table entries
             p.a.qp.postSend(Wrs.signaled(k, WrOpcode.RDMA_WRITE)
-                    .sgList(new Sge(p.a.buf.addr() + 512L * k, 512, ra.get(k).lkey())).remoteAddr(p.b.buf.addr() + 512L * k).rkey(rb.get(k).rkey()));
+                    .sgList(new Sge(p.a.buf.addr() + 512L * k, 512, ra.get(k).lkey()))
+                    .remoteAddr(p.b.buf.addr() + 512L * k).rkey(rb.get(k).rkey()));
             if (i % 32 == 31) for (WorkCompletion wc : p.await(p.a.cq, 32)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         }
         for (WorkCompletion wc : p.await(p.a.cq, n % 32)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
@@ -34,7 +35,8 @@ class ManyMrsTest {
         assertTrue(p.world.sim.counters().get("Firmware.mkey_context_misses") > n, "misses on both sides");
         // a key that does not exist still fails its check, even though the walker's entry holds another key
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr(), 8, ra.get(0).lkey())).remoteAddr(p.b.buf.addr()).rkey(rb.get(5).rkey() ^ 0x40));
+                .sgList(new Sge(p.a.buf.addr(), 8, ra.get(0).lkey()))
+                .remoteAddr(p.b.buf.addr()).rkey(rb.get(5).rkey() ^ 0x40));
         assertEquals(WcStatus.REM_ACCESS_ERR, p.await(p.a.cq, 1).get(0).status());
     }
 
@@ -56,7 +58,8 @@ class ManyMrsTest {
             if (i % 5 == 0) { // the walker caches its entries; the next registration reuses their rows
                 p.a.buf.write(0, new byte[]{(byte) (i + 1)});
                 p.a.qp.postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE)
-                        .sgList(new Sge(p.a.buf.addr(), 1, p.a.mr.lkey())).remoteAddr(mine.addr() + 4096).rkey(mr.rkey()));
+                        .sgList(new Sge(p.a.buf.addr(), 1, p.a.mr.lkey()))
+                        .remoteAddr(mine.addr() + 4096).rkey(mr.rkey()));
                 assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status(), "write " + i);
                 assertEquals(i + 1, mine.read(4096, 1)[0], "registration " + i + " translated to its own buffer");
                 assertNotEquals(i + 1, other.read(4096, 1)[0], "and not to the other one");

@@ -37,7 +37,8 @@ class ManyQpsTest {
         for (int round = 0; round < 2; round++)
             for (int i = 0; i < n; i++)
                 as.get(i).postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE)
-                        .sgList(new Sge(ba.addr() + 1024L * i, 1024, ma.lkey())).remoteAddr(bb.addr() + 1024L * i).rkey(mb.rkey()));
+                        .sgList(new Sge(ba.addr() + 1024L * i, 1024, ma.lkey()))
+                        .remoteAddr(bb.addr() + 1024L * i).rkey(mb.rkey()));
         List<WorkCompletion> got = new ArrayList<>();
         try {
             w.runUntil(() -> { got.addAll(qa.poll(64)); return got.size() >= 2 * n; }, 1_000_000_000_000L);

@@ -68,11 +68,13 @@ class MessageLimitTest {
             byte[] before = p.b.buf.read(0, LONG);
             p.a.buf.write(0, filled(LONG, (byte) 0x5a));
             p.a.qp.postSend(new SendWr().wrId(3).opcode(op).sendFlags(SendFlags.SIGNALED)
-                    .sgList(new Sge(p.a.buf.addr(), LONG, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
+                    .sgList(new Sge(p.a.buf.addr(), LONG, p.a.mr.lkey()))
+                    .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
             WorkCompletion here = p.await(p.a.cq, 1).get(0);
             assertEquals(WcStatus.REM_INV_REQ_ERR, here.status(), op + ": " + here);
             p.world.runFor(10_000_000);
-            AsyncEvent ev = p.b.ctx.pollAsyncEvent().orElseThrow(() -> new AssertionError(op + ": no async event at the responder"));
+            AsyncEvent ev = p.b.ctx.pollAsyncEvent()
+                    .orElseThrow(() -> new AssertionError(op + ": no async event at the responder"));
             assertEquals(EventType.QP_REQ_ERR, ev.type(), op + ": " + ev);
             assertTrue(p.b.cq.poll(4).isEmpty(), op + ": no receive WQE was in use, so no CQE at the responder");
             assertEquals(QpState.ERR, p.b.qp.query().qpState());

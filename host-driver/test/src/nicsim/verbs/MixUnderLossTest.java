@@ -65,7 +65,8 @@ class MixUnderLossTest {
                 default -> { // fetch-and-add on B[3 region]
                     long add = 1 + rnd.nextInt(1000);
                     int slot = 3 * region + 16 + 8 * (i % 64);
-                    wr.opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).compareAdd(add).sgList(new Sge(p.a.buf.addr() + slot, 8, p.a.mr.lkey()))
+                    wr.opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).compareAdd(add)
+                            .sgList(new Sge(p.a.buf.addr() + slot, 8, p.a.mr.lkey()))
                             .remoteAddr(p.b.buf.addr() + 3 * region).rkey(p.b.mr.rkey());
                     ByteBuffer.wrap(a, slot, 8).order(ByteOrder.LITTLE_ENDIAN).putLong(counter);
                     counter += add;

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 class OrderingAndEventsTest {
     private static Map<String, Long> stages(Pair p, QueuePair qp, int index) {
         String txn = p.world.host(0).adapter.wqeTxn(qp.qpNum(), index);
-        return p.world.sim.trace().entries(txn).stream().collect(Collectors.toMap(Trace.Entry::stage, Trace.Entry::timePicos, (x, y) -> x));
+        return p.world.sim.trace().entries(txn).stream()
+                .collect(Collectors.toMap(Trace.Entry::stage, Trace.Entry::timePicos, (x, y) -> x));
     }
 
     @Test
@@ -21,9 +22,11 @@ class OrderingAndEventsTest {
             Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 17).up(Mtu.MTU_4096);
             p.world.sim.trace().enable("wqe");
             p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_READ)
-                    .sgList(new Sge(p.a.buf.addr(), 65536, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
+                    .sgList(new Sge(p.a.buf.addr(), 65536, p.a.mr.lkey()))
+                    .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
             p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED | (fence ? SendFlags.FENCE : 0))
-                    .sgList(new Sge(p.a.buf.addr() + 65536, 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 65536).rkey(p.b.mr.rkey()));
+                    .sgList(new Sge(p.a.buf.addr() + 65536, 64, p.a.mr.lkey()))
+                    .remoteAddr(p.b.buf.addr() + 65536).rkey(p.b.mr.rkey()));
             List<WorkCompletion> wc = p.await(p.a.cq, 2);
             assertEquals(List.of(1L, 2L), wc.stream().map(WorkCompletion::wrId).toList());
             long readDone = stages(p, p.a.qp, 0).get("acked"), writeOnWire = stages(p, p.a.qp, 1).get("on_wire");
@@ -95,7 +98,8 @@ class OrderingAndEventsTest {
         Connect.toRts(p.b.qp, 200);
         for (int i = 0; i < 2; i++)
             p.a.qp.postSend(Wrs.signaled(i, WrOpcode.RDMA_READ)
-                    .sgList(new Sge(p.a.buf.addr() + 65536L * i, 65536, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
+                    .sgList(new Sge(p.a.buf.addr() + 65536L * i, 65536, p.a.mr.lkey()))
+                    .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 2);
         assertEquals(WcStatus.SUCCESS, wc.get(0).status(), wc.toString());
         assertEquals(WcStatus.REM_INV_REQ_ERR, wc.get(1).status(), wc.toString());

@@ -118,7 +118,8 @@ class QpStateTest {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 65536).up(Mtu.MTU_1024);
         for (int i = 0; i < 8; i++)
             p.a.qp.postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE)
-                    .sgList(new Sge(p.a.buf.addr(), 4096, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
+                    .sgList(new Sge(p.a.buf.addr(), 4096, p.a.mr.lkey()))
+                    .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         p.a.qp.modify(new QpAttr().qpState(QpState.SQD).enSqdAsyncNotify(true), QpAttrMask.STATE | QpAttrMask.EN_SQD_ASYNC_NOTIFY);
         p.world.runUntil(() -> p.a.ctx.pollAsyncEvent().filter(e -> e.type() == EventType.SQ_DRAINED).isPresent(), 1_000_000_000L);
         assertEquals(QpState.SQD, p.a.qp.query().qpState());

@@ -24,7 +24,8 @@ class RcDataPathTest {
         byte[] data = random(10_000, 1);
         p.a.buf.write(0, data);
         p.a.qp.postSend(Wrs.signaled(7, WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 100).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 100).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 1);
         assertEquals(WcStatus.SUCCESS, wc.get(0).status(), wc.toString());
         assertEquals(7, wc.get(0).wrId());
@@ -60,7 +61,8 @@ class RcDataPathTest {
         byte[] data = random(20_000, 3);
         p.b.buf.write(4096, data);
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_READ)
-                .sgList(new Sge(p.a.buf.addr() + 10, data.length, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 4096).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr() + 10, data.length, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 4096).rkey(p.b.mr.rkey()));
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         assertEquals(WcOpcode.RDMA_READ, wc.opcode());
@@ -75,7 +77,8 @@ class RcDataPathTest {
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.ATOMIC_FETCH_AND_ADD).compareAdd(2)
                 .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 64).rkey(p.b.mr.rkey()));
         p.a.qp.postSend(Wrs.signaled(2, WrOpcode.ATOMIC_CMP_AND_SWP).compareAdd(42).swap(7)
-                .sgList(new Sge(p.a.buf.addr() + 8, 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 64).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr() + 8, 8, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 64).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wc = p.await(p.a.cq, 2);
         assertEquals(WcOpcode.FETCH_ADD, wc.get(0).opcode(), wc.toString());
         assertEquals(WcOpcode.COMP_SWAP, wc.get(1).opcode());
@@ -97,7 +100,8 @@ class RcDataPathTest {
                 .compareAdd(0x0123456789abcdefL).swap(0xfedcba9876543210L)
                 .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 64).rkey(p.b.mr.rkey()));
         p.a.qp.postSend(Wrs.signaled(2, WrOpcode.ATOMIC_FETCH_AND_ADD).compareAdd(1)
-                .sgList(new Sge(p.a.buf.addr() + 8, 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 72).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr() + 8, 8, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 72).rkey(p.b.mr.rkey()));
         for (WorkCompletion wc : p.await(p.a.cq, 2)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         assertArrayEquals(le(0x0123456789abcdefL), p.a.buf.read(0, 8), "the compared value came back as the host stores it");
         assertArrayEquals(le(0xfedcba9876543210L), p.b.buf.read(64, 8), "and the swap value was stored so");
@@ -122,12 +126,15 @@ class RcDataPathTest {
         for (int i = 0; i < data.length; i++) data[i] = (byte) (i * 7 + 1);
         p.a.buf.write(0, data);
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 104).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 104).rkey(p.b.mr.rkey()));
         p.a.qp.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ)
-                .sgList(new Sge(p.a.buf.addr() + 8192, data.length, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 104).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr() + 8192, data.length, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 104).rkey(p.b.mr.rkey()));
         // the atomic adds to 8 bytes the WRITE has just written
         p.a.qp.postSend(Wrs.signaled(3, WrOpcode.ATOMIC_FETCH_AND_ADD)
-                .sgList(new Sge(p.a.buf.addr() + 16384, 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 104 + 2048).rkey(p.b.mr.rkey()).compareAdd(1));
+                .sgList(new Sge(p.a.buf.addr() + 16384, 8, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 104 + 2048).rkey(p.b.mr.rkey()).compareAdd(1));
         List<WorkCompletion> wcs = p.await(p.a.cq, 3);
         assertEquals(3, wcs.size(), wcs.toString());
         for (WorkCompletion wc : wcs) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());

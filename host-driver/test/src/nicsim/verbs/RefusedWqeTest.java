@@ -27,7 +27,8 @@ class RefusedWqeTest {
 
     static SendWr write(Pair p, long wrId, int off) {
         return Wrs.signaled(wrId, WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr() + off, 256, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + off).rkey(p.b.mr.rkey());
+                .sgList(new Sge(p.a.buf.addr() + off, 256, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + off).rkey(p.b.mr.rkey());
     }
 
     /**

@@ -25,7 +25,8 @@ class ResponderErrorsTest {
     void aReadWithABadRkeyIsRemAccessErrAndQpAccessErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_READ)
-                .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 8190).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 8190).rkey(p.b.mr.rkey()));
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.REM_ACCESS_ERR, wc.status(), wc.toString());
         p.world.runFor(10_000_000);

@@ -54,7 +54,8 @@ class TagMatchingTest {
 
         /** A tagged buffer in slot {@code slot} for {@code tag} under {@code mask}; returns the op (its handle set). */
         OpsWr add(int slot, long tag, long mask, int unexpectedCnt) {
-            OpsWr op = new OpsWr().wrId(500 + slot).opcode(OpsWrOpcode.TAG_ADD).flags(OpsWr.SIGNALED).recvWrId(slot).tag(tag).mask(mask)
+            OpsWr op = new OpsWr().wrId(500 + slot).opcode(OpsWrOpcode.TAG_ADD).flags(OpsWr.SIGNALED).recvWrId(slot)
+                    .tag(tag).mask(mask)
                     .unexpectedCnt(unexpectedCnt).sgList(new Sge(in.addr() + (long) SLOT * slot, SLOT, inMr.lkey()));
             srq.postSrqOps(op);
             return op;
@@ -243,7 +244,8 @@ class TagMatchingTest {
         assertEquals(data.length, got.get(1).byteLen());
         assertArrayEquals(data, s.in.read(SLOT * 3L, data.length), "the adapter read the sender's buffer into the tagged one");
         List<WorkCompletion> sender = s.await(s.txCq, 2);
-        WorkCompletion fin = sender.stream().filter(wc -> wc.wrId() == 42).findFirst().orElseThrow(() -> new AssertionError(sender.toString()));
+        WorkCompletion fin = sender.stream().filter(wc -> wc.wrId() == 42).findFirst()
+                .orElseThrow(() -> new AssertionError(sender.toString()));
         assertEquals(WcOpcode.RECV, fin.opcode());
         assertEquals(32, fin.byteLen(), "FIN: the TMH and RVH again");
         byte[] finBytes = s.out.read(SLOT * 15L, 32);
@@ -276,7 +278,8 @@ class TagMatchingTest {
     @Test
     void rendezvousIntoTooSmallABufferIsIncomplete() {
         Setup s = new Setup();
-        OpsWr small = new OpsWr().wrId(1).opcode(OpsWrOpcode.TAG_ADD).flags(OpsWr.SIGNALED).recvWrId(6).tag(0x55).mask(-1L)
+        OpsWr small = new OpsWr().wrId(1).opcode(OpsWrOpcode.TAG_ADD).flags(OpsWr.SIGNALED).recvWrId(6).tag(0x55)
+                .mask(-1L)
                 .sgList(new Sge(s.in.addr() + SLOT * 6L, 100, s.inMr.lkey()));
         s.srq.postSrqOps(small);
         s.await(s.tmCq, 1);

@@ -21,7 +21,8 @@ class TimestampTest {
         long before = p.world.now() / period;
         for (int i = 0; i < 3; i++)
             p.a.qp.postSend(Wrs.signaled(i, WrOpcode.RDMA_WRITE)
-                    .sgList(new Sge(p.a.buf.addr(), 4096 * (i + 1), p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
+                    .sgList(new Sge(p.a.buf.addr(), 4096 * (i + 1), p.a.mr.lkey()))
+                    .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         List<WorkCompletion> wcs = p.await(p.a.cq, 3);
         p.world.runFor(1_000_000); // the last write's completion is traced a moment after its bytes are there to poll
         long last = before;

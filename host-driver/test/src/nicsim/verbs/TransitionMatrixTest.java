@@ -17,7 +17,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 class TransitionMatrixTest {
     private static QpAttr everything(Pair p, QpState to) {
         return new QpAttr().qpState(to).qpAccessFlags(Connect.ALL_REMOTE).qkey(Connect.QKEY).pathMtu(Mtu.MTU_1024)
-                .destQpNum(p.b.qp.qpNum()).rqPsn(1).sqPsn(1).ahAttr(new AhAttr().dlid(p.b.ctx.queryPort(1).lid())).timeout(14)
+                .destQpNum(p.b.qp.qpNum()).rqPsn(1).sqPsn(1).ahAttr(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()))
+                .timeout(14)
                 .retryCnt(7).rnrRetry(7).minRnrTimer(12).maxRdAtomic(1).maxDestRdAtomic(1).portNum(1).pkeyIndex(0);
     }
 
@@ -41,8 +42,10 @@ class TransitionMatrixTest {
         }
         // SQE: a send with a bad lkey on UC/UD
         if (type == QpType.RC) return false;
-        SendWr wr = new SendWr().opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey() ^ 0x10));
-        if (type == QpType.UD) wr.ah(p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()))).remoteQpn(p.b.qp.qpNum()).remoteQkey(Connect.QKEY);
+        SendWr wr = new SendWr().opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey() ^ 0x10));
+        if (type == QpType.UD) wr.ah(p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid())))
+                .remoteQpn(p.b.qp.qpNum()).remoteQkey(Connect.QKEY);
         qp.postSend(wr);
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.LOC_PROT_ERR, wc.status(), wc.toString());

@@ -24,7 +24,8 @@ class TranslationFillTest {
         p.a.buf.write(0, data);
         long t0 = p.world.now();
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status());
         assertArrayEquals(data, p.b.buf.read(0, data.length));
         return p.world.now() - t0;

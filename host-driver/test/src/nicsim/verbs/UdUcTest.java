@@ -76,7 +76,8 @@ class UdUcTest {
         p.a.buf.write(0, data);
         p.b.qp.postRecv(new RecvWr().wrId(77));
         p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).immData(99).sendFlags(SendFlags.SIGNALED)
-                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 1000).rkey(p.b.mr.rkey()));
+                .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey()))
+                .remoteAddr(p.b.buf.addr() + 1000).rkey(p.b.mr.rkey()));
         WorkCompletion r = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
         assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, r.opcode());

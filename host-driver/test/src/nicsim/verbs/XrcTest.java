@@ -162,10 +162,12 @@ class XrcTest {
         s.ibuf.write(0, data);
         // a WRITE naming process 1's SRQ reaches process 1's MR
         s.ini.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE).xrcRemoteSrqNum(p1.srq.srqNum())
-                .sgList(new Sge(s.ibuf.addr(), data.length, s.imr.lkey())).remoteAddr(p1.buf.addr() + 100).rkey(p1.mr.rkey()));
+                .sgList(new Sge(s.ibuf.addr(), data.length, s.imr.lkey()))
+                .remoteAddr(p1.buf.addr() + 100).rkey(p1.mr.rkey()));
         // and a READ back
         s.ini.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ).xrcRemoteSrqNum(p1.srq.srqNum())
-                .sgList(new Sge(s.ibuf.addr() + 8192, data.length, s.imr.lkey())).remoteAddr(p1.buf.addr() + 100).rkey(p1.mr.rkey()));
+                .sgList(new Sge(s.ibuf.addr() + 8192, data.length, s.imr.lkey()))
+                .remoteAddr(p1.buf.addr() + 100).rkey(p1.mr.rkey()));
         List<WorkCompletion> wcs = s.await(s.icq, 2);
         assertEquals(List.of(WcStatus.SUCCESS, WcStatus.SUCCESS), wcs.stream().map(WorkCompletion::status).toList(), wcs.toString());
         assertArrayEquals(data, p1.buf.read(100, data.length));
