@@ -156,8 +156,12 @@ public final class DeviceHeader {
         return camel.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toUpperCase(Locale.ROOT);
     }
 
-    /** Writes the header to args[0] (default libnicsim/include/nicsim/device.h). */
+    /**
+     * Writes the header to args[0] (default libnicsim/include/nicsim/device.h), and the kernel driver's
+     * ({@link KernelIfcHeader}) beside the tree's.
+     */
     public static void main(String[] args) throws IOException {
         Files.writeString(Path.of(args.length > 0 ? args[0] : "libnicsim/include/nicsim/device.h"), render());
+        if (args.length == 0) Files.writeString(Path.of(KernelIfcHeader.PATH), KernelIfcHeader.render());
     }
 }
