@@ -167,11 +167,12 @@ class CmFieldsTest {
         assertEquals(14, CmFields.Req.PRIMARY_LOCAL_ACK_TIMEOUT.get(req));
         // the RDMA CM's header (struct cma_hdr): version 0, IPv4, the source port, then each address's IPv4 part
         ByteBuffer cma = ByteBuffer.wrap(CmFields.Req.PRIVATE_DATA.bytes(req));
-        assertEquals(0, cma.get(0));
-        assertEquals(0x40, cma.get(1) & 0xff);
-        assertEquals(32768, cma.getShort(2) & 0xffff, "the client's port");
-        assertEquals(0x7f4d0001, cma.getInt(16), "127.77.0.1, node 0");
-        assertEquals(0x7f4d0002, cma.getInt(32), "127.77.0.2, node 1");
+        assertEquals(0, cma.get(CmFields.CmaHdr.CMA_VERSION));
+        assertEquals(0x40, cma.get(CmFields.CmaHdr.IP_VERSION) & 0xff, "IPv4");
+        assertEquals(32768, cma.getShort(CmFields.CmaHdr.PORT) & 0xffff, "the client's port");
+        assertEquals(0x7f4d0001, cma.getInt(CmFields.CmaHdr.SRC_ADDR + CmFields.CmaHdr.IP4), "127.77.0.1, node 0");
+        assertEquals(0x7f4d0002, cma.getInt(CmFields.CmaHdr.DST_ADDR + CmFields.CmaHdr.IP4), "127.77.0.2, node 1");
+        assertEquals(0, cma.getShort(CmFields.CmaHdr.SRC_ADDR + CmFields.CmaHdr.IP4_MAPPED), "an IPv4 identifier's");
         assertArrayEquals(req, CmMad.decode(req).encode());
     }
 
