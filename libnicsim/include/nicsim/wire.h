@@ -889,6 +889,58 @@ struct nicsim_wire_node_request {
 } __attribute__((packed));
 _Static_assert(sizeof(struct nicsim_wire_node_request) == 4, "nicsim_wire_node_request");
 _Static_assert(offsetof(struct nicsim_wire_node_request, node) == 0, "nicsim_wire_node_request.node");
+struct nicsim_wire_res_qp {
+	uint32_t qpn;
+	uint32_t type;
+	uint32_t state;
+	uint32_t pd;
+	uint32_t dest_qpn;
+	uint32_t sq_psn;
+	uint32_t rq_psn;
+	uint32_t pid;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_res_qp) == 32, "nicsim_wire_res_qp");
+_Static_assert(offsetof(struct nicsim_wire_res_qp, qpn) == 0, "nicsim_wire_res_qp.qpn");
+_Static_assert(offsetof(struct nicsim_wire_res_qp, type) == 4, "nicsim_wire_res_qp.type");
+_Static_assert(offsetof(struct nicsim_wire_res_qp, state) == 8, "nicsim_wire_res_qp.state");
+_Static_assert(offsetof(struct nicsim_wire_res_qp, pd) == 12, "nicsim_wire_res_qp.pd");
+_Static_assert(offsetof(struct nicsim_wire_res_qp, dest_qpn) == 16, "nicsim_wire_res_qp.dest_qpn");
+_Static_assert(offsetof(struct nicsim_wire_res_qp, sq_psn) == 20, "nicsim_wire_res_qp.sq_psn");
+_Static_assert(offsetof(struct nicsim_wire_res_qp, rq_psn) == 24, "nicsim_wire_res_qp.rq_psn");
+_Static_assert(offsetof(struct nicsim_wire_res_qp, pid) == 28, "nicsim_wire_res_qp.pid");
+struct nicsim_wire_res_cq {
+	uint32_t cqn;
+	uint32_t cqe;
+	uint32_t users;
+	uint32_t pid;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_res_cq) == 16, "nicsim_wire_res_cq");
+_Static_assert(offsetof(struct nicsim_wire_res_cq, cqn) == 0, "nicsim_wire_res_cq.cqn");
+_Static_assert(offsetof(struct nicsim_wire_res_cq, cqe) == 4, "nicsim_wire_res_cq.cqe");
+_Static_assert(offsetof(struct nicsim_wire_res_cq, users) == 8, "nicsim_wire_res_cq.users");
+_Static_assert(offsetof(struct nicsim_wire_res_cq, pid) == 12, "nicsim_wire_res_cq.pid");
+struct nicsim_wire_res_mr {
+	uint32_t key;
+	uint32_t pd;
+	uint64_t start;
+	uint64_t length;
+	uint32_t pid;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_res_mr) == 28, "nicsim_wire_res_mr");
+_Static_assert(offsetof(struct nicsim_wire_res_mr, key) == 0, "nicsim_wire_res_mr.key");
+_Static_assert(offsetof(struct nicsim_wire_res_mr, pd) == 4, "nicsim_wire_res_mr.pd");
+_Static_assert(offsetof(struct nicsim_wire_res_mr, start) == 8, "nicsim_wire_res_mr.start");
+_Static_assert(offsetof(struct nicsim_wire_res_mr, length) == 16, "nicsim_wire_res_mr.length");
+_Static_assert(offsetof(struct nicsim_wire_res_mr, pid) == 24, "nicsim_wire_res_mr.pid");
+struct nicsim_wire_res_pd {
+	uint32_t pdn;
+	uint32_t users;
+	uint32_t pid;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_res_pd) == 12, "nicsim_wire_res_pd");
+_Static_assert(offsetof(struct nicsim_wire_res_pd, pdn) == 0, "nicsim_wire_res_pd.pdn");
+_Static_assert(offsetof(struct nicsim_wire_res_pd, users) == 4, "nicsim_wire_res_pd.users");
+_Static_assert(offsetof(struct nicsim_wire_res_pd, pid) == 8, "nicsim_wire_res_pd.pid");
 struct nicsim_wire_context_entry {
 	uint32_t session;
 	uint32_t pid;

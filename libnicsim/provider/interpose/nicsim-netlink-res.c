@@ -31,6 +31,28 @@ static void res_free(struct res_list *l) {
 	for (int k = 0; k < RES_KINDS; k++) free(l->rows[k]);
 }
 
+/* One row of kind k off serve's reply, as the simulator declares it (struct nicsim_wire_res_*). */
+static void res_get(struct msg *m, int k, struct res_row *r) {
+	if (k == RES_QP) {
+		struct nicsim_wire_res_qp q;
+		GET(m, q);
+		*r = (struct res_row){ .id = q.qpn, .type = q.type, .state = q.state, .pd = q.pd, .dest = q.dest_qpn,
+				       .sq_psn = q.sq_psn, .rq_psn = q.rq_psn, .pid = q.pid };
+	} else if (k == RES_CQ) {
+		struct nicsim_wire_res_cq c;
+		GET(m, c);
+		*r = (struct res_row){ .id = c.cqn, .cqe = c.cqe, .users = c.users, .pid = c.pid };
+	} else if (k == RES_MR) {
+		struct nicsim_wire_res_mr mr;
+		GET(m, mr);
+		*r = (struct res_row){ .id = mr.key, .pd = mr.pd, .start = mr.start, .length = mr.length, .pid = mr.pid };
+	} else {
+		struct nicsim_wire_res_pd pd;
+		GET(m, pd);
+		*r = (struct res_row){ .id = pd.pdn, .users = pd.users, .pid = pd.pid };
+	}
+}
+
 /* Asks serve for the node's objects: 0, or an errno (EIO: serve cannot be reached or answered short). */
 static int res_fetch(struct res_list *l) {
 	const char *node = getenv("NICSIM_NODE");
@@ -50,21 +72,7 @@ static int res_fetch(struct res_list *l) {
 		l->rows[k] = calloc(n ? n : 1, sizeof(struct res_row));
 		if (!l->rows[k]) { rc = ENOMEM; break; }
 		l->count[k] = n;
-		for (uint32_t i = 0; i < n; i++) {
-			struct res_row *r = &l->rows[k][i];
-			r->id = get32(&m);
-			if (k == RES_QP) {
-				r->type = get32(&m); r->state = get32(&m); r->pd = get32(&m); r->dest = get32(&m);
-				r->sq_psn = get32(&m); r->rq_psn = get32(&m);
-			} else if (k == RES_CQ) {
-				r->cqe = get32(&m); r->users = get32(&m);
-			} else if (k == RES_MR) {
-				r->pd = get32(&m); r->start = get64(&m); r->length = get64(&m);
-			} else {
-				r->users = get32(&m);
-			}
-			r->pid = get32(&m);
-		}
+		for (uint32_t i = 0; i < n; i++) res_get(&m, k, &l->rows[k][i]);
 		if (m.failed) rc = EIO;
 	}
 	done(&m);

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import nicsim.serve.CmFields.CmaHdr;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.Errno;
 import nicsim.verbs.QpAttrMask;
@@ -19,7 +20,7 @@ import nicsim.verbs.VerbsException;
 final class CmExchange {
     /** How long a REQ or SIDR_REQ waits for its answer: the CM response timeout times 16 tries. */
     static final long REQ_WAIT_PICOS = 4_096_000L * (1L << CmMad.CM_RESPONSE_TIMEOUT) * 16;
-    private static final int CMA_HDR = 36;
+    private static final int CMA_HDR = CmaHdr.SIZE;
 
     private final RdmaCm cm;
     /** Identifiers by their local communication ID, which messages name. */
@@ -57,9 +58,11 @@ final class CmExchange {
         ByteBuffer h = ByteBuffer.allocate(CMA_HDR + user.length);
         // struct cma_hdr: the IP version in the high nibble of byte 1; an IPv6 identifier's addresses whole
         // (IPv4-mapped here: ::ffff:a.b.c.d, the IPv4 part where an IPv4 header has its address)
-        h.put(1, (byte) (src.v6() ? 0x60 : 0x40)).putShort(2, (short) src.port()).putInt(16, src.ip())
-                .putInt(32, dst.ip());
-        if (src.v6()) h.putShort(14, (short) 0xffff).putShort(30, (short) 0xffff);
+        h.put(CmaHdr.IP_VERSION, (byte) ((src.v6() ? 6 : 4) << 4)).putShort(CmaHdr.PORT, (short) src.port())
+                .putInt(CmaHdr.SRC_ADDR + CmaHdr.IP4, src.ip()).putInt(CmaHdr.DST_ADDR + CmaHdr.IP4, dst.ip());
+        if (src.v6())
+            h.putShort(CmaHdr.SRC_ADDR + CmaHdr.IP4_MAPPED, (short) 0xffff)
+                    .putShort(CmaHdr.DST_ADDR + CmaHdr.IP4_MAPPED, (short) 0xffff);
         h.put(CMA_HDR, user);
         return h.array();
     }
@@ -312,13 +315,15 @@ final class CmExchange {
     private void request(int node, int from, CmMad m) {
         boolean ud = m.attr == CmMad.SIDR_REQ;
         ByteBuffer h = ByteBuffer.wrap(m.priv);
-        int srcIp = h.getInt(16), srcPort = h.getShort(2) & 0xffff, dstIp = h.getInt(32);
+        int srcIp = h.getInt(CmaHdr.SRC_ADDR + CmaHdr.IP4), srcPort = h.getShort(CmaHdr.PORT) & 0xffff,
+                dstIp = h.getInt(CmaHdr.DST_ADDR + CmaHdr.IP4);
+        boolean v6 = (h.get(CmaHdr.IP_VERSION) & 0xff) >>> 4 == 6;
         int ps = (int) (m.serviceId >>> 16) & 0xffff, port = (int) m.serviceId & 0xffff;
-        CmId l = cm.listener(node, ps, port, dstIp, (h.get(1) & 0xf0) == 0x60);
+        CmId l = cm.listener(node, ps, port, dstIp, v6);
         if (l != null && (l.ud() != ud || !ud && l.qpType != requested(m))) l = null; // cma_check_req_qp_type
         if (l == null || l.backlogLeft <= 0) {
             if (RdmaCm.DEBUG) cm.log.printf("CM node %d refuses a REQ for port space 0x%x, port %d, IPv%d: %s%n",
-                    node, ps, port, (h.get(1) & 0xf0) == 0x60 ? 6 : 4, l == null ? "no listener" : "its backlog is full");
+                    node, ps, port, v6 ? 6 : 4, l == null ? "no listener" : "its backlog is full");
             refuse(node, from, m, l == null);
             return;
         }

@@ -1,25 +1,37 @@
 package nicsim.serve;
 
-import java.nio.ByteBuffer;
-import java.util.Arrays;
+import nicsim.fabric.Mad;
+import nicsim.serve.CmFields.Drep;
+import nicsim.serve.CmFields.Dreq;
+import nicsim.serve.CmFields.Rej;
+import nicsim.serve.CmFields.Rep;
+import nicsim.serve.CmFields.Req;
+import nicsim.serve.CmFields.Rtu;
+import nicsim.serve.CmFields.SidrRep;
+import nicsim.serve.CmFields.SidrReq;
 
 /**
  * One communication-management message as the IB CM sends it: a 256-byte MAD of management class
  * 0x07 (CM), class version 2, method SEND, whose attribute says which message it is. The fields sit
  * where the InfiniBand specification (volume 1, chapter 12) places them, big-endian, so a trace of
  * the fabric shows real CM traffic; the private data field always travels whole, and the receiver
- * reports all of it, as the kernel's CM does.
+ * reports all of it, as the kernel's CM does. The fields are read and written only through their
+ * declarations in {@link CmFields}.
  */
 final class CmMad {
-    static final int SIZE = 256;
-    static final int REQ = 0x10, REJ = 0x12, REP = 0x13, RTU = 0x14, DREQ = 0x15, DREP = 0x16, SIDR_REQ = 0x17,
-            SIDR_REP = 0x18;
+    static final int SIZE = Mad.SIZE, CLASS_VERSION = 2;
+    static final int REQ = Req.ATTR, REJ = Rej.ATTR, REP = Rep.ATTR, RTU = Rtu.ATTR, DREQ = Dreq.ATTR, DREP = Drep.ATTR,
+            SIDR_REQ = SidrReq.ATTR, SIDR_REP = SidrRep.ATTR;
     /** REJ reasons (IB spec table 112) the CM gives. */
     static final int REJ_TIMEOUT = 1, REJ_INVALID_SERVICE_ID = 8, REJ_CONSUMER_DEFINED = 28;
     /** SIDR_REP status: the service is not there, or it was refused. */
     static final int SIDR_UNSUPPORTED = 1, SIDR_REJECT = 2;
     /** The CM response timeout the REQ carries (4.096 us x 2^20), as the kernel's RDMA CM sends it. */
     static final int CM_RESPONSE_TIMEOUT = 20;
+    /** REQ's MaxCMRetries, as the kernel's CM sends it. */
+    static final int MAX_CM_RETRIES = 15;
+    /** REQ's Transport Service Type: RC, UC, or 3 with Extended Transport Type 1, XRC (IBA table 106). */
+    static final int TRANSPORT_RC = 0, TRANSPORT_UC = 1, TRANSPORT_XRC = 3, EXTENDED_XRC = 1;
 
     int attr;
     long tid;
@@ -36,149 +48,180 @@ final class CmMad {
 
     CmMad(int attr) { this.attr = attr; }
 
-    /** Where a message's private data starts in the MAD, and its size. */
-    static int privateOffset(int attr) {
-        return switch (attr) {
-            case REQ -> 164;
-            case REP -> 60;
-            case RTU, DREP -> 32;
-            case REJ -> 108;
-            case DREQ -> 36;
-            case SIDR_REQ -> 40;
-            case SIDR_REP -> 120;
-            default -> throw new IllegalArgumentException("CM attribute 0x" + Integer.toHexString(attr));
-        };
-    }
-
-    static int privateSize(int attr) { return SIZE - privateOffset(attr); }
+    /** The private data's size in message {@code attr}: what its fields leave of the MAD. */
+    static int privateSize(int attr) { return CmFields.of(attr).privateData().size(); }
 
     static String name(int attr) {
-        return switch (attr) {
-            case REQ -> "REQ";
-            case REJ -> "REJ";
-            case REP -> "REP";
-            case RTU -> "RTU";
-            case DREQ -> "DREQ";
-            case DREP -> "DREP";
-            case SIDR_REQ -> "SIDR_REQ";
-            case SIDR_REP -> "SIDR_REP";
-            default -> "0x" + Integer.toHexString(attr);
-        };
+        for (CmFields.Message m : CmFields.all()) if (m.attr == attr) return m.name;
+        return "0x" + Integer.toHexString(attr);
     }
 
     byte[] encode() {
-        ByteBuffer b = ByteBuffer.allocate(SIZE);
-        b.put(0, (byte) 1).put(1, (byte) 0x07).put(2, (byte) 2).put(3, (byte) 0x03);
-        b.putLong(8, tid).putShort(16, (short) attr);
+        CmFields.Message message = CmFields.of(attr);
+        byte[] b = Mad.request(Mad.CLASS_CM, CLASS_VERSION, Mad.SEND, tid, attr, 0);
         switch (attr) {
-            case REQ -> {
-                b.putInt(24, localComm).putLong(32, serviceId).putLong(40, caGuid).putInt(52, qkey);
-                b.putInt(56, qpn << 8 | respRes & 0xff).putInt(60, initDepth & 0xff);
-                b.putInt(64, CM_RESPONSE_TIMEOUT << 3 | (xrc ? 3 : uc ? 1 : 0) << 1);
-                b.putInt(68, psn << 8 | CM_RESPONSE_TIMEOUT << 3 | retry & 7);
-                b.putInt(72, pkey << 16 | (mtu & 0xf) << 12 | (rnrRetry & 7) << 8 | 15 << 4 | (srq ? 1 : 0) << 3
-                        | (xrc ? 1 : 0));
-                b.putShort(76, (short) localLid).putShort(78, (short) remoteLid);
-                b.put(119, (byte) (ackTimeout << 3));
+            case REQ -> encodeReq(b);
+            case REP -> encodeRep(b);
+            case RTU -> {
+                Rtu.LOCAL_COMM_ID.put(b, localComm);
+                Rtu.REMOTE_COMM_ID.put(b, remoteComm);
             }
-            case REP -> {
-                b.putInt(24, localComm).putInt(28, remoteComm).putInt(32, qkey).putInt(36, qpn << 8)
-                        .putInt(44, psn << 8);
-                b.put(48, (byte) respRes).put(49, (byte) initDepth);
-                b.put(51, (byte) ((rnrRetry & 7) << 5 | (srq ? 1 : 0) << 4)).putLong(52, caGuid);
+            case DREP -> {
+                Drep.LOCAL_COMM_ID.put(b, localComm);
+                Drep.REMOTE_COMM_ID.put(b, remoteComm);
             }
-            case RTU, DREP -> b.putInt(24, localComm).putInt(28, remoteComm);
-            case REJ -> b.putInt(24, localComm).putInt(28, remoteComm).put(32, (byte) (status << 6))
-                    .putShort(34, (short) reason);
-            case DREQ -> b.putInt(24, localComm).putInt(28, remoteComm).putInt(32, qpn << 8);
-            case SIDR_REQ -> b.putInt(24, localComm).putShort(28, (short) pkey).putLong(32, serviceId);
-            case SIDR_REP -> b.putInt(24, remoteComm).put(28, (byte) this.status).putInt(32, qpn << 8)
-                    .putLong(36, serviceId).putInt(44, qkey);
+            case REJ -> {
+                Rej.LOCAL_COMM_ID.put(b, localComm);
+                Rej.REMOTE_COMM_ID.put(b, remoteComm);
+                Rej.MESSAGE_REJECTED.put(b, status);
+                Rej.REASON.put(b, reason);
+            }
+            case DREQ -> {
+                Dreq.LOCAL_COMM_ID.put(b, localComm);
+                Dreq.REMOTE_COMM_ID.put(b, remoteComm);
+                Dreq.REMOTE_QPN_EECN.put(b, qpn);
+            }
+            case SIDR_REQ -> {
+                SidrReq.REQUESTID.put(b, localComm);
+                SidrReq.PARTITION_KEY.put(b, pkey);
+                SidrReq.SERVICEID.put(b, serviceId);
+            }
+            case SIDR_REP -> {
+                SidrRep.REQUESTID.put(b, remoteComm);
+                SidrRep.STATUS.put(b, status);
+                SidrRep.QPN.put(b, qpn);
+                SidrRep.SERVICEID.put(b, serviceId);
+                SidrRep.Q_KEY.put(b, qkey);
+            }
             default -> throw new IllegalArgumentException("CM attribute 0x" + Integer.toHexString(attr));
         }
-        b.put(privateOffset(attr), priv, 0, Math.min(priv.length, privateSize(attr)));
-        return b.array();
+        message.privateData().putBytes(b, priv);
+        return b;
+    }
+
+    /**
+     * A REQ: the sender's QP, its starting PSN and choices, the primary path's LIDs. The CM response
+     * timeouts, the retries of the CM's own and an XRC initiator's transport types are the kernel's.
+     */
+    private void encodeReq(byte[] b) {
+        Req.LOCAL_COMM_ID.put(b, localComm);
+        Req.SERVICE_ID.put(b, serviceId);
+        Req.LOCAL_CA_GUID.put(b, caGuid);
+        Req.LOCAL_Q_KEY.put(b, qkey);
+        Req.LOCAL_QPN.put(b, qpn);
+        Req.RESPONDER_RESOURCES.put(b, respRes);
+        Req.INITIATOR_DEPTH.put(b, initDepth);
+        Req.REMOTE_CM_RESPONSE_TIMEOUT.put(b, CM_RESPONSE_TIMEOUT);
+        Req.TRANSPORT_SERVICE_TYPE.put(b, xrc ? TRANSPORT_XRC : uc ? TRANSPORT_UC : TRANSPORT_RC);
+        Req.STARTING_PSN.put(b, psn);
+        Req.LOCAL_CM_RESPONSE_TIMEOUT.put(b, CM_RESPONSE_TIMEOUT);
+        Req.RETRY_COUNT.put(b, retry);
+        Req.PARTITION_KEY.put(b, pkey);
+        Req.PATH_PACKET_PAYLOAD_MTU.put(b, mtu);
+        Req.RNR_RETRY_COUNT.put(b, rnrRetry);
+        Req.MAX_CM_RETRIES.put(b, MAX_CM_RETRIES);
+        Req.SRQ.put(b, srq ? 1 : 0);
+        Req.EXTENDED_TRANSPORT_TYPE.put(b, xrc ? EXTENDED_XRC : 0);
+        Req.PRIMARY_LOCAL_PORT_LID.put(b, localLid);
+        Req.PRIMARY_REMOTE_PORT_LID.put(b, remoteLid);
+        Req.PRIMARY_LOCAL_ACK_TIMEOUT.put(b, ackTimeout);
+    }
+
+    /** A REP: the passive side's QP, its PSN and choices. */
+    private void encodeRep(byte[] b) {
+        Rep.LOCAL_COMM_ID.put(b, localComm);
+        Rep.REMOTE_COMM_ID.put(b, remoteComm);
+        Rep.LOCAL_Q_KEY.put(b, qkey);
+        Rep.LOCAL_QPN.put(b, qpn);
+        Rep.STARTING_PSN.put(b, psn);
+        Rep.RESPONDER_RESOURCES.put(b, respRes);
+        Rep.INITIATOR_DEPTH.put(b, initDepth);
+        Rep.RNR_RETRY_COUNT.put(b, rnrRetry);
+        Rep.SRQ.put(b, srq ? 1 : 0);
+        Rep.LOCAL_CA_GUID.put(b, caGuid);
     }
 
     /** The message in {@code mad}; IllegalArgumentException if it is not a CM MAD this CM knows. */
     static CmMad decode(byte[] mad) {
-        ByteBuffer b = ByteBuffer.wrap(mad);
-        if (mad.length < SIZE || b.get(1) != 0x07 || b.get(2) != 2)
-            throw new IllegalArgumentException("not a CM MAD (class 0x" + Integer.toHexString(b.get(1) & 0xff) + ")");
-        CmMad m = new CmMad(b.getShort(16) & 0xffff);
-        m.tid = b.getLong(8);
+        if (mad.length < SIZE || Mad.mgmtClass(mad) != Mad.CLASS_CM || Mad.classVersion(mad) != CLASS_VERSION)
+            throw new IllegalArgumentException("not a CM MAD (class 0x" + Integer.toHexString(Mad.mgmtClass(mad))
+                    + ")");
+        CmMad m = new CmMad(Mad.attr(mad));
+        CmFields.Message message = CmFields.of(m.attr);
+        m.tid = Mad.tid(mad);
         switch (m.attr) {
-            case REQ -> decodeReq(b, m);
-            case REP -> decodeRep(b, m);
-            case RTU, DREP -> {
-                m.localComm = b.getInt(24);
-                m.remoteComm = b.getInt(28);
+            case REQ -> m.decodeReq(mad);
+            case REP -> m.decodeRep(mad);
+            case RTU -> {
+                m.localComm = Rtu.LOCAL_COMM_ID.u32(mad);
+                m.remoteComm = Rtu.REMOTE_COMM_ID.u32(mad);
+            }
+            case DREP -> {
+                m.localComm = Drep.LOCAL_COMM_ID.u32(mad);
+                m.remoteComm = Drep.REMOTE_COMM_ID.u32(mad);
             }
             case REJ -> {
-                m.localComm = b.getInt(24);
-                m.remoteComm = b.getInt(28);
-                m.status = (b.get(32) & 0xff) >>> 6;
-                m.reason = b.getShort(34) & 0xffff;
+                m.localComm = Rej.LOCAL_COMM_ID.u32(mad);
+                m.remoteComm = Rej.REMOTE_COMM_ID.u32(mad);
+                m.status = Rej.MESSAGE_REJECTED.u32(mad);
+                m.reason = Rej.REASON.u32(mad);
             }
             case DREQ -> {
-                m.localComm = b.getInt(24);
-                m.remoteComm = b.getInt(28);
-                m.qpn = b.getInt(32) >>> 8;
+                m.localComm = Dreq.LOCAL_COMM_ID.u32(mad);
+                m.remoteComm = Dreq.REMOTE_COMM_ID.u32(mad);
+                m.qpn = Dreq.REMOTE_QPN_EECN.u32(mad);
             }
             case SIDR_REQ -> {
-                m.localComm = b.getInt(24);
-                m.pkey = b.getShort(28) & 0xffff;
-                m.serviceId = b.getLong(32);
+                m.localComm = SidrReq.REQUESTID.u32(mad);
+                m.pkey = SidrReq.PARTITION_KEY.u32(mad);
+                m.serviceId = SidrReq.SERVICEID.get(mad);
             }
             case SIDR_REP -> {
-                m.remoteComm = b.getInt(24);
-                m.status = b.get(28) & 0xff;
-                m.qpn = b.getInt(32) >>> 8;
-                m.serviceId = b.getLong(36);
-                m.qkey = b.getInt(44);
+                m.remoteComm = SidrRep.REQUESTID.u32(mad);
+                m.status = SidrRep.STATUS.u32(mad);
+                m.qpn = SidrRep.QPN.u32(mad);
+                m.serviceId = SidrRep.SERVICEID.get(mad);
+                m.qkey = SidrRep.Q_KEY.u32(mad);
             }
             default -> throw new IllegalArgumentException("CM attribute 0x" + Integer.toHexString(m.attr));
         }
-        int off = privateOffset(m.attr);
-        m.priv = Arrays.copyOfRange(mad, off, SIZE);
+        m.priv = message.privateData().bytes(mad);
         return m;
     }
 
-    /** A REQ's fields: the sender's QP, its starting PSN and choices, the path. */
-    private static void decodeReq(ByteBuffer b, CmMad m) {
-        m.localComm = b.getInt(24);
-        m.serviceId = b.getLong(32);
-        m.caGuid = b.getLong(40);
-        m.qkey = b.getInt(52);
-        m.qpn = b.getInt(56) >>> 8;
-        m.respRes = b.get(59) & 0xff;
-        m.initDepth = b.get(63) & 0xff;
-        m.uc = (b.getInt(64) >>> 1 & 3) == 1;
-        m.xrc = (b.getInt(64) >>> 1 & 3) == 3 && (b.get(75) & 7) == 1;
-        m.psn = b.getInt(68) >>> 8;
-        m.retry = b.getInt(68) & 7;
-        int w = b.getInt(72);
-        m.pkey = w >>> 16;
-        m.mtu = w >>> 12 & 0xf;
-        m.rnrRetry = w >>> 8 & 7;
-        m.srq = (w >>> 3 & 1) != 0;
-        m.localLid = b.getShort(76) & 0xffff;
-        m.remoteLid = b.getShort(78) & 0xffff;
-        m.ackTimeout = (b.get(119) & 0xff) >>> 3;
+    private void decodeReq(byte[] b) {
+        localComm = Req.LOCAL_COMM_ID.u32(b);
+        serviceId = Req.SERVICE_ID.get(b);
+        caGuid = Req.LOCAL_CA_GUID.get(b);
+        qkey = Req.LOCAL_Q_KEY.u32(b);
+        qpn = Req.LOCAL_QPN.u32(b);
+        respRes = Req.RESPONDER_RESOURCES.u32(b);
+        initDepth = Req.INITIATOR_DEPTH.u32(b);
+        int transport = Req.TRANSPORT_SERVICE_TYPE.u32(b);
+        uc = transport == TRANSPORT_UC;
+        xrc = transport == TRANSPORT_XRC && Req.EXTENDED_TRANSPORT_TYPE.u32(b) == EXTENDED_XRC;
+        psn = Req.STARTING_PSN.u32(b);
+        retry = Req.RETRY_COUNT.u32(b);
+        pkey = Req.PARTITION_KEY.u32(b);
+        mtu = Req.PATH_PACKET_PAYLOAD_MTU.u32(b);
+        rnrRetry = Req.RNR_RETRY_COUNT.u32(b);
+        srq = Req.SRQ.u32(b) != 0;
+        localLid = Req.PRIMARY_LOCAL_PORT_LID.u32(b);
+        remoteLid = Req.PRIMARY_REMOTE_PORT_LID.u32(b);
+        ackTimeout = Req.PRIMARY_LOCAL_ACK_TIMEOUT.u32(b);
     }
 
-    /** A REP's fields: the passive side's QP, its PSN and choices. */
-    private static void decodeRep(ByteBuffer b, CmMad m) {
-        m.localComm = b.getInt(24);
-        m.remoteComm = b.getInt(28);
-        m.qkey = b.getInt(32);
-        m.qpn = b.getInt(36) >>> 8;
-        m.psn = b.getInt(44) >>> 8;
-        m.respRes = b.get(48) & 0xff;
-        m.initDepth = b.get(49) & 0xff;
-        m.rnrRetry = (b.get(51) & 0xff) >>> 5;
-        m.srq = (b.get(51) >>> 4 & 1) != 0;
-        m.caGuid = b.getLong(52);
+    private void decodeRep(byte[] b) {
+        localComm = Rep.LOCAL_COMM_ID.u32(b);
+        remoteComm = Rep.REMOTE_COMM_ID.u32(b);
+        qkey = Rep.LOCAL_Q_KEY.u32(b);
+        qpn = Rep.LOCAL_QPN.u32(b);
+        psn = Rep.STARTING_PSN.u32(b);
+        respRes = Rep.RESPONDER_RESOURCES.u32(b);
+        initDepth = Rep.INITIATOR_DEPTH.u32(b);
+        rnrRetry = Rep.RNR_RETRY_COUNT.u32(b);
+        srq = Rep.SRQ.u32(b) != 0;
+        caGuid = Rep.LOCAL_CA_GUID.get(b);
     }
 
     @Override public String toString() { return name(attr) + "(comm " + localComm + "/" + remoteComm + ")"; }

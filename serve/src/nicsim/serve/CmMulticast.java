@@ -110,16 +110,16 @@ final class CmMulticast {
 
     private static boolean mine(byte[] resp, Join j) {
         ByteBuffer e = CmAbi.le(resp);
-        int ev = e.getInt(12);
-        return (ev == MULTICAST_JOIN || ev == MULTICAST_ERROR) && e.getInt(8) == j.handle;
+        int ev = CmLayout.EventResp.EVENT.u32(e);
+        return (ev == MULTICAST_JOIN || ev == MULTICAST_ERROR) && CmLayout.EventResp.ID.u32(e) == j.handle;
     }
 
     /** An event handed to the program: a join's counts toward what LEAVE_MCAST reports. */
     void handedOut(byte[] resp) {
         ByteBuffer e = CmAbi.le(resp);
-        int ev = e.getInt(12);
+        int ev = CmLayout.EventResp.EVENT.u32(e);
         if (ev != MULTICAST_JOIN && ev != MULTICAST_ERROR) return;
-        Join j = joins.get(e.getInt(8));
+        Join j = joins.get(CmLayout.EventResp.ID.u32(e));
         if (j != null) j.reported++;
     }
 

@@ -20,9 +20,8 @@ import nicsim.verbs.VerbsException;
  * kernel's, as serve's RDMA CM agents' QPs are (the kernel's CM owns QP1 so): pid 0. Usage counts
  * are computed as the kernel's are for these kinds: a CQ's QPs, a PD's QPs and MRs. Simulator thread.
  *
- * <p>The reply: u32 QP count, then per QP qpn, type, state, pd, dest qpn, sq psn, rq psn, pid
- * (u32 each); u32 CQ count, then cqn, cqe, users, pid; u32 MR count, then key, pd (u32), start,
- * length (u64), pid (u32); u32 PD count, then pdn, users, pid.
+ * <p>The reply: per kind, a u32 count and that many rows, each a record of {@link WireLayout}
+ * (ResQp, ResCq, ResMr, ResPd), from which the C side's structs are generated.
  */
 final class RdmaResources {
     private RdmaResources() {}
@@ -35,23 +34,25 @@ final class RdmaResources {
         Map<Long, Integer> cqUsers = new HashMap<>(), pdUsers = new HashMap<>();
         Wire.Out out = new Wire.Out().u32(r.qps().size());
         for (Resources.QpRow q : r.qps()) {
-            out.u32((int) q.qpn()).u32(q.type()).u32(q.state()).u32((int) q.pd()).u32((int) q.destQpn())
-                    .u32(q.sqPsn()).u32(q.rqPsn()).u32(o.qps.getOrDefault(q.qpn(), 0));
+            out.put(new WireLayout.ResQp((int) q.qpn(), q.type(), q.state(), (int) q.pd(), (int) q.destQpn(), q.sqPsn(),
+                    q.rqPsn(), o.qps.getOrDefault(q.qpn(), 0)));
             cqUsers.merge(q.scqn(), 1, Integer::sum);
             if (q.rcqn() != q.scqn()) cqUsers.merge(q.rcqn(), 1, Integer::sum);
             pdUsers.merge(q.pd(), 1, Integer::sum);
         }
         out.u32(r.cqs().size());
         for (Resources.CqRow c : r.cqs())
-            out.u32((int) c.cqn()).u32(c.cqe()).u32(cqUsers.getOrDefault(c.cqn(), 0))
-                    .u32(o.cqs.getOrDefault(c.cqn(), 0));
+            out.put(new WireLayout.ResCq((int) c.cqn(), c.cqe(), cqUsers.getOrDefault(c.cqn(), 0),
+                    o.cqs.getOrDefault(c.cqn(), 0)));
         out.u32(r.mrs().size());
         for (Resources.MrRow m : r.mrs()) {
-            out.u32((int) m.key()).u32((int) m.pd()).u64(m.start()).u64(m.length()).u32(o.mrs.getOrDefault(m.key(), 0));
+            out.put(new WireLayout.ResMr((int) m.key(), (int) m.pd(), m.start(), m.length(),
+                    o.mrs.getOrDefault(m.key(), 0)));
             pdUsers.merge(m.pd(), 1, Integer::sum);
         }
         out.u32(r.pds().size());
-        for (long pd : r.pds()) out.u32((int) pd).u32(pdUsers.getOrDefault(pd, 0)).u32(o.pds.getOrDefault(pd, 0));
+        for (long pd : r.pds())
+            out.put(new WireLayout.ResPd((int) pd, pdUsers.getOrDefault(pd, 0), o.pds.getOrDefault(pd, 0)));
         return out;
     }
 

@@ -210,6 +210,18 @@ final class WireLayout {
     /** RDMA_RES, RDMA_STAT: the node whose adapter is asked about. */
     record NodeRequest(int node) {}
 
+    /**
+     * RDMA_RES's reply, per kind a u32 count and the rows: a QP (its type and state in the verbs' numbers), a CQ,
+     * an MR (by its key) and a PD; users counts what holds the object, pid its owner (0: the kernel's).
+     */
+    record ResQp(int qpn, int type, int state, int pd, int destQpn, int sqPsn, int rqPsn, int pid) {}
+
+    record ResCq(int cqn, int cqe, int users, int pid) {}
+
+    record ResMr(int key, int pd, long start, long length, int pid) {}
+
+    record ResPd(int pdn, int users, int pid) {}
+
     /** One context of CONTEXTS' reply (u32 n, n of these): its session, opener, command file there, node. */
     record ContextEntry(int session, int pid, int cmdFd, int node) {}
 
@@ -317,8 +329,10 @@ final class WireLayout {
             case CHANNEL -> new Message(EventFileRequest.class, null, "request: ChannelNumber; the reply, once, "
                     + "before events written as uverbs writes them");
             case CONTEXTS -> new Message(null, null, "reply: u32 n, n ContextEntry");
-            case RDMA_RES, RDMA_STAT -> new Message(NodeRequest.class, null, "reply: the node's objects or "
-                    + "counters, as RdmaResources writes them");
+            case RDMA_RES -> new Message(NodeRequest.class, null, "reply: u32 n, n ResQp; u32 n, n ResCq; "
+                    + "u32 n, n ResMr; u32 n, n ResPd");
+            case RDMA_STAT -> new Message(NodeRequest.class, null, "reply: u32 n, n counters, each its name "
+                    + "(u32 length, bytes) and u64 value");
             case CM_EVENTS -> new Message(CmEventsRequest.class, null, "no reply: a byte per event ready");
             case CM_CMD -> new Message(CmCommand.class, null, "request: in bytes, the kernel's struct rdma_ucm_* "
                     + "(CmLayout), then SET_OPTION's OptionLength and value, MIGRATE_ID's source ChannelNumber; reply: "
@@ -361,7 +375,8 @@ final class WireLayout {
             ConfigWrite.class, BarAccess.class, MmioReadStatus.class, DmaMapRequest.class, Iova.class,
             PciWaitRequest.class, Interrupts.class, PostedRingRequest.class, CqChannelRequest.class,
             UctxImportRequest.class, UctxImportReply.class, UctxCmdRequest.class, UmadCommand.class, UmadRegister.class,
-            UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, ContextEntry.class,
+            UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, ResQp.class, ResCq.class,
+            ResMr.class, ResPd.class, ContextEntry.class,
             EventFileRequest.class, ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class,
             HelloRequest.class, OpenArgument.class, Opened.class, JoinRequest.class, PciOpenRequest.class,
             PciOpenReply.class, UmadOpenRequest.class, CmOpenRequest.class);
