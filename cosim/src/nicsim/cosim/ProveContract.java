@@ -169,7 +169,8 @@ public final class ProveContract {
         List<Port> ports = ports(wires);
         StringBuilder b = new StringBuilder();
         List<Property> props = new ArrayList<>();
-        b.append("// ").append(block).append("'s port contract (docs/blocks.md), written by nicsim.cosim.ProveContract\n");
+        b.append("// ").append(block)
+                .append("'s port contract (docs/blocks.md), written by nicsim.cosim.ProveContract\n");
         b.append("module ").append(TOP).append(" (\n  input clk,\n  input reset");
         for (PortWires.Wire w : wires)
             if (w.input()) {
@@ -177,7 +178,8 @@ public final class ProveContract {
                 b.append(",\n  input ").append(bits).append(w.name());
             }
         b.append("\n);\n");
-        for (PortWires.Wire w : wires) if (!w.input()) b.append("  wire ").append(range(w)).append(w.name()).append(";\n");
+        for (PortWires.Wire w : wires) if (!w.input()) b.append("  wire ").append(range(w)).append(w.name())
+                .append(";\n");
         b.append("  ").append(dut).append(" dut (\n    .clk(clk),\n    .reset(reset)");
         for (PortWires.Wire w : wires)
             b.append(",\n    .").append(w.name()).append('(').append(reduced && narrowed(block, w)
@@ -190,9 +192,11 @@ public final class ProveContract {
         b.append("  always @(posedge clk) f_run <= !reset;\n\n");
         for (Port p : ports) {
             if (p.input() && p.ready() != null) {
-                b.append("  // driver of ").append(p.name()).append(": valid holds until it fires, payload stable meanwhile\n");
+                b.append("  // driver of ").append(p.name())
+                        .append(": valid holds until it fires, payload stable meanwhile\n");
                 b.append("  always @(posedge clk) if (f_run && $past(").append(p.valid().name()).append(" && !")
-                        .append(p.ready().name()).append(")) begin\n    assume(").append(p.valid().name()).append(");\n");
+                        .append(p.ready().name()).append(")) begin\n    assume(").append(p.valid().name())
+                        .append(");\n");
                 if (!p.payload().isEmpty())
                     b.append("    assume(").append(cat(p)).append(" == $past(").append(cat(p)).append("));\n");
                 b.append("  end\n");

@@ -28,7 +28,10 @@ final class Program {
     final java.util.Map<Integer, Object> cmCommands = new java.util.HashMap<>(2);
     /** The adapters it drives as PCI functions (libnicsim), by the number of the socket it reaches each through. */
     final java.util.Map<Integer, PciDevice> devices = new java.util.HashMap<>(1);
-    /** Wall time of its last request; whether that request was answered (so the program runs on) rather than left waiting. */
+    /**
+     * Wall time of its last request; whether that request was answered (so the program runs on) rather than left
+     * waiting.
+     */
     long lastRequestNanos = System.nanoTime();
     boolean answered;
     /**

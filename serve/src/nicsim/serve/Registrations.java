@@ -24,7 +24,10 @@ final class Registrations {
 
     Registrations(Host host) { this.host = host; }
 
-    /** A window over the program's pages under {@code [addr, addr + length)}: its physical base, and the translation into it. */
+    /**
+     * A window over the program's pages under {@code [addr, addr + length)}: its physical base, and the translation
+     * into it.
+     */
     private record Window(long pa, long bytes, LongUnaryOperator translate) {}
 
     /** The window's range is simulated memory no longer, and its physical addresses go back. */

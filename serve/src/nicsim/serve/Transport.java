@@ -28,7 +28,10 @@ final class Transport implements AutoCloseable {
     /** Bytes a program may leave unread before it is cut off. */
     static final int MAX_BACKLOG = 64 << 20;
 
-    /** A message from a connection; a null op means the connection ended (a null body) or broke the framing (the body says how). */
+    /**
+     * A message from a connection; a null op means the connection ended (a null body) or broke the framing (the body
+     * says how).
+     */
     record Request(Connection from, Wire.Op op, int rawOp, byte[] body) {}
 
     private final ServerSocketChannel listener;
@@ -196,7 +199,8 @@ final class Transport implements AutoCloseable {
                             if (k.isValid() && k.isReadable()) read(k, c);
                         }
                     } catch (java.nio.channels.CancelledKeyException e) {
-                        // the connection closed under us (its program gone, or serve closing it): its end is already in the inbox
+                        // the connection closed under us (its program gone, or serve closing it): its end is already in
+                        // the inbox
                     }
                 }
             }
@@ -215,7 +219,10 @@ final class Transport implements AutoCloseable {
         ch.register(selector, SelectionKey.OP_READ, c);
     }
 
-    /** Reads what is there; each whole message goes to the inbox. The connection's end (or broken framing) goes there last. */
+    /**
+     * Reads what is there; each whole message goes to the inbox. The connection's end (or broken framing) goes there
+     * last.
+     */
     private void read(SelectionKey k, Connection c) {
         try {
             while (true) {

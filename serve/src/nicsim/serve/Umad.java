@@ -161,7 +161,9 @@ final class Umad {
         programLeft.accept(f.program);
     }
 
-    /** UMAD_CMD: REGISTER (qp, class, version, methods), UNREGISTER (agent), SEND (agent, timeout, retries, route, MAD). */
+    /**
+     * UMAD_CMD: REGISTER (qp, class, version, methods), UNREGISTER (agent), SEND (agent, timeout, retries, route, MAD).
+     */
     Wire.Out command(Connection c, Wire.In in) {
         File f = byConnection.get(c);
         if (f == null || f.commands != c)

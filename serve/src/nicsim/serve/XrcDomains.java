@@ -35,7 +35,10 @@ final class XrcDomains {
 
     XrcDomains(Host host) { this.host = host; }
 
-    /** The domain of file {@code (dev, ino)}: joined, or made when O_CREAT says so (as the kernel: EINVAL otherwise, or with O_EXCL if it exists). */
+    /**
+     * The domain of file {@code (dev, ino)}: joined, or made when O_CREAT says so (as the kernel: EINVAL otherwise, or
+     * with O_EXCL if it exists).
+     */
     Shared open(long dev, long ino, int oflags) {
         List<Long> file = List.of(dev, ino);
         Shared s = byFile.get(file);
@@ -52,13 +55,19 @@ final class XrcDomains {
         return s;
     }
 
-    /** One program's close of {@code s}: the last close frees the domain, unless something still uses it (EBUSY, and it stays held). */
+    /**
+     * One program's close of {@code s}: the last close frees the domain, unless something still uses it (EBUSY, and it
+     * stays held).
+     */
     void close(Shared s) {
         if (s.opens == 1) s.xrcd.close(); // throws EBUSY while an XRC SRQ or target QP still uses it
         release(s);
     }
 
-    /** A hold given up without asking (the program left): the domain goes with the last hold if nothing uses it any more. */
+    /**
+     * A hold given up without asking (the program left): the domain goes with the last hold if nothing uses it any
+     * more.
+     */
     void release(Shared s) {
         if (--s.opens > 0) return;
         byFile.remove(s.file);

@@ -484,11 +484,14 @@ final class BenchCommand implements Callable<Integer> {
         return String.format("%.2f-%.2fx", lo, hi);
     }
 
-    /** Hosts apart on threads: pairs_write_bw on 1 thread and on every core, side by side, and the machine's ceiling. */
+    /**
+     * Hosts apart on threads: pairs_write_bw on 1 thread and on every core, side by side, and the machine's ceiling.
+     */
     private void threads(StringBuilder md) {
         int cores = Runtime.getRuntime().availableProcessors(), iters = quick ? 50 : 300;
         System.err.println("bench: hosts apart on threads ...");
-        md.append("\n### Hosts apart on threads (pairs_write_bw, 64 KiB writes, ").append(iters).append(" a pair; each host a simulator of its own, ")
+        md.append("\n### Hosts apart on threads (pairs_write_bw, 64 KiB writes, ").append(iters)
+                .append(" a pair; each host a simulator of its own, ")
                 .append("run side by side in windows of one link latency; 3 rounds, each running every thread count once; "
                         + "wall time the best of the rounds')\n\n")
                 .append("| nodes | threads | wall (s) | speedup over 1 thread | windows | output, counters and end time |\n|---:|---:|---:|---:|---:|---|\n");
@@ -516,7 +519,8 @@ final class BenchCommand implements Callable<Integer> {
         }
         double[] jni = BlockSpeed.jniCost(p);
         double[] nat = BlockSpeed.nativeCost(p);
-        md.append("## Simulated adapter cycles per second, per block\n\nProfile ").append(p.name()).append(", ").append(cycles)
+        md.append("## Simulated adapter cycles per second, per block\n\nProfile ").append(p.name()).append(", ")
+                .append(cycles)
                 .append(" cycles per block.\n\n");
         md.append("| block | Java twin (cycles/s) | Verilated RTL via SpinalSim's JNI (cycles/s) | Java / RTL | RTL via nicsim's batched binding (cycles/s) | RTL ports poked / peeked per cycle |\n|---|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("blocks.csv")))) {

@@ -146,7 +146,8 @@ final class RunCommand implements Callable<Integer> {
         Options o = Options.defaults().with(set -> set.size(size != null ? size : 0).allSizes(allSizes)
                 .iters(iters != null ? iters : 0).qps(qps).mtu(m)
                 .txDepth(txDepth).mrs(mrs).scatterToCqe(scatterToCqe).ud(connection.equals("UD")));
-        if (!rtlBlocks.isEmpty()) Cluster.builder().rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
+        if (!rtlBlocks.isEmpty()) Cluster.builder()
+                .rtl(rtlBlocks); // refuses blocks that cannot run in a system before any work
         Peers peers = mpi ? Ranks.start(workloads, rtlBlocks, wave, timeline) : null;
         ranks = peers;
         int failures = 0;

@@ -34,7 +34,8 @@ class LockstepTest {
     void wqeFetcherAgreesWithItsRtlFor100kCycles() {
         Lockstep.Result r = CosimRun.run(CX, "wqe", 100_000, 4, null);
         assertEquals(0, r.divergences(), () -> r.divergence().orElseThrow().toString());
-        // about 20,000 WQEBBs: the stimulus spends much of its time moving QPs round the table and stopping them on errors
+        // about 20,000 WQEBBs: the stimulus spends much of its time moving QPs round the table and stopping them on
+        // errors
         assertTrue(r.transfers().get("io_wqe") > 15_000, r.transfers().toString());
         assertTrue(r.transfers().get("io_dropped") > 100, r.transfers().toString());
         // every way a WQE or a fetch can fail happened, and still the twins agreed
@@ -82,7 +83,8 @@ class LockstepTest {
         BlockPairs.Pair real = BlockPairs.get(CX, "doorbell");
         BlockPairs.Pair bug = new BlockPairs.Pair("doorbell", real.rtlName(), real.rtl(), d -> new DoorbellDecoder(d, buggy), real.stimulus());
         Lockstep.Result r = CosimRun.run(bug, CX, 100_000, 3, dir);
-        Lockstep.Divergence d = r.divergence().orElseThrow(() -> new AssertionError("a FIFO one entry short went unnoticed"));
+        Lockstep.Divergence d = r.divergence()
+                .orElseThrow(() -> new AssertionError("a FIFO one entry short went unnoticed"));
         assertTrue(d.wire().startsWith("io_"), d.toString());
         assertEquals(d.cycle() + 1, r.cycles(), "the run stops at the first divergence");
         assertTrue(d.toString().contains("cycle " + d.cycle()) && d.toString().contains("seed 3"), d.toString());

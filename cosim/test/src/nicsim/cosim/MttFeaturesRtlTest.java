@@ -36,7 +36,10 @@ import org.junit.jupiter.api.Test;
  * picoseconds and counters of the model alone.
  */
 class MttFeaturesRtlTest {
-    /** What a run ends with: node 0's matrix and on-demand region, node 1's received and read-back bytes, the time, the counters. */
+    /**
+     * What a run ends with: node 0's matrix and on-demand region, node 1's received and read-back bytes, the time, the
+     * counters.
+     */
     record Outcome(List<byte[]> bytes, long picos, Map<String, Long> counters, long rtlEdges) {}
 
     static Outcome run(Set<String> rtl) {
@@ -101,7 +104,8 @@ class MttFeaturesRtlTest {
     @Test
     void indirectWalksAndPageFaultsMatchWithTheWalkerInRtl() {
         Outcome model = run(Set.of()), rtl = run(Set.of("mtt"));
-        // the walker's clock stops while it waits for an MTT entry over PCIe: it runs a few hundred edges, not thousands
+        // the walker's clock stops while it waits for an MTT entry over PCIe: it runs a few hundred edges, not
+        // thousands
         assertTrue(rtl.rtlEdges() > 300, "the RTL walker took part: " + rtl.rtlEdges() + " edges");
         assertEquals("indirect gather", new String(rtl.bytes().get(3)));
         byte[] m = rtl.bytes().get(0), back = rtl.bytes().get(2);

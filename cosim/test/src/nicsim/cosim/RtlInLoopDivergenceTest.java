@@ -50,7 +50,8 @@ class RtlInLoopDivergenceTest {
             var r = Workloads.run("write_bw", w, Options.defaults().with(set -> set.iters(200).size(64)),
                     new PrintStream(new ByteArrayOutputStream()));
             assertTrue(r.ok(), r.errors().toString());
-            // batches of 7 leave a partial one at the end: edges() runs it too, so every edge the core clock ran was compared
+            // batches of 7 leave a partial one at the end: edges() runs it too, so every edge the core clock ran was
+            // compared
             assertEquals(w.host(0).adapter.core().edgesRun(), rtl.edges().get("wqe"));
             assertEquals(w.host(0).adapter.core().edgesRun(), rtl.edges().get("doorbell"));
         }

@@ -11,7 +11,10 @@ import nicsim.workloads.Workloads;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Workloads with all of node 0's blocks taken from Verilated RTL give the same bytes, completions and cycles as the model alone. */
+/**
+ * Workloads with all of node 0's blocks taken from Verilated RTL give the same bytes, completions and cycles as the
+ * model alone.
+ */
 class RtlInLoopTest {
     static Result run(String workload, Set<String> rtl, Options o, long[] edges) {
         try (Cluster c = Cluster.builder().nodes(2).profile("cx-gen3x16").seed(2).rtl(rtl).build()) {

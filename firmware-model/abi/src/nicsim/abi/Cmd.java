@@ -23,7 +23,10 @@ public final class Cmd {
     // --- the PCI function
     /** Config-space vendor and device IDs: neither Mellanox's nor EFA's, so tools treat the device generically. */
     public static final int PCI_VENDOR = 0x1de5, PCI_DEVICE = 0x0010;
-    /** BAR0 offset of the MSI-X table (16 bytes an entry), in the initialization page; vector 0 is the async event queue's. */
+    /**
+     * BAR0 offset of the MSI-X table (16 bytes an entry), in the initialization page; vector 0 is the async event
+     * queue's.
+     */
     public static final long REG_MSIX_TABLE = 0x800;
     public static final int MSIX_VECTORS = 64;
 
@@ -43,9 +46,15 @@ public final class Cmd {
      * "interrupt"}, KVIA's scheme: docs/sources.md#kvia-translation).
      */
     public static final long REG_XLATE_VECTOR = 0x28;
-    /** Read, 8 bytes big-endian: the oldest translation miss waiting for the host, bit 63 set, MTT index below; 0 if none. */
+    /**
+     * Read, 8 bytes big-endian: the oldest translation miss waiting for the host, bit 63 set, MTT index below; 0 if
+     * none.
+     */
     public static final long REG_XLATE_MISS = 0x30;
-    /** Write, 16 bytes big-endian: MTT index, then its 8-byte entry: answers the oldest miss, which must have that index. */
+    /**
+     * Write, 16 bytes big-endian: MTT index, then its 8-byte entry: answers the oldest miss, which must have that
+     * index.
+     */
     public static final long REG_XLATE_FILL = 0x38;
     public static final int FW_REV = 0x0001_0000;
 
@@ -188,7 +197,8 @@ public final class Cmd {
 
     /** A single handle: UAR, PD, CQN, QPN or mkey. */
     public record Handle(long handle) {}
-    public static final Layout<Handle> HANDLE = Layout.<Handle>builder("Handle").field("handle", 32, Handle::handle).build(v -> new Handle(v[0]));
+    public static final Layout<Handle> HANDLE = Layout.<Handle>builder("Handle").field("handle", 32, Handle::handle)
+            .build(v -> new Handle(v[0]));
 
     /**
      * What the adapter offers (QUERY_HCA_CAP). {@code bfSize}: the most bytes of a lone WQE a send
@@ -204,8 +214,10 @@ public final class Cmd {
     public static final Layout<HcaCap> HCA_CAP = Layout.<HcaCap>builder("HcaCap")
             .field("maxQp", 32, HcaCap::maxQp).field("maxCq", 32, HcaCap::maxCq).field("maxMkey", 32, HcaCap::maxMkey)
             .field("maxPd", 32, HcaCap::maxPd).field("maxUar", 32, HcaCap::maxUar).field("maxQpWr", 32, HcaCap::maxQpWr)
-            .field("maxCqe", 32, HcaCap::maxCqe).field("maxSge", 32, HcaCap::maxSge).field("maxInline", 32, HcaCap::maxInline)
-            .field("maxMtu", 4, HcaCap::maxMtu).field("lid", 16, HcaCap::lid).field("maxRdAtomic", 8, HcaCap::maxRdAtomic)
+            .field("maxCqe", 32, HcaCap::maxCqe).field("maxSge", 32, HcaCap::maxSge)
+            .field("maxInline", 32, HcaCap::maxInline)
+            .field("maxMtu", 4, HcaCap::maxMtu).field("lid", 16, HcaCap::lid)
+            .field("maxRdAtomic", 8, HcaCap::maxRdAtomic)
             .field("maxMsgSize", 32, HcaCap::maxMsgSize).field("maxDm", 32, HcaCap::maxDm)
             .field("uarBase", 64, HcaCap::uarBase).field("uarPageSize", 32, HcaCap::uarPageSize)
             .field("dmBase", 64, HcaCap::dmBase).field("bfSize", 16, HcaCap::bfSize)
@@ -241,10 +253,13 @@ public final class Cmd {
     /** Multicast groups an adapter holds, and QPs one group takes (max_mcast_grp, max_mcast_qp_attach). */
     public static final int MAX_MCAST_GROUPS = 4096, MAX_MCAST_QP_ATTACH = 240;
 
-    /** ALLOC_DM: {@code length} bytes of device memory aligned to 2^{@code logAlign}; the output handle is their offset. */
+    /**
+     * ALLOC_DM: {@code length} bytes of device memory aligned to 2^{@code logAlign}; the output handle is their offset.
+     */
     public record AllocDm(long length, long logAlign) {}
     public static final Layout<AllocDm> ALLOC_DM_IN = Layout.<AllocDm>builder("AllocDm")
-            .field("length", 32, AllocDm::length).field("logAlign", 6, AllocDm::logAlign).build(v -> new AllocDm(v[0], v[1]));
+            .field("length", 32, AllocDm::length).field("logAlign", 6, AllocDm::logAlign)
+            .build(v -> new AllocDm(v[0], v[1]));
 
     /**
      * INIT_HCA: the async event queue (64-byte EQEs, MSI-X vector 0), the MTT table, the QP context
@@ -256,8 +271,10 @@ public final class Cmd {
         public InitHca(long eqAddr, long eqLogSize, long mttAddr, long mttEntries) { this(eqAddr, eqLogSize, mttAddr, mttEntries, 0, 0); }
     }
     public static final Layout<InitHca> INIT_HCA_IN = Layout.<InitHca>builder("InitHca")
-            .field("eqAddr", 64, InitHca::eqAddr).field("eqLogSize", 5, InitHca::eqLogSize).field("mttAddr", 64, InitHca::mttAddr)
-            .field("mttEntries", 32, InitHca::mttEntries).field("qpcAddr", 64, InitHca::qpcAddr).field("mkcAddr", 64, InitHca::mkcAddr)
+            .field("eqAddr", 64, InitHca::eqAddr).field("eqLogSize", 5, InitHca::eqLogSize)
+            .field("mttAddr", 64, InitHca::mttAddr)
+            .field("mttEntries", 32, InitHca::mttEntries).field("qpcAddr", 64, InitHca::qpcAddr)
+            .field("mkcAddr", 64, InitHca::mkcAddr)
             .build(v -> new InitHca(v[0], v[1], v[2], v[3], v[4], v[5]));
 
     /**
@@ -270,9 +287,11 @@ public final class Cmd {
     /** The translation pages CREATE_MKEY takes: 4 KiB (pageShift 12) to 2 MB (21). */
     public static final int MIN_PAGE_SHIFT = 12, MAX_PAGE_SHIFT = 21;
     public static final Layout<CreateMkey> CREATE_MKEY_IN = Layout.<CreateMkey>builder("CreateMkey")
-            .field("pd", 24, CreateMkey::pd).field("start", 64, CreateMkey::start).field("length", 64, CreateMkey::length)
+            .field("pd", 24, CreateMkey::pd).field("start", 64, CreateMkey::start)
+            .field("length", 64, CreateMkey::length)
             .field("access", 16, CreateMkey::access).field("pageShift", 6, CreateMkey::pageShift)
-            .field("pageOffset", 32, CreateMkey::pageOffset).field("pages", 32, CreateMkey::pages).field("pageList", 64, CreateMkey::pageList)
+            .field("pageOffset", 32, CreateMkey::pageOffset).field("pages", 32, CreateMkey::pages)
+            .field("pageList", 64, CreateMkey::pageList)
             .build(v -> new CreateMkey(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]));
 
     /**
@@ -281,7 +300,8 @@ public final class Cmd {
      */
     public record ReregMkey(long mkey, CreateMkey to) {}
     public static final Layout<ReregMkey> REREG_MKEY_IN = Layout.<ReregMkey>builder("ReregMkey")
-            .field("mkey", 32, ReregMkey::mkey).field("pd", 24, r -> r.to().pd()).field("start", 64, r -> r.to().start())
+            .field("mkey", 32, ReregMkey::mkey).field("pd", 24, r -> r.to().pd())
+            .field("start", 64, r -> r.to().start())
             .field("length", 64, r -> r.to().length()).field("access", 16, r -> r.to().access())
             .field("pageShift", 6, r -> r.to().pageShift()).field("pageOffset", 32, r -> r.to().pageOffset())
             .field("pages", 32, r -> r.to().pages()).field("pageList", 64, r -> r.to().pageList())
@@ -302,7 +322,10 @@ public final class Cmd {
             .field("pd", 24, CreateIndirectMkey::pd).field("maxEntries", 16, CreateIndirectMkey::maxEntries)
             .build(v -> new CreateIndirectMkey(v[0], v[1]));
 
-    /** CREATE_CQ: 2^logSize CQEs at {@code ring} (owned by {@code uar}), events on MSI-X {@code vector}, doorbell record at {@code dbrec}. */
+    /**
+     * CREATE_CQ: 2^logSize CQEs at {@code ring} (owned by {@code uar}), events on MSI-X {@code vector}, doorbell record
+     * at {@code dbrec}.
+     */
     /**
      * RESIZE_CQ (ibv_resize_cq): CQ {@code cqn} moves to a new ring at {@code ring} of 2^logSize
      * entries; the completions software has not polled move with it, first in the new ring.
@@ -353,7 +376,10 @@ public final class Cmd {
             return (sqSigAll ? SQ_SIG_ALL : 0) | (scatterToCqe ? SCATTER_TO_CQE : 0) | (long) logStrideBytes << 8 | (long) logStrides << 16;
         }
 
-        /** An XRC target (XRC_RECV) has no PD, no CQs and no queues: {@code pd} names its XRC domain instead (a union, as mlx5's QPC has). */
+        /**
+         * An XRC target (XRC_RECV) has no PD, no CQs and no queues: {@code pd} names its XRC domain instead (a union,
+         * as mlx5's QPC has).
+         */
         public long xrcd() { return pd; }
 
         /** A DC target has no send queue: {@code sqAddr} carries its DC access key instead. */
@@ -362,32 +388,48 @@ public final class Cmd {
     public static final Layout<CreateQp> CREATE_QP_IN = Layout.<CreateQp>builder("CreateQp")
             .field("type", 8, CreateQp::type).field("pd", 24, CreateQp::pd).field("sendCq", 24, CreateQp::sendCq)
             .field("recvCq", 24, CreateQp::recvCq).field("uar", 24, CreateQp::uar).field("sqAddr", 64, CreateQp::sqAddr)
-            .field("sqLogSize", 5, CreateQp::sqLogSize).field("rqAddr", 64, CreateQp::rqAddr).field("rqLogSize", 5, CreateQp::rqLogSize)
-            .field("rqStrideLog", 4, CreateQp::rqStrideLog).field("dbrec", 64, CreateQp::dbrec).field("flags", 21, CreateQp::flags)
+            .field("sqLogSize", 5, CreateQp::sqLogSize).field("rqAddr", 64, CreateQp::rqAddr)
+            .field("rqLogSize", 5, CreateQp::rqLogSize)
+            .field("rqStrideLog", 4, CreateQp::rqStrideLog).field("dbrec", 64, CreateQp::dbrec)
+            .field("flags", 21, CreateQp::flags)
             .field("srq", 24, CreateQp::srq)
             .build(v -> new CreateQp(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]));
 
-    /** CREATE_SRQ: a receive ring of 2^logSize WQEs of 2^strideLog bytes at {@code ring}, its producer counter at {@code dbrec}, and the limit (0 = disarmed). */
+    /**
+     * CREATE_SRQ: a receive ring of 2^logSize WQEs of 2^strideLog bytes at {@code ring}, its producer counter at {@code
+     * dbrec}, and the limit (0 = disarmed).
+     */
     public record CreateSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit) {}
     public static final Layout<CreateSrq> CREATE_SRQ_IN = Layout.<CreateSrq>builder("CreateSrq")
             .field("pd", 24, CreateSrq::pd).field("ring", 64, CreateSrq::ring).field("logSize", 5, CreateSrq::logSize)
-            .field("strideLog", 4, CreateSrq::strideLog).field("dbrec", 64, CreateSrq::dbrec).field("limit", 16, CreateSrq::limit)
+            .field("strideLog", 4, CreateSrq::strideLog).field("dbrec", 64, CreateSrq::dbrec)
+            .field("limit", 16, CreateSrq::limit)
             .build(v -> new CreateSrq(v[0], v[1], v[2], v[3], v[4], v[5]));
 
-    /** CREATE_XRC_SRQ: as CREATE_SRQ, for an SRQ of XRC domain {@code xrcd} whose receives complete to CQ {@code cq}. */
+    /**
+     * CREATE_XRC_SRQ: as CREATE_SRQ, for an SRQ of XRC domain {@code xrcd} whose receives complete to CQ {@code cq}.
+     */
     public record CreateXrcSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit, long xrcd, long cq) {}
     public static final Layout<CreateXrcSrq> CREATE_XRC_SRQ_IN = Layout.<CreateXrcSrq>builder("CreateXrcSrq")
-            .field("pd", 24, CreateXrcSrq::pd).field("ring", 64, CreateXrcSrq::ring).field("logSize", 5, CreateXrcSrq::logSize)
-            .field("strideLog", 4, CreateXrcSrq::strideLog).field("dbrec", 64, CreateXrcSrq::dbrec).field("limit", 16, CreateXrcSrq::limit)
+            .field("pd", 24, CreateXrcSrq::pd).field("ring", 64, CreateXrcSrq::ring)
+            .field("logSize", 5, CreateXrcSrq::logSize)
+            .field("strideLog", 4, CreateXrcSrq::strideLog).field("dbrec", 64, CreateXrcSrq::dbrec)
+            .field("limit", 16, CreateXrcSrq::limit)
             .field("xrcd", 24, CreateXrcSrq::xrcd).field("cq", 24, CreateXrcSrq::cq)
             .build(v -> new CreateXrcSrq(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]));
 
-    /** CREATE_TM_SRQ: as CREATE_SRQ, for a tag-matching SRQ of at most {@code maxTags} tagged buffers whose completions go to CQ {@code cq}. */
+    /**
+     * CREATE_TM_SRQ: as CREATE_SRQ, for a tag-matching SRQ of at most {@code maxTags} tagged buffers whose completions
+     * go to CQ {@code cq}.
+     */
     public record CreateTmSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit, long cq, long maxTags, long maxOps) {}
     public static final Layout<CreateTmSrq> CREATE_TM_SRQ_IN = Layout.<CreateTmSrq>builder("CreateTmSrq")
-            .field("pd", 24, CreateTmSrq::pd).field("ring", 64, CreateTmSrq::ring).field("logSize", 5, CreateTmSrq::logSize)
-            .field("strideLog", 4, CreateTmSrq::strideLog).field("dbrec", 64, CreateTmSrq::dbrec).field("limit", 16, CreateTmSrq::limit)
-            .field("cq", 24, CreateTmSrq::cq).field("maxTags", 16, CreateTmSrq::maxTags).field("maxOps", 16, CreateTmSrq::maxOps)
+            .field("pd", 24, CreateTmSrq::pd).field("ring", 64, CreateTmSrq::ring)
+            .field("logSize", 5, CreateTmSrq::logSize)
+            .field("strideLog", 4, CreateTmSrq::strideLog).field("dbrec", 64, CreateTmSrq::dbrec)
+            .field("limit", 16, CreateTmSrq::limit)
+            .field("cq", 24, CreateTmSrq::cq).field("maxTags", 16, CreateTmSrq::maxTags)
+            .field("maxOps", 16, CreateTmSrq::maxOps)
             .build(v -> new CreateTmSrq(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]));
 
     /**
@@ -400,9 +442,11 @@ public final class Cmd {
     public record TmOp(long srqn, long opcode, long flags, long handle, long unexpectedCnt, long tag, long mask, long addr, long length,
                        long lkey, long opIndex) {}
     public static final Layout<TmOp> TM_OP_IN = Layout.<TmOp>builder("TmOp")
-            .field("srqn", 24, TmOp::srqn).field("opcode", 2, TmOp::opcode).field("flags", 2, TmOp::flags).field("handle", 16, TmOp::handle)
+            .field("srqn", 24, TmOp::srqn).field("opcode", 2, TmOp::opcode).field("flags", 2, TmOp::flags)
+            .field("handle", 16, TmOp::handle)
             .field("unexpectedCnt", 32, TmOp::unexpectedCnt).field("tag", 64, TmOp::tag).field("mask", 64, TmOp::mask)
-            .field("addr", 64, TmOp::addr).field("length", 32, TmOp::length).field("lkey", 32, TmOp::lkey).field("opIndex", 16, TmOp::opIndex)
+            .field("addr", 64, TmOp::addr).field("length", 32, TmOp::length).field("lkey", 32, TmOp::lkey)
+            .field("opIndex", 16, TmOp::opIndex)
             .build(v -> new TmOp(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]));
 
     /**
@@ -430,11 +474,14 @@ public final class Cmd {
     public static final Layout<QpAttrs> QP_ATTRS = Layout.<QpAttrs>builder("QpAttrs")
             .field("qpn", 24, QpAttrs::qpn).field("mask", 32, QpAttrs::mask).field("curState", 3, QpAttrs::curState)
             .field("state", 3, QpAttrs::state).field("access", 16, QpAttrs::access).field("qkey", 32, QpAttrs::qkey)
-            .field("pathMtu", 3, QpAttrs::pathMtu).field("destQpn", 24, QpAttrs::destQpn).field("rqPsn", 24, QpAttrs::rqPsn)
+            .field("pathMtu", 3, QpAttrs::pathMtu).field("destQpn", 24, QpAttrs::destQpn)
+            .field("rqPsn", 24, QpAttrs::rqPsn)
             .field("sqPsn", 24, QpAttrs::sqPsn).field("dlid", 16, QpAttrs::dlid).field("timeout", 5, QpAttrs::timeout)
-            .field("retryCnt", 3, QpAttrs::retryCnt).field("rnrRetry", 3, QpAttrs::rnrRetry).field("minRnrTimer", 5, QpAttrs::minRnrTimer)
+            .field("retryCnt", 3, QpAttrs::retryCnt).field("rnrRetry", 3, QpAttrs::rnrRetry)
+            .field("minRnrTimer", 5, QpAttrs::minRnrTimer)
             .field("maxRdAtomic", 8, QpAttrs::maxRdAtomic).field("maxDestRdAtomic", 8, QpAttrs::maxDestRdAtomic)
-            .field("port", 8, QpAttrs::port).field("pkeyIndex", 16, QpAttrs::pkeyIndex).field("sqDraining", 1, QpAttrs::sqDraining)
+            .field("port", 8, QpAttrs::port).field("pkeyIndex", 16, QpAttrs::pkeyIndex)
+            .field("sqDraining", 1, QpAttrs::sqDraining)
             .build(v -> new QpAttrs(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14],
                     v[15], v[16], v[17], v[18], v[19]));
 

@@ -16,7 +16,10 @@ public final class Cqe64 {
             RESP_ERR = 14, INVALID = 15;
     /** op_own bit 1: the completion is solicited. */
     public static final int SOLICITED_BIT = 0x02;
-    /** op_own bit 2 (mlx5's MLX5_INLINE_SCATTER_32): the received bytes are in the CQE's first 32 bytes, not in the buffer. */
+    /**
+     * op_own bit 2 (mlx5's MLX5_INLINE_SCATTER_32): the received bytes are in the CQE's first 32 bytes, not in the
+     * buffer.
+     */
     public static final int INLINE_SCATTER_32 = 0x04, INLINE_SCATTER_BYTES = 32;
     /** ctrl segment byte 11 (fm_ce_se): the WQE asks for a completion. */
     public static final int CQ_UPDATE = 0x08;
@@ -39,7 +42,9 @@ public final class Cqe64 {
             SYNDROME_RETRY_EXC_ERR = 0x15, SYNDROME_RNR_RETRY_EXC_ERR = 0x16, SYNDROME_REM_ABORT_ERR = 0x22,
             SYNDROME_GENERAL_ERR = 0xFF;
 
-    /** The ibv_wc_status an error CQE's syndrome stands for, as mlx5's provider maps it (anything else: GENERAL_ERR). */
+    /**
+     * The ibv_wc_status an error CQE's syndrome stands for, as mlx5's provider maps it (anything else: GENERAL_ERR).
+     */
     public static nicsim.verbs.WcStatus status(int syndrome) {
         return switch (syndrome) {
             case SYNDROME_LOC_LEN_ERR -> nicsim.verbs.WcStatus.LOC_LEN_ERR;
@@ -90,12 +95,17 @@ public final class Cqe64 {
      * 8..11. The SRQ's number is in bytes 32..35.
      */
     public static final int TM_NONE = 0, TM_MATCHED = 1, TM_NO_TAG = 2, TM_UNEXPECTED = 3, TM_ADD = 4, TM_DEL = 5, TM_SYNC = 6;
-    /** nicsim's syndrome for a tag-list operation that failed (a TAG_DEL of an entry a message consumed): IBV_WC_TM_ERR. */
+    /**
+     * nicsim's syndrome for a tag-list operation that failed (a TAG_DEL of an entry a message consumed): IBV_WC_TM_ERR.
+     */
     public static final int SYNDROME_TM_ERR = 0x30;
     /** nicsim's syndrome for a rendezvous request whose tagged buffer is too short: IBV_WC_TM_RNDV_INCOMPLETE. */
     public static final int SYNDROME_TM_RNDV_INCOMPLETE = 0x31;
 
-    /** A receive of tag-matching SRQ {@code srqn}: matched (wqeCounter: the tag entry's handle), NO_TAG or unexpected (an SRQ WQE). */
+    /**
+     * A receive of tag-matching SRQ {@code srqn}: matched (wqeCounter: the tag entry's handle), NO_TAG or unexpected
+     * (an SRQ WQE).
+     */
     public static long[] tmReceive(long qpn, int wqeCounter, int kind, int tmFlags, long byteCount, long tag, int priv, long srcQp, int slid,
                                    long srqn) {
         byte[] b = received(qpn, wqeCounter, RESP_SEND, 0, false, srqn);
@@ -253,7 +263,10 @@ public final class Cqe64 {
         return Line64.words(b, 0);
     }
 
-    /** The stride fields of a striding receive queue's CQE: first stride, strides taken, bytes, and whether it is a filler. */
+    /**
+     * The stride fields of a striding receive queue's CQE: first stride, strides taken, bytes, and whether it is a
+     * filler.
+     */
     public record StrideView(int firstStride, int strides, int bytes, boolean filler) {}
 
     public static StrideView parseStrided(byte[] b) {
@@ -269,7 +282,10 @@ public final class Cqe64 {
                 (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44), b[55] & 0xff, b[54] & 0xff);
     }
 
-    /** The fields of a responder CQE beyond {@link View}: immediate, source QP and LID, solicited, the XRC SRQ (0: none). */
+    /**
+     * The fields of a responder CQE beyond {@link View}: immediate, source QP and LID, solicited, the XRC SRQ (0:
+     * none).
+     */
     public record RecvView(int imm, long srcQp, int slid, boolean solicited, long srqn) {}
 
     public static RecvView parseRecv(byte[] b) {
@@ -299,7 +315,9 @@ public final class Cqe64 {
 
 
 
-    /** Byte of mlx5's 64-bit completion timestamp (HCA core clock cycles, big-endian) in a CQE that is not an error's. */
+    /**
+     * Byte of mlx5's 64-bit completion timestamp (HCA core clock cycles, big-endian) in a CQE that is not an error's.
+     */
     public static final int TIMESTAMP = 48;
 
     /** Whether CQE {@code b} reports an error (then its bytes 48..55 are the error's, with no timestamp). */

@@ -208,7 +208,10 @@ public final class WqeFormat {
         return frame(w, 0, segs.toByteArray());
     }
 
-    /** The WQE's bytes: its ctrl segment (with {@code opmod}; DS computed) and then {@code body}, padded to whole WQEBBs. */
+    /**
+     * The WQE's bytes: its ctrl segment (with {@code opmod}; DS computed) and then {@code body}, padded to whole
+     * WQEBBs.
+     */
     private static byte[] frame(SendWqe w, int opmod, byte[] body) {
         int ds = 1 + body.length / 16;
         if (ds > 63) throw new IllegalArgumentException("WQE of " + ds + " DS: at most 63 16-byte units fit a WQE");

@@ -13,7 +13,10 @@ public enum EventType {
     /** libibverbs' number for this value. */
     public int value() { return value; }
 
-    /** An affiliated error event: the adapter has moved the QP it names to ERR (docs/sources.md#where-the-device-moves-a-qp). */
+    /**
+     * An affiliated error event: the adapter has moved the QP it names to ERR
+     * (docs/sources.md#where-the-device-moves-a-qp).
+     */
     public boolean movesQpToError() { return this == QP_FATAL || this == QP_REQ_ERR || this == QP_ACCESS_ERR; }
 
     /** The constant whose libibverbs number is {@code value}. */

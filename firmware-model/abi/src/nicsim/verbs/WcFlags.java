@@ -11,6 +11,9 @@ public final class WcFlags {
      * completion whose message took a WQE's last stride, releasing it.
      */
     public static final int STRIDE_FILLER = 1 << 8, STRIDE_BUFFER_CONSUMED = 1 << 9;
-    /** Tag matching (libibverbs' values): the TM-SRQ wants a TAG_SYNC; a tag was matched; the matched message's data is all in memory. */
+    /**
+     * Tag matching (libibverbs' values): the TM-SRQ wants a TAG_SYNC; a tag was matched; the matched message's data is
+     * all in memory.
+     */
     public static final int TM_SYNC_REQ = 1 << 4, TM_MATCH = 1 << 5, TM_DATA_VALID = 1 << 6;
 }

@@ -53,7 +53,9 @@ public final class Adapter implements PciFunction, Clocked {
     private final DmaPath dma;
     private final EmbeddedProcessor firmware;
     private final DoorbellDecoder.Config dbCfg;
-    /** 0: doorbells are decoded by hardware as they arrive; else the control program polls SRAM for them at this period. */
+    /**
+     * 0: doorbells are decoded by hardware as they arrive; else the control program polls SRAM for them at this period.
+     */
     private final long pollInterval;
     private final ArrayDeque<MttPorts.XlateReq> xlateIn = new ArrayDeque<>();
     private final ArrayDeque<MttPorts.MkeyContext> mkeyIn = new ArrayDeque<>();
@@ -119,7 +121,8 @@ public final class Adapter implements PciFunction, Clocked {
         this.dm = new OnChipMemory(profile, core.periodPicos());
         this.dmWindow = dm.size() == 0 ? -1 : profile.bytes("dm.bar.offset");
         // on the timeline, each set of DMA engines works on its own transfer
-        for (String engine : List.of("DmaEngine host", "DmaEngine send")) sim.trace().lanes(tracePrefix + engine, DmaEngine.Config.channels(profile));
+        for (String engine : List.of("DmaEngine host", "DmaEngine send")) sim.trace()
+                .lanes(tracePrefix + engine, DmaEngine.Config.channels(profile));
         // decoded doorbells: send doorbells to the fetcher, CQ arms to the CQE writer
         StreamDemux<DoorbellMsg> route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
                 m -> m.kind() == DoorbellMsg.Kind.CQ_ARM.ordinal() ? 1 : 0);
@@ -134,7 +137,10 @@ public final class Adapter implements PciFunction, Clocked {
 
     private String tracePrefix = "";
 
-    /** The trace transaction of a send WQE: "qp0x&lt;qpn&gt;/wqe&lt;index&gt;", prefixed by the node when there are several adapters. */
+    /**
+     * The trace transaction of a send WQE: "qp0x&lt;qpn&gt;/wqe&lt;index&gt;", prefixed by the node when there are
+     * several adapters.
+     */
     public String wqeTxn(long qpn, long index) { return tracePrefix + "qp0x" + Long.toHexString(qpn) + "/wqe" + index; }
 
     /**
@@ -211,7 +217,10 @@ public final class Adapter implements PciFunction, Clocked {
     /** Firmware: writes an mkey context into the MttWalker's table. */
     public void mkeyWrite(MttPorts.MkeyContext c) { mkeyIn.add(c); queued(); }
 
-    /** Writes an indirect mkey's list entry into the walker's KLM table (one per edge, in order, before any context written after it). */
+    /**
+     * Writes an indirect mkey's list entry into the walker's KLM table (one per edge, in order, before any context
+     * written after it).
+     */
     public void klmWrite(MttPorts.KlmEntry e) { klmIn.add(e); queued(); }
 
     /** Firmware: asks the MttWalker to translate; the answer goes to {@code Firmware.onXlate}. */
@@ -270,7 +279,10 @@ public final class Adapter implements PciFunction, Clocked {
         queued();
     }
 
-    /** Firmware: rings {@code qpn}'s send doorbell from inside the adapter (after loading its context), with {@code producer}. */
+    /**
+     * Firmware: rings {@code qpn}'s send doorbell from inside the adapter (after loading its context), with {@code
+     * producer}.
+     */
     public void reRing(long qpn, int uar, int producer) {
         mmioIn.add(MmioWrite.of(sendDoorbellOffset(uar), WqeLayout.ctrl(0, producer & 0xFFFF, qpn, 0)));
         queued();
@@ -357,7 +369,8 @@ public final class Adapter implements PciFunction, Clocked {
             if (wqeHead && whole && data.length > 0) keepBlueFlame(page, data);
             MmioWrite w = MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8)));
             if (pollInterval > 0) {
-                // no hardware doorbell: the write lands in adapter SRAM, where the control program finds it on its next poll
+                // no hardware doorbell: the write lands in adapter SRAM, where the control program finds it on its next
+                // poll
                 long at = -Math.floorDiv(-sim.now(), pollInterval) * pollInterval;
                 core.counters().counter("Adapter.doorbells_polled").inc();
                 core.counters().counter("Adapter.doorbell_poll_wait_ps").add(at - sim.now());
@@ -374,7 +387,10 @@ public final class Adapter implements PciFunction, Clocked {
         }
     }
 
-    /** Gives send queue {@code qpn} to UAR page {@code uar}: in the decoder's table, and for the BlueFlame buffer's check. */
+    /**
+     * Gives send queue {@code qpn} to UAR page {@code uar}: in the decoder's table, and for the BlueFlame buffer's
+     * check.
+     */
     private void ownSq(long qpn, int uar) {
         sqOwner.put(qpn, (long) uar);
         tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
@@ -448,7 +464,8 @@ public final class Adapter implements PciFunction, Clocked {
         wiresCurrent = true;
         if (mmioIn.isEmpty()) decoder.mmio().idle(); else decoder.mmio().push(mmioIn.peekFirst());
         if (tableIn.isEmpty()) decoder.tableWrite().idle(); else decoder.tableWrite().push(tableIn.peekFirst());
-        if (sqIn.isEmpty() || !firmware.mayLoad(sqIn.peekFirst())) fetcher.sqConfig().idle(); else fetcher.sqConfig().push(sqIn.peekFirst());
+        if (sqIn.isEmpty() || !firmware.mayLoad(sqIn.peekFirst())) fetcher.sqConfig().idle(); else fetcher.sqConfig()
+                .push(sqIn.peekFirst());
         fetcher.wqe().ready(true);
         if (cqConfigIn.isEmpty()) cqeWriter.cqConfig().idle(); else cqeWriter.cqConfig().push(cqConfigIn.peekFirst());
         // a completion offered stays offered till the writer takes it (the stream's contract): a consumer-index
@@ -610,7 +627,9 @@ public final class Adapter implements PciFunction, Clocked {
         }
     }
 
-    /** The stages of WQE {@code first} of {@code qpn}: the doorbell that announced it, the read that fetched it, now. */
+    /**
+     * The stages of WQE {@code first} of {@code qpn}: the doorbell that announced it, the read that fetched it, now.
+     */
     private void timeline(long qpn, long first, int bbs, int opcode) {
         String txn = wqeTxn(qpn, first);
         ArrayDeque<long[]> dbs = doorbellsSeen.get(qpn), fs = fetchesSeen.get(qpn);
@@ -623,7 +642,10 @@ public final class Adapter implements PciFunction, Clocked {
         traceWqe(qpn, first, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
     }
 
-    /** Whether a queue has something to hand on: a translation already at the walker's input waits for the walker, active while it can take it. */
+    /**
+     * Whether a queue has something to hand on: a translation already at the walker's input waits for the walker,
+     * active while it can take it.
+     */
     @Override public boolean active() {
         return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty() || !pendingMsix.isEmpty()
                 || !xlateIn.isEmpty() && !mtt.req().valid() || !mkeyIn.isEmpty() || !klmIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();

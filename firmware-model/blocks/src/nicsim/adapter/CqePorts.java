@@ -69,7 +69,8 @@ public final class CqePorts {
             .field("cqn", 24, CqeIn::cqn).field("solicited", 1, CqeIn::solicited).words("data", 8, 64, CqeIn::data)
             .build(v -> new CqeIn(v[0], v[1], Arrays.copyOfRange(v, 2, 10)));
 
-    public static final Layout<Write64> WRITE64 = Layout.<Write64>builder("Write64").field("addr", 64, Write64::addr).words("data", 8, 64, Write64::data)
+    public static final Layout<Write64> WRITE64 = Layout.<Write64>builder("Write64").field("addr", 64, Write64::addr)
+            .words("data", 8, 64, Write64::data)
             .build(v -> new Write64(v[0], Arrays.copyOfRange(v, 1, 9)));
 
     public static final Layout<CqEvent> CQ_EVENT = Layout.<CqEvent>builder("CqEvent")

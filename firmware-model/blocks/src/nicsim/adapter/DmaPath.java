@@ -250,7 +250,10 @@ public final class DmaPath {
 
     private final long[] goBeats; // Out.go's beats per channel, zero between calls
 
-    /** Writes {@code data} to host memory at {@code hostAddr}; {@code done} gets whether every PCI write succeeded, once they all landed. */
+    /**
+     * Writes {@code data} to host memory at {@code hostAddr}; {@code done} gets whether every PCI write succeeded, once
+     * they all landed.
+     */
     public void write(long hostAddr, byte[] data, Consumer<Boolean> done) { write(hostAddr, data, null, () -> {}, done); }
 
     /** As {@link #write(long, byte[], Arrival, Runnable, Consumer)} with every byte already in. */
@@ -438,7 +441,9 @@ public final class DmaPath {
             }
         }
 
-        /** A job is done with the channel: its SRAM is free for the jobs waiting, and it no longer counts in the load. */
+        /**
+         * A job is done with the channel: its SRAM is free for the jobs waiting, and it no longer counts in the load.
+         */
         void release(Job j) {
             load--;
             engine.core().forget(j.sram, j.span);
@@ -513,7 +518,8 @@ public final class DmaPath {
             if (!hostQ.isEmpty() && engine.core().takesHostDesc() || !sendQ.isEmpty() && engine.core().takesSendDesc()
                     || !recvQ.isEmpty() && engine.core().takesRecvDesc() || pci.in() && engine.core().takesPciData() || rx.in() && engine.core().takesLinkRx())
                 return true;
-            // sleep until the next beat is in (one that is in and not taken waits for the engine, which is busy with its queue)
+            // sleep until the next beat is in (one that is in and not taken waits for the engine, which is busy with
+            // its queue)
             if (!rx.in()) rx.wakeForNext();
             if (!pci.in()) pci.wakeForNext();
             // and be woken when each read answered while the clock ran has its first beat in, as then
@@ -673,7 +679,10 @@ public final class DmaPath {
             sim.postIn(0, Simulator.Priority.DELIVERY, j);
         }
 
-        /** A beat leaving the host engine for host memory: the bytes of the job it belongs to go out in max-payload pieces. */
+        /**
+         * A beat leaving the host engine for host memory: the bytes of the job it belongs to go out in max-payload
+         * pieces.
+         */
         void writeBeat(WriteBeat w, long now) { writeBeat(w.addr(), w.data(), w.last(), now); }
 
         /** {@link #writeBeat(WriteBeat, long)}, of a beat's words, address and last flag. */
@@ -721,7 +730,10 @@ public final class DmaPath {
         /** The end of the job's host bytes that are complete once beat {@code w} is out of the host engine. */
         private int writtenTo(Job j, long addr) { return Math.min((int) (addr - j.alignedHost()) + beat, j.skew + j.length); }
 
-        /** Whether a beat of job {@code j} to host address {@code addr} ({@code last}: its last) makes {@link #writeBeat} issue a PCI write or end the job. */
+        /**
+         * Whether a beat of job {@code j} to host address {@code addr} ({@code last}: its last) makes {@link
+         * #writeBeat} issue a PCI write or end the job.
+         */
         private boolean writeLeaves(Job j, long addr, long last) {
             if (last != 0) return true;
             int to = writtenTo(j, addr);
@@ -778,7 +790,8 @@ public final class DmaPath {
                 long wrAddr = v.hostOutQ.peekAddr(), wrLast = v.hostOutQ.peekFlag();
                 if (tx != null && linkBeatHeard(sending, sent, v.sendOutQ.peekFlag())
                         || wr != null && writeLeaves(writing, wrAddr, wrLast)) { heard = true; break; }
-                // one engine alone on the bus (the others idle, or waiting for a beat that is not in yet): its coming edges in one step
+                // one engine alone on the bus (the others idle, or waiting for a beat that is not in yet): its coming
+                // edges in one step
                 long k = 0;
                 if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
                     k = Math.min(Math.min(v.sendBeatsLeft(), MAX_COAST - n), quiet(v, c, pciNext, rxNext, -1));
@@ -840,7 +853,10 @@ public final class DmaPath {
                     false, pciWriteTaken, linkTxTaken);
         }
 
-        /** A beat to the link or a PCI write leaves on the edge after the look-ahead: the coast runs it too, at its time. */
+        /**
+         * A beat to the link or a PCI write leaves on the edge after the look-ahead: the coast runs it too, at its
+         * time.
+         */
         @Override public boolean coastsEdgeAfter() { return lookHeard; }
 
         // the look-ahead's callbacks, made once (a lambda capturing its locals would be an object per call):

@@ -43,12 +43,14 @@ public final class DmaPorts {
     }
 
     public static final Layout<HostDesc> HOST_DESC = Layout.<HostDesc>builder("HostDesc")
-            .field("toHost", 1, HostDesc::toHost).field("hostAddr", 64, HostDesc::hostAddr).field("sramAddr", 32, HostDesc::sramAddr)
+            .field("toHost", 1, HostDesc::toHost).field("hostAddr", 64, HostDesc::hostAddr)
+            .field("sramAddr", 32, HostDesc::sramAddr)
             .field("length", 20, HostDesc::length).field("tag", 8, HostDesc::tag)
             .build(v -> new HostDesc(v[0], v[1], v[2], v[3], v[4]));
 
     public static final Layout<LinkDesc> LINK_DESC = Layout.<LinkDesc>builder("LinkDesc")
-            .field("sramAddr", 32, LinkDesc::sramAddr).field("length", 20, LinkDesc::length).field("tag", 8, LinkDesc::tag)
+            .field("sramAddr", 32, LinkDesc::sramAddr).field("length", 20, LinkDesc::length)
+            .field("tag", 8, LinkDesc::tag)
             .build(v -> new LinkDesc(v[0], v[1], v[2]));
 
     public static final Layout<PciRead> PCI_READ = Layout.<PciRead>builder("PciRead")
@@ -74,6 +76,7 @@ public final class DmaPorts {
         int n = words(widthBits);
         return Layout.<WriteBeat>builder("WriteBeat" + widthBits).field("addr", 64, WriteBeat::addr)
                 .words("data", n, wordBits(widthBits), WriteBeat::data)
-                .field("last", 1, WriteBeat::last).build(v -> new WriteBeat(v[0], Arrays.copyOfRange(v, 1, 1 + n), v[1 + n]));
+                .field("last", 1, WriteBeat::last)
+                .build(v -> new WriteBeat(v[0], Arrays.copyOfRange(v, 1, 1 + n), v[1 + n]));
     }
 }

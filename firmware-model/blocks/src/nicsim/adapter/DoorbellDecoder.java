@@ -173,7 +173,8 @@ public final class DoorbellDecoder implements Block {
             if (!send && !arm) code = DoorbellError.Code.UNKNOWN_REGISTER;
             else if (w.length() != 8) code = DoorbellError.Code.BAD_SIZE;
             else {
-                // bytes 0..3: first big-endian word; bytes 4..7: second (docs/sources.md#mlx5-doorbells, docs/sources.md#mlx5-cq-ownership)
+                // bytes 0..3: first big-endian word; bytes 4..7: second (docs/sources.md#mlx5-doorbells,
+                // docs/sources.md#mlx5-cq-ownership)
                 long qpn = send ? (w.byteAt(4) << 16 | w.byteAt(5) << 8 | w.byteAt(6))
                                 : (w.byteAt(5) << 16 | w.byteAt(6) << 8 | w.byteAt(7));
                 boolean qpnFits = send || w.byteAt(4) == 0;

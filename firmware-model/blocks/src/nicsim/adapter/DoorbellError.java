@@ -20,7 +20,9 @@ public record DoorbellError(long code, long offset, long data) {
         BAD_QUEUE,
         /** The queue exists but belongs to another context's UAR page. */
         NOT_OWNER,
-        /** The doorbell FIFO was full and nothing could be coalesced: dropped (the doorbell record still has the index). */
+        /**
+         * The doorbell FIFO was full and nothing could be coalesced: dropped (the doorbell record still has the index).
+         */
         OVERFLOW
     }
 

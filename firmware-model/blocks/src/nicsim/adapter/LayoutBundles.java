@@ -45,7 +45,8 @@ public final class LayoutBundles {
                 b.append("/** The payload of layout ").append(l.name()).append(" (").append(ref).append("). */\n");
                 b.append("class ").append(l.name()).append("Payload extends LayoutBundle(").append(ref).append(") {\n");
                 for (Layout.Field<?> x : l.fields())
-                    b.append("  def ").append(identifier(x.name())).append(": UInt = this(\"").append(x.name()).append("\")\n");
+                    b.append("  def ").append(identifier(x.name())).append(": UInt = this(\"").append(x.name())
+                            .append("\")\n");
                 b.append("}\n\n");
             }
         }
@@ -54,7 +55,8 @@ public final class LayoutBundles {
 
     /** A field name as a Scala method name (backquoted where it would clash with a keyword). */
     static String identifier(String name) {
-        return List.of("type", "val", "var", "def", "class", "object", "match", "case", "new", "this", "with", "yield").contains(name)
+        return List.of("type", "val", "var", "def", "class", "object", "match", "case", "new", "this", "with", "yield")
+                .contains(name)
                 ? "`" + name + "`" : name;
     }
 }

@@ -92,9 +92,12 @@ public final class MttPorts {
             .build(v -> new XlateReq(v[0], v[1], v[2], v[3], v[4], v[5], v[6]));
 
     public static final Layout<MkeyContext> MKEY_CONTEXT = Layout.<MkeyContext>builder("MkeyContext")
-            .field("index", 24, MkeyContext::index).field("state", 2, MkeyContext::state).field("key", 8, MkeyContext::key)
-            .field("pd", 24, MkeyContext::pd).field("qpn", 24, MkeyContext::qpn).field("boundQp", 1, MkeyContext::boundQp)
-            .field("start", 64, MkeyContext::start).field("length", 64, MkeyContext::length).field("access", 6, MkeyContext::access)
+            .field("index", 24, MkeyContext::index).field("state", 2, MkeyContext::state)
+            .field("key", 8, MkeyContext::key)
+            .field("pd", 24, MkeyContext::pd).field("qpn", 24, MkeyContext::qpn)
+            .field("boundQp", 1, MkeyContext::boundQp)
+            .field("start", 64, MkeyContext::start).field("length", 64, MkeyContext::length)
+            .field("access", 6, MkeyContext::access)
             .field("pageShift", 5, MkeyContext::pageShift).field("pageOffset", 30, MkeyContext::pageOffset)
             .field("mttBase", 32, MkeyContext::mttBase).field("indirect", 1, MkeyContext::indirect)
             .field("klmCount", 16, MkeyContext::klmCount).field("repeat", 32, MkeyContext::repeat)
@@ -114,5 +117,6 @@ public final class MttPorts {
             .field("index", 32, MttFillReq::index).build(v -> new MttFillReq(v[0]));
 
     public static final Layout<MttFillRsp> MTT_FILL_RSP = Layout.<MttFillRsp>builder("MttFillRsp")
-            .field("pa", 64, MttFillRsp::pa).field("status", 2, MttFillRsp::status).build(v -> new MttFillRsp(v[0], v[1]));
+            .field("pa", 64, MttFillRsp::pa).field("status", 2, MttFillRsp::status)
+            .build(v -> new MttFillRsp(v[0], v[1]));
 }

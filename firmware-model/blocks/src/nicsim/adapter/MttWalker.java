@@ -89,7 +89,10 @@ public final class MttWalker implements Block {
     private long tMkey, tVa, tLen;
     private MkeyContext ctx;
     private long offset, remaining;
-    /** The walk of an indirect key: KLM base, count, repetitions; entry, repetition, the entry's start and the offset in the region; bytes after the piece. */
+    /**
+     * The walk of an indirect key: KLM base, count, repetitions; entry, repetition, the entry's start and the offset in
+     * the region; bytes after the piece.
+     */
     private long kBase, kCount, kRepeat, kIdx, kRep, kPos, kOffset, kLeft;
     private boolean inPiece;
     private XlateRsp outReg;

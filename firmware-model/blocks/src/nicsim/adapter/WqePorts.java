@@ -78,15 +78,18 @@ public final class WqePorts {
 
     public static final Layout<SqConfig> SQ_CONFIG = Layout.<SqConfig>builder("SqConfig")
             .field("qpn", 24, SqConfig::qpn).field("base", 64, SqConfig::base)
-            .field("logSize", 4, SqConfig::logSize).field("start", 16, SqConfig::start).field("producer", 16, SqConfig::producer)
+            .field("logSize", 4, SqConfig::logSize).field("start", 16, SqConfig::start)
+            .field("producer", 16, SqConfig::producer)
             .field("valid", 1, SqConfig::valid)
             .build(v -> new SqConfig(v[0], v[1], v[2], v[3], v[4], v[5]));
 
     public static final Layout<DmaReadReq> DMA_READ_REQ = Layout.<DmaReadReq>builder("DmaReadReq")
-            .field("addr", 64, DmaReadReq::addr).field("length", 16, DmaReadReq::length).field("tag", 8, DmaReadReq::tag)
+            .field("addr", 64, DmaReadReq::addr).field("length", 16, DmaReadReq::length)
+            .field("tag", 8, DmaReadReq::tag)
             .build(v -> new DmaReadReq(v[0], v[1], v[2]));
 
-    public static final Layout<WqebbBeat> WQEBB_BEAT = Layout.<WqebbBeat>builder("WqebbBeat").words("data", 8, 64, WqebbBeat::data)
+    public static final Layout<WqebbBeat> WQEBB_BEAT = Layout.<WqebbBeat>builder("WqebbBeat")
+            .words("data", 8, 64, WqebbBeat::data)
             .field("status", 1, WqebbBeat::status)
             .build(v -> new WqebbBeat(java.util.Arrays.copyOf(v, 8), v[8]));
 

@@ -55,7 +55,9 @@ final class Commands {
     /** Whether INIT_HCA has run and no TEARDOWN_HCA since. */
     boolean initialized() { return initialized; }
 
-    /** {@link Cmd#REG_CMD_ERRORS}: register writes, command doorbells and entries refused before a command could run. */
+    /**
+     * {@link Cmd#REG_CMD_ERRORS}: register writes, command doorbells and entries refused before a command could run.
+     */
     int errors() { return errors; }
 
     /** A write to no initialization register counts as an error too. */
@@ -340,7 +342,10 @@ final class Commands {
         return srqn;
     }
 
-    /** An XRC SRQ: in an XRC domain, its receives completing to its own CQ, its WQEs taken by the XRC target QPs the requests name it to. */
+    /**
+     * An XRC SRQ: in an XRC domain, its receives completing to its own CQ, its WQEs taken by the XRC target QPs the
+     * requests name it to.
+     */
     private long createXrcSrq(Cmd.CreateXrcSrq c) {
         checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
         XrcDomain domain = xrcd(c.xrcd());

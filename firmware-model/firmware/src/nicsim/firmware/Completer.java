@@ -21,12 +21,17 @@ import nicsim.firmware.SendOp.Stage;
  */
 final class Completer {
     private final Qp q;
-    /** The newest PSN acknowledged; the retries and RNR retries left before the QP fails (from retry_cnt and rnr_retry). */
+    /**
+     * The newest PSN acknowledged; the retries and RNR retries left before the QP fails (from retry_cnt and rnr_retry).
+     */
     int ackedPsn, retriesLeft, rnrLeft;
     private Simulator.Event timer; // the event that checks the retransmit timer, at or before timerDue
     private long timerDue = -1; // when the retransmit timer expires (-1: not running)
     private boolean rnrWaiting; // an RNR NAK's or CNAK's wait is on: the retransmit timer does not fire
-    /** Retries since the requester last made progress (timeouts, NAKs, RNR and CNAK waits), when the first of them was, the last's cause. */
+    /**
+     * Retries since the requester last made progress (timeouts, NAKs, RNR and CNAK waits), when the first of them was,
+     * the last's cause.
+     */
     private long retryingSince;
     private int retries;
     private String lastRetry;
@@ -51,7 +56,10 @@ final class Completer {
 
     void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) { requesterError(op, syndrome, vendor, addr, key, psn, 0); }
 
-    /** A local translation's failure: its error completion names the indirect mkey's entry that failed ({@code piece}, 0: none). */
+    /**
+     * A local translation's failure: its error completion names the indirect mkey's entry that failed ({@code piece},
+     * 0: none).
+     */
     void requesterError(SendOp op, Qp.Failure fail) {
         Long gone = q.fw.keys.destroyedAt(fail.key() & 0xFFFF_FFFFL);
         if (gone != null) // the driver sanitizer: a destroyed object still used
@@ -299,7 +307,10 @@ final class Completer {
         scatterLocal(op, 0, p.withPayload(orig).arriving(null), true); // the original value is in the headers: all in
     }
 
-    /** Stops sending, then after {@code picos} sends everything again from {@code psn} on (an RNR NAK's or a CNAK's wait). */
+    /**
+     * Stops sending, then after {@code picos} sends everything again from {@code psn} on (an RNR NAK's or a CNAK's
+     * wait).
+     */
     private void waitThenGoBack(int psn, long picos) {
         stopTimer();
         rnrWaiting = true;

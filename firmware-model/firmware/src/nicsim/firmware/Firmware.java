@@ -45,12 +45,17 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final long wqeCycles, packetCycles;
     /** Core cycles a UMR takes per KLM entry it writes (umr.klm.cycles); -1: the profile offers no indirect mkeys. */
     final long umrKlmCycles;
-    /** {@code link.transmit}: a packet goes on the wire as its first beat leaves the send engine (else once all of it has). */
+    /**
+     * {@code link.transmit}: a packet goes on the wire as its first beat leaves the send engine (else once all of it
+     * has).
+     */
     final boolean cutThroughTx;
     final int ackCoalesce, recvPrefetch;
     /** Longest message this port sends or accepts (max_msg_sz). */
     final long maxMsg;
-    /** {@code cqe.scatter.max}: the largest receive a QP that allows it gets in its CQE instead of its buffer (0: none). */
+    /**
+     * {@code cqe.scatter.max}: the largest receive a QP that allows it gets in its CQE instead of its buffer (0: none).
+     */
     final int cqeScatterMax;
 
     // the resource tables
@@ -81,7 +86,10 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         }
     }
 
-    /** Tag matching's parameters (null: the profile offers none): list size, outstanding operations, cycles per entry compared, an operation's latency. */
+    /**
+     * Tag matching's parameters (null: the profile offers none): list size, outstanding operations, cycles per entry
+     * compared, an operation's latency.
+     */
     record TmParams(int maxTags, int maxOps, long matchCycles, long opLatency) {}
     final TmParams tm;
 
@@ -228,7 +236,10 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         return out;
     }
 
-    /** A QP whose requester has retried {@code retries} times over {@code picos} of simulated time without progress; the last retry's cause. */
+    /**
+     * A QP whose requester has retried {@code retries} times over {@code picos} of simulated time without progress; the
+     * last retry's cause.
+     */
     public record Stall(long qpn, int retries, long picos, String lastRetry) {}
 
     /** The QPs retrying with no progress for at least {@code picos} of simulated time (a watchdog's question). */
@@ -371,7 +382,10 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         fabric.send(p, feedPicos, left);
     }
 
-    /** Writes a completion to {@code cq}, in order (none: an XRC SRQ destroyed under a message, the completion is lost and counted). */
+    /**
+     * Writes a completion to {@code cq}, in order (none: an XRC SRQ destroyed under a message, the completion is lost
+     * and counted).
+     */
     void complete(Cq cq, long[] cqe, boolean solicited) {
         if (cq != null) cq.post(cqe, solicited);
         else stats.inc(FirmwareStat.CQES_LOST);

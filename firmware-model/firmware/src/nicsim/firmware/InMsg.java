@@ -8,7 +8,9 @@ import nicsim.adapter.MttPorts.XlateRsp;
 final class InMsg {
     final boolean send;
     RecvRingReader.Wqe wqe;
-    /** On a tag-matching SRQ: what the message is (Cqe64.TM_*: matched, NO_TAG, unexpected), its tag and app context. */
+    /**
+     * On a tag-matching SRQ: what the message is (Cqe64.TM_*: matched, NO_TAG, unexpected), its tag and app context.
+     */
     int tmKind;
     long tag;
     int priv;

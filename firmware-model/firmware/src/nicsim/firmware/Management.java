@@ -126,7 +126,9 @@ public final class Management {
 
     void countRcv(Packet p) { rcvBytes += p.wireBytes(); rcvPkts++; }
 
-    /** What the SMA answers for {@code attr} (NodeInfo, NodeDescription, PortInfo), written at {@code at} of {@code b}. */
+    /**
+     * What the SMA answers for {@code attr} (NodeInfo, NodeDescription, PortInfo), written at {@code at} of {@code b}.
+     */
     public void describe(int attr, byte[] b, int at) {
         switch (attr) {
             case Mad.ATTR_NODE_INFO -> sma.nodeInfo(b, at);

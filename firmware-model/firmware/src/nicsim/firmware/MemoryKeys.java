@@ -396,7 +396,10 @@ final class MemoryKeys {
         return 0;
     }
 
-    /** LOCAL_INV or SEND_WITH_INV of {@code key} by {@code qp}: only a bound type-2 window (nicsim's MRs are not fast-registered). Returns 0 or a vendor syndrome. */
+    /**
+     * LOCAL_INV or SEND_WITH_INV of {@code key} by {@code qp}: only a bound type-2 window (nicsim's MRs are not
+     * fast-registered). Returns 0 or a vendor syndrome.
+     */
     int invalidate(Qp qp, long key) {
         Window w = windows.get(key >>> 8);
         MkeyContext m = mkeys.get(key >>> 8);
@@ -428,7 +431,8 @@ final class MemoryKeys {
      */
     private void publish(MkeyContext m) {
         int slot = walkerSlot(m.index());
-        if (mkcAddr >= 0 && m.state() != MttPorts.STATE_NONE) fw.adapter.port().dmaWrite(mkcAddr + m.index() * MKC_BYTES, new byte[MKC_BYTES], r -> {});
+        if (mkcAddr >= 0 && m.state() != MttPorts.STATE_NONE) fw.adapter.port()
+                .dmaWrite(mkcAddr + m.index() * MKC_BYTES, new byte[MKC_BYTES], r -> {});
         if (walkerIndex[slot] == m.index() || walkerIndex[slot] < 0) {
             fw.adapter.mkeyWrite(m);
             walkerIndex[slot] = m.state() == MttPorts.STATE_NONE ? -1 : m.index();
@@ -501,7 +505,9 @@ final class MemoryKeys {
         return false;
     }
 
-    /** Keeps {@code t} until its last response, by tag (in place of one of its tag that never finished, as a map would). */
+    /**
+     * Keeps {@code t} until its last response, by tag (in place of one of its tag that never finished, as a map would).
+     */
     private void track(Translation t) {
         Translation o;
         while ((o = inFlight[t.tag & (inFlight.length - 1)]) != null && o.tag != t.tag) {

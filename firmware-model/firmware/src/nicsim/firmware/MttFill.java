@@ -163,7 +163,10 @@ final class MttFill {
     /** Whether a host handler is registered to bring pages in (REG_XLATE_VECTOR). */
     boolean hasHandler() { return vector >= 0; }
 
-    /** Asks the host's handler to bring in (and mark present) the pages of MTT entries {@code index} on; {@code done} runs after the last. */
+    /**
+     * Asks the host's handler to bring in (and mark present) the pages of MTT entries {@code index} on; {@code done}
+     * runs after the last.
+     */
     void bringIn(long index, long pages, Runnable done) {
         if (vector < 0) {
             report.accept("page fault at MTT index " + index + ", but no host handler registered (REG_XLATE_VECTOR)");

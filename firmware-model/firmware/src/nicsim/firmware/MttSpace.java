@@ -47,7 +47,10 @@ final class MttSpace {
     /** Whether {@code n} entries can be given now. */
     boolean fits(long n) { return next + n <= INDICES && n <= rowCount - rowsUsed; }
 
-    /** {@code n} (at least 1) consecutive entries: their first MTT index, or -1 (no run of free rows that long, or the indices are spent). */
+    /**
+     * {@code n} (at least 1) consecutive entries: their first MTT index, or -1 (no run of free rows that long, or the
+     * indices are spent).
+     */
     long take(long n) {
         n = Math.max(1, n);
         if (next + n > INDICES) return -1;

@@ -20,7 +20,10 @@ final class OnDemandPaging {
 
     OnDemandPaging(Qp q) { this.q = q; }
 
-    /** Requester: WQE {@code op} waits while the host brings its pages in (both on its timeline), then {@code again} translates anew. */
+    /**
+     * Requester: WQE {@code op} waits while the host brings its pages in (both on its timeline), then {@code again}
+     * translates anew.
+     */
     void requesterWaits(SendOp op, Failure fail, Runnable again) {
         q.fw.adapter.traceWqe(q.qpn, op.index, "page_fault", "MTT index " + fail.faultMtt() + ", " + fail.faultPages() + " page(s)");
         q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {

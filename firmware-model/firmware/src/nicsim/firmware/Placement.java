@@ -56,7 +56,10 @@ final class Placement {
     /** The MTT index of the page a failed translation found not present, or -1 (another failure). */
     static long faultMtt(XlateRsp bad) { return bad.reason() == MttPorts.Status.PAGE_FAULT ? bad.pa() : -1; }
 
-    /** The pages a page fault's request has left, from the missing one on (the last may need a second fault if unaligned). */
+    /**
+     * The pages a page fault's request has left, from the missing one on (the last may need a second fault if
+     * unaligned).
+     */
     long faultPages(XlateRsp bad) {
         long page = q.fw.hostPage;
         return Math.max(1, (bad.length() + page - 1) / page);
@@ -78,7 +81,10 @@ final class Placement {
         });
     }
 
-    /** Reads translated pieces by DMA into one buffer, in order; {@code done} gets it, or null and the first piece whose read failed. */
+    /**
+     * Reads translated pieces by DMA into one buffer, in order; {@code done} gets it, or null and the first piece whose
+     * read failed.
+     */
     void readPieces(List<Piece> pieces, java.util.function.BiConsumer<byte[], Piece> done) {
         long total = 0;
         for (Piece p : pieces) total += p.length();

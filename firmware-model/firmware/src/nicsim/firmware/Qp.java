@@ -50,7 +50,10 @@ final class Qp {
     final Firmware fw;
     final long qpn;
     final QpType type;
-    /** A DRIVER QP's DC half (null: not DC); a DC target's pool of responders, a DC initiator's connection (each null unless that half). */
+    /**
+     * A DRIVER QP's DC half (null: not DC); a DC target's pool of responders, a DC initiator's connection (each null
+     * unless that half).
+     */
     final DcType dc;
     final DcTarget dct;
     final DcInitiator dci;
@@ -74,9 +77,15 @@ final class Qp {
     /** The SRQ this QP takes receives from, or null. */
     final Srq srq;
     final boolean sqSigAll;
-    /** Receives of at most {@code cqe.scatter.max} bytes go into the CQE instead of the buffer (MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE). */
+    /**
+     * Receives of at most {@code cqe.scatter.max} bytes go into the CQE instead of the buffer
+     * (MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE).
+     */
     final boolean scatterToCqe;
-    /** A striding receive queue (UD): bytes per stride and strides per WQE (0: not striding); the WQE being filled and its next stride. */
+    /**
+     * A striding receive queue (UD): bytes per stride and strides per WQE (0: not striding); the WQE being filled and
+     * its next stride.
+     */
     final int strideBytes, strides;
 
     /** The port's special QP this UD QP is a driver's side of: 0 (SMI), 1 (GSI), or -1 (an ordinary QP). */
@@ -393,7 +402,10 @@ final class Qp {
 
     // ------------------------------------------------------------------ requester
 
-    /** A translated stretch of a message: {@code length} bytes at host address {@code pa}, from {@code sge} (null: under an rkey). */
+    /**
+     * A translated stretch of a message: {@code length} bytes at host address {@code pa}, from {@code sge} (null: under
+     * an rkey).
+     */
     record Piece(long pa, long length, Sge sge) {}
 
     // ------------------------------------------------------------------ responder
@@ -416,7 +428,10 @@ final class Qp {
             return new Failure(nicsim.abi.Vendor.LOCAL_XLATE + (int) bad.status(), addr, key, Placement.faultMtt(bad), faultPages, (int) bad.piece());
         }
 
-        /** A page not present (on-demand paging) at MTT index {@link #faultMtt}: brought in by the host, then tried again. */
+        /**
+         * A page not present (on-demand paging) at MTT index {@link #faultMtt}: brought in by the host, then tried
+         * again.
+         */
         boolean pageFault() { return faultMtt >= 0; }
     }
 

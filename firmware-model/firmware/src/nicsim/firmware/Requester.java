@@ -179,7 +179,10 @@ final class Requester {
         }));
     }
 
-    /** Reads an unconnected send's payload from its SGEs; a page not present (on-demand) is brought in, and the read tried again. */
+    /**
+     * Reads an unconnected send's payload from its SGEs; a page not present (on-demand) is brought in, and the read
+     * tried again.
+     */
     private void gather(SendOp op) {
         q.placement.gather(op.w.sges(), op.index, q.live((data, fail) -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
@@ -295,7 +298,10 @@ final class Requester {
         }));
     }
 
-    /** Packet {@code k} of a streamed op, from host {@code ranges}: its bytes into SRAM, its header cycles, then out to the link. */
+    /**
+     * Packet {@code k} of a streamed op, from host {@code ranges}: its bytes into SRAM, its header cycles, then out to
+     * the link.
+     */
     void streamPacket(SendOp op, int k, List<nicsim.adapter.DmaPath.Range> ranges, Sge sge, int[] left) {
         q.fw.adapter.dma().readOut(ranges, go -> q.fw.exec(q.fw.packetCycles, go), q.live((bytes, feed) -> {
             op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
@@ -309,7 +315,10 @@ final class Requester {
         }));
     }
 
-    /** A request packet of {@code src} (an XRC one names the destination's XRC SRQ, from the WQE's XRC segment; a DC one carries the DC key). */
+    /**
+     * A request packet of {@code src} (an XRC one names the destination's XRC SRQ, from the WQE's XRC segment; a DC one
+     * carries the DC key).
+     */
     /**
      * The qkey a UD request carries: the work request's, or (its high bit set: a controlled qkey,
      * IBA 10.2.5) the QP's own. Any value goes, 0 included (Open MPI's UD connection manager uses 0).

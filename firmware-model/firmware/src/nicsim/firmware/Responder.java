@@ -66,7 +66,8 @@ final class Responder {
             q.fw.stats.inc(FirmwareStat.PACKETS_DROPPED_STATE);
             return;
         }
-        // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than the
+        // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than
+        // the
         // QP's destination, is dropped without touching the QP
         if (p.transport() != q.transport() || (q.sendOnly() && p.op().isRequest()) || p.op().isDcControl()) { // an initiator takes no requests
             q.fw.stats.inc(FirmwareStat.PACKETS_DROPPED_TYPE);
@@ -85,7 +86,10 @@ final class Responder {
         q.fw.exec(q.fw.packetCycles, q.live(() -> handle(p)));
     }
 
-    /** The request in hand is done with: the responder takes the next. Each asynchronous path of a request ends here, once. */
+    /**
+     * The request in hand is done with: the responder takes the next. Each asynchronous path of a request ends here,
+     * once.
+     */
     void finish() {
         rxBusy = false;
         processRx();
@@ -376,7 +380,10 @@ final class Responder {
         finish();
     }
 
-    /** A repeated request (RC): SEND/WRITE are acknowledged again, a READ re-executes, an atomic replays its saved result. */
+    /**
+     * A repeated request (RC): SEND/WRITE are acknowledged again, a READ re-executes, an atomic replays its saved
+     * result.
+     */
     Step duplicate(Packet p) {
         if (p.op() == Op.READ_REQ) return q.reads.handleRead(p, false);
         if (p.op().isAtomic()) {
@@ -400,7 +407,9 @@ final class Responder {
         else sendResponse(a);
     }
 
-    /** Responses (ACKs, NAKs, read responses) leave in the order they were made: each is built by the firmware in turn. */
+    /**
+     * Responses (ACKs, NAKs, read responses) leave in the order they were made: each is built by the firmware in turn.
+     */
     void sendResponse(Packet a) {
         q.fw.exec(q.fw.packetCycles, q.live(() -> q.fw.send(a)));
     }
@@ -476,7 +485,10 @@ final class Responder {
 
     void untakeRecvWqe(RecvRingReader.Wqe w) { untakeRecvWqe(w, null); }
 
-    /** Gives receive WQE {@code w} back to where request {@code p} took it from (an XRC target's: the SRQ {@code p} names). */
+    /**
+     * Gives receive WQE {@code w} back to where request {@code p} took it from (an XRC target's: the SRQ {@code p}
+     * names).
+     */
     void untakeRecvWqe(RecvRingReader.Wqe w, Packet p) {
         Srq xrc = p == null ? null : xrcSrq(p);
         if (xrc != null) xrc.ring.untake(w);

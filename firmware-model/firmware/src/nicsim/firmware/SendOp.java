@@ -39,7 +39,10 @@ final class SendOp {
     int npkts, sent;
     final java.util.TreeMap<Integer, Long> heads = new java.util.TreeMap<>(); // packets whose head left the send engine -> feed ps
     final List<Packet> packets = new ArrayList<>();
-    /** Not a work request: the transport's own (a DC connect), which takes a PSN and is acknowledged but never completes. */
+    /**
+     * Not a work request: the transport's own (a DC connect), which takes a PSN and is acknowledged but never
+     * completes.
+     */
     final boolean control;
 
     SendOp(int index, SendWqe w, long length) { this(index, w, length, false); }

@@ -36,7 +36,8 @@ final class SqContexts {
 
     /** A new QP: its context is written to host memory, and loaded at once if its slot is free. */
     void created(Qp q) {
-        if (qpcAddr >= 0) fw.adapter.port().dmaWrite(qpcAddr + (q.qpn & (queueTableEntries - 1)) * QPC_BYTES, new byte[QPC_BYTES], r -> {});
+        if (qpcAddr >= 0) fw.adapter.port()
+                .dmaWrite(qpcAddr + (q.qpn & (queueTableEntries - 1)) * QPC_BYTES, new byte[QPC_BYTES], r -> {});
         int slot = slot(q.qpn);
         if (resident[slot] == null && loading[slot] == null) {
             loading[slot] = q;
@@ -75,7 +76,10 @@ final class SqContexts {
         tryLoad(slot);
     }
 
-    /** Loads the next waiting QP into {@code slot} if the slot is free, or its QP is idle (every posted WQEBB delivered). */
+    /**
+     * Loads the next waiting QP into {@code slot} if the slot is free, or its QP is idle (every posted WQEBB
+     * delivered).
+     */
     void tryLoad(int slot) {
         ArrayDeque<Qp> w = waiting.get(slot);
         if (w == null || w.isEmpty() || loading[slot] != null) return;
@@ -88,7 +92,8 @@ final class SqContexts {
         Runnable load = () -> fw.adapter.loadSq(next.qpn, next.sqAddr, next.sqLogSize, next.requester.delivered,
                 next.requester.delivered);
         if (qpcAddr < 0) load.run();
-        else fw.adapter.port().dmaRead(qpcAddr + (next.qpn & (queueTableEntries - 1)) * QPC_BYTES, QPC_BYTES, r -> load.run());
+        else fw.adapter.port()
+                .dmaRead(qpcAddr + (next.qpn & (queueTableEntries - 1)) * QPC_BYTES, QPC_BYTES, r -> load.run());
     }
 
     /** The fetcher took the context of {@code q}. */
@@ -100,7 +105,8 @@ final class SqContexts {
         resident[slot] = q;
         if (q.requester.producerSeen != q.requester.delivered)
             fw.adapter.reRing(q.qpn, (int) q.uar, q.requester.producerSeen);
-        // a doorbell the evicted queue got on the very edge its context was replaced is lost in the fetcher: treat it as a miss
+        // a doorbell the evicted queue got on the very edge its context was replaced is lost in the fetcher: treat it
+        // as a miss
         if (evicted != null && evicted != q && !evicted.requester.idle() && fw.qps.containsKey(evicted.qpn))
             miss(evicted, evicted.requester.producerSeen);
         tryLoad(slot);

@@ -35,10 +35,15 @@ final class TagMatching {
     /** Software's count of unexpected messages, as an operation reports it. */
     void report(int softwareCount) { reported = softwareCount; }
 
-    /** Whether software has not yet seen every unexpected message (tag operations' completions then carry TM_SYNC_REQ). */
+    /**
+     * Whether software has not yet seen every unexpected message (tag operations' completions then carry TM_SYNC_REQ).
+     */
     boolean syncRequired() { return reported != unexpected; }
 
-    /** Unexpected messages software may lag behind before receive completions too ask it to sync (mlx5's MLX5_TM_MAX_SYNC_DIFF). */
+    /**
+     * Unexpected messages software may lag behind before receive completions too ask it to sync (mlx5's
+     * MLX5_TM_MAX_SYNC_DIFF).
+     */
     static final int MAX_SYNC_GAP = 0x3fff;
 
     /** Whether software lags so far behind that a receive completion asks it to sync. */

@@ -92,7 +92,10 @@ final class TaggedReceives {
         }
     }
 
-    /** Bytes of the tag-matching header (struct ibv_tmh) that starts every tagged message, and of a rendezvous request's header (struct ibv_rvh). */
+    /**
+     * Bytes of the tag-matching header (struct ibv_tmh) that starts every tagged message, and of a rendezvous request's
+     * header (struct ibv_rvh).
+     */
     static final int TMH_BYTES = 16, RVH_BYTES = 16;
 
     /**

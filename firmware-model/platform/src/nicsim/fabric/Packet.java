@@ -27,7 +27,10 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
                 qkey, payload, transport, null, 0, 0, null);
     }
 
-    /** This request with an XRCETH naming the destination's XRC SRQ {@code srqn} (an XRC request carries one, IBA 9.3.7). */
+    /**
+     * This request with an XRCETH naming the destination's XRC SRQ {@code srqn} (an XRC request carries one, IBA
+     * 9.3.7).
+     */
     public Packet withXrcSrqn(int srqn) {
         return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
                 atomicOrig, imm, qkey, payload, transport, arrival, srqn, dcKey, grh);
@@ -131,7 +134,10 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
         public boolean hasReth() { return has(Mask.RETH); }
     }
 
-    /** AETH syndromes (IBA 9.7.5.1): ACK with credit count, RNR NAK with timer, NAK codes; bits 6..5 (ACK, RNR, NAK) are the class. */
+    /**
+     * AETH syndromes (IBA 9.7.5.1): ACK with credit count, RNR NAK with timer, NAK codes; bits 6..5 (ACK, RNR, NAK) are
+     * the class.
+     */
     public static final int AETH_ACK = 0x00, AETH_RNR = 0x20, AETH_NAK = 0x60, AETH_NAK_PSN = 0x60, AETH_NAK_INVALID = 0x61,
             AETH_NAK_ACCESS = 0x62, AETH_NAK_OP = 0x63, AETH_NAK_INVALID_RD = 0x64;
 

@@ -21,7 +21,9 @@ public final class PerfAgent {
     }
 
     public static final int ALL_PORTS = 0xff;
-    /** ClassPortInfo.CapabilityMask: PortCountersExtended with every counter (IsExtendedWidthSupported), PortXmitWait. */
+    /**
+     * ClassPortInfo.CapabilityMask: PortCountersExtended with every counter (IsExtendedWidthSupported), PortXmitWait.
+     */
     static final int CAP_EXT_WIDTH = 1 << 9, CAP_XMIT_WAIT = 1 << 12;
     /** ClassPortInfo.CapabilityMask: PortSelect 0xFF reads and clears every port (IsAllPortSelectSupported). */
     static final int CAP_ALL_PORT_SELECT = 1 << 8;

@@ -27,7 +27,10 @@ public final class FreeRanges {
         return -1;
     }
 
-    /** Takes {@code length} bytes starting at a multiple of {@code align} (a power of two), first fit: their start, or -1. */
+    /**
+     * Takes {@code length} bytes starting at a multiple of {@code align} (a power of two), first fit: their start, or
+     * -1.
+     */
     public long takeAligned(long length, long align) {
         for (int i = 0; i < n; i++) {
             long at = (start[i] + align - 1) & -align, from = start[i], to = end[i];

@@ -152,7 +152,10 @@ public final class HostMemory {
         return true;
     }
 
-    /** Page {@code number}, made if {@code make} and absent (else null); the last one used is kept at hand, as DMA goes page by page. */
+    /**
+     * Page {@code number}, made if {@code make} and absent (else null); the last one used is kept at hand, as DMA goes
+     * page by page.
+     */
     private byte[] page(long number, boolean make) {
         if (number == lastNumber) return lastPage;
         byte[] p = make ? pages.computeIfAbsent(number, k -> new byte[pageSize]) : pages.get(number);

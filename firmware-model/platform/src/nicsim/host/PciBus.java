@@ -318,7 +318,10 @@ public final class PciBus {
             write(hostAddr, data, offset, length, fedSince(since), null, true);
         }
 
-        /** When a streamed write holds the bus from: since its first byte on a conventional bus, now on PCIe (a TLP leaves whole). */
+        /**
+         * When a streamed write holds the bus from: since its first byte on a conventional bus, now on PCIe (a TLP
+         * leaves whole).
+         */
         private long fedSince(long since) {
             if (since > sim.now()) throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now (" + sim.now() + " ps)");
             return link.isPcie() ? sim.now() : since;
@@ -375,7 +378,8 @@ public final class PciBus {
             DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
             if (done == null && !sim.trace().enabled("PciBus")) return; // nothing to tell
             writes.post(end, Simulator.Priority.DELIVERY, () -> {
-                if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_write_done", st.name());
+                if (sim.trace().enabled("PciBus")) sim.trace()
+                        .record("PciBus", "dma#" + seq, "dma_write_done", st.name());
                 if (done != null) done.accept(new WriteResult(st, end));
             });
         }
@@ -421,7 +425,8 @@ public final class PciBus {
             }
             stats.dmaReads.inc();
             stats.dmaReadBytes.add(length);
-            if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
+            if (sim.trace().enabled("PciBus")) sim.trace()
+                    .record("PciBus", "dma#" + seq, "dma_read_issued", String.format("0x%x +%d", hostAddr, length));
             boolean ok = reaches(hostAddr, length);
             if (!ok) unsupported("DMA read", hostAddr, length);
             ReadOp op = readOp(seq, hostAddr, length, ok, streamed, into, done, answer);
@@ -559,7 +564,8 @@ public final class PciBus {
             Consumer<ReadResult> d = done;
             Incoming in = streamed ? incoming() : null;
             Runnable finish = () -> {
-                if (sim.trace().enabled("PciBus")) sim.trace().record("PciBus", "dma#" + seq, "dma_read_done", st.name());
+                if (sim.trace().enabled("PciBus")) sim.trace()
+                        .record("PciBus", "dma#" + seq, "dma_read_done", st.name());
                 d.accept(new ReadResult(st, result, finished, in));
             };
             // a streamed read is answered as soon as its bytes are known: its reader takes each when it comes in

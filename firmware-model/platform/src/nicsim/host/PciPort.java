@@ -182,7 +182,10 @@ public interface PciPort {
         dmaWriteStreamedPosted(hostAddr, data, 0, data.length, since);
     }
 
-    /** Whether a DMA write of {@code length} bytes at {@code hostAddr} issued now would land in host memory (bus mastering on, in bounds). */
+    /**
+     * Whether a DMA write of {@code length} bytes at {@code hostAddr} issued now would land in host memory (bus
+     * mastering on, in bounds).
+     */
     boolean dmaWriteLands(long hostAddr, int length);
 
     /** Sends MSI-X {@code vector}; returns false (and counts it) if it could not be sent now. */

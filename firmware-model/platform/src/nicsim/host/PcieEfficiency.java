@@ -92,7 +92,10 @@ public final class PcieEfficiency {
         printReadLatency(p, out);
     }
 
-    /** Round-trip PCIe read latency measured on Gen3 x8 (docs/sources.md#pcie-latency-and-mmio-cost: a TLP ping-pong of about 850 ns). */
+    /**
+     * Round-trip PCIe read latency measured on Gen3 x8 (docs/sources.md#pcie-latency-and-mmio-cost: a TLP ping-pong of
+     * about 850 ns).
+     */
     public static final double REFERENCE_ROUND_TRIP_NS = 850;
 
     /** DMA read latency against size: from the request to the last completion's arrival. */

@@ -37,7 +37,8 @@ public record Param(String name, Unit.Dimension dimension, long value, long deno
             if (den == 0) throw new IllegalArgumentException(where + ": ratio " + v + " has a zero denominator");
             return new Param(name, Unit.Dimension.RATIO, num, den, null, v, description, source);
         }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(-?[0-9][0-9_]*(?:\\.[0-9]+)?)\\s*(.*)").matcher(v);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(-?[0-9][0-9_]*(?:\\.[0-9]+)?)\\s*(.*)")
+                .matcher(v);
         if (!m.matches()) throw new IllegalArgumentException(where + ": value '" + v + "' is not a number with a unit, a ratio, true/false or \"text\"");
         BigDecimal number = new BigDecimal(m.group(1).replace("_", ""));
         Unit unit = m.group(2).isEmpty() ? Unit.COUNT : Unit.parse(m.group(2).trim(), where);

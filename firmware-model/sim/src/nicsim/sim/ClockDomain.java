@@ -99,13 +99,19 @@ public final class ClockDomain {
     /** The first edge at or after {@code picos}. */
     public long nextEdgeCycleAtOrAfter(long picos) { return picos <= phase ? 0 : -Math.floorDiv(-(picos - phase), period); }
 
-    /** Whether the domain is coasting: edges are behind the run that its blocks will catch up in one step (see {@link Coaster}). */
+    /**
+     * Whether the domain is coasting: edges are behind the run that its blocks will catch up in one step (see {@link
+     * Coaster}).
+     */
     public boolean coasting() { return coastTo >= 0; }
 
     /** Whether the clock runs: an edge of it is to come (through the wires, or closing a coast). */
     public boolean running() { return nextEdge != null && !nextEdge.cancelled(); }
 
-    /** The current cycle: the last edge that has run (-1 before any); while the domain coasts, the last before the coast. */
+    /**
+     * The current cycle: the last edge that has run (-1 before any); while the domain coasts, the last before the
+     * coast.
+     */
     public long cycle() { return lastEdgeCycle; }
 
     /** How many edges have run, coasted ones included: idle stretches with the clock stopped are not counted. */
@@ -168,7 +174,9 @@ public final class ClockDomain {
         wake();
     }
 
-    /** What a domain's edge asks of a stream or flow: check and count the edge; whether the next one has anything to do. */
+    /**
+     * What a domain's edge asks of a stream or flow: check and count the edge; whether the next one has anything to do.
+     */
     abstract static class Sampled {
         abstract boolean edge(long cycle);
 
@@ -222,7 +230,10 @@ public final class ClockDomain {
     /** As {@link #streamLive} for a flow. */
     void flowLive(int slot) { flows.live(slot); }
 
-    /** A port of this domain is traced from now on (its domain no longer coasts); a traced signal is sampled on each edge. */
+    /**
+     * A port of this domain is traced from now on (its domain no longer coasts); a traced signal is sampled on each
+     * edge.
+     */
     void traced(Object port) {
         tracedPorts++;
         if (!(port instanceof Signal s)) return;
@@ -251,7 +262,8 @@ public final class ClockDomain {
             nextEdge = null;
         }
         if (nextEdge != null && !nextEdge.cancelled()) return;
-        // the edge after the last one run, or the first at or after now if that is later (only then is a division needed)
+        // the edge after the last one run, or the first at or after now if that is later (only then is a division
+        // needed)
         long c = lastEdgeCycle + 1;
         if (picosOfCycle(c) < sim.now()) c = nextEdgeCycleAtOrAfter(sim.now());
         // this instant's edge is behind the run (it ran, or the clock was stopped when it came): the next one
@@ -308,7 +320,10 @@ public final class ClockDomain {
         next(cycle);
     }
 
-    /** Edge {@code cycle} closes a coast and is run by the coaster with it, at its own time (see {@link Coaster#coastsEdgeAfter}). */
+    /**
+     * Edge {@code cycle} closes a coast and is run by the coaster with it, at its own time (see {@link
+     * Coaster#coastsEdgeAfter}).
+     */
     private void coastedEdge(long cycle) {
         ranEdge = nextEdge;
         nextEdge = null;

@@ -64,7 +64,10 @@ public final class Flow<T> extends ClockDomain.Sampled {
         if (!alias) domain.flowLive(w.slot);
     }
 
-    /** Counts edge {@code cycle}; whether the coming edge has anything to do here (no, while valid is low and nothing is traced). */
+    /**
+     * Counts edge {@code cycle}; whether the coming edge has anything to do here (no, while valid is low and nothing is
+     * traced).
+     */
     @Override boolean edge(long cycle) {
         if (alias) return false;
         if (w.valid) fires++;

@@ -385,7 +385,10 @@ public final class Simulator {
         passInstant(timePicos);
     }
 
-    /** The time is {@code t} and every event at it has run: whatever is scheduled at {@code t} from here runs after them. */
+    /**
+     * The time is {@code t} and every event at it has run: whatever is scheduled at {@code t} from here runs after
+     * them.
+     */
     private void passInstant(long t) {
         now = t;
         atPriority = Integer.MAX_VALUE;

@@ -102,7 +102,10 @@ public final class Stream<T> extends ClockDomain.Sampled {
     /** Edges ran without the wires (the domain coasted): the next edge starts the hold checks afresh. */
     @Override void coasted() { pendingFromLastEdge = false; }
 
-    /** Checks and counts edge {@code cycle}; whether the coming edge has anything to do here (no, while valid is low and nothing is traced). */
+    /**
+     * Checks and counts edge {@code cycle}; whether the coming edge has anything to do here (no, while valid is low and
+     * nothing is traced).
+     */
     @Override boolean edge(long cycle) {
         if (alias) return false; // the source side checks and counts
         boolean valid = w.valid, ready = w.ready;

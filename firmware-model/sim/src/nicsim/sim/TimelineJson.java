@@ -157,7 +157,8 @@ final class TimelineJson {
                 if (lastWindow != Long.MIN_VALUE && b.getKey() > lastWindow + RATE_WINDOW_PICOS)
                     out.counter(pid, name, "Gb/s", lastWindow + RATE_WINDOW_PICOS, "0");
                 out.counter(pid, name, "Gb/s", b.getKey(), BigDecimal.valueOf(b.getValue() * 8_000L, 0)
-                        .divide(BigDecimal.valueOf(RATE_WINDOW_PICOS), 3, java.math.RoundingMode.HALF_EVEN).toPlainString());
+                        .divide(BigDecimal.valueOf(RATE_WINDOW_PICOS), 3, java.math.RoundingMode.HALF_EVEN)
+                        .toPlainString());
                 lastWindow = b.getKey();
             }
             out.counter(pid, name, "Gb/s", lastWindow + RATE_WINDOW_PICOS, "0");

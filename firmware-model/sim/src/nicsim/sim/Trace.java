@@ -41,7 +41,10 @@ public final class Trace {
     private int limit = Integer.MAX_VALUE;
     private long dropped;
 
-    /** Keeps at most {@code max} entries (a long run's timeline would not fit in memory); later ones are counted, not kept. */
+    /**
+     * Keeps at most {@code max} entries (a long run's timeline would not fit in memory); later ones are counted, not
+     * kept.
+     */
     public void limit(int max) { limit = max; }
     /** Entries not kept because of {@link #limit}. */
     public long dropped() { return dropped; }

@@ -4,7 +4,9 @@ import scala.jdk.CollectionConverters._
 import spinal.core.sim._
 import nicsim.sim.Layout
 
-/** Moves Java payload records in and out of a [[LayoutBundle]] in simulation, field by field through the shared layout. */
+/**
+ * Moves Java payload records in and out of a [[LayoutBundle]] in simulation, field by field through the shared layout.
+ */
 object LayoutSim {
   def write[T](b: LayoutBundle, layout: Layout[T], value: T): Unit = {
     val v = layout.values(value)

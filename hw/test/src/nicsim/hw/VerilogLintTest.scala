@@ -5,7 +5,10 @@ import scala.sys.process._
 import org.scalatest.funsuite.AnyFunSuite
 import spinal.core._
 
-/** Every block's generated Verilog passes `verilator --lint-only -Wall`, with only the justified waivers of hw/lint/waivers.vlt. */
+/**
+ * Every block's generated Verilog passes `verilator --lint-only -Wall`, with only the justified waivers of
+ * hw/lint/waivers.vlt.
+ */
 class VerilogLintTest extends AnyFunSuite {
   val root = Paths.get(sys.props.getOrElse("nicsim.root", "."))
   val waivers = root.resolve("hw/lint/waivers.vlt")

@@ -73,7 +73,8 @@ class AttachTest {
             assertTrue(r.output().contains("1638400 bytes in"), r.output()); // 4096 B x 200, each way
             assertTrue(r.output().contains("200 iters in"), r.output());
         }
-        // each side sends 200 messages of 4 KiB in packets of the pingpong's default MTU, 1 KiB, each message ACKed once
+        // each side sends 200 messages of 4 KiB in packets of the pingpong's default MTU, 1 KiB, each message ACKed
+        // once
         assertEquals(2 * 200 * (4 + 1), served.world.sim.counters().get("Fabric.packets") - packetsBefore);
         served.awaitReleased(); // the server sees each program's socket close a moment after the program exits
         String log = logOnceItHas(java.util.regex.Pattern.compile("ibv_rc_pingpong \\(pid .*exited after"));
@@ -104,7 +105,8 @@ class AttachTest {
         }
         // perftest's default: 100 WRITEs of 64 KiB into the server's buffer, by DMA into its process memory
         assertTrue(served.world.sim.counters().get("Firmware.dma_write_bytes") - bytesBefore >= 100 * 65536L);
-        // and the simulator's own table of the client's QP, in simulated time: near the model's link rate, not the wall clock's
+        // and the simulator's own table of the client's QP, in simulated time: near the model's link rate, not the wall
+        // clock's
         java.util.regex.Pattern rowOfClient = java.util.regex.Pattern.compile("0x[0-9a-f]+\\s+RC\\s+65536\\s+100\\s+0\\s+([0-9.]+)");
         String log = logOnceItHas(rowOfClient);
         java.util.regex.Matcher row = rowOfClient.matcher(log);
@@ -240,7 +242,8 @@ class AttachTest {
             for (Run r : List.of(cli, srv))
                 for (String line : r.output().split("\n")) if (line.contains(" in ") && line.contains("seconds")) figures.add(line.strip());
             assertEquals(4, figures.size(), figures.toString());
-            // simulated microseconds per iteration: a 4 KiB SEND each way and back, a few microseconds, not the wall clock's
+            // simulated microseconds per iteration: a 4 KiB SEND each way and back, a few microseconds, not the wall
+            // clock's
             double usec = Double.parseDouble(figures.get(1).replaceAll(".*= ([0-9.]+) usec/iter", "$1"));
             assertTrue(usec > 1 && usec < 50, figures.toString());
             if (first == null) first = figures;

@@ -38,9 +38,13 @@ public final class Programs {
         return r.output();
     }
 
-    /** Starts {@code program} on {@code node} of the simulator {@code served}; with {@code simulatedTime}, its clock reads simulated time. */
+    /**
+     * Starts {@code program} on {@code node} of the simulator {@code served}; with {@code simulatedTime}, its clock
+     * reads simulated time.
+     */
     public static Run start(Served served, int node, boolean simulatedTime, String... program) throws Exception {
-        Process p = new ProcessBuilder(Attach.command(served.socket, node, simulatedTime, List.of(program))).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(Attach.command(served.socket, node, simulatedTime, List.of(program)))
+                .redirectErrorStream(true).start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Thread t = new Thread(() -> {
             byte[] b = new byte[4096];

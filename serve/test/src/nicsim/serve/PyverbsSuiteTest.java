@@ -62,7 +62,8 @@ class PyverbsSuiteTest {
         }
         assertTrue(bad.isEmpty(), String.join("\n", bad) + "\n--- output:\n" + out + "\n--- serve:\n" + served.log());
         assertTrue(out.contains("\nOK"), out);
-        // as many pass as did when the last feature landed: a test that starts skipping for a listed reason is caught too
+        // as many pass as did when the last feature landed: a test that starts skipping for a listed reason is caught
+        // too
         assertTrue(ok >= PASSING, ok + " tests passed (" + PASSING + " before), " + skipped + " skipped:\n" + out);
     }
 

@@ -26,7 +26,10 @@ public final class Served {
     /** Serves {@code w} until {@link #stop}. */
     public Served start(World w) throws Exception { return start(w, Watchdog.DEFAULT_PICOS); }
 
-    /** Serves {@code w} until {@link #stop}, its watchdog reporting QPs that retry without progress for {@code watchdogPicos}. */
+    /**
+     * Serves {@code w} until {@link #stop}, its watchdog reporting QPs that retry without progress for {@code
+     * watchdogPicos}.
+     */
     public Served start(World w, long watchdogPicos) throws Exception {
         stop = false;
         world = w;

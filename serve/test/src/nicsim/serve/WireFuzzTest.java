@@ -33,7 +33,9 @@ class WireFuzzTest {
 
         Client() throws Exception {}
 
-        /** Sends {@code op} with {@code body}; returns {status, body...} or null if the simulator closed the connection. */
+        /**
+         * Sends {@code op} with {@code body}; returns {status, body...} or null if the simulator closed the connection.
+         */
         ByteBuffer call(int op, ByteBuffer body) throws Exception {
             ByteBuffer req = ByteBuffer.allocate(8 + body.remaining()).order(ByteOrder.LITTLE_ENDIAN);
             req.putInt(4 + body.remaining()).putInt(op).put(body).flip();
@@ -98,7 +100,8 @@ class WireFuzzTest {
             ByteBuffer made = c.call(Wire.Op.CREATE_QP.code(), qp.flip());
             assertEquals(0, made.getInt(0));
             int mask = 1 | 1 << 4 | 1 << 5 | 1 << 3; // STATE, PKEY_INDEX, PORT, ACCESS_FLAGS
-            ByteBuffer mod = le(100).putInt(made.getInt(4)).putInt(mask).putInt(1 /* INIT */).putInt(0x0d0a0b05 /* garbage */);
+            ByteBuffer mod = le(100).putInt(made.getInt(4)).putInt(mask).putInt(1 /* INIT */)
+                    .putInt(0x0d0a0b05 /* garbage */);
             for (int i = 0; i < 21; i++) mod.putInt(i == 7 ? 1 /* port_num */ : i == 0 ? 0xffff /* garbage path_mtu */ : 0);
             assertEquals(0, c.call(Wire.Op.MODIFY_QP.code(), mod.flip()).getInt(0), "fields outside the mask are ignored");
             mod.clear().putInt(made.getInt(4)).putInt(mask | 1 << 1 /* CUR_STATE */).putInt(1).putInt(0x0d0a0b05);

@@ -158,7 +158,8 @@ class DocsTest {
                 case "gtkwave" -> {
                     Path save = dir.resolve(w.get(1));
                     assertTrue(Files.exists(save), cmd + ": no " + save);
-                    String dump = Files.readAllLines(save).stream().filter(l -> l.startsWith("[dumpfile]")).findFirst().orElseThrow();
+                    String dump = Files.readAllLines(save).stream().filter(l -> l.startsWith("[dumpfile]")).findFirst()
+                            .orElseThrow();
                     assertTrue(Files.size(Path.of(dump.replaceFirst("^\\[dumpfile\\] \"(.*)\"$", "$1"))) > 1000, dump);
                 }
                 default -> fail("the README shows a command this test does not know how to check: " + cmd);

@@ -88,7 +88,10 @@ class RunCommandTest {
         assertTrue(out.contains("Firmware.retransmits"), out);
     }
 
-    /** Each node's counters beside the total: the writer reads the payload from its host, the target writes it to its own. */
+    /**
+     * Each node's counters beside the total: the writer reads the payload from its host, the target writes it to its
+     * own.
+     */
     @Test
     void countersAreShownPerNode() {
         int[] rc = {-1};

@@ -7,7 +7,9 @@ import nicsim.cosim.Node;
 import nicsim.verbs.*;
 import org.junit.jupiter.api.Test;
 
-/** The example program of docs/verbs.md, as it is printed there: an RDMA WRITE between two nodes, checked byte for byte. */
+/**
+ * The example program of docs/verbs.md, as it is printed there: an RDMA WRITE between two nodes, checked byte for byte.
+ */
 class WriteExampleTest {
     @Test
     void theDocumentedExampleRuns() {

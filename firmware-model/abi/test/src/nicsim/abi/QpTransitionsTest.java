@@ -57,7 +57,10 @@ class QpTransitionsTest {
         assertEquals(0x0, QpTransitions.optional(SQE, RTS, QpType.RC));
     }
 
-    /** Every valid pair and type: required alone passes; each required bit missing, and each foreign bit, is refused by name. */
+    /**
+     * Every valid pair and type: required alone passes; each required bit missing, and each foreign bit, is refused by
+     * name.
+     */
     @Test
     void everyTransitionAndTypeChecksEachAttribute() {
         int checked = 0;
@@ -98,7 +101,10 @@ class QpTransitionsTest {
         assertEquals(RTS, QpTransitions.check(QpType.UC, SQE, STATE | CUR_STATE | ACCESS_FLAGS, RTS));
     }
 
-    /** DC (mlx5's rows): a DCI reaches RTS naming no destination; a DCT stops at RTR; a DRIVER QP without a half is refused. */
+    /**
+     * DC (mlx5's rows): a DCI reaches RTS naming no destination; a DCT stops at RTR; a DRIVER QP without a half is
+     * refused.
+     */
     @Test
     void dcHalvesHaveTheirOwnRows() {
         DcType DCI = DcType.DCI, DCT = DcType.DCT;

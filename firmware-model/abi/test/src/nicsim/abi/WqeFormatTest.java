@@ -22,7 +22,8 @@ class WqeFormatTest {
 
     @Test
     void dsAndSizeFollowTheReferenceExamples() {
-        // RC WRITE with 1 SGE: DS 3, 48 B, 1 WQEBB; RC atomic: DS 4, 1 WQEBB; UD SEND with 1 SGE: DS 5, 2 WQEBBs (docs/sources.md#mlx5-send-wqe)
+        // RC WRITE with 1 SGE: DS 3, 48 B, 1 WQEBB; RC atomic: DS 4, 1 WQEBB; UD SEND with 1 SGE: DS 5, 2 WQEBBs
+        // (docs/sources.md#mlx5-send-wqe)
         byte[] write = WqeFormat.encode(wqe(WqeLayout.OP_RDMA_WRITE, List.of(new Sge(0x1000, 64, 7)), null), false);
         assertEquals(3, ds(write));
         assertEquals(64, write.length);

@@ -37,7 +37,8 @@ public final class DoorbellStimulus implements Clocked {
         this.cfg = dec.config();
         this.rnd = new Random(seed);
         // a few queue numbers share a table slot with another, so the tag check matters
-        // and one per high bit of the 24-bit QPN (distinct low bits: their own slots), so every bit of a queued QPN is set
+        // and one per high bit of the 24-bit QPN (distinct low bits: their own slots), so every bit of a queued QPN is
+        // set
         this.qps = LongStream.concat(LongStream.concat(LongStream.range(0x100, 0x100 + 44),
                         LongStream.range(0, 4).map(i -> 0x100 + i + cfg.tableEntries())),
                 LongStream.range(9, 24).map(b -> (0x180 + b) | 1L << b)).boxed().toList();

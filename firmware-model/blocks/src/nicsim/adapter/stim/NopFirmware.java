@@ -65,7 +65,10 @@ public final class NopFirmware implements EmbeddedProcessor {
         if (cqn != null && (bytes[11] & Cqe64.CQ_UPDATE) != 0) adapter.postCqe(cqn, Cqe64.requester(qpn, index, opcode, 0), false);
     }
 
-    /** A malformed WQE completes LOC_QP_OP_ERR with the fetcher's reason as vendor syndrome; a failed ring read GENERAL_ERR. */
+    /**
+     * A malformed WQE completes LOC_QP_OP_ERR with the fetcher's reason as vendor syndrome; a failed ring read
+     * GENERAL_ERR.
+     */
     @Override public void onWqeError(WqeError e) {
         completeInError(e.qpn(), (int) e.index(), WqeLayout.opcode(e.ctrl()),
                 e.reason() == WqeError.Code.DMA_ERROR ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, (int) e.code());

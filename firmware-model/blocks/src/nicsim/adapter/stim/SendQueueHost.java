@@ -96,7 +96,10 @@ public final class SendQueueHost {
     /** Posts a NOP; {@code signaled} asks for a completion (CQ_UPDATE). */
     public void postNop(boolean signaled) { post(WqeLayout.OP_NOP, 0, signaled ? Cqe64.CQ_UPDATE : 0); }
 
-    /** Takes every CQE software owns, by the owner-bit rule of docs/sources.md#mlx5-cq-ownership, and advances the consumer index. */
+    /**
+     * Takes every CQE software owns, by the owner-bit rule of docs/sources.md#mlx5-cq-ownership, and advances the
+     * consumer index.
+     */
     public List<Cqe64.View> pollCq() {
         List<Cqe64.View> out = new ArrayList<>();
         int size = 1 << cqLogSize;

@@ -225,7 +225,8 @@ public final class WqeStimulus implements Clocked {
             configs.add(new SqConfig(qpn[j], base[j], logSize[j], delivered[j] & 0xFFFF, producer[j] & 0xFFFF, 1));
             rung[j] = producer[j];
         }
-        // and QPs are destroyed: the program stops posting, the queue drains, its slot is invalidated, another QP is created
+        // and QPs are destroyed: the program stops posting, the queue drains, its slot is invalidated, another QP is
+        // created
         if (rnd.nextInt(DRAIN) == 0 && stoppedFor[j] < 0) draining[j] = true;
         for (int i = 0; i < SQS; i++) {
             if (!draining[i] || stoppedFor[i] >= 0) continue;

@@ -17,7 +17,10 @@ import org.junit.jupiter.api.Test;
 class DoorbellDecoderTest {
     static final DoorbellDecoder.Config CFG = DoorbellDecoder.Config.from(Profiles.load("cx-gen3x16"));
 
-    /** Drives the decoder's inputs from queues, with a seeded ready probability, and records its outputs with their cycles. */
+    /**
+     * Drives the decoder's inputs from queues, with a seeded ready probability, and records its outputs with their
+     * cycles.
+     */
     static final class Bench implements Clocked {
         final Simulator sim = new Simulator();
         final ClockDomain core = sim.clockDomain("core", 4_000);

@@ -42,7 +42,8 @@ class MttWalkerTest {
         @Override public void drive() {
             if (writes.isEmpty()) w.mkeyWrite().idle(); else w.mkeyWrite().push(writes.peekFirst());
             if (klms.isEmpty()) w.klmWrite().idle(); else w.klmWrite().push(klms.peekFirst());
-            if (reqs.isEmpty() || !writes.isEmpty() || !klms.isEmpty()) w.req().idle(); else w.req().push(reqs.peekFirst());
+            if (reqs.isEmpty() || !writes.isEmpty() || !klms.isEmpty()) w.req().idle(); else w.req()
+                    .push(reqs.peekFirst());
             w.fill().ready(true);
             if (fillOut == null && !fills.isEmpty() && fills.peekFirst()[1] <= core.cycle()) {
                 long idx = fills.pollFirst()[0];
@@ -64,7 +65,10 @@ class MttWalkerTest {
 
         @Override public boolean active() { return !writes.isEmpty() || !klms.isEmpty() || !reqs.isEmpty() || !fills.isEmpty() || fillOut != null; }
 
-        /** An MR of {@code pages} pages of 2^shift bytes at {@code start}, pages mapped at 0x9000_0000 + p * 2^shift * 3. */
+        /**
+         * An MR of {@code pages} pages of 2^shift bytes at {@code start}, pages mapped at 0x9000_0000 + p * 2^shift *
+         * 3.
+         */
         MkeyContext mr(long index, int key, long start, long length, int access, int shift, long mttBase) {
             long page = 1L << shift, pageOffset = start & (page - 1);
             for (long p = 0; p * page < pageOffset + length; p++) mtt.put(mttBase + p, 0x9000_0000L + p * page * 3);
@@ -188,7 +192,10 @@ class MttWalkerTest {
         assertEquals(Status.MTT_FAULT, b.translate(5 << 8 | 0x10, 0x1_2000, 8, 0).get(0).reason());
     }
 
-    /** An entry whose page is not present ends the request with PAGE_FAULT, naming the page's MTT index and the bytes left. */
+    /**
+     * An entry whose page is not present ends the request with PAGE_FAULT, naming the page's MTT index and the bytes
+     * left.
+     */
     @Test
     void aPageNotPresentIsAPageFault() {
         Bench b = new Bench();

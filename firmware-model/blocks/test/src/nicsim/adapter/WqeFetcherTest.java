@@ -105,7 +105,8 @@ class WqeFetcherTest {
         // doorbell taken at edge n; arbiter issues at n+1; the reader takes the request at n+2
         assertEquals(dbCycle + 2, b.requestCycles.get(0));
         assertEquals(new DmaReadReq(BASE, 512, Q & 63), b.requests.get(0));
-        // one 512 B read: request TLP up, memory latency, two 256 B completions down (docs/sources.md#pcie-tlp-arithmetic arithmetic)
+        // one 512 B read: request TLP up, memory latency, two 256 B completions down
+        // (docs/sources.md#pcie-tlp-arithmetic arithmetic)
         PciLink l = b.bus.link();
         long dma = l.serializePicos(l.overheadRequest()) + l.latencyPicos() + b.profile.picos("host.memory.read.latency")
                 + 2 * l.serializePicos(256 + l.overheadCompletion()) + l.latencyPicos();

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 class FirmwareStatTest {
     @Test
     void everyFirmwareCounterSomeoneReadsIsOneTheFirmwareCounts() throws IOException {
-        Set<String> counted = Arrays.stream(FirmwareStat.values()).map(FirmwareStat::counterName).collect(Collectors.toSet());
+        Set<String> counted = Arrays.stream(FirmwareStat.values()).map(FirmwareStat::counterName)
+                .collect(Collectors.toSet());
         assertEquals(FirmwareStat.values().length, counted.size(), "distinct names");
         Path root = Path.of(System.getProperty("nicsim.root", "."));
         Pattern read = Pattern.compile("\"(Firmware\\.[a-z_]+)\"");

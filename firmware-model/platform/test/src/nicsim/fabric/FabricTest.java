@@ -45,7 +45,8 @@ class FabricTest {
 
     @Test
     void aCutThroughSwitchForwardsThePacketsHeadWhileItsTailIsStillArriving() {
-        // Myrinet's wormhole routing (docs/sources.md#kvia-measurements), InfiniBand's cut-through: one serialization less
+        // Myrinet's wormhole routing (docs/sources.md#kvia-measurements), InfiniBand's cut-through: one serialization
+        // less
         for (String profile : List.of("cx-gen3x16", "lanai43")) {
             Profile p = Profiles.load(profile);
             assertEquals("cut-through", p.text("switch.forwarding"), profile);
@@ -68,7 +69,8 @@ class FabricTest {
 
     @Test
     void aSenderSlowerThanTheLinkStretchesThePacketOnBothLinks() {
-        // a LANai 4.3's send engine moves 132 MB/s into a 160 MB/s link: the packet leaves, and arrives, at the engine's pace
+        // a LANai 4.3's send engine moves 132 MB/s into a 160 MB/s link: the packet leaves, and arrives, at the
+        // engine's pace
         Profile p = Profiles.load("lanai43");
         long[] fast = oneHop(p), slow = oneHop(p, 2 * fast[1]);
         assertEquals(fast[2], slow[2], "the head is not held back");

@@ -252,7 +252,8 @@ class PciBusTest {
         assertArrayEquals(data, tb.memory.read(0x10_0000, 256));
         assertEquals(t + tb.bus.link().serializePicos(256 + 24) + tb.bus.link().latencyPicos(), seen[0]);
         assertEquals(seen[0] + tb.bus.link().serializePicos(256 + 24), waited.get(0).completedAt());
-        // where a write would not land (outside memory, or bus mastering off) it must be waited for: its failure is its completion
+        // where a write would not land (outside memory, or bus mastering off) it must be waited for: its failure is its
+        // completion
         long outside = tb.memory.size() - 16;
         assertFalse(tb.device.port.dmaWriteLands(outside, 256));
         var e = assertThrows(IllegalArgumentException.class, () -> tb.device.port.dmaWriteStreamedPosted(outside, data, tb.sim.now()));

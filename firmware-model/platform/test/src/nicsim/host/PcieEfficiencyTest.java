@@ -6,7 +6,10 @@ import nicsim.profile.Profiles;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The PCIe model follows TLP arithmetic (docs/sources.md#pcie-tlp-arithmetic): payload / (payload + 24 B) for posted writes. */
+/**
+ * The PCIe model follows TLP arithmetic (docs/sources.md#pcie-tlp-arithmetic): payload / (payload + 24 B) for posted
+ * writes.
+ */
 class PcieEfficiencyTest {
     @ParameterizedTest
     @CsvSource({"128, 0.842", "256, 0.914", "512, 0.955"})

@@ -103,7 +103,9 @@ class ClockDomainTest {
         assertEquals(3, d.edgesRun());
     }
 
-    /** A block that notes the time of the first edge that sees the input set; it keeps its clock running while asked. */
+    /**
+     * A block that notes the time of the first edge that sees the input set; it keeps its clock running while asked.
+     */
     private static final class Taker implements Clocked {
         final Simulator sim;
         final boolean keepRunning;
@@ -133,7 +135,8 @@ class ClockDomainTest {
             sim.runUntilIdle();
             assertEquals(4_000, t.takenAt, "an event after the edge at 3000, clock running: " + running);
 
-            // a domain made later, woken from an edge of one made earlier, still ticks at this instant; the reverse does not
+            // a domain made later, woken from an edge of one made earlier, still ticks at this instant; the reverse
+            // does not
             for (boolean fromEarlier : new boolean[]{false, true}) {
                 Simulator s2 = new Simulator();
                 ClockDomain first = s2.clockDomain("first", 1_000), second = s2.clockDomain("second", 1_000);

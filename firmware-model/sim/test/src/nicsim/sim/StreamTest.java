@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 
 class StreamTest {
     record Word(long value) {}
-    static final Layout<Word> WORD = Layout.<Word>builder("Word").field("value", 16, Word::value).build(v -> new Word(v[0]));
+    static final Layout<Word> WORD = Layout.<Word>builder("Word").field("value", 16, Word::value)
+            .build(v -> new Word(v[0]));
 
     /** A master that offers 0, 1, 2, ... ; {@code misbehave} lets a test break the contract on purpose. */
     static final class Source implements Clocked {
@@ -149,7 +150,8 @@ class StreamTest {
     @Test
     void layoutChecksWidthsAndRoundTrips() {
         record Msg(long qpn, long pi) {}
-        Layout<Msg> l = Layout.<Msg>builder("Msg").field("qpn", 24, Msg::qpn).field("pi", 16, Msg::pi).build(v -> new Msg(v[0], v[1]));
+        Layout<Msg> l = Layout.<Msg>builder("Msg").field("qpn", 24, Msg::qpn).field("pi", 16, Msg::pi)
+                .build(v -> new Msg(v[0], v[1]));
         assertEquals(40, l.width());
         Msg m = new Msg(0xABCDEF, 0x1234);
         assertEquals(m, l.unpack(l.pack(m)));
