@@ -210,6 +210,9 @@ final class WireLayout {
     /** RDMA_RES, RDMA_STAT: the node whose adapter is asked about. */
     record NodeRequest(int node) {}
 
+    /** RDMA_QSTAT: the node, what to do (RdmaCounters.SHOW...), and its QPN, counter (-1: a new one) and mask. */
+    record QstatRequest(int node, int action, int qpn, int counter, int mask) {}
+
     /** One context of CONTEXTS' reply (u32 n, n of these): its session, opener, command file there, node. */
     record ContextEntry(int session, int pid, int cmdFd, int node) {}
 
@@ -319,6 +322,7 @@ final class WireLayout {
             case CONTEXTS -> new Message(null, null, "reply: u32 n, n ContextEntry");
             case RDMA_RES, RDMA_STAT -> new Message(NodeRequest.class, null, "reply: the node's objects or "
                     + "counters, as RdmaResources writes them");
+            case RDMA_QSTAT -> new Message(QstatRequest.class, null, "reply: as RdmaCounters writes it");
             case CM_EVENTS -> new Message(CmEventsRequest.class, null, "no reply: a byte per event ready");
             case CM_CMD -> new Message(CmCommand.class, null, "request: in bytes, the kernel's struct rdma_ucm_* "
                     + "(CmLayout), then SET_OPTION's OptionLength and value, MIGRATE_ID's source ChannelNumber; reply: "
@@ -361,7 +365,8 @@ final class WireLayout {
             ConfigWrite.class, BarAccess.class, MmioReadStatus.class, DmaMapRequest.class, Iova.class,
             PciWaitRequest.class, Interrupts.class, PostedRingRequest.class, CqChannelRequest.class,
             UctxImportRequest.class, UctxImportReply.class, UctxCmdRequest.class, UmadCommand.class, UmadRegister.class,
-            UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, ContextEntry.class,
+            UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, QstatRequest.class,
+            ContextEntry.class,
             EventFileRequest.class, ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class,
             HelloRequest.class, OpenArgument.class, Opened.class, JoinRequest.class, PciOpenRequest.class,
             PciOpenReply.class, UmadOpenRequest.class, CmOpenRequest.class);
