@@ -81,6 +81,7 @@ enum nicsim_op {
 	NICSIM_OP_UMAD_EVENTS = 67,
 	NICSIM_OP_UMAD_CMD = 68,
 	NICSIM_OP_MCAST = 69,
+	NICSIM_OP_RDMA_QSTAT = 70,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;
@@ -941,6 +942,19 @@ _Static_assert(sizeof(struct nicsim_wire_res_pd) == 12, "nicsim_wire_res_pd");
 _Static_assert(offsetof(struct nicsim_wire_res_pd, pdn) == 0, "nicsim_wire_res_pd.pdn");
 _Static_assert(offsetof(struct nicsim_wire_res_pd, users) == 4, "nicsim_wire_res_pd.users");
 _Static_assert(offsetof(struct nicsim_wire_res_pd, pid) == 8, "nicsim_wire_res_pd.pid");
+struct nicsim_wire_qstat_request {
+	uint32_t node;
+	uint32_t action;
+	uint32_t qpn;
+	uint32_t counter;
+	uint32_t mask;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_qstat_request) == 20, "nicsim_wire_qstat_request");
+_Static_assert(offsetof(struct nicsim_wire_qstat_request, node) == 0, "nicsim_wire_qstat_request.node");
+_Static_assert(offsetof(struct nicsim_wire_qstat_request, action) == 4, "nicsim_wire_qstat_request.action");
+_Static_assert(offsetof(struct nicsim_wire_qstat_request, qpn) == 8, "nicsim_wire_qstat_request.qpn");
+_Static_assert(offsetof(struct nicsim_wire_qstat_request, counter) == 12, "nicsim_wire_qstat_request.counter");
+_Static_assert(offsetof(struct nicsim_wire_qstat_request, mask) == 16, "nicsim_wire_qstat_request.mask");
 struct nicsim_wire_context_entry {
 	uint32_t session;
 	uint32_t pid;

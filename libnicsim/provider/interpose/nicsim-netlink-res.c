@@ -187,7 +187,7 @@ int nicsim_netlink_res(const struct nl_request *q, int *multi) {
 /*
  * STAT_GET of port 1 (`rdma statistic show`): the adapter's counters by their names in the model
  * (Firmware.retransmits...), as many as one message holds (a page: about 60). Counters bound to QPs
- * (a dump, `rdma statistic qp`) are EOPNOTSUPP: the adapter has no counter sets to bind.
+ * (STAT_RES of RES_QP) are nicsim-netlink-qstat.c's; a dump without it (`rdma statistic mr`) is EOPNOTSUPP.
  */
 int nicsim_netlink_stat(const struct nl_request *q) {
 	const char *node = getenv("NICSIM_NODE");

@@ -196,7 +196,14 @@ static void answer(int fd, uint32_t port, const struct nlmsghdr *h) {
 		case RDMA_NLDEV_CMD_RES_MR_GET: case RDMA_NLDEV_CMD_RES_PD_GET:
 			err = nicsim_netlink_res(&q, &multi);
 			break;
-		case RDMA_NLDEV_CMD_STAT_GET: err = nicsim_netlink_stat(&q); multi = 0; break;
+		case RDMA_NLDEV_CMD_STAT_GET:
+			if (q.attrs[RDMA_NLDEV_ATTR_STAT_RES]) { err = nicsim_netlink_qstat(&q, &multi); break; }
+			err = nicsim_netlink_stat(&q);
+			multi = 0;
+			break;
+		case RDMA_NLDEV_CMD_STAT_SET: case RDMA_NLDEV_CMD_STAT_DEL:
+			err = nicsim_netlink_qstat(&q, &multi);
+			break;
 		default: err = EOPNOTSUPP; /* links of other kinds, setting anything */
 		}
 	}

@@ -1,7 +1,8 @@
 /*
  * The RDMA netlink (NETLINK_RDMA) as an attached program sees it: interpose/nicsim-netlink.c answers
- * its requests, interpose/nicsim-netlink-res.c the resource views from serve's RDMA_RES, both with the
- * replies interpose/nicsim-netlink-msg.c builds.
+ * its requests, interpose/nicsim-netlink-res.c the resource views from serve's RDMA_RES and the port's
+ * counters, interpose/nicsim-netlink-qstat.c the QP counters (RDMA_QSTAT), all with the replies
+ * interpose/nicsim-netlink-msg.c builds.
  */
 #ifndef NICSIM_NETLINK_H
 #define NICSIM_NETLINK_H
@@ -65,5 +66,7 @@ void nl_dev_handle(struct nl_reply *r);
 int nicsim_netlink_res(const struct nl_request *q, int *multi);
 /* STAT_GET of the port's counters: 0 or a positive errno. */
 int nicsim_netlink_stat(const struct nl_request *q);
+/* STAT_GET, STAT_SET and STAT_DEL of the port's QP counters (RES_QP): 0 or a positive errno; *multi as above. */
+int nicsim_netlink_qstat(const struct nl_request *q, int *multi);
 
 #endif

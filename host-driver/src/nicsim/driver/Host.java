@@ -81,6 +81,11 @@ public final class Host {
     /** Whether the Java driver has probed the adapter (another driver must then leave it alone). */
     public boolean probed() { return driver != null; }
 
+    /** The kernel's QP counters on the port: its mode is kept before the driver probes; counters need the driver. */
+    private final QpCounters qpCounters = new QpCounters(this);
+
+    public QpCounters qpCounters() { return qpCounters; }
+
     /** A transparent huge page's size: the kernel backs large anonymous mappings with pages of 2 MB. */
     public static final long HUGE_PAGE = 2 << 20;
 

@@ -684,6 +684,7 @@ public final class QueuePair extends VerbsObject {
 
     @Override protected void destroy() {
         driver.command(Cmd.DESTROY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.EMPTY);
+        driver.host().qpCounters().destroyed(qpn);
         ctx.qps.remove(qpn);
         freeRings();
     }

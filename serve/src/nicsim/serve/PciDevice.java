@@ -100,7 +100,8 @@ final class PciDevice implements AutoCloseable {
         this.program = program;
         this.socketFd = socketFd;
         this.memory = new ProcMemory(program.pid);
-        this.user = !user ? null : shared != null ? shared.join() : new UserContext(host.driver(), session);
+        this.user = !user ? null
+                : shared != null ? shared.join() : new UserContext(host.driver(), session, program.pid);
         this.pages = user ? new ImplicitPages(host, memory) : null;
         this.errorsAtOpen = host.firmware.commandErrors();
         this.problemsTold = host.adapter.errorCount();

@@ -37,7 +37,7 @@ public final class ProviderBuild {
     static final List<String> INTERPOSE = List.of("interpose/nicsim-channels.c", "interpose/nicsim-import.c",
             "interpose/nicsim-rdmacm.c", "interpose/nicsim-umad.c", "interpose/nicsim-serve-file.c",
             "interpose/nicsim-hosts.c", "interpose/nicsim-netlink.c", "interpose/nicsim-netlink-msg.c",
-            "interpose/nicsim-netlink-res.c");
+            "interpose/nicsim-netlink-res.c", "interpose/nicsim-netlink-qstat.c");
     /** The clock library's source: an interposer of its own, preloaded only with attach --sim-time. */
     static final String CLOCK_SOURCE = "interpose/nicsim-time.c";
     static final List<String> HEADERS = List.of("nicsim-provider.h", "provider-abi.h", "nicsim-provider.map",

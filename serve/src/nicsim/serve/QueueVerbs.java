@@ -57,7 +57,10 @@ final class QueueVerbs {
             case MODIFY_QP -> {
                 WireLayout.ModifyQpRequest q = in.read(WireLayout.ModifyQpRequest.class);
                 QueuePair qp = session.get(q.qp(), QueuePair.class);
-                qp.modify(QpAttrs.decode(q.attr(), q.attrMask()), q.attrMask());
+                nicsim.verbs.QpAttr attr = QpAttrs.decode(q.attr(), q.attrMask());
+                qp.modify(attr, q.attrMask());
+                session.host.qpCounters().modified(qp.qpNum(), q.attrMask(), attr.qpState().value(),
+                        session.requester());
                 yield new Wire.Out();
             }
             case QUERY_QP -> queryQp(in);

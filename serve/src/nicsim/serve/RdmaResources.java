@@ -76,10 +76,10 @@ final class RdmaResources {
     }
 
     /** Which process owns each QP, CQ, MR (by key) and PD of node {@code node}'s adapter. */
-    private record Owners(Map<Long, Integer> qps, Map<Long, Integer> cqs, Map<Long, Integer> mrs,
+    record Owners(Map<Long, Integer> qps, Map<Long, Integer> cqs, Map<Long, Integer> mrs,
                           Map<Long, Integer> pds) {}
 
-    private static Owners owners(Collection<Program> programs, int node) {
+    static Owners owners(Collection<Program> programs, int node) {
         Owners o = new Owners(new HashMap<>(), new HashMap<>(), new HashMap<>(), new HashMap<>());
         for (Program p : programs) {
             for (Session s : p.sessions) { // the Java driver's objects: the verbs library's, by their handles

@@ -359,6 +359,8 @@ public final class Server implements AutoCloseable {
                     in.read(WireLayout.NodeRequest.class).node()).finish(0));
             case RDMA_STAT ->
                 c.send(RdmaResources.stats(world, in.read(WireLayout.NodeRequest.class).node()).finish(0));
+            case RDMA_QSTAT -> c.send(RdmaCounters.handle(world, programs.values(),
+                    in.read(WireLayout.QstatRequest.class)).finish(0));
             case PCI_OPEN -> {
                 try {
                     c.send(pci.open(c, in, this::program, false).finish(0));
@@ -388,7 +390,8 @@ public final class Server implements AutoCloseable {
                 }
             }
             default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
-                    + "CONTEXTS, RDMA_RES, RDMA_STAT, CM_OPEN, PCI_OPEN, UCTX_OPEN or UMAD_OPEN, not " + op);
+                    + "CONTEXTS, RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN or UMAD_OPEN, not "
+                    + op);
         }
     }
 

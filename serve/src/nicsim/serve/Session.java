@@ -85,6 +85,9 @@ final class Session implements AutoCloseable {
     /** The process that sent the request being handled. */
     private int requester;
 
+    /** The process whose request is being handled. */
+    int requester() { return requester; }
+
     /**
      * The device context {@code program} opened on {@code host}'s adapter.
      */

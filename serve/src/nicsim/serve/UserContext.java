@@ -36,7 +36,7 @@ final class UserContext {
             Cmd.REREG_MKEY, Cmd.DESTROY_MKEY, Cmd.ATTACH_MCAST, Cmd.DESTROY_QP, Cmd.DETACH_MCAST, Cmd.DESTROY_QP);
     /** Commands that change the adapter as a whole: the kernel's alone. */
     private static final List<Integer> KERNEL_ONLY = List.of(Cmd.INIT_HCA, Cmd.TEARDOWN_HCA, Cmd.MODIFY_PORT);
-    private static final int CREATE_CQ_VECTOR = 3, CREATE_MKEY_LENGTH = 2;
+    private static final int CREATE_CQ_VECTOR = 3, CREATE_MKEY_LENGTH = 2, MODIFY_QP_STATE = 3;
 
     private final Driver driver;
     /** The kernel's paging for each of its implicit on-demand regions (by key): the process's that made it. */
@@ -56,10 +56,17 @@ final class UserContext {
 
     private record Vector(int number, IntConsumer handler) {}
 
-    /** A context on {@code driver}'s adapter; {@code session}'s completion channels take its CQs' events. */
-    UserContext(Driver driver, Session session) {
+    /** The process that opened it: its QPs' owner for the kernel's QP counters. */
+    private final int pid;
+
+    /**
+     * A context on {@code driver}'s adapter, opened by process {@code pid}; {@code session}'s completion
+     * channels take its CQs' events.
+     */
+    UserContext(Driver driver, Session session, int pid) {
         this.driver = driver;
         this.session = session;
+        this.pid = pid;
         this.asyncEvents = this::asyncEvent;
         if (session != null) driver.onEvent(asyncEvents);
     }
@@ -209,6 +216,8 @@ final class UserContext {
             driver.releaseVector(v.number(), v.handler());
         }
         if (ok && DESTROYS.containsValue(opcode)) gone(opcode, in[0]);
+        if (ok && opcode == Cmd.MODIFY_QP && in.length > MODIFY_QP_STATE) // the kernel's auto-mode counter binding
+            driver.host().qpCounters().modified(in[0], in[1], (int) in[MODIFY_QP_STATE], pid);
         return out;
     }
 
@@ -226,6 +235,7 @@ final class UserContext {
 
     private void gone(int destroy, long handle) {
         objects.remove(key(destroy, handle));
+        if (destroy == Cmd.DESTROY_QP) driver.host().qpCounters().destroyed(handle);
         if (destroy == Cmd.DEALLOC_DM) dm.remove(handle);
         if (destroy == Cmd.DESTROY_MKEY) mrLengths.remove(handle);
         ImplicitPages paged = destroy == Cmd.DESTROY_MKEY ? implicit.remove(handle) : null;

@@ -46,7 +46,9 @@ public final class Wire {
         // libibumad's /dev/infiniband/umadN (interpose/nicsim-umad.c): open, the file's MADs, its ioctls and writes
         UMAD_OPEN, UMAD_EVENTS, UMAD_CMD,
         // ibv_attach_mcast / ibv_detach_mcast: qp, attach (1) or detach (0), the MGID (16 bytes), the MLID
-        MCAST;
+        MCAST,
+        // the kernel's QP counters of a node's port (rdma statistic qp): show, set auto mode, bind, unbind
+        RDMA_QSTAT;
 
         public int code() { return ordinal() + 1; }
 

@@ -75,7 +75,8 @@ public final class Cmd {
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
             ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207, REREG_MKEY = 0x208,
             ALLOC_DM = 0x209, DEALLOC_DM = 0x20a, RESIZE_CQ = 0x402, ODP_PREFETCH_FLUSH = 0x20b, QUERY_SRQ = 0x702,
-            CREATE_IMPLICIT_MKEY = 0x20c, ATTACH_MCAST = 0x806, DETACH_MCAST = 0x807, MODIFY_PORT = 0x761;
+            CREATE_IMPLICIT_MKEY = 0x20c, ATTACH_MCAST = 0x806, DETACH_MCAST = 0x807, MODIFY_PORT = 0x761,
+            ALLOC_Q_COUNTER = 0x771, DEALLOC_Q_COUNTER = 0x772, QUERY_Q_COUNTER = 0x773, SET_QP_COUNTER = 0x51f;
 
     public static String opcodeName(int op) {
         return switch (op) {
@@ -93,6 +94,8 @@ public final class Cmd {
             case QUERY_SRQ -> "QUERY_SRQ"; case CREATE_IMPLICIT_MKEY -> "CREATE_IMPLICIT_MKEY";
             case ATTACH_MCAST -> "ATTACH_MCAST"; case DETACH_MCAST -> "DETACH_MCAST";
             case MODIFY_PORT -> "MODIFY_PORT";
+            case ALLOC_Q_COUNTER -> "ALLOC_Q_COUNTER"; case DEALLOC_Q_COUNTER -> "DEALLOC_Q_COUNTER";
+            case QUERY_Q_COUNTER -> "QUERY_Q_COUNTER"; case SET_QP_COUNTER -> "SET_QP_COUNTER";
             default -> String.format("0x%x", op);
         };
     }
@@ -182,7 +185,10 @@ public final class Cmd {
         NOT_ATTACHED(Status.BAD_PARAM, "the queue pair is not attached to that multicast group"),
         OUT_OF_MCAST_GROUPS(Status.EXCEED_LIM, "every multicast group the adapter holds is in use"),
         MCAST_GROUP_FULL(Status.EXCEED_LIM, "the multicast group has as many queue pairs attached as it may"),
-        UNKNOWN_PORT(Status.BAD_PARAM, "no such port: the adapter has port 1 only (the value: the port asked)");
+        UNKNOWN_PORT(Status.BAD_PARAM, "no such port: the adapter has port 1 only (the value: the port asked)"),
+        UNKNOWN_Q_COUNTER(Status.BAD_RESOURCE, "no such q counter set (the value: the set asked)"),
+        OUT_OF_Q_COUNTERS(Status.EXCEED_LIM, "every q counter set of the adapter is allocated (QCounter.MAX_SETS)"),
+        Q_COUNTER_IN_USE(Status.RESOURCE_BUSY, "q counter set still bound to a queue pair (the value: that QPN)");
 
         public final Status status;
         public final String text;
@@ -249,6 +255,37 @@ public final class Cmd {
     public record PortCaps(long capabilityMask) {}
     public static final Layout<PortCaps> PORT_CAPS = Layout.<PortCaps>builder("PortCaps")
             .field("capabilityMask", 32, PortCaps::capabilityMask).build(v -> new PortCaps(v[0]));
+
+    /**
+     * QUERY_Q_COUNTER: q counter set {@code set}'s counts; {@code clear} 1 zeroes them once read (mlx5's
+     * clear bit).
+     */
+    public record QCounterQuery(long set, long clear) {}
+    public static final Layout<QCounterQuery> Q_COUNTER_QUERY_IN = Layout.<QCounterQuery>builder("QCounterQuery")
+            .field("set", 16, QCounterQuery::set).field("clear", 1, QCounterQuery::clear)
+            .build(v -> new QCounterQuery(v[0], v[1]));
+    /** QUERY_Q_COUNTER's answer: one word per {@link QCounter}, in its order. */
+    public record QCounterValues(long[] values) {
+        public long get(QCounter c) { return values[c.ordinal()]; }
+    }
+    public static final Layout<QCounterValues> Q_COUNTER_VALUES = qCounterValues();
+
+    private static Layout<QCounterValues> qCounterValues() {
+        var b = Layout.<QCounterValues>builder("QCounterValues");
+        for (QCounter c : QCounter.values())
+            b.field(c.name().toLowerCase(java.util.Locale.ROOT), 64, v -> v.values()[c.ordinal()]);
+        return b.build(v -> new QCounterValues(v.clone()));
+    }
+
+    /**
+     * SET_QP_COUNTER: QP {@code qpn}'s transport events count in q counter set {@code set} too (0: in none).
+     * mlx5 carries the set in the QP context (counter_set_id, set by a modify); here it is a command of its own,
+     * as MODIFY_QP is one for every transition.
+     */
+    public record QpCounter(long qpn, long set) {}
+    public static final Layout<QpCounter> QP_COUNTER_IN = Layout.<QpCounter>builder("QpCounter")
+            .field("qpn", 24, QpCounter::qpn).field("set", 16, QpCounter::set)
+            .build(v -> new QpCounter(v[0], v[1]));
 
     /** Multicast groups an adapter holds, and QPs one group takes (max_mcast_grp, max_mcast_qp_attach). */
     public static final int MAX_MCAST_GROUPS = 4096, MAX_MCAST_QP_ATTACH = 240;

@@ -76,7 +76,15 @@ public final class CmdTable {
                     + "is not in it)"),
             c(Cmd.MODIFY_PORT, Cmd.MODIFY_PORT_IN, Cmd.PORT_CAPS, "sets and clears bits of the port's "
                     + "CapabilityMask, which the SMA's PortInfo reports (CM, DeviceManagement...): the mask now; a "
-                    + "reset gives back IsCM only"));
+                    + "reset gives back IsCM only"),
+            c(Cmd.ALLOC_Q_COUNTER, Cmd.EMPTY, Cmd.HANDLE, "a q counter set, zeroed: its number (1 up; "
+                    + "QCounter.MAX_SETS of them)"),
+            c(Cmd.SET_QP_COUNTER, Cmd.QP_COUNTER_IN, Cmd.EMPTY, "a QP's transport events count in a q counter set "
+                    + "from now on, as well as in the adapter's own counters (set 0: in none)"),
+            c(Cmd.QUERY_Q_COUNTER, Cmd.Q_COUNTER_QUERY_IN, Cmd.Q_COUNTER_VALUES, "a q counter set's counts, one word "
+                    + "per QCounter; clear 1 zeroes them"),
+            c(Cmd.DEALLOC_Q_COUNTER, Cmd.HANDLE, Cmd.EMPTY, "frees a q counter set (Q_COUNTER_IN_USE while a QP "
+                    + "counts in it)"));
 
     /** The command with {@code opcode}, or null. */
     public static Command of(int opcode) {

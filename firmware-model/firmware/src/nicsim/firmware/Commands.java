@@ -198,6 +198,8 @@ final class Commands {
             case Cmd.DETACH_MCAST -> { fw.multicast.detach(in(Cmd.MCAST_ATTACH_IN, input)); yield ok(); }
             case Cmd.MODIFY_PORT -> ok(Cmd.PORT_CAPS, new Cmd.PortCaps(fw.management.modifyPort(in(Cmd.MODIFY_PORT_IN,
                     input))));
+            case Cmd.ALLOC_Q_COUNTER, Cmd.DEALLOC_Q_COUNTER, Cmd.QUERY_Q_COUNTER, Cmd.SET_QP_COUNTER ->
+                    fw.qCounters.execute(opcode, input);
             default -> memory.execute(opcode, input, answer);
         };
     }
@@ -258,6 +260,7 @@ final class Commands {
                 + (uars.all().size() - 1) + xrcds.all().size() + fw.adapter.deviceMemory().allocations();
         if (left > 0) throw new CommandRefused(Cmd.Syndrome.OBJECTS_LEFT, left);
         uars.remove(0);
+        fw.qCounters.clear();
         fw.events.stop();
         initialized = false;
     }

@@ -99,7 +99,7 @@ final class Completer {
         List<SendOp> before = new ArrayList<>();
         while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
         for (SendOp b : before) q.flush(b);
-        q.fw.stats.inc(FirmwareStat.REQUESTER_ERRORS);
+        q.count(FirmwareStat.REQUESTER_ERRORS);
         if (op.failed != null) op.failed.accept(syndrome, vendor); // the adapter's own operation: its owner hears, not the send queue
         else q.fw.complete(q.scq, Cqe64.withPiece(Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), piece), false);
         if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
@@ -182,7 +182,7 @@ final class Completer {
     void onTimeout() {
         SendOp op = oldestUndone();
         if (op == null || q.state == QpState.ERR) return;
-        q.fw.stats.inc(FirmwareStat.TIMEOUTS);
+        q.count(FirmwareStat.TIMEOUTS);
         if (retriesLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, op.respPsn);
             return;
@@ -194,7 +194,7 @@ final class Completer {
 
     /** Retransmits everything from {@code psn} on (go-back-N); a READ resumes where its responses stopped. */
     void goBack(int psn) {
-        q.fw.stats.inc(FirmwareStat.RETRANSMITS);
+        q.count(FirmwareStat.RETRANSMITS);
         for (SendOp op : q.outstanding)
             if (!op.done() && !op.packets.isEmpty() && Psn.diff(op.lastPsn, psn) >= 0) resend(op, psn);
         restartTimer();
@@ -243,7 +243,7 @@ final class Completer {
         SendOp op = opAt(p.psn());
         if (op == null) return;
         ackBefore(p.psn());
-        q.fw.stats.inc(FirmwareStat.RNR_NAKS);
+        q.count(FirmwareStat.RNR_NAKS);
         if (rnrLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.RNR_RETRY_EXCEEDED, 0, 0, p.psn());
             return;
@@ -257,7 +257,7 @@ final class Completer {
     private void onCnak(Packet p) {
         SendOp op = opAt(p.psn());
         if (op == null || !op.control) return;
-        q.fw.stats.inc(FirmwareStat.DC_CNAKS);
+        q.count(FirmwareStat.DC_CNAKS);
         if (rnrLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RNR_RETRY_EXC_ERR, Vendor.DC_CNAK_RETRY_EXCEEDED, 0, 0, p.psn());
             return;
@@ -272,7 +272,7 @@ final class Completer {
         SendOp op = opAt(p.psn());
         ackBefore(p.psn());
         if (op == null) return;
-        q.fw.stats.inc(FirmwareStat.PSN_NAKS);
+        q.count(FirmwareStat.PSN_NAKS);
         if (retriesLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, p.psn());
             return;
@@ -352,7 +352,7 @@ final class Completer {
         if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
         SendOp op = opAt(p.psn());
         if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done() || p.psn() != op.respPsn || op.faulting) {
-            q.fw.stats.inc(FirmwareStat.READ_RESPONSES_IGNORED);
+            q.count(FirmwareStat.READ_RESPONSES_IGNORED);
             return;
         }
         ackBefore(op.firstPsn);

@@ -32,15 +32,15 @@ final class DatagramReceive {
      * MADs had theirs checked at the port: QP0 takes any, QP1 the GSI's).
      */
     Step handle(Packet p) {
-        if (p.qkey() != q.qkey && q.special < 0) { q.fw.stats.inc(FirmwareStat.QKEY_MISMATCH); return Step.DONE; }
+        if (p.qkey() != q.qkey && q.special < 0) { q.count(FirmwareStat.QKEY_MISMATCH); return Step.DONE; }
         if (q.strides > 0) return handleStrided(p);
         r.takeRecvWqe(q.live(w -> {
-            if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); r.finish(); return; }
+            if (w == null) { q.count(FirmwareStat.UD_NO_RECEIVE); r.finish(); return; }
             // the first 40 bytes hold the GRH: a multicast packet's, else left untouched (none within a subnet)
             long len = p.payload().length + 40L;
             // too long for the buffer: dropped, no error (docs/sources.md#responder-errors *1)
             if (len > w.capacity()) {
-                q.fw.stats.inc(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE);
+                q.count(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE);
                 r.untakeRecvWqe(w); // the WQE is not consumed
                 r.finish();
                 return;
@@ -87,9 +87,9 @@ final class DatagramReceive {
     private Step handleStrided(Packet p) {
         long len = p.payload().length + 40L;
         int need = (int) ((len + q.strideBytes - 1) / q.strideBytes);
-        if (need > q.strides) { q.fw.stats.inc(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE); return Step.DONE; }
+        if (need > q.strides) { q.count(FirmwareStat.UD_TOO_LONG_FOR_RECEIVE); return Step.DONE; }
         Consumer<RecvRingReader.Wqe> place = q.live(w -> {
-            if (w == null) { q.fw.stats.inc(FirmwareStat.UD_NO_RECEIVE); r.finish(); return; }
+            if (w == null) { q.count(FirmwareStat.UD_NO_RECEIVE); r.finish(); return; }
             int first = strideNext;
             strideNext += need;
             boolean full = strideNext == q.strides;
@@ -98,7 +98,7 @@ final class DatagramReceive {
             int kind = p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND;
             long[] cqe = Cqe64.responderStrided(q.qpn, w.index(), kind, (int) len, p.imm(), p.srcQp(), p.slid(),
                     p.solicited(), first, need, false);
-            q.fw.stats.inc(FirmwareStat.STRIDED_RECEIVES);
+            q.count(FirmwareStat.STRIDED_RECEIVES);
             placeUd(p, w, (long) first * q.strideBytes + 40, cqe);
         });
         RecvRingReader.Wqe partial = strideWqe;
@@ -108,7 +108,7 @@ final class DatagramReceive {
                     strideNext, q.strides - strideNext, true);
             // after the WQE's messages
             q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(q.rcq, filler, false)));
-            q.fw.stats.inc(FirmwareStat.STRIDE_FILLERS);
+            q.count(FirmwareStat.STRIDE_FILLERS);
             strideWqe = null;
             strideNext = 0;
         }

@@ -54,8 +54,8 @@ final class DcInitiator {
                 new byte[0], Packet.DC).withDcKey(to.dcKey());
         connecting = SendOp.connect(psn, p);
         q.outstanding.add(connecting);
-        q.fw.stats.inc(FirmwareStat.DC_CONNECTS);
-        if (everConnected) q.fw.stats.inc(FirmwareStat.DC_RECONNECTS);
+        q.count(FirmwareStat.DC_CONNECTS);
+        if (everConnected) q.count(FirmwareStat.DC_RECONNECTS);
         everConnected = true;
         q.requester.transmit();
     }
@@ -66,7 +66,7 @@ final class DcInitiator {
                 new byte[0], Packet.DC).withDcKey(connected.dcKey());
         connected = null;
         connecting = null;
-        q.fw.stats.inc(FirmwareStat.DC_DISCONNECTS);
+        q.count(FirmwareStat.DC_DISCONNECTS);
         q.fw.exec(q.fw.packetCycles, q.live(() -> q.fw.send(p)));
     }
 
@@ -82,7 +82,7 @@ final class DcInitiator {
             if (connected == null || !q.outstanding.isEmpty() || !q.pending.isEmpty()) return;
             long due = lastUse + q.fw.dc.idleTimeout();
             if (q.fw.sim.now() < due) { checkIdleAt(due); return; }
-            q.fw.stats.inc(FirmwareStat.DC_IDLE_DISCONNECTS);
+            q.count(FirmwareStat.DC_IDLE_DISCONNECTS);
             disconnect();
         }));
     }

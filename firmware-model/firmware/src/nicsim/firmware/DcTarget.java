@@ -33,9 +33,9 @@ final class DcTarget {
 
     void onPacket(Packet p) {
         Firmware fw = t.fw;
-        if (t.state != QpState.RTR) { fw.stats.inc(FirmwareStat.PACKETS_DROPPED_STATE); return; }
+        if (t.state != QpState.RTR) { t.count(FirmwareStat.PACKETS_DROPPED_STATE); return; }
         if (p.transport() != Packet.DC || !(p.op().isRequest() || p.op().isDcControl())) { // a target sends nothing, so hears no answers
-            fw.stats.inc(FirmwareStat.PACKETS_DROPPED_TYPE);
+            t.count(FirmwareStat.PACKETS_DROPPED_TYPE);
             return;
         }
         long who = (long) p.slid() << 24 | p.srcQp();

@@ -99,6 +99,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Management management;
     /** The multicast groups its UD QPs are attached to. */
     final Multicast multicast = new Multicast(this);
+    /** The q counter sets QPs may count in (ALLOC_Q_COUNTER...). */
+    final QCounters qCounters = new QCounters(this);
 
     /** The port's special QPs: its SMA and PMA, and what they pass up. */
     public Management management() { return management; }
@@ -355,6 +357,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
             stats.inc(FirmwareStat.PACKETS_NO_QP);
             return;
         }
+        q.countOwn(FirmwareStat.PACKETS_IN, 1);
         if (q.dct != null) q.dct.onPacket(p); // a DC target hands each request to the responder of its initiator
         else q.responder.onPacket(p);
     }
@@ -370,6 +373,10 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     /** As above; {@code left} hears when its last bit left the adapter's port (it may wait for the link's credits). */
     void send(Packet p, long feedPicos, java.util.function.LongConsumer left) {
         stats.inc(FirmwareStat.PACKETS_OUT);
+        if (qCounters.allocated() > 0) { // only then may a QP count its own (a lookup per packet otherwise saved)
+            Qp from = qps.get(p.srcQp());
+            if (from != null) from.countOwn(FirmwareStat.PACKETS_OUT, 1);
+        }
         management.countXmit(p);
         adapter.traceLinkBytes(p.wireBytes());
         if (Packet.multicastLid(p.dlid()) && p.grh() != null) { // the group's QPs on this adapter get it from here

@@ -88,6 +88,17 @@ enum FirmwareStat {
     /** The counter's name in the dump. */
     String counterName() { return "Firmware." + name().toLowerCase(Locale.ROOT); }
 
+    /** Each counter's place in a q counter set (QCounter's ordinal), or -1: the adapter's alone. */
+    private static final int[] IN_SET = new int[values().length];
+
+    static {
+        java.util.Arrays.fill(IN_SET, -1);
+        for (nicsim.abi.QCounter c : nicsim.abi.QCounter.values()) IN_SET[valueOf(c.name()).ordinal()] = c.ordinal();
+    }
+
+    /** Its place in a q counter set's words (QUERY_Q_COUNTER), or -1 if a QP's set does not count it. */
+    int inSet() { return IN_SET[ordinal()]; }
+
     /** The firmware's counters of one adapter. */
     static final class Stats {
         private final Counters.Ref[] refs = new Counters.Ref[values().length];

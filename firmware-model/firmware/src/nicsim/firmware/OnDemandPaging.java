@@ -46,7 +46,7 @@ final class OnDemandPaging {
 
     private void rnr(Packet p, long mtt, long pages) {
         q.fw.mttFill.pageFault(mtt, pages, () -> {});
-        q.fw.stats.inc(FirmwareStat.ODP_RNR_SENT);
+        q.count(FirmwareStat.ODP_RNR_SENT);
         q.responder.ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
         // the message's later packets are dropped quietly until the requester comes back to this one
         q.responder.nakSent = true;
@@ -75,7 +75,7 @@ final class OnDemandPaging {
 
     private void lost(Failure fail) {
         q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), () -> {});
-        q.fw.stats.inc(FirmwareStat.ODP_RECEIVES_DROPPED);
+        q.count(FirmwareStat.ODP_RECEIVES_DROPPED);
     }
 
     /**

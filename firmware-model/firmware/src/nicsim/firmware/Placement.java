@@ -100,7 +100,7 @@ final class Placement {
                 if (bad[0]) return;
                 if (data == null) { bad[0] = true; done.accept(null, p); return; }
                 System.arraycopy(data, 0, out, base, data.length);
-                q.fw.stats.add(FirmwareStat.DMA_READ_BYTES, data.length);
+                q.count(FirmwareStat.DMA_READ_BYTES, data.length);
                 if (--left[0] == 0) done.accept(out, null);
             });
         }
@@ -157,7 +157,7 @@ final class Placement {
                 q.responder.writesInFlight++;
                 q.fw.adapter.dma().write(c.pa() + start, data, done, n,
                         arrival == null ? null : arrival.from(done), q.live(one), q.live(ok -> q.responder.writeLanded()));
-                q.fw.stats.add(FirmwareStat.DMA_WRITE_BYTES, n);
+                q.count(FirmwareStat.DMA_WRITE_BYTES, n);
                 done += n;
             }
             pos = end;

@@ -100,6 +100,24 @@ final class Qp {
     final ArrayDeque<SendOp> pending = new ArrayDeque<>();
     final Outstanding outstanding = new Outstanding();
 
+    /** The q counter set it counts in too (SET_QP_COUNTER; null: none), and that set's number. */
+    long[] counterSet;
+    long counterSetId;
+
+    /** Counts {@code s} for the adapter, and in the QP's q counter set if it has one and the set counts it. */
+    void count(FirmwareStat s) { count(s, 1); }
+
+    void count(FirmwareStat s, long n) {
+        fw.stats.add(s, n);
+        countOwn(s, n);
+    }
+
+    /** Counts {@code s} in the QP's q counter set only (the adapter counted it before the QP was known). */
+    void countOwn(FirmwareStat s, long n) {
+        int i = s.inSet();
+        if (counterSet != null && i >= 0) counterSet[i] += n;
+    }
+
     /** Bumps on RESET and destroy: a new life of the QP (see {@link #live(Runnable)}). */
     long generation;
 
@@ -205,6 +223,8 @@ final class Qp {
         this.strides = 0;
         this.state = QpState.RTR;
         responder.commEst = true; // the target's owner hears nothing per connection
+        this.counterSet = t.counterSet; // a responder's events are its target's
+        this.counterSetId = t.counterSetId;
         this.access = t.access;
         this.mtu = t.mtu;
         this.minRnrTimer = t.minRnrTimer;
@@ -370,7 +390,7 @@ final class Qp {
             if (op.failed != null) op.failed.accept(Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED);
             return;
         }
-        fw.stats.inc(FirmwareStat.FLUSHED);
+        count(FirmwareStat.FLUSHED);
         fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
     }
 
@@ -383,7 +403,7 @@ final class Qp {
         rq.readProducer(live(() -> {
             if (state != QpState.ERR) return;
             for (int index : rq.drain()) {
-                fw.stats.inc(FirmwareStat.FLUSHED);
+                count(FirmwareStat.FLUSHED);
                 fw.complete(rcq, Cqe64.error(false, qpn, index, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
             }
         }));

@@ -127,7 +127,7 @@ final class Requester {
             if (q.state != QpState.RTS && q.state != QpState.SQD) return;
             int bad = q.fw.keys.configure(q, op.w.imm() & 0xFFFFFFFFL, op.w.layout()); // no indirect mkey exists where the profile has no UMR
             if (bad != 0) { q.completer.requesterError(op, Cqe64.SYNDROME_MW_BIND_ERR, bad, 0, op.w.imm(), 0); return; }
-            q.fw.stats.inc(FirmwareStat.UMR_LAYOUTS);
+            q.count(FirmwareStat.UMR_LAYOUTS);
             op.reach(Stage.DONE);
             q.completer.retire();
         }));
@@ -199,13 +199,13 @@ final class Requester {
         if (!q.service.connected) {
             if (op.payload.length > q.mtu) {
                 // C10-93.1.1: a UD message longer than the path MTU completes without being sent
-                q.fw.stats.inc(FirmwareStat.UD_TOO_LONG);
+                q.count(FirmwareStat.UD_TOO_LONG);
                 op.reach(Stage.DONE);
                 q.completer.retire();
                 return;
             }
             if (q.special >= 0) {
-                q.fw.stats.inc(FirmwareStat.MADS_FROM_DRIVER);
+                q.count(FirmwareStat.MADS_FROM_DRIVER);
                 if (q.fw.management.loopsBack(q.special, op.w.av().rlid(), op.payload)) {
                     op.reach(Stage.DONE);
                     q.completer.retire();
@@ -309,7 +309,7 @@ final class Requester {
         }), q.live(out -> {
             if (q.state == QpState.ERR || q.state == QpState.SQE) return;
             if (out == null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(), 0); return; }
-            q.fw.stats.add(FirmwareStat.DMA_READ_BYTES, out.length);
+            q.count(FirmwareStat.DMA_READ_BYTES, out.length);
             if (!q.fw.cutThroughTx) { op.heads.put(k, 0L); transmit(); }
             if (--left[0] == 0 && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
         }));

@@ -63,17 +63,17 @@ final class Responder {
         if (p.op().isAck()) { q.completer.onAck(p); return; }
         if (p.op().isReadResponse()) { q.completer.onReadResponse(p); return; }
         if (q.state != QpState.RTR && q.state != QpState.RTS && q.state != QpState.SQD && q.state != QpState.SQE) {
-            q.fw.stats.inc(FirmwareStat.PACKETS_DROPPED_STATE);
+            q.count(FirmwareStat.PACKETS_DROPPED_STATE);
             return;
         }
         // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than
         // the
         // QP's destination, is dropped without touching the QP
         if (p.transport() != q.transport() || (q.sendOnly() && p.op().isRequest()) || p.op().isDcControl()) { // an initiator takes no requests
-            q.fw.stats.inc(FirmwareStat.PACKETS_DROPPED_TYPE);
+            q.count(FirmwareStat.PACKETS_DROPPED_TYPE);
             return;
         }
-        if (q.service.connected && p.slid() != q.dlid) { q.fw.stats.inc(FirmwareStat.PACKETS_DROPPED_PATH); return; }
+        if (q.service.connected && p.slid() != q.dlid) { q.count(FirmwareStat.PACKETS_DROPPED_PATH); return; }
         if (p.op().starts() && q.fw.adapter.tracingWqe()) q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
         rx.add(p);
         processRx();
@@ -130,7 +130,7 @@ final class Responder {
     private Step checkPsn(Packet p) {
         int d = Psn.diff(p.psn(), epsn);
         if (d > 0) {
-            q.fw.stats.inc(FirmwareStat.PSN_GAPS);
+            q.count(FirmwareStat.PSN_GAPS);
             if (q.service.reliable) {
                 if (!nakSent) { nakSent = true; ack(Op.ACK, epsn, Packet.AETH_NAK_PSN, 0); }
                 return Step.DONE;
@@ -140,7 +140,7 @@ final class Responder {
             if (!p.op().starts()) return Step.DONE;
             epsn = p.psn();
         } else if (d < 0) {
-            q.fw.stats.inc(FirmwareStat.DUPLICATES);
+            q.count(FirmwareStat.DUPLICATES);
             return q.service.reliable ? Step.DUPLICATE : Step.DONE;
         }
         nakSent = false;
@@ -202,8 +202,11 @@ final class Responder {
     /** Places a SEND's packet in receive WQE {@code w} (null: none came, RNR); its last packet completes the WQE. */
     void receive(Packet p, RecvRingReader.Wqe w) {
         if (w == null) {
-            if (q.service.reliable) { ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0); q.fw.stats.inc(FirmwareStat.RNR_SENT); }
-            else q.fw.stats.inc(FirmwareStat.UC_NO_RECEIVE);
+            if (q.service.reliable) {
+                ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
+                q.count(FirmwareStat.RNR_SENT);
+            }
+            else q.count(FirmwareStat.UC_NO_RECEIVE);
             finish();
             return;
         }
@@ -293,8 +296,8 @@ final class Responder {
         cur = null;
         epsn = (epsn + 1) & 0xFFFFFF;
         msn = (msn + 1) & 0xFFFFFF;
-        q.fw.stats.inc(FirmwareStat.CQE_SCATTERS);
-        q.fw.stats.add(FirmwareStat.CQE_SCATTER_BYTES, p.payload().length);
+        q.count(FirmwareStat.CQE_SCATTERS);
+        q.count(FirmwareStat.CQE_SCATTER_BYTES, p.payload().length);
         long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, p.imm(), p.solicited(),
                 xrcSrqn(p), p.payload());
         Cq cq = recvCq(p);
@@ -425,7 +428,7 @@ final class Responder {
      * receive WQE is in use or else an async event, and the QP goes to ERR.
      */
     void responderError(Packet p, int nak, EventType event, RecvRingReader.Wqe w, int syndrome, int vendor) {
-        q.fw.stats.inc(FirmwareStat.RESPONDER_ERRORS);
+        q.count(FirmwareStat.RESPONDER_ERRORS);
         if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
         if (w != null) {
             long[] cqe = Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(), xrcSrqn(p));

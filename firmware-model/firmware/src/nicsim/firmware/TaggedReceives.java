@@ -40,7 +40,7 @@ final class TaggedReceives {
         TagMatching.Match match = op == TmhOp.EAGER || rndv ? q.srq.tm.take(tag) : null;
         long cycles = q.fw.tm.matchCycles() * (match == null ? 0 : match.compared());
         if (match != null && match.entry() != null && rndv) {
-            q.fw.stats.inc(FirmwareStat.TM_MATCHED);
+            q.count(FirmwareStat.TM_MATCHED);
             rendezvous(p, match.entry(), tag, priv, cycles);
             return Responder.Step.DONE;
         }
@@ -65,7 +65,7 @@ final class TaggedReceives {
         m.tag = tag;
         m.priv = priv;
         q.responder.cur = m;
-        q.fw.stats.inc(FirmwareStat.TM_MATCHED);
+        q.count(FirmwareStat.TM_MATCHED);
         if (!p.op().last()) { // a longer message: the match is reported now, the data when it is all in
             long[] cqe = Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH
                     | (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0), 0, tag, priv, p.srcQp(), p.slid(),
@@ -88,7 +88,7 @@ final class TaggedReceives {
         q.responder.cur = m;
         if (kind == Cqe64.TM_UNEXPECTED) {
             q.srq.tm.countUnexpected();
-            q.fw.stats.inc(FirmwareStat.TM_UNEXPECTED);
+            q.count(FirmwareStat.TM_UNEXPECTED);
         }
     }
 
@@ -136,7 +136,7 @@ final class TaggedReceives {
         read.whenDone(q.live(() -> { // the data is in the tagged buffer: reported, and the sender told
             q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_DATA_VALID // the data's: no tag, as on mlx5
                     | (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0), len, 0, 0, p.srcQp(), p.slid(), srqn), false);
-            q.fw.stats.inc(FirmwareStat.TM_RENDEZVOUS);
+            q.count(FirmwareStat.TM_RENDEZVOUS);
             q.requester.offload(SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_SEND, -1, q.qpn, 0, 0, null, 0, 0, 0, 0, java.util.List.of(), fin),
                     fin.length, (syndrome, vendor) -> q.fw.report("rendezvous FIN of QP 0x" + Long.toHexString(q.qpn) + " failed: syndrome 0x"
                             + Integer.toHexString(syndrome))));

@@ -2,6 +2,8 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -10,8 +12,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * iproute2's `rdma` tool, as Debian ships it, on an attached program's RDMA netlink
- * (interpose/nicsim-netlink.c): the device and its port as the node's adapter reports them, and the
- * adapter's objects with the processes that own them, as the kernel's resource tracking lists them.
+ * (interpose/nicsim-netlink.c): the device and its port as the node's adapter reports them, the
+ * adapter's objects with the processes that own them, as the kernel's resource tracking lists them, and
+ * its counters, the port's and those QPs are bound to (`rdma statistic qp`, the adapter's q counter sets).
  */
 class RdmaToolTest {
     static Served served;
@@ -116,5 +119,108 @@ class RdmaToolTest {
             total += Long.parseLong(m.group(2));
         }
         assertTrue(shown > 0 && total > 0, "node 1 counted its pingpong's traffic:\n" + stat);
+    }
+
+    /** `rdma statistic qp show` on node 1: each counter's line by the LQPNs it lists ("" if none lists {@code qpn}). */
+    private static String counterOf(long qpn) throws Exception {
+        for (String c : rdma(1, "statistic", "qp", "show").split("(?=link nicsim0/1 cntn)"))
+            if (c.matches("(?s).*LQPN: <([0-9,]*,)?" + qpn + "(,[0-9,]*)?>.*")) return c;
+        return "";
+    }
+
+    private static Map<String, Long> values(String counter) {
+        Map<String, Long> v = new HashMap<>();
+        Matcher m = Pattern.compile("(Firmware\\.\\w+) (\\d+)").matcher(counter);
+        while (m.find()) v.put(m.group(1), Long.parseLong(m.group(2)));
+        return v;
+    }
+
+    /** Polls node 1's counter of {@code qpn} until its {@code name} passes {@code above}; the counter's text. */
+    private static String counterPast(long qpn, String name, long above) throws Exception {
+        String c = counterOf(qpn);
+        for (int i = 0; i < 300 && values(c).getOrDefault(name, -1L) <= above; i++) {
+            Thread.sleep(100);
+            c = counterOf(qpn);
+        }
+        assertTrue(values(c).getOrDefault(name, -1L) > above, name + " stayed at most " + above + ":\n" + c);
+        return c;
+    }
+
+    /**
+     * Auto mode by QP type on node 1: ibv_rc_pingpong's QP is bound to a counter as it enters INIT, whose
+     * counts are zero until a client comes and then move with the traffic while the adapter's own counters
+     * count it too; the counter goes with the QP.
+     */
+    @Test
+    void autoModeGivesAPingpongsQpACounterThatMovesWithItsTraffic() throws Exception {
+        assertTrue(rdma(1, "statistic", "qp", "mode").contains("link nicsim0/1 mode qp auto off"));
+        rdma(1, "statistic", "qp", "set", "link", "nicsim0/1", "auto", "type", "on");
+        Programs.Run srv = null, cli = null;
+        try {
+            assertTrue(rdma(1, "statistic", "qp", "mode").contains("link nicsim0/1 mode qp auto type on"));
+            int port = Programs.port() + 59;
+            srv = Programs.start(served, 1, false, "stdbuf", "-oL", "ibv_rc_pingpong", "-p", Integer.toString(port),
+                    "-n", "1000000");
+            Programs.awaitListening(srv, port);
+            Programs.Run s = srv;
+            long qpn = Long.parseLong(Programs.waitFor(s::output, Pattern.compile("QPN 0x([0-9a-f]+)"), 30), 16);
+            String idle = counterOf(qpn);
+            assertTrue(idle.matches("(?s)link nicsim0/1 cntn \\d+ qp-type RC .*"), "bound in INIT:\n" + idle);
+            assertEquals(0L, values(idle).get("Firmware.packets_in"), idle);
+            assertEquals(0L, values(idle).get("Firmware.dma_write_bytes"), idle);
+            cli = Programs.start(served, 0, false, "ibv_rc_pingpong", "-p", Integer.toString(port), "-n", "1000000",
+                    "localhost");
+            Map<String, Long> first = values(counterPast(qpn, "Firmware.packets_in", 0));
+            Map<String, Long> later = values(counterPast(qpn, "Firmware.packets_in", first.get("Firmware.packets_in")));
+            assertTrue(later.get("Firmware.packets_out") > first.get("Firmware.packets_out"),
+                    later + " after " + first);
+            assertTrue(later.get("Firmware.dma_write_bytes") > first.get("Firmware.dma_write_bytes"),
+                    "the pings land in its receive buffers: " + later + " after " + first);
+            assertTrue(later.get("Firmware.dma_read_bytes") > 0, "its pongs are read from its buffer: " + later);
+            long adapter = served.world.sim.counters().scope("node1").get("Firmware.packets_in");
+            assertTrue(adapter >= later.get("Firmware.packets_in"), "the adapter counts it too: " + adapter);
+            cli.process().destroy();
+            srv.process().destroy();
+            srv.await(30);
+            String after = counterOf(qpn);
+            for (int i = 0; i < 50 && !after.isEmpty(); i++) {
+                Thread.sleep(100);
+                after = counterOf(qpn);
+            }
+            assertEquals("", after, "the counter goes with its last QP");
+        } finally {
+            if (cli != null) cli.process().destroy();
+            if (srv != null) srv.process().destroy();
+            rdma(1, "statistic", "qp", "set", "link", "nicsim0/1", "auto", "off");
+        }
+    }
+
+    /** Manual mode: a QP bound by hand, then unbound; what cannot be bound is refused with the kernel's errno. */
+    @Test
+    void manualBindAndUnbindAQpByItsNumber() throws Exception {
+        int port = Programs.port() + 60;
+        Programs.Run srv = Programs.start(served, 1, false, "stdbuf", "-oL", "ibv_rc_pingpong", "-p",
+                Integer.toString(port));
+        try {
+            Programs.awaitListening(srv, port);
+            long qpn = Long.parseLong(Programs.waitFor(srv::output, Pattern.compile("QPN 0x([0-9a-f]+)"), 30), 16);
+            assertEquals("", counterOf(qpn), "no counter before a bind");
+            rdma(1, "statistic", "qp", "bind", "link", "nicsim0/1", "lqpn", Long.toString(qpn));
+            String bound = counterOf(qpn);
+            Matcher id = Pattern.compile("cntn (\\d+) ").matcher(bound);
+            assertTrue(id.find(), "bound by hand:\n" + bound);
+            assertTrue(bound.contains("LQPN: <" + qpn + ">"), bound);
+            Programs.Run twice = Programs.start(served, 1, false, "rdma", "statistic", "qp", "bind", "link",
+                    "nicsim0/1", "lqpn", Long.toString(qpn));
+            assertNotEquals(0, twice.await(60), "a QP is bound once:\n" + twice.output());
+            Programs.Run none = Programs.start(served, 1, false, "rdma", "statistic", "qp", "bind", "link",
+                    "nicsim0/1", "lqpn", "999999");
+            assertNotEquals(0, none.await(60), none.output());
+            assertTrue(none.output().contains("No such file or directory"), "ENOENT:\n" + none.output());
+            rdma(1, "statistic", "qp", "unbind", "link", "nicsim0/1", "cntn", id.group(1), "lqpn", Long.toString(qpn));
+            assertEquals("", counterOf(qpn), "unbound, its counter gone");
+        } finally {
+            srv.process().destroy();
+        }
     }
 }
