@@ -39,7 +39,7 @@ static const char *const nicsim_syndrome_names[] = {
 	"UMR_NOT_SUPPORTED", "OUT_OF_KLMS", "OBJECTS_LEFT",
 	"SPECIAL_QP_TAKEN", "BAD_MGID",
 	"NOT_ATTACHED", "OUT_OF_MCAST_GROUPS", "MCAST_GROUP_FULL",
-	"UNKNOWN_PORT",
+	"UNKNOWN_PORT", "UNKNOWN_Q_COUNTER", "OUT_OF_Q_COUNTERS", "Q_COUNTER_IN_USE",
 };
 
 static const char *nicsim_syndrome_str(u32 syndrome)
