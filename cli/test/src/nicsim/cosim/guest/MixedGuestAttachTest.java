@@ -10,9 +10,12 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import nicsim.serve.Attach;
 import nicsim.serve.Programs;
 import nicsim.serve.ProviderBuild;
@@ -31,38 +34,57 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class MixedGuestAttachTest {
     private static final Path ROOT = Path.of(System.getProperty("nicsim.root", "."));
-    private static final String PINGPONG = "ibv_rc_pingpong -g 0 -c -n 16 -s 4096";
-    /** 16 round trips of 4096 bytes, each received buffer checked (-c) at both ends. */
-    private static final String DONE = "131072 bytes in ";
+
+    /**
+     * Each program: a name for its status lines, its command at both ends (the guest adds -d nicsim_0, the client
+     * its peer's name), and a regular expression for the line its client prints when all of its work is done.
+     */
+    private record Program(String name, String command, String done) { }
+
+    private static final List<Program> PROGRAMS = List.of(
+            // 16 round trips of 4096 bytes, each received buffer checked (-c) at both ends
+            new Program("PINGPONG", "ibv_rc_pingpong -g 0 -c -n 16 -s 4096", "131072 bytes in [0-9.]+ seconds"),
+            // 50 RDMA WRITEs of 64 KiB: the client's result row
+            new Program("WRITE_BW", "ib_write_bw -n 50 -s 65536", "\\s*65536\\s+50\\s+[0-9.]+\\s+[0-9.]+"));
 
     @TempDir Path share;
 
     /**
-     * The guest serves on {@code in} and says so once it listens; then, once the test has put {@code go} in the
-     * shared folder (the attached server listens), runs its client against node0 on {@code out}.
+     * For each program the guest serves on its {@code in} port and says so once it listens; then, once the test
+     * has put go-NAME in the shared folder (the attached server listens), runs its client against node0 on its
+     * {@code out} port. Each end's status is a line NAME_SERVER= or NAME_CLIENT=.
      */
-    static String script(int in, int out) {
-        return String.join("\n",
-                "ibv_devinfo -d nicsim_0 | grep -E 'hca_id|state'",
-                PINGPONG + " -d nicsim_0 -p " + in + " > /tmp/server.txt 2>&1 & srv=$!",
-                "n=0; until netstat -ltn | grep -q ':" + in + " '; do",
-                "  n=$((n + 1)); [ $n -gt 60 ] && break; sleep 1; done",
-                "echo GUEST-SERVER-LISTENING",
-                "wait $srv; echo GUEST_SERVER=$?; cat /tmp/server.txt",
-                "n=0; until [ -e /host/go ]; do n=$((n + 1)); [ $n -gt 300 ] && break; sleep 1; done",
-                PINGPONG + " -d nicsim_0 -p " + out + " node0; echo GUEST_CLIENT=$?",
-                "exit 0", "");
+    static String script(List<Integer> in, List<Integer> out) {
+        StringBuilder s = new StringBuilder("ibv_devinfo -d nicsim_0 | grep -E 'hca_id|state'\n");
+        for (int i = 0; i < PROGRAMS.size(); i++) {
+            Program p = PROGRAMS.get(i);
+            s.append(String.join("\n",
+                    p.command() + " -d nicsim_0 -p " + in.get(i) + " > /tmp/server.txt 2>&1 & srv=$!",
+                    "n=0; until netstat -ltn | grep -q ':" + in.get(i) + " '; do",
+                    "  n=$((n + 1)); [ $n -gt 60 ] && break; sleep 1; done",
+                    "echo " + p.name() + "-LISTENING",
+                    "wait $srv; st=$?; cat /tmp/server.txt; echo " + p.name() + "_SERVER=$st",
+                    "n=0; until [ -e /host/go-" + p.name() + " ]; do",
+                    "  n=$((n + 1)); [ $n -gt 300 ] && break; sleep 1; done",
+                    p.command() + " -d nicsim_0 -p " + out.get(i) + " node0; echo " + p.name() + "_CLIENT=$?", ""));
+        }
+        return s.append("exit 0\n").toString();
     }
 
-    @Test void aGuestAndAnAttachedProgramRunThePingpongBothWays() throws Exception {
+    @Test void aGuestAndAnAttachedProgramRunTheProgramsBothWays() throws Exception {
         Path provider = ProviderBuild.get().resolve(ProviderBuild.LIBRARY);
-        int in = Programs.port() + 51, out = Programs.port() + 52;
-        for (int p : List.of(in, out)) assertFalse(Attach.listening(p), "port " + p + " is free on this machine");
+        List<Integer> in = new ArrayList<>(), out = new ArrayList<>();
+        for (int i = 0; i < PROGRAMS.size(); i++) {
+            in.add(Programs.port() + 51 + 2 * i);
+            out.add(Programs.port() + 52 + 2 * i);
+        }
+        for (int p : in) assertFalse(Attach.listening(p), "port " + p + " is free on this machine");
+        for (int p : out) assertFalse(Attach.listening(p), "port " + p + " is free on this machine");
         Served served = new Served("mixed-guest-attach").start(Served.cluster());
         ByteArrayOutputStream console = new ByteArrayOutputStream(); // its methods are synchronized: read while written
         VmOptions o = new VmOptions(1, script(in, out), false, served.socket, share, 384, ROOT,
-                VmOptions.defaultCache(), VmOptions.defaultNetPort(served.socket), 420, "", null, provider,
-                new Forwards(List.of(in), List.of(new Forwards.Target(0, out))));
+                VmOptions.defaultCache(), VmOptions.defaultNetPort(served.socket), 600, "", null, provider,
+                new Forwards(in, out.stream().map(p -> new Forwards.Target(0, p)).toList()));
         CompletableFuture<Integer> guest = CompletableFuture.supplyAsync(() -> {
             try {
                 return new Vm(o, new PrintStream(console, true, StandardCharsets.UTF_8), System.err).run();
@@ -70,23 +92,28 @@ class MixedGuestAttachTest {
                 throw new IllegalStateException("node1's guest: " + e.getMessage(), e);
             }
         });
-        Programs.Run toGuest = null, fromGuest = null;
+        List<Programs.Run> attached = new ArrayList<>(); // each program's client, then its server, on node 0
         int status;
         try {
-            awaitConsole(console, guest, "GUEST-SERVER-LISTENING", 400);
-            // node 0's client finds the guest's server by name: node1 is 127.77.0.2, the guest's forward-in
-            toGuest = Programs.start(served, 0, false, (PINGPONG + " -p " + in + " node1").split(" "));
-            assertEquals(0, toGuest.await(180), "the attached client: " + toGuest.output() + served.log());
-            fromGuest = Programs.start(served, 0, false, (PINGPONG + " -p " + out).split(" "));
-            Programs.awaitListening(fromGuest, out);
-            Files.writeString(share.resolve("go"), "");
-            assertEquals(0, fromGuest.await(300), "the attached server: " + fromGuest.output() + served.log());
+            for (int i = 0; i < PROGRAMS.size(); i++) {
+                Program p = PROGRAMS.get(i);
+                awaitConsole(console, guest, p.name() + "-LISTENING", 400);
+                // node 0's client finds the guest's server by name: node1 is 127.77.0.2, the guest's forward-in
+                Programs.Run client = Programs.start(served, 0, false, (p.command() + " -p " + in.get(i) + " node1")
+                        .split(" "));
+                attached.add(client);
+                assertEquals(0, client.await(300), p.name() + "'s attached client: " + client.output() + served.log());
+                Programs.Run server = Programs.start(served, 0, false, (p.command() + " -p " + out.get(i)).split(" "));
+                attached.add(server);
+                Programs.awaitListening(server, out.get(i));
+                Files.writeString(share.resolve("go-" + p.name()), "");
+                assertEquals(0, server.await(300), p.name() + "'s attached server: " + server.output() + served.log());
+            }
             status = guest.get(300, TimeUnit.SECONDS);
             for (int i = 0; i < 100 && !served.log().contains("DMA maps left"); i++) Thread.sleep(100);
             served.awaitReleased();
         } finally {
-            if (toGuest != null) toGuest.process().destroy();
-            if (fromGuest != null) fromGuest.process().destroy();
+            for (Programs.Run r : attached) r.process().destroy();
             served.stop();
             System.out.println("--- node1's console:\n" + console.toString(StandardCharsets.UTF_8)
                     + "\n--- serve's log:\n" + served.log());
@@ -94,23 +121,40 @@ class MixedGuestAttachTest {
         String g = console.toString(StandardCharsets.UTF_8);
         assertEquals(0, status, "the guest's script ran: " + g);
         assertTrue(g.contains("PORT_ACTIVE"), "the guest sees nicsim_0 up: " + g);
-        assertTrue(g.contains("GUEST_SERVER=0") && g.contains("GUEST_CLIENT=0"), "both of the guest's ends: " + g);
-        assertEquals(2, g.split(DONE, -1).length - 1, "the guest's server and client each did 16 round trips: " + g);
-        assertTrue(toGuest.output().contains(DONE), "the attached client's round trips: " + toGuest.output());
-        assertTrue(fromGuest.output().contains(DONE), "the attached server's round trips: " + fromGuest.output());
+        for (int i = 0; i < PROGRAMS.size(); i++) {
+            Program p = PROGRAMS.get(i);
+            assertTrue(g.contains(p.name() + "_SERVER=0") && g.contains(p.name() + "_CLIENT=0"),
+                    p.name() + " at both of the guest's ends: " + g);
+            String client = attached.get(2 * i).output();
+            assertEquals(1, rows(client, p.done()), p.name() + "'s attached client did all of its work: " + client);
+            assertEquals(1, rows(g.substring(g.indexOf(p.name() + "_SERVER=0"), g.indexOf(p.name() + "_CLIENT=0")),
+                    p.done()), p.name() + "'s guest client did all of its work: " + g);
+        }
+        // the pingpong's servers did their round trips too, each buffer checked
+        assertEquals(2, rows(g, PROGRAMS.get(0).done()), "the guest's pingpong server and client: " + g);
+        assertTrue(attached.get(1).output().contains("131072 bytes in "), "the attached pingpong server: "
+                + attached.get(1).output());
         var counters = served.world.sim.counters();
         for (String node : List.of("node0", "node1")) {
             var c = counters.scope(node);
             assertTrue(c.get("Firmware.packets_out") > 0 && c.get("Firmware.packets_in") > 0,
                     node + "'s adapter sent and received: " + c.snapshot());
         }
-        long least = 2L * 2 * 16 * 4096;
-        assertTrue(counters.get("Fabric.bytes") >= least, "both pingpongs' data crossed the fabric: "
+        long least = 2L * 2 * 16 * 4096 + 2L * 50 * 65536;
+        assertTrue(counters.get("Fabric.bytes") >= least, "the programs' data crossed the fabric: "
                 + counters.get("Fabric.bytes") + " bytes, at least " + least);
         assertFalse(served.log().contains("the device reports") || served.log().contains("violations"),
                 "neither driver broke the device's rules: " + served.log());
         assertTrue(served.log().contains(" 0 DMA maps left"), "the guest's driver left nothing mapped: "
                 + served.log());
+    }
+
+    /** How many lines of {@code text} are a row starting with {@code row} (a regular expression). */
+    private static int rows(String text, String row) {
+        Matcher m = Pattern.compile("(?m)^\\s*" + row).matcher(text);
+        int n = 0;
+        while (m.find()) n++;
+        return n;
     }
 
     /** Waits until the guest's console shows {@code line}; fails if the guest ended first or after the seconds. */
