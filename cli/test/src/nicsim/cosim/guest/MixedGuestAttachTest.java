@@ -2,11 +2,15 @@ package nicsim.cosim.guest;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,10 +56,13 @@ class MixedGuestAttachTest {
     /**
      * For each program the guest serves on its {@code in} port and says so once it listens; then, once the test
      * has put go-NAME in the shared folder (the attached server listens), runs its client against node0 on its
-     * {@code out} port. Each end's status is a line NAME_SERVER= or NAME_CLIENT=.
+     * {@code out} port. Each end's status is a line NAME_SERVER= or NAME_CLIENT=. First it tries the host's
+     * {@code probe} port through the forwarder's address, which user-mode networking without restrict=on would
+     * take to the host's 127.0.0.1 (nc then waits for an answer until timeout ends it).
      */
-    static String script(List<Integer> in, List<Integer> out) {
+    static String script(List<Integer> in, List<Integer> out, int probe) {
         StringBuilder s = new StringBuilder("ibv_devinfo -d nicsim_0 | grep -E 'hca_id|state'\n");
+        s.append("echo out | timeout 10 nc 10.77.0.254 ").append(probe).append("; echo PROBE=$?\n");
         for (int i = 0; i < PROGRAMS.size(); i++) {
             Program p = PROGRAMS.get(i);
             s.append(String.join("\n",
@@ -80,9 +87,10 @@ class MixedGuestAttachTest {
         }
         for (int p : in) assertFalse(Attach.listening(p), "port " + p + " is free on this machine");
         for (int p : out) assertFalse(Attach.listening(p), "port " + p + " is free on this machine");
+        ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()); // the host's 127.0.0.1
         Served served = new Served("mixed-guest-attach").start(Served.cluster());
         ByteArrayOutputStream console = new ByteArrayOutputStream(); // its methods are synchronized: read while written
-        VmOptions o = new VmOptions(1, script(in, out), false, served.socket, share, 384, ROOT,
+        VmOptions o = new VmOptions(1, script(in, out, probe.getLocalPort()), false, served.socket, share, 384, ROOT,
                 VmOptions.defaultCache(), VmOptions.defaultNetPort(served.socket), 600, "", null, provider,
                 new Forwards(in, out.stream().map(p -> new Forwards.Target(0, p)).toList()));
         CompletableFuture<Integer> guest = CompletableFuture.supplyAsync(() -> {
@@ -120,6 +128,11 @@ class MixedGuestAttachTest {
         }
         String g = console.toString(StandardCharsets.UTF_8);
         assertEquals(0, status, "the guest's script ran: " + g);
+        try (probe) { // a connection completes in the backlog even while nothing accepts: accept would take it
+            probe.setSoTimeout(1);
+            assertThrows(SocketTimeoutException.class, probe::accept, "nothing from the guest reached 127.0.0.1: " + g);
+        }
+        assertEquals("1", Guests.value(g, "PROBE"), "the guest's nc to the host's port was refused at once: " + g);
         assertTrue(g.contains("PORT_ACTIVE"), "the guest sees nicsim_0 up: " + g);
         for (int i = 0; i < PROGRAMS.size(); i++) {
             Program p = PROGRAMS.get(i);
