@@ -10,7 +10,7 @@
 #           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, python3-pyverbs with
 #           rdma-core's tests), perftest, qperf, UCX's tools, Open MPI, fio, libfabric's tools, MPICH, dapl,
 #           tgt and libiscsi-bin
-#   --vm    QEMU (qemu-system-x86, TCG: no /dev/kvm needed), a static busybox and cpio, to boot test
+#   --vm    QEMU (qemu-system-x86, TCG: no /dev/kvm needed), a static busybox, cpio and socat, to boot test
 #           guests whose kernel reaches the adapter through nicsim-qemu-remote (libnicsim/qemu)
 #   --kernel  what building the kernel driver needs (./mill kernel.module): Debian's linux-headers for
 #           the guest's kernel (its release in kernel/RELEASE), make and gcc, and linux-source for
@@ -72,6 +72,8 @@ if [ "$need_vm" = 1 ]; then
   dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" || missing+=(busybox-static)
   command -v cpio >/dev/null 2>&1 || missing+=(cpio)
   command -v cc >/dev/null 2>&1 || missing+=(gcc)
+  # nicsim vm --forward-out: QEMU runs a socat per guest connection to an attached program
+  command -v socat >/dev/null 2>&1 || missing+=(socat)
 fi
 if [ "$need_kernel" = 1 ]; then
   release=$(cat "$(dirname "$0")/../kernel/RELEASE")

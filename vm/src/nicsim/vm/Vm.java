@@ -56,6 +56,8 @@ public final class Vm {
     public int run() throws IOException, InterruptedException {
         o.check();
         Tools.require("qemu-system-x86_64", "qemu-system-x86");
+        if (!o.forwards().out().isEmpty()) Tools.require("socat", "socat");
+        o.forwards().checkFree(o.node());
         Path cache = o.cache().resolve("vm").resolve(o.release());
         Files.createDirectories(cache);
         GuestKernel kernel;
@@ -231,11 +233,14 @@ public final class Vm {
                 "-kernel", kernel.vmlinuz().toString(), "-initrd", initrd.toString(),
                 "-append", "console=ttyS0 quiet loglevel=3 panic=-1 nicsim.node=" + o.node()
                         + (o.share() != null ? " nicsim.share=1" : "")
+                        + (o.forwards().any() ? " " + o.forwards().kernelArg() : "")
                         + (o.kernelArgs().isEmpty() ? "" : " " + o.kernelArgs()),
                 // the guests' own Ethernet: a multicast group on the loopback interface only, so no frame
                 // leaves the machine, and no route out (never -netdev user)
                 "-netdev", "socket,id=net0,mcast=" + o.netGroup() + ",localaddr=127.0.0.1",
                 "-device", "virtio-net-pci,netdev=net0,romfile=,mac=" + mac)); // no iPXE ROM: the kernel boots directly
+        // after net0, so the guests' Ethernet stays eth0 and this one is eth1
+        if (o.forwards().any()) q.addAll(o.forwards().qemu(o.node()));
         // QEMU's own gdbstub (Debian's kernel has no kgdb): any gdb attaches with `target remote PATH`
         if (o.gdb() != null)
             q.addAll(List.of("-chardev", "socket,id=gdb0,path=" + o.gdb().toAbsolutePath() + ",server=on,wait=off",

@@ -24,14 +24,27 @@ import java.util.List;
  *                    null: none
  * @param provider    nicsim's libibverbs provider ({@code lib<name>-rdmav34.so}) the guest's rdma-core loads,
  *                    built by the launcher; null: the guest has none (libibverbs then finds no nicsim device)
+ * @param forwards    TCP between the guest and programs attached to the fabric (--forward-in, --forward-out)
  */
 public record VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
-                        Path cache, int netPort, int timeoutSeconds, String kernelArgs, Path gdb, Path provider) {
+                        Path cache, int netPort, int timeoutSeconds, String kernelArgs, Path gdb, Path provider,
+                        Forwards forwards) {
+    public VmOptions {
+        if (forwards == null) forwards = Forwards.NONE;
+    }
+
     /** Without a gdbstub, and without nicsim's provider. */
     public VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
                      Path cache, int netPort, int timeoutSeconds, String kernelArgs) {
         this(node, run, noDevice, socket, share, memoryMib, root, cache, netPort, timeoutSeconds, kernelArgs, null,
-             null);
+             null, Forwards.NONE);
+    }
+
+    /** With no forwards to attached programs. */
+    public VmOptions(int node, String run, boolean noDevice, Path socket, Path share, int memoryMib, Path root,
+                     Path cache, int netPort, int timeoutSeconds, String kernelArgs, Path gdb, Path provider) {
+        this(node, run, noDevice, socket, share, memoryMib, root, cache, netPort, timeoutSeconds, kernelArgs, gdb,
+             provider, Forwards.NONE);
     }
 
     /** The default port: one per serve socket, so two fabrics on one machine keep their guests apart. */
@@ -65,6 +78,7 @@ public record VmOptions(int node, String run, boolean noDevice, Path socket, Pat
             throw new IllegalArgumentException("provider '" + provider + "' is not a lib<name>-rdmav34.so file");
         if (run != null && run.isBlank())
             throw new IllegalArgumentException("--run '' is empty: give a command, or leave --run out for a shell");
+        forwards.check(node);
     }
 
     /** The guest kernel's release, written once in kernel/RELEASE. */

@@ -2,9 +2,11 @@ package nicsim.cosim.cli;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import nicsim.serve.Attach;
 import nicsim.serve.ProviderBuild;
+import nicsim.vm.Forwards;
 import nicsim.vm.Tools;
 import nicsim.vm.Vm;
 import nicsim.vm.VmOptions;
@@ -59,6 +61,15 @@ final class VmCommand implements Callable<Integer> {
             + "gdb's 'target remote SOCKET' stops the guest's CPU (docs/kernel.md, Debugging)")
     Path gdb;
 
+    @Option(names = "--forward-in", paramLabel = "PORT[,PORT...]", description = "TCP ports of the guest's servers "
+            + "that programs under attach reach at nodeN (127.77.0.N+1) (docs/kernel.md, Guests beside attached "
+            + "programs)")
+    String forwardIn;
+
+    @Option(names = "--forward-out", paramLabel = "NODE:PORT[,...]", description = "TCP ports of programs under "
+            + "attach on other nodes that the guest's programs reach by node name (nodeM:PORT)")
+    String forwardOut;
+
     @Override public Integer call() throws Exception {
         Path sock = socket != null ? socket : Attach.defaultSocket();
         String rootEnv = System.getenv("NICSIM_ROOT");
@@ -71,8 +82,12 @@ final class VmCommand implements Callable<Integer> {
             System.err.println("nicsim vm: the guest gets no nicsim provider: " + e.getMessage());
             provider = null;
         }
+        Forwards forwards = new Forwards(
+                forwardIn == null ? List.of() : Forwards.parsePorts("--forward-in", forwardIn),
+                forwardOut == null ? List.of() : Forwards.parseTargets("--forward-out", forwardOut));
         VmOptions o = new VmOptions(node, run, noDevice, sock, dir, memory, root, VmOptions.defaultCache(),
-                netPort != null ? netPort : VmOptions.defaultNetPort(sock), timeout, kernelArgs, gdb, provider);
+                netPort != null ? netPort : VmOptions.defaultNetPort(sock), timeout, kernelArgs, gdb, provider,
+                forwards);
         try {
             return new Vm(o, System.out, System.err).run();
         } catch (IOException e) { // a download, a host tool or the guest failed: one line naming it
