@@ -17,7 +17,7 @@ class CmLayoutTest {
     @Test void everyFieldIsWhereTheUapiHeadersPutIt() throws Exception {
         Path dir = Files.createTempDirectory("nicsim-cm-layout");
         StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <stddef.h>\n#include <netinet/in.h>\n"
-                + "#include <rdma/rdma_user_cm.h>\nint main(void) {\n");
+                + "#include <rdma/rdma_user_cm.h>\n#include <infiniband/ib.h>\nint main(void) {\n");
         List<String> expected = new ArrayList<>();
         for (CmLayout.Struct s : CmLayout.all()) {
             c.append("\tprintf(\"%s %zu\\n\", \"").append(s.name).append("\", sizeof(struct ").append(s.name)
