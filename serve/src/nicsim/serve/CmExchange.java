@@ -321,8 +321,8 @@ final class CmExchange {
         CmId l = cm.listener(node, ps, port, dstIp, version);
         if (l != null && (l.ud() != ud || !ud && l.qpType != requested(m))) l = null; // cma_check_req_qp_type
         if (l == null || l.backlogLeft <= 0) {
-            if (RdmaCm.DEBUG) cm.log.printf("CM node %d refuses a REQ for port space 0x%x, port %d, IP version %d: %s%n",
-                    node, ps, port, version, l == null ? "no listener" : "its backlog is full");
+            if (RdmaCm.DEBUG) cm.log.printf("CM node %d refuses a REQ for port space 0x%x, port %d, IP version %d:"
+                    + " %s%n", node, ps, port, version, l == null ? "no listener" : "its backlog is full");
             refuse(node, from, m, l == null);
             return;
         }
@@ -330,10 +330,10 @@ final class CmExchange {
         c.node = node;
         c.passive = true;
         if (l.ib()) { // the kernel's cma_save_ib_info: the ports' GIDs, the request's service ID
-            c.src = new CmAbi.Addr(RdmaCm.ip(node), port, false, l.src.ib().withGid(cm.gid(node))
+            c.src = new CmAbi.Addr(RdmaCm.ip(node), port, false, l.src.ib().withGid(cm.ib.gid(node))
                     .withSid(m.serviceId, -1L));
             c.dst = new CmAbi.Addr(RdmaCm.ip(from), 0, false, new CmAbi.Ib(0, 0, 0xffff, 0, 0, 0, 0)
-                    .withGid(cm.gid(from)));
+                    .withGid(cm.ib.gid(from)));
         } else { // the address the request was sent to, as the kernel's child takes it from the RDMA CM header
             c.src = new CmAbi.Addr(RdmaCm.loopback(dstIp) ? dstIp : RdmaCm.ip(node), port, l.src.v6());
             c.dst = new CmAbi.Addr(srcIp, srcPort, l.src.v6());

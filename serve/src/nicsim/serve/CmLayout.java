@@ -308,7 +308,8 @@ final class CmLayout {
     /** Every struct declared here (a method: each holder class is initialized on its own first use). */
     static List<Struct> all() {
         return List.of(CreateId.S, DestroyId.S, BindIp.S, Bind.S, ResolveIp.S, ResolveAddr.S, ResolveRoute.S,
-                Listen.S, Notify.S, Query.S, QueryAddrResp.S, QueryPathResp.S, PathRecData.S, PathRec.S, QueryRouteResp.S, ConnParam.S, AhAttr.S, UdParam.S,
+                Listen.S, Notify.S, Query.S, QueryAddrResp.S, QueryPathResp.S, PathRecData.S, PathRec.S,
+                QueryRouteResp.S, ConnParam.S, AhAttr.S, UdParam.S,
                 Connect.S, Accept.S, Reject.S, Disconnect.S, InitQpAttr.S, GetEvent.S, EventResp.S, SetOption.S,
                 MigrateId.S, JoinIpMcast.S, JoinMcast.S, QpAttr.S, SockaddrIn.S, SockaddrIn6.S, SockaddrIb.S);
     }

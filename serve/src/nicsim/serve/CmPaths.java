@@ -85,7 +85,8 @@ final class CmPaths {
     static byte[] query(RdmaCm cm, CmId id, int option, int out) {
         int need = option == CmAbi.QUERY_PATH ? CmLayout.QueryPathResp.S.size : CmLayout.QueryAddrResp.S.size;
         if (option < CmAbi.QUERY_ADDR || option > CmAbi.QUERY_GID)
-            throw new VerbsException(Errno.ENOSYS, "query: option " + option + " is none of ADDR (0), PATH (1), GID (2)");
+            throw new VerbsException(Errno.ENOSYS, "query: option " + option
+                    + " is none of ADDR (0), PATH (1), GID (2)");
         if (out < need) throw new VerbsException(Errno.ENOSPC, "query: " + out + " bytes of room for an answer of "
                 + need);
         return option == CmAbi.QUERY_PATH ? paths(cm, id, out) : addresses(cm, id, option == CmAbi.QUERY_GID);
@@ -102,8 +103,8 @@ final class CmPaths {
         CmAbi.Addr src = id.src, dst = id.dst;
         if (gids) {
             byte[] none = new byte[16];
-            src = asIb(id, src, id.node >= 0 ? cm.gid(id.node) : none);
-            dst = asIb(id, dst, id.node >= 0 && id.remoteNode >= 0 ? cm.gid(id.remoteNode) : none);
+            src = asIb(id, src, id.node >= 0 ? cm.ib.gid(id.node) : none);
+            dst = asIb(id, dst, id.node >= 0 && id.remoteNode >= 0 ? cm.ib.gid(id.remoteNode) : none);
         }
         int size = CmLayout.QueryAddrResp.SRC_ADDR.bytes();
         CmLayout.QueryAddrResp.SRC_SIZE.put16(b, src.size());
@@ -121,7 +122,7 @@ final class CmPaths {
     private static CmAbi.Addr asIb(CmId id, CmAbi.Addr a, byte[] gid) {
         if (a.ib() != null) return a;
         int port = a == CmAbi.Addr.NONE ? 0 : a.port();
-        return new CmAbi.Addr(a.ip(), port, false, new CmAbi.Ib(0, 0, 0xffff, 0, RdmaCm.ibPs(id.ps) | port, 0, 0)
+        return new CmAbi.Addr(a.ip(), port, false, new CmAbi.Ib(0, 0, 0xffff, 0, CmIb.ps(id.ps) | port, 0, 0)
                 .withGid(gid));
     }
 
@@ -145,7 +146,7 @@ final class CmPaths {
     static long serviceId(CmId id) {
         CmAbi.Addr served = id.passive ? id.src : id.dst;
         if (served.ib() != null) return served.ib().sid();
-        return RdmaCm.ibPs(id.ps) | served.port();
+        return CmIb.ps(id.ps) | served.port();
     }
 
     /** A PathRecord as the SA packs it (IBA 15.2.5.16, network order): what ib_sa_pack_path gives the kernel's ucma. */

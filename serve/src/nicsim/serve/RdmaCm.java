@@ -69,6 +69,8 @@ final class RdmaCm implements AutoCloseable {
     private final Map<Integer, Channel> channels = new HashMap<>();
     final Map<Integer, CmId> ids = new LinkedHashMap<>();
     private final CmExchange exchange;
+    /** AF_IB addressing: the nodes' GIDs, what an AF_IB bind takes. */
+    final CmIb ib;
     /** Multicast joins: the SA's groups, asked for across the fabric. */
     final CmMulticast multicast = new CmMulticast(this);
     /** Work that simulation events (a MAD's interrupt, a timer) leave for between steps. */
@@ -84,6 +86,7 @@ final class RdmaCm implements AutoCloseable {
         this.log = log;
         this.agents = new CmAgent[world.hosts().size()];
         this.exchange = new CmExchange(this);
+        this.ib = new CmIb(world);
     }
 
     static int ip(int node) { return SUBNET + node + 1; }
@@ -298,7 +301,7 @@ final class RdmaCm implements AutoCloseable {
             case CmAbi.BIND_IP -> bind(id(ch, CmLayout.BindIp.ID.u32(b)),
                     CmAbi.addr(body, CmLayout.BindIp.ADDR.offset(), "bind address"));
             case CmAbi.BIND -> {
-                sized(body, CmLayout.Bind.ADDR.offset(), CmLayout.Bind.ADDR_SIZE.u16(b), false, "bind: addr");
+                CmIb.sized(body, CmLayout.Bind.ADDR.offset(), CmLayout.Bind.ADDR_SIZE.u16(b), false, "bind: addr");
                 yield bind(id(ch, CmLayout.Bind.ID.u32(b)), CmAbi.addr(body, CmLayout.Bind.ADDR.offset(),
                         "bind address"));
             }
@@ -313,24 +316,12 @@ final class RdmaCm implements AutoCloseable {
         };
     }
 
-    /**
-     * A size the program gave with a sockaddr ({@code field}) must be its family's, as the kernel's rdma_addr_size
-     * checks it (BIND, RESOLVE_ADDR; a source may be absent: size 0 when {@code optional}).
-     */
-    private static void sized(byte[] body, int at, int size, boolean optional, String field) {
-        if (optional && size == 0) return;
-        if (size == 0 || size != CmAbi.addrSize(body, at))
-            throw new VerbsException(Errno.EINVAL, field + ": size " + size + " is not its family's ("
-                    + CmAbi.addrSize(body, at) + " bytes for family " + ((body[at] & 0xff) | (body[at + 1] & 0xff) << 8)
-                    + ")");
-    }
-
     /** RESOLVE_ADDR: RESOLVE_IP's successor, its addresses of any family with their sizes. */
     private Wire.Out resolveAddr2(Channel ch, ByteBuffer b, byte[] body) {
         int src = CmLayout.ResolveAddr.SRC_ADDR.offset(), dst = CmLayout.ResolveAddr.DST_ADDR.offset();
         int srcSize = CmLayout.ResolveAddr.SRC_SIZE.u16(b);
-        sized(body, src, srcSize, true, "resolve_addr: src_addr");
-        sized(body, dst, CmLayout.ResolveAddr.DST_SIZE.u16(b), false, "resolve_addr: dst_addr");
+        CmIb.sized(body, src, srcSize, true, "resolve_addr: src_addr");
+        CmIb.sized(body, dst, CmLayout.ResolveAddr.DST_SIZE.u16(b), false, "resolve_addr: dst_addr");
         return resolveAddr(id(ch, CmLayout.ResolveAddr.ID.u32(b)), srcSize == 0 ? CmAbi.Addr.NONE
                 : addrOrNone(body, src), CmAbi.addr(body, dst, "destination"), CmLayout.ResolveAddr.TIMEOUT_MS.u32(b));
     }
@@ -425,7 +416,7 @@ final class RdmaCm implements AutoCloseable {
         if (id.state != CmId.State.IDLE)
             throw new VerbsException(Errno.EINVAL, "bind: cm_id " + id.handle + " is " + id.state + ", not idle");
         id.bindPs = id.ps;
-        if (a.ib() != null) a = ibLocal(id, a);
+        if (a.ib() != null) a = ib.local(id, a);
         int node = -1;
         // a loopback address binds as any address does (the kernel's cma_any_addr): no device, and a listener
         // there takes requests to every address of the node, so libfabric, given no address, finds the node's
@@ -440,58 +431,21 @@ final class RdmaCm implements AutoCloseable {
         // an AF_IB identifier is no family's only (the kernel sets afonly for IPv4 and IPv6 binds alone)
         boolean afonly = a.ib() == null && (id.afonlyOption != null ? id.afonlyOption : !a.v6());
         for (CmId o : ids.values())
-            if (o != id && o.bound && o.bindPs == id.bindPs && o.src.port() == port && overlaps(o, node, id.channel.node)
+            if (o != id && o.bound && o.bindPs == id.bindPs && o.src.port() == port
+                    && overlaps(o, node, id.channel.node)
                     && !(o.reuseAddr && id.reuseAddr && o.state != CmId.State.LISTEN)
                     && !(afonly && o.afonly && o.src.v6() != a.v6())) // each family's own: 0.0.0.0 and [::] coexist
                 throw new VerbsException(Errno.EADDRINUSE, "bind: port " + port + " of " + (node < 0 ? "any address"
                         : dotted(ip(node))) + " is in use (" + o + ")");
         id.node = node;
         // an AF_IB address's service ID names its port space and port (cma_select_ib_ps)
-        CmAbi.Ib ib = a.ib() == null ? null : a.ib().withSid(ibPs(id.bindPs) | port, CmAbi.IB_PS_MASK | a.ib().sidMask());
-        id.src = new CmAbi.Addr(loopback(a.ip()) ? a.ip() : a.any() ? 0 : ip(node), port, a.v6(), ib);
+        CmAbi.Ib sib = a.ib() == null ? null
+                : a.ib().withSid(CmIb.ps(id.bindPs) | port, CmAbi.IB_PS_MASK | a.ib().sidMask());
+        id.src = new CmAbi.Addr(loopback(a.ip()) ? a.ip() : a.any() ? 0 : ip(node), port, a.v6(), sib);
         id.afonly = afonly;
         id.bound = true;
         id.state = CmId.State.ADDR_BOUND;
         return new Wire.Out();
-    }
-
-    /**
-     * An AF_IB bind address as this node takes it: the node whose port has its GID (any GID: any address), and the
-     * port space its service ID names, as the kernel's cma_select_ib_ps: an RDMA_PS_IB identifier's may be IB's, TCP's
-     * or UDP's, another's only its own (EPROTONOSUPPORT).
-     */
-    private CmAbi.Addr ibLocal(CmId id, CmAbi.Addr a) {
-        CmAbi.Ib ib = a.ib();
-        long mask = ib.sidMask() & CmAbi.IB_PS_MASK, sid = ib.sid() & mask;
-        int ps = 0;
-        if (id.ps == CmAbi.PS_IB && sid == (CmAbi.IB_PS_IB & mask)) ps = CmAbi.PS_IB;
-        else if ((id.ps == CmAbi.PS_IB || id.ps == CmAbi.PS_TCP) && sid == (CmAbi.IB_PS_TCP & mask)) ps = CmAbi.PS_TCP;
-        else if ((id.ps == CmAbi.PS_IB || id.ps == CmAbi.PS_UDP) && sid == (CmAbi.IB_PS_UDP & mask)) ps = CmAbi.PS_UDP;
-        if (ps == 0) throw new VerbsException(Errno.EPROTONOSUPPORT, "bind: service ID 0x" + Long.toHexString(ib.sid())
-                + " (mask 0x" + Long.toHexString(ib.sidMask()) + ") is in no port space cm_id " + id.handle
-                + " of port space 0x" + Integer.toHexString(id.ps) + " may bind in");
-        id.bindPs = ps;
-        if (ib.any()) return a;
-        int n = nodeOfGid(ib.hi(), ib.lo());
-        if (n < 0) throw new VerbsException(Errno.ENODEV, "bind: no port has GID " + a);
-        if (n != id.channel.node) throw new VerbsException(Errno.EADDRNOTAVAIL, "bind: GID " + a
-                + " is node " + n + "'s port's, not this node's (node " + id.channel.node + ")");
-        return new CmAbi.Addr(ip(n), a.port(), false, ib);
-    }
-
-    /** RDMA_IB_IP_PS_* of port space {@code ps}. */
-    static long ibPs(int ps) { return (long) ps << 16; }
-
-    /** Node {@code n}'s port's GID: fe80::LID, as its port's GID table holds it. */
-    byte[] gid(int n) { return SubnetManager.gid(world.host(n).firmware.lid()); }
-
-    /** The node whose port has GID {@code hi}:{@code lo}, or -1. */
-    int nodeOfGid(long hi, long lo) {
-        for (int n = 0; n < agents.length; n++) {
-            ByteBuffer g = ByteBuffer.wrap(gid(n));
-            if (g.getLong(0) == hi && g.getLong(8) == lo) return n;
-        }
-        return -1;
     }
 
     private int nodeOfLocal(int ip, int self) {
@@ -520,7 +474,8 @@ final class RdmaCm implements AutoCloseable {
         CmAbi.Ib dib = dst.ib();
         // an unbound identifier binds to any address of the destination's family (an AF_IB one with its P_Key)
         if (id.state == CmId.State.IDLE) bind(id, src != CmAbi.Addr.NONE ? src : dib == null
-                ? new CmAbi.Addr(0, 0, dst.v6()) : new CmAbi.Addr(0, 0, false, new CmAbi.Ib(0, 0, dib.pkey(), 0, 0, 0, 0)));
+                ? new CmAbi.Addr(0, 0, dst.v6())
+                : new CmAbi.Addr(0, 0, false, new CmAbi.Ib(0, 0, dib.pkey(), 0, 0, 0, 0)));
         if (id.state != CmId.State.ADDR_BOUND)
             throw new VerbsException(Errno.EINVAL, "resolve_addr: cm_id " + id.handle + " is " + id.state);
         if (id.ib() != (dib != null)) throw new VerbsException(Errno.EINVAL, "resolve_addr: destination " + dst
@@ -529,11 +484,12 @@ final class RdmaCm implements AutoCloseable {
             throw new VerbsException(Errno.EINVAL, "resolve_addr: destination is any address");
         // 224.0.0.0/4, or an MGID (ff00::/8): a group, reached by the node's own port
         boolean multicastDst = dib != null ? dib.hi() >>> 56 == 0xff : (dst.ip() & 0xF000_0000) == 0xE000_0000;
-        int remote = multicastDst ? -1 : dib != null ? nodeOfGid(dib.hi(), dib.lo()) : nodeOf(dst.ip(), id.channel.node);
+        int remote = multicastDst ? -1
+                : dib != null ? ib.nodeOfGid(dib.hi(), dib.lo()) : nodeOf(dst.ip(), id.channel.node);
         if (dib != null && remote >= 0) dst = new CmAbi.Addr(ip(remote), dst.port(), false, dib);
         if (id.node < 0) id.node = id.channel.node;
         if (id.src.any()) id.src = new CmAbi.Addr(ip(id.node), id.src.port(), id.src.v6(),
-                id.ib() ? id.src.ib().withGid(gid(id.node)) : null);
+                id.ib() ? id.src.ib().withGid(ib.gid(id.node)) : null);
         id.dst = dst;
         id.state = CmId.State.ADDR_QUERY;
         if (multicastDst) { // resolves to the node's own port, as Linux routes 224/4 out of its IPoIB device

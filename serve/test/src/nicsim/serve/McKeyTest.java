@@ -66,7 +66,8 @@ class McKeyTest {
         }
         assertEquals(1, served.world.host(1).firmware.multicastAttachments(), served.log());
         // -l: its QP made with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, which every nicsim QP behaves as
-        Run snd = Programs.start(served, 0, false, Programs.withDriver(cDriver, mckey(sndAddr, "-s", "-S", "200", "-l")));
+        Run snd = Programs.start(served, 0, false, Programs.withDriver(cDriver, mckey(sndAddr, "-s", "-S", "200",
+                "-l")));
         int s = snd.await(300), r = rcv.await(300);
         assertEquals(0, s, "sender:\n" + snd.output() + "\n--- serve:\n" + served.log());
         assertEquals(0, r, "receiver:\n" + rcv.output() + "\n--- serve:\n" + served.log());
