@@ -27,6 +27,14 @@ final class CmAbi {
             CONNECT_RESPONSE = 5, CONNECT_ERROR = 6, UNREACHABLE = 7, REJECTED = 8, ESTABLISHED = 9, DISCONNECTED = 10,
             DEVICE_REMOVAL = 11;
     static final int AF_INET = 2, AF_INET6 = 10, AF_IB = 27;
+    /**
+     * An AF_IB address's service ID: the IP port spaces' IDs (RDMA_IB_IP_PS_TCP, _UDP, _IB) are 0x1_PPPP_xxxx, the
+     * port space P then the port (rdma_cma.h); PS_MASK covers the port space's part.
+     */
+    static final long IB_PS_MASK = 0xFFFF_FFFF_FFFF_0000L, IB_PS_TCP = 0x0000_0000_0106_0000L,
+            IB_PS_UDP = 0x0000_0000_0111_0000L, IB_PS_IB = 0x0000_0000_013F_0000L;
+    /** enum rdma_ucm_query's options (QUERY). */
+    static final int QUERY_ADDR = 0, QUERY_PATH = 1, QUERY_GID = 2;
 
     static String command(int cmd) {
         String[] names = {"CREATE_ID", "DESTROY_ID", "BIND_IP", "RESOLVE_IP", "RESOLVE_ROUTE", "QUERY_ROUTE", "CONNECT",
@@ -38,15 +46,48 @@ final class CmAbi {
 
     static ByteBuffer le(byte[] b) { return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN); }
 
-    /** An IPv4 address and port (0.0.0.0 is any), and whether it came as IPv6 (:: or ::ffff:a.b.c.d). */
-    record Addr(int ip, int port, boolean v6) {
-        static final Addr NONE = new Addr(0, 0, false);
-        boolean any() { return ip == 0; }
+    /**
+     * An AF_IB address (struct sockaddr_ib): a port's GID (0 and 0: any), its P_Key, flow label and scope, and the
+     * service ID with its mask (the port is the ID's low 16 bits).
+     */
+    record Ib(long hi, long lo, int pkey, int flow, long sid, long sidMask, long scope) {
+        boolean any() { return hi == 0 && lo == 0; }
+        byte[] gid() { return ByteBuffer.allocate(16).putLong(hi).putLong(lo).array(); }
+        Ib withGid(byte[] g) {
+            ByteBuffer b = ByteBuffer.wrap(g);
+            return new Ib(b.getLong(0), b.getLong(8), pkey, flow, sid, sidMask, scope);
+        }
+        Ib withSid(long s, long mask) { return new Ib(hi, lo, pkey, flow, s, mask, scope); }
+    }
 
-        /** struct sockaddr_in (or _in6) of this address, in {@code size} bytes. */
+    /**
+     * An IPv4 address and port (0.0.0.0 is any), and whether it came as IPv6 (:: or ::ffff:a.b.c.d); or, with
+     * {@code ib}, an AF_IB address, whose {@code ip} is the address of the node whose port has the GID (0: any).
+     */
+    record Addr(int ip, int port, boolean v6, Ib ib) {
+        static final Addr NONE = new Addr(0, 0, false);
+        Addr(int ip, int port, boolean v6) { this(ip, port, v6, null); }
+        boolean any() { return ip == 0; }
+        int family() { return ib != null ? AF_IB : v6 ? AF_INET6 : AF_INET; }
+
+        /** What the kernel's rdma_addr_size gives: the sockaddr's size in its family (0: no address yet). */
+        int size() {
+            return this == NONE ? 0 : ib != null ? CmLayout.SockaddrIb.S.size
+                    : v6 ? CmLayout.SockaddrIn6.S.size : CmLayout.SockaddrIn.S.size;
+        }
+
+        /** struct sockaddr_in (or _in6, or _ib) of this address, in {@code size} bytes. */
         byte[] sockaddr(int size) {
-            ByteBuffer b = le(new byte[size]);
-            if (v6) {
+            ByteBuffer b = le(new byte[Math.max(size, CmLayout.SockaddrIb.S.size)]); // cut to size: QUERY_ROUTE's 28
+            if (ib != null) {
+                CmLayout.SockaddrIb.FAMILY.put16(b, AF_IB);
+                CmLayout.SockaddrIb.PKEY.put16(b, ib.pkey);
+                CmLayout.SockaddrIb.FLOWINFO.put32(b, ib.flow);
+                CmLayout.SockaddrIb.ADDR.putBytes(b, 0, ib.gid(), 16);
+                CmLayout.SockaddrIb.SID.put64(b, ib.sid);
+                CmLayout.SockaddrIb.SID_MASK.put64(b, ib.sidMask);
+                CmLayout.SockaddrIb.SCOPE_ID.put64(b, ib.scope);
+            } else if (v6) {
                 CmLayout.SockaddrIn6.FAMILY.put16(b, AF_INET6);
                 CmLayout.SockaddrIn6.PORT.put16(b, port);
                 // ::ffff:a.b.c.d, the address in network order in its last 4 bytes
@@ -57,17 +98,29 @@ final class CmAbi {
                 CmLayout.SockaddrIn.PORT.put16(b, port);
                 CmLayout.SockaddrIn.ADDR.put32(b, ip);
             }
-            return b.array();
+            return java.util.Arrays.copyOf(b.array(), size);
         }
 
         @Override public String toString() {
+            if (ib != null) return nicsim.fabric.Grh.text(ib.hi, ib.lo) + " sid 0x" + Long.toHexString(ib.sid);
             return (ip >>> 24) + "." + (ip >>> 16 & 0xff) + "." + (ip >>> 8 & 0xff) + "." + (ip & 0xff) + ":" + port;
         }
     }
 
+    /** The size rdma_addr_size gives the sockaddr at {@code off} of {@code b}: by its family; 0 for another. */
+    static int addrSize(byte[] b, int off) {
+        return switch ((b[off] & 0xff) | (b[off + 1] & 0xff) << 8) {
+            case AF_INET -> CmLayout.SockaddrIn.S.size;
+            case AF_INET6 -> CmLayout.SockaddrIn6.S.size;
+            case AF_IB -> CmLayout.SockaddrIb.S.size;
+            default -> 0;
+        };
+    }
+
     /**
      * The address in the sockaddr at {@code off} of {@code b} ({@code field} names it in errors): AF_INET,
-     * or AF_INET6 when it is :: or an IPv4-mapped address; another family is EAFNOSUPPORT.
+     * AF_INET6 when it is :: or an IPv4-mapped address, or AF_IB (its node not known yet: ip 0, a GID that is not
+     * zero sets {@link Ib}); another family is EAFNOSUPPORT.
      */
     static Addr addr(byte[] b, int off, String field) {
         ByteBuffer l = le(b);
@@ -82,8 +135,15 @@ final class CmAbi {
             if (hi == 0 && lo >>> 32 == 0xffff) return new Addr((int) lo, port, true);
             throw new VerbsException(Errno.EADDRNOTAVAIL, field + ": an IPv6 address; nicsim's nodes have IPv4 ones");
         }
+        if (family == AF_IB) {
+            long sid = CmLayout.SockaddrIb.SID.u64(l, off), mask = CmLayout.SockaddrIb.SID_MASK.u64(l, off);
+            int a = CmLayout.SockaddrIb.ADDR.at(off);
+            Ib ib = new Ib(be.getLong(a), be.getLong(a + 8), CmLayout.SockaddrIb.PKEY.u16(l, off),
+                    CmLayout.SockaddrIb.FLOWINFO.u32(l, off), sid, mask, CmLayout.SockaddrIb.SCOPE_ID.u64(l, off));
+            return new Addr(0, (int) (sid & mask) & 0xffff, false, ib);
+        }
         throw new VerbsException(Errno.EAFNOSUPPORT, field + ": address family " + family
-                + (family == AF_IB ? " (AF_IB)" : "") + "; nicsim's RDMA CM takes AF_INET and AF_INET6");
+                + "; nicsim's RDMA CM takes AF_INET, AF_INET6 and AF_IB");
     }
 
     /** struct ib_user_path_rec at {@code off}: the path between two ports. */

@@ -39,8 +39,6 @@ final class CmExchange {
     /** A starting PSN drawn from the comm ID: the same run gives the same PSNs. */
     private static int psn(int comm) { return (int) ((comm * 0x9E3779B97F4A7C15L) >>> 40) & 0xffffff; }
 
-    private static long serviceId(int ps, int port) { return (long) ps << 16 | port; }
-
     private void send(int from, int to, CmMad m) {
         if (RdmaCm.DEBUG) cm.log.println("CM node " + from + " sends " + m + " to " + to + " at " + cm.world.now());
         cm.agent(from).send(cm.agent(to).lid, cm.agent(to).qpn(), m.encode());
@@ -68,7 +66,9 @@ final class CmExchange {
     }
 
     /** What REQ and SIDR_REQ private data the program sees: what follows the RDMA CM header. */
-    private static byte[] afterHeader(byte[] priv) { return Arrays.copyOfRange(priv, CMA_HDR, priv.length); }
+    private static byte[] afterHeader(byte[] priv) {
+        return Arrays.copyOfRange(priv, Math.min(CMA_HDR, priv.length), priv.length);
+    }
 
     // ---- the program's commands ----
 
@@ -76,14 +76,15 @@ final class CmExchange {
         if (id.state != CmId.State.ROUTE_RESOLVED)
             throw new VerbsException(Errno.EINVAL, "connect: cm_id " + id.handle + " is " + id.state
                     + "; resolve its route first");
-        int max = CmMad.privateSize(id.ud() ? CmMad.SIDR_REQ : CmMad.REQ) - CMA_HDR;
+        // an AF_IB identifier's request carries no RDMA CM header (the kernel's cma_user_data_offset)
+        int max = CmMad.privateSize(id.ud() ? CmMad.SIDR_REQ : CmMad.REQ) - (id.ib() ? 0 : CMA_HDR);
         byte[] user = priv(b, CmLayout.ConnParam.PRIVATE_DATA.at(off), CmLayout.ConnParam.PRIVATE_DATA_LEN.u8(b, off),
                 max, "connect");
         CmMad m = new CmMad(id.ud() ? CmMad.SIDR_REQ : CmMad.REQ);
         m.localComm = newComm(id);
         m.tid = m.localComm;
-        m.serviceId = serviceId(id.ps, id.dst.port());
-        m.priv = cmaHeader(id.src, id.dst, user);
+        m.serviceId = CmPaths.serviceId(id);
+        m.priv = id.ib() ? user : cmaHeader(id.src, id.dst, user);
         if (!id.ud()) connectedMode(id, b, off, m);
         send(id.node, id.remoteNode, m);
         id.state = CmId.State.CONNECT;
@@ -159,7 +160,7 @@ final class CmExchange {
         m.remoteComm = id.remoteComm;
         m.qpn = CmLayout.ConnParam.QP_NUM.u32(b, off);
         m.qkey = CmPaths.udQkey(id, CmLayout.ConnParam.QKEY.u32(b, off));
-        m.serviceId = serviceId(id.ps, id.src.port());
+        m.serviceId = CmPaths.serviceId(id);
         m.priv = user;
         send(id.node, id.remoteNode, m);
         id.state = CmId.State.ESTABLISHED;
@@ -314,24 +315,33 @@ final class CmExchange {
 
     private void request(int node, int from, CmMad m) {
         boolean ud = m.attr == CmMad.SIDR_REQ;
-        ByteBuffer h = ByteBuffer.wrap(m.priv);
-        int srcIp = h.getInt(CmaHdr.SRC_ADDR + CmaHdr.IP4), srcPort = h.getShort(CmaHdr.PORT) & 0xffff,
-                dstIp = h.getInt(CmaHdr.DST_ADDR + CmaHdr.IP4);
-        boolean v6 = (h.get(CmaHdr.IP_VERSION) & 0xff) >>> 4 == 6;
+        ByteBuffer h = ByteBuffer.wrap(Arrays.copyOf(m.priv, Math.max(m.priv.length, CMA_HDR)));
+        // the RDMA CM header's IP version (4 or 6); an AF_IB identifier's request has none (0)
+        int nibble = (h.get(CmaHdr.IP_VERSION) & 0xf0) >>> 4, version = nibble == 4 || nibble == 6 ? nibble : 0;
+        int srcIp = version == 0 ? RdmaCm.ip(from) : h.getInt(CmaHdr.SRC_ADDR + CmaHdr.IP4);
+        int srcPort = version == 0 ? 0 : h.getShort(CmaHdr.PORT) & 0xffff;
+        int dstIp = version == 0 ? RdmaCm.ip(node) : h.getInt(CmaHdr.DST_ADDR + CmaHdr.IP4);
         int ps = (int) (m.serviceId >>> 16) & 0xffff, port = (int) m.serviceId & 0xffff;
-        CmId l = cm.listener(node, ps, port, dstIp, v6);
+        CmId l = cm.listener(node, ps, port, dstIp, version);
         if (l != null && (l.ud() != ud || !ud && l.qpType != requested(m))) l = null; // cma_check_req_qp_type
         if (l == null || l.backlogLeft <= 0) {
-            if (RdmaCm.DEBUG) cm.log.printf("CM node %d refuses a REQ for port space 0x%x, port %d, IPv%d: %s%n",
-                    node, ps, port, v6 ? 6 : 4, l == null ? "no listener" : "its backlog is full");
+            if (RdmaCm.DEBUG) cm.log.printf("CM node %d refuses a REQ for port space 0x%x, port %d, IP version %d:"
+                    + " %s%n", node, ps, port, version, l == null ? "no listener" : "its backlog is full");
             refuse(node, from, m, l == null);
             return;
         }
         CmId c = cm.child(l);
         c.node = node;
-        // the address the request was sent to, as the kernel's child takes it from the RDMA CM header
-        c.src = new CmAbi.Addr(RdmaCm.loopback(dstIp) ? dstIp : RdmaCm.ip(node), port, l.src.v6());
-        c.dst = new CmAbi.Addr(srcIp, srcPort, l.src.v6());
+        c.passive = true;
+        if (l.ib()) { // the kernel's cma_save_ib_info: the ports' GIDs, the request's service ID
+            c.src = new CmAbi.Addr(RdmaCm.ip(node), port, false, l.src.ib().withGid(cm.ib.gid(node))
+                    .withSid(m.serviceId, -1L));
+            c.dst = new CmAbi.Addr(RdmaCm.ip(from), 0, false, new CmAbi.Ib(0, 0, 0xffff, 0, 0, 0, 0)
+                    .withGid(cm.ib.gid(from)));
+        } else { // the address the request was sent to, as the kernel's child takes it from the RDMA CM header
+            c.src = new CmAbi.Addr(RdmaCm.loopback(dstIp) ? dstIp : RdmaCm.ip(node), port, l.src.v6());
+            c.dst = new CmAbi.Addr(srcIp, srcPort, l.src.v6());
+        }
         c.state = CmId.State.REQ_RCVD;
         c.owedSince = System.nanoTime();
         c.remoteNode = from;
@@ -341,7 +351,7 @@ final class CmExchange {
         l.backlogLeft--;
         ByteBuffer ev = CmAbi.event(l.uid, c.handle, CmAbi.CONNECT_REQUEST, 0);
         if (ud) {
-            CmAbi.udParam(ev, CmAbi.PARAM, 0, 0, 0, afterHeader(m.priv));
+            CmAbi.udParam(ev, CmAbi.PARAM, 0, 0, 0, l.ib() ? m.priv : afterHeader(m.priv));
         } else {
             c.remoteQpn = m.qpn;
             c.remotePsn = m.psn;
@@ -351,8 +361,8 @@ final class CmExchange {
             c.rnrRetry = m.rnrRetry;
             c.srq = m.srq;
             c.mtu = Math.min(m.mtu, pathMtu(c));
-            CmAbi.connParam(ev, CmAbi.PARAM, m.qpn, afterHeader(m.priv), c.respRes, c.initDepth, c.retry, c.rnrRetry,
-                    c.srq);
+            CmAbi.connParam(ev, CmAbi.PARAM, m.qpn, l.ib() ? m.priv : afterHeader(m.priv), c.respRes, c.initDepth,
+                    c.retry, c.rnrRetry, c.srq);
         }
         cm.queue(l, c, ev);
     }

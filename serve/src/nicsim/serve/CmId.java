@@ -26,6 +26,11 @@ final class CmId {
 
     final int handle;
     final int ps, qpType;
+    /**
+     * The port space its port is taken in: its own, but for an AF_IB bind, the one its service ID names
+     * (the kernel's cma_select_ib_ps: an RDMA_PS_IB identifier may bind in TCP's or UDP's).
+     */
+    int bindPs;
     long uid;
     RdmaCm.Channel channel;
     State state = State.IDLE;
@@ -33,6 +38,8 @@ final class CmId {
     int node = -1;
     CmAbi.Addr src = CmAbi.Addr.NONE, dst = CmAbi.Addr.NONE;
     boolean bound, reuseAddr;
+    /** Made for a connection request that came to a listener (the request's service ID is its own address's). */
+    boolean passive;
     /**
      * RDMA_OPTION_ID_AFONLY as set before the bind (null: not set), and what the bind made of it: an IPv4
      * bind is always its family's only, an IPv6 one only when set (Linux's bindv6only is 0), as the kernel.
@@ -58,8 +65,12 @@ final class CmId {
         this.channel = channel;
         this.uid = uid;
         this.ps = ps;
+        this.bindPs = ps;
         this.qpType = qpType;
     }
+
+    /** Whether it is bound to an AF_IB address (no RDMA CM header on its requests: the kernel's cma_family). */
+    boolean ib() { return src.ib() != null; }
 
     boolean ud() { return qpType == CmAbi.QPT_UD; }
 

@@ -49,7 +49,8 @@ final class CmLayout {
         int u16(ByteBuffer b) { return u16(b, 0); }
         int u32(ByteBuffer b, int base) { return order(b).getInt(at(b, base, 4)); }
         int u32(ByteBuffer b) { return u32(b, 0); }
-        long u64(ByteBuffer b) { return order(b).getLong(at(b, 0, 8)); }
+        long u64(ByteBuffer b, int base) { return order(b).getLong(at(b, base, 8)); }
+        long u64(ByteBuffer b) { return u64(b, 0); }
 
         void put8(ByteBuffer b, int base, int v) { b.put(at(b, base, 1), (byte) v); }
         void put8(ByteBuffer b, int v) { put8(b, 0, v); }
@@ -102,7 +103,7 @@ final class CmLayout {
 
     static final class Bind {
         static final Struct S = struct("rdma_ucm_bind", 136);
-        static final Field ID = S.f("id", 0, 4), ADDR = S.f("addr", 8, 128);
+        static final Field ID = S.f("id", 0, 4), ADDR_SIZE = S.f("addr_size", 4, 2), ADDR = S.f("addr", 8, 128);
     }
 
     static final class ResolveIp {
@@ -114,7 +115,8 @@ final class CmLayout {
     static final class ResolveAddr {
         static final Struct S = struct("rdma_ucm_resolve_addr", 272);
         static final Field ID = S.f("id", 0, 4), TIMEOUT_MS = S.f("timeout_ms", 4, 4), SRC_SIZE = S.f("src_size", 8, 2),
-                SRC_ADDR = S.f("src_addr", 16, 128), DST_ADDR = S.f("dst_addr", 144, 128);
+                DST_SIZE = S.f("dst_size", 10, 2), SRC_ADDR = S.f("src_addr", 16, 128),
+                DST_ADDR = S.f("dst_addr", 144, 128);
     }
 
     /** struct rdma_ucm_resolve_route, and rdma_ucm_listen and rdma_ucm_notify, which begin the same. */
@@ -133,10 +135,31 @@ final class CmLayout {
         static final Field ID = S.f("id", 0, 4);
     }
 
-    /** struct rdma_ucm_query, which QUERY_ROUTE takes. */
+    /** struct rdma_ucm_query, which QUERY_ROUTE and QUERY take (QUERY: the option, RDMA_USER_CM_QUERY_*). */
     static final class Query {
         static final Struct S = struct("rdma_ucm_query", 16);
-        static final Field ID = S.f("id", 8, 4);
+        static final Field ID = S.f("id", 8, 4), OPTION = S.f("option", 12, 4);
+    }
+
+    /** struct rdma_ucm_query_addr_resp: what QUERY answers for ADDR and GID; the addresses of any family. */
+    static final class QueryAddrResp {
+        static final Struct S = struct("rdma_ucm_query_addr_resp", 280);
+        static final Field NODE_GUID = S.f("node_guid", 0, 8), PORT_NUM = S.f("port_num", 8, 1),
+                PKEY = S.f("pkey", 10, 2), SRC_SIZE = S.f("src_size", 12, 2), DST_SIZE = S.f("dst_size", 14, 2),
+                SRC_ADDR = S.f("src_addr", 16, 128), DST_ADDR = S.f("dst_addr", 144, 128),
+                IBDEV_INDEX = S.f("ibdev_index", 272, 4);
+    }
+
+    /** struct rdma_ucm_query_path_resp: QUERY's PATH answer, its paths ({@link PathRecData}) after it. */
+    static final class QueryPathResp {
+        static final Struct S = struct("rdma_ucm_query_path_resp", 8);
+        static final Field NUM_PATHS = S.f("num_paths", 0, 4);
+    }
+
+    /** struct ib_path_rec_data: a path's flags (IB_PATH_*) and its PathRecord as the SA sends it (network order). */
+    static final class PathRecData {
+        static final Struct S = struct("ib_path_rec_data", 72);
+        static final Field FLAGS = S.f("flags", 0, 4), PATH_REC = S.f("path_rec", 8, 64);
     }
 
     /** struct ib_user_path_rec: the path between two ports, as SA gives it. */
@@ -274,11 +297,20 @@ final class CmLayout {
                 ADDR = S.f("sin6_addr", 8, 16);
     }
 
+    /** struct sockaddr_ib: an AF_IB address, a GID and a service ID (network order but for the family). */
+    static final class SockaddrIb {
+        static final Struct S = struct("sockaddr_ib", 48);
+        static final Field FAMILY = S.f("sib_family", 0, 2), PKEY = S.be("sib_pkey", 2, 2),
+                FLOWINFO = S.be("sib_flowinfo", 4, 4), ADDR = S.f("sib_addr", 8, 16), SID = S.be("sib_sid", 24, 8),
+                SID_MASK = S.be("sib_sid_mask", 32, 8), SCOPE_ID = S.f("sib_scope_id", 40, 8);
+    }
+
     /** Every struct declared here (a method: each holder class is initialized on its own first use). */
     static List<Struct> all() {
         return List.of(CreateId.S, DestroyId.S, BindIp.S, Bind.S, ResolveIp.S, ResolveAddr.S, ResolveRoute.S,
-                Listen.S, Notify.S, Query.S, PathRec.S, QueryRouteResp.S, ConnParam.S, AhAttr.S, UdParam.S,
+                Listen.S, Notify.S, Query.S, QueryAddrResp.S, QueryPathResp.S, PathRecData.S, PathRec.S,
+                QueryRouteResp.S, ConnParam.S, AhAttr.S, UdParam.S,
                 Connect.S, Accept.S, Reject.S, Disconnect.S, InitQpAttr.S, GetEvent.S, EventResp.S, SetOption.S,
-                MigrateId.S, JoinIpMcast.S, JoinMcast.S, QpAttr.S, SockaddrIn.S, SockaddrIn6.S);
+                MigrateId.S, JoinIpMcast.S, JoinMcast.S, QpAttr.S, SockaddrIn.S, SockaddrIn6.S, SockaddrIb.S);
     }
 }

@@ -214,8 +214,15 @@ final class CmMulticast {
             if (signature >= 0) mhi = mhi & ~0xFFFF_0000_0000L | 0x6001_0000_0000L;
             return new long[]{mhi, lo};
         }
+        if (family == CmAbi.AF_IB) { // an MGID as it is (mckey -M), as the kernel's cma_set_mgid takes sib_addr
+            long hi = BigEndian.get64(body, at + 8), lo = BigEndian.get64(body, at + 16);
+            if (hi >>> 56 != 0xFF && (hi != 0 || lo != 0))
+                throw new VerbsException(Errno.EINVAL, "join_multicast: " + nicsim.fabric.Grh.text(hi, lo)
+                        + " is not a multicast GID (ff00::/8)");
+            return new long[]{hi, lo};
+        }
         throw new VerbsException(Errno.EAFNOSUPPORT, "join_multicast: address family " + family
-                + "; nicsim's RDMA CM takes AF_INET and AF_INET6");
+                + "; nicsim's RDMA CM takes AF_INET, AF_INET6 and AF_IB");
     }
 
     List<String> describe() {

@@ -48,8 +48,7 @@ final class CmPaths {
         if (id.node >= 0) {
             CmAgent a = cm.agent(id.node);
             CmLayout.QueryRouteResp.NODE_GUID.put64(b, Long.reverseBytes(DeviceQueries.nodeGuid(id.node)));
-            boolean routed = id.remoteNode >= 0 && id.state != CmId.State.ADDR_RESOLVED
-                    && id.state != CmId.State.ADDR_QUERY;
+            boolean routed = routed(id);
             if (id.remoteNode >= 0) {
                 CmAgent r = cm.agent(id.remoteNode);
                 CmAbi.pathRecord(b, path, r.gid, a.gid, r.lid, a.lid, pathMtu(cm, id), RATE, PACKET_LIFE);
@@ -66,6 +65,100 @@ final class CmPaths {
         // ibdev_index: not given (librdmacm matches the device by its GUID)
         CmLayout.QueryRouteResp.IBDEV_INDEX.put32(b, -1);
         return b.array();
+    }
+
+    /** IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL: how the kernel's ucma_query_path marks each path. */
+    static final int PATH_FLAGS = 0x01 | 0x02 | 0x08 | 0x20;
+
+    /** Whether {@code id} has its path: its route resolved, or a connection request came (the REQ's path). */
+    private static boolean routed(CmId id) {
+        return id.node >= 0 && id.remoteNode >= 0 && id.state != CmId.State.ADDR_RESOLVED
+                && id.state != CmId.State.ADDR_QUERY;
+    }
+
+    /**
+     * QUERY (RDMA_USER_CM_CMD_QUERY, librdmacm's way once its AF_IB bind succeeds), as the kernel's ucma_query:
+     * {@code option} ADDR (struct rdma_ucm_query_addr_resp: the addresses in their own families), GID (the same, as
+     * AF_IB addresses: the ports' GIDs and the service IDs) or PATH (struct rdma_ucm_query_path_resp), in at most
+     * {@code out} bytes (fewer than the answer's fixed part: ENOSPC).
+     */
+    static byte[] query(RdmaCm cm, CmId id, int option, int out) {
+        int need = option == CmAbi.QUERY_PATH ? CmLayout.QueryPathResp.S.size : CmLayout.QueryAddrResp.S.size;
+        if (option < CmAbi.QUERY_ADDR || option > CmAbi.QUERY_GID)
+            throw new VerbsException(Errno.ENOSYS, "query: option " + option
+                    + " is none of ADDR (0), PATH (1), GID (2)");
+        if (out < need) throw new VerbsException(Errno.ENOSPC, "query: " + out + " bytes of room for an answer of "
+                + need);
+        return option == CmAbi.QUERY_PATH ? paths(cm, id, out) : addresses(cm, id, option == CmAbi.QUERY_GID);
+    }
+
+    /** struct rdma_ucm_query_addr_resp: the identifier's addresses as they are, or ({@code gids}) as AF_IB ones. */
+    private static byte[] addresses(RdmaCm cm, CmId id, boolean gids) {
+        ByteBuffer b = CmAbi.le(new byte[CmLayout.QueryAddrResp.S.size]);
+        if (id.node >= 0) {
+            CmLayout.QueryAddrResp.NODE_GUID.put64(b, Long.reverseBytes(DeviceQueries.nodeGuid(id.node)));
+            CmLayout.QueryAddrResp.PORT_NUM.put8(b, 1);
+            CmLayout.QueryAddrResp.PKEY.put16(b, 0xffff); // the default partition's, in network order
+        }
+        CmAbi.Addr src = id.src, dst = id.dst;
+        if (gids) {
+            byte[] none = new byte[16];
+            src = asIb(id, src, id.node >= 0 ? cm.ib.gid(id.node) : none);
+            dst = asIb(id, dst, id.node >= 0 && id.remoteNode >= 0 ? cm.ib.gid(id.remoteNode) : none);
+        }
+        int size = CmLayout.QueryAddrResp.SRC_ADDR.bytes();
+        CmLayout.QueryAddrResp.SRC_SIZE.put16(b, src.size());
+        CmLayout.QueryAddrResp.DST_SIZE.put16(b, dst.size());
+        if (src.size() > 0) CmLayout.QueryAddrResp.SRC_ADDR.putBytes(b, 0, src.sockaddr(size), size);
+        if (dst.size() > 0) CmLayout.QueryAddrResp.DST_ADDR.putBytes(b, 0, dst.sockaddr(size), size);
+        CmLayout.QueryAddrResp.IBDEV_INDEX.put32(b, -1); // not given: librdmacm matches the device by its GUID
+        return b.array();
+    }
+
+    /**
+     * An address as QUERY's GID option gives it: an AF_IB one as it is; an IP one as the port's GID, the default
+     * P_Key and the service ID of its port space and port (the kernel's rdma_get_service_id).
+     */
+    private static CmAbi.Addr asIb(CmId id, CmAbi.Addr a, byte[] gid) {
+        if (a.ib() != null) return a;
+        int port = a == CmAbi.Addr.NONE ? 0 : a.port();
+        return new CmAbi.Addr(a.ip(), port, false, new CmAbi.Ib(0, 0, 0xffff, 0, CmIb.ps(id.ps) | port, 0, 0)
+                .withGid(gid));
+    }
+
+    /** struct rdma_ucm_query_path_resp and its paths: one, once the route is known, as an SA PathRecord. */
+    private static byte[] paths(RdmaCm cm, CmId id, int out) {
+        int one = CmLayout.PathRecData.S.size, fixed = CmLayout.QueryPathResp.S.size;
+        boolean routed = routed(id);
+        // the kernel copies a path only while more than a whole one's room is left (ucma_query_path)
+        int copied = routed && out - fixed > one ? 1 : 0;
+        ByteBuffer b = CmAbi.le(new byte[fixed + copied * one]);
+        CmLayout.QueryPathResp.NUM_PATHS.put32(b, routed ? 1 : 0);
+        if (copied == 0) return b.array();
+        CmLayout.PathRecData.FLAGS.put32(b, fixed, PATH_FLAGS);
+        CmAgent a = cm.agent(id.node), r = cm.agent(id.remoteNode);
+        CmLayout.PathRecData.PATH_REC.putBytes(b, fixed, saPathRecord(serviceId(id), r.gid, a.gid, r.lid, a.lid,
+                pathMtu(cm, id)), 64);
+        return b.array();
+    }
+
+    /** The service ID of {@code id}'s connection: its AF_IB address's, or its port space's and the listener's port. */
+    static long serviceId(CmId id) {
+        CmAbi.Addr served = id.passive ? id.src : id.dst;
+        if (served.ib() != null) return served.ib().sid();
+        return CmIb.ps(id.ps) | served.port();
+    }
+
+    /** A PathRecord as the SA packs it (IBA 15.2.5.16, network order): what ib_sa_pack_path gives the kernel's ucma. */
+    static byte[] saPathRecord(long sid, byte[] dgid, byte[] sgid, int dlid, int slid, int mtu) {
+        ByteBuffer r = ByteBuffer.allocate(64);
+        r.putLong(0, sid).put(8, dgid).put(24, sgid).putShort(40, (short) dlid).putShort(42, (short) slid);
+        r.put(49, (byte) 0x81); // reversible, one path
+        r.putShort(50, (short) 0xffff);
+        r.put(54, (byte) (2 << 6 | mtu)); // each selector "exactly" (2)
+        r.put(55, (byte) (2 << 6 | RATE));
+        r.put(56, (byte) (2 << 6 | PACKET_LIFE));
+        return r.array();
     }
 
     /** struct ib_uverbs_qp_attr: what rdma_init_qp_attr gives for moving {@code id}'s QP to {@code qpState}. */

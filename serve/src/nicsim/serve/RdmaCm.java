@@ -69,6 +69,8 @@ final class RdmaCm implements AutoCloseable {
     private final Map<Integer, Channel> channels = new HashMap<>();
     final Map<Integer, CmId> ids = new LinkedHashMap<>();
     private final CmExchange exchange;
+    /** AF_IB addressing: the nodes' GIDs, what an AF_IB bind takes. */
+    final CmIb ib;
     /** Multicast joins: the SA's groups, asked for across the fabric. */
     final CmMulticast multicast = new CmMulticast(this);
     /** Work that simulation events (a MAD's interrupt, a timer) leave for between steps. */
@@ -84,6 +86,7 @@ final class RdmaCm implements AutoCloseable {
         this.log = log;
         this.agents = new CmAgent[world.hosts().size()];
         this.exchange = new CmExchange(this);
+        this.ib = new CmIb(world);
     }
 
     static int ip(int node) { return SUBNET + node + 1; }
@@ -257,8 +260,8 @@ final class RdmaCm implements AutoCloseable {
             case CmAbi.CREATE_ID, CmAbi.DESTROY_ID, CmAbi.BIND_IP, CmAbi.BIND, CmAbi.RESOLVE_IP, CmAbi.RESOLVE_ADDR,
                  CmAbi.RESOLVE_ROUTE, CmAbi.LISTEN -> identifier(ch, cmd, b, body);
             case CmAbi.QUERY_ROUTE -> new Wire.Out().bytes(CmPaths.route(this, id(ch, CmLayout.Query.ID.u32(b))));
-            case CmAbi.QUERY -> throw new VerbsException(Errno.ENOSYS, "QUERY (AF_IB addressing) is not built; "
-                    + "librdmacm falls back to QUERY_ROUTE");
+            case CmAbi.QUERY -> new Wire.Out().bytes(CmPaths.query(this, id(ch, CmLayout.Query.ID.u32(b)),
+                    CmLayout.Query.OPTION.u32(b), q.out()));
             case CmAbi.CONNECT -> exchange.connect(id(ch, CmLayout.Connect.ID.u32(b)), b,
                     CmLayout.Connect.CONN_PARAM.offset());
             case CmAbi.ACCEPT -> exchange.accept(id(ch, CmLayout.Accept.ID.u32(b)), CmLayout.Accept.UID.u64(b), b,
@@ -297,21 +300,30 @@ final class RdmaCm implements AutoCloseable {
             case CmAbi.DESTROY_ID -> new Wire.Out().u32(destroy(id(ch, CmLayout.DestroyId.ID.u32(b))));
             case CmAbi.BIND_IP -> bind(id(ch, CmLayout.BindIp.ID.u32(b)),
                     CmAbi.addr(body, CmLayout.BindIp.ADDR.offset(), "bind address"));
-            case CmAbi.BIND -> bind(id(ch, CmLayout.Bind.ID.u32(b)),
-                    CmAbi.addr(body, CmLayout.Bind.ADDR.offset(), "bind address"));
+            case CmAbi.BIND -> {
+                CmIb.sized(body, CmLayout.Bind.ADDR.offset(), CmLayout.Bind.ADDR_SIZE.u16(b), false, "bind: addr");
+                yield bind(id(ch, CmLayout.Bind.ID.u32(b)), CmAbi.addr(body, CmLayout.Bind.ADDR.offset(),
+                        "bind address"));
+            }
             case CmAbi.RESOLVE_IP -> resolveAddr(id(ch, CmLayout.ResolveIp.ID.u32(b)),
                     addrOrNone(body, CmLayout.ResolveIp.SRC_ADDR.offset()),
                     CmAbi.addr(body, CmLayout.ResolveIp.DST_ADDR.offset(), "destination"),
                     CmLayout.ResolveIp.TIMEOUT_MS.u32(b));
-            case CmAbi.RESOLVE_ADDR -> resolveAddr(id(ch, CmLayout.ResolveAddr.ID.u32(b)),
-                    CmLayout.ResolveAddr.SRC_SIZE.u16(b) == 0 ? CmAbi.Addr.NONE
-                            : addrOrNone(body, CmLayout.ResolveAddr.SRC_ADDR.offset()),
-                    CmAbi.addr(body, CmLayout.ResolveAddr.DST_ADDR.offset(), "destination"),
-                    CmLayout.ResolveAddr.TIMEOUT_MS.u32(b));
+            case CmAbi.RESOLVE_ADDR -> resolveAddr2(ch, b, body);
             case CmAbi.RESOLVE_ROUTE -> resolveRoute(id(ch, CmLayout.ResolveRoute.ID.u32(b)));
             case CmAbi.LISTEN -> listen(id(ch, CmLayout.Listen.ID.u32(b)), CmLayout.Listen.BACKLOG.u32(b));
             default -> throw new IllegalStateException("command " + cmd);
         };
+    }
+
+    /** RESOLVE_ADDR: RESOLVE_IP's successor, its addresses of any family with their sizes. */
+    private Wire.Out resolveAddr2(Channel ch, ByteBuffer b, byte[] body) {
+        int src = CmLayout.ResolveAddr.SRC_ADDR.offset(), dst = CmLayout.ResolveAddr.DST_ADDR.offset();
+        int srcSize = CmLayout.ResolveAddr.SRC_SIZE.u16(b);
+        CmIb.sized(body, src, srcSize, true, "resolve_addr: src_addr");
+        CmIb.sized(body, dst, CmLayout.ResolveAddr.DST_SIZE.u16(b), false, "resolve_addr: dst_addr");
+        return resolveAddr(id(ch, CmLayout.ResolveAddr.ID.u32(b)), srcSize == 0 ? CmAbi.Addr.NONE
+                : addrOrNone(body, src), CmAbi.addr(body, dst, "destination"), CmLayout.ResolveAddr.TIMEOUT_MS.u32(b));
     }
 
     /** The bytes of input command {@code cmd} takes (struct rdma_ucm_*), as the kernel checks them. */
@@ -403,6 +415,8 @@ final class RdmaCm implements AutoCloseable {
     private Wire.Out bind(CmId id, CmAbi.Addr a) {
         if (id.state != CmId.State.IDLE)
             throw new VerbsException(Errno.EINVAL, "bind: cm_id " + id.handle + " is " + id.state + ", not idle");
+        id.bindPs = id.ps;
+        if (a.ib() != null) a = ib.local(id, a);
         int node = -1;
         // a loopback address binds as any address does (the kernel's cma_any_addr): no device, and a listener
         // there takes requests to every address of the node, so libfabric, given no address, finds the node's
@@ -413,16 +427,21 @@ final class RdmaCm implements AutoCloseable {
                             + ")");
             node = n;
         }
-        int port = a.port() != 0 ? a.port() : ephemeral(id.ps, node, id.channel.node);
-        boolean afonly = id.afonlyOption != null ? id.afonlyOption : !a.v6();
+        int port = a.port() != 0 ? a.port() : ephemeral(id.bindPs, node, id.channel.node);
+        // an AF_IB identifier is no family's only (the kernel sets afonly for IPv4 and IPv6 binds alone)
+        boolean afonly = a.ib() == null && (id.afonlyOption != null ? id.afonlyOption : !a.v6());
         for (CmId o : ids.values())
-            if (o != id && o.bound && o.ps == id.ps && o.src.port() == port && overlaps(o, node, id.channel.node)
+            if (o != id && o.bound && o.bindPs == id.bindPs && o.src.port() == port
+                    && overlaps(o, node, id.channel.node)
                     && !(o.reuseAddr && id.reuseAddr && o.state != CmId.State.LISTEN)
                     && !(afonly && o.afonly && o.src.v6() != a.v6())) // each family's own: 0.0.0.0 and [::] coexist
                 throw new VerbsException(Errno.EADDRINUSE, "bind: port " + port + " of " + (node < 0 ? "any address"
                         : dotted(ip(node))) + " is in use (" + o + ")");
         id.node = node;
-        id.src = new CmAbi.Addr(loopback(a.ip()) ? a.ip() : a.any() ? 0 : ip(node), port, a.v6());
+        // an AF_IB address's service ID names its port space and port (cma_select_ib_ps)
+        CmAbi.Ib sib = a.ib() == null ? null
+                : a.ib().withSid(CmIb.ps(id.bindPs) | port, CmAbi.IB_PS_MASK | a.ib().sidMask());
+        id.src = new CmAbi.Addr(loopback(a.ip()) ? a.ip() : a.any() ? 0 : ip(node), port, a.v6(), sib);
         id.afonly = afonly;
         id.bound = true;
         id.state = CmId.State.ADDR_BOUND;
@@ -445,21 +464,32 @@ final class RdmaCm implements AutoCloseable {
         for (int port = EPHEMERAL; port < 65536; port++) {
             boolean free = true;
             for (CmId o : ids.values())
-                if (o.bound && o.ps == ps && o.src.port() == port && overlaps(o, node, self)) free = false;
+                if (o.bound && o.bindPs == ps && o.src.port() == port && overlaps(o, node, self)) free = false;
             if (free) return port;
         }
         throw new VerbsException(Errno.EADDRINUSE, "bind: every port is in use");
     }
 
     private Wire.Out resolveAddr(CmId id, CmAbi.Addr src, CmAbi.Addr dst, int timeoutMs) {
-        if (id.state == CmId.State.IDLE) bind(id, src == CmAbi.Addr.NONE ? new CmAbi.Addr(0, 0, dst.v6()) : src);
+        CmAbi.Ib dib = dst.ib();
+        // an unbound identifier binds to any address of the destination's family (an AF_IB one with its P_Key)
+        if (id.state == CmId.State.IDLE) bind(id, src != CmAbi.Addr.NONE ? src : dib == null
+                ? new CmAbi.Addr(0, 0, dst.v6())
+                : new CmAbi.Addr(0, 0, false, new CmAbi.Ib(0, 0, dib.pkey(), 0, 0, 0, 0)));
         if (id.state != CmId.State.ADDR_BOUND)
             throw new VerbsException(Errno.EINVAL, "resolve_addr: cm_id " + id.handle + " is " + id.state);
-        if (dst.any()) throw new VerbsException(Errno.EINVAL, "resolve_addr: destination is any address");
-        boolean multicastDst = (dst.ip() & 0xF000_0000) == 0xE000_0000; // 224.0.0.0/4: a group, reached by its port
-        int remote = multicastDst ? -1 : nodeOf(dst.ip(), id.channel.node);
+        if (id.ib() != (dib != null)) throw new VerbsException(Errno.EINVAL, "resolve_addr: destination " + dst
+                + " is not of the family cm_id " + id.handle + " is bound in (" + id.src + ")");
+        if (dib != null ? dib.any() : dst.any())
+            throw new VerbsException(Errno.EINVAL, "resolve_addr: destination is any address");
+        // 224.0.0.0/4, or an MGID (ff00::/8): a group, reached by the node's own port
+        boolean multicastDst = dib != null ? dib.hi() >>> 56 == 0xff : (dst.ip() & 0xF000_0000) == 0xE000_0000;
+        int remote = multicastDst ? -1
+                : dib != null ? ib.nodeOfGid(dib.hi(), dib.lo()) : nodeOf(dst.ip(), id.channel.node);
+        if (dib != null && remote >= 0) dst = new CmAbi.Addr(ip(remote), dst.port(), false, dib);
         if (id.node < 0) id.node = id.channel.node;
-        if (id.src.any()) id.src = new CmAbi.Addr(ip(id.node), id.src.port(), id.src.v6());
+        if (id.src.any()) id.src = new CmAbi.Addr(ip(id.node), id.src.port(), id.src.v6(),
+                id.ib() ? id.src.ib().withGid(ib.gid(id.node)) : null);
         id.dst = dst;
         id.state = CmId.State.ADDR_QUERY;
         if (multicastDst) { // resolves to the node's own port, as Linux routes 224/4 out of its IPoIB device
@@ -500,7 +530,7 @@ final class RdmaCm implements AutoCloseable {
         if (id.state != CmId.State.ADDR_BOUND && id.state != CmId.State.LISTEN)
             throw new VerbsException(Errno.EINVAL, "listen: cm_id " + id.handle + " is " + id.state);
         for (CmId o : ids.values())
-            if (o != id && o.state == CmId.State.LISTEN && o.ps == id.ps && o.src.port() == id.src.port()
+            if (o != id && o.state == CmId.State.LISTEN && o.bindPs == id.bindPs && o.src.port() == id.src.port()
                     && overlaps(o, id.node, id.channel.node) && (wildcard(o.src) || wildcard(id.src)
                             || o.src.ip() == id.src.ip()) && !(o.afonly && id.afonly && o.src.v6() != id.src.v6()))
                 throw new VerbsException(Errno.EADDRINUSE, "listen: " + o + " already listens there");
@@ -509,7 +539,9 @@ final class RdmaCm implements AutoCloseable {
         id.backlog = b;
         if (id.state != CmId.State.LISTEN)
             log.printf("nicsim serve: %s listens on %s, port %d (RDMA CM, node %d)%n", id.channel.program,
-                    id.src.any() ? "any address" : dotted(id.src.ip()) + (loopback(id.src.ip()) ? " (any address)"
+                    id.ib() ? (id.src.any() ? "any GID" : "GID " + nicsim.fabric.Grh.text(id.src.ib().hi(),
+                            id.src.ib().lo())) + " (AF_IB, service ID 0x" + Long.toHexString(id.src.ib().sid()) + ")"
+                    : id.src.any() ? "any address" : dotted(id.src.ip()) + (loopback(id.src.ip()) ? " (any address)"
                             : ""), id.src.port(), id.listenNode());
         id.state = CmId.State.LISTEN;
         return new Wire.Out();
@@ -517,15 +549,21 @@ final class RdmaCm implements AutoCloseable {
 
     /**
      * The listener that takes a request for {@code ps}/{@code port} to address {@code ip} arriving at {@code node},
-     * or null. A request's IP version ({@code v6}, from the RDMA CM header) reaches a listener of its family, or
-     * one of the other family that is not its family's only (an IPv6 listener without AFONLY).
+     * or null. A request's IP version ({@code ipVersion}, from the RDMA CM header: 4 or 6, 0 for a request with none,
+     * an AF_IB identifier's) reaches a listener of its family, or one of the other family that is not its family's
+     * only (an IPv6 listener without AFONLY); an AF_IB listener takes every request, as the kernel's
+     * cma_match_private_data, and a request without a header reaches an IP listener only on any address, not AFONLY.
      */
-    CmId listener(int node, int ps, int port, int ip, boolean v6) {
+    CmId listener(int node, int ps, int port, int ip, int ipVersion) {
         CmId any = null;
         for (CmId o : ids.values()) {
             if (o.state != CmId.State.LISTEN || o.src.port() != port || o.listenNode() != node) continue;
-            if (o.afonly && o.src.v6() != v6) continue;
-            if (o.ps != ps && !(o.ps == CmAbi.PS_IB && (ps == CmAbi.PS_TCP || ps == CmAbi.PS_UDP))) continue;
+            if (o.bindPs != ps && !(o.bindPs == CmAbi.PS_IB && (ps == CmAbi.PS_TCP || ps == CmAbi.PS_UDP))) continue;
+            if (o.ib() || ipVersion == 0) {
+                if (o.ib() || wildcard(o.src) && !o.afonly) any = any == null ? o : any;
+                continue;
+            }
+            if (o.afonly && o.src.v6() != (ipVersion == 6)) continue;
             if (!o.src.any() && o.src.ip() == ip) return o;
             if (wildcard(o.src)) any = o;
         }

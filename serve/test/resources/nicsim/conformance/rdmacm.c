@@ -7,7 +7,8 @@
  * (once the address is: librdmacm itself needs the device), accepting nothing, disconnecting what
  * is not connected are EINVAL; a request to a port no one listens on is rejected; a consumer's reject reaches the other side with its private data; an
  * accepted connection carries data both ways and both sides see it close; RDMA_OPTION_ID_AFONLY lets 0.0.0.0 and
- * [::] share a port. Both sides are identifiers
+ * [::] share a port; AF_IB addresses (rdma_cm(7)'s struct sockaddr_ib: a GID and a service ID) bind, listen and
+ * are reached as the kernel's RDMA CM takes them. Both sides are identifiers
  * of this one program on its one node, connected through the adapter's port.
  */
 #include "conf.h"
@@ -15,6 +16,7 @@
 #include <poll.h>
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
+#include <infiniband/ib.h>
 
 static struct rdma_event_channel *ch;
 
@@ -60,12 +62,12 @@ static void request_reaches(struct sockaddr *dst, struct rdma_cm_id *want, const
 	struct rdma_cm_id *active;
 	struct rdma_cm_event *e;
 	struct rdma_conn_param param = { .retry_count = 7, .rnr_retry_count = 7 };
-	EXPECT_RC(rdma_create_id(ch, &active, NULL, RDMA_PS_TCP), 0, "rdma_create_id, a client of the AFONLY pair");
-	EXPECT_RC(rdma_resolve_addr(active, NULL, dst, 1000), 0, "rdma_resolve_addr to the AFONLY pair's port");
+	EXPECT_RC(rdma_create_id(ch, &active, NULL, RDMA_PS_TCP), 0, "rdma_create_id, a client");
+	EXPECT_RC(rdma_resolve_addr(active, NULL, dst, 1000), 0, "rdma_resolve_addr to the listener's port");
 	if ((e = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED, active, "RDMA_CM_EVENT_ADDR_RESOLVED"))) rdma_ack_cm_event(e);
 	EXPECT_RC(rdma_resolve_route(active, 1000), 0, "rdma_resolve_route");
 	if ((e = expect_event(RDMA_CM_EVENT_ROUTE_RESOLVED, active, "RDMA_CM_EVENT_ROUTE_RESOLVED"))) rdma_ack_cm_event(e);
-	EXPECT_RC(rdma_connect(active, &param), 0, "rdma_connect to the AFONLY pair's port");
+	EXPECT_RC(rdma_connect(active, &param), 0, "rdma_connect to the listener's port");
 	if ((e = expect_event(RDMA_CM_EVENT_CONNECT_REQUEST, NULL, what))) {
 		check(e->listen_id == want, what, "listen_id %p, wanted %p", (void *)e->listen_id, (void *)want);
 		struct rdma_cm_id *passive = e->id;
@@ -114,6 +116,67 @@ static void afonly(void) {
 	rdma_destroy_id(both);
 	rdma_destroy_id(v6);
 	rdma_destroy_id(v4);
+}
+
+/* An AF_IB address: gid, and the service ID of port space ps (RDMA_IB_IP_PS_*) and port, every bit of it given. */
+static struct sockaddr_ib ib_addr(const union ibv_gid *gid, uint64_t ps, int port) {
+	struct sockaddr_ib a = { .sib_family = AF_IB, .sib_pkey = htobe16(0xffff),
+		.sib_sid = htobe64(ps | (uint64_t)port), .sib_sid_mask = htobe64(~0ULL) };
+	if (gid) memcpy(&a.sib_addr, gid->raw, 16);
+	return a;
+}
+
+/*
+ * AF_IB (rdma_cm(7)): an identifier bound to the port's GID has the device and gives back its GID and the service
+ * ID of its port space and port; that port is taken for IP binds of the port space too; a GID no port has is ENODEV;
+ * a service ID outside the identifier's port space EPROTONOSUPPORT; a request to the GID reaches its listener. An IP
+ * identifier's route says the port's GID too (librdmacm asks QUERY's GID option).
+ */
+static void af_ib(void) {
+	struct rdma_cm_id *ip, *ib, *udp, *nowhere;
+	struct sockaddr_in mine = addr("127.77.0.1", 0);
+	union ibv_gid gid, none = { .raw = { 0xfe, 0x80, [15] = 0x99 } };
+	EXPECT_RC(rdma_create_id(ch, &ip, NULL, RDMA_PS_TCP), 0, "rdma_create_id, an IP identifier");
+	EXPECT_RC(rdma_bind_addr(ip, (struct sockaddr *)&mine), 0, "rdma_bind_addr 127.77.0.1");
+	if (!ip->verbs || ibv_query_gid(ip->verbs, ip->port_num, 0, &gid)) {
+		check(0, "the bound IP identifier's port has a GID", "verbs %p errno %d", (void *)ip->verbs, errno);
+		return;
+	}
+	check(!memcmp(&ip->route.addr.addr.ibaddr.sgid, &gid, 16), "an IP identifier's source GID is its port's",
+	      "another GID");
+	check(rdma_get_local_addr(ip)->sa_family == AF_INET, "an IP identifier's address stays AF_INET", "family %d",
+	      rdma_get_local_addr(ip)->sa_family);
+	EXPECT_RC(rdma_create_id(ch, &ib, NULL, RDMA_PS_TCP), 0, "rdma_create_id, an AF_IB identifier");
+	struct sockaddr_ib own = ib_addr(&gid, RDMA_IB_IP_PS_TCP, 0);
+	EXPECT_RC(rdma_bind_addr(ib, (struct sockaddr *)&own), 0, "rdma_bind_addr of the port's GID, TCP's port 0");
+	struct sockaddr_ib *got = (struct sockaddr_ib *)rdma_get_local_addr(ib);
+	int port = ntohs(rdma_get_src_port(ib));
+	check(ib->verbs != NULL && got->sib_family == AF_IB && !memcmp(&got->sib_addr, &gid, 16),
+	      "the AF_IB identifier has the device, its address the port's GID", "verbs %p family %d",
+	      (void *)ib->verbs, got->sib_family);
+	check(port != 0 && be64toh(got->sib_sid) == (RDMA_IB_IP_PS_TCP | (uint64_t)port),
+	      "port 0 takes an ephemeral port, in the service ID with TCP's port space", "port %d sid 0x%" PRIx64, port,
+	      be64toh(got->sib_sid));
+	struct sockaddr_in same = addr("127.77.0.1", port);
+	EXPECT_RC(rdma_create_id(ch, &nowhere, NULL, RDMA_PS_TCP), 0, "rdma_create_id, for binds that fail");
+	errno = 0;
+	check(rdma_bind_addr(nowhere, (struct sockaddr *)&same) == -1 && errno == EADDRINUSE,
+	      "an IP bind to the AF_IB identifier's TCP port: EADDRINUSE", "errno %d", errno);
+	struct sockaddr_ib stranger = ib_addr(&none, RDMA_IB_IP_PS_TCP, 0);
+	errno = 0;
+	check(rdma_bind_addr(nowhere, (struct sockaddr *)&stranger) == -1 && errno == ENODEV,
+	      "rdma_bind_addr of a GID no port has: ENODEV", "errno %d", errno);
+	EXPECT_RC(rdma_create_id(ch, &udp, NULL, RDMA_PS_UDP), 0, "rdma_create_id RDMA_PS_UDP");
+	errno = 0;
+	check(rdma_bind_addr(udp, (struct sockaddr *)&own) == -1 && errno == EPROTONOSUPPORT,
+	      "a UDP identifier bound to a TCP service ID: EPROTONOSUPPORT", "errno %d", errno);
+	EXPECT_RC(rdma_listen(ib, 4), 0, "rdma_listen on the port's GID");
+	struct sockaddr_ib to = ib_addr(&gid, RDMA_IB_IP_PS_TCP, port);
+	request_reaches((struct sockaddr *)&to, ib, "an AF_IB request reaches the AF_IB listener");
+	rdma_destroy_id(udp);
+	rdma_destroy_id(nowhere);
+	rdma_destroy_id(ib);
+	rdma_destroy_id(ip);
 }
 
 int main(void) {
@@ -276,6 +339,7 @@ done:
 	EXPECT_RC(rdma_destroy_id(other), 0, "rdma_destroy_id of an identifier never bound");
 	EXPECT_RC(rdma_destroy_id(listener), 0, "rdma_destroy_id of the listener");
 	afonly();
+	af_ib();
 	rdma_destroy_event_channel(ch);
 	printf("# %d checks, %d failed\n", conf_checks, conf_failed);
 	return conf_failed != 0;

@@ -31,12 +31,19 @@ class McKeyTest {
     void theJavaDriverJoinsAndSendsAlike() throws Exception { run(false); }
 
     /**
-     * {@code -M} (an AF_IB MGID) is not built: librdmacm's start-up AF_IB bind is refused, so it rejects the
-     * MGID itself with EINVAL, at once and cleanly: no join reaches the SA, nothing is attached or left behind.
+     * {@code -M}: an AF_IB MGID, joined as it is (JOIN_MCAST with a sockaddr_ib; librdmacm takes one since its
+     * start-up AF_IB bind succeeds), each side bound to its node's address as {@code -M} requires.
      */
     @Test
-    void anAfIbMgidFailsAtOnceAndJoinsNothing() throws Exception {
-        Run r = Programs.start(served, 1, false, "mckey", "-M", "ff12:401b:ffff::1", "-b", "node1");
+    void anAfIbMgidIsJoinedAsItIs() throws Exception {
+        run(true, new String[]{"-M", "ff12:401b:ffff::1", "-b", "node1"},
+                new String[]{"-M", "ff12:401b:ffff::1", "-b", "node0"}, "ff12:401b:ffff::1");
+    }
+
+    /** An AF_IB address that is no multicast GID is refused at once, naming it: nothing joins or is attached. */
+    @Test
+    void anAfIbUnicastGidIsNoGroup() throws Exception {
+        Run r = Programs.start(served, 1, false, "mckey", "-M", "fe80::2", "-b", "node1");
         assertNotEquals(0, r.await(60), r.output());
         assertTrue(r.output().contains("failure joining: Invalid argument"), r.output());
         assertEquals(0, served.world.host(1).firmware.multicastAttachments(), served.log());
@@ -45,8 +52,13 @@ class McKeyTest {
     }
 
     private void run(boolean cDriver) throws Exception {
-        Run rcv = Programs.start(served, 1, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-b",
-                "node1", "-S", "200"));
+        run(cDriver, new String[]{"-m", "239.1.1.1", "-b", "node1"}, new String[]{"-m", "239.1.1.1"},
+                "ff12:4001:ffff::f01:101");
+    }
+
+    /** The receiver on node 1 and the sender on node 0 join the group {@code rcvAddr} and {@code sndAddr} name. */
+    private void run(boolean cDriver, String[] rcvAddr, String[] sndAddr, String dgid) throws Exception {
+        Run rcv = Programs.start(served, 1, false, Programs.withDriver(cDriver, mckey(rcvAddr, "-S", "200")));
         // its output is buffered till it ends: the receiver is ready once librdmacm attached its QP to the group
         for (int i = 0; i < 1200 && served.world.host(1).firmware.multicastAttachments() == 0; i++) {
             assertTrue(rcv.process().isAlive(), rcv.output() + "\n--- serve:\n" + served.log());
@@ -54,13 +66,13 @@ class McKeyTest {
         }
         assertEquals(1, served.world.host(1).firmware.multicastAttachments(), served.log());
         // -l: its QP made with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB, which every nicsim QP behaves as
-        Run snd = Programs.start(served, 0, false, Programs.withDriver(cDriver, "mckey", "-m", "239.1.1.1", "-s", "-S",
-                "200", "-l"));
+        Run snd = Programs.start(served, 0, false, Programs.withDriver(cDriver, mckey(sndAddr, "-s", "-S", "200",
+                "-l")));
         int s = snd.await(300), r = rcv.await(300);
         assertEquals(0, s, "sender:\n" + snd.output() + "\n--- serve:\n" + served.log());
         assertEquals(0, r, "receiver:\n" + rcv.output() + "\n--- serve:\n" + served.log());
-        assertTrue(snd.output().contains("joined dgid: ff12:4001:ffff::f01:101 mlid 0xc001"), snd.output());
-        assertTrue(rcv.output().contains("joined dgid: ff12:4001:ffff::f01:101 mlid 0xc001"), rcv.output());
+        assertTrue(snd.output().contains("joined dgid: " + dgid + " mlid 0xc001"), snd.output());
+        assertTrue(rcv.output().contains("joined dgid: " + dgid + " mlid 0xc001"), rcv.output());
         assertTrue(rcv.output().contains("data transfers complete") && rcv.output().contains("return status 0"),
                 rcv.output());
         assertEquals(0, served.world.host(1).firmware.multicastAttachments(), "rdma_leave_multicast detached it");
@@ -79,5 +91,12 @@ class McKeyTest {
             Thread.sleep(100); // the leaves' SA Deletes cross the fabric after the programs went
         assertEquals(java.util.List.of(), served.world.fabric.fabricSwitch().multicastPorts(0xC001),
                 "both left: the SA dropped the group and its MFT entry");
+    }
+
+    private static String[] mckey(String[] addr, String... more) {
+        java.util.List<String> a = new java.util.ArrayList<>(java.util.List.of("mckey"));
+        a.addAll(java.util.List.of(addr));
+        a.addAll(java.util.List.of(more));
+        return a.toArray(String[]::new);
     }
 }

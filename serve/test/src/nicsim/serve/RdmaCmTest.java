@@ -136,6 +136,29 @@ class RdmaCmTest {
         assertTrue(Pattern.compile("(?m)^\\s*2\\s+200\\s+[0-9.]+").matcher(lat[0]).find(), lat[0]);
     }
 
+    /**
+     * AF_IB addresses (-f gid: a port's GID, the port in the service ID), which librdmacm takes once its start-up
+     * AF_IB bind succeeds: ucmatose's RC connections to a listener on any GID and udaddy's UD exchange (SIDR) with
+     * one bound to node 1's GID; then an IP client reaches an AF_IB listener, as the kernel's RDMA CM lets it.
+     */
+    @Test
+    void afIbAddressesConnectByGid() throws Exception {
+        String gid = "fe80::" + Integer.toHexString(served.world.host(1).firmware.lid());
+        String[] rc = pair(List.of("ucmatose", "-f", "gid", "-p", "7340"),
+                List.of("ucmatose", "-f", "gid", "-p", "7340", "-s", gid));
+        assertTrue(rc[0].contains("data transfers complete") && rc[0].contains("return status 0"), rc[0]);
+        assertTrue(served.log().contains("listens on any GID (AF_IB, service ID 0x1061cac), port 7340"),
+                served.log());
+        String[] ud = pair(List.of("udaddy", "-f", "gid", "-b", gid), List.of("udaddy", "-f", "gid", "-s", gid));
+        assertTrue(ud[0].contains("data transfers complete") && ud[0].contains("return status 0"), ud[0]);
+        String full = nicsim.fabric.Grh.text(0xfe80_0000_0000_0000L, served.world.host(1).firmware.lid());
+        assertTrue(served.log().contains("listens on GID " + full + " (AF_IB, service ID 0x1111c06), port 7174"),
+                served.log());
+        String[] mixed = pair(List.of("ucmatose", "-f", "gid", "-p", "7341"),
+                List.of("ucmatose", "-p", "7341", "-s", "node1"));
+        assertTrue(mixed[0].contains("data transfers complete") && mixed[0].contains("return status 0"), mixed[0]);
+    }
+
     @Test
     void aPortNoOneListensOnIsRejected() throws Exception {
         Run cli = Programs.start(served, 0, false, "rping", "-c", "-a", "node1", "-p", "7175", "-C", "1");
