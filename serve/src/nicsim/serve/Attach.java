@@ -35,6 +35,10 @@ public final class Attach {
 
     /** The socket {@code serve} and {@code attach} use unless told otherwise. */
     public static Path defaultSocket() {
+        // the socket attach gives its programs: a script run under attach (or a shell that exported it) that starts
+        // attach or vm again reaches the same serve
+        String env = System.getenv("NICSIM_SOCKET");
+        if (env != null && !env.isEmpty()) return Path.of(env);
         return Path.of(System.getProperty("java.io.tmpdir"), "nicsim-" + System.getProperty("user.name"), "serve.sock");
     }
 

@@ -49,6 +49,21 @@ class AttachCliTest {
         return pb;
     }
 
+    /** With no --socket, attach takes NICSIM_SOCKET (as a script run under attach has it) before its default. */
+    @Test
+    void theSocketComesFromTheEnvironmentWhenNotGiven() throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("bash", SCRIPT.toString(), "attach", "--node", "1", "--",
+                "ibv_devinfo", "-l");
+        pb.environment().put("NICSIM_LAUNCHER", launcher.toString());
+        pb.environment().put("NICSIM_SOCKET", served.socket.toString());
+        pb.redirectErrorStream(true);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), out);
+        assertEquals(0, p.exitValue(), out);
+        assertTrue(out.contains("nicsim0"), "the program found the adapter of NICSIM_SOCKET's serve: " + out);
+    }
+
     /** A launcher-like parent opens fd 5 on a pipe (this test's stdout pipe); the program writes there. */
     @Test
     void aDescriptorTheLauncherPassesReachesTheProgram() throws Exception {
