@@ -81,6 +81,7 @@ enum nicsim_op {
 	NICSIM_OP_UMAD_EVENTS = 67,
 	NICSIM_OP_UMAD_CMD = 68,
 	NICSIM_OP_MCAST = 69,
+	NICSIM_OP_PORT_LINK = 70,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;
@@ -889,6 +890,13 @@ struct nicsim_wire_node_request {
 } __attribute__((packed));
 _Static_assert(sizeof(struct nicsim_wire_node_request) == 4, "nicsim_wire_node_request");
 _Static_assert(offsetof(struct nicsim_wire_node_request, node) == 0, "nicsim_wire_node_request.node");
+struct nicsim_wire_port_link_request {
+	uint32_t node;
+	uint32_t up;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_port_link_request) == 8, "nicsim_wire_port_link_request");
+_Static_assert(offsetof(struct nicsim_wire_port_link_request, node) == 0, "nicsim_wire_port_link_request.node");
+_Static_assert(offsetof(struct nicsim_wire_port_link_request, up) == 4, "nicsim_wire_port_link_request.up");
 struct nicsim_wire_context_entry {
 	uint32_t session;
 	uint32_t pid;

@@ -46,7 +46,9 @@ public final class Wire {
         // libibumad's /dev/infiniband/umadN (interpose/nicsim-umad.c): open, the file's MADs, its ioctls and writes
         UMAD_OPEN, UMAD_EVENTS, UMAD_CMD,
         // ibv_attach_mcast / ibv_detach_mcast: qp, attach (1) or detach (0), the MGID (16 bytes), the MLID
-        MCAST;
+        MCAST,
+        // nicsim port: a node's link taken down or brought up (a cable pulled and plugged back)
+        PORT_LINK;
 
         public int code() { return ordinal() + 1; }
 

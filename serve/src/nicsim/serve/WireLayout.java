@@ -210,6 +210,9 @@ final class WireLayout {
     /** RDMA_RES, RDMA_STAT: the node whose adapter is asked about. */
     record NodeRequest(int node) {}
 
+    /** PORT_LINK: the node whose link changes, and whether it goes up (1) or down (0). */
+    record PortLinkRequest(int node, int up) {}
+
     /** One context of CONTEXTS' reply (u32 n, n of these): its session, opener, command file there, node. */
     record ContextEntry(int session, int pid, int cmdFd, int node) {}
 
@@ -319,6 +322,7 @@ final class WireLayout {
             case CONTEXTS -> new Message(null, null, "reply: u32 n, n ContextEntry");
             case RDMA_RES, RDMA_STAT -> new Message(NodeRequest.class, null, "reply: the node's objects or "
                     + "counters, as RdmaResources writes them");
+            case PORT_LINK -> new Message(PortLinkRequest.class, null, "");
             case CM_EVENTS -> new Message(CmEventsRequest.class, null, "no reply: a byte per event ready");
             case CM_CMD -> new Message(CmCommand.class, null, "request: in bytes, the kernel's struct rdma_ucm_* "
                     + "(CmLayout), then SET_OPTION's OptionLength and value, MIGRATE_ID's source ChannelNumber; reply: "
@@ -361,7 +365,8 @@ final class WireLayout {
             ConfigWrite.class, BarAccess.class, MmioReadStatus.class, DmaMapRequest.class, Iova.class,
             PciWaitRequest.class, Interrupts.class, PostedRingRequest.class, CqChannelRequest.class,
             UctxImportRequest.class, UctxImportReply.class, UctxCmdRequest.class, UmadCommand.class, UmadRegister.class,
-            UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, ContextEntry.class,
+            UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, PortLinkRequest.class,
+            ContextEntry.class,
             EventFileRequest.class, ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class,
             HelloRequest.class, OpenArgument.class, Opened.class, JoinRequest.class, PciOpenRequest.class,
             PciOpenReply.class, UmadOpenRequest.class, CmOpenRequest.class);

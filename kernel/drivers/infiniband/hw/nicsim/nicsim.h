@@ -95,6 +95,12 @@ struct nicsim_dev {
 	 */
 	struct mutex port_lock; /* MODIFY_PORT and its answer's store */
 	u32 port_cap_flags;
+	/*
+	 * Whether the port is ACTIVE, as the event queue last said: true from
+	 * INIT_HCA (an adapter whose link is down then writes PORT_ERR first),
+	 * false from a PORT_ERR until a PORT_ACTIVE.
+	 */
+	bool port_active;
 
 	/* objects by number, for async events */
 	struct xarray cqs;
