@@ -390,6 +390,7 @@ int nicsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int nicsim_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int nicsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 void nicsim_cq_ring_init(void *ring, u32 log_size);
+void nicsim_cq_clean(struct nicsim_cq *cq, u32 qpn, struct nicsim_srq *srq);
 
 /* nicsim_cq_resize.c */
 int nicsim_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
