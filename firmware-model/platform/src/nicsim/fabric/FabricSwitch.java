@@ -138,6 +138,13 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
 
     private boolean up(int lid) { return f.ports.get(lid - 1).up; }
 
+    /** How many of the ports {@code to} have their links up (no allocation: every packet asks). */
+    private int ups(java.util.List<Integer> to) {
+        int n = 0;
+        for (int i = 0; i < to.size(); i++) if (up(to.get(i))) n++;
+        return n;
+    }
+
     private boolean mine(int lid) { return local == null || local[lid - 1]; }
 
     void arrive(Arrival a) {
@@ -217,7 +224,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         long freed; // when its bytes leave the switch's input buffer
         java.util.List<Integer> to = destinations(p, a.srcLid(), counts);
         boolean lost = a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT;
-        if (!f.ports.get(a.srcLid() - 1).up || !to.isEmpty() && to.stream().noneMatch(this::up)) {
+        if (!f.ports.get(a.srcLid() - 1).up || !to.isEmpty() && ups(to) == 0) {
             // its port's link is down, or every port it goes to: the packet is lost where the link is cut
             if (counts) linkDownDrops.inc();
             freed = tailAtSwitch;
@@ -231,7 +238,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
             if (counts) (a.fate() == Fate.DROP ? dropped : corrupted).inc();
             freed = tailAtSwitch;
         } else {
-            to = to.stream().filter(this::up).toList(); // a multicast copy to a port whose link is down is lost
+            if (ups(to) < to.size()) to = to.stream().filter(this::up).toList(); // a copy to a down port is lost
             if (a.fate() == Fate.REORDER) {
                 // held in the switch long enough for a few later packets to pass it
                 if (counts) reordered.inc();
