@@ -65,8 +65,9 @@ int st_ud(struct st_ctx *c, u32 len);
 int st_uc(struct st_ctx *c, u32 len);
 int st_srq(struct st_ctx *c, u32 len);
 
-/* st_srq.c: an SRQ's receives completing out of order */
+/* st_srq.c: an SRQ's receives completing out of order, a QP's left unpolled */
 int st_srq_order(struct st_ctx *c);
+int st_srq_clean(struct st_ctx *c);
 void st_srq_order_teardown(struct st_ctx *c);
 
 /* st_events.c: QP async events on the consumer's handlers */

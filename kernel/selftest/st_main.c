@@ -273,6 +273,10 @@ static int st_add(struct ib_device *dev)
 	}
 	if (!err)
 		err = st_step(name,
+			      "SRQ receive never polled, its QP destroyed: its slot freed",
+			      st_srq_clean(c));
+	if (!err)
+		err = st_step(name,
 			      "QP_ACCESS_ERR from a bad rkey, QP_REQ_ERR from a denied WRITE",
 			      st_events(c));
 	if (!err) {

@@ -157,6 +157,48 @@ int st_srq_order(struct st_ctx *c)
 	return err;
 }
 
+/*
+ * After st_srq_order: a receive completed on receiver 0 but never polled, and
+ * receiver 0 destroyed. Its CQE must go with it (nicsim_cq_clean) and free its
+ * slot, which otherwise stays busy and stalls the SRQ's ring at it.
+ */
+int st_srq_clean(struct st_ctx *c)
+{
+	u32 n = 2 * SO_SLOTS;
+	struct ib_wc wc;
+	int err;
+
+	/* message 6 takes slot 2 (receive 6) on receiver 0: never polled */
+	err = so_send(c, 0, SO_SLOTS + 2);
+	/* slots 0 and 1 were polled: receives 8 and 9 take them */
+	for (; !err && n < 2 * SO_SLOTS + 2; n++)
+		err = so_post_recv(c, n);
+	if (err)
+		return err;
+	err = so_post_recv(c, n);
+	if (err != -ENOMEM) {
+		pr_info("nicsim_selftest: SRQ post over an unpolled slot: %d\n",
+			err);
+		return err ?: -EPROTO;
+	}
+	err = ib_destroy_qp(c->so_rx[0]);
+	c->so_rx[0] = NULL;
+	if (err)
+		return err;
+	if (ib_poll_cq(c->so_cq[0], 1, &wc)) {
+		pr_info("nicsim_selftest: a destroyed QP's CQE was polled\n");
+		return -EPROTO;
+	}
+	/* slot 2 free again: receive 10 takes it, the ring full once more */
+	err = so_post_recv(c, n);
+	/* and it goes on: messages 7 and 8 into receives 7 and 8 */
+	for (n = SO_SLOTS + 3; !err && n < 2 * SO_SLOTS + 1; n++)
+		err = so_send(c, 1, n);
+	for (n = SO_SLOTS + 3; !err && n < 2 * SO_SLOTS + 1; n++)
+		err = so_check(c, 1, n, n);
+	return err;
+}
+
 void st_srq_order_teardown(struct st_ctx *c)
 {
 	int i;

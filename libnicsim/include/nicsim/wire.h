@@ -82,6 +82,7 @@ enum nicsim_op {
 	NICSIM_OP_UMAD_CMD = 68,
 	NICSIM_OP_MCAST = 69,
 	NICSIM_OP_RDMA_QSTAT = 70,
+	NICSIM_OP_PORT_LINK = 71,
 };
 struct nicsim_wire_query_device_reply {
 	uint64_t node_guid;
@@ -955,6 +956,13 @@ _Static_assert(offsetof(struct nicsim_wire_qstat_request, action) == 4, "nicsim_
 _Static_assert(offsetof(struct nicsim_wire_qstat_request, qpn) == 8, "nicsim_wire_qstat_request.qpn");
 _Static_assert(offsetof(struct nicsim_wire_qstat_request, counter) == 12, "nicsim_wire_qstat_request.counter");
 _Static_assert(offsetof(struct nicsim_wire_qstat_request, mask) == 16, "nicsim_wire_qstat_request.mask");
+struct nicsim_wire_port_link_request {
+	uint32_t node;
+	uint32_t up;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_port_link_request) == 8, "nicsim_wire_port_link_request");
+_Static_assert(offsetof(struct nicsim_wire_port_link_request, node) == 0, "nicsim_wire_port_link_request.node");
+_Static_assert(offsetof(struct nicsim_wire_port_link_request, up) == 4, "nicsim_wire_port_link_request.up");
 struct nicsim_wire_context_entry {
 	uint32_t session;
 	uint32_t pid;

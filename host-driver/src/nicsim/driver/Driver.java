@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.verbs.EventType;
 import nicsim.host.ConfigSpace;
 import nicsim.sim.Layout;
 import nicsim.verbs.Errno;
@@ -40,6 +41,11 @@ public final class Driver {
     private final ArrayDeque<long[]> events = new ArrayDeque<>();
     private final List<Consumer<long[]>> eventListeners = new ArrayList<>();
     private long commands, eqInterrupts;
+    /** The port's state as the event queue last told it: ACTIVE from INIT_HCA until a PORT_ERR. */
+    private boolean portActive = true;
+
+    /** Whether the port is ACTIVE, as the adapter's PORT_ERR and PORT_ACTIVE events said last (query_port's state). */
+    public boolean portActive() { return portActive; }
 
     /** MSI-X interrupts the async event queue has raised. */
     public long eqInterrupts() { return eqInterrupts; }
@@ -294,7 +300,10 @@ public final class Driver {
 
     public void removeEventListener(Consumer<long[]> listener) { eventListeners.remove(listener); }
 
-    /** Takes the async events the adapter has written into the event queue: {type, resource} each. */
+    /**
+     * Takes the async events the adapter has written into the event queue: {type, resource} each, for a context to
+     * claim. A port's event is every context's: its listeners hear it, and it is not kept here.
+     */
     public ArrayDeque<long[]> events() {
         int size = 1 << EQ_LOG_SIZE;
         while (true) {
@@ -302,7 +311,10 @@ public final class Driver {
             int owner = e[63] & 1;
             if ((e[63] & 0x80) == 0 || owner != ((eqConsumer & size) != 0 ? 1 : 0)) break;
             long[] event = {e[0] & 0xff, BigEndian.get32(e, 4)};
-            events.add(event);
+            int type = (int) event[0];
+            boolean port = type == EventType.PORT_ERR.value() || type == EventType.PORT_ACTIVE.value();
+            if (port) portActive = type == EventType.PORT_ACTIVE.value();
+            else events.add(event);
             eqConsumer++;
             for (var l : List.copyOf(eventListeners)) l.accept(event);
         }

@@ -29,8 +29,16 @@ public final class Context extends VerbsObject {
         driver.onEvent(stateTracker);
     }
 
-    /** An affiliated error event means the adapter has already moved the QP to ERR: its state() says so from now on. */
+    /**
+     * An affiliated error event means the adapter has already moved the QP to ERR: its state() says so from now on.
+     * A port's event is every open context's, as the kernel writes it to every async file.
+     */
     private void deviceEvent(long[] e) {
+        EventType t = EventType.of((int) e[0]);
+        if (t == EventType.PORT_ERR || t == EventType.PORT_ACTIVE) {
+            events.add(new AsyncEvent(t, -1, -1, -1, (int) e[1]));
+            return;
+        }
         QueuePair qp = qps.get((int) e[1]);
         if (qp != null && EventType.of((int) e[0]).movesQpToError()) qp.movedByDevice(QpState.ERR);
     }
@@ -109,7 +117,8 @@ public final class Context extends VerbsObject {
         gid[0] = (byte) 0xfe;
         gid[1] = (byte) 0x80;
         gid[15] = (byte) c.lid();
-        return new PortAttr(PortState.ACTIVE, (int) c.lid(), Mtu.of((int) c.maxMtu()), Mtu.of((int) c.maxMtu()), gid,
+        PortState state = driver.portActive() ? PortState.ACTIVE : PortState.DOWN; // as PORT_ERR/PORT_ACTIVE said last
+        return new PortAttr(state, (int) c.lid(), Mtu.of((int) c.maxMtu()), Mtu.of((int) c.maxMtu()), gid,
                 c.maxMsgSize());
     }
 

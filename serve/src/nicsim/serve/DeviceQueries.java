@@ -33,10 +33,14 @@ final class DeviceQueries {
                 nicsim.abi.Cmd.MAX_MCAST_GROUPS, nicsim.abi.Cmd.MAX_MCAST_QP_ATTACH));
     }
 
+    /** ibv_query_port's phys_state: LinkUp, or Polling while the link is down (IBA 14.2.5.6, as sysfs says). */
+    static final int PHYS_LINK_UP = 5, PHYS_POLLING = 2;
+
     static Wire.Out port(Host host, int port) {
         PortAttr p = Context.portAttr(host.driver(), port);
+        boolean active = p.state() == nicsim.verbs.PortState.ACTIVE;
         return new Wire.Out(new WireLayout.QueryPortReply(p.state().value(), p.maxMtu().value(),
                 p.activeMtu().value(), 1, 0, (int) p.maxMsgSz(), p.lid(), 1, 0, 1, 0, 2 /* 4X */, 32 /* EDR */,
-                5 /* LinkUp */, 1 /* InfiniBand */, 1));
+                active ? PHYS_LINK_UP : PHYS_POLLING, 1 /* InfiniBand */, 1));
     }
 }

@@ -370,6 +370,10 @@ public final class Server implements AutoCloseable {
                 }
             }
             case UCTX_OPEN -> c.send(pci.open(c, in, this::program, true).finish(0));
+            case PORT_LINK -> {
+                portLink(in.read(WireLayout.PortLinkRequest.class));
+                c.send(new Wire.Out().finish(0));
+            }
             case CM_OPEN -> c.send(cm.open(c, in, this::program).finish(0));
             case UMAD_OPEN -> c.send(umad.open(c, in, this::program).finish(0));
             case UMAD_EVENTS -> { // answered, then the connection is the program's file of MADs
@@ -390,9 +394,28 @@ public final class Server implements AutoCloseable {
                 }
             }
             default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
-                    + "CONTEXTS, RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN or UMAD_OPEN, not "
-                    + op);
+                    + "CONTEXTS, RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN, UMAD_OPEN or PORT_LINK, "
+                    + "not " + op);
         }
+    }
+
+    /**
+     * PORT_LINK (nicsim port): node {@code q.node()}'s link goes down or comes up now, in simulated time; its adapter
+     * then writes PORT_ERR or PORT_ACTIVE to its event queue, and the node's sysfs port reads as the link is.
+     */
+    private void portLink(WireLayout.PortLinkRequest q) throws IOException {
+        int node = q.node();
+        if (node < 0 || node >= world.hosts().size())
+            throw new VerbsException(Errno.ENODEV, "node " + node + " does not exist (nodes 0.."
+                    + (world.hosts().size() - 1) + ")");
+        if (q.up() != 0 && q.up() != 1)
+            throw new VerbsException(Errno.EINVAL, "link state " + q.up() + " must be 0 (down) or 1 (up)");
+        boolean up = q.up() == 1;
+        var h = world.host(node);
+        boolean changed = h.within(() -> world.fabric.link(h.firmware.lid(), up));
+        log.printf("nicsim serve: node %d's link %s at %d ps%n", node,
+                changed ? (up ? "came up" : "went down") : "was already " + (up ? "up" : "down"), world.now());
+        if (socket != null) Sysfs.portState(Attach.sysfsRoot(socket, node), up);
     }
 
     /** A request of a driver on its PCI function, or the end of its connection. */

@@ -59,15 +59,22 @@ final class Sysfs {
         file(port.resolve("lid"), String.format("0x%x", lid));
         file(port.resolve("sm_lid"), "0x1");
         file(port.resolve("lid_mask_count"), "0");
-        file(port.resolve("state"), "4: ACTIVE");
+        portState(root, host.firmware.linkUp());
         file(port.resolve("rate"), "100 Gb/sec (4X EDR)");
         file(port.resolve("cap_mask"), String.format("0x%08x", SubnetAgent.capabilityMask(lid == 1))); // the SMA's
         file(port.resolve("sm_sl"), "0");
-        file(port.resolve("phys_state"), "5: LinkUp");
         file(port.resolve("link_layer"), "InfiniBand");
         file(port.resolve("gids/0"), String.format("fe80:0000:0000:0000:0000:0000:0000:%04x", lid & 0xff));
         file(port.resolve("gid_attrs/types/0"), "IB/RoCE v1");
         file(port.resolve("pkeys/0"), "0xffff");
+    }
+
+    /** Port 1's state files under {@code root}, as ib_core shows an ACTIVE port or one whose link is down. */
+    static void portState(Path root, boolean active) throws IOException {
+        Path port = root.resolve("class/infiniband").resolve(deviceName(0)).resolve("ports/1");
+        file(port.resolve("state"), active ? "4: ACTIVE" : "1: DOWN");
+        file(port.resolve("phys_state"), active ? DeviceQueries.PHYS_LINK_UP + ": LinkUp"
+                : DeviceQueries.PHYS_POLLING + ": Polling");
     }
 
     /** Deletes a tree written here (nothing if there is none). */

@@ -48,7 +48,9 @@ public final class Wire {
         // ibv_attach_mcast / ibv_detach_mcast: qp, attach (1) or detach (0), the MGID (16 bytes), the MLID
         MCAST,
         // the kernel's QP counters of a node's port (rdma statistic qp): show, set auto mode, bind, unbind
-        RDMA_QSTAT;
+        RDMA_QSTAT,
+        // nicsim port: a node's link taken down or brought up (a cable pulled and plugged back)
+        PORT_LINK;
 
         public int code() { return ordinal() + 1; }
 

@@ -225,6 +225,9 @@ final class WireLayout {
     /** RDMA_QSTAT: the node, what to do (RdmaCounters.SHOW...), and its QPN, counter (-1: a new one) and mask. */
     record QstatRequest(int node, int action, int qpn, int counter, int mask) {}
 
+    /** PORT_LINK: the node whose link changes, and whether it goes up (1) or down (0). */
+    record PortLinkRequest(int node, int up) {}
+
     /** One context of CONTEXTS' reply (u32 n, n of these): its session, opener, command file there, node. */
     record ContextEntry(int session, int pid, int cmdFd, int node) {}
 
@@ -337,6 +340,7 @@ final class WireLayout {
             case RDMA_STAT -> new Message(NodeRequest.class, null, "reply: u32 n, n counters, each its name "
                     + "(u32 length, bytes) and u64 value");
             case RDMA_QSTAT -> new Message(QstatRequest.class, null, "reply: as RdmaCounters writes it");
+            case PORT_LINK -> new Message(PortLinkRequest.class, null, "");
             case CM_EVENTS -> new Message(CmEventsRequest.class, null, "no reply: a byte per event ready");
             case CM_CMD -> new Message(CmCommand.class, null, "request: in bytes, the kernel's struct rdma_ucm_* "
                     + "(CmLayout), then SET_OPTION's OptionLength and value, MIGRATE_ID's source ChannelNumber; reply: "
@@ -380,7 +384,7 @@ final class WireLayout {
             PciWaitRequest.class, Interrupts.class, PostedRingRequest.class, CqChannelRequest.class,
             UctxImportRequest.class, UctxImportReply.class, UctxCmdRequest.class, UmadCommand.class, UmadRegister.class,
             UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, ResQp.class, ResCq.class,
-            ResMr.class, ResPd.class, QstatRequest.class, ContextEntry.class,
+            ResMr.class, ResPd.class, QstatRequest.class, PortLinkRequest.class, ContextEntry.class,
             EventFileRequest.class, ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class,
             HelloRequest.class, OpenArgument.class, Opened.class, JoinRequest.class, PciOpenRequest.class,
             PciOpenReply.class, UmadOpenRequest.class, CmOpenRequest.class);

@@ -11,7 +11,7 @@ import nicsim.serve.ProviderBuild;
                 + "with SpinalHDL RTL.",
         subcommands = {RunCommand.class, DemoCommand.class, ProfilesCommand.class, PcieCommand.class,
                 CosimCommand.class, BenchCommand.class, ServeCommand.class, AttachCommand.class, ReplayCommand.class,
-                SweepCommand.class, HwCommand.class, CalibrateCommand.class, VmCommand.class})
+                SweepCommand.class, HwCommand.class, CalibrateCommand.class, VmCommand.class, PortCommand.class})
 public final class Main implements Runnable {
     /** What {@code ./nicsim} with no arguments runs: a latency and a bandwidth test on the default profile. */
     static final String[] DEFAULT_RUN = {"send_lat", "write_bw", "--iters", "1000", "--wave", "out/nicsim-run.vcd.gz",

@@ -238,6 +238,8 @@ final class Commands {
         fw.keys.mkcAddr = h.mkcAddr() == 0 ? -1 : h.mkcAddr();
         initialized = true;
         uars.put(0, true); // UAR 0 belongs to the driver itself
+        // a driver assumes its port ACTIVE until told otherwise: a link down already is its first event
+        if (!fw.linkUp()) fw.event(nicsim.verbs.EventType.PORT_ERR, Firmware.PORT);
     }
 
     /** Adds the PDs, UARs (the driver's own UAR 0 among them) and XRC domains alive now to {@code into}. */

@@ -185,6 +185,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     public int attach(Fabric f) {
         this.fabric = f;
         this.lid = f.attach(this::onPacket, sim);
+        f.onLink(lid, this::onLink);
         return lid;
     }
 
@@ -192,11 +193,27 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     public int reattach(Fabric f, int lid) {
         this.fabric = f;
         f.reattach(lid, this::onPacket);
+        f.onLink(lid, this::onLink);
         this.lid = lid;
         return lid;
     }
 
     public int lid() { return lid; }
+
+    /** The adapter's one port, as its async events name it (libibverbs' port_num). */
+    public static final int PORT = 1;
+
+    /** Whether the port's link is up: PortInfo's and query_port's ACTIVE, else DOWN (none: not on a fabric yet). */
+    public boolean linkUp() { return fabric == null || fabric.linkUp(lid); }
+
+    /**
+     * The port's link went down or came up (the fabric's doing): the firmware takes the change as it takes a
+     * packet, then writes PORT_ERR or PORT_ACTIVE to the event queue for the port.
+     */
+    private void onLink(boolean up) {
+        stats.inc(up ? FirmwareStat.LINK_UPS : FirmwareStat.LINK_DOWNS);
+        exec(packetCycles, () -> event(up ? EventType.PORT_ACTIVE : EventType.PORT_ERR, PORT));
+    }
     public Fabric fabric() { return fabric; }
 
     void report(String what) {

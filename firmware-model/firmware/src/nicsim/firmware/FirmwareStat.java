@@ -30,6 +30,8 @@ enum FirmwareStat {
     DUPLICATES,
     EVENTS,
     FLUSHED,
+    LINK_DOWNS,
+    LINK_UPS,
     MADS_ANSWERED,
     MADS_FROM_DRIVER,
     MADS_IN,

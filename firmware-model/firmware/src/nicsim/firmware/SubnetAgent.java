@@ -87,7 +87,7 @@ public final class SubnetAgent {
         return CAP_FIXED | CAP_RESET | (isSm ? CAP_IS_SM : 0);
     }
 
-    /** PortInfo (IBA 14.2.5.6), 64 bytes: an active 4x port at the profile's lane speed and MTU. */
+    /** PortInfo (IBA 14.2.5.6), 64 bytes: a 4x port at the profile's lane speed and MTU, active while its link is. */
     int portInfo(byte[] b, int at) {
         Firmware fw = m.fw;
         BigEndian.put64(b, at + 8, 0xfe80_0000_0000_0000L); // GID prefix: link-local
@@ -96,6 +96,7 @@ public final class SubnetAgent {
         BigEndian.put32(b, at + 20, m.capabilityMask());
         b[at + 28] = 1; // local port number
         SmpFields.link(b, at, fw.profile.bitsPerSecond("link.rate"), fw.profile.bytesInt("link.mtu"));
+        if (!fw.linkUp()) SmpFields.linkDown(b, at);
         Mad.put16(b, at + 48, Math.min(m.qkeyViolations, 0xffff));
         b[at + 50] = 1; // GUIDCap
         return 0;

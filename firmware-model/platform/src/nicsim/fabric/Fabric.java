@@ -62,6 +62,13 @@ public final class Fabric {
         long sent; // packets it has put on the link: orders its arrivals at the switch
         long downFree; // when its downlink (switch to port) is free: the switch's, written as it takes packets
         final List<FabricSwitch.Arrival> outbox = new ArrayList<>(); // sent while ports run apart, till the exchange
+        /**
+         * Whether its link is up ({@link #link}): changed only between the switch's steps (by whoever holds the
+         * whole simulation), read by the switch as it takes packets.
+         */
+        volatile boolean up = true;
+        /** Told when its link goes down (false) or comes up (true): its adapter's (a new one's after a reset). */
+        Consumer<Boolean> onLink = up -> { };
 
         PortState(int lid, Consumer<Packet> rx, Simulator sim, long credits, long seed) {
             this.lid = lid; this.rx = rx; this.sim = sim; this.credits = credits;
@@ -123,6 +130,38 @@ public final class Fabric {
         s.scope = s.sim.scope();
         s.txq.clear();
         s.blockedSince = -1;
+    }
+
+    /**
+     * Port {@code lid}'s link goes down ({@code up} false: a cable pulled, the port disabled) or comes back up. While
+     * it is down the switch drops every packet from or to the port (counted as {@code Fabric.link_down_drops}); what
+     * the switch forwarded before is still delivered. The port's adapter hears of each change (its
+     * {@link #onLink} listener), run in its scope, at the simulator's present; a change to the state it is already
+     * in does nothing. Call between the switch's steps (serve's loop, a program's setup). Returns whether it changed.
+     */
+    public boolean link(int lid, boolean up) {
+        PortState s = port(lid, "link");
+        if (s.up == up) return false;
+        s.up = up;
+        Simulator.Scope before = s.sim.enter(s.scope);
+        try {
+            s.onLink.accept(up);
+        } finally {
+            s.sim.leave(before);
+        }
+        return true;
+    }
+
+    /** Whether port {@code lid}'s link is up. */
+    public boolean linkUp(int lid) { return port(lid, "linkUp").up; }
+
+    /** {@code listener} hears each change of port {@code lid}'s link from now on (the adapter on it). */
+    public void onLink(int lid, Consumer<Boolean> listener) { port(lid, "onLink").onLink = listener; }
+
+    private PortState port(int lid, String what) {
+        if (lid < 1 || lid > ports.size())
+            throw new IllegalArgumentException(what + ": no port has LID " + lid + " (LIDs 1.." + ports.size() + ")");
+        return ports.get(lid - 1);
     }
 
     public int ports() { return ports.size(); }

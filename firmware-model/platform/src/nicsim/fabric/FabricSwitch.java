@@ -37,7 +37,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     private final Simulator sim;
     private final PriorityQueue<Arrival> pending = new PriorityQueue<>(ORDER);
     private final Counters.Ref packets, bytes, waits, waitPicos, unroutable, dropped, corrupted, duplicated, reordered,
-            multicast, multicastCopies, mads, madsDropped;
+            multicast, multicastCopies, mads, madsDropped, linkDownDrops;
     /** When the management port is done with the SMPs it took so far: it takes one at a time. */
     private long managementFree;
     /**
@@ -73,6 +73,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         multicastCopies = c.ref("Fabric.multicast_copies");
         mads = c.ref("Fabric.switch_mads");
         madsDropped = c.ref("Fabric.switch_mads_dropped");
+        linkDownDrops = c.ref("Fabric.link_down_drops");
     }
 
     /**
@@ -133,6 +134,15 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         this.peers = peers;
         this.local = new boolean[f.ports.size()];
         for (int lid = 1; lid <= this.local.length; lid++) this.local[lid - 1] = local.test(lid);
+    }
+
+    private boolean up(int lid) { return f.ports.get(lid - 1).up; }
+
+    /** How many of the ports {@code to} have their links up (no allocation: every packet asks). */
+    private int ups(java.util.List<Integer> to) {
+        int n = 0;
+        for (int i = 0; i < to.size(); i++) if (up(to.get(i))) n++;
+        return n;
     }
 
     private boolean mine(int lid) { return local == null || local[lid - 1]; }
@@ -214,7 +224,11 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         long freed; // when its bytes leave the switch's input buffer
         java.util.List<Integer> to = destinations(p, a.srcLid(), counts);
         boolean lost = a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT;
-        if (f.agent.takes(p) && !lost) {
+        if (!f.ports.get(a.srcLid() - 1).up || !to.isEmpty() && ups(to) == 0) {
+            // its port's link is down, or every port it goes to: the packet is lost where the link is cut
+            if (counts) linkDownDrops.inc();
+            freed = tailAtSwitch;
+        } else if (f.agent.takes(p) && !lost) {
             manage(a, counts);
             freed = tailAtSwitch; // taken whole into the management port
         } else if (to.isEmpty()) {
@@ -224,6 +238,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
             if (counts) (a.fate() == Fate.DROP ? dropped : corrupted).inc();
             freed = tailAtSwitch;
         } else {
+            if (ups(to) < to.size()) to = to.stream().filter(this::up).toList(); // a copy to a down port is lost
             if (a.fate() == Fate.REORDER) {
                 // held in the switch long enough for a few later packets to pass it
                 if (counts) reordered.inc();

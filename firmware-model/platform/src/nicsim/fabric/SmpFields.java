@@ -55,6 +55,16 @@ public final class SmpFields {
         b[at + 63] = (byte) s.ext; // LinkSpeedExtEnabled
     }
 
+    /**
+     * PortInfo's state fields (at {@code at}) of a port whose link is down, over what {@link #link} wrote: PortState
+     * Down and PortPhysicalState Polling (IBA 14.2.5.6: a port with no peer trains again and again), the rest of the
+     * link's description kept as its enabled and supported values.
+     */
+    public static void linkDown(byte[] b, int at) {
+        b[at + 32] = (byte) (b[at + 32] & 0xf0 | 1); // PortState DOWN
+        b[at + 33] = (byte) (2 << 4 | b[at + 33] & 0x0f); // PortPhysicalState Polling
+    }
+
     /** IBA's MTU codes: 256 B is 1 ... 4096 B is 5. */
     public static int mtuCode(int bytes) {
         return Math.max(1, Integer.numberOfTrailingZeros(Math.max(256, bytes)) - 7);

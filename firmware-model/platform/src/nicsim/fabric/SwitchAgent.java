@@ -201,6 +201,7 @@ public final class SwitchAgent {
         }
         b[at + 28] = (byte) in; // LocalPortNum: the port the SMP came in on
         SmpFields.link(b, at, f.bitsPerSecond, f.maxMtu());
+        if (port > 0 && !f.linkUp(port)) SmpFields.linkDown(b, at); // port N is the link to LID N's adapter
         b[at + 50] = (byte) (port == 0 ? 1 : 0); // GUIDCap: port 0 only
         return 0;
     }

@@ -95,6 +95,12 @@ struct nicsim_dev {
 	 */
 	struct mutex port_lock; /* MODIFY_PORT and its answer's store */
 	u32 port_cap_flags;
+	/*
+	 * Whether the port is ACTIVE, as the event queue last said: true from
+	 * INIT_HCA (an adapter whose link is down then writes PORT_ERR first),
+	 * false from a PORT_ERR until a PORT_ACTIVE.
+	 */
+	bool port_active;
 
 	/* objects by number, for async events */
 	struct xarray cqs;
@@ -384,6 +390,7 @@ int nicsim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int nicsim_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int nicsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 void nicsim_cq_ring_init(void *ring, u32 log_size);
+void nicsim_cq_clean(struct nicsim_cq *cq, u32 qpn, struct nicsim_srq *srq);
 
 /* nicsim_cq_resize.c */
 int nicsim_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);

@@ -357,6 +357,68 @@ int nicsim_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	return n;
 }
 
+/* A dropped CQE of a receive taken from srq: its slot is free again. */
+static void nicsim_cq_clean_slot(struct nicsim_srq *srq, const u8 *cqe)
+{
+	u8 op = cqe[NICSIM_CQE_OP_OWN] >> 4;
+	u16 counter;
+
+	if (!srq || op == NICSIM_CQE_REQ || op == NICSIM_CQE_REQ_ERR)
+		return;
+	counter = be16_to_cpup((const __be16 *)(cqe + NICSIM_CQE_WQE_COUNTER));
+	clear_bit_unlock(counter & ((1U << srq->wq.log_size) - 1), srq->busy);
+}
+
+/*
+ * Drops destroyed QP qpn's completions not yet polled from kernel CQ cq, as
+ * mlx5_ib_cq_clean does: DESTROY_QP has answered, so the adapter writes no
+ * more of them, and a later poll would find no QP to name. The CQEs after
+ * them move up over them, each taking its new slot's owner bit, and the
+ * consumer counter moves past the slots freed. A receive the QP took from
+ * srq frees its slot, which would otherwise stay busy and stall the ring at
+ * it (nicsim_srq.busy). CQEs the adapter writes meanwhile are past the last
+ * one looked at, and stay where they are.
+ */
+void nicsim_cq_clean(struct nicsim_cq *cq, u32 qpn, struct nicsim_srq *srq)
+{
+	u32 size, prod, i, nfreed = 0;
+	unsigned long flags;
+	u8 *cqe, *dest, own;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	/* RESIZE_CQ is moving the ring: the adapter owns its entries now */
+	if (cq->resizing)
+		goto out;
+	size = 1U << cq->log_size;
+	for (prod = cq->ci; prod - cq->ci < size && nicsim_cqe_new(cq, prod);
+	     prod++)
+		;
+	/* the CQEs' other bytes only after their owner bits */
+	dma_rmb();
+	for (i = prod; i != cq->ci;) {
+		cqe = nicsim_cqe(cq, --i);
+		if ((be32_to_cpup((__be32 *)(cqe + NICSIM_CQE_SOP_QPN)) &
+		     0xffffff) == qpn) {
+			nicsim_cq_clean_slot(srq, cqe);
+			nfreed++;
+		} else if (nfreed) {
+			dest = nicsim_cqe(cq, i + nfreed);
+			own = dest[NICSIM_CQE_OP_OWN] & 1;
+			memcpy(dest, cqe, NICSIM_CQE_BYTES);
+			dest[NICSIM_CQE_OP_OWN] =
+				(dest[NICSIM_CQE_OP_OWN] & ~1) | own;
+		}
+	}
+	if (nfreed) {
+		cq->ci += nfreed;
+		/* the moved CQEs before the adapter may reuse the slots */
+		wmb();
+		*nicsim_cq_dbrec(cq) = cpu_to_be32(cq->ci & 0xffffff);
+	}
+out:
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
 int nicsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct nicsim_dev *dev = to_ndev(ibcq->device);

@@ -135,9 +135,14 @@ static void nicsim_eq_dispatch(struct nicsim_dev *dev, const u8 *eqe)
 	case IB_EVENT_SRQ_LIMIT_REACHED:
 		nicsim_srq_event(dev, res & 0xffffff, type);
 		break;
-	case IB_EVENT_DEVICE_FATAL:
 	case IB_EVENT_PORT_ACTIVE:
 	case IB_EVENT_PORT_ERR:
+		/* query_port reads it: a consumer told of the change finds it */
+		WRITE_ONCE(dev->port_active, type == IB_EVENT_PORT_ACTIVE);
+		ev.element.port_num = NICSIM_PORT;
+		ib_dispatch_event(&ev);
+		break;
+	case IB_EVENT_DEVICE_FATAL:
 	case IB_EVENT_LID_CHANGE:
 	case IB_EVENT_PKEY_CHANGE:
 	case IB_EVENT_SM_CHANGE:

@@ -118,6 +118,7 @@ static int nicsim_init_hca(struct nicsim_dev *dev)
 	in[NICSIM_INIT_HCA_IN_MTT_ENTRIES] = mtt_entries;
 	in[NICSIM_INIT_HCA_IN_QPC_ADDR] = dev->qpc.va ? dev->qpc.dma : 0;
 	in[NICSIM_INIT_HCA_IN_MKC_ADDR] = dev->mkc.va ? dev->mkc.dma : 0;
+	WRITE_ONCE(dev->port_active, true);
 	err = nicsim_cmd_exec(dev, NICSIM_CMD_INIT_HCA, in,
 			      NICSIM_INIT_HCA_IN_WORDS, NULL, 0);
 	if (err)

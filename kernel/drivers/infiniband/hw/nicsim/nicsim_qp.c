@@ -385,6 +385,14 @@ int nicsim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	err = nicsim_cmd_destroy(dev, NICSIM_CMD_DESTROY_QP, qp->qpn);
 	if (err)
 		return err;
+	/* a user QP's CQEs are in its process's rings: its provider's */
+	if (!udata) {
+		if (ibqp->recv_cq)
+			nicsim_cq_clean(to_ncq(ibqp->recv_cq), qp->qpn,
+					ibqp->srq ? to_nsrq(ibqp->srq) : NULL);
+		if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+			nicsim_cq_clean(to_ncq(ibqp->send_cq), qp->qpn, NULL);
+	}
 	xa_erase(&dev->qps, qp->qpn);
 	if (qp->entry)
 		rdma_user_mmap_entry_remove(qp->entry);

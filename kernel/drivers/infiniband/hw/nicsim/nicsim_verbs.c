@@ -80,8 +80,14 @@ int nicsim_query_port(struct ib_device *ibdev, u32 port,
 	props->subnet_timeout = 18;
 	/* the SMA's PortInfo: IsSM on the subnet manager's port among them */
 	props->port_cap_flags = READ_ONCE(dev->port_cap_flags);
-	props->state = IB_PORT_ACTIVE;
-	props->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	/* a port whose link is down trains again and again: Polling */
+	if (READ_ONCE(dev->port_active)) {
+		props->state = IB_PORT_ACTIVE;
+		props->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		props->state = IB_PORT_DOWN;
+		props->phys_state = IB_PORT_PHYS_STATE_POLLING;
+	}
 	props->max_mtu = min_t(u32, dev->caps.max_mtu, IB_MTU_4096);
 	props->active_mtu = props->max_mtu;
 	props->gid_tbl_len = 1;

@@ -21,9 +21,31 @@ record GuestRun(int status, String console, Served served) {
     /** Boots the guest (384 MiB; {@code provider}: nicsim's libibverbs provider, or null), runs {@code script}. */
     static GuestRun onNode0(String name, String script, Path share, Path provider, int timeoutSeconds)
             throws Exception {
+        return onNode0(name, script, share, provider, timeoutSeconds, null);
+    }
+
+    /**
+     * As above, with {@code operator} run beside the guest on a thread of its own (the fabric's operator: a link
+     * taken down, say), given the serve and the console so far; what it throws fails the run.
+     */
+    static GuestRun onNode0(String name, String script, Path share, Path provider, int timeoutSeconds,
+            Operator operator) throws Exception {
         Served served = new Served(name).start(Served.cluster());
         ByteArrayOutputStream console = new ByteArrayOutputStream();
         int status;
+        Thread beside = null;
+        Throwable[] failed = new Throwable[1];
+        if (operator != null) {
+            beside = new Thread(() -> {
+                try {
+                    operator.run(served, () -> console.toString(StandardCharsets.UTF_8));
+                } catch (Throwable t) {
+                    failed[0] = t;
+                }
+            }, name + "-operator");
+            beside.setDaemon(true);
+            beside.start();
+        }
         try {
             VmOptions o = new VmOptions(0, script, false, served.socket, share, 384, ROOT, VmOptions.defaultCache(),
                     VmOptions.defaultNetPort(served.socket), timeoutSeconds, "", null, provider);
@@ -33,9 +55,16 @@ record GuestRun(int status, String console, Served served) {
         } finally {
             served.stop();
         }
+        if (beside != null) beside.join(10_000);
+        if (failed[0] != null) throw new AssertionError("beside the guest: " + failed[0], failed[0]);
         GuestRun run = new GuestRun(status, console.toString(StandardCharsets.UTF_8), served);
         System.out.println("--- node0's console:\n" + run.console + "\n--- serve's log:\n" + served.log());
         return run;
+    }
+
+    /** What runs beside a guest: the serve it runs on, and its console so far. */
+    interface Operator {
+        void run(Served served, java.util.function.Supplier<String> console) throws Exception;
     }
 
     /** The guest's work crossed node 0's adapter, broke none of the device's rules, and left nothing mapped. */
