@@ -45,7 +45,7 @@ public final class Attach {
     /**
      * Makes /dev/infiniband/uverbs0 in a private /dev, shows the node's sysfs tree ($2) under
      * /sys/class too (for tools that read /sys/class/infiniband directly, as ibstat and ibstatus do)
-     * and gives the node its own boot id (the node is $1), then runs the program (the rest of "$@")
+     * and gives the node its own boot id and host name (the node is $1), then runs the program (the rest of "$@")
      * with the environment given.
      */
     private static final String SETUP = String.join("\n",
@@ -75,6 +75,9 @@ public final class Attach {
             "b=$(cat /proc/sys/kernel/random/boot_id)",
             "printf '%s%08x\\n' \"${b%????????}\" \"$node\" > \"$d/boot_id\"",
             "mount --bind \"$d/boot_id\" /proc/sys/kernel/random/boot_id",
+            // and by its name: a UTS namespace of its own named node<K>, as its address is (MPICH pairs ranks by
+            // host name, ibsysstat reports it)
+            "hostname \"node$node\"",
             // /sys/class with the node's classes above the host's: an overlay, so everything else stays
             "mount -t overlay nicsim-class -o lowerdir=\"$sysfs/class\":/sys/class /sys/class 2>/dev/null || true",
             "exec \"$@\"");
@@ -127,7 +130,7 @@ public final class Attach {
         Path provider = ProviderBuild.get();
         List<String> cmd = new ArrayList<>();
         boolean root = "root".equals(System.getProperty("user.name"));
-        cmd.addAll(root ? List.of("unshare", "-m") : List.of("unshare", "-r", "-m"));
+        cmd.addAll(root ? List.of("unshare", "-m", "-u") : List.of("unshare", "-r", "-m", "-u"));
         cmd.addAll(List.of("sh", "-c", SETUP, "nicsim-attach", Integer.toString(node), sysfs.toString(),
                 hostsFile(socket).toString(), "env",
                 "SYSFS_PATH=" + sysfs,

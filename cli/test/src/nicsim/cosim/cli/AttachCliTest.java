@@ -49,11 +49,14 @@ class AttachCliTest {
         return pb;
     }
 
-    /** With no --socket, attach takes NICSIM_SOCKET (as a script run under attach has it) before its default. */
+    /**
+     * With no --socket, attach takes NICSIM_SOCKET (as a script run under attach has it) before its default; the
+     * program runs on a host named for its node.
+     */
     @Test
     void theSocketComesFromTheEnvironmentWhenNotGiven() throws Exception {
         ProcessBuilder pb = new ProcessBuilder("bash", SCRIPT.toString(), "attach", "--node", "1", "--",
-                "ibv_devinfo", "-l");
+                "sh", "-c", "echo host $(hostname); ibv_devinfo -l");
         pb.environment().put("NICSIM_LAUNCHER", launcher.toString());
         pb.environment().put("NICSIM_SOCKET", served.socket.toString());
         pb.redirectErrorStream(true);
@@ -62,6 +65,7 @@ class AttachCliTest {
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), out);
         assertEquals(0, p.exitValue(), out);
         assertTrue(out.contains("nicsim0"), "the program found the adapter of NICSIM_SOCKET's serve: " + out);
+        assertTrue(out.contains("host node1\n"), "node 1's host name: " + out);
     }
 
     /** A launcher-like parent opens fd 5 on a pipe (this test's stdout pipe); the program writes there. */
@@ -133,9 +137,10 @@ class AttachCliTest {
         cmd.addAll(attach(false, "--node", "rank", "--", dir.resolve("mpi-pingpong").toString()).command());
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().put("NICSIM_LAUNCHER", launcher.toString());
-        // every node shares this machine's hostname, so MPICH would pair its ranks by shared memory: not here
-        pb.environment().put("MPIR_CVAR_NOLOCAL", "1");
-        pb.environment().put("FI_PROVIDER", "verbs;ofi_rxm");
+        // as a user runs it: no MPIR_CVAR_NOLOCAL (each node is a host name of its own, so MPICH does not pair the
+        // ranks through shared memory) and libfabric's own choice of provider
+        pb.environment().remove("MPIR_CVAR_NOLOCAL");
+        pb.environment().remove("FI_PROVIDER");
         Path log = Files.createTempFile("mpich", ".log");
         Process p = pb.redirectOutput(log.toFile()).start();
         boolean done = p.waitFor(180, TimeUnit.SECONDS);
