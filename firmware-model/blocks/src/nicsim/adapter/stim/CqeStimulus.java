@@ -18,10 +18,19 @@ import nicsim.sim.Clocked;
  * writes. CQs are destroyed (their slot invalidated) and created in the next free slot of a sweep
  * round the writer's table with a new number, ring and vector, so that within a short run every slot
  * holds CQs that take completions, are armed and overflow. Now and then firmware reloads a CQ's context
- * on the very edge an arm for it is taken, so the configuration meets the event that arm raises.
+ * on the very edge an arm for it is taken, so the configuration meets the event that arm raises. A ring's base is a
+ * page (as a driver's is) or, one time in two, a CQE-aligned address or any byte (the writer takes any base).
+ *
+ * <p>Beside the random draw, {@link CqeCorners} runs its directed sequence on a CQ just created, at most once every
+ * {@link #CORNER_GAP} edges, in a slot of the table it has not visited in this lap round it: every slot has its
+ * turn before any has a second. Meanwhile the random part leaves the writer's configuration, completion and arm
+ * ports alone (it waits for its own inputs to be taken first), keeps reporting other CQs' consumer indexes and
+ * holds back its destroy-and-create.
  */
 public final class CqeStimulus implements Clocked {
     private static final int CQS = 12;
+    /** Edges from the start of one directed sequence to the earliest start of the next (one takes about 30). */
+    private static final int CORNER_GAP = 100;
 
     private final CqeWriter w;
     private final Random rnd;
@@ -38,12 +47,21 @@ public final class CqeStimulus implements Clocked {
     private DoorbellMsg armOut;
     private long armSn;
     private int sweep; // where the search for a free slot starts: it goes round the table
+    private final Random cornerRnd;
+    private final boolean[] visited; // slots a directed sequence has run in, this lap round the table
+    private int visits;
+    private int pending = -1;  // the CQ a directed sequence waits to start on (-1: none)
+    private int target = -1, partner = -1; // the CQs of the sequence running (T and O)
+    private ArrayDeque<CqeCorners.Step> corner = new ArrayDeque<>(); // its inputs not yet taken
+    private long edge, nextCorner;
 
     public CqeStimulus(CqeWriter writer, long seed) {
         this.w = writer;
         this.rnd = new Random(seed);
         this.entries = writer.config().cqEntries();
         if (entries < CQS) throw new IllegalArgumentException("cq.entries " + entries + " is below the stimulus' " + CQS + " CQs");
+        this.cornerRnd = new Random(seed * 0x9E37_79B9_7F4A_7C15L + 1);
+        this.visited = new boolean[entries];
         for (int i = 0; i < CQS; i++) {
             resetIn[i] = -1;
             create(i);
@@ -59,10 +77,13 @@ public final class CqeStimulus implements Clocked {
         while (slotTaken(slot)) slot = (slot + 1) % entries;
         sweep = (slot + 1) % entries;
         cqn[i] = (long) (1 + rnd.nextInt((1 << 24) / entries - 1)) * entries + slot;
-        base[i] = rnd.nextLong() & -(1L << 20) | (long) slot << 12; // anywhere in 64 bits
+        // anywhere in 64 bits: two CQs' rings (at most 2 KiB each) overlap with a chance of about 2^-45
+        long at = rnd.nextLong();
+        base[i] = switch (rnd.nextInt(4)) { case 0, 1 -> at & -4096L; case 2 -> at & -64L; default -> at; };
         logSize[i] = 2 + rnd.nextInt(4);
         vector[i] = rnd.nextInt(1 << 11);
         start(i);
+        if (pending < 0 && corner.isEmpty() && edge >= nextCorner && !visited[slot]) pending = i;
     }
 
     /**
@@ -96,11 +117,58 @@ public final class CqeStimulus implements Clocked {
     }
 
     private int of(long addr) {
-        for (int i = 0; i < CQS; i++) if (addr >= base[i] && addr < base[i] + (64L << logSize[i])) return i;
+        for (int i = 0; i < CQS; i++) if (Long.compareUnsigned(addr - base[i], 64L << logSize[i]) < 0) return i;
         return -1;
     }
 
+    /**
+     * Starts the directed sequence on CQ {@code t} with another CQ not waiting for a reload, if there is one
+     * (else the sequence is dropped), and sets the host's view of both to where the sequence leaves them.
+     */
+    private void startCorner(int t) {
+        int slot = (int) (cqn[t] & (entries - 1));
+        int o = (t + 1 + cornerRnd.nextInt(CQS - 1)) % CQS;
+        if (resetIn[t] >= 0 || resetIn[o] >= 0) return;
+        if (!visited[slot]) visits++;
+        visited[slot] = true;
+        if (visits == entries) {
+            java.util.Arrays.fill(visited, false);
+            visits = 0;
+        }
+        nextCorner = edge + CORNER_GAP;
+        target = t;
+        partner = o;
+        CqeCorners.Cq ct = new CqeCorners.Cq(cqn[t], base[t], logSize[t], vector[t], producer());
+        CqeCorners.Cq co = new CqeCorners.Cq(cqn[o], base[o], logSize[o], vector[o], producer());
+        // step 8's consumer index: step 5's with every bit inverted
+        CqeCorners.Cq t2 = ct.inverted(CqeCorners.reloadFor(~CqeCorners.solicitedArmAt(ct)));
+        corner = CqeCorners.sequence(cornerRnd, ct, co, t2, () -> (int) (armSn++ & 3));
+        // the host's view once the sequence is over: O reloaded empty after its one entry was written (that write
+        // still to count), T at its new base with two entries not consumed and four to be written
+        written[o] = co.pi();
+        consumed[o] = co.pi() + 1;
+        base[t] = t2.base();
+        vector[t] = t2.vector();
+        written[t] = t2.pi();
+        consumed[t] = t2.pi() + 2;
+        stalled[t] = stalled[o] = false;
+    }
+
+    /** A producer index to load, anywhere in its 24 bits and now and then just short of the wrap. */
+    private int producer() {
+        return cornerRnd.nextInt(4) == 0 ? 0xFFFFFF - cornerRnd.nextInt(8) : cornerRnd.nextInt(1 << 24);
+    }
+
     @Override public void drive() {
+        if (corner.isEmpty() && pending >= 0 && cqeOut == null && armOut == null && configs.isEmpty()) {
+            startCorner(pending);
+            pending = -1;
+        }
+        if (!corner.isEmpty() || pending >= 0) {
+            driveCorner();
+            return;
+        }
+        target = partner = -1;
         if (configs.isEmpty()) w.cqConfig().idle(); else w.cqConfig().push(configs.peekFirst());
         if (cqeOut == null && configs.isEmpty() && rnd.nextInt(100) < 45) {
             long[] d = new long[8];
@@ -131,10 +199,40 @@ public final class CqeStimulus implements Clocked {
         w.write().ready(rnd.nextInt(100) < 75);
     }
 
+    /**
+     * While a directed sequence waits or runs: its next input (once the random part's own inputs are taken; a
+     * configuration of the sequence after those of the random part), the host reporting other CQs' consumer
+     * indexes, the writes' back-pressure.
+     */
+    private void driveCorner() {
+        // an input offered stays offered until taken (the Stream contract): only a configuration step waits
+        CqeCorners.Step s = corner.peekFirst();
+        if (!configs.isEmpty()) w.cqConfig().push(configs.peekFirst());
+        else if (s != null && s.config() != null) w.cqConfig().push(s.config());
+        else w.cqConfig().idle();
+        CqeIn c = cqeOut != null ? cqeOut : s == null ? null : s.cqe();
+        if (c == null) w.cqe().idle(); else w.cqe().push(c);
+        DoorbellMsg m = armOut != null ? armOut : s == null ? null : s.arm();
+        if (m == null) w.arm().idle(); else w.arm().push(m);
+        int i = rnd.nextInt(CQS);
+        boolean mine = !corner.isEmpty() && (i == target || i == partner);
+        if (!mine && !stalled[i] && consumed[i] < written[i]) consumed[i] += 1 + rnd.nextInt(written[i] - consumed[i]);
+        if (!mine && rnd.nextInt(6) == 0) w.ci().push(new CqCi(cqn[i], consumed[i] & 0xFFFFFF)); else w.ci().idle();
+        w.write().ready(rnd.nextInt(100) < 75);
+    }
+
     @Override public void update() {
-        if (w.cqConfig().valid()) configs.pollFirst();
-        if (w.cqe().fire()) cqeOut = null;
-        if (w.arm().fire()) armOut = null;
+        edge++;
+        CqeCorners.Step s = corner.isEmpty() ? null : corner.peekFirst();
+        if (w.cqConfig().valid()) {
+            if (!configs.isEmpty()) configs.pollFirst(); else if (s != null && s.config() != null) corner.pollFirst();
+        }
+        if (w.cqe().fire()) {
+            if (cqeOut != null) cqeOut = null; else if (s != null && s.cqe() != null) corner.pollFirst();
+        }
+        if (w.arm().fire()) {
+            if (armOut != null) armOut = null; else if (s != null && s.arm() != null) corner.pollFirst();
+        }
         if (w.write().fire()) {
             int i = of(w.write().payload().addr());
             if (i >= 0) written[i]++;
@@ -156,7 +254,7 @@ public final class CqeStimulus implements Clocked {
         // and a program destroys a CQ now and then (one with no completion or arm on its way in) and creates another
         int j = rnd.nextInt(CQS);
         boolean busy = cqeOut != null && cqeOut.cqn() == cqn[j] || armOut != null && armOut.qpn() == cqn[j];
-        if (rnd.nextInt(60) == 0 && resetIn[j] < 0 && !busy) move(j);
+        if (rnd.nextInt(60) == 0 && resetIn[j] < 0 && !busy && corner.isEmpty() && pending < 0) move(j);
     }
 
     @Override public boolean active() { return true; }
