@@ -136,4 +136,27 @@ class SubnetToolsTest {
         String switchSl2vl = run(0, "smpquery", "sl2vl", String.valueOf(SWITCH_LID));
         has(switchSl2vl, "^ports: in  " + NODES + ", out  0: \\|( 0\\|){16}$");
     }
+
+    /**
+     * ibsysstat's own MAD class between two nodes: with `ibsysstat -S` serving on node 0, node 2 asks it for its
+     * host name (node 0's own, as attach names each node) and its CPUs.
+     */
+    @Test
+    void ibsysstatAsksAnotherNodeForItsNameAndCpus() throws Exception {
+        Run server = Programs.start(served, 0, false, "ibsysstat", "-S");
+        try {
+            String host = "";
+            for (int i = 0; i < 50 && !host.contains("node0"); i++) {
+                Thread.sleep(200); // until the server's agent is registered: before, the class is unclaimed
+                Run ask = Programs.start(served, 2, false, "ibsysstat", "1", "host");
+                ask.await(60);
+                host = ask.output();
+            }
+            assertTrue(host.contains("node0"), "node 0's host name:\n" + host + server.output());
+            has(run(2, "ibsysstat", "1", "cpu"), "^cpu 0: model ");
+        } finally {
+            server.process().destroy();
+            server.await(30);
+        }
+    }
 }
