@@ -35,12 +35,19 @@ class CephTest {
 
     @AfterEach
     void stop() throws Exception {
-        for (Run d : daemons) {
-            d.process().destroy(); // ceph-mon and ceph-osd shut down on SIGTERM
+        stopDaemons();
+        served.stop();
+    }
+
+    /** Stops the OSD, then the monitor: ceph-osd and ceph-mon shut down on SIGTERM. */
+    private void stopDaemons() throws Exception {
+        for (int i = daemons.size() - 1; i >= 0; i--) {
+            Run d = daemons.get(i);
+            d.process().destroy();
             if (!d.process().waitFor(30, TimeUnit.SECONDS)) d.process().destroyForcibly();
             d.await(30);
         }
-        served.stop();
+        daemons.clear();
     }
 
     private static boolean installed(String program) throws Exception {
@@ -147,6 +154,8 @@ class CephTest {
         assertTrue(node1.get("Firmware.packets_out") >= OBJECT_BYTES / 4096, "node 1's packets: " + node1.snapshot());
         assertTrue(served.log().contains("ceph-osd (pid ") && served.log().contains("opened node 1's adapter"),
                 served.log());
+        stopDaemons();
+        served.awaitReleased();
     }
 
     /** The last line of {@code out}, ignoring the messenger's warning that the memlock limit is not infinite. */
