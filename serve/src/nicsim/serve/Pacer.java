@@ -337,11 +337,6 @@ final class Pacer {
             if (inWait > 0 && now - p.lastRequestNanos >= SPIN_NANOS) return Activity.SPINS;
             return spinning(p, now) ? Activity.SPINS : Activity.RUNS;
         }
-        // it owes its peer an answer with every thread asleep: Ceph's monitor reads the REQ, makes its QP, and accepts
-        // from its event loop, its threads asleep on each other's locks and events between (docs/attach.md R16); time
-        // ran on under it to the client's REQ timeout. It holds, its waits answered as they stand so that none keeps
-        // the others off a lock, up to ANSWER_NANOS of wall time, as for a program computing its answer
-        if (cm.answerOwed(p, now, ANSWER_NANOS)) return open > 0 ? Activity.CUT : Activity.RUNS;
         // a driver of a whole function asleep outside its requests (writing its output, say) still holds time: it
         // moves only through the driver's WAITs and MMIO reads, so its run repeats to the picosecond
         if (open == 0 && p.drivesFunction()) return Activity.RUNS;
