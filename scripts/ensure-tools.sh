@@ -9,7 +9,7 @@
 #           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
 #           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, python3-pyverbs with
 #           rdma-core's tests), perftest, qperf, UCX's tools, Open MPI, fio, libfabric's tools, MPICH, dapl,
-#           tgt and libiscsi-bin
+#           tgt and libiscsi-bin, ibacm, Ceph's monitor, OSD and clients
 #   --vm    QEMU (qemu-system-x86, TCG: no /dev/kvm needed), a static busybox, cpio and socat, to boot test
 #           guests whose kernel reaches the adapter through nicsim-qemu-remote (libnicsim/qemu)
 #   --kernel  what building the kernel driver needs (./mill kernel.module): Debian's linux-headers for
@@ -66,6 +66,11 @@ if [ "$need_rdma" = 1 ]; then
   command -v dapltest >/dev/null 2>&1 || missing+=(dapl2-utils)
   command -v tgtd >/dev/null 2>&1 || missing+=(tgt)
   command -v iscsi-test-cu >/dev/null 2>&1 || missing+=(libiscsi-bin)
+  # ibacm's address and route service; Ceph's async+rdma messenger (a monitor, a memstore OSD, rados)
+  command -v ibacm >/dev/null 2>&1 || missing+=(ibacm)
+  command -v ceph-mon >/dev/null 2>&1 || missing+=(ceph-mon)
+  command -v ceph-osd >/dev/null 2>&1 || missing+=(ceph-osd)
+  command -v rados >/dev/null 2>&1 || missing+=(ceph-common)
 fi
 if [ "$need_vm" = 1 ]; then
   command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)

@@ -159,4 +159,30 @@ class SubnetToolsTest {
             server.await(30);
         }
     }
+
+    /**
+     * ibacm, the address and route service, on node 1, and ib_acme asking it for a path by LID and by GID (its SA
+     * query through the port's umad). ibacm writes /etc/rdma, /var/log and /run as on any host: the program's own
+     * mount namespace (attach's) holds them, so nothing of the host's is touched.
+     */
+    @Test
+    void ibacmAnswersIbAcmeWithAPathTheSaVerified() throws Exception {
+        assumeTrue(new ProcessBuilder("sh", "-c", "command -v ibacm").start().waitFor() == 0,
+                "ibacm is not installed (apt-get install -y ibacm)");
+        String out = run(1, "sh", "-c", String.join("\n",
+                "d=$(mktemp -d); cp -a /etc/rdma/. \"$d\"/ 2>/dev/null",
+                "mkdir -p /etc/rdma; mount --bind \"$d\" /etc/rdma",
+                "mount -t tmpfs nicsim-log /var/log && mount -t tmpfs nicsim-run /run",
+                "ibacm -P & acm=$!",
+                "for i in $(seq 100); do [ -S /run/ibacm-unix.sock ] && break; sleep 0.2; done",
+                "ib_acme -f l -d 1 -s 2 -v; r1=$?",
+                "ib_acme -f g -d fe80::1 -s fe80::2; r2=$?",
+                "kill $acm; wait $acm",
+                "echo \"STATUS=$r1,$r2\""));
+        has(out, "^STATUS=0,0$");
+        has(out, "^SA verification: success$");
+        assertEquals(2, count(out, "^return status 0x0$"), out);
+        assertEquals(2, count(out, "^\\s+dlid: 1$"), out);
+        assertEquals(2, count(out, "^\\s+slid: 2$"), out);
+    }
 }
