@@ -34,7 +34,10 @@ public final class Driver {
     private final long eqRing;
     private int eqConsumer;
     private final Cmd.HcaCap caps;
-    /** The handlers of each MSI-X vector: vector 0's (the event queue's) and those reserved stay alone; CQs share the rest. */
+    /**
+     * The handlers of each MSI-X vector: vector 0's (the event queue's) and those reserved stay alone; CQs share the
+     * rest.
+     */
     private final Map<Integer, List<IntConsumer>> vectors = new HashMap<>();
     private final java.util.Set<Integer> reserved = new java.util.HashSet<>();
     private long fills;
@@ -153,7 +156,10 @@ public final class Driver {
     /** Implicit ODP pages nothing was mapped at. */
     private long implicitMisses;
 
-    /** An on-demand MR as the driver must know it to invalidate its pages: PD, lkey, its host range and the address the adapter knows it by. */
+    /**
+     * An on-demand MR as the driver must know it to invalidate its pages: PD, lkey, its host range and the address the
+     * adapter knows it by.
+     */
     public record OdpRegion(long pd, long lkey, long addr, long length, long iova) {}
 
     private final java.util.List<OdpRegion> odp = new java.util.ArrayList<>();
@@ -283,7 +289,10 @@ public final class Driver {
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(v).putInt(0).array());
     }
 
-    /** BAR0 offset of a UAR page's send doorbell (BlueFlame register 0), from the BAR layout the device's profile documents. */
+    /**
+     * BAR0 offset of a UAR page's send doorbell (BlueFlame register 0), from the BAR layout the device's profile
+     * documents.
+     */
     public long sendDoorbell(int uar) { return uarPage(uar) + nicsim.abi.UarLayout.BF_OFFSET; }
 
     /** BAR0 offset of a UAR page's CQ doorbell. */

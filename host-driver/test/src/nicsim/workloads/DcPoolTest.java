@@ -7,7 +7,10 @@ import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
-/** The DCI-pool warning of docs/sources.md#dc-transport, measured: too few DCIs for the targets and every write needs a connect. */
+/**
+ * The DCI-pool warning of docs/sources.md#dc-transport, measured: too few DCIs for the targets and every write needs a
+ * connect.
+ */
 class DcPoolTest {
     static DcPool.Outcome run(int dcis) {
         return DcPool.run(new World(9, Profiles.load("cx-gen3x16"), 5, Faults.NONE), dcis, 8, 160, 64);

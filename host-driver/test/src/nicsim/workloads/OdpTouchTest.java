@@ -7,7 +7,10 @@ import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
-/** The on-demand paging study: first touch pays every page's fault and an RNR wait; once warm, an on-demand MR costs what a pinned one does. */
+/**
+ * The on-demand paging study: first touch pays every page's fault and an RNR wait; once warm, an on-demand MR costs
+ * what a pinned one does.
+ */
 class OdpTouchTest {
     @Test
     void firstTouchPaysEachPageThenMatchesPinned() {

@@ -39,7 +39,10 @@ class WorkloadsTest {
         if (name.endsWith("pingpong")) assertTrue(text.toString().contains("usec/iter"), text.toString());
     }
 
-    /** Over a lossy fabric the RC programs recover and still check every byte; ud_pingpong, as rdma-core's, cannot, and says why. */
+    /**
+     * Over a lossy fabric the RC programs recover and still check every byte; ud_pingpong, as rdma-core's, cannot, and
+     * says why.
+     */
     @ParameterizedTest
     @CsvSource({"rc_pingpong", "write_bw", "write_lat", "send_bw", "send_lat", "read_bw", "read_lat", "atomic_bw", "ud_pingpong"})
     void underLossReliableProgramsRecoverAndUdSaysWhatWasLost(String name) {
@@ -52,7 +55,10 @@ class WorkloadsTest {
         else assertTrue(r.ok(), r.errors() + "\n" + b);
     }
 
-    /** Messages spread over QPs round robin: every byte lands where it should, receives on each QP, atomics not lost between QPs. */
+    /**
+     * Messages spread over QPs round robin: every byte lands where it should, receives on each QP, atomics not lost
+     * between QPs.
+     */
     @ParameterizedTest
     @CsvSource({"write_bw,1", "write_bw,7", "write_bw,150", "send_bw,3", "send_bw,40", "read_bw,5", "atomic_bw,3"})
     void bandwidthOverManyQpsChecksEveryByte(String name, int qps) {
@@ -64,7 +70,8 @@ class WorkloadsTest {
     }
 
     static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> everyWorkloadOnEveryProfile() {
-        return nicsim.profile.Profiles.BUILTIN.stream().flatMap(p -> Workloads.NAMES.stream().filter(w -> !w.equals("pairs_write_bw"))
+        return nicsim.profile.Profiles.BUILTIN.stream()
+                .flatMap(p -> Workloads.NAMES.stream().filter(w -> !w.equals("pairs_write_bw"))
                 .map(w -> org.junit.jupiter.params.provider.Arguments.of(w, p)));
     }
 
