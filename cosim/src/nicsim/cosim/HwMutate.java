@@ -160,15 +160,17 @@ public final class HwMutate {
         if (Files.isRegularFile(list) && Files.isRegularFile(file))
             return new Netlist(Files.readAllLines(list), file, true);
         List<String> made = mutations(dir, top, count, seed, what, selection);
-        Path work = Files.createTempDirectory(dir, "netlist-");
-        writeAll(dir, top, made, work.resolve(file.getFileName()));
-        Files.write(work.resolve(list.getFileName()), made);
-        Files.createDirectories(cache.getParent());
-        try { // another process may have made it meanwhile: same inputs, same files, either copy will do
+        // made beside its place in the cache, so the move into place is a rename (/tmp may be another file system)
+        Path work = Files.createTempDirectory(Files.createDirectories(cache.getParent()), ".netlist-");
+        try {
+            writeAll(dir, top, made, work.resolve(file.getFileName()));
+            Files.write(work.resolve(list.getFileName()), made);
             Files.move(work, cache, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
+            // another process may have made it meanwhile: same inputs, same files, either copy will do
             if (!Files.isRegularFile(file)) throw e;
-            HwCost.deleteTree(work);
+        } finally {
+            if (Files.exists(work)) HwCost.deleteTree(work);
         }
         return new Netlist(made, file, false);
     }
