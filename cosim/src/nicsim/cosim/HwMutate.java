@@ -153,8 +153,8 @@ public final class HwMutate {
      */
     static Netlist netlist(Path dir, String top, int count, long seed, String what, String selection)
             throws IOException, InterruptedException {
-        String key = sha256(Files.readString(dir.resolve(top + ".v")), Integer.toString(count), Long.toString(seed),
-                selection, yosysVersion());
+        String key = sha256(NativeBuild.withoutRepoHash(Files.readString(dir.resolve(top + ".v"))),
+                Integer.toString(count), Long.toString(seed), selection, yosysVersion());
         Path cache = cacheRoot().resolve("mutate").resolve(top + "-" + key.substring(0, 24));
         Path list = cache.resolve("mutations.txt"), file = cache.resolve(top + "_mutants.v");
         if (Files.isRegularFile(list) && Files.isRegularFile(file))

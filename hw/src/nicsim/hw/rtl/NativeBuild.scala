@@ -201,7 +201,7 @@ object NativeBuild {
       val reset = Option(top.clockDomain.reset).map(_.getName())
       val verilog = Files.readString(gen.resolve(module + ".v"))
       val wrapper = wrapperSource(module, clock, reset, inPorts, outPorts, coverage)
-      val key = hash(Seq(verilog, wrapper, cxxFlags(coverage).mkString(" "), verilatorVersion) ++
+      val key = hash(Seq(withoutRepoHash(verilog), wrapper, cxxFlags(coverage).mkString(" "), verilatorVersion) ++
         (if (coverage) CoverageFlags else Nil) ++ quickKey(coverage): _*)
       val lib = cached(s"$module-$key", s"lib$module.so") { work =>
         Files.writeString(work.resolve(module + ".v"), verilog)
@@ -212,6 +212,12 @@ object NativeBuild {
       new Compiled(name, lib, ins, outs, coverage)
     } finally deleteTree(gen)
   }
+
+  /**
+   * `verilog` without the header line SpinalHDL writes with the repository's commit (`// Git hash  : ...`):
+   * a cache key over it would change with every commit, and CI would rebuild every block on each one.
+   */
+  def withoutRepoHash(verilog: String): String = verilog.replaceFirst("(?m)^// Git hash .*\\R", "")
 
   /** Verilator's command for module `top` of `sources`: C++ into `obj`, classes prefixed V<top>. */
   private def verilate(sources: Seq[String], top: String, coverage: Boolean): Seq[String] =
