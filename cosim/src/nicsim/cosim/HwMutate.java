@@ -113,20 +113,22 @@ public final class HwMutate {
         try {
             long t0 = System.nanoTime();
             String top = VerilogFile.write(pair.rtl(), dir);
-            List<String> list = mutations(dir, top, count, seed, block);
-            writeAll(dir, top, list, dir.resolve("mutants.v"));
+            Netlist n = netlist(dir, top, count, seed, block, "");
+            List<String> list = n.mutations();
+            long t1 = System.nanoTime();
             List<PortWires.Wire> wires = ProveContract.wires(profile, block);
-            NativeBuild.Compiled rtl = NativeBuild.compileVerilog(pair.rtlName(), pair.rtl(),
-                    List.of(dir.resolve("mutants.v")), top,
+            NativeBuild.Compiled rtl = NativeBuild.compileVerilog(pair.rtlName(), pair.rtl(), List.of(n.file()), top,
                     wires.stream().filter(PortWires.Wire::input).map(PortWires.Wire::name).toList(),
                     wires.stream().filter(w -> !w.input()).map(PortWires.Wire::name).toList(), false,
-                    Map.of(SELECT, selectWidth(list.size())));
+                    Map.of(SELECT, selectWidth(list.size())), true); // quick: a short stimulus a mutant
             double build = (System.nanoTime() - t0) / 1e9;
+            progress.accept(String.format("netlist of %d mutants: Yosys %.1f s%s, Verilator and g++ %.1f s",
+                    list.size(), (t1 - t0) / 1e9, n.cached() ? " (cached)" : "", (System.nanoTime() - t1) / 1e9));
             // the netlist Yosys writes back, unmutated, must agree with the twin: else a kill means nothing
             String base = RtlInLoop.lockstep(profile, block, rtl, new long[] {0}, cycles, seed);
             if (base != null)
                 throw new IllegalStateException("Yosys's netlist of " + block + " already differs: " + base);
-            long t1 = System.nanoTime();
+            long t2 = System.nanoTime();
             List<Mutant> out = new ArrayList<>();
             for (int i = 0; i < list.size(); i++) {
                 String d = RtlInLoop.lockstep(profile, block, rtl, new long[] {i + 1}, cycles, seed);
@@ -134,10 +136,66 @@ public final class HwMutate {
                 out.add(r);
                 progress.accept(String.format("mutant %d/%d %s: %s", i + 1, list.size(), r.fate(), r.mutation()));
             }
-            double each = list.isEmpty() ? 0 : (System.nanoTime() - t1) / 1e9 / list.size();
+            double each = list.isEmpty() ? 0 : (System.nanoTime() - t2) / 1e9 / list.size();
             return new Report(block, out, build, each, equivalents(top));
         } finally {
             HwCost.deleteTree(dir);
+        }
+    }
+
+    /** Yosys's mutations of a module and the netlist holding them all; {@code cached}: found, not made. */
+    record Netlist(List<String> mutations, Path file, boolean cached) {}
+
+    /**
+     * {@link #mutations} and {@link #writeAll} of module {@code top} (its Verilog in {@code dir}), cached under
+     * {@code NICSIM_CACHE/mutate} by a hash of the Verilog, the count, seed and selection and Yosys's version:
+     * Yosys elaborates a large block for tens of seconds, twice, and the same inputs give the same netlist.
+     */
+    static Netlist netlist(Path dir, String top, int count, long seed, String what, String selection)
+            throws IOException, InterruptedException {
+        String key = sha256(NativeBuild.withoutRepoHash(Files.readString(dir.resolve(top + ".v"))),
+                Integer.toString(count), Long.toString(seed), selection, yosysVersion());
+        Path cache = cacheRoot().resolve("mutate").resolve(top + "-" + key.substring(0, 24));
+        Path list = cache.resolve("mutations.txt"), file = cache.resolve(top + "_mutants.v");
+        if (Files.isRegularFile(list) && Files.isRegularFile(file))
+            return new Netlist(Files.readAllLines(list), file, true);
+        List<String> made = mutations(dir, top, count, seed, what, selection);
+        // made beside its place in the cache, so the move into place is a rename (/tmp may be another file system)
+        Path work = Files.createTempDirectory(Files.createDirectories(cache.getParent()), ".netlist-");
+        try {
+            writeAll(dir, top, made, work.resolve(file.getFileName()));
+            Files.write(work.resolve(list.getFileName()), made);
+            Files.move(work, cache, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            // another process may have made it meanwhile: same inputs, same files, either copy will do
+            if (!Files.isRegularFile(file)) throw e;
+        } finally {
+            if (Files.exists(work)) HwCost.deleteTree(work);
+        }
+        return new Netlist(made, file, false);
+    }
+
+    /** Where nicsim keeps what it builds once: NICSIM_CACHE, else ~/.cache/nicsim. */
+    static Path cacheRoot() {
+        String env = System.getenv("NICSIM_CACHE");
+        return env != null && !env.isEmpty() ? Path.of(env) : Path.of(System.getProperty("user.home"), ".cache",
+                "nicsim");
+    }
+
+    private static String yosysVersion() throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("yosys", "-V").redirectErrorStream(true).start();
+        String v = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        if (p.waitFor() != 0) throw new IOException("yosys -V failed: " + v);
+        return v;
+    }
+
+    private static String sha256(String... parts) {
+        try {
+            var md = java.security.MessageDigest.getInstance("SHA-256");
+            for (String s : parts) md.update((s + "\u0000").getBytes(StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(md.digest());
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 

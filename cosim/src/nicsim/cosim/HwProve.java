@@ -182,9 +182,9 @@ public final class HwProve {
             ProveContract.Wrapper w = ProveContract.wrapper(block, d.top(), ProveContract.wires(profile, block), true);
             List<Group> groups = groups(block, true, w.properties());
             for (ProveContract.Property p : w.properties()) broken.put(p.label(), null);
-            List<String> mutations = HwMutate.mutations(dir, d.top(), count, seed, block, HwMutate.HANDSHAKES);
-            Path all = dir.resolve("mutants.v");
-            HwMutate.writeAll(dir, d.top(), mutations, all);
+            HwMutate.Netlist netlist = HwMutate.netlist(dir, d.top(), count, seed, block, HwMutate.HANDSHAKES);
+            List<String> mutations = netlist.mutations();
+            Path all = netlist.file();
             int width = HwMutate.selectWidth(mutations.size());
             Files.writeString(dir.resolve("wrapper.sv"), withSelect(w.text(), width));
             List<Path> dut = stage(new Design(List.of(all), d.top(), true), dir);

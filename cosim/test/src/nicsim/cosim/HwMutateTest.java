@@ -29,12 +29,18 @@ class HwMutateTest {
         List<String> progress = new ArrayList<>();
         HwMutate.Report r = HwMutate.run(profile, "doorbell", 3, 1, 10_000, progress::add);
         assertEquals(3, r.mutants().size());
-        assertEquals(3, progress.size());
+        assertEquals(4, progress.size(), "the build, then each mutant: " + progress);
+        assertTrue(progress.get(0).startsWith("netlist of 3 mutants: Yosys "), progress.get(0));
         assertTrue(r.killed() >= 2, "the lockstep kills a mutant that changes the block: " + r.mutants());
         assertEquals((double) r.killed() / r.mutants().size(), r.score(), 1e-9);
 
         String top = VerilogFile.write(BlockPairs.get(profile, "doorbell").rtl(), dir);
         List<String> alone = HwMutate.mutations(dir, top, 3, 1, "doorbell");
+        // Yosys's netlist of the run is kept by its inputs: asked again, it is found, with the same mutants
+        HwMutate.Netlist again = HwMutate.netlist(dir, top, 3, 1, "doorbell", "");
+        assertTrue(again.cached(), "the netlist of the run above is cached: " + again.file());
+        assertEquals(alone, again.mutations());
+        assertTrue(java.nio.file.Files.readString(again.file()).contains(HwMutate.SELECT), "the netlist's select");
         for (int i = 0; i < 3; i++) {
             HwMutate.Mutant m = r.mutants().get(i);
             assertEquals(alone.get(i), m.mutation(), "the same mutants, in the same order");

@@ -29,6 +29,20 @@ object NativeBuild {
   private val CxxFlags = cxxFlags(false)
 
   /**
+   * The flags of one C++ file of a quick build: a coverage build or a netlist of mutants runs a short
+   * stimulus, and g++ at -O2 on its Verilated C++ (18 MB for WqeFetcher with coverage) takes minutes.
+   * There the model's code is compiled at -O1 (half of -O2's compile time), and Verilator's `__Slow`
+   * files (construction, initial values, the coverage points' declarations: run once) at -O0 (a third).
+   * A plain build keeps -O2 throughout: whole workloads run on it.
+   */
+  private def fileFlags(coverage: Boolean, quick: Boolean, file: String): Seq[String] =
+    if (!quick) cxxFlags(coverage)
+    else cxxFlags(coverage).map(f => if (f != "-O2") f else if (file.endsWith("__Slow.cpp")) "-O0" else "-O1")
+
+  /** What a quick build adds to its cache key (a plain build's key stays what it was: its libraries stay valid). */
+  private def quickKey(quick: Boolean): Seq[String] = if (quick) Seq("quick: -O1, __Slow files -O0") else Nil
+
+  /**
    * Verilator's flags for a coverage build: line coverage (each statement block and each arm of an
    * if or case) and toggle coverage (each bit of each signal, counted each time it changes); user coverage
    * (SystemVerilog cover properties) is left out, nicsim's blocks have none.
@@ -82,17 +96,26 @@ object NativeBuild {
   def compileVerilog(name: String, make: Supplier[Component], files: java.util.List[Path], top: String,
                      inputs: java.util.List[String], outputs: java.util.List[String],
                      coverage: Boolean): Compiled =
-    compileVerilog(name, make, files, top, inputs, outputs, coverage, java.util.Map.of[String, Integer]())
+    compileVerilog(name, make, files, top, inputs, outputs, coverage, java.util.Map.of[String, Integer](), false)
+
+  /** As below, a quick build (see [[fileFlags]]) when `coverage`. */
+  def compileVerilog(name: String, make: Supplier[Component], files: java.util.List[Path], top: String,
+                     inputs: java.util.List[String], outputs: java.util.List[String],
+                     coverage: Boolean, extra: java.util.Map[String, Integer]): Compiled =
+    compileVerilog(name, make, files, top, inputs, outputs, coverage, extra, false)
 
   /**
    * As above, where module `top` also has the input ports `extra` (name to width, at most 64 bits,
    * in record order after `inputs`): ports beyond the block's contract, such as the select of a
    * netlist holding many mutants (Yosys `mutate -ctrl`), which each record drives like the others.
+   * With `quick` (or `coverage`) the C++ is compiled for a short stimulus, not a whole workload ([[fileFlags]]).
    */
   def compileVerilog(name: String, make: Supplier[Component], files: java.util.List[Path], top: String,
                      inputs: java.util.List[String], outputs: java.util.List[String],
-                     coverage: Boolean, extra: java.util.Map[String, Integer]): Compiled = synchronized {
+                     coverage: Boolean, extra: java.util.Map[String, Integer],
+                     quick: Boolean): Compiled = synchronized {
     Toolchain.requireRtl()
+    val q = quick || coverage
     val more = extra.asScala.toSeq.map { case (n, w) =>
       if (w < 1 || w > 64) throw new IllegalArgumentException(s"extra input $n: width $w must be 1 to 64")
       n -> w.intValue
@@ -116,7 +139,8 @@ object NativeBuild {
       val wrapper = wrapperSource(top, clock, reset, ins.map(n => n -> ios(n)._2) ++ more,
         outs.map(n => n -> ios(n)._2), coverage)
       val parts = sources.map { case (n, t) => n + "\u0000" + t } ++
-        Seq(top, wrapper, cxxFlags(coverage).mkString(" "), verilatorVersion) ++ (if (coverage) CoverageFlags else Nil)
+        Seq(top, wrapper, cxxFlags(coverage).mkString(" "), verilatorVersion) ++
+        (if (coverage) CoverageFlags else Nil) ++ quickKey(q)
       val key = hash(parts: _*)
       val lib = cached(s"own-$top-$key", s"lib$top.so") { work =>
         for ((n, t) <- sources) Files.writeString(work.resolve(n), t)
@@ -129,7 +153,7 @@ object NativeBuild {
         }
         checkPorts(name, top, Files.readString(work.resolve("obj").resolve(s"V$top.h")), ios, clock, reset)
         Files.writeString(work.resolve("wrapper.cpp"), wrapper)
-        link(work, top, coverage)
+        link(work, top, coverage, q)
       }
       new Compiled(name, lib, ins ++ more.map(_._1), outs, coverage)
     } finally deleteTree(gen)
@@ -177,30 +201,55 @@ object NativeBuild {
       val reset = Option(top.clockDomain.reset).map(_.getName())
       val verilog = Files.readString(gen.resolve(module + ".v"))
       val wrapper = wrapperSource(module, clock, reset, inPorts, outPorts, coverage)
-      val key = hash(Seq(verilog, wrapper, cxxFlags(coverage).mkString(" "), verilatorVersion) ++
-        (if (coverage) CoverageFlags else Nil): _*)
+      val key = hash(Seq(withoutRepoHash(verilog), wrapper, cxxFlags(coverage).mkString(" "), verilatorVersion) ++
+        (if (coverage) CoverageFlags else Nil) ++ quickKey(coverage): _*)
       val lib = cached(s"$module-$key", s"lib$module.so") { work =>
         Files.writeString(work.resolve(module + ".v"), verilog)
         Files.writeString(work.resolve("wrapper.cpp"), wrapper)
         exec(work, verilate(Seq(s"$module.v"), module, coverage))
-        link(work, module, coverage)
+        link(work, module, coverage, coverage)
       }
       new Compiled(name, lib, ins, outs, coverage)
     } finally deleteTree(gen)
   }
+
+  /**
+   * `verilog` without the header line SpinalHDL writes with the repository's commit (`// Git hash  : ...`):
+   * a cache key over it would change with every commit, and CI would rebuild every block on each one.
+   */
+  def withoutRepoHash(verilog: String): String = verilog.replaceFirst("(?m)^// Git hash .*\\R", "")
 
   /** Verilator's command for module `top` of `sources`: C++ into `obj`, classes prefixed V<top>. */
   private def verilate(sources: Seq[String], top: String, coverage: Boolean): Seq[String] =
     Seq("verilator", "--cc") ++ sources ++ Seq("--top-module", top, "--prefix", "V" + top, "--Mdir", "obj",
       "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style") ++ (if (coverage) CoverageFlags else Nil)
 
-  /** Links `obj`'s Verilated C++, `wrapper.cpp` and Verilator's runtime into lib<top>.so in `work`. */
-  private def link(work: Path, top: String, coverage: Boolean): Unit = {
-    val objs = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString)
-      .filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _)
-    exec(work, Seq("g++", "-shared") ++ cxxFlags(coverage) ++
-      Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd") ++
-      objs ++ Seq("wrapper.cpp", runtime(coverage).toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$top.so"))
+  /**
+   * Compiles `obj`'s Verilated C++ and `wrapper.cpp`, a g++ per file on every core (a large block is
+   * some twenty files, which one g++ would compile one after another), and links them with Verilator's
+   * runtime into lib<top>.so in `work`.
+   */
+  private def link(work: Path, top: String, coverage: Boolean, quick: Boolean): Unit = {
+    val srcs = Files.list(work.resolve("obj")).iterator().asScala.map(_.getFileName.toString)
+      .filter(_.endsWith(".cpp")).toSeq.sorted.map("obj/" + _) :+ "wrapper.cpp"
+    val include = Seq("-Iobj", s"-I$verilatorInclude", s"-I$verilatorInclude/vltstd")
+    val pool = java.util.concurrent.Executors.newFixedThreadPool(Runtime.getRuntime.availableProcessors())
+    try {
+      val jobs = srcs.map { src =>
+        pool.submit(new java.util.concurrent.Callable[String] {
+          def call(): String = {
+            val obj = src.stripSuffix(".cpp") + ".o"
+            exec(work, Seq("g++", "-c") ++ fileFlags(coverage, quick, src) ++ include ++ Seq(src, "-o", obj))
+            obj
+          }
+        })
+      }
+      val objs = jobs.map { j =>
+        try j.get() catch { case e: java.util.concurrent.ExecutionException => throw e.getCause }
+      }
+      exec(work, Seq("g++", "-shared") ++ objs ++
+        Seq(runtime(coverage).toString, "-Wl,-Bsymbolic", "-pthread", "-o", s"lib$top.so"))
+    } finally pool.shutdownNow()
   }
 
   /** The C entry points of one block: make (reset applied), free, run a batch of records. */
