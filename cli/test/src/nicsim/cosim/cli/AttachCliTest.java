@@ -149,10 +149,10 @@ class AttachCliTest {
         assertTrue(done && p.exitValue() == 0, "mpiexec.mpich:\n" + out + "\n--- serve:\n" + served.log());
         assertTrue(out.contains("1 MiB, 3 rounds each; allreduce over 2 ranks; 0 wrong"), out);
         served.awaitReleased();
+        // each node's table of queue pairs, once serve has printed it whole (it prints row by row)
         for (int r = 0; r < 2; r++)
-            assertTrue(Pattern.compile("mpi-pingpong \\(pid \\d+\\) on node " + r
-                    + " exited[^\\n]*\\n[^\\n]*\\n[^\\n]*\\n(\\s+0x[^\\n]*\\n)*?"
-                    + "\\s+0x\\p{XDigit}+\\s+RC\\s+\\d+\\s+[1-9]")
-                    .matcher(served.log()).find(), "node " + r + " sent over RC:\n" + served.log());
+            Programs.waitFor(served::log, Pattern.compile("mpi-pingpong \\(pid \\d+\\) on node " + r
+                    + " exited[^\\n]*\\n[^\\n]*\\n[^\\n]*\\n(?:\\s+0x[^\\n]*\\n)*?"
+                    + "\\s+0x\\p{XDigit}+\\s+(RC)\\s+\\d+\\s+[1-9]"), 30);
     }
 }
