@@ -180,7 +180,14 @@ public final class Server implements AutoCloseable {
     /** Times simulated time moved because a program had been away from verbs for the grace time. */
     public long graceAdvances() { return pacer.graceAdvances; }
     /** Device contexts attached now. */
-    public synchronized int attached() { return ends.size(); }
+    public synchronized int attached() { return ends.size() + ending + pending; }
+
+    /**
+     * Connections whose end is being handled (their objects released, their program's report printed), and
+     * programs whose report waits for a user context: attached() counts both, so a reader of the log after it
+     * reaches 0 finds every report whole.
+     */
+    private int ending, pending;
 
     /**
      * What the server holds for programs now, by kind (socket connections, device contexts, programs, event
@@ -579,7 +586,18 @@ public final class Server implements AutoCloseable {
     private void end(Connection c, String how) {
         c.close();
         End gone;
-        synchronized (this) { gone = ends.remove(c); }
+        synchronized (this) {
+            gone = ends.remove(c);
+            ending++; // attached() counts it until its report is out: a reader of the log then sees it whole
+        }
+        try {
+            ended(gone, how);
+        } finally {
+            synchronized (this) { ending--; }
+        }
+    }
+
+    private void ended(End gone, String how) {
         Session s = gone.session();
         gone.program().leaves(s, gone.fd());
         if (gone.program().detached()) programs.remove(gone.program().pid);
@@ -599,14 +617,18 @@ public final class Server implements AutoCloseable {
         // a C driver's user context may close after its libibverbs session (the process's two sockets, taken in
         // either order): its QPs, destroyed then, belong in the report, which waits for it
         pendingReports.computeIfAbsent(p, k -> new ArrayList<>()).add(() -> report.ended(s, p, how));
+        synchronized (this) { pending = pendingReports.size(); }
         reportIfClosed(p);
     }
 
     /** Reports {@code p}'s ended session once none of its user contexts is open any more. */
     private void reportIfClosed(Program p) {
         for (PciDevice d : p.devices.values()) if (d.user != null) return;
-        List<Runnable> r = pendingReports.remove(p);
-        if (r != null) r.forEach(Runnable::run);
+        List<Runnable> r = pendingReports.get(p);
+        if (r == null) return;
+        r.forEach(Runnable::run);
+        pendingReports.remove(p);
+        synchronized (this) { pending = pendingReports.size(); }
     }
 
     /**
@@ -660,6 +682,7 @@ public final class Server implements AutoCloseable {
         pci.close();
         for (List<Runnable> r : pendingReports.values()) r.forEach(Runnable::run); // their contexts went with pci
         pendingReports.clear();
+        synchronized (this) { pending = 0; }
         transport.close();
         if (recorder != null) {
             try {
