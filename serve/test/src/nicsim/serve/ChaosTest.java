@@ -66,7 +66,7 @@ class ChaosTest {
             System.out.println("ChaosTest: " + what + ": " + how);
             awaitNothingHeld(what + ": " + how);
             // serve lets a context go before the adapter has run its destroys (simulated time): they end soon after
-            waitFor(() -> settled(states(), start, fresh), 30);
+            Programs.waitUntil(() -> settled(states(), start, fresh), 30);
             List<String> now = states();
             for (int n = 0; n < now.size(); n++) { // a node reset by a fault is brought up again by its next program
                 String ok = start.get(n) + ", " + fresh.get(n) + " (reset, up again, no RDMA CM yet) or " + DOWN
@@ -84,7 +84,7 @@ class ChaosTest {
         pingpong(false, port++, 50);
         rping(port++);
         awaitNothingHeld("after the storm");
-        waitFor(() -> states().equals(start), 30);
+        Programs.waitUntil(() -> states().equals(start), 30);
         assertEquals(objects, objects(), "each adapter holds what it held before the storm");
         assertArrayEquals(memory, memory(), "the host memory allocated for programs is all back");
         assertEquals(sockets, sockets(), "serve's sockets: none left of the storm");
@@ -116,7 +116,7 @@ class ChaosTest {
         }
         Run s = start(c, server, srv);
         if (kind < 2) Programs.awaitListening(s, port);
-        else waitFor(() -> served.log().contains("port " + port), 30);
+        else Programs.waitUntil(() -> served.log().contains("port " + port), 30);
         wire.storm(r, 1 + r.nextInt(3));
         Run k = start(c, client, cli);
         long delay = switch (phase) {
@@ -126,7 +126,7 @@ class ChaosTest {
         };
         boolean stuck = false;
         if (delay >= 0) Thread.sleep(delay);
-        else stuck = !waitFor(() -> k.output().matches("(?s).*(bytes in|BW average|\\d{2,} +\\d+ +[0-9.]+|"
+        else stuck = !Programs.waitUntil(() -> k.output().matches("(?s).*(bytes in|BW average|\\d{2,} +\\d+ +[0-9.]+|"
                 + "ping data: rdma-ping-39).*") || !k.process().isAlive(), 30);
         wire.storm(r, r.nextInt(3));
         List<Run> dead = victim == 0 ? List.of(s) : victim == 1 ? List.of(k) : List.of(s, k);
@@ -156,7 +156,7 @@ class ChaosTest {
     private void rping(int port) throws Exception {
         String p = Integer.toString(port);
         Run s = start(true, 1, List.of("rping", "-s", "-v", "-C", "10", "-a", "0.0.0.0", "-p", p));
-        waitFor(() -> served.log().contains("port " + port), 30);
+        Programs.waitUntil(() -> served.log().contains("port " + port), 30);
         Run k = start(true, 0, List.of("rping", "-c", "-v", "-C", "10", "-a", "node1", "-p", p));
         assertEquals(0, k.await(), k.output() + served.log());
         assertEquals(0, s.await(), s.output());
@@ -169,7 +169,7 @@ class ChaosTest {
 
     /** Waits until serve holds nothing for programs (within 30 s), else fails naming what it holds. */
     private void awaitNothingHeld(String when) throws Exception {
-        waitFor(() -> served.server.holdings().values().stream().allMatch(n -> n == 0), 30);
+        Programs.waitUntil(() -> served.server.holdings().values().stream().allMatch(n -> n == 0), 30);
         Map<String, Integer> held = served.server.holdings();
         assertTrue(held.values().stream().allMatch(n -> n == 0), when + ": serve still holds " + held + "\n"
                 + served.log());
@@ -216,12 +216,5 @@ class ChaosTest {
                 }
             }).count();
         }
-    }
-
-    /** Whether {@code cond} came to hold within {@code seconds}. */
-    private static boolean waitFor(java.util.function.BooleanSupplier cond, int seconds) throws InterruptedException {
-        long t0 = System.nanoTime();
-        while (!cond.getAsBoolean() && System.nanoTime() - t0 < seconds * 1_000_000_000L) Thread.sleep(20);
-        return cond.getAsBoolean();
     }
 }

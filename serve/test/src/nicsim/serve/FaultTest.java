@@ -52,7 +52,7 @@ class FaultTest {
                 "fault injected into CqeWriter (FaultTest)") && log.contains("CqeWriter.complete"),
                 "the log names the fault, its node, its time and where: " + log);
         assertFalse(log.contains("node 1's adapter faulted"), log);
-        waitFor(() -> watch.output().contains("IBV_EVENT_DEVICE_FATAL"), 30);
+        Programs.waitUntil(() -> watch.output().contains("IBV_EVENT_DEVICE_FATAL"), 30);
         assertTrue(watch.output().contains("event_type IBV_EVENT_DEVICE_FATAL (8), port 1"), watch.output());
         watch.process().destroy();
         watch.await();
@@ -92,10 +92,10 @@ class FaultTest {
         Run pingCli = start(c, 0, "ibv_rc_pingpong", "-e", "-n", "1000000", "-p", Integer.toString(port),
                 "localhost");
         Run rpingSrv = start(c, 0, "rping", "-s", "-C", "1000000", "-a", "0.0.0.0", "-p", "7190");
-        waitFor(() -> served.log().contains("listens on any address, port 7190"), 30);
+        Programs.waitUntil(() -> served.log().contains("listens on any address, port 7190"), 30);
         Run rpingCli = start(c, 0, "rping", "-c", "-v", "-C", "1000000", "-a", "node0", "-p", "7190");
         // rping's output is a pipe's, so it comes at its exit: the pair is connecting once both attached
-        waitFor(() -> served.log().split("rping \\(pid [0-9]+\\) attached to node 0", -1).length == 3, 60);
+        Programs.waitUntil(() -> served.log().split("rping \\(pid [0-9]+\\) attached to node 0", -1).length == 3, 60);
         Thread.sleep(2000);
         assertTrue(rpingCli.process().isAlive() && rpingSrv.process().isAlive(), rpingCli.output() + served.log());
         assertTrue(pingSrv.process().isAlive() && pingCli.process().isAlive(), pingSrv.output() + pingCli.output());
@@ -120,7 +120,7 @@ class FaultTest {
         assertTrue(served.log().contains("nicsim serve: node 0's adapter faulted at "), served.log());
 
         Run again = start(c, 0, "rping", "-s", "-C", "10", "-a", "0.0.0.0", "-p", "7191");
-        waitFor(() -> served.log().contains("listens on any address, port 7191"), 30);
+        Programs.waitUntil(() -> served.log().contains("listens on any address, port 7191"), 30);
         Run againCli = start(c, 0, "rping", "-c", "-v", "-C", "10", "-a", "node0", "-p", "7191");
         assertEquals(0, againCli.await(), againCli.output() + served.log());
         assertEquals(0, again.await(), again.output());
@@ -130,10 +130,5 @@ class FaultTest {
 
     private Run start(boolean c, int node, String... program) throws Exception {
         return Programs.start(served, node, false, Programs.withDriver(c, program));
-    }
-
-    private static void waitFor(java.util.function.BooleanSupplier cond, int seconds) throws InterruptedException {
-        long t0 = System.nanoTime();
-        while (!cond.getAsBoolean() && System.nanoTime() - t0 < seconds * 1_000_000_000L) Thread.sleep(20);
     }
 }

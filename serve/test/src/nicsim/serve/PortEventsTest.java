@@ -28,12 +28,12 @@ class PortEventsTest {
     void aLinkDownAndUpIsPortErrThenPortActiveOnTheNodesAsyncFile(boolean c) throws Exception {
         served = new Served("nicsim-portev").start(Served.cluster());
         Run watch = start(c, 1, "ibv_asyncwatch", "-d", "nicsim0");
-        waitFor(() -> watch.output().contains("async event FD"), 60); // its context and async file are open
+        Programs.waitUntil(() -> watch.output().contains("async event FD"), 60); // its context and async file are open
         var state = Attach.sysfsRoot(served.socket, 1).resolve("class/infiniband/nicsim0/ports/1/state");
         assertEquals("4: ACTIVE", Files.readString(state).strip());
 
         PortControl.link(served.socket, 1, false);
-        waitFor(() -> watch.output().contains("IBV_EVENT_PORT_ERR"), 60);
+        Programs.waitUntil(() -> watch.output().contains("IBV_EVENT_PORT_ERR"), 60);
         assertTrue(watch.output().contains("event_type IBV_EVENT_PORT_ERR (10), port 1"), watch.output()
                 + served.log());
         assertEquals("1: DOWN", Files.readString(state).strip(), "sysfs reads the port down");
@@ -43,7 +43,7 @@ class PortEventsTest {
         assertTrue(other.contains("PORT_ACTIVE (4)"), "node 0's link is untouched: " + other);
 
         PortControl.link(served.socket, 1, true);
-        waitFor(() -> watch.output().contains("IBV_EVENT_PORT_ACTIVE"), 60);
+        Programs.waitUntil(() -> watch.output().contains("IBV_EVENT_PORT_ACTIVE"), 60);
         assertTrue(watch.output().contains("event_type IBV_EVENT_PORT_ACTIVE (9), port 1"), watch.output());
         assertEquals("4: ACTIVE", Files.readString(state).strip());
         String up = Programs.runOk(served, 1, Programs.withDriver(c, "ibv_devinfo"));
@@ -60,10 +60,5 @@ class PortEventsTest {
 
     private Run start(boolean c, int node, String... program) throws Exception {
         return Programs.start(served, node, false, Programs.withDriver(c, program));
-    }
-
-    private static void waitFor(java.util.function.BooleanSupplier cond, int seconds) throws InterruptedException {
-        long t0 = System.nanoTime();
-        while (!cond.getAsBoolean() && System.nanoTime() - t0 < seconds * 1_000_000_000L) Thread.sleep(20);
     }
 }

@@ -84,6 +84,13 @@ public final class Programs {
         return null;
     }
 
+    /** Whether {@code cond} came to hold within {@code seconds} (looked at every 20 ms). */
+    public static boolean waitUntil(java.util.function.BooleanSupplier cond, int seconds) throws InterruptedException {
+        long t0 = System.nanoTime();
+        while (!cond.getAsBoolean() && System.nanoTime() - t0 < seconds * 1_000_000_000L) Thread.sleep(20);
+        return cond.getAsBoolean();
+    }
+
     /** A TCP port for programs' own exchanges (add an offset per use), one per test JVM. */
     public static int port() { return 18515 + (int) (ProcessHandle.current().pid() % 1000); }
 
