@@ -70,6 +70,18 @@ public final class Attach {
             "mount --bind /dev/null /dev/infiniband/umad0",
             // the nodes' names resolve to their RDMA CM addresses: /etc/hosts with serve's lines added
             "if [ -f \"$hosts\" ]; then cat /etc/hosts \"$hosts\" > \"$d/hosts\"; mount --bind \"$d/hosts\" /etc/hosts; fi",
+            // dapl's providers (libdat2 reads /etc/dat.conf): Debian's lines name real adapters only, so the node's
+            // nicsim0 is added as an admin adds a new adapter's: its RDMA CM provider by the node's address (where
+            // Debian's ofa-v2-ib0 names the IPoIB interface, which the node has not), and the UD CM one by port;
+            // awk 1 ends each line in a newline (Debian's file has none after its last)
+            "if [ -f /etc/dat.conf ]; then",
+            "  a=$(awk -v n=\"node$node\" '$2 == n { print $1 }' \"$hosts\" 2>/dev/null)",
+            "  { awk 1 /etc/dat.conf; echo \"# nicsim: node $node's adapter\"",
+            "    echo \"ofa-v2-nicsim0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \\\"$a 0\\\" \\\"\\\"\"",
+            "    echo 'ofa-v2-nicsim0-1u u2.0 nonthreadsafe default libdaploucm.so.2 dapl.2.0 \"nicsim0 1\" \"\"'",
+            "  } > \"$d/dat.conf\"",
+            "  mount --bind \"$d/dat.conf\" /etc/dat.conf",
+            "fi",
             // each node is a host of its own to those who ask the kernel's boot id (UCX: whether a peer
             // shares its memory, so shared-memory transports stay within a node and the adapter carries the rest)
             "b=$(cat /proc/sys/kernel/random/boot_id)",

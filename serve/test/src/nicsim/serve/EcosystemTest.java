@@ -174,17 +174,13 @@ class EcosystemTest {
     @Test
     void dapltestSendsAndReceivesOverRdmaCm() throws Exception {
         assumeTrue(installed("dapltest"), "dapl2-utils is not installed (apt-get install dapl2-utils)");
-        // /etc/dat.conf names its interfaces ib0, ib1...: dapl's RDMA CM provider (libdaplofa) given each node's
-        // address instead, as a cluster's dat.conf names a host's IPoIB address
-        Path conf = Files.createTempDirectory("nicsim-dapl").resolve("dat.conf");
-        Files.writeString(conf, "ofa-v2-n1 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"127.77.0.2 0\" \"\"\n"
-                + "ofa-v2-n0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \"127.77.0.1 0\" \"\"\n");
-        String env = "DAT_OVERRIDE=" + conf;
-        Run srv = listening("env", env, "dapltest", "-T", "S", "-D", "ofa-v2-n1");
+        // as dapl2-utils ships it: attach's /etc/dat.conf names each node's nicsim0, its RDMA CM provider
+        // (libdaplofa) by the node's address (ofa-v2-nicsim0), as a cluster's names a host's IPoIB address
+        Run srv = listening("dapltest", "-T", "S", "-D", "ofa-v2-nicsim0");
         // its control connection, then one for the test, which the server accepts after taking the first down
         // while its main thread polls a CQ: the client's connect must not time out meanwhile (R10)
-        Run cli = Programs.start(served, 0, false, "env", env, "dapltest", "-T", "T", "-s", "127.77.0.2", "-D",
-                "ofa-v2-n0", "-i", "100", "-t", "1", "-w", "1", "client", "SR", "4096", "server", "SR", "4096");
+        Run cli = Programs.start(served, 0, false, "dapltest", "-T", "T", "-s", "node1", "-D",
+                "ofa-v2-nicsim0", "-i", "100", "-t", "1", "-w", "1", "client", "SR", "4096", "server", "SR", "4096");
         int c = cli.await(120);
         srv.process().destroyForcibly();
         srv.await(30);
@@ -201,17 +197,14 @@ class EcosystemTest {
     @Test
     void dtestWritesReadsAndPingPongsOverDaplsUdCm() throws Exception {
         assumeTrue(installed("dtest"), "dapl2-utils is not installed (apt-get install dapl2-utils)");
-        // dapl's UD-based CM (libdaploucm) on each node's nicsim0 port 1; the server hands its LID and QPN to the
-        // client over TCP (port 15828, to node1). dtest's defaults move 1000 WRITEs of 4 MiB each way (8 GB, half
-        // an hour of wall time here: docs/attach.md R13), so 20 of 64 KiB, then its READs and 100 ping-pongs
-        Path conf = Files.createTempDirectory("nicsim-dtest").resolve("dat.conf");
-        Files.writeString(conf, "ofa-v2-nicsim0-1u u2.0 nonthreadsafe default libdaploucm.so.2 dapl.2.0 \"nicsim0 1\""
-                + " \"\"\n");
-        String env = "DAT_OVERRIDE=" + conf;
+        // dapl's UD-based CM (libdaploucm) on each node's nicsim0 port 1, as attach's /etc/dat.conf names it; the
+        // server hands its LID and QPN to the client over TCP (port 15828, to node1). dtest's defaults move 1000
+        // WRITEs of 4 MiB each way (8 GB, half an hour of wall time here: docs/attach.md R13), so 20 of 64 KiB,
+        // then its READs and 100 ping-pongs
         List<String> args = List.of("dtest", "-P", "ofa-v2-nicsim0-1u", "-B", "20", "-b", "65536");
-        Run srv = Programs.start(served, 1, false, concat(List.of("env", env), args, List.of()));
+        Run srv = Programs.start(served, 1, false, args.toArray(new String[0]));
         Programs.awaitListening(srv, 15828);
-        Run cli = Programs.start(served, 0, false, concat(List.of("env", env), args, List.of("-h", "node1")));
+        Run cli = Programs.start(served, 0, false, concat(args, List.of("-h", "node1")));
         int c = cli.await(120), s = srv.await(60);
         for (Run r : List.of(cli, srv)) {
             assertTrue(r.output().contains("DAPL Test Complete. PASSED"), r.output() + "\n--- serve:\n" + served.log());
@@ -230,10 +223,9 @@ class EcosystemTest {
                 "node 1's WRITEs: " + served.world.sim.counters().scope("node1").snapshot());
     }
 
-    private static String[] concat(List<String> a, List<String> b, List<String> c) {
+    private static String[] concat(List<String> a, List<String> b) {
         List<String> all = new java.util.ArrayList<>(a);
         all.addAll(b);
-        all.addAll(c);
         return all.toArray(new String[0]);
     }
 }
