@@ -943,6 +943,13 @@ _Static_assert(sizeof(struct nicsim_wire_res_pd) == 12, "nicsim_wire_res_pd");
 _Static_assert(offsetof(struct nicsim_wire_res_pd, pdn) == 0, "nicsim_wire_res_pd.pdn");
 _Static_assert(offsetof(struct nicsim_wire_res_pd, users) == 4, "nicsim_wire_res_pd.users");
 _Static_assert(offsetof(struct nicsim_wire_res_pd, pid) == 8, "nicsim_wire_res_pd.pid");
+struct nicsim_wire_stat_counter {
+	char name[64];
+	uint64_t value;
+} __attribute__((packed));
+_Static_assert(sizeof(struct nicsim_wire_stat_counter) == 72, "nicsim_wire_stat_counter");
+_Static_assert(offsetof(struct nicsim_wire_stat_counter, name) == 0, "nicsim_wire_stat_counter.name");
+_Static_assert(offsetof(struct nicsim_wire_stat_counter, value) == 64, "nicsim_wire_stat_counter.value");
 struct nicsim_wire_qstat_request {
 	uint32_t node;
 	uint32_t action;

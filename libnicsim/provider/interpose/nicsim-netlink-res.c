@@ -210,16 +210,15 @@ int nicsim_netlink_stat(const struct nl_request *q) {
 	nl_u32(&r, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
 	size_t table = nl_nest(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
 	for (uint32_t n = get32(&m), i = 0; i < n && !m.failed; i++) {
-		char name[128];
-		uint32_t len = get32(&m);
-		if (len >= sizeof name) { m.failed = 1; break; }
-		get(&m, name, len);
-		name[len] = 0;
-		uint64_t value = get64(&m);
+		struct nicsim_wire_stat_counter c; /* as serve declares it: a NUL-padded name, its value */
+		GET(&m, c);
+		if (m.failed) break;
+		size_t len = strnlen(c.name, sizeof c.name - 1);
+		c.name[len] = 0;
 		if (r.len + NLA_ALIGN(NLA_HDRLEN + len + 1) + 3 * NLA_HDRLEN + 8 + 64 > sizeof r.buf) break; /* full */
 		size_t e = nl_nest(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-		nl_str(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, name);
-		nl_u64(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, value);
+		nl_str(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, c.name);
+		nl_u64(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, c.value);
 		nl_nest_end(&r, e);
 	}
 	rc = m.failed ? EIO : 0;

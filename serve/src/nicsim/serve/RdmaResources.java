@@ -59,13 +59,13 @@ final class RdmaResources {
     /**
      * The reply to RDMA_STAT (`rdma statistic show`): node {@code node}'s adapter counters, those its
      * blocks count under its scope ("node1": Firmware.retransmits...), sorted by name: u32 count, then
-     * each one's name (u32 length, bytes) and value (u64).
+     * a {@link WireLayout.StatCounter} each.
      */
     static Wire.Out stats(World world, int node) {
         check(world, node, "RDMA_STAT");
         Map<String, Long> counters = world.sim.counters().scope("node" + node).snapshot();
         Wire.Out out = new Wire.Out().u32(counters.size());
-        counters.forEach((name, value) -> out.string(name).u64(value));
+        counters.forEach((name, value) -> out.put(new WireLayout.StatCounter(name, value)));
         return out;
     }
 

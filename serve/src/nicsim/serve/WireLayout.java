@@ -222,6 +222,12 @@ final class WireLayout {
 
     record ResPd(int pdn, int users, int pid) {}
 
+    /**
+     * One of RDMA_STAT's rows: a counter of the node's adapter by its name in the model (Firmware.retransmits...;
+     * a name is cut at {@link WireCodec#TEXT_BYTES} less its NUL, as any text field) and its value.
+     */
+    record StatCounter(String name, long value) {}
+
     /** RDMA_QSTAT: the node, what to do (RdmaCounters.SHOW...), and its QPN, counter (-1: a new one) and mask. */
     record QstatRequest(int node, int action, int qpn, int counter, int mask) {}
 
@@ -337,8 +343,7 @@ final class WireLayout {
             case CONTEXTS -> new Message(null, null, "reply: u32 n, n ContextEntry");
             case RDMA_RES -> new Message(NodeRequest.class, null, "reply: u32 n, n ResQp; u32 n, n ResCq; "
                     + "u32 n, n ResMr; u32 n, n ResPd");
-            case RDMA_STAT -> new Message(NodeRequest.class, null, "reply: u32 n, n counters, each its name "
-                    + "(u32 length, bytes) and u64 value");
+            case RDMA_STAT -> new Message(NodeRequest.class, null, "reply: u32 n, n StatCounter");
             case RDMA_QSTAT -> new Message(QstatRequest.class, null, "reply: as RdmaCounters writes it");
             case PORT_LINK -> new Message(PortLinkRequest.class, null, "");
             case CM_EVENTS -> new Message(CmEventsRequest.class, null, "no reply: a byte per event ready");
@@ -384,7 +389,7 @@ final class WireLayout {
             PciWaitRequest.class, Interrupts.class, PostedRingRequest.class, CqChannelRequest.class,
             UctxImportRequest.class, UctxImportReply.class, UctxCmdRequest.class, UmadCommand.class, UmadRegister.class,
             UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, ResQp.class, ResCq.class,
-            ResMr.class, ResPd.class, QstatRequest.class, PortLinkRequest.class, ContextEntry.class,
+            ResMr.class, ResPd.class, StatCounter.class, QstatRequest.class, PortLinkRequest.class, ContextEntry.class,
             EventFileRequest.class, ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class,
             HelloRequest.class, OpenArgument.class, Opened.class, JoinRequest.class, PciOpenRequest.class,
             PciOpenReply.class, UmadOpenRequest.class, CmOpenRequest.class);
