@@ -927,13 +927,19 @@ struct nicsim_wire_res_mr {
 	uint64_t start;
 	uint64_t length;
 	uint32_t pid;
+	uint64_t page_faults;
+	uint64_t page_invalidations;
+	uint64_t page_prefetches;
 } __attribute__((packed));
-_Static_assert(sizeof(struct nicsim_wire_res_mr) == 28, "nicsim_wire_res_mr");
+_Static_assert(sizeof(struct nicsim_wire_res_mr) == 52, "nicsim_wire_res_mr");
 _Static_assert(offsetof(struct nicsim_wire_res_mr, key) == 0, "nicsim_wire_res_mr.key");
 _Static_assert(offsetof(struct nicsim_wire_res_mr, pd) == 4, "nicsim_wire_res_mr.pd");
 _Static_assert(offsetof(struct nicsim_wire_res_mr, start) == 8, "nicsim_wire_res_mr.start");
 _Static_assert(offsetof(struct nicsim_wire_res_mr, length) == 16, "nicsim_wire_res_mr.length");
 _Static_assert(offsetof(struct nicsim_wire_res_mr, pid) == 24, "nicsim_wire_res_mr.pid");
+_Static_assert(offsetof(struct nicsim_wire_res_mr, page_faults) == 28, "nicsim_wire_res_mr.page_faults");
+_Static_assert(offsetof(struct nicsim_wire_res_mr, page_invalidations) == 36, "nicsim_wire_res_mr.page_invalidations");
+_Static_assert(offsetof(struct nicsim_wire_res_mr, page_prefetches) == 44, "nicsim_wire_res_mr.page_prefetches");
 struct nicsim_wire_res_pd {
 	uint32_t pdn;
 	uint32_t users;

@@ -17,7 +17,7 @@
 /* One object of serve's list; the fields a kind has not are 0. */
 struct res_row {
 	uint32_t id, type, state, pd, dest, sq_psn, rq_psn, pid, cqe, users;
-	uint64_t start, length;
+	uint64_t start, length, faults, invalidations, prefetches;
 };
 
 enum { RES_QP, RES_CQ, RES_MR, RES_PD, RES_KINDS };
@@ -45,7 +45,9 @@ static void res_get(struct msg *m, int k, struct res_row *r) {
 	} else if (k == RES_MR) {
 		struct nicsim_wire_res_mr mr;
 		GET(m, mr);
-		*r = (struct res_row){ .id = mr.key, .pd = mr.pd, .start = mr.start, .length = mr.length, .pid = mr.pid };
+		*r = (struct res_row){ .id = mr.key, .pd = mr.pd, .start = mr.start, .length = mr.length, .pid = mr.pid,
+				       .faults = mr.page_faults, .invalidations = mr.page_invalidations,
+				       .prefetches = mr.page_prefetches };
 	} else {
 		struct nicsim_wire_res_pd pd;
 		GET(m, pd);
@@ -187,7 +189,8 @@ int nicsim_netlink_res(const struct nl_request *q, int *multi) {
 /*
  * STAT_GET of port 1 (`rdma statistic show`): the adapter's counters by their names in the model
  * (Firmware.retransmits...), as many as one message holds (a page: about 60). Counters bound to QPs
- * (STAT_RES of RES_QP) are nicsim-netlink-qstat.c's; a dump without it (`rdma statistic mr`) is EOPNOTSUPP.
+ * (STAT_RES of RES_QP) are nicsim-netlink-qstat.c's, an MR's (RES_MR) nicsim_netlink_stat_mr's; a dump of
+ * the port's is EOPNOTSUPP.
  */
 int nicsim_netlink_stat(const struct nl_request *q) {
 	const char *node = getenv("NICSIM_NODE");
@@ -226,4 +229,73 @@ int nicsim_netlink_stat(const struct nl_request *q) {
 	if (rc) return rc;
 	nl_nest_end(&r, table);
 	return nl_send(q, &r);
+}
+
+/*
+ * STAT_GET_STATUS (`rdma statistic mode supported`, and the names `statistic set ... optional-counters` may
+ * take): the port's optional counters, as the kernel lists those a driver flags IB_STAT_FLAG_OPTIONAL. The
+ * adapter has none (its counters are always on), so the table is empty, as a device without any gives it.
+ */
+int nicsim_netlink_stat_status(const struct nl_request *q) {
+	struct nl_reply r;
+	if (nl_arg32(q, RDMA_NLDEV_ATTR_DEV_INDEX, ~0u) != NICSIM_DEV_INDEX
+	    || nl_arg32(q, RDMA_NLDEV_ATTR_PORT_INDEX, 0) != 1)
+		return EINVAL;
+	nl_begin(&r, q, 0);
+	nl_dev_handle(&r);
+	nl_u32(&r, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+	nl_nest_end(&r, nl_nest(&r, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS));
+	return nl_send(q, &r);
+}
+
+static void hwcounter(struct nl_reply *r, const char *name, uint64_t value) {
+	size_t e = nl_nest(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
+	nl_str(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, name);
+	nl_u64(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, value);
+	nl_nest_end(r, e);
+}
+
+/* An MR's number and its counters, as the kernel's fill_stat_mr_entry and mlx5's give them. */
+static void stat_mr_entry(struct nl_reply *r, const struct res_row *o) {
+	nl_u32(r, RDMA_NLDEV_ATTR_RES_MRN, o->id >> 8);
+	size_t table = nl_nest(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+	hwcounter(r, "page_faults", o->faults);
+	hwcounter(r, "page_invalidations", o->invalidations);
+	hwcounter(r, "page_prefetch", o->prefetches);
+	nl_nest_end(r, table);
+}
+
+/*
+ * STAT_GET of RES_MR (`rdma statistic mr`): each MR by its number, with what on-demand paging did to it under
+ * mlx5's names (page faults its accesses took, invalidations, prefetches: serve's RDMA_RES rows), as a dump (one
+ * message per MR, each in a RES_MR table) or one MR by RES_MRN (its attributes at the top, as the kernel's doit).
+ * mlx5 lists an on-demand MR's counters only; here every MR has them (zero if never paged), for the adapter
+ * counts every MR's and does not know which the driver registered on demand.
+ */
+int nicsim_netlink_stat_mr(const struct nl_request *q, int *multi) {
+	int dump = *multi, err = 0, found = 0;
+	uint32_t only = nl_arg32(q, RDMA_NLDEV_ATTR_RES_MRN, ~0u);
+	struct res_list l;
+	if (nl_arg32(q, RDMA_NLDEV_ATTR_DEV_INDEX, ~0u) != NICSIM_DEV_INDEX || (!dump && only == ~0u)) return EINVAL;
+	if ((err = res_fetch(&l))) return err;
+	for (uint32_t i = 0; !err && i < l.count[RES_MR]; i++) {
+		const struct res_row *o = &l.rows[RES_MR][i];
+		struct nl_reply r;
+		if (only != ~0u && o->id >> 8 != only) continue;
+		found++;
+		nl_begin(&r, q, dump ? NLM_F_MULTI : 0);
+		nl_dev_handle(&r);
+		if (dump) {
+			size_t table = nl_nest(&r, RDMA_NLDEV_ATTR_RES_MR), e = nl_nest(&r, RDMA_NLDEV_ATTR_RES_MR_ENTRY);
+			stat_mr_entry(&r, o);
+			nl_nest_end(&r, e);
+			nl_nest_end(&r, table);
+		} else {
+			stat_mr_entry(&r, o);
+		}
+		err = nl_send(q, &r);
+	}
+	res_free(&l);
+	if (!err && !dump && !found) err = ENOENT;
+	return err;
 }

@@ -197,10 +197,15 @@ static void answer(int fd, uint32_t port, const struct nlmsghdr *h) {
 			err = nicsim_netlink_res(&q, &multi);
 			break;
 		case RDMA_NLDEV_CMD_STAT_GET:
+			if (nl_arg32(&q, RDMA_NLDEV_ATTR_STAT_RES, 0) == RDMA_NLDEV_ATTR_RES_MR) {
+				err = nicsim_netlink_stat_mr(&q, &multi);
+				break;
+			}
 			if (q.attrs[RDMA_NLDEV_ATTR_STAT_RES]) { err = nicsim_netlink_qstat(&q, &multi); break; }
 			err = nicsim_netlink_stat(&q);
 			multi = 0;
 			break;
+		case RDMA_NLDEV_CMD_STAT_GET_STATUS: err = nicsim_netlink_stat_status(&q); multi = 0; break;
 		case RDMA_NLDEV_CMD_STAT_SET: case RDMA_NLDEV_CMD_STAT_DEL:
 			err = nicsim_netlink_qstat(&q, &multi);
 			break;

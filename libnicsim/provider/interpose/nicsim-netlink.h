@@ -66,6 +66,10 @@ void nl_dev_handle(struct nl_reply *r);
 int nicsim_netlink_res(const struct nl_request *q, int *multi);
 /* STAT_GET of the port's counters: 0 or a positive errno. */
 int nicsim_netlink_stat(const struct nl_request *q);
+/* STAT_GET_STATUS: the port's optional counters (none); 0 or a positive errno. */
+int nicsim_netlink_stat_status(const struct nl_request *q);
+/* STAT_GET of MRs' counters (RES_MR): 0 or a positive errno; *multi as above. */
+int nicsim_netlink_stat_mr(const struct nl_request *q, int *multi);
 /* STAT_GET, STAT_SET and STAT_DEL of the port's QP counters (RES_QP): 0 or a positive errno; *multi as above. */
 int nicsim_netlink_qstat(const struct nl_request *q, int *multi);
 

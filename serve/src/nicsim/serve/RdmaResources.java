@@ -47,7 +47,7 @@ final class RdmaResources {
         out.u32(r.mrs().size());
         for (Resources.MrRow m : r.mrs()) {
             out.put(new WireLayout.ResMr((int) m.key(), (int) m.pd(), m.start(), m.length(),
-                    o.mrs.getOrDefault(m.key(), 0)));
+                    o.mrs.getOrDefault(m.key(), 0), m.pageFaults(), m.pageInvalidations(), m.pagePrefetches()));
             pdUsers.merge(m.pd(), 1, Integer::sum);
         }
         out.u32(r.pds().size());

@@ -218,7 +218,9 @@ final class WireLayout {
 
     record ResCq(int cqn, int cqe, int users, int pid) {}
 
-    record ResMr(int key, int pd, long start, long length, int pid) {}
+    /** An MR, and what on-demand paging did to it (`rdma statistic mr`'s counters, as mlx5 keeps them per MR). */
+    record ResMr(int key, int pd, long start, long length, int pid, long pageFaults, long pageInvalidations,
+                 long pagePrefetches) {}
 
     record ResPd(int pdn, int users, int pid) {}
 

@@ -56,6 +56,39 @@ final class MemoryKeys {
             if (!windows.containsKey(m.index()) && !indirects.containsKey(m.index())) out.add(m);
         return out;
     }
+    /**
+     * What on-demand paging did to one MR, as mlx5 counts it per MR (`rdma statistic mr`): page faults its
+     * accesses took, invalidations of its pages (ODP_INVALIDATE) and prefetches (ODP_PREFETCH).
+     */
+    record Paging(long faults, long invalidations, long prefetches) {
+        static final Paging NONE = new Paging(0, 0, 0);
+    }
+
+    /** Each MR's {@link Paging} by mkey index; an MR paging never touched has none. */
+    private final Map<Long, Paging> paging = new HashMap<>();
+
+    /** MR {@code index}'s paging counts. */
+    Paging paging(long index) { return paging.getOrDefault(index, Paging.NONE); }
+
+    private void counted(long index, long faults, long invalidations, long prefetches) {
+        Paging p = paging(index);
+        paging.put(index, new Paging(p.faults + faults, p.invalidations + invalidations, p.prefetches + prefetches));
+    }
+
+    /**
+     * A page not present at MTT index {@code mttIndex}: counted to the MR whose entries hold it, then the host
+     * brings the pages in ({@link MttFill#pageFault}) and {@code done} runs.
+     */
+    void pageFault(long mttIndex, long pages, Runnable done) {
+        long base = fw.mttFill.space.runStart(mttIndex);
+        for (MkeyContext m : regions())
+            if (base >= 0 && m.mttBase() == base) {
+                counted(m.index(), 1, 0, 0);
+                break;
+            }
+        fw.mttFill.pageFault(mttIndex, pages, done);
+    }
+
     /** The walker's KLM table entries in use. */
     private final java.util.BitSet klmUsed = new java.util.BitSet();
 
@@ -194,6 +227,7 @@ final class MemoryKeys {
         MkeyContext m = odpMr(c);
         long[] pages = pagesOf(m, c);
         fw.stats.inc(FirmwareStat.ODP_PREFETCHES);
+        counted(m.index(), 0, 0, 1);
         if (!fw.mttFill.hasHandler()) { // nothing can bring them in: nothing to wait for
             in.run();
             return;
@@ -220,6 +254,7 @@ final class MemoryKeys {
                     m.length(), m.access(), m.pageShift(), m.pageOffset(), base);
             mkeys.put(m.index(), moved);
             fw.stats.inc(FirmwareStat.ODP_INVALIDATIONS);
+            counted(m.index(), 0, 1, 0);
             publish(moved);
             return;
         }
@@ -229,6 +264,7 @@ final class MemoryKeys {
                 m.pageShift(), m.pageOffset(), base);
         mkeys.put(m.index(), moved);
         fw.stats.inc(FirmwareStat.ODP_INVALIDATIONS);
+        counted(m.index(), 0, 1, 0);
         var port = fw.adapter.port();
         port.dmaRead(mtt.entryAddr(m.mttBase()), (int) (pages * 8), r -> {
             mtt.space.give(m.mttBase()); // read: the old entries' rows go back
@@ -356,6 +392,7 @@ final class MemoryKeys {
         Indirect ind = indirects.remove(key >>> 8);
         if (ind != null) klmUsed.clear((int) ind.klmBase, (int) ind.klmBase + ind.maxEntries);
         MkeyContext gone = mkeys.remove(key >>> 8);
+        paging.remove(key >>> 8);
         if (ind == null) fw.mttFill.space.give(gone.mttBase()); // its entries' rows go back
         publish(destroyed(key >>> 8));
         destroyedAt.keep(key & 0xFFFF_FFFFL, fw.sim.now());

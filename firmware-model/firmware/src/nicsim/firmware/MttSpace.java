@@ -145,6 +145,12 @@ final class MttSpace {
         return e == null ? null : new long[]{e.getKey(), e.getValue()[1]};
     }
 
+    /** The first index of the run holding {@code index} (an MR's mttBase), or -1 if no run holds it. */
+    long runStart(long index) {
+        Map.Entry<Long, long[]> e = runEntry(index);
+        return e == null ? -1 : e.getKey();
+    }
+
     private long[] runOf(long index) {
         Map.Entry<Long, long[]> e = runEntry(index);
         return e == null ? null : e.getValue();

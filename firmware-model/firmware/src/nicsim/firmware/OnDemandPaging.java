@@ -10,7 +10,7 @@ import nicsim.verbs.QpState;
 /**
  * What a QP does when the MttWalker finds a page not present (on-demand paging,
  * docs/sources.md#on-demand-paging): in every case the host is asked to bring the pages in
- * ({@link MttFill#pageFault}); meanwhile the access waits, is asked for again, or is lost, by role:
+ * ({@link MemoryKeys#pageFault}); meanwhile the access waits, is asked for again, or is lost, by role:
  * a requester's WQE waits and translates again; a responder answers RNR NAK (a request, or a SEND
  * packet into its receive buffer) and changes nothing; READ and atomic responses into a local
  * on-demand buffer are dropped and asked for again; a UD datagram is lost.
@@ -26,7 +26,7 @@ final class OnDemandPaging {
      */
     void requesterWaits(SendOp op, Failure fail, Runnable again) {
         q.fw.adapter.traceWqe(q.qpn, op.index, "page_fault", "MTT index " + fail.faultMtt() + ", " + fail.faultPages() + " page(s)");
-        q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
+        q.fw.keys.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
             q.fw.adapter.traceWqe(q.qpn, op.index, "pages_in", "");
             again.run();
         }));
@@ -45,7 +45,7 @@ final class OnDemandPaging {
     }
 
     private void rnr(Packet p, long mtt, long pages) {
-        q.fw.mttFill.pageFault(mtt, pages, () -> {});
+        q.fw.keys.pageFault(mtt, pages, () -> {});
         q.count(FirmwareStat.ODP_RNR_SENT);
         q.responder.ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
         // the message's later packets are dropped quietly until the requester comes back to this one
@@ -74,7 +74,7 @@ final class OnDemandPaging {
     }
 
     private void lost(Failure fail) {
-        q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), () -> {});
+        q.fw.keys.pageFault(fail.faultMtt(), fail.faultPages(), () -> {});
         q.count(FirmwareStat.ODP_RECEIVES_DROPPED);
     }
 
@@ -88,7 +88,7 @@ final class OnDemandPaging {
         if (op.opcode == WqeLayout.OP_RDMA_READ && Psn.diff(psn, op.respPsn) < 0) op.respPsn = psn;
         if (op.faulting) return; // a second missing page faults on the next try
         op.faulting = true;
-        q.fw.mttFill.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
+        q.fw.keys.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
             op.faulting = false;
             if (q.state == QpState.ERR || op.done()) return;
             q.completer.resend(op, op.opcode == WqeLayout.OP_RDMA_READ ? op.respPsn : op.firstPsn);

@@ -20,8 +20,13 @@ public record Resources(List<QpRow> qps, List<CqRow> cqs, List<MrRow> mrs, List<
     /** A CQ: its size in entries (what ibv_create_cq reported as cqe). */
     public record CqRow(long cqn, int cqe) {}
 
-    /** A memory region (an mkey, not a window nor an indirect mkey): its key (lkey = rkey), PD, start, length. */
-    public record MrRow(long key, long pd, long start, long length) {}
+    /**
+     * A memory region (an mkey, not a window nor an indirect mkey): its key (lkey = rkey), PD, start, length, and
+     * what on-demand paging did to it (page faults its accesses took, invalidations, prefetches), as mlx5 counts
+     * an MR's (`rdma statistic mr`).
+     */
+    public record MrRow(long key, long pd, long start, long length, long pageFaults, long pageInvalidations,
+                        long pagePrefetches) {}
 
     /** {@code fw}'s objects now. */
     public static Resources of(Firmware fw) {
@@ -34,8 +39,11 @@ public record Resources(List<QpRow> qps, List<CqRow> cqs, List<MrRow> mrs, List<
         for (Cq c : fw.cqs.all()) cqs.add(new CqRow(c.cqn, c.size - 1));
         cqs.sort(java.util.Comparator.comparingLong(CqRow::cqn));
         List<MrRow> mrs = new ArrayList<>();
-        for (var m : fw.keys.regions())
-            mrs.add(new MrRow(m.index() << 8 | m.key(), m.pd(), m.start(), m.length()));
+        for (var m : fw.keys.regions()) {
+            MemoryKeys.Paging p = fw.keys.paging(m.index());
+            mrs.add(new MrRow(m.index() << 8 | m.key(), m.pd(), m.start(), m.length(), p.faults(), p.invalidations(),
+                    p.prefetches()));
+        }
         mrs.sort(java.util.Comparator.comparingLong(MrRow::key));
         return new Resources(List.copyOf(qps), List.copyOf(cqs), List.copyOf(mrs), fw.commands.pds());
     }

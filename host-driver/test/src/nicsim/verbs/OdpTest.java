@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
+import nicsim.firmware.Resources;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
@@ -47,6 +48,12 @@ class OdpTest {
         long counter(String name) { return w.sim.counters().get(name); }
     }
 
+    /** What host {@code h}'s adapter counted of {@code mr}'s paging (its `rdma statistic mr` row). */
+    static Resources.MrRow paging(World w, int h, MemoryRegion mr) {
+        return Resources.of(w.host(h).firmware).mrs().stream().filter(r -> r.key() == (mr.lkey() & 0xFFFF_FFFFL))
+                .findFirst().orElseThrow(() -> new AssertionError("no MR 0x" + Integer.toHexString(mr.lkey())));
+    }
+
     static byte[] pattern(int seed, int len) {
         byte[] x = new byte[len];
         for (int i = 0; i < len; i++) x[i] = (byte) (seed * 7 + i * 11 + 1);
@@ -81,6 +88,9 @@ class OdpTest {
         long warm = p.w.now() - t0;
         assertArrayEquals(pattern(2, LEN), p.bbuf.read(0, LEN));
         assertEquals(faults, p.counter("Firmware.odp_page_faults"), "warm: no new faults");
+        // each fault counted to the MR it was in: all the destination's, none the source's
+        assertEquals(faults, paging(p.w, 1, dst).pageFaults(), paging(p.w, 1, dst).toString());
+        assertEquals(0, paging(p.w, 0, src).pageFaults());
         assertTrue(cold > warm + 5_000_000, "first touch " + cold + " ps, warm " + warm + " ps");
         // fault latency: each fault waited at least one page's host.odp.fault.cost
         long resolved = p.counter("Firmware.odp_faults_resolved");
@@ -244,6 +254,8 @@ class OdpTest {
         assertArrayEquals(pattern(5, LEN), p.bbuf.read(0, LEN));
         assertEquals(0, p.counter("Firmware.odp_page_faults"));
         assertEquals(0, p.counter("Firmware.odp_rnr_sent"));
+        assertEquals(new Resources.MrRow(dst.lkey() & 0xFFFF_FFFFL, paging(p.w, 1, dst).pd(), p.bbuf.addr(), LEN, 0, 0,
+                1), paging(p.w, 1, dst), "one prefetch of the MR, no fault");
         assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
                 () -> p.bpd.adviseMr(AdviseAdvice.PREFETCH, 2, new Sge(p.bbuf.addr(), 8, dst.lkey()))).errno(),
                 "a flag that is not FLUSH");
@@ -295,6 +307,7 @@ class OdpTest {
             assertEquals(round == 0 ? 16 : 3, brought, "round " + round + ": pages brought in");
         }
         assertEquals(1, p.counter("Firmware.odp_invalidations"));
+        assertEquals(1, paging(p.w, 1, dst).pageInvalidations(), "the MR's pages were invalidated once");
     }
 
     /** Over a lossy fabric, faults and RNR waits and retransmissions together still land every byte once. */

@@ -121,6 +121,70 @@ class RdmaToolTest {
         assertTrue(shown > 0 && total > 0, "node 1 counted its pingpong's traffic:\n" + stat);
     }
 
+    /** Node 1's `rdma statistic mr` line of MR {@code mrn} ("" if it lists none). */
+    private static String mrStat(long mrn) throws Exception {
+        for (String line : rdma(1, "statistic", "mr").split("\n"))
+            if (line.startsWith("dev nicsim0 mrn " + mrn + " ")) return line.trim();
+        return "";
+    }
+
+    /** The MR number of node 1's MR owned by {@code pid}, from `rdma res show mr`. */
+    private static long mrnOf(long pid) throws Exception {
+        String mrs = rdma(1, "res", "show", "mr");
+        Matcher m = Pattern.compile("mrn (\\d+) .* pid " + pid + " ").matcher(mrs);
+        assertTrue(m.find(), "an MR of pid " + pid + ":\n" + mrs);
+        return Long.parseLong(m.group(1));
+    }
+
+    /**
+     * `rdma statistic mr`: an on-demand MR's page faults, invalidations and prefetches, by mlx5's names. An
+     * ibv_rc_pingpong server registering its buffer on demand (-o) has none until its client's first ping lands
+     * in a page not present; one that prefetches it (-P) shows the prefetch at once. The MR goes with its program.
+     * The port has no optional counters (`statistic mode supported` lists none).
+     */
+    @Test
+    void statisticMrCountsAnOnDemandRegionsPaging() throws Exception {
+        int port = Programs.port() + 61;
+        Programs.Run srv = Programs.start(served, 1, false, "stdbuf", "-oL", "ibv_rc_pingpong", "-o", "-p",
+                Integer.toString(port), "-n", "1000000");
+        Programs.Run cli = null, ahead = null;
+        try {
+            Programs.awaitListening(srv, port);
+            long mrn = mrnOf(srv.process().pid());
+            assertEquals("dev nicsim0 mrn " + mrn + " page_faults 0 page_invalidations 0 page_prefetch 0",
+                    mrStat(mrn), "nothing touched its pages yet");
+            cli = Programs.start(served, 0, false, "ibv_rc_pingpong", "-p", Integer.toString(port), "-n", "1000000",
+                    "localhost");
+            String faulted = mrStat(mrn);
+            for (int i = 0; i < 300 && faulted.contains(" page_faults 0 "); i++) {
+                Thread.sleep(100);
+                faulted = mrStat(mrn);
+            }
+            // one buffer of one page: the first ping faults it in, and it stays (nothing invalidates it)
+            assertEquals("dev nicsim0 mrn " + mrn + " page_faults 1 page_invalidations 0 page_prefetch 0", faulted);
+            assertEquals(faulted, rdma(1, "statistic", "mr", "mrn", Long.toString(mrn)).trim(), "one MR by its number");
+            int port2 = port + 100;
+            ahead = Programs.start(served, 1, false, "ibv_rc_pingpong", "-o", "-P", "-p", Integer.toString(port2));
+            Programs.awaitListening(ahead, port2);
+            long prefetched = mrnOf(ahead.process().pid());
+            assertEquals("dev nicsim0 mrn " + prefetched + " page_faults 0 page_invalidations 0 page_prefetch 1",
+                    mrStat(prefetched));
+            cli.process().destroy();
+            srv.process().destroy();
+            srv.await(30);
+            String after = mrStat(mrn);
+            for (int i = 0; i < 50 && !after.isEmpty(); i++) {
+                Thread.sleep(100);
+                after = mrStat(mrn);
+            }
+            assertEquals("", after, "the MR goes with its program");
+        } finally {
+            for (Programs.Run r : java.util.Arrays.asList(cli, srv, ahead)) if (r != null) r.process().destroy();
+        }
+        String modes = rdma(1, "statistic", "mode", "supported");
+        assertFalse(modes.contains("optional-counters"), "no optional counters:\n" + modes);
+    }
+
     /** `rdma statistic qp show` on node 1: each counter's line by the LQPNs it lists ("" if none lists {@code qpn}). */
     private static String counterOf(long qpn) throws Exception {
         for (String c : rdma(1, "statistic", "qp", "show").split("(?=link nicsim0/1 cntn)"))
