@@ -498,7 +498,7 @@ final class RdmaCm implements AutoCloseable {
             queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ADDR_RESOLVED, 0));
             return new Wire.Out();
         }
-        if (remote < 0) { // in the subnet, but no node answers: the address query times out, in simulated time
+        if (remote < 0 && dib == null) { // in the subnet, but no node answers ARP: the query times out (simulated)
             long at = world.now() + Math.max(1, Integer.toUnsignedLong(timeoutMs)) * 1_000_000_000L;
             id.timer = world.sim.schedule(at, () -> deferred.add(() -> {
                 id.timer = null;
@@ -508,9 +508,11 @@ final class RdmaCm implements AutoCloseable {
             }));
             return new Wire.Out();
         }
+        // an AF_IB destination is its GID, resolved at once as the kernel's cma_resolve_ib_addr takes it, even one
+        // no port has (remote -1): the route resolution's path query finds it missing
         id.remoteNode = remote;
         agent(id.node);
-        agent(remote);
+        if (remote >= 0) agent(remote);
         id.state = CmId.State.ADDR_RESOLVED;
         queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ADDR_RESOLVED, 0));
         return new Wire.Out();
@@ -520,6 +522,14 @@ final class RdmaCm implements AutoCloseable {
         if (id.state != CmId.State.ADDR_RESOLVED && id.state != CmId.State.ROUTE_RESOLVED)
             throw new VerbsException(Errno.EINVAL, "resolve_route: cm_id " + id.handle + " is " + id.state
                     + "; resolve its address first");
+        CmAbi.Ib dib = id.dst.ib();
+        if (dib != null && id.remoteNode < 0 && dib.hi() >>> 56 != 0xff) {
+            // a GID no port has: the SA answers the PathRecord query with no record (status ERR_NO_RECORDS), which
+            // ib_sa passes on as EINVAL and cma_query_handler as ROUTE_ERROR; the address stays resolved
+            id.state = CmId.State.ADDR_RESOLVED;
+            queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ROUTE_ERROR, -Errno.EINVAL));
+            return new Wire.Out();
+        }
         id.state = CmId.State.ROUTE_RESOLVED;
         queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ROUTE_RESOLVED, 0));
         return new Wire.Out();

@@ -8,7 +8,8 @@
  * is not connected are EINVAL; a request to a port no one listens on is rejected; a consumer's reject reaches the other side with its private data; an
  * accepted connection carries data both ways and both sides see it close; RDMA_OPTION_ID_AFONLY lets 0.0.0.0 and
  * [::] share a port; AF_IB addresses (rdma_cm(7)'s struct sockaddr_ib: a GID and a service ID) bind, listen and
- * are reached as the kernel's RDMA CM takes them. Both sides are identifiers
+ * are reached as the kernel's RDMA CM takes them, and one of a GID no port has fails at its route; the
+ * rdma_cm file's QUERY refuses an unknown option and too little room. Both sides are identifiers
  * of this one program on its one node, connected through the adapter's port.
  */
 #include "conf.h"
@@ -127,6 +128,28 @@ static struct sockaddr_ib ib_addr(const union ibv_gid *gid, uint64_t ps, int por
 }
 
 /*
+ * A GID no port has: its address resolves at once (an AF_IB address is its GID, as the kernel's
+ * cma_resolve_ib_addr takes it) and its route fails (the SA has no path to it: ROUTE_ERROR with EINVAL,
+ * as ib_sa passes on an SA error status), the address still resolved; nothing waits for a timeout.
+ */
+static void unknown_gid_route(const struct sockaddr_ib *nowhere) {
+	struct rdma_cm_id *lost;
+	struct rdma_cm_event *e;
+	struct sockaddr_ib to = *nowhere;
+	to.sib_sid = htobe64(RDMA_IB_IP_PS_TCP | 7000);
+	EXPECT_RC(rdma_create_id(ch, &lost, NULL, RDMA_PS_TCP), 0, "rdma_create_id, towards a GID no port has");
+	EXPECT_RC(rdma_resolve_addr(lost, NULL, (struct sockaddr *)&to, 1000), 0, "rdma_resolve_addr of that GID");
+	if ((e = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED, lost, "its address resolves (AF_IB: the GID)")))
+		rdma_ack_cm_event(e);
+	EXPECT_RC(rdma_resolve_route(lost, 1000), 0, "rdma_resolve_route towards it");
+	if ((e = expect_event(RDMA_CM_EVENT_ROUTE_ERROR, lost, "RDMA_CM_EVENT_ROUTE_ERROR: no path to it"))) {
+		check(e->status == -EINVAL, "the route error's status is EINVAL", "status %d", e->status);
+		rdma_ack_cm_event(e);
+	}
+	rdma_destroy_id(lost);
+}
+
+/*
  * AF_IB (rdma_cm(7)): an identifier bound to the port's GID has the device and gives back its GID and the service
  * ID of its port space and port; that port is taken for IP binds of the port space too; a GID no port has is ENODEV;
  * a service ID outside the identifier's port space EPROTONOSUPPORT; a request to the GID reaches its listener. An IP
@@ -173,10 +196,76 @@ static void af_ib(void) {
 	EXPECT_RC(rdma_listen(ib, 4), 0, "rdma_listen on the port's GID");
 	struct sockaddr_ib to = ib_addr(&gid, RDMA_IB_IP_PS_TCP, port);
 	request_reaches((struct sockaddr *)&to, ib, "an AF_IB request reaches the AF_IB listener");
+	unknown_gid_route(&stranger);
 	rdma_destroy_id(udp);
 	rdma_destroy_id(nowhere);
 	rdma_destroy_id(ib);
 	rdma_destroy_id(ip);
+}
+
+/*
+ * The rdma_cm file's commands this program writes by hand, as the kernel lays them out (struct rdma_ucm_* of
+ * <rdma/rdma_user_cm.h>, which cannot be included beside <rdma/rdma_cma.h>: their enums collide).
+ */
+enum { UCM_CREATE_ID = 0, UCM_DESTROY_ID = 1, UCM_QUERY = 19, UCM_BIND = 20, UCM_QUERY_ADDR = 0 };
+struct ucm_hdr { uint32_t cmd; uint16_t in, out; };
+struct ucm_create_id { uint64_t uid, response; uint16_t ps; uint8_t qp_type, reserved[5]; };
+struct ucm_destroy_id { uint64_t response; uint32_t id, reserved; };
+struct ucm_bind { uint32_t id; uint16_t addr_size, reserved; struct sockaddr_storage addr; };
+struct ucm_query { uint64_t response; uint32_t id, option; };
+/* struct rdma_ucm_query_addr_resp: node GUID, port, P_Key, the addresses' sizes, the addresses, ibdev_index */
+struct ucm_query_addr_resp {
+	uint64_t node_guid;
+	uint8_t port_num, reserved;
+	uint16_t pkey, src_size, dst_size;
+	struct sockaddr_storage src_addr, dst_addr;
+	uint32_t ibdev_index, reserved1;
+};
+
+/* A command written to the rdma_cm file as librdmacm writes it: its header, then its body. */
+static ssize_t ucma(int fd, uint32_t cmd, const void *body, uint16_t in, uint16_t out) {
+	uint8_t buf[sizeof(struct ucm_hdr) + 256];
+	struct ucm_hdr h = { .cmd = cmd, .in = in, .out = out };
+	memcpy(buf, &h, sizeof h);
+	memcpy(buf + sizeof h, body, in);
+	return write(fd, buf, sizeof h + in);
+}
+
+/*
+ * ucma's QUERY (the rdma_cm file's command librdmacm asks ADDR, PATH and GID with, always with room for the
+ * answer): an option the kernel has not is ENOSYS and less room than the answer's fixed part ENOSPC, as
+ * ucma_query answers; ADDR with room gives the identifier's address. Written by hand on an identifier made
+ * and bound the same way, on a channel of its own.
+ */
+static void query_errors(void) {
+	struct rdma_event_channel *own = rdma_create_event_channel();
+	uint32_t made = ~0u, gone;
+	struct ucm_query_addr_resp got;
+	struct sockaddr_in mine = addr("127.77.0.1", 0);
+	check(own != NULL, "rdma_create_event_channel, for commands written by hand", "errno %d", errno);
+	if (!own) return;
+	struct ucm_create_id c = { .response = (uintptr_t)&made, .ps = RDMA_PS_TCP, .qp_type = IBV_QPT_RC };
+	check(ucma(own->fd, UCM_CREATE_ID, &c, sizeof c, sizeof made) > 0 && made != ~0u, "CREATE_ID written by hand",
+	      "errno %d", errno);
+	struct ucm_bind b = { .id = made, .addr_size = sizeof mine };
+	memcpy(&b.addr, &mine, sizeof mine);
+	check(ucma(own->fd, UCM_BIND, &b, sizeof b, 0) > 0, "BIND to 127.77.0.1", "errno %d", errno);
+	struct ucm_query q = { .response = (uintptr_t)&got, .id = made, .option = 7 };
+	errno = 0;
+	check(ucma(own->fd, UCM_QUERY, &q, sizeof q, sizeof got) == -1 && errno == ENOSYS,
+	      "QUERY of an option the kernel has not (7): ENOSYS", "errno %d", errno);
+	q.option = UCM_QUERY_ADDR;
+	errno = 0;
+	check(ucma(own->fd, UCM_QUERY, &q, sizeof q, 8) == -1 && errno == ENOSPC,
+	      "QUERY ADDR with 8 bytes of room: ENOSPC", "errno %d", errno);
+	memset(&got, 0, sizeof got);
+	check(ucma(own->fd, UCM_QUERY, &q, sizeof q, sizeof got) > 0 && got.src_size == sizeof mine
+	      && ((struct sockaddr_in *)&got.src_addr)->sin_addr.s_addr == mine.sin_addr.s_addr,
+	      "QUERY ADDR with room: the bound address", "errno %d, src_size %u", errno, got.src_size);
+	struct ucm_destroy_id d = { .response = (uintptr_t)&gone, .id = made };
+	check(ucma(own->fd, UCM_DESTROY_ID, &d, sizeof d, sizeof gone) > 0, "DESTROY_ID written by hand",
+	      "errno %d", errno);
+	rdma_destroy_event_channel(own);
 }
 
 int main(void) {
@@ -340,6 +429,7 @@ done:
 	EXPECT_RC(rdma_destroy_id(listener), 0, "rdma_destroy_id of the listener");
 	afonly();
 	af_ib();
+	query_errors();
 	rdma_destroy_event_channel(ch);
 	printf("# %d checks, %d failed\n", conf_checks, conf_failed);
 	return conf_failed != 0;
