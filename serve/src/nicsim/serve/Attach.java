@@ -75,7 +75,7 @@ public final class Attach {
             // Debian's ofa-v2-ib0 names the IPoIB interface, which the node has not), and the UD CM one by port;
             // awk 1 ends each line in a newline (Debian's file has none after its last)
             "if [ -f /etc/dat.conf ]; then",
-            "  a=$(awk -v n=\"node$node\" '$2 == n { print $1 }' \"$hosts\" 2>/dev/null)",
+            "  a=$(awk -v n=\"node$node\" '$2 == n { print $1 }' \"$hosts\" 2>/dev/null || true)",
             "  { awk 1 /etc/dat.conf; echo \"# nicsim: node $node's adapter\"",
             "    echo \"ofa-v2-nicsim0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \\\"$a 0\\\" \\\"\\\"\"",
             "    echo 'ofa-v2-nicsim0-1u u2.0 nonthreadsafe default libdaploucm.so.2 dapl.2.0 \"nicsim0 1\" \"\"'",
