@@ -7,6 +7,7 @@ import java.util.Locale;
 import nicsim.abi.Cmd;
 import nicsim.abi.CmdTable;
 import nicsim.abi.Cqe64;
+import nicsim.abi.MttEntry;
 import nicsim.abi.UarLayout;
 import nicsim.abi.WqeLayout;
 import nicsim.host.ConfigSpace;
@@ -60,9 +61,9 @@ public final class DeviceHeader {
         def(b, "DM_BUS_BASE", nicsim.adapter.OnChipMemory.BASE);
         b.append("/* on-demand paging: a page-list entry's mark for a page not present (the adapter faults it in\n")
                 .append(" * through the kernel); an implicit region's page size (log2) and length from address 0 */\n");
-        def(b, "MTT_NOT_PRESENT", nicsim.verbs.MemoryRegion.NOT_PRESENT);
-        def(b, "IMPLICIT_PAGE_SHIFT", nicsim.verbs.MemoryRegion.IMPLICIT_PAGE_SHIFT);
-        def(b, "IMPLICIT_LENGTH", nicsim.verbs.MemoryRegion.IMPLICIT_LENGTH);
+        def(b, "MTT_NOT_PRESENT", MttEntry.NOT_PRESENT);
+        def(b, "IMPLICIT_PAGE_SHIFT", MttEntry.IMPLICIT_PAGE_SHIFT);
+        def(b, "IMPLICIT_LENGTH", MttEntry.IMPLICIT_LENGTH);
         b.append("\n/* the command entry: byte offsets */\n");
         def(b, "ENTRY_BYTES", Cmd.ENTRY_BYTES);
         def(b, "ENTRY_OPCODE", Cmd.ENTRY_OPCODE);

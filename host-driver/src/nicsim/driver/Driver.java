@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.abi.MttEntry;
 import nicsim.verbs.EventType;
 import nicsim.host.ConfigSpace;
 import nicsim.sim.Layout;
@@ -115,9 +116,8 @@ public final class Driver {
             if (miss >= 0) return; // bit 63 clear: nothing is waiting
             long index = miss & Long.MAX_VALUE;
             long entry = BigEndian.get64(host.memory.read(mttTable + index * 8, 8), 0);
-            if ((entry & nicsim.verbs.MemoryRegion.NOT_PRESENT) != 0) { // on-demand paging: bring the page in, then mark it present
-                entry = (entry & nicsim.verbs.MemoryRegion.IMPLICIT) != 0 ? implicitPage(entry)
-                        : entry & ~nicsim.verbs.MemoryRegion.NOT_PRESENT;
+            if ((entry & MttEntry.NOT_PRESENT) != 0) { // on-demand paging: bring the page in, then mark it present
+                entry = (entry & MttEntry.IMPLICIT) != 0 ? implicitPage(entry) : entry & ~MttEntry.NOT_PRESENT;
                 if (host.profile.has("host.odp.fault.cost")) host.bus.cpuWork(host.profile.picos("host.odp.fault.cost"));
                 byte[] e = new byte[8];
                 BigEndian.put64(e, 0, entry);
@@ -146,11 +146,11 @@ public final class Driver {
      * or (nothing mapped there, or the MR is gone) IMPLICIT alone, which fails the access.
      */
     private long implicitPage(long entry) {
-        long va = entry & -(1L << nicsim.verbs.MemoryRegion.IMPLICIT_PAGE_SHIFT);
-        var pager = pagers.get((entry >>> 2) & 0x3ffff);
+        long va = MttEntry.implicitPage(entry);
+        var pager = pagers.get(MttEntry.implicitMkeyIndex(entry));
         long pa = pager == null ? -1 : pager.applyAsLong(va);
         if (pa < 0) implicitMisses++;
-        return pa >= 0 ? pa : nicsim.verbs.MemoryRegion.IMPLICIT;
+        return pa >= 0 ? pa : MttEntry.IMPLICIT;
     }
 
     /** Implicit ODP pages nothing was mapped at. */

@@ -3,6 +3,7 @@ package nicsim.verbs;
 import java.util.function.LongUnaryOperator;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.abi.MttEntry;
 import nicsim.driver.Driver;
 import nicsim.driver.Host;
 
@@ -46,9 +47,9 @@ public final class MemoryRegion extends VerbsObject {
             throw new VerbsException(Errno.EINVAL,
                     String.format("regMr of the whole address space: access 0x%x lacks ON_DEMAND", access));
         checkAccess(pd, access);
-        long pages = IMPLICIT_LENGTH >>> IMPLICIT_PAGE_SHIFT;
+        long pages = IMPLICIT_LENGTH >>> MttEntry.IMPLICIT_PAGE_SHIFT;
         Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, 0, IMPLICIT_LENGTH, access & ~AccessFlags.ON_DEMAND,
-                IMPLICIT_PAGE_SHIFT, 0, pages, 0);
+                MttEntry.IMPLICIT_PAGE_SHIFT, 0, pages, 0);
         int key = (int) pd.ctx.driver.command(Cmd.CREATE_IMPLICIT_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
         this.pd = pd;
         this.length = IMPLICIT_LENGTH;
@@ -61,9 +62,7 @@ public final class MemoryRegion extends VerbsObject {
     }
 
     /** The bytes an implicit region covers from address 0: the user address space of x86-64 and aarch64 (47 bits). */
-    public static final long IMPLICIT_LENGTH = 1L << 47;
-    /** An implicit region's pages are 2 MB. */
-    public static final int IMPLICIT_PAGE_SHIFT = 21;
+    public static final long IMPLICIT_LENGTH = MttEntry.IMPLICIT_LENGTH;
 
     /** Whether it is an implicit region ({@link ProtectionDomain#regMrImplicit}). */
     public boolean implicit() { return implicit; }
@@ -126,7 +125,7 @@ public final class MemoryRegion extends VerbsObject {
             long va = Math.max(first + i * page, smallFirst);
             long at = physical[(int) ((va - smallFirst) / small)] - (va & (page - 1));
             // on demand: the page is not pinned, its entry marked not present; the adapter's first access faults it in
-            BigEndian.put64(list, (int) i * 8, (access & AccessFlags.ON_DEMAND) != 0 ? at | NOT_PRESENT : at);
+            BigEndian.put64(list, (int) i * 8, (access & AccessFlags.ON_DEMAND) != 0 ? at | MttEntry.NOT_PRESENT : at);
         }
         long listAt = host.allocPhysical(list.length, 8);
         host.memory.write(listAt, list);
@@ -217,14 +216,6 @@ public final class MemoryRegion extends VerbsObject {
         if (p != oldPd) reparent(p);
     }
 
-
-    /** A page-list (MTT) entry's mark for a page not present: page addresses have bit 0 clear. */
-    public static final long NOT_PRESENT = 1;
-    /**
-     * An implicit region's MTT entry's mark: with NOT_PRESENT, the adapter names the page by its
-     * address (bits 21 on) and the region's mkey index (bits 2-19); without, the page could not be brought in.
-     */
-    public static final long IMPLICIT = 2;
 
     public int lkey() { return mkey; }
     public int rkey() { return mkey; }

@@ -3,8 +3,8 @@ package nicsim.serve;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.LongUnaryOperator;
+import nicsim.abi.MttEntry;
 import nicsim.driver.Host;
-import nicsim.verbs.MemoryRegion;
 
 /**
  * The kernel's paging for a user context's implicit on-demand regions (CREATE_IMPLICIT_MKEY made by
@@ -26,7 +26,7 @@ final class ImplicitPages {
     /** The pager of region {@code key}: a touched page's bus address from its 2 MB-aligned address, or -1. */
     LongUnaryOperator pager(long key) {
         Map<Long, Long> touched = regions.computeIfAbsent(key, k -> new HashMap<>());
-        long size = 1L << MemoryRegion.IMPLICIT_PAGE_SHIFT;
+        long size = 1L << MttEntry.IMPLICIT_PAGE_SHIFT;
         return va -> touched.computeIfAbsent(va, v -> {
             if (!memory.anyMapped(v, size)) return -1L;
             long pa = host.allocPhysical(size, size);
@@ -39,7 +39,7 @@ final class ImplicitPages {
     void drop(long key) {
         Map<Long, Long> touched = regions.remove(key);
         if (touched == null) return;
-        long size = 1L << MemoryRegion.IMPLICIT_PAGE_SHIFT;
+        long size = 1L << MttEntry.IMPLICIT_PAGE_SHIFT;
         for (long pa : touched.values()) {
             if (pa < 0) continue;
             host.memory.detach(pa);

@@ -3,6 +3,7 @@ package nicsim.serve;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.LongUnaryOperator;
+import nicsim.abi.MttEntry;
 import nicsim.driver.Host;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.Errno;
@@ -67,7 +68,7 @@ final class Registrations {
      */
     MemoryRegion registerImplicit(ProcMemory memory, ProtectionDomain pd, int access) {
         Map<Long, Window> touched = new HashMap<>();
-        long size = 1L << MemoryRegion.IMPLICIT_PAGE_SHIFT;
+        long size = 1L << MttEntry.IMPLICIT_PAGE_SHIFT;
         MemoryRegion mr = pd.regMrImplicitMapped(access, va -> {
             Window w = touched.get(va);
             if (w == null) {

@@ -1,10 +1,10 @@
 package nicsim.serve;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.IntConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
@@ -39,22 +39,42 @@ final class UserContext {
     private static final int CREATE_CQ_VECTOR = 3, CREATE_MKEY_LENGTH = 2, MODIFY_QP_STATE = 3;
 
     private final Driver driver;
-    /** The kernel's paging for each of its implicit on-demand regions (by key): the process's that made it. */
-    private final Map<Long, ImplicitPages> implicit = new HashMap<>();
     /** Processes holding it: the opener, and those that imported it (ibv_import_device); it goes with the last. */
     private int holders = 1;
-    /** Each MR's length (by key), for a process importing it. */
-    private final Map<Long, Long> mrLengths = new HashMap<>();
-    /** Its objects, newest last: each one's destroying command and handle. */
-    private final LinkedHashMap<Long, Integer> objects = new LinkedHashMap<>();
-    /** Each CQ's interrupt handler and the vector the kernel gave it. */
-    private final Map<Long, Vector> vectors = new HashMap<>();
+    /**
+     * Its objects by kind and handle ({@link #key}): ordered so that one kind's handles lie together (device
+     * memory is found by offset from the nearest allocation below it); {@link Obj#made} says which is newest.
+     */
+    private final TreeMap<Long, Obj> objects = new TreeMap<>();
+    /** Objects made so far: the next one's {@link Obj#made}. */
+    private long made;
     /** The libibverbs session whose completion channels its CQs' events go to, or null. */
     private final Session session;
-    /** Each CQ's completion channel (its number in the session), if it has one. */
-    private final Map<Long, Integer> channels = new HashMap<>();
 
     private record Vector(int number, IntConsumer handler) {}
+
+    /**
+     * What the kernel keeps of one of its objects: the command that destroys it and its handle, when it
+     * was made, an MR's or device memory's length (0 for others), the kernel's paging of an implicit
+     * on-demand MR (else null), a CQ's interrupt handler and vector (else null) and its completion channel
+     * (its number in the session; null until one is named).
+     */
+    private static final class Obj {
+        final int destroy;
+        final long handle, made, length;
+        final ImplicitPages pages;
+        final Vector vector;
+        Integer channel;
+
+        Obj(int destroy, long handle, long made, long length, ImplicitPages pages, Vector vector) {
+            this.destroy = destroy;
+            this.handle = handle;
+            this.made = made;
+            this.length = length;
+            this.pages = pages;
+            this.vector = vector;
+        }
+    }
 
     /** The process that opened it: its QPs' owner for the kernel's QP counters. */
     private final int pid;
@@ -101,7 +121,7 @@ final class UserContext {
             throw new VerbsException(Errno.EPERM, String.format("CQ 0x%x is not this context's", cqn));
         if (session == null) throw new VerbsException(Errno.EINVAL, "this user context names no libibverbs session");
         session.events.channel(channel); // EINVAL unless the program registered it
-        channels.put(cqn, channel);
+        objects.get(key(Cmd.DESTROY_CQ, cqn)).channel = channel;
     }
 
     /** Another process holds it now (it imported the context): objects are shared, as a uverbs file's are. */
@@ -116,10 +136,15 @@ final class UserContext {
     /** Whether QP {@code qpn} is one of its objects (the watchdog names a C driver's QPs so). */
     boolean ownsQp(long qpn) { return objects.containsKey(key(Cmd.DESTROY_QP, qpn)); }
 
-    /** The handles of its objects that {@code destroy} destroys (QPNs for DESTROY_QP, say), for RDMA_RES. */
+    /**
+     * The handles of its objects that {@code destroy} destroys (QPNs for DESTROY_QP, say), oldest first, for
+     * RDMA_RES.
+     */
     List<Long> owned(int destroy) {
+        List<Obj> kind = new ArrayList<>(objects.subMap(key(destroy, 0), key(destroy + 1, 0)).values());
+        kind.sort(Comparator.comparingLong(o -> o.made));
         List<Long> out = new ArrayList<>();
-        for (var e : objects.entrySet()) if (e.getValue() == destroy) out.add(e.getKey() & 0xFFFF_FFFFL);
+        for (Obj o : kind) out.add(o.handle);
         return out;
     }
 
@@ -132,20 +157,21 @@ final class UserContext {
      * its length (an MR's or device memory's; 0 for others).
      */
     long imported(int destroy, long handle) {
-        if (!objects.containsKey(key(destroy, handle))) {
+        Obj o = objects.get(key(destroy, handle));
+        if (o == null) {
             for (int d : DESTROYS.values())
                 if (objects.containsKey(key(d, handle)))
                     throw new VerbsException(Errno.EINVAL, String.format("0x%x is a handle of another kind", handle));
             throw new VerbsException(Errno.ENOENT, String.format("no object of this context has handle 0x%x", handle));
         }
-        return destroy == Cmd.DEALLOC_DM ? dm.getOrDefault(handle, 0L) : mrLengths.getOrDefault(handle, 0L);
+        return o.length;
     }
 
     /** CQ {@code cqn}'s vector fired: the waits of the process that made it, and its channel, if any, are told. */
     private void fired(long cqn, int asked, IntConsumer interrupt) {
         interrupt.accept(asked);
-        Integer ch = channels.get(cqn);
-        if (ch != null && session != null) session.events.cqEvent(ch, cqn);
+        Obj cq = objects.get(key(Cmd.DESTROY_CQ, cqn));
+        if (cq != null && cq.channel != null && session != null) session.events.cqEvent(cq.channel, cqn);
     }
 
     private static long key(int destroy, long handle) { return (long) destroy << 32 | handle & 0xFFFF_FFFFL; }
@@ -159,17 +185,17 @@ final class UserContext {
         return inOwnDm(offset, length);
     }
 
-    /** Its device memory allocations (ALLOC_DM): each one's offset and length, which BAR0 reaches from dmBase. */
-    private final java.util.TreeMap<Long, Long> dm = new java.util.TreeMap<>();
-
     /**
      * Whether BAR0 {@code [offset, offset + length)} lies in device memory it allocated: it may write and
      * read there, as mlx5 maps a provider's device memory into the process.
      */
     boolean inOwnDm(long offset, int length) {
         long rel = offset - driver.caps().dmBase();
-        var a = dm.floorEntry(rel);
-        return rel >= 0 && a != null && rel + length <= a.getKey() + a.getValue();
+        if (rel < 0 || rel > 0xFFFF_FFFFL) return false;
+        // an allocation's handle is its offset from dmBase: the nearest one at or below rel
+        var a = objects.floorEntry(key(Cmd.DEALLOC_DM, rel));
+        Obj dm = a == null ? null : a.getValue();
+        return dm != null && dm.destroy == Cmd.DEALLOC_DM && rel + length <= dm.handle + dm.length;
     }
 
     /**
@@ -200,18 +226,15 @@ final class UserContext {
         boolean ok = out[0] >>> 32 == 0;
         Integer destroy = DESTROYS.get(opcode);
         if (ok && destroy != null) {
-            objects.put(key(destroy, out[Cmd.OUT_HEADER_WORDS]), destroy);
-            if (opcode == Cmd.ALLOC_DM) dm.put(out[Cmd.OUT_HEADER_WORDS], in[0]); // input word 0: its length
-            if (opcode == Cmd.CREATE_IMPLICIT_MKEY) { // the kernel pages for it, as mlx5_ib does for implicit ODP
-                long key = out[Cmd.OUT_HEADER_WORDS];
-                implicit.put(key, pages);
-                driver.implicitRegistered(key >>> 8, pages.pager(key));
-            }
-            if (opcode == Cmd.CREATE_QP && session != null)
-                session.traffic.own(driver.host(), out[Cmd.OUT_HEADER_WORDS]);
-            if (opcode == Cmd.CREATE_MKEY) mrLengths.put(out[Cmd.OUT_HEADER_WORDS], in[CREATE_MKEY_LENGTH]);
-            if (v != null) vectors.put(out[Cmd.OUT_HEADER_WORDS], v);
-            if (cqn != null) cqn[0] = out[Cmd.OUT_HEADER_WORDS];
+            long handle = out[Cmd.OUT_HEADER_WORDS];
+            // device memory's length is its input word 0; an MR's, CREATE_MKEY's word 2
+            long length = opcode == Cmd.ALLOC_DM ? in[0] : opcode == Cmd.CREATE_MKEY ? in[CREATE_MKEY_LENGTH] : 0;
+            ImplicitPages paged = opcode == Cmd.CREATE_IMPLICIT_MKEY ? pages : null;
+            objects.put(key(destroy, handle), new Obj(destroy, handle & 0xFFFF_FFFFL, made++, length, paged, v));
+            if (paged != null) // the kernel pages for it, as mlx5_ib does for implicit ODP
+                driver.implicitRegistered(handle >>> 8, pages.pager(handle));
+            if (opcode == Cmd.CREATE_QP && session != null) session.traffic.own(driver.host(), handle);
+            if (cqn != null) cqn[0] = handle;
         } else if (v != null) {
             driver.releaseVector(v.number(), v.handler());
         }
@@ -234,19 +257,14 @@ final class UserContext {
     }
 
     private void gone(int destroy, long handle) {
-        objects.remove(key(destroy, handle));
+        Obj o = objects.remove(key(destroy, handle));
         if (destroy == Cmd.DESTROY_QP) driver.host().qpCounters().destroyed(handle);
-        if (destroy == Cmd.DEALLOC_DM) dm.remove(handle);
-        if (destroy == Cmd.DESTROY_MKEY) mrLengths.remove(handle);
-        ImplicitPages paged = destroy == Cmd.DESTROY_MKEY ? implicit.remove(handle) : null;
-        if (paged != null) {
+        if (o == null) return;
+        if (o.pages != null) {
             driver.implicitDeregistered(handle >>> 8);
-            paged.drop(handle);
+            o.pages.drop(handle);
         }
-        if (destroy != Cmd.DESTROY_CQ) return;
-        channels.remove(handle);
-        Vector v = vectors.remove(handle);
-        if (v != null) driver.releaseVector(v.number(), v.handler());
+        if (o.vector != null) driver.releaseVector(o.vector.number(), o.vector.handler());
     }
 
     /** Its commands the adapter refused as malformed, not yet told. */
@@ -278,10 +296,11 @@ final class UserContext {
     List<String> release() {
         driver.removeEventListener(asyncEvents);
         List<String> refused = new ArrayList<>();
-        List<Map.Entry<Long, Integer>> left = new ArrayList<>(objects.entrySet());
-        for (int i = left.size() - 1; i >= 0; i--) {
-            int destroy = left.get(i).getValue();
-            long handle = left.get(i).getKey() & 0xFFFF_FFFFL;
+        List<Obj> left = new ArrayList<>(objects.values());
+        left.sort(Comparator.comparingLong((Obj o) -> o.made).reversed());
+        for (Obj o : left) {
+            int destroy = o.destroy;
+            long handle = o.handle;
             long[] out = execute(destroy, new long[]{handle}, 0);
             if (out[0] >>> 32 != 0)
                 refused.add(String.format("%s of 0x%x: status 0x%x", Cmd.opcodeName(destroy), handle, out[0] >>> 32));

@@ -24,7 +24,7 @@ final class Completer {
     /**
      * The newest PSN acknowledged; the retries and RNR retries left before the QP fails (from retry_cnt and rnr_retry).
      */
-    int ackedPsn, retriesLeft, rnrLeft;
+    private int ackedPsn, retriesLeft, rnrLeft;
     private Simulator.Event timer; // the event that checks the retransmit timer, at or before timerDue
     private long timerDue = -1; // when the retransmit timer expires (-1: not running)
     private boolean rnrWaiting; // an RNR NAK's or CNAK's wait is on: the retransmit timer does not fire
@@ -38,12 +38,21 @@ final class Completer {
 
     Completer(Qp q) { this.q = q; }
 
+    /** The send queue starts at PSN {@code sqPsn} (modify's SQ_PSN): every PSN before it counts as acknowledged. */
+    void startAt(int sqPsn) { ackedPsn = (sqPsn - 1) & 0xFFFFFF; }
+
+    /** retry_cnt was set: the retries left before the QP fails are its number again. */
+    void renewRetries() { retriesLeft = q.retryCnt; }
+
+    /** rnr_retry was set: the RNR retries left before the QP fails are its number again. */
+    void renewRnrRetries() { rnrLeft = q.rnrRetry; }
+
 
     /** Completes finished WQEs in order (a CQE for signaled ones), then starts more. */
     void retire() {
         while (!q.outstanding.isEmpty() && q.outstanding.peek().done()) {
             SendOp op = q.outstanding.poll();
-            if (op.readOrAtomic()) q.requester.readsOutstanding--;
+            if (op.readOrAtomic()) q.requester.readAnswered();
             if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
             if (!op.control && (op.w.signaled() || q.sqSigAll))
                 q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
@@ -94,7 +103,7 @@ final class Completer {
         }
         // WQEs before it that finished complete first; the failed one gets its error CQE; the rest flush
         q.outstanding.remove(op);
-        if (op.readOrAtomic() && q.requester.readsOutstanding > 0) q.requester.readsOutstanding--;
+        if (op.readOrAtomic() && q.requester.readsOutstanding() > 0) q.requester.readAnswered();
         retire();
         List<SendOp> before = new ArrayList<>();
         while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
@@ -332,7 +341,7 @@ final class Completer {
 
     void ackThrough(int psn) {
         // progress is any PSN newly acknowledged, even inside a long message: it renews the retry budget
-        boolean progress = Psn.diff(psn, ackedPsn) > 0 && Psn.diff(psn, q.requester.psn) < 0;
+        boolean progress = Psn.diff(psn, ackedPsn) > 0 && Psn.diff(psn, q.requester.nextPsn()) < 0;
         if (progress) ackedPsn = psn;
         for (SendOp op : q.outstanding) {
             if (Psn.diff(op.lastPsn, psn) > 0) break;

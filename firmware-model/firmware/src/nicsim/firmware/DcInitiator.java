@@ -48,8 +48,7 @@ final class DcInitiator {
         connected = to;
         q.dlid = to.rlid();
         q.destQpn = (int) to.remoteQpn();
-        int psn = q.requester.psn;
-        q.requester.psn = (q.requester.psn + 1) & 0xFFFFFF;
+        int psn = q.requester.takePsn();
         Packet p = new Packet(q.fw.lid(), q.dlid, Op.DC_CONNECT, q.destQpn, q.qpn, psn, true, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                 new byte[0], Packet.DC).withDcKey(to.dcKey());
         connecting = SendOp.connect(psn, p);
@@ -61,8 +60,8 @@ final class DcInitiator {
     }
 
     private void disconnect() {
-        Packet p = new Packet(q.fw.lid(), q.dlid, Op.DC_DISCONNECT, q.destQpn, q.qpn, q.requester.psn, false, false,
-                0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        Packet p = new Packet(q.fw.lid(), q.dlid, Op.DC_DISCONNECT, q.destQpn, q.qpn, q.requester.nextPsn(),
+                false, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                 new byte[0], Packet.DC).withDcKey(connected.dcKey());
         connected = null;
         connecting = null;

@@ -84,8 +84,7 @@ final class DcTarget {
     private void reclaimIdle() {
         long now = t.fw.sim.now();
         for (Qp r : List.copyOf(dcrs.values()))
-            if (now - r.lastUse >= t.fw.dc.dcrTimeout() && !r.responder.rxBusy && r.responder.rx.isEmpty()
-                    && r.responder.cur == null && r.responder.writesInFlight == 0) {
+            if (now - r.lastUse >= t.fw.dc.dcrTimeout() && r.responder.idle()) {
                 t.fw.stats.inc(FirmwareStat.DC_DCRS_RECLAIMED);
                 release(r);
             }

@@ -8,7 +8,6 @@ import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
-import nicsim.abi.WqeLayout;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.CqePorts;
 import nicsim.adapter.MttPorts.XlateRsp;
@@ -283,47 +282,17 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
         q.requester.onWqe(index, bytes);
     }
 
-    /**
-     * The fetcher refused a WQE (bad control segment or failed ring read) and stopped the queue. The
-     * WQE completes in error and the QP stops; the fetch restarts right after it, so the WQEs posted
-     * behind it are fetched and flushed, each with its own completion. When only the opcode was
-     * wrong, the control segment's DS says where the next WQE starts. Otherwise nothing does: the
-     * fetch goes on a WQEBB at a time up to the producer seen now, and a WQEBB it refuses there is
-     * not a WQE (the rest of the refused one) but skipped, counted and reported, with no completion.
-     */
+    /** The fetcher refused a WQE: its QP's requester takes it ({@link Requester#onWqeError}). */
     @Override public void onWqeError(WqeError e) {
         Qp q = qps.get(e.qpn());
-        if (q == null) return;
-        int index = (int) e.index() & 0xFFFF, posted = (q.requester.producerSeen - index) & 0xFFFF;
-        int next;
-        if (q.requester.skipping(index)) {
-            stats.inc(FirmwareStat.WQEBBS_SKIPPED);
-            report(String.format("WQEBB %d of QP 0x%x skipped looking for the WQE after a refused one (%s)", index, q.qpn, e));
-            next = index + 1;
-        } else {
-            int opcode = WqeLayout.opcode(e.ctrl()), ds = WqeLayout.ds(e.ctrl());
-            boolean dmaError = e.reason() == WqeError.Code.DMA_ERROR;
-            q.requester.localError(index, opcode, dmaError ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, (int) e.code(), 0, 0);
-            boolean sized = e.reason() == WqeError.Code.BAD_OPCODE && ds != 0 && WqeLayout.qpn(e.ctrl()) == q.qpn
-                    && WqeLayout.index(e.ctrl()) == index && WqeLayout.wqebbs(ds) <= posted;
-            if (sized) next = index + WqeLayout.wqebbs(ds);
-            else {
-                q.requester.skipUpTo(q.requester.producerSeen);
-                next = index + 1;
-            }
-        }
-        // (never: the fetcher is not ahead of the doorbells firmware saw)
-        if (posted == 0) next = q.requester.producerSeen;
-        q.requester.delivered = next & 0xFFFF;
-        if (sqContexts.resident(q))
-            adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, q.requester.delivered, q.requester.producerSeen);
+        if (q != null) q.requester.onWqeError(e);
     }
 
     /** A decoded send doorbell (a kick: a QP in ERR re-reads its receive queue to flush new receives). */
     @Override public void onDoorbell(long qpn, int producer) {
         Qp q = qps.get(qpn);
         if (q == null) return;
-        q.requester.producerSeen = producer;
+        q.requester.doorbell(producer);
         ledger.doorbell(qpn, producer, sim.now());
         q.checkSendRecord(producer);
         q.onDoorbell();

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import nicsim.abi.Cmd;
+import nicsim.abi.MttEntry;
 import nicsim.abi.Vendor;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.MkeyContext;
@@ -147,28 +148,26 @@ final class MemoryKeys {
     /**
      * CREATE_IMPLICIT_MKEY: an on-demand MR of {@code c.length()} bytes from {@code c.start()} (the
      * whole address space) with no page list: its pages' entries get rows as the adapter touches
-     * them, and the host's handler is told each page's address (MttFill#IMPLICIT). Returns the key.
+     * them, and the host's handler is told each page's address ({@link MttEntry#IMPLICIT}). Returns the key.
      */
     long createImplicit(Cmd.CreateMkey c) {
-        if (c.pageShift() != IMPLICIT_PAGE_SHIFT) throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
+        if (c.pageShift() != MttEntry.IMPLICIT_PAGE_SHIFT)
+            throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
         if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
-        long pageMask = (1L << IMPLICIT_PAGE_SHIFT) - 1;
+        long pageMask = (1L << MttEntry.IMPLICIT_PAGE_SHIFT) - 1;
         if (((c.start() | c.length()) & pageMask) != 0 || c.pageOffset() != 0 || c.length() <= 0
-                || c.pages() != c.length() >>> IMPLICIT_PAGE_SHIFT)
+                || c.pages() != c.length() >>> MttEntry.IMPLICIT_PAGE_SHIFT)
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.length());
         if (!fw.mttFill.space.fitsSparse(c.pages())) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());
         long index = mkeys.free();
         int key = nextKey();
-        long base = fw.mttFill.space.takeSparse(c.pages(), c.start(), index, IMPLICIT_PAGE_SHIFT);
+        long base = fw.mttFill.space.takeSparse(c.pages(), c.start(), index, MttEntry.IMPLICIT_PAGE_SHIFT);
         MkeyContext m = new MkeyContext(index, MttPorts.STATE_VALID, key, c.pd(), 0, 0, c.start(), c.length(),
-                c.access() & 0x3f, IMPLICIT_PAGE_SHIFT, 0, base);
+                c.access() & 0x3f, MttEntry.IMPLICIT_PAGE_SHIFT, 0, base);
         mkeys.put(index, m);
         publish(m);
         return index << 8 | key;
     }
-
-    /** An implicit MR's pages are 2 MB: their entries then have room for the MR's mkey index beside the address. */
-    static final int IMPLICIT_PAGE_SHIFT = 21;
 
     private void checkMr(Cmd.CreateMkey c) {
         if (c.pageShift() < Cmd.MIN_PAGE_SHIFT || c.pageShift() > Cmd.MAX_PAGE_SHIFT)
@@ -270,7 +269,8 @@ final class MemoryKeys {
             mtt.space.give(m.mttBase()); // read: the old entries' rows go back
             if (r.status() != PciPort.DmaStatus.OK) { fw.report("ODP invalidation: MTT entries of mkey 0x" + Long.toHexString(c.lkey()) + " unreadable"); return; }
             byte[] t = r.data();
-            for (long p = range[0]; p <= range[1]; p++) t[(int) (p * 8 + 7)] |= (byte) MttFill.NOT_PRESENT; // bit 0 of the big-endian entry
+            // the mark is bit 0 of the big-endian entry: its last byte
+            for (long p = range[0]; p <= range[1]; p++) t[(int) (p * 8 + 7)] |= (byte) MttEntry.NOT_PRESENT;
             port.dmaWrite(mtt.entryAddr(base), t, w -> publish(moved));
         });
     }

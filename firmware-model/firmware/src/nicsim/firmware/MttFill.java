@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.abi.MttEntry;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.MttPorts;
 import nicsim.host.PciPort;
@@ -21,14 +22,6 @@ final class MttFill {
     private final Consumer<String> report;
     private final boolean byInterrupt;
     private final java.util.function.LongSupplier now;
-    /** An MTT entry's mark for a page not present. */
-    static final long NOT_PRESENT = 1;
-    /**
-     * An implicit MR's entry's mark: with NOT_PRESENT, the entry names the page by its address (and
-     * its MR's mkey index from bit 2), for the host's handler; without, the host could not bring the
-     * page in (nothing is mapped there), and an access to it fails.
-     */
-    static final long IMPLICIT = 2;
     private int vector = -1;
     /** The translation table in host memory (ICM): its base, and which of its rows hold which MTT entries. */
     long tableAddr;
@@ -136,11 +129,12 @@ final class MttFill {
             if (r.status() != PciPort.DmaStatus.OK) { done.accept(new long[]{0, MttPorts.FILL_FAILED}); return; }
             for (long j = from; j <= last; j++) { // the neighbours present are kept for the walks that will want them
                 long e = BigEndian.get64(r.data(), (int) (j - from) * 8);
-                if (j != index && (e & (NOT_PRESENT | IMPLICIT)) == 0) lines.keep(j, e);
+                if (j != index && (e & (MttEntry.NOT_PRESENT | MttEntry.IMPLICIT)) == 0) lines.keep(j, e);
             }
             long entry = BigEndian.get64(r.data(), (int) (index - from) * 8);
-            if ((entry & NOT_PRESENT) != 0) done.accept(new long[]{0, MttPorts.FILL_NOT_PRESENT});
-            else if ((entry & IMPLICIT) != 0) done.accept(new long[]{0, MttPorts.FILL_FAILED}); // nothing mapped there
+            if ((entry & MttEntry.NOT_PRESENT) != 0) done.accept(new long[]{0, MttPorts.FILL_NOT_PRESENT});
+            // an implicit MR's page with nothing mapped there
+            else if ((entry & MttEntry.IMPLICIT) != 0) done.accept(new long[]{0, MttPorts.FILL_FAILED});
             else done.accept(new long[]{entry, MttPorts.FILL_OK});
         });
     }

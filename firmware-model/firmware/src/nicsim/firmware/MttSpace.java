@@ -2,6 +2,7 @@ package nicsim.firmware;
 
 import java.util.Map;
 import java.util.TreeMap;
+import nicsim.abi.MttEntry;
 import nicsim.host.FreeRanges;
 
 /**
@@ -98,12 +99,12 @@ final class MttSpace {
 
     /**
      * What entry {@code index} of a sparse run holds until the host brings its page in: the page's
-     * address, its MR's mkey index from bit 2 on, IMPLICIT and NOT_PRESENT.
+     * address and its MR's mkey index, marked IMPLICIT and NOT_PRESENT.
      */
     long implicitEntry(long index) {
         Map.Entry<Long, long[]> e = runs.floorEntry(index);
         long[] r = e.getValue();
-        return r[2] + ((index - e.getKey()) << r[4]) | r[3] << 2 | MttFill.IMPLICIT | MttFill.NOT_PRESENT;
+        return MttEntry.implicitAbsent(r[2] + ((index - e.getKey()) << r[4]), r[3]);
     }
 
     /** Gives back the entries from MTT index {@code first} (as {@link #take} gave them); nothing if none are. */

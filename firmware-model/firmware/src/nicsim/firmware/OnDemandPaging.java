@@ -47,9 +47,8 @@ final class OnDemandPaging {
     private void rnr(Packet p, long mtt, long pages) {
         q.fw.keys.pageFault(mtt, pages, () -> {});
         q.count(FirmwareStat.ODP_RNR_SENT);
-        q.responder.ack(Op.ACK, p.psn(), Packet.AETH_RNR | q.minRnrTimer, 0);
         // the message's later packets are dropped quietly until the requester comes back to this one
-        q.responder.nakSent = true;
+        q.responder.rnrNak(p.psn());
     }
 
     /**
@@ -61,7 +60,7 @@ final class OnDemandPaging {
     void receiveFaulted(Packet p, InMsg m, RecvRingReader.Wqe w, long off, Failure fail) {
         m.offset = off;
         if (q.service.reliable && !p.op().starts()) { rnr(p, fail.faultMtt(), fail.faultPages()); return; }
-        q.responder.cur = null;
+        q.responder.messageLost();
         q.responder.untakeRecvWqe(w, p);
         if (q.service.reliable) { rnr(p, fail.faultMtt(), fail.faultPages()); return; }
         lost(fail);

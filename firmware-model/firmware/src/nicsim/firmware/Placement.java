@@ -154,7 +154,7 @@ final class Placement {
                 long start = off + done - pos;
                 int n = (int) Math.min(c.length() - start, data.length - done);
                 pending[0]++;
-                q.responder.writesInFlight++;
+                q.responder.writeIssued();
                 q.fw.adapter.dma().write(c.pa() + start, data, done, n,
                         arrival == null ? null : arrival.from(done), q.live(one), q.live(ok -> q.responder.writeLanded()));
                 q.count(FirmwareStat.DMA_WRITE_BYTES, n);

@@ -28,9 +28,10 @@ import nicsim.verbs.QpType;
  * The requester keeps its own state (the send ring's counters as firmware knows them, the next PSN,
  * the reads and atomics outstanding), the completer its own (the newest PSN acknowledged, retries
  * left, the retransmit timer, an RNR wait), the responder its own (the expected PSN, the MSN, the
- * message being received, the requests waiting, the atomics' replies, the writes in flight), each
- * clearing it on RESET; Qp keeps what the roles share: the attributes and the send operations
- * pending and outstanding.
+ * message being received, the requests waiting, the writes in flight) and its reads and atomics theirs
+ * (those in progress, the atomics' replies), each clearing it on RESET; Qp keeps what the roles share:
+ * the attributes and the send operations pending and outstanding. A role asks another through its
+ * methods, never its fields.
  */
 final class Qp {
     // the roles, each a file of its own over this context
@@ -222,7 +223,7 @@ final class Qp {
         this.strideBytes = 0;
         this.strides = 0;
         this.state = QpState.RTR;
-        responder.commEst = true; // the target's owner hears nothing per connection
+        responder.established(); // the target's owner hears nothing per connection
         this.counterSet = t.counterSet; // a responder's events are its target's
         this.counterSetId = t.counterSetId;
         this.access = t.access;
@@ -231,7 +232,7 @@ final class Qp {
         this.maxDestRdAtomic = Commands.MAX_RD_ATOMIC; // a DCT takes no max_dest_rd_atomic: its responders allow the device's most
         this.dlid = lid;
         this.destQpn = (int) qpn;
-        responder.epsn = (psn + 1) & 0xFFFFFF;
+        responder.expect((psn + 1) & 0xFFFFFF);
         this.dcConnectPsn = psn;
     }
 
@@ -288,14 +289,14 @@ final class Qp {
         if ((mask & QpAttrMask.PATH_MTU) != 0) mtu = Mtu.of((int) a.pathMtu()).bytes();
         if ((mask & QpAttrMask.DEST_QPN) != 0) destQpn = (int) a.destQpn();
         if ((mask & QpAttrMask.AV) != 0) dlid = (int) a.dlid();
-        if ((mask & QpAttrMask.RQ_PSN) != 0) responder.epsn = (int) a.rqPsn();
+        if ((mask & QpAttrMask.RQ_PSN) != 0) responder.expect((int) a.rqPsn());
         if ((mask & QpAttrMask.SQ_PSN) != 0) {
-            requester.psn = (int) a.sqPsn();
-            completer.ackedPsn = (requester.psn - 1) & 0xFFFFFF;
+            requester.startAt((int) a.sqPsn());
+            completer.startAt((int) a.sqPsn());
         }
         if ((mask & QpAttrMask.TIMEOUT) != 0) timeout = (int) a.timeout();
-        if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); completer.retriesLeft = retryCnt; }
-        if ((mask & QpAttrMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); completer.rnrLeft = rnrRetry; }
+        if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); completer.renewRetries(); }
+        if ((mask & QpAttrMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); completer.renewRnrRetries(); }
         if ((mask & QpAttrMask.MIN_RNR_TIMER) != 0) minRnrTimer = (int) a.minRnrTimer();
         if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0) maxRdAtomic = (int) a.maxRdAtomic();
         if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0) maxDestRdAtomic = (int) a.maxDestRdAtomic();
@@ -324,7 +325,8 @@ final class Qp {
 
     Cmd.QpAttrs query() {
         return new Cmd.QpAttrs(qpn, 0, state.value(), state.value(), access, qkey & 0xFFFFFFFFL,
-                Integer.numberOfTrailingZeros(mtu) - 7, destQpn, responder.epsn & 0xFFFFFF, requester.psn & 0xFFFFFF,
+                Integer.numberOfTrailingZeros(mtu) - 7, destQpn, responder.expectedPsn() & 0xFFFFFF,
+                requester.nextPsn() & 0xFFFFFF,
                 dlid,
                 timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic, port, pkeyIndex,
                 draining && !outstanding.isEmpty() ? 1 : 0);
@@ -365,8 +367,7 @@ final class Qp {
         state = QpState.ERR;
         completer.stopTimer();
         completer.resetProgress();
-        responder.cur = null;
-        responder.rx.clear();
+        responder.flush();
         flushSq();
         flushRq();
     }
@@ -382,7 +383,7 @@ final class Qp {
         completer.retire();
         while (!outstanding.isEmpty()) flush(outstanding.poll());
         while (!pending.isEmpty()) flush(pending.poll());
-        requester.readsOutstanding = 0;
+        requester.readsFlushed();
     }
 
     void flush(SendOp op) {

@@ -1,6 +1,7 @@
 package nicsim.firmware;
 
 import java.util.List;
+import java.util.Map;
 import nicsim.abi.HostOrder;
 import nicsim.abi.Vendor;
 import nicsim.adapter.MttPorts;
@@ -9,6 +10,7 @@ import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.firmware.Qp.Piece;
 import nicsim.host.PciPort;
+import nicsim.sim.Recent;
 import nicsim.verbs.EventType;
 
 /**
@@ -19,7 +21,28 @@ import nicsim.verbs.EventType;
 final class ReadsAndAtomics {
     private final Qp q;
 
+    /** READs and atomics being answered: max_dest_rd_atomic bounds them. */
+    private int inProgress;
+    /**
+     * The results of the latest atomics by PSN, oldest first, so a repeated request gets its original answer
+     * (64 kept: more than max_dest_rd_atomic).
+     */
+    private final Map<Integer, Long> atomicReplay = new Recent<>(64);
+
     ReadsAndAtomics(Qp q) { this.q = q; }
+
+    /** The QP went to RESET (with its responder). */
+    void reset() {
+        atomicReplay.clear();
+        inProgress = 0;
+    }
+
+    /** A repeated atomic (RC): its saved result is sent again, if it is still kept. */
+    Responder.Step duplicateAtomic(Packet p) {
+        Long orig = atomicReplay.get(p.psn());
+        if (orig != null) q.responder.ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
+        return Responder.Step.DONE;
+    }
 
     Responder.Step handleRead(Packet p, boolean fresh) {
         long writesBefore = q.writeSeq; // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
@@ -31,10 +54,9 @@ final class ReadsAndAtomics {
                 return Responder.Step.DONE;
             }
             if (tooManyReads(p)) return Responder.Step.DONE;
-            q.responder.epsn = (q.responder.epsn + npkts) & 0xFFFFFF;
-            q.responder.msn = (q.responder.msn + 1) & 0xFFFFFF;
+            q.responder.took(npkts);
         }
-        q.responder.readsInProgress++;
+        inProgress++;
         if (len == 0) {
             respond(p, new byte[0], npkts);
             return Responder.Step.PENDING;
@@ -42,9 +64,8 @@ final class ReadsAndAtomics {
         q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null && fresh && q.odp.pageNotPresent(p, bad)) { // tried again after the RNR wait, as new
-                q.responder.readsInProgress--;
-                q.responder.epsn = (q.responder.epsn - npkts) & 0xFFFFFF;
-                q.responder.msn = (q.responder.msn - 1) & 0xFFFFFF;
+                inProgress--;
+                q.responder.untook(npkts);
                 q.responder.finish();
             } else if (bad != null) {
                 readFailed(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, Vendor.REMOTE_XLATE + (int) bad.status());
@@ -62,7 +83,7 @@ final class ReadsAndAtomics {
 
     /** A READ that cannot be served: the error reported, the read no longer in progress. */
     private void readFailed(Packet p, int aeth, EventType event, int vendor) {
-        q.responder.readsInProgress--;
+        inProgress--;
         q.responder.responderError(p, aeth, event, null, 0, vendor);
         q.responder.finish();
     }
@@ -75,13 +96,13 @@ final class ReadsAndAtomics {
                     : Op.READ_RESP_MIDDLE;
             byte[] chunk = java.util.Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
             Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false,
-                    0, 0, 0, 0, 0, Packet.AETH_ACK, q.responder.msn, 0, 0, 0, chunk, q.transport());
+                    0, 0, 0, 0, 0, Packet.AETH_ACK, q.responder.msn(), 0, 0, 0, chunk, q.transport());
             boolean lastOne = i == npkts - 1;
             q.fw.exec(q.fw.packetCycles, q.live(() -> {
                 // made before any later error: it still goes out; the read stays in progress until its last
                 // response has left the port
                 q.fw.send(r, 0, left -> {
-                    if (lastOne) q.fw.sim.schedule(left, q.live(() -> q.responder.readsInProgress--));
+                    if (lastOne) q.fw.sim.schedule(left, q.live(() -> inProgress--));
                 });
             }));
         }
@@ -93,7 +114,7 @@ final class ReadsAndAtomics {
      * responder, REM_INV_REQ_ERR at the requester (docs/sources.md#responder-errors).
      */
     boolean tooManyReads(Packet p) {
-        if (q.responder.readsInProgress < q.maxDestRdAtomic) return false;
+        if (inProgress < q.maxDestRdAtomic) return false;
         q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.TOO_MANY_READS);
         return true;
     }
@@ -138,12 +159,11 @@ final class ReadsAndAtomics {
             long now = p.op() == Op.CMP_SWAP ? (orig == p.compare() ? p.swapAdd() : orig) : orig + p.swapAdd();
             byte[] nb = new byte[8];
             HostOrder.put64(nb, 0, now);
-            q.responder.writesInFlight++;
+            q.responder.writeIssued();
             q.fw.adapter.port().dmaWrite(pa, nb, q.live(w -> q.responder.writeLanded()));
             release.run();
-            q.responder.atomicReplay.put(p.psn(), orig);
-            q.responder.epsn = (q.responder.epsn + 1) & 0xFFFFFF;
-            q.responder.msn = (q.responder.msn + 1) & 0xFFFFFF;
+            atomicReplay.put(p.psn(), orig);
+            q.responder.took(1);
             q.responder.ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
             q.responder.finish();
         });

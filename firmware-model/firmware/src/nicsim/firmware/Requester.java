@@ -9,6 +9,7 @@ import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeFormat.Sge;
 import nicsim.abi.WqeLayout;
+import nicsim.adapter.WqePorts.WqeError;
 import nicsim.fabric.Mad;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
@@ -24,15 +25,46 @@ import nicsim.firmware.Qp.Piece;
 final class Requester {
     private final Qp q;
     /** The send ring's counters as firmware knows them: the newest doorbell's producer, the WQEBB past the last WQE. */
-    int producerSeen, delivered;
+    private int producerSeen, delivered;
     /** After a refused WQE that gave no size: the WQEBBs before {@code skipEnd} are searched for a WQE (-1: none). */
     private int skipEnd = -1;
     /** The PSN of the next packet (sq_psn). */
-    int psn;
+    private int psn;
     /** READs and atomics sent and not yet answered (the completer counts them down). */
-    int readsOutstanding;
+    private int readsOutstanding;
 
     Requester(Qp q) { this.q = q; }
+
+    /** The PSN the next packet takes (sq_psn). */
+    int nextPsn() { return psn; }
+
+    /** The send queue starts at PSN {@code sqPsn} (modify's SQ_PSN). */
+    void startAt(int sqPsn) { psn = sqPsn; }
+
+    /** Takes the next PSN for a packet of the adapter's own (a DC initiator's connect). */
+    int takePsn() {
+        int p = psn;
+        psn = (psn + 1) & 0xFFFFFF;
+        return p;
+    }
+
+    /** The newest doorbell's producer, as firmware saw it. */
+    int producerSeen() { return producerSeen; }
+
+    /** A doorbell told the send ring's producer: {@code producer}. */
+    void doorbell(int producer) { producerSeen = producer; }
+
+    /** The WQEBB past the last WQE the fetcher delivered (where a reloaded context resumes). */
+    int delivered() { return delivered; }
+
+    /** READs and atomics sent and not yet answered. */
+    int readsOutstanding() { return readsOutstanding; }
+
+    /** A READ or atomic sent is answered, or failed: one fewer outstanding. */
+    void readAnswered() { readsOutstanding--; }
+
+    /** The send queue is flushed: no READ or atomic is outstanding any more. */
+    void readsFlushed() { readsOutstanding = 0; }
 
     /** RESET: nothing outstanding, the send ring again at WQEBB 0 (its context reloads: {@link SqContexts}). */
     void reset() {
@@ -46,10 +78,10 @@ final class Requester {
     boolean idle() { return delivered == producerSeen; }
 
     /** Searches the WQEBBs before {@code end} for the next WQE. */
-    void skipUpTo(int end) { skipEnd = end; }
+    private void skipUpTo(int end) { skipEnd = end; }
 
     /** Whether WQEBB {@code index}, refused by the fetcher, lies in the search after a refused WQE: not a WQE. */
-    boolean skipping(int index) {
+    private boolean skipping(int index) {
         int left = (skipEnd - index) & 0xFFFF;
         return skipEnd >= 0 && left != 0 && left < 0x8000;
     }
@@ -83,6 +115,41 @@ final class Requester {
         q.fw.ledger.wqe(q.qpn, index, opcode, length);
         q.pending.add(op);
         pump();
+    }
+
+    /**
+     * The fetcher refused a WQE (bad control segment or failed ring read) and stopped the queue. The
+     * WQE completes in error and the QP stops; the fetch restarts right after it, so the WQEs posted
+     * behind it are fetched and flushed, each with its own completion. When only the opcode was
+     * wrong, the control segment's DS says where the next WQE starts. Otherwise nothing does: the
+     * fetch goes on a WQEBB at a time up to the producer seen now, and a WQEBB it refuses there is
+     * not a WQE (the rest of the refused one) but skipped, counted and reported, with no completion.
+     */
+    void onWqeError(WqeError e) {
+        int index = (int) e.index() & 0xFFFF, posted = (producerSeen - index) & 0xFFFF;
+        int next;
+        if (skipping(index)) {
+            q.fw.stats.inc(FirmwareStat.WQEBBS_SKIPPED);
+            q.fw.report(String.format("WQEBB %d of QP 0x%x skipped looking for the WQE after a refused one (%s)",
+                    index, q.qpn, e));
+            next = index + 1;
+        } else {
+            int opcode = WqeLayout.opcode(e.ctrl()), ds = WqeLayout.ds(e.ctrl());
+            boolean dmaError = e.reason() == WqeError.Code.DMA_ERROR;
+            int syndrome = dmaError ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR;
+            localError(index, opcode, syndrome, (int) e.code(), 0, 0);
+            boolean sized = e.reason() == WqeError.Code.BAD_OPCODE && ds != 0 && WqeLayout.qpn(e.ctrl()) == q.qpn
+                    && WqeLayout.index(e.ctrl()) == index && WqeLayout.wqebbs(ds) <= posted;
+            if (sized) next = index + WqeLayout.wqebbs(ds);
+            else {
+                skipUpTo(producerSeen);
+                next = index + 1;
+            }
+        }
+        // (never: the fetcher is not ahead of the doorbells firmware saw)
+        if (posted == 0) next = producerSeen;
+        delivered = next & 0xFFFF;
+        if (q.fw.sqContexts.resident(q)) q.fw.adapter.loadSq(q.qpn, q.sqAddr, q.sqLogSize, delivered, producerSeen);
     }
 
     /** Queues the adapter's own operation (tag matching's rendezvous READ and FIN) behind the send queue's WQEs. */

@@ -32,8 +32,8 @@ public record Resources(List<QpRow> qps, List<CqRow> cqs, List<MrRow> mrs, List<
     public static Resources of(Firmware fw) {
         List<QpRow> qps = new ArrayList<>();
         for (Qp q : fw.qps.values()) // a TreeMap: by QPN
-            qps.add(new QpRow(q.qpn, q.type.value(), q.state.value(), q.pd, q.destQpn, q.requester.psn,
-                    q.responder.epsn,
+            qps.add(new QpRow(q.qpn, q.type.value(), q.state.value(), q.pd, q.destQpn, q.requester.nextPsn(),
+                    q.responder.expectedPsn(),
                     q.scq == null ? -1 : q.scq.cqn, q.rcq == null ? -1 : q.rcq.cqn));
         List<CqRow> cqs = new ArrayList<>();
         for (Cq c : fw.cqs.all()) cqs.add(new CqRow(c.cqn, c.size - 1));

@@ -2,7 +2,6 @@ package nicsim.firmware;
 
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 import nicsim.abi.Cqe64;
 import nicsim.abi.Vendor;
@@ -23,18 +22,15 @@ import nicsim.verbs.WcFlags;
 final class Responder {
     private final Qp q;
     // the responder's own state (rxe's resp part), cleared on RESET
-    int epsn, msn; // the PSN expected next; the message sequence number of the last message completed
-    boolean nakSent, commEst; // a NAK is out for the expected PSN; the first request arrived (COMM_EST raised)
-    final ArrayDeque<Packet> rx = new ArrayDeque<>(); // requests waiting their turn
-    boolean rxBusy;
-    InMsg cur; // the message being received
-    /**
-     * The results of the latest atomics by PSN, oldest first, so a repeated request gets its original answer
-     * (64 kept: more than max_dest_rd_atomic).
-     */
-    final Map<Integer, Long> atomicReplay = new nicsim.sim.Recent<>(64);
-    int readsInProgress, writesInFlight;
-    final ArrayDeque<Packet> deferredAcks = new ArrayDeque<>();
+    private int epsn, msn; // the PSN expected next; the message sequence number of the last message completed
+    // a NAK is out for the expected PSN; the first request arrived (COMM_EST raised)
+    private boolean nakSent, commEst;
+    private final ArrayDeque<Packet> rx = new ArrayDeque<>(); // requests waiting their turn
+    private boolean rxBusy;
+    private InMsg cur; // the message being received
+    /** DMA writes issued and not yet landed in host memory: ACKs wait behind them. */
+    private int writesInFlight;
+    private final ArrayDeque<Packet> deferredAcks = new ArrayDeque<>();
     /** UD messages into receive WQEs or strides, with what a striding queue keeps between them. */
     final DatagramReceive datagrams;
 
@@ -51,11 +47,55 @@ final class Responder {
         msn = 0;
         commEst = false;
         nakSent = false;
-        atomicReplay.clear();
-        readsInProgress = 0;
+        q.reads.reset();
         deferredAcks.clear();
         writesInFlight = 0;
         datagrams.reset();
+    }
+
+    /** The PSN expected next (rq_psn). */
+    int expectedPsn() { return epsn; }
+
+    /** The next request expected is PSN {@code psn} (modify's RQ_PSN, or a DC responder's connect). */
+    void expect(int psn) { epsn = psn; }
+
+    /** The message sequence number of the last message completed (what an ACK carries). */
+    int msn() { return msn; }
+
+    /** A message of {@code npkts} packets was taken whole at once (a READ, an atomic, a rendezvous request). */
+    void took(int npkts) {
+        epsn = (epsn + npkts) & 0xFFFFFF;
+        msn = (msn + 1) & 0xFFFFFF;
+    }
+
+    /** A READ {@link #took} took is given back, to be taken again when the requester repeats it. */
+    void untook(int npkts) {
+        epsn = (epsn - npkts) & 0xFFFFFF;
+        msn = (msn - 1) & 0xFFFFFF;
+    }
+
+    /** The connection counts as established already: no COMM_EST is raised (a DC responder's target hears none). */
+    void established() { commEst = true; }
+
+    /** {@code m} is the message being received now (a tagged one, matched or not). */
+    void receiving(InMsg m) { cur = m; }
+
+    /** The message being received is given up (its receive WQE goes back, or it is lost). */
+    void messageLost() { cur = null; }
+
+    /** The QP went to ERR: the message being received and the requests waiting are dropped. */
+    void flush() {
+        cur = null;
+        rx.clear();
+    }
+
+    /** Nothing to do: no request waiting or being handled, no message half received, no write in flight. */
+    boolean idle() { return !rxBusy && rx.isEmpty() && cur == null && writesInFlight == 0; }
+
+    /** RNR NAKs request {@code psn} (a page not present): its later packets are dropped until it is repeated. */
+    void rnrNak(int psn) {
+        ack(Op.ACK, psn, Packet.AETH_RNR | q.minRnrTimer, 0);
+        nakSent = true;
     }
 
 
@@ -390,9 +430,7 @@ final class Responder {
     Step duplicate(Packet p) {
         if (p.op() == Op.READ_REQ) return q.reads.handleRead(p, false);
         if (p.op().isAtomic()) {
-            Long orig = atomicReplay.get(p.psn());
-            if (orig != null) ack(Op.ATOMIC_ACK, p.psn(), Packet.AETH_ACK, orig);
-            return Step.DONE;
+            return q.reads.duplicateAtomic(p);
         }
         ack(Op.ACK, (epsn - 1) & 0xFFFFFF, Packet.AETH_ACK, 0);
         return Step.DONE;
@@ -416,6 +454,9 @@ final class Responder {
     void sendResponse(Packet a) {
         q.fw.exec(q.fw.packetCycles, q.live(() -> q.fw.send(a)));
     }
+
+    /** A DMA write of a request's data is on its way to host memory: ACKs wait until it lands. */
+    void writeIssued() { writesInFlight++; }
 
     void writeLanded() {
         if (--writesInFlight == 0) {

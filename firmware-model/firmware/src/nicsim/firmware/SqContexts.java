@@ -63,10 +63,10 @@ final class SqContexts {
      * ring the doorbell again from inside.
      */
     void miss(Qp q, int producer) {
-        q.requester.producerSeen = producer;
+        q.requester.doorbell(producer);
         int slot = slot(q.qpn);
         if (resident[slot] == q) { // loaded while this doorbell was on its way: ring again
-            fw.adapter.reRing(q.qpn, (int) q.uar, q.requester.producerSeen);
+            fw.adapter.reRing(q.qpn, (int) q.uar, q.requester.producerSeen());
             return;
         }
         if (loading[slot] == q) return; // the re-ring after loading carries the newest producer
@@ -89,8 +89,8 @@ final class SqContexts {
         loading[slot] = next;
         evicting[slot] = cur;
         if (cur != null) fw.stats.inc(FirmwareStat.SQ_CONTEXT_EVICTIONS);
-        Runnable load = () -> fw.adapter.loadSq(next.qpn, next.sqAddr, next.sqLogSize, next.requester.delivered,
-                next.requester.delivered);
+        Runnable load = () -> fw.adapter.loadSq(next.qpn, next.sqAddr, next.sqLogSize, next.requester.delivered(),
+                next.requester.delivered());
         if (qpcAddr < 0) load.run();
         else fw.adapter.port()
                 .dmaRead(qpcAddr + (next.qpn & (queueTableEntries - 1)) * QPC_BYTES, QPC_BYTES, r -> load.run());
@@ -103,12 +103,11 @@ final class SqContexts {
         Qp evicted = evicting[slot];
         evicting[slot] = null;
         resident[slot] = q;
-        if (q.requester.producerSeen != q.requester.delivered)
-            fw.adapter.reRing(q.qpn, (int) q.uar, q.requester.producerSeen);
+        if (!q.requester.idle()) fw.adapter.reRing(q.qpn, (int) q.uar, q.requester.producerSeen());
         // a doorbell the evicted queue got on the very edge its context was replaced is lost in the fetcher: treat it
         // as a miss
         if (evicted != null && evicted != q && !evicted.requester.idle() && fw.qps.containsKey(evicted.qpn))
-            miss(evicted, evicted.requester.producerSeen);
+            miss(evicted, evicted.requester.producerSeen());
         tryLoad(slot);
     }
 

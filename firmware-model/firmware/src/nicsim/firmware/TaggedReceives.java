@@ -64,7 +64,7 @@ final class TaggedReceives {
         m.tmKind = Cqe64.TM_MATCHED;
         m.tag = tag;
         m.priv = priv;
-        q.responder.cur = m;
+        q.responder.receiving(m);
         q.count(FirmwareStat.TM_MATCHED);
         if (!p.op().last()) { // a longer message: the match is reported now, the data when it is all in
             long[] cqe = Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH
@@ -85,7 +85,7 @@ final class TaggedReceives {
         m.tmKind = kind;
         m.tag = tag;
         m.priv = priv;
-        q.responder.cur = m;
+        q.responder.receiving(m);
         if (kind == Cqe64.TM_UNEXPECTED) {
             q.srq.tm.countUnexpected();
             q.count(FirmwareStat.TM_UNEXPECTED);
@@ -111,8 +111,7 @@ final class TaggedReceives {
         long va = BigEndian.get64(d, 16);
         int rkey = (int) BigEndian.get32(d, 24);
         long len = BigEndian.get32(d, 28) & 0xFFFFFFFFL;
-        q.responder.epsn = (q.responder.epsn + 1) & 0xFFFFFF;
-        q.responder.msn = (q.responder.msn + 1) & 0xFFFFFF;
+        q.responder.took(1);
         if (p.ackReq()) q.responder.ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
         Cq cq = q.srq.cq;
         long srqn = q.srq.srqn;
