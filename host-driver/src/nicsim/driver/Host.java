@@ -47,7 +47,7 @@ public final class Host {
         Simulator.Scope before = sim.enter(scope); // everything it schedules, its clocks and lanes, are its own
         try {
             this.memory = new HostMemory(profile.bytes("host.memory.size"), profile.bytesInt("host.page.size"));
-            this.bus = new PciBus(sim, profile, memory, "node" + index);
+            this.bus = new PciBus(sim, PciBus.Config.from(profile), memory, "node" + index);
             Firmware[] fw = new Firmware[1];
             this.adapter = new Adapter(sim, profile, "node" + index + ".core", a -> fw[0] = new Firmware(a, profile));
             this.firmware = fw[0];
