@@ -10,6 +10,7 @@ import nicsim.abi.UarLayout;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.Adapter;
+import nicsim.adapter.AdapterConfig;
 import nicsim.host.ConfigSpace;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
@@ -63,7 +64,7 @@ public final class SendQueueHost {
         PciBus.Config busCfg = PciBus.Config.from(profile);
         bus = new PciBus(sim, busCfg, mem);
         NopFirmware[] nop = new NopFirmware[1];
-        adapter = new Adapter(sim, profile, "core", a -> nop[0] = new NopFirmware(a));
+        adapter = new Adapter(sim, AdapterConfig.from(profile), "core", a -> nop[0] = new NopFirmware(a));
         firmware = nop[0];
         int fn = bus.attach(adapter);
         bus.configWrite32(fn, ConfigSpace.BAR0, (int) BAR0);

@@ -37,7 +37,7 @@ class DmaPathTest {
         Bench(Profile p) {
             PciBus bus = new PciBus(sim, PciBus.Config.from(p), mem);
             bus.configWrite32(bus.attach(this), ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
-            dma = new DmaPath(sim, p, "", () -> port);
+            dma = new DmaPath(sim, DmaPath.Config.from(p, PciLink.Config.from(p)), "", () -> port);
         }
 
         long beats() { return sim.counters().get("DmaEngine.local_bus_beats"); }
