@@ -78,6 +78,7 @@ public final class Adapter implements PciFunction, Clocked {
     private final int bfEntries;
     // counted once per doorbell or fetch: held, not looked up by name each time
     private final nicsim.sim.Counters.Ref bfContinuations, bfWrites, bfFetchesSkipped;
+    private final nicsim.sim.Counters.Ref doorbellsPolled, pollWaitPicos, mmioOutsideWindow;
     private PciPort port;
     private final OnChipMemory dm;
     private final long dmWindow;
@@ -114,9 +115,12 @@ public final class Adapter implements PciFunction, Clocked {
         this.pollInterval = cfg.pollIntervalPs();
         this.bfEntries = cfg.bfBufferEntries();
         this.bfLines = new nicsim.sim.Recent<>(bfEntries);
-        this.bfContinuations = core.counters().ref("Adapter.blueflame_continuations");
-        this.bfWrites = core.counters().ref("Adapter.blueflame_writes");
-        this.bfFetchesSkipped = core.counters().ref("Adapter.blueflame_fetches_skipped");
+        this.bfContinuations = core.counters().ref(AdapterStat.BLUEFLAME_CONTINUATIONS);
+        this.bfWrites = core.counters().ref(AdapterStat.BLUEFLAME_WRITES);
+        this.bfFetchesSkipped = core.counters().ref(AdapterStat.BLUEFLAME_FETCHES_SKIPPED);
+        this.doorbellsPolled = core.counters().ref(AdapterStat.DOORBELLS_POLLED);
+        this.pollWaitPicos = core.counters().ref(AdapterStat.DOORBELL_POLL_WAIT_PS);
+        this.mmioOutsideWindow = core.counters().ref(AdapterStat.MMIO_OUTSIDE_DOORBELL_WINDOW);
         this.decoder = new DoorbellDecoder(core, dbCfg);
         this.fetcher = new WqeFetcher(core, cfg.fetcher());
         this.cqeWriter = new CqeWriter(core, cfg.cqeWriter());
@@ -379,8 +383,8 @@ public final class Adapter implements PciFunction, Clocked {
                 // no hardware doorbell: the write lands in adapter SRAM, where the control program finds it on its next
                 // poll
                 long at = -Math.floorDiv(-sim.now(), pollInterval) * pollInterval;
-                core.counters().counter("Adapter.doorbells_polled").inc();
-                core.counters().counter("Adapter.doorbell_poll_wait_ps").add(at - sim.now());
+                doorbellsPolled.inc();
+                pollWaitPicos.add(at - sim.now());
                 sim.schedule(at, () -> { mmioIn.add(w); queued(); });
                 return;
             }
@@ -389,7 +393,7 @@ public final class Adapter implements PciFunction, Clocked {
         } else if (offset < Cmd.REG_MSIX_TABLE) {
             firmware.mmioWrite(offset, data); // the initialization page: the command interface
         } else {
-            core.counters().counter("Adapter.mmio_outside_doorbell_window").inc();
+            mmioOutsideWindow.inc();
             problem(String.format("MMIO write of %d bytes at BAR0+0x%x: no register there", data.length, offset));
         }
     }

@@ -113,18 +113,18 @@ public final class PciBus {
                 dmaWrites, dmaWriteBytes, dmaReads, dmaReadBytes, msixBlocked, msixMasked, msixSent;
 
         Stats(Counters c) {
-            mmioWrites = c.ref("pci.mmio_writes");
-            mmioReads = c.ref("pci.mmio_reads");
-            cpuWorkPicos = c.ref("host.cpu_work_picos");
-            unsupportedRequests = c.ref("pci.unsupported_requests");
-            dmaBlocked = c.ref("pci.dma_blocked");
-            dmaWrites = c.ref("pci.dma_writes");
-            dmaWriteBytes = c.ref("pci.dma_write_bytes");
-            dmaReads = c.ref("pci.dma_reads");
-            dmaReadBytes = c.ref("pci.dma_read_bytes");
-            msixBlocked = c.ref("pci.msix_blocked");
-            msixMasked = c.ref("pci.msix_masked");
-            msixSent = c.ref("pci.msix_sent");
+            mmioWrites = c.ref(PciStat.MMIO_WRITES);
+            mmioReads = c.ref(PciStat.MMIO_READS);
+            cpuWorkPicos = c.ref(PciStat.CPU_WORK_PICOS);
+            unsupportedRequests = c.ref(PciStat.UNSUPPORTED_REQUESTS);
+            dmaBlocked = c.ref(PciStat.DMA_BLOCKED);
+            dmaWrites = c.ref(PciStat.DMA_WRITES);
+            dmaWriteBytes = c.ref(PciStat.DMA_WRITE_BYTES);
+            dmaReads = c.ref(PciStat.DMA_READS);
+            dmaReadBytes = c.ref(PciStat.DMA_READ_BYTES);
+            msixBlocked = c.ref(PciStat.MSIX_BLOCKED);
+            msixMasked = c.ref(PciStat.MSIX_MASKED);
+            msixSent = c.ref(PciStat.MSIX_SENT);
         }
     }
 
