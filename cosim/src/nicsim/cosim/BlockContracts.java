@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import nicsim.adapter.AdapterConfig;
 import nicsim.driver.DeviceManual;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
@@ -34,7 +35,7 @@ public final class BlockContracts {
 
     private static String ports(Profile profile, String block) {
         BlockPairs.Pair pair = BlockPairs.get(profile, block);
-        ClockDomain core = new Simulator().clockDomain("core", profile.periodPicos("core.clock"));
+        ClockDomain core = new Simulator().clockDomain("core", AdapterConfig.from(profile).corePeriodPs());
         Block twin = pair.twin().apply(core);
         List<List<String>> rows = new ArrayList<>();
         for (PortWires.Wire w : PortWires.of(twin)) {

@@ -3,6 +3,7 @@ package nicsim.cosim;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import nicsim.adapter.AdapterConfig;
 import nicsim.hw.rtl.RtlRunner;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
@@ -23,7 +24,7 @@ public final class CosimRun {
         Lockstep.Result[] result = new Lockstep.Result[1];
         rtl.run("cosim_" + seed, (int) seed, handle -> {
             Simulator jsim = new Simulator();
-            ClockDomain core = jsim.clockDomain("core", profile.periodPicos("core.clock"));
+            ClockDomain core = jsim.clockDomain("core", AdapterConfig.from(profile).corePeriodPs());
             Block twin = pair.twin().apply(core);
             core.add(pair.stimulus().create(twin, seed));
             try {

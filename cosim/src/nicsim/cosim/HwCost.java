@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import nicsim.adapter.AdapterConfig;
 import nicsim.hw.VerilogFile;
 import nicsim.profile.Profile;
 
@@ -58,6 +59,12 @@ public final class HwCost {
     /** The profile key of the clock block {@code name} runs at: the DMA engines have their own. */
     public static String clockKey(String name) { return name.equals("dma") ? "dma.clock" : "core.clock"; }
 
+    /** The period of that clock in {@code profile}, from the adapter's parameters. */
+    static long clockPicos(Profile profile, String name) {
+        AdapterConfig a = AdapterConfig.from(profile);
+        return name.equals("dma") ? a.dma().clockPeriodPs() : a.corePeriodPs();
+    }
+
     /** The cost of block {@code name} (BlockPairs' names: doorbell, wqe, mtt, cqe, dma) built for {@code profile}. */
     public static Cost of(Profile profile, String name) throws IOException, InterruptedException {
         return synthesized(profile, name, false);
@@ -80,7 +87,7 @@ public final class HwCost {
         try {
             String top = VerilogFile.write(pair.rtl(), dir);
             List<Path> files = List.of(dir.resolve(top + ".v"));
-            long clock = profile.periodPicos(clockKey(name));
+            long clock = clockPicos(profile, name);
             if (!cache) return synthesize(name, top, files, dir, clock);
             byte[] verilog = Files.readAllBytes(dir.resolve(top + ".v"));
             String key = name + ":" + java.util.HexFormat.of().formatHex(sha256(verilog));
@@ -157,7 +164,7 @@ public final class HwCost {
         Path dir = Files.createTempDirectory("nicsim-hw-cost-");
         try {
             List<Path> abs = files.stream().map(Path::toAbsolutePath).toList();
-            return synthesize(name, top, abs, dir, profile.periodPicos(clockKey(name)));
+            return synthesize(name, top, abs, dir, clockPicos(profile, name));
         } finally {
             deleteTree(dir);
         }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import nicsim.adapter.AdapterConfig;
 import nicsim.profile.Profile;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
@@ -137,7 +138,7 @@ public final class ProveContract {
 
     /** The contract's ports of {@code block} for {@code profile}, from its Java twin. */
     static List<PortWires.Wire> wires(Profile profile, String block) {
-        ClockDomain core = new Simulator().clockDomain("core", profile.periodPicos("core.clock"));
+        ClockDomain core = new Simulator().clockDomain("core", AdapterConfig.from(profile).corePeriodPs());
         Block twin = BlockPairs.get(profile, block).twin().apply(core);
         return PortWires.of(twin);
     }

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import nicsim.adapter.Adapter;
+import nicsim.adapter.AdapterConfig;
 import nicsim.hw.rtl.NativeBuild;
 import nicsim.hw.rtl.NativeRtl;
 import nicsim.profile.Profile;
@@ -153,12 +154,13 @@ public final class RtlInLoop implements AutoCloseable {
         requireKnown(Set.of(block));
         BlockPairs.Pair pair = BlockPairs.get(profile, block);
         Simulator sim = new Simulator();
-        ClockDomain core = sim.clockDomain("core", profile.periodPicos("core.clock"));
+        long period = AdapterConfig.from(profile).corePeriodPs();
+        ClockDomain core = sim.clockDomain("core", period);
         Block twin = pair.twin().apply(core);
         core.add(pair.stimulus().create(twin, seed));
         Shadow s = new Shadow(block, twin, core, build.apply(twin), BATCH, fixed);
         try {
-            sim.runUntil(Math.multiplyExact(cycles, profile.periodPicos("core.clock")));
+            sim.runUntil(Math.multiplyExact(cycles, period));
             s.flush();
             return null;
         } catch (Divergence d) {

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import nicsim.adapter.AdapterConfig;
 import nicsim.profile.Profile;
 import nicsim.sim.Trace;
 
@@ -51,7 +52,7 @@ public final class Stages {
             }
         }
         List<Step> steps = new ArrayList<>();
-        double period = p.periodPicos("core.clock");
+        double period = AdapterConfig.from(p).corePeriodPs();
         for (String s1 : NAMES)
             for (String s2 : NAMES) {
                 long[] acc = sums.get(s1 + " -> " + s2);

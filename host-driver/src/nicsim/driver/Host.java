@@ -1,8 +1,10 @@
 package nicsim.driver;
 
 import nicsim.adapter.Adapter;
+import nicsim.adapter.AdapterConfig;
 import nicsim.fabric.Fabric;
 import nicsim.firmware.Firmware;
+import nicsim.firmware.FirmwareConfig;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
 import nicsim.profile.Profile;
@@ -47,9 +49,11 @@ public final class Host {
         Simulator.Scope before = sim.enter(scope); // everything it schedules, its clocks and lanes, are its own
         try {
             this.memory = new HostMemory(profile.bytes("host.memory.size"), profile.bytesInt("host.page.size"));
-            this.bus = new PciBus(sim, profile, memory, "node" + index);
+            this.bus = new PciBus(sim, PciBus.Config.from(profile), memory, "node" + index);
             Firmware[] fw = new Firmware[1];
-            this.adapter = new Adapter(sim, profile, "node" + index + ".core", a -> fw[0] = new Firmware(a, profile));
+            FirmwareConfig fwCfg = FirmwareConfig.from(profile);
+            this.adapter = new Adapter(sim, AdapterConfig.from(profile), "node" + index + ".core",
+                    a -> fw[0] = new Firmware(a, fwCfg));
             this.firmware = fw[0];
             bus.attach(adapter);
             // the GUID and description the adapter's flash would hold; the SMA reports them

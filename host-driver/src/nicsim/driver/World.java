@@ -82,7 +82,7 @@ public final class World implements AutoCloseable {
         this.profile = profile;
         this.seed = seed;
         this.sim = new Simulator(new nicsim.sim.Counters());
-        this.fabric = new Fabric(sim, profile, faults, seed);
+        this.fabric = new Fabric(sim, Fabric.Config.from(profile), faults, seed);
         this.writeHooks = new Runnable[nodes];
         for (int i = 0; i < nodes; i++) {
             Simulator own = threads == 0 ? sim : new Simulator(sim.counters());

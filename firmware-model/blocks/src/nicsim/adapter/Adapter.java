@@ -17,8 +17,8 @@ import nicsim.adapter.WqePorts.WqeBeat;
 import nicsim.adapter.WqePorts.WqeError;
 import nicsim.host.ConfigSpace;
 import nicsim.host.PciFunction;
+import nicsim.host.PciLink;
 import nicsim.host.PciPort;
-import nicsim.profile.Profile;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
 import nicsim.sim.Simulator;
@@ -52,6 +52,8 @@ public final class Adapter implements PciFunction, Clocked {
     private final MttWalker mtt;
     private final DmaPath dma;
     private final EmbeddedProcessor firmware;
+    /** What it took from the profile. */
+    private final AdapterConfig cfg;
     private final DoorbellDecoder.Config dbCfg;
     /**
      * 0: doorbells are decoded by hardware as they arrive; else the control program polls SRAM for them at this period.
@@ -76,6 +78,7 @@ public final class Adapter implements PciFunction, Clocked {
     private final int bfEntries;
     // counted once per doorbell or fetch: held, not looked up by name each time
     private final nicsim.sim.Counters.Ref bfContinuations, bfWrites, bfFetchesSkipped;
+    private final nicsim.sim.Counters.Ref doorbellsPolled, pollWaitPicos, mmioOutsideWindow;
     private PciPort port;
     private final OnChipMemory dm;
     private final long dmWindow;
@@ -93,36 +96,41 @@ public final class Adapter implements PciFunction, Clocked {
     private final java.util.Map<Integer, Long> qpnOfSlot = new java.util.HashMap<>();
 
     /** The blocks alone, without firmware (block-level tests, the demo). */
-    public Adapter(Simulator sim, Profile profile) { this(sim, profile, "core", EmbeddedProcessor::none); }
+    public Adapter(Simulator sim, AdapterConfig cfg) { this(sim, cfg, "core", EmbeddedProcessor::none); }
 
     /**
      * An adapter whose clock domain is called {@code clockName} (one per adapter in a simulator),
      * with the firmware {@code firmware} makes for it.
      */
-    public Adapter(Simulator sim, Profile profile, String clockName, java.util.function.Function<Adapter, EmbeddedProcessor> firmware) {
+    public Adapter(Simulator sim, AdapterConfig cfg, String clockName,
+            java.util.function.Function<Adapter, EmbeddedProcessor> firmware) {
         this.sim = sim;
-        this.core = sim.clockDomain(clockName, profile.periodPicos("core.clock"));
+        this.cfg = cfg;
+        this.core = sim.clockDomain(clockName, cfg.corePeriodPs());
         this.tracePrefix = clockName.equals("core") ? "" : clockName.replaceFirst("\\.core$", "") + "/";
-        this.config = new ConfigSpace(Cmd.PCI_VENDOR, Cmd.PCI_DEVICE, 0x02070000, new long[]{profile.bytes("pci.bar0.size"), 0, 0},
+        this.config = new ConfigSpace(Cmd.PCI_VENDOR, Cmd.PCI_DEVICE, 0x02070000, new long[]{cfg.bar0Bytes(), 0, 0},
                 Cmd.MSIX_VECTORS, 0, Cmd.REG_MSIX_TABLE);
-        if ("pcie".equals(profile.text("pci.kind"))) pcieCapability(profile);
-        this.dbCfg = DoorbellDecoder.Config.from(profile);
-        this.pollInterval = profile.has("doorbell.poll.interval") ? profile.picos("doorbell.poll.interval") : 0;
-        this.bfEntries = profile.has("wqe.bf.buffer.entries") ? profile.countInt("wqe.bf.buffer.entries") : 0;
+        if (cfg.pci().pcie()) pcieCapability(cfg.pci());
+        this.dbCfg = cfg.doorbell();
+        this.pollInterval = cfg.pollIntervalPs();
+        this.bfEntries = cfg.bfBufferEntries();
         this.bfLines = new nicsim.sim.Recent<>(bfEntries);
-        this.bfContinuations = core.counters().ref("Adapter.blueflame_continuations");
-        this.bfWrites = core.counters().ref("Adapter.blueflame_writes");
-        this.bfFetchesSkipped = core.counters().ref("Adapter.blueflame_fetches_skipped");
+        this.bfContinuations = core.counters().ref(AdapterStat.BLUEFLAME_CONTINUATIONS);
+        this.bfWrites = core.counters().ref(AdapterStat.BLUEFLAME_WRITES);
+        this.bfFetchesSkipped = core.counters().ref(AdapterStat.BLUEFLAME_FETCHES_SKIPPED);
+        this.doorbellsPolled = core.counters().ref(AdapterStat.DOORBELLS_POLLED);
+        this.pollWaitPicos = core.counters().ref(AdapterStat.DOORBELL_POLL_WAIT_PS);
+        this.mmioOutsideWindow = core.counters().ref(AdapterStat.MMIO_OUTSIDE_DOORBELL_WINDOW);
         this.decoder = new DoorbellDecoder(core, dbCfg);
-        this.fetcher = new WqeFetcher(core, WqeFetcher.Config.from(profile));
-        this.cqeWriter = new CqeWriter(core, CqeWriter.Config.from(profile));
-        this.mtt = new MttWalker(core, MttWalker.Config.from(profile));
-        this.dma = new DmaPath(sim, profile, clockName.replaceFirst("core$", ""), () -> port);
-        this.dm = new OnChipMemory(profile, core.periodPicos());
-        this.dmWindow = dm.size() == 0 ? -1 : profile.bytes("dm.bar.offset");
+        this.fetcher = new WqeFetcher(core, cfg.fetcher());
+        this.cqeWriter = new CqeWriter(core, cfg.cqeWriter());
+        this.mtt = new MttWalker(core, cfg.mtt());
+        this.dma = new DmaPath(sim, cfg.dma(), clockName.replaceFirst("core$", ""), () -> port);
+        this.dm = new OnChipMemory(cfg.dm(), core.periodPicos());
+        this.dmWindow = dm.size() == 0 ? -1 : cfg.dm().barOffsetBytes();
         // on the timeline, each set of DMA engines works on its own transfer
         for (String engine : List.of("DmaEngine host", "DmaEngine send")) sim.trace()
-                .lanes(tracePrefix + engine, DmaEngine.Config.channels(profile));
+                .lanes(tracePrefix + engine, cfg.dma().channels());
         // decoded doorbells: send doorbells to the fetcher, CQ arms to the CQE writer
         StreamDemux<DoorbellMsg> route = new StreamDemux<>("doorbellRoute", core, DoorbellMsg.LAYOUT, 2,
                 m -> m.kind() == DoorbellMsg.Kind.CQ_ARM.ordinal() ? 1 : 0);
@@ -336,6 +344,9 @@ public final class Adapter implements PciFunction, Clocked {
     public long sendDoorbellOffset(int uar) { return dbCfg.windowBase() + (long) uar * dbCfg.pageSize() + UarLayout.BF_OFFSET; }
 
     @Override public ConfigSpace config() { return config; }
+
+    /** The parameters it was made with (its blocks', its link's, device memory's). */
+    public AdapterConfig parameters() { return cfg; }
     @Override public void connect(PciPort p) {
         port = new OnChipPort(p, dm); // device memory is served on the chip; the rest goes over PCI
         new PciDmaReader(core, port, fetcher.dmaReq(), fetcher.dmaRsp(), this::blueFlameLines);
@@ -372,8 +383,8 @@ public final class Adapter implements PciFunction, Clocked {
                 // no hardware doorbell: the write lands in adapter SRAM, where the control program finds it on its next
                 // poll
                 long at = -Math.floorDiv(-sim.now(), pollInterval) * pollInterval;
-                core.counters().counter("Adapter.doorbells_polled").inc();
-                core.counters().counter("Adapter.doorbell_poll_wait_ps").add(at - sim.now());
+                doorbellsPolled.inc();
+                pollWaitPicos.add(at - sim.now());
                 sim.schedule(at, () -> { mmioIn.add(w); queued(); });
                 return;
             }
@@ -382,7 +393,7 @@ public final class Adapter implements PciFunction, Clocked {
         } else if (offset < Cmd.REG_MSIX_TABLE) {
             firmware.mmioWrite(offset, data); // the initialization page: the command interface
         } else {
-            core.counters().counter("Adapter.mmio_outside_doorbell_window").inc();
+            mmioOutsideWindow.inc();
             problem(String.format("MMIO write of %d bytes at BAR0+0x%x: no register there", data.length, offset));
         }
     }
@@ -655,12 +666,12 @@ public final class Adapter implements PciFunction, Clocked {
      * A PCIe adapter's PCI Express capability: its link as the profile trains it (pci.lane.rate's
      * generation, pci.lanes) and its largest payload (pci.max.payload), FLR capable.
      */
-    private void pcieCapability(Profile profile) {
-        long gtps = profile.bitsPerSecond("pci.lane.rate") / 100_000_000L; // tenths of GT/s
+    private void pcieCapability(PciLink.Config pci) {
+        long gtps = pci.laneBitsPerSecond() / 100_000_000L; // tenths of GT/s
         int speed = gtps == 25 ? 1 : gtps == 50 ? 2 : gtps == 80 ? 3 : gtps == 160 ? 4 : gtps == 320 ? 5 : 0;
         if (speed == 0) throw new IllegalArgumentException("pci.lane.rate " + gtps / 10.0 + " GT/s: a PCIe "
                 + "generation's (2.5, 5, 8, 16 or 32 GT/s)");
-        int mps = Integer.numberOfTrailingZeros(profile.bytesInt("pci.max.payload") >>> 7);
-        config.pcie(speed, profile.countInt("pci.lanes"), mps);
+        int mps = Integer.numberOfTrailingZeros(pci.maxPayloadBytes() >>> 7);
+        config.pcie(speed, pci.lanes(), mps);
     }
 }

@@ -8,6 +8,7 @@ import nicsim.adapter.CqePorts.CqEvent;
 import nicsim.adapter.CqePorts.CqeIn;
 import nicsim.adapter.CqePorts.Write64;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.CounterOut;
@@ -48,8 +49,7 @@ public final class CqeWriter implements Block {
     /** Parameters from the profile. */
     public record Config(int cqEntries) {
         public Config {
-            if (cqEntries < 2 || cqEntries > 256 || Integer.bitCount(cqEntries) != 1)
-                throw new IllegalArgumentException("cqe.cq.entries " + cqEntries + " must be a power of two from 2 to 256");
+            Require.powerOfTwo("cqe.cq.entries", cqEntries, 2, 256, "");
         }
 
         public static Config from(Profile p) { return new Config(p.countInt("cqe.cq.entries")); }

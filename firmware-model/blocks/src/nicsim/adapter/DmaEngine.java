@@ -8,6 +8,7 @@ import nicsim.adapter.DmaPorts.LinkDesc;
 import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.adapter.DmaPorts.WriteBeat;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.CounterOut;
@@ -43,12 +44,8 @@ public final class DmaEngine implements Block {
     /** Parameters from the profile. */
     public record Config(int widthBits, long sramBytes) {
         public Config {
-            if (widthBits != 32 && widthBits != 64 && widthBits != 128 && widthBits != 256)
-                throw new IllegalArgumentException("core.datapath.width " + widthBits
-                        + " bit must be 32, 64, 128 or 256");
-            if (sramBytes < 4096 || Long.bitCount(sramBytes) != 1 || sramBytes > (1L << 30))
-                throw new IllegalArgumentException("core.sram.size " + sramBytes
-                        + " B must be a power of two from 4 KiB to 1 GiB");
+            Require.powerOfTwo("core.datapath.width", widthBits, 32, 256, "bit");
+            Require.powerOfTwo("core.sram.size / dma.channels", sramBytes, 4096, 1L << 30, "B"); // one channel's share
         }
 
         /** One channel's engines: {@code core.sram.size} is shared out among the {@link #channels}. */
@@ -59,7 +56,7 @@ public final class DmaEngine implements Block {
         /** {@code dma.channels}: sets of engines side by side (1 when the profile does not say). */
         public static int channels(Profile p) {
             int n = p.has("dma.channels") ? p.countInt("dma.channels") : 1;
-            if (n < 1 || n > 64) throw new IllegalArgumentException("dma.channels " + n + " must be 1 to 64");
+            Require.range("dma.channels", n, 1, 64, "");
             return n;
         }
 

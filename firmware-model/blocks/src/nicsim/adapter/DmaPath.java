@@ -16,8 +16,10 @@ import nicsim.adapter.DmaPorts.LinkDesc;
 import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.adapter.DmaPorts.WriteBeat;
 import nicsim.host.FreeRanges;
+import nicsim.host.PciLink;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 import nicsim.sim.Alarm;
 import nicsim.sim.Arrival;
 import nicsim.sim.ClockDomain;
@@ -76,21 +78,36 @@ public final class DmaPath {
     private final int readRequest;
     private final int writePayload;
 
+    /**
+     * The path's parameters, from the profile: {@code dma.channels} sets of engines of {@code engine}'s width and
+     * share of SRAM, clocked at {@code dma.clock}, splitting host reads and writes as the PCI link takes them
+     * ({@code pci.max.read.request}, {@code pci.max.payload}).
+     */
+    public record Config(int channels, DmaEngine.Config engine, long clockPeriodPs, int readRequestBytes,
+            int writePayloadBytes) {
+        public Config {
+            Require.atLeast("dma.clock", clockPeriodPs, 1, "ps");
+        }
+
+        public static Config from(Profile p, PciLink.Config pci) {
+            return new Config(DmaEngine.Config.channels(p), DmaEngine.Config.from(p), p.periodPicos("dma.clock"),
+                    pci.maxReadRequestBytes(), pci.maxPayloadBytes());
+        }
+    }
+
     /** The channels' clock domains are named {@code <domainPrefix>dma<k>}. */
-    public DmaPath(Simulator sim, Profile p, String domainPrefix, Supplier<PciPort> port) {
+    public DmaPath(Simulator sim, Config cfg, String domainPrefix, Supplier<PciPort> port) {
         this.sim = sim;
         this.port = port;
-        int n = DmaEngine.Config.channels(p);
-        DmaEngine.Config cfg = DmaEngine.Config.from(p);
-        this.beat = cfg.beatBytes();
-        this.pieceBytes = (int) Math.min(PIECE, cfg.sramBytes() / 4);
-        this.readRequest = p.bytesInt("pci.max.read.request");
-        this.writePayload = p.bytesInt("pci.max.payload");
+        int n = cfg.channels();
+        this.beat = cfg.engine().beatBytes();
+        this.pieceBytes = (int) Math.min(PIECE, cfg.engine().sramBytes() / 4);
+        this.readRequest = cfg.readRequestBytes();
+        this.writePayload = cfg.writePayloadBytes();
         this.channels = new Channel[n];
         this.goBeats = new long[n];
-        long period = p.periodPicos("dma.clock");
         for (int k = 0; k < n; k++)
-            channels[k] = new Channel(k, sim.clockDomain(domainPrefix + "dma" + k, period), cfg);
+            channels[k] = new Channel(k, sim.clockDomain(domainPrefix + "dma" + k, cfg.clockPeriodPs()), cfg.engine());
     }
 
     /** The engines, one per channel. */

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import nicsim.abi.UarLayout;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.CounterOut;
@@ -47,7 +48,7 @@ public final class DoorbellDecoder implements Block {
                         + " must be whole pages of " + pageSize + " B");
             if (UarLayout.BF_OFFSET + UarLayout.BF_REGS * bfRegSize > pageSize)
                 throw new IllegalArgumentException("doorbell.bf.reg.size " + bfRegSize + ": 4 BlueFlame registers do not fit in a " + pageSize + " B page");
-            if (fifoDepth < 2 || fifoDepth > 64) throw new IllegalArgumentException("doorbell.fifo.depth " + fifoDepth + " must be 2..64");
+            Require.range("doorbell.fifo.depth", fifoDepth, 2, 64, "");
             if (windowBase + windowSize > (1L << 32)) throw new IllegalArgumentException("doorbell window must lie below 4 GiB of BAR offset");
             if (windowSize / pageSize > 65536)
                 throw new IllegalArgumentException("doorbell window of " + windowSize / pageSize + " pages: UAR numbers are 16 bits (at most 65536 pages)");
@@ -58,9 +59,7 @@ public final class DoorbellDecoder implements Block {
                     p.bytesInt("doorbell.bf.reg.size"), p.countInt("doorbell.fifo.depth"), p.countInt("doorbell.queue.table.entries"));
         }
 
-        private static void pow2(String name, long v) {
-            if (v <= 0 || Long.bitCount(v) != 1) throw new IllegalArgumentException(name + " = " + v + " must be a power of two");
-        }
+        private static void pow2(String name, long v) { Require.powerOfTwo(name, v, 1, 1L << 32, ""); }
     }
 
     private final Config cfg;

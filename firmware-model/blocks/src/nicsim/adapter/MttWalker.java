@@ -9,6 +9,7 @@ import nicsim.adapter.MttPorts.Status;
 import nicsim.adapter.MttPorts.XlateReq;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.CounterOut;
@@ -54,12 +55,9 @@ public final class MttWalker implements Block {
     /** Parameters from the profile. */
     public record Config(int mkeyEntries, int cacheEntries, int klmEntries) {
         public Config {
-            if (mkeyEntries < 2 || Integer.bitCount(mkeyEntries) != 1 || mkeyEntries > 65536)
-                throw new IllegalArgumentException("mtt.mkey.entries " + mkeyEntries + " must be a power of two from 2 to 65536");
-            if (cacheEntries < 2 || Integer.bitCount(cacheEntries) != 1 || cacheEntries > 65536)
-                throw new IllegalArgumentException("mtt.cache.entries " + cacheEntries + " must be a power of two from 2 to 65536");
-            if (klmEntries < 2 || Integer.bitCount(klmEntries) != 1 || klmEntries > 65536)
-                throw new IllegalArgumentException("mtt.klm.entries " + klmEntries + " must be a power of two from 2 to 65536");
+            Require.powerOfTwo("mtt.mkey.entries", mkeyEntries, 2, 65536, "");
+            Require.powerOfTwo("mtt.cache.entries", cacheEntries, 2, 65536, "");
+            Require.powerOfTwo("mtt.klm.entries", klmEntries, 2, 65536, "");
         }
 
         public static Config from(Profile p) {

@@ -2,6 +2,7 @@ package nicsim.adapter;
 
 import nicsim.host.FreeRanges;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 
 /**
  * The adapter's device memory (ibv_alloc_dm): on-chip SRAM a program may allocate, fill through a
@@ -18,13 +19,33 @@ public final class OnChipMemory {
     private final long latencyCycles, bytesPerCycle, periodPicos;
     private final java.util.Map<Long, Long> allocated = new java.util.HashMap<>();
 
-    /** From the profile's {@code dm.*} (none: {@code dm.size} 0 or absent). */
-    OnChipMemory(Profile p, long periodPicos) {
-        int size = p.has("dm.size") ? p.bytesInt("dm.size") : 0;
-        this.bytes = new byte[size];
-        this.free = new FreeRanges(size);
-        this.latencyCycles = size == 0 ? 0 : p.cycles("dm.access.latency");
-        this.bytesPerCycle = p.bits("core.datapath.width") / 8;
+    /**
+     * Device memory's parameters, from the profile's {@code dm.*} (none: {@code dm.size} 0 or absent): its size, the
+     * SRAM's access latency, the bytes the datapath moves a cycle ({@code core.datapath.width}), and where its window
+     * lies in BAR0 ({@code dm.bar.offset}; 0 when the profile has none, as the device reports it).
+     */
+    public record Config(int sizeBytes, long accessLatencyCycles, int bytesPerCycle, long barOffsetBytes) {
+        public Config {
+            Require.atLeast("dm.size", sizeBytes, 0, "B");
+            Require.atLeast("dm.access.latency", accessLatencyCycles, 0, "cycles");
+            Require.atLeast("core.datapath.width", bytesPerCycle, 1, "B");
+            Require.atLeast("dm.bar.offset", barOffsetBytes, 0, "B");
+        }
+
+        public static Config from(Profile p) {
+            int size = p.has("dm.size") ? p.bytesInt("dm.size") : 0;
+            // device memory needs its window: the offset is required only when there is some
+            long offset = size > 0 || p.has("dm.bar.offset") ? p.bytes("dm.bar.offset") : 0;
+            long latency = size == 0 ? 0 : p.cycles("dm.access.latency");
+            return new Config(size, latency, p.bits("core.datapath.width") / 8, offset);
+        }
+    }
+
+    OnChipMemory(Config cfg, long periodPicos) {
+        this.bytes = new byte[cfg.sizeBytes()];
+        this.free = new FreeRanges(cfg.sizeBytes());
+        this.latencyCycles = cfg.accessLatencyCycles();
+        this.bytesPerCycle = cfg.bytesPerCycle();
         this.periodPicos = periodPicos;
     }
 

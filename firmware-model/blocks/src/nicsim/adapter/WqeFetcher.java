@@ -9,6 +9,7 @@ import nicsim.adapter.WqePorts.WqeBeat;
 import nicsim.adapter.WqePorts.WqeError;
 import nicsim.adapter.WqePorts.WqebbBeat;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 import nicsim.sim.Block;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.CounterOut;
@@ -43,9 +44,8 @@ public final class WqeFetcher implements Block {
     /** Parameters from the profile. */
     public record Config(int batch, int sqEntries) {
         public Config {
-            if (batch < 1 || batch > 64) throw new IllegalArgumentException("wqe.fetch.batch " + batch + " must be 1..64 WQEBBs");
-            if (sqEntries < 2 || sqEntries > 256 || Integer.bitCount(sqEntries) != 1)
-                throw new IllegalArgumentException("wqe.sq.entries " + sqEntries + " must be a power of two from 2 to 256");
+            Require.range("wqe.fetch.batch", batch, 1, 64, "WQEBBs");
+            Require.powerOfTwo("wqe.sq.entries", sqEntries, 2, 256, "");
         }
 
         public static Config from(Profile p) { return new Config(p.countInt("wqe.fetch.batch"), p.countInt("wqe.sq.entries")); }

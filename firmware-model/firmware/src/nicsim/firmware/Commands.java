@@ -46,7 +46,7 @@ final class Commands {
     Commands(Firmware fw, int maxQp, int maxUar) {
         this.fw = fw;
         this.memory = new MemoryCommands(fw, this);
-        this.latency = fw.profile.picos("fw.command.latency");
+        this.latency = fw.cfg.commandLatencyPs();
         this.maxQp = maxQp;
         this.uars = new Table<>(1, maxUar, Cmd.Syndrome.OUT_OF_UARS, false);
         this.pds = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_PDS, false);
@@ -210,9 +210,9 @@ final class Commands {
         int maxMtu = fw.fabric == null ? 4096 : fw.fabric.maxMtu();
         return new Cmd.HcaCap(maxQp - 1, fw.cqs.limit() - 1, fw.keys.limit() - 1, pds.limit() - 1, uars.limit() - 1, maxQpWr, maxCqe,
                 MAX_SGE, MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
-                fw.adapter.deviceMemory().size(), fw.profile.bytes("doorbell.window.base"),
-                fw.profile.bytes("uar.page.size"),
-                fw.profile.has("dm.bar.offset") ? fw.profile.bytes("dm.bar.offset") : 0, fw.adapter.blueFlameBytes(),
+                fw.adapter.deviceMemory().size(), fw.adapter.parameters().doorbell().windowBase(),
+                fw.adapter.parameters().doorbell().pageSize(),
+                fw.adapter.parameters().dm().barOffsetBytes(), fw.adapter.blueFlameBytes(),
                 maxPageShift(), fw.management.smLid(),
                 fw.management.guid());
     }
@@ -222,8 +222,8 @@ final class Commands {
      * {@code mtt.page.max}, up to 2 MB; 4 KiB pages without it (the adapter takes 12..21 either way).
      */
     private int maxPageShift() {
-        if (!fw.profile.has("mtt.page.max")) return Cmd.MIN_PAGE_SHIFT;
-        long most = fw.profile.bytes("mtt.page.max");
+        long most = fw.cfg.mttPageMaxBytes();
+        if (most == 0) return Cmd.MIN_PAGE_SHIFT;
         return Math.max(Cmd.MIN_PAGE_SHIFT, Math.min(Cmd.MAX_PAGE_SHIFT, 63 - Long.numberOfLeadingZeros(most)));
     }
 

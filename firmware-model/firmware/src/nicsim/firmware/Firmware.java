@@ -10,12 +10,12 @@ import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.CqePorts;
+import nicsim.adapter.DoorbellDecoder;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.adapter.WqePorts;
 import nicsim.adapter.WqePorts.WqeError;
 import nicsim.fabric.Fabric;
 import nicsim.fabric.Packet;
-import nicsim.profile.Profile;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
@@ -36,7 +36,8 @@ import nicsim.verbs.EventType;
 public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final Simulator sim;
     final ClockDomain core;
-    final Profile profile;
+    /** What it took from the profile. */
+    final FirmwareConfig cfg;
     final Adapter adapter;
     final Counters counters;
     /** Its counters, each a handle made at start, so the data path counts without a lookup. */
@@ -66,31 +67,9 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     final long hostPage;
 
     /** DC transport's parameters (null: the profile offers no DC). */
-    final DcParams dc;
-
-    /** The profile's {@code dc.*} parameters. */
-    record DcParams(int dcrPool, boolean fullHandshake, long idleTimeout, long cnakBackoff, long dcrTimeout) {
-        DcParams(nicsim.profile.Profile p) {
-            this(p.countInt("dc.dcr.pool"), handshake(p.text("dc.handshake")), p.picos("dc.idle.timeout"), p.picos("dc.cnak.backoff"),
-                    p.picos("dc.dcr.timeout"));
-            if (dcrPool < 1) throw new IllegalArgumentException("dc.dcr.pool " + dcrPool + " must be at least 1");
-        }
-
-        private static boolean handshake(String v) {
-            return switch (v) {
-                case "half" -> false;
-                case "full" -> true;
-                default -> throw new IllegalArgumentException("dc.handshake \"" + v + "\" must be \"half\" or \"full\"");
-            };
-        }
-    }
-
-    /**
-     * Tag matching's parameters (null: the profile offers none): list size, outstanding operations, cycles per entry
-     * compared, an operation's latency.
-     */
-    record TmParams(int maxTags, int maxOps, long matchCycles, long opLatency) {}
-    final TmParams tm;
+    final FirmwareConfig.Dc dc;
+    /** Tag matching's parameters (null: the profile offers none). */
+    final FirmwareConfig.Tm tm;
 
     // the parts
     final Commands commands;
@@ -130,33 +109,29 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     private int lid;
     private final List<String> log = new ArrayList<>();
 
-    public Firmware(Adapter adapter, Profile profile) {
+    public Firmware(Adapter adapter, FirmwareConfig cfg) {
         this.adapter = adapter;
         this.sim = adapter.simulator();
         this.core = adapter.core();
-        this.profile = profile;
+        this.cfg = cfg;
         this.counters = core.counters();
         this.stats = new FirmwareStat.Stats(counters);
-        this.umrKlmCycles = profile.has("umr.klm.cycles") ? profile.cycles("umr.klm.cycles") : -1;
-        this.wqeCycles = profile.cycles("fw.wqe.cycles");
-        this.packetCycles = profile.cycles("fw.packet.cycles");
-        this.cutThroughTx = Fabric.cutThrough(profile, "link.transmit");
-        this.ackCoalesce = profile.countInt("fw.ack.coalesce");
-        this.maxMsg = profile.bytes("fw.max.msg.size");
-        if (maxMsg < 1 || maxMsg > (1L << 31))
-            throw new IllegalArgumentException("fw.max.msg.size " + maxMsg + " B must be from 1 B to 2 GiB (IBTA: a message is at most 2^31 bytes)");
-        this.recvPrefetch = profile.countInt("fw.recv.prefetch");
-        this.hostPage = profile.bytes("host.page.size");
-        this.cqeScatterMax = profile.has("cqe.scatter.max") ? profile.bytesInt("cqe.scatter.max") : 0;
-        if (cqeScatterMax < 0 || cqeScatterMax > Cqe64.INLINE_SCATTER_BYTES)
-            throw new IllegalArgumentException("cqe.scatter.max " + cqeScatterMax + " B must be from 0 to 32 B (a 64-byte CQE holds 32 bytes of data)");
-        this.dc = profile.has("dc.dcr.pool") ? new DcParams(profile) : null;
-        this.tm = profile.has("tm.max.tags") ? new TmParams(profile.countInt("tm.max.tags"), profile.countInt("tm.max.ops"),
-                profile.cycles("tm.match.cycles"), profile.picos("tm.op.latency")) : null;
-        int maxQp = profile.countInt("doorbell.queue.table.entries");
+        this.umrKlmCycles = cfg.umrKlmCycles();
+        this.wqeCycles = cfg.wqeCycles();
+        this.packetCycles = cfg.packetCycles();
+        this.cutThroughTx = cfg.cutThroughTx();
+        this.ackCoalesce = cfg.ackCoalesce();
+        this.maxMsg = cfg.maxMsgBytes();
+        this.recvPrefetch = cfg.recvPrefetch();
+        this.hostPage = cfg.hostPageBytes();
+        this.cqeScatterMax = cfg.cqeScatterMaxBytes();
+        this.dc = cfg.dc();
+        this.tm = cfg.tm();
+        DoorbellDecoder.Config doorbells = adapter.parameters().doorbell();
+        int maxQp = doorbells.tableEntries();
         this.cqs = new Table<>(1, adapter.cqeWriter().config().cqEntries(), Cmd.Syndrome.OUT_OF_CQS, false);
-        this.commands = new Commands(this, maxQp, (int) (profile.bytes("doorbell.window.size") / profile.bytes("uar.page.size")));
-        this.mttFill = new MttFill(adapter, profile, stats, this::report, () -> this.sim.now());
+        this.commands = new Commands(this, maxQp, (int) (doorbells.windowSize() / doorbells.pageSize()));
+        this.mttFill = new MttFill(adapter, cfg.mttFill(), stats, this::report, () -> this.sim.now());
         this.keys = new MemoryKeys(this, adapter.mtt().config().mkeyEntries());
         this.sqContexts = new SqContexts(this, adapter.fetcher().config().sqEntries(), maxQp);
         this.events = new EventQueue(adapter, stats, log);

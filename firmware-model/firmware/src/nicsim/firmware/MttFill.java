@@ -9,6 +9,7 @@ import nicsim.adapter.Adapter;
 import nicsim.adapter.MttPorts;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 
 /**
  * Where the MttWalker's cache misses are answered from: the translation table in host memory
@@ -40,19 +41,33 @@ final class MttFill {
     /** Present entries brought with earlier lines, by MTT index, oldest first. */
     private final nicsim.sim.Recent<Long, Long> lines;
 
-    MttFill(Adapter adapter, Profile profile, FirmwareStat.Stats stats, Consumer<String> report, java.util.function.LongSupplier now) {
+    /**
+     * How misses are filled, from the profile: by the fill engine's DMA, or by the host's interrupt handler
+     * ({@code mtt.fill}, "dma" when absent), and the bytes of table one read brings ({@code mtt.fill.line}, 8 B when
+     * absent: the one entry).
+     */
+    record Config(boolean byInterrupt, int lineBytes) {
+        Config {
+            Require.powerOfTwo("mtt.fill.line", lineBytes, 8, 4096, "B");
+        }
+
+        static Config from(Profile p) {
+            String fill = p.has("mtt.fill") ? p.text("mtt.fill") : "dma";
+            long line = p.has("mtt.fill.line") ? p.bytes("mtt.fill.line") : 8;
+            // checked before it is narrowed: a line of 4 GiB must not wrap to a valid one
+            Require.powerOfTwo("mtt.fill.line", line, 8, 4096, "B");
+            return new Config(Require.oneOf("mtt.fill", fill, "dma", "interrupt") == 1, (int) line);
+        }
+    }
+
+    MttFill(Adapter adapter, Config cfg, FirmwareStat.Stats stats, Consumer<String> report,
+            java.util.function.LongSupplier now) {
         this.adapter = adapter;
         this.now = now;
         this.stats = stats;
         this.report = report;
-        String fill = profile.has("mtt.fill") ? profile.text("mtt.fill") : "dma";
-        if (!fill.equals("dma") && !fill.equals("interrupt"))
-            throw new IllegalArgumentException("mtt.fill \"" + fill + "\" must be \"dma\" or \"interrupt\"");
-        this.byInterrupt = fill.equals("interrupt");
-        long line = profile.has("mtt.fill.line") ? profile.bytes("mtt.fill.line") : 8;
-        if (line < 8 || line > 4096 || Long.bitCount(line) != 1)
-            throw new IllegalArgumentException("mtt.fill.line " + line + " B must be a power of two from 8 to 4096");
-        this.lineEntries = (int) (line / 8);
+        this.byInterrupt = cfg.byInterrupt();
+        this.lineEntries = cfg.lineBytes() / 8;
         this.lines = new nicsim.sim.Recent<>(LINES_KEPT * lineEntries);
     }
 

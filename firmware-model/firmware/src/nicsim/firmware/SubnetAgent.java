@@ -95,7 +95,7 @@ public final class SubnetAgent {
         Mad.put16(b, at + 18, m.smLid);
         BigEndian.put32(b, at + 20, m.capabilityMask());
         b[at + 28] = 1; // local port number
-        SmpFields.link(b, at, fw.profile.bitsPerSecond("link.rate"), fw.profile.bytesInt("link.mtu"));
+        SmpFields.link(b, at, fw.cfg.linkBitsPerSecond(), fw.cfg.linkMtuBytes());
         if (!fw.linkUp()) SmpFields.linkDown(b, at);
         Mad.put16(b, at + 48, Math.min(m.qkeyViolations, 0xffff));
         b[at + 50] = 1; // GUIDCap

@@ -7,6 +7,7 @@ import java.util.Random;
 import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 import nicsim.sim.Simulator;
 
 /**
@@ -80,18 +81,40 @@ public final class Fabric {
 
     record Tx(Packet p, long feedPicos, LongConsumer left) {}
 
-    public Fabric(Simulator sim, Profile profile, Faults faults, long seed) {
-        this.bitsPerSecond = profile.bitsPerSecond("link.rate");
-        this.propagation = profile.picos("link.propagation");
-        this.switchLatency = profile.picos("switch.latency");
-        this.smaLatency = profile.picos("switch.sma.latency");
-        this.mtu = profile.bytesInt("link.mtu");
-        this.portBuffer = profile.bytes("switch.port.buffer");
-        this.cutThrough = cutThrough(profile, "switch.forwarding");
-        this.cutThroughRx = cutThrough(profile, "link.receive");
-        if (portBuffer < mtu + 64) throw new IllegalArgumentException("switch.port.buffer " + portBuffer
-                + " B must hold at least one MTU packet ("
-                + (mtu + 64) + " B)");
+    /**
+     * The fabric's parameters, from the profile: {@code link.rate}, {@code link.propagation}, {@code switch.latency},
+     * {@code switch.sma.latency}, {@code link.mtu}, {@code switch.port.buffer}, and whether {@code switch.forwarding}
+     * and {@code link.receive} are cut-through.
+     */
+    public record Config(long bitsPerSecond, long propagationPs, long switchLatencyPs, long smaLatencyPs, int mtuBytes,
+            long portBufferBytes, boolean cutThrough, boolean cutThroughRx) {
+        public Config {
+            Require.atLeast("link.rate", bitsPerSecond, 1, "b/s");
+            Require.atLeast("link.propagation", propagationPs, 0, "ps");
+            Require.atLeast("switch.latency", switchLatencyPs, 0, "ps");
+            Require.atLeast("switch.sma.latency", smaLatencyPs, 0, "ps");
+            Require.powerOfTwo("link.mtu", mtuBytes, 256, 4096, "B"); // an IBTA MTU
+            if (portBufferBytes < mtuBytes + 64)
+                throw Require.bad("switch.port.buffer", portBufferBytes + " B",
+                        "at least one MTU packet (" + (mtuBytes + 64) + " B)");
+        }
+
+        public static Config from(Profile p) {
+            return new Config(p.bitsPerSecond("link.rate"), p.picos("link.propagation"), p.picos("switch.latency"),
+                    p.picos("switch.sma.latency"), p.bytesInt("link.mtu"), p.bytes("switch.port.buffer"),
+                    Fabric.cutThrough(p, "switch.forwarding"), Fabric.cutThrough(p, "link.receive"));
+        }
+    }
+
+    public Fabric(Simulator sim, Config cfg, Faults faults, long seed) {
+        this.bitsPerSecond = cfg.bitsPerSecond();
+        this.propagation = cfg.propagationPs();
+        this.switchLatency = cfg.switchLatencyPs();
+        this.smaLatency = cfg.smaLatencyPs();
+        this.mtu = cfg.mtuBytes();
+        this.portBuffer = cfg.portBufferBytes();
+        this.cutThrough = cfg.cutThrough();
+        this.cutThroughRx = cfg.cutThroughRx();
         this.faults = faults;
         this.seed = seed;
         this.sw = new FabricSwitch(this, sim);
@@ -99,10 +122,7 @@ public final class Fabric {
 
     /** Whether the profile's {@code key} says "cut-through" (else "store-and-forward"; anything else is refused). */
     public static boolean cutThrough(Profile profile, String key) {
-        String v = profile.text(key);
-        if (!v.equals("cut-through") && !v.equals("store-and-forward"))
-            throw new IllegalArgumentException(key + " '" + v + "' must be \"cut-through\" or \"store-and-forward\"");
-        return v.equals("cut-through");
+        return Require.oneOf(key, profile.text(key), "store-and-forward", "cut-through") == 1;
     }
 
     /** Attaches a port whose adapter takes packets through {@code rx}; returns its LID. */

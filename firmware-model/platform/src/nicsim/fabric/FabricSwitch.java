@@ -60,20 +60,20 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         this.f = f;
         this.sim = sim;
         Counters c = sim.counters();
-        packets = c.ref("Fabric.packets");
-        bytes = c.ref("Fabric.bytes");
-        waits = c.ref("Fabric.flow_control_waits");
-        waitPicos = c.ref("Fabric.flow_control_wait_ps");
-        unroutable = c.ref("Fabric.unroutable");
-        dropped = c.ref("Fabric.dropped");
-        corrupted = c.ref("Fabric.corrupted");
-        duplicated = c.ref("Fabric.duplicated");
-        reordered = c.ref("Fabric.reordered");
-        multicast = c.ref("Fabric.multicast_packets");
-        multicastCopies = c.ref("Fabric.multicast_copies");
-        mads = c.ref("Fabric.switch_mads");
-        madsDropped = c.ref("Fabric.switch_mads_dropped");
-        linkDownDrops = c.ref("Fabric.link_down_drops");
+        packets = c.ref(FabricStat.PACKETS);
+        bytes = c.ref(FabricStat.BYTES);
+        waits = c.ref(FabricStat.FLOW_CONTROL_WAITS);
+        waitPicos = c.ref(FabricStat.FLOW_CONTROL_WAIT_PS);
+        unroutable = c.ref(FabricStat.UNROUTABLE);
+        dropped = c.ref(FabricStat.DROPPED);
+        corrupted = c.ref(FabricStat.CORRUPTED);
+        duplicated = c.ref(FabricStat.DUPLICATED);
+        reordered = c.ref(FabricStat.REORDERED);
+        multicast = c.ref(FabricStat.MULTICAST_PACKETS);
+        multicastCopies = c.ref(FabricStat.MULTICAST_COPIES);
+        mads = c.ref(FabricStat.SWITCH_MADS);
+        madsDropped = c.ref(FabricStat.SWITCH_MADS_DROPPED);
+        linkDownDrops = c.ref(FabricStat.LINK_DOWN_DROPS);
     }
 
     /**

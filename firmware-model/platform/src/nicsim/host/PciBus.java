@@ -9,6 +9,7 @@ import nicsim.host.PciPort.Incoming;
 import nicsim.host.PciPort.Into;
 import nicsim.host.PciPort.ReadResult;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 import nicsim.sim.Arrival;
 import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
@@ -65,22 +66,45 @@ public final class PciBus {
     private boolean cpuBusy;
     private long dmaSeq;
 
-    public PciBus(Simulator sim, Profile profile, HostMemory memory) { this(sim, profile, memory, ""); }
+    /**
+     * The bus's parameters, from the profile: its link's ({@code pci.*}), host memory's read latency, what an MMIO
+     * write and read cost the CPU, how long a device takes to answer an MMIO read, and the address MSI messages go to.
+     */
+    public record Config(PciLink.Config link, long memoryReadLatencyPs, long mmioWriteCostPs, long mmioReadCostPs,
+            long mmioReadResponsePs, long msiAddress) {
+        public Config {
+            Require.atLeast("host.memory.read.latency", memoryReadLatencyPs, 0, "ps");
+            Require.atLeast("host.mmio.write.cost", mmioWriteCostPs, 0, "ps");
+            Require.atLeast("host.mmio.read.cost", mmioReadCostPs, 0, "ps");
+            Require.atLeast("pci.mmio.read.response", mmioReadResponsePs, 0, "ps");
+            if (msiAddress < 0 || msiAddress > 0xFFFF_FFFFL - MSI_WINDOW + 1)
+                throw Require.bad("host.msi.address", "0x" + Long.toHexString(msiAddress),
+                        "a 32-bit address with room for the 1 MiB message window above it");
+        }
+
+        public static Config from(Profile p) {
+            return new Config(PciLink.Config.from(p), p.picos("host.memory.read.latency"),
+                    p.picos("host.mmio.write.cost"), p.picos("host.mmio.read.cost"), p.picos("pci.mmio.read.response"),
+                    p.count("host.msi.address"));
+        }
+    }
+
+    public PciBus(Simulator sim, Config cfg, HostMemory memory) { this(sim, cfg, memory, ""); }
 
     /** A host's bus whose counters are under {@code node} (e.g. "node0"; "" at the top). */
-    public PciBus(Simulator sim, Profile profile, HostMemory memory, String node) {
+    public PciBus(Simulator sim, Config cfg, HostMemory memory, String node) {
         this.sim = sim;
         this.memory = memory;
-        this.link = new PciLink(profile);
+        this.link = new PciLink(cfg.link());
         this.stats = new Stats(sim.counters().scope(node));
         this.writes = sim.lane();
         this.readsServed = sim.lane();
         this.readsDone = sim.lane();
-        this.memoryReadLatency = profile.picos("host.memory.read.latency");
-        this.mmioWriteCost = profile.picos("host.mmio.write.cost");
-        this.mmioReadCost = profile.picos("host.mmio.read.cost");
-        this.mmioReadResponse = profile.picos("pci.mmio.read.response");
-        this.msiBase = profile.count("host.msi.address");
+        this.memoryReadLatency = cfg.memoryReadLatencyPs();
+        this.mmioWriteCost = cfg.mmioWriteCostPs();
+        this.mmioReadCost = cfg.mmioReadCostPs();
+        this.mmioReadResponse = cfg.mmioReadResponsePs();
+        this.msiBase = cfg.msiAddress();
     }
 
     /** The bus's counters, held so a TLP counts without a lookup by name. */
@@ -89,18 +113,18 @@ public final class PciBus {
                 dmaWrites, dmaWriteBytes, dmaReads, dmaReadBytes, msixBlocked, msixMasked, msixSent;
 
         Stats(Counters c) {
-            mmioWrites = c.ref("pci.mmio_writes");
-            mmioReads = c.ref("pci.mmio_reads");
-            cpuWorkPicos = c.ref("host.cpu_work_picos");
-            unsupportedRequests = c.ref("pci.unsupported_requests");
-            dmaBlocked = c.ref("pci.dma_blocked");
-            dmaWrites = c.ref("pci.dma_writes");
-            dmaWriteBytes = c.ref("pci.dma_write_bytes");
-            dmaReads = c.ref("pci.dma_reads");
-            dmaReadBytes = c.ref("pci.dma_read_bytes");
-            msixBlocked = c.ref("pci.msix_blocked");
-            msixMasked = c.ref("pci.msix_masked");
-            msixSent = c.ref("pci.msix_sent");
+            mmioWrites = c.ref(PciStat.MMIO_WRITES);
+            mmioReads = c.ref(PciStat.MMIO_READS);
+            cpuWorkPicos = c.ref(PciStat.CPU_WORK_PICOS);
+            unsupportedRequests = c.ref(PciStat.UNSUPPORTED_REQUESTS);
+            dmaBlocked = c.ref(PciStat.DMA_BLOCKED);
+            dmaWrites = c.ref(PciStat.DMA_WRITES);
+            dmaWriteBytes = c.ref(PciStat.DMA_WRITE_BYTES);
+            dmaReads = c.ref(PciStat.DMA_READS);
+            dmaReadBytes = c.ref(PciStat.DMA_READ_BYTES);
+            msixBlocked = c.ref(PciStat.MSIX_BLOCKED);
+            msixMasked = c.ref(PciStat.MSIX_MASKED);
+            msixSent = c.ref(PciStat.MSIX_SENT);
         }
     }
 

@@ -3,7 +3,10 @@ package nicsim.host;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.profile.Param;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
+import nicsim.profile.Unit;
 
 /**
  * Timing of the host link, PCI Express or conventional PCI, from the profile.
@@ -41,54 +44,80 @@ public final class PciLink {
     private final long[] payloadBytes = new long[2];
     private final long[] wireBytes = new long[2];
 
-    public PciLink(Profile p) {
-        String kind = p.text("pci.kind");
-        switch (kind) {
-            case "pcie": {
-                pcie = true;
-                fullDuplex = true;
+    /**
+     * The link's parameters, from the profile's {@code pci.*}: its data rate (PCIe: lanes times lane rate times the
+     * encoding's efficiency; PCI: bus width times clock), each kind of packet's overhead, the bytes one data phase
+     * moves, the transfer sizes it splits at, and its one-way latency. {@code lanes} and {@code laneBitsPerSecond}
+     * are the link a PCIe device trains to (0 on conventional PCI).
+     */
+    public record Config(boolean pcie, long bitsPerSecond, int lanes, long laneBitsPerSecond, int overheadPostedBytes,
+            int overheadRequestBytes, int overheadCompletionBytes, int dataPhaseBytes, int maxPayloadBytes,
+            int maxReadRequestBytes, int completionBytes, long latencyPs) {
+        public Config {
+            if (pcie) {
+                Require.atLeast("pci.lanes", lanes, 1, "");
+                Require.atLeast("pci.lane.rate", laneBitsPerSecond, 1, "b/s");
+            }
+            Require.atLeast(pcie ? "pci.lanes" : "pci.bus.width", dataPhaseBytes, 1, pcie ? "" : "B");
+            // what is left to be wrong: the encoding's ratio (PCIe) or the bus clock (PCI)
+            Require.atLeast(pcie ? "pci.encoding" : "pci.clock", bitsPerSecond, 1, "b/s of link");
+            Require.atLeast(pcie ? "pci.tlp.overhead.posted" : "pci.burst.overhead", overheadPostedBytes, 0, "B");
+            Require.atLeast("pci.tlp.overhead.request", overheadRequestBytes, 0, "B");
+            Require.atLeast("pci.tlp.overhead.completion", overheadCompletionBytes, 0, "B");
+            Require.powerOfTwo("pci.max.payload", maxPayloadBytes, 4, 4096, "B");
+            Require.powerOfTwo("pci.max.read.request", maxReadRequestBytes, 4, 4096, "B");
+            Require.powerOfTwo("pci.read.completion", completionBytes, 4, 4096, "B");
+            if (completionBytes > maxPayloadBytes)
+                throw Require.bad("pci.read.completion", completionBytes + " B",
+                        "at most pci.max.payload (" + maxPayloadBytes + " B)");
+            Require.atLeast("pci.link.latency", latencyPs, 0, "ps");
+        }
+
+        public static Config from(Profile p) {
+            int maxPayload = size(p, "pci.max.payload"), maxReadRequest = size(p, "pci.max.read.request");
+            int completion = size(p, "pci.read.completion");
+            long latency = p.picos("pci.link.latency");
+            if (Require.oneOf("pci.kind", p.text("pci.kind"), "pcie", "pci") == 0) {
                 long[] enc = p.ratio("pci.encoding");
-                bitsPerSecond = p.count("pci.lanes") * p.bitsPerSecond("pci.lane.rate") / enc[1] * enc[0];
-                overheadPosted = p.bytesInt("pci.tlp.overhead.posted");
-                overheadRequest = p.bytesInt("pci.tlp.overhead.request");
-                overheadCompletion = p.bytesInt("pci.tlp.overhead.completion");
-                dataPhaseBytes = p.countInt("pci.lanes");
-                break;
+                long laneRate = p.bitsPerSecond("pci.lane.rate");
+                int lanes = p.countInt("pci.lanes");
+                return new Config(true, lanes * laneRate / enc[1] * enc[0], lanes, laneRate,
+                        p.bytesInt("pci.tlp.overhead.posted"), p.bytesInt("pci.tlp.overhead.request"),
+                        p.bytesInt("pci.tlp.overhead.completion"), lanes, maxPayload, maxReadRequest, completion,
+                        latency);
             }
-            case "pci": {
-                pcie = false;
-                fullDuplex = false;
-                int widthBytes = p.bits("pci.bus.width") / 8;
-                bitsPerSecond = (long) p.bits("pci.bus.width") * frequencyHz(p);
-                int burst = Math.toIntExact(p.cycles("pci.burst.overhead") * widthBytes);
-                overheadPosted = burst;
-                overheadRequest = burst;
-                overheadCompletion = 0; // read data returns within the same bus tenure
-                dataPhaseBytes = widthBytes;
-                break;
-            }
-            default:
-                throw new IllegalArgumentException("profile " + p.name() + ": pci.kind = \"" + kind + "\" (accepted: \"pcie\", \"pci\")");
+            int widthBytes = p.bits("pci.bus.width") / 8;
+            int burst = Math.toIntExact(p.cycles("pci.burst.overhead") * widthBytes);
+            // read data returns within the same bus tenure: no completion overhead
+            return new Config(false, (long) p.bits("pci.bus.width") * frequencyHz(p), 0, 0, burst, burst, 0, widthBytes,
+                    maxPayload, maxReadRequest, completion, latency);
         }
-        maxPayload = p.bytesInt("pci.max.payload");
-        maxReadRequest = p.bytesInt("pci.max.read.request");
-        completionSize = p.bytesInt("pci.read.completion");
-        latency = p.picos("pci.link.latency");
-        for (String k : new String[]{"pci.max.payload", "pci.max.read.request", "pci.read.completion"}) {
-            long v = p.bytes(k);
-            if (v < 4 || v > 4096 || Long.bitCount(v) != 1)
-                throw new IllegalArgumentException("profile " + p.name() + ": " + k + " = " + v + " B must be a power of two from 4 to 4096");
+
+        /** A transfer size, range-checked before it is narrowed (a 4 GiB one must not wrap). */
+        private static int size(Profile p, String key) {
+            return (int) Require.powerOfTwo(key, p.bytes(key), 4, 4096, "B");
         }
-        if (completionSize > maxPayload)
-            throw new IllegalArgumentException("profile " + p.name() + ": pci.read.completion " + completionSize
-                    + " B exceeds pci.max.payload " + maxPayload + " B");
+
+        /** The bus clock in Hz, exact when written as a frequency (33 MHz), derived when written as a period. */
+        private static long frequencyHz(Profile p) {
+            Param c = p.param("pci.clock");
+            if (c.dimension() == Unit.Dimension.FREQUENCY) return c.value();
+            return Math.round(1e12 / p.periodPicos("pci.clock"));
+        }
     }
 
-    /** The bus clock in Hz, exact when written as a frequency (33 MHz), derived when written as a period. */
-    private static long frequencyHz(Profile p) {
-        nicsim.profile.Param c = p.param("pci.clock");
-        if (c.dimension() == nicsim.profile.Unit.Dimension.FREQUENCY) return c.value();
-        return Math.round(1e12 / p.periodPicos("pci.clock"));
+    public PciLink(Config c) {
+        pcie = c.pcie();
+        fullDuplex = c.pcie(); // conventional PCI is one shared bus
+        bitsPerSecond = c.bitsPerSecond();
+        overheadPosted = c.overheadPostedBytes();
+        overheadRequest = c.overheadRequestBytes();
+        overheadCompletion = c.overheadCompletionBytes();
+        dataPhaseBytes = c.dataPhaseBytes();
+        maxPayload = c.maxPayloadBytes();
+        maxReadRequest = c.maxReadRequestBytes();
+        completionSize = c.completionBytes();
+        latency = c.latencyPs();
     }
 
     public boolean isPcie() { return pcie; }

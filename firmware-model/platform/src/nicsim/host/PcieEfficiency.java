@@ -30,7 +30,7 @@ public final class PcieEfficiency {
     }
 
     private static Dma setup(Simulator sim, Profile p, PciBus[] busOut) {
-        PciBus bus = new PciBus(sim, p, new HostMemory(1L << 32, 4096));
+        PciBus bus = new PciBus(sim, PciBus.Config.from(p), new HostMemory(1L << 32, 4096));
         Dma d = new Dma();
         int fn = bus.attach(d);
         bus.configWrite32(fn, ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
@@ -41,7 +41,7 @@ public final class PcieEfficiency {
     /** Streams {@code bytes} of posted DMA writes at max payload {@code mps}; times the last TLP's serialization. */
     public static Result measureWrite(Profile base, int mps, int bytes) {
         Profile p = base.with("pci.max.payload", mps + " B")
-                .with("pci.read.completion", Math.min(mps, base.bytes("pci.read.completion")) + " B");
+                .with("pci.read.completion", Math.min(mps, PciLink.Config.from(base).completionBytes()) + " B");
         Simulator sim = new Simulator();
         PciBus[] bus = new PciBus[1];
         Dma d = setup(sim, p, bus);
@@ -68,9 +68,9 @@ public final class PcieEfficiency {
     }
 
     public static void print(Profile p, PrintStream out) {
-        PciLink link = new PciLink(p);
+        PciLink link = new PciLink(PciLink.Config.from(p));
         out.printf("Host link DMA efficiency, profile %s (%s, raw %.2f Gb/s), 1 MiB transfers%n", p.name(),
-                p.text("pci.kind"), link.bitsPerSecond() / 1e9);
+                link.isPcie() ? "pcie" : "pci", link.bitsPerSecond() / 1e9);
         out.printf("%-6s %-22s %6s %10s %9s %12s%n", "kind", "chunk", "TLPs", "efficiency", "expected", "Gb/s");
         if (!link.isPcie()) {
             // a parallel bus has one burst overhead per transaction and no completion TLPs
@@ -102,8 +102,9 @@ public final class PcieEfficiency {
     public static void printReadLatency(Profile p, PrintStream out) {
         out.printf("%nDMA read latency vs size, profile %s (request issued to last byte in the adapter)%n", p.name());
         out.printf("%8s %12s %14s%n", "bytes", "latency ns", "vs 850 ns");
+        int completion = PciLink.Config.from(p).completionBytes();
         for (int bytes : new int[]{8, 64, 256, 512, 4096, 65536}) {
-            double ns = measureRead(p, p.bytesInt("pci.read.completion"), bytes).picos() / 1000.0;
+            double ns = measureRead(p, completion, bytes).picos() / 1000.0;
             if (bytes <= 64) out.printf("%8d %12.1f %13.1f%%%n", bytes, ns, (ns - REFERENCE_ROUND_TRIP_NS) / REFERENCE_ROUND_TRIP_NS * 100);
             else out.printf("%8d %12.1f %14s%n", bytes, ns, "");
         }

@@ -74,6 +74,9 @@ public final class Counters {
     /** A handle on counter {@code name} that creates it on its first count. */
     public Ref ref(String name) { return new Ref(name); }
 
+    /** A handle on counter {@code stat}, as {@link #ref(String)}. */
+    public Ref ref(Stat stat) { return new Ref(stat.counterName()); }
+
     /** The value of {@code name}: at the top, its total over every scope; in a scope, that scope's. */
     public long get(String name) {
         long sum = 0;

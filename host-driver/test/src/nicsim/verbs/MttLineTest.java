@@ -54,6 +54,6 @@ class MttLineTest {
         Profile bad = Profiles.load("cx-gen3x16").with("mtt.fill.line", "96 B");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new Pair(bad, QpType.RC, 4096, Faults.NONE, 1, Pair.defaults()));
-        assertEquals("mtt.fill.line 96 B must be a power of two from 8 to 4096", e.getMessage());
+        assertEquals("mtt.fill.line = 96 B: must be a power of two from 8 B to 4096 B", e.getMessage());
     }
 }

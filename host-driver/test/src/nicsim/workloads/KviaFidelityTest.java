@@ -32,8 +32,8 @@ class KviaFidelityTest {
         nicsim.profile.Profile l43 = Profiles.load("lanai43");
         double streaming = rttUs(l43, 4096, 10);
         double held = rttUs(l43.with("link.transmit", "\"store-and-forward\"").with("link.receive", "\"store-and-forward\""), 4096, 10);
-        double wireUs = new nicsim.fabric.Fabric(new nicsim.sim.Simulator(), l43, Faults.NONE, 1)
-                .serialization(4096) / 1e6;
+        double wireUs = new nicsim.fabric.Fabric(new nicsim.sim.Simulator(), nicsim.fabric.Fabric.Config.from(l43),
+                Faults.NONE, 1).serialization(4096) / 1e6;
         assertTrue(held - streaming > 3 * wireUs, "4 KiB round trip " + streaming + " us streaming, " + held + " us with packets held whole ("
                 + wireUs + " us on the wire each way)");
     }

@@ -58,7 +58,7 @@ public final class NopFirmware implements EmbeddedProcessor {
             return;
         }
         if (opcode != WqeLayout.OP_NOP) {
-            adapter.core().counters().counter("Adapter.wqes_not_executed").inc();
+            adapter.core().counters().ref(nicsim.adapter.AdapterStat.WQES_NOT_EXECUTED).inc();
             return;
         }
         Long cqn = cqOfSq.get(qpn);

@@ -10,6 +10,7 @@ import nicsim.abi.UarLayout;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.Adapter;
+import nicsim.adapter.AdapterConfig;
 import nicsim.host.ConfigSpace;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
@@ -60,9 +61,10 @@ public final class SendQueueHost {
         this.logSize = logSize;
         this.rnd = new Random(seed);
         mem = new HostMemory(1L << 30, profile.bytesInt("host.page.size"));
-        bus = new PciBus(sim, profile, mem);
+        PciBus.Config busCfg = PciBus.Config.from(profile);
+        bus = new PciBus(sim, busCfg, mem);
         NopFirmware[] nop = new NopFirmware[1];
-        adapter = new Adapter(sim, profile, "core", a -> nop[0] = new NopFirmware(a));
+        adapter = new Adapter(sim, AdapterConfig.from(profile), "core", a -> nop[0] = new NopFirmware(a));
         firmware = nop[0];
         int fn = bus.attach(adapter);
         bus.configWrite32(fn, ConfigSpace.BAR0, (int) BAR0);
@@ -80,7 +82,7 @@ public final class SendQueueHost {
                 if (interruptHook != null) interruptHook.run();
             });
             bus.mmioWrite(BAR0 + Cmd.REG_MSIX_TABLE + 16L * vector, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-                    .putInt((int) profile.count("host.msi.address")).putInt(0).putInt(vector).putInt(0).array());
+                    .putInt((int) busCfg.msiAddress()).putInt(0).putInt(vector).putInt(0).array());
             adapter.createCq(cqn, uar, cqRing, cqLogSize, vector);
         }
         firmware.createSq(qpn, uar, ring, logSize, cqn);

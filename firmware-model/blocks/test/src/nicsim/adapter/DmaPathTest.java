@@ -14,6 +14,7 @@ import nicsim.host.ConfigSpace;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
 import nicsim.host.PciFunction;
+import nicsim.host.PciLink;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
@@ -34,9 +35,9 @@ class DmaPathTest {
         PciPort port;
 
         Bench(Profile p) {
-            PciBus bus = new PciBus(sim, p, mem);
+            PciBus bus = new PciBus(sim, PciBus.Config.from(p), mem);
             bus.configWrite32(bus.attach(this), ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
-            dma = new DmaPath(sim, p, "", () -> port);
+            dma = new DmaPath(sim, DmaPath.Config.from(p, PciLink.Config.from(p)), "", () -> port);
         }
 
         long beats() { return sim.counters().get("DmaEngine.local_bus_beats"); }
@@ -324,7 +325,7 @@ class DmaPathTest {
         w.dma.write(BASE, host, ok -> landedAt[0] = w.sim.now());
         w.sim.runUntilIdle();
         assertArrayEquals(host, w.mem.read(BASE, 512));
-        long burst = new nicsim.host.PciLink(p).serializePicos(512 + 16);
+        long burst = new PciLink(PciLink.Config.from(p)).serializePicos(512 + 16);
         long latency = p.picos("pci.link.latency");
         assertTrue(landedAt[0] < (beats + 8) * cycle + burst + latency,
                 "landed at " + landedAt[0] + " ps: receive engine " + beats + " cycles, then the burst overlapping the host engine's " + beats);

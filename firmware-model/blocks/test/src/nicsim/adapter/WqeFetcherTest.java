@@ -47,7 +47,7 @@ class WqeFetcherTest {
         Bench(String profileName) {
             profile = Profiles.load(profileName);
             core = sim.clockDomain("core", profile.periodPicos("core.clock"));
-            bus = new PciBus(sim, profile, mem);
+            bus = new PciBus(sim, PciBus.Config.from(profile), mem);
             bus.configWrite32(bus.attach(this), ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
             f = new WqeFetcher(core, WqeFetcher.Config.from(profile));
             new PciDmaReader(core, port, f.dmaReq(), f.dmaRsp(), r -> null);

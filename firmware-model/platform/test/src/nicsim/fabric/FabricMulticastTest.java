@@ -17,7 +17,7 @@ class FabricMulticastTest {
     static final class Four {
         final Simulator sim = new Simulator();
         final Profile p = Profiles.load("cx-gen3x16");
-        final Fabric f = new Fabric(sim, p, Faults.NONE, 1);
+        final Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
         final List<long[]> got = new ArrayList<>();
 
         Four() {

@@ -20,7 +20,7 @@ class FabricTest {
      */
     static long[] oneHop(Profile p, long feed) {
         Simulator sim = new Simulator();
-        Fabric f = new Fabric(sim, p, Faults.NONE, 1);
+        Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
         List<long[]> at = new ArrayList<>();
         f.attach(x -> {});
         f.attach(x -> at.add(new long[]{sim.now(), x.arrival().head(), x.arrival().tail(), x.arrival().length()}));
@@ -59,7 +59,7 @@ class FabricTest {
     void thePortHandsThePacketOverOnceItsHeadersAreInAndThePayloadFollowsAtTheLinkRate() {
         Profile p = Profiles.load("lanai43");
         long[] r = oneHop(p);
-        Fabric f = new Fabric(new Simulator(), p, Faults.NONE, 1);
+        Fabric f = new Fabric(new Simulator(), Fabric.Config.from(p), Faults.NONE, 1);
         long firstBit = r[0] - r[1]; // the whole packet is in one serialization after its first bit
         assertEquals(firstBit + f.serialization(Packet.LRH + Packet.BTH), r[2], "handed over when LRH and BTH are in");
         assertEquals(r[2], r[3], "the payload starts right behind the headers");
@@ -81,7 +81,7 @@ class FabricTest {
     void aStoreAndForwardPortTakesThePacketOnlyOnceItIsWhole() {
         Profile p = Profiles.load("lanai43").with("link.receive", "\"store-and-forward\"");
         Simulator sim = new Simulator();
-        Fabric f = new Fabric(sim, p, Faults.NONE, 1);
+        Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
         List<Packet> got = new ArrayList<>();
         long[] at = {-1};
         f.attach(x -> {});
@@ -96,16 +96,27 @@ class FabricTest {
     void anUnknownForwardingModeIsRefusedByName() {
         for (String key : List.of("switch.forwarding", "link.receive")) {
             var e = assertThrows(IllegalArgumentException.class,
-                    () -> new Fabric(new Simulator(), Profiles.load("cx-gen3x16").with(key, "\"wormhole\""), Faults.NONE, 1));
-            assertTrue(e.getMessage().contains(key + " 'wormhole'"), e.getMessage());
+                    () -> Fabric.Config.from(Profiles.load("cx-gen3x16").with(key, "\"wormhole\"")));
+            assertEquals(key + " = \"wormhole\": must be one of \"store-and-forward\", \"cut-through\"",
+                    e.getMessage());
         }
+    }
+
+    @Test
+    void aBadSizeIsRefusedAsTheConfigIsMadeNamingKeyAndValue() {
+        Profile p = Profiles.load("cx-gen3x16");
+        var e = assertThrows(IllegalArgumentException.class, () -> Fabric.Config.from(p.with("link.mtu", "3000 B")));
+        assertEquals("link.mtu = 3000 B: must be a power of two from 256 B to 4096 B", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> Fabric.Config.from(p.with("switch.port.buffer", "1 KiB")));
+        assertEquals("switch.port.buffer = 1024 B: must be at least one MTU packet (4160 B)", e.getMessage());
     }
 
     @Test
     void anIncastSharesTheDestinationsLinkAndLosesNothing() {
         Profile p = Profiles.load("cx-gen3x16");
         Simulator sim = new Simulator();
-        Fabric f = new Fabric(sim, p, Faults.NONE, 1);
+        Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
         List<Packet> got = new ArrayList<>();
         for (int i = 0; i < 3; i++) f.attach(x -> {});
         f.attach(got::add);
@@ -131,7 +142,7 @@ class FabricTest {
         // room for one packet in the switch's input buffer: the second waits for the first's credits
         Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "4160 B");
         Simulator sim = new Simulator();
-        Fabric f = new Fabric(sim, p, Faults.NONE, 1);
+        Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.NONE, 1);
         List<Long> at = new ArrayList<>(), left = new ArrayList<>();
         f.attach(x -> {});
         f.attach(x -> at.add(sim.now()));
@@ -157,7 +168,7 @@ class FabricTest {
         Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "8 KiB");
         nicsim.sim.Counters counters = new nicsim.sim.Counters();
         Simulator one = new Simulator(counters);
-        Fabric f = new Fabric(one, p, Faults.parse("drop=0.02,dup=0.02,reorder=0.05"), 7);
+        Fabric f = new Fabric(one, Fabric.Config.from(p), Faults.parse("drop=0.02,dup=0.02,reorder=0.05"), 7);
         List<Simulator> sims = new ArrayList<>();
         List<List<String>> got = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
@@ -204,7 +215,8 @@ class FabricTest {
         long[] counts = new long[2];
         for (int run = 0; run < 2; run++) {
             Simulator sim = new Simulator();
-            Fabric f = new Fabric(sim, p, Faults.parse("drop=0.1,dup=0.1,reorder=0.1,corrupt=0.05"), 42);
+            Fabric f = new Fabric(sim, Fabric.Config.from(p), Faults.parse("drop=0.1,dup=0.1,reorder=0.1,corrupt=0.05"),
+                    42);
             List<Packet> got = new ArrayList<>();
             f.attach(x -> {});
             f.attach(got::add);

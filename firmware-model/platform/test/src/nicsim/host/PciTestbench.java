@@ -42,7 +42,7 @@ final class PciTestbench {
     PciTestbench(Profile p) {
         profile = p;
         memory = new HostMemory(1L << 32, 4096);
-        bus = new PciBus(sim, profile, memory);
+        bus = new PciBus(sim, PciBus.Config.from(profile), memory);
         fn = bus.attach(device);
     }
 
