@@ -9,14 +9,16 @@
  *         kernel, and WQEs, CQEs and doorbells are the hw back end's ring code (nicsim-kern.c).
  * The verbs with work of their own before or after the back end's (checks as the kernel makes
  * them, the libibverbs object filled, events awaited) are the front end's files, which reach the
- * back end only through this table: CQs nicsim-cq.c, QPs nicsim-qp.c, SRQs and XRC domains
- * nicsim-srq.c, posting nicsim-post.c, mkeys nicsim-mlx5dv.c, async events nicsim-events.c. The
- * verbs a back end answers alone (PDs, MRs, windows, AHs, device memory, imports) are its own
- * verbs_context_ops, `verbs`, set over the front end's at open. A kind a back end does not offer
- * is an entry that answers EOPNOTSUPP (nicsim_no_*), never a test of the back end at the verb.
+ * back end only through this table: CQs nicsim-cq.c (extended ones nicsim-cqex.c), QPs nicsim-qp.c,
+ * SRQs and XRC domains nicsim-srq.c, posting and window binds nicsim-post.c, mkeys nicsim-mlx5dv.c,
+ * async events nicsim-events.c. The verbs a back end answers alone (PDs, MRs, windows, AHs,
+ * device memory, imports) are its own verbs_context_ops, `verbs`, set over the front end's at
+ * open. A kind a back end does not offer is an entry that answers EOPNOTSUPP (nicsim_no_*), never
+ * a test of the back end at the verb.
  * Files call downward only: the open code (nicsim-provider.c, nicsim-kern.c) and the tables reach
  * the back ends' files, those reach the shared ones (nicsim-events.c's registry, nicsim-msg.c,
- * nicsim-hw.c's user context), and the front end reaches a back end through the table alone.
+ * nicsim-domain.c, nicsim-xrcd.c, nicsim-hw.c's user context), and the front end reaches a back end
+ * through the table alone. scripts/c-circles.py prints any circle of calls between the files.
  */
 #ifndef NICSIM_BACKEND_H
 #define NICSIM_BACKEND_H
@@ -97,21 +99,23 @@ int nicsim_java_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, in
 int nicsim_java_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
 int nicsim_java_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);
 
-/* The java back end's posting (nicsim-post.c). */
+/* The java back end's posting (nicsim-java-post.c). */
 int nicsim_java_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
 			  struct ibv_send_wr **bad);
 int nicsim_java_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int nicsim_java_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
-/* The java back end's SRQs, XRC domains and tag-matching operations (nicsim-java-srq.c). */
+/* The java back end's SRQs and tag-matching operations (nicsim-java-srq.c). */
 int nicsim_java_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
 			   struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
 int nicsim_java_destroy_srq(struct nicsim_ibv_srq *srq);
 int nicsim_java_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
 int nicsim_java_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr);
 int nicsim_java_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad);
-struct ibv_xrcd *nicsim_java_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
-int nicsim_java_close_xrcd(struct nicsim_ibv_xrcd *x);
+
+/* The XRC domains serve keeps for the session (nicsim-xrcd.c): the java back end's, and the hw one's of a file. */
+struct ibv_xrcd *nicsim_serve_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
+int nicsim_serve_close_xrcd(struct nicsim_ibv_xrcd *x);
 
 /* The java back end's mkeys and its own verbs (nicsim-java-memory.c). */
 struct nicsim_mkey *nicsim_java_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);

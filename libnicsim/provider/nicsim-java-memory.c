@@ -357,7 +357,6 @@ const struct verbs_context_ops nicsim_java_verbs = {
 	.alloc_dm = alloc_dm,
 	.alloc_mw = alloc_mw,
 	.alloc_pd = alloc_pd,
-	.bind_mw = nicsim_bind_mw,
 	.create_ah = create_ah,
 	.dealloc_mw = dealloc_mw,
 	.dealloc_pd = dealloc_pd,

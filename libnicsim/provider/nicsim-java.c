@@ -1,7 +1,8 @@
 /*
  * The java back end's table (nicsim-backend.h): every verb a request on the context's socket, which
  * serve's Java driver answers (NICSIM_DRIVER=java); its CQs nicsim-java-cq.c, QPs nicsim-java-qp.c,
- * posting nicsim-post.c, SRQs and XRC domains nicsim-java-srq.c, its own verbs nicsim-java-memory.c.
+ * posting nicsim-java-post.c, SRQs nicsim-java-srq.c, XRC domains serve's (nicsim-xrcd.c), its own verbs
+ * nicsim-java-memory.c.
  */
 #include "nicsim-backend.h"
 
@@ -25,8 +26,8 @@ const struct nicsim_backend_ops nicsim_java_backend = {
 	.modify_srq = nicsim_java_modify_srq,
 	.query_srq = nicsim_java_query_srq,
 	.post_srq_ops = nicsim_java_post_srq_ops,
-	.open_xrcd = nicsim_java_open_xrcd,
-	.close_xrcd = nicsim_java_close_xrcd,
+	.open_xrcd = nicsim_serve_open_xrcd,
+	.close_xrcd = nicsim_serve_close_xrcd,
 	.create_mkey = nicsim_java_create_mkey,
 	.destroy_mkey = nicsim_java_destroy_mkey,
 	.event_qp = nicsim_named_qp,

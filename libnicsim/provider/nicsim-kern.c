@@ -406,8 +406,6 @@ static int dealloc_mw(struct ibv_mw *mw) {
 static const struct verbs_context_ops kern_verbs = {
 	.alloc_mw = alloc_mw,
 	.alloc_pd = alloc_pd,
-	.bind_mw = nicsim_bind_mw,
-	.create_cq_ex = nicsim_create_cq_ex, /* the shared extended CQ on this back end's create_cq */
 	.dealloc_mw = dealloc_mw,
 	.create_ah = create_ah,
 	.dealloc_pd = dealloc_pd,
