@@ -1,18 +1,25 @@
 package nicsim.driver;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
+import java.util.function.LongUnaryOperator;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.abi.UarLayout;
 import nicsim.verbs.EventType;
 import nicsim.host.ConfigSpace;
 import nicsim.sim.Layout;
 import nicsim.verbs.Errno;
+import nicsim.verbs.MemoryRegion;
 import nicsim.verbs.VerbsException;
 
 /**
@@ -39,7 +46,7 @@ public final class Driver {
      * rest.
      */
     private final Map<Integer, List<IntConsumer>> vectors = new HashMap<>();
-    private final java.util.Set<Integer> reserved = new java.util.HashSet<>();
+    private final Set<Integer> reserved = new HashSet<>();
     private long fills;
     private final ArrayDeque<long[]> events = new ArrayDeque<>();
     private final List<Consumer<long[]>> eventListeners = new ArrayList<>();
@@ -74,7 +81,7 @@ public final class Driver {
         // MSI-X vector 0 belongs to the async event queue: the handler takes the new entries at once
         vectors.put(0, List.of(v -> { eqInterrupts++; events(); }));
         reserved.add(0);
-        bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(0).putInt(0).array());
         entry = host.allocPhysical(Cmd.ENTRY_BYTES, 64);
         inBox = host.allocPhysical(4096, 4096);
@@ -115,9 +122,9 @@ public final class Driver {
             if (miss >= 0) return; // bit 63 clear: nothing is waiting
             long index = miss & Long.MAX_VALUE;
             long entry = BigEndian.get64(host.memory.read(mttTable + index * 8, 8), 0);
-            if ((entry & nicsim.verbs.MemoryRegion.NOT_PRESENT) != 0) { // on-demand paging: bring the page in, then mark it present
-                entry = (entry & nicsim.verbs.MemoryRegion.IMPLICIT) != 0 ? implicitPage(entry)
-                        : entry & ~nicsim.verbs.MemoryRegion.NOT_PRESENT;
+            if ((entry & MemoryRegion.NOT_PRESENT) != 0) { // on-demand paging: bring the page in, then mark it present
+                entry = (entry & MemoryRegion.IMPLICIT) != 0 ? implicitPage(entry)
+                        : entry & ~MemoryRegion.NOT_PRESENT;
                 if (host.profile.has("host.odp.fault.cost")) host.bus.cpuWork(host.profile.picos("host.odp.fault.cost"));
                 byte[] e = new byte[8];
                 BigEndian.put64(e, 0, entry);
@@ -133,9 +140,9 @@ public final class Driver {
     }
 
     /** Each implicit on-demand MR's pager, by mkey index: a 2 MB page's physical address from its virtual one. */
-    private final java.util.Map<Long, java.util.function.LongUnaryOperator> pagers = new java.util.HashMap<>();
+    private final Map<Long, LongUnaryOperator> pagers = new HashMap<>();
 
-    public void implicitRegistered(long mkeyIndex, java.util.function.LongUnaryOperator pager) {
+    public void implicitRegistered(long mkeyIndex, LongUnaryOperator pager) {
         pagers.put(mkeyIndex, pager);
     }
 
@@ -146,11 +153,11 @@ public final class Driver {
      * or (nothing mapped there, or the MR is gone) IMPLICIT alone, which fails the access.
      */
     private long implicitPage(long entry) {
-        long va = entry & -(1L << nicsim.verbs.MemoryRegion.IMPLICIT_PAGE_SHIFT);
+        long va = entry & -(1L << MemoryRegion.IMPLICIT_PAGE_SHIFT);
         var pager = pagers.get((entry >>> 2) & 0x3ffff);
         long pa = pager == null ? -1 : pager.applyAsLong(va);
         if (pa < 0) implicitMisses++;
-        return pa >= 0 ? pa : nicsim.verbs.MemoryRegion.IMPLICIT;
+        return pa >= 0 ? pa : MemoryRegion.IMPLICIT;
     }
 
     /** Implicit ODP pages nothing was mapped at. */
@@ -162,7 +169,7 @@ public final class Driver {
      */
     public record OdpRegion(long pd, long lkey, long addr, long length, long iova) {}
 
-    private final java.util.List<OdpRegion> odp = new java.util.ArrayList<>();
+    private final List<OdpRegion> odp = new ArrayList<>();
 
     public void odpRegistered(OdpRegion r) { odp.add(r); }
 
@@ -175,7 +182,7 @@ public final class Driver {
      */
     public int evict(long addr, long length) {
         int n = 0;
-        for (OdpRegion r : java.util.List.copyOf(odp)) {
+        for (OdpRegion r : List.copyOf(odp)) {
             long from = Math.max(addr, r.addr()), to = Math.min(addr + length, r.addr() + r.length());
             if (from >= to) continue;
             command(Cmd.ODP_INVALIDATE, Cmd.ODP_PREFETCH_IN, new Cmd.OdpPrefetch(r.pd(), r.lkey(), r.iova() + (from - r.addr()), to - from), Cmd.EMPTY);
@@ -285,7 +292,7 @@ public final class Driver {
         List<IntConsumer> hs = vectors.computeIfAbsent(v, k -> new ArrayList<>(1));
         if (!hs.isEmpty()) { hs.add(handler); return; }
         hs.add(handler);
-        host.bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE + 16L * v, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        host.bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE + 16L * v, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(v).putInt(0).array());
     }
 
@@ -293,10 +300,10 @@ public final class Driver {
      * BAR0 offset of a UAR page's send doorbell (BlueFlame register 0), from the BAR layout the device's profile
      * documents.
      */
-    public long sendDoorbell(int uar) { return uarPage(uar) + nicsim.abi.UarLayout.BF_OFFSET; }
+    public long sendDoorbell(int uar) { return uarPage(uar) + UarLayout.BF_OFFSET; }
 
     /** BAR0 offset of a UAR page's CQ doorbell. */
-    public long cqDoorbell(int uar) { return uarPage(uar) + nicsim.abi.UarLayout.CQ_DOORBELL; }
+    public long cqDoorbell(int uar) { return uarPage(uar) + UarLayout.CQ_DOORBELL; }
 
     private long uarPage(int uar) { return caps.uarBase() + uar * caps.uarPageSize(); }
 

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 
@@ -70,7 +72,7 @@ public final class ProviderBuild {
     /** The folder holding the built library (RDMAV_DRIVERS names {@code <folder>/libnicsim}). */
     public static synchronized Path get() {
         try {
-            List<String> names = new java.util.ArrayList<>(SOURCES), from = new java.util.ArrayList<>();
+            List<String> names = new ArrayList<>(SOURCES), from = new ArrayList<>();
             for (String f : SOURCES) from.add("nicsim/provider/" + f);
             names.addAll(LIBNICSIM);
             for (String f : LIBNICSIM) from.add("nicsim/libnicsim/" + f);
@@ -98,7 +100,7 @@ public final class ProviderBuild {
             // the provider last: its presence says the folder is complete
             Files.move(work.resolve(LIBRARY), dir.resolve(LIBRARY), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             try (var s = Files.walk(work)) {
-                for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
             }
             return dir;
         } catch (IOException e) {
@@ -111,7 +113,7 @@ public final class ProviderBuild {
     private static void compile(Path work) throws IOException {
         if (!Files.exists(Path.of("/usr/include/infiniband/verbs.h")))
             throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh --rdma, or apt-get install -y libibverbs-dev");
-        List<String> lib = new java.util.ArrayList<>(List.of("-Wl,--version-script=nicsim-provider.map", "-I.",
+        List<String> lib = new ArrayList<>(List.of("-Wl,--version-script=nicsim-provider.map", "-I.",
                 "-o", LIBRARY));
         lib.addAll(PROVIDER);
         lib.addAll(INTERPOSE);
@@ -124,7 +126,7 @@ public final class ProviderBuild {
     }
 
     private static void gcc(Path work, List<String> kind, List<String> args) throws IOException {
-        List<String> cmd = new java.util.ArrayList<>(List.of("gcc"));
+        List<String> cmd = new ArrayList<>(List.of("gcc"));
         cmd.addAll(FLAGS);
         cmd.addAll(kind);
         cmd.addAll(args);
@@ -146,7 +148,7 @@ public final class ProviderBuild {
 
     @SafeVarargs
     private static List<String> concat(List<String>... lists) {
-        List<String> all = new java.util.ArrayList<>();
+        List<String> all = new ArrayList<>();
         for (List<String> l : lists) all.addAll(l);
         return List.copyOf(all);
     }

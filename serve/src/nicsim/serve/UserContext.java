@@ -5,6 +5,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
@@ -83,7 +85,7 @@ final class UserContext {
     }
 
     /** Its listener on the kernel's event queue. */
-    private final java.util.function.Consumer<long[]> asyncEvents;
+    private final Consumer<long[]> asyncEvents;
 
     /** The destroying command of the kind of object an event of libibverbs' {@code type} names; null: a port's. */
     private static Integer eventKind(int type) {
@@ -160,7 +162,7 @@ final class UserContext {
     }
 
     /** Its device memory allocations (ALLOC_DM): each one's offset and length, which BAR0 reaches from dmBase. */
-    private final java.util.TreeMap<Long, Long> dm = new java.util.TreeMap<>();
+    private final TreeMap<Long, Long> dm = new TreeMap<>();
 
     /**
      * Whether BAR0 {@code [offset, offset + length)} lies in device memory it allocated: it may write and

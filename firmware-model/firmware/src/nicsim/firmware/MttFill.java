@@ -1,13 +1,17 @@
 package nicsim.firmware;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.MttPorts;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
+import nicsim.sim.Recent;
 
 /**
  * Where the MttWalker's cache misses are answered from: the translation table in host memory
@@ -20,7 +24,7 @@ final class MttFill {
     private final FirmwareStat.Stats stats;
     private final Consumer<String> report;
     private final boolean byInterrupt;
-    private final java.util.function.LongSupplier now;
+    private final LongSupplier now;
     /** An MTT entry's mark for a page not present. */
     static final long NOT_PRESENT = 1;
     /**
@@ -45,9 +49,9 @@ final class MttFill {
     /** The fill engine keeps the lines it read last: this many (an assumption: a line per walk in flight). */
     static final int LINES_KEPT = 8;
     /** Present entries brought with earlier lines, by MTT index, oldest first. */
-    private final nicsim.sim.Recent<Long, Long> lines;
+    private final Recent<Long, Long> lines;
 
-    MttFill(Adapter adapter, Profile profile, FirmwareStat.Stats stats, Consumer<String> report, java.util.function.LongSupplier now) {
+    MttFill(Adapter adapter, Profile profile, FirmwareStat.Stats stats, Consumer<String> report, LongSupplier now) {
         this.adapter = adapter;
         this.now = now;
         this.stats = stats;
@@ -60,7 +64,7 @@ final class MttFill {
         if (line < 8 || line > 4096 || Long.bitCount(line) != 1)
             throw new IllegalArgumentException("mtt.fill.line " + line + " B must be a power of two from 8 to 4096");
         this.lineEntries = (int) (line / 8);
-        this.lines = new nicsim.sim.Recent<>(LINES_KEPT * lineEntries);
+        this.lines = new Recent<>(LINES_KEPT * lineEntries);
     }
 
     void setVector(int vector) { this.vector = vector; }
@@ -202,7 +206,7 @@ final class MttFill {
 
     private void interrupt(long index, long pages, Runnable done) {
         boolean idle = waiting.isEmpty();
-        java.util.List<Long> rows = new java.util.ArrayList<>();
+        List<Long> rows = new ArrayList<>();
         for (long k = 0; k < pages; k++) { // the request's pages from the missing one on: one fault brings them all in
             long row = space.row(index + k);
             if (row >= 0) rows.add(row);

@@ -10,6 +10,7 @@ import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
+import nicsim.sim.Recent;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.EventType;
 import nicsim.verbs.QpState;
@@ -32,7 +33,7 @@ final class Responder {
      * The results of the latest atomics by PSN, oldest first, so a repeated request gets its original answer
      * (64 kept: more than max_dest_rd_atomic).
      */
-    final Map<Integer, Long> atomicReplay = new nicsim.sim.Recent<>(64);
+    final Map<Integer, Long> atomicReplay = new Recent<>(64);
     int readsInProgress, writesInFlight;
     final ArrayDeque<Packet> deferredAcks = new ArrayDeque<>();
     /** UD messages into receive WQEs or strides, with what a striding queue keeps between them. */

@@ -3,7 +3,9 @@ package nicsim.host;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.profile.Param;
 import nicsim.profile.Profile;
+import nicsim.profile.Unit;
 
 /**
  * Timing of the host link, PCI Express or conventional PCI, from the profile.
@@ -86,8 +88,8 @@ public final class PciLink {
 
     /** The bus clock in Hz, exact when written as a frequency (33 MHz), derived when written as a period. */
     private static long frequencyHz(Profile p) {
-        nicsim.profile.Param c = p.param("pci.clock");
-        if (c.dimension() == nicsim.profile.Unit.Dimension.FREQUENCY) return c.value();
+        Param c = p.param("pci.clock");
+        if (c.dimension() == Unit.Dimension.FREQUENCY) return c.value();
         return Math.round(1e12 / p.periodPicos("pci.clock"));
     }
 

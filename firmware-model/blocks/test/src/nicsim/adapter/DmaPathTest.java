@@ -14,9 +14,11 @@ import nicsim.host.ConfigSpace;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
 import nicsim.host.PciFunction;
+import nicsim.host.PciLink;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
+import nicsim.sim.Arrival;
 import nicsim.sim.Simulator;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -285,7 +287,7 @@ class DmaPathTest {
             Bench b = new Bench(p);
             long[] issued = {-1};
             boolean streaming = i == 1;
-            if (streaming) b.dma.write(BASE, data, new nicsim.sim.Arrival(head, tail, data.length), () -> issued[0] = b.sim.now(), ok -> {});
+            if (streaming) b.dma.write(BASE, data, new Arrival(head, tail, data.length), () -> issued[0] = b.sim.now(), ok -> {});
             else b.sim.schedule(tail, () -> b.dma.write(BASE, data, () -> issued[0] = b.sim.now(), ok -> {}));
             b.sim.runUntilIdle();
             assertArrayEquals(data, b.mem.read(BASE, data.length));
@@ -324,7 +326,7 @@ class DmaPathTest {
         w.dma.write(BASE, host, ok -> landedAt[0] = w.sim.now());
         w.sim.runUntilIdle();
         assertArrayEquals(host, w.mem.read(BASE, 512));
-        long burst = new nicsim.host.PciLink(p).serializePicos(512 + 16);
+        long burst = new PciLink(p).serializePicos(512 + 16);
         long latency = p.picos("pci.link.latency");
         assertTrue(landedAt[0] < (beats + 8) * cycle + burst + latency,
                 "landed at " + landedAt[0] + " ps: receive engine " + beats + " cycles, then the burst overlapping the host engine's " + beats);
