@@ -117,10 +117,40 @@ int nicsim_java_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, 
 struct ibv_xrcd *nicsim_serve_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
 int nicsim_serve_close_xrcd(struct nicsim_ibv_xrcd *x);
 
-/* The java back end's mkeys and its own verbs (nicsim-java-memory.c). */
+/*
+ * The java back end's PDs and AHs (nicsim-java-pd.c), with the question an import asks first (named:
+ * 0 with the reply in *m, or the errno).
+ */
+struct ibv_pd *nicsim_java_alloc_pd(struct ibv_context *c);
+int nicsim_java_dealloc_pd(struct ibv_pd *pd);
+struct ibv_ah *nicsim_java_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int nicsim_java_destroy_ah(struct ibv_ah *ah);
+struct ibv_pd *nicsim_java_import_pd(struct ibv_context *c, uint32_t handle);
+int nicsim_java_named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg *m);
+
+/*
+ * The java back end's MRs, windows and mkeys (nicsim-java-mr.c), with the reply every registration
+ * takes (registered: 0, or the errno with m done).
+ */
+int nicsim_java_registered(struct ibv_pd *pd, struct msg *m, struct nicsim_ibv_mr *mr);
+struct ibv_mr *nicsim_java_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access);
+int nicsim_java_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access);
+int nicsim_java_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,
+			  uint32_t num_sge);
+int nicsim_java_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *nicsim_java_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int nicsim_java_dealloc_mw(struct ibv_mw *mw);
+struct ibv_mr *nicsim_java_import_mr(struct ibv_pd *pd, uint32_t handle);
 struct nicsim_mkey *nicsim_java_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
 int nicsim_java_destroy_mkey(struct nicsim_mkey *k);
-extern const struct verbs_context_ops nicsim_java_verbs;
+
+/* The java back end's device memory (nicsim-java-dm.c). */
+struct ibv_dm *nicsim_java_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr);
+int nicsim_java_free_dm(struct ibv_dm *dm);
+struct ibv_mr *nicsim_java_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset, size_t length,
+				     unsigned int access);
+struct ibv_dm *nicsim_java_import_dm(struct ibv_context *c, uint32_t handle);
+void nicsim_java_unimport_dm(struct ibv_dm *dm);
 
 /* The objects an event names by its handle in the context's registry (nicsim-events.c): java's. */
 struct ibv_qp *nicsim_named_qp(struct nicsim_context *ctx, uint32_t handle);

@@ -33,7 +33,7 @@ public final class ProviderBuild {
             "nicsim-msg.c", "nicsim-sock.c", "nicsim-events.c", "nicsim-cq.c", "nicsim-cqex.c", "nicsim-qp.c",
             "nicsim-srq.c", "nicsim-post.c", "nicsim-wr.c", "nicsim-domain.c", "nicsim-mlx5dv.c",
             "nicsim-xrcd.c", "nicsim-java.c", "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-java-post.c",
-            "nicsim-java-srq.c", "nicsim-java-memory.c",
+            "nicsim-java-srq.c", "nicsim-java-pd.c", "nicsim-java-mr.c", "nicsim-java-dm.c",
             "nicsim-hw.c", "nicsim-hw-verbs.c", "nicsim-hw-cq.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
             "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c");
     /** What the provider library interposes over other libraries' calls (LD_PRELOAD), linked into it. */
