@@ -6,7 +6,8 @@
  *         writes WQEs and rings doorbells itself, and the device's commands make the objects;
  *   kern  the kernel's nicsim_ib driver (a guest's /dev/infiniband/uverbsN): the objects are made
  *         by uverbs commands (ibv_cmd_*, udata in rdma/nicsim-abi.h), their rings mapped from the
- *         kernel, and WQEs, CQEs and doorbells are the hw back end's ring code (nicsim-kern.c).
+ *         kernel, and WQEs, CQEs and doorbells are the hw back end's ring code (nicsim-kern.c,
+ *         its objects nicsim-kern-*.c).
  * The verbs with work of their own before or after the back end's (checks as the kernel makes
  * them, the libibverbs object filled, events awaited) are the front end's files, which reach the
  * back end only through this table: CQs nicsim-cq.c (extended ones nicsim-cqex.c), QPs nicsim-qp.c,
