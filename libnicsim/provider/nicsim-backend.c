@@ -37,6 +37,7 @@ int nicsim_no_resize_cq(struct nicsim_ibv_cq *cq, int cqe) {
 void nicsim_set_backend(struct nicsim_context *ctx, const struct nicsim_backend_ops *ops) {
 	ctx->ops = ops;
 	verbs_set_ops(&ctx->vctx, &nicsim_cq_ops);
+	verbs_set_ops(&ctx->vctx, &nicsim_cqex_ops);
 	verbs_set_ops(&ctx->vctx, &nicsim_qp_ops);
 	verbs_set_ops(&ctx->vctx, &nicsim_srq_ops);
 	verbs_set_ops(&ctx->vctx, &nicsim_post_ops);

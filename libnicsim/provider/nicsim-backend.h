@@ -6,17 +6,20 @@
  *         writes WQEs and rings doorbells itself, and the device's commands make the objects;
  *   kern  the kernel's nicsim_ib driver (a guest's /dev/infiniband/uverbsN): the objects are made
  *         by uverbs commands (ibv_cmd_*, udata in rdma/nicsim-abi.h), their rings mapped from the
- *         kernel, and WQEs, CQEs and doorbells are the hw back end's ring code (nicsim-kern.c).
+ *         kernel, and WQEs, CQEs and doorbells are the hw back end's ring code (nicsim-kern.c,
+ *         its objects nicsim-kern-*.c).
  * The verbs with work of their own before or after the back end's (checks as the kernel makes
  * them, the libibverbs object filled, events awaited) are the front end's files, which reach the
- * back end only through this table: CQs nicsim-cq.c, QPs nicsim-qp.c, SRQs and XRC domains
- * nicsim-srq.c, posting nicsim-post.c, mkeys nicsim-mlx5dv.c, async events nicsim-events.c. The
- * verbs a back end answers alone (PDs, MRs, windows, AHs, device memory, imports) are its own
- * verbs_context_ops, `verbs`, set over the front end's at open. A kind a back end does not offer
- * is an entry that answers EOPNOTSUPP (nicsim_no_*), never a test of the back end at the verb.
+ * back end only through this table: CQs nicsim-cq.c (extended ones nicsim-cqex.c), QPs nicsim-qp.c,
+ * SRQs and XRC domains nicsim-srq.c, posting and window binds nicsim-post.c, mkeys nicsim-mlx5dv.c,
+ * async events nicsim-events.c. The verbs a back end answers alone (PDs, MRs, windows, AHs,
+ * device memory, imports) are its own verbs_context_ops, `verbs`, set over the front end's at
+ * open. A kind a back end does not offer is an entry that answers EOPNOTSUPP (nicsim_no_*), never
+ * a test of the back end at the verb.
  * Files call downward only: the open code (nicsim-provider.c, nicsim-kern.c) and the tables reach
  * the back ends' files, those reach the shared ones (nicsim-events.c's registry, nicsim-msg.c,
- * nicsim-hw.c's user context), and the front end reaches a back end through the table alone.
+ * nicsim-domain.c, nicsim-xrcd.c, nicsim-hw.c's user context), and the front end reaches a back end
+ * through the table alone. scripts/c-circles.py prints any circle of calls between the files.
  */
 #ifndef NICSIM_BACKEND_H
 #define NICSIM_BACKEND_H
@@ -97,26 +100,58 @@ int nicsim_java_modify_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, in
 int nicsim_java_query_qp(struct nicsim_ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init);
 int nicsim_java_mcast(struct nicsim_ibv_qp *qp, const union ibv_gid *gid, uint16_t lid, int attach);
 
-/* The java back end's posting (nicsim-post.c). */
+/* The java back end's posting (nicsim-java-post.c). */
 int nicsim_java_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext,
 			  struct ibv_send_wr **bad);
 int nicsim_java_post_recv(struct nicsim_ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int nicsim_java_post_srq_recv(struct nicsim_ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
-/* The java back end's SRQs, XRC domains and tag-matching operations (nicsim-java-srq.c). */
+/* The java back end's SRQs and tag-matching operations (nicsim-java-srq.c). */
 int nicsim_java_create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr, enum ibv_srq_type type, struct ibv_xrcd *xrcd,
 			   struct ibv_cq *cq, const struct ibv_tm_cap *tm, struct nicsim_ibv_srq *srq);
 int nicsim_java_destroy_srq(struct nicsim_ibv_srq *srq);
 int nicsim_java_modify_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
 int nicsim_java_query_srq(struct nicsim_ibv_srq *srq, struct ibv_srq_attr *attr);
 int nicsim_java_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, struct ibv_ops_wr **bad);
-struct ibv_xrcd *nicsim_java_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
-int nicsim_java_close_xrcd(struct nicsim_ibv_xrcd *x);
 
-/* The java back end's mkeys and its own verbs (nicsim-java-memory.c). */
+/* The XRC domains serve keeps for the session (nicsim-xrcd.c): the java back end's, and the hw one's of a file. */
+struct ibv_xrcd *nicsim_serve_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags);
+int nicsim_serve_close_xrcd(struct nicsim_ibv_xrcd *x);
+
+/*
+ * The java back end's PDs and AHs (nicsim-java-pd.c), with the question an import asks first (named:
+ * 0 with the reply in *m, or the errno).
+ */
+struct ibv_pd *nicsim_java_alloc_pd(struct ibv_context *c);
+int nicsim_java_dealloc_pd(struct ibv_pd *pd);
+struct ibv_ah *nicsim_java_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int nicsim_java_destroy_ah(struct ibv_ah *ah);
+struct ibv_pd *nicsim_java_import_pd(struct ibv_context *c, uint32_t handle);
+int nicsim_java_named(struct ibv_context *c, uint32_t op, uint32_t handle, struct msg *m);
+
+/*
+ * The java back end's MRs, windows and mkeys (nicsim-java-mr.c), with the reply every registration
+ * takes (registered: 0, or the errno with m done).
+ */
+int nicsim_java_registered(struct ibv_pd *pd, struct msg *m, struct nicsim_ibv_mr *mr);
+struct ibv_mr *nicsim_java_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, int access);
+int nicsim_java_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access);
+int nicsim_java_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,
+			  uint32_t num_sge);
+int nicsim_java_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *nicsim_java_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int nicsim_java_dealloc_mw(struct ibv_mw *mw);
+struct ibv_mr *nicsim_java_import_mr(struct ibv_pd *pd, uint32_t handle);
 struct nicsim_mkey *nicsim_java_create_mkey(struct ibv_pd *pd, uint32_t create_flags, uint16_t max_entries);
 int nicsim_java_destroy_mkey(struct nicsim_mkey *k);
-extern const struct verbs_context_ops nicsim_java_verbs;
+
+/* The java back end's device memory (nicsim-java-dm.c). */
+struct ibv_dm *nicsim_java_alloc_dm(struct ibv_context *c, struct ibv_alloc_dm_attr *attr);
+int nicsim_java_free_dm(struct ibv_dm *dm);
+struct ibv_mr *nicsim_java_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t offset, size_t length,
+				     unsigned int access);
+struct ibv_dm *nicsim_java_import_dm(struct ibv_context *c, uint32_t handle);
+void nicsim_java_unimport_dm(struct ibv_dm *dm);
 
 /* The objects an event names by its handle in the context's registry (nicsim-events.c): java's. */
 struct ibv_qp *nicsim_named_qp(struct nicsim_context *ctx, uint32_t handle);

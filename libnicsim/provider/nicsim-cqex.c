@@ -73,7 +73,7 @@ static void set_poll_ops(struct ibv_cq_ex *x) {
 	x->read_completion_wallclock_ns = read_completion_wallclock_ns;
 }
 
-struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr) {
+static struct ibv_cq_ex *create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr) {
 	uint64_t offered = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP
 			   | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL | IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_TM_INFO
 			   | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
@@ -109,3 +109,8 @@ struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 	nicsim_domain_use(domain, 1);
 	return x;
 }
+
+/* The extended CQ on the back end's create_cq, every back end's (nicsim_set_backend). */
+const struct verbs_context_ops nicsim_cqex_ops = {
+	.create_cq_ex = create_cq_ex,
+};

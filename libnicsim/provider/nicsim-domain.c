@@ -7,6 +7,8 @@
  * send queue's capacity, and gives it back through the free callback; an allocator returning
  * NULL makes the create fail with ENOMEM, one returning IBV_ALLOCATOR_USE_DEFAULT means malloc.
  * A thread domain asks nothing of the simulator: nicsim has no doorbell pages to dedicate.
+ * Here too, below the back ends that make PDs and MRs, the record of a PD or MR another process's
+ * context holds (ibv_import_pd(3), ibv_import_mr(3)): freeing it leaves the object.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -106,3 +108,17 @@ void nicsim_staging_free(struct nicsim_ibv_qp *qp) {
 	else free(qp->wrs);
 	qp->wrs = NULL;
 }
+
+struct ibv_pd *nicsim_imported_pd(struct ibv_context *c, uint32_t handle) {
+	struct nicsim_ibv_pd *pd = calloc(1, sizeof(*pd));
+	if (!pd) { errno = ENOMEM; return NULL; }
+	pd->handle = handle;
+	pd->pd.handle = handle;
+	pd->pd.context = c;
+	atomic_init(&pd->refcount, 1);
+	return &pd->pd;
+}
+
+void nicsim_unimport_pd(struct ibv_pd *pd) { free(to_npd(pd)); }
+
+void nicsim_unimport_mr(struct ibv_mr *mr) { free(to_nmr(mr)); }

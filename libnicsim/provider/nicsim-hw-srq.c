@@ -72,11 +72,11 @@ struct nicsim_ibv_srq *nicsim_hw_srq(struct nicsim_hw *hw, uint32_t srqn) {
 
 /*
  * An XRC domain: one shared by a file is the node's, which the session holds as the kernel holds one
- * per inode (the java back end's request); one of the context's alone is made by ALLOC_XRCD.
+ * per inode (nicsim-xrcd.c); one of the context's alone is made by ALLOC_XRCD.
  */
 struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags) {
 	if (file)
-		return nicsim_java_open_xrcd(c, file, oflags);
+		return nicsim_serve_open_xrcd(c, file, oflags);
 	struct nicsim_hw *hw = hw_of(c);
 	struct nicsim_ibv_xrcd *x = calloc(1, sizeof(*x));
 	if (!x) {
@@ -99,7 +99,7 @@ struct ibv_xrcd *nicsim_hw_open_xrcd(struct ibv_context *c, const struct stat *f
 
 int nicsim_hw_close_xrcd(struct nicsim_ibv_xrcd *x) {
 	if (!x->own)
-		return nicsim_java_close_xrcd(x); /* a file's, the session's */
+		return nicsim_serve_close_xrcd(x); /* a file's, the session's */
 	struct nicsim_hw *hw = hw_of(x->vxrcd.xrcd.context);
 	int rc = nicsim_hw_destroy(hw, NICSIM_CMD_DEALLOC_XRCD, x->xrcdn, "DEALLOC_XRCD");
 	if (rc)

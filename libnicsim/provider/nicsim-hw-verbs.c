@@ -83,7 +83,6 @@ static const struct verbs_context_ops hw_verbs = {
 	.alloc_dm = nicsim_hw_alloc_dm,
 	.alloc_mw = nicsim_hw_alloc_mw,
 	.alloc_pd = alloc_pd,
-	.bind_mw = nicsim_bind_mw,
 	.create_ah = create_ah,
 	.dealloc_mw = nicsim_hw_dealloc_mw,
 	.dealloc_pd = dealloc_pd,

@@ -1,5 +1,5 @@
 /*
- * The java back end's shared receive queues, XRC domains and tag-matching operations
+ * The java back end's shared receive queues and tag-matching operations
  * (nicsim-backend.h): each verb a request to the simulator, which keeps the object; events name
  * an SRQ by its handle.
  */
@@ -96,33 +96,4 @@ int nicsim_java_post_srq_ops(struct nicsim_ibv_srq *srq, struct ibv_ops_wr *op, 
 		if (rc) { *bad = o; return rc; }
 	}
 	return 0;
-}
-
-/* The session's XRC domain: a file's (the node's, one per inode, as the kernel keeps them) or, file NULL, its own. */
-struct ibv_xrcd *nicsim_java_open_xrcd(struct ibv_context *c, const struct stat *file, int oflags) {
-	struct msg m = request(NICSIM_OP_OPEN_XRCD);
-	struct nicsim_wire_open_xrcd_request q = {
-		.file = file != NULL, .dev = file ? (uint64_t)file->st_dev : 0,
-		.ino = file ? (uint64_t)file->st_ino : 0, .oflags = (uint32_t)oflags,
-	};
-	struct nicsim_wire_open_xrcd_reply r;
-	struct nicsim_ibv_xrcd *x;
-	int rc;
-	PUT(&m, q);
-	x = calloc(1, sizeof(*x));
-	if (!x) { done(&m); errno = ENOMEM; return NULL; }
-	rc = call(to_nctx(c), &m);
-	if (rc) { done(&m); free(x); errno = rc; return NULL; }
-	GET(&m, r);
-	x->vxrcd.handle = r.handle;
-	x->xrcdn = r.xrcdn;
-	x->vxrcd.xrcd.context = c;
-	done(&m);
-	return &x->vxrcd.xrcd;
-}
-
-int nicsim_java_close_xrcd(struct nicsim_ibv_xrcd *x) {
-	int rc = simple(x->vxrcd.xrcd.context, NICSIM_OP_CLOSE_XRCD, x->vxrcd.handle);
-	if (!rc) free(x);
-	return rc;
 }

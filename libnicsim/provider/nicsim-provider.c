@@ -36,6 +36,8 @@ static const struct verbs_device_ops nicsim_device_ops;
 
 bool nicsim_owns(struct ibv_context *c) { return ((struct verbs_device *)c->device)->ops == &nicsim_device_ops; }
 
+__thread const struct nicsim_import *nicsim_importing;
+
 /* The first context this program opened: the simulated clock is read through it. */
 static struct nicsim_context *clock_ctx;
 
@@ -70,7 +72,6 @@ static void free_context(struct ibv_context *c) {
 static const struct verbs_context_ops nicsim_serve_ops = {
 	.alloc_parent_domain = nicsim_alloc_parent_domain,
 	.alloc_td = nicsim_alloc_td,
-	.create_cq_ex = nicsim_create_cq_ex,
 	.dealloc_td = nicsim_dealloc_td,
 	.free_context = free_context,
 	.query_device_ex = nicsim_query_device_ex,

@@ -55,14 +55,17 @@ int64_t nicsim_sim_now_ps_of(struct nicsim_context *ctx);
 /* Ties ctx to its session from a connection of this process's own (JOIN): 0, or -1. */
 int nicsim_rejoin(struct nicsim_context *ctx);
 
-/* The context ibv_import_device is importing (its session and opener), while it opens the device; else NULL. */
+/*
+ * The context ibv_import_device (interpose/nicsim-import.c) is importing (its session and opener),
+ * while it opens the device; else NULL. nicsim-provider.c's, which reads it as the context opens.
+ */
 struct nicsim_import { uint32_t session, pid; };
 extern __thread const struct nicsim_import *nicsim_importing;
 
 /*
  * A shared context's PD of handle, which the back end found there (ibv_import_pd): this process's
  * record of it, NULL with errno; and the unimports of a PD and an MR, which free only that record
- * (interpose/nicsim-import.c).
+ * (nicsim-domain.c).
  */
 struct ibv_pd *nicsim_imported_pd(struct ibv_context *c, uint32_t handle);
 void nicsim_unimport_pd(struct ibv_pd *pd);
@@ -225,9 +228,6 @@ int nicsim_query_rt_values(struct ibv_context *c, struct ibv_values_ex *values);
 /* Makes a CQ of cqe entries (channel may be NULL); NULL with errno set on failure. */
 struct nicsim_ibv_cq *nicsim_create_cq(struct ibv_context *c, int cqe, struct ibv_comp_channel *channel);
 
-/* ibv_create_cq_ex (nicsim-cqex.c). */
-struct ibv_cq_ex *nicsim_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr);
-
 /* Posts wr and those after it (ext: each one's DC target and layout, or NULL); on a refusal *bad is the one refused. */
 int nicsim_post_wrs(struct ibv_qp *qp, struct ibv_send_wr *wr, const struct nicsim_wr *ext, struct ibv_send_wr **bad);
 
@@ -272,11 +272,8 @@ int nicsim_staging_alloc(struct nicsim_ibv_qp *qp, struct nicsim_ibv_pd *pd, uin
 /* Gives qp's staging buffer back to where it came from. */
 void nicsim_staging_free(struct nicsim_ibv_qp *qp);
 
-/* ibv_bind_mw: a BIND_MW work request posted through the context's back end (nicsim-post.c). */
-int nicsim_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
-
-/* The front end's verbs, each file's (nicsim-cq.c, nicsim-qp.c, nicsim-srq.c, nicsim-post.c). */
-extern const struct verbs_context_ops nicsim_cq_ops, nicsim_qp_ops, nicsim_srq_ops, nicsim_post_ops;
+/* The front end's verbs, each file's (nicsim-cq.c, nicsim-cqex.c, nicsim-qp.c, nicsim-srq.c, nicsim-post.c). */
+extern const struct verbs_context_ops nicsim_cq_ops, nicsim_cqex_ops, nicsim_qp_ops, nicsim_srq_ops, nicsim_post_ops;
 
 /* A gather list on the wire: its count, then each entry's address, length and lkey. */
 static inline void put_sges(struct msg *m, const struct ibv_sge *sg, int n) {

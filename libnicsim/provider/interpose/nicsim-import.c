@@ -26,8 +26,6 @@
 
 #include "nicsim-provider.h"
 
-__thread const struct nicsim_import *nicsim_importing;
-
 /* The context whose command file cmd_fd is a duplicate of: 0, or ENOENT when none is (or EIO). */
 static int find_context(int cmd_fd, struct nicsim_import *found) {
 	struct msg m = request(NICSIM_OP_CONTEXTS);
@@ -91,17 +89,3 @@ struct ibv_context *ibv_import_device(int cmd_fd) {
 	c->cmd_fd = cmd_fd;
 	return c;
 }
-
-struct ibv_pd *nicsim_imported_pd(struct ibv_context *c, uint32_t handle) {
-	struct nicsim_ibv_pd *pd = calloc(1, sizeof(*pd));
-	if (!pd) { errno = ENOMEM; return NULL; }
-	pd->handle = handle;
-	pd->pd.handle = handle;
-	pd->pd.context = c;
-	atomic_init(&pd->refcount, 1);
-	return &pd->pd;
-}
-
-void nicsim_unimport_pd(struct ibv_pd *pd) { free(to_npd(pd)); }
-
-void nicsim_unimport_mr(struct ibv_mr *mr) { free(to_nmr(mr)); }

@@ -4,7 +4,13 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -70,7 +76,7 @@ public final class HwCost {
         return synthesized(profile, name, false);
     }
 
-    private static final java.util.Map<String, Cost> CACHE = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final Map<String, Cost> CACHE = new ConcurrentHashMap<>();
 
     /**
      * {@link #of}, once per distinct Verilog: a sweep's points that build the same RTL (a parameter the
@@ -90,7 +96,7 @@ public final class HwCost {
             long clock = clockPicos(profile, name);
             if (!cache) return synthesize(name, top, files, dir, clock);
             byte[] verilog = Files.readAllBytes(dir.resolve(top + ".v"));
-            String key = name + ":" + java.util.HexFormat.of().formatHex(sha256(verilog));
+            String key = name + ":" + HexFormat.of().formatHex(sha256(verilog));
             Cost c = CACHE.get(key);
             if (c == null) {
                 c = synthesize(name, top, files, dir, clock);
@@ -140,14 +146,14 @@ public final class HwCost {
     /** Deletes a scratch folder and everything in it. */
     static void deleteTree(Path dir) throws IOException {
         try (var w = Files.walk(dir)) {
-            for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+            for (Path p : w.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
         }
     }
 
     private static byte[] sha256(byte[] b) {
         try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(b);
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return MessageDigest.getInstance("SHA-256").digest(b);
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -13,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import nicsim.hw.VerilogFile;
+import nicsim.hw.rtl.Toolchain;
 import nicsim.profile.Profile;
 
 /**
@@ -93,7 +97,7 @@ public final class HwCoverage {
         exec(dir, merge);
         exec(dir, List.of("verilator_coverage", "--write-info", "merged.info", "merged.dat"));
         Path html = null;
-        if (nicsim.hw.rtl.Toolchain.onPath("genhtml")) {
+        if (Toolchain.onPath("genhtml")) {
             html = dir.resolve("html");
             if (Files.exists(html)) HwCost.deleteTree(html);
             exec(dir, List.of("genhtml", "--quiet", "--title", "nicsim " + block + " (" + module + ")",
@@ -113,17 +117,17 @@ public final class HwCoverage {
         if (own == null) return VerilogFile.write(pair.rtl(), dir);
         for (Path f : own.files()) {
             if (!Files.isRegularFile(f)) throw new IllegalArgumentException("--verilog " + f + ": no such file");
-            Files.copy(f, dir.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(f, dir.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
         }
         return own.top();
     }
 
     private static String hash(Path dir, List<Path> files) throws IOException {
         try {
-            var md = java.security.MessageDigest.getInstance("SHA-256");
+            var md = MessageDigest.getInstance("SHA-256");
             for (Path f : files) md.update(Files.readAllBytes(dir.resolve(f.getFileName())));
             return HexFormat.of().formatHex(md.digest());
-        } catch (java.security.NoSuchAlgorithmException e) {
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

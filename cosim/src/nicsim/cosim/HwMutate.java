@@ -5,7 +5,11 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -165,7 +169,7 @@ public final class HwMutate {
         try {
             writeAll(dir, top, made, work.resolve(file.getFileName()));
             Files.write(work.resolve(list.getFileName()), made);
-            Files.move(work, cache, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.move(work, cache, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             // another process may have made it meanwhile: same inputs, same files, either copy will do
             if (!Files.isRegularFile(file)) throw e;
@@ -191,10 +195,10 @@ public final class HwMutate {
 
     private static String sha256(String... parts) {
         try {
-            var md = java.security.MessageDigest.getInstance("SHA-256");
+            var md = MessageDigest.getInstance("SHA-256");
             for (String s : parts) md.update((s + "\u0000").getBytes(StandardCharsets.UTF_8));
-            return java.util.HexFormat.of().formatHex(md.digest());
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return HexFormat.of().formatHex(md.digest());
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

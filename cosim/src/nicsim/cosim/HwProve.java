@@ -4,13 +4,19 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import nicsim.hw.VerilogFile;
@@ -94,7 +100,7 @@ public final class HwProve {
                     ProveContract.Property p = find(w.properties(), o.failed);
                     Files.createDirectories(out);
                     Path vcd = out.resolve(block + "-" + o.failed + ".vcd");
-                    Files.copy(dir.resolve("cex.vcd"), vcd, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    Files.copy(dir.resolve("cex.vcd"), vcd, StandardCopyOption.REPLACE_EXISTING);
                     ProveView.write(vcd, wires);
                     done.put(o.failed, new Result(p, Status.FAILED, o.step, secs(t0), vcd));
                     skip.add(o.failed);
@@ -148,7 +154,7 @@ public final class HwProve {
         Set<String> all = new LinkedHashSet<>();
         for (ProveContract.Property p : props) all.add(p.label());
         if (!generated) return List.of(new Group("", all, true));
-        Map<String, ProveContract.Finer> finer = new java.util.TreeMap<>(ProveContract.finer(block));
+        Map<String, ProveContract.Finer> finer = new TreeMap<>(ProveContract.finer(block));
         finer.keySet().retainAll(all);
         Set<String> main = new LinkedHashSet<>(all);
         main.removeAll(finer.keySet());
@@ -169,7 +175,7 @@ public final class HwProve {
      * names every property the mutant breaks.
      */
     public static Map<String, String> vacuity(Profile profile, String block, int count, long seed, int depth,
-                                              java.util.function.Consumer<String> progress)
+                                              Consumer<String> progress)
             throws IOException, InterruptedException {
         Map<String, String> broken = new LinkedHashMap<>();
         Path dir = Files.createTempDirectory("nicsim-prove-mutants-").toAbsolutePath();
@@ -322,12 +328,12 @@ public final class HwProve {
 
     private static String hash(String wrapper, List<Path> dut, int depth) throws IOException {
         try {
-            var md = java.security.MessageDigest.getInstance("SHA-256");
+            var md = MessageDigest.getInstance("SHA-256");
             md.update(wrapper.getBytes(StandardCharsets.UTF_8));
             for (Path p : dut) md.update(Files.readAllBytes(p));
             md.update(Integer.toString(depth).getBytes(StandardCharsets.UTF_8));
-            return java.util.HexFormat.of().formatHex(md.digest()).substring(0, 24);
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return HexFormat.of().formatHex(md.digest()).substring(0, 24);
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

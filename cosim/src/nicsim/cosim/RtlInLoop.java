@@ -150,7 +150,7 @@ public final class RtlInLoop implements AutoCloseable {
 
     private static String lockstep(Profile profile, String block,
                                    Function<Block, NativeBuild.Compiled> build, long[] fixed,
-                                   long cycles, long seed, java.nio.file.Path coverage) {
+                                   long cycles, long seed, Path coverage) {
         requireKnown(Set.of(block));
         BlockPairs.Pair pair = BlockPairs.get(profile, block);
         Simulator sim = new Simulator();

@@ -9,9 +9,15 @@ import nicsim.abi.CmdTable;
 import nicsim.abi.Cqe64;
 import nicsim.abi.MttEntry;
 import nicsim.abi.UarLayout;
+import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
+import nicsim.adapter.OnChipMemory;
 import nicsim.host.ConfigSpace;
 import nicsim.sim.Layout;
+import nicsim.verbs.AccessFlags;
+import nicsim.verbs.QpAttrMask;
+import nicsim.verbs.QpState;
+import nicsim.verbs.QpType;
 
 /**
  * libnicsim's {@code nicsim/device.h}: the device's ABI for C drivers (config space, registers, the
@@ -58,7 +64,7 @@ public final class DeviceHeader {
         def(b, "CQ_ARM_SOLICITED", UarLayout.CQ_ARM_SOLICITED);
         b.append("/* the bus address of device memory's byte 0 (ALLOC_DM's offsets count from it): a region over\n")
                 .append(" * device memory lists its pages there; the host reaches the same bytes at BAR0 + dmBase */\n");
-        def(b, "DM_BUS_BASE", nicsim.adapter.OnChipMemory.BASE);
+        def(b, "DM_BUS_BASE", OnChipMemory.BASE);
         b.append("/* on-demand paging: a page-list entry's mark for a page not present (the adapter faults it in\n")
                 .append(" * through the kernel); an implicit region's page size (log2) and length from address 0 */\n");
         def(b, "MTT_NOT_PRESENT", MttEntry.NOT_PRESENT);
@@ -84,12 +90,12 @@ public final class DeviceHeader {
         }
         b.append("\n/* CREATE_QP's type, MODIFY_QP's states and attribute mask, and access flags ")
                 .append("(libibverbs' numbers) */\n");
-        for (nicsim.verbs.QpType t : nicsim.verbs.QpType.values()) def(b, "QPT_" + t.name(), t.value());
+        for (QpType t : QpType.values()) def(b, "QPT_" + t.name(), t.value());
         def(b, "QPT_SMI", Cmd.QPT_SMI);
         def(b, "QPT_GSI", Cmd.QPT_GSI);
-        for (nicsim.verbs.QpState q : nicsim.verbs.QpState.values()) def(b, "QPS_" + q.name(), q.value());
-        DeviceManual.constants(nicsim.verbs.QpAttrMask.class, "").forEach((n, v) -> def(b, "QP_ATTR_" + n, v));
-        DeviceManual.constants(nicsim.verbs.AccessFlags.class, "").forEach((n, v) -> def(b, "ACCESS_" + n, v));
+        for (QpState q : QpState.values()) def(b, "QPS_" + q.name(), q.value());
+        DeviceManual.constants(QpAttrMask.class, "").forEach((n, v) -> def(b, "QP_ATTR_" + n, v));
+        DeviceManual.constants(AccessFlags.class, "").forEach((n, v) -> def(b, "ACCESS_" + n, v));
         b.append("\n/* command statuses (output header word 0, bits 63..32) */\n");
         for (Cmd.Status s : Cmd.Status.values()) def(b, "STATUS_" + s.name(), s.code);
         b.append("\n/* a command status's errno, as mlx5's mlx5_cmd_status_to_err gives it */\n")
@@ -112,15 +118,15 @@ public final class DeviceHeader {
         def(b, "MIN_SEND_WQEBBS", WqeLayout.MIN_SEND_WQEBBS);
         DeviceManual.constants(WqeLayout.class, "OP_").forEach((n, v) -> def(b, "WQE_OP_" + n, v));
         b.append("/* a UMR WQE's opmod (the control segment's byte 0): its body lays out an indirect mkey */\n");
-        def(b, "WQE_OPMOD_MKEY_LAYOUT", nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT);
-        def(b, "WQE_OPMOD_MKEY_LAYOUT_AT", nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT_AT);
+        def(b, "WQE_OPMOD_MKEY_LAYOUT", WqeFormat.OPMOD_MKEY_LAYOUT);
+        def(b, "WQE_OPMOD_MKEY_LAYOUT_AT", WqeFormat.OPMOD_MKEY_LAYOUT_AT);
         b.append("/* a layout UMR's entries at most: with no address segment, and with one */\n");
-        def(b, "UMR_MAX_ENTRIES", nicsim.abi.WqeFormat.MAX_LAYOUT_ENTRIES);
-        def(b, "UMR_MAX_AT_ENTRIES", nicsim.abi.WqeFormat.MAX_LAYOUT_AT_ENTRIES);
+        def(b, "UMR_MAX_ENTRIES", WqeFormat.MAX_LAYOUT_ENTRIES);
+        def(b, "UMR_MAX_AT_ENTRIES", WqeFormat.MAX_LAYOUT_AT_ENTRIES);
         b.append("/* a UD AV's GRH: the grh_gid_fl word's offset and bit, the destination GID's offset */\n");
-        def(b, "AV_GRH_WORD", nicsim.abi.WqeFormat.AV_GRH_WORD);
-        def(b, "AV_GRH_BIT", nicsim.abi.WqeFormat.AV_GRH_BIT);
-        def(b, "AV_RGID", nicsim.abi.WqeFormat.AV_RGID);
+        def(b, "AV_GRH_WORD", WqeFormat.AV_GRH_WORD);
+        def(b, "AV_GRH_BIT", WqeFormat.AV_GRH_BIT);
+        def(b, "AV_RGID", WqeFormat.AV_RGID);
         b.append("\n/* CQEs: op_own bits 7..4, and error syndromes (byte 55) */\n");
         for (String n : DeviceManual.CQE_OPCODES) {
             try {

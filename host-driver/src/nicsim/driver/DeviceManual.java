@@ -16,6 +16,7 @@ import nicsim.abi.CmdTable;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
 import nicsim.abi.UarLayout;
+import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.fabric.Faults;
 import nicsim.host.ConfigSpace;
@@ -209,7 +210,7 @@ public final class DeviceManual {
 
     /** A layout UMR's WQE (opcode UMR, WqeFormat's encoding): segment by segment, by byte of the WQE. */
     private static String umrLayout() {
-        int at = nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT_AT, zero = nicsim.abi.WqeFormat.OPMOD_MKEY_LAYOUT;
+        int at = WqeFormat.OPMOD_MKEY_LAYOUT_AT, zero = WqeFormat.OPMOD_MKEY_LAYOUT;
         return table(List.of("bytes", "field"), List.of(
                 row("0", "opmod: " + zero + " a zero-based layout, " + at
                         + " a layout with a start address (0: a window bind)"),
@@ -221,8 +222,8 @@ public final class DeviceManual {
                 row("40..47 (opmod " + at + ")", "length: the key's bytes, 1 up to the entries' total; "
                         + "start + length - 1 must not wrap past 2^64"),
                 row("then 16 each", "entries: byte count (list) or stride and byte count in 16 bits each "
-                        + "(interleaved), lkey, address; at most " + nicsim.abi.WqeFormat.MAX_LAYOUT_ENTRIES
-                        + " (opmod " + zero + ") or " + nicsim.abi.WqeFormat.MAX_LAYOUT_AT_ENTRIES
+                        + "(interleaved), lkey, address; at most " + WqeFormat.MAX_LAYOUT_ENTRIES
+                        + " (opmod " + zero + ") or " + WqeFormat.MAX_LAYOUT_AT_ENTRIES
                         + " (opmod " + at + ")")));
     }
 

@@ -1,15 +1,21 @@
 package nicsim.driver;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
+import java.util.function.LongUnaryOperator;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.MttEntry;
+import nicsim.abi.UarLayout;
 import nicsim.verbs.EventType;
 import nicsim.host.ConfigSpace;
 import nicsim.sim.Layout;
@@ -40,7 +46,7 @@ public final class Driver {
      * rest.
      */
     private final Map<Integer, List<IntConsumer>> vectors = new HashMap<>();
-    private final java.util.Set<Integer> reserved = new java.util.HashSet<>();
+    private final Set<Integer> reserved = new HashSet<>();
     private long fills;
     private final ArrayDeque<long[]> events = new ArrayDeque<>();
     private final List<Consumer<long[]>> eventListeners = new ArrayList<>();
@@ -75,7 +81,7 @@ public final class Driver {
         // MSI-X vector 0 belongs to the async event queue: the handler takes the new entries at once
         vectors.put(0, List.of(v -> { eqInterrupts++; events(); }));
         reserved.add(0);
-        bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(0).putInt(0).array());
         entry = host.allocPhysical(Cmd.ENTRY_BYTES, 64);
         inBox = host.allocPhysical(4096, 4096);
@@ -133,9 +139,9 @@ public final class Driver {
     }
 
     /** Each implicit on-demand MR's pager, by mkey index: a 2 MB page's physical address from its virtual one. */
-    private final java.util.Map<Long, java.util.function.LongUnaryOperator> pagers = new java.util.HashMap<>();
+    private final Map<Long, LongUnaryOperator> pagers = new HashMap<>();
 
-    public void implicitRegistered(long mkeyIndex, java.util.function.LongUnaryOperator pager) {
+    public void implicitRegistered(long mkeyIndex, LongUnaryOperator pager) {
         pagers.put(mkeyIndex, pager);
     }
 
@@ -162,7 +168,7 @@ public final class Driver {
      */
     public record OdpRegion(long pd, long lkey, long addr, long length, long iova) {}
 
-    private final java.util.List<OdpRegion> odp = new java.util.ArrayList<>();
+    private final List<OdpRegion> odp = new ArrayList<>();
 
     public void odpRegistered(OdpRegion r) { odp.add(r); }
 
@@ -175,7 +181,7 @@ public final class Driver {
      */
     public int evict(long addr, long length) {
         int n = 0;
-        for (OdpRegion r : java.util.List.copyOf(odp)) {
+        for (OdpRegion r : List.copyOf(odp)) {
             long from = Math.max(addr, r.addr()), to = Math.min(addr + length, r.addr() + r.length());
             if (from >= to) continue;
             command(Cmd.ODP_INVALIDATE, Cmd.ODP_PREFETCH_IN, new Cmd.OdpPrefetch(r.pd(), r.lkey(), r.iova() + (from - r.addr()), to - from), Cmd.EMPTY);
@@ -285,7 +291,7 @@ public final class Driver {
         List<IntConsumer> hs = vectors.computeIfAbsent(v, k -> new ArrayList<>(1));
         if (!hs.isEmpty()) { hs.add(handler); return; }
         hs.add(handler);
-        host.bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE + 16L * v, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        host.bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE + 16L * v, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
                 .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(v).putInt(0).array());
     }
 
@@ -293,10 +299,10 @@ public final class Driver {
      * BAR0 offset of a UAR page's send doorbell (BlueFlame register 0), from the BAR layout the device's profile
      * documents.
      */
-    public long sendDoorbell(int uar) { return uarPage(uar) + nicsim.abi.UarLayout.BF_OFFSET; }
+    public long sendDoorbell(int uar) { return uarPage(uar) + UarLayout.BF_OFFSET; }
 
     /** BAR0 offset of a UAR page's CQ doorbell. */
-    public long cqDoorbell(int uar) { return uarPage(uar) + nicsim.abi.UarLayout.CQ_DOORBELL; }
+    public long cqDoorbell(int uar) { return uarPage(uar) + UarLayout.CQ_DOORBELL; }
 
     private long uarPage(int uar) { return caps.uarBase() + uar * caps.uarPageSize(); }
 

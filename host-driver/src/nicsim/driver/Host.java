@@ -1,10 +1,12 @@
 package nicsim.driver;
 
+import java.util.function.Supplier;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.AdapterConfig;
 import nicsim.fabric.Fabric;
 import nicsim.firmware.Firmware;
 import nicsim.firmware.FirmwareConfig;
+import nicsim.firmware.Management;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
 import nicsim.profile.Profile;
@@ -57,7 +59,7 @@ public final class Host {
             this.firmware = fw[0];
             bus.attach(adapter);
             // the GUID and description the adapter's flash would hold; the SMA reports them
-            firmware.management().identity(nicsim.firmware.Management.nodeGuid(index), "node" + index + " nicsim0");
+            firmware.management().identity(Management.nodeGuid(index), "node" + index + " nicsim0");
             if (lid > 0) firmware.reattach(fabric, lid);
             else firmware.attach(fabric);
             memory.allocate(1 << 20, 1 << 20); // keep physical page 0 and its neighbours unused, as a real host does
@@ -67,7 +69,7 @@ public final class Host {
     }
 
     /** Runs {@code work} (a program's request to this node) in its scope: what it schedules is this node's. */
-    public <T> T within(java.util.function.Supplier<T> work) {
+    public <T> T within(Supplier<T> work) {
         Simulator.Scope before = sim.enter(scope);
         try {
             return work.get();

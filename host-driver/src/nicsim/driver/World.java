@@ -3,9 +3,14 @@ package nicsim.driver;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntFunction;
+import java.util.function.LongSupplier;
 import nicsim.fabric.Fabric;
 import nicsim.fabric.Faults;
+import nicsim.host.HostMemory;
 import nicsim.profile.Profile;
+import nicsim.sim.Counters;
+import nicsim.sim.Peers;
 import nicsim.sim.Simulator;
 import nicsim.sim.Windows;
 
@@ -34,7 +39,7 @@ public final class World implements AutoCloseable {
     private final Runnable[] writeHooks; // per host: told of every write to its memory
     private final List<Simulator> partitions = new ArrayList<>();
     private final Windows windows; // null: one simulator
-    private final nicsim.sim.Peers peers; // across processes: the others (null: every host in this process)
+    private final Peers peers; // across processes: the others (null: every host in this process)
     private final List<Simulator> local = new ArrayList<>(); // the partitions this process runs
     public final long seed;
 
@@ -48,7 +53,7 @@ public final class World implements AutoCloseable {
      * workloads' host costs come from {@code profile}.
      */
     public World(int nodes, Profile profile, long seed, Faults faults,
-            java.util.function.IntFunction<Profile> nodeProfile) {
+            IntFunction<Profile> nodeProfile) {
         this(nodes, profile, seed, faults, nodeProfile, 0);
     }
 
@@ -63,7 +68,7 @@ public final class World implements AutoCloseable {
      * i with i * size / nodes = r, a contiguous block), each process on {@code threads} threads.
      */
     public static World across(int nodes, Profile profile, long seed, Faults faults, int threads,
-            nicsim.sim.Peers peers) {
+            Peers peers) {
         if (threads < 1) throw new IllegalArgumentException("--threads " + threads + " must be >= 1");
         if (peers.size() > nodes) throw new IllegalArgumentException("ranks " + peers.size() + " must be at most the "
                 + nodes + " nodes (each rank runs at least one host)");
@@ -71,17 +76,17 @@ public final class World implements AutoCloseable {
     }
 
     private World(int nodes, Profile profile, long seed, Faults faults,
-            java.util.function.IntFunction<Profile> nodeProfile, int threads) {
+            IntFunction<Profile> nodeProfile, int threads) {
         this(nodes, profile, seed, faults, nodeProfile, threads, null);
     }
 
     private World(int nodes, Profile profile, long seed, Faults faults,
-            java.util.function.IntFunction<Profile> nodeProfile, int threads, nicsim.sim.Peers peers) {
+            IntFunction<Profile> nodeProfile, int threads, Peers peers) {
         if (nodes < 1) throw new IllegalArgumentException("nodes " + nodes + " must be >= 1");
         this.peers = peers;
         this.profile = profile;
         this.seed = seed;
-        this.sim = new Simulator(new nicsim.sim.Counters());
+        this.sim = new Simulator(new Counters());
         this.fabric = new Fabric(sim, Fabric.Config.from(profile), faults, seed);
         this.writeHooks = new Runnable[nodes];
         for (int i = 0; i < nodes; i++) {
@@ -113,7 +118,7 @@ public final class World implements AutoCloseable {
     }
 
     /** The other processes of a run across processes; null when every host runs in this one. */
-    public nicsim.sim.Peers peers() { return peers; }
+    public Peers peers() { return peers; }
 
     /** The simulators this process runs (every one, but across processes). */
     public List<Simulator> localPartitions() { return List.copyOf(local); }
@@ -209,16 +214,16 @@ public final class World implements AutoCloseable {
      * only the memory of hosts {@code nodes}: it looks again only after one of those was written.
      */
     public void runUntilMemoryHolds(int[] nodes, BooleanSupplier cond, long limitPicos) {
-        nicsim.host.HostMemory[] memories = new nicsim.host.HostMemory[nodes.length];
+        HostMemory[] memories = new HostMemory[nodes.length];
         for (int i = 0; i < nodes.length; i++) memories[i] = hosts.get(nodes[i]).memory;
         lookOnWrites(cond, limitPicos, () -> {
             long v = 0; // writes to those hosts' memory
-            for (nicsim.host.HostMemory m : memories) v += m.version();
+            for (HostMemory m : memories) v += m.version();
             return v;
         });
     }
 
-    private void lookOnWrites(BooleanSupplier cond, long limitPicos, java.util.function.LongSupplier version) {
+    private void lookOnWrites(BooleanSupplier cond, long limitPicos, LongSupplier version) {
         if (windows != null) {
             windows.runUntil(cond, limitPicos);
             return;

@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
 import nicsim.sim.Peers;
 
 /**
@@ -48,7 +49,7 @@ public final class Mpi implements Peers, AutoCloseable {
         byte[][] out = new byte[size][];
         int at = 0;
         for (int r = 0; r < size; r++) {
-            out[r] = java.util.Arrays.copyOfRange(all, at, at + lens[r]);
+            out[r] = Arrays.copyOfRange(all, at, at + lens[r]);
             at += lens[r];
         }
         return out;

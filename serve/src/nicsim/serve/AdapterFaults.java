@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Map;
+import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 import nicsim.driver.Host;
 import nicsim.driver.World;
@@ -79,7 +80,7 @@ final class AdapterFaults {
     }
 
     /** What else must follow a node's adapter to its reset one (the subnet manager's listener). */
-    java.util.function.IntConsumer afterReset = n -> { };
+    IntConsumer afterReset = n -> { };
 
     /** The exception and its first {@link #FRAMES} stack frames. */
     static String where(Throwable e) {

@@ -1,5 +1,6 @@
 package nicsim.serve;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -98,7 +99,7 @@ public final class Attach {
      * Whether a TCP socket is in LISTEN on {@code port} (the kernel's tables: connecting to ask would
      * take the one accept a program such as perftest makes): when an attached server is ready.
      */
-    public static boolean listening(int port) throws java.io.IOException {
+    public static boolean listening(int port) throws IOException {
         String hexPort = String.format(":%04X ", port);
         for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6"))
             for (String line : Files.readAllLines(Path.of(table)))
@@ -116,7 +117,7 @@ public final class Attach {
     public static List<String> withDriver(String driver, List<String> program) {
         if (!DRIVERS.contains(driver))
             throw new IllegalArgumentException("--driver '" + driver + "' is neither 'c' nor 'java'");
-        List<String> out = new java.util.ArrayList<>(List.of("env", "NICSIM_DRIVER=" + driver));
+        List<String> out = new ArrayList<>(List.of("env", "NICSIM_DRIVER=" + driver));
         out.addAll(program);
         return out;
     }

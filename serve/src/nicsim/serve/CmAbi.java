@@ -2,6 +2,8 @@ package nicsim.serve;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
+import nicsim.fabric.Grh;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 
@@ -98,11 +100,11 @@ final class CmAbi {
                 CmLayout.SockaddrIn.PORT.put16(b, port);
                 CmLayout.SockaddrIn.ADDR.put32(b, ip);
             }
-            return java.util.Arrays.copyOf(b.array(), size);
+            return Arrays.copyOf(b.array(), size);
         }
 
         @Override public String toString() {
-            if (ib != null) return nicsim.fabric.Grh.text(ib.hi, ib.lo) + " sid 0x" + Long.toHexString(ib.sid);
+            if (ib != null) return Grh.text(ib.hi, ib.lo) + " sid 0x" + Long.toHexString(ib.sid);
             return (ip >>> 24) + "." + (ip >>> 16 & 0xff) + "." + (ip >>> 8 & 0xff) + "." + (ip & 0xff) + ":" + port;
         }
     }

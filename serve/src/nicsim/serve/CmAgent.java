@@ -12,6 +12,7 @@ import nicsim.verbs.AhAttr;
 import nicsim.verbs.CompletionChannel;
 import nicsim.verbs.CompletionQueue;
 import nicsim.verbs.Context;
+import nicsim.verbs.Device;
 import nicsim.verbs.HostBuffer;
 import nicsim.verbs.MemoryRegion;
 import nicsim.verbs.Mtu;
@@ -67,7 +68,7 @@ final class CmAgent implements AutoCloseable {
 
     CmAgent(Host host) {
         this.host = host;
-        ctx = new nicsim.verbs.Device(host).open();
+        ctx = new Device(host).open();
         PortAttr port = ctx.queryPort(1);
         lid = port.lid();
         gid = port.gid();

@@ -2,10 +2,12 @@ package nicsim.serve;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import nicsim.abi.BigEndian;
+import nicsim.fabric.Grh;
 import nicsim.fabric.Mad;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
@@ -143,7 +145,7 @@ final class CmMulticast {
         Mad.put16(m, d + McGroups.R_PKEY, 0xffff);
         m[d + McGroups.R_SCOPE_JOIN] = (byte) j.joinState;
         if (RdmaCm.DEBUG) cm.log.printf("CM node %d: SA %s of %s%n", node, method == Mad.SET ? "join" : "leave",
-                nicsim.fabric.Grh.text(j.hi, j.lo));
+                Grh.text(j.hi, j.lo));
         a.send(cm.world.host(SubnetManager.SM_NODE).firmware.lid(), 1, m);
     }
 
@@ -160,7 +162,7 @@ final class CmMulticast {
             joins.remove(j.handle);
             cm.queue(j.id, null, CmAbi.event(j.uid, j.handle, MULTICAST_ERROR, -Errno.EINVAL));
             cm.log.printf("nicsim serve: the SA refused node %d's join of %s: status 0x%04x%n", node,
-                    nicsim.fabric.Grh.text(j.hi, j.lo), Mad.status(m));
+                    Grh.text(j.hi, j.lo), Mad.status(m));
             return;
         }
         j.joined = true;
@@ -169,7 +171,7 @@ final class CmMulticast {
         int ud = CmLayout.EventResp.PARAM.offset(), ah = ud + CmLayout.UdParam.AH_ATTR.offset();
         CmLayout.UdParam.QP_NUM.put32(e, ud, 0xFFFFFF);
         CmLayout.UdParam.QKEY.put32(e, ud, qkey);
-        CmLayout.AhAttr.DGID.putBytes(e, ah, java.util.Arrays.copyOfRange(m, d + McGroups.R_MGID,
+        CmLayout.AhAttr.DGID.putBytes(e, ah, Arrays.copyOfRange(m, d + McGroups.R_MGID,
                 d + McGroups.R_MGID + 16), 16);
         long slFlowHop = BigEndian.get32(m, d + McGroups.R_SL_FLOW_HOP);
         CmLayout.AhAttr.FLOW_LABEL.put32(e, ah, (int) (slFlowHop >>> 8 & 0xFFFFF));
@@ -207,7 +209,7 @@ final class CmMulticast {
             if (hi == 0 && lo == 0) return new long[]{0, 0};
             if ((hi >>> 32 & 0xFFF0_FFFFL) == 0xFF10_A01BL) return new long[]{hi, lo}; // an SA-assigned MGID
             if (hi >>> 56 != 0xFF)
-                throw new VerbsException(Errno.EINVAL, "join_multicast: " + nicsim.fabric.Grh.text(hi, lo)
+                throw new VerbsException(Errno.EINVAL, "join_multicast: " + Grh.text(hi, lo)
                         + " is not an IPv6 multicast address (ff00::/8)");
             // ipv6_ib_mc_map: ff1<scope>:601b:<P_Key>, then the address's last 10 bytes
             long mhi = 0xff12_601b_ffff_0000L | (hi & 0xFFFF);
@@ -217,7 +219,7 @@ final class CmMulticast {
         if (family == CmAbi.AF_IB) { // an MGID as it is (mckey -M), as the kernel's cma_set_mgid takes sib_addr
             long hi = BigEndian.get64(body, at + 8), lo = BigEndian.get64(body, at + 16);
             if (hi >>> 56 != 0xFF && (hi != 0 || lo != 0))
-                throw new VerbsException(Errno.EINVAL, "join_multicast: " + nicsim.fabric.Grh.text(hi, lo)
+                throw new VerbsException(Errno.EINVAL, "join_multicast: " + Grh.text(hi, lo)
                         + " is not a multicast GID (ff00::/8)");
             return new long[]{hi, lo};
         }
@@ -227,7 +229,7 @@ final class CmMulticast {
 
     List<String> describe() {
         List<String> out = new ArrayList<>();
-        for (Join j : joins.values()) out.add(nicsim.fabric.Grh.text(j.hi, j.lo) + (j.joined ? "" : " (joining)"));
+        for (Join j : joins.values()) out.add(Grh.text(j.hi, j.lo) + (j.joined ? "" : " (joining)"));
         return out;
     }
 }

@@ -1,17 +1,20 @@
 package nicsim.serve;
 
+import nicsim.abi.Cmd;
 import nicsim.driver.Host;
+import nicsim.firmware.Management;
 import nicsim.verbs.Context;
 import nicsim.verbs.DeviceAttr;
 import nicsim.verbs.OdpCaps;
 import nicsim.verbs.PortAttr;
+import nicsim.verbs.PortState;
 
 /** The replies to ibv_query_device(_ex) and ibv_query_port: the adapter as its profile describes it. */
 final class DeviceQueries {
     private DeviceQueries() {}
 
     /** The node GUID nicsim gives adapter {@code node} (an OUI of none of the real vendors'). */
-    static long nodeGuid(int node) { return nicsim.firmware.Management.nodeGuid(node); }
+    static long nodeGuid(int node) { return Management.nodeGuid(node); }
 
     static Wire.Out device(Host host) {
         DeviceAttr a = Context.deviceAttr(host.driver());
@@ -30,7 +33,7 @@ final class DeviceQueries {
                 odp.generalCaps(), odp.rcOdpCaps(), odp.ucOdpCaps(), odp.udOdpCaps(), odp.xrcOdpCaps(),
                 // completion timestamps: the core clock, free-running over 64 bits
                 host.adapter.coreClockKhz(), -1L, a.maxDmSize(),
-                nicsim.abi.Cmd.MAX_MCAST_GROUPS, nicsim.abi.Cmd.MAX_MCAST_QP_ATTACH));
+                Cmd.MAX_MCAST_GROUPS, Cmd.MAX_MCAST_QP_ATTACH));
     }
 
     /** ibv_query_port's phys_state: LinkUp, or Polling while the link is down (IBA 14.2.5.6, as sysfs says). */
@@ -38,7 +41,7 @@ final class DeviceQueries {
 
     static Wire.Out port(Host host, int port) {
         PortAttr p = Context.portAttr(host.driver(), port);
-        boolean active = p.state() == nicsim.verbs.PortState.ACTIVE;
+        boolean active = p.state() == PortState.ACTIVE;
         return new Wire.Out(new WireLayout.QueryPortReply(p.state().value(), p.maxMtu().value(),
                 p.activeMtu().value(), 1, 0, (int) p.maxMsgSz(), p.lid(), 1, 0, 1, 0, 2 /* 4X */, 32 /* EDR */,
                 active ? PHYS_LINK_UP : PHYS_POLLING, 1 /* InfiniBand */, 1));

@@ -9,6 +9,8 @@ import nicsim.verbs.CompletionChannel;
 import nicsim.verbs.CompletionQueue;
 import nicsim.verbs.Context;
 import nicsim.serve.Transport.Connection;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
 
 /**
  * An attached program's event files, as the kernel's uverbs writes them: its async file (one
@@ -56,7 +58,7 @@ final class EventFiles {
     CompletionChannel channel(int number) {
         CompletionChannel ch = channels.get(number);
         if (ch == null && ctx == null && channelFiles.containsKey(number)) return null;
-        if (ch == null) throw new nicsim.verbs.VerbsException(nicsim.verbs.Errno.EINVAL, "completion channel " + number + " is not this program's");
+        if (ch == null) throw new VerbsException(Errno.EINVAL, "completion channel " + number + " is not this program's");
         return ch;
     }
 

@@ -4,6 +4,7 @@ import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.driver.Host;
 import nicsim.driver.World;
+import nicsim.fabric.Packet;
 import nicsim.fabric.SwitchAgent;
 import nicsim.firmware.Management;
 import nicsim.fabric.Mad;
@@ -66,7 +67,7 @@ final class FabricRecords {
      * blocks up to MulticastFDBTop's (none while no group has a port that receives).
      */
     void mft(byte[] req, long mask, List<byte[]> out) {
-        int top = world.fabric.fabricSwitch().multicastTop() - nicsim.fabric.Packet.MULTICAST_LID_FIRST;
+        int top = world.fabric.fabricSwitch().multicastTop() - Packet.MULTICAST_LID_FIRST;
         for (int block = 0; top >= 0 && block <= top / 32; block++)
             for (int position = 0; position <= sw().ports() / 16; position++) {
                 byte[] r = new byte[MFT_SIZE];

@@ -1,6 +1,7 @@
 package nicsim.serve;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -10,6 +11,7 @@ import nicsim.driver.World;
 import nicsim.fabric.Grh;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Mad;
+import nicsim.profile.Profile;
 
 /**
  * The subnet administrator's multicast groups (MCMemberRecord, IBA 15.2.5.17): Set joins a port to a group,
@@ -72,7 +74,7 @@ final class McGroups {
         add(new Group(BROADCAST_HI, BROADCAST_LO, Packet.MULTICAST_LID_FIRST, r, true));
     }
 
-    static int mtuCode(nicsim.profile.Profile p) {
+    static int mtuCode(Profile p) {
         return Math.max(1, Integer.numberOfTrailingZeros(p.bytesInt("link.mtu")) - 7);
     }
 
@@ -94,7 +96,7 @@ final class McGroups {
 
     /** Answers a Set (join), Delete (leave), Get or GetTable of MCMemberRecord. */
     Answer answer(byte[] req, long mask) {
-        byte[] rec = java.util.Arrays.copyOfRange(req, SubnetManager.SA_DATA, SubnetManager.SA_DATA + SIZE);
+        byte[] rec = Arrays.copyOfRange(req, SubnetManager.SA_DATA, SubnetManager.SA_DATA + SIZE);
         return switch (Mad.method(req)) {
             case Mad.SET -> Answer.of(join(rec, mask));
             case DELETE -> Answer.of(leave(rec, mask));
@@ -113,7 +115,7 @@ final class McGroups {
     private boolean matches(byte[] r, byte[] q, long mask) {
         int[][] fields = {{MGID, R_MGID, 16}, {PORT_GID, R_PORT_GID, 16}, {MLID, R_MLID, 2}, {PKEY, R_PKEY, 2}};
         for (int[] f : fields)
-            if (want(mask, f[0]) && !java.util.Arrays.equals(r, f[1], f[1] + f[2], q, f[1], f[1] + f[2])) return false;
+            if (want(mask, f[0]) && !Arrays.equals(r, f[1], f[1] + f[2], q, f[1], f[1] + f[2])) return false;
         return true;
     }
 
@@ -130,7 +132,7 @@ final class McGroups {
     /** The LID of the port whose GID is at {@code at} of {@code rec}, or -1. */
     private int portLid(byte[] rec, int at) {
         for (Host h : world.hosts())
-            if (java.util.Arrays.equals(SubnetManager.gid(h.firmware.lid()), 0, 16, rec, at, at + 16))
+            if (Arrays.equals(SubnetManager.gid(h.firmware.lid()), 0, 16, rec, at, at + 16))
                 return h.firmware.lid();
         return -1;
     }

@@ -361,7 +361,7 @@ final class Pacer {
             p.asleepRuns.clear(); // nothing waits in a verb to be told: what the others did is seen anyway
             return false;
         }
-        java.util.Map<Integer, Long> before = new java.util.HashMap<>(p.asleepRuns);
+        Map<Integer, Long> before = new HashMap<>(p.asleepRuns);
         p.asleepRuns.clear();
         boolean ran = false;
         for (ProcThreads.Thread t : elsewhere) {

@@ -3,10 +3,16 @@ package nicsim.serve;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import nicsim.driver.Host;
 import nicsim.host.ConfigSpace;
+import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
@@ -33,7 +39,7 @@ final class PciDevice implements AutoCloseable {
     /** The driver's DMA mappings by I/O virtual address: their lengths. */
     private final TreeMap<Long, Long> maps = new TreeMap<>();
     /** What backs each mapping (by IOVA): attached again to a fresh host's memory after a reset. */
-    private final java.util.Map<Long, nicsim.host.HostMemory.Backing> backings = new java.util.HashMap<>();
+    private final Map<Long, HostMemory.Backing> backings = new HashMap<>();
     /** The driver wrote Initiate FLR: its function is to be reset once the write is taken ({@link #resetAsked}). */
     private boolean resetAsked;
     /**
@@ -44,7 +50,7 @@ final class PciDevice implements AutoCloseable {
     private long resetUntil;
     private long droppedWhileResetting;
     /** The IOVAs of mappings at an address the driver chose (MAP_FIXED): not the node's allocator's to free. */
-    private final java.util.Set<Long> fixed = new java.util.HashSet<>();
+    private final Set<Long> fixed = new HashSet<>();
     /** PCI_OPEN's flags: BAR0 is a 32-bit non-prefetchable BAR while this driver holds the function. */
     static final int OPEN_BAR0_32BIT = 1;
     private boolean bar0Made32Bit;
@@ -278,7 +284,7 @@ final class PciDevice implements AutoCloseable {
                 mmioReads++;
                 if (resetting()) { // an unsupported request: all ones, as a read of nothing
                     byte[] ones = new byte[length];
-                    java.util.Arrays.fill(ones, (byte) -1);
+                    Arrays.fill(ones, (byte) -1);
                     dropped(0);
                     yield new Wire.Out(new WireLayout.MmioReadStatus(1)).bytes(ones);
                 }
@@ -397,8 +403,8 @@ final class PciDevice implements AutoCloseable {
         memory.checkMapped(address, length, writable);
         if (at >= 0) checkFixed(at, length);
         long iova = at >= 0 ? at : host.allocPinned(length);
-        nicsim.host.HostMemory.Backing b = memory.at(address);
-        nicsim.host.HostMemory.Backing backing = !wake ? b : new nicsim.host.HostMemory.Backing() {
+        HostMemory.Backing b = memory.at(address);
+        HostMemory.Backing backing = !wake ? b : new HostMemory.Backing() {
             @Override public void read(long offset, byte[] dst, int off, int len) { b.read(offset, dst, off, len); }
             @Override public void write(long offset, byte[] src, int off, int len) {
                 b.write(offset, src, off, len);

@@ -4,9 +4,13 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+import nicsim.driver.Host;
 import nicsim.serve.Transport.Connection;
 import nicsim.driver.World;
 import nicsim.verbs.Errno;
@@ -23,19 +27,19 @@ final class PciFace implements AutoCloseable {
     private final World world;
     private final PrintStream log;
     /** In the order the drivers came, so what goes to each goes in the same order every run. */
-    private final Map<Connection, PciDevice> devices = new java.util.LinkedHashMap<>();
+    private final Map<Connection, PciDevice> devices = new LinkedHashMap<>();
     /** Told of a driver's program once one of its functions is closed (it may have nothing attached left). */
-    private final java.util.function.Consumer<Program> left;
+    private final Consumer<Program> left;
     /** serve --strict: a driver is stopped at its first violation. */
     volatile boolean strict;
     /** Replaces a node's host by a fresh one, with what must follow it ({@link AdapterFaults#reset}). */
-    java.util.function.UnaryOperator<nicsim.driver.Host> resetNode = h -> {
+    UnaryOperator<Host> resetNode = h -> {
         throw new IllegalStateException("PciFace.resetNode not set");
     };
     /** The longest a function-level reset may take: PCIe r4.0 sec. 6.6.2. */
     static final long FLR_LIMIT_PICOS = 100_000_000_000L;
 
-    PciFace(World world, PrintStream log, java.util.function.Consumer<Program> left) {
+    PciFace(World world, PrintStream log, Consumer<Program> left) {
         this.world = world;
         this.log = log;
         this.left = left;
@@ -142,9 +146,9 @@ final class PciFace implements AutoCloseable {
      */
     private void functionReset(PciDevice d, String cause, String left) {
         tell(d); // what the old adapter saw first
-        nicsim.driver.Host old = d.host;
+        Host old = d.host;
         long now = old.sim.now(), takes = flrTime(old);
-        nicsim.driver.Host fresh = resetNode.apply(old);
+        Host fresh = resetNode.apply(old);
         fresh.sim.counters().scope("node" + old.index).counter("Adapter.function_resets").inc();
         log.printf("nicsim serve: at %.3f us node %d's function was reset: %s; it left %s; ready %.3f us later%n",
                 now / 1e6, old.index, cause, left, takes / 1e6);
@@ -158,7 +162,7 @@ final class PciFace implements AutoCloseable {
     private final Map<Integer, Long> readyAt = new HashMap<>();
 
     /** pci.flr.time of {@code h}'s profile (0 without one: a conventional PCI function), at most 100 ms. */
-    private static long flrTime(nicsim.driver.Host h) {
+    private static long flrTime(Host h) {
         if (!h.profile.has("pci.flr.time")) return 0;
         long t = h.profile.picos("pci.flr.time");
         if (t < 0 || t > FLR_LIMIT_PICOS)
@@ -220,7 +224,7 @@ final class PciFace implements AutoCloseable {
      * {@code old}'s adapter faulted ({@code why}) and is being reset: each driver and user context on it
      * has its open request answered EIO, and every later one too, till it closes.
      */
-    void fatal(nicsim.driver.Host old, String why) {
+    void fatal(Host old, String why) {
         for (Map.Entry<Connection, PciDevice> e : devices.entrySet()) {
             PciDevice d = e.getValue();
             if (d.host != old || d.fatal != null) continue;

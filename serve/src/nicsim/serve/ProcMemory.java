@@ -1,11 +1,16 @@
 package nicsim.serve;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,13 +60,13 @@ final class ProcMemory implements AutoCloseable {
         List<Mapping> mappings(int pid, List<Mapping> seen, IOException refused) throws IOException;
 
         /** A C driver's posted-write ring (PostedRing) was mapped, or {@code refused}; a replay throws that. */
-        void ringOpened(long pid, int fd, nicsim.verbs.VerbsException refused);
+        void ringOpened(long pid, int fd, VerbsException refused);
 
         /** Recording: one write taken from a driver's ring, about to go to BAR0. */
         void posted(long pid, long offset, byte[] data);
 
         /** Recording: a drain of a driver's ring ended (or {@code refused}: a record did not fit). */
-        void drained(long pid, nicsim.verbs.VerbsException refused);
+        void drained(long pid, VerbsException refused);
 
         /** Replaying: hands the recorded writes of the next drain to {@code sink}, or throws its refusal; how many. */
         int drain(long pid, PostedRing.Sink sink);
@@ -157,10 +162,10 @@ final class ProcMemory implements AutoCloseable {
         holding = false;
         last = null;
         if (pages.isEmpty()) return;
-        List<Long> numbers = new java.util.ArrayList<>(pages.keySet());
-        java.util.Collections.sort(numbers);
+        List<Long> numbers = new ArrayList<>(pages.keySet());
+        Collections.sort(numbers);
         // a run of dirty bytes that goes on into the next page's goes in the same write
-        java.io.ByteArrayOutputStream run = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream run = new ByteArrayOutputStream();
         long runVa = -1;
         for (long n : numbers) {
             Page p = pages.get(n);
@@ -179,7 +184,7 @@ final class ProcMemory implements AutoCloseable {
         pages.clear();
     }
 
-    private void flush(long va, java.io.ByteArrayOutputStream run) {
+    private void flush(long va, ByteArrayOutputStream run) {
         if (run.size() == 0) return;
         direct(va, ByteBuffer.wrap(run.toByteArray()), true);
         run.reset();
@@ -194,7 +199,7 @@ final class ProcMemory implements AutoCloseable {
     private static final class Page {
         final long number;
         final byte[] bytes = new byte[PAGE];
-        final java.util.BitSet dirty = new java.util.BitSet(PAGE);
+        final BitSet dirty = new BitSet(PAGE);
         boolean read, unreadable;
         Page(long number) { this.number = number; }
     }
@@ -291,8 +296,8 @@ final class ProcMemory implements AutoCloseable {
     }
 
     private List<Mapping> readMappings() throws IOException {
-        List<Mapping> out = new java.util.ArrayList<>();
-        for (String line : java.nio.file.Files.readAllLines(Path.of("/proc", Integer.toString(pid), "maps"))) {
+        List<Mapping> out = new ArrayList<>();
+        for (String line : Files.readAllLines(Path.of("/proc", Integer.toString(pid), "maps"))) {
             int dash = line.indexOf('-'), space = line.indexOf(' ');
             out.add(new Mapping(Long.parseUnsignedLong(line.substring(0, dash), 16),
                     Long.parseUnsignedLong(line.substring(dash + 1, space), 16), line.charAt(space + 1) == 'r',

@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 /**
  * An attached process: its device contexts (a session each, one socket each) and what the
@@ -15,19 +18,19 @@ final class Program {
     final String name;
     /** The device contexts it uses (a forked child uses its parent's), and by which of its files it reaches each. */
     final List<Session> sessions = new ArrayList<>(2);
-    private final java.util.Map<Integer, Session> bySocket = new java.util.HashMap<>(2);
+    private final Map<Integer, Session> bySocket = new HashMap<>(2);
     /**
      * Its rdma_cm files, by number, each with whether events wait in it: a thread reading one that has
      * none waits for a CM event, on the simulation; one that has some is about to run.
      */
-    final java.util.Map<Integer, java.util.function.BooleanSupplier> cmFiles = new java.util.HashMap<>(2);
+    final Map<Integer, BooleanSupplier> cmFiles = new HashMap<>(2);
     /**
      * The connections its rdma_cm files' commands go on, by number, each with its file: a thread asleep reading one
      * waits for the answer to a command serve has not read yet, answered at once, so it runs.
      */
-    final java.util.Map<Integer, Object> cmCommands = new java.util.HashMap<>(2);
+    final Map<Integer, Object> cmCommands = new HashMap<>(2);
     /** The adapters it drives as PCI functions (libnicsim), by the number of the socket it reaches each through. */
-    final java.util.Map<Integer, PciDevice> devices = new java.util.HashMap<>(1);
+    final Map<Integer, PciDevice> devices = new HashMap<>(1);
     /**
      * Wall time of its last request; whether that request was answered (so the program runs on) rather than left
      * waiting.
@@ -38,7 +41,7 @@ final class Program {
      * Its threads asleep outside verbs at the last look while it waited in one, and how often each had had a CPU
      * then (Pacer: whether they ran since).
      */
-    final java.util.Map<Integer, Long> asleepRuns = new java.util.HashMap<>(4);
+    final Map<Integer, Long> asleepRuns = new HashMap<>(4);
     /** Its requests not left open (each one something it did that serve saw), and their count at the last look. */
     long acts, actsSeen;
     /**

@@ -9,6 +9,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 
@@ -30,9 +32,11 @@ public final class ProviderBuild {
     static final List<String> PROVIDER = List.of("nicsim-provider.c", "nicsim-device.c", "nicsim-backend.c",
             "nicsim-msg.c", "nicsim-sock.c", "nicsim-events.c", "nicsim-cq.c", "nicsim-cqex.c", "nicsim-qp.c",
             "nicsim-srq.c", "nicsim-post.c", "nicsim-wr.c", "nicsim-domain.c", "nicsim-mlx5dv.c",
-            "nicsim-java.c", "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-java-srq.c", "nicsim-java-memory.c",
+            "nicsim-xrcd.c", "nicsim-java.c", "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-java-post.c",
+            "nicsim-java-srq.c", "nicsim-java-pd.c", "nicsim-java-mr.c", "nicsim-java-dm.c",
             "nicsim-hw.c", "nicsim-hw-verbs.c", "nicsim-hw-cq.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
-            "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c");
+            "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c", "nicsim-kern-pd.c",
+            "nicsim-kern-mr.c", "nicsim-kern-cq.c", "nicsim-kern-qp.c", "nicsim-kern-srq.c");
     /** What the provider library interposes over other libraries' calls (LD_PRELOAD), linked into it. */
     static final List<String> INTERPOSE = List.of("interpose/nicsim-channels.c", "interpose/nicsim-import.c",
             "interpose/nicsim-rdmacm.c", "interpose/nicsim-umad.c", "interpose/nicsim-serve-file.c",
@@ -41,7 +45,7 @@ public final class ProviderBuild {
     /** The clock library's source: an interposer of its own, preloaded only with attach --sim-time. */
     static final String CLOCK_SOURCE = "interpose/nicsim-time.c";
     static final List<String> HEADERS = List.of("nicsim-provider.h", "provider-abi.h", "nicsim-provider.map",
-            "nicsim-msg.h", "nicsim-hw.h", "nicsim-backend.h", "interpose/nicsim-netlink.h",
+            "nicsim-msg.h", "nicsim-hw.h", "nicsim-backend.h", "nicsim-kern.h", "interpose/nicsim-netlink.h",
             "interpose/nicsim-umad.h", "interpose/nicsim-serve-file.h", "nicsim-sock.h", "rdma/nicsim-abi.h");
     /** nicsim's own C test programs (tests/), each one file built against libibverbs alone. */
     static final List<String> TESTS = List.of("tests/nicsim-verbcost.c", "tests/nicsim-churn.c", "tests/nicsim-fuzz.c");
@@ -69,7 +73,7 @@ public final class ProviderBuild {
     /** The folder holding the built library (RDMAV_DRIVERS names {@code <folder>/libnicsim}). */
     public static synchronized Path get() {
         try {
-            List<String> names = new java.util.ArrayList<>(SOURCES), from = new java.util.ArrayList<>();
+            List<String> names = new ArrayList<>(SOURCES), from = new ArrayList<>();
             for (String f : SOURCES) from.add("nicsim/provider/" + f);
             names.addAll(LIBNICSIM);
             for (String f : LIBNICSIM) from.add("nicsim/libnicsim/" + f);
@@ -97,7 +101,7 @@ public final class ProviderBuild {
             // the provider last: its presence says the folder is complete
             Files.move(work.resolve(LIBRARY), dir.resolve(LIBRARY), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             try (var s = Files.walk(work)) {
-                for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
             }
             return dir;
         } catch (IOException e) {
@@ -110,7 +114,7 @@ public final class ProviderBuild {
     private static void compile(Path work) throws IOException {
         if (!Files.exists(Path.of("/usr/include/infiniband/verbs.h")))
             throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh --rdma, or apt-get install -y libibverbs-dev");
-        List<String> lib = new java.util.ArrayList<>(List.of("-Wl,--version-script=nicsim-provider.map", "-I.",
+        List<String> lib = new ArrayList<>(List.of("-Wl,--version-script=nicsim-provider.map", "-I.",
                 "-o", LIBRARY));
         lib.addAll(PROVIDER);
         lib.addAll(INTERPOSE);
@@ -123,7 +127,7 @@ public final class ProviderBuild {
     }
 
     private static void gcc(Path work, List<String> kind, List<String> args) throws IOException {
-        List<String> cmd = new java.util.ArrayList<>(List.of("gcc"));
+        List<String> cmd = new ArrayList<>(List.of("gcc"));
         cmd.addAll(FLAGS);
         cmd.addAll(kind);
         cmd.addAll(args);
@@ -145,7 +149,7 @@ public final class ProviderBuild {
 
     @SafeVarargs
     private static List<String> concat(List<String>... lists) {
-        List<String> all = new java.util.ArrayList<>();
+        List<String> all = new ArrayList<>();
         for (List<String> l : lists) all.addAll(l);
         return List.copyOf(all);
     }

@@ -8,6 +8,7 @@ import nicsim.verbs.Errno;
 import nicsim.verbs.OpsWr;
 import nicsim.verbs.OpsWrOpcode;
 import nicsim.verbs.ProtectionDomain;
+import nicsim.verbs.QpAttr;
 import nicsim.verbs.QpInitAttr;
 import nicsim.verbs.QpType;
 import nicsim.verbs.QueuePair;
@@ -57,7 +58,7 @@ final class QueueVerbs {
             case MODIFY_QP -> {
                 WireLayout.ModifyQpRequest q = in.read(WireLayout.ModifyQpRequest.class);
                 QueuePair qp = session.get(q.qp(), QueuePair.class);
-                nicsim.verbs.QpAttr attr = QpAttrs.decode(q.attr(), q.attrMask());
+                QpAttr attr = QpAttrs.decode(q.attr(), q.attrMask());
                 qp.modify(attr, q.attrMask());
                 session.host.qpCounters().modified(qp.qpNum(), q.attrMask(), attr.qpState().value(),
                         session.requester());

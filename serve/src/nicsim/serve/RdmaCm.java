@@ -4,12 +4,15 @@ import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import nicsim.fabric.Grh;
 import nicsim.serve.Transport.Connection;
 import nicsim.driver.World;
 import nicsim.fabric.Mad;
@@ -45,7 +48,7 @@ final class RdmaCm implements AutoCloseable {
         Connection events;
         final ArrayDeque<Pending> queue = new ArrayDeque<>();
         /** Whether an event waits to be read: what the program's entry for this file ({@link Program#cmFiles}) says. */
-        final java.util.function.BooleanSupplier pending = () -> !queue.isEmpty();
+        final BooleanSupplier pending = () -> !queue.isEmpty();
 
         Channel(int number, int node, int fd, int commandFd, Program program, Connection commands) {
             this.number = number;
@@ -250,7 +253,7 @@ final class RdmaCm implements AutoCloseable {
         byte[] body = in.bytes(in.items(q.in(), 1, "in"), "input");
         commands++;
         ch.program.requested(false);
-        ByteBuffer b = CmAbi.le(java.util.Arrays.copyOf(body, Math.max(body.length, 512)));
+        ByteBuffer b = CmAbi.le(Arrays.copyOf(body, Math.max(body.length, 512)));
         int need = inputSize(cmd);
         if (DEBUG) log.println("CM channel " + ch.number + " " + CmAbi.command(cmd));
         if (body.length < need)
@@ -288,7 +291,7 @@ final class RdmaCm implements AutoCloseable {
     private Wire.Out reject(Channel ch, ByteBuffer b, byte[] body) {
         int at = CmLayout.Reject.PRIVATE_DATA.offset();
         int len = Math.min(CmLayout.Reject.PRIVATE_DATA_LEN.u8(b), CmLayout.Reject.PRIVATE_DATA.bytes());
-        return exchange.reject(id(ch, CmLayout.Reject.ID.u32(b)), java.util.Arrays.copyOfRange(body, at, at + len),
+        return exchange.reject(id(ch, CmLayout.Reject.ID.u32(b)), Arrays.copyOfRange(body, at, at + len),
                 CmLayout.Reject.REASON.u8(b));
     }
 
@@ -549,7 +552,7 @@ final class RdmaCm implements AutoCloseable {
         id.backlog = b;
         if (id.state != CmId.State.LISTEN)
             log.printf("nicsim serve: %s listens on %s, port %d (RDMA CM, node %d)%n", id.channel.program,
-                    id.ib() ? (id.src.any() ? "any GID" : "GID " + nicsim.fabric.Grh.text(id.src.ib().hi(),
+                    id.ib() ? (id.src.any() ? "any GID" : "GID " + Grh.text(id.src.ib().hi(),
                             id.src.ib().lo())) + " (AF_IB, service ID 0x" + Long.toHexString(id.src.ib().sid()) + ")"
                     : id.src.any() ? "any address" : dotted(id.src.ip()) + (loopback(id.src.ip()) ? " (any address)"
                             : ""), id.src.port(), id.listenNode());

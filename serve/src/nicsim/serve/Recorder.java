@@ -1,5 +1,6 @@
 package nicsim.serve;
 
+import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32;
 import nicsim.serve.Transport.Connection;
+import nicsim.verbs.VerbsException;
 import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
 
 /**
@@ -53,7 +55,7 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
         this.file = file;
         Path dir = file.toAbsolutePath().getParent();
         if (dir != null) Files.createDirectories(dir);
-        OutputStream raw = new java.io.BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
+        OutputStream raw = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
         main = new DataOutputStream(new GzipCompressorOutputStream(raw));
         out = main;
         StringBuilder h = new StringBuilder();
@@ -213,7 +215,7 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
         return seen;
     }
 
-    @Override public synchronized void ringOpened(long pid, int fd, nicsim.verbs.VerbsException refused) {
+    @Override public synchronized void ringOpened(long pid, int fd, VerbsException refused) {
         entry(RING, pid, refused);
     }
 
@@ -231,12 +233,12 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
         }
     }
 
-    @Override public synchronized void drained(long pid, nicsim.verbs.VerbsException refused) {
+    @Override public synchronized void drained(long pid, VerbsException refused) {
         entry(DRAINED, pid, refused);
     }
 
     /** An entry {@code tag} of process {@code pid}, with the verbs refusal it met (its errno and message) or none. */
-    private void entry(int tag, long pid, nicsim.verbs.VerbsException refused) {
+    private void entry(int tag, long pid, VerbsException refused) {
         if (closed) return;
         try {
             out.writeByte(tag);

@@ -15,8 +15,11 @@ import java.util.List;
 import java.util.Map;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
+import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import nicsim.serve.Transport.Connection;
+import nicsim.verbs.Errno;
+import nicsim.verbs.VerbsException;
 import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
 
 /**
@@ -105,7 +108,7 @@ public final class Replay implements ProcMemory.Tap {
     }
 
     private World world() {
-        nicsim.profile.Profile p = Profiles.load(option("profile"));
+        Profile p = Profiles.load(option("profile"));
         for (int i = 1; header.containsKey("set." + i); i++) { // serve's --set KEY=VALUE, in order
             String o = header.get("set." + i);
             p = p.with(o.substring(0, o.indexOf('=')).strip(), o.substring(o.indexOf('=') + 1).strip());
@@ -327,7 +330,7 @@ public final class Replay implements ProcMemory.Tap {
         return out;
     }
 
-    @Override public void ringOpened(long pid, int fd, nicsim.verbs.VerbsException refused) {
+    @Override public void ringOpened(long pid, int fd, VerbsException refused) {
         entry(Recorder.RING, pid, "the mapping of process " + pid + "'s posted-write ring (fd " + fd + ")");
     }
 
@@ -335,7 +338,7 @@ public final class Replay implements ProcMemory.Tap {
         throw new IllegalStateException("a replay does not record");
     }
 
-    @Override public void drained(long pid, nicsim.verbs.VerbsException refused) {
+    @Override public void drained(long pid, VerbsException refused) {
         throw new IllegalStateException("a replay does not record");
     }
 
@@ -381,8 +384,8 @@ public final class Replay implements ProcMemory.Tap {
         if (was != pid) throw new Diverged("the recording has process " + was + "'s " + what + ", the replay " + pid
                 + "'s");
         if (errno == 0) return;
-        String prefix = nicsim.verbs.Errno.name(errno) + ": "; // the exception puts it back
-        throw new nicsim.verbs.VerbsException(errno, message.startsWith(prefix) ? message.substring(prefix.length())
+        String prefix = Errno.name(errno) + ": "; // the exception puts it back
+        throw new VerbsException(errno, message.startsWith(prefix) ? message.substring(prefix.length())
                 : message);
     }
 

@@ -2,18 +2,25 @@ package nicsim.serve;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import nicsim.serve.Transport.Connection;
 import nicsim.serve.Transport.Request;
@@ -91,7 +98,7 @@ public final class Server implements AutoCloseable {
      * of simulated time.
      */
     public Server(World world, Path socket, long graceMillis, long watchdogPicos, PrintStream log) throws IOException {
-        this(log, world, java.util.Objects.requireNonNull(socket, "socket"), graceMillis, watchdogPicos);
+        this(log, world, Objects.requireNonNull(socket, "socket"), graceMillis, watchdogPicos);
     }
 
     /** A server with no socket (null), whose requests a replay feeds ({@link Replay}). */
@@ -99,7 +106,7 @@ public final class Server implements AutoCloseable {
         try {
             return new Server(log, world, null, graceMillis, watchdogPicos);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e); // nothing to open without a socket
+            throw new UncheckedIOException(e); // nothing to open without a socket
         }
     }
 
@@ -288,7 +295,7 @@ public final class Server implements AutoCloseable {
     }
 
     /** A replay's connection numbered {@code id} (as recorded), whose messages go to {@code sent}. */
-    Connection replayConnection(int id, java.util.function.BiConsumer<Connection, java.nio.ByteBuffer> sent) {
+    Connection replayConnection(int id, BiConsumer<Connection, ByteBuffer> sent) {
         transport.sent = sent;
         return transport.replayed(id);
     }
@@ -452,7 +459,7 @@ public final class Server implements AutoCloseable {
         pci.closed(c, "was disconnected from its PCI function");
     }
 
-    private static void refused(Connection c, End e, java.nio.ByteBuffer reply) {
+    private static void refused(Connection c, End e, ByteBuffer reply) {
         if (e != null) e.program().requested(false);
         c.send(reply);
     }
@@ -517,7 +524,7 @@ public final class Server implements AutoCloseable {
      * file it was given is a duplicate of (kcmp(2) compares the two files).
      */
     private synchronized Wire.Out contexts() {
-        java.util.Set<Session> seen = new java.util.LinkedHashSet<>();
+        Set<Session> seen = new LinkedHashSet<>();
         for (End e : ends.values()) seen.add(e.session());
         Wire.Out out = new Wire.Out().u32(seen.size());
         for (Session s : seen) out.put(new WireLayout.ContextEntry(s.id, s.program.pid, s.cmdFd, s.host.index));
@@ -647,8 +654,8 @@ public final class Server implements AutoCloseable {
     }
 
     /** The sessions attached, each once. */
-    private java.util.Collection<Session> sessions() {
-        java.util.Set<Session> out = new java.util.LinkedHashSet<>();
+    private Collection<Session> sessions() {
+        Set<Session> out = new LinkedHashSet<>();
         for (End e : ends.values()) out.add(e.session());
         return out;
     }

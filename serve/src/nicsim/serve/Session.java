@@ -2,16 +2,20 @@ package nicsim.serve;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import nicsim.driver.Host;
+import nicsim.verbs.AccessFlags;
 import nicsim.verbs.AddressHandle;
 import nicsim.verbs.AdviseAdvice;
 import nicsim.verbs.AhAttr;
 import nicsim.verbs.Context;
+import nicsim.verbs.Device;
 import nicsim.verbs.DeviceMemory;
 import nicsim.verbs.Errno;
+import nicsim.verbs.EventType;
 import nicsim.verbs.MemoryRegion;
 import nicsim.verbs.Mkey;
 import nicsim.verbs.MemoryWindow;
@@ -21,6 +25,7 @@ import nicsim.verbs.QueuePair;
 import nicsim.verbs.Sge;
 import nicsim.verbs.SharedReceiveQueue;
 import nicsim.verbs.VerbsException;
+import nicsim.verbs.VerbsObject;
 import nicsim.verbs.Xrcd;
 
 /**
@@ -78,7 +83,7 @@ final class Session implements AutoCloseable {
         Waits.Wait w = waits.waiting();
         waits.forget();
         if (w != null) w.replyTo().accept(new Wire.Out().u32(0).finish(Errno.EIO));
-        events.asyncEvent(1, nicsim.verbs.EventType.DEVICE_FATAL.value());
+        events.asyncEvent(1, EventType.DEVICE_FATAL.value());
         events.end();
     }
 
@@ -99,7 +104,7 @@ final class Session implements AutoCloseable {
         this.domains = domains;
         memories.put(program.pid, new ProcMemory(program.pid));
         this.registrations = new Registrations(host);
-        this.ctx = ownRings ? null : new nicsim.verbs.Device(host).open();
+        this.ctx = ownRings ? null : new Device(host).open();
         this.events = new EventFiles(ctx, handles);
     }
 
@@ -199,9 +204,9 @@ final class Session implements AutoCloseable {
         return m;
     }
 
-    private Wire.Out destroy(Wire.In in, Class<? extends nicsim.verbs.VerbsObject> type) {
+    private Wire.Out destroy(Wire.In in, Class<? extends VerbsObject> type) {
         int h = handle(in);
-        nicsim.verbs.VerbsObject o = get(h, type);
+        VerbsObject o = get(h, type);
         if (o.hasChildren())
             throw new VerbsException(Errno.EBUSY, type.getSimpleName() + " handle " + h
                     + " still has objects made under it");
@@ -282,7 +287,7 @@ final class Session implements AutoCloseable {
         WireLayout.AdviseMrRequest q = in.read(WireLayout.AdviseMrRequest.class);
         ProtectionDomain pd = get(q.pd(), ProtectionDomain.class);
         int advice = q.advice();
-        AdviseAdvice a = java.util.Arrays.stream(AdviseAdvice.values()).filter(x -> x.value() == advice).findFirst()
+        AdviseAdvice a = Arrays.stream(AdviseAdvice.values()).filter(x -> x.value() == advice).findFirst()
                 .orElseThrow(() -> new VerbsException(Errno.EOPNOTSUPP, "advise_mr advice " + advice
                         + " is not offered"));
         pd.adviseMr(a, q.flags(), QueueVerbs.sges(in).toArray(new Sge[0]));
@@ -296,7 +301,7 @@ final class Session implements AutoCloseable {
         long addr = q.addr(), length = q.length(), iova = q.iova();
         int access = q.access();
         // NULL and SIZE_MAX, on demand: implicit ODP
-        boolean implicit = addr == 0 && length == -1 && (access & nicsim.verbs.AccessFlags.ON_DEMAND) != 0;
+        boolean implicit = addr == 0 && length == -1 && (access & AccessFlags.ON_DEMAND) != 0;
         MemoryRegion mr = implicit
                 ? registrations.registerImplicit(requesterMemory(), pd, access)
                 : registrations.register(requesterMemory(), pd, addr, length, iova, access);

@@ -1,6 +1,7 @@
 package nicsim.serve;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.driver.Host;
@@ -8,6 +9,7 @@ import nicsim.driver.World;
 import nicsim.fabric.SwitchAgent;
 import nicsim.fabric.Mad;
 import nicsim.firmware.Management;
+import nicsim.profile.Profile;
 
 /**
  * The fabric's subnet manager and subnet administrator, as opensm would be on the host of node 0: it listens on
@@ -77,7 +79,7 @@ final class SubnetManager {
     private byte[] smInfo(byte[] req) {
         if (Mad.method(req) != Mad.GET) return Mad.response(req, Mad.STATUS_METHOD_ATTR);
         byte[] r = Mad.response(req, 0);
-        java.util.Arrays.fill(r, Mad.SMP_DATA, Mad.SMP_DATA + Mad.SMP_DATA_SIZE, (byte) 0);
+        Arrays.fill(r, Mad.SMP_DATA, Mad.SMP_DATA + Mad.SMP_DATA_SIZE, (byte) 0);
         BigEndian.put64(r, Mad.SMP_DATA, Management.nodeGuid(SM_NODE));
         r[Mad.SMP_DATA + 20] = (byte) SM_MASTER; // priority 0, state MASTER
         return r;
@@ -107,7 +109,7 @@ final class SubnetManager {
             }
             case Mad.ATTR_CLASS_PORT_INFO -> {
                 byte[] r = Mad.response(req, 0);
-                java.util.Arrays.fill(r, RMPP, Mad.SIZE, (byte) 0);
+                Arrays.fill(r, RMPP, Mad.SIZE, (byte) 0);
                 r[SA_DATA] = 1;
                 r[SA_DATA + 1] = SA_VERSION;
                 BigEndian.put32(r, SA_DATA + 4, 18); // RespTimeValue
@@ -153,7 +155,7 @@ final class SubnetManager {
 
     private static byte[] header(byte[] req, int size) {
         byte[] r = Mad.response(req, 0);
-        java.util.Arrays.fill(r, RMPP, Mad.SIZE, (byte) 0);
+        Arrays.fill(r, RMPP, Mad.SIZE, (byte) 0);
         Mad.put16(r, SA_ATTR_OFFSET, (size + 7) / 8);
         System.arraycopy(req, SA_COMP_MASK, r, SA_COMP_MASK, 8);
         return r;
@@ -240,7 +242,7 @@ final class SubnetManager {
     static boolean matches(byte[] rec, byte[] req, long mask, int[][] fields) {
         for (int[] f : fields)
             if (want(mask, f[0])
-                    && !java.util.Arrays.equals(rec, f[1], f[1] + f[2], req, SA_DATA + f[1], SA_DATA + f[1] + f[2]))
+                    && !Arrays.equals(rec, f[1], f[1] + f[2], req, SA_DATA + f[1], SA_DATA + f[1] + f[2]))
                 return false;
         return true;
     }
@@ -273,7 +275,7 @@ final class SubnetManager {
         return g;
     }
 
-    private static byte[] pathRecord(int slid, int dlid, nicsim.profile.Profile p) {
+    private static byte[] pathRecord(int slid, int dlid, Profile p) {
         byte[] r = new byte[64];
         System.arraycopy(gid(dlid), 0, r, 8, 16);
         System.arraycopy(gid(slid), 0, r, 24, 16);

@@ -3,6 +3,7 @@ package nicsim.serve;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import nicsim.driver.Host;
 import nicsim.firmware.SubnetAgent;
 
@@ -81,7 +82,7 @@ final class Sysfs {
     static void remove(Path root) throws IOException {
         if (!Files.exists(root)) return;
         try (var w = Files.walk(root)) {
-            for (Path p : w.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+            for (Path p : w.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
         }
     }
 

@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import nicsim.driver.Host;
 import nicsim.firmware.QpLedger;
 
 /**
@@ -18,7 +19,7 @@ final class Traffic {
     private final List<QpLedger.Row> rows = new ArrayList<>();
 
     /** Keeps {@code qpn}'s traffic on {@code host}'s adapter for this table. */
-    void own(nicsim.driver.Host host, long qpn) { host.firmware.ledger().own(qpn, rows::add); }
+    void own(Host host, long qpn) { host.firmware.ledger().own(qpn, rows::add); }
 
     boolean isEmpty() { return rows.isEmpty(); }
 

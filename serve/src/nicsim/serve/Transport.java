@@ -6,6 +6,7 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -13,8 +14,12 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
+import java.util.ConcurrentModificationException;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.BiConsumer;
 
 /**
  * The simulator's side of its Unix domain socket: every connection of every attached program,
@@ -39,7 +44,7 @@ final class Transport implements AutoCloseable {
     private final BlockingQueue<Request> inbox;
     private final PrintStream log;
     private final ConcurrentLinkedQueue<Connection> wantWrite = new ConcurrentLinkedQueue<>();
-    private final java.util.Set<Connection> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<Connection> open = ConcurrentHashMap.newKeySet();
     private final Thread thread;
     private volatile boolean closed;
     /** Connections so far: each one's id names it in a recording (serve --record). */
@@ -48,7 +53,7 @@ final class Transport implements AutoCloseable {
      * Told of every message sent, before it goes (null: nobody): serve --record keeps what each connection
      * was answered, a replay compares its answers with those.
      */
-    volatile java.util.function.BiConsumer<Connection, ByteBuffer> sent;
+    volatile BiConsumer<Connection, ByteBuffer> sent;
 
     /** One socket of a program: its requests come in whole; its replies and events go out in order. */
     final class Connection {
@@ -198,13 +203,13 @@ final class Transport implements AutoCloseable {
                             if (k.isWritable() && c.flush()) k.interestOps(SelectionKey.OP_READ);
                             if (k.isValid() && k.isReadable()) read(k, c);
                         }
-                    } catch (java.nio.channels.CancelledKeyException e) {
+                    } catch (CancelledKeyException e) {
                         // the connection closed under us (its program gone, or serve closing it): its end is already in
                         // the inbox
                     }
                 }
             }
-        } catch (IOException | ClosedSelectorException | java.util.ConcurrentModificationException e) {
+        } catch (IOException | ClosedSelectorException | ConcurrentModificationException e) {
             // closing: close() releases the selector's keys under this loop
             if (!closed) log.println("nicsim serve: the socket loop stopped: " + e);
         }

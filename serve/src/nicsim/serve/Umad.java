@@ -4,16 +4,20 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
 import nicsim.driver.World;
 import nicsim.fabric.Mad;
 import nicsim.firmware.Management;
 import nicsim.serve.Transport.Connection;
+import nicsim.sim.Simulator;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 
@@ -51,7 +55,7 @@ final class Umad {
         final byte[] mad;
         final int dlid, dqp, qp;
         int retries;
-        nicsim.sim.Simulator.Event timer;
+        Simulator.Event timer;
         final List<byte[]> segments = new ArrayList<>();
 
         Sent(Agent agent, byte[] mad, int qp, int dlid, int dqp, int retries) {
@@ -208,10 +212,10 @@ final class Umad {
             throw new VerbsException(Errno.EINVAL, "umad send on agent " + id + ", not the file's");
         if (mad.length < Mad.HEADER || mad.length > Mad.SIZE)
             throw new VerbsException(Errno.EINVAL, "umad send of " + mad.length + " bytes: a MAD is 24 to 256");
-        byte[] m = java.util.Arrays.copyOf(mad, Mad.SIZE);
+        byte[] m = Arrays.copyOf(mad, Mad.SIZE);
         Management mg = world.host(f.node).firmware.management();
         if (!Mad.isResponse(m)) { // ib_umad: the agent's number in the TID's upper half, so the response finds it
-            nicsim.abi.BigEndian.put32(m, 8, a.id);
+            BigEndian.put32(m, 8, a.id);
             if (timeout > 0) {
                 Sent s = new Sent(a, m, a.qp, dlid, dqp, retries);
                 outstanding.put(Mad.tid(m), s);
@@ -276,8 +280,8 @@ final class Umad {
 
     /** An RMPP transfer read whole: the first segment's 56-byte headers, then each segment's data in order. */
     private static byte[] joined(List<byte[]> segs) {
-        segs.sort(java.util.Comparator.comparingLong(s -> nicsim.abi.BigEndian.get32(s, 28)));
-        int last = (int) nicsim.abi.BigEndian.get32(segs.get(segs.size() - 1), 32) - 20; // the last segment's data
+        segs.sort(Comparator.comparingLong(s -> BigEndian.get32(s, 28)));
+        int last = (int) BigEndian.get32(segs.get(segs.size() - 1), 32) - 20; // the last segment's data
         int len = SA_DATA + (segs.size() - 1) * (Mad.SIZE - SA_DATA) + Math.max(0, Math.min(last, Mad.SIZE - SA_DATA));
         byte[] out = new byte[len];
         System.arraycopy(segs.get(0), 0, out, 0, SA_DATA);

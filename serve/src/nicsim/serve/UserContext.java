@@ -5,6 +5,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
@@ -103,7 +104,7 @@ final class UserContext {
     }
 
     /** Its listener on the kernel's event queue. */
-    private final java.util.function.Consumer<long[]> asyncEvents;
+    private final Consumer<long[]> asyncEvents;
 
     /** The destroying command of the kind of object an event of libibverbs' {@code type} names; null: a port's. */
     private static Integer eventKind(int type) {

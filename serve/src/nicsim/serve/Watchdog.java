@@ -4,6 +4,8 @@ import java.io.PrintStream;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.function.LongPredicate;
+import nicsim.driver.Host;
 import nicsim.driver.World;
 import nicsim.firmware.Firmware;
 
@@ -43,7 +45,7 @@ final class Watchdog {
     }
 
     /** Reports each QP of program {@code p} on {@code host} ({@code owns} says which) stalled for the limit. */
-    private void look(Program p, nicsim.driver.Host host, java.util.function.LongPredicate owns) {
+    private void look(Program p, Host host, LongPredicate owns) {
         for (Firmware.Stall st : host.firmware.stalls(picos)) {
             if (!owns.test(st.qpn())) continue;
             String key = host.index + ":" + st.qpn() + ":" + (world.now() - st.picos());

@@ -1,8 +1,11 @@
 package nicsim.serve;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 
@@ -80,8 +83,8 @@ public final class Wire {
     }
 
     /** Writes {@link #cHeader} to args[0] (default libnicsim/include/nicsim/wire.h, libnicsim's copy). */
-    public static void main(String[] args) throws java.io.IOException {
-        java.nio.file.Files.writeString(java.nio.file.Path.of(args.length > 0 ? args[0]
+    public static void main(String[] args) throws IOException {
+        Files.writeString(Path.of(args.length > 0 ? args[0]
                 : "libnicsim/include/nicsim/wire.h"), cHeader());
     }
 

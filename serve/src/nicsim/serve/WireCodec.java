@@ -10,6 +10,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.RecordComponent;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -152,7 +153,7 @@ final class WireCodec {
                 case U32 -> out.u32(v instanceof Boolean b ? (b ? 1 : 0) : (Integer) v);
                 case U64 -> out.u64((Long) v);
                 case TEXT -> {
-                    byte[] t = java.util.Arrays.copyOf(((String) v).getBytes(StandardCharsets.UTF_8), TEXT_BYTES);
+                    byte[] t = Arrays.copyOf(((String) v).getBytes(StandardCharsets.UTF_8), TEXT_BYTES);
                     t[t.length - 1] = 0;
                     out.bytes(t);
                 }

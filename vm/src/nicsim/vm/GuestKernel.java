@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * Debian's own kernel for the guest: the package {@code linux-image-<release>} unpacked into the
@@ -40,7 +41,7 @@ public final class GuestKernel {
 
     /** The kernel of {@code release}, downloaded and unpacked under {@code cache} the first time. */
     static GuestKernel prepare(String release, Path cache, DebianPackages debs,
-                               java.util.function.Consumer<String> progress) throws IOException {
+                               Consumer<String> progress) throws IOException {
         if (!release.matches("[0-9][0-9A-Za-z.+~-]*"))
             throw new IllegalArgumentException("kernel release '" + release
                     + "' (kernel/RELEASE) is not a release string");

@@ -13,6 +13,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -220,7 +221,7 @@ final class Initramfs {
     }
 
     static Set<PosixFilePermission> perms(int mode) {
-        Set<PosixFilePermission> s = java.util.EnumSet.noneOf(PosixFilePermission.class);
+        Set<PosixFilePermission> s = EnumSet.noneOf(PosixFilePermission.class);
         for (PosixFilePermission perm : PosixFilePermission.values())
             if ((mode & (0400 >> perm.ordinal())) != 0) s.add(perm);
         return s;

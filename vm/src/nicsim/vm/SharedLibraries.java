@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -76,7 +77,7 @@ final class SharedLibraries {
                 if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) || p.toString().endsWith(".ko")) continue;
                 try (InputStream in = Files.newInputStream(p)) {
                     byte[] head = in.readNBytes(4);
-                    if (java.util.Arrays.equals(head, new byte[] {0x7f, 'E', 'L', 'F'})) out.add(p);
+                    if (Arrays.equals(head, new byte[] {0x7f, 'E', 'L', 'F'})) out.add(p);
                 }
             }
         }

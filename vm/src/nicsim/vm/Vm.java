@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.FileChannel;
@@ -12,10 +13,13 @@ import java.nio.channels.FileLock;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -97,7 +101,7 @@ public final class Vm {
 
     private int boot(GuestKernel kernel, Path initrd, Path runDir) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
-        Map<String, String> env = new java.util.HashMap<>();
+        Map<String, String> env = new HashMap<>();
         Optional<String> withoutDevice = withoutDevice();
         if (withoutDevice.isEmpty()) {
             cmd.addAll(List.of(o.bridge().toString(), "--node", Integer.toString(o.node()), "--"));
@@ -252,11 +256,11 @@ public final class Vm {
 
     /** Deletes a tree; safe to run twice at once (the boot's end and the JVM's shutdown hook may). */
     static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) return;
+        if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) return;
         List<Path> paths;
         try (Stream<Path> s = Files.walk(root)) {
             paths = s.sorted(Comparator.reverseOrder()).toList();
-        } catch (java.io.UncheckedIOException | java.nio.file.NoSuchFileException gone) {
+        } catch (UncheckedIOException | NoSuchFileException gone) {
             return;
         }
         for (Path p : paths) Files.deleteIfExists(p);

@@ -11,6 +11,7 @@ import org.apache.commons.compress.compressors.CompressorException;
 import org.apache.commons.compress.compressors.CompressorStreamFactory;
 import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
 import org.apache.commons.compress.compressors.xz.XZCompressorOutputStream;
+import org.tukaani.xz.LZMA2Options;
 
 /**
  * Opens waveform files, compressed or not, through Apache Commons Compress.
@@ -39,7 +40,7 @@ public final class WaveFiles {
             case GZIP: return new GzipCompressorOutputStream(raw);
             // preset 3: waveforms are highly repetitive, higher presets cost time for little gain
             case XZ: return XZCompressorOutputStream.builder().setOutputStream(raw)
-                    .setLzma2Options(new org.tukaani.xz.LZMA2Options(3)).get();
+                    .setLzma2Options(new LZMA2Options(3)).get();
             default: return raw;
         }
     }

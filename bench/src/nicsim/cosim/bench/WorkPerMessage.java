@@ -1,9 +1,12 @@
 package nicsim.cosim.bench;
 
+import com.sun.management.ThreadMXBean;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import nicsim.driver.World;
@@ -99,7 +102,7 @@ public final class WorkPerMessage {
 
     /** Every run of {@link #RUNS}, in order. */
     public static Map<String, Figures> measureAll() {
-        Map<String, Figures> out = new java.util.LinkedHashMap<>();
+        Map<String, Figures> out = new LinkedHashMap<>();
         for (Run r : RUNS) {
             System.err.println("bench: work per message: " + r.name() + " ...");
             out.put(r.name(), measure(r));
@@ -115,7 +118,7 @@ public final class WorkPerMessage {
         Profile p = Profiles.load("cx-gen3x16");
         try (World w = run.nodes() > 2 ? World.apart(run.nodes(), p, 1, Faults.NONE, 1)
                 : new World(run.nodes(), p, 1, Faults.NONE)) {
-            var mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+            var mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
             long tid = Thread.currentThread().getId();
             long a0 = mx.getThreadAllocatedBytes(tid);
             Result r = Workloads.run(run.workload(), w, run.options(n), new PrintStream(new ByteArrayOutputStream()));

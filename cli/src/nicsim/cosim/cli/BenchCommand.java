@@ -1,15 +1,35 @@
 package nicsim.cosim.cli;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import nicsim.cosim.BlockPairs;
+import nicsim.cosim.HwCost;
+import nicsim.cosim.HwMutate;
+import nicsim.cosim.RtlInLoop;
+import nicsim.cosim.bench.AttachBench;
+import nicsim.cosim.bench.AttachWriteBw;
 import nicsim.cosim.bench.BlockSpeed;
+import nicsim.cosim.bench.ConnectxCurves;
+import nicsim.cosim.bench.ServeBench;
+import nicsim.cosim.bench.SweepBench;
+import nicsim.cosim.bench.ThreadBench;
+import nicsim.cosim.bench.WorkBaseline;
+import nicsim.cosim.bench.WorkPerMessage;
+import nicsim.cosim.bench.WorkloadBench;
 import nicsim.host.PcieEfficiency;
 import nicsim.profile.Profile;
+import nicsim.profile.Profiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -45,7 +65,7 @@ final class BenchCommand implements Callable<Integer> {
     boolean updateBaseline;
 
     @Option(names = "--baseline", description = "the work-per-message baseline (default: "
-            + nicsim.cosim.bench.WorkBaseline.PATH + " in this nicsim checkout)")
+            + WorkBaseline.PATH + " in this nicsim checkout)")
     Path baseline;
 
     @Override public Integer call() throws Exception {
@@ -81,23 +101,23 @@ final class BenchCommand implements Callable<Integer> {
      * The work-per-message table, each figure beside its change from the baseline; the baseline rewritten
      * instead with --update-baseline. Returns what moved beyond its tolerance (nothing after a rewrite).
      */
-    private List<String> work(StringBuilder md) throws java.io.IOException {
+    private List<String> work(StringBuilder md) throws IOException {
         Path file = baseline != null ? baseline
                 : Path.of(System.getenv().getOrDefault("NICSIM_ROOT", "."))
-                        .resolve(nicsim.cosim.bench.WorkBaseline.PATH);
-        var old = updateBaseline ? java.util.Map.<String, nicsim.cosim.bench.WorkBaseline.Row>of()
-                : nicsim.cosim.bench.WorkBaseline.read(file);
-        var measured = nicsim.cosim.bench.WorkPerMessage.measureAll();
+                        .resolve(WorkBaseline.PATH);
+        var old = updateBaseline ? Map.<String, WorkBaseline.Row>of()
+                : WorkBaseline.read(file);
+        var measured = WorkPerMessage.measureAll();
         md.append("## Work per message (counted, not timed; each figure beside its change from ").append(file)
                 .append(")\n\n| run | iterations | events | clock edges (through the wires) | coasted edges "
                         + "| DMA beats "
                         + "| Java heap allocated (bytes) |\n|---|---:|---:|---:|---:|---:|---:|\n");
-        for (var r : nicsim.cosim.bench.WorkPerMessage.RUNS) {
+        for (var r : WorkPerMessage.RUNS) {
             var f = measured.get(r.name());
             var was = old.get(r.name());
             md.append("| ").append(r.name()).append(" | ").append(r.iters()).append(" + ").append(2 * r.iters())
                     .append(" |");
-            for (var fig : nicsim.cosim.bench.WorkPerMessage.Figure.values()) {
+            for (var fig : WorkPerMessage.Figure.values()) {
                 double v = f.get(fig);
                 md.append(String.format(" %,.2f", v));
                 if (was != null && was.iters() == r.iters() && was.figures().get(fig) != 0)
@@ -109,17 +129,17 @@ final class BenchCommand implements Callable<Integer> {
         md.append("\nEach figure per message: the difference of a run of 2n iterations and one of n, ")
                 .append("after warm-up runs, ")
                 .append("so setup drops out. Tolerance either way, percent:");
-        for (var fig : nicsim.cosim.bench.WorkPerMessage.Figure.values())
-            md.append(' ').append(fig.column).append(' ').append(nicsim.cosim.bench.WorkBaseline.plain(fig.tolerance));
+        for (var fig : WorkPerMessage.Figure.values())
+            md.append(' ').append(fig.column).append(' ').append(WorkBaseline.plain(fig.tolerance));
         md.append(" (allocation varies with what the JIT's escape analysis removes; ")
                 .append("docs/cli.md#work-per-message-guarded).\n\n");
         if (updateBaseline) {
             Files.createDirectories(file.toAbsolutePath().getParent());
-            Files.writeString(file, nicsim.cosim.bench.WorkBaseline.format(measured));
+            Files.writeString(file, WorkBaseline.format(measured));
             md.append("Baseline rewritten: ").append(file).append("\n\n");
             return List.of();
         }
-        List<String> moved = nicsim.cosim.bench.WorkBaseline.compare(old, measured);
+        List<String> moved = WorkBaseline.compare(old, measured);
         md.append(moved.isEmpty() ? "Every figure within its tolerance of the baseline.\n\n"
                 : "Moved beyond tolerance:\n\n");
         for (String m : moved) md.append("- ").append(m).append('\n');
@@ -127,11 +147,11 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** A modern profile's whole curves beside the figures published for the adapter it models. */
-    private void connectx(StringBuilder md, String profile, List<nicsim.cosim.bench.ConnectxCurves.Published> published,
+    private void connectx(StringBuilder md, String profile, List<ConnectxCurves.Published> published,
                           String file) throws Exception {
         System.err.println("bench: " + profile + " curves ...");
-        var cs = nicsim.cosim.bench.ConnectxCurves.run(nicsim.profile.Profiles.load(profile), published, quick);
-        nicsim.cosim.bench.ConnectxCurves.plot(cs, profile, out.resolve(file + "-latency.png"),
+        var cs = ConnectxCurves.run(Profiles.load(profile), published, quick);
+        ConnectxCurves.plot(cs, profile, out.resolve(file + "-latency.png"),
                 out.resolve(file + "-bandwidth.png"));
         md.append("\n### ").append(profile).append(": perftest's curves, each published point beside\n\n");
         if (!published.isEmpty())
@@ -147,7 +167,7 @@ final class BenchCommand implements Callable<Integer> {
         var curves = new ArrayList<>(cs.simulated().keySet());
         for (var c : curves) md.append(' ').append(c.label()).append(" |");
         md.append("\n|---:|").append("---:|".repeat(curves.size())).append('\n');
-        java.util.TreeSet<Long> sizes = new java.util.TreeSet<>();
+        TreeSet<Long> sizes = new TreeSet<>();
         cs.simulated().values().forEach(m -> sizes.addAll(m.keySet()));
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve(file + "-curves.csv")))) {
             csv.println("bytes," + String.join(",", curves.stream().map(c -> c.label().replace(' ', '_')).toList()));
@@ -167,7 +187,7 @@ final class BenchCommand implements Callable<Integer> {
 
     private void fidelity(StringBuilder md) throws Exception {
         System.err.println("bench: fidelity ...");
-        List<nicsim.cosim.bench.WorkloadBench.Point> pts = nicsim.cosim.bench.WorkloadBench.points(quick);
+        List<WorkloadBench.Point> pts = WorkloadBench.points(quick);
         md.append("## Fidelity (simulated time)\n\n| figure | nicsim | reference | error | source |\n|---|---:|---:|---:|---|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("fidelity.csv")))) {
             csv.println("figure,nicsim,reference,unit,error_percent,source");
@@ -177,9 +197,9 @@ final class BenchCommand implements Callable<Integer> {
                 csv.printf("\"%s\",%.4f,%.4f,%s,%.2f,\"%s\"%n", q.what(), q.nicsim(), q.reference(), q.unit(), q.errorPercent(), q.source());
             }
         }
-        connectx(md, "cx-gen3x16", nicsim.cosim.bench.ConnectxCurves.CONNECTX5_EDR, "connectx5");
+        connectx(md, "cx-gen3x16", ConnectxCurves.CONNECTX5_EDR, "connectx5");
         connectx(md, "cx6-gen4x16", List.of(), "connectx6"); // no perftest table is published for it (docs/sources.md)
-        List<double[]> curve = nicsim.cosim.bench.WorkloadBench.curves(out, quick);
+        List<double[]> curve = WorkloadBench.curves(out, quick);
         md.append("\nRound trip and one-way bandwidth over message sizes (the KVIA paper's figures 3 and 4, docs/sources.md#kvia-measurements: KVIA 17-30 us faster at ")
                 .append("every size; its bandwidth gap grows with size). Plots: `latency.png`, `bandwidth.png`.\n\n")
                 .append("| bytes | RTT lanai43 (us) | RTT lanai72 (us) | gap (us) | BW lanai43 (Mb/s) | BW lanai72 (Mb/s) |\n|---:|---:|---:|---:|---:|---:|\n");
@@ -196,7 +216,7 @@ final class BenchCommand implements Callable<Integer> {
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("translation.csv")))) {
             csv.println("mrs,bw_gbps,translations,mtt_misses,mkey_misses,wall_s,heap_bytes_per_mr");
             for (int m : quick ? new int[]{1, 100} : new int[]{1, 10, 100, 1000, 4000}) {
-                var r = nicsim.cosim.bench.WorkloadBench.mrScale(m, quick ? 300 : 4000);
+                var r = WorkloadBench.mrScale(m, quick ? 300 : 4000);
                 md.append(String.format("| %d | %.1f | %,d | %,d | %,d | %.2f | %,.0f |%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(),
                         r.mkeyMisses(), r.wallSeconds(), r.heapBytesPerMr()));
                 csv.printf("%d,%.3f,%d,%d,%d,%.3f,%.0f%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(), r.mkeyMisses(), r.wallSeconds(),
@@ -209,7 +229,7 @@ final class BenchCommand implements Callable<Integer> {
                 .append("|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("scatter-to-cqe.csv")))) {
             csv.println("bytes,lat_typical_us,lat_typical_scatter_us,pci_writes,pci_writes_scatter,scattered");
-            for (var r : nicsim.cosim.bench.WorkloadBench.scatterToCqe(quick)) {
+            for (var r : WorkloadBench.scatterToCqe(quick)) {
                 md.append(String.format("| %d | %.3f | %.3f | %,d | %,d | %,d |%n", r.size(), r.latOffUs(), r.latOnUs(), r.pciWritesOff(), r.pciWritesOn(),
                         r.scattered()));
                 csv.printf("%d,%.4f,%.4f,%d,%d,%d%n", r.size(), r.latOffUs(), r.latOnUs(), r.pciWritesOff(), r.pciWritesOn(), r.scattered());
@@ -222,7 +242,7 @@ final class BenchCommand implements Callable<Integer> {
                 .append("|---:|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("odp-touch.csv")))) {
             csv.println("bytes,pinned_cold_us,pinned_warm_us,first_touch_us,warm_us,pages_faulted,rnr_naks");
-            for (var r : nicsim.cosim.bench.WorkloadBench.odpTouch(quick)) {
+            for (var r : WorkloadBench.odpTouch(quick)) {
                 String row = String.format("%d,%.2f,%.2f,%.2f,%.2f,%d,%d", r.size(), r.pinnedColdPs() / 1e6, r.pinnedWarmPs() / 1e6, r.firstTouchPs() / 1e6,
                         r.warmPs() / 1e6, r.pagesFaulted(), r.rnrNaks());
                 md.append("| ").append(row.replace(",", " | ")).append(" |\n");
@@ -230,29 +250,29 @@ final class BenchCommand implements Callable<Integer> {
             }
         }
         System.err.println("bench: DCI pool ...");
-        md.append("\n### DC: a pool of DCIs writing 64 B to ").append(nicsim.cosim.bench.WorkloadBench.DC_TARGETS)
+        md.append("\n### DC: a pool of DCIs writing 64 B to ").append(WorkloadBench.DC_TARGETS)
                 .append(" DC targets in turn, 8 writes in flight, on cx-gen3x16 (least recently used DCI takes a new target)\n\n")
                 .append("| DCIs | connects per write | latency avg, half handshake (us) | p99 (us) | latency avg, full handshake (us) | p99 (us) |\n")
                 .append("|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("dc-pool.csv")))) {
             csv.println("dcis,connects_per_write,lat_avg_half_us,lat_p99_half_us,lat_avg_full_us,lat_p99_full_us");
-            for (var r : nicsim.cosim.bench.WorkloadBench.dcPool(quick)) {
+            for (var r : WorkloadBench.dcPool(quick)) {
                 md.append(String.format("| %d | %.2f | %.3f | %.3f | %.3f | %.3f |%n", r.dcis(), r.connectsPerWrite(), r.latHalfUs(), r.p99HalfUs(),
                         r.latFullUs(), r.p99FullUs()));
                 csv.printf("%d,%.4f,%.4f,%.4f,%.4f,%.4f%n", r.dcis(), r.connectsPerWrite(), r.latHalfUs(), r.p99HalfUs(), r.latFullUs(), r.p99FullUs());
             }
         }
         System.err.println("bench: LANai gap study ...");
-        List<nicsim.cosim.bench.WorkloadBench.GapRow> gap = nicsim.cosim.bench.WorkloadBench.gapStudy(quick);
+        List<WorkloadBench.GapRow> gap = WorkloadBench.gapStudy(quick);
         md.append("\n### Where the LANai gap comes from: lanai72 with one of lanai43's traits put back at a time\n\n| profile |");
-        for (long s : nicsim.cosim.bench.WorkloadBench.GAP_SIZES) md.append(" RTT ").append(s).append(" B (us) |");
+        for (long s : WorkloadBench.GAP_SIZES) md.append(" RTT ").append(s).append(" B (us) |");
         md.append(" share of the 4 B gap | BW 64 KiB (Mb/s) |\n|---|");
-        for (int i = 0; i <= nicsim.cosim.bench.WorkloadBench.GAP_SIZES.length + 1; i++) md.append("---:|");
+        for (int i = 0; i <= WorkloadBench.GAP_SIZES.length + 1; i++) md.append("---:|");
         md.append("\n");
         double g43 = gap.get(0).rttUs()[0], g72 = gap.get(1).rttUs()[0];
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("lanai-gap.csv")))) {
             csv.print("profile");
-            for (long s : nicsim.cosim.bench.WorkloadBench.GAP_SIZES) csv.print(",rtt_" + s + "_us");
+            for (long s : WorkloadBench.GAP_SIZES) csv.print(",rtt_" + s + "_us");
             csv.println(",bw_64k_mbps");
             for (var g : gap) {
                 md.append("| ").append(g.what()).append(" |");
@@ -287,10 +307,10 @@ final class BenchCommand implements Callable<Integer> {
                 .append(" Yosys mutants per block, 20,000 lockstep cycles each)\n\n")
                 .append("| block | mutants | killed | survived | score | build (s) | s a mutant | wall (s) |\n")
                 .append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
-        for (String b : nicsim.cosim.HwCost.blocks(p)) {
+        for (String b : HwCost.blocks(p)) {
             System.err.println("bench: mutation, " + b + " ...");
             long t0 = System.nanoTime();
-            var r = nicsim.cosim.HwMutate.run(p, b, n, 1, 20_000, line -> { });
+            var r = HwMutate.run(p, b, n, 1, 20_000, line -> { });
             md.append(String.format("| %s | %d | %d | %d | %.0f %% | %.0f | %.2f | %.0f |%n", b, r.mutants().size(),
                     r.killed(), r.survived(), 100 * r.score(), r.buildSeconds(), r.secondsPerMutant(),
                     (System.nanoTime() - t0) / 1e9));
@@ -301,7 +321,7 @@ final class BenchCommand implements Callable<Integer> {
 
     private void sweep(StringBuilder md) throws Exception {
         System.err.println("bench: sweep throughput ...");
-        var t = nicsim.cosim.bench.SweepBench.measure(quick);
+        var t = SweepBench.measure(quick);
         md.append("## Sweep throughput (write_bw, dma.channels x message size, as docs/examples/dma-channels.toml)\n\n")
                 .append("| points | workers | wall (s) | points per minute | tables |\n|---:|---:|---:|---:|---|\n")
                 .append(String.format("| %d | 1 | %.1f | %.1f | |%n", t.points(), t.oneWorkerSeconds(), t.oneWorkerPerMinute()))
@@ -314,7 +334,7 @@ final class BenchCommand implements Callable<Integer> {
         System.err.println("bench: attach's start ...");
         md.append("## Starting a program through attach\n");
         try {
-            double start = nicsim.cosim.bench.AttachBench.attachStartSeconds(quick ? 3 : 5);
+            double start = AttachBench.attachStartSeconds(quick ? 3 : 5);
             md.append(Double.isNaN(start) ? "\nStarting a program through `./nicsim attach`: not measured (bench was not run through ./nicsim).\n"
                     : String.format("%nStarting a program through `./nicsim attach -- true`, start to exit against a running serve "
                     + "(median of %d): %.2f s (goal: under 1 s).%n", quick ? 3 : 5, start));
@@ -329,12 +349,12 @@ final class BenchCommand implements Callable<Integer> {
                 .append("| programs | Java heap before (MB) | after (MB) | growth | simulated pages before | after | wall (s) |\n")
                 .append("|---:|---:|---:|---:|---:|---:|---:|\n");
         try {
-            var c = nicsim.cosim.bench.ServeBench.churn(quick ? 50 : 500);
+            var c = ServeBench.churn(quick ? 50 : 500);
             md.append(String.format("| %d | %.1f | %.1f | %+.1f%% | %,d | %,d | %.1f |%n", c.programs(), c.heapBefore() / 1e6, c.heapAfter() / 1e6,
                     c.heapGrowthPercent(), c.pagesBefore(), c.pagesAfter(), c.wallSeconds()));
             md.append("\n| random verbs from one program (nicsim-fuzz) | refused (errno) | Java heap before (MB) | after (MB) | growth | wall (s) |\n")
                     .append("|---:|---:|---:|---:|---:|---:|\n");
-            var f = nicsim.cosim.bench.ServeBench.fuzz(quick ? 10_000 : 100_000);
+            var f = ServeBench.fuzz(quick ? 10_000 : 100_000);
             md.append(String.format("| %,d | %,d | %.1f | %.1f | %+.1f%% | %.1f |%n", f.verbs(), f.refused(), f.heapBefore() / 1e6, f.heapAfter() / 1e6,
                     f.heapGrowthPercent(), f.wallSeconds()));
         } catch (Exception e) {
@@ -353,7 +373,7 @@ final class BenchCommand implements Callable<Integer> {
                 + "taking turns)\n\n| verb | calls | from Java (ns per call) | attach, Java driver (ns) "
                 + "| attach / Java | attach, C driver (ns) |\n|---|---:|---:|---:|---:|---:|\n");
         try {
-            for (var v : nicsim.cosim.bench.AttachBench.verbCost(quick ? 2000 : 20000, quick ? 1 : 3))
+            for (var v : AttachBench.verbCost(quick ? 2000 : 20000, quick ? 1 : 3))
                 md.append(String.format("| %s | %,d | %,.0f | %,.0f | %.1fx | %,.0f |%n", v.verb(), v.calls(),
                         v.javaNs(), v.attachNs(), v.ratio(), v.cDriverNs()));
         } catch (Exception e) {
@@ -362,7 +382,7 @@ final class BenchCommand implements Callable<Integer> {
         System.err.println("bench: ib_write_bw through attach ...");
         try {
             int rounds = quick ? 1 : 3;
-            var f = nicsim.cosim.bench.AttachWriteBw.measure(quick ? 2000 : 20000, quick ? 10000 : 100000, rounds);
+            var f = AttachWriteBw.measure(quick ? 2000 : 20000, quick ? 10000 : 100000, rounds);
             md.append(String.format("%nDebian's `ib_write_bw -s 64` through attach against `write_bw --size 64` from Java, "
                     + "wall time per message (the difference of runs of %,d and %,d messages, so setup drops out; "
                     + "each the best of %d rounds, a round measuring the three side by side, as noise on this shared "
@@ -380,7 +400,7 @@ final class BenchCommand implements Callable<Integer> {
         md.append("## Speed of whole runs (wall clock)\n\n| run | simulated | wall | slowdown (wall / simulated) "
                 + "| wall per message (us) | wall per payload byte (ns) | operations per wall second |\n")
                 .append("|---|---:|---:|---:|---:|---:|---:|\n");
-        for (var sp : nicsim.cosim.bench.WorkloadBench.speed(quick))
+        for (var sp : WorkloadBench.speed(quick))
             md.append(String.format("| %s | %.1f us | %.2f s | %,.0fx | %,.2f | %,.3f | %,.0f |%n", sp.what(),
                     sp.simulatedUs(),
                     sp.wallSeconds(), sp.slowdown(), sp.wallUsPerOp(), sp.wallNsPerByte(), sp.opsPerSecond()));
@@ -401,7 +421,7 @@ final class BenchCommand implements Callable<Integer> {
                     + "beat_by_beat_slowdown,identical");
             for (long size : quick ? new long[]{64, 65536} : new long[]{64, 1024, 16384, 65536, 1 << 20}) {
                 int iters = (int) Math.max(quick ? 20 : 100, Math.min(quick ? 2000 : 50_000, (quick ? 1L << 22 : 1L << 26) / size)); // 64 MiB a size
-                var r = nicsim.cosim.bench.WorkloadBench.sizeCost(size, iters, quick ? 1 : 3);
+                var r = WorkloadBench.sizeCost(size, iters, quick ? 1 : 3);
                 md.append(String.format("| %d | %,d | %.2f | %,.1f | %,.3f | %,.0fx | %.2f | %,.0fx | %s |%n",
                         r.size(), r.iters(),
                         r.wallSeconds(), r.wallUsPerMessage(), r.wallNsPerByte(), r.slowdown(),
@@ -412,8 +432,8 @@ final class BenchCommand implements Callable<Integer> {
                         r.wallNsPerByte(), r.slowdown(), r.beatByBeatWallSeconds(), r.beatByBeatSlowdown(),
                         r.identical());
             }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         System.err.println("bench: scaling with QPs ...");
         md.append("\n### Scaling with QPs (write_bw 4 KiB, cx-gen3x16: the WqeFetcher holds 64 send-queue contexts, the rest are loaded on demand)\n\n")
@@ -421,12 +441,12 @@ final class BenchCommand implements Callable<Integer> {
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("qp-scaling.csv")))) {
             csv.println("qps,bw_gbps,context_misses,wall_s,heap_bytes_per_qp");
             for (int q : quick ? new int[]{1, 100} : new int[]{1, 10, 100, 1000, 10000}) {
-                var r = nicsim.cosim.bench.WorkloadBench.qpScale(q, quick ? 400 : Math.max(2000, q));
+                var r = WorkloadBench.qpScale(q, quick ? 400 : Math.max(2000, q));
                 md.append(String.format("| %d | %.1f | %,d | %.2f | %,.0f |%n", r.qps(), r.bwGbps(), r.contextMisses(), r.wallSeconds(), r.heapBytesPerQp()));
                 csv.printf("%d,%.3f,%d,%.3f,%.0f%n", r.qps(), r.bwGbps(), r.contextMisses(), r.wallSeconds(), r.heapBytesPerQp());
             }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         System.err.println("bench: scaling with nodes ...");
         int rounds = quick ? 1 : 3;
@@ -445,7 +465,7 @@ final class BenchCommand implements Callable<Integer> {
             csv.println("nodes,aggregate_gbps,wall_s,wall_s_per_node,per_node_vs_2,slowdown,heap_bytes_per_node,"
                     + "allocated_kb_per_message");
             int[] counts = quick ? new int[]{2, 4} : new int[]{2, 8, 32, 64, 256};
-            var rows = nicsim.cosim.bench.WorkloadBench.nodeScaling(counts, quick ? 50 : 300, rounds, quick ? 4 : 64);
+            var rows = WorkloadBench.nodeScaling(counts, quick ? 50 : 300, rounds, quick ? 4 : 64);
             var two = rows.get(0);
             for (var r : rows) {
                 double ratio = r.perNode() / two.perNode();
@@ -455,12 +475,12 @@ final class BenchCommand implements Callable<Integer> {
                 csv.printf("%d,%.3f,%.3f,%.4f,%.3f,%.0f,%.0f,%.0f%n", r.nodes(), r.aggregateGbps(), r.wallSeconds(),
                         r.perNode(), ratio, r.slowdown(), r.heapBytesPerNode(), r.allocatedPerMessage() / 1e3);
             }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         threads(md);
         System.err.println("bench: RTL in the loop ...");
-        var rtl = nicsim.cosim.bench.WorkloadBench.rtlInLoop(quick);
+        var rtl = WorkloadBench.rtlInLoop(quick);
         md.append(String.format("%n### RTL in the loop%n%n%s, timed against the Java model alone on the same run:%n%n"
                         + "| | wall (s) | simulated adapter cycles per wall second | RTL edges per wall second (each block) |%n|---|---:|---:|---:|%n"
                         + "| Java model alone | %.2f | %,.0f | |%n| with RTL in the loop | %.2f | %,.0f | %,.0f |%n%n"
@@ -471,8 +491,8 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** Each round's wall per node against that round's 2 nodes', lowest-highest ("" when run once). */
-    private static String roundRatios(nicsim.cosim.bench.WorkloadBench.NodeScale r,
-            nicsim.cosim.bench.WorkloadBench.NodeScale two) {
+    private static String roundRatios(WorkloadBench.NodeScale r,
+            WorkloadBench.NodeScale two) {
         double[] w = r.roundWalls(), t = two.roundWalls();
         if (w.length < 2 || w.length != t.length) return "";
         double lo = Double.MAX_VALUE, hi = 0;
@@ -498,7 +518,7 @@ final class BenchCommand implements Callable<Integer> {
         int[] counts = new int[Math.max(2, cores)];
         for (int t = 0; t < counts.length; t++) counts[t] = t + 1;
         for (int nn : quick ? new int[]{8} : new int[]{8, 32, 64}) {
-            var runs = nicsim.cosim.bench.ThreadBench.sideBySide(nn, counts, iters, 3);
+            var runs = ThreadBench.sideBySide(nn, counts, iters, 3);
             var one = runs.get(0);
             for (var r : runs)
                 md.append(String.format("| %d | %d | %.2f | %.2fx | %,d | %s |%n", nn, r.threads(), r.wallSeconds(),
@@ -506,7 +526,7 @@ final class BenchCommand implements Callable<Integer> {
                         r.fingerprint().equals(one.fingerprint()) ? "identical" : "DIFFERENT"));
         }
         int big = quick ? 8 : 32;
-        double ceiling = nicsim.cosim.bench.ThreadBench.ceiling(big, iters, Math.max(2, cores));
+        double ceiling = ThreadBench.ceiling(big, iters, Math.max(2, cores));
         md.append(String.format("%nThe machine's ceiling: %d independent one-thread runs of %d nodes side by side give %.2fx the throughput of one "
                 + "alone (%d cores reported); no partitioning can do better than that.%n", Math.max(2, cores), big, ceiling, cores));
     }
@@ -534,16 +554,16 @@ final class BenchCommand implements Callable<Integer> {
         }
         md.append(String.format("%nJNI crossing through SpinalSim: %.0f ns per poke, %.0f ns per peek of one signal. Through nicsim's binding: "
                 + "%.0f ns per crossing (an empty batch), %.0f ns per DoorbellDecoder cycle in batches of %d.%n", jni[0], jni[1], nat[0], nat[1],
-                nicsim.cosim.RtlInLoop.BATCH));
+                RtlInLoop.BATCH));
         md.append("\nTarget (issue 7): the Java model at >= 20x the cycles/s of the same block in Verilator through JNI, a crossing per signal as ")
                 .append("SpinalSim does it (Java / RTL). Every column replays the same recorded inputs, so none pays for the seeded stimulus. ")
                 .append("nicsim's binding, which RTL in the loop uses, runs a whole batch of cycles per crossing and keeps up with the Java twins; ")
                 .append("that is why it was written.\n");
         md.append("\n## Host link DMA efficiency (simulated, exact)\n\n```\n");
-        java.io.StringWriter sw = new java.io.StringWriter();
-        PcieEfficiency.print(p, new java.io.PrintStream(new java.io.ByteArrayOutputStream()) {
+        StringWriter sw = new StringWriter();
+        PcieEfficiency.print(p, new PrintStream(new ByteArrayOutputStream()) {
             @Override public void println(String x) { sw.write(x + "\n"); }
-            @Override public java.io.PrintStream printf(String f, Object... a) { sw.write(String.format(f, a)); return this; }
+            @Override public PrintStream printf(String f, Object... a) { sw.write(String.format(f, a)); return this; }
         });
         md.append(sw).append("```\n\n");
     }

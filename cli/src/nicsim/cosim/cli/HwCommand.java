@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine;
 
 @Command(name = "hw", mixinStandardHelpOptions = true, description = "What the RTL blocks cost in hardware, and how "
         + "well the lockstep catches their bugs.", subcommands = {HwCommand.Cost.class, HwCommand.Mutate.class,
@@ -42,15 +43,15 @@ final class HwCommand implements Runnable {
         @Parameters(paramLabel = "BLOCK", description = "doorbell, wqe, mtt, cqe or dma")
         String block;
 
-        @picocli.CommandLine.Option(names = "--mutants", defaultValue = "10",
+        @CommandLine.Option(names = "--mutants", defaultValue = "10",
                 description = "mutants to make (default: ${DEFAULT-VALUE})")
         int mutants;
 
-        @picocli.CommandLine.Option(names = "--cycles", defaultValue = "20000",
+        @CommandLine.Option(names = "--cycles", defaultValue = "20000",
                 description = "lockstep cycles each mutant runs (default: ${DEFAULT-VALUE})")
         long cycles;
 
-        @picocli.CommandLine.Option(names = "--seed", defaultValue = "1",
+        @CommandLine.Option(names = "--seed", defaultValue = "1",
                 description = "seed of the mutants and the stimulus (default: ${DEFAULT-VALUE})")
         long seed;
 

@@ -1,9 +1,11 @@
 package nicsim.cosim.cli;
 
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import nicsim.serve.Attach;
 import nicsim.serve.PortControl;
+import nicsim.verbs.VerbsException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -29,10 +31,10 @@ final class PortCommand implements Callable<Integer> {
         Path sock = socket != null ? socket : Attach.defaultSocket();
         try {
             PortControl.link(sock, node, state.equals("up"));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             System.err.println("nicsim port: no serve answers at " + sock + " (" + e.getMessage() + ")");
             return 1;
-        } catch (nicsim.verbs.VerbsException e) {
+        } catch (VerbsException e) {
             System.err.println("nicsim port: " + e.getMessage());
             return 1;
         }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import nicsim.cosim.cli.Main;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
@@ -69,6 +70,6 @@ class HwCostTest {
 
     @Test
     void anUnknownBlockIsOneLineAndExitTwo() {
-        assertEquals(2, nicsim.cosim.cli.Main.run("hw", "cost", "nope"));
+        assertEquals(2, Main.run("hw", "cost", "nope"));
     }
 }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import nicsim.cosim.cli.Main;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
@@ -73,7 +74,7 @@ class HwCoverageTest {
         int code;
         try {
             System.setOut(new PrintStream(buf, true));
-            code = nicsim.cosim.cli.Main.run("hw", "coverage", "doorbell", "--cycles", Long.toString(CYCLES), "--runs",
+            code = Main.run("hw", "coverage", "doorbell", "--cycles", Long.toString(CYCLES), "--runs",
                     "1", "--out", out.toString());
         } finally {
             System.setOut(old);
@@ -104,6 +105,6 @@ class HwCoverageTest {
 
     @Test
     void anUnknownBlockIsOneLineAndExitTwo() {
-        assertEquals(2, nicsim.cosim.cli.Main.run("hw", "coverage", "nope"));
+        assertEquals(2, Main.run("hw", "coverage", "nope"));
     }
 }

@@ -2,6 +2,7 @@ package nicsim.cosim;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +41,7 @@ class HwMutateTest {
         HwMutate.Netlist again = HwMutate.netlist(dir, top, 3, 1, "doorbell", "");
         assertTrue(again.cached(), "the netlist of the run above is cached: " + again.file());
         assertEquals(alone, again.mutations());
-        assertTrue(java.nio.file.Files.readString(again.file()).contains(HwMutate.SELECT), "the netlist's select");
+        assertTrue(Files.readString(again.file()).contains(HwMutate.SELECT), "the netlist's select");
         for (int i = 0; i < 3; i++) {
             HwMutate.Mutant m = r.mutants().get(i);
             assertEquals(alone.get(i), m.mutation(), "the same mutants, in the same order");

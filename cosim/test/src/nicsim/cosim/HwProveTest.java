@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
+import nicsim.wave.GtkwSave;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -63,7 +67,7 @@ class HwProveTest {
         HwProve.Design d = HwProve.generated(profile, "mtt", dir);
         Path v = d.files().get(0);
         String text = Files.readString(v);
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("outReg_last <= ([^;]+);").matcher(text);
+        Matcher m = Pattern.compile("outReg_last <= ([^;]+);").matcher(text);
         assertTrue(m.find(), "the generated walker sets outReg_last");
         Files.writeString(v, m.replaceAll("outReg_last <= 1'b1;"));
         List<HwProve.Result> rs = HwProve.prove(profile, "mtt", d, 6, dir.resolve("cex"));
@@ -87,7 +91,7 @@ class HwProveTest {
         assertTrue(failed.vcd().getFileName().toString().contains(failed.property().label()), failed.vcd().toString());
         String vcd = Files.readString(failed.vcd());
         assertTrue(vcd.contains("io_doorbell_valid") && vcd.contains("io_doorbell_ready"), "the VCD has the port");
-        String gtkw = Files.readString(nicsim.wave.GtkwSave.beside(failed.vcd()));
+        String gtkw = Files.readString(GtkwSave.beside(failed.vcd()));
         assertTrue(gtkw.contains("-io_doorbell") && gtkw.contains(failed.vcd().toAbsolutePath().toString()), gtkw);
         // the properties the mutant does not touch still hold
         assertTrue(rs.stream().anyMatch(r -> r.property().label().equals("p_seen_reset")
@@ -102,7 +106,7 @@ class HwProveTest {
      */
     @Test
     void aimedMutantsBreakTheDoorbellsBalanceAndResetValue() throws Exception {
-        List<String> progress = new java.util.ArrayList<>();
+        List<String> progress = new ArrayList<>();
         Map<String, String> broken = HwProve.vacuity(profile, "doorbell", 4, 1, 3, progress::add);
         assertEquals(4, progress.size(), progress.toString());
         assertEquals(13, broken.size(), broken.toString());

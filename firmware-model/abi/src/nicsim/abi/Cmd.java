@@ -1,6 +1,7 @@
 package nicsim.abi;
 
 import java.util.Arrays;
+import java.util.Locale;
 import nicsim.abi.BigEndian;
 import nicsim.sim.Layout;
 
@@ -273,7 +274,7 @@ public final class Cmd {
     private static Layout<QCounterValues> qCounterValues() {
         var b = Layout.<QCounterValues>builder("QCounterValues");
         for (QCounter c : QCounter.values())
-            b.field(c.name().toLowerCase(java.util.Locale.ROOT), 64, v -> v.values()[c.ordinal()]);
+            b.field(c.name().toLowerCase(Locale.ROOT), 64, v -> v.values()[c.ordinal()]);
         return b.build(v -> new QCounterValues(v.clone()));
     }
 

@@ -1,6 +1,8 @@
 package nicsim.abi;
 
+import java.util.Arrays;
 import nicsim.abi.BigEndian;
+import nicsim.verbs.WcStatus;
 
 /**
  * mlx5's 64-byte completion entry (docs/sources.md#mlx5-cqe), the fields nicsim fills so far: byte count,
@@ -45,24 +47,24 @@ public final class Cqe64 {
     /**
      * The ibv_wc_status an error CQE's syndrome stands for, as mlx5's provider maps it (anything else: GENERAL_ERR).
      */
-    public static nicsim.verbs.WcStatus status(int syndrome) {
+    public static WcStatus status(int syndrome) {
         return switch (syndrome) {
-            case SYNDROME_LOC_LEN_ERR -> nicsim.verbs.WcStatus.LOC_LEN_ERR;
-            case SYNDROME_LOC_QP_OP_ERR -> nicsim.verbs.WcStatus.LOC_QP_OP_ERR;
-            case SYNDROME_LOC_PROT_ERR -> nicsim.verbs.WcStatus.LOC_PROT_ERR;
-            case SYNDROME_WR_FLUSH_ERR -> nicsim.verbs.WcStatus.WR_FLUSH_ERR;
-            case SYNDROME_MW_BIND_ERR -> nicsim.verbs.WcStatus.MW_BIND_ERR;
-            case SYNDROME_BAD_RESP_ERR -> nicsim.verbs.WcStatus.BAD_RESP_ERR;
-            case SYNDROME_LOC_ACCESS_ERR -> nicsim.verbs.WcStatus.LOC_ACCESS_ERR;
-            case SYNDROME_REM_INV_REQ_ERR -> nicsim.verbs.WcStatus.REM_INV_REQ_ERR;
-            case SYNDROME_REM_ACCESS_ERR -> nicsim.verbs.WcStatus.REM_ACCESS_ERR;
-            case SYNDROME_REM_OP_ERR -> nicsim.verbs.WcStatus.REM_OP_ERR;
-            case SYNDROME_RETRY_EXC_ERR -> nicsim.verbs.WcStatus.RETRY_EXC_ERR;
-            case SYNDROME_RNR_RETRY_EXC_ERR -> nicsim.verbs.WcStatus.RNR_RETRY_EXC_ERR;
-            case SYNDROME_REM_ABORT_ERR -> nicsim.verbs.WcStatus.REM_ABORT_ERR;
-            case SYNDROME_TM_ERR -> nicsim.verbs.WcStatus.TM_ERR;
-            case SYNDROME_TM_RNDV_INCOMPLETE -> nicsim.verbs.WcStatus.TM_RNDV_INCOMPLETE;
-            default -> nicsim.verbs.WcStatus.GENERAL_ERR;
+            case SYNDROME_LOC_LEN_ERR -> WcStatus.LOC_LEN_ERR;
+            case SYNDROME_LOC_QP_OP_ERR -> WcStatus.LOC_QP_OP_ERR;
+            case SYNDROME_LOC_PROT_ERR -> WcStatus.LOC_PROT_ERR;
+            case SYNDROME_WR_FLUSH_ERR -> WcStatus.WR_FLUSH_ERR;
+            case SYNDROME_MW_BIND_ERR -> WcStatus.MW_BIND_ERR;
+            case SYNDROME_BAD_RESP_ERR -> WcStatus.BAD_RESP_ERR;
+            case SYNDROME_LOC_ACCESS_ERR -> WcStatus.LOC_ACCESS_ERR;
+            case SYNDROME_REM_INV_REQ_ERR -> WcStatus.REM_INV_REQ_ERR;
+            case SYNDROME_REM_ACCESS_ERR -> WcStatus.REM_ACCESS_ERR;
+            case SYNDROME_REM_OP_ERR -> WcStatus.REM_OP_ERR;
+            case SYNDROME_RETRY_EXC_ERR -> WcStatus.RETRY_EXC_ERR;
+            case SYNDROME_RNR_RETRY_EXC_ERR -> WcStatus.RNR_RETRY_EXC_ERR;
+            case SYNDROME_REM_ABORT_ERR -> WcStatus.REM_ABORT_ERR;
+            case SYNDROME_TM_ERR -> WcStatus.TM_ERR;
+            case SYNDROME_TM_RNDV_INCOMPLETE -> WcStatus.TM_RNDV_INCOMPLETE;
+            default -> WcStatus.GENERAL_ERR;
         };
     }
 
@@ -244,7 +246,7 @@ public final class Cqe64 {
     public static byte[] inlineData(byte[] cqe) {
         if (!inlineScattered(cqe)) return null;
         int n = (int) Math.min(INLINE_SCATTER_BYTES, BigEndian.get32(cqe, 44));
-        return java.util.Arrays.copyOf(cqe, n);
+        return Arrays.copyOf(cqe, n);
     }
 
     /**

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import nicsim.verbs.QpType;
 
 /**
@@ -123,12 +124,12 @@ public final class WqeFormat {
 
         @Override public boolean equals(Object o) {
             return o instanceof SendWqe w && opcode == w.opcode && index == w.index && qpn == w.qpn && fmCeSe == w.fmCeSe && imm == w.imm
-                    && java.util.Objects.equals(av, w.av) && remoteAddr == w.remoteAddr && rkey == w.rkey && swapAdd == w.swapAdd
+                    && Objects.equals(av, w.av) && remoteAddr == w.remoteAddr && rkey == w.rkey && swapAdd == w.swapAdd
                     && compare == w.compare && sges.equals(w.sges) && Arrays.equals(inline, w.inline) && xrcSrqn == w.xrcSrqn
-                    && java.util.Objects.equals(layout, w.layout);
+                    && Objects.equals(layout, w.layout);
         }
 
-        @Override public int hashCode() { return java.util.Objects.hash(opcode, index, qpn, sges) * 31 + Arrays.hashCode(inline); }
+        @Override public int hashCode() { return Objects.hash(opcode, index, qpn, sges) * 31 + Arrays.hashCode(inline); }
     }
 
     /** A WQE that does not parse; the syndrome says which field. */

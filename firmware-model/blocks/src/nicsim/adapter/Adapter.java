@@ -2,8 +2,11 @@ package nicsim.adapter;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
@@ -21,6 +24,8 @@ import nicsim.host.PciLink;
 import nicsim.host.PciPort;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
+import nicsim.sim.Counters;
+import nicsim.sim.Recent;
 import nicsim.sim.Simulator;
 import nicsim.sim.StreamDemux;
 
@@ -69,16 +74,16 @@ public final class Adapter implements PciFunction, Clocked {
     private final ArrayDeque<CqConfig> cqConfigIn = new ArrayDeque<>();
     private final ArrayDeque<CqeIn> cqeIn = new ArrayDeque<>();
     private final CqSettle settle = new CqSettle();
-    private final java.util.Map<Long, Integer> cqVectors = new java.util.HashMap<>();
+    private final Map<Long, Integer> cqVectors = new HashMap<>();
     private final ArrayDeque<Long> pendingMsix = new ArrayDeque<>();
     /** The UAR page each send queue's doorbells must come through. */
-    private final java.util.Map<Long, Long> sqOwner = new java.util.HashMap<>();
+    private final Map<Long, Long> sqOwner = new HashMap<>();
     /** BlueFlame-written WQEBBs by ring address, oldest first; at most {@link #bfEntries}. */
-    private final nicsim.sim.Recent<Long, byte[]> bfLines;
+    private final Recent<Long, byte[]> bfLines;
     private final int bfEntries;
     // counted once per doorbell or fetch: held, not looked up by name each time
-    private final nicsim.sim.Counters.Ref bfContinuations, bfWrites, bfFetchesSkipped;
-    private final nicsim.sim.Counters.Ref doorbellsPolled, pollWaitPicos, mmioOutsideWindow;
+    private final Counters.Ref bfContinuations, bfWrites, bfFetchesSkipped;
+    private final Counters.Ref doorbellsPolled, pollWaitPicos, mmioOutsideWindow;
     private PciPort port;
     private final OnChipMemory dm;
     private final long dmWindow;
@@ -90,10 +95,10 @@ public final class Adapter implements PciFunction, Clocked {
     private final List<Long> errorTimes = new ArrayList<>();
     private final List<byte[]> partial = new ArrayList<>();
     /** Per send queue, for the timeline: decoded doorbells {producer, time} and fetches {first WQEBB, count, time}. */
-    private final java.util.Map<Long, ArrayDeque<long[]>> doorbellsSeen = new java.util.HashMap<>();
-    private final java.util.Map<Long, ArrayDeque<long[]>> fetchesSeen = new java.util.HashMap<>();
-    private final java.util.Map<Long, Long> nextFetch = new java.util.HashMap<>();
-    private final java.util.Map<Integer, Long> qpnOfSlot = new java.util.HashMap<>();
+    private final Map<Long, ArrayDeque<long[]>> doorbellsSeen = new HashMap<>();
+    private final Map<Long, ArrayDeque<long[]>> fetchesSeen = new HashMap<>();
+    private final Map<Long, Long> nextFetch = new HashMap<>();
+    private final Map<Integer, Long> qpnOfSlot = new HashMap<>();
 
     /** The blocks alone, without firmware (block-level tests, the demo). */
     public Adapter(Simulator sim, AdapterConfig cfg) { this(sim, cfg, "core", EmbeddedProcessor::none); }
@@ -103,7 +108,7 @@ public final class Adapter implements PciFunction, Clocked {
      * with the firmware {@code firmware} makes for it.
      */
     public Adapter(Simulator sim, AdapterConfig cfg, String clockName,
-            java.util.function.Function<Adapter, EmbeddedProcessor> firmware) {
+            Function<Adapter, EmbeddedProcessor> firmware) {
         this.sim = sim;
         this.cfg = cfg;
         this.core = sim.clockDomain(clockName, cfg.corePeriodPs());
@@ -114,7 +119,7 @@ public final class Adapter implements PciFunction, Clocked {
         this.dbCfg = cfg.doorbell();
         this.pollInterval = cfg.pollIntervalPs();
         this.bfEntries = cfg.bfBufferEntries();
-        this.bfLines = new nicsim.sim.Recent<>(bfEntries);
+        this.bfLines = new Recent<>(bfEntries);
         this.bfContinuations = core.counters().ref(AdapterStat.BLUEFLAME_CONTINUATIONS);
         this.bfWrites = core.counters().ref(AdapterStat.BLUEFLAME_WRITES);
         this.bfFetchesSkipped = core.counters().ref(AdapterStat.BLUEFLAME_FETCHES_SKIPPED);
@@ -316,7 +321,7 @@ public final class Adapter implements PciFunction, Clocked {
         queued();
     }
 
-    private final java.util.Map<Long, SqConfig> sqConfigs = new java.util.HashMap<>();
+    private final Map<Long, SqConfig> sqConfigs = new HashMap<>();
 
     public ClockDomain core() { return core; }
     public DoorbellDecoder decoder() { return decoder; }
@@ -378,7 +383,7 @@ public final class Adapter implements PciFunction, Clocked {
             boolean whole = data.length % WqeLayout.WQEBB == 0 && data.length <= most;
             long page = (offset - dbCfg.windowBase()) / dbCfg.pageSize();
             if (wqeHead && whole && data.length > 0) keepBlueFlame(page, data);
-            MmioWrite w = MmioWrite.of(offset, java.util.Arrays.copyOf(data, Math.min(data.length, 8)));
+            MmioWrite w = MmioWrite.of(offset, Arrays.copyOf(data, Math.min(data.length, 8)));
             if (pollInterval > 0) {
                 // no hardware doorbell: the write lands in adapter SRAM, where the control program finds it on its next
                 // poll
@@ -431,7 +436,7 @@ public final class Adapter implements PciFunction, Clocked {
         int mask = (1 << sc.logSize()) - 1;
         for (int k = 0; k < wqe.length / WqeLayout.WQEBB; k++) {
             long pa = sc.base() + (long) ((index + k) & mask) * WqeLayout.WQEBB;
-            bfLines.keep(pa, java.util.Arrays.copyOfRange(wqe, k * WqeLayout.WQEBB, (k + 1) * WqeLayout.WQEBB));
+            bfLines.keep(pa, Arrays.copyOfRange(wqe, k * WqeLayout.WQEBB, (k + 1) * WqeLayout.WQEBB));
         }
     }
 
@@ -579,7 +584,7 @@ public final class Adapter implements PciFunction, Clocked {
             stamp(entry);
             port.dmaWrite(w.addr(), entry, r -> {
                 settle.written(cqn);
-                if (r.status() != nicsim.host.PciPort.DmaStatus.OK) {
+                if (r.status() != PciPort.DmaStatus.OK) {
                     problem(String.format("CQE write to 0x%x failed: %s", w.addr(), r.status()));
                     return;
                 }

@@ -1,5 +1,9 @@
 package nicsim.adapter;
 
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.function.Consumer;
+import java.util.function.IntFunction;
 import nicsim.adapter.DmaEngine.Config;
 import nicsim.adapter.DmaPorts.Beat;
 import nicsim.adapter.DmaPorts.Done;
@@ -8,6 +12,7 @@ import nicsim.adapter.DmaPorts.LinkDesc;
 import nicsim.adapter.DmaPorts.PciRead;
 import nicsim.adapter.DmaPorts.WriteBeat;
 import nicsim.sim.CounterOut;
+import nicsim.sim.Counters;
 
 import static nicsim.adapter.DmaEngine.HOST;
 import static nicsim.adapter.DmaEngine.NAME;
@@ -24,9 +29,9 @@ final class DmaCore {
     private final Config cfg;
     private final int beat;
     private final long[][] sram;
-    private final nicsim.sim.Counters counters;
+    private final Counters counters;
     // made when first counted: a dump lists only what happened
-    private final nicsim.sim.Counters.Counter[] doneCounters;
+    private final Counters.Counter[] doneCounters;
     private final CounterOut beatsOut, stallsOut;
     private final boolean dry;
     // host engine
@@ -46,12 +51,12 @@ final class DmaCore {
     int lastGrant = RECV;
     Done hostDoneReg, sendDoneReg, recvDoneReg;
 
-    DmaCore(Config cfg, nicsim.sim.Counters counters, CounterOut beatsOut, CounterOut stallsOut) {
+    DmaCore(Config cfg, Counters counters, CounterOut beatsOut, CounterOut stallsOut) {
         this.cfg = cfg;
         this.beat = cfg.beatBytes();
         this.sram = new long[(int) (cfg.sramBytes() / beat)][];
         this.counters = counters;
-        this.doneCounters = new nicsim.sim.Counters.Counter[DONE_COUNTERS.length];
+        this.doneCounters = new Counters.Counter[DONE_COUNTERS.length];
         this.beatsOut = beatsOut;
         this.stallsOut = stallsOut;
         this.dry = false;
@@ -100,7 +105,7 @@ final class DmaCore {
         d.copyRegisters(this);
         d.logged = 0;
         d.loggedBeats = d.loggedStalls = 0;
-        java.util.Arrays.fill(d.loggedDone, 0);
+        Arrays.fill(d.loggedDone, 0);
         return d;
     }
 
@@ -228,7 +233,7 @@ final class DmaCore {
      * checked that none of the beats taken is heard outside (they are not its last). {@code taken}
      * gets the words of each beat taken, in order. What k calls of {@link #edge} would do.
      */
-    void sendAlone(long k, java.util.function.Consumer<long[]> taken) {
+    void sendAlone(long k, Consumer<long[]> taken) {
         if (k < 1 || k > sendBeatsLeft() || sendOutQ.size() != 1 || !alone(SEND))
             throw new IllegalStateException("send engine not alone for " + k + " edges");
         taken.accept(sendOutQ.poll());
@@ -249,7 +254,7 @@ final class DmaCore {
      * failed, not a packet's last); k beats leave the descriptor at least one more. What k calls
      * of {@link #edge} would do.
      */
-    void inAlone(int engine, int k, java.util.function.IntFunction<long[]> in) {
+    void inAlone(int engine, int k, IntFunction<long[]> in) {
         boolean host = engine == HOST;
         BeatFifo2 q = host ? hostInQ : recvInQ;
         if (k < 1 || (long) k * beat >= (host ? hostLeft : recvLeft) || !inAloneReady(engine))
@@ -346,7 +351,7 @@ final class DmaCore {
      * let go (the model's SRAM holds a reference per beat, which would keep them alive).
      */
     void forget(long sramAddr, long bytes) {
-        java.util.Arrays.fill(sram, (int) (sramAddr / beat), (int) ((sramAddr + bytes) / beat), null);
+        Arrays.fill(sram, (int) (sramAddr / beat), (int) ((sramAddr + bytes) / beat), null);
     }
 
     private long[] read(long sramAddr) {
@@ -358,8 +363,8 @@ final class DmaCore {
         int at = (int) (sramAddr / beat);
         if (!dry) { sram[at] = data; return; }
         if (logged == loggedAt.length) {
-            loggedAt = java.util.Arrays.copyOf(loggedAt, Math.max(16, 2 * logged));
-            loggedData = java.util.Arrays.copyOf(loggedData, loggedAt.length);
+            loggedAt = Arrays.copyOf(loggedAt, Math.max(16, 2 * logged));
+            loggedData = Arrays.copyOf(loggedData, loggedAt.length);
         }
         loggedAt[logged] = at;
         loggedData[logged++] = data;
@@ -413,7 +418,7 @@ final class DmaCore {
         return new Done(tag, status, length);
     }
 
-    private nicsim.sim.Counters.Counter doneCounter(int k) {
+    private Counters.Counter doneCounter(int k) {
         if (doneCounters[k] == null) doneCounters[k] = counters.counter(DONE_COUNTERS[k]);
         return doneCounters[k];
     }
@@ -466,8 +471,8 @@ final class DmaCore {
         recvMoved = 0;
     }
 
-    private static final String[] DONE_COUNTERS = java.util.Arrays.stream(Done.Status.values())
-            .map(s -> NAME + ".done_" + s.name().toLowerCase(java.util.Locale.ROOT)).toArray(String[]::new);
+    private static final String[] DONE_COUNTERS = Arrays.stream(Done.Status.values())
+            .map(s -> NAME + ".done_" + s.name().toLowerCase(Locale.ROOT)).toArray(String[]::new);
 
     /** A first-in first-out register of two entries, the depth of every queue in the engine. */
     static final class Fifo2<T> {

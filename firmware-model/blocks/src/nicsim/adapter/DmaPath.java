@@ -1,5 +1,8 @@
 package nicsim.adapter;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -8,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import nicsim.adapter.DmaPorts.Beat;
 import nicsim.adapter.DmaPorts.Done;
@@ -67,8 +71,8 @@ public final class DmaPath {
      */
     public static final int PIECE = 4096;
 
-    private static final java.lang.invoke.VarHandle LE_LONG = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
-    private static final java.lang.invoke.VarHandle LE_INT = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(int[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle LE_LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle LE_INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final Simulator sim;
     private final Supplier<PciPort> port;
@@ -446,7 +450,7 @@ public final class DmaPath {
                         else if (b >= j.skew && b + beat <= j.skew + j.length)
                             words = toWords(j.data, j.dataOff + b - j.skew);
                         else { // zero padded
-                            java.util.Arrays.fill(edgeBeat, (byte) 0);
+                            Arrays.fill(edgeBeat, (byte) 0);
                             int from = Math.max(b, j.skew), to = Math.min(b + beat, j.skew + j.length);
                             System.arraycopy(j.data, j.dataOff + from - j.skew, edgeBeat, from - b, to - from);
                             words = toWords(edgeBeat, 0);
@@ -681,7 +685,7 @@ public final class DmaPath {
             sendBusy.pollFirst();
             if (j.failed) { fail(j); return; }
             release(j);
-            byte[] bytes = j.out != null ? j.out.bytes : java.util.Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
+            byte[] bytes = j.out != null ? j.out.bytes : Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
             deliver(j, bytes);
         }
 
@@ -881,8 +885,8 @@ public final class DmaPath {
         // at one period apart from logWrAt, the first of them the logWrFrom-th
         private int inFrom, logWrFrom;
         private long logWrAt;
-        private final java.util.function.IntFunction<long[]> pciWordsFrom = e -> Channel.this.pci.wordsAt(inFrom + e);
-        private final java.util.function.IntFunction<long[]> rxWordsFrom = e -> Channel.this.rx.wordsAt(inFrom + e);
+        private final IntFunction<long[]> pciWordsFrom = e -> Channel.this.pci.wordsAt(inFrom + e);
+        private final IntFunction<long[]> rxWordsFrom = e -> Channel.this.rx.wordsAt(inFrom + e);
         private final DmaCore.WriteOut logWrTimed = (addr, words, last) ->
                 logWr(addr, words, last, logWrAt + (lookWrN - logWrFrom) * Channel.this.domain.periodPicos());
 

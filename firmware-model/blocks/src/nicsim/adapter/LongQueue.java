@@ -1,5 +1,7 @@
 package nicsim.adapter;
 
+import java.util.NoSuchElementException;
+
 /** A first-in first-out queue of longs, unboxed: a ring that doubles when full. */
 final class LongQueue {
     private long[] ring = new long[16];
@@ -19,7 +21,7 @@ final class LongQueue {
 
     /** Takes the oldest; the queue must not be empty. */
     long poll() {
-        if (size == 0) throw new java.util.NoSuchElementException("empty queue");
+        if (size == 0) throw new NoSuchElementException("empty queue");
         long v = ring[head];
         head = (head + 1) & (ring.length - 1);
         size--;

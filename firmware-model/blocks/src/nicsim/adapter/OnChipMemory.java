@@ -1,5 +1,8 @@
 package nicsim.adapter;
 
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import nicsim.host.FreeRanges;
 import nicsim.profile.Profile;
 import nicsim.profile.Require;
@@ -17,7 +20,7 @@ public final class OnChipMemory {
     private final byte[] bytes;
     private final FreeRanges free;
     private final long latencyCycles, bytesPerCycle, periodPicos;
-    private final java.util.Map<Long, Long> allocated = new java.util.HashMap<>();
+    private final Map<Long, Long> allocated = new HashMap<>();
 
     /**
      * Device memory's parameters, from the profile's {@code dm.*} (none: {@code dm.size} 0 or absent): its size, the
@@ -69,7 +72,7 @@ public final class OnChipMemory {
     public boolean release(long offset) {
         Long length = allocated.remove(offset);
         if (length == null) return false;
-        java.util.Arrays.fill(bytes, (int) offset, (int) (offset + length), (byte) 0);
+        Arrays.fill(bytes, (int) offset, (int) (offset + length), (byte) 0);
         free.give(offset, offset + length);
         return true;
     }
@@ -80,7 +83,7 @@ public final class OnChipMemory {
 
     public long allocationAt(long offset) { return allocated.getOrDefault(offset, -1L); }
 
-    public byte[] read(long offset, int length) { return java.util.Arrays.copyOfRange(bytes, (int) offset, (int) offset + length); }
+    public byte[] read(long offset, int length) { return Arrays.copyOfRange(bytes, (int) offset, (int) offset + length); }
 
     public void write(long offset, byte[] data) { System.arraycopy(data, 0, bytes, (int) offset, data.length); }
 }

@@ -1,5 +1,6 @@
 package nicsim.adapter;
 
+import java.util.Arrays;
 import java.util.function.Consumer;
 import nicsim.host.PciPort;
 import nicsim.sim.Arrival;
@@ -84,12 +85,12 @@ final class OnChipPort implements PciPort {
     @Override public void dmaWriteStreamed(long addr, byte[] data, int offset, int length, long since,
                                           Consumer<WriteResult> done) {
         if (!local(addr, length)) { pci.dmaWriteStreamed(addr, data, offset, length, since, done); return; }
-        localWrite(addr, java.util.Arrays.copyOfRange(data, offset, offset + length), done);
+        localWrite(addr, Arrays.copyOfRange(data, offset, offset + length), done);
     }
 
     @Override public void dmaWriteStreamedPosted(long addr, byte[] data, int offset, int length, long since) {
         if (!local(addr, length)) { pci.dmaWriteStreamedPosted(addr, data, offset, length, since); return; }
-        localWrite(addr, java.util.Arrays.copyOfRange(data, offset, offset + length), null);
+        localWrite(addr, Arrays.copyOfRange(data, offset, offset + length), null);
     }
 
     @Override public boolean dmaWriteLands(long addr, int length) {

@@ -1,6 +1,7 @@
 package nicsim.adapter;
 
 import java.util.ArrayDeque;
+import java.util.function.Function;
 import nicsim.abi.Line64;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.WqePorts.DmaReadReq;
@@ -22,7 +23,7 @@ public final class PciDmaReader implements Clocked {
     private final Stream<DmaReadReq> req;
     private final Stream<WqebbBeat> rsp;
     private final ArrayDeque<WqebbBeat> ready = new ArrayDeque<>();
-    private final java.util.function.Function<DmaReadReq, byte[]> local;
+    private final Function<DmaReadReq, byte[]> local;
     private boolean reading;
 
     /**
@@ -30,7 +31,7 @@ public final class PciDmaReader implements Clocked {
      * the bytes of a read held on the adapter (or null: read the host).
      */
     public PciDmaReader(ClockDomain domain, PciPort port, Stream<DmaReadReq> req, Stream<WqebbBeat> rsp,
-                        java.util.function.Function<DmaReadReq, byte[]> local) {
+                        Function<DmaReadReq, byte[]> local) {
         this.domain = domain;
         this.port = port;
         this.req = req;

@@ -1,5 +1,6 @@
 package nicsim.adapter;
 
+import java.util.Arrays;
 import nicsim.abi.WqeLayout;
 import nicsim.sim.Layout;
 
@@ -27,9 +28,9 @@ public final class WqePorts {
     public record WqebbBeat(long[] data, long status) {
         public WqebbBeat { data = data.clone(); }
         @Override public boolean equals(Object o) {
-            return o instanceof WqebbBeat b && java.util.Arrays.equals(data, b.data) && status == b.status;
+            return o instanceof WqebbBeat b && Arrays.equals(data, b.data) && status == b.status;
         }
-        @Override public int hashCode() { return java.util.Arrays.hashCode(data) * 31 + (int) status; }
+        @Override public int hashCode() { return Arrays.hashCode(data) * 31 + (int) status; }
         @Override public String toString() { return "WqebbBeat(" + String.format("0x%016x", data[0]) + "..., status=" + status + ")"; }
     }
 
@@ -38,9 +39,9 @@ public final class WqePorts {
         public WqeBeat { data = data.clone(); }
         @Override public boolean equals(Object o) {
             return o instanceof WqeBeat b && qpn == b.qpn && index == b.index && first == b.first && last == b.last
-                    && java.util.Arrays.equals(data, b.data);
+                    && Arrays.equals(data, b.data);
         }
-        @Override public int hashCode() { return java.util.Arrays.hashCode(data) * 31 + (int) (qpn * 7 + index); }
+        @Override public int hashCode() { return Arrays.hashCode(data) * 31 + (int) (qpn * 7 + index); }
         @Override public String toString() {
             return String.format("WqeBeat(qpn=0x%x idx=%d%s%s 0x%016x...)", qpn, index, first != 0 ? " first" : "", last != 0 ? " last" : "", data[0]);
         }
@@ -91,12 +92,12 @@ public final class WqePorts {
     public static final Layout<WqebbBeat> WQEBB_BEAT = Layout.<WqebbBeat>builder("WqebbBeat")
             .words("data", 8, 64, WqebbBeat::data)
             .field("status", 1, WqebbBeat::status)
-            .build(v -> new WqebbBeat(java.util.Arrays.copyOf(v, 8), v[8]));
+            .build(v -> new WqebbBeat(Arrays.copyOf(v, 8), v[8]));
 
     public static final Layout<WqeBeat> WQE_BEAT = Layout.<WqeBeat>builder("WqeBeat")
             .field("qpn", 24, WqeBeat::qpn).field("index", 16, WqeBeat::index)
             .field("first", 1, WqeBeat::first).field("last", 1, WqeBeat::last).words("data", 8, 64, WqeBeat::data)
-            .build(v -> new WqeBeat(v[0], v[1], v[2], v[3], java.util.Arrays.copyOfRange(v, 4, 12)));
+            .build(v -> new WqeBeat(v[0], v[1], v[2], v[3], Arrays.copyOfRange(v, 4, 12)));
 
     public static final Layout<WqeError> WQE_ERROR = Layout.<WqeError>builder("WqeError")
             .field("qpn", 24, WqeError::qpn).field("index", 16, WqeError::index)

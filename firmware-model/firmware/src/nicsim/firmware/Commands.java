@@ -1,15 +1,21 @@
 package nicsim.firmware;
 
+import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.abi.Vendor;
+import nicsim.abi.WqeFormat;
 import nicsim.host.PciPort;
 import nicsim.sim.Layout;
 import nicsim.verbs.DcType;
+import nicsim.verbs.EventType;
 import nicsim.verbs.Mtu;
 import nicsim.verbs.QpType;
 import nicsim.verbs.WcFlags;
@@ -128,8 +134,8 @@ final class Commands {
      * the value it named. A refusal of the adapter's state (busy, out of room, a QP in the wrong state)
      * is not a driver's malformed command, and is not kept.
      */
-    final java.util.List<String> refusals = new java.util.ArrayList<>();
-    private static final java.util.Set<Cmd.Status> MALFORMED = java.util.EnumSet.of(Cmd.Status.BAD_OP,
+    final List<String> refusals = new ArrayList<>();
+    private static final Set<Cmd.Status> MALFORMED = EnumSet.of(Cmd.Status.BAD_OP,
             Cmd.Status.BAD_PARAM, Cmd.Status.BAD_RESOURCE, Cmd.Status.BAD_INDEX, Cmd.Status.BAD_SIZE,
             Cmd.Status.BAD_INPUT_LEN, Cmd.Status.BAD_OUTPUT_LEN);
 
@@ -239,21 +245,21 @@ final class Commands {
         initialized = true;
         uars.put(0, true); // UAR 0 belongs to the driver itself
         // a driver assumes its port ACTIVE until told otherwise: a link down already is its first event
-        if (!fw.linkUp()) fw.event(nicsim.verbs.EventType.PORT_ERR, Firmware.PORT);
+        if (!fw.linkUp()) fw.event(EventType.PORT_ERR, Firmware.PORT);
     }
 
     /** Adds the PDs, UARs (the driver's own UAR 0 among them) and XRC domains alive now to {@code into}. */
-    void objects(java.util.Map<String, Integer> into) {
+    void objects(Map<String, Integer> into) {
         into.put("PDs", pds.all().size());
         into.put("UARs", uars.all().size());
         into.put("XRCDs", xrcds.all().size());
     }
 
     /** The PDs alive, by number (for {@link Resources}). */
-    java.util.List<Long> pds() {
-        java.util.List<Long> out = new java.util.ArrayList<>();
+    List<Long> pds() {
+        List<Long> out = new ArrayList<>();
         for (long n = 1; out.size() < pds.all().size() && n < pds.limit(); n++) if (pds.has(n)) out.add(n);
-        return java.util.List.copyOf(out);
+        return List.copyOf(out);
     }
 
     /** TEARDOWN_HCA: refused while any object lives; then the adapter waits for INIT_HCA again. */
@@ -390,7 +396,7 @@ final class Commands {
         int syndrome = 0, kind;
         switch ((int) c.opcode()) {
             case 0 -> {
-                handle = s.tm.add(c.tag(), c.mask(), new nicsim.abi.WqeFormat.Sge(c.addr(), (int) c.length(), (int) c.lkey()));
+                handle = s.tm.add(c.tag(), c.mask(), new WqeFormat.Sge(c.addr(), (int) c.length(), (int) c.lkey()));
                 if (handle < 0) throw new CommandRefused(Cmd.Syndrome.TM_LIST_FULL, s.tm.maxTags);
                 kind = Cqe64.TM_ADD;
             }

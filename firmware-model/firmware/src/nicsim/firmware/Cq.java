@@ -1,6 +1,7 @@
 package nicsim.firmware;
 
 import java.util.ArrayDeque;
+import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Line64;
@@ -90,7 +91,7 @@ final class Cq {
      * in order, then lets the held ones follow. {@code done} gets null, or why it was refused
      * (the ring then stays where it was).
      */
-    void resize(long newRing, int logSize, java.util.function.Consumer<Cmd.Syndrome> done) {
+    void resize(long newRing, int logSize, Consumer<Cmd.Syndrome> done) {
         if (resizing) { done.accept(Cmd.Syndrome.CQ_RESIZING); return; }
         resizing = true;
         adapter.whenCqSettled(cqn, () -> adapter.port().dmaRead(dbrec, 4, r -> {

@@ -3,8 +3,10 @@ package nicsim.firmware;
 import java.util.function.Consumer;
 import nicsim.abi.Cqe64;
 import nicsim.adapter.MttPorts;
+import nicsim.fabric.Grh;
 import nicsim.fabric.Packet;
 import nicsim.firmware.Responder.Step;
+import nicsim.sim.Arrival;
 
 /**
  * A UD QP's receives, for the responder: each message into a receive WQE after the 40 bytes of GRH
@@ -59,14 +61,14 @@ final class DatagramReceive {
     private void placeUd(Packet p, RecvRingReader.Wqe w, long off, long[] cqeIn) {
         long[] cqe = p.grh() != null ? Cqe64.withGrh(cqeIn) : cqeIn;
         byte[] data = p.payload();
-        nicsim.sim.Arrival arrival = p.arrival();
+        Arrival arrival = p.arrival();
         if (p.grh() != null) { // a GRH came (a multicast packet): it fills the 40 bytes before the payload
-            byte[] h = p.grh().bytes(p.wireBytes() - Packet.LRH - nicsim.fabric.Grh.BYTES - Packet.VCRC); // PayLen
+            byte[] h = p.grh().bytes(p.wireBytes() - Packet.LRH - Grh.BYTES - Packet.VCRC); // PayLen
             data = new byte[h.length + p.payload().length];
             System.arraycopy(h, 0, data, 0, h.length);
             System.arraycopy(p.payload(), 0, data, h.length, p.payload().length);
             off -= h.length;
-            if (arrival != null) arrival = new nicsim.sim.Arrival(arrival.head(), arrival.tail(), data.length);
+            if (arrival != null) arrival = new Arrival(arrival.head(), arrival.tail(), data.length);
         }
         q.placement.scatter(w.sges(), off, data, arrival, MttPorts.LOCAL_WRITE, q.live(fail -> {
             if (fail != null && fail.pageFault() && q.strides == 0) q.odp.datagramFaulted(w, fail);

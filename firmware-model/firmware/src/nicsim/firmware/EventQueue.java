@@ -3,6 +3,7 @@ package nicsim.firmware;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.adapter.Adapter;
+import nicsim.sim.Counters;
 import nicsim.verbs.EventType;
 
 /**
@@ -11,7 +12,7 @@ import nicsim.verbs.EventType;
  */
 final class EventQueue {
     private final Adapter adapter;
-    private final nicsim.sim.Counters.Ref events;
+    private final Counters.Ref events;
     private final List<String> log;
     private long addr = -1;
     private int logSize, producer;

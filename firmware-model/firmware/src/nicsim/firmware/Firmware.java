@@ -1,16 +1,19 @@
 package nicsim.firmware;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.CqePorts;
 import nicsim.adapter.DoorbellDecoder;
+import nicsim.adapter.EmbeddedProcessor;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.adapter.WqePorts;
 import nicsim.adapter.WqePorts.WqeError;
@@ -33,7 +36,7 @@ import nicsim.verbs.EventType;
  * <p>Its own work runs on one processor: each task (a command, a WQE start, a packet) takes the
  * profile's cycles and tasks queue behind one another ({@link #exec}).
  */
-public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
+public final class Firmware implements EmbeddedProcessor {
     final Simulator sim;
     final ClockDomain core;
     /** What it took from the profile. */
@@ -93,7 +96,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     public int commandErrors() { return commands.errors(); }
 
     /** Every command refused as malformed so far (status and syndrome, the value it named, when), oldest first. */
-    public java.util.List<String> refusedCommands() { return java.util.Collections.unmodifiableList(commands.refusals); }
+    public List<String> refusedCommands() { return Collections.unmodifiableList(commands.refusals); }
     final MemoryKeys keys;
     final MttFill mttFill;
     final SqContexts sqContexts;
@@ -144,8 +147,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
      * The objects the adapter holds now, by kind (QPs, CQs, SRQs, mkeys, PDs, UARs, XRCDs, device memory
      * allocations): what a test compares with a fresh adapter's to see that nothing leaked.
      */
-    public java.util.Map<String, Integer> objects() {
-        java.util.Map<String, Integer> m = new java.util.TreeMap<>();
+    public Map<String, Integer> objects() {
+        Map<String, Integer> m = new TreeMap<>();
         m.put("QPs", qps.size());
         m.put("CQs", cqs.all().size());
         m.put("SRQs", srqs.all().size());
@@ -236,8 +239,8 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     public record Stall(long qpn, int retries, long picos, String lastRetry) {}
 
     /** The QPs retrying with no progress for at least {@code picos} of simulated time (a watchdog's question). */
-    public java.util.List<Stall> stalls(long picos) {
-        java.util.List<Stall> out = new java.util.ArrayList<>();
+    public List<Stall> stalls(long picos) {
+        List<Stall> out = new ArrayList<>();
         for (Qp q : qps.values()) {
             Stall st = q.completer.stall(picos);
             if (st != null) out.add(st);
@@ -332,7 +335,7 @@ public final class Firmware implements nicsim.adapter.EmbeddedProcessor {
     void send(Packet p, long feedPicos) { send(p, feedPicos, left -> { }); }
 
     /** As above; {@code left} hears when its last bit left the adapter's port (it may wait for the link's credits). */
-    void send(Packet p, long feedPicos, java.util.function.LongConsumer left) {
+    void send(Packet p, long feedPicos, LongConsumer left) {
         stats.inc(FirmwareStat.PACKETS_OUT);
         if (qCounters.allocated() > 0) { // only then may a QP count its own (a lookup per packet otherwise saved)
             Qp from = qps.get(p.srcQp());

@@ -1,6 +1,8 @@
 package nicsim.firmware;
 
+import java.util.Arrays;
 import java.util.Locale;
+import nicsim.abi.QCounter;
 import nicsim.sim.Counters;
 
 /**
@@ -94,8 +96,8 @@ enum FirmwareStat {
     private static final int[] IN_SET = new int[values().length];
 
     static {
-        java.util.Arrays.fill(IN_SET, -1);
-        for (nicsim.abi.QCounter c : nicsim.abi.QCounter.values()) IN_SET[valueOf(c.name()).ordinal()] = c.ordinal();
+        Arrays.fill(IN_SET, -1);
+        for (QCounter c : QCounter.values()) IN_SET[valueOf(c.name()).ordinal()] = c.ordinal();
     }
 
     /** Its place in a q counter set's words (QUERY_Q_COUNTER), or -1 if a QP's set does not count it. */

@@ -1,7 +1,9 @@
 package nicsim.firmware;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import nicsim.abi.Cmd;
 import nicsim.fabric.DirectedRoute;
 import nicsim.fabric.Mad;
 import nicsim.fabric.Packet;
@@ -89,8 +91,8 @@ public final class Management {
     }
 
     /** MODIFY_PORT: sets, then clears, bits the host keeps in port {@code p.port()}'s mask; the mask now. */
-    int modifyPort(nicsim.abi.Cmd.ModifyPort p) {
-        if (p.port() != 1) throw new CommandRefused(nicsim.abi.Cmd.Syndrome.UNKNOWN_PORT, p.port());
+    int modifyPort(Cmd.ModifyPort p) {
+        if (p.port() != 1) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PORT, p.port());
         heldCapabilities = (heldCapabilities | (int) p.set()) & ~(int) p.clear();
         return capabilityMask();
     }
@@ -269,7 +271,7 @@ public final class Management {
                     mad.length, slid));
             return;
         }
-        byte[] m = java.util.Arrays.copyOf(mad, Mad.SIZE);
+        byte[] m = Arrays.copyOf(mad, Mad.SIZE);
         if (mad.length != Mad.SIZE) {
             refuse(String.format("MAD of %d bytes from LID %d: a MAD is 256 bytes", mad.length, slid));
             if (!Mad.isResponse(m)) reply(qp, slid, srcQp, Mad.response(m, Mad.STATUS_INVALID_FIELD));

@@ -2,18 +2,23 @@ package nicsim.firmware;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.stream.LongStream;
 import nicsim.abi.Cmd;
 import nicsim.abi.MttEntry;
 import nicsim.abi.Vendor;
+import nicsim.abi.WqeFormat;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.XlateReq;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.host.PciPort;
+import nicsim.sim.Recent;
 import nicsim.verbs.AccessFlags;
 
 /**
@@ -31,7 +36,7 @@ final class MemoryKeys {
     private final Table<MkeyContext> mkeys = new Table<>(1, MAX_MKEYS, Cmd.Syndrome.OUT_OF_MKEYS, false);
     private final Map<Long, Window> windows = new HashMap<>();
     /** Keys destroyed lately, with when (for the driver sanitizer: a WQE naming one is a use after destroy). */
-    private final nicsim.sim.Recent<Long, Long> destroyedAt = new nicsim.sim.Recent<>(256);
+    private final Recent<Long, Long> destroyedAt = new Recent<>(256);
     private int keySeed = 0x5a;
     /** Where mkey contexts live in host memory (-1: nowhere, the walker's table is all there is). */
     long mkcAddr = -1;
@@ -52,7 +57,7 @@ final class MemoryKeys {
 
     /** The contexts of the memory regions alive (not windows, not indirect mkeys), for {@link Resources}. */
     List<MkeyContext> regions() {
-        List<MkeyContext> out = new java.util.ArrayList<>();
+        List<MkeyContext> out = new ArrayList<>();
         for (MkeyContext m : mkeys.all())
             if (!windows.containsKey(m.index()) && !indirects.containsKey(m.index())) out.add(m);
         return out;
@@ -91,7 +96,7 @@ final class MemoryKeys {
     }
 
     /** The walker's KLM table entries in use. */
-    private final java.util.BitSet klmUsed = new java.util.BitSet();
+    private final BitSet klmUsed = new BitSet();
 
     /** A memory window (by its mkey index): type 1 or 2, and the index of the MR it is bound to (-1: none). */
     private static final class Window {
@@ -124,7 +129,7 @@ final class MemoryKeys {
         this.fw = fw;
         this.walkerIndex = new long[walkerEntries];
         this.walkerBusy = new int[walkerEntries];
-        java.util.Arrays.fill(walkerIndex, -1);
+        Arrays.fill(walkerIndex, -1);
     }
 
     long limit() { return MAX_MKEYS; }
@@ -343,7 +348,7 @@ final class MemoryKeys {
      * Returns 0 or the vendor syndrome of the failed check. The entries' own keys are checked at
      * each access, by the walker.
      */
-    int configure(Qp qp, long key, nicsim.abi.WqeFormat.MkeyLayout l) {
+    int configure(Qp qp, long key, WqeFormat.MkeyLayout l) {
         Indirect ind = indirects.get(key >>> 8);
         MkeyContext m = mkeys.get(key >>> 8);
         if (ind == null || m == null) return Vendor.UMR_NOT_INDIRECT;
@@ -521,7 +526,7 @@ final class MemoryKeys {
             }
             queue.poll();
             for (int i = 0; i < used; i++) walkerBusy[slots[i]]++;
-            tracked((int) r.tag()).slots = used == slots.length ? slots : java.util.Arrays.copyOf(slots, used);
+            tracked((int) r.tag()).slots = used == slots.length ? slots : Arrays.copyOf(slots, used);
             fw.adapter.translate(r);
         }
     }
@@ -534,7 +539,7 @@ final class MemoryKeys {
     private long[] needed(long index) {
         Indirect ind = indirects.get(index);
         if (ind == null || ind.pieces.isEmpty()) return new long[]{index};
-        return java.util.stream.LongStream.concat(java.util.stream.LongStream.of(index), ind.pieces.stream().mapToLong(Long::longValue)).distinct().toArray();
+        return LongStream.concat(LongStream.of(index), ind.pieces.stream().mapToLong(Long::longValue)).distinct().toArray();
     }
 
     private static boolean holds(int[] slots, int used, int s) {

@@ -1,7 +1,10 @@
 package nicsim.firmware;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.MttEntry;
@@ -10,6 +13,7 @@ import nicsim.adapter.MttPorts;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.profile.Require;
+import nicsim.sim.Recent;
 
 /**
  * Where the MttWalker's cache misses are answered from: the translation table in host memory
@@ -22,7 +26,7 @@ final class MttFill {
     private final FirmwareStat.Stats stats;
     private final Consumer<String> report;
     private final boolean byInterrupt;
-    private final java.util.function.LongSupplier now;
+    private final LongSupplier now;
     private int vector = -1;
     /** The translation table in host memory (ICM): its base, and which of its rows hold which MTT entries. */
     long tableAddr;
@@ -39,7 +43,7 @@ final class MttFill {
     /** The fill engine keeps the lines it read last: this many (an assumption: a line per walk in flight). */
     static final int LINES_KEPT = 8;
     /** Present entries brought with earlier lines, by MTT index, oldest first. */
-    private final nicsim.sim.Recent<Long, Long> lines;
+    private final Recent<Long, Long> lines;
 
     /**
      * How misses are filled, from the profile: by the fill engine's DMA, or by the host's interrupt handler
@@ -61,14 +65,14 @@ final class MttFill {
     }
 
     MttFill(Adapter adapter, Config cfg, FirmwareStat.Stats stats, Consumer<String> report,
-            java.util.function.LongSupplier now) {
+            LongSupplier now) {
         this.adapter = adapter;
         this.now = now;
         this.stats = stats;
         this.report = report;
         this.byInterrupt = cfg.byInterrupt();
         this.lineEntries = cfg.lineBytes() / 8;
-        this.lines = new nicsim.sim.Recent<>(LINES_KEPT * lineEntries);
+        this.lines = new Recent<>(LINES_KEPT * lineEntries);
     }
 
     void setVector(int vector) { this.vector = vector; }
@@ -211,7 +215,7 @@ final class MttFill {
 
     private void interrupt(long index, long pages, Runnable done) {
         boolean idle = waiting.isEmpty();
-        java.util.List<Long> rows = new java.util.ArrayList<>();
+        List<Long> rows = new ArrayList<>();
         for (long k = 0; k < pages; k++) { // the request's pages from the missing one on: one fault brings them all in
             long row = space.row(index + k);
             if (row >= 0) rows.add(row);

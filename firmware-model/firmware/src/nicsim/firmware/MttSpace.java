@@ -1,5 +1,7 @@
 package nicsim.firmware;
 
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import nicsim.abi.MttEntry;
@@ -25,9 +27,9 @@ final class MttSpace {
     /** By first index: its first row and how many (sparse: -1, first page's address, mkey index, page shift). */
     private final TreeMap<Long, long[]> runs = new TreeMap<>();
     /** The rows sparse runs' touched entries have, by index. */
-    private final Map<Long, Long> sparseRows = new java.util.HashMap<>();
+    private final Map<Long, Long> sparseRows = new HashMap<>();
     /** Rows given back, not yet free: {first row, count}. */
-    private final java.util.ArrayList<long[]> quarantined = new java.util.ArrayList<>();
+    private final ArrayList<long[]> quarantined = new ArrayList<>();
 
     /**
      * The table has {@code rows} rows, none used (INIT_HCA). The indices go on from where they were:

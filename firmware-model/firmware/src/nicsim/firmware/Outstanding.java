@@ -1,7 +1,10 @@
 package nicsim.firmware;
 
 import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.Iterator;
+import java.util.function.Predicate;
 
 /**
  * A QP's operations in flight, oldest first: the head is the next to complete. It also knows how
@@ -11,7 +14,7 @@ import java.util.Iterator;
  */
 final class Outstanding implements Iterable<SendOp> {
     private final ArrayDeque<SendOp> ops = new ArrayDeque<>();
-    private final java.util.Collection<SendOp> readOnly = java.util.Collections.unmodifiableCollection(ops);
+    private final Collection<SendOp> readOnly = Collections.unmodifiableCollection(ops);
     private int sentLead; // the first sentLead ops are at stage SENT or later
     private int reshaped; // counts changes other than an add at the tail: positions from before are void
 
@@ -47,7 +50,7 @@ final class Outstanding implements Iterable<SendOp> {
      * until it returns false; an op that is sent when {@code visit} returns joins the sent lead if
      * every op before it is sent too.
      */
-    void fromFirstUnsent(java.util.function.Predicate<SendOp> visit) {
+    void fromFirstUnsent(Predicate<SendOp> visit) {
         Iterator<SendOp> it = ops.iterator();
         int at = 0, shape = reshaped;
         for (; at < sentLead; at++) it.next();

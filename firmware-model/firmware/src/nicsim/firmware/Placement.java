@@ -1,7 +1,10 @@
 package nicsim.firmware;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat.Sge;
@@ -23,8 +26,8 @@ final class Placement {
 
 
     /** Translates every SGE under its lkey; {@code done} gets the message's pieces in order, or the first failure. */
-    void translateAll(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<List<Piece>, Failure> done) {
-        List<List<XlateRsp>> got = new ArrayList<>(java.util.Collections.nCopies(sges.size(), (List<XlateRsp>) null));
+    void translateAll(List<Sge> sges, int traceIndex, BiConsumer<List<Piece>, Failure> done) {
+        List<List<XlateRsp>> got = new ArrayList<>(Collections.nCopies(sges.size(), (List<XlateRsp>) null));
         int[] left = {sges.size()};
         boolean[] over = {false};
         Runnable finish = () -> {
@@ -74,7 +77,7 @@ final class Placement {
      * Reads the bytes of a scatter/gather list: each SGE translated under its lkey, then read by DMA;
      * {@code traceIndex} (a send WQE's index, or -1) gets a "translated" stage in the timeline.
      */
-    void gather(List<Sge> sges, int traceIndex, java.util.function.BiConsumer<byte[], Failure> done) {
+    void gather(List<Sge> sges, int traceIndex, BiConsumer<byte[], Failure> done) {
         translateAll(sges, traceIndex, (pieces, fail) -> {
             if (fail != null) { done.accept(null, fail); return; }
             readPieces(pieces, (out, bad) -> done.accept(out, bad == null ? null : new Failure(Vendor.DMA_FAILED, bad.sge().addr(), bad.sge().lkey())));
@@ -85,7 +88,7 @@ final class Placement {
      * Reads translated pieces by DMA into one buffer, in order; {@code done} gets it, or null and the first piece whose
      * read failed.
      */
-    void readPieces(List<Piece> pieces, java.util.function.BiConsumer<byte[], Piece> done) {
+    void readPieces(List<Piece> pieces, BiConsumer<byte[], Piece> done) {
         long total = 0;
         for (Piece p : pieces) total += p.length();
         byte[] out = new byte[(int) total];
@@ -221,7 +224,7 @@ final class Placement {
                     placed.accept(Failure.of(bad, s.addr() + part[1], s.lkey(), faultPages(bad)));
                     return;
                 }
-                writeChunks(rsp, 0, java.util.Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])),
+                writeChunks(rsp, 0, Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])),
                         arrival == null ? null : arrival.from((int) part[3]), oneIssued);
                 if (--untranslated[0] == 0) { placed.accept(null); oneIssued.run(); }
             }));

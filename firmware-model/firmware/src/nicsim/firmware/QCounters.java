@@ -1,5 +1,6 @@
 package nicsim.firmware;
 
+import java.util.Arrays;
 import nicsim.abi.Cmd;
 import nicsim.abi.QCounter;
 
@@ -34,7 +35,7 @@ final class QCounters {
                 Cmd.QCounterQuery q = Commands.in(Cmd.Q_COUNTER_QUERY_IN, input);
                 long[] set = set(q.set());
                 long[] values = set.clone();
-                if (q.clear() != 0) java.util.Arrays.fill(set, 0);
+                if (q.clear() != 0) Arrays.fill(set, 0);
                 yield Commands.ok(Cmd.Q_COUNTER_VALUES, new Cmd.QCounterValues(values));
             }
             case Cmd.SET_QP_COUNTER -> { bind(Commands.in(Cmd.QP_COUNTER_IN, input)); yield Commands.ok(); }

@@ -2,6 +2,11 @@ package nicsim.firmware;
 
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
@@ -134,13 +139,13 @@ final class Qp {
     }
 
     /** {@link #live(Runnable)} for a continuation that takes a result. */
-    <T> java.util.function.Consumer<T> live(java.util.function.Consumer<T> c) {
+    <T> Consumer<T> live(Consumer<T> c) {
         long g = generation;
         return v -> { if (g == generation) c.accept(v); };
     }
 
     /** {@link #live(Runnable)} for a continuation that takes two results. */
-    <A, B> java.util.function.BiConsumer<A, B> live(java.util.function.BiConsumer<A, B> c) {
+    <A, B> BiConsumer<A, B> live(BiConsumer<A, B> c) {
         long g = generation;
         return (a, b) -> { if (g == generation) c.accept(a, b); };
     }
@@ -186,7 +191,7 @@ final class Qp {
         if (dbrec == 0 || staleRecordTold || doorbellsUnchecked++ % RECORD_CHECK_EVERY != 0) return;
         byte[] b = fw.adapter.port().inspect(dbrec + 4, 4);
         if (b == null) return;
-        int recorded = (int) (nicsim.abi.BigEndian.get32(b, 0) & 0xFFFF), behind = (producer - recorded) & 0xFFFF;
+        int recorded = (int) (BigEndian.get32(b, 0) & 0xFFFF), behind = (producer - recorded) & 0xFFFF;
         if (behind == 0 || behind >= 0x8000) return;
         staleRecordTold = true;
         fw.adapter.report(String.format("STALE_DBREC on qpn 0x%x: a doorbell announces producer 0x%x but the doorbell "
@@ -446,7 +451,7 @@ final class Qp {
 
         /** A failed translation of {@code length} bytes at {@code addr} under {@code key}. */
         static Failure of(XlateRsp bad, long addr, int key, long faultPages) {
-            return new Failure(nicsim.abi.Vendor.LOCAL_XLATE + (int) bad.status(), addr, key, Placement.faultMtt(bad), faultPages, (int) bad.piece());
+            return new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), addr, key, Placement.faultMtt(bad), faultPages, (int) bad.piece());
         }
 
         /**
@@ -463,5 +468,5 @@ final class Qp {
      * when it arrives and its completion waits for every payload numbered up to its own.
      */
     long writeSeq;
-    final java.util.TreeSet<Long> unissued = new java.util.TreeSet<>(); // payloads whose PCI writes have not all left
-    final java.util.TreeMap<Long, List<Runnable>> afterIssued = new java.util.TreeMap<>();}
+    final TreeSet<Long> unissued = new TreeSet<>(); // payloads whose PCI writes have not all left
+    final TreeMap<Long, List<Runnable>> afterIssued = new TreeMap<>();}

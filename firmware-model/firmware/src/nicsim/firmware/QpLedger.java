@@ -1,6 +1,7 @@
 package nicsim.firmware;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -33,7 +34,7 @@ public final class QpLedger {
 
         Row row(long qpn) {
             return new Row(qpn, type, messages, bytes, received, receivedBytes, first, last,
-                    java.util.Arrays.copyOf(latencies, nLatencies));
+                    Arrays.copyOf(latencies, nLatencies));
         }
     }
 
@@ -99,7 +100,7 @@ public final class QpLedger {
             if (w[0] != v.wqeCounter()) continue;
             if (w[1] < 0) break;
             if (e.nLatencies == e.latencies.length)
-                e.latencies = java.util.Arrays.copyOf(e.latencies, 2 * e.nLatencies);
+                e.latencies = Arrays.copyOf(e.latencies, 2 * e.nLatencies);
             e.latencies[e.nLatencies++] = now - w[1];
             break;
         }

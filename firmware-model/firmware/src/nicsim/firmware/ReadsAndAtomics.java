@@ -1,5 +1,6 @@
 package nicsim.firmware;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import nicsim.abi.HostOrder;
@@ -94,7 +95,7 @@ final class ReadsAndAtomics {
         for (int i = 0; i < npkts; i++) {
             Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST
                     : Op.READ_RESP_MIDDLE;
-            byte[] chunk = java.util.Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
+            byte[] chunk = Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
             Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false,
                     0, 0, 0, 0, 0, Packet.AETH_ACK, q.responder.msn(), 0, 0, 0, chunk, q.transport());
             boolean lastOne = i == npkts - 1;

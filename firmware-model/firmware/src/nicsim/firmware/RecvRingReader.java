@@ -1,9 +1,12 @@
 package nicsim.firmware;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
+import nicsim.abi.RecvWqeFormat;
 import nicsim.abi.WqeFormat.Sge;
 import nicsim.host.PciPort;
 
@@ -25,14 +28,14 @@ final class RecvRingReader {
     private final int prefetch;
     int head, producer;
     /** WQEs read ahead, in order, and whether a read-ahead is on its way. */
-    private final java.util.ArrayDeque<Wqe> ready = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Wqe> ready = new ArrayDeque<>();
     private boolean fetching;
     private long epoch;
     /**
      * Takers waiting for the read-ahead on its way, in the order they asked (several QPs take from
      * one SRQ at once): each gets the next WQE in turn.
      */
-    private final java.util.ArrayDeque<Consumer<Wqe>> waiters = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Consumer<Wqe>> waiters = new ArrayDeque<>();
 
     RecvRingReader(PciPort port, long ring, int size, int strideLog, long dbrec, int prefetch) {
         this.port = port;
@@ -119,7 +122,7 @@ final class RecvRingReader {
     private void read(int index, Consumer<Wqe> done) {
         int stride = 1 << strideLog;
         port.dmaRead(ring + (long) (index & (size - 1)) * stride, stride, r -> {
-            List<Sge> sges = r.status() == PciPort.DmaStatus.OK ? nicsim.abi.RecvWqeFormat.decode(r.data()) : List.of();
+            List<Sge> sges = r.status() == PciPort.DmaStatus.OK ? RecvWqeFormat.decode(r.data()) : List.of();
             long cap = 0;
             for (Sge s : sges) cap += s.length() & 0xFFFFFFFFL;
             done.accept(new Wqe(index, sges, cap));
@@ -140,7 +143,7 @@ final class RecvRingReader {
             out.add(head);
             head = (head + 1) & 0xFFFF;
         }
-        out.sort(java.util.Comparator.comparingInt(i -> (i - out.get(0)) & 0xFFFF));
+        out.sort(Comparator.comparingInt(i -> (i - out.get(0)) & 0xFFFF));
         return out;
     }
 

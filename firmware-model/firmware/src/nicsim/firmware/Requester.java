@@ -1,6 +1,7 @@
 package nicsim.firmware;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
@@ -9,13 +10,16 @@ import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeFormat.Sge;
 import nicsim.abi.WqeLayout;
+import nicsim.adapter.DmaPath;
 import nicsim.adapter.WqePorts.WqeError;
+import nicsim.fabric.Grh;
 import nicsim.fabric.Mad;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
 import nicsim.verbs.QpState;
 import nicsim.firmware.SendOp.Stage;
 import nicsim.firmware.Qp.Piece;
+import nicsim.verbs.QpType;
 
 /**
  * The requester of a QP (as rxe_req.c): send WQEs the fetcher delivers become operations; each is
@@ -188,7 +192,7 @@ final class Requester {
      * completes it with MW_BIND_ERR naming the check.
      */
     private void umr(SendOp op) {
-        if (q.type != nicsim.verbs.QpType.RC) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        if (q.type != QpType.RC) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
         long cycles = q.fw.wqeCycles + Math.max(0, q.fw.umrKlmCycles) * op.w.layout().entries().size();
         q.fw.exec(cycles, q.live(() -> {
             if (q.state != QpState.RTS && q.state != QpState.SQD) return;
@@ -300,14 +304,14 @@ final class Requester {
     private Packet datagram(SendOp op, byte[] payload) {
         boolean imm = op.opcode == WqeLayout.OP_SEND_IMM;
         // a special QP's MAD leaves from QP0 or QP1, QP1's with the GSI Q_Key whatever the WQE says (IBA 13.5.3.1)
-        nicsim.abi.WqeFormat.Av av = op.w.av();
+        WqeFormat.Av av = op.w.av();
         long src = q.special >= 0 ? q.special : q.qpn;
         int qkey = q.special == 1 ? Mad.GSI_QKEY : q.special == 0 ? 0 : qkeyOf(av);
         Packet p = new Packet(q.fw.lid(), av.rlid(), imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY, av.remoteQpn(), src,
                 op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkey, payload,
                 Packet.UD);
         if (!av.grh()) return p;
-        return p.withGrh(new nicsim.fabric.Grh(Multicast.GID_PREFIX, q.fw.lid(), av.dgidHi(), av.dgidLo(), 0, 0,
+        return p.withGrh(new Grh(Multicast.GID_PREFIX, q.fw.lid(), av.dgidHi(), av.dgidLo(), 0, 0,
                 Multicast.HOP_LIMIT));
     }
 
@@ -323,7 +327,7 @@ final class Requester {
         else if (i == 0) po = write ? Op.WRITE_FIRST : Op.SEND_FIRST;
         else if (i < n - 1) po = write ? Op.WRITE_MIDDLE : Op.SEND_MIDDLE;
         else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
-        byte[] chunk = op.chunks != null ? op.chunks[i] : java.util.Arrays.copyOfRange(op.payload, i * q.mtu, Math.min(op.payload.length, (i + 1) * q.mtu));
+        byte[] chunk = op.chunks != null ? op.chunks[i] : Arrays.copyOfRange(op.payload, i * q.mtu, Math.min(op.payload.length, (i + 1) * q.mtu));
         long length = op.chunks != null ? op.length : op.payload.length;
         boolean ackReq = q.service.reliable && (i == n - 1 || (i + 1) % q.fw.ackCoalesce == 0);
         return request(op, po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
@@ -353,12 +357,12 @@ final class Requester {
             for (int k = 0; k < op.npkts; k++) {
                 long from = (long) k * q.mtu, to = Math.min(op.length, from + q.mtu);
                 while (i < pieces.size() && at + pieces.get(i).length() <= from) at += pieces.get(i++).length();
-                List<nicsim.adapter.DmaPath.Range> ranges = new ArrayList<>();
+                List<DmaPath.Range> ranges = new ArrayList<>();
                 long pos = at;
                 for (int j = i; j < pieces.size() && pos < to; pos += pieces.get(j++).length()) {
                     Piece p = pieces.get(j);
                     long lo = Math.max(from, pos), hi = Math.min(to, pos + p.length());
-                    if (lo < hi) ranges.add(new nicsim.adapter.DmaPath.Range(p.pa() + (lo - pos), (int) (hi - lo)));
+                    if (lo < hi) ranges.add(new DmaPath.Range(p.pa() + (lo - pos), (int) (hi - lo)));
                 }
                 streamPacket(op, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null, left);
             }
@@ -369,7 +373,7 @@ final class Requester {
      * Packet {@code k} of a streamed op, from host {@code ranges}: its bytes into SRAM, its header cycles, then out to
      * the link.
      */
-    void streamPacket(SendOp op, int k, List<nicsim.adapter.DmaPath.Range> ranges, Sge sge, int[] left) {
+    void streamPacket(SendOp op, int k, List<DmaPath.Range> ranges, Sge sge, int[] left) {
         q.fw.adapter.dma().readOut(ranges, go -> q.fw.exec(q.fw.packetCycles, go), q.live((bytes, feed) -> {
             op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
             if (q.fw.cutThroughTx) { op.heads.put(k, feed); transmit(); }
@@ -390,7 +394,7 @@ final class Requester {
      * The qkey a UD request carries: the work request's, or (its high bit set: a controlled qkey,
      * IBA 10.2.5) the QP's own. Any value goes, 0 included (Open MPI's UD connection manager uses 0).
      */
-    private int qkeyOf(nicsim.abi.WqeFormat.Av av) { return av.qkey() < 0 ? q.qkey : av.qkey(); }
+    private int qkeyOf(WqeFormat.Av av) { return av.qkey() < 0 ? q.qkey : av.qkey(); }
 
     Packet request(SendOp src, Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
         Packet p = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, ackReq, false, op.hasReth() || op.isAtomic() ? va : 0,

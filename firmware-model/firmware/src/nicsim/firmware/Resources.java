@@ -1,6 +1,7 @@
 package nicsim.firmware;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -37,14 +38,14 @@ public record Resources(List<QpRow> qps, List<CqRow> cqs, List<MrRow> mrs, List<
                     q.scq == null ? -1 : q.scq.cqn, q.rcq == null ? -1 : q.rcq.cqn));
         List<CqRow> cqs = new ArrayList<>();
         for (Cq c : fw.cqs.all()) cqs.add(new CqRow(c.cqn, c.size - 1));
-        cqs.sort(java.util.Comparator.comparingLong(CqRow::cqn));
+        cqs.sort(Comparator.comparingLong(CqRow::cqn));
         List<MrRow> mrs = new ArrayList<>();
         for (var m : fw.keys.regions()) {
             MemoryKeys.Paging p = fw.keys.paging(m.index());
             mrs.add(new MrRow(m.index() << 8 | m.key(), m.pd(), m.start(), m.length(), p.faults(), p.invalidations(),
                     p.prefetches()));
         }
-        mrs.sort(java.util.Comparator.comparingLong(MrRow::key));
+        mrs.sort(Comparator.comparingLong(MrRow::key));
         return new Resources(List.copyOf(qps), List.copyOf(cqs), List.copyOf(mrs), fw.commands.pds());
     }
 }

@@ -2,6 +2,8 @@ package nicsim.firmware;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeMap;
+import java.util.function.BiConsumer;
 import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeLayout;
 import nicsim.fabric.Packet;
@@ -37,7 +39,7 @@ final class SendOp {
     /** Streamed: packets leave as soon as their bytes have been read from the host (cut-through). */
     boolean streaming;
     int npkts, sent;
-    final java.util.TreeMap<Integer, Long> heads = new java.util.TreeMap<>(); // packets whose head left the send engine -> feed ps
+    final TreeMap<Integer, Long> heads = new TreeMap<>(); // packets whose head left the send engine -> feed ps
     final List<Packet> packets = new ArrayList<>();
     /**
      * Not a work request: the transport's own (a DC connect), which takes a PSN and is acknowledged but never
@@ -59,7 +61,7 @@ final class SendOp {
      * Not a work request: the adapter's own READ or SEND (tag matching's rendezvous), which
      * completes to nobody; {@code failed} hears its error syndrome and vendor code instead.
      */
-    static SendOp offloaded(SendWqe w, long length, java.util.function.BiConsumer<Integer, Integer> failed) {
+    static SendOp offloaded(SendWqe w, long length, BiConsumer<Integer, Integer> failed) {
         SendOp op = new SendOp(-1, w, length, true);
         op.failed = failed;
         op.onWire = true;
@@ -67,7 +69,7 @@ final class SendOp {
     }
 
     /** An offloaded operation's error handler (null: a DC connect, whose error goes to the work request it was for). */
-    java.util.function.BiConsumer<Integer, Integer> failed;
+    BiConsumer<Integer, Integer> failed;
 
     /** A DC connect: one packet, at PSN {@code psn}. */
     static SendOp connect(int psn, Packet p) {

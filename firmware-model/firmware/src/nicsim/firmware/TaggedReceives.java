@@ -1,5 +1,8 @@
 package nicsim.firmware;
 
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.BiConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cqe64;
 import nicsim.abi.Vendor;
@@ -60,7 +63,7 @@ final class TaggedReceives {
     private void matched(Packet p, TagMatching.Entry e, long tag, int priv, long cycles) {
         byte[] d = p.payload();
         InMsg m = new InMsg(true);
-        m.wqe = new RecvRingReader.Wqe(e.handle(), java.util.List.of(e.sge()), e.sge().length() & 0xFFFFFFFFL);
+        m.wqe = new RecvRingReader.Wqe(e.handle(), List.of(e.sge()), e.sge().length() & 0xFFFFFFFFL);
         m.tmKind = Cqe64.TM_MATCHED;
         m.tag = tag;
         m.priv = priv;
@@ -73,7 +76,7 @@ final class TaggedReceives {
             Cq cq = q.srq.cq;
             q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, cqe, false)));
         }
-        Packet body = p.withPayload(java.util.Arrays.copyOfRange(d, TMH_BYTES, d.length))
+        Packet body = p.withPayload(Arrays.copyOfRange(d, TMH_BYTES, d.length))
                 .arriving(p.arrival() == null ? null : p.arrival().from(TMH_BYTES));
         q.fw.exec(cycles, q.live(() -> q.responder.receive(body, m.wqe)));
     }
@@ -118,25 +121,25 @@ final class TaggedReceives {
         int sync = q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0;
         WqeFormat.Sge buffer = e.sge();
         if (len > (buffer.length() & 0xFFFFFFFFL)) { // too little room: the headers go to the buffer, software does the rest
-            byte[] headers = java.util.Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
-            q.fw.exec(cycles, q.live(() -> q.placement.scatter(java.util.List.of(buffer), q.pd, 0, headers, null, MttPorts.LOCAL_WRITE, q.live(fail -> {}),
+            byte[] headers = Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
+            q.fw.exec(cycles, q.live(() -> q.placement.scatter(List.of(buffer), q.pd, 0, headers, null, MttPorts.LOCAL_WRITE, q.live(fail -> {}),
                     q.live(() -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn, e.handle(), 0, Cqe64.SYNDROME_TM_RNDV_INCOMPLETE, Vendor.TM_RNDV_BUFFER_SHORT, va, rkey,
                             p.psn(), srqn), Cqe64.TM_MATCHED, WcFlags.TM_MATCH | sync), false)))));
             return;
         }
         q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH | sync,
                 0, tag, priv, p.srcQp(), p.slid(), srqn), false)));
-        java.util.function.BiConsumer<Integer, Integer> failed = (syndrome, vendor) -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn,
+        BiConsumer<Integer, Integer> failed = (syndrome, vendor) -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn,
                 e.handle(), 0, syndrome, vendor, va, rkey, 0, srqn), Cqe64.TM_MATCHED, 0), false);
         SendOp read = SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_READ, -1, q.qpn, 0, 0, null, va, rkey, 0, 0,
-                java.util.List.of(new WqeFormat.Sge(buffer.addr(), (int) len, buffer.lkey())), null), len, failed);
-        byte[] fin = java.util.Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
+                List.of(new WqeFormat.Sge(buffer.addr(), (int) len, buffer.lkey())), null), len, failed);
+        byte[] fin = Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
         fin[0] = (byte) TmhOp.FIN.value();
         read.whenDone(q.live(() -> { // the data is in the tagged buffer: reported, and the sender told
             q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_DATA_VALID // the data's: no tag, as on mlx5
                     | (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0), len, 0, 0, p.srcQp(), p.slid(), srqn), false);
             q.count(FirmwareStat.TM_RENDEZVOUS);
-            q.requester.offload(SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_SEND, -1, q.qpn, 0, 0, null, 0, 0, 0, 0, java.util.List.of(), fin),
+            q.requester.offload(SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_SEND, -1, q.qpn, 0, 0, null, 0, 0, 0, 0, List.of(), fin),
                     fin.length, (syndrome, vendor) -> q.fw.report("rendezvous FIN of QP 0x" + Long.toHexString(q.qpn) + " failed: syndrome 0x"
                             + Integer.toHexString(syndrome))));
         }));

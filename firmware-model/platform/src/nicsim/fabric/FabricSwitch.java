@@ -1,9 +1,17 @@
 package nicsim.fabric;
 
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.IntPredicate;
 import nicsim.sim.Counters;
+import nicsim.sim.Peers;
 import nicsim.sim.Simulator;
+import nicsim.sim.Windows;
 
 /**
  * The fabric's switch: takes the packets ports put on their links, in the order their heads reach it
@@ -20,7 +28,7 @@ import nicsim.sim.Simulator;
  * in the same order and keeps the same downlink state, and each schedules only what is due to its own
  * ports and counts only its own ports' packets (so the processes' counters add up to one process's).
  */
-public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
+public final class FabricSwitch implements Windows.Exchange {
     /** What the switch does with a packet (faults are drawn as it leaves its port). */
     enum Fate { FORWARD, DROP, CORRUPT, DUPLICATE, REORDER }
 
@@ -44,16 +52,16 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      * Each port's traffic, as the switch's PMA reads it: octets and packets sent out of it, received into it.
      * Across processes each copy counts what its own ports sent and received.
      */
-    private final java.util.Map<Integer, long[]> traffic = new java.util.TreeMap<>();
+    private final Map<Integer, long[]> traffic = new TreeMap<>();
     /**
      * The multicast forwarding table, as the subnet manager programs a switch's MFT: for each multicast LID,
      * the ports (by LID) with a member that receives. Sorted, so copies leave in the same order every run.
      * Changed only by the SM between the switch's steps (in the SM node's simulator, whose windows the
      * exchange waits for), read only as the switch takes packets.
      */
-    private final java.util.Map<Integer, java.util.TreeSet<Integer>> mft = new java.util.TreeMap<>();
+    private final Map<Integer, TreeSet<Integer>> mft = new TreeMap<>();
     private boolean apart;
-    private nicsim.sim.Peers peers; // across processes: the others (null: every port in this process)
+    private Peers peers; // across processes: the others (null: every port in this process)
     private boolean[] local; // across processes: by LID - 1, whether this process runs the port
 
     FabricSwitch(Fabric f, Simulator sim) {
@@ -86,22 +94,22 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
                     mlid));
         if (lid < 1 || lid > f.ports.size())
             throw new IllegalArgumentException("multicast member: no port has LID " + lid);
-        if (member) mft.computeIfAbsent(mlid, k -> new java.util.TreeSet<>()).add(lid);
+        if (member) mft.computeIfAbsent(mlid, k -> new TreeSet<>()).add(lid);
         else {
-            java.util.TreeSet<Integer> s = mft.get(mlid);
+            TreeSet<Integer> s = mft.get(mlid);
             if (s != null && s.remove(lid) && s.isEmpty()) mft.remove(mlid);
         }
     }
 
     /** The ports that receive multicast LID {@code mlid}, in LID order (empty: none). */
-    public java.util.List<Integer> multicastPorts(int mlid) {
-        java.util.TreeSet<Integer> s = mft.get(mlid);
-        return s == null ? java.util.List.of() : java.util.List.copyOf(s);
+    public List<Integer> multicastPorts(int mlid) {
+        TreeSet<Integer> s = mft.get(mlid);
+        return s == null ? List.of() : List.copyOf(s);
     }
 
     /** The highest multicast LID some port receives, or 0xBFFF with none (SwitchInfo.MulticastFDBTop's "empty"). */
     public int multicastTop() {
-        return mft.isEmpty() ? Packet.MULTICAST_LID_FIRST - 1 : ((java.util.TreeMap<Integer, ?>) mft).lastKey();
+        return mft.isEmpty() ? Packet.MULTICAST_LID_FIRST - 1 : ((TreeMap<Integer, ?>) mft).lastKey();
     }
 
     /** Port {@code port}'s traffic so far: octets sent, received, packets sent, received (the PMA's order). */
@@ -129,7 +137,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      * As {@link #runApart()}, this process running only the ports {@code local} says (by LID), the others'
      * ports run by {@code peers}, each with a copy of this switch.
      */
-    public void runAcross(nicsim.sim.Peers peers, java.util.function.IntPredicate local) {
+    public void runAcross(Peers peers, IntPredicate local) {
         runApart();
         this.peers = peers;
         this.local = new boolean[f.ports.size()];
@@ -139,7 +147,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
     private boolean up(int lid) { return f.ports.get(lid - 1).up; }
 
     /** How many of the ports {@code to} have their links up (no allocation: every packet asks). */
-    private int ups(java.util.List<Integer> to) {
+    private int ups(List<Integer> to) {
         int n = 0;
         for (int i = 0; i < to.size(); i++) if (up(to.get(i))) n++;
         return n;
@@ -192,7 +200,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
             }
             return;
         }
-        java.util.List<Arrival> mine = new java.util.ArrayList<>();
+        List<Arrival> mine = new ArrayList<>();
         for (Fabric.PortState port : f.ports) {
             // another process's port sends here only in the setup every process repeats: its owner sends it
             if (mine(port.lid)) mine.addAll(port.outbox);
@@ -222,7 +230,7 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
         long atSwitch = (f.cutThrough ? a.headAt() : a.tailAt()) + f.switchLatency;
         long tailAtSwitch = a.tailAt() + f.switchLatency;
         long freed; // when its bytes leave the switch's input buffer
-        java.util.List<Integer> to = destinations(p, a.srcLid(), counts);
+        List<Integer> to = destinations(p, a.srcLid(), counts);
         boolean lost = a.fate() == Fate.DROP || a.fate() == Fate.CORRUPT;
         if (!f.ports.get(a.srcLid() - 1).up || !to.isEmpty() && ups(to) == 0) {
             // its port's link is down, or every port it goes to: the packet is lost where the link is cut
@@ -275,9 +283,9 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
      * one it came in on (IBA 18.2.4.3.3: a switch never sends a multicast packet back out its in-port; the
      * sender's adapter delivers to its own members itself). Empty: no route, the packet is dropped.
      */
-    private java.util.List<Integer> destinations(Packet p, int srcLid, boolean counts) {
+    private List<Integer> destinations(Packet p, int srcLid, boolean counts) {
         if (Packet.multicastLid(p.dlid())) {
-            java.util.List<Integer> out = new java.util.ArrayList<>(multicastPorts(p.dlid()));
+            List<Integer> out = new ArrayList<>(multicastPorts(p.dlid()));
             out.remove(Integer.valueOf(srcLid));
             if (counts) {
                 multicast.inc();
@@ -285,11 +293,11 @@ public final class FabricSwitch implements nicsim.sim.Windows.Exchange {
             }
             return out;
         }
-        return p.dlid() < 1 || p.dlid() > f.ports.size() ? java.util.List.of() : java.util.List.of(p.dlid());
+        return p.dlid() < 1 || p.dlid() > f.ports.size() ? List.of() : List.of(p.dlid());
     }
 
     /** Forwards a copy to each port of {@code to}, in order; returns when the last copy's tail left. */
-    private long forwardAll(Packet p, java.util.List<Integer> to, long atSwitch, long tailAtSwitch, int bytes) {
+    private long forwardAll(Packet p, List<Integer> to, long atSwitch, long tailAtSwitch, int bytes) {
         long freed = 0;
         for (int lid : to) freed = Math.max(freed, forward(p, lid, atSwitch, tailAtSwitch, bytes));
         return freed;

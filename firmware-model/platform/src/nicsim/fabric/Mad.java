@@ -1,5 +1,6 @@
 package nicsim.fabric;
 
+import java.util.Arrays;
 import nicsim.abi.BigEndian;
 
 /**
@@ -68,7 +69,7 @@ public final class Mad {
 
     /** The response to {@code req} (a copy: method with the response bit, the status), data left as the request's. */
     public static byte[] response(byte[] req, int status) {
-        byte[] m = java.util.Arrays.copyOf(req, SIZE);
+        byte[] m = Arrays.copyOf(req, SIZE);
         m[0] = 1; // the version the agent speaks, whatever the request's
         m[3] = (byte) (method(req) == SET || method(req) == GET ? GET_RESP : method(req) | RESPONSE);
         int keep = mgmtClass(req) == CLASS_SUBN_DR ? DR_DIRECTION : 0; // a DR response turns back

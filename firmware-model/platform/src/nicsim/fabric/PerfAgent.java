@@ -1,5 +1,8 @@
 package nicsim.fabric;
 
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import nicsim.abi.BigEndian;
 
 /**
@@ -29,7 +32,7 @@ public final class PerfAgent {
     static final int CAP_ALL_PORT_SELECT = 1 << 8;
     private final Ports ports;
     /** What each port's counters read when last cleared: xmit data, rcv data, xmit packets, rcv packets. */
-    private final java.util.Map<Integer, long[]> base = new java.util.HashMap<>();
+    private final Map<Integer, long[]> base = new HashMap<>();
 
     public PerfAgent(Ports ports) { this.ports = ports; }
 
@@ -43,7 +46,7 @@ public final class PerfAgent {
         switch (attr) {
             case Mad.ATTR_CLASS_PORT_INFO -> {
                 if (method == Mad.SET) return Mad.response(req, Mad.STATUS_METHOD_ATTR);
-                java.util.Arrays.fill(rsp, at, Mad.SIZE, (byte) 0);
+                Arrays.fill(rsp, at, Mad.SIZE, (byte) 0);
                 rsp[at] = 1;
                 rsp[at + 1] = 1;
                 Mad.put16(rsp, at + 2, CAP_ALL_PORT_SELECT | CAP_EXT_WIDTH | CAP_XMIT_WAIT);
@@ -52,12 +55,12 @@ public final class PerfAgent {
             }
             case Mad.ATTR_PORT_COUNTERS, Mad.ATTR_PORT_COUNTERS_EXT -> {
                 int port = req[at + 1] & 0xff;
-                if (port != ALL_PORTS && java.util.Arrays.stream(ports.numbers()).noneMatch(p -> p == port))
+                if (port != ALL_PORTS && Arrays.stream(ports.numbers()).noneMatch(p -> p == port))
                     return Mad.response(req, Mad.STATUS_INVALID_FIELD);
                 boolean ext = attr == Mad.ATTR_PORT_COUNTERS_EXT;
                 int[] cleared = method != Mad.SET ? new int[0] : port == ALL_PORTS ? ports.numbers() : new int[]{port};
                 for (int p : cleared) clear(p, ext, Mad.get16(req, at + 2));
-                java.util.Arrays.fill(rsp, at + 4, Mad.SIZE, (byte) 0);
+                Arrays.fill(rsp, at + 4, Mad.SIZE, (byte) 0);
                 long[] c = now(port);
                 if (ext) extended(rsp, at, c);
                 else counters(rsp, at, c);

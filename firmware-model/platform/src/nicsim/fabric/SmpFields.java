@@ -1,5 +1,7 @@
 package nicsim.fabric;
 
+import java.util.Arrays;
+
 /**
  * The SMP attribute fields every subnet management agent of the fabric fills alike (IBA 14.2.5): the
  * adapters' (nicsim.firmware.SubnetAgent) and the switch's ({@link SwitchAgent}), so that NodeInfo names one
@@ -25,7 +27,7 @@ public final class SmpFields {
     /** The GetResp to SMP {@code req} with its attribute data zeroed, for the SMA to fill. */
     public static byte[] blankResponse(byte[] req) {
         byte[] rsp = Mad.response(req, 0);
-        java.util.Arrays.fill(rsp, Mad.SMP_DATA, Mad.SMP_DATA + Mad.SMP_DATA_SIZE, (byte) 0);
+        Arrays.fill(rsp, Mad.SMP_DATA, Mad.SMP_DATA + Mad.SMP_DATA_SIZE, (byte) 0);
         return rsp;
     }
 
@@ -88,7 +90,7 @@ public final class SmpFields {
      * data VL a port has here (VLCap VL0). A CA's SMA ignores the attribute modifier (it names switch ports).
      */
     public static int slToVl(byte[] b, int at) {
-        java.util.Arrays.fill(b, at, at + 8, (byte) 0);
+        Arrays.fill(b, at, at + 8, (byte) 0);
         return 0;
     }
 
@@ -105,7 +107,7 @@ public final class SmpFields {
      */
     public static int vlArbitration(byte[] b, int at, int block) {
         if (block < 1 || block > 4) return Mad.STATUS_INVALID_FIELD;
-        java.util.Arrays.fill(b, at, at + 64, (byte) 0);
+        Arrays.fill(b, at, at + 64, (byte) 0);
         if (block == 1) b[at + 1] = (byte) VL0_WEIGHT;
         return 0;
     }

@@ -1,6 +1,8 @@
 package nicsim.fabric;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.stream.IntStream;
 import nicsim.abi.BigEndian;
 
 /**
@@ -42,7 +44,7 @@ public final class SwitchAgent {
     SwitchAgent(Fabric f) {
         this.f = f;
         this.pma = new PerfAgent(new PerfAgent.Ports() {
-            @Override public int[] numbers() { return java.util.stream.IntStream.rangeClosed(1, ports()).toArray(); }
+            @Override public int[] numbers() { return IntStream.rangeClosed(1, ports()).toArray(); }
             @Override public long[] raw(int port) { return f.sw.portTraffic(port); }
         });
     }
@@ -66,7 +68,7 @@ public final class SwitchAgent {
 
     /** A MAD in by port {@code in} for the management port: what leaves (an answer, the SMP passed on), or null. */
     Out take(Packet p, int in) {
-        byte[] m = java.util.Arrays.copyOf(p.payload(), Math.max(p.payload().length, Mad.SIZE));
+        byte[] m = Arrays.copyOf(p.payload(), Math.max(p.payload().length, Mad.SIZE));
         if (p.payload().length != Mad.SIZE || p.destQp() > 1) return null;
         if (DirectedRoute.is(m)) {
             if (p.destQp() != 0 || !DirectedRoute.endsDirected(m)) return null;

@@ -1,5 +1,7 @@
 package nicsim.host;
 
+import java.util.Arrays;
+
 /**
  * Free space (of a DMA channel's SRAM slice, device memory, MTT rows): disjoint ranges [start,
  * end) in address order, none touching the next. Taking is first fit, from the lowest address; giving back joins a range with
@@ -64,8 +66,8 @@ public final class FreeRanges {
 
     private void insert(int i, long from, long to) {
         if (n == start.length) {
-            start = java.util.Arrays.copyOf(start, 2 * n);
-            end = java.util.Arrays.copyOf(end, 2 * n);
+            start = Arrays.copyOf(start, 2 * n);
+            end = Arrays.copyOf(end, 2 * n);
         }
         System.arraycopy(start, i, start, i + 1, n - i);
         System.arraycopy(end, i, end, i + 1, n - i);

@@ -1,5 +1,6 @@
 package nicsim.host;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -112,7 +113,7 @@ public final class HostMemory {
                 continue;
             }
             byte[] page = page(a >>> pageShift, false);
-            if (page == null) java.util.Arrays.fill(dst, off + done, off + done + n, (byte) 0);
+            if (page == null) Arrays.fill(dst, off + done, off + done + n, (byte) 0);
             else System.arraycopy(page, inPage, dst, off + done, n);
             done += n;
         }
@@ -251,8 +252,8 @@ public final class HostMemory {
                 byte[] page = pages.get(p);
                 int at = (int) (from & (pageSize - 1));
                 if (page != null) {
-                    java.util.Arrays.fill(page, at, at + (int) (to - from), (byte) 0);
-                    if (java.util.Arrays.equals(page, zeroPage())) pages.remove(p); // nothing left in it: as if never written
+                    Arrays.fill(page, at, at + (int) (to - from), (byte) 0);
+                    if (Arrays.equals(page, zeroPage())) pages.remove(p); // nothing left in it: as if never written
                 }
             }
         }

@@ -1,9 +1,12 @@
 package nicsim.host;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import nicsim.host.PciPort.DmaStatus;
 import nicsim.host.PciPort.Incoming;
 import nicsim.host.PciPort.Into;
@@ -62,7 +65,7 @@ public final class PciBus {
 
     /** An IOMMU's answer: whether a device may DMA to or from {@code [addr, addr + length)}. */
     public interface Iommu { boolean maps(long addr, long length); }
-    private final java.util.ArrayDeque<CpuOp> cpuQueue = new java.util.ArrayDeque<>();
+    private final ArrayDeque<CpuOp> cpuQueue = new ArrayDeque<>();
     private boolean cpuBusy;
     private long dmaSeq;
 
@@ -204,7 +207,7 @@ public final class PciBus {
             long arrive = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), 0, link.overheadRequest());
             if (t == null) {
                 byte[] ones = new byte[length];
-                java.util.Arrays.fill(ones, (byte) 0xff);
+                Arrays.fill(ones, (byte) 0xff);
                 long back = arrive + link.latencyPicos();
                 release.accept(back);
                 sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(new MmioReadResult(MmioStatus.UNSUPPORTED_REQUEST, ones, back)));
@@ -221,7 +224,7 @@ public final class PciBus {
     }
 
     /** One host MMIO access waiting in the CPU: its issue cost and what it does when it leaves. */
-    private record CpuOp(long cost, Consumer<java.util.function.LongConsumer> run) {}
+    private record CpuOp(long cost, Consumer<LongConsumer> run) {}
 
     /**
      * CPU time spent on other work (building a WQE, polling a CQE) in program order with MMIO: a
@@ -232,7 +235,7 @@ public final class PciBus {
         cpu(picos, release -> release.accept(sim.now()));
     }
 
-    private void cpu(long cost, Consumer<java.util.function.LongConsumer> run) {
+    private void cpu(long cost, Consumer<LongConsumer> run) {
         cpuQueue.add(new CpuOp(cost, run));
         if (!cpuBusy) cpuNext(sim.now(), sim.now());
     }
@@ -278,7 +281,7 @@ public final class PciBus {
         }
     }
 
-    private final java.util.ArrayDeque<WriteTlp> spareWrites = new java.util.ArrayDeque<>();
+    private final ArrayDeque<WriteTlp> spareWrites = new ArrayDeque<>();
 
     private WriteTlp writeTlp(long addr, byte[] data, int from, int length) {
         WriteTlp t = spareWrites.poll();
@@ -391,7 +394,7 @@ public final class PciBus {
                 if (ok) {
                     int from = offset + (int) (a - hostAddr);
                     WriteTlp t = writeTlp(a, data, from, len);
-                    if (!handedOver) { t.data = java.util.Arrays.copyOfRange(data, from, from + len); t.from = 0; }
+                    if (!handedOver) { t.data = Arrays.copyOfRange(data, from, from + len); t.from = 0; }
                     writes.post(arrive, Simulator.Priority.DELIVERY, t);
                 }
                 a += len;
@@ -493,7 +496,7 @@ public final class PciBus {
     private static final byte[] NO_BYTES = new byte[0];
 
     /** Reads answered without a result ({@link PciPort.IntoAnswer}), served and done: the next such read's. */
-    private final java.util.ArrayDeque<ReadOp> spareReads = new java.util.ArrayDeque<>();
+    private final ArrayDeque<ReadOp> spareReads = new ArrayDeque<>();
 
     private ReadOp readOp(long seq, long hostAddr, int length, boolean ok, boolean streamed, Into into,
                           Consumer<ReadResult> done, PciPort.IntoAnswer answer) {
@@ -602,10 +605,10 @@ public final class PciBus {
             long arrival = link.send(PciLink.Direction.DOWNSTREAM, sim.now(), len, link.overheadCompletion());
             if (parts == starts.length) { // not expected: the count above is exact
                 int n = 2 * parts + 1;
-                starts = java.util.Arrays.copyOf(starts, n);
-                lengths = java.util.Arrays.copyOf(lengths, n);
-                heads = java.util.Arrays.copyOf(heads, n);
-                tails = java.util.Arrays.copyOf(tails, n);
+                starts = Arrays.copyOf(starts, n);
+                lengths = Arrays.copyOf(lengths, n);
+                heads = Arrays.copyOf(heads, n);
+                tails = Arrays.copyOf(tails, n);
             }
             starts[parts] = (int) (addr - hostAddr);
             lengths[parts] = len;
@@ -618,7 +621,7 @@ public final class PciBus {
         private Incoming incoming() {
             Arrival[] arrivals = new Arrival[parts];
             for (int k = 0; k < parts; k++) arrivals[k] = new Arrival(heads[k], tails[k], lengths[k]);
-            return new Incoming(parts == starts.length ? starts : java.util.Arrays.copyOf(starts, parts), arrivals);
+            return new Incoming(parts == starts.length ? starts : Arrays.copyOf(starts, parts), arrivals);
         }
 
         /** As {@link Incoming#head}: the completions so far. */

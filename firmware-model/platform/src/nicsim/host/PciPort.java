@@ -1,6 +1,7 @@
 package nicsim.host;
 
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import nicsim.sim.Arrival;
 import nicsim.sim.Simulator;
 
@@ -56,7 +57,7 @@ public interface PciPort {
          * {@code in} hears {@link #by by((i + 1) * step)} for each i below {@code count}, in order, in one
          * pass over the completions (a reader that keeps no array of them).
          */
-        public void byEach(long step, int count, java.util.function.LongConsumer in) {
+        public void byEach(long step, int count, LongConsumer in) {
             int k = 0;
             for (int i = 0; i < count; i++) {
                 long n = (i + 1) * step;

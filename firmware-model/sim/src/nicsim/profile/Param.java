@@ -1,6 +1,8 @@
 package nicsim.profile;
 
 import java.math.BigDecimal;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One profile parameter: name, value in its canonical unit (see {@link Unit}), the text it was
@@ -37,7 +39,7 @@ public record Param(String name, Unit.Dimension dimension, long value, long deno
             if (den == 0) throw new IllegalArgumentException(where + ": ratio " + v + " has a zero denominator");
             return new Param(name, Unit.Dimension.RATIO, num, den, null, v, description, source);
         }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(-?[0-9][0-9_]*(?:\\.[0-9]+)?)\\s*(.*)")
+        Matcher m = Pattern.compile("(-?[0-9][0-9_]*(?:\\.[0-9]+)?)\\s*(.*)")
                 .matcher(v);
         if (!m.matches()) throw new IllegalArgumentException(where + ": value '" + v + "' is not a number with a unit, a ratio, true/false or \"text\"");
         BigDecimal number = new BigDecimal(m.group(1).replace("_", ""));

@@ -1,5 +1,7 @@
 package nicsim.sim;
 
+import java.util.ArrayDeque;
+
 /**
  * Rings at each of a set of coming times, with one event in the kernel's queue at a time: the
  * earliest. For a block that asks to be woken at many times ahead (each beat it expects in), most
@@ -48,7 +50,7 @@ public final class Alarm {
 
     private Simulator.Event rang; // the event that rang last, queued again for the next time (the kernel checks it ran)
     // events cancelled for a sooner time, oldest first: each one is queued again once the kernel has dropped it
-    private final java.util.ArrayDeque<Simulator.Event> cancelled = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Simulator.Event> cancelled = new ArrayDeque<>();
 
     private void fire() {
         rang = next;

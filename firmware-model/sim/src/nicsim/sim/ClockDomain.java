@@ -1,6 +1,7 @@
 package nicsim.sim;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -164,10 +165,10 @@ public final class ClockDomain {
     public void add(Clocked block) {
         int i = blockCount++;
         if (i == blocks.length) {
-            blocks = java.util.Arrays.copyOf(blocks, 2 * i);
-            mayRest = java.util.Arrays.copyOf(mayRest, 2 * i);
-            resting = java.util.Arrays.copyOf(resting, 2 * i);
-            updated = java.util.Arrays.copyOf(updated, 2 * i);
+            blocks = Arrays.copyOf(blocks, 2 * i);
+            mayRest = Arrays.copyOf(mayRest, 2 * i);
+            resting = Arrays.copyOf(resting, 2 * i);
+            updated = Arrays.copyOf(updated, 2 * i);
         }
         blocks[i] = block;
         mayRest[i] = block.mayRest();
@@ -195,8 +196,8 @@ public final class ClockDomain {
         private int n;
 
         int add(Sampled s) {
-            if (n == all.length) all = java.util.Arrays.copyOf(all, 2 * n);
-            if (n >>> 6 == live.length) live = java.util.Arrays.copyOf(live, live.length + 1);
+            if (n == all.length) all = Arrays.copyOf(all, 2 * n);
+            if (n >>> 6 == live.length) live = Arrays.copyOf(live, live.length + 1);
             all[n] = s;
             return n++;
         }

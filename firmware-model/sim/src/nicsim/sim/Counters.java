@@ -3,10 +3,12 @@ package nicsim.sim;
 import java.io.PrintStream;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Named event counters any block can use, named "<Block>.<what>" (e.g. "DoorbellDecoder.coalesced")
@@ -49,7 +51,7 @@ public final class Counters {
     private final boolean top;
 
     /** Scopes may be made from several threads (partitions run apart); each scope counts on one thread. */
-    public Counters() { this(new java.util.concurrent.ConcurrentHashMap<>(), "", true); }
+    public Counters() { this(new ConcurrentHashMap<>(), "", true); }
 
     private Counters(Map<String, Map<String, Counter>> all, String scope, boolean top) {
         this.all = all;
@@ -80,7 +82,7 @@ public final class Counters {
     /** The value of {@code name}: at the top, its total over every scope; in a scope, that scope's. */
     public long get(String name) {
         long sum = 0;
-        for (Map<String, Counter> m : top ? all.values() : java.util.List.of(mine)) {
+        for (Map<String, Counter> m : top ? all.values() : List.of(mine)) {
             Counter c = m.get(name);
             if (c != null) sum += c.get();
         }
@@ -93,7 +95,7 @@ public final class Counters {
     /** Counters whose name starts with {@code prefix} (at the top, each name's total). */
     public Map<String, Long> snapshot(String prefix) {
         TreeMap<String, Long> m = new TreeMap<>();
-        for (Map<String, Counter> s : top ? all.values() : java.util.List.of(mine))
+        for (Map<String, Counter> s : top ? all.values() : List.of(mine))
             s.forEach((k, v) -> { if (k.startsWith(prefix)) m.merge(k, v.get(), Long::sum); });
         return Collections.unmodifiableMap(m);
     }

@@ -1,5 +1,14 @@
 package nicsim.sim;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * The other processes (ranks) of one run spread over several processes, as MPI names them: what the
  * partitioned simulator ({@link Windows}, the fabric's switch) needs of them between windows, and no
@@ -29,19 +38,19 @@ public interface Peers {
     default boolean all(boolean v) { return min(v ? 1 : 0) == 1; }
 
     /** Every rank's lines, in rank order (a line of more than 16,000 characters is cut there). */
-    default java.util.List<String> gather(java.util.List<String> mine) {
-        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
-        try (java.io.DataOutputStream o = new java.io.DataOutputStream(b)) {
+    default List<String> gather(List<String> mine) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        try (DataOutputStream o = new DataOutputStream(b)) {
             for (String s : mine) o.writeUTF(s.length() > 16_000 ? s.substring(0, 16_000) : s); // writeUTF: < 64 KiB
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
-        java.util.List<String> all = new java.util.ArrayList<>();
+        List<String> all = new ArrayList<>();
         for (byte[] r : allGather(b.toByteArray())) {
-            try (java.io.DataInputStream in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(r))) {
+            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(r))) {
                 while (in.available() > 0) all.add(in.readUTF());
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
         }
         return all;

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * A block's ports as the RTL twin's wires: {@code <port>_valid}, {@code <port>_ready} (streams),
@@ -41,7 +42,7 @@ public final class PortWires {
 
     @SuppressWarnings("unchecked")
     private static <T> void payload(List<Wire> out, String port, Layout<T> layout, boolean in,
-                                    java.util.function.Supplier<?> payload, BooleanSupplier valid) {
+                                    Supplier<?> payload, BooleanSupplier valid) {
         if (layout == null) throw new IllegalArgumentException("port " + port + " has no layout: it cannot be matched with RTL wires");
         for (Layout.Field<T> f : layout.fields())
             out.add(new Wire(port + "_payload_" + f.name(), f.width(), in,

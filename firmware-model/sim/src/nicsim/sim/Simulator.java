@@ -1,6 +1,8 @@
 package nicsim.sim;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 
@@ -90,9 +92,9 @@ public final class Simulator {
     private int ranks; // clock domains made so far: each one's place among the edges of one instant
     private Scope scope; // whose code runs now: what an event scheduled now belongs to
     // exceptions events threw, oldest first, till taken: more than one when a wait went on past other scopes' faults
-    private final java.util.ArrayDeque<Fault> faults = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Fault> faults = new ArrayDeque<>();
     // events that were posted and have run, for the next post: a TLP or a delivery then allocates none
-    private final java.util.ArrayDeque<Event> spare = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Event> spare = new ArrayDeque<>();
     private static final int MAX_SPARE = 4096;
 
     /** A simulator with counters of its own. */
@@ -110,7 +112,7 @@ public final class Simulator {
     /** How many events have run: a measure of simulation work, for benchmarks. */
     public long eventsExecuted() { return executed; }
     public int pendingEvents() {
-        int n = (int) java.util.Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
+        int n = (int) Arrays.stream(queue.toArray()).filter(e -> !gone(e) && e.owner == null).count();
         for (Lane l : lanes) n += (int) l.waiting.stream().filter(e -> !gone(e)).count();
         return n;
     }
@@ -178,7 +180,7 @@ public final class Simulator {
      * keeps its place in the global order: a lane changes the kernel's cost, never the run.
      */
     public final class Lane {
-        private final java.util.ArrayDeque<Event> waiting = new java.util.ArrayDeque<>();
+        private final ArrayDeque<Event> waiting = new ArrayDeque<>();
         private long lastTime = Long.MIN_VALUE;
         private int lastPriority = Integer.MIN_VALUE;
         private final Scope scope = Simulator.this.scope; // its events are its maker's

@@ -3,6 +3,7 @@ package nicsim.sim;
 import java.io.IOException;
 import java.io.Writer;
 import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -157,7 +158,7 @@ final class TimelineJson {
                 if (lastWindow != Long.MIN_VALUE && b.getKey() > lastWindow + RATE_WINDOW_PICOS)
                     out.counter(pid, name, "Gb/s", lastWindow + RATE_WINDOW_PICOS, "0");
                 out.counter(pid, name, "Gb/s", b.getKey(), BigDecimal.valueOf(b.getValue() * 8_000L, 0)
-                        .divide(BigDecimal.valueOf(RATE_WINDOW_PICOS), 3, java.math.RoundingMode.HALF_EVEN)
+                        .divide(BigDecimal.valueOf(RATE_WINDOW_PICOS), 3, RoundingMode.HALF_EVEN)
                         .toPlainString());
                 lastWindow = b.getKey();
             }

@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.io.Writer;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -30,7 +32,7 @@ public final class Trace {
     private final List<Entry> entries = new ArrayList<>();
     private final List<Sample> samples = new ArrayList<>();
     /** Transactions known by another name on another node (a message by its source and PSN): key -> txn. */
-    private final java.util.Map<String, String> aliases = new java.util.HashMap<>();
+    private final Map<String, String> aliases = new HashMap<>();
 
     Trace(Simulator sim) { this.sim = sim; }
 
@@ -78,7 +80,7 @@ public final class Trace {
     public List<Sample> samples() { return Collections.unmodifiableList(samples); }
 
     /** Transactions a track's block works on at once (its channels, say); 1 unless declared. */
-    private final java.util.Map<String, Integer> lanes = new java.util.HashMap<>();
+    private final Map<String, Integer> lanes = new HashMap<>();
 
     /** Declares that the block of {@code track} works on up to {@code n} transactions at once. */
     public void lanes(String track, int n) {

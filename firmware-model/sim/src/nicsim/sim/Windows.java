@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
 
 /**
  * Runs the simulators of separate partitions (nodes) side by side, in windows of simulated time no
@@ -68,7 +70,7 @@ public final class Windows implements AutoCloseable {
         this.exchange = exchange;
         this.lookahead = lookahead;
         this.threads = Math.min(threads, Math.max(1, parts.size()));
-        this.order = java.util.stream.IntStream.range(0, this.parts.size()).toArray();
+        this.order = IntStream.range(0, this.parts.size()).toArray();
         this.cost = new long[this.parts.size()];
         for (int i = 1; i < this.threads; i++) {
             Thread t = new Thread(this::helper, "nicsim-partitions-" + i);
@@ -115,7 +117,7 @@ public final class Windows implements AutoCloseable {
      * Runs windows until {@code done} holds between two of them (every partition stopped); it is looked at
      * once per window, so it should read what partitions recorded of their own times, not the window's.
      */
-    public void runUntil(java.util.function.BooleanSupplier done, long limitPicos) {
+    public void runUntil(BooleanSupplier done, long limitPicos) {
         long deadline = Math.addExact(now, limitPicos);
         while (!holds(done)) {
             long next = nextWork();
@@ -134,7 +136,7 @@ public final class Windows implements AutoCloseable {
     }
 
     /** Whether {@code done} holds (across processes: on every rank, each looking at its own partitions). */
-    private boolean holds(java.util.function.BooleanSupplier done) {
+    private boolean holds(BooleanSupplier done) {
         boolean d = done.getAsBoolean();
         return peers == null ? d : peers.all(d);
     }

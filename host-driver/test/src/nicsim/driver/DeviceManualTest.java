@@ -7,6 +7,7 @@ import java.lang.reflect.Modifier;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
@@ -40,7 +41,7 @@ class DeviceManualTest {
         Driver d = new World(1, Profiles.load("cx-gen3x16"), 1, Faults.NONE).host(0).driver();
         List<String> wrong = new ArrayList<>();
         List<CmdTable.Command> all = new ArrayList<>(CmdTable.ALL); // TEARDOWN_HCA last: it takes the adapter down
-        all.sort(java.util.Comparator.comparing(c -> c.opcode() == Cmd.TEARDOWN_HCA));
+        all.sort(Comparator.comparing(c -> c.opcode() == Cmd.TEARDOWN_HCA));
         for (CmdTable.Command c : all) {
             int in = Cmd.bytes(c.in()), out = Cmd.OUT_HEADER_WORDS * 8 + Cmd.bytes(c.out());
             int longer = syndrome(d.raw(c.opcode(), new byte[in + 8], out));

@@ -2,8 +2,11 @@ package nicsim.driver;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.abi.Cmd;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
 import nicsim.sim.Simulator;
@@ -35,7 +38,7 @@ class WorldTest {
         Options o = Options.defaults().with(set -> set.size(4096).iters(200));
         Host old = w.host(0);
         old.adapter.cqeWriter().injectFault("test", 0);
-        java.io.PrintStream quiet = new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+        PrintStream quiet = new PrintStream(OutputStream.nullOutputStream());
         IllegalStateException x = assertThrows(IllegalStateException.class,
                 () -> Workloads.run("write_bw", w, o, quiet));
         Simulator.Fault f = w.sim.takeFault();
@@ -69,8 +72,8 @@ class WorldTest {
         } finally {
             w.sim.leave(before);
         }
-        var caps = d.command(nicsim.abi.Cmd.QUERY_HCA_CAP, nicsim.abi.Cmd.EMPTY, new nicsim.abi.Cmd.Empty(),
-                nicsim.abi.Cmd.HCA_CAP);
+        var caps = d.command(Cmd.QUERY_HCA_CAP, Cmd.EMPTY, new Cmd.Empty(),
+                Cmd.HCA_CAP);
         assertNotNull(caps, "node 1's command answered");
         Simulator.Fault f = w.sim.takeFault();
         assertNotNull(f, "node 0's fault is kept for whoever resets it");
@@ -85,8 +88,8 @@ class WorldTest {
         } finally {
             w.sim.leave(own);
         }
-        assertThrows(RuntimeException.class, () -> d.command(nicsim.abi.Cmd.QUERY_HCA_CAP, nicsim.abi.Cmd.EMPTY,
-                new nicsim.abi.Cmd.Empty(), nicsim.abi.Cmd.HCA_CAP));
+        assertThrows(RuntimeException.class, () -> d.command(Cmd.QUERY_HCA_CAP, Cmd.EMPTY,
+                new Cmd.Empty(), Cmd.HCA_CAP));
         assertSame(w.host(1), w.hostOf(w.sim.takeFault()));
     }
 }

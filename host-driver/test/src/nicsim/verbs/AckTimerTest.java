@@ -2,6 +2,7 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -40,7 +41,7 @@ class AckTimerTest {
         Connect.up(p.a.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_4096, 100);
         Connect.toInit(p.b.qp, Connect.ALL_REMOTE); // B takes no request yet: the WRITE's packets are dropped
         byte[] data = new byte[16384];
-        new java.util.Random(57).nextBytes(data);
+        new Random(57).nextBytes(data);
         p.a.buf.write(0, data);
         long t0 = p.world.now();
         p.a.qp.postSend(write(p, data.length));

@@ -2,7 +2,10 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
+import nicsim.abi.WqeLayout;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
@@ -50,7 +53,7 @@ class BlueFlameTest {
         assertEquals(1, skipped(p), "one WQE, written whole with its doorbell");
         // 64 inline bytes after the ctrl and remote-address segments: a WQE of two WQEBBs, written whole too
         byte[] inline = new byte[64];
-        new java.util.Random(5).nextBytes(inline);
+        new Random(5).nextBytes(inline);
         p.a.buf.write(64, inline);
         p.a.qp.postSend(new SendWr().wrId(4).opcode(WrOpcode.RDMA_WRITE).sgList(new Sge(p.a.buf.addr() + 64, 64, p.a.mr.lkey()))
                 .remoteAddr(p.b.buf.addr() + 64).rkey(p.b.mr.rkey()).sendFlags(SendFlags.SIGNALED | SendFlags.INLINE));
@@ -70,7 +73,7 @@ class BlueFlameTest {
         var driver = p.a.ctx.driver();
         // the next two WQEBBs of A's send queue, forged as NOPs through the other context's page
         for (int i = 0; i < 2; i++) { // a fresh queue: its next WQEBBs are 0 and 1
-            byte[] forged = java.util.Arrays.copyOf(nicsim.abi.WqeLayout.ctrl(nicsim.abi.WqeLayout.OP_NOP, i, p.a.qp.qpNum(), 1), 64);
+            byte[] forged = Arrays.copyOf(WqeLayout.ctrl(WqeLayout.OP_NOP, i, p.a.qp.qpNum(), 1), 64);
             driver.mmio(driver.sendDoorbell(other.uar), forged);
         }
         p.world.runFor(10_000_000);

@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Random;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The error rows of docs/sources.md#responder-errors and docs/sources.md#verbs-error-model, each produced on the side
@@ -62,7 +65,7 @@ class ErrorsTest {
         // yet receive completions stay in the order of their WQEs
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         byte[] data = new byte[4000];
-        new java.util.Random(4).nextBytes(data);
+        new Random(4).nextBytes(data);
         p.a.buf.write(0, data);
         p.b.qp.postRecv(new RecvWr().wrId(5).sgList(new Sge(p.b.buf.addr(), 4000, p.b.mr.lkey())));
         p.b.qp.postRecv(new RecvWr().wrId(6).sgList(new Sge(p.b.buf.addr() + 8000, 1000, p.b.mr.lkey()))); // runs past the MR
@@ -157,13 +160,13 @@ class ErrorsTest {
         assertEquals(QpState.ERR, qp.query().qpState());
     }
 
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(longs = {7, 8, 9, 10, 11})
+    @ParameterizedTest
+    @ValueSource(longs = {7, 8, 9, 10, 11})
     void underLossEveryWriteLandsExactlyOnce(long seed) {
         Pair p = new Pair(Profiles.load("cx-gen3x16").with("fw.ack.coalesce", "4"), QpType.RC, 1 << 20,
                 Faults.parse("drop=0.05,dup=0.02,reorder=0.05,corrupt=0.01"), seed, Pair.defaults());
         p.up(Mtu.MTU_1024);
-        java.util.Random rnd = new java.util.Random(5);
+        Random rnd = new Random(5);
         byte[] data = new byte[1 << 19];
         rnd.nextBytes(data);
         p.a.buf.write(0, data);

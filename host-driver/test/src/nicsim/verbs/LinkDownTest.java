@@ -3,6 +3,10 @@ package nicsim.verbs;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
+import java.util.Random;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,7 +28,7 @@ class LinkDownTest {
     void aWriteWhileThePeersLinkIsDownCompletesOnceItIsUpAgain() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 65536).up(Mtu.MTU_4096);
         byte[] data = new byte[16384];
-        new java.util.Random(58).nextBytes(data);
+        new Random(58).nextBytes(data);
         p.a.buf.write(0, data);
         link(p, 1, false);
         p.world.runFor(10_000_000L); // 10 us: the firmware takes the change and writes PORT_ERR
@@ -74,8 +78,8 @@ class LinkDownTest {
 
     @Test
     void anAdapterBroughtUpWhileItsLinkIsDownIsToldSoFirst() {
-        var world = new nicsim.driver.World(2, nicsim.profile.Profiles.load("cx-gen3x16"), 1,
-                nicsim.fabric.Faults.NONE);
+        var world = new World(2, Profiles.load("cx-gen3x16"), 1,
+                Faults.NONE);
         var h = world.host(1);
         h.within(() -> world.fabric.link(h.firmware.lid(), false));
         world.runFor(10_000_000L);

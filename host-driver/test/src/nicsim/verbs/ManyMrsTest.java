@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,7 +22,7 @@ class ManyMrsTest {
             rb.add(p.b.pd.regMr(p.b.buf.addr() + 512L * i, 512, Connect.ALL_REMOTE));
         }
         byte[] data = new byte[n * 512];
-        new java.util.Random(9).nextBytes(data);
+        new Random(9).nextBytes(data);
         p.a.buf.write(0, data);
         for (int i = 0; i < n; i++) {
             int k = (i * 7) % n; // a scattered order: consecutive WRs hit different table entries

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
@@ -32,7 +33,7 @@ class ManyQpsTest {
             as.add(a);
         }
         byte[] data = new byte[n * 1024];
-        new java.util.Random(3).nextBytes(data);
+        new Random(3).nextBytes(data);
         ba.write(0, data);
         for (int round = 0; round < 2; round++)
             for (int i = 0; i < n; i++)

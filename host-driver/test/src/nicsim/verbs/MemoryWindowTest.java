@@ -2,6 +2,7 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -35,7 +36,7 @@ class MemoryWindowTest {
         MemoryWindow mw = p.b.pd.allocMw(MwType.TYPE_2);
         int rkey = bind(p, mw, mr, 4096, 4096, AccessFlags.REMOTE_WRITE);
         byte[] data = new byte[100];
-        java.util.Arrays.fill(data, (byte) 7);
+        Arrays.fill(data, (byte) 7);
         p.a.buf.write(0, data);
         assertEquals(WcStatus.SUCCESS, write(p, p.b.buf.addr() + 5000, rkey, 100).status());
         assertArrayEquals(data, p.b.buf.read(5000, 100));

@@ -2,6 +2,7 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
@@ -87,7 +88,7 @@ class MulticastTest {
             byte[] grh = t.n[where[0]].buf.read(where[1], 40);
             assertEquals(6, (grh[0] & 0xff) >> 4, "IP version 6");
             assertEquals(0x1B, grh[6] & 0xff, "next header: BTH");
-            assertArrayEquals(MGID, java.util.Arrays.copyOfRange(grh, 24, 40), "DGID: the group");
+            assertArrayEquals(MGID, Arrays.copyOfRange(grh, 24, 40), "DGID: the group");
             assertEquals(0xfe80_0000_0000_0000L, BigEndian.get64(grh, 8), "SGID: the sender's port GID");
             assertEquals(t.lid(0), BigEndian.get64(grh, 16));
             assertArrayEquals(msg, t.n[where[0]].buf.read(where[1] + 40, msg.length));

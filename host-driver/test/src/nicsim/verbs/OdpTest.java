@@ -9,6 +9,8 @@ import nicsim.fabric.Faults;
 import nicsim.firmware.Resources;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * On-demand paging (docs/sources.md#on-demand-paging): an MR registered with ON_DEMAND has its pages
@@ -330,8 +332,8 @@ class OdpTest {
      * An atomic into an on-demand region: the target page faults, the responder answers RNR, and the
      * retry finds the page in and is executed once (it used to fault again forever).
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
     void atomicsIntoAnOnDemandRegionFaultThenComplete(boolean localOnDemand) {
         Pair p = new Pair(Faults.NONE);
         MemoryRegion src = p.apd.regMr(p.abuf, AccessFlags.LOCAL_WRITE | (localOnDemand ? AccessFlags.ON_DEMAND : 0));

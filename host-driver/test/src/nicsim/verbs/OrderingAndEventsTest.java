@@ -2,6 +2,7 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -65,7 +66,7 @@ class OrderingAndEventsTest {
     void moreCqsThanVectorsShareThemAndKeepTheTranslationVector() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 16);
         CompletionChannel ch = p.b.ctx.createCompChannel();
-        List<CompletionQueue> many = new java.util.ArrayList<>();
+        List<CompletionQueue> many = new ArrayList<>();
         while (many.size() + 1 < p.b.ctx.queryDevice().maxCq()) many.add(p.b.ctx.createCq(4, ch)); // as many as the adapter holds
         CompletionQueue cq = many.get(many.size() - 1);
         QueuePair qp = p.b.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(cq).maxRecvWr(8));

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.List;
 import nicsim.abi.QCounter;
 import nicsim.driver.QpCounters;
+import nicsim.driver.World;
+import nicsim.fabric.Faults;
+import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -53,8 +56,8 @@ class QpCountersTest {
     void theModeIsThePortsBeforeTheDriverProbesAndManualBindsAreChecked() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 4096);
         QpCounters k = p.world.host(1).qpCounters();
-        var fresh = new nicsim.driver.World(1, nicsim.profile.Profiles.load("cx-gen3x16"), 1,
-                nicsim.fabric.Faults.NONE).host(0);
+        var fresh = new World(1, Profiles.load("cx-gen3x16"), 1,
+                Faults.NONE).host(0);
         fresh.qpCounters().setAuto(QpCounters.MASK_QP_TYPE);
         assertFalse(fresh.probed(), "setting the mode needs no driver");
         assertEquals(QpCounters.MODE_AUTO, fresh.qpCounters().mode());

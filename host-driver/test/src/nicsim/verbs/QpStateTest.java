@@ -3,6 +3,8 @@ package nicsim.verbs;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import nicsim.abi.QpTransitions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -91,7 +93,7 @@ class QpStateTest {
         p.b.qp.postRecv(new RecvWr().wrId(12).sgList(new Sge(p.b.buf.addr(), 64, p.b.mr.lkey())));
         p.b.qp.postSend(new SendWr().wrId(13).opcode(WrOpcode.SEND).sgList(new Sge(p.b.buf.addr(), 8, p.b.mr.lkey())));
         List<WorkCompletion> more = p.await(p.b.cq, 2);
-        assertEquals(java.util.Set.of(12L, 13L), more.stream().map(WorkCompletion::wrId).collect(java.util.stream.Collectors.toSet()));
+        assertEquals(Set.of(12L, 13L), more.stream().map(WorkCompletion::wrId).collect(Collectors.toSet()));
         for (WorkCompletion w : more) assertEquals(WcStatus.WR_FLUSH_ERR, w.status(), "even unsignaled: " + w);
     }
 

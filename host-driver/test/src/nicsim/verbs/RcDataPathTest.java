@@ -2,6 +2,7 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import nicsim.abi.HostOrder;
@@ -139,6 +140,6 @@ class RcDataPathTest {
         assertEquals(3, wcs.size(), wcs.toString());
         for (WorkCompletion wc : wcs) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         assertArrayEquals(data, p.a.buf.read(8192, data.length), "the READ returned what the WRITE wrote");
-        assertArrayEquals(java.util.Arrays.copyOfRange(data, 2048, 2056), p.a.buf.read(16384, 8), "the atomic's original value is the WRITE's");
+        assertArrayEquals(Arrays.copyOfRange(data, 2048, 2056), p.a.buf.read(16384, 8), "the atomic's original value is the WRITE's");
     }
 }

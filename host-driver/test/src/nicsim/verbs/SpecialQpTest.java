@@ -8,6 +8,7 @@ import nicsim.abi.BigEndian;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.fabric.Mad;
+import nicsim.fabric.SwitchAgent;
 import nicsim.firmware.Management;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
@@ -210,7 +211,7 @@ class SpecialQpTest {
         byte[] answer = d.mad(receive(d.await(2)));
         assertEquals(Mad.DR_DIRECTION, Mad.status(answer), "the D bit, status 0");
         assertEquals(2, answer[Mad.SMP_DATA + 2], "node type: the switch");
-        assertEquals(nicsim.fabric.SwitchAgent.GUID, BigEndian.get64(answer, Mad.SMP_DATA + 12));
+        assertEquals(SwitchAgent.GUID, BigEndian.get64(answer, Mad.SMP_DATA + 12));
         assertEquals(0, answer[Mad.DR_HOP_PTR], "back at the requester");
     }
 }

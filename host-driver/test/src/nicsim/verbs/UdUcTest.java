@@ -3,6 +3,7 @@ package nicsim.verbs;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /** UD and UC through the whole stack. */
@@ -72,7 +73,7 @@ class UdUcTest {
     void ucWriteWithImmediateConsumesAReceive() {
         Pair p = new Pair("cx-gen3x16", QpType.UC, 16384).up(Mtu.MTU_1024);
         byte[] data = new byte[5000];
-        new java.util.Random(4).nextBytes(data);
+        new Random(4).nextBytes(data);
         p.a.buf.write(0, data);
         p.b.qp.postRecv(new RecvWr().wrId(77));
         p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).immData(99).sendFlags(SendFlags.SIGNALED)

@@ -2,6 +2,7 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.WqeFormat;
 import nicsim.driver.World;
@@ -69,14 +70,14 @@ class UmrTest {
         p.a.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE).remoteAddr(0).rkey(m.rkey())
                 .sgList(new Sge(src.addr(), 8500, sm.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
-        assertArrayEquals(java.util.Arrays.copyOfRange(data, 0, 5000), x.read(100, 5000));
-        assertArrayEquals(java.util.Arrays.copyOfRange(data, 5000, 8000), y.read(3000, 3000));
-        assertArrayEquals(java.util.Arrays.copyOfRange(data, 8000, 8500), x.read(9000, 500));
+        assertArrayEquals(Arrays.copyOfRange(data, 0, 5000), x.read(100, 5000));
+        assertArrayEquals(Arrays.copyOfRange(data, 5000, 8000), y.read(3000, 3000));
+        assertArrayEquals(Arrays.copyOfRange(data, 8000, 8500), x.read(9000, 500));
         // READ 3000 bytes from the middle of the region (crossing from the first piece into the second)
         p.a.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ).remoteAddr(4000).rkey(m.rkey())
                 .sgList(new Sge(src.addr() + 10000, 3000, sm.lkey())));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
-        assertArrayEquals(java.util.Arrays.copyOfRange(data, 4000, 7000), src.read(10000, 3000));
+        assertArrayEquals(Arrays.copyOfRange(data, 4000, 7000), src.read(10000, 3000));
         // B SENDs the whole region gathered through the lkey; A receives it into one buffer
         p.a.postRecv(new RecvWr().wrId(7).sgList(new Sge(src.addr(), 8500, sm.lkey())));
         src.write(0, new byte[8500]);
@@ -173,14 +174,14 @@ class UmrTest {
             byte[] data = pattern(5, length);
             src.write(0, data);
             assertEquals(WcStatus.SUCCESS, write(p, src, sm, m.rkey(), start, length));
-            assertArrayEquals(java.util.Arrays.copyOfRange(data, 0, 5000), x.read(100, 5000));
-            assertArrayEquals(java.util.Arrays.copyOfRange(data, 5000, 6000), x.read(9000, 1000));
+            assertArrayEquals(Arrays.copyOfRange(data, 0, 5000), x.read(100, 5000));
+            assertArrayEquals(Arrays.copyOfRange(data, 5000, 6000), x.read(9000, 1000));
             assertArrayEquals(new byte[500], x.read(10000, 500), "the pieces' bytes past the key's length");
             // a READ of the last 100 bytes, by their VA
             p.a.postSend(Wrs.signaled(2, WrOpcode.RDMA_READ)
                     .remoteAddr(start + 5900).rkey(m.rkey()).sgList(new Sge(src.addr() + 7000, 100, sm.lkey())));
             assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
-            assertArrayEquals(java.util.Arrays.copyOfRange(data, 5900, 6000), src.read(7000, 100));
+            assertArrayEquals(Arrays.copyOfRange(data, 5900, 6000), src.read(7000, 100));
         }
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
@@ -25,7 +26,7 @@ class ApartTest {
             List<String> out = new ArrayList<>(List.of(text.toString(), r.rows().toString(),
                     w.sim.counters().snapshot().toString()));
             for (int k = 1; k < 8; k += 2)
-                out.add(java.util.Arrays.toString(w.host(k).memory.read(0x100000, 4096)).hashCode() + "");
+                out.add(Arrays.toString(w.host(k).memory.read(0x100000, 4096)).hashCode() + "");
             out.add(w.isApart() ? "apart" : "together");
             return out;
         }

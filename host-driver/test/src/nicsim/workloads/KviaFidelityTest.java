@@ -5,8 +5,11 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import nicsim.driver.World;
+import nicsim.fabric.Fabric;
 import nicsim.fabric.Faults;
+import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
+import nicsim.sim.Simulator;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class KviaFidelityTest {
     static double rttUs(String profile) { return rttUs(Profiles.load(profile), 4, 100); }
 
-    static double rttUs(nicsim.profile.Profile profile, int size, int iters) {
+    static double rttUs(Profile profile, int size, int iters) {
         Result r = Workloads.run("rc_pingpong", new World(2, profile, 1, Faults.NONE),
                 Options.defaults().with(set -> set.size(size).iters(iters)),
                 new PrintStream(new ByteArrayOutputStream()));
@@ -29,10 +32,10 @@ class KviaFidelityTest {
     @Test
     void theLinkEnginesStreamSoAPacketCrossesTheLocalBusAtTheWiresPace() {
         // a LANai's send DMA feeds the network from SRAM and its receive DMA fills SRAM from it: the wire overlaps both
-        nicsim.profile.Profile l43 = Profiles.load("lanai43");
+        Profile l43 = Profiles.load("lanai43");
         double streaming = rttUs(l43, 4096, 10);
         double held = rttUs(l43.with("link.transmit", "\"store-and-forward\"").with("link.receive", "\"store-and-forward\""), 4096, 10);
-        double wireUs = new nicsim.fabric.Fabric(new nicsim.sim.Simulator(), nicsim.fabric.Fabric.Config.from(l43),
+        double wireUs = new Fabric(new Simulator(), Fabric.Config.from(l43),
                 Faults.NONE, 1).serialization(4096) / 1e6;
         assertTrue(held - streaming > 3 * wireUs, "4 KiB round trip " + streaming + " us streaming, " + held + " us with packets held whole ("
                 + wireUs + " us on the wire each way)");

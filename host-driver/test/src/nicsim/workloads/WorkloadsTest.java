@@ -4,11 +4,15 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.util.stream.Stream;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every example program runs between two nodes, checks its bytes, and reports figures in its C original's format. */
 class WorkloadsTest {
@@ -69,15 +73,15 @@ class WorkloadsTest {
         assertTrue(row.bwAvgGbps() > (name.equals("atomic_bw") ? 0.01 : 1) && row.bwPeakGbps() <= 100.0, row.toString());
     }
 
-    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> everyWorkloadOnEveryProfile() {
-        return nicsim.profile.Profiles.BUILTIN.stream()
+    static Stream<Arguments> everyWorkloadOnEveryProfile() {
+        return Profiles.BUILTIN.stream()
                 .flatMap(p -> Workloads.NAMES.stream().filter(w -> !w.equals("pairs_write_bw"))
-                .map(w -> org.junit.jupiter.params.provider.Arguments.of(w, p)));
+                .map(w -> Arguments.of(w, p)));
     }
 
     /** Issue 5's bar: every example program between two nodes on every profile, bytes and completions checked. */
     @ParameterizedTest
-    @org.junit.jupiter.params.provider.MethodSource("everyWorkloadOnEveryProfile")
+    @MethodSource("everyWorkloadOnEveryProfile")
     void everyWorkloadOnEveryProfile(String workload, String profile) {
         StringBuilder text = new StringBuilder();
         Result r = run(workload, profile, Options.defaults().with(set -> set.iters(12).size(1024)), text);
@@ -85,9 +89,9 @@ class WorkloadsTest {
         assertTrue(r.rows().get(0).simPicos() > 0);
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void everyPairWritesAtOnceAcrossTheSwitch() {
-        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
         Result r = Workloads.run("pairs_write_bw", new World(6, Profiles.load("cx-gen3x16"), 1, Faults.NONE),
                 Options.defaults().with(set -> set.iters(60).size(16384)), new PrintStream(b));
         assertTrue(r.ok(), r.errors() + "\n" + b);
@@ -95,9 +99,9 @@ class WorkloadsTest {
     }
 
     /** Fewer writes than the eight buffer slots: only the slots written are compared (they were all, and failed). */
-    @org.junit.jupiter.api.Test
+    @Test
     void pairsWithFewerWritesThanSlotsCheckTheSlotsWritten() {
-        java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
         Result r = Workloads.run("pairs_write_bw", new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE),
                 Options.defaults().with(set -> set.iters(3).size(65536)), new PrintStream(b));
         assertTrue(r.ok(), r.errors() + "\n" + b);
@@ -122,7 +126,7 @@ class WorkloadsTest {
         assertEquals(a.toString(), b.toString());
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void sendBwKeepsUpWithWriteBwOnLongMessages() {
         // the responder takes a SEND's next packet once this one's writes are under way, as it does a WRITE's
         Options o = Options.defaults().with(set -> set.iters(200).size(65536));

@@ -4,11 +4,18 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import nicsim.serve.Programs.Run;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Debian's unmodified ibverbs-utils binaries on simulated adapters: each runs through {@link
@@ -36,7 +43,7 @@ class AttachTest {
      * The server's log once {@code p} is found in it, or as it stands after 30 s: the server writes
      * what a program did (its line, its QPs' table) on its own thread, after the program has exited.
      */
-    private String logOnceItHas(java.util.regex.Pattern p) throws InterruptedException {
+    private String logOnceItHas(Pattern p) throws InterruptedException {
         long t0 = System.nanoTime();
         String log;
         while (!p.matcher(log = serverLog()).find() && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(20);
@@ -77,7 +84,7 @@ class AttachTest {
         // once
         assertEquals(2 * 200 * (4 + 1), served.world.sim.counters().get("Fabric.packets") - packetsBefore);
         served.awaitReleased(); // the server sees each program's socket close a moment after the program exits
-        String log = logOnceItHas(java.util.regex.Pattern.compile("ibv_rc_pingpong \\(pid .*exited after"));
+        String log = logOnceItHas(Pattern.compile("ibv_rc_pingpong \\(pid .*exited after"));
         assertTrue(log.contains("ibv_rc_pingpong (pid ") && log.contains("exited after"), log);
     }
 
@@ -107,9 +114,9 @@ class AttachTest {
         assertTrue(served.world.sim.counters().get("Firmware.dma_write_bytes") - bytesBefore >= 100 * 65536L);
         // and the simulator's own table of the client's QP, in simulated time: near the model's link rate, not the wall
         // clock's
-        java.util.regex.Pattern rowOfClient = java.util.regex.Pattern.compile("0x[0-9a-f]+\\s+RC\\s+65536\\s+100\\s+0\\s+([0-9.]+)");
+        Pattern rowOfClient = Pattern.compile("0x[0-9a-f]+\\s+RC\\s+65536\\s+100\\s+0\\s+([0-9.]+)");
         String log = logOnceItHas(rowOfClient);
-        java.util.regex.Matcher row = rowOfClient.matcher(log);
+        Matcher row = rowOfClient.matcher(log);
         assertTrue(row.find(), log);
         assertTrue(Double.parseDouble(row.group(1)) > 30, "simulated Gb/s: " + row.group(1));
     }
@@ -155,15 +162,15 @@ class AttachTest {
     }
 
     /** More of Debian's programs, with their defaults and a short run: each side exits 0 and prints its result. */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
             "ibv_uc_pingpong -n 50 | 50 iters in", "ibv_ud_pingpong -n 50 | 50 iters in", "ibv_srq_pingpong -n 50 | 50 iters in",
             "ib_send_bw -n 100 | 65536      100", "ib_read_bw -n 100 | 65536      100", "ib_send_lat -n 100 | 2       100",
             "ib_atomic_bw -n 100 | 8          100", "ibv_rc_pingpong -n 50 -m 2048 | 50 iters in", "ib_write_bw -q 4 -n 100 | 65536      400",
             "ib_read_lat -n 100 | 2       100", "ib_write_lat -n 50 | 2       50", "ib_write_bw -a -n 5 | 8388608    5",
             "ibv_xsrq_pingpong -n 20 | success"})
     void otherProgramsRunUnchanged(String command, String result) throws Exception {
-        List<String> args = new java.util.ArrayList<>(List.of(command.split(" ")));
+        List<String> args = new ArrayList<>(List.of(command.split(" ")));
         args.addAll(List.of("-p", Integer.toString(Programs.port() + 5)));
         Run srv = start(1, args.toArray(String[]::new));
         Programs.awaitListening(srv, Programs.port() + 5);
@@ -209,7 +216,7 @@ class AttachTest {
      */
     @Test
     void withSimulatedTimeAPingpongPrintsTheSameFiguresOnEveryRun() throws Exception {
-        java.util.concurrent.atomic.AtomicBoolean busy = new java.util.concurrent.atomic.AtomicBoolean(true);
+        AtomicBoolean busy = new AtomicBoolean(true);
         List<Thread> spinners = List.of(new Thread(() -> spin(busy)), new Thread(() -> spin(busy)));
         for (Thread t : spinners) {
             t.setDaemon(true);
@@ -223,7 +230,7 @@ class AttachTest {
         }
     }
 
-    private static void spin(java.util.concurrent.atomic.AtomicBoolean busy) {
+    private static void spin(AtomicBoolean busy) {
         long x = 0;
         while (busy.get()) x += System.nanoTime() & 1;
         if (x == -1) System.out.println(x); // keeps the loop's work
@@ -238,7 +245,7 @@ class AttachTest {
             Run cli = start(0, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(Programs.port() + 6), "localhost");
             assertEquals(0, cli.await(), cli.output() + serverLog());
             assertEquals(0, srv.await(), srv.output());
-            List<String> figures = new java.util.ArrayList<>();
+            List<String> figures = new ArrayList<>();
             for (Run r : List.of(cli, srv))
                 for (String line : r.output().split("\n")) if (line.contains(" in ") && line.contains("seconds")) figures.add(line.strip());
             assertEquals(4, figures.size(), figures.toString());
@@ -287,8 +294,8 @@ class AttachTest {
      * node 0 WRITEs, READs back and SENDs to a DC target on node 1, and a wrong DC key is refused;
      * the same ibv_wr_* API then SENDs on a UD QP. Through either of the provider's drivers.
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
     void mlx5dvDcProgramRunsUnchanged(boolean cDriver) throws Exception {
         Path dir = compile("dc-write", "-lmlx5", "-libverbs");
         String prog = dir.resolve("dc-write").toString();
@@ -311,8 +318,8 @@ class AttachTest {
      * matrix column on node 1 through one rkey, and node 1 SENDs bytes gathered from two buffers.
      * Through either of the provider's drivers.
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
     void mlx5dvIndirectMkeyProgramRunsUnchanged(boolean cDriver) throws Exception {
         Path dir = compile("umr-column", "-lmlx5", "-libverbs");
         String prog = dir.resolve("umr-column").toString();
@@ -333,8 +340,8 @@ class AttachTest {
      * in their tagged buffers on node 1, and node 0 receives the FIN. Through either of the provider's
      * drivers.
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
     void tagMatchingProgramRunsUnchanged(boolean cDriver) throws Exception {
         Path dir = compile("tm-tags", "-libverbs");
         String prog = dir.resolve("tm-tags").toString();

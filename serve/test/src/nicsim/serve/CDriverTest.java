@@ -2,12 +2,20 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The provider rebuilt on libnicsim (NICSIM_DRIVER=c): unmodified programs whose PDs, MRs, CQs and
@@ -30,12 +38,12 @@ class CDriverTest {
     /** As above; with {@code simulatedTime} the programs' clocks read simulated time (perftest's do not work so). */
     private List<String> pair(boolean c, boolean simulatedTime, String... program) throws Exception {
         int port = Programs.port();
-        String[] withPort = java.util.Arrays.copyOf(program, program.length + 2);
+        String[] withPort = Arrays.copyOf(program, program.length + 2);
         withPort[program.length] = "-p";
         withPort[program.length + 1] = Integer.toString(port);
         Programs.Run srv = Programs.start(served, 1, simulatedTime, Programs.withDriver(c, withPort));
         Programs.awaitListening(srv, port);
-        String[] client = java.util.Arrays.copyOf(withPort, withPort.length + 1);
+        String[] client = Arrays.copyOf(withPort, withPort.length + 1);
         client[withPort.length] = "localhost";
         Programs.Run cli = Programs.start(served, 0, simulatedTime, Programs.withDriver(c, client));
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + served.log());
@@ -73,8 +81,8 @@ class CDriverTest {
      * AttachTest's list of Debian's programs, and completion events (-e: a completion channel, CQs
      * armed, interrupts), through the C driver.
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
             "ibv_uc_pingpong -n 50 | 50 iters in", "ibv_ud_pingpong -n 50 | 50 iters in",
             "ibv_srq_pingpong -n 50 | 50 iters in", "ib_send_bw -n 100 | 65536      100",
             "ib_read_bw -n 100 | 65536      100", "ib_send_lat -n 100 | 2       100",
@@ -97,7 +105,7 @@ class CDriverTest {
      */
     @Test
     void aBufferAlignedToHugePagesIsRegisteredInThemThroughEitherDriver() throws Exception {
-        java.nio.file.Path dir = Programs.compile("serve", "big-pages", List.of("meet.h"), "-libverbs");
+        Path dir = Programs.compile("serve", "big-pages", List.of("meet.h"), "-libverbs");
         long[] misses = new long[2];
         for (int c = 0; c < 2; c++) {
             long before = served.world.sim.counters().get("MttWalker.cache_misses");
@@ -130,11 +138,11 @@ class CDriverTest {
      * The conformance families (man-page checks, error cases included) of what the C driver builds, run
      * through it: every check passes, as through the Java driver (ConformanceTest).
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(strings = {"device", "pd", "cq", "cq-events", "qp", "qp-ex",
+    @ParameterizedTest
+    @ValueSource(strings = {"device", "pd", "cq", "cq-events", "qp", "qp-ex",
             "atomic", "domain", "srq", "rdmacm", "xrc", "mr", "mw", "dm", "odp", "import"})
     void conformanceFamiliesPassThroughTheCDriver(String family) throws Exception {
-        java.nio.file.Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lrdmacm",
+        Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lrdmacm",
                 "-lpthread");
         Programs.Run r = Programs.start(served, 0, false, Programs.withDriver(true, dir.resolve(family).toString()));
         int status = r.await(300);
@@ -153,7 +161,7 @@ class CDriverTest {
      */
     @Test
     void twoCDriverProgramsShareAnXrcDomainThroughAFile() throws Exception {
-        java.nio.file.Path dir = Programs.compile("serve", "xrc-share", List.of("meet.h"), "-libverbs");
+        Path dir = Programs.compile("serve", "xrc-share", List.of("meet.h"), "-libverbs");
         String prog = dir.resolve("xrc-share").toString(), file = dir.resolve("domain").toString();
         Programs.Run target = Programs.start(served, 1, false, Programs.withDriver(true, prog, "target", dir.toString(), file));
         Programs.Run other = Programs.start(served, 1, false, Programs.withDriver(true, prog, "srq", dir.toString(), file));
@@ -172,7 +180,7 @@ class CDriverTest {
     /** AttachTest's async-events program: a CQ overrun's CQ_ERR and QP_FATAL name the C driver's CQ and QP. */
     @Test
     void asyncEventsNameTheCDriversObjects() throws Exception {
-        java.nio.file.Path dir = Programs.compile("serve", "async-events", List.of("meet.h"), "-libverbs");
+        Path dir = Programs.compile("serve", "async-events", List.of("meet.h"), "-libverbs");
         Programs.Run r = Programs.start(served, 0, false, Programs.withDriver(true, dir.resolve("async-events").toString()));
         assertEquals(0, r.await(), r.output() + served.log());
         assertTrue(r.output().contains("event CQ error cq"), r.output());
@@ -196,7 +204,7 @@ class CDriverTest {
         for (int i = 0; i < 10; i++)
             assertTrue(cli.output().contains("ping data: rdma-ping-" + i + ": "), cli.output());
         port += 1;
-        List<String> ucx = new java.util.ArrayList<>(List.of("ucx_perftest", "-p", Integer.toString(port), "-t",
+        List<String> ucx = new ArrayList<>(List.of("ucx_perftest", "-p", Integer.toString(port), "-t",
                 "tag_bw", "-n", "100"));
         srv = Programs.start(served, 1, false, Programs.withDriver(true, ucx.toArray(String[]::new)));
         Programs.awaitListening(srv, port);
@@ -242,11 +250,11 @@ class CDriverTest {
      * once both programs' are there (a program's table is printed as serve sees it go).
      */
     private List<String> tableRows(int from) throws InterruptedException {
-        List<String> rows = new java.util.ArrayList<>();
+        List<String> rows = new ArrayList<>();
         for (long t0 = System.nanoTime(); rows.size() < 2 && System.nanoTime() - t0 < 10_000_000_000L; ) {
             Thread.sleep(20);
             rows.clear();
-            var m = java.util.regex.Pattern.compile("(?m)^ +0x\\p{XDigit}+ +(RC.*)$")
+            var m = Pattern.compile("(?m)^ +0x\\p{XDigit}+ +(RC.*)$")
                     .matcher(served.log().substring(from));
             while (m.find()) {
                 String[] f = m.group(1).trim().split("\\s+");
@@ -254,7 +262,7 @@ class CDriverTest {
                 rows.add(String.join(" ", f));
             }
         }
-        java.util.Collections.sort(rows); // the two programs end in either order
+        Collections.sort(rows); // the two programs end in either order
         return rows;
     }
 }

@@ -8,6 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import nicsim.driver.World;
 import nicsim.serve.Programs.Run;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -132,7 +134,7 @@ class ChaosTest {
         List<Run> dead = victim == 0 ? List.of(s) : victim == 1 ? List.of(k) : List.of(s, k);
         for (Run d : dead) d.process().destroyForcibly(); // SIGKILL: the provider gets no chance to clean up
         for (Run o : List.of(s, k)) // the survivor may wait for ever on its dead peer, as on real hardware
-            if (!o.process().waitFor(5, java.util.concurrent.TimeUnit.SECONDS)) o.process().destroyForcibly();
+            if (!o.process().waitFor(5, TimeUnit.SECONDS)) o.process().destroyForcibly();
         for (Run o : List.of(s, k)) o.await(30);
         return String.format("%s %s node %d -> node %d, killed %s %s", c ? "C" : "Java", srv.get(0), client, server,
                 victim == 0 ? "the server" : victim == 1 ? "the client" : "both",
@@ -195,7 +197,7 @@ class ChaosTest {
     /** Each node's adapter objects and the bytes allocated in its host memory. */
     private List<String> states() { return states(served.world); }
 
-    private static List<String> states(nicsim.driver.World w) {
+    private static List<String> states(World w) {
         List<String> out = new ArrayList<>();
         for (var h : w.hosts()) out.add(h.firmware.objects() + ", " + h.memory.bytesAllocated() + " B allocated");
         return out;

@@ -2,6 +2,7 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.IOException;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -111,7 +112,7 @@ final class ChaosWire {
     private static void write(SocketChannel ch, ByteBuffer b) throws Exception {
         try {
             while (b.hasRemaining()) ch.write(b);
-        } catch (java.io.IOException closed) { // serve closed the connection on what came before: its right
+        } catch (IOException closed) { // serve closed the connection on what came before: its right
         }
     }
 
@@ -137,7 +138,7 @@ final class ChaosWire {
             int n;
             try {
                 n = ch.read(b);
-            } catch (java.io.IOException reset) {
+            } catch (IOException reset) {
                 return false;
             }
             if (n < 0) return false;

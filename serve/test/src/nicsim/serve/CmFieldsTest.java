@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -99,7 +100,7 @@ class CmFieldsTest {
     /** A field written leaves its neighbours' bits as they were, and reads back cut to its width. */
     @Test void aFieldTakesOnlyItsOwnBits() {
         byte[] mad = new byte[CmMad.SIZE];
-        java.util.Arrays.fill(mad, (byte) 0xff);
+        Arrays.fill(mad, (byte) 0xff);
         CmFields.Req.SRQ.put(mad, 0);
         assertEquals(0xf7, mad[CmFields.Req.SRQ.offset()] & 0xff, "SRQ: bit 4 of REQ's byte 51, from the top");
         CmFields.Req.STARTING_PSN.put(mad, 0x1abcdef);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.regex.Pattern;
@@ -224,7 +225,7 @@ class EcosystemTest {
     }
 
     private static String[] concat(List<String> a, List<String> b) {
-        List<String> all = new java.util.ArrayList<>(a);
+        List<String> all = new ArrayList<>(a);
         all.addAll(b);
         return all.toArray(new String[0]);
     }

@@ -2,7 +2,10 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Pattern;
+import nicsim.fabric.Packet;
 import nicsim.serve.Programs.Run;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -47,7 +50,7 @@ class McKeyTest {
         assertNotEquals(0, r.await(60), r.output());
         assertTrue(r.output().contains("failure joining: Invalid argument"), r.output());
         assertEquals(0, served.world.host(1).firmware.multicastAttachments(), served.log());
-        assertEquals(nicsim.fabric.Packet.MULTICAST_LID_FIRST - 1, served.world.fabric.fabricSwitch().multicastTop(),
+        assertEquals(Packet.MULTICAST_LID_FIRST - 1, served.world.fabric.fabricSwitch().multicastTop(),
                 "no group programmed in the switch:\n" + served.log());
     }
 
@@ -89,14 +92,14 @@ class McKeyTest {
         assertTrue(got.matcher(served.log()).find(), served.log());
         for (int i = 0; i < 100 && !served.world.fabric.fabricSwitch().multicastPorts(0xC001).isEmpty(); i++)
             Thread.sleep(100); // the leaves' SA Deletes cross the fabric after the programs went
-        assertEquals(java.util.List.of(), served.world.fabric.fabricSwitch().multicastPorts(0xC001),
+        assertEquals(List.of(), served.world.fabric.fabricSwitch().multicastPorts(0xC001),
                 "both left: the SA dropped the group and its MFT entry");
     }
 
     private static String[] mckey(String[] addr, String... more) {
-        java.util.List<String> a = new java.util.ArrayList<>(java.util.List.of("mckey"));
-        a.addAll(java.util.List.of(addr));
-        a.addAll(java.util.List.of(more));
+        List<String> a = new ArrayList<>(List.of("mckey"));
+        a.addAll(List.of(addr));
+        a.addAll(List.of(more));
         return a.toArray(String[]::new);
     }
 }

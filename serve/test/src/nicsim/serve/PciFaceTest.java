@@ -2,11 +2,17 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import nicsim.driver.DeviceHeader;
+import nicsim.workloads.Options;
+import nicsim.workloads.Result;
+import nicsim.workloads.Workloads;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -67,7 +73,7 @@ class PciFaceTest {
     @Test
     void theCHeadersAreTheAbiCodes() throws Exception {
         Path include = Path.of(System.getProperty("nicsim.root", "."), "libnicsim", "include", "nicsim");
-        assertEquals(nicsim.driver.DeviceHeader.render(), Files.readString(include.resolve("device.h")),
+        assertEquals(DeviceHeader.render(), Files.readString(include.resolve("device.h")),
                 "libnicsim/include/nicsim/device.h: rewrite it with "
                         + "./mill host-driver.runMain nicsim.driver.DeviceHeader");
         // wire.h: WireLayoutTest
@@ -95,9 +101,9 @@ class PciFaceTest {
         // 8-byte SENDs inline in one WQEBB, BlueFlame, one CQE each side: what ib_send_lat does through either driver
         String pp = example("pingpong").toString();
         double c = Double.parseDouble(figure("one way, mean: ([0-9.]+) us", pp, "300", "8"));
-        nicsim.workloads.Result r = nicsim.workloads.Workloads.run("send_lat", Served.cluster(),
-                nicsim.workloads.Options.defaults().with(set -> set.iters(300).size(8)), new java.io.PrintStream(
-                        java.io.OutputStream.nullOutputStream()));
+        Result r = Workloads.run("send_lat", Served.cluster(),
+                Options.defaults().with(set -> set.iters(300).size(8)), new PrintStream(
+                        OutputStream.nullOutputStream()));
         double j = r.rows().get(0).latAvgUs();
         assertTrue(Math.abs(c - j) / j < 0.10, "C driver " + c + " us one way, Java driver " + j + " us");
     }

@@ -9,6 +9,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** C programs for the tests: built from the test resources as the provider is built, run through {@link Attach}. */
 public final class Programs {
@@ -70,13 +74,13 @@ public final class Programs {
     }
 
     /** What tests' livelock program prints once its QP retries for ever: the QP's number. */
-    public static final java.util.regex.Pattern SPINNING = java.util.regex.Pattern.compile("spinning (0x[0-9a-f]+)");
+    public static final Pattern SPINNING = Pattern.compile("spinning (0x[0-9a-f]+)");
 
     /** The first group of {@code p} in {@code text} once it shows (looked at every 100 ms); fails after the seconds. */
-    public static String waitFor(java.util.function.Supplier<String> text, java.util.regex.Pattern p, int seconds)
+    public static String waitFor(Supplier<String> text, Pattern p, int seconds)
             throws InterruptedException {
         for (int i = 0; i < seconds * 10; i++) {
-            java.util.regex.Matcher m = p.matcher(text.get());
+            Matcher m = p.matcher(text.get());
             if (m.find()) return m.group(1);
             Thread.sleep(100);
         }
@@ -85,7 +89,7 @@ public final class Programs {
     }
 
     /** Whether {@code cond} came to hold within {@code seconds} (looked at every 20 ms). */
-    public static boolean waitUntil(java.util.function.BooleanSupplier cond, int seconds) throws InterruptedException {
+    public static boolean waitUntil(BooleanSupplier cond, int seconds) throws InterruptedException {
         long t0 = System.nanoTime();
         while (!cond.getAsBoolean() && System.nanoTime() - t0 < seconds * 1_000_000_000L) Thread.sleep(20);
         return cond.getAsBoolean();

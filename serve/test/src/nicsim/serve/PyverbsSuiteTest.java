@@ -12,6 +12,8 @@ import java.util.zip.GZIPInputStream;
 import nicsim.serve.Programs.Run;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * rdma-core's own test suite (pyverbs' tests, as Debian's python3-pyverbs ships them) run
@@ -24,8 +26,8 @@ class PyverbsSuiteTest {
     /** Tests of the suite that pass on nicsim today (rdma-core 44's, Debian 12). */
     private static final int PASSING = 129;
 
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
     void rdmaCoresTestsPassOrSkipForListedReasons(boolean cDriver) throws Exception {
         Assumptions.assumeTrue(Files.isRegularFile(SUITE.resolve("run_tests.py")), "python3-pyverbs is installed (ensure-tools --rdma)");
         Path dir = Files.createTempDirectory("nicsim-pyverbs").resolve("tests");

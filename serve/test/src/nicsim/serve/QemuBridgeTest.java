@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import nicsim.abi.Cmd;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
@@ -28,7 +29,7 @@ class QemuBridgeTest {
     /** A guest-physical address past the guest's RAM (256 MiB) and below its PCI hole: no DMA may land there. */
     private static final long NOT_RAM = 0x4000_0000L;
     /** QUERY_HCA_CAP's output mailbox: two header words and a word per result. */
-    private static final int OUT_BYTES = (2 + nicsim.abi.Cmd.HCA_CAP.fields().size()) * 8;
+    private static final int OUT_BYTES = (2 + Cmd.HCA_CAP.fields().size()) * 8;
 
     /** The guest's /init: lists PCI functions, then drives ours by hand with devmem, and powers off. */
     private static String init(boolean mistake) {

@@ -9,6 +9,8 @@ import java.util.regex.Pattern;
 import nicsim.serve.Programs.Run;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Debian's qperf, unchanged, between two nodes: every RC, UC and UD test in its list, in its
@@ -35,8 +37,8 @@ class QperfTest {
      * posted doorbells between two waits, which once let a later doorbell overtake one that went on the
      * socket (the device then took stale BlueFlame lines); the device must report nothing.
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
     void everyRcUcUdTestRunsInEventMode(boolean cDriver) throws Exception {
         int port = Programs.port() + 20;
         Run srv = Programs.start(served, 1, false, Programs.withDriver(cDriver, "qperf", "-lp", Integer.toString(port)));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import nicsim.fabric.Grh;
 import nicsim.serve.Programs.Run;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -151,7 +152,7 @@ class RdmaCmTest {
                 served.log());
         String[] ud = pair(List.of("udaddy", "-f", "gid", "-b", gid), List.of("udaddy", "-f", "gid", "-s", gid));
         assertTrue(ud[0].contains("data transfers complete") && ud[0].contains("return status 0"), ud[0]);
-        String full = nicsim.fabric.Grh.text(0xfe80_0000_0000_0000L, served.world.host(1).firmware.lid());
+        String full = Grh.text(0xfe80_0000_0000_0000L, served.world.host(1).firmware.lid());
         assertTrue(served.log().contains("listens on GID " + full + " (AF_IB, service ID 0x1111c06), port 7174"),
                 served.log());
         String[] mixed = pair(List.of("ucmatose", "-f", "gid", "-p", "7341"),

@@ -2,6 +2,7 @@ package nicsim.serve;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -179,7 +180,7 @@ class RdmaToolTest {
             }
             assertEquals("", after, "the MR goes with its program");
         } finally {
-            for (Programs.Run r : java.util.Arrays.asList(cli, srv, ahead)) if (r != null) r.process().destroy();
+            for (Programs.Run r : Arrays.asList(cli, srv, ahead)) if (r != null) r.process().destroy();
         }
         String modes = rdma(1, "statistic", "mode", "supported");
         assertFalse(modes.contains("optional-counters"), "no optional counters:\n" + modes);

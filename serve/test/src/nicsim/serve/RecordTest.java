@@ -3,10 +3,13 @@ package nicsim.serve;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -123,7 +126,7 @@ class RecordTest {
         // serve killed before it closed the recording: what the file holds replays, and the replay says it ends early
         Path cut = file.resolveSibling("cut.rec");
         byte[] whole = Files.readAllBytes(file);
-        Files.write(cut, java.util.Arrays.copyOf(whole, whole.length * 2 / 3));
+        Files.write(cut, Arrays.copyOf(whole, whole.length * 2 / 3));
         ByteArrayOutputStream cutOut = new ByteArrayOutputStream();
         var part = Replay.run(cut, new PrintStream(cutOut, true));
         String cutLog = cutOut.toString(StandardCharsets.UTF_8);
@@ -159,9 +162,9 @@ class RecordTest {
     /** A copy of recording {@code file} whose header has {@code was} replaced by {@code is}. */
     private static Path withHeader(Path file, String was, String is) throws Exception {
         Path other = Files.createTempFile(file.getParent(), "header", ".rec");
-        try (var in = new java.io.DataInputStream(new org.apache.commons.compress.compressors.gzip
+        try (var in = new DataInputStream(new org.apache.commons.compress.compressors.gzip
                 .GzipCompressorInputStream(Files.newInputStream(file)));
-             var out = new java.io.DataOutputStream(new org.apache.commons.compress.compressors.gzip
+             var out = new DataOutputStream(new org.apache.commons.compress.compressors.gzip
                 .GzipCompressorOutputStream(Files.newOutputStream(other)))) {
             out.writeUTF(in.readUTF());
             String header = in.readUTF();

@@ -3,6 +3,7 @@ package nicsim.serve;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.driver.World;
@@ -72,7 +73,7 @@ class SaMulticastTest {
         assertEquals(2 << 6 | 5, r[d + 38] & 0xff, "MTU exactly 4096 (cx-gen3x16's link.mtu)");
         assertEquals(1, r[d + 48] & 0x0f, "full member");
         assertEquals(2, (r[d + 48] & 0xf0) >> 4, "link-local scope");
-        assertArrayEquals(SubnetManager.gid(3), java.util.Arrays.copyOfRange(r, d + 16, d + 32));
+        assertArrayEquals(SubnetManager.gid(3), Arrays.copyOfRange(r, d + 16, d + 32));
         assertEquals(List.of(3), w.fabric.fabricSwitch().multicastPorts(0xC000),
                 "the switch forwards to node 2's port");
     }

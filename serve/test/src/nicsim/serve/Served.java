@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
+import org.junit.jupiter.api.Assertions;
 
 /** A simulator serving a cluster on a thread of the test's JVM, at a socket of its own; what it logs is kept. */
 public final class Served {
@@ -56,7 +57,7 @@ public final class Served {
     public void awaitReleased() throws Exception {
         long t0 = System.nanoTime();
         while (server.attached() > 0 && System.nanoTime() - t0 < 30_000_000_000L) Thread.sleep(20);
-        org.junit.jupiter.api.Assertions.assertEquals(0, server.attached(), "every program's objects released: "
+        Assertions.assertEquals(0, server.attached(), "every program's objects released: "
                 + log());
     }
 }

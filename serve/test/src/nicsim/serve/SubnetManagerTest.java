@@ -3,11 +3,13 @@ package nicsim.serve;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.fabric.Mad;
+import nicsim.fabric.SwitchAgent;
 import nicsim.firmware.Management;
 import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
@@ -47,7 +49,7 @@ class SubnetManagerTest {
         assertEquals(0, Mad.status(p));
         assertEquals(42, Mad.tid(p));
         assertEquals(2, Mad.get16(p, SubnetManager.SA_DATA + 40));
-        assertArrayEquals(SubnetManager.gid(2), java.util.Arrays.copyOfRange(p, SubnetManager.SA_DATA + 8, SubnetManager.SA_DATA + 24));
+        assertArrayEquals(SubnetManager.gid(2), Arrays.copyOfRange(p, SubnetManager.SA_DATA + 8, SubnetManager.SA_DATA + 24));
         assertEquals(16, p[SubnetManager.SA_DATA + 55] & 0x3f, "100 Gb/s");
         assertEquals(1, sm.answered());
     }
@@ -64,7 +66,7 @@ class SubnetManagerTest {
         assertEquals(0, Mad.status(r.get(0)));
         assertEquals(2, Mad.get16(r.get(0), SubnetManager.SA_DATA + 40), "DLID: node 1's");
         assertArrayEquals(SubnetManager.gid(2),
-                java.util.Arrays.copyOfRange(r.get(0), SubnetManager.SA_DATA + 8, SubnetManager.SA_DATA + 24),
+                Arrays.copyOfRange(r.get(0), SubnetManager.SA_DATA + 8, SubnetManager.SA_DATA + 24),
                 "the DGID the ports' GID tables hold");
         BigEndian.put64(q, SubnetManager.SA_DATA + 16, Management.nodeGuid(1) + 100);
         assertEquals(SubnetManager.SA_NO_RECORDS, Mad.status(ask(1, q).get(0)), "no port has that GUID: no record");
@@ -87,7 +89,7 @@ class SubnetManagerTest {
         }
         assertEquals(4, Mad.get16(all, 3 * 112), "the switch's LID, after the adapters'");
         assertEquals(2, all[3 * 112 + 4 + 2], "node type: switch");
-        assertEquals(nicsim.fabric.SwitchAgent.GUID, BigEndian.get64(all, 3 * 112 + 4 + 12));
+        assertEquals(SwitchAgent.GUID, BigEndian.get64(all, 3 * 112 + 4 + 12));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package nicsim.serve;
 
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -154,7 +155,7 @@ final class TestGuest {
         for (int i = 0; i < 500 && !s.log().contains("closed its PCI function"); i++) Thread.sleep(20);
     }
 
-    private static int run(List<String> cmd, java.io.File dir, int seconds) throws Exception {
+    private static int run(List<String> cmd, File dir, int seconds) throws Exception {
         Process p = new ProcessBuilder(cmd).directory(dir).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         if (!p.waitFor(seconds, TimeUnit.SECONDS)) {

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * No program wedges serve: a QP that retries for ever (RNR NAK with rnr_retry 7) leaves other
@@ -13,8 +15,8 @@ import java.util.regex.Pattern;
  */
 class WedgeTest {
     /** Through either of the provider's drivers. */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
     void aLivelockedQpLeavesOthersAnsweredAndTheWatchdogNamesIt(boolean cDriver) throws Exception {
         Served served = new Served("wedge").start(Served.cluster(), 2_000_000_000L); // 2 ms of simulated retries
         Path spin = Programs.compile("serve", "livelock", List.of(), "-libverbs");
@@ -41,8 +43,8 @@ class WedgeTest {
      * arguments reach the device's commands themselves, which refuse them (a QP state of 7 once crashed
      * the model).
      */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
     void aHundredThousandRandomVerbsAreAnsweredOrRefusedWithAnErrno(boolean cDriver) throws Exception {
         Served served = new Served("fuzz").start(Served.cluster());
         try {

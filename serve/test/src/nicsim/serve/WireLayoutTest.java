@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -98,7 +99,7 @@ class WireLayoutTest {
         byte[] body = Arrays.copyOfRange(b.array(), 8, b.limit());
         assertEquals(q, new Wire.In(body).read(WireLayout.CreateQpRequest.class));
         // sq_sig_all, a boolean, is u32 1 at its C offset: 11 u32 fields before it
-        assertEquals(1, ByteBuffer.wrap(body).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(44));
+        assertEquals(1, ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN).getInt(44));
     }
 
     /** A text field is cut to its bytes less the NUL, and read back up to the NUL. */
@@ -115,7 +116,7 @@ class WireLayoutTest {
     /** A count past 2^31 - 1 is EINVAL naming its field; a message short of its record is malformed. */
     @Test void badCountsAndShortMessagesAreRefused() {
         byte[] body = new byte[WireCodec.bytes(WireLayout.CreateSrqRequest.class)];
-        ByteBuffer.wrap(body).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(4, -1); // max_wr
+        ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN).putInt(4, -1); // max_wr
         VerbsException e = assertThrows(VerbsException.class,
                 () -> new Wire.In(body).read(WireLayout.CreateSrqRequest.class));
         assertEquals(Errno.EINVAL, e.errno());

@@ -11,6 +11,7 @@ import nicsim.wave.VcdReader;
 import nicsim.wave.Waveform;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 class PlatformDemoTest {
     @Test
@@ -57,7 +58,7 @@ class PlatformDemoTest {
         assertEquals(2, Main.run("demo", "--profile", "cx-gen9"));
         assertEquals(2, Main.run("demo", "--wqes", "0"));
         StringWriter err = new StringWriter();
-        picocli.CommandLine cl = new picocli.CommandLine(new Main());
+        CommandLine cl = new CommandLine(new Main());
         cl.setErr(new PrintWriter(err, true));
         assertEquals(2, cl.execute("demo", "--wqes", "many"));
         assertTrue(err.toString().contains("--wqes"), err.toString());

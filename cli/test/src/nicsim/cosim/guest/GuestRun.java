@@ -7,6 +7,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.function.Supplier;
 import nicsim.serve.Served;
 import nicsim.vm.Vm;
 import nicsim.vm.VmOptions;
@@ -64,7 +65,7 @@ record GuestRun(int status, String console, Served served) {
 
     /** What runs beside a guest: the serve it runs on, and its console so far. */
     interface Operator {
-        void run(Served served, java.util.function.Supplier<String> console) throws Exception;
+        void run(Served served, Supplier<String> console) throws Exception;
     }
 
     /** The guest's work crossed node 0's adapter, broke none of the device's rules, and left nothing mapped. */

@@ -3,6 +3,8 @@ package nicsim.cosim.guest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -49,11 +51,11 @@ class GuestVerbsTest {
     private void buildKernVerbs() throws Exception {
         Path src = share.resolve("kern-verbs.c");
         try (var in = GuestVerbsTest.class.getResourceAsStream("kern-verbs.c")) {
-            java.nio.file.Files.copy(in, src);
+            Files.copy(in, src);
         }
         Process cc = new ProcessBuilder("gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", src.toString(),
                 "-libverbs", "-o", share.resolve("kern-verbs").toString()).redirectErrorStream(true).start();
-        String out = new String(cc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String out = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, cc.waitFor(), "kern-verbs.c builds warning-free: " + out);
     }
 

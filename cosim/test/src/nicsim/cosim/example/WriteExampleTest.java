@@ -2,6 +2,8 @@ package nicsim.cosim.example;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.ArrayList;
+import java.util.List;
 import nicsim.cosim.Cluster;
 import nicsim.cosim.Node;
 import nicsim.verbs.*;
@@ -31,7 +33,7 @@ class WriteExampleTest {
             src.write(0, "hello, nicsim".getBytes());
             qa.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
                     .sgList(new Sge(src.addr(), 13, ma.lkey())).remoteAddr(dst.addr()).rkey(mb.rkey()));
-            java.util.List<WorkCompletion> wc = new java.util.ArrayList<>();
+            List<WorkCompletion> wc = new ArrayList<>();
             cluster.runUntil(() -> wc.addAll(cqa.poll(1)) && !wc.isEmpty(), 1_000_000_000L); // at most 1 ms of simulated time
             System.out.println(wc.get(0).status() + " after " + cluster.nowPicos() + " ps: "
                     + new String(dst.read(0, 13)));   // SUCCESS after ... ps: hello, nicsim

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
+import nicsim.verbs.QpAttrMask;
 import nicsim.verbs.QpState;
 import nicsim.verbs.DcType;
 import nicsim.verbs.QpType;
@@ -80,13 +81,13 @@ class QpTransitionsTest {
                         if ((req & bit) != 0) {
                             QpTransitions.Rejected e = assertThrows(QpTransitions.Rejected.class,
                                     () -> QpTransitions.check(type, cur, (STATE | req) & ~bit, next));
-                            assertTrue(e.getMessage().contains("missing: " + nicsim.verbs.QpAttrMask.names(bit)), e.getMessage());
+                            assertTrue(e.getMessage().contains("missing: " + QpAttrMask.names(bit)), e.getMessage());
                         } else if ((opt & bit) != 0) {
                             assertEquals(next, QpTransitions.check(type, cur, STATE | req | bit, next));
                         } else if (bit != STATE) {
                             QpTransitions.Rejected e = assertThrows(QpTransitions.Rejected.class,
                                     () -> QpTransitions.check(type, cur, STATE | req | bit, next));
-                            assertTrue(e.getMessage().contains(nicsim.verbs.QpAttrMask.names(bit)), type + " " + cur + "->" + next + ": " + e.getMessage());
+                            assertTrue(e.getMessage().contains(QpAttrMask.names(bit)), type + " " + cur + "->" + next + ": " + e.getMessage());
                         }
                         checked++;
                     }

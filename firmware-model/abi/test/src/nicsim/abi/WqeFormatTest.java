@@ -2,6 +2,7 @@ package nicsim.abi;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import nicsim.abi.WqeFormat.Av;
@@ -72,7 +73,7 @@ class WqeFormatTest {
         byte[] z = WqeFormat.encode(SendWqe.layout(5, 0x42, 0, 0x1703, zero), false);
         assertEquals(WqeFormat.OPMOD_MKEY_LAYOUT, z[0]);
         assertEquals(zero, WqeFormat.decode(z, false).layout());
-        List<WqeFormat.Klm> many = java.util.Collections.nCopies(WqeFormat.MAX_LAYOUT_ENTRIES, two.get(0));
+        List<WqeFormat.Klm> many = Collections.nCopies(WqeFormat.MAX_LAYOUT_ENTRIES, two.get(0));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> WqeFormat.encode(
                 SendWqe.layout(5, 0x42, 0, 0x1703, new WqeFormat.MkeyLayout(7, 0, many, 0x1000, 10)), false));
         assertTrue(e.getMessage().contains("at most " + WqeFormat.MAX_LAYOUT_AT_ENTRIES), e.getMessage());

@@ -1,6 +1,7 @@
 package nicsim.adapter.stim;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Random;
 import nicsim.adapter.CqePorts.CqCi;
 import nicsim.adapter.CqePorts.CqConfig;
@@ -132,7 +133,7 @@ public final class CqeStimulus implements Clocked {
         if (!visited[slot]) visits++;
         visited[slot] = true;
         if (visits == entries) {
-            java.util.Arrays.fill(visited, false);
+            Arrays.fill(visited, false);
             visits = 0;
         }
         nextCorner = edge + CORNER_GAP;

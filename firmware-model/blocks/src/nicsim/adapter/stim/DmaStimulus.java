@@ -1,6 +1,8 @@
 package nicsim.adapter.stim;
 
 import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Random;
 import nicsim.adapter.DmaEngine;
 import nicsim.adapter.DmaPorts.Beat;
@@ -8,6 +10,7 @@ import nicsim.adapter.DmaPorts.Done;
 import nicsim.adapter.DmaPorts.HostDesc;
 import nicsim.adapter.DmaPorts.LinkDesc;
 import nicsim.adapter.DmaPorts.PciRead;
+import nicsim.adapter.DmaPorts;
 import nicsim.sim.Clocked;
 
 /**
@@ -30,7 +33,7 @@ public final class DmaStimulus implements Clocked {
     private LinkDesc sendOut, recvOut;
     private int recvBuf = -1;
     private boolean recvBad; // the receive descriptor in flight is past the SRAM's end
-    private final java.util.Map<Long, Integer> fillOf = new java.util.HashMap<>(); // host-to-SRAM descriptor tag -> buffer
+    private final Map<Long, Integer> fillOf = new HashMap<>(); // host-to-SRAM descriptor tag -> buffer
     private final ArrayDeque<Beat> pciBeats = new ArrayDeque<>();
     private long pciReadyAt;
     private Beat pciOut, rxOut;
@@ -41,7 +44,7 @@ public final class DmaStimulus implements Clocked {
         this.d = engine;
         this.rnd = new Random(seed);
         this.beat = engine.config().beatBytes();
-        this.words = nicsim.adapter.DmaPorts.words(engine.config().widthBits());
+        this.words = DmaPorts.words(engine.config().widthBits());
     }
 
     private long sram(int buf) { return 0x1_0000L + (long) buf * BUF; }

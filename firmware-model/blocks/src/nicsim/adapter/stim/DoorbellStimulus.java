@@ -1,6 +1,7 @@
 package nicsim.adapter.stim;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -84,7 +85,7 @@ public final class DoorbellStimulus implements Clocked {
         }
         if (r < 76) return MmioWrite.of(pageBase((page + 1) % pages) + bf, send(qpn, idx));
         if (r < 80) return MmioWrite.of(pageBase(page) + 0x100 + 8L * rnd.nextInt(32), send(qpn, idx));
-        if (r < 84) return MmioWrite.of(pageBase(page) + bf, java.util.Arrays.copyOf(send(qpn, idx), 4));
+        if (r < 84) return MmioWrite.of(pageBase(page) + bf, Arrays.copyOf(send(qpn, idx), 4));
         if (r < 88) return MmioWrite.of(cfg.windowBase() - 8 - 8L * rnd.nextInt(8), send(qpn, idx));
         if (r < 92) return MmioWrite.of(pageBase(page) + bf, send(0xABC000L + rnd.nextInt(4096), idx));
         return MmioWrite.of(pageBase(owner.getOrDefault(key(false, qps.get(0)), 0)) + bf, send(qps.get(0), idx));

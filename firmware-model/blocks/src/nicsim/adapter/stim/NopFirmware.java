@@ -9,6 +9,7 @@ import nicsim.abi.Cqe64;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.Adapter;
+import nicsim.adapter.AdapterStat;
 import nicsim.adapter.CqePorts;
 import nicsim.adapter.EmbeddedProcessor;
 import nicsim.adapter.MttPorts.XlateRsp;
@@ -58,7 +59,7 @@ public final class NopFirmware implements EmbeddedProcessor {
             return;
         }
         if (opcode != WqeLayout.OP_NOP) {
-            adapter.core().counters().ref(nicsim.adapter.AdapterStat.WQES_NOT_EXECUTED).inc();
+            adapter.core().counters().ref(AdapterStat.WQES_NOT_EXECUTED).inc();
             return;
         }
         Long cqn = cqOfSq.get(qpn);

@@ -1,5 +1,7 @@
 package nicsim.adapter.stim;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -81,7 +83,7 @@ public final class SendQueueHost {
                 interrupts.add(data);
                 if (interruptHook != null) interruptHook.run();
             });
-            bus.mmioWrite(BAR0 + Cmd.REG_MSIX_TABLE + 16L * vector, java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+            bus.mmioWrite(BAR0 + Cmd.REG_MSIX_TABLE + 16L * vector, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
                     .putInt((int) busCfg.msiAddress()).putInt(0).putInt(vector).putInt(0).array());
             adapter.createCq(cqn, uar, cqRing, cqLogSize, vector);
         }

@@ -6,8 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import nicsim.abi.Cqe64;
 import nicsim.abi.WqeLayout;
+import nicsim.adapter.stim.NopFirmware;
 import nicsim.adapter.stim.SendQueueHost;
 import nicsim.profile.Profiles;
+import nicsim.sim.Trace;
 import org.junit.jupiter.api.Test;
 
 /** Doorbell -> WQE fetch -> NOP execution -> CQE in the host ring -> MSI-X, end to end over PCI. */
@@ -52,9 +54,9 @@ class CompletionPathTest {
         h.ringDoorbell();
         h.run();
         for (int i = 0; i < 2; i++) {
-            List<nicsim.sim.Trace.Entry> es = h.sim.trace().entries(String.format("qp0x%x/wqe%d", QP, i));
+            List<Trace.Entry> es = h.sim.trace().entries(String.format("qp0x%x/wqe%d", QP, i));
             assertEquals(List.of("doorbell_decoded", "fetch_issued", "delivered", "cqe_stamped", "cqe_written"),
-                    es.stream().map(nicsim.sim.Trace.Entry::stage).toList());
+                    es.stream().map(Trace.Entry::stage).toList());
             for (int k = 1; k < es.size(); k++) assertTrue(es.get(k - 1).timePicos() <= es.get(k).timePicos(), es.toString());
         }
     }
@@ -119,7 +121,7 @@ class CompletionPathTest {
         List<Cqe64.View> c = h.pollCq();
         assertEquals(1, c.size());
         assertEquals(Cqe64.SYNDROME_LOC_QP_OP_ERR, c.get(0).syndrome());
-        assertEquals(nicsim.adapter.stim.NopFirmware.VENDOR_SYNDROME_SEGMENTS, c.get(0).vendorSyndrome());
+        assertEquals(NopFirmware.VENDOR_SYNDROME_SEGMENTS, c.get(0).vendorSyndrome());
         assertTrue(h.adapter.errors().get(0).toString().contains("remote address"), h.adapter.errors().toString());
     }
 

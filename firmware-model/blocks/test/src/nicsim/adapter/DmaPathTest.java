@@ -18,6 +18,7 @@ import nicsim.host.PciLink;
 import nicsim.host.PciPort;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
+import nicsim.sim.Arrival;
 import nicsim.sim.Simulator;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -286,7 +287,7 @@ class DmaPathTest {
             Bench b = new Bench(p);
             long[] issued = {-1};
             boolean streaming = i == 1;
-            if (streaming) b.dma.write(BASE, data, new nicsim.sim.Arrival(head, tail, data.length), () -> issued[0] = b.sim.now(), ok -> {});
+            if (streaming) b.dma.write(BASE, data, new Arrival(head, tail, data.length), () -> issued[0] = b.sim.now(), ok -> {});
             else b.sim.schedule(tail, () -> b.dma.write(BASE, data, () -> issued[0] = b.sim.now(), ok -> {}));
             b.sim.runUntilIdle();
             assertArrayEquals(data, b.mem.read(BASE, data.length));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import nicsim.abi.UarLayout;
@@ -180,8 +181,8 @@ class DoorbellDecoderTest {
         // per queue the delivered indices increase, and the newest index written is either delivered
         // or reported as an OVERFLOW drop (then the doorbell record in host memory still carries it)
         int[] seenLast = new int[64], droppedLast = new int[64];
-        java.util.Arrays.fill(seenLast, -1);
-        java.util.Arrays.fill(droppedLast, -1);
+        Arrays.fill(seenLast, -1);
+        Arrays.fill(droppedLast, -1);
         for (DoorbellMsg m : b.out) {
             int q = (int) m.qpn() - 0x300;
             assertTrue(m.index() > seenLast[q], "queue " + q + " went back from " + seenLast[q] + " to " + m.index());

@@ -2,6 +2,7 @@ package nicsim.adapter;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import nicsim.sim.Layout;
 import org.junit.jupiter.api.Test;
@@ -13,7 +14,7 @@ class LayoutBundlesTest {
         String src = LayoutBundles.source();
         int layouts = 0;
         for (String owner : LayoutBundles.OWNERS)
-            for (java.lang.reflect.Field f : Class.forName(owner).getFields()) {
+            for (Field f : Class.forName(owner).getFields()) {
                 if (!Modifier.isStatic(f.getModifiers()) || f.getType() != Layout.class) continue;
                 Layout<?> l = (Layout<?>) f.get(null);
                 int at = src.indexOf("class " + l.name() + "Payload extends LayoutBundle(" + owner + "." + f.getName() + ")");

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.MttFillRsp;
 import nicsim.adapter.MttPorts.Status;
@@ -30,7 +32,7 @@ class MttWalkerTest {
         final ArrayDeque<XlateReq> reqs = new ArrayDeque<>();
         final Map<Long, Long> mtt = new HashMap<>();
         /** MTT entries whose page is not present (on-demand paging). */
-        final java.util.Set<Long> absent = new java.util.HashSet<>();
+        final Set<Long> absent = new HashSet<>();
         final ArrayDeque<long[]> fills = new ArrayDeque<>();
         final List<XlateRsp> out = new ArrayList<>();
         final List<Long> fillCycles = new ArrayList<>();

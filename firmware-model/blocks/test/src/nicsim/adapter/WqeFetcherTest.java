@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.WqePorts.DmaReadReq;
@@ -201,7 +202,7 @@ class WqeFetcherTest {
             b.mem.write(BASE, WqeLayout.ctrl(WqeLayout.OP_SEND, c[1], c[0], c[2]));
             b.doorbells.add(DoorbellMsg.send(Q, 1));
             b.run();
-            assertEquals(WqeError.Code.values()[c[3]], b.errors.get(0).reason(), java.util.Arrays.toString(c));
+            assertEquals(WqeError.Code.values()[c[3]], b.errors.get(0).reason(), Arrays.toString(c));
             assertTrue(b.out.isEmpty());
         }
     }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
+import nicsim.sim.Arrival;
 import org.junit.jupiter.api.Test;
 
 /** What one process's ports sent reaches the other processes' switches field for field. */
@@ -41,7 +42,7 @@ class ArrivalCodecTest {
 
     @Test
     void aDeliveredPacketIsRefused() {
-        Packet p = packet(new byte[8]).arriving(new nicsim.sim.Arrival(10, 20, 8));
+        Packet p = packet(new byte[8]).arriving(new Arrival(10, 20, 8));
         var a = new FabricSwitch.Arrival(p, 3, 1, 0, 10, 70, FabricSwitch.Fate.FORWARD, -1);
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> ArrivalCodec.encode(List.of(a)));
         assertEquals("packet WRITE_ONLY_IMM psn 703710 already delivered: only packets on their way in cross processes",

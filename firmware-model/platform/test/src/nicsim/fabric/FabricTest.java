@@ -6,7 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
+import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
+import nicsim.sim.Windows;
 import org.junit.jupiter.api.Test;
 
 class FabricTest {
@@ -166,7 +168,7 @@ class FabricTest {
      */
     static List<String> traffic(int threads) {
         Profile p = Profiles.load("cx-gen3x16").with("switch.port.buffer", "8 KiB");
-        nicsim.sim.Counters counters = new nicsim.sim.Counters();
+        Counters counters = new Counters();
         Simulator one = new Simulator(counters);
         Fabric f = new Fabric(one, Fabric.Config.from(p), Faults.parse("drop=0.02,dup=0.02,reorder=0.05"), 7);
         List<Simulator> sims = new ArrayList<>();
@@ -191,7 +193,7 @@ class FabricTest {
         if (threads == 0) one.runUntilIdle();
         else {
             f.fabricSwitch().runApart();
-            try (nicsim.sim.Windows w = new nicsim.sim.Windows(sims, f.fabricSwitch(), f.lookahead(), threads)) {
+            try (Windows w = new Windows(sims, f.fabricSwitch(), f.lookahead(), threads)) {
                 w.runUntilIdle(1_000_000_000L);
             }
         }

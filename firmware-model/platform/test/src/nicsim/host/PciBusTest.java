@@ -2,9 +2,13 @@ package nicsim.host;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import nicsim.profile.Profiles;
+import nicsim.sim.Simulator;
 import org.junit.jupiter.api.Test;
 
 class PciBusTest {
@@ -97,7 +101,7 @@ class PciBusTest {
     void dmaReadRequestsAtMrrsAndCompletesAtCompletionSize() {
         PciTestbench tb = new PciTestbench("cx-gen3x16").enable();
         byte[] data = new byte[1024];
-        new java.util.Random(3).nextBytes(data);
+        new Random(3).nextBytes(data);
         tb.memory.write(0x20_0000, data);
         List<PciPort.ReadResult> done = new ArrayList<>();
         tb.device.port.dmaRead(0x20_0000, 1024, done::add);
@@ -142,7 +146,7 @@ class PciBusTest {
         assertTrue(tb.bus.msixTable(tb.fn).pending(1));
         // the driver programs entry 1: address, data, unmask
         long entry = PciTestbench.BAR0 + 0x8000 + 16;
-        byte[] e = java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        byte[] e = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
                 .putInt(0xFEE0_0000).putInt(0).putInt(0x41).putInt(0).array();
         tb.bus.mmioWrite(entry, e);
         tb.sim.runUntilIdle();
@@ -172,7 +176,7 @@ class PciBusTest {
     @Test
     void conventionalPciHandsReadDataOverAsItCrossesThePcieCompletionOnlyWhole() {
         byte[] data = new byte[512];
-        new java.util.Random(5).nextBytes(data);
+        new Random(5).nextBytes(data);
         // lanai43: one 512 B burst; each data phase is in as it crosses the bus
         PciTestbench whole = new PciTestbench(Profiles.load("lanai43")).enable(), streamed = new PciTestbench(Profiles.load("lanai43")).enable();
         List<PciPort.ReadResult> w = new ArrayList<>(), s = new ArrayList<>();
@@ -215,10 +219,10 @@ class PciBusTest {
         long burst = l.serializePicos(512 + 16), phase = l.serializePicos(4), t = 10_000_000;
         List<PciPort.WriteResult> fast = new ArrayList<>(), slow = new ArrayList<>();
         // fed faster than the bus carries it: the burst began with its first byte and runs its full length
-        tb.sim.schedule(t, nicsim.sim.Simulator.Priority.DELIVERY, () -> tb.device.port.dmaWriteStreamed(0x10_0000, new byte[512], t - burst / 2, fast::add));
+        tb.sim.schedule(t, Simulator.Priority.DELIVERY, () -> tb.device.port.dmaWriteStreamed(0x10_0000, new byte[512], t - burst / 2, fast::add));
         // fed slower than the bus: the bus waited for each byte, and it ends one data phase after the last
         long t2 = 2 * t;
-        tb.sim.schedule(t2, nicsim.sim.Simulator.Priority.DELIVERY, () -> tb.device.port.dmaWriteStreamed(0x20_0000, new byte[512], t2 - 2 * burst, slow::add));
+        tb.sim.schedule(t2, Simulator.Priority.DELIVERY, () -> tb.device.port.dmaWriteStreamed(0x20_0000, new byte[512], t2 - 2 * burst, slow::add));
         tb.sim.runUntilIdle();
         assertEquals(t - burst / 2 + burst + l.latencyPicos(), fast.get(0).completedAt());
         assertEquals(t2 + phase + l.latencyPicos(), slow.get(0).completedAt());
@@ -226,7 +230,7 @@ class PciBusTest {
         // PCIe sends a TLP once its whole payload is there, whenever the engine began feeding it
         PciTestbench cx = new PciTestbench("cx-gen3x16").enable();
         List<PciPort.WriteResult> x = new ArrayList<>();
-        cx.sim.schedule(t, nicsim.sim.Simulator.Priority.DELIVERY, () -> cx.device.port.dmaWriteStreamed(0x10_0000, new byte[256], 0, x::add));
+        cx.sim.schedule(t, Simulator.Priority.DELIVERY, () -> cx.device.port.dmaWriteStreamed(0x10_0000, new byte[256], 0, x::add));
         cx.sim.runUntilIdle();
         assertEquals(t + cx.bus.link().serializePicos(256 + 24) + cx.bus.link().latencyPicos(), x.get(0).completedAt());
     }
@@ -239,7 +243,7 @@ class PciBusTest {
         for (int i = 0; i < data.length; i++) data[i] = (byte) (i * 7 + 1);
         List<PciPort.WriteResult> waited = new ArrayList<>();
         long[] seen = {-1};
-        tb.sim.schedule(t, nicsim.sim.Simulator.Priority.DELIVERY, () -> {
+        tb.sim.schedule(t, Simulator.Priority.DELIVERY, () -> {
             tb.device.port.dmaWriteStreamedPosted(0x10_0000, data, t);
             tb.device.port.dmaWriteStreamed(0x20_0000, data, t, waited::add);
         });

@@ -2,6 +2,7 @@ package nicsim.sim;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +21,7 @@ class CountersTest {
         assertEquals(0, n0.get("Fabric.packets"));
         assertEquals(Map.of("Fabric.packets", 7L, "Firmware.packets_in", 7L), top.snapshot());
         assertEquals(Map.of("Firmware.packets_in", 4L), n1.snapshot()); // no "Firmware.never"
-        assertEquals(java.util.List.of("", "node0", "node1"), java.util.List.copyOf(top.scopes()));
+        assertEquals(List.of("", "node0", "node1"), List.copyOf(top.scopes()));
     }
 
     @Test

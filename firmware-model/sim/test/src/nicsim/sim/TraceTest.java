@@ -3,6 +3,7 @@ package nicsim.sim;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.io.StringWriter;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class TraceTest {
@@ -29,7 +30,7 @@ class TraceTest {
         c.counter("b.two").add(2);
         c.counter("a.one").inc();
         c.counter("b.three").add(3);
-        assertEquals(java.util.List.of("a.one", "b.three", "b.two"), java.util.List.copyOf(c.snapshot().keySet()));
+        assertEquals(List.of("a.one", "b.three", "b.two"), List.copyOf(c.snapshot().keySet()));
         assertEquals(2, c.snapshot("b.").size());
         assertEquals(0, c.get("missing"));
     }
