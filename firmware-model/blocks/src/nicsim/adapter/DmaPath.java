@@ -153,10 +153,11 @@ public final class DmaPath {
     public void readOut(List<Range> ranges, byte[] into, Consumer<Runnable> inSram, BiConsumer<byte[], Long> head,
                         Consumer<byte[]> done) {
         int n = 0;
-        for (Range r : ranges) n += (r.length() + pieceBytes - 1) / pieceBytes;
+        for (int i = 0; i < ranges.size(); i++) n += (ranges.get(i).length() + pieceBytes - 1) / pieceBytes;
         Out out = new Out(n, inSram, head, done);
         n = 0;
-        for (Range r : ranges)
+        for (int i = 0; i < ranges.size(); i++) { // indexed: an iterator a packet costs heap where the JIT keeps it
+            Range r = ranges.get(i);
             for (int off = 0; off < r.length(); off += pieceBytes) {
                 int at = out.length, len = Math.min(pieceBytes, r.length() - off);
                 Job j = new Job(false, r.addr() + off, len, null, 0, out);
@@ -165,6 +166,7 @@ public final class DmaPath {
                 out.jobs[n++] = j;
                 out.length += len;
             }
+        }
         if (into != null && into.length != out.length)
             throw new IllegalArgumentException("readOut into an array of " + into.length + " B for ranges of "
                     + out.length + " B");
