@@ -163,11 +163,22 @@ public final class DmaPath {
      * failed, and then {@code head} never runs.
      */
     public void readOut(List<Range> ranges, Consumer<Runnable> inSram, BiConsumer<byte[], Long> head, Consumer<byte[]> done) {
+        readOut(ranges, null, inSram, head, done);
+    }
+
+    /**
+     * As {@link #readOut(List, Consumer, BiConsumer, Consumer)}, the packet's bytes read into {@code into}
+     * (null: a new array), which must be as long as the ranges together; every byte of it is written before
+     * {@code head} hears it (a reused array's old bytes never leave).
+     */
+    public void readOut(List<Range> ranges, byte[] into, Consumer<Runnable> inSram, BiConsumer<byte[], Long> head,
+                        Consumer<byte[]> done) {
         int n = 0;
-        for (Range r : ranges) n += (r.length() + pieceBytes - 1) / pieceBytes;
+        for (int i = 0; i < ranges.size(); i++) n += (ranges.get(i).length() + pieceBytes - 1) / pieceBytes;
         Out out = new Out(n, inSram, head, done);
         n = 0;
-        for (Range r : ranges)
+        for (int i = 0; i < ranges.size(); i++) { // indexed: an iterator a packet costs heap where the JIT keeps it
+            Range r = ranges.get(i);
             for (int off = 0; off < r.length(); off += pieceBytes) {
                 int at = out.length, len = Math.min(pieceBytes, r.length() - off);
                 Job j = new Job(false, r.addr() + off, len, null, 0, out);
@@ -176,7 +187,11 @@ public final class DmaPath {
                 out.jobs[n++] = j;
                 out.length += len;
             }
-        out.bytes = new byte[out.length];
+        }
+        if (into != null && into.length != out.length)
+            throw new IllegalArgumentException("readOut into an array of " + into.length + " B for ranges of "
+                    + out.length + " B");
+        out.bytes = into != null ? into : new byte[out.length];
         if (n == 0) {
             sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> inSram.accept(() -> {
                 head.accept(new byte[0], 0L);

@@ -102,6 +102,11 @@ public final class Firmware implements EmbeddedProcessor {
     final SqContexts sqContexts;
     final EventQueue events;
     final AtomicUnit atomics = new AtomicUnit();
+    /** The arrays reliable QPs' streamed packets carry, given back once acknowledged. */
+    final PayloadPool payloads = new PayloadPool();
+
+    /** Arrays reliable QPs' packets took for their bytes so far, and how many of them were given back ones. */
+    public long[] payloadArrays() { return new long[]{payloads.taken(), payloads.reused()}; }
     final QpLedger ledger = new QpLedger(qps);
 
     /** Each QP's traffic as the device saw it, handed out as QPs are destroyed once someone listens. */

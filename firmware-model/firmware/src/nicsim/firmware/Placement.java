@@ -147,24 +147,34 @@ final class Placement {
      * left the adapter. ACKs wait longer, until they landed ({@link #writeLanded}).
      */
     void writeChunks(List<XlateRsp> chunks, long off, byte[] data, Arrival arrival, Runnable written) {
+        writeChunks(chunks, off, data, 0, data.length, arrival, written);
+    }
+
+    /**
+     * As above, of {@code data[from, from + length)}, read as the writes go: it must not change until they landed
+     * (a packet's payload does not: its array is given back only once the responder's ACK says they did).
+     */
+    void writeChunks(List<XlateRsp> chunks, long off, byte[] data, int from, int length, Arrival arrival,
+                     Runnable written) {
         long pos = 0;
         int done = 0;
         int[] pending = {1};
         Runnable one = () -> { if (--pending[0] == 0) written.run(); };
-        for (XlateRsp c : chunks) {
+        for (int i = 0; i < chunks.size(); i++) { // indexed: no iterator a packet
+            XlateRsp c = chunks.get(i);
             long end = pos + c.length();
-            if (end > off + done && done < data.length) {
+            if (end > off + done && done < length) {
                 long start = off + done - pos;
-                int n = (int) Math.min(c.length() - start, data.length - done);
+                int n = (int) Math.min(c.length() - start, length - done);
                 pending[0]++;
                 q.responder.writeIssued();
-                q.fw.adapter.dma().write(c.pa() + start, data, done, n,
+                q.fw.adapter.dma().write(c.pa() + start, data, from + done, n,
                         arrival == null ? null : arrival.from(done), q.live(one), q.live(ok -> q.responder.writeLanded()));
                 q.count(FirmwareStat.DMA_WRITE_BYTES, n);
                 done += n;
             }
             pos = end;
-            if (done >= data.length) break;
+            if (done >= length) break;
         }
         one.run();
     }
@@ -224,8 +234,8 @@ final class Placement {
                     placed.accept(Failure.of(bad, s.addr() + part[1], s.lkey(), faultPages(bad)));
                     return;
                 }
-                writeChunks(rsp, 0, Arrays.copyOfRange(data, (int) part[3], (int) (part[3] + part[2])),
-                        arrival == null ? null : arrival.from((int) part[3]), oneIssued);
+                writeChunks(rsp, 0, data, (int) part[3], (int) part[2], arrival == null ? null : arrival.from((int) part[3]),
+                        oneIssued);
                 if (--untranslated[0] == 0) { placed.accept(null); oneIssued.run(); }
             }));
         }

@@ -374,7 +374,14 @@ final class Requester {
      * the link.
      */
     void streamPacket(SendOp op, int k, List<DmaPath.Range> ranges, Sge sge, int[] left) {
-        q.fw.adapter.dma().readOut(ranges, go -> q.fw.exec(q.fw.packetCycles, go), q.live((bytes, feed) -> {
+        // a reliable QP's packet bytes are given back when acknowledged (Completer.retire): they come from the pool
+        byte[] into = null;
+        if (q.service.reliable) {
+            int length = 0;
+            for (int r = 0; r < ranges.size(); r++) length += ranges.get(r).length();
+            into = q.fw.payloads.take(length);
+        }
+        q.fw.adapter.dma().readOut(ranges, into, go -> q.fw.exec(q.fw.packetCycles, go), q.live((bytes, feed) -> {
             op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
             if (q.fw.cutThroughTx) { op.heads.put(k, feed); transmit(); }
         }), q.live(out -> {

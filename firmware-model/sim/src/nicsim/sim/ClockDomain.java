@@ -311,7 +311,7 @@ public final class ClockDomain {
         current = Phase.IDLE;
         streams.edge(cycle);
         flows.edge(cycle);
-        for (Signal s : tracedSignals) s.edge(cycle);
+        for (int i = 0; i < tracedSignals.size(); i++) tracedSignals.get(i).edge(cycle); // no iterator an edge
         current = Phase.UPDATE;
         for (int i = 0; i < n; i++) {
             // a resting block an input has made active takes it; one still inactive would change nothing

@@ -3,6 +3,8 @@ package nicsim.adapter;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -90,5 +92,39 @@ class DmaPayloadCopyTest {
         assertEquals(carried.end(), copy.end());
         assertTrue(copy.coasted() > 0, "a channel nothing watches coasts");
         assertFalse(carried.coasted() > 0, "a watched channel runs every edge through its wires");
+    }
+
+    /**
+     * A packet read into an array given back by an earlier one (the requester's pool) carries only the host's bytes
+     * as the DMA read them, every old byte overwritten, watched or not, over ranges that split around pages; an
+     * array of another length is refused, naming both.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aReusedArrayCarriesOnlyTheBytesReadIntoIt(boolean watched) {
+        Bench b = new Bench(Profiles.load("cx-gen3x16"));
+        for (int k = 0; watched && k < b.dma.engines().size(); k++) b.dma.domain(k).add(new Watcher());
+        byte[] host = new byte[4 * PAGE];
+        new Random(5).nextBytes(host);
+        b.mem.write(DmaPathTest.BASE, host);
+        byte[] stale = new byte[PAGE];
+        Arrays.fill(stale, (byte) 0x5A);
+        // the packet's 4096 bytes from three ranges: the end of page 0, most of page 2, the start of page 3
+        long at = DmaPathTest.BASE;
+        List<DmaPath.Range> ranges = List.of(new DmaPath.Range(at + PAGE - 100, 100),
+                new DmaPath.Range(at + 2 * PAGE + 7, PAGE - 107), new DmaPath.Range(at + 3 * PAGE, 7));
+        byte[] expect = new byte[PAGE];
+        System.arraycopy(host, PAGE - 100, expect, 0, 100);
+        System.arraycopy(host, 2 * PAGE + 7, expect, 100, PAGE - 107);
+        System.arraycopy(host, 3 * PAGE, expect, PAGE - 7, 7);
+        byte[][] head = {null}, done = {null};
+        b.dma.readOut(ranges, stale, Runnable::run, (bytes, feed) -> head[0] = bytes.clone(), bytes -> done[0] = bytes);
+        b.sim.runUntilIdle();
+        assertArrayEquals(expect, head[0], "the packet's bytes as its first beat left");
+        assertSame(stale, done[0], "the packet is the array given");
+        assertArrayEquals(expect, done[0]);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> b.dma.readOut(ranges, new byte[PAGE - 1], Runnable::run, (bytes, feed) -> {}, bytes -> {}));
+        assertEquals("readOut into an array of 4095 B for ranges of 4096 B", e.getMessage());
     }
 }

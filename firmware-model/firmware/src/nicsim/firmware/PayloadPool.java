@@ -1,0 +1,61 @@
+package nicsim.firmware;
+
+import java.util.ArrayDeque;
+
+/**
+ * The byte arrays a reliable QP's streamed packets carry, given back once the requester is done with
+ * them, so a message's payload costs a copy from host memory and no new heap (issue 56). One pool per
+ * adapter, touched only by that adapter's simulator (its host's thread when hosts run apart): which
+ * array a packet gets never depends on threads or GC, and its bytes are always those the DMA read
+ * from host memory, every one of them written before the packet leaves.
+ *
+ * <p>What must hold for an array given back: no one reads it again. The requester gives a packet's
+ * array back only when an ACK covered its PSN ({@link Completer#retire}), and a responder acknowledges
+ * a PSN only once it has taken every request up to it and their DMA writes have landed
+ * ({@link Responder#ack}). A copy of the packet still in the fabric then (a duplicate, a go-back-N
+ * resend) arrives behind its PSN: the responder answers it from the headers and never reads its payload.
+ * Unreliable services complete a message as it leaves, before it is delivered: their arrays are not pooled.
+ */
+final class PayloadPool {
+    /** Arrays of a path MTU's length are kept, 2^MIN_SHIFT..2^MAX_SHIFT bytes: every full packet of a message. */
+    private static final int MIN_SHIFT = 8, MAX_SHIFT = 12;
+    /** Most bytes kept per length: what a burst gave back above that is left to the collector. */
+    static final int KEEP_BYTES = 4 << 20;
+
+    @SuppressWarnings("unchecked")
+    private final ArrayDeque<byte[]>[] free = new ArrayDeque[MAX_SHIFT - MIN_SHIFT + 1];
+    private long taken, reused;
+
+    PayloadPool() {
+        for (int i = 0; i < free.length; i++) free[i] = new ArrayDeque<>();
+    }
+
+    /** The class of arrays of {@code length} bytes (-1: not kept). */
+    private static int slot(int length) {
+        if (Integer.bitCount(length) != 1) return -1;
+        int shift = Integer.numberOfTrailingZeros(length);
+        return shift < MIN_SHIFT || shift > MAX_SHIFT ? -1 : shift - MIN_SHIFT;
+    }
+
+    /** An array of {@code length} bytes whose contents are stale: the caller overwrites every byte. */
+    byte[] take(int length) {
+        taken++;
+        int s = slot(length);
+        byte[] b = s < 0 ? null : free[s].pollLast();
+        if (b == null) return new byte[length];
+        reused++;
+        return b;
+    }
+
+    /** {@code b} (null: nothing) is read by no one from now on. */
+    void give(byte[] b) {
+        if (b == null) return;
+        int s = slot(b.length);
+        if (s >= 0 && (long) (free[s].size() + 1) * b.length <= KEEP_BYTES) free[s].addLast(b);
+    }
+
+    /** Arrays handed out so far, and how many of them were given back ones. */
+    long taken() { return taken; }
+
+    long reused() { return reused; }
+}
