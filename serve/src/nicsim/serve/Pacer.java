@@ -35,7 +35,11 @@ final class Pacer {
     static final long AWAY_STEP_PICOS = 1_000_000_000L;
     /** Wall time time holds for a program waiting in a verb beside an RDMA CM event it has not read. */
     static final long CM_HOLD_NANOS = 200_000_000;
-    /** Wall time time holds for a program running while it owes its peer an answer to a connection request. */
+    /**
+     * Wall time a program that owes its peer the answer to a connection request has to give it: time holds while the
+     * program runs, and moves short of the peer's REQ timeout while it sleeps ({@link RdmaCm#answerHorizon}); after
+     * this, a program that has not answered lets the peer's REQ time out.
+     */
     static final long ANSWER_NANOS = 10_000_000_000L;
     /** Wall time one run may take before requests are looked at again. */
     static final long SLICE_NANOS = 20_000_000;
@@ -108,6 +112,12 @@ final class Pacer {
         if (DEBUG) trace(programs, seen);
         step.kind = Step.RUN;
         step.until = inVerb || !spinners.isEmpty() ? Long.MAX_VALUE : world.now() + AWAY_STEP_PICOS;
+        // a connection request's answer owed: time moves for the programs' verbs, but not on to the REQ's timeout
+        long horizon = cm.answerHorizon(now, ANSWER_NANOS);
+        if (horizon <= step.until) {
+            step.until = horizon - 1;
+            step.owed = true;
+        }
         go(programs, step, spinners, answer, interrupted, -1);
     }
 
@@ -124,19 +134,24 @@ final class Pacer {
             if (step.graced) graceAdvances++;
             if (step.away) awayAdvances++;
         }
-        answer.accept(step.quiet && world.sim.idle());
+        // nothing left to do short of a REQ timeout whose answer is owed: as idle, so that open polls come back empty
+        // and their threads go on to the answer (replaying, as recorded)
+        if (replaySteps < 0) step.held = step.owed && world.sim.nextEventTime() > step.until;
+        answer.accept(step.quiet && (world.sim.idle() || step.held));
     }
 
     /**
      * One look at the programs, as serve --record keeps it and a replay does it again: time held (HELD), clock
      * readings answered (CLOCK), the simulation stepped {@code steps} events from {@code from} to {@code to} ps
      * (RUN), or every open wait answered as it stands, time held (CUT, {@link Activity#CUT}); what the look found
-     * ({@code graced}, {@code away}: for the counters); whether it threw (a fault while time moved).
+     * ({@code graced}, {@code away}: for the counters); whether it threw (a fault while time moved); whether it stopped
+     * short of a REQ timeout whose answer a program owes ({@code owed}), with nothing left to do before it ({@code
+     * held}: open polls are answered empty, as when the simulation is idle).
      */
     static final class Step {
         static final int HELD = 0, CLOCK = 1, RUN = 2, CUT = 3;
         int kind = HELD;
-        boolean quiet, graced, away, threw;
+        boolean quiet, graced, away, threw, owed, held;
         long until, steps, from, to;
     }
 
@@ -159,6 +174,7 @@ final class Pacer {
         again.quiet = step.quiet;
         again.graced = step.graced;
         again.away = step.away;
+        again.held = step.held;
         go(programs, again, Map.of(), answer, () -> false, step.steps);
     }
 
