@@ -123,6 +123,28 @@ final class CmExchange {
         m.ackTimeout = CmPaths.PACKET_LIFE + 1;
     }
 
+    /**
+     * See {@link RdmaCm#answerHorizon}. A real CM acknowledges a REQ it hands to a program that has not answered yet
+     * with an MRA, which stretches the requester's wait by the service timeout (Linux's RDMA CM asks for 2^24 x 4.096
+     * us): a server gets its requester's patience in its own time. Here the server's time is the simulation's, which
+     * runs ahead of the wall clock while its threads sleep between reading the REQ and accepting (Ceph's monitor,
+     * docs/attach.md R16), so the requester's REQ timeout waits for the answer in wall time instead, up to
+     * {@code limitNanos}, and simulated time moves freely up to that timeout meanwhile. A program that never answers
+     * lets it run out once the limit passes; one that ends takes its identifiers with it, and the timeout runs out at
+     * once. A SIDR_REQ (UD) waits the same way, though a real CM has no MRA for it.
+     */
+    long answerHorizon(long now, long limitNanos) {
+        long horizon = Long.MAX_VALUE;
+        for (CmId c : cm.ids.values()) {
+            if (c.state != CmId.State.REQ_RCVD || !c.passive || now - c.owedSince >= limitNanos) continue;
+            CmId requester = comms.get(c.remoteComm);
+            if (requester != null && requester.node == c.remoteNode && requester.state == CmId.State.CONNECT
+                    && requester.timer != null && !requester.timer.cancelled())
+                horizon = Math.min(horizon, requester.timer.time());
+        }
+        return horizon;
+    }
+
     /** The REQ's wait ran out with no answer: UNREACHABLE, ETIMEDOUT. */
     private void unanswered(CmId id) {
         id.timer = null;

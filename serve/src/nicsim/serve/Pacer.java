@@ -20,8 +20,9 @@ import nicsim.driver.World;
  *
  * <p>Then the simulation runs until a program can go on: a verb left open is satisfied, an event
  * is written to one of a program's files, the adapter writes into the memory of a program
- * spinning on it, or nothing is left to happen. While no program waits in a verb (all asleep
- * elsewhere), time moves at most {@link #AWAY_STEP_PICOS} before the programs are looked at again.
+ * spinning on it (at the end of a burst of such writes: {@link #SPIN_BURST_PICOS}), or nothing is
+ * left to happen. While no program waits in a verb (all asleep elsewhere), time moves at most
+ * {@link #AWAY_STEP_PICOS} before the programs are looked at again.
  * A run stops after {@link #SLICE_NANOS} of wall time, or when a request or stop comes, so no
  * program's livelock keeps the simulator from the others.
  *
@@ -35,10 +36,22 @@ final class Pacer {
     static final long AWAY_STEP_PICOS = 1_000_000_000L;
     /** Wall time time holds for a program waiting in a verb beside an RDMA CM event it has not read. */
     static final long CM_HOLD_NANOS = 200_000_000;
-    /** Wall time time holds for a program running while it owes its peer an answer to a connection request. */
+    /**
+     * Wall time a program that owes its peer the answer to a connection request has to give it: time holds while the
+     * program runs, and moves short of the peer's REQ timeout while it sleeps ({@link RdmaCm#answerHorizon}); after
+     * this, a program that has not answered lets the peer's REQ time out.
+     */
     static final long ANSWER_NANOS = 10_000_000_000L;
     /** Wall time one run may take before requests are looked at again. */
     static final long SLICE_NANOS = 20_000_000;
+    /**
+     * Simulated time a spinner's memory must go unwritten before it is told of the writes: a DMA into its memory
+     * reaches it whole rather than one PCIe write at a time (on cx-gen3x16 they come 4.6 to 17.8 ns apart), as a
+     * program polling for the flag written last acts only once the burst has landed. Short enough that what follows a
+     * lone write mostly stays after the spinner is told: ib_write_lat's round trip grows by about 10 ns (40 ns here
+     * made it 75 ns; docs/attach.md R4).
+     */
+    static final long SPIN_BURST_PICOS = 20_000;
 
     /** NICSIM_PACE_DEBUG set: each look that moves time, and each run of more than 1 ms, go to the log. */
     static final boolean DEBUG = System.getenv("NICSIM_PACE_DEBUG") != null;
@@ -108,6 +121,12 @@ final class Pacer {
         if (DEBUG) trace(programs, seen);
         step.kind = Step.RUN;
         step.until = inVerb || !spinners.isEmpty() ? Long.MAX_VALUE : world.now() + AWAY_STEP_PICOS;
+        // a connection request's answer owed: time moves for the programs' verbs, but not on to the REQ's timeout
+        long horizon = cm.answerHorizon(now, ANSWER_NANOS);
+        if (horizon <= step.until) {
+            step.until = horizon - 1;
+            step.owed = true;
+        }
         go(programs, step, spinners, answer, interrupted, -1);
     }
 
@@ -124,19 +143,24 @@ final class Pacer {
             if (step.graced) graceAdvances++;
             if (step.away) awayAdvances++;
         }
-        answer.accept(step.quiet && world.sim.idle());
+        // nothing left to do short of a REQ timeout whose answer is owed: as idle, so that open polls come back empty
+        // and their threads go on to the answer (replaying, as recorded)
+        if (replaySteps < 0) step.held = step.owed && world.sim.nextEventTime() > step.until;
+        answer.accept(step.quiet && (world.sim.idle() || step.held));
     }
 
     /**
      * One look at the programs, as serve --record keeps it and a replay does it again: time held (HELD), clock
      * readings answered (CLOCK), the simulation stepped {@code steps} events from {@code from} to {@code to} ps
      * (RUN), or every open wait answered as it stands, time held (CUT, {@link Activity#CUT}); what the look found
-     * ({@code graced}, {@code away}: for the counters); whether it threw (a fault while time moved).
+     * ({@code graced}, {@code away}: for the counters); whether it threw (a fault while time moved); whether it stopped
+     * short of a REQ timeout whose answer a program owes ({@code owed}), with nothing left to do before it ({@code
+     * held}: open polls are answered empty, as when the simulation is idle).
      */
     static final class Step {
         static final int HELD = 0, CLOCK = 1, RUN = 2, CUT = 3;
         int kind = HELD;
-        boolean quiet, graced, away, threw;
+        boolean quiet, graced, away, threw, owed, held;
         long until, steps, from, to;
     }
 
@@ -159,6 +183,7 @@ final class Pacer {
         again.quiet = step.quiet;
         again.graced = step.graced;
         again.away = step.away;
+        again.held = step.held;
         go(programs, again, Map.of(), answer, () -> false, step.steps);
     }
 
@@ -183,9 +208,17 @@ final class Pacer {
                 }
                 return step.steps > 0;
             }
-            // an event written to a program's file (a C driver's CQ event) lets it go on at once
-            for (int n = 1; cm.written == cmEvents && watch.eventsWritten() == events && !watch.canGoOn()
-                    && !world.sim.idle() && world.sim.nextEventTime() <= step.until; n++) {
+            // an event written to a program's file (a C driver's CQ event) lets it go on at once; a write into a
+            // spinner's memory, once no other follows within SPIN_BURST_PICOS
+            long written = watch.spinnerWritesAtLook(), burstEnds = Long.MAX_VALUE;
+            for (int n = 1; ; n++) {
+                long w = watch.spinnerWrites();
+                if (w != written) {
+                    written = w;
+                    burstEnds = world.now() + SPIN_BURST_PICOS;
+                }
+                if (cm.written != cmEvents || watch.eventsWritten() != events || watch.canGoOn() || world.sim.idle()
+                        || world.sim.nextEventTime() > Math.min(step.until, burstEnds)) break;
                 step.steps++;
                 world.sim.step();
                 cm.service();
@@ -237,15 +270,25 @@ final class Pacer {
             return n;
         }
 
-        /**
-         * Whether a program can go on: a verb it left open is satisfied, an event waits for one of its files, or its
-         * memory was written.
-         */
+        /** Whether a program can go on: a verb it left open is satisfied, or an event waits for one of its files. */
         boolean canGoOn() {
             for (Session s : sessions) if (s.waits.satisfied() || s.events.pending()) return true;
             for (PciDevice d : devices) if (d.waitSatisfied()) return true;
-            for (int i = 0; i < spinners.length; i++) if (spinners[i].memoryWrites() != spun[i]) return true;
             return false;
+        }
+
+        /** Writes into the spinners' memory so far ({@link #run} tells them once a burst of them ends). */
+        long spinnerWrites() {
+            long n = 0;
+            for (Program p : spinners) n += p.memoryWrites();
+            return n;
+        }
+
+        /** Writes into the spinners' memory when they were found spinning. */
+        long spinnerWritesAtLook() {
+            long n = 0;
+            for (long w : spun) n += w;
+            return n;
         }
     }
 

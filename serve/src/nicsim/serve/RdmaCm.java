@@ -210,6 +210,13 @@ final class RdmaCm implements AutoCloseable {
         return false;
     }
 
+    /**
+     * The simulated time simulation must stay below while a program owes a peer the answer to its connection request
+     * (the REQ came less than {@code limitNanos} of wall time before {@code now}, and the program still holds it): the
+     * moment that peer's REQ timeout would run out; Long.MAX_VALUE when no answer is owed.
+     */
+    long answerHorizon(long now, long limitNanos) { return exchange.answerHorizon(now, limitNanos); }
+
     /** The channels open now. */
     int channelsOpen() { return channels.size(); }
 

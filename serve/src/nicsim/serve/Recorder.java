@@ -31,7 +31,7 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
  */
 public final class Recorder implements ProcMemory.Tap, AutoCloseable {
     /** The first line of every recording. */
-    static final String MAGIC = "nicsim-record 1";
+    static final String MAGIC = "nicsim-record 2";
     /** Entry tags. */
     static final int REQUEST = 'Q', STEP = 'S', OPENED = 'O', MOVED = 'M', MAPS = 'P', ANSWER = 'A', CLOSING = 'C',
             END = 'Z', RING = 'R', POSTED = 'W', DRAINED = 'w';
@@ -129,6 +129,7 @@ public final class Recorder implements ProcMemory.Tap, AutoCloseable {
             main.writeBoolean(s.graced);
             main.writeBoolean(s.away);
             main.writeBoolean(s.threw);
+            main.writeBoolean(s.held);
             main.writeLong(s.steps);
             main.writeLong(s.from);
             main.writeLong(s.to);

@@ -195,6 +195,7 @@ public final class Replay implements ProcMemory.Tap {
         s.graced = in.readBoolean();
         s.away = in.readBoolean();
         s.threw = in.readBoolean();
+        s.held = in.readBoolean();
         s.steps = in.readLong();
         s.from = in.readLong();
         s.to = in.readLong();

@@ -168,4 +168,52 @@ class RdmaCmTest {
         // the peer's CM answers the REQ with a REJ: invalid service ID (8)
         assertTrue(cli.output().contains("RDMA_CM_EVENT_REJECTED, error 8"), cli.output());
     }
+
+    /** Our slow-accept server started on node 1 in {@code mode} and listening; the client started on node 0. */
+    private Run[] slowAccept(String mode) throws Exception {
+        String prog = Programs.compile("serve", "slow-accept", List.of(), "-lrdmacm", "-libverbs", "-lpthread")
+                .resolve("slow-accept").toString();
+        Run srv = Programs.start(served, 1, false, prog, "server", "7176", mode);
+        for (int i = 0; i < 600 && !served.log().contains("port 7176") && srv.process().isAlive(); i++)
+            Thread.sleep(50);
+        return new Run[]{srv, Programs.start(served, 0, false, prog, "client", "node1", "7176")};
+    }
+
+    /**
+     * A server that, between reading the REQ and accepting, has every thread asleep for 200 ms of wall time (one
+     * waiting for another) while a third polls an empty CQ, then registers memory and makes its QP: the poll let
+     * simulated time run on to the client's REQ timeout (68.7 s) and the client had UNREACHABLE (docs/attach.md R16,
+     * Ceph's monitor in RDMA CM mode). Now time moves short of that timeout while the answer is owed.
+     */
+    @Test
+    void aServerThatSleepsBeforeAcceptingIsNotOvertakenByTheClientsTimeout() throws Exception {
+        Run[] r = slowAccept("slow");
+        int c = r[1].await(120), s = r[0].await(120);
+        assertEquals(0, c, "client:\n" + r[1].output() + "\nserver:\n" + r[0].output() + "\n--- serve:\n"
+                + served.log());
+        assertEquals(0, s, "server:\n" + r[0].output() + "\n--- serve:\n" + served.log());
+        assertTrue(r[1].output().contains("sent"), r[1].output());
+        assertTrue(r[0].output().contains("received: hello after a slow accept"), r[0].output());
+        assertTrue(served.world.now() < CmExchange.REQ_WAIT_PICOS, "simulated time ran to " + served.world.now()
+                + " ps");
+    }
+
+    /**
+     * A server that holds the REQ and never answers: once it has had it for Pacer.ANSWER_NANOS of wall time, the
+     * client's REQ times out as on a fabric (UNREACHABLE, ETIMEDOUT), while the server still runs.
+     */
+    @Test
+    void aRequestNeverAnsweredStillTimesOut() throws Exception {
+        Run[] r = slowAccept("never");
+        try {
+            assertEquals(1, r[1].await(120), "client:\n" + r[1].output() + "\n--- serve:\n" + served.log());
+            assertTrue(r[1].output().contains("event RDMA_CM_EVENT_UNREACHABLE, status -110"), r[1].output());
+            assertTrue(r[0].process().isAlive(), "server:\n" + r[0].output());
+            assertTrue(served.world.now() >= CmExchange.REQ_WAIT_PICOS, "simulated time: " + served.world.now()
+                    + " ps");
+        } finally {
+            r[0].process().destroy();
+            r[0].await(30);
+        }
+    }
 }
