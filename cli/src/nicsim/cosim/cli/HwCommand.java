@@ -67,17 +67,18 @@ final class HwCommand implements Runnable {
                     + "%.0f s; %.2f s a mutant)%n", block, r.mutants().size(), r.killed(), r.survived(),
                     100 * r.score(), r.buildSeconds(), r.secondsPerMutant());
             int proven = r.provenEquivalent().size();
-            System.out.printf("%s: %d of the %d survivors proven equivalent by Yosys (the equivalence flow, docs/blocks.md):"
-                    + " %d / %d mutants not proven equivalent killed: score %.0f %%%n", block, proven, r.survived(),
-                    r.killed(), r.mutants().size() - proven, 100 * r.scoreOfNotProven());
+            System.out.printf("%s: %d of the %d survivors proven equivalent by Yosys (the equivalence flow, "
+                    + "docs/blocks.md): %d / %d mutants not proven equivalent killed: score %.0f %%%n", block, proven,
+                    r.survived(), r.killed(), r.mutants().size() - proven, 100 * r.scoreOfNotProven());
             int eq = r.equivalent().size();
-            System.out.printf("%s: %d of the survivors judged equivalent by hand (the block's list, %d entries): %d / %d "
-                    + "non-equivalent mutants killed: score %.0f %%%n", block, eq, r.judged().size(), r.killed(),
-                    r.mutants().size() - eq, 100 * r.scoreOfNonEquivalent());
+            System.out.printf("%s: %d of the survivors judged equivalent by hand (the block's list, %d entries): "
+                    + "%d / %d non-equivalent mutants killed: score %.0f %%%n", block, eq, r.judged().size(),
+                    r.killed(), r.mutants().size() - eq, 100 * r.scoreOfNonEquivalent());
             for (var m : r.mutants())
                 if (m.fate() == HwMutate.Fate.SURVIVED) {
                     var o = r.proofs().get(m.mutation());
-                    System.out.println("  survived: " + m.mutation() + "\n    " + (o == null ? "not checked" : o.describe())
+                    System.out.println("  survived: " + m.mutation() + "\n    "
+                            + (o == null ? "not checked" : o.describe())
                             + (r.judged().containsKey(m.mutation()) ? "\n    judged equivalent: "
                             + r.judged().get(m.mutation()) : ""));
                 }

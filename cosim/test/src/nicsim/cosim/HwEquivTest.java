@@ -20,8 +20,9 @@ class HwEquivTest {
     private final Profile profile = Profiles.load("cx-gen3x16");
 
     /** The mtt mutant that ties a bit of {@code 1 <<< ctxShift} no 5-bit shift reaches (its list's first entry). */
-    private static final String PAGE_SIZE_BIT_58 = "mutate -mode const0 -module MttWalker -cell $sshl$MttWalker.v:409$81"
-            + " -port Y -portbit 58 -wire pageSize -wirebit 58 -src MttWalker.v:187.23-187.31"
+    private static final String PAGE_SIZE_BIT_58 = "mutate -mode const0 -module MttWalker"
+            + " -cell $sshl$MttWalker.v:409$81 -port Y -portbit 58 -wire pageSize -wirebit 58"
+            + " -src MttWalker.v:187.23-187.31"
             + " -src MttWalker.v:409.22-409.55";
 
     @Test
