@@ -47,11 +47,17 @@ public final class HwMutate {
 
     /**
      * What a run gave: the mutants; the seconds the netlist of all of them took to make and Verilate
-     * (near 0 when cached), and the seconds of lockstep per mutant, on average; and the block's list of
-     * mutants judged equivalent ({@link #equivalents}: mutation to the reason), kept with its RTL.
+     * (near 0 when cached), and the seconds of lockstep per mutant, on average; the block's list of
+     * mutants judged equivalent ({@link #equivalents}: mutation to the reason), kept with its RTL; and
+     * Yosys's equivalence check of every survivor ({@link HwEquiv}), by mutation.
      */
     public record Report(String block, List<Mutant> mutants, double buildSeconds, double secondsPerMutant,
-                         Map<String, String> judged) {
+                         Map<String, String> judged, Map<String, HwEquiv.Outcome> proofs) {
+        public Report(String block, List<Mutant> mutants, double buildSeconds, double secondsPerMutant,
+                      Map<String, String> judged) {
+            this(block, mutants, buildSeconds, secondsPerMutant, judged, Map.of());
+        }
+
         public long killed() { return mutants.stream().filter(m -> m.fate() == Fate.KILLED).count(); }
         public long survived() { return mutants.stream().filter(m -> m.fate() == Fate.SURVIVED).count(); }
         /** Killed among those run, as a fraction. */
@@ -67,6 +73,23 @@ public final class HwMutate {
         /** Killed among the mutants not judged equivalent, as a fraction (the usual mutation score). */
         public double scoreOfNonEquivalent() {
             long n = mutants.size() - equivalent().size();
+            return n == 0 ? 0 : (double) killed() / n;
+        }
+        /** The survivors Yosys proved equivalent: left out of {@link #scoreOfNotProven}. */
+        public List<Mutant> provenEquivalent() {
+            return mutants.stream().filter(m -> m.fate() == Fate.SURVIVED && proofs.containsKey(m.mutation())
+                    && proofs.get(m.mutation()).verdict() == HwEquiv.Verdict.PROVEN_EQUIVALENT).toList();
+        }
+        /** Listed as equivalent by hand but not proved so by Yosys: the list must say why (bounded only). */
+        public List<Mutant> listedNotProven() {
+            return equivalent().stream().filter(m -> !provenEquivalent().contains(m)).toList();
+        }
+        /**
+         * Killed among the mutants not proven equivalent, as a fraction: the issue's score (MCY leaves
+         * mutants its equivalence check proves out of the score the same way).
+         */
+        public double scoreOfNotProven() {
+            long n = mutants.size() - provenEquivalent().size();
             return n == 0 ? 0 : (double) killed() / n;
         }
     }
@@ -141,7 +164,8 @@ public final class HwMutate {
                 progress.accept(String.format("mutant %d/%d %s: %s", i + 1, list.size(), r.fate(), r.mutation()));
             }
             double each = list.isEmpty() ? 0 : (System.nanoTime() - t2) / 1e9 / list.size();
-            return new Report(block, out, build, each, equivalents(top));
+            List<String> survivors = out.stream().filter(m -> m.fate() == Fate.SURVIVED).map(Mutant::mutation).toList();
+            return new Report(block, out, build, each, equivalents(top), HwEquiv.check(dir, top, survivors, progress));
         } finally {
             HwCost.deleteTree(dir);
         }
@@ -186,14 +210,14 @@ public final class HwMutate {
                 "nicsim");
     }
 
-    private static String yosysVersion() throws IOException, InterruptedException {
+    static String yosysVersion() throws IOException, InterruptedException {
         Process p = new ProcessBuilder("yosys", "-V").redirectErrorStream(true).start();
         String v = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         if (p.waitFor() != 0) throw new IOException("yosys -V failed: " + v);
         return v;
     }
 
-    private static String sha256(String... parts) {
+    static String sha256(String... parts) {
         try {
             var md = MessageDigest.getInstance("SHA-256");
             for (String s : parts) md.update((s + "\u0000").getBytes(StandardCharsets.UTF_8));

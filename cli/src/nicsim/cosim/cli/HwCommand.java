@@ -33,9 +33,11 @@ final class HwCommand implements Runnable {
     @Command(name = "mutate", mixinStandardHelpOptions = true,
             description = "Make single-point mutants of a block's RTL with Yosys's mutate, run each against the Java "
                     + "twin on the block's lockstep stimulus (all mutants in one Verilated netlist, picked by a "
-                    + "select input), and print the mutation score (killed / run), the score over the mutants not "
-                    + "judged equivalent (a list kept beside the block's RTL, each with its reason) and the "
-                    + "survivors by cell and source line.")
+                    + "select input), check each survivor's equivalence to the block with Yosys's equivalence flow, "
+                    + "and print the mutation score (killed / run), the score over the mutants not proven "
+                    + "equivalent, the score over those not judged equivalent by hand (a list kept beside the "
+                    + "block's RTL, each with its reason) and the survivors by cell and source line with their "
+                    + "outcome.")
     static final class Mutate implements Callable<Integer> {
         @Mixin
         ProfileOption profile = new ProfileOption();
@@ -65,14 +67,25 @@ final class HwCommand implements Runnable {
             System.out.printf("%s: %d mutants, %d killed, %d survived: mutation score %.0f %% (one build of all: "
                     + "%.0f s; %.2f s a mutant)%n", block, r.mutants().size(), r.killed(), r.survived(),
                     100 * r.score(), r.buildSeconds(), r.secondsPerMutant());
+            int proven = r.provenEquivalent().size();
+            System.out.printf("%s: %d of the %d survivors proven equivalent by Yosys (the equivalence flow, "
+                    + "docs/blocks.md): %d / %d mutants not proven equivalent killed: score %.0f %%%n", block, proven,
+                    r.survived(), r.killed(), r.mutants().size() - proven, 100 * r.scoreOfNotProven());
             int eq = r.equivalent().size();
-            System.out.printf("%s: %d of the survivors judged equivalent (the block's list, %d entries): %d / %d "
-                    + "non-equivalent mutants killed: score %.0f %%%n", block, eq, r.judged().size(), r.killed(),
-                    r.mutants().size() - eq, 100 * r.scoreOfNonEquivalent());
+            System.out.printf("%s: %d of the survivors judged equivalent by hand (the block's list, %d entries): "
+                    + "%d / %d non-equivalent mutants killed: score %.0f %%%n", block, eq, r.judged().size(),
+                    r.killed(), r.mutants().size() - eq, 100 * r.scoreOfNonEquivalent());
             for (var m : r.mutants())
-                if (m.fate() == HwMutate.Fate.SURVIVED)
-                    System.out.println("  survived: " + m.mutation() + (r.judged().containsKey(m.mutation())
-                            ? "\n    equivalent: " + r.judged().get(m.mutation()) : ""));
+                if (m.fate() == HwMutate.Fate.SURVIVED) {
+                    var o = r.proofs().get(m.mutation());
+                    System.out.println("  survived: " + m.mutation() + "\n    "
+                            + (o == null ? "not checked" : o.describe())
+                            + (r.judged().containsKey(m.mutation()) ? "\n    judged equivalent: "
+                            + r.judged().get(m.mutation()) : ""));
+                }
+            for (var m : r.listedNotProven())
+                System.out.println("  listed as equivalent but not proven so (only its reason says why): "
+                        + m.mutation());
             for (var m : r.wronglyJudged())
                 System.out.println("  listed as equivalent but killed (the list is wrong): " + m.mutation());
             return 0;

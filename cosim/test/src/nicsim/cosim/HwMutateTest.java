@@ -30,7 +30,8 @@ class HwMutateTest {
         List<String> progress = new ArrayList<>();
         HwMutate.Report r = HwMutate.run(profile, "doorbell", 3, 1, 10_000, progress::add);
         assertEquals(3, r.mutants().size());
-        assertEquals(4, progress.size(), "the build, then each mutant: " + progress);
+        assertEquals(4 + r.survived(), progress.size(),
+                "the build, each mutant, then each survivor's proof: " + progress);
         assertTrue(progress.get(0).startsWith("netlist of 3 mutants: Yosys "), progress.get(0));
         assertTrue(r.killed() >= 2, "the lockstep kills a mutant that changes the block: " + r.mutants());
         assertEquals((double) r.killed() / r.mutants().size(), r.score(), 1e-9);
