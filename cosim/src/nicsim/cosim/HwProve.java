@@ -207,8 +207,12 @@ public final class HwProve {
             throws IOException, InterruptedException {
         StringBuilder defs = new StringBuilder();
         for (String s : skip) defs.append(" -DSKIP_").append(s);
-        String files = String.join(" ", dut.stream().map(Path::toString).toList());
-        String script = (defs.isEmpty() ? "" : "verilog_defines" + defs + "; ")
+        // a netlist in Yosys's own RTLIL (Vacuity's mutants) is read as it is: its memories keep their write ports whole
+        String rtlil = String.join("", dut.stream().filter(f -> f.toString().endsWith(".il"))
+                .map(f -> "read_rtlil " + f + "; ").toList());
+        String files = String.join(" ", dut.stream().filter(f -> !f.toString().endsWith(".il")).map(Path::toString)
+                .toList());
+        String script = rtlil + (defs.isEmpty() ? "" : "verilog_defines" + defs + "; ")
                 + "read -formal " + files + " " + dir.resolve("wrapper.sv") + "; prep -flatten -top "
                 + ProveContract.TOP + "; cutpoint t:$mem_v2 t:$mem " + cut + "; opt_clean; async2sync; dffunmap; "
                 + "write_smt2 -wires " + model;

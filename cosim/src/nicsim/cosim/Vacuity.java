@@ -26,7 +26,7 @@ import nicsim.sim.PortWires;
  * every property that mutant breaks ({@code --keep-going}), so most properties are settled by another
  * property's mutant. A property none of its own mutants breaks is vacuous for them.
  *
- * <p>As in {@code hw mutate}, every mutant is in one netlist ({@link HwMutate#writeAll}), picked by a
+ * <p>As in {@code hw mutate}, every mutant is in one netlist (Yosys RTLIL here), picked by a
  * select input the wrapper passes up as a free input of its own: Yosys makes one SMT model a group of
  * properties ({@link HwProve#groups}), and each mutant is one yosys-smtbmc run on it with the select
  * held at its number by a constraint file ({@code --smtc}). A model whose properties are all broken
@@ -73,6 +73,9 @@ public final class Vacuity {
         out.add(new Aim(outs + " %ci8 " + outs + " %ci* " + NARROW_ADDERS + " %i %u t:$mem* %d", "", null));
         return out;
     }
+
+    /** The Yosys script that reads module %s from %s.v in the current folder, as {@code hw mutate} does. */
+    private static final String READ = "read_verilog %s.v; hierarchy -top %s; proc; opt_clean";
 
     /** Adders and subtractors of at most 16 bits: counters, occupancies and indexes, not address sums. */
     static final String NARROW_ADDERS = "t:$add t:$sub %u r:Y_WIDTH<=16 %i";
@@ -140,7 +143,7 @@ public final class Vacuity {
     private static List<String> mutations(Path dir, String top, Map<String, List<Aim>> aims, int count, long seed,
                                           String what, Map<String, List<Integer>> own)
             throws IOException, InterruptedException {
-        StringBuilder script = new StringBuilder("read_verilog " + top + ".v; hierarchy -top " + top + "; proc; opt_clean");
+        StringBuilder script = new StringBuilder(READ.formatted(top, top));
         int i = 0;
         for (List<Aim> list : aims.values())
             for (Aim a : list) {
@@ -176,11 +179,17 @@ public final class Vacuity {
                                  Consumer<String> progress) throws IOException, InterruptedException {
         Map<String, String> broken = new LinkedHashMap<>();
         for (ProveContract.Property p : w.properties()) broken.put(p.label(), null);
-        Path all = dir.resolve(top + "_mutants.v");
-        HwMutate.writeAll(dir, top, mutations, all);
         int width = HwMutate.selectWidth(mutations.size());
+        // written as RTLIL, not Verilog: write_verilog splits a memory's write port bit by bit where its enable is
+        // a multiplexer of constants (mtt: 606 write ports), which Yosys's prep then took over 10 minutes to merge
+        Path all = dir.resolve(top + "_mutants.il");
+        StringBuilder script = new StringBuilder(READ.formatted(top, top));
+        for (int i = 0; i < mutations.size(); i++)
+            script.append("; ").append(mutations.get(i)).append(" -ctrl ").append(HwMutate.SELECT).append(' ')
+                    .append(width).append(' ').append(i + 1);
+        HwCost.yosys(dir, script + "; write_rtlil " + all, all.toString());
         Files.writeString(dir.resolve("wrapper.sv"), withSelect(w.text(), width));
-        List<Path> dut = HwProve.stage(new HwProve.Design(List.of(all), top, true), dir);
+        List<Path> dut = List.of(all);
         List<Path> models = new ArrayList<>();
         for (int g = 0; g < groups.size(); g++) {
             Path model = dir.resolve("model" + g + ".smt2");
@@ -194,22 +203,27 @@ public final class Vacuity {
             Set<String> f = failures(dir, model, depth, smtc);
             if (!f.isEmpty()) throw new IllegalStateException("Yosys's netlist of " + top + " already breaks " + f);
         }
+        // the properties of the finer models first (cqe's event balance: minutes a run), so that once broken
+        // their model is left out of every later run
+        List<String> order = new ArrayList<>();
+        for (int g = groups.size() - 1; g >= 0; g--)
+            for (String l : own.keySet()) if (groups.get(g).labels().contains(l)) order.add(l);
         Set<Integer> ran = new LinkedHashSet<>();
-        for (Map.Entry<String, List<Integer>> e : own.entrySet())
-            for (int m : e.getValue()) {
-                if (broken.get(e.getKey()) != null) break;
+        for (String label : order)
+            for (int m : own.get(label)) {
+                if (broken.get(label) != null) break;
                 if (!ran.add(m)) continue;
                 select(smtc, m + 1, width);
                 List<String> more = new ArrayList<>();
                 for (int g = 0; g < groups.size(); g++) {
                     if (groups.get(g).labels().stream().allMatch(l -> broken.get(l) != null)) continue;
-                    for (String label : failures(dir, models.get(g), depth, smtc))
-                        if (broken.containsKey(label) && broken.get(label) == null) {
-                            broken.put(label, mutations.get(m));
-                            more.add(label);
+                    for (String f : failures(dir, models.get(g), depth, smtc))
+                        if (broken.containsKey(f) && broken.get(f) == null) {
+                            broken.put(f, mutations.get(m));
+                            more.add(f);
                         }
                 }
-                progress.accept(String.format("for %s, mutant %d/%d broke %s: %s", e.getKey(), m + 1,
+                progress.accept(String.format("for %s, mutant %d/%d broke %s: %s", label, m + 1,
                         mutations.size(), more.isEmpty() ? "nothing more" : String.join(" ", more), mutations.get(m)));
             }
         return new Report(broken, mutations.size(), ran.size(), false);
