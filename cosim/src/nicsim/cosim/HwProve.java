@@ -207,7 +207,7 @@ public final class HwProve {
             throws IOException, InterruptedException {
         StringBuilder defs = new StringBuilder();
         for (String s : skip) defs.append(" -DSKIP_").append(s);
-        // a netlist in Yosys's own RTLIL (Vacuity's mutants) is read as it is: its memories keep their write ports whole
+        // a netlist in Yosys's RTLIL (Vacuity's mutants) is read as it is: its memories keep their write ports whole
         String rtlil = String.join("", dut.stream().filter(f -> f.toString().endsWith(".il"))
                 .map(f -> "read_rtlil " + f + "; ").toList());
         String files = String.join(" ", dut.stream().filter(f -> !f.toString().endsWith(".il")).map(Path::toString)

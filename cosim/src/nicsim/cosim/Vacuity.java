@@ -106,7 +106,7 @@ public final class Vacuity {
         return out;
     }
 
-    /** {@code count} cone mutants a property (and its direct ones) of {@code block}, seed {@code seed}, run to {@code depth}. */
+    /** Vacuity of {@code block}: {@code count} cone mutants a property beside its direct ones, to {@code depth}. */
     public static Report run(Profile profile, String block, int count, long seed, int depth, Consumer<String> progress)
             throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("nicsim-prove-mutants-").toAbsolutePath();

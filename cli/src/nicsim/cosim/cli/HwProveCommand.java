@@ -42,8 +42,8 @@ final class HwProveCommand implements Callable<Integer> {
     Integer depth;
 
     @Option(names = "--mutants", defaultValue = "0",
-            description = "also check every property fails on some Yosys mutant: N aimed at the cone of each property's "
-                    + "outputs, beside its outputs' drivers tied (vacuity); default: none")
+            description = "also check every property fails on some Yosys mutant: N aimed at the cone of each "
+                    + "property's outputs, beside its outputs' drivers tied (vacuity); default: none")
     int mutants;
 
     @Option(names = "--seed", defaultValue = "1", description = "seed of the mutants (default: ${DEFAULT-VALUE})")

@@ -18,7 +18,8 @@ class VacuityTest {
         String w = ProveContract.wrapper("doorbell", "DoorbellDecoder", wires, true).text();
         assertEquals(java.util.Set.of("io_seen"), Vacuity.reads(w, "p_seen_reset", wires));
         // the balance's output transfer and what it covers (mmio is a Flow: no ready to read)
-        assertEquals(java.util.Set.of("io_doorbell_valid", "io_occupancy"), Vacuity.reads(w, "p_doorbell_covers", wires));
+        assertEquals(java.util.Set.of("io_doorbell_valid", "io_occupancy"),
+                Vacuity.reads(w, "p_doorbell_covers", wires));
         List<Vacuity.Aim> holds = Vacuity.aims("p_doorbell_holds", Vacuity.reads(w, "p_doorbell_holds", wires), wires);
         assertEquals(new Vacuity.Aim("i:io_doorbell_ready %co2", "const1", "\\Qio_doorbell_ready\\E"), holds.get(0));
     }
