@@ -7,8 +7,14 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import nicsim.hw.VerilogFile;
+import nicsim.hw.rtl.NativeBuild;
+import nicsim.profile.Profile;
+import nicsim.profile.Profiles;
 
 /**
  * Whether a mutant that survived the lockstep is equivalent to the block, proved by Yosys rather than
@@ -61,7 +67,7 @@ public final class HwEquiv {
      * commit line), the mutation, the script and Yosys's version.
      */
     public static Map<String, Outcome> check(Path dir, String top, List<String> mutations,
-                                             java.util.function.Consumer<String> progress)
+                                             Consumer<String> progress)
             throws IOException, InterruptedException {
         String verilog = Files.readString(dir.resolve(top + ".v"), StandardCharsets.UTF_8);
         Path work = Files.createTempDirectory("nicsim-equiv-").toAbsolutePath();
@@ -74,7 +80,7 @@ public final class HwEquiv {
             }
             String version = HwMutate.yosysVersion();
             for (String m : mutations) {
-                String key = HwMutate.sha256(nicsim.hw.rtl.NativeBuild.withoutRepoHash(verilog), m, SCRIPT_VERSION,
+                String key = HwMutate.sha256(NativeBuild.withoutRepoHash(verilog), m, SCRIPT_VERSION,
                         version);
                 Path cached = HwMutate.cacheRoot().resolve("equiv").resolve(top + "-" + key.substring(0, 24) + ".txt");
                 Outcome o = read(cached, m);
@@ -104,10 +110,10 @@ public final class HwEquiv {
      */
     public static void main(String[] args) throws Exception {
         if (args.length < 1) throw new IllegalArgumentException("usage: HwEquiv BLOCK [PROFILE]");
-        nicsim.profile.Profile profile = nicsim.profile.Profiles.load(args.length > 1 ? args[1] : "cx-gen3x16");
+        Profile profile = Profiles.load(args.length > 1 ? args[1] : "cx-gen3x16");
         Path dir = Files.createTempDirectory("nicsim-equiv-list-").toAbsolutePath();
         try {
-            String top = nicsim.hw.VerilogFile.write(BlockPairs.get(profile, args[0]).rtl(), dir);
+            String top = VerilogFile.write(BlockPairs.get(profile, args[0]).rtl(), dir);
             Map<String, String> listed = HwMutate.equivalents(top);
             check(dir, top, List.copyOf(listed.keySet()), System.out::println)
                     .forEach((m, o) -> System.out.println(o.verdict() + "\t" + m));
@@ -131,7 +137,7 @@ public final class HwEquiv {
         Files.deleteIfExists(log);
         Process p = new ProcessBuilder("yosys", "-q", "-l", log.toString(), "equiv.ys").directory(dir.toFile())
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        if (!p.waitFor(TIMEOUT_MINUTES, java.util.concurrent.TimeUnit.MINUTES)) {
+        if (!p.waitFor(TIMEOUT_MINUTES, TimeUnit.MINUTES)) {
             p.destroyForcibly().waitFor();
             return -2; // not decided in time: left UNDECIDED, and not cached (a quieter machine may decide it)
         }

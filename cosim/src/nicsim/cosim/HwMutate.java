@@ -275,15 +275,6 @@ public final class HwMutate {
      */
     static final String NEAR_PORTS = "o:* %ci4";
 
-    /**
-     * The cells a port contract rests on: the cones of the handshake outputs ({@code _valid} and
-     * {@code _ready}, four cells deep: the registers, their enables and the conditions that load them)
-     * and every adder and subtractor (the counters' next values, the occupancy). Payload bits, which
-     * only {@code _stable} watches and most mutants of which change a payload the same way on every
-     * edge, are left out: {@code hw prove --mutants} aims here.
-     */
-    static final String HANDSHAKES = "o:*_valid o:*_ready %u %ci8 t:$add t:$sub %u %u";
-
     /** As above, mutating only the cells of Yosys {@code selection} ("" for all). */
     static List<String> mutations(Path dir, String top, int count, long seed, String what, String selection)
             throws IOException, InterruptedException {

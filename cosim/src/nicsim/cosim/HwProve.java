@@ -16,10 +16,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import nicsim.hw.VerilogFile;
+import nicsim.hw.rtl.NativeBuild;
 import nicsim.profile.Profile;
 import nicsim.sim.PortWires;
 
@@ -163,106 +163,13 @@ public final class HwProve {
         return out;
     }
 
-    /**
-     * Vacuity: for each property, the first of {@code count} Yosys mutants of the generated block
-     * ({@link HwMutate#mutations}, aimed at the handshakes and counters: {@link HwMutate#HANDSHAKES})
-     * whose bounded check breaks it, or none: a property no mutant breaks is vacuous for those mutants.
-     *
-     * <p>As in {@code hw mutate}, every mutant is in one netlist ({@link HwMutate#writeAll}), picked by
-     * its select input, which the wrapper passes up as a free input of its own: Yosys makes one SMT
-     * model a group, and each mutant is one yosys-smtbmc run on it with the select held at the
-     * mutant's number by a constraint file ({@code --smtc}), {@code --keep-going} so that one run
-     * names every property the mutant breaks.
-     */
-    public static Map<String, String> vacuity(Profile profile, String block, int count, long seed, int depth,
-                                              Consumer<String> progress)
-            throws IOException, InterruptedException {
-        Map<String, String> broken = new LinkedHashMap<>();
-        Path dir = Files.createTempDirectory("nicsim-prove-mutants-").toAbsolutePath();
-        try {
-            Design d = generated(profile, block, dir);
-            // mutants are made from the Verilog without the tables' initial contents, which Yosys would write out
-            // entry by entry (see the class comment: the proof leaves them free anyway)
-            Path top = d.files().get(0);
-            Files.writeString(top, Files.readString(top).replaceAll("(?m)^.*\\$readmem[bh].*$", ""));
-            ProveContract.Wrapper w = ProveContract.wrapper(block, d.top(), ProveContract.wires(profile, block), true);
-            List<Group> groups = groups(block, true, w.properties());
-            for (ProveContract.Property p : w.properties()) broken.put(p.label(), null);
-            HwMutate.Netlist netlist = HwMutate.netlist(dir, d.top(), count, seed, block, HwMutate.HANDSHAKES);
-            List<String> mutations = netlist.mutations();
-            Path all = netlist.file();
-            int width = HwMutate.selectWidth(mutations.size());
-            Files.writeString(dir.resolve("wrapper.sv"), withSelect(w.text(), width));
-            List<Path> dut = stage(new Design(List.of(all), d.top(), true), dir);
-            List<Path> models = new ArrayList<>();
-            for (int g = 0; g < groups.size(); g++) {
-                Path model = dir.resolve("model" + g + ".smt2");
-                model(dir, dut, groups.get(g).cut(), groups.get(g).others(w.properties()), model);
-                models.add(model);
-            }
-            Path smtc = dir.resolve("select.smtc");
-            // select 0, no mutant, must break nothing: else a broken property means nothing
-            Files.writeString(smtc, "always\nassume (= [" + HwMutate.SELECT + "] #b" + bits(0, width) + ")\n");
-            for (Path model : models) {
-                Set<String> f = failures(dir, model, depth, smtc);
-                if (!f.isEmpty()) throw new IllegalStateException("Yosys's netlist of " + block + " already breaks " + f);
-            }
-            for (int i = 0; i < mutations.size(); i++) {
-                Files.writeString(smtc, "always\nassume (= [" + HwMutate.SELECT + "] #b"
-                        + bits(i + 1, width) + ")\n");
-                int more = 0;
-                for (Path model : models)
-                    for (String label : failures(dir, model, depth, smtc))
-                        if (broken.containsKey(label) && broken.get(label) == null) {
-                            broken.put(label, mutations.get(i));
-                            more++;
-                        }
-                progress.accept(String.format("mutant %d/%d broke %d more: %s", i + 1, mutations.size(), more,
-                        mutations.get(i)));
-            }
-            return broken;
-        } finally {
-            HwCost.deleteTree(dir);
-        }
-    }
-
-    /** {@code wrapper} with the mutant select of {@code width} bits as an input, passed to the module under proof. */
-    static String withSelect(String wrapper, int width) {
-        String port = "\n  input reset", inst = ".reset(reset)";
-        if (!wrapper.contains(port) || !wrapper.contains(inst))
-            throw new IllegalStateException("the contract wrapper has no reset port to put the mutant select beside");
-        return wrapper.replaceFirst(port, port + ",\n  input [" + (width - 1) + ":0] " + HwMutate.SELECT)
-                .replace(inst, inst + ",\n    ." + HwMutate.SELECT + "(" + HwMutate.SELECT + ")");
-    }
-
-    /** {@code value} as {@code width} binary digits, for an SMT-LIB bit-vector literal. */
-    static String bits(int value, int width) {
-        StringBuilder b = new StringBuilder();
-        for (int k = width - 1; k >= 0; k--) b.append((value >> k & 1) == 1 ? '1' : '0');
-        return b.toString();
-    }
-
-    /** Every property the bounded check of {@code model} to {@code depth} breaks under the constraints {@code smtc}. */
-    private static Set<String> failures(Path dir, Path model, int depth, Path smtc)
-            throws IOException, InterruptedException {
-        String text = run(dir, List.of("yosys-smtbmc", "-s", "z3", "--unroll", "-t", Integer.toString(depth),
-                "--keep-going", "--smtc", smtc.toString(), model.toString()));
-        Set<String> out = new LinkedHashSet<>();
-        if (text.contains("Status: PASSED")) return out;
-        Matcher m = FAILED.matcher(text);
-        while (m.find()) out.add(m.group(1));
-        if (!text.contains("Status: FAILED") || out.isEmpty())
-            throw new IOException("yosys-smtbmc gave no verdict:\n" + text);
-        return out;
-    }
-
     private static ProveContract.Property find(List<ProveContract.Property> ps, String label) {
         return ps.stream().filter(p -> p.label().equals(label)).findFirst()
                 .orElseThrow(() -> new IllegalStateException("yosys-smtbmc names an unknown property " + label));
     }
 
     /** Copies the design into {@code dir} without its memories' initial contents (see the class comment). */
-    private static List<Path> stage(Design d, Path dir) throws IOException {
+    static List<Path> stage(Design d, Path dir) throws IOException {
         List<Path> out = new ArrayList<>();
         for (int i = 0; i < d.files().size(); i++) {
             Path f = d.files().get(i);
@@ -301,19 +208,23 @@ public final class HwProve {
     }
 
     /** Yosys's SMT model of the wrapper in {@code dir} over {@code dut}, cut by {@code cut}, without {@code skip}. */
-    private static void model(Path dir, List<Path> dut, String cut, Set<String> skip, Path model)
+    static void model(Path dir, List<Path> dut, String cut, Set<String> skip, Path model)
             throws IOException, InterruptedException {
         StringBuilder defs = new StringBuilder();
         for (String s : skip) defs.append(" -DSKIP_").append(s);
-        String files = String.join(" ", dut.stream().map(Path::toString).toList());
-        String script = (defs.isEmpty() ? "" : "verilog_defines" + defs + "; ")
+        // a netlist in Yosys's RTLIL (Vacuity's mutants) is read as it is: its memories keep their write ports whole
+        String rtlil = String.join("", dut.stream().filter(f -> f.toString().endsWith(".il"))
+                .map(f -> "read_rtlil " + f + "; ").toList());
+        String files = String.join(" ", dut.stream().filter(f -> !f.toString().endsWith(".il")).map(Path::toString)
+                .toList());
+        String script = rtlil + (defs.isEmpty() ? "" : "verilog_defines" + defs + "; ")
                 + "read -formal " + files + " " + dir.resolve("wrapper.sv") + "; prep -flatten -top "
                 + ProveContract.TOP + "; cutpoint t:$mem_v2 t:$mem " + cut + "; opt_clean; async2sync; dffunmap; "
                 + "write_smt2 -wires " + model;
         HwCost.yosys(dir, script, "the contract wrapper");
     }
 
-    private static String run(Path dir, List<String> cmd) throws IOException, InterruptedException {
+    static String run(Path dir, List<String> cmd) throws IOException, InterruptedException {
         Path log = Files.createTempFile(dir, "smtbmc-", ".log");
         Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
                 .redirectOutput(log.toFile()).start();
@@ -330,7 +241,9 @@ public final class HwProve {
         try {
             var md = MessageDigest.getInstance("SHA-256");
             md.update(wrapper.getBytes(StandardCharsets.UTF_8));
-            for (Path p : dut) md.update(Files.readAllBytes(p));
+            // without SpinalHDL's "// Git hash" line: a commit that leaves the Verilog alone keeps the key
+            for (Path p : dut)
+                md.update(NativeBuild.withoutRepoHash(Files.readString(p)).getBytes(StandardCharsets.UTF_8));
             md.update(Integer.toString(depth).getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(md.digest()).substring(0, 24);
         } catch (NoSuchAlgorithmException e) {

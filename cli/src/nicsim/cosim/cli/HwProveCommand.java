@@ -5,12 +5,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import nicsim.cosim.BlockPairs;
 import nicsim.cosim.HwCost;
 import nicsim.cosim.HwProve;
 import nicsim.cosim.RtlInLoop;
+import nicsim.cosim.Vacuity;
 import nicsim.hw.rtl.Toolchain;
 import nicsim.profile.Profile;
 import picocli.CommandLine.Command;
@@ -42,7 +42,8 @@ final class HwProveCommand implements Callable<Integer> {
     Integer depth;
 
     @Option(names = "--mutants", defaultValue = "0",
-            description = "also check every property fails on some of N Yosys mutants (vacuity); default: none")
+            description = "also check every property fails on some Yosys mutant: N aimed at the cone of each "
+                    + "property's outputs, beside its outputs' drivers tied (vacuity); default: none")
     int mutants;
 
     @Option(names = "--seed", defaultValue = "1", description = "seed of the mutants (default: ${DEFAULT-VALUE})")
@@ -94,12 +95,14 @@ final class HwProveCommand implements Callable<Integer> {
                 }
             }
             if (mutants > 0) {
-                Map<String, String> broken = HwProve.vacuity(p, b, mutants, seed, d, l -> System.out.println("  " + l));
-                long vacuous = broken.values().stream().filter(v -> v == null).count();
-                System.out.printf("  vacuity over %d mutants: %d of %d properties broken by some mutant%n", mutants,
-                        broken.size() - vacuous, broken.size());
-                broken.forEach((k, v) -> System.out.printf("    %-34s %s%n", k,
-                        v == null ? "VACUOUS (no mutant breaks it)" : "broken by: " + v));
+                long t0 = System.nanoTime();
+                Vacuity.Report v = Vacuity.run(p, b, mutants, seed, d, l -> System.out.println("  " + l));
+                System.out.printf("  vacuity, %d mutants aimed at each property (%s), %.0f s: %d of %d properties "
+                        + "broken by some mutant%n", mutants, v.cached() ? "cached"
+                        : v.run() + " run of " + v.made() + " made", (System.nanoTime() - t0) / 1e9,
+                        v.broken().size() - v.vacuous(), v.broken().size());
+                v.broken().forEach((k, m) -> System.out.printf("    %-34s %s%n", k,
+                        m == null ? "VACUOUS (none of its mutants breaks it)" : "broken by: " + m));
             }
         }
         return allHold ? 0 : 1;
