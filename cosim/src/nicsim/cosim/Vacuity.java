@@ -5,10 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -126,8 +123,8 @@ public final class Vacuity {
             Map<String, List<Aim>> aims = new LinkedHashMap<>();
             for (ProveContract.Property p : w.properties())
                 aims.put(p.label(), aims(p.label(), reads(w.text(), p.label(), wires), wires));
-            String key = block + "-" + sha256(w.text(), NativeBuild.withoutRepoHash(Files.readString(top)),
-                    aims.toString(), count + "/" + seed + "/" + depth, yosysVersion()).substring(0, 24);
+            String key = block + "-" + HwMutate.sha256(w.text(), NativeBuild.withoutRepoHash(Files.readString(top)),
+                    aims.toString(), count + "/" + seed + "/" + depth, HwMutate.yosysVersion()).substring(0, 24);
             Map<String, String> cached = readCache(key, aims.keySet());
             if (cached != null) return new Report(cached, -1, -1, true);
             Map<String, List<Integer>> own = new LinkedHashMap<>();
@@ -292,21 +289,5 @@ public final class Vacuity {
         Files.writeString(tmp, b.toString());
         Files.move(tmp, cacheFile(key), StandardCopyOption.ATOMIC_MOVE,
                 StandardCopyOption.REPLACE_EXISTING);
-    }
-    private static String sha256(String... parts) {
-        try {
-            var md = MessageDigest.getInstance("SHA-256");
-            for (String s : parts) md.update((s + "\u0000").getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(md.digest());
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static String yosysVersion() throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("yosys", "-V").redirectErrorStream(true).start();
-        String v = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        if (p.waitFor() != 0) throw new IOException("yosys -V failed: " + v);
-        return v;
     }
 }
