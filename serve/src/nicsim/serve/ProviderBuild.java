@@ -35,8 +35,8 @@ public final class ProviderBuild {
             "nicsim-xrcd.c", "nicsim-java.c", "nicsim-java-cq.c", "nicsim-java-qp.c", "nicsim-java-post.c",
             "nicsim-java-srq.c", "nicsim-java-pd.c", "nicsim-java-mr.c", "nicsim-java-dm.c",
             "nicsim-hw.c", "nicsim-hw-verbs.c", "nicsim-hw-cq.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
-            "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c", "nicsim-kern.c", "nicsim-kern-pd.c",
-            "nicsim-kern-mr.c", "nicsim-kern-cq.c", "nicsim-kern-qp.c", "nicsim-kern-srq.c");
+            "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c",
+            "nicsim-kern.c", "nicsim-kern-pd.c", "nicsim-kern-mr.c", "nicsim-kern-cq.c", "nicsim-kern-qp.c", "nicsim-kern-srq.c");
     /** What the provider library interposes over other libraries' calls (LD_PRELOAD), linked into it. */
     static final List<String> INTERPOSE = List.of("interpose/nicsim-channels.c", "interpose/nicsim-import.c",
             "interpose/nicsim-rdmacm.c", "interpose/nicsim-umad.c", "interpose/nicsim-serve-file.c",

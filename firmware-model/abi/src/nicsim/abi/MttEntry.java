@@ -24,7 +24,10 @@ public final class MttEntry {
     private static final int MKEY_SHIFT = 2;
     private static final long MKEY_MASK = 0x3ffff;
 
-    /** The entry of an implicit region's page not brought in yet: page {@code va} of the region of mkey {@code mkeyIndex}. */
+    /**
+     * The entry of an implicit region's page not brought in yet: page {@code va} of the region of mkey
+     * {@code mkeyIndex}.
+     */
     public static long implicitAbsent(long va, long mkeyIndex) {
         return va | mkeyIndex << MKEY_SHIFT | IMPLICIT | NOT_PRESENT;
     }

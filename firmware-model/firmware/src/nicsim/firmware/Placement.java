@@ -234,8 +234,8 @@ final class Placement {
                     placed.accept(Failure.of(bad, s.addr() + part[1], s.lkey(), faultPages(bad)));
                     return;
                 }
-                writeChunks(rsp, 0, data, (int) part[3], (int) part[2], arrival == null ? null : arrival.from((int) part[3]),
-                        oneIssued);
+                Arrival from = arrival == null ? null : arrival.from((int) part[3]);
+                writeChunks(rsp, 0, data, (int) part[3], (int) part[2], from, oneIssued);
                 if (--untranslated[0] == 0) { placed.accept(null); oneIssued.run(); }
             }));
         }

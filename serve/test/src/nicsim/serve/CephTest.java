@@ -168,11 +168,11 @@ class CephTest {
     }
 
     /**
-     * The messenger's RDMA CM mode (Ceph takes it for {@code iwarp} devices, but RDMA CM is the same on IB): the monitor
-     * listens through RDMA CM, and each client's connection is a REQ it answers from its event loop, its threads asleep
-     * on each other between reading the REQ and accepting. Simulated time ran on to the client's REQ timeout meanwhile,
-     * and Ceph logged "rdma connection rejected" and connected again (docs/attach.md R16); now that timeout waits for an
-     * answer owed ({@link RdmaCm#answerHorizon}).
+     * The messenger's RDMA CM mode (Ceph takes it for {@code iwarp} devices, but RDMA CM is the same on IB): the
+     * monitor listens through RDMA CM, and each client's connection is a REQ it answers from its event loop, its
+     * threads asleep on each other between reading the REQ and accepting. Simulated time ran on to the client's REQ
+     * timeout meanwhile, and Ceph logged "rdma connection rejected" and connected again (docs/attach.md R16); now
+     * that timeout waits for an answer owed ({@link RdmaCm#answerHorizon}).
      */
     @Test
     void monitorAnswersEveryConnectionRequestInRdmaCmMode() throws Exception {
@@ -185,7 +185,8 @@ class CephTest {
         }
         assertTrue(served.log().matches("(?s).*ceph-mon \\(pid \\d+\\) listens on 127\\.77\\.0\\.1, port 3300 "
                 + "\\(RDMA CM, node 0\\).*"), served.log());
-        for (int node : new int[]{1, 0, 1}) { // each run connects twice: to learn the monitor's map, then for its command
+        // each run connects twice: to learn the monitor's map, then for its command
+        for (int node : new int[]{1, 0, 1}) {
             String status = Programs.runOk(served, node, "ceph", "-c", conf, "-s");
             assertTrue(status.contains("quorum a"), status);
             assertFalse(status.contains("rdma connection rejected"), "a connection timed out:\n" + status
