@@ -165,9 +165,15 @@ final class WireCodec {
     /**
      * Each of {@code types} as a packed C struct, with its size and each field's offset asserted, so
      * that every C build checks the layout it was given (a record within another must come first).
+     * The assertions are {@link #C_CHECKS}' macros, defined before the first struct.
      */
+    static final String C_CHECKS = """
+            #define NICSIM_WIRE_SIZE(s, n) _Static_assert(sizeof(struct s) == (n), #s)
+            #define NICSIM_WIRE_AT(s, f, at) _Static_assert(offsetof(struct s, f) == (at), #s "." #f)
+            """;
+
     static String cStructs(List<Class<? extends Record>> types) {
-        StringBuilder b = new StringBuilder();
+        StringBuilder b = new StringBuilder(C_CHECKS);
         List<Class<?>> done = new ArrayList<>();
         for (Class<?> t : types) {
             Shape s = shape(t);
@@ -185,13 +191,12 @@ final class WireCodec {
                     }
                 }).append(";\n");
             }
-            b.append("} __attribute__((packed));\n_Static_assert(sizeof(struct ").append(s.cName()).append(") == ")
-                    .append(s.bytes).append(", \"").append(s.cName()).append("\");\n");
+            b.append("} __attribute__((packed));\nNICSIM_WIRE_SIZE(").append(s.cName()).append(", ")
+                    .append(s.bytes).append(");\n");
             int at = 0;
             for (Field f : s.fields) {
-                b.append("_Static_assert(offsetof(struct ").append(s.cName()).append(", ").append(f.name())
-                        .append(") == ").append(at).append(", \"").append(s.cName()).append('.').append(f.name())
-                        .append("\");\n");
+                b.append("NICSIM_WIRE_AT(").append(s.cName()).append(", ").append(f.name()).append(", ").append(at)
+                        .append(");\n");
                 at += f.bytes();
             }
             done.add(t);
