@@ -35,8 +35,8 @@ final class TimelineJson {
     static final long RATE_WINDOW_PICOS = 1_000_000;
 
     /** Blocks in the order a send WQE meets them; others follow by name. */
-    private static final List<String> BLOCK_ORDER = List.of("DoorbellDecoder", "WqeFetcher", "MttWalker", "DmaEngine host",
-            "DmaEngine send", "Link", "DmaEngine receive", "CqeWriter");
+    private static final List<String> BLOCK_ORDER = List.of("DoorbellDecoder", "WqeFetcher", "MttWalker",
+            "DmaEngine host", "DmaEngine send", "Link", "DmaEngine receive", "CqeWriter");
 
     private record Slice(Trace.Entry e, long start, int seq) {}
 
@@ -51,7 +51,8 @@ final class TimelineJson {
             sorted.sort(Comparator.comparingLong(Trace.Entry::timePicos)); // stable: same-time stages keep their order
             List<Slice> chain = new ArrayList<>();
             for (int i = 0; i < sorted.size(); i++) {
-                Slice s = new Slice(sorted.get(i), i == 0 ? sorted.get(i).timePicos() : sorted.get(i - 1).timePicos(), all.size());
+                long start = sorted.get(i == 0 ? 0 : i - 1).timePicos();
+                Slice s = new Slice(sorted.get(i), start, all.size());
                 chain.add(s);
                 all.add(s);
             }
@@ -84,22 +85,27 @@ final class TimelineJson {
         int next = 1;
         for (Map.Entry<String, Integer> p : pids.entrySet()) p.setValue(next++);
         List<String> tracks = new ArrayList<>(lanesOf.keySet());
-        tracks.sort(Comparator.comparing(TimelineJson::node, TimelineJson::byNodeNumber).thenComparingInt(TimelineJson::blockRank)
-                .thenComparing(TimelineJson::block));
+        tracks.sort(Comparator.comparing(TimelineJson::node, TimelineJson::byNodeNumber)
+                .thenComparingInt(TimelineJson::blockRank).thenComparing(TimelineJson::block));
         Map<String, Integer> firstTid = new HashMap<>();
         int tid = 1;
         for (String t : tracks) { firstTid.put(t, tid); tid += lanesOf.get(t).size(); }
 
         Out out = new Out(w);
         for (Map.Entry<String, Integer> p : pids.entrySet()) {
-            out.event("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + p.getValue() + ",\"args\":{\"name\":" + json(p.getKey()) + "}}");
-            out.event("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" + p.getValue() + ",\"args\":{\"sort_index\":" + p.getValue() + "}}");
+            String head = "{\"ph\":\"M\",\"name\":";
+            out.event(head + "\"process_name\",\"pid\":" + p.getValue()
+                    + ",\"args\":{\"name\":" + json(p.getKey()) + "}}");
+            out.event(head + "\"process_sort_index\",\"pid\":" + p.getValue()
+                    + ",\"args\":{\"sort_index\":" + p.getValue() + "}}");
         }
         for (String t : tracks)
             for (int l = 0; l < lanesOf.get(t).size(); l++) {
                 String head = "{\"ph\":\"M\",\"pid\":" + pids.get(node(t)) + ",\"tid\":" + (firstTid.get(t) + l);
-                out.event(head + ",\"name\":\"thread_name\",\"args\":{\"name\":" + json(block(t) + (l == 0 ? "" : " " + (l + 1))) + "}}");
-                out.event(head + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" + (firstTid.get(t) + l) + "}}");
+                String name = block(t) + (l == 0 ? "" : " " + (l + 1));
+                out.event(head + ",\"name\":\"thread_name\",\"args\":{\"name\":" + json(name) + "}}");
+                out.event(head + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" + (firstTid.get(t) + l)
+                        + "}}");
             }
         int flowId = 0;
         for (List<Slice> chain : chains) {
@@ -107,14 +113,17 @@ final class TimelineJson {
             for (int i = 0; i < chain.size(); i++) {
                 Slice s = chain.get(i);
                 Trace.Entry e = s.e();
-                String where = "\"pid\":" + pids.get(node(e.track())) + ",\"tid\":" + (firstTid.get(e.track()) + lane.get(s));
-                out.event("{\"ph\":\"X\"," + where + ",\"name\":" + json(e.stage()) + ",\"cat\":" + json(e.block()) + ",\"ts\":" + micros(shownStart.get(s))
-                        + ",\"dur\":" + micros(e.timePicos() - shownStart.get(s)) + ",\"args\":{\"txn\":" + json(e.txn()) + ",\"detail\":" + json(e.detail()) + "}}");
+                String where = "\"pid\":" + pids.get(node(e.track())) + ",\"tid\":"
+                        + (firstTid.get(e.track()) + lane.get(s));
+                long start = shownStart.get(s);
+                out.event("{\"ph\":\"X\"," + where + ",\"name\":" + json(e.stage()) + ",\"cat\":" + json(e.block())
+                        + ",\"ts\":" + micros(start) + ",\"dur\":" + micros(e.timePicos() - start)
+                        + ",\"args\":{\"txn\":" + json(e.txn()) + ",\"detail\":" + json(e.detail()) + "}}");
                 if (chain.size() < 2) continue;
                 // the arrow leaves each slice where it starts and enters the next one where it starts
                 String ph = i == 0 ? "\"s\"" : i == chain.size() - 1 ? "\"f\",\"bp\":\"e\"" : "\"t\"";
-                out.event("{\"ph\":" + ph + "," + where + ",\"name\":" + json(e.txn()) + ",\"cat\":" + json(e.block()) + ",\"id\":" + flowId
-                        + ",\"ts\":" + micros(shownStart.get(s)) + "}");
+                out.event("{\"ph\":" + ph + "," + where + ",\"name\":" + json(e.txn()) + ",\"cat\":" + json(e.block())
+                        + ",\"id\":" + flowId + ",\"ts\":" + micros(start) + "}");
             }
         }
         occupancy(out, all, pids);
@@ -134,7 +143,8 @@ final class TimelineJson {
             int n = 0;
             for (Map.Entry<Long, Integer> d : t.getValue().entrySet()) {
                 n += d.getValue();
-                out.counter(pids.get(node(t.getKey())), block(t.getKey()) + " WQEs", "WQEs", d.getKey(), Integer.toString(n));
+                int pid = pids.get(node(t.getKey()));
+                out.counter(pid, block(t.getKey()) + " WQEs", "WQEs", d.getKey(), Integer.toString(n));
             }
         }
     }
@@ -144,7 +154,8 @@ final class TimelineJson {
         Map<String, TreeMap<Long, Long>> rates = new TreeMap<>();
         for (Trace.Sample s : samples) {
             if (!s.bytes()) {
-                out.counter(pids.get(node(s.track())), block(s.track()), "value", s.timePicos(), Long.toString(s.value()));
+                int pid = pids.get(node(s.track()));
+                out.counter(pid, block(s.track()), "value", s.timePicos(), Long.toString(s.value()));
                 continue;
             }
             long window = s.timePicos() / RATE_WINDOW_PICOS * RATE_WINDOW_PICOS;
@@ -213,7 +224,8 @@ final class TimelineJson {
         }
 
         void counter(int pid, String name, String series, long picos, String value) throws IOException {
-            event("{\"ph\":\"C\",\"pid\":" + pid + ",\"name\":" + json(name) + ",\"ts\":" + micros(picos) + ",\"args\":{" + json(series) + ":" + value + "}}");
+            event("{\"ph\":\"C\",\"pid\":" + pid + ",\"name\":" + json(name) + ",\"ts\":" + micros(picos)
+                    + ",\"args\":{" + json(series) + ":" + value + "}}");
         }
 
         void close() throws IOException {
