@@ -190,9 +190,14 @@ object NativeBuild {
       val module = report.toplevelName
       val ios = top.getAllIo.toSeq.map(s => s.getName() -> s).toMap
       def port(n: String, input: Boolean): (String, Int) = {
-        val s = ios.getOrElse(n, throw new IllegalArgumentException(s"RTL block $name has no port '$n' (has ${ios.keys.toSeq.sorted.mkString(", ")})"))
-        if (s.isInput != input) throw new IllegalArgumentException(s"RTL block $name: port '$n' is an ${if (s.isInput) "input" else "output"}")
-        if (s.getBitsWidth > 64) throw new IllegalArgumentException(s"RTL block $name: port '$n' is ${s.getBitsWidth} bits wide; the binding carries at most 64")
+        val s = ios.getOrElse(n, throw new IllegalArgumentException(
+          s"RTL block $name has no port '$n' (has ${ios.keys.toSeq.sorted.mkString(", ")})"))
+        if (s.isInput != input) {
+          val dir = if (s.isInput) "input" else "output"
+          throw new IllegalArgumentException(s"RTL block $name: port '$n' is an $dir")
+        }
+        if (s.getBitsWidth > 64) throw new IllegalArgumentException(
+          s"RTL block $name: port '$n' is ${s.getBitsWidth} bits wide; the binding carries at most 64")
         n -> s.getBitsWidth
       }
       val inPorts = ins.map(port(_, input = true))
@@ -253,8 +258,8 @@ object NativeBuild {
   }
 
   /** The C entry points of one block: make (reset applied), free, run a batch of records. */
-  private def wrapperSource(module: String, clock: String, reset: Option[String], ins: Seq[(String, Int)], outs: Seq[(String, Int)],
-                            coverage: Boolean): String = {
+  private def wrapperSource(module: String, clock: String, reset: Option[String], ins: Seq[(String, Int)],
+                            outs: Seq[(String, Int)], coverage: Boolean): String = {
     val v = "V" + module
     def mask(w: Int) = if (w == 64) "0xffffffffffffffffULL" else f"0x${(1L << w) - 1}%xULL"
     val zero = ins.map { case (n, _) => s"  t->$n = 0;" }.mkString("\n")
@@ -275,7 +280,8 @@ object NativeBuild {
 
   /** A C++ source kept beside this class as a resource (hw/resources/nicsim/hw/rtl). */
   private def source(name: String): String = {
-    val in = Option(getClass.getResourceAsStream(name)).getOrElse(throw new IllegalStateException(s"RTL binding: resource $name missing from the classpath"))
+    val in = Option(getClass.getResourceAsStream(name))
+      .getOrElse(throw new IllegalStateException(s"RTL binding: resource $name missing from the classpath"))
     try new String(in.readAllBytes(), UTF_8) finally in.close()
   }
 
@@ -286,18 +292,22 @@ object NativeBuild {
     if (bindingLoaded) return
     Toolchain.requireRtl()
     val jdk = Paths.get(sys.props("java.home"))
-    val include = Seq(jdk.resolve("include"), jdk.getParent.resolve("include")).find(d => Files.exists(d.resolve("jni.h")))
-      .getOrElse(throw new IllegalStateException(s"RTL binding: jni.h not found under ${jdk.resolve("include")}; a JDK (not a JRE) is needed"))
+    val include = Seq(jdk.resolve("include"), jdk.getParent.resolve("include"))
+      .find(d => Files.exists(d.resolve("jni.h")))
+      .getOrElse(throw new IllegalStateException(
+        s"RTL binding: jni.h not found under ${jdk.resolve("include")}; a JDK (not a JRE) is needed"))
     val lib = cached(s"jni-${hash(Shim, include.toString)}", "libnicsim_jni.so") { work =>
       Files.writeString(work.resolve("shim.cpp"), Shim)
-      exec(work, Seq("g++", "-shared", "-O2", "-fPIC", s"-I$include", s"-I$include/linux", "shim.cpp", "-ldl", "-o", "libnicsim_jni.so"))
+      exec(work, Seq("g++", "-shared", "-O2", "-fPIC", s"-I$include", s"-I$include/linux", "shim.cpp", "-ldl", "-o",
+        "libnicsim_jni.so"))
     }
     System.load(lib.toString)
     bindingLoaded = true
   }
 
   private lazy val verilatorVersion: String = execOut(Paths.get("."), Seq("verilator", "--version")).trim
-  private lazy val verilatorInclude: String = execOut(Paths.get("."), Seq("verilator", "--getenv", "VERILATOR_ROOT")).trim + "/include"
+  private lazy val verilatorInclude: String =
+    execOut(Paths.get("."), Seq("verilator", "--getenv", "VERILATOR_ROOT")).trim + "/include"
 
   /** Verilator's runtime, compiled once position-independent so every block library can link it in. */
   private def runtime(coverage: Boolean): Path =
@@ -335,10 +345,12 @@ object NativeBuild {
   private def execOut(dir: Path, cmd: Seq[String]): String = {
     val pb = new ProcessBuilder(cmd.asJava).directory(dir.toFile).redirectErrorStream(true)
     val p = try pb.start() catch {
-      case _: java.io.IOException if !Toolchain.onPath(cmd.head) => throw new Toolchain.MissingTool(java.util.List.of(cmd.head))
+      case _: java.io.IOException if !Toolchain.onPath(cmd.head) =>
+        throw new Toolchain.MissingTool(java.util.List.of(cmd.head))
     }
     val out = new String(p.getInputStream.readAllBytes(), UTF_8)
-    if (p.waitFor() != 0) throw new IllegalStateException(s"RTL binding: '${cmd.mkString(" ")}' failed in $dir:\n${out.takeRight(4000)}")
+    if (p.waitFor() != 0)
+      throw new IllegalStateException(s"RTL binding: '${cmd.mkString(" ")}' failed in $dir:\n${out.takeRight(4000)}")
     out
   }
 
