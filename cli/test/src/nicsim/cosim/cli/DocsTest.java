@@ -75,7 +75,8 @@ class DocsTest {
                 if (!rel.endsWith(".md")) continue;
                 Matcher l = link.matcher(lines.get(i));
                 while (l.find()) {
-                    Path target = l.group(1) == null || l.group(1).isEmpty() ? f : f.getParent().resolve(l.group(1)).normalize();
+                    boolean here = l.group(1) == null || l.group(1).isEmpty();
+                    Path target = here ? f : f.getParent().resolve(l.group(1)).normalize();
                     check(target, l.group(2), rel + ":" + (i + 1), broken);
                 }
             }
@@ -92,13 +93,15 @@ class DocsTest {
 
     @Test
     void nothingCitesADocumentOutsideThisRepository() throws IOException {
-        Pattern outside = Pattern.compile("REFERENCE \\d|\\bseed [a-z]+-[a-z]|\\.\\./shared|VERBS-API|ARCHITECTURE\\.md|TOOLCHAIN\\.md|\\bseeds?/");
+        Pattern outside = Pattern.compile("REFERENCE \\d|\\bseed [a-z]+-[a-z]|\\.\\./shared|VERBS-API"
+                + "|ARCHITECTURE\\.md|TOOLCHAIN\\.md|\\bseeds?/");
         List<String> found = new ArrayList<>();
         for (Path f : textFiles()) {
             if (f.endsWith("DocsTest.java")) continue;
             List<String> lines = Files.readAllLines(f);
             for (int i = 0; i < lines.size(); i++)
-                if (outside.matcher(lines.get(i)).find()) found.add(ROOT.relativize(f) + ":" + (i + 1) + ": " + lines.get(i).strip());
+                if (outside.matcher(lines.get(i)).find())
+                    found.add(ROOT.relativize(f) + ":" + (i + 1) + ": " + lines.get(i).strip());
         }
         assertEquals(List.of(), found);
     }
@@ -141,12 +144,17 @@ class DocsTest {
                 case "./nicsim" -> {
                     // out/ and bench-report/ go to a scratch folder: Main resolves them against the current directory
                     List<String> args = new ArrayList<>(w.subList(1, w.size()));
-                    if (!args.isEmpty() && args.get(0).equals("bench")) args.addAll(List.of("--out", dir.resolve("bench-report").toString()));
-                    if (!args.isEmpty() && args.get(0).equals("sweep")) { // the sweep file is the repository's; its results go to the scratch folder
+                    if (!args.isEmpty() && args.get(0).equals("bench"))
+                        args.addAll(List.of("--out", dir.resolve("bench-report").toString()));
+                    if (!args.isEmpty() && args.get(0).equals("sweep")) {
+                        // the sweep file is the repository's; its results go to the scratch folder
                         args.set(1, ROOT.resolve(args.get(1)).toString());
                         args = new ArrayList<>(List.of(relocate(args.toArray(String[]::new), dir)));
                     }
-                    if (args.isEmpty()) { args.add("run"); args.addAll(List.of(relocate(Main.DEFAULT_RUN, dir))); } // what ./nicsim alone runs
+                    if (args.isEmpty()) { // what ./nicsim alone runs
+                        args.add("run");
+                        args.addAll(List.of(relocate(Main.DEFAULT_RUN, dir)));
+                    }
                     String[] a = args.toArray(String[]::new);
                     PrintStream old = System.out;
                     ByteArrayOutputStream b = new ByteArrayOutputStream();
@@ -168,7 +176,8 @@ class DocsTest {
         assertEquals(oldDir, System.getProperty("user.dir"));
         assertTrue(Files.size(dir.resolve("out/nicsim-run-timeline.json")) > 1000, "the timeline the tour opens");
         assertTrue(Files.exists(dir.resolve("bench-report/report.md")), "the bench's report");
-        assertTrue(Files.readString(dir.resolve("out/sweep-dma-channels/results.csv")).lines().count() > 10, "the sweep's table");
+        long rows = Files.readString(dir.resolve("out/sweep-dma-channels/results.csv")).lines().count();
+        assertTrue(rows > 10, "the sweep's table");
     }
 
     /** The default run's output paths (out/...) put under {@code dir}. */
@@ -194,7 +203,8 @@ class DocsTest {
 
     @Test
     void theVerbsPagesExampleIsTheOneTheTestsRun() throws IOException {
-        List<String> src = Files.readAllLines(ROOT.resolve("cosim/test/src/nicsim/cosim/example/WriteExampleTest.java"));
+        List<String> src =
+                Files.readAllLines(ROOT.resolve("cosim/test/src/nicsim/cosim/example/WriteExampleTest.java"));
         int from = -1, to = -1;
         for (int i = 0; i < src.size(); i++) {
             if (src.get(i).contains("docs/verbs.md example begins")) from = i + 1;
@@ -202,7 +212,8 @@ class DocsTest {
         }
         String indent = src.get(from).replaceFirst("\\S.*", "");
         StringBuilder expected = new StringBuilder();
-        for (String l : src.subList(from, to)) expected.append(l.startsWith(indent) ? l.substring(indent.length()) : l.strip()).append('\n');
+        for (String l : src.subList(from, to))
+            expected.append(l.startsWith(indent) ? l.substring(indent.length()) : l.strip()).append('\n');
         expected.append("}\n");
         String page = Files.readString(ROOT.resolve("docs/verbs.md"));
         Matcher m = Pattern.compile("```java\n(.*?)```", Pattern.DOTALL).matcher(page);
@@ -217,6 +228,7 @@ class DocsTest {
         assertTrue(m.find(), "docs/profiles.md has an example profile file");
         Profile p = Profiles.parse(m.group(1), "docs/profiles.md");
         assertEquals(16_000_000_000L, p.bitsPerSecond("pci.lane.rate"), "the override");
-        assertEquals(Profiles.load("cx-gen3x16").bytes("pci.max.payload"), p.bytes("pci.max.payload"), "the rest from cx-gen3x16");
+        assertEquals(Profiles.load("cx-gen3x16").bytes("pci.max.payload"), p.bytes("pci.max.payload"),
+                "the rest from cx-gen3x16");
     }
 }
