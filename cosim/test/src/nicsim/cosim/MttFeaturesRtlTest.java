@@ -53,10 +53,9 @@ class MttFeaturesRtlTest {
             Connect.up(q0, Connect.ALL_REMOTE, Connect.Dest.of(c1, q1, 7), Mtu.MTU_1024, 5);
             Connect.up(q1, Connect.ALL_REMOTE, Connect.Dest.of(c0, q0, 5), Mtu.MTU_1024, 7);
             int rows = 48, row = 96, col = 40, colBytes = 24;
-            HostBuffer matrix = new ProcessMemory(w.host(0)).alloc(rows * row), a = new ProcessMemory(w.host(0)).alloc(4096),
-                    b = new ProcessMemory(w.host(0)).alloc(4096), odp = new ProcessMemory(w.host(0)).alloc(16384);
-            HostBuffer out = new ProcessMemory(w.host(1)).alloc(32768), back = new ProcessMemory(w.host(1)).alloc(4096),
-                    in = new ProcessMemory(w.host(1)).alloc(4096);
+            ProcessMemory p0 = new ProcessMemory(w.host(0)), p1 = new ProcessMemory(w.host(1));
+            HostBuffer matrix = p0.alloc(rows * row), a = p0.alloc(4096), b = p0.alloc(4096), odp = p0.alloc(16384);
+            HostBuffer out = p1.alloc(32768), back = p1.alloc(4096), in = p1.alloc(4096);
             byte[] initial = new byte[rows * row];
             for (int i = 0; i < initial.length; i++) initial[i] = (byte) (i * 5);
             matrix.write(0, initial);
@@ -65,32 +64,36 @@ class MttFeaturesRtlTest {
             byte[] pattern = new byte[32768];
             for (int i = 0; i < pattern.length; i++) pattern[i] = (byte) (i * 11 + 3);
             out.write(0, pattern);
-            MemoryRegion mm = pd0.regMr(matrix, Connect.ALL_REMOTE), am = pd0.regMr(a, AccessFlags.LOCAL_WRITE), bm = pd0.regMr(b, AccessFlags.LOCAL_WRITE);
+            MemoryRegion mm = pd0.regMr(matrix, Connect.ALL_REMOTE), am = pd0.regMr(a, AccessFlags.LOCAL_WRITE),
+                    bm = pd0.regMr(b, AccessFlags.LOCAL_WRITE);
             MemoryRegion om = pd0.regMr(odp, Connect.ALL_REMOTE | AccessFlags.ON_DEMAND);
-            MemoryRegion outm = pd1.regMr(out, AccessFlags.LOCAL_WRITE), backm = pd1.regMr(back, AccessFlags.LOCAL_WRITE),
-                    inm = pd1.regMr(in, AccessFlags.LOCAL_WRITE);
+            MemoryRegion outm = pd1.regMr(out, AccessFlags.LOCAL_WRITE);
+            MemoryRegion backm = pd1.regMr(back, AccessFlags.LOCAL_WRITE), inm = pd1.regMr(in, AccessFlags.LOCAL_WRITE);
             Mkey column = pd0.createIndirectMkey(2), list = pd0.createIndirectMkey(2);
-            q0.postSend(new SendWr().wrId(1).sendFlags(SendFlags.SIGNALED).mrInterleaved(column, Connect.ALL_REMOTE, rows,
-                    new MrInterleaved(matrix.addr() + col, colBytes, row - colBytes, mm.lkey())));
+            MrInterleaved stripe = new MrInterleaved(matrix.addr() + col, colBytes, row - colBytes, mm.lkey());
+            q0.postSend(new SendWr().wrId(1).sendFlags(SendFlags.SIGNALED)
+                    .mrInterleaved(column, Connect.ALL_REMOTE, rows, stripe));
             q0.postSend(new SendWr().wrId(2).sendFlags(SendFlags.SIGNALED).mrList(list, AccessFlags.LOCAL_WRITE,
                     new Sge(a.addr(), 9, am.lkey()), new Sge(b.addr(), 6, bm.lkey())));
             await(c, cq0, 2);
             // node 1: the column written and read back through one rkey; 16 KiB into node 0's on-demand region
-            q1.postSend(new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(0).rkey(column.rkey())
-                    .sgList(new Sge(out.addr(), rows * colBytes, outm.lkey())));
-            q1.postSend(new SendWr().wrId(4).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED).remoteAddr(0).rkey(column.rkey())
-                    .sgList(new Sge(back.addr(), rows * colBytes, backm.lkey())));
-            q1.postSend(new SendWr().wrId(5).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(odp.addr()).rkey(om.rkey())
-                    .sgList(new Sge(out.addr(), 16384, outm.lkey())));
+            q1.postSend(new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED).remoteAddr(0)
+                    .rkey(column.rkey()).sgList(new Sge(out.addr(), rows * colBytes, outm.lkey())));
+            q1.postSend(new SendWr().wrId(4).opcode(WrOpcode.RDMA_READ).sendFlags(SendFlags.SIGNALED).remoteAddr(0)
+                    .rkey(column.rkey()).sgList(new Sge(back.addr(), rows * colBytes, backm.lkey())));
+            q1.postSend(new SendWr().wrId(5).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED)
+                    .remoteAddr(odp.addr()).rkey(om.rkey()).sgList(new Sge(out.addr(), 16384, outm.lkey())));
             q1.postRecv(new RecvWr().wrId(6).sgList(new Sge(in.addr(), 4096, inm.lkey())));
             await(c, cq1, 3);
-            q0.postSend(new SendWr().wrId(7).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED).sgList(new Sge(0, 15, list.lkey())));
+            q0.postSend(new SendWr().wrId(7).opcode(WrOpcode.SEND).sendFlags(SendFlags.SIGNALED)
+                    .sgList(new Sge(0, 15, list.lkey())));
             await(c, cq0, 1);
             await(c, cq1, 1);
             c.checkRtl();
             long edges = c.rtlEdges().values().stream().mapToLong(Long::longValue).sum();
-            return new Outcome(List.of(matrix.read(0, rows * row), odp.read(0, 16384), back.read(0, rows * colBytes), in.read(0, 15)), w.now(),
-                    w.sim.counters().snapshot(), edges);
+            List<byte[]> bytes = List.of(matrix.read(0, rows * row), odp.read(0, 16384), back.read(0, rows * colBytes),
+                    in.read(0, 15));
+            return new Outcome(bytes, w.now(), w.sim.counters().snapshot(), edges);
         }
     }
 
@@ -116,8 +119,10 @@ class MttFeaturesRtlTest {
                 assertEquals(want, m[at], "matrix row " + r + " byte " + c);
             }
         for (int i = 0; i < back.length; i++) assertEquals((byte) (i * 11 + 3), back[i], "read back byte " + i);
-        assertTrue(rtl.counters().get("Firmware.odp_page_faults") >= 1, "the on-demand region faulted (one fault brings the WRITE's pages in)");
-        for (int i = 0; i < model.bytes().size(); i++) assertArrayEquals(model.bytes().get(i), rtl.bytes().get(i), "bytes " + i);
+        assertTrue(rtl.counters().get("Firmware.odp_page_faults") >= 1,
+                "the on-demand region faulted (one fault brings the WRITE's pages in)");
+        for (int i = 0; i < model.bytes().size(); i++)
+            assertArrayEquals(model.bytes().get(i), rtl.bytes().get(i), "bytes " + i);
         assertEquals(model.picos(), rtl.picos(), "the same picoseconds");
         assertEquals(model.counters(), rtl.counters(), "the same counters");
     }
