@@ -65,7 +65,8 @@ public final class Driver {
         var bus = host.bus;
         int vendorDevice = bus.configRead32(0, ConfigSpace.VENDOR_ID);
         if ((vendorDevice & 0xffff) != Cmd.PCI_VENDOR || (vendorDevice >>> 16) != Cmd.PCI_DEVICE)
-            throw new IllegalStateException(String.format("no nicsim adapter at function 0: vendor/device 0x%08x", vendorDevice));
+            throw new IllegalStateException(
+                    String.format("no nicsim adapter at function 0: vendor/device 0x%08x", vendorDevice));
         bus.configWrite32(0, ConfigSpace.BAR0, 0xFFFF_FFFF);
         long size = (~(bus.configRead32(0, ConfigSpace.BAR0) & 0xFFFF_FFF0L) & 0xFFFF_FFFFL) + 1;
         if (size < 4096) throw new IllegalStateException("BAR0 sizing gave " + size + " bytes");
@@ -82,7 +83,7 @@ public final class Driver {
         vectors.put(0, List.of(v -> { eqInterrupts++; events(); }));
         reserved.add(0);
         bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
-                .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(0).putInt(0).array());
+                .putInt((int) host.config.bus().msiAddress()).putInt(0).putInt(0).putInt(0).array());
         entry = host.allocPhysical(Cmd.ENTRY_BYTES, 64);
         inBox = host.allocPhysical(4096, 4096);
         outBox = host.allocPhysical(4096, 4096);
@@ -94,7 +95,8 @@ public final class Driver {
         long mtt = host.allocPhysical(8L * MTT_ENTRIES, 4096);
         long qpc = host.allocPhysical(256L * (caps.maxQp() + 1), 4096); // the adapter's context tables (ICM)
         long mkc = host.allocPhysical(64L * (caps.maxMkey() + 1), 4096);
-        command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(eqRing, EQ_LOG_SIZE, mtt, MTT_ENTRIES, qpc, mkc), Cmd.EMPTY);
+        command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(eqRing, EQ_LOG_SIZE, mtt, MTT_ENTRIES, qpc, mkc),
+                Cmd.EMPTY);
         // translation misses the adapter asks the host to fill (KVIA): the handler answers from the driver's own table
         int xlate = reserveVector(v -> fillTranslation(mtt));
         byte[] vec = new byte[4];
@@ -116,7 +118,7 @@ public final class Driver {
      * cost, read which MTT entry the adapter misses and write it back from the table in host memory.
      */
     private void fillTranslation(long mttTable) {
-        host.bus.cpuWork(host.profile.picos("host.interrupt.cost"));
+        host.bus.cpuWork(host.config.interruptCostPs());
         host.bus.mmioRead(bar0 + Cmd.REG_XLATE_MISS, 8, r -> {
             long miss = BigEndian.get64(r.data(), 0);
             if (miss >= 0) return; // bit 63 clear: nothing is waiting
@@ -124,7 +126,7 @@ public final class Driver {
             long entry = BigEndian.get64(host.memory.read(mttTable + index * 8, 8), 0);
             if ((entry & MttEntry.NOT_PRESENT) != 0) { // on-demand paging: bring the page in, then mark it present
                 entry = (entry & MttEntry.IMPLICIT) != 0 ? implicitPage(entry) : entry & ~MttEntry.NOT_PRESENT;
-                if (host.profile.has("host.odp.fault.cost")) host.bus.cpuWork(host.profile.picos("host.odp.fault.cost"));
+                if (host.config.odp()) host.bus.cpuWork(host.config.odpFaultCostPs());
                 byte[] e = new byte[8];
                 BigEndian.put64(e, 0, entry);
                 host.memory.write(mttTable + index * 8, e);
@@ -184,17 +186,18 @@ public final class Driver {
         for (OdpRegion r : List.copyOf(odp)) {
             long from = Math.max(addr, r.addr()), to = Math.min(addr + length, r.addr() + r.length());
             if (from >= to) continue;
-            command(Cmd.ODP_INVALIDATE, Cmd.ODP_PREFETCH_IN, new Cmd.OdpPrefetch(r.pd(), r.lkey(), r.iova() + (from - r.addr()), to - from), Cmd.EMPTY);
+            command(Cmd.ODP_INVALIDATE, Cmd.ODP_PREFETCH_IN,
+                    new Cmd.OdpPrefetch(r.pd(), r.lkey(), r.iova() + (from - r.addr()), to - from), Cmd.EMPTY);
             n++;
         }
         return n;
     }
 
     /** On-demand paging needs the profile's cost of bringing a page in (its fault handler's work). */
-    public boolean odpSupported() { return host.profile.has("host.odp.fault.cost"); }
+    public boolean odpSupported() { return host.config.odp(); }
 
     /** Indirect mkeys need the profile's cost of a UMR's KLM writes (the firmware refuses them otherwise). */
-    public boolean umrSupported() { return host.profile.has("umr.klm.cycles"); }
+    public boolean umrSupported() { return host.config.umr(); }
 
     /** Pages of on-demand MRs this driver's handler has brought in. */
     public long pageFaults() { return pageFaults; }
@@ -217,8 +220,9 @@ public final class Driver {
         if (status != Cmd.Status.OK) {
             int synd = (int) (head & 0xFFFF_FFFFL);
             String why = synd < Cmd.Syndrome.values().length ? Cmd.Syndrome.values()[synd].text : "syndrome " + synd;
-            throw new VerbsException(status.errno == 0 ? Errno.EIO : status.errno, String.format("%s failed: %s (status %s, value 0x%x)",
-                    Cmd.opcodeName(opcode), why, status, BigEndian.get64(out, 8)));
+            throw new VerbsException(status.errno == 0 ? Errno.EIO : status.errno,
+                    String.format("%s failed: %s (status %s, value 0x%x)", Cmd.opcodeName(opcode), why, status,
+                            BigEndian.get64(out, 8)));
         }
         return Cmd.decode(outLayout, out, Cmd.OUT_HEADER_WORDS * 8);
     }
@@ -241,7 +245,8 @@ public final class Driver {
         try {
             host.sim.runUntil(() -> mem.read(entry + Cmd.ENTRY_OWNER, 1)[0] == 0, COMMAND_TIMEOUT, host.scope);
         } catch (IllegalStateException timeout) {
-            throw new VerbsException(Errno.ETIMEDOUT, Cmd.opcodeName(opcode) + ": the adapter did not answer: " + timeout.getMessage());
+            throw new VerbsException(Errno.ETIMEDOUT,
+                    Cmd.opcodeName(opcode) + ": the adapter did not answer: " + timeout.getMessage());
         }
         return mem.read(outBox, outLen);
     }
@@ -292,7 +297,7 @@ public final class Driver {
         if (!hs.isEmpty()) { hs.add(handler); return; }
         hs.add(handler);
         host.bus.mmioWrite(bar0 + Cmd.REG_MSIX_TABLE + 16L * v, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
-                .putInt((int) host.profile.count("host.msi.address")).putInt(0).putInt(v).putInt(0).array());
+                .putInt((int) host.config.bus().msiAddress()).putInt(0).putInt(v).putInt(0).array());
     }
 
     /**

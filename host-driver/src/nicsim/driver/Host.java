@@ -10,6 +10,7 @@ import nicsim.firmware.Management;
 import nicsim.host.HostMemory;
 import nicsim.host.PciBus;
 import nicsim.profile.Profile;
+import nicsim.profile.Require;
 import nicsim.sim.Simulator;
 
 /**
@@ -24,7 +25,9 @@ public final class Host {
 
     public final int index;
     public final Simulator sim;
+    /** The profile the host was made from; its figures are read once, into {@link #config}. */
     public final Profile profile;
+    public final Config config;
     public final HostMemory memory;
     public final PciBus bus;
     public final Adapter adapter;
@@ -37,25 +40,71 @@ public final class Host {
     public final Simulator.Scope scope;
     private Driver driver;
 
-    public Host(int index, Simulator sim, Profile profile, Fabric fabric) { this(index, sim, profile, fabric, 0); }
+    /**
+     * Everything a host takes from the profile, read and checked once, before any part of it exists: its memory (in
+     * pages of the firmware's {@code host.page.size}), the CPU time of the driver's work ({@code host.post.cost} per
+     * WQE built, {@code host.poll.cost} per CQE taken, {@code host.interrupt.cost} per interrupt handled,
+     * {@code host.odp.fault.cost} per on-demand page brought in, -1: no on-demand paging), a function-level reset's
+     * duration ({@code pci.flr.time}, 0: a conventional PCI function without one), and its bus's, adapter's and
+     * firmware's own {@code Config}s.
+     */
+    public record Config(long memoryBytes, long postCostPs, long pollCostPs, long interruptCostPs,
+            long odpFaultCostPs, long flrTimePs, PciBus.Config bus, AdapterConfig adapter, FirmwareConfig firmware) {
+        /** PCIe r4.0 sec. 6.6.2: a function-level reset completes within 100 ms. */
+        public static final long FLR_LIMIT_PS = 100_000_000_000L;
+
+        public Config {
+            // the host keeps its low 1 MiB unused; the driver's rings and mailboxes need room above it
+            Require.atLeast("host.memory.size", memoryBytes, 2 << 20, "B");
+            if (memoryBytes % firmware.hostPageBytes() != 0)
+                throw Require.bad("host.memory.size", memoryBytes + " B",
+                        "a multiple of host.page.size (" + firmware.hostPageBytes() + " B)");
+            Require.atLeast("host.post.cost", postCostPs, 0, "ps");
+            Require.atLeast("host.poll.cost", pollCostPs, 0, "ps");
+            Require.atLeast("host.interrupt.cost", interruptCostPs, 0, "ps");
+            Require.atLeast("host.odp.fault.cost", odpFaultCostPs, -1, "ps");
+            Require.range("pci.flr.time", flrTimePs, 0, FLR_LIMIT_PS, "ps");
+        }
+
+        public static Config from(Profile p) {
+            String odp = "host.odp.fault.cost"; // absent: no on-demand paging; present, a cost, so not negative
+            return new Config(p.bytes("host.memory.size"), p.picos("host.post.cost"), p.picos("host.poll.cost"),
+                    p.picos("host.interrupt.cost"), p.has(odp) ? Require.atLeast(odp, p.picos(odp), 0, "ps") : -1,
+                    p.has("pci.flr.time") ? p.picos("pci.flr.time") : 0, PciBus.Config.from(p), AdapterConfig.from(p),
+                    FirmwareConfig.from(p));
+        }
+
+        /** The host's page size (the firmware's, which checks it). */
+        public long pageBytes() { return firmware.hostPageBytes(); }
+
+        /** Whether programs may register on-demand MRs: the profile says what a page fault costs the driver. */
+        public boolean odp() { return odpFaultCostPs >= 0; }
+
+        /** Whether the firmware takes indirect mkeys: the profile says what a UMR's KLM writes cost. */
+        public boolean umr() { return firmware.umrKlmCycles() >= 0; }
+    }
+
+    public Host(int index, Simulator sim, Profile profile, Fabric fabric) {
+        this(index, sim, profile, Config.from(profile), fabric, 0);
+    }
 
     /**
-     * Host {@code index}; with {@code lid} > 0 a fresh one taking over that fabric port from the host it
-     * replaces (see {@link World#reset}).
+     * Host {@code index} of {@code profile}, whose figures {@code cfg} holds; with {@code lid} > 0 a fresh one taking
+     * over that fabric port from the host it replaces (see {@link World#reset}).
      */
-    Host(int index, Simulator sim, Profile profile, Fabric fabric, int lid) {
+    Host(int index, Simulator sim, Profile profile, Config cfg, Fabric fabric, int lid) {
         this.index = index;
         this.sim = sim;
         this.profile = profile;
+        this.config = cfg;
         this.scope = new Simulator.Scope("node" + index);
         Simulator.Scope before = sim.enter(scope); // everything it schedules, its clocks and lanes, are its own
         try {
-            this.memory = new HostMemory(profile.bytes("host.memory.size"), profile.bytesInt("host.page.size"));
-            this.bus = new PciBus(sim, PciBus.Config.from(profile), memory, "node" + index);
+            this.memory = new HostMemory(cfg.memoryBytes(), (int) cfg.pageBytes());
+            this.bus = new PciBus(sim, cfg.bus(), memory, "node" + index);
             Firmware[] fw = new Firmware[1];
-            FirmwareConfig fwCfg = FirmwareConfig.from(profile);
-            this.adapter = new Adapter(sim, AdapterConfig.from(profile), "node" + index + ".core",
-                    a -> fw[0] = new Firmware(a, fwCfg));
+            this.adapter = new Adapter(sim, cfg.adapter(), "node" + index + ".core",
+                    a -> fw[0] = new Firmware(a, cfg.firmware()));
             this.firmware = fw[0];
             bus.attach(adapter);
             // the GUID and description the adapter's flash would hold; the SMA reports them

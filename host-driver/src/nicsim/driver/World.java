@@ -142,7 +142,7 @@ public final class World implements AutoCloseable {
     public Host reset(int node) {
         Host old = hosts.get(node);
         old.sim.retire(old.scope);
-        Host h = new Host(node, old.sim, old.profile, fabric, old.firmware.lid());
+        Host h = new Host(node, old.sim, old.profile, old.config, fabric, old.firmware.lid());
         watchWrites(h);
         hosts.set(node, h);
         return h;

@@ -57,7 +57,7 @@ public final class RecvRing {
         byte[] rec = new byte[4];
         BigEndian.put32(rec, 0, head & 0xFFFF);
         host.memory.write(counter, rec);
-        host.bus.cpuWork(host.profile.picos("host.post.cost") * count);
+        host.bus.cpuWork(host.config.postCostPs() * count);
     }
 
     /** The scatter list of WQE {@code wqeCounter}, as posted (read before its completion frees the slot). */

@@ -78,7 +78,7 @@ public final class SendRing {
         byte[] rec = new byte[4];
         BigEndian.put32(rec, 0, head & 0xFFFF);
         host.memory.write(dbrec + 4, rec);
-        host.bus.cpuWork(host.profile.picos("host.post.cost") * count);
+        host.bus.cpuWork(host.config.postCostPs() * count);
         boolean whole = count == 1 && single.length <= blueFlameMax();
         driver.mmio(driver.sendDoorbell(uar), whole ? single : Arrays.copyOf(lastCtrl, 8));
     }

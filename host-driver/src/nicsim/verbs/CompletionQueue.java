@@ -104,7 +104,7 @@ public final class CompletionQueue extends VerbsObject {
             if (wc != null) out.add(wc.withTimestamp(Cqe64.timestamp(e)));
         }
         if (ring.started()) ring.publishConsumer();
-        if (!out.isEmpty()) driver.host().bus.cpuWork(driver.host().profile.picos("host.poll.cost") * out.size());
+        if (!out.isEmpty()) driver.host().bus.cpuWork(driver.host().config.pollCostPs() * out.size());
         return out;
     }
 

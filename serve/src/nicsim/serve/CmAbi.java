@@ -35,6 +35,11 @@ final class CmAbi {
      */
     static final long IB_PS_MASK = 0xFFFF_FFFF_FFFF_0000L, IB_PS_TCP = 0x0000_0000_0106_0000L,
             IB_PS_UDP = 0x0000_0000_0111_0000L, IB_PS_IB = 0x0000_0000_013F_0000L;
+    /**
+     * ::ffff:0:0/96, what an IPv4-mapped IPv6 address has before its IPv4 part (RFC 4291 sec. 2.5.5.2): ten zero
+     * bytes, then 0xffff.
+     */
+    static final byte[] V4_MAPPED = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (byte) 0xff, (byte) 0xff};
     /** enum rdma_ucm_query's options (QUERY). */
     static final int QUERY_ADDR = 0, QUERY_PATH = 1, QUERY_GID = 2;
 
@@ -92,9 +97,10 @@ final class CmAbi {
             } else if (v6) {
                 CmLayout.SockaddrIn6.FAMILY.put16(b, AF_INET6);
                 CmLayout.SockaddrIn6.PORT.put16(b, port);
-                // ::ffff:a.b.c.d, the address in network order in its last 4 bytes
-                int a = CmLayout.SockaddrIn6.ADDR.offset();
-                if (ip != 0) b.order(ByteOrder.BIG_ENDIAN).putShort(a + 10, (short) 0xffff).putInt(a + 12, ip);
+                if (ip != 0) { // ::ffff:a.b.c.d
+                    CmLayout.SockaddrIn6.ADDR.putBytes(b, 0, V4_MAPPED, V4_MAPPED.length);
+                    CmLayout.SockaddrIn6.ADDR_IP4.put32(b, 0, ip);
+                }
             } else {
                 CmLayout.SockaddrIn.FAMILY.put16(b, AF_INET);
                 CmLayout.SockaddrIn.PORT.put16(b, port);
@@ -127,18 +133,19 @@ final class CmAbi {
     static Addr addr(byte[] b, int off, String field) {
         ByteBuffer l = le(b);
         int family = CmLayout.SockaddrIn.FAMILY.u16(l, off); // sin6_family: the same place
-        ByteBuffer be = ByteBuffer.wrap(b);
         if (family == AF_INET)
             return new Addr(CmLayout.SockaddrIn.ADDR.u32(l, off), CmLayout.SockaddrIn.PORT.u16(l, off), false);
         if (family == AF_INET6) {
             int port = CmLayout.SockaddrIn6.PORT.u16(l, off), a = CmLayout.SockaddrIn6.ADDR.at(off);
-            long hi = be.getLong(a), lo = be.getLong(a + 8);
-            if (hi == 0 && lo == 0) return new Addr(0, port, true);
-            if (hi == 0 && lo >>> 32 == 0xffff) return new Addr((int) lo, port, true);
+            int n = CmLayout.SockaddrIn6.ADDR.bytes();
+            if (Arrays.equals(b, a, a + n, new byte[n], 0, n)) return new Addr(0, port, true); // ::, any
+            if (Arrays.equals(b, a, a + V4_MAPPED.length, V4_MAPPED, 0, V4_MAPPED.length))
+                return new Addr(CmLayout.SockaddrIn6.ADDR_IP4.u32(l, off), port, true);
             throw new VerbsException(Errno.EADDRNOTAVAIL, field + ": an IPv6 address; nicsim's nodes have IPv4 ones");
         }
         if (family == AF_IB) {
             long sid = CmLayout.SockaddrIb.SID.u64(l, off), mask = CmLayout.SockaddrIb.SID_MASK.u64(l, off);
+            ByteBuffer be = ByteBuffer.wrap(b);
             int a = CmLayout.SockaddrIb.ADDR.at(off);
             Ib ib = new Ib(be.getLong(a), be.getLong(a + 8), CmLayout.SockaddrIb.PKEY.u16(l, off),
                     CmLayout.SockaddrIb.FLOWINFO.u32(l, off), sid, mask, CmLayout.SockaddrIb.SCOPE_ID.u64(l, off));

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
-import nicsim.serve.CmFields.CmaHdr;
+import nicsim.serve.CmLayout.CmaHdr;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.Errno;
 import nicsim.verbs.QpAttrMask;
@@ -20,7 +20,7 @@ import nicsim.verbs.VerbsException;
 final class CmExchange {
     /** How long a REQ or SIDR_REQ waits for its answer: the CM response timeout times 16 tries. */
     static final long REQ_WAIT_PICOS = 4_096_000L * (1L << CmMad.CM_RESPONSE_TIMEOUT) * 16;
-    private static final int CMA_HDR = CmaHdr.SIZE;
+    private static final int CMA_HDR = CmaHdr.S.size;
 
     private final RdmaCm cm;
     /** Identifiers by their local communication ID, which messages name. */
@@ -52,15 +52,22 @@ final class CmExchange {
         return Arrays.copyOfRange(b.array(), off, off + len);
     }
 
-    private static byte[] cmaHeader(CmAbi.Addr src, CmAbi.Addr dst, byte[] user) {
+    /**
+     * A REQ's private data to an IP port space: struct cma_hdr as the kernel's cma_format_hdr writes it (version 0,
+     * the IP version in the high nibble of its byte, the source port; an IPv6 identifier's addresses whole,
+     * IPv4-mapped here, an IPv4 one's in each address's last 4 bytes), then the program's {@code user} data.
+     */
+    static byte[] cmaHeader(CmAbi.Addr src, CmAbi.Addr dst, byte[] user) {
         ByteBuffer h = ByteBuffer.allocate(CMA_HDR + user.length);
-        // struct cma_hdr: the IP version in the high nibble of byte 1; an IPv6 identifier's addresses whole
-        // (IPv4-mapped here: ::ffff:a.b.c.d, the IPv4 part where an IPv4 header has its address)
-        h.put(CmaHdr.IP_VERSION, (byte) ((src.v6() ? 6 : 4) << 4)).putShort(CmaHdr.PORT, (short) src.port())
-                .putInt(CmaHdr.SRC_ADDR + CmaHdr.IP4, src.ip()).putInt(CmaHdr.DST_ADDR + CmaHdr.IP4, dst.ip());
-        if (src.v6())
-            h.putShort(CmaHdr.SRC_ADDR + CmaHdr.IP4_MAPPED, (short) 0xffff)
-                    .putShort(CmaHdr.DST_ADDR + CmaHdr.IP4_MAPPED, (short) 0xffff);
+        CmaHdr.CMA_VERSION.put8(h, CmaHdr.VERSION);
+        CmaHdr.IP_VERSION.put8(h, (src.v6() ? 6 : 4) << 4);
+        CmaHdr.PORT.put16(h, src.port());
+        if (src.v6()) {
+            CmaHdr.SRC_ADDR.putBytes(h, 0, CmAbi.V4_MAPPED, CmAbi.V4_MAPPED.length);
+            CmaHdr.DST_ADDR.putBytes(h, 0, CmAbi.V4_MAPPED, CmAbi.V4_MAPPED.length);
+        }
+        CmaHdr.SRC_IP4.put32(h, src.ip());
+        CmaHdr.DST_IP4.put32(h, dst.ip());
         h.put(CMA_HDR, user);
         return h.array();
     }
@@ -339,10 +346,10 @@ final class CmExchange {
         boolean ud = m.attr == CmMad.SIDR_REQ;
         ByteBuffer h = ByteBuffer.wrap(Arrays.copyOf(m.priv, Math.max(m.priv.length, CMA_HDR)));
         // the RDMA CM header's IP version (4 or 6); an AF_IB identifier's request has none (0)
-        int nibble = (h.get(CmaHdr.IP_VERSION) & 0xf0) >>> 4, version = nibble == 4 || nibble == 6 ? nibble : 0;
-        int srcIp = version == 0 ? RdmaCm.ip(from) : h.getInt(CmaHdr.SRC_ADDR + CmaHdr.IP4);
-        int srcPort = version == 0 ? 0 : h.getShort(CmaHdr.PORT) & 0xffff;
-        int dstIp = version == 0 ? RdmaCm.ip(node) : h.getInt(CmaHdr.DST_ADDR + CmaHdr.IP4);
+        int nibble = CmaHdr.IP_VERSION.u8(h) >>> 4, version = nibble == 4 || nibble == 6 ? nibble : 0;
+        int srcIp = version == 0 ? RdmaCm.ip(from) : CmaHdr.SRC_IP4.u32(h);
+        int srcPort = version == 0 ? 0 : CmaHdr.PORT.u16(h);
+        int dstIp = version == 0 ? RdmaCm.ip(node) : CmaHdr.DST_IP4.u32(h);
         int ps = (int) (m.serviceId >>> 16) & 0xffff, port = (int) m.serviceId & 0xffff;
         CmId l = cm.listener(node, ps, port, dstIp, version);
         if (l != null && (l.ud() != ud || !ud && l.qpType != requested(m))) l = null; // cma_check_req_qp_type

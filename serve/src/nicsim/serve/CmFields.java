@@ -196,17 +196,6 @@ final class CmFields {
                 PRIVATE_DATA = M.privateData(96);
     }
 
-    /**
-     * The RDMA CM's header, first in the private data of a REQ or SIDR_REQ to an IP port space (IBA annex
-     * A11, Linux's struct cma_hdr): where each part is within the private data, big-endian. The IP version
-     * is the high nibble of its byte; each address is 16 bytes, an IPv4 one in the last 4 (after 0xffff
-     * at IP4_MAPPED if the identifier is IPv6's, ::ffff:a.b.c.d).
-     */
-    static final class CmaHdr {
-        static final int CMA_VERSION = 0, IP_VERSION = 1, PORT = 2, SRC_ADDR = 4, DST_ADDR = 20, SIZE = 36;
-        static final int IP4_MAPPED = 10, IP4 = 12;
-    }
-
     /** Every message declared (a method: each holder class is initialized on its own first use). */
     static List<Message> all() { return List.of(Req.M, Rej.M, Rep.M, Rtu.M, Dreq.M, Drep.M, SidrReq.M, SidrRep.M); }
 

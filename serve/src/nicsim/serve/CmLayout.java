@@ -290,11 +290,14 @@ final class CmLayout {
                 ADDR = S.be("sin_addr", 4, 4);
     }
 
-    /** struct sockaddr_in6: an IPv4-mapped address's IPv4 part is its last 4 bytes. */
+    /**
+     * struct sockaddr_in6: an IPv4-mapped address ({@link CmAbi#V4_MAPPED}) has its IPv4 part in the last 4 bytes
+     * (ADDR_IP4).
+     */
     static final class SockaddrIn6 {
         static final Struct S = struct("sockaddr_in6", 28);
         static final Field FAMILY = S.f("sin6_family", 0, 2), PORT = S.be("sin6_port", 2, 2),
-                ADDR = S.f("sin6_addr", 8, 16);
+                ADDR = S.f("sin6_addr", 8, 16), ADDR_IP4 = S.be("sin6_addr.s6_addr32[3]", 20, 4);
     }
 
     /** struct sockaddr_ib: an AF_IB address, a GID and a service ID (network order but for the family). */
@@ -305,12 +308,29 @@ final class CmLayout {
                 SID_MASK = S.be("sib_sid_mask", 32, 8), SCOPE_ID = S.f("sib_scope_id", 40, 8);
     }
 
+    /**
+     * struct cma_hdr (IBA annex A11; Linux's drivers/infiniband/core/cma.c, in no uapi header): the RDMA CM's header,
+     * first in the private data of a REQ or SIDR_REQ to an IP port space, all in network order. The IP version is
+     * the high nibble of its byte; each address is a union cma_ip_addr of 16 bytes, an IPv6 address whole or an IPv4
+     * one in its last 4 (ip4.addr).
+     */
+    static final class CmaHdr {
+        /** The kernel's CMA_VERSION: the only version a REQ's header has. */
+        static final int VERSION = 0;
+        static final Struct S = struct("cma_hdr", 36);
+        static final Field CMA_VERSION = S.f("cma_version", 0, 1), IP_VERSION = S.f("ip_version", 1, 1),
+                PORT = S.be("port", 2, 2), SRC_ADDR = S.f("src_addr", 4, 16),
+                SRC_IP4 = S.be("src_addr.ip4.addr", 16, 4), DST_ADDR = S.f("dst_addr", 20, 16),
+                DST_IP4 = S.be("dst_addr.ip4.addr", 32, 4);
+    }
+
     /** Every struct declared here (a method: each holder class is initialized on its own first use). */
     static List<Struct> all() {
         return List.of(CreateId.S, DestroyId.S, BindIp.S, Bind.S, ResolveIp.S, ResolveAddr.S, ResolveRoute.S,
                 Listen.S, Notify.S, Query.S, QueryAddrResp.S, QueryPathResp.S, PathRecData.S, PathRec.S,
                 QueryRouteResp.S, ConnParam.S, AhAttr.S, UdParam.S,
                 Connect.S, Accept.S, Reject.S, Disconnect.S, InitQpAttr.S, GetEvent.S, EventResp.S, SetOption.S,
-                MigrateId.S, JoinIpMcast.S, JoinMcast.S, QpAttr.S, SockaddrIn.S, SockaddrIn6.S, SockaddrIb.S);
+                MigrateId.S, JoinIpMcast.S, JoinMcast.S, QpAttr.S, SockaddrIn.S, SockaddrIn6.S, SockaddrIb.S,
+                CmaHdr.S);
     }
 }

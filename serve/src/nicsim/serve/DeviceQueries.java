@@ -2,6 +2,7 @@ package nicsim.serve;
 
 import nicsim.abi.Cmd;
 import nicsim.driver.Host;
+import nicsim.firmware.FirmwareConfig;
 import nicsim.firmware.Management;
 import nicsim.verbs.Context;
 import nicsim.verbs.DeviceAttr;
@@ -20,9 +21,10 @@ final class DeviceQueries {
         DeviceAttr a = Context.deviceAttr(host.driver());
         long guid = nodeGuid(host.index);
         // ibv_tm_caps: the profile's limits, for RC; none where the profile offers none
-        boolean tm = host.profile.has("tm.max.tags");
-        int tmTags = tm ? host.profile.countInt("tm.max.tags") : 0;
-        int tmOps = tm ? host.profile.countInt("tm.max.ops") : 0;
+        FirmwareConfig.Tm tmCaps = host.config.firmware().tm();
+        boolean tm = tmCaps != null;
+        int tmTags = tm ? tmCaps.maxTags() : 0;
+        int tmOps = tm ? tmCaps.maxOps() : 0;
         OdpCaps odp = a.odpCaps();
         return new Wire.Out(new WireLayout.QueryDeviceReply(guid, guid, a.maxMrSize(), host.memory.pageSize(),
                 a.vendorId(), a.vendorPartId(), 0, a.maxQp(), a.maxQpWr(), a.maxSge(), a.maxCq(), a.maxCqe(),

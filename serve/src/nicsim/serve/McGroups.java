@@ -11,7 +11,6 @@ import nicsim.driver.World;
 import nicsim.fabric.Grh;
 import nicsim.fabric.Packet;
 import nicsim.fabric.Mad;
-import nicsim.profile.Profile;
 
 /**
  * The subnet administrator's multicast groups (MCMemberRecord, IBA 15.2.5.17): Set joins a port to a group,
@@ -67,15 +66,11 @@ final class McGroups {
         Host h = world.host(SubnetManager.SM_NODE);
         BigEndian.put32(r, R_QKEY, IPOIB_QKEY);
         Mad.put16(r, R_PKEY, 0xffff);
-        r[R_MTU] = (byte) (2 << 6 | mtuCode(h.profile));
-        r[R_RATE] = (byte) (2 << 6 | SubnetManager.rateCode(h.profile.bitsPerSecond("link.rate")));
+        r[R_MTU] = (byte) (2 << 6 | SubnetManager.mtuCode(h));
+        r[R_RATE] = (byte) (2 << 6 | SubnetManager.rateCode(h));
         r[R_LIFE] = (byte) (2 << 6 | 18);
         r[R_SCOPE_JOIN] = 0x20; // link-local
         add(new Group(BROADCAST_HI, BROADCAST_LO, Packet.MULTICAST_LID_FIRST, r, true));
-    }
-
-    static int mtuCode(Profile p) {
-        return Math.max(1, Integer.numberOfTrailingZeros(p.bytesInt("link.mtu")) - 7);
     }
 
     private static String key(long hi, long lo) { return Grh.text(hi, lo); }
@@ -155,9 +150,8 @@ final class McGroups {
             }
             if (!Grh.multicast(hi)) return REQ_INVALID;
             byte[] proto = rec.clone();
-            proto[R_MTU] = (byte) (2 << 6 | mtuCode(world.host(SubnetManager.SM_NODE).profile));
-            proto[R_RATE] = (byte) (2 << 6 | SubnetManager.rateCode(world.host(SubnetManager.SM_NODE).profile
-                    .bitsPerSecond("link.rate")));
+            proto[R_MTU] = (byte) (2 << 6 | SubnetManager.mtuCode(world.host(SubnetManager.SM_NODE)));
+            proto[R_RATE] = (byte) (2 << 6 | SubnetManager.rateCode(world.host(SubnetManager.SM_NODE)));
             proto[R_LIFE] = (byte) (2 << 6 | 18);
             if (!want(mask, SCOPE)) proto[R_SCOPE_JOIN] = (byte) ((hi >>> 48 & 0xF) << 4);
             g = new Group(hi, lo, mlid, proto, false);

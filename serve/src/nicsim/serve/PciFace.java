@@ -36,8 +36,6 @@ final class PciFace implements AutoCloseable {
     UnaryOperator<Host> resetNode = h -> {
         throw new IllegalStateException("PciFace.resetNode not set");
     };
-    /** The longest a function-level reset may take: PCIe r4.0 sec. 6.6.2. */
-    static final long FLR_LIMIT_PICOS = 100_000_000_000L;
 
     PciFace(World world, PrintStream log, Consumer<Program> left) {
         this.world = world;
@@ -76,16 +74,12 @@ final class PciFace implements AutoCloseable {
                     + (world.hosts().size() - 1) + ")");
         if (holds(node))
             throw new VerbsException(Errno.EBUSY, "node " + node + "'s function is held by another driver");
-        try {
-            flrTime(world.host(node)); // a profile whose reset PCIe would not allow is refused before any reset
-        } catch (IllegalArgumentException x) {
-            throw new VerbsException(Errno.EINVAL, x.getMessage());
-        }
         Program p = programs.apply(pid, name);
         Session session = p.sessions.stream().filter(s -> s.id == sessionId).findFirst().orElse(null);
         UserContext shared = null; // a context of the session opened already: this process imported it
         for (PciDevice o : devices.values())
-            if (user && session != null && o.user != null && o.user.of(session) && o.host.index == node) shared = o.user;
+            if (user && session != null && o.user != null && o.user.of(session) && o.host.index == node)
+                shared = o.user;
         PciDevice d = new PciDevice(world.host(node), p, fd, user, session, shared);
         if ((flags & PciDevice.OPEN_BAR0_32BIT) != 0) {
             try {
@@ -103,7 +97,7 @@ final class PciFace implements AutoCloseable {
                 ? "a user context it imported" : user ? "a user context" : "a PCI function");
         var cs = world.host(node).bus.configSpace(0);
         return new Wire.Out(new WireLayout.PciOpenReply(PciDevice.CONFIG_BYTES, cs.barSize(0), cs.msixVectors(),
-                world.host(node).profile.count("host.msi.address")));
+                world.host(node).config.bus().msiAddress()));
     }
 
     /** A request on a driver's connection: answered now, later ({@link #answerWaits}), or not at all (posted). */
@@ -147,7 +141,7 @@ final class PciFace implements AutoCloseable {
     private void functionReset(PciDevice d, String cause, String left) {
         tell(d); // what the old adapter saw first
         Host old = d.host;
-        long now = old.sim.now(), takes = flrTime(old);
+        long now = old.sim.now(), takes = old.config.flrTimePs();
         Host fresh = resetNode.apply(old);
         fresh.sim.counters().scope("node" + old.index).counter("Adapter.function_resets").inc();
         log.printf("nicsim serve: at %.3f us node %d's function was reset: %s; it left %s; ready %.3f us later%n",
@@ -160,16 +154,6 @@ final class PciFace implements AutoCloseable {
 
     /** When each node's last function-level reset completes (simulated time): a driver opening it sooner waits. */
     private final Map<Integer, Long> readyAt = new HashMap<>();
-
-    /** pci.flr.time of {@code h}'s profile (0 without one: a conventional PCI function), at most 100 ms. */
-    private static long flrTime(Host h) {
-        if (!h.profile.has("pci.flr.time")) return 0;
-        long t = h.profile.picos("pci.flr.time");
-        if (t < 0 || t > FLR_LIMIT_PICOS)
-            throw new IllegalArgumentException("profile " + h.profile.name() + ": pci.flr.time = " + t
-                    + " ps: a function-level reset completes within 100 ms (PCIe r4.0 sec. 6.6.2)");
-        return t;
-    }
 
     /**
      * Tells the log what the device found wrong in driver {@code d}'s doing since last told; under

@@ -9,7 +9,6 @@ import nicsim.driver.World;
 import nicsim.fabric.SwitchAgent;
 import nicsim.fabric.Mad;
 import nicsim.firmware.Management;
-import nicsim.profile.Profile;
 
 /**
  * The fabric's subnet manager and subnet administrator, as opensm would be on the host of node 0: it listens on
@@ -262,7 +261,7 @@ final class SubnetManager {
                     System.arraycopy(gid(h.firmware.lid()), 0, req, at, 16);
         for (Host s : world.hosts())
             for (Host d : world.hosts()) {
-                byte[] r = pathRecord(s.firmware.lid(), d.firmware.lid(), s.profile);
+                byte[] r = pathRecord(s.firmware.lid(), d.firmware.lid(), s);
                 if (matches(r, req, mask, new int[][]{{2, 8, 16}, {3, 24, 16}, {4, 40, 2}, {5, 42, 2}})) out.add(r);
             }
     }
@@ -275,7 +274,7 @@ final class SubnetManager {
         return g;
     }
 
-    private static byte[] pathRecord(int slid, int dlid, Profile p) {
+    private static byte[] pathRecord(int slid, int dlid, Host s) {
         byte[] r = new byte[64];
         System.arraycopy(gid(dlid), 0, r, 8, 16);
         System.arraycopy(gid(slid), 0, r, 24, 16);
@@ -283,11 +282,19 @@ final class SubnetManager {
         Mad.put16(r, 42, slid);
         r[49] = (byte) 0x81; // reversible, one path
         Mad.put16(r, 50, 0xffff); // P_Key
-        r[54] = (byte) (2 << 6 | Math.max(1, Integer.numberOfTrailingZeros(p.bytesInt("link.mtu")) - 7)); // exactly
-        r[55] = (byte) (2 << 6 | rateCode(p.bitsPerSecond("link.rate")));
+        r[54] = (byte) (2 << 6 | mtuCode(s)); // exactly
+        r[55] = (byte) (2 << 6 | rateCode(s));
         r[56] = (byte) (2 << 6 | 18); // packet lifetime 4.096 us x 2^18, as opensm's default
         return r;
     }
+
+    /** The IBA MTU code (256 B: 1 ... 4096 B: 5) of {@code h}'s link. */
+    static int mtuCode(Host h) {
+        return Math.max(1, Integer.numberOfTrailingZeros(h.config.firmware().linkMtuBytes()) - 7);
+    }
+
+    /** The IBA rate code of {@code h}'s link. */
+    static int rateCode(Host h) { return rateCode(h.config.firmware().linkBitsPerSecond()); }
 
     /** The IBA rate code (table 224) of the fastest rate at or below {@code bps}. */
     static int rateCode(long bps) {

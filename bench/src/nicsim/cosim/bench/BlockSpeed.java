@@ -2,6 +2,7 @@ package nicsim.cosim.bench;
 
 import java.util.ArrayList;
 import java.util.List;
+import nicsim.adapter.AdapterConfig;
 import nicsim.cosim.BlockPairs;
 import nicsim.hw.rtl.NativeBuild;
 import nicsim.hw.rtl.NativeRtl;
@@ -107,7 +108,7 @@ public final class BlockSpeed {
 
     private static Block runJava(BlockPairs.Pair pair, Profile p, long cycles, long seed, Recorder rec, Script script) {
         Simulator sim = new Simulator();
-        ClockDomain core = sim.clockDomain("core", p.periodPicos("core.clock"));
+        ClockDomain core = sim.clockDomain("core", AdapterConfig.from(p).corePeriodPs());
         Block twin = pair.twin().apply(core);
         core.add(pair.stimulus().create(twin, seed));
         rec.attach(twin);
@@ -124,7 +125,7 @@ public final class BlockSpeed {
     /** Runs a fresh twin for {@code cycles} on the inputs {@code script} recorded. */
     private static Block replayJava(BlockPairs.Pair pair, Profile p, Script script, long cycles) {
         Simulator sim = new Simulator();
-        ClockDomain core = sim.clockDomain("core", p.periodPicos("core.clock"));
+        ClockDomain core = sim.clockDomain("core", AdapterConfig.from(p).corePeriodPs());
         Block twin = pair.twin().apply(core);
         core.add(script.player(twin));
         for (long c = 0; c < cycles; c++) {

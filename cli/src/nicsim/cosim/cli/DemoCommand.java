@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import nicsim.adapter.AdapterConfig;
 import nicsim.host.PcieEfficiency;
 import nicsim.profile.Profile;
 import picocli.CommandLine.Command;
@@ -38,7 +39,7 @@ final class DemoCommand implements Callable<Integer> {
                 """);
         System.out.println("profile " + p.name() + ": " + p.description());
         PlatformDemo.Result r = PlatformDemo.run(p, wqes, wave, timeline);
-        double period = p.periodPicos("core.clock");
+        double period = AdapterConfig.from(p).corePeriodPs();
         System.out.printf("%nWQEs posted %d, delivered to the firmware inbox and identical byte for byte: %d%n",
                 r.posted(), r.verified());
         System.out.printf("signaled NOPs completed: %d CQEs polled from the host CQ ring by owner bit, after %d MSI-X "

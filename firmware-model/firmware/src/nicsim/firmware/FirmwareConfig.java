@@ -56,8 +56,8 @@ public record FirmwareConfig(long wqeCycles, long packetCycles, int ackCoalesce,
      * Tag matching's {@code tm.*}: list size, outstanding operations, cycles per entry compared, an operation's
      * latency (ps).
      */
-    record Tm(int maxTags, int maxOps, long matchCycles, long opLatency) {
-        Tm {
+    public record Tm(int maxTags, int maxOps, long matchCycles, long opLatency) {
+        public Tm {
             Require.atLeast("tm.max.tags", maxTags, 1, "");
             Require.atLeast("tm.max.ops", maxOps, 1, "");
             Require.atLeast("tm.match.cycles", matchCycles, 0, "cycles");

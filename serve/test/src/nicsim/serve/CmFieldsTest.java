@@ -167,13 +167,15 @@ class CmFieldsTest {
         assertEquals(2, CmFields.Req.PRIMARY_REMOTE_PORT_LID.get(req));
         assertEquals(14, CmFields.Req.PRIMARY_LOCAL_ACK_TIMEOUT.get(req));
         // the RDMA CM's header (struct cma_hdr): version 0, IPv4, the source port, then each address's IPv4 part
-        ByteBuffer cma = ByteBuffer.wrap(CmFields.Req.PRIVATE_DATA.bytes(req));
-        assertEquals(0, cma.get(CmFields.CmaHdr.CMA_VERSION));
-        assertEquals(0x40, cma.get(CmFields.CmaHdr.IP_VERSION) & 0xff, "IPv4");
-        assertEquals(32768, cma.getShort(CmFields.CmaHdr.PORT) & 0xffff, "the client's port");
-        assertEquals(0x7f4d0001, cma.getInt(CmFields.CmaHdr.SRC_ADDR + CmFields.CmaHdr.IP4), "127.77.0.1, node 0");
-        assertEquals(0x7f4d0002, cma.getInt(CmFields.CmaHdr.DST_ADDR + CmFields.CmaHdr.IP4), "127.77.0.2, node 1");
-        assertEquals(0, cma.getShort(CmFields.CmaHdr.SRC_ADDR + CmFields.CmaHdr.IP4_MAPPED), "an IPv4 identifier's");
+        byte[] priv = CmFields.Req.PRIVATE_DATA.bytes(req);
+        ByteBuffer cma = ByteBuffer.wrap(priv);
+        assertEquals(CmLayout.CmaHdr.VERSION, CmLayout.CmaHdr.CMA_VERSION.u8(cma));
+        assertEquals(0x40, CmLayout.CmaHdr.IP_VERSION.u8(cma), "IPv4");
+        assertEquals(32768, CmLayout.CmaHdr.PORT.u16(cma), "the client's port");
+        assertEquals(0x7f4d0001, CmLayout.CmaHdr.SRC_IP4.u32(cma), "127.77.0.1, node 0");
+        assertEquals(0x7f4d0002, CmLayout.CmaHdr.DST_IP4.u32(cma), "127.77.0.2, node 1");
+        int src = CmLayout.CmaHdr.SRC_ADDR.offset(), ip4 = CmLayout.CmaHdr.SRC_IP4.offset();
+        assertArrayEquals(new byte[ip4 - src], Arrays.copyOfRange(priv, src, ip4), "an IPv4 identifier's: no ::ffff:");
         assertArrayEquals(req, CmMad.decode(req).encode());
     }
 
