@@ -90,7 +90,7 @@ object waveforms extends NicsimJavaModule {
  * The model of the adapter, in layers, each a module that sees only the ones below it:
  *   sim       the simulation kernel (nicsim.sim: time, clocks, streams, layouts, traces) and the
  *             profiles (nicsim.profile, resources/nicsim/profiles)
- *   abi       the device's ABI (nicsim.abi) and the libibverbs numbers it carries (nicsim.verbs)
+ *   abi       the device's ABI (nicsim.abi), its own codes included (QP states, service types, syndromes)
  *   platform  the simulated host with its PCI model (nicsim.host) and the fabric (nicsim.fabric)
  *   blocks    the adapter's hardware blocks, the Java twins of hw's RTL (nicsim.adapter)
  *   firmware  the firmware on the adapter's embedded processor (nicsim.firmware)

@@ -4,20 +4,20 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import nicsim.abi.AccessBits;
 import nicsim.abi.Cmd;
 import nicsim.abi.CmdTable;
 import nicsim.abi.Cqe64;
 import nicsim.abi.MttEntry;
+import nicsim.abi.QpModifyMask;
+import nicsim.abi.QpcState;
+import nicsim.abi.ServiceType;
 import nicsim.abi.UarLayout;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.OnChipMemory;
 import nicsim.host.ConfigSpace;
 import nicsim.sim.Layout;
-import nicsim.verbs.AccessFlags;
-import nicsim.verbs.QpAttrMask;
-import nicsim.verbs.QpState;
-import nicsim.verbs.QpType;
 
 /**
  * libnicsim's {@code nicsim/device.h}: the device's ABI for C drivers (config space, registers, the
@@ -90,12 +90,12 @@ public final class DeviceHeader {
         }
         b.append("\n/* CREATE_QP's type, MODIFY_QP's states and attribute mask, and access flags ")
                 .append("(libibverbs' numbers) */\n");
-        for (QpType t : QpType.values()) def(b, "QPT_" + t.name(), t.value());
+        for (ServiceType t : ServiceType.values()) def(b, "QPT_" + t.name(), t.value());
         def(b, "QPT_SMI", Cmd.QPT_SMI);
         def(b, "QPT_GSI", Cmd.QPT_GSI);
-        for (QpState q : QpState.values()) def(b, "QPS_" + q.name(), q.value());
-        DeviceManual.constants(QpAttrMask.class, "").forEach((n, v) -> def(b, "QP_ATTR_" + n, v));
-        DeviceManual.constants(AccessFlags.class, "").forEach((n, v) -> def(b, "ACCESS_" + n, v));
+        for (QpcState q : QpcState.values()) def(b, "QPS_" + q.name(), q.value());
+        DeviceManual.constants(QpModifyMask.class, "").forEach((n, v) -> def(b, "QP_ATTR_" + n, v));
+        DeviceManual.constants(AccessBits.class, "").forEach((n, v) -> def(b, "ACCESS_" + n, v));
         b.append("\n/* command statuses (output header word 0, bits 63..32) */\n");
         for (Cmd.Status s : Cmd.Status.values()) def(b, "STATUS_" + s.name(), s.code);
         b.append("\n/* a command status's errno, as mlx5's mlx5_cmd_status_to_err gives it */\n")

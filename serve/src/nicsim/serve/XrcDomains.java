@@ -3,6 +3,7 @@ package nicsim.serve;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.Host;
 import nicsim.verbs.Context;
 import nicsim.verbs.Device;
@@ -73,7 +74,7 @@ final class XrcDomains {
         byFile.remove(s.file);
         try {
             if (!s.xrcd.isClosed()) s.xrcd.close();
-        } catch (VerbsException e) {
+        } catch (ErrnoException e) {
             // still used by a program that closed its own hold early: the domain lingers until the node's context goes
         }
     }

@@ -1,8 +1,6 @@
 package nicsim.abi;
 
 import java.util.Arrays;
-import nicsim.abi.BigEndian;
-import nicsim.verbs.WcStatus;
 
 /**
  * mlx5's 64-byte completion entry (docs/sources.md#mlx5-cqe), the fields nicsim fills so far: byte count,
@@ -37,36 +35,16 @@ public final class Cqe64 {
         return Line64.words(b, 0);
     }
 
-    /** mlx5 error syndromes (mlx5_err_cqe byte 55) and the ibv_wc_status each maps to (docs/sources.md#mlx5-cqe). */
+    /**
+     * mlx5 error syndromes (mlx5_err_cqe byte 55; docs/sources.md#mlx5-cqe): the device's code for a failed
+     * work request. The verbs library maps each to the ibv_wc_status named as it is (SYNDROME_X to X; anything
+     * else to GENERAL_ERR), as mlx5's provider does.
+     */
     public static final int SYNDROME_LOC_LEN_ERR = 0x01, SYNDROME_LOC_QP_OP_ERR = 0x02, SYNDROME_LOC_PROT_ERR = 0x04,
             SYNDROME_WR_FLUSH_ERR = 0x05, SYNDROME_MW_BIND_ERR = 0x06, SYNDROME_BAD_RESP_ERR = 0x10, SYNDROME_LOC_ACCESS_ERR = 0x11,
             SYNDROME_REM_INV_REQ_ERR = 0x12, SYNDROME_REM_ACCESS_ERR = 0x13, SYNDROME_REM_OP_ERR = 0x14,
             SYNDROME_RETRY_EXC_ERR = 0x15, SYNDROME_RNR_RETRY_EXC_ERR = 0x16, SYNDROME_REM_ABORT_ERR = 0x22,
             SYNDROME_GENERAL_ERR = 0xFF;
-
-    /**
-     * The ibv_wc_status an error CQE's syndrome stands for, as mlx5's provider maps it (anything else: GENERAL_ERR).
-     */
-    public static WcStatus status(int syndrome) {
-        return switch (syndrome) {
-            case SYNDROME_LOC_LEN_ERR -> WcStatus.LOC_LEN_ERR;
-            case SYNDROME_LOC_QP_OP_ERR -> WcStatus.LOC_QP_OP_ERR;
-            case SYNDROME_LOC_PROT_ERR -> WcStatus.LOC_PROT_ERR;
-            case SYNDROME_WR_FLUSH_ERR -> WcStatus.WR_FLUSH_ERR;
-            case SYNDROME_MW_BIND_ERR -> WcStatus.MW_BIND_ERR;
-            case SYNDROME_BAD_RESP_ERR -> WcStatus.BAD_RESP_ERR;
-            case SYNDROME_LOC_ACCESS_ERR -> WcStatus.LOC_ACCESS_ERR;
-            case SYNDROME_REM_INV_REQ_ERR -> WcStatus.REM_INV_REQ_ERR;
-            case SYNDROME_REM_ACCESS_ERR -> WcStatus.REM_ACCESS_ERR;
-            case SYNDROME_REM_OP_ERR -> WcStatus.REM_OP_ERR;
-            case SYNDROME_RETRY_EXC_ERR -> WcStatus.RETRY_EXC_ERR;
-            case SYNDROME_RNR_RETRY_EXC_ERR -> WcStatus.RNR_RETRY_EXC_ERR;
-            case SYNDROME_REM_ABORT_ERR -> WcStatus.REM_ABORT_ERR;
-            case SYNDROME_TM_ERR -> WcStatus.TM_ERR;
-            case SYNDROME_TM_RNDV_INCOMPLETE -> WcStatus.TM_RNDV_INCOMPLETE;
-            default -> WcStatus.GENERAL_ERR;
-        };
-    }
 
     /**
      * A responder completion ({@code cqeOpcode} RESP_SEND, RESP_SEND_IMM, RESP_WR_IMM or RESP_SEND_INV)
@@ -93,7 +71,7 @@ public final class Cqe64 {
     /*
      * Tag matching, where mlx5 puts it: byte 40 (app) is 1 on a tag-matching SRQ's completion, byte
      * 41 (app_op) says what it is (nicsim's TM_*), byte 42 (app_info) carries libibverbs' TM flags
-     * (WcFlags.TM_*); a matched message's tag is in bytes 0..7 and the sender's app context in
+     * (CqeTmFlags); a matched message's tag is in bytes 0..7 and the sender's app context in
      * 8..11. The SRQ's number is in bytes 32..35.
      */
     public static final int TM_NONE = 0, TM_MATCHED = 1, TM_NO_TAG = 2, TM_UNEXPECTED = 3, TM_ADD = 4, TM_DEL = 5, TM_SYNC = 6;

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import nicsim.verbs.QpType;
 
 /**
  * The send WQE's segments (docs/sources.md#mlx5-send-wqe), one definition for the driver, which encodes, and the
@@ -153,14 +152,14 @@ public final class WqeFormat {
     static boolean hasAtomicSeg(int op) { return isAtomic(op) || op == WqeLayout.OP_UMR; }
 
     /** The bytes of a WQE, padded to whole WQEBBs; DS is computed. {@code ud} says whether the QP is UD. */
-    public static byte[] encode(SendWqe w, boolean ud) { return encode(w, ud ? QpType.UD : QpType.RC); }
+    public static byte[] encode(SendWqe w, boolean ud) { return encode(w, ud ? ServiceType.UD : ServiceType.RC); }
 
     /** The bytes of a WQE of a {@code type} QP (its segments depend on it), padded to whole WQEBBs; DS is computed. */
-    public static byte[] encode(SendWqe w, QpType type) {
-        boolean ud = type == QpType.UD, dc = type == QpType.DRIVER; // the only DRIVER QPs that send are DC initiators
+    public static byte[] encode(SendWqe w, ServiceType type) {
+        boolean ud = type == ServiceType.UD, dc = type == ServiceType.DRIVER; // the only DRIVER QPs that send are DC initiators
         if (w.layout() != null) return encodeLayout(w);
         ByteArrayOutputStream segs = new ByteArrayOutputStream();
-        if (type == QpType.XRC_SEND) {
+        if (type == ServiceType.XRC_SEND) {
             byte[] x = new byte[16];
             BigEndian.put32(x, 0, w.xrcSrqn() & 0xFFFFFF);
             segs.writeBytes(x);
@@ -284,11 +283,11 @@ public final class WqeFormat {
     }
 
     /** Parses a WQE as fetched (whole WQEBBs); {@code ud} says whether the QP is UD. */
-    public static SendWqe decode(byte[] b, boolean ud) { return decode(b, ud ? QpType.UD : QpType.RC); }
+    public static SendWqe decode(byte[] b, boolean ud) { return decode(b, ud ? ServiceType.UD : ServiceType.RC); }
 
     /** Parses a WQE of a {@code type} QP as fetched (whole WQEBBs). */
-    public static SendWqe decode(byte[] b, QpType type) {
-        boolean ud = type == QpType.UD, dc = type == QpType.DRIVER;
+    public static SendWqe decode(byte[] b, ServiceType type) {
+        boolean ud = type == ServiceType.UD, dc = type == ServiceType.DRIVER;
         if (b.length < 16 || b.length % WqeLayout.WQEBB != 0)
             throw new Malformed("WQE of " + b.length + " bytes is not whole 64-byte WQEBBs");
         int opcode = b[3] & 0xff, index = (b[1] & 0xff) << 8 | (b[2] & 0xff), ds = b[7] & 0x3f;
@@ -300,7 +299,7 @@ public final class WqeFormat {
         Av av = null;
         long raddr = 0, swap = 0, cmp = 0;
         int rkey = 0, xrcSrqn = 0;
-        if (type == QpType.XRC_SEND && opcode != WqeLayout.OP_NOP) {
+        if (type == ServiceType.XRC_SEND && opcode != WqeLayout.OP_NOP) {
             need(at, 16, end, "XRC segment");
             xrcSrqn = (int) (BigEndian.get32(b, at) & 0xFFFFFF);
             at += 16;

@@ -1,7 +1,6 @@
 package nicsim.abi;
 
 import java.util.List;
-import nicsim.verbs.QpType;
 
 /**
  * Send WQE format facts, mlx5-like (docs/sources.md#mlx5-sizes, docs/sources.md#mlx5-send-wqe), defined once for the model, the RTL and
@@ -70,7 +69,7 @@ public final class WqeLayout {
      * (docs/sources.md#libibverbs-values, ibv_post_send(3)). The verbs library refuses the others
      * at post time, the firmware when a WQE written by hand reaches it.
      */
-    public static boolean allowedOn(QpType type, int op) {
+    public static boolean allowedOn(ServiceType type, int op) {
         return switch (type) {
             case UD -> op == OP_SEND || op == OP_SEND_IMM;
             case UC -> op == OP_SEND || op == OP_SEND_IMM || op == OP_RDMA_WRITE || op == OP_RDMA_WRITE_IMM || op == OP_NOP

@@ -10,15 +10,15 @@ import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
+import nicsim.abi.CqeTmFlags;
+import nicsim.abi.DcRole;
+import nicsim.abi.EqeType;
+import nicsim.abi.MtuCode;
+import nicsim.abi.ServiceType;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat;
 import nicsim.host.PciPort;
 import nicsim.sim.Layout;
-import nicsim.verbs.DcType;
-import nicsim.verbs.EventType;
-import nicsim.verbs.Mtu;
-import nicsim.verbs.QpType;
-import nicsim.verbs.WcFlags;
 
 /**
  * The command interface ({@link Cmd}): the driver writes a command entry in host memory and rings
@@ -215,7 +215,7 @@ final class Commands {
     private Cmd.HcaCap capabilities() {
         int maxMtu = fw.fabric == null ? 4096 : fw.fabric.maxMtu();
         return new Cmd.HcaCap(maxQp - 1, fw.cqs.limit() - 1, fw.keys.limit() - 1, pds.limit() - 1, uars.limit() - 1, maxQpWr, maxCqe,
-                MAX_SGE, MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
+                MAX_SGE, MAX_INLINE, MtuCode.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
                 fw.adapter.deviceMemory().size(), fw.adapter.parameters().doorbell().windowBase(),
                 fw.adapter.parameters().doorbell().pageSize(),
                 fw.adapter.parameters().dm().barOffsetBytes(), fw.adapter.blueFlameBytes(),
@@ -245,7 +245,7 @@ final class Commands {
         initialized = true;
         uars.put(0, true); // UAR 0 belongs to the driver itself
         // a driver assumes its port ACTIVE until told otherwise: a link down already is its first event
-        if (!fw.linkUp()) fw.event(EventType.PORT_ERR, Firmware.PORT);
+        if (!fw.linkUp()) fw.event(EqeType.PORT_ERR, Firmware.PORT);
     }
 
     /** Adds the PDs, UARs (the driver's own UAR 0 among them) and XRC domains alive now to {@code into}. */
@@ -408,7 +408,7 @@ final class Commands {
             default -> kind = Cqe64.TM_SYNC;
         }
         if ((c.flags() & 1) != 0 || syndrome != 0)
-            fw.complete(s.cq, Cqe64.tmOp(s.srqn, (int) c.opIndex(), kind, s.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0, syndrome,
+            fw.complete(s.cq, Cqe64.tmOp(s.srqn, (int) c.opIndex(), kind, s.tm.syncRequired() ? CqeTmFlags.SYNC_REQ : 0, syndrome,
                     syndrome == 0 ? 0 : Vendor.TM_TAG_TAKEN), false);
         return handle;
     }
@@ -454,9 +454,9 @@ final class Commands {
     }
 
     private long createQp(Cmd.CreateQp c) {
-        QpType type = qpType(c);
-        boolean target = type == QpType.XRC_RECV, initiator = type == QpType.XRC_SEND;
-        boolean dct = type == QpType.DRIVER && c.dcType() == DcType.DCT.value(), dci = type == QpType.DRIVER && !dct;
+        ServiceType type = qpType(c);
+        boolean target = type == ServiceType.XRC_RECV, initiator = type == ServiceType.XRC_SEND;
+        boolean dct = type == ServiceType.DRIVER && c.dcType() == DcRole.DCT.value(), dci = type == ServiceType.DRIVER && !dct;
         // an XRC target has no PD (its field names the XRC domain), no CQs and no queues; an initiator no receive side
         XrcDomain domain = target ? xrcd(c.xrcd()) : null;
         if (!target) checkPd(c.pd());
@@ -492,19 +492,19 @@ final class Commands {
      * The QP's type; a DRIVER QP is a DC half: DCT (answers only, from an SRQ) or DCI (sends only). A special QP
      * (QPT_SMI, QPT_GSI) is a UD QP bound to the port's QP0 or QP1 (docs/device.md, "Management: QP0 and QP1").
      */
-    private QpType qpType(Cmd.CreateQp c) {
-        if (c.type() == Cmd.QPT_SMI || c.type() == Cmd.QPT_GSI) return QpType.UD;
-        QpType type;
+    private ServiceType qpType(Cmd.CreateQp c) {
+        if (c.type() == Cmd.QPT_SMI || c.type() == Cmd.QPT_GSI) return ServiceType.UD;
+        ServiceType type;
         try {
-            type = QpType.of((int) c.type());
+            type = ServiceType.of((int) c.type());
         } catch (IllegalArgumentException e) {
             throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, c.type());
         }
-        if (type != QpType.DRIVER) return type;
+        if (type != ServiceType.DRIVER) return type;
         if (fw.dc == null) throw new CommandRefused(Cmd.Syndrome.DC_NOT_SUPPORTED, c.type());
-        if (c.dcType() != DcType.DCT.value() && c.dcType() != DcType.DCI.value())
+        if (c.dcType() != DcRole.DCT.value() && c.dcType() != DcRole.DCI.value())
             throw new CommandRefused(Cmd.Syndrome.BAD_DC_TYPE, c.dcType());
-        if (c.dcType() == DcType.DCT.value() && c.srq() == 0) throw new CommandRefused(Cmd.Syndrome.DCT_NEEDS_SRQ, 0);
+        if (c.dcType() == DcRole.DCT.value() && c.srq() == 0) throw new CommandRefused(Cmd.Syndrome.DCT_NEEDS_SRQ, 0);
         return type;
     }
 
@@ -531,10 +531,10 @@ final class Commands {
     }
 
     /** The SRQ the new QP receives from ({@code noSrq}: an XRC or DC initiator or an XRC target may name none). */
-    private Srq qpSrq(Cmd.CreateQp c, QpType type, boolean noSrq) {
+    private Srq qpSrq(Cmd.CreateQp c, ServiceType type, boolean noSrq) {
         Srq srq = srq(c.srq());
         if (srq.xrc() || noSrq) throw new CommandRefused(Cmd.Syndrome.XRC_SRQ_MISUSE, c.srq());
-        if (srq.tm != null && type != QpType.RC) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.type()); // RC's
+        if (srq.tm != null && type != ServiceType.RC) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.type()); // RC's
         if (srq.pd != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
         srq.users++;
         return srq;
@@ -551,7 +551,7 @@ final class Commands {
         if (q.rcq != null) q.rcq.users--;
         if (q.srq != null) q.srq.users--;
         qpIndexUsed.remove((int) (qpn & (maxQp - 1)));
-        if (q.type == QpType.XRC_RECV) xrcds.get(q.xrcd).users--;
+        if (q.type == ServiceType.XRC_RECV) xrcds.get(q.xrcd).users--;
         else if (q.dct == null) fw.sqContexts.destroyed(q);
     }
 }

@@ -2,17 +2,17 @@ package nicsim.firmware;
 
 import java.util.ArrayList;
 import java.util.List;
-import nicsim.abi.HostOrder;
 import nicsim.abi.Cqe64;
+import nicsim.abi.HostOrder;
 import nicsim.abi.QpTransitions;
+import nicsim.abi.QpcState;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts;
-import nicsim.fabric.Packet;
-import nicsim.sim.Simulator;
 import nicsim.fabric.Packet.Op;
-import nicsim.verbs.QpState;
+import nicsim.fabric.Packet;
 import nicsim.firmware.SendOp.Stage;
+import nicsim.sim.Simulator;
 
 /**
  * The completer of a QP (as rxe_comp.c): ACKs, NAKs and read and atomic responses matched to the
@@ -110,7 +110,7 @@ final class Completer {
             if (b == op || Psn.diff(b.firstPsn, op.firstPsn) >= 0) break;
             if (b.stage == Stage.ANSWERED) { // its error follows once b is done
                 b.whenDone(q.live(() -> {
-                    if (q.state != QpState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn, piece);
+                    if (q.state != QpcState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn, piece);
                 }));
                 return;
             }
@@ -125,7 +125,7 @@ final class Completer {
         q.count(FirmwareStat.REQUESTER_ERRORS);
         if (op.failed != null) op.failed.accept(syndrome, vendor); // the adapter's own operation: its owner hears, not the send queue
         else q.fw.complete(q.scq, Cqe64.withPiece(Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), piece), false);
-        if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
+        if (QpTransitions.afterSendError(q.type) == QpcState.ERR) q.toError(); else q.toSqError();
     }
 
     /**
@@ -204,7 +204,7 @@ final class Completer {
 
     void onTimeout() {
         SendOp op = oldestUndone();
-        if (op == null || q.state == QpState.ERR) return;
+        if (op == null || q.state == QpcState.ERR) return;
         q.count(FirmwareStat.TIMEOUTS);
         if (retriesLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, op.respPsn);
@@ -250,7 +250,7 @@ final class Completer {
     }
 
     void onAck(Packet p) {
-        if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
+        if (!q.service.reliable || q.state == QpcState.ERR || q.state == QpcState.RESET) return;
         switch (kind(p)) {
             case RNR_NAK -> onRnrNak(p);
             case DC_CNAK -> onCnak(p);
@@ -338,7 +338,7 @@ final class Completer {
         stopTimer();
         rnrWaiting = true;
         q.fw.sim.scheduleIn(picos, q.live(() -> {
-            if (q.state == QpState.ERR) return;
+            if (q.state == QpcState.ERR) return;
             rnrWaiting = false;
             goBack(psn);
         }));
@@ -372,7 +372,7 @@ final class Completer {
     }
 
     void onReadResponse(Packet p) {
-        if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
+        if (!q.service.reliable || q.state == QpcState.ERR || q.state == QpcState.RESET) return;
         SendOp op = opAt(p.psn());
         if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done() || p.psn() != op.respPsn || op.faulting) {
             q.count(FirmwareStat.READ_RESPONSES_IGNORED);
@@ -392,11 +392,11 @@ final class Completer {
     /** Writes response data into {@code op}'s local SGEs; the {@code last} response's then finishes it. */
     void scatterLocal(SendOp op, long off, Packet p, boolean last) {
         q.placement.scatter(op.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
-            if (q.state == QpState.ERR || fail == null) return;
+            if (q.state == QpcState.ERR || fail == null) return;
             if (fail.pageFault()) { q.odp.responseFaulted(op, p.psn(), fail); return; }
             requesterError(op, fail);
         }), q.live(() -> {
-            if (q.state == QpState.ERR || !last || op.faulting) return;
+            if (q.state == QpcState.ERR || !last || op.faulting) return;
             op.reach(Stage.DONE);
             retire();
             op.finished();

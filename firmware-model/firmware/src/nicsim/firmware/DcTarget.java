@@ -3,9 +3,9 @@ package nicsim.firmware;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import nicsim.fabric.Packet;
+import nicsim.abi.QpcState;
 import nicsim.fabric.Packet.Op;
-import nicsim.verbs.QpState;
+import nicsim.fabric.Packet;
 
 /**
  * A DC target (DCT; docs/sources.md#dc-transport): one QP number any
@@ -33,7 +33,7 @@ final class DcTarget {
 
     void onPacket(Packet p) {
         Firmware fw = t.fw;
-        if (t.state != QpState.RTR) { t.count(FirmwareStat.PACKETS_DROPPED_STATE); return; }
+        if (t.state != QpcState.RTR) { t.count(FirmwareStat.PACKETS_DROPPED_STATE); return; }
         if (p.transport() != Packet.DC || !(p.op().isRequest() || p.op().isDcControl())) { // a target sends nothing, so hears no answers
             t.count(FirmwareStat.PACKETS_DROPPED_TYPE);
             return;

@@ -9,17 +9,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.LongStream;
+import nicsim.abi.AccessBits;
 import nicsim.abi.Cmd;
 import nicsim.abi.MttEntry;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat;
-import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.XlateReq;
 import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.adapter.MttPorts;
 import nicsim.host.PciPort;
 import nicsim.sim.Recent;
-import nicsim.verbs.AccessFlags;
 
 /**
  * Memory keys: the MRs and windows (their commands, bind and invalidate), and the MttWalker's
@@ -158,7 +158,7 @@ final class MemoryKeys {
     long createImplicit(Cmd.CreateMkey c) {
         if (c.pageShift() != MttEntry.IMPLICIT_PAGE_SHIFT)
             throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
-        if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
+        if ((c.access() & ~AccessBits.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
         long pageMask = (1L << MttEntry.IMPLICIT_PAGE_SHIFT) - 1;
         if (((c.start() | c.length()) & pageMask) != 0 || c.pageOffset() != 0 || c.length() <= 0
                 || c.pages() != c.length() >>> MttEntry.IMPLICIT_PAGE_SHIFT)
@@ -177,7 +177,7 @@ final class MemoryKeys {
     private void checkMr(Cmd.CreateMkey c) {
         if (c.pageShift() < Cmd.MIN_PAGE_SHIFT || c.pageShift() > Cmd.MAX_PAGE_SHIFT)
             throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
-        if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
+        if ((c.access() & ~AccessBits.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
         if ((c.pageList() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.pageList());
         if (!fw.mttFill.fits(Math.max(1, c.pages()))) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());
     }

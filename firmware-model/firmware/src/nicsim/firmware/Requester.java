@@ -5,21 +5,21 @@ import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
+import nicsim.abi.QpcState;
+import nicsim.abi.ServiceType;
 import nicsim.abi.Vendor;
-import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeFormat.Sge;
+import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.DmaPath;
 import nicsim.adapter.WqePorts.WqeError;
 import nicsim.fabric.Grh;
 import nicsim.fabric.Mad;
-import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
-import nicsim.verbs.QpState;
-import nicsim.firmware.SendOp.Stage;
+import nicsim.fabric.Packet;
 import nicsim.firmware.Qp.Piece;
-import nicsim.verbs.QpType;
+import nicsim.firmware.SendOp.Stage;
 
 /**
  * The requester of a QP (as rxe_req.c): send WQEs the fetcher delivers become operations; each is
@@ -164,17 +164,17 @@ final class Requester {
 
     /** The fetcher or the decoder refused a WQE; it completes in error and the send queue stops. */
     void localError(int index, int opcode, int syndrome, int vendor, long addr, int key) {
-        if (q.state == QpState.ERR || q.state == QpState.SQE) {
+        if (q.state == QpcState.ERR || q.state == QpcState.SQE) {
             q.flush(new SendOp(index, new SendWqe(opcode, index, q.qpn, 0, 0, null, 0, 0, 0, 0, List.of(), null), 0));
             return;
         }
         q.completer.retire();
         q.fw.complete(q.scq, Cqe64.error(true, q.qpn, index, opcode, syndrome, vendor, addr, key, 0), false);
-        if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
+        if (QpTransitions.afterSendError(q.type) == QpcState.ERR) q.toError(); else q.toSqError();
     }
 
     void pump() {
-        while (!q.pending.isEmpty() && q.state == QpState.RTS) { // SQD starts no new WQEs
+        while (!q.pending.isEmpty() && q.state == QpcState.RTS) { // SQD starts no new WQEs
             SendOp op = q.pending.peek();
             // LOCAL_INV is always fenced
             if ((op.w.fenced() || op.opcode == WqeLayout.OP_LOCAL_INVAL) && readsOutstanding > 0) return;
@@ -192,10 +192,10 @@ final class Requester {
      * completes it with MW_BIND_ERR naming the check.
      */
     private void umr(SendOp op) {
-        if (q.type != QpType.RC) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        if (q.type != ServiceType.RC) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
         long cycles = q.fw.wqeCycles + Math.max(0, q.fw.umrKlmCycles) * op.w.layout().entries().size();
         q.fw.exec(cycles, q.live(() -> {
-            if (q.state != QpState.RTS && q.state != QpState.SQD) return;
+            if (q.state != QpcState.RTS && q.state != QpcState.SQD) return;
             int bad = q.fw.keys.configure(q, op.w.imm() & 0xFFFFFFFFL, op.w.layout()); // no indirect mkey exists where the profile has no UMR
             if (bad != 0) { q.completer.requesterError(op, Cqe64.SYNDROME_MW_BIND_ERR, bad, 0, op.w.imm(), 0); return; }
             q.count(FirmwareStat.UMR_LAYOUTS);
@@ -217,7 +217,7 @@ final class Requester {
         if (o == WqeLayout.OP_UMR || o == WqeLayout.OP_LOCAL_INVAL) {
             // local operations on the mkey table: done when executed, completed in order
             q.fw.exec(q.fw.wqeCycles, q.live(() -> {
-                if (q.state != QpState.RTS && q.state != QpState.SQD) return;
+                if (q.state != QpcState.RTS && q.state != QpcState.SQD) return;
                 int bad = o == WqeLayout.OP_UMR
                         ? q.fw.keys.bind(q, op.w.rkey() & 0xFFFFFFFFL, op.w.compare() >>> 32, op.w.remoteAddr(), op.w.swapAdd(), (int) op.w.compare())
                         : q.fw.keys.invalidate(q, op.w.imm() & 0xFFFFFFFFL);
@@ -256,7 +256,7 @@ final class Requester {
      */
     private void gather(SendOp op) {
         q.placement.gather(op.w.sges(), op.index, q.live((data, fail) -> {
-            if (q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (fail != null && fail.pageFault()) { q.odp.requesterWaits(op, fail, () -> gather(op)); return; }
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             op.payload = data;
@@ -348,7 +348,7 @@ final class Requester {
         op.chunks = new byte[op.npkts][];
         op.reach(Stage.READY);
         q.placement.translateAll(op.w.sges(), op.index, q.live((pieces, fail) -> {
-            if (q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (fail != null && fail.pageFault()) { q.odp.requesterWaits(op, fail, () -> stream(op)); return; }
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             int[] left = {op.npkts};
@@ -385,7 +385,7 @@ final class Requester {
             op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
             if (q.fw.cutThroughTx) { op.heads.put(k, feed); transmit(); }
         }), q.live(out -> {
-            if (q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (out == null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(), 0); return; }
             q.count(FirmwareStat.DMA_READ_BYTES, out.length);
             if (!q.fw.cutThroughTx) { op.heads.put(k, 0L); transmit(); }
@@ -443,7 +443,7 @@ final class Requester {
 
     /** Puts a packet of {@code op} on the wire, its bytes fed in {@code feed} ps. */
     void put(Packet p, long feed, SendOp op, boolean lastOne) {
-        if (q.state == QpState.ERR || (q.state == QpState.SQE && !q.service.reliable)) return;
+        if (q.state == QpcState.ERR || (q.state == QpcState.SQE && !q.service.reliable)) return;
         q.fw.send(p, feed);
         if (!op.onWire) {
             op.onWire = true;

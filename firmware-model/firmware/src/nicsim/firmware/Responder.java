@@ -3,16 +3,16 @@ package nicsim.firmware;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.function.Consumer;
+import nicsim.abi.AccessBits;
 import nicsim.abi.Cqe64;
+import nicsim.abi.CqeTmFlags;
+import nicsim.abi.EqeType;
+import nicsim.abi.QpcState;
 import nicsim.abi.Vendor;
-import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
-import nicsim.fabric.Packet;
+import nicsim.adapter.MttPorts;
 import nicsim.fabric.Packet.Op;
-import nicsim.verbs.AccessFlags;
-import nicsim.verbs.EventType;
-import nicsim.verbs.QpState;
-import nicsim.verbs.WcFlags;
+import nicsim.fabric.Packet;
 
 /**
  * The responder of a QP (as rxe_resp.c): inbound requests checked in order (PSN, duplicates,
@@ -102,7 +102,7 @@ final class Responder {
     void onPacket(Packet p) {
         if (p.op().isAck()) { q.completer.onAck(p); return; }
         if (p.op().isReadResponse()) { q.completer.onReadResponse(p); return; }
-        if (q.state != QpState.RTR && q.state != QpState.RTS && q.state != QpState.SQD && q.state != QpState.SQE) {
+        if (q.state != QpcState.RTR && q.state != QpcState.RTS && q.state != QpcState.SQD && q.state != QpcState.SQE) {
             q.count(FirmwareStat.PACKETS_DROPPED_STATE);
             return;
         }
@@ -162,7 +162,7 @@ final class Responder {
     }
 
     private Step checkState() {
-        if (q.state == QpState.ERR || q.state == QpState.RESET || q.state == QpState.INIT) return Step.DONE;
+        if (q.state == QpcState.ERR || q.state == QpcState.RESET || q.state == QpcState.INIT) return Step.DONE;
         return q.service.connected ? Step.CHECK_PSN : Step.UNRELIABLE_DATAGRAM;
     }
 
@@ -184,9 +184,9 @@ final class Responder {
             return q.service.reliable ? Step.DUPLICATE : Step.DONE;
         }
         nakSent = false;
-        if (q.state == QpState.RTR && !commEst) {
+        if (q.state == QpcState.RTR && !commEst) {
             commEst = true;
-            q.fw.event(EventType.COMM_EST, q.qpn);
+            q.fw.event(EqeType.COMM_EST, q.qpn);
         }
         return Step.CHECK_OP_SEQUENCE;
     }
@@ -195,7 +195,7 @@ final class Responder {
     private Step checkOpSequence(Packet p) {
         if ((cur != null) == p.op().starts() || (cur != null && cur.send != p.op().isSend())) {
             if (q.service.reliable) {
-                responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE);
+                responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE);
                 return Step.DONE;
             }
             cur = null; // UC: the broken message is dropped; a packet that starts one goes on
@@ -210,16 +210,16 @@ final class Responder {
         Srq s = q.fw.srqs.get(p.xrcSrqn());
         int bad = s == null || !s.xrc() ? Vendor.XRC_SRQ_UNKNOWN : s.xrcd != q.xrcd ? Vendor.XRC_SRQ_DOMAIN : 0;
         if (bad == 0) return Step.CHECK_ACCESS;
-        responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, bad);
+        responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, bad);
         return Step.DONE;
     }
 
     /** The QP's access flags must allow the operation. */
     private Step checkAccess(Packet p) {
         Op o = p.op();
-        int need = o.isWrite() ? AccessFlags.REMOTE_WRITE : o == Op.READ_REQ ? AccessFlags.REMOTE_READ : o.isAtomic() ? AccessFlags.REMOTE_ATOMIC : 0;
+        int need = o.isWrite() ? AccessBits.REMOTE_WRITE : o == Op.READ_REQ ? AccessBits.REMOTE_READ : o.isAtomic() ? AccessBits.REMOTE_ATOMIC : 0;
         if ((q.access & need) == need) return Step.EXECUTE;
-        responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.QP_ACCESS_DENIES);
+        responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.QP_ACCESS_DENIES);
         return Step.DONE;
     }
 
@@ -320,8 +320,8 @@ final class Responder {
         // as mlx5 reports them: a receive asks for a TAG_SYNC only when software lags far behind, and only a
         // completion that reports a match carries the tag (the data's second one and an unexpected message's do not)
         boolean match = m.tmKind == Cqe64.TM_MATCHED && p.op().starts();
-        int flags = (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0)
-                | (m.tmKind == Cqe64.TM_MATCHED ? WcFlags.TM_DATA_VALID | (match ? WcFlags.TM_MATCH : 0) : 0);
+        int flags = (q.srq.tm.syncFarBehind() ? CqeTmFlags.SYNC_REQ : 0)
+                | (m.tmKind == Cqe64.TM_MATCHED ? CqeTmFlags.DATA_VALID | (match ? CqeTmFlags.MATCH : 0) : 0);
         return Cqe64.tmReceive(q.qpn, w.index(), m.tmKind, flags, m.offset, match ? m.tag : 0, match ? m.priv : 0, p.srcQp(), p.slid(),
                 q.srq.srqn);
     }
@@ -354,7 +354,7 @@ final class Responder {
         }
         if (p.dmaLength() > q.fw.maxMsg) { // docs/sources.md#responder-errors: known from the first packet (5.2)
             cur = null;
-            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+            responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
             return Step.DONE;
         }
         cur = new InMsg(false);
@@ -369,7 +369,7 @@ final class Responder {
             if (bad != null && q.odp.pageNotPresent(p, bad)) { cur = null; finish(); return; }
             if (bad != null) {
                 cur = null;
-                responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0,
+                responderError(p, Packet.AETH_NAK_ACCESS, EqeType.QP_ACCESS_ERR, null, 0,
                         Vendor.REMOTE_XLATE + (int) bad.status());
                 finish();
                 return;
@@ -384,7 +384,7 @@ final class Responder {
     private void writePayload(Packet p) {
         InMsg m = cur;
         if (m.offset + p.payload().length > m.dmaLength) {
-            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+            responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
             finish();
             return;
         }
@@ -468,7 +468,7 @@ final class Responder {
      * A responder-side error (docs/sources.md#responder-errors): NAK to the requester (RC), an error CQE if a
      * receive WQE is in use or else an async event, and the QP goes to ERR.
      */
-    void responderError(Packet p, int nak, EventType event, RecvRingReader.Wqe w, int syndrome, int vendor) {
+    void responderError(Packet p, int nak, EqeType event, RecvRingReader.Wqe w, int syndrome, int vendor) {
         q.count(FirmwareStat.RESPONDER_ERRORS);
         if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
         if (w != null) {

@@ -1,7 +1,7 @@
 package nicsim.firmware;
 
+import nicsim.abi.ServiceType;
 import nicsim.fabric.Packet;
-import nicsim.verbs.QpType;
 
 /**
  * What a QP's transport service changes in the roles (IBA 9.8): whether it is reliable (ACKs,
@@ -24,7 +24,7 @@ enum Service {
         this.connected = connected;
     }
 
-    static Service of(QpType type) {
+    static Service of(ServiceType type) {
         return switch (type) {
             case RC -> RC;
             case UC -> UC;

@@ -1,7 +1,7 @@
 package nicsim.firmware;
 
 import java.util.function.Consumer;
-import nicsim.verbs.EventType;
+import nicsim.abi.EqeType;
 
 /**
  * A shared receive queue: one receive ring that many QPs take WQEs from, in order. An armed limit
@@ -48,7 +48,7 @@ final class Srq {
         ring.readProducer(() -> {
             if (limit > 0 && ring.known() < limit) {
                 limit = 0;
-                fw.event(EventType.SRQ_LIMIT_REACHED, srqn);
+                fw.event(EqeType.SRQ_LIMIT_REACHED, srqn);
             }
         });
     }

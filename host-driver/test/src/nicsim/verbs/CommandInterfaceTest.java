@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.driver.Driver;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
@@ -43,13 +44,13 @@ class CommandInterfaceTest {
     }
 
     @Test
-    void refusedCommandsBecomeVerbsExceptionsWithTheMappedErrno() {
+    void refusedCommandsBecomeErrnoExceptionsWithTheMappedErrno() {
         Driver d = driver();
-        VerbsException e = assertThrows(VerbsException.class,
+        ErrnoException e = assertThrows(ErrnoException.class,
                 () -> d.command(Cmd.DEALLOC_PD, Cmd.HANDLE, new Cmd.Handle(999), Cmd.EMPTY));
         assertEquals(Errno.EINVAL, e.errno());
         assertTrue(e.getMessage().contains("DEALLOC_PD") && e.getMessage().contains("protection domain"), e.getMessage());
-        e = assertThrows(VerbsException.class, () -> d.command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(0, 4, 0, 16), Cmd.EMPTY));
+        e = assertThrows(ErrnoException.class, () -> d.command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(0, 4, 0, 16), Cmd.EMPTY));
         assertEquals(Errno.EIO, e.errno(), "a second INIT_HCA: BAD_SYS_STATE");
     }
 

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.fabric.Mad;
@@ -169,7 +170,7 @@ class ManagementTest {
         assertEquals(dm | extSpeeds, capabilityMask(w, got, lidB, 3));
         assertEquals(cm | extSpeeds | 2, modifyPort(w, 0, 1, 0, 0), "node 0's own mask untouched; IsSM: the SM's port");
 
-        VerbsException bad = assertThrows(VerbsException.class, () -> modifyPort(w, 1, 2, dm, 0));
+        ErrnoException bad = assertThrows(ErrnoException.class, () -> modifyPort(w, 1, 2, dm, 0));
         assertEquals(Errno.EINVAL, bad.errno());
         assertTrue(bad.getMessage().contains("no such port") && bad.getMessage().contains("value 0x2"), bad.getMessage());
         assertEquals(dm | extSpeeds, capabilityMask(w, got, lidB, 4), "a refused MODIFY_PORT changes nothing");

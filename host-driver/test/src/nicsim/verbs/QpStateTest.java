@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 import nicsim.abi.QpTransitions;
+import nicsim.abi.QpcState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -21,7 +22,7 @@ class QpStateTest {
         Pair p = new Pair("cx-gen3x16", type, 4096);
         QueuePair qp = p.a.qp;
         for (QpState to : QpState.values()) {
-            if (QpTransitions.valid(QpState.RESET, to)) continue;
+            if (QpTransitions.valid(QpcState.RESET, DeviceCodes.device(to))) continue;
             VerbsException e = assertThrows(VerbsException.class, () -> qp.modify(new QpAttr().qpState(to), QpAttrMask.STATE));
             assertEquals(Errno.EINVAL, e.errno());
             assertTrue(e.getMessage().contains("RESET -> " + to), e.getMessage());

@@ -65,11 +65,12 @@ class TransitionMatrixTest {
                 QueuePair qp = p.a.qp;
                 int req;
                 try {
-                    req = QpTransitions.required(from, to, type);
+                    req = DeviceCodes.maskUp(QpTransitions.required(DeviceCodes.device(from), DeviceCodes.device(to),
+                            DeviceCodes.device(type)));
                 } catch (QpTransitions.Rejected r) {
                     req = -1;
                 }
-                if (req >= 0 && QpTransitions.valid(from, to)) {
+                if (req >= 0 && QpTransitions.valid(DeviceCodes.device(from), DeviceCodes.device(to))) {
                     legal++;
                     try {
                         qp.modify(everything(p, to), QpAttrMask.STATE | req);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.Arrays;
 import java.util.List;
+import nicsim.abi.ServiceType;
 import nicsim.abi.WqeFormat;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
@@ -125,7 +126,7 @@ class UmrTest {
     /** A raw layout UMR (opmod 2) of {@code m} on B's QP: start and length given, as the kernel's IB_WR_REG_MR is. */
     static WorkCompletion umrAt(Pair p, Mkey m, long start, long length, WqeFormat.Klm... entries) {
         byte[] wqe = WqeFormat.encode(WqeFormat.SendWqe.layout(0, p.b.qpNum(), WqeFormat.CQ_UPDATE, m.lkey(),
-                new WqeFormat.MkeyLayout(Connect.ALL_REMOTE, 0, List.of(entries), start, length)), QpType.RC);
+                new WqeFormat.MkeyLayout(Connect.ALL_REMOTE, 0, List.of(entries), start, length)), ServiceType.RC);
         p.b.postRawWqe(9, wqe);
         return p.await(p.bcq, 1).get(0);
     }
