@@ -215,8 +215,9 @@ public final class Driver {
         if (status != Cmd.Status.OK) {
             int synd = (int) (head & 0xFFFF_FFFFL);
             String why = synd < Cmd.Syndrome.values().length ? Cmd.Syndrome.values()[synd].text : "syndrome " + synd;
-            throw new ErrnoException(status.errno == 0 ? LinuxErrno.EIO : status.errno, String.format("%s failed: %s (status %s, value 0x%x)",
-                    Cmd.opcodeName(opcode), why, status, BigEndian.get64(out, 8)));
+            throw new ErrnoException(status.errno == 0 ? LinuxErrno.EIO : status.errno,
+                    String.format("%s failed: %s (status %s, value 0x%x)", Cmd.opcodeName(opcode), why, status,
+                            BigEndian.get64(out, 8)));
         }
         return Cmd.decode(outLayout, out, Cmd.OUT_HEADER_WORDS * 8);
     }
@@ -239,7 +240,8 @@ public final class Driver {
         try {
             host.sim.runUntil(() -> mem.read(entry + Cmd.ENTRY_OWNER, 1)[0] == 0, COMMAND_TIMEOUT, host.scope);
         } catch (IllegalStateException timeout) {
-            throw new ErrnoException(LinuxErrno.ETIMEDOUT, Cmd.opcodeName(opcode) + ": the adapter did not answer: " + timeout.getMessage());
+            throw new ErrnoException(LinuxErrno.ETIMEDOUT,
+                    Cmd.opcodeName(opcode) + ": the adapter did not answer: " + timeout.getMessage());
         }
         return mem.read(outBox, outLen);
     }

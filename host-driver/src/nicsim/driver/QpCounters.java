@@ -136,7 +136,8 @@ public final class QpCounters {
         if (!qpExists) throw new ErrnoException(LinuxErrno.ENOENT, String.format("no QP %d on this adapter", qpn));
         Counter c = byQp.get(qpn);
         if (c == null || c.id() != id || mode != MODE_MANUAL)
-            throw new ErrnoException(LinuxErrno.EINVAL, String.format("QP %d is not bound to counter %d by hand", qpn, id));
+            throw new ErrnoException(LinuxErrno.EINVAL,
+                    String.format("QP %d is not bound to counter %d by hand", qpn, id));
         driver().command(Cmd.SET_QP_COUNTER, Cmd.QP_COUNTER_IN, new Cmd.QpCounter(qpn, 0), Cmd.EMPTY);
         detach(c, qpn);
     }

@@ -37,8 +37,9 @@ public final class CompletionQueue extends VerbsObject {
         this.ring = new CqRing(driver, Integer.highestOneBit(cqe) << 1); // roundup_pow_of_two(cqe + 1)
         vector = driver.claimVector(onInterrupt);
         try {
-            cqn = (int) DriverCommand.run(driver, Cmd.CREATE_CQ, Cmd.CREATE_CQ_IN, new Cmd.CreateCq(ctx.uar, ring.base(),
-                    Integer.numberOfTrailingZeros(ring.size()), vector, ring.doorbellRecord()), Cmd.HANDLE).handle();
+            cqn = (int) DriverCommand.run(driver, Cmd.CREATE_CQ, Cmd.CREATE_CQ_IN, new Cmd.CreateCq(ctx.uar,
+                    ring.base(), Integer.numberOfTrailingZeros(ring.size()), vector, ring.doorbellRecord()),
+                    Cmd.HANDLE).handle();
         } catch (RuntimeException e) {
             driver.releaseVector(vector, onInterrupt);
             ring.free();

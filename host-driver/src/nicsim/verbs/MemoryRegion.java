@@ -51,7 +51,8 @@ public final class MemoryRegion extends VerbsObject {
         Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, 0, IMPLICIT_LENGTH,
                 DeviceCodes.accessDown(access & ~AccessFlags.ON_DEMAND),
                 MttEntry.IMPLICIT_PAGE_SHIFT, 0, pages, 0);
-        int key = (int) DriverCommand.run(pd.ctx.driver, Cmd.CREATE_IMPLICIT_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
+        int key = (int) DriverCommand.run(pd.ctx.driver, Cmd.CREATE_IMPLICIT_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE)
+                .handle();
         this.pd = pd;
         this.length = IMPLICIT_LENGTH;
         this.access = access;
@@ -136,11 +137,11 @@ public final class MemoryRegion extends VerbsObject {
         int key;
         // the firmware copies the list into its translation table before it answers: the list is needed until then
         try {
-            key = keep ? mkey
-                    : (int) DriverCommand.run(pd.ctx.driver, Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
+            key = keep ? mkey : (int) DriverCommand.run(pd.ctx.driver, Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c,
+                    Cmd.HANDLE).handle();
             if (keep)
-                DriverCommand.run(pd.ctx.driver, Cmd.REREG_MKEY, Cmd.REREG_MKEY_IN, new Cmd.ReregMkey(mkey & 0xFFFFFFFFL, c),
-                        Cmd.EMPTY);
+                DriverCommand.run(pd.ctx.driver, Cmd.REREG_MKEY, Cmd.REREG_MKEY_IN,
+                        new Cmd.ReregMkey(mkey & 0xFFFFFFFFL, c), Cmd.EMPTY);
         } finally {
             host.freePhysical(listAt, list.length);
         }

@@ -16,8 +16,8 @@ public final class MemoryWindow extends VerbsObject {
         super(pd);
         this.pd = pd;
         this.type = type;
-        this.rkey = (int) DriverCommand.run(pd.ctx.driver, Cmd.ALLOC_MW, Cmd.ALLOC_MW_IN, new Cmd.AllocMw(pd.pdn, type.value()),
-                Cmd.HANDLE).handle();
+        this.rkey = (int) DriverCommand.run(pd.ctx.driver, Cmd.ALLOC_MW, Cmd.ALLOC_MW_IN,
+                new Cmd.AllocMw(pd.pdn, type.value()), Cmd.HANDLE).handle();
         made();
     }
 

@@ -146,7 +146,8 @@ public final class QueuePair extends VerbsObject {
                     strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()),
                     dcType == null ? 0 : DeviceCodes.device(dcType).value());
             number = DriverCommand.run(driver, Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(
-                    a.specialQp() >= 0 ? a.specialQp() : DeviceCodes.device(type).value(), target ? a.xrcd().xrcdn : pd.pdn,
+                    a.specialQp() >= 0 ? a.specialQp() : DeviceCodes.device(type).value(),
+                    target ? a.xrcd().xrcdn : pd.pdn,
                     sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn, ctx.uar,
                     dct ? a.dctAccessKey() : sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(),
                     Integer.numberOfTrailingZeros(rq.size()), Integer.numberOfTrailingZeros(rq.stride()), dbrec, flags,
@@ -255,7 +256,8 @@ public final class QueuePair extends VerbsObject {
         checkOpen();
         Cmd.QpAttrs a = DriverCommand.run(driver, Cmd.QUERY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.QP_ATTRS);
         state = DeviceCodes.verbs(QpcState.of((int) a.state()));
-        return new QpAttr().qpState(state).curQpState(state).qpAccessFlags(DeviceCodes.accessUp((int) a.access())).qkey((int) a.qkey())
+        return new QpAttr().qpState(state).curQpState(state).qpAccessFlags(DeviceCodes.accessUp((int) a.access()))
+                .qkey((int) a.qkey())
                 .pathMtu(DeviceCodes.verbs(MtuCode.of((int) a.pathMtu()))).destQpNum((int) a.destQpn())
                 .rqPsn((int) a.rqPsn()).sqPsn((int) a.sqPsn())
                 .ahAttr(new AhAttr().dlid((int) a.dlid())).timeout((int) a.timeout()).retryCnt((int) a.retryCnt())
@@ -387,7 +389,8 @@ public final class QueuePair extends VerbsObject {
             }
         }
         boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
-        var layout = new WqeFormat.MkeyLayout(DeviceCodes.accessDown(wr.mkeyAccess()), inter ? wr.repeatCount() : 0, List.copyOf(klms));
+        var layout = new WqeFormat.MkeyLayout(DeviceCodes.accessDown(wr.mkeyAccess()), inter ? wr.repeatCount() : 0,
+                List.copyOf(klms));
         return WqeFormat.encode(WqeFormat.SendWqe.layout(sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0,
                 wr.mkey().lkey(), layout), DeviceCodes.device(type));
     }
@@ -489,7 +492,8 @@ public final class QueuePair extends VerbsObject {
         int immOrInv = op == WrOpcode.SEND_WITH_INV ? wr.invalidateRkey() : wr.immData();
         try {
             return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sq.head(), qpn, fm, immOrInv, av,
-                    wr.remoteAddr(), wr.rkey(), swapAdd, cmp, sges, inl, wr.xrcRemoteSrqNum()), DeviceCodes.device(type));
+                    wr.remoteAddr(), wr.rkey(), swapAdd, cmp, sges, inl, wr.xrcRemoteSrqNum()),
+                    DeviceCodes.device(type));
         } catch (IllegalArgumentException e) {
             throw new VerbsException(Errno.EINVAL, "SendWr does not fit one WQE: " + e.getMessage(), i);
         }

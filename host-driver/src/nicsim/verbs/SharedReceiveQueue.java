@@ -208,8 +208,8 @@ public final class SharedReceiveQueue extends VerbsObject {
                 if (wrId == null) return null;
                 WcOpcode op = t.kind() == Cqe64.TM_ADD ? WcOpcode.TM_ADD
                         : t.kind() == Cqe64.TM_DEL ? WcOpcode.TM_DEL : WcOpcode.TM_SYNC;
-                return new WorkCompletion(wrId, status, op, 0, 0, 0, 0, DeviceCodes.tmFlagsUp(t.flags()) & WcFlags.TM_SYNC_REQ,
-                        v.vendorSyndrome(), why, 0, 0, 0, 0);
+                return new WorkCompletion(wrId, status, op, 0, 0, 0, 0,
+                        DeviceCodes.tmFlagsUp(t.flags()) & WcFlags.TM_SYNC_REQ, v.vendorSyndrome(), why, 0, 0, 0, 0);
             }
             case Cqe64.TM_MATCHED -> {
                 boolean dataIn = (DeviceCodes.tmFlagsUp(t.flags()) & WcFlags.TM_DATA_VALID) != 0 || error;
@@ -232,7 +232,8 @@ public final class SharedReceiveQueue extends VerbsObject {
                 // message
                 WcOpcode op = t.kind() == Cqe64.TM_NO_TAG ? WcOpcode.TM_NO_TAG : WcOpcode.TM_RECV;
                 return new WorkCompletion(wc.wrId(), wc.status(), op, wc.byteLen(), wc.qpNum(), wc.srcQp(),
-                        wc.immData(), wc.wcFlags() | (DeviceCodes.tmFlagsUp(t.flags()) & WcFlags.TM_SYNC_REQ), 0, "", wc.slid(), 0, 0, 0);
+                        wc.immData(), wc.wcFlags() | (DeviceCodes.tmFlagsUp(t.flags()) & WcFlags.TM_SYNC_REQ), 0, "",
+                        wc.slid(), 0, 0, 0);
             }
         }
     }

@@ -14,7 +14,8 @@ public final class Xrcd extends VerbsObject {
     Xrcd(Context ctx) {
         super(ctx);
         this.ctx = ctx;
-        this.xrcdn = (int) DriverCommand.run(ctx.driver, Cmd.ALLOC_XRCD, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
+        this.xrcdn = (int) DriverCommand.run(ctx.driver, Cmd.ALLOC_XRCD, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE)
+                .handle();
         made();
     }
 

@@ -156,7 +156,8 @@ public final class WqeFormat {
 
     /** The bytes of a WQE of a {@code type} QP (its segments depend on it), padded to whole WQEBBs; DS is computed. */
     public static byte[] encode(SendWqe w, ServiceType type) {
-        boolean ud = type == ServiceType.UD, dc = type == ServiceType.DRIVER; // the only DRIVER QPs that send are DC initiators
+        // the only DRIVER QPs that send are DC initiators
+        boolean ud = type == ServiceType.UD, dc = type == ServiceType.DRIVER;
         if (w.layout() != null) return encodeLayout(w);
         ByteArrayOutputStream segs = new ByteArrayOutputStream();
         if (type == ServiceType.XRC_SEND) {

@@ -214,8 +214,9 @@ final class Commands {
 
     private Cmd.HcaCap capabilities() {
         int maxMtu = fw.fabric == null ? 4096 : fw.fabric.maxMtu();
-        return new Cmd.HcaCap(maxQp - 1, fw.cqs.limit() - 1, fw.keys.limit() - 1, pds.limit() - 1, uars.limit() - 1, maxQpWr, maxCqe,
-                MAX_SGE, MAX_INLINE, MtuCode.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
+        return new Cmd.HcaCap(maxQp - 1, fw.cqs.limit() - 1, fw.keys.limit() - 1, pds.limit() - 1, uars.limit() - 1,
+                maxQpWr, maxCqe, MAX_SGE, MAX_INLINE, MtuCode.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(),
+                fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
                 fw.adapter.deviceMemory().size(), fw.adapter.parameters().doorbell().windowBase(),
                 fw.adapter.parameters().doorbell().pageSize(),
                 fw.adapter.parameters().dm().barOffsetBytes(), fw.adapter.blueFlameBytes(),
@@ -408,8 +409,8 @@ final class Commands {
             default -> kind = Cqe64.TM_SYNC;
         }
         if ((c.flags() & 1) != 0 || syndrome != 0)
-            fw.complete(s.cq, Cqe64.tmOp(s.srqn, (int) c.opIndex(), kind, s.tm.syncRequired() ? CqeTmFlags.SYNC_REQ : 0, syndrome,
-                    syndrome == 0 ? 0 : Vendor.TM_TAG_TAKEN), false);
+            fw.complete(s.cq, Cqe64.tmOp(s.srqn, (int) c.opIndex(), kind, s.tm.syncRequired() ? CqeTmFlags.SYNC_REQ : 0,
+                    syndrome, syndrome == 0 ? 0 : Vendor.TM_TAG_TAKEN), false);
         return handle;
     }
 
@@ -456,7 +457,8 @@ final class Commands {
     private long createQp(Cmd.CreateQp c) {
         ServiceType type = qpType(c);
         boolean target = type == ServiceType.XRC_RECV, initiator = type == ServiceType.XRC_SEND;
-        boolean dct = type == ServiceType.DRIVER && c.dcType() == DcRole.DCT.value(), dci = type == ServiceType.DRIVER && !dct;
+        boolean dct = type == ServiceType.DRIVER && c.dcType() == DcRole.DCT.value();
+        boolean dci = type == ServiceType.DRIVER && !dct;
         // an XRC target has no PD (its field names the XRC domain), no CQs and no queues; an initiator no receive side
         XrcDomain domain = target ? xrcd(c.xrcd()) : null;
         if (!target) checkPd(c.pd());
@@ -534,7 +536,8 @@ final class Commands {
     private Srq qpSrq(Cmd.CreateQp c, ServiceType type, boolean noSrq) {
         Srq srq = srq(c.srq());
         if (srq.xrc() || noSrq) throw new CommandRefused(Cmd.Syndrome.XRC_SRQ_MISUSE, c.srq());
-        if (srq.tm != null && type != ServiceType.RC) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.type()); // RC's
+        // tag matching is RC's alone
+        if (srq.tm != null && type != ServiceType.RC) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.type());
         if (srq.pd != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
         srq.users++;
         return srq;

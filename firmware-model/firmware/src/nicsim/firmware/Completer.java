@@ -110,7 +110,8 @@ final class Completer {
             if (b == op || Psn.diff(b.firstPsn, op.firstPsn) >= 0) break;
             if (b.stage == Stage.ANSWERED) { // its error follows once b is done
                 b.whenDone(q.live(() -> {
-                    if (q.state != QpcState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn, piece);
+                    if (q.state != QpcState.ERR && q.outstanding.contains(op))
+                        requesterError(op, syndrome, vendor, addr, key, psn, piece);
                 }));
                 return;
             }

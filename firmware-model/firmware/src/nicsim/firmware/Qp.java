@@ -274,9 +274,11 @@ final class Qp {
         } catch (QpTransitions.Rejected r) {
             throw new CommandRefused(Cmd.Syndrome.BAD_TRANSITION, (long) state.value() << 8 | next.value());
         }
-        if ((mask & QpModifyMask.PATH_MTU) != 0 && (a.pathMtu() < 1 || a.pathMtu() > 5 || MtuCode.of((int) a.pathMtu()).bytes() > fw.fabric().maxMtu()))
+        if ((mask & QpModifyMask.PATH_MTU) != 0 && (a.pathMtu() < 1 || a.pathMtu() > 5
+                || MtuCode.of((int) a.pathMtu()).bytes() > fw.fabric().maxMtu()))
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.pathMtu());
-        if ((mask & QpModifyMask.PORT) != 0 && a.port() != 1) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.port());
+        if ((mask & QpModifyMask.PORT) != 0 && a.port() != 1)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.port());
         if ((mask & QpModifyMask.ACCESS_FLAGS) != 0 && (a.access() & ~AccessBits.ALL) != 0)
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.access());
         if ((mask & QpModifyMask.MAX_QP_RD_ATOMIC) != 0 && a.maxRdAtomic() > Commands.MAX_RD_ATOMIC)
@@ -401,7 +403,8 @@ final class Qp {
     }
 
     void flushRq() {
-        if (type == ServiceType.XRC_SEND || type == ServiceType.XRC_RECV || dci != null) return; // no receive queue of their own
+        // no receive queue of their own
+        if (type == ServiceType.XRC_SEND || type == ServiceType.XRC_RECV || dci != null) return;
         if (srq != null) { // an SRQ's WQEs belong to other QPs too: nothing is flushed, the QP hears its last WQE went
             fw.event(EqeType.QP_LAST_WQE_REACHED, qpn);
             return;

@@ -51,7 +51,8 @@ final class ReadsAndAtomics {
         int npkts = (int) Math.max(1, (len + q.mtu - 1) / q.mtu);
         if (fresh) {
             if (len > q.fw.maxMsg) {
-                q.responder.responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+                q.responder.responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0,
+                        Vendor.MESSAGE_TOO_LONG);
                 return Responder.Step.DONE;
             }
             if (tooManyReads(p)) return Responder.Step.DONE;
@@ -124,14 +125,16 @@ final class ReadsAndAtomics {
         long writesBefore = q.writeSeq; // as a READ, it reads after the writes of the requests before it
         if (tooManyReads(p)) return Responder.Step.DONE;
         if ((p.va() & 7) != 0) {
-            q.responder.responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_ACCESS_ERR, null, 0, Vendor.MISALIGNED_ATOMIC);
+            q.responder.responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_ACCESS_ERR, null, 0,
+                    Vendor.MISALIGNED_ATOMIC);
             return Responder.Step.DONE;
         }
         q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null && q.odp.pageNotPresent(p, bad)) { q.responder.finish(); return; }
             if (bad != null) {
-                q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EqeType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
+                q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EqeType.QP_ACCESS_ERR, null, 0,
+                        Vendor.REMOTE_XLATE + (int) bad.status());
                 q.responder.finish();
                 return;
             }

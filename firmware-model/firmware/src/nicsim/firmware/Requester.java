@@ -192,7 +192,10 @@ final class Requester {
      * completes it with MW_BIND_ERR naming the check.
      */
     private void umr(SendOp op) {
-        if (q.type != ServiceType.RC) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        if (q.type != ServiceType.RC) {
+            q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0);
+            return;
+        }
         long cycles = q.fw.wqeCycles + Math.max(0, q.fw.umrKlmCycles) * op.w.layout().entries().size();
         q.fw.exec(cycles, q.live(() -> {
             if (q.state != QpcState.RTS && q.state != QpcState.SQD) return;

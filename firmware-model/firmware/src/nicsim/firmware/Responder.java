@@ -217,7 +217,8 @@ final class Responder {
     /** The QP's access flags must allow the operation. */
     private Step checkAccess(Packet p) {
         Op o = p.op();
-        int need = o.isWrite() ? AccessBits.REMOTE_WRITE : o == Op.READ_REQ ? AccessBits.REMOTE_READ : o.isAtomic() ? AccessBits.REMOTE_ATOMIC : 0;
+        int need = o.isWrite() ? AccessBits.REMOTE_WRITE : o == Op.READ_REQ ? AccessBits.REMOTE_READ
+                : o.isAtomic() ? AccessBits.REMOTE_ATOMIC : 0;
         if ((q.access & need) == need) return Step.EXECUTE;
         responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.QP_ACCESS_DENIES);
         return Step.DONE;

@@ -127,8 +127,8 @@ final class TaggedReceives {
                             p.psn(), srqn), Cqe64.TM_MATCHED, CqeTmFlags.MATCH | sync), false)))));
             return;
         }
-        q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, CqeTmFlags.MATCH | sync,
-                0, tag, priv, p.srcQp(), p.slid(), srqn), false)));
+        q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(),
+                Cqe64.TM_MATCHED, CqeTmFlags.MATCH | sync, 0, tag, priv, p.srcQp(), p.slid(), srqn), false)));
         BiConsumer<Integer, Integer> failed = (syndrome, vendor) -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn,
                 e.handle(), 0, syndrome, vendor, va, rkey, 0, srqn), Cqe64.TM_MATCHED, 0), false);
         SendOp read = SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_READ, -1, q.qpn, 0, 0, null, va, rkey, 0, 0,
@@ -136,8 +136,10 @@ final class TaggedReceives {
         byte[] fin = Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
         fin[0] = (byte) TmhOpcode.FIN.value();
         read.whenDone(q.live(() -> { // the data is in the tagged buffer: reported, and the sender told
-            q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, CqeTmFlags.DATA_VALID // the data's: no tag, as on mlx5
-                    | (q.srq.tm.syncFarBehind() ? CqeTmFlags.SYNC_REQ : 0), len, 0, 0, p.srcQp(), p.slid(), srqn), false);
+            // the data's: no tag, as on mlx5
+            int flags = CqeTmFlags.DATA_VALID | (q.srq.tm.syncFarBehind() ? CqeTmFlags.SYNC_REQ : 0);
+            q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, flags, len, 0, 0, p.srcQp(),
+                    p.slid(), srqn), false);
             q.count(FirmwareStat.TM_RENDEZVOUS);
             q.requester.offload(SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_SEND, -1, q.qpn, 0, 0, null, 0, 0, 0, 0, List.of(), fin),
                     fin.length, (syndrome, vendor) -> q.fw.report("rendezvous FIN of QP 0x" + Long.toHexString(q.qpn) + " failed: syndrome 0x"

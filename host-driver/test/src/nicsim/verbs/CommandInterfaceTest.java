@@ -50,7 +50,8 @@ class CommandInterfaceTest {
                 () -> d.command(Cmd.DEALLOC_PD, Cmd.HANDLE, new Cmd.Handle(999), Cmd.EMPTY));
         assertEquals(Errno.EINVAL, e.errno());
         assertTrue(e.getMessage().contains("DEALLOC_PD") && e.getMessage().contains("protection domain"), e.getMessage());
-        e = assertThrows(ErrnoException.class, () -> d.command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(0, 4, 0, 16), Cmd.EMPTY));
+        e = assertThrows(ErrnoException.class,
+                () -> d.command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(0, 4, 0, 16), Cmd.EMPTY));
         assertEquals(Errno.EIO, e.errno(), "a second INIT_HCA: BAD_SYS_STATE");
     }
 

@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Test;
 
 /** Every transition x QP type, legal and illegal, against docs/sources.md#qp-state-transitions. */
 class QpTransitionsTest {
-    static final QpcState RESET = QpcState.RESET, INIT = QpcState.INIT, RTR = QpcState.RTR, RTS = QpcState.RTS, SQD = QpcState.SQD,
-            SQE = QpcState.SQE, ERR = QpcState.ERR;
+    static final QpcState RESET = QpcState.RESET, INIT = QpcState.INIT, RTR = QpcState.RTR, RTS = QpcState.RTS,
+            SQD = QpcState.SQD, SQE = QpcState.SQE, ERR = QpcState.ERR;
+    static final ServiceType DRIVER = ServiceType.DRIVER;
 
     /** docs/sources.md#qp-state-transitions: the only valid pairs of the 7x7 matrix. */
     static final Map<QpcState, Set<QpcState>> VALID = Map.of(
@@ -66,12 +67,14 @@ class QpTransitionsTest {
             for (QpcState cur : QpcState.values())
                 for (QpcState next : QpcState.values()) {
                     if (!VALID.get(cur).contains(next)) {
-                        QpTransitions.Rejected e = assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(type, cur, STATE, next));
+                        QpTransitions.Rejected e = assertThrows(QpTransitions.Rejected.class,
+                                () -> QpTransitions.check(type, cur, STATE, next));
                         assertTrue(e.getMessage().contains(cur + " -> " + next), e.getMessage());
                         continue;
                     }
                     int req = QpTransitions.required(cur, next, type), opt = QpTransitions.optional(cur, next, type);
-                    assertEquals(next, QpTransitions.check(type, cur, STATE | req, next), type + " " + cur + "->" + next);
+                    assertEquals(next, QpTransitions.check(type, cur, STATE | req, next),
+                            type + " " + cur + "->" + next);
                     for (int b = 1; b <= DEST_QPN; b <<= 1) {
                         int bit = b;
                         if ((req & bit) != 0) {
@@ -83,7 +86,8 @@ class QpTransitionsTest {
                         } else if (bit != STATE) {
                             QpTransitions.Rejected e = assertThrows(QpTransitions.Rejected.class,
                                     () -> QpTransitions.check(type, cur, STATE | req | bit, next));
-                            assertTrue(e.getMessage().contains(QpModifyMask.names(bit)), type + " " + cur + "->" + next + ": " + e.getMessage());
+                            assertTrue(e.getMessage().contains(QpModifyMask.names(bit)),
+                                    type + " " + cur + "->" + next + ": " + e.getMessage());
                         }
                         checked++;
                     }
@@ -93,7 +97,8 @@ class QpTransitionsTest {
 
     @Test
     void curStateIsOnlyAcceptedInRtrRtsSqdOrSqe() {
-        assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(ServiceType.RC, INIT, STATE | CUR_STATE, ERR));
+        assertThrows(QpTransitions.Rejected.class,
+                () -> QpTransitions.check(ServiceType.RC, INIT, STATE | CUR_STATE, ERR));
         assertEquals(RTS, QpTransitions.check(ServiceType.RC, RTS, STATE | CUR_STATE, RTS));
         assertEquals(RTS, QpTransitions.check(ServiceType.UC, SQE, STATE | CUR_STATE | ACCESS_FLAGS, RTS));
     }
@@ -105,27 +110,32 @@ class QpTransitionsTest {
     @Test
     void dcHalvesHaveTheirOwnRows() {
         DcRole DCI = DcRole.DCI, DCT = DcRole.DCT;
-        assertEquals(INIT, QpTransitions.check(ServiceType.DRIVER, DCI, RESET, STATE | PKEY_INDEX | PORT, INIT));
-        assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(ServiceType.DRIVER, DCI, RESET, STATE | PKEY_INDEX | PORT | ACCESS_FLAGS, INIT));
-        assertEquals(INIT, QpTransitions.check(ServiceType.DRIVER, DCT, RESET, STATE | PKEY_INDEX | PORT | ACCESS_FLAGS, INIT));
-        assertEquals(RTR, QpTransitions.check(ServiceType.DRIVER, DCI, INIT, STATE | PATH_MTU | AV, RTR));
+        assertEquals(INIT, QpTransitions.check(DRIVER, DCI, RESET, STATE | PKEY_INDEX | PORT, INIT));
+        assertThrows(QpTransitions.Rejected.class,
+                () -> QpTransitions.check(DRIVER, DCI, RESET, STATE | PKEY_INDEX | PORT | ACCESS_FLAGS, INIT));
+        assertEquals(INIT, QpTransitions.check(DRIVER, DCT, RESET, STATE | PKEY_INDEX | PORT | ACCESS_FLAGS, INIT));
+        assertEquals(RTR, QpTransitions.check(DRIVER, DCI, INIT, STATE | PATH_MTU | AV, RTR));
         QpTransitions.Rejected dest = assertThrows(QpTransitions.Rejected.class,
-                () -> QpTransitions.check(ServiceType.DRIVER, DCI, INIT, STATE | PATH_MTU | DEST_QPN, RTR));
+                () -> QpTransitions.check(DRIVER, DCI, INIT, STATE | PATH_MTU | DEST_QPN, RTR));
         assertTrue(dest.getMessage().contains("DCI does not accept DEST_QPN"), dest.getMessage());
-        assertEquals(RTR, QpTransitions.check(ServiceType.DRIVER, DCT, INIT, STATE | PATH_MTU | MIN_RNR_TIMER, RTR));
-        assertEquals(RTS, QpTransitions.check(ServiceType.DRIVER, DCI, RTR, STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, RTS));
-        QpTransitions.Rejected rts = assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(ServiceType.DRIVER, DCT, RTR, STATE | SQ_PSN, RTS));
+        assertEquals(RTR, QpTransitions.check(DRIVER, DCT, INIT, STATE | PATH_MTU | MIN_RNR_TIMER, RTR));
+        assertEquals(RTS, QpTransitions.check(DRIVER, DCI, RTR,
+                STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, RTS));
+        QpTransitions.Rejected rts = assertThrows(QpTransitions.Rejected.class,
+                () -> QpTransitions.check(DRIVER, DCT, RTR, STATE | SQ_PSN, RTS));
         assertTrue(rts.getMessage().contains("DCT"), rts.getMessage());
-        assertFalse(QpTransitions.valid(RTR, RTS, ServiceType.DRIVER, DCT));
-        assertTrue(QpTransitions.valid(RTR, ERR, ServiceType.DRIVER, DCT));
-        assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(ServiceType.DRIVER, null, RESET, STATE | PKEY_INDEX | PORT, INIT));
+        assertFalse(QpTransitions.valid(RTR, RTS, DRIVER, DCT));
+        assertTrue(QpTransitions.valid(RTR, ERR, DRIVER, DCT));
+        assertThrows(QpTransitions.Rejected.class,
+                () -> QpTransitions.check(DRIVER, null, RESET, STATE | PKEY_INDEX | PORT, INIT));
     }
 
     @Test
     void withoutStateTheQpStaysWhereItIs() {
         assertEquals(RTS, QpTransitions.check(ServiceType.RC, RTS, ACCESS_FLAGS | MIN_RNR_TIMER, null));
         assertEquals(SQD, QpTransitions.check(ServiceType.RC, SQD, TIMEOUT | RETRY_CNT, null));
-        QpTransitions.Rejected e = assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(ServiceType.RC, RESET, PORT, null));
+        QpTransitions.Rejected e = assertThrows(QpTransitions.Rejected.class,
+                () -> QpTransitions.check(ServiceType.RC, RESET, PORT, null));
         assertTrue(e.getMessage().contains("RESET -> RESET") && e.getMessage().contains("PORT"), e.getMessage());
         assertThrows(QpTransitions.Rejected.class, () -> QpTransitions.check(ServiceType.UD, ERR, QKEY, null));
     }
@@ -133,11 +143,14 @@ class QpTransitionsTest {
     @Test
     void theUsualRcBringUpPasses() {
         QpcState s = QpTransitions.check(ServiceType.RC, RESET, STATE | PKEY_INDEX | PORT | ACCESS_FLAGS, INIT);
-        s = QpTransitions.check(ServiceType.RC, s, STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER, RTR);
-        s = QpTransitions.check(ServiceType.RC, s, STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, RTS);
+        s = QpTransitions.check(ServiceType.RC, s,
+                STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER, RTR);
+        s = QpTransitions.check(ServiceType.RC, s,
+                STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, RTS);
         assertEquals(RTS, s);
         QpTransitions.Rejected e = assertThrows(QpTransitions.Rejected.class,
                 () -> QpTransitions.check(ServiceType.RC, INIT, STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN, RTR));
-        assertTrue(e.getMessage().contains("missing: MIN_RNR_TIMER|MAX_DEST_RD_ATOMIC"), e.getMessage()); // in bit order
+        // in bit order
+        assertTrue(e.getMessage().contains("missing: MIN_RNR_TIMER|MAX_DEST_RD_ATOMIC"), e.getMessage());
     }
 }
