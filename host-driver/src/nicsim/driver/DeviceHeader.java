@@ -63,7 +63,8 @@ public final class DeviceHeader {
         def(b, "UAR_BF_REGS", UarLayout.BF_REGS);
         def(b, "CQ_ARM_SOLICITED", UarLayout.CQ_ARM_SOLICITED);
         b.append("/* the bus address of device memory's byte 0 (ALLOC_DM's offsets count from it): a region over\n")
-                .append(" * device memory lists its pages there; the host reaches the same bytes at BAR0 + dmBase */\n");
+                .append(" * device memory lists its pages there; the host reaches the same bytes at BAR0 + ")
+                .append("dmBase */\n");
         def(b, "DM_BUS_BASE", OnChipMemory.BASE);
         b.append("/* on-demand paging: a page-list entry's mark for a page not present (the adapter faults it in\n")
                 .append(" * through the kernel); an implicit region's page size (log2) and length from address 0 */\n");
@@ -139,7 +140,8 @@ public final class DeviceHeader {
         b.append("/* a receive CQE's GRH flag: a GRH came (flags_rqpn's g bits, IBV_WC_GRH) */\n");
         def(b, "CQE_GRH_BYTE", Cqe64.GRH_BYTE);
         def(b, "CQE_GRH_MASK", 0x30);
-        b.append("/* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), context (8..11) */\n");
+        b.append("/* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), ")
+                .append("context (8..11) */\n");
         DeviceManual.constants(Cqe64.class, "TM_").forEach((n, v) -> def(b, "CQE_TM_" + n, v));
         return b.append("\n#endif\n").toString();
     }

@@ -113,9 +113,9 @@ public final class DeviceManual {
                                 + hex(ConfigSpace.PCIE_CAP) + " on a PCIe profile (pci.kind \"pcie\"), else none"),
                 row(hex(ConfigSpace.PCIE_CAP), "PCI Express capability (ID " + hex(ConfigSpace.CAP_ID_PCIE)
                         + "), PCIe profiles only", "version 2, an endpoint; Device Capabilities ("
-                        + hex(ConfigSpace.PCIE_DEVCAP) + ") has Function Level Reset capable (bit 28) and the largest "
-                        + "payload (pci.max.payload); Link Capabilities (" + hex(ConfigSpace.PCIE_LNKCAP) + ") and Link "
-                        + "Status the profile's lane rate and lanes; writing bit 15 of Device Control ("
+                        + hex(ConfigSpace.PCIE_DEVCAP) + ") has Function Level Reset capable (bit 28) and the "
+                        + "largest payload (pci.max.payload); Link Capabilities (" + hex(ConfigSpace.PCIE_LNKCAP)
+                        + ") and Link Status the profile's lane rate and lanes; writing bit 15 of Device Control ("
                         + hex(ConfigSpace.PCIE_DEVCTL) + ") resets the function (Function-level reset, below)")));
     }
 

@@ -63,7 +63,8 @@ public final class Driver {
         var bus = host.bus;
         int vendorDevice = bus.configRead32(0, ConfigSpace.VENDOR_ID);
         if ((vendorDevice & 0xffff) != Cmd.PCI_VENDOR || (vendorDevice >>> 16) != Cmd.PCI_DEVICE)
-            throw new IllegalStateException(String.format("no nicsim adapter at function 0: vendor/device 0x%08x", vendorDevice));
+            throw new IllegalStateException(String.format("no nicsim adapter at function 0: vendor/device 0x%08x",
+                    vendorDevice));
         bus.configWrite32(0, ConfigSpace.BAR0, 0xFFFF_FFFF);
         long size = (~(bus.configRead32(0, ConfigSpace.BAR0) & 0xFFFF_FFF0L) & 0xFFFF_FFFFL) + 1;
         if (size < 4096) throw new IllegalStateException("BAR0 sizing gave " + size + " bytes");
@@ -92,7 +93,8 @@ public final class Driver {
         long mtt = host.allocPhysical(8L * MTT_ENTRIES, 4096);
         long qpc = host.allocPhysical(256L * (caps.maxQp() + 1), 4096); // the adapter's context tables (ICM)
         long mkc = host.allocPhysical(64L * (caps.maxMkey() + 1), 4096);
-        command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(eqRing, EQ_LOG_SIZE, mtt, MTT_ENTRIES, qpc, mkc), Cmd.EMPTY);
+        command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(eqRing, EQ_LOG_SIZE, mtt, MTT_ENTRIES, qpc, mkc),
+                Cmd.EMPTY);
         // translation misses the adapter asks the host to fill (KVIA): the handler answers from the driver's own table
         int xlate = reserveVector(v -> fillTranslation(mtt));
         byte[] vec = new byte[4];
@@ -122,7 +124,8 @@ public final class Driver {
             long entry = BigEndian.get64(host.memory.read(mttTable + index * 8, 8), 0);
             if ((entry & MttEntry.NOT_PRESENT) != 0) { // on-demand paging: bring the page in, then mark it present
                 entry = (entry & MttEntry.IMPLICIT) != 0 ? implicitPage(entry) : entry & ~MttEntry.NOT_PRESENT;
-                if (host.profile.has("host.odp.fault.cost")) host.bus.cpuWork(host.profile.picos("host.odp.fault.cost"));
+                if (host.profile.has("host.odp.fault.cost"))
+                    host.bus.cpuWork(host.profile.picos("host.odp.fault.cost"));
                 byte[] e = new byte[8];
                 BigEndian.put64(e, 0, entry);
                 host.memory.write(mttTable + index * 8, e);
@@ -182,7 +185,8 @@ public final class Driver {
         for (OdpRegion r : List.copyOf(odp)) {
             long from = Math.max(addr, r.addr()), to = Math.min(addr + length, r.addr() + r.length());
             if (from >= to) continue;
-            command(Cmd.ODP_INVALIDATE, Cmd.ODP_PREFETCH_IN, new Cmd.OdpPrefetch(r.pd(), r.lkey(), r.iova() + (from - r.addr()), to - from), Cmd.EMPTY);
+            command(Cmd.ODP_INVALIDATE, Cmd.ODP_PREFETCH_IN, new Cmd.OdpPrefetch(r.pd(), r.lkey(),
+                    r.iova() + (from - r.addr()), to - from), Cmd.EMPTY);
             n++;
         }
         return n;

@@ -13,9 +13,9 @@ public final class QpAttrMask {
             MIN_RNR_TIMER = 1 << 15, SQ_PSN = 1 << 16, MAX_DEST_RD_ATOMIC = 1 << 17, PATH_MIG_STATE = 1 << 18,
             CAP = 1 << 19, DEST_QPN = 1 << 20;
 
-    private static final String[] NAMES = {"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX", "PORT",
-            "QKEY", "AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC", "ALT_PATH",
-            "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP", "DEST_QPN"};
+    private static final String[] NAMES = {"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX",
+            "PORT", "QKEY", "AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC",
+            "ALT_PATH", "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP", "DEST_QPN"};
 
     /** The names of the bits set in {@code mask}, for error messages ("AV|PATH_MTU"); unknown bits as hex. */
     public static String names(int mask) {

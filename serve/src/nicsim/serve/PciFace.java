@@ -86,7 +86,8 @@ final class PciFace implements AutoCloseable {
         Session session = p.sessions.stream().filter(s -> s.id == sessionId).findFirst().orElse(null);
         UserContext shared = null; // a context of the session opened already: this process imported it
         for (PciDevice o : devices.values())
-            if (user && session != null && o.user != null && o.user.of(session) && o.host.index == node) shared = o.user;
+            if (user && session != null && o.user != null && o.user.of(session) && o.host.index == node)
+                shared = o.user;
         PciDevice d = new PciDevice(world.host(node), p, fd, user, session, shared);
         if ((flags & PciDevice.OPEN_BAR0_32BIT) != 0) {
             try {

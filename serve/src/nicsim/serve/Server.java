@@ -408,9 +408,9 @@ public final class Server implements AutoCloseable {
                     throw x;
                 }
             }
-            default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
-                    + "CONTEXTS, RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN, UMAD_OPEN or PORT_LINK, "
-                    + "not " + op);
+            default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, "
+                    + "RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN, UMAD_OPEN or PORT_LINK, not "
+                    + op);
         }
     }
 

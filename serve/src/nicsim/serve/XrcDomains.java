@@ -47,7 +47,8 @@ final class XrcDomains {
             throw new VerbsException(Errno.EINVAL, "open_xrcd: the file's XRC domain exists and oflags has O_EXCL");
         if (s == null) {
             if ((oflags & O_CREAT) == 0)
-                throw new VerbsException(Errno.EINVAL, "open_xrcd: the file has no XRC domain yet and oflags lacks O_CREAT");
+                throw new VerbsException(Errno.EINVAL,
+                        "open_xrcd: the file has no XRC domain yet and oflags lacks O_CREAT");
             if (owner == null) owner = new Device(host).open();
             s = new Shared(file, owner.openXrcd());
             byFile.put(file, s);

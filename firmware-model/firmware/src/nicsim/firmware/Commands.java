@@ -76,7 +76,8 @@ final class Commands {
     void doorbell() {
         if (queueAddr < 0 || busy) {
             errors++;
-            fw.report(queueAddr < 0 ? "command doorbell before the command queue address was set" : "command doorbell while a command is executing");
+            fw.report(queueAddr < 0 ? "command doorbell before the command queue address was set"
+                    : "command doorbell while a command is executing");
             return;
         }
         busy = true;
@@ -93,11 +94,13 @@ final class Commands {
 
     private void readInput(byte[] entry) {
         int opcode = (int) BigEndian.get32(entry, Cmd.ENTRY_OPCODE);
-        int inLen = (int) BigEndian.get32(entry, Cmd.ENTRY_IN_LEN), outLen = (int) BigEndian.get32(entry, Cmd.ENTRY_OUT_LEN);
+        int inLen = (int) BigEndian.get32(entry, Cmd.ENTRY_IN_LEN);
+        int outLen = (int) BigEndian.get32(entry, Cmd.ENTRY_OUT_LEN);
         long inAddr = BigEndian.get64(entry, Cmd.ENTRY_IN_ADDR), outAddr = BigEndian.get64(entry, Cmd.ENTRY_OUT_ADDR);
         if (inLen < 0 || inLen > 4096 || outLen < Cmd.OUT_HEADER_WORDS * 8 || outLen > 4096) {
             errors++;
-            fw.report(String.format("command %s: mailbox lengths in %d / out %d out of range", Cmd.opcodeName(opcode), inLen, outLen));
+            fw.report(String.format("command %s: mailbox lengths in %d / out %d out of range", Cmd.opcodeName(opcode),
+                    inLen, outLen));
             if (outLen >= Cmd.OUT_HEADER_WORDS * 8 && outLen <= 4096)
                 finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.BAD_INPUT_LENGTH, inLen, Cmd.EMPTY, null));
             else busy = false;
@@ -115,16 +118,18 @@ final class Commands {
                 out = execute(opcode, in);
             } catch (CommandRefused f) {
                 out = Cmd.output(f.syndrome, f.detail, Cmd.EMPTY, null);
-                if (MALFORMED.contains(f.syndrome.status)) refusals.add(String.format("at %.3f us: %s refused: %s, syndrome %s (%s), value 0x%x",
-                        fw.sim.now() / 1e6, Cmd.opcodeName(opcode), f.syndrome.status, f.syndrome, f.syndrome.text,
-                        f.detail));
+                if (MALFORMED.contains(f.syndrome.status))
+                    refusals.add(String.format("at %.3f us: %s refused: %s, syndrome %s (%s), value 0x%x",
+                            fw.sim.now() / 1e6, Cmd.opcodeName(opcode), f.syndrome.status, f.syndrome, f.syndrome.text,
+                            f.detail));
             }
             fw.stats.inc(FirmwareStat.COMMANDS);
             if (out != null) answer.accept(out); // null: the command answers later, when what it waits for is done
         });
         if (inLen == 0) run.accept(new byte[0]);
         else fw.adapter.port().dmaRead(inAddr, inLen, r -> {
-            if (r.status() != PciPort.DmaStatus.OK) finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.MAILBOX_DMA, inAddr, Cmd.EMPTY, null));
+            if (r.status() != PciPort.DmaStatus.OK)
+                finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.MAILBOX_DMA, inAddr, Cmd.EMPTY, null));
             else run.accept(r.data());
         });
     }
@@ -165,7 +170,8 @@ final class Commands {
     static byte[] handle(long h) { return ok(Cmd.HANDLE, new Cmd.Handle(h)); }
 
     private byte[] execute(int opcode, byte[] input) {
-        if (opcode != Cmd.INIT_HCA && opcode != Cmd.QUERY_HCA_CAP && !initialized) throw new CommandRefused(Cmd.Syndrome.NOT_INITIALIZED, opcode);
+        if (opcode != Cmd.INIT_HCA && opcode != Cmd.QUERY_HCA_CAP && !initialized)
+            throw new CommandRefused(Cmd.Syndrome.NOT_INITIALIZED, opcode);
         return switch (opcode) {
             case Cmd.QUERY_HCA_CAP -> { in(Cmd.EMPTY, input); yield ok(Cmd.HCA_CAP, capabilities()); }
             case Cmd.INIT_HCA -> { init(in(Cmd.INIT_HCA_IN, input)); yield ok(); }
@@ -198,7 +204,8 @@ final class Commands {
                 q.limit = (int) a.limit();
                 yield ok();
             }
-            case Cmd.QUERY_SRQ -> handle(srq(in(Cmd.HANDLE, input).handle()).limit); // its limit: 0 once the event fired
+            // its limit: 0 once the event fired
+            case Cmd.QUERY_SRQ -> handle(srq(in(Cmd.HANDLE, input).handle()).limit);
             case Cmd.DESTROY_SRQ -> { destroySrq(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ATTACH_MCAST -> { fw.multicast.attach(in(Cmd.MCAST_ATTACH_IN, input)); yield ok(); }
             case Cmd.DETACH_MCAST -> { fw.multicast.detach(in(Cmd.MCAST_ATTACH_IN, input)); yield ok(); }
@@ -236,8 +243,10 @@ final class Commands {
 
     private void init(Cmd.InitHca h) {
         if (initialized) throw new CommandRefused(Cmd.Syndrome.ALREADY_INITIALIZED, 0);
-        if ((h.eqAddr() & 63) != 0 || (h.mttAddr() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, h.eqAddr());
-        if (h.eqLogSize() < 1 || h.eqLogSize() > 16) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, h.eqLogSize());
+        if ((h.eqAddr() & 63) != 0 || (h.mttAddr() & 7) != 0)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, h.eqAddr());
+        if (h.eqLogSize() < 1 || h.eqLogSize() > 16)
+            throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, h.eqLogSize());
         fw.events.init(h.eqAddr(), (int) h.eqLogSize());
         fw.mttFill.tableAddr = h.mttAddr();
         fw.mttFill.space.reset(h.mttEntries());
@@ -318,7 +327,8 @@ final class Commands {
         if (c.logSize() < 1 || c.logSize() > 22) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
         if ((c.ring() & 63) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.ring());
         Consumer<byte[]> a = answer;
-        cq.resize(c.ring(), (int) c.logSize(), why -> a.accept(why == null ? ok() : Cmd.output(why, c.logSize(), Cmd.EMPTY, null)));
+        cq.resize(c.ring(), (int) c.logSize(),
+                why -> a.accept(why == null ? ok() : Cmd.output(why, c.logSize(), Cmd.EMPTY, null)));
         return null;
     }
 
@@ -350,7 +360,8 @@ final class Commands {
     private long createSrq(Cmd.CreateSrq c) {
         checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit()));
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
+                (int) c.limit()));
         return srqn;
     }
 
@@ -364,7 +375,8 @@ final class Commands {
         Cq cq = fw.cqs.get(c.cq());
         if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cq());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit(), c.xrcd(), cq));
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
+                (int) c.limit(), c.xrcd(), cq));
         domain.users++;
         cq.users++;
         return srqn;
@@ -374,13 +386,15 @@ final class Commands {
     private long createTmSrq(Cmd.CreateTmSrq c) {
         if (fw.tm == null) throw new CommandRefused(Cmd.Syndrome.TM_NOT_SUPPORTED, 0);
         checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
-        if (c.maxTags() < 1 || c.maxTags() > fw.tm.maxTags()) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxTags());
-        if (c.maxOps() < 1 || c.maxOps() > fw.tm.maxOps()) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxOps());
+        if (c.maxTags() < 1 || c.maxTags() > fw.tm.maxTags())
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxTags());
+        if (c.maxOps() < 1 || c.maxOps() > fw.tm.maxOps())
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxOps());
         Cq cq = fw.cqs.get(c.cq());
         if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cq());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit(), 0, cq,
-                new TagMatching((int) c.maxTags(), (int) c.maxOps())));
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
+                (int) c.limit(), 0, cq, new TagMatching((int) c.maxTags(), (int) c.maxOps())));
         cq.users++;
         return srqn;
     }
@@ -402,7 +416,8 @@ final class Commands {
                 kind = Cqe64.TM_ADD;
             }
             case 1 -> {
-                if (s.tm.delete((int) c.handle())) handle = 1; // the output says whether it went: a failure's completion follows
+                // the output says whether it went: a failure's completion follows
+                if (s.tm.delete((int) c.handle())) handle = 1;
                 else syndrome = Cqe64.SYNDROME_TM_ERR;
                 kind = Cqe64.TM_DEL;
             }
@@ -416,7 +431,8 @@ final class Commands {
 
     private void checkSrq(long pd, long logSize, long strideLog, long limit, long ring, long dbrec) {
         checkPd(pd);
-        if (logSize < 1 || logSize > 15 || strideLog < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, logSize);
+        if (logSize < 1 || logSize > 15 || strideLog < 4)
+            throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, logSize);
         if (limit > 1L << logSize) throw new CommandRefused(Cmd.Syndrome.BAD_LIMIT, limit);
         if ((ring & 15) != 0 || (dbrec & 3) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, ring);
     }
@@ -512,8 +528,10 @@ final class Commands {
 
     /** The rings' sizes and alignments (a DC target has no send queue: its sqAddr field carries the DC access key). */
     private static void checkQueues(Cmd.CreateQp c, boolean dct) {
-        if (c.sqLogSize() < 1 || c.sqLogSize() > 15) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
-        if (c.rqLogSize() > 15 || c.rqStrideLog() < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
+        if (c.sqLogSize() < 1 || c.sqLogSize() > 15)
+            throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
+        if (c.rqLogSize() > 15 || c.rqStrideLog() < 4)
+            throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
         if ((c.sqAddr() & 63) != 0 && !dct || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0)
             throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
     }

@@ -54,9 +54,11 @@ final class Completer {
             SendOp op = q.outstanding.poll();
             if (op.readOrAtomic()) q.requester.readAnswered();
             if (op.streaming && q.service.reliable) giveBack(op);
-            if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
+            if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe())
+                q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
             if (!op.control && (op.w.signaled() || q.sqSigAll))
-                q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
+                q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode,
+                        op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
         }
         if (q.outstanding.isEmpty()) stopTimer();
         q.checkDrained();
@@ -77,7 +79,9 @@ final class Completer {
         }
     }
 
-    void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) { requesterError(op, syndrome, vendor, addr, key, psn, 0); }
+    void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {
+        requesterError(op, syndrome, vendor, addr, key, psn, 0);
+    }
 
     /**
      * A local translation's failure: its error completion names the indirect mkey's entry that failed ({@code piece},
@@ -86,8 +90,8 @@ final class Completer {
     void requesterError(SendOp op, Qp.Failure fail) {
         Long gone = q.fw.keys.destroyedAt(fail.key() & 0xFFFF_FFFFL);
         if (gone != null) // the driver sanitizer: a destroyed object still used
-            q.fw.adapter.report(String.format("DESTROYED_MKEY: lkey 0x%x of WQE %d on qpn 0x%x was destroyed at %.3f us",
-                    fail.key(), op.index, q.qpn, gone / 1e6));
+            q.fw.adapter.report(String.format("DESTROYED_MKEY: lkey 0x%x of WQE %d on qpn 0x%x was destroyed at "
+                    + "%.3f us", fail.key(), op.index, q.qpn, gone / 1e6));
         requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0, fail.piece());
     }
 
@@ -121,11 +125,14 @@ final class Completer {
         if (op.readOrAtomic() && q.requester.readsOutstanding() > 0) q.requester.readAnswered();
         retire();
         List<SendOp> before = new ArrayList<>();
-        while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
+        while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0)
+            before.add(q.outstanding.poll());
         for (SendOp b : before) q.flush(b);
         q.count(FirmwareStat.REQUESTER_ERRORS);
-        if (op.failed != null) op.failed.accept(syndrome, vendor); // the adapter's own operation: its owner hears, not the send queue
-        else q.fw.complete(q.scq, Cqe64.withPiece(Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), piece), false);
+        // the adapter's own operation: its owner hears, not the send queue
+        if (op.failed != null) op.failed.accept(syndrome, vendor);
+        else q.fw.complete(q.scq, Cqe64.withPiece(Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr,
+                key, psn), piece), false);
         if (QpTransitions.afterSendError(q.type) == QpcState.ERR) q.toError(); else q.toSqError();
     }
 
@@ -231,7 +238,8 @@ final class Completer {
             int from = Psn.diff(op.respPsn, op.firstPsn);
             long off = (long) from * q.mtu;
             if (off >= op.length && op.length > 0) return; // every response is in, being written: nothing to ask for
-            again.add(q.requester.request(op, Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(), op.length - off, 0, 0, 0, new byte[0]));
+            again.add(q.requester.request(op, Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(),
+                    op.length - off, 0, 0, 0, new byte[0]));
         } else {
             for (Packet p : op.packets) if (Psn.diff(p.psn(), psn) >= 0) again.add(p);
         }

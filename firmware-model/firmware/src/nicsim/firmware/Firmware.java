@@ -216,12 +216,14 @@ public final class Firmware implements EmbeddedProcessor {
 
     @Override public void mmioWrite(long offset, byte[] data) {
         if (offset == Cmd.REG_XLATE_VECTOR && data.length == 4) mttFill.setVector((int) BigEndian.get32(data, 0));
-        else if (offset == Cmd.REG_XLATE_FILL && data.length == 16) mttFill.hostAnswer(BigEndian.get64(data, 0), BigEndian.get64(data, 8));
+        else if (offset == Cmd.REG_XLATE_FILL && data.length == 16)
+            mttFill.hostAnswer(BigEndian.get64(data, 0), BigEndian.get64(data, 8));
         else if (offset == Cmd.REG_CMDQ_ADDR && data.length == 8) commands.setQueue(BigEndian.get64(data, 0));
         else if (offset == Cmd.REG_CMD_DOORBELL && data.length == 4) commands.doorbell();
         else {
             commands.refusedWrite();
-            report(String.format("MMIO write of %d bytes at BAR0+0x%x: no such initialization register", data.length, offset));
+            report(String.format("MMIO write of %d bytes at BAR0+0x%x: no such initialization register", data.length,
+                    offset));
         }
     }
 

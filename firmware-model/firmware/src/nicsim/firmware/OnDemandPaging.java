@@ -24,7 +24,8 @@ final class OnDemandPaging {
      * translates anew.
      */
     void requesterWaits(SendOp op, Failure fail, Runnable again) {
-        q.fw.adapter.traceWqe(q.qpn, op.index, "page_fault", "MTT index " + fail.faultMtt() + ", " + fail.faultPages() + " page(s)");
+        q.fw.adapter.traceWqe(q.qpn, op.index, "page_fault", "MTT index " + fail.faultMtt() + ", " + fail.faultPages()
+                + " page(s)");
         q.fw.keys.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
             q.fw.adapter.traceWqe(q.qpn, op.index, "pages_in", "");
             again.run();

@@ -50,8 +50,8 @@ final class Qp {
 
     static final int WINDOW_PSNS = 128;
     /** RNR timer encodings to microseconds (docs/sources.md#libibverbs-values, from IBA table 45). */
-    static final int[] RNR_US = {655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120,
-            7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520};
+    static final int[] RNR_US = {655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560,
+            3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520};
 
     final Firmware fw;
     final long qpn;
@@ -165,7 +165,8 @@ final class Qp {
         this.uar = c.uar();
         this.scq = scq;
         this.rcq = rcq;
-        this.rq = new RecvRingReader(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(), c.dbrec(), fw.recvPrefetch);
+        this.rq = new RecvRingReader(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(),
+                c.dbrec(), fw.recvPrefetch);
         this.dbrec = c.dbrec();
         this.srq = srq;
         this.sqAddr = c.sqAddr();
@@ -234,7 +235,8 @@ final class Qp {
         this.access = t.access;
         this.mtu = t.mtu;
         this.minRnrTimer = t.minRnrTimer;
-        this.maxDestRdAtomic = Commands.MAX_RD_ATOMIC; // a DCT takes no max_dest_rd_atomic: its responders allow the device's most
+        // a DCT takes no max_dest_rd_atomic: its responders allow the device's most
+        this.maxDestRdAtomic = Commands.MAX_RD_ATOMIC;
         this.dlid = lid;
         this.destQpn = (int) qpn;
         responder.expect((psn + 1) & 0xFFFFFF);
@@ -399,7 +401,8 @@ final class Qp {
             return;
         }
         count(FirmwareStat.FLUSHED);
-        fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
+        fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED,
+                0, 0, 0), false);
     }
 
     void flushRq() {
@@ -413,7 +416,8 @@ final class Qp {
             if (state != QpcState.ERR) return;
             for (int index : rq.drain()) {
                 count(FirmwareStat.FLUSHED);
-                fw.complete(rcq, Cqe64.error(false, qpn, index, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
+                fw.complete(rcq, Cqe64.error(false, qpn, index, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED,
+                        0, 0, 0), false);
             }
         }));
     }
@@ -454,7 +458,8 @@ final class Qp {
 
         /** A failed translation of {@code length} bytes at {@code addr} under {@code key}. */
         static Failure of(XlateRsp bad, long addr, int key, long faultPages) {
-            return new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), addr, key, Placement.faultMtt(bad), faultPages, (int) bad.piece());
+            return new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), addr, key, Placement.faultMtt(bad), faultPages,
+                    (int) bad.piece());
         }
 
         /**

@@ -46,7 +46,8 @@ final class ReadsAndAtomics {
     }
 
     Responder.Step handleRead(Packet p, boolean fresh) {
-        long writesBefore = q.writeSeq; // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
+        // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
+        long writesBefore = q.writeSeq;
         long len = p.dmaLength();
         int npkts = (int) Math.max(1, (len + q.mtu - 1) / q.mtu);
         if (fresh) {

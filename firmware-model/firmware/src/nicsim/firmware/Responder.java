@@ -109,12 +109,14 @@ final class Responder {
         // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than
         // the
         // QP's destination, is dropped without touching the QP
-        if (p.transport() != q.transport() || (q.sendOnly() && p.op().isRequest()) || p.op().isDcControl()) { // an initiator takes no requests
+        // an initiator takes no requests
+        if (p.transport() != q.transport() || (q.sendOnly() && p.op().isRequest()) || p.op().isDcControl()) {
             q.count(FirmwareStat.PACKETS_DROPPED_TYPE);
             return;
         }
         if (q.service.connected && p.slid() != q.dlid) { q.count(FirmwareStat.PACKETS_DROPPED_PATH); return; }
-        if (p.op().starts() && q.fw.adapter.tracingWqe()) q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
+        if (p.op().starts() && q.fw.adapter.tracingWqe())
+            q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
         rx.add(p);
         processRx();
     }
@@ -141,7 +143,8 @@ final class Responder {
      * when it ends there. A step that waits (a translation, a receive WQE, a DMA) returns PENDING
      * and the callback that resumes it calls {@link #finish()} when the request is done with.
      */
-    enum Step { CHECK_STATE, CHECK_PSN, CHECK_OP_SEQUENCE, CHECK_XRC_SRQ, CHECK_ACCESS, EXECUTE, UNRELIABLE_DATAGRAM, DUPLICATE, PENDING, DONE }
+    enum Step { CHECK_STATE, CHECK_PSN, CHECK_OP_SEQUENCE, CHECK_XRC_SRQ, CHECK_ACCESS, EXECUTE, UNRELIABLE_DATAGRAM,
+            DUPLICATE, PENDING, DONE }
 
     /** Runs request {@code p} through the checks, then executes it. */
     void handle(Packet p) {
@@ -253,7 +256,8 @@ final class Responder {
         }
         if (cur == null) { cur = new InMsg(true); cur.wqe = w; }
         InMsg m = cur;
-        if (q.service.connected && m.offset + p.payload().length > q.fw.maxMsg) { // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
+        // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
+        if (q.service.connected && m.offset + p.payload().length > q.fw.maxMsg) {
             responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG);
             finish();
             return;
@@ -263,7 +267,8 @@ final class Responder {
             finish();
             return;
         }
-        if (q.scatterToCqe && (p.op() == Op.SEND_ONLY || p.op() == Op.SEND_ONLY_IMM) && p.payload().length <= q.fw.cqeScatterMax) {
+        if (q.scatterToCqe && (p.op() == Op.SEND_ONLY || p.op() == Op.SEND_ONLY_IMM)
+                && p.payload().length <= q.fw.cqeScatterMax) {
             sendToCqe(p, w);
             return;
         }
@@ -315,16 +320,18 @@ final class Responder {
 
     /** The completion of a received message: a tag-matching SRQ's carries what the message was and its tag. */
     private long[] receiveCqe(Packet p, InMsg m, RecvRingReader.Wqe w, boolean inv) {
-        if (m.tmKind == Cqe64.TM_NONE)
-            return Cqe64.responder(q.qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND,
-                    m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited(), xrcSrqn(p));
+        if (m.tmKind == Cqe64.TM_NONE) {
+            int opcode = inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND;
+            return Cqe64.responder(q.qpn, w.index(), opcode, m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited(),
+                    xrcSrqn(p));
+        }
         // as mlx5 reports them: a receive asks for a TAG_SYNC only when software lags far behind, and only a
         // completion that reports a match carries the tag (the data's second one and an unexpected message's do not)
         boolean match = m.tmKind == Cqe64.TM_MATCHED && p.op().starts();
         int flags = (q.srq.tm.syncFarBehind() ? CqeTmFlags.SYNC_REQ : 0)
                 | (m.tmKind == Cqe64.TM_MATCHED ? CqeTmFlags.DATA_VALID | (match ? CqeTmFlags.MATCH : 0) : 0);
-        return Cqe64.tmReceive(q.qpn, w.index(), m.tmKind, flags, m.offset, match ? m.tag : 0, match ? m.priv : 0, p.srcQp(), p.slid(),
-                q.srq.srqn);
+        return Cqe64.tmReceive(q.qpn, w.index(), m.tmKind, flags, m.offset, match ? m.tag : 0, match ? m.priv : 0,
+                p.srcQp(), p.slid(), q.srq.srqn);
     }
 
 
@@ -339,11 +346,12 @@ final class Responder {
         msn = (msn + 1) & 0xFFFFFF;
         q.count(FirmwareStat.CQE_SCATTERS);
         q.count(FirmwareStat.CQE_SCATTER_BYTES, p.payload().length);
-        long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, p.imm(), p.solicited(),
-                xrcSrqn(p), p.payload());
+        long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND,
+                p.imm(), p.solicited(), xrcSrqn(p), p.payload());
         Cq cq = recvCq(p);
         long in = p.arrival() == null ? q.fw.sim.now() : p.arrival().by(p.payload().length);
-        q.placement.inTurn(in, q.live(() -> q.fw.complete(cq, cqe, p.solicited()))); // after earlier payloads' completions
+        // after earlier payloads' completions
+        q.placement.inTurn(in, q.live(() -> q.fw.complete(cq, cqe, p.solicited())));
         if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
         finish();
     }
@@ -473,7 +481,8 @@ final class Responder {
         q.count(FirmwareStat.RESPONDER_ERRORS);
         if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
         if (w != null) {
-            long[] cqe = Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(), xrcSrqn(p));
+            long[] cqe = Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(),
+                    xrcSrqn(p));
             // names the tagged buffer, if it was one
             if (cur != null && cur.tmKind != Cqe64.TM_NONE) cqe = Cqe64.withTm(cqe, cur.tmKind, 0);
             q.fw.complete(recvCq(p), cqe, false);
@@ -524,7 +533,8 @@ final class Responder {
 
     /** The XRC SRQ a receive completion names (0: not an XRC target's). */
     private long xrcSrqn(Packet p) {
-        if (q.srq != null && q.srq.tm != null) return q.srq.srqn; // the library finds a tag-matching SRQ's completions by it too
+        // the library finds a tag-matching SRQ's completions by it too
+        if (q.srq != null && q.srq.tm != null) return q.srq.srqn;
         return q.xrcd == 0 ? 0 : p.xrcSrqn();
     }
 

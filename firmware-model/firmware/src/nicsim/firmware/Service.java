@@ -12,7 +12,8 @@ import nicsim.fabric.Packet;
  * to the target each request names, and the target serves it from a pool of responders.
  */
 enum Service {
-    RC(Packet.RC, true, true), UC(Packet.UC, false, true), UD(Packet.UD, false, false), XRC(Packet.XRC, true, true), DC(Packet.DC, true, true);
+    RC(Packet.RC, true, true), UC(Packet.UC, false, true), UD(Packet.UD, false, false), XRC(Packet.XRC, true, true),
+            DC(Packet.DC, true, true);
 
     /** The BTH opcode's transport bits. */
     final int transport;

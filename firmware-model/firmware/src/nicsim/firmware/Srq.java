@@ -19,9 +19,13 @@ final class Srq {
     /** A tag-matching SRQ's tag list (null: not one); its completions go to {@link #cq}. */
     final TagMatching tm;
 
-    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit) { this(fw, srqn, pd, ring, limit, 0, null, null); }
+    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit) {
+        this(fw, srqn, pd, ring, limit, 0, null, null);
+    }
 
-    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit, long xrcd, Cq cq) { this(fw, srqn, pd, ring, limit, xrcd, cq, null); }
+    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit, long xrcd, Cq cq) {
+        this(fw, srqn, pd, ring, limit, xrcd, cq, null);
+    }
 
     Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit, long xrcd, Cq cq, TagMatching tm) {
         this.fw = fw;

@@ -120,19 +120,22 @@ final class TaggedReceives {
         long srqn = q.srq.srqn;
         int sync = q.srq.tm.syncFarBehind() ? CqeTmFlags.SYNC_REQ : 0;
         WqeFormat.Sge buffer = e.sge();
-        if (len > (buffer.length() & 0xFFFFFFFFL)) { // too little room: the headers go to the buffer, software does the rest
+        // too little room: the headers go to the buffer, software does the rest
+        if (len > (buffer.length() & 0xFFFFFFFFL)) {
             byte[] headers = Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
-            q.fw.exec(cycles, q.live(() -> q.placement.scatter(List.of(buffer), q.pd, 0, headers, null, MttPorts.LOCAL_WRITE, q.live(fail -> {}),
-                    q.live(() -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn, e.handle(), 0, Cqe64.SYNDROME_TM_RNDV_INCOMPLETE, Vendor.TM_RNDV_BUFFER_SHORT, va, rkey,
-                            p.psn(), srqn), Cqe64.TM_MATCHED, CqeTmFlags.MATCH | sync), false)))));
+            long[] cqe = Cqe64.withTm(Cqe64.error(false, q.qpn, e.handle(), 0, Cqe64.SYNDROME_TM_RNDV_INCOMPLETE,
+                    Vendor.TM_RNDV_BUFFER_SHORT, va, rkey, p.psn(), srqn), Cqe64.TM_MATCHED, CqeTmFlags.MATCH | sync);
+            q.fw.exec(cycles, q.live(() -> q.placement.scatter(List.of(buffer), q.pd, 0, headers, null,
+                    MttPorts.LOCAL_WRITE, q.live(fail -> {}), q.live(() -> q.fw.complete(cq, cqe, false)))));
             return;
         }
         q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(),
                 Cqe64.TM_MATCHED, CqeTmFlags.MATCH | sync, 0, tag, priv, p.srcQp(), p.slid(), srqn), false)));
-        BiConsumer<Integer, Integer> failed = (syndrome, vendor) -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn,
-                e.handle(), 0, syndrome, vendor, va, rkey, 0, srqn), Cqe64.TM_MATCHED, 0), false);
-        SendOp read = SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_READ, -1, q.qpn, 0, 0, null, va, rkey, 0, 0,
-                List.of(new WqeFormat.Sge(buffer.addr(), (int) len, buffer.lkey())), null), len, failed);
+        BiConsumer<Integer, Integer> failed = (syndrome, vendor) -> q.fw.complete(cq, Cqe64.withTm(
+                Cqe64.error(false, q.qpn, e.handle(), 0, syndrome, vendor, va, rkey, 0, srqn), Cqe64.TM_MATCHED, 0),
+                false);
+        SendOp read = SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_READ, -1, q.qpn, 0, 0, null, va, rkey,
+                0, 0, List.of(new WqeFormat.Sge(buffer.addr(), (int) len, buffer.lkey())), null), len, failed);
         byte[] fin = Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
         fin[0] = (byte) TmhOpcode.FIN.value();
         read.whenDone(q.live(() -> { // the data is in the tagged buffer: reported, and the sender told
@@ -141,8 +144,9 @@ final class TaggedReceives {
             q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, flags, len, 0, 0, p.srcQp(),
                     p.slid(), srqn), false);
             q.count(FirmwareStat.TM_RENDEZVOUS);
-            q.requester.offload(SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_SEND, -1, q.qpn, 0, 0, null, 0, 0, 0, 0, List.of(), fin),
-                    fin.length, (syndrome, vendor) -> q.fw.report("rendezvous FIN of QP 0x" + Long.toHexString(q.qpn) + " failed: syndrome 0x"
+            var send = new WqeFormat.SendWqe(WqeLayout.OP_SEND, -1, q.qpn, 0, 0, null, 0, 0, 0, 0, List.of(), fin);
+            q.requester.offload(SendOp.offloaded(send, fin.length, (syndrome, vendor) -> q.fw.report(
+                    "rendezvous FIN of QP 0x" + Long.toHexString(q.qpn) + " failed: syndrome 0x"
                             + Integer.toHexString(syndrome))));
         }));
         q.fw.exec(cycles, q.live(() -> q.requester.offload(read)));
