@@ -26,15 +26,19 @@ import nicsim.abi.TmhOpcode;
 public final class DeviceCodes {
     private DeviceCodes() {}
 
-    /** One enum's pairs, both ways. */
+    /** One enum's pairs, both ways; null stays null. */
     private static final class Pairs<V extends Enum<V>, D extends Enum<D>> {
-        final Map<V, D> down;
-        final Map<D, V> up;
+        private final Map<V, D> down;
+        private final Map<D, V> up;
 
         Pairs(Class<V> v, Class<D> d) {
             down = new EnumMap<>(v);
             up = new EnumMap<>(d);
         }
+
+        D down(V v) { return v == null ? null : down.get(v); }
+
+        V up(D d) { return d == null ? null : up.get(d); }
 
         Pairs<V, D> pair(V v, D d) {
             if (down.put(v, d) != null || up.put(d, v) != null)
@@ -125,29 +129,29 @@ public final class DeviceCodes {
             entry(Cqe64.SYNDROME_TM_RNDV_INCOMPLETE, WcStatus.TM_RNDV_INCOMPLETE),
             entry(Cqe64.SYNDROME_GENERAL_ERR, WcStatus.GENERAL_ERR));
 
-    public static QpcState device(QpState s) { return s == null ? null : STATES.down.get(s); }
+    public static QpcState device(QpState s) { return STATES.down(s); }
 
-    public static QpState verbs(QpcState s) { return s == null ? null : STATES.up.get(s); }
+    public static QpState verbs(QpcState s) { return STATES.up(s); }
 
-    public static ServiceType device(QpType t) { return t == null ? null : TYPES.down.get(t); }
+    public static ServiceType device(QpType t) { return TYPES.down(t); }
 
-    public static QpType verbs(ServiceType t) { return t == null ? null : TYPES.up.get(t); }
+    public static QpType verbs(ServiceType t) { return TYPES.up(t); }
 
-    public static DcRole device(DcType t) { return t == null ? null : DC.down.get(t); }
+    public static DcRole device(DcType t) { return DC.down(t); }
 
-    public static DcType verbs(DcRole r) { return r == null ? null : DC.up.get(r); }
+    public static DcType verbs(DcRole r) { return DC.up(r); }
 
-    public static MtuCode device(Mtu m) { return m == null ? null : MTUS.down.get(m); }
+    public static MtuCode device(Mtu m) { return MTUS.down(m); }
 
-    public static Mtu verbs(MtuCode m) { return m == null ? null : MTUS.up.get(m); }
+    public static Mtu verbs(MtuCode m) { return MTUS.up(m); }
 
-    public static TmhOpcode device(TmhOp o) { return o == null ? null : TMH.down.get(o); }
+    public static TmhOpcode device(TmhOp o) { return TMH.down(o); }
 
-    public static TmhOp verbs(TmhOpcode o) { return o == null ? null : TMH.up.get(o); }
+    public static TmhOp verbs(TmhOpcode o) { return TMH.up(o); }
 
-    public static EqeType device(EventType e) { return e == null ? null : EVENTS.down.get(e); }
+    public static EqeType device(EventType e) { return EVENTS.down(e); }
 
-    public static EventType verbs(EqeType e) { return e == null ? null : EVENTS.up.get(e); }
+    public static EventType verbs(EqeType e) { return EVENTS.up(e); }
 
     /** ibv_access_flags {@code flags} as the device's access bits. */
     public static int accessDown(int flags) { return bits(ACCESS, flags, 0, 1); }
@@ -162,26 +166,24 @@ public final class DeviceCodes {
     public static int maskUp(int mask) { return bits(MASK, mask, 1, 0); }
 
     /** A CQE's tag-matching bits (app_info) as ibv_wc_flags; the CQE's other bits are not flags and are left out. */
-    public static int tmFlagsUp(int appInfo) {
-        int out = 0;
-        for (int[] p : TM_FLAGS) if ((appInfo & p[1]) != 0) out |= p[0];
-        return out;
-    }
+    public static int tmFlagsUp(int appInfo) { return named(TM_FLAGS, appInfo, 1, 0); }
 
     /** The ibv_wc_flags' tag-matching bits of {@code flags} as a CQE's app_info bits. */
-    public static int tmFlagsDown(int flags) {
-        int out = 0;
-        for (int[] p : TM_FLAGS) if ((flags & p[0]) != 0) out |= p[1];
-        return out;
-    }
+    public static int tmFlagsDown(int flags) { return named(TM_FLAGS, flags, 0, 1); }
 
     /** The ibv_wc_status an error CQE's {@code syndrome} stands for (GENERAL_ERR for one the table does not name). */
     public static WcStatus status(int syndrome) { return STATUS.getOrDefault(syndrome, WcStatus.GENERAL_ERR); }
 
     /** {@code value}'s bits through {@code table} from column {@code from} to column {@code to}; others as they are. */
     private static int bits(int[][] table, int value, int from, int to) {
-        int out = value;
-        for (int[] p : table) out &= ~p[from];
+        int others = value;
+        for (int[] p : table) others &= ~p[from];
+        return others | named(table, value, from, to);
+    }
+
+    /** The bits of {@code value} that {@code table} names in column {@code from}, as column {@code to} has them. */
+    private static int named(int[][] table, int value, int from, int to) {
+        int out = 0;
         for (int[] p : table) if ((value & p[from]) != 0) out |= p[to];
         return out;
     }

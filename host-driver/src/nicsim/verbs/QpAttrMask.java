@@ -1,7 +1,6 @@
 package nicsim.verbs;
 
-import java.util.ArrayList;
-import java.util.List;
+import nicsim.abi.QpModifyMask;
 
 /** ibv_qp_attr_mask bits (identical in the kernel's ib_qp_attr_mask): which fields of a QpAttr a modify sets. */
 public final class QpAttrMask {
@@ -13,15 +12,6 @@ public final class QpAttrMask {
             MIN_RNR_TIMER = 1 << 15, SQ_PSN = 1 << 16, MAX_DEST_RD_ATOMIC = 1 << 17, PATH_MIG_STATE = 1 << 18,
             CAP = 1 << 19, DEST_QPN = 1 << 20;
 
-    private static final String[] NAMES = {"STATE", "CUR_STATE", "EN_SQD_ASYNC_NOTIFY", "ACCESS_FLAGS", "PKEY_INDEX",
-            "PORT", "QKEY", "AV", "PATH_MTU", "TIMEOUT", "RETRY_CNT", "RNR_RETRY", "RQ_PSN", "MAX_QP_RD_ATOMIC",
-            "ALT_PATH", "MIN_RNR_TIMER", "SQ_PSN", "MAX_DEST_RD_ATOMIC", "PATH_MIG_STATE", "CAP", "DEST_QPN"};
-
     /** The names of the bits set in {@code mask}, for error messages ("AV|PATH_MTU"); unknown bits as hex. */
-    public static String names(int mask) {
-        List<String> out = new ArrayList<>();
-        for (int b = 0; b < 32; b++)
-            if ((mask & (1 << b)) != 0) out.add(b < NAMES.length ? NAMES[b] : String.format("0x%x", 1 << b));
-        return out.isEmpty() ? "(none)" : String.join("|", out);
-    }
+    public static String names(int mask) { return QpModifyMask.names(DeviceCodes.maskDown(mask)); }
 }
