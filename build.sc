@@ -35,8 +35,10 @@ trait NicsimJavaModule extends NicsimJavac {
 
   object test extends JavaTests with TestModule.Junit5 {
     override def moduleDeps = super.moduleDeps ++ NicsimJavaModule.this.testModuleDeps
-    // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (without it: ClassNotFoundException JupiterTestCollector$Builder)
-    def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}", ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
+    // keep super.ivyDeps(): it brings the Jupiter runner Mill needs (without it: ClassNotFoundException
+    // JupiterTestCollector$Builder)
+    def ivyDeps = super.ivyDeps() ++ Agg(ivy"org.junit.jupiter:junit-jupiter:${Versions.jupiter}",
+      ivy"org.junit.jupiter:junit-jupiter-params:${Versions.jupiter}")
     // a nested module (firmware-model.sim) gets a workspace of its own too: "firmware-model-sim"
     def forkArgs = T { Seq("-Xmx2g", s"-Dnicsim.root=${T.workspace}") ++ NicsimJavaModule.gc ++
       NicsimJavaModule.simArgs(T.workspace, NicsimJavaModule.this.millModuleSegments.parts.mkString("-")) ++
@@ -57,8 +59,9 @@ object NicsimJavaModule {
   val gc: Seq[String] = Seq("-XX:+UseParallelGC", "-Xmn512m")
 
   /** What Spark 3.5 needs to run on Java 17 (the --add-opens its own launcher passes). */
-  val sparkOpens: Seq[String] = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
-    "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "sun.nio.ch", "sun.nio.cs", "sun.security.action", "sun.util.calendar")
+  val sparkOpens: Seq[String] = Seq("java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net",
+    "java.nio", "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "sun.nio.ch", "sun.nio.cs",
+    "sun.security.action", "sun.util.calendar")
     .map(p => s"--add-opens=java.base/$p=ALL-UNNAMED")
 
   /**
@@ -90,7 +93,7 @@ object waveforms extends NicsimJavaModule {
  * The model of the adapter, in layers, each a module that sees only the ones below it:
  *   sim       the simulation kernel (nicsim.sim: time, clocks, streams, layouts, traces) and the
  *             profiles (nicsim.profile, resources/nicsim/profiles)
- *   abi       the device's ABI (nicsim.abi) and the libibverbs numbers it carries (nicsim.verbs)
+ *   abi       the device's ABI (nicsim.abi), its own codes included (QP states, service types, syndromes)
  *   platform  the simulated host with its PCI model (nicsim.host) and the fabric (nicsim.fabric)
  *   blocks    the adapter's hardware blocks, the Java twins of hw's RTL (nicsim.adapter)
  *   firmware  the firmware on the adapter's embedded processor (nicsim.firmware)
@@ -336,7 +339,8 @@ object libnicsim extends Module {
  */
 object kernel extends NicsimJavaModule {
   def moduleDeps = Seq(`host-driver`)
-  def driverSources = T.sources(moduleDir / "drivers", moduleDir / "include", moduleDir / "selftest", moduleDir / "RELEASE")
+  def driverSources = T.sources(moduleDir / "drivers", moduleDir / "include", moduleDir / "selftest",
+    moduleDir / "RELEASE")
   def release = T { driverSources(); os.read(moduleDir / "RELEASE").trim }
   private def missing(what: String) =
     new Exception(s"kernel.module: $what: run scripts/ensure-tools.sh --kernel (as root it installs them)")
@@ -346,7 +350,8 @@ object kernel extends NicsimJavaModule {
     val series = release().split('.').take(2).mkString(".")
     val tarball = os.Path(s"/usr/src/linux-source-$series.tar.xz")
     if (!os.exists(tarball)) throw missing(s"no $tarball (Debian's linux-source-$series)")
-    val files = Seq("checkpatch.pl", "spelling.txt", "const_structs.checkpatch").map(f => s"linux-source-$series/scripts/$f")
+    val files = Seq("checkpatch.pl", "spelling.txt", "const_structs.checkpatch")
+      .map(f => s"linux-source-$series/scripts/$f")
     os.proc("tar", "-xJf", tarball, "-C", T.dest, files).call()
     PathRef(T.dest / s"linux-source-$series" / "scripts" / "checkpatch.pl")
   }

@@ -4,20 +4,20 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import nicsim.abi.AccessBits;
 import nicsim.abi.Cmd;
 import nicsim.abi.CmdTable;
 import nicsim.abi.Cqe64;
 import nicsim.abi.MttEntry;
+import nicsim.abi.QpModifyMask;
+import nicsim.abi.QpcState;
+import nicsim.abi.ServiceType;
 import nicsim.abi.UarLayout;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.OnChipMemory;
 import nicsim.host.ConfigSpace;
 import nicsim.sim.Layout;
-import nicsim.verbs.AccessFlags;
-import nicsim.verbs.QpAttrMask;
-import nicsim.verbs.QpState;
-import nicsim.verbs.QpType;
 
 /**
  * libnicsim's {@code nicsim/device.h}: the device's ABI for C drivers (config space, registers, the
@@ -63,7 +63,8 @@ public final class DeviceHeader {
         def(b, "UAR_BF_REGS", UarLayout.BF_REGS);
         def(b, "CQ_ARM_SOLICITED", UarLayout.CQ_ARM_SOLICITED);
         b.append("/* the bus address of device memory's byte 0 (ALLOC_DM's offsets count from it): a region over\n")
-                .append(" * device memory lists its pages there; the host reaches the same bytes at BAR0 + dmBase */\n");
+                .append(" * device memory lists its pages there; the host reaches the same bytes at BAR0 + ")
+                .append("dmBase */\n");
         def(b, "DM_BUS_BASE", OnChipMemory.BASE);
         b.append("/* on-demand paging: a page-list entry's mark for a page not present (the adapter faults it in\n")
                 .append(" * through the kernel); an implicit region's page size (log2) and length from address 0 */\n");
@@ -90,12 +91,12 @@ public final class DeviceHeader {
         }
         b.append("\n/* CREATE_QP's type, MODIFY_QP's states and attribute mask, and access flags ")
                 .append("(libibverbs' numbers) */\n");
-        for (QpType t : QpType.values()) def(b, "QPT_" + t.name(), t.value());
+        for (ServiceType t : ServiceType.values()) def(b, "QPT_" + t.name(), t.value());
         def(b, "QPT_SMI", Cmd.QPT_SMI);
         def(b, "QPT_GSI", Cmd.QPT_GSI);
-        for (QpState q : QpState.values()) def(b, "QPS_" + q.name(), q.value());
-        DeviceManual.constants(QpAttrMask.class, "").forEach((n, v) -> def(b, "QP_ATTR_" + n, v));
-        DeviceManual.constants(AccessFlags.class, "").forEach((n, v) -> def(b, "ACCESS_" + n, v));
+        for (QpcState q : QpcState.values()) def(b, "QPS_" + q.name(), q.value());
+        DeviceManual.constants(QpModifyMask.class, "").forEach((n, v) -> def(b, "QP_ATTR_" + n, v));
+        DeviceManual.constants(AccessBits.class, "").forEach((n, v) -> def(b, "ACCESS_" + n, v));
         b.append("\n/* command statuses (output header word 0, bits 63..32) */\n");
         for (Cmd.Status s : Cmd.Status.values()) def(b, "STATUS_" + s.name(), s.code);
         b.append("\n/* a command status's errno, as mlx5's mlx5_cmd_status_to_err gives it */\n")
@@ -139,7 +140,8 @@ public final class DeviceHeader {
         b.append("/* a receive CQE's GRH flag: a GRH came (flags_rqpn's g bits, IBV_WC_GRH) */\n");
         def(b, "CQE_GRH_BYTE", Cqe64.GRH_BYTE);
         def(b, "CQE_GRH_MASK", 0x30);
-        b.append("/* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), context (8..11) */\n");
+        b.append("/* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), ")
+                .append("context (8..11) */\n");
         DeviceManual.constants(Cqe64.class, "TM_").forEach((n, v) -> def(b, "CQE_TM_" + n, v));
         return b.append("\n#endif\n").toString();
     }

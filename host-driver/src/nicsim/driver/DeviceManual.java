@@ -14,7 +14,10 @@ import java.util.regex.Pattern;
 import nicsim.abi.Cmd;
 import nicsim.abi.CmdTable;
 import nicsim.abi.Cqe64;
+import nicsim.abi.QpModifyMask;
 import nicsim.abi.QpTransitions;
+import nicsim.abi.QpcState;
+import nicsim.abi.ServiceType;
 import nicsim.abi.UarLayout;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
@@ -23,9 +26,6 @@ import nicsim.host.ConfigSpace;
 import nicsim.profile.Profile;
 import nicsim.profile.Profiles;
 import nicsim.sim.Layout;
-import nicsim.verbs.QpAttrMask;
-import nicsim.verbs.QpState;
-import nicsim.verbs.QpType;
 
 /**
  * The tables of the driver writer's manual (docs/device.md), made from the device's own ABI code:
@@ -113,9 +113,9 @@ public final class DeviceManual {
                                 + hex(ConfigSpace.PCIE_CAP) + " on a PCIe profile (pci.kind \"pcie\"), else none"),
                 row(hex(ConfigSpace.PCIE_CAP), "PCI Express capability (ID " + hex(ConfigSpace.CAP_ID_PCIE)
                         + "), PCIe profiles only", "version 2, an endpoint; Device Capabilities ("
-                        + hex(ConfigSpace.PCIE_DEVCAP) + ") has Function Level Reset capable (bit 28) and the largest "
-                        + "payload (pci.max.payload); Link Capabilities (" + hex(ConfigSpace.PCIE_LNKCAP) + ") and Link "
-                        + "Status the profile's lane rate and lanes; writing bit 15 of Device Control ("
+                        + hex(ConfigSpace.PCIE_DEVCAP) + ") has Function Level Reset capable (bit 28) and the "
+                        + "largest payload (pci.max.payload); Link Capabilities (" + hex(ConfigSpace.PCIE_LNKCAP)
+                        + ") and Link Status the profile's lane rate and lanes; writing bit 15 of Device Control ("
                         + hex(ConfigSpace.PCIE_DEVCTL) + ") resets the function (Function-level reset, below)")));
     }
 
@@ -243,22 +243,26 @@ public final class DeviceManual {
         return table(List.of("op_own bits 7..4", "CQE opcode"), rows);
     }
 
+    /**
+     * The error syndromes and the ibv_wc_status each stands for: the status named as the syndrome is, the verbs
+     * library's rule (its DeviceCodes, whose test holds every syndrome to it).
+     */
     private static String cqeSyndromes() {
         List<List<String>> rows = new ArrayList<>();
         constants(Cqe64.class, "SYNDROME_").forEach((name, v) ->
-                rows.add(row(String.format("0x%02x", v), name, Cqe64.status(v).name())));
+                rows.add(row(String.format("0x%02x", v), name, name)));
         return table(List.of("byte 55", "error syndrome", "ibv_wc_status"), rows);
     }
 
     private static String transitions() {
         List<List<String>> rows = new ArrayList<>();
-        for (QpType t : List.of(QpType.RC, QpType.UC, QpType.UD))
-            for (QpState cur : QpState.values())
-                for (QpState next : QpState.values())
+        for (ServiceType t : List.of(ServiceType.RC, ServiceType.UC, ServiceType.UD))
+            for (QpcState cur : QpcState.values())
+                for (QpcState next : QpcState.values())
                     if (QpTransitions.valid(cur, next, t, null))
                         rows.add(row(t.name(), cur + " -> " + next,
-                                QpAttrMask.names(QpTransitions.required(cur, next, t)),
-                                QpAttrMask.names(QpTransitions.optional(cur, next, t))));
+                                QpModifyMask.names(QpTransitions.required(cur, next, t)),
+                                QpModifyMask.names(QpTransitions.optional(cur, next, t))));
         return table(List.of("type", "transition", "attributes required", "attributes taken"), rows);
     }
 

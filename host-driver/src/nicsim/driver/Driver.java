@@ -14,13 +14,11 @@ import java.util.function.IntConsumer;
 import java.util.function.LongUnaryOperator;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.abi.EqeType;
 import nicsim.abi.MttEntry;
 import nicsim.abi.UarLayout;
-import nicsim.verbs.EventType;
 import nicsim.host.ConfigSpace;
 import nicsim.sim.Layout;
-import nicsim.verbs.Errno;
-import nicsim.verbs.VerbsException;
 
 /**
  * The host driver: it reaches the adapter only through the PCI model. Probe reads config space,
@@ -28,7 +26,7 @@ import nicsim.verbs.VerbsException;
  * adapter up through its command interface ({@link Cmd}): the command entry and mailboxes live in
  * host memory, and each command is one MMIO doorbell. A command is synchronous for the caller: the
  * simulation runs until the adapter hands the entry back. A command the firmware refuses becomes a
- * {@link VerbsException} with mlx5's errno for its status and the firmware's syndrome in words.
+ * {@link ErrnoException} with mlx5's errno for its status and the firmware's syndrome in words.
  */
 public final class Driver {
     public static final int EQ_LOG_SIZE = 8, MTT_ENTRIES = 1 << 20;
@@ -210,7 +208,7 @@ public final class Driver {
     /** Translation misses this driver's interrupt handler has filled. */
     public long translationFills() { return fills; }
 
-    /** Runs one command; returns its result or throws VerbsException with the firmware's status and syndrome. */
+    /** Runs one command; returns its result or throws ErrnoException with the firmware's status and syndrome. */
     public <I, O> O command(int opcode, Layout<I> inLayout, I input, Layout<O> outLayout) {
         byte[] in = Cmd.encode(inLayout, input);
         int outLen = Cmd.OUT_HEADER_WORDS * 8 + Cmd.bytes(outLayout);
@@ -220,7 +218,7 @@ public final class Driver {
         if (status != Cmd.Status.OK) {
             int synd = (int) (head & 0xFFFF_FFFFL);
             String why = synd < Cmd.Syndrome.values().length ? Cmd.Syndrome.values()[synd].text : "syndrome " + synd;
-            throw new VerbsException(status.errno == 0 ? Errno.EIO : status.errno,
+            throw new ErrnoException(status.errno == 0 ? LinuxErrno.EIO : status.errno,
                     String.format("%s failed: %s (status %s, value 0x%x)", Cmd.opcodeName(opcode), why, status,
                             BigEndian.get64(out, 8)));
         }
@@ -245,7 +243,7 @@ public final class Driver {
         try {
             host.sim.runUntil(() -> mem.read(entry + Cmd.ENTRY_OWNER, 1)[0] == 0, COMMAND_TIMEOUT, host.scope);
         } catch (IllegalStateException timeout) {
-            throw new VerbsException(Errno.ETIMEDOUT,
+            throw new ErrnoException(LinuxErrno.ETIMEDOUT,
                     Cmd.opcodeName(opcode) + ": the adapter did not answer: " + timeout.getMessage());
         }
         return mem.read(outBox, outLen);
@@ -332,8 +330,8 @@ public final class Driver {
             if ((e[63] & 0x80) == 0 || owner != ((eqConsumer & size) != 0 ? 1 : 0)) break;
             long[] event = {e[0] & 0xff, BigEndian.get32(e, 4)};
             int type = (int) event[0];
-            boolean port = type == EventType.PORT_ERR.value() || type == EventType.PORT_ACTIVE.value();
-            if (port) portActive = type == EventType.PORT_ACTIVE.value();
+            boolean port = type == EqeType.PORT_ERR.value() || type == EqeType.PORT_ACTIVE.value();
+            if (port) portActive = type == EqeType.PORT_ACTIVE.value();
             else events.add(event);
             eqConsumer++;
             for (var l : List.copyOf(eventListeners)) l.accept(event);

@@ -5,11 +5,9 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import nicsim.abi.Cmd;
+import nicsim.abi.QpModifyMask;
+import nicsim.abi.QpcState;
 import nicsim.firmware.Resources;
-import nicsim.verbs.Errno;
-import nicsim.verbs.QpAttrMask;
-import nicsim.verbs.QpState;
-import nicsim.verbs.VerbsException;
 
 /**
  * The kernel's QP counters on the adapter's port (ib_core's rdma_counter, driven by `rdma statistic qp`):
@@ -61,12 +59,12 @@ public final class QpCounters {
      */
     public void setAuto(int newMask) {
         if ((newMask & ~(MASK_QP_TYPE | MASK_PID)) != 0)
-            throw new VerbsException(Errno.EINVAL, String.format("auto mode mask 0x%x: only type (1) and pid (2)",
+            throw new ErrnoException(LinuxErrno.EINVAL, String.format("auto mode mask 0x%x: only type (1) and pid (2)",
                     newMask));
         int newMode = newMask != 0 ? MODE_AUTO : counters.isEmpty() ? MODE_NONE : MODE_MANUAL;
         if (newMode == mode && newMask == mask) return;
         if (newMode == MODE_AUTO && !counters.isEmpty())
-            throw new VerbsException(Errno.EBUSY, "Modifying auto mode is not allowed when there is a bound QP ("
+            throw new ErrnoException(LinuxErrno.EBUSY, "Modifying auto mode is not allowed when there is a bound QP ("
                     + counters.size() + " counters)");
         mode = newMode;
         mask = newMask;
@@ -78,8 +76,8 @@ public final class QpCounters {
      * A bind the adapter refuses (no set left) leaves the QP unbound, as ib_core ignores it.
      */
     public void modified(long qpn, long attrMask, int state, int pid) {
-        if (mode != MODE_AUTO || pid == 0 || byQp.containsKey(qpn) || state != QpState.INIT.value()
-                || (attrMask & (QpAttrMask.STATE | QpAttrMask.PORT)) != (QpAttrMask.STATE | QpAttrMask.PORT))
+        if (mode != MODE_AUTO || pid == 0 || byQp.containsKey(qpn) || state != QpcState.INIT.value()
+                || (attrMask & (QpModifyMask.STATE | QpModifyMask.PORT)) != (QpModifyMask.STATE | QpModifyMask.PORT))
             return;
         Qp qp = find(qpn, pid);
         if (qp == null) return;
@@ -93,7 +91,7 @@ public final class QpCounters {
         try {
             if (c == null) c = allocate(MODE_AUTO, mask, qp);
             attach(c, qpn);
-        } catch (VerbsException refused) {
+        } catch (ErrnoException refused) {
             if (c != null && c.qps().isEmpty()) free(c);
         }
     }
@@ -104,18 +102,18 @@ public final class QpCounters {
      * QP with a user's counter (and the reverse); ENOENT for no such counter.
      */
     public long bind(Qp qp, Long id, long qpn) {
-        if (mode == MODE_AUTO) throw new VerbsException(Errno.EINVAL, "the port's counters are in auto mode: "
+        if (mode == MODE_AUTO) throw new ErrnoException(LinuxErrno.EINVAL, "the port's counters are in auto mode: "
                 + "`rdma statistic qp set link ... auto off` first");
-        if (qp == null) throw new VerbsException(Errno.ENOENT, String.format("no QP %d on this adapter", qpn));
+        if (qp == null) throw new ErrnoException(LinuxErrno.ENOENT, String.format("no QP %d on this adapter", qpn));
         if (byQp.containsKey(qp.qpn()))
-            throw new VerbsException(Errno.EINVAL, String.format("QP %d is bound to counter %d already", qp.qpn(),
+            throw new ErrnoException(LinuxErrno.EINVAL, String.format("QP %d is bound to counter %d already", qp.qpn(),
                     byQp.get(qp.qpn()).id()));
         Counter c;
         if (id != null) {
             c = counters.get(id);
-            if (c == null) throw new VerbsException(Errno.ENOENT, "no counter " + id);
+            if (c == null) throw new ErrnoException(LinuxErrno.ENOENT, "no counter " + id);
             if ((c.pid() == 0) != (qp.pid() == 0))
-                throw new VerbsException(Errno.EINVAL, String.format("counter %d is %s, QP %d is not", id,
+                throw new ErrnoException(LinuxErrno.EINVAL, String.format("counter %d is %s, QP %d is not", id,
                         c.pid() == 0 ? "the kernel's" : "a process's", qp.qpn()));
         } else {
             c = allocate(MODE_MANUAL, 0, qp);
@@ -123,7 +121,7 @@ public final class QpCounters {
         }
         try {
             attach(c, qp.qpn());
-        } catch (VerbsException refused) {
+        } catch (ErrnoException refused) {
             if (c.qps().isEmpty()) free(c);
             throw refused;
         }
@@ -135,10 +133,11 @@ public final class QpCounters {
      * its counter, or the port is not in manual mode).
      */
     public void unbind(long qpn, long id, boolean qpExists) {
-        if (!qpExists) throw new VerbsException(Errno.ENOENT, String.format("no QP %d on this adapter", qpn));
+        if (!qpExists) throw new ErrnoException(LinuxErrno.ENOENT, String.format("no QP %d on this adapter", qpn));
         Counter c = byQp.get(qpn);
         if (c == null || c.id() != id || mode != MODE_MANUAL)
-            throw new VerbsException(Errno.EINVAL, String.format("QP %d is not bound to counter %d by hand", qpn, id));
+            throw new ErrnoException(LinuxErrno.EINVAL,
+                    String.format("QP %d is not bound to counter %d by hand", qpn, id));
         driver().command(Cmd.SET_QP_COUNTER, Cmd.QP_COUNTER_IN, new Cmd.QpCounter(qpn, 0), Cmd.EMPTY);
         detach(c, qpn);
     }
@@ -178,7 +177,7 @@ public final class QpCounters {
         counters.remove(c.id());
         try {
             driver().command(Cmd.DEALLOC_Q_COUNTER, Cmd.HANDLE, new Cmd.Handle(c.id()), Cmd.EMPTY);
-        } catch (VerbsException gone) { // the adapter lost it (a teardown): nothing is left to free
+        } catch (ErrnoException gone) { // the adapter lost it (a teardown): nothing is left to free
         }
         if (counters.isEmpty() && mode == MODE_MANUAL) mode = MODE_NONE;
     }

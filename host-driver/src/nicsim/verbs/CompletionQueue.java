@@ -37,8 +37,9 @@ public final class CompletionQueue extends VerbsObject {
         this.ring = new CqRing(driver, Integer.highestOneBit(cqe) << 1); // roundup_pow_of_two(cqe + 1)
         vector = driver.claimVector(onInterrupt);
         try {
-            cqn = (int) driver.command(Cmd.CREATE_CQ, Cmd.CREATE_CQ_IN, new Cmd.CreateCq(ctx.uar, ring.base(),
-                    Integer.numberOfTrailingZeros(ring.size()), vector, ring.doorbellRecord()), Cmd.HANDLE).handle();
+            cqn = (int) DriverCommand.run(driver, Cmd.CREATE_CQ, Cmd.CREATE_CQ_IN, new Cmd.CreateCq(ctx.uar,
+                    ring.base(), Integer.numberOfTrailingZeros(ring.size()), vector, ring.doorbellRecord()),
+                    Cmd.HANDLE).handle();
         } catch (RuntimeException e) {
             driver.releaseVector(vector, onInterrupt);
             ring.free();
@@ -83,7 +84,7 @@ public final class CompletionQueue extends VerbsObject {
         if (ring.started()) ring.publishConsumer();
         long base = CqRing.invalidRing(driver, size);
         try {
-            driver.command(Cmd.RESIZE_CQ, Cmd.RESIZE_CQ_IN,
+            DriverCommand.run(driver, Cmd.RESIZE_CQ, Cmd.RESIZE_CQ_IN,
                     new Cmd.ResizeCq(cqn, base, Integer.numberOfTrailingZeros(size)), Cmd.EMPTY);
         } catch (RuntimeException e) {
             driver.host().freePhysical(base, 64L * size);
@@ -118,7 +119,7 @@ public final class CompletionQueue extends VerbsObject {
             if (s != null && s.type() == SrqType.TM) return s.tmCompletion(v, e);
             if (s != null && s.type() == SrqType.XRC) {
                 if (qp != null && v.opcode() == Cqe64.RESP_ERR
-                        && Cqe64.status(v.syndrome()) != WcStatus.WR_FLUSH_ERR)
+                        && DeviceCodes.status(v.syndrome()) != WcStatus.WR_FLUSH_ERR)
                     qp.movedByDevice(QpState.ERR);
                 byte[] inline = Cqe64.inlineData(e);
                 if (inline != null) QueuePair.scatter(ctx.driver.host(), inline, s.sges(v.wqeCounter()));
@@ -146,7 +147,7 @@ public final class CompletionQueue extends VerbsObject {
     @Override protected String describe() { return "CompletionQueue(" + cqn + ")"; }
 
     @Override protected void destroy() {
-        driver.command(Cmd.DESTROY_CQ, Cmd.HANDLE, new Cmd.Handle(cqn), Cmd.EMPTY);
+        DriverCommand.run(driver, Cmd.DESTROY_CQ, Cmd.HANDLE, new Cmd.Handle(cqn), Cmd.EMPTY);
         driver.releaseVector(vector, onInterrupt);
         ctx.cqs.remove(cqn);
         ring.free();

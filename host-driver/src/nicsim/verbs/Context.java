@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 import nicsim.abi.Cmd;
+import nicsim.abi.EqeType;
+import nicsim.abi.MtuCode;
 import nicsim.driver.Driver;
 
 /**
@@ -25,7 +27,7 @@ public final class Context extends VerbsObject {
     Context(Driver driver) {
         super(null);
         this.driver = driver;
-        this.uar = (int) driver.command(Cmd.ALLOC_UAR, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
+        this.uar = (int) DriverCommand.run(driver, Cmd.ALLOC_UAR, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
         driver.onEvent(stateTracker);
     }
 
@@ -34,13 +36,13 @@ public final class Context extends VerbsObject {
      * A port's event is every open context's, as the kernel writes it to every async file.
      */
     private void deviceEvent(long[] e) {
-        EventType t = EventType.of((int) e[0]);
+        EventType t = DeviceCodes.verbs(EqeType.of((int) e[0]));
         if (t == EventType.PORT_ERR || t == EventType.PORT_ACTIVE) {
             events.add(new AsyncEvent(t, -1, -1, -1, (int) e[1]));
             return;
         }
         QueuePair qp = qps.get((int) e[1]);
-        if (qp != null && EventType.of((int) e[0]).movesQpToError()) qp.movedByDevice(QpState.ERR);
+        if (qp != null && EqeType.of((int) e[0]).movesQpToError()) qp.movedByDevice(QpState.ERR);
     }
 
     public Driver driver() { return driver; }
@@ -118,14 +120,16 @@ public final class Context extends VerbsObject {
         gid[1] = (byte) 0x80;
         gid[15] = (byte) c.lid();
         PortState state = driver.portActive() ? PortState.ACTIVE : PortState.DOWN; // as PORT_ERR/PORT_ACTIVE said last
-        return new PortAttr(state, (int) c.lid(), Mtu.of((int) c.maxMtu()), Mtu.of((int) c.maxMtu()), gid,
+        return new PortAttr(state, (int) c.lid(), DeviceCodes.verbs(MtuCode.of((int) c.maxMtu())),
+                DeviceCodes.verbs(MtuCode.of((int) c.maxMtu())), gid,
                 c.maxMsgSize());
     }
 
     /** Whether an async event for this context's objects has come (a look that takes none). */
     public boolean hasAsyncEvent() {
         if (!events.isEmpty()) return true;
-        for (long[] e : driver.events()) if (mine(EventType.of((int) e[0]), (int) e[1])) return true;
+        for (long[] e : driver.events()) if (mine(DeviceCodes.verbs(EqeType.of((int) e[0])), (int) e[1]))
+            return true;
         return false;
     }
 
@@ -140,7 +144,7 @@ public final class Context extends VerbsObject {
         ArrayDeque<long[]> all = driver.events();
         for (var it = all.iterator(); it.hasNext(); ) {
             long[] e = it.next();
-            EventType t = EventType.of((int) e[0]);
+            EventType t = DeviceCodes.verbs(EqeType.of((int) e[0]));
             int res = (int) e[1];
             boolean srqEvent = t == EventType.SRQ_LIMIT_REACHED || t == EventType.SRQ_ERR;
             if (!mine(t, res)) continue;
@@ -157,7 +161,8 @@ public final class Context extends VerbsObject {
      */
     @Override public void close() {
         if (isClosed()) return;
-        driver.events().removeIf(e -> mine(EventType.of((int) e[0]), (int) e[1])); // nobody will take them now
+        // nobody will take them now
+        driver.events().removeIf(e -> mine(DeviceCodes.verbs(EqeType.of((int) e[0])), (int) e[1]));
         for (QueuePair qp : List.copyOf(qps.values())) qp.close();
         for (SharedReceiveQueue s : List.copyOf(srqs.values()))
             if (s.type() != SrqType.BASIC) s.close(); // XRC and TM SRQs hold a CQ
@@ -169,6 +174,6 @@ public final class Context extends VerbsObject {
 
     @Override protected void destroy() {
         driver.removeEventListener(stateTracker);
-        driver.command(Cmd.DEALLOC_UAR, Cmd.HANDLE, new Cmd.Handle(uar), Cmd.EMPTY);
+        DriverCommand.run(driver, Cmd.DEALLOC_UAR, Cmd.HANDLE, new Cmd.Handle(uar), Cmd.EMPTY);
     }
 }

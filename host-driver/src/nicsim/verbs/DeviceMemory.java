@@ -30,7 +30,7 @@ public final class DeviceMemory extends VerbsObject {
         if (logAlignReq < 0 || logAlignReq > 20)
             throw new VerbsException(Errno.EINVAL, "allocDm logAlignReq " + logAlignReq + " must be 0..20");
         this.length = length;
-        this.offset = ctx.driver.command(Cmd.ALLOC_DM, Cmd.ALLOC_DM_IN, new Cmd.AllocDm(length, logAlignReq),
+        this.offset = DriverCommand.run(ctx.driver, Cmd.ALLOC_DM, Cmd.ALLOC_DM_IN, new Cmd.AllocDm(length, logAlignReq),
                 Cmd.HANDLE).handle();
         made();
     }
@@ -87,6 +87,6 @@ public final class DeviceMemory extends VerbsObject {
     @Override protected void destroy() {
         if (regions > 0)
             throw new VerbsException(Errno.EBUSY, describe() + " still has " + regions + " regions over it");
-        ctx.driver.command(Cmd.DEALLOC_DM, Cmd.HANDLE, new Cmd.Handle(offset), Cmd.EMPTY);
+        DriverCommand.run(ctx.driver, Cmd.DEALLOC_DM, Cmd.HANDLE, new Cmd.Handle(offset), Cmd.EMPTY);
     }
 }

@@ -48,9 +48,11 @@ public final class MemoryRegion extends VerbsObject {
                     String.format("regMr of the whole address space: access 0x%x lacks ON_DEMAND", access));
         checkAccess(pd, access);
         long pages = IMPLICIT_LENGTH >>> MttEntry.IMPLICIT_PAGE_SHIFT;
-        Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, 0, IMPLICIT_LENGTH, access & ~AccessFlags.ON_DEMAND,
+        Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, 0, IMPLICIT_LENGTH,
+                DeviceCodes.accessDown(access & ~AccessFlags.ON_DEMAND),
                 MttEntry.IMPLICIT_PAGE_SHIFT, 0, pages, 0);
-        int key = (int) pd.ctx.driver.command(Cmd.CREATE_IMPLICIT_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
+        int key = (int) DriverCommand.run(pd.ctx.driver, Cmd.CREATE_IMPLICIT_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE)
+                .handle();
         this.pd = pd;
         this.length = IMPLICIT_LENGTH;
         this.access = access;
@@ -129,16 +131,17 @@ public final class MemoryRegion extends VerbsObject {
         }
         long listAt = host.allocPhysical(list.length, 8);
         host.memory.write(listAt, list);
-        Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, zeroBasedIova, length, access & ~AccessFlags.ON_DEMAND,
+        Cmd.CreateMkey c = new Cmd.CreateMkey(pd.pdn, zeroBasedIova, length,
+                DeviceCodes.accessDown(access & ~AccessFlags.ON_DEMAND),
                 shift, addr - first, pages, listAt);
         int key;
         // the firmware copies the list into its translation table before it answers: the list is needed until then
         try {
-            key = keep ? mkey
-                    : (int) pd.ctx.driver.command(Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c, Cmd.HANDLE).handle();
+            key = keep ? mkey : (int) DriverCommand.run(pd.ctx.driver, Cmd.CREATE_MKEY, Cmd.CREATE_MKEY_IN, c,
+                    Cmd.HANDLE).handle();
             if (keep)
-                pd.ctx.driver.command(Cmd.REREG_MKEY, Cmd.REREG_MKEY_IN, new Cmd.ReregMkey(mkey & 0xFFFFFFFFL, c),
-                        Cmd.EMPTY);
+                DriverCommand.run(pd.ctx.driver, Cmd.REREG_MKEY, Cmd.REREG_MKEY_IN,
+                        new Cmd.ReregMkey(mkey & 0xFFFFFFFFL, c), Cmd.EMPTY);
         } finally {
             host.freePhysical(listAt, list.length);
         }
@@ -229,7 +232,7 @@ public final class MemoryRegion extends VerbsObject {
     @Override protected String describe() { return String.format("MemoryRegion(key 0x%x)", mkey); }
 
     @Override protected void destroy() {
-        pd.ctx.driver.command(Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(mkey & 0xFFFFFFFFL), Cmd.EMPTY);
+        DriverCommand.run(pd.ctx.driver, Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(mkey & 0xFFFFFFFFL), Cmd.EMPTY);
         if ((access & AccessFlags.ON_DEMAND) != 0) pd.ctx.driver.odpDeregistered(mkey & 0xFFFFFFFFL);
         if (implicit) pd.ctx.driver.implicitDeregistered((mkey & 0xFFFFFFFFL) >>> 8);
         if (dm != null) dm.regions--;

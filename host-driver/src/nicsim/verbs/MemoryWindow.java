@@ -16,8 +16,8 @@ public final class MemoryWindow extends VerbsObject {
         super(pd);
         this.pd = pd;
         this.type = type;
-        this.rkey = (int) pd.ctx.driver.command(Cmd.ALLOC_MW, Cmd.ALLOC_MW_IN, new Cmd.AllocMw(pd.pdn, type.value()),
-                Cmd.HANDLE).handle();
+        this.rkey = (int) DriverCommand.run(pd.ctx.driver, Cmd.ALLOC_MW, Cmd.ALLOC_MW_IN,
+                new Cmd.AllocMw(pd.pdn, type.value()), Cmd.HANDLE).handle();
         made();
     }
 
@@ -34,6 +34,6 @@ public final class MemoryWindow extends VerbsObject {
     @Override protected String describe() { return String.format("MemoryWindow(rkey 0x%x)", rkey); }
 
     @Override protected void destroy() {
-        pd.ctx.driver.command(Cmd.DEALLOC_MW, Cmd.HANDLE, new Cmd.Handle(rkey & 0xFFFFFFFFL), Cmd.EMPTY);
+        DriverCommand.run(pd.ctx.driver, Cmd.DEALLOC_MW, Cmd.HANDLE, new Cmd.Handle(rkey & 0xFFFFFFFFL), Cmd.EMPTY);
     }
 }

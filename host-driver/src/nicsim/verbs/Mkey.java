@@ -22,7 +22,7 @@ public final class Mkey extends VerbsObject {
                     + pd.ctx.driver.host().profile.name() + " has no indirect mkeys (UMR)");
         this.pd = pd;
         this.maxEntries = maxEntries;
-        this.key = (int) pd.ctx.driver.command(Cmd.CREATE_INDIRECT_MKEY, Cmd.CREATE_INDIRECT_MKEY_IN,
+        this.key = (int) DriverCommand.run(pd.ctx.driver, Cmd.CREATE_INDIRECT_MKEY, Cmd.CREATE_INDIRECT_MKEY_IN,
                 new Cmd.CreateIndirectMkey(pd.pdn, maxEntries), Cmd.HANDLE).handle();
         made();
     }
@@ -39,6 +39,6 @@ public final class Mkey extends VerbsObject {
     @Override protected String describe() { return String.format("Mkey(0x%x)", key); }
 
     @Override protected void destroy() {
-        pd.ctx.driver.command(Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(key & 0xFFFFFFFFL), Cmd.EMPTY);
+        DriverCommand.run(pd.ctx.driver, Cmd.DESTROY_MKEY, Cmd.HANDLE, new Cmd.Handle(key & 0xFFFFFFFFL), Cmd.EMPTY);
     }
 }

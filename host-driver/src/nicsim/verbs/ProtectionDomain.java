@@ -12,7 +12,7 @@ public final class ProtectionDomain extends VerbsObject {
     ProtectionDomain(Context ctx) {
         super(ctx);
         this.ctx = ctx;
-        this.pdn = (int) ctx.driver.command(Cmd.ALLOC_PD, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
+        this.pdn = (int) DriverCommand.run(ctx.driver, Cmd.ALLOC_PD, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
         made();
     }
 
@@ -47,7 +47,7 @@ public final class ProtectionDomain extends VerbsObject {
         for (Sge s : sges) {
             try {
                 var in = new Cmd.OdpPrefetch(pdn, s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL);
-                ctx.driver.command(op, Cmd.ODP_PREFETCH_IN, in, Cmd.EMPTY);
+                DriverCommand.run(ctx.driver, op, Cmd.ODP_PREFETCH_IN, in, Cmd.EMPTY);
             } catch (VerbsException e) {
                 throw new VerbsException(e.errno(), "adviseMr SGE " + s + ": " + e.getMessage());
             }
@@ -157,6 +157,6 @@ public final class ProtectionDomain extends VerbsObject {
     @Override protected String describe() { return "ProtectionDomain(" + pdn + ")"; }
 
     @Override protected void destroy() {
-        ctx.driver.command(Cmd.DEALLOC_PD, Cmd.HANDLE, new Cmd.Handle(pdn), Cmd.EMPTY);
+        DriverCommand.run(ctx.driver, Cmd.DEALLOC_PD, Cmd.HANDLE, new Cmd.Handle(pdn), Cmd.EMPTY);
     }
 }

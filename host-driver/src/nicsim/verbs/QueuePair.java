@@ -8,7 +8,9 @@ import java.util.Map;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
+import nicsim.abi.MtuCode;
 import nicsim.abi.QpTransitions;
+import nicsim.abi.QpcState;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
@@ -142,9 +144,10 @@ public final class QueuePair extends VerbsObject {
         try {
             long flags = Cmd.CreateQp.withDcType(Cmd.CreateQp.flags(sqSigAll, a.scatterToCqe(),
                     strides == 0 ? 0 : a.logStrideBytes(), strides == 0 ? 0 : a.logNumStrides()),
-                    dcType == null ? 0 : dcType.value());
-            number = driver.command(Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(
-                    a.specialQp() >= 0 ? a.specialQp() : type.value(), target ? a.xrcd().xrcdn : pd.pdn,
+                    dcType == null ? 0 : DeviceCodes.device(dcType).value());
+            number = DriverCommand.run(driver, Cmd.CREATE_QP, Cmd.CREATE_QP_IN, new Cmd.CreateQp(
+                    a.specialQp() >= 0 ? a.specialQp() : DeviceCodes.device(type).value(),
+                    target ? a.xrcd().xrcdn : pd.pdn,
                     sendCq == null ? 0 : sendCq.cqn, recvCq == null ? 0 : recvCq.cqn, ctx.uar,
                     dct ? a.dctAccessKey() : sq.base(), Integer.numberOfTrailingZeros(sq.size()), rq.base(),
                     Integer.numberOfTrailingZeros(rq.size()), Integer.numberOfTrailingZeros(rq.stride()), dbrec, flags,
@@ -196,7 +199,8 @@ public final class QueuePair extends VerbsObject {
         QpState cur = (mask & QpAttrMask.CUR_STATE) != 0 ? attr.curQpState() : state;
         QpState target;
         try {
-            target = QpTransitions.check(type, dcType, cur, mask, attr.qpState());
+            target = DeviceCodes.verbs(QpTransitions.check(DeviceCodes.device(type), DeviceCodes.device(dcType),
+                    DeviceCodes.device(cur), DeviceCodes.maskDown(mask), DeviceCodes.device(attr.qpState())));
         } catch (QpTransitions.Rejected r) {
             throw new VerbsException(Errno.EINVAL, "modify QP 0x" + Integer.toHexString(qpn) + ": " + r.getMessage());
         }
@@ -228,8 +232,10 @@ public final class QueuePair extends VerbsObject {
             throw new VerbsException(Errno.EINVAL, "QpAttr.pkeyIndex " + attr.pkeyIndex()
                     + " does not exist (the P_Key table has entry 0)");
         int m = mask;
-        driver.command(Cmd.MODIFY_QP, Cmd.QP_ATTRS, new Cmd.QpAttrs(qpn, m & 0xFFFFFFFFL, cur.value(),
-                attr.qpState().value(), attr.qpAccessFlags(), attr.qkey() & 0xFFFFFFFFL, attr.pathMtu().value(),
+        DriverCommand.run(driver, Cmd.MODIFY_QP, Cmd.QP_ATTRS, new Cmd.QpAttrs(qpn,
+                DeviceCodes.maskDown(m) & 0xFFFFFFFFL, DeviceCodes.device(cur).value(),
+                DeviceCodes.device(attr.qpState()).value(), DeviceCodes.accessDown(attr.qpAccessFlags()),
+                attr.qkey() & 0xFFFFFFFFL, DeviceCodes.device(attr.pathMtu()).value(),
                 attr.destQpNum() & 0xFFFFFF, attr.rqPsn() & 0xFFFFFF, attr.sqPsn() & 0xFFFFFF, attr.ahAttr().dlid(),
                 attr.timeout(), attr.retryCnt(), attr.rnrRetry(), attr.minRnrTimer(), attr.maxRdAtomic(),
                 attr.maxDestRdAtomic(), attr.portNum(), attr.pkeyIndex(), attr.enSqdAsyncNotify() ? 1 : 0), Cmd.EMPTY);
@@ -248,10 +254,11 @@ public final class QueuePair extends VerbsObject {
     /** ibv_query_qp: the adapter's view, including a state it reached by itself (ERR, SQE). */
     public QpAttr query() {
         checkOpen();
-        Cmd.QpAttrs a = driver.command(Cmd.QUERY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.QP_ATTRS);
-        state = QpState.of((int) a.state());
-        return new QpAttr().qpState(state).curQpState(state).qpAccessFlags((int) a.access()).qkey((int) a.qkey())
-                .pathMtu(Mtu.of((int) a.pathMtu())).destQpNum((int) a.destQpn())
+        Cmd.QpAttrs a = DriverCommand.run(driver, Cmd.QUERY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.QP_ATTRS);
+        state = DeviceCodes.verbs(QpcState.of((int) a.state()));
+        return new QpAttr().qpState(state).curQpState(state).qpAccessFlags(DeviceCodes.accessUp((int) a.access()))
+                .qkey((int) a.qkey())
+                .pathMtu(DeviceCodes.verbs(MtuCode.of((int) a.pathMtu()))).destQpNum((int) a.destQpn())
                 .rqPsn((int) a.rqPsn()).sqPsn((int) a.sqPsn())
                 .ahAttr(new AhAttr().dlid((int) a.dlid())).timeout((int) a.timeout()).retryCnt((int) a.retryCnt())
                 .rnrRetry((int) a.rnrRetry()).minRnrTimer((int) a.minRnrTimer()).maxRdAtomic((int) a.maxRdAtomic())
@@ -382,14 +389,15 @@ public final class QueuePair extends VerbsObject {
             }
         }
         boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
-        var layout = new WqeFormat.MkeyLayout(wr.mkeyAccess(), inter ? wr.repeatCount() : 0, List.copyOf(klms));
+        var layout = new WqeFormat.MkeyLayout(DeviceCodes.accessDown(wr.mkeyAccess()), inter ? wr.repeatCount() : 0,
+                List.copyOf(klms));
         return WqeFormat.encode(WqeFormat.SendWqe.layout(sq.head(), qpn, signaled ? WqeFormat.CQ_UPDATE : 0,
-                wr.mkey().lkey(), layout), type);
+                wr.mkey().lkey(), layout), DeviceCodes.device(type));
     }
 
     private byte[] build(SendWr wr, int i) {
         WrOpcode op = wr.opcode();
-        if (!WqeLayout.allowedOn(type, mlx5Opcode(op)))
+        if (!WqeLayout.allowedOn(DeviceCodes.device(type), mlx5Opcode(op)))
             throw new VerbsException(Errno.EINVAL, "SendWr.opcode " + op + " is not allowed on a " + type + " QP", i);
         if (op == WrOpcode.BIND_MW) {
             if (wr.mw() == null || wr.bindMr() == null)
@@ -408,17 +416,17 @@ public final class QueuePair extends VerbsObject {
                 throw new VerbsException(Errno.EINVAL,
                         String.format("BIND_MW access 0x%x: only remote access flags", wr.bindAccess()), i);
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
-            long mrAndAccess = (long) wr.bindMr().lkey() << 32 | (wr.bindAccess() & windowAccess);
+            long mrAndAccess = (long) wr.bindMr().lkey() << 32 | DeviceCodes.accessDown(wr.bindAccess() & windowAccess);
             return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_UMR, sq.head(), qpn,
                     signaled ? WqeFormat.CQ_UPDATE : 0, 0, null, wr.bindAddr(), wr.bindRkey(), wr.bindLength(),
-                    mrAndAccess, List.of(), null, wr.xrcRemoteSrqNum()), type);
+                    mrAndAccess, List.of(), null, wr.xrcRemoteSrqNum()), DeviceCodes.device(type));
         }
         if (op == WrOpcode.DRIVER1) return umr(wr, i);
         if (op == WrOpcode.LOCAL_INV) {
             boolean signaled = sqSigAll || (wr.sendFlags() & SendFlags.SIGNALED) != 0;
             return WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_LOCAL_INVAL, sq.head(), qpn,
                     signaled ? WqeFormat.CQ_UPDATE : 0, wr.invalidateRkey(), null, 0, 0, 0, 0, List.of(), null,
-                    wr.xrcRemoteSrqNum()), type);
+                    wr.xrcRemoteSrqNum()), DeviceCodes.device(type));
         }
         boolean inline = (wr.sendFlags() & SendFlags.INLINE) != 0;
         if (wr.sgList().size() > maxSendSge)
@@ -484,7 +492,8 @@ public final class QueuePair extends VerbsObject {
         int immOrInv = op == WrOpcode.SEND_WITH_INV ? wr.invalidateRkey() : wr.immData();
         try {
             return WqeFormat.encode(new WqeFormat.SendWqe(mlx5Opcode(op), sq.head(), qpn, fm, immOrInv, av,
-                    wr.remoteAddr(), wr.rkey(), swapAdd, cmp, sges, inl, wr.xrcRemoteSrqNum()), type);
+                    wr.remoteAddr(), wr.rkey(), swapAdd, cmp, sges, inl, wr.xrcRemoteSrqNum()),
+                    DeviceCodes.device(type));
         } catch (IllegalArgumentException e) {
             throw new VerbsException(Errno.EINVAL, "SendWr does not fit one WQE: " + e.getMessage(), i);
         }
@@ -553,7 +562,7 @@ public final class QueuePair extends VerbsObject {
         int op = v.opcode();
         boolean requester = op == Cqe64.REQ || (op == Cqe64.REQ_ERR);
         if (op == Cqe64.REQ_ERR || op == Cqe64.RESP_ERR) {
-            WcStatus status = Cqe64.status(v.syndrome());
+            WcStatus status = DeviceCodes.status(v.syndrome());
             long wrId;
             if (requester) {
                 pendingBinds.remove(v.wqeCounter() & (sq.size() - 1));
@@ -562,7 +571,8 @@ public final class QueuePair extends VerbsObject {
                 wrId = srq != null ? srq.take(v.wqeCounter()) : rq.take(v.wqeCounter());
             }
             if (status != WcStatus.WR_FLUSH_ERR)
-                movedByDevice(requester ? QpTransitions.afterSendError(type) : QpState.ERR);
+                movedByDevice(requester ? DeviceCodes.verbs(QpTransitions.afterSendError(DeviceCodes.device(type)))
+                        : QpState.ERR);
             return new WorkCompletion(wrId, status, WcOpcode.SEND, 0, qpn, 0, 0, 0, v.vendorSyndrome(), why(v, e), 0);
         }
         if (op == Cqe64.REQ) {
@@ -638,7 +648,7 @@ public final class QueuePair extends VerbsObject {
     static WorkCompletion received(long wrId, Cqe64.View v, byte[] e) {
         int op = v.opcode(), qpn = (int) v.qpn();
         if (op == Cqe64.RESP_ERR)
-            return new WorkCompletion(wrId, Cqe64.status(v.syndrome()), WcOpcode.SEND, 0, qpn, 0, 0, 0,
+            return new WorkCompletion(wrId, DeviceCodes.status(v.syndrome()), WcOpcode.SEND, 0, qpn, 0, 0, 0,
                     v.vendorSyndrome(), why(v, e), 0);
         Cqe64.RecvView r = Cqe64.parseRecv(e);
         WcOpcode wc = op == Cqe64.RESP_WR_IMM ? WcOpcode.RECV_RDMA_WITH_IMM : WcOpcode.RECV;
@@ -677,13 +687,13 @@ public final class QueuePair extends VerbsObject {
         if (type != QpType.UD)
             throw new VerbsException(Errno.EINVAL, verb + ": QP 0x" + Integer.toHexString(qpn) + " is " + type
                     + "; only UD QPs join groups");
-        driver.command(opcode, Cmd.MCAST_ATTACH_IN, new Cmd.McastAttach(qpn, hi, lo), Cmd.EMPTY);
+        DriverCommand.run(driver, opcode, Cmd.MCAST_ATTACH_IN, new Cmd.McastAttach(qpn, hi, lo), Cmd.EMPTY);
     }
 
     @Override protected String describe() { return "QueuePair(0x" + Integer.toHexString(qpn) + ")"; }
 
     @Override protected void destroy() {
-        driver.command(Cmd.DESTROY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.EMPTY);
+        DriverCommand.run(driver, Cmd.DESTROY_QP, Cmd.HANDLE, new Cmd.Handle(qpn), Cmd.EMPTY);
         driver.host().qpCounters().destroyed(qpn);
         ctx.qps.remove(qpn);
         freeRings();

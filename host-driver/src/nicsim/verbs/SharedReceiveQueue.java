@@ -89,14 +89,14 @@ public final class SharedReceiveQueue extends VerbsObject {
             if (type == SrqType.XRC) {
                 var in = new Cmd.CreateXrcSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec, limit, xrcd.xrcdn,
                         cq.cqn);
-                handle = driver.command(Cmd.CREATE_XRC_SRQ, Cmd.CREATE_XRC_SRQ_IN, in, Cmd.HANDLE).handle();
+                handle = DriverCommand.run(driver, Cmd.CREATE_XRC_SRQ, Cmd.CREATE_XRC_SRQ_IN, in, Cmd.HANDLE).handle();
             } else if (type == SrqType.TM) {
                 var in = new Cmd.CreateTmSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec, limit, cq.cqn,
                         tmMaxNumTags, tmMaxOps);
-                handle = driver.command(Cmd.CREATE_TM_SRQ, Cmd.CREATE_TM_SRQ_IN, in, Cmd.HANDLE).handle();
+                handle = DriverCommand.run(driver, Cmd.CREATE_TM_SRQ, Cmd.CREATE_TM_SRQ_IN, in, Cmd.HANDLE).handle();
             } else {
                 var in = new Cmd.CreateSrq(pd.pdn, ring.base(), logSize, strideLog, dbrec, limit);
-                handle = driver.command(Cmd.CREATE_SRQ, Cmd.CREATE_SRQ_IN, in, Cmd.HANDLE).handle();
+                handle = DriverCommand.run(driver, Cmd.CREATE_SRQ, Cmd.CREATE_SRQ_IN, in, Cmd.HANDLE).handle();
             }
             this.srqn = (int) handle;
         } catch (RuntimeException e) {
@@ -118,7 +118,7 @@ public final class SharedReceiveQueue extends VerbsObject {
      */
     public int limit() {
         checkOpen();
-        limit = (int) driver.command(Cmd.QUERY_SRQ, Cmd.HANDLE, new Cmd.Handle(srqn), Cmd.HANDLE).handle();
+        limit = (int) DriverCommand.run(driver, Cmd.QUERY_SRQ, Cmd.HANDLE, new Cmd.Handle(srqn), Cmd.HANDLE).handle();
         return limit;
     }
 
@@ -171,7 +171,7 @@ public final class SharedReceiveQueue extends VerbsObject {
             Sge sge = add ? w.sgList().get(0) : null;
             long out;
             try {
-                out = driver.command(Cmd.TM_OP, Cmd.TM_OP_IN, new Cmd.TmOp(srqn, w.opcode().value(),
+                out = DriverCommand.run(driver, Cmd.TM_OP, Cmd.TM_OP_IN, new Cmd.TmOp(srqn, w.opcode().value(),
                         signaled ? 1 : 0, w.handle(), w.unexpectedCnt() & 0xFFFFFFFFL, w.tag(), w.mask(),
                         add ? sge.addr() : 0, add ? sge.length() & 0xFFFFFFFFL : 0, add ? sge.lkey() & 0xFFFFFFFFL : 0,
                         index), Cmd.HANDLE).handle();
@@ -200,7 +200,7 @@ public final class SharedReceiveQueue extends VerbsObject {
         Cqe64.TmView t = Cqe64.parseTm(e);
         int qpn = (int) v.qpn();
         boolean error = v.opcode() == Cqe64.RESP_ERR;
-        WcStatus status = error ? Cqe64.status(v.syndrome()) : WcStatus.SUCCESS;
+        WcStatus status = error ? DeviceCodes.status(v.syndrome()) : WcStatus.SUCCESS;
         String why = error ? QueuePair.why(v, e) : "";
         switch (t.kind()) {
             case Cqe64.TM_ADD, Cqe64.TM_DEL, Cqe64.TM_SYNC -> {
@@ -208,11 +208,11 @@ public final class SharedReceiveQueue extends VerbsObject {
                 if (wrId == null) return null;
                 WcOpcode op = t.kind() == Cqe64.TM_ADD ? WcOpcode.TM_ADD
                         : t.kind() == Cqe64.TM_DEL ? WcOpcode.TM_DEL : WcOpcode.TM_SYNC;
-                return new WorkCompletion(wrId, status, op, 0, 0, 0, 0, t.flags() & WcFlags.TM_SYNC_REQ,
-                        v.vendorSyndrome(), why, 0, 0, 0, 0);
+                return new WorkCompletion(wrId, status, op, 0, 0, 0, 0,
+                        DeviceCodes.tmFlagsUp(t.flags()) & WcFlags.TM_SYNC_REQ, v.vendorSyndrome(), why, 0, 0, 0, 0);
             }
             case Cqe64.TM_MATCHED -> {
-                boolean dataIn = (t.flags() & WcFlags.TM_DATA_VALID) != 0 || error;
+                boolean dataIn = (DeviceCodes.tmFlagsUp(t.flags()) & WcFlags.TM_DATA_VALID) != 0 || error;
                 Long wrId = dataIn ? tagged.remove(v.wqeCounter()) : tagged.get(v.wqeCounter());
                 if (wrId == null) return null;
                 // an error other than a short rendezvous buffer (which software finishes) took the QP to ERR in the
@@ -232,7 +232,8 @@ public final class SharedReceiveQueue extends VerbsObject {
                 // message
                 WcOpcode op = t.kind() == Cqe64.TM_NO_TAG ? WcOpcode.TM_NO_TAG : WcOpcode.TM_RECV;
                 return new WorkCompletion(wc.wrId(), wc.status(), op, wc.byteLen(), wc.qpNum(), wc.srcQp(),
-                        wc.immData(), wc.wcFlags() | (t.flags() & WcFlags.TM_SYNC_REQ), 0, "", wc.slid(), 0, 0, 0);
+                        wc.immData(), wc.wcFlags() | (DeviceCodes.tmFlagsUp(t.flags()) & WcFlags.TM_SYNC_REQ), 0, "",
+                        wc.slid(), 0, 0, 0);
             }
         }
     }
@@ -248,7 +249,7 @@ public final class SharedReceiveQueue extends VerbsObject {
             if (attr.srqLimit() < 0 || attr.srqLimit() > maxWr)
                 throw new VerbsException(Errno.EINVAL,
                         "SrqAttr.srqLimit = " + attr.srqLimit() + " exceeds maxWr " + maxWr);
-            driver.command(Cmd.ARM_SRQ, Cmd.ARM_SRQ_IN, new Cmd.ArmSrq(srqn, attr.srqLimit()), Cmd.EMPTY);
+            DriverCommand.run(driver, Cmd.ARM_SRQ, Cmd.ARM_SRQ_IN, new Cmd.ArmSrq(srqn, attr.srqLimit()), Cmd.EMPTY);
             limit = attr.srqLimit();
         }
     }
@@ -262,7 +263,7 @@ public final class SharedReceiveQueue extends VerbsObject {
     @Override protected String describe() { return "SharedReceiveQueue(" + srqn + ")"; }
 
     @Override protected void destroy() {
-        driver.command(Cmd.DESTROY_SRQ, Cmd.HANDLE, new Cmd.Handle(srqn), Cmd.EMPTY);
+        DriverCommand.run(driver, Cmd.DESTROY_SRQ, Cmd.HANDLE, new Cmd.Handle(srqn), Cmd.EMPTY);
         pd.ctx.srqs.remove(srqn);
         ring.free();
         driver.host().freePhysical(dbrec, 8);

@@ -20,7 +20,7 @@ public final class TmInfo {
      */
     public static byte[] pack(TmhOp op, long tag, int appCtx) {
         byte[] b = new byte[TMH_BYTES];
-        b[0] = (byte) op.value();
+        b[0] = (byte) DeviceCodes.device(op).value();
         BigEndian.put32(b, 4, appCtx);
         BigEndian.put64(b, 8, tag);
         return b;

@@ -14,7 +14,8 @@ public final class Xrcd extends VerbsObject {
     Xrcd(Context ctx) {
         super(ctx);
         this.ctx = ctx;
-        this.xrcdn = (int) ctx.driver.command(Cmd.ALLOC_XRCD, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE).handle();
+        this.xrcdn = (int) DriverCommand.run(ctx.driver, Cmd.ALLOC_XRCD, Cmd.EMPTY, new Cmd.Empty(), Cmd.HANDLE)
+                .handle();
         made();
     }
 
@@ -29,6 +30,6 @@ public final class Xrcd extends VerbsObject {
     @Override protected String describe() { return "Xrcd(" + xrcdn + ")"; }
 
     @Override protected void destroy() {
-        ctx.driver.command(Cmd.DEALLOC_XRCD, Cmd.HANDLE, new Cmd.Handle(xrcdn), Cmd.EMPTY);
+        DriverCommand.run(ctx.driver, Cmd.DEALLOC_XRCD, Cmd.HANDLE, new Cmd.Handle(xrcdn), Cmd.EMPTY);
     }
 }

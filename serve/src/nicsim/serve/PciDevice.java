@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.Host;
 import nicsim.host.ConfigSpace;
 import nicsim.host.HostMemory;
@@ -203,7 +204,7 @@ final class PciDevice implements AutoCloseable {
         if (posted == null) return;
         try {
             posted.drain(this::postedWrite);
-        } catch (VerbsException x) {
+        } catch (ErrnoException x) {
             refusedWrite(x.getMessage());
         }
     }
@@ -225,7 +226,7 @@ final class PciDevice implements AutoCloseable {
     private void postedWrite(long offset, byte[] data) {
         try {
             mmioWrite(offset, data);
-        } catch (VerbsException x) {
+        } catch (ErrnoException x) {
             refusedWrite(x.getMessage());
         }
     }

@@ -10,9 +10,10 @@ import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.Host;
-import nicsim.serve.Transport.Connection;
 import nicsim.driver.World;
+import nicsim.serve.Transport.Connection;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 
@@ -84,7 +85,7 @@ final class PciFace implements AutoCloseable {
         if ((flags & PciDevice.OPEN_BAR0_32BIT) != 0) {
             try {
                 d.bar0As32Bit();
-            } catch (VerbsException x) {
+            } catch (ErrnoException x) {
                 d.close(); // the bus's hooks go with it: the node is free again
                 throw x;
             }
@@ -111,7 +112,7 @@ final class PciFace implements AutoCloseable {
         }
         try {
             out = d.host.within(() -> d.handle(op, in)); // what the request schedules is its node's
-        } catch (VerbsException x) {
+        } catch (ErrnoException x) {
             if (op == Wire.Op.PCI_MMIO_WRITE) { // posted: nobody waits for an answer; it is a violation
                 d.refusedWrite(x.getMessage());
                 d.program.requested(false);

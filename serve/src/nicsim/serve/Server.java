@@ -22,9 +22,10 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
+import nicsim.driver.ErrnoException;
+import nicsim.driver.World;
 import nicsim.serve.Transport.Connection;
 import nicsim.serve.Transport.Request;
-import nicsim.driver.World;
 import nicsim.sim.Simulator;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
@@ -336,7 +337,7 @@ public final class Server implements AutoCloseable {
             protocolError(c, s, r.op() + ": " + x.getMessage());
         } catch (QueueVerbs.Refused x) {
             refused(c, e, new Wire.Out().u32(x.badIndex).finish(x.errno));
-        } catch (VerbsException x) {
+        } catch (ErrnoException x) {
             refused(c, e, new Wire.Out().u32(0).finish(x.errno()));
         } catch (IOException x) {
             refused(c, e, new Wire.Out().finish(Errno.EACCES));
@@ -378,7 +379,7 @@ public final class Server implements AutoCloseable {
             case PCI_OPEN -> {
                 try {
                     c.send(pci.open(c, in, this::program, false).finish(0));
-                } catch (VerbsException x) { // the driver only sees an errno: the log says why
+                } catch (ErrnoException x) { // the driver only sees an errno: the log says why
                     log.println("nicsim serve: PCI_OPEN refused: " + x.getMessage());
                     throw x;
                 }
@@ -402,14 +403,14 @@ public final class Server implements AutoCloseable {
             case CM_CMD -> {
                 try {
                     c.send(cm.command(c, in).finish(0));
-                } catch (VerbsException x) {
+                } catch (ErrnoException x) {
                     if (RdmaCm.DEBUG) log.println("CM refused: " + x.getMessage());
                     throw x;
                 }
             }
-            default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, "
-                    + "CONTEXTS, RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN, UMAD_OPEN or PORT_LINK, "
-                    + "not " + op);
+            default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, "
+                    + "RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN, UMAD_OPEN or PORT_LINK, not "
+                    + op);
         }
     }
 

@@ -9,7 +9,9 @@ import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.abi.EqeType;
 import nicsim.driver.Driver;
+import nicsim.verbs.DeviceCodes;
 import nicsim.verbs.Errno;
 import nicsim.verbs.VerbsException;
 
@@ -97,7 +99,7 @@ final class UserContext {
      * objects, and the port's, written to the session's async file naming the object by its number.
      */
     private void asyncEvent(long[] e) {
-        int type = (int) e[0];
+        int type = DeviceCodes.verbs(EqeType.of((int) e[0])).value(); // the device's type as libibverbs numbers it
         long resource = e[1] & 0xFFFFFF;
         Integer kind = eventKind(type);
         if (kind == null || objects.containsKey(key(kind, resource))) session.events.asyncEvent(resource, type);

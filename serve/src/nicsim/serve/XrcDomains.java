@@ -3,6 +3,7 @@ package nicsim.serve;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.Host;
 import nicsim.verbs.Context;
 import nicsim.verbs.Device;
@@ -46,7 +47,8 @@ final class XrcDomains {
             throw new VerbsException(Errno.EINVAL, "open_xrcd: the file's XRC domain exists and oflags has O_EXCL");
         if (s == null) {
             if ((oflags & O_CREAT) == 0)
-                throw new VerbsException(Errno.EINVAL, "open_xrcd: the file has no XRC domain yet and oflags lacks O_CREAT");
+                throw new VerbsException(Errno.EINVAL,
+                        "open_xrcd: the file has no XRC domain yet and oflags lacks O_CREAT");
             if (owner == null) owner = new Device(host).open();
             s = new Shared(file, owner.openXrcd());
             byFile.put(file, s);
@@ -73,7 +75,7 @@ final class XrcDomains {
         byFile.remove(s.file);
         try {
             if (!s.xrcd.isClosed()) s.xrcd.close();
-        } catch (VerbsException e) {
+        } catch (ErrnoException e) {
             // still used by a program that closed its own hold early: the domain lingers until the node's context goes
         }
     }

@@ -3,9 +3,9 @@ package nicsim.cosim.cli;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import nicsim.driver.ErrnoException;
 import nicsim.serve.Attach;
 import nicsim.serve.PortControl;
-import nicsim.verbs.VerbsException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -34,7 +34,7 @@ final class PortCommand implements Callable<Integer> {
         } catch (IOException e) {
             System.err.println("nicsim port: no serve answers at " + sock + " (" + e.getMessage() + ")");
             return 1;
-        } catch (VerbsException e) {
+        } catch (ErrnoException e) {
             System.err.println("nicsim port: " + e.getMessage());
             return 1;
         }

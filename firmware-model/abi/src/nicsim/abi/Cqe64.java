@@ -1,8 +1,6 @@
 package nicsim.abi;
 
 import java.util.Arrays;
-import nicsim.abi.BigEndian;
-import nicsim.verbs.WcStatus;
 
 /**
  * mlx5's 64-byte completion entry (docs/sources.md#mlx5-cqe), the fields nicsim fills so far: byte count,
@@ -37,44 +35,24 @@ public final class Cqe64 {
         return Line64.words(b, 0);
     }
 
-    /** mlx5 error syndromes (mlx5_err_cqe byte 55) and the ibv_wc_status each maps to (docs/sources.md#mlx5-cqe). */
-    public static final int SYNDROME_LOC_LEN_ERR = 0x01, SYNDROME_LOC_QP_OP_ERR = 0x02, SYNDROME_LOC_PROT_ERR = 0x04,
-            SYNDROME_WR_FLUSH_ERR = 0x05, SYNDROME_MW_BIND_ERR = 0x06, SYNDROME_BAD_RESP_ERR = 0x10, SYNDROME_LOC_ACCESS_ERR = 0x11,
-            SYNDROME_REM_INV_REQ_ERR = 0x12, SYNDROME_REM_ACCESS_ERR = 0x13, SYNDROME_REM_OP_ERR = 0x14,
-            SYNDROME_RETRY_EXC_ERR = 0x15, SYNDROME_RNR_RETRY_EXC_ERR = 0x16, SYNDROME_REM_ABORT_ERR = 0x22,
-            SYNDROME_GENERAL_ERR = 0xFF;
-
     /**
-     * The ibv_wc_status an error CQE's syndrome stands for, as mlx5's provider maps it (anything else: GENERAL_ERR).
+     * mlx5 error syndromes (mlx5_err_cqe byte 55; docs/sources.md#mlx5-cqe): the device's code for a failed
+     * work request. The verbs library maps each to the ibv_wc_status named as it is (SYNDROME_X to X; anything
+     * else to GENERAL_ERR), as mlx5's provider does.
      */
-    public static WcStatus status(int syndrome) {
-        return switch (syndrome) {
-            case SYNDROME_LOC_LEN_ERR -> WcStatus.LOC_LEN_ERR;
-            case SYNDROME_LOC_QP_OP_ERR -> WcStatus.LOC_QP_OP_ERR;
-            case SYNDROME_LOC_PROT_ERR -> WcStatus.LOC_PROT_ERR;
-            case SYNDROME_WR_FLUSH_ERR -> WcStatus.WR_FLUSH_ERR;
-            case SYNDROME_MW_BIND_ERR -> WcStatus.MW_BIND_ERR;
-            case SYNDROME_BAD_RESP_ERR -> WcStatus.BAD_RESP_ERR;
-            case SYNDROME_LOC_ACCESS_ERR -> WcStatus.LOC_ACCESS_ERR;
-            case SYNDROME_REM_INV_REQ_ERR -> WcStatus.REM_INV_REQ_ERR;
-            case SYNDROME_REM_ACCESS_ERR -> WcStatus.REM_ACCESS_ERR;
-            case SYNDROME_REM_OP_ERR -> WcStatus.REM_OP_ERR;
-            case SYNDROME_RETRY_EXC_ERR -> WcStatus.RETRY_EXC_ERR;
-            case SYNDROME_RNR_RETRY_EXC_ERR -> WcStatus.RNR_RETRY_EXC_ERR;
-            case SYNDROME_REM_ABORT_ERR -> WcStatus.REM_ABORT_ERR;
-            case SYNDROME_TM_ERR -> WcStatus.TM_ERR;
-            case SYNDROME_TM_RNDV_INCOMPLETE -> WcStatus.TM_RNDV_INCOMPLETE;
-            default -> WcStatus.GENERAL_ERR;
-        };
-    }
+    public static final int SYNDROME_LOC_LEN_ERR = 0x01, SYNDROME_LOC_QP_OP_ERR = 0x02, SYNDROME_LOC_PROT_ERR = 0x04,
+            SYNDROME_WR_FLUSH_ERR = 0x05, SYNDROME_MW_BIND_ERR = 0x06, SYNDROME_BAD_RESP_ERR = 0x10,
+            SYNDROME_LOC_ACCESS_ERR = 0x11, SYNDROME_REM_INV_REQ_ERR = 0x12, SYNDROME_REM_ACCESS_ERR = 0x13,
+            SYNDROME_REM_OP_ERR = 0x14, SYNDROME_RETRY_EXC_ERR = 0x15, SYNDROME_RNR_RETRY_EXC_ERR = 0x16,
+            SYNDROME_REM_ABORT_ERR = 0x22, SYNDROME_GENERAL_ERR = 0xFF;
 
     /**
      * A responder completion ({@code cqeOpcode} RESP_SEND, RESP_SEND_IMM, RESP_WR_IMM or RESP_SEND_INV)
      * of receive WQE {@code wqeCounter}: byte count, immediate (or invalidated rkey), the source QP
      * and LID (UD), and whether it is solicited.
      */
-    public static long[] responder(long qpn, int wqeCounter, int cqeOpcode, long byteCount, int imm, long srcQp, int slid,
-                                   boolean solicited) {
+    public static long[] responder(long qpn, int wqeCounter, int cqeOpcode, long byteCount, int imm, long srcQp,
+                                   int slid, boolean solicited) {
         return responder(qpn, wqeCounter, cqeOpcode, byteCount, imm, srcQp, slid, solicited, 0);
     }
 
@@ -82,8 +60,8 @@ public final class Cqe64 {
      * As above, for a receive WQE of XRC SRQ {@code srqn} (srqn_uidx, bytes 32..35): the library finds
      * the WQE's SRQ by it, since the QP, an XRC target, may belong to another process.
      */
-    public static long[] responder(long qpn, int wqeCounter, int cqeOpcode, long byteCount, int imm, long srcQp, int slid,
-                                   boolean solicited, long srqn) {
+    public static long[] responder(long qpn, int wqeCounter, int cqeOpcode, long byteCount, int imm, long srcQp,
+                                   int slid, boolean solicited, long srqn) {
         byte[] b = received(qpn, wqeCounter, cqeOpcode, imm, solicited, srqn);
         source(b, srcQp, slid);
         BigEndian.put32(b, 44, byteCount);
@@ -93,10 +71,11 @@ public final class Cqe64 {
     /*
      * Tag matching, where mlx5 puts it: byte 40 (app) is 1 on a tag-matching SRQ's completion, byte
      * 41 (app_op) says what it is (nicsim's TM_*), byte 42 (app_info) carries libibverbs' TM flags
-     * (WcFlags.TM_*); a matched message's tag is in bytes 0..7 and the sender's app context in
+     * (CqeTmFlags); a matched message's tag is in bytes 0..7 and the sender's app context in
      * 8..11. The SRQ's number is in bytes 32..35.
      */
-    public static final int TM_NONE = 0, TM_MATCHED = 1, TM_NO_TAG = 2, TM_UNEXPECTED = 3, TM_ADD = 4, TM_DEL = 5, TM_SYNC = 6;
+    public static final int TM_NONE = 0, TM_MATCHED = 1, TM_NO_TAG = 2, TM_UNEXPECTED = 3, TM_ADD = 4, TM_DEL = 5,
+            TM_SYNC = 6;
     /**
      * nicsim's syndrome for a tag-list operation that failed (a TAG_DEL of an entry a message consumed): IBV_WC_TM_ERR.
      */
@@ -108,8 +87,8 @@ public final class Cqe64 {
      * A receive of tag-matching SRQ {@code srqn}: matched (wqeCounter: the tag entry's handle), NO_TAG or unexpected
      * (an SRQ WQE).
      */
-    public static long[] tmReceive(long qpn, int wqeCounter, int kind, int tmFlags, long byteCount, long tag, int priv, long srcQp, int slid,
-                                   long srqn) {
+    public static long[] tmReceive(long qpn, int wqeCounter, int kind, int tmFlags, long byteCount, long tag, int priv,
+                                   long srcQp, int slid, long srqn) {
         byte[] b = received(qpn, wqeCounter, RESP_SEND, 0, false, srqn);
         source(b, srcQp, slid);
         BigEndian.put32(b, 44, byteCount);
@@ -186,14 +165,14 @@ public final class Cqe64 {
      * An error completion with the details of the failed check in mlx5_err_cqe's reserved bytes
      * (nicsim's use of them): bytes 0..7 the address, 8..11 the key, 12..15 the PSN.
      */
-    public static long[] error(boolean requester, long qpn, int wqeCounter, int wqeOpcode, int syndrome, int vendorSyndrome,
-                               long addr, int key, int psn) {
+    public static long[] error(boolean requester, long qpn, int wqeCounter, int wqeOpcode, int syndrome,
+                               int vendorSyndrome, long addr, int key, int psn) {
         return error(requester, qpn, wqeCounter, wqeOpcode, syndrome, vendorSyndrome, addr, key, psn, 0);
     }
 
     /** As above, for a receive WQE of XRC SRQ {@code srqn} (mlx5_err_cqe's srqn, bytes 32..35). */
-    public static long[] error(boolean requester, long qpn, int wqeCounter, int wqeOpcode, int syndrome, int vendorSyndrome,
-                               long addr, int key, int psn, long srqn) {
+    public static long[] error(boolean requester, long qpn, int wqeCounter, int wqeOpcode, int syndrome,
+                               int vendorSyndrome, long addr, int key, int psn, long srqn) {
         byte[] b = new byte[BYTES];
         BigEndian.put32(b, 32, srqn & 0xFFFFFF);
         BigEndian.put64(b, 0, addr);
@@ -228,8 +207,11 @@ public final class Cqe64 {
      * in the CQE itself, scattered to the CQE instead of the receive buffer (docs/sources.md#mlx5-cqe):
      * bytes 0..31 hold it, so the source QP and LID fields (meaningful for UD only) are not there.
      */
-    public static long[] responderInline(long qpn, int wqeCounter, int cqeOpcode, int imm, boolean solicited, long srqn, byte[] data) {
-        if (data.length > INLINE_SCATTER_BYTES) throw new IllegalArgumentException("inline scatter of " + data.length + " bytes: at most 32 fit a 64-byte CQE");
+    public static long[] responderInline(long qpn, int wqeCounter, int cqeOpcode, int imm, boolean solicited,
+            long srqn, byte[] data) {
+        if (data.length > INLINE_SCATTER_BYTES)
+            throw new IllegalArgumentException("inline scatter of " + data.length
+                    + " bytes: at most 32 fit a 64-byte CQE");
         byte[] b = received(qpn, wqeCounter, cqeOpcode, imm, solicited, srqn);
         System.arraycopy(data, 0, b, 0, data.length);
         BigEndian.put32(b, 44, data.length);
@@ -239,7 +221,8 @@ public final class Cqe64 {
 
     /** Whether a CQE carries its message's bytes (an error CQE never does). */
     public static boolean inlineScattered(byte[] cqe) {
-        return (cqe[63] & INLINE_SCATTER_32) != 0 && (cqe[63] & 0xff) >> 4 != REQ_ERR && (cqe[63] & 0xff) >> 4 != RESP_ERR;
+        return (cqe[63] & INLINE_SCATTER_32) != 0 && (cqe[63] & 0xff) >> 4 != REQ_ERR
+                && (cqe[63] & 0xff) >> 4 != RESP_ERR;
     }
 
     /** The bytes an inline-scattered CQE carries (its byte count of them), or null if the CQE is not one. */
@@ -255,8 +238,8 @@ public final class Cqe64 {
      * byte count word holds bit 31 filler (only strides used up, no message), bits 29..16 the strides,
      * bits 15..0 the bytes.
      */
-    public static long[] responderStrided(long qpn, int wqeCounter, int cqeOpcode, int bytes, int imm, long srcQp, int slid, boolean solicited,
-                                          int firstStride, int strides, boolean filler) {
+    public static long[] responderStrided(long qpn, int wqeCounter, int cqeOpcode, int bytes, int imm, long srcQp,
+                                          int slid, boolean solicited, int firstStride, int strides, boolean filler) {
         byte[] b = received(qpn, wqeCounter, cqeOpcode, imm, solicited, 0);
         b[2] = (byte) (firstStride >> 8);
         b[3] = (byte) firstStride;
@@ -273,15 +256,18 @@ public final class Cqe64 {
 
     public static StrideView parseStrided(byte[] b) {
         long w = BigEndian.get32(b, 44);
-        return new StrideView((b[2] & 0xff) << 8 | (b[3] & 0xff), (int) (w >>> 16 & 0x3FFF), (int) (w & 0xFFFF), (w & 1L << 31) != 0);
+        return new StrideView((b[2] & 0xff) << 8 | (b[3] & 0xff), (int) (w >>> 16 & 0x3FFF), (int) (w & 0xFFFF),
+                (w & 1L << 31) != 0);
     }
 
     /** A CQE as software reads it; syndrome and vendor syndrome are meaningful in error CQEs. */
-    public record View(int opcode, int owner, long qpn, int wqeOpcode, int wqeCounter, long byteCount, int syndrome, int vendorSyndrome) {}
+    public record View(int opcode, int owner, long qpn, int wqeOpcode, int wqeCounter, long byteCount, int syndrome,
+            int vendorSyndrome) {}
 
     public static View parse(byte[] b) {
-        return new View((b[63] & 0xff) >> 4, b[63] & 1, BigEndian.get32(b, 56) & 0xFFFFFF, (int) (BigEndian.get32(b, 56) >>> 24),
-                (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44), b[55] & 0xff, b[54] & 0xff);
+        return new View((b[63] & 0xff) >> 4, b[63] & 1, BigEndian.get32(b, 56) & 0xFFFFFF,
+                (int) (BigEndian.get32(b, 56) >>> 24), (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44),
+                b[55] & 0xff, b[54] & 0xff);
     }
 
     /**
@@ -291,16 +277,16 @@ public final class Cqe64 {
     public record RecvView(int imm, long srcQp, int slid, boolean solicited, long srqn) {}
 
     public static RecvView parseRecv(byte[] b) {
-        return new RecvView((int) BigEndian.get32(b, 36), BigEndian.get32(b, 24) & 0xFFFFFF, (b[22] & 0xff) << 8 | (b[23] & 0xff),
-                (b[63] & SOLICITED_BIT) != 0, BigEndian.get32(b, 32) & 0xFFFFFF);
+        return new RecvView((int) BigEndian.get32(b, 36), BigEndian.get32(b, 24) & 0xFFFFFF,
+                (b[22] & 0xff) << 8 | (b[23] & 0xff), (b[63] & SOLICITED_BIT) != 0, BigEndian.get32(b, 32) & 0xFFFFFF);
     }
 
     /** The details of an error CQE (see {@link #error}): address, key, PSN, the XRC SRQ (0: none). */
     public record ErrorView(long addr, int key, int psn, long srqn, int piece) {}
 
     public static ErrorView parseError(byte[] b) {
-        return new ErrorView(BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8), (int) BigEndian.get32(b, 12), BigEndian.get32(b, 32) & 0xFFFFFF,
-                (b[36] & 0xff) << 8 | (b[37] & 0xff));
+        return new ErrorView(BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8), (int) BigEndian.get32(b, 12),
+                BigEndian.get32(b, 32) & 0xFFFFFF, (b[36] & 0xff) << 8 | (b[37] & 0xff));
     }
 
     /**

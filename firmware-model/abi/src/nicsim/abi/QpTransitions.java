@@ -1,13 +1,9 @@
 package nicsim.abi;
 
-import static nicsim.verbs.QpAttrMask.*;
+import static nicsim.abi.QpModifyMask.*;
 
 import java.util.EnumMap;
 import java.util.Map;
-import nicsim.verbs.DcType;
-import nicsim.verbs.QpAttrMask;
-import nicsim.verbs.QpState;
-import nicsim.verbs.QpType;
 
 /**
  * Which QP state transitions are legal, with which attributes: the kernel's qp_state_table and
@@ -28,12 +24,12 @@ public final class QpTransitions {
     }
 
     /**
-     * Where a send-queue error takes a QP (docs/sources.md#where-the-device-moves-a-qp): a connected reliable QP goes to ERR,
-     * an unreliable one (UC, UD) only stops its send queue in SQE and goes on receiving. The
-     * firmware moves the QP there; the verbs library reads the same rule off the error completion.
+     * Where a send-queue error takes a QP (docs/sources.md#where-the-device-moves-a-qp): a connected reliable QP
+     * goes to ERR, an unreliable one (UC, UD) only stops its send queue in SQE and goes on receiving. The firmware
+     * moves the QP there; the verbs library reads the same rule off the error completion.
      */
-    public static QpState afterSendError(QpType type) {
-        return type == QpType.UC || type == QpType.UD ? QpState.SQE : QpState.ERR;
+    public static QpcState afterSendError(ServiceType type) {
+        return type == ServiceType.UC || type == ServiceType.UD ? QpcState.SQE : QpcState.ERR;
     }
 
     private record Rule(int req, int opt) {}
@@ -42,7 +38,7 @@ public final class QpTransitions {
     private enum Kind {
         RC, UC, UD, XI, XT, DCI, DCT;
 
-        static Kind of(QpType type, DcType dc) {
+        static Kind of(ServiceType type, DcRole dc) {
             return switch (type) {
                 case RC -> RC;
                 case UC -> UC;
@@ -51,24 +47,26 @@ public final class QpTransitions {
                 case XRC_RECV -> XT;
                 case DRIVER -> {
                     if (dc == null) throw new Rejected("a DRIVER QP is a DC initiator or target: it needs a DcType");
-                    yield dc == DcType.DCI ? DCI : DCT;
+                    yield dc == DcRole.DCI ? DCI : DCT;
                 }
             };
         }
     }
 
-    private static final Map<QpState, Map<QpState, Map<Kind, Rule>>> TABLE = new EnumMap<>(QpState.class);
+    private static final Map<QpcState, Map<QpcState, Map<Kind, Rule>>> TABLE = new EnumMap<>(QpcState.class);
 
-    private static void rule(QpState cur, QpState next, int req, int opt, Kind... kinds) {
-        Map<Kind, Rule> m = TABLE.computeIfAbsent(cur, k -> new EnumMap<>(QpState.class)).computeIfAbsent(next, k -> new EnumMap<>(Kind.class));
+    private static void rule(QpcState cur, QpcState next, int req, int opt, Kind... kinds) {
+        Map<Kind, Rule> m = TABLE.computeIfAbsent(cur, k -> new EnumMap<>(QpcState.class))
+                .computeIfAbsent(next, k -> new EnumMap<>(Kind.class));
         for (Kind t : kinds.length == 0 ? Kind.values() : kinds) m.put(t, new Rule(req, opt));
     }
 
-    private static final Kind RC = Kind.RC, UC = Kind.UC, UD = Kind.UD, XI = Kind.XI, XT = Kind.XT, DCI = Kind.DCI, DCT = Kind.DCT;
+    private static final Kind RC = Kind.RC, UC = Kind.UC, UD = Kind.UD, XI = Kind.XI, XT = Kind.XT, DCI = Kind.DCI,
+            DCT = Kind.DCT;
 
     static {
-        QpState RESET = QpState.RESET, INIT = QpState.INIT, RTR = QpState.RTR, RTS = QpState.RTS, SQD = QpState.SQD,
-                SQE = QpState.SQE, ERR = QpState.ERR;
+        QpcState RESET = QpcState.RESET, INIT = QpcState.INIT, RTR = QpcState.RTR, RTS = QpcState.RTS,
+                SQD = QpcState.SQD, SQE = QpcState.SQE, ERR = QpcState.ERR;
         rule(RESET, RESET, 0, 0);
         rule(RESET, INIT, PKEY_INDEX | PORT | ACCESS_FLAGS, 0, RC, UC, XI, XT);
         rule(RESET, INIT, PKEY_INDEX | PORT | QKEY, 0, UD);
@@ -79,7 +77,8 @@ public final class QpTransitions {
         rule(INIT, INIT, 0, PKEY_INDEX | PORT | QKEY, UD);
         rule(INIT, INIT, 0, PKEY_INDEX | PORT, DCI);
         rule(INIT, INIT, 0, PKEY_INDEX | PORT | ACCESS_FLAGS, DCT);
-        rule(INIT, RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX, RC, XT);
+        rule(INIT, RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN | MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER,
+                ALT_PATH | ACCESS_FLAGS | PKEY_INDEX, RC, XT);
         rule(INIT, RTR, AV | PATH_MTU | DEST_QPN | RQ_PSN, ALT_PATH | ACCESS_FLAGS | PKEY_INDEX, UC, XI);
         rule(INIT, RTR, 0, PKEY_INDEX | QKEY, UD);
         rule(INIT, RTR, PATH_MTU, AV | PKEY_INDEX, DCI);
@@ -90,7 +89,8 @@ public final class QpTransitions {
                 CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE, RC);
         rule(RTR, RTS, SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE, UC);
         rule(RTR, RTS, SQ_PSN, CUR_STATE | QKEY, UD);
-        rule(RTR, RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE, XI);
+        rule(RTR, RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC,
+                CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE, XI);
         rule(RTR, RTS, TIMEOUT | SQ_PSN, CUR_STATE | ALT_PATH | ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE, XT);
         rule(RTR, RTS, TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN | MAX_QP_RD_ATOMIC, CUR_STATE, DCI);
         rule(RTR, ERR, 0, 0);
@@ -106,14 +106,14 @@ public final class QpTransitions {
         rule(SQD, RTS, 0, CUR_STATE | ALT_PATH | ACCESS_FLAGS | PATH_MIG_STATE, UC, XI);
         rule(SQD, RTS, 0, CUR_STATE | QKEY, UD);
         rule(SQD, RTS, 0, CUR_STATE, DCI);
-        rule(SQD, SQD, 0, PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | MAX_DEST_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS
-                | PKEY_INDEX | MIN_RNR_TIMER | PATH_MIG_STATE, RC);
+        rule(SQD, SQD, 0, PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | MAX_DEST_RD_ATOMIC
+                | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | MIN_RNR_TIMER | PATH_MIG_STATE, RC);
         rule(SQD, SQD, 0, AV | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | PATH_MIG_STATE, UC);
         rule(SQD, SQD, 0, PKEY_INDEX | QKEY, UD);
-        rule(SQD, SQD, 0, PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX
-                | PATH_MIG_STATE, XI);
-        rule(SQD, SQD, 0, PORT | AV | TIMEOUT | MAX_DEST_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX | MIN_RNR_TIMER
-                | PATH_MIG_STATE, XT);
+        rule(SQD, SQD, 0, PORT | AV | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS
+                | PKEY_INDEX | PATH_MIG_STATE, XI);
+        rule(SQD, SQD, 0, PORT | AV | TIMEOUT | MAX_DEST_RD_ATOMIC | ALT_PATH | ACCESS_FLAGS | PKEY_INDEX
+                | MIN_RNR_TIMER | PATH_MIG_STATE, XT);
         rule(SQD, SQD, 0, TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC, DCI);
         rule(SQD, ERR, 0, 0);
         rule(SQE, RESET, 0, 0);
@@ -126,33 +126,43 @@ public final class QpTransitions {
     }
 
     /** Whether the table has {@code cur -> next} at all (for any QP type). */
-    public static boolean valid(QpState cur, QpState next) {
+    public static boolean valid(QpcState cur, QpcState next) {
         return TABLE.getOrDefault(cur, Map.of()).containsKey(next);
     }
 
     /** The required attributes of a transition (excluding STATE). */
-    public static int required(QpState cur, QpState next, QpType type) { return required(cur, next, type, null); }
+    public static int required(QpcState cur, QpcState next, ServiceType type) {
+        return required(cur, next, type, null);
+    }
 
     /** The required attributes of a transition of a {@code type} QP ({@code dc}: its DC half, for DRIVER). */
-    public static int required(QpState cur, QpState next, QpType type, DcType dc) { return rule(cur, next, type, dc).req(); }
+    public static int required(QpcState cur, QpcState next, ServiceType type, DcRole dc) {
+        return rule(cur, next, type, dc).req();
+    }
 
     /** The optional attributes of a transition. */
-    public static int optional(QpState cur, QpState next, QpType type) { return optional(cur, next, type, null); }
+    public static int optional(QpcState cur, QpcState next, ServiceType type) {
+        return optional(cur, next, type, null);
+    }
 
     /** The optional attributes of a transition of a {@code type} QP ({@code dc}: its DC half, for DRIVER). */
-    public static int optional(QpState cur, QpState next, QpType type, DcType dc) { return rule(cur, next, type, dc).opt(); }
+    public static int optional(QpcState cur, QpcState next, ServiceType type, DcRole dc) {
+        return rule(cur, next, type, dc).opt();
+    }
 
     /** Whether the table has {@code cur -> next} for this QP (a DCT, for one, never sends: it has no RTS). */
-    public static boolean valid(QpState cur, QpState next, QpType type, DcType dc) {
+    public static boolean valid(QpcState cur, QpcState next, ServiceType type, DcRole dc) {
         Map<Kind, Rule> m = TABLE.getOrDefault(cur, Map.of()).get(next);
         return m != null && m.containsKey(Kind.of(type, dc));
     }
 
-    private static Rule rule(QpState cur, QpState next, QpType type, DcType dc) {
+    private static Rule rule(QpcState cur, QpcState next, ServiceType type, DcRole dc) {
         Map<Kind, Rule> m = TABLE.getOrDefault(cur, Map.of()).get(next);
         if (m == null) throw new Rejected(cur + " -> " + next + " is not a valid QP state transition");
         Rule r = m.get(Kind.of(type, dc));
-        if (r == null) throw new Rejected(cur + " -> " + next + " is not a valid transition for a " + dc + " (a DC target answers requests in RTR; it never sends)");
+        if (r == null)
+            throw new Rejected(cur + " -> " + next + " is not a valid transition for a " + dc
+                    + " (a DC target answers requests in RTR; it never sends)");
         return r;
     }
 
@@ -161,23 +171,29 @@ public final class QpTransitions {
      * (when STATE is in the mask) is {@code next}; returns the state the QP ends in, or throws
      * {@link Rejected} (EINVAL) naming what is wrong. Changes nothing.
      */
-    public static QpState check(QpType type, QpState cur, int mask, QpState next) { return check(type, null, cur, mask, next); }
+    public static QpcState check(ServiceType type, QpcState cur, int mask, QpcState next) {
+        return check(type, null, cur, mask, next);
+    }
 
-    /** {@link #check(QpType, QpState, int, QpState)} for a QP with a DC half ({@code dc}; null unless DRIVER). */
-    public static QpState check(QpType type, DcType dc, QpState cur, int mask, QpState next) {
-        QpState target = (mask & STATE) != 0 ? next : cur;
+    /**
+     * {@link #check(ServiceType, QpcState, int, QpcState)} for a QP with a DC half ({@code dc}; null unless
+     * DRIVER).
+     */
+    public static QpcState check(ServiceType type, DcRole dc, QpcState cur, int mask, QpcState next) {
+        QpcState target = (mask & STATE) != 0 ? next : cur;
         String name = dc == null ? type.toString() : dc.toString();
-        if ((mask & CUR_STATE) != 0 && cur != QpState.RTR && cur != QpState.RTS && cur != QpState.SQD && cur != QpState.SQE)
+        if ((mask & CUR_STATE) != 0 && cur != QpcState.RTR && cur != QpcState.RTS && cur != QpcState.SQD
+                && cur != QpcState.SQE)
             throw new Rejected("CUR_STATE is only accepted in RTR, RTS, SQD or SQE; the " + name + " QP is in " + cur);
         Rule r = rule(cur, target, type, dc);
         int missing = r.req() & ~mask;
         if (missing != 0)
-            throw new Rejected(cur + " -> " + target + " for " + name + " requires " + QpAttrMask.names(r.req()) + "; missing: "
-                    + QpAttrMask.names(missing));
+            throw new Rejected(cur + " -> " + target + " for " + name + " requires " + QpModifyMask.names(r.req())
+                    + "; missing: " + QpModifyMask.names(missing));
         int extra = mask & ~(r.req() | r.opt() | STATE);
         if (extra != 0)
-            throw new Rejected(cur + " -> " + target + " for " + name + " does not accept " + QpAttrMask.names(extra) + " (allowed: "
-                    + QpAttrMask.names(r.req() | r.opt() | STATE) + ")");
+            throw new Rejected(cur + " -> " + target + " for " + name + " does not accept "
+                    + QpModifyMask.names(extra) + " (allowed: " + QpModifyMask.names(r.req() | r.opt() | STATE) + ")");
         return target;
     }
 }

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import nicsim.verbs.QpType;
 
 /**
  * The send WQE's segments (docs/sources.md#mlx5-send-wqe), one definition for the driver, which encodes, and the
@@ -115,7 +114,8 @@ public final class WqeFormat {
 
         /** A layout UMR of {@code mkey}. */
         public static SendWqe layout(int index, long qpn, int fmCeSe, int mkey, MkeyLayout layout) {
-            return new SendWqe(WqeLayout.OP_UMR, index, qpn, fmCeSe, mkey, null, 0, 0, 0, 0, List.of(), null, 0, layout);
+            return new SendWqe(WqeLayout.OP_UMR, index, qpn, fmCeSe, mkey, null, 0, 0, 0, 0, List.of(), null, 0,
+                    layout);
         }
 
         public boolean signaled() { return (fmCeSe & CQ_UPDATE) != 0; }
@@ -123,13 +123,15 @@ public final class WqeFormat {
         public boolean fenced() { return (fmCeSe & FENCE) != 0; }
 
         @Override public boolean equals(Object o) {
-            return o instanceof SendWqe w && opcode == w.opcode && index == w.index && qpn == w.qpn && fmCeSe == w.fmCeSe && imm == w.imm
-                    && Objects.equals(av, w.av) && remoteAddr == w.remoteAddr && rkey == w.rkey && swapAdd == w.swapAdd
-                    && compare == w.compare && sges.equals(w.sges) && Arrays.equals(inline, w.inline) && xrcSrqn == w.xrcSrqn
-                    && Objects.equals(layout, w.layout);
+            return o instanceof SendWqe w && opcode == w.opcode && index == w.index && qpn == w.qpn
+                    && fmCeSe == w.fmCeSe && imm == w.imm && Objects.equals(av, w.av) && remoteAddr == w.remoteAddr
+                    && rkey == w.rkey && swapAdd == w.swapAdd && compare == w.compare && sges.equals(w.sges)
+                    && Arrays.equals(inline, w.inline) && xrcSrqn == w.xrcSrqn && Objects.equals(layout, w.layout);
         }
 
-        @Override public int hashCode() { return Objects.hash(opcode, index, qpn, sges) * 31 + Arrays.hashCode(inline); }
+        @Override public int hashCode() {
+            return Objects.hash(opcode, index, qpn, sges) * 31 + Arrays.hashCode(inline);
+        }
     }
 
     /** A WQE that does not parse; the syndrome says which field. */
@@ -153,14 +155,15 @@ public final class WqeFormat {
     static boolean hasAtomicSeg(int op) { return isAtomic(op) || op == WqeLayout.OP_UMR; }
 
     /** The bytes of a WQE, padded to whole WQEBBs; DS is computed. {@code ud} says whether the QP is UD. */
-    public static byte[] encode(SendWqe w, boolean ud) { return encode(w, ud ? QpType.UD : QpType.RC); }
+    public static byte[] encode(SendWqe w, boolean ud) { return encode(w, ud ? ServiceType.UD : ServiceType.RC); }
 
     /** The bytes of a WQE of a {@code type} QP (its segments depend on it), padded to whole WQEBBs; DS is computed. */
-    public static byte[] encode(SendWqe w, QpType type) {
-        boolean ud = type == QpType.UD, dc = type == QpType.DRIVER; // the only DRIVER QPs that send are DC initiators
+    public static byte[] encode(SendWqe w, ServiceType type) {
+        // the only DRIVER QPs that send are DC initiators
+        boolean ud = type == ServiceType.UD, dc = type == ServiceType.DRIVER;
         if (w.layout() != null) return encodeLayout(w);
         ByteArrayOutputStream segs = new ByteArrayOutputStream();
-        if (type == QpType.XRC_SEND) {
+        if (type == ServiceType.XRC_SEND) {
             byte[] x = new byte[16];
             BigEndian.put32(x, 0, w.xrcSrqn() & 0xFFFFFF);
             segs.writeBytes(x);
@@ -284,23 +287,24 @@ public final class WqeFormat {
     }
 
     /** Parses a WQE as fetched (whole WQEBBs); {@code ud} says whether the QP is UD. */
-    public static SendWqe decode(byte[] b, boolean ud) { return decode(b, ud ? QpType.UD : QpType.RC); }
+    public static SendWqe decode(byte[] b, boolean ud) { return decode(b, ud ? ServiceType.UD : ServiceType.RC); }
 
     /** Parses a WQE of a {@code type} QP as fetched (whole WQEBBs). */
-    public static SendWqe decode(byte[] b, QpType type) {
-        boolean ud = type == QpType.UD, dc = type == QpType.DRIVER;
+    public static SendWqe decode(byte[] b, ServiceType type) {
+        boolean ud = type == ServiceType.UD, dc = type == ServiceType.DRIVER;
         if (b.length < 16 || b.length % WqeLayout.WQEBB != 0)
             throw new Malformed("WQE of " + b.length + " bytes is not whole 64-byte WQEBBs");
         int opcode = b[3] & 0xff, index = (b[1] & 0xff) << 8 | (b[2] & 0xff), ds = b[7] & 0x3f;
         long qpn = (b[4] & 0xffL) << 16 | (b[5] & 0xffL) << 8 | (b[6] & 0xffL);
-        if (ds == 0 || ds * 16 > b.length) throw new Malformed("ctrl.ds = " + ds + " does not fit the " + b.length + "-byte WQE");
+        if (ds == 0 || ds * 16 > b.length)
+            throw new Malformed("ctrl.ds = " + ds + " does not fit the " + b.length + "-byte WQE");
         int end = ds * 16, at = 16;
         if (opcode == WqeLayout.OP_UMR && ((b[0] & 0xff) == OPMOD_MKEY_LAYOUT || (b[0] & 0xff) == OPMOD_MKEY_LAYOUT_AT))
             return decodeLayout(b, index, qpn, end, (b[0] & 0xff) == OPMOD_MKEY_LAYOUT_AT);
         Av av = null;
         long raddr = 0, swap = 0, cmp = 0;
         int rkey = 0, xrcSrqn = 0;
-        if (type == QpType.XRC_SEND && opcode != WqeLayout.OP_NOP) {
+        if (type == ServiceType.XRC_SEND && opcode != WqeLayout.OP_NOP) {
             need(at, 16, end, "XRC segment");
             xrcSrqn = (int) (BigEndian.get32(b, at) & 0xFFFFFF);
             at += 16;
@@ -333,7 +337,8 @@ public final class WqeFormat {
         if (at < end && (BigEndian.get32(b, at) & INLINE_FLAG) != 0) {
             int len = (int) (BigEndian.get32(b, at) & ~INLINE_FLAG);
             if (at + 4 + len > end)
-                throw new Malformed("inline byte_count " + len + " runs past the WQE's " + ds + " DS (" + (end - at - 4) + " bytes left)");
+                throw new Malformed("inline byte_count " + len + " runs past the WQE's " + ds + " DS ("
+                        + (end - at - 4) + " bytes left)");
             inline = Arrays.copyOfRange(b, at + 4, at + 4 + len);
             at = end;
         }
@@ -346,12 +351,13 @@ public final class WqeFormat {
         }
         if (isAtomic(opcode) && (sges.size() != 1 || sges.get(0).length() != 8))
             throw new Malformed("atomic WQE needs one 8-byte data segment, has " + sges);
-        return new SendWqe(opcode, index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12), av, raddr, rkey, swap, cmp, List.copyOf(sges),
-                inline, xrcSrqn);
+        return new SendWqe(opcode, index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12), av, raddr, rkey, swap, cmp,
+                List.copyOf(sges), inline, xrcSrqn);
     }
 
     private static void need(int at, int size, int end, String what) {
-        if (at + size > end) throw new Malformed(what + " at byte " + at + " runs past the WQE's end at " + end + " (ctrl.ds)");
+        if (at + size > end)
+            throw new Malformed(what + " at byte " + at + " runs past the WQE's end at " + end + " (ctrl.ds)");
     }
 
 }

@@ -1,13 +1,12 @@
 package nicsim.abi;
 
 import java.util.List;
-import nicsim.verbs.QpType;
 
 /**
- * Send WQE format facts, mlx5-like (docs/sources.md#mlx5-sizes, docs/sources.md#mlx5-send-wqe), defined once for the model, the RTL and
- * the driver. A WQE is DS 16-byte units in ceil(DS/4) 64-byte WQEBBs; its first 16 bytes are the
- * control segment: bytes 0..3 big-endian (opmod << 24 | wqe index << 8 | opcode), bytes 4..7
- * big-endian (qpn << 8 | ds).
+ * Send WQE format facts, mlx5-like (docs/sources.md#mlx5-sizes, docs/sources.md#mlx5-send-wqe), defined once for the
+ * model, the RTL and the driver. A WQE is DS 16-byte units in ceil(DS/4) 64-byte WQEBBs; its first 16 bytes are the
+ * control segment: bytes 0..3 big-endian (opmod << 24 | wqe index << 8 | opcode), bytes 4..7 big-endian
+ * (qpn << 8 | ds).
  */
 public final class WqeLayout {
     private WqeLayout() {}
@@ -29,8 +28,8 @@ public final class WqeLayout {
             OP_LOCAL_INVAL = 0x1b, OP_UMR = 0x25;
 
     /** Opcodes the adapter executes; any other is a malformed WQE (LOC_QP_OP_ERR). */
-    public static final List<Integer> OPCODES = List.of(OP_NOP, OP_SEND_INVAL, OP_RDMA_WRITE, OP_RDMA_WRITE_IMM, OP_SEND,
-            OP_SEND_IMM, OP_RDMA_READ, OP_ATOMIC_CS, OP_ATOMIC_FA, OP_LOCAL_INVAL, OP_UMR);
+    public static final List<Integer> OPCODES = List.of(OP_NOP, OP_SEND_INVAL, OP_RDMA_WRITE, OP_RDMA_WRITE_IMM,
+            OP_SEND, OP_SEND_IMM, OP_RDMA_READ, OP_ATOMIC_CS, OP_ATOMIC_FA, OP_LOCAL_INVAL, OP_UMR);
 
     private static final boolean[] LEGAL = new boolean[256];
     static { for (int op : OPCODES) LEGAL[op] = true; }
@@ -61,7 +60,9 @@ public final class WqeLayout {
     /** Control-segment fields read from the first 8 bytes packed little-endian (byte 0 in bits 7..0). */
     public static int opcode(long w) { return (int) (w >>> 24) & 0xff; }
     public static int index(long w) { return (int) ((w >>> 8) & 0xff) << 8 | (int) ((w >>> 16) & 0xff); }
-    public static long qpn(long w) { return ((w >>> 32) & 0xff) << 16 | ((w >>> 40) & 0xff) << 8 | ((w >>> 48) & 0xff); }
+    public static long qpn(long w) {
+        return ((w >>> 32) & 0xff) << 16 | ((w >>> 40) & 0xff) << 8 | ((w >>> 48) & 0xff);
+    }
     public static int ds(long w) { return (int) (w >>> 56) & 0x3f; }
 
     /**
@@ -70,11 +71,11 @@ public final class WqeLayout {
      * (docs/sources.md#libibverbs-values, ibv_post_send(3)). The verbs library refuses the others
      * at post time, the firmware when a WQE written by hand reaches it.
      */
-    public static boolean allowedOn(QpType type, int op) {
+    public static boolean allowedOn(ServiceType type, int op) {
         return switch (type) {
             case UD -> op == OP_SEND || op == OP_SEND_IMM;
-            case UC -> op == OP_SEND || op == OP_SEND_IMM || op == OP_RDMA_WRITE || op == OP_RDMA_WRITE_IMM || op == OP_NOP
-                    || op == OP_SEND_INVAL || op == OP_LOCAL_INVAL || op == OP_UMR;
+            case UC -> op == OP_SEND || op == OP_SEND_IMM || op == OP_RDMA_WRITE || op == OP_RDMA_WRITE_IMM
+                    || op == OP_NOP || op == OP_SEND_INVAL || op == OP_LOCAL_INVAL || op == OP_UMR;
             default -> true;
         };
     }

@@ -10,15 +10,15 @@ import java.util.function.Consumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
+import nicsim.abi.CqeTmFlags;
+import nicsim.abi.DcRole;
+import nicsim.abi.EqeType;
+import nicsim.abi.MtuCode;
+import nicsim.abi.ServiceType;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat;
 import nicsim.host.PciPort;
 import nicsim.sim.Layout;
-import nicsim.verbs.DcType;
-import nicsim.verbs.EventType;
-import nicsim.verbs.Mtu;
-import nicsim.verbs.QpType;
-import nicsim.verbs.WcFlags;
 
 /**
  * The command interface ({@link Cmd}): the driver writes a command entry in host memory and rings
@@ -76,7 +76,8 @@ final class Commands {
     void doorbell() {
         if (queueAddr < 0 || busy) {
             errors++;
-            fw.report(queueAddr < 0 ? "command doorbell before the command queue address was set" : "command doorbell while a command is executing");
+            fw.report(queueAddr < 0 ? "command doorbell before the command queue address was set"
+                    : "command doorbell while a command is executing");
             return;
         }
         busy = true;
@@ -93,11 +94,13 @@ final class Commands {
 
     private void readInput(byte[] entry) {
         int opcode = (int) BigEndian.get32(entry, Cmd.ENTRY_OPCODE);
-        int inLen = (int) BigEndian.get32(entry, Cmd.ENTRY_IN_LEN), outLen = (int) BigEndian.get32(entry, Cmd.ENTRY_OUT_LEN);
+        int inLen = (int) BigEndian.get32(entry, Cmd.ENTRY_IN_LEN);
+        int outLen = (int) BigEndian.get32(entry, Cmd.ENTRY_OUT_LEN);
         long inAddr = BigEndian.get64(entry, Cmd.ENTRY_IN_ADDR), outAddr = BigEndian.get64(entry, Cmd.ENTRY_OUT_ADDR);
         if (inLen < 0 || inLen > 4096 || outLen < Cmd.OUT_HEADER_WORDS * 8 || outLen > 4096) {
             errors++;
-            fw.report(String.format("command %s: mailbox lengths in %d / out %d out of range", Cmd.opcodeName(opcode), inLen, outLen));
+            fw.report(String.format("command %s: mailbox lengths in %d / out %d out of range", Cmd.opcodeName(opcode),
+                    inLen, outLen));
             if (outLen >= Cmd.OUT_HEADER_WORDS * 8 && outLen <= 4096)
                 finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.BAD_INPUT_LENGTH, inLen, Cmd.EMPTY, null));
             else busy = false;
@@ -115,16 +118,18 @@ final class Commands {
                 out = execute(opcode, in);
             } catch (CommandRefused f) {
                 out = Cmd.output(f.syndrome, f.detail, Cmd.EMPTY, null);
-                if (MALFORMED.contains(f.syndrome.status)) refusals.add(String.format("at %.3f us: %s refused: %s, syndrome %s (%s), value 0x%x",
-                        fw.sim.now() / 1e6, Cmd.opcodeName(opcode), f.syndrome.status, f.syndrome, f.syndrome.text,
-                        f.detail));
+                if (MALFORMED.contains(f.syndrome.status))
+                    refusals.add(String.format("at %.3f us: %s refused: %s, syndrome %s (%s), value 0x%x",
+                            fw.sim.now() / 1e6, Cmd.opcodeName(opcode), f.syndrome.status, f.syndrome, f.syndrome.text,
+                            f.detail));
             }
             fw.stats.inc(FirmwareStat.COMMANDS);
             if (out != null) answer.accept(out); // null: the command answers later, when what it waits for is done
         });
         if (inLen == 0) run.accept(new byte[0]);
         else fw.adapter.port().dmaRead(inAddr, inLen, r -> {
-            if (r.status() != PciPort.DmaStatus.OK) finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.MAILBOX_DMA, inAddr, Cmd.EMPTY, null));
+            if (r.status() != PciPort.DmaStatus.OK)
+                finish(outAddr, outLen, Cmd.output(Cmd.Syndrome.MAILBOX_DMA, inAddr, Cmd.EMPTY, null));
             else run.accept(r.data());
         });
     }
@@ -165,7 +170,8 @@ final class Commands {
     static byte[] handle(long h) { return ok(Cmd.HANDLE, new Cmd.Handle(h)); }
 
     private byte[] execute(int opcode, byte[] input) {
-        if (opcode != Cmd.INIT_HCA && opcode != Cmd.QUERY_HCA_CAP && !initialized) throw new CommandRefused(Cmd.Syndrome.NOT_INITIALIZED, opcode);
+        if (opcode != Cmd.INIT_HCA && opcode != Cmd.QUERY_HCA_CAP && !initialized)
+            throw new CommandRefused(Cmd.Syndrome.NOT_INITIALIZED, opcode);
         return switch (opcode) {
             case Cmd.QUERY_HCA_CAP -> { in(Cmd.EMPTY, input); yield ok(Cmd.HCA_CAP, capabilities()); }
             case Cmd.INIT_HCA -> { init(in(Cmd.INIT_HCA_IN, input)); yield ok(); }
@@ -198,7 +204,8 @@ final class Commands {
                 q.limit = (int) a.limit();
                 yield ok();
             }
-            case Cmd.QUERY_SRQ -> handle(srq(in(Cmd.HANDLE, input).handle()).limit); // its limit: 0 once the event fired
+            // its limit: 0 once the event fired
+            case Cmd.QUERY_SRQ -> handle(srq(in(Cmd.HANDLE, input).handle()).limit);
             case Cmd.DESTROY_SRQ -> { destroySrq(in(Cmd.HANDLE, input).handle()); yield ok(); }
             case Cmd.ATTACH_MCAST -> { fw.multicast.attach(in(Cmd.MCAST_ATTACH_IN, input)); yield ok(); }
             case Cmd.DETACH_MCAST -> { fw.multicast.detach(in(Cmd.MCAST_ATTACH_IN, input)); yield ok(); }
@@ -214,8 +221,9 @@ final class Commands {
 
     private Cmd.HcaCap capabilities() {
         int maxMtu = fw.fabric == null ? 4096 : fw.fabric.maxMtu();
-        return new Cmd.HcaCap(maxQp - 1, fw.cqs.limit() - 1, fw.keys.limit() - 1, pds.limit() - 1, uars.limit() - 1, maxQpWr, maxCqe,
-                MAX_SGE, MAX_INLINE, Mtu.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(), fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
+        return new Cmd.HcaCap(maxQp - 1, fw.cqs.limit() - 1, fw.keys.limit() - 1, pds.limit() - 1, uars.limit() - 1,
+                maxQpWr, maxCqe, MAX_SGE, MAX_INLINE, MtuCode.of(Integer.numberOfTrailingZeros(maxMtu) - 7).value(),
+                fw.lid(), MAX_RD_ATOMIC, fw.maxMsg,
                 fw.adapter.deviceMemory().size(), fw.adapter.parameters().doorbell().windowBase(),
                 fw.adapter.parameters().doorbell().pageSize(),
                 fw.adapter.parameters().dm().barOffsetBytes(), fw.adapter.blueFlameBytes(),
@@ -235,8 +243,10 @@ final class Commands {
 
     private void init(Cmd.InitHca h) {
         if (initialized) throw new CommandRefused(Cmd.Syndrome.ALREADY_INITIALIZED, 0);
-        if ((h.eqAddr() & 63) != 0 || (h.mttAddr() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, h.eqAddr());
-        if (h.eqLogSize() < 1 || h.eqLogSize() > 16) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, h.eqLogSize());
+        if ((h.eqAddr() & 63) != 0 || (h.mttAddr() & 7) != 0)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, h.eqAddr());
+        if (h.eqLogSize() < 1 || h.eqLogSize() > 16)
+            throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, h.eqLogSize());
         fw.events.init(h.eqAddr(), (int) h.eqLogSize());
         fw.mttFill.tableAddr = h.mttAddr();
         fw.mttFill.space.reset(h.mttEntries());
@@ -245,7 +255,7 @@ final class Commands {
         initialized = true;
         uars.put(0, true); // UAR 0 belongs to the driver itself
         // a driver assumes its port ACTIVE until told otherwise: a link down already is its first event
-        if (!fw.linkUp()) fw.event(EventType.PORT_ERR, Firmware.PORT);
+        if (!fw.linkUp()) fw.event(EqeType.PORT_ERR, Firmware.PORT);
     }
 
     /** Adds the PDs, UARs (the driver's own UAR 0 among them) and XRC domains alive now to {@code into}. */
@@ -317,7 +327,8 @@ final class Commands {
         if (c.logSize() < 1 || c.logSize() > 22) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.logSize());
         if ((c.ring() & 63) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.ring());
         Consumer<byte[]> a = answer;
-        cq.resize(c.ring(), (int) c.logSize(), why -> a.accept(why == null ? ok() : Cmd.output(why, c.logSize(), Cmd.EMPTY, null)));
+        cq.resize(c.ring(), (int) c.logSize(),
+                why -> a.accept(why == null ? ok() : Cmd.output(why, c.logSize(), Cmd.EMPTY, null)));
         return null;
     }
 
@@ -349,7 +360,8 @@ final class Commands {
     private long createSrq(Cmd.CreateSrq c) {
         checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit()));
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
+                (int) c.limit()));
         return srqn;
     }
 
@@ -363,7 +375,8 @@ final class Commands {
         Cq cq = fw.cqs.get(c.cq());
         if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cq());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit(), c.xrcd(), cq));
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
+                (int) c.limit(), c.xrcd(), cq));
         domain.users++;
         cq.users++;
         return srqn;
@@ -373,13 +386,15 @@ final class Commands {
     private long createTmSrq(Cmd.CreateTmSrq c) {
         if (fw.tm == null) throw new CommandRefused(Cmd.Syndrome.TM_NOT_SUPPORTED, 0);
         checkSrq(c.pd(), c.logSize(), c.strideLog(), c.limit(), c.ring(), c.dbrec());
-        if (c.maxTags() < 1 || c.maxTags() > fw.tm.maxTags()) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxTags());
-        if (c.maxOps() < 1 || c.maxOps() > fw.tm.maxOps()) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxOps());
+        if (c.maxTags() < 1 || c.maxTags() > fw.tm.maxTags())
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxTags());
+        if (c.maxOps() < 1 || c.maxOps() > fw.tm.maxOps())
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxOps());
         Cq cq = fw.cqs.get(c.cq());
         if (cq == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_CQ, c.cq());
         long srqn = fw.srqs.free();
-        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()), (int) c.limit(), 0, cq,
-                new TagMatching((int) c.maxTags(), (int) c.maxOps())));
+        fw.srqs.put(srqn, new Srq(fw, srqn, c.pd(), ring(c.ring(), c.logSize(), c.strideLog(), c.dbrec()),
+                (int) c.limit(), 0, cq, new TagMatching((int) c.maxTags(), (int) c.maxOps())));
         cq.users++;
         return srqn;
     }
@@ -401,21 +416,23 @@ final class Commands {
                 kind = Cqe64.TM_ADD;
             }
             case 1 -> {
-                if (s.tm.delete((int) c.handle())) handle = 1; // the output says whether it went: a failure's completion follows
+                // the output says whether it went: a failure's completion follows
+                if (s.tm.delete((int) c.handle())) handle = 1;
                 else syndrome = Cqe64.SYNDROME_TM_ERR;
                 kind = Cqe64.TM_DEL;
             }
             default -> kind = Cqe64.TM_SYNC;
         }
         if ((c.flags() & 1) != 0 || syndrome != 0)
-            fw.complete(s.cq, Cqe64.tmOp(s.srqn, (int) c.opIndex(), kind, s.tm.syncRequired() ? WcFlags.TM_SYNC_REQ : 0, syndrome,
-                    syndrome == 0 ? 0 : Vendor.TM_TAG_TAKEN), false);
+            fw.complete(s.cq, Cqe64.tmOp(s.srqn, (int) c.opIndex(), kind, s.tm.syncRequired() ? CqeTmFlags.SYNC_REQ : 0,
+                    syndrome, syndrome == 0 ? 0 : Vendor.TM_TAG_TAKEN), false);
         return handle;
     }
 
     private void checkSrq(long pd, long logSize, long strideLog, long limit, long ring, long dbrec) {
         checkPd(pd);
-        if (logSize < 1 || logSize > 15 || strideLog < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, logSize);
+        if (logSize < 1 || logSize > 15 || strideLog < 4)
+            throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, logSize);
         if (limit > 1L << logSize) throw new CommandRefused(Cmd.Syndrome.BAD_LIMIT, limit);
         if ((ring & 15) != 0 || (dbrec & 3) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, ring);
     }
@@ -454,9 +471,10 @@ final class Commands {
     }
 
     private long createQp(Cmd.CreateQp c) {
-        QpType type = qpType(c);
-        boolean target = type == QpType.XRC_RECV, initiator = type == QpType.XRC_SEND;
-        boolean dct = type == QpType.DRIVER && c.dcType() == DcType.DCT.value(), dci = type == QpType.DRIVER && !dct;
+        ServiceType type = qpType(c);
+        boolean target = type == ServiceType.XRC_RECV, initiator = type == ServiceType.XRC_SEND;
+        boolean dct = type == ServiceType.DRIVER && c.dcType() == DcRole.DCT.value();
+        boolean dci = type == ServiceType.DRIVER && !dct;
         // an XRC target has no PD (its field names the XRC domain), no CQs and no queues; an initiator no receive side
         XrcDomain domain = target ? xrcd(c.xrcd()) : null;
         if (!target) checkPd(c.pd());
@@ -492,26 +510,28 @@ final class Commands {
      * The QP's type; a DRIVER QP is a DC half: DCT (answers only, from an SRQ) or DCI (sends only). A special QP
      * (QPT_SMI, QPT_GSI) is a UD QP bound to the port's QP0 or QP1 (docs/device.md, "Management: QP0 and QP1").
      */
-    private QpType qpType(Cmd.CreateQp c) {
-        if (c.type() == Cmd.QPT_SMI || c.type() == Cmd.QPT_GSI) return QpType.UD;
-        QpType type;
+    private ServiceType qpType(Cmd.CreateQp c) {
+        if (c.type() == Cmd.QPT_SMI || c.type() == Cmd.QPT_GSI) return ServiceType.UD;
+        ServiceType type;
         try {
-            type = QpType.of((int) c.type());
+            type = ServiceType.of((int) c.type());
         } catch (IllegalArgumentException e) {
             throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, c.type());
         }
-        if (type != QpType.DRIVER) return type;
+        if (type != ServiceType.DRIVER) return type;
         if (fw.dc == null) throw new CommandRefused(Cmd.Syndrome.DC_NOT_SUPPORTED, c.type());
-        if (c.dcType() != DcType.DCT.value() && c.dcType() != DcType.DCI.value())
+        if (c.dcType() != DcRole.DCT.value() && c.dcType() != DcRole.DCI.value())
             throw new CommandRefused(Cmd.Syndrome.BAD_DC_TYPE, c.dcType());
-        if (c.dcType() == DcType.DCT.value() && c.srq() == 0) throw new CommandRefused(Cmd.Syndrome.DCT_NEEDS_SRQ, 0);
+        if (c.dcType() == DcRole.DCT.value() && c.srq() == 0) throw new CommandRefused(Cmd.Syndrome.DCT_NEEDS_SRQ, 0);
         return type;
     }
 
     /** The rings' sizes and alignments (a DC target has no send queue: its sqAddr field carries the DC access key). */
     private static void checkQueues(Cmd.CreateQp c, boolean dct) {
-        if (c.sqLogSize() < 1 || c.sqLogSize() > 15) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
-        if (c.rqLogSize() > 15 || c.rqStrideLog() < 4) throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
+        if (c.sqLogSize() < 1 || c.sqLogSize() > 15)
+            throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.sqLogSize());
+        if (c.rqLogSize() > 15 || c.rqStrideLog() < 4)
+            throw new CommandRefused(Cmd.Syndrome.BAD_QUEUE_SIZE, c.rqLogSize());
         if ((c.sqAddr() & 63) != 0 && !dct || (c.rqAddr() & 15) != 0 || (c.dbrec() & 7) != 0)
             throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.sqAddr());
     }
@@ -531,10 +551,11 @@ final class Commands {
     }
 
     /** The SRQ the new QP receives from ({@code noSrq}: an XRC or DC initiator or an XRC target may name none). */
-    private Srq qpSrq(Cmd.CreateQp c, QpType type, boolean noSrq) {
+    private Srq qpSrq(Cmd.CreateQp c, ServiceType type, boolean noSrq) {
         Srq srq = srq(c.srq());
         if (srq.xrc() || noSrq) throw new CommandRefused(Cmd.Syndrome.XRC_SRQ_MISUSE, c.srq());
-        if (srq.tm != null && type != QpType.RC) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.type()); // RC's
+        // tag matching is RC's alone
+        if (srq.tm != null && type != ServiceType.RC) throw new CommandRefused(Cmd.Syndrome.BAD_TM_OP, c.type());
         if (srq.pd != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
         srq.users++;
         return srq;
@@ -551,7 +572,7 @@ final class Commands {
         if (q.rcq != null) q.rcq.users--;
         if (q.srq != null) q.srq.users--;
         qpIndexUsed.remove((int) (qpn & (maxQp - 1)));
-        if (q.type == QpType.XRC_RECV) xrcds.get(q.xrcd).users--;
+        if (q.type == ServiceType.XRC_RECV) xrcds.get(q.xrcd).users--;
         else if (q.dct == null) fw.sqContexts.destroyed(q);
     }
 }

@@ -2,17 +2,17 @@ package nicsim.firmware;
 
 import java.util.ArrayList;
 import java.util.List;
-import nicsim.abi.HostOrder;
 import nicsim.abi.Cqe64;
+import nicsim.abi.HostOrder;
 import nicsim.abi.QpTransitions;
+import nicsim.abi.QpcState;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts;
-import nicsim.fabric.Packet;
-import nicsim.sim.Simulator;
 import nicsim.fabric.Packet.Op;
-import nicsim.verbs.QpState;
+import nicsim.fabric.Packet;
 import nicsim.firmware.SendOp.Stage;
+import nicsim.sim.Simulator;
 
 /**
  * The completer of a QP (as rxe_comp.c): ACKs, NAKs and read and atomic responses matched to the
@@ -54,9 +54,11 @@ final class Completer {
             SendOp op = q.outstanding.poll();
             if (op.readOrAtomic()) q.requester.readAnswered();
             if (op.streaming && q.service.reliable) giveBack(op);
-            if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
+            if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe())
+                q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
             if (!op.control && (op.w.signaled() || q.sqSigAll))
-                q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode, op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
+                q.requester.complete(op, Cqe64.requester(q.qpn, op.index, op.opcode,
+                        op.readOrAtomic() && op.opcode != WqeLayout.OP_RDMA_READ ? 8 : op.length));
         }
         if (q.outstanding.isEmpty()) stopTimer();
         q.checkDrained();
@@ -77,7 +79,9 @@ final class Completer {
         }
     }
 
-    void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) { requesterError(op, syndrome, vendor, addr, key, psn, 0); }
+    void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {
+        requesterError(op, syndrome, vendor, addr, key, psn, 0);
+    }
 
     /**
      * A local translation's failure: its error completion names the indirect mkey's entry that failed ({@code piece},
@@ -86,8 +90,8 @@ final class Completer {
     void requesterError(SendOp op, Qp.Failure fail) {
         Long gone = q.fw.keys.destroyedAt(fail.key() & 0xFFFF_FFFFL);
         if (gone != null) // the driver sanitizer: a destroyed object still used
-            q.fw.adapter.report(String.format("DESTROYED_MKEY: lkey 0x%x of WQE %d on qpn 0x%x was destroyed at %.3f us",
-                    fail.key(), op.index, q.qpn, gone / 1e6));
+            q.fw.adapter.report(String.format("DESTROYED_MKEY: lkey 0x%x of WQE %d on qpn 0x%x was destroyed at "
+                    + "%.3f us", fail.key(), op.index, q.qpn, gone / 1e6));
         requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, fail.vendor(), fail.addr(), fail.key(), 0, fail.piece());
     }
 
@@ -110,7 +114,8 @@ final class Completer {
             if (b == op || Psn.diff(b.firstPsn, op.firstPsn) >= 0) break;
             if (b.stage == Stage.ANSWERED) { // its error follows once b is done
                 b.whenDone(q.live(() -> {
-                    if (q.state != QpState.ERR && q.outstanding.contains(op)) requesterError(op, syndrome, vendor, addr, key, psn, piece);
+                    if (q.state != QpcState.ERR && q.outstanding.contains(op))
+                        requesterError(op, syndrome, vendor, addr, key, psn, piece);
                 }));
                 return;
             }
@@ -120,12 +125,15 @@ final class Completer {
         if (op.readOrAtomic() && q.requester.readsOutstanding() > 0) q.requester.readAnswered();
         retire();
         List<SendOp> before = new ArrayList<>();
-        while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0) before.add(q.outstanding.poll());
+        while (!q.outstanding.isEmpty() && Psn.diff(q.outstanding.peek().firstPsn, op.firstPsn) < 0)
+            before.add(q.outstanding.poll());
         for (SendOp b : before) q.flush(b);
         q.count(FirmwareStat.REQUESTER_ERRORS);
-        if (op.failed != null) op.failed.accept(syndrome, vendor); // the adapter's own operation: its owner hears, not the send queue
-        else q.fw.complete(q.scq, Cqe64.withPiece(Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr, key, psn), piece), false);
-        if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
+        // the adapter's own operation: its owner hears, not the send queue
+        if (op.failed != null) op.failed.accept(syndrome, vendor);
+        else q.fw.complete(q.scq, Cqe64.withPiece(Cqe64.error(true, q.qpn, op.index, op.opcode, syndrome, vendor, addr,
+                key, psn), piece), false);
+        if (QpTransitions.afterSendError(q.type) == QpcState.ERR) q.toError(); else q.toSqError();
     }
 
     /**
@@ -204,7 +212,7 @@ final class Completer {
 
     void onTimeout() {
         SendOp op = oldestUndone();
-        if (op == null || q.state == QpState.ERR) return;
+        if (op == null || q.state == QpcState.ERR) return;
         q.count(FirmwareStat.TIMEOUTS);
         if (retriesLeft == 0) {
             requesterError(op, Cqe64.SYNDROME_RETRY_EXC_ERR, Vendor.RETRY_EXCEEDED, 0, 0, op.respPsn);
@@ -230,7 +238,8 @@ final class Completer {
             int from = Psn.diff(op.respPsn, op.firstPsn);
             long off = (long) from * q.mtu;
             if (off >= op.length && op.length > 0) return; // every response is in, being written: nothing to ask for
-            again.add(q.requester.request(op, Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(), op.length - off, 0, 0, 0, new byte[0]));
+            again.add(q.requester.request(op, Op.READ_REQ, op.respPsn, true, op.w.remoteAddr() + off, op.w.rkey(),
+                    op.length - off, 0, 0, 0, new byte[0]));
         } else {
             for (Packet p : op.packets) if (Psn.diff(p.psn(), psn) >= 0) again.add(p);
         }
@@ -250,7 +259,7 @@ final class Completer {
     }
 
     void onAck(Packet p) {
-        if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
+        if (!q.service.reliable || q.state == QpcState.ERR || q.state == QpcState.RESET) return;
         switch (kind(p)) {
             case RNR_NAK -> onRnrNak(p);
             case DC_CNAK -> onCnak(p);
@@ -338,7 +347,7 @@ final class Completer {
         stopTimer();
         rnrWaiting = true;
         q.fw.sim.scheduleIn(picos, q.live(() -> {
-            if (q.state == QpState.ERR) return;
+            if (q.state == QpcState.ERR) return;
             rnrWaiting = false;
             goBack(psn);
         }));
@@ -372,7 +381,7 @@ final class Completer {
     }
 
     void onReadResponse(Packet p) {
-        if (!q.service.reliable || q.state == QpState.ERR || q.state == QpState.RESET) return;
+        if (!q.service.reliable || q.state == QpcState.ERR || q.state == QpcState.RESET) return;
         SendOp op = opAt(p.psn());
         if (op == null || op.opcode != WqeLayout.OP_RDMA_READ || op.done() || p.psn() != op.respPsn || op.faulting) {
             q.count(FirmwareStat.READ_RESPONSES_IGNORED);
@@ -392,11 +401,11 @@ final class Completer {
     /** Writes response data into {@code op}'s local SGEs; the {@code last} response's then finishes it. */
     void scatterLocal(SendOp op, long off, Packet p, boolean last) {
         q.placement.scatter(op.w.sges(), off, p.payload(), p.arrival(), MttPorts.LOCAL_WRITE, q.live(fail -> {
-            if (q.state == QpState.ERR || fail == null) return;
+            if (q.state == QpcState.ERR || fail == null) return;
             if (fail.pageFault()) { q.odp.responseFaulted(op, p.psn(), fail); return; }
             requesterError(op, fail);
         }), q.live(() -> {
-            if (q.state == QpState.ERR || !last || op.faulting) return;
+            if (q.state == QpcState.ERR || !last || op.faulting) return;
             op.reach(Stage.DONE);
             retire();
             op.finished();

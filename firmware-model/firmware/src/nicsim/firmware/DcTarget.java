@@ -3,9 +3,9 @@ package nicsim.firmware;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import nicsim.fabric.Packet;
+import nicsim.abi.QpcState;
 import nicsim.fabric.Packet.Op;
-import nicsim.verbs.QpState;
+import nicsim.fabric.Packet;
 
 /**
  * A DC target (DCT; docs/sources.md#dc-transport): one QP number any
@@ -33,8 +33,9 @@ final class DcTarget {
 
     void onPacket(Packet p) {
         Firmware fw = t.fw;
-        if (t.state != QpState.RTR) { t.count(FirmwareStat.PACKETS_DROPPED_STATE); return; }
-        if (p.transport() != Packet.DC || !(p.op().isRequest() || p.op().isDcControl())) { // a target sends nothing, so hears no answers
+        if (t.state != QpcState.RTR) { t.count(FirmwareStat.PACKETS_DROPPED_STATE); return; }
+        // a target sends nothing, so hears no answers
+        if (p.transport() != Packet.DC || !(p.op().isRequest() || p.op().isDcControl())) {
             t.count(FirmwareStat.PACKETS_DROPPED_TYPE);
             return;
         }
@@ -43,8 +44,8 @@ final class DcTarget {
         if (p.dcKey() != key) {
             fw.stats.inc(FirmwareStat.DC_KEY_VIOLATIONS);
             if (p.op() == Op.DC_CONNECT) {
-                fw.report(String.format("DC key violation at DCT 0x%x: initiator QP 0x%x at LID %d presented key 0x%x", t.qpn, p.srcQp(),
-                        p.slid(), p.dcKey()));
+                fw.report(String.format("DC key violation at DCT 0x%x: initiator QP 0x%x at LID %d presented key 0x%x",
+                        t.qpn, p.srcQp(), p.slid(), p.dcKey()));
                 answer(p, Op.ACK, Packet.AETH_NAK_ACCESS);
             }
             return;
@@ -92,8 +93,8 @@ final class DcTarget {
 
     /** An answer from the target itself (no responder): a CNAK, or the NAK of a refused key. */
     private void answer(Packet p, Op op, int aeth) {
-        Packet a = new Packet(t.fw.lid(), p.slid(), op, p.srcQp(), t.qpn, p.psn(), false, false, 0, 0, 0, 0, 0, aeth, 0, 0, 0, 0,
-                new byte[0], Packet.DC);
+        Packet a = new Packet(t.fw.lid(), p.slid(), op, p.srcQp(), t.qpn, p.psn(), false, false, 0, 0, 0, 0, 0, aeth,
+                0, 0, 0, 0, new byte[0], Packet.DC);
         t.fw.exec(t.fw.packetCycles, t.live(() -> t.fw.send(a)));
     }
 

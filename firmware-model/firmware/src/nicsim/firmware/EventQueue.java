@@ -2,9 +2,9 @@ package nicsim.firmware;
 
 import java.util.List;
 import nicsim.abi.BigEndian;
+import nicsim.abi.EqeType;
 import nicsim.adapter.Adapter;
 import nicsim.sim.Counters;
-import nicsim.verbs.EventType;
 
 /**
  * The async event queue in host memory: 64-byte EQEs (byte 0 the type, bytes 4..7 the resource,
@@ -37,7 +37,7 @@ final class EventQueue {
     void stop() { addr = -1; }
 
     /** Posts an event (before INIT_HCA it is only logged). */
-    void post(EventType type, long resource) {
+    void post(EqeType type, long resource) {
         events.inc();
         log.add("event " + type + " for 0x" + Long.toHexString(resource));
         if (addr < 0) return;

@@ -9,20 +9,19 @@ import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
-import nicsim.abi.Cqe64;
+import nicsim.abi.EqeType;
 import nicsim.adapter.Adapter;
 import nicsim.adapter.CqePorts;
 import nicsim.adapter.DoorbellDecoder;
 import nicsim.adapter.EmbeddedProcessor;
 import nicsim.adapter.MttPorts.XlateRsp;
-import nicsim.adapter.WqePorts;
 import nicsim.adapter.WqePorts.WqeError;
+import nicsim.adapter.WqePorts;
 import nicsim.fabric.Fabric;
 import nicsim.fabric.Packet;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Counters;
 import nicsim.sim.Simulator;
-import nicsim.verbs.EventType;
 
 /**
  * The adapter's firmware (Java only: what runs on the adapter's embedded processor). It holds the
@@ -194,7 +193,7 @@ public final class Firmware implements EmbeddedProcessor {
      */
     private void onLink(boolean up) {
         stats.inc(up ? FirmwareStat.LINK_UPS : FirmwareStat.LINK_DOWNS);
-        exec(packetCycles, () -> event(up ? EventType.PORT_ACTIVE : EventType.PORT_ERR, PORT));
+        exec(packetCycles, () -> event(up ? EqeType.PORT_ACTIVE : EqeType.PORT_ERR, PORT));
     }
     public Fabric fabric() { return fabric; }
 
@@ -217,12 +216,14 @@ public final class Firmware implements EmbeddedProcessor {
 
     @Override public void mmioWrite(long offset, byte[] data) {
         if (offset == Cmd.REG_XLATE_VECTOR && data.length == 4) mttFill.setVector((int) BigEndian.get32(data, 0));
-        else if (offset == Cmd.REG_XLATE_FILL && data.length == 16) mttFill.hostAnswer(BigEndian.get64(data, 0), BigEndian.get64(data, 8));
+        else if (offset == Cmd.REG_XLATE_FILL && data.length == 16)
+            mttFill.hostAnswer(BigEndian.get64(data, 0), BigEndian.get64(data, 8));
         else if (offset == Cmd.REG_CMDQ_ADDR && data.length == 8) commands.setQueue(BigEndian.get64(data, 0));
         else if (offset == Cmd.REG_CMD_DOORBELL && data.length == 4) commands.doorbell();
         else {
             commands.refusedWrite();
-            report(String.format("MMIO write of %d bytes at BAR0+0x%x: no such initialization register", data.length, offset));
+            report(String.format("MMIO write of %d bytes at BAR0+0x%x: no such initialization register", data.length,
+                    offset));
         }
     }
 
@@ -305,10 +306,10 @@ public final class Firmware implements EmbeddedProcessor {
         if (cq == null || cq.error) return;
         cq.error = true;
         stats.inc(FirmwareStat.CQ_OVERFLOWS);
-        event(EventType.CQ_ERR, cqn);
+        event(EqeType.CQ_ERR, cqn);
         for (Qp q : qps.values())
             if (q.scq == cq || q.rcq == cq) {
-                event(EventType.QP_FATAL, q.qpn);
+                event(EqeType.QP_FATAL, q.qpn);
                 q.toError();
             }
     }
@@ -368,5 +369,5 @@ public final class Firmware implements EmbeddedProcessor {
     }
 
     /** Posts an async event into the event queue. */
-    void event(EventType type, long resource) { events.post(type, resource); }
+    void event(EqeType type, long resource) { events.post(type, resource); }
 }

@@ -9,17 +9,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.LongStream;
+import nicsim.abi.AccessBits;
 import nicsim.abi.Cmd;
 import nicsim.abi.MttEntry;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat;
-import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.MkeyContext;
 import nicsim.adapter.MttPorts.XlateReq;
 import nicsim.adapter.MttPorts.XlateRsp;
+import nicsim.adapter.MttPorts;
 import nicsim.host.PciPort;
 import nicsim.sim.Recent;
-import nicsim.verbs.AccessFlags;
 
 /**
  * Memory keys: the MRs and windows (their commands, bind and invalidate), and the MttWalker's
@@ -158,7 +158,7 @@ final class MemoryKeys {
     long createImplicit(Cmd.CreateMkey c) {
         if (c.pageShift() != MttEntry.IMPLICIT_PAGE_SHIFT)
             throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
-        if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
+        if ((c.access() & ~AccessBits.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
         long pageMask = (1L << MttEntry.IMPLICIT_PAGE_SHIFT) - 1;
         if (((c.start() | c.length()) & pageMask) != 0 || c.pageOffset() != 0 || c.length() <= 0
                 || c.pages() != c.length() >>> MttEntry.IMPLICIT_PAGE_SHIFT)
@@ -177,7 +177,7 @@ final class MemoryKeys {
     private void checkMr(Cmd.CreateMkey c) {
         if (c.pageShift() < Cmd.MIN_PAGE_SHIFT || c.pageShift() > Cmd.MAX_PAGE_SHIFT)
             throw new CommandRefused(Cmd.Syndrome.BAD_PAGE_SHIFT, c.pageShift());
-        if ((c.access() & ~AccessFlags.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
+        if ((c.access() & ~AccessBits.ALL) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ACCESS, c.access());
         if ((c.pageList() & 7) != 0) throw new CommandRefused(Cmd.Syndrome.BAD_ADDRESS, c.pageList());
         if (!fw.mttFill.fits(Math.max(1, c.pages()))) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, c.pages());
     }
@@ -191,7 +191,8 @@ final class MemoryKeys {
         MkeyContext m = mkeys.get(index);
         if (m == null || m.key() != (r.mkey() & 0xff) || m.state() != MttPorts.STATE_VALID || windows.containsKey(index)
                 || indirects.containsKey(index))
-            throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, r.mkey()); // no MR of that key: a window, an indirect mkey, or none
+            // no MR of that key: a window, an indirect mkey, or none
+            throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, r.mkey());
         checkMr(r.to());
         install(index, (int) (r.mkey() & 0xff), r.to(), written);
     }
@@ -264,15 +265,18 @@ final class MemoryKeys {
         }
         long base = mtt.take(pages);
         if (base < 0) throw new CommandRefused(Cmd.Syndrome.OUT_OF_MTT, pages);
-        MkeyContext moved = new MkeyContext(m.index(), m.state(), m.key(), m.pd(), m.qpn(), m.boundQp(), m.start(), m.length(), m.access(),
-                m.pageShift(), m.pageOffset(), base);
+        MkeyContext moved = new MkeyContext(m.index(), m.state(), m.key(), m.pd(), m.qpn(), m.boundQp(), m.start(),
+                m.length(), m.access(), m.pageShift(), m.pageOffset(), base);
         mkeys.put(m.index(), moved);
         fw.stats.inc(FirmwareStat.ODP_INVALIDATIONS);
         counted(m.index(), 0, 1, 0);
         var port = fw.adapter.port();
         port.dmaRead(mtt.entryAddr(m.mttBase()), (int) (pages * 8), r -> {
             mtt.space.give(m.mttBase()); // read: the old entries' rows go back
-            if (r.status() != PciPort.DmaStatus.OK) { fw.report("ODP invalidation: MTT entries of mkey 0x" + Long.toHexString(c.lkey()) + " unreadable"); return; }
+            if (r.status() != PciPort.DmaStatus.OK) {
+                fw.report("ODP invalidation: MTT entries of mkey 0x" + Long.toHexString(c.lkey()) + " unreadable");
+                return;
+            }
             byte[] t = r.data();
             // the mark is bit 0 of the big-endian entry: its last byte
             for (long p = range[0]; p <= range[1]; p++) t[(int) (p * 8 + 7)] |= (byte) MttEntry.NOT_PRESENT;
@@ -287,16 +291,20 @@ final class MemoryKeys {
             throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, c.lkey());
         if (m.pd() != c.pd()) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_PD, c.pd());
         long rel = rel(m, c.addr());
-        if (c.length() == 0 || rel < 0 || rel + c.length() > m.length()) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.addr());
+        if (c.length() == 0 || rel < 0 || rel + c.length() > m.length())
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.addr());
         return m;
     }
 
-    private static long rel(MkeyContext m, long addr) { return (m.access() & MttPorts.ZERO_BASED) != 0 ? addr : addr - m.start(); }
+    private static long rel(MkeyContext m, long addr) {
+        return (m.access() & MttPorts.ZERO_BASED) != 0 ? addr : addr - m.start();
+    }
 
     /** The first and last page (from the MR's first) of the command's range. */
     private static long[] pagesOf(MkeyContext m, Cmd.OdpPrefetch c) {
         long rel = rel(m, c.addr());
-        return new long[]{(rel + m.pageOffset()) >> m.pageShift(), (rel + m.pageOffset() + c.length() - 1) >> m.pageShift()};
+        return new long[]{(rel + m.pageOffset()) >> m.pageShift(),
+                (rel + m.pageOffset() + c.length() - 1) >> m.pageShift()};
     }
 
     /** ALLOC_MW (its PD checked): returns the key. */
@@ -305,8 +313,8 @@ final class MemoryKeys {
         long index = mkeys.free();
         int key = nextKey();
         // type 1 is usable (VALID) at once, with no range until bound; type 2 starts FREE (rxe_alloc_mw)
-        MkeyContext m = new MkeyContext(index, a.type() == 1 ? MttPorts.STATE_VALID : MttPorts.STATE_FREE, key, a.pd(), 0, 0,
-                0, 0, 0, 12, 0, 0);
+        MkeyContext m = new MkeyContext(index, a.type() == 1 ? MttPorts.STATE_VALID : MttPorts.STATE_FREE, key, a.pd(),
+                0, 0, 0, 0, 0, 12, 0, 0);
         mkeys.put(index, m);
         windows.put(index, new Window((int) a.type()));
         publish(m);
@@ -320,9 +328,11 @@ final class MemoryKeys {
     long createIndirect(Cmd.CreateIndirectMkey c) {
         if (fw.umrKlmCycles < 0) throw new CommandRefused(Cmd.Syndrome.UMR_NOT_SUPPORTED, 0);
         int klmEntries = fw.adapter.mtt().config().klmEntries();
-        if (c.maxEntries() < 1 || c.maxEntries() > klmEntries) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxEntries());
+        if (c.maxEntries() < 1 || c.maxEntries() > klmEntries)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, c.maxEntries());
         int base = -1;
-        for (int from = klmUsed.nextClearBit(0); from + c.maxEntries() <= klmEntries; from = klmUsed.nextClearBit(from + 1)) {
+        for (int from = klmUsed.nextClearBit(0); from + c.maxEntries() <= klmEntries;
+                from = klmUsed.nextClearBit(from + 1)) {
             int used = klmUsed.nextSetBit(from);
             if (used < 0 || used >= from + c.maxEntries()) { base = from; break; }
             from = used;
@@ -365,8 +375,8 @@ final class MemoryKeys {
         List<Long> pieces = new ArrayList<>();
         for (int j = 0; j < l.entries().size(); j++) {
             var k = l.entries().get(j);
-            fw.adapter.klmWrite(new MttPorts.KlmEntry(ind.klmBase + j, k.lkey() & 0xFFFFFFFFL, k.addr(), k.length() & 0xFFFFFFFFL,
-                    k.stride() & 0xFFFFL));
+            fw.adapter.klmWrite(new MttPorts.KlmEntry(ind.klmBase + j, k.lkey() & 0xFFFFFFFFL, k.addr(),
+                    k.length() & 0xFFFFFFFFL, k.stride() & 0xFFFFL));
             row += k.length() & 0xFFFFFFFFL;
             pieces.add((k.lkey() & 0xFFFFFFFFL) >>> 8);
         }
@@ -383,7 +393,8 @@ final class MemoryKeys {
     }
 
     void deallocWindow(long key) {
-        if (!mkeys.has(key >>> 8) || !windows.containsKey(key >>> 8)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, key);
+        if (!mkeys.has(key >>> 8) || !windows.containsKey(key >>> 8))
+            throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, key);
         windows.get(key >>> 8).boundTo = -1;
         mkeys.remove(key >>> 8);
         windows.remove(key >>> 8);
@@ -392,8 +403,10 @@ final class MemoryKeys {
 
     void destroyMr(long key) {
         MkeyContext m = mkeys.get(key >>> 8);
-        if (m == null || m.key() != (key & 0xff) || windows.containsKey(key >>> 8)) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, key);
-        for (Window w : windows.values()) if (w.boundTo == (key >>> 8)) throw new CommandRefused(Cmd.Syndrome.MR_HAS_WINDOWS, key);
+        if (m == null || m.key() != (key & 0xff) || windows.containsKey(key >>> 8))
+            throw new CommandRefused(Cmd.Syndrome.UNKNOWN_MKEY, key);
+        for (Window w : windows.values())
+            if (w.boundTo == (key >>> 8)) throw new CommandRefused(Cmd.Syndrome.MR_HAS_WINDOWS, key);
         Indirect ind = indirects.remove(key >>> 8);
         if (ind != null) klmUsed.clear((int) ind.klmBase, (int) ind.klmBase + ind.maxEntries);
         MkeyContext gone = mkeys.remove(key >>> 8);
@@ -409,14 +422,17 @@ final class MemoryKeys {
         return at == null || mkeys.has(key >>> 8) ? null : at;
     }
 
-    private static MkeyContext destroyed(long index) { return new MkeyContext(index, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0); }
+    private static MkeyContext destroyed(long index) {
+        return new MkeyContext(index, MttPorts.STATE_NONE, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0);
+    }
 
     // ------------------------------------------------------------------ windows
 
     /**
-     * Binds window {@code mwKey} (index, and the new key byte in its low 8 bits) to {@code length}
-     * bytes at {@code addr} of MR {@code mrKey} for {@code qp}, with {@code access}: the checks of
-     * rxe's bind (docs/sources.md#rxe-keys-and-memory-windows). Returns 0, or the vendor syndrome of the failed check (MW_BIND_ERR).
+     * Binds window {@code mwKey} (index, and the new key byte in its low 8 bits) to {@code length} bytes at
+     * {@code addr} of MR {@code mrKey} for {@code qp}, with {@code access}: the checks of rxe's bind
+     * (docs/sources.md#rxe-keys-and-memory-windows). Returns 0, or the vendor syndrome of the failed check
+     * (MW_BIND_ERR).
      */
     int bind(Qp qp, long mwKey, long mrKey, long addr, long length, int access) {
         Window w = windows.get(mwKey >>> 8);
@@ -425,13 +441,19 @@ final class MemoryKeys {
         if (w.type == 2 && mw.state() != MttPorts.STATE_FREE) return Vendor.MW_NOT_FREE;
         if (w.type == 1 && (access & MttPorts.ZERO_BASED) != 0) return Vendor.MW_TYPE1_ZERO_BASED;
         if (mw.pd() != qp.pd) return Vendor.MW_PD;
-        if (mr == null || windows.containsKey(mrKey >>> 8) || mr.key() != (mrKey & 0xff) || mr.length() == 0) return Vendor.MW_BAD_MR;
-        if ((mr.access() & MttPorts.ZERO_BASED) != 0 || (mr.access() & MttPorts.MW_BIND) == 0) return Vendor.MW_MR_NO_BIND;
-        if ((access & (MttPorts.REMOTE_WRITE | MttPorts.REMOTE_ATOMIC)) != 0 && (mr.access() & MttPorts.LOCAL_WRITE) == 0) return Vendor.MW_MR_NO_BIND;
-        if (addr < mr.start() || length > mr.length() || addr - mr.start() > mr.length() - length) return Vendor.MW_RANGE;
+        if (mr == null || windows.containsKey(mrKey >>> 8) || mr.key() != (mrKey & 0xff) || mr.length() == 0)
+            return Vendor.MW_BAD_MR;
+        if ((mr.access() & MttPorts.ZERO_BASED) != 0 || (mr.access() & MttPorts.MW_BIND) == 0)
+            return Vendor.MW_MR_NO_BIND;
+        if ((access & (MttPorts.REMOTE_WRITE | MttPorts.REMOTE_ATOMIC)) != 0
+                && (mr.access() & MttPorts.LOCAL_WRITE) == 0)
+            return Vendor.MW_MR_NO_BIND;
+        if (addr < mr.start() || length > mr.length() || addr - mr.start() > mr.length() - length)
+            return Vendor.MW_RANGE;
         long offInMr = addr - mr.start() + mr.pageOffset(), pageMask = (1L << mr.pageShift()) - 1;
-        MkeyContext bound = new MkeyContext(mw.index(), MttPorts.STATE_VALID, mwKey & 0xff, mw.pd(), qp.qpn & 0xFFFFFF, w.type == 2 ? 1 : 0,
-                addr, length, access & 0x1f, mr.pageShift(), offInMr & pageMask, mr.mttBase() + (offInMr >> mr.pageShift()));
+        MkeyContext bound = new MkeyContext(mw.index(), MttPorts.STATE_VALID, mwKey & 0xff, mw.pd(), qp.qpn & 0xFFFFFF,
+                w.type == 2 ? 1 : 0, addr, length, access & 0x1f, mr.pageShift(), offInMr & pageMask,
+                mr.mttBase() + (offInMr >> mr.pageShift()));
         mkeys.put(mw.index(), bound);
         w.boundTo = mr.index();
         publish(bound);
@@ -448,7 +470,8 @@ final class MemoryKeys {
         if (m == null || m.key() != (key & 0xff)) return Vendor.INV_UNKNOWN;
         if (indirects.containsKey(key >>> 8)) { // an indirect mkey: FREE again, for its next layout
             if (m.state() != MttPorts.STATE_VALID || m.pd() != qp.pd) return Vendor.INV_UNKNOWN;
-            MkeyContext free = MkeyContext.indirect(m.index(), MttPorts.STATE_FREE, m.key(), m.pd(), 0, 0, m.mttBase(), 0, 1);
+            MkeyContext free = MkeyContext.indirect(m.index(), MttPorts.STATE_FREE, m.key(), m.pd(), 0, 0, m.mttBase(),
+                    0, 1);
             mkeys.put(m.index(), free);
             publish(free);
             return 0;
@@ -498,7 +521,8 @@ final class MemoryKeys {
             int[] slots = new int[need.length];
             int used = 0;
             long missing = -1;
-            for (long n : need) { // the first context the walker lacks, unless its entry holds another this translation needs
+            // the first context the walker lacks, unless its entry holds another this translation needs
+            for (long n : need) {
                 int s = walkerSlot(n);
                 if (holds(slots, used, s)) continue;
                 slots[used++] = s;
@@ -539,7 +563,8 @@ final class MemoryKeys {
     private long[] needed(long index) {
         Indirect ind = indirects.get(index);
         if (ind == null || ind.pieces.isEmpty()) return new long[]{index};
-        return LongStream.concat(LongStream.of(index), ind.pieces.stream().mapToLong(Long::longValue)).distinct().toArray();
+        return LongStream.concat(LongStream.of(index),
+                ind.pieces.stream().mapToLong(Long::longValue)).distinct().toArray();
     }
 
     private static boolean holds(int[] slots, int used, int s) {

@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import nicsim.abi.Cmd;
+import nicsim.abi.ServiceType;
 import nicsim.fabric.Grh;
 import nicsim.fabric.Packet;
-import nicsim.verbs.QpType;
 
 /**
  * The adapter's multicast groups (ATTACH_MCAST, DETACH_MCAST): for each MGID, the UD QPs attached to it.
@@ -73,7 +73,7 @@ final class Multicast {
     private Qp check(Cmd.McastAttach a) {
         Qp q = fw.qps.get(a.qpn());
         if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_QP, a.qpn());
-        if (q.type != QpType.UD) throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, q.type.value());
+        if (q.type != ServiceType.UD) throw new CommandRefused(Cmd.Syndrome.BAD_QP_TYPE, q.type.value());
         if (!Grh.multicast(a.gidHi())) throw new CommandRefused(Cmd.Syndrome.BAD_MGID, a.gidHi());
         return q;
     }

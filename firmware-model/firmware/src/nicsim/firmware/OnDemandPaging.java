@@ -1,11 +1,10 @@
 package nicsim.firmware;
 
+import nicsim.abi.QpcState;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.fabric.Packet;
-import nicsim.fabric.Packet.Op;
 import nicsim.firmware.Qp.Failure;
-import nicsim.verbs.QpState;
 
 /**
  * What a QP does when the MttWalker finds a page not present (on-demand paging,
@@ -25,7 +24,8 @@ final class OnDemandPaging {
      * translates anew.
      */
     void requesterWaits(SendOp op, Failure fail, Runnable again) {
-        q.fw.adapter.traceWqe(q.qpn, op.index, "page_fault", "MTT index " + fail.faultMtt() + ", " + fail.faultPages() + " page(s)");
+        q.fw.adapter.traceWqe(q.qpn, op.index, "page_fault", "MTT index " + fail.faultMtt() + ", " + fail.faultPages()
+                + " page(s)");
         q.fw.keys.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
             q.fw.adapter.traceWqe(q.qpn, op.index, "pages_in", "");
             again.run();
@@ -89,7 +89,7 @@ final class OnDemandPaging {
         op.faulting = true;
         q.fw.keys.pageFault(fail.faultMtt(), fail.faultPages(), q.live(() -> {
             op.faulting = false;
-            if (q.state == QpState.ERR || op.done()) return;
+            if (q.state == QpcState.ERR || op.done()) return;
             q.completer.resend(op, op.opcode == WqeLayout.OP_RDMA_READ ? op.respPsn : op.firstPsn);
             q.completer.restartTimer();
         }));

@@ -6,20 +6,20 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import nicsim.abi.AccessBits;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
+import nicsim.abi.DcRole;
+import nicsim.abi.EqeType;
+import nicsim.abi.MtuCode;
+import nicsim.abi.QpModifyMask;
 import nicsim.abi.QpTransitions;
+import nicsim.abi.QpcState;
+import nicsim.abi.ServiceType;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat.Sge;
 import nicsim.adapter.MttPorts.XlateRsp;
-import nicsim.verbs.AccessFlags;
-import nicsim.verbs.DcType;
-import nicsim.verbs.EventType;
-import nicsim.verbs.Mtu;
-import nicsim.verbs.QpAttrMask;
-import nicsim.verbs.QpState;
-import nicsim.verbs.QpType;
 
 /**
  * One queue pair's context and transport, as the firmware runs it: the state machine (transitions
@@ -50,17 +50,17 @@ final class Qp {
 
     static final int WINDOW_PSNS = 128;
     /** RNR timer encodings to microseconds (docs/sources.md#libibverbs-values, from IBA table 45). */
-    static final int[] RNR_US = {655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120,
-            7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520};
+    static final int[] RNR_US = {655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560,
+            3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520};
 
     final Firmware fw;
     final long qpn;
-    final QpType type;
+    final ServiceType type;
     /**
      * A DRIVER QP's DC half (null: not DC); a DC target's pool of responders, a DC initiator's connection (each null
      * unless that half).
      */
-    final DcType dc;
+    final DcRole dc;
     final DcTarget dct;
     final DcInitiator dci;
     /** A DC responder (DCR): the target it serves (null: not a DCR). */
@@ -97,7 +97,7 @@ final class Qp {
     /** The port's special QP this UD QP is a driver's side of: 0 (SMI), 1 (GSI), or -1 (an ordinary QP). */
     int special = -1;
 
-    QpState state = QpState.RESET;
+    QpcState state = QpcState.RESET;
     int access, qkey, mtu = 256, destQpn, dlid, timeout, retryCnt, rnrRetry, minRnrTimer, maxRdAtomic, maxDestRdAtomic;
     int port = 1, pkeyIndex;
     boolean sqdNotify, draining;
@@ -151,21 +151,22 @@ final class Qp {
     }
 
 
-    Qp(Firmware fw, long qpn, QpType type, Cmd.CreateQp c, Cq scq, Cq rcq, Srq srq) {
+    Qp(Firmware fw, long qpn, ServiceType type, Cmd.CreateQp c, Cq scq, Cq rcq, Srq srq) {
         this.fw = fw;
         this.qpn = qpn;
         this.type = type;
         this.service = Service.of(type);
-        this.dc = type == QpType.DRIVER ? DcType.of(c.dcType()) : null;
-        this.dct = dc == DcType.DCT ? new DcTarget(this, c.dctAccessKey()) : null;
-        this.dci = dc == DcType.DCI ? new DcInitiator(this) : null;
+        this.dc = type == ServiceType.DRIVER ? DcRole.of(c.dcType()) : null;
+        this.dct = dc == DcRole.DCT ? new DcTarget(this, c.dctAccessKey()) : null;
+        this.dci = dc == DcRole.DCI ? new DcInitiator(this) : null;
         this.dcrOf = null;
-        this.pd = type == QpType.XRC_RECV ? 0 : c.pd();
-        this.xrcd = type == QpType.XRC_RECV ? c.xrcd() : 0;
+        this.pd = type == ServiceType.XRC_RECV ? 0 : c.pd();
+        this.xrcd = type == ServiceType.XRC_RECV ? c.xrcd() : 0;
         this.uar = c.uar();
         this.scq = scq;
         this.rcq = rcq;
-        this.rq = new RecvRingReader(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(), c.dbrec(), fw.recvPrefetch);
+        this.rq = new RecvRingReader(fw.adapter.port(), c.rqAddr(), 1 << c.rqLogSize(), (int) c.rqStrideLog(),
+                c.dbrec(), fw.recvPrefetch);
         this.dbrec = c.dbrec();
         this.srq = srq;
         this.sqAddr = c.sqAddr();
@@ -208,7 +209,7 @@ final class Qp {
         this.fw = t.fw;
         this.qpn = t.qpn;
         this.type = t.type;
-        this.dc = DcType.DCT;
+        this.dc = DcRole.DCT;
         this.dct = null;
         this.dci = null;
         this.dcrOf = t;
@@ -227,14 +228,15 @@ final class Qp {
         this.scatterToCqe = t.scatterToCqe;
         this.strideBytes = 0;
         this.strides = 0;
-        this.state = QpState.RTR;
+        this.state = QpcState.RTR;
         responder.established(); // the target's owner hears nothing per connection
         this.counterSet = t.counterSet; // a responder's events are its target's
         this.counterSetId = t.counterSetId;
         this.access = t.access;
         this.mtu = t.mtu;
         this.minRnrTimer = t.minRnrTimer;
-        this.maxDestRdAtomic = Commands.MAX_RD_ATOMIC; // a DCT takes no max_dest_rd_atomic: its responders allow the device's most
+        // a DCT takes no max_dest_rd_atomic: its responders allow the device's most
+        this.maxDestRdAtomic = Commands.MAX_RD_ATOMIC;
         this.dlid = lid;
         this.destQpn = (int) qpn;
         responder.expect((psn + 1) & 0xFFFFFF);
@@ -253,35 +255,37 @@ final class Qp {
      * a refusal changes nothing.
      */
     void modify(Cmd.QpAttrs a) {
-        QpState to = check(a);
+        QpcState to = check(a);
         applyAttributes(a);
         moveTo(to, (int) a.mask());
     }
 
     /** The state the request leads to, or CommandRefused naming the first field that cannot be taken. */
-    private QpState check(Cmd.QpAttrs a) {
+    private QpcState check(Cmd.QpAttrs a) {
         int mask = (int) a.mask();
-        int states = QpState.values().length; // a driver's field, whatever it holds: refused, never a crash
+        int states = QpcState.values().length; // a driver's field, whatever it holds: refused, never a crash
         if (a.state() >= states) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.state());
-        if ((mask & QpAttrMask.CUR_STATE) != 0 && a.curState() >= states)
+        if ((mask & QpModifyMask.CUR_STATE) != 0 && a.curState() >= states)
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.curState());
-        QpState next = QpState.values()[(int) a.state()];
-        if ((mask & QpAttrMask.CUR_STATE) != 0 && QpState.values()[(int) a.curState()] != state)
+        QpcState next = QpcState.values()[(int) a.state()];
+        if ((mask & QpModifyMask.CUR_STATE) != 0 && QpcState.values()[(int) a.curState()] != state)
             throw new CommandRefused(Cmd.Syndrome.CUR_STATE_MISMATCH, state.value());
-        QpState to;
+        QpcState to;
         try {
             to = QpTransitions.check(type, dc, state, mask, next);
         } catch (QpTransitions.Rejected r) {
             throw new CommandRefused(Cmd.Syndrome.BAD_TRANSITION, (long) state.value() << 8 | next.value());
         }
-        if ((mask & QpAttrMask.PATH_MTU) != 0 && (a.pathMtu() < 1 || a.pathMtu() > 5 || Mtu.of((int) a.pathMtu()).bytes() > fw.fabric().maxMtu()))
+        if ((mask & QpModifyMask.PATH_MTU) != 0 && (a.pathMtu() < 1 || a.pathMtu() > 5
+                || MtuCode.of((int) a.pathMtu()).bytes() > fw.fabric().maxMtu()))
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.pathMtu());
-        if ((mask & QpAttrMask.PORT) != 0 && a.port() != 1) throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.port());
-        if ((mask & QpAttrMask.ACCESS_FLAGS) != 0 && (a.access() & ~AccessFlags.ALL) != 0)
+        if ((mask & QpModifyMask.PORT) != 0 && a.port() != 1)
+            throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.port());
+        if ((mask & QpModifyMask.ACCESS_FLAGS) != 0 && (a.access() & ~AccessBits.ALL) != 0)
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.access());
-        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0 && a.maxRdAtomic() > Commands.MAX_RD_ATOMIC)
+        if ((mask & QpModifyMask.MAX_QP_RD_ATOMIC) != 0 && a.maxRdAtomic() > Commands.MAX_RD_ATOMIC)
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxRdAtomic());
-        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0 && a.maxDestRdAtomic() > Commands.MAX_RD_ATOMIC)
+        if ((mask & QpModifyMask.MAX_DEST_RD_ATOMIC) != 0 && a.maxDestRdAtomic() > Commands.MAX_RD_ATOMIC)
             throw new CommandRefused(Cmd.Syndrome.BAD_ATTRIBUTE, a.maxDestRdAtomic());
         return to;
     }
@@ -289,39 +293,39 @@ final class Qp {
     /** Takes the attributes the mask names (checked already). */
     private void applyAttributes(Cmd.QpAttrs a) {
         int mask = (int) a.mask();
-        if ((mask & QpAttrMask.ACCESS_FLAGS) != 0) access = (int) a.access();
-        if ((mask & QpAttrMask.QKEY) != 0) qkey = (int) a.qkey();
-        if ((mask & QpAttrMask.PATH_MTU) != 0) mtu = Mtu.of((int) a.pathMtu()).bytes();
-        if ((mask & QpAttrMask.DEST_QPN) != 0) destQpn = (int) a.destQpn();
-        if ((mask & QpAttrMask.AV) != 0) dlid = (int) a.dlid();
-        if ((mask & QpAttrMask.RQ_PSN) != 0) responder.expect((int) a.rqPsn());
-        if ((mask & QpAttrMask.SQ_PSN) != 0) {
+        if ((mask & QpModifyMask.ACCESS_FLAGS) != 0) access = (int) a.access();
+        if ((mask & QpModifyMask.QKEY) != 0) qkey = (int) a.qkey();
+        if ((mask & QpModifyMask.PATH_MTU) != 0) mtu = MtuCode.of((int) a.pathMtu()).bytes();
+        if ((mask & QpModifyMask.DEST_QPN) != 0) destQpn = (int) a.destQpn();
+        if ((mask & QpModifyMask.AV) != 0) dlid = (int) a.dlid();
+        if ((mask & QpModifyMask.RQ_PSN) != 0) responder.expect((int) a.rqPsn());
+        if ((mask & QpModifyMask.SQ_PSN) != 0) {
             requester.startAt((int) a.sqPsn());
             completer.startAt((int) a.sqPsn());
         }
-        if ((mask & QpAttrMask.TIMEOUT) != 0) timeout = (int) a.timeout();
-        if ((mask & QpAttrMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); completer.renewRetries(); }
-        if ((mask & QpAttrMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); completer.renewRnrRetries(); }
-        if ((mask & QpAttrMask.MIN_RNR_TIMER) != 0) minRnrTimer = (int) a.minRnrTimer();
-        if ((mask & QpAttrMask.MAX_QP_RD_ATOMIC) != 0) maxRdAtomic = (int) a.maxRdAtomic();
-        if ((mask & QpAttrMask.MAX_DEST_RD_ATOMIC) != 0) maxDestRdAtomic = (int) a.maxDestRdAtomic();
-        if ((mask & QpAttrMask.PORT) != 0) port = (int) a.port();
-        if ((mask & QpAttrMask.PKEY_INDEX) != 0) pkeyIndex = (int) a.pkeyIndex();
+        if ((mask & QpModifyMask.TIMEOUT) != 0) timeout = (int) a.timeout();
+        if ((mask & QpModifyMask.RETRY_CNT) != 0) { retryCnt = (int) a.retryCnt(); completer.renewRetries(); }
+        if ((mask & QpModifyMask.RNR_RETRY) != 0) { rnrRetry = (int) a.rnrRetry(); completer.renewRnrRetries(); }
+        if ((mask & QpModifyMask.MIN_RNR_TIMER) != 0) minRnrTimer = (int) a.minRnrTimer();
+        if ((mask & QpModifyMask.MAX_QP_RD_ATOMIC) != 0) maxRdAtomic = (int) a.maxRdAtomic();
+        if ((mask & QpModifyMask.MAX_DEST_RD_ATOMIC) != 0) maxDestRdAtomic = (int) a.maxDestRdAtomic();
+        if ((mask & QpModifyMask.PORT) != 0) port = (int) a.port();
+        if ((mask & QpModifyMask.PKEY_INDEX) != 0) pkeyIndex = (int) a.pkeyIndex();
     }
 
     /** Enters state {@code to}: RESET clears the QP, ERR flushes it, SQD drains, RTS after SQD or SQE sends again. */
-    private void moveTo(QpState to, int mask) {
-        QpState was = state;
-        if (to == QpState.RESET) reset();
-        else if (to == QpState.ERR && was != QpState.ERR) toError();
+    private void moveTo(QpcState to, int mask) {
+        QpcState was = state;
+        if (to == QpcState.RESET) reset();
+        else if (to == QpcState.ERR && was != QpcState.ERR) toError();
         else {
             state = to;
-            if (to == QpState.SQD && was == QpState.RTS) {
+            if (to == QpcState.SQD && was == QpcState.RTS) {
                 draining = true;
-                sqdNotify = (mask & QpAttrMask.EN_SQD_ASYNC_NOTIFY) != 0;
+                sqdNotify = (mask & QpModifyMask.EN_SQD_ASYNC_NOTIFY) != 0;
                 checkDrained();
             }
-            if (to == QpState.RTS && (was == QpState.SQD || was == QpState.SQE)) {
+            if (to == QpcState.RTS && (was == QpcState.SQD || was == QpcState.SQE)) {
                 draining = false;
                 requester.pump();
             }
@@ -339,7 +343,7 @@ final class Qp {
 
     void reset() {
         generation++;
-        state = QpState.RESET;
+        state = QpcState.RESET;
         pending.clear();
         outstanding.clear();
         requester.reset();
@@ -362,14 +366,14 @@ final class Qp {
 
     /** Moves to ERR: every queued and unfinished send WQE and every posted receive completes WR_FLUSH_ERR, in order. */
     void toError() {
-        if (state == QpState.ERR) return;
+        if (state == QpcState.ERR) return;
         if (dcrOf != null) { // a DCR in error is given back; its target goes on serving the others
-            state = QpState.ERR;
+            state = QpcState.ERR;
             dcrOf.dct.release(this);
             return;
         }
         if (dct != null) dct.releaseAll();
-        state = QpState.ERR;
+        state = QpcState.ERR;
         completer.stopTimer();
         completer.resetProgress();
         responder.flush();
@@ -379,7 +383,7 @@ final class Qp {
 
     /** UD/UC requester errors stop only the send queue (SQE); its WQEs flush, receives continue. */
     void toSqError() {
-        state = QpState.SQE;
+        state = QpcState.SQE;
         completer.stopTimer();
         flushSq();
     }
@@ -397,32 +401,35 @@ final class Qp {
             return;
         }
         count(FirmwareStat.FLUSHED);
-        fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
+        fw.complete(scq, Cqe64.error(true, qpn, op.index, op.opcode, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED,
+                0, 0, 0), false);
     }
 
     void flushRq() {
-        if (type == QpType.XRC_SEND || type == QpType.XRC_RECV || dci != null) return; // no receive queue of their own
+        // no receive queue of their own
+        if (type == ServiceType.XRC_SEND || type == ServiceType.XRC_RECV || dci != null) return;
         if (srq != null) { // an SRQ's WQEs belong to other QPs too: nothing is flushed, the QP hears its last WQE went
-            fw.event(EventType.QP_LAST_WQE_REACHED, qpn);
+            fw.event(EqeType.QP_LAST_WQE_REACHED, qpn);
             return;
         }
         rq.readProducer(live(() -> {
-            if (state != QpState.ERR) return;
+            if (state != QpcState.ERR) return;
             for (int index : rq.drain()) {
                 count(FirmwareStat.FLUSHED);
-                fw.complete(rcq, Cqe64.error(false, qpn, index, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED, 0, 0, 0), false);
+                fw.complete(rcq, Cqe64.error(false, qpn, index, 0, Cqe64.SYNDROME_WR_FLUSH_ERR, Vendor.FLUSHED,
+                        0, 0, 0), false);
             }
         }));
     }
 
     void onDoorbell() {
-        if (state == QpState.ERR && srq == null) flushRq();
+        if (state == QpcState.ERR && srq == null) flushRq();
     }
 
     void checkDrained() {
-        if (state == QpState.SQD && draining && outstanding.isEmpty()) {
+        if (state == QpcState.SQD && draining && outstanding.isEmpty()) {
             draining = false;
-            if (sqdNotify) fw.event(EventType.SQ_DRAINED, qpn);
+            if (sqdNotify) fw.event(EqeType.SQ_DRAINED, qpn);
         }
     }
 
@@ -437,7 +444,7 @@ final class Qp {
     // ------------------------------------------------------------------ responder
 
     /** A QP that only sends (XRC initiator, DC initiator): requests sent to it are dropped. */
-    boolean sendOnly() { return type == QpType.XRC_SEND || dci != null; }
+    boolean sendOnly() { return type == ServiceType.XRC_SEND || dci != null; }
 
     /** This QP's service as the BTH opcode names it. */
     int transport() { return service.transport; }
@@ -451,7 +458,8 @@ final class Qp {
 
         /** A failed translation of {@code length} bytes at {@code addr} under {@code key}. */
         static Failure of(XlateRsp bad, long addr, int key, long faultPages) {
-            return new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), addr, key, Placement.faultMtt(bad), faultPages, (int) bad.piece());
+            return new Failure(Vendor.LOCAL_XLATE + (int) bad.status(), addr, key, Placement.faultMtt(bad), faultPages,
+                    (int) bad.piece());
         }
 
         /**

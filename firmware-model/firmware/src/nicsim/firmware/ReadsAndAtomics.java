@@ -3,16 +3,16 @@ package nicsim.firmware;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import nicsim.abi.EqeType;
 import nicsim.abi.HostOrder;
 import nicsim.abi.Vendor;
-import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
-import nicsim.fabric.Packet;
+import nicsim.adapter.MttPorts;
 import nicsim.fabric.Packet.Op;
+import nicsim.fabric.Packet;
 import nicsim.firmware.Qp.Piece;
 import nicsim.host.PciPort;
 import nicsim.sim.Recent;
-import nicsim.verbs.EventType;
 
 /**
  * The responder's RDMA READs and atomics (rxe_resp.c's read_reply and atomic execution): reads of
@@ -46,12 +46,14 @@ final class ReadsAndAtomics {
     }
 
     Responder.Step handleRead(Packet p, boolean fresh) {
-        long writesBefore = q.writeSeq; // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
+        // the READ reads after the writes of the requests before it (PCI: a read does not pass a posted write)
+        long writesBefore = q.writeSeq;
         long len = p.dmaLength();
         int npkts = (int) Math.max(1, (len + q.mtu - 1) / q.mtu);
         if (fresh) {
             if (len > q.fw.maxMsg) {
-                q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+                q.responder.responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0,
+                        Vendor.MESSAGE_TOO_LONG);
                 return Responder.Step.DONE;
             }
             if (tooManyReads(p)) return Responder.Step.DONE;
@@ -69,12 +71,12 @@ final class ReadsAndAtomics {
                 q.responder.untook(npkts);
                 q.responder.finish();
             } else if (bad != null) {
-                readFailed(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, Vendor.REMOTE_XLATE + (int) bad.status());
+                readFailed(p, Packet.AETH_NAK_ACCESS, EqeType.QP_ACCESS_ERR, Vendor.REMOTE_XLATE + (int) bad.status());
             } else {
                 List<Piece> pieces = rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList();
                 q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(pieces,
                         q.live((data, unread) -> {
-                            if (data == null) readFailed(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, Vendor.DMA_FAILED);
+                            if (data == null) readFailed(p, Packet.AETH_NAK_OP, EqeType.QP_REQ_ERR, Vendor.DMA_FAILED);
                             else respond(p, data, npkts);
                         }))));
             }
@@ -83,7 +85,7 @@ final class ReadsAndAtomics {
     }
 
     /** A READ that cannot be served: the error reported, the read no longer in progress. */
-    private void readFailed(Packet p, int aeth, EventType event, int vendor) {
+    private void readFailed(Packet p, int aeth, EqeType event, int vendor) {
         inProgress--;
         q.responder.responderError(p, aeth, event, null, 0, vendor);
         q.responder.finish();
@@ -116,7 +118,7 @@ final class ReadsAndAtomics {
      */
     boolean tooManyReads(Packet p) {
         if (inProgress < q.maxDestRdAtomic) return false;
-        q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.TOO_MANY_READS);
+        q.responder.responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_ACCESS_ERR, null, 0, Vendor.TOO_MANY_READS);
         return true;
     }
 
@@ -124,14 +126,16 @@ final class ReadsAndAtomics {
         long writesBefore = q.writeSeq; // as a READ, it reads after the writes of the requests before it
         if (tooManyReads(p)) return Responder.Step.DONE;
         if ((p.va() & 7) != 0) {
-            q.responder.responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_ACCESS_ERR, null, 0, Vendor.MISALIGNED_ATOMIC);
+            q.responder.responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_ACCESS_ERR, null, 0,
+                    Vendor.MISALIGNED_ATOMIC);
             return Responder.Step.DONE;
         }
         q.fw.keys.translate(p.rkey(), p.va(), 8, MttPorts.REMOTE_ATOMIC, q.responder.pd(p), q.qpn, q.live(rsp -> {
             XlateRsp bad = Placement.failed(rsp);
             if (bad != null && q.odp.pageNotPresent(p, bad)) { q.responder.finish(); return; }
             if (bad != null) {
-                q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0, Vendor.REMOTE_XLATE + (int) bad.status());
+                q.responder.responderError(p, Packet.AETH_NAK_ACCESS, EqeType.QP_ACCESS_ERR, null, 0,
+                        Vendor.REMOTE_XLATE + (int) bad.status());
                 q.responder.finish();
                 return;
             }
@@ -152,7 +156,7 @@ final class ReadsAndAtomics {
             if (gen != q.generation) { release.run(); return; }
             if (r.status() != PciPort.DmaStatus.OK) {
                 release.run();
-                q.responder.responderError(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
+                q.responder.responderError(p, Packet.AETH_NAK_OP, EqeType.QP_REQ_ERR, null, 0, Vendor.DMA_FAILED);
                 q.responder.finish();
                 return;
             }

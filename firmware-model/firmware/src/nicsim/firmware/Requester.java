@@ -5,21 +5,21 @@ import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
+import nicsim.abi.QpcState;
+import nicsim.abi.ServiceType;
 import nicsim.abi.Vendor;
-import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeFormat.Sge;
+import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.DmaPath;
 import nicsim.adapter.WqePorts.WqeError;
 import nicsim.fabric.Grh;
 import nicsim.fabric.Mad;
-import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
-import nicsim.verbs.QpState;
-import nicsim.firmware.SendOp.Stage;
+import nicsim.fabric.Packet;
 import nicsim.firmware.Qp.Piece;
-import nicsim.verbs.QpType;
+import nicsim.firmware.SendOp.Stage;
 
 /**
  * The requester of a QP (as rxe_req.c): send WQEs the fetcher delivers become operations; each is
@@ -99,7 +99,8 @@ final class Requester {
         try {
             w = WqeFormat.decode(bytes, q.type);
         } catch (WqeFormat.Malformed m) {
-            q.fw.adapter.report("malformed WQE " + index + " of QP 0x" + Long.toHexString(q.qpn) + ": " + m.getMessage());
+            q.fw.adapter.report("malformed WQE " + index + " of QP 0x" + Long.toHexString(q.qpn) + ": "
+                    + m.getMessage());
             localError(index, opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.SEGMENTS, 0, 0);
             return;
         }
@@ -111,7 +112,8 @@ final class Requester {
             case ERR, SQE -> { q.flush(op); return; }
             case RESET, INIT, RTR -> {
                 q.fw.adapter.report(String.format("WQE %d for QP 0x%x in %s: not executed", index, q.qpn, q.state));
-                complete(op, Cqe64.error(true, q.qpn, index, opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.QP_NOT_READY, 0, 0, 0));
+                complete(op, Cqe64.error(true, q.qpn, index, opcode, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.QP_NOT_READY,
+                        0, 0, 0));
                 return;
             }
             default -> {}
@@ -164,17 +166,17 @@ final class Requester {
 
     /** The fetcher or the decoder refused a WQE; it completes in error and the send queue stops. */
     void localError(int index, int opcode, int syndrome, int vendor, long addr, int key) {
-        if (q.state == QpState.ERR || q.state == QpState.SQE) {
+        if (q.state == QpcState.ERR || q.state == QpcState.SQE) {
             q.flush(new SendOp(index, new SendWqe(opcode, index, q.qpn, 0, 0, null, 0, 0, 0, 0, List.of(), null), 0));
             return;
         }
         q.completer.retire();
         q.fw.complete(q.scq, Cqe64.error(true, q.qpn, index, opcode, syndrome, vendor, addr, key, 0), false);
-        if (QpTransitions.afterSendError(q.type) == QpState.ERR) q.toError(); else q.toSqError();
+        if (QpTransitions.afterSendError(q.type) == QpcState.ERR) q.toError(); else q.toSqError();
     }
 
     void pump() {
-        while (!q.pending.isEmpty() && q.state == QpState.RTS) { // SQD starts no new WQEs
+        while (!q.pending.isEmpty() && q.state == QpcState.RTS) { // SQD starts no new WQEs
             SendOp op = q.pending.peek();
             // LOCAL_INV is always fenced
             if ((op.w.fenced() || op.opcode == WqeLayout.OP_LOCAL_INVAL) && readsOutstanding > 0) return;
@@ -192,11 +194,15 @@ final class Requester {
      * completes it with MW_BIND_ERR naming the check.
      */
     private void umr(SendOp op) {
-        if (q.type != QpType.RC) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        if (q.type != ServiceType.RC) {
+            q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0);
+            return;
+        }
         long cycles = q.fw.wqeCycles + Math.max(0, q.fw.umrKlmCycles) * op.w.layout().entries().size();
         q.fw.exec(cycles, q.live(() -> {
-            if (q.state != QpState.RTS && q.state != QpState.SQD) return;
-            int bad = q.fw.keys.configure(q, op.w.imm() & 0xFFFFFFFFL, op.w.layout()); // no indirect mkey exists where the profile has no UMR
+            if (q.state != QpcState.RTS && q.state != QpcState.SQD) return;
+            // no indirect mkey exists where the profile has no UMR
+            int bad = q.fw.keys.configure(q, op.w.imm() & 0xFFFFFFFFL, op.w.layout());
             if (bad != 0) { q.completer.requesterError(op, Cqe64.SYNDROME_MW_BIND_ERR, bad, 0, op.w.imm(), 0); return; }
             q.count(FirmwareStat.UMR_LAYOUTS);
             op.reach(Stage.DONE);
@@ -212,18 +218,23 @@ final class Requester {
             q.completer.retire();
             return;
         }
-        if (!WqeLayout.allowedOn(q.type, o)) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0); return; }
+        if (!WqeLayout.allowedOn(q.type, o)) {
+            q.completer.requesterError(op, Cqe64.SYNDROME_LOC_QP_OP_ERR, Vendor.OPCODE_FOR_QP_TYPE, 0, 0, 0);
+            return;
+        }
         if (op.w.layout() != null) { umr(op); return; }
         if (o == WqeLayout.OP_UMR || o == WqeLayout.OP_LOCAL_INVAL) {
             // local operations on the mkey table: done when executed, completed in order
             q.fw.exec(q.fw.wqeCycles, q.live(() -> {
-                if (q.state != QpState.RTS && q.state != QpState.SQD) return;
+                if (q.state != QpcState.RTS && q.state != QpcState.SQD) return;
                 int bad = o == WqeLayout.OP_UMR
-                        ? q.fw.keys.bind(q, op.w.rkey() & 0xFFFFFFFFL, op.w.compare() >>> 32, op.w.remoteAddr(), op.w.swapAdd(), (int) op.w.compare())
-                        : q.fw.keys.invalidate(q, op.w.imm() & 0xFFFFFFFFL);
+                        ? q.fw.keys.bind(q, op.w.rkey() & 0xFFFFFFFFL, op.w.compare() >>> 32, op.w.remoteAddr(),
+                                op.w.swapAdd(), (int) op.w.compare()) : q.fw.keys.invalidate(q,
+                                op.w.imm() & 0xFFFFFFFFL);
                 if (bad != 0) {
-                    q.completer.requesterError(op, o == WqeLayout.OP_UMR ? Cqe64.SYNDROME_MW_BIND_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, bad, op.w.remoteAddr(),
-                            o == WqeLayout.OP_UMR ? op.w.rkey() : op.w.imm(), 0);
+                    q.completer.requesterError(op, o == WqeLayout.OP_UMR ? Cqe64.SYNDROME_MW_BIND_ERR
+                            : Cqe64.SYNDROME_LOC_QP_OP_ERR, bad, op.w.remoteAddr(), o == WqeLayout.OP_UMR ? op.w.rkey()
+                            : op.w.imm(), 0);
                     return;
                 }
                 op.reach(Stage.DONE);
@@ -231,7 +242,10 @@ final class Requester {
             }));
             return;
         }
-        if (op.length > q.fw.maxMsg) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG, 0, 0, 0); return; }
+        if (op.length > q.fw.maxMsg) {
+            q.completer.requesterError(op, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG, 0, 0, 0);
+            return;
+        }
         if (op.readOrAtomic()) readsOutstanding++;
         // PSNs in WQE order
         int npkts = o == WqeLayout.OP_RDMA_READ ? (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu)
@@ -256,11 +270,12 @@ final class Requester {
      */
     private void gather(SendOp op) {
         q.placement.gather(op.w.sges(), op.index, q.live((data, fail) -> {
-            if (q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (fail != null && fail.pageFault()) { q.odp.requesterWaits(op, fail, () -> gather(op)); return; }
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             op.payload = data;
-            if (q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
+            if (q.fw.adapter.tracingWqe())
+                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", data.length + " B by DMA");
             build(op);
         }));
     }
@@ -285,10 +300,11 @@ final class Requester {
             }
             op.packets.add(datagram(op, op.payload));
         } else if (o == WqeLayout.OP_RDMA_READ) {
-            op.packets.add(request(op, Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0, 0, new byte[0]));
+            op.packets.add(request(op, Op.READ_REQ, op.firstPsn, true, op.w.remoteAddr(), op.w.rkey(), op.length, 0, 0,
+                    0, new byte[0]));
         } else if (op.readOrAtomic()) {
-            op.packets.add(request(op, o == WqeLayout.OP_ATOMIC_CS ? Op.CMP_SWAP : Op.FETCH_ADD, op.firstPsn, true, op.w.remoteAddr(),
-                    op.w.rkey(), 8, op.w.swapAdd(), op.w.compare(), 0, new byte[0]));
+            op.packets.add(request(op, o == WqeLayout.OP_ATOMIC_CS ? Op.CMP_SWAP : Op.FETCH_ADD, op.firstPsn, true,
+                    op.w.remoteAddr(), op.w.rkey(), 8, op.w.swapAdd(), op.w.compare(), 0, new byte[0]));
         } else {
             int n = (int) Math.max(1, (op.payload.length + q.mtu - 1) / q.mtu);
             for (int i = 0; i < n; i++) op.packets.add(packetOf(op, i, n));
@@ -323,16 +339,20 @@ final class Requester {
         boolean imm = o == WqeLayout.OP_RDMA_WRITE_IMM || o == WqeLayout.OP_SEND_IMM;
         boolean inv = o == WqeLayout.OP_SEND_INVAL;
         Op po;
-        if (n == 1) po = write ? (imm ? Op.WRITE_ONLY_IMM : Op.WRITE_ONLY) : inv ? Op.SEND_ONLY_INV : (imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY);
+        if (n == 1)
+            po = write ? (imm ? Op.WRITE_ONLY_IMM : Op.WRITE_ONLY) : inv ? Op.SEND_ONLY_INV
+                    : (imm ? Op.SEND_ONLY_IMM : Op.SEND_ONLY);
         else if (i == 0) po = write ? Op.WRITE_FIRST : Op.SEND_FIRST;
         else if (i < n - 1) po = write ? Op.WRITE_MIDDLE : Op.SEND_MIDDLE;
-        else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
-        byte[] chunk = op.chunks != null ? op.chunks[i] : Arrays.copyOfRange(op.payload, i * q.mtu, Math.min(op.payload.length, (i + 1) * q.mtu));
+        else po = write ? (imm ? Op.WRITE_LAST_IMM : Op.WRITE_LAST) : inv ? Op.SEND_LAST_INV
+                : (imm ? Op.SEND_LAST_IMM : Op.SEND_LAST);
+        byte[] chunk = op.chunks != null ? op.chunks[i] : Arrays.copyOfRange(op.payload, i * q.mtu,
+                Math.min(op.payload.length, (i + 1) * q.mtu));
         long length = op.chunks != null ? op.length : op.payload.length;
         boolean ackReq = q.service.reliable && (i == n - 1 || (i + 1) % q.fw.ackCoalesce == 0);
-        return request(op, po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0, i == 0 ? op.w.rkey() : 0,
-                i == 0 ? length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0, chunk)
-                .withSolicited(i == n - 1 && op.w.solicited());
+        return request(op, po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0,
+                i == 0 ? op.w.rkey() : 0, i == 0 ? length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0,
+                chunk).withSolicited(i == n - 1 && op.w.solicited());
     }
 
     /**
@@ -348,7 +368,7 @@ final class Requester {
         op.chunks = new byte[op.npkts][];
         op.reach(Stage.READY);
         q.placement.translateAll(op.w.sges(), op.index, q.live((pieces, fail) -> {
-            if (q.state == QpState.ERR || q.state == QpState.SQE) return;
+            if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (fail != null && fail.pageFault()) { q.odp.requesterWaits(op, fail, () -> stream(op)); return; }
             if (fail != null) { q.completer.requesterError(op, fail); return; }
             int[] left = {op.npkts};
@@ -385,11 +405,16 @@ final class Requester {
             op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
             if (q.fw.cutThroughTx) { op.heads.put(k, feed); transmit(); }
         }), q.live(out -> {
-            if (q.state == QpState.ERR || q.state == QpState.SQE) return;
-            if (out == null) { q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(), 0); return; }
+            if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
+            if (out == null) {
+                q.completer.requesterError(op, Cqe64.SYNDROME_LOC_PROT_ERR, Vendor.DMA_FAILED, sge.addr(), sge.lkey(),
+                        0);
+                return;
+            }
             q.count(FirmwareStat.DMA_READ_BYTES, out.length);
             if (!q.fw.cutThroughTx) { op.heads.put(k, 0L); transmit(); }
-            if (--left[0] == 0 && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
+            if (--left[0] == 0 && q.fw.adapter.tracingWqe())
+                q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
         }));
     }
 
@@ -403,9 +428,11 @@ final class Requester {
      */
     private int qkeyOf(WqeFormat.Av av) { return av.qkey() < 0 ? q.qkey : av.qkey(); }
 
-    Packet request(SendOp src, Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp, int imm, byte[] payload) {
-        Packet p = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, ackReq, false, op.hasReth() || op.isAtomic() ? va : 0,
-                op.hasReth() || op.isAtomic() ? rkey : 0, op.hasReth() ? len : 0, swap, cmp, 0, 0, 0, imm, 0, payload, q.transport());
+    Packet request(SendOp src, Op op, int psn, boolean ackReq, long va, int rkey, long len, long swap, long cmp,
+            int imm, byte[] payload) {
+        Packet p = new Packet(q.fw.lid(), q.dlid, op, q.destQpn, q.qpn, psn, ackReq, false, op.hasReth()
+                || op.isAtomic() ? va : 0, op.hasReth() || op.isAtomic() ? rkey : 0, op.hasReth() ? len : 0, swap, cmp,
+                0, 0, 0, imm, 0, payload, q.transport());
         return switch (q.service) {
             case XRC -> p.withXrcSrqn(src.w.xrcSrqn());
             case DC -> p.withDcKey(q.dci.key());
@@ -443,11 +470,12 @@ final class Requester {
 
     /** Puts a packet of {@code op} on the wire, its bytes fed in {@code feed} ps. */
     void put(Packet p, long feed, SendOp op, boolean lastOne) {
-        if (q.state == QpState.ERR || (q.state == QpState.SQE && !q.service.reliable)) return;
+        if (q.state == QpcState.ERR || (q.state == QpcState.SQE && !q.service.reliable)) return;
         q.fw.send(p, feed);
         if (!op.onWire) {
             op.onWire = true;
-            if (q.fw.adapter.tracingWqe()) q.fw.adapter.traceMessageOut(q.qpn, op.index, q.fw.lid(), p.psn(), p.op() + " psn " + p.psn());
+            if (q.fw.adapter.tracingWqe())
+                q.fw.adapter.traceMessageOut(q.qpn, op.index, q.fw.lid(), p.psn(), p.op() + " psn " + p.psn());
         }
         if (q.service.reliable) q.completer.armTimer();
         else if (lastOne) {

@@ -3,16 +3,16 @@ package nicsim.firmware;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.function.Consumer;
+import nicsim.abi.AccessBits;
 import nicsim.abi.Cqe64;
+import nicsim.abi.CqeTmFlags;
+import nicsim.abi.EqeType;
+import nicsim.abi.QpcState;
 import nicsim.abi.Vendor;
-import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
-import nicsim.fabric.Packet;
+import nicsim.adapter.MttPorts;
 import nicsim.fabric.Packet.Op;
-import nicsim.verbs.AccessFlags;
-import nicsim.verbs.EventType;
-import nicsim.verbs.QpState;
-import nicsim.verbs.WcFlags;
+import nicsim.fabric.Packet;
 
 /**
  * The responder of a QP (as rxe_resp.c): inbound requests checked in order (PSN, duplicates,
@@ -102,19 +102,21 @@ final class Responder {
     void onPacket(Packet p) {
         if (p.op().isAck()) { q.completer.onAck(p); return; }
         if (p.op().isReadResponse()) { q.completer.onReadResponse(p); return; }
-        if (q.state != QpState.RTR && q.state != QpState.RTS && q.state != QpState.SQD && q.state != QpState.SQE) {
+        if (q.state != QpcState.RTR && q.state != QpcState.RTS && q.state != QpcState.SQD && q.state != QpcState.SQE) {
             q.count(FirmwareStat.PACKETS_DROPPED_STATE);
             return;
         }
         // docs/sources.md#responder-discards: a packet of another service, or (connected QPs) from a port other than
         // the
         // QP's destination, is dropped without touching the QP
-        if (p.transport() != q.transport() || (q.sendOnly() && p.op().isRequest()) || p.op().isDcControl()) { // an initiator takes no requests
+        // an initiator takes no requests
+        if (p.transport() != q.transport() || (q.sendOnly() && p.op().isRequest()) || p.op().isDcControl()) {
             q.count(FirmwareStat.PACKETS_DROPPED_TYPE);
             return;
         }
         if (q.service.connected && p.slid() != q.dlid) { q.count(FirmwareStat.PACKETS_DROPPED_PATH); return; }
-        if (p.op().starts() && q.fw.adapter.tracingWqe()) q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
+        if (p.op().starts() && q.fw.adapter.tracingWqe())
+            q.fw.adapter.traceMessageIn(p.slid(), p.srcQp(), p.psn(), p.op() + " psn " + p.psn());
         rx.add(p);
         processRx();
     }
@@ -141,7 +143,8 @@ final class Responder {
      * when it ends there. A step that waits (a translation, a receive WQE, a DMA) returns PENDING
      * and the callback that resumes it calls {@link #finish()} when the request is done with.
      */
-    enum Step { CHECK_STATE, CHECK_PSN, CHECK_OP_SEQUENCE, CHECK_XRC_SRQ, CHECK_ACCESS, EXECUTE, UNRELIABLE_DATAGRAM, DUPLICATE, PENDING, DONE }
+    enum Step { CHECK_STATE, CHECK_PSN, CHECK_OP_SEQUENCE, CHECK_XRC_SRQ, CHECK_ACCESS, EXECUTE, UNRELIABLE_DATAGRAM,
+            DUPLICATE, PENDING, DONE }
 
     /** Runs request {@code p} through the checks, then executes it. */
     void handle(Packet p) {
@@ -162,7 +165,7 @@ final class Responder {
     }
 
     private Step checkState() {
-        if (q.state == QpState.ERR || q.state == QpState.RESET || q.state == QpState.INIT) return Step.DONE;
+        if (q.state == QpcState.ERR || q.state == QpcState.RESET || q.state == QpcState.INIT) return Step.DONE;
         return q.service.connected ? Step.CHECK_PSN : Step.UNRELIABLE_DATAGRAM;
     }
 
@@ -184,9 +187,9 @@ final class Responder {
             return q.service.reliable ? Step.DUPLICATE : Step.DONE;
         }
         nakSent = false;
-        if (q.state == QpState.RTR && !commEst) {
+        if (q.state == QpcState.RTR && !commEst) {
             commEst = true;
-            q.fw.event(EventType.COMM_EST, q.qpn);
+            q.fw.event(EqeType.COMM_EST, q.qpn);
         }
         return Step.CHECK_OP_SEQUENCE;
     }
@@ -195,7 +198,7 @@ final class Responder {
     private Step checkOpSequence(Packet p) {
         if ((cur != null) == p.op().starts() || (cur != null && cur.send != p.op().isSend())) {
             if (q.service.reliable) {
-                responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE);
+                responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.OPCODE_SEQUENCE);
                 return Step.DONE;
             }
             cur = null; // UC: the broken message is dropped; a packet that starts one goes on
@@ -210,16 +213,17 @@ final class Responder {
         Srq s = q.fw.srqs.get(p.xrcSrqn());
         int bad = s == null || !s.xrc() ? Vendor.XRC_SRQ_UNKNOWN : s.xrcd != q.xrcd ? Vendor.XRC_SRQ_DOMAIN : 0;
         if (bad == 0) return Step.CHECK_ACCESS;
-        responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, bad);
+        responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, bad);
         return Step.DONE;
     }
 
     /** The QP's access flags must allow the operation. */
     private Step checkAccess(Packet p) {
         Op o = p.op();
-        int need = o.isWrite() ? AccessFlags.REMOTE_WRITE : o == Op.READ_REQ ? AccessFlags.REMOTE_READ : o.isAtomic() ? AccessFlags.REMOTE_ATOMIC : 0;
+        int need = o.isWrite() ? AccessBits.REMOTE_WRITE : o == Op.READ_REQ ? AccessBits.REMOTE_READ
+                : o.isAtomic() ? AccessBits.REMOTE_ATOMIC : 0;
         if ((q.access & need) == need) return Step.EXECUTE;
-        responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.QP_ACCESS_DENIES);
+        responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.QP_ACCESS_DENIES);
         return Step.DONE;
     }
 
@@ -252,7 +256,8 @@ final class Responder {
         }
         if (cur == null) { cur = new InMsg(true); cur.wqe = w; }
         InMsg m = cur;
-        if (q.service.connected && m.offset + p.payload().length > q.fw.maxMsg) { // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
+        // docs/sources.md#responder-errors: LOC_LEN_ERR here, REM_INV_REQ_ERR there
+        if (q.service.connected && m.offset + p.payload().length > q.fw.maxMsg) {
             responderError(p, Packet.AETH_NAK_INVALID, null, w, Cqe64.SYNDROME_LOC_LEN_ERR, Vendor.MESSAGE_TOO_LONG);
             finish();
             return;
@@ -262,7 +267,8 @@ final class Responder {
             finish();
             return;
         }
-        if (q.scatterToCqe && (p.op() == Op.SEND_ONLY || p.op() == Op.SEND_ONLY_IMM) && p.payload().length <= q.fw.cqeScatterMax) {
+        if (q.scatterToCqe && (p.op() == Op.SEND_ONLY || p.op() == Op.SEND_ONLY_IMM)
+                && p.payload().length <= q.fw.cqeScatterMax) {
             sendToCqe(p, w);
             return;
         }
@@ -314,16 +320,18 @@ final class Responder {
 
     /** The completion of a received message: a tag-matching SRQ's carries what the message was and its tag. */
     private long[] receiveCqe(Packet p, InMsg m, RecvRingReader.Wqe w, boolean inv) {
-        if (m.tmKind == Cqe64.TM_NONE)
-            return Cqe64.responder(q.qpn, w.index(), inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND,
-                    m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited(), xrcSrqn(p));
+        if (m.tmKind == Cqe64.TM_NONE) {
+            int opcode = inv ? Cqe64.RESP_SEND_INV : p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND;
+            return Cqe64.responder(q.qpn, w.index(), opcode, m.offset, p.imm(), p.srcQp(), p.slid(), p.solicited(),
+                    xrcSrqn(p));
+        }
         // as mlx5 reports them: a receive asks for a TAG_SYNC only when software lags far behind, and only a
         // completion that reports a match carries the tag (the data's second one and an unexpected message's do not)
         boolean match = m.tmKind == Cqe64.TM_MATCHED && p.op().starts();
-        int flags = (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0)
-                | (m.tmKind == Cqe64.TM_MATCHED ? WcFlags.TM_DATA_VALID | (match ? WcFlags.TM_MATCH : 0) : 0);
-        return Cqe64.tmReceive(q.qpn, w.index(), m.tmKind, flags, m.offset, match ? m.tag : 0, match ? m.priv : 0, p.srcQp(), p.slid(),
-                q.srq.srqn);
+        int flags = (q.srq.tm.syncFarBehind() ? CqeTmFlags.SYNC_REQ : 0)
+                | (m.tmKind == Cqe64.TM_MATCHED ? CqeTmFlags.DATA_VALID | (match ? CqeTmFlags.MATCH : 0) : 0);
+        return Cqe64.tmReceive(q.qpn, w.index(), m.tmKind, flags, m.offset, match ? m.tag : 0, match ? m.priv : 0,
+                p.srcQp(), p.slid(), q.srq.srqn);
     }
 
 
@@ -338,11 +346,12 @@ final class Responder {
         msn = (msn + 1) & 0xFFFFFF;
         q.count(FirmwareStat.CQE_SCATTERS);
         q.count(FirmwareStat.CQE_SCATTER_BYTES, p.payload().length);
-        long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND, p.imm(), p.solicited(),
-                xrcSrqn(p), p.payload());
+        long[] cqe = Cqe64.responderInline(q.qpn, w.index(), p.op().hasImm() ? Cqe64.RESP_SEND_IMM : Cqe64.RESP_SEND,
+                p.imm(), p.solicited(), xrcSrqn(p), p.payload());
         Cq cq = recvCq(p);
         long in = p.arrival() == null ? q.fw.sim.now() : p.arrival().by(p.payload().length);
-        q.placement.inTurn(in, q.live(() -> q.fw.complete(cq, cqe, p.solicited()))); // after earlier payloads' completions
+        // after earlier payloads' completions
+        q.placement.inTurn(in, q.live(() -> q.fw.complete(cq, cqe, p.solicited())));
         if (p.ackReq()) ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
         finish();
     }
@@ -354,7 +363,7 @@ final class Responder {
         }
         if (p.dmaLength() > q.fw.maxMsg) { // docs/sources.md#responder-errors: known from the first packet (5.2)
             cur = null;
-            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+            responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
             return Step.DONE;
         }
         cur = new InMsg(false);
@@ -369,7 +378,7 @@ final class Responder {
             if (bad != null && q.odp.pageNotPresent(p, bad)) { cur = null; finish(); return; }
             if (bad != null) {
                 cur = null;
-                responderError(p, Packet.AETH_NAK_ACCESS, EventType.QP_ACCESS_ERR, null, 0,
+                responderError(p, Packet.AETH_NAK_ACCESS, EqeType.QP_ACCESS_ERR, null, 0,
                         Vendor.REMOTE_XLATE + (int) bad.status());
                 finish();
                 return;
@@ -384,7 +393,7 @@ final class Responder {
     private void writePayload(Packet p) {
         InMsg m = cur;
         if (m.offset + p.payload().length > m.dmaLength) {
-            responderError(p, Packet.AETH_NAK_INVALID, EventType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
+            responderError(p, Packet.AETH_NAK_INVALID, EqeType.QP_REQ_ERR, null, 0, Vendor.MESSAGE_TOO_LONG);
             finish();
             return;
         }
@@ -468,11 +477,12 @@ final class Responder {
      * A responder-side error (docs/sources.md#responder-errors): NAK to the requester (RC), an error CQE if a
      * receive WQE is in use or else an async event, and the QP goes to ERR.
      */
-    void responderError(Packet p, int nak, EventType event, RecvRingReader.Wqe w, int syndrome, int vendor) {
+    void responderError(Packet p, int nak, EqeType event, RecvRingReader.Wqe w, int syndrome, int vendor) {
         q.count(FirmwareStat.RESPONDER_ERRORS);
         if (q.service.reliable) ack(Op.ACK, p.psn(), nak, 0);
         if (w != null) {
-            long[] cqe = Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(), xrcSrqn(p));
+            long[] cqe = Cqe64.error(false, q.qpn, w.index(), 0, syndrome, vendor, p.va(), p.rkey(), p.psn(),
+                    xrcSrqn(p));
             // names the tagged buffer, if it was one
             if (cur != null && cur.tmKind != Cqe64.TM_NONE) cqe = Cqe64.withTm(cqe, cur.tmKind, 0);
             q.fw.complete(recvCq(p), cqe, false);
@@ -523,7 +533,8 @@ final class Responder {
 
     /** The XRC SRQ a receive completion names (0: not an XRC target's). */
     private long xrcSrqn(Packet p) {
-        if (q.srq != null && q.srq.tm != null) return q.srq.srqn; // the library finds a tag-matching SRQ's completions by it too
+        // the library finds a tag-matching SRQ's completions by it too
+        if (q.srq != null && q.srq.tm != null) return q.srq.srqn;
         return q.xrcd == 0 ? 0 : p.xrcSrqn();
     }
 

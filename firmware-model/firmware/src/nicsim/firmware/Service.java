@@ -1,7 +1,7 @@
 package nicsim.firmware;
 
+import nicsim.abi.ServiceType;
 import nicsim.fabric.Packet;
-import nicsim.verbs.QpType;
 
 /**
  * What a QP's transport service changes in the roles (IBA 9.8): whether it is reliable (ACKs,
@@ -12,7 +12,8 @@ import nicsim.verbs.QpType;
  * to the target each request names, and the target serves it from a pool of responders.
  */
 enum Service {
-    RC(Packet.RC, true, true), UC(Packet.UC, false, true), UD(Packet.UD, false, false), XRC(Packet.XRC, true, true), DC(Packet.DC, true, true);
+    RC(Packet.RC, true, true), UC(Packet.UC, false, true), UD(Packet.UD, false, false), XRC(Packet.XRC, true, true),
+            DC(Packet.DC, true, true);
 
     /** The BTH opcode's transport bits. */
     final int transport;
@@ -24,7 +25,7 @@ enum Service {
         this.connected = connected;
     }
 
-    static Service of(QpType type) {
+    static Service of(ServiceType type) {
         return switch (type) {
             case RC -> RC;
             case UC -> UC;

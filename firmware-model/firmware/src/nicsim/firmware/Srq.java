@@ -1,7 +1,7 @@
 package nicsim.firmware;
 
 import java.util.function.Consumer;
-import nicsim.verbs.EventType;
+import nicsim.abi.EqeType;
 
 /**
  * A shared receive queue: one receive ring that many QPs take WQEs from, in order. An armed limit
@@ -19,9 +19,13 @@ final class Srq {
     /** A tag-matching SRQ's tag list (null: not one); its completions go to {@link #cq}. */
     final TagMatching tm;
 
-    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit) { this(fw, srqn, pd, ring, limit, 0, null, null); }
+    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit) {
+        this(fw, srqn, pd, ring, limit, 0, null, null);
+    }
 
-    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit, long xrcd, Cq cq) { this(fw, srqn, pd, ring, limit, xrcd, cq, null); }
+    Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit, long xrcd, Cq cq) {
+        this(fw, srqn, pd, ring, limit, xrcd, cq, null);
+    }
 
     Srq(Firmware fw, long srqn, long pd, RecvRingReader ring, int limit, long xrcd, Cq cq, TagMatching tm) {
         this.fw = fw;
@@ -48,7 +52,7 @@ final class Srq {
         ring.readProducer(() -> {
             if (limit > 0 && ring.known() < limit) {
                 limit = 0;
-                fw.event(EventType.SRQ_LIMIT_REACHED, srqn);
+                fw.event(EqeType.SRQ_LIMIT_REACHED, srqn);
             }
         });
     }

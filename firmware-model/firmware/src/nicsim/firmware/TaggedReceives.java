@@ -5,14 +5,14 @@ import java.util.List;
 import java.util.function.BiConsumer;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cqe64;
+import nicsim.abi.CqeTmFlags;
+import nicsim.abi.TmhOpcode;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.MttPorts;
-import nicsim.fabric.Packet;
 import nicsim.fabric.Packet.Op;
-import nicsim.verbs.TmhOp;
-import nicsim.verbs.WcFlags;
+import nicsim.fabric.Packet;
 
 /**
  * The responder's tag matching (docs/sources.md#tag-matching): SENDs that reach a QP of a
@@ -36,11 +36,11 @@ final class TaggedReceives {
      */
     Responder.Step handle(Packet p) {
         byte[] d = p.payload();
-        TmhOp op = d.length >= TMH_BYTES ? TmhOp.ofOrNull(d[0] & 0xff) : null;
+        TmhOpcode op = d.length >= TMH_BYTES ? TmhOpcode.ofOrNull(d[0] & 0xff) : null;
         long tag = d.length >= TMH_BYTES ? BigEndian.get64(d, 8) : 0;
         int priv = d.length >= TMH_BYTES ? (int) BigEndian.get32(d, 4) : 0;
-        boolean rndv = op == TmhOp.RNDV && d.length >= TMH_BYTES + RVH_BYTES && p.op().starts() && p.op().last();
-        TagMatching.Match match = op == TmhOp.EAGER || rndv ? q.srq.tm.take(tag) : null;
+        boolean rndv = op == TmhOpcode.RNDV && d.length >= TMH_BYTES + RVH_BYTES && p.op().starts() && p.op().last();
+        TagMatching.Match match = op == TmhOpcode.EAGER || rndv ? q.srq.tm.take(tag) : null;
         long cycles = q.fw.tm.matchCycles() * (match == null ? 0 : match.compared());
         if (match != null && match.entry() != null && rndv) {
             q.count(FirmwareStat.TM_MATCHED);
@@ -51,7 +51,7 @@ final class TaggedReceives {
             matched(p, match.entry(), tag, priv, cycles);
             return Responder.Step.PENDING;
         }
-        int kind = op == TmhOp.NO_TAG ? Cqe64.TM_NO_TAG : Cqe64.TM_UNEXPECTED;
+        int kind = op == TmhOpcode.NO_TAG ? Cqe64.TM_NO_TAG : Cqe64.TM_UNEXPECTED;
         q.fw.exec(cycles, q.live(() -> q.responder.takeRecvWqe(p, q.live(w -> {
             if (w != null) unmatched(w, kind, tag, priv);
             q.responder.receive(p, w);
@@ -70,8 +70,8 @@ final class TaggedReceives {
         q.responder.receiving(m);
         q.count(FirmwareStat.TM_MATCHED);
         if (!p.op().last()) { // a longer message: the match is reported now, the data when it is all in
-            long[] cqe = Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH
-                    | (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0), 0, tag, priv, p.srcQp(), p.slid(),
+            long[] cqe = Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, CqeTmFlags.MATCH
+                    | (q.srq.tm.syncFarBehind() ? CqeTmFlags.SYNC_REQ : 0), 0, tag, priv, p.srcQp(), p.slid(),
                     q.srq.srqn);
             Cq cq = q.srq.cq;
             q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, cqe, false)));
@@ -118,29 +118,35 @@ final class TaggedReceives {
         if (p.ackReq()) q.responder.ack(Op.ACK, p.psn(), Packet.AETH_ACK, 0);
         Cq cq = q.srq.cq;
         long srqn = q.srq.srqn;
-        int sync = q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0;
+        int sync = q.srq.tm.syncFarBehind() ? CqeTmFlags.SYNC_REQ : 0;
         WqeFormat.Sge buffer = e.sge();
-        if (len > (buffer.length() & 0xFFFFFFFFL)) { // too little room: the headers go to the buffer, software does the rest
+        // too little room: the headers go to the buffer, software does the rest
+        if (len > (buffer.length() & 0xFFFFFFFFL)) {
             byte[] headers = Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
-            q.fw.exec(cycles, q.live(() -> q.placement.scatter(List.of(buffer), q.pd, 0, headers, null, MttPorts.LOCAL_WRITE, q.live(fail -> {}),
-                    q.live(() -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn, e.handle(), 0, Cqe64.SYNDROME_TM_RNDV_INCOMPLETE, Vendor.TM_RNDV_BUFFER_SHORT, va, rkey,
-                            p.psn(), srqn), Cqe64.TM_MATCHED, WcFlags.TM_MATCH | sync), false)))));
+            long[] cqe = Cqe64.withTm(Cqe64.error(false, q.qpn, e.handle(), 0, Cqe64.SYNDROME_TM_RNDV_INCOMPLETE,
+                    Vendor.TM_RNDV_BUFFER_SHORT, va, rkey, p.psn(), srqn), Cqe64.TM_MATCHED, CqeTmFlags.MATCH | sync);
+            q.fw.exec(cycles, q.live(() -> q.placement.scatter(List.of(buffer), q.pd, 0, headers, null,
+                    MttPorts.LOCAL_WRITE, q.live(fail -> {}), q.live(() -> q.fw.complete(cq, cqe, false)))));
             return;
         }
-        q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_MATCH | sync,
-                0, tag, priv, p.srcQp(), p.slid(), srqn), false)));
-        BiConsumer<Integer, Integer> failed = (syndrome, vendor) -> q.fw.complete(cq, Cqe64.withTm(Cqe64.error(false, q.qpn,
-                e.handle(), 0, syndrome, vendor, va, rkey, 0, srqn), Cqe64.TM_MATCHED, 0), false);
-        SendOp read = SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_READ, -1, q.qpn, 0, 0, null, va, rkey, 0, 0,
-                List.of(new WqeFormat.Sge(buffer.addr(), (int) len, buffer.lkey())), null), len, failed);
+        q.placement.inTurn(q.fw.sim.now(), q.live(() -> q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(),
+                Cqe64.TM_MATCHED, CqeTmFlags.MATCH | sync, 0, tag, priv, p.srcQp(), p.slid(), srqn), false)));
+        BiConsumer<Integer, Integer> failed = (syndrome, vendor) -> q.fw.complete(cq, Cqe64.withTm(
+                Cqe64.error(false, q.qpn, e.handle(), 0, syndrome, vendor, va, rkey, 0, srqn), Cqe64.TM_MATCHED, 0),
+                false);
+        SendOp read = SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_READ, -1, q.qpn, 0, 0, null, va, rkey,
+                0, 0, List.of(new WqeFormat.Sge(buffer.addr(), (int) len, buffer.lkey())), null), len, failed);
         byte[] fin = Arrays.copyOf(d, TMH_BYTES + RVH_BYTES);
-        fin[0] = (byte) TmhOp.FIN.value();
+        fin[0] = (byte) TmhOpcode.FIN.value();
         read.whenDone(q.live(() -> { // the data is in the tagged buffer: reported, and the sender told
-            q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, WcFlags.TM_DATA_VALID // the data's: no tag, as on mlx5
-                    | (q.srq.tm.syncFarBehind() ? WcFlags.TM_SYNC_REQ : 0), len, 0, 0, p.srcQp(), p.slid(), srqn), false);
+            // the data's: no tag, as on mlx5
+            int flags = CqeTmFlags.DATA_VALID | (q.srq.tm.syncFarBehind() ? CqeTmFlags.SYNC_REQ : 0);
+            q.fw.complete(cq, Cqe64.tmReceive(q.qpn, e.handle(), Cqe64.TM_MATCHED, flags, len, 0, 0, p.srcQp(),
+                    p.slid(), srqn), false);
             q.count(FirmwareStat.TM_RENDEZVOUS);
-            q.requester.offload(SendOp.offloaded(new WqeFormat.SendWqe(WqeLayout.OP_SEND, -1, q.qpn, 0, 0, null, 0, 0, 0, 0, List.of(), fin),
-                    fin.length, (syndrome, vendor) -> q.fw.report("rendezvous FIN of QP 0x" + Long.toHexString(q.qpn) + " failed: syndrome 0x"
+            var send = new WqeFormat.SendWqe(WqeLayout.OP_SEND, -1, q.qpn, 0, 0, null, 0, 0, 0, 0, List.of(), fin);
+            q.requester.offload(SendOp.offloaded(send, fin.length, (syndrome, vendor) -> q.fw.report(
+                    "rendezvous FIN of QP 0x" + Long.toHexString(q.qpn) + " failed: syndrome 0x"
                             + Integer.toHexString(syndrome))));
         }));
         q.fw.exec(cycles, q.live(() -> q.requester.offload(read)));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.driver.Driver;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
@@ -17,7 +18,9 @@ class CommandInterfaceTest {
     }
 
     private static Cmd.Status status(byte[] out) { return Cmd.Status.of((int) (BigEndian.get64(out, 0) >>> 32)); }
-    private static Cmd.Syndrome syndrome(byte[] out) { return Cmd.Syndrome.values()[(int) (BigEndian.get64(out, 0) & 0xFFFF)]; }
+    private static Cmd.Syndrome syndrome(byte[] out) {
+        return Cmd.Syndrome.values()[(int) (BigEndian.get64(out, 0) & 0xFFFF)];
+    }
 
     @Test
     void anUnknownOpcodeIsBadOp() {
@@ -43,13 +46,15 @@ class CommandInterfaceTest {
     }
 
     @Test
-    void refusedCommandsBecomeVerbsExceptionsWithTheMappedErrno() {
+    void refusedCommandsBecomeErrnoExceptionsWithTheMappedErrno() {
         Driver d = driver();
-        VerbsException e = assertThrows(VerbsException.class,
+        ErrnoException e = assertThrows(ErrnoException.class,
                 () -> d.command(Cmd.DEALLOC_PD, Cmd.HANDLE, new Cmd.Handle(999), Cmd.EMPTY));
         assertEquals(Errno.EINVAL, e.errno());
-        assertTrue(e.getMessage().contains("DEALLOC_PD") && e.getMessage().contains("protection domain"), e.getMessage());
-        e = assertThrows(VerbsException.class, () -> d.command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(0, 4, 0, 16), Cmd.EMPTY));
+        assertTrue(e.getMessage().contains("DEALLOC_PD") && e.getMessage().contains("protection domain"),
+                e.getMessage());
+        e = assertThrows(ErrnoException.class,
+                () -> d.command(Cmd.INIT_HCA, Cmd.INIT_HCA_IN, new Cmd.InitHca(0, 4, 0, 16), Cmd.EMPTY));
         assertEquals(Errno.EIO, e.errno(), "a second INIT_HCA: BAD_SYS_STATE");
     }
 
@@ -58,6 +63,7 @@ class CommandInterfaceTest {
         Driver d = driver();
         d.mmio(0x40, new byte[]{1, 2, 3, 4});
         d.host().sim.runUntilIdle(1_000_000_000L);
-        assertTrue(d.host().adapter.errors().stream().anyMatch(o -> o.toString().contains("BAR0+0x40")), d.host().adapter.errors().toString());
+        assertTrue(d.host().adapter.errors().stream().anyMatch(o -> o.toString().contains("BAR0+0x40")),
+                d.host().adapter.errors().toString());
     }
 }

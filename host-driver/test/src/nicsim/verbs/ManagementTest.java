@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.fabric.Mad;
@@ -51,7 +52,8 @@ class ManagementTest {
         assertEquals(1, r.mad()[Mad.SMP_DATA + 2], "node type CA");
         assertEquals(Management.nodeGuid(1), BigEndian.get64(r.mad(), Mad.SMP_DATA + 12), "node GUID");
         assertNotEquals(Management.nodeGuid(0), Management.nodeGuid(1));
-        assertTrue(r.at() - sent > 2 * w.fabric.lookahead(), "it crossed the fabric both ways: " + (r.at() - sent) + " ps");
+        assertTrue(r.at() - sent > 2 * w.fabric.lookahead(), "it crossed the fabric both ways: " + (r.at() - sent)
+                + " ps");
 
         Got p = ask(w, got, 0, lid(w, 1), Mad.request(Mad.CLASS_SUBN_LID, 1, Mad.GET, 8, Mad.ATTR_PORT_INFO, 1));
         assertEquals(lid(w, 1), Mad.get16(p.mad(), Mad.SMP_DATA + 16), "PortInfo.LID");
@@ -97,7 +99,8 @@ class ManagementTest {
         assertEquals(n + 1, rcvPkts, "the sends and the second query");
         assertTrue(rcvData * 4 >= (long) n * size + 256, "PortRcvData counts 4-octet words: " + rcvData);
         assertTrue(rcvData * 4 < (long) n * (size + 64) + 2 * 300, "headers only on top: " + rcvData);
-        assertEquals(BigEndian.get64(after, Mad.PMA_DATA + 32), BigEndian.get64(after, Mad.PMA_DATA + 48), "all unicast");
+        assertEquals(BigEndian.get64(after, Mad.PMA_DATA + 32), BigEndian.get64(after, Mad.PMA_DATA + 48),
+                "all unicast");
 
         byte[] clear = Mad.request(Mad.CLASS_PERF, 1, Mad.SET, 2, Mad.ATTR_PORT_COUNTERS, 0);
         clear[Mad.PMA_DATA + 1] = 1;
@@ -169,9 +172,10 @@ class ManagementTest {
         assertEquals(dm | extSpeeds, capabilityMask(w, got, lidB, 3));
         assertEquals(cm | extSpeeds | 2, modifyPort(w, 0, 1, 0, 0), "node 0's own mask untouched; IsSM: the SM's port");
 
-        VerbsException bad = assertThrows(VerbsException.class, () -> modifyPort(w, 1, 2, dm, 0));
+        ErrnoException bad = assertThrows(ErrnoException.class, () -> modifyPort(w, 1, 2, dm, 0));
         assertEquals(Errno.EINVAL, bad.errno());
-        assertTrue(bad.getMessage().contains("no such port") && bad.getMessage().contains("value 0x2"), bad.getMessage());
+        assertTrue(bad.getMessage().contains("no such port") && bad.getMessage().contains("value 0x2"),
+                bad.getMessage());
         assertEquals(dm | extSpeeds, capabilityMask(w, got, lidB, 4), "a refused MODIFY_PORT changes nothing");
 
         w.reset(1);

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
 import nicsim.profile.Profiles;
@@ -133,7 +134,7 @@ class MulticastTest {
         assertEquals(Errno.EINVAL, v.errno());
         assertTrue(v.getMessage().contains("fe80:0000"), v.getMessage());
         // past the verbs layer's check, the adapter's own: BAD_MGID with the GID's first half
-        VerbsException c = assertThrows(VerbsException.class, () -> t.world.host(1).driver().command(Cmd.ATTACH_MCAST,
+        ErrnoException c = assertThrows(ErrnoException.class, () -> t.world.host(1).driver().command(Cmd.ATTACH_MCAST,
                 Cmd.MCAST_ATTACH_IN, new Cmd.McastAttach(t.n[1].qp.qpNum(), 0xfe80_0000_0000_0000L, 2), Cmd.EMPTY));
         assertEquals(Errno.EINVAL, c.errno());
         assertTrue(c.getMessage().contains("not a multicast GID") && c.getMessage().contains("0xfe80000000000000"),

@@ -7,6 +7,7 @@ import java.util.List;
 import nicsim.abi.Cmd;
 import nicsim.abi.QCounter;
 import nicsim.driver.Driver;
+import nicsim.driver.ErrnoException;
 import org.junit.jupiter.api.Test;
 
 /** q counter sets: a QP bound to one counts its own traffic there, the adapter's counters go on counting all. */
@@ -57,16 +58,16 @@ class QCounterTest {
         Driver d = p.a.ctx.driver();
         long set = alloc(d);
         bind(d, p.a.qp, set);
-        VerbsException busy = assertThrows(VerbsException.class,
+        ErrnoException busy = assertThrows(ErrnoException.class,
                 () -> d.command(Cmd.DEALLOC_Q_COUNTER, Cmd.HANDLE, new Cmd.Handle(set), Cmd.EMPTY));
         assertEquals(Errno.EBUSY, busy.errno(), busy.getMessage());
         assertTrue(busy.getMessage().contains(String.format("0x%x", p.a.qp.qpNum())), busy.getMessage());
         bind(d, p.a.qp, 0);
         d.command(Cmd.DEALLOC_Q_COUNTER, Cmd.HANDLE, new Cmd.Handle(set), Cmd.EMPTY);
-        VerbsException gone = assertThrows(VerbsException.class, () -> query(d, set, false));
+        ErrnoException gone = assertThrows(ErrnoException.class, () -> query(d, set, false));
         assertEquals(Errno.EINVAL, gone.errno());
         assertTrue(gone.getMessage().contains("no such q counter set"), gone.getMessage());
-        VerbsException noQp = assertThrows(VerbsException.class,
+        ErrnoException noQp = assertThrows(ErrnoException.class,
                 () -> d.command(Cmd.SET_QP_COUNTER, Cmd.QP_COUNTER_IN, new Cmd.QpCounter(0xabcde, 0), Cmd.EMPTY));
         assertEquals(Errno.EINVAL, noQp.errno());
     }
@@ -78,7 +79,7 @@ class QCounterTest {
         List<Long> sets = new ArrayList<>();
         for (int i = 0; i < QCounter.MAX_SETS; i++) sets.add(alloc(d));
         assertEquals(QCounter.MAX_SETS, sets.get(sets.size() - 1));
-        VerbsException full = assertThrows(VerbsException.class, () -> alloc(d));
+        ErrnoException full = assertThrows(ErrnoException.class, () -> alloc(d));
         assertEquals(Errno.ENOMEM, full.errno(), full.getMessage());
     }
 }

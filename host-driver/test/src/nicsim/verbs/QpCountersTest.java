@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.List;
 import nicsim.abi.QCounter;
+import nicsim.driver.ErrnoException;
 import nicsim.driver.QpCounters;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
@@ -37,7 +38,7 @@ class QpCountersTest {
         QpCounters.Counter c = k.counters().get(0);
         assertEquals(List.of((long) q1.qpNum(), (long) q2.qpNum()), List.copyOf(c.qps()));
         assertEquals(QpType.RC.value(), c.qpType());
-        VerbsException busy = assertThrows(VerbsException.class, () -> k.setAuto(QpCounters.MASK_PID));
+        ErrnoException busy = assertThrows(ErrnoException.class, () -> k.setAuto(QpCounters.MASK_PID));
         assertEquals(Errno.EBUSY, busy.errno(), busy.getMessage());
         q1.close();
         assertEquals(List.of((long) q2.qpNum()), List.copyOf(k.counters().get(0).qps()), "q1 left its counter");
@@ -64,11 +65,11 @@ class QpCountersTest {
         QpCounters.Qp qp = new QpCounters.Qp(p.b.qp.qpNum(), QpType.RC.value(), 500);
         long id = k.bind(qp, null, qp.qpn());
         assertEquals(QpCounters.MODE_MANUAL, k.mode());
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> k.bind(qp, null, qp.qpn())).errno(),
+        assertEquals(Errno.EINVAL, assertThrows(ErrnoException.class, () -> k.bind(qp, null, qp.qpn())).errno(),
                 "bound once");
-        assertEquals(Errno.ENOENT, assertThrows(VerbsException.class, () -> k.bind(null, null, 999_999)).errno());
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> k.setAuto(4)).errno(), "mask 4");
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> k.unbind(qp.qpn(), id + 1, true))
+        assertEquals(Errno.ENOENT, assertThrows(ErrnoException.class, () -> k.bind(null, null, 999_999)).errno());
+        assertEquals(Errno.EINVAL, assertThrows(ErrnoException.class, () -> k.setAuto(4)).errno(), "mask 4");
+        assertEquals(Errno.EINVAL, assertThrows(ErrnoException.class, () -> k.unbind(qp.qpn(), id + 1, true))
                 .errno(), "not its counter");
         k.unbind(qp.qpn(), id, true);
         assertEquals(List.of(), k.counters());

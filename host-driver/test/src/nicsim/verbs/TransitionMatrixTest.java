@@ -65,24 +65,27 @@ class TransitionMatrixTest {
                 QueuePair qp = p.a.qp;
                 int req;
                 try {
-                    req = QpTransitions.required(from, to, type);
+                    req = DeviceCodes.maskUp(QpTransitions.required(DeviceCodes.device(from), DeviceCodes.device(to),
+                            DeviceCodes.device(type)));
                 } catch (QpTransitions.Rejected r) {
                     req = -1;
                 }
-                if (req >= 0 && QpTransitions.valid(from, to)) {
+                if (req >= 0 && QpTransitions.valid(DeviceCodes.device(from), DeviceCodes.device(to))) {
                     legal++;
                     try {
                         qp.modify(everything(p, to), QpAttrMask.STATE | req);
-                        if (qp.query().qpState() != to) wrong.add(from + "->" + to + " ended in " + qp.query().qpState());
+                        if (qp.query().qpState() != to)
+                            wrong.add(from + "->" + to + " ended in " + qp.query().qpState());
                     } catch (VerbsException e) {
                         wrong.add(from + "->" + to + " refused: " + e.getMessage());
                     }
                 } else {
                     illegal++;
-                    VerbsException e = assertThrows(VerbsException.class, () -> qp.modify(everything(p, to), QpAttrMask.STATE),
-                            from + "->" + to);
+                    VerbsException e = assertThrows(VerbsException.class,
+                            () -> qp.modify(everything(p, to), QpAttrMask.STATE), from + "->" + to);
                     if (e.errno() != Errno.EINVAL) wrong.add(from + "->" + to + ": errno " + e.errno());
-                    if (qp.query().qpState() != from) wrong.add(from + "->" + to + " moved the QP to " + qp.query().qpState());
+                    if (qp.query().qpState() != from)
+                        wrong.add(from + "->" + to + " moved the QP to " + qp.query().qpState());
                 }
             }
         assertTrue(wrong.isEmpty(), type + ": " + wrong);

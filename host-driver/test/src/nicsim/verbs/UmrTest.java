@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.Arrays;
 import java.util.List;
+import nicsim.abi.ServiceType;
 import nicsim.abi.WqeFormat;
 import nicsim.driver.World;
 import nicsim.fabric.Faults;
@@ -60,7 +61,8 @@ class UmrTest {
         Mkey m = p.bpd.createIndirectMkey(4);
         // region: x[100, 5100) then y[3000, 6000) then x[9000, 9500): 8500 bytes
         WorkCompletion umr = p.umr(p.b, p.bcq, new SendWr().wrId(9).mrList(m, Connect.ALL_REMOTE,
-                new Sge(x.addr() + 100, 5000, xm.lkey()), new Sge(y.addr() + 3000, 3000, ym.lkey()), new Sge(x.addr() + 9000, 500, xm.lkey())));
+                new Sge(x.addr() + 100, 5000, xm.lkey()), new Sge(y.addr() + 3000, 3000, ym.lkey()),
+                new Sge(x.addr() + 9000, 500, xm.lkey())));
         assertEquals(WcStatus.SUCCESS, umr.status(), umr.toString());
         assertEquals(WcOpcode.DRIVER1, umr.opcode(), "MLX5DV_WC_UMR");
         HostBuffer src = new ProcessMemory(p.w.host(0)).alloc(16384);
@@ -98,7 +100,8 @@ class UmrTest {
     void interleavedLayoutGathersAndScattersAColumn() {
         Pair p = new Pair();
         int rows = 64, rowBytes = 80, col = 32, colBytes = 16;
-        HostBuffer ma = new ProcessMemory(p.w.host(0)).alloc(rows * rowBytes), mb = new ProcessMemory(p.w.host(1)).alloc(rows * rowBytes);
+        HostBuffer ma = new ProcessMemory(p.w.host(0)).alloc(rows * rowBytes),
+                mb = new ProcessMemory(p.w.host(1)).alloc(rows * rowBytes);
         MemoryRegion mam = p.apd.regMr(ma, Connect.ALL_REMOTE), mbm = p.bpd.regMr(mb, Connect.ALL_REMOTE);
         byte[] matrix = pattern(2, rows * rowBytes);
         ma.write(0, matrix);
@@ -125,7 +128,7 @@ class UmrTest {
     /** A raw layout UMR (opmod 2) of {@code m} on B's QP: start and length given, as the kernel's IB_WR_REG_MR is. */
     static WorkCompletion umrAt(Pair p, Mkey m, long start, long length, WqeFormat.Klm... entries) {
         byte[] wqe = WqeFormat.encode(WqeFormat.SendWqe.layout(0, p.b.qpNum(), WqeFormat.CQ_UPDATE, m.lkey(),
-                new WqeFormat.MkeyLayout(Connect.ALL_REMOTE, 0, List.of(entries), start, length)), QpType.RC);
+                new WqeFormat.MkeyLayout(Connect.ALL_REMOTE, 0, List.of(entries), start, length)), ServiceType.RC);
         p.b.postRawWqe(9, wqe);
         return p.await(p.bcq, 1).get(0);
     }
@@ -190,7 +193,8 @@ class UmrTest {
     void failuresNameTheCheckAndThePiece() {
         Pair p = new Pair();
         HostBuffer x = new ProcessMemory(p.w.host(1)).alloc(8192);
-        MemoryRegion rw = p.bpd.regMr(x.addr(), 4096, Connect.ALL_REMOTE), ro = p.bpd.regMr(x.addr() + 4096, 4096, AccessFlags.LOCAL_WRITE);
+        MemoryRegion rw = p.bpd.regMr(x.addr(), 4096, Connect.ALL_REMOTE);
+        MemoryRegion ro = p.bpd.regMr(x.addr() + 4096, 4096, AccessFlags.LOCAL_WRITE);
         Mkey m = p.bpd.createIndirectMkey(3);
         assertEquals(WcStatus.SUCCESS, p.umr(p.b, p.bcq, new SendWr().mrList(m, Connect.ALL_REMOTE,
                 new Sge(x.addr(), 4096, rw.lkey()), new Sge(x.addr() + 4096, 4096, ro.lkey()))).status());
@@ -222,8 +226,10 @@ class UmrTest {
         HostBuffer z = new ProcessMemory(r.w.host(0)).alloc(4096);
         MemoryRegion zm = r.apd.regMr(z, Connect.ALL_REMOTE);
         Mkey n = r.apd.createIndirectMkey(2);
-        assertEquals(WcStatus.SUCCESS, r.umr(r.a, r.acq, new SendWr().mrList(n, AccessFlags.LOCAL_WRITE, new Sge(z.addr(), 100, zm.lkey()))).status());
-        WorkCompletion again = r.umr(r.a, r.acq, new SendWr().mrList(n, AccessFlags.LOCAL_WRITE, new Sge(z.addr(), 200, zm.lkey())));
+        assertEquals(WcStatus.SUCCESS, r.umr(r.a, r.acq, new SendWr().mrList(n, AccessFlags.LOCAL_WRITE,
+                new Sge(z.addr(), 100, zm.lkey()))).status());
+        WorkCompletion again = r.umr(r.a, r.acq, new SendWr().mrList(n, AccessFlags.LOCAL_WRITE,
+                new Sge(z.addr(), 200, zm.lkey())));
         assertEquals(WcStatus.MW_BIND_ERR, again.status());
         assertTrue(again.toString().contains("invalidate it"), again.toString());
     }
@@ -239,8 +245,10 @@ class UmrTest {
         MemoryRegion zm = p.apd.regMr(z, Connect.ALL_REMOTE);
         z.write(0, pattern(4, 4096));
         Mkey n = p.apd.createIndirectMkey(2);
-        assertEquals(WcStatus.SUCCESS, p.umr(p.a, p.acq, new SendWr().mrList(n, AccessFlags.LOCAL_WRITE, new Sge(z.addr(), 100, zm.lkey()))).status());
-        p.a.postSend(new SendWr().wrId(4).opcode(WrOpcode.LOCAL_INV).invalidateRkey(n.lkey()).sendFlags(SendFlags.SIGNALED));
+        assertEquals(WcStatus.SUCCESS, p.umr(p.a, p.acq, new SendWr().mrList(n, AccessFlags.LOCAL_WRITE,
+                new Sge(z.addr(), 100, zm.lkey()))).status());
+        p.a.postSend(new SendWr().wrId(4).opcode(WrOpcode.LOCAL_INV).invalidateRkey(n.lkey())
+                .sendFlags(SendFlags.SIGNALED));
         assertEquals(WcStatus.SUCCESS, p.await(p.acq, 1).get(0).status());
         assertEquals(WcStatus.SUCCESS, p.umr(p.a, p.acq, new SendWr().mrList(n, AccessFlags.LOCAL_WRITE,
                 new Sge(z.addr() + 1000, 50, zm.lkey()), new Sge(z.addr() + 10, 50, zm.lkey()))).status());
