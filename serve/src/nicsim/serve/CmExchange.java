@@ -3,7 +3,10 @@ package nicsim.serve;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import nicsim.serve.CmFields.CmaHdr;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.Errno;
@@ -25,6 +28,11 @@ final class CmExchange {
     private final RdmaCm cm;
     /** Identifiers by their local communication ID, which messages name. */
     private final Map<Integer, CmId> comms = new HashMap<>();
+    /**
+     * Identifiers that were handed a REQ or REP to answer ({@link CmId#owesAnswer}), and maybe some that have answered
+     * since (each walk drops those): the pacer looks here on every look, at nothing when no answer is owed.
+     */
+    private final Set<CmId> owing = new LinkedHashSet<>();
     private int nextComm = 0x1000;
     long badMads;
 
@@ -135,14 +143,30 @@ final class CmExchange {
      */
     long answerHorizon(long now, long limitNanos) {
         long horizon = Long.MAX_VALUE;
-        for (CmId c : cm.ids.values()) {
-            if (c.state != CmId.State.REQ_RCVD || !c.passive || now - c.owedSince >= limitNanos) continue;
-            CmId requester = comms.get(c.remoteComm);
-            if (requester != null && requester.node == c.remoteNode && requester.state == CmId.State.CONNECT
-                    && requester.timer != null && !requester.timer.cancelled())
-                horizon = Math.min(horizon, requester.timer.time());
+        for (Iterator<CmId> it = owing(now, limitNanos); it.hasNext(); ) {
+            CmId c = it.next();
+            // the peer waits for the answer: a requester for its REP, a replier for its RTU
+            CmId.State waits = c.state == CmId.State.REQ_RCVD ? CmId.State.CONNECT : CmId.State.REP_SENT;
+            CmId peer = comms.get(c.remoteComm);
+            if (peer != null && peer.node == c.remoteNode && peer.state == waits && peer.timer != null
+                    && !peer.timer.cancelled())
+                horizon = Math.min(horizon, peer.timer.time());
         }
         return horizon;
+    }
+
+    /** Whether program {@code p} owes a peer an answer ({@link CmId#owesAnswer}). */
+    boolean owes(Program p, long now, long limitNanos) {
+        for (Iterator<CmId> it = owing(now, limitNanos); it.hasNext(); )
+            if (it.next().channel.program == p) return true;
+        return false;
+    }
+
+    /** The identifiers that owe an answer now, those that no longer do dropped from {@link #owing} first. */
+    private Iterator<CmId> owing(long now, long limitNanos) {
+        if (owing.isEmpty()) return owing.iterator();
+        owing.removeIf(c -> !c.owesAnswer(now, limitNanos) || !cm.ids.containsKey(c.handle));
+        return owing.iterator();
     }
 
     /** The REQ's wait ran out with no answer: UNREACHABLE, ETIMEDOUT. */
@@ -280,11 +304,15 @@ final class CmExchange {
     }
 
     /** {@code id}'s device went: MADs for it are no longer its, and nothing is sent for it (the adapter is dead). */
-    void forget(CmId id) { comms.remove(id.localComm); }
+    void forget(CmId id) {
+        comms.remove(id.localComm);
+        owing.remove(id);
+    }
 
     /** {@code id} is being destroyed: its peer hears of it as from the kernel's ib_destroy_cm_id. */
     void leaving(CmId id) {
         comms.remove(id.localComm);
+        owing.remove(id);
         switch (id.state) {
             case CONNECT -> {
                 if (!id.ud()) rej(id.node, id.remoteNode, id.localComm, 0, CmMad.REJ_TIMEOUT, 0, new byte[0]);
@@ -366,6 +394,7 @@ final class CmExchange {
         }
         c.state = CmId.State.REQ_RCVD;
         c.owedSince = System.nanoTime();
+        owing.add(c);
         c.remoteNode = from;
         c.remoteComm = m.localComm;
         newComm(c);
@@ -453,6 +482,7 @@ final class CmExchange {
         id.rnrRetry = m.rnrRetry;
         id.state = CmId.State.REP_RCVD;
         id.owedSince = System.nanoTime();
+        owing.add(id);
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.CONNECT_RESPONSE, 0);
         CmAbi.connParam(ev, CmAbi.PARAM, m.qpn, m.priv, m.initDepth, m.respRes, id.retry, m.rnrRetry, m.srq);
         cm.queue(id, null, ev);

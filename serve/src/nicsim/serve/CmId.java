@@ -77,6 +77,14 @@ final class CmId {
     /** The node that takes its connection requests: its own, or its program's when bound to any address. */
     int listenNode() { return node >= 0 ? node : channel.node; }
 
+    /**
+     * Whether its program owes the peer the answer to a REQ (a REP or REJ) or to a REP (the RTU) that came less than
+     * {@code limitNanos} of wall time before {@code now}: until it answers, the peer's CM timer runs.
+     */
+    boolean owesAnswer(long now, long limitNanos) {
+        return (state == State.REQ_RCVD || state == State.REP_RCVD) && now - owedSince < limitNanos;
+    }
+
     void cancelTimer() {
         if (timer != null) timer.cancel();
         timer = null;

@@ -201,14 +201,9 @@ final class RdmaCm implements AutoCloseable {
 
     /**
      * Whether program {@code p} owes a peer the answer to a connection request or reply (REP or REJ, RTU) that came
-     * less than {@code limitNanos} of wall time before {@code now}: until it answers, its peer's CM timer runs.
+     * less than {@code limitNanos} of wall time before {@code now} ({@link CmId#owesAnswer}).
      */
-    boolean answerOwed(Program p, long now, long limitNanos) {
-        for (CmId id : ids.values())
-            if (id.channel.program == p && (id.state == CmId.State.REQ_RCVD || id.state == CmId.State.REP_RCVD)
-                    && now - id.owedSince < limitNanos) return true;
-        return false;
-    }
+    boolean answerOwed(Program p, long now, long limitNanos) { return exchange.owes(p, now, limitNanos); }
 
     /**
      * The simulated time simulation must stay below while a program owes a peer the answer to its connection request
