@@ -22,7 +22,7 @@ import nicsim.verbs.VerbsException;
  */
 final class CmExchange {
     /** How long a REQ or SIDR_REQ waits for its answer: the CM response timeout times 16 tries. */
-    static final long REQ_WAIT_PICOS = 4_096_000L * (1L << CmMad.CM_RESPONSE_TIMEOUT) * 16;
+    static final long REQ_WAIT_PICOS = cmWait(CmMad.CM_RESPONSE_TIMEOUT, CmMad.MAX_CM_RETRIES);
     private static final int CMA_HDR = CmaHdr.SIZE;
 
     private final RdmaCm cm;
@@ -37,6 +37,9 @@ final class CmExchange {
     long badMads;
 
     CmExchange(RdmaCm cm) { this.cm = cm; }
+
+    /** How long a CM message waits for its answer: 4.096 us x 2^{@code timeout} for each of 1 + {@code retries}. */
+    static long cmWait(int timeout, int retries) { return 4_096_000L * (1L << timeout) * (retries + 1); }
 
     private int newComm(CmId id) {
         id.localComm = nextComm++;
@@ -96,7 +99,7 @@ final class CmExchange {
         if (!id.ud()) connectedMode(id, b, off, m);
         send(id.node, id.remoteNode, m);
         id.state = CmId.State.CONNECT;
-        id.timer = cm.world.sim.schedule(cm.world.now() + REQ_WAIT_PICOS, () -> cm.deferred.add(() -> unanswered(id)));
+        cm.startTimer(id, cm.world.now() + REQ_WAIT_PICOS, () -> unanswered(id));
         return new Wire.Out();
     }
 
@@ -171,7 +174,6 @@ final class CmExchange {
 
     /** The REQ's wait ran out with no answer: UNREACHABLE, ETIMEDOUT. */
     private void unanswered(CmId id) {
-        id.timer = null;
         if (id.state != CmId.State.CONNECT || !cm.ids.containsKey(id.handle)) return;
         id.state = CmId.State.ROUTE_RESOLVED;
         comms.remove(id.localComm);
@@ -229,6 +231,18 @@ final class CmExchange {
         m.priv = user;
         send(id.node, id.remoteNode, m);
         id.state = CmId.State.REP_SENT;
+        cm.startTimer(id, cm.world.now() + id.repWaitPicos, () -> unacknowledged(id));
+    }
+
+    /**
+     * The REP's wait for its RTU ran out, the CM's tries of it spent: UNREACHABLE, ETIMEDOUT, as Linux's RDMA CM turns
+     * the IB CM's REP_ERROR. Nothing goes to the peer (the kernel's cm_reset_to_idle); a late RTU finds no one.
+     */
+    private void unacknowledged(CmId id) {
+        if (id.state != CmId.State.REP_SENT || !cm.ids.containsKey(id.handle)) return;
+        id.state = CmId.State.REJECTED;
+        comms.remove(id.localComm);
+        cm.queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.UNREACHABLE, -Errno.ETIMEDOUT));
     }
 
     Wire.Out reject(CmId id, byte[] user, int reason) {
@@ -297,6 +311,7 @@ final class CmExchange {
     }
 
     private void established(CmId id, byte[] priv) {
+        id.cancelTimer();
         id.state = CmId.State.ESTABLISHED;
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.ESTABLISHED, 0);
         CmAbi.connParam(ev, CmAbi.PARAM, id.remoteQpn, priv, id.respRes, id.initDepth, id.retry, id.rnrRetry, id.srq);
@@ -397,6 +412,7 @@ final class CmExchange {
         owing.add(c);
         c.remoteNode = from;
         c.remoteComm = m.localComm;
+        c.repWaitPicos = cmWait(m.localCmTimeout, m.maxCmRetries);
         newComm(c);
         c.localPsn = psn(c.localComm); // librdmacm moves the QP to RTS before it accepts: the PSN is known from here
         l.backlogLeft--;

@@ -53,8 +53,13 @@ final class CmId {
     boolean srq;
     /** The ACK timeout set by RDMA_OPTION_ID_ACK_TIMEOUT, or -1 (the path's). */
     int ackTimeout = -1;
-    /** A timer running (a REQ's answer, an address never answered), or null. */
+    /** A timer running (a REQ's answer, a REP's RTU, an address never answered), or null. */
     Simulator.Event timer;
+    /**
+     * Passive: how long a REP it sends waits for the RTU, the REQ's Local CM Response Timeout for each of its tries
+     * (Linux's cm_req_handler takes both from the REQ), in ps.
+     */
+    long repWaitPicos;
     /** Wall time (System.nanoTime) a REQ or REP came that its program owes an answer (Pacer: it runs to it). */
     long owedSince;
     /** Events handed out to the program for it (rdma_destroy_id waits for as many acknowledgements). */
