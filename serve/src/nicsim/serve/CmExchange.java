@@ -3,7 +3,10 @@ package nicsim.serve;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import nicsim.serve.CmLayout.CmaHdr;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.Errno;
@@ -19,16 +22,24 @@ import nicsim.verbs.VerbsException;
  */
 final class CmExchange {
     /** How long a REQ or SIDR_REQ waits for its answer: the CM response timeout times 16 tries. */
-    static final long REQ_WAIT_PICOS = 4_096_000L * (1L << CmMad.CM_RESPONSE_TIMEOUT) * 16;
+    static final long REQ_WAIT_PICOS = cmWait(CmMad.CM_RESPONSE_TIMEOUT, CmMad.MAX_CM_RETRIES);
     private static final int CMA_HDR = CmaHdr.S.size;
 
     private final RdmaCm cm;
     /** Identifiers by their local communication ID, which messages name. */
     private final Map<Integer, CmId> comms = new HashMap<>();
+    /**
+     * Identifiers that were handed a REQ or REP to answer ({@link CmId#owesAnswer}), and maybe some that have answered
+     * since (each walk drops those): the pacer looks here on every look, at nothing when no answer is owed.
+     */
+    private final Set<CmId> owing = new LinkedHashSet<>();
     private int nextComm = 0x1000;
     long badMads;
 
     CmExchange(RdmaCm cm) { this.cm = cm; }
+
+    /** How long a CM message waits for its answer: 4.096 us x 2^{@code timeout} for each of 1 + {@code retries}. */
+    static long cmWait(int timeout, int retries) { return 4_096_000L * (1L << timeout) * (retries + 1); }
 
     private int newComm(CmId id) {
         id.localComm = nextComm++;
@@ -95,7 +106,7 @@ final class CmExchange {
         if (!id.ud()) connectedMode(id, b, off, m);
         send(id.node, id.remoteNode, m);
         id.state = CmId.State.CONNECT;
-        id.timer = cm.world.sim.schedule(cm.world.now() + REQ_WAIT_PICOS, () -> cm.deferred.add(() -> unanswered(id)));
+        cm.startTimer(id, cm.world.now() + REQ_WAIT_PICOS, () -> unanswered(id));
         return new Wire.Out();
     }
 
@@ -142,19 +153,34 @@ final class CmExchange {
      */
     long answerHorizon(long now, long limitNanos) {
         long horizon = Long.MAX_VALUE;
-        for (CmId c : cm.ids.values()) {
-            if (c.state != CmId.State.REQ_RCVD || !c.passive || now - c.owedSince >= limitNanos) continue;
-            CmId requester = comms.get(c.remoteComm);
-            if (requester != null && requester.node == c.remoteNode && requester.state == CmId.State.CONNECT
-                    && requester.timer != null && !requester.timer.cancelled())
-                horizon = Math.min(horizon, requester.timer.time());
+        for (Iterator<CmId> it = owing(now, limitNanos); it.hasNext(); ) {
+            CmId c = it.next();
+            // the peer waits for the answer: a requester for its REP, a replier for its RTU
+            CmId.State waits = c.state == CmId.State.REQ_RCVD ? CmId.State.CONNECT : CmId.State.REP_SENT;
+            CmId peer = comms.get(c.remoteComm);
+            if (peer != null && peer.node == c.remoteNode && peer.state == waits && peer.timer != null
+                    && !peer.timer.cancelled())
+                horizon = Math.min(horizon, peer.timer.time());
         }
         return horizon;
     }
 
+    /** Whether program {@code p} owes a peer an answer ({@link CmId#owesAnswer}). */
+    boolean owes(Program p, long now, long limitNanos) {
+        for (Iterator<CmId> it = owing(now, limitNanos); it.hasNext(); )
+            if (it.next().channel.program == p) return true;
+        return false;
+    }
+
+    /** The identifiers that owe an answer now, those that no longer do dropped from {@link #owing} first. */
+    private Iterator<CmId> owing(long now, long limitNanos) {
+        if (owing.isEmpty()) return owing.iterator();
+        owing.removeIf(c -> !c.owesAnswer(now, limitNanos) || !cm.ids.containsKey(c.handle));
+        return owing.iterator();
+    }
+
     /** The REQ's wait ran out with no answer: UNREACHABLE, ETIMEDOUT. */
     private void unanswered(CmId id) {
-        id.timer = null;
         if (id.state != CmId.State.CONNECT || !cm.ids.containsKey(id.handle)) return;
         id.state = CmId.State.ROUTE_RESOLVED;
         comms.remove(id.localComm);
@@ -212,6 +238,18 @@ final class CmExchange {
         m.priv = user;
         send(id.node, id.remoteNode, m);
         id.state = CmId.State.REP_SENT;
+        cm.startTimer(id, cm.world.now() + id.repWaitPicos, () -> unacknowledged(id));
+    }
+
+    /**
+     * The REP's wait for its RTU ran out, the CM's tries of it spent: UNREACHABLE, ETIMEDOUT, as Linux's RDMA CM turns
+     * the IB CM's REP_ERROR. Nothing goes to the peer (the kernel's cm_reset_to_idle); a late RTU finds no one.
+     */
+    private void unacknowledged(CmId id) {
+        if (id.state != CmId.State.REP_SENT || !cm.ids.containsKey(id.handle)) return;
+        id.state = CmId.State.REJECTED;
+        comms.remove(id.localComm);
+        cm.queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.UNREACHABLE, -Errno.ETIMEDOUT));
     }
 
     Wire.Out reject(CmId id, byte[] user, int reason) {
@@ -280,6 +318,7 @@ final class CmExchange {
     }
 
     private void established(CmId id, byte[] priv) {
+        id.cancelTimer();
         id.state = CmId.State.ESTABLISHED;
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.ESTABLISHED, 0);
         CmAbi.connParam(ev, CmAbi.PARAM, id.remoteQpn, priv, id.respRes, id.initDepth, id.retry, id.rnrRetry, id.srq);
@@ -287,11 +326,15 @@ final class CmExchange {
     }
 
     /** {@code id}'s device went: MADs for it are no longer its, and nothing is sent for it (the adapter is dead). */
-    void forget(CmId id) { comms.remove(id.localComm); }
+    void forget(CmId id) {
+        comms.remove(id.localComm);
+        owing.remove(id);
+    }
 
     /** {@code id} is being destroyed: its peer hears of it as from the kernel's ib_destroy_cm_id. */
     void leaving(CmId id) {
         comms.remove(id.localComm);
+        owing.remove(id);
         switch (id.state) {
             case CONNECT -> {
                 if (!id.ud()) rej(id.node, id.remoteNode, id.localComm, 0, CmMad.REJ_TIMEOUT, 0, new byte[0]);
@@ -373,8 +416,10 @@ final class CmExchange {
         }
         c.state = CmId.State.REQ_RCVD;
         c.owedSince = System.nanoTime();
+        owing.add(c);
         c.remoteNode = from;
         c.remoteComm = m.localComm;
+        c.repWaitPicos = cmWait(m.localCmTimeout, m.maxCmRetries);
         newComm(c);
         c.localPsn = psn(c.localComm); // librdmacm moves the QP to RTS before it accepts: the PSN is known from here
         l.backlogLeft--;
@@ -460,6 +505,7 @@ final class CmExchange {
         id.rnrRetry = m.rnrRetry;
         id.state = CmId.State.REP_RCVD;
         id.owedSince = System.nanoTime();
+        owing.add(id);
         ByteBuffer ev = CmAbi.event(id.uid, id.handle, CmAbi.CONNECT_RESPONSE, 0);
         CmAbi.connParam(ev, CmAbi.PARAM, m.qpn, m.priv, m.initDepth, m.respRes, id.retry, m.rnrRetry, m.srq);
         cm.queue(id, null, ev);

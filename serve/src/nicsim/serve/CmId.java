@@ -53,8 +53,13 @@ final class CmId {
     boolean srq;
     /** The ACK timeout set by RDMA_OPTION_ID_ACK_TIMEOUT, or -1 (the path's). */
     int ackTimeout = -1;
-    /** A timer running (a REQ's answer, an address never answered), or null. */
+    /** A timer running (a REQ's answer, a REP's RTU, an address never answered), or null. */
     Simulator.Event timer;
+    /**
+     * Passive: how long a REP it sends waits for the RTU, the REQ's Local CM Response Timeout for each of its tries
+     * (Linux's cm_req_handler takes both from the REQ), in ps.
+     */
+    long repWaitPicos;
     /** Wall time (System.nanoTime) a REQ or REP came that its program owes an answer (Pacer: it runs to it). */
     long owedSince;
     /** Events handed out to the program for it (rdma_destroy_id waits for as many acknowledgements). */
@@ -76,6 +81,14 @@ final class CmId {
 
     /** The node that takes its connection requests: its own, or its program's when bound to any address. */
     int listenNode() { return node >= 0 ? node : channel.node; }
+
+    /**
+     * Whether its program owes the peer the answer to a REQ (a REP or REJ) or to a REP (the RTU) that came less than
+     * {@code limitNanos} of wall time before {@code now}: until it answers, the peer's CM timer runs.
+     */
+    boolean owesAnswer(long now, long limitNanos) {
+        return (state == State.REQ_RCVD || state == State.REP_RCVD) && now - owedSince < limitNanos;
+    }
 
     void cancelTimer() {
         if (timer != null) timer.cancel();

@@ -44,6 +44,8 @@ final class CmMad {
     int reason, status;
     /** REQ's primary path: the sender's LID and the receiver's, and the ACK timeout it asks for. */
     int localLid, remoteLid, ackTimeout;
+    /** REQ's Local CM Response Timeout (4.096 us x 2^n: how long its sender takes to answer a REP) and its tries. */
+    int localCmTimeout = CM_RESPONSE_TIMEOUT, maxCmRetries = MAX_CM_RETRIES;
     byte[] priv = new byte[0];
 
     CmMad(int attr) { this.attr = attr; }
@@ -114,12 +116,12 @@ final class CmMad {
         Req.REMOTE_CM_RESPONSE_TIMEOUT.put(b, CM_RESPONSE_TIMEOUT);
         Req.TRANSPORT_SERVICE_TYPE.put(b, xrc ? TRANSPORT_XRC : uc ? TRANSPORT_UC : TRANSPORT_RC);
         Req.STARTING_PSN.put(b, psn);
-        Req.LOCAL_CM_RESPONSE_TIMEOUT.put(b, CM_RESPONSE_TIMEOUT);
+        Req.LOCAL_CM_RESPONSE_TIMEOUT.put(b, localCmTimeout);
         Req.RETRY_COUNT.put(b, retry);
         Req.PARTITION_KEY.put(b, pkey);
         Req.PATH_PACKET_PAYLOAD_MTU.put(b, mtu);
         Req.RNR_RETRY_COUNT.put(b, rnrRetry);
-        Req.MAX_CM_RETRIES.put(b, MAX_CM_RETRIES);
+        Req.MAX_CM_RETRIES.put(b, maxCmRetries);
         Req.SRQ.put(b, srq ? 1 : 0);
         Req.EXTENDED_TRANSPORT_TYPE.put(b, xrc ? EXTENDED_XRC : 0);
         Req.PRIMARY_LOCAL_PORT_LID.put(b, localLid);
@@ -209,6 +211,8 @@ final class CmMad {
         localLid = Req.PRIMARY_LOCAL_PORT_LID.u32(b);
         remoteLid = Req.PRIMARY_REMOTE_PORT_LID.u32(b);
         ackTimeout = Req.PRIMARY_LOCAL_ACK_TIMEOUT.u32(b);
+        localCmTimeout = Req.LOCAL_CM_RESPONSE_TIMEOUT.u32(b);
+        maxCmRetries = Req.MAX_CM_RETRIES.u32(b);
     }
 
     private void decodeRep(byte[] b) {

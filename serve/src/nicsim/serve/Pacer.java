@@ -323,6 +323,7 @@ final class Pacer {
         List<ProcThreads.Thread> threads = ProcThreads.of(p.pid);
         if (threads == null) return byGrace(p, now);
         int running = 0, inWait = 0;
+        boolean cmTimer = false;
         List<ProcThreads.Thread> elsewhere = null; // asleep outside the verbs they wait in
         for (ProcThreads.Thread t : threads) {
             if (t.asleep()) {
@@ -339,6 +340,10 @@ final class Pacer {
                 var cmFile = s == null ? p.cmFiles.get(t.readingFd()) : null;
                 if (cmFile != null && cmFile.getAsBoolean()) return Activity.RUNS;
                 if (s == null) { // asleep outside verbs
+                    // on an rdma_cm file whose next event a CM timer gives (an address no node answers, a REQ or REP
+                    // unanswered): it waits on the simulation, as in a verb, and time runs on to the timer (away from
+                    // verbs, time moves only through events less than AWAY_STEP_PICOS ahead: it would never get there)
+                    if (cmFile != null && cm.awaitsTimer(p, t.readingFd())) cmTimer = true;
                     if (elsewhere == null) elsewhere = new ArrayList<>(4);
                     elsewhere.add(t);
                     continue;
@@ -383,7 +388,7 @@ final class Pacer {
         // a driver of a whole function asleep outside its requests (writing its output, say) still holds time: it
         // moves only through the driver's WAITs and MMIO reads, so its run repeats to the picosecond
         if (open == 0 && p.drivesFunction()) return Activity.RUNS;
-        return open > 0 ? Activity.IN_VERB : Activity.ASLEEP;
+        return open > 0 || cmTimer ? Activity.IN_VERB : Activity.ASLEEP;
     }
 
     /**

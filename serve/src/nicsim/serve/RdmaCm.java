@@ -7,8 +7,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -71,6 +73,8 @@ final class RdmaCm implements AutoCloseable {
     private final Map<Connection, Channel> byCommands = new HashMap<>(), byEvents = new HashMap<>();
     private final Map<Integer, Channel> channels = new HashMap<>();
     final Map<Integer, CmId> ids = new LinkedHashMap<>();
+    /** Identifiers whose timer may be running ({@link #awaitsTimer} drops those whose timer has gone). */
+    private final Set<CmId> timed = new LinkedHashSet<>();
     private final CmExchange exchange;
     /** AF_IB addressing: the nodes' GIDs, what an AF_IB bind takes. */
     final CmIb ib;
@@ -201,14 +205,9 @@ final class RdmaCm implements AutoCloseable {
 
     /**
      * Whether program {@code p} owes a peer the answer to a connection request or reply (REP or REJ, RTU) that came
-     * less than {@code limitNanos} of wall time before {@code now}: until it answers, its peer's CM timer runs.
+     * less than {@code limitNanos} of wall time before {@code now} ({@link CmId#owesAnswer}).
      */
-    boolean answerOwed(Program p, long now, long limitNanos) {
-        for (CmId id : ids.values())
-            if (id.channel.program == p && (id.state == CmId.State.REQ_RCVD || id.state == CmId.State.REP_RCVD)
-                    && now - id.owedSince < limitNanos) return true;
-        return false;
-    }
+    boolean answerOwed(Program p, long now, long limitNanos) { return exchange.owes(p, now, limitNanos); }
 
     /**
      * The simulated time simulation must stay below while a program owes a peer the answer to its connection request
@@ -216,6 +215,27 @@ final class RdmaCm implements AutoCloseable {
      * moment that peer's REQ timeout would run out; Long.MAX_VALUE when no answer is owed.
      */
     long answerHorizon(long now, long limitNanos) { return exchange.answerHorizon(now, limitNanos); }
+
+    /** Starts {@code id}'s timer: at {@code at} ps of simulated time, {@code expiry} runs between simulation steps. */
+    void startTimer(CmId id, long at, Runnable expiry) {
+        id.cancelTimer();
+        id.timer = world.sim.schedule(at, () -> deferred.add(() -> {
+            id.timer = null;
+            expiry.run();
+        }));
+        timed.add(id);
+    }
+
+    /**
+     * Whether an identifier of the rdma_cm file program {@code p} reads events from on descriptor {@code fd} has a
+     * timer running (an address no node answers, a REQ or REP unanswered): an event will come with simulated time.
+     */
+    boolean awaitsTimer(Program p, int fd) {
+        if (timed.isEmpty()) return false;
+        timed.removeIf(id -> id.timer == null || id.timer.cancelled() || !ids.containsKey(id.handle));
+        for (CmId id : timed) if (id.channel.program == p && id.channel.fd == fd) return true;
+        return false;
+    }
 
     /** The channels open now. */
     int channelsOpen() { return channels.size(); }
@@ -508,14 +528,14 @@ final class RdmaCm implements AutoCloseable {
             queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ADDR_RESOLVED, 0));
             return new Wire.Out();
         }
-        if (remote < 0 && dib == null) { // in the subnet, but no node answers ARP: the query times out (simulated)
-            long at = world.now() + Math.max(1, Integer.toUnsignedLong(timeoutMs)) * 1_000_000_000L;
-            id.timer = world.sim.schedule(at, () -> deferred.add(() -> {
-                id.timer = null;
+        if (remote < 0 && dib == null) {
+            // in the subnet, but no node answers ARP: as Linux's addr.c, the query waits its timeout (in simulated
+            // time) and fails ETIMEDOUT
+            startTimer(id, world.now() + Math.max(1, Integer.toUnsignedLong(timeoutMs)) * 1_000_000_000L, () -> {
                 if (id.state != CmId.State.ADDR_QUERY || !ids.containsKey(id.handle)) return;
                 id.state = CmId.State.ADDR_BOUND;
                 queue(id, null, CmAbi.event(id.uid, id.handle, CmAbi.ADDR_ERROR, -Errno.ETIMEDOUT));
-            }));
+            });
             return new Wire.Out();
         }
         // an AF_IB destination is its GID, resolved at once as the kernel's cma_resolve_ib_addr takes it, even one

@@ -216,4 +216,62 @@ class RdmaCmTest {
             r[0].await(30);
         }
     }
+    private static String timers() throws Exception {
+        return Programs.compile("serve", "cm-timers", List.of(), "-lrdmacm", "-libverbs").resolve("cm-timers")
+                .toString();
+    }
+
+    /** The milliseconds of simulated time cm-timers printed {@code event} after. */
+    private static long after(String out, String event) {
+        Matcher m = Pattern.compile("event " + event + ", status (-?\\d+), after (\\d+) ms").matcher(out);
+        assertTrue(m.find(), event + " in:\n" + out);
+        assertEquals("-110", m.group(1), out); // ETIMEDOUT
+        return Long.parseLong(m.group(2));
+    }
+
+    /**
+     * An address in the nodes' subnet that no node has: no one answers ARP, so, as in Linux's addr.c, the address
+     * query waits its timeout (60 s here) in simulated time and ends RDMA_CM_EVENT_ADDR_ERROR, ETIMEDOUT; the
+     * identifier is bound again, and resolves a node's address after. A program alone in rdma_get_cm_event used to
+     * wait for ever (time moved only through events less than 1 ms ahead). An address outside the subnet has no
+     * route and fails at once (ENETUNREACH), as Linux's route lookup does.
+     */
+    @Test
+    void anAddressNoNodeHasTimesOutInSimulatedTime() throws Exception {
+        String prog = timers();
+        Run r = Programs.start(served, 0, true, prog, "unreached", "127.77.0.9", "60000", "127.77.0.2");
+        assertEquals(0, r.await(60), r.output() + "\n--- serve:\n" + served.log());
+        long ms = after(r.output(), "RDMA_CM_EVENT_ADDR_ERROR");
+        assertTrue(ms >= 60000 && ms <= 60001, r.output());
+        assertTrue(r.output().contains("event RDMA_CM_EVENT_ADDR_RESOLVED, status 0"), r.output());
+        Run none = Programs.start(served, 0, true, prog, "unreached", "10.1.2.3", "2000", "127.77.0.2");
+        assertEquals(0, none.await(60), none.output());
+        assertTrue(none.output().contains("resolve_addr failed: errno 101"), none.output());
+    }
+
+    /**
+     * A client that takes the server's REP and never answers it with the RTU (it connects without a QP, so librdmacm
+     * hands it CONNECT_RESPONSE, and it holds that): once it has owed the answer for Pacer.ANSWER_NANOS of wall
+     * time, the REP's wait, the REQ's Local CM Response Timeout for each of its 16 tries (68.7 s of simulated time),
+     * runs out, and the server gets what Linux's RDMA CM gives for the IB CM's REP_ERROR: UNREACHABLE, ETIMEDOUT.
+     * Before, its wait for ESTABLISHED never ended.
+     */
+    @Test
+    void aReplyNeverAcknowledgedTimesOutAtTheServer() throws Exception {
+        String prog = timers();
+        Run srv = Programs.start(served, 1, true, prog, "server", "7177");
+        for (int i = 0; i < 600 && !served.log().contains("port 7177") && srv.process().isAlive(); i++)
+            Thread.sleep(50);
+        Run cli = Programs.start(served, 0, true, prog, "holder", "node1", "7177");
+        try {
+            assertEquals(1, srv.await(120), "server:\n" + srv.output() + "\nclient:\n" + cli.output()
+                    + "\n--- serve:\n" + served.log());
+            long ms = after(srv.output(), "RDMA_CM_EVENT_UNREACHABLE");
+            assertTrue(Math.abs(ms * 1_000_000_000L - CmExchange.REQ_WAIT_PICOS) <= 1_000_000_000L, srv.output());
+            assertTrue(cli.output().contains("holding the reply") && cli.process().isAlive(), cli.output());
+        } finally {
+            cli.process().destroy();
+            cli.await(30);
+        }
+    }
 }
