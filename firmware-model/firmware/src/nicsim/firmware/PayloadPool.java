@@ -10,11 +10,13 @@ import java.util.ArrayDeque;
  * from host memory, every one of them written before the packet leaves.
  *
  * <p>What must hold for an array given back: no one reads it again. The requester gives a packet's
- * array back only when an ACK covered its PSN ({@link Completer#retire}), and a responder acknowledges
- * a PSN only once it has taken every request up to it and their DMA writes have landed
- * ({@link Responder#ack}). A copy of the packet still in the fabric then (a duplicate, a go-back-N
- * resend) arrives behind its PSN: the responder answers it from the headers and never reads its payload.
- * Unreliable services complete a message as it leaves, before it is delivered: their arrays are not pooled.
+ * array back only when an ACK covered its PSN ({@link Completer#retire}) and no copy of its op's packets is
+ * in the fabric ({@link SendOp#gone}): a responder acknowledges a PSN only once it has taken every request
+ * up to it and their DMA writes have landed ({@link Responder#ack}), and a go-back-N resend or a duplicate
+ * still crossing the fabric when the ACK came keeps the bytes it was sent with until it is delivered or
+ * dropped (the responder answers it from the headers, but a watched wire sees its bytes).
+ * Unreliable services complete a message as it leaves, with no word of when the receiver has read it:
+ * their arrays are not pooled.
  */
 final class PayloadPool {
     /** Arrays of a path MTU's length are kept, 2^MIN_SHIFT..2^MAX_SHIFT bytes: every full packet of a message. */
