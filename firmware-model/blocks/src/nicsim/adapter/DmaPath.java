@@ -134,16 +134,34 @@ public final class DmaPath {
     public void read(long hostAddr, int length, Consumer<byte[]> done) {
         if (length == 0) { done.accept(new byte[0]); return; }
         byte[] out = new byte[length];
+        read(hostAddr, length, (at, src, from, len) -> System.arraycopy(src, from, out, at, len),
+                ok -> done.accept(ok ? out : null));
+    }
+
+    /** Takes a read's bytes as each piece of it comes off the send engine. */
+    public interface Sink {
+        /** The read's bytes at offset {@code at}: {@code len} of them, in {@code src} from {@code from}. */
+        void put(int at, byte[] src, int from, int len);
+    }
+
+    /**
+     * As {@link #read(long, int, Consumer)}, each piece's bytes handed to {@code sink} as it comes in (no array of
+     * the whole read is made: the caller puts them where they go); {@code done} hears true once every piece is
+     * in, or false once a PCI read failed (and nothing more after).
+     */
+    public void read(long hostAddr, int length, Sink sink, Consumer<Boolean> done) {
+        if (length == 0) { done.accept(true); return; }
         int pieces = (length + pieceBytes - 1) / pieceBytes;
         int[] left = {pieces};
         boolean[] failed = {false};
         for (int i = 0; i < pieces; i++) {
             int off = i * pieceBytes, len = Math.min(pieceBytes, length - off);
-            submit(new Job(false, hostAddr + off, len, null, 0, bytes -> {
+            int skew = (int) Math.floorMod(hostAddr + off, (long) beat); // where its bytes start in its span
+            submit(new Job(false, hostAddr + off, len, null, 0, span -> {
                 if (failed[0]) return;
-                if (bytes == null) { failed[0] = true; done.accept(null); return; }
-                System.arraycopy(bytes, 0, out, off, len);
-                if (--left[0] == 0) done.accept(out);
+                if (span == null) { failed[0] = true; done.accept(false); return; }
+                sink.put(off, span, skew, len);
+                if (--left[0] == 0) done.accept(true);
             }));
         }
     }
@@ -700,7 +718,8 @@ public final class DmaPath {
             sendBusy.pollFirst();
             if (j.failed) { fail(j); return; }
             release(j);
-            byte[] bytes = j.out != null ? j.out.bytes : Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
+            // a read's: the beats of its span as they came, its bytes from its skew (read copies them where they go)
+            byte[] bytes = j.out != null ? j.out.bytes : j.buf;
             deliver(j, bytes);
         }
 
