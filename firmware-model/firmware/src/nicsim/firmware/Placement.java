@@ -110,8 +110,14 @@ final class Placement {
         for (Piece p : pieces) {
             int base = at;
             at += (int) p.length();
-            q.fw.adapter.dma().read(p.pa(), (int) p.length(), (off, src, from, len) -> {
-                if (!bad[0]) into.put(base + off, src, from, len);
+            q.fw.adapter.dma().read(p.pa(), (int) p.length(), new DmaPath.Sink() { // the piece's bytes, in the whole
+                @Override public void put(int off, byte[] src, int from, int len) {
+                    if (!bad[0]) into.put(base + off, src, from, len);
+                }
+
+                @Override public byte[] arrayFor(int off, int len) { return into.arrayFor(base + off, len); }
+
+                @Override public int offsetIn(int off) { return into.offsetIn(base + off); }
             }, ok -> {
                 if (bad[0]) return;
                 if (!ok) { bad[0] = true; done.accept(p); return; }

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import nicsim.abi.HostOrder;
 import nicsim.abi.Vendor;
+import nicsim.adapter.DmaPath;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.fabric.Packet;
@@ -74,12 +75,20 @@ final class ReadsAndAtomics {
                 byte[][] chunks = new byte[npkts][]; // each response's bytes, read straight into it
                 for (int i = 0; i < npkts; i++) chunks[i] = new byte[(int) Math.min(q.mtu, len - (long) i * q.mtu)];
                 int mtu = q.mtu;
-                q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(pieces, (at, src, from, n) -> {
-                    for (int o = 0; o < n && at + o < len; ) { // a piece may straddle responses
-                        int k = (at + o) / mtu, in = (at + o) % mtu, m = Math.min(n - o, chunks[k].length - in);
-                        System.arraycopy(src, from + o, chunks[k], in, m);
-                        o += m;
+                q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(pieces, new DmaPath.Sink() {
+                    @Override public void put(int at, byte[] src, int from, int n) {
+                        for (int o = 0; o < n && at + o < len; ) { // a piece may straddle responses
+                            int k = (at + o) / mtu, in = (at + o) % mtu, m = Math.min(n - o, chunks[k].length - in);
+                            System.arraycopy(src, from + o, chunks[k], in, m);
+                            o += m;
+                        }
                     }
+
+                    @Override public byte[] arrayFor(int at, int n) { // a piece within one response: read into it
+                        return at + n <= len && at / mtu == (at + n - 1) / mtu ? chunks[at / mtu] : null;
+                    }
+
+                    @Override public int offsetIn(int at) { return at % mtu; }
                 }, q.live(unread -> {
                     if (unread != null) readFailed(p, Packet.AETH_NAK_OP, EventType.QP_REQ_ERR, Vendor.DMA_FAILED);
                     else respond(p, chunks);
