@@ -111,6 +111,14 @@ public final class HostMemory {
         return out;
     }
 
+    /** The byte at {@code addr} (a poll's look at an owner bit: no array made unless a backed range holds it). */
+    public byte readByte(long addr) {
+        check(addr, 1, "read");
+        if (windowAt(addr) != null) return read(addr, 1)[0];
+        byte[] page = page(addr >>> pageShift, false);
+        return page == null ? 0 : page[(int) (addr & (pageSize - 1))];
+    }
+
     public void read(long addr, byte[] dst, int off, int len) {
         check(addr, len, "read");
         int done = 0;
