@@ -63,12 +63,14 @@ public final class CqRing {
 
     /** Whether the next entry is software's (a look that changes nothing). */
     public boolean ready() {
-        return owned(driver.host().memory.read(ring + 64L * (consumer & (size - 1)) + 63, 1)[0], consumer);
+        return owned(driver.host().memory.readByte(ring + 64L * (consumer & (size - 1)) + 63), consumer);
     }
 
     /** The next entry if it is software's (the consumer index then moves past it), else null. */
     public byte[] next() {
-        byte[] e = driver.host().memory.read(ring + 64L * (consumer & (size - 1)), 64);
+        long at = ring + 64L * (consumer & (size - 1));
+        if (!owned(driver.host().memory.readByte(at + 63), consumer)) return null; // an empty poll makes no array
+        byte[] e = driver.host().memory.read(at, 64);
         if (!owned(e[63], consumer)) return null;
         consumer++;
         return e;
@@ -91,7 +93,7 @@ public final class CqRing {
     public void clean(Predicate<byte[]> drop) {
         var mem = driver.host().memory;
         int end = consumer;
-        while (owned(mem.read(ring + 64L * (end & (size - 1)) + 63, 1)[0], end)) end++;
+        while (owned(mem.readByte(ring + 64L * (end & (size - 1)) + 63), end)) end++;
         int kept = 0;
         for (int i = end - 1; i >= consumer; i--) {
             byte[] e = mem.read(ring + 64L * (i & (size - 1)), 64);

@@ -134,17 +134,51 @@ public final class DmaPath {
     public void read(long hostAddr, int length, Consumer<byte[]> done) {
         if (length == 0) { done.accept(new byte[0]); return; }
         byte[] out = new byte[length];
+        read(hostAddr, length, (at, src, from, len) -> System.arraycopy(src, from, out, at, len),
+                ok -> done.accept(ok ? out : null));
+    }
+
+    /** Takes a read's bytes as each piece of it comes off the send engine. */
+    public interface Sink {
+        /** The read's bytes at offset {@code at}: {@code len} of them, in {@code src} from {@code from}. */
+        void put(int at, byte[] src, int from, int len);
+
+        /**
+         * The array the read's bytes {@code [at, at + len)} go to, all in one run (null: none, or not in one), so a
+         * piece whose beats carry no bytes has its PCI reads put them there straight, with no buffer of its own and
+         * no {@link #put}.
+         */
+        default byte[] arrayFor(int at, int len) { return null; }
+
+        /** Where in {@link #arrayFor}'s array the read's byte {@code at} goes. */
+        default int offsetIn(int at) { return at; }
+    }
+
+    /** What a read's piece delivers when its bytes went straight to its sink's array. */
+    private static final byte[] PLACED = new byte[0];
+
+    /**
+     * As {@link #read(long, int, Consumer)}, each piece's bytes handed to {@code sink} as it comes in (no array of
+     * the whole read is made: the caller puts them where they go); {@code done} hears true once every piece is
+     * in, or false once a PCI read failed (and nothing more after).
+     */
+    public void read(long hostAddr, int length, Sink sink, Consumer<Boolean> done) {
+        if (length == 0) { done.accept(true); return; }
         int pieces = (length + pieceBytes - 1) / pieceBytes;
         int[] left = {pieces};
         boolean[] failed = {false};
         for (int i = 0; i < pieces; i++) {
             int off = i * pieceBytes, len = Math.min(pieceBytes, length - off);
-            submit(new Job(false, hostAddr + off, len, null, 0, bytes -> {
+            int skew = (int) Math.floorMod(hostAddr + off, (long) beat); // where its bytes start in its span
+            Job j = new Job(false, hostAddr + off, len, null, 0, span -> {
                 if (failed[0]) return;
-                if (bytes == null) { failed[0] = true; done.accept(null); return; }
-                System.arraycopy(bytes, 0, out, off, len);
-                if (--left[0] == 0) done.accept(out);
-            }));
+                if (span == null) { failed[0] = true; done.accept(false); return; }
+                if (span != PLACED) sink.put(off, span, skew, len);
+                if (--left[0] == 0) done.accept(true);
+            });
+            byte[] to = sink.arrayFor(off, len);
+            if (to != null) j.direct = new PciPort.Into(to, sink.offsetIn(off), hostAddr + off, len);
+            submit(j);
         }
     }
 
@@ -374,6 +408,7 @@ public final class DmaPath {
         LinkDesc linkDesc;
         byte[] buf; // a read's bytes off the link, beat aligned (not an Out job's: they go into its packet's)
         PciPort.Into into; // a read's that does not carry its bytes: where its PCI reads put them (made once)
+        PciPort.Into direct; // a read's whose caller gave the bytes' place (Sink.arrayFor): then no buf unless carried
         int filled, writesPending; // writesPending: PCI writes issued whose completion has not come back
         long pieceSince = -1; // a write's: when the first beat of the PCI write being fed came out
         boolean engineDone, lastBeat, failed;
@@ -453,7 +488,8 @@ public final class DmaPath {
                 waiting.pollFirst();
                 j.sram = at;
                 j.carry = domain.watched();
-                if (j.out == null && !j.write) j.buf = new byte[j.span]; // an Out job's bytes are its packet's, a write's its caller's
+                // an Out job's bytes are its packet's, a write's and an uncarried direct read's its caller's
+                if (j.out == null && !j.write && (j.carry || j.direct == null)) j.buf = new byte[j.span];
                 j.hostDesc = new HostDesc(j.write ? 1 : 0, j.alignedHost(), j.sram, j.span, 0);
                 j.linkDesc = new LinkDesc(j.sram, j.span, 0);
                 if (j.write) {
@@ -654,6 +690,7 @@ public final class DmaPath {
                 // a job that does not carry its bytes in its beats has them read straight to where they go
                 if (!owner.carry && owner.into == null)
                     owner.into = owner.out != null ? new PciPort.Into(owner.out.bytes, owner.outAt, owner.hostAddr, owner.length)
+                            : owner.direct != null ? owner.direct
                             : new PciPort.Into(owner.buf, 0, owner.alignedHost(), owner.span);
                 if (owner.carry) p.dmaReadStreamed(addr, len, (Consumer<PciPort.ReadResult>) piece);
                 else p.dmaReadStreamed(addr, len, owner.into, (PciPort.IntoAnswer) piece);
@@ -700,7 +737,8 @@ public final class DmaPath {
             sendBusy.pollFirst();
             if (j.failed) { fail(j); return; }
             release(j);
-            byte[] bytes = j.out != null ? j.out.bytes : Arrays.copyOfRange(j.buf, j.skew, j.skew + j.length);
+            // a read's: the beats of its span as they came, its bytes from its skew (read copies them where they go)
+            byte[] bytes = j.out != null ? j.out.bytes : j.buf != null ? j.buf : PLACED;
             deliver(j, bytes);
         }
 

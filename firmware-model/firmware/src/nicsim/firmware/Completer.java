@@ -53,7 +53,7 @@ final class Completer {
         while (!q.outstanding.isEmpty() && q.outstanding.peek().done()) {
             SendOp op = q.outstanding.poll();
             if (op.readOrAtomic()) q.requester.readAnswered();
-            if (op.streaming && q.service.reliable) giveBack(op);
+            if (op.streaming && q.service.reliable) op.acknowledged();
             if (q.service.reliable && !op.control && q.fw.adapter.tracingWqe())
                 q.fw.adapter.traceWqe(q.qpn, op.index, "acked", "psn " + op.lastPsn);
             if (!op.control && (op.w.signaled() || q.sqSigAll))
@@ -64,19 +64,6 @@ final class Completer {
         q.checkDrained();
         q.requester.pump();
         if (q.dci != null && q.outstanding.isEmpty() && q.pending.isEmpty()) q.dci.quiet();
-    }
-
-    /**
-     * A streamed op acknowledged: its packets' bytes go back to the pool, as the responder has placed them all and
-     * reads none again (PayloadPool). Its packets keep the arrays, only for a resend already under way, which
-     * reaches the responder as a duplicate.
-     */
-    private void giveBack(SendOp op) {
-        if (op.chunks == null) return;
-        for (int k = 0; k < op.chunks.length; k++) {
-            q.fw.payloads.give(op.chunks[k]);
-            op.chunks[k] = null;
-        }
     }
 
     void requesterError(SendOp op, int syndrome, int vendor, long addr, int key, int psn) {

@@ -101,7 +101,7 @@ public final class Firmware implements EmbeddedProcessor {
     final SqContexts sqContexts;
     final EventQueue events;
     final AtomicUnit atomics = new AtomicUnit();
-    /** The arrays reliable QPs' streamed packets carry, given back once acknowledged. */
+    /** The arrays reliable QPs' streamed packets carry, given back once acknowledged and out of the fabric. */
     final PayloadPool payloads = new PayloadPool();
 
     /** Arrays reliable QPs' packets took for their bytes so far, and how many of them were given back ones. */
@@ -341,7 +341,10 @@ public final class Firmware implements EmbeddedProcessor {
     void send(Packet p, long feedPicos) { send(p, feedPicos, left -> { }); }
 
     /** As above; {@code left} hears when its last bit left the adapter's port (it may wait for the link's credits). */
-    void send(Packet p, long feedPicos, LongConsumer left) {
+    void send(Packet p, long feedPicos, LongConsumer left) { send(p, feedPicos, left, null); }
+
+    /** As above; {@code gone} (null: no one) hears once no copy of the packet is in the fabric. */
+    void send(Packet p, long feedPicos, LongConsumer left, Fabric.Gone gone) {
         stats.inc(FirmwareStat.PACKETS_OUT);
         if (qCounters.allocated() > 0) { // only then may a QP count its own (a lookup per packet otherwise saved)
             Qp from = qps.get(p.srcQp());
@@ -356,7 +359,7 @@ public final class Firmware implements EmbeddedProcessor {
             });
             return;
         }
-        fabric.send(p, feedPicos, left);
+        fabric.send(p, feedPicos, left, gone);
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import nicsim.abi.Vendor;
 import nicsim.abi.WqeFormat.Sge;
+import nicsim.adapter.DmaPath;
 import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.sim.Arrival;
@@ -92,19 +93,36 @@ final class Placement {
         long total = 0;
         for (Piece p : pieces) total += p.length();
         byte[] out = new byte[(int) total];
-        if (pieces.isEmpty()) { done.accept(out, null); return; }
+        readPieces(pieces, (at, src, from, len) -> System.arraycopy(src, from, out, at, len),
+                bad -> done.accept(bad == null ? out : null, bad));
+    }
+
+    /**
+     * Reads translated pieces by DMA, in order, each piece's bytes handed to {@code into} at their offset in the whole
+     * as they come (no buffer of the whole is made); {@code done} gets null once all are in, or the first piece whose
+     * read failed.
+     */
+    void readPieces(List<Piece> pieces, DmaPath.Sink into, Consumer<Piece> done) {
+        if (pieces.isEmpty()) { done.accept(null); return; }
         int[] left = {pieces.size()};
         boolean[] bad = {false};
         int at = 0;
         for (Piece p : pieces) {
             int base = at;
             at += (int) p.length();
-            q.fw.adapter.dma().read(p.pa(), (int) p.length(), data -> {
+            q.fw.adapter.dma().read(p.pa(), (int) p.length(), new DmaPath.Sink() { // the piece's bytes, in the whole
+                @Override public void put(int off, byte[] src, int from, int len) {
+                    if (!bad[0]) into.put(base + off, src, from, len);
+                }
+
+                @Override public byte[] arrayFor(int off, int len) { return into.arrayFor(base + off, len); }
+
+                @Override public int offsetIn(int off) { return into.offsetIn(base + off); }
+            }, ok -> {
                 if (bad[0]) return;
-                if (data == null) { bad[0] = true; done.accept(null, p); return; }
-                System.arraycopy(data, 0, out, base, data.length);
-                q.count(FirmwareStat.DMA_READ_BYTES, data.length);
-                if (--left[0] == 0) done.accept(out, null);
+                if (!ok) { bad[0] = true; done.accept(p); return; }
+                q.count(FirmwareStat.DMA_READ_BYTES, p.length());
+                if (--left[0] == 0) done.accept(null);
             });
         }
     } // what waits for payloads up to a number

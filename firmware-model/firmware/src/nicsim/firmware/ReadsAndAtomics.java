@@ -1,11 +1,12 @@
 package nicsim.firmware;
 
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import nicsim.abi.EqeType;
 import nicsim.abi.HostOrder;
 import nicsim.abi.Vendor;
+import nicsim.adapter.DmaPath;
+import nicsim.adapter.MttPorts;
 import nicsim.adapter.MttPorts.XlateRsp;
 import nicsim.adapter.MttPorts;
 import nicsim.fabric.Packet.Op;
@@ -61,7 +62,7 @@ final class ReadsAndAtomics {
         }
         inProgress++;
         if (len == 0) {
-            respond(p, new byte[0], npkts);
+            respond(p, new byte[][]{new byte[0]});
             return Responder.Step.PENDING;
         }
         q.fw.keys.translate(p.rkey(), p.va(), len, MttPorts.REMOTE_READ, q.responder.pd(p), q.qpn, q.live(rsp -> {
@@ -74,11 +75,27 @@ final class ReadsAndAtomics {
                 readFailed(p, Packet.AETH_NAK_ACCESS, EqeType.QP_ACCESS_ERR, Vendor.REMOTE_XLATE + (int) bad.status());
             } else {
                 List<Piece> pieces = rsp.stream().map(c -> new Piece(c.pa(), c.length(), null)).toList();
-                q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(pieces,
-                        q.live((data, unread) -> {
-                            if (data == null) readFailed(p, Packet.AETH_NAK_OP, EqeType.QP_REQ_ERR, Vendor.DMA_FAILED);
-                            else respond(p, data, npkts);
-                        }))));
+                byte[][] chunks = new byte[npkts][]; // each response's bytes, read straight into it
+                for (int i = 0; i < npkts; i++) chunks[i] = new byte[(int) Math.min(q.mtu, len - (long) i * q.mtu)];
+                int mtu = q.mtu;
+                q.placement.whenIssued(writesBefore, q.live(() -> q.placement.readPieces(pieces, new DmaPath.Sink() {
+                    @Override public void put(int at, byte[] src, int from, int n) {
+                        for (int o = 0; o < n && at + o < len; ) { // a piece may straddle responses
+                            int k = (at + o) / mtu, in = (at + o) % mtu, m = Math.min(n - o, chunks[k].length - in);
+                            System.arraycopy(src, from + o, chunks[k], in, m);
+                            o += m;
+                        }
+                    }
+
+                    @Override public byte[] arrayFor(int at, int n) { // a piece within one response: read into it
+                        return at + n <= len && at / mtu == (at + n - 1) / mtu ? chunks[at / mtu] : null;
+                    }
+
+                    @Override public int offsetIn(int at) { return at % mtu; }
+                }, q.live(unread -> {
+                    if (unread != null) readFailed(p, Packet.AETH_NAK_OP, EqeType.QP_REQ_ERR, Vendor.DMA_FAILED);
+                    else respond(p, chunks);
+                }))));
             }
         }));
         return Responder.Step.PENDING;
@@ -91,13 +108,13 @@ final class ReadsAndAtomics {
         q.responder.finish();
     }
 
-    /** The READ's {@code data} goes back in {@code npkts} responses; the read is in progress until the last leaves. */
-    private void respond(Packet p, byte[] data, int npkts) {
-        long len = p.dmaLength();
+    /** The READ's bytes go back in one response a chunk; the read is in progress until the last leaves. */
+    private void respond(Packet p, byte[][] chunks) {
+        int npkts = chunks.length;
         for (int i = 0; i < npkts; i++) {
             Op o = npkts == 1 ? Op.READ_RESP_ONLY : i == 0 ? Op.READ_RESP_FIRST : i == npkts - 1 ? Op.READ_RESP_LAST
                     : Op.READ_RESP_MIDDLE;
-            byte[] chunk = Arrays.copyOfRange(data, i * q.mtu, (int) Math.min(len, (long) (i + 1) * q.mtu));
+            byte[] chunk = chunks[i];
             Packet r = new Packet(q.fw.lid(), p.slid(), o, p.srcQp(), q.qpn, (p.psn() + i) & 0xFFFFFF, false, false,
                     0, 0, 0, 0, 0, Packet.AETH_ACK, q.responder.msn(), 0, 0, 0, chunk, q.transport());
             boolean lastOne = i == npkts - 1;

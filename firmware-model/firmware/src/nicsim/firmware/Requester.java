@@ -3,6 +3,7 @@ package nicsim.firmware;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.LongConsumer;
 import nicsim.abi.Cqe64;
 import nicsim.abi.QpTransitions;
 import nicsim.abi.QpcState;
@@ -366,6 +367,7 @@ final class Requester {
         op.streaming = true;
         op.npkts = (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu);
         op.chunks = new byte[op.npkts][];
+        if (q.service.reliable) op.pool = q.fw.payloads;
         op.reach(Stage.READY);
         q.placement.translateAll(op.w.sges(), op.index, q.live((pieces, fail) -> {
             if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
@@ -394,9 +396,9 @@ final class Requester {
      * the link.
      */
     void streamPacket(SendOp op, int k, List<DmaPath.Range> ranges, Sge sge, int[] left) {
-        // a reliable QP's packet bytes are given back when acknowledged (Completer.retire): they come from the pool
+        // a reliable QP's packet bytes go back once acknowledged and out of the fabric (SendOp): taken from the pool
         byte[] into = null;
-        if (q.service.reliable) {
+        if (op.pool != null) {
             int length = 0;
             for (int r = 0; r < ranges.size(); r++) length += ranges.get(r).length();
             into = q.fw.payloads.take(length);
@@ -468,10 +470,16 @@ final class Requester {
         }
     }
 
+    /** No one asks when a packet left the port. */
+    private static final LongConsumer NO_ONE = left -> { };
+
     /** Puts a packet of {@code op} on the wire, its bytes fed in {@code feed} ps. */
     void put(Packet p, long feed, SendOp op, boolean lastOne) {
         if (q.state == QpcState.ERR || (q.state == QpcState.SQE && !q.service.reliable)) return;
-        q.fw.send(p, feed);
+        if (op.pool != null) { // its arrays go back once acknowledged and out of the fabric
+            op.toFabric();
+            q.fw.send(p, feed, NO_ONE, op);
+        } else q.fw.send(p, feed);
         if (!op.onWire) {
             op.onWire = true;
             if (q.fw.adapter.tracingWqe())

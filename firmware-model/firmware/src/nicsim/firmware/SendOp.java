@@ -6,16 +6,26 @@ import java.util.TreeMap;
 import java.util.function.BiConsumer;
 import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeLayout;
+import nicsim.fabric.Fabric;
 import nicsim.fabric.Packet;
 
-/** A send WQE on its way: its PSNs, packets (kept for retransmission), and what has come back. */
-final class SendOp {
+/**
+ * A send WQE on its way: its PSNs, packets (kept for retransmission), and what has come back. It hears as each of its
+ * packets leaves the fabric ({@link Fabric.Gone}), so the arrays they carry go back to the pool only once acknowledged
+ * and with no copy of a packet still on its way (a go-back-N resend sent before the ACK came).
+ */
+final class SendOp implements Fabric.Gone {
     final int index, opcode;
     final SendWqe w;
     final long length;
     int firstPsn, lastPsn, respPsn;
     byte[] payload;
     byte[][] chunks; // a streamed op's packets' bytes, each as it came into SRAM (payload is then unused)
+    /** Where its chunks go back (null: they are not pooled, as an unreliable service's). */
+    PayloadPool pool;
+    /** Copies of its packets sent and not yet out of the fabric; whether an ACK covered it (its chunks then free). */
+    private int inFabric;
+    private boolean acked;
     /**
      * Where the operation is in its life, in order, each stage implying those before it:
      * started (its payload being read or its local work being done), ready (its packets can be
@@ -93,6 +103,27 @@ final class SendOp {
         Runnable r = afterDone;
         afterDone = null;
         if (r != null) r.run();
+    }
+
+    /** One of its packets goes to the fabric, which tells it ({@link #gone}) once that copy is out again. */
+    void toFabric() { inFabric++; }
+
+    @Override public void gone(Packet p) {
+        if (--inFabric == 0 && acked) giveBack();
+    }
+
+    /** Acknowledged: the responder reads none of its bytes again, and they go back once no packet is in the fabric. */
+    void acknowledged() {
+        acked = true;
+        if (inFabric == 0) giveBack();
+    }
+
+    private void giveBack() {
+        if (pool == null || chunks == null) return;
+        for (int k = 0; k < chunks.length; k++) {
+            pool.give(chunks[k]);
+            chunks[k] = null;
+        }
     }
 
     boolean readOrAtomic() { return opcode == WqeLayout.OP_RDMA_READ || opcode == WqeLayout.OP_ATOMIC_CS || opcode == WqeLayout.OP_ATOMIC_FA; }

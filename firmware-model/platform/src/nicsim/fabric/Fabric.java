@@ -70,6 +70,8 @@ public final class Fabric {
         volatile boolean up = true;
         /** Told when its link goes down (false) or comes up (true): its adapter's (a new one's after a reset). */
         Consumer<Boolean> onLink = up -> { };
+        /** Sees what the port sends and what is delivered to it (null: nothing watches). */
+        Tap tap;
 
         PortState(int lid, Consumer<Packet> rx, Simulator sim, long credits, long seed) {
             this.lid = lid; this.rx = rx; this.sim = sim; this.credits = credits;
@@ -79,7 +81,26 @@ public final class Fabric {
         }
     }
 
-    record Tx(Packet p, long feedPicos, LongConsumer left) {}
+    record Tx(Packet p, long feedPicos, LongConsumer left, Gone gone) {}
+
+    /**
+     * Hears that a packet it sent has left the fabric, every copy of it delivered or dropped: told in the sender's
+     * simulator as the packet's credits come back to its port, when no copy is on a link or in the switch any more
+     * and the destination took each one no later. What the packet carries may be given to another from then on.
+     */
+    public interface Gone {
+        void gone(Packet p);
+    }
+
+    /**
+     * Watches a port's link (a test's view of the wire): each packet as the port is given it to send, each copy as
+     * it is delivered to the port. Called in the port's simulator (on its thread when ports run apart).
+     */
+    public interface Tap {
+        void sent(Packet p);
+
+        void delivered(Packet p);
+    }
 
     /**
      * The fabric's parameters, from the profile: {@code link.rate}, {@code link.propagation}, {@code switch.latency},
@@ -205,6 +226,11 @@ public final class Fabric {
         return -Math.floorDiv(-(long) bytes * 8 * 1_000_000_000_000L, bitsPerSecond);
     }
 
+    /** From now on {@code tap} watches every port's link (null: none). */
+    public void tap(Tap tap) {
+        for (PortState s : ports) s.tap = tap;
+    }
+
     /** Sends {@code p} from port {@code p.slid()}. */
     public void send(Packet p) { send(p, 0, left -> { }); }
 
@@ -218,11 +244,15 @@ public final class Fabric {
      * {@code feedPicos} for the whole packet allows (a send engine streaming out of a slower local
      * bus), so the packet takes the longer of the two to leave.
      */
-    public void send(Packet p, long feedPicos, LongConsumer left) {
+    public void send(Packet p, long feedPicos, LongConsumer left) { send(p, feedPicos, left, null); }
+
+    /** As {@link #send(Packet, long, LongConsumer)}; {@code gone} (null: no one) hears once it left the fabric. */
+    public void send(Packet p, long feedPicos, LongConsumer left, Gone gone) {
         if (p.slid() < 1 || p.slid() > ports.size())
             throw new IllegalArgumentException("packet from unknown LID " + p.slid());
         PortState s = ports.get(p.slid() - 1);
-        s.txq.add(new Tx(p, feedPicos, left));
+        if (s.tap != null) s.tap.sent(p);
+        s.txq.add(new Tx(p, feedPicos, left, gone));
         if (s.txq.size() == 1) pump(s);
     }
 
@@ -246,7 +276,7 @@ public final class Fabric {
             long start = Math.max(now, s.upFree), end = start + Math.max(serialization(bytes), t.feedPicos());
             s.upFree = end;
             sw.arrive(new FabricSwitch.Arrival(t.p(), s.lid, s.sent++, start + propagation, end + propagation, bytes,
-                    fate(s), waited));
+                    fate(s), waited, t.gone()));
             t.left().accept(end);
         }
     }
@@ -263,10 +293,14 @@ public final class Fabric {
         return x - faults.duplicate() < faults.reorder() ? FabricSwitch.Fate.REORDER : FabricSwitch.Fate.FORWARD;
     }
 
-    /** Credits for {@code bytes} come back to port {@code lid} (in its simulator, at its instant). */
-    void credit(int lid, long bytes) {
-        PortState s = ports.get(lid - 1);
-        s.credits += bytes;
+    /**
+     * Packet {@code a}'s credits come back to its port (in its simulator, at its instant): it has left the fabric,
+     * and whoever sent it hears so.
+     */
+    void credit(FabricSwitch.Arrival a) {
+        if (a.gone() != null) a.gone().gone(a.p());
+        PortState s = ports.get(a.srcLid() - 1);
+        s.credits += a.bytes();
         if (s.txq.isEmpty()) return;
         Simulator.Scope before = s.sim.enter(s.scope); // the sends it wakes are its adapter's
         try {

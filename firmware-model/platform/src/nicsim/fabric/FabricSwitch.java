@@ -34,9 +34,15 @@ public final class FabricSwitch implements Windows.Exchange {
 
     /**
      * A packet on its way in: its head reaches the switch at {@code headAt}, its tail at {@code tailAt};
-     * it waited {@code waited} ps for credits at its port (-1: it did not wait).
+     * it waited {@code waited} ps for credits at its port (-1: it did not wait); {@code gone} hears once it left the
+     * fabric (null: no one; never across processes, where only the sender's own copy returns its credits).
      */
-    record Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate, long waited) {}
+    record Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate, long waited,
+                   Fabric.Gone gone) {
+        Arrival(Packet p, int srcLid, long seq, long headAt, long tailAt, int bytes, Fate fate, long waited) {
+            this(p, srcLid, seq, headAt, tailAt, bytes, fate, waited, null);
+        }
+    }
 
     private static final Comparator<Arrival> ORDER = Comparator.comparingLong(Arrival::headAt)
             .thenComparingInt(Arrival::srcLid).thenComparingLong(Arrival::seq);
@@ -262,9 +268,8 @@ public final class FabricSwitch implements Windows.Exchange {
         }
         if (!counts) return; // its credits are due to a port another process runs
         Fabric.PortState src = f.ports.get(a.srcLid() - 1);
-        int lid = a.srcLid(), bytes = a.bytes();
         // no adapter's: the credit comes back even to a port whose adapter was reset meanwhile
-        src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(lid, bytes));
+        src.sim.scheduleFor(null, freed + f.propagation, Fabric.PRIORITY, () -> f.credit(a));
     }
 
     /**
@@ -319,8 +324,10 @@ public final class FabricSwitch implements Windows.Exchange {
         // link.receive: cut-through ports take the packet once its headers are in, store-and-forward ones once whole
         Packet delivered = f.cutThroughRx ? p.arriving(new nicsim.sim.Arrival(headersIn, payloadIn, p.payload().length))
                 : p;
-        dst.downlink.schedule(f.cutThroughRx ? headersIn : end + f.propagation, Fabric.PRIORITY,
-                () -> dst.rx.accept(delivered));
+        dst.downlink.schedule(f.cutThroughRx ? headersIn : end + f.propagation, Fabric.PRIORITY, () -> {
+            if (dst.tap != null) dst.tap.delivered(delivered);
+            dst.rx.accept(delivered);
+        });
         return end;
     }
 }

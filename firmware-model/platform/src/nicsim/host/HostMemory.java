@@ -19,8 +19,13 @@ public final class HostMemory {
     private final int pageSize;
     private final int pageShift;
     private final Map<Long, byte[]> pages = new HashMap<>();
-    private long lastNumber = -1; // the page last used, and its bytes
-    private byte[] lastPage;
+    /**
+     * Pages at hand, by the low bits of their number (-1: none), as DMA goes page by page over a few buffers and
+     * rings at once: a page found here costs no lookup and no boxed key.
+     */
+    private static final int RECENT = 64;
+    private final long[] recentNumber = new long[RECENT];
+    private final byte[][] recentPage = new byte[RECENT][];
     /** Ranges backed from outside, by start address. */
     private final TreeMap<Long, Window> windows = new TreeMap<>();
     private long version;
@@ -41,6 +46,13 @@ public final class HostMemory {
         this.size = size;
         this.pageSize = pageSize;
         this.pageShift = Integer.numberOfTrailingZeros(pageSize);
+        forgetRecent();
+    }
+
+    /** No page is at hand (pages were given back). */
+    private void forgetRecent() {
+        Arrays.fill(recentNumber, -1);
+        Arrays.fill(recentPage, null);
     }
 
     public long size() { return size; }
@@ -99,6 +111,14 @@ public final class HostMemory {
         return out;
     }
 
+    /** The byte at {@code addr} (a poll's look at an owner bit: no array made unless a backed range holds it). */
+    public byte readByte(long addr) {
+        check(addr, 1, "read");
+        if (windowAt(addr) != null) return read(addr, 1)[0];
+        byte[] page = page(addr >>> pageShift, false);
+        return page == null ? 0 : page[(int) (addr & (pageSize - 1))];
+    }
+
     public void read(long addr, byte[] dst, int off, int len) {
         check(addr, len, "read");
         int done = 0;
@@ -154,13 +174,18 @@ public final class HostMemory {
     }
 
     /**
-     * Page {@code number}, made if {@code make} and absent (else null); the last one used is kept at hand, as DMA goes
-     * page by page.
+     * Page {@code number}, made if {@code make} and absent (else null); those used lately are kept at hand
+     * ({@link #RECENT}).
      */
     private byte[] page(long number, boolean make) {
-        if (number == lastNumber) return lastPage;
-        byte[] p = make ? pages.computeIfAbsent(number, k -> new byte[pageSize]) : pages.get(number);
-        if (p != null) { lastNumber = number; lastPage = p; }
+        int i = (int) number & (RECENT - 1);
+        if (recentNumber[i] == number) return recentPage[i];
+        byte[] p = pages.get(number);
+        if (p == null && make) {
+            p = new byte[pageSize];
+            pages.put(number, p);
+        }
+        if (p != null) { recentNumber[i] = number; recentPage[i] = p; }
         return p;
     }
 
@@ -257,8 +282,7 @@ public final class HostMemory {
                 }
             }
         }
-        lastNumber = -1;
-        lastPage = null;
+        forgetRecent();
         released.give(addr, end);
         bytesReleased += length;
         bytesAllocated -= length;

@@ -2,10 +2,17 @@ package nicsim.verbs;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import nicsim.fabric.Fabric;
 import nicsim.fabric.Faults;
+import nicsim.fabric.Packet;
 import nicsim.profile.Profiles;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -13,7 +20,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A reliable QP's packets carry their bytes in arrays the requester takes back once acknowledged and gives to later
  * packets (issue 56): each message still lands with the bytes its buffer held when the adapter read them, a program
  * rewriting its buffer after a completion sends the new bytes, and duplicates and resends of a packet whose array
- * went to a later one (under loss, duplication and reordering) place nothing.
+ * went to a later one (under loss, duplication and reordering) place nothing. An array goes to a later packet only
+ * once no copy of the packets that carried it is in the fabric: every packet delivered carries the bytes it was sent
+ * with, a go-back-N resend still crossing the fabric when its message's ACK came included.
  */
 class PayloadReuseTest {
     static final int MSG = 16 * 1024, ROUNDS = 6, BATCH = 4;
@@ -54,4 +63,50 @@ class PayloadReuseTest {
         assertEquals(ROUNDS * BATCH * MSG / 1024, arrays[0], "an array per packet sent once (resends reuse theirs)");
         assertTrue(arrays[1] >= arrays[0] / 2, "later packets took the arrays earlier ones gave back: " + arrays[1]);
     }
+
+    /**
+     * Every copy the fabric delivers carries the bytes its packet had when it was sent, watched on the wire
+     * ({@link Fabric.Tap}). Seed 3 drops enough to make go-back-N resends, some of them still in the fabric when the
+     * ACK of their message came back (when arrays went back with the ACK, a resent WRITE_LAST was delivered carrying
+     * a later message's bytes).
+     */
+    @Test
+    void everyDeliveredPacketCarriesTheBytesItWasSentWith() {
+        Pair p = new Pair(Profiles.load("cx-gen3x16"), QpType.RC, ROUNDS * BATCH * MSG, Faults.parse("drop=0.05"), 3,
+                Pair.defaults());
+        p.up(Mtu.MTU_1024);
+        Map<String, byte[]> sentWith = new HashMap<>();
+        List<String> changed = new ArrayList<>();
+        int[] delivered = {0};
+        p.world.fabric.tap(new Fabric.Tap() {
+            @Override public void sent(Packet k) {
+                if (k.payload().length > 0) sentWith.put(key(k), k.payload().clone());
+            }
+
+            @Override public void delivered(Packet k) {
+                if (k.payload().length == 0) return;
+                delivered[0]++;
+                if (!Arrays.equals(sentWith.get(key(k)), k.payload())) changed.add(k.toString());
+            }
+        });
+        Random rnd = new Random(5);
+        for (int r = 0; r < ROUNDS * 2; r++) {
+            for (int i = 0; i < BATCH; i++) { // each round rewrites the source: a reused array gets new bytes
+                byte[] b = new byte[MSG];
+                rnd.nextBytes(b);
+                p.a.buf.write((long) i * MSG, b);
+                p.a.qp.postSend(Wrs.signaled(r * BATCH + i, WrOpcode.RDMA_WRITE)
+                        .sgList(new Sge(p.a.buf.addr() + (long) i * MSG, MSG, p.a.mr.lkey()))
+                        .remoteAddr(p.b.buf.addr() + (long) i * MSG).rkey(p.b.mr.rkey()));
+            }
+            for (WorkCompletion c : p.await(p.a.cq, BATCH)) assertEquals(WcStatus.SUCCESS, c.status(), c.toString());
+        }
+        p.world.runFor(1_000_000_000L); // what is still in the fabric arrives
+        assertTrue(p.world.sim.counters().get("Firmware.retransmits") > 0, "retransmits");
+        assertTrue(delivered[0] > ROUNDS * 2 * BATCH * MSG / 1024, "resent packets delivered: " + delivered[0]);
+        assertEquals(List.of(), changed, "packets delivered with bytes they were not sent with");
+        assertTrue(p.world.host(0).firmware.payloadArrays()[1] > 0, "arrays were reused");
+    }
+
+    private static String key(Packet k) { return k.slid() + "/" + k.srcQp() + "/" + k.psn() + "/" + k.op(); }
 }

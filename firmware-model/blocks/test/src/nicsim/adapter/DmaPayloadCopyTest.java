@@ -127,4 +127,57 @@ class DmaPayloadCopyTest {
                 () -> b.dma.readOut(ranges, new byte[PAGE - 1], Runnable::run, (bytes, feed) -> {}, bytes -> {}));
         assertEquals("readOut into an array of 4095 B for ranges of 4096 B", e.getMessage());
     }
+
+    /**
+     * A read handed to a sink (a READ's responses, one array each) lands every byte in its place, watched or not: a
+     * piece within one array is read straight into it, one that straddles two comes through the sink, and each
+     * finishes at the same time as a read into one buffer.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aReadIntoArraysOfItsOwnGetsEachByteInItsPlace(boolean watched) {
+        int piece = new Bench(Profiles.load("cx-gen3x16")).dma.pieceBytes();
+        int mtu = 2 * piece - 100, len = 6 * piece + 123, pieces = 7; // responses that end inside some pieces
+        long from = DmaPathTest.BASE + 45;
+        long[] ends = new long[2];
+        byte[][] whole = {null};
+        byte[][] parts = new byte[(len + mtu - 1) / mtu][];
+        for (int run = 0; run < 2; run++) {
+            Bench b = new Bench(Profiles.load("cx-gen3x16"));
+            for (int k = 0; watched && k < b.dma.engines().size(); k++) b.dma.domain(k).add(new Watcher());
+            byte[] host = new byte[4 * PAGE];
+            new Random(6).nextBytes(host);
+            b.mem.write(DmaPathTest.BASE, host);
+            int r = run;
+            if (run == 0) b.dma.read(from, len, d -> { whole[0] = d; ends[r] = b.sim.now(); });
+            else {
+                for (int k = 0; k < parts.length; k++) parts[k] = new byte[Math.min(mtu, len - k * mtu)];
+                int[] put = {0};
+                b.dma.read(from, len, new DmaPath.Sink() {
+                    @Override public void put(int at, byte[] src, int off, int n) {
+                        put[0]++;
+                        for (int o = 0; o < n; ) {
+                            int k = (at + o) / mtu, in = (at + o) % mtu, m = Math.min(n - o, parts[k].length - in);
+                            System.arraycopy(src, off + o, parts[k], in, m);
+                            o += m;
+                        }
+                    }
+
+                    @Override public byte[] arrayFor(int at, int n) {
+                        return at / mtu == (at + n - 1) / mtu ? parts[at / mtu] : null;
+                    }
+
+                    @Override public int offsetIn(int at) { return at % mtu; }
+                }, ok -> { assertTrue(ok); ends[r] = b.sim.now(); });
+                b.sim.runUntilIdle();
+                if (watched) assertEquals(pieces, put[0], "a watched channel's pieces come through the sink");
+                else assertTrue(put[0] > 0 && put[0] < pieces, put[0] + " of " + pieces + " pieces through the sink");
+            }
+            b.sim.runUntilIdle();
+        }
+        byte[] got = new byte[len];
+        for (int k = 0; k < parts.length; k++) System.arraycopy(parts[k], 0, got, k * mtu, parts[k].length);
+        assertArrayEquals(whole[0], got, "every byte in its place");
+        assertEquals(ends[0], ends[1], "done at the same time");
+    }
 }

@@ -19,6 +19,28 @@ class HostMemoryTest {
         assertEquals(0x88, m.read(64, 1)[0] & 0xff); // little-endian
     }
 
+    /**
+     * Pages kept at hand (64, by the low bits of their number) give what was written last, across pages that share
+     * a slot, and a page given back reads as zero again; a byte read alone is the one the page holds.
+     */
+    @Test
+    void pagesAtHandStayTrueAcrossSlotsAndRelease() {
+        HostMemory m = new HostMemory(1L << 30, 4096);
+        long a = m.allocate(4096, 4096), b = a + 64L * 4096; // the same slot among the pages at hand
+        m.reserve(b, 4096);
+        m.write(a, new byte[]{1, 2, 3});
+        m.write(b, new byte[]{9});
+        assertEquals(2, m.readByte(a + 1));
+        assertEquals(9, m.readByte(b));
+        m.write(a + 2, new byte[]{7});
+        assertArrayEquals(new byte[]{1, 2, 7}, m.read(a, 3));
+        assertEquals(0, m.readByte(a + 4095), "unwritten");
+        m.release(a, 4096);
+        assertEquals(0, m.readByte(a), "given back: zero again");
+        assertEquals(9, m.readByte(b));
+        assertThrows(MemoryAccessException.class, () -> m.readByte(1L << 30));
+    }
+
     @Test
     void outOfBoundsAccessNamesAddressAndLength() {
         HostMemory m = new HostMemory(1 << 20, 4096);
