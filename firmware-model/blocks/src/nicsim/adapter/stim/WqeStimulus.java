@@ -1,6 +1,7 @@
 package nicsim.adapter.stim;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Random;
 import nicsim.abi.WqeLayout;
 import nicsim.adapter.DoorbellMsg;
@@ -23,16 +24,27 @@ import nicsim.sim.Clocked;
  * within a short run (20000 cycles: about ten QPs a slot) every slot's context holds a queue, fetches,
  * wraps, splits a WQE across fetches, stops on an error with WQEs still to fetch and is reconfigured.
  * Rings lie anywhere in the 64-bit address space (the responder's memory ignores bit 63).
+ *
+ * <p>Besides its rare random failures (a beat in 500), the responder fails one beat of a fetch for a slot that has
+ * not yet shown a failed fetch this lap round the table, at most one such fetch in {@value #FAIL_GAP} cycles (drawn
+ * from a generator of its own, so the rest of the traffic keeps its draws): each of the 64 slots' arms that stop a
+ * queue on a failed DMA is taken in a run of 20000 cycles, where the random failures alone reached 17 of them.
  */
 public final class WqeStimulus implements Clocked {
     private static final int SQS = 12;
     // a stopped queue waits 150 to 299 cycles for firmware, long enough for the round robin to pass it; a queue
     // is picked to be destroyed one cycle in 12, so that a run of 20000 cycles creates about ten QPs a slot
     private static final int STOPPED = 150, DRAIN = 12;
+    // a planned failure of a slot's fetch at most once in this many cycles: at most 200 in 20000 cycles
+    static final int FAIL_GAP = 100;
 
     private final WqeFetcher f;
     private final int entries;
     private final Random rnd;
+    private final Random failRnd;                  // the planned failures' own draws
+    private final boolean[] failedThisLap;         // slots whose queue stopped on a failed fetch this lap
+    private int failedSlots;
+    private long nextFail;                         // the first cycle a planned failure may be drawn
     // host memory of 2^63 bytes less a page: an address's bit 63 is dropped (the ring base register's 64 bits all vary)
     private static final long MEM = Long.MAX_VALUE & -4096L;
     private final HostMemory mem = new HostMemory(MEM, 4096);
@@ -50,9 +62,10 @@ public final class WqeStimulus implements Clocked {
     private final ArrayDeque<SqConfig> configs = new ArrayDeque<>();
     private final ArrayDeque<DoorbellMsg> doorbells = new ArrayDeque<>();
     // DMA responder: accepted requests, each with the cycle its first beat may go
-    private final ArrayDeque<long[]> reads = new ArrayDeque<>(); // {addr, beats, readyAtCycle}
+    private final ArrayDeque<long[]> reads = new ArrayDeque<>(); // {addr, beats, readyAtCycle, failingBeat or -1}
     private WqebbBeat beat;       // offered on io_dmaRsp until it fires
     private int beatsLeft;
+    private long failingBeatsLeft; // beatsLeft when the current read's planned failing beat is offered (0: none)
     private long beatAddr;
     private long cycle;
     private long destroyed; // the QPN of the last QP destroyed: a doorbell to it must be dropped
@@ -62,7 +75,9 @@ public final class WqeStimulus implements Clocked {
     public WqeStimulus(WqeFetcher fetcher, long seed) {
         this.f = fetcher;
         this.rnd = new Random(seed);
+        this.failRnd = new Random(~seed);
         this.entries = fetcher.config().sqEntries();
+        this.failedThisLap = new boolean[entries];
         if (entries < SQS) throw new IllegalArgumentException("wqe.sq.entries " + entries + " is below the stimulus' " + SQS + " queues");
         for (int i = 0; i < SQS; i++) {
             stoppedFor[i] = -1;
@@ -165,11 +180,13 @@ public final class WqeStimulus implements Clocked {
             long[] r = reads.pollFirst();
             beatAddr = r[0];
             beatsLeft = (int) r[1];
+            failingBeatsLeft = r[3] < 0 ? 0 : r[1] - r[3];
         }
         if (beat == null && beatsLeft > 0 && rnd.nextInt(100) < 80) {
             long[] words = new long[8];
             for (int k = 0; k < 8; k++) words[k] = mem.readLong((beatAddr & Long.MAX_VALUE) + 8L * k);
-            beat = new WqebbBeat(words, rnd.nextInt(500) == 0 ? 1 : 0);
+            boolean fail = rnd.nextInt(500) == 0 || beatsLeft == failingBeatsLeft;
+            beat = new WqebbBeat(words, fail ? 1 : 0);
         }
         if (beat == null) f.dmaRsp().idle(); else f.dmaRsp().push(beat);
         // the consumer
@@ -184,7 +201,8 @@ public final class WqeStimulus implements Clocked {
         if (f.dmaReq().fire()) {
             outstandingBeats += f.dmaReq().payload().length() / WqeLayout.WQEBB;
             DmaReadReq r = f.dmaReq().payload();
-            reads.addLast(new long[]{r.addr(), r.length() / WqeLayout.WQEBB, cycle + 3 + rnd.nextInt(18)});
+            long beats = r.length() / WqeLayout.WQEBB;
+            reads.addLast(new long[]{r.addr(), beats, cycle + 3 + rnd.nextInt(18), failingBeat(r.tag(), beats)});
         }
         if (f.dmaRsp().fire()) {
             beat = null;
@@ -199,6 +217,15 @@ public final class WqeStimulus implements Clocked {
         if (f.error().valid()) {
             WqeError e = f.error().payload();
             for (int i = 0; i < SQS; i++) if (qpn[i] == e.qpn()) stoppedFor[i] = 0;
+            int slot = (int) (e.qpn() & (entries - 1));
+            if (e.code() == WqeError.Code.DMA_ERROR.ordinal() && !failedThisLap[slot]) {
+                failedThisLap[slot] = true;
+                // every slot has shown one: the next lap starts
+                if (++failedSlots == entries) {
+                    Arrays.fill(failedThisLap, false);
+                    failedSlots = 0;
+                }
+            }
         }
         for (int i = 0; i < SQS; i++) {
             if (stoppedFor[i] < 0) continue;
@@ -236,6 +263,17 @@ public final class WqeStimulus implements Clocked {
                 move(i);
             }
         }
+    }
+
+    /**
+     * The beat of a fetch of {@code beats} WQEBBs for slot {@code slot} that fails, or -1: one fetch for a slot not
+     * yet stopped by a failed fetch this lap, at most one in {@link #FAIL_GAP} cycles;
+     * the first beat half the time (before any WQE of the fetch is handed out), else any.
+     */
+    private long failingBeat(long slot, long beats) {
+        if (cycle < nextFail || failedThisLap[(int) slot]) return -1;
+        nextFail = cycle + FAIL_GAP;
+        return failRnd.nextBoolean() ? 0 : failRnd.nextInt((int) beats);
     }
 
     @Override public boolean active() { return true; }
