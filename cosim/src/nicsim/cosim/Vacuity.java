@@ -16,6 +16,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import nicsim.hw.rtl.NativeBuild;
 import nicsim.profile.Profile;
+import nicsim.profile.Profiles;
 import nicsim.sim.PortWires;
 
 /**
@@ -54,7 +55,12 @@ public final class Vacuity {
      */
     record Aim(String selection, String mode, String wires) {
         boolean direct() { return wires != null; }
+        /** The payload registers' load enables: the selection's {@code $mux} cells, each one's select tied to 1. */
+        boolean enables() { return ENABLES.equals(mode); }
     }
+
+    /** An {@link Aim}'s mode for the load enables of the payload registers (made from the cells, not drawn). */
+    static final String ENABLES = "enables";
 
     static List<Aim> aims(String label, Set<String> reads, List<PortWires.Wire> wires) {
         String outs = String.join(" ", reads.stream().map(r -> "o:" + r).toList()) + " %u".repeat(reads.size() - 1);
@@ -66,6 +72,12 @@ public final class Vacuity {
             String ready = "io_" + label.replaceFirst("^p_", "").replaceFirst("_(holds|stable)$", "") + "_ready";
             if (wires.stream().anyMatch(w -> w.input() && w.name().equals(ready)))
                 out.add(new Aim("i:" + ready + " %co2", "const1", Pattern.quote(ready)));
+            // the payload's registers load on every edge: where the valid is held by two guards at once (wqe's
+            // request: neither busy nor a request waiting), no single mutant of one guard lets the payload move
+            List<String> payload = reads.stream().filter(r -> r.contains("_payload_")).map(r -> "o:" + r).toList();
+            if (label.endsWith("_stable") && !payload.isEmpty())
+                out.add(new Aim(String.join(" ", payload) + " %u".repeat(payload.size() - 1) + " %ci4 t:$mux %i",
+                        ENABLES, ""));
         } else {
             // a valid or a counter 1 in reset, an output transfer with no input; a missing answer
             out.add(new Aim(outs + " %ci2", label.endsWith("_answered_next") ? "const0" : "const1", alternatives));
@@ -108,7 +120,10 @@ public final class Vacuity {
         return out;
     }
 
-    /** Vacuity of {@code block}: {@code count} cone mutants a property beside its direct ones, to {@code depth}. */
+    /**
+     * Vacuity of {@code block}: {@code count} cone mutants a property beside its direct ones, to {@code depth} (a
+     * finer model to at most {@link #FINER_DEPTH}).
+     */
     public static Report run(Profile profile, String block, int count, long seed, int depth, Consumer<String> progress)
             throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("nicsim-prove-mutants-").toAbsolutePath();
@@ -124,7 +139,8 @@ public final class Vacuity {
             for (ProveContract.Property p : w.properties())
                 aims.put(p.label(), aims(p.label(), reads(w.text(), p.label(), wires), wires));
             String key = block + "-" + HwMutate.sha256(w.text(), NativeBuild.withoutRepoHash(Files.readString(top)),
-                    aims.toString(), count + "/" + seed + "/" + depth, HwMutate.yosysVersion()).substring(0, 24);
+                    aims.toString(), count + "/" + seed + "/" + depth + "/" + FINER_DEPTH, HwMutate.yosysVersion())
+                    .substring(0, 24);
             Map<String, String> cached = readCache(key, aims.keySet());
             if (cached != null) return new Report(cached, -1, -1, true);
             Map<String, List<Integer>> own = new LinkedHashMap<>();
@@ -139,6 +155,22 @@ public final class Vacuity {
     }
 
     /**
+     * {@code Vacuity BLOCK DEPTH [MUTANTS] [PROFILE]}: the vacuity check alone, without the proof {@code hw prove
+     * --mutants} runs first (3 mutants, seed 1 and cx-gen3x16 by default, as {@code HwProveTest}; cached alike).
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length < 2) throw new IllegalArgumentException("usage: Vacuity BLOCK DEPTH [MUTANTS] [PROFILE]");
+        Profile profile = Profiles.load(args.length > 3 ? args[3] : "cx-gen3x16");
+        long t0 = System.nanoTime();
+        Report r = run(profile, args[0], args.length > 2 ? Integer.parseInt(args[2]) : 3, 1,
+                Integer.parseInt(args[1]), System.out::println);
+        System.out.printf("%s, depth %s: %d of %d broken, %s, %.0f s%n", args[0], args[1],
+                r.broken().size() - r.vacuous(), r.broken().size(),
+                r.cached() ? "cached" : r.run() + " run of " + r.made() + " made", (System.nanoTime() - t0) / 1e9);
+        r.broken().forEach((k, m) -> System.out.printf("  %-30s %s%n", k, m == null ? "VACUOUS" : m));
+    }
+
+    /**
      * Every property's mutants, made in one Yosys run over module {@code top}: the list of distinct
      * mutations, and in {@code own} each property's mutants as indexes into it, direct ones first.
      */
@@ -149,6 +181,10 @@ public final class Vacuity {
         int i = 0;
         for (List<Aim> list : aims.values())
             for (Aim a : list) {
+                if (a.enables()) {
+                    script.append("; tee -q -o aim").append(i++).append(".txt select -list ").append(a.selection());
+                    continue;
+                }
                 // direct: several drawn, the first DIRECT that hit an output the property reads are kept
                 script.append("; mutate -list ").append(a.direct() ? 8 * DIRECT : count).append(" -seed ").append(seed)
                         .append(a.mode().isEmpty() ? "" : " -mode " + a.mode()).append(" -o aim").append(i++)
@@ -163,8 +199,13 @@ public final class Vacuity {
                 Path f = dir.resolve("aim" + i++ + ".txt");
                 int kept = 0;
                 for (String l : Files.isRegularFile(f) ? Files.readAllLines(f) : List.<String>of()) {
+                    // select -list names a cell as module/cell: its select input tied to 1
+                    if (a.enables() && l.startsWith(top + "/"))
+                        l = "mutate -mode const1 -module " + top + " -cell " + l.substring(top.length() + 1)
+                                + " -port S -portbit 0";
                     if (!l.startsWith("mutate ") || l.contains("$meminit")) continue;
-                    if (a.direct() && (kept == DIRECT || !l.matches(".* -wire (" + a.wires() + ") .*"))) continue;
+                    if (a.direct() && (kept == DIRECT || !a.enables() && !l.matches(".* -wire (" + a.wires() + ") .*")))
+                        continue;
                     String m = l.strip();
                     if (!all.contains(m)) all.add(m);
                     mine.add(all.indexOf(m));
@@ -201,8 +242,8 @@ public final class Vacuity {
         Path smtc = dir.resolve("select.smtc");
         // select 0, no mutant, must break nothing: else a broken property means nothing
         select(smtc, 0, width);
-        for (Path model : models) {
-            Set<String> f = failures(dir, model, depth, smtc);
+        for (int g = 0; g < models.size(); g++) {
+            Set<String> f = failures(dir, models.get(g), depth(g, depth), smtc);
             if (!f.isEmpty()) throw new IllegalStateException("Yosys's netlist of " + top + " already breaks " + f);
         }
         // the properties of the finer models first (cqe's event balance: minutes a run), so that once broken
@@ -219,7 +260,7 @@ public final class Vacuity {
                 List<String> more = new ArrayList<>();
                 for (int g = 0; g < groups.size(); g++) {
                     if (groups.get(g).labels().stream().allMatch(l -> broken.get(l) != null)) continue;
-                    for (String f : failures(dir, models.get(g), depth, smtc))
+                    for (String f : failures(dir, models.get(g), depth(g, depth), smtc))
                         if (broken.containsKey(f) && broken.get(f) == null) {
                             broken.put(f, mutations.get(m));
                             more.add(f);
@@ -230,6 +271,15 @@ public final class Vacuity {
             }
         return new Report(broken, mutations.size(), ran.size(), false);
     }
+
+    /**
+     * The deepest bounded check a finer model is given ({@link HwProve#groups}: every group but the first):
+     * cqe's event balance, whose model with the 64 armed bits costs minutes a run at 3 edges already.
+     */
+    static final int FINER_DEPTH = 3;
+
+    /** The depth group {@code g}'s model is checked to, for a check to {@code depth}. */
+    static int depth(int g, int depth) { return g == 0 ? depth : Math.min(depth, FINER_DEPTH); }
 
     private static void select(Path smtc, int value, int width) throws IOException {
         Files.writeString(smtc, "always\nassume (= [" + HwMutate.SELECT + "] #b" + bits(value, width) + ")\n");

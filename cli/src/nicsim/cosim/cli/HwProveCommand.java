@@ -46,6 +46,11 @@ final class HwProveCommand implements Callable<Integer> {
                     + "property's outputs, beside its outputs' drivers tied (vacuity); default: none")
     int mutants;
 
+    @Option(names = "--mutants-depth",
+            description = "edges the mutants' bounded checks cover (default: --depth; a finer model, cqe's event "
+                    + "balance, at most 3)")
+    Integer mutantsDepth;
+
     @Option(names = "--seed", defaultValue = "1", description = "seed of the mutants (default: ${DEFAULT-VALUE})")
     long seed;
 
@@ -58,6 +63,8 @@ final class HwProveCommand implements Callable<Integer> {
             if (!Toolchain.onPath(tool))
                 throw new IllegalArgumentException(tool + " is not installed: run scripts/ensure-tools.sh --rtl");
         if (depth != null && depth < 1) throw new IllegalArgumentException("--depth " + depth + " must be >= 1");
+        if (mutantsDepth != null && mutantsDepth < 1)
+            throw new IllegalArgumentException("--mutants-depth " + mutantsDepth + " must be >= 1");
         if (mutants < 0) throw new IllegalArgumentException("--mutants " + mutants + " must be >= 0");
         Profile p = profile.load();
         List<String> names = blocks.isEmpty() ? HwCost.blocks(p) : blocks;
@@ -96,7 +103,8 @@ final class HwProveCommand implements Callable<Integer> {
             }
             if (mutants > 0) {
                 long t0 = System.nanoTime();
-                Vacuity.Report v = Vacuity.run(p, b, mutants, seed, d, l -> System.out.println("  " + l));
+                int md = mutantsDepth != null ? mutantsDepth : d;
+                Vacuity.Report v = Vacuity.run(p, b, mutants, seed, md, l -> System.out.println("  " + l));
                 System.out.printf("  vacuity, %d mutants aimed at each property (%s), %.0f s: %d of %d properties "
                         + "broken by some mutant%n", mutants, v.cached() ? "cached"
                         : v.run() + " run of " + v.made() + " made", (System.nanoTime() - t0) / 1e9,
