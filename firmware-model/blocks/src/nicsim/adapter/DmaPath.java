@@ -566,9 +566,12 @@ public final class DmaPath {
         /**
          * Wakes the channel at {@code when} (once per time), unless it is coasting then: a coast
          * looks ahead at every beat the channel knows of, and whatever adds one wakes the channel.
+         * A time to come is the domain's ({@link ClockDomain#wakeAt}): a clock stopped then sleeps till
+         * its edge, one event rather than an alarm's and the edge it schedules.
          */
         void wakeAt(long when) {
-            wakes.at(when);
+            if (when > sim.now()) domain.wakeAt(when);
+            else wakes.at(when);
         }
 
         /**
