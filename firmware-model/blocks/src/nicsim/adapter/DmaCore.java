@@ -87,10 +87,8 @@ final class DmaCore {
         hostDoneReg = o.hostDoneReg; sendDoneReg = o.sendDoneReg; recvDoneReg = o.recvDoneReg;
     }
 
-    // what a dry copy's edges did that the real core would have done: SRAM writes and counts. The writes as runs of
-    // beats, each run loggedLen beats from loggedAt of the same words (a channel not carrying its bytes writes one
-    // blank word array to every beat: a look-ahead over a 4 KiB piece logs one run, not 128 writes)
-    private int[] loggedAt = new int[0], loggedLen = new int[0];
+    // what a dry copy's edges did that the real core would have done: SRAM writes and counts
+    private int[] loggedAt = new int[0];
     private long[][] loggedData = new long[0][];
     private int logged;
     private long loggedBeats, loggedStalls;
@@ -119,10 +117,7 @@ final class DmaCore {
         if (dry || !d.dry || d.sram != sram)
             throw new IllegalArgumentException("only the real core adopts a dry copy of itself");
         copyRegisters(d);
-        for (int i = 0; i < d.logged; i++) {
-            Arrays.fill(sram, d.loggedAt[i], d.loggedAt[i] + d.loggedLen[i], d.loggedData[i]);
-            d.loggedData[i] = null;
-        }
+        for (int i = 0; i < d.logged; i++) { sram[d.loggedAt[i]] = d.loggedData[i]; d.loggedData[i] = null; }
         beatsOut.add(d.loggedBeats);
         stallsOut.add(d.loggedStalls);
         for (int k = 0; k < d.loggedDone.length; k++)
@@ -367,18 +362,11 @@ final class DmaCore {
     private void write(long sramAddr, long[] data) {
         int at = (int) (sramAddr / beat);
         if (!dry) { sram[at] = data; return; }
-        int last = logged - 1;
-        if (last >= 0 && loggedData[last] == data && loggedAt[last] + loggedLen[last] == at) { // the run goes on
-            loggedLen[last]++;
-            return;
-        }
         if (logged == loggedAt.length) {
             loggedAt = Arrays.copyOf(loggedAt, Math.max(16, 2 * logged));
-            loggedLen = Arrays.copyOf(loggedLen, loggedAt.length);
             loggedData = Arrays.copyOf(loggedData, loggedAt.length);
         }
         loggedAt[logged] = at;
-        loggedLen[logged] = 1;
         loggedData[logged++] = data;
     }
 
