@@ -602,9 +602,12 @@ public final class DmaPath {
         /**
          * Wakes the channel at {@code when} (once per time), unless it is coasting then: a coast
          * looks ahead at every beat the channel knows of, and whatever adds one wakes the channel.
+         * A time to come is the domain's ({@link ClockDomain#wakeAt}): a clock stopped then sleeps till
+         * its edge, one event rather than an alarm's and the edge it schedules.
          */
         void wakeAt(long when) {
-            wakes.at(when);
+            if (when > sim.now()) domain.wakeAt(when);
+            else wakes.at(when);
         }
 
         /**
@@ -844,7 +847,10 @@ public final class DmaPath {
          * the clock would stop. What the copy's edges did is kept: a coast over exactly those edges
          * adopts it rather than running them again.
          */
-        @Override public long coastable() {
+        @Override public long coastable() { return lookAhead(MAX_COAST); }
+
+        /** {@link #coastable}'s look-ahead, over at most {@code limit} edges. */
+        private long lookAhead(long limit) {
             lookFirst = -1;
             lookHeard = false;
             DmaCore real = engine.core();
@@ -855,7 +861,7 @@ public final class DmaPath {
             lookTxN = lookWrN = 0;
             long n = 0;
             boolean exact = true, heard = false; // the copy ran exactly the n edges (not one more); the next is heard
-            for (long c = domain.cycle() + 1; n < MAX_COAST; c++) {
+            for (long c = domain.cycle() + 1; n < limit; c++) {
                 long t = domain.picosOfCycle(c);
                 if (v.reporting() || offersDescriptor(v)) break;
                 boolean pInNow = pci.inAt(pciNext, t) && v.takesPciData(), rInNow = rx.inAt(rxNext, t) && v.takesLinkRx();
@@ -868,13 +874,13 @@ public final class DmaPath {
                 // edges in one step
                 long k = 0;
                 if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
-                    k = Math.min(Math.min(v.sendBeatsLeft(), MAX_COAST - n), quiet(v, c, pciNext, rxNext, -1));
+                    k = Math.min(Math.min(v.sendBeatsLeft(), limit - n), quiet(v, c, pciNext, rxNext, -1));
                     if (k > 0) {
                         v.sendAlone(k, logTxRef);
                         sent += (int) k * beat;
                     }
                 } else if (wr != null && v.hostOutReady()) {
-                    long max = Math.min(Math.min(v.hostOutLeft(), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
+                    long max = Math.min(Math.min(v.hostOutLeft(), limit - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
                     for (; k < max; k++) { // the beats taken: the one waiting, then those read out, up to one that leaves
                         if (k > 0 && writeLeaves(writing, v.hostOutAddrAfter(k), v.hostOutLastAfter(k))) break;
                     }
@@ -884,10 +890,10 @@ public final class DmaPath {
                         v.hostOutAlone(k, logWrTimed);
                     }
                 } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
-                    k = comingIn(pci, pciNext, c, Math.min(Math.min(v.inRoom(DmaEngine.HOST), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
+                    k = comingIn(pci, pciNext, c, Math.min(Math.min(v.inRoom(DmaEngine.HOST), limit - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
                     if (k > 0) { inFrom = pciNext; v.inAlone(DmaEngine.HOST, (int) k, pciWordsFrom); pciNext += (int) k; }
                 } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
-                    k = comingIn(rx, rxNext, c, Math.min(Math.min(v.inRoom(DmaEngine.RECV), MAX_COAST - n), quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
+                    k = comingIn(rx, rxNext, c, Math.min(Math.min(v.inRoom(DmaEngine.RECV), limit - n), quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
                     if (k > 0) { inFrom = rxNext; v.inAlone(DmaEngine.RECV, (int) k, rxWordsFrom); rxNext += (int) k; }
                 }
                 if (k > 0) {
@@ -997,6 +1003,10 @@ public final class DmaPath {
          */
         @Override public void coast(long first, long n) {
             long c = first, heardAt = lookHeard && lookFirst >= 0 ? lookFirst + lookEdges : -1;
+            // woken before the look-ahead's last edge, or a look-ahead that ran one edge more (the clock would stop
+            // after it): the same edges again, exactly n, in the look-ahead's steps rather than one by one (their
+            // inputs are as they were: whatever changes one wakes the clock first, and so ended the coast)
+            if (!(first == lookFirst && n >= lookEdges && lookEdges > 0)) lookAhead(n);
             if (first == lookFirst && n >= lookEdges && lookEdges > 0) {
                 engine.core().adopt(look);
                 pci.take(lookPci);

@@ -106,8 +106,11 @@ public final class ClockDomain {
      */
     public boolean coasting() { return coastTo >= 0; }
 
-    /** Whether the clock runs: an edge of it is to come (through the wires, or closing a coast). */
-    public boolean running() { return nextEdge != null && !nextEdge.cancelled(); }
+    /**
+     * Whether the clock runs: an edge of it is to come (through the wires, or closing a coast), not one it sleeps till
+     * ({@link #wakeAt}).
+     */
+    public boolean running() { return nextEdge != null && !nextEdge.cancelled() && !sleeping; }
 
     /**
      * The current cycle: the last edge that has run (-1 before any); while the domain coasts, the last before the
@@ -255,6 +258,12 @@ public final class ClockDomain {
      * call this before changing a block's inputs from outside the domain.
      */
     public void wake() {
+        if (sleeping) { // the edge it sleeps till, or a sooner one: the one a stopped clock would take now
+            sleeping = false;
+            if (scheduledCycle == wakeCycle()) return;
+            nextEdge.cancel();
+            nextEdge = null;
+        }
         if (coastTo >= 0) {
             long behind = cycleAt(sim.now());
             if (behind >= 0 && picosOfCycle(behind) == sim.now() && !sim.edgePassed(rank)) behind--;
@@ -263,13 +272,72 @@ public final class ClockDomain {
             nextEdge = null;
         }
         if (nextEdge != null && !nextEdge.cancelled()) return;
+        nextEdge = scheduleEdge(wakeCycle(), runScheduled);
+    }
+
+    /** The edge a stopped clock woken now runs next. */
+    private long wakeCycle() {
         // the edge after the last one run, or the first at or after now if that is later (only then is a division
         // needed)
         long c = lastEdgeCycle + 1;
         if (picosOfCycle(c) < sim.now()) c = nextEdgeCycleAtOrAfter(sim.now());
         // this instant's edge is behind the run (it ran, or the clock was stopped when it came): the next one
-        long cycle = picosOfCycle(c) == sim.now() && sim.edgePassed(rank) ? c + 1 : c;
-        nextEdge = scheduleEdge(cycle, runScheduled);
+        return picosOfCycle(c) == sim.now() && sim.edgePassed(rank) ? c + 1 : c;
+    }
+
+    // times to come that start the clock if it is stopped then (wakeAt), ascending and distinct: from wakeHead on
+    private long[] wakeTimes = new long[16];
+    private int wakeHead, wakeCount;
+    private boolean sleeping; // the clock stopped, and nextEdge is the one the earliest of those times starts
+    private boolean inEdge; // an edge is running (or closing a coast): whether the clock stops is known at its end
+
+    /**
+     * Starts the clock at {@code picos}, later than now, if it is stopped then: its next edge is the first at or after
+     * that time (or the one after the last run, if later), as {@link #wake()} called then would make it. A stopped
+     * clock sleeps till that edge, scheduled as it stops, rather than waking at the time to schedule it: one event
+     * where a wake-up call would take two. While the clock runs, the time only waits (if the clock stops before it).
+     */
+    public void wakeAt(long picos) {
+        if (picos <= sim.now())
+            throw new IllegalArgumentException(
+                    "clock '" + name + "': wake at " + picos + " ps, not after now (" + sim.now() + " ps)");
+        int lo = wakeHead, hi = wakeHead + wakeCount; // binary search for its place
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (wakeTimes[mid] < picos) lo = mid + 1; else hi = mid;
+        }
+        if (lo == wakeHead + wakeCount || wakeTimes[lo] != picos) {
+            if (wakeHead + wakeCount == wakeTimes.length) {
+                long[] to = wakeCount * 2 > wakeTimes.length ? new long[2 * wakeTimes.length] : wakeTimes;
+                System.arraycopy(wakeTimes, wakeHead, to, 0, wakeCount);
+                wakeTimes = to;
+                lo -= wakeHead;
+                wakeHead = 0;
+            }
+            System.arraycopy(wakeTimes, lo, wakeTimes, lo + 1, wakeHead + wakeCount - lo);
+            wakeTimes[lo] = picos;
+            wakeCount++;
+        }
+        if (running() || coastTo >= 0 || inEdge) return; // the end of an edge sees to it, if the clock stops there
+        long c = cycleWokenAt(picos);
+        if (sleeping) {
+            if (c >= scheduledCycle) return;
+            nextEdge.cancel();
+        }
+        sleeping = true;
+        nextEdge = scheduleEdge(c, runScheduled);
+    }
+
+    /** The edge a stopped clock woken at {@code picos}, later than now, runs next (its edge then has not passed). */
+    private long cycleWokenAt(long picos) { return Math.max(lastEdgeCycle + 1, nextEdgeCycleAtOrAfter(picos)); }
+
+    /** The clock stops: it sleeps till the edge the earliest time to come of {@link #wakeAt} starts, if any. */
+    private void sleep() {
+        long now = sim.now();
+        while (wakeCount > 0 && wakeTimes[wakeHead] <= now) { wakeHead++; wakeCount--; } // passed while it ran
+        if (wakeCount == 0) { wakeHead = 0; return; }
+        sleeping = true;
+        nextEdge = scheduleEdge(cycleWokenAt(wakeTimes[wakeHead]), runScheduled);
     }
 
     private long scheduledCycle; // the edge the live edge event runs (there is at most one; a cancelled one never runs)
@@ -299,8 +367,18 @@ public final class ClockDomain {
     }
 
     private void edge(long cycle) {
+        inEdge = true;
+        try {
+            runEdge(cycle);
+        } finally {
+            inEdge = false;
+        }
+    }
+
+    private void runEdge(long cycle) {
         ranEdge = nextEdge;
         nextEdge = null;
+        sleeping = false;
         if (coastTo >= 0) coastUpTo(cycle - 1);
         lastEdgeCycle = cycle;
         edges++;
@@ -326,10 +404,15 @@ public final class ClockDomain {
      * Coaster#coastsEdgeAfter}).
      */
     private void coastedEdge(long cycle) {
-        ranEdge = nextEdge;
-        nextEdge = null;
-        coastUpTo(cycle);
-        next(cycle);
+        inEdge = true;
+        try {
+            ranEdge = nextEdge;
+            nextEdge = null;
+            coastUpTo(cycle);
+            next(cycle);
+        } finally {
+            inEdge = false;
+        }
     }
 
     /** After edge {@code cycle}: the clock stops, runs the next edge, or coasts. */
@@ -343,7 +426,11 @@ public final class ClockDomain {
                 any |= !resting[i];
             }
         }
-        if (!any || nextEdge != null) return; // stopped, or woken during the edge: its next edge runs through the wires
+        if (!any) { // stopped (unless woken during the edge)
+            if (nextEdge == null) sleep();
+            return;
+        }
+        if (nextEdge != null) return; // woken during the edge: its next edge runs through the wires
         boolean may = mayCoast();
         long n = may ? coaster.coastable() : 0;
         boolean after = may && coaster.coastsEdgeAfter();

@@ -188,4 +188,60 @@ class ClockDomainTest {
             else assertEquals(51, updates[0]);
         }
     }
+    /**
+     * The edges a block asks for, at times ahead while it waits (a beat due in), either way: each time woken by an
+     * alarm event that wakes the clock if it is stopped then, or by {@link ClockDomain#wakeAt}.
+     */
+    private static List<Long> edgesWokenAt(boolean byWakeAt, long[] events) {
+        Simulator sim = new Simulator();
+        ClockDomain d = sim.clockDomain("d", 4_000, 1_000);
+        List<Long> edges = new ArrayList<>();
+        // busy on edges 0-2 and 10-11 (a wake from outside at 38 ns); waiting for times 20.5, 30, 70.5 and 90 ns
+        long[] waits = {20_500, 30_000, 70_500, 90_000};
+        Alarm alarm = new Alarm(sim, Simulator.Priority.DELIVERY, d::wake);
+        d.add(new Clocked() {
+            boolean asked;
+            @Override public void drive() { }
+            @Override public void update() { edges.add(d.cycle()); }
+            @Override public boolean active() {
+                if (!asked) {
+                    asked = true;
+                    for (long t : waits) if (byWakeAt) d.wakeAt(t); else alarm.at(t);
+                }
+                return d.cycle() < 2 || d.cycle() >= 10 && d.cycle() < 11;
+            }
+        });
+        sim.schedule(38_000, Simulator.Priority.DELIVERY, d::wake);
+        sim.runUntilIdle();
+        events[0] = sim.eventsExecuted();
+        return edges;
+    }
+
+    @Test
+    void aClockWokenAtATimeRunsTheEdgesAnAlarmWouldInFewerEvents() {
+        long[] alarmEvents = {0}, wakeAtEvents = {0};
+        List<Long> byAlarm = edgesWokenAt(false, alarmEvents), byWakeAt = edgesWokenAt(true, wakeAtEvents);
+        // edges at 1 + 4k ns: 0-2 busy; stopped, then the first edge at or after 20.5 ns (5), 30 ns (8); the wake at
+        // 38 ns runs 10 and 11; 70.5 ns is edge 18; 90 ns edge 23 (22 is at 89 ns)
+        assertEquals(List.of(0L, 1L, 2L, 5L, 8L, 10L, 11L, 18L, 23L), byAlarm);
+        assertEquals(byAlarm, byWakeAt);
+        // the alarm's four events and the outside wake are run either way, less one event per time the clock slept
+        assertEquals(alarmEvents[0] - 4, wakeAtEvents[0],
+                "events: alarm " + alarmEvents[0] + ", wakeAt " + wakeAtEvents[0]);
+    }
+
+    @Test
+    void aTimeThatPassedWhileTheClockRanWakesNothing() {
+        Simulator sim = new Simulator();
+        ClockDomain d = sim.clockDomain("d", 1_000);
+        List<Long> edges = new ArrayList<>();
+        d.add(new Clocked() {
+            @Override public void drive() { }
+            @Override public void update() { edges.add(d.cycle()); if (d.cycle() == 0) d.wakeAt(2_500); }
+            @Override public boolean active() { return d.cycle() < 4; }
+        });
+        sim.runUntilIdle();
+        assertEquals(List.of(0L, 1L, 2L, 3L, 4L), edges); // 2.5 ns came while it ran: no edge after 4
+        assertThrows(IllegalArgumentException.class, () -> d.wakeAt(sim.now()));
+    }
 }
