@@ -37,7 +37,7 @@ class BlockClosureTest {
             "wqe", new Floor(97.4, 84.9),
             "mtt", new Floor(91.6, 73.9),
             "cqe", new Floor(99.7, 95.8),
-            "dma", new Floor(100.0, 89.9));
+            "dma", new Floor(100.0, 94.0));
 
     /** As {@code hw mutate BLOCK --mutants 50}: seed 1, 20000 cycles a mutant. */
     private static final int MUTANTS = 50;

@@ -15,7 +15,7 @@ import nicsim.sim.Clocked;
 
 /**
  * Seeded random traffic for the DmaEngine, all three engines at once so they contend for the local
- * bus: host reads (PCI read data from a responder with random latency, rarely failing) filling
+ * bus: host reads (PCI read data from a responder with random latency, one in ten failing) filling
  * SRAM buffers, host writes and sends reading back what was filled, packets arriving on the link
  * (some longer than their descriptor), a few refused descriptors on every engine (zero or partial-beat
  * lengths, addresses off a beat, ends past the SRAM by a beat to 2^19 bytes), and random back-pressure.
@@ -178,7 +178,7 @@ public final class DmaStimulus implements Clocked {
         }
         if (d.pciRead().fire()) {
             PciRead r = d.pciRead().payload();
-            int n = (int) (r.length() / beat), bad = rnd.nextInt(40) == 0 ? rnd.nextInt(n) : -1;
+            int n = (int) (r.length() / beat), bad = rnd.nextInt(10) == 0 ? rnd.nextInt(n) : -1;
             for (int i = 0; i < n; i++) pciBeats.addLast(randomBeat(i == bad ? 1 : 0));
             pciReadyAt = cycle + 4 + rnd.nextInt(20);
         }
