@@ -15,9 +15,10 @@ import nicsim.sim.Clocked;
 
 /**
  * Seeded random traffic for the DmaEngine, all three engines at once so they contend for the local
- * bus: host reads (PCI read data from a responder with random latency, rarely failing) filling
+ * bus: host reads (PCI read data from a responder with random latency, one in ten failing) filling
  * SRAM buffers, host writes and sends reading back what was filled, packets arriving on the link
- * (some longer than their descriptor), a few malformed descriptors, and random back-pressure.
+ * (some longer than their descriptor), a few refused descriptors on every engine (zero or partial-beat
+ * lengths, addresses off a beat, ends past the SRAM by a beat to 2^19 bytes), and random back-pressure.
  * Reads touch only SRAM that an engine has written (the RTL's SRAM starts undefined). Host
  * addresses now and then lie anywhere in their 64 bits, and descriptors past the SRAM's end come
  * with SRAM addresses and lengths over their whole 32 and 20 bits, so high bits get exercised.
@@ -32,7 +33,7 @@ public final class DmaStimulus implements Clocked {
     private HostDesc hostOut;
     private LinkDesc sendOut, recvOut;
     private int recvBuf = -1;
-    private boolean recvBad; // the receive descriptor in flight is past the SRAM's end
+    private boolean recvBad; // the receive descriptor in flight is refused (past the SRAM's end or misaligned)
     private final Map<Long, Integer> fillOf = new HashMap<>(); // host-to-SRAM descriptor tag -> buffer
     private final ArrayDeque<Beat> pciBeats = new ArrayDeque<>();
     private long pciReadyAt;
@@ -57,16 +58,37 @@ public final class DmaStimulus implements Clocked {
     }
 
     /**
-     * A whole-beat SRAM address and length the engine must refuse as past the SRAM's end: just
-     * over the end, anywhere above it in 32 bits, or so close to 2^32 that the bound sum carries
-     * into bit 32; lengths up to the field's 20 bits.
+     * A whole-beat SRAM address and length the engine must refuse as past the SRAM's end: over the
+     * end by a power of two from one beat to 2^19 bytes (so each bit of the bound counts), at a power
+     * of two past the end (each address bit over the SRAM's alone), anywhere above it in 32 bits, or
+     * so close to 2^32 that the bound sum carries into bit 32; lengths up to the field's 20 bits.
      */
     private long[] pastSram() {
         long len = beats((1 << 20) - beat), sram = d.config().sramBytes();
-        return switch (rnd.nextInt(3)) {
-            case 0 -> new long[]{sram - beat, 2L * beat};
-            case 1 -> new long[]{(sram + (rnd.nextLong() & 0xFFFF_FFFFL)) & 0xFFFF_FFFFL & -beat | 0x8000_0000L, len};
+        return switch (rnd.nextInt(4)) {
+            case 0 -> {
+                long over = (long) beat << rnd.nextInt(20 - Integer.numberOfTrailingZeros(beat));
+                yield new long[]{sram - beat, beat + over};
+            }
+            case 1 -> new long[]{sram << rnd.nextInt(Long.numberOfLeadingZeros(sram) - 31), beat};
+            case 2 -> new long[]{(sram + (rnd.nextLong() & 0xFFFF_FFFFL)) & 0xFFFF_FFFFL & -beat | 0x8000_0000L, len};
             default -> new long[]{(1L << 32) - (1 + rnd.nextInt(16)) * (long) beat, len};
+        };
+    }
+
+    /**
+     * An SRAM address, length and host address of which one is not what the engine takes (MISALIGNED):
+     * a zero length, a length or SRAM address off a beat, or a host address off a beat (the send and
+     * receive engines have none, so for them it is a length again).
+     */
+    private long[] misaligned(boolean host) {
+        long sram = sram(rnd.nextInt(BUFS)), len = beats(BUF), at = hostAddr(0x4000_0000L);
+        int off = 1 + rnd.nextInt(beat - 1);
+        return switch (rnd.nextInt(4)) {
+            case 0 -> new long[]{sram, 0, at};
+            case 1 -> new long[]{sram + off, len, at};
+            case 2 -> host ? new long[]{sram, len, at + off} : new long[]{sram, len - off, at};
+            default -> new long[]{sram, len - off, at};
         };
     }
 
@@ -91,7 +113,10 @@ public final class DmaStimulus implements Clocked {
         if (hostOut == null && rnd.nextInt(20) == 0) {
             int r = rnd.nextInt(30);
             int b = filledBuffer();
-            if (r == 0) hostOut = new HostDesc(0, 0x1000, sram(0) + 1, beat, tag++ & 0xFF);                       // misaligned
+            if (r == 0) {
+                long[] p = misaligned(true);
+                hostOut = new HostDesc(rnd.nextInt(2), p[2], p[0], p[1], tag++ & 0xFF);
+            }
             else if (r == 1) {
                 long[] p = pastSram();
                 hostOut = new HostDesc(rnd.nextInt(2), hostAddr(0x1000), p[0], p[1], tag++ & 0xFF);
@@ -109,14 +134,17 @@ public final class DmaStimulus implements Clocked {
         if (hostOut == null) d.hostDesc().idle(); else d.hostDesc().push(hostOut);
         if (sendOut == null && rnd.nextInt(15) == 0) {
             int b = filledBuffer();
-            if (rnd.nextInt(30) == 0) { long[] p = pastSram(); sendOut = new LinkDesc(p[0], p[1], tag++ & 0xFF); }
+            int r = rnd.nextInt(30);
+            if (r == 0) { long[] p = pastSram(); sendOut = new LinkDesc(p[0], p[1], tag++ & 0xFF); }
+            else if (r == 1) { long[] p = misaligned(false); sendOut = new LinkDesc(p[0], p[1], tag++ & 0xFF); }
             else if (b >= 0) sendOut = new LinkDesc(sram(b), beats(written[b]), tag++ & 0xFF);
         }
         if (sendOut == null) d.sendDesc().idle(); else d.sendDesc().push(sendOut);
         if (recvOut == null && recvBuf < 0 && rxLeft < 0 && rnd.nextInt(15) == 0) {
             int t = rnd.nextInt(BUFS);
-            if (rnd.nextInt(30) == 0) {
-                long[] p = pastSram();
+            int r = rnd.nextInt(30);
+            if (r < 2) {
+                long[] p = r == 0 ? pastSram() : misaligned(false);
                 recvOut = new LinkDesc(p[0], p[1], tag++ & 0xFF);
                 recvBad = true;
             } else if (!fillOf.containsValue(t)) {
@@ -150,7 +178,7 @@ public final class DmaStimulus implements Clocked {
         }
         if (d.pciRead().fire()) {
             PciRead r = d.pciRead().payload();
-            int n = (int) (r.length() / beat), bad = rnd.nextInt(40) == 0 ? rnd.nextInt(n) : -1;
+            int n = (int) (r.length() / beat), bad = rnd.nextInt(10) == 0 ? rnd.nextInt(n) : -1;
             for (int i = 0; i < n; i++) pciBeats.addLast(randomBeat(i == bad ? 1 : 0));
             pciReadyAt = cycle + 4 + rnd.nextInt(20);
         }

@@ -139,6 +139,15 @@ class DmaEngineTest {
         assertTrue(b.linkTx.isEmpty());
     }
 
+    /** The RTL's SRAM pointers are as wide as the largest share the twin accepts: a larger one is refused. */
+    @Test
+    void anSramShareAboveOneGibIsRefusedNamingItsKeyAndValue() {
+        assertEquals(1L << 30, new DmaEngine.Config(256, 1L << 30).sramBytes());
+        var e = assertThrows(IllegalArgumentException.class, () -> new DmaEngine.Config(256, 1L << 31));
+        assertEquals("core.sram.size / dma.channels = 2147483648 B: must be a power of two from 4096 B to "
+                + "1073741824 B", e.getMessage());
+    }
+
     @Test
     void failedPciReadEndsWithPciErrorAfterTheGoodBeats() {
         Bench b = new Bench("cx-gen3x16");
