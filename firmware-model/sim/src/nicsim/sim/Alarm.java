@@ -13,9 +13,7 @@ public final class Alarm {
     private final int priority;
     private final Runnable ring;
     private final Runnable fire = this::fire;
-    // the times after the earliest, ascending and distinct: later[head .. head + size)
-    private long[] later = new long[16];
-    private int head, size;
+    private final TimeQueue later = new TimeQueue(); // the times after the earliest
     private Simulator.Event next; // the earliest time's event, in the kernel's queue
     private long nextAt;
 
@@ -30,12 +28,12 @@ public final class Alarm {
         if (next != null) {
             if (when == nextAt) return;
             if (when > nextAt) {
-                insert(when);
+                later.add(when);
                 return;
             }
             next.cancel(); // a sooner time: the one queued waits with the rest
             if (cancelled.size() < 64) cancelled.addLast(next);
-            insert(nextAt);
+            later.add(nextAt);
         }
         schedule(when);
     }
@@ -55,29 +53,7 @@ public final class Alarm {
     private void fire() {
         rang = next;
         next = null;
-        if (size > 0) {
-            schedule(later[head++]);
-            size--;
-        }
+        if (!later.isEmpty()) schedule(later.takeFirst());
         ring.run();
-    }
-
-    private void insert(long t) {
-        int lo = head, hi = head + size; // binary search for t's place in later[lo .. hi)
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (later[mid] < t) lo = mid + 1; else hi = mid;
-        }
-        if (lo < head + size && later[lo] == t) return;
-        if (head + size == later.length) {
-            long[] to = size * 2 > later.length ? new long[2 * later.length] : later;
-            System.arraycopy(later, head, to, 0, size);
-            later = to;
-            lo -= head;
-            head = 0;
-        }
-        System.arraycopy(later, lo, later, lo + 1, head + size - lo);
-        later[lo] = t;
-        size++;
     }
 }

@@ -285,9 +285,7 @@ public final class ClockDomain {
         return picosOfCycle(c) == sim.now() && sim.edgePassed(rank) ? c + 1 : c;
     }
 
-    // times to come that start the clock if it is stopped then (wakeAt), ascending and distinct: from wakeHead on
-    private long[] wakeTimes = new long[16];
-    private int wakeHead, wakeCount;
+    private final TimeQueue wakeTimes = new TimeQueue(); // times to come that start the clock if stopped then
     private boolean sleeping; // the clock stopped, and nextEdge is the one the earliest of those times starts
     private boolean inEdge; // an edge is running (or closing a coast): whether the clock stops is known at its end
 
@@ -301,23 +299,7 @@ public final class ClockDomain {
         if (picos <= sim.now())
             throw new IllegalArgumentException(
                     "clock '" + name + "': wake at " + picos + " ps, not after now (" + sim.now() + " ps)");
-        int lo = wakeHead, hi = wakeHead + wakeCount; // binary search for its place
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (wakeTimes[mid] < picos) lo = mid + 1; else hi = mid;
-        }
-        if (lo == wakeHead + wakeCount || wakeTimes[lo] != picos) {
-            if (wakeHead + wakeCount == wakeTimes.length) {
-                long[] to = wakeCount * 2 > wakeTimes.length ? new long[2 * wakeTimes.length] : wakeTimes;
-                System.arraycopy(wakeTimes, wakeHead, to, 0, wakeCount);
-                wakeTimes = to;
-                lo -= wakeHead;
-                wakeHead = 0;
-            }
-            System.arraycopy(wakeTimes, lo, wakeTimes, lo + 1, wakeHead + wakeCount - lo);
-            wakeTimes[lo] = picos;
-            wakeCount++;
-        }
+        wakeTimes.add(picos);
         if (running() || coastTo >= 0 || inEdge) return; // the end of an edge sees to it, if the clock stops there
         long c = cycleWokenAt(picos);
         if (sleeping) {
@@ -334,10 +316,10 @@ public final class ClockDomain {
     /** The clock stops: it sleeps till the edge the earliest time to come of {@link #wakeAt} starts, if any. */
     private void sleep() {
         long now = sim.now();
-        while (wakeCount > 0 && wakeTimes[wakeHead] <= now) { wakeHead++; wakeCount--; } // passed while it ran
-        if (wakeCount == 0) { wakeHead = 0; return; }
+        while (!wakeTimes.isEmpty() && wakeTimes.first() <= now) wakeTimes.takeFirst(); // passed while it ran
+        if (wakeTimes.isEmpty()) return;
         sleeping = true;
-        nextEdge = scheduleEdge(cycleWokenAt(wakeTimes[wakeHead]), runScheduled);
+        nextEdge = scheduleEdge(cycleWokenAt(wakeTimes.first()), runScheduled);
     }
 
     private long scheduledCycle; // the edge the live edge event runs (there is at most one; a cancelled one never runs)

@@ -1,0 +1,43 @@
+package nicsim.sim;
+
+/**
+ * Times to come, ascending and distinct, taken from the front: a sorted array whose head moves on as
+ * times are taken, for a block that is told many times ahead and wants only the earliest at a time
+ * ({@link Alarm}'s later times, {@link ClockDomain#wakeAt}'s). Adding a time already held does nothing.
+ */
+final class TimeQueue {
+    private long[] times = new long[16];
+    private int head, size;
+
+    boolean isEmpty() { return size == 0; }
+
+    /** The earliest time held; only when not empty. */
+    long first() { return times[head]; }
+
+    /** Takes the earliest time held; only when not empty. */
+    long takeFirst() {
+        long t = times[head++];
+        if (--size == 0) head = 0;
+        return t;
+    }
+
+    /** Holds {@code t} as well, in its place (once, however often added). */
+    void add(long t) {
+        int lo = head, hi = head + size; // binary search for t's place in times[lo .. hi)
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (times[mid] < t) lo = mid + 1; else hi = mid;
+        }
+        if (lo < head + size && times[lo] == t) return;
+        if (head + size == times.length) { // no room after the last: move to the front, or grow
+            long[] to = size * 2 > times.length ? new long[2 * times.length] : times;
+            System.arraycopy(times, head, to, 0, size);
+            times = to;
+            lo -= head;
+            head = 0;
+        }
+        System.arraycopy(times, lo, times, lo + 1, head + size - lo);
+        times[lo] = t;
+        size++;
+    }
+}
