@@ -299,7 +299,8 @@ final class Requester {
 
     /**
      * A UD SEND's one packet, carrying {@code payload}, to the address vector of its WQE; with a GRH from the
-     * port's GID (the link-local prefix and its GUID) when the AV asks for one (a send to a multicast group: its DGID is the MGID).
+     * port's GID (the link-local prefix and its GUID) when the AV asks for one (a send to a multicast group: its
+     * DGID is the MGID).
      */
     private Packet datagram(SendOp op, byte[] payload) {
         boolean imm = op.opcode == WqeLayout.OP_SEND_IMM;
