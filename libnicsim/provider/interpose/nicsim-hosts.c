@@ -10,6 +10,9 @@
  * getifaddrs lists the node's address first, as an interface "ib0" (127.77.0.(n+1)/16), as an IPoIB
  * interface shows a cluster host's: programs that look for their RDMA address among the interfaces
  * (libfabric's verbs provider) find the node's own rather than 127.0.0.1, which names every node.
+ * ioctl's address queries of "ib0" (SIOCGIFADDR, SIOCGIFNETMASK, SIOCGIFBRDADDR, SIOCGIFFLAGS) answer the
+ * same, for programs that ask an interface they are told by name (dapl's providers: Debian's ofa-v2-ib0
+ * line, the socket CM's DAPL_SCM_NETDEV).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -21,9 +24,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "nicsim-sock.h"
+#include "nicsim-hosts.h"
 #include "nicsim-netlink.h"
 
 /* RdmaCm.SUBNET and its mask: node n is SUBNET + n + 1 */
@@ -137,4 +142,24 @@ void freeifaddrs(struct ifaddrs *list) {
 		list = rest;
 	}
 	if (list) real(list);
+}
+
+int nicsim_hosts_ioctl(unsigned long req, void *arg) {
+	const char *node = getenv("NICSIM_NODE");
+	struct ifreq *r = arg;
+	struct sockaddr_in a;
+	if (!node || !r || strncmp(r->ifr_name, "ib0", IFNAMSIZ)) return 0;
+	uint32_t me = NODES_SUBNET + (uint32_t)strtoul(node, NULL, 10) + 1;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	switch (req) {
+	case SIOCGIFADDR: a.sin_addr.s_addr = htonl(me); break;
+	case SIOCGIFNETMASK: a.sin_addr.s_addr = htonl(NODES_MASK); break;
+	case SIOCGIFBRDADDR: a.sin_addr.s_addr = htonl(NODES_SUBNET | ~NODES_MASK); break;
+	case SIOCGIFFLAGS: r->ifr_flags = IFF_UP | IFF_RUNNING | IFF_BROADCAST | IFF_MULTICAST; return 1;
+	default: return 0;
+	}
+	memset(&r->ifr_addr, 0, sizeof(r->ifr_addr));
+	memcpy(&r->ifr_addr, &a, sizeof(a));
+	return 1;
 }

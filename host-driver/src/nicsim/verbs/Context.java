@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.EqeType;
 import nicsim.abi.MtuCode;
@@ -115,10 +116,10 @@ public final class Context extends VerbsObject {
         if (port != 1)
             throw new VerbsException(Errno.EINVAL, "port " + port + " does not exist (the adapter has port 1)");
         Cmd.HcaCap c = driver.caps();
+        // GID[0]: the link-local prefix and the port's GUID, the adapter's node GUID (IBA 4.1.1)
         byte[] gid = new byte[16];
-        gid[0] = (byte) 0xfe;
-        gid[1] = (byte) 0x80;
-        gid[15] = (byte) c.lid();
+        BigEndian.put64(gid, 0, 0xfe80_0000_0000_0000L);
+        BigEndian.put64(gid, 8, c.nodeGuid());
         PortState state = driver.portActive() ? PortState.ACTIVE : PortState.DOWN; // as PORT_ERR/PORT_ACTIVE said last
         return new PortAttr(state, (int) c.lid(), DeviceCodes.verbs(MtuCode.of((int) c.maxMtu())),
                 DeviceCodes.verbs(MtuCode.of((int) c.maxMtu())), gid,

@@ -73,12 +73,14 @@ public final class Attach {
             "if [ -f \"$hosts\" ]; then cat /etc/hosts \"$hosts\" > \"$d/hosts\"; mount --bind \"$d/hosts\" /etc/hosts; fi",
             // dapl's providers (libdat2 reads /etc/dat.conf): Debian's lines name real adapters only, so the node's
             // nicsim0 is added as an admin adds a new adapter's: its RDMA CM provider by the node's address (where
-            // Debian's ofa-v2-ib0 names the IPoIB interface, which the node has not), and the UD CM one by port;
-            // awk 1 ends each line in a newline (Debian's file has none after its last)
+            // Debian's ofa-v2-ib0 names the IPoIB interface, which the node has not), the socket CM and the UD CM
+            // ones by port (Debian's ofa-v2-mlx4_0-1 and -1u); awk 1 ends each line in a newline (Debian's file
+            // has none after its last)
             "if [ -f /etc/dat.conf ]; then",
             "  a=$(awk -v n=\"node$node\" '$2 == n { print $1 }' \"$hosts\" 2>/dev/null || true)",
             "  { awk 1 /etc/dat.conf; echo \"# nicsim: node $node's adapter\"",
             "    echo \"ofa-v2-nicsim0 u2.0 nonthreadsafe default libdaplofa.so.2 dapl.2.0 \\\"$a 0\\\" \\\"\\\"\"",
+            "    echo 'ofa-v2-nicsim0-1 u2.0 nonthreadsafe default libdaploscm.so.2 dapl.2.0 \"nicsim0 1\" \"\"'",
             "    echo 'ofa-v2-nicsim0-1u u2.0 nonthreadsafe default libdaploucm.so.2 dapl.2.0 \"nicsim0 1\" \"\"'",
             "  } > \"$d/dat.conf\"",
             "  mount --bind \"$d/dat.conf\" /etc/dat.conf",
@@ -157,6 +159,9 @@ public final class Attach {
         boolean told = System.getenv("OMPI_MCA_pml_ucx_devices") != null
                 || System.getenv("OMPI_MCA_opal_common_ucx_devices") != null;
         if (!told) cmd.add("OMPI_MCA_pml_ucx_devices=mlx*,nicsim*");
+        // dapl's socket CM takes the first interface whose name is not ib* for its address (the machine's own
+        // here, the same on every node) unless told which, as a site whose hosts' address is on IPoIB tells it
+        if (System.getenv("DAPL_SCM_NETDEV") == null) cmd.add("DAPL_SCM_NETDEV=ib0");
         cmd.addAll(program);
         return cmd;
     }

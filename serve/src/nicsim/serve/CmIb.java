@@ -7,7 +7,7 @@ import nicsim.verbs.VerbsException;
 
 /**
  * AF_IB addressing for the RDMA CM (struct sockaddr_ib: a port's GID and a service ID): the nodes' GIDs, and what
- * an AF_IB bind takes, as the kernel's RDMA CM does. A node's GID is its port's, fe80::LID.
+ * an AF_IB bind takes, as the kernel's RDMA CM does. A node's GID is its port's, fe80:: and its port GUID.
  */
 final class CmIb {
     private final World world;
@@ -53,7 +53,7 @@ final class CmIb {
     /** RDMA_IB_IP_PS_* of port space {@code ps}. */
     static long ps(int ps) { return (long) ps << 16; }
 
-    /** Node {@code n}'s port's GID: fe80::LID, as its port's GID table holds it. */
+    /** Node {@code n}'s port's GID: fe80:: and its port GUID, as its port's GID table holds it. */
     byte[] gid(int n) { return SubnetManager.gid(world.host(n).firmware.lid()); }
 
     /** The node whose port has GID {@code hi}:{@code lo}, or -1. */

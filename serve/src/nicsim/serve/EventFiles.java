@@ -2,7 +2,9 @@ package nicsim.serve;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import nicsim.verbs.AsyncEvent;
 import nicsim.verbs.CompletionChannel;
@@ -33,6 +35,11 @@ final class EventFiles {
     private long written;
     /** The adapter died: every file is ended, and one opened later too. */
     private boolean ended;
+    /**
+     * Events that came while the program's memory was held ({@link #hold}), each with its file: written once it
+     * settled, so a program woken by one finds the CQE's data, not only the CQE, in its memory.
+     */
+    private List<Object[]> held;
 
     EventFiles(Context ctx, Handles handles) {
         this.ctx = ctx;
@@ -119,14 +126,31 @@ final class EventFiles {
      * ibv_get_cq_event or ibv_get_async_event then reads the end, which the provider returns as EIO.
      */
     void end() {
+        release();
         ended = true;
         for (Connection c : channelFiles.values()) c.endWrites();
         if (async != null) async.endWrites();
     }
 
     private void write(Connection file, ByteBuffer b) {
-        file.send(b);
+        if (held != null) held.add(new Object[]{file, b});
+        else file.send(b);
         written++;
+    }
+
+    /**
+     * While simulated time moves the program's memory is held (ProcMemory#hold) and written back in address
+     * order when it settles: an event written meanwhile would wake the program before that, to find a CQE
+     * written back and its receive buffer not yet (QEMU's migration read a header of the message before). So
+     * events wait in order until {@link #release}, which comes once every memory settled.
+     */
+    void hold() { if (held == null) held = new ArrayList<>(); }
+
+    /** Writes the events that came while held, in order. */
+    void release() {
+        List<Object[]> out = held;
+        held = null;
+        if (out != null) for (Object[] e : out) ((Connection) e[0]).send((ByteBuffer) e[1]);
     }
 
 }

@@ -257,10 +257,14 @@ final class Pacer {
             for (int i = 0; i < spinners.length; i++) spun[i] = spinning.get(spinners[i]);
         }
 
-        /** Holds the programs' memory while time moves (they wait: only the adapter changes it), or settles it. */
+        /**
+         * Holds the programs' memory while time moves (they wait: only the adapter changes it), and the events
+         * written to their files meanwhile; or settles it, then writes those events (EventFiles#hold).
+         */
         void holdMemory(boolean hold) {
             for (Session s : sessions) s.holdMemory(hold);
             for (PciDevice d : devices) d.holdMemory(hold);
+            for (Session s : sessions) if (hold) s.events.hold(); else s.events.release();
         }
 
         /** Events written to the programs' files so far. */

@@ -46,7 +46,8 @@ public final class ProviderBuild {
     static final String CLOCK_SOURCE = "interpose/nicsim-time.c";
     static final List<String> HEADERS = List.of("nicsim-provider.h", "provider-abi.h", "nicsim-provider.map",
             "nicsim-msg.h", "nicsim-hw.h", "nicsim-backend.h", "nicsim-kern.h", "interpose/nicsim-netlink.h",
-            "interpose/nicsim-umad.h", "interpose/nicsim-serve-file.h", "nicsim-sock.h", "rdma/nicsim-abi.h");
+            "interpose/nicsim-umad.h", "interpose/nicsim-serve-file.h", "nicsim-sock.h", "rdma/nicsim-abi.h",
+            "interpose/nicsim-hosts.h");
     /** nicsim's own C test programs (tests/), each one file built against libibverbs alone. */
     static final List<String> TESTS = List.of("tests/nicsim-verbcost.c", "tests/nicsim-churn.c", "tests/nicsim-fuzz.c");
     static final List<String> SOURCES = concat(PROVIDER, INTERPOSE, List.of(CLOCK_SOURCE), HEADERS, TESTS);

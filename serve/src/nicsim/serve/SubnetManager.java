@@ -248,17 +248,10 @@ final class SubnetManager {
 
     /**
      * PathRecords between every pair of ports (one path each; the switch is one hop), matched on DGID, SGID, DLID,
-     * SLID. A port's GID may be asked by its IBA name too, the subnet prefix and its port GUID (srp_daemon builds
-     * the dgid it hands ib_srp so, from the NodeRecord); the records answer with the fabric's name, fe80::LID,
-     * which is the one in the ports' GID tables, so ib_cm's REQ then names GIDs the ports have.
+     * SLID. A port's GID is its IBA name, the subnet prefix and its port GUID (srp_daemon builds the dgid it hands
+     * ib_srp so, from the NodeRecord), the one in the ports' GID tables.
      */
     private void pathRecords(byte[] req, long mask, List<byte[]> out) {
-        req = req.clone();
-        for (int at : new int[]{SA_DATA + 8, SA_DATA + 24})
-            for (Host h : world.hosts())
-                if (BigEndian.get64(req, at) == 0xfe80_0000_0000_0000L
-                        && BigEndian.get64(req, at + 8) == h.firmware.management().guid())
-                    System.arraycopy(gid(h.firmware.lid()), 0, req, at, 16);
         for (Host s : world.hosts())
             for (Host d : world.hosts()) {
                 byte[] r = pathRecord(s.firmware.lid(), d.firmware.lid(), s);
@@ -266,11 +259,14 @@ final class SubnetManager {
             }
     }
 
+    /**
+     * The GID of the port with LID {@code lid} (node lid - 1's): the link-local prefix and the port's GUID, which is
+     * its adapter's node GUID (NodeInfo's PortGUID, GUIDInfo), as a ConnectX port 1's GID[0] is (IBA 4.1.1).
+     */
     static byte[] gid(int lid) {
         byte[] g = new byte[16];
-        g[0] = (byte) 0xfe;
-        g[1] = (byte) 0x80;
-        g[15] = (byte) lid;
+        BigEndian.put64(g, 0, 0xfe80_0000_0000_0000L);
+        BigEndian.put64(g, 8, Management.nodeGuid(lid - 1));
         return g;
     }
 

@@ -65,7 +65,8 @@ final class Sysfs {
         file(port.resolve("cap_mask"), String.format("0x%08x", SubnetAgent.capabilityMask(lid == 1))); // the SMA's
         file(port.resolve("sm_sl"), "0");
         file(port.resolve("link_layer"), "InfiniBand");
-        file(port.resolve("gids/0"), String.format("fe80:0000:0000:0000:0000:0000:0000:%04x", lid & 0xff));
+        // GID[0]: the link-local prefix and the port's GUID, the node GUID (as the SMA's NodeInfo says)
+        file(port.resolve("gids/0"), "fe80:0000:0000:0000:" + guidText(guid));
         file(port.resolve("gid_attrs/types/0"), "IB/RoCE v1");
         file(port.resolve("pkeys/0"), "0xffff");
     }

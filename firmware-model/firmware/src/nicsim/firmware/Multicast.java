@@ -25,7 +25,10 @@ import nicsim.fabric.Packet;
  * subnet manager's, when the port joins the group (an SA MCMemberRecord Set), as on a real fabric.
  */
 final class Multicast {
-    /** The port GID's prefix (link-local: the GID is fe80::LID) and the hop limit of a multicast send's GRH. */
+    /**
+     * The port GID's prefix (link-local: the GID is fe80:: and the port GUID) and the hop limit of a multicast
+     * send's GRH.
+     */
     static final long GID_PREFIX = 0xfe80_0000_0000_0000L;
     static final int HOP_LIMIT = 1;
 

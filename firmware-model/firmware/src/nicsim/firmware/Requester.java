@@ -316,7 +316,8 @@ final class Requester {
 
     /**
      * A UD SEND's one packet, carrying {@code payload}, to the address vector of its WQE; with a GRH from the
-     * port's GID (fe80::LID) when the AV asks for one (a send to a multicast group: its DGID is the MGID).
+     * port's GID (the link-local prefix and its GUID) when the AV asks for one (a send to a multicast group: its
+     * DGID is the MGID).
      */
     private Packet datagram(SendOp op, byte[] payload) {
         boolean imm = op.opcode == WqeLayout.OP_SEND_IMM;
@@ -328,7 +329,7 @@ final class Requester {
                 op.firstPsn, false, op.w.solicited(), 0, 0, 0, 0, 0, 0, 0, 0, op.w.imm(), qkey, payload,
                 Packet.UD);
         if (!av.grh()) return p;
-        return p.withGrh(new Grh(Multicast.GID_PREFIX, q.fw.lid(), av.dgidHi(), av.dgidLo(), 0, 0,
+        return p.withGrh(new Grh(Multicast.GID_PREFIX, q.fw.management().guid(), av.dgidHi(), av.dgidLo(), 0, 0,
                 Multicast.HOP_LIMIT));
     }
 

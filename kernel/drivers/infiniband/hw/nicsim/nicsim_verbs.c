@@ -100,9 +100,9 @@ int nicsim_query_port(struct ib_device *ibdev, u32 port,
 }
 
 /*
- * The one GID: the link-local prefix and the LID, the name the fabric's SA
- * gives the port in its PathRecords (and attached programs' ports have), so
- * that the kernel's path queries by GID find it.
+ * The one GID: the link-local prefix and the port's GUID, the node GUID (as
+ * the SMA's NodeInfo says; IBA 4.1.1), the name the fabric's SA gives the port
+ * in its PathRecords (and attached programs' ports have).
  */
 int nicsim_query_gid(struct ib_device *ibdev, u32 port, int index,
 		     union ib_gid *gid)
@@ -110,7 +110,7 @@ int nicsim_query_gid(struct ib_device *ibdev, u32 port, int index,
 	if (index)
 		return -EINVAL;
 	gid->global.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL);
-	gid->global.interface_id = cpu_to_be64(to_ndev(ibdev)->caps.lid);
+	gid->global.interface_id = cpu_to_be64(to_ndev(ibdev)->caps.node_guid);
 	return 0;
 }
 

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * Programs of Debian's verbs ecosystem that work on nicsim and no other test runs (docs/attach.md, "The
  * Debian verbs ecosystem"), each unchanged as Debian ships it: rdmacm-utils' rcopy (rsockets), fio's rdma
  * engine, libfabric's fi_pingpong over the verbs provider (msg, dgram, and rdm over rxm), MPICH, and dapl2-utils'
- * dapltest and dtest. fio, libfabric-bin,
+ * dapltest and dtest (over dapl's UD and socket CMs). fio, libfabric-bin,
  * mpich and dapl2-utils are installed by scripts/ensure-tools.sh --rdma: without one, its test is skipped, saying
  * which is missing.
  */
@@ -197,12 +197,29 @@ class EcosystemTest {
 
     @Test
     void dtestWritesReadsAndPingPongsOverDaplsUdCm() throws Exception {
+        // dapl's UD-based CM (libdaploucm) on each node's nicsim0 port 1, as attach's /etc/dat.conf names it
+        dtest("ofa-v2-nicsim0-1u");
+    }
+
+    @Test
+    void dtestWritesReadsAndPingPongsOverDaplsSocketCm() throws Exception {
+        // dapl's socket CM (libdaploscm, Debian's ofa-v2-mlx4_0-1): QPs exchanged over TCP from the address of the
+        // interface DAPL_SCM_NETDEV names, which attach sets to the node's ib0; it crashed (inet_ntop of the port
+        // GID into dapl's NULL gid_str, which only a GID as short as fe80::2 fits) and gave the machine's address
+        Run[] ends = dtest("ofa-v2-nicsim0-1");
+        assertTrue(ends[1].output().contains("Local Address AF_INET - 127.77.0.2 port"), ends[1].output());
+        assertTrue(ends[0].output().contains("Server Net Address: 127.77.0.2 port"), ends[0].output());
+    }
+
+    /**
+     * dtest between node 1 (server) and node 0 with provider {@code provider}: the server hands its address to the
+     * client over TCP (port 15828, to node1). dtest's defaults move 1000 WRITEs of 4 MiB each way (8 GB, half an
+     * hour of wall time here: docs/attach.md R13), so 20 of 64 KiB, then its READs and 100 ping-pongs. The client's
+     * run and the server's.
+     */
+    private Run[] dtest(String provider) throws Exception {
         assumeTrue(installed("dtest"), "dapl2-utils is not installed (apt-get install dapl2-utils)");
-        // dapl's UD-based CM (libdaploucm) on each node's nicsim0 port 1, as attach's /etc/dat.conf names it; the
-        // server hands its LID and QPN to the client over TCP (port 15828, to node1). dtest's defaults move 1000
-        // WRITEs of 4 MiB each way (8 GB, half an hour of wall time here: docs/attach.md R13), so 20 of 64 KiB,
-        // then its READs and 100 ping-pongs
-        List<String> args = List.of("dtest", "-P", "ofa-v2-nicsim0-1u", "-B", "20", "-b", "65536");
+        List<String> args = List.of("dtest", "-P", provider, "-B", "20", "-b", "65536");
         Run srv = Programs.start(served, 1, false, args.toArray(new String[0]));
         Programs.awaitListening(srv, 15828);
         Run cli = Programs.start(served, 0, false, concat(args, List.of("-h", "node1")));
@@ -222,6 +239,7 @@ class EcosystemTest {
         assertEquals(0, served.world.sim.counters().get("Firmware.retransmits"), "nothing was lost");
         assertTrue(served.world.sim.counters().scope("node1").get("Firmware.packets_out") >= 20 * 65536 / 4096,
                 "node 1's WRITEs: " + served.world.sim.counters().scope("node1").snapshot());
+        return new Run[]{cli, srv};
     }
 
     private static String[] concat(List<String> a, List<String> b) {

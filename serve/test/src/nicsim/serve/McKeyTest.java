@@ -46,7 +46,7 @@ class McKeyTest {
     /** An AF_IB address that is no multicast GID is refused at once, naming it: nothing joins or is attached. */
     @Test
     void anAfIbUnicastGidIsNoGroup() throws Exception {
-        Run r = Programs.start(served, 1, false, "mckey", "-M", "fe80::2", "-b", "node1");
+        Run r = Programs.start(served, 1, false, "mckey", "-M", "fe80::2:1de5:0:2", "-b", "node1");
         assertNotEquals(0, r.await(60), r.output());
         assertTrue(r.output().contains("failure joining: Invalid argument"), r.output());
         assertEquals(0, served.world.host(1).firmware.multicastAttachments(), served.log());

@@ -30,6 +30,14 @@ class NodesAreHostsTest {
         Programs.Run own = Programs.start(served, 1, false, "hostname", "-I");
         assertEquals(0, own.await(), own.output());
         assertTrue(own.output().startsWith("127.77.0.2 "), "node 1's addresses: " + own.output());
+        // and so do ioctl's address queries of ib0 (SIOCGIFADDR, SIOCGIFNETMASK), which dapl's socket CM makes
+        Programs.Run ifreq = Programs.start(served, 1, false, "python3", "-c", String.join("\n",
+                "import fcntl, socket, struct",
+                "s = socket.socket()",
+                "for q in (0x8915, 0x891b):",
+                "    print(socket.inet_ntoa(fcntl.ioctl(s.fileno(), q, struct.pack('256s', b'ib0'))[20:24]))"));
+        assertEquals(0, ifreq.await(), ifreq.output());
+        assertEquals("127.77.0.2\n255.255.0.0\n", ifreq.output(), "node 1's ib0");
         Programs.Run names = Programs.start(served, 1, false, "getent", "hosts", "node0", "node1");
         assertEquals(0, names.await(), names.output());
         assertTrue(names.output().matches("(?s)127\\.77\\.0\\.1\\s+node0\\s+127\\.77\\.0\\.2\\s+node1\\s*"),

@@ -144,7 +144,8 @@ class RdmaCmTest {
      */
     @Test
     void afIbAddressesConnectByGid() throws Exception {
-        String gid = "fe80::" + Integer.toHexString(served.world.host(1).firmware.lid());
+        // node 1's port GID: the link-local prefix and its port GUID, 0x00021de500000002
+        String gid = "fe80::2:1de5:0:2";
         String[] rc = pair(List.of("ucmatose", "-f", "gid", "-p", "7340"),
                 List.of("ucmatose", "-f", "gid", "-p", "7340", "-s", gid));
         assertTrue(rc[0].contains("data transfers complete") && rc[0].contains("return status 0"), rc[0]);
@@ -152,7 +153,7 @@ class RdmaCmTest {
                 served.log());
         String[] ud = pair(List.of("udaddy", "-f", "gid", "-b", gid), List.of("udaddy", "-f", "gid", "-s", gid));
         assertTrue(ud[0].contains("data transfers complete") && ud[0].contains("return status 0"), ud[0]);
-        String full = Grh.text(0xfe80_0000_0000_0000L, served.world.host(1).firmware.lid());
+        String full = Grh.text(0xfe80_0000_0000_0000L, served.world.host(1).firmware.management().guid());
         assertTrue(served.log().contains("listens on GID " + full + " (AF_IB, service ID 0x1111c06), port 7174"),
                 served.log());
         String[] mixed = pair(List.of("ucmatose", "-f", "gid", "-p", "7341"),

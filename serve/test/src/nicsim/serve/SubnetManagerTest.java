@@ -55,8 +55,8 @@ class SubnetManagerTest {
     }
 
     @Test
-    void pathRecordToAPortByItsIbaGidAnswersTheFabricsGid() {
-        // srp_daemon's dgid: the subnet prefix and the port GUID of the NodeRecord; the SGID by the fabric's name
+    void pathRecordToAPortByItsIbaGidAnswersIt() {
+        // srp_daemon's dgid: the subnet prefix and the port GUID of the NodeRecord, the GID in the ports' tables
         byte[] q = sa(Mad.GET, SubnetManager.ATTR_PATH_RECORD, 1 << 2 | 1 << 3);
         BigEndian.put64(q, SubnetManager.SA_DATA + 8, 0xfe80_0000_0000_0000L);
         BigEndian.put64(q, SubnetManager.SA_DATA + 16, Management.nodeGuid(1));
@@ -67,7 +67,8 @@ class SubnetManagerTest {
         assertEquals(2, Mad.get16(r.get(0), SubnetManager.SA_DATA + 40), "DLID: node 1's");
         assertArrayEquals(SubnetManager.gid(2),
                 Arrays.copyOfRange(r.get(0), SubnetManager.SA_DATA + 8, SubnetManager.SA_DATA + 24),
-                "the DGID the ports' GID tables hold");
+                "the DGID asked, the one the ports' GID tables hold");
+        assertEquals(Management.nodeGuid(1), BigEndian.get64(SubnetManager.gid(2), 8), "a port's GID is its GUID's");
         BigEndian.put64(q, SubnetManager.SA_DATA + 16, Management.nodeGuid(1) + 100);
         assertEquals(SubnetManager.SA_NO_RECORDS, Mad.status(ask(1, q).get(0)), "no port has that GUID: no record");
     }

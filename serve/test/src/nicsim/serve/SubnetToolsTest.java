@@ -176,7 +176,7 @@ class SubnetToolsTest {
                 "ibacm -P & acm=$!",
                 "for i in $(seq 100); do [ -S /run/ibacm-unix.sock ] && break; sleep 0.2; done",
                 "ib_acme -f l -d 1 -s 2 -v; r1=$?",
-                "ib_acme -f g -d fe80::1 -s fe80::2; r2=$?",
+                "ib_acme -f g -d fe80::2:1de5:0:1 -s fe80::2:1de5:0:2; r2=$?",
                 "kill $acm; wait $acm",
                 "echo \"STATUS=$r1,$r2\""));
         has(out, "^STATUS=0,0$");

@@ -19,10 +19,13 @@ import org.junit.jupiter.api.io.TempDir;
 class TwoGuestsCmTest {
     @TempDir Path share;
 
-    /** The server on node 0, bound to its GID; the client on node 1 after the server had time to listen. */
-    private static final String SERVER = "timeout 150 ucmatose -f gid -b fe80::1 -C 1 -S 64; echo SERVER=$?";
-    private static final String CLIENT = "sleep 15; timeout 120 ucmatose -f gid -b fe80::2 -s fe80::1 -C 1 -S 64; "
-            + "echo CLIENT=$?";
+    /**
+     * The server on node 0, bound to its GID (the prefix and its port GUID); the client on node 1 after the server
+     * had time to listen.
+     */
+    private static final String SERVER = "timeout 150 ucmatose -f gid -b fe80::2:1de5:0:1 -C 1 -S 64; echo SERVER=$?";
+    private static final String CLIENT = "sleep 15; timeout 120 ucmatose -f gid -b fe80::2:1de5:0:2"
+            + " -s fe80::2:1de5:0:1 -C 1 -S 64; echo CLIENT=$?";
 
     @Test void ucmatoseConnectsThroughTheGuestKernelsRdmaCmAndIbCm() throws Exception {
         Path provider = ProviderBuild.get().resolve(ProviderBuild.LIBRARY);
