@@ -880,7 +880,8 @@ public final class DmaPath {
                         sent += (int) k * beat;
                     }
                 } else if (wr != null && v.hostOutReady()) {
-                    long max = Math.min(Math.min(v.hostOutLeft(), limit - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
+                    long max = Math.min(Math.min(v.hostOutLeft(), limit - n),
+                            quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
                     for (; k < max; k++) { // the beats taken: the one waiting, then those read out, up to one that leaves
                         if (k > 0 && writeLeaves(writing, v.hostOutAddrAfter(k), v.hostOutLastAfter(k))) break;
                     }
@@ -890,10 +891,12 @@ public final class DmaPath {
                         v.hostOutAlone(k, logWrTimed);
                     }
                 } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
-                    k = comingIn(pci, pciNext, c, Math.min(Math.min(v.inRoom(DmaEngine.HOST), limit - n), quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
+                    long room = Math.min(v.inRoom(DmaEngine.HOST), limit - n);
+                    k = comingIn(pci, pciNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
                     if (k > 0) { inFrom = pciNext; v.inAlone(DmaEngine.HOST, (int) k, pciWordsFrom); pciNext += (int) k; }
                 } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
-                    k = comingIn(rx, rxNext, c, Math.min(Math.min(v.inRoom(DmaEngine.RECV), limit - n), quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
+                    long room = Math.min(v.inRoom(DmaEngine.RECV), limit - n);
+                    k = comingIn(rx, rxNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
                     if (k > 0) { inFrom = rxNext; v.inAlone(DmaEngine.RECV, (int) k, rxWordsFrom); rxNext += (int) k; }
                 }
                 if (k > 0) {
