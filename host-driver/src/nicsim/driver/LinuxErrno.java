@@ -2,7 +2,7 @@ package nicsim.driver;
 
 /**
  * The Linux errno values the driver fails with, as the kernel's driver returns them: the driver's own
- * table, below the verbs library, whose {@code Errno} (the public name, VERBS-API.md) takes these values
+ * table, below the verbs library, whose {@code Errno} (the public name, docs/verbs.md) takes these values
  * by extending it.
  */
 public class LinuxErrno {

@@ -2,7 +2,7 @@ package nicsim.abi;
 
 /**
  * The state a QP context is in, as the device encodes it in MODIFY_QP's and QUERY_QP's mailboxes
- * (docs/device.md#qp-transitions). The device's own code, as mlx5's QPC state is: the verbs library
+ * (docs/device.md#qp-states). The device's own code, as mlx5's QPC state is: the verbs library
  * maps libibverbs' ibv_qp_state to it. The numbers are libibverbs' today, so the mailboxes carry
  * what they always did.
  */
