@@ -7,7 +7,7 @@
 #   --node  Node.js and npm, for the tests' timeline reader (scripts/timeline-reader)
 #   --rdma  what an RDMA host has, so unmodified programs run on nicsim as they would there: Debian's
 #           rdma-core 44 stack (libibverbs and its headers and gcc to build nicsim's provider, every
-#           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, python3-pyverbs with
+#           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, srptools, python3-pyverbs with
 #           rdma-core's tests), perftest, qperf, UCX's tools, Open MPI, fio, libfabric's tools, MPICH, dapl,
 #           tgt and libiscsi-bin, ibacm, Ceph's monitor, OSD and clients
 #   --vm    QEMU (qemu-system-x86, TCG: no /dev/kvm needed), a static busybox, cpio and socat, to boot test
@@ -52,6 +52,7 @@ if [ "$need_rdma" = 1 ]; then
   command -v ibv_devinfo >/dev/null 2>&1 || missing+=(ibverbs-utils)
   command -v rping >/dev/null 2>&1 || missing+=(rdmacm-utils)
   command -v ibstat >/dev/null 2>&1 || missing+=(infiniband-diags)
+  command -v ibsrpdm >/dev/null 2>&1 || missing+=(srptools) # UmadTest: SRP discovery over umad
   [ -f /usr/share/doc/rdma-core/tests/run_tests.py ] || missing+=(python3-pyverbs)
   command -v ib_write_bw >/dev/null 2>&1 || missing+=(perftest)
   command -v qperf >/dev/null 2>&1 || missing+=(qperf)

@@ -65,7 +65,9 @@ class AttachTest {
         assertTrue(o.contains("PORT_ACTIVE (4)") && o.contains("port_lid:\t\t" + lid), o);
         assertTrue(o.contains("vendor_id:\t\t\t0x1de5"), "neither Mellanox's nor EFA's: " + o);
         assertTrue(o.contains("max_msg_sz:\t\t0x40000000"), "fw.max.msg.size of the profile: " + o);
-        assertTrue(o.contains(String.format("GID[  0]:\t\tfe80:0000:0000:0000:0000:0000:0000:%04x", lid)), o);
+        long g = DeviceQueries.nodeGuid(1); // GID[0]: the link-local prefix and the port GUID (IBA 4.1.1)
+        assertTrue(o.contains(String.format("GID[  0]:\t\tfe80:0000:0000:0000:%04x:%04x:%04x:%04x",
+                g >>> 48, (g >>> 32) & 0xffff, (g >>> 16) & 0xffff, g & 0xffff)), o);
     }
 
     @Test
