@@ -39,7 +39,10 @@ final class EventFiles {
      * Events that came while the program's memory was held ({@link #hold}), each with its file: written once it
      * settled, so a program woken by one finds the CQE's data, not only the CQE, in its memory.
      */
-    private List<Object[]> held;
+    private List<Held> held;
+
+    /** An event written while held, and the file it goes to. */
+    private record Held(Connection file, ByteBuffer bytes) {}
 
     EventFiles(Context ctx, Handles handles) {
         this.ctx = ctx;
@@ -133,7 +136,7 @@ final class EventFiles {
     }
 
     private void write(Connection file, ByteBuffer b) {
-        if (held != null) held.add(new Object[]{file, b});
+        if (held != null) held.add(new Held(file, b));
         else file.send(b);
         written++;
     }
@@ -148,9 +151,9 @@ final class EventFiles {
 
     /** Writes the events that came while held, in order. */
     void release() {
-        List<Object[]> out = held;
+        List<Held> out = held;
         held = null;
-        if (out != null) for (Object[] e : out) ((Connection) e[0]).send((ByteBuffer) e[1]);
+        if (out != null) for (Held e : out) e.file().send(e.bytes());
     }
 
 }
