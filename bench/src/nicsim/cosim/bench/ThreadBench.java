@@ -52,16 +52,26 @@ public final class ThreadBench {
      * compares the counts' outputs.
      */
     public static List<Run> sideBySide(int nodes, int[] threads, int iters, int rounds) {
+        return rounds(nodes, threads, iters, rounds).best();
+    }
+
+    /** Each thread count's fastest run, and every round's wall time by count ({@code walls[count][round]}). */
+    public record Rounds(List<Run> best, double[][] walls) {}
+
+    /** As {@link #sideBySide}, keeping every round's wall time: the machine's drift over the comparison. */
+    public static Rounds rounds(int nodes, int[] threads, int iters, int rounds) {
         Run[] best = new Run[threads.length];
+        double[][] walls = new double[threads.length][rounds];
         for (int round = 0; round < rounds; round++)
             for (int i = 0; i < threads.length; i++) {
                 Run r = run(nodes, threads[i], iters);
+                walls[i][round] = r.wallSeconds();
                 if (best[i] != null && !best[i].fingerprint().equals(r.fingerprint()))
                     throw new IllegalStateException("pairs_write_bw on " + nodes
                             + " nodes differs between two runs on " + threads[i] + " threads");
                 if (best[i] == null || r.wallSeconds() < best[i].wallSeconds()) best[i] = r;
             }
-        return List.of(best);
+        return new Rounds(List.of(best), walls);
     }
 
     /**

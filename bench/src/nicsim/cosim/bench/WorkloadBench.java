@@ -321,12 +321,18 @@ public final class WorkloadBench {
      * edge run through the wires, and whether the two runs' simulated figures were identical.
      */
     public record SizeCost(long size, int iters, double wallSeconds, double simulatedUs, double beatByBeatWallSeconds,
-                           boolean identical) {
+                           boolean identical, double[] runWalls) {
         public double wallUsPerMessage() { return wallSeconds * 1e6 / iters; }
         /** Wall time per payload byte, in nanoseconds: a copy's cost is a fraction of one. */
         public double wallNsPerByte() { return wallSeconds * 1e9 / ((double) iters * size); }
         public double slowdown() { return wallSeconds / (simulatedUs / 1e6); }
         public double beatByBeatSlowdown() { return beatByBeatWallSeconds / (simulatedUs / 1e6); }
+        /** Each coasting run's slowdown, the machine's drift across them. */
+        public double[] runSlowdowns() {
+            double[] s = runWalls.clone();
+            for (int i = 0; i < s.length; i++) s[i] /= simulatedUs / 1e6;
+            return s;
+        }
     }
 
     /**
@@ -350,8 +356,8 @@ public final class WorkloadBench {
         for (Measured m : coasting)
             same &= m.result().rows().equals(b.result().rows()) && m.world().now() == b.world().now()
                     && m.world().sim.counters().snapshot().equals(b.world().sim.counters().snapshot());
-        double wall = median(coasting.stream().mapToDouble(Measured::wallSeconds).toArray());
-        return new SizeCost(size, iters, wall, b.world().now() / 1e6, b.wallSeconds(), same);
+        double[] walls = coasting.stream().mapToDouble(Measured::wallSeconds).toArray();
+        return new SizeCost(size, iters, median(walls), b.world().now() / 1e6, b.wallSeconds(), same, walls);
     }
 
     /** The median of {@code xs} (the mean of the middle two when there is an even number). */
