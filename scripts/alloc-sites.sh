@@ -16,8 +16,9 @@ out="$(mktemp -d "${TMPDIR:-/tmp}/alloc-sites.XXXXXX")"
 trap 'rm -rf "$out"' EXIT
 jh="$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")"
 # the JDK's profile settings, with the allocation sampler's throttle raised from 150 to 20,000 samples a second
-sed '/jdk.ObjectAllocationSample/,/<\/event>/ s|<setting name="throttle"[^>]*>[^<]*</setting>|<setting name="throttle">20000/s</setting>|' \
-  "$jh/lib/jfr/profile.jfc" > "$out/alloc.jfc"
-JAVA_OPTS="-XX:-ResizeTLAB -XX:TLABSize=2k -XX:StartFlightRecording=filename=$out/run.jfr,settings=$out/alloc.jfc ${JAVA_OPTS:-}" \
+throttle='s|<setting name="throttle"[^>]*>[^<]*</setting>|<setting name="throttle">20000/s</setting>|'
+sed "/jdk.ObjectAllocationSample/,/<\/event>/ $throttle" "$jh/lib/jfr/profile.jfc" > "$out/alloc.jfc"
+jfr="-XX:StartFlightRecording=filename=$out/run.jfr,settings=$out/alloc.jfc"
+JAVA_OPTS="-XX:-ResizeTLAB -XX:TLABSize=2k $jfr ${JAVA_OPTS:-}" \
   "$root/nicsim" run "$workload" --iters "$iters" "$@" | tail -1
 java "$root/scripts/alloc-sites/AllocSites.java" "$out/run.jfr" "$iters" "${ROWS:-30}"

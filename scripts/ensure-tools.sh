@@ -102,7 +102,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "nicsim: installing ${missing[*]} with apt-get" >&2
   export DEBIAN_FRONTEND=noninteractive
   if apt-get update -qq >&2 && apt-get install -y -qq "${missing[@]}" >&2; then exit 0; fi
-  echo "nicsim: missing ${missing[*]}, and apt-get could not install them (see above); install them with: apt-get install -y ${missing[*]}" >&2
+  echo "nicsim: missing ${missing[*]}, and apt-get could not install them (see above);" \
+    "install them with: apt-get install -y ${missing[*]}" >&2
   exit 2
 fi
 echo "nicsim: missing ${missing[*]}; install them with: sudo apt-get install -y ${missing[*]}" >&2

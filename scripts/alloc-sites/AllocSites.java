@@ -56,7 +56,8 @@ public final class AllocSites {
         for (RecordedFrame f : e.getStackTrace().getFrames()) {
             String type = f.getMethod().getType().getName();
             if (!type.startsWith("nicsim.") || type.contains("$$Lambda")) continue;
-            ours.add(type.substring(type.lastIndexOf('.') + 1) + "." + f.getMethod().getName() + ":" + f.getLineNumber());
+            String simpleName = type.substring(type.lastIndexOf('.') + 1);
+            ours.add(simpleName + "." + f.getMethod().getName() + ":" + f.getLineNumber());
             if (ours.size() == 2) break;
         }
         return ours.isEmpty() ? "(JVM)" : String.join(" < ", ours);

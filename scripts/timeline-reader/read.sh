@@ -6,7 +6,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 for t in node npm; do
-  command -v "$t" >/dev/null 2>&1 || { echo "timeline-reader: $t is not installed; install it with: apt-get install -y nodejs npm" >&2; exit 2; }
+  if ! command -v "$t" >/dev/null 2>&1; then
+    echo "timeline-reader: $t is not installed; install it with: apt-get install -y nodejs npm" >&2
+    exit 2
+  fi
 done
 key=$(cat "$here/package-lock.json" | sha256sum | cut -c1-16)
 dir="${NICSIM_CACHE:-$HOME/.cache/nicsim}/timeline-reader-$key"

@@ -192,7 +192,8 @@ public final class HwProve {
             throws IOException, InterruptedException {
         model(dir, dut, cut, skip, dir.resolve("model.smt2"));
         Files.deleteIfExists(dir.resolve("cex.vcd"));
-        List<String> cmd = new ArrayList<>(List.of("yosys-smtbmc", "-s", "z3", "--unroll", "-t", Integer.toString(depth)));
+        List<String> cmd = new ArrayList<>(
+                List.of("yosys-smtbmc", "-s", "z3", "--unroll", "-t", Integer.toString(depth)));
         if (induction) cmd.add("-i");
         else cmd.addAll(List.of("--dump-vcd", dir.resolve("cex.vcd").toString()));
         cmd.add(dir.resolve("model.smt2").toString());

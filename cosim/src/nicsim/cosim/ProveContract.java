@@ -208,8 +208,8 @@ public final class ProveContract {
             if (p.ready() != null) {
                 String hold = label(p.name(), "holds");
                 props.add(new Property(hold, p.name() + ": valid holds until ready"));
-                guard(b, hold, "  always @(posedge clk) if (f_run && $past(" + p.valid().name() + " && !" + p.ready().name()
-                        + ")) " + hold + ": assert(" + p.valid().name() + ");\n");
+                guard(b, hold, "  always @(posedge clk) if (f_run && $past(" + p.valid().name() + " && !"
+                        + p.ready().name() + ")) " + hold + ": assert(" + p.valid().name() + ");\n");
                 if (!p.payload().isEmpty()) {
                     String st = label(p.name(), "stable");
                     props.add(new Property(st, p.name() + ": payload stable while valid and not ready"));
@@ -222,8 +222,8 @@ public final class ProveContract {
             guard(b, rv, "  always @* if (reset) " + rv + ": assert(!" + p.valid().name() + ");\n");
         }
         for (PortWires.Wire w : wires) {
-            if (w.input() || w.name().endsWith("_valid") || w.name().endsWith("_ready") || w.name().contains("_payload_"))
-                continue;
+            String n = w.name();
+            if (w.input() || n.endsWith("_valid") || n.endsWith("_ready") || n.contains("_payload_")) continue;
             String rv = label(w.name(), "reset");
             props.add(new Property(rv, w.name() + ": reads 0 while reset is held"));
             guard(b, rv, "  always @* if (reset) " + rv + ": assert(" + w.name() + " == 0);\n");

@@ -25,9 +25,9 @@ import nicsim.sim.PortWires;
  * driving the outputs it reads tied to what it forbids, the consumer's ready tied to 1 where the block
  * reads it (for a Stream's {@code _holds} and {@code _stable}), and the cone behind its outputs (four
  * cells deep, plus the narrow adders of the whole cone: counters and indexes, not 64-bit address sums).
- * The mutants are then run greedily: for each property not broken yet, its own mutants one by one until one breaks it; each run names
- * every property that mutant breaks ({@code --keep-going}), so most properties are settled by another
- * property's mutant. A property none of its own mutants breaks is vacuous for them.
+ * The mutants are then run greedily: for each property not broken yet, its own mutants one by one until
+ * one breaks it; each run names every property that mutant breaks ({@code --keep-going}), so most
+ * properties are settled by another property's mutant. A property none of its own mutants breaks is vacuous for them.
  *
  * <p>As in {@code hw mutate}, every mutant is in one netlist (Yosys RTLIL here), picked by a
  * select input the wrapper passes up as a free input of its own: Yosys makes one SMT model a group of

@@ -34,8 +34,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-@Command(name = "bench", mixinStandardHelpOptions = true, description = "Measure simulation speed (Java twin vs Verilated RTL per block, JNI cost) and host-link "
-        + "efficiency side by side in one run; print the tables and write bench-report/report.md and .csv files.")
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Measure simulation speed (Java twin vs Verilated RTL per block, JNI cost) and host-link "
+                + "efficiency side by side in one run; print the tables and write bench-report/report.md "
+                + "and .csv files.")
 final class BenchCommand implements Callable<Integer> {
     @Option(names = "--cycles", defaultValue = "100000", description = "cycles per block (default: ${DEFAULT-VALUE})")
     long cycles;
@@ -47,14 +49,14 @@ final class BenchCommand implements Callable<Integer> {
     Path out;
 
     @Option(names = "--sections", defaultValue = "blocks,fidelity,speed,attach,sweep,serve", split = ",",
-            description = "what to measure: blocks (each block, Java vs RTL), fidelity (against published figures, docs/sources.md), "
-                    + "speed (whole runs, RTL in the loop), attach (a verb and a message through attach, either "
-                    + "driver, against Java), sweep (a sweep's points per minute, one worker vs every core), "
-                    + "serve (what serve keeps of 500 programs run one after another), mutation (each block's mutation "
-                    + "score, as hw mutate: not in the default, it builds a Verilator model per mutant), work (events, "
-                    + "clock edges, DMA beats and heap allocated per message in a fixed set of runs, checked against "
-                    + "the committed baseline: not in the default, it fails the command when a figure moved); default: "
-                    + "${DEFAULT-VALUE}")
+            description = "what to measure: blocks (each block, Java vs RTL), fidelity (against published figures, "
+                    + "docs/sources.md), speed (whole runs, RTL in the loop), attach (a verb and a message through "
+                    + "attach, either driver, against Java), sweep (a sweep's points per minute, one worker vs every "
+                    + "core), serve (what serve keeps of 500 programs run one after another), mutation (each block's "
+                    + "mutation score, as hw mutate: not in the default, it builds a Verilator model per mutant), "
+                    + "work (events, clock edges, DMA beats and heap allocated per message in a fixed set of runs, "
+                    + "checked against the committed baseline: not in the default, it fails the command when a figure "
+                    + "moved); default: ${DEFAULT-VALUE}")
     List<String> sections = List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve");
 
     @Option(names = "--quick", description = "fewer iterations everywhere (a smoke run; figures are rougher)")
@@ -80,8 +82,9 @@ final class BenchCommand implements Callable<Integer> {
         Profile p = profile.load();
         Files.createDirectories(out);
         StringBuilder md = new StringBuilder();
-        md.append("# nicsim benchmark report\n\nMeasured side by side in one run on this machine. Wall-clock figures are for comparing ")
-                .append("ratios, not absolutes; simulated figures (fidelity) are exact and repeatable.\n\n");
+        md.append("# nicsim benchmark report\n\nMeasured side by side in one run on this machine. ")
+                .append("Wall-clock figures are for comparing ratios, not absolutes; ")
+                .append("simulated figures (fidelity) are exact and repeatable.\n\n");
         if (sections.contains("blocks")) blocks(p, md);
         if (sections.contains("fidelity")) fidelity(md);
         if (sections.contains("speed")) speed(md);
@@ -188,83 +191,102 @@ final class BenchCommand implements Callable<Integer> {
     private void fidelity(StringBuilder md) throws Exception {
         System.err.println("bench: fidelity ...");
         List<WorkloadBench.Point> pts = WorkloadBench.points(quick);
-        md.append("## Fidelity (simulated time)\n\n| figure | nicsim | reference | error | source |\n|---|---:|---:|---:|---|\n");
+        md.append("## Fidelity (simulated time)\n\n| figure | nicsim | reference | error | source |\n")
+                .append("|---|---:|---:|---:|---|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("fidelity.csv")))) {
             csv.println("figure,nicsim,reference,unit,error_percent,source");
             for (var q : pts) {
-                md.append(String.format("| %s | %.2f %s | %.2f %s | %+.1f%% | %s |%n", q.what(), q.nicsim(), q.unit(), q.reference(), q.unit(),
-                        q.errorPercent(), q.source()));
-                csv.printf("\"%s\",%.4f,%.4f,%s,%.2f,\"%s\"%n", q.what(), q.nicsim(), q.reference(), q.unit(), q.errorPercent(), q.source());
+                md.append(String.format("| %s | %.2f %s | %.2f %s | %+.1f%% | %s |%n", q.what(), q.nicsim(), q.unit(),
+                        q.reference(), q.unit(), q.errorPercent(), q.source()));
+                csv.printf("\"%s\",%.4f,%.4f,%s,%.2f,\"%s\"%n", q.what(), q.nicsim(), q.reference(), q.unit(),
+                        q.errorPercent(), q.source());
             }
         }
         connectx(md, "cx-gen3x16", ConnectxCurves.CONNECTX5_EDR, "connectx5");
         connectx(md, "cx6-gen4x16", List.of(), "connectx6"); // no perftest table is published for it (docs/sources.md)
         List<double[]> curve = WorkloadBench.curves(out, quick);
-        md.append("\nRound trip and one-way bandwidth over message sizes (the KVIA paper's figures 3 and 4, docs/sources.md#kvia-measurements: KVIA 17-30 us faster at ")
+        md.append("\nRound trip and one-way bandwidth over message sizes (the KVIA paper's figures 3 and 4, ")
+                .append("docs/sources.md#kvia-measurements: KVIA 17-30 us faster at ")
                 .append("every size; its bandwidth gap grows with size). Plots: `latency.png`, `bandwidth.png`.\n\n")
-                .append("| bytes | RTT lanai43 (us) | RTT lanai72 (us) | gap (us) | BW lanai43 (Mb/s) | BW lanai72 (Mb/s) |\n|---:|---:|---:|---:|---:|---:|\n");
+                .append("| bytes | RTT lanai43 (us) | RTT lanai72 (us) | gap (us) ")
+                .append("| BW lanai43 (Mb/s) | BW lanai72 (Mb/s) |\n")
+                .append("|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("lanai-curves.csv")))) {
             csv.println("bytes,rtt_lanai43_us,rtt_lanai72_us,bw_lanai43_mbps,bw_lanai72_mbps");
             for (double[] r : curve) {
-                md.append(String.format("| %.0f | %.1f | %.1f | %.1f | %.0f | %.0f |%n", r[0], r[1], r[2], r[1] - r[2], r[3], r[4]));
+                md.append(String.format("| %.0f | %.1f | %.1f | %.1f | %.0f | %.0f |%n", r[0], r[1], r[2], r[1] - r[2],
+                        r[3], r[4]));
                 csv.printf("%.0f,%.3f,%.3f,%.1f,%.1f%n", r[0], r[1], r[2], r[3], r[4]);
             }
         }
         System.err.println("bench: translation ...");
-        md.append("\n### Translation: bandwidth as MRs outgrow the caches (write_bw 4 KiB, cx-gen3x16, every WR a different MR in turn; ")
-                .append("512-entry MTT cache, 1024 mkey contexts in the MttWalker)\n\n| MRs per side | bandwidth (Gb/s) | translations | MTT cache misses | mkey context misses | wall (s) | Java heap per MR (bytes) |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("\n### Translation: bandwidth as MRs outgrow the caches (write_bw 4 KiB, cx-gen3x16, ")
+                .append("every WR a different MR in turn; 512-entry MTT cache, ")
+                .append("1024 mkey contexts in the MttWalker)\n\n")
+                .append("| MRs per side | bandwidth (Gb/s) | translations | MTT cache misses | mkey context misses ")
+                .append("| wall (s) | Java heap per MR (bytes) |\n|---:|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("translation.csv")))) {
             csv.println("mrs,bw_gbps,translations,mtt_misses,mkey_misses,wall_s,heap_bytes_per_mr");
             for (int m : quick ? new int[]{1, 100} : new int[]{1, 10, 100, 1000, 4000}) {
                 var r = WorkloadBench.mrScale(m, quick ? 300 : 4000);
-                md.append(String.format("| %d | %.1f | %,d | %,d | %,d | %.2f | %,.0f |%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(),
-                        r.mkeyMisses(), r.wallSeconds(), r.heapBytesPerMr()));
-                csv.printf("%d,%.3f,%d,%d,%d,%.3f,%.0f%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(), r.mkeyMisses(), r.wallSeconds(),
-                        r.heapBytesPerMr());
+                md.append(String.format("| %d | %.1f | %,d | %,d | %,d | %.2f | %,.0f |%n", r.mrs(), r.bwGbps(),
+                        r.translations(), r.mttMisses(), r.mkeyMisses(), r.wallSeconds(), r.heapBytesPerMr()));
+                csv.printf("%d,%.3f,%d,%d,%d,%.3f,%.0f%n", r.mrs(), r.bwGbps(), r.translations(), r.mttMisses(),
+                        r.mkeyMisses(), r.wallSeconds(), r.heapBytesPerMr());
             }
         }
         System.err.println("bench: scatter to CQE ...");
-        md.append("\n### Scatter to CQE: send_lat on cx-gen3x16, small receives placed in the CQE (cqe.scatter.max = 32 B) instead of the buffer\n\n")
-                .append("| bytes | latency, typical (us) | with scatter to CQE (us) | node 1 PCI writes | with scatter to CQE | receives scattered |\n")
+        md.append("\n### Scatter to CQE: send_lat on cx-gen3x16, small receives placed in the CQE ")
+                .append("(cqe.scatter.max = 32 B) instead of the buffer\n\n")
+                .append("| bytes | latency, typical (us) | with scatter to CQE (us) | node 1 PCI writes ")
+                .append("| with scatter to CQE | receives scattered |\n")
                 .append("|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("scatter-to-cqe.csv")))) {
             csv.println("bytes,lat_typical_us,lat_typical_scatter_us,pci_writes,pci_writes_scatter,scattered");
             for (var r : WorkloadBench.scatterToCqe(quick)) {
-                md.append(String.format("| %d | %.3f | %.3f | %,d | %,d | %,d |%n", r.size(), r.latOffUs(), r.latOnUs(), r.pciWritesOff(), r.pciWritesOn(),
-                        r.scattered()));
-                csv.printf("%d,%.4f,%.4f,%d,%d,%d%n", r.size(), r.latOffUs(), r.latOnUs(), r.pciWritesOff(), r.pciWritesOn(), r.scattered());
+                md.append(String.format("| %d | %.3f | %.3f | %,d | %,d | %,d |%n", r.size(), r.latOffUs(), r.latOnUs(),
+                        r.pciWritesOff(), r.pciWritesOn(), r.scattered()));
+                csv.printf("%d,%.4f,%.4f,%d,%d,%d%n", r.size(), r.latOffUs(), r.latOnUs(), r.pciWritesOff(),
+                        r.pciWritesOn(), r.scattered());
             }
         }
         System.err.println("bench: on-demand paging ...");
-        md.append("\n### On-demand paging: one RDMA WRITE into a pinned MR (first, then again) and into an on-demand MR (first touch, then ")
-                .append("again), cx-gen3x16: host.odp.fault.cost per page, and the requester's RNR wait (min_rnr_timer 12: 0.64 ms)\n\n")
-                .append("| bytes | pinned, cold (us) | pinned, warm (us) | on demand, first touch (us) | on demand, warm (us) | pages faulted in | RNR NAKs |\n")
+        md.append("\n### On-demand paging: one RDMA WRITE into a pinned MR (first, then again) and into an ")
+                .append("on-demand MR (first touch, then again), cx-gen3x16: host.odp.fault.cost per page, ")
+                .append("and the requester's RNR wait (min_rnr_timer 12: 0.64 ms)\n\n")
+                .append("| bytes | pinned, cold (us) | pinned, warm (us) | on demand, first touch (us) ")
+                .append("| on demand, warm (us) | pages faulted in | RNR NAKs |\n")
                 .append("|---:|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("odp-touch.csv")))) {
             csv.println("bytes,pinned_cold_us,pinned_warm_us,first_touch_us,warm_us,pages_faulted,rnr_naks");
             for (var r : WorkloadBench.odpTouch(quick)) {
-                String row = String.format("%d,%.2f,%.2f,%.2f,%.2f,%d,%d", r.size(), r.pinnedColdPs() / 1e6, r.pinnedWarmPs() / 1e6, r.firstTouchPs() / 1e6,
-                        r.warmPs() / 1e6, r.pagesFaulted(), r.rnrNaks());
+                String row = String.format("%d,%.2f,%.2f,%.2f,%.2f,%d,%d", r.size(), r.pinnedColdPs() / 1e6,
+                        r.pinnedWarmPs() / 1e6, r.firstTouchPs() / 1e6, r.warmPs() / 1e6, r.pagesFaulted(),
+                        r.rnrNaks());
                 md.append("| ").append(row.replace(",", " | ")).append(" |\n");
                 csv.println(row);
             }
         }
         System.err.println("bench: DCI pool ...");
         md.append("\n### DC: a pool of DCIs writing 64 B to ").append(WorkloadBench.DC_TARGETS)
-                .append(" DC targets in turn, 8 writes in flight, on cx-gen3x16 (least recently used DCI takes a new target)\n\n")
-                .append("| DCIs | connects per write | latency avg, half handshake (us) | p99 (us) | latency avg, full handshake (us) | p99 (us) |\n")
+                .append(" DC targets in turn, 8 writes in flight, on cx-gen3x16 ")
+                .append("(least recently used DCI takes a new target)\n\n")
+                .append("| DCIs | connects per write | latency avg, half handshake (us) | p99 (us) ")
+                .append("| latency avg, full handshake (us) | p99 (us) |\n")
                 .append("|---:|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("dc-pool.csv")))) {
             csv.println("dcis,connects_per_write,lat_avg_half_us,lat_p99_half_us,lat_avg_full_us,lat_p99_full_us");
             for (var r : WorkloadBench.dcPool(quick)) {
-                md.append(String.format("| %d | %.2f | %.3f | %.3f | %.3f | %.3f |%n", r.dcis(), r.connectsPerWrite(), r.latHalfUs(), r.p99HalfUs(),
-                        r.latFullUs(), r.p99FullUs()));
-                csv.printf("%d,%.4f,%.4f,%.4f,%.4f,%.4f%n", r.dcis(), r.connectsPerWrite(), r.latHalfUs(), r.p99HalfUs(), r.latFullUs(), r.p99FullUs());
+                md.append(String.format("| %d | %.2f | %.3f | %.3f | %.3f | %.3f |%n", r.dcis(), r.connectsPerWrite(),
+                        r.latHalfUs(), r.p99HalfUs(), r.latFullUs(), r.p99FullUs()));
+                csv.printf("%d,%.4f,%.4f,%.4f,%.4f,%.4f%n", r.dcis(), r.connectsPerWrite(), r.latHalfUs(),
+                        r.p99HalfUs(), r.latFullUs(), r.p99FullUs());
             }
         }
         System.err.println("bench: LANai gap study ...");
         List<WorkloadBench.GapRow> gap = WorkloadBench.gapStudy(quick);
-        md.append("\n### Where the LANai gap comes from: lanai72 with one of lanai43's traits put back at a time\n\n| profile |");
+        md.append("\n### Where the LANai gap comes from: lanai72 with one of lanai43's traits put back at a time\n\n")
+                .append("| profile |");
         for (long s : WorkloadBench.GAP_SIZES) md.append(" RTT ").append(s).append(" B (us) |");
         md.append(" share of the 4 B gap | BW 64 KiB (Mb/s) |\n|---|");
         for (int i = 0; i <= WorkloadBench.GAP_SIZES.length + 1; i++) md.append("---:|");
@@ -282,22 +304,27 @@ final class BenchCommand implements Callable<Integer> {
                 csv.printf(",%.1f%n", g.bwMbps());
             }
         }
-        md.append("\nThe LANai profiles' firmware cycles and host costs are calibrated on the 4-byte round trips (see the profiles' ")
-                .append("sources); the table puts the gap on the traits docs/sources.md#kvia-measurements names. At 4 B nicsim finds nearly all of it in ")
-                .append("the LANai clock (fw.wqe.cycles and fw.packet.cycles take twice as long at 33 MHz), a little in the polled doorbell ")
-                .append("(doorbell.poll.interval, an assumption), and none in the bus width, which moves no time for 4 bytes; the paper credits ")
-                .append("the hardware doorbell and the 64-bit bus, without a breakdown. With size, the local bus takes over: every payload byte ")
-                .append("crosses it twice on each side (host engine into SRAM, send engine out; receive engine in, host engine out), so ")
-                .append("lanai43's 32-bit bus at 33 MHz caps it near 528 Mb/s while lanai72's 64-bit bus leaves the 32-bit PCI bus as the ")
-                .append("limit. That is the bandwidth gap the paper reports growing with size. The send and receive engines stream ")
-                .append("into and out of the link (link.transmit and link.receive cut-through), as a LANai's DMA engines feed the network ")
-                .append("directly, so a one-packet message crosses the local bus at the wire's pace; the last row shows what holding ")
-                .append("packets whole in SRAM would cost. The host engine likewise moves each beat between PCI and SRAM as it crosses ")
-                .append("the PCI bus. The round-trip gap stays within the paper's 17-30 us up to 1 KiB; at 4 KiB it is about 37 us, ")
-                .append("as lanai43's send engine feeds the link at its bus's 132 MB/s, below Myrinet's 160 MB/s; once a message takes ")
-                .append("several packets it grows with the bandwidth gap, where lanai43's bus is the bottleneck on both sides. The seed ")
-                .append("also says KVIA's control program does not overlap its resources, which nicsim's does for both. lanai72 fills ")
-                .append("translation misses by host interrupt, which costs it bandwidth (the row with lanai43's DMA fill).\n\n");
+        md.append("\nThe LANai profiles' firmware cycles and host costs are calibrated on the 4-byte round trips ")
+                .append("(see the profiles' sources); the table puts the gap on the traits ")
+                .append("docs/sources.md#kvia-measurements names. At 4 B nicsim finds nearly all of it in the LANai ")
+                .append("clock (fw.wqe.cycles and fw.packet.cycles take twice as long at 33 MHz), a little in the ")
+                .append("polled doorbell (doorbell.poll.interval, an assumption), and none in the bus width, which ")
+                .append("moves no time for 4 bytes; the paper credits the hardware doorbell and the 64-bit bus, ")
+                .append("without a breakdown. With size, the local bus takes over: every payload byte crosses it ")
+                .append("twice on each side (host engine into SRAM, send engine out; receive engine in, host engine ")
+                .append("out), so lanai43's 32-bit bus at 33 MHz caps it near 528 Mb/s while lanai72's 64-bit bus ")
+                .append("leaves the 32-bit PCI bus as the limit. That is the bandwidth gap the paper reports growing ")
+                .append("with size. The send and receive engines stream into and out of the link (link.transmit and ")
+                .append("link.receive cut-through), as a LANai's DMA engines feed the network directly, so a ")
+                .append("one-packet message crosses the local bus at the wire's pace; the last row shows what ")
+                .append("holding packets whole in SRAM would cost. The host engine likewise moves each beat between ")
+                .append("PCI and SRAM as it crosses the PCI bus. The round-trip gap stays within the paper's 17-30 ")
+                .append("us up to 1 KiB; at 4 KiB it is about 37 us, as lanai43's send engine feeds the link at its ")
+                .append("bus's 132 MB/s, below Myrinet's 160 MB/s; once a message takes several packets it grows ")
+                .append("with the bandwidth gap, where lanai43's bus is the bottleneck on both sides. The seed also ")
+                .append("says KVIA's control program does not overlap its resources, which nicsim's does for both. ")
+                .append("lanai72 fills translation misses by host interrupt, which costs it bandwidth (the row with ")
+                .append("lanai43's DMA fill).\n\n");
     }
 
     /** Each block's mutation score: Yosys's single-point mutants run against the twin (hw mutate). */
@@ -324,10 +351,12 @@ final class BenchCommand implements Callable<Integer> {
         var t = SweepBench.measure(quick);
         md.append("## Sweep throughput (write_bw, dma.channels x message size, as docs/examples/dma-channels.toml)\n\n")
                 .append("| points | workers | wall (s) | points per minute | tables |\n|---:|---:|---:|---:|---|\n")
-                .append(String.format("| %d | 1 | %.1f | %.1f | |%n", t.points(), t.oneWorkerSeconds(), t.oneWorkerPerMinute()))
-                .append(String.format("| %d | %d (every core) | %.1f | %.1f | %s |%n", t.points(), t.cores(), t.allCoresSeconds(), t.allCoresPerMinute(),
-                        t.identical() ? "identical" : "DIFFERENT"))
-                .append(String.format("%nEvery core / one worker: %.2fx points per minute.%n%n", t.allCoresPerMinute() / t.oneWorkerPerMinute()));
+                .append(String.format("| %d | 1 | %.1f | %.1f | |%n", t.points(), t.oneWorkerSeconds(),
+                        t.oneWorkerPerMinute()))
+                .append(String.format("| %d | %d (every core) | %.1f | %.1f | %s |%n", t.points(), t.cores(),
+                        t.allCoresSeconds(), t.allCoresPerMinute(), t.identical() ? "identical" : "DIFFERENT"))
+                .append(String.format("%nEvery core / one worker: %.2fx points per minute.%n%n",
+                        t.allCoresPerMinute() / t.oneWorkerPerMinute()));
     }
 
     private void serve(StringBuilder md) {
@@ -335,28 +364,34 @@ final class BenchCommand implements Callable<Integer> {
         md.append("## Starting a program through attach\n");
         try {
             double start = AttachBench.attachStartSeconds(quick ? 3 : 5);
-            md.append(Double.isNaN(start) ? "\nStarting a program through `./nicsim attach`: not measured (bench was not run through ./nicsim).\n"
-                    : String.format("%nStarting a program through `./nicsim attach -- true`, start to exit against a running serve "
-                    + "(median of %d): %.2f s (goal: under 1 s).%n", quick ? 3 : 5, start));
+            md.append(Double.isNaN(start)
+                    ? "\nStarting a program through `./nicsim attach`: not measured "
+                            + "(bench was not run through ./nicsim).\n"
+                    : String.format("%nStarting a program through `./nicsim attach -- true`, start to exit against "
+                            + "a running serve (median of %d): %.2f s (goal: under 1 s).%n", quick ? 3 : 5, start));
         } catch (Exception e) {
             throw new IllegalStateException("bench: attach start: " + e.getMessage(), e);
         }
         md.append("\n");
         System.err.println("bench: serve's memory over many programs ...");
         md.append("## What serve keeps of the programs it ran (one serve, nicsim-churn run one program after another: ")
-                .append("a PD, CQ, SRQ, two connected RC QPs, a pinned and an on-demand 1 MiB MR, a WRITE, a READ and an on-demand WRITE; ")
+                .append("a PD, CQ, SRQ, two connected RC QPs, a pinned and an on-demand 1 MiB MR, ")
+                .append("a WRITE, a READ and an on-demand WRITE; ")
                 .append("every other run exits without destroying anything)\n\n")
-                .append("| programs | Java heap before (MB) | after (MB) | growth | simulated pages before | after | wall (s) |\n")
+                .append("| programs | Java heap before (MB) | after (MB) | growth | simulated pages before | after ")
+                .append("| wall (s) |\n")
                 .append("|---:|---:|---:|---:|---:|---:|---:|\n");
         try {
             var c = ServeBench.churn(quick ? 50 : 500);
-            md.append(String.format("| %d | %.1f | %.1f | %+.1f%% | %,d | %,d | %.1f |%n", c.programs(), c.heapBefore() / 1e6, c.heapAfter() / 1e6,
-                    c.heapGrowthPercent(), c.pagesBefore(), c.pagesAfter(), c.wallSeconds()));
-            md.append("\n| random verbs from one program (nicsim-fuzz) | refused (errno) | Java heap before (MB) | after (MB) | growth | wall (s) |\n")
+            md.append(String.format("| %d | %.1f | %.1f | %+.1f%% | %,d | %,d | %.1f |%n", c.programs(),
+                    c.heapBefore() / 1e6, c.heapAfter() / 1e6, c.heapGrowthPercent(), c.pagesBefore(), c.pagesAfter(),
+                    c.wallSeconds()));
+            md.append("\n| random verbs from one program (nicsim-fuzz) | refused (errno) | Java heap before (MB) ")
+                    .append("| after (MB) | growth | wall (s) |\n")
                     .append("|---:|---:|---:|---:|---:|---:|\n");
             var f = ServeBench.fuzz(quick ? 10_000 : 100_000);
-            md.append(String.format("| %,d | %,d | %.1f | %.1f | %+.1f%% | %.1f |%n", f.verbs(), f.refused(), f.heapBefore() / 1e6, f.heapAfter() / 1e6,
-                    f.heapGrowthPercent(), f.wallSeconds()));
+            md.append(String.format("| %,d | %,d | %.1f | %.1f | %+.1f%% | %.1f |%n", f.verbs(), f.refused(),
+                    f.heapBefore() / 1e6, f.heapAfter() / 1e6, f.heapGrowthPercent(), f.wallSeconds()));
         } catch (Exception e) {
             throw new IllegalStateException("bench: serve's memory: " + e.getMessage(), e);
         }
@@ -366,11 +401,12 @@ final class BenchCommand implements Callable<Integer> {
     /** What a verb and a message cost through attach, with either of the provider's drivers, against Java. */
     private void attach(StringBuilder md) {
         System.err.println("bench: verbs through attach ...");
-        md.append("## Through attach\n\n### A verb (an unmodified C program's call, through nicsim's provider: its Java "
-                + "driver, each verb a request on the simulator's socket, and its C driver, libnicsim's rings in the "
-                + "program's memory; ns per call: the mean of a loop of calls, for the post and the poll the median of "
-                + "calls timed one by one; through attach the least of " + (quick ? 1 : 3) + " runs, the two drivers "
-                + "taking turns)\n\n| verb | calls | from Java (ns per call) | attach, Java driver (ns) "
+        md.append("## Through attach\n\n### A verb (an unmodified C program's call, through nicsim's provider: "
+                + "its Java driver, each verb a request on the simulator's socket, and its C driver, libnicsim's "
+                + "rings in the program's memory; ns per call: the mean of a loop of calls, for the post and the "
+                + "poll the median of calls timed one by one; through attach the least of " + (quick ? 1 : 3)
+                + " runs, the two drivers taking turns)\n\n"
+                + "| verb | calls | from Java (ns per call) | attach, Java driver (ns) "
                 + "| attach / Java | attach, C driver (ns) |\n|---|---:|---:|---:|---:|---:|\n");
         try {
             for (var v : AttachBench.verbCost(quick ? 2000 : 20000, quick ? 1 : 3))
@@ -383,13 +419,14 @@ final class BenchCommand implements Callable<Integer> {
         try {
             int rounds = quick ? 1 : 3;
             var f = AttachWriteBw.measure(quick ? 2000 : 20000, quick ? 10000 : 100000, rounds);
-            md.append(String.format("%nDebian's `ib_write_bw -s 64` through attach against `write_bw --size 64` from Java, "
-                    + "wall time per message (the difference of runs of %,d and %,d messages, so setup drops out; "
-                    + "each the best of %d rounds, a round measuring the three side by side, as noise on this shared "
-                    + "machine only adds time): %,.0f ns with the provider's C driver (%.1fx; round by round %.1f-%.1fx, "
-                    + "median %.1fx; issue 34's goal: within 2x), %,.0f ns with its Java driver (%.1fx), against %,.0f "
-                    + "ns from Java.%n", f.fewer(), f.more(), rounds, f.cDriverNs(), f.cDriverRatio(), f.minRatio(),
-                    f.maxRatio(), f.medianRatio(), f.attachNs(), f.ratio(), f.javaNs()));
+            md.append(String.format("%nDebian's `ib_write_bw -s 64` through attach against `write_bw --size 64` "
+                    + "from Java, wall time per message (the difference of runs of %,d and %,d messages, so setup "
+                    + "drops out; each the best of %d rounds, a round measuring the three side by side, as noise on "
+                    + "this shared machine only adds time): %,.0f ns with the provider's C driver (%.1fx; "
+                    + "round by round %.1f-%.1fx, median %.1fx; issue 34's goal: within 2x), %,.0f ns with its "
+                    + "Java driver (%.1fx), against %,.0f ns from Java.%n", f.fewer(), f.more(), rounds, f.cDriverNs(),
+                    f.cDriverRatio(), f.minRatio(), f.maxRatio(), f.medianRatio(), f.attachNs(), f.ratio(),
+                    f.javaNs()));
         } catch (Exception e) {
             throw new IllegalStateException("bench: ib_write_bw through attach: " + e.getMessage(), e);
         }
@@ -409,8 +446,11 @@ final class BenchCommand implements Callable<Integer> {
                 + "slower simulator: the same work covers less simulated time. `--sections work` counts that work.\n");
 
         System.err.println("bench: cost with message size ...");
-        md.append("\n### Cost with message size (write_bw, cx-gen3x16; the DMA channels coasting, then every edge through the wires with `--beat-by-beat`")
-                .append(quick ? "" : "; coasting wall time the median of 3 runs, each compared with the beat-by-beat run").append(")\n\n")
+        md.append("\n### Cost with message size (write_bw, cx-gen3x16; the DMA channels coasting, ")
+                .append("then every edge through the wires with `--beat-by-beat`")
+                .append(quick ? "" : "; coasting wall time the median of 3 runs, "
+                        + "each compared with the beat-by-beat run")
+                .append(")\n\n")
                 .append("| bytes | messages | wall (s) | wall per message (us) | wall per payload byte (ns) "
                         + "| slowdown (wall / simulated) "
                         + "| beat by beat: wall (s) | beat by beat: slowdown "
@@ -420,7 +460,8 @@ final class BenchCommand implements Callable<Integer> {
             csv.println("bytes,messages,wall_s,wall_us_per_message,wall_ns_per_byte,slowdown,beat_by_beat_wall_s,"
                     + "beat_by_beat_slowdown,identical");
             for (long size : quick ? new long[]{64, 65536} : new long[]{64, 1024, 16384, 65536, 1 << 20}) {
-                int iters = (int) Math.max(quick ? 20 : 100, Math.min(quick ? 2000 : 50_000, (quick ? 1L << 22 : 1L << 26) / size)); // 64 MiB a size
+                long bytes = quick ? 1L << 22 : 1L << 26; // 64 MiB a size
+                int iters = (int) Math.max(quick ? 20 : 100, Math.min(quick ? 2000 : 50_000, bytes / size));
                 var r = WorkloadBench.sizeCost(size, iters, quick ? 1 : 3);
                 md.append(String.format("| %d | %,d | %.2f | %,.1f | %,.3f | %,.0fx | %.2f | %,.0fx | %s |%n",
                         r.size(), r.iters(),
@@ -436,22 +477,26 @@ final class BenchCommand implements Callable<Integer> {
             throw new UncheckedIOException(e);
         }
         System.err.println("bench: scaling with QPs ...");
-        md.append("\n### Scaling with QPs (write_bw 4 KiB, cx-gen3x16: the WqeFetcher holds 64 send-queue contexts, the rest are loaded on demand)\n\n")
-                .append("| QPs | bandwidth (Gb/s) | context misses | wall (s) | Java heap per QP (bytes) |\n|---:|---:|---:|---:|---:|\n");
+        md.append("\n### Scaling with QPs (write_bw 4 KiB, cx-gen3x16: the WqeFetcher holds 64 send-queue contexts, ")
+                .append("the rest are loaded on demand)\n\n")
+                .append("| QPs | bandwidth (Gb/s) | context misses | wall (s) | Java heap per QP (bytes) |\n")
+                .append("|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("qp-scaling.csv")))) {
             csv.println("qps,bw_gbps,context_misses,wall_s,heap_bytes_per_qp");
             for (int q : quick ? new int[]{1, 100} : new int[]{1, 10, 100, 1000, 10000}) {
                 var r = WorkloadBench.qpScale(q, quick ? 400 : Math.max(2000, q));
-                md.append(String.format("| %d | %.1f | %,d | %.2f | %,.0f |%n", r.qps(), r.bwGbps(), r.contextMisses(), r.wallSeconds(), r.heapBytesPerQp()));
-                csv.printf("%d,%.3f,%d,%.3f,%.0f%n", r.qps(), r.bwGbps(), r.contextMisses(), r.wallSeconds(), r.heapBytesPerQp());
+                md.append(String.format("| %d | %.1f | %,d | %.2f | %,.0f |%n", r.qps(), r.bwGbps(), r.contextMisses(),
+                        r.wallSeconds(), r.heapBytesPerQp()));
+                csv.printf("%d,%.3f,%d,%.3f,%.0f%n", r.qps(), r.bwGbps(), r.contextMisses(), r.wallSeconds(),
+                        r.heapBytesPerQp());
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         System.err.println("bench: scaling with nodes ...");
         int rounds = quick ? 1 : 3;
-        md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, every pair at "
-                + "once through one switch; hosts apart on one thread")
+        md.append("\n### Scaling with nodes (pairs_write_bw: node 2k writes 64 KiB messages to node 2k+1, "
+                + "every pair at once through one switch; hosts apart on one thread")
                 .append(quick ? "" : "; " + rounds + " rounds, each running every count up to 64 nodes as many times "
                         + "as make 64 nodes (2 nodes: 32 runs back to back), so they are compared side by side over "
                         + "the same work as this shared machine's speed drifts; a count's wall time in a round is its "
@@ -482,12 +527,16 @@ final class BenchCommand implements Callable<Integer> {
         System.err.println("bench: RTL in the loop ...");
         var rtl = WorkloadBench.rtlInLoop(quick);
         md.append(String.format("%n### RTL in the loop%n%n%s, timed against the Java model alone on the same run:%n%n"
-                        + "| | wall (s) | simulated adapter cycles per wall second | RTL edges per wall second (each block) |%n|---|---:|---:|---:|%n"
+                        + "| | wall (s) | simulated adapter cycles per wall second "
+                        + "| RTL edges per wall second (each block) |%n|---|---:|---:|---:|%n"
                         + "| Java model alone | %.2f | %,.0f | |%n| with RTL in the loop | %.2f | %,.0f | %,.0f |%n%n"
-                        + "%,d adapter cycles simulated (%,d edges run and compared in each RTL block; the adapter's clock stops while no block has work). "
-                        + "RTL in the loop costs %.0f%% over the model alone. Target (issue 7): >= 1,000,000 adapter cycles/s.%n%n",
-                rtl.what(), rtl.modelWall(), rtl.adapterCycles() / rtl.modelWall(), rtl.rtlWall(), rtl.adapterCyclesPerSec(), rtl.edgesPerSec(),
-                rtl.adapterCycles(), rtl.rtlEdges(), (rtl.rtlWall() / rtl.modelWall() - 1) * 100));
+                        + "%,d adapter cycles simulated (%,d edges run and compared in each RTL block; "
+                        + "the adapter's clock stops while no block has work). "
+                        + "RTL in the loop costs %.0f%% over the model alone. "
+                        + "Target (issue 7): >= 1,000,000 adapter cycles/s.%n%n",
+                rtl.what(), rtl.modelWall(), rtl.adapterCycles() / rtl.modelWall(), rtl.rtlWall(),
+                rtl.adapterCyclesPerSec(), rtl.edgesPerSec(), rtl.adapterCycles(), rtl.rtlEdges(),
+                (rtl.rtlWall() / rtl.modelWall() - 1) * 100));
     }
 
     /** Each round's wall per node against that round's 2 nodes', lowest-highest ("" when run once). */
@@ -512,9 +561,11 @@ final class BenchCommand implements Callable<Integer> {
         System.err.println("bench: hosts apart on threads ...");
         md.append("\n### Hosts apart on threads (pairs_write_bw, 64 KiB writes, ").append(iters)
                 .append(" a pair; each host a simulator of its own, ")
-                .append("run side by side in windows of one link latency; 3 rounds, each running every thread count once; "
-                        + "wall time the best of the rounds')\n\n")
-                .append("| nodes | threads | wall (s) | speedup over 1 thread | windows | output, counters and end time |\n|---:|---:|---:|---:|---:|---|\n");
+                .append("run side by side in windows of one link latency; 3 rounds, each running every thread count "
+                        + "once; wall time the best of the rounds')\n\n")
+                .append("| nodes | threads | wall (s) | speedup over 1 thread | windows ")
+                .append("| output, counters and end time |\n")
+                .append("|---:|---:|---:|---:|---:|---|\n");
         int[] counts = new int[Math.max(2, cores)];
         for (int t = 0; t < counts.length; t++) counts[t] = t + 1;
         for (int nn : quick ? new int[]{8} : new int[]{8, 32, 64}) {
@@ -527,8 +578,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         int big = quick ? 8 : 32;
         double ceiling = ThreadBench.ceiling(big, iters, Math.max(2, cores));
-        md.append(String.format("%nThe machine's ceiling: %d independent one-thread runs of %d nodes side by side give %.2fx the throughput of one "
-                + "alone (%d cores reported); no partitioning can do better than that.%n", Math.max(2, cores), big, ceiling, cores));
+        md.append(String.format("%nThe machine's ceiling: %d independent one-thread runs of %d nodes side by side give "
+                + "%.2fx the throughput of one alone (%d cores reported); no partitioning can do better than that.%n",
+                Math.max(2, cores), big, ceiling, cores));
     }
 
     private void blocks(Profile p, StringBuilder md) throws Exception {
@@ -542,22 +594,28 @@ final class BenchCommand implements Callable<Integer> {
         md.append("## Simulated adapter cycles per second, per block\n\nProfile ").append(p.name()).append(", ")
                 .append(cycles)
                 .append(" cycles per block.\n\n");
-        md.append("| block | Java twin (cycles/s) | Verilated RTL via SpinalSim's JNI (cycles/s) | Java / RTL | RTL via nicsim's batched binding (cycles/s) | RTL ports poked / peeked per cycle |\n|---|---:|---:|---:|---:|---:|\n");
+        md.append("| block | Java twin (cycles/s) | Verilated RTL via SpinalSim's JNI (cycles/s) | Java / RTL ")
+                .append("| RTL via nicsim's batched binding (cycles/s) | RTL ports poked / peeked per cycle |\n")
+                .append("|---|---:|---:|---:|---:|---:|\n");
         try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(out.resolve("blocks.csv")))) {
-            csv.println("block,cycles,java_cycles_per_s,rtl_cycles_per_s,ratio,rtl_batched_cycles_per_s,input_wires,output_wires");
+            csv.println("block,cycles,java_cycles_per_s,rtl_cycles_per_s,ratio,rtl_batched_cycles_per_s,"
+                    + "input_wires,output_wires");
             for (BlockSpeed.Row r : rows) {
-                md.append(String.format("| %s | %,.0f | %,.0f | %.1fx | %,.0f | %d / %d |%n", r.block(), r.javaCyclesPerSec(), r.rtlCyclesPerSec(),
-                        r.ratio(), r.nativeCyclesPerSec(), r.inputWires(), r.outputWires()));
-                csv.printf("%s,%d,%.0f,%.0f,%.2f,%.0f,%d,%d%n", r.block(), r.cycles(), r.javaCyclesPerSec(), r.rtlCyclesPerSec(), r.ratio(),
-                        r.nativeCyclesPerSec(), r.inputWires(), r.outputWires());
+                md.append(String.format("| %s | %,.0f | %,.0f | %.1fx | %,.0f | %d / %d |%n", r.block(),
+                        r.javaCyclesPerSec(), r.rtlCyclesPerSec(), r.ratio(), r.nativeCyclesPerSec(), r.inputWires(),
+                        r.outputWires()));
+                csv.printf("%s,%d,%.0f,%.0f,%.2f,%.0f,%d,%d%n", r.block(), r.cycles(), r.javaCyclesPerSec(),
+                        r.rtlCyclesPerSec(), r.ratio(), r.nativeCyclesPerSec(), r.inputWires(), r.outputWires());
             }
         }
-        md.append(String.format("%nJNI crossing through SpinalSim: %.0f ns per poke, %.0f ns per peek of one signal. Through nicsim's binding: "
-                + "%.0f ns per crossing (an empty batch), %.0f ns per DoorbellDecoder cycle in batches of %d.%n", jni[0], jni[1], nat[0], nat[1],
-                RtlInLoop.BATCH));
-        md.append("\nTarget (issue 7): the Java model at >= 20x the cycles/s of the same block in Verilator through JNI, a crossing per signal as ")
-                .append("SpinalSim does it (Java / RTL). Every column replays the same recorded inputs, so none pays for the seeded stimulus. ")
-                .append("nicsim's binding, which RTL in the loop uses, runs a whole batch of cycles per crossing and keeps up with the Java twins; ")
+        md.append(String.format("%nJNI crossing through SpinalSim: %.0f ns per poke, %.0f ns per peek of one signal. "
+                + "Through nicsim's binding: %.0f ns per crossing (an empty batch), %.0f ns per DoorbellDecoder cycle "
+                + "in batches of %d.%n", jni[0], jni[1], nat[0], nat[1], RtlInLoop.BATCH));
+        md.append("\nTarget (issue 7): the Java model at >= 20x the cycles/s of the same block in Verilator ")
+                .append("through JNI, a crossing per signal as SpinalSim does it (Java / RTL). Every column replays ")
+                .append("the same recorded inputs, so none pays for the seeded stimulus. ")
+                .append("nicsim's binding, which RTL in the loop uses, ")
+                .append("runs a whole batch of cycles per crossing and keeps up with the Java twins; ")
                 .append("that is why it was written.\n");
         md.append("\n## Host link DMA efficiency (simulated, exact)\n\n```\n");
         StringWriter sw = new StringWriter();

@@ -38,8 +38,9 @@ import picocli.CommandLine.Parameters;
  * send WQEs and the block counters, and exits non-zero if any byte or completion was wrong.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
-        description = "Run a workload (rc_pingpong, ud_pingpong, write_bw, write_lat, send_bw, send_lat, read_bw, read_lat, atomic_bw) "
-                + "between two simulated nodes; prints its figures, the per-stage cycle breakdown and the block counters.")
+        description = "Run a workload (rc_pingpong, ud_pingpong, write_bw, write_lat, send_bw, send_lat, read_bw, "
+                + "read_lat, atomic_bw) between two simulated nodes; prints its figures, the per-stage cycle "
+                + "breakdown and the block counters.")
 final class RunCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "<workload>", description = "one or more of: ${COMPLETION-CANDIDATES}",
             completionCandidates = Names.class)
@@ -48,7 +49,8 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     ProfileOption profile = new ProfileOption();
 
-    @Option(names = "--nodes", defaultValue = "2", description = "hosts in the cluster (the workload runs between nodes 0 and 1; default: ${DEFAULT-VALUE})")
+    @Option(names = "--nodes", defaultValue = "2",
+            description = "hosts in the cluster (the workload runs between nodes 0 and 1; default: ${DEFAULT-VALUE})")
     int nodes = 2;
 
     // boxed: null is "not given" (the test's own default); 0 is a value given, and refused like any other out of range
@@ -62,34 +64,40 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--iters", description = "iterations, 1..10000000 (default: the test's own, as perftest/rdma-core)")
     Integer iters;
 
-    @Option(names = "--qps", defaultValue = "1", description = "queue pairs for the bandwidth tests (default: ${DEFAULT-VALUE})")
+    @Option(names = "--qps", defaultValue = "1",
+            description = "queue pairs for the bandwidth tests (default: ${DEFAULT-VALUE})")
     int qps = 1;
 
-    @Option(names = "--mrs", defaultValue = "1", description = "MRs each side registers over its buffer and uses in turn, for translation-cache studies (default: ${DEFAULT-VALUE})")
+    @Option(names = "--mrs", defaultValue = "1", description = "MRs each side registers over its buffer and uses "
+            + "in turn, for translation-cache studies (default: ${DEFAULT-VALUE})")
     int mrs = 1;
 
-    @Option(names = "--mtu", defaultValue = "4096", description = "path MTU: 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE})")
+    @Option(names = "--mtu", defaultValue = "4096",
+            description = "path MTU: 256, 512, 1024, 2048 or 4096 (default: ${DEFAULT-VALUE})")
     int mtu = 4096;
 
-    @Option(names = "--scatter-to-cqe", description = "the QPs let small receives come in their CQE instead of the buffer "
-            + "(cqe.scatter.max bytes; cx-gen3x16: 32 B)")
+    @Option(names = "--scatter-to-cqe", description = "the QPs let small receives come in their CQE instead of the "
+            + "buffer (cqe.scatter.max bytes; cx-gen3x16: 32 B)")
     boolean scatterToCqe;
 
     @Option(names = {"-c", "--connection"}, description = "connection type of the perftest tests: RC (default) or UD "
             + "(send_lat and send_bw, as perftest's -c UD)")
     String connection = "RC";
 
-    @Option(names = "--tx-depth", defaultValue = "128", description = "outstanding sends in the bandwidth tests (default: ${DEFAULT-VALUE})")
+    @Option(names = "--tx-depth", defaultValue = "128",
+            description = "outstanding sends in the bandwidth tests (default: ${DEFAULT-VALUE})")
     int txDepth = 128;
 
-    @Option(names = "--rtl", description = "node 0's blocks run as Verilated RTL in the loop: doorbell, wqe, mtt, dma (every DMA channel), cqe, or all; "
-            + "BLOCK=FILE[+FILE...] runs your own Verilog module in that block's place (docs/blocks.md); "
+    @Option(names = "--rtl", description = "node 0's blocks run as Verilated RTL in the loop: doorbell, wqe, mtt, "
+            + "dma (every DMA channel), cqe, or all; BLOCK=FILE[+FILE...] runs your own Verilog module in that "
+            + "block's place (docs/blocks.md); "
             + "the run is made twice (model, then RTL) and compared")
     String rtl;
 
-    @Option(names = "--threads", description = "threads for workloads whose hosts run apart (pairs_write_bw): each host a simulator of its "
-            + "own, run side by side in windows of one link latency; the same results for any number (default: the machine's cores; "
-            + "waveforms, timelines and RTL in the loop keep one simulator)")
+    @Option(names = "--threads", description = "threads for workloads whose hosts run apart (pairs_write_bw): "
+            + "each host a simulator of its own, run side by side in windows of one link latency; the same results "
+            + "for any number (default: the machine's cores; waveforms, timelines and RTL in the loop keep one "
+            + "simulator)")
     Integer threads;
 
     @Option(names = "--mpi", description = "spread the hosts over the processes of the mpirun that started this one "
@@ -98,20 +106,25 @@ final class RunCommand implements Callable<Integer> {
             + "rank 0 prints what one process would (docs/architecture.md#across-processes)")
     boolean mpi;
 
-    @Option(names = "--seed", defaultValue = "1", description = "seed of every random choice (data, faults; default: ${DEFAULT-VALUE})")
+    @Option(names = "--seed", defaultValue = "1",
+            description = "seed of every random choice (data, faults; default: ${DEFAULT-VALUE})")
     long seed = 1;
 
-    @Option(names = "--faults", defaultValue = "none", description = "fault injection on the links, e.g. drop=0.01,dup=0.001,reorder=0.01,corrupt=0.001")
+    @Option(names = "--faults", defaultValue = "none",
+            description = "fault injection on the links, e.g. drop=0.01,dup=0.001,reorder=0.01,corrupt=0.001")
     String faults = "none";
 
     @Option(names = "--wave", description = "waveform of node 0's blocks' ports (.vcd, .vcd.gz, .vcd.xz)")
     Path wave;
 
-    @Option(names = "--timeline", description = "timeline of the send WQEs as Perfetto/Chrome JSON: a track per block per node, a flow per WQE")
+    @Option(names = "--timeline",
+            description = "timeline of the send WQEs as Perfetto/Chrome JSON: a track per block per node, "
+                    + "a flow per WQE")
     Path timeline;
 
-    @Option(names = "--beat-by-beat", description = "run every edge of the DMA channels' clocks through the blocks' wires, "
-            + "instead of coasting over edges that only move beats inside a channel: the same simulated result, slower")
+    @Option(names = "--beat-by-beat", description = "run every edge of the DMA channels' clocks through the blocks' "
+            + "wires, instead of coasting over edges that only move beats inside a channel: the same simulated "
+            + "result, slower")
     boolean beatByBeat;
 
     static final class Names extends ArrayList<String> {
@@ -121,19 +134,24 @@ final class RunCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         for (String w : workloads)
             if (!Workloads.NAMES.contains(w))
-                throw new IllegalArgumentException("workload '" + w + "' unknown; accepted: " + String.join(", ", Workloads.NAMES));
+                throw new IllegalArgumentException("workload '" + w + "' unknown; accepted: "
+                        + String.join(", ", Workloads.NAMES));
         if (nodes < 2 || nodes > 1024) throw new IllegalArgumentException("--nodes " + nodes + " must be 2..1024");
-        if (threads != null && (threads < 1 || threads > 1024)) throw new IllegalArgumentException("--threads " + threads + " must be 1..1024");
+        if (threads != null && (threads < 1 || threads > 1024))
+            throw new IllegalArgumentException("--threads " + threads + " must be 1..1024");
         if (qps < 1 || qps > 10_000) throw new IllegalArgumentException("--qps " + qps + " must be 1..10000");
         if (size != null && (size < 1 || size > (8 << 20)))
             throw new IllegalArgumentException("--size " + size + " must be 1..8388608");
         if (iters != null && (iters < 1 || iters > 10_000_000))
             throw new IllegalArgumentException("--iters " + iters + " must be 1..10000000");
         if (mrs < 1 || mrs > 100_000) throw new IllegalArgumentException("--mrs " + mrs + " must be 1..100000");
-        if (txDepth < 1 || txDepth > 4096) throw new IllegalArgumentException("--tx-depth " + txDepth + " must be 1..4096");
+        if (txDepth < 1 || txDepth > 4096)
+            throw new IllegalArgumentException("--tx-depth " + txDepth + " must be 1..4096");
         Mtu m = switch (mtu) {
-            case 256 -> Mtu.MTU_256; case 512 -> Mtu.MTU_512; case 1024 -> Mtu.MTU_1024; case 2048 -> Mtu.MTU_2048; case 4096 -> Mtu.MTU_4096;
-            default -> throw new IllegalArgumentException("--mtu " + mtu + " must be one of 256, 512, 1024, 2048, 4096");
+            case 256 -> Mtu.MTU_256; case 512 -> Mtu.MTU_512; case 1024 -> Mtu.MTU_1024;
+            case 2048 -> Mtu.MTU_2048; case 4096 -> Mtu.MTU_4096;
+            default -> throw new IllegalArgumentException("--mtu " + mtu
+                    + " must be one of 256, 512, 1024, 2048, 4096");
         };
         Set<String> rtlBlocks = Observe.rtlBlocks(rtl);
         Faults f = Faults.parse(faults);
@@ -169,7 +187,8 @@ final class RunCommand implements Callable<Integer> {
             System.out.println("\n##### " + name + ": the Java model alone");
             Result model = runOne(name, p, o, f, Set.of());
             Map<String, Double> modelStages = lastStages;
-            System.out.println("\n##### " + name + ": with RTL in the loop for node 0's " + String.join(", ", rtlBlocks));
+            System.out.println("\n##### " + name + ": with RTL in the loop for node 0's "
+                    + String.join(", ", rtlBlocks));
             Result rtlRun = runOne(name, p, o, f, rtlBlocks);
             failures += sideBySide(name, model, rtlRun, modelStages, lastStages) ? 0 : 1;
         }
@@ -185,10 +204,13 @@ final class RunCommand implements Callable<Integer> {
         out.printf("  %-44s %16s %16s %10s%n", "", "model", "RTL in loop", "diff");
         for (int i = 0; i < Math.min(model.rows().size(), rtlRun.rows().size()); i++) {
             Result.Row x = model.rows().get(i), y = rtlRun.rows().get(i);
-            out.printf("  %-44s %16d %16d %10d%n", x.bytes() + " B: simulated time (ps)", x.simPicos(), y.simPicos(), y.simPicos() - x.simPicos());
+            out.printf("  %-44s %16d %16d %10d%n", x.bytes() + " B: simulated time (ps)", x.simPicos(), y.simPicos(),
+                    y.simPicos() - x.simPicos());
         }
-        for (String k : a.keySet())
-            out.printf("  %-44s %16.1f %16.1f %10.1f%n", k + " (core cycles)", a.get(k), b.getOrDefault(k, Double.NaN), b.getOrDefault(k, Double.NaN) - a.get(k));
+        for (String k : a.keySet()) {
+            double withRtl = b.getOrDefault(k, Double.NaN);
+            out.printf("  %-44s %16.1f %16.1f %10.1f%n", k + " (core cycles)", a.get(k), withRtl, withRtl - a.get(k));
+        }
         boolean same = model.ok() && rtlRun.ok() && model.rows().equals(rtlRun.rows());
         out.println(same ? name + ": identical bytes, completions and cycle counts with and without RTL"
                 : name + ": FAILED: the runs differ (" + model.errors() + " / " + rtlRun.errors() + ")");
@@ -198,8 +220,8 @@ final class RunCommand implements Callable<Integer> {
     private Result runOne(String name, Profile p, Options o, Faults f, Set<String> rtlBlocks) throws Exception {
         int apart = name.equals("pairs_write_bw") && rtlBlocks.isEmpty() && wave == null && timeline == null
                 ? (threads != null ? threads : Runtime.getRuntime().availableProcessors()) : 0;
-        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks).threads(apart)
-                .peers(ranks)
+        try (Cluster cluster = Cluster.builder().nodes(nodes).profile(p).seed(seed).faults(f).rtl(rtlBlocks)
+                .threads(apart).peers(ranks)
                 .ownRtl(rtlBlocks.isEmpty() ? Map.of() : Observe.ownRtl(rtl)).build()) {
             return runOne(name, p, o, f, cluster);
         }
@@ -226,7 +248,8 @@ final class RunCommand implements Callable<Integer> {
         double wall = (System.nanoTime() - wall0) / 1e9;
         lastStages = breakdown(out, trace, p, "node0/");
         if (!cluster.rtl().isEmpty())
-            out.printf("RTL in the loop (node 0): %s edges exchanged, every output wire equal to the Java twin's%n", cluster.rtlEdges());
+            out.printf("RTL in the loop (node 0): %s edges exchanged, every output wire equal to the Java twin's%n",
+                    cluster.rtlEdges());
         counters(out, world);
         long edges = 0, coasted = 0;
         for (Simulator s : world.localPartitions())
@@ -245,9 +268,10 @@ final class RunCommand implements Callable<Integer> {
                     ranks.size(), world.threads(), timed.nanos() / 1e9, timed.calls(), timed.nanos() / 1e3 / windows);
         }
         else if (world.isApart())
-            out.printf("hosts ran apart in %,d windows of %.0f ns on %d threads%n", world.windows(), world.fabric.lookahead() / 1e3, world.threads());
-        out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx; %,d clock edges, %,d of them coasted)%n", simulated / 1e6, wall,
-                wall / Math.max(1e-12, simulated / 1e12), edges, coasted);
+            out.printf("hosts ran apart in %,d windows of %.0f ns on %d threads%n", world.windows(),
+                    world.fabric.lookahead() / 1e3, world.threads());
+        out.printf("simulated %.3f us in %.2f s of wall time (slowdown %.0fx; %,d clock edges, %,d of them coasted)%n",
+                simulated / 1e6, wall, wall / Math.max(1e-12, simulated / 1e12), edges, coasted);
         if (vcd != null) out.println("waveform of node 0's " + Observe.WAVE_BLOCKS + " ports: " + wave.toAbsolutePath()
                 + "\n  open it with: gtkwave " + GtkwSave.beside(wave));
         if (timeline != null) {
@@ -276,9 +300,12 @@ final class RunCommand implements Callable<Integer> {
         out.println("per-stage breakdown of node 0's send WQEs (mean):");
         for (Stages.Step s : steps) {
             means.put(s.name(), s.meanCycles());
-            out.printf("  %-34s %10.3f us %12.1f core cycles  (%d WQEs)%n", s.name(), s.meanPicos() / 1e6, s.meanCycles(), s.wqes());
+            out.printf("  %-34s %10.3f us %12.1f core cycles  (%d WQEs)%n", s.name(), s.meanPicos() / 1e6,
+                    s.meanCycles(), s.wqes());
         }
-        if (trace.dropped() > 0) out.printf("  (timeline kept the first %d stages; %d more not kept)%n", trace.entries().size(), trace.dropped());
+        if (trace.dropped() > 0)
+            out.printf("  (timeline kept the first %d stages; %d more not kept)%n", trace.entries().size(),
+                    trace.dropped());
         return means;
     }
 
@@ -301,10 +328,12 @@ final class RunCommand implements Callable<Integer> {
         for (String x : head) h.append(String.format("%" + cw + "s", x));
         out.println(h);
         for (Map.Entry<String, Long> e : c.entrySet()) {
-            StringBuilder line = new StringBuilder(String.format("  %-" + w + "s%" + cw + "s", e.getKey(), String.format("%,d", e.getValue())));
+            String total = String.format("%,d", e.getValue());
+            StringBuilder line = new StringBuilder(String.format("  %-" + w + "s%" + cw + "s", e.getKey(), total));
             // a counter of no node (the fabric's) has only its total
             if (per.stream().anyMatch(m -> m.containsKey(e.getKey())))
-                for (Map<String, Long> m : per) line.append(String.format("%" + cw + "s", String.format("%,d", m.getOrDefault(e.getKey(), 0L))));
+                for (Map<String, Long> m : per)
+                    line.append(String.format("%" + cw + "s", String.format("%,d", m.getOrDefault(e.getKey(), 0L))));
             out.println(line);
         }
     }
@@ -330,7 +359,8 @@ final class RunCommand implements Callable<Integer> {
             lastPrint = now;
             shown = true;
             int n = (int) Math.round(Math.max(0, Math.min(1, f)) * 30);
-            System.err.printf("\r%s [%s%s] %3.0f%%  %.0f s", name, "#".repeat(n), " ".repeat(30 - n), f * 100, (now - start) / 1e9);
+            System.err.printf("\r%s [%s%s] %3.0f%%  %.0f s", name, "#".repeat(n), " ".repeat(30 - n), f * 100,
+                    (now - start) / 1e9);
         }
 
         void done() { accept(-1); }

@@ -50,9 +50,10 @@ module doorbell_decoder_hand #(
   initial for (t = 0; t < (1 << IDX_BITS); t = t + 1) begin qp_table[t] = 41'd0; cq_table[t] = 41'd0; end
   wire [40:0] tw_entry = io_tableWrite_payload_valid[0]
       ? {1'b1, io_tableWrite_payload_qpn, io_tableWrite_payload_uar} : 41'd0;
+  wire [IDX_BITS-1:0] tw_index = io_tableWrite_payload_qpn[IDX_BITS-1:0];
   always @(posedge clk) begin
-    if (io_tableWrite_valid && !io_tableWrite_payload_cq[0]) qp_table[io_tableWrite_payload_qpn[IDX_BITS-1:0]] <= tw_entry;
-    if (io_tableWrite_valid && io_tableWrite_payload_cq[0]) cq_table[io_tableWrite_payload_qpn[IDX_BITS-1:0]] <= tw_entry;
+    if (io_tableWrite_valid && !io_tableWrite_payload_cq[0]) qp_table[tw_index] <= tw_entry;
+    if (io_tableWrite_valid && io_tableWrite_payload_cq[0]) cq_table[tw_index] <= tw_entry;
   end
 
   // the write, registered

@@ -15,8 +15,9 @@ class BlockContractsTest {
         Path page = Path.of(System.getProperty("nicsim.root", ".")).resolve("docs/blocks.md");
         String text = Files.readString(page);
         var sections = BlockContracts.sections(Profiles.load("cx-gen3x16"));
-        assertEquals(sections.keySet().stream().sorted().toList(), DeviceManual.blocks(text).stream().sorted().toList());
-        assertEquals(DeviceManual.render(text, sections), text,
-                "docs/blocks.md differs from the twins: ./mill cosim.runMain nicsim.cosim.BlockContracts docs/blocks.md");
+        assertEquals(sections.keySet().stream().sorted().toList(),
+                DeviceManual.blocks(text).stream().sorted().toList());
+        assertEquals(DeviceManual.render(text, sections), text, "docs/blocks.md differs from the twins: "
+                + "./mill cosim.runMain nicsim.cosim.BlockContracts docs/blocks.md");
     }
 }

@@ -41,7 +41,8 @@ class LockstepTest {
         // every way a WQE or a fetch can fail happened, and still the twins agreed
         for (WqePorts.WqeError.Code c : WqePorts.WqeError.Code.values()) {
             if (c == WqePorts.WqeError.Code.NONE) continue;
-            assertTrue(r.counters().getOrDefault("WqeFetcher.errors_" + c.name().toLowerCase(), 0L) > 3, c + ": " + r.counters());
+            String counter = "WqeFetcher.errors_" + c.name().toLowerCase();
+            assertTrue(r.counters().getOrDefault(counter, 0L) > 3, c + ": " + r.counters());
         }
     }
 
@@ -53,7 +54,8 @@ class LockstepTest {
         assertTrue(r.transfers().get("io_fill") > 3_000, r.transfers().toString());
         for (MttPorts.Status s : MttPorts.Status.values()) {
             if (s == MttPorts.Status.OK) continue;
-            assertTrue(r.counters().getOrDefault("MttWalker.failed_" + s.name().toLowerCase(), 0L) > 3, s + ": " + r.counters());
+            String counter = "MttWalker.failed_" + s.name().toLowerCase();
+            assertTrue(r.counters().getOrDefault(counter, 0L) > 3, s + ": " + r.counters());
         }
     }
 
@@ -61,18 +63,22 @@ class LockstepTest {
     void cqeWriterAgreesWithItsRtlThroughLapsArmsAndOverflows() {
         Lockstep.Result r = CosimRun.run(CX, "cqe", 100_000, 2, null);
         assertEquals(0, r.divergences(), () -> r.divergence().orElseThrow().toString());
-        assertTrue(r.transfers().get("io_write") > 20_000 && r.transfers().get("io_event") > 500, r.transfers().toString());
-        assertTrue(r.transfers().get("io_error") > 100 && r.transfers().get("io_dropped") > 5, r.transfers().toString());
+        var t = r.transfers();
+        assertTrue(t.get("io_write") > 20_000 && t.get("io_event") > 500, t.toString());
+        assertTrue(t.get("io_error") > 100 && t.get("io_dropped") > 5, t.toString());
     }
 
     @Test
     void dmaEngineAgreesWithItsRtlWithAllThreeEnginesContending() {
         Lockstep.Result r = CosimRun.run(CX, "dma", 100_000, 1, null);
         assertEquals(0, r.divergences(), () -> r.divergence().orElseThrow().toString());
-        assertTrue(r.transfers().get("io_linkTx") > 20_000 && r.transfers().get("io_linkRx") > 20_000, r.transfers().toString());
+        var t = r.transfers();
+        assertTrue(t.get("io_linkTx") > 20_000 && t.get("io_linkRx") > 20_000, t.toString());
         assertTrue(r.counters().get("DmaEngine.local_bus_contention_cycles") > 10_000, r.counters().toString());
-        for (DmaPorts.Done.Status s : DmaPorts.Done.Status.values())
-            assertTrue(r.counters().getOrDefault("DmaEngine.done_" + s.name().toLowerCase(), 0L) > 3, s + ": " + r.counters());
+        for (DmaPorts.Done.Status s : DmaPorts.Done.Status.values()) {
+            String counter = "DmaEngine.done_" + s.name().toLowerCase();
+            assertTrue(r.counters().getOrDefault(counter, 0L) > 3, s + ": " + r.counters());
+        }
     }
 
     @Test
@@ -81,7 +87,8 @@ class LockstepTest {
         DoorbellDecoder.Config buggy = new DoorbellDecoder.Config(good.windowBase(), good.windowSize(), good.pageSize(),
                 good.bfRegSize(), good.fifoDepth() - 1, good.tableEntries());
         BlockPairs.Pair real = BlockPairs.get(CX, "doorbell");
-        BlockPairs.Pair bug = new BlockPairs.Pair("doorbell", real.rtlName(), real.rtl(), d -> new DoorbellDecoder(d, buggy), real.stimulus());
+        BlockPairs.Pair bug = new BlockPairs.Pair("doorbell", real.rtlName(), real.rtl(),
+                d -> new DoorbellDecoder(d, buggy), real.stimulus());
         Lockstep.Result r = CosimRun.run(bug, CX, 100_000, 3, dir);
         Lockstep.Divergence d = r.divergence()
                 .orElseThrow(() -> new AssertionError("a FIFO one entry short went unnoticed"));

@@ -68,6 +68,7 @@ class OwnRtlTest {
         Path broken = copy(dir.resolve("x").toAbsolutePath(), "module " + TOP + "(input wire clk\n");
         e = assertThrows(IllegalArgumentException.class,
                 () -> RtlInLoop.lockstep(p, "doorbell", new RtlInLoop.Own(List.of(broken), TOP), 100, 1));
-        assertTrue(e.getMessage().startsWith("--verilog: Verilator cannot build module " + TOP + ": %Error"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("--verilog: Verilator cannot build module " + TOP + ": %Error"),
+                e.getMessage());
     }
 }

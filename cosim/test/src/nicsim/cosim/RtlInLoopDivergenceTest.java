@@ -38,8 +38,8 @@ class RtlInLoopDivergenceTest {
     @Test
     void aDifferentRtlIsCaughtAtTheSameCycleEdgeByEdgeOrInBatches() {
         String edgeByEdge = divergence(1);
-        assertTrue(edgeByEdge.matches("RTL in the loop: MttWalker diverged at cycle \\d+ of clock \\S+ on io_\\w+: Java model 0x\\p{XDigit}+, RTL 0x\\p{XDigit}+"),
-                edgeByEdge);
+        assertTrue(edgeByEdge.matches("RTL in the loop: MttWalker diverged at cycle \\d+ of clock \\S+ on io_\\w+: "
+                + "Java model 0x\\p{XDigit}+, RTL 0x\\p{XDigit}+"), edgeByEdge);
         assertEquals(edgeByEdge, divergence(RtlInLoop.BATCH));
     }
 
@@ -75,8 +75,10 @@ class RtlInLoopDivergenceTest {
             var channel = w.host(0).adapter.dma().domain(0);
             assertEquals(0, channel.edgesCoasted());
             assertEquals(channel.edgesRun(), rtl.edges().get("dma"));
-            assertEquals(alone.host(0).adapter.dma().domain(0).edgesRun(), channel.edgesRun(), "the same edges, coasted or not");
-            assertTrue(w.host(1).adapter.dma().domain(0).edgesCoasted() > 0, "node 1's channel, all Java, still coasts");
+            assertEquals(alone.host(0).adapter.dma().domain(0).edgesRun(), channel.edgesRun(),
+                    "the same edges, coasted or not");
+            assertTrue(w.host(1).adapter.dma().domain(0).edgesCoasted() > 0,
+                    "node 1's channel, all Java, still coasts");
             assertEquals(model.rows(), r.rows());
             assertEquals(alone.sim.counters().snapshot(), w.sim.counters().snapshot());
         }

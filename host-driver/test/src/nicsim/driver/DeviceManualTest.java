@@ -30,8 +30,8 @@ class DeviceManualTest {
         assertEquals(DeviceManual.sections().keySet().stream().sorted().toList(),
                 DeviceManual.blocks(page).stream().sorted().toList(),
                         "docs/device.md holds every generated table once");
-        assertEquals(DeviceManual.render(page), page,
-                "docs/device.md differs from the code: ./mill host-driver.runMain nicsim.driver.DeviceManual docs/device.md");
+        assertEquals(DeviceManual.render(page), page, "docs/device.md differs from the code: "
+                + "./mill host-driver.runMain nicsim.driver.DeviceManual docs/device.md");
     }
 
     private static int syndrome(byte[] out) { return (int) (BigEndian.get64(out, 0) & 0xFFFF_FFFFL); }

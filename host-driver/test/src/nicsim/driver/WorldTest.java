@@ -27,7 +27,10 @@ class WorldTest {
         }
         w.sim.schedule(w.now() + 3_500_000L, () -> w.host(0).memory.write(a, new byte[]{9}));
         List<Long> looks = new ArrayList<>();
-        w.runUntilMemoryHolds(new int[]{0}, () -> { looks.add(w.now()); return w.host(0).memory.read(a, 1)[0] == 9; }, 10_000_000L);
+        w.runUntilMemoryHolds(new int[]{0}, () -> {
+            looks.add(w.now());
+            return w.host(0).memory.read(a, 1)[0] == 9;
+        }, 10_000_000L);
         assertEquals(2, looks.size(), "a look at the start and one after host 0's write, none for host 1's: " + looks);
         assertEquals(looks.get(0) + 3_500_000L, looks.get(1));
     }

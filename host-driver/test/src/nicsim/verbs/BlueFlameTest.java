@@ -55,12 +55,14 @@ class BlueFlameTest {
         byte[] inline = new byte[64];
         new Random(5).nextBytes(inline);
         p.a.buf.write(64, inline);
-        p.a.qp.postSend(new SendWr().wrId(4).opcode(WrOpcode.RDMA_WRITE).sgList(new Sge(p.a.buf.addr() + 64, 64, p.a.mr.lkey()))
+        p.a.qp.postSend(new SendWr().wrId(4).opcode(WrOpcode.RDMA_WRITE)
+                .sgList(new Sge(p.a.buf.addr() + 64, 64, p.a.mr.lkey()))
                 .remoteAddr(p.b.buf.addr() + 64).rkey(p.b.mr.rkey()).sendFlags(SendFlags.SIGNALED | SendFlags.INLINE));
         p.await(p.a.cq, 1);
         assertEquals(2, skipped(p), "a lone two-WQEBB WQE, within bfSize, written whole with its doorbell");
         assertArrayEquals(inline, p.b.buf.read(64, 64), "the inline bytes came from the BlueFlame write");
-        p.a.qp.postSend(w.wrId(2), new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE).sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey()))
+        p.a.qp.postSend(w.wrId(2), new SendWr().wrId(3).opcode(WrOpcode.RDMA_WRITE)
+                .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey()))
                 .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()).sendFlags(SendFlags.SIGNALED));
         p.await(p.a.cq, 2);
         assertEquals(2, skipped(p), "two WQEs rung by one plain doorbell are read from the ring");
@@ -82,7 +84,8 @@ class BlueFlameTest {
         p.a.buf.write(0, new byte[]{5, 6});
         SendWr w = new SendWr().opcode(WrOpcode.RDMA_WRITE).sgList(new Sge(p.a.buf.addr(), 2, p.a.mr.lkey()))
                 .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()).sendFlags(SendFlags.SIGNALED);
-        p.a.qp.postSend(w.wrId(1), new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sgList(new Sge(p.a.buf.addr(), 2, p.a.mr.lkey()))
+        p.a.qp.postSend(w.wrId(1), new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE)
+                .sgList(new Sge(p.a.buf.addr(), 2, p.a.mr.lkey()))
                 .remoteAddr(p.b.buf.addr() + 8).rkey(p.b.mr.rkey()).sendFlags(SendFlags.SIGNALED));
         for (WorkCompletion wc : p.await(p.a.cq, 2)) {
             assertEquals(WcStatus.SUCCESS, wc.status());

@@ -30,22 +30,26 @@ class DeviceMemoryTest {
         for (int i = 0; i < pattern.length; i++) pattern[i] = (byte) (i * 3 + 1);
         dm.memcpyToDm(512, pattern);
         assertArrayEquals(pattern, dm.memcpyFromDm(512, 256), "the host reads back what it wrote through BAR0");
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> dm.memcpyToDm(3, new byte[4])).errno(), "offsets are 4-byte aligned");
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> dm.memcpyFromDm(4092, 8)).errno(), "past the allocation");
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> p.b.pd.regDmMr(dm, 0, 4096, AccessFlags.LOCAL_WRITE)).errno(),
+        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> dm.memcpyToDm(3, new byte[4])).errno(),
+                "offsets are 4-byte aligned");
+        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> dm.memcpyFromDm(4092, 8)).errno(),
+                "past the allocation");
+        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
+                () -> p.b.pd.regDmMr(dm, 0, 4096, AccessFlags.LOCAL_WRITE)).errno(),
                 "a region over device memory is zero-based");
         MemoryRegion mr = p.b.pd.regDmMr(dm, 0, 4096, AccessFlags.ZERO_BASED | Connect.ALL_REMOTE);
         // a READ of device memory (zero-based: iova 512) against a READ of host memory
         p.b.buf.write(512, pattern);
-        readTime(p, 512, mr.rkey()); // each once first: translations cached, so the second READs differ only in where they read
+        // each once first: translations cached, so the second READs differ only in where they read
+        readTime(p, 512, mr.rkey());
         readTime(p, p.b.buf.addr() + 512, p.b.mr.rkey());
         long fromDm = readTime(p, 512, mr.rkey());
         assertArrayEquals(pattern, p.a.buf.read(8192, 256), "the READ returned the device memory's bytes");
         long fromHost = readTime(p, p.b.buf.addr() + 512, p.b.mr.rkey());
         var prof = p.world.host(0).profile;
         long readTrip = 2 * prof.picos("pci.link.latency") + prof.picos("host.memory.read.latency");
-        assertTrue(fromDm + readTrip * 9 / 10 < fromHost, "device memory spares the responder's PCIe read (" + readTrip + " ps): "
-                + fromDm + " ps against " + fromHost + " ps");
+        assertTrue(fromDm + readTrip * 9 / 10 < fromHost, "device memory spares the responder's PCIe read ("
+                + readTrip + " ps): " + fromDm + " ps against " + fromHost + " ps");
         // a WRITE and an atomic into it
         p.a.buf.write(0, new byte[]{9, 8, 7, 6});
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_WRITE)
@@ -61,7 +65,8 @@ class DeviceMemoryTest {
         dm.close();
         assertTrue(dm.isClosed());
         DeviceMemory all = p.b.ctx.allocDm(max, 0);
-        assertEquals(Errno.ENOMEM, assertThrows(VerbsException.class, () -> p.b.ctx.allocDm(64, 0)).errno(), "all of it is taken");
+        assertEquals(Errno.ENOMEM, assertThrows(VerbsException.class, () -> p.b.ctx.allocDm(64, 0)).errno(),
+                "all of it is taken");
         all.close();
     }
 }

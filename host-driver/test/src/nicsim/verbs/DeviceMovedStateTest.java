@@ -21,7 +21,10 @@ class DeviceMovedStateTest {
         assertEquals(WcStatus.REM_ACCESS_ERR, p.await(p.a.cq, 1).get(0).status());
         assertEquals(QpState.ERR, p.a.qp.state(), "the requester, from its error completion");
         List<AsyncEvent> seen = new ArrayList<>();
-        p.world.runUntil(() -> { p.b.ctx.pollAsyncEvent().ifPresent(seen::add); return !seen.isEmpty(); }, 1_000_000_000L);
+        p.world.runUntil(() -> {
+            p.b.ctx.pollAsyncEvent().ifPresent(seen::add);
+            return !seen.isEmpty();
+        }, 1_000_000_000L);
         assertEquals(EventType.QP_ACCESS_ERR, seen.get(0).type());
         assertEquals(QpState.ERR, p.b.qp.state(), "the responder, as the event says");
         assertEquals(QpState.ERR, p.b.qp.query().qpState(), "and the adapter agrees");
@@ -51,8 +54,8 @@ class DeviceMovedStateTest {
         p.a.qp.postRecv(new RecvWr().wrId(9).sgList(new Sge(p.a.buf.addr() + 4096, 4096, p.a.mr.lkey())));
         AddressHandle back = p.b.pd.createAh(new AhAttr().dlid(p.a.ctx.queryPort(1).lid()));
         p.b.buf.write(0, "after SQE".getBytes());
-        p.b.qp.postSend(new SendWr().wrId(4).opcode(WrOpcode.SEND).ah(back).remoteQpn(p.a.qp.qpNum()).remoteQkey(Connect.QKEY)
-                .sgList(new Sge(p.b.buf.addr(), 9, p.b.mr.lkey())));
+        p.b.qp.postSend(new SendWr().wrId(4).opcode(WrOpcode.SEND).ah(back).remoteQpn(p.a.qp.qpNum())
+                .remoteQkey(Connect.QKEY).sgList(new Sge(p.b.buf.addr(), 9, p.b.mr.lkey())));
         WorkCompletion r = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
         assertArrayEquals("after SQE".getBytes(), p.a.buf.read(4096 + 40, 9));
@@ -69,6 +72,7 @@ class DeviceMovedStateTest {
         p.a.qp.modify(new QpAttr().qpState(QpState.ERR), QpAttrMask.STATE);
         List<WorkCompletion> wc = p.await(p.a.cq, 1);
         assertEquals(WcStatus.LOC_PROT_ERR, wc.get(0).status());
-        assertEquals(QpState.ERR, p.a.qp.state(), "the error completion, polled after the program's modify to ERR, does not say SQE");
+        assertEquals(QpState.ERR, p.a.qp.state(),
+                "the error completion, polled after the program's modify to ERR, does not say SQE");
     }
 }

@@ -38,7 +38,8 @@ class ErrorsTest {
         assertEquals(WcStatus.WR_FLUSH_ERR, wc.get(1).status(), "the rest of the SQ is flushed");
         assertEquals(QpState.ERR, p.a.qp.query().qpState());
         assertEquals(QpState.ERR, p.b.qp.query().qpState());
-        assertTrue(events(p.b.ctx).stream().anyMatch(e -> e.type() == EventType.QP_ACCESS_ERR && e.qpNum() == p.b.qp.qpNum()));
+        assertTrue(events(p.b.ctx).stream()
+                .anyMatch(e -> e.type() == EventType.QP_ACCESS_ERR && e.qpNum() == p.b.qp.qpNum()));
         assertArrayEquals(new byte[100], p.b.buf.read(0, 100), "nothing was written");
     }
 
@@ -68,7 +69,8 @@ class ErrorsTest {
         new Random(4).nextBytes(data);
         p.a.buf.write(0, data);
         p.b.qp.postRecv(new RecvWr().wrId(5).sgList(new Sge(p.b.buf.addr(), 4000, p.b.mr.lkey())));
-        p.b.qp.postRecv(new RecvWr().wrId(6).sgList(new Sge(p.b.buf.addr() + 8000, 1000, p.b.mr.lkey()))); // runs past the MR
+        // runs past the MR
+        p.b.qp.postRecv(new RecvWr().wrId(6).sgList(new Sge(p.b.buf.addr() + 8000, 1000, p.b.mr.lkey())));
         p.a.qp.postSend(Wrs.signaled(1, WrOpcode.SEND)
                 .sgList(new Sge(p.a.buf.addr(), 4000, p.a.mr.lkey())));
         p.a.qp.postSend(Wrs.signaled(2, WrOpcode.SEND)
@@ -86,8 +88,9 @@ class ErrorsTest {
     void misalignedAtomicIsRefusedAtPostWithEinval() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         // the driver refuses a misaligned remote address at post time (EINVAL); a raw WQE is what reaches the responder
-        VerbsException e = assertThrows(VerbsException.class, () -> p.a.qp.postSend(new SendWr().opcode(WrOpcode.ATOMIC_FETCH_AND_ADD)
-                .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())).remoteAddr(p.b.buf.addr() + 4).rkey(p.b.mr.rkey())));
+        VerbsException e = assertThrows(VerbsException.class, () -> p.a.qp.postSend(
+                new SendWr().opcode(WrOpcode.ATOMIC_FETCH_AND_ADD).sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey()))
+                        .remoteAddr(p.b.buf.addr() + 4).rkey(p.b.mr.rkey())));
         assertEquals(Errno.EINVAL, e.errno());
         assertTrue(e.getMessage().contains("remoteAddr"), e.getMessage());
         assertEquals(0, e.badWrIndex());
@@ -124,7 +127,8 @@ class ErrorsTest {
         Connect.toInit(p.a.qp, Connect.ALL_REMOTE);
         Connect.toRtr(p.a.qp, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_1024);
         p.a.qp.modify(new QpAttr().qpState(QpState.RTS).sqPsn(100).timeout(14).retryCnt(7).rnrRetry(0).maxRdAtomic(1),
-                QpAttrMask.STATE | QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT | QpAttrMask.RNR_RETRY | QpAttrMask.MAX_QP_RD_ATOMIC);
+                QpAttrMask.STATE | QpAttrMask.SQ_PSN | QpAttrMask.TIMEOUT | QpAttrMask.RETRY_CNT
+                        | QpAttrMask.RNR_RETRY | QpAttrMask.MAX_QP_RD_ATOMIC);
         p.a.qp.postSend(Wrs.signaled(8, WrOpcode.SEND)
                 .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())));
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
@@ -135,7 +139,8 @@ class ErrorsTest {
     @Test
     void noResponderIsRetryExcErrAfterRetryCntTimeouts() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192);
-        Connect.up(p.a.qp, Connect.ALL_REMOTE, new Connect.Dest(p.b.ctx.queryPort(1).lid(), 0xFFFF, 200, 0, 0), Mtu.MTU_1024, 100);
+        Connect.Dest nowhere = new Connect.Dest(p.b.ctx.queryPort(1).lid(), 0xFFFF, 200, 0, 0);
+        Connect.up(p.a.qp, Connect.ALL_REMOTE, nowhere, Mtu.MTU_1024, 100);
         p.a.qp.postSend(Wrs.signaled(4, WrOpcode.RDMA_WRITE)
                 .sgList(new Sge(p.a.buf.addr(), 64, p.a.mr.lkey())).remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
         long t0 = p.world.now();
@@ -155,7 +160,8 @@ class ErrorsTest {
         QueuePair qp = p.overflowSendCq(small);
         p.world.runFor(100_000_000L);
         List<AsyncEvent> ev = events(p.a.ctx);
-        assertTrue(ev.stream().anyMatch(e -> e.type() == EventType.CQ_ERR && e.cqHandle() == small.handle()), ev.toString());
+        assertTrue(ev.stream().anyMatch(e -> e.type() == EventType.CQ_ERR && e.cqHandle() == small.handle()),
+                ev.toString());
         assertTrue(ev.stream().anyMatch(e -> e.type() == EventType.QP_FATAL && e.qpNum() == qp.qpNum()), ev.toString());
         assertEquals(QpState.ERR, qp.query().qpState());
     }

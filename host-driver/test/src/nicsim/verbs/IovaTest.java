@@ -71,7 +71,8 @@ class IovaTest {
     }
 
     @ParameterizedTest
-    @ValueSource(longs = {0 /* the buffer's own address */, 1 << 16 /* just past the end */, -4 /* just before the start */})
+    // the buffer's own address, just past its end, just before its start
+    @ValueSource(longs = {0, 1 << 16, -4})
     void accessOutsideTheIovaRangeIsARemoteAccessError(long where) {
         Pair p = pair("none");
         MemoryRegion dst = p.b.pd.regMrIova(p.b.buf, IOVA_B, Connect.ALL_REMOTE);

@@ -29,7 +29,9 @@ class ManyMrsTest {
             p.a.qp.postSend(Wrs.signaled(k, WrOpcode.RDMA_WRITE)
                     .sgList(new Sge(p.a.buf.addr() + 512L * k, 512, ra.get(k).lkey()))
                     .remoteAddr(p.b.buf.addr() + 512L * k).rkey(rb.get(k).rkey()));
-            if (i % 32 == 31) for (WorkCompletion wc : p.await(p.a.cq, 32)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
+            if (i % 32 == 31)
+                for (WorkCompletion wc : p.await(p.a.cq, 32))
+                    assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         }
         for (WorkCompletion wc : p.await(p.a.cq, n % 32)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         assertArrayEquals(data, p.b.buf.read(0, data.length));

@@ -44,7 +44,8 @@ class ManyQpsTest {
         try {
             w.runUntil(() -> { got.addAll(qa.poll(64)); return got.size() >= 2 * n; }, 1_000_000_000_000L);
         } catch (IllegalStateException e) {
-            throw new AssertionError(got.size() + " completions; " + w.sim.counters().snapshot() + " errors " + w.host(0).adapter.errors(), e);
+            throw new AssertionError(got.size() + " completions; " + w.sim.counters().snapshot() + " errors "
+                    + w.host(0).adapter.errors(), e);
         }
         for (WorkCompletion wc : got) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         assertArrayEquals(data, bb.read(0, data.length));

@@ -11,7 +11,8 @@ class MemoryWindowTest {
     /** B binds a type-2 window over [4096, 8192) of its buffer; A writes through it. */
     private static int bind(Pair p, MemoryWindow mw, MemoryRegion mr, long off, long len, int access) {
         int rkey = mw.nextRkey();
-        p.b.qp.postSend(new SendWr().wrId(90).sendFlags(SendFlags.SIGNALED).bindMw(mw, rkey, mr, mr.addr() + off, len, access));
+        p.b.qp.postSend(new SendWr().wrId(90).sendFlags(SendFlags.SIGNALED)
+                .bindMw(mw, rkey, mr, mr.addr() + off, len, access));
         WorkCompletion wc = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         assertEquals(WcOpcode.BIND_MW, wc.opcode());
@@ -57,7 +58,8 @@ class MemoryWindowTest {
         assertNotEquals(first, second);
         assertEquals(WcStatus.SUCCESS, write(p, p.b.buf.addr() + 8192, second, 4).status());
         assertArrayEquals(new byte[]{1, 2, 3, 4}, p.b.buf.read(8192, 4));
-        p.b.qp.postSend(new SendWr().wrId(92).opcode(WrOpcode.LOCAL_INV).invalidateRkey(second).sendFlags(SendFlags.SIGNALED));
+        p.b.qp.postSend(new SendWr().wrId(92).opcode(WrOpcode.LOCAL_INV).invalidateRkey(second)
+                .sendFlags(SendFlags.SIGNALED));
         WorkCompletion inv = p.await(p.b.cq, 1).get(0);
         assertNotEquals(WcStatus.SUCCESS, inv.status(), inv.toString());
         assertTrue(inv.syndrome().contains("type-1"), inv.syndrome());
@@ -67,8 +69,8 @@ class MemoryWindowTest {
     void aZeroBasedType1BindIsMwBindErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 16384).up(Mtu.MTU_1024);
         MemoryWindow mw = p.b.pd.allocMw(MwType.TYPE_1);
-        p.b.qp.postSend(new SendWr().wrId(93).sendFlags(SendFlags.SIGNALED).bindMw(mw, mw.nextRkey(), bindable(p), p.b.buf.addr(), 4096,
-                AccessFlags.REMOTE_WRITE | AccessFlags.ZERO_BASED));
+        p.b.qp.postSend(new SendWr().wrId(93).sendFlags(SendFlags.SIGNALED).bindMw(mw, mw.nextRkey(), bindable(p),
+                p.b.buf.addr(), 4096, AccessFlags.REMOTE_WRITE | AccessFlags.ZERO_BASED));
         WorkCompletion wc = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.MW_BIND_ERR, wc.status(), wc.toString());
         assertTrue(wc.syndrome().contains("zero-based"), wc.syndrome());
@@ -79,7 +81,8 @@ class MemoryWindowTest {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 16384).up(Mtu.MTU_1024);
         MemoryWindow mw = p.b.pd.allocMw(MwType.TYPE_2);
         int rkey = bind(p, mw, bindable(p), 0, 8192, AccessFlags.REMOTE_WRITE);
-        p.b.qp.postSend(new SendWr().wrId(91).opcode(WrOpcode.LOCAL_INV).invalidateRkey(rkey).sendFlags(SendFlags.SIGNALED));
+        p.b.qp.postSend(new SendWr().wrId(91).opcode(WrOpcode.LOCAL_INV).invalidateRkey(rkey)
+                .sendFlags(SendFlags.SIGNALED));
         WorkCompletion inv = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, inv.status(), inv.toString());
         assertEquals(WcOpcode.LOCAL_INV, inv.opcode());
@@ -92,8 +95,8 @@ class MemoryWindowTest {
         MemoryWindow mw = p.b.pd.allocMw(MwType.TYPE_2);
         int rkey = bind(p, mw, bindable(p), 0, 8192, AccessFlags.REMOTE_WRITE);
         p.b.qp.postRecv(new RecvWr().wrId(5).sgList(new Sge(p.b.buf.addr() + 12000, 64, p.b.mr.lkey())));
-        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND_WITH_INV).invalidateRkey(rkey).sendFlags(SendFlags.SIGNALED)
-                .sgList(new Sge(p.a.buf.addr(), 16, p.a.mr.lkey())));
+        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND_WITH_INV).invalidateRkey(rkey)
+                .sendFlags(SendFlags.SIGNALED).sgList(new Sge(p.a.buf.addr(), 16, p.a.mr.lkey())));
         WorkCompletion r = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
         assertEquals(WcFlags.WITH_INV, r.wcFlags() & WcFlags.WITH_INV);
@@ -106,8 +109,8 @@ class MemoryWindowTest {
     void bindingOverAnMrWithoutMwBindIsMwBindErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 16384).up(Mtu.MTU_1024);
         MemoryWindow mw = p.b.pd.allocMw(MwType.TYPE_2);
-        p.b.qp.postSend(new SendWr().wrId(3).sendFlags(SendFlags.SIGNALED).bindMw(mw, mw.nextRkey(), p.b.mr, p.b.mr.addr(), 64,
-                AccessFlags.REMOTE_READ));
+        p.b.qp.postSend(new SendWr().wrId(3).sendFlags(SendFlags.SIGNALED)
+                .bindMw(mw, mw.nextRkey(), p.b.mr, p.b.mr.addr(), 64, AccessFlags.REMOTE_READ));
         WorkCompletion wc = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.MW_BIND_ERR, wc.status(), wc.toString());
         assertTrue(wc.syndrome().contains("MW_BIND"), wc.syndrome());

@@ -78,7 +78,8 @@ class MessageLimitTest {
             assertEquals(EventType.QP_REQ_ERR, ev.type(), op + ": " + ev);
             assertTrue(p.b.cq.poll(4).isEmpty(), op + ": no receive WQE was in use, so no CQE at the responder");
             assertEquals(QpState.ERR, p.b.qp.query().qpState());
-            assertArrayEquals(before, p.b.buf.read(0, LONG), op + ": not one byte of the refused message reached B's memory");
+            assertArrayEquals(before, p.b.buf.read(0, LONG),
+                    op + ": not one byte of the refused message reached B's memory");
         }
     }
 

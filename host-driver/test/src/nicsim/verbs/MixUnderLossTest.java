@@ -57,7 +57,8 @@ class MixUnderLossTest {
                 case 2 -> { // SEND A[off] -> B[2 region ...] (one receive per send, each at its own place)
                     int at = 2 * region + (recvs % 8) * 8192;
                     len = Math.min(len, 8192);
-                    p.b.qp.postRecv(new RecvWr().wrId(1000 + i).sgList(new Sge(p.b.buf.addr() + at, 8192, p.b.mr.lkey())));
+                    p.b.qp.postRecv(new RecvWr().wrId(1000 + i)
+                            .sgList(new Sge(p.b.buf.addr() + at, 8192, p.b.mr.lkey())));
                     recvs++;
                     wr.opcode(WrOpcode.SEND).sgList(new Sge(p.a.buf.addr() + off, len, p.a.mr.lkey()));
                     System.arraycopy(a, off, b, at, len);

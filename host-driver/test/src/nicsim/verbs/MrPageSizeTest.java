@@ -25,7 +25,8 @@ class MrPageSizeTest {
     void theLargestPageTheLayoutAllowsIsChosen() {
         long va = 0x7f00_0020_0000L; // 2 MB aligned
         assertEquals(21, MemoryRegion.bestPageShift(va, contiguous(0x4020_0000L, 1024), K4, 21));
-        assertEquals(16, MemoryRegion.bestPageShift(va, contiguous(0x4020_0000L, 1024), K4, 16), "bounded by the profile");
+        assertEquals(16, MemoryRegion.bestPageShift(va, contiguous(0x4020_0000L, 1024), K4, 16),
+                "bounded by the profile");
         // the same offset in a 64 KiB page but not in a 2 MB one
         assertEquals(16, MemoryRegion.bestPageShift(va, contiguous(0x4021_0000L, 1024), K4, 21));
         // physically 4 KiB apart from its virtual alignment: 4 KiB pages only

@@ -46,7 +46,8 @@ class MttLineTest {
         assertEquals(0, entry.lineHits());
         assertEquals(line.misses(), line.tableReads() + line.lineHits(), "every miss is a read or a line hit: " + line);
         assertTrue(line.tableReads() * 7 <= line.misses(), "about one read per 8 entries: " + line);
-        assertTrue(line.picos() < entry.picos(), "fewer PCIe reads in the walk: " + line.picos() + " ps against " + entry.picos());
+        assertTrue(line.picos() < entry.picos(),
+                "fewer PCIe reads in the walk: " + line.picos() + " ps against " + entry.picos());
     }
 
     @Test

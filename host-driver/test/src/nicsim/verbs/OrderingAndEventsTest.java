@@ -25,13 +25,16 @@ class OrderingAndEventsTest {
             p.a.qp.postSend(Wrs.signaled(1, WrOpcode.RDMA_READ)
                     .sgList(new Sge(p.a.buf.addr(), 65536, p.a.mr.lkey()))
                     .remoteAddr(p.b.buf.addr()).rkey(p.b.mr.rkey()));
-            p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE).sendFlags(SendFlags.SIGNALED | (fence ? SendFlags.FENCE : 0))
+            p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.RDMA_WRITE)
+                    .sendFlags(SendFlags.SIGNALED | (fence ? SendFlags.FENCE : 0))
                     .sgList(new Sge(p.a.buf.addr() + 65536, 64, p.a.mr.lkey()))
                     .remoteAddr(p.b.buf.addr() + 65536).rkey(p.b.mr.rkey()));
             List<WorkCompletion> wc = p.await(p.a.cq, 2);
             assertEquals(List.of(1L, 2L), wc.stream().map(WorkCompletion::wrId).toList());
             long readDone = stages(p, p.a.qp, 0).get("acked"), writeOnWire = stages(p, p.a.qp, 1).get("on_wire");
-            if (fence) assertTrue(writeOnWire >= readDone, "fenced WRITE left at " + writeOnWire + ", the READ completed at " + readDone);
+            if (fence)
+                assertTrue(writeOnWire >= readDone,
+                        "fenced WRITE left at " + writeOnWire + ", the READ completed at " + readDone);
             else assertTrue(writeOnWire < readDone, "without a fence the WRITE does not wait");
         }
     }
@@ -44,12 +47,14 @@ class OrderingAndEventsTest {
         QueuePair qp = p.b.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(cq).maxRecvWr(8));
         Connect.up(p.a.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, qp, 2), Mtu.MTU_1024, 1);
         Connect.up(qp, Connect.ALL_REMOTE, Connect.Dest.of(p.a.ctx, p.a.qp, 1), Mtu.MTU_1024, 2);
-        for (int i = 0; i < 4; i++) qp.postRecv(new RecvWr().wrId(i).sgList(new Sge(p.b.buf.addr(), 64, p.b.mr.lkey())));
+        for (int i = 0; i < 4; i++)
+            qp.postRecv(new RecvWr().wrId(i).sgList(new Sge(p.b.buf.addr(), 64, p.b.mr.lkey())));
         cq.reqNotify(true);
         p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.SEND).sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())));
         p.world.runFor(20_000_000);
         assertTrue(ch.getCqEvent().isEmpty(), "an unsolicited SEND does not wake a solicited-only arm");
-        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SOLICITED).sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())));
+        p.a.qp.postSend(new SendWr().wrId(2).opcode(WrOpcode.SEND).sendFlags(SendFlags.SOLICITED)
+                .sgList(new Sge(p.a.buf.addr(), 8, p.a.mr.lkey())));
         p.world.runUntil(() -> ch.eventsDelivered() > 0, 1_000_000_000L);
         assertSame(cq, ch.getCqEvent().orElseThrow());
         assertEquals(2, cq.poll(8).size(), "both receives are there to poll after the event");
@@ -57,8 +62,8 @@ class OrderingAndEventsTest {
     }
 
     /**
-     * As many CQs as the adapter holds, more than its MSI-X vectors: CQs share vectors, each event still reaches only its own CQ's
-     * channel, and the translation handler keeps its vector, so on-demand pages still fault in
+     * As many CQs as the adapter holds, more than its MSI-X vectors: CQs share vectors, each event still reaches
+     * only its own CQ's channel, and the translation handler keeps its vector, so on-demand pages still fault in
      * (a shared vector once took it over: page faults were never answered and the responder
      * answered RNR forever).
      */
@@ -67,7 +72,8 @@ class OrderingAndEventsTest {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 16);
         CompletionChannel ch = p.b.ctx.createCompChannel();
         List<CompletionQueue> many = new ArrayList<>();
-        while (many.size() + 1 < p.b.ctx.queryDevice().maxCq()) many.add(p.b.ctx.createCq(4, ch)); // as many as the adapter holds
+        // as many as the adapter holds
+        while (many.size() + 1 < p.b.ctx.queryDevice().maxCq()) many.add(p.b.ctx.createCq(4, ch));
         CompletionQueue cq = many.get(many.size() - 1);
         QueuePair qp = p.b.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(cq).maxRecvWr(8));
         Connect.up(p.a.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, qp, 2), Mtu.MTU_1024, 1);

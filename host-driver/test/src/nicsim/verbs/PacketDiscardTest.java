@@ -29,7 +29,8 @@ class PacketDiscardTest {
     @Test
     void aRequestForAQpThatDoesNotExistIsDroppedAndTheRequesterRunsOutOfRetries() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192);
-        Connect.up(p.a.qp, Connect.ALL_REMOTE, new Connect.Dest(p.b.ctx.queryPort(1).lid(), p.b.qp.qpNum() + 7, 200, 0, 0), Mtu.MTU_1024, 100);
+        Connect.Dest noSuchQp = new Connect.Dest(p.b.ctx.queryPort(1).lid(), p.b.qp.qpNum() + 7, 200, 0, 0);
+        Connect.up(p.a.qp, Connect.ALL_REMOTE, noSuchQp, Mtu.MTU_1024, 100);
         Connect.up(p.b.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.a.ctx, p.a.qp, 100), Mtu.MTU_1024, 200);
         p.b.qp.postRecv(new RecvWr().wrId(9).sgList(new Sge(p.b.buf.addr(), 64, p.b.mr.lkey())));
         p.a.qp.postSend(send(p, 1));
@@ -71,7 +72,8 @@ class PacketDiscardTest {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192);
         Connect.up(p.a.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_1024, 100);
         int wrongLid = p.a.ctx.queryPort(1).lid() + 40;
-        Connect.up(p.b.qp, Connect.ALL_REMOTE, new Connect.Dest(wrongLid, p.a.qp.qpNum(), 100, 0, 0), Mtu.MTU_1024, 200);
+        Connect.up(p.b.qp, Connect.ALL_REMOTE, new Connect.Dest(wrongLid, p.a.qp.qpNum(), 100, 0, 0), Mtu.MTU_1024,
+                200);
         p.b.qp.postRecv(new RecvWr().wrId(9).sgList(new Sge(p.b.buf.addr(), 64, p.b.mr.lkey())));
         p.a.qp.postSend(send(p, 1));
         p.world.runFor(100 * US);

@@ -29,11 +29,17 @@ final class Pair {
         }
     }
 
-    Pair(String profile, QpType type, int bufBytes) { this(Profiles.load(profile), type, bufBytes, Faults.NONE, 1, defaults()); }
+    Pair(String profile, QpType type, int bufBytes) {
+        this(Profiles.load(profile), type, bufBytes, Faults.NONE, 1, defaults());
+    }
 
-    static QpInitAttr defaults() { return new QpInitAttr().maxSendWr(64).maxRecvWr(64).maxSendSge(4).maxRecvSge(4).maxInlineData(64); }
+    static QpInitAttr defaults() {
+        return new QpInitAttr().maxSendWr(64).maxRecvWr(64).maxSendSge(4).maxRecvSge(4).maxInlineData(64);
+    }
 
-    Pair(Profile profile, QpType type, int bufBytes, Faults faults, long seed, QpInitAttr init) { this(profile, profile, type, bufBytes, faults, seed, init); }
+    Pair(Profile profile, QpType type, int bufBytes, Faults faults, long seed, QpInitAttr init) {
+        this(profile, profile, type, bufBytes, faults, seed, init);
+    }
 
     /** A on an adapter built from {@code profileA}, B on one built from {@code profileB} (the fabric is A's). */
     Pair(Profile profileA, Profile profileB, QpType type, int bufBytes, Faults faults, long seed, QpInitAttr init) {
@@ -69,7 +75,8 @@ final class Pair {
      * WRITEs posted: more completions than {@code small} holds when it is never polled.
      */
     QueuePair overflowSendCq(CompletionQueue small) {
-        QueuePair qp = a.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(small).recvCq(a.cq).maxSendWr(16).maxRecvWr(4));
+        QueuePair qp = a.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(small).recvCq(a.cq)
+                .maxSendWr(16).maxRecvWr(4));
         Connect.up(qp, Connect.ALL_REMOTE, Connect.Dest.of(b.ctx, b.qp, 200), Mtu.MTU_1024, 100);
         Connect.up(b.qp, Connect.ALL_REMOTE, Connect.Dest.of(a.ctx, qp, 100), Mtu.MTU_1024, 200);
         for (int i = 0; i < 4; i++)

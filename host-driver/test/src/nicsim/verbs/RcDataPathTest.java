@@ -41,8 +41,10 @@ class RcDataPathTest {
         byte[] data = random(3000, 2);
         p.a.buf.write(0, data);
         p.b.qp.postRecv(new RecvWr().wrId(55).sgList(new Sge(p.b.buf.addr() + 8192, 4096, p.b.mr.lkey())));
-        p.a.qp.postSend(new SendWr().wrId(9).opcode(WrOpcode.SEND_WITH_IMM).immData(0x1234abcd).sendFlags(SendFlags.SIGNALED)
-                .sgList(new Sge(p.a.buf.addr(), 1000, p.a.mr.lkey()), new Sge(p.a.buf.addr() + 1000, 2000, p.a.mr.lkey())));
+        p.a.qp.postSend(new SendWr().wrId(9).opcode(WrOpcode.SEND_WITH_IMM).immData(0x1234abcd)
+                .sendFlags(SendFlags.SIGNALED)
+                .sgList(new Sge(p.a.buf.addr(), 1000, p.a.mr.lkey()),
+                        new Sge(p.a.buf.addr() + 1000, 2000, p.a.mr.lkey())));
         WorkCompletion r = p.await(p.b.cq, 1).get(0);
         assertEquals(WcStatus.SUCCESS, r.status(), r.toString());
         assertEquals(55, r.wrId());
@@ -83,7 +85,8 @@ class RcDataPathTest {
         List<WorkCompletion> wc = p.await(p.a.cq, 2);
         assertEquals(WcOpcode.FETCH_ADD, wc.get(0).opcode(), wc.toString());
         assertEquals(WcOpcode.COMP_SWAP, wc.get(1).opcode());
-        assertEquals(40, HostOrder.get64(p.a.buf.read(0, 8), 0), "fetch-and-add: the original value, in the host's byte order");
+        assertEquals(40, HostOrder.get64(p.a.buf.read(0, 8), 0),
+                "fetch-and-add: the original value, in the host's byte order");
         assertEquals(42, HostOrder.get64(p.a.buf.read(8, 8), 0), "compare-and-swap: the original value");
         assertEquals(7, HostOrder.get64(p.b.buf.read(64, 8), 0), "42 == 42: swapped in 7");
     }
@@ -104,7 +107,8 @@ class RcDataPathTest {
                 .sgList(new Sge(p.a.buf.addr() + 8, 8, p.a.mr.lkey()))
                 .remoteAddr(p.b.buf.addr() + 72).rkey(p.b.mr.rkey()));
         for (WorkCompletion wc : p.await(p.a.cq, 2)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
-        assertArrayEquals(le(0x0123456789abcdefL), p.a.buf.read(0, 8), "the compared value came back as the host stores it");
+        assertArrayEquals(le(0x0123456789abcdefL), p.a.buf.read(0, 8),
+                "the compared value came back as the host stores it");
         assertArrayEquals(le(0xfedcba9876543210L), p.b.buf.read(64, 8), "and the swap value was stored so");
         assertArrayEquals(le(0xffffffffL), p.a.buf.read(8, 8));
         assertArrayEquals(le(0x100000000L), p.b.buf.read(72, 8), "the add carried into the word's upper half");
@@ -140,6 +144,7 @@ class RcDataPathTest {
         assertEquals(3, wcs.size(), wcs.toString());
         for (WorkCompletion wc : wcs) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
         assertArrayEquals(data, p.a.buf.read(8192, data.length), "the READ returned what the WRITE wrote");
-        assertArrayEquals(Arrays.copyOfRange(data, 2048, 2056), p.a.buf.read(16384, 8), "the atomic's original value is the WRITE's");
+        assertArrayEquals(Arrays.copyOfRange(data, 2048, 2056), p.a.buf.read(16384, 8),
+                "the atomic's original value is the WRITE's");
     }
 }

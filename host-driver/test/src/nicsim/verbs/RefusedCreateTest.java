@@ -16,14 +16,17 @@ class RefusedCreateTest {
         ProtectionDomain pd = ctx.allocPd();
         CompletionQueue cq = ctx.createCq(16);
         HostBuffer buf = new ProcessMemory(w.host(0)).alloc(4096);
-        VerbsException mr = assertThrows(VerbsException.class, () -> pd.regMr(buf, AccessFlags.REMOTE_WRITE)); // no LOCAL_WRITE
+        // REMOTE_WRITE without LOCAL_WRITE
+        VerbsException mr = assertThrows(VerbsException.class, () -> pd.regMr(buf, AccessFlags.REMOTE_WRITE));
         assertEquals(Errno.EINVAL, mr.errno());
         VerbsException qp = assertThrows(VerbsException.class,
-                () -> pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(cq).maxSendWr(1 << 30).maxRecvWr(1)));
+                () -> pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(cq)
+                        .maxSendWr(1 << 30).maxRecvWr(1)));
         assertEquals(Errno.EINVAL, qp.errno());
         VerbsException big = assertThrows(VerbsException.class, () -> ctx.createCq(Integer.MAX_VALUE));
         assertEquals(Errno.EINVAL, big.errno());
-        VerbsException srq = assertThrows(VerbsException.class, () -> pd.createSrq(new SrqInitAttr().maxWr(0).maxSge(1)));
+        VerbsException srq = assertThrows(VerbsException.class,
+                () -> pd.createSrq(new SrqInitAttr().maxWr(0).maxSge(1)));
         assertEquals(Errno.EINVAL, srq.errno());
         MemoryRegion good = pd.regMr(buf, AccessFlags.LOCAL_WRITE);
         assertDoesNotThrow(pd::close, "the PD closes: only its one real MR is destroyed with it");

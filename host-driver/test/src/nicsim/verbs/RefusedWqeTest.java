@@ -105,8 +105,8 @@ class RefusedWqeTest {
         // its receive queue still works
         p.a.qp.postRecv(new RecvWr().wrId(7).sgList(new Sge(p.a.buf.addr() + 4096, 100, p.a.mr.lkey())));
         AddressHandle toA = p.b.pd.createAh(new AhAttr().dlid(p.a.ctx.queryPort(1).lid()));
-        p.b.qp.postSend(new SendWr().wrId(8).opcode(WrOpcode.SEND).ah(toA).remoteQpn(p.a.qp.qpNum()).remoteQkey(Connect.QKEY)
-                .sgList(new Sge(p.b.buf.addr(), 16, p.b.mr.lkey())));
+        p.b.qp.postSend(new SendWr().wrId(8).opcode(WrOpcode.SEND).ah(toA).remoteQpn(p.a.qp.qpNum())
+                .remoteQkey(Connect.QKEY).sgList(new Sge(p.b.buf.addr(), 16, p.b.mr.lkey())));
         WorkCompletion r = p.await(p.a.cq, 1).get(0);
         assertEquals(7, r.wrId());
         assertEquals(WcStatus.SUCCESS, r.status(), r.toString());

@@ -29,12 +29,14 @@ class ReregTest {
         r.rereg(MemoryRegion.REREG_CHANGE_TRANSLATION, null, fresh.b.buf.addr() + 8192, 4096, 0);
         assertEquals(key, r.rkey(), "the key stays");
         assertEquals(fresh.b.buf.addr() + 8192, r.addr());
-        assertEquals(WcStatus.SUCCESS, write(fresh, fresh.b.buf.addr() + 8192, key), "the new translation takes the WRITE");
+        assertEquals(WcStatus.SUCCESS, write(fresh, fresh.b.buf.addr() + 8192, key),
+                "the new translation takes the WRITE");
         assertEquals(7, fresh.b.buf.read(8192, 1)[0]);
         VerbsException e = assertThrows(VerbsException.class,
                 () -> r.rereg(MemoryRegion.REREG_CHANGE_ACCESS, null, 0, 0, AccessFlags.REMOTE_WRITE));
         assertEquals(Errno.EINVAL, e.errno());
-        assertEquals(WcStatus.SUCCESS, write(fresh, fresh.b.buf.addr() + 8192, key), "a refused change leaves the region as it was");
+        assertEquals(WcStatus.SUCCESS, write(fresh, fresh.b.buf.addr() + 8192, key),
+                "a refused change leaves the region as it was");
         ProtectionDomain other = fresh.b.ctx.allocPd();
         r.rereg(MemoryRegion.REREG_CHANGE_PD, other, 0, 0, 0);
         assertSame(other, r.pd());

@@ -28,7 +28,8 @@ class ResizeCqTest {
     void unpolledCompletionsMoveInOrderAndNewOnesFollow() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 16);
         CompletionQueue cq = p.a.ctx.createCq(15);
-        QueuePair qp = p.a.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(p.a.cq).maxSendWr(64).maxRecvWr(4));
+        QueuePair qp = p.a.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(p.a.cq)
+                .maxSendWr(64).maxRecvWr(4));
         Connect.up(qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_1024, 100);
         Connect.up(p.b.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.a.ctx, qp, 100), Mtu.MTU_1024, 200);
         writes(p, cq, qp, 0, 12);
@@ -53,7 +54,8 @@ class ResizeCqTest {
         }
         for (int i = 1; i < got.size(); i++)
             assertTrue(got.get(i).timestamp() >= got.get(i - 1).timestamp(),
-                    "moved completions keep the time they were first written: " + got.get(i - 1).timestamp() + " then " + got.get(i).timestamp());
+                    "moved completions keep the time they were first written: " + got.get(i - 1).timestamp()
+                            + " then " + got.get(i).timestamp());
 
         cq.resize(7); // shrink, nothing waiting
         assertEquals(7, cq.cqe());
@@ -68,14 +70,16 @@ class ResizeCqTest {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 1 << 16);
         CompletionChannel ch = p.a.ctx.createCompChannel();
         CompletionQueue cq = p.a.ctx.createCq(16, ch);
-        QueuePair qp = p.a.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(cq).maxSendWr(8).maxRecvWr(4));
+        QueuePair qp = p.a.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(cq).recvCq(cq)
+                .maxSendWr(8).maxRecvWr(4));
         Connect.up(qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_1024, 100);
         Connect.up(p.b.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.a.ctx, qp, 100), Mtu.MTU_1024, 200);
         cq.reqNotify(false);
         cq.resize(1000);
         writes(p, cq, qp, 0, 1);
         p.world.runUntil(() -> ch.eventsDelivered() > 0, 1_000_000_000L);
-        assertSame(cq, ch.getCqEvent().orElseThrow(), "the completion after the resize raised the event armed before it");
+        assertSame(cq, ch.getCqEvent().orElseThrow(),
+                "the completion after the resize raised the event armed before it");
         assertEquals(0, cq.poll(4).get(0).wrId());
     }
 }

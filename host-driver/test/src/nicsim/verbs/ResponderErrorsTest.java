@@ -36,8 +36,9 @@ class ResponderErrorsTest {
     @Test
     void aMisalignedAtomicReachingTheResponderIsRemInvReqErr() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
-        byte[] wqe = WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_ATOMIC_FA, 0, p.a.qp.qpNum(), WqeFormat.CQ_UPDATE, 0, null,
-                p.b.buf.addr() + 4, p.b.mr.rkey(), 1, 0, List.of(new WqeFormat.Sge(p.a.buf.addr(), 8, p.a.mr.lkey())), null), false);
+        var local = List.of(new WqeFormat.Sge(p.a.buf.addr(), 8, p.a.mr.lkey()));
+        byte[] wqe = WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_ATOMIC_FA, 0, p.a.qp.qpNum(),
+                WqeFormat.CQ_UPDATE, 0, null, p.b.buf.addr() + 4, p.b.mr.rkey(), 1, 0, local, null), false);
         p.a.qp.postRawWqe(77, wqe);
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.REM_INV_REQ_ERR, wc.status(), wc.toString());
@@ -51,15 +52,17 @@ class ResponderErrorsTest {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
         // two 600 MB SGEs: 1.2 GB, past the adapter's 1 GB message limit (the verbs layer refuses it; a raw WQE does
         // not)
-        byte[] wqe = WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_WRITE, 0, p.a.qp.qpNum(), WqeFormat.CQ_UPDATE, 0, null,
-                p.b.buf.addr(), p.b.mr.rkey(), 0, 0, List.of(new WqeFormat.Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()),
-                        new WqeFormat.Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey())), null), false);
+        var twice = List.of(new WqeFormat.Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()),
+                new WqeFormat.Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()));
+        byte[] wqe = WqeFormat.encode(new WqeFormat.SendWqe(WqeLayout.OP_RDMA_WRITE, 0, p.a.qp.qpNum(),
+                WqeFormat.CQ_UPDATE, 0, null, p.b.buf.addr(), p.b.mr.rkey(), 0, 0, twice, null), false);
         p.a.qp.postRawWqe(79, wqe);
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.LOC_LEN_ERR, wc.status(), wc.toString());
         assertTrue(wc.syndrome().contains("longer"), wc.syndrome());
-        VerbsException e = assertThrows(VerbsException.class, () -> p.a.qp.postSend(new SendWr().opcode(WrOpcode.RDMA_WRITE)
-                .sgList(new Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()), new Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()))));
+        VerbsException e = assertThrows(VerbsException.class, () -> p.a.qp.postSend(new SendWr()
+                .opcode(WrOpcode.RDMA_WRITE).sgList(new Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()),
+                        new Sge(p.a.buf.addr(), 600 << 20, p.a.mr.lkey()))));
         assertEquals(Errno.EINVAL, e.errno());
     }
 
@@ -74,7 +77,7 @@ class ResponderErrorsTest {
         WorkCompletion wc = p.await(p.a.cq, 1).get(0);
         assertEquals(WcStatus.LOC_QP_OP_ERR, wc.status(), wc.toString());
         assertTrue(wc.syndrome().contains("segments"), wc.syndrome());
-        assertTrue(p.world.host(0).adapter.errors().stream().anyMatch(e -> e.toString().contains("remote address segment")),
-                p.world.host(0).adapter.errors().toString());
+        var errors = p.world.host(0).adapter.errors();
+        assertTrue(errors.stream().anyMatch(e -> e.toString().contains("remote address segment")), errors.toString());
     }
 }

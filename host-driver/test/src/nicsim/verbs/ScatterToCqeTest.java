@@ -28,7 +28,8 @@ class ScatterToCqeTest {
         List<long[]> out = new ArrayList<>();
         for (int k = 0; k < sizes.length; k++) {
             long rbase = p.b.buf.addr() + 4096L * k;
-            p.b.qp.postRecv(new RecvWr().wrId(k).sgList(new Sge(rbase, 10, p.b.mr.lkey()), new Sge(rbase + 100, 2000, p.b.mr.lkey())));
+            p.b.qp.postRecv(new RecvWr().wrId(k)
+                    .sgList(new Sge(rbase, 10, p.b.mr.lkey()), new Sge(rbase + 100, 2000, p.b.mr.lkey())));
             p.a.buf.write(4096L * k, pattern(sizes[k], k));
             long posted = p.world.sim.now();
             p.a.qp.postSend(Wrs.signaled(k, WrOpcode.SEND)
@@ -41,14 +42,16 @@ class ScatterToCqeTest {
             byte[] want = pattern(sizes[k], k), got = new byte[sizes[k]];
             int first = Math.min(10, sizes[k]);
             System.arraycopy(p.b.buf.read(4096L * k, first), 0, got, 0, first);
-            if (sizes[k] > 10) System.arraycopy(p.b.buf.read(4096L * k + 100, sizes[k] - 10), 0, got, 10, sizes[k] - 10);
+            if (sizes[k] > 10)
+                System.arraycopy(p.b.buf.read(4096L * k + 100, sizes[k] - 10), 0, got, 10, sizes[k] - 10);
             assertArrayEquals(want, got, "message " + k + " of " + sizes[k] + " bytes in the receive's two buffers");
         }
         return out;
     }
 
     static Pair pair(String profile, boolean scatter) {
-        return new Pair(Profiles.load(profile), QpType.RC, 1 << 16, Faults.NONE, 1, Pair.defaults().scatterToCqe(scatter)).up(Mtu.MTU_1024);
+        return new Pair(Profiles.load(profile), QpType.RC, 1 << 16, Faults.NONE, 1,
+                Pair.defaults().scatterToCqe(scatter)).up(Mtu.MTU_1024);
     }
 
     @Test
@@ -67,8 +70,10 @@ class ScatterToCqeTest {
 
     @Test
     void aScatteredReceiveCompletesSoonerThanOneWrittenByDma() {
-        long on = exchange(pair("cx-gen3x16", true), 8).get(0)[1], off = exchange(pair("cx-gen3x16", false), 8).get(0)[1];
-        assertTrue(on < off, "8 bytes in the CQE: " + on + " ps from post to receive completion, against " + off + " ps by DMA");
+        long on = exchange(pair("cx-gen3x16", true), 8).get(0)[1];
+        long off = exchange(pair("cx-gen3x16", false), 8).get(0)[1];
+        assertTrue(on < off,
+                "8 bytes in the CQE: " + on + " ps from post to receive completion, against " + off + " ps by DMA");
     }
 
     @Test
@@ -82,7 +87,8 @@ class ScatterToCqeTest {
     void receivesFromAnSrqAreCopiedFromTheSrqsWqe() {
         Pair p = pair("cx-gen3x16", true);
         SharedReceiveQueue srq = p.b.pd.createSrq(new SrqInitAttr().maxWr(8).maxSge(2));
-        QueuePair b2 = p.b.pd.createQp(Pair.defaults().qpType(QpType.RC).sendCq(p.b.cq).recvCq(p.b.cq).srq(srq).scatterToCqe(true));
+        QueuePair b2 = p.b.pd.createQp(Pair.defaults().qpType(QpType.RC).sendCq(p.b.cq).recvCq(p.b.cq).srq(srq)
+                .scatterToCqe(true));
         QueuePair a2 = p.a.pd.createQp(Pair.defaults().qpType(QpType.RC).sendCq(p.a.cq).recvCq(p.a.cq));
         Connect.up(a2, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, b2, 300), Mtu.MTU_1024, 400);
         Connect.up(b2, Connect.ALL_REMOTE, Connect.Dest.of(p.a.ctx, a2, 400), Mtu.MTU_1024, 300);

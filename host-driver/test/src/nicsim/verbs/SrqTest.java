@@ -20,15 +20,18 @@ class SrqTest {
         final ProtectionDomain spd = sc.allocPd(), cpd = cc.allocPd();
         final CompletionQueue scq = sc.createCq(256), ccq = cc.createCq(256);
         final SharedReceiveQueue srq;
-        final HostBuffer sbuf = new ProcessMemory(w.host(1)).alloc(1 << 16), cbuf = new ProcessMemory(w.host(0)).alloc(4096);
+        final HostBuffer sbuf = new ProcessMemory(w.host(1)).alloc(1 << 16);
+        final HostBuffer cbuf = new ProcessMemory(w.host(0)).alloc(4096);
         final MemoryRegion smr = spd.regMr(sbuf, Connect.ALL_REMOTE), cmr = cpd.regMr(cbuf, Connect.ALL_REMOTE);
         final List<QueuePair> server = new ArrayList<>(), client = new ArrayList<>();
 
         Setup(int qps, int srqWr, int limit) {
             srq = spd.createSrq(new SrqInitAttr().maxWr(srqWr).maxSge(1).srqLimit(limit));
             for (int i = 0; i < qps; i++) {
-                QueuePair s = spd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(scq).recvCq(scq).srq(srq).maxSendWr(4));
-                QueuePair c = cpd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(ccq).recvCq(ccq).maxSendWr(16).maxRecvWr(1));
+                QueuePair s = spd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(scq).recvCq(scq).srq(srq)
+                        .maxSendWr(4));
+                QueuePair c = cpd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(ccq).recvCq(ccq)
+                        .maxSendWr(16).maxRecvWr(1));
                 Connect.up(s, Connect.ALL_REMOTE, Connect.Dest.of(cc, c, 10), Mtu.MTU_1024, 20);
                 Connect.up(c, Connect.ALL_REMOTE, Connect.Dest.of(sc, s, 20), Mtu.MTU_1024, 10);
                 server.add(s);
@@ -37,7 +40,10 @@ class SrqTest {
         }
 
         void post(int n, int from) {
-            for (int i = 0; i < n; i++) srq.postRecv(new RecvWr().wrId(from + i).sgList(new Sge(sbuf.addr() + 256L * ((from + i) % 200), 256, smr.lkey())));
+            for (int i = 0; i < n; i++) {
+                long at = sbuf.addr() + 256L * ((from + i) % 200);
+                srq.postRecv(new RecvWr().wrId(from + i).sgList(new Sge(at, 256, smr.lkey())));
+            }
         }
 
         void send(QueuePair c, int id, byte tag) {
@@ -96,7 +102,8 @@ class SrqTest {
         List<EventType> events = new ArrayList<>();
         Runnable drain = () -> {
             s.w.runFor(10_000_000); // events land in the event queue shortly after the completion
-            for (Optional<AsyncEvent> e = s.sc.pollAsyncEvent(); e.isPresent(); e = s.sc.pollAsyncEvent()) events.add(e.get().type());
+            for (Optional<AsyncEvent> e = s.sc.pollAsyncEvent(); e.isPresent(); e = s.sc.pollAsyncEvent())
+                events.add(e.get().type());
         };
         for (int i = 0; i < 3; i++) { s.send(s.client.get(0), i, (byte) 1); s.await(s.scq, 1); }
         drain.run();
@@ -112,7 +119,8 @@ class SrqTest {
         drain.run();
         assertEquals(List.of(EventType.SRQ_LIMIT_REACHED, EventType.SRQ_LIMIT_REACHED), events);
         assertThrows(VerbsException.class, () -> s.srq.modify(new SrqAttr().srqLimit(99), SrqAttrMask.LIMIT));
-        VerbsException resize = assertThrows(VerbsException.class, () -> s.srq.modify(new SrqAttr().maxWr(32), SrqAttrMask.MAX_WR));
+        VerbsException resize = assertThrows(VerbsException.class,
+                () -> s.srq.modify(new SrqAttr().maxWr(32), SrqAttrMask.MAX_WR));
         assertEquals(Errno.EINVAL, resize.errno(), "resizing an SRQ is EINVAL, as on mlx5");
     }
 

@@ -24,7 +24,9 @@ class StridingRqTest {
     void messagesShareAWqeStrideByStrideAndAFillerReleasesIt() {
         QpInitAttr init = Pair.defaults().stridingRq(6, 4); // 16 strides of 64 B: 1 KiB per receive WQE
         Pair p = new Pair(Profiles.load("cx-gen3x16"), QpType.UD, 1 << 16, Faults.NONE, 1, init).upUd(Mtu.MTU_2048);
-        for (int k = 0; k < 2; k++) p.b.qp.postRecv(new RecvWr().wrId(100 + k).sgList(new Sge(p.b.buf.addr() + 4096L * k, 1024, p.b.mr.lkey())));
+        for (int k = 0; k < 2; k++)
+            p.b.qp.postRecv(new RecvWr().wrId(100 + k)
+                    .sgList(new Sge(p.b.buf.addr() + 4096L * k, 1024, p.b.mr.lkey())));
         AddressHandle ah = p.a.pd.createAh(new AhAttr().dlid(p.b.ctx.queryPort(1).lid()));
         int[] sizes = {24, 100, 200, 300, 150}; // strides with the GRH: 1, 3, 4, 6 (14 of 16), then 3, which do not fit
         for (int i = 0; i < sizes.length; i++) {
@@ -43,12 +45,14 @@ class StridingRqTest {
             assertEquals(strideAt[i], wc.strideOffset(), "message " + i);
             assertEquals(40 + sizes[i], wc.byteLen());
             assertEquals(0, wc.wcFlags() & (WcFlags.STRIDE_FILLER | WcFlags.STRIDE_BUFFER_CONSUMED));
-            assertArrayEquals(pattern(sizes[i], i), p.b.buf.read(64L * strideAt[i] + 40, sizes[i]), "message " + i + " at its strides");
+            assertArrayEquals(pattern(sizes[i], i), p.b.buf.read(64L * strideAt[i] + 40, sizes[i]),
+                    "message " + i + " at its strides");
         }
         WorkCompletion filler = wcs.get(4);
         assertEquals(100, filler.wrId());
         assertEquals(14, filler.strideOffset(), "the filler uses up strides 14 and 15");
-        assertEquals(WcFlags.STRIDE_FILLER | WcFlags.STRIDE_BUFFER_CONSUMED, filler.wcFlags() & (WcFlags.STRIDE_FILLER | WcFlags.STRIDE_BUFFER_CONSUMED));
+        int both = WcFlags.STRIDE_FILLER | WcFlags.STRIDE_BUFFER_CONSUMED;
+        assertEquals(both, filler.wcFlags() & both);
         assertEquals(0, filler.byteLen());
         WorkCompletion last = wcs.get(5);
         assertEquals(101, last.wrId(), "the message that did not fit went to the next WQE");
@@ -61,13 +65,16 @@ class StridingRqTest {
 
     @Test
     void aStridingQueueRefusesWhatItCannotTake() {
-        Pair p = new Pair(Profiles.load("cx-gen3x16"), QpType.UD, 1 << 16, Faults.NONE, 1, Pair.defaults().stridingRq(6, 4)).upUd(Mtu.MTU_2048);
+        Pair p = new Pair(Profiles.load("cx-gen3x16"), QpType.UD, 1 << 16, Faults.NONE, 1,
+                Pair.defaults().stridingRq(6, 4)).upUd(Mtu.MTU_2048);
         VerbsException small = assertThrows(VerbsException.class,
                 () -> p.b.qp.postRecv(new RecvWr().wrId(1).sgList(new Sge(p.b.buf.addr(), 512, p.b.mr.lkey()))));
         assertEquals(Errno.EINVAL, small.errno(), small.getMessage());
         assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
-                () -> p.a.pd.createQp(Pair.defaults().qpType(QpType.RC).sendCq(p.a.cq).recvCq(p.a.cq).stridingRq(6, 4))).errno(), "UD only");
+                () -> p.a.pd.createQp(Pair.defaults().qpType(QpType.RC).sendCq(p.a.cq).recvCq(p.a.cq)
+                        .stridingRq(6, 4))).errno(), "UD only");
         assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
-                () -> p.a.pd.createQp(Pair.defaults().qpType(QpType.UD).sendCq(p.a.cq).recvCq(p.a.cq).stridingRq(5, 4))).errno(), "strides of 64 B or more");
+                () -> p.a.pd.createQp(Pair.defaults().qpType(QpType.UD).sendCq(p.a.cq).recvCq(p.a.cq)
+                        .stridingRq(5, 4))).errno(), "strides of 64 B or more");
     }
 }

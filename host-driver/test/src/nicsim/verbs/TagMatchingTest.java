@@ -34,7 +34,8 @@ class TagMatchingTest {
             txCq = a.createCq(256);
             tmCq = b.createCq(256);
             CompletionQueue rxCq = b.createCq(16);
-            srq = pb.createSrq(new SrqInitAttr().srqType(SrqType.TM).tmMaxNumTags(maxTags).tmMaxOps(8).cq(tmCq).maxWr(16).maxSge(1));
+            srq = pb.createSrq(new SrqInitAttr().srqType(SrqType.TM).tmMaxNumTags(maxTags).tmMaxOps(8).cq(tmCq)
+                    .maxWr(16).maxSge(1));
             tx = pa.createQp(new QpInitAttr().sendCq(txCq).recvCq(txCq).maxSendWr(64).maxInlineData(64));
             rx = pb.createQp(new QpInitAttr().sendCq(rxCq).recvCq(rxCq).srq(srq));
             Connect.up(tx, Connect.ALL_REMOTE, Connect.Dest.of(b, rx, 50), Mtu.MTU_1024, 10);
@@ -49,7 +50,10 @@ class TagMatchingTest {
 
         /** Posts ordinary (unexpected-message) buffers 16..16+n. */
         void ordinary(int n) {
-            for (int i = 0; i < n; i++) srq.postRecv(new RecvWr().wrId(1000 + i).sgList(new Sge(in.addr() + (long) SLOT * (16 + i), SLOT, inMr.lkey())));
+            for (int i = 0; i < n; i++) {
+                long at = in.addr() + (long) SLOT * (16 + i);
+                srq.postRecv(new RecvWr().wrId(1000 + i).sgList(new Sge(at, SLOT, inMr.lkey())));
+            }
         }
 
         /** A tagged buffer in slot {@code slot} for {@code tag} under {@code mask}; returns the op (its handle set). */
@@ -112,7 +116,8 @@ class TagMatchingTest {
             assertEquals(lens[i], wc.byteLen(), "the payload, without the 16-byte header");
             assertEquals(tags[i], wc.tmTag());
             assertEquals(0x11 * (i + 1), wc.tmPriv());
-            assertArrayEquals(body(i, lens[i]), s.in.read((long) SLOT * i, lens[i]), "payload at the start of tagged buffer " + i);
+            assertArrayEquals(body(i, lens[i]), s.in.read((long) SLOT * i, lens[i]),
+                    "payload at the start of tagged buffer " + i);
         }
         assertEquals(3, s.counter("Firmware.tm_matched"));
         assertEquals(0, s.srq.taggedBuffers());
@@ -147,7 +152,8 @@ class TagMatchingTest {
         assertEquals(0, next.wcFlags() & WcFlags.TM_MATCH, "the stale tag did not take it: " + next);
         assertEquals(1002, next.wrId(), "an ordinary buffer did: " + next);
         // in sync again (two unexpected so far): a new tag is matched
-        s.srq.postSrqOps(new OpsWr().wrId(77).opcode(OpsWrOpcode.TAG_DEL).flags(OpsWr.SIGNALED).handle(stale.handle()).unexpectedCnt(2));
+        s.srq.postSrqOps(new OpsWr().wrId(77).opcode(OpsWrOpcode.TAG_DEL).flags(OpsWr.SIGNALED).handle(stale.handle())
+                .unexpectedCnt(2));
         assertEquals(WcOpcode.TM_DEL, s.await(s.tmCq, 1).get(0).opcode());
         s.add(1, 9, -1L, 2);
         assertEquals(0, s.await(s.tmCq, 1).get(0).wcFlags() & WcFlags.TM_SYNC_REQ, "in sync");
@@ -181,8 +187,9 @@ class TagMatchingTest {
         s.await(s.tmCq, 2);
         s.send(0, TmInfo.pack(TmhOp.EAGER, 1, 0), body(0, 10));
         assertEquals(WcOpcode.TM_RECV, s.await(s.tmCq, 1).get(0).opcode());
-        s.srq.postSrqOps(new OpsWr().wrId(90).opcode(OpsWrOpcode.TAG_DEL).handle(a.handle()), // taken: fails, completes though unsignaled
-                new OpsWr().wrId(91).opcode(OpsWrOpcode.TAG_DEL).handle(b.handle())); // deleted, unsignaled: no completion
+        // a taken tag: fails, and completes though unsignaled; a deleted one, unsignaled: no completion
+        s.srq.postSrqOps(new OpsWr().wrId(90).opcode(OpsWrOpcode.TAG_DEL).handle(a.handle()),
+                new OpsWr().wrId(91).opcode(OpsWrOpcode.TAG_DEL).handle(b.handle()));
         List<WorkCompletion> got = s.await(s.tmCq, 1);
         assertEquals(WcStatus.TM_ERR, got.get(0).status(), got.toString());
         assertEquals(90, got.get(0).wrId());
@@ -206,11 +213,13 @@ class TagMatchingTest {
         int completions = 0; // a message of more than one packet completes twice: the match, then the data
         for (int i = 0; i < n; i++) completions += 16 + 700 + 300 * i > 1024 ? 2 : 1;
         List<WorkCompletion> got = new ArrayList<>();
-        for (WorkCompletion wc : s.await(s.tmCq, completions)) if ((wc.wcFlags() & WcFlags.TM_DATA_VALID) != 0) got.add(wc);
+        for (WorkCompletion wc : s.await(s.tmCq, completions))
+            if ((wc.wcFlags() & WcFlags.TM_DATA_VALID) != 0) got.add(wc);
         assertEquals(n, got.size(), got.toString());
         for (int i = 0; i < n; i++) {
             int slot = n - 1 - i;
-            assertArrayEquals(body(i, 700 + 300 * i), s.in.read((long) SLOT * slot, 700 + 300 * i), "message " + i + " in buffer " + slot);
+            assertArrayEquals(body(i, 700 + 300 * i), s.in.read((long) SLOT * slot, 700 + 300 * i),
+                    "message " + i + " in buffer " + slot);
         }
         assertTrue(s.counter("Firmware.retransmits") > 0, "the faults were felt");
     }
@@ -227,7 +236,8 @@ class TagMatchingTest {
 
     void rendezvous(Faults faults) {
         Setup s = new Setup(faults, 64);
-        s.tx.postRecv(new RecvWr().wrId(42).sgList(new Sge(s.out.addr() + SLOT * 15L, SLOT, s.outMr.lkey()))); // for the FIN
+        // for the FIN
+        s.tx.postRecv(new RecvWr().wrId(42).sgList(new Sge(s.out.addr() + SLOT * 15L, SLOT, s.outMr.lkey())));
         s.add(3, 0x77, -1L, 0);
         s.await(s.tmCq, 1);
         byte[] data = body(5, 6000);
@@ -242,7 +252,8 @@ class TagMatchingTest {
         assertEquals(0x99, got.get(0).tmPriv());
         assertEquals(WcFlags.TM_DATA_VALID, got.get(1).wcFlags(), "then read: " + got);
         assertEquals(data.length, got.get(1).byteLen());
-        assertArrayEquals(data, s.in.read(SLOT * 3L, data.length), "the adapter read the sender's buffer into the tagged one");
+        assertArrayEquals(data, s.in.read(SLOT * 3L, data.length),
+                "the adapter read the sender's buffer into the tagged one");
         List<WorkCompletion> sender = s.await(s.txCq, 2);
         WorkCompletion fin = sender.stream().filter(wc -> wc.wrId() == 42).findFirst()
                 .orElseThrow(() -> new AssertionError(sender.toString()));
@@ -250,7 +261,8 @@ class TagMatchingTest {
         assertEquals(32, fin.byteLen(), "FIN: the TMH and RVH again");
         byte[] finBytes = s.out.read(SLOT * 15L, 32);
         assertEquals(TmhOp.FIN.value(), finBytes[0]);
-        assertArrayEquals(Arrays.copyOfRange(rndv, 1, 32), Arrays.copyOfRange(finBytes, 1, 32), "the request's headers, opcode FIN");
+        assertArrayEquals(Arrays.copyOfRange(rndv, 1, 32), Arrays.copyOfRange(finBytes, 1, 32),
+                "the request's headers, opcode FIN");
         assertEquals(1, s.counter("Firmware.tm_rendezvous"));
         assertEquals(0, s.counter("Firmware.cqes_lost"));
     }
@@ -308,7 +320,8 @@ class TagMatchingTest {
         ProtectionDomain pd = c.allocPd();
         CompletionQueue cq = c.createCq(4);
         VerbsException e = assertThrows(VerbsException.class,
-                () -> pd.createSrq(new SrqInitAttr().srqType(SrqType.TM).tmMaxNumTags(4).tmMaxOps(4).cq(cq).maxWr(4).maxSge(1)));
+                () -> pd.createSrq(new SrqInitAttr().srqType(SrqType.TM).tmMaxNumTags(4).tmMaxOps(4).cq(cq)
+                        .maxWr(4).maxSge(1)));
         assertTrue(e.getMessage().contains("tag matching is not offered"), e.getMessage());
     }
 }

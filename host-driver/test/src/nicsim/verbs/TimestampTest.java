@@ -31,8 +31,10 @@ class TimestampTest {
             String txn = p.world.host(0).adapter.wqeTxn(p.a.qp.qpNum(), i);
             Map<String, Long> at = p.world.sim.trace().entries(txn).stream()
                     .collect(Collectors.toMap(Trace.Entry::stage, Trace.Entry::timePicos, (x, y) -> x));
-            assertEquals(at.get("cqe_stamped"), wc.timestamp() * period, "WQE " + i + ": its timestamp is the timeline's, to the cycle");
-            assertTrue(at.get("cqe_stamped") <= at.get("cqe_written"), "stamped as the write left, written when it landed");
+            assertEquals(at.get("cqe_stamped"), wc.timestamp() * period,
+                    "WQE " + i + ": its timestamp is the timeline's, to the cycle");
+            assertTrue(at.get("cqe_stamped") <= at.get("cqe_written"),
+                    "stamped as the write left, written when it landed");
             assertTrue(wc.timestamp() > last, "later completions, later stamps: " + wcs);
             last = wc.timestamp();
         }

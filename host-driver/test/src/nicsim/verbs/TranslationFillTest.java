@@ -41,16 +41,21 @@ class TranslationFillTest {
         long misses = count(p, "MttWalker.cache_misses") - before;
         assertTrue(misses >= 2 * PAGES, "both sides' pages miss once: " + misses);
         assertEquals(misses, count(p, "Firmware.xlate_host_interrupts"));
-        assertEquals(misses, p.a.ctx.driver().translationFills() + p.b.ctx.driver().translationFills(), "every miss answered by a handler");
+        assertEquals(misses, p.a.ctx.driver().translationFills() + p.b.ctx.driver().translationFills(),
+                "every miss answered by a handler");
     }
 
     @Test
     void aHostFillCostsTheInterruptOnTopOfADmaRead() {
         Profile kvia = Profiles.load("lanai72");
-        long byInterrupt = coldWrite(new Pair(kvia, QpType.RC, PAGES * 4096, Faults.NONE, 1, Pair.defaults()).up(Mtu.MTU_1024));
-        long byDma = coldWrite(new Pair(kvia.with("mtt.fill", "\"dma\""), QpType.RC, PAGES * 4096, Faults.NONE, 1, Pair.defaults()).up(Mtu.MTU_1024));
+        long byInterrupt = coldWrite(new Pair(kvia, QpType.RC, PAGES * 4096, Faults.NONE, 1, Pair.defaults())
+                .up(Mtu.MTU_1024));
+        Profile byDmaFill = kvia.with("mtt.fill", "\"dma\"");
+        long byDma = coldWrite(new Pair(byDmaFill, QpType.RC, PAGES * 4096, Faults.NONE, 1, Pair.defaults())
+                .up(Mtu.MTU_1024));
         // the requester's first page alone waits for one handler before its data can be read
-        assertTrue(byInterrupt - byDma >= kvia.picos("host.interrupt.cost"), "interrupt " + byInterrupt + " ps, DMA " + byDma + " ps");
+        assertTrue(byInterrupt - byDma >= kvia.picos("host.interrupt.cost"),
+                "interrupt " + byInterrupt + " ps, DMA " + byDma + " ps");
     }
 
     @Test

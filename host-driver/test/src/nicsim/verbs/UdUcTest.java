@@ -64,7 +64,8 @@ class UdUcTest {
     @Test
     void rdmaReadOnUdIsRefusedAtPost() {
         Pair p = new Pair("cx-gen3x16", QpType.UD, 8192).upUd(Mtu.MTU_2048);
-        VerbsException e = assertThrows(VerbsException.class, () -> p.a.qp.postSend(new SendWr().opcode(WrOpcode.RDMA_READ)));
+        VerbsException e = assertThrows(VerbsException.class,
+                () -> p.a.qp.postSend(new SendWr().opcode(WrOpcode.RDMA_READ)));
         assertEquals(Errno.EINVAL, e.errno());
         assertTrue(e.getMessage().contains("RDMA_READ"), e.getMessage());
     }
@@ -76,7 +77,8 @@ class UdUcTest {
         new Random(4).nextBytes(data);
         p.a.buf.write(0, data);
         p.b.qp.postRecv(new RecvWr().wrId(77));
-        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).immData(99).sendFlags(SendFlags.SIGNALED)
+        p.a.qp.postSend(new SendWr().wrId(1).opcode(WrOpcode.RDMA_WRITE_WITH_IMM).immData(99)
+                .sendFlags(SendFlags.SIGNALED)
                 .sgList(new Sge(p.a.buf.addr(), data.length, p.a.mr.lkey()))
                 .remoteAddr(p.b.buf.addr() + 1000).rkey(p.b.mr.rkey()));
         WorkCompletion r = p.await(p.b.cq, 1).get(0);

@@ -34,7 +34,8 @@ class XrcTest {
             srq = pd.createSrq(new SrqInitAttr().srqType(SrqType.XRC).xrcd(xrcd).cq(cq).maxWr(slots).maxSge(1));
             buf = new ProcessMemory(w.host(1)).alloc((long) SLOT * slots);
             mr = pd.regMr(buf, Connect.ALL_REMOTE);
-            for (int i = 0; i < slots; i++) srq.postRecv(new RecvWr().wrId(i).sgList(new Sge(buf.addr() + (long) SLOT * i, SLOT, mr.lkey())));
+            for (int i = 0; i < slots; i++)
+                srq.postRecv(new RecvWr().wrId(i).sgList(new Sge(buf.addr() + (long) SLOT * i, SLOT, mr.lkey())));
         }
     }
 
@@ -109,7 +110,8 @@ class XrcTest {
                 assertEquals(j, wc.wrId(), "the SRQ's WQEs are taken in order");
                 assertEquals(len, wc.byteLen());
                 assertEquals(s.tgt.qpNum(), wc.qpNum(), "the completion names the target QP");
-                assertArrayEquals(pattern(i, len), pr.buf.read((long) SLOT * j, len), "message " + i + " in process " + k + "'s buffer");
+                assertArrayEquals(pattern(i, len), pr.buf.read((long) SLOT * j, len),
+                        "message " + i + " in process " + k + "'s buffer");
             }
             assertTrue(pr.cq.poll(1).isEmpty(), "nothing else came to process " + k);
         }
@@ -143,7 +145,8 @@ class XrcTest {
         s.await(s.icq, 2);
         HostBuffer lazy = new ProcessMemory(s.w.host(1)).alloc(4 * SLOT);
         MemoryRegion odp = p.pd.regMr(lazy, AccessFlags.LOCAL_WRITE | AccessFlags.ON_DEMAND);
-        for (int i = 0; i < 2; i++) p.srq.postRecv(new RecvWr().wrId(i).sgList(new Sge(lazy.addr() + (long) SLOT * i, SLOT, odp.lkey())));
+        for (int i = 0; i < 2; i++)
+            p.srq.postRecv(new RecvWr().wrId(i).sgList(new Sge(lazy.addr() + (long) SLOT * i, SLOT, odp.lkey())));
         s.send(0, 3000, p.srq.srqNum());
         s.send(1, 200, p.srq.srqNum());
         for (WorkCompletion wc : s.await(s.icq, 2)) assertEquals(WcStatus.SUCCESS, wc.status(), wc.toString());
@@ -169,7 +172,8 @@ class XrcTest {
                 .sgList(new Sge(s.ibuf.addr() + 8192, data.length, s.imr.lkey()))
                 .remoteAddr(p1.buf.addr() + 100).rkey(p1.mr.rkey()));
         List<WorkCompletion> wcs = s.await(s.icq, 2);
-        assertEquals(List.of(WcStatus.SUCCESS, WcStatus.SUCCESS), wcs.stream().map(WorkCompletion::status).toList(), wcs.toString());
+        assertEquals(List.of(WcStatus.SUCCESS, WcStatus.SUCCESS), wcs.stream().map(WorkCompletion::status).toList(),
+                wcs.toString());
         assertArrayEquals(data, p1.buf.read(100, data.length));
         assertArrayEquals(data, s.ibuf.read(8192, data.length));
         // naming process 0's SRQ, process 1's rkey is of another PD: remote access error, nothing written
@@ -194,7 +198,8 @@ class XrcTest {
         s.w.runFor(10_000_000L);
         assertTrue(stranger.cq.poll(4).isEmpty(), "and its receive was not consumed");
         Optional<AsyncEvent> e = s.tctx.pollAsyncEvent();
-        assertTrue(e.isPresent() && e.get().type() == EventType.QP_REQ_ERR, "the target QP reports the invalid request: " + e);
+        assertTrue(e.isPresent() && e.get().type() == EventType.QP_REQ_ERR,
+                "the target QP reports the invalid request: " + e);
         assertEquals(QpState.ERR, s.tgt.query().qpState());
         // a number that is no SRQ at all is refused the same way (on a fresh connection)
         Setup t = new Setup(1, 4, Faults.NONE);
@@ -209,16 +214,21 @@ class XrcTest {
         VerbsException busy = assertThrows(VerbsException.class, s.xrcd::close);
         assertEquals(Errno.EBUSY, busy.errno(), busy.getMessage());
         assertFalse(s.xrcd.isClosed(), "a refused close leaves the domain open");
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> s.ini.postRecv(new RecvWr().wrId(1))).errno());
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> s.tgt.postSend(new SendWr().wrId(1))).errno());
+        assertEquals(Errno.EINVAL,
+                assertThrows(VerbsException.class, () -> s.ini.postRecv(new RecvWr().wrId(1))).errno());
+        assertEquals(Errno.EINVAL,
+                assertThrows(VerbsException.class, () -> s.tgt.postSend(new SendWr().wrId(1))).errno());
         assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
                 () -> p.pd.createQp(new QpInitAttr().qpType(QpType.XRC_RECV).xrcd(s.xrcd))).errno());
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> p.ctx.createQp(new QpInitAttr().qpType(QpType.XRC_RECV))).errno());
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> p.ctx.createQp(new QpInitAttr().qpType(QpType.RC))).errno());
+        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
+                () -> p.ctx.createQp(new QpInitAttr().qpType(QpType.XRC_RECV))).errno());
+        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
+                () -> p.ctx.createQp(new QpInitAttr().qpType(QpType.RC))).errno());
         assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
                 () -> p.pd.createSrq(new SrqInitAttr().srqType(SrqType.XRC).cq(p.cq).maxWr(2).maxSge(1))).errno());
-        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> p.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(p.cq)
-                .recvCq(p.cq).srq(p.srq))).errno(), "an XRC SRQ is not attached to a QP");
+        assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
+                () -> p.pd.createQp(new QpInitAttr().qpType(QpType.RC).sendCq(p.cq).recvCq(p.cq).srq(p.srq))).errno(),
+                "an XRC SRQ is not attached to a QP");
         // once its users are gone, the domain closes
         s.tgt.close();
         for (Proc q : s.procs) q.srq.close();

@@ -23,7 +23,8 @@ class DcPoolTest {
         assertTrue(all.errors().isEmpty(), all.errors().toString());
         assertEquals(160, one.connects(), "one DCI for 8 targets in turn: a connect per write");
         assertEquals(8, all.connects(), "a DCI per target: each connects once");
-        assertTrue(one.latAvgUs() > 2 * all.latAvgUs(), "switching costs latency: " + one.latAvgUs() + " vs " + all.latAvgUs() + " us");
+        assertTrue(one.latAvgUs() > 2 * all.latAvgUs(),
+                "switching costs latency: " + one.latAvgUs() + " vs " + all.latAvgUs() + " us");
     }
 
     @Test

@@ -34,11 +34,13 @@ class KviaFidelityTest {
         // a LANai's send DMA feeds the network from SRAM and its receive DMA fills SRAM from it: the wire overlaps both
         Profile l43 = Profiles.load("lanai43");
         double streaming = rttUs(l43, 4096, 10);
-        double held = rttUs(l43.with("link.transmit", "\"store-and-forward\"").with("link.receive", "\"store-and-forward\""), 4096, 10);
+        String saf = "\"store-and-forward\"";
+        Profile whole = l43.with("link.transmit", saf).with("link.receive", saf);
+        double held = rttUs(whole, 4096, 10);
         double wireUs = new Fabric(new Simulator(), Fabric.Config.from(l43),
                 Faults.NONE, 1).serialization(4096) / 1e6;
-        assertTrue(held - streaming > 3 * wireUs, "4 KiB round trip " + streaming + " us streaming, " + held + " us with packets held whole ("
-                + wireUs + " us on the wire each way)");
+        assertTrue(held - streaming > 3 * wireUs, "4 KiB round trip " + streaming + " us streaming, " + held
+                + " us with packets held whole (" + wireUs + " us on the wire each way)");
     }
 
     @Test
@@ -73,11 +75,13 @@ class KviaFidelityTest {
         for (int size : sizes) {
             double bvia = writeBwGbps("lanai43", size), kvia = writeBwGbps("lanai72", size);
             double gap = kvia - bvia;
-            assertTrue(gap > previousGap, size + " B: KVIA " + kvia + " Gb/s, Berkeley VIA " + bvia + " Gb/s, gap not above " + previousGap);
+            assertTrue(gap > previousGap,
+                    size + " B: KVIA " + kvia + " Gb/s, Berkeley VIA " + bvia + " Gb/s, gap not above " + previousGap);
             previousGap = gap;
         }
         // past the host link, the 32-bit local bus carries each byte twice (host engine in, send engine out)
         double bvia = writeBwGbps("lanai43", 16384);
-        assertTrue(bvia < 0.132 * 8 / 2 * 1.02, "lanai43 at 16 KiB: " + bvia + " Gb/s, above half its 132 MB/s local bus");
+        assertTrue(bvia < 0.132 * 8 / 2 * 1.02,
+                "lanai43 at 16 KiB: " + bvia + " Gb/s, above half its 132 MB/s local bus");
     }
 }

@@ -25,8 +25,8 @@ class WorkloadsTest {
 
     @ParameterizedTest
     @CsvSource({"rc_pingpong, cx-gen3x16", "ud_pingpong, cx-gen3x16", "write_bw, cx-gen3x16", "write_lat, cx-gen3x16",
-            "send_bw, cx-gen3x16", "send_lat, cx-gen3x16", "read_bw, cx-gen3x16", "read_lat, cx-gen3x16", "atomic_bw, cx-gen3x16",
-            "rc_pingpong, lanai43", "write_bw, lanai72", "send_lat, lanai72"})
+            "send_bw, cx-gen3x16", "send_lat, cx-gen3x16", "read_bw, cx-gen3x16", "read_lat, cx-gen3x16",
+            "atomic_bw, cx-gen3x16", "rc_pingpong, lanai43", "write_bw, lanai72", "send_lat, lanai72"})
     void runsChecksAndReports(String name, String profile) {
         StringBuilder text = new StringBuilder();
         long size = name.contains("lat") ? 2 : name.startsWith("ud") ? 1024 : 8192;
@@ -39,7 +39,8 @@ class WorkloadsTest {
             assertTrue(row.bwAvgGbps() > 0 && row.bwAvgGbps() <= row.bwPeakGbps() + 1e-9, row.toString());
             assertTrue(text.toString().contains("BW average[Gb/sec]"), text.toString());
         }
-        if (name.endsWith("_lat")) assertTrue(row.latMinUs() > 0 && row.latMinUs() <= row.latTypicalUs(), row.toString());
+        if (name.endsWith("_lat"))
+            assertTrue(row.latMinUs() > 0 && row.latMinUs() <= row.latTypicalUs(), row.toString());
         if (name.endsWith("pingpong")) assertTrue(text.toString().contains("usec/iter"), text.toString());
     }
 
@@ -48,14 +49,16 @@ class WorkloadsTest {
      * says why.
      */
     @ParameterizedTest
-    @CsvSource({"rc_pingpong", "write_bw", "write_lat", "send_bw", "send_lat", "read_bw", "read_lat", "atomic_bw", "ud_pingpong"})
+    @CsvSource({"rc_pingpong", "write_bw", "write_lat", "send_bw", "send_lat", "read_bw", "read_lat", "atomic_bw",
+            "ud_pingpong"})
     void underLossReliableProgramsRecoverAndUdSaysWhatWasLost(String name) {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         World w = new World(2, Profiles.load("cx-gen3x16"), 5, Faults.parse("drop=0.02,reorder=0.02"));
         Options o = Options.defaults().with(set -> set.iters(300).size(name.contains("lat") ? 2 : 1024));
         Result r = Workloads.run(name, w, o, new PrintStream(b));
         assertTrue(w.sim.counters().get("Fabric.dropped") > 0, "the fabric lost packets");
-        if (name.startsWith("ud")) assertTrue(!r.ok() && r.errors().get(0).contains("UD does not retransmit"), r.errors() + "\n" + b);
+        if (name.startsWith("ud"))
+            assertTrue(!r.ok() && r.errors().get(0).contains("UD does not retransmit"), r.errors() + "\n" + b);
         else assertTrue(r.ok(), r.errors() + "\n" + b);
     }
 
@@ -70,7 +73,8 @@ class WorkloadsTest {
         Result r = run(name, "cx-gen3x16", Options.defaults().with(set -> set.iters(600).size(2048).qps(qps)), text);
         assertTrue(r.ok(), r.errors() + "\n" + text);
         Result.Row row = r.rows().get(0);
-        assertTrue(row.bwAvgGbps() > (name.equals("atomic_bw") ? 0.01 : 1) && row.bwPeakGbps() <= 100.0, row.toString());
+        double least = name.equals("atomic_bw") ? 0.01 : 1;
+        assertTrue(row.bwAvgGbps() > least && row.bwPeakGbps() <= 100.0, row.toString());
     }
 
     static Stream<Arguments> everyWorkloadOnEveryProfile() {
@@ -95,7 +99,8 @@ class WorkloadsTest {
         Result r = Workloads.run("pairs_write_bw", new World(6, Profiles.load("cx-gen3x16"), 1, Faults.NONE),
                 Options.defaults().with(set -> set.iters(60).size(16384)), new PrintStream(b));
         assertTrue(r.ok(), r.errors() + "\n" + b);
-        assertTrue(r.rows().get(0).bwAvgGbps() > 100, "three pairs through a 100 Gb/s-per-port switch: " + r.rows().get(0));
+        assertTrue(r.rows().get(0).bwAvgGbps() > 100,
+                "three pairs through a 100 Gb/s-per-port switch: " + r.rows().get(0));
     }
 
     /** Fewer writes than the eight buffer slots: only the slots written are compared (they were all, and failed). */

@@ -25,12 +25,17 @@ extern "C" JNIEXPORT jlong JNICALL Java_nicsim_hw_rtl_NativeRtl_open0(JNIEnv* en
   h->free_ = (void (*)(void*)) dlsym(so, "nicsim_free");
   h->run = (void (*)(void*, const int64_t*, int32_t, int64_t*)) dlsym(so, "nicsim_run");
   h->coverage = (void (*)(void*, const char*)) dlsym(so, "nicsim_coverage");
-  if (!h->make || !h->free_ || !h->run) { delete h; fail(env, "not a nicsim RTL library (nicsim_make/free/run missing)"); return 0; }
+  if (!h->make || !h->free_ || !h->run) {
+    delete h;
+    fail(env, "not a nicsim RTL library (nicsim_make/free/run missing)");
+    return 0;
+  }
   h->instance = h->make();
   return (jlong) h;
 }
 
-extern "C" JNIEXPORT void JNICALL Java_nicsim_hw_rtl_NativeRtl_run0(JNIEnv* env, jclass, jlong handle, jlongArray records, jint count, jlongArray out) {
+extern "C" JNIEXPORT void JNICALL Java_nicsim_hw_rtl_NativeRtl_run0(JNIEnv* env, jclass, jlong handle,
+                                                                    jlongArray records, jint count, jlongArray out) {
   Handle* h = (Handle*) handle;
   jlong* r = (jlong*) env->GetPrimitiveArrayCritical(records, 0);
   jlong* o = (jlong*) env->GetPrimitiveArrayCritical(out, 0);
@@ -45,7 +50,8 @@ extern "C" JNIEXPORT void JNICALL Java_nicsim_hw_rtl_NativeRtl_close0(JNIEnv*, j
   delete h;
 }
 
-extern "C" JNIEXPORT void JNICALL Java_nicsim_hw_rtl_NativeRtl_coverage0(JNIEnv* env, jclass, jlong handle, jstring path) {
+extern "C" JNIEXPORT void JNICALL Java_nicsim_hw_rtl_NativeRtl_coverage0(JNIEnv* env, jclass, jlong handle,
+                                                                         jstring path) {
   Handle* h = (Handle*) handle;
   if (!h->coverage) { fail(env, "this RTL library was not built with coverage"); return; }
   const char* p = env->GetStringUTFChars(path, 0);

@@ -47,11 +47,15 @@ public final class NativeRtl implements AutoCloseable {
     public void run(long[] records, int count, long[] out) {
         if (handle == 0) throw new IllegalStateException("RTL " + name + " is closed");
         if (count < 0 || (long) count * (inputs + 1) > records.length)
-            throw new IllegalArgumentException("records: " + count + " records of " + (inputs + 1) + " longs do not fit in " + records.length);
+            throw new IllegalArgumentException("records: " + count + " records of " + (inputs + 1)
+                    + " longs do not fit in " + records.length);
         if ((long) count * outputs > out.length)
-            throw new IllegalArgumentException("out: " + count + " x " + outputs + " outputs do not fit in " + out.length);
-        for (int i = 0; i < count; i++)
-            if (records[i * (inputs + 1)] < 0) throw new IllegalArgumentException("record " + i + ": edges " + records[i * (inputs + 1)] + " < 0");
+            throw new IllegalArgumentException("out: " + count + " x " + outputs + " outputs do not fit in "
+                    + out.length);
+        for (int i = 0; i < count; i++) {
+            long edges = records[i * (inputs + 1)];
+            if (edges < 0) throw new IllegalArgumentException("record " + i + ": edges " + edges + " < 0");
+        }
         run0(handle, records, count, out);
     }
 

@@ -46,12 +46,14 @@ object RtlRunner {
       sleep(1)
       var edges = 0L
       def port(name: String): BaseType =
-        ios.getOrElse(name, throw new IllegalArgumentException(s"RTL block $name has no port '$name' (has ${ios.keys.toSeq.sorted.mkString(", ")})"))
+        ios.getOrElse(name, throw new IllegalArgumentException(
+          s"RTL block $name has no port '$name' (has ${ios.keys.toSeq.sorted.mkString(", ")})"))
       body.accept(new RtlHandle {
         override def poke(name: String, value: Long): Unit = port(name) match {
           case b: Bool => b #= value != 0
           case v: BitVector => v #= BigInt(java.lang.Long.toUnsignedString(value))
-          case other => throw new IllegalArgumentException(s"cannot drive $name of type ${other.getClass.getSimpleName}")
+          case other =>
+            throw new IllegalArgumentException(s"cannot drive $name of type ${other.getClass.getSimpleName}")
         }
         override def peek(name: String): Long = port(name) match {
           case b: Bool => if (b.toBoolean) 1L else 0L
@@ -71,6 +73,7 @@ object RtlRunner {
   /** Compiles `make` under its definition name (once per JVM for a name and wave setting). */
   def compile(name: String, make: Supplier[Component], wave: Boolean): Compiled = synchronized {
     Toolchain.requireRtl()
-    compiledCache.getOrElseUpdate((name, wave), new Compiled(name, config(wave).compile(make.get()).asInstanceOf[SimCompiled[Component]]))
+    compiledCache.getOrElseUpdate((name, wave),
+      new Compiled(name, config(wave).compile(make.get()).asInstanceOf[SimCompiled[Component]]))
   }
 }

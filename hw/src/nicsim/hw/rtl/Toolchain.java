@@ -24,8 +24,8 @@ public final class Toolchain {
 
         MissingTool(List<String> tools) {
             super(String.join(", ", tools) + (tools.size() == 1 ? " is" : " are") + " not installed, and RTL needs "
-                    + String.join(", ", RTL) + ": run scripts/ensure-tools.sh --rtl (as root it installs them with apt-get)"
-                    + " or: sudo apt-get install -y " + String.join(" ", tools));
+                    + String.join(", ", RTL) + ": run scripts/ensure-tools.sh --rtl "
+                    + "(as root it installs them with apt-get) or: sudo apt-get install -y " + String.join(" ", tools));
             this.tools = List.copyOf(tools);
         }
 

@@ -9,7 +9,9 @@ import nicsim.profile.Profiles
 class CqeWriterSimTest extends AnyFunSuite {
   test("CqeWriter RTL matches the Java twin's transactions in order") {
     val cfg = JWriter.Config.from(Profiles.load("cx-gen3x16"))
-    val out = TwinReplay.run(CqeWriter(cfg), d => new JWriter(d, cfg), t => new CqeStimulus(t.asInstanceOf[JWriter], 5), 30000, 5, "scoreboard")
-    assert(out.transactions("io_write") > 5000 && out.transactions("io_event") > 200 && out.transactions("io_error") > 100, out)
+    val out = TwinReplay.run(CqeWriter(cfg), d => new JWriter(d, cfg), t => new CqeStimulus(t.asInstanceOf[JWriter], 5),
+      30000, 5, "scoreboard")
+    val n = out.transactions
+    assert(n("io_write") > 5000 && n("io_event") > 200 && n("io_error") > 100, out)
   }
 }

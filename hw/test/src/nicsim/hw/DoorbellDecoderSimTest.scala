@@ -13,8 +13,8 @@ import nicsim.profile.Profiles
 class DoorbellDecoderSimTest extends AnyFunSuite {
   test("DoorbellDecoder RTL matches the Java twin's transactions in order under random back-pressure") {
     val cfg = JDecoder.Config.from(Profiles.load("cx-gen3x16"))
-    val out = TwinReplay.run(DoorbellDecoder(cfg), d => new JDecoder(d, cfg), t => new DoorbellStimulus(t.asInstanceOf[JDecoder], 21),
-      30000, 21, "scoreboard")
+    val out = TwinReplay.run(DoorbellDecoder(cfg), d => new JDecoder(d, cfg),
+      t => new DoorbellStimulus(t.asInstanceOf[JDecoder], 21), 30000, 21, "scoreboard")
     assert(out.transactions("io_doorbell") > 3000 && out.transactions("io_error") > 3000, out)
   }
 }

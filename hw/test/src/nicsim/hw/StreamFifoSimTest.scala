@@ -54,7 +54,8 @@ class StreamFifoSimTest extends AnyFunSuite {
         // new inputs for this cycle, the same for both twins
         if (!held) {
           inValid = rnd.nextInt(100) < 60
-          inPayload = new DoorbellMsg(rnd.nextInt(1 << 24), rnd.nextInt(1 << 24), rnd.nextInt(4), rnd.nextInt(4), rnd.nextInt(2))
+          inPayload = new DoorbellMsg(rnd.nextInt(1 << 24), rnd.nextInt(1 << 24), rnd.nextInt(4), rnd.nextInt(4),
+            rnd.nextInt(2))
         }
         popReady = rnd.nextInt(100) < 45 // below the push rate: the FIFO fills and back-pressures
         dut.io.push.valid #= inValid
@@ -99,7 +100,8 @@ class StreamFifoSimTest extends AnyFunSuite {
     val model = VcdReader.read(modelVcd)
     val modelNames = model.signals().keySet()
     assert(modelNames.size() >= 10, modelNames)
-    assert(names.containsAll(modelNames), s"model-only signals: ${modelNames.toString} vs RTL ${names.toString.take(400)}")
+    assert(names.containsAll(modelNames),
+      s"model-only signals: ${modelNames.toString} vs RTL ${names.toString.take(400)}")
     assert(model.signal("TOP.DoorbellFifo.io_pop_payload_qpn").changes().size() > transfers / 2)
     // and it survives xz compression unchanged
     val xz = vcd.resolveSibling("wave.vcd.xz")

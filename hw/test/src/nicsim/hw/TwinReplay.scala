@@ -6,7 +6,8 @@ import scala.jdk.CollectionConverters._
 import spinal.core._
 import spinal.core.sim._
 import spinal.lib.sim.ScoreboardInOrder
-import nicsim.sim.{Block, ClockDomain => JClockDomain, Clocked, Flow => JFlow, Port, PortWires, Simulator, Stream => JStream}
+import nicsim.sim.{Block, ClockDomain => JClockDomain, Clocked, Flow => JFlow, Port, PortWires, Simulator}
+import nicsim.sim.{Stream => JStream}
 
 /**
  * Checks an RTL block against its Java twin at the transaction level, for any block whose twin
@@ -18,7 +19,8 @@ import nicsim.sim.{Block, ClockDomain => JClockDomain, Clocked, Flow => JFlow, P
 object TwinReplay {
   final case class Outcome(transactions: Map[String, Long])
 
-  def run(rtl: => Component, twinOf: JClockDomain => Block, stimulus: Block => Clocked, cycles: Int, seed: Int, testName: String): Outcome = {
+  def run(rtl: => Component, twinOf: JClockDomain => Block, stimulus: Block => Clocked, cycles: Int, seed: Int,
+      testName: String): Outcome = {
     // 1. the Java side, recording
     val jsim = new Simulator()
     val core = jsim.clockDomain("core", 4000)
@@ -31,9 +33,11 @@ object TwinReplay {
       val in = p.direction() == Port.Direction.IN
       p.channel() match {
         case s: JStream[_] =>
-          if (!in) outPorts += ((p.name(), () => s.fire(), () => values(s.layout(), s.payload()), fields(p.name(), s.layout()) :+ (p.name() + "_ready")))
+          if (!in) outPorts += ((p.name(), () => s.fire(), () => values(s.layout(), s.payload()),
+            fields(p.name(), s.layout()) :+ (p.name() + "_ready")))
         case f: JFlow[_] =>
-          if (!in) outPorts += ((p.name(), () => f.valid(), () => values(f.layout(), f.payload()), fields(p.name(), f.layout())))
+          if (!in) outPorts += ((p.name(), () => f.valid(), () => values(f.layout(), f.payload()),
+            fields(p.name(), f.layout())))
         case _ => // plain signals are compared cycle by cycle by the cosim lockstep, not here
       }
     }
@@ -67,7 +71,10 @@ object TwinReplay {
         val fieldSigs = names.filterNot(_ == n + "_ready").map(sig)
         dut.clockDomain.onSamplings {
           if (valid.toBoolean && ready.forall(_.toBoolean))
-            boards(n).pushDut(fieldSigs.map { case b: Bool => if (b.toBoolean) 1L else 0L; case v: BitVector => v.toBigInt.longValue })
+            boards(n).pushDut(fieldSigs.map {
+              case b: Bool => if (b.toBoolean) 1L else 0L
+              case v: BitVector => v.toBigInt.longValue
+            })
         }
       }
       for (c <- 0 until cycles) {

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
  */
 class KernelHeaderTest {
     private static final Path DRIVER = Path.of("kernel", "drivers", "infiniband", "hw", "nicsim");
-    private static final Pattern DEFINE = Pattern.compile("(?m)^#define\\s+(NICSIM_\\w+)\\s+(0x[0-9a-fA-F]+|\\d+)U?L*\\s*$");
+    private static final Pattern DEFINE =
+            Pattern.compile("(?m)^#define\\s+(NICSIM_\\w+)\\s+(0x[0-9a-fA-F]+|\\d+)U?L*\\s*$");
 
     /**
      * The driver's names that the generated header does not have, each with the place in docs/device.md
@@ -85,7 +86,8 @@ class KernelHeaderTest {
     @Test
     void statusErrnosAreTheManualsOnes() throws Exception {
         String cmd = Files.readString(root().resolve(DRIVER).resolve("nicsim_cmd.c"));
-        Map<String, Integer> errno = Map.of("0", 0, "-EIO", 5, "-EINVAL", 22, "-EBUSY", 16, "-ENOMEM", 12, "-EAGAIN", 11);
+        Map<String, Integer> errno =
+                Map.of("0", 0, "-EIO", 5, "-EINVAL", 22, "-EBUSY", 16, "-ENOMEM", 12, "-EAGAIN", 11);
         Map<String, Long> device = defines(DeviceHeader.render());
         Matcher row = Pattern.compile("\\{ (NICSIM_STATUS_\\w+), (0|-E[A-Z]+), \"(\\w+)\" \\}").matcher(cmd);
         // the generated header's switch: "case 0x3: return 22;"
@@ -107,14 +109,16 @@ class KernelHeaderTest {
     void syndromeNamesAreTheManualsInOrder() throws Exception {
         String cmd = Files.readString(root().resolve(DRIVER).resolve("nicsim_cmd.c"));
         String md = Files.readString(root().resolve("docs").resolve("device.md"));
-        String table = md.substring(md.indexOf("<!-- generated: syndromes -->"), md.indexOf("<!-- end of generated: syndromes -->"));
+        String table = md.substring(md.indexOf("<!-- generated: syndromes -->"),
+                md.indexOf("<!-- end of generated: syndromes -->"));
         List<String> manual = new ArrayList<>();
         Matcher r = Pattern.compile("(?m)^\\| (\\d+) \\| (\\w+) \\|").matcher(table);
         while (r.find()) {
             assertEquals(manual.size(), Integer.parseInt(r.group(1)), "syndromes are numbered densely");
             manual.add(r.group(2));
         }
-        String array = cmd.substring(cmd.indexOf("nicsim_syndrome_names[] = {"), cmd.indexOf("};", cmd.indexOf("nicsim_syndrome_names[]")));
+        int names = cmd.indexOf("nicsim_syndrome_names[] = {");
+        String array = cmd.substring(names, cmd.indexOf("};", cmd.indexOf("nicsim_syndrome_names[]")));
         List<String> ours = new ArrayList<>();
         Matcher s = Pattern.compile("\"(\\w+)\"").matcher(array);
         while (s.find()) ours.add(s.group(1));

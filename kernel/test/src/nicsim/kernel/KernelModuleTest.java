@@ -54,6 +54,7 @@ class KernelModuleTest {
     @Test
     void itIsBuiltForTheGuestsKernel() throws Exception {
         String vermagic = modinfo("vermagic");
-        assertTrue(vermagic.startsWith(release() + " "), "vermagic '" + vermagic + "' is for kernel/RELEASE " + release());
+        assertTrue(vermagic.startsWith(release() + " "),
+                "vermagic '" + vermagic + "' is for kernel/RELEASE " + release());
     }
 }

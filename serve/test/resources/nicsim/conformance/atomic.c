@@ -12,7 +12,8 @@ static uint64_t *buf;
 
 static struct ibv_wc atomic(enum ibv_wr_opcode op, int local, int remote, uint64_t compare_add, uint64_t swap) {
 	struct ibv_sge s = { .addr = (uintptr_t)&buf[local], .length = 8, .lkey = mr->lkey };
-	struct ibv_send_wr w = { .wr_id = 9, .sg_list = &s, .num_sge = 1, .opcode = op, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_send_wr w = { .wr_id = 9, .sg_list = &s, .num_sge = 1, .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
 	w.wr.atomic.remote_addr = (uintptr_t)&buf[remote];
 	w.wr.atomic.rkey = mr->rkey;
 	w.wr.atomic.compare_add = compare_add;
@@ -26,12 +27,14 @@ int main(void) {
 	struct ibv_pd *pd;
 	struct ibv_qp *qb;
 	struct ibv_wc wc;
-	struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
 	buf = aligned_alloc(4096, 4096);
 	memset(buf, 0, 4096);
 	MUST(pd, ibv_alloc_pd(ctx), "a PD");
 	MUST(cq, ibv_create_cq(ctx, 16, NULL, NULL, 0), "a CQ");
-	MUST(mr, ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_READ), "an MR");
+	MUST(mr, ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_READ),
+	     "an MR");
 	qi.send_cq = qi.recv_cq = cq;
 	MUST(qa, ibv_create_qp(pd, &qi), "a QP");
 	MUST(qb, ibv_create_qp(pd, &qi), "its peer");
@@ -39,7 +42,8 @@ int main(void) {
 
 	buf[16] = 0x0123456789abcdefull;
 	wc = atomic(IBV_WR_ATOMIC_CMP_AND_SWP, 0, 16, 0x0123456789abcdefull, 0xfedcba9876543210ull);
-	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_COMP_SWAP, "compare-and-swap completes", "status %d", wc.status);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_COMP_SWAP, "compare-and-swap completes", "status %d",
+	      wc.status);
 	check(buf[0] == 0x0123456789abcdefull, "it returns the original value in host order", "0x%" PRIx64, buf[0]);
 	check(buf[16] == 0xfedcba9876543210ull, "and swapped, the values being equal", "0x%" PRIx64, buf[16]);
 	wc = atomic(IBV_WR_ATOMIC_CMP_AND_SWP, 1, 16, 5, 6);
@@ -55,7 +59,8 @@ int main(void) {
 	check(buf[17] == 3, "the remote word counts to 3", "0x%" PRIx64, buf[17]);
 	buf[18] = 0xffffffffull;
 	wc = atomic(IBV_WR_ATOMIC_FETCH_AND_ADD, 3, 18, 1, 0);
-	check(buf[18] == 0x100000000ull && buf[3] == 0xffffffffull, "an add carries into the upper half", "0x%" PRIx64, buf[18]);
+	check(buf[18] == 0x100000000ull && buf[3] == 0xffffffffull, "an add carries into the upper half",
+	      "0x%" PRIx64, buf[18]);
 
 	{ /* a misaligned remote word: refused at post (as rxe does), the WR named, the queue as it was */
 		struct ibv_sge s = { .addr = (uintptr_t)&buf[4], .length = 8, .lkey = mr->lkey };

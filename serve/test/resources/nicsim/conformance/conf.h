@@ -49,8 +49,8 @@ static inline void check(int good, const char *what, const char *detail_fmt, ...
 /* A call that must return want (0, or an errno as the verbs that return one do). */
 #define EXPECT_RC(call, want, what) do { \
 	int conf_r_ = (call); \
-	check(conf_r_ == (want), what, "returned %d (%s), wanted %d (%s)", conf_r_, strerror(conf_r_ < 0 ? -conf_r_ : conf_r_), \
-	      (want), #want); \
+	check(conf_r_ == (want), what, "returned %d (%s), wanted %d (%s)", conf_r_, \
+	      strerror(conf_r_ < 0 ? -conf_r_ : conf_r_), (want), #want); \
 } while (0)
 
 /* A call that must succeed (non-NULL), its result kept in var; the program stops here if it did not. */
@@ -96,7 +96,8 @@ static inline int conf_to_rtr(struct ibv_qp *qp, uint32_t dest_qpn) {
 	a.ah_attr.port_num = 1;
 	if (qp->qp_type == IBV_QPT_UC) mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 	if (qp->qp_type == IBV_QPT_RC)
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC
+			| IBV_QP_MIN_RNR_TIMER;
 	return ibv_modify_qp(qp, &a, mask);
 }
 

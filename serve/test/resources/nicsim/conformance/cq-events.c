@@ -33,7 +33,8 @@ static int send_one(struct ibv_cq *cq, struct ibv_qp **a, struct ibv_qp **b) {
 				       .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 } };
 	struct ibv_sge s = { .addr = (uintptr_t)buf, .length = 16, .lkey = mr->lkey };
 	struct ibv_recv_wr r = { .wr_id = 1, .sg_list = &s, .num_sge = 1 }, *rbad;
-	struct ibv_send_wr w = { .wr_id = 2, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *wbad;
+	struct ibv_send_wr w = { .wr_id = 2, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED }, *wbad;
 	*a = ibv_create_qp(pd, &qi);
 	*b = ibv_create_qp(pd, &qi);
 	if (!*a || !*b || conf_connect(*a, *b, 0)) return -1;
@@ -59,7 +60,8 @@ static void channels(void) {
 	EXPECT_RC(ibv_destroy_comp_channel(ch), EBUSY, "a channel a CQ uses cannot go: EBUSY");
 	nonblocking(ch->fd, 1);
 	errno = 0;
-	check(ibv_get_cq_event(ch, &got, &cq_ctx) == -1 && errno == EAGAIN, "O_NONBLOCK and no event: EAGAIN", "errno %d", errno);
+	check(ibv_get_cq_event(ch, &got, &cq_ctx) == -1 && errno == EAGAIN, "O_NONBLOCK and no event: EAGAIN",
+	      "errno %d", errno);
 	nonblocking(ch->fd, 0);
 	{ /* a signal interrupts a blocked wait */
 		struct sigaction sa = { .sa_handler = on_alarm };
@@ -100,8 +102,8 @@ static void channels(void) {
 	EXPECT_RC(ibv_destroy_cq(cq), 0, "the CQ destroyed with its event unread");
 	nonblocking(ch->fd, 1);
 	errno = 0;
-	check(ibv_get_cq_event(ch, &got, &cq_ctx) == -1 && errno == EAGAIN, "the destroyed CQ's event is dropped, not handed out",
-	      "errno %d", errno);
+	check(ibv_get_cq_event(ch, &got, &cq_ctx) == -1 && errno == EAGAIN,
+	      "the destroyed CQ's event is dropped, not handed out", "errno %d", errno);
 	{ /* a CQ from ibv_create_cq_ex holds the channel once too, and lets it go when destroyed */
 		struct ibv_cq_init_attr_ex xa = { .cqe = 4, .channel = ch, .wc_flags = IBV_WC_STANDARD_FLAGS };
 		struct ibv_cq_ex *x = ibv_create_cq_ex(ctx, &xa);
@@ -121,7 +123,8 @@ static void async_file(void) {
 	int seen_cq = 0;
 	nonblocking(ctx->async_fd, 1);
 	errno = 0;
-	check(ibv_get_async_event(ctx, &ev) == -1 && errno == EAGAIN, "O_NONBLOCK async fd with no event: EAGAIN", "errno %d", errno);
+	check(ibv_get_async_event(ctx, &ev) == -1 && errno == EAGAIN, "O_NONBLOCK async fd with no event: EAGAIN",
+	      "errno %d", errno);
 	nonblocking(ctx->async_fd, 0);
 	check(!readable(ctx->async_fd, 0), "the async fd is not readable with no event", "");
 	/* overflow a one-entry CQ (it holds 1 or a few): a burst of completions and nobody polling */

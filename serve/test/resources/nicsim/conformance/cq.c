@@ -32,7 +32,8 @@ static void timestamps(struct ibv_context *ctx, struct ibv_pd *pd) {
 		struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC, .send_cq = ibv_cq_ex_to_cq(cx), .recv_cq = ibv_cq_ex_to_cq(cx),
 					       .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
 		struct ibv_sge s = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey };
-		struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+		struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+					 .send_flags = IBV_SEND_SIGNALED }, *bad;
 		a = ibv_create_qp(pd, &qi);
 		b = ibv_create_qp(pd, &qi);
 		check(a && b && !conf_connect(a, b, IBV_ACCESS_REMOTE_WRITE), "two QPs on it, connected", "errno %d", errno);
@@ -57,8 +58,8 @@ static void timestamps(struct ibv_context *ctx, struct ibv_pd *pd) {
 		ibv_end_poll(cx);
 	}
 	EXPECT_RC(ibv_query_rt_values_ex(ctx, &v), 0, "ibv_query_rt_values_ex");
-	check(v.raw_clock.tv_sec == 0 && (uint64_t)v.raw_clock.tv_nsec >= last, "its raw clock (cycles) is not behind the last completion",
-	      "%ld after %" PRIu64, v.raw_clock.tv_nsec, last);
+	check(v.raw_clock.tv_sec == 0 && (uint64_t)v.raw_clock.tv_nsec >= last,
+	      "its raw clock (cycles) is not behind the last completion", "%ld after %" PRIu64, v.raw_clock.tv_nsec, last);
 	v.comp_mask = 1u << 5;
 	EXPECT_RC(ibv_query_rt_values_ex(ctx, &v), EINVAL, "ibv_query_rt_values_ex with an unknown comp_mask: EINVAL");
 	ibv_destroy_qp(a);
@@ -76,7 +77,8 @@ static void resize(struct ibv_context *ctx, struct ibv_pd *pd, int max_cqe) {
 				       .cap = { .max_send_wr = 64, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 } };
 	struct ibv_qp *a = cq ? ibv_create_qp(pd, &qi) : NULL, *b = cq ? ibv_create_qp(pd, &qi) : NULL;
 	struct ibv_sge s = { .addr = (uintptr_t)buf, .length = 8, .lkey = mr ? mr->lkey : 0 };
-	struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_wc wc[64];
 	int got = 0, in_order = 1, rc;
 	check(mr && cq && a && b && !conf_connect(a, b, IBV_ACCESS_REMOTE_WRITE), "a CQ of 7 and two QPs on it, connected",
@@ -85,7 +87,10 @@ static void resize(struct ibv_context *ctx, struct ibv_pd *pd, int max_cqe) {
 	w.wr.rdma.remote_addr = (uintptr_t)buf + 2048;
 	w.wr.rdma.rkey = mr->rkey;
 	for (int i = 0; i < 6; i++) { w.wr_id = (uint64_t)i; ibv_post_send(a, &w, &bad); }
-	for (int i = 0; i < 200 && got < 2; i++) { rc = ibv_poll_cq(cq, 2 - got, wc + got); if (rc > 0) got += rc; else usleep(1000); }
+	for (int i = 0; i < 200 && got < 2; i++) {
+		rc = ibv_poll_cq(cq, 2 - got, wc + got);
+		if (rc > 0) got += rc; else usleep(1000);
+	}
 	usleep(100000); /* the other four land, unpolled */
 	EXPECT_RC(ibv_resize_cq(cq, 2), EINVAL, "ibv_resize_cq smaller than the completions waiting: EINVAL");
 	EXPECT_RC(ibv_resize_cq(cq, 0), EINVAL, "ibv_resize_cq to 0: EINVAL");
@@ -94,9 +99,13 @@ static void resize(struct ibv_context *ctx, struct ibv_pd *pd, int max_cqe) {
 	EXPECT_RC(ibv_resize_cq(cq, 40), 0, "ibv_resize_cq to 40");
 	check(cq->cqe >= 40, "cqe tells the new size", "cqe %d", cq->cqe);
 	for (int i = 6; i < 30; i++) { w.wr_id = (uint64_t)i; ibv_post_send(a, &w, &bad); } /* more than the old ring held */
-	for (int i = 0; i < 2000 && got < 30; i++) { rc = ibv_poll_cq(cq, 30 - got, wc + got); if (rc > 0) got += rc; else usleep(1000); }
+	for (int i = 0; i < 2000 && got < 30; i++) {
+		rc = ibv_poll_cq(cq, 30 - got, wc + got);
+		if (rc > 0) got += rc; else usleep(1000);
+	}
 	for (int i = 0; i < got; i++) in_order &= wc[i].wr_id == (uint64_t)i && wc[i].status == IBV_WC_SUCCESS;
-	check(got == 30 && in_order, "the waiting completions and the later ones arrive, all of them, in order", "%d of 30", got);
+	check(got == 30 && in_order, "the waiting completions and the later ones arrive, all of them, in order",
+	      "%d of 30", got);
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	EXPECT_RC(ibv_destroy_cq(cq), 0, "the resized CQ destroyed");
@@ -113,7 +122,8 @@ int main(void) {
 	ibv_query_device(ctx, &a);
 	MUST(cq, ibv_create_cq(ctx, 100, (void *)0x1234, NULL, 0), "ibv_create_cq of 100");
 	check(cq->cqe >= 100, "it holds at least the entries asked for", "cqe %d", cq->cqe);
-	check(cq->cq_context == (void *)0x1234 && cq->context == ctx, "it keeps its cq_context and context", "%p", cq->cq_context);
+	check(cq->cq_context == (void *)0x1234 && cq->context == ctx, "it keeps its cq_context and context", "%p",
+	      cq->cq_context);
 	EXPECT_RC(ibv_poll_cq(cq, 4, wc), 0, "polling an empty CQ returns 0");
 	check(ibv_poll_cq(cq, -1, wc) < 0, "poll_cq num_entries -1 fails", "returned >= 0");
 	EXPECT_RC(ibv_req_notify_cq(cq, 0), 0, "ibv_req_notify_cq");

@@ -12,7 +12,8 @@ int main(void) {
 	uint16_t pkey = 0;
 	check(list && num >= 1, "ibv_get_device_list lists the adapter", "num %d", num);
 	if (!list || num < 1) return conf_end();
-	check(strncmp(ibv_get_device_name(list[0]), "nicsim", 6) == 0, "its name is nicsim<node>", "%s", ibv_get_device_name(list[0]));
+	check(strncmp(ibv_get_device_name(list[0]), "nicsim", 6) == 0, "its name is nicsim<node>", "%s",
+	      ibv_get_device_name(list[0]));
 	ibv_free_device_list(list);
 	ctx = conf_open();
 

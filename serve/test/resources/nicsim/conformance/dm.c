@@ -16,7 +16,8 @@ int main(void) {
 	struct ibv_qp *qa, *qb;
 	struct ibv_wc wc;
 	char *buf = aligned_alloc(4096, 16384), in[256], out[256];
-	struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 } };
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	EXPECT_RC(ibv_query_device_ex(ctx, NULL, &x), 0, "ibv_query_device_ex");
 	check(x.max_dm_size >= 4096, "it offers device memory (max_dm_size)", "%" PRIu64, x.max_dm_size);
@@ -34,8 +35,10 @@ int main(void) {
 		EXPECT_NULL(ibv_alloc_dm(ctx, &mask), EINVAL, "an unknown comp_mask: EINVAL");
 	}
 	MUST(pd, ibv_alloc_pd(ctx), "a PD");
-	EXPECT_NULL(ibv_reg_dm_mr(pd, dm, 0, 4096, IBV_ACCESS_LOCAL_WRITE), EINVAL, "ibv_reg_dm_mr without ZERO_BASED: EINVAL");
-	EXPECT_NULL(ibv_reg_dm_mr(pd, dm, 0, 4100, acc | IBV_ACCESS_ZERO_BASED), EINVAL, "a region past the device memory: EINVAL");
+	EXPECT_NULL(ibv_reg_dm_mr(pd, dm, 0, 4096, IBV_ACCESS_LOCAL_WRITE), EINVAL,
+		    "ibv_reg_dm_mr without ZERO_BASED: EINVAL");
+	EXPECT_NULL(ibv_reg_dm_mr(pd, dm, 0, 4100, acc | IBV_ACCESS_ZERO_BASED), EINVAL,
+		    "a region past the device memory: EINVAL");
 	MUST(mr, ibv_reg_dm_mr(pd, dm, 0, 4096, acc | IBV_ACCESS_ZERO_BASED), "ibv_reg_dm_mr, zero-based");
 	EXPECT_RC(ibv_free_dm(dm), EBUSY, "device memory a region is over cannot go: EBUSY");
 	MUST(cq, ibv_create_cq(ctx, 16, NULL, NULL, 0), "a CQ");
@@ -46,12 +49,14 @@ int main(void) {
 	EXPECT_RC(conf_connect(qa, qb, acc & ~IBV_ACCESS_LOCAL_WRITE), 0, "connected (loopback)");
 	{
 		struct ibv_sge s = { .addr = (uintptr_t)buf, .length = 256, .lkey = hm->lkey };
-		struct ibv_send_wr w = { .wr_id = 1, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED }, *bad;
+		struct ibv_send_wr w = { .wr_id = 1, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+					 .send_flags = IBV_SEND_SIGNALED }, *bad;
 		w.wr.rdma.remote_addr = 512; /* zero-based */
 		w.wr.rdma.rkey = mr->rkey;
 		EXPECT_RC(ibv_post_send(qa, &w, &bad), 0, "a READ of the device memory");
 		wc = conf_wait(cq);
-		check(wc.status == IBV_WC_SUCCESS && memcmp(buf, in, 256) == 0, "returns what the host wrote there", "status %d", wc.status);
+		check(wc.status == IBV_WC_SUCCESS && memcmp(buf, in, 256) == 0, "returns what the host wrote there",
+		      "status %d", wc.status);
 		memset(buf + 4096, 0x77, 256);
 		s.addr = (uintptr_t)buf + 4096;
 		w.opcode = IBV_WR_RDMA_WRITE;
@@ -59,7 +64,8 @@ int main(void) {
 		EXPECT_RC(ibv_post_send(qa, &w, &bad), 0, "a WRITE into it");
 		wc = conf_wait(cq);
 		EXPECT_RC(ibv_memcpy_from_dm(out, dm, 1024, 256), 0, "read back by the host");
-		check(wc.status == IBV_WC_SUCCESS && memcmp(out, buf + 4096, 256) == 0, "the WRITE landed in device memory", "status %d", wc.status);
+		check(wc.status == IBV_WC_SUCCESS && memcmp(out, buf + 4096, 256) == 0, "the WRITE landed in device memory",
+		      "status %d", wc.status);
 		s.addr = (uintptr_t)buf + 8192;
 		s.length = 8;
 		w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;

@@ -3,9 +3,11 @@
 #include <sys/mman.h>
 
 /* A WRITE of 64 bytes from src (lkey) to dst through rkey, on a connected pair: its completion status. */
-static enum ibv_wc_status write64(struct ibv_qp *qp, struct ibv_cq *cq, void *src, uint32_t lkey, void *dst, uint32_t rkey) {
+static enum ibv_wc_status write64(struct ibv_qp *qp, struct ibv_cq *cq, void *src, uint32_t lkey, void *dst,
+				  uint32_t rkey) {
 	struct ibv_sge s = { .addr = (uintptr_t)src, .length = 64, .lkey = lkey };
-	struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
 	w.wr.rdma.remote_addr = (uintptr_t)dst;
 	w.wr.rdma.rkey = rkey;
 	if (ibv_post_send(qp, &w, &bad)) return (enum ibv_wc_status)-2;
@@ -32,37 +34,45 @@ static void rereg(struct ibv_context *ctx, struct ibv_pd *pd) {
 	struct ibv_mr *d = ibv_reg_mr(pd, dst, 8192, IBV_ACCESS_LOCAL_WRITE);
 	struct ibv_pd *other = ibv_alloc_pd(ctx);
 	memset(src, 0x61, 4096);
-	check(a && b && s && d && other && !conf_connect(a, b, IBV_ACCESS_REMOTE_WRITE), "a connected pair and two MRs", "errno %d", errno);
+	check(a && b && s && d && other && !conf_connect(a, b, IBV_ACCESS_REMOTE_WRITE), "a connected pair and two MRs",
+	      "errno %d", errno);
 	if (!other) return;
-	check(write64(a, cq, src, s->lkey, dst, d->rkey) == IBV_WC_REM_ACCESS_ERR, "a WRITE into an MR without REMOTE_WRITE fails", "");
+	check(write64(a, cq, src, s->lkey, dst, d->rkey) == IBV_WC_REM_ACCESS_ERR,
+	      "a WRITE into an MR without REMOTE_WRITE fails", "");
 	reconnect(a, b, cq);
 	{
 		uint32_t rkey = d->rkey;
-		EXPECT_RC(ibv_rereg_mr(d, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE), 0,
+		EXPECT_RC(ibv_rereg_mr(d, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE), 0,
 			  "ibv_rereg_mr CHANGE_ACCESS adds REMOTE_WRITE");
 		check(d->rkey == rkey, "the MR keeps its keys (a peer goes on naming it)", "0x%x -> 0x%x", rkey, d->rkey);
 	}
-	check(write64(a, cq, src, s->lkey, dst, d->rkey) == IBV_WC_SUCCESS && dst[63] == 0x61, "then the WRITE lands", "");
-	EXPECT_RC(ibv_rereg_mr(d, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, moved, 4096, 0), 0, "CHANGE_TRANSLATION to another buffer");
-	check(d->addr == moved && d->length == 4096, "the MR says its new address and length", "%p %zu", d->addr, d->length);
+	check(write64(a, cq, src, s->lkey, dst, d->rkey) == IBV_WC_SUCCESS && dst[63] == 0x61, "then the WRITE lands",
+	      "");
+	EXPECT_RC(ibv_rereg_mr(d, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, moved, 4096, 0), 0,
+		  "CHANGE_TRANSLATION to another buffer");
+	check(d->addr == moved && d->length == 4096, "the MR says its new address and length", "%p %zu", d->addr,
+	      d->length);
 	memset(moved, 0, 64);
-	check(write64(a, cq, src, s->lkey, moved, d->rkey) == IBV_WC_SUCCESS && moved[63] == 0x61, "a WRITE lands in the new buffer", "");
+	check(write64(a, cq, src, s->lkey, moved, d->rkey) == IBV_WC_SUCCESS && moved[63] == 0x61,
+	      "a WRITE lands in the new buffer", "");
 	EXPECT_RC(ibv_rereg_mr(s, IBV_REREG_MR_CHANGE_PD, other, NULL, 0, 0), 0, "CHANGE_PD to another PD");
 	check(s->pd == other, "the MR names its new PD", "");
-	check(write64(a, cq, src, s->lkey, moved, d->rkey) == IBV_WC_LOC_PROT_ERR, "a QP of the old PD cannot use it: local protection error", "");
+	check(write64(a, cq, src, s->lkey, moved, d->rkey) == IBV_WC_LOC_PROT_ERR,
+	      "a QP of the old PD cannot use it: local protection error", "");
 	reconnect(a, b, cq);
 	EXPECT_RC(ibv_dealloc_pd(other), EBUSY, "the new PD holds the MR: EBUSY");
 	EXPECT_RC(ibv_rereg_mr(s, IBV_REREG_MR_CHANGE_PD, pd, NULL, 0, 0), 0, "back to the QP's PD");
 	check(write64(a, cq, src, s->lkey, moved, d->rkey) == IBV_WC_SUCCESS, "then the QP can use it again", "");
 	errno = 0;
-	check(ibv_rereg_mr(s, 1 << 6, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT && errno == EINVAL, "an unknown flag: ERR_INPUT, EINVAL",
-	      "errno %d", errno);
+	check(ibv_rereg_mr(s, 1 << 6, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT && errno == EINVAL,
+	      "an unknown flag: ERR_INPUT, EINVAL", "errno %d", errno);
 	errno = 0;
 	check(ibv_rereg_mr(s, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, src, 0, 0) == IBV_REREG_MR_ERR_INPUT && errno == EINVAL,
 	      "a translation of length 0: ERR_INPUT, EINVAL", "errno %d", errno);
 	errno = 0;
-	check(ibv_rereg_mr(s, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_REMOTE_WRITE) == IBV_REREG_MR_ERR_CMD && errno == EINVAL,
-	      "REMOTE_WRITE without LOCAL_WRITE: ERR_CMD, EINVAL", "errno %d", errno);
+	check(ibv_rereg_mr(s, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_REMOTE_WRITE) == IBV_REREG_MR_ERR_CMD
+	      && errno == EINVAL, "REMOTE_WRITE without LOCAL_WRITE: ERR_CMD, EINVAL", "errno %d", errno);
 	check(write64(a, cq, src, s->lkey, moved, d->rkey) == IBV_WC_SUCCESS, "a refused rereg leaves the MR as it was", "");
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
@@ -82,7 +92,8 @@ int main(void) {
 	MUST(mr, ibv_reg_mr(pd, buf, 1 << 16, all), "ibv_reg_mr with every remote access");
 	check(mr->addr == buf && mr->length == 1 << 16 && mr->pd == pd, "the MR says its address, length and PD",
 	      "addr %p length %zu", mr->addr, mr->length);
-	check(mr->lkey != 0 && mr->lkey == mr->rkey, "lkey is non-zero and equals rkey", "lkey 0x%x rkey 0x%x", mr->lkey, mr->rkey);
+	check(mr->lkey != 0 && mr->lkey == mr->rkey, "lkey is non-zero and equals rkey", "lkey 0x%x rkey 0x%x",
+	      mr->lkey, mr->rkey);
 	EXPECT_RC(ibv_dereg_mr(mr), 0, "ibv_dereg_mr");
 	MUST(mr, ibv_reg_mr(pd, buf + 100, 1000, IBV_ACCESS_LOCAL_WRITE), "an MR not on a page boundary");
 	EXPECT_RC(ibv_dereg_mr(mr), 0, "deregistered");

@@ -15,7 +15,8 @@ static char *buf;
 /* A WRITE of 64 bytes from a to b through rkey at addr: its completion status. */
 static enum ibv_wc_status write_through(uint32_t rkey, void *addr) {
 	struct ibv_sge s = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey };
-	struct ibv_send_wr w = { .wr_id = 5, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_send_wr w = { .wr_id = 5, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_wc wc;
 	w.wr.rdma.remote_addr = (uintptr_t)addr;
 	w.wr.rdma.rkey = rkey;
@@ -34,7 +35,8 @@ static void reconnect(void) {
 	conf_connect(qa, qb, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 }
 
-static struct ibv_wc post_bind(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey, struct ibv_mr *on, size_t off, size_t len) {
+static struct ibv_wc post_bind(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey, struct ibv_mr *on, size_t off,
+			       size_t len) {
 	struct ibv_send_wr w = { .wr_id = 9, .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED }, *bad;
 	w.bind_mw.mw = mw;
 	w.bind_mw.rkey = rkey;
@@ -59,13 +61,14 @@ static void type1(void) {
 	bind.bind_info.length = 4096;
 	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
 	EXPECT_RC(ibv_bind_mw(qb, mw, &bind), 0, "ibv_bind_mw");
-	check(mw->rkey != before && (mw->rkey >> 8) == (before >> 8), "it gives the window the next rkey, same index", "0x%x -> 0x%x",
-	      before, mw->rkey);
+	check(mw->rkey != before && (mw->rkey >> 8) == (before >> 8), "it gives the window the next rkey, same index",
+	      "0x%x -> 0x%x", before, mw->rkey);
 	wc = conf_wait(cq);
 	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 3, "the bind completes IBV_WC_BIND_MW",
 	      "status %d opcode %d", wc.status, wc.opcode);
 	memset(buf, 0x3c, 64);
-	check(write_through(mw->rkey, buf + 8192) == IBV_WC_SUCCESS && buf[8192 + 63] == 0x3c, "a WRITE through the window lands", "");
+	check(write_through(mw->rkey, buf + 8192) == IBV_WC_SUCCESS && buf[8192 + 63] == 0x3c,
+	      "a WRITE through the window lands", "");
 	check(write_through(mw->rkey, buf + 8192 + 4090) == IBV_WC_REM_ACCESS_ERR, "past its end: remote access error", "");
 	reconnect();
 	bind.bind_info.length = 0; /* rebinding with no length takes the access away (pyverbs' invalidation of type 1) */
@@ -93,7 +96,8 @@ static void type2(void) {
 	if (!mw) return;
 	bind.bind_info.mr = mr;
 	bind.bind_info.length = 64;
-	EXPECT_RC(ibv_bind_mw(qb, mw, &bind), EINVAL, "ibv_bind_mw of a type-2 window: EINVAL (it is bound by a work request)");
+	EXPECT_RC(ibv_bind_mw(qb, mw, &bind), EINVAL,
+		  "ibv_bind_mw of a type-2 window: EINVAL (it is bound by a work request)");
 	rkey = ibv_inc_rkey(mw->rkey);
 	wc = post_bind(qb, mw, rkey, mr, 16384, 4096);
 	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW, "IBV_WR_BIND_MW binds it", "status %d", wc.status);
@@ -103,7 +107,8 @@ static void type2(void) {
 		w.invalidate_rkey = rkey;
 		EXPECT_RC(ibv_post_send(qb, &w, &bad), 0, "IBV_WR_LOCAL_INV posted");
 		wc = conf_wait(cq);
-		check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV, "completes IBV_WC_LOCAL_INV", "status %d", wc.status);
+		check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV, "completes IBV_WC_LOCAL_INV",
+		      "status %d", wc.status);
 	}
 	check(write_through(rkey, buf + 16384) == IBV_WC_REM_ACCESS_ERR, "then a WRITE through it: remote access error", "");
 	reconnect();
@@ -122,7 +127,9 @@ static void type2(void) {
 		EXPECT_RC(ibv_post_send(qa, &w, &bad), 0, "IBV_WR_SEND_WITH_INV posted by the peer");
 		for (int i = 0; i < 2; i++) {
 			wc = conf_wait(cq);
-			if (wc.wr_id == 6) got_inv = wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == rkey;
+			if (wc.wr_id == 6)
+				got_inv = wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV)
+					  && wc.invalidated_rkey == rkey;
 		}
 		check(got_inv, "the receive says IBV_WC_WITH_INV and the rkey", "");
 	}
@@ -144,7 +151,8 @@ static void wr_api(void) {
 	struct ibv_qp *q = ibv_create_qp_ex(ctx, &a);
 	struct ibv_qp_ex *x;
 	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
-	struct ibv_mw_bind_info info = { .mr = mr, .addr = (uintptr_t)buf + 20480, .length = 128, .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	struct ibv_mw_bind_info info = { .mr = mr, .addr = (uintptr_t)buf + 20480, .length = 128,
+					 .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
 	struct ibv_wc wc;
 	check(q && mw, "a QP with IBV_QP_EX_WITH_BIND_MW", "errno %d", errno);
 	if (!q || !mw) return;
@@ -159,13 +167,15 @@ static void wr_api(void) {
 	ibv_wr_bind_mw(x, mw, ibv_inc_rkey(mw->rkey), &info);
 	EXPECT_RC(ibv_wr_complete(x), 0, "ibv_wr_bind_mw posted");
 	wc = conf_wait(cq);
-	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 11, "and completes", "status %d", wc.status);
+	check(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 11, "and completes", "status %d",
+	      wc.status);
 	ibv_dealloc_mw(mw);
 	ibv_destroy_qp(q);
 }
 
 int main(void) {
-	struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 } };
 	ctx = conf_open();
 	buf = aligned_alloc(4096, 1 << 16);
 	memset(buf, 0, 1 << 16);

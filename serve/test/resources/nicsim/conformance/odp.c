@@ -16,16 +16,19 @@ int main(void) {
 	struct ibv_qp *qa, *qb;
 	struct ibv_mr *src, *odp;
 	struct ibv_wc wc;
-	struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_init_attr qi = { .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1 } };
 	char *a = aligned_alloc(4096, 1 << 16), *b = aligned_alloc(4096, 1 << 16);
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	memset(a, 0, 1 << 16);
 	memset(b, 0, 1 << 16);
 	EXPECT_RC(ibv_query_device_ex(ctx, NULL, &x), 0, "ibv_query_device_ex");
-	check(x.odp_caps.general_caps & IBV_ODP_SUPPORT, "odp_caps says ODP is supported", "0x%" PRIx64, x.odp_caps.general_caps);
-	check((x.odp_caps.per_transport_caps.rc_odp_caps & (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE
-		| IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC)) == (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE
-		| IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC), "RC: send, receive, write, read and atomic", "0x%x",
+	check(x.odp_caps.general_caps & IBV_ODP_SUPPORT, "odp_caps says ODP is supported", "0x%" PRIx64,
+	      x.odp_caps.general_caps);
+	check((x.odp_caps.per_transport_caps.rc_odp_caps & (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV
+		| IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC))
+	      == (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ
+		| IBV_ODP_SUPPORT_ATOMIC), "RC: send, receive, write, read and atomic", "0x%x",
 	      x.odp_caps.per_transport_caps.rc_odp_caps);
 	MUST(pd, ibv_alloc_pd(ctx), "a PD");
 	MUST(cq, ibv_create_cq(ctx, 64, NULL, NULL, 0), "a CQ");
@@ -56,7 +59,8 @@ int main(void) {
 	}
 	{
 		struct ibv_sge s = { .addr = (uintptr_t)a + 8192, .length = 5000, .lkey = src->lkey };
-		struct ibv_send_wr w = { .wr_id = 2, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED }, *bad;
+		struct ibv_send_wr w = { .wr_id = 2, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+					 .send_flags = IBV_SEND_SIGNALED }, *bad;
 		memset(a + 8192, 0x5a, 5000);
 		w.wr.rdma.remote_addr = (uintptr_t)b + 1000;
 		w.wr.rdma.rkey = odp->rkey;
@@ -73,7 +77,8 @@ int main(void) {
 	}
 	{
 		struct ibv_sge s = { .addr = (uintptr_t)b + 57344, .length = 8192, .lkey = odp->lkey };
-		check((x.xrc_odp_caps & (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_SRQ_RECV)) == (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_SRQ_RECV),
+		check((x.xrc_odp_caps & (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_SRQ_RECV))
+		      == (IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_SRQ_RECV),
 		      "XRC: send and receive through an SRQ", "0x%x", x.xrc_odp_caps);
 		EXPECT_RC(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, IBV_ADVISE_MR_FLAG_FLUSH, &s, 1), 0,
 			  "ibv_advise_mr PREFETCH_WRITE with FLUSH");
@@ -83,10 +88,12 @@ int main(void) {
 		EXPECT_RC(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 0), EINVAL, "no SGE: EINVAL");
 		EXPECT_RC(ibv_advise_mr(pd, (enum ibv_advise_mr_advice)9, 0, &s, 1), EOPNOTSUPP, "an unknown advice: EOPNOTSUPP");
 		s.lkey ^= 0x80;
-		check(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 1) != 0, "a key that is no MR's is refused", "returned 0");
+		check(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 1) != 0, "a key that is no MR's is refused",
+		      "returned 0");
 		s.lkey ^= 0x80;
 		s.length = 1 << 20;
-		check(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 1) != 0, "a range past the MR is refused", "returned 0");
+		check(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &s, 1) != 0, "a range past the MR is refused",
+		      "returned 0");
 	}
 	{ /* implicit ODP: one MR of the whole address space */
 		struct ibv_mr *imp;

@@ -90,9 +90,15 @@ int main(void) {
 		check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 1 && wc.opcode == IBV_WC_RDMA_WRITE, "the WRITE completes",
 		      "status %d wr_id %" PRIu64, wc.status, wc.wr_id);
 		wc = conf_wait(cq);
-		if (wc.wr_id == 7) { check(wc.status == IBV_WC_SUCCESS && wc.byte_len == 7, "the SEND arrives", "status %d", wc.status); wc = conf_wait(cq); }
-		else { struct ibv_wc r2 = conf_wait(cq); check(r2.wr_id == 7 && r2.byte_len == 7, "the SEND arrives", "wr_id %" PRIu64, r2.wr_id); }
-		check(wc.status == IBV_WC_SUCCESS && (wc.wr_id == 2 || wc.wr_id == 7), "the SEND completes", "status %d", wc.status);
+		if (wc.wr_id == 7) {
+			check(wc.status == IBV_WC_SUCCESS && wc.byte_len == 7, "the SEND arrives", "status %d", wc.status);
+			wc = conf_wait(cq);
+		} else {
+			struct ibv_wc r2 = conf_wait(cq);
+			check(r2.wr_id == 7 && r2.byte_len == 7, "the SEND arrives", "wr_id %" PRIu64, r2.wr_id);
+		}
+		check(wc.status == IBV_WC_SUCCESS && (wc.wr_id == 2 || wc.wr_id == 7), "the SEND completes", "status %d",
+		      wc.status);
 		check(strcmp(buf + 1024, "written through ibv_wr_rdma_write") == 0, "the WRITE's bytes landed", "%.40s", buf + 1024);
 		check(strcmp(buf + 4096, "inline") == 0, "the inline SEND's bytes landed", "%.8s", buf + 4096);
 	}

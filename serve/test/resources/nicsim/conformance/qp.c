@@ -11,7 +11,10 @@ static const char *names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR
 static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
 static const char *tnames[] = { "RC", "UC", "UD" };
 
-/* required and optional attribute masks (besides IBV_QP_STATE) by [type][cur][next]; valid marks the table's transitions */
+/*
+ * required and optional attribute masks (besides IBV_QP_STATE) by [type][cur][next]; valid marks the table's
+ * transitions
+ */
 static int valid[NSTATES][NSTATES];
 static int req[3][NSTATES][NSTATES], opt[3][NSTATES][NSTATES];
 
@@ -90,8 +93,12 @@ static struct ibv_qp *at(int t, int s) {
 	static const int path[] = { S_INIT, S_RTR, S_RTS, S_SQD };
 	struct ibv_qp *qp = make(types[t]);
 	if (!qp) return NULL;
-	if (s == S_ERR) { if (step(qp, t, S_INIT) || step(qp, t, S_ERR)) goto fail; return qp; } /* RESET->ERR is not in the table */
-	for (int i = 0; i < 4 && qp->state != (enum ibv_qp_state)s; i++) if (step(qp, t, path[i])) goto fail;
+	if (s == S_ERR) { /* RESET->ERR is not in the table */
+		if (step(qp, t, S_INIT) || step(qp, t, S_ERR)) goto fail;
+		return qp;
+	}
+	for (int i = 0; i < 4 && qp->state != (enum ibv_qp_state)s; i++)
+		if (step(qp, t, path[i])) goto fail;
 	if (s == S_SQD) { /* the drain completes at once: no send is outstanding */
 		struct ibv_qp_attr q;
 		struct ibv_qp_init_attr qi;
@@ -130,11 +137,13 @@ static void transitions(int t) {
 			}
 			if (valid[cur][next]) {
 				int extra = disallowed(req[t][cur][next] | opt[t][cur][next]);
-				snprintf(what, sizeof what, "%s %s->%s with 0x%x it does not allow: EINVAL", tnames[t], names[cur], names[next], extra);
+				snprintf(what, sizeof what, "%s %s->%s with 0x%x it does not allow: EINVAL", tnames[t],
+					 names[cur], names[next], extra);
 				EXPECT_RC(ibv_modify_qp(qp, &a, IBV_QP_STATE | req[t][cur][next] | extra), EINVAL, what);
 			}
 			rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | req[t][cur][next]);
-			snprintf(what, sizeof what, "%s %s->%s %s", tnames[t], names[cur], names[next], valid[cur][next] ? "is valid" : "is refused");
+			snprintf(what, sizeof what, "%s %s->%s %s", tnames[t], names[cur], names[next],
+				 valid[cur][next] ? "is valid" : "is refused");
 			check(valid[cur][next] ? rc == 0 : rc == EINVAL, what, "modify_qp returned %d", rc);
 			if (valid[cur][next] && rc == 0) {
 				struct ibv_qp_attr q;
@@ -165,8 +174,8 @@ static void caps(void) {
 	check(qa.cap.max_send_wr >= 10 && qa.cap.max_recv_wr >= 10 && qa.cap.max_send_sge >= 2 && qa.cap.max_inline_data >= 32,
 	      "the caps it got are at least those asked", "send_wr %u", qa.cap.max_send_wr);
 	EXPECT_RC(ibv_query_qp(qp, &q, IBV_QP_STATE | IBV_QP_CAP, &qi), 0, "ibv_query_qp");
-	check(q.qp_state == IBV_QPS_RESET && qi.qp_type == IBV_QPT_RC && qi.send_cq == cq && q.cap.max_send_wr == qa.cap.max_send_wr,
-	      "query_qp: RESET, RC, its CQ and caps", "state %d", q.qp_state);
+	check(q.qp_state == IBV_QPS_RESET && qi.qp_type == IBV_QPT_RC && qi.send_cq == cq
+	      && q.cap.max_send_wr == qa.cap.max_send_wr, "query_qp: RESET, RC, its CQ and caps", "state %d", q.qp_state);
 	EXPECT_RC(ibv_destroy_qp(qp), 0, "ibv_destroy_qp");
 
 	/* as mlx5, the inline data reported is what the QP's WQE holds, asked for or not: an RC WQE's slot is at
@@ -185,7 +194,11 @@ static void caps(void) {
 	      "query_qp reports the inline data create_qp did", "%u, %u", q.cap.max_inline_data, qi.cap.max_inline_data);
 	EXPECT_RC(ibv_destroy_qp(qp), 0, "ibv_destroy_qp");
 
-#define BAD(field, value, name) do { bad = qa; bad.field = value; EXPECT_NULL(ibv_create_qp(pd, &bad), EINVAL, name); } while (0)
+#define BAD(field, value, name) do { \
+	bad = qa; \
+	bad.field = value; \
+	EXPECT_NULL(ibv_create_qp(pd, &bad), EINVAL, name); \
+} while (0)
 	BAD(cap.max_send_wr, 0xffffffffu, "max_send_wr 0xffffffff: EINVAL");
 	BAD(cap.max_recv_wr, 0xffffffffu, "max_recv_wr 0xffffffff: EINVAL");
 	BAD(cap.max_send_sge, 0xffffffffu, "max_send_sge 0xffffffff: EINVAL");

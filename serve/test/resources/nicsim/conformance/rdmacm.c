@@ -5,11 +5,12 @@
  * a file poll(2) sees ready exactly when an event waits and that O_NONBLOCK makes EAGAIN; bind and
  * listen refuse addresses that are not this node's or ports in use; connecting before the route
  * (once the address is: librdmacm itself needs the device), accepting nothing, disconnecting what
- * is not connected are EINVAL; a request to a port no one listens on is rejected; a consumer's reject reaches the other side with its private data; an
- * accepted connection carries data both ways and both sides see it close; RDMA_OPTION_ID_AFONLY lets 0.0.0.0 and
- * [::] share a port; AF_IB addresses (rdma_cm(7)'s struct sockaddr_ib: a GID and a service ID) bind, listen and
- * are reached as the kernel's RDMA CM takes them, and one of a GID no port has fails at its route; the
- * rdma_cm file's QUERY refuses an unknown option and too little room. Both sides are identifiers
+ * is not connected are EINVAL; a request to a port no one listens on is rejected; a consumer's reject
+ * reaches the other side with its private data; an accepted connection carries data both ways and both
+ * sides see it close; RDMA_OPTION_ID_AFONLY lets 0.0.0.0 and [::] share a port; AF_IB addresses
+ * (rdma_cm(7)'s struct sockaddr_ib: a GID and a service ID) bind, listen and are reached as the kernel's
+ * RDMA CM takes them, and one of a GID no port has fails at its route; the rdma_cm file's QUERY refuses
+ * an unknown option and too little room. Both sides are identifiers
  * of this one program on its one node, connected through the adapter's port.
  */
 #include "conf.h"

@@ -21,7 +21,8 @@ static int post(struct ibv_srq *srq, uint64_t id, char *at, uint32_t lkey, struc
 
 static void send_to(struct ibv_qp *qp, char *from, uint32_t lkey, uint32_t len) {
 	struct ibv_sge s = { .addr = (uintptr_t)from, .length = len, .lkey = lkey };
-	struct ibv_send_wr w = { .wr_id = 99, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_send_wr w = { .wr_id = 99, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
 	ibv_post_send(qp, &w, &bad);
 }
 
@@ -58,7 +59,8 @@ int main(void) {
 	MUST(srq, ibv_create_srq(pd, &a), "ibv_create_srq of 4");
 	check(a.attr.max_wr >= 4 && a.attr.max_sge >= 1, "it reports what it got", "max_wr %u", a.attr.max_wr);
 	EXPECT_RC(ibv_query_srq(srq, &q), 0, "ibv_query_srq");
-	check(q.max_wr == a.attr.max_wr && q.srq_limit == 0, "query gives max_wr and the limit", "%u, %u", q.max_wr, q.srq_limit);
+	check(q.max_wr == a.attr.max_wr && q.srq_limit == 0, "query gives max_wr and the limit", "%u, %u", q.max_wr,
+	      q.srq_limit);
 	q.max_wr = 16;
 	EXPECT_RC(ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR), EINVAL, "resizing (IBV_SRQ_MAX_WR): EINVAL, as mlx5");
 	q.srq_limit = a.attr.max_wr + 1;

@@ -24,7 +24,9 @@ int main(void) {
 	static char buf[4096];
 	alarm(60);
 	if (!list || num < 1 || !(ctx = ibv_open_device(list[0]))) die("open");
-	if (!(pd = ibv_alloc_pd(ctx)) || !(mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE))) die("pd/mr");
+	if (!(pd = ibv_alloc_pd(ctx))
+	    || !(mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)))
+		die("pd/mr");
 	if (!(small = ibv_create_cq(ctx, 1, NULL, NULL, 0)) || !(other = ibv_create_cq(ctx, 16, NULL, NULL, 0))) die("cq");
 	struct ibv_qp_init_attr init = { .send_cq = small, .recv_cq = other, .qp_type = IBV_QPT_RC,
 					 .cap = { .max_send_wr = 16, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 } };
@@ -53,8 +55,14 @@ int main(void) {
 		struct ibv_async_event ev;
 		if (ibv_get_async_event(ctx, &ev)) die("get_async_event");
 		const char *what = "other";
-		if (ev.event_type == IBV_EVENT_CQ_ERR) { what = ev.element.cq == small ? "cq" : "another-cq"; cq_err |= ev.element.cq == small; }
-		if (ev.event_type == IBV_EVENT_QP_FATAL) { what = ev.element.qp == qp ? "qp" : "another-qp"; qp_fatal |= ev.element.qp == qp; }
+		if (ev.event_type == IBV_EVENT_CQ_ERR) {
+			what = ev.element.cq == small ? "cq" : "another-cq";
+			cq_err |= ev.element.cq == small;
+		}
+		if (ev.event_type == IBV_EVENT_QP_FATAL) {
+			what = ev.element.qp == qp ? "qp" : "another-qp";
+			qp_fatal |= ev.element.qp == qp;
+		}
 		printf("event %s %s\n", ibv_event_type_str(ev.event_type), what);
 		fflush(stdout);
 		ibv_ack_async_event(&ev);

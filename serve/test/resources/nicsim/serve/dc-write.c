@@ -48,11 +48,13 @@ static int target(void) {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
 	struct ibv_srq *srq = pd && cq ? ibv_create_srq(pd, &sa) : NULL;
 	static char buf[2 * LEN];
-	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) : NULL;
+	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof buf,
+					    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+			       : NULL;
 	struct ibv_sge sge = { .addr = (uintptr_t)(buf + LEN), .length = LEN, .lkey = mr ? mr->lkey : 0 };
 	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
-	struct ibv_qp_init_attr_ex init = { .qp_type = IBV_QPT_DRIVER, .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd, .send_cq = cq,
-					    .recv_cq = cq, .srq = srq };
+	struct ibv_qp_init_attr_ex init = { .qp_type = IBV_QPT_DRIVER, .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+					    .send_cq = cq, .recv_cq = cq, .srq = srq };
 	struct mlx5dv_qp_init_attr dv = { .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
 					  .dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCT, .dct_access_key = DC_KEY } };
 	struct ibv_port_attr port;
@@ -63,8 +65,8 @@ static int target(void) {
 	struct ibv_mr *udmr = pd ? ibv_reg_mr(pd, udbuf, sizeof udbuf, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	struct ibv_sge usge = { .addr = (uintptr_t)udbuf, .length = sizeof udbuf, .lkey = udmr ? udmr->lkey : 0 };
 	struct ibv_recv_wr uwr = { .wr_id = 8, .sg_list = &usge, .num_sge = 1 };
-	struct ibv_qp_init_attr ua = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD, .cap = { .max_send_wr = 1, .max_recv_wr = 1,
-				       .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_init_attr ua = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+				       .cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 } };
 	if (!srq || !mr || !udmr || ibv_post_srq_recv(srq, &rwr, &bad)) die("target resources");
 	if (!(ud = ibv_create_qp(pd, &ua))) die("create_qp (UD)");
 	ud_up(ud, IBV_QPS_RTR);
@@ -81,16 +83,24 @@ static int target(void) {
 	a.min_rnr_timer = 12;
 	modify(dct, &a, IBV_QP_STATE | IBV_QP_PATH_MTU | IBV_QP_MIN_RNR_TIMER, "DCT to RTR");
 	if (ibv_query_port(ctx, 1, &port)) die("query_port");
-	snprintf(text, sizeof text, "%u %u %" PRIu64 " %u %u\n", port.lid, dct->qp_num, (uint64_t)(uintptr_t)buf, mr->rkey, ud->qp_num);
+	snprintf(text, sizeof text, "%u %u %" PRIu64 " %u %u\n", port.lid, dct->qp_num, (uint64_t)(uintptr_t)buf,
+		 mr->rkey, ud->qp_num);
 	put_file("target", text);
 	struct ibv_wc wc = wait_one(cq);
-	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 7) { fprintf(stderr, "target: receive %s\n", ibv_wc_status_str(wc.status)); return 1; }
+	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 7) {
+		fprintf(stderr, "target: receive %s\n", ibv_wc_status_str(wc.status));
+		return 1;
+	}
 	for (int i = 0; i < LEN; i++)
 		if (buf[i] != (char)(i * 7 + 1)) { fprintf(stderr, "target: byte %d of the WRITE is wrong\n", i); return 1; }
-	printf("target got \"%.*s\" (%u bytes, qp 0x%x) after the WRITE's %d bytes\n", (int)wc.byte_len, buf + LEN, wc.byte_len, wc.qp_num, LEN);
+	printf("target got \"%.*s\" (%u bytes, qp 0x%x) after the WRITE's %d bytes\n", (int)wc.byte_len, buf + LEN,
+	       wc.byte_len, wc.qp_num, LEN);
 	fflush(stdout);
 	wc = wait_one(cq);
-	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 8) { fprintf(stderr, "target: UD receive %s\n", ibv_wc_status_str(wc.status)); return 1; }
+	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 8) {
+		fprintf(stderr, "target: UD receive %s\n", ibv_wc_status_str(wc.status));
+		return 1;
+	}
 	printf("target got \"%.*s\" on its UD QP\n", (int)(wc.byte_len - 40), udbuf + 40);
 	fflush(stdout);
 	get_file("finished", text, sizeof text); /* the DCT stays until the initiator has tried the wrong key */
@@ -98,9 +108,12 @@ static int target(void) {
 }
 
 static struct ibv_qp *dci(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq) {
-	struct ibv_qp_init_attr_ex init = { .qp_type = IBV_QPT_DRIVER, .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-					    .pd = pd, .send_cq = cq, .recv_cq = cq, .cap = { .max_send_wr = 16, .max_send_sge = 1, .max_inline_data = 64 },
-					    .send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ };
+	struct ibv_qp_init_attr_ex init = { .qp_type = IBV_QPT_DRIVER,
+					    .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+					    .pd = pd, .send_cq = cq, .recv_cq = cq,
+					    .cap = { .max_send_wr = 16, .max_send_sge = 1, .max_inline_data = 64 },
+					    .send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE
+							      | IBV_QP_EX_WITH_RDMA_READ };
 	struct mlx5dv_qp_init_attr dv = { .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC | MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS,
 					  .create_flags = MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE,
 					  .dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCI } };
@@ -121,7 +134,8 @@ static struct ibv_qp *dci(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC, "DCI to RTS");
+	modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN
+		       | IBV_QP_MAX_QP_RD_ATOMIC, "DCI to RTS");
 	return qp;
 }
 
@@ -144,7 +158,8 @@ static int init(void) {
 	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
 	struct ibv_qp *good = dci(ctx, pd, cq), *wrong = dci(ctx, pd, cq);
 	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(good), *wx = ibv_qp_to_qp_ex(wrong);
-	struct mlx5dv_qp_ex *dx = qx ? mlx5dv_qp_ex_from_ibv_qp_ex(qx) : NULL, *dw = wx ? mlx5dv_qp_ex_from_ibv_qp_ex(wx) : NULL;
+	struct mlx5dv_qp_ex *dx = qx ? mlx5dv_qp_ex_from_ibv_qp_ex(qx) : NULL;
+	struct mlx5dv_qp_ex *dw = wx ? mlx5dv_qp_ex_from_ibv_qp_ex(wx) : NULL;
 	if (!ah || !dx || !dw) die("address handle and qp_ex");
 
 	ibv_wr_start(qx);
@@ -185,8 +200,10 @@ static int init(void) {
 	if (wc.status != IBV_WC_REM_ACCESS_ERR || wc.wr_id != 9) return 1;
 
 	/* the same API on a UD QP */
-	struct ibv_qp_init_attr_ex ux = { .qp_type = IBV_QPT_UD, .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = pd,
-					  .send_cq = cq, .recv_cq = cq, .cap = { .max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	struct ibv_qp_init_attr_ex ux = { .qp_type = IBV_QPT_UD,
+					  .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = pd,
+					  .send_cq = cq, .recv_cq = cq,
+					  .cap = { .max_send_wr = 4, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
 					  .send_ops_flags = IBV_QP_EX_WITH_SEND };
 	struct ibv_qp *ud = ibv_create_qp_ex(ctx, &ux);
 	const char hi[] = "hello over UD";

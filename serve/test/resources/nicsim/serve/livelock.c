@@ -48,7 +48,8 @@ int main(void) {
 	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	struct ibv_qp *a, *b;
 	struct ibv_sge s = { .addr = (uintptr_t)buf, .length = 64 };
-	struct ibv_send_wr w = { .wr_id = 1, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_send_wr w = { .wr_id = 1, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
 	struct ibv_wc wc;
 	qi.send_cq = qi.recv_cq = cq;
 	if (!mr || !cq || ibv_query_port(ctx, 1, &port) || !(a = ibv_create_qp(pd, &qi)) || !(b = ibv_create_qp(pd, &qi))

@@ -56,7 +56,10 @@ static inline struct ibv_wc wait_one(struct ibv_cq *cq) {
 	return wc;
 }
 
-/* An RC QP from RESET to RTS towards the peer's LID and QP number (PSN 0 both ways, MTU 1024), with access flags access. */
+/*
+ * An RC QP from RESET to RTS towards the peer's LID and QP number (PSN 0 both ways, MTU 1024), with access
+ * flags access.
+ */
 static inline void connect_rc(struct ibv_qp *qp, unsigned lid, unsigned qpn, unsigned access) {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qp_access_flags = access };
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) die("to INIT");
@@ -68,15 +71,16 @@ static inline void connect_rc(struct ibv_qp *qp, unsigned lid, unsigned qpn, uns
 	a.ah_attr.port_num = 1;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 12;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC
-			  | IBV_QP_MIN_RNR_TIMER)) die("to RTR");
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN
+			  | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) die("to RTR");
 	memset(&a, 0, sizeof a);
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN
+			  | IBV_QP_MAX_QP_RD_ATOMIC))
 		die("to RTS");
 }
 

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned char expected(int size, int round, int i) { return (unsigned char)(size * 7 + round * 13 + i * 31 + 1); }
+static unsigned char expected(int size, int round, int i) {
+	return (unsigned char)(size * 7 + round * 13 + i * 31 + 1);
+}
 
 int main(int argc, char **argv) {
 	int rank, ranks, bad = 0, all_bad = 0, sizes = 0;

@@ -34,7 +34,10 @@ static int recv_role(void) {
 	struct ibv_mr *smr = pd ? ibv_reg_mr(pd, spare, sizeof spare, IBV_ACCESS_LOCAL_WRITE) : NULL;
 	struct ibv_device_attr_ex dev;
 	if (ibv_query_device_ex(ctx, NULL, &dev)) die("ibv_query_device_ex");
-	if (!(dev.tm_caps.flags & IBV_TM_CAP_RC) || dev.tm_caps.max_num_tags < 8) { fprintf(stderr, "recv: no tag matching in tm_caps\n"); return 1; }
+	if (!(dev.tm_caps.flags & IBV_TM_CAP_RC) || dev.tm_caps.max_num_tags < 8) {
+		fprintf(stderr, "recv: no tag matching in tm_caps\n");
+		return 1;
+	}
 	printf("recv: tm_caps max_num_tags %u max_ops %u\n", dev.tm_caps.max_num_tags, dev.tm_caps.max_ops);
 	struct ibv_srq_init_attr_ex sa = { .attr = { .max_wr = 4, .max_sge = 1 }, .srq_type = IBV_SRQT_TM, .pd = pd, .cq = cq,
 					   .tm_cap = { .max_num_tags = 8, .max_ops = 4 },
@@ -67,7 +70,10 @@ static int recv_role(void) {
 	if (rc) { fprintf(stderr, "tm-tags: ibv_post_srq_ops: %s\n", strerror(rc)); return 1; }
 	for (int i = 0; i < 2; i++) {
 		struct ibv_wc wc = wait_one(cq);
-		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_TM_ADD) { fprintf(stderr, "recv: TAG_ADD: %s\n", ibv_wc_status_str(wc.status)); return 1; }
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_TM_ADD) {
+			fprintf(stderr, "recv: TAG_ADD: %s\n", ibv_wc_status_str(wc.status));
+			return 1;
+		}
 	}
 	printf("recv: two tags added (handles %u and %u)\n", add0.tm.handle, add1.tm.handle);
 	fflush(stdout);
@@ -105,8 +111,12 @@ static int recv_role(void) {
 	}
 	if (strcmp(buf, "eager hello")) { fprintf(stderr, "recv: the eager payload is \"%.20s\"\n", buf); return 1; }
 	for (int i = 0; i < BIG; i++)
-		if (buf[BIG + i] != (char)(i * 13 + 7)) { fprintf(stderr, "recv: byte %d of the rendezvous is wrong\n", i); return 1; }
-	printf("recv: eager \"%s\" and a %d-byte rendezvous in their tagged buffers, tags read with ibv_wc_read_tm_info\n", buf, BIG);
+		if (buf[BIG + i] != (char)(i * 13 + 7)) {
+			fprintf(stderr, "recv: byte %d of the rendezvous is wrong\n", i);
+			return 1;
+		}
+	printf("recv: eager \"%s\" and a %d-byte rendezvous in their tagged buffers, "
+	       "tags read with ibv_wc_read_tm_info\n", buf, BIG);
 	fflush(stdout);
 	get_file("finished", text, sizeof text);
 	return 0;
@@ -155,14 +165,19 @@ static int send_role(void) {
 	rv->rkey = htobe32(bmr->rkey);
 	rv->len = htobe32(BIG);
 	struct ibv_sge rs = { .addr = (uintptr_t)r, .length = sizeof *rt + sizeof *rv, .lkey = mmr->lkey };
-	struct ibv_send_wr w2 = { .wr_id = 2, .sg_list = &rs, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_send_wr w1 = { .wr_id = 1, .next = &w2, .sg_list = &es, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr w2 = { .wr_id = 2, .sg_list = &rs, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr w1 = { .wr_id = 1, .next = &w2, .sg_list = &es, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *bad;
 	if (ibv_post_send(qp, &w1, &bad)) die("post_send");
 	int sends = 0, fins = 0;
 	while (sends < 2 || fins < 1) {
 		struct ibv_wc wc = wait_one(cq);
-		if (wc.status != IBV_WC_SUCCESS) { fprintf(stderr, "send: wr %" PRIu64 ": %s\n", wc.wr_id, ibv_wc_status_str(wc.status)); return 1; }
+		if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "send: wr %" PRIu64 ": %s\n", wc.wr_id, ibv_wc_status_str(wc.status));
+			return 1;
+		}
 		if (wc.opcode == IBV_WC_SEND) sends++;
 		else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 42) fins++;
 	}

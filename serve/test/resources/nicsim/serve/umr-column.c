@@ -57,9 +57,11 @@ static int owner(void) {
 	put_file("owner", text);
 	get_file("peer", text, sizeof text);
 	if (sscanf(text, "%u %u", &lid, &qpn) != 2) die("parsing the peer's file");
-	connect_rc(qp, lid, qpn, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE); /* work requests, UMRs too, are posted from RTS on */
+	/* work requests, UMRs too, are posted from RTS on */
+	connect_rc(qp, lid, qpn, IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE);
 	/* both layouts in one list of work requests; mlx5 takes them inline */
-	struct mlx5dv_mr_interleaved col = { .addr = (uintptr_t)matrix + COL, .bytes_count = COLW, .bytes_skip = ROW - COLW, .lkey = mm->lkey };
+	struct mlx5dv_mr_interleaved col = { .addr = (uintptr_t)matrix + COL, .bytes_count = COLW,
+					     .bytes_skip = ROW - COLW, .lkey = mm->lkey };
 	struct ibv_sge pieces[2] = { { .addr = (uintptr_t)hello, .length = 6, .lkey = hm->lkey },
 				     { .addr = (uintptr_t)world, .length = 5, .lkey = wm->lkey } };
 	ibv_wr_start(qpx);
@@ -90,14 +92,22 @@ static int owner(void) {
 	ibv_wr_set_sge(qpx, list->lkey, 0, 11);
 	if ((rc = ibv_wr_complete(qpx))) { fprintf(stderr, "owner: send: %s\n", strerror(rc)); return 1; }
 	struct ibv_wc wc = wait_one(cq);
-	if (wc.status != IBV_WC_SUCCESS) { fprintf(stderr, "owner: send through the list mkey: %s\n", ibv_wc_status_str(wc.status)); return 1; }
+	if (wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "owner: send through the list mkey: %s\n", ibv_wc_status_str(wc.status));
+		return 1;
+	}
 	for (int r = 0; r < ROWS; r++)
 		for (int c = 0; c < ROW; c++) {
 			int at = r * ROW + c;
-			unsigned char want = c >= COL && c < COL + COLW ? (unsigned char)((r * COLW + c - COL) * 7 + 5) : (unsigned char)(at * 3 + 1);
-			if (matrix[at] != want) { fprintf(stderr, "owner: matrix row %d byte %d is %u, not %u\n", r, c, matrix[at], want); return 1; }
+			unsigned char want = c >= COL && c < COL + COLW ? (unsigned char)((r * COLW + c - COL) * 7 + 5)
+									: (unsigned char)(at * 3 + 1);
+			if (matrix[at] != want) {
+				fprintf(stderr, "owner: matrix row %d byte %d is %u, not %u\n", r, c, matrix[at], want);
+				return 1;
+			}
 		}
-	printf("owner: the peer's WRITE changed column bytes %d..%d of all %d rows and nothing else\n", COL, COL + COLW - 1, ROWS);
+	printf("owner: the peer's WRITE changed column bytes %d..%d of all %d rows and nothing else\n", COL,
+	       COL + COLW - 1, ROWS);
 	fflush(stdout);
 	get_file("done", text, sizeof text);
 	if (mlx5dv_destroy_mkey(column) || mlx5dv_destroy_mkey(list)) die("mlx5dv_destroy_mkey");
@@ -133,21 +143,27 @@ static int peer(void) {
 	/* the column through its rkey: zero based, 256 bytes; then read back */
 	struct ibv_sge ws = { .addr = (uintptr_t)out, .length = sizeof out, .lkey = om->lkey };
 	struct ibv_sge bs = { .addr = (uintptr_t)back, .length = sizeof back, .lkey = bm->lkey };
-	struct ibv_send_wr rd = { .wr_id = 2, .sg_list = &bs, .num_sge = 1, .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
-				  .wr.rdma = { .remote_addr = 0, .rkey = rkey } };
-	struct ibv_send_wr wr = { .wr_id = 1, .next = &rd, .sg_list = &ws, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-				  .wr.rdma = { .remote_addr = 0, .rkey = rkey } }, *bad;
+	struct ibv_send_wr rd = { .wr_id = 2, .sg_list = &bs, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { .remote_addr = 0, .rkey = rkey } };
+	struct ibv_send_wr wr = { .wr_id = 1, .next = &rd, .sg_list = &ws, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED, .wr.rdma = { .remote_addr = 0, .rkey = rkey } }, *bad;
 	if (ibv_post_send(qp, &wr, &bad)) die("post_send");
 	for (int i = 0; i < 2; i++) {
 		struct ibv_wc wc = wait_one(cq);
-		if (wc.status != IBV_WC_SUCCESS) { fprintf(stderr, "peer: wr %" PRIu64 ": %s\n", wc.wr_id, ibv_wc_status_str(wc.status)); return 1; }
+		if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "peer: wr %" PRIu64 ": %s\n", wc.wr_id, ibv_wc_status_str(wc.status));
+			return 1;
+		}
 	}
 	if (memcmp(out, back, sizeof out)) { fprintf(stderr, "peer: the column read back differs\n"); return 1; }
 	printf("peer: WRITE and READ through the column mkey, %d bytes read back equal\n", (int)sizeof out);
 	fflush(stdout);
 	put_file("written", "written\n");
 	struct ibv_wc wc = wait_one(cq);
-	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV) { fprintf(stderr, "peer: receive: %s\n", ibv_wc_status_str(wc.status)); return 1; }
+	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV) {
+		fprintf(stderr, "peer: receive: %s\n", ibv_wc_status_str(wc.status));
+		return 1;
+	}
 	printf("peer: got \"%.*s\" (%u bytes) gathered through the list mkey\n", (int)wc.byte_len, in, wc.byte_len);
 	fflush(stdout);
 	put_file("done", "done\n");

@@ -35,7 +35,9 @@ static struct ibv_srq *receiver(struct ibv_context *ctx, struct ibv_xrcd *x, str
 	struct ibv_mr *mr;
 	struct ibv_srq *srq;
 	struct ibv_srq_init_attr_ex a = { .attr = { .max_wr = 4, .max_sge = 1 }, .srq_type = IBV_SRQT_XRC };
-	if (!pd || !(mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE)) || !(*cq = ibv_create_cq(ctx, 4, NULL, NULL, 0))) die("pd/mr/cq");
+	if (!pd || !(mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE))
+	    || !(*cq = ibv_create_cq(ctx, 4, NULL, NULL, 0)))
+		die("pd/mr/cq");
 	a.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD;
 	a.xrcd = x;
 	a.cq = *cq;
@@ -51,11 +53,16 @@ static void await_one(struct ibv_cq *cq, const char *who) {
 	struct ibv_wc wc;
 	int n;
 	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) ;
-	if (n < 0 || wc.status != IBV_WC_SUCCESS) { fprintf(stderr, "xrc-share %s: completion status %d\n", who, n < 0 ? -1 : (int)wc.status); exit(1); }
+	if (n < 0 || wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "xrc-share %s: completion status %d\n", who, n < 0 ? -1 : (int)wc.status);
+		exit(1);
+	}
 	printf("%s got \"%.*s\" on QP 0x%x\n", who, (int)wc.byte_len, buf, wc.qp_num);
 }
 
-static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask) { if (ibv_modify_qp(qp, a, mask)) die("modify_qp"); }
+static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask) {
+	if (ibv_modify_qp(qp, a, mask)) die("modify_qp");
+}
 
 int main(int argc, char **argv) {
 	char line[256];
@@ -83,8 +90,8 @@ int main(int argc, char **argv) {
 		memset(&a, 0, sizeof a);
 		a.qp_state = IBV_QPS_RTR; a.path_mtu = IBV_MTU_1024; a.dest_qp_num = qpn; a.rq_psn = psn; a.min_rnr_timer = 12;
 		a.ah_attr.dlid = (uint16_t)lid; a.ah_attr.port_num = 1;
-		modify(tgt, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC
-				| IBV_QP_MIN_RNR_TIMER);
+		modify(tgt, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN
+				| IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 		memset(&a, 0, sizeof a);
 		a.qp_state = IBV_QPS_RTS; a.timeout = 14; a.sq_psn = 7;
 		modify(tgt, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN);
@@ -106,7 +113,8 @@ int main(int argc, char **argv) {
 		struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 		struct ibv_mr *mr;
 		if (!pd || !cq || !(mr = ibv_reg_mr(pd, buf, sizeof buf, IBV_ACCESS_LOCAL_WRITE))) die("pd/cq/mr");
-		struct ibv_qp_init_attr_ex init = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = cq, .cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		struct ibv_qp_init_attr_ex init = { .qp_type = IBV_QPT_XRC_SEND, .send_cq = cq,
+						    .cap = { .max_send_wr = 4, .max_send_sge = 1 },
 						    .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd };
 		struct ibv_qp *ini = ibv_create_qp_ex(ctx, &init);
 		if (!ini) die("initiator QP");
@@ -125,13 +133,17 @@ int main(int argc, char **argv) {
 		modify(ini, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
 		memset(&a, 0, sizeof a);
 		a.qp_state = IBV_QPS_RTS; a.timeout = 14; a.retry_cnt = 7; a.rnr_retry = 7; a.sq_psn = 7;
-		modify(ini, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+		modify(ini, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY
+				| IBV_QP_MAX_QP_RD_ATOMIC);
 		/* the other process's SRQ first: on one connection, in order, it is placed before the target's own */
 		strcpy(buf, "to the srq process");
 		strcpy(buf + 64, "to the target process");
-		struct ibv_sge s1 = { .addr = (uintptr_t)buf, .length = 18, .lkey = mr->lkey }, s2 = { .addr = (uintptr_t)(buf + 64), .length = 21, .lkey = mr->lkey };
-		struct ibv_send_wr w2 = { .wr_id = 2, .sg_list = &s2, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
-		struct ibv_send_wr w1 = { .wr_id = 1, .next = &w2, .sg_list = &s1, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+		struct ibv_sge s1 = { .addr = (uintptr_t)buf, .length = 18, .lkey = mr->lkey },
+			       s2 = { .addr = (uintptr_t)(buf + 64), .length = 21, .lkey = mr->lkey };
+		struct ibv_send_wr w2 = { .wr_id = 2, .sg_list = &s2, .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED };
+		struct ibv_send_wr w1 = { .wr_id = 1, .next = &w2, .sg_list = &s1, .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
 		w1.qp_type.xrc.remote_srqn = srqn_other;
 		w2.qp_type.xrc.remote_srqn = srqn_target;
 		if (ibv_post_send(ini, &w1, &bad)) die("post_send");
@@ -141,7 +153,11 @@ int main(int argc, char **argv) {
 			if ((n = ibv_poll_cq(cq, 2 - got, wc + got)) < 0) die("poll_cq");
 			got += n;
 		}
-		for (int i = 0; i < 2; i++) if (wc[i].status != IBV_WC_SUCCESS) { fprintf(stderr, "xrc-share send: status %d\n", wc[i].status); return 1; }
+		for (int i = 0; i < 2; i++)
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "xrc-share send: status %d\n", wc[i].status);
+				return 1;
+			}
 		printf("sent 2 messages through one XRC connection\n");
 	} else {
 		die("arguments");

@@ -74,8 +74,10 @@ class AttachTest {
     void ibvRcPingpongRunsBetweenTwoNodesAcrossTheFabric() throws Exception {
         long packetsBefore = served.world.sim.counters().get("Fabric.packets");
         Run srv = start(1, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(Programs.port()));
-        Programs.awaitListening(srv, Programs.port()); // the server listens on TCP before the client connects, as when a user starts them by hand
-        Run cli = start(0, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(Programs.port()), "localhost");
+        // the server listens on TCP before the client connects, as when a user starts them by hand
+        Programs.awaitListening(srv, Programs.port());
+        Run cli = start(0, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-p", Integer.toString(Programs.port()),
+                "localhost");
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output() + serverLog());
         for (Run r : List.of(srv, cli)) {
@@ -94,10 +96,12 @@ class AttachTest {
     void completionEventsReachIbvGetCqEvent() throws Exception {
         Run srv = start(1, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(Programs.port() + 1));
         Programs.awaitListening(srv, Programs.port() + 1);
-        Run cli = start(0, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(Programs.port() + 1), "localhost");
+        Run cli = start(0, "ibv_rc_pingpong", "-e", "-n", "50", "-p", Integer.toString(Programs.port() + 1),
+                "localhost");
         assertEquals(0, cli.await(), cli.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output());
-        assertTrue(cli.output().contains("50 iters in") && srv.output().contains("50 iters in"), cli.output() + srv.output());
+        assertTrue(cli.output().contains("50 iters in") && srv.output().contains("50 iters in"),
+                cli.output() + srv.output());
     }
 
     @Test
@@ -136,10 +140,12 @@ class AttachTest {
             Run srv = start(1, test, "--odp", "-n", "40", "-s", "16384", "-p", Integer.toString(p));
             Programs.awaitListening(srv, p);
             Run cli = start(0, test, "--odp", "-n", "40", "-s", "16384", "-p", Integer.toString(p), "localhost");
-            assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
+            assertEquals(0, cli.await(),
+                    cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
             assertEquals(0, srv.await(), srv.output());
             assertTrue(cli.output().matches("(?s).*\\n 16384\\s+40\\s+.*"), test + ", the result row: " + cli.output());
-            assertTrue(served.world.sim.counters().get("Firmware.odp_page_faults") > faults, test + ": on-demand pages faulted in");
+            assertTrue(served.world.sim.counters().get("Firmware.odp_page_faults") > faults,
+                    test + ": on-demand pages faulted in");
             served.awaitReleased();
         }
     }
@@ -148,9 +154,11 @@ class AttachTest {
     void killingAProgramMidRunLeavesTheSimulatorServingTheNext() throws Exception {
         Run srv = start(1, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(Programs.port() + 3));
         Programs.awaitListening(srv, Programs.port() + 3);
-        Run cli = start(0, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(Programs.port() + 3), "localhost");
+        Run cli = start(0, "ibv_rc_pingpong", "-n", "1000000", "-p", Integer.toString(Programs.port() + 3),
+                "localhost");
         long t0 = System.nanoTime();
-        while (served.world.sim.counters().get("Fabric.packets") < 1000 && System.nanoTime() - t0 < 60_000_000_000L) Thread.sleep(50);
+        while (served.world.sim.counters().get("Fabric.packets") < 1000 && System.nanoTime() - t0 < 60_000_000_000L)
+            Thread.sleep(50);
         assertTrue(served.world.sim.counters().get("Fabric.packets") >= 1000, "the pair got going: " + serverLog());
         cli.process().destroyForcibly().waitFor();
         srv.process().destroyForcibly().waitFor(); // its peer gone, it would wait forever
@@ -166,9 +174,12 @@ class AttachTest {
     /** More of Debian's programs, with their defaults and a short run: each side exits 0 and prints its result. */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-            "ibv_uc_pingpong -n 50 | 50 iters in", "ibv_ud_pingpong -n 50 | 50 iters in", "ibv_srq_pingpong -n 50 | 50 iters in",
-            "ib_send_bw -n 100 | 65536      100", "ib_read_bw -n 100 | 65536      100", "ib_send_lat -n 100 | 2       100",
-            "ib_atomic_bw -n 100 | 8          100", "ibv_rc_pingpong -n 50 -m 2048 | 50 iters in", "ib_write_bw -q 4 -n 100 | 65536      400",
+            "ibv_uc_pingpong -n 50 | 50 iters in", "ibv_ud_pingpong -n 50 | 50 iters in",
+            "ibv_srq_pingpong -n 50 | 50 iters in",
+            "ib_send_bw -n 100 | 65536      100", "ib_read_bw -n 100 | 65536      100",
+            "ib_send_lat -n 100 | 2       100",
+            "ib_atomic_bw -n 100 | 8          100", "ibv_rc_pingpong -n 50 -m 2048 | 50 iters in",
+            "ib_write_bw -q 4 -n 100 | 65536      400",
             "ib_read_lat -n 100 | 2       100", "ib_write_lat -n 50 | 2       50", "ib_write_bw -a -n 5 | 8388608    5",
             "ibv_xsrq_pingpong -n 20 | success"})
     void otherProgramsRunUnchanged(String command, String result) throws Exception {
@@ -181,7 +192,8 @@ class AttachTest {
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, srv.await(), srv.output() + serverLog());
         assertTrue(cli.output().contains(result), cli.output());
-        assertTrue(served.world.sim.counters().get("Fabric.packets") >= 100, "the traffic crossed the simulated fabric");
+        assertTrue(served.world.sim.counters().get("Fabric.packets") >= 100,
+                "the traffic crossed the simulated fabric");
     }
 
     /** ibstat and ibstatus read /sys/class/infiniband directly: attach shows the node's adapter there too. */
@@ -242,14 +254,16 @@ class AttachTest {
         List<String> first = null;
         for (int run = 0; run < 2; run++) {
             if (run > 0) { served.stop(); served.start(Served.cluster()); }
-            Run srv = start(1, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(Programs.port() + 6));
+            String port = Integer.toString(Programs.port() + 6);
+            Run srv = start(1, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", port);
             Programs.awaitListening(srv, Programs.port() + 6);
-            Run cli = start(0, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", Integer.toString(Programs.port() + 6), "localhost");
+            Run cli = start(0, true, "ibv_rc_pingpong", "-n", "300", "-s", "4096", "-p", port, "localhost");
             assertEquals(0, cli.await(), cli.output() + serverLog());
             assertEquals(0, srv.await(), srv.output());
             List<String> figures = new ArrayList<>();
             for (Run r : List.of(cli, srv))
-                for (String line : r.output().split("\n")) if (line.contains(" in ") && line.contains("seconds")) figures.add(line.strip());
+                for (String line : r.output().split("\n"))
+                    if (line.contains(" in ") && line.contains("seconds")) figures.add(line.strip());
             assertEquals(4, figures.size(), figures.toString());
             // simulated microseconds per iteration: a 4 KiB SEND each way and back, a few microseconds, not the wall
             // clock's
@@ -305,12 +319,14 @@ class AttachTest {
         Run init = start(0, Programs.withDriver(cDriver, prog, "init", dir.toString()));
         assertEquals(0, init.await(), init.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, target.await(), target.output() + serverLog());
-        assertTrue(init.output().contains("WRITE, READ and SEND over one DC connection, 3000 bytes read back equal"), init.output());
+        assertTrue(init.output().contains("WRITE, READ and SEND over one DC connection, 3000 bytes read back equal"),
+                init.output());
         assertTrue(init.output().contains("under a wrong DC key: remote access error"), init.output());
         assertTrue(target.output().contains("target got \"hello over DC\" (13 bytes"), target.output());
         assertTrue(init.output().contains("UD send through ibv_wr_*: success"), init.output());
         assertTrue(target.output().contains("target got \"hello over UD\" on its UD QP"), target.output());
-        assertTrue(served.world.sim.counters().get("Firmware.dc_key_violations") >= 1, "the target counted the wrong key");
+        assertTrue(served.world.sim.counters().get("Firmware.dc_key_violations") >= 1,
+                "the target counted the wrong key");
         assertEquals(cDriver, serverLog().contains("opened node 0's adapter as a user context"), serverLog());
     }
 
@@ -327,12 +343,16 @@ class AttachTest {
         String prog = dir.resolve("umr-column").toString();
         Run owner = start(1, Programs.withDriver(cDriver, prog, "owner", dir.toString()));
         Run peer = start(0, Programs.withDriver(cDriver, prog, "peer", dir.toString()));
-        assertEquals(0, peer.await(), peer.output() + "\n--- owner:\n" + owner.output() + "\n--- serve:\n" + serverLog());
+        assertEquals(0, peer.await(),
+                peer.output() + "\n--- owner:\n" + owner.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, owner.await(), owner.output() + serverLog());
         assertTrue(owner.output().contains("owner: two indirect mkeys laid out (MLX5DV_WC_UMR)"), owner.output());
-        assertTrue(peer.output().contains("peer: WRITE and READ through the column mkey, 256 bytes read back equal"), peer.output());
-        assertTrue(owner.output().contains("owner: the peer's WRITE changed column bytes 16..23 of all 32 rows and nothing else"), owner.output());
-        assertTrue(peer.output().contains("peer: got \"hello world\" (11 bytes) gathered through the list mkey"), peer.output());
+        assertTrue(peer.output().contains("peer: WRITE and READ through the column mkey, 256 bytes read back equal"),
+                peer.output());
+        assertTrue(owner.output().contains(
+                "owner: the peer's WRITE changed column bytes 16..23 of all 32 rows and nothing else"), owner.output());
+        assertTrue(peer.output().contains("peer: got \"hello world\" (11 bytes) gathered through the list mkey"),
+                peer.output());
         assertEquals(cDriver, serverLog().contains("opened node 1's adapter as a user context"), serverLog());
     }
 
@@ -351,7 +371,8 @@ class AttachTest {
         Run send = start(0, Programs.withDriver(cDriver, prog, "send", dir.toString()));
         assertEquals(0, send.await(), send.output() + "\n--- recv:\n" + recv.output() + "\n--- serve:\n" + serverLog());
         assertEquals(0, recv.await(), recv.output() + serverLog());
-        assertTrue(recv.output().contains("recv: eager \"eager hello\" and a 20000-byte rendezvous in their tagged buffers, tags read with ibv_wc_read_tm_info"), recv.output());
+        assertTrue(recv.output().contains("recv: eager \"eager hello\" and a 20000-byte rendezvous in their tagged "
+                + "buffers, tags read with ibv_wc_read_tm_info"), recv.output());
         assertTrue(send.output().contains("send: FIN received (opcode 2, tag 0xbeef)"), send.output());
         assertTrue(recv.output().contains("recv: tm_caps max_num_tags 256 max_ops 16"), recv.output());
         assertEquals(cDriver, serverLog().contains("opened node 1's adapter as a user context"), serverLog());

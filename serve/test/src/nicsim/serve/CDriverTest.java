@@ -163,8 +163,10 @@ class CDriverTest {
     void twoCDriverProgramsShareAnXrcDomainThroughAFile() throws Exception {
         Path dir = Programs.compile("serve", "xrc-share", List.of("meet.h"), "-libverbs");
         String prog = dir.resolve("xrc-share").toString(), file = dir.resolve("domain").toString();
-        Programs.Run target = Programs.start(served, 1, false, Programs.withDriver(true, prog, "target", dir.toString(), file));
-        Programs.Run other = Programs.start(served, 1, false, Programs.withDriver(true, prog, "srq", dir.toString(), file));
+        Programs.Run target =
+                Programs.start(served, 1, false, Programs.withDriver(true, prog, "target", dir.toString(), file));
+        Programs.Run other =
+                Programs.start(served, 1, false, Programs.withDriver(true, prog, "srq", dir.toString(), file));
         Programs.Run sender = Programs.start(served, 0, false, Programs.withDriver(true, prog, "send", dir.toString()));
         assertEquals(0, sender.await(), sender.output() + "\n--- serve:\n" + served.log());
         assertEquals(0, target.await(), target.output() + served.log());
@@ -181,7 +183,8 @@ class CDriverTest {
     @Test
     void asyncEventsNameTheCDriversObjects() throws Exception {
         Path dir = Programs.compile("serve", "async-events", List.of("meet.h"), "-libverbs");
-        Programs.Run r = Programs.start(served, 0, false, Programs.withDriver(true, dir.resolve("async-events").toString()));
+        Programs.Run r =
+                Programs.start(served, 0, false, Programs.withDriver(true, dir.resolve("async-events").toString()));
         assertEquals(0, r.await(), r.output() + served.log());
         assertTrue(r.output().contains("event CQ error cq"), r.output());
         assertTrue(r.output().contains("event local work queue catastrophic error qp"), r.output());
@@ -192,13 +195,14 @@ class CDriverTest {
     @Test
     void rpingAndUcxPerftestRunThroughTheCDriver() throws Exception {
         int port = Programs.port() + 7;
-        Programs.Run srv = Programs.start(served, 1, false, Programs.withDriver(true, "rping", "-s", "-v", "-C", "10", "-a",
-                "0.0.0.0", "-p", Integer.toString(port)));
+        String rpingPort = Integer.toString(port);
+        Programs.Run srv = Programs.start(served, 1, false,
+                Programs.withDriver(true, "rping", "-s", "-v", "-C", "10", "-a", "0.0.0.0", "-p", rpingPort));
         long t0 = System.nanoTime();
         while (!served.log().contains("listens on any address, port " + port) && System.nanoTime() - t0 < 30e9)
             Thread.sleep(20);
-        Programs.Run cli = Programs.start(served, 0, false, Programs.withDriver(true, "rping", "-c", "-v", "-C", "10", "-a",
-                "node1", "-p", Integer.toString(port)));
+        Programs.Run cli = Programs.start(served, 0, false,
+                Programs.withDriver(true, "rping", "-c", "-v", "-C", "10", "-a", "node1", "-p", rpingPort));
         assertEquals(0, cli.await(), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n" + served.log());
         assertEquals(0, srv.await(), srv.output());
         for (int i = 0; i < 10; i++)

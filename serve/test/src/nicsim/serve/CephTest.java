@@ -152,7 +152,8 @@ class CephTest {
                 dir.resolve("object.bin").toString());
         assertEquals(0, put.await(240), "rados put:\n" + put.output() + "\nosd:\n" + daemons.get(1).output()
                 + "\n--- serve:\n" + served.log());
-        Programs.runOk(served, 0, "rados", "-c", conf, "-p", "bench", "get", "object", dir.resolve("read.bin").toString());
+        Programs.runOk(served, 0, "rados", "-c", conf, "-p", "bench", "get", "object",
+                dir.resolve("read.bin").toString());
         assertArrayEquals(data, Files.readAllBytes(dir.resolve("read.bin")), "the object's bytes, read back");
         String stat = Programs.runOk(served, 0, "rados", "-c", conf, "-p", "bench", "stat", "object");
         assertTrue(stat.contains("size " + OBJECT_BYTES), stat);

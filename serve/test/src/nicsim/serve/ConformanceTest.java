@@ -13,8 +13,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The conformance programs (test resources nicsim/conformance): one C program per verb family,
  * written from libibverbs' man pages and the kernel's qp_state_table, error cases included, run
- * unchanged through attach on one simulated node (rdmacm: librdmacm, from its man pages). Each prints a line per check; every one must
- * say "ok".
+ * unchanged through attach on one simulated node (rdmacm: librdmacm, from its man pages). Each prints a line
+ * per check; every one must say "ok".
  */
 class ConformanceTest {
     private static Served served;
@@ -26,8 +26,8 @@ class ConformanceTest {
     static void stopServing() throws Exception { served.stop(); }
 
     @ParameterizedTest
-    @ValueSource(strings = {"device", "pd", "mr", "cq", "cq-events", "qp", "qp-ex", "atomic", "odp", "mw", "dm", "domain", "srq",
-            "xrc", "import", "rdmacm"})
+    @ValueSource(strings = {"device", "pd", "mr", "cq", "cq-events", "qp", "qp-ex", "atomic", "odp", "mw", "dm",
+            "domain", "srq", "xrc", "import", "rdmacm"})
     void family(String family) throws Exception {
         Path dir = Programs.compile("conformance", family, List.of("conf.h"), "-libverbs", "-lrdmacm", "-lpthread");
         Run r = Programs.start(served, 0, false, dir.resolve(family).toString());

@@ -201,8 +201,9 @@ class PciFaceTest {
                     + "0x[0-9a-f]+: opcode 0x0a index 0 qpn 0x[0-9a-f]+ ds 0\\)",
             "bad-opcode        | the device reports at [0-9.]+ us: BAD_OPCODE on qpn 0x[0-9a-f]+ at WQEBB 0 \\(ctrl "
                     + "0x[0-9a-f]+: opcode 0x1f index 0",
-            "stale-dbrec       | the device reports at [0-9.]+ us: STALE_DBREC on qpn 0x[0-9a-f]+: a doorbell announces "
-                    + "producer 0x1 but the doorbell record's send counter \\(at 0x[0-9a-f]+\\) is 0x0",
+            "stale-dbrec       | the device reports at [0-9.]+ us: STALE_DBREC on qpn 0x[0-9a-f]+: "
+                    + "a doorbell announces producer 0x1 but the doorbell record's send counter "
+                    + "\\(at 0x[0-9a-f]+\\) is 0x0",
             "bad-command       | the device reports at [0-9.]+ us: CREATE_CQ refused: BAD_PARAM, syndrome BAD_VECTOR "
                     + "\\(MSI-X vector out of range\\), value 0x3e7",
             "ring-early        | the device reports at [0-9.]+ us: BAD_DS on qpn 0x[0-9a-f]+ at WQEBB 0 \\(ctrl "

@@ -26,7 +26,8 @@ public final class Programs {
 
         /** Waits up to {@code seconds} for the program to exit; its status. */
         public int await(int seconds) throws Exception {
-            assertTrue(process.waitFor(seconds, TimeUnit.SECONDS), "still running after " + seconds + " s:\n" + output());
+            assertTrue(process.waitFor(seconds, TimeUnit.SECONDS),
+                    "still running after " + seconds + " s:\n" + output());
             reader.join(10_000);
             return process.exitValue();
         }

@@ -29,14 +29,17 @@ class PyverbsSuiteTest {
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
     void rdmaCoresTestsPassOrSkipForListedReasons(boolean cDriver) throws Exception {
-        Assumptions.assumeTrue(Files.isRegularFile(SUITE.resolve("run_tests.py")), "python3-pyverbs is installed (ensure-tools --rdma)");
+        Assumptions.assumeTrue(Files.isRegularFile(SUITE.resolve("run_tests.py")),
+                "python3-pyverbs is installed (ensure-tools --rdma)");
         Path dir = Files.createTempDirectory("nicsim-pyverbs").resolve("tests");
         Files.createDirectories(dir);
         try (var files = Files.list(SUITE)) { // the suite as Debian ships it, its longer files gzipped
             for (Path f : files.toList()) {
                 String name = f.getFileName().toString();
                 if (name.endsWith(".gz"))
-                    try (var in = new GZIPInputStream(Files.newInputStream(f))) { Files.copy(in, dir.resolve(name.substring(0, name.length() - 3))); }
+                    try (var in = new GZIPInputStream(Files.newInputStream(f))) {
+                        Files.copy(in, dir.resolve(name.substring(0, name.length() - 3)));
+                    }
                 else Files.copy(f, dir.resolve(name));
             }
         }
@@ -60,7 +63,8 @@ class PyverbsSuiteTest {
             if (m.group(3) == null) { bad.add(m.group(1) + ": " + m.group(2)); continue; }
             skipped++;
             String why = m.group(3);
-            if (reasons.stream().noneMatch(why::contains)) bad.add(m.group(1) + ": skipped for a reason docs/attach.md does not list: " + why);
+            if (reasons.stream().noneMatch(why::contains))
+                bad.add(m.group(1) + ": skipped for a reason docs/attach.md does not list: " + why);
         }
         assertTrue(bad.isEmpty(), String.join("\n", bad) + "\n--- output:\n" + out + "\n--- serve:\n" + served.log());
         assertTrue(out.contains("\nOK"), out);

@@ -41,7 +41,8 @@ class QperfTest {
     @ValueSource(booleans = {false, true})
     void everyRcUcUdTestRunsInEventMode(boolean cDriver) throws Exception {
         int port = Programs.port() + 20;
-        Run srv = Programs.start(served, 1, false, Programs.withDriver(cDriver, "qperf", "-lp", Integer.toString(port)));
+        Run srv =
+                Programs.start(served, 1, false, Programs.withDriver(cDriver, "qperf", "-lp", Integer.toString(port)));
         Programs.awaitListening(srv, port);
         List<String> cmd = new ArrayList<>(List.of("qperf", "localhost", "-lp", Integer.toString(port), "-t", "1"));
         cmd.addAll(TESTS);

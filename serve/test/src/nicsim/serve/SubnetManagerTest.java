@@ -49,7 +49,8 @@ class SubnetManagerTest {
         assertEquals(0, Mad.status(p));
         assertEquals(42, Mad.tid(p));
         assertEquals(2, Mad.get16(p, SubnetManager.SA_DATA + 40));
-        assertArrayEquals(SubnetManager.gid(2), Arrays.copyOfRange(p, SubnetManager.SA_DATA + 8, SubnetManager.SA_DATA + 24));
+        assertArrayEquals(SubnetManager.gid(2),
+                Arrays.copyOfRange(p, SubnetManager.SA_DATA + 8, SubnetManager.SA_DATA + 24));
         assertEquals(16, p[SubnetManager.SA_DATA + 55] & 0x3f, "100 Gb/s");
         assertEquals(1, sm.answered());
     }

@@ -57,7 +57,8 @@ class WedgeTest {
             Programs.Run after = Programs.start(served, 0, false, Programs.withDriver(cDriver,
                     conf.resolve("device").toString()));
             assertEquals(0, after.await(60), "serve still answers as it should:\n" + after.output());
-            assertFalse(served.log().contains("Exception"), served.log().lines().filter(l -> l.contains("Exception")).findFirst().orElse(""));
+            assertFalse(served.log().contains("Exception"),
+                    served.log().lines().filter(l -> l.contains("Exception")).findFirst().orElse(""));
             assertEquals(cDriver, served.log().contains("as a user context"), served.log());
         } finally {
             assertTrue(served.stop(), "serve stopped");

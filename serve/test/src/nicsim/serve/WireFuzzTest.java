@@ -74,7 +74,8 @@ class WireFuzzTest {
     void badVerbsGetTheirErrnoAndChangeNothing() throws Exception {
         try (Client c = new Client()) {
             assertEquals(0, c.hello(0));
-            assertEquals(Errno.EINVAL, c.call(Wire.Op.DEALLOC_PD.code(), ints(77)).getInt(0), "a handle that is not this program's");
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.DEALLOC_PD.code(), ints(77)).getInt(0),
+                    "a handle that is not this program's");
             ByteBuffer pd = c.call(Wire.Op.ALLOC_PD.code(), ints());
             assertEquals(0, pd.getInt(0));
             int pdh = pd.getInt(4);
@@ -102,11 +103,14 @@ class WireFuzzTest {
             int mask = 1 | 1 << 4 | 1 << 5 | 1 << 3; // STATE, PKEY_INDEX, PORT, ACCESS_FLAGS
             ByteBuffer mod = le(100).putInt(made.getInt(4)).putInt(mask).putInt(1 /* INIT */)
                     .putInt(0x0d0a0b05 /* garbage */);
-            for (int i = 0; i < 21; i++) mod.putInt(i == 7 ? 1 /* port_num */ : i == 0 ? 0xffff /* garbage path_mtu */ : 0);
-            assertEquals(0, c.call(Wire.Op.MODIFY_QP.code(), mod.flip()).getInt(0), "fields outside the mask are ignored");
+            // field 7 is port_num; field 0, path_mtu, gets garbage
+            for (int i = 0; i < 21; i++) mod.putInt(i == 7 ? 1 : i == 0 ? 0xffff : 0);
+            assertEquals(0, c.call(Wire.Op.MODIFY_QP.code(), mod.flip()).getInt(0),
+                    "fields outside the mask are ignored");
             mod.clear().putInt(made.getInt(4)).putInt(mask | 1 << 1 /* CUR_STATE */).putInt(1).putInt(0x0d0a0b05);
             for (int i = 0; i < 21; i++) mod.putInt(i == 7 ? 1 : 0);
-            assertEquals(Errno.EINVAL, c.call(Wire.Op.MODIFY_QP.code(), mod.flip()).getInt(0), "a cur_qp_state that is no state, under its bit");
+            assertEquals(Errno.EINVAL, c.call(Wire.Op.MODIFY_QP.code(), mod.flip()).getInt(0),
+                    "a cur_qp_state that is no state, under its bit");
             assertEquals(Errno.EINVAL, c.call(Wire.Op.POLL_CQ.code(), ints(pdh, 4)).getInt(0), "a PD is not a CQ");
             ByteBuffer mr = le(32).putInt(pdh).putLong(0x1000).putLong(0).putLong(0x1000).putInt(0);
             assertEquals(Errno.EINVAL, c.call(Wire.Op.REG_MR.code(), mr.flip()).getInt(0), "an empty MR");
@@ -133,7 +137,8 @@ class WireFuzzTest {
                     case 2 -> { // a verb cut short (one that has fields)
                         Wire.Op op;
                         do op = Wire.Op.values()[r.nextInt(Wire.Op.values().length)];
-                        while (op == Wire.Op.ALLOC_PD || op == Wire.Op.QUERY_DEVICE || op == Wire.Op.TIME || op == Wire.Op.OPEN_XRCD); // these have no fields
+                        while (op == Wire.Op.ALLOC_PD || op == Wire.Op.QUERY_DEVICE || op == Wire.Op.TIME
+                                || op == Wire.Op.OPEN_XRCD); // these have no fields
                         reply = c.call(op.code(), le(r.nextInt(3)).flip());
                     }
                     default -> { // a length no message has

@@ -27,17 +27,20 @@ class BenchCommandTest {
     void fidelityAndSpeedSectionsWriteTablesPlotsAndCsv(@TempDir Path dir) throws Exception {
         assertEquals(0, Main.run("bench", "--sections", "fidelity,speed,attach", "--quick", "--out", dir.toString()));
         String md = Files.readString(dir.resolve("report.md"));
-        assertTrue(md.contains("4 B round trip, lanai72 (KVIA)") && md.contains("docs/sources.md#kvia-measurements"), md);
+        assertTrue(md.contains("4 B round trip, lanai72 (KVIA)") && md.contains("docs/sources.md#kvia-measurements"),
+                md);
         assertTrue(md.contains("RTL edges per wall second") && md.contains("with RTL in the loop"), md);
         // a verb from Java, through attach with the Java driver, and with the C driver
-        assertTrue(md.matches("(?s).*\\| ibv_post_send \\| [0-9,]+ \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+x \\| [0-9,]+ \\|.*"),
-                "a verb through attach against Java: " + md);
-        assertTrue(md.matches("(?s).*`ib_write_bw -s 64` through attach.*[0-9,]+ ns with the provider's C driver.*"), md);
+        assertTrue(md.matches("(?s).*\\| ibv_post_send \\| [0-9,]+ \\| [0-9,]+ \\| [0-9,]+ "
+                + "\\| [0-9.]+x \\| [0-9,]+ \\|.*"), "a verb through attach against Java: " + md);
+        assertTrue(md.matches("(?s).*`ib_write_bw -s 64` through attach.*[0-9,]+ ns with the provider's C driver.*"),
+                md);
         assertTrue(Files.size(dir.resolve("latency.png")) > 1000 && Files.size(dir.resolve("bandwidth.png")) > 1000);
         assertTrue(Files.readAllLines(dir.resolve("fidelity.csv")).size() >= 4);
         // cx-gen3x16's curves, each published ConnectX point beside its simulated one
         assertTrue(md.matches("(?s).*\\| send_lat RC \\| 32 \\| [0-9.]+ us \\| 0\\.83 us \\| [-+][0-9.]+% \\|.*"), md);
-        assertTrue(Files.size(dir.resolve("connectx5-latency.png")) > 1000 && Files.size(dir.resolve("connectx6-bandwidth.png")) > 1000);
+        assertTrue(Files.size(dir.resolve("connectx5-latency.png")) > 1000
+                && Files.size(dir.resolve("connectx6-bandwidth.png")) > 1000);
         assertTrue(Files.readAllLines(dir.resolve("connectx5-curves.csv")).size() >= 6);
         // nodes and threads, each count beside the others: per node against 2 nodes, and the same output on 2 threads
         var nodeRows = Files.readAllLines(dir.resolve("node-scaling.csv"));

@@ -34,7 +34,8 @@ class MissingToolTest {
         String err = r[1].strip();
         assertFalse(err.contains("\n"), "one line, got:\n" + err);
         assertFalse(err.contains("Exception") || err.contains("\tat "), err);
-        assertTrue(err.contains("verilator") && err.contains("apt-get install -y") && err.contains("ensure-tools.sh --rtl"), err);
+        assertTrue(err.contains("verilator") && err.contains("apt-get install -y")
+                && err.contains("ensure-tools.sh --rtl"), err);
     }
 
     @Test

@@ -26,15 +26,17 @@ class RunCommandTest {
     void aWorkloadRunsAndPrintsFiguresBreakdownCountersAndWaveform(@TempDir Path dir) throws Exception {
         Path wave = dir.resolve("w.vcd.gz"), tl = dir.resolve("t.json");
         int[] rc = {-1};
-        String out = capture(() -> rc[0] = Main.run("run", "write_bw", "--iters", "40", "--size", "4096", "--profile", "lanai72",
-                "--wave", wave.toString(), "--timeline", tl.toString()));
+        String out = capture(() -> rc[0] = Main.run("run", "write_bw", "--iters", "40", "--size", "4096",
+                "--profile", "lanai72", "--wave", wave.toString(), "--timeline", tl.toString()));
         assertEquals(0, rc[0], out);
         assertTrue(out.contains("BW average[Gb/sec]"), out);
         assertTrue(out.contains("-> on_wire") && out.contains("on_wire ->"), out);
         assertTrue(out.contains("Fabric.packets"), out);
         assertTrue(out.contains("write_bw: data and completions checked: OK"), out);
         Waveform w = VcdReader.read(wave);
-        assertTrue(w.signals().keySet().stream().anyMatch(s -> s.contains("MttWalker") && s.contains("io_req_valid")), w.signals().keySet().toString());
+        var signals = w.signals().keySet();
+        assertTrue(signals.stream().anyMatch(s -> s.contains("MttWalker") && s.contains("io_req_valid")),
+                signals.toString());
         assertTrue(Files.readString(tl).contains("on_wire"));
     }
 
@@ -63,7 +65,8 @@ class RunCommandTest {
     @Test
     void rtlInTheLoopRunsTwiceAndComparesSideBySide() {
         int[] rc = {-1};
-        String out = capture(() -> rc[0] = Main.run("run", "rc_pingpong", "--iters", "3", "--size", "512", "--rtl", "doorbell,wqe"));
+        String out = capture(() -> rc[0] = Main.run("run", "rc_pingpong", "--iters", "3", "--size", "512",
+                "--rtl", "doorbell,wqe"));
         assertEquals(0, rc[0], out);
         assertTrue(out.contains("model vs RTL in the loop"), out);
         assertTrue(out.contains("identical bytes, completions and cycle counts with and without RTL"), out);
@@ -73,7 +76,8 @@ class RunCommandTest {
     @Test
     void theDmaEnginesRunFromRtlInTheLoop() {
         int[] rc = {-1};
-        String out = capture(() -> rc[0] = Main.run("run", "rc_pingpong", "--iters", "3", "--size", "5000", "--profile", "lanai72", "--rtl", "dma"));
+        String out = capture(() -> rc[0] = Main.run("run", "rc_pingpong", "--iters", "3", "--size", "5000",
+                "--profile", "lanai72", "--rtl", "dma"));
         assertEquals(0, rc[0], out);
         assertTrue(out.contains("identical bytes, completions and cycle counts with and without RTL"), out);
         assertTrue(out.contains("dma="), out);
@@ -82,7 +86,8 @@ class RunCommandTest {
     @Test
     void lossIsRecoveredAndReported() {
         int[] rc = {-1};
-        String out = capture(() -> rc[0] = Main.run("run", "write_bw", "--iters", "60", "--size", "16384", "--faults", "drop=0.02", "--seed", "3"));
+        String out = capture(() -> rc[0] = Main.run("run", "write_bw", "--iters", "60", "--size", "16384",
+                "--faults", "drop=0.02", "--seed", "3"));
         assertEquals(0, rc[0], out);
         assertTrue(out.contains("Fabric.dropped"), out);
         assertTrue(out.contains("Firmware.retransmits"), out);
@@ -100,8 +105,11 @@ class RunCommandTest {
         assertTrue(out.contains("all nodes       node0       node1"), out);
         long bytes = 20 * 8192;
         String n = String.format("%,d", bytes);
-        assertTrue(out.lines().anyMatch(l -> l.matches("\\s+Firmware\\.dma_read_bytes\\s+" + n + "\\s+" + n + "\\s+0")), out);
-        assertTrue(out.lines().anyMatch(l -> l.matches("\\s+Firmware\\.dma_write_bytes\\s+" + n + "\\s+0\\s+" + n)), out);
-        assertTrue(out.lines().anyMatch(l -> l.matches("\\s+Fabric\\.packets\\s+[0-9,]+")), "the fabric's counters have no node: " + out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("\\s+Firmware\\.dma_read_bytes\\s+" + n + "\\s+" + n + "\\s+0")),
+                out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("\\s+Firmware\\.dma_write_bytes\\s+" + n + "\\s+0\\s+" + n)),
+                out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("\\s+Fabric\\.packets\\s+[0-9,]+")),
+                "the fabric's counters have no node: " + out);
     }
 }

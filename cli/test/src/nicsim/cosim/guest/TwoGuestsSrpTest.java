@@ -133,7 +133,8 @@ class TwoGuestsSrpTest {
         assertEquals("0", Guests.value(target, "TAIL"), "nothing was written past the initiator's " + MIB + " MiB");
         assertTrue(ini.contains("WRITE=0") && ini.contains("REMOVE=0") && ini.contains("INITIATOR_RMMOD=0"),
                 "the initiator wrote, removed the target and unloaded ib_srp cleanly: " + ini);
-        assertTrue(target.contains("TARGET_RMMOD=0"), "the target unloaded ib_srpt and LIO's file backstore cleanly: " + target);
+        assertTrue(target.contains("TARGET_RMMOD=0"),
+                "the target unloaded ib_srpt and LIO's file backstore cleanly: " + target);
         assertEquals(0, Long.decode(Guests.value(target, "CAP_MASK_AFTER")) & dm,
                 "ib_srpt's removal cleared the bit: " + target);
         Counters n0 = served.world.sim.counters().scope("node0"), n1 = served.world.sim.counters().scope("node1");
