@@ -9,6 +9,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -25,6 +26,8 @@ import nicsim.cosim.bench.ServeBench;
 import nicsim.cosim.bench.SweepBench;
 import nicsim.cosim.bench.ThreadBench;
 import nicsim.cosim.bench.WorkBaseline;
+import nicsim.cosim.bench.SpeedGoals;
+import nicsim.cosim.bench.SpeedGoals.Sense;
 import nicsim.cosim.bench.WorkPerMessage;
 import nicsim.cosim.bench.WorkloadBench;
 import nicsim.host.PcieEfficiency;
@@ -433,6 +436,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private void speed(StringBuilder md) {
+        SpeedGoals goals = new SpeedGoals();
         System.err.println("bench: speed of whole runs ...");
         md.append("## Speed of whole runs (wall clock)\n\n| run | simulated | wall | slowdown (wall / simulated) "
                 + "| wall per message (us) | wall per payload byte (ns) | operations per wall second |\n")
@@ -463,6 +467,7 @@ final class BenchCommand implements Callable<Integer> {
                 long bytes = quick ? 1L << 22 : 1L << 26; // 64 MiB a size
                 int iters = (int) Math.max(quick ? 20 : 100, Math.min(quick ? 2000 : 50_000, bytes / size));
                 var r = WorkloadBench.sizeCost(size, iters, quick ? 1 : 3);
+                goals.slowdown("write_bw " + sizeLabel(size), size == 1024 ? 40 : 30, r.runSlowdowns());
                 md.append(String.format("| %d | %,d | %.2f | %,.1f | %,.3f | %,.0fx | %.2f | %,.0fx | %s |%n",
                         r.size(), r.iters(),
                         r.wallSeconds(), r.wallUsPerMessage(), r.wallNsPerByte(), r.slowdown(),
@@ -514,6 +519,9 @@ final class BenchCommand implements Callable<Integer> {
             var two = rows.get(0);
             for (var r : rows) {
                 double ratio = r.perNode() / two.perNode();
+                if (r.nodes() == 64 || r.nodes() == 256)
+                    goals.add(r.nodes() + " nodes' wall per node / 2 nodes', one thread", Sense.AT_MOST,
+                            r.nodes() == 64 ? 1.2 : 1.5, ratio, roundRatioArray(r, two), "x");
                 md.append(String.format("| %d | %.1f | %.2f | %.3f | %.2fx | %s | %,.0fx | %,.0f | %,.0f |%n",
                         r.nodes(), r.aggregateGbps(), r.wallSeconds(), r.perNode(), ratio, roundRatios(r, two),
                         r.slowdown(), r.heapBytesPerNode(), r.allocatedPerMessage() / 1e3));
@@ -523,7 +531,17 @@ final class BenchCommand implements Callable<Integer> {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        threads(md);
+        threads(md, goals);
+        if (!quick) {
+            System.err.println("bench: heap per 64 KiB message ...");
+            double kb = WorkPerMessage.measure(WorkPerMessage.RUNS.get(1)).allocatedBytes() / 1e3;
+            goals.add("Java heap per 64 KiB write_bw message", Sense.AT_MOST, 80, kb, new double[]{kb}, " KB");
+        }
+        md.append("\n### Goals (issue 56)\n\nEach goal beside this run's measure of it: slowdowns the median of "
+                + "the size rows' runs, the rest the best of the rounds; the spread is the rounds' lowest and "
+                + "highest, this machine's drift while the bench ran. The slowdown goals are set for a developer's "
+                + "machine; a ratio against a reference of the same run (2 nodes, the ceiling) holds on any.\n\n")
+                .append(goals.markdown());
         System.err.println("bench: RTL in the loop ...");
         var rtl = WorkloadBench.rtlInLoop(quick);
         md.append(String.format("%n### RTL in the loop%n%n%s, timed against the Java model alone on the same run:%n%n"
@@ -537,6 +555,19 @@ final class BenchCommand implements Callable<Integer> {
                 rtl.what(), rtl.modelWall(), rtl.adapterCycles() / rtl.modelWall(), rtl.rtlWall(),
                 rtl.adapterCyclesPerSec(), rtl.edgesPerSec(), rtl.adapterCycles(), rtl.rtlEdges(),
                 (rtl.rtlWall() / rtl.modelWall() - 1) * 100));
+    }
+
+    private static String sizeLabel(long size) {
+        return size >= 1 << 20 ? (size >> 20) + " MiB" : size >= 1024 ? (size >> 10) + " KiB" : size + " B";
+    }
+
+    /** Each round's wall per node against that round's 2 nodes' (the best when run once). */
+    private static double[] roundRatioArray(WorkloadBench.NodeScale r, WorkloadBench.NodeScale two) {
+        double[] w = r.roundWalls(), t = two.roundWalls();
+        if (w.length < 2 || w.length != t.length) return new double[]{r.perNode() / two.perNode()};
+        double[] x = new double[w.length];
+        for (int i = 0; i < w.length; i++) x[i] = (w[i] / r.nodes()) / (t[i] / two.nodes());
+        return x;
     }
 
     /** Each round's wall per node against that round's 2 nodes', lowest-highest ("" when run once). */
@@ -556,7 +587,7 @@ final class BenchCommand implements Callable<Integer> {
     /**
      * Hosts apart on threads: pairs_write_bw on 1 thread and on every core, side by side, and the machine's ceiling.
      */
-    private void threads(StringBuilder md) {
+    private void threads(StringBuilder md, SpeedGoals goals) {
         int cores = Runtime.getRuntime().availableProcessors(), iters = quick ? 50 : 300;
         System.err.println("bench: hosts apart on threads ...");
         md.append("\n### Hosts apart on threads (pairs_write_bw, 64 KiB writes, ").append(iters)
@@ -568,9 +599,16 @@ final class BenchCommand implements Callable<Integer> {
                 .append("|---:|---:|---:|---:|---:|---|\n");
         int[] counts = new int[Math.max(2, cores)];
         for (int t = 0; t < counts.length; t++) counts[t] = t + 1;
+        Map<Integer, double[]> speedups = new LinkedHashMap<>(); // every core's speedup over one thread, by round
         for (int nn : quick ? new int[]{8} : new int[]{8, 32, 64}) {
-            var runs = ThreadBench.sideBySide(nn, counts, iters, 3);
+            var rounds = ThreadBench.rounds(nn, counts, iters, 3);
+            var runs = rounds.best();
             var one = runs.get(0);
+            double[] each = new double[3];
+            for (int i = 0; i < each.length; i++)
+                each[i] = rounds.walls()[0][i] / rounds.walls()[counts.length - 1][i];
+            speedups.put(nn, new double[]{one.wallSeconds() / runs.get(counts.length - 1).wallSeconds(),
+                    each[0], each[1], each[2]});
             for (var r : runs)
                 md.append(String.format("| %d | %d | %.2f | %.2fx | %,d | %s |%n", nn, r.threads(), r.wallSeconds(),
                         one.wallSeconds() / r.wallSeconds(), r.windows(),
@@ -581,6 +619,12 @@ final class BenchCommand implements Callable<Integer> {
         md.append(String.format("%nThe machine's ceiling: %d independent one-thread runs of %d nodes side by side give "
                 + "%.2fx the throughput of one alone (%d cores reported); no partitioning can do better than that.%n",
                 Math.max(2, cores), big, ceiling, cores));
+        for (var e : speedups.entrySet()) {
+            double[] x = e.getValue();
+            double[] rounds = {x[1] / ceiling, x[2] / ceiling, x[3] / ceiling};
+            goals.add(counts.length + " threads over 1 at " + e.getKey() + " nodes, of the ceiling", Sense.AT_LEAST,
+                    0.9, x[0] / ceiling, rounds, "x");
+        }
     }
 
     private void blocks(Profile p, StringBuilder md) throws Exception {
