@@ -107,14 +107,17 @@ final class Pacer {
                 case ASLEEP -> step.away = true;
                 case GRACED -> { step.graced = true; step.away = true; }
                 case SPINS -> spinners.put(p, p.memoryWrites());
-                case CUT -> { // every wait is answered as it stands (a poll: empty), and time holds
+                case CUT -> { // every wait is answered as it stands (a poll: empty, a clock reading: now), time holding
                     step.kind = Step.CUT;
-                    answer.accept(true);
+                    cut(programs, answer);
                     return;
                 }
             }
         }
-        if (inVerb && clockReadings(programs)) { // readings first, at this moment, before anything moves
+        // readings first, at this moment, before anything moves: a program whose one thread reads the clock while
+        // another spins waiting for it (cmtime's main thread yields until its event thread has timed an event) waits
+        // too, and time must not run on under its reading
+        if (clockReadings(programs)) {
             step.kind = Step.CLOCK;
             return;
         }
@@ -176,7 +179,7 @@ final class Pacer {
             return;
         }
         if (step.kind == Step.CUT) {
-            answer.accept(true);
+            cut(programs, answer);
             return;
         }
         Step again = new Step();
@@ -307,6 +310,16 @@ final class Pacer {
                     .append(t.readingFd()).append(',');
         }
         cm.log.println(b);
+    }
+
+    /**
+     * A CUT: every open wait is answered as it stands, time holding. A clock reading too: a program whose thread reads
+     * the clock while another of its threads has an RDMA CM event to read (cmtime's event thread times each event it
+     * takes) would otherwise hold time for ever, the reading waiting for time to move, time for the event to be read.
+     */
+    private static void cut(Collection<Program> programs, Consumer<Boolean> answer) {
+        clockReadings(programs);
+        answer.accept(true);
     }
 
     /** Answers every reading of the simulated clock at this moment; whether there was one. */

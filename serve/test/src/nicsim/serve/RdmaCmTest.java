@@ -105,6 +105,31 @@ class RdmaCmTest {
     }
 
     /**
+     * cmtime on both sides with the simulated clock (attach --sim-time): its client's event thread reads the clock as
+     * it takes each event while its main thread yields until that thread has counted the event. Time held for the
+     * next event to be read, the reading for time to move, and neither program ever ended (before 2026-12-06).
+     */
+    @Test
+    void cmtimeRunsOnTheSimulatedClock() throws Exception {
+        Run srv = Programs.start(served, 1, true, "cmtime", "-c", "20", "-p", "7325");
+        for (int i = 0; i < 600 && !served.log().contains("port 7325") && srv.process().isAlive(); i++)
+            Thread.sleep(50);
+        Run cli = Programs.start(served, 0, true, "cmtime", "-c", "20", "-p", "7325", "-s", "node1");
+        try {
+            assertEquals(0, cli.await(120), cli.output() + "\n--- server:\n" + srv.output() + "\n--- serve:\n"
+                    + served.log());
+        } finally {
+            cli.process().destroy();
+            srv.process().destroy();
+            srv.await(30);
+        }
+        // the connections' figures are simulated ones: 20 connections take milliseconds, not the test's minutes
+        Matcher m = Pattern.compile("(?m)^connect\\s*:\\s+([0-9.]+)").matcher(cli.output());
+        assertTrue(m.find(), cli.output());
+        assertTrue(Double.parseDouble(m.group(1)) < 1000, cli.output());
+    }
+
+    /**
      * librdmacm's rdma_xserver/rdma_xclient: an RC QP made by rdma_create_ep with max_inline_data 0 still takes
      * the client's 16-byte inline SEND, as on mlx5 (the QP's WQE holds 76); and XRC through RDMA CM (-c x): an
      * XRC_SEND QP from rdma_create_ep connects in the IB port space to an XRC_RECV QP librdmacm makes when the
