@@ -90,7 +90,10 @@ static struct ibv_cq_ex *create_cq_ex(struct ibv_context *c, struct ibv_cq_init_
 		domain = nicsim_parent_domain(attr->parent_domain);
 		if (!domain) { errno = EINVAL; return NULL; }
 	}
-	if (attr->comp_vector >= (uint32_t)c->num_comp_vectors) { errno = EINVAL; return NULL; } /* as the kernel's create_cq */
+	if (attr->comp_vector >= (uint32_t)c->num_comp_vectors) { /* as the kernel's create_cq */
+		errno = EINVAL;
+		return NULL;
+	}
 	cq = nicsim_create_cq(c, (int)attr->cqe, attr->channel);
 	if (!cq) return NULL;
 	x = &cq->cq_ex;

@@ -89,13 +89,22 @@ struct nicsim_mkey {
 	uint16_t max_entries;
 };
 
-/* One entry of a layout UMR: length bytes at addr under lkey; in an interleaved layout, skip bytes follow before the next repetition's. */
+/*
+ * One entry of a layout UMR: length bytes at addr under lkey; in an interleaved layout, skip bytes follow before
+ * the next repetition's.
+ */
 struct nicsim_klm { uint64_t addr; uint32_t length, lkey, skip; };
 
-/* A layout UMR (mlx5dv_wr_mr_list, mlx5dv_wr_mr_interleaved): the mkey's handle (NICSIM_NONE: not a UMR), access, repeat (0: a list). */
+/*
+ * A layout UMR (mlx5dv_wr_mr_list, mlx5dv_wr_mr_interleaved): the mkey's handle (NICSIM_NONE: not a UMR), access,
+ * repeat (0: a list).
+ */
 struct nicsim_umr { uint32_t mkey, access, repeat, n; struct nicsim_klm *klm; };
 
-/* One work request the ibv_wr_* API is building: the classic form, what its pointers point to, its DC target, its layout. */
+/*
+ * One work request the ibv_wr_* API is building: the classic form, what its pointers point to, its DC target, its
+ * layout.
+ */
 struct nicsim_wr {
 	struct ibv_send_wr wr;
 	struct ibv_sge *sges;
@@ -144,7 +153,12 @@ struct nicsim_ibv_pd {
  * An MR; the C driver's: the pages it mapped (hw_base, hw_len at bus address hw_iova), the address its
  * key names first, and the device memory it is over (hw_dm, then nothing is mapped).
  */
-struct nicsim_ibv_mr { struct verbs_mr vmr; uint32_t handle; uint64_t hw_iova, hw_len, hw_start; void *hw_base, *hw_dm; };
+struct nicsim_ibv_mr {
+	struct verbs_mr vmr;
+	uint32_t handle;
+	uint64_t hw_iova, hw_len, hw_start;
+	void *hw_base, *hw_dm;
+};
 struct nicsim_ibv_srq {
 	struct verbs_srq vsrq;
 	uint32_t handle;
@@ -189,7 +203,10 @@ static inline uint32_t srq_handle(struct ibv_srq *srq) { return srq ? to_nsrq(sr
 static inline uint32_t xrcd_handle(struct ibv_xrcd *x) { return x ? to_nxrcd(x)->vxrcd.handle : NICSIM_NONE; }
 static inline uint32_t mkey_handle(struct mlx5dv_mkey *k) { return k ? to_nmkey(k)->handle : NICSIM_NONE; }
 
-/* What a completion carries that struct ibv_wc has no room for: tag-matching info, and when the adapter wrote it (core clock cycles). */
+/*
+ * What a completion carries that struct ibv_wc has no room for: tag-matching info, and when the adapter wrote it
+ * (core clock cycles).
+ */
 struct nicsim_wc_extra { struct ibv_wc_tm_info tm; uint64_t timestamp; };
 
 /* A CQ; one made by ibv_create_cq_ex is polled through the ibv_cq_ex calls, one completion at a time. */
@@ -247,7 +264,8 @@ void nicsim_wr_init(struct nicsim_ibv_qp *qp, uint64_t ops);
 bool nicsim_owns(struct ibv_context *c);
 
 /* ibv_create_qp_ex, and mlx5dv_create_qp's on a nicsim context: a DC QP when dc_type is mlx5dv's DCT or DCI. */
-struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type, uint64_t dct_key);
+struct ibv_qp *nicsim_make_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *init, uint32_t dc_type,
+				 uint64_t dct_key);
 
 /* Frees what a list being built holds. */
 void nicsim_wr_clear(struct nicsim_ibv_qp *qp);

@@ -77,15 +77,20 @@ static void rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op, uint32_t rkey, ui
 	w->wr.imm_data = imm;
 }
 
-static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr) { rdma(qpx, IBV_WR_RDMA_WRITE, rkey, addr, 0); }
+static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr) {
+	rdma(qpx, IBV_WR_RDMA_WRITE, rkey, addr, 0);
+}
 
 static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, __be32 imm) {
 	rdma(qpx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, addr, imm);
 }
 
-static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr) { rdma(qpx, IBV_WR_RDMA_READ, rkey, addr, 0); }
+static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr) {
+	rdma(qpx, IBV_WR_RDMA_READ, rkey, addr, 0);
+}
 
-static void atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr, uint64_t compare_add, uint64_t swap) {
+static void atomic(struct ibv_qp_ex *qpx, enum ibv_wr_opcode op, uint32_t rkey, uint64_t addr, uint64_t compare_add,
+		   uint64_t swap) {
 	struct nicsim_wr *w = begin(qpx, op);
 	if (!w) return;
 	w->wr.wr.atomic.rkey = rkey;
@@ -132,7 +137,10 @@ static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint
 	wr_set_sge_list(qpx, 1, &s);
 }
 
-/* Inline data is copied now, as the API requires (the program may reuse its buffers at once), and posted as one inline SGE. */
+/*
+ * Inline data is copied now, as the API requires (the program may reuse its buffers at once), and posted as one
+ * inline SGE.
+ */
 static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_data_buf *bufs) {
 	struct nicsim_wr *w = current(qpx);
 	size_t len = 0, at = 0;
@@ -207,7 +215,8 @@ static void wr_set_dc_addr(struct mlx5dv_qp_ex *dv, struct ibv_ah *ah, uint32_t 
  * IBV_WR_DRIVER1, whose completion is MLX5DV_WC_UMR. As mlx5's, it needs IBV_SEND_INLINE in
  * wr_flags (EOPNOTSUPP at wr_complete otherwise); the simulator checks the rest.
  */
-static struct nicsim_wr *umr(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint32_t repeat, uint16_t n) {
+static struct nicsim_wr *umr(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint32_t repeat,
+			     uint16_t n) {
 	struct nicsim_ibv_qp *qp = to_nqp_dv(dv);
 	struct nicsim_wr *w;
 	if (!(qp->vqp.qp_ex.wr_flags & IBV_SEND_INLINE)) { qp->wr_error = EOPNOTSUPP; return NULL; }
@@ -223,13 +232,15 @@ static struct nicsim_wr *umr(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, 
 	return w;
 }
 
-static void wr_mr_list(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t n, struct ibv_sge *sge) {
+static void wr_mr_list(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint16_t n,
+		       struct ibv_sge *sge) {
 	struct nicsim_wr *w = umr(dv, mkey, access, 0, n);
-	for (uint16_t i = 0; w && i < n; i++) w->umr.klm[i] = (struct nicsim_klm){ sge[i].addr, sge[i].length, sge[i].lkey, 0 };
+	for (uint16_t i = 0; w && i < n; i++)
+		w->umr.klm[i] = (struct nicsim_klm){ sge[i].addr, sge[i].length, sge[i].lkey, 0 };
 }
 
-static void wr_mr_interleaved(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint32_t repeat, uint16_t n,
-			      struct mlx5dv_mr_interleaved *data) {
+static void wr_mr_interleaved(struct mlx5dv_qp_ex *dv, struct mlx5dv_mkey *mkey, uint32_t access, uint32_t repeat,
+			      uint16_t n, struct mlx5dv_mr_interleaved *data) {
 	struct nicsim_wr *w = umr(dv, mkey, access, repeat, n);
 	for (uint16_t i = 0; w && i < n; i++)
 		w->umr.klm[i] = (struct nicsim_klm){ data[i].addr, data[i].bytes_count, data[i].lkey, data[i].bytes_skip };

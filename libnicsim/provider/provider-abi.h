@@ -183,7 +183,8 @@ struct verbs_context_ops {
 	int (*query_rt_values)(struct ibv_context *context, struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
 	void *read_counters;
-	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset, size_t length, unsigned int access);
+	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset, size_t length,
+				    unsigned int access);
 	void *reg_dmabuf_mr;
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va, int access);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
@@ -195,7 +196,8 @@ struct verbs_context_ops {
 	void (*unimport_pd)(struct ibv_pd *pd);
 };
 
-_Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *), "verbs_context_ops has 76 slots in rdma-core v44");
+_Static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void *),
+	       "verbs_context_ops has 76 slots in rdma-core v44");
 
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_t alloc_size,

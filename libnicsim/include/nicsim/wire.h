@@ -11,6 +11,10 @@
 #define NICSIM_UMAD_UNREGISTER 2u
 #define NICSIM_UMAD_SEND 3u
 #define NICSIM_UMAD_ENABLE_PKEY 4u
+#define NICSIM_QSTAT_SHOW 0u
+#define NICSIM_QSTAT_SET_AUTO 1u
+#define NICSIM_QSTAT_BIND 2u
+#define NICSIM_QSTAT_UNBIND 3u
 enum nicsim_op {
 	NICSIM_OP_HELLO = 1,
 	NICSIM_OP_QUERY_DEVICE = 2,
@@ -971,6 +975,35 @@ NICSIM_WIRE_AT(nicsim_wire_qstat_request, action, 4);
 NICSIM_WIRE_AT(nicsim_wire_qstat_request, qpn, 8);
 NICSIM_WIRE_AT(nicsim_wire_qstat_request, counter, 12);
 NICSIM_WIRE_AT(nicsim_wire_qstat_request, mask, 16);
+struct nicsim_wire_qstat_show {
+	uint32_t mode;
+	uint32_t mask;
+	uint32_t counters;
+} __attribute__((packed));
+NICSIM_WIRE_SIZE(nicsim_wire_qstat_show, 12);
+NICSIM_WIRE_AT(nicsim_wire_qstat_show, mode, 0);
+NICSIM_WIRE_AT(nicsim_wire_qstat_show, mask, 4);
+NICSIM_WIRE_AT(nicsim_wire_qstat_show, counters, 8);
+struct nicsim_wire_qstat_counter {
+	uint32_t id;
+	uint32_t mode;
+	uint32_t mask;
+	uint32_t qp_type;
+	uint32_t pid;
+	uint32_t qps;
+} __attribute__((packed));
+NICSIM_WIRE_SIZE(nicsim_wire_qstat_counter, 24);
+NICSIM_WIRE_AT(nicsim_wire_qstat_counter, id, 0);
+NICSIM_WIRE_AT(nicsim_wire_qstat_counter, mode, 4);
+NICSIM_WIRE_AT(nicsim_wire_qstat_counter, mask, 8);
+NICSIM_WIRE_AT(nicsim_wire_qstat_counter, qp_type, 12);
+NICSIM_WIRE_AT(nicsim_wire_qstat_counter, pid, 16);
+NICSIM_WIRE_AT(nicsim_wire_qstat_counter, qps, 20);
+struct nicsim_wire_qstat_bound {
+	uint32_t counter;
+} __attribute__((packed));
+NICSIM_WIRE_SIZE(nicsim_wire_qstat_bound, 4);
+NICSIM_WIRE_AT(nicsim_wire_qstat_bound, counter, 0);
 struct nicsim_wire_port_link_request {
 	uint32_t node;
 	uint32_t up;

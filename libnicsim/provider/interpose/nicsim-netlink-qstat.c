@@ -15,8 +15,6 @@
 #include "nicsim-provider.h"
 #include "nicsim-netlink.h"
 
-enum { QSTAT_SHOW, QSTAT_SET_AUTO, QSTAT_BIND, QSTAT_UNBIND };
-
 /* Asks serve: the reply in *m (to read, then done()), or an errno (EIO: serve unreachable or short). */
 static int qstat_ask(struct msg *m, uint32_t action, uint32_t qpn, uint32_t counter, uint32_t mask) {
 	const char *node = getenv("NICSIM_NODE");
@@ -34,32 +32,29 @@ static int qstat_ask(struct msg *m, uint32_t action, uint32_t qpn, uint32_t coun
 
 /* One counter of SHOW's reply, read from m into r (its QPs first, then its values, as serve writes them). */
 static void counter_attrs(struct msg *m, struct nl_reply *r, uint32_t *id) {
-	uint32_t mode, mask, type, pid, n;
-	*id = get32(m);
-	mode = get32(m); mask = get32(m); type = get32(m); pid = get32(m);
+	struct nicsim_wire_qstat_counter c;
+	GET(m, c);
+	*id = c.id;
 	nl_u32(r, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
-	nl_u32(r, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, *id);
-	nl_u32(r, RDMA_NLDEV_ATTR_STAT_MODE, mode);
-	if (mode == RDMA_COUNTER_MODE_AUTO && (mask & RDMA_COUNTER_MASK_QP_TYPE))
-		nl_u8(r, RDMA_NLDEV_ATTR_RES_TYPE, (uint8_t)type);
-	if (mode == RDMA_COUNTER_MODE_AUTO && (mask & RDMA_COUNTER_MASK_PID) && pid)
-		nl_u32(r, RDMA_NLDEV_ATTR_RES_PID, pid);
-	n = get32(m);
-	uint32_t *qpns = calloc(n ? n : 1, sizeof *qpns);
+	nl_u32(r, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, c.id);
+	nl_u32(r, RDMA_NLDEV_ATTR_STAT_MODE, c.mode);
+	if (c.mode == RDMA_COUNTER_MODE_AUTO && (c.mask & RDMA_COUNTER_MASK_QP_TYPE))
+		nl_u8(r, RDMA_NLDEV_ATTR_RES_TYPE, (uint8_t)c.qp_type);
+	if (c.mode == RDMA_COUNTER_MODE_AUTO && (c.mask & RDMA_COUNTER_MASK_PID) && c.pid)
+		nl_u32(r, RDMA_NLDEV_ATTR_RES_PID, c.pid);
+	uint32_t n = c.qps, *qpns = calloc(n ? n : 1, sizeof *qpns);
 	for (uint32_t i = 0; i < n && !m->failed; i++) {
 		uint32_t qpn = get32(m);
 		if (qpns) qpns[i] = qpn;
 	}
 	size_t hw = nl_nest(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
 	for (uint32_t k = get32(m), i = 0; i < k && !m->failed; i++) {
-		char name[128];
-		uint32_t len = get32(m);
-		if (len >= sizeof name) { m->failed = 1; break; }
-		get(m, name, len);
-		name[len] = 0;
+		struct nicsim_wire_stat_counter v; /* as serve declares it: a NUL-padded name, its value */
+		GET(m, v);
+		v.name[strnlen(v.name, sizeof v.name - 1)] = 0;
 		size_t e = nl_nest(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-		nl_str(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, name);
-		nl_u64(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, get64(m));
+		nl_str(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, v.name);
+		nl_u64(r, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, v.value);
 		nl_nest_end(r, e);
 	}
 	nl_nest_end(r, hw);
@@ -84,19 +79,20 @@ static int qstat_get(const struct nl_request *q, int *multi) {
 	struct msg m;
 	*multi = dump;
 	if (!dump && !by_id && !q->attrs[RDMA_NLDEV_ATTR_STAT_MODE]) return EINVAL;
-	if ((rc = qstat_ask(&m, QSTAT_SHOW, 0, 0, 0))) return rc;
-	uint32_t mode = get32(&m), mask = get32(&m), n = get32(&m);
+	if ((rc = qstat_ask(&m, NICSIM_QSTAT_SHOW, 0, 0, 0))) return rc;
+	struct nicsim_wire_qstat_show port;
+	GET(&m, port);
 	if (!dump && !by_id) { /* `rdma statistic qp mode` */
 		nl_begin(&r, q, 0);
 		nl_dev_handle(&r);
 		nl_u32(&r, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
-		nl_u32(&r, RDMA_NLDEV_ATTR_STAT_MODE, mode);
-		if (mode == RDMA_COUNTER_MODE_AUTO) nl_u32(&r, RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK, mask);
+		nl_u32(&r, RDMA_NLDEV_ATTR_STAT_MODE, port.mode);
+		if (port.mode == RDMA_COUNTER_MODE_AUTO) nl_u32(&r, RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK, port.mask);
 		rc = m.failed ? EIO : nl_send(q, &r);
 		done(&m);
 		return rc;
 	}
-	for (uint32_t i = 0; !rc && i < n && !m.failed; i++) {
+	for (uint32_t i = 0; !rc && i < port.counters && !m.failed; i++) {
 		uint32_t id;
 		size_t table = 0, entry = 0;
 		nl_begin(&r, q, dump ? NLM_F_MULTI : 0);
@@ -128,16 +124,20 @@ static int qstat_change(const struct nl_request *q) {
 		return EOPNOTSUPP; /* optional counters: the adapter has none to turn on */
 	if (!q->attrs[RDMA_NLDEV_ATTR_STAT_MODE] && !del) return EINVAL;
 	if (!del && mode == RDMA_COUNTER_MODE_AUTO) {
-		rc = qstat_ask(&m, QSTAT_SET_AUTO, 0, 0, nl_arg32(q, RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK, 0));
+		rc = qstat_ask(&m, NICSIM_QSTAT_SET_AUTO, 0, 0, nl_arg32(q, RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK, 0));
 		if (rc) return rc;
 	} else {
 		if (!q->attrs[RDMA_NLDEV_ATTR_RES_LQPN] || (del && !q->attrs[RDMA_NLDEV_ATTR_STAT_COUNTER_ID]))
 			return EINVAL;
 		counter = nl_arg32(q, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, ~0u);
 		uint32_t qpn = nl_arg32(q, RDMA_NLDEV_ATTR_RES_LQPN, 0);
-		rc = qstat_ask(&m, del ? QSTAT_UNBIND : QSTAT_BIND, qpn, counter, 0);
+		rc = qstat_ask(&m, del ? NICSIM_QSTAT_UNBIND : NICSIM_QSTAT_BIND, qpn, counter, 0);
 		if (rc) return rc;
-		if (!del) counter = get32(&m);
+		if (!del) {
+			struct nicsim_wire_qstat_bound b;
+			GET(&m, b);
+			counter = b.counter;
+		}
 	}
 	rc = m.failed ? EIO : 0;
 	done(&m);

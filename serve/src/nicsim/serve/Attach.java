@@ -59,7 +59,8 @@ public final class Attach {
             "mount --rbind /dev \"$d/host\"",
             "mount -t overlay overlay -o lowerdir=/dev,upperdir=\"$d/upper\",workdir=\"$d/work\" /dev",
             // the overlay shows /dev's own files; its mounts (pts, shm, mqueue) come back from the host's view
-            "for m in pts shm mqueue hugepages; do if mountpoint -q \"$d/host/$m\"; then mount --rbind \"$d/host/$m\" \"/dev/$m\"; fi; done",
+            "for m in pts shm mqueue hugepages; do if mountpoint -q \"$d/host/$m\"; then"
+                    + " mount --rbind \"$d/host/$m\" \"/dev/$m\"; fi; done",
             "mkdir -p /dev/infiniband",
             ": > /dev/infiniband/uverbs0",
             "mount --bind /dev/null /dev/infiniband/uverbs0",
@@ -70,7 +71,8 @@ public final class Attach {
             ": > /dev/infiniband/umad0",
             "mount --bind /dev/null /dev/infiniband/umad0",
             // the nodes' names resolve to their RDMA CM addresses: /etc/hosts with serve's lines added
-            "if [ -f \"$hosts\" ]; then cat /etc/hosts \"$hosts\" > \"$d/hosts\"; mount --bind \"$d/hosts\" /etc/hosts; fi",
+            "if [ -f \"$hosts\" ]; then cat /etc/hosts \"$hosts\" > \"$d/hosts\";"
+                    + " mount --bind \"$d/hosts\" /etc/hosts; fi",
             // dapl's providers (libdat2 reads /etc/dat.conf): Debian's lines name real adapters only, so the node's
             // nicsim0 is added as an admin adds a new adapter's: its RDMA CM provider by the node's address (where
             // Debian's ofa-v2-ib0 names the IPoIB interface, which the node has not), the socket CM and the UD CM
@@ -134,7 +136,8 @@ public final class Attach {
      * simulation's time (nicsim-time.c), so what it prints from its own clock is simulated.
      */
     public static List<String> command(Path socket, int node, boolean simulatedTime, List<String> program) {
-        if (program.isEmpty()) throw new IllegalArgumentException("attach: no program given (nicsim attach --node K -- PROGRAM ARGS...)");
+        if (program.isEmpty())
+            throw new IllegalArgumentException("attach: no program given (nicsim attach --node K -- PROGRAM ARGS...)");
         Path sysfs = sysfsRoot(socket, node);
         if (!Files.exists(socket))
             throw new IllegalArgumentException("attach: no simulator listens at " + socket

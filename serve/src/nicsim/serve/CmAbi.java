@@ -44,10 +44,10 @@ final class CmAbi {
     static final int QUERY_ADDR = 0, QUERY_PATH = 1, QUERY_GID = 2;
 
     static String command(int cmd) {
-        String[] names = {"CREATE_ID", "DESTROY_ID", "BIND_IP", "RESOLVE_IP", "RESOLVE_ROUTE", "QUERY_ROUTE", "CONNECT",
-            "LISTEN", "ACCEPT", "REJECT", "DISCONNECT", "INIT_QP_ATTR", "GET_EVENT", "GET_OPTION", "SET_OPTION",
-                    "NOTIFY",
-            "JOIN_IP_MCAST", "LEAVE_MCAST", "MIGRATE_ID", "QUERY", "BIND", "RESOLVE_ADDR", "JOIN_MCAST"};
+        String[] names = {"CREATE_ID", "DESTROY_ID", "BIND_IP", "RESOLVE_IP", "RESOLVE_ROUTE", "QUERY_ROUTE",
+            "CONNECT", "LISTEN", "ACCEPT", "REJECT", "DISCONNECT", "INIT_QP_ATTR", "GET_EVENT", "GET_OPTION",
+            "SET_OPTION", "NOTIFY", "JOIN_IP_MCAST", "LEAVE_MCAST", "MIGRATE_ID", "QUERY", "BIND", "RESOLVE_ADDR",
+            "JOIN_MCAST"};
         return cmd >= 0 && cmd < names.length ? names[cmd] : "command " + cmd;
     }
 
@@ -90,7 +90,8 @@ final class CmAbi {
                 CmLayout.SockaddrIb.FAMILY.put16(b, AF_IB);
                 CmLayout.SockaddrIb.PKEY.put16(b, ib.pkey);
                 CmLayout.SockaddrIb.FLOWINFO.put32(b, ib.flow);
-                CmLayout.SockaddrIb.ADDR.putBytes(b, 0, ib.gid(), 16);
+                CmLayout.SockaddrIb.SUBNET_PREFIX.put64(b, ib.hi);
+                CmLayout.SockaddrIb.INTERFACE_ID.put64(b, ib.lo);
                 CmLayout.SockaddrIb.SID.put64(b, ib.sid);
                 CmLayout.SockaddrIb.SID_MASK.put64(b, ib.sidMask);
                 CmLayout.SockaddrIb.SCOPE_ID.put64(b, ib.scope);
@@ -117,13 +118,16 @@ final class CmAbi {
 
     /** The size rdma_addr_size gives the sockaddr at {@code off} of {@code b}: by its family; 0 for another. */
     static int addrSize(byte[] b, int off) {
-        return switch ((b[off] & 0xff) | (b[off + 1] & 0xff) << 8) {
+        return switch (family(b, off)) {
             case AF_INET -> CmLayout.SockaddrIn.S.size;
             case AF_INET6 -> CmLayout.SockaddrIn6.S.size;
             case AF_IB -> CmLayout.SockaddrIb.S.size;
             default -> 0;
         };
     }
+
+    /** The family of the sockaddr at {@code off} of {@code b} (sin_family, sin6_family and sib_family alike). */
+    static int family(byte[] b, int off) { return CmLayout.SockaddrIn.FAMILY.u16(le(b), off); }
 
     /**
      * The address in the sockaddr at {@code off} of {@code b} ({@code field} names it in errors): AF_INET,
@@ -132,7 +136,7 @@ final class CmAbi {
      */
     static Addr addr(byte[] b, int off, String field) {
         ByteBuffer l = le(b);
-        int family = CmLayout.SockaddrIn.FAMILY.u16(l, off); // sin6_family: the same place
+        int family = family(b, off);
         if (family == AF_INET)
             return new Addr(CmLayout.SockaddrIn.ADDR.u32(l, off), CmLayout.SockaddrIn.PORT.u16(l, off), false);
         if (family == AF_INET6) {
@@ -145,9 +149,8 @@ final class CmAbi {
         }
         if (family == AF_IB) {
             long sid = CmLayout.SockaddrIb.SID.u64(l, off), mask = CmLayout.SockaddrIb.SID_MASK.u64(l, off);
-            ByteBuffer be = ByteBuffer.wrap(b);
-            int a = CmLayout.SockaddrIb.ADDR.at(off);
-            Ib ib = new Ib(be.getLong(a), be.getLong(a + 8), CmLayout.SockaddrIb.PKEY.u16(l, off),
+            Ib ib = new Ib(CmLayout.SockaddrIb.SUBNET_PREFIX.u64(l, off),
+                    CmLayout.SockaddrIb.INTERFACE_ID.u64(l, off), CmLayout.SockaddrIb.PKEY.u16(l, off),
                     CmLayout.SockaddrIb.FLOWINFO.u32(l, off), sid, mask, CmLayout.SockaddrIb.SCOPE_ID.u64(l, off));
             return new Addr(0, (int) (sid & mask) & 0xffff, false, ib);
         }

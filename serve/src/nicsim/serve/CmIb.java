@@ -22,8 +22,7 @@ final class CmIb {
         if (optional && size == 0) return;
         if (size == 0 || size != CmAbi.addrSize(body, at))
             throw new VerbsException(Errno.EINVAL, field + ": size " + size + " is not its family's ("
-                    + CmAbi.addrSize(body, at) + " bytes for family " + ((body[at] & 0xff) | (body[at + 1] & 0xff) << 8)
-                    + ")");
+                    + CmAbi.addrSize(body, at) + " bytes for family " + CmAbi.family(body, at) + ")");
     }
 
     /**

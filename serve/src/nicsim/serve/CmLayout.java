@@ -7,10 +7,11 @@ import java.util.List;
 
 /**
  * The kernel's RDMA CM file's structures field by field (linux/include/uapi/rdma/rdma_user_cm.h, and
- * what they hold of ib_user_verbs.h, ib_user_sa.h and the socket addresses): each field's offset and
- * width written once, here, and checked against the uapi headers by CmLayoutTest (gcc's offsetof and
- * sizeof of every field and struct). Little-endian, as the kernel's own on x86-64 and aarch64, but
- * for the fields in network order ({@link Field#be}).
+ * what they hold of ib_user_verbs.h, ib_user_sa.h and the socket addresses), and the other kernel structs
+ * serve writes as the kernel's files give them (a umad file's header, uverbs events, the SA's path record):
+ * each field's offset and width written once, here, and checked against the uapi headers by CmLayoutTest
+ * (gcc's offsetof and sizeof of every field and struct). Little-endian, as the kernel's own on x86-64 and
+ * aarch64, but for the fields in network order ({@link Field#be}).
  */
 final class CmLayout {
     private CmLayout() {}
@@ -58,7 +59,8 @@ final class CmLayout {
         void put16(ByteBuffer b, int v) { put16(b, 0, v); }
         void put32(ByteBuffer b, int base, int v) { order(b).putInt(at(b, base, 4), v); }
         void put32(ByteBuffer b, int v) { put32(b, 0, v); }
-        void put64(ByteBuffer b, long v) { order(b).putLong(at(b, 0, 8), v); }
+        void put64(ByteBuffer b, int base, long v) { order(b).putLong(at(b, base, 8), v); }
+        void put64(ByteBuffer b, long v) { put64(b, 0, v); }
 
         /** {@code data} into this byte array field (at most its bytes). */
         void putBytes(ByteBuffer b, int base, byte[] data, int n) {
@@ -300,12 +302,17 @@ final class CmLayout {
                 ADDR = S.f("sin6_addr", 8, 16), ADDR_IP4 = S.be("sin6_addr.s6_addr32[3]", 20, 4);
     }
 
-    /** struct sockaddr_ib: an AF_IB address, a GID and a service ID (network order but for the family). */
+    /**
+     * struct sockaddr_ib: an AF_IB address, a GID (its subnet prefix and interface ID) and a service ID (network
+     * order but for the family).
+     */
     static final class SockaddrIb {
         static final Struct S = struct("sockaddr_ib", 48);
         static final Field FAMILY = S.f("sib_family", 0, 2), PKEY = S.be("sib_pkey", 2, 2),
                 FLOWINFO = S.be("sib_flowinfo", 4, 4), ADDR = S.f("sib_addr", 8, 16), SID = S.be("sib_sid", 24, 8),
-                SID_MASK = S.be("sib_sid_mask", 32, 8), SCOPE_ID = S.f("sib_scope_id", 40, 8);
+                SID_MASK = S.be("sib_sid_mask", 32, 8), SCOPE_ID = S.f("sib_scope_id", 40, 8),
+                SUBNET_PREFIX = S.be("sib_addr.sib_subnet_prefix", 8, 8),
+                INTERFACE_ID = S.be("sib_addr.sib_interface_id", 16, 8);
     }
 
     /**
@@ -324,6 +331,44 @@ final class CmLayout {
                 DST_IP4 = S.be("dst_addr.ip4.addr", 32, 4);
     }
 
+    /**
+     * struct ibv_path_record (rdma-core's infiniband/sa.h): a PathRecord as the SA packs it (IBA 15.2.5.16), all in
+     * network order; the selectors are each byte's top two bits.
+     */
+    static final class SaPathRecord {
+        static final Struct S = struct("ibv_path_record", 64);
+        static final Field SERVICE_ID = S.be("service_id", 0, 8), DGID = S.f("dgid", 8, 16), SGID = S.f("sgid", 24, 16),
+                DLID = S.be("dlid", 40, 2), SLID = S.be("slid", 42, 2),
+                REVERSIBLE_NUMPATH = S.f("reversible_numpath", 49, 1), PKEY = S.be("pkey", 50, 2),
+                MTU = S.f("mtu", 54, 1), RATE = S.f("rate", 55, 1), PACKETLIFETIME = S.f("packetlifetime", 56, 1);
+    }
+
+    /** struct ib_user_mad_hdr (rdma/ib_user_mad.h): what a umad file's read gives before a MAD, with P_Keys on. */
+    static final class UserMadHdr {
+        static final Struct S = struct("ib_user_mad_hdr", 64);
+        static final Field ID = S.f("id", 0, 4), STATUS = S.f("status", 4, 4), LENGTH = S.f("length", 16, 4),
+                QPN = S.be("qpn", 20, 4), QKEY = S.be("qkey", 24, 4), LID = S.be("lid", 28, 2);
+    }
+
+    /** struct ib_user_mad_hdr_old: the header without P_Keys (the file's default), UserMadHdr's first bytes. */
+    static final class UserMadHdrOld {
+        static final Struct S = struct("ib_user_mad_hdr_old", 56);
+        static final Field ID = S.f("id", 0, 4), STATUS = S.f("status", 4, 4), LENGTH = S.f("length", 16, 4),
+                QPN = S.be("qpn", 20, 4), QKEY = S.be("qkey", 24, 4), LID = S.be("lid", 28, 2);
+    }
+
+    /** struct ib_uverbs_comp_event_desc: a completion event, as a completion channel's read gives it. */
+    static final class CompEventDesc {
+        static final Struct S = struct("ib_uverbs_comp_event_desc", 8);
+        static final Field CQ_HANDLE = S.f("cq_handle", 0, 8);
+    }
+
+    /** struct ib_uverbs_async_event_desc: an async event, as the async file's read gives it. */
+    static final class AsyncEventDesc {
+        static final Struct S = struct("ib_uverbs_async_event_desc", 16);
+        static final Field ELEMENT = S.f("element", 0, 8), EVENT_TYPE = S.f("event_type", 8, 4);
+    }
+
     /** Every struct declared here (a method: each holder class is initialized on its own first use). */
     static List<Struct> all() {
         return List.of(CreateId.S, DestroyId.S, BindIp.S, Bind.S, ResolveIp.S, ResolveAddr.S, ResolveRoute.S,
@@ -331,6 +376,6 @@ final class CmLayout {
                 QueryRouteResp.S, ConnParam.S, AhAttr.S, UdParam.S,
                 Connect.S, Accept.S, Reject.S, Disconnect.S, InitQpAttr.S, GetEvent.S, EventResp.S, SetOption.S,
                 MigrateId.S, JoinIpMcast.S, JoinMcast.S, QpAttr.S, SockaddrIn.S, SockaddrIn6.S, SockaddrIb.S,
-                CmaHdr.S);
+                CmaHdr.S, SaPathRecord.S, UserMadHdr.S, UserMadHdrOld.S, CompEventDesc.S, AsyncEventDesc.S);
     }
 }

@@ -192,10 +192,10 @@ final class CmMulticast {
      * link-local scope 2, P_Key 0xffff).
      */
     static long[] mgid(byte[] body, int at, int ps) {
-        int family = (body[at] & 0xff) | (body[at + 1] & 0xff) << 8;
+        int family = CmAbi.family(body, at);
         int signature = ps == CmAbi.PS_UDP ? 0x01 : -1;
         if (family == CmAbi.AF_INET) {
-            long ip = BigEndian.get32(body, at + 4);
+            long ip = CmLayout.SockaddrIn.ADDR.u32(CmAbi.le(body), at) & 0xFFFF_FFFFL;
             if (ip == 0) return new long[]{0, 0}; // any address: the SA chooses
             if ((ip & 0xF000_0000L) != 0xE000_0000L)
                 throw new VerbsException(Errno.EINVAL, "join_multicast: " + RdmaCm.dotted((int) ip)
@@ -205,7 +205,8 @@ final class CmMulticast {
             return new long[]{hi, ip & 0x0FFF_FFFFL};
         }
         if (family == CmAbi.AF_INET6) {
-            long hi = BigEndian.get64(body, at + 8), lo = BigEndian.get64(body, at + 16);
+            int a = CmLayout.SockaddrIn6.ADDR.at(at);
+            long hi = BigEndian.get64(body, a), lo = BigEndian.get64(body, a + 8); // the address's two halves
             if (hi == 0 && lo == 0) return new long[]{0, 0};
             if ((hi >>> 32 & 0xFFF0_FFFFL) == 0xFF10_A01BL) return new long[]{hi, lo}; // an SA-assigned MGID
             if (hi >>> 56 != 0xFF)
@@ -217,7 +218,8 @@ final class CmMulticast {
             return new long[]{mhi, lo};
         }
         if (family == CmAbi.AF_IB) { // an MGID as it is (mckey -M), as the kernel's cma_set_mgid takes sib_addr
-            long hi = BigEndian.get64(body, at + 8), lo = BigEndian.get64(body, at + 16);
+            ByteBuffer l = CmAbi.le(body);
+            long hi = CmLayout.SockaddrIb.SUBNET_PREFIX.u64(l, at), lo = CmLayout.SockaddrIb.INTERFACE_ID.u64(l, at);
             if (hi >>> 56 != 0xFF && (hi != 0 || lo != 0))
                 throw new VerbsException(Errno.EINVAL, "join_multicast: " + Grh.text(hi, lo)
                         + " is not a multicast GID (ff00::/8)");

@@ -1,6 +1,7 @@
 package nicsim.serve;
 
 import java.nio.ByteBuffer;
+import nicsim.serve.CmLayout.SaPathRecord;
 import nicsim.verbs.AccessFlags;
 import nicsim.verbs.Errno;
 import nicsim.verbs.QpAttrMask;
@@ -138,7 +139,7 @@ final class CmPaths {
         CmLayout.PathRecData.FLAGS.put32(b, fixed, PATH_FLAGS);
         CmAgent a = cm.agent(id.node), r = cm.agent(id.remoteNode);
         CmLayout.PathRecData.PATH_REC.putBytes(b, fixed, saPathRecord(serviceId(id), r.gid, a.gid, r.lid, a.lid,
-                pathMtu(cm, id)), 64);
+                pathMtu(cm, id)), SaPathRecord.S.size);
         return b.array();
     }
 
@@ -151,13 +152,17 @@ final class CmPaths {
 
     /** A PathRecord as the SA packs it (IBA 15.2.5.16, network order): what ib_sa_pack_path gives the kernel's ucma. */
     static byte[] saPathRecord(long sid, byte[] dgid, byte[] sgid, int dlid, int slid, int mtu) {
-        ByteBuffer r = ByteBuffer.allocate(64);
-        r.putLong(0, sid).put(8, dgid).put(24, sgid).putShort(40, (short) dlid).putShort(42, (short) slid);
-        r.put(49, (byte) 0x81); // reversible, one path
-        r.putShort(50, (short) 0xffff);
-        r.put(54, (byte) (2 << 6 | mtu)); // each selector "exactly" (2)
-        r.put(55, (byte) (2 << 6 | RATE));
-        r.put(56, (byte) (2 << 6 | PACKET_LIFE));
+        ByteBuffer r = CmAbi.le(new byte[SaPathRecord.S.size]);
+        SaPathRecord.SERVICE_ID.put64(r, sid);
+        SaPathRecord.DGID.putBytes(r, 0, dgid, 16);
+        SaPathRecord.SGID.putBytes(r, 0, sgid, 16);
+        SaPathRecord.DLID.put16(r, dlid);
+        SaPathRecord.SLID.put16(r, slid);
+        SaPathRecord.REVERSIBLE_NUMPATH.put8(r, 0x81); // reversible, one path
+        SaPathRecord.PKEY.put16(r, 0xffff);
+        SaPathRecord.MTU.put8(r, 2 << 6 | mtu); // each selector "exactly" (2)
+        SaPathRecord.RATE.put8(r, 2 << 6 | RATE);
+        SaPathRecord.PACKETLIFETIME.put8(r, 2 << 6 | PACKET_LIFE);
         return r.array();
     }
 

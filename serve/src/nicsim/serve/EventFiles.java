@@ -1,11 +1,12 @@
 package nicsim.serve;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import nicsim.serve.CmLayout.AsyncEventDesc;
+import nicsim.serve.CmLayout.CompEventDesc;
 import nicsim.verbs.AsyncEvent;
 import nicsim.verbs.CompletionChannel;
 import nicsim.verbs.CompletionQueue;
@@ -68,7 +69,8 @@ final class EventFiles {
     CompletionChannel channel(int number) {
         CompletionChannel ch = channels.get(number);
         if (ch == null && ctx == null && channelFiles.containsKey(number)) return null;
-        if (ch == null) throw new VerbsException(Errno.EINVAL, "completion channel " + number + " is not this program's");
+        if (ch == null)
+            throw new VerbsException(Errno.EINVAL, "completion channel " + number + " is not this program's");
         return ch;
     }
 
@@ -78,7 +80,7 @@ final class EventFiles {
      */
     void cqEvent(int number, long cqn) {
         Connection file = channelFiles.get(number);
-        if (file != null) write(file, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(cqn).flip());
+        if (file != null) write(file, compDesc(cqn));
     }
 
     /**
@@ -86,8 +88,7 @@ final class EventFiles {
      * or for the port: written to the async file, as the kernel writes it.
      */
     void asyncEvent(long number, int type) {
-        if (async != null) write(async, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(number)
-                .putInt(type).putInt(0).flip());
+        if (async != null) write(async, asyncDesc(number, type));
     }
 
     /** The program closed channel {@code number}'s socket. */
@@ -104,7 +105,7 @@ final class EventFiles {
             for (var cq = e.getValue().getCqEvent(); cq.isPresent(); cq = e.getValue().getCqEvent()) {
                 Integer handle = handles.cq(cq.get(), -1);
                 if (file == null || handle == null) continue;
-                write(file, ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(handle).flip());
+                write(file, compDesc(handle));
             }
         }
         if (async == null || ctx == null) return;
@@ -113,7 +114,7 @@ final class EventFiles {
             Integer element = a.qpNum() >= 0 ? handles.qp(a.qpNum()) : a.srqHandle() >= 0 ? handles.srq(a.srqHandle())
                     : a.cqHandle() >= 0 ? handles.cq(null, a.cqHandle()) : Integer.valueOf(a.portNum());
             if (element == null) continue; // an object the program has destroyed meanwhile
-            write(async, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putLong(element).putInt(a.type().value()).putInt(0).flip());
+            write(async, asyncDesc(element, a.type().value()));
         }
     }
 
@@ -133,6 +134,21 @@ final class EventFiles {
         ended = true;
         for (Connection c : channelFiles.values()) c.endWrites();
         if (async != null) async.endWrites();
+    }
+
+    /** struct ib_uverbs_comp_event_desc: CQ {@code cq}'s completion event. */
+    private static ByteBuffer compDesc(long cq) {
+        ByteBuffer b = CmAbi.le(new byte[CompEventDesc.S.size]);
+        CompEventDesc.CQ_HANDLE.put64(b, cq);
+        return b;
+    }
+
+    /** struct ib_uverbs_async_event_desc: event {@code type} of {@code element} (an object's number, or the port). */
+    private static ByteBuffer asyncDesc(long element, int type) {
+        ByteBuffer b = CmAbi.le(new byte[AsyncEventDesc.S.size]);
+        AsyncEventDesc.ELEMENT.put64(b, element);
+        AsyncEventDesc.EVENT_TYPE.put32(b, type);
+        return b;
     }
 
     private void write(Connection file, ByteBuffer b) {

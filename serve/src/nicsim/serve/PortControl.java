@@ -23,8 +23,7 @@ public final class PortControl {
      */
     public static void link(Path socket, int node, boolean up) throws IOException {
         try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
-            ByteBuffer q = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
-            q.putInt(12).putInt(Wire.Op.PORT_LINK.code()).putInt(node).putInt(up ? 1 : 0).flip();
+            ByteBuffer q = Wire.request(Wire.Op.PORT_LINK, new WireLayout.PortLinkRequest(node, up ? 1 : 0));
             while (q.hasRemaining()) ch.write(q);
             ByteBuffer head = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
             while (head.hasRemaining()) if (ch.read(head) < 0) throw new IOException("serve at " + socket

@@ -36,7 +36,8 @@ public final class ProviderBuild {
             "nicsim-java-srq.c", "nicsim-java-pd.c", "nicsim-java-mr.c", "nicsim-java-dm.c",
             "nicsim-hw.c", "nicsim-hw-verbs.c", "nicsim-hw-cq.c", "nicsim-hw-qp.c", "nicsim-hw-post.c",
             "nicsim-hw-srq.c", "nicsim-hw-mr.c", "nicsim-hw-dm.c", "nicsim-hw-tm.c",
-            "nicsim-kern.c", "nicsim-kern-pd.c", "nicsim-kern-mr.c", "nicsim-kern-cq.c", "nicsim-kern-qp.c", "nicsim-kern-srq.c");
+            "nicsim-kern.c", "nicsim-kern-pd.c", "nicsim-kern-mr.c", "nicsim-kern-cq.c", "nicsim-kern-qp.c",
+            "nicsim-kern-srq.c");
     /** What the provider library interposes over other libraries' calls (LD_PRELOAD), linked into it. */
     static final List<String> INTERPOSE = List.of("interpose/nicsim-channels.c", "interpose/nicsim-import.c",
             "interpose/nicsim-rdmacm.c", "interpose/nicsim-umad.c", "interpose/nicsim-serve-file.c",
@@ -63,7 +64,8 @@ public final class ProviderBuild {
     public static final String CHURN = "nicsim-churn";
     /** Random verbs with random arguments (the bench's and the tests' fuzz of serve). */
     public static final String FUZZ = "nicsim-fuzz";
-    private static final List<String> FLAGS = List.of("-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror", "-Wl,-z,defs");
+    private static final List<String> FLAGS = List.of("-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror",
+            "-Wl,-z,defs");
     private static final List<String> SHARED = List.of("-fPIC", "-shared");
 
     /** What building the provider needs and does not find. */
@@ -87,7 +89,8 @@ public final class ProviderBuild {
             String key = HexFormat.of().formatHex(md.digest()).substring(0, 16);
             Path dir = cacheRoot().resolve("provider").resolve(key);
             if (Files.exists(dir.resolve(LIBRARY))) return dir;
-            Path work = Files.createDirectories(cacheRoot().resolve("provider").resolve(".build-" + key + "-" + ProcessHandle.current().pid()));
+            Path work = Files.createDirectories(cacheRoot().resolve("provider")
+                    .resolve(".build-" + key + "-" + ProcessHandle.current().pid()));
             for (int i = 0; i < names.size(); i++) {
                 Path to = work.resolve(names.get(i));
                 Files.createDirectories(to.getParent());
@@ -98,9 +101,11 @@ public final class ProviderBuild {
             compile(work);
             Files.createDirectories(dir);
             for (String f : List.of(CLOCK_LIBRARY, VERBCOST, CHURN, FUZZ))
-                Files.move(work.resolve(f), dir.resolve(f), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                Files.move(work.resolve(f), dir.resolve(f), StandardCopyOption.ATOMIC_MOVE,
+                        StandardCopyOption.REPLACE_EXISTING);
             // the provider last: its presence says the folder is complete
-            Files.move(work.resolve(LIBRARY), dir.resolve(LIBRARY), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(work.resolve(LIBRARY), dir.resolve(LIBRARY), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
             try (var s = Files.walk(work)) {
                 for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
             }
@@ -114,7 +119,8 @@ public final class ProviderBuild {
 
     private static void compile(Path work) throws IOException {
         if (!Files.exists(Path.of("/usr/include/infiniband/verbs.h")))
-            throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh --rdma, or apt-get install -y libibverbs-dev");
+            throw new Missing("libibverbs-dev is not installed (no infiniband/verbs.h): run scripts/ensure-tools.sh "
+                    + "--rdma, or apt-get install -y libibverbs-dev");
         List<String> lib = new ArrayList<>(List.of("-Wl,--version-script=nicsim-provider.map", "-I.",
                 "-o", LIBRARY));
         lib.addAll(PROVIDER);
@@ -140,11 +146,17 @@ public final class ProviderBuild {
         }
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         int rc;
-        try { rc = p.waitFor(); } catch (InterruptedException e) { Thread.currentThread().interrupt(); throw new IOException(e); }
+        try {
+            rc = p.waitFor();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
         if (rc == 0) return;
         if (out.contains("verbs_register_driver_34"))
-            throw new Missing("the installed libibverbs does not export verbs_register_driver_34 (IBVERBS_PRIVATE_34): nicsim's provider needs "
-                    + "rdma-core 44's libibverbs (Debian 12: libibverbs1 and libibverbs-dev 44.0)");
+            throw new Missing("the installed libibverbs does not export verbs_register_driver_34 (IBVERBS_PRIVATE_34): "
+                    + "nicsim's provider needs rdma-core 44's libibverbs (Debian 12: libibverbs1 and libibverbs-dev "
+                    + "44.0)");
         throw new IllegalStateException("building nicsim's provider failed: " + String.join(" ", cmd) + "\n" + out);
     }
 

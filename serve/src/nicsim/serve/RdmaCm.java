@@ -385,7 +385,7 @@ final class RdmaCm implements AutoCloseable {
     }
 
     private static CmAbi.Addr addrOrNone(byte[] body, int off) {
-        return body[off] == 0 && body[off + 1] == 0 ? CmAbi.Addr.NONE : CmAbi.addr(body, off, "source");
+        return CmAbi.family(body, off) == 0 ? CmAbi.Addr.NONE : CmAbi.addr(body, off, "source");
     }
 
     /** Identifier {@code handle} of this file, or EINVAL (ENOENT, as the kernel, for one that is not there). */

@@ -12,15 +12,15 @@ import nicsim.verbs.VerbsException;
 
 /**
  * RDMA_QSTAT: `rdma statistic qp` on one node's port (answered to an attached program by
- * interpose/nicsim-netlink-stat.c), through the kernel's QP counters of the node's adapter ({@link
+ * interpose/nicsim-netlink-qstat.c), through the kernel's QP counters of the node's adapter ({@link
  * QpCounters}). The request ({@link WireLayout.QstatRequest}) names an action: SHOW, SET_AUTO (mask),
  * BIND (qpn; counter, or -1 for a new one) or UNBIND (qpn, counter). A node whose adapter no kernel driver
  * brought up (a driver holds it through the PCI face) has no counters: SHOW lists none, the others are
  * EOPNOTSUPP. Simulator thread.
  *
- * <p>SHOW's reply: u32 mode, u32 mask, u32 counters, then per counter its id, mode, mask, QP type and pid
- * (u32 each), u32 QPs and their QPNs (u32), u32 values and each one's name (u32 length, bytes) and value (u64).
- * BIND's: u32 the counter's id. SET_AUTO's and UNBIND's: nothing.
+ * <p>SHOW's reply: {@link WireLayout.QstatShow}, then per counter a {@link WireLayout.QstatCounter}, its QPNs
+ * (u32 each), u32 n and its n values ({@link WireLayout.StatCounter}). BIND's: {@link WireLayout.QstatBound}.
+ * SET_AUTO's and UNBIND's: nothing.
  */
 final class RdmaCounters {
     static final int SHOW = 0, SET_AUTO = 1, BIND = 2, UNBIND = 3;
@@ -39,8 +39,8 @@ final class RdmaCounters {
         return switch (q.action()) {
             case SHOW -> show(k);
             case SET_AUTO -> { k.setAuto(q.mask()); yield new Wire.Out(); }
-            case BIND -> new Wire.Out().u32(k.bind(qp(host, programs, q.qpn()), q.counter() < 0 ? null
-                    : Long.valueOf(q.counter()), q.qpn() & 0xFFFF_FFFFL));
+            case BIND -> new Wire.Out(new WireLayout.QstatBound((int) k.bind(qp(host, programs, q.qpn()),
+                    q.counter() < 0 ? null : Long.valueOf(q.counter()), q.qpn() & 0xFFFF_FFFFL)));
             case UNBIND -> {
                 k.unbind(q.qpn() & 0xFFFF_FFFFL, q.counter() & 0xFFFF_FFFFL, qp(host, programs, q.qpn()) != null);
                 yield new Wire.Out();
@@ -51,13 +51,14 @@ final class RdmaCounters {
     }
 
     private static Wire.Out show(QpCounters k) {
-        Wire.Out out = new Wire.Out().u32(k.mode()).u32(k.mask()).u32(k.counters().size());
+        Wire.Out out = new Wire.Out(new WireLayout.QstatShow(k.mode(), k.mask(), k.counters().size()));
         for (QpCounters.Counter c : k.counters()) {
-            out.u32(c.id()).u32(c.mode()).u32(c.mask()).u32(c.qpType()).u32(c.pid()).u32(c.qps().size());
+            out.put(new WireLayout.QstatCounter((int) c.id(), c.mode(), c.mask(), c.qpType(), c.pid(),
+                    c.qps().size()));
             for (long qpn : c.qps()) out.u32(qpn);
             Cmd.QCounterValues v = k.values(c);
             out.u32(QCounter.values().length);
-            for (QCounter n : QCounter.values()) out.string(n.counterName()).u64(v.get(n));
+            for (QCounter n : QCounter.values()) out.put(new WireLayout.StatCounter(n.counterName(), v.get(n)));
         }
         return out;
     }

@@ -38,7 +38,8 @@ final class Registrations {
     }
 
     private Window attach(ProcMemory memory, long addr, long length, int access) {
-        if (length <= 0 || addr + length < addr) throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
+        if (length <= 0 || addr + length < addr)
+            throw new VerbsException(Errno.EINVAL, "reg_mr length " + Long.toUnsignedString(length));
         memory.checkMapped(addr, length, (access & AccessFlags.LOCAL_WRITE) != 0);
         int page = host.memory.pageSize();
         long first = Math.floorDiv(addr, page) * page;
@@ -88,7 +89,8 @@ final class Registrations {
     void rereg(ProcMemory memory, MemoryRegion mr, int flags, ProtectionDomain pd, long addr, long length,
                int access) {
         Window old = windows.get(mr);
-        if (old == null) throw new VerbsException(Errno.EINVAL, "rereg_mr of a region over device memory: IBV_MR_TYPE_MR only");
+        if (old == null)
+            throw new VerbsException(Errno.EINVAL, "rereg_mr of a region over device memory: IBV_MR_TYPE_MR only");
         if ((flags & MemoryRegion.REREG_CHANGE_TRANSLATION) == 0) { // the same pages: the same window
             mr.reregMapped(flags, pd, addr, length, access, old.translate());
             return;

@@ -53,7 +53,8 @@ final class Sysfs {
         file(issm.resolve("ibdev"), dev);
         file(issm.resolve("port"), "1");
         file(issm.resolve("dev"), "231:64");
-        file(root.resolve("class/misc/rdma_cm/abi_version"), Integer.toString(CmAbi.ABI_VERSION)); // librdmacm checks it
+        // librdmacm checks it
+        file(root.resolve("class/misc/rdma_cm/abi_version"), Integer.toString(CmAbi.ABI_VERSION));
         file(root.resolve("class/misc/rdma_cm/dev"), "10:58");
         int lid = host.firmware.lid();
         Path port = ib.resolve("ports/1");
@@ -88,7 +89,8 @@ final class Sysfs {
     }
 
     private static String guidText(long g) {
-        return String.format("%04x:%04x:%04x:%04x", (g >>> 48) & 0xffff, (g >>> 32) & 0xffff, (g >>> 16) & 0xffff, g & 0xffff);
+        return String.format("%04x:%04x:%04x:%04x", (g >>> 48) & 0xffff, (g >>> 32) & 0xffff, (g >>> 16) & 0xffff,
+                g & 0xffff);
     }
 
     private static void file(Path p, String text) throws IOException {

@@ -94,7 +94,8 @@ final class Transport implements AutoCloseable {
                 backlog.add(b);
                 backlogBytes += b.remaining();
                 if (backlogBytes > MAX_BACKLOG) {
-                    log.println("nicsim serve: a program left " + backlogBytes + " bytes unread on its socket; disconnected");
+                    log.println("nicsim serve: a program left " + backlogBytes
+                            + " bytes unread on its socket; disconnected");
                     gone = true;
                     closeQuietly();
                     return;
@@ -235,7 +236,10 @@ final class Transport implements AutoCloseable {
                     if (c.channel.read(c.head) < 0) { ended(k, c, null, 0); return; }
                     if (c.head.hasRemaining()) return;
                     int len = c.head.getInt(0), op = c.head.getInt(4);
-                    if (len < 4 || len > Wire.MAX_MESSAGE) { ended(k, c, "length " + Integer.toUnsignedString(len), op); return; }
+                    if (len < 4 || len > Wire.MAX_MESSAGE) {
+                        ended(k, c, "length " + Integer.toUnsignedString(len), op);
+                        return;
+                    }
                     c.body = ByteBuffer.allocate(len - 4);
                 }
                 if (c.body.hasRemaining() && c.channel.read(c.body) < 0) { ended(k, c, null, 0); return; }

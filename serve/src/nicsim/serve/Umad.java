@@ -1,7 +1,6 @@
 package nicsim.serve;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,6 +15,8 @@ import nicsim.abi.BigEndian;
 import nicsim.driver.World;
 import nicsim.fabric.Mad;
 import nicsim.firmware.Management;
+import nicsim.serve.CmLayout.UserMadHdr;
+import nicsim.serve.CmLayout.UserMadHdrOld;
 import nicsim.serve.Transport.Connection;
 import nicsim.sim.Simulator;
 import nicsim.verbs.Errno;
@@ -35,7 +36,7 @@ import nicsim.verbs.VerbsException;
  */
 final class Umad {
     /** struct ib_user_mad_hdr: 64 bytes (56 without the P_Key index the program enabled). */
-    static final int HDR = 64, HDR_OLD = 56, ETIMEDOUT = 110;
+    static final int ETIMEDOUT = 110;
     /** UMAD_CMD kinds. */
     static final int REGISTER = 1, UNREGISTER = 2, SEND = 3, ENABLE_PKEY = 4;
     static final int SA_DATA = 56, RMPP_FLAGS = 26, RMPP_ACTIVE = 1, RMPP_LAST = 4;
@@ -181,12 +182,14 @@ final class Umad {
                 long lo = q.methodsLo(), hi = q.methodsHi();
                 if (qp != 0 && qp != 1) throw new VerbsException(Errno.EINVAL, "umad agent on QP " + qp + ": 0 or 1");
                 if (qp == 0 != (cls == Mad.CLASS_SUBN_LID || cls == Mad.CLASS_SUBN_DR) && cls != 0)
-                    throw new VerbsException(Errno.EINVAL, String.format("umad agent for class 0x%02x on QP%d", cls, qp));
+                    throw new VerbsException(Errno.EINVAL,
+                            String.format("umad agent for class 0x%02x on QP%d", cls, qp));
                 for (Agent a : agents.values())
                     if (cls != 0 && a.file.node == f.node && a.qp == qp && a.cls == cls && a.version == version
                             && ((a.methodsLo & lo) | (a.methodsHi & hi)) != 0)
                         throw new VerbsException(Errno.EINVAL, String.format(
-                                "umad agent for class 0x%02x version %d: its methods are another agent's", cls, version));
+                                "umad agent for class 0x%02x version %d: its methods are another agent's", cls,
+                                version));
                 Agent a = new Agent(nextAgent++, f, qp, cls, version, lo, hi);
                 agents.put(a.id, a);
                 return new Wire.Out(new WireLayout.UmadAgent(a.id));
@@ -231,7 +234,9 @@ final class Umad {
      * {@link Pacer#AWAY_STEP_PICOS}: serve moves a simulation with nothing to do no further than its next
      * event within a step, so without them a request no one answers would wait for ever.
      */
-    private void arm(int node, Sent s, int timeoutMs) { tick(node, s, world.now() + timeoutMs * 1_000_000_000L, timeoutMs); }
+    private void arm(int node, Sent s, int timeoutMs) {
+        tick(node, s, world.now() + timeoutMs * 1_000_000_000L, timeoutMs);
+    }
 
     private void tick(int node, Sent s, long at, int timeoutMs) {
         long next = Math.min(at, world.now() + Pacer.AWAY_STEP_PICOS);
@@ -294,12 +299,17 @@ final class Umad {
     /** Writes struct ib_user_mad (the header in the layout the file chose) and the MAD to the agent's file. */
     private void deliver(Agent a, int status, int lid, int qpn, byte[] mad) {
         File f = a.file;
-        int hdr = f.pkey ? HDR : HDR_OLD;
-        ByteBuffer b = ByteBuffer.allocate(8 + hdr + mad.length).order(ByteOrder.LITTLE_ENDIAN);
-        b.putInt(4 + hdr + mad.length).putInt(0);
-        b.putInt(a.id).putInt(status).putInt(0).putInt(0).putInt(hdr + mad.length);
-        b.order(ByteOrder.BIG_ENDIAN).putInt(qpn).putInt(qpn == 0 ? 0 : Mad.GSI_QKEY).putShort((short) lid);
-        b.position(8 + hdr).put(mad).flip();
+        // the old header (the file's default) is the new one's first bytes, its fields where the new one has them
+        int hdr = f.pkey ? UserMadHdr.S.size : UserMadHdrOld.S.size, at = 8;
+        ByteBuffer b = CmAbi.le(new byte[at + hdr + mad.length]);
+        b.putInt(0, 4 + hdr + mad.length); // the frame's length; its status, 0, follows
+        UserMadHdr.ID.put32(b, at, a.id);
+        UserMadHdr.STATUS.put32(b, at, status);
+        UserMadHdr.LENGTH.put32(b, at, hdr + mad.length);
+        UserMadHdr.QPN.put32(b, at, qpn);
+        UserMadHdr.QKEY.put32(b, at, qpn == 0 ? 0 : Mad.GSI_QKEY);
+        UserMadHdr.LID.put16(b, at, lid);
+        b.position(at + hdr).put(mad).flip();
         delivered++;
         if (f.events != null) f.events.send(b);
         else f.early.add(b);

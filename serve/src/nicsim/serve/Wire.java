@@ -28,9 +28,10 @@ public final class Wire {
 
     /** The requests, in the order their numbers are given (from 1). */
     public enum Op {
-        HELLO, QUERY_DEVICE, QUERY_PORT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, POLL_CQ, REQ_NOTIFY_CQ,
-        CREATE_QP, MODIFY_QP, QUERY_QP, DESTROY_QP, POST_SEND, POST_RECV, CREATE_AH, DESTROY_AH, CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ,
-        DESTROY_SRQ, POST_SRQ_RECV, CHANNEL, TIME, EVENTS, OPEN_XRCD, CLOSE_XRCD, POST_SRQ_OPS, CREATE_MKEY, DESTROY_MKEY,
+        HELLO, QUERY_DEVICE, QUERY_PORT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR, CREATE_CQ, DESTROY_CQ, POLL_CQ,
+        REQ_NOTIFY_CQ, CREATE_QP, MODIFY_QP, QUERY_QP, DESTROY_QP, POST_SEND, POST_RECV, CREATE_AH, DESTROY_AH,
+        CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ, DESTROY_SRQ, POST_SRQ_RECV, CHANNEL, TIME, EVENTS, OPEN_XRCD, CLOSE_XRCD,
+        POST_SRQ_OPS, CREATE_MKEY, DESTROY_MKEY,
         ALLOC_MW, DEALLOC_MW, REREG_MR, ALLOC_DM, FREE_DM, MEMCPY_TO_DM, MEMCPY_FROM_DM, REG_DM_MR, JOIN, RESIZE_CQ,
         ADVISE_MR, CONTEXTS, IMPORT_PD, IMPORT_MR, IMPORT_DM, CM_OPEN, CM_EVENTS, CM_CMD,
         // the PCI face (libnicsim): a driver's config, BAR, DMA-map and wait requests
@@ -77,6 +78,10 @@ public final class Wire {
                 .append("u\n#define NICSIM_UMAD_UNREGISTER ").append(Umad.UNREGISTER)
                 .append("u\n#define NICSIM_UMAD_SEND ").append(Umad.SEND)
                 .append("u\n#define NICSIM_UMAD_ENABLE_PKEY ").append(Umad.ENABLE_PKEY)
+                .append("u\n#define NICSIM_QSTAT_SHOW ").append(RdmaCounters.SHOW)
+                .append("u\n#define NICSIM_QSTAT_SET_AUTO ").append(RdmaCounters.SET_AUTO)
+                .append("u\n#define NICSIM_QSTAT_BIND ").append(RdmaCounters.BIND)
+                .append("u\n#define NICSIM_QSTAT_UNBIND ").append(RdmaCounters.UNBIND)
                 .append("u\nenum nicsim_op {\n");
         for (Op op : Op.values()) b.append("\tNICSIM_OP_").append(op).append(" = ").append(op.code()).append(",\n");
         return b.append("};\n").append(WireLayout.cStructs()).append("#endif\n").toString();
@@ -199,6 +204,12 @@ public final class Wire {
             return b;
         }
     }
+
+    /**
+     * A request for {@code op} with {@code r}'s fields (a client's of serve: nicsim port), ready to send: framed as
+     * a reply, with the op where a reply has its status.
+     */
+    static ByteBuffer request(Op op, Record r) { return new Out(r).finish(op.code()); }
 
     /** A message that does not follow the protocol: the connection is closed after saying why. */
     public static final class Malformed extends RuntimeException {

@@ -233,6 +233,18 @@ final class WireLayout {
     /** RDMA_QSTAT: the node, what to do (RdmaCounters.SHOW...), and its QPN, counter (-1: a new one) and mask. */
     record QstatRequest(int node, int action, int qpn, int counter, int mask) {}
 
+    /** RDMA_QSTAT SHOW's reply: the port's counter mode and auto mask, and how many {@link QstatCounter}s follow. */
+    record QstatShow(int mode, int mask, int counters) {}
+
+    /**
+     * One counter of SHOW's reply: its id, mode and mask, the QP type and pid it gathers by in auto mode, and how
+     * many QPs it holds (their QPNs follow, u32 each, then u32 n and n {@link StatCounter}s, its values).
+     */
+    record QstatCounter(int id, int mode, int mask, int qpType, int pid, int qps) {}
+
+    /** RDMA_QSTAT BIND's reply: the counter the QP was bound to. */
+    record QstatBound(int counter) {}
+
     /** PORT_LINK: the node whose link changes, and whether it goes up (1) or down (0). */
     record PortLinkRequest(int node, int up) {}
 
@@ -346,7 +358,8 @@ final class WireLayout {
             case RDMA_RES -> new Message(NodeRequest.class, null, "reply: u32 n, n ResQp; u32 n, n ResCq; "
                     + "u32 n, n ResMr; u32 n, n ResPd");
             case RDMA_STAT -> new Message(NodeRequest.class, null, "reply: u32 n, n StatCounter");
-            case RDMA_QSTAT -> new Message(QstatRequest.class, null, "reply: as RdmaCounters writes it");
+            case RDMA_QSTAT -> new Message(QstatRequest.class, null, "reply: SHOW's QstatShow, each QstatCounter, "
+                    + "its QPNs u32, u32 n, n StatCounter; BIND's QstatBound; nothing for the others");
             case PORT_LINK -> new Message(PortLinkRequest.class, null, "");
             case CM_EVENTS -> new Message(CmEventsRequest.class, null, "no reply: a byte per event ready");
             case CM_CMD -> new Message(CmCommand.class, null, "request: in bytes, the kernel's struct rdma_ucm_* "
@@ -391,7 +404,8 @@ final class WireLayout {
             PciWaitRequest.class, Interrupts.class, PostedRingRequest.class, CqChannelRequest.class,
             UctxImportRequest.class, UctxImportReply.class, UctxCmdRequest.class, UmadCommand.class, UmadRegister.class,
             UmadAgent.class, UmadSend.class, UmadEventsRequest.class, NodeRequest.class, ResQp.class, ResCq.class,
-            ResMr.class, ResPd.class, StatCounter.class, QstatRequest.class, PortLinkRequest.class, ContextEntry.class,
+            ResMr.class, ResPd.class, StatCounter.class, QstatRequest.class, QstatShow.class, QstatCounter.class,
+            QstatBound.class, PortLinkRequest.class, ContextEntry.class,
             EventFileRequest.class, ChannelNumber.class, CmEventsRequest.class, CmCommand.class, OptionLength.class,
             HelloRequest.class, OpenArgument.class, Opened.class, JoinRequest.class, PciOpenRequest.class,
             PciOpenReply.class, UmadOpenRequest.class, CmOpenRequest.class);

@@ -45,10 +45,14 @@ class CmLayoutTest {
         return hex.toString();
     }
 
-    /** gcc, given linux's rdma_user_cm.h (and what it includes), finds every field and struct where CmLayout has it. */
+    /**
+     * gcc, given linux's rdma_user_cm.h and ib_user_mad.h (and what they include) and rdma-core's sa.h, finds every
+     * field and struct where CmLayout has it.
+     */
     @Test void everyFieldIsWhereTheUapiHeadersPutIt() throws Exception {
         StringBuilder c = new StringBuilder("#include <stdio.h>\n#include <stddef.h>\n#include <netinet/in.h>\n"
-                + "#include <rdma/rdma_user_cm.h>\n#include <infiniband/ib.h>\n" + CMA_HDR + "int main(void) {\n");
+                + "#include <rdma/rdma_user_cm.h>\n#include <rdma/ib_user_mad.h>\n#include <infiniband/ib.h>\n"
+                + "#include <infiniband/sa.h>\n" + CMA_HDR + "int main(void) {\n");
         List<String> expected = new ArrayList<>();
         for (CmLayout.Struct s : CmLayout.all()) {
             c.append("\tprintf(\"%s %zu\\n\", \"").append(s.name).append("\", sizeof(struct ").append(s.name)
@@ -144,6 +148,19 @@ class CmLayoutTest {
         VerbsException e = assertThrows(VerbsException.class,
                 () -> CmAbi.addr(HexFormat.of().parseHex(lines.get(4)), 0, "dst_addr"));
         assertEquals("EADDRNOTAVAIL: dst_addr: an IPv6 address; nicsim's nodes have IPv4 ones", e.getMessage());
+    }
+
+    /**
+     * A umad file without P_Keys reads the old header, which Umad writes through the new one's fields: each of them
+     * is where the new header has it, as wide and in the same byte order.
+     */
+    @Test void theOldUmadHeaderIsTheNewOnesStart() {
+        assertEquals(places(CmLayout.UserMadHdr.S), places(CmLayout.UserMadHdrOld.S));
+    }
+
+    /** Each field of {@code s}: its name, offset, width and byte order. */
+    private static List<String> places(CmLayout.Struct s) {
+        return s.fields.stream().map(f -> f.path() + " " + f.offset() + " " + f.bytes() + (f.be() ? " be" : "")).toList();
     }
 
     /** A field read at the wrong width is caught; one in network order is read so. */
