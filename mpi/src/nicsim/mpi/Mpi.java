@@ -19,8 +19,9 @@ public final class Mpi implements Peers, AutoCloseable {
 
     private final int rank, size;
 
-    private Mpi() {
+    private Mpi(boolean poll) {
         init();
+        waiting(poll ? 0 : 1);
         rank = commRank();
         size = commSize();
     }
@@ -28,11 +29,26 @@ public final class Mpi implements Peers, AutoCloseable {
     /** Whether this process was started by Open MPI's {@code mpirun} (it sets OMPI_COMM_WORLD_SIZE). */
     public static boolean launched() { return System.getenv("OMPI_COMM_WORLD_SIZE") != null; }
 
+    /**
+     * How a rank waits for the others in a collective, from the environment variable NICSIM_MPI_WAIT (mpirun passes
+     * its environment on, or {@code -x}): {@code sleep} (the default) tests the collective, then yields the core,
+     * then sleeps between tests, so that on a machine with more runnable threads than cores the rank waited for
+     * gets the core; {@code poll} waits in Open MPI's blocking call, which polls without a pause (the lower
+     * latency, on a rank with a core to itself).
+     */
+    public static boolean polls() {
+        String v = System.getenv().getOrDefault("NICSIM_MPI_WAIT", "sleep");
+        if (!v.equals("sleep") && !v.equals("poll"))
+            throw new IllegalArgumentException("NICSIM_MPI_WAIT '" + v + "' must be sleep or poll");
+        return v.equals("poll");
+    }
+
     /** MPI_COMM_WORLD, MPI initialized on the first call. */
     public static synchronized Mpi world() {
         if (world == null) {
+            boolean poll = polls();
             load();
-            world = new Mpi();
+            world = new Mpi(poll);
         }
         return world;
     }
@@ -74,6 +90,7 @@ public final class Mpi implements Peers, AutoCloseable {
     }
 
     private static native void init();
+    private static native void waiting(int how);
     private static native int commRank();
     private static native int commSize();
     private static native long allreduce(long v, int op);

@@ -22,6 +22,7 @@ import nicsim.cosim.bench.AttachBench;
 import nicsim.cosim.bench.AttachWriteBw;
 import nicsim.cosim.bench.BlockSpeed;
 import nicsim.cosim.bench.ConnectxCurves;
+import nicsim.cosim.bench.MpiBench;
 import nicsim.cosim.bench.ServeBench;
 import nicsim.cosim.bench.SweepBench;
 import nicsim.cosim.bench.ThreadBench;
@@ -59,7 +60,8 @@ final class BenchCommand implements Callable<Integer> {
                     + "mutation score, as hw mutate: not in the default, it builds a Verilator model per mutant), "
                     + "work (events, clock edges, DMA beats and heap allocated per message in a fixed set of runs, "
                     + "checked against the committed baseline: not in the default, it fails the command when a figure "
-                    + "moved); default: ${DEFAULT-VALUE}")
+                    + "moved), mpi (pairs_write_bw on 64 and 1,024 nodes in one process and on 2 ranks under mpirun, "
+                    + "compared: not in the default); default: ${DEFAULT-VALUE}")
     List<String> sections = List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve");
 
     @Option(names = "--quick", description = "fewer iterations everywhere (a smoke run; figures are rougher)")
@@ -76,9 +78,10 @@ final class BenchCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         if (cycles < 1000) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1000");
         for (String sec : sections)
-            if (!List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve", "mutation", "work").contains(sec))
+            if (!List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve", "mutation", "work", "mpi")
+                    .contains(sec))
                 throw new IllegalArgumentException("--sections '" + sec
-                        + "' unknown; accepted: blocks, fidelity, speed, attach, sweep, serve, mutation, work");
+                        + "' unknown; accepted: blocks, fidelity, speed, attach, sweep, serve, mutation, work, mpi");
         if (updateBaseline && !sections.contains("work"))
             throw new IllegalArgumentException(
                     "--update-baseline rewrites the work section's baseline: add --sections work");
@@ -95,6 +98,7 @@ final class BenchCommand implements Callable<Integer> {
         if (sections.contains("sweep")) sweep(md);
         if (sections.contains("serve")) serve(md);
         if (sections.contains("mutation")) mutation(p, md);
+        if (sections.contains("mpi")) md.append(MpiBench.section(System.getenv("NICSIM_ROOT"), quick));
         List<String> moved = sections.contains("work") ? work(md) : List.of();
         Files.writeString(out.resolve("report.md"), md.toString());
         System.out.print(md);

@@ -10,7 +10,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
+import nicsim.cosim.bench.MpiBench;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -31,47 +31,26 @@ class MpiRunTest {
         Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
 
-    static final List<String> RUN = List.of("run", "pairs_write_bw", "--nodes", "8", "--iters", "24", "--size", "8192",
-            "--threads", "1", "--seed", "5");
-
-    static String run(List<String> cmd) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(300, TimeUnit.SECONDS), "still running: " + cmd);
-        assertEquals(0, p.exitValue(), cmd + " failed:\n" + out);
-        return out;
-    }
-
-    /** The output but for the lines of wall time and of how the hosts ran, which must differ. */
-    static String figures(String out) {
-        return out.lines().filter(l -> !l.startsWith("simulated ") && !l.startsWith("hosts ran apart"))
-                .collect(Collectors.joining("\n"));
-    }
-
-    static String line(String out, String start) {
-        return out.lines().filter(l -> l.startsWith(start)).findFirst()
-                .orElse("(no line '" + start + "' in:\n" + out + ")");
-    }
+    static final List<String> RUN = MpiBench.run(8, 24, 8192);
 
     @Test
     void twoRanksPrintWhatOneProcessPrints() throws Exception {
-        List<String> one = new ArrayList<>(List.of(launcher.toString()));
-        one.addAll(RUN);
-        String alone = run(one);
-        List<String> two = new ArrayList<>(List.of("mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2",
-                "--mca", "btl", "self,vader", "--mca", "oob_tcp_if_include", "lo", launcher.toString()));
-        two.addAll(RUN);
-        two.add("--mpi");
-        String ranked = run(two);
-        assertTrue(alone.contains("pairs_write_bw: data and completions checked: OK"), alone);
-        assertEquals(figures(alone), figures(ranked), "figures, counters and checks of 1 process and of 2 ranks");
-        // the same windows, and the same simulated time and clock edges
-        String windows = line(alone, "hosts ran apart").replaceAll(" on .*", "");
-        assertEquals(windows, line(ranked, "hosts ran apart").replaceAll(" on .*", ""));
-        assertTrue(line(ranked, "hosts ran apart").contains(" on 2 ranks x 1 threads ("), ranked);
-        assertEquals(line(alone, "simulated ").replaceAll(" in .* wall time \\(slowdown \\d+x;", ""),
-                line(ranked, "simulated ").replaceAll(" in .* wall time \\(slowdown \\d+x;", ""));
+        MpiBench.Comparison c = MpiBench.compare(launcher.toString(), 2, RUN);
+        assertTrue(c.alone().contains("pairs_write_bw: data and completions checked: OK"), c.alone());
+        // figures, counters and checks; the same windows, simulated time and clock edges
+        assertEquals(MpiBench.figures(c.alone()), MpiBench.figures(c.ranked()));
+        assertEquals(MpiBench.same(c.alone()), MpiBench.same(c.ranked()));
+        assertTrue(MpiBench.same(c.alone()).contains("hosts ran apart in "), c.alone());
+        assertTrue(c.identical());
+        assertTrue(c.ranked().contains(" on 2 ranks x 1 threads ("), c.ranked());
+        // what the bench reports of it
+        assertEquals(8, c.nodes());
+        assertEquals(2, c.ranks());
+        assertTrue(c.windows() > 10 && c.collectives() > 2 * c.windows(), c.ranked());
+        assertTrue(c.collectiveSeconds() > 0 && c.collectiveSeconds() < c.rankedSeconds(), c.ranked());
+        String md = MpiBench.markdown(List.of(c), List.of(String.join(" ", RUN)));
+        assertTrue(md.matches("(?s).*\\| 8 \\| 2 \\| [0-9.]+ \\| [0-9.]+ \\| [0-9.]+ \\| [0-9,]+ \\| [0-9,]+ \\| [0-9.]+ "
+                + "\\| [0-9.]+ \\| yes \\|.*"), md);
     }
 
     @Test
@@ -84,5 +63,20 @@ class MpiRunTest {
         assertTrue(p.waitFor(120, TimeUnit.SECONDS));
         assertTrue(p.exitValue() != 0, out);
         assertTrue(out.contains("--mpi: this process was not started by Open MPI's mpirun"), out);
+    }
+
+    @Test
+    void anUnknownWayToWaitIsNamed() throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(launcher.toString()));
+        cmd.addAll(RUN);
+        cmd.add("--mpi");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("OMPI_COMM_WORLD_SIZE", "1"); // as if mpirun had started it
+        pb.environment().put("NICSIM_MPI_WAIT", "spin");
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
+        assertTrue(p.exitValue() != 0, out);
+        assertTrue(out.contains("NICSIM_MPI_WAIT 'spin' must be sleep or poll"), out);
     }
 }
