@@ -60,8 +60,8 @@ public final class Cmd {
     public static final int FW_REV = 0x0001_0000;
 
     // --- the command entry (big-endian)
-    public static final int ENTRY_BYTES = 64, ENTRY_OPCODE = 0, ENTRY_IN_LEN = 4, ENTRY_IN_ADDR = 8, ENTRY_OUT_ADDR = 16,
-            ENTRY_OUT_LEN = 24, ENTRY_TOKEN = 28, ENTRY_OWNER = 63;
+    public static final int ENTRY_BYTES = 64, ENTRY_OPCODE = 0, ENTRY_IN_LEN = 4, ENTRY_IN_ADDR = 8,
+            ENTRY_OUT_ADDR = 16, ENTRY_OUT_LEN = 24, ENTRY_TOKEN = 28, ENTRY_OWNER = 63;
     /** Ownership byte: 1 while the adapter owns the entry. */
     public static final int OWNER_HW = 1;
     /** Output mailbox words before the results: status/syndrome, then the offending value. */
@@ -71,8 +71,10 @@ public final class Cmd {
     public static final int QUERY_HCA_CAP = 0x100, INIT_HCA = 0x102, TEARDOWN_HCA = 0x103, CREATE_MKEY = 0x200,
             QUERY_MKEY = 0x201, DESTROY_MKEY = 0x202,
             ALLOC_MW = 0x203, DEALLOC_MW = 0x204,
-            CREATE_CQ = 0x400, DESTROY_CQ = 0x401, CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
-            CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703, ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
+            CREATE_CQ = 0x400, DESTROY_CQ = 0x401,
+            CREATE_QP = 0x500, DESTROY_QP = 0x501, QUERY_QP = 0x50b, MODIFY_QP = 0x50f,
+            CREATE_SRQ = 0x700, DESTROY_SRQ = 0x701, ARM_SRQ = 0x703,
+            ALLOC_PD = 0x800, DEALLOC_PD = 0x801, ALLOC_UAR = 0x802, DEALLOC_UAR = 0x803,
             ALLOC_XRCD = 0x80e, DEALLOC_XRCD = 0x80f, CREATE_XRC_SRQ = 0x705, CREATE_TM_SRQ = 0x706, TM_OP = 0x707,
             ODP_PREFETCH = 0x205, ODP_INVALIDATE = 0x206, CREATE_INDIRECT_MKEY = 0x207, REREG_MKEY = 0x208,
             ALLOC_DM = 0x209, DEALLOC_DM = 0x20a, RESIZE_CQ = 0x402, ODP_PREFETCH_FLUSH = 0x20b, QUERY_SRQ = 0x702,
@@ -83,13 +85,18 @@ public final class Cmd {
         return switch (op) {
             case QUERY_HCA_CAP -> "QUERY_HCA_CAP"; case INIT_HCA -> "INIT_HCA"; case TEARDOWN_HCA -> "TEARDOWN_HCA";
             case CREATE_MKEY -> "CREATE_MKEY";
-            case QUERY_MKEY -> "QUERY_MKEY"; case DESTROY_MKEY -> "DESTROY_MKEY"; case ALLOC_MW -> "ALLOC_MW"; case DEALLOC_MW -> "DEALLOC_MW"; case CREATE_CQ -> "CREATE_CQ";
-            case DESTROY_CQ -> "DESTROY_CQ"; case CREATE_QP -> "CREATE_QP"; case DESTROY_QP -> "DESTROY_QP";
-            case QUERY_QP -> "QUERY_QP"; case MODIFY_QP -> "MODIFY_QP"; case ALLOC_PD -> "ALLOC_PD"; case DEALLOC_PD -> "DEALLOC_PD";
+            case QUERY_MKEY -> "QUERY_MKEY"; case DESTROY_MKEY -> "DESTROY_MKEY";
+            case ALLOC_MW -> "ALLOC_MW"; case DEALLOC_MW -> "DEALLOC_MW";
+            case CREATE_CQ -> "CREATE_CQ"; case DESTROY_CQ -> "DESTROY_CQ";
+            case CREATE_QP -> "CREATE_QP"; case DESTROY_QP -> "DESTROY_QP";
+            case QUERY_QP -> "QUERY_QP"; case MODIFY_QP -> "MODIFY_QP";
+            case ALLOC_PD -> "ALLOC_PD"; case DEALLOC_PD -> "DEALLOC_PD";
             case ALLOC_UAR -> "ALLOC_UAR"; case DEALLOC_UAR -> "DEALLOC_UAR"; case CREATE_SRQ -> "CREATE_SRQ";
-            case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ"; case ALLOC_XRCD -> "ALLOC_XRCD"; case DEALLOC_XRCD -> "DEALLOC_XRCD";
+            case DESTROY_SRQ -> "DESTROY_SRQ"; case ARM_SRQ -> "ARM_SRQ";
+            case ALLOC_XRCD -> "ALLOC_XRCD"; case DEALLOC_XRCD -> "DEALLOC_XRCD";
             case CREATE_XRC_SRQ -> "CREATE_XRC_SRQ"; case CREATE_TM_SRQ -> "CREATE_TM_SRQ"; case TM_OP -> "TM_OP";
-            case ODP_PREFETCH -> "ODP_PREFETCH"; case ODP_INVALIDATE -> "ODP_INVALIDATE"; case CREATE_INDIRECT_MKEY -> "CREATE_INDIRECT_MKEY";
+            case ODP_PREFETCH -> "ODP_PREFETCH"; case ODP_INVALIDATE -> "ODP_INVALIDATE";
+            case CREATE_INDIRECT_MKEY -> "CREATE_INDIRECT_MKEY";
             case REREG_MKEY -> "REREG_MKEY"; case ALLOC_DM -> "ALLOC_DM"; case DEALLOC_DM -> "DEALLOC_DM";
             case RESIZE_CQ -> "RESIZE_CQ"; case ODP_PREFETCH_FLUSH -> "ODP_PREFETCH_FLUSH";
             case QUERY_SRQ -> "QUERY_SRQ"; case CREATE_IMPLICIT_MKEY -> "CREATE_IMPLICIT_MKEY";
@@ -103,8 +110,9 @@ public final class Cmd {
 
     /** mlx5 command statuses, with the errno mlx5_cmd_status_to_err gives each. */
     public enum Status {
-        OK(0x00, 0), INT_ERR(0x01, 5), BAD_OP(0x02, 22), BAD_PARAM(0x03, 22), BAD_SYS_STATE(0x04, 5), BAD_RESOURCE(0x05, 22),
-        RESOURCE_BUSY(0x06, 16), EXCEED_LIM(0x08, 12), BAD_RES_STATE(0x09, 22), BAD_INDEX(0x0a, 22), NO_RESOURCES(0x0f, 11),
+        OK(0x00, 0), INT_ERR(0x01, 5), BAD_OP(0x02, 22), BAD_PARAM(0x03, 22), BAD_SYS_STATE(0x04, 5),
+        BAD_RESOURCE(0x05, 22), RESOURCE_BUSY(0x06, 16), EXCEED_LIM(0x08, 12), BAD_RES_STATE(0x09, 22),
+        BAD_INDEX(0x0a, 22), NO_RESOURCES(0x0f, 11),
         BAD_QP_STATE(0x10, 22), BAD_SIZE(0x40, 22), BAD_INPUT_LEN(0x50, 5), BAD_OUTPUT_LEN(0x51, 5);
 
         public final int code, errno;
@@ -172,9 +180,11 @@ public final class Cmd {
         DCT_NEEDS_SRQ(Status.BAD_PARAM, "a DC target takes its receives from an SRQ: none was given"),
         TM_NOT_SUPPORTED(Status.BAD_PARAM, "tag matching is not offered by this adapter profile (no tm.max.tags)"),
         TM_LIST_FULL(Status.EXCEED_LIM, "the tag-matching SRQ's tag list is full"),
-        BAD_TM_OP(Status.BAD_PARAM, "tag-list operation: an opcode that is not TAG_ADD, TAG_DEL or TAG_SYNC, or an SRQ that does not match tags"),
+        BAD_TM_OP(Status.BAD_PARAM, "tag-list operation: an opcode that is not TAG_ADD, TAG_DEL or TAG_SYNC,"
+                + " or an SRQ that does not match tags"),
         TM_TOO_MANY_OPS(Status.EXCEED_LIM, "more tag-list operations outstanding than the SRQ's max_ops"),
-        UMR_NOT_SUPPORTED(Status.BAD_PARAM, "indirect mkeys (UMR) are not offered by this adapter profile (no umr.klm.cycles)"),
+        UMR_NOT_SUPPORTED(Status.BAD_PARAM,
+                "indirect mkeys (UMR) are not offered by this adapter profile (no umr.klm.cycles)"),
         OUT_OF_KLMS(Status.EXCEED_LIM,
                 "the MttWalker's KLM table has no run of free entries that long (mtt.klm.entries)"),
         OBJECTS_LEFT(Status.RESOURCE_BUSY, "objects still exist (the value: how many); destroy every QP, CQ, SRQ, "
@@ -214,10 +224,10 @@ public final class Cmd {
      * subnet manager's LID, as the port's PortInfo.MasterSMLID says (what ib_core's port attributes report);
      * {@code nodeGuid}: the GUID burnt into the adapter, its node's and its port's, as the SMA's NodeInfo says.
      */
-    public record HcaCap(long maxQp, long maxCq, long maxMkey, long maxPd, long maxUar, long maxQpWr, long maxCqe, long maxSge,
-                         long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize, long maxDm,
-                         long uarBase, long uarPageSize, long dmBase, long bfSize, long maxPageShift, long smLid,
-                         long nodeGuid) {}
+    public record HcaCap(long maxQp, long maxCq, long maxMkey, long maxPd, long maxUar, long maxQpWr, long maxCqe,
+                         long maxSge, long maxInline, long maxMtu, long lid, long maxRdAtomic, long maxMsgSize,
+                         long maxDm, long uarBase, long uarPageSize, long dmBase, long bfSize, long maxPageShift,
+                         long smLid, long nodeGuid) {}
     public static final Layout<HcaCap> HCA_CAP = Layout.<HcaCap>builder("HcaCap")
             .field("maxQp", 32, HcaCap::maxQp).field("maxCq", 32, HcaCap::maxCq).field("maxMkey", 32, HcaCap::maxMkey)
             .field("maxPd", 32, HcaCap::maxPd).field("maxUar", 32, HcaCap::maxUar).field("maxQpWr", 32, HcaCap::maxQpWr)
@@ -306,7 +316,9 @@ public final class Cmd {
      * not hold (0: no such table).
      */
     public record InitHca(long eqAddr, long eqLogSize, long mttAddr, long mttEntries, long qpcAddr, long mkcAddr) {
-        public InitHca(long eqAddr, long eqLogSize, long mttAddr, long mttEntries) { this(eqAddr, eqLogSize, mttAddr, mttEntries, 0, 0); }
+        public InitHca(long eqAddr, long eqLogSize, long mttAddr, long mttEntries) {
+            this(eqAddr, eqLogSize, mttAddr, mttEntries, 0, 0);
+        }
     }
     public static final Layout<InitHca> INIT_HCA_IN = Layout.<InitHca>builder("InitHca")
             .field("eqAddr", 64, InitHca::eqAddr).field("eqLogSize", 5, InitHca::eqLogSize)
@@ -320,7 +332,8 @@ public final class Cmd {
      * (2^pageShift bytes) are listed as 8-byte big-endian physical addresses at {@code pageList};
      * {@code pageOffset} is where start lies in the first page.
      */
-    public record CreateMkey(long pd, long start, long length, long access, long pageShift, long pageOffset, long pages, long pageList) {}
+    public record CreateMkey(long pd, long start, long length, long access, long pageShift, long pageOffset, long pages,
+                             long pageList) {}
 
     /** The translation pages CREATE_MKEY takes: 4 KiB (pageShift 12) to 2 MB (21). */
     public static final int MIN_PAGE_SHIFT = 12, MAX_PAGE_SHIFT = 21;
@@ -356,7 +369,8 @@ public final class Cmd {
      * entries; it starts FREE. Answers its key (index << 8 | key byte), lkey and rkey alike.
      */
     public record CreateIndirectMkey(long pd, long maxEntries) {}
-    public static final Layout<CreateIndirectMkey> CREATE_INDIRECT_MKEY_IN = Layout.<CreateIndirectMkey>builder("CreateIndirectMkey")
+    public static final Layout<CreateIndirectMkey> CREATE_INDIRECT_MKEY_IN =
+            Layout.<CreateIndirectMkey>builder("CreateIndirectMkey")
             .field("pd", 24, CreateIndirectMkey::pd).field("maxEntries", 16, CreateIndirectMkey::maxEntries)
             .build(v -> new CreateIndirectMkey(v[0], v[1]));
 
@@ -389,8 +403,8 @@ public final class Cmd {
     /** CREATE_QP's types of the port's special QPs: QP0 (the SMI), QP1 (the GSI), as the kernel's IB_QPT_*. */
     public static final int QPT_SMI = 0, QPT_GSI = 1;
 
-    public record CreateQp(long type, long pd, long sendCq, long recvCq, long uar, long sqAddr, long sqLogSize, long rqAddr,
-                           long rqLogSize, long rqStrideLog, long dbrec, long flags, long srq) {
+    public record CreateQp(long type, long pd, long sendCq, long recvCq, long uar, long sqAddr, long sqLogSize,
+                           long rqAddr, long rqLogSize, long rqStrideLog, long dbrec, long flags, long srq) {
         /**
          * {@code flags}: bit 0 every send WQE completes (sq_sig_all), bit 1 small receives may be
          * scattered to the CQE, bits 2..3 a DRIVER QP's DC half (mlx5dv_dc_type: 1 DCT, 2 DCI),
@@ -411,7 +425,8 @@ public final class Cmd {
 
         /** The flags field for these settings. */
         public static long flags(boolean sqSigAll, boolean scatterToCqe, int logStrideBytes, int logStrides) {
-            return (sqSigAll ? SQ_SIG_ALL : 0) | (scatterToCqe ? SCATTER_TO_CQE : 0) | (long) logStrideBytes << 8 | (long) logStrides << 16;
+            long strides = (long) logStrideBytes << 8 | (long) logStrides << 16;
+            return (sqSigAll ? SQ_SIG_ALL : 0) | (scatterToCqe ? SCATTER_TO_CQE : 0) | strides;
         }
 
         /**
@@ -447,7 +462,8 @@ public final class Cmd {
     /**
      * CREATE_XRC_SRQ: as CREATE_SRQ, for an SRQ of XRC domain {@code xrcd} whose receives complete to CQ {@code cq}.
      */
-    public record CreateXrcSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit, long xrcd, long cq) {}
+    public record CreateXrcSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit, long xrcd,
+                               long cq) {}
     public static final Layout<CreateXrcSrq> CREATE_XRC_SRQ_IN = Layout.<CreateXrcSrq>builder("CreateXrcSrq")
             .field("pd", 24, CreateXrcSrq::pd).field("ring", 64, CreateXrcSrq::ring)
             .field("logSize", 5, CreateXrcSrq::logSize)
@@ -460,7 +476,8 @@ public final class Cmd {
      * CREATE_TM_SRQ: as CREATE_SRQ, for a tag-matching SRQ of at most {@code maxTags} tagged buffers whose completions
      * go to CQ {@code cq}.
      */
-    public record CreateTmSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit, long cq, long maxTags, long maxOps) {}
+    public record CreateTmSrq(long pd, long ring, long logSize, long strideLog, long dbrec, long limit, long cq,
+                              long maxTags, long maxOps) {}
     public static final Layout<CreateTmSrq> CREATE_TM_SRQ_IN = Layout.<CreateTmSrq>builder("CreateTmSrq")
             .field("pd", 24, CreateTmSrq::pd).field("ring", 64, CreateTmSrq::ring)
             .field("logSize", 5, CreateTmSrq::logSize)
@@ -477,8 +494,8 @@ public final class Cmd {
      * software's count of unexpected messages; {@code flags} bit 0 asks for a completion, which
      * names {@code opIndex}. The output is the new entry's handle (TAG_ADD).
      */
-    public record TmOp(long srqn, long opcode, long flags, long handle, long unexpectedCnt, long tag, long mask, long addr, long length,
-                       long lkey, long opIndex) {}
+    public record TmOp(long srqn, long opcode, long flags, long handle, long unexpectedCnt, long tag, long mask,
+                       long addr, long length, long lkey, long opIndex) {}
     public static final Layout<TmOp> TM_OP_IN = Layout.<TmOp>builder("TmOp")
             .field("srqn", 24, TmOp::srqn).field("opcode", 2, TmOp::opcode).field("flags", 2, TmOp::flags)
             .field("handle", 16, TmOp::handle)
@@ -506,9 +523,10 @@ public final class Cmd {
      * MODIFY_QP input and QUERY_QP output: the attribute mask (ibv_qp_attr_mask), states as
      * ibv_qp_state numbers, and the attributes; a field counts only when its mask bit is set.
      */
-    public record QpAttrs(long qpn, long mask, long curState, long state, long access, long qkey, long pathMtu, long destQpn,
-                          long rqPsn, long sqPsn, long dlid, long timeout, long retryCnt, long rnrRetry, long minRnrTimer,
-                          long maxRdAtomic, long maxDestRdAtomic, long port, long pkeyIndex, long sqDraining) {}
+    public record QpAttrs(long qpn, long mask, long curState, long state, long access, long qkey, long pathMtu,
+                          long destQpn, long rqPsn, long sqPsn, long dlid, long timeout, long retryCnt, long rnrRetry,
+                          long minRnrTimer, long maxRdAtomic, long maxDestRdAtomic, long port, long pkeyIndex,
+                          long sqDraining) {}
     public static final Layout<QpAttrs> QP_ATTRS = Layout.<QpAttrs>builder("QpAttrs")
             .field("qpn", 24, QpAttrs::qpn).field("mask", 32, QpAttrs::mask).field("curState", 3, QpAttrs::curState)
             .field("state", 3, QpAttrs::state).field("access", 16, QpAttrs::access).field("qkey", 32, QpAttrs::qkey)
@@ -520,8 +538,8 @@ public final class Cmd {
             .field("maxRdAtomic", 8, QpAttrs::maxRdAtomic).field("maxDestRdAtomic", 8, QpAttrs::maxDestRdAtomic)
             .field("port", 8, QpAttrs::port).field("pkeyIndex", 16, QpAttrs::pkeyIndex)
             .field("sqDraining", 1, QpAttrs::sqDraining)
-            .build(v -> new QpAttrs(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14],
-                    v[15], v[16], v[17], v[18], v[19]));
+            .build(v -> new QpAttrs(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12],
+                    v[13], v[14], v[15], v[16], v[17], v[18], v[19]));
 
     /** The words of a record, as the mailbox carries them. */
     public static <T> byte[] encode(Layout<T> layout, T value) {
@@ -534,14 +552,15 @@ public final class Cmd {
     /** A record from mailbox words starting at byte {@code at}; each word is checked against its field's width. */
     public static <T> T decode(Layout<T> layout, byte[] b, int at) {
         int n = layout.fields().size();
-        if (b.length - at < n * 8) throw new IllegalArgumentException(layout.name() + " needs " + n * 8 + " bytes, got " + (b.length - at));
+        if (b.length - at < n * 8)
+            throw new IllegalArgumentException(layout.name() + " needs " + n * 8 + " bytes, got " + (b.length - at));
         long[] v = new long[n];
         for (int i = 0; i < n; i++) {
             v[i] = BigEndian.get64(b, at + i * 8);
             Layout.Field<T> f = layout.fields().get(i);
             if ((v[i] & ~f.mask()) != 0)
-                throw new IllegalArgumentException(layout.name() + "." + f.name() + " = 0x" + Long.toHexString(v[i]) + " does not fit in "
-                        + f.width() + " bits");
+                throw new IllegalArgumentException(layout.name() + "." + f.name() + " = 0x" + Long.toHexString(v[i])
+                        + " does not fit in " + f.width() + " bits");
         }
         return layout.make(v);
     }

@@ -9,7 +9,13 @@ package nicsim.abi;
 public final class HostOrder {
     private HostOrder() {}
 
-    public static void put64(byte[] b, int at, long v) { for (int i = 0; i < 8; i++) b[at + i] = (byte) (v >>> (8 * i)); }
+    public static void put64(byte[] b, int at, long v) {
+        for (int i = 0; i < 8; i++) b[at + i] = (byte) (v >>> (8 * i));
+    }
 
-    public static long get64(byte[] b, int at) { long v = 0; for (int i = 7; i >= 0; i--) v = (v << 8) | (b[at + i] & 0xff); return v; }
+    public static long get64(byte[] b, int at) {
+        long v = 0;
+        for (int i = 7; i >= 0; i--) v = (v << 8) | (b[at + i] & 0xff);
+        return v;
+    }
 }

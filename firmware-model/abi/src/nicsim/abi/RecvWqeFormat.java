@@ -21,7 +21,8 @@ public final class RecvWqeFormat {
         int at = 0;
         for (Sge s : sges) {
             if (s.length() == 0) continue;
-            if (at + SEGMENT > stride) throw new IllegalArgumentException(sges.size() + " SGEs do not fit a " + stride + "-byte receive WQE");
+            if (at + SEGMENT > stride)
+                throw new IllegalArgumentException(sges.size() + " SGEs do not fit a " + stride + "-byte receive WQE");
             BigEndian.put32(w, at, s.length());
             BigEndian.put32(w, at + 4, s.lkey());
             BigEndian.put64(w, at + 8, s.addr());

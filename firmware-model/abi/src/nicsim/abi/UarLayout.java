@@ -1,8 +1,9 @@
 package nicsim.abi;
 
 /**
- * Register offsets inside a UAR (doorbell) page, mlx5-like (docs/sources.md#mlx5-sizes, docs/sources.md#mlx5-doorbells, docs/sources.md#mlx5-cq-ownership). One
- * definition for the model, the RTL and the driver.
+ * Register offsets inside a UAR (doorbell) page, mlx5-like (docs/sources.md#mlx5-sizes,
+ * docs/sources.md#mlx5-doorbells, docs/sources.md#mlx5-cq-ownership). One definition for the model, the RTL and
+ * the driver.
  */
 public final class UarLayout {
     private UarLayout() {}

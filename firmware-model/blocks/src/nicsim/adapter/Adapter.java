@@ -37,11 +37,11 @@ import nicsim.sim.StreamDemux;
  * {@link WqeFetcher}, whose ring reads go through the PCI model ({@link PciDmaReader}), and its
  * CQ arms to the {@link CqeWriter}. Complete WQEs, and what else the blocks produce for it, go to
  * the embedded processor ({@link EmbeddedProcessor}: the firmware, or a stand-in in block-level
- * tests), which drives the blocks back through the methods marked "Firmware:". CQEs are DMA-written into the host's CQ ring; an event raises the CQ's MSI-X vector after its
- * CQE's write, so the host never sees the interrupt before the entry. Every WQE gets a timeline in the
- * simulator's trace (block "wqe", transaction "qp0x&lt;qpn&gt;/wqe&lt;index&gt;"): the doorbell that
- * announced it decoded, the ring read that fetched it issued, the WQE delivered and, when it
- * completes, its CQE in host memory.
+ * tests), which drives the blocks back through the methods marked "Firmware:". CQEs are DMA-written into the
+ * host's CQ ring; an event raises the CQ's MSI-X vector after its CQE's write, so the host never sees the
+ * interrupt before the entry. Every WQE gets a timeline in the simulator's trace (block "wqe", transaction
+ * "qp0x&lt;qpn&gt;/wqe&lt;index&gt;"): the doorbell that announced it decoded, the ring read that fetched it
+ * issued, the WQE delivered and, when it completes, its CQE in host memory.
  */
 public final class Adapter implements PciFunction, Clocked {
 
@@ -160,11 +160,12 @@ public final class Adapter implements PciFunction, Clocked {
      * The block that does the work ending in each stage of a WQE's timeline: the track the stage
      * goes on. "received" is the peer's receive of the message, ending its time on the link.
      */
-    private static final Map<String, String> STAGE_BLOCK = Map.ofEntries(Map.entry("doorbell_decoded", "DoorbellDecoder"),
-            Map.entry("fetch_issued", "WqeFetcher"), Map.entry("delivered", "WqeFetcher"), Map.entry("translated", "MttWalker"),
-            Map.entry("page_fault", "MttWalker"), Map.entry("payload_read", "DmaEngine host"), Map.entry("on_wire", "DmaEngine send"),
-            Map.entry("received", "Link"), Map.entry("acked", "Link"), Map.entry("cqe_stamped", "CqeWriter"),
-            Map.entry("cqe_written", "CqeWriter"));
+    private static final Map<String, String> STAGE_BLOCK = Map.ofEntries(
+            Map.entry("doorbell_decoded", "DoorbellDecoder"), Map.entry("fetch_issued", "WqeFetcher"),
+            Map.entry("delivered", "WqeFetcher"), Map.entry("translated", "MttWalker"),
+            Map.entry("page_fault", "MttWalker"), Map.entry("payload_read", "DmaEngine host"),
+            Map.entry("on_wire", "DmaEngine send"), Map.entry("received", "Link"), Map.entry("acked", "Link"),
+            Map.entry("cqe_stamped", "CqeWriter"), Map.entry("cqe_written", "CqeWriter"));
 
     /** This adapter's timeline track of a block: "node0/MttWalker". */
     private String track(String stage) { return tracePrefix + STAGE_BLOCK.getOrDefault(stage, "Firmware"); }
@@ -335,7 +336,8 @@ public final class Adapter implements PciFunction, Clocked {
      * of 2^logSize 64-byte CQEs, events on MSI-X {@code vector}.
      */
     public void createCq(long cqn, int uar, long ringBase, int logSize, int vector) {
-        if (vector < 0 || vector >= Cmd.MSIX_VECTORS) throw new IllegalArgumentException("MSI-X vector " + vector + " must be 0.." + (Cmd.MSIX_VECTORS - 1));
+        if (vector < 0 || vector >= Cmd.MSIX_VECTORS)
+            throw new IllegalArgumentException("MSI-X vector " + vector + " must be 0.." + (Cmd.MSIX_VECTORS - 1));
         tableIn.add(new QueueTableWrite(1, cqn, uar, 1));
         cqConfigIn.add(new CqConfig(cqn, ringBase, logSize, vector, 1));
         cqVectors.put(cqn, vector);
@@ -343,10 +345,14 @@ public final class Adapter implements PciFunction, Clocked {
     }
 
     /** BAR0 offset of a UAR page's CQ doorbell, where CQ arms go. */
-    public long cqDoorbellOffset(int uar) { return dbCfg.windowBase() + (long) uar * dbCfg.pageSize() + UarLayout.CQ_DOORBELL; }
+    public long cqDoorbellOffset(int uar) {
+        return dbCfg.windowBase() + (long) uar * dbCfg.pageSize() + UarLayout.CQ_DOORBELL;
+    }
 
     /** BAR0 offset of a UAR page's BlueFlame register 0, where send doorbells go. */
-    public long sendDoorbellOffset(int uar) { return dbCfg.windowBase() + (long) uar * dbCfg.pageSize() + UarLayout.BF_OFFSET; }
+    public long sendDoorbellOffset(int uar) {
+        return dbCfg.windowBase() + (long) uar * dbCfg.pageSize() + UarLayout.BF_OFFSET;
+    }
 
     @Override public ConfigSpace config() { return config; }
 
@@ -363,7 +369,9 @@ public final class Adapter implements PciFunction, Clocked {
     /** BAR0 offset of the window onto device memory (ibv_memcpy_to_dm writes through it), or -1: none. */
     public long deviceMemoryWindow() { return dmWindow; }
 
-    private boolean inDmWindow(long offset, int length) { return dmWindow >= 0 && offset >= dmWindow && dm.holds(OnChipMemory.BASE + offset - dmWindow, length); }
+    private boolean inDmWindow(long offset, int length) {
+        return dmWindow >= 0 && offset >= dmWindow && dm.holds(OnChipMemory.BASE + offset - dmWindow, length);
+    }
 
     @Override public void mmioWrite(int bar, long offset, byte[] data) {
         if (inDmWindow(offset, data.length)) { dm.write(offset - dmWindow, data); return; }
@@ -565,7 +573,10 @@ public final class Adapter implements PciFunction, Clocked {
         if (mtt.fill().fire()) {
             fillBusy = true;
             wiresCurrent = false;
-            firmware.onMttFill(mtt.fill().payload().index(), r -> { fillRspIn.add(new MttPorts.MttFillRsp(r[0], r[1])); queued(); });
+            firmware.onMttFill(mtt.fill().payload().index(), r -> {
+                fillRspIn.add(new MttPorts.MttFillRsp(r[0], r[1]));
+                queued();
+            });
         }
         if (cqeWriter.error().valid()) {
             settle.refused();
@@ -592,7 +603,8 @@ public final class Adapter implements PciFunction, Clocked {
                 if (tracingWqe()) { // the WQE's last stage: its CQE is in host memory
                     Cqe64.View v = Cqe64.parse(entry);
                     if (v.opcode() == Cqe64.REQ || v.opcode() == Cqe64.REQ_ERR)
-                        traceWqe(v.qpn(), v.wqeCounter(), "cqe_written", String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
+                        traceWqe(v.qpn(), v.wqeCounter(), "cqe_written",
+                                String.format("CQE opcode %d at 0x%x", v.opcode(), w.addr()));
                 }
             });
             // an event's MSI-X follows its CQE's write on the link (posted writes stay in order): each event
@@ -608,12 +620,14 @@ public final class Adapter implements PciFunction, Clocked {
      */
     private void stamp(byte[] entry) {
         if (Cqe64.isError(entry)) return;
-        if (BigEndian.get64(entry, Cqe64.TIMESTAMP) != 0) return; // moved by RESIZE_CQ: it keeps the time it was first written
+        // moved by RESIZE_CQ: it keeps the time it was first written
+        if (BigEndian.get64(entry, Cqe64.TIMESTAMP) != 0) return;
         long cycles = sim.now() / core.periodPicos();
         BigEndian.put64(entry, Cqe64.TIMESTAMP, cycles);
         if (tracingWqe()) {
             Cqe64.View v = Cqe64.parse(entry);
-            if (v.opcode() == Cqe64.REQ) traceWqe(v.qpn(), v.wqeCounter(), "cqe_stamped", "timestamp " + cycles + " cycles");
+            if (v.opcode() == Cqe64.REQ)
+                traceWqe(v.qpn(), v.wqeCounter(), "cqe_stamped", "timestamp " + cycles + " cycles");
         }
     }
 
@@ -635,7 +649,8 @@ public final class Adapter implements PciFunction, Clocked {
         partial.add(bb);
         if (b.last() != 0) {
             byte[] all = new byte[partial.size() * WqeLayout.WQEBB];
-            for (int i = 0; i < partial.size(); i++) System.arraycopy(partial.get(i), 0, all, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
+            for (int i = 0; i < partial.size(); i++)
+                System.arraycopy(partial.get(i), 0, all, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
             long first = (b.index() - partial.size() + 1) & 0xFFFF;
             if (tracingWqe()) timeline(b.qpn(), first, partial.size(), WqeLayout.opcode(b.data()[0]));
             firmware.onWqe(b.qpn(), (int) first, all);
@@ -652,9 +667,15 @@ public final class Adapter implements PciFunction, Clocked {
         if (dbs == null) return;
         // a doorbell announces WQEBBs before its producer index: drop those wholly behind this WQE
         while (!dbs.isEmpty() && !WqeLayout.announced(dbs.peekFirst()[0], first)) dbs.pollFirst();
-        if (!dbs.isEmpty()) sim.trace().recordAt(dbs.peekFirst()[1], "wqe", track("doorbell_decoded"), txn, "doorbell_decoded", "producer " + dbs.peekFirst()[0]);
+        if (!dbs.isEmpty()) {
+            long[] db = dbs.peekFirst();
+            sim.trace().recordAt(db[1], "wqe", track("doorbell_decoded"), txn, "doorbell_decoded", "producer " + db[0]);
+        }
         while (!fs.isEmpty() && ((first - fs.peekFirst()[0]) & 0xFFFF) >= fs.peekFirst()[1]) fs.pollFirst();
-        if (!fs.isEmpty()) sim.trace().recordAt(fs.peekFirst()[2], "wqe", track("fetch_issued"), txn, "fetch_issued", fs.peekFirst()[1] + " WQEBB read");
+        if (!fs.isEmpty()) {
+            long[] fetch = fs.peekFirst();
+            sim.trace().recordAt(fetch[2], "wqe", track("fetch_issued"), txn, "fetch_issued", fetch[1] + " WQEBB read");
+        }
         traceWqe(qpn, first, "delivered", "opcode 0x" + Integer.toHexString(opcode) + ", " + bbs + " WQEBB");
     }
 
@@ -663,8 +684,9 @@ public final class Adapter implements PciFunction, Clocked {
      * active while it can take it.
      */
     @Override public boolean active() {
-        return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty() || !pendingMsix.isEmpty()
-                || !xlateIn.isEmpty() && !mtt.req().valid() || !mkeyIn.isEmpty() || !klmIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();
+        return !mmioIn.isEmpty() || !tableIn.isEmpty() || !sqIn.isEmpty() || !cqConfigIn.isEmpty() || !cqeIn.isEmpty()
+                || !pendingMsix.isEmpty() || !xlateIn.isEmpty() && !mtt.req().valid() || !mkeyIn.isEmpty()
+                || !klmIn.isEmpty() || !fillRspIn.isEmpty() || !ciIn.isEmpty();
     }
 
     /**

@@ -16,7 +16,9 @@ public final class CqePorts {
      */
     public record CqConfig(long cqn, long base, long logSize, long vector, long pi, long ci, long valid) {
         /** A new CQ, its counters at 0. */
-        public CqConfig(long cqn, long base, long logSize, long vector, long valid) { this(cqn, base, logSize, vector, 0, 0, valid); }
+        public CqConfig(long cqn, long base, long logSize, long vector, long valid) {
+            this(cqn, base, logSize, vector, 0, 0, valid);
+        }
     }
 
     /** A completion to write: the CQE's 64 bytes as composed by firmware (the owner bit is the writer's). */
@@ -31,9 +33,13 @@ public final class CqePorts {
     /** A 64-byte posted DMA write. */
     public record Write64(long addr, long[] data) {
         public Write64 { data = data.clone(); }
-        @Override public boolean equals(Object o) { return o instanceof Write64 w && addr == w.addr && Arrays.equals(data, w.data); }
+        @Override public boolean equals(Object o) {
+            return o instanceof Write64 w && addr == w.addr && Arrays.equals(data, w.data);
+        }
         @Override public int hashCode() { return Arrays.hashCode(data) * 31 + Long.hashCode(addr); }
-        @Override public String toString() { return String.format("Write64(0x%x, op_own=0x%02x)", addr, data[7] >>> 56); }
+        @Override public String toString() {
+            return String.format("Write64(0x%x, op_own=0x%02x)", addr, data[7] >>> 56);
+        }
     }
 
     /** A completion event for an armed CQ: raise MSI-X {@code vector}. */

@@ -111,8 +111,8 @@ public final class CqeWriter implements Block {
     @Override public String name() { return NAME; }
 
     @Override public List<Port> ports() {
-        return List.of(Port.in(cqConfig), Port.in(cqe), Port.in(arm), Port.in(ciUpdate), Port.out(write), Port.out(event),
-                Port.out(error), Port.out(dropped), cqes.port(), events.port(), errors.port());
+        return List.of(Port.in(cqConfig), Port.in(cqe), Port.in(arm), Port.in(ciUpdate), Port.out(write),
+                Port.out(event), Port.out(error), Port.out(dropped), cqes.port(), events.port(), errors.port());
     }
 
     @Override public void drive() {

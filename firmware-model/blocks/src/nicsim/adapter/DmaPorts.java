@@ -25,13 +25,17 @@ public final class DmaPorts {
      * not copied (a beat is made every cycle): whoever makes one hands over an array nobody changes.
      */
     public record Beat(long[] data, long flag) {
-        @Override public boolean equals(Object o) { return o instanceof Beat b && flag == b.flag && Arrays.equals(data, b.data); }
+        @Override public boolean equals(Object o) {
+            return o instanceof Beat b && flag == b.flag && Arrays.equals(data, b.data);
+        }
         @Override public int hashCode() { return Arrays.hashCode(data) * 31 + (int) flag; }
     }
 
     /** One beat of a posted PCI write, at its own host address; its words are not copied, as a {@link Beat}'s. */
     public record WriteBeat(long addr, long[] data, long last) {
-        @Override public boolean equals(Object o) { return o instanceof WriteBeat b && addr == b.addr && last == b.last && Arrays.equals(data, b.data); }
+        @Override public boolean equals(Object o) {
+            return o instanceof WriteBeat b && addr == b.addr && last == b.last && Arrays.equals(data, b.data);
+        }
         @Override public int hashCode() { return Arrays.hashCode(data) * 31 + Long.hashCode(addr); }
     }
 

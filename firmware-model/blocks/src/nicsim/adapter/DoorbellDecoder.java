@@ -38,25 +38,30 @@ public final class DoorbellDecoder implements Block {
     public static final String NAME = "DoorbellDecoder";
 
     /** The decoder's parameters, from the profile. */
-    public record Config(long windowBase, long windowSize, int pageSize, int bfRegSize, int fifoDepth, int tableEntries) {
+    public record Config(long windowBase, long windowSize, int pageSize, int bfRegSize, int fifoDepth,
+            int tableEntries) {
         public Config {
             pow2("uar.page.size", pageSize);
             pow2("doorbell.bf.reg.size", bfRegSize);
             pow2("doorbell.queue.table.entries", tableEntries);
             if (windowBase % pageSize != 0 || windowSize % pageSize != 0 || windowSize <= 0)
-                throw new IllegalArgumentException("doorbell window 0x" + Long.toHexString(windowBase) + "+0x" + Long.toHexString(windowSize)
-                        + " must be whole pages of " + pageSize + " B");
+                throw new IllegalArgumentException("doorbell window 0x" + Long.toHexString(windowBase) + "+0x"
+                        + Long.toHexString(windowSize) + " must be whole pages of " + pageSize + " B");
             if (UarLayout.BF_OFFSET + UarLayout.BF_REGS * bfRegSize > pageSize)
-                throw new IllegalArgumentException("doorbell.bf.reg.size " + bfRegSize + ": 4 BlueFlame registers do not fit in a " + pageSize + " B page");
+                throw new IllegalArgumentException("doorbell.bf.reg.size " + bfRegSize
+                        + ": 4 BlueFlame registers do not fit in a " + pageSize + " B page");
             Require.range("doorbell.fifo.depth", fifoDepth, 2, 64, "");
-            if (windowBase + windowSize > (1L << 32)) throw new IllegalArgumentException("doorbell window must lie below 4 GiB of BAR offset");
+            if (windowBase + windowSize > (1L << 32))
+                throw new IllegalArgumentException("doorbell window must lie below 4 GiB of BAR offset");
             if (windowSize / pageSize > 65536)
-                throw new IllegalArgumentException("doorbell window of " + windowSize / pageSize + " pages: UAR numbers are 16 bits (at most 65536 pages)");
+                throw new IllegalArgumentException("doorbell window of " + windowSize / pageSize
+                        + " pages: UAR numbers are 16 bits (at most 65536 pages)");
         }
 
         public static Config from(Profile p) {
-            return new Config(p.bytes("doorbell.window.base"), p.bytes("doorbell.window.size"), p.bytesInt("uar.page.size"),
-                    p.bytesInt("doorbell.bf.reg.size"), p.countInt("doorbell.fifo.depth"), p.countInt("doorbell.queue.table.entries"));
+            return new Config(p.bytes("doorbell.window.base"), p.bytes("doorbell.window.size"),
+                    p.bytesInt("uar.page.size"), p.bytesInt("doorbell.bf.reg.size"), p.countInt("doorbell.fifo.depth"),
+                    p.countInt("doorbell.queue.table.entries"));
         }
 
         private static void pow2(String name, long v) { Require.powerOfTwo(name, v, 1, 1L << 32, ""); }
@@ -167,7 +172,8 @@ public final class DoorbellDecoder implements Block {
         } else {
             long page = rel / cfg.pageSize();
             long po = rel % cfg.pageSize();
-            boolean send = po >= UarLayout.BF_OFFSET && po < UarLayout.BF_OFFSET + (long) UarLayout.BF_REGS * cfg.bfRegSize();
+            long bfEnd = UarLayout.BF_OFFSET + (long) UarLayout.BF_REGS * cfg.bfRegSize();
+            boolean send = po >= UarLayout.BF_OFFSET && po < bfEnd;
             boolean arm = po == UarLayout.CQ_DOORBELL;
             if (!send && !arm) code = DoorbellError.Code.UNKNOWN_REGISTER;
             else if (w.length() != 8) code = DoorbellError.Code.BAD_SIZE;
@@ -178,7 +184,8 @@ public final class DoorbellDecoder implements Block {
                                 : (w.byteAt(5) << 16 | w.byteAt(6) << 8 | w.byteAt(7));
                 boolean qpnFits = send || w.byteAt(4) == 0;
                 long entry = tables[send ? 0 : 1][(int) (qpn & (cfg.tableEntries() - 1))];
-                if (!qpnFits || (entry >>> 40) == 0 || ((entry >>> 16) & 0xFFFFFF) != qpn) code = DoorbellError.Code.BAD_QUEUE;
+                boolean owned = qpnFits && (entry >>> 40) != 0 && ((entry >>> 16) & 0xFFFFFF) == qpn;
+                if (!owned) code = DoorbellError.Code.BAD_QUEUE;
                 else if ((entry & 0xFFFF) != page) code = DoorbellError.Code.NOT_OWNER;
                 else if (send) msg = DoorbellMsg.send(qpn, sendProducer(w));
                 else msg = new DoorbellMsg(qpn, w.byteAt(1) << 16 | w.byteAt(2) << 8 | w.byteAt(3),

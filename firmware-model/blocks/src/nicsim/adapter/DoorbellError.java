@@ -35,6 +35,7 @@ public record DoorbellError(long code, long offset, long data) {
     public Code reason() { return Code.values()[(int) code]; }
 
     @Override public String toString() {
-        return String.format("%s at +0x%x value 0x%016x", code < Code.values().length ? reason() : "code" + code, offset, data);
+        Object why = code < Code.values().length ? reason() : "code" + code;
+        return String.format("%s at +0x%x value 0x%016x", why, offset, data);
     }
 }

@@ -25,13 +25,16 @@ public record DoorbellMsg(long qpn, long index, long kind, long sn, long solicit
             .field("solicited", 1, DoorbellMsg::solicited)
             .build(v -> new DoorbellMsg(v[0], v[1], v[2], v[3], v[4]));
 
-    public static DoorbellMsg send(long qpn, long wqeCounter) { return new DoorbellMsg(qpn, wqeCounter, Kind.SEND.ordinal(), 0, 0); }
+    public static DoorbellMsg send(long qpn, long wqeCounter) {
+        return new DoorbellMsg(qpn, wqeCounter, Kind.SEND.ordinal(), 0, 0);
+    }
 
     /** Same queue and register: a later doorbell of this key supersedes an earlier one still queued. */
     public boolean sameQueue(DoorbellMsg o) { return qpn == o.qpn && kind == o.kind; }
 
     @Override public String toString() {
-        return String.format("DoorbellMsg(%s 0x%x idx=%d%s)", kind < Kind.values().length ? Kind.values()[(int) kind] : "kind" + kind,
-                qpn, index, kind == Kind.CQ_ARM.ordinal() ? " sn=" + sn + (solicited != 0 ? " solicited" : "") : "");
+        Object what = kind < Kind.values().length ? Kind.values()[(int) kind] : "kind" + kind;
+        String arm = kind == Kind.CQ_ARM.ordinal() ? " sn=" + sn + (solicited != 0 ? " solicited" : "") : "";
+        return String.format("DoorbellMsg(%s 0x%x idx=%d%s)", what, qpn, index, arm);
     }
 }

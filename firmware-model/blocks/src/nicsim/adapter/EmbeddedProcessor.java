@@ -55,7 +55,8 @@ public interface EmbeddedProcessor {
     static EmbeddedProcessor none(Adapter adapter) {
         return new EmbeddedProcessor() {
             @Override public void mmioWrite(long offset, byte[] data) {
-                adapter.report(String.format("MMIO write of %d bytes at BAR0+0x%x: the adapter runs without firmware", data.length, offset));
+                adapter.report(String.format("MMIO write of %d bytes at BAR0+0x%x: the adapter runs without firmware",
+                        data.length, offset));
             }
             @Override public byte[] mmioRead(long offset, int length) { return new byte[length]; }
             @Override public boolean mayLoad(SqConfig c) { return true; }

@@ -10,17 +10,17 @@ import nicsim.sim.Layout;
 
 /**
  * Writes the RTL side's typed bundles: for each payload layout a block port carries, a SpinalHDL
- * bundle class named after it (XlateReq: XlateReqPayload) whose fields are methods ({@code req.mkey}, {@code ctx.access(5)}),
- * so a block that names a field the layout lacks does not compile. The layouts stay defined once,
- * here in the model; the build runs this before compiling {@code hw}. Run: {@code LayoutBundles DIR}.
+ * bundle class named after it (XlateReq: XlateReqPayload) whose fields are methods ({@code req.mkey},
+ * {@code ctx.access(5)}), so a block that names a field the layout lacks does not compile. The layouts stay defined
+ * once, here in the model; the build runs this before compiling {@code hw}. Run: {@code LayoutBundles DIR}.
  */
 public final class LayoutBundles {
     private LayoutBundles() {}
 
     /** The classes whose {@code public static final Layout} constants the blocks' ports carry. */
-    static final List<String> OWNERS = List.of("nicsim.adapter.MmioWrite", "nicsim.adapter.QueueTableWrite", "nicsim.adapter.DoorbellMsg",
-            "nicsim.adapter.DoorbellError", "nicsim.adapter.WqePorts", "nicsim.adapter.MttPorts", "nicsim.adapter.DmaPorts",
-            "nicsim.adapter.CqePorts");
+    static final List<String> OWNERS = List.of("nicsim.adapter.MmioWrite", "nicsim.adapter.QueueTableWrite",
+            "nicsim.adapter.DoorbellMsg", "nicsim.adapter.DoorbellError", "nicsim.adapter.WqePorts",
+            "nicsim.adapter.MttPorts", "nicsim.adapter.DmaPorts", "nicsim.adapter.CqePorts");
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);

@@ -15,7 +15,8 @@ public record MmioWrite(long offset, long data, long length) {
 
     /** Packs up to 8 bytes of a write. */
     public static MmioWrite of(long offset, byte[] bytes) {
-        if (bytes.length > 8) throw new IllegalArgumentException("MMIO write of " + bytes.length + " bytes: at most 8 fit one MmioWrite");
+        if (bytes.length > 8)
+            throw new IllegalArgumentException("MMIO write of " + bytes.length + " bytes: at most 8 fit one MmioWrite");
         long d = 0;
         for (int i = bytes.length - 1; i >= 0; i--) d = (d << 8) | (bytes[i] & 0xff);
         return new MmioWrite(offset, d, bytes.length);

@@ -7,7 +7,8 @@ public final class MttPorts {
     private MttPorts() {}
 
     /** libibverbs access bits (ibv_access_flags) the walker checks; ZERO_BASED marks a zero-based MR. */
-    public static final int LOCAL_WRITE = 1, REMOTE_WRITE = 2, REMOTE_READ = 4, REMOTE_ATOMIC = 8, MW_BIND = 16, ZERO_BASED = 32;
+    public static final int LOCAL_WRITE = 1, REMOTE_WRITE = 2, REMOTE_READ = 4, REMOTE_ATOMIC = 8, MW_BIND = 16,
+            ZERO_BASED = 32;
 
     /** States of an mkey context: no object at that index, allocated but not usable (FREE), usable. */
     public static final int STATE_NONE = 0, STATE_FREE = 1, STATE_VALID = 2;
@@ -23,8 +24,9 @@ public final class MttPorts {
      * MR's pages; {@code boundQp} set for a type-2 window bound to {@code qpn}). {@code pageOffset}
      * is where {@code start} lies in its first page; MTT entries {@code mttBase}.. map the pages.
      */
-    public record MkeyContext(long index, long state, long key, long pd, long qpn, long boundQp, long start, long length,
-                              long access, long pageShift, long pageOffset, long mttBase, long indirect, long klmCount, long repeat) {
+    public record MkeyContext(long index, long state, long key, long pd, long qpn, long boundQp, long start,
+                              long length, long access, long pageShift, long pageOffset, long mttBase, long indirect,
+                              long klmCount, long repeat) {
         /** A direct context: an MR's pages, or a window over them. */
         public MkeyContext(long index, long state, long key, long pd, long qpn, long boundQp, long start, long length,
                            long access, long pageShift, long pageOffset, long mttBase) {
@@ -36,9 +38,10 @@ public final class MttPorts {
          * KLM entries from {@code klmBase} of the walker's KLM table, the whole list taken
          * {@code repeat} times (1 for a plain list; more for an interleaved layout).
          */
-        public static MkeyContext indirect(long index, long state, long key, long pd, long length, long access, long klmBase, long klmCount,
-                                           long repeat) {
-            return new MkeyContext(index, state, key, pd, 0, 0, 0, length, access | ZERO_BASED, 12, 0, klmBase, 1, klmCount, repeat);
+        public static MkeyContext indirect(long index, long state, long key, long pd, long length, long access,
+                                           long klmBase, long klmCount, long repeat) {
+            return new MkeyContext(index, state, key, pd, 0, 0, 0, length, access | ZERO_BASED, 12, 0, klmBase, 1,
+                    klmCount, repeat);
         }
 
         /**
@@ -65,13 +68,18 @@ public final class MttPorts {
      * number + 1; 0: the key named in the request).
      */
     public record XlateRsp(long tag, long pa, long length, long last, long status, long piece) {
-        public XlateRsp(long tag, long pa, long length, long last, long status) { this(tag, pa, length, last, status, 0); }
+        public XlateRsp(long tag, long pa, long length, long last, long status) {
+            this(tag, pa, length, last, status, 0);
+        }
 
         public Status reason() { return Status.values()[(int) status]; }
     }
 
     /** Why a translation failed, in the order the checks run (docs/sources.md#mtt-walk, MTT walk). */
-    public enum Status { OK, BAD_INDEX, BAD_KEY, BAD_PD, NOT_BOUND, OUT_OF_RANGE, NO_ACCESS, NOT_VALID, MTT_FAULT, PAGE_FAULT, NESTED_INDIRECT }
+    public enum Status {
+        OK, BAD_INDEX, BAD_KEY, BAD_PD, NOT_BOUND, OUT_OF_RANGE, NO_ACCESS, NOT_VALID, MTT_FAULT, PAGE_FAULT,
+        NESTED_INDIRECT
+    }
 
     /** A translation-cache miss: fetch MTT entry {@code index}. */
     public record MttFillReq(long index) {}
@@ -101,7 +109,8 @@ public final class MttPorts {
             .field("pageShift", 5, MkeyContext::pageShift).field("pageOffset", 30, MkeyContext::pageOffset)
             .field("mttBase", 32, MkeyContext::mttBase).field("indirect", 1, MkeyContext::indirect)
             .field("klmCount", 16, MkeyContext::klmCount).field("repeat", 32, MkeyContext::repeat)
-            .build(v -> new MkeyContext(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14]));
+            .build(v -> new MkeyContext(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11],
+                    v[12], v[13], v[14]));
 
     public static final Layout<KlmEntry> KLM_ENTRY = Layout.<KlmEntry>builder("KlmEntry")
             .field("index", 16, KlmEntry::index).field("mkey", 32, KlmEntry::mkey).field("va", 64, KlmEntry::va)

@@ -61,7 +61,8 @@ public final class MttWalker implements Block {
         }
 
         public static Config from(Profile p) {
-            return new Config(p.countInt("mtt.mkey.entries"), p.countInt("mtt.cache.entries"), p.countInt("mtt.klm.entries"));
+            return new Config(p.countInt("mtt.mkey.entries"), p.countInt("mtt.cache.entries"),
+                    p.countInt("mtt.klm.entries"));
         }
     }
 
@@ -130,8 +131,8 @@ public final class MttWalker implements Block {
     @Override public String name() { return NAME; }
 
     @Override public List<Port> ports() {
-        return List.of(Port.in(req), Port.in(mkeyWrite), Port.in(klmWrite), Port.out(rsp), Port.out(fill), Port.in(fillRsp),
-                requests.port(), hits.port(), misses.port(), faults.port());
+        return List.of(Port.in(req), Port.in(mkeyWrite), Port.in(klmWrite), Port.out(rsp), Port.out(fill),
+                Port.in(fillRsp), requests.port(), hits.port(), misses.port(), faults.port());
     }
 
     @Override public void drive() {
@@ -262,7 +263,12 @@ public final class MttWalker implements Block {
         long end = kPos + len;
         if (Long.compareUnsigned(kOffset, end) >= 0) {
             kPos = end;
-            if (((kIdx + 1) & 0xFFFF) == kCount) { kIdx = 0; kRep = (kRep + 1) & 0xFFFF_FFFFL; } else kIdx = (kIdx + 1) & 0xFFFF;
+            if (((kIdx + 1) & 0xFFFF) == kCount) {
+                kIdx = 0;
+                kRep = (kRep + 1) & 0xFFFF_FFFFL;
+            } else {
+                kIdx = (kIdx + 1) & 0xFFFF;
+            }
             return;
         }
         long within = kOffset - kPos;
@@ -299,7 +305,8 @@ public final class MttWalker implements Block {
     }
 
     private void emit(long pa, long length, boolean last, Status s) {
-        outReg = new XlateRsp(cur.tag(), pa, length, last ? 1 : 0, s.ordinal(), s != Status.OK && inPiece ? kIdx + 1 : 0);
+        long piece = s != Status.OK && inPiece ? kIdx + 1 : 0;
+        outReg = new XlateRsp(cur.tag(), pa, length, last ? 1 : 0, s.ordinal(), piece);
         if (s != Status.OK) {
             faults.inc();
             counters.counter(NAME + ".failed_" + s.name().toLowerCase()).inc();

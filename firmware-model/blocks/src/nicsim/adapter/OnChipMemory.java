@@ -56,10 +56,14 @@ public final class OnChipMemory {
     public long size() { return bytes.length; }
 
     /** Whether {@code [pa, pa + length)} lies in device memory. */
-    public boolean holds(long pa, long length) { return pa >= BASE && length >= 0 && pa - BASE <= bytes.length - length; }
+    public boolean holds(long pa, long length) {
+        return pa >= BASE && length >= 0 && pa - BASE <= bytes.length - length;
+    }
 
     /** Picoseconds an access of {@code length} bytes takes: the SRAM's latency, then the datapath's width per cycle. */
-    public long accessPicos(int length) { return (latencyCycles + (length + bytesPerCycle - 1) / bytesPerCycle) * periodPicos; }
+    public long accessPicos(int length) {
+        return (latencyCycles + (length + bytesPerCycle - 1) / bytesPerCycle) * periodPicos;
+    }
 
     /** Allocates {@code length} bytes aligned to 2^{@code logAlign}: their offset, or -1 when there is no room. */
     public long allocate(long length, int logAlign) {
@@ -83,7 +87,9 @@ public final class OnChipMemory {
 
     public long allocationAt(long offset) { return allocated.getOrDefault(offset, -1L); }
 
-    public byte[] read(long offset, int length) { return Arrays.copyOfRange(bytes, (int) offset, (int) offset + length); }
+    public byte[] read(long offset, int length) {
+        return Arrays.copyOfRange(bytes, (int) offset, (int) offset + length);
+    }
 
     public void write(long offset, byte[] data) { System.arraycopy(data, 0, bytes, (int) offset, data.length); }
 }

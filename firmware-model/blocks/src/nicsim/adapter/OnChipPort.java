@@ -42,7 +42,8 @@ final class OnChipPort implements PciPort {
         byte[] data = dm.read(addr - OnChipMemory.BASE, length);
         if (!streamed) return new ReadResult(DmaStatus.OK, data, at);
         long head = at - dm.accessPicos(length) + dm.accessPicos(0);
-        return new ReadResult(DmaStatus.OK, data, at, new Incoming(new int[]{0}, new Arrival[]{new Arrival(Math.min(head, at), at, length)}));
+        Arrival[] arrivals = {new Arrival(Math.min(head, at), at, length)};
+        return new ReadResult(DmaStatus.OK, data, at, new Incoming(new int[]{0}, arrivals));
     }
 
     @Override public void dmaRead(long addr, int length, Consumer<ReadResult> done) {

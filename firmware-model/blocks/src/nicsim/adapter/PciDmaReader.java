@@ -51,15 +51,17 @@ public final class PciDmaReader implements Clocked {
             DmaReadReq r = req.payload();
             byte[] held = local.apply(r);
             if (held != null) {
-                for (int b = 0; b < r.length() / WqeLayout.WQEBB; b++) ready.addLast(new WqebbBeat(Line64.words(held, b * WqeLayout.WQEBB), 0));
+                for (int b = 0; b < r.length() / WqeLayout.WQEBB; b++)
+                    ready.addLast(new WqebbBeat(Line64.words(held, b * WqeLayout.WQEBB), 0));
                 return;
             }
             reading = true;
             port.dmaRead(r.addr(), (int) r.length(), res -> {
                 int beats = (int) (r.length() / WqeLayout.WQEBB);
                 for (int b = 0; b < beats; b++) {
-                    long[] words = res.status() == PciPort.DmaStatus.OK ? Line64.words(res.data(), b * WqeLayout.WQEBB) : new long[8];
-                    ready.addLast(new WqebbBeat(words, res.status() == PciPort.DmaStatus.OK ? 0 : 1));
+                    boolean ok = res.status() == PciPort.DmaStatus.OK;
+                    long[] words = ok ? Line64.words(res.data(), b * WqeLayout.WQEBB) : new long[8];
+                    ready.addLast(new WqebbBeat(words, ok ? 0 : 1));
                 }
                 reading = false;
                 domain.wake();

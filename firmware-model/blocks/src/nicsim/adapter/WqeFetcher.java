@@ -48,7 +48,9 @@ public final class WqeFetcher implements Block {
             Require.powerOfTwo("wqe.sq.entries", sqEntries, 2, 256, "");
         }
 
-        public static Config from(Profile p) { return new Config(p.countInt("wqe.fetch.batch"), p.countInt("wqe.sq.entries")); }
+        public static Config from(Profile p) {
+            return new Config(p.countInt("wqe.fetch.batch"), p.countInt("wqe.sq.entries"));
+        }
     }
 
     /** One send queue's registers. */
@@ -115,8 +117,8 @@ public final class WqeFetcher implements Block {
     @Override public String name() { return NAME; }
 
     @Override public List<Port> ports() {
-        return List.of(Port.in(doorbell), Port.in(sqConfig), Port.out(dmaReq), Port.in(dmaRsp), Port.out(wqe), Port.out(error),
-                Port.out(dropped), wqes.port(), wqebbs.port(), fetches.port(), errors.port());
+        return List.of(Port.in(doorbell), Port.in(sqConfig), Port.out(dmaReq), Port.in(dmaRsp), Port.out(wqe),
+                Port.out(error), Port.out(dropped), wqes.port(), wqebbs.port(), fetches.port(), errors.port());
     }
 
     @Override public void drive() {
@@ -150,7 +152,8 @@ public final class WqeFetcher implements Block {
     @Override public boolean mayRest() { return true; }
 
     @Override public boolean active() {
-        if (busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null || doorbell.valid() || sqConfig.valid()) return true;
+        if (busy || reqValid || !outQ.isEmpty() || errReg != null || droppedReg != null) return true;
+        if (doorbell.valid() || sqConfig.valid()) return true;
         return arbitrate() >= 0;
     }
 

@@ -31,7 +31,9 @@ public final class WqePorts {
             return o instanceof WqebbBeat b && Arrays.equals(data, b.data) && status == b.status;
         }
         @Override public int hashCode() { return Arrays.hashCode(data) * 31 + (int) status; }
-        @Override public String toString() { return "WqebbBeat(" + String.format("0x%016x", data[0]) + "..., status=" + status + ")"; }
+        @Override public String toString() {
+            return "WqebbBeat(" + String.format("0x%016x", data[0]) + "..., status=" + status + ")";
+        }
     }
 
     /** One WQEBB handed to the firmware: which SQ, its WQEBB counter, whether it starts or ends a WQE. */
@@ -43,7 +45,8 @@ public final class WqePorts {
         }
         @Override public int hashCode() { return Arrays.hashCode(data) * 31 + (int) (qpn * 7 + index); }
         @Override public String toString() {
-            return String.format("WqeBeat(qpn=0x%x idx=%d%s%s 0x%016x...)", qpn, index, first != 0 ? " first" : "", last != 0 ? " last" : "", data[0]);
+            return String.format("WqeBeat(qpn=0x%x idx=%d%s%s 0x%016x...)", qpn, index, first != 0 ? " first" : "",
+                    last != 0 ? " last" : "", data[0]);
         }
     }
 

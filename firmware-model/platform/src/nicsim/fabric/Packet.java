@@ -10,8 +10,9 @@ import nicsim.sim.Arrival;
  * the XRC SRQ an XRC request is for; DCETH: the DC access key a DC request carries), then the
  * payload. {@link #wireBytes()} counts every header and CRC the way a link serializes them.
  * {@code transport} is the service the BTH opcode's top bits name ({@link #RC}, {@link #UC},
- * {@link #UD}, {@link #XRC}, {@link #DC}); a responder drops a packet whose service is not its QP's. {@code arrival} is set
- * by the fabric on delivery: when the payload's bytes come in (null before, or when all are in). {@code grh}
+ * {@link #UD}, {@link #XRC}, {@link #DC}); a responder drops a packet whose service is not its QP's.
+ * {@code arrival} is set by the fabric on delivery: when the payload's bytes come in (null before, or when all are
+ * in). {@code grh}
  * is the global route header a packet to a multicast group carries (null: none, as between ports of one subnet).
  */
 public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited,
@@ -20,11 +21,11 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
                      Grh grh) {
 
     /** A packet as the transport builds it: not yet delivered, so no {@link #arrival()}. */
-    public Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited, long va, int rkey,
-                  long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig, int imm, int qkey, byte[] payload,
-                  int transport) {
-        this(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn, atomicOrig, imm,
-                qkey, payload, transport, null, 0, 0, null);
+    public Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn, boolean ackReq, boolean solicited,
+                  long va, int rkey, long dmaLength, long swapAdd, long compare, int aeth, int msn, long atomicOrig,
+                  int imm, int qkey, byte[] payload, int transport) {
+        this(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
+                atomicOrig, imm, qkey, payload, transport, null, 0, 0, null);
     }
 
     /**
@@ -32,8 +33,8 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
      * 9.3.7).
      */
     public Packet withXrcSrqn(int srqn) {
-        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival, srqn, dcKey, grh);
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare,
+                aeth, msn, atomicOrig, imm, qkey, payload, transport, arrival, srqn, dcKey, grh);
     }
 
     /** This packet with global route header {@code g} (null: none), as a send to a multicast group carries one. */
@@ -52,8 +53,8 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
 
     /** This DC request with a DCETH carrying the DC access key {@code key} the target checks. */
     public Packet withDcKey(long key) {
-        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, key, grh);
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare,
+                aeth, msn, atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, key, grh);
     }
 
     /**
@@ -138,11 +139,11 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
      * AETH syndromes (IBA 9.7.5.1): ACK with credit count, RNR NAK with timer, NAK codes; bits 6..5 (ACK, RNR, NAK) are
      * the class.
      */
-    public static final int AETH_ACK = 0x00, AETH_RNR = 0x20, AETH_NAK = 0x60, AETH_NAK_PSN = 0x60, AETH_NAK_INVALID = 0x61,
-            AETH_NAK_ACCESS = 0x62, AETH_NAK_OP = 0x63, AETH_NAK_INVALID_RD = 0x64;
+    public static final int AETH_ACK = 0x00, AETH_RNR = 0x20, AETH_NAK = 0x60, AETH_NAK_PSN = 0x60,
+            AETH_NAK_INVALID = 0x61, AETH_NAK_ACCESS = 0x62, AETH_NAK_OP = 0x63, AETH_NAK_INVALID_RD = 0x64;
 
-    public static final int LRH = 8, BTH = 12, RETH = 16, ATOMIC_ETH = 28, AETH_BYTES = 4, ATOMIC_ACK_ETH = 8, IMM = 4, DETH = 8,
-            ICRC = 4, VCRC = 2, XRCETH = 4, DCETH = 8;
+    public static final int LRH = 8, BTH = 12, RETH = 16, ATOMIC_ETH = 28, AETH_BYTES = 4, ATOMIC_ACK_ETH = 8, IMM = 4,
+            DETH = 8, ICRC = 4, VCRC = 2, XRCETH = 4, DCETH = 8;
 
     /** Bytes on the link: headers for this opcode, payload padded to 4, ICRC and VCRC. */
     public int wireBytes() {
@@ -159,19 +160,19 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
     }
 
     public Packet withPayload(byte[] p) {
-        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, p, transport, arrival, xrcSrqn, dcKey, grh);
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare,
+                aeth, msn, atomicOrig, imm, qkey, p, transport, arrival, xrcSrqn, dcKey, grh);
     }
 
     public Packet withSolicited(boolean s) {
-        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, s, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, dcKey, grh);
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, s, va, rkey, dmaLength, swapAdd, compare, aeth,
+                msn, atomicOrig, imm, qkey, payload, transport, arrival, xrcSrqn, dcKey, grh);
     }
 
     /** This packet as delivered: its payload comes in as {@code a} says. */
     public Packet arriving(Arrival a) {
-        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth, msn,
-                atomicOrig, imm, qkey, payload, transport, a, xrcSrqn, dcKey, grh);
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare,
+                aeth, msn, atomicOrig, imm, qkey, payload, transport, a, xrcSrqn, dcKey, grh);
     }
 
     /** Bytes on the link after the payload: ICRC and VCRC. */
@@ -181,7 +182,7 @@ public record Packet(int slid, int dlid, Op op, long destQp, long srcQp, int psn
     public int headerBytes() { return wireBytes() - (payload.length + 3) / 4 * 4 - trailerBytes(); }
 
     @Override public String toString() {
-        return String.format("%s psn %d qp 0x%x->0x%x lid %d->%d %dB%s", op, psn, srcQp, destQp, slid, dlid, payload.length,
-                op.isAck() ? String.format(" aeth 0x%02x msn %d", aeth, msn) : "");
+        return String.format("%s psn %d qp 0x%x->0x%x lid %d->%d %dB%s", op, psn, srcQp, destQp, slid, dlid,
+                payload.length, op.isAck() ? String.format(" aeth 0x%02x msn %d", aeth, msn) : "");
     }
 }

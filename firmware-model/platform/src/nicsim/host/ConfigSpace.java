@@ -54,14 +54,16 @@ public final class ConfigSpace {
         this.vendorId = vendorId;
         this.deviceId = deviceId;
         this.classRev = classRev;
-        if (barSizes.length > 3) throw new IllegalArgumentException("at most three 64-bit BARs, got " + barSizes.length);
+        if (barSizes.length > 3)
+            throw new IllegalArgumentException("at most three 64-bit BARs, got " + barSizes.length);
         for (int i = 0; i < barSizes.length; i++) {
             long s = barSizes[i];
             if (s != 0 && (s < 4096 || Long.bitCount(s) != 1))
                 throw new IllegalArgumentException("BAR" + i + " size " + s + " must be a power of two >= 4096");
             barSize[i] = s;
         }
-        if (msixVectors < 0 || msixVectors > 2048) throw new IllegalArgumentException("MSI-X vectors " + msixVectors + " must be 0..2048");
+        if (msixVectors < 0 || msixVectors > 2048)
+            throw new IllegalArgumentException("MSI-X vectors " + msixVectors + " must be 0..2048");
         if (msixVectors > 0 && (msixTableBar < 0 || msixTableBar > 2 || barSize[msixTableBar] == 0))
             throw new IllegalArgumentException("MSI-X table BAR " + msixTableBar + " does not exist");
         this.msixVectors = msixVectors;
@@ -138,7 +140,8 @@ public final class ConfigSpace {
                     int slot = (offset - BAR0) / 4, bar = slot / 2;
                     if (barSize[bar] == 0) return 0;
                     if (bar == 0 && bar0Is32Bit) return slot == 0 ? (int) barBase[0] | BAR_FLAGS_32BIT : 0;
-                    return slot % 2 == 0 ? (int) (barBase[bar] | BAR_FLAGS_64BIT_PREFETCH) : (int) (barBase[bar] >>> 32);
+                    if (slot % 2 == 0) return (int) (barBase[bar] | BAR_FLAGS_64BIT_PREFETCH);
+                    return (int) (barBase[bar] >>> 32);
                 }
                 return 0;
         }
@@ -147,7 +150,10 @@ public final class ConfigSpace {
     public void write32(int offset, int value) {
         checkOffset(offset);
         if (offset == COMMAND) { command = value & (CMD_MEMORY_SPACE | CMD_BUS_MASTER); return; }
-        if (offset == MSIX_CAP && msixVectors > 0) { msixControl = (value >>> 16) & (MSIX_ENABLE | MSIX_FUNCTION_MASK); return; }
+        if (offset == MSIX_CAP && msixVectors > 0) {
+            msixControl = (value >>> 16) & (MSIX_ENABLE | MSIX_FUNCTION_MASK);
+            return;
+        }
         if (isPcie() && offset >= PCIE_CAP && offset < PCIE_CAP_END) { pcieWrite(offset, value); return; }
         if (offset >= BAR0 && offset < BAR0 + 24) {
             int slot = (offset - BAR0) / 4, bar = slot / 2;
@@ -197,6 +203,7 @@ public final class ConfigSpace {
 
     private static void checkOffset(int offset) {
         if (offset < 0 || offset > 252 || (offset & 3) != 0)
-            throw new IllegalArgumentException("config space offset 0x" + Integer.toHexString(offset) + " must be a dword in 0..0xfc");
+            throw new IllegalArgumentException("config space offset 0x" + Integer.toHexString(offset)
+                    + " must be a dword in 0..0xfc");
     }
 }

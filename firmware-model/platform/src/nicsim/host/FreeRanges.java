@@ -3,9 +3,9 @@ package nicsim.host;
 import java.util.Arrays;
 
 /**
- * Free space (of a DMA channel's SRAM slice, device memory, MTT rows): disjoint ranges [start,
- * end) in address order, none touching the next. Taking is first fit, from the lowest address; giving back joins a range with
- * its neighbours. A channel holds a handful of jobs, so a scan of a few primitive slots beats a tree.
+ * Free space (of a DMA channel's SRAM slice, device memory, MTT rows): disjoint ranges [start, end) in address
+ * order, none touching the next. Taking is first fit, from the lowest address; giving back joins a range with its
+ * neighbours. A channel holds a handful of jobs, so a scan of a few primitive slots beats a tree.
  */
 public final class FreeRanges {
     private long[] start = new long[8], end = new long[8];

@@ -4,6 +4,8 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
+import nicsim.profile.Profile;
+import nicsim.profile.Require;
 
 /**
  * Simulated host physical memory: sparse (a page takes space only once written), byte
@@ -38,11 +40,26 @@ public final class HostMemory {
     /** Bytes {@link #allocate} gave that {@link #release} has not had back. */
     private long bytesAllocated;
 
+    /**
+     * What host memory takes from the profile: its page size ({@code host.page.size}), in which sparse memory
+     * allocates. (The firmware's {@code Config} reads the same key for its translations and checks it alike.)
+     */
+    public record Config(int pageBytes) {
+        public Config {
+            Require.powerOfTwo("host.page.size", pageBytes, 64, 1L << 30, "B");
+        }
+
+        public static Config from(Profile p) {
+            return new Config(p.bytesInt("host.page.size"));
+        }
+    }
+
     public HostMemory(long size, int pageSize) {
         if (pageSize < 64 || Integer.bitCount(pageSize) != 1)
             throw new IllegalArgumentException("host page size " + pageSize + " must be a power of two >= 64");
         if (size <= 0 || size % pageSize != 0)
-            throw new IllegalArgumentException("host memory size " + size + " must be a positive multiple of the page size " + pageSize);
+            throw new IllegalArgumentException("host memory size " + size
+                    + " must be a positive multiple of the page size " + pageSize);
         this.size = size;
         this.pageSize = pageSize;
         this.pageShift = Integer.numberOfTrailingZeros(pageSize);
@@ -66,7 +83,8 @@ public final class HostMemory {
 
     private void check(long addr, long len, String what) {
         if (!inBounds(addr, len))
-            throw new MemoryAccessException(String.format("host memory %s of %d bytes at 0x%x is outside 0..0x%x", what, len, addr, size));
+            throw new MemoryAccessException(String.format("host memory %s of %d bytes at 0x%x is outside 0..0x%x",
+                    what, len, addr, size));
     }
 
     /** Memory outside the simulation that backs a range of host memory (offsets from the range's start). */
@@ -86,16 +104,19 @@ public final class HostMemory {
     public void attach(long addr, long length, Backing backing) {
         check(addr, length, "attach");
         if ((addr | length) % pageSize != 0 || length == 0)
-            throw new IllegalArgumentException(String.format("attach 0x%x + 0x%x: not whole pages of %d bytes", addr, length, pageSize));
+            throw new IllegalArgumentException(String.format("attach 0x%x + 0x%x: not whole pages of %d bytes",
+                    addr, length, pageSize));
         var below = windows.floorEntry(addr + length - 1);
         if (below != null && below.getValue().end() > addr)
-            throw new IllegalArgumentException(String.format("attach 0x%x + 0x%x overlaps the range at 0x%x", addr, length, below.getKey()));
+            throw new IllegalArgumentException(String.format("attach 0x%x + 0x%x overlaps the range at 0x%x",
+                    addr, length, below.getKey()));
         windows.put(addr, new Window(addr, length, backing));
     }
 
     /** The range attached at {@code addr} is simulated memory again (reading as it was before, or zero). */
     public void detach(long addr) {
-        if (windows.remove(addr) == null) throw new IllegalArgumentException(String.format("no range attached at 0x%x", addr));
+        if (windows.remove(addr) == null)
+            throw new IllegalArgumentException(String.format("no range attached at 0x%x", addr));
     }
 
     /** The attached range holding {@code addr}, or null. */
@@ -162,7 +183,8 @@ public final class HostMemory {
                 done += n;
                 continue;
             }
-            byte[] page = page(a >>> pageShift, !zeros(src, off + done, n)); // zeros on an unwritten page change nothing
+            // zeros on an unwritten page change nothing
+            byte[] page = page(a >>> pageShift, !zeros(src, off + done, n));
             if (page != null) System.arraycopy(src, off + done, page, inPage, n);
             done += n;
         }
@@ -229,7 +251,8 @@ public final class HostMemory {
                 return again;
             }
             throw new MemoryAccessException("host memory exhausted: cannot allocate " + length + " bytes (size 0x"
-                    + Long.toHexString(size) + ", next free 0x" + Long.toHexString(addr) + ", " + bytesReleased + " bytes released in pieces)");
+                    + Long.toHexString(size) + ", next free 0x" + Long.toHexString(addr) + ", " + bytesReleased
+                    + " bytes released in pieces)");
         }
         nextFree = addr + length;
         bytesAllocated += length;

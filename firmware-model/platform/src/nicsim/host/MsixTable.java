@@ -19,7 +19,9 @@ public final class MsixTable {
     public int vectors() { return pending.length; }
     public long bytes() { return (long) pending.length * ENTRY_BYTES; }
 
-    public long address(int v) { return Integer.toUnsignedLong(words[v * 4]) | (Integer.toUnsignedLong(words[v * 4 + 1]) << 32); }
+    public long address(int v) {
+        return Integer.toUnsignedLong(words[v * 4]) | (Integer.toUnsignedLong(words[v * 4 + 1]) << 32);
+    }
     public int data(int v) { return words[v * 4 + 2]; }
     public boolean masked(int v) { return (words[v * 4 + 3] & 1) != 0; }
     public boolean pending(int v) { return pending[v]; }
@@ -28,10 +30,11 @@ public final class MsixTable {
     /** Writes dwords of the table (offset relative to the table's start, dword aligned). */
     void write(long offset, byte[] data) {
         if ((offset & 3) != 0 || (data.length & 3) != 0)
-            throw new IllegalArgumentException("MSI-X table write at +0x" + Long.toHexString(offset) + " of " + data.length
-                    + " bytes must be dword aligned");
+            throw new IllegalArgumentException("MSI-X table write at +0x" + Long.toHexString(offset) + " of "
+                    + data.length + " bytes must be dword aligned");
         for (int i = 0; i < data.length; i += 4) {
-            int w = (data[i] & 0xff) | (data[i + 1] & 0xff) << 8 | (data[i + 2] & 0xff) << 16 | (data[i + 3] & 0xff) << 24;
+            int w = (data[i] & 0xff) | (data[i + 1] & 0xff) << 8 | (data[i + 2] & 0xff) << 16
+                    | (data[i + 3] & 0xff) << 24;
             words[(int) (offset / 4) + i / 4] = w;
         }
     }

@@ -36,7 +36,8 @@ public final class PciBus {
     /** A record of one unsupported request. */
     public record UnsupportedRequest(long timePicos, String kind, long address, int length) {
         @Override public String toString() {
-            return String.format("unsupported request: %s of %d bytes at 0x%x (t=%d ps)", kind, length, address, timePicos);
+            return String.format("unsupported request: %s of %d bytes at 0x%x (t=%d ps)", kind, length, address,
+                    timePicos);
         }
     }
 
@@ -210,15 +211,18 @@ public final class PciBus {
                 Arrays.fill(ones, (byte) 0xff);
                 long back = arrive + link.latencyPicos();
                 release.accept(back);
-                sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(new MmioReadResult(MmioStatus.UNSUPPORTED_REQUEST, ones, back)));
+                MmioReadResult refused = new MmioReadResult(MmioStatus.UNSUPPORTED_REQUEST, ones, back);
+                sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(refused));
                 return;
             }
             sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
                 byte[] data = t.inMsixTable ? msix.get(t.function).read(t.offset - tableStart(t.function), length)
                                             : functions.get(t.function).mmioRead(t.bar, t.offset, length);
-                long back = link.send(PciLink.Direction.UPSTREAM, sim.now() + mmioReadResponse, data.length, link.overheadCompletion());
+                long back = link.send(PciLink.Direction.UPSTREAM, sim.now() + mmioReadResponse, data.length,
+                        link.overheadCompletion());
                 release.accept(back);
-                sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(new MmioReadResult(MmioStatus.OK, data, back)));
+                MmioReadResult answer = new MmioReadResult(MmioStatus.OK, data, back);
+                sim.schedule(back, Simulator.Priority.DELIVERY, () -> done.accept(answer));
             });
         });
     }
@@ -350,7 +354,9 @@ public final class PciBus {
          * leaves whole).
          */
         private long fedSince(long since) {
-            if (since > sim.now()) throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now (" + sim.now() + " ps)");
+            if (since > sim.now())
+                throw new IllegalArgumentException("streamed DMA write fed since " + since + " ps, after now ("
+                        + sim.now() + " ps)");
             return link.isPcie() ? sim.now() : since;
         }
 
@@ -376,7 +382,8 @@ public final class PciBus {
             long seq = ++dmaSeq;
             if (!config().busMasterEnabled()) {
                 stats.dmaBlocked.inc();
-                sim.scheduleIn(0, Simulator.Priority.DELIVERY, () -> done.accept(new WriteResult(DmaStatus.BUS_MASTER_DISABLED, sim.now())));
+                sim.scheduleIn(0, Simulator.Priority.DELIVERY,
+                        () -> done.accept(new WriteResult(DmaStatus.BUS_MASTER_DISABLED, sim.now())));
                 return;
             }
             stats.dmaWrites.inc();
@@ -411,9 +418,13 @@ public final class PciBus {
             });
         }
 
-        @Override public void dmaRead(long hostAddr, int length, Consumer<ReadResult> done) { read(hostAddr, length, false, done); }
+        @Override public void dmaRead(long hostAddr, int length, Consumer<ReadResult> done) {
+            read(hostAddr, length, false, done);
+        }
 
-        @Override public void dmaReadStreamed(long hostAddr, int length, Consumer<ReadResult> done) { read(hostAddr, length, true, done); }
+        @Override public void dmaReadStreamed(long hostAddr, int length, Consumer<ReadResult> done) {
+            read(hostAddr, length, true, done);
+        }
 
         @Override public void dmaReadStreamed(long hostAddr, int length, Into into, Consumer<ReadResult> done) {
             read(hostAddr, length, true, Objects.requireNonNull(into, "into"), done);
@@ -486,7 +497,7 @@ public final class PciBus {
             stats.msixSent.inc();
             sim.schedule(arrive, Simulator.Priority.DELIVERY, () -> {
                 if (addr >= msiBase && addr < msiBase + MSI_WINDOW) interrupts.message(addr, data);
-                else if (memory.inBounds(addr, 4)) memory.writeInt(addr, data); // a message aimed at memory just writes it
+                else if (memory.inBounds(addr, 4)) memory.writeInt(addr, data); // aimed at memory: just written
                 else unsupported("MSI-X write", addr, 4);
             });
             return true;

@@ -158,7 +158,9 @@ public final class PciLink {
 
     public List<Piece> splitWrite(long addr, long length) { return split(addr, length, maxPayload); }
     public List<Piece> splitRead(long addr, long length) { return split(addr, length, maxReadRequest); }
-    public List<Piece> splitCompletions(Piece request) { return split(request.addr(), request.length(), completionSize); }
+    public List<Piece> splitCompletions(Piece request) {
+        return split(request.addr(), request.length(), completionSize);
+    }
 
     /**
      * Sends one packet of {@code payload} + {@code overhead} bytes in {@code dir}, no earlier than
@@ -177,7 +179,8 @@ public final class PciLink {
     public long sendFed(Direction dir, long since, long fedAt, int payload, int overhead) {
         int r = fullDuplex ? dir.ordinal() : 0;
         long start = Math.max(since, freeAt[r]);
-        long end = Math.max(start + serializePicos(payload + overhead), fedAt + serializePicos(Math.min(payload, dataPhaseBytes)));
+        long fedEnd = fedAt + serializePicos(Math.min(payload, dataPhaseBytes));
+        long end = Math.max(start + serializePicos(payload + overhead), fedEnd);
         freeAt[r] = end;
         packets[dir.ordinal()]++;
         payloadBytes[dir.ordinal()] += payload;

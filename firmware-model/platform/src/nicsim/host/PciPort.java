@@ -34,10 +34,12 @@ public interface PciPort {
     record Incoming(int[] starts, Arrival[] parts) implements Times {
         public Incoming {
             if (starts.length != parts.length || parts.length == 0)
-                throw new IllegalArgumentException(starts.length + " completion offsets for " + parts.length + " completions");
+                throw new IllegalArgumentException(starts.length + " completion offsets for " + parts.length
+                        + " completions");
             for (int k = 1; k < starts.length; k++)
                 if (starts[k] <= starts[k - 1])
-                    throw new IllegalArgumentException("completion " + k + " starts at byte " + starts[k] + ", not after " + starts[k - 1]);
+                    throw new IllegalArgumentException("completion " + k + " starts at byte " + starts[k]
+                            + ", not after " + starts[k - 1]);
         }
 
         /** When the first completion to arrive starts arriving. */

@@ -49,8 +49,9 @@ public final class PcieEfficiency {
         d.port.dmaWrite(1 << 20, new byte[bytes], r -> end[0] = r.completedAt());
         sim.runUntilIdle();
         PciLink l = bus[0].link();
-        return new Result("write", mps, l.packets(PciLink.Direction.UPSTREAM), l.payloadBytes(PciLink.Direction.UPSTREAM),
-                l.wireBytes(PciLink.Direction.UPSTREAM), end[0] - l.latencyPicos());
+        PciLink.Direction up = PciLink.Direction.UPSTREAM;
+        return new Result("write", mps, l.packets(up), l.payloadBytes(up), l.wireBytes(up),
+                end[0] - l.latencyPicos());
     }
 
     /** DMA reads of {@code bytes} answered in completions of {@code completion} bytes. */
@@ -63,8 +64,8 @@ public final class PcieEfficiency {
         d.port.dmaRead(1 << 20, bytes, r -> end[0] = r.completedAt());
         sim.runUntilIdle();
         PciLink l = bus[0].link();
-        return new Result("read", completion, l.packets(PciLink.Direction.DOWNSTREAM), l.payloadBytes(PciLink.Direction.DOWNSTREAM),
-                l.wireBytes(PciLink.Direction.DOWNSTREAM), end[0]);
+        PciLink.Direction down = PciLink.Direction.DOWNSTREAM;
+        return new Result("read", completion, l.packets(down), l.payloadBytes(down), l.wireBytes(down), end[0]);
     }
 
     public static void print(Profile p, PrintStream out) {
@@ -75,8 +76,9 @@ public final class PcieEfficiency {
         if (!link.isPcie()) {
             // a parallel bus has one burst overhead per transaction and no completion TLPs
             Result r = measureWrite(p, link.maxPayload(), 1 << 20);
+            double ceiling = 100.0 * link.maxPayload() / (link.maxPayload() + link.overheadPosted());
             out.printf("%-6s burst %4d B            %6d %9.1f%% %8.1f%% %12.3f%n", "write", link.maxPayload(), r.tlps(),
-                    100 * r.efficiency(), 100.0 * link.maxPayload() / (link.maxPayload() + link.overheadPosted()), r.gbps());
+                    100 * r.efficiency(), ceiling, r.gbps());
             return;
         }
         for (int mps : new int[]{128, 256, 512}) {
@@ -105,10 +107,12 @@ public final class PcieEfficiency {
         int completion = PciLink.Config.from(p).completionBytes();
         for (int bytes : new int[]{8, 64, 256, 512, 4096, 65536}) {
             double ns = measureRead(p, completion, bytes).picos() / 1000.0;
-            if (bytes <= 64) out.printf("%8d %12.1f %13.1f%%%n", bytes, ns, (ns - REFERENCE_ROUND_TRIP_NS) / REFERENCE_ROUND_TRIP_NS * 100);
+            double off = (ns - REFERENCE_ROUND_TRIP_NS) / REFERENCE_ROUND_TRIP_NS * 100;
+            if (bytes <= 64) out.printf("%8d %12.1f %13.1f%%%n", bytes, ns, off);
             else out.printf("%8d %12.1f %14s%n", bytes, ns, "");
         }
-        out.println("850 ns: a measured TLP round trip on PCIe Gen3 x8 (docs/sources.md#pcie-latency-and-mmio-cost); only reads of one small TLP compare with it.");
+        out.println("850 ns: a measured TLP round trip on PCIe Gen3 x8 (docs/sources.md#pcie-latency-and-mmio-cost);"
+                + " only reads of one small TLP compare with it.");
     }
 
     public static void main(String[] args) {

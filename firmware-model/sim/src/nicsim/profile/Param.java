@@ -30,9 +30,10 @@ public record Param(String name, Unit.Dimension dimension, long value, long deno
             return new Param(name, Unit.Dimension.TEXT, 0, 1, v.substring(1, v.length() - 1), v, description, source);
         if (v.equals("true") || v.equals("false"))
             return new Param(name, Unit.Dimension.COUNT, v.equals("true") ? 1 : 0, 1, v, v, description, source);
-        if (v.matches("0[xX][0-9a-fA-F_]+"))
-            return new Param(name, Unit.Dimension.COUNT, Long.parseUnsignedLong(v.substring(2).replace("_", ""), 16), 1, null, v,
-                    description, source);
+        if (v.matches("0[xX][0-9a-fA-F_]+")) {
+            long hex = Long.parseUnsignedLong(v.substring(2).replace("_", ""), 16);
+            return new Param(name, Unit.Dimension.COUNT, hex, 1, null, v, description, source);
+        }
         if (v.matches("\\d+\\s*/\\s*\\d+")) {
             String[] p = v.split("/");
             long num = Long.parseLong(p[0].trim()), den = Long.parseLong(p[1].trim());
@@ -41,7 +42,9 @@ public record Param(String name, Unit.Dimension dimension, long value, long deno
         }
         Matcher m = Pattern.compile("(-?[0-9][0-9_]*(?:\\.[0-9]+)?)\\s*(.*)")
                 .matcher(v);
-        if (!m.matches()) throw new IllegalArgumentException(where + ": value '" + v + "' is not a number with a unit, a ratio, true/false or \"text\"");
+        if (!m.matches())
+            throw new IllegalArgumentException(where + ": value '" + v
+                    + "' is not a number with a unit, a ratio, true/false or \"text\"");
         BigDecimal number = new BigDecimal(m.group(1).replace("_", ""));
         Unit unit = m.group(2).isEmpty() ? Unit.COUNT : Unit.parse(m.group(2).trim(), where);
         return new Param(name, unit.dimension(), unit.toCanonical(number, where), 1, null, v, description, source);

@@ -57,7 +57,7 @@ public final class Profile {
             if (p.value() <= 0) throw new IllegalArgumentException("profile " + name + ": " + key + " must be > 0 Hz");
             return Math.round(1e12 / p.value());
         }
-        throw new IllegalArgumentException("profile " + name + ": parameter " + key + " = " + p.written() + " is not a period or frequency");
+        throw notA(p, "not a period or frequency");
     }
 
     public long bytes(String key) { return of(key, Unit.Dimension.SIZE); }
@@ -71,7 +71,7 @@ public final class Profile {
     public boolean bool(String key) {
         Param p = param(key);
         if (p.dimension() != Unit.Dimension.COUNT || !(p.written().equals("true") || p.written().equals("false")))
-            throw new IllegalArgumentException("profile " + name + ": parameter " + key + " = " + p.written() + " is not true/false");
+            throw notA(p, "not true/false");
         return p.value() == 1;
     }
 
@@ -79,15 +79,20 @@ public final class Profile {
     public long[] ratio(String key) {
         Param p = param(key);
         if (p.dimension() != Unit.Dimension.RATIO)
-            throw new IllegalArgumentException("profile " + name + ": parameter " + key + " = " + p.written() + " is not a ratio a/b");
+            throw notA(p, "not a ratio a/b");
         return new long[]{p.value(), p.denominator()};
     }
 
     public String text(String key) {
         Param p = param(key);
         if (p.dimension() != Unit.Dimension.TEXT)
-            throw new IllegalArgumentException("profile " + name + ": parameter " + key + " = " + p.written() + " is not \"text\"");
+            throw notA(p, "not \"text\"");
         return p.text();
+    }
+
+    private IllegalArgumentException notA(Param p, String what) {
+        return new IllegalArgumentException("profile " + name + ": parameter " + p.name() + " = " + p.written()
+                + " is " + what);
     }
 
     /** A variant with one parameter replaced (it must exist, and keep its dimension). */

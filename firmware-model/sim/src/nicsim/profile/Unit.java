@@ -11,8 +11,8 @@ import java.util.Locale;
 public enum Unit {
     PS(Dimension.TIME, "ps", 1), NS(Dimension.TIME, "ns", 1_000), US(Dimension.TIME, "us", 1_000_000),
     MS(Dimension.TIME, "ms", 1_000_000_000L), S(Dimension.TIME, "s", 1_000_000_000_000L),
-    HZ(Dimension.FREQUENCY, "Hz", 1), KHZ(Dimension.FREQUENCY, "kHz", 1_000), MHZ(Dimension.FREQUENCY, "MHz", 1_000_000),
-    GHZ(Dimension.FREQUENCY, "GHz", 1_000_000_000L),
+    HZ(Dimension.FREQUENCY, "Hz", 1), KHZ(Dimension.FREQUENCY, "kHz", 1_000),
+    MHZ(Dimension.FREQUENCY, "MHz", 1_000_000), GHZ(Dimension.FREQUENCY, "GHz", 1_000_000_000L),
     BYTE(Dimension.SIZE, "B", 1), KIB(Dimension.SIZE, "KiB", 1024), MIB(Dimension.SIZE, "MiB", 1024 * 1024),
     GIB(Dimension.SIZE, "GiB", 1024L * 1024 * 1024),
     BIT(Dimension.WIDTH, "bit", 1),
@@ -61,8 +61,11 @@ public enum Unit {
 
     public static Unit parse(String symbol, String where) {
         for (Unit u : values()) if (u.symbol.equals(symbol)) return u;
-        for (Unit u : values()) if (u.symbol.toLowerCase(Locale.ROOT).equals(symbol.toLowerCase(Locale.ROOT)) && u != MBPS && u != BYTES_PS) return u;
-        throw new IllegalArgumentException(where + ": unknown unit '" + symbol + "' (known: ps ns us ms s, Hz kHz MHz GHz,"
-                + " B KiB MiB GiB, bit, b/s Kb/s Mb/s Gb/s GT/s MB/s, cycles; a ratio as a/b; text in quotes; or none)");
+        String lower = symbol.toLowerCase(Locale.ROOT);
+        for (Unit u : values())
+            if (u.symbol.toLowerCase(Locale.ROOT).equals(lower) && u != MBPS && u != BYTES_PS) return u;
+        throw new IllegalArgumentException(where + ": unknown unit '" + symbol + "' (known: ps ns us ms s,"
+                + " Hz kHz MHz GHz, B KiB MiB GiB, bit, b/s Kb/s Mb/s Gb/s GT/s MB/s, cycles; a ratio as a/b;"
+                + " text in quotes; or none)");
     }
 }

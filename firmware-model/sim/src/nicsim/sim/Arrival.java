@@ -9,7 +9,8 @@ package nicsim.sim;
  */
 public record Arrival(long head, long tail, int length) {
     public Arrival {
-        if (tail < head) throw new IllegalArgumentException("payload tail " + tail + " ps before its head " + head + " ps");
+        if (tail < head)
+            throw new IllegalArgumentException("payload tail " + tail + " ps before its head " + head + " ps");
         if (length < 0) throw new IllegalArgumentException("payload length " + length + " B");
     }
 
@@ -25,7 +26,8 @@ public record Arrival(long head, long tail, int length) {
 
     /** The arrival of the bytes from offset {@code off} on. */
     public Arrival from(int off) {
-        if (off < 0 || off > length) throw new IllegalArgumentException("offset " + off + " outside a " + length + " B payload");
+        if (off < 0 || off > length)
+            throw new IllegalArgumentException("offset " + off + " outside a " + length + " B payload");
         return off == 0 ? this : new Arrival(by(off), tail, length - off);
     }
 }

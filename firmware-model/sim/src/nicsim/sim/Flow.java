@@ -35,9 +35,12 @@ public final class Flow<T> extends ClockDomain.Sampled {
 
     /** Makes {@code sink} the same wires as this flow (SpinalHDL's {@code a >> b}); connect before running. */
     public void connect(Flow<T> sink) {
-        if (sink.domain != domain) throw new IllegalArgumentException("cannot connect " + name + " to " + sink.name + ": different clock domains");
+        if (sink.domain != domain)
+            throw new IllegalArgumentException("cannot connect " + name + " to " + sink.name
+                    + ": different clock domains");
         if (sink.alias || alias || hasSink || sink.hasSink)
-            throw new IllegalArgumentException("flow " + (alias || hasSink ? name : sink.name) + " is already connected");
+            throw new IllegalArgumentException("flow " + (alias || hasSink ? name : sink.name)
+                    + " is already connected");
         sink.w = w;
         hasSink = true;
         sink.alias = true; // its domain never visits it: this side counts both
@@ -46,7 +49,8 @@ public final class Flow<T> extends ClockDomain.Sampled {
     public void push(T p) {
         if (domain.phase() == ClockDomain.Phase.UPDATE)
             domain.simulator().reportViolation(new StreamContractViolation(name, domain.cycle(),
-                    StreamContractViolation.Rule.DRIVEN_IN_UPDATE_PHASE, "flow outputs may only change in the drive phase"));
+                    StreamContractViolation.Rule.DRIVEN_IN_UPDATE_PHASE,
+                    "flow outputs may only change in the drive phase"));
         w.valid = true;
         w.payload = Objects.requireNonNull(p, "payload");
         domain.flowLive(w.slot);

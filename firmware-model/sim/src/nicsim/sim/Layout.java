@@ -29,7 +29,8 @@ public final class Layout<T> {
         this.name = name;
         this.fields = List.copyOf(fields);
         this.maker = maker;
-        this.width = fields.isEmpty() ? 0 : fields.get(fields.size() - 1).offset() + fields.get(fields.size() - 1).width();
+        Field<T> top = fields.isEmpty() ? null : fields.get(fields.size() - 1);
+        this.width = top == null ? 0 : top.offset() + top.width();
     }
 
     public static <T> Builder<T> builder(String name) { return new Builder<>(name); }
@@ -60,7 +61,8 @@ public final class Layout<T> {
     /** Builds a payload from field values (as read from an RTL port). */
     public T make(long[] values) {
         if (values.length != fields.size())
-            throw new IllegalArgumentException(name + ": " + values.length + " values for " + fields.size() + " fields");
+            throw new IllegalArgumentException(name + ": " + values.length + " values for " + fields.size()
+                    + " fields");
         return maker.apply(values);
     }
 
@@ -93,7 +95,8 @@ public final class Layout<T> {
             if (width < 1 || width > 64)
                 throw new IllegalArgumentException(name + "." + fieldName + ": width " + width + " must be 1..64");
             for (Field<T> f : fields)
-                if (f.name().equals(fieldName)) throw new IllegalArgumentException(name + ": field '" + fieldName + "' defined twice");
+                if (f.name().equals(fieldName))
+                    throw new IllegalArgumentException(name + ": field '" + fieldName + "' defined twice");
             fields.add(new Field<>(fieldName, width, offset, getter));
             offset += width;
             return this;

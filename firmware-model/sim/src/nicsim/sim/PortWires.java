@@ -43,7 +43,8 @@ public final class PortWires {
     @SuppressWarnings("unchecked")
     private static <T> void payload(List<Wire> out, String port, Layout<T> layout, boolean in,
                                     Supplier<?> payload, BooleanSupplier valid) {
-        if (layout == null) throw new IllegalArgumentException("port " + port + " has no layout: it cannot be matched with RTL wires");
+        if (layout == null)
+            throw new IllegalArgumentException("port " + port + " has no layout: it cannot be matched with RTL wires");
         for (Layout.Field<T> f : layout.fields())
             out.add(new Wire(port + "_payload_" + f.name(), f.width(), in,
                     () -> { Object p = payload.get(); return p == null ? 0 : f.getter().applyAsLong((T) p); }, valid));

@@ -16,7 +16,8 @@ public final class Signal {
     private VcdWriter.Wire wire;
 
     public Signal(String name, int width, ClockDomain domain) {
-        if (width < 1 || width > 64) throw new IllegalArgumentException("signal " + name + ": width " + width + " must be 1..64");
+        if (width < 1 || width > 64)
+            throw new IllegalArgumentException("signal " + name + ": width " + width + " must be 1..64");
         this.name = Objects.requireNonNull(name);
         this.width = width;
         this.domain = domain;

@@ -51,9 +51,12 @@ public final class Stream<T> extends ClockDomain.Sampled {
      * (the contract is checked once, on this side). Connect before the simulation runs.
      */
     public void connect(Stream<T> sink) {
-        if (sink.domain != domain) throw new IllegalArgumentException("cannot connect " + name + " to " + sink.name + ": different clock domains");
+        if (sink.domain != domain)
+            throw new IllegalArgumentException("cannot connect " + name + " to " + sink.name
+                    + ": different clock domains");
         if (sink.alias || alias || hasSink || sink.hasSink)
-            throw new IllegalArgumentException("stream " + (alias || hasSink ? name : sink.name) + " is already connected");
+            throw new IllegalArgumentException("stream " + (alias || hasSink ? name : sink.name)
+                    + " is already connected");
         sink.w = w;
         hasSink = true;
         sink.alias = true; // its domain never visits it: this side checks and counts both
@@ -113,8 +116,9 @@ public final class Stream<T> extends ClockDomain.Sampled {
         if (pendingFromLastEdge) {
             if (!valid) violation(cycle, StreamContractViolation.Rule.VALID_DROPPED,
                     "valid fell before the transfer of " + lastPayload + " fired");
-            else if (payload != lastPayload && !payload.equals(lastPayload)) violation(cycle, StreamContractViolation.Rule.PAYLOAD_CHANGED,
-                    "payload changed from " + lastPayload + " to " + payload + " while waiting for ready");
+            else if (payload != lastPayload && !payload.equals(lastPayload))
+                violation(cycle, StreamContractViolation.Rule.PAYLOAD_CHANGED,
+                        "payload changed from " + lastPayload + " to " + payload + " while waiting for ready");
         }
         boolean f = fire();
         if (f) fires++;

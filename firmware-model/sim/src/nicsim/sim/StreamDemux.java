@@ -18,7 +18,8 @@ public final class StreamDemux<T> implements Clocked {
     private final ArrayDeque<T> queue = new ArrayDeque<>();
 
     public StreamDemux(String name, ClockDomain domain, Layout<T> layout, int outputs, ToIntFunction<T> select) {
-        if (outputs < 2) throw new IllegalArgumentException("demux " + name + ": " + outputs + " outputs, need at least 2");
+        if (outputs < 2)
+            throw new IllegalArgumentException("demux " + name + ": " + outputs + " outputs, need at least 2");
         this.input = new Stream<>(name + "_input", domain, layout);
         for (int i = 0; i < outputs; i++) this.outputs.add(new Stream<>(name + "_out" + i, domain, layout));
         this.select = select;
@@ -44,7 +45,8 @@ public final class StreamDemux<T> implements Clocked {
     private int route(T t) {
         int i = select.applyAsInt(t);
         if (i < 0 || i >= outputs.size())
-            throw new IllegalStateException("demux " + input.name() + ": select chose output " + i + " of " + outputs.size() + " for " + t);
+            throw new IllegalStateException("demux " + input.name() + ": select chose output " + i + " of "
+                    + outputs.size() + " for " + t);
         return i;
     }
 

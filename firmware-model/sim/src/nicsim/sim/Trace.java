@@ -56,7 +56,9 @@ public final class Trace {
     }
 
     /** Records a stage if tracing is on for this block (on the block's own track). */
-    public void record(String block, String txn, String stage, String detail) { recordOn(block, block, txn, stage, detail); }
+    public void record(String block, String txn, String stage, String detail) {
+        recordOn(block, block, txn, stage, detail);
+    }
 
     /** Records a stage on {@code track} if tracing is on for {@code block}. */
     public void recordOn(String block, String track, String txn, String stage, String detail) {
@@ -65,7 +67,9 @@ public final class Trace {
 
     /** Records a stage that happened at {@code timePicos} (noted earlier, recorded when its transaction is known). */
     public void recordAt(long timePicos, String block, String track, String txn, String stage, String detail) {
-        if (timePicos > sim.now()) throw new IllegalArgumentException("stage " + stage + " of " + txn + " at " + timePicos + " ps is in the future");
+        if (timePicos > sim.now())
+            throw new IllegalArgumentException("stage " + stage + " of " + txn + " at " + timePicos
+                    + " ps is in the future");
         if (enabled(block)) add(new Entry(timePicos, block, txn, stage, detail, track));
     }
 
@@ -109,7 +113,8 @@ public final class Trace {
     public void writeCsv(Writer w) throws IOException {
         w.write("time_ps,block,txn,stage,detail\n");
         for (Entry e : entries)
-            w.write(e.timePicos() + "," + csv(e.block()) + "," + csv(e.txn()) + "," + csv(e.stage()) + "," + csv(e.detail()) + "\n");
+            w.write(e.timePicos() + "," + csv(e.block()) + "," + csv(e.txn()) + "," + csv(e.stage()) + ","
+                    + csv(e.detail()) + "\n");
         w.flush();
     }
 

@@ -228,6 +228,9 @@ class DocsTest {
         assertTrue(m.find(), "docs/profiles.md has an example profile file");
         Profile p = Profiles.parse(m.group(1), "docs/profiles.md");
         assertEquals(16_000_000_000L, p.bitsPerSecond("pci.lane.rate"), "the override");
+        assertEquals("Gen4 per-lane transfer rate, twice Gen3's", p.param("pci.lane.rate").description(),
+                "the description goes on in an indented line");
+        assertEquals("PCIe 4.0", p.param("pci.lane.rate").source(), "an indented line opening with | is the source");
         assertEquals(Profiles.load("cx-gen3x16").bytes("pci.max.payload"), p.bytes("pci.max.payload"),
                 "the rest from cx-gen3x16");
     }

@@ -15,8 +15,9 @@ class WqeFormatTest {
     /** A WQE with a remote address and rkey only where the opcode has a remote-address segment. */
     static SendWqe wqe(int op, List<Sge> sges, byte[] inline) {
         boolean rdma = WqeFormat.hasRaddr(op);
-        return new SendWqe(op, 0x1234, 0xABCDE, WqeFormat.CQ_UPDATE, 0x11223344, null, rdma ? 0x7f00_1234_5678L : 0, rdma ? 0xBEEF01 : 0,
-                0, 0, sges, inline);
+        long raddr = rdma ? 0x7f00_1234_5678L : 0;
+        int rkey = rdma ? 0xBEEF01 : 0;
+        return new SendWqe(op, 0x1234, 0xABCDE, WqeFormat.CQ_UPDATE, 0x11223344, null, raddr, rkey, 0, 0, sges, inline);
     }
 
     static int ds(byte[] w) { return w[7] & 0x3f; }
@@ -28,9 +29,11 @@ class WqeFormatTest {
         byte[] write = WqeFormat.encode(wqe(WqeLayout.OP_RDMA_WRITE, List.of(new Sge(0x1000, 64, 7)), null), false);
         assertEquals(3, ds(write));
         assertEquals(64, write.length);
-        SendWqe atomic = new SendWqe(WqeLayout.OP_ATOMIC_FA, 1, 2, 0, 0, null, 0x8000, 9, 5, 0, List.of(new Sge(0x2000, 8, 3)), null);
+        List<Sge> eight = List.of(new Sge(0x2000, 8, 3));
+        SendWqe atomic = new SendWqe(WqeLayout.OP_ATOMIC_FA, 1, 2, 0, 0, null, 0x8000, 9, 5, 0, eight, null);
         assertEquals(4, ds(WqeFormat.encode(atomic, false)));
-        SendWqe ud = new SendWqe(WqeLayout.OP_SEND, 1, 2, 0, 0, new Av(0x77, 0x11111111, 5), 0, 0, 0, 0, List.of(new Sge(0x3000, 10, 4)), null);
+        Av av = new Av(0x77, 0x11111111, 5);
+        SendWqe ud = new SendWqe(WqeLayout.OP_SEND, 1, 2, 0, 0, av, 0, 0, 0, 0, List.of(new Sge(0x3000, 10, 4)), null);
         byte[] udBytes = WqeFormat.encode(ud, true);
         assertEquals(5, ds(udBytes));
         assertEquals(128, udBytes.length);
@@ -42,18 +45,21 @@ class WqeFormatTest {
         byte[] data = new byte[100];
         r.nextBytes(data);
         List<Sge> sges = List.of(new Sge(0x1000, 10, 1), new Sge(0x2000, 20, 2), new Sge(0x3000, 30, 3));
+        int nopFlags = WqeFormat.CQ_UPDATE | WqeFormat.SOLICITED;
         for (SendWqe w : List.of(
                 wqe(WqeLayout.OP_SEND, sges, null),
                 wqe(WqeLayout.OP_SEND_IMM, List.of(), data),
                 wqe(WqeLayout.OP_RDMA_WRITE_IMM, sges, null),
                 wqe(WqeLayout.OP_RDMA_WRITE, List.of(), data),
                 wqe(WqeLayout.OP_RDMA_READ, sges.subList(0, 1), null),
-                new SendWqe(WqeLayout.OP_ATOMIC_CS, 7, 9, WqeFormat.FENCE, 0, null, 0x40, 5, 0x1111, 0x2222, List.of(new Sge(0x50, 8, 6)), null),
-                new SendWqe(WqeLayout.OP_NOP, 3, 9, WqeFormat.CQ_UPDATE | WqeFormat.SOLICITED, 0, null, 0, 0, 0, 0, List.of(), null))) {
+                new SendWqe(WqeLayout.OP_ATOMIC_CS, 7, 9, WqeFormat.FENCE, 0, null, 0x40, 5, 0x1111, 0x2222,
+                        List.of(new Sge(0x50, 8, 6)), null),
+                new SendWqe(WqeLayout.OP_NOP, 3, 9, nopFlags, 0, null, 0, 0, 0, 0, List.of(), null))) {
             SendWqe back = WqeFormat.decode(WqeFormat.encode(w, false), false);
             assertEquals(w, back, "opcode 0x" + Integer.toHexString(w.opcode()));
         }
-        SendWqe ud = new SendWqe(WqeLayout.OP_SEND_IMM, 1, 2, 0, 5, new Av(0x123456, 0x11111111, 0x99), 0, 0, 0, 0, sges, null);
+        Av av = new Av(0x123456, 0x11111111, 0x99);
+        SendWqe ud = new SendWqe(WqeLayout.OP_SEND_IMM, 1, 2, 0, 5, av, 0, 0, 0, 0, sges, null);
         assertEquals(ud, WqeFormat.decode(WqeFormat.encode(ud, true), true));
     }
 
@@ -96,17 +102,23 @@ class WqeFormatTest {
         byte[] ok = WqeFormat.encode(wqe(WqeLayout.OP_RDMA_WRITE, List.of(new Sge(0x1000, 64, 7)), null), false);
         byte[] bad = ok.clone();
         bad[7] = 9; // DS 9 = 144 bytes in a 64-byte WQE
-        assertTrue(assertThrows(Malformed.class, () -> WqeFormat.decode(bad, false)).getMessage().contains("ctrl.ds = 9"));
+        assertTrue(refusal(bad).contains("ctrl.ds = 9"));
         byte[] zero = ok.clone();
         zero[7] = 0;
         assertThrows(Malformed.class, () -> WqeFormat.decode(zero, false));
         byte[] noRaddr = ok.clone();
         noRaddr[7] = 1; // an RDMA WRITE with only a ctrl segment
-        assertTrue(assertThrows(Malformed.class, () -> WqeFormat.decode(noRaddr, false)).getMessage().contains("remote address"));
+        assertTrue(refusal(noRaddr).contains("remote address"));
         byte[] inline = WqeFormat.encode(wqe(WqeLayout.OP_SEND, List.of(), new byte[20]), false);
         inline[19] = 60; // inline byte_count 60, but the WQE's DS leave 28 bytes
-        assertTrue(assertThrows(Malformed.class, () -> WqeFormat.decode(inline, false)).getMessage().contains("inline byte_count 60"));
-        SendWqe atomic16 = new SendWqe(WqeLayout.OP_ATOMIC_CS, 1, 2, 0, 0, null, 0x8000, 9, 5, 6, List.of(new Sge(0x2000, 16, 3)), null);
-        assertTrue(assertThrows(Malformed.class, () -> WqeFormat.decode(WqeFormat.encode(atomic16, false), false)).getMessage().contains("8-byte"));
+        assertTrue(refusal(inline).contains("inline byte_count 60"));
+        List<Sge> sixteen = List.of(new Sge(0x2000, 16, 3));
+        SendWqe atomic16 = new SendWqe(WqeLayout.OP_ATOMIC_CS, 1, 2, 0, 0, null, 0x8000, 9, 5, 6, sixteen, null);
+        assertTrue(refusal(WqeFormat.encode(atomic16, false)).contains("8-byte"));
+    }
+
+    /** Why decoding {@code w} (not UD) is refused. */
+    static String refusal(byte[] w) {
+        return assertThrows(Malformed.class, () -> WqeFormat.decode(w, false)).getMessage();
     }
 }

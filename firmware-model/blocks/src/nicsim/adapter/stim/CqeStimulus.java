@@ -60,7 +60,8 @@ public final class CqeStimulus implements Clocked {
         this.w = writer;
         this.rnd = new Random(seed);
         this.entries = writer.config().cqEntries();
-        if (entries < CQS) throw new IllegalArgumentException("cq.entries " + entries + " is below the stimulus' " + CQS + " CQs");
+        if (entries < CQS)
+            throw new IllegalArgumentException("cq.entries " + entries + " is below the stimulus' " + CQS + " CQs");
         this.cornerRnd = new Random(seed * 0x9E37_79B9_7F4A_7C15L + 1);
         this.visited = new boolean[entries];
         for (int i = 0; i < CQS; i++) {
@@ -186,7 +187,8 @@ public final class CqeStimulus implements Clocked {
         if (armOut == null && rnd.nextInt(20) == 0) {
             boolean stale = rnd.nextInt(50) == 0; // to a CQ that is gone, from anywhere in the index's 24 bits
             long q = stale ? destroyed : cqn[i];
-            armOut = new DoorbellMsg(q, stale ? rnd.nextInt(1 << 24) : consumed[i] & 0xFFFFFF, DoorbellMsg.Kind.CQ_ARM.ordinal(), armSn++ & 3, rnd.nextInt(2));
+            long ci = stale ? rnd.nextInt(1 << 24) : consumed[i] & 0xFFFFFF;
+            armOut = new DoorbellMsg(q, ci, DoorbellMsg.Kind.CQ_ARM.ordinal(), armSn++ & 3, rnd.nextInt(2));
         }
         if (armOut == null) w.arm().idle(); else w.arm().push(armOut);
         // now and then firmware reloads the context of the CQ an arm goes to, on the same edge (no completion for
@@ -239,7 +241,8 @@ public final class CqeStimulus implements Clocked {
             if (i >= 0) written[i]++;
         }
         if (w.error().valid() && w.error().payload().reason() == CqError.Code.OVERFLOW) {
-            for (int i = 0; i < CQS; i++) if (cqn[i] == w.error().payload().cqn() && resetIn[i] < 0) resetIn[i] = 40 + 7 * i;
+            long full = w.error().payload().cqn();
+            for (int i = 0; i < CQS; i++) if (cqn[i] == full && resetIn[i] < 0) resetIn[i] = 40 + 7 * i;
         }
         for (int i = 0; i < CQS; i++) {
             if (resetIn[i] > 0 && --resetIn[i] == 0) {

@@ -96,7 +96,8 @@ public final class DmaStimulus implements Clocked {
 
     private Beat randomBeat(long flag) {
         long[] v = new long[words];
-        for (int i = 0; i < words; i++) v[i] = d.config().widthBits() < 64 ? rnd.nextLong() & 0xFFFF_FFFFL : rnd.nextLong();
+        boolean narrow = d.config().widthBits() < 64;
+        for (int i = 0; i < words; i++) v[i] = narrow ? rnd.nextLong() & 0xFFFF_FFFFL : rnd.nextLong();
         return new Beat(v, flag);
     }
 
@@ -154,7 +155,8 @@ public final class DmaStimulus implements Clocked {
         }
         if (recvOut == null) d.recvDesc().idle(); else d.recvDesc().push(recvOut);
         // the PCI side: read data after a latency; writes taken with random back-pressure
-        if (pciOut == null && !pciBeats.isEmpty() && cycle >= pciReadyAt && rnd.nextInt(100) < 85) pciOut = pciBeats.pollFirst();
+        if (pciOut == null && !pciBeats.isEmpty() && cycle >= pciReadyAt && rnd.nextInt(100) < 85)
+            pciOut = pciBeats.pollFirst();
         if (pciOut == null) d.pciData().idle(); else d.pciData().push(pciOut);
         d.pciRead().ready(rnd.nextInt(100) < 70);
         d.pciWrite().ready(rnd.nextInt(100) < 70);

@@ -79,9 +79,11 @@ public final class DoorbellStimulus implements Clocked {
         if (r < 70) {
             long cqn = cqs.get(rnd.nextInt(cqs.size()));
             int p = owner.getOrDefault(key(true, cqn), rnd.nextInt(pages));
-            int w0 = (rnd.nextInt(4) << 28) | (rnd.nextBoolean() ? UarLayout.CQ_ARM_SOLICITED : 0) | rnd.nextInt(1 << 24);
-            return MmioWrite.of(pageBase(p) + UarLayout.CQ_DOORBELL, new byte[]{(byte) (w0 >>> 24), (byte) (w0 >> 16), (byte) (w0 >> 8),
-                    (byte) w0, 0, (byte) (cqn >> 16), (byte) (cqn >> 8), (byte) cqn});
+            int w0 = (rnd.nextInt(4) << 28) | (rnd.nextBoolean() ? UarLayout.CQ_ARM_SOLICITED : 0)
+                    | rnd.nextInt(1 << 24);
+            byte[] arm = {(byte) (w0 >>> 24), (byte) (w0 >> 16), (byte) (w0 >> 8), (byte) w0,
+                    0, (byte) (cqn >> 16), (byte) (cqn >> 8), (byte) cqn};
+            return MmioWrite.of(pageBase(p) + UarLayout.CQ_DOORBELL, arm);
         }
         if (r < 76) return MmioWrite.of(pageBase((page + 1) % pages) + bf, send(qpn, idx));
         if (r < 80) return MmioWrite.of(pageBase(page) + 0x100 + 8L * rnd.nextInt(32), send(qpn, idx));

@@ -51,12 +51,14 @@ public final class MttStimulus implements Clocked {
         this.rnd = new Random(seed);
         this.wide = new Random(~seed);
         int entries = walker.config().mkeyEntries();
-        for (int i = 0; i < pds.length; i++) pds[i] = 1 + rnd.nextInt((1 << 24) - 1);   // PDs and QPs anywhere in their 24 bits
+        // PDs and QPs anywhere in their 24 bits
+        for (int i = 0; i < pds.length; i++) pds[i] = 1 + rnd.nextInt((1 << 24) - 1);
         for (int i = 0; i < qpns.length; i++) qpns[i] = rnd.nextInt(1 << 24);
         long mttNext = 0x100;
         for (int i = 0; i < 12; i++) {
             long index = 1 + i + (i % 4 == 3 ? entries : 0);  // every fourth shares a table slot with another index
-            int shift = rnd.nextInt(4) == 0 ? 12 + rnd.nextInt(20) : SHIFTS[rnd.nextInt(SHIFTS.length)]; // the field's whole range now and then
+            // the field's whole range now and then
+            int shift = rnd.nextInt(4) == 0 ? 12 + rnd.nextInt(20) : SHIFTS[rnd.nextInt(SHIFTS.length)];
             boolean high = i % 4 == 1;                          // a high VA, and pages of 256 MiB to 2 GiB
             if (high) shift = 28 + wide.nextInt(4);
             long page = 1L << shift;
@@ -72,8 +74,9 @@ public final class MttStimulus implements Clocked {
             Random pa = high ? wide : rnd;                      // rnd draws as many pages as it did before
             for (long p = 0; p < pages; p++)
                 mtt.put(mttNext + p, (0x1_0000_0000L + pa.nextInt(1 << 16) * page) & ~(page - 1));
-            MkeyContext c = new MkeyContext(index, i == 11 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID, rnd.nextInt(256),
-                    pds[rnd.nextInt(pds.length)], qpns[rnd.nextInt(qpns.length)], bound ? 1 : 0, start, length, access, shift, pageOffset, mttNext);
+            MkeyContext c = new MkeyContext(index, i == 11 ? MttPorts.STATE_FREE : MttPorts.STATE_VALID,
+                    rnd.nextInt(256), pds[rnd.nextInt(pds.length)], qpns[rnd.nextInt(qpns.length)], bound ? 1 : 0,
+                    start, length, access, shift, pageOffset, mttNext);
             mttNext += pages + 1;
             mkeys.add(c);
             writes.add(c);
@@ -97,7 +100,8 @@ public final class MttStimulus implements Clocked {
             for (int j = 0; j < n; j++) {
                 // mostly MRs of the list's own PD, so that walks get past the first pieces
                 MkeyContext m = i == 1 && j == n - 1 ? null
-                        : !samePd.isEmpty() && rnd.nextInt(5) != 0 ? samePd.get(rnd.nextInt(samePd.size())) : direct.get(rnd.nextInt(direct.size()));
+                        : !samePd.isEmpty() && rnd.nextInt(5) != 0 ? samePd.get(rnd.nextInt(samePd.size()))
+                        : direct.get(rnd.nextInt(direct.size()));
                 long pieceLen = 1 + rnd.nextInt(repeat > 1 ? 2000 : 3 << 12);
                 // the first list's pieces up to the field's 32 bits (not the second's: walks must reach its nested key)
                 if (i == 0 && m != null && wide.nextBoolean())
@@ -120,8 +124,8 @@ public final class MttStimulus implements Clocked {
             // others at 0
             long key = rnd.nextInt(256), length = total * repeat, access = rnd.nextInt(32);
             MkeyContext c = i == 0
-                    ? MkeyContext.indirectAt(index, MttPorts.STATE_VALID, key, pd, INDIRECT_START, length, access, klmNext,
-                            n, repeat)
+                    ? MkeyContext.indirectAt(index, MttPorts.STATE_VALID, key, pd, INDIRECT_START, length, access,
+                            klmNext, n, repeat)
                     : MkeyContext.indirect(index, MttPorts.STATE_VALID, key, pd, length, access, klmNext, n, repeat);
             klmNext += n;
             mkeys.add(c);
@@ -143,7 +147,8 @@ public final class MttStimulus implements Clocked {
         MkeyContext c = mkeys.get(rnd.nextInt(mkeys.size()));
         boolean zero = (c.access() & MttPorts.ZERO_BASED) != 0;
         long off = (long) (rnd.nextDouble() * c.length());
-        long len = Math.min(c.length() - off, rnd.nextInt(4) == 0 ? 0 : 1 + rnd.nextInt((int) Math.min(1L << 20, 3L << c.pageShift())));
+        long len = Math.min(c.length() - off,
+                rnd.nextInt(4) == 0 ? 0 : 1 + rnd.nextInt((int) Math.min(1L << 20, 3L << c.pageShift())));
         if (len != 0 && wide.nextInt(6) == 0)                       // now and then anywhere in 32 bits, up to the end
             len = Math.min(c.length() - off, 1 + (long) (wide.nextDouble() * 0xFFFF_FFFFL));
         long va = zero ? off : c.start() + off;
@@ -169,9 +174,9 @@ public final class MttStimulus implements Clocked {
             // re-register one context: new key byte, or flip between VALID and FREE
             int i = rnd.nextInt(mkeys.size());
             MkeyContext c = mkeys.get(i);
-            MkeyContext n = new MkeyContext(c.index(), rnd.nextInt(4) != 0 ? MttPorts.STATE_VALID : MttPorts.STATE_FREE, rnd.nextInt(256),
-                    c.pd(), c.qpn(), c.boundQp(), c.start(), c.length(), c.access(), c.pageShift(), c.pageOffset(), c.mttBase(),
-                    c.indirect(), c.klmCount(), c.repeat());
+            MkeyContext n = new MkeyContext(c.index(), rnd.nextInt(4) != 0 ? MttPorts.STATE_VALID : MttPorts.STATE_FREE,
+                    rnd.nextInt(256), c.pd(), c.qpn(), c.boundQp(), c.start(), c.length(), c.access(), c.pageShift(),
+                    c.pageOffset(), c.mttBase(), c.indirect(), c.klmCount(), c.repeat());
             mkeys.set(i, n);
             writes.add(n);
         }
@@ -188,7 +193,8 @@ public final class MttStimulus implements Clocked {
             long idx = fills.pollFirst()[0];
             Long pa = mtt.get(idx);
             int r = rnd.nextInt(300);
-            fillOut = pa == null || r == 0 ? new MttFillRsp(0, MttPorts.FILL_FAILED)     // now and then a page on demand
+            // now and then a page on demand
+            fillOut = pa == null || r == 0 ? new MttFillRsp(0, MttPorts.FILL_FAILED)
                     : r < 6 || corners.notPresent(idx) ? new MttFillRsp(0, MttPorts.FILL_NOT_PRESENT)
                     : new MttFillRsp(pa, MttPorts.FILL_OK);
         }

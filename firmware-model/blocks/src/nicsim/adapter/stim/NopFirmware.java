@@ -63,7 +63,8 @@ public final class NopFirmware implements EmbeddedProcessor {
             return;
         }
         Long cqn = cqOfSq.get(qpn);
-        if (cqn != null && (bytes[11] & Cqe64.CQ_UPDATE) != 0) adapter.postCqe(cqn, Cqe64.requester(qpn, index, opcode, 0), false);
+        if (cqn != null && (bytes[11] & Cqe64.CQ_UPDATE) != 0)
+            adapter.postCqe(cqn, Cqe64.requester(qpn, index, opcode, 0), false);
     }
 
     /**
@@ -72,19 +73,24 @@ public final class NopFirmware implements EmbeddedProcessor {
      */
     @Override public void onWqeError(WqeError e) {
         completeInError(e.qpn(), (int) e.index(), WqeLayout.opcode(e.ctrl()),
-                e.reason() == WqeError.Code.DMA_ERROR ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR, (int) e.code());
+                e.reason() == WqeError.Code.DMA_ERROR ? Cqe64.SYNDROME_GENERAL_ERR : Cqe64.SYNDROME_LOC_QP_OP_ERR,
+                (int) e.code());
     }
 
     private void completeInError(long qpn, int wqeCounter, int opcode, int syndrome, int vendorSyndrome) {
         Long cqn = cqOfSq.get(qpn);
-        if (cqn != null) adapter.postCqe(cqn, Cqe64.requesterError(qpn, wqeCounter, opcode, syndrome, vendorSyndrome), false);
+        if (cqn != null)
+            adapter.postCqe(cqn, Cqe64.requesterError(qpn, wqeCounter, opcode, syndrome, vendorSyndrome), false);
     }
 
     @Override public void onSqMiss(long qpn, int producer) {
-        adapter.report(String.format("doorbell for send queue 0x%x (producer %d), whose context the fetcher does not hold", qpn, producer));
+        adapter.report(String.format(
+                "doorbell for send queue 0x%x (producer %d), whose context the fetcher does not hold", qpn, producer));
     }
 
-    @Override public void mmioWrite(long offset, byte[] data) { EmbeddedProcessor.none(adapter).mmioWrite(offset, data); }
+    @Override public void mmioWrite(long offset, byte[] data) {
+        EmbeddedProcessor.none(adapter).mmioWrite(offset, data);
+    }
     @Override public byte[] mmioRead(long offset, int length) { return new byte[length]; }
     @Override public boolean mayLoad(SqConfig c) { return true; }
     @Override public void onSqLoaded(long qpn) {}

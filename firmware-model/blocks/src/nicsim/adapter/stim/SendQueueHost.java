@@ -62,7 +62,7 @@ public final class SendQueueHost {
         this.ring = ring;
         this.logSize = logSize;
         this.rnd = new Random(seed);
-        mem = new HostMemory(1L << 30, profile.bytesInt("host.page.size"));
+        mem = new HostMemory(1L << 30, HostMemory.Config.from(profile).pageBytes());
         PciBus.Config busCfg = PciBus.Config.from(profile);
         bus = new PciBus(sim, busCfg, mem);
         NopFirmware[] nop = new NopFirmware[1];
@@ -77,14 +77,16 @@ public final class SendQueueHost {
             this.cqRing = cqRing;
             this.cqLogSize = cqLogSize;
             // every entry starts INVALID with owner 0 (mlx5 initialises op_own to 0xF0)
-            for (int i = 0; i < 1 << cqLogSize; i++) mem.write(cqRing + (long) i * Cqe64.BYTES + 63, new byte[]{(byte) 0xF0});
+            for (int i = 0; i < 1 << cqLogSize; i++)
+                mem.write(cqRing + (long) i * Cqe64.BYTES + 63, new byte[]{(byte) 0xF0});
             bus.configWrite32(fn, ConfigSpace.MSIX_CAP, ConfigSpace.MSIX_ENABLE << 16);
             bus.onInterrupt((address, data) -> {
                 interrupts.add(data);
                 if (interruptHook != null) interruptHook.run();
             });
-            bus.mmioWrite(BAR0 + Cmd.REG_MSIX_TABLE + 16L * vector, ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
-                    .putInt((int) busCfg.msiAddress()).putInt(0).putInt(vector).putInt(0).array());
+            byte[] entry = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN)
+                    .putInt((int) busCfg.msiAddress()).putInt(0).putInt(vector).putInt(0).array();
+            bus.mmioWrite(BAR0 + Cmd.REG_MSIX_TABLE + 16L * vector, entry);
             adapter.createCq(cqn, uar, cqRing, cqLogSize, vector);
         }
         firmware.createSq(qpn, uar, ring, logSize, cqn);
@@ -119,8 +121,9 @@ public final class SendQueueHost {
     /** Arms the CQ (mlx5_arm_cq): the 64-bit CQ doorbell with sequence, command and consumer index, then the CQN. */
     public void armCq(boolean solicitedOnly) {
         int w0 = (armSn & 3) << 28 | (solicitedOnly ? UarLayout.CQ_ARM_SOLICITED : 0) | (consumer & 0xFFFFFF);
-        bus.mmioWrite(BAR0 + adapter.cqDoorbellOffset(uar), new byte[]{(byte) (w0 >>> 24), (byte) (w0 >> 16), (byte) (w0 >> 8), (byte) w0,
-                (byte) (cqn >>> 24), (byte) (cqn >> 16), (byte) (cqn >> 8), (byte) cqn});
+        byte[] arm = {(byte) (w0 >>> 24), (byte) (w0 >> 16), (byte) (w0 >> 8), (byte) w0,
+                (byte) (cqn >>> 24), (byte) (cqn >> 16), (byte) (cqn >> 8), (byte) cqn};
+        bus.mmioWrite(BAR0 + adapter.cqDoorbellOffset(uar), arm);
     }
 
     /** After an event is handled the arm sequence advances, as mlx5_cq_event does. */
@@ -144,13 +147,13 @@ public final class SendQueueHost {
         List<WqeFormat.Sge> sges = new ArrayList<>();
         boolean atomic = opcode == WqeLayout.OP_ATOMIC_CS || opcode == WqeLayout.OP_ATOMIC_FA;
         for (int i = 0; i < (atomic ? 1 : dataSegments); i++)
-            sges.add(new WqeFormat.Sge(0x1_0000_0000L + rnd.nextInt(1 << 20) * 64L, atomic ? 8 : 1 + rnd.nextInt(4096), 0x100 + rnd.nextInt(1 << 16)));
+            sges.add(new WqeFormat.Sge(0x1_0000_0000L + rnd.nextInt(1 << 20) * 64L, atomic ? 8 : 1 + rnd.nextInt(4096),
+                    0x100 + rnd.nextInt(1 << 16)));
         WqeFormat.SendWqe w = new WqeFormat.SendWqe(opcode, producer & 0xFFFF, qpn, fmCeSe, rnd.nextInt(), null,
                 0x2_0000_0000L + rnd.nextInt(1 << 20) * 8L, rnd.nextInt(), rnd.nextLong(), rnd.nextLong(), sges, null);
         byte[] wqe = WqeFormat.encode(w, false);
         int bbs = wqe.length / WqeLayout.WQEBB;
-        for (int b = 0; b < bbs; b++)
-            mem.write(ring + (long) ((producer + b) & ((1 << logSize) - 1)) * WqeLayout.WQEBB, Arrays.copyOfRange(wqe, b * 64, b * 64 + 64));
+        for (int b = 0; b < bbs; b++) writeBb(b, wqe);
         posted.add(wqe);
         producer += bbs;
     }
@@ -160,14 +163,20 @@ public final class SendQueueHost {
      * ctrl segment's WQE index is set to the producer counter.
      */
     public void postRaw(byte[] wqe) {
-        if (wqe.length == 0 || wqe.length % WqeLayout.WQEBB != 0) throw new IllegalArgumentException("raw WQE of " + wqe.length + " bytes: whole WQEBBs only");
+        if (wqe.length == 0 || wqe.length % WqeLayout.WQEBB != 0)
+            throw new IllegalArgumentException("raw WQE of " + wqe.length + " bytes: whole WQEBBs only");
         byte[] w = wqe.clone();
         w[1] = (byte) (producer >> 8);
         w[2] = (byte) producer;
-        for (int b = 0; b < w.length / 64; b++)
-            mem.write(ring + (long) ((producer + b) & ((1 << logSize) - 1)) * WqeLayout.WQEBB, Arrays.copyOfRange(w, b * 64, b * 64 + 64));
+        for (int b = 0; b < w.length / 64; b++) writeBb(b, w);
         posted.add(w);
         producer += w.length / 64;
+    }
+
+    /** Writes WQEBB {@code b} of {@code wqe} into its ring slot, counted from the producer. */
+    private void writeBb(int b, byte[] wqe) {
+        long slot = (producer + b) & ((1 << logSize) - 1);
+        mem.write(ring + slot * WqeLayout.WQEBB, Arrays.copyOfRange(wqe, b * 64, b * 64 + 64));
     }
 
     /** Runs until nothing is left to do. */
@@ -195,7 +204,8 @@ public final class SendQueueHost {
 
     /** Posts {@code n} WQEs (1 or 2 WQEBBs) with random legal opcodes other than NOP, rings once, runs until idle. */
     public void round(int n) {
-        for (int i = 0; i < n; i++) post(WqeLayout.OPCODES.get(1 + rnd.nextInt(WqeLayout.OPCODES.size() - 1)), 1 + rnd.nextInt(3));
+        for (int i = 0; i < n; i++)
+            post(WqeLayout.OPCODES.get(1 + rnd.nextInt(WqeLayout.OPCODES.size() - 1)), 1 + rnd.nextInt(3));
         ringDoorbell();
         sim.runUntilIdle(1_000_000_000_000L);
     }

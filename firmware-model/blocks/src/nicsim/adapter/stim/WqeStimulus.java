@@ -93,7 +93,9 @@ public final class WqeStimulus implements Clocked {
         this.lastFetched = new int[entries];
         this.fetchedOnes = new int[entries];
         this.fetchedZeros = new int[entries];
-        if (entries < SQS) throw new IllegalArgumentException("wqe.sq.entries " + entries + " is below the stimulus' " + SQS + " queues");
+        if (entries < SQS)
+            throw new IllegalArgumentException("wqe.sq.entries " + entries + " is below the stimulus' " + SQS
+                    + " queues");
         for (int i = 0; i < SQS; i++) {
             stoppedFor[i] = -1;
             create(i, 0);
@@ -205,8 +207,9 @@ public final class WqeStimulus implements Clocked {
     @Override public void drive() {
         // the driver
         if (cycle % 2 == 0) post(rnd.nextInt(SQS));
-        if (rnd.nextInt(200) == 0) doorbells.add(DoorbellMsg.send(0x1FF, rnd.nextInt(1 << 16))); // a queue nobody configured
-        if (rnd.nextInt(200) == 0 && destroyed != 0) doorbells.add(DoorbellMsg.send(destroyed, rnd.nextInt(1 << 16))); // nor any more
+        // doorbells for a queue nobody configured, and for one nobody has any more
+        if (rnd.nextInt(200) == 0) doorbells.add(DoorbellMsg.send(0x1FF, rnd.nextInt(1 << 16)));
+        if (rnd.nextInt(200) == 0 && destroyed != 0) doorbells.add(DoorbellMsg.send(destroyed, rnd.nextInt(1 << 16)));
         if (configs.isEmpty()) f.sqConfig().idle(); else f.sqConfig().push(configs.peekFirst());
         if (doorbells.isEmpty()) f.doorbell().idle(); else f.doorbell().push(doorbells.peekFirst());
         // the DMA responder
@@ -303,7 +306,8 @@ public final class WqeStimulus implements Clocked {
         // now and then firmware evicts an idle queue's context and loads it back (a context-cache miss):
         // the counters come back from where they were, with posted WQEs not yet announced by a doorbell
         int j = rnd.nextInt(SQS);
-        boolean idle = stoppedFor[j] < 0 && delivered[j] == rung[j] && configs.isEmpty() && outstandingBeats == 0 && doorbells.isEmpty();
+        boolean idle = stoppedFor[j] < 0 && delivered[j] == rung[j] && configs.isEmpty() && outstandingBeats == 0
+                && doorbells.isEmpty();
         if (idle && rnd.nextInt(300) == 0) {
             configs.add(new SqConfig(qpn[j], base[j], logSize[j], delivered[j] & 0xFFFF, producer[j] & 0xFFFF, 1));
             rung[j] = producer[j];

@@ -61,9 +61,11 @@ class AdapterTest {
         }
         for (int i = 1; i < contents.size(); i++) {
             assertEquals(contents.get(0).size(), contents.get(i).size());
-            for (int k = 0; k < contents.get(0).size(); k++) assertArrayEquals(contents.get(0).get(k), contents.get(i).get(k));
+            for (int k = 0; k < contents.get(0).size(); k++)
+                assertArrayEquals(contents.get(0).get(k), contents.get(i).get(k));
         }
-        assertEquals(Profiles.BUILTIN.size(), lastCycles.size(), "each profile times the path differently: " + lastCycles);
+        assertEquals(Profiles.BUILTIN.size(), lastCycles.size(),
+                "each profile times the path differently: " + lastCycles);
     }
 
     @Test
@@ -72,15 +74,19 @@ class AdapterTest {
         Trace t = h.sim.trace();
         for (Adapter.Wqe w : h.wqes()) {
             List<Trace.Entry> es = t.entries(String.format("qp0x%x/wqe%d", QP, w.index()));
-            assertEquals(List.of("doorbell_decoded", "fetch_issued", "delivered"), es.stream().map(Trace.Entry::stage).toList(), "WQE " + w.index());
-            assertTrue(es.get(0).timePicos() <= es.get(1).timePicos() && es.get(1).timePicos() < es.get(2).timePicos(), es.toString());
+            assertEquals(List.of("doorbell_decoded", "fetch_issued", "delivered"),
+                    es.stream().map(Trace.Entry::stage).toList(), "WQE " + w.index());
+            long decoded = es.get(0).timePicos(), issued = es.get(1).timePicos(), delivered = es.get(2).timePicos();
+            assertTrue(decoded <= issued && issued < delivered, es.toString());
         }
         StringWriter json = new StringWriter();
         t.writeChromeJson(json);
-        assertTrue(json.toString().startsWith("{\"displayTimeUnit\":\"ns\",\"traceEvents\":["), json.toString().substring(0, 60));
+        assertTrue(json.toString().startsWith("{\"displayTimeUnit\":\"ns\",\"traceEvents\":["),
+                json.toString().substring(0, 60));
         // a track per block the WQEs met, not one per WQE
         assertEquals(2, json.toString().split("\"thread_name\"").length - 1, json.toString());
-        assertTrue(json.toString().contains("{\"name\":\"DoorbellDecoder\"}") && json.toString().contains("{\"name\":\"WqeFetcher\"}"));
+        assertTrue(json.toString().contains("{\"name\":\"DoorbellDecoder\"}")
+                && json.toString().contains("{\"name\":\"WqeFetcher\"}"));
         StringWriter csv = new StringWriter();
         t.writeCsv(csv);
         assertEquals(1 + 3 * h.posted().size(), csv.toString().split("\n").length);
@@ -104,7 +110,8 @@ class AdapterTest {
         SendQueueHost h = host("lanai72");
         h.post(WqeLayout.OP_SEND, 1);
         h.ringDoorbell(UAR + 1);
-        h.bus.mmioWrite(SendQueueHost.BAR0 + 0x10, new byte[4]); // without firmware, nothing takes the initialization page
+        // without firmware, nothing takes the initialization page
+        h.bus.mmioWrite(SendQueueHost.BAR0 + 0x10, new byte[4]);
         h.sim.runUntilIdle(1_000_000_000_000L);
         assertTrue(h.wqes().isEmpty());
         assertEquals(2, h.adapter.errors().size(), h.adapter.errors().toString());

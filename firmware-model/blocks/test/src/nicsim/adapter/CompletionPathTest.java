@@ -18,7 +18,8 @@ class CompletionPathTest {
     static final int VECTOR = 5;
 
     static SendQueueHost host(String profile) {
-        return new SendQueueHost(Profiles.load(profile), QP, 3, SQ_RING, 6, 2, CQ, CQ_RING, 3, VECTOR); // CQ of 8 entries
+        // a CQ of 8 entries
+        return new SendQueueHost(Profiles.load(profile), QP, 3, SQ_RING, 6, 2, CQ, CQ_RING, 3, VECTOR);
     }
 
     @Test
@@ -57,7 +58,8 @@ class CompletionPathTest {
             List<Trace.Entry> es = h.sim.trace().entries(String.format("qp0x%x/wqe%d", QP, i));
             assertEquals(List.of("doorbell_decoded", "fetch_issued", "delivered", "cqe_stamped", "cqe_written"),
                     es.stream().map(Trace.Entry::stage).toList());
-            for (int k = 1; k < es.size(); k++) assertTrue(es.get(k - 1).timePicos() <= es.get(k).timePicos(), es.toString());
+            for (int k = 1; k < es.size(); k++)
+                assertTrue(es.get(k - 1).timePicos() <= es.get(k).timePicos(), es.toString());
         }
     }
 
@@ -114,7 +116,8 @@ class CompletionPathTest {
     void aWqeWhoseSegmentsDoNotParseCompletesInErrorToo() {
         SendQueueHost h = host("lanai72");
         byte[] noRaddr = new byte[64];
-        System.arraycopy(WqeLayout.ctrl(WqeLayout.OP_RDMA_WRITE, 0, QP, 1), 0, noRaddr, 0, 8); // a WRITE of only a ctrl segment
+        // a WRITE of only a ctrl segment
+        System.arraycopy(WqeLayout.ctrl(WqeLayout.OP_RDMA_WRITE, 0, QP, 1), 0, noRaddr, 0, 8);
         h.postRaw(noRaddr);
         h.ringDoorbell();
         h.run();
@@ -132,7 +135,8 @@ class CompletionPathTest {
         h.ringDoorbell();
         h.run();
         assertEquals(8, h.adapter.cqeWriter().cqesWritten());
-        assertTrue(h.adapter.errors().stream().anyMatch(e -> e instanceof CqePorts.CqError c && c.reason() == CqePorts.CqError.Code.OVERFLOW),
+        assertTrue(h.adapter.errors().stream()
+                        .anyMatch(e -> e instanceof CqePorts.CqError c && c.reason() == CqePorts.CqError.Code.OVERFLOW),
                 h.adapter.errors().toString());
     }
 

@@ -85,7 +85,8 @@ class CqeWriterTest {
         b.cqe(CQ, false);
         b.run();
         assertEquals(4, b.writes.size());
-        assertEquals(List.of(new CqError(CQ, CqError.Code.OVERFLOW.ordinal()), new CqError(CQ, CqError.Code.CQ_IN_ERROR.ordinal())), b.errors);
+        assertEquals(List.of(new CqError(CQ, CqError.Code.OVERFLOW.ordinal()),
+                new CqError(CQ, CqError.Code.CQ_IN_ERROR.ordinal())), b.errors);
         b.inputs.add(new CqConfig(CQ, BASE, 2, 9, 1));
         b.cqe(CQ, false).run();
         assertEquals(5, b.writes.size());

@@ -60,11 +60,14 @@ class DmaEngineTest {
             if (d.recvDone().valid()) recvDone.add(d.recvDone().payload());
         }
 
-        @Override public boolean active() { return !host.isEmpty() || !send.isEmpty() || !recv.isEmpty() || !pciData.isEmpty() || !linkRx.isEmpty(); }
+        @Override public boolean active() {
+            return !host.isEmpty() || !send.isEmpty() || !recv.isEmpty() || !pciData.isEmpty() || !linkRx.isEmpty();
+        }
 
         Beat beat(int seed, long flag) {
             long[] v = new long[DmaPorts.words(d.config().widthBits())];
-            for (int i = 0; i < v.length; i++) v[i] = (0x1111_1111_1111_1111L * (seed + 1) + i) & (beat < 8 ? 0xFFFF_FFFFL : -1L);
+            long mask = beat < 8 ? 0xFFFF_FFFFL : -1L;
+            for (int i = 0; i < v.length; i++) v[i] = (0x1111_1111_1111_1111L * (seed + 1) + i) & mask;
             return new Beat(v, flag);
         }
 
@@ -122,7 +125,8 @@ class DmaEngineTest {
         assertEquals(128, b.d.beats() - beatsBefore);
         assertTrue(b.d.contentionCycles() >= 120, "contention cycles " + b.d.contentionCycles());
         // each engine got every other cycle, so each took about twice as long as it would alone
-        assertTrue(b.sendDoneCycles.get(0) - start >= 127, "send finished after " + (b.sendDoneCycles.get(0) - start) + " cycles");
+        long took = b.sendDoneCycles.get(0) - start;
+        assertTrue(took >= 127, "send finished after " + took + " cycles");
     }
 
     @Test

@@ -37,7 +37,8 @@ class DmaPathTest {
 
         Bench(Profile p) {
             PciBus bus = new PciBus(sim, PciBus.Config.from(p), mem);
-            bus.configWrite32(bus.attach(this), ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
+            bus.configWrite32(bus.attach(this), ConfigSpace.COMMAND,
+                    ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
             dma = new DmaPath(sim, DmaPath.Config.from(p, PciLink.Config.from(p)), "", () -> port);
         }
 
@@ -67,7 +68,8 @@ class DmaPathTest {
             if (i % 2 == 0) {
                 byte[][] got = {null};
                 b.dma.read(BASE + off, len, d -> got[0] = d);
-                checks.add(() -> assertArrayEquals(Arrays.copyOfRange(host, off, off + len), got[0], "read of " + len + " B at +" + off));
+                checks.add(() -> assertArrayEquals(Arrays.copyOfRange(host, off, off + len), got[0],
+                        "read of " + len + " B at +" + off));
             } else {
                 int at = cursor + rnd.nextInt(64);
                 cursor = at + len;
@@ -82,7 +84,8 @@ class DmaPathTest {
         b.sim.runUntilIdle();
         checks.forEach(Runnable::run);
         // written bytes landed and their neighbours within the same beats are untouched (byte enables)
-        assertArrayEquals(Arrays.copyOfRange(expect, host.length / 2, host.length), b.mem.read(BASE + host.length / 2, host.length / 2));
+        int half = host.length / 2;
+        assertArrayEquals(Arrays.copyOfRange(expect, half, host.length), b.mem.read(BASE + half, half));
     }
 
     @Test
@@ -96,7 +99,8 @@ class DmaPathTest {
         // an unaligned write covers one more beat at each end
         b.dma.write(BASE + 1, new byte[4096], ok -> {});
         b.sim.runUntilIdle();
-        assertEquals(2 * 4096 / beat + 2 * (4096 / beat + 1), b.beats(), "receive engine into SRAM, host engine out of it");
+        assertEquals(2 * 4096 / beat + 2 * (4096 / beat + 1), b.beats(),
+                "receive engine into SRAM, host engine out of it");
     }
 
     @Test
@@ -134,9 +138,12 @@ class DmaPathTest {
                 });
             }, ok -> landedAt[0] = b.sim.now());
             b.sim.runUntilIdle();
-            assertTrue(issuedAt[0] >= 0 && issuedAt[0] < landedAt[0], profile + ": issued at " + issuedAt[0] + " ps, landed at " + landedAt[0]);
-            assertTrue(flagAt[0] >= landedAt[0], profile + ": the later write landed at " + flagAt[0] + " ps, the data at " + landedAt[0]);
-            assertTrue(dataThereWhenFlagLanded[0], profile + ": every data byte is in memory when the later write lands");
+            assertTrue(issuedAt[0] >= 0 && issuedAt[0] < landedAt[0],
+                    profile + ": issued at " + issuedAt[0] + " ps, landed at " + landedAt[0]);
+            assertTrue(flagAt[0] >= landedAt[0],
+                    profile + ": the later write landed at " + flagAt[0] + " ps, the data at " + landedAt[0]);
+            assertTrue(dataThereWhenFlagLanded[0],
+                    profile + ": every data byte is in memory when the later write lands");
         }
     }
 
@@ -213,7 +220,8 @@ class DmaPathTest {
         assertArrayEquals(expect, head[0], "the packet's bytes as they stand in SRAM");
         assertArrayEquals(expect, out[0], "and as they came off the send engine");
         long beatsBefore = b.beats();
-        assertTrue(headAt[0] >= inSramAt[0] + hold, "the send engine waits for the go-ahead: in SRAM at " + inSramAt[0] + ", head at " + headAt[0]);
+        assertTrue(headAt[0] >= inSramAt[0] + hold,
+                "the send engine waits for the go-ahead: in SRAM at " + inSramAt[0] + ", head at " + headAt[0]);
         assertTrue(doneAt[0] > headAt[0], "the head leaves before the rest");
         int beat = p.bits("core.datapath.width") / 8;
         long beats = 0; // each piece covers whole beats
@@ -225,7 +233,8 @@ class DmaPathTest {
         // on one channel the engine feeds every beat, one per dma.clock cycle; on many, the busiest channel's share
         long period = p.periodPicos("dma.clock");
         if (p.countInt("dma.channels") == 1) assertEquals(period * beats, feed[0], "one channel feeds every beat");
-        else assertTrue(feed[0] > 0 && feed[0] < period * beats, "channels side by side feed " + beats + " beats in " + feed[0] + " ps");
+        else assertTrue(feed[0] > 0 && feed[0] < period * beats,
+                "channels side by side feed " + beats + " beats in " + feed[0] + " ps");
         assertEquals(2 * beats, beatsBefore, "each beat crossed the local bus twice");
     }
 
@@ -250,8 +259,10 @@ class DmaPathTest {
             int at = from, kk = k;
             expect[k] = Arrays.copyOfRange(host, at, at + lengths[k]);
             from += lengths[k];
-            b.sim.schedule(startAt[k] * 1_000_000, () -> b.dma.readOut(List.of(new DmaPath.Range(BASE + at, lengths[kk])),
-                    go -> b.sim.schedule(Math.max(b.sim.now(), goAt[kk] * 1_000_000), go), (bytes, f) -> {}, d -> out[kk] = d));
+            var packet = List.of(new DmaPath.Range(BASE + at, lengths[kk]));
+            b.sim.schedule(startAt[k] * 1_000_000, () -> b.dma.readOut(packet,
+                    go -> b.sim.schedule(Math.max(b.sim.now(), goAt[kk] * 1_000_000), go), (bytes, f) -> {},
+                    d -> out[kk] = d));
         }
         b.sim.runUntilIdle();
         for (int k = 0; k < lengths.length; k++) assertArrayEquals(expect[k], out[k], "packet " + "ABCDEXY".charAt(k));
@@ -270,7 +281,8 @@ class DmaPathTest {
         // all of SRAM is free again: reads as large as it can hold go through
         long sram = Profiles.load("lanai43").bytes("core.sram.size");
         int[] ok = {0};
-        for (long at = 0; at < sram; at += b.dma.pieceBytes()) b.dma.read(BASE, b.dma.pieceBytes(), d -> { if (d != null) ok[0]++; });
+        for (long at = 0; at < sram; at += b.dma.pieceBytes())
+            b.dma.read(BASE, b.dma.pieceBytes(), d -> { if (d != null) ok[0]++; });
         b.sim.runUntilIdle();
         assertEquals(sram / b.dma.pieceBytes(), ok[0]);
     }
@@ -287,7 +299,8 @@ class DmaPathTest {
             Bench b = new Bench(p);
             long[] issued = {-1};
             boolean streaming = i == 1;
-            if (streaming) b.dma.write(BASE, data, new Arrival(head, tail, data.length), () -> issued[0] = b.sim.now(), ok -> {});
+            if (streaming)
+                b.dma.write(BASE, data, new Arrival(head, tail, data.length), () -> issued[0] = b.sim.now(), ok -> {});
             else b.sim.schedule(tail, () -> b.dma.write(BASE, data, () -> issued[0] = b.sim.now(), ok -> {}));
             b.sim.runUntilIdle();
             assertArrayEquals(data, b.mem.read(BASE, data.length));
@@ -296,7 +309,8 @@ class DmaPathTest {
         }
         long busTime = 4096 / 4 * p.periodPicos("dma.clock");
         assertTrue(whole[0] - whole[1] > (tail - head) / 2,
-                "taken as it arrives, the packet is out " + (whole[0] - whole[1]) + " ps sooner than taken whole (bus time " + busTime + " ps)");
+                "taken as it arrives, the packet is out " + (whole[0] - whole[1])
+                        + " ps sooner than taken whole (bus time " + busTime + " ps)");
     }
 
     @Test
@@ -315,11 +329,15 @@ class DmaPathTest {
         b.mem.write(BASE, host);
         long[] inSramAt = {-1};
         byte[][] out = {null};
-        b.dma.readOut(List.of(new DmaPath.Range(BASE, 512)), go -> { inSramAt[0] = b.sim.now(); go.run(); }, (bytes, f) -> {}, d -> out[0] = d);
+        b.dma.readOut(List.of(new DmaPath.Range(BASE, 512)), go -> {
+            inSramAt[0] = b.sim.now();
+            go.run();
+        }, (bytes, f) -> {}, d -> out[0] = d);
         b.sim.runUntilIdle();
         assertArrayEquals(host, out[0]);
         assertTrue(inSramAt[0] >= pciEnd[0] && inSramAt[0] < pciEnd[0] + 8 * cycle,
-                "in SRAM at " + inSramAt[0] + " ps, a few cycles after its last data phase at " + pciEnd[0] + " ps, not " + beats + " cycles");
+                "in SRAM at " + inSramAt[0] + " ps, a few cycles after its last data phase at " + pciEnd[0]
+                        + " ps, not " + beats + " cycles");
         // the other way: the host engine starts the PCI burst with its first beat out of SRAM
         Bench w = new Bench(p);
         long[] landedAt = {-1};
@@ -329,6 +347,7 @@ class DmaPathTest {
         long burst = new PciLink(PciLink.Config.from(p)).serializePicos(512 + 16);
         long latency = p.picos("pci.link.latency");
         assertTrue(landedAt[0] < (beats + 8) * cycle + burst + latency,
-                "landed at " + landedAt[0] + " ps: receive engine " + beats + " cycles, then the burst overlapping the host engine's " + beats);
+                "landed at " + landedAt[0] + " ps: receive engine " + beats
+                        + " cycles, then the burst overlapping the host engine's " + beats);
     }
 }

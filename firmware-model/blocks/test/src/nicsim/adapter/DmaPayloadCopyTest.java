@@ -55,8 +55,11 @@ class DmaPayloadCopyTest {
                 int i = got.size(), from = (slot++ % 16) * 3 * PAGE + off; // a packet read out of host memory
                 got.add(null);
                 times.add(null);
-                b.dma.readOut(List.of(new DmaPath.Range(DmaPathTest.BASE + from, len)), Runnable::run, (bytes, feed) -> {},
-                        bytes -> { got.set(i, bytes); times.set(i, b.sim.now()); });
+                var packet = List.of(new DmaPath.Range(DmaPathTest.BASE + from, len));
+                b.dma.readOut(packet, Runnable::run, (bytes, feed) -> {}, bytes -> {
+                    got.set(i, bytes);
+                    times.set(i, b.sim.now());
+                });
                 byte[] data = new byte[len]; // a packet's bytes written to host memory, at the same offset in its page
                 rnd.nextBytes(data);
                 long to = DmaPathTest.BASE + (1 << 19) + (slot % 16) * 3L * PAGE + off;
@@ -69,7 +72,8 @@ class DmaPayloadCopyTest {
                     times.set(j, b.sim.now());
                 });
                 b.sim.runUntilIdle();
-                assertArrayEquals(Arrays.copyOfRange(host, from, from + len), got.get(i), len + " B read out at +" + off);
+                assertArrayEquals(Arrays.copyOfRange(host, from, from + len), got.get(i),
+                        len + " B read out at +" + off);
                 assertArrayEquals(data, got.get(j), len + " B written at +" + off);
             }
         long coasted = 0;

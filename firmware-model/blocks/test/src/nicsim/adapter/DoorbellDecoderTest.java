@@ -84,8 +84,9 @@ class DoorbellDecoderTest {
     void anMlx5StyleDoorbellAnnouncesTheLastWqesEnd() {
         // mlx5 rings with the last WQE's ctrl segment: index 40, DS 9 (3 WQEBBs) -> producer 43
         Bench b = new Bench().own(0x99, 0);
-        b.writes.add(MmioWrite.of(CFG.windowBase() + UarLayout.BF_OFFSET, WqeLayout.ctrl(WqeLayout.OP_RDMA_WRITE, 40, 0x99, 9)));
-        b.writes.add(MmioWrite.of(CFG.windowBase() + UarLayout.BF_OFFSET, WqeLayout.ctrl(WqeLayout.OP_SEND, 0xFFFF, 0x99, 4))); // wraps
+        long bf = CFG.windowBase() + UarLayout.BF_OFFSET;
+        b.writes.add(MmioWrite.of(bf, WqeLayout.ctrl(WqeLayout.OP_RDMA_WRITE, 40, 0x99, 9)));
+        b.writes.add(MmioWrite.of(bf, WqeLayout.ctrl(WqeLayout.OP_SEND, 0xFFFF, 0x99, 4))); // wraps
         b.run();
         assertEquals(List.of(DoorbellMsg.send(0x99, 43), DoorbellMsg.send(0x99, 0)), b.out);
     }
@@ -95,7 +96,8 @@ class DoorbellDecoderTest {
         Bench b = new Bench().ownCq(0x42, 1);
         int w0 = (2 << 28) | UarLayout.CQ_ARM_SOLICITED | 0x00ABCDEF;
         long off = CFG.windowBase() + CFG.pageSize() + UarLayout.CQ_DOORBELL;
-        b.writes.add(MmioWrite.of(off, new byte[]{(byte) (w0 >>> 24), (byte) (w0 >> 16), (byte) (w0 >> 8), (byte) w0, 0, 0, 0, 0x42}));
+        byte[] arm = {(byte) (w0 >>> 24), (byte) (w0 >> 16), (byte) (w0 >> 8), (byte) w0, 0, 0, 0, 0x42};
+        b.writes.add(MmioWrite.of(off, arm));
         b.run();
         assertEquals(List.of(new DoorbellMsg(0x42, 0xABCDEF, DoorbellMsg.Kind.CQ_ARM.ordinal(), 2, 1)), b.out);
     }
@@ -111,11 +113,13 @@ class DoorbellDecoderTest {
         b.send(2, 0x10 + CFG.tableEntries(), 1);                                  // same table slot, other queue
         b.run();
         assertTrue(b.out.isEmpty(), "no refused doorbell may reach the fetcher: " + b.out);
-        assertEquals(List.of(DoorbellError.Code.NOT_OWNER, DoorbellError.Code.UNKNOWN_REGISTER, DoorbellError.Code.BAD_SIZE,
-                DoorbellError.Code.OUT_OF_WINDOW, DoorbellError.Code.BAD_QUEUE), b.errors.stream().map(DoorbellError::reason).toList());
+        assertEquals(List.of(DoorbellError.Code.NOT_OWNER, DoorbellError.Code.UNKNOWN_REGISTER,
+                DoorbellError.Code.BAD_SIZE, DoorbellError.Code.OUT_OF_WINDOW, DoorbellError.Code.BAD_QUEUE),
+                b.errors.stream().map(DoorbellError::reason).toList());
         DoorbellError first = b.errors.get(0);
         assertEquals(CFG.windowBase() + 5L * CFG.pageSize() + UarLayout.BF_OFFSET, first.offset());
-        assertEquals(0x10, new MmioWrite(first.offset(), first.data(), 8).byteAt(6)); // the written value, queue number byte
+        // the written value, its queue number byte
+        assertEquals(0x10, new MmioWrite(first.offset(), first.data(), 8).byteAt(6));
         assertTrue(first.toString().contains("NOT_OWNER"), first.toString());
         assertEquals(5, b.dec.rejected());
         assertEquals(1, b.sim.counters().get("DoorbellDecoder.rejected_not_owner"));
@@ -194,7 +198,8 @@ class DoorbellDecoderTest {
             int q = (w.byteAt(4) << 16 | w.byteAt(5) << 8 | w.byteAt(6)) - 0x300;
             droppedLast[q] = Math.max(droppedLast[q], w.byteAt(1) << 8 | w.byteAt(2));
         }
-        for (int q = 0; q < 64; q++) if (last[q] != 0) assertEquals(last[q], Math.max(seenLast[q], droppedLast[q]), "queue " + q);
+        for (int q = 0; q < 64; q++)
+            if (last[q] != 0) assertEquals(last[q], Math.max(seenLast[q], droppedLast[q]), "queue " + q);
         assertEquals(3000, b.dec.seen());
         assertEquals(3000, b.out.size() + b.dec.coalesced() + b.dec.overflowed());
         assertTrue(b.dec.coalesced() > 0);

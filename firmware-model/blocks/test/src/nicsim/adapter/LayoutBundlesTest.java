@@ -17,10 +17,12 @@ class LayoutBundlesTest {
             for (Field f : Class.forName(owner).getFields()) {
                 if (!Modifier.isStatic(f.getModifiers()) || f.getType() != Layout.class) continue;
                 Layout<?> l = (Layout<?>) f.get(null);
-                int at = src.indexOf("class " + l.name() + "Payload extends LayoutBundle(" + owner + "." + f.getName() + ")");
+                String bundle = "class " + l.name() + "Payload extends LayoutBundle(" + owner + "." + f.getName() + ")";
+                int at = src.indexOf(bundle);
                 assertTrue(at >= 0, l.name() + " has no bundle class");
                 for (Layout.Field<?> x : l.fields()) {
-                    int next = src.indexOf("def " + LayoutBundles.identifier(x.name()) + ": UInt = this(\"" + x.name() + "\")", at);
+                    String def = "def " + LayoutBundles.identifier(x.name()) + ": UInt = this(\"" + x.name() + "\")";
+                    int next = src.indexOf(def, at);
                     assertTrue(next > at, l.name() + "." + x.name() + " missing or out of order");
                     at = next;
                 }

@@ -50,7 +50,8 @@ class MttWalkerTest {
             if (fillOut == null && !fills.isEmpty() && fills.peekFirst()[1] <= core.cycle()) {
                 long idx = fills.pollFirst()[0];
                 Long pa = mtt.get(idx);
-                fillOut = absent.contains(idx) ? new MttFillRsp(0, MttPorts.FILL_NOT_PRESENT) : pa == null ? new MttFillRsp(0, 1) : new MttFillRsp(pa, 0);
+                fillOut = absent.contains(idx) ? new MttFillRsp(0, MttPorts.FILL_NOT_PRESENT)
+                        : pa == null ? new MttFillRsp(0, 1) : new MttFillRsp(pa, 0);
             }
             if (fillOut == null) w.fillRsp().idle(); else w.fillRsp().push(fillOut);
             w.rsp().ready(true);
@@ -60,12 +61,17 @@ class MttWalkerTest {
             if (w.mkeyWrite().valid()) writes.pollFirst();
             if (w.klmWrite().valid()) klms.pollFirst();
             if (w.req().fire()) reqs.pollFirst();
-            if (w.fill().fire()) { fills.add(new long[]{w.fill().payload().index(), core.cycle() + fillLatency}); fillCycles.add(core.cycle()); }
+            if (w.fill().fire()) {
+                fills.add(new long[]{w.fill().payload().index(), core.cycle() + fillLatency});
+                fillCycles.add(core.cycle());
+            }
             if (w.fillRsp().fire()) fillOut = null;
             if (w.rsp().fire()) out.add(w.rsp().payload());
         }
 
-        @Override public boolean active() { return !writes.isEmpty() || !klms.isEmpty() || !reqs.isEmpty() || !fills.isEmpty() || fillOut != null; }
+        @Override public boolean active() {
+            return !writes.isEmpty() || !klms.isEmpty() || !reqs.isEmpty() || !fills.isEmpty() || fillOut != null;
+        }
 
         /**
          * An MR of {@code pages} pages of 2^shift bytes at {@code start}, pages mapped at 0x9000_0000 + p * 2^shift *
@@ -74,7 +80,8 @@ class MttWalkerTest {
         MkeyContext mr(long index, int key, long start, long length, int access, int shift, long mttBase) {
             long page = 1L << shift, pageOffset = start & (page - 1);
             for (long p = 0; p * page < pageOffset + length; p++) mtt.put(mttBase + p, 0x9000_0000L + p * page * 3);
-            MkeyContext c = new MkeyContext(index, MttPorts.STATE_VALID, key, PD, 0, 0, start, length, access, shift, pageOffset, mttBase);
+            MkeyContext c = new MkeyContext(index, MttPorts.STATE_VALID, key, PD, 0, 0, start, length, access, shift,
+                    pageOffset, mttBase);
             writes.add(c);
             return c;
         }
@@ -100,13 +107,15 @@ class MttWalkerTest {
                 new XlateRsp(7, 0x9000_0000L + 2 * 4096 * 3, 0x1000, 0, 0),
                 new XlateRsp(7, 0x9000_0000L + 3 * 4096 * 3, 0xF00, 1, 0)), r);
         // one byte more runs past the end
-        assertEquals(Status.OUT_OF_RANGE, b.translate(3 << 8 | 0xAB, 0x7000_2F80L, 0x1F81, MttPorts.REMOTE_WRITE).get(0).reason());
+        assertEquals(Status.OUT_OF_RANGE,
+                b.translate(3 << 8 | 0xAB, 0x7000_2F80L, 0x1F81, MttPorts.REMOTE_WRITE).get(0).reason());
     }
 
     @Test
     void zeroBasedMrTakesTheAddressAsAnOffsetAndHugePagesWork() {
         Bench b = new Bench();
-        b.mr(4, 1, 0x7f12_3440_0000L + 0x123, 4L << 20, MttPorts.REMOTE_READ | MttPorts.ZERO_BASED, 21, 300); // 2 MiB page + 0x123
+        // 2 MiB pages, starting 0x123 into one
+        b.mr(4, 1, 0x7f12_3440_0000L + 0x123, 4L << 20, MttPorts.REMOTE_READ | MttPorts.ZERO_BASED, 21, 300);
         List<XlateRsp> r = b.translate(4 << 8 | 1, 0x20_0000, 64, MttPorts.REMOTE_READ);
         // offset 2 MiB + 0x123 (the start's offset in its page): MTT entry 1, 0x123 in
         assertEquals(List.of(new XlateRsp(7, 0x9000_0000L + (1L << 21) * 3 + 0x123, 64, 1, 0)), r);
@@ -122,23 +131,28 @@ class MttWalkerTest {
         Bench b = new Bench();
         b.mr(3, 0xAB, 0x7000_0000L, 4 * 4096, MttPorts.LOCAL_WRITE | MttPorts.REMOTE_WRITE, 12, 100);
         b.mr(4, 0xCD, 0x5000_0800L, 4096, MttPorts.LOCAL_WRITE, 12, 200); // lacks REMOTE_WRITE
-        b.klms.add(new MttPorts.KlmEntry(0, 3 << 8 | 0xAB, 0x7000_0F00L, 0x200, 0));  // bytes 0..0x1FF: crosses a page of MR 3
-        b.klms.add(new MttPorts.KlmEntry(1, 4 << 8 | 0xCD, 0x5000_0900L, 0x100, 0));  // bytes 0x200..0x2FF in MR 4
-        b.writes.add(MkeyContext.indirect(8, MttPorts.STATE_VALID, 0x77, PD, 0x300, MttPorts.LOCAL_WRITE | MttPorts.REMOTE_WRITE, 0, 2, 1));
+        // bytes 0..0x1FF cross a page of MR 3; bytes 0x200..0x2FF are in MR 4
+        b.klms.add(new MttPorts.KlmEntry(0, 3 << 8 | 0xAB, 0x7000_0F00L, 0x200, 0));
+        b.klms.add(new MttPorts.KlmEntry(1, 4 << 8 | 0xCD, 0x5000_0900L, 0x100, 0));
+        int writable = MttPorts.LOCAL_WRITE | MttPorts.REMOTE_WRITE;
+        b.writes.add(MkeyContext.indirect(8, MttPorts.STATE_VALID, 0x77, PD, 0x300, writable, 0, 2, 1));
         long ind = 8 << 8 | 0x77;
         assertEquals(List.of(
                 new XlateRsp(7, 0x9000_0000L + 0xF80, 0x80, 0, 0),
                 new XlateRsp(7, 0x9000_0000L + 4096 * 3, 0x100, 0, 0),
-                new XlateRsp(7, 0x9000_0000L + 0x900, 0x80, 1, 0)), b.translate(ind, 0x80, 0x200, MttPorts.LOCAL_WRITE));
+                new XlateRsp(7, 0x9000_0000L + 0x900, 0x80, 1, 0)),
+                b.translate(ind, 0x80, 0x200, MttPorts.LOCAL_WRITE));
         XlateRsp bad = b.translate(ind, 0x100, 0x180, MttPorts.REMOTE_WRITE).get(1);
         assertEquals(Status.NO_ACCESS, bad.reason(), "MR 4 lacks REMOTE_WRITE");
         assertEquals(2, bad.piece(), "the second entry");
-        assertEquals(Status.OUT_OF_RANGE, b.translate(ind, 0x100, 0x201, MttPorts.LOCAL_WRITE).get(0).reason(), "past the region's end");
+        assertEquals(Status.OUT_OF_RANGE, b.translate(ind, 0x100, 0x201, MttPorts.LOCAL_WRITE).get(0).reason(),
+                "past the region's end");
         // interleaved: 3 rows of a matrix of 0x100-byte rows, column bytes 0x10..0x2F of each, then 8 bytes of MR 4's
         b.klms.add(new MttPorts.KlmEntry(2, 3 << 8 | 0xAB, 0x7000_0010L, 0x20, 0x100));
         b.klms.add(new MttPorts.KlmEntry(3, 4 << 8 | 0xCD, 0x5000_0800L, 0x8, 0x8));
         b.writes.add(MkeyContext.indirect(9, MttPorts.STATE_VALID, 0x78, PD, 3 * 0x28, MttPorts.LOCAL_WRITE, 2, 2, 3));
-        List<XlateRsp> r = b.translate(9 << 8 | 0x78, 0x28 + 0x10, 0x28, MttPorts.LOCAL_WRITE); // from row 1, byte 0x10 of its column part
+        // from row 1, byte 0x10 of its column part
+        List<XlateRsp> r = b.translate(9 << 8 | 0x78, 0x28 + 0x10, 0x28, MttPorts.LOCAL_WRITE);
         assertEquals(List.of(
                 new XlateRsp(7, 0x9000_0000L + 0x110 + 0x10, 0x10, 0, 0),
                 new XlateRsp(7, 0x9000_0000L + 0x808, 0x8, 0, 0),
@@ -155,11 +169,14 @@ class MttWalkerTest {
     void everyCheckFailsInTheSeedsOrderWithItsOwnStatus() {
         Bench b = new Bench();
         b.mr(5, 0x10, 0x1_0000, 0x4000, MttPorts.LOCAL_WRITE, 12, 10);
-        MkeyContext window = new MkeyContext(6, MttPorts.STATE_VALID, 0x20, PD, QP + 1, 1, 0x1_0000, 0x1000, MttPorts.REMOTE_READ, 12, 0, 10);
+        MkeyContext window = new MkeyContext(6, MttPorts.STATE_VALID, 0x20, PD, QP + 1, 1, 0x1_0000, 0x1000,
+                MttPorts.REMOTE_READ, 12, 0, 10);
         b.writes.add(window);
-        b.writes.add(new MkeyContext(7, MttPorts.STATE_FREE, 0x30, PD, 0, 0, 0x1_0000, 0x1000, MttPorts.LOCAL_WRITE, 12, 0, 10));
+        b.writes.add(new MkeyContext(7, MttPorts.STATE_FREE, 0x30, PD, 0, 0, 0x1_0000, 0x1000, MttPorts.LOCAL_WRITE,
+                12, 0, 10));
         assertEquals(Status.BAD_INDEX, b.translate(9 << 8 | 0x10, 0x1_0000, 8, 0).get(0).reason());
-        assertEquals(Status.BAD_INDEX, b.translate((5 + 64) << 8 | 0x10, 0x1_0000, 8, 0).get(0).reason()); // same slot, other index
+        // the same slot, another index
+        assertEquals(Status.BAD_INDEX, b.translate((5 + 64) << 8 | 0x10, 0x1_0000, 8, 0).get(0).reason());
         assertEquals(Status.BAD_KEY, b.translate(5 << 8 | 0x11, 0x1_0000, 8, 0).get(0).reason());
         b.reqs.add(new XlateReq(5 << 8 | 0x10, 0x1_0000, 8, 0, PD + 1, QP, 1));
         b.core.wake();

@@ -49,7 +49,8 @@ class WqeFetcherTest {
             profile = Profiles.load(profileName);
             core = sim.clockDomain("core", profile.periodPicos("core.clock"));
             bus = new PciBus(sim, PciBus.Config.from(profile), mem);
-            bus.configWrite32(bus.attach(this), ConfigSpace.COMMAND, ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
+            bus.configWrite32(bus.attach(this), ConfigSpace.COMMAND,
+                    ConfigSpace.CMD_MEMORY_SPACE | ConfigSpace.CMD_BUS_MASTER);
             f = new WqeFetcher(core, WqeFetcher.Config.from(profile));
             new PciDmaReader(core, port, f.dmaReq(), f.dmaRsp(), r -> null);
             core.add(this);
@@ -109,7 +110,8 @@ class WqeFetcherTest {
         // one 512 B read: request TLP up, memory latency, two 256 B completions down
         // (docs/sources.md#pcie-tlp-arithmetic arithmetic)
         PciLink l = b.bus.link();
-        long dma = l.serializePicos(l.overheadRequest()) + l.latencyPicos() + b.profile.picos("host.memory.read.latency")
+        long dma = l.serializePicos(l.overheadRequest()) + l.latencyPicos()
+                + b.profile.picos("host.memory.read.latency")
                 + 2 * l.serializePicos(256 + l.overheadCompletion()) + l.latencyPicos();
         long dataAt = b.core.nextEdgeCycleAtOrAfter(b.core.picosOfCycle(dbCycle + 2) + dma);
         // beats enter one per cycle from that edge; each leaves the output buffer the edge after
@@ -123,7 +125,9 @@ class WqeFetcherTest {
             assertEquals(1, beat.last());
             byte[] ring = b.mem.read(BASE + 64L * i, 64);
             for (int k = 0; k < 8; k++)
-                for (int j = 0; j < 8; j++) assertEquals(ring[k * 8 + j], (byte) (beat.data()[k] >>> (8 * j)), "WQEBB " + i + " byte " + (k * 8 + j));
+                for (int j = 0; j < 8; j++)
+                    assertEquals(ring[k * 8 + j], (byte) (beat.data()[k] >>> (8 * j)),
+                            "WQEBB " + i + " byte " + (k * 8 + j));
         }
     }
 
@@ -194,7 +198,8 @@ class WqeFetcherTest {
     @Test
     void wrongQpnIndexOrDsAreNamedInTheSyndrome() {
         // {qpn in ctrl, index in ctrl, ds, expected code}: each WQE sits at slot 0, where WQEBB counter 0 is expected
-        for (int[] c : new int[][]{{0x123, 0, 1, WqePorts.WqeError.Code.BAD_QPN.ordinal()}, {0x321, 5, 1, WqePorts.WqeError.Code.BAD_INDEX.ordinal()},
+        for (int[] c : new int[][]{{0x123, 0, 1, WqePorts.WqeError.Code.BAD_QPN.ordinal()},
+                {0x321, 5, 1, WqePorts.WqeError.Code.BAD_INDEX.ordinal()},
                 {0x321, 0, 0, WqePorts.WqeError.Code.BAD_DS.ordinal()}}) {
             Bench b = new Bench("cx-gen3x16");
             b.configs.add(new SqConfig(Q, BASE, 4, 1));

@@ -50,7 +50,8 @@ class OutstandingTest {
             if (o == a) out.poll();
             return o != b;
         });
-        assertEquals(List.of(1, 2), pass(out), "a pass that completed ops learns no lead: b is looked at again, and c, not yet sent");
+        assertEquals(List.of(1, 2), pass(out),
+                "a pass that completed ops learns no lead: b is looked at again, and c, not yet sent");
         assertEquals(List.of(2), pass(out), "b now leads sent");
     }
 }

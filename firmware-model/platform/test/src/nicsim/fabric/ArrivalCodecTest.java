@@ -30,9 +30,10 @@ class ArrivalCodecTest {
         assertEquals(null, back.get(1).p().payload());
         // records compare arrays by identity: put the sent payload back, and every other field must be equal
         var p0 = back.get(0).p();
-        var same = new Packet(p0.slid(), p0.dlid(), p0.op(), p0.destQp(), p0.srcQp(), p0.psn(), p0.ackReq(), p0.solicited(),
-                p0.va(), p0.rkey(), p0.dmaLength(), p0.swapAdd(), p0.compare(), p0.aeth(), p0.msn(), p0.atomicOrig(), p0.imm(),
-                p0.qkey(), payload, p0.transport(), p0.arrival(), p0.xrcSrqn(), p0.dcKey(), p0.grh());
+        var same = new Packet(p0.slid(), p0.dlid(), p0.op(), p0.destQp(), p0.srcQp(), p0.psn(), p0.ackReq(),
+                p0.solicited(), p0.va(), p0.rkey(), p0.dmaLength(), p0.swapAdd(), p0.compare(), p0.aeth(), p0.msn(),
+                p0.atomicOrig(), p0.imm(), p0.qkey(), payload, p0.transport(), p0.arrival(), p0.xrcSrqn(), p0.dcKey(),
+                p0.grh());
         assertEquals(a, new FabricSwitch.Arrival(same, back.get(0).srcLid(), back.get(0).seq(), back.get(0).headAt(),
                 back.get(0).tailAt(), back.get(0).bytes(), back.get(0).fate(), back.get(0).waited()));
         assertEquals(b, back.get(1));

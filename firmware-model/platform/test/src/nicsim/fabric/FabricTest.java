@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 
 class FabricTest {
     static Packet pkt(int from, int to, int psn, int bytes) {
-        return new Packet(from, to, Packet.Op.SEND_ONLY, 1, 1, psn, false, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, new byte[bytes], Packet.RC);
+        return new Packet(from, to, Packet.Op.SEND_ONLY, 1, 1, psn, false, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                new byte[bytes], Packet.RC);
     }
 
     /**
@@ -31,7 +32,8 @@ class FabricTest {
         sim.runUntilIdle();
         assertEquals(1, at.size());
         long[] a = at.get(0);
-        return new long[]{a[2] + f.serialization(Packet.trailerBytes()), f.serialization(k.wireBytes()), a[0], a[1], a[2], a[3]};
+        long tail = a[2] + f.serialization(Packet.trailerBytes());
+        return new long[]{tail, f.serialization(k.wireBytes()), a[0], a[1], a[2], a[3]};
     }
 
     static long[] oneHop(Profile p) { return oneHop(p, 0); }
@@ -150,14 +152,18 @@ class FabricTest {
         f.attach(x -> at.add(sim.now()));
         for (int k = 0; k < 2; k++) f.send(pkt(1, 2, k, 4096), 0, left::add);
         sim.runUntilIdle();
-        long ser = f.serialization(pkt(1, 2, 0, 4096).wireBytes()), prop = p.picos("link.propagation"), sw = p.picos("switch.latency");
+        long ser = f.serialization(pkt(1, 2, 0, 4096).wireBytes());
+        long prop = p.picos("link.propagation"), sw = p.picos("switch.latency");
         // the first packet's tail leaves the switch once it is all in (cut-through, an idle downlink)
         long firstOut = ser + prop + sw, creditsBack = firstOut + prop;
-        assertEquals(List.of(ser, creditsBack + ser), left, "the second leaves when the credits are back, not when the buffer freed");
+        assertEquals(List.of(ser, creditsBack + ser), left,
+                "the second leaves when the credits are back, not when the buffer freed");
         assertEquals(creditsBack, at.get(1) - at.get(0), "and arrives that much later");
         assertEquals(1, sim.counters().get("Fabric.flow_control_waits"));
-        assertEquals(creditsBack - ser, sim.counters().get("Fabric.flow_control_wait_ps"), "it waited from the moment it could have gone");
-        assertEquals(2 * prop + sw, f.lookahead(), "no port hears from another sooner than a link, the switch and a link");
+        assertEquals(creditsBack - ser, sim.counters().get("Fabric.flow_control_wait_ps"),
+                "it waited from the moment it could have gone");
+        assertEquals(2 * prop + sw, f.lookahead(),
+                "no port hears from another sooner than a link, the switch and a link");
     }
 
     /**
@@ -186,7 +192,10 @@ class FabricTest {
             for (int b = 0; b < 20; b++) {
                 int burst = b;
                 s.schedule(b * 3_000_000L + src * 7_000L, () -> {
-                    for (int k = 0; k < 6; k++) f.send(pkt(src, src == 4 ? 1 + burst % 3 : k % 2 == 0 ? 4 : 1 + src % 4, burst * 6 + k, 512 + 700 * k));
+                    for (int k = 0; k < 6; k++) {
+                        int to = src == 4 ? 1 + burst % 3 : k % 2 == 0 ? 4 : 1 + src % 4;
+                        f.send(pkt(src, to, burst * 6 + k, 512 + 700 * k));
+                    }
                 });
             }
         }
@@ -207,7 +216,8 @@ class FabricTest {
     void portsRunningApartInWindowsReceiveWhatTheyReceiveTogetherWhateverTheThreads() {
         List<String> together = traffic(0);
         assertTrue(together.get(3).split(" ").length > 100, "the incast port got its packets");
-        assertTrue(together.get(4).contains("Fabric.flow_control_waits") && together.get(4).contains("Fabric.dropped"), together.get(4));
+        String counters = together.get(4);
+        assertTrue(counters.contains("Fabric.flow_control_waits") && counters.contains("Fabric.dropped"), counters);
         for (int threads : new int[]{1, 2, 3}) assertEquals(together, traffic(threads), threads + " threads");
     }
 

@@ -50,7 +50,8 @@ class ConfigSpaceTest {
         int[] resets = {0};
         cs.onFunctionReset(() -> resets[0]++);
         assertEquals(ConfigSpace.PCIE_CAP, cs.read32(ConfigSpace.MSIX_CAP) >> 8 & 0xff, "MSI-X's next pointer");
-        assertEquals(ConfigSpace.CAP_ID_PCIE | 2 << 16, cs.read32(ConfigSpace.PCIE_CAP), "version 2, an endpoint, last");
+        assertEquals(ConfigSpace.CAP_ID_PCIE | 2 << 16, cs.read32(ConfigSpace.PCIE_CAP),
+                "version 2, an endpoint, last");
         assertEquals(ConfigSpace.DEVCAP_FLR | 1, cs.read32(ConfigSpace.PCIE_DEVCAP), "FLR capable, MPS 256");
         assertEquals(3 | 16 << 4, cs.read32(ConfigSpace.PCIE_LNKCAP));
         assertEquals((3 | 16 << 4) << 16, cs.read32(ConfigSpace.PCIE_LNKCTL), "Link Status: trained at both");

@@ -2,6 +2,8 @@ package nicsim.host;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import nicsim.profile.Profile;
+import nicsim.profile.Profiles;
 import org.junit.jupiter.api.Test;
 
 class HostMemoryTest {
@@ -48,6 +50,15 @@ class HostMemoryTest {
         assertTrue(e.getMessage().contains("0xffffc") && e.getMessage().contains("8 bytes"), e.getMessage());
         assertThrows(MemoryAccessException.class, () -> m.write(-1, new byte[1]));
         assertThrows(IllegalArgumentException.class, () -> new HostMemory(1 << 20, 1000));
+    }
+
+    @Test
+    void theProfilesPageSizeIsTypedAndChecked() {
+        Profile cx = Profiles.load("cx-gen3x16");
+        assertEquals(4096, HostMemory.Config.from(cx).pageBytes());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HostMemory.Config.from(cx.with("host.page.size", "3000 B")));
+        assertEquals("host.page.size = 3000 B: must be a power of two from 64 B to 1073741824 B", e.getMessage());
     }
 
     @Test

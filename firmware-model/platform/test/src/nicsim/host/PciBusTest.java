@@ -86,7 +86,8 @@ class PciBusTest {
         tb.device.port.dmaWrite(addr, data, done::add);
         tb.sim.runUntilIdle();
         PciLink l = tb.bus.link();
-        assertEquals(List.of(56, 256, 256, 256, 176), PciLink.split(addr, 1000, 256).stream().map(PciLink.Piece::length).toList());
+        List<Integer> lengths = PciLink.split(addr, 1000, 256).stream().map(PciLink.Piece::length).toList();
+        assertEquals(List.of(56, 256, 256, 256, 176), lengths);
         assertEquals(5, l.packets(PciLink.Direction.UPSTREAM));
         assertEquals(1000 + 5 * 24, l.wireBytes(PciLink.Direction.UPSTREAM));
         // TLPs go back to back; each one's serialization is rounded up to a whole picosecond
@@ -170,7 +171,8 @@ class PciBusTest {
         tb.sim.runUntilIdle();
         long dmaEnd = l.serializePicos(512 + 16);
         long cost = tb.profile.picos("host.mmio.write.cost");
-        assertEquals(Math.max(dmaEnd, cost) + l.serializePicos(4 + 16) + l.latencyPicos(), tb.device.writes.get(0).time());
+        assertEquals(Math.max(dmaEnd, cost) + l.serializePicos(4 + 16) + l.latencyPicos(),
+                tb.device.writes.get(0).time());
     }
 
     @Test
@@ -178,7 +180,8 @@ class PciBusTest {
         byte[] data = new byte[512];
         new Random(5).nextBytes(data);
         // lanai43: one 512 B burst; each data phase is in as it crosses the bus
-        PciTestbench whole = new PciTestbench(Profiles.load("lanai43")).enable(), streamed = new PciTestbench(Profiles.load("lanai43")).enable();
+        PciTestbench whole = new PciTestbench(Profiles.load("lanai43")).enable();
+        PciTestbench streamed = new PciTestbench(Profiles.load("lanai43")).enable();
         List<PciPort.ReadResult> w = new ArrayList<>(), s = new ArrayList<>();
         long[] heardAt = {-1};
         whole.memory.write(0x10_0000, data);
@@ -195,7 +198,8 @@ class PciBusTest {
         PciPort.Incoming in = s.get(0).incoming();
         long firstData = end - l.serializePicos(512);
         // heard when the bridge serves it (the bytes known), the first data phase one bus latency later
-        assertEquals(firstData - l.latencyPicos(), heardAt[0], "heard as the host serves the read, before its first byte comes in");
+        assertEquals(firstData - l.latencyPicos(), heardAt[0],
+                "heard as the host serves the read, before its first byte comes in");
         assertEquals(firstData + l.serializePicos(4), in.by(4), 1);
         assertEquals(firstData + l.serializePicos(256), in.by(256), 1);
         assertEquals(end, in.by(512));
@@ -219,18 +223,22 @@ class PciBusTest {
         long burst = l.serializePicos(512 + 16), phase = l.serializePicos(4), t = 10_000_000;
         List<PciPort.WriteResult> fast = new ArrayList<>(), slow = new ArrayList<>();
         // fed faster than the bus carries it: the burst began with its first byte and runs its full length
-        tb.sim.schedule(t, Simulator.Priority.DELIVERY, () -> tb.device.port.dmaWriteStreamed(0x10_0000, new byte[512], t - burst / 2, fast::add));
+        tb.sim.schedule(t, Simulator.Priority.DELIVERY,
+                () -> tb.device.port.dmaWriteStreamed(0x10_0000, new byte[512], t - burst / 2, fast::add));
         // fed slower than the bus: the bus waited for each byte, and it ends one data phase after the last
         long t2 = 2 * t;
-        tb.sim.schedule(t2, Simulator.Priority.DELIVERY, () -> tb.device.port.dmaWriteStreamed(0x20_0000, new byte[512], t2 - 2 * burst, slow::add));
+        tb.sim.schedule(t2, Simulator.Priority.DELIVERY,
+                () -> tb.device.port.dmaWriteStreamed(0x20_0000, new byte[512], t2 - 2 * burst, slow::add));
         tb.sim.runUntilIdle();
         assertEquals(t - burst / 2 + burst + l.latencyPicos(), fast.get(0).completedAt());
         assertEquals(t2 + phase + l.latencyPicos(), slow.get(0).completedAt());
-        assertThrows(IllegalArgumentException.class, () -> tb.device.port.dmaWriteStreamed(0x10_0000, new byte[4], tb.sim.now() + 1, r -> {}));
+        assertThrows(IllegalArgumentException.class,
+                () -> tb.device.port.dmaWriteStreamed(0x10_0000, new byte[4], tb.sim.now() + 1, r -> {}));
         // PCIe sends a TLP once its whole payload is there, whenever the engine began feeding it
         PciTestbench cx = new PciTestbench("cx-gen3x16").enable();
         List<PciPort.WriteResult> x = new ArrayList<>();
-        cx.sim.schedule(t, Simulator.Priority.DELIVERY, () -> cx.device.port.dmaWriteStreamed(0x10_0000, new byte[256], 0, x::add));
+        cx.sim.schedule(t, Simulator.Priority.DELIVERY,
+                () -> cx.device.port.dmaWriteStreamed(0x10_0000, new byte[256], 0, x::add));
         cx.sim.runUntilIdle();
         assertEquals(t + cx.bus.link().serializePicos(256 + 24) + cx.bus.link().latencyPicos(), x.get(0).completedAt());
     }
@@ -260,7 +268,8 @@ class PciBusTest {
         // completion
         long outside = tb.memory.size() - 16;
         assertFalse(tb.device.port.dmaWriteLands(outside, 256));
-        var e = assertThrows(IllegalArgumentException.class, () -> tb.device.port.dmaWriteStreamedPosted(outside, data, tb.sim.now()));
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> tb.device.port.dmaWriteStreamedPosted(outside, data, tb.sim.now()));
         assertTrue(e.getMessage().contains(Long.toHexString(outside)), e.getMessage());
         assertTrue(tb.device.port.dmaWriteLands(0x10_0000, 256));
     }

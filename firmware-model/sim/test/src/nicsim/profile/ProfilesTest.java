@@ -63,15 +63,18 @@ class ProfilesTest {
     void overridesKeepTheDimension() {
         Profile p = Profiles.load("cx-gen3x16").with("pci.max.payload", "128 B");
         assertEquals(128, p.bytes("pci.max.payload"));
-        assertEquals(250_000_000L, Profiles.load("cx-gen3x16").with("core.clock", "4 ns").periodPicos("core.clock") * 62_500L);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p.with("pci.max.payload", "3 ns"));
+        Profile fourNs = Profiles.load("cx-gen3x16").with("core.clock", "4 ns");
+        assertEquals(250_000_000L, fourNs.periodPicos("core.clock") * 62_500L);
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> p.with("pci.max.payload", "3 ns"));
         assertTrue(e.getMessage().contains("pci.max.payload"), e.getMessage());
     }
 
     @Test
     void filesParseAndReportTheLineOfAnError(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("mine.profile");
-        Files.writeString(f, "profile mine\nabout test\nextends lanai72\ncore.clock = 7.5 ns | faster core | made up\n");
+        Files.writeString(f, "profile mine\nabout test\nextends lanai72\n"
+                + "core.clock = 7.5 ns | faster core | made up\n");
         Profile p = Profiles.load(f.toString());
         assertEquals(7_500, p.periodPicos("core.clock"));
         assertEquals(64, p.bits("core.datapath.width"));
@@ -84,5 +87,27 @@ class ProfilesTest {
         Files.writeString(f, "profile bad\nx.y = 5 ns\n");
         e = assertThrows(IllegalArgumentException.class, () -> Profiles.load(f.toString()));
         assertTrue(e.getMessage().contains("no description"), e.getMessage());
+    }
+
+    @Test
+    void anIndentedLineContinuesTheItemAboveIt() {
+        Profile p = Profiles.parse("""
+                profile folded
+                about  a profile whose long lines
+                  go on below
+                x.y = 5 ns  | a description that goes on
+                              over two lines
+                            | a source,
+                              continued
+                z = 1 | one line | its source
+                """, "folded.profile");
+        assertEquals("a profile whose long lines go on below", p.description());
+        assertEquals(5_000, p.picos("x.y"));
+        assertEquals("a description that goes on over two lines", p.param("x.y").description());
+        assertEquals("a source, continued", p.param("x.y").source());
+        assertEquals("its source", p.param("z").source());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Profiles.parse("profile bad\n# a comment\n  | orphan\n", "bad.profile"));
+        assertTrue(e.getMessage().contains("bad.profile:3") && e.getMessage().contains("orphan"), e.getMessage());
     }
 }

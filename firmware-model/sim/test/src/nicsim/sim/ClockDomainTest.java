@@ -46,7 +46,11 @@ class ClockDomainTest {
             boolean seen;
             @Override public void drive() { }
             @Override public void update() {
-                if (!seen && sentAt[0] >= 0 && sim.now() >= sentAt[0]) { seen = true; takenAt[0] = sim.now(); takenCycle[0] = slow.cycle(); }
+                if (!seen && sentAt[0] >= 0 && sim.now() >= sentAt[0]) {
+                    seen = true;
+                    takenAt[0] = sim.now();
+                    takenCycle[0] = slow.cycle();
+                }
             }
             @Override public boolean active() { return false; }
         });
@@ -149,8 +153,8 @@ class ClockDomainTest {
                     @Override public boolean active() { return s2.now() < 5_000; }
                 });
                 s2.runUntilIdle();
-                assertEquals(fromEarlier ? 5_000 : 6_000, taker.takenAt, "woken from the " + (fromEarlier ? "earlier" : "later")
-                        + " domain's edge, clock running: " + running);
+                assertEquals(fromEarlier ? 5_000 : 6_000, taker.takenAt, "woken from the "
+                        + (fromEarlier ? "earlier" : "later") + " domain's edge, clock running: " + running);
             }
         }
     }
@@ -182,8 +186,10 @@ class ClockDomainTest {
                 @Override public boolean mayRest() { return rests; }
             });
             sim.runUntilIdle();
-            assertEquals(List.of(4L, 9L, 14L, 19L, 24L, 29L, 34L, 39L, 44L, 49L), takenAt, rests ? "resting" : "every edge");
-            assertEquals(51, d.edgesRun()); // the last item is still on the wires after its edge: one more edge clears them
+            assertEquals(List.of(4L, 9L, 14L, 19L, 24L, 29L, 34L, 39L, 44L, 49L), takenAt,
+                    rests ? "resting" : "every edge");
+            // the last item is still on the wires after its edge: one more edge clears them
+            assertEquals(51, d.edgesRun());
             if (rests) assertTrue(updates[0] <= 2 * 10 + 2, "the consumer ran " + updates[0] + " of 51 edges");
             else assertEquals(51, updates[0]);
         }

@@ -44,11 +44,14 @@ class SimulatorTest {
             int id = i;
             int l = r.nextInt(lanes.length);
             // mostly in the lane's order, sometimes before its last event (the lane must step aside)
-            long t = r.nextInt(8) == 0 ? Math.max(0, laneTime[l] - r.nextInt(3000)) : (laneTime[l] += r.nextInt(3) * 500L);
+            long t = r.nextInt(8) == 0
+                    ? Math.max(0, laneTime[l] - r.nextInt(3000))
+                    : (laneTime[l] += r.nextInt(3) * 500L);
             int prio = r.nextInt(3);
             Runnable a = () -> {
                 log.add(sim.now() + ":" + id);
-                if (id % 4 == 0) sim.scheduleIn(r.nextInt(2) * 500L, r.nextInt(3), () -> log.add(sim.now() + ":child" + id));
+                if (id % 4 == 0)
+                    sim.scheduleIn(r.nextInt(2) * 500L, r.nextInt(3), () -> log.add(sim.now() + ":child" + id));
             };
             scheduled.add(useLanes ? lanes[l].schedule(t, prio, a) : sim.schedule(t, prio, a));
         }
@@ -68,7 +71,8 @@ class SimulatorTest {
             int id = i;
             sim.schedule(r.nextInt(10) * 1000L, r.nextInt(3), () -> {
                 log.add(sim.now() + ":" + id);
-                if (id % 3 == 0) sim.scheduleIn(r.nextInt(3) * 1000L, r.nextInt(3), () -> log.add(sim.now() + ":child" + id));
+                if (id % 3 == 0)
+                    sim.scheduleIn(r.nextInt(3) * 1000L, r.nextInt(3), () -> log.add(sim.now() + ":child" + id));
             });
         }
         sim.runUntilIdle();
@@ -123,7 +127,8 @@ class SimulatorTest {
     void eventsScheduledWhileRunningKeepTheGlobalOrder() {
         Simulator sim = new Simulator();
         Random r = new Random(11);
-        List<long[]> scheduled = new ArrayList<>(); // time, priority, scheduling sequence, how many were scheduled when it ran
+        // time, priority, scheduling sequence, how many were scheduled when it ran
+        List<long[]> scheduled = new ArrayList<>();
         List<Long> ran = new ArrayList<>();
         long[] seq = {0};
         class Spawner {
@@ -148,7 +153,8 @@ class SimulatorTest {
         for (int k = 1; k < ran.size(); k++) {
             long[] a = scheduled.get((int) (long) ran.get(k - 1)), b = scheduled.get((int) (long) ran.get(k));
             boolean bFirst = b[0] < a[0] || b[0] == a[0] && (b[1] < a[1] || b[1] == a[1] && b[2] < a[2]);
-            assertFalse(bFirst && b[2] < a[3], "event " + b[2] + " ran after " + a[2] + " though it sorts before it and was already pending");
+            assertFalse(bFirst && b[2] < a[3], "event " + b[2] + " ran after " + a[2]
+                    + " though it sorts before it and was already pending");
         }
     }
 
@@ -164,7 +170,8 @@ class SimulatorTest {
         });
         for (long t : new long[]{500, 300, 300, 900, 100, 700, 500, 40}) alarm.at(t);
         assertEquals(1, sim.pendingEvents(), "one event queued for eight times");
-        sim.schedule(600, () -> { alarm.at(650); alarm.at(600); alarm.at(900); }); // asked while ringing: a time now, sooner ones, a repeat
+        // asked while ringing: a time now, sooner ones, a repeat
+        sim.schedule(600, () -> { alarm.at(650); alarm.at(600); alarm.at(900); });
         sim.runUntilIdle();
         assertEquals(List.of(40L, 100L, 300L, 500L, 600L, 650L, 700L, 900L), rang);
         assertTrue(mostPending[0] <= 2, "at most the next ring and the scheduled event pending: " + mostPending[0]);

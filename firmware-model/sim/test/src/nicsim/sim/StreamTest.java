@@ -21,7 +21,11 @@ class StreamTest {
         long next;
         IntPredicate dropValidAt = c -> false;
         IntPredicate changePayloadAt = c -> false;
-        Source(Stream<Word> out, int count, long seed) { this.out = out; this.count = count; this.rnd = new Random(seed); }
+        Source(Stream<Word> out, int count, long seed) {
+            this.out = out;
+            this.count = count;
+            this.rnd = new Random(seed);
+        }
         @Override public void drive() {
             int c = (int) out.domain().cycle();
             if (next >= count || dropValidAt.test(c)) { out.idle(); return; }
@@ -38,9 +42,18 @@ class StreamTest {
         final List<Long> got = new ArrayList<>();
         final List<Long> cycles = new ArrayList<>();
         final int readyPercent;
-        Sink(Stream<Word> in, long seed, int readyPercent) { this.in = in; this.rnd = new Random(seed); this.readyPercent = readyPercent; }
+        Sink(Stream<Word> in, long seed, int readyPercent) {
+            this.in = in;
+            this.rnd = new Random(seed);
+            this.readyPercent = readyPercent;
+        }
         @Override public void drive() { in.ready(rnd.nextInt(100) < readyPercent); }
-        @Override public void update() { if (in.fire()) { got.add(in.payload().value()); cycles.add(in.domain().cycle()); } }
+        @Override public void update() {
+            if (in.fire()) {
+                got.add(in.payload().value());
+                cycles.add(in.domain().cycle());
+            }
+        }
         @Override public boolean active() { return false; }
     }
 
@@ -144,7 +157,8 @@ class StreamTest {
         assertEquals(50, out.fires());
         assertEquals(0, in.fires(), "the contract is checked and counted once, on the source side");
         assertThrows(IllegalArgumentException.class, () -> out.connect(new Stream<>("x", d, WORD)));
-        assertThrows(IllegalArgumentException.class, () -> new Stream<>("y", sim.clockDomain("other", 1_000), WORD).connect(new Stream<>("z", d, WORD)));
+        Stream<Word> elsewhere = new Stream<>("y", sim.clockDomain("other", 1_000), WORD);
+        assertThrows(IllegalArgumentException.class, () -> elsewhere.connect(new Stream<>("z", d, WORD)));
     }
 
     @Test
