@@ -10,8 +10,8 @@
 #           provider, librdmacm, ibverbs-utils, rdmacm-utils, infiniband-diags, srptools, python3-pyverbs with
 #           rdma-core's tests), perftest, qperf, UCX's tools, Open MPI, fio, libfabric's tools, MPICH, dapl,
 #           tgt and libiscsi-bin, ibacm, Ceph's monitor, OSD and clients
-#   --vm    QEMU (qemu-system-x86, TCG: no /dev/kvm needed), a static busybox, cpio and socat, to boot test
-#           guests whose kernel reaches the adapter through nicsim-qemu-remote (libnicsim/qemu)
+#   --vm    QEMU (qemu-system-x86 and qemu-system-arm, TCG: no /dev/kvm needed), a static busybox, cpio and socat,
+#           to boot test guests whose kernel reaches the adapter through nicsim-qemu-remote (libnicsim/qemu)
 #   --kernel  what building the kernel driver needs (./mill kernel.module): Debian's linux-headers for
 #           the guest's kernel (its release in kernel/RELEASE), make and gcc, and linux-source for
 #           the kernel's scripts/checkpatch.pl
@@ -75,6 +75,8 @@ if [ "$need_rdma" = 1 ]; then
 fi
 if [ "$need_vm" = 1 ]; then
   command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
+  # QemuMigrationTest's Arm guest: the same RDMA migration in qemu-system-aarch64 (9 MB to download)
+  command -v qemu-system-aarch64 >/dev/null 2>&1 || missing+=(qemu-system-arm)
   dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" || missing+=(busybox-static)
   command -v cpio >/dev/null 2>&1 || missing+=(cpio)
   command -v cc >/dev/null 2>&1 || missing+=(gcc)

@@ -1,5 +1,8 @@
 package nicsim.serve;
 
+import java.time.LocalTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -59,6 +62,9 @@ final class Pacer {
     private final long graceNanos;
     private final RdmaCm cm;
     long advances, graceAdvances, awayAdvances;
+    /** NICSIM_PACE_DEBUG: looks that held time since it last moved, and the last program (and why) that held it. */
+    private long heldLooks;
+    private String heldBy;
 
     /**
      * What a program is doing, as far as the simulated time is concerned. CUT: it waits in a verb while another of
@@ -75,9 +81,11 @@ final class Pacer {
     /**
      * Moves simulated time if every program waits; {@code answer} hands out what the open verbs got
      * (with true: polls still empty are answered empty, the simulation having nothing left to do).
-     * {@code interrupted} says a request or stop has come and the run must yield.
+     * {@code interrupted} says a request or stop has come and the run must yield. Whether the run woke a program
+     * other than by answering its request: an event written to one of its files, or a write into a spinner's memory.
      */
-    void advance(Collection<Program> programs, boolean quiet, Consumer<Boolean> answer, BooleanSupplier interrupted) {
+    boolean advance(Collection<Program> programs, boolean quiet, Consumer<Boolean> answer,
+            BooleanSupplier interrupted) {
         Step step = new Step();
         step.quiet = quiet;
         if (recorder != null) recorder.stepBegins();
@@ -89,6 +97,7 @@ final class Pacer {
         } finally {
             if (recorder != null) recorder.stepEnds(step);
         }
+        return step.woke;
     }
 
     private void look(Collection<Program> programs, Step step, Consumer<Boolean> answer, BooleanSupplier interrupted) {
@@ -102,12 +111,16 @@ final class Pacer {
             Activity a = activity(p, now);
             if (DEBUG) seen.put(p, a);
             switch (a) {
-                case RUNS -> { return; } // a program is busy: time holds
+                case RUNS -> { // a program is busy: time holds
+                    if (DEBUG) held(p, a);
+                    return;
+                }
                 case IN_VERB -> inVerb = true;
                 case ASLEEP -> step.away = true;
                 case GRACED -> { step.graced = true; step.away = true; }
                 case SPINS -> spinners.put(p, p.memoryWrites());
                 case CUT -> { // every wait is answered as it stands (a poll: empty, a clock reading: now), time holding
+                    if (DEBUG) held(p, a);
                     step.kind = Step.CUT;
                     cut(programs, answer);
                     return;
@@ -118,6 +131,7 @@ final class Pacer {
         // another spins waiting for it (cmtime's main thread yields until its event thread has timed an event) waits
         // too, and time must not run on under its reading
         if (clockReadings(programs)) {
+            if (DEBUG) held("clock readings", "answered");
             step.kind = Step.CLOCK;
             return;
         }
@@ -131,6 +145,8 @@ final class Pacer {
             step.owed = true;
         }
         go(programs, step, spinners, answer, interrupted, -1);
+        if (DEBUG) cm.log.println("PACE " + wallClock() + " ran " + (step.to - step.from) + " ps in " + step.steps
+                + " events, " + (System.nanoTime() - now) / 1000 + " us of wall time");
     }
 
     /**
@@ -164,6 +180,8 @@ final class Pacer {
         static final int HELD = 0, CLOCK = 1, RUN = 2, CUT = 3;
         int kind = HELD;
         boolean quiet, graced, away, threw, owed, held;
+        /** Not recorded: the run wrote an event to a program's file or into a spinner's memory ({@link #advance}). */
+        boolean woke;
         long until, steps, from, to;
     }
 
@@ -227,6 +245,8 @@ final class Pacer {
                 cm.service();
                 if ((n & 1023) == 0 && (interrupted.getAsBoolean() || System.nanoTime() - wall0 > SLICE_NANOS)) break;
             }
+            step.woke = cm.written != cmEvents || watch.eventsWritten() != events
+                    || watch.spinnerWrites() != watch.spinnerWritesAtLook();
             return step.steps > 0;
         } finally {
             step.to = world.now();
@@ -301,7 +321,10 @@ final class Pacer {
 
     /** NICSIM_PACE_DEBUG: what each program was found doing before time moves, and its threads as /proc shows them. */
     private void trace(Collection<Program> programs, Map<Program, Activity> seen) {
-        StringBuilder b = new StringBuilder("PACE at " + world.now() + " ps:");
+        StringBuilder b = new StringBuilder("PACE " + wallClock() + " at " + world.now() + " ps, after "
+                + heldLooks + " looks held (last by " + heldBy + "):");
+        heldLooks = 0;
+        heldBy = null;
         for (Program p : programs) {
             b.append(' ').append(p).append('=').append(seen.get(p)).append(" open=").append(p.openWaits())
                     .append(" cm=").append(p.cmEventPending()).append(" threads(tid:state/fd)=");
@@ -320,6 +343,17 @@ final class Pacer {
     private static void cut(Collection<Program> programs, Consumer<Boolean> answer) {
         clockReadings(programs);
         answer.accept(true);
+    }
+
+    /** NICSIM_PACE_DEBUG: a look held time, {@code p} (or null: all) doing {@code a}. */
+    private void held(Object p, Object a) {
+        heldLooks++;
+        heldBy = p + " " + a;
+    }
+
+    /** The wall clock's time of day to the microsecond, as strace -tt prints it, to line serve's log up with it. */
+    private static String wallClock() {
+        return LocalTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("HH:mm:ss.SSSSSS"));
     }
 
     /** Answers every reading of the simulated clock at this moment; whether there was one. */

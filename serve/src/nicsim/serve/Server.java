@@ -45,8 +45,9 @@ public final class Server implements AutoCloseable {
     /** Wall time a program whose threads /proc cannot show may spend between verbs before it counts as waiting. */
     public static final long DEFAULT_GRACE_MILLIS = 200;
     /**
-     * Wall time the loop waits for a request before looking at the programs again, just after one came and once
-     * things are quiet.
+     * Wall time the loop waits for a request before looking at the programs again: just after one came, or after a
+     * run woke a program without answering a request (an event written to its completion channel), and once things
+     * are quiet.
      */
     static final long LOOK_MICROS = 250, IDLE_MICROS = 2000;
 
@@ -244,7 +245,9 @@ public final class Server implements AutoCloseable {
                     quietRounds++;
                     for (Program p : programs.values()) p.answered = false; // each one looked at again
                 }
-                pacer.advance(programs.values(), r == null, this::answerWaits, yield);
+                // a program woken by an event (asleep on its completion channel, say) acts and sleeps again without
+                // a request: looked at again soon, not after IDLE_MICROS, which was most of such a round trip
+                if (pacer.advance(programs.values(), r == null, this::answerWaits, yield)) quietRounds = 0;
                 watchdog.look(programs.values());
             } catch (RuntimeException e) {
                 failed(e);
