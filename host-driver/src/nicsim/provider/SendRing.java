@@ -60,7 +60,7 @@ public final class SendRing {
     public void put(byte[] wqe, long wrId, int tagOf) {
         int bbs = wqe.length / 64, idx = head & (size - 1);
         for (int i = 0; i < bbs; i++)
-            host.memory.write(ring + 64L * ((head + i) & (size - 1)), Arrays.copyOfRange(wqe, i * 64, i * 64 + 64));
+            host.memory.write(ring + 64L * ((head + i) & (size - 1)), wqe, i * 64, 64);
         wrid[idx] = wrId;
         tag[idx] = tagOf;
         head = (head + bbs) & 0xFFFF;

@@ -37,7 +37,8 @@ final class DcInitiator {
         Av to = op.w.av();
         if (to == null) return true;
         lastUse = q.fw.sim.now();
-        if (connected != null && connected.equals(to)) return !(q.fw.dc.fullHandshake() && connecting != null && !connecting.done());
+        if (connected != null && connected.equals(to))
+            return !(q.fw.dc.fullHandshake() && connecting != null && !connecting.done());
         if (!q.outstanding.isEmpty()) return false; // the current connection drains first
         if (connected != null) disconnect();
         connect(to);
@@ -49,8 +50,8 @@ final class DcInitiator {
         q.dlid = to.rlid();
         q.destQpn = (int) to.remoteQpn();
         int psn = q.requester.takePsn();
-        Packet p = new Packet(q.fw.lid(), q.dlid, Op.DC_CONNECT, q.destQpn, q.qpn, psn, true, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                new byte[0], Packet.DC).withDcKey(to.dcKey());
+        Packet p = new Packet(q.fw.lid(), q.dlid, Op.DC_CONNECT, q.destQpn, q.qpn, psn, true, false,
+                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, new byte[0], Packet.DC).withDcKey(to.dcKey());
         connecting = SendOp.connect(psn, p);
         q.outstanding.add(connecting);
         q.count(FirmwareStat.DC_CONNECTS);

@@ -280,8 +280,8 @@ public final class Management {
         int cls = Mad.mgmtClass(m);
         boolean smp = cls == Mad.CLASS_SUBN_LID || cls == Mad.CLASS_SUBN_DR;
         if (smp != (qp == 0)) { // an answer would be as misplaced (IBA 13.5.3.1): counted and logged only
-            refuse(String.format(
-                    "MAD class 0x%02x from LID %d on QP%d: QP0 takes SMPs, QP1 the other classes; not answered", cls, slid, qp));
+            refuse(String.format("MAD class 0x%02x from LID %d on QP%d: QP0 takes SMPs, QP1 the other classes; "
+                    + "not answered", cls, slid, qp));
             return;
         }
         if (Mad.baseVersion(m) != 1) {

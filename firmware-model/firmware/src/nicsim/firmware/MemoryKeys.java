@@ -526,7 +526,7 @@ final class MemoryKeys {
                 int s = walkerSlot(n);
                 if (holds(slots, used, s)) continue;
                 slots[used++] = s;
-                if (missing < 0 && mkeys.get(n) != null && walkerIndex[s] != n) missing = n;
+                if (missing < 0 && walkerIndex[s] != n && mkeys.get(n) != null) missing = n; // no lookup on a hit
             }
             long index = missing;
             int slot = walkerSlot(index);
@@ -561,7 +561,7 @@ final class MemoryKeys {
      * earlier one are not loaded: the walker reports them BAD_INDEX).
      */
     private long[] needed(long index) {
-        Indirect ind = indirects.get(index);
+        Indirect ind = indirects.isEmpty() ? null : indirects.get(index); // no boxed lookup without indirect keys
         if (ind == null || ind.pieces.isEmpty()) return new long[]{index};
         return LongStream.concat(LongStream.of(index),
                 ind.pieces.stream().mapToLong(Long::longValue)).distinct().toArray();

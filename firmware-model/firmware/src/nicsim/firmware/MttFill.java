@@ -118,7 +118,8 @@ final class MttFill {
         if (byInterrupt) {
             if (vector < 0) {
                 stats.inc(FirmwareStat.XLATE_FILLS_UNANSWERABLE);
-                report.accept("translation miss at MTT index " + index + " with mtt.fill = interrupt, but no host handler registered (REG_XLATE_VECTOR)");
+                report.accept("translation miss at MTT index " + index
+                        + " with mtt.fill = interrupt, but no host handler registered (REG_XLATE_VECTOR)");
                 done.accept(new long[]{0, 1});
                 return;
             }
@@ -166,7 +167,8 @@ final class MttFill {
     void pageFault(long index, long pages, Runnable done) {
         stats.inc(FirmwareStat.ODP_PAGE_FAULTS);
         long t0 = now.getAsLong();
-        bringIn(index, pages, () -> { // fault latency: from the fault to its pages in, summed (divide by odp_faults_resolved)
+        // fault latency: from the fault to its pages in, summed (divide by odp_faults_resolved)
+        bringIn(index, pages, () -> {
             stats.add(FirmwareStat.ODP_FAULT_WAIT_PS, now.getAsLong() - t0);
             stats.inc(FirmwareStat.ODP_FAULTS_RESOLVED);
             done.run();

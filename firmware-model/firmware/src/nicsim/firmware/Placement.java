@@ -34,8 +34,10 @@ final class Placement {
         Runnable finish = () -> {
             List<Piece> pieces = new ArrayList<>();
             for (int i = 0; i < sges.size(); i++)
-                if (got.get(i) != null) for (XlateRsp c : got.get(i)) pieces.add(new Piece(c.pa(), c.length(), sges.get(i)));
-            if (traceIndex >= 0 && !pieces.isEmpty() && q.fw.adapter.tracingWqe()) q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", pieces.size() + " page chunk(s)");
+                if (got.get(i) != null)
+                    for (XlateRsp c : got.get(i)) pieces.add(new Piece(c.pa(), c.length(), sges.get(i)));
+            if (traceIndex >= 0 && !pieces.isEmpty() && q.fw.adapter.tracingWqe())
+                q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", pieces.size() + " page chunk(s)");
             done.accept(pieces, null);
         };
         if (sges.isEmpty()) { finish.run(); return; }
@@ -43,7 +45,8 @@ final class Placement {
             Sge s = sges.get(i);
             int n = i;
             if (s.length() == 0) { if (--left[0] == 0) finish.run(); continue; }
-            q.fw.keys.translate(s.lkey() & 0xFFFFFFFFL, s.addr(), s.length() & 0xFFFFFFFFL, 0, q.pd, q.qpn, q.live(rsp -> {
+            long lkey = s.lkey() & 0xFFFFFFFFL, length = s.length() & 0xFFFFFFFFL;
+            q.fw.keys.translate(lkey, s.addr(), length, 0, q.pd, q.qpn, q.live(rsp -> {
                 if (over[0]) return;
                 XlateRsp bad = failed(rsp);
                 if (bad != null) {
@@ -81,7 +84,8 @@ final class Placement {
     void gather(List<Sge> sges, int traceIndex, BiConsumer<byte[], Failure> done) {
         translateAll(sges, traceIndex, (pieces, fail) -> {
             if (fail != null) { done.accept(null, fail); return; }
-            readPieces(pieces, (out, bad) -> done.accept(out, bad == null ? null : new Failure(Vendor.DMA_FAILED, bad.sge().addr(), bad.sge().lkey())));
+            readPieces(pieces, (out, bad) -> done.accept(out,
+                    bad == null ? null : new Failure(Vendor.DMA_FAILED, bad.sge().addr(), bad.sge().lkey())));
         });
     }
 
@@ -187,7 +191,8 @@ final class Placement {
                 pending[0]++;
                 q.responder.writeIssued();
                 q.fw.adapter.dma().write(c.pa() + start, data, from + done, n,
-                        arrival == null ? null : arrival.from(done), q.live(one), q.live(ok -> q.responder.writeLanded()));
+                        arrival == null ? null : arrival.from(done), q.live(one),
+                        q.live(ok -> q.responder.writeLanded()));
                 q.count(FirmwareStat.DMA_WRITE_BYTES, n);
                 done += n;
             }
@@ -205,12 +210,14 @@ final class Placement {
      * {@code issued} runs after a success, once its PCI writes and those of every payload that
      * arrived before it have left the adapter (a completion may follow).
      */
-    void scatter(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
+    void scatter(List<Sge> sges, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed,
+            Runnable issued) {
         scatter(sges, q.pd, off, data, arrival, access, placed, issued);
     }
 
     /** As above, for SGEs whose lkeys are of {@code pd} (an XRC SRQ's, not the QP's). */
-    void scatter(List<Sge> sges, long pd, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
+    void scatter(List<Sge> sges, long pd, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed,
+            Runnable issued) {
         long seq = payloadArrived();
         // each waits under its own number before that number is cleared, so what waits for earlier numbers runs first
         scatterPayload(sges, pd, off, data, arrival, access, fail -> {
@@ -223,7 +230,8 @@ final class Placement {
         });
     }
 
-    void scatterPayload(List<Sge> sges, long pd, long off, byte[] data, Arrival arrival, int access, Consumer<Failure> placed, Runnable issued) {
+    void scatterPayload(List<Sge> sges, long pd, long off, byte[] data, Arrival arrival, int access,
+            Consumer<Failure> placed, Runnable issued) {
         if (data.length == 0) { placed.accept(null); issued.run(); return; }
         List<long[]> parts = new ArrayList<>(); // {sge index, offset within sge, length, offset within data}
         long pos = 0;

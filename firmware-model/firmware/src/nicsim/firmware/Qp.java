@@ -3,7 +3,6 @@ package nicsim.firmware;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import nicsim.abi.AccessBits;
@@ -476,5 +475,5 @@ final class Qp {
      * when it arrives and its completion waits for every payload numbered up to its own.
      */
     long writeSeq;
-    final TreeSet<Long> unissued = new TreeSet<>(); // payloads whose PCI writes have not all left
+    final Unissued unissued = new Unissued(); // payloads whose PCI writes have not all left
     final TreeMap<Long, List<Runnable>> afterIssued = new TreeMap<>();}

@@ -107,7 +107,7 @@ final class Requester {
         }
         long length = 0;
         if (w.inline() != null) length = w.inline().length;
-        else for (var s : w.sges()) length += s.length() & 0xFFFFFFFFL;
+        else for (int i = 0; i < w.sges().size(); i++) length += w.sges().get(i).length() & 0xFFFFFFFFL;
         SendOp op = new SendOp(index, w, length);
         switch (q.state) {
             case ERR, SQE -> { q.flush(op); return; }

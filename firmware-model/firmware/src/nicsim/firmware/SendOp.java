@@ -83,7 +83,8 @@ final class SendOp implements Fabric.Gone {
 
     /** A DC connect: one packet, at PSN {@code psn}. */
     static SendOp connect(int psn, Packet p) {
-        SendOp op = new SendOp(-1, new SendWqe(WqeLayout.OP_NOP, -1, 0, 0, 0, null, 0, 0, 0, 0, List.of(), null), 0, true);
+        SendWqe nop = new SendWqe(WqeLayout.OP_NOP, -1, 0, 0, 0, null, 0, 0, 0, 0, List.of(), null);
+        SendOp op = new SendOp(-1, nop, 0, true);
         op.firstPsn = op.respPsn = op.lastPsn = psn;
         op.packets.add(p);
         op.reach(Stage.READY);
@@ -126,5 +127,7 @@ final class SendOp implements Fabric.Gone {
         }
     }
 
-    boolean readOrAtomic() { return opcode == WqeLayout.OP_RDMA_READ || opcode == WqeLayout.OP_ATOMIC_CS || opcode == WqeLayout.OP_ATOMIC_FA; }
+    boolean readOrAtomic() {
+        return opcode == WqeLayout.OP_RDMA_READ || opcode == WqeLayout.OP_ATOMIC_CS || opcode == WqeLayout.OP_ATOMIC_FA;
+    }
 }
