@@ -1,8 +1,8 @@
 /*
  * The JNI side of nicsim.mpi.Mpi: the few Open MPI calls the partitioned simulator makes between
  * windows (init, rank and size, an all-gather of byte buffers, an all-reduce of one long, finalize),
- * each on MPI_COMM_WORLD, and how a rank waits for them. Errors come back to Java as IllegalStateException naming the call and
- * Open MPI's error string.
+ * each on MPI_COMM_WORLD, and how a rank waits for them. Errors come back to Java as
+ * IllegalStateException naming the call and Open MPI's error string.
  */
 #include <dlfcn.h>
 #include <jni.h>

@@ -114,7 +114,7 @@ err_mr:
 unsigned int nicsim_fr_pages = 6;
 module_param_named(fr_pages, nicsim_fr_pages, uint, 0444);
 MODULE_PARM_DESC(fr_pages,
-		 "Pages a fast-registration MR maps at most, 1 to 60 (default 6: NVMe-oF's admin queue and one I/O queue of 128 fit cx-gen3x16's 1024 KLM entries)");
+		 "Pages a fast-registration MR maps at most, 1 to 60 (default 6: NVMe-oF's queues fit 1024 KLM entries)");
 
 /* one PD's identity key made or dropped at a time */
 static DEFINE_MUTEX(nicsim_fr_lock);

@@ -160,7 +160,9 @@ class CmLayoutTest {
 
     /** Each field of {@code s}: its name, offset, width and byte order. */
     private static List<String> places(CmLayout.Struct s) {
-        return s.fields.stream().map(f -> f.path() + " " + f.offset() + " " + f.bytes() + (f.be() ? " be" : "")).toList();
+        return s.fields.stream()
+                .map(f -> f.path() + " " + f.offset() + " " + f.bytes() + (f.be() ? " be" : ""))
+                .toList();
     }
 
     /** A field read at the wrong width is caught; one in network order is read so. */
