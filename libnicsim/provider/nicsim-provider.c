@@ -44,11 +44,40 @@ static struct nicsim_context *clock_ctx;
 /* ---- the simulated clock (for libnicsim-time.so, attach --sim-time) ---- */
 
 /*
- * The simulation's time in nanoseconds, or -1 before the program has opened the device. Exported
- * for nicsim's clock library, which a program gets with attach --sim-time.
+ * A reading taken before the program opened its device: TIME on a connection of this process's own that is no
+ * session (no HELLO), which serve answers at once with the simulation's time. Nothing of it shows in `rdma res`,
+ * the counters or serve's log of programs, as a context opened for the clock would (and a child reading the
+ * clock would attach). -1 if serve cannot be reached (said once).
+ */
+static int64_t unattached_now_ps(void) {
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static int fd = -1;
+	static pid_t owner;
+	struct msg m = request(NICSIM_OP_TIME);
+	struct nicsim_wire_time r = { 0 };
+	int rc = -1;
+	pthread_mutex_lock(&mu);
+	if (fd >= 0 && owner != getpid()) { real_close(fd); fd = -1; } /* a forked child's copy: a connection of its own */
+	if (fd == -1) {
+		fd = connect_simulator();
+		owner = getpid();
+		if (fd < 0) fd = -2; /* no retrying: connect_simulator said why */
+	}
+	if (fd >= 0) rc = nicsim_exchange(fd, &m);
+	pthread_mutex_unlock(&mu);
+	if (!rc) GET(&m, r);
+	rc = rc || m.failed;
+	done(&m);
+	return rc ? -1 : (int64_t)r.ps;
+}
+
+/*
+ * The simulation's time in nanoseconds, read through the first context the program opened, or before it opened
+ * one on a connection for the clock alone (so every reading is simulated time); -1 if serve cannot answer.
+ * Exported for nicsim's clock library, which a program gets with attach --sim-time.
  */
 __attribute__((visibility("default"))) int64_t nicsim_sim_now_ns(void) {
-	int64_t ps = clock_ctx ? nicsim_sim_now_ps_of(clock_ctx) : -1;
+	int64_t ps = clock_ctx ? nicsim_sim_now_ps_of(clock_ctx) : unattached_now_ps();
 	return ps < 0 ? -1 : ps / 1000;
 }
 

@@ -3,8 +3,10 @@
  * clock_gettime() read the simulation's time instead of the host's, so the figures it prints from
  * its own clock (ibv_*_pingpong's bandwidth and microseconds per iteration) are simulated ones,
  * and the same on every run. Preloaded beside the provider; it has no symbol versions, so it stands
- * in for libc's functions whatever version a program asked for. Until the program opens its nicsim
- * device, and for clocks other than the wall and monotonic ones, the host's clock answers.
+ * in for libc's functions whatever version a program asked for. A reading before the program opens its nicsim
+ * device is the simulation's time too (the provider asks serve on a connection for the clock alone), so a span
+ * that begins before and ends after is simulated; for clocks other than the wall and monotonic ones, and if
+ * serve cannot be reached, the host's clock answers.
  *
  * The simulated wall clock reads 2000-01-01T00:00:00Z plus the simulated time.
  */
@@ -20,7 +22,7 @@ typedef int64_t (*now_fn)(void);
 typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
 typedef int (*gettimeofday_fn)(struct timeval *restrict, void *restrict);
 
-/* The simulated time in ns, or -1 (the provider is not loaded, or the device is not open yet). */
+/* The simulated time in ns, or -1 (the provider is not loaded, or serve cannot answer). */
 static int64_t sim_ns(void) {
 	static now_fn now;
 	if (!now) now = (now_fn)dlsym(RTLD_DEFAULT, "nicsim_sim_now_ns");

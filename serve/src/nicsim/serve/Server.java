@@ -373,6 +373,8 @@ public final class Server implements AutoCloseable {
             case EVENTS -> eventFile(c, in, false);
             case CHANNEL -> eventFile(c, in, true);
             case CONTEXTS -> c.send(contexts().finish(0));
+            // attach --sim-time's clock before the program opens its device: the simulation's time, at once
+            case TIME -> c.send(new Wire.Out(new WireLayout.Time(world.now())).finish(0));
             case RDMA_RES -> c.send(RdmaResources.of(world, programs.values(),
                     in.read(WireLayout.NodeRequest.class).node()).finish(0));
             case RDMA_STAT ->
@@ -412,8 +414,8 @@ public final class Server implements AutoCloseable {
                 }
             }
             default -> throw new Wire.Malformed("the first request must be HELLO, JOIN, EVENTS, CHANNEL, CONTEXTS, "
-                    + "RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN, UMAD_OPEN or PORT_LINK, not "
-                    + op);
+                    + "RDMA_RES, RDMA_STAT, RDMA_QSTAT, CM_OPEN, PCI_OPEN, UCTX_OPEN, UMAD_OPEN, PORT_LINK or TIME, "
+                    + "not " + op);
         }
     }
 
