@@ -464,8 +464,9 @@ public final class DmaPath {
             free = new FreeRanges(cfg.sramBytes());
             blank = new long[DmaPorts.words(cfg.widthBits())];
             wakes = new Alarm(sim, Simulator.Priority.DELIVERY, () -> { if (!domain.coasting()) domain.wake(); });
-            rx = new BeatRing(sim, this::wakeAt);
-            pci = new BeatRing(sim, this::wakeAt);
+            engine.core().blank(blank);
+            rx = new BeatRing(sim, this::wakeAt, blank);
+            pci = new BeatRing(sim, this::wakeAt, blank);
             domain.add(this);
             domain.coastWith(this, 2); // the engine and this glue
         }
@@ -734,6 +735,26 @@ public final class DmaPath {
             finishSend();
         }
 
+        /**
+         * {@code n} beats of a job that does not carry its bytes left the send engine, none heard outside: what
+         * {@link #linkBeat} does n times.
+         */
+        void linkRun(long n) {
+            sendBusy.peekFirst().filled += (int) n * beat;
+            finishSend();
+        }
+
+        /**
+         * {@code n} beats of a job that does not carry its bytes left the host engine from host address {@code addr}
+         * on, one a cycle from time {@code t}, none leaving ({@link #writeLeaves}): what {@link #writeBeat} does n
+         * times, which is to note when the first beat of the next PCI write came out.
+         */
+        void writeRun(long addr, long n, long t) {
+            Job j = toHost.peekFirst();
+            for (long i = 0; i < n && j.pieceSince < 0; i++)
+                writeBeat(addr + i * beat, blank, 0, t + i * domain.periodPicos());
+        }
+
         void finishSend() {
             Job j = sendBusy.peekFirst();
             if (j == null || !j.engineDone || !(j.lastBeat || j.failed)) return;
@@ -840,6 +861,8 @@ public final class DmaPath {
         private long[][] lookTx = new long[16][]; // the words of each beat taken to the link (none is a job's last)
         private long[][] lookWr = new long[16][]; // the words of each beat to host memory; its address, flag, time:
         private long[] lookWrAddr = new long[16], lookWrLast = new long[16], lookWrAt = new long[16];
+        // beats each entry of the logs stands for: more than one only for a job that does not carry its bytes
+        private long[] lookTxRun = new long[16], lookWrRun = new long[16];
 
         /**
          * Runs the coming edges on a copy of the engine's registers, reading the beats on their way in
@@ -876,28 +899,42 @@ public final class DmaPath {
                 if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
                     k = Math.min(Math.min(v.sendBeatsLeft(), limit - n), quiet(v, c, pciNext, rxNext, -1));
                     if (k > 0) {
-                        v.sendAlone(k, logTxRef);
+                        if (sending.carry) v.sendAlone(k, logTxRef);
+                        else { v.sendAlone(k, null); logTxRun(k); } // beats of no bytes: only their count matters
                         sent += (int) k * beat;
                     }
                 } else if (wr != null && v.hostOutReady()) {
                     long max = Math.min(Math.min(v.hostOutLeft(), limit - n),
                             quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
-                    for (; k < max; k++) { // the beats taken: the one waiting, then those read out, up to one that leaves
-                        if (k > 0 && writeLeaves(writing, v.hostOutAddrAfter(k), v.hostOutLastAfter(k))) break;
-                    }
+                    // the beats taken: the one waiting, then those read out, up to one that leaves
+                    k = beforeLeaving(writing, v, max);
                     if (k > 0) {
                         logWrAt = domain.picosOfCycle(c);
-                        logWrFrom = lookWrN;
-                        v.hostOutAlone(k, logWrTimed);
+                        if (writing.carry) {
+                            logWrFrom = lookWrN;
+                            v.hostOutAlone(k, logWrTimed);
+                        } else { // beats of no bytes: the first's address and time are all the run's PCI writes need
+                            logWr(v.hostOutQ.peekAddr(), blank, 0, logWrAt);
+                            lookWrRun[lookWrN - 1] = k;
+                            v.hostOutAlone(k, null);
+                        }
                     }
                 } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
                     long room = Math.min(v.inRoom(DmaEngine.HOST), limit - n);
                     k = comingIn(pci, pciNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
-                    if (k > 0) { inFrom = pciNext; v.inAlone(DmaEngine.HOST, (int) k, pciWordsFrom); pciNext += (int) k; }
+                    if (k > 0) {
+                        inFrom = pciNext;
+                        v.inAlone(DmaEngine.HOST, (int) k, pci.allBlank() ? null : pciWordsFrom);
+                        pciNext += (int) k;
+                    }
                 } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
                     long room = Math.min(v.inRoom(DmaEngine.RECV), limit - n);
                     k = comingIn(rx, rxNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
-                    if (k > 0) { inFrom = rxNext; v.inAlone(DmaEngine.RECV, (int) k, rxWordsFrom); rxNext += (int) k; }
+                    if (k > 0) {
+                        inFrom = rxNext;
+                        v.inAlone(DmaEngine.RECV, (int) k, rx.allBlank() ? null : rxWordsFrom);
+                        rxNext += (int) k;
+                    }
                 }
                 if (k > 0) {
                     n += k;
@@ -955,8 +992,41 @@ public final class DmaPath {
         private final Consumer<long[]> logTxRef = this::logTx;
 
         private void logTx(long[] words) {
-            if (lookTxN == lookTx.length) lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);
+            if (lookTxN == lookTx.length) {
+                lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);
+                lookTxRun = Arrays.copyOf(lookTxRun, 2 * lookTxN);
+            }
+            lookTxRun[lookTxN] = 1;
             lookTx[lookTxN++] = words;
+        }
+
+        /** {@code n} beats of a job that does not carry its bytes taken to the link: one entry of the log. */
+        private void logTxRun(long n) {
+            logTx(blank);
+            lookTxRun[lookTxN - 1] = n;
+        }
+
+        /**
+         * How many beats the host engine writing to host memory, {@link DmaCore#hostOutReady alone}, puts out before
+         * one that {@link #writeLeaves} (at most {@code max}): the one waiting, then those it reads out, in closed
+         * form (what asking {@link #writeLeaves} of each in turn finds).
+         */
+        private long beforeLeaving(Job j, DmaCore v, long max) {
+            if (max <= 0) return 0;
+            long addr1 = v.hostOutAddrAfter(1), left = v.hostOutLeft(); // beat i >= 1 goes to addr1 + (i - 1) * beat
+            if (writePayload % beat != 0 || Math.floorMod(addr1, (long) beat) != 0) { // the search, one by one
+                long k = 1;
+                while (k < max && !writeLeaves(j, v.hostOutAddrAfter(k), v.hostOutLastAfter(k))) k++;
+                return k;
+            }
+            // below the descriptor's last beat (left, which leaves), beat i completes the job's bytes up to
+            // base + i * beat and leaves when that is past what was written and ends on a max-payload boundary
+            long base = addr1 - j.alignedHost(), from = Math.max(j.filled, j.skew), step = writePayload / beat;
+            long i = (writePayload - Math.floorMod(addr1, (long) writePayload)) % writePayload / beat;
+            if (i == 0) i = step;
+            long past = from < base ? 1 : (from - base) / beat + 1;
+            if (i < past) i += (past - i + step - 1) / step * step;
+            return Math.min(max, Math.min(i, left));
         }
 
         /**
@@ -977,13 +1047,8 @@ public final class DmaPath {
          * from {@code cycle} on, one per edge, at most {@code max}: each must be in by its edge and good.
          */
         private long comingIn(BeatRing ring, int first, long cycle, long max) {
-            long k = 0;
-            long t = domain.picosOfCycle(cycle);
-            while (k < max && ring.inAt(first + (int) k, t) && ring.flagAt(first + (int) k) == 0) {
-                k++;
-                t += domain.periodPicos();
-            }
-            return k;
+            int m = (int) Math.min(max, Integer.MAX_VALUE);
+            return ring.inOnEdges(first, domain.picosOfCycle(cycle), domain.periodPicos(), m);
         }
 
         private void logWr(long addr, long[] words, long last, long t) {
@@ -992,7 +1057,9 @@ public final class DmaPath {
                 lookWrAddr = Arrays.copyOf(lookWrAddr, 2 * lookWrN);
                 lookWrLast = Arrays.copyOf(lookWrLast, 2 * lookWrN);
                 lookWrAt = Arrays.copyOf(lookWrAt, 2 * lookWrN);
+                lookWrRun = Arrays.copyOf(lookWrRun, 2 * lookWrN);
             }
+            lookWrRun[lookWrN] = 1;
             lookWr[lookWrN] = words;
             lookWrAddr[lookWrN] = addr;
             lookWrLast[lookWrN] = last;
@@ -1014,9 +1081,13 @@ public final class DmaPath {
                 engine.core().adopt(look);
                 pci.take(lookPci);
                 rx.take(lookRx);
-                for (int i = 0; i < lookTxN; i++) { linkBeat(lookTx[i], 0); lookTx[i] = null; }
+                for (int i = 0; i < lookTxN; i++) {
+                    if (lookTxRun[i] == 1) linkBeat(lookTx[i], 0); else linkRun(lookTxRun[i]);
+                    lookTx[i] = null;
+                }
                 for (int i = 0; i < lookWrN; i++) {
-                    writeBeat(lookWrAddr[i], lookWr[i], lookWrLast[i], lookWrAt[i]);
+                    if (lookWrRun[i] == 1) writeBeat(lookWrAddr[i], lookWr[i], lookWrLast[i], lookWrAt[i]);
+                    else writeRun(lookWrAddr[i], lookWrRun[i], lookWrAt[i]);
                     lookWr[i] = null;
                 }
                 c += lookEdges;
