@@ -86,7 +86,8 @@ final class BeatRing {
 
     /** The next beat, as the wires carry it. */
     Beat head() {
-        if (last == null || last.data() != words[head] || last.flag() != flags[head]) last = new Beat(words[head], flags[head]);
+        if (last == null || last.data() != words[head] || last.flag() != flags[head])
+            last = new Beat(words[head], flags[head]);
         return last;
     }
 
