@@ -12,16 +12,29 @@ import nicsim.sim.Simulator;
 final class BeatRing {
     private final Simulator sim;
     private final LongConsumer wake;
+    private final long[] blank; // the words of a beat that carries nothing
+    private int carried; // beats in the ring whose words are not blank
     private long[][] words = new long[64][];
     private long[] flags = new long[64];
     private long[] at = new long[64];
     private int head, size;
+    private long taken; // beats taken since the ring was made: the head's number
+    private final LongQueue flagged = new LongQueue(); // the numbers of the flagged beats the ring holds, in order
+    private long lastIn = Long.MIN_VALUE;
+    private boolean ordered = true; // each beat is in no sooner than the one before it
 
-    /** A ring whose beats are in by {@code sim}'s time; {@link #wakeForNext} calls {@code wake} with a time. */
-    BeatRing(Simulator sim, LongConsumer wake) {
+    /**
+     * A ring whose beats are in by {@code sim}'s time; {@link #wakeForNext} calls {@code wake} with a time. A beat
+     * of words {@code blank} carries nothing (see {@link #allBlank}).
+     */
+    BeatRing(Simulator sim, LongConsumer wake, long[] blank) {
         this.sim = sim;
         this.wake = wake;
+        this.blank = blank;
     }
+
+    /** Whether every beat the ring holds is blank: then their words need not be read one by one. */
+    boolean allBlank() { return carried == 0; }
 
     void add(long[] w, long flag, long in) {
         if (size == words.length) {
@@ -35,6 +48,10 @@ final class BeatRing {
             }
             words = nw; flags = nf; at = na; head = 0;
         }
+        if (w != blank) carried++;
+        if (flag != 0) flagged.add(taken + size);
+        if (in < lastIn) ordered = false;
+        lastIn = in;
         int k = (head + size++) & (words.length - 1);
         words[k] = w;
         flags[k] = flag;
@@ -43,6 +60,24 @@ final class BeatRing {
 
     /** Whether the next beat is in. */
     boolean in() { return inAt(0, sim.now()); }
+
+    /**
+     * How many of the beats from the {@code i}-th on, at most {@code max}, come in on edges {@code period} apart from
+     * time {@code t}, one an edge: each is in by its edge and not flagged.
+     */
+    int inOnEdges(int i, long t, long period, int max) {
+        int m = Math.min(max, size - i);
+        for (int f = 0; f < flagged.size(); f++) { // the first flagged beat from the i-th on ends them
+            long from = flagged.get(f) - taken - i;
+            if (from >= 0) { m = (int) Math.min(m, from); break; }
+        }
+        if (m <= 0) return 0;
+        int mask = words.length - 1;
+        if (ordered && at[(head + i + m - 1) & mask] <= t) return m; // the last in by the first edge: all are
+        int k = 0;
+        for (; k < m && at[(head + i + k) & mask] <= t; k++) t += period;
+        return k;
+    }
 
     /** Whether the {@code i}-th beat from the head is in at time {@code t}. */
     boolean inAt(int i, long t) { return i < size && at[(head + i) & (words.length - 1)] <= t; }
@@ -73,9 +108,12 @@ final class BeatRing {
     /** The engine took the next {@code n} beats. */
     void take(int n) {
         if (n > size) throw new IllegalStateException("taking " + n + " beats of " + size);
+        for (int i = 0; i < n && carried > 0; i++) if (words[(head + i) & (words.length - 1)] != blank) carried--;
         for (int i = 0; i < n; i++) words[(head + i) & (words.length - 1)] = null;
         head = (head + n) & (words.length - 1);
         size -= n;
+        taken += n;
+        while (!flagged.isEmpty() && flagged.get(0) < taken) flagged.poll();
     }
 
     /** Wakes the channel when the next beat is in (once per time). */

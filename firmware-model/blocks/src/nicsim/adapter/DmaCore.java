@@ -34,6 +34,8 @@ final class DmaCore {
     private final Counters.Counter[] doneCounters;
     private final CounterOut beatsOut, stallsOut;
     private final boolean dry;
+    // the words of a beat nobody reads (see #blank): an SRAM slot holding them holds null
+    private long[] blankWords;
     // host engine
     boolean hostBusy, hostToHost, hostErr;
     long hostAddr, hostSram, hostLeft, hostTag, hostMoved;
@@ -67,8 +69,15 @@ final class DmaCore {
         cfg = o.cfg; beat = o.beat; sram = o.sram; counters = o.counters; doneCounters = o.doneCounters;
         beatsOut = o.beatsOut; stallsOut = o.stallsOut;
         dry = true;
+        blankWords = o.blankWords;
         hostInQ = new BeatFifo2(); hostOutQ = new OutFifo2(); sendOutQ = new OutFifo2(); recvInQ = new BeatFifo2();
     }
+
+    /**
+     * Beats of these words carry nothing anyone reads (payload moved as a copy): SRAM keeps no reference to them,
+     * and a slot never written reads as them, so moving such beats costs no SRAM write.
+     */
+    void blank(long[] words) { blankWords = words; }
 
     /** {@code o}'s registers, as this core's. */
     private void copyRegisters(DmaCore o) {
@@ -231,13 +240,16 @@ final class DmaCore {
      * {@code k} edges (1 to {@link #sendBeatsLeft}) on which the send engine is {@link #alone}
      * with one beat in its output queue, taken each edge while it reads the next: the caller has
      * checked that none of the beats taken is heard outside (they are not its last). {@code taken}
-     * gets the words of each beat taken, in order. What k calls of {@link #edge} would do.
+     * gets the words of each beat taken, in order (null: nobody reads them). What k calls of {@link #edge} would do.
      */
     void sendAlone(long k, Consumer<long[]> taken) {
         if (k < 1 || k > sendBeatsLeft() || sendOutQ.size() != 1 || !alone(SEND))
             throw new IllegalStateException("send engine not alone for " + k + " edges");
-        taken.accept(sendOutQ.poll());
-        for (long i = 0; i < k - 1; i++) taken.accept(read(sendSram + i * beat));
+        long[] first = sendOutQ.poll();
+        if (taken != null) {
+            taken.accept(first);
+            for (long i = 0; i < k - 1; i++) taken.accept(read(sendSram + i * beat));
+        }
         long moved = k * beat;
         sendOutQ.add(0, read(sendSram + moved - beat), sendLeft == moved ? 1 : 0);
         sendSram += moved;
@@ -251,8 +263,8 @@ final class DmaCore {
      * {@code k} edges on which the host engine (host to SRAM) or the receive engine is {@link #alone}
      * with one good beat in its input queue, written to SRAM each edge while the next comes in:
      * {@code in} gives the words of the k beats that come in, each in by its edge and good (not
-     * failed, not a packet's last); k beats leave the descriptor at least one more. What k calls
-     * of {@link #edge} would do.
+     * failed, not a packet's last), or null when they are all {@link #blank}; k beats leave the descriptor at least
+     * one more. What k calls of {@link #edge} would do.
      */
     void inAlone(int engine, int k, IntFunction<long[]> in) {
         boolean host = engine == HOST;
@@ -262,8 +274,9 @@ final class DmaCore {
         long at = host ? hostSram : recvSram;
         // each edge writes the queue's beat and takes the next in: the head, then all but the last taken in
         write(at, q.poll());
-        for (int e = 0; e < k - 1; e++) write(at += beat, in.apply(e));
-        q.add(in.apply(k - 1), 0);
+        if (in == null) writeBlank(at + beat, k - 1);
+        else for (int e = 0; e < k - 1; e++) write(at += beat, in.apply(e));
+        q.add(in == null ? blankWords : in.apply(k - 1), 0);
         long moved = (long) k * beat;
         if (host) { hostSram += moved; hostLeft -= moved; hostMoved += moved; }
         else { recvSram += moved; recvLeft -= moved; recvMoved += moved; }
@@ -316,14 +329,17 @@ final class DmaCore {
      * {@code k} edges (1 to {@link #hostOutLeft}) on which the host engine writing to host memory
      * is {@link #alone} with one beat waiting to leave, taken each edge while it reads the next:
      * the caller has checked that none of the beats taken is heard outside. {@code taken} gets
-     * each beat taken, in order. What k calls of {@link #edge} would do.
+     * each beat taken, in order (null: nobody reads them). What k calls of {@link #edge} would do.
      */
     void hostOutAlone(long k, WriteOut taken) {
         if (k < 1 || k > hostOutLeft() || !hostOutReady())
             throw new IllegalStateException("host engine not alone writing out for " + k + " edges");
         long firstAddr = hostOutQ.peekAddr(), firstLast = hostOutQ.peekFlag();
-        taken.beat(firstAddr, hostOutQ.poll(), firstLast);
-        for (long i = 0; i < k - 1; i++) taken.beat(hostAddr + i * beat, read(hostSram + i * beat), 0);
+        long[] first = hostOutQ.poll();
+        if (taken != null) {
+            taken.beat(firstAddr, first, firstLast);
+            for (long i = 0; i < k - 1; i++) taken.beat(hostAddr + i * beat, read(hostSram + i * beat), 0);
+        }
         long moved = k * beat;
         hostOutQ.add(hostAddr + moved - beat, read(hostSram + moved - beat), hostLeft == moved ? 1 : 0);
         hostAddr += moved;
@@ -356,12 +372,26 @@ final class DmaCore {
 
     private long[] read(long sramAddr) {
         long[] v = sram[(int) (sramAddr / beat)];
-        return v == null ? new long[DmaPorts.words(cfg.widthBits())] : v;
+        return v != null ? v : blankWords != null ? blankWords : new long[DmaPorts.words(cfg.widthBits())];
     }
 
     private void write(long sramAddr, long[] data) {
         int at = (int) (sramAddr / beat);
+        if (data == blankWords && data != null) data = null; // reads as blank
         if (!dry) { sram[at] = data; return; }
+        if (data == null && sram[at] == null) return;
+        log(at, data);
+    }
+
+    /** {@code n} blank beats written from {@code sramAddr} on. */
+    private void writeBlank(long sramAddr, int n) {
+        int from = (int) (sramAddr / beat);
+        if (!dry) { Arrays.fill(sram, from, from + n, null); return; }
+        for (int at = from; at < from + n; at++) if (sram[at] != null) log(at, null);
+    }
+
+    /** A dry copy's SRAM write, held back for {@link #adopt}. */
+    private void log(int at, long[] data) {
         if (logged == loggedAt.length) {
             loggedAt = Arrays.copyOf(loggedAt, Math.max(16, 2 * logged));
             loggedData = Arrays.copyOf(loggedData, loggedAt.length);

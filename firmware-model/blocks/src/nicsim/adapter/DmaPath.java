@@ -71,7 +71,8 @@ public final class DmaPath {
      */
     public static final int PIECE = 4096;
 
-    private static final VarHandle LE_LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle LE_LONG =
+            MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle LE_INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final Simulator sim;
@@ -196,7 +197,8 @@ public final class DmaPath {
      * send engine once all are out (they must equal what was in SRAM), or null when a PCI read
      * failed, and then {@code head} never runs.
      */
-    public void readOut(List<Range> ranges, Consumer<Runnable> inSram, BiConsumer<byte[], Long> head, Consumer<byte[]> done) {
+    public void readOut(List<Range> ranges, Consumer<Runnable> inSram, BiConsumer<byte[], Long> head,
+                        Consumer<byte[]> done) {
         readOut(ranges, null, inSram, head, done);
     }
 
@@ -312,7 +314,8 @@ public final class DmaPath {
 
         /** A job's bytes came off the send engine, each beat the same as in SRAM (null: it failed). */
         @Override public void accept(byte[] piece) {
-            if (piece == null) throw new IllegalStateException("DmaEngine send descriptor failed on bytes already in SRAM");
+            if (piece == null)
+                throw new IllegalStateException("DmaEngine send descriptor failed on bytes already in SRAM");
             if (++finished < jobs.length) return;
             done.accept(bytes);
         }
@@ -324,10 +327,14 @@ public final class DmaPath {
      * Writes {@code data} to host memory at {@code hostAddr}; {@code done} gets whether every PCI write succeeded, once
      * they all landed.
      */
-    public void write(long hostAddr, byte[] data, Consumer<Boolean> done) { write(hostAddr, data, null, () -> {}, done); }
+    public void write(long hostAddr, byte[] data, Consumer<Boolean> done) {
+        write(hostAddr, data, null, () -> {}, done);
+    }
 
     /** As {@link #write(long, byte[], Arrival, Runnable, Consumer)} with every byte already in. */
-    public void write(long hostAddr, byte[] data, Runnable issued, Consumer<Boolean> done) { write(hostAddr, data, null, issued, done); }
+    public void write(long hostAddr, byte[] data, Runnable issued, Consumer<Boolean> done) {
+        write(hostAddr, data, null, issued, done);
+    }
 
     /**
      * Writes {@code data} to host memory at {@code hostAddr} through receive engine, SRAM and host
@@ -346,7 +353,8 @@ public final class DmaPath {
      * As {@link #write(long, byte[], Arrival, Runnable, Consumer)}, of {@code data[offset, offset + length)},
      * which is read as the transfer goes: it must not change until {@code done}.
      */
-    public void write(long hostAddr, byte[] data, int offset, int length, Arrival arrival, Runnable issued, Consumer<Boolean> done) {
+    public void write(long hostAddr, byte[] data, int offset, int length, Arrival arrival, Runnable issued,
+                      Consumer<Boolean> done) {
         if (length == 0) { issued.run(); done.accept(true); return; }
         int pieces = (length + pieceBytes - 1) / pieceBytes;
         Write w = new Write(pieces, issued, done);
@@ -393,7 +401,8 @@ public final class DmaPath {
         final int length;
         final int skew; // hostAddr's offset within a beat, kept in SRAM
         final int span; // whole beats covering skew + length
-        final byte[] data; // a write's bytes: data[dataOff, dataOff + length), not copied (they must not change while it runs)
+        // a write's bytes: data[dataOff, dataOff + length), not copied (they must not change while it runs)
+        final byte[] data;
         final int dataOff;
         final Consumer<byte[]> done;
         Runnable issued; // a write's: runs once, when its last PCI write has left (or it failed)
@@ -443,16 +452,20 @@ public final class DmaPath {
         final ClockDomain domain;
         final DmaEngine engine;
         final FreeRanges free;
-        final ArrayDeque<Job> waiting = new ArrayDeque<>(), hostQ = new ArrayDeque<>(), sendQ = new ArrayDeque<>(), recvQ = new ArrayDeque<>();
-        final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(), recvBusy = new ArrayDeque<>();
+        final ArrayDeque<Job> waiting = new ArrayDeque<>(), hostQ = new ArrayDeque<>(), sendQ = new ArrayDeque<>(),
+                recvQ = new ArrayDeque<>();
+        final ArrayDeque<Job> hostBusy = new ArrayDeque<>(), sendBusy = new ArrayDeque<>(),
+                recvBusy = new ArrayDeque<>();
         final ArrayDeque<Job> toHost = new ArrayDeque<>(); // write jobs whose beats are coming out of the host engine
         // beats for the receive engine off the link, for the host engine off the PCI bus
         final BeatRing rx, pci;
         final Alarm wakes; // the wakes for beats to come in, one queued in the kernel at a time
         // host read pieces in issue order, each on the PCI ring once it and all before it are back
         final ArrayDeque<Piece> pciPieces = new ArrayDeque<>();
-        final LongQueue answered = new LongQueue(); // when the first beat of each read answered while the clock ran is in
-        final byte[] edgeBeat = new byte[beat]; // a beat a job's bytes fill only in part, between its words and its bytes
+        // when the first beat of each read answered while the clock ran is in
+        final LongQueue answered = new LongQueue();
+        // a beat a job's bytes fill only in part, between its words and its bytes
+        final byte[] edgeBeat = new byte[beat];
         final long[] blank; // the words of every beat of a job that does not carry its bytes (nobody reads them)
         final int index; // in channels
         int load;
@@ -464,8 +477,9 @@ public final class DmaPath {
             free = new FreeRanges(cfg.sramBytes());
             blank = new long[DmaPorts.words(cfg.widthBits())];
             wakes = new Alarm(sim, Simulator.Priority.DELIVERY, () -> { if (!domain.coasting()) domain.wake(); });
-            rx = new BeatRing(sim, this::wakeAt);
-            pci = new BeatRing(sim, this::wakeAt);
+            engine.core().blank(blank);
+            rx = new BeatRing(sim, this::wakeAt, blank);
+            pci = new BeatRing(sim, this::wakeAt, blank);
             domain.add(this);
             domain.coastWith(this, 2); // the engine and this glue
         }
@@ -506,8 +520,9 @@ public final class DmaPath {
                             System.arraycopy(j.data, j.dataOff + from - j.skew, edgeBeat, from - b, to - from);
                             words = toWords(edgeBeat, 0);
                         }
-                        rx.add(words, b + beat == j.span ? 1 : 0,
-                                j.arrival == null ? Long.MIN_VALUE : j.arrival.by(Math.min(j.length, b + beat - j.skew)));
+                        long in = j.arrival == null ? Long.MIN_VALUE
+                                : j.arrival.by(Math.min(j.length, b + beat - j.skew));
+                        rx.add(words, b + beat == j.span ? 1 : 0, in);
                     }
                 } else hostQ.addLast(j);
             }
@@ -533,7 +548,8 @@ public final class DmaPath {
 
         /**
          * Where bytes {@code [off, off + len)} of the beat of words {@code w} first differ from
-         * {@code expected[at, at + len)}, counted from {@code off}; -1 if they are the same (or {@code len} is not positive).
+         * {@code expected[at, at + len)}, counted from {@code off}; -1 if they are the same (or {@code len} is not
+         * positive).
          */
         int firstDifference(long[] w, int off, int len, byte[] expected, int at) {
             if (len <= 0) return -1;
@@ -579,7 +595,8 @@ public final class DmaPath {
             if (engine.recvDone().valid()) {
                 Job j = recvBusy.pollFirst();
                 if (engine.recvDone().payload().reason() != Done.Status.OK)
-                    throw new IllegalStateException("DmaEngine receive descriptor ended " + engine.recvDone().payload().reason());
+                    throw new IllegalStateException(
+                            "DmaEngine receive descriptor ended " + engine.recvDone().payload().reason());
                 hostQ.addLast(j);
                 toHost.addLast(j);
             }
@@ -587,8 +604,10 @@ public final class DmaPath {
 
         /** Whether the next edge would hand the engine something it takes: a descriptor, or a beat that is in. */
         @Override public boolean active() {
-            if (!hostQ.isEmpty() && engine.core().takesHostDesc() || !sendQ.isEmpty() && engine.core().takesSendDesc()
-                    || !recvQ.isEmpty() && engine.core().takesRecvDesc() || pci.in() && engine.core().takesPciData() || rx.in() && engine.core().takesLinkRx())
+            DmaCore e = engine.core();
+            if (!hostQ.isEmpty() && e.takesHostDesc() || !sendQ.isEmpty() && e.takesSendDesc()
+                    || !recvQ.isEmpty() && e.takesRecvDesc() || pci.in() && e.takesPciData()
+                    || rx.in() && e.takesLinkRx())
                 return true;
             // sleep until the next beat is in (one that is in and not taken waits for the engine, which is busy with
             // its queue)
@@ -640,8 +659,10 @@ public final class DmaPath {
                 boolean ok = res.status() == PciPort.DmaStatus.OK;
                 if (ok && owner.carry && owner.out != null) {
                     // the job's own bytes of this read (the beats around them may hold others)
-                    long from = Math.max(addr, owner.hostAddr), to = Math.min(addr + len, owner.hostAddr + owner.length);
-                    if (to > from) System.arraycopy(res.data(), (int) (from - addr), owner.out.bytes, owner.outAt + (int) (from - owner.hostAddr), (int) (to - from));
+                    long from = Math.max(addr, owner.hostAddr);
+                    long to = Math.min(addr + len, owner.hostAddr + owner.length);
+                    if (to > from) System.arraycopy(res.data(), (int) (from - addr), owner.out.bytes,
+                            owner.outAt + (int) (from - owner.hostAddr), (int) (to - from));
                 }
                 if (owner.carry) {
                     words = new long[beats][];
@@ -686,13 +707,16 @@ public final class DmaPath {
                 int len = (int) Math.min(r.length() - off, readRequest - Math.floorMod(addr, (long) readRequest));
                 // the engine reads for the descriptor it took last (it takes one only when done with the one before)
                 Job owner = hostBusy.peekLast();
-                if (owner == null || owner.write || addr < owner.alignedHost() || addr + len > owner.alignedHost() + owner.span)
-                    throw new IllegalStateException("host engine read of " + len + " B at 0x" + Long.toHexString(addr) + " outside its descriptor");
+                if (owner == null || owner.write || addr < owner.alignedHost()
+                        || addr + len > owner.alignedHost() + owner.span)
+                    throw new IllegalStateException("host engine read of " + len + " B at 0x" + Long.toHexString(addr)
+                            + " outside its descriptor");
                 Piece piece = (sparePieces.isEmpty() ? new Piece() : sparePieces.pop()).set(owner, addr, len);
                 pciPieces.addLast(piece);
                 // a job that does not carry its bytes in its beats has them read straight to where they go
                 if (!owner.carry && owner.into == null)
-                    owner.into = owner.out != null ? new PciPort.Into(owner.out.bytes, owner.outAt, owner.hostAddr, owner.length)
+                    owner.into = owner.out != null
+                            ? new PciPort.Into(owner.out.bytes, owner.outAt, owner.hostAddr, owner.length)
                             : owner.direct != null ? owner.direct
                             : new PciPort.Into(owner.buf, 0, owner.alignedHost(), owner.span);
                 if (owner.carry) p.dmaReadStreamed(addr, len, (Consumer<PciPort.ReadResult>) piece);
@@ -725,13 +749,36 @@ public final class DmaPath {
             else if (j.out == null) fromWords(words, j.buf, j.filled);
             else {
                 // the job's bytes of the beat must be the packet's bytes there, as the host engine put them in SRAM
-                int from = Math.max(j.filled, j.skew), to = Math.min(j.filled + beat, j.skew + j.length), at = j.outAt + from - j.skew;
+                int from = Math.max(j.filled, j.skew), to = Math.min(j.filled + beat, j.skew + j.length);
+                int at = j.outAt + from - j.skew;
                 int differs = firstDifference(words, from - j.filled, to - from, j.out.bytes, at);
-                if (differs >= 0) throw new IllegalStateException("the send engine's output differs from SRAM at byte " + (at + differs));
+                if (differs >= 0)
+                    throw new IllegalStateException(
+                            "the send engine's output differs from SRAM at byte " + (at + differs));
             }
             j.filled += beat;
             if (last != 0) j.lastBeat = true;
             finishSend();
+        }
+
+        /**
+         * {@code n} beats of a job that does not carry its bytes left the send engine, none heard outside: what
+         * {@link #linkBeat} does n times.
+         */
+        void linkRun(long n) {
+            sendBusy.peekFirst().filled += (int) n * beat;
+            finishSend();
+        }
+
+        /**
+         * {@code n} beats of a job that does not carry its bytes left the host engine from host address {@code addr}
+         * on, one a cycle from time {@code t}, none leaving ({@link #writeLeaves}): what {@link #writeBeat} does n
+         * times, which is to note when the first beat of the next PCI write came out.
+         */
+        void writeRun(long addr, long n, long t) {
+            Job j = toHost.peekFirst();
+            for (long i = 0; i < n && j.pieceSince < 0; i++)
+                writeBeat(addr + i * beat, blank, 0, t + i * domain.periodPicos());
         }
 
         void finishSend() {
@@ -771,7 +818,8 @@ public final class DmaPath {
             int differs = !j.carry ? -1
                     : firstDifference(words, lo - at, Math.min(at + beat, j.skew + j.length) - lo, j.data,
                             j.dataOff + lo - j.skew);
-            if (differs >= 0) throw new IllegalStateException("the host engine's output differs from SRAM at byte " + (lo - j.skew + differs) + " of a write");
+            if (differs >= 0) throw new IllegalStateException("the host engine's output differs from SRAM at byte "
+                    + (lo - j.skew + differs) + " of a write");
             boolean last = lastFlag != 0;
             // host bytes [from, to) of the job that are complete and not yet written
             int from = Math.max(j.filled, j.skew), to = writtenTo(j, beatAddr);
@@ -805,7 +853,9 @@ public final class DmaPath {
         }
 
         /** The end of the job's host bytes that are complete once beat {@code w} is out of the host engine. */
-        private int writtenTo(Job j, long addr) { return Math.min((int) (addr - j.alignedHost()) + beat, j.skew + j.length); }
+        private int writtenTo(Job j, long addr) {
+            return Math.min((int) (addr - j.alignedHost()) + beat, j.skew + j.length);
+        }
 
         /**
          * Whether a beat of job {@code j} to host address {@code addr} ({@code last}: its last) makes {@link
@@ -824,7 +874,8 @@ public final class DmaPath {
 
         /** Whether the next edge gives an engine a descriptor (the glue's queues change: that edge runs). */
         private boolean offersDescriptor(DmaCore e) {
-            return !hostQ.isEmpty() && e.takesHostDesc() || !sendQ.isEmpty() && e.takesSendDesc() || !recvQ.isEmpty() && e.takesRecvDesc();
+            return !hostQ.isEmpty() && e.takesHostDesc() || !sendQ.isEmpty() && e.takesSendDesc()
+                    || !recvQ.isEmpty() && e.takesRecvDesc();
         }
 
         /** Whether a beat leaving the send engine is heard outside: a job's last, or the first of a packet's job. */
@@ -835,11 +886,14 @@ public final class DmaPath {
         // the last look-ahead: the edges it ran on a dry copy, kept so the coast can adopt them when it runs them all
         private DmaCore look;
         private long lookFirst = -1, lookEdges;
-        private boolean lookHeard; // the edge after the look-ahead's is heard outside but needs no wires: the coast ends on it
+        // the edge after the look-ahead's is heard outside but needs no wires: the coast ends on it
+        private boolean lookHeard;
         private int lookPci, lookRx, lookTxN, lookWrN;
         private long[][] lookTx = new long[16][]; // the words of each beat taken to the link (none is a job's last)
         private long[][] lookWr = new long[16][]; // the words of each beat to host memory; its address, flag, time:
         private long[] lookWrAddr = new long[16], lookWrLast = new long[16], lookWrAt = new long[16];
+        // beats each entry of the logs stands for: more than one only for a job that does not carry its bytes
+        private long[] lookTxRun = new long[16], lookWrRun = new long[16];
 
         /**
          * Runs the coming edges on a copy of the engine's registers, reading the beats on their way in
@@ -864,7 +918,8 @@ public final class DmaPath {
             for (long c = domain.cycle() + 1; n < limit; c++) {
                 long t = domain.picosOfCycle(c);
                 if (v.reporting() || offersDescriptor(v)) break;
-                boolean pInNow = pci.inAt(pciNext, t) && v.takesPciData(), rInNow = rx.inAt(rxNext, t) && v.takesLinkRx();
+                boolean pInNow = pci.inAt(pciNext, t) && v.takesPciData();
+                boolean rInNow = rx.inAt(rxNext, t) && v.takesLinkRx();
                 // the beats waiting to leave (null words: none)
                 long[] tx = v.sendOutQ.peekWords(), wr = v.hostOutQ.peekWords();
                 long wrAddr = v.hostOutQ.peekAddr(), wrLast = v.hostOutQ.peekFlag();
@@ -876,28 +931,42 @@ public final class DmaPath {
                 if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
                     k = Math.min(Math.min(v.sendBeatsLeft(), limit - n), quiet(v, c, pciNext, rxNext, -1));
                     if (k > 0) {
-                        v.sendAlone(k, logTxRef);
+                        if (sending.carry) v.sendAlone(k, logTxRef);
+                        else { v.sendAlone(k, null); logTxRun(k); } // beats of no bytes: only their count matters
                         sent += (int) k * beat;
                     }
                 } else if (wr != null && v.hostOutReady()) {
                     long max = Math.min(Math.min(v.hostOutLeft(), limit - n),
                             quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
-                    for (; k < max; k++) { // the beats taken: the one waiting, then those read out, up to one that leaves
-                        if (k > 0 && writeLeaves(writing, v.hostOutAddrAfter(k), v.hostOutLastAfter(k))) break;
-                    }
+                    // the beats taken: the one waiting, then those read out, up to one that leaves
+                    k = beforeLeaving(writing, v, max);
                     if (k > 0) {
                         logWrAt = domain.picosOfCycle(c);
-                        logWrFrom = lookWrN;
-                        v.hostOutAlone(k, logWrTimed);
+                        if (writing.carry) {
+                            logWrFrom = lookWrN;
+                            v.hostOutAlone(k, logWrTimed);
+                        } else { // beats of no bytes: the first's address and time are all the run's PCI writes need
+                            logWr(v.hostOutQ.peekAddr(), blank, 0, logWrAt);
+                            lookWrRun[lookWrN - 1] = k;
+                            v.hostOutAlone(k, null);
+                        }
                     }
                 } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
                     long room = Math.min(v.inRoom(DmaEngine.HOST), limit - n);
                     k = comingIn(pci, pciNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
-                    if (k > 0) { inFrom = pciNext; v.inAlone(DmaEngine.HOST, (int) k, pciWordsFrom); pciNext += (int) k; }
+                    if (k > 0) {
+                        inFrom = pciNext;
+                        v.inAlone(DmaEngine.HOST, (int) k, pci.allBlank() ? null : pciWordsFrom);
+                        pciNext += (int) k;
+                    }
                 } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
                     long room = Math.min(v.inRoom(DmaEngine.RECV), limit - n);
                     k = comingIn(rx, rxNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
-                    if (k > 0) { inFrom = rxNext; v.inAlone(DmaEngine.RECV, (int) k, rxWordsFrom); rxNext += (int) k; }
+                    if (k > 0) {
+                        inFrom = rxNext;
+                        v.inAlone(DmaEngine.RECV, (int) k, rx.allBlank() ? null : rxWordsFrom);
+                        rxNext += (int) k;
+                    }
                 }
                 if (k > 0) {
                     n += k;
@@ -910,7 +979,8 @@ public final class DmaPath {
                 if (tx != null) { sent += beat; logTx(tx); }
                 if (wr != null) logWr(wrAddr, wr, wrLast, t);
                 // after this edge the clock would stop: it runs, and sets the wake-ups for the beats to come
-                if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData() || rx.inAt(rxNext, t) && v.takesLinkRx())) {
+                if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData()
+                        || rx.inAt(rxNext, t) && v.takesLinkRx())) {
                     exact = false;
                     break;
                 }
@@ -955,8 +1025,41 @@ public final class DmaPath {
         private final Consumer<long[]> logTxRef = this::logTx;
 
         private void logTx(long[] words) {
-            if (lookTxN == lookTx.length) lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);
+            if (lookTxN == lookTx.length) {
+                lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);
+                lookTxRun = Arrays.copyOf(lookTxRun, 2 * lookTxN);
+            }
+            lookTxRun[lookTxN] = 1;
             lookTx[lookTxN++] = words;
+        }
+
+        /** {@code n} beats of a job that does not carry its bytes taken to the link: one entry of the log. */
+        private void logTxRun(long n) {
+            logTx(blank);
+            lookTxRun[lookTxN - 1] = n;
+        }
+
+        /**
+         * How many beats the host engine writing to host memory, {@link DmaCore#hostOutReady alone}, puts out before
+         * one that {@link #writeLeaves} (at most {@code max}): the one waiting, then those it reads out, in closed
+         * form (what asking {@link #writeLeaves} of each in turn finds).
+         */
+        private long beforeLeaving(Job j, DmaCore v, long max) {
+            if (max <= 0) return 0;
+            long addr1 = v.hostOutAddrAfter(1), left = v.hostOutLeft(); // beat i >= 1 goes to addr1 + (i - 1) * beat
+            if (writePayload % beat != 0 || Math.floorMod(addr1, (long) beat) != 0) { // the search, one by one
+                long k = 1;
+                while (k < max && !writeLeaves(j, v.hostOutAddrAfter(k), v.hostOutLastAfter(k))) k++;
+                return k;
+            }
+            // below the descriptor's last beat (left, which leaves), beat i completes the job's bytes up to
+            // base + i * beat and leaves when that is past what was written and ends on a max-payload boundary
+            long base = addr1 - j.alignedHost(), from = Math.max(j.filled, j.skew), step = writePayload / beat;
+            long i = (writePayload - Math.floorMod(addr1, (long) writePayload)) % writePayload / beat;
+            if (i == 0) i = step;
+            long past = from < base ? 1 : (from - base) / beat + 1;
+            if (i < past) i += (past - i + step - 1) / step * step;
+            return Math.min(max, Math.min(i, left));
         }
 
         /**
@@ -967,8 +1070,10 @@ public final class DmaPath {
          */
         private long quiet(DmaCore v, long cycle, int pciNext, int rxNext, int except) {
             long q = Long.MAX_VALUE, t = domain.picosOfCycle(cycle), period = domain.periodPicos();
-            if (except != DmaEngine.HOST && v.hostTakesIn() && pci.has(pciNext)) q = Math.min(q, Math.max(0, -Math.floorDiv(t - pci.atOf(pciNext), period)));
-            if (except != DmaEngine.RECV && v.recvTakesIn() && rx.has(rxNext)) q = Math.min(q, Math.max(0, -Math.floorDiv(t - rx.atOf(rxNext), period)));
+            if (except != DmaEngine.HOST && v.hostTakesIn() && pci.has(pciNext))
+                q = Math.min(q, Math.max(0, -Math.floorDiv(t - pci.atOf(pciNext), period)));
+            if (except != DmaEngine.RECV && v.recvTakesIn() && rx.has(rxNext))
+                q = Math.min(q, Math.max(0, -Math.floorDiv(t - rx.atOf(rxNext), period)));
             return q;
         }
 
@@ -977,13 +1082,8 @@ public final class DmaPath {
          * from {@code cycle} on, one per edge, at most {@code max}: each must be in by its edge and good.
          */
         private long comingIn(BeatRing ring, int first, long cycle, long max) {
-            long k = 0;
-            long t = domain.picosOfCycle(cycle);
-            while (k < max && ring.inAt(first + (int) k, t) && ring.flagAt(first + (int) k) == 0) {
-                k++;
-                t += domain.periodPicos();
-            }
-            return k;
+            int m = (int) Math.min(max, Integer.MAX_VALUE);
+            return ring.inOnEdges(first, domain.picosOfCycle(cycle), domain.periodPicos(), m);
         }
 
         private void logWr(long addr, long[] words, long last, long t) {
@@ -992,7 +1092,9 @@ public final class DmaPath {
                 lookWrAddr = Arrays.copyOf(lookWrAddr, 2 * lookWrN);
                 lookWrLast = Arrays.copyOf(lookWrLast, 2 * lookWrN);
                 lookWrAt = Arrays.copyOf(lookWrAt, 2 * lookWrN);
+                lookWrRun = Arrays.copyOf(lookWrRun, 2 * lookWrN);
             }
+            lookWrRun[lookWrN] = 1;
             lookWr[lookWrN] = words;
             lookWrAddr[lookWrN] = addr;
             lookWrLast[lookWrN] = last;
@@ -1014,9 +1116,13 @@ public final class DmaPath {
                 engine.core().adopt(look);
                 pci.take(lookPci);
                 rx.take(lookRx);
-                for (int i = 0; i < lookTxN; i++) { linkBeat(lookTx[i], 0); lookTx[i] = null; }
+                for (int i = 0; i < lookTxN; i++) {
+                    if (lookTxRun[i] == 1) linkBeat(lookTx[i], 0); else linkRun(lookTxRun[i]);
+                    lookTx[i] = null;
+                }
                 for (int i = 0; i < lookWrN; i++) {
-                    writeBeat(lookWrAddr[i], lookWr[i], lookWrLast[i], lookWrAt[i]);
+                    if (lookWrRun[i] == 1) writeBeat(lookWrAddr[i], lookWr[i], lookWrLast[i], lookWrAt[i]);
+                    else writeRun(lookWrAddr[i], lookWrRun[i], lookWrAt[i]);
                     lookWr[i] = null;
                 }
                 c += lookEdges;
@@ -1045,7 +1151,8 @@ public final class DmaPath {
         }
 
         private IllegalStateException coastedOver(long cycle, String what) {
-            return new IllegalStateException("clock " + domain.name() + " coasted over cycle " + cycle + ", where " + what + " leaves the channel");
+            return new IllegalStateException("clock " + domain.name() + " coasted over cycle " + cycle + ", where "
+                    + what + " leaves the channel");
         }
 
         /** Tells a write job's owner its PCI writes are all on their way, after this edge. */
@@ -1057,7 +1164,9 @@ public final class DmaPath {
         }
 
         /** Whether a write job is done with the channel: the engine finished it and its PCI writes all landed. */
-        boolean finishable(Job j) { return j.engineDone && j.writesPending == 0 && (j.lastBeat || j.failed) && j.sram >= 0; }
+        boolean finishable(Job j) {
+            return j.engineDone && j.writesPending == 0 && (j.lastBeat || j.failed) && j.sram >= 0;
+        }
 
         void finishWrite(Job j) {
             if (!finishable(j)) return;

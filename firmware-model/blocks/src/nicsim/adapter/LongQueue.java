@@ -19,6 +19,11 @@ final class LongQueue {
         ring[(head + size++) & (ring.length - 1)] = v;
     }
 
+    int size() { return size; }
+
+    /** The {@code i}-th oldest (0: the oldest); {@code i} must be below {@link #size}. */
+    long get(int i) { return ring[(head + i) & (ring.length - 1)]; }
+
     /** Takes the oldest; the queue must not be empty. */
     long poll() {
         if (size == 0) throw new NoSuchElementException("empty queue");
