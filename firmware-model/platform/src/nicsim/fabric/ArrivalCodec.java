@@ -121,7 +121,7 @@ final class ArrivalCodec {
             payload = new byte[len];
             in.readFully(payload);
         }
-        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare, aeth,
-                msn, atomicOrig, imm, qkey, payload, transport, null, xrcSrqn, dcKey, grh);
+        return new Packet(slid, dlid, op, destQp, srcQp, psn, ackReq, solicited, va, rkey, dmaLength, swapAdd, compare,
+                aeth, msn, atomicOrig, imm, qkey, payload, transport, null, xrcSrqn, dcKey, grh);
     }
 }

@@ -16,7 +16,8 @@ public record Faults(double drop, double duplicate, double reorder, double corru
     }
 
     private static void check(String name, double p) {
-        if (!(p >= 0 && p < 1)) throw new IllegalArgumentException("fault rate " + name + " = " + p + " must be in [0, 1)");
+        if (!(p >= 0 && p < 1))
+            throw new IllegalArgumentException("fault rate " + name + " = " + p + " must be in [0, 1)");
     }
 
     public boolean any() { return drop > 0 || duplicate > 0 || reorder > 0 || corrupt > 0; }
@@ -26,7 +27,9 @@ public record Faults(double drop, double duplicate, double reorder, double corru
         if (spec == null || spec.isBlank() || spec.equals("none")) return NONE;
         for (String part : spec.split(",")) {
             String[] kv = part.trim().split("=");
-            if (kv.length != 2) throw new IllegalArgumentException("fault '" + part + "' must be name=rate (drop, dup, reorder, corrupt)");
+            if (kv.length != 2)
+                throw new IllegalArgumentException(
+                        "fault '" + part + "' must be name=rate (drop, dup, reorder, corrupt)");
             double v;
             try {
                 v = Double.parseDouble(kv[1].trim());
@@ -38,13 +41,15 @@ public record Faults(double drop, double duplicate, double reorder, double corru
                 case "dup" -> u = v;
                 case "reorder" -> r = v;
                 case "corrupt" -> c = v;
-                default -> throw new IllegalArgumentException("fault '" + kv[0] + "' unknown; accepted: drop, dup, reorder, corrupt");
+                default -> throw new IllegalArgumentException(
+                        "fault '" + kv[0] + "' unknown; accepted: drop, dup, reorder, corrupt");
             }
         }
         return new Faults(d, u, r, c);
     }
 
     @Override public String toString() {
-        return any() ? String.format("drop=%s,dup=%s,reorder=%s,corrupt=%s", drop, duplicate, reorder, corrupt) : "none";
+        if (!any()) return "none";
+        return String.format("drop=%s,dup=%s,reorder=%s,corrupt=%s", drop, duplicate, reorder, corrupt);
     }
 }

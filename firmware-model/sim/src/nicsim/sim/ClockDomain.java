@@ -50,8 +50,10 @@ public final class ClockDomain {
     private long coastTo = -1; // while coasting: the last edge the coaster will run in one step
 
     ClockDomain(Simulator sim, String name, long periodPicos, long phasePicos, int rank) {
-        if (periodPicos <= 0) throw new IllegalArgumentException("clock '" + name + "': period " + periodPicos + " ps must be > 0");
-        if (phasePicos < 0) throw new IllegalArgumentException("clock '" + name + "': phase " + phasePicos + " ps must be >= 0");
+        if (periodPicos <= 0)
+            throw new IllegalArgumentException("clock '" + name + "': period " + periodPicos + " ps must be > 0");
+        if (phasePicos < 0)
+            throw new IllegalArgumentException("clock '" + name + "': phase " + phasePicos + " ps must be >= 0");
         this.sim = sim; this.name = name; this.period = periodPicos; this.phase = phasePicos; this.rank = rank;
         this.scope = sim.scope();
     }
@@ -98,7 +100,9 @@ public final class ClockDomain {
     public long cycleAt(long picos) { return picos < phase ? -1 : (picos - phase) / period; }
 
     /** The first edge at or after {@code picos}. */
-    public long nextEdgeCycleAtOrAfter(long picos) { return picos <= phase ? 0 : -Math.floorDiv(-(picos - phase), period); }
+    public long nextEdgeCycleAtOrAfter(long picos) {
+        return picos <= phase ? 0 : -Math.floorDiv(-(picos - phase), period);
+    }
 
     /**
      * Whether the domain is coasting: edges are behind the run that its blocks will catch up in one step (see {@link
@@ -163,7 +167,9 @@ public final class ClockDomain {
      */
     public boolean watched() { return blockCount != coasterBlocks || tracedPorts != 0; }
 
-    private boolean mayCoast() { return coaster != null && sim.coasting() && blockCount == coasterBlocks && tracedPorts == 0; }
+    private boolean mayCoast() {
+        return coaster != null && sim.coasting() && blockCount == coasterBlocks && tracedPorts == 0;
+    }
 
     public void add(Clocked block) {
         int i = blockCount++;
@@ -218,7 +224,8 @@ public final class ClockDomain {
 
         void coasted() {
             for (int w = 0; w < live.length; w++)
-                for (long bits = live[w]; bits != 0; bits &= bits - 1) all[w << 6 | Long.numberOfTrailingZeros(bits)].coasted();
+                for (long bits = live[w]; bits != 0; bits &= bits - 1)
+                    all[w << 6 | Long.numberOfTrailingZeros(bits)].coasted();
         }
     }
 

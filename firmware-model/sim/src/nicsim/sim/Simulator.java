@@ -64,8 +64,11 @@ public final class Simulator {
         Event(long time, int priority, long tie, Runnable action) { set(time, priority, tie, action); }
 
         private Event set(long time, int priority, long tie, Runnable action) {
-            if (priority < 0 || priority >= 1 << (63 - TIE_BITS)) throw new IllegalArgumentException("event priority " + priority + " must be 0 to " + ((1 << (63 - TIE_BITS)) - 1));
-            if (tie < 0 || tie >= 1L << TIE_BITS) throw new IllegalStateException("event tie " + tie + " outside the packed order");
+            if (priority < 0 || priority >= 1 << (63 - TIE_BITS))
+                throw new IllegalArgumentException(
+                        "event priority " + priority + " must be 0 to " + ((1 << (63 - TIE_BITS)) - 1));
+            if (tie < 0 || tie >= 1L << TIE_BITS)
+                throw new IllegalStateException("event tie " + tie + " outside the packed order");
             this.time = time; this.priority = priority; this.tie = tie; this.action = action;
             this.order = (long) priority << TIE_BITS | tie;
             return this;
@@ -303,7 +306,8 @@ public final class Simulator {
 
     /** {@code spent} made event (time, priority, tie, action) if it has run and belongs to no lane, else a new one. */
     private static Event reuse(Event spent, long time, int priority, long tie, Runnable action) {
-        if (spent == null || !spent.ran || spent.owner != null || spent.pooled) return new Event(time, priority, tie, action);
+        if (spent == null || !spent.ran || spent.owner != null || spent.pooled)
+            return new Event(time, priority, tie, action);
         spent.ran = false;
         spent.cancelled = false;
         return spent.set(time, priority, tie, action);
@@ -330,7 +334,9 @@ public final class Simulator {
         return schedule(Math.addExact(now, delayPicos), priority, action);
     }
 
-    public Event scheduleIn(long delayPicos, Runnable action) { return scheduleIn(delayPicos, Priority.DEFAULT, action); }
+    public Event scheduleIn(long delayPicos, Runnable action) {
+        return scheduleIn(delayPicos, Priority.DEFAULT, action);
+    }
 
     /** A clock domain with an integer period in picoseconds; its first edge is at {@code phasePicos}. */
     public ClockDomain clockDomain(String name, long periodPicos, long phasePicos) {
@@ -378,7 +384,8 @@ public final class Simulator {
 
     /** Runs every event up to and including {@code timePicos}, then sets the time to it. */
     public void runUntil(long timePicos) {
-        if (timePicos < now) throw new IllegalArgumentException("time " + timePicos + " ps is in the past (now " + now + " ps)");
+        if (timePicos < now)
+            throw new IllegalArgumentException("time " + timePicos + " ps is in the past (now " + now + " ps)");
         while (true) {
             Event head = peek();
             if (head == null || head.time > timePicos) break;
@@ -429,7 +436,8 @@ public final class Simulator {
                 throw new IllegalStateException("simulation went idle at " + now + " ps before the condition held");
             if (head.time > deadline) {
                 passInstant(deadline);
-                throw new IllegalStateException("condition did not hold within " + limitPicos + " ps (now " + now + " ps)");
+                throw new IllegalStateException(
+                        "condition did not hold within " + limitPicos + " ps (now " + now + " ps)");
             }
             try {
                 step();
@@ -454,7 +462,8 @@ public final class Simulator {
             Event head = peek();
             if (head == null) return now;
             if (head.time > deadline)
-                throw new IllegalStateException("still busy after " + limitPicos + " ps (next event at " + head.time + " ps)");
+                throw new IllegalStateException(
+                        "still busy after " + limitPicos + " ps (next event at " + head.time + " ps)");
             step();
         }
     }
