@@ -45,10 +45,8 @@ case class DmaEngine(cfg: Config) extends Component {
 
   val sram = Mem(Bits(w bits), entries)
   def bits(b: LayoutBundle): Bits = Cat((0 until nWords).map(i => b(s"data_$i")))
-  def words(b: LayoutBundle, v: Bits): Unit = {
-    val wordBits = DmaPorts.wordBits(w)
-    for (i <- 0 until nWords) b(s"data_$i") := v(i * wordBits + wordBits - 1 downto i * wordBits).asUInt
-  }
+  def words(b: LayoutBundle, v: Bits): Unit =
+    for (i <- 0 until nWords) b(s"data_$i") := v.subdivideIn(nWords slices)(i).asUInt
   def slot(a: UInt): UInt = a(addrBits - 1 downto beatShift)
   def inBeats(length: UInt): UInt = length(beatShift + beatsBits - 1 downto beatShift)
   /** A count of beats as the 20-bit byte length of a done report. */
@@ -79,10 +77,7 @@ case class DmaEngine(cfg: Config) extends Component {
     def pop(): Unit = popped := True
     val afterPop = count - popped.asUInt.resize(2)
     when(popped) { data(0) := data(1); flags(0) := flags(1) }
-    when(port.fire) {
-      data(afterPop.resize(1)) := bits(port.payload)
-      flags(afterPop.resize(1)) := port.payload(flag)(0)
-    }
+    when(port.fire) {data(afterPop.resize(1)) := bits(port.payload); flags(afterPop.resize(1)) := port.payload(flag)(0)}
     count := afterPop + port.fire.asUInt.resize(2)
   }
 
@@ -235,9 +230,8 @@ case class DmaEngine(cfg: Config) extends Component {
     sramAddr(sramAddr.getWidth - 1 downto addrBits) =/= 0 || end > U(BigInt(cfg.sramBytes()), n bits)
   }
   def check(sramAddr: UInt, length: UInt, hostAligned: Bool): UInt = {
-    val s = UInt(3 bits)
-    val misaligned = length === 0 || length(beatShift - 1 downto 0) =/= 0 ||
-      sramAddr(beatShift - 1 downto 0) =/= 0 || !hostAligned
+    val s = UInt(3 bits); val low = beatShift - 1
+    val misaligned = length === 0 || length(low downto 0) =/= 0 || sramAddr(low downto 0) =/= 0 || !hostAligned
     when(misaligned) { s := Status.MISALIGNED.ordinal() }
       .elsewhen(outOfSram(sramAddr, length)) { s := Status.OUT_OF_SRAM.ordinal() }
       .otherwise { s := Status.OK.ordinal() }

@@ -51,12 +51,10 @@ case class DoorbellDecoder(cfg: Config) extends Component {
   val rel = (offset.resize(33 bits) - U(BigInt(cfg.windowBase()), 33 bits))
   val inWindow = offset >= U(BigInt(cfg.windowBase()), 32 bits) && rel < U(BigInt(cfg.windowSize()), 33 bits)
   val page = rel(pageBits + 15 downto pageBits) // a window holds at most 65536 pages (Config checks)
-  val po = rel(pageBits - 1 downto 0)
-  val isSend = po >= UarLayout.BF_OFFSET &&
-    po.resize(pageBits + 1) < UarLayout.BF_OFFSET + UarLayout.BF_REGS * cfg.bfRegSize()
+  val po = rel(pageBits - 1 downto 0); val bfEnd = UarLayout.BF_OFFSET + UarLayout.BF_REGS * cfg.bfRegSize()
+  val isSend = po >= UarLayout.BF_OFFSET && po.resize(pageBits + 1) < bfEnd
   val isArm = po === UarLayout.CQ_DOORBELL
-  // bytes 0..3 are the first big-endian word, 4..7 the second
-  // (docs/sources.md#mlx5-doorbells, docs/sources.md#mlx5-cq-ownership)
+  // bytes 0..3 are the first big-endian word, 4..7 the second (sources.md#mlx5-doorbells, #mlx5-cq-ownership)
   val qpn = Mux(isSend, (byte(4) ## byte(5) ## byte(6)).asUInt, (byte(5) ## byte(6) ## byte(7)).asUInt)
   val qpnFits = isSend || byte(4) === 0
   val entry = Mux(isSend, qpTable.readAsync(qpn(idxBits - 1 downto 0)), cqTable.readAsync(qpn(idxBits - 1 downto 0)))

@@ -35,10 +35,7 @@ case class MttWalker(cfg: Config) extends Component {
   val klmBits = log2Up(cfg.klmEntries())
   val klm = Mem(Bits(klmWidth bits), cfg.klmEntries()) init (Seq.fill(cfg.klmEntries())(B(0, klmWidth bits)))
 
-  /**
-   * The walk's states: waiting for a request, checking a key's context, an indirect key's entries, walking the MTT,
-   * waiting for a fill.
-   */
+  /** The walk's states: waiting for a request, checking a key's context, an indirect key's entries, the MTT, a fill. */
   object Phase extends SpinalEnum(binarySequential) { val IDLE, CHECK, KLM, WALK, FILL = newElement() }
   import Phase._
   val state = Reg(Phase()) init (IDLE)
@@ -48,8 +45,7 @@ case class MttWalker(cfg: Config) extends Component {
   val tVa = Reg(UInt(64 bits)) init (0)
   val tLen = Reg(UInt(32 bits)) init (0)
   val inPiece = Reg(Bool()) init (False)
-  // an indirect key's walk: KLM base, count, repetitions; entry, repetition, the entry's start, the offset,
-  // bytes after the piece
+  // an indirect key's walk: KLM base, count, repeats; entry, repeat, its start, the offset, bytes after the piece
   val kBase = Reg(UInt(32 bits)) init (0)
   val kCount = Reg(UInt(16 bits)) init (0)
   val kRepeat = Reg(UInt(32 bits)) init (0)
@@ -171,11 +167,8 @@ case class MttWalker(cfg: Config) extends Component {
       }
     }
     is(KLM) {
-      when(kRep >= kRepeat) {
-        when(canEmit) {
-          emit(U(0, 64 bits), U(0, 32 bits), True, U(Status.OUT_OF_RANGE.ordinal(), 4 bits))
-          state := IDLE
-        }
+      when(kRep >= kRepeat) { val outOfRange = U(Status.OUT_OF_RANGE.ordinal(), 4 bits)
+        when(canEmit) { emit(U(0, 64 bits), U(0, 32 bits), True, outOfRange); state := IDLE }
       }.elsewhen(kOffset >= eEnd) {
         kPos := eEnd
         when(kIdx + 1 === kCount) { kIdx := 0; kRep := kRep + 1 }.otherwise { kIdx := kIdx + 1 }
@@ -195,9 +188,8 @@ case class MttWalker(cfg: Config) extends Component {
         fillReg.index := mttIdx
         state := FILL
         misses := misses + 1
-      }.elsewhen(canEmit) {
-        emit(entry(96 downto 33).asUInt + within, chunk.resize(32 bits),
-          chunk === remaining.resize(64 bits) && kLeft === 0, U(Status.OK.ordinal(), 4 bits))
+      }.elsewhen(canEmit) { val last = chunk === remaining.resize(64 bits) && kLeft === 0
+        emit(entry(96 downto 33).asUInt + within, chunk.resize(32 bits), last, U(Status.OK.ordinal(), 4 bits))
         hits := hits + 1
         remaining := remaining - chunk.resize(32 bits)
         offset := offset + chunk
