@@ -3,6 +3,7 @@ package nicsim.provider;
 import java.util.function.Predicate;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cqe64;
+import nicsim.abi.DoorbellRecord;
 import nicsim.driver.Driver;
 
 /**
@@ -32,7 +33,8 @@ public final class CqRing {
     public static long invalidRing(Driver driver, int size) {
         var host = driver.host();
         long at = host.allocPhysical(64L * size, 4096);
-        for (int i = 0; i < size; i++) host.memory.write(at + 64L * i + 63, new byte[]{(byte) 0xF0});
+        for (int i = 0; i < size; i++)
+            host.memory.write(at + (long) Cqe64.BYTES * i + Cqe64.OP_OWN, new byte[]{(byte) 0xF0});
         return at;
     }
 
@@ -63,15 +65,17 @@ public final class CqRing {
 
     /** Whether the next entry is software's (a look that changes nothing). */
     public boolean ready() {
-        return owned(driver.host().memory.readByte(ring + 64L * (consumer & (size - 1)) + 63), consumer);
+        long at = ring + (long) Cqe64.BYTES * (consumer & (size - 1));
+        return owned(driver.host().memory.readByte(at + Cqe64.OP_OWN), consumer);
     }
 
     /** The next entry if it is software's (the consumer index then moves past it), else null. */
     public byte[] next() {
         long at = ring + 64L * (consumer & (size - 1));
-        if (!owned(driver.host().memory.readByte(at + 63), consumer)) return null; // an empty poll makes no array
+        // an empty poll makes no array
+        if (!owned(driver.host().memory.readByte(at + Cqe64.OP_OWN), consumer)) return null;
         byte[] e = driver.host().memory.read(at, 64);
-        if (!owned(e[63], consumer)) return null;
+        if (!owned(e[Cqe64.OP_OWN], consumer)) return null;
         consumer++;
         return e;
     }
@@ -93,14 +97,14 @@ public final class CqRing {
     public void clean(Predicate<byte[]> drop) {
         var mem = driver.host().memory;
         int end = consumer;
-        while (owned(mem.readByte(ring + 64L * (end & (size - 1)) + 63), end)) end++;
+        while (owned(mem.readByte(ring + (long) Cqe64.BYTES * (end & (size - 1)) + Cqe64.OP_OWN), end)) end++;
         int kept = 0;
         for (int i = end - 1; i >= consumer; i--) {
             byte[] e = mem.read(ring + 64L * (i & (size - 1)), 64);
             if (drop.test(e)) { kept++; continue; }
             if (kept > 0) {
                 int to = i + kept;
-                e[63] = (byte) ((e[63] & ~1) | ((to & size) != 0 ? 1 : 0));
+                e[Cqe64.OP_OWN] = (byte) ((e[Cqe64.OP_OWN] & ~1) | ((to & size) != 0 ? 1 : 0));
                 mem.write(ring + 64L * (to & (size - 1)), e);
             }
         }
@@ -113,7 +117,7 @@ public final class CqRing {
         int w0 = (armSn & 3) << 28 | (solicitedOnly ? 1 << 24 : 0) | (consumer & 0xFFFFFF);
         byte[] arm = new byte[4];
         BigEndian.put32(arm, 0, w0);
-        driver.host().memory.write(dbrec + 4, arm);
+        driver.host().memory.write(dbrec + DoorbellRecord.CQ_ARM, arm);
         byte[] db = new byte[8];
         BigEndian.put32(db, 0, w0);
         BigEndian.put32(db, 4, cqn);

@@ -3,6 +3,7 @@ package nicsim.provider;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import nicsim.abi.BigEndian;
+import nicsim.abi.DoorbellRecord;
 import nicsim.driver.Driver;
 import nicsim.driver.Host;
 
@@ -77,7 +78,7 @@ public final class SendRing {
         if (count == 0) return;
         byte[] rec = new byte[4];
         BigEndian.put32(rec, 0, head & 0xFFFF);
-        host.memory.write(dbrec + 4, rec);
+        host.memory.write(dbrec + DoorbellRecord.SEND, rec);
         host.bus.cpuWork(host.config.postCostPs() * count);
         boolean whole = count == 1 && single.length <= blueFlameMax();
         driver.mmio(driver.sendDoorbell(uar), whole ? single : Arrays.copyOf(lastCtrl, 8));

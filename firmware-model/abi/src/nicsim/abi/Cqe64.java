@@ -11,6 +11,35 @@ public final class Cqe64 {
     private Cqe64() {}
 
     public static final int BYTES = 64;
+
+    /*
+     * Byte offsets of the CQE's fields (mlx5_cqe64's names where it has them), multi-byte ones big-endian. The model
+     * writes and reads CQEs through these; DeviceHeader gives them to the C drivers as NICSIM_CQE_<name>.
+     */
+    /** A tag-matching receive: the tag (8 bytes); an error CQE: the failed check's address (8 bytes). */
+    public static final int TAG = 0, ERR_ADDR = 0;
+    /** A striding receive: the message's first stride in the WQE (2 bytes). */
+    public static final int STRIDE = 2;
+    /** A tag-matching receive: the sender's app context (4 bytes); an error CQE: the failed check's key. */
+    public static final int PRIV = 8, ERR_KEY = 8;
+    /** An error CQE: the PSN of the failed request (4 bytes). */
+    public static final int ERR_PSN = 12;
+    /** A UD receive: the source LID (2 bytes); flags_rqpn: the source QP (bits 23..0) and the GRH flag. */
+    public static final int SLID = 22, SRC_QP = 24;
+    /** The XRC or tag-matching SRQ of a receive (srqn_uidx, bits 23..0). */
+    public static final int SRQN = 32;
+    /** The immediate or the invalidated rkey (4 bytes); an error CQE: the failed indirect mkey entry + 1 (2). */
+    public static final int IMM = 36, ERR_PIECE = 36;
+    /** Tag matching: app (1 on a tag-matching SRQ's CQE), app_op (TM_*), app_info (CqeTmFlags). */
+    public static final int APP = 40, APP_OP = 41, APP_INFO = 42;
+    /** The byte count (4 bytes; a striding receive's holds filler, strides and bytes). */
+    public static final int BYTE_CNT = 44;
+    /** An error CQE: vendor syndrome and syndrome (1 byte each). */
+    public static final int VENDOR_SYNDROME = 54, SYNDROME = 55;
+    /** sop_drop_qpn: the send WQE's opcode (byte 56) and the QPN (bits 23..0). */
+    public static final int SOP_QPN = 56;
+    /** The WQE counter (2 bytes) and op_own (opcode bits 7..4, solicited bit 1, owner bit 0). */
+    public static final int WQE_COUNTER = 60, OP_OWN = 63;
     /** CQE opcodes (op_own bits 7..4). */
     public static final int REQ = 0, RESP_WR_IMM = 1, RESP_SEND = 2, RESP_SEND_IMM = 3, RESP_SEND_INV = 4, REQ_ERR = 13,
             RESP_ERR = 14, INVALID = 15;
@@ -27,11 +56,11 @@ public final class Cqe64 {
     /** A requester completion for the WQE at {@code wqeCounter} of {@code qpn}, as eight little-endian words. */
     public static long[] requester(long qpn, int wqeCounter, int wqeOpcode, long byteCount) {
         byte[] b = new byte[BYTES];
-        BigEndian.put32(b, 44, byteCount);
-        BigEndian.put32(b, 56, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
-        b[60] = (byte) (wqeCounter >> 8);
-        b[61] = (byte) wqeCounter;
-        b[63] = (byte) (REQ << 4);
+        BigEndian.put32(b, BYTE_CNT, byteCount);
+        BigEndian.put32(b, SOP_QPN, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
+        b[WQE_COUNTER] = (byte) (wqeCounter >> 8);
+        b[WQE_COUNTER + 1] = (byte) wqeCounter;
+        b[OP_OWN] = (byte) (REQ << 4);
         return Line64.words(b, 0);
     }
 
@@ -64,7 +93,7 @@ public final class Cqe64 {
                                    int slid, boolean solicited, long srqn) {
         byte[] b = received(qpn, wqeCounter, cqeOpcode, imm, solicited, srqn);
         source(b, srcQp, slid);
-        BigEndian.put32(b, 44, byteCount);
+        BigEndian.put32(b, BYTE_CNT, byteCount);
         return Line64.words(b, 0);
     }
 
@@ -91,9 +120,9 @@ public final class Cqe64 {
                                    long srcQp, int slid, long srqn) {
         byte[] b = received(qpn, wqeCounter, RESP_SEND, 0, false, srqn);
         source(b, srcQp, slid);
-        BigEndian.put32(b, 44, byteCount);
-        BigEndian.put64(b, 0, tag);
-        BigEndian.put32(b, 8, priv);
+        BigEndian.put32(b, BYTE_CNT, byteCount);
+        BigEndian.put64(b, TAG, tag);
+        BigEndian.put32(b, PRIV, priv);
         tm(b, kind, tmFlags);
         return Line64.words(b, 0);
     }
@@ -117,33 +146,34 @@ public final class Cqe64 {
     }
 
     private static void tm(byte[] b, int kind, int tmFlags) {
-        b[40] = 1; // mlx5's MLX5_CQE_APP_TAG_MATCHING
-        b[41] = (byte) kind;
-        b[42] = (byte) tmFlags;
+        b[APP] = 1; // mlx5's MLX5_CQE_APP_TAG_MATCHING
+        b[APP_OP] = (byte) kind;
+        b[APP_INFO] = (byte) tmFlags;
     }
 
     /** A tag-matching SRQ's completion as the library reads it (kind TM_NONE: not one). */
     public record TmView(int kind, int flags, long tag, int priv) {}
 
     public static TmView parseTm(byte[] b) {
-        return new TmView(b[41] & 0xff, b[42] & 0xff, BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8));
+        return new TmView(b[APP_OP] & 0xff, b[APP_INFO] & 0xff, BigEndian.get64(b, TAG),
+                (int) BigEndian.get32(b, PRIV));
     }
 
     /** The fields every responder CQE has: the XRC SRQ, immediate, QPN, WQE counter and op_own. */
     private static byte[] received(long qpn, int wqeCounter, int cqeOpcode, int imm, boolean solicited, long srqn) {
         byte[] b = new byte[BYTES];
-        BigEndian.put32(b, 32, srqn & 0xFFFFFF);
-        BigEndian.put32(b, 36, imm);
-        BigEndian.put32(b, 56, qpn & 0xFFFFFF);
-        b[60] = (byte) (wqeCounter >> 8);
-        b[61] = (byte) wqeCounter;
-        b[63] = (byte) (cqeOpcode << 4 | (solicited ? SOLICITED_BIT : 0));
+        BigEndian.put32(b, SRQN, srqn & 0xFFFFFF);
+        BigEndian.put32(b, IMM, imm);
+        BigEndian.put32(b, SOP_QPN, qpn & 0xFFFFFF);
+        b[WQE_COUNTER] = (byte) (wqeCounter >> 8);
+        b[WQE_COUNTER + 1] = (byte) wqeCounter;
+        b[OP_OWN] = (byte) (cqeOpcode << 4 | (solicited ? SOLICITED_BIT : 0));
         return b;
     }
 
     /** The sender of a received message: source LID (bytes 22..23) and QP (24..27). */
     /** flags_rqpn bits 29..28 (byte 24), mlx5's "g": 1 when a GRH came with the message (IBV_WC_GRH). */
-    public static final int GRH_BYTE = 24, GRH_FLAG = 0x10;
+    public static final int GRH_BYTE = SRC_QP, GRH_FLAG = 0x10, GRH_MASK = 0x30;
 
     /** {@code cqe} saying that a GRH came: it is in the receive buffer's first 40 bytes. */
     public static long[] withGrh(long[] cqe) {
@@ -153,12 +183,12 @@ public final class Cqe64 {
     }
 
     /** Whether a responder CQE says a GRH came. */
-    public static boolean grh(byte[] b) { return (b[GRH_BYTE] & 0x30) != 0; }
+    public static boolean grh(byte[] b) { return (b[GRH_BYTE] & GRH_MASK) != 0; }
 
     private static void source(byte[] b, long srcQp, int slid) {
-        b[22] = (byte) (slid >> 8);
-        b[23] = (byte) slid;
-        BigEndian.put32(b, 24, srcQp & 0xFFFFFF);
+        b[SLID] = (byte) (slid >> 8);
+        b[SLID + 1] = (byte) slid;
+        BigEndian.put32(b, SRC_QP, srcQp & 0xFFFFFF);
     }
 
     /**
@@ -174,16 +204,16 @@ public final class Cqe64 {
     public static long[] error(boolean requester, long qpn, int wqeCounter, int wqeOpcode, int syndrome,
                                int vendorSyndrome, long addr, int key, int psn, long srqn) {
         byte[] b = new byte[BYTES];
-        BigEndian.put32(b, 32, srqn & 0xFFFFFF);
-        BigEndian.put64(b, 0, addr);
-        BigEndian.put32(b, 8, key);
-        BigEndian.put32(b, 12, psn);
-        b[54] = (byte) vendorSyndrome;
-        b[55] = (byte) syndrome;
-        BigEndian.put32(b, 56, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
-        b[60] = (byte) (wqeCounter >> 8);
-        b[61] = (byte) wqeCounter;
-        b[63] = (byte) ((requester ? REQ_ERR : RESP_ERR) << 4);
+        BigEndian.put32(b, SRQN, srqn & 0xFFFFFF);
+        BigEndian.put64(b, ERR_ADDR, addr);
+        BigEndian.put32(b, ERR_KEY, key);
+        BigEndian.put32(b, ERR_PSN, psn);
+        b[VENDOR_SYNDROME] = (byte) vendorSyndrome;
+        b[SYNDROME] = (byte) syndrome;
+        BigEndian.put32(b, SOP_QPN, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
+        b[WQE_COUNTER] = (byte) (wqeCounter >> 8);
+        b[WQE_COUNTER + 1] = (byte) wqeCounter;
+        b[OP_OWN] = (byte) ((requester ? REQ_ERR : RESP_ERR) << 4);
         return Line64.words(b, 0);
     }
 
@@ -193,12 +223,12 @@ public final class Cqe64 {
      */
     public static long[] requesterError(long qpn, int wqeCounter, int wqeOpcode, int syndrome, int vendorSyndrome) {
         byte[] b = new byte[BYTES];
-        b[54] = (byte) vendorSyndrome;
-        b[55] = (byte) syndrome;
-        BigEndian.put32(b, 56, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
-        b[60] = (byte) (wqeCounter >> 8);
-        b[61] = (byte) wqeCounter;
-        b[63] = (byte) (REQ_ERR << 4);
+        b[VENDOR_SYNDROME] = (byte) vendorSyndrome;
+        b[SYNDROME] = (byte) syndrome;
+        BigEndian.put32(b, SOP_QPN, (long) (wqeOpcode & 0xff) << 24 | (qpn & 0xFFFFFF));
+        b[WQE_COUNTER] = (byte) (wqeCounter >> 8);
+        b[WQE_COUNTER + 1] = (byte) wqeCounter;
+        b[OP_OWN] = (byte) (REQ_ERR << 4);
         return Line64.words(b, 0);
     }
 
@@ -214,21 +244,21 @@ public final class Cqe64 {
                     + " bytes: at most 32 fit a 64-byte CQE");
         byte[] b = received(qpn, wqeCounter, cqeOpcode, imm, solicited, srqn);
         System.arraycopy(data, 0, b, 0, data.length);
-        BigEndian.put32(b, 44, data.length);
-        b[63] |= INLINE_SCATTER_32;
+        BigEndian.put32(b, BYTE_CNT, data.length);
+        b[OP_OWN] |= INLINE_SCATTER_32;
         return Line64.words(b, 0);
     }
 
     /** Whether a CQE carries its message's bytes (an error CQE never does). */
     public static boolean inlineScattered(byte[] cqe) {
-        return (cqe[63] & INLINE_SCATTER_32) != 0 && (cqe[63] & 0xff) >> 4 != REQ_ERR
-                && (cqe[63] & 0xff) >> 4 != RESP_ERR;
+        return (cqe[OP_OWN] & INLINE_SCATTER_32) != 0 && (cqe[OP_OWN] & 0xff) >> 4 != REQ_ERR
+                && (cqe[OP_OWN] & 0xff) >> 4 != RESP_ERR;
     }
 
     /** The bytes an inline-scattered CQE carries (its byte count of them), or null if the CQE is not one. */
     public static byte[] inlineData(byte[] cqe) {
         if (!inlineScattered(cqe)) return null;
-        int n = (int) Math.min(INLINE_SCATTER_BYTES, BigEndian.get32(cqe, 44));
+        int n = (int) Math.min(INLINE_SCATTER_BYTES, BigEndian.get32(cqe, BYTE_CNT));
         return Arrays.copyOf(cqe, n);
     }
 
@@ -241,10 +271,10 @@ public final class Cqe64 {
     public static long[] responderStrided(long qpn, int wqeCounter, int cqeOpcode, int bytes, int imm, long srcQp,
                                           int slid, boolean solicited, int firstStride, int strides, boolean filler) {
         byte[] b = received(qpn, wqeCounter, cqeOpcode, imm, solicited, 0);
-        b[2] = (byte) (firstStride >> 8);
-        b[3] = (byte) firstStride;
+        b[STRIDE] = (byte) (firstStride >> 8);
+        b[STRIDE + 1] = (byte) firstStride;
         source(b, srcQp, slid);
-        BigEndian.put32(b, 44, (filler ? 1L << 31 : 0) | (long) (strides & 0x3FFF) << 16 | (bytes & 0xFFFF));
+        BigEndian.put32(b, BYTE_CNT, (filler ? 1L << 31 : 0) | (long) (strides & 0x3FFF) << 16 | (bytes & 0xFFFF));
         return Line64.words(b, 0);
     }
 
@@ -255,9 +285,9 @@ public final class Cqe64 {
     public record StrideView(int firstStride, int strides, int bytes, boolean filler) {}
 
     public static StrideView parseStrided(byte[] b) {
-        long w = BigEndian.get32(b, 44);
-        return new StrideView((b[2] & 0xff) << 8 | (b[3] & 0xff), (int) (w >>> 16 & 0x3FFF), (int) (w & 0xFFFF),
-                (w & 1L << 31) != 0);
+        long w = BigEndian.get32(b, BYTE_CNT);
+        return new StrideView((b[STRIDE] & 0xff) << 8 | (b[STRIDE + 1] & 0xff), (int) (w >>> 16 & 0x3FFF),
+                (int) (w & 0xFFFF), (w & 1L << 31) != 0);
     }
 
     /** A CQE as software reads it; syndrome and vendor syndrome are meaningful in error CQEs. */
@@ -265,9 +295,9 @@ public final class Cqe64 {
             int vendorSyndrome) {}
 
     public static View parse(byte[] b) {
-        return new View((b[63] & 0xff) >> 4, b[63] & 1, BigEndian.get32(b, 56) & 0xFFFFFF,
-                (int) (BigEndian.get32(b, 56) >>> 24), (b[60] & 0xff) << 8 | (b[61] & 0xff), BigEndian.get32(b, 44),
-                b[55] & 0xff, b[54] & 0xff);
+        return new View((b[OP_OWN] & 0xff) >> 4, b[OP_OWN] & 1, BigEndian.get32(b, SOP_QPN) & 0xFFFFFF,
+                (int) (BigEndian.get32(b, SOP_QPN) >>> 24), (b[WQE_COUNTER] & 0xff) << 8 | (b[WQE_COUNTER + 1] & 0xff),
+                BigEndian.get32(b, BYTE_CNT), b[SYNDROME] & 0xff, b[VENDOR_SYNDROME] & 0xff);
     }
 
     /**
@@ -277,16 +307,18 @@ public final class Cqe64 {
     public record RecvView(int imm, long srcQp, int slid, boolean solicited, long srqn) {}
 
     public static RecvView parseRecv(byte[] b) {
-        return new RecvView((int) BigEndian.get32(b, 36), BigEndian.get32(b, 24) & 0xFFFFFF,
-                (b[22] & 0xff) << 8 | (b[23] & 0xff), (b[63] & SOLICITED_BIT) != 0, BigEndian.get32(b, 32) & 0xFFFFFF);
+        return new RecvView((int) BigEndian.get32(b, IMM), BigEndian.get32(b, SRC_QP) & 0xFFFFFF,
+                (b[SLID] & 0xff) << 8 | (b[SLID + 1] & 0xff), (b[OP_OWN] & SOLICITED_BIT) != 0,
+                BigEndian.get32(b, SRQN) & 0xFFFFFF);
     }
 
     /** The details of an error CQE (see {@link #error}): address, key, PSN, the XRC SRQ (0: none). */
     public record ErrorView(long addr, int key, int psn, long srqn, int piece) {}
 
     public static ErrorView parseError(byte[] b) {
-        return new ErrorView(BigEndian.get64(b, 0), (int) BigEndian.get32(b, 8), (int) BigEndian.get32(b, 12),
-                BigEndian.get32(b, 32) & 0xFFFFFF, (b[36] & 0xff) << 8 | (b[37] & 0xff));
+        return new ErrorView(BigEndian.get64(b, ERR_ADDR), (int) BigEndian.get32(b, ERR_KEY),
+                (int) BigEndian.get32(b, ERR_PSN), BigEndian.get32(b, SRQN) & 0xFFFFFF,
+                (b[ERR_PIECE] & 0xff) << 8 | (b[ERR_PIECE + 1] & 0xff));
     }
 
     /**
@@ -296,8 +328,8 @@ public final class Cqe64 {
     public static long[] withPiece(long[] cqe, int piece) {
         if (piece == 0) return cqe;
         byte[] b = Line64.bytes(cqe);
-        b[36] = (byte) (piece >> 8);
-        b[37] = (byte) piece;
+        b[ERR_PIECE] = (byte) (piece >> 8);
+        b[ERR_PIECE + 1] = (byte) piece;
         return Line64.words(b, 0);
     }
 
@@ -310,7 +342,7 @@ public final class Cqe64 {
 
     /** Whether CQE {@code b} reports an error (then its bytes 48..55 are the error's, with no timestamp). */
     public static boolean isError(byte[] b) {
-        int op = (b[63] & 0xff) >> 4;
+        int op = (b[OP_OWN] & 0xff) >> 4;
         return op == REQ_ERR || op == RESP_ERR;
     }
 

@@ -12,6 +12,8 @@ package nicsim.abi;
 public final class MttEntry {
     private MttEntry() {}
 
+    /** An entry's bytes: the page's bus address with its marks, big-endian. */
+    public static final int BYTES = 8;
     /** The mark of a page not present. */
     public static final long NOT_PRESENT = 1;
     /** The mark of an implicit region's page (see the class comment). */

@@ -13,6 +13,7 @@ import nicsim.abi.WqeFormat.Sge;
 public final class RecvWqeFormat {
     private RecvWqeFormat() {}
 
+    /** A data segment's bytes (WqeFormat.DATA_* its fields); the lkey of the segment that ends the list. */
     public static final int SEGMENT = 16, INVALID_LKEY = 0x100;
 
     /** A WQE of {@code stride} bytes scattering to {@code sges}. */
@@ -23,12 +24,12 @@ public final class RecvWqeFormat {
             if (s.length() == 0) continue;
             if (at + SEGMENT > stride)
                 throw new IllegalArgumentException(sges.size() + " SGEs do not fit a " + stride + "-byte receive WQE");
-            BigEndian.put32(w, at, s.length());
-            BigEndian.put32(w, at + 4, s.lkey());
-            BigEndian.put64(w, at + 8, s.addr());
+            BigEndian.put32(w, at + WqeFormat.DATA_BYTE_COUNT, s.length());
+            BigEndian.put32(w, at + WqeFormat.DATA_LKEY, s.lkey());
+            BigEndian.put64(w, at + WqeFormat.DATA_ADDR, s.addr());
             at += SEGMENT;
         }
-        if (at < stride) BigEndian.put32(w, at + 4, INVALID_LKEY);
+        if (at < stride) BigEndian.put32(w, at + WqeFormat.DATA_LKEY, INVALID_LKEY);
         return w;
     }
 
@@ -36,10 +37,10 @@ public final class RecvWqeFormat {
     public static List<Sge> decode(byte[] w) {
         List<Sge> sges = new ArrayList<>();
         for (int at = 0; at + SEGMENT <= w.length; at += SEGMENT) {
-            long count = BigEndian.get32(w, at);
-            int lkey = (int) BigEndian.get32(w, at + 4);
+            long count = BigEndian.get32(w, at + WqeFormat.DATA_BYTE_COUNT);
+            int lkey = (int) BigEndian.get32(w, at + WqeFormat.DATA_LKEY);
             if (count == 0 && lkey == INVALID_LKEY) break;
-            sges.add(new Sge(BigEndian.get64(w, at + 8), (int) count, lkey));
+            sges.add(new Sge(BigEndian.get64(w, at + WqeFormat.DATA_ADDR), (int) count, lkey));
         }
         return sges;
     }

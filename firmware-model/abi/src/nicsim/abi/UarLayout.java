@@ -21,4 +21,8 @@ public final class UarLayout {
     public static final int BF_REGS = 4;
     /** The arm command bit in the CQ doorbell's first word: notify on solicited completions only. */
     public static final int CQ_ARM_SOLICITED = 1 << 24;
+    /** The CQ doorbell's first word: the arm sequence number's shift (2 bits) and the consumer counter's mask. */
+    public static final int CQ_ARM_SN_SHIFT = 28, CQ_CI_MASK = 0xFFFFFF;
+    /** The CQ doorbell's words: the arm word (as above), then the CQN, both big-endian. */
+    public static final int CQ_DOORBELL_ARM = 0, CQ_DOORBELL_CQN = 4;
 }

@@ -23,6 +23,39 @@ public final class WqeFormat {
     /** fm_ce_se bits (docs/sources.md#mlx5-sizes). */
     public static final int SOLICITED = 0x02, CQ_UPDATE = 0x08, SMALL_FENCE = 0x20, FENCE = 0x80;
 
+    /*
+     * Byte offsets of each segment's fields, from the segment's start, multi-byte ones big-endian. The model encodes
+     * and decodes WQEs through these; DeviceHeader gives them to the C drivers (NICSIM_WQE_<segment>_SEG_<field>).
+     * Every segment is WqeLayout.DS_UNIT bytes but the address vector (AV_BYTES).
+     */
+    /** The XRC segment (mlx5_wqe_xrc_seg): the destination XRC SRQ number (bits 23..0). */
+    public static final int XRC_SRQN = 0;
+    /**
+     * The address vector (mlx5_wqe_datagram_seg): the qkey (UD, 4 bytes) or DC access key (DC, 8 bytes), the
+     * destination QPN with AV_EXT set (4 bytes), the remote LID (2 bytes).
+     */
+    public static final int AV_KEY = 0, AV_DQPN = 8, AV_RLID = 14, AV_BYTES = 48;
+    /** The destination QPN word's MLX5_EXTENDED_UD_AV bit. */
+    public static final int AV_EXT = 0x8000_0000;
+    /** The remote-address segment: the remote address (8 bytes), the rkey (4 bytes). */
+    public static final int RADDR_ADDR = 0, RADDR_RKEY = 8;
+    /** The atomic segment: swap or add (8 bytes), compare (8 bytes); a window bind's: length, lkey << 32 | access. */
+    public static final int ATOMIC_SWAP_ADD = 0, ATOMIC_COMPARE = 8;
+    /** A data segment (send and receive WQEs): byte count, lkey (4 bytes each), address (8 bytes). */
+    public static final int DATA_BYTE_COUNT = 0, DATA_LKEY = 4, DATA_ADDR = 8;
+    /** The inline segment: the byte count | INLINE_FLAG (4 bytes), then the bytes, padded to 16. */
+    public static final int INLINE_BYTE_COUNT = 0, INLINE_DATA = 4;
+    /**
+     * A layout UMR's segment (after the ctrl segment): access flags, repeat count (4 bytes each), entry count (2
+     * bytes); with OPMOD_MKEY_LAYOUT_AT the address segment's start and length (8 bytes each) follow it.
+     */
+    public static final int UMR_ACCESS = 0, UMR_REPEAT = 4, UMR_ENTRIES = 14, UMR_START = 16, UMR_LENGTH = 24;
+    /**
+     * A layout entry: a list's byte count (4 bytes), or an interleaved layout's stride and byte count (2 bytes
+     * each); the lkey (4 bytes), the address (8 bytes).
+     */
+    public static final int KLM_BYTE_COUNT = 0, KLM_STRIDE = 0, KLM_REPEAT_BYTE_COUNT = 2, KLM_KEY = 4, KLM_ADDR = 8;
+
     /** A scatter/gather element: {@code length} bytes at {@code addr} under {@code lkey}. */
     public record Sge(long addr, int length, int lkey) {}
 
@@ -164,17 +197,17 @@ public final class WqeFormat {
         if (w.layout() != null) return encodeLayout(w);
         ByteArrayOutputStream segs = new ByteArrayOutputStream();
         if (type == ServiceType.XRC_SEND) {
-            byte[] x = new byte[16];
-            BigEndian.put32(x, 0, w.xrcSrqn() & 0xFFFFFF);
+            byte[] x = new byte[WqeLayout.DS_UNIT];
+            BigEndian.put32(x, XRC_SRQN, w.xrcSrqn() & 0xFFFFFF);
             segs.writeBytes(x);
         }
         if ((ud || dc) && (w.av() != null || !dc)) { // a DCI's local operations (bind, invalidate, NOP) name no target
-            byte[] av = new byte[48];
-            if (dc) BigEndian.put64(av, 0, w.av().dcKey());
-            else BigEndian.put32(av, 0, w.av().qkey());
-            BigEndian.put32(av, 8, (int) w.av().remoteQpn() | 0x8000_0000); // MLX5_EXTENDED_UD_AV
-            av[14] = (byte) (w.av().rlid() >> 8);
-            av[15] = (byte) w.av().rlid();
+            byte[] av = new byte[AV_BYTES];
+            if (dc) BigEndian.put64(av, AV_KEY, w.av().dcKey());
+            else BigEndian.put32(av, AV_KEY, w.av().qkey());
+            BigEndian.put32(av, AV_DQPN, (int) w.av().remoteQpn() | AV_EXT);
+            av[AV_RLID] = (byte) (w.av().rlid() >> 8);
+            av[AV_RLID + 1] = (byte) w.av().rlid();
             if (w.av().grh()) {
                 BigEndian.put32(av, AV_GRH_WORD, AV_GRH_BIT);
                 BigEndian.put64(av, AV_RGID, w.av().dgidHi());
@@ -183,29 +216,29 @@ public final class WqeFormat {
             segs.writeBytes(av);
         }
         if (hasRaddr(w.opcode())) {
-            byte[] r = new byte[16];
-            BigEndian.put64(r, 0, w.remoteAddr());
-            BigEndian.put32(r, 8, w.rkey());
+            byte[] r = new byte[WqeLayout.DS_UNIT];
+            BigEndian.put64(r, RADDR_ADDR, w.remoteAddr());
+            BigEndian.put32(r, RADDR_RKEY, w.rkey());
             segs.writeBytes(r);
         }
         if (hasAtomicSeg(w.opcode())) {
-            byte[] a = new byte[16];
-            BigEndian.put64(a, 0, w.swapAdd());
-            BigEndian.put64(a, 8, w.compare());
+            byte[] a = new byte[WqeLayout.DS_UNIT];
+            BigEndian.put64(a, ATOMIC_SWAP_ADD, w.swapAdd());
+            BigEndian.put64(a, ATOMIC_COMPARE, w.compare());
             segs.writeBytes(a);
         }
         if (w.inline() != null) {
-            byte[] in = new byte[(w.inline().length + 4 + 15) / 16 * 16];
-            BigEndian.put32(in, 0, w.inline().length | INLINE_FLAG);
-            System.arraycopy(w.inline(), 0, in, 4, w.inline().length);
+            byte[] in = new byte[(w.inline().length + INLINE_DATA + 15) / 16 * 16];
+            BigEndian.put32(in, INLINE_BYTE_COUNT, w.inline().length | INLINE_FLAG);
+            System.arraycopy(w.inline(), 0, in, INLINE_DATA, w.inline().length);
             segs.writeBytes(in);
         } else {
             for (Sge s : w.sges()) {
                 if (s.length() == 0) continue; // zero-length SGEs get no segment (docs/sources.md#mlx5-send-wqe)
-                byte[] d = new byte[16];
-                BigEndian.put32(d, 0, s.length());
-                BigEndian.put32(d, 4, s.lkey());
-                BigEndian.put64(d, 8, s.addr());
+                byte[] d = new byte[WqeLayout.DS_UNIT];
+                BigEndian.put32(d, DATA_BYTE_COUNT, s.length());
+                BigEndian.put32(d, DATA_LKEY, s.lkey());
+                BigEndian.put64(d, DATA_ADDR, s.addr());
                 segs.writeBytes(d);
             }
         }
@@ -221,10 +254,10 @@ public final class WqeFormat {
         if (ds > 63) throw new IllegalArgumentException("WQE of " + ds + " DS: at most 63 16-byte units fit a WQE");
         byte[] out = new byte[WqeLayout.wqebbs(ds) * WqeLayout.WQEBB];
         System.arraycopy(WqeLayout.ctrl(w.opcode(), w.index(), w.qpn(), ds), 0, out, 0, 8);
-        out[0] = (byte) opmod;
-        out[11] = (byte) w.fmCeSe();
-        BigEndian.put32(out, 12, w.imm());
-        System.arraycopy(body, 0, out, 16, body.length);
+        out[WqeLayout.CTRL_OPMOD] = (byte) opmod;
+        out[WqeLayout.CTRL_FM_CE_SE] = (byte) w.fmCeSe();
+        BigEndian.put32(out, WqeLayout.CTRL_IMM, w.imm());
+        System.arraycopy(body, 0, out, WqeLayout.CTRL_BYTES, body.length);
         return out;
     }
 
@@ -236,53 +269,57 @@ public final class WqeFormat {
                     + " fit a WQE");
         int head = l.based() ? 32 : 16;
         byte[] body = new byte[head + 16 * l.entries().size()];
-        BigEndian.put32(body, 0, l.access());
-        BigEndian.put32(body, 4, l.repeat());
-        body[14] = (byte) (l.entries().size() >> 8);
-        body[15] = (byte) l.entries().size();
+        BigEndian.put32(body, UMR_ACCESS, l.access());
+        BigEndian.put32(body, UMR_REPEAT, l.repeat());
+        body[UMR_ENTRIES] = (byte) (l.entries().size() >> 8);
+        body[UMR_ENTRIES + 1] = (byte) l.entries().size();
         if (l.based()) {
-            BigEndian.put64(body, 16, l.start());
-            BigEndian.put64(body, 24, l.length());
+            BigEndian.put64(body, UMR_START, l.start());
+            BigEndian.put64(body, UMR_LENGTH, l.length());
         }
         int at = head;
         for (Klm k : l.entries()) {
             if (l.interleaved()) {
-                body[at] = (byte) (k.stride() >> 8);
-                body[at + 1] = (byte) k.stride();
-                body[at + 2] = (byte) (k.length() >> 8);
-                body[at + 3] = (byte) k.length();
+                body[at + KLM_STRIDE] = (byte) (k.stride() >> 8);
+                body[at + KLM_STRIDE + 1] = (byte) k.stride();
+                body[at + KLM_REPEAT_BYTE_COUNT] = (byte) (k.length() >> 8);
+                body[at + KLM_REPEAT_BYTE_COUNT + 1] = (byte) k.length();
             } else {
-                BigEndian.put32(body, at, k.length());
+                BigEndian.put32(body, at + KLM_BYTE_COUNT, k.length());
             }
-            BigEndian.put32(body, at + 4, k.lkey());
-            BigEndian.put64(body, at + 8, k.addr());
+            BigEndian.put32(body, at + KLM_KEY, k.lkey());
+            BigEndian.put64(body, at + KLM_ADDR, k.addr());
             at += 16;
         }
         return frame(w, l.based() ? OPMOD_MKEY_LAYOUT_AT : OPMOD_MKEY_LAYOUT, body);
     }
 
     private static SendWqe decodeLayout(byte[] b, int index, long qpn, int end, boolean based) {
-        need(16, 16, end, "UMR layout segment");
-        int access = (int) BigEndian.get32(b, 16);
-        long repeat = BigEndian.get32(b, 20);
-        int n = (b[30] & 0xff) << 8 | (b[31] & 0xff);
+        int seg = WqeLayout.CTRL_BYTES;
+        need(seg, 16, end, "UMR layout segment");
+        int access = (int) BigEndian.get32(b, seg + UMR_ACCESS);
+        long repeat = BigEndian.get32(b, seg + UMR_REPEAT);
+        int n = (b[seg + UMR_ENTRIES] & 0xff) << 8 | (b[seg + UMR_ENTRIES + 1] & 0xff);
         long start = 0, keyLength = 0;
         int first = 32;
         if (based) {
             need(32, 16, end, "UMR address segment");
-            start = BigEndian.get64(b, 32);
-            keyLength = BigEndian.get64(b, 40);
+            start = BigEndian.get64(b, seg + UMR_START);
+            keyLength = BigEndian.get64(b, seg + UMR_LENGTH);
             if (keyLength == 0) throw new Malformed("UMR address segment: length 0 (a key of no bytes)");
             first = 48;
         }
         need(first, 16 * n, end, "UMR layout's " + n + " entries");
         List<Klm> entries = new ArrayList<>();
         for (int j = 0, at = first; j < n; j++, at += 16) {
-            int stride = repeat != 0 ? (b[at] & 0xff) << 8 | (b[at + 1] & 0xff) : 0;
-            int length = repeat != 0 ? (b[at + 2] & 0xff) << 8 | (b[at + 3] & 0xff) : (int) BigEndian.get32(b, at);
-            entries.add(new Klm(BigEndian.get64(b, at + 8), length, (int) BigEndian.get32(b, at + 4), stride));
+            int stride = repeat != 0 ? (b[at + KLM_STRIDE] & 0xff) << 8 | (b[at + KLM_STRIDE + 1] & 0xff) : 0;
+            int length = repeat != 0 ? (b[at + KLM_REPEAT_BYTE_COUNT] & 0xff) << 8
+                    | (b[at + KLM_REPEAT_BYTE_COUNT + 1] & 0xff) : (int) BigEndian.get32(b, at + KLM_BYTE_COUNT);
+            entries.add(new Klm(BigEndian.get64(b, at + KLM_ADDR), length, (int) BigEndian.get32(b, at + KLM_KEY),
+                    stride));
         }
-        return SendWqe.layout(index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12),
+        return SendWqe.layout(index, qpn, b[WqeLayout.CTRL_FM_CE_SE] & 0xff,
+                (int) BigEndian.get32(b, WqeLayout.CTRL_IMM),
                 new MkeyLayout(access, repeat, List.copyOf(entries), start, keyLength));
     }
 
@@ -294,65 +331,69 @@ public final class WqeFormat {
         boolean ud = type == ServiceType.UD, dc = type == ServiceType.DRIVER;
         if (b.length < 16 || b.length % WqeLayout.WQEBB != 0)
             throw new Malformed("WQE of " + b.length + " bytes is not whole 64-byte WQEBBs");
-        int opcode = b[3] & 0xff, index = (b[1] & 0xff) << 8 | (b[2] & 0xff), ds = b[7] & 0x3f;
-        long qpn = (b[4] & 0xffL) << 16 | (b[5] & 0xffL) << 8 | (b[6] & 0xffL);
+        int opcode = b[WqeLayout.CTRL_OPCODE] & 0xff, ds = b[WqeLayout.CTRL_DS] & 0x3f;
+        int index = (b[WqeLayout.CTRL_INDEX] & 0xff) << 8 | (b[WqeLayout.CTRL_INDEX + 1] & 0xff);
+        int q = WqeLayout.CTRL_QPN;
+        long qpn = (b[q] & 0xffL) << 16 | (b[q + 1] & 0xffL) << 8 | (b[q + 2] & 0xffL);
         if (ds == 0 || ds * 16 > b.length)
             throw new Malformed("ctrl.ds = " + ds + " does not fit the " + b.length + "-byte WQE");
-        int end = ds * 16, at = 16;
-        if (opcode == WqeLayout.OP_UMR && ((b[0] & 0xff) == OPMOD_MKEY_LAYOUT || (b[0] & 0xff) == OPMOD_MKEY_LAYOUT_AT))
-            return decodeLayout(b, index, qpn, end, (b[0] & 0xff) == OPMOD_MKEY_LAYOUT_AT);
+        int end = ds * 16, at = WqeLayout.CTRL_BYTES, opmod = b[WqeLayout.CTRL_OPMOD] & 0xff;
+        if (opcode == WqeLayout.OP_UMR && (opmod == OPMOD_MKEY_LAYOUT || opmod == OPMOD_MKEY_LAYOUT_AT))
+            return decodeLayout(b, index, qpn, end, opmod == OPMOD_MKEY_LAYOUT_AT);
         Av av = null;
         long raddr = 0, swap = 0, cmp = 0;
         int rkey = 0, xrcSrqn = 0;
         if (type == ServiceType.XRC_SEND && opcode != WqeLayout.OP_NOP) {
             need(at, 16, end, "XRC segment");
-            xrcSrqn = (int) (BigEndian.get32(b, at) & 0xFFFFFF);
+            xrcSrqn = (int) (BigEndian.get32(b, at + XRC_SRQN) & 0xFFFFFF);
             at += 16;
         }
         if (ud && opcode != WqeLayout.OP_NOP || dc && WqeLayout.remote(opcode)) {
-            need(at, 48, end, "address vector");
-            int rlid = (b[at + 14] & 0xff) << 8 | (b[at + 15] & 0xff);
-            long dqp = BigEndian.get32(b, at + 8) & 0xFFFFFF;
+            need(at, AV_BYTES, end, "address vector");
+            int rlid = (b[at + AV_RLID] & 0xff) << 8 | (b[at + AV_RLID + 1] & 0xff);
+            long dqp = BigEndian.get32(b, at + AV_DQPN) & 0xFFFFFF;
             boolean grh = (BigEndian.get32(b, at + AV_GRH_WORD) & AV_GRH_BIT) != 0;
-            av = dc ? Av.dc(dqp, rlid, BigEndian.get64(b, at)) : grh
-                    ? Av.global(dqp, (int) BigEndian.get32(b, at), rlid, BigEndian.get64(b, at + AV_RGID),
+            av = dc ? Av.dc(dqp, rlid, BigEndian.get64(b, at + AV_KEY)) : grh
+                    ? Av.global(dqp, (int) BigEndian.get32(b, at + AV_KEY), rlid, BigEndian.get64(b, at + AV_RGID),
                             BigEndian.get64(b, at + AV_RGID + 8))
-                    : new Av(dqp, (int) BigEndian.get32(b, at), rlid);
-            at += 48;
+                    : new Av(dqp, (int) BigEndian.get32(b, at + AV_KEY), rlid);
+            at += AV_BYTES;
         }
         if (hasRaddr(opcode)) {
             need(at, 16, end, "remote address segment");
-            raddr = BigEndian.get64(b, at);
-            rkey = (int) BigEndian.get32(b, at + 8);
+            raddr = BigEndian.get64(b, at + RADDR_ADDR);
+            rkey = (int) BigEndian.get32(b, at + RADDR_RKEY);
             at += 16;
         }
         if (hasAtomicSeg(opcode)) {
             need(at, 16, end, "atomic segment");
-            swap = BigEndian.get64(b, at);
-            cmp = BigEndian.get64(b, at + 8);
+            swap = BigEndian.get64(b, at + ATOMIC_SWAP_ADD);
+            cmp = BigEndian.get64(b, at + ATOMIC_COMPARE);
             at += 16;
         }
         List<Sge> sges = new ArrayList<>();
         byte[] inline = null;
-        if (at < end && (BigEndian.get32(b, at) & INLINE_FLAG) != 0) {
-            int len = (int) (BigEndian.get32(b, at) & ~INLINE_FLAG);
-            if (at + 4 + len > end)
+        if (at < end && (BigEndian.get32(b, at + INLINE_BYTE_COUNT) & INLINE_FLAG) != 0) {
+            int len = (int) (BigEndian.get32(b, at + INLINE_BYTE_COUNT) & ~INLINE_FLAG);
+            if (at + INLINE_DATA + len > end)
                 throw new Malformed("inline byte_count " + len + " runs past the WQE's " + ds + " DS ("
-                        + (end - at - 4) + " bytes left)");
-            inline = Arrays.copyOfRange(b, at + 4, at + 4 + len);
+                        + (end - at - INLINE_DATA) + " bytes left)");
+            inline = Arrays.copyOfRange(b, at + INLINE_DATA, at + INLINE_DATA + len);
             at = end;
         }
         while (at < end) {
             need(at, 16, end, "data segment");
-            long count = BigEndian.get32(b, at);
+            long count = BigEndian.get32(b, at + DATA_BYTE_COUNT);
             if ((count & INLINE_FLAG) != 0) throw new Malformed("inline segment after a data segment at byte " + at);
-            sges.add(new Sge(BigEndian.get64(b, at + 8), (int) count, (int) BigEndian.get32(b, at + 4)));
+            sges.add(new Sge(BigEndian.get64(b, at + DATA_ADDR), (int) count,
+                    (int) BigEndian.get32(b, at + DATA_LKEY)));
             at += 16;
         }
         if (isAtomic(opcode) && (sges.size() != 1 || sges.get(0).length() != 8))
             throw new Malformed("atomic WQE needs one 8-byte data segment, has " + sges);
-        return new SendWqe(opcode, index, qpn, b[11] & 0xff, (int) BigEndian.get32(b, 12), av, raddr, rkey, swap, cmp,
-                List.copyOf(sges), inline, xrcSrqn);
+        return new SendWqe(opcode, index, qpn, b[WqeLayout.CTRL_FM_CE_SE] & 0xff,
+                (int) BigEndian.get32(b, WqeLayout.CTRL_IMM), av, raddr, rkey, swap, cmp, List.copyOf(sges), inline,
+                xrcSrqn);
     }
 
     private static void need(int at, int size, int end, String what) {

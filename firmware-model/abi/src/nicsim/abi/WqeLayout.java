@@ -13,6 +13,13 @@ public final class WqeLayout {
 
     public static final int WQEBB = 64;
     public static final int DS_UNIT = 16;
+    /**
+     * The control segment's fields (byte offsets): opmod, the WQE index (2 bytes), the opcode, the QPN (3 bytes),
+     * DS, fm_ce_se (WqeFormat's flags), the immediate or the key to invalidate (4 bytes). The segment's first word is
+     * opmod << 24 | index << 8 | opcode, its second QPN << 8 | DS, both big-endian.
+     */
+    public static final int CTRL_OPMOD = 0, CTRL_INDEX = 1, CTRL_OPCODE = 3, CTRL_QPN = 4, CTRL_DS = 7,
+            CTRL_FM_CE_SE = 11, CTRL_IMM = 12, CTRL_BYTES = 16;
     public static final int MAX_WQEBBS = 16;
     /**
      * The fewest WQEBBs nicsim's drivers give a send WQE's slot in the ring. mlx5 sizes an RC WQE for a
@@ -53,8 +60,15 @@ public final class WqeLayout {
 
     /** The first 8 bytes of a control segment, as the driver writes them (also the doorbell value). */
     public static byte[] ctrl(int opcode, int wqeIndex, long qpn, int ds) {
-        return new byte[]{0, (byte) (wqeIndex >> 8), (byte) wqeIndex, (byte) opcode,
-                (byte) (qpn >> 16), (byte) (qpn >> 8), (byte) qpn, (byte) ds};
+        byte[] b = new byte[8];
+        b[CTRL_INDEX] = (byte) (wqeIndex >> 8);
+        b[CTRL_INDEX + 1] = (byte) wqeIndex;
+        b[CTRL_OPCODE] = (byte) opcode;
+        b[CTRL_QPN] = (byte) (qpn >> 16);
+        b[CTRL_QPN + 1] = (byte) (qpn >> 8);
+        b[CTRL_QPN + 2] = (byte) qpn;
+        b[CTRL_DS] = (byte) ds;
+        return b;
     }
 
     /** Control-segment fields read from the first 8 bytes packed little-endian (byte 0 in bits 7..0). */

@@ -2,6 +2,7 @@ package nicsim.firmware;
 
 import java.util.List;
 import nicsim.abi.BigEndian;
+import nicsim.abi.Eqe64;
 import nicsim.abi.EqeType;
 import nicsim.adapter.Adapter;
 import nicsim.sim.Counters;
@@ -41,12 +42,12 @@ final class EventQueue {
         events.inc();
         log.add("event " + type + " for 0x" + Long.toHexString(resource));
         if (addr < 0) return;
-        byte[] eqe = new byte[64];
-        eqe[0] = (byte) type.value();
-        BigEndian.put32(eqe, 4, resource);
+        byte[] eqe = new byte[Eqe64.BYTES];
+        eqe[Eqe64.TYPE] = (byte) type.value();
+        BigEndian.put32(eqe, Eqe64.RESOURCE, resource);
         int size = 1 << logSize;
-        eqe[63] = (byte) (((producer & size) != 0 ? 1 : 0) | 0x80);
-        long at = addr + (long) (producer & (size - 1)) * 64;
+        eqe[Eqe64.OWNER] = (byte) (((producer & size) != 0 ? 1 : 0) | Eqe64.WRITTEN);
+        long at = addr + (long) (producer & (size - 1)) * Eqe64.BYTES;
         producer++;
         adapter.port().dmaWrite(at, eqe, r -> {});
         adapter.port().msix(0); // the event queue's vector, after its entry (posted writes stay in order)

@@ -10,6 +10,7 @@ import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
 import nicsim.abi.Cqe64;
 import nicsim.abi.DcRole;
+import nicsim.abi.DoorbellRecord;
 import nicsim.abi.EqeType;
 import nicsim.abi.MtuCode;
 import nicsim.abi.QpModifyMask;
@@ -189,14 +190,14 @@ final class Qp {
 
     void checkSendRecord(int producer) {
         if (dbrec == 0 || staleRecordTold || doorbellsUnchecked++ % RECORD_CHECK_EVERY != 0) return;
-        byte[] b = fw.adapter.port().inspect(dbrec + 4, 4);
+        byte[] b = fw.adapter.port().inspect(dbrec + DoorbellRecord.SEND, 4);
         if (b == null) return;
         int recorded = (int) (BigEndian.get32(b, 0) & 0xFFFF), behind = (producer - recorded) & 0xFFFF;
         if (behind == 0 || behind >= 0x8000) return;
         staleRecordTold = true;
         fw.adapter.report(String.format("STALE_DBREC on qpn 0x%x: a doorbell announces producer 0x%x but the doorbell "
                 + "record's send counter (at 0x%x) is 0x%x: the record was not updated before the doorbell", qpn,
-                producer & 0xFFFF, dbrec + 4, recorded));
+                producer & 0xFFFF, dbrec + DoorbellRecord.SEND, recorded));
     }
 
     /**
