@@ -213,24 +213,27 @@ int nicsim_hw_layout(const struct nicsim_umr *u, uint8_t *body) {
 	unsigned ok = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	if ((u->access & ~ok) || !u->n || u->n > 61)
 		return -EINVAL;
-	memset(body, 0, 16);
-	nicsim_put32(body, u->access);
-	nicsim_put32(body + 4, u->repeat);
-	body[14] = (uint8_t)(u->n >> 8);
-	body[15] = (uint8_t)u->n;
+	const uint32_t seg = NICSIM_WQE_DS_UNIT; /* the layout segment, then each entry */
+	memset(body, 0, seg);
+	nicsim_put32(body + NICSIM_WQE_UMR_SEG_ACCESS, u->access);
+	nicsim_put32(body + NICSIM_WQE_UMR_SEG_REPEAT, u->repeat);
+	body[NICSIM_WQE_UMR_SEG_ENTRIES] = (uint8_t)(u->n >> 8);
+	body[NICSIM_WQE_UMR_SEG_ENTRIES + 1] = (uint8_t)u->n;
 	for (uint32_t i = 0; i < u->n; i++) {
 		const struct nicsim_klm *k = &u->klm[i];
-		uint8_t *e = body + 16 + 16 * i;
+		uint8_t *e = body + seg + seg * i;
 		if (u->repeat ? !k->length || k->length + k->skip > 0xffff : !k->length)
 			return -EINVAL;
-		if (u->repeat)
-			nicsim_put32(e, (k->length + k->skip) << 16 | k->length);
-		else
-			nicsim_put32(e, k->length);
-		nicsim_put32(e + 4, k->lkey);
-		nicsim_put64(e + 8, k->addr);
+		if (u->repeat) { /* stride, then byte count, 16 bits each */
+			nicsim_put16(e + NICSIM_WQE_KLM_STRIDE, (uint16_t)(k->length + k->skip));
+			nicsim_put16(e + NICSIM_WQE_KLM_REPEAT_BYTE_COUNT, (uint16_t)k->length);
+		} else {
+			nicsim_put32(e + NICSIM_WQE_KLM_BYTE_COUNT, k->length);
+		}
+		nicsim_put32(e + NICSIM_WQE_KLM_KEY, k->lkey);
+		nicsim_put64(e + NICSIM_WQE_KLM_ADDR, k->addr);
 	}
-	return (int)(16 + 16 * u->n);
+	return (int)(seg + seg * u->n);
 }
 
 /*

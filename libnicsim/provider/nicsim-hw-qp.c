@@ -111,8 +111,8 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 	uint32_t overhead = 16 + (t == IBV_QPT_UD ? 48 : 32) + (initiator ? 16 : 0) + (dci ? 48 : 0);
 	/* a send WQE's slot is at least NICSIM_MIN_SEND_WQEBBS, as the Java driver's: programs written against
 	 * mlx5 post a few bytes inline on a QP that asked for none (rdma_xclient's 16; see WqeLayout) */
-	uint32_t bbs = (overhead + body + 63) / 64 > NICSIM_MIN_SEND_WQEBBS ? (overhead + body + 63) / 64
-									     : NICSIM_MIN_SEND_WQEBBS;
+	uint32_t need = (overhead + body + NICSIM_WQEBB - 1) / NICSIM_WQEBB;
+	uint32_t bbs = need > NICSIM_MIN_SEND_WQEBBS ? need : NICSIM_MIN_SEND_WQEBBS;
 	struct nicsim_hw_qp *h = nicsim_hw_qp_alloc(
 		nicsim_pow2_at_least(cap->max_send_wr * bbs > 2 ? cap->max_send_wr * bbs : 2),
 		cap->max_recv_wr ? nicsim_pow2_at_least(cap->max_recv_wr) : 1);

@@ -346,7 +346,7 @@ int nicsim_user_cmd(struct nicsim_dev *d, uint32_t opcode, const uint64_t *in, i
 	if (syndrome)
 		*syndrome = (uint32_t)head;
 	for (int i = 0; i < nout; i++)
-		memcpy(&out[i], body + 8 * (NICSIM_OUT_HEADER_WORDS + i), 8);
+		memcpy(&out[i], body + sizeof(uint64_t) * (NICSIM_OUT_HEADER_WORDS + i), 8);
 	return (int)(head >> 32);
 }
 

@@ -6,7 +6,6 @@
 #include "nicsim/queues.h"
 
 #define RECV_STRIDE_LOG 5 /* a receive: one data segment and the list's end */
-#define CQE_BYTES 64
 
 static __thread uint32_t last_syndrome;
 
@@ -70,14 +69,14 @@ static int mkey_cmd(struct nicsim_dev *d, const uint32_t *rereg, uint32_t pd, vo
 	uint64_t pages = ((uintptr_t)addr + len - first + page - 1) / page;
 	if (!pages)
 		pages = 1; /* a region of no bytes (mlx5 registers device memory so) still names its page */
-	uint64_t list_len = pages * 8;
+	uint64_t list_len = pages * NICSIM_MTT_BYTES;
 	uint8_t *list = nicsim_dma_alloc(d, list_len, &list_iova);
 	if (!list)
 		return -errno;
 	uint64_t absent = access & NICSIM_ACCESS_ON_DEMAND ? NICSIM_MTT_NOT_PRESENT : 0; /* faulted in when touched */
 	access &= ~(uint32_t)NICSIM_ACCESS_ON_DEMAND;
 	for (uint64_t i = 0; i < pages; i++) /* the buffer's pages are contiguous in bus addresses */
-		nicsim_put64(list + 8 * i, (bus - (small - first) + page * i) | absent);
+		nicsim_put64(list + NICSIM_MTT_BYTES * i, (bus - (small - first) + page * i) | absent);
 	uint64_t words[1 + NICSIM_CREATE_MKEY_IN_WORDS] = {0}, *in = words + 1; /* REREG_MKEY: the key, then these */
 	in[NICSIM_CREATE_MKEY_IN_PD] = pd;
 	in[NICSIM_CREATE_MKEY_IN_START] = start;
@@ -130,10 +129,10 @@ int nicsim_mr_rereg(struct nicsim_dev *d, struct nicsim_mr *mr, uint32_t pd, voi
 
 /* A ring of 2^log_size CQEs, every one invalid and the adapter's for pass 0, mapped to wake a wait. */
 static uint8_t *cq_ring(struct nicsim_dev *d, uint32_t log_size, uint64_t *iova) {
-	uint8_t *ring = nicsim_dma_alloc_flags(d, (uint64_t)CQE_BYTES << log_size, NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE,
-					       iova);
+	uint8_t *ring = nicsim_dma_alloc_flags(d, (uint64_t)NICSIM_CQE_BYTES << log_size,
+					       NICSIM_DMA_WRITABLE | NICSIM_DMA_WAKE, iova);
 	for (uint32_t i = 0; ring && i < 1u << log_size; i++)
-		ring[CQE_BYTES * i + 63] = NICSIM_CQE_INVALID << 4 | 1;
+		ring[NICSIM_CQE_BYTES * i + NICSIM_CQE_OP_OWN] = NICSIM_CQE_INVALID << 4 | 1;
 	return ring;
 }
 
@@ -162,17 +161,18 @@ int nicsim_cq_resize(struct nicsim_cq *cq, uint32_t log_size) {
 	uint8_t *ring = cq_ring(cq->dev, log_size, &iova);
 	if (!ring)
 		return -errno;
-	nicsim_put32(cq->db, cq->ci & 0xffffff); /* what software has taken: the adapter moves the rest */
+	/* what software has taken: the adapter moves the rest */
+	nicsim_put32(cq->db + NICSIM_DBREC_CQ_CI, cq->ci & NICSIM_CQ_CI_MASK);
 	uint64_t in[NICSIM_RESIZE_CQ_IN_WORDS] = {0};
 	in[NICSIM_RESIZE_CQ_IN_CQN] = cq->cqn;
 	in[NICSIM_RESIZE_CQ_IN_RING] = iova;
 	in[NICSIM_RESIZE_CQ_IN_LOG_SIZE] = log_size;
 	int rc = run(cq->dev, NICSIM_CMD_RESIZE_CQ, in, NICSIM_RESIZE_CQ_IN_WORDS, NULL, 0);
 	if (rc) {
-		nicsim_dma_free(cq->dev, ring, (uint64_t)CQE_BYTES << log_size, iova);
+		nicsim_dma_free(cq->dev, ring, (uint64_t)NICSIM_CQE_BYTES << log_size, iova);
 		return rc;
 	}
-	nicsim_dma_free(cq->dev, cq->ring, (uint64_t)CQE_BYTES << cq->log_size, cq->ring_iova);
+	nicsim_dma_free(cq->dev, cq->ring, (uint64_t)NICSIM_CQE_BYTES << cq->log_size, cq->ring_iova);
 	cq->ring = ring;
 	cq->ring_iova = iova;
 	cq->log_size = log_size;
@@ -184,7 +184,7 @@ int nicsim_cq_destroy(struct nicsim_cq *cq) {
 	int rc = nicsim_destroy(cq->dev, NICSIM_CMD_DESTROY_CQ, cq->cqn);
 	if (rc)
 		return rc;
-	nicsim_dma_free(cq->dev, cq->ring, (uint64_t)CQE_BYTES << cq->log_size, cq->ring_iova);
+	nicsim_dma_free(cq->dev, cq->ring, (uint64_t)NICSIM_CQE_BYTES << cq->log_size, cq->ring_iova);
 	nicsim_dma_free(cq->dev, cq->db, 64, cq->db_iova);
 	return 0;
 }
@@ -203,7 +203,8 @@ static int uar_store(volatile uint8_t *at, const uint8_t *bytes) {
 
 /* Whether CQE slot `index` (a running count) holds a CQE software has not taken, by its owner bit. */
 static int cqe_new(const struct nicsim_cq *cq, uint32_t index) {
-	uint8_t own = __atomic_load_n(&cq->ring[CQE_BYTES * (index & ((1u << cq->log_size) - 1)) + 63], __ATOMIC_ACQUIRE);
+	const uint8_t *cqe = cq->ring + NICSIM_CQE_BYTES * (index & ((1u << cq->log_size) - 1));
+	uint8_t own = __atomic_load_n(&cqe[NICSIM_CQE_OP_OWN], __ATOMIC_ACQUIRE);
 	return (own & 1) == ((index >> cq->log_size) & 1) && own >> 4 != NICSIM_CQE_INVALID;
 }
 
@@ -213,22 +214,24 @@ int nicsim_cq_clean(struct nicsim_cq *cq, uint32_t qpn, int *receives) {
 	while (cqe_new(cq, end))
 		end++;
 	for (uint32_t i = end; i-- > cq->ci;) { /* newest first: the survivors move up over the removed */
-		uint8_t *cqe = cq->ring + CQE_BYTES * (i & mask);
-		if ((nicsim_get32(cqe + 56) & 0xffffff) == qpn) {
+		uint8_t *cqe = cq->ring + NICSIM_CQE_BYTES * (i & mask);
+		if ((nicsim_get32(cqe + NICSIM_CQE_SOP_QPN) & 0xffffff) == qpn) {
+			uint8_t op = cqe[NICSIM_CQE_OP_OWN] >> 4;
 			kept++;
-			rx += cqe[63] >> 4 != NICSIM_CQE_REQ && cqe[63] >> 4 != NICSIM_CQE_REQ_ERR;
+			rx += op != NICSIM_CQE_REQ && op != NICSIM_CQE_REQ_ERR;
 			continue;
 		}
 		if (!kept)
 			continue;
 		uint32_t to = i + kept;
-		uint8_t *dst = cq->ring + CQE_BYTES * (to & mask);
-		memmove(dst, cqe, CQE_BYTES);
-		dst[63] = (uint8_t)((dst[63] & ~1) | ((to >> cq->log_size) & 1)); /* the owner bit of its new slot */
+		uint8_t *dst = cq->ring + NICSIM_CQE_BYTES * (to & mask);
+		memmove(dst, cqe, NICSIM_CQE_BYTES);
+		/* the owner bit of its new slot */
+		dst[NICSIM_CQE_OP_OWN] = (uint8_t)((dst[NICSIM_CQE_OP_OWN] & ~1) | ((to >> cq->log_size) & 1));
 	}
 	cq->ci += kept; /* the freed slots at the front count as taken */
 	if (kept)
-		nicsim_put32(cq->db, cq->ci & 0xffffff);
+		nicsim_put32(cq->db + NICSIM_DBREC_CQ_CI, cq->ci & NICSIM_CQ_CI_MASK);
 	if (receives)
 		*receives = rx;
 	return (int)kept;
@@ -240,41 +243,42 @@ int nicsim_cq_poll(struct nicsim_cq *cq, struct nicsim_wc *wc, int max) {
 	while (n < max) {
 		if (!cqe_new(cq, cq->ci))
 			break;
-		uint8_t *cqe = cq->ring + CQE_BYTES * (cq->ci & mask);
-		uint8_t own = cqe[63]; /* read after cqe_new's acquire: the CQE's other bytes are the adapter's too */
+		uint8_t *cqe = cq->ring + NICSIM_CQE_BYTES * (cq->ci & mask);
+		uint8_t own = cqe[NICSIM_CQE_OP_OWN]; /* read after cqe_new's acquire: the CQE's other bytes are the adapter's too */
 		struct nicsim_wc *w = &wc[n];
 		int err = own >> 4 == NICSIM_CQE_REQ_ERR || own >> 4 == NICSIM_CQE_RESP_ERR;
 		w->opcode = own >> 4;
-		w->qpn = nicsim_get32(cqe + 56) & 0xffffff;
-		w->wqe_opcode = cqe[56];
-		w->byte_len = nicsim_get32(cqe + 44);
-		w->wqe_counter = (uint16_t)(cqe[60] << 8 | cqe[61]);
-		w->syndrome = err ? cqe[55] : 0;
-		w->vendor_err = err ? cqe[54] : 0;
-		w->solicited = (own & 0x02) != 0;
-		memcpy(&w->imm, cqe + 36, 4);
-		w->src_qp = nicsim_get32(cqe + 24) & 0xffffff;
-		w->slid = (uint32_t)cqe[22] << 8 | cqe[23];
+		w->qpn = nicsim_get32(cqe + NICSIM_CQE_SOP_QPN) & 0xffffff;
+		w->wqe_opcode = cqe[NICSIM_CQE_SOP_QPN];
+		w->byte_len = nicsim_get32(cqe + NICSIM_CQE_BYTE_CNT);
+		w->wqe_counter = nicsim_get16(cqe + NICSIM_CQE_WQE_COUNTER);
+		w->syndrome = err ? cqe[NICSIM_CQE_SYNDROME] : 0;
+		w->vendor_err = err ? cqe[NICSIM_CQE_VENDOR_SYNDROME] : 0;
+		w->solicited = (own & NICSIM_CQE_SOLICITED) != 0;
+		memcpy(&w->imm, cqe + NICSIM_CQE_IMM, 4);
+		w->src_qp = nicsim_get32(cqe + NICSIM_CQE_SRC_QP) & 0xffffff;
+		w->slid = nicsim_get16(cqe + NICSIM_CQE_SLID);
 		w->grh = !err && (cqe[NICSIM_CQE_GRH_BYTE] & NICSIM_CQE_GRH_MASK) != 0;
-		w->srqn = nicsim_get32(cqe + 32) & 0xffffff;
-		w->timestamp = err ? 0 : nicsim_get64(cqe + 48);
-		w->tm_kind = cqe[41];
-		w->tm_flags = cqe[42];
-		w->tm_tag = nicsim_get64(cqe);
-		w->tm_priv = nicsim_get32(cqe + 8);
+		w->srqn = nicsim_get32(cqe + NICSIM_CQE_SRQN) & 0xffffff;
+		w->timestamp = err ? 0 : nicsim_get64(cqe + NICSIM_CQE_TIMESTAMP);
+		w->tm_kind = cqe[NICSIM_CQE_APP_OP];
+		w->tm_flags = cqe[NICSIM_CQE_APP_INFO];
+		w->tm_tag = nicsim_get64(cqe + NICSIM_CQE_TAG);
+		w->tm_priv = nicsim_get32(cqe + NICSIM_CQE_PRIV);
 		cq->ci++;
 		n++;
 	}
 	if (n)
-		nicsim_put32(cq->db, cq->ci & 0xffffff);
+		nicsim_put32(cq->db + NICSIM_DBREC_CQ_CI, cq->ci & NICSIM_CQ_CI_MASK);
 	return n;
 }
 
 int nicsim_cq_arm(struct nicsim_cq *cq, int solicited_only) {
 	uint8_t arm[8];
-	nicsim_put32(arm, (cq->arm_sn & 3) << 28 | (solicited_only ? NICSIM_CQ_ARM_SOLICITED : 0) | (cq->ci & 0xffffff));
-	nicsim_put32(arm + 4, cq->cqn);
-	memcpy(cq->db + 4, arm, 4); /* the arm word in the doorbell record too */
+	nicsim_put32(arm + NICSIM_UAR_CQ_DOORBELL_ARM, (cq->arm_sn & 3) << NICSIM_CQ_ARM_SN_SHIFT |
+		     (solicited_only ? NICSIM_CQ_ARM_SOLICITED : 0) | (cq->ci & NICSIM_CQ_CI_MASK));
+	nicsim_put32(arm + NICSIM_UAR_CQ_DOORBELL_CQN, cq->cqn);
+	memcpy(cq->db + NICSIM_DBREC_CQ_ARM, arm + NICSIM_UAR_CQ_DOORBELL_ARM, 4); /* the arm word in the record too */
 	if (!cq->dev)
 		return uar_store(cq->uar_map + NICSIM_UAR_CQ_DOORBELL, arm);
 	return nicsim_mmio_write(cq->dev, nicsim_uar_offset(cq->dev, cq->uar) + NICSIM_UAR_CQ_DOORBELL, arm, 8);
@@ -368,9 +372,9 @@ int nicsim_rc_connect(struct nicsim_dev *d, uint32_t qpn, uint32_t dest_qpn, uin
 }
 
 static void data_seg(uint8_t *s, uint32_t len, uint32_t lkey, uint64_t addr) {
-	nicsim_put32(s, len);
-	nicsim_put32(s + 4, lkey);
-	nicsim_put64(s + 8, addr);
+	nicsim_put32(s + NICSIM_WQE_DATA_SEG_BYTE_COUNT, len);
+	nicsim_put32(s + NICSIM_WQE_DATA_SEG_LKEY, lkey);
+	nicsim_put64(s + NICSIM_WQE_DATA_SEG_ADDR, addr);
 }
 
 static int has_raddr(uint32_t op) {
@@ -382,10 +386,10 @@ static int has_raddr(uint32_t op) {
 static int wqe_close(struct nicsim_qp *qp, uint8_t *w, uint32_t ds, uint32_t opmod, uint32_t opcode, uint32_t fm_ce_se,
 		     uint32_t imm) {
 	uint32_t bytes = (ds + 3) / 4 * NICSIM_WQEBB;
-	nicsim_put32(w, opmod << 24 | (qp->sq_head & 0xffff) << 8 | opcode);
-	nicsim_put32(w + 4, qp->qpn << 8 | ds);
-	w[11] = (uint8_t)fm_ce_se;
-	memcpy(w + 12, &imm, 4);
+	nicsim_put32(w + NICSIM_WQE_CTRL_SEG_OPMOD, opmod << 24 | (qp->sq_head & 0xffff) << 8 | opcode);
+	nicsim_put32(w + NICSIM_WQE_CTRL_SEG_QPN, qp->qpn << 8 | ds);
+	w[NICSIM_WQE_CTRL_SEG_FM_CE_SE] = (uint8_t)fm_ce_se;
+	memcpy(w + NICSIM_WQE_CTRL_SEG_IMM, &imm, 4);
 	uint32_t mask = (1u << qp->log_sq) - 1;
 	for (uint32_t i = 0; i < bytes / NICSIM_WQEBB; i++) /* WQEBB by WQEBB: a WQE may wrap the ring */
 		memcpy(qp->sq + NICSIM_WQEBB * ((qp->sq_head + i) & mask), w + NICSIM_WQEBB * i, NICSIM_WQEBB);
@@ -395,60 +399,60 @@ static int wqe_close(struct nicsim_qp *qp, uint8_t *w, uint32_t ds, uint32_t opm
 
 int nicsim_wqe_put(struct nicsim_qp *qp, const struct nicsim_send_wr *wr, uint8_t *w) {
 	const int max = NICSIM_WQEBB * NICSIM_MAX_WQEBBS;
-	uint8_t *seg = w + 16;
+	uint8_t *seg = w + NICSIM_WQE_CTRL_SEG_BYTES;
 	memset(w, 0, (size_t)max);
 	if (qp->type == NICSIM_QPT_XRC_SEND && wr->opcode != NICSIM_WQE_OP_NOP) { /* the XRC segment: the target's SRQ */
-		nicsim_put32(seg, wr->xrc_srqn & 0xffffff);
-		seg += 16;
+		nicsim_put32(seg + NICSIM_WQE_XRC_SEG_SRQN, wr->xrc_srqn & 0xffffff);
+		seg += NICSIM_WQE_DS_UNIT;
 	}
 	int dci = qp->dc_type == NICSIM_DC_INITIATOR && wr->opcode != NICSIM_WQE_OP_NOP &&
 		  wr->opcode != NICSIM_WQE_OP_LOCAL_INVAL && wr->opcode != NICSIM_WQE_OP_UMR; /* local ones name no target */
 	if (qp->type == NICSIM_QPT_UD || dci) { /* the address vector: Q_Key (DC: the key), destination QPN, LID */
 		if (dci)
-			nicsim_put64(seg, wr->dc_key);
+			nicsim_put64(seg + NICSIM_AV_KEY, wr->dc_key);
 		else
-			nicsim_put32(seg, wr->qkey);
-		nicsim_put32(seg + 8, wr->dest_qpn | 0x80000000u);
-		seg[14] = (uint8_t)(wr->dlid >> 8);
-		seg[15] = (uint8_t)wr->dlid;
+			nicsim_put32(seg + NICSIM_AV_KEY, wr->qkey);
+		nicsim_put32(seg + NICSIM_AV_DQPN, wr->dest_qpn | NICSIM_AV_EXT);
+		nicsim_put16(seg + NICSIM_AV_RLID, (uint16_t)wr->dlid);
 		if (wr->grh && !dci) { /* mlx5_wqe_av's grh_gid_fl (bit 30: a GRH) and rgid */
 			nicsim_put32(seg + NICSIM_AV_GRH_WORD, NICSIM_AV_GRH_BIT);
 			memcpy(seg + NICSIM_AV_RGID, wr->dgid, 16);
 		}
-		seg += 48;
+		seg += NICSIM_AV_BYTES;
 	}
 	if (has_raddr(wr->opcode)) {
-		nicsim_put64(seg, wr->remote_addr);
-		nicsim_put32(seg + 8, wr->rkey);
-		seg += 16;
+		nicsim_put64(seg + NICSIM_WQE_RADDR_SEG_ADDR, wr->remote_addr);
+		nicsim_put32(seg + NICSIM_WQE_RADDR_SEG_RKEY, wr->rkey);
+		seg += NICSIM_WQE_DS_UNIT;
 	}
 	if (wr->opcode == NICSIM_WQE_OP_ATOMIC_CS || wr->opcode == NICSIM_WQE_OP_ATOMIC_FA ||
 	    wr->opcode == NICSIM_WQE_OP_UMR) { /* a window bind's: its length, then the MR's lkey << 32 | access */
-		nicsim_put64(seg, wr->swap_add);
-		nicsim_put64(seg + 8, wr->compare);
-		seg += 16;
+		nicsim_put64(seg + NICSIM_WQE_ATOMIC_SEG_SWAP_ADD, wr->swap_add);
+		nicsim_put64(seg + NICSIM_WQE_ATOMIC_SEG_COMPARE, wr->compare);
+		seg += NICSIM_WQE_DS_UNIT;
 	}
-	if (wr->inline_data) { /* byte count | 0x80000000, then the bytes, padded to 16 */
+	if (wr->inline_data) { /* byte count | the inline flag, then the bytes, padded to 16 */
+		uint8_t *data = seg + NICSIM_WQE_INLINE_SEG_DATA;
 		uint32_t len = 0;
 		for (int i = 0; i < wr->num_sge; i++) {
-			if (seg + 4 + len + wr->sge[i].len > w + max)
+			if (data + len + wr->sge[i].len > w + max)
 				return -EINVAL;
-			memcpy(seg + 4 + len, (const void *)(uintptr_t)wr->sge[i].addr, wr->sge[i].len);
+			memcpy(data + len, (const void *)(uintptr_t)wr->sge[i].addr, wr->sge[i].len);
 			len += wr->sge[i].len;
 		}
-		nicsim_put32(seg, len | 0x80000000u);
-		seg += (4 + len + 15) / 16 * 16;
+		nicsim_put32(seg + NICSIM_WQE_INLINE_SEG_BYTE_COUNT, len | NICSIM_WQE_INLINE_SEG_FLAG);
+		seg += (NICSIM_WQE_INLINE_SEG_DATA + len + 15) / 16 * 16;
 	} else {
 		for (int i = 0; i < wr->num_sge; i++) {
 			if (!wr->sge[i].len) /* a zero-length segment gets no data segment */
 				continue;
-			if (seg + 16 > w + max)
+			if (seg + NICSIM_WQE_DS_UNIT > w + max)
 				return -EINVAL;
 			data_seg(seg, wr->sge[i].len, wr->sge[i].lkey, wr->sge[i].addr);
-			seg += 16;
+			seg += NICSIM_WQE_DS_UNIT;
 		}
 	}
-	return wqe_close(qp, w, (uint32_t)(seg - w) / 16, 0, wr->opcode, wr->fm_ce_se, wr->imm);
+	return wqe_close(qp, w, (uint32_t)(seg - w) / NICSIM_WQE_DS_UNIT, 0, wr->opcode, wr->fm_ce_se, wr->imm);
 }
 
 int nicsim_wqe_put_raw(struct nicsim_qp *qp, uint32_t opcode, uint32_t opmod, const void *body, uint32_t body_bytes,
@@ -457,7 +461,7 @@ int nicsim_wqe_put_raw(struct nicsim_qp *qp, uint32_t opcode, uint32_t opmod, co
 	if (body_bytes % 16 || body_bytes > max - 16 || (body_bytes + 16) / 16 > 63)
 		return -EINVAL;
 	memset(w, 0, max);
-	memcpy(w + 16, body, body_bytes);
+	memcpy(w + NICSIM_WQE_CTRL_SEG_BYTES, body, body_bytes);
 	return wqe_close(qp, w, 1 + body_bytes / 16, opmod & 0xff, opcode, fm_ce_se, imm);
 }
 
@@ -465,7 +469,7 @@ int nicsim_sq_ring(struct nicsim_qp *qp, int count, const uint8_t *last, int las
 	if (count <= 0)
 		return 0;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	nicsim_put32(qp->db + 4, qp->sq_head & 0xffff);
+	nicsim_put32(qp->db + NICSIM_DBREC_SEND, qp->sq_head & 0xffff);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	if (!qp->dev)
 		return uar_store(qp->uar_map + NICSIM_UAR_BF_OFFSET, last);
@@ -481,7 +485,8 @@ int nicsim_post_send(struct nicsim_qp *qp, uint32_t opcode, const struct nicsim_
 	struct nicsim_send_wr wr = {.opcode = opcode, .remote_addr = remote_addr, .rkey = rkey, .sge = &sge, .num_sge = 1,
 				    .fm_ce_se = (flags & NICSIM_SEND_SIGNALED) ? NICSIM_FM_SIGNALED : 0,
 				    .inline_data = (flags & NICSIM_SEND_INLINE) != 0};
-	uint32_t room = NICSIM_WQEBB - 16 - (has_raddr(opcode) ? 16 : 0) - 4;
+	uint32_t room = NICSIM_WQEBB - NICSIM_WQE_CTRL_SEG_BYTES - (has_raddr(opcode) ? NICSIM_WQE_DS_UNIT : 0) -
+			NICSIM_WQE_INLINE_SEG_DATA;
 	if ((flags & NICSIM_SEND_INLINE) ? len > room : !mr)
 		return -EINVAL;
 	uint8_t w[NICSIM_WQEBB * NICSIM_MAX_WQEBBS];
@@ -495,13 +500,13 @@ static int recv_wqe(uint8_t *wqe, uint32_t stride, const struct nicsim_sge *sge,
 	for (int i = 0; i < num_sge; i++) {
 		if (!sge[i].len)
 			continue;
-		if (at + 16 > stride)
+		if (at + NICSIM_WQE_DS_UNIT > stride)
 			return -EINVAL;
 		data_seg(wqe + at, sge[i].len, sge[i].lkey, sge[i].addr);
-		at += 16;
+		at += NICSIM_WQE_DS_UNIT;
 	}
 	if (at < stride) /* the list's end, when the stride has room */
-		data_seg(wqe + at, 0, 0x100, 0);
+		data_seg(wqe + at, 0, NICSIM_RECV_END_LKEY, 0);
 	return 0;
 }
 
@@ -515,7 +520,7 @@ int nicsim_recv_put(struct nicsim_qp *qp, const struct nicsim_sge *sge, int num_
 
 void nicsim_rq_publish(struct nicsim_qp *qp) {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	nicsim_put32(qp->db, qp->rq_head);
+	nicsim_put32(qp->db + NICSIM_DBREC_RECV, qp->rq_head);
 }
 
 int nicsim_post_recv(struct nicsim_qp *qp, const struct nicsim_mr *mr, void *addr, uint32_t len) {
@@ -588,5 +593,5 @@ int nicsim_srq_recv_put(struct nicsim_srq *srq, const struct nicsim_sge *sge, in
 
 void nicsim_srq_publish(struct nicsim_srq *srq) {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	nicsim_put32(srq->db, srq->head);
+	nicsim_put32(srq->db + NICSIM_DBREC_RECV, srq->head);
 }

@@ -149,6 +149,14 @@ uint64_t nicsim_uar_offset(const struct nicsim_dev *dev, uint32_t uar);
 
 /* ---- big-endian fields of the device's structures ---- */
 
+static inline void nicsim_put16(void *p, uint16_t v) {
+	uint8_t *b = (uint8_t *)p;
+	b[0] = (uint8_t)(v >> 8); b[1] = (uint8_t)v;
+}
+static inline uint16_t nicsim_get16(const void *p) {
+	const uint8_t *b = (const uint8_t *)p;
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
 static inline void nicsim_put32(void *p, uint32_t v) {
 	uint8_t *b = (uint8_t *)p;
 	b[0] = (uint8_t)(v >> 24); b[1] = (uint8_t)(v >> 16); b[2] = (uint8_t)(v >> 8); b[3] = (uint8_t)v;

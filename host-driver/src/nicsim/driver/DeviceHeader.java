@@ -11,6 +11,7 @@ import nicsim.abi.Cqe64;
 import nicsim.abi.MttEntry;
 import nicsim.abi.QpModifyMask;
 import nicsim.abi.QpcState;
+import nicsim.abi.RecvWqeFormat;
 import nicsim.abi.ServiceType;
 import nicsim.abi.UarLayout;
 import nicsim.abi.WqeFormat;
@@ -62,12 +63,18 @@ public final class DeviceHeader {
         def(b, "UAR_BF_OFFSET", UarLayout.BF_OFFSET);
         def(b, "UAR_BF_REGS", UarLayout.BF_REGS);
         def(b, "CQ_ARM_SOLICITED", UarLayout.CQ_ARM_SOLICITED);
+        b.append("/* the CQ doorbell: the arm word (sn << shift | cmd | consumer counter), then the CQN */\n");
+        def(b, "CQ_ARM_SN_SHIFT", UarLayout.CQ_ARM_SN_SHIFT);
+        def(b, "CQ_CI_MASK", UarLayout.CQ_CI_MASK);
+        def(b, "UAR_CQ_DOORBELL_ARM", UarLayout.CQ_DOORBELL_ARM);
+        def(b, "UAR_CQ_DOORBELL_CQN", UarLayout.CQ_DOORBELL_CQN);
         b.append("/* the bus address of device memory's byte 0 (ALLOC_DM's offsets count from it): a region over\n")
                 .append(" * device memory lists its pages there; the host reaches the same bytes at BAR0 + ")
                 .append("dmBase */\n");
         def(b, "DM_BUS_BASE", OnChipMemory.BASE);
         b.append("/* on-demand paging: a page-list entry's mark for a page not present (the adapter faults it in\n")
                 .append(" * through the kernel); an implicit region's page size (log2) and length from address 0 */\n");
+        def(b, "MTT_BYTES", MttEntry.BYTES);
         def(b, "MTT_NOT_PRESENT", MttEntry.NOT_PRESENT);
         def(b, "IMPLICIT_PAGE_SHIFT", MttEntry.IMPLICIT_PAGE_SHIFT);
         def(b, "IMPLICIT_LENGTH", MttEntry.IMPLICIT_LENGTH);
@@ -124,26 +131,44 @@ public final class DeviceHeader {
         b.append("/* a layout UMR's entries at most: with no address segment, and with one */\n");
         def(b, "UMR_MAX_ENTRIES", WqeFormat.MAX_LAYOUT_ENTRIES);
         def(b, "UMR_MAX_AT_ENTRIES", WqeFormat.MAX_LAYOUT_AT_ENTRIES);
-        b.append("/* a UD AV's GRH: the grh_gid_fl word's offset and bit, the destination GID's offset */\n");
-        def(b, "AV_GRH_WORD", WqeFormat.AV_GRH_WORD);
-        def(b, "AV_GRH_BIT", WqeFormat.AV_GRH_BIT);
-        def(b, "AV_RGID", WqeFormat.AV_RGID);
-        b.append("\n/* CQEs: op_own bits 7..4, and error syndromes (byte 55) */\n");
-        for (String n : DeviceManual.CQE_OPCODES) {
-            try {
-                def(b, "CQE_" + n, Cqe64.class.getField(n).getInt(null));
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException(e);
-            }
-        }
+        b.append("/* WQE segments are DS_UNIT bytes but the address vector (AV_BYTES); the control segment's\n")
+                .append(" * fm_ce_se byte */\n");
+        def(b, "WQE_DS_UNIT", WqeLayout.DS_UNIT);
+        def(b, "WQE_CTRL_SOLICITED", WqeFormat.SOLICITED);
+        def(b, "WQE_CTRL_CQ_UPDATE", WqeFormat.CQ_UPDATE);
+        def(b, "WQE_CTRL_SMALL_FENCE", WqeFormat.SMALL_FENCE);
+        def(b, "WQE_CTRL_FENCE", WqeFormat.FENCE);
+        b.append("/* a receive WQE: data segments, the list ended by a segment of byte count 0 and this lkey */\n");
+        def(b, "RECV_END_LKEY", RecvWqeFormat.INVALID_LKEY);
+        b.append("\n/* CQEs: 64 bytes; op_own's solicited bit; its bits 7..4 the CQE opcode; error syndromes ")
+                .append("(byte 55) */\n");
+        def(b, "CQE_BYTES", Cqe64.BYTES);
+        def(b, "CQE_SOLICITED", Cqe64.SOLICITED_BIT);
+        for (String n : DeviceManual.CQE_OPCODES) def(b, "CQE_" + n, field(Cqe64.class, n));
         DeviceManual.constants(Cqe64.class, "SYNDROME_").forEach((n, v) -> def(b, "CQE_SYNDROME_" + n, v));
         b.append("/* a receive CQE's GRH flag: a GRH came (flags_rqpn's g bits, IBV_WC_GRH) */\n");
         def(b, "CQE_GRH_BYTE", Cqe64.GRH_BYTE);
-        def(b, "CQE_GRH_MASK", 0x30);
+        def(b, "CQE_GRH_MASK", Cqe64.GRH_MASK);
         b.append("/* a tag-matching SRQ's CQE: what it reports (byte 41); its flags (byte 42), tag (0..7), ")
                 .append("context (8..11) */\n");
         DeviceManual.constants(Cqe64.class, "TM_").forEach((n, v) -> def(b, "CQE_TM_" + n, v));
+        b.append("\n/* queue entries: each field's byte offset in its entry or segment (multi-byte fields ")
+                .append("big-endian) */\n");
+        for (QueueFormats.Format f : QueueFormats.ALL) {
+            b.append("/* ").append(f.what()).append(" */\n");
+            f.fields().forEach((n, v) -> def(b, f.prefix() + n, v >= 0 && v < 256 ? Integer.toString(v)
+                    : "0x" + Long.toHexString(v & 0xFFFF_FFFFL))); // offsets in decimal, as mlx5's ifc counts
+        }
         return b.append("\n#endif\n").toString();
+    }
+
+    /** The int constant {@code name} of {@code c}. */
+    static int field(Class<?> c, String name) {
+        try {
+            return c.getField(name).getInt(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static void def(StringBuilder b, String name, long value) {

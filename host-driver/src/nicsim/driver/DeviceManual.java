@@ -30,9 +30,9 @@ import nicsim.sim.Layout;
 /**
  * The tables of the driver writer's manual (docs/device.md), made from the device's own ABI code:
  * config space, registers, the command set with each mailbox's fields, statuses and syndromes, WQE
- * and CQE opcodes, error syndromes, the QP transition table, and a profile's limits. The page keeps
- * each table between markers; {@link #main} rewrites them and a test checks the page holds what
- * this class makes, so the manual cannot drift from the code.
+ * and CQE opcodes, error syndromes, each queue entry's fields, the QP transition table, and a
+ * profile's limits. The page keeps each table between markers; {@link #main} rewrites them and a
+ * test checks the page holds what this class makes, so the manual cannot drift from the code.
  */
 public final class DeviceManual {
     private DeviceManual() {}
@@ -53,6 +53,7 @@ public final class DeviceManual {
         s.put("umr-layout", umrLayout());
         s.put("cqe-opcodes", cqeOpcodes());
         s.put("cqe-syndromes", cqeSyndromes());
+        s.put("queue-fields", queueFields());
         s.put("transitions", transitions());
         s.put("limits", limits(Profiles.load("cx-gen3x16")));
         return s;
@@ -252,6 +253,15 @@ public final class DeviceManual {
         constants(Cqe64.class, "SYNDROME_").forEach((name, v) ->
                 rows.add(row(String.format("0x%02x", v), name, name)));
         return table(List.of("byte 55", "error syndrome", "ibv_wc_status"), rows);
+    }
+
+    /** Every queue entry's fields (QueueFormats): the entry, the C name, the byte offset (or the mark's value). */
+    private static String queueFields() {
+        List<List<String>> rows = new ArrayList<>();
+        for (QueueFormats.Format f : QueueFormats.ALL)
+            f.fields().forEach((name, v) -> rows.add(row(f.what(), "NICSIM_" + f.prefix() + name,
+                    v < 0 || v > 255 ? String.format("0x%x", v) : Integer.toString(v))));
+        return table(List.of("entry", "name", "byte (or value)"), rows);
     }
 
     private static String transitions() {

@@ -35,7 +35,7 @@ static bool nicsim_cqe_new(struct nicsim_cq *cq, u32 index)
  */
 static bool nicsim_arm_met(struct nicsim_cq *cq, u32 word)
 {
-	u32 ci = word & 0xffffff, n;
+	u32 ci = word & NICSIM_CQ_CI_MASK, n;
 	u8 own;
 
 	if (!(word & NICSIM_CQ_ARM_SOLICITED))
@@ -81,7 +81,8 @@ static void nicsim_user_cq_watch(struct nicsim_dev *dev, struct nicsim_cq *cq)
 	unsigned long flags;
 
 	cq->user_arm = NICSIM_USER_ARM_NONE;
-	WRITE_ONCE(nicsim_cq_dbrec(cq)[1], cpu_to_be32(NICSIM_USER_ARM_NONE));
+	WRITE_ONCE(nicsim_cq_dbrec(cq)[NICSIM_DBREC_CQ_ARM / 4],
+		   cpu_to_be32(NICSIM_USER_ARM_NONE));
 	spin_lock_irqsave(&dev->armed_lock, flags);
 	cq->is_armed = true;
 	list_add_tail(&cq->armed, &dev->armed_cqs);
@@ -94,7 +95,8 @@ static void nicsim_user_cq_watch(struct nicsim_dev *dev, struct nicsim_cq *cq)
  */
 bool nicsim_user_cq_fires(struct nicsim_cq *cq)
 {
-	u32 word = be32_to_cpu(READ_ONCE(nicsim_cq_dbrec(cq)[1]));
+	__be32 *dbrec = nicsim_cq_dbrec(cq);
+	u32 word = be32_to_cpu(READ_ONCE(dbrec[NICSIM_DBREC_CQ_ARM / 4]));
 
 	if (word == cq->user_arm || !nicsim_arm_met(cq, word))
 		return false;
@@ -352,7 +354,8 @@ int nicsim_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 			n++;
 	}
 	/* the adapter may reuse what software has taken */
-	*nicsim_cq_dbrec(cq) = cpu_to_be32(cq->ci & 0xffffff);
+	nicsim_cq_dbrec(cq)[NICSIM_DBREC_CQ_CI / 4] =
+		cpu_to_be32(cq->ci & NICSIM_CQ_CI_MASK);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }
@@ -413,7 +416,8 @@ void nicsim_cq_clean(struct nicsim_cq *cq, u32 qpn, struct nicsim_srq *srq)
 		cq->ci += nfreed;
 		/* the moved CQEs before the adapter may reuse the slots */
 		wmb();
-		*nicsim_cq_dbrec(cq) = cpu_to_be32(cq->ci & 0xffffff);
+		nicsim_cq_dbrec(cq)[NICSIM_DBREC_CQ_CI / 4] =
+		cpu_to_be32(cq->ci & NICSIM_CQ_CI_MASK);
 	}
 out:
 	spin_unlock_irqrestore(&cq->lock, flags);
@@ -431,13 +435,15 @@ int nicsim_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	int missed = 0;
 
 	spin_lock_irqsave(&cq->lock, irqflags);
-	word = (cq->arm_sn & 3) << 28 | (cq->ci & 0xffffff);
+	word = (cq->arm_sn & 3) << NICSIM_CQ_ARM_SN_SHIFT |
+		(cq->ci & NICSIM_CQ_CI_MASK);
 	if ((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED)
 		word |= NICSIM_CQ_ARM_SOLICITED;
-	arm[0] = cpu_to_be32(word);
-	arm[1] = cpu_to_be32(cq->cqn);
+	arm[NICSIM_UAR_CQ_DOORBELL_ARM / 4] = cpu_to_be32(word);
+	arm[NICSIM_UAR_CQ_DOORBELL_CQN / 4] = cpu_to_be32(cq->cqn);
 	WRITE_ONCE(cq->arm_word, word);
-	nicsim_cq_dbrec(cq)[1] = arm[0];
+	nicsim_cq_dbrec(cq)[NICSIM_DBREC_CQ_ARM / 4] =
+		arm[NICSIM_UAR_CQ_DOORBELL_ARM / 4];
 	/* the record before the doorbell; one 8-byte write, in byte order */
 	wmb();
 	spin_lock(&dev->kuar_lock);

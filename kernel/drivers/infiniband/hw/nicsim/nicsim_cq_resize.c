@@ -77,7 +77,8 @@ int nicsim_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	cq->resizing = true;
 	/* what the consumer took: the adapter moves the rest */
 	if (!udata)
-		*cq->dbrec = cpu_to_be32(cq->ci & 0xffffff);
+		cq->dbrec[NICSIM_DBREC_CQ_CI / 4] =
+			cpu_to_be32(cq->ci & NICSIM_CQ_CI_MASK);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	err = nicsim_cmd_exec(dev, NICSIM_CMD_RESIZE_CQ, in,
 			      NICSIM_RESIZE_CQ_IN_WORDS, NULL, 0);

@@ -38,6 +38,14 @@
 #define NICSIM_UAR_BF_REGS			4
 #define NICSIM_CQ_ARM_SOLICITED			0x1000000
 /*
+ * the CQ doorbell: the arm word (sn << shift | cmd | consumer counter), then
+ * the CQN
+ */
+#define NICSIM_CQ_ARM_SN_SHIFT			0x1c
+#define NICSIM_CQ_CI_MASK			0xffffff
+#define NICSIM_UAR_CQ_DOORBELL_ARM		0
+#define NICSIM_UAR_CQ_DOORBELL_CQN		4
+/*
  * the bus address of device memory's byte 0 (ALLOC_DM's offsets count from it):
  * a region over device memory lists its pages there; the host reaches the same
  * bytes at BAR0 + dmBase
@@ -48,6 +56,7 @@
  * adapter faults it in through the kernel); an implicit region's page size
  * (log2) and length from address 0
  */
+#define NICSIM_MTT_BYTES			8
 #define NICSIM_MTT_NOT_PRESENT			1
 #define NICSIM_IMPLICIT_PAGE_SHIFT		0x15
 #define NICSIM_IMPLICIT_LENGTH			0x800000000000
@@ -588,14 +597,26 @@
 #define NICSIM_UMR_MAX_ENTRIES			0x3d
 #define NICSIM_UMR_MAX_AT_ENTRIES		0x3c
 /*
- * a UD AV's GRH: the grh_gid_fl word's offset and bit, the destination GID's
- * offset
+ * WQE segments are DS_UNIT bytes but the address vector (AV_BYTES); the control
+ * segment's fm_ce_se byte
  */
-#define NICSIM_AV_GRH_WORD			0x1c
-#define NICSIM_AV_GRH_BIT			0x40000000
-#define NICSIM_AV_RGID				0x20
+#define NICSIM_WQE_DS_UNIT			0x10
+#define NICSIM_WQE_CTRL_SOLICITED		2
+#define NICSIM_WQE_CTRL_CQ_UPDATE		8
+#define NICSIM_WQE_CTRL_SMALL_FENCE		0x20
+#define NICSIM_WQE_CTRL_FENCE			0x80
+/*
+ * a receive WQE: data segments, the list ended by a segment of byte count 0 and
+ * this lkey
+ */
+#define NICSIM_RECV_END_LKEY			0x100
 
-/* CQEs: op_own bits 7..4, and error syndromes (byte 55) */
+/*
+ * CQEs: 64 bytes; op_own's solicited bit; its bits 7..4 the CQE opcode; error
+ * syndromes (byte 55)
+ */
+#define NICSIM_CQE_BYTES			0x40
+#define NICSIM_CQE_SOLICITED			2
 #define NICSIM_CQE_REQ				0
 #define NICSIM_CQE_RESP_WR_IMM			1
 #define NICSIM_CQE_RESP_SEND			2
@@ -634,5 +655,96 @@
 #define NICSIM_CQE_TM_ADD			4
 #define NICSIM_CQE_TM_DEL			5
 #define NICSIM_CQE_TM_SYNC			6
+
+/*
+ * queue entries: each field's byte offset in its entry or segment (multi-byte
+ * fields big-endian)
+ */
+/* a send WQE's control segment */
+#define NICSIM_WQE_CTRL_SEG_OPMOD		0
+#define NICSIM_WQE_CTRL_SEG_INDEX		1
+#define NICSIM_WQE_CTRL_SEG_OPCODE		3
+#define NICSIM_WQE_CTRL_SEG_QPN			4
+#define NICSIM_WQE_CTRL_SEG_DS			7
+#define NICSIM_WQE_CTRL_SEG_FM_CE_SE		11
+#define NICSIM_WQE_CTRL_SEG_IMM			12
+#define NICSIM_WQE_CTRL_SEG_BYTES		16
+/* the XRC segment (XRC QPs) */
+#define NICSIM_WQE_XRC_SEG_SRQN			0
+/*
+ * the address vector (UD QPs, DC initiators): fields, size, the QPN's and GRH's
+ * bits
+ */
+#define NICSIM_AV_KEY				0
+#define NICSIM_AV_DQPN				8
+#define NICSIM_AV_RLID				14
+#define NICSIM_AV_BYTES				48
+#define NICSIM_AV_EXT				0x80000000
+#define NICSIM_AV_GRH_WORD			28
+#define NICSIM_AV_GRH_BIT			0x40000000
+#define NICSIM_AV_RGID				32
+/* the remote-address segment (RDMA, atomics, window binds) */
+#define NICSIM_WQE_RADDR_SEG_ADDR		0
+#define NICSIM_WQE_RADDR_SEG_RKEY		8
+/* the atomic segment (atomics, window binds) */
+#define NICSIM_WQE_ATOMIC_SEG_SWAP_ADD		0
+#define NICSIM_WQE_ATOMIC_SEG_COMPARE		8
+/* a data segment (send and receive WQEs) */
+#define NICSIM_WQE_DATA_SEG_BYTE_COUNT		0
+#define NICSIM_WQE_DATA_SEG_LKEY		4
+#define NICSIM_WQE_DATA_SEG_ADDR		8
+/* the inline segment and its byte count's flag */
+#define NICSIM_WQE_INLINE_SEG_FLAG		0x80000000
+#define NICSIM_WQE_INLINE_SEG_BYTE_COUNT	0
+#define NICSIM_WQE_INLINE_SEG_DATA		4
+/* a layout UMR's segment, after the control segment */
+#define NICSIM_WQE_UMR_SEG_ACCESS		0
+#define NICSIM_WQE_UMR_SEG_REPEAT		4
+#define NICSIM_WQE_UMR_SEG_ENTRIES		14
+#define NICSIM_WQE_UMR_SEG_START		16
+#define NICSIM_WQE_UMR_SEG_LENGTH		24
+/* a layout UMR's entry */
+#define NICSIM_WQE_KLM_BYTE_COUNT		0
+#define NICSIM_WQE_KLM_STRIDE			0
+#define NICSIM_WQE_KLM_REPEAT_BYTE_COUNT	2
+#define NICSIM_WQE_KLM_KEY			4
+#define NICSIM_WQE_KLM_ADDR			8
+/* a CQE */
+#define NICSIM_CQE_TAG				0
+#define NICSIM_CQE_ERR_ADDR			0
+#define NICSIM_CQE_STRIDE			2
+#define NICSIM_CQE_PRIV				8
+#define NICSIM_CQE_ERR_KEY			8
+#define NICSIM_CQE_ERR_PSN			12
+#define NICSIM_CQE_SLID				22
+#define NICSIM_CQE_SRC_QP			24
+#define NICSIM_CQE_SRQN				32
+#define NICSIM_CQE_IMM				36
+#define NICSIM_CQE_ERR_PIECE			36
+#define NICSIM_CQE_APP				40
+#define NICSIM_CQE_APP_OP			41
+#define NICSIM_CQE_APP_INFO			42
+#define NICSIM_CQE_BYTE_CNT			44
+#define NICSIM_CQE_TIMESTAMP			48
+#define NICSIM_CQE_VENDOR_SYNDROME		54
+#define NICSIM_CQE_SYNDROME			55
+#define NICSIM_CQE_SOP_QPN			56
+#define NICSIM_CQE_WQE_COUNTER			60
+#define NICSIM_CQE_OP_OWN			63
+/* an EQE, and its owner byte's mark of a written entry */
+#define NICSIM_EQE_BYTES			64
+#define NICSIM_EQE_TYPE				0
+#define NICSIM_EQE_RESOURCE			4
+#define NICSIM_EQE_OWNER			63
+#define NICSIM_EQE_WRITTEN			128
+/*
+ * a doorbell record: a QP's (or SRQ's) counters, a CQ's consumer counter and
+ * arm word
+ */
+#define NICSIM_DBREC_RECV			0
+#define NICSIM_DBREC_SEND			4
+#define NICSIM_DBREC_CQ_CI			0
+#define NICSIM_DBREC_CQ_ARM			4
+#define NICSIM_DBREC_BYTES			8
 
 #endif /* _NICSIM_IFC_H_ */

@@ -218,14 +218,18 @@ int nicsim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 /* One layout entry: len bytes at DMA address addr under the identity key. */
 static void nicsim_klm(u8 *e, u32 len, u32 key, u64 addr)
 {
-	*(__be32 *)e = cpu_to_be32(len);
-	*(__be32 *)(e + 4) = cpu_to_be32(key);
-	*(__be64 *)(e + 8) = cpu_to_be64(addr);
+	*(__be32 *)(e + NICSIM_WQE_KLM_BYTE_COUNT) = cpu_to_be32(len);
+	*(__be32 *)(e + NICSIM_WQE_KLM_KEY) = cpu_to_be32(key);
+	*(__be64 *)(e + NICSIM_WQE_KLM_ADDR) = cpu_to_be64(addr);
 }
+
+/* the layout segment and the address segment, then the entries */
+#define NICSIM_LAYOUT_HEAD	(2 * NICSIM_WQE_DS_UNIT)
+#define NICSIM_KLM_BYTES	NICSIM_WQE_DS_UNIT
 
 /*
  * The body of IB_WR_REG_MR's UMR after its control segment: the access, a
- * repeat count of 0 (a list), the entry count in bytes 14..15; the address
+ * repeat count of 0 (a list), the entry count; the address
  * segment (the MR's iova and length: the key's start and length); then each
  * run of contiguous pages as one entry, the first from the MR's first byte
  * and the last to its end. Returns the body's bytes, or -EINVAL if the MR
@@ -249,23 +253,28 @@ int nicsim_mr_layout(struct nicsim_mr *mr, int access, u8 *body, size_t room)
 			continue;
 		}
 		if (run_len) {
-			if (32 + 16 * (n + 1) > room)
+			if (NICSIM_LAYOUT_HEAD + NICSIM_KLM_BYTES * (n + 1) >
+			    room)
 				return -EINVAL;
-			nicsim_klm(body + 32 + 16 * n++, run_len, key, run_addr);
+			nicsim_klm(body + NICSIM_LAYOUT_HEAD +
+				   NICSIM_KLM_BYTES * n++, run_len, key, run_addr);
 		}
 		run_addr = addr;
 		run_len = len;
 	}
-	if (left || 32 + 16 * (n + 1) > room)
+	if (left || NICSIM_LAYOUT_HEAD + NICSIM_KLM_BYTES * (n + 1) > room)
 		return -EINVAL;
-	nicsim_klm(body + 32 + 16 * n++, run_len, key, run_addr);
-	memset(body, 0, 32);
-	*(__be32 *)body = cpu_to_be32(nicsim_mr_access(access));
-	body[14] = n >> 8;
-	body[15] = n;
-	*(__be64 *)(body + 16) = cpu_to_be64(mr->ibmr.iova);
-	*(__be64 *)(body + 24) = cpu_to_be64(mr->ibmr.length);
-	return 32 + 16 * n;
+	nicsim_klm(body + NICSIM_LAYOUT_HEAD + NICSIM_KLM_BYTES * n++, run_len,
+		   key, run_addr);
+	memset(body, 0, NICSIM_LAYOUT_HEAD);
+	*(__be32 *)(body + NICSIM_WQE_UMR_SEG_ACCESS) =
+		cpu_to_be32(nicsim_mr_access(access));
+	*(__be16 *)(body + NICSIM_WQE_UMR_SEG_ENTRIES) = cpu_to_be16(n);
+	*(__be64 *)(body + NICSIM_WQE_UMR_SEG_START) =
+		cpu_to_be64(mr->ibmr.iova);
+	*(__be64 *)(body + NICSIM_WQE_UMR_SEG_LENGTH) =
+		cpu_to_be64(mr->ibmr.length);
+	return NICSIM_LAYOUT_HEAD + NICSIM_KLM_BYTES * n;
 }
 
 struct ib_mr *nicsim_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,

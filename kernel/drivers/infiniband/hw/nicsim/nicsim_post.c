@@ -27,51 +27,60 @@ static int nicsim_wqe_opcode(enum ib_wr_opcode op)
 
 static void nicsim_data_seg(u8 *seg, u32 len, u32 lkey, u64 addr)
 {
-	*(__be32 *)seg = cpu_to_be32(len);
-	*(__be32 *)(seg + 4) = cpu_to_be32(lkey);
-	*(__be64 *)(seg + 8) = cpu_to_be64(addr);
+	*(__be32 *)(seg + NICSIM_WQE_DATA_SEG_BYTE_COUNT) = cpu_to_be32(len);
+	*(__be32 *)(seg + NICSIM_WQE_DATA_SEG_LKEY) = cpu_to_be32(lkey);
+	*(__be64 *)(seg + NICSIM_WQE_DATA_SEG_ADDR) = cpu_to_be64(addr);
 }
 
 /* The segments after the control segment; returns where they end or NULL. */
 static u8 *nicsim_wqe_body(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 			   int op, u8 *w)
 {
-	u8 *seg = w + 16, *end = w + NICSIM_MAX_WQE_BYTES;
+	u8 *seg = w + NICSIM_WQE_CTRL_SEG_BYTES;
+	u8 *end = w + NICSIM_MAX_WQE_BYTES;
+	const struct nicsim_ah *ah;
 	u32 len = 0;
 	int i, body;
+	bool cs;
 
 	if (nicsim_qp_type_ud(qp->ibqp.qp_type)) {
 		/* Q_Key, destination QPN, remote LID */
-		*(__be32 *)seg = cpu_to_be32(ud_wr(wr)->remote_qkey);
-		*(__be32 *)(seg + 8) = cpu_to_be32(ud_wr(wr)->remote_qpn |
-						   NICSIM_AV_EXT);
-		*(__be16 *)(seg + 14) = cpu_to_be16(to_nah(ud_wr(wr)->ah)->dlid);
-		if (to_nah(ud_wr(wr)->ah)->grh) {
+		ah = to_nah(ud_wr(wr)->ah);
+		*(__be32 *)(seg + NICSIM_AV_KEY) =
+			cpu_to_be32(ud_wr(wr)->remote_qkey);
+		*(__be32 *)(seg + NICSIM_AV_DQPN) =
+			cpu_to_be32(ud_wr(wr)->remote_qpn | NICSIM_AV_EXT);
+		*(__be16 *)(seg + NICSIM_AV_RLID) = cpu_to_be16(ah->dlid);
+		if (ah->grh) {
 			*(__be32 *)(seg + NICSIM_AV_GRH_WORD) =
 				cpu_to_be32(NICSIM_AV_GRH_BIT);
-			memcpy(seg + NICSIM_AV_RGID,
-			       to_nah(ud_wr(wr)->ah)->dgid.raw, 16);
+			memcpy(seg + NICSIM_AV_RGID, ah->dgid.raw, 16);
 		}
-		seg += 48;
+		seg += NICSIM_AV_BYTES;
 	}
 	if (op == NICSIM_WQE_OP_RDMA_WRITE || op == NICSIM_WQE_OP_RDMA_READ ||
 	    op == NICSIM_WQE_OP_RDMA_WRITE_IMM) {
-		*(__be64 *)seg = cpu_to_be64(rdma_wr(wr)->remote_addr);
-		*(__be32 *)(seg + 8) = cpu_to_be32(rdma_wr(wr)->rkey);
-		seg += 16;
+		*(__be64 *)(seg + NICSIM_WQE_RADDR_SEG_ADDR) =
+			cpu_to_be64(rdma_wr(wr)->remote_addr);
+		*(__be32 *)(seg + NICSIM_WQE_RADDR_SEG_RKEY) =
+			cpu_to_be32(rdma_wr(wr)->rkey);
+		seg += NICSIM_WQE_DS_UNIT;
 	}
 	if (op == NICSIM_WQE_OP_ATOMIC_CS || op == NICSIM_WQE_OP_ATOMIC_FA) {
 		const struct ib_atomic_wr *a = atomic_wr(wr);
 
-		*(__be64 *)seg = cpu_to_be64(a->remote_addr);
-		*(__be32 *)(seg + 8) = cpu_to_be32(a->rkey);
-		seg += 16;
+		cs = op == NICSIM_WQE_OP_ATOMIC_CS;
+		*(__be64 *)(seg + NICSIM_WQE_RADDR_SEG_ADDR) =
+			cpu_to_be64(a->remote_addr);
+		*(__be32 *)(seg + NICSIM_WQE_RADDR_SEG_RKEY) =
+			cpu_to_be32(a->rkey);
+		seg += NICSIM_WQE_DS_UNIT;
 		/* swap or add, then compare */
-		*(__be64 *)seg = cpu_to_be64(op == NICSIM_WQE_OP_ATOMIC_CS ?
-					     a->swap : a->compare_add);
-		*(__be64 *)(seg + 8) = cpu_to_be64(op == NICSIM_WQE_OP_ATOMIC_CS ?
-						   a->compare_add : 0);
-		seg += 16;
+		*(__be64 *)(seg + NICSIM_WQE_ATOMIC_SEG_SWAP_ADD) =
+			cpu_to_be64(cs ? a->swap : a->compare_add);
+		*(__be64 *)(seg + NICSIM_WQE_ATOMIC_SEG_COMPARE) =
+			cpu_to_be64(cs ? a->compare_add : 0);
+		seg += NICSIM_WQE_DS_UNIT;
 	}
 	if (op == NICSIM_WQE_OP_UMR) {
 		/* IB_WR_REG_MR: the MR's layout (nicsim_mr.c), at most 63 DS */
@@ -82,25 +91,29 @@ static u8 *nicsim_wqe_body(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 	}
 	if (wr->send_flags & IB_SEND_INLINE) {
 		/* kernel consumers' inline addresses are kernel virtual */
+		u8 *data = seg + NICSIM_WQE_INLINE_SEG_DATA;
+
 		for (i = 0; i < wr->num_sge; i++) {
-			if (seg + 4 + len + wr->sg_list[i].length > end)
+			if (data + len + wr->sg_list[i].length > end)
 				return NULL;
-			memcpy(seg + 4 + len,
+			memcpy(data + len,
 			       (void *)(uintptr_t)wr->sg_list[i].addr,
 			       wr->sg_list[i].length);
 			len += wr->sg_list[i].length;
 		}
-		*(__be32 *)seg = cpu_to_be32(len | NICSIM_INLINE_SEG);
-		return seg + ALIGN(4 + len, 16);
+		*(__be32 *)(seg + NICSIM_WQE_INLINE_SEG_BYTE_COUNT) =
+			cpu_to_be32(len | NICSIM_WQE_INLINE_SEG_FLAG);
+		return seg + ALIGN(NICSIM_WQE_INLINE_SEG_DATA + len,
+				   NICSIM_WQE_DS_UNIT);
 	}
 	for (i = 0; i < wr->num_sge; i++) {
 		if (!wr->sg_list[i].length)
 			continue;
-		if (seg + 16 > end)
+		if (seg + NICSIM_WQE_DS_UNIT > end)
 			return NULL;
 		nicsim_data_seg(seg, wr->sg_list[i].length,
 				wr->sg_list[i].lkey, wr->sg_list[i].addr);
-		seg += 16;
+		seg += NICSIM_WQE_DS_UNIT;
 	}
 	return seg;
 }
@@ -121,7 +134,7 @@ static int nicsim_post_one(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 	seg = nicsim_wqe_body(qp, wr, op, w);
 	if (!seg)
 		return -EINVAL;
-	ds = (seg - w) / 16;
+	ds = (seg - w) / NICSIM_WQE_DS_UNIT;
 	wqebbs = DIV_ROUND_UP(ds, 4);
 	if (qp->sq.head - qp->sq.tail + wqebbs > BIT(qp->sq.log_size))
 		return -ENOMEM;
@@ -131,22 +144,27 @@ static int nicsim_post_one(struct nicsim_qp *qp, const struct ib_send_wr *wr,
 		flags |= NICSIM_WQE_CTRL_SOLICITED;
 	if (wr->send_flags & IB_SEND_FENCE)
 		flags |= NICSIM_WQE_CTRL_FENCE;
-	*(__be32 *)w = cpu_to_be32((qp->sq.head & 0xffff) << 8 | op);
-	*(__be32 *)(w + 4) = cpu_to_be32(qp->qpn << 8 | ds);
-	w[11] = flags;
+	/* opmod, index, opcode; QPN, DS */
+	*(__be32 *)(w + NICSIM_WQE_CTRL_SEG_OPMOD) =
+		cpu_to_be32((qp->sq.head & 0xffff) << 8 | op);
+	*(__be32 *)(w + NICSIM_WQE_CTRL_SEG_QPN) =
+		cpu_to_be32(qp->qpn << 8 | ds);
+	w[NICSIM_WQE_CTRL_SEG_FM_CE_SE] = flags;
 	if (op == NICSIM_WQE_OP_SEND_INVAL || op == NICSIM_WQE_OP_LOCAL_INVAL) {
-		*(__be32 *)(w + 12) = cpu_to_be32(wr->ex.invalidate_rkey);
+		*(__be32 *)(w + NICSIM_WQE_CTRL_SEG_IMM) =
+			cpu_to_be32(wr->ex.invalidate_rkey);
 	} else if (op == NICSIM_WQE_OP_UMR) {
 		/*
 		 * the mkey, with the key byte the ULP chose for this layout;
 		 * the layout carries the MR's iova and length
 		 */
-		w[0] = NICSIM_WQE_OPMOD_MKEY_LAYOUT_AT;
-		*(__be32 *)(w + 12) = cpu_to_be32(reg_wr(wr)->key);
+		w[NICSIM_WQE_CTRL_SEG_OPMOD] = NICSIM_WQE_OPMOD_MKEY_LAYOUT_AT;
+		*(__be32 *)(w + NICSIM_WQE_CTRL_SEG_IMM) =
+			cpu_to_be32(reg_wr(wr)->key);
 		/* the adapter's key from now on (DESTROY_MKEY names it) */
 		to_nmr(reg_wr(wr)->mr)->mkey = reg_wr(wr)->key;
 	} else {
-		memcpy(w + 12, &wr->ex.imm_data, 4);
+		memcpy(w + NICSIM_WQE_CTRL_SEG_IMM, &wr->ex.imm_data, 4);
 	}
 
 	idx = qp->sq.head & mask;
@@ -210,12 +228,12 @@ static int nicsim_recv_wqe(u8 *wqe, u32 stride, const struct ib_recv_wr *wr)
 	u8 *seg = wqe;
 	int i;
 
-	if (wr->num_sge * 16 > stride)
+	if (wr->num_sge * NICSIM_WQE_DS_UNIT > stride)
 		return -EINVAL;
-	for (i = 0; i < wr->num_sge; i++, seg += 16)
+	for (i = 0; i < wr->num_sge; i++, seg += NICSIM_WQE_DS_UNIT)
 		nicsim_data_seg(seg, wr->sg_list[i].length, wr->sg_list[i].lkey,
 				wr->sg_list[i].addr);
-	if (seg + 16 <= wqe + stride)
+	if (seg + NICSIM_WQE_DS_UNIT <= wqe + stride)
 		nicsim_data_seg(seg, 0, NICSIM_RECV_END_LKEY, 0);
 	return 0;
 }

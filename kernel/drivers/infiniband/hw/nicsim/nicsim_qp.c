@@ -16,11 +16,6 @@
 /* MODIFY_QP's mask is libibverbs' and the kernel's IB_QP_* numbering. */
 #define NICSIM_QP_ATTR_ALL	(NICSIM_QP_ATTR_DEST_QPN * 2 - 1)
 
-#define NICSIM_CTRL_SEG		16
-#define NICSIM_AV_SEG		48
-#define NICSIM_RADDR_SEG	16
-#define NICSIM_ATOMIC_SEG	16
-#define NICSIM_DATA_SEG		16
 #define NICSIM_MAX_LOG_WQ	15
 
 static void nicsim_qp_mask_check(void)
@@ -68,11 +63,15 @@ static void nicsim_qp_mask_check(void)
 static u32 nicsim_sq_wqebbs(struct nicsim_dev *dev, struct ib_qp_init_attr *a,
 			    u32 *room)
 {
-	u32 data = max_t(u32, a->cap.max_send_sge * NICSIM_DATA_SEG,
-			 ALIGN(4 + a->cap.max_inline_data, 16));
-	/* a UD WQE has the address vector, the others may have both segments */
-	u32 head = NICSIM_CTRL_SEG + (nicsim_qp_type_ud(a->qp_type) ?
-		NICSIM_AV_SEG : NICSIM_RADDR_SEG + NICSIM_ATOMIC_SEG);
+	u32 data = max_t(u32, a->cap.max_send_sge * NICSIM_WQE_DS_UNIT,
+			 ALIGN(NICSIM_WQE_INLINE_SEG_DATA + a->cap.max_inline_data,
+			       NICSIM_WQE_DS_UNIT));
+	/*
+	 * a UD WQE has the address vector, the others may have both the
+	 * remote-address and the atomic segment
+	 */
+	u32 head = NICSIM_WQE_CTRL_SEG_BYTES + (nicsim_qp_type_ud(a->qp_type) ?
+		NICSIM_AV_BYTES : 2 * NICSIM_WQE_DS_UNIT);
 	u32 wqebbs = DIV_ROUND_UP(head + data, NICSIM_WQEBB);
 
 	if (a->cap.max_send_sge > dev->caps.max_sge ||
@@ -80,8 +79,8 @@ static u32 nicsim_sq_wqebbs(struct nicsim_dev *dev, struct ib_qp_init_attr *a,
 	    wqebbs > NICSIM_MAX_WQEBBS)
 		return 0;
 	wqebbs = max_t(u32, wqebbs, NICSIM_MIN_SEND_WQEBBS);
-	*room = min_t(u32, wqebbs * NICSIM_WQEBB - head - 4,
-		      dev->caps.max_inline);
+	*room = min_t(u32, wqebbs * NICSIM_WQEBB - head -
+		      NICSIM_WQE_INLINE_SEG_DATA, dev->caps.max_inline);
 	return wqebbs;
 }
 
@@ -105,7 +104,7 @@ static int nicsim_qp_sizes(struct nicsim_dev *dev, struct nicsim_qp *qp,
 		qp->rq.log_size = order_base_2(recv_wr);
 		/* room for the data segments and the list's end */
 		qp->rq_stride_log = order_base_2((a->cap.max_recv_sge + 1) *
-						 NICSIM_DATA_SEG);
+						 NICSIM_WQE_DS_UNIT);
 	}
 	if (qp->sq.log_size > NICSIM_MAX_LOG_WQ ||
 	    qp->rq.log_size > NICSIM_MAX_LOG_WQ)

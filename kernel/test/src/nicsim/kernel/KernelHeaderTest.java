@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
  * The kernel driver's device formats held to the device's ABI code: nicsim_ifc.h is generated from it
  * (nicsim.driver.KernelIfcHeader, the same values as libnicsim's device.h) and must be today's, and
  * nicsim_hw.h, written by hand, holds only what docs/device.md gives in prose: a command field that
- * moves, an opcode or a status that changes, fails here rather than in a guest.
+ * moves, an opcode or a status that changes, fails here rather than in a guest. The drivers' C reaches queue
+ * entries by those names only.
  */
 class KernelHeaderTest {
     private static final Path DRIVER = Path.of("kernel", "drivers", "infiniband", "hw", "nicsim");
@@ -34,18 +35,6 @@ class KernelHeaderTest {
     private static final Set<String> PROSE_ONLY = Set.of(
             "NICSIM_MAILBOX_BYTES", // Commands: "mailboxes are at most 4096 bytes"
             "NICSIM_QP_FLAG_SIGNAL_ALL", // libnicsim's CREATE_QP flags word: 1, every send completes
-            "NICSIM_WQE_CTRL_CQ_UPDATE", "NICSIM_WQE_CTRL_SOLICITED", "NICSIM_WQE_CTRL_FENCE", // Send queues: fm_ce_se
-            "NICSIM_RECV_END_LKEY", // Receive queues: "lkey 0x100"
-            "NICSIM_INLINE_SEG", // Send queues: "4-byte length | 0x80000000"
-            "NICSIM_AV_EXT", // the UD address vector's destination QPN bit (libnicsim's wqe_put)
-            "NICSIM_CQE_BYTES", "NICSIM_CQE_SLID", "NICSIM_CQE_SRC_QP", "NICSIM_CQE_IMM", "NICSIM_CQE_BYTE_CNT",
-            "NICSIM_CQE_VENDOR_SYNDROME", "NICSIM_CQE_SYNDROME", "NICSIM_CQE_SOP_QPN", "NICSIM_CQE_WQE_COUNTER",
-            "NICSIM_CQE_OP_OWN", // Completion queues: CQE byte offsets
-            "NICSIM_CQE_SOLICITED", // Completion queues: op_own bit 1
-            "NICSIM_CQE_SYNDROME_MW_BIND_ERR", // the cqe-syndromes table (the generated header leaves windows out)
-            "NICSIM_EQE_BYTES", "NICSIM_EQE_TYPE", "NICSIM_EQE_RESOURCE", "NICSIM_EQE_OWNER",
-            "NICSIM_EQE_WRITTEN", // Async events
-            "NICSIM_DBREC_RECV", "NICSIM_DBREC_SEND", "NICSIM_DBREC_CQ_CI", "NICSIM_DBREC_CQ_ARM", // doorbell records
             "NICSIM_MAX_MCAST_GROUPS", "NICSIM_MAX_MCAST_QP_ATTACH"); // Multicast (held to Cmd's limits below)
 
     private static Path root() { return Path.of(System.getProperty("nicsim.root")); }
@@ -81,6 +70,37 @@ class KernelHeaderTest {
         // query_device's multicast limits are the ones ATTACH_MCAST enforces (QUERY_HCA_CAP does not report them)
         assertEquals((long) Cmd.MAX_MCAST_GROUPS, ours.get("NICSIM_MAX_MCAST_GROUPS"), "max_mcast_grp");
         assertEquals((long) Cmd.MAX_MCAST_QP_ATTACH, ours.get("NICSIM_MAX_MCAST_QP_ATTACH"), "max_mcast_qp_attach");
+    }
+
+    /**
+     * A byte offset written as a number into a queue entry or segment: {@code cqe + 56}, {@code seg[14]} (not
+     * {@code + 1}: provider's {@code cqe + 1} counts CQEs).
+     */
+    private static final Pattern HAND_OFFSET = Pattern.compile(
+            "\\b(cqe|eqe|seg|w|wqe|body|dst|dest)\\s*(\\+\\s*([2-9]|[1-9][0-9]+)\\b|\\[[1-9][0-9]*\\])");
+
+    /**
+     * The drivers read and write queue entries (WQE segments, CQEs, EQEs) by the generated names: a field the
+     * device's ABI moves then moves in every driver with the header, instead of leaving a number behind.
+     */
+    @Test
+    void theDriversReachQueueEntriesByTheirFieldsNames() throws Exception {
+        List<Path> sources = new ArrayList<>();
+        for (Path dir : List.of(root().resolve(DRIVER), root().resolve("libnicsim/src"),
+                root().resolve("libnicsim/provider")))
+            try (var files = Files.list(dir)) {
+                files.filter(f -> f.toString().endsWith(".c")).sorted().forEach(sources::add);
+            }
+        assertTrue(sources.size() > 20, "the drivers' sources were found: " + sources.size());
+        List<String> found = new ArrayList<>();
+        for (Path f : sources) {
+            List<String> lines = Files.readAllLines(f);
+            for (int i = 0; i < lines.size(); i++) {
+                Matcher m = HAND_OFFSET.matcher(lines.get(i));
+                while (m.find()) found.add(f.getFileName() + ":" + (i + 1) + ": " + m.group());
+            }
+        }
+        assertEquals(List.of(), found, "offsets by number: use nicsim_ifc.h's or device.h's names");
     }
 
     @Test
