@@ -54,7 +54,7 @@ struct qp {
 };
 
 static void create_qp(struct qp *q, uint32_t pd, uint32_t cq, uint32_t uar) {
-	q->sq = dma(64u << LOG_RING, &q->sq_iova);
+	q->sq = dma((uint64_t)NICSIM_WQEBB << LOG_RING, &q->sq_iova);
 	q->rq = dma(RECV_STRIDE << LOG_RING, &q->rq_iova);
 	q->dbrec = dma(64, &q->dbrec_iova);
 	uint64_t in[NICSIM_CREATE_QP_IN_WORDS] = {0};
@@ -74,9 +74,9 @@ static void create_qp(struct qp *q, uint32_t pd, uint32_t cq, uint32_t uar) {
 
 /* A 16-byte data segment: byte count, lkey, address. */
 static void data_seg(uint8_t *s, uint32_t len, uint32_t lkey, uint64_t addr) {
-	nicsim_put32(s, len);
-	nicsim_put32(s + 4, lkey);
-	nicsim_put64(s + 8, addr);
+	nicsim_put32(s + NICSIM_WQE_DATA_SEG_BYTE_COUNT, len);
+	nicsim_put32(s + NICSIM_WQE_DATA_SEG_LKEY, lkey);
+	nicsim_put64(s + NICSIM_WQE_DATA_SEG_ADDR, addr);
 }
 
 int main(int argc, char **argv) {
@@ -97,7 +97,7 @@ int main(int argc, char **argv) {
 	uint8_t *buf = dma(8192, &buf_iova);
 	uint8_t *list = dma(16, &list_iova);
 	nicsim_put64(list, buf_iova);
-	nicsim_put64(list + 8, buf_iova + 4096);
+	nicsim_put64(list + NICSIM_MTT_BYTES, buf_iova + 4096);
 	uint64_t mk[NICSIM_CREATE_MKEY_IN_WORDS] = {0};
 	mk[NICSIM_CREATE_MKEY_IN_PD] = pd;
 	mk[NICSIM_CREATE_MKEY_IN_START] = (uint64_t)(uintptr_t)buf;
@@ -110,9 +110,9 @@ int main(int argc, char **argv) {
 
 	/* one CQ for both: every CQE starts invalid and owned by the adapter (owner bit 1 for pass 0) */
 	uint64_t cq_iova, cq_db_iova;
-	uint8_t *cqes = dma(64u << LOG_RING, &cq_iova), *cq_db = dma(64, &cq_db_iova);
+	uint8_t *cqes = dma((uint64_t)NICSIM_CQE_BYTES << LOG_RING, &cq_iova), *cq_db = dma(64, &cq_db_iova);
 	for (int i = 0; i < 1 << LOG_RING; i++)
-		cqes[64 * i + 63] = NICSIM_CQE_INVALID << 4 | 1;
+		cqes[NICSIM_CQE_BYTES * i + NICSIM_CQE_OP_OWN] = NICSIM_CQE_INVALID << 4 | 1;
 	uint64_t cqin[NICSIM_CREATE_CQ_IN_WORDS] = {0};
 	cqin[NICSIM_CREATE_CQ_IN_UAR] = uar;
 	cqin[NICSIM_CREATE_CQ_IN_RING] = cq_iova;
@@ -125,8 +125,8 @@ int main(int argc, char **argv) {
 	 * (sn << 28 | cmd | ci) and the CQN, big-endian, to the UAR page's CQ doorbell */
 	uint32_t msix[4] = {(uint32_t)nicsim_msi_address(dev), (uint32_t)(nicsim_msi_address(dev) >> 32), 1, 0};
 	uint8_t arm[8];
-	nicsim_put32(arm, 0 << 28 | 0 | 0);
-	nicsim_put32(arm + 4, cqn);
+	nicsim_put32(arm + NICSIM_UAR_CQ_DOORBELL_ARM, 0 << NICSIM_CQ_ARM_SN_SHIFT | 0 | 0);
+	nicsim_put32(arm + NICSIM_UAR_CQ_DOORBELL_CQN, cqn);
 	if ((rc = nicsim_mmio_write(dev, NICSIM_REG_MSIX_TABLE + 16, msix, sizeof(msix))) ||
 	    (rc = nicsim_mmio_write(dev, nicsim_uar_offset(dev, uar) + NICSIM_UAR_CQ_DOORBELL, arm, 8)))
 		die("arming the CQ", rc);
@@ -141,22 +141,22 @@ int main(int argc, char **argv) {
 
 	/* b's receive: one data segment into the second page, then its counter in the doorbell record */
 	data_seg(b.rq, 4096, lkey, (uint64_t)(uintptr_t)(buf + 4096));
-	data_seg(b.rq + 16, 0, 0x100, 0); /* the end of the list */
+	data_seg(b.rq + NICSIM_WQE_DS_UNIT, 0, NICSIM_RECV_END_LKEY, 0); /* the end of the list */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	nicsim_put32(b.dbrec, 1);
+	nicsim_put32(b.dbrec + NICSIM_DBREC_RECV, 1);
 
 	/* a's SEND: control segment and one data segment, one WQEBB, asking for a completion */
 	memcpy(buf, msg, len);
 	uint8_t *wqe = a.sq;
-	memset(wqe, 0, 64);
-	nicsim_put32(wqe, 0 << 8 | NICSIM_WQE_OP_SEND);
-	nicsim_put32(wqe + 4, a.qpn << 8 | 2);
-	wqe[11] = 0x08;
-	data_seg(wqe + 16, len, lkey, (uint64_t)(uintptr_t)buf);
+	memset(wqe, 0, NICSIM_WQEBB);
+	nicsim_put32(wqe + NICSIM_WQE_CTRL_SEG_OPMOD, 0 << 8 | NICSIM_WQE_OP_SEND); /* opmod, index 0, opcode */
+	nicsim_put32(wqe + NICSIM_WQE_CTRL_SEG_QPN, a.qpn << 8 | 2); /* QPN, DS: two 16-byte units */
+	wqe[NICSIM_WQE_CTRL_SEG_FM_CE_SE] = NICSIM_WQE_CTRL_CQ_UPDATE;
+	data_seg(wqe + NICSIM_WQE_CTRL_SEG_BYTES, len, lkey, (uint64_t)(uintptr_t)buf);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	nicsim_put32(a.dbrec + 4, 1);
+	nicsim_put32(a.dbrec + NICSIM_DBREC_SEND, 1);
 	/* BlueFlame: the whole one-WQEBB WQE to the UAR page's register; the adapter does not fetch it */
-	if ((rc = nicsim_mmio_write(dev, nicsim_uar_offset(dev, uar) + NICSIM_UAR_BF_OFFSET, wqe, 64)))
+	if ((rc = nicsim_mmio_write(dev, nicsim_uar_offset(dev, uar) + NICSIM_UAR_BF_OFFSET, wqe, NICSIM_WQEBB)))
 		die("doorbell", rc);
 
 	/* two completions: the send's and the receive's */
@@ -164,8 +164,8 @@ int main(int argc, char **argv) {
 	int seen = 0, got_send = 0, got_recv = 0, interrupts = 0;
 	uint32_t vectors[8], bytes = 0;
 	while (seen < 2) {
-		uint8_t *cqe = cqes + 64 * (seen & ((1 << LOG_RING) - 1));
-		uint8_t own = __atomic_load_n(&cqe[63], __ATOMIC_ACQUIRE);
+		uint8_t *cqe = cqes + NICSIM_CQE_BYTES * (seen & ((1 << LOG_RING) - 1));
+		uint8_t own = __atomic_load_n(&cqe[NICSIM_CQE_OP_OWN], __ATOMIC_ACQUIRE);
 		if ((own & 1) != ((seen >> LOG_RING) & 1) || own >> 4 == NICSIM_CQE_INVALID) {
 			if ((rc = nicsim_wait(dev, 1000000000ull, vectors, 8, &now)) < 0)
 				die("waiting", rc);
@@ -179,18 +179,19 @@ int main(int argc, char **argv) {
 			continue;
 		}
 		int op = own >> 4;
-		uint32_t qpn = nicsim_get32(cqe + 56) & 0xffffff;
+		uint32_t qpn = nicsim_get32(cqe + NICSIM_CQE_SOP_QPN) & 0xffffff;
 		if (op == NICSIM_CQE_REQ && qpn == a.qpn) {
 			got_send = 1;
 		} else if (op == NICSIM_CQE_RESP_SEND && qpn == b.qpn) {
 			got_recv = 1;
-			bytes = nicsim_get32(cqe + 44);
+			bytes = nicsim_get32(cqe + NICSIM_CQE_BYTE_CNT);
 		} else {
-			fprintf(stderr, "raw-send: unexpected CQE opcode %d for QP %u (syndrome 0x%x)\n", op, qpn, cqe[55]);
+			fprintf(stderr, "raw-send: unexpected CQE opcode %d for QP %u (syndrome 0x%x)\n", op, qpn,
+				cqe[NICSIM_CQE_SYNDROME]);
 			return 1;
 		}
 		seen++;
-		nicsim_put32(cq_db, (uint32_t)seen & 0xffffff);
+		nicsim_put32(cq_db + NICSIM_DBREC_CQ_CI, (uint32_t)seen & NICSIM_CQ_CI_MASK);
 	}
 	int same = bytes == len && memcmp(buf + 4096, msg, len) == 0;
 	printf("send completion: %s; receive completion: %s, %u bytes at %.3f us simulated\n", got_send ? "yes" : "no",

@@ -87,7 +87,7 @@ class KernelHeaderTest {
     void theDriversReachQueueEntriesByTheirFieldsNames() throws Exception {
         List<Path> sources = new ArrayList<>();
         for (Path dir : List.of(root().resolve(DRIVER), root().resolve("libnicsim/src"),
-                root().resolve("libnicsim/provider")))
+                root().resolve("libnicsim/provider"), root().resolve("libnicsim/examples")))
             try (var files = Files.list(dir)) {
                 files.filter(f -> f.toString().endsWith(".c")).sorted().forEach(sources::add);
             }
