@@ -14,6 +14,7 @@ import java.util.function.IntConsumer;
 import java.util.function.LongUnaryOperator;
 import nicsim.abi.BigEndian;
 import nicsim.abi.Cmd;
+import nicsim.abi.Eqe64;
 import nicsim.abi.EqeType;
 import nicsim.abi.MttEntry;
 import nicsim.abi.UarLayout;
@@ -89,7 +90,7 @@ public final class Driver {
         BigEndian.put64(a, 0, entry);
         mmio(Cmd.REG_CMDQ_ADDR, a);
         caps = command(Cmd.QUERY_HCA_CAP, Cmd.EMPTY, new Cmd.Empty(), Cmd.HCA_CAP);
-        eqRing = host.allocPhysical(64L << EQ_LOG_SIZE, 4096);
+        eqRing = host.allocPhysical((long) Eqe64.BYTES << EQ_LOG_SIZE, 4096);
         long mtt = host.allocPhysical(8L * MTT_ENTRIES, 4096);
         long qpc = host.allocPhysical(256L * (caps.maxQp() + 1), 4096); // the adapter's context tables (ICM)
         long mkc = host.allocPhysical(64L * (caps.maxMkey() + 1), 4096);
@@ -325,10 +326,10 @@ public final class Driver {
     public ArrayDeque<long[]> events() {
         int size = 1 << EQ_LOG_SIZE;
         while (true) {
-            byte[] e = host.memory.read(eqRing + (long) (eqConsumer & (size - 1)) * 64, 64);
-            int owner = e[63] & 1;
-            if ((e[63] & 0x80) == 0 || owner != ((eqConsumer & size) != 0 ? 1 : 0)) break;
-            long[] event = {e[0] & 0xff, BigEndian.get32(e, 4)};
+            byte[] e = host.memory.read(eqRing + (long) (eqConsumer & (size - 1)) * Eqe64.BYTES, Eqe64.BYTES);
+            int owner = e[Eqe64.OWNER] & 1;
+            if ((e[Eqe64.OWNER] & Eqe64.WRITTEN) == 0 || owner != ((eqConsumer & size) != 0 ? 1 : 0)) break;
+            long[] event = {e[Eqe64.TYPE] & 0xff, BigEndian.get32(e, Eqe64.RESOURCE)};
             int type = (int) event[0];
             boolean port = type == EqeType.PORT_ERR.value() || type == EqeType.PORT_ACTIVE.value();
             if (port) portActive = type == EqeType.PORT_ACTIVE.value();

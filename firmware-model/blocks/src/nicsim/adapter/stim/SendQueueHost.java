@@ -78,7 +78,7 @@ public final class SendQueueHost {
             this.cqLogSize = cqLogSize;
             // every entry starts INVALID with owner 0 (mlx5 initialises op_own to 0xF0)
             for (int i = 0; i < 1 << cqLogSize; i++)
-                mem.write(cqRing + (long) i * Cqe64.BYTES + 63, new byte[]{(byte) 0xF0});
+                mem.write(cqRing + (long) i * Cqe64.BYTES + Cqe64.OP_OWN, new byte[]{(byte) 0xF0});
             bus.configWrite32(fn, ConfigSpace.MSIX_CAP, ConfigSpace.MSIX_ENABLE << 16);
             bus.onInterrupt((address, data) -> {
                 interrupts.add(data);
