@@ -106,9 +106,14 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 	    cap->max_send_sge > caps->max_sge || cap->max_recv_sge > caps->max_sge || cap->max_inline_data > caps->max_inline)
 		return EINVAL;
 	uint32_t send_sge = cap->max_send_sge ? cap->max_send_sge : 1, recv_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
-	uint32_t body = send_sge * 16 > (cap->max_inline_data + 4 + 15) / 16 * 16 ? send_sge * 16
-										: (cap->max_inline_data + 4 + 15) / 16 * 16;
-	uint32_t overhead = 16 + (t == IBV_QPT_UD ? 48 : 32) + (initiator ? 16 : 0) + (dci ? 48 : 0);
+	const uint32_t unit = NICSIM_WQE_DS_UNIT;
+	uint32_t data = send_sge * unit;
+	uint32_t inl = (cap->max_inline_data + NICSIM_WQE_INLINE_SEG_DATA + unit - 1) / unit * unit;
+	uint32_t body = data > inl ? data : inl;
+	/* the control segment; a UD WQE's address vector, or the remote-address and atomic segments; an XRC
+	 * initiator's XRC segment; a DC initiator's address vector */
+	uint32_t overhead = NICSIM_WQE_CTRL_SEG_BYTES + (t == IBV_QPT_UD ? NICSIM_AV_BYTES : 2 * unit) +
+			    (initiator ? unit : 0) + (dci ? NICSIM_AV_BYTES : 0);
 	/* a send WQE's slot is at least NICSIM_MIN_SEND_WQEBBS, as the Java driver's: programs written against
 	 * mlx5 post a few bytes inline on a QP that asked for none (rdma_xclient's 16; see WqeLayout) */
 	uint32_t need = (overhead + body + NICSIM_WQEBB - 1) / NICSIM_WQEBB;
@@ -146,8 +151,8 @@ int nicsim_hw_create_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_xrc
 	qp->max_send_sge = cap->max_send_sge;
 	qp->max_recv_sge = cap->max_recv_sge;
 	/* as mlx5: the inline data a WQE of this size holds (at least what was asked, at most the device's limit) */
-	qp->max_inline = target || dct ? 0 : bbs * 64 - overhead - 4 < caps->max_inline ? bbs * 64 - overhead - 4
-										  : caps->max_inline;
+	uint32_t room = bbs * NICSIM_WQEBB - overhead - NICSIM_WQE_INLINE_SEG_DATA;
+	qp->max_inline = target || dct ? 0 : room < caps->max_inline ? room : caps->max_inline;
 	cap->max_inline_data = qp->max_inline;
 	return 0;
 }

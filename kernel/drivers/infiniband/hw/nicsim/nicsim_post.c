@@ -302,8 +302,9 @@ static void nicsim_kick(struct nicsim_dev *dev, struct nicsim_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	db[0] = cpu_to_be32((qp->sq.head & 0xffff) << 8);
-	db[1] = cpu_to_be32(qp->qpn << 8);
+	/* a control segment's first 8 bytes: index, no opcode; QPN, DS 0 */
+	db[NICSIM_WQE_CTRL_SEG_OPMOD / 4] = cpu_to_be32((qp->sq.head & 0xffff) << 8);
+	db[NICSIM_WQE_CTRL_SEG_QPN / 4] = cpu_to_be32(qp->qpn << 8);
 	/* the receive counter in memory before the MMIO doorbell */
 	wmb();
 	spin_lock(&dev->kuar_lock);
