@@ -211,22 +211,29 @@ public final class DeviceManual {
 
     /** A layout UMR's WQE (opcode UMR, WqeFormat's encoding): segment by segment, by byte of the WQE. */
     private static String umrLayout() {
-        int at = WqeFormat.OPMOD_MKEY_LAYOUT_AT, zero = WqeFormat.OPMOD_MKEY_LAYOUT;
+        int at = WqeFormat.OPMOD_MKEY_LAYOUT_AT, zero = WqeFormat.OPMOD_MKEY_LAYOUT, seg = WqeLayout.CTRL_BYTES;
         return table(List.of("bytes", "field"), List.of(
-                row("0", "opmod: " + zero + " a zero-based layout, " + at
+                row(Integer.toString(WqeLayout.CTRL_OPMOD), "opmod: " + zero + " a zero-based layout, " + at
                         + " a layout with a start address (0: a window bind)"),
-                row("12..15", "the indirect mkey, its key byte the one the mkey answers to from now on"),
-                row("16..19", "access flags of the key (local write, remote write, read, atomic)"),
-                row("20..23", "repeat count: 0 a list, n an interleaved layout taken n times"),
-                row("30..31", "entry count"),
-                row("32..39 (opmod " + at + ")", "start: the key's first VA"),
-                row("40..47 (opmod " + at + ")", "length: the key's bytes, 1 up to the entries' total; "
+                row(bytes(WqeLayout.CTRL_IMM, 4), "the indirect mkey, its key byte the one the mkey answers to from "
+                        + "now on"),
+                row(bytes(seg + WqeFormat.UMR_ACCESS, 4), "access flags of the key (local write, remote write, read, "
+                        + "atomic)"),
+                row(bytes(seg + WqeFormat.UMR_REPEAT, 4), "repeat count: 0 a list, n an interleaved layout taken n "
+                        + "times"),
+                row(bytes(seg + WqeFormat.UMR_ENTRIES, 2), "entry count"),
+                row(bytes(seg + WqeFormat.UMR_START, 8) + " (opmod " + at + ")", "start: the key's first VA"),
+                row(bytes(seg + WqeFormat.UMR_LENGTH, 8) + " (opmod " + at + ")", "length: the key's bytes, 1 up to "
+                        + "the entries' total; "
                         + "start + length - 1 must not wrap past 2^64"),
                 row("then 16 each", "entries: byte count (list) or stride and byte count in 16 bits each "
                         + "(interleaved), lkey, address; at most " + WqeFormat.MAX_LAYOUT_ENTRIES
                         + " (opmod " + zero + ") or " + WqeFormat.MAX_LAYOUT_AT_ENTRIES
                         + " (opmod " + at + ")")));
     }
+
+    /** Bytes {@code at} to {@code at + n - 1}, as the manual writes a field's place. */
+    private static String bytes(int at, int n) { return at + ".." + (at + n - 1); }
 
     /** The CQE opcodes a driver meets, as {@link Cqe64} names them. */
     static final List<String> CQE_OPCODES = List.of("REQ", "RESP_WR_IMM", "RESP_SEND", "RESP_SEND_IMM", "RESP_SEND_INV",

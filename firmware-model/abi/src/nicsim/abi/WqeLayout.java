@@ -72,12 +72,15 @@ public final class WqeLayout {
     }
 
     /** Control-segment fields read from the first 8 bytes packed little-endian (byte 0 in bits 7..0). */
-    public static int opcode(long w) { return (int) (w >>> 24) & 0xff; }
-    public static int index(long w) { return (int) ((w >>> 8) & 0xff) << 8 | (int) ((w >>> 16) & 0xff); }
+    public static int opcode(long w) { return ctrlByte(w, CTRL_OPCODE); }
+    public static int index(long w) { return ctrlByte(w, CTRL_INDEX) << 8 | ctrlByte(w, CTRL_INDEX + 1); }
     public static long qpn(long w) {
-        return ((w >>> 32) & 0xff) << 16 | ((w >>> 40) & 0xff) << 8 | ((w >>> 48) & 0xff);
+        return (long) ctrlByte(w, CTRL_QPN) << 16 | ctrlByte(w, CTRL_QPN + 1) << 8 | ctrlByte(w, CTRL_QPN + 2);
     }
-    public static int ds(long w) { return (int) (w >>> 56) & 0x3f; }
+    public static int ds(long w) { return ctrlByte(w, CTRL_DS) & 0x3f; }
+
+    /** Byte {@code at} of the control segment's first 8 bytes packed little-endian. */
+    private static int ctrlByte(long w, int at) { return (int) (w >>> 8 * at) & 0xff; }
 
     /**
      * Whether a QP of {@code type} may carry WQEs of device opcode {@code op}: UD sends only; UC
