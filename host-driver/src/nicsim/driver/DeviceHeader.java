@@ -144,7 +144,7 @@ public final class DeviceHeader {
                 .append("(byte 55) */\n");
         def(b, "CQE_BYTES", Cqe64.BYTES);
         def(b, "CQE_SOLICITED", Cqe64.SOLICITED_BIT);
-        for (String n : DeviceManual.CQE_OPCODES) def(b, "CQE_" + n, field(Cqe64.class, n));
+        for (String n : DeviceManual.CQE_OPCODES) def(b, "CQE_" + n, DeviceManual.field(Cqe64.class, n));
         DeviceManual.constants(Cqe64.class, "SYNDROME_").forEach((n, v) -> def(b, "CQE_SYNDROME_" + n, v));
         b.append("/* a receive CQE's GRH flag: a GRH came (flags_rqpn's g bits, IBV_WC_GRH) */\n");
         def(b, "CQE_GRH_BYTE", Cqe64.GRH_BYTE);
@@ -154,21 +154,12 @@ public final class DeviceHeader {
         DeviceManual.constants(Cqe64.class, "TM_").forEach((n, v) -> def(b, "CQE_TM_" + n, v));
         b.append("\n/* queue entries: each field's byte offset in its entry or segment (multi-byte fields ")
                 .append("big-endian) */\n");
-        for (QueueFormats.Format f : QueueFormats.ALL) {
+        for (DeviceManual.QueueFormat f : DeviceManual.QUEUE_FORMATS) {
             b.append("/* ").append(f.what()).append(" */\n");
             f.fields().forEach((n, v) -> def(b, f.prefix() + n, v >= 0 && v < 256 ? Integer.toString(v)
                     : "0x" + Long.toHexString(v & 0xFFFF_FFFFL))); // offsets in decimal, as mlx5's ifc counts
         }
         return b.append("\n#endif\n").toString();
-    }
-
-    /** The int constant {@code name} of {@code c}. */
-    static int field(Class<?> c, String name) {
-        try {
-            return c.getField(name).getInt(null);
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     private static void def(StringBuilder b, String name, long value) {

@@ -14,6 +14,8 @@ import java.util.regex.Pattern;
 import nicsim.abi.Cmd;
 import nicsim.abi.CmdTable;
 import nicsim.abi.Cqe64;
+import nicsim.abi.DoorbellRecord;
+import nicsim.abi.Eqe64;
 import nicsim.abi.QpModifyMask;
 import nicsim.abi.QpTransitions;
 import nicsim.abi.QpcState;
@@ -202,6 +204,15 @@ public final class DeviceManual {
         return out;
     }
 
+    /** The int constant {@code name} of {@code c}. */
+    static int field(Class<?> c, String name) {
+        try {
+            return c.getField(name).getInt(null);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** {@link #constants} as a table of value (in {@code format}) and name. */
     private static String constants(Class<?> c, String prefix, String format) {
         List<List<String>> rows = new ArrayList<>();
@@ -232,6 +243,49 @@ public final class DeviceManual {
                         + " (opmod " + at + ")")));
     }
 
+    /**
+     * One queue entry or segment as the device's ABI classes declare it: its C name prefix, what it is, and its
+     * fields' byte offsets (and marks) by name. {@link #QUEUE_FORMATS} lists each WQE segment, the CQE, the EQE and
+     * the doorbell record; DeviceHeader gives every field to the C drivers as NICSIM_{prefix}{name}, and the
+     * queue-fields table lists them, from that one list.
+     */
+    record QueueFormat(String prefix, String what, Map<String, Integer> fields) {}
+
+    /** The CQE's fields, as {@link Cqe64} names their byte offsets, in the entry's order. */
+    static final List<String> CQE_FIELDS = List.of("TAG", "ERR_ADDR", "STRIDE", "PRIV", "ERR_KEY", "ERR_PSN", "SLID",
+            "SRC_QP", "SRQN", "IMM", "ERR_PIECE", "APP", "APP_OP", "APP_INFO", "BYTE_CNT", "TIMESTAMP",
+            "VENDOR_SYNDROME", "SYNDROME", "SOP_QPN", "WQE_COUNTER", "OP_OWN");
+
+    static final List<QueueFormat> QUEUE_FORMATS = List.of(
+            new QueueFormat("WQE_CTRL_SEG_", "a send WQE's control segment",
+                    constants(WqeLayout.class, "CTRL_")),
+            new QueueFormat("WQE_XRC_SEG_", "the XRC segment (XRC QPs)", constants(WqeFormat.class, "XRC_")),
+            new QueueFormat("AV_", "the address vector (UD QPs, DC initiators): fields, size, the QPN's and GRH's "
+                    + "bits", constants(WqeFormat.class, "AV_")),
+            new QueueFormat("WQE_RADDR_SEG_", "the remote-address segment (RDMA, atomics, window binds)",
+                    constants(WqeFormat.class, "RADDR_")),
+            new QueueFormat("WQE_ATOMIC_SEG_", "the atomic segment (atomics, window binds)",
+                    constants(WqeFormat.class, "ATOMIC_")),
+            new QueueFormat("WQE_DATA_SEG_", "a data segment (send and receive WQEs)",
+                    constants(WqeFormat.class, "DATA_")),
+            new QueueFormat("WQE_INLINE_SEG_", "the inline segment and its byte count's flag",
+                    constants(WqeFormat.class, "INLINE_")),
+            new QueueFormat("WQE_UMR_SEG_", "a layout UMR's segment, after the control segment",
+                    constants(WqeFormat.class, "UMR_")),
+            new QueueFormat("WQE_KLM_", "a layout UMR's entry", constants(WqeFormat.class, "KLM_")),
+            new QueueFormat("CQE_", "a CQE", named(Cqe64.class, CQE_FIELDS)),
+            new QueueFormat("EQE_", "an EQE, and its owner byte's mark of a written entry",
+                    constants(Eqe64.class, "")),
+            new QueueFormat("DBREC_", "a doorbell record: a QP's (or SRQ's) counters, a CQ's consumer counter and "
+                    + "arm word", constants(DoorbellRecord.class, "")));
+
+    /** The int constants {@code names} of {@code c}, in that order. */
+    private static Map<String, Integer> named(Class<?> c, List<String> names) {
+        Map<String, Integer> m = new LinkedHashMap<>();
+        for (String n : names) m.put(n, field(c, n));
+        return m;
+    }
+
     /** Bytes {@code at} to {@code at + n - 1}, as the manual writes a field's place. */
     private static String bytes(int at, int n) { return at + ".." + (at + n - 1); }
 
@@ -241,13 +295,7 @@ public final class DeviceManual {
 
     private static String cqeOpcodes() {
         List<List<String>> rows = new ArrayList<>();
-        for (String n : CQE_OPCODES) {
-            try {
-                rows.add(row(Integer.toString(Cqe64.class.getField(n).getInt(null)), n));
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException(e);
-            }
-        }
+        for (String n : CQE_OPCODES) rows.add(row(Integer.toString(field(Cqe64.class, n)), n));
         return table(List.of("op_own bits 7..4", "CQE opcode"), rows);
     }
 
@@ -262,10 +310,10 @@ public final class DeviceManual {
         return table(List.of("byte 55", "error syndrome", "ibv_wc_status"), rows);
     }
 
-    /** Every queue entry's fields (QueueFormats): the entry, the C name, the byte offset (or the mark's value). */
+    /** Every queue entry's fields (QUEUE_FORMATS): the entry, the C name, the byte offset (or the mark's value). */
     private static String queueFields() {
         List<List<String>> rows = new ArrayList<>();
-        for (QueueFormats.Format f : QueueFormats.ALL)
+        for (QueueFormat f : QUEUE_FORMATS)
             f.fields().forEach((name, v) -> rows.add(row(f.what(), "NICSIM_" + f.prefix() + name,
                     v < 0 || v > 255 ? String.format("0x%x", v) : Integer.toString(v))));
         return table(List.of("entry", "name", "byte (or value)"), rows);
