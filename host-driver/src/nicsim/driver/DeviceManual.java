@@ -324,8 +324,9 @@ public final class DeviceManual {
      */
     static String list(List<String> head, List<List<String>> rows) {
         StringBuilder b = new StringBuilder();
-        String more = head.size() <= 3 ? "" : ", then " + String.join(" and ", head.subList(3, head.size()))
-                + (head.size() == 4 ? " after its name" : ", each after its name");
+        List<String> named = head.stream().skip(3).map(h -> "*" + h + "*").toList();
+        String more = named.isEmpty() ? "" : ", then " + String.join(" and ", named)
+                + (named.size() == 1 ? " after its name" : ", each after its name");
         wrap(b, "", "", "Each item: " + item(head, head.subList(0, Math.min(3, head.size()))) + more + ".");
         b.append('\n');
         for (List<String> r : rows) wrap(b, "- ", "  ", item(head, r));
