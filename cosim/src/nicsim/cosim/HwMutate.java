@@ -97,32 +97,50 @@ public final class HwMutate {
     /**
      * The survivors of {@code top}'s mutants judged equivalent, each with its reason: resource
      * {@code nicsim/hw/<top>.equivalent-mutants} (beside the RTL in {@code hw/resources}), empty if it
-     * has none. An entry is a {@code mutate} command exactly as {@code hw mutate} prints it, then one or
-     * more indented lines of reason; {@code #} starts a comment line. A changed RTL renumbers Yosys's
-     * cells, so a stale entry matches no mutant and counts for nothing (the judgement must be made again).
+     * has none, read by {@link #equivalents(String, String)}. A changed RTL renumbers Yosys's cells, so
+     * a stale entry matches no mutant and counts for nothing (the judgement must be made again).
      */
     public static Map<String, String> equivalents(String top) throws IOException {
         String res = "/nicsim/hw/" + top + ".equivalent-mutants";
-        Map<String, String> out = new LinkedHashMap<>();
         try (InputStream in = HwMutate.class.getResourceAsStream(res)) {
-            if (in == null) return out;
-            String mutation = null;
-            StringBuilder why = new StringBuilder();
-            for (String l : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
-                if (l.isBlank() || l.startsWith("#")) continue;
-                if (l.startsWith("mutate ")) {
-                    put(out, res, mutation, why);
-                    mutation = l.strip();
-                    why.setLength(0);
-                } else if (Character.isWhitespace(l.charAt(0)) && mutation != null) {
-                    why.append(why.length() == 0 ? "" : " ").append(l.strip());
-                } else {
-                    throw new IllegalStateException(res + ": expected a mutate command or an indented reason, got: "
-                            + l);
-                }
-            }
-            put(out, res, mutation, why);
+            if (in == null) return new LinkedHashMap<>();
+            return equivalents(res, new String(in.readAllBytes(), StandardCharsets.UTF_8));
         }
+    }
+
+    /**
+     * The entries of list {@code text} (named {@code res} in errors), by mutation: an entry is a {@code mutate}
+     * command as {@code hw mutate} prints it, then one or more indented lines of reason; {@code #} starts a
+     * comment line. A command line that ends in " \" goes on in the next line, whose indent is dropped: the
+     * command is the lines joined, so a list keeps its lines short and still names the exact command.
+     */
+    static Map<String, String> equivalents(String res, String text) {
+        Map<String, String> out = new LinkedHashMap<>();
+        String mutation = null;
+        StringBuilder why = new StringBuilder();
+        String[] lines = text.split("\n");
+        for (int i = 0; i < lines.length; i++) {
+            String l = lines[i];
+            if (l.isBlank() || l.startsWith("#")) continue;
+            if (l.startsWith("mutate ")) {
+                put(out, res, mutation, why);
+                StringBuilder command = new StringBuilder(l.strip());
+                while (command.toString().endsWith(" \\")) {
+                    if (++i == lines.length || lines[i].isBlank())
+                        throw new IllegalStateException(res + ": the command goes on (\" \\\") but no line follows: "
+                                + command);
+                    command.setLength(command.length() - 1);
+                    command.append(lines[i].strip());
+                }
+                mutation = command.toString();
+                why.setLength(0);
+            } else if (Character.isWhitespace(l.charAt(0)) && mutation != null) {
+                why.append(why.length() == 0 ? "" : " ").append(l.strip());
+            } else {
+                throw new IllegalStateException(res + ": expected a mutate command or an indented reason, got: " + l);
+            }
+        }
+        put(out, res, mutation, why);
         return out;
     }
 

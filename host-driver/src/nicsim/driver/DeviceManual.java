@@ -171,9 +171,9 @@ public final class DeviceManual {
     private static String commands() {
         List<List<String>> rows = new ArrayList<>();
         for (CmdTable.Command c : CmdTable.ALL)
-            rows.add(row(hex(c.opcode()), c.name(), fields(c.in()), fields(c.out()), c.does()));
-        return table(List.of("opcode", "command", "input words: field (bits)", "output words after the header",
-                "does"), rows);
+            rows.add(row(hex(c.opcode()), c.name(), c.does(), fields(c.in()), fields(c.out())));
+        return table(List.of("opcode", "command", "does", "input words: field (bits)", "output words after the header"),
+                rows);
     }
 
     private static String statuses() {
@@ -185,8 +185,8 @@ public final class DeviceManual {
     private static String syndromes() {
         List<List<String>> rows = new ArrayList<>();
         for (Cmd.Syndrome s : Cmd.Syndrome.values())
-            rows.add(row(Integer.toString(s.ordinal()), s.name(), s.status.name(), s.text));
-        return table(List.of("syndrome", "name", "status", "meaning"), rows);
+            rows.add(row(Integer.toString(s.ordinal()), s.name(), s.text, s.status.name()));
+        return table(List.of("syndrome", "name", "meaning", "status"), rows);
     }
 
     /** The static int constants of {@code c} named {@code prefix}*, by name less the prefix, in declaration order. */
@@ -326,10 +326,13 @@ public final class DeviceManual {
                 for (QpcState next : QpcState.values())
                     if (QpTransitions.valid(cur, next, t, null))
                         rows.add(row(t.name(), cur + " -> " + next,
-                                QpModifyMask.names(QpTransitions.required(cur, next, t)),
-                                QpModifyMask.names(QpTransitions.optional(cur, next, t))));
+                                attributes(QpTransitions.required(cur, next, t)),
+                                attributes(QpTransitions.optional(cur, next, t))));
         return table(List.of("type", "transition", "attributes required", "attributes taken"), rows);
     }
+
+    /** A mask's attribute names, a comma between two so that a line may break there. */
+    private static String attributes(int mask) { return QpModifyMask.names(mask).replace("|", ", "); }
 
     /** What QUERY_HCA_CAP answers on an adapter of profile {@code p}. */
     static String limits(Profile p) {
@@ -358,7 +361,16 @@ public final class DeviceManual {
 
     private static List<String> row(String... cells) { return List.of(cells); }
 
-    /** A markdown table of {@code rows} under {@code head}; a cell's "|" is escaped. */
+    /** The longest line the manual's pages hold (the house rule): a table wider than this is written as a list. */
+    public static final int WIDTH = 120;
+
+    /** A line break inside a list item may not start a line with these: Markdown would read a list or heading. */
+    private static final Pattern MARKER = Pattern.compile("[-+*>#=]+|\\d+[.)]");
+
+    /**
+     * A markdown table of {@code rows} under {@code head} (a cell's "|" escaped) when every line fits in
+     * {@link #WIDTH}; else {@link #list}.
+     */
     public static String table(List<String> head, List<List<String>> rows) {
         StringBuilder b = new StringBuilder("| ").append(String.join(" | ", head)).append(" |\n|");
         for (int i = 0; i < head.size(); i++) b.append("---|");
@@ -367,6 +379,50 @@ public final class DeviceManual {
             List<String> cells = r.stream().map(c -> c.replace("|", "\\|").replace("\n", " ")).toList();
             b.append("| ").append(String.join(" | ", cells)).append(" |\n");
         }
+        String t = b.toString();
+        return t.lines().allMatch(l -> l.length() <= WIDTH) ? t : list(head, rows);
+    }
+
+    /**
+     * {@code rows} as a list under a line that names the columns, an item a row wrapped to {@link #WIDTH}: the first
+     * cell in bold, then the second, the third after a colon, and each further one after its column's name.
+     */
+    static String list(List<String> head, List<List<String>> rows) {
+        StringBuilder b = new StringBuilder();
+        List<String> named = head.stream().skip(3).map(h -> "*" + h + "*").toList();
+        String more = named.isEmpty() ? "" : ", then " + String.join(" and ", named)
+                + (named.size() == 1 ? " after its name" : ", each after its name");
+        wrap(b, "", "", "Each item: " + item(head, head.subList(0, Math.min(3, head.size()))) + more + ".");
+        b.append('\n');
+        for (List<String> r : rows) wrap(b, "- ", "  ", item(head, r));
         return b.toString();
+    }
+
+    private static String item(List<String> head, List<String> r) {
+        StringBuilder b = new StringBuilder("**").append(r.get(0)).append("**");
+        for (int i = 1; i < r.size(); i++) {
+            String before = i == 1 ? (r.size() == 2 ? ": " : " ") : i == 2 ? ": " : "; *" + head.get(i) + "*: ";
+            b.append(before).append(r.get(i));
+        }
+        return b.toString().replace("\n", " ");
+    }
+
+    /**
+     * Appends {@code text} after {@code first}, broken at spaces into lines of at most {@link #WIDTH}, each line
+     * after the first begun with {@code indent}.
+     */
+    private static void wrap(StringBuilder b, String first, String indent, String text) {
+        StringBuilder line = new StringBuilder(first);
+        for (String word : text.split(" +")) {
+            boolean fresh = line.length() == first.length() || line.toString().equals(indent);
+            boolean fits = line.length() + 1 + word.length() <= WIDTH;
+            if (fresh) line.append(word);
+            else if (fits || MARKER.matcher(word).matches()) line.append(' ').append(word);
+            else {
+                b.append(line).append('\n');
+                line = new StringBuilder(indent).append(word);
+            }
+        }
+        b.append(line).append('\n');
     }
 }

@@ -73,6 +73,21 @@ class HwMutateTest {
         assertTrue(assertDoesNotThrow(() -> HwMutate.equivalents("NoSuchBlock")).isEmpty(), "no list: none judged");
     }
 
+    /** A list's command may go on over lines ending in " \\": it is the lines joined, their indents dropped. */
+    @Test
+    void aCommandContinuedOverLinesIsTheOneHwMutatePrints() {
+        String one = "mutate -mode cnot1 -module M -cell $add$M.v:5$3 -port A -portbit 2 -src M.v:5.31-5.63";
+        Map<String, String> listed = HwMutate.equivalents("M.equivalent-mutants", "# a comment\n"
+                + "mutate -mode cnot1 -module M \\\n    -cell $add$M.v:5$3 -port A -portbit 2 \\\n"
+                + "    -src M.v:5.31-5.63\n  the counter's bit 2, only after 2^28\n  overflows\n\n"
+                + "mutate -mode const0 -module M -cell $eq$1\n  never read\n");
+        assertEquals(List.of(one, "mutate -mode const0 -module M -cell $eq$1"), List.copyOf(listed.keySet()));
+        assertEquals("the counter's bit 2, only after 2^28 overflows", listed.get(one));
+        var e = assertThrows(IllegalStateException.class,
+                () -> HwMutate.equivalents("M.equivalent-mutants", "mutate -mode inv \\\n\n  why\n"));
+        assertTrue(e.getMessage().startsWith("M.equivalent-mutants: the command goes on"), e.getMessage());
+    }
+
     /**
      * mtt's list is kept beside its RTL: every entry has a reason and is one of the mutants {@code hw mutate
      * mtt --mutants 50} makes of today's RTL (a stale entry would count for nothing).

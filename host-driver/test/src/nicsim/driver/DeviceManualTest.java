@@ -34,6 +34,24 @@ class DeviceManualTest {
                 + "./mill host-driver.runMain nicsim.driver.DeviceManual docs/device.md");
     }
 
+    @Test
+    void everyLineFitsAndATableTooWideIsAListNoBreakTurnsIntoMarkdown() {
+        DeviceManual.sections().forEach((name, text) -> text.lines().forEach(l ->
+                assertTrue(l.length() <= DeviceManual.WIDTH, name + " has a line of " + l.length() + ": " + l)));
+        assertTrue(DeviceManual.table(List.of("a", "b"), List.of(List.of("1", "short"))).startsWith("| a | b |"));
+        for (int n = 1; n < 40; n++) { // slide "- 1" and "2." across the line's end
+            String text = "x".repeat(n) + " the key's bytes".repeat(6) + " start + length - 1 up to 2. and # more";
+            String list = DeviceManual.table(List.of("bytes", "field"), List.of(List.of("40..47", text)));
+            List<String> lines = list.lines().toList();
+            assertEquals("- **40..47**: " + text,
+                    String.join(" ", lines.subList(2, lines.size()).stream().map(String::strip).toList()));
+            for (String l : lines.subList(3, lines.size())) {
+                assertTrue(l.length() <= DeviceManual.WIDTH && l.startsWith("  "), l);
+                assertFalse(l.trim().matches("([-+*>#=]+|\\d+[.)])( .*)?"), "a break made markdown of: " + l);
+            }
+        }
+    }
+
     private static int syndrome(byte[] out) { return (int) (BigEndian.get64(out, 0) & 0xFFFF_FFFFL); }
 
     @Test

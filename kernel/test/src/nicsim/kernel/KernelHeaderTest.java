@@ -132,7 +132,7 @@ class KernelHeaderTest {
         String table = md.substring(md.indexOf("<!-- generated: syndromes -->"),
                 md.indexOf("<!-- end of generated: syndromes -->"));
         List<String> manual = new ArrayList<>();
-        Matcher r = Pattern.compile("(?m)^\\| (\\d+) \\| (\\w+) \\|").matcher(table);
+        Matcher r = Pattern.compile("(?m)^- \\*\\*(\\d+)\\*\\* (\\w+):").matcher(table);
         while (r.find()) {
             assertEquals(manual.size(), Integer.parseInt(r.group(1)), "syndromes are numbered densely");
             manual.add(r.group(2));
