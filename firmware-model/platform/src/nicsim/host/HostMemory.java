@@ -20,14 +20,17 @@ public final class HostMemory {
     private final long size;
     private final int pageSize;
     private final int pageShift;
-    private final Map<Long, byte[]> pages = new HashMap<>();
     /**
-     * Pages at hand, by the low bits of their number (-1: none), as DMA goes page by page over a few buffers and
-     * rings at once: a page found here costs no lookup and no boxed key.
+     * Pages that hold data, by number: chunk {@code number >>> chunkShift}, made when a page in it is first
+     * written (null: none yet), holds them at {@code number & chunkMask}. Every DMA TLP finds its page by two
+     * array indexes, with no hash and no boxed key. A page above the chunks (a memory of more than 2^28 pages,
+     * as a test's stimulus takes) is in {@code farPages}.
      */
-    private static final int RECENT = 64;
-    private final long[] recentNumber = new long[RECENT];
-    private final byte[][] recentPage = new byte[RECENT][];
+    private final byte[][][] chunks;
+    private final int chunkShift;
+    private final long chunkMask;
+    private final Map<Long, byte[]> farPages = new HashMap<>();
+    private int pagesTouched;
     /** Ranges backed from outside, by start address. */
     private final TreeMap<Long, Window> windows = new TreeMap<>();
     private long version;
@@ -63,19 +66,17 @@ public final class HostMemory {
         this.size = size;
         this.pageSize = pageSize;
         this.pageShift = Integer.numberOfTrailingZeros(pageSize);
-        forgetRecent();
-    }
-
-    /** No page is at hand (pages were given back). */
-    private void forgetRecent() {
-        Arrays.fill(recentNumber, -1);
-        Arrays.fill(recentPage, null);
+        // at most 4096 chunks of 2^10 to 2^16 pages (a few KiB of table per host, 1 TiB in pages of 4 KiB)
+        long pages = size >>> pageShift;
+        this.chunkShift = Math.min(16, Math.max(10, 64 - Long.numberOfLeadingZeros(pages - 1) - 12));
+        this.chunkMask = (1L << chunkShift) - 1;
+        this.chunks = new byte[(int) Math.min(4096, (pages + chunkMask) >>> chunkShift)][][];
     }
 
     public long size() { return size; }
     public int pageSize() { return pageSize; }
     /** Pages that hold data: the memory the simulation really uses. */
-    public int pagesTouched() { return pages.size(); }
+    public int pagesTouched() { return pagesTouched; }
     /** Bytes allocated and not yet released: what a test compares before and after to see that nothing leaked. */
     public long bytesAllocated() { return bytesAllocated; }
 
@@ -183,8 +184,9 @@ public final class HostMemory {
                 done += n;
                 continue;
             }
-            // zeros on an unwritten page change nothing
-            byte[] page = page(a >>> pageShift, !zeros(src, off + done, n));
+            // zeros on an unwritten page change nothing (looked at only when the page is not there yet)
+            byte[] page = page(a >>> pageShift, false);
+            if (page == null && !zeros(src, off + done, n)) page = page(a >>> pageShift, true);
             if (page != null) System.arraycopy(src, off + done, page, inPage, n);
             done += n;
         }
@@ -195,20 +197,44 @@ public final class HostMemory {
         return true;
     }
 
-    /**
-     * Page {@code number}, made if {@code make} and absent (else null); those used lately are kept at hand
-     * ({@link #RECENT}).
-     */
+    /** Page {@code number}, made if {@code make} and absent (else null). */
     private byte[] page(long number, boolean make) {
-        int i = (int) number & (RECENT - 1);
-        if (recentNumber[i] == number) return recentPage[i];
-        byte[] p = pages.get(number);
-        if (p == null && make) {
-            p = new byte[pageSize];
-            pages.put(number, p);
+        long c = number >>> chunkShift;
+        if (c >= chunks.length) return farPage(number, make);
+        byte[][] chunk = chunks[(int) c];
+        if (chunk == null) {
+            if (!make) return null;
+            chunk = chunks[(int) c] = new byte[1 << chunkShift][];
         }
-        if (p != null) { recentNumber[i] = number; recentPage[i] = p; }
+        int i = (int) (number & chunkMask);
+        byte[] p = chunk[i];
+        if (p == null && make) {
+            p = chunk[i] = new byte[pageSize];
+            pagesTouched++;
+        }
         return p;
+    }
+
+    private byte[] farPage(long number, boolean make) {
+        byte[] p = farPages.get(number);
+        if (p == null && make) {
+            farPages.put(number, p = new byte[pageSize]);
+            pagesTouched++;
+        }
+        return p;
+    }
+
+    /** Page {@code number} takes no memory again (reads as zero). */
+    private void drop(long number) {
+        long c = number >>> chunkShift;
+        if (c >= chunks.length) {
+            if (farPages.remove(number) != null) pagesTouched--;
+            return;
+        }
+        byte[][] chunk = chunks[(int) c];
+        if (chunk == null || chunk[(int) (number & chunkMask)] == null) return;
+        chunk[(int) (number & chunkMask)] = null;
+        pagesTouched--;
     }
 
     public long readLong(long addr) {
@@ -295,17 +321,16 @@ public final class HostMemory {
         long end = addr + length;
         for (long p = addr >>> pageShift; p <= (end - 1) >>> pageShift; p++) {
             long from = Math.max(addr, p << pageShift), to = Math.min(end, (p + 1) << pageShift);
-            if (to - from == pageSize) pages.remove(p);
+            if (to - from == pageSize) drop(p);
             else {
-                byte[] page = pages.get(p);
+                byte[] page = page(p, false);
                 int at = (int) (from & (pageSize - 1));
                 if (page != null) {
                     Arrays.fill(page, at, at + (int) (to - from), (byte) 0);
-                    if (Arrays.equals(page, zeroPage())) pages.remove(p); // nothing left in it: as if never written
+                    if (Arrays.equals(page, zeroPage())) drop(p); // nothing left in it: as if never written
                 }
             }
         }
-        forgetRecent();
         released.give(addr, end);
         bytesReleased += length;
         bytesAllocated -= length;

@@ -387,9 +387,9 @@ public final class PciBus {
                 return;
             }
             stats.dmaWrites.inc();
-            if (sim.trace().enabled("PciBus"))
-                sim.trace().record("PciBus", "dma#" + seq, "dma_write_issued",
-                        String.format("0x%x +%d", hostAddr, length));
+            boolean traced = sim.trace().enabled("PciBus"); // asked once: a write is often a single TLP
+            if (traced) sim.trace().record("PciBus", "dma#" + seq, "dma_write_issued",
+                    String.format("0x%x +%d", hostAddr, length));
             long last = sim.now();
             boolean ok = reaches(hostAddr, length);
             // max-payload pieces that do not cross a max-payload boundary (PciLink#splitWrite), without a list
@@ -410,10 +410,9 @@ public final class PciBus {
             if (!ok) unsupported("DMA write", hostAddr, length);
             long end = last;
             DmaStatus st = ok ? DmaStatus.OK : DmaStatus.UNSUPPORTED_REQUEST;
-            if (done == null && !sim.trace().enabled("PciBus")) return; // nothing to tell
+            if (done == null && !traced) return; // nothing to tell
             writes.post(end, Simulator.Priority.DELIVERY, () -> {
-                if (sim.trace().enabled("PciBus")) sim.trace()
-                        .record("PciBus", "dma#" + seq, "dma_write_done", st.name());
+                if (traced) sim.trace().record("PciBus", "dma#" + seq, "dma_write_done", st.name());
                 if (done != null) done.accept(new WriteResult(st, end));
             });
         }

@@ -22,8 +22,8 @@ class HostMemoryTest {
     }
 
     /**
-     * Pages kept at hand (64, by the low bits of their number) give what was written last, across pages that share
-     * a slot, and a page given back reads as zero again; a byte read alone is the one the page holds.
+     * Pages whose numbers share their low bits (and chunks of the page table) give what was written last to each,
+     * and a page given back reads as zero again; a byte read alone is the one the page holds.
      */
     @Test
     void pagesAtHandStayTrueAcrossSlotsAndRelease() {
@@ -41,6 +41,40 @@ class HostMemoryTest {
         assertEquals(0, m.readByte(a), "given back: zero again");
         assertEquals(9, m.readByte(b));
         assertThrows(MemoryAccessException.class, () -> m.readByte(1L << 30));
+    }
+
+    /** The page table's chunks: the last page of a memory that is no whole number of chunks holds its bytes. */
+    @Test
+    void pagesInEveryChunkUpToTheLastHoldTheirBytes() {
+        long size = (3L << 30) + 5 * 4096; // 786437 pages: chunks of 1024, the last one partly used
+        HostMemory m = new HostMemory(size, 4096);
+        long[] at = {0, 511L * 4096, 1023L * 4096, 1024L * 4096, size - 4096, size - 1};
+        for (int i = 0; i < at.length; i++) m.write(at[i], new byte[]{(byte) (i + 1)});
+        for (int i = 0; i < at.length; i++)
+            assertEquals(i + 1, m.readByte(at[i]), "the byte at 0x" + Long.toHexString(at[i]));
+        assertEquals(5, m.pagesTouched(), "the last two bytes share the last page");
+        m.reserve(size - 8192, 8192);
+        m.release(size - 8192, 8192);
+        assertEquals(4, m.pagesTouched());
+        assertEquals(0, m.readByte(size - 1), "given back: zero again");
+        assertEquals(4, m.readByte(1024L * 4096), "a page of another chunk keeps its byte");
+    }
+
+    /** A memory as large as a long (a stimulus's) holds bytes anywhere, above its page table's chunks too. */
+    @Test
+    void aMemoryAsLargeAsALongHoldsBytesAnywhere() {
+        long size = Long.MAX_VALUE & -4096L;
+        HostMemory m = new HostMemory(size, 4096);
+        long[] at = {1 << 20, 1L << 40, 1L << 62, size - 2};
+        for (int i = 0; i < at.length; i++) m.write(at[i], new byte[]{(byte) (i + 1), (byte) (i + 11)});
+        for (int i = 0; i < at.length; i++)
+            assertArrayEquals(new byte[]{(byte) (i + 1), (byte) (i + 11)}, m.read(at[i], 2),
+                    "at 0x" + Long.toHexString(at[i]));
+        assertEquals(4, m.pagesTouched());
+        m.reserve(1L << 62, 4096);
+        m.release(1L << 62, 4096);
+        assertEquals(3, m.pagesTouched());
+        assertEquals(0, m.readByte(1L << 62), "given back: zero again");
     }
 
     @Test
