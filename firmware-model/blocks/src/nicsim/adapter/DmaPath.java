@@ -888,6 +888,9 @@ public final class DmaPath {
         private long lookFirst = -1, lookEdges;
         // the edge after the look-ahead's is heard outside but needs no wires: the coast ends on it
         private boolean lookHeard;
+        // the look-ahead's last edge (counted in lookEdges, not in what coastable returns) stops the clock: the coast
+        // ends on it, as it changes nothing outside and needs no wires
+        private boolean lookStops;
         private int lookPci, lookRx, lookTxN, lookWrN;
         private long[][] lookTx = new long[16][]; // the words of each beat taken to the link (none is a job's last)
         private long[][] lookWr = new long[16][]; // the words of each beat to host memory; its address, flag, time:
@@ -906,7 +909,7 @@ public final class DmaPath {
         /** {@link #coastable}'s look-ahead, over at most {@code limit} edges. */
         private long lookAhead(long limit) {
             lookFirst = -1;
-            lookHeard = false;
+            lookHeard = lookStops = false;
             DmaCore real = engine.core();
             if (real.reporting() || offersDescriptor(real)) return 0;
             DmaCore v = look = real.dryCopy(look);
@@ -914,7 +917,8 @@ public final class DmaPath {
             int sent = sending == null ? 0 : sending.filled, pciNext = 0, rxNext = 0;
             lookTxN = lookWrN = 0;
             long n = 0;
-            boolean exact = true, heard = false; // the copy ran exactly the n edges (not one more); the next is heard
+            boolean stops = false, heard = false; // the copy ran one edge more, after which the clock stops; the next
+            // edge is heard
             for (long c = domain.cycle() + 1; n < limit; c++) {
                 long t = domain.picosOfCycle(c);
                 if (v.reporting() || offersDescriptor(v)) break;
@@ -978,21 +982,21 @@ public final class DmaPath {
                 if (rInNow) rxNext++;
                 if (tx != null) { sent += beat; logTx(tx); }
                 if (wr != null) logWr(wrAddr, wr, wrLast, t);
-                // after this edge the clock would stop: it runs, and sets the wake-ups for the beats to come
+                // after this edge the clock would stop: the coast ends on it, and the domain then sets the wake-ups
+                // for the beats to come
                 if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData()
                         || rx.inAt(rxNext, t) && v.takesLinkRx())) {
-                    exact = false;
+                    stops = true;
                     break;
                 }
                 n++;
             }
-            if (exact) {
-                lookFirst = domain.cycle() + 1;
-                lookEdges = n;
-                lookPci = pciNext;
-                lookRx = rxNext;
-                lookHeard = heard;
-            }
+            lookFirst = domain.cycle() + 1;
+            lookEdges = stops ? n + 1 : n;
+            lookPci = pciNext;
+            lookRx = rxNext;
+            lookHeard = heard;
+            lookStops = stops;
             return n;
         }
 
@@ -1010,7 +1014,7 @@ public final class DmaPath {
          * A beat to the link or a PCI write leaves on the edge after the look-ahead: the coast runs it too, at its
          * time.
          */
-        @Override public boolean coastsEdgeAfter() { return lookHeard; }
+        @Override public boolean coastsEdgeAfter() { return lookHeard || lookStops; }
 
         // the look-ahead's callbacks, made once (a lambda capturing its locals would be an object per call):
         // the beats a run of edges takes in are the ring's from inFrom on; those it writes out are logged
@@ -1108,9 +1112,9 @@ public final class DmaPath {
          */
         @Override public void coast(long first, long n) {
             long c = first, heardAt = lookHeard && lookFirst >= 0 ? lookFirst + lookEdges : -1;
-            // woken before the look-ahead's last edge, or a look-ahead that ran one edge more (the clock would stop
-            // after it): the same edges again, exactly n, in the look-ahead's steps rather than one by one (their
-            // inputs are as they were: whatever changes one wakes the clock first, and so ended the coast)
+            // woken before the look-ahead's last edge: the same edges again, exactly n, in the look-ahead's steps
+            // rather than one by one (their inputs are as they were: whatever changes one wakes the clock first, and
+            // so ended the coast)
             if (!(first == lookFirst && n >= lookEdges && lookEdges > 0)) lookAhead(n);
             if (first == lookFirst && n >= lookEdges && lookEdges > 0) {
                 engine.core().adopt(look);
@@ -1128,7 +1132,7 @@ public final class DmaPath {
                 c += lookEdges;
             }
             lookFirst = -1;
-            lookHeard = false;
+            lookHeard = lookStops = false;
             DmaCore e = engine.core();
             for (; c < first + n; c++) {
                 long t = domain.picosOfCycle(c);
