@@ -108,8 +108,10 @@ final class BeatRing {
     /** The engine took the next {@code n} beats. */
     void take(int n) {
         if (n > size) throw new IllegalStateException("taking " + n + " beats of " + size);
-        for (int i = 0; i < n && carried > 0; i++) if (words[(head + i) & (words.length - 1)] != blank) carried--;
-        for (int i = 0; i < n; i++) words[(head + i) & (words.length - 1)] = null;
+        if (carried > 0) { // let go of the beats' words (blank ones are shared: nothing to let go)
+            for (int i = 0; i < n && carried > 0; i++) if (words[(head + i) & (words.length - 1)] != blank) carried--;
+            for (int i = 0; i < n; i++) words[(head + i) & (words.length - 1)] = null;
+        }
         head = (head + n) & (words.length - 1);
         size -= n;
         taken += n;

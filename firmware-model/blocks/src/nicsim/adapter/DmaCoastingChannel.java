@@ -1,0 +1,309 @@
+package nicsim.adapter;
+
+import java.util.Arrays;
+import java.util.function.Consumer;
+import java.util.function.IntFunction;
+import nicsim.adapter.DmaPath.Job;
+import nicsim.sim.ClockDomain;
+
+/**
+ * A {@link DmaChannel} whose clock coasts ({@link ClockDomain.Coaster}): between the edges where something leaves
+ * the channel, it runs the coming edges on a copy of the engine's registers, beats in and out by the run rather
+ * than one by one, and hands on what they did.
+ */
+final class DmaCoastingChannel extends DmaChannel implements ClockDomain.Coaster {
+    DmaCoastingChannel(DmaPath path, int index, ClockDomain domain, DmaEngine.Config cfg) {
+        super(path, index, domain, cfg);
+        domain.coastWith(this, 2); // the engine and this glue
+    }
+
+    /** Most edges one look-ahead covers. */
+    private static final long MAX_COAST = 1 << 16;
+
+    /** Whether the next edge gives an engine a descriptor (the glue's queues change: that edge runs). */
+    private boolean offersDescriptor(DmaCore e) {
+        return !hostQ.isEmpty() && e.takesHostDesc() || !sendQ.isEmpty() && e.takesSendDesc()
+                || !recvQ.isEmpty() && e.takesRecvDesc();
+    }
+
+    /** Whether a beat leaving the send engine is heard outside: a job's last, or the first of a packet's job. */
+    private static boolean linkBeatHeard(Job sending, int sentBytes, long flag) {
+        return flag != 0 || sending.out != null && sentBytes == 0;
+    }
+
+    // the last look-ahead: the edges it ran on a dry copy, kept so the coast can adopt them when it runs them all
+    private DmaCore look;
+    private long lookFirst = -1, lookEdges;
+    // the edge after the look-ahead's is heard outside but needs no wires: the coast ends on it
+    private boolean lookHeard;
+    // the look-ahead's last edge (counted in lookEdges, not in what coastable returns) stops the clock: the coast
+    // ends on it, as it changes nothing outside and needs no wires
+    private boolean lookStops;
+    private int lookPci, lookRx, lookTxN, lookWrN;
+    private long[][] lookTx = new long[16][]; // the words of each beat taken to the link (none is a job's last)
+    private long[][] lookWr = new long[16][]; // the words of each beat to host memory; its address, flag, time:
+    private long[] lookWrAddr = new long[16], lookWrLast = new long[16], lookWrAt = new long[16];
+    // beats each entry of the logs stands for: more than one only for a job that does not carry its bytes
+    private long[] lookTxRun = new long[16], lookWrRun = new long[16];
+
+    /**
+     * Runs the coming edges on a copy of the engine's registers, reading the beats on their way in
+     * without taking them, up to the first edge with an effect outside the channel or after which
+     * the clock would stop. What the copy's edges did is kept: a coast over exactly those edges
+     * adopts it rather than running them again.
+     */
+    @Override public long coastable() { return lookAhead(MAX_COAST); }
+
+    /** {@link #coastable}'s look-ahead, over at most {@code limit} edges. */
+    private long lookAhead(long limit) {
+        lookFirst = -1;
+        lookHeard = lookStops = false;
+        DmaCore real = engine.core();
+        if (real.reporting() || offersDescriptor(real)) return 0;
+        DmaCore v = look = real.dryCopy(look);
+        Job sending = sendBusy.peekFirst(), writing = toHost.peekFirst();
+        int sent = sending == null ? 0 : sending.filled, pciNext = 0, rxNext = 0;
+        lookTxN = lookWrN = 0;
+        long n = 0;
+        boolean stops = false, heard = false; // the copy ran one edge more, after which the clock stops; the next
+        // edge is heard
+        for (long c = domain.cycle() + 1; n < limit; c++) {
+            long t = domain.picosOfCycle(c);
+            if (v.reporting() || offersDescriptor(v)) break;
+            boolean pInNow = pci.inAt(pciNext, t) && v.takesPciData();
+            boolean rInNow = rx.inAt(rxNext, t) && v.takesLinkRx();
+            // the beats waiting to leave (null words: none)
+            long[] tx = v.sendOutQ.peekWords(), wr = v.hostOutQ.peekWords();
+            long wrAddr = v.hostOutQ.peekAddr(), wrLast = v.hostOutQ.peekFlag();
+            if (tx != null && linkBeatHeard(sending, sent, v.sendOutQ.peekFlag())
+                    || wr != null && writeLeaves(writing, wrAddr, wrLast)) { heard = true; break; }
+            // one engine alone on the bus (the others idle, or waiting for a beat that is not in yet): its coming
+            // edges in one step
+            long k = 0;
+            if (tx != null && v.sendOutQ.size() == 1 && v.sendBeatsLeft() > 0 && v.alone(DmaEngine.SEND)) {
+                k = Math.min(Math.min(v.sendBeatsLeft(), limit - n), quiet(v, c, pciNext, rxNext, -1));
+                if (k > 0) {
+                    if (sending.carry) v.sendAlone(k, logTxRef);
+                    else { v.sendAlone(k, null); logTxRun(k); } // beats of no bytes: only their count matters
+                    sent += (int) k * beat;
+                }
+            } else if (wr != null && v.hostOutReady()) {
+                long max = Math.min(Math.min(v.hostOutLeft(), limit - n),
+                        quiet(v, c, pciNext, rxNext, DmaEngine.HOST));
+                // the beats taken: the one waiting, then those read out, up to one that leaves
+                k = beforeLeaving(writing, v, max);
+                if (k > 0) {
+                    logWrAt = domain.picosOfCycle(c);
+                    if (writing.carry) {
+                        logWrFrom = lookWrN;
+                        v.hostOutAlone(k, logWrTimed);
+                    } else { // beats of no bytes: the first's address and time are all the run's PCI writes need
+                        logWr(v.hostOutQ.peekAddr(), blank, 0, logWrAt);
+                        lookWrRun[lookWrN - 1] = k;
+                        v.hostOutAlone(k, null);
+                    }
+                }
+            } else if (pInNow && v.inAloneReady(DmaEngine.HOST)) {
+                long room = Math.min(v.inRoom(DmaEngine.HOST), limit - n);
+                k = comingIn(pci, pciNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.HOST)));
+                if (k > 0) {
+                    inFrom = pciNext;
+                    v.inAlone(DmaEngine.HOST, (int) k, pci.allBlank() ? null : pciWordsFrom);
+                    pciNext += (int) k;
+                }
+            } else if (rInNow && v.inAloneReady(DmaEngine.RECV)) {
+                long room = Math.min(v.inRoom(DmaEngine.RECV), limit - n);
+                k = comingIn(rx, rxNext, c, Math.min(room, quiet(v, c, pciNext, rxNext, DmaEngine.RECV)));
+                if (k > 0) {
+                    inFrom = rxNext;
+                    v.inAlone(DmaEngine.RECV, (int) k, rx.allBlank() ? null : rxWordsFrom);
+                    rxNext += (int) k;
+                }
+            }
+            if (k > 0) {
+                n += k;
+                c += k - 1;
+                continue;
+            }
+            edgeTaking(v, pInNow ? pciNext : -1, rInNow ? rxNext : -1, wr != null, tx != null);
+            if (pInNow) pciNext++;
+            if (rInNow) rxNext++;
+            if (tx != null) { sent += beat; logTx(tx); }
+            if (wr != null) logWr(wrAddr, wr, wrLast, t);
+            // after this edge the clock would stop: the coast ends on it, and the domain then sets the wake-ups
+            // for the beats to come
+            if (!(v.active() || offersDescriptor(v) || pci.inAt(pciNext, t) && v.takesPciData()
+                    || rx.inAt(rxNext, t) && v.takesLinkRx())) {
+                stops = true;
+                break;
+            }
+            n++;
+        }
+        lookFirst = domain.cycle() + 1;
+        lookEdges = stops ? n + 1 : n;
+        lookPci = pciNext;
+        lookRx = rxNext;
+        lookHeard = heard;
+        lookStops = stops;
+        return n;
+    }
+
+    /**
+     * One edge of {@code c} that offers it no descriptor, taking in the {@code pciAt}-th beat of the PCI ring
+     * and the {@code rxAt}-th of the link's (-1: none), the PCI write and link beat waiting taken or not.
+     */
+    private void edgeTaking(DmaCore c, int pciAt, int rxAt, boolean pciWriteTaken, boolean linkTxTaken) {
+        c.edge(null, null, null, pciAt < 0 ? null : pci.wordsAt(pciAt), pciAt < 0 ? 0 : pci.flagAt(pciAt),
+                rxAt < 0 ? null : rx.wordsAt(rxAt), rxAt < 0 ? 0 : rx.flagAt(rxAt),
+                false, pciWriteTaken, linkTxTaken);
+    }
+
+    /**
+     * A beat to the link or a PCI write leaves on the edge after the look-ahead: the coast runs it too, at its
+     * time.
+     */
+    @Override public boolean coastsEdgeAfter() { return lookHeard || lookStops; }
+
+    // the look-ahead's callbacks, made once (a lambda capturing its locals would be an object per call):
+    // the beats a run of edges takes in are the ring's from inFrom on; those it writes out are logged
+    // at one period apart from logWrAt, the first of them the logWrFrom-th
+    private int inFrom, logWrFrom;
+    private long logWrAt;
+    private final IntFunction<long[]> pciWordsFrom = e -> DmaCoastingChannel.this.pci.wordsAt(inFrom + e);
+    private final IntFunction<long[]> rxWordsFrom = e -> DmaCoastingChannel.this.rx.wordsAt(inFrom + e);
+    private final DmaCore.WriteOut logWrTimed = (addr, words, last) ->
+            logWr(addr, words, last, logWrAt + (lookWrN - logWrFrom) * DmaCoastingChannel.this.domain.periodPicos());
+
+    private final Consumer<long[]> logTxRef = this::logTx;
+
+    private void logTx(long[] words) {
+        if (lookTxN == lookTx.length) {
+            lookTx = Arrays.copyOf(lookTx, 2 * lookTxN);
+            lookTxRun = Arrays.copyOf(lookTxRun, 2 * lookTxN);
+        }
+        lookTxRun[lookTxN] = 1;
+        lookTx[lookTxN++] = words;
+    }
+
+    /** {@code n} beats of a job that does not carry its bytes taken to the link: one entry of the log. */
+    private void logTxRun(long n) {
+        logTx(blank);
+        lookTxRun[lookTxN - 1] = n;
+    }
+
+    /**
+     * How many beats the host engine writing to host memory, {@link DmaCore#hostOutReady alone}, puts out before
+     * one that {@link #writeLeaves} (at most {@code max}): the one waiting, then those it reads out, in closed
+     * form (what asking {@link #writeLeaves} of each in turn finds).
+     */
+    private long beforeLeaving(Job j, DmaCore v, long max) {
+        if (max <= 0) return 0;
+        long addr1 = v.hostOutAddrAfter(1), left = v.hostOutLeft(); // beat i >= 1 goes to addr1 + (i - 1) * beat
+        if (writePayload % beat != 0 || Math.floorMod(addr1, (long) beat) != 0) { // the search, one by one
+            long k = 1;
+            while (k < max && !writeLeaves(j, v.hostOutAddrAfter(k), v.hostOutLastAfter(k))) k++;
+            return k;
+        }
+        // below the descriptor's last beat (left, which leaves), beat i completes the job's bytes up to
+        // base + i * beat and leaves when that is past what was written and ends on a max-payload boundary
+        long base = addr1 - j.alignedHost(), from = Math.max(j.filled, j.skew), step = writePayload / beat;
+        long i = (writePayload - Math.floorMod(addr1, (long) writePayload)) % writePayload / beat;
+        if (i == 0) i = step;
+        long past = from < base ? 1 : (from - base) / beat + 1;
+        if (i < past) i += (past - i + step - 1) / step * step;
+        return Math.min(max, Math.min(i, left));
+    }
+
+    /**
+     * How many edges from {@code cycle} on bring no beat in for an engine other than {@code except}
+     * that waits for one (the next beats for the host and receive engines are the
+     * {@code pciNext}-th and {@code rxNext}-th their rings hold). A beat that is not on its ring
+     * yet wakes the channel when it comes, so it need not be counted here.
+     */
+    private long quiet(DmaCore v, long cycle, int pciNext, int rxNext, int except) {
+        long q = Long.MAX_VALUE, t = domain.picosOfCycle(cycle), period = domain.periodPicos();
+        if (except != DmaEngine.HOST && v.hostTakesIn() && pci.has(pciNext))
+            q = Math.min(q, Math.max(0, -Math.floorDiv(t - pci.atOf(pciNext), period)));
+        if (except != DmaEngine.RECV && v.recvTakesIn() && rx.has(rxNext))
+            q = Math.min(q, Math.max(0, -Math.floorDiv(t - rx.atOf(rxNext), period)));
+        return q;
+    }
+
+    /**
+     * How many of the beats from the {@code first}-th on the ring holds can come in on the edges
+     * from {@code cycle} on, one per edge, at most {@code max}: each must be in by its edge and good.
+     */
+    private long comingIn(BeatRing ring, int first, long cycle, long max) {
+        int m = (int) Math.min(max, Integer.MAX_VALUE);
+        return ring.inOnEdges(first, domain.picosOfCycle(cycle), domain.periodPicos(), m);
+    }
+
+    private void logWr(long addr, long[] words, long last, long t) {
+        if (lookWrN == lookWr.length) {
+            lookWr = Arrays.copyOf(lookWr, 2 * lookWrN);
+            lookWrAddr = Arrays.copyOf(lookWrAddr, 2 * lookWrN);
+            lookWrLast = Arrays.copyOf(lookWrLast, 2 * lookWrN);
+            lookWrAt = Arrays.copyOf(lookWrAt, 2 * lookWrN);
+            lookWrRun = Arrays.copyOf(lookWrRun, 2 * lookWrN);
+        }
+        lookWrRun[lookWrN] = 1;
+        lookWr[lookWrN] = words;
+        lookWrAddr[lookWrN] = addr;
+        lookWrLast[lookWrN] = last;
+        lookWrAt[lookWrN++] = t;
+    }
+
+    /**
+     * The edges {@link #coastable} looked at, for real: what {@link #drive} and {@link #update} do,
+     * without the wires. When they are all the look-ahead ran (nothing woke the clock in between),
+     * the look-ahead's copy becomes the engine's registers and its beats are handed on, in order.
+     */
+    @Override public void coast(long first, long n) {
+        long c = first, heardAt = lookHeard && lookFirst >= 0 ? lookFirst + lookEdges : -1;
+        // woken before the look-ahead's last edge: the same edges again, exactly n, in the look-ahead's steps
+        // rather than one by one (their inputs are as they were: whatever changes one wakes the clock first, and
+        // so ended the coast)
+        if (!(first == lookFirst && n >= lookEdges && lookEdges > 0)) lookAhead(n);
+        if (first == lookFirst && n >= lookEdges && lookEdges > 0) {
+            engine.core().adopt(look);
+            pci.take(lookPci);
+            rx.take(lookRx);
+            for (int i = 0; i < lookTxN; i++) {
+                if (lookTxRun[i] == 1) linkBeat(lookTx[i], 0); else linkRun(lookTxRun[i]);
+                lookTx[i] = null;
+            }
+            for (int i = 0; i < lookWrN; i++) {
+                if (lookWrRun[i] == 1) writeBeat(lookWrAddr[i], lookWr[i], lookWrLast[i], lookWrAt[i]);
+                else writeRun(lookWrAddr[i], lookWrRun[i], lookWrAt[i]);
+                lookWr[i] = null;
+            }
+            c += lookEdges;
+        }
+        lookFirst = -1;
+        lookHeard = lookStops = false;
+        DmaCore e = engine.core();
+        for (; c < first + n; c++) {
+            long t = domain.picosOfCycle(c);
+            if (e.reporting() || offersDescriptor(e)) throw coastedOver(c, "a descriptor");
+            boolean pIn = pci.inAt(0, t) && e.takesPciData(), rIn = rx.inAt(0, t) && e.takesLinkRx();
+            long[] tx = e.sendOutQ.peekWords(), wr = e.hostOutQ.peekWords();
+            long txFlag = e.sendOutQ.peekFlag(), wrAddr = e.hostOutQ.peekAddr(), wrLast = e.hostOutQ.peekFlag();
+            if (c != heardAt) {
+                if (tx != null && linkBeatHeard(sendBusy.peekFirst(), sendBusy.peekFirst().filled, txFlag))
+                    throw coastedOver(c, "a beat to the link");
+                if (wr != null && writeLeaves(toHost.peekFirst(), wrAddr, wrLast))
+                    throw coastedOver(c, "a PCI write");
+            }
+            edgeTaking(e, pIn ? 0 : -1, rIn ? 0 : -1, wr != null, tx != null);
+            if (pIn) pci.take();
+            if (rIn) rx.take();
+            if (tx != null) linkBeat(tx, txFlag);
+            if (wr != null) writeBeat(wrAddr, wr, wrLast, t);
+        }
+    }
+
+    private IllegalStateException coastedOver(long cycle, String what) {
+        return new IllegalStateException("clock " + domain.name() + " coasted over cycle " + cycle + ", where "
+                + what + " leaves the channel");
+    }
+}
