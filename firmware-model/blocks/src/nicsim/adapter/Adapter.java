@@ -25,7 +25,6 @@ import nicsim.host.PciPort;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
 import nicsim.sim.Counters;
-import nicsim.sim.Recent;
 import nicsim.sim.Simulator;
 import nicsim.sim.StreamDemux;
 
@@ -79,7 +78,7 @@ public final class Adapter implements PciFunction, Clocked {
     /** The UAR page each send queue's doorbells must come through. */
     private final Map<Long, Long> sqOwner = new HashMap<>();
     /** BlueFlame-written WQEBBs by ring address, oldest first; at most {@link #bfEntries}. */
-    private final Recent<Long, byte[]> bfLines;
+    private final BlueFlameLines bfLines; // null: no BlueFlame buffer
     private final int bfEntries;
     // counted once per doorbell or fetch: held, not looked up by name each time
     private final Counters.Ref bfContinuations, bfWrites, bfFetchesSkipped;
@@ -119,7 +118,7 @@ public final class Adapter implements PciFunction, Clocked {
         this.dbCfg = cfg.doorbell();
         this.pollInterval = cfg.pollIntervalPs();
         this.bfEntries = cfg.bfBufferEntries();
-        this.bfLines = new Recent<>(bfEntries);
+        this.bfLines = bfEntries == 0 ? null : new BlueFlameLines(bfEntries);
         this.bfContinuations = core.counters().ref(AdapterStat.BLUEFLAME_CONTINUATIONS);
         this.bfWrites = core.counters().ref(AdapterStat.BLUEFLAME_WRITES);
         this.bfFetchesSkipped = core.counters().ref(AdapterStat.BLUEFLAME_FETCHES_SKIPPED);
@@ -478,10 +477,10 @@ public final class Adapter implements PciFunction, Clocked {
      * are dropped (the ring is read instead).
      */
     private byte[] blueFlameLines(WqePorts.DmaReadReq r) {
-        if (bfLines.isEmpty()) return null;
+        if (bfLines == null || bfLines.isEmpty()) return null;
         int n = (int) (r.length() / WqeLayout.WQEBB);
         boolean all = true;
-        for (int i = 0; i < n && all; i++) all = bfLines.containsKey(r.addr() + (long) i * WqeLayout.WQEBB);
+        for (int i = 0; i < n && all; i++) all = bfLines.contains(r.addr() + (long) i * WqeLayout.WQEBB);
         if (all && n == 1) { // one line: handed over as it is, out of the buffer
             bfFetchesSkipped.inc();
             return bfLines.remove(r.addr());
