@@ -2,8 +2,8 @@ package nicsim.adapter;
 
 /**
  * The BlueFlame buffer's lines: WQEBBs by ring address, oldest first, at most {@code capacity} of them. Keeping one
- * more drops the oldest; keeping an address already there makes it the newest. The lines a fetch finds are taken
- * out, so few wait at once: they are looked for in order, by address, with nothing boxed.
+ * more drops the oldest; keeping an address already there makes it the newest. Addresses are looked for in order,
+ * with nothing boxed; a count of lines per bucket of addresses answers at once for one not there (a new line, mostly).
  */
 final class BlueFlameLines {
     private final int capacity;
@@ -12,6 +12,8 @@ final class BlueFlameLines {
     private final byte[][] line;
     private final int mask;
     private int start, size;
+    // lines per bucket of addresses (WQEBB number & mask): a look for an address whose bucket is empty scans nothing
+    private final int[] inBucket;
 
     BlueFlameLines(int capacity) {
         if (capacity < 1) throw new IllegalArgumentException("wqe.bf.buffer.entries " + capacity + ": at least 1");
@@ -21,6 +23,7 @@ final class BlueFlameLines {
         this.addr = new long[n];
         this.line = new byte[n][];
         this.mask = n - 1;
+        this.inBucket = new int[n];
     }
 
     boolean isEmpty() { return size == 0; }
@@ -35,7 +38,10 @@ final class BlueFlameLines {
         int k = (start + size++) & mask;
         addr[k] = a;
         line[k] = bytes;
+        inBucket[bucket(a)]++;
     }
+
+    private int bucket(long a) { return (int) (a >>> 6) & mask; }
 
     boolean contains(long a) { return find(a) >= 0; }
 
@@ -50,12 +56,14 @@ final class BlueFlameLines {
 
     /** The place from the oldest of the line under {@code a}, or -1. */
     private int find(long a) {
+        if (inBucket[bucket(a)] == 0) return -1;
         for (int j = 0; j < size; j++) if (addr[(start + j) & mask] == a) return j;
         return -1;
     }
 
     /** Drops the line {@code j} from the oldest; the newer ones close up (the oldest: none move). */
     private void removeAt(int j) {
+        inBucket[bucket(addr[(start + j) & mask])]--;
         if (j == 0) {
             line[start] = null;
             start = (start + 1) & mask;
