@@ -25,7 +25,6 @@ import nicsim.host.PciPort;
 import nicsim.sim.ClockDomain;
 import nicsim.sim.Clocked;
 import nicsim.sim.Counters;
-import nicsim.sim.Recent;
 import nicsim.sim.Simulator;
 import nicsim.sim.StreamDemux;
 
@@ -79,7 +78,7 @@ public final class Adapter implements PciFunction, Clocked {
     /** The UAR page each send queue's doorbells must come through. */
     private final Map<Long, Long> sqOwner = new HashMap<>();
     /** BlueFlame-written WQEBBs by ring address, oldest first; at most {@link #bfEntries}. */
-    private final Recent<Long, byte[]> bfLines;
+    private final BlueFlameLines bfLines; // null: no BlueFlame buffer
     private final int bfEntries;
     // counted once per doorbell or fetch: held, not looked up by name each time
     private final Counters.Ref bfContinuations, bfWrites, bfFetchesSkipped;
@@ -119,7 +118,7 @@ public final class Adapter implements PciFunction, Clocked {
         this.dbCfg = cfg.doorbell();
         this.pollInterval = cfg.pollIntervalPs();
         this.bfEntries = cfg.bfBufferEntries();
-        this.bfLines = new Recent<>(bfEntries);
+        this.bfLines = bfEntries == 0 ? null : new BlueFlameLines(bfEntries);
         this.bfContinuations = core.counters().ref(AdapterStat.BLUEFLAME_CONTINUATIONS);
         this.bfWrites = core.counters().ref(AdapterStat.BLUEFLAME_WRITES);
         this.bfFetchesSkipped = core.counters().ref(AdapterStat.BLUEFLAME_FETCHES_SKIPPED);
@@ -154,7 +153,17 @@ public final class Adapter implements PciFunction, Clocked {
      * The trace transaction of a send WQE: "qp0x&lt;qpn&gt;/wqe&lt;index&gt;", prefixed by the node when there are
      * several adapters.
      */
-    public String wqeTxn(long qpn, long index) { return tracePrefix + "qp0x" + Long.toHexString(qpn) + "/wqe" + index; }
+    public String wqeTxn(long qpn, long index) {
+        if (qpn != txnQpn) {
+            txnPrefix = tracePrefix + "qp0x" + Long.toHexString(qpn) + "/wqe";
+            txnQpn = qpn;
+        }
+        return txnPrefix + index;
+    }
+
+    // the transaction names' start for the QP named last (a traced run names the same QP's WQEs many times over)
+    private long txnQpn = -1;
+    private String txnPrefix;
 
     /**
      * The block that does the work ending in each stage of a WQE's timeline: the track the stage
@@ -168,7 +177,14 @@ public final class Adapter implements PciFunction, Clocked {
             Map.entry("cqe_stamped", "CqeWriter"), Map.entry("cqe_written", "CqeWriter"));
 
     /** This adapter's timeline track of a block: "node0/MttWalker". */
-    private String track(String stage) { return tracePrefix + STAGE_BLOCK.getOrDefault(stage, "Firmware"); }
+    private String track(String stage) {
+        String t = tracks.get(stage);
+        if (t == null) tracks.put(stage, t = tracePrefix + STAGE_BLOCK.getOrDefault(stage, "Firmware"));
+        return t;
+    }
+
+    /** {@link #track} of each stage named so far. */
+    private final Map<String, String> tracks = new HashMap<>();
 
     /**
      * Whether the per-WQE timeline (block "wqe") is being recorded: callers build a stage's detail
@@ -435,7 +451,7 @@ public final class Adapter implements PciFunction, Clocked {
      */
     private void keepBlueFlame(long page, byte[] wqe) {
         if (bfEntries == 0) return;
-        long ctrl = Line64.words(wqe, 0)[0];
+        long ctrl = ctrlWord(wqe);
         long qpn = WqeLayout.qpn(ctrl);
         int index = WqeLayout.index(ctrl);
         SqConfig sc = sqConfigs.get(qpn);
@@ -448,16 +464,27 @@ public final class Adapter implements PciFunction, Clocked {
         }
     }
 
+    /** The first 8 bytes of a WQE as the first word of its WQEBB's {@link Line64#words}: its ctrl segment's word. */
+    private static long ctrlWord(byte[] wqe) {
+        long w = 0;
+        for (int j = 7; j >= 0; j--) w = w << 8 | wqe[j] & 0xff;
+        return w;
+    }
+
     /**
      * The fetcher's ring read, served from the BlueFlame buffer when every WQEBB it asks for is
      * there (no PCIe read: the WQE came with its doorbell); otherwise null, and the lines it covers
      * are dropped (the ring is read instead).
      */
     private byte[] blueFlameLines(WqePorts.DmaReadReq r) {
-        if (bfLines.isEmpty()) return null;
+        if (bfLines == null || bfLines.isEmpty()) return null;
         int n = (int) (r.length() / WqeLayout.WQEBB);
         boolean all = true;
-        for (int i = 0; i < n && all; i++) all = bfLines.containsKey(r.addr() + (long) i * WqeLayout.WQEBB);
+        for (int i = 0; i < n && all; i++) all = bfLines.contains(r.addr() + (long) i * WqeLayout.WQEBB);
+        if (all && n == 1) { // one line: handed over as it is, out of the buffer
+            bfFetchesSkipped.inc();
+            return bfLines.remove(r.addr());
+        }
         byte[] out = all ? new byte[(int) r.length()] : null;
         for (int i = 0; i < n; i++) {
             byte[] line = bfLines.remove(r.addr() + (long) i * WqeLayout.WQEBB);
@@ -648,9 +675,12 @@ public final class Adapter implements PciFunction, Clocked {
         if (b.first() != 0) partial.clear();
         partial.add(bb);
         if (b.last() != 0) {
-            byte[] all = new byte[partial.size() * WqeLayout.WQEBB];
-            for (int i = 0; i < partial.size(); i++)
-                System.arraycopy(partial.get(i), 0, all, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
+            byte[] all = bb; // a WQE of one WQEBB is its bytes
+            if (partial.size() > 1) {
+                all = new byte[partial.size() * WqeLayout.WQEBB];
+                for (int i = 0; i < partial.size(); i++)
+                    System.arraycopy(partial.get(i), 0, all, i * WqeLayout.WQEBB, WqeLayout.WQEBB);
+            }
             long first = (b.index() - partial.size() + 1) & 0xFFFF;
             if (tracingWqe()) timeline(b.qpn(), first, partial.size(), WqeLayout.opcode(b.data()[0]));
             firmware.onWqe(b.qpn(), (int) first, all);

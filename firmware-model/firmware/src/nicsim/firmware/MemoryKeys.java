@@ -109,6 +109,9 @@ final class MemoryKeys {
     // the walker's table as a cache: which mkey index each entry holds (-1: none), translations in flight per entry
     private final long[] walkerIndex;
     private final int[] walkerBusy;
+    /** Each walker entry's slot alone (made at its first use), the slots of a direct key's translation. */
+    private final int[][] oneSlot;
+    private static final int[] NO_SLOTS = {};
     private final ArrayDeque<XlateReq> queue = new ArrayDeque<>();
     private boolean loading;
     private int nextTag;
@@ -120,7 +123,7 @@ final class MemoryKeys {
         final int tag;
         final List<XlateRsp> parts = new ArrayList<>();
         final Consumer<List<XlateRsp>> done;
-        int[] slots = {}; // set when it is sent
+        int[] slots = NO_SLOTS; // set when it is sent (read only: it may be one of oneSlot's)
 
         Translation(int tag, Consumer<List<XlateRsp>> done) { this.tag = tag; this.done = done; }
     }
@@ -129,6 +132,7 @@ final class MemoryKeys {
         this.fw = fw;
         this.walkerIndex = new long[walkerEntries];
         this.walkerBusy = new int[walkerEntries];
+        this.oneSlot = new int[walkerEntries][];
         Arrays.fill(walkerIndex, -1);
     }
 
@@ -517,16 +521,25 @@ final class MemoryKeys {
     private void pump() {
         while (!queue.isEmpty() && !loading) {
             XlateReq r = queue.peek();
-            long[] need = needed(r.mkey() >>> 8);
-            int[] slots = new int[need.length];
+            long own = r.mkey() >>> 8;
+            long[] need = needed(own);
+            int[] slots;
             int used = 0;
             long missing = -1;
-            // the first context the walker lacks, unless its entry holds another this translation needs
-            for (long n : need) {
-                int s = walkerSlot(n);
-                if (holds(slots, used, s)) continue;
-                slots[used++] = s;
-                if (missing < 0 && walkerIndex[s] != n && mkeys.get(n) != null) missing = n; // no lookup on a hit
+            if (need == null) { // a direct key: its own context, in its one entry
+                int s = walkerSlot(own);
+                slots = oneSlot[s] != null ? oneSlot[s] : (oneSlot[s] = new int[]{s});
+                used = 1;
+                if (walkerIndex[s] != own && mkeys.get(own) != null) missing = own; // no lookup on a hit
+            } else {
+                slots = new int[need.length];
+                // the first context the walker lacks, unless its entry holds another this translation needs
+                for (long n : need) {
+                    int s = walkerSlot(n);
+                    if (holds(slots, used, s)) continue;
+                    slots[used++] = s;
+                    if (missing < 0 && walkerIndex[s] != n && mkeys.get(n) != null) missing = n;
+                }
             }
             long index = missing;
             int slot = walkerSlot(index);
@@ -562,7 +575,7 @@ final class MemoryKeys {
      */
     private long[] needed(long index) {
         Indirect ind = indirects.isEmpty() ? null : indirects.get(index); // no boxed lookup without indirect keys
-        if (ind == null || ind.pieces.isEmpty()) return new long[]{index};
+        if (ind == null || ind.pieces.isEmpty()) return null;
         return LongStream.concat(LongStream.of(index),
                 ind.pieces.stream().mapToLong(Long::longValue)).distinct().toArray();
     }

@@ -28,6 +28,7 @@ final class Placement {
 
     /** Translates every SGE under its lkey; {@code done} gets the message's pieces in order, or the first failure. */
     void translateAll(List<Sge> sges, int traceIndex, BiConsumer<List<Piece>, Failure> done) {
+        if (sges.size() == 1 && sges.get(0).length() != 0) { translateOne(sges.get(0), traceIndex, done); return; }
         List<List<XlateRsp>> got = new ArrayList<>(Collections.nCopies(sges.size(), (List<XlateRsp>) null));
         int[] left = {sges.size()};
         boolean[] over = {false};
@@ -36,8 +37,7 @@ final class Placement {
             for (int i = 0; i < sges.size(); i++)
                 if (got.get(i) != null)
                     for (XlateRsp c : got.get(i)) pieces.add(new Piece(c.pa(), c.length(), sges.get(i)));
-            if (traceIndex >= 0 && !pieces.isEmpty() && q.fw.adapter.tracingWqe())
-                q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", pieces.size() + " page chunk(s)");
+            traceTranslated(traceIndex, pieces);
             done.accept(pieces, null);
         };
         if (sges.isEmpty()) { finish.run(); return; }
@@ -58,6 +58,28 @@ final class Placement {
                 if (--left[0] == 0) finish.run();
             }));
         }
+    }
+
+    /** {@link #translateAll} of a message of one SGE, not empty: as the general case, with less to keep. */
+    private void translateOne(Sge s, int traceIndex, BiConsumer<List<Piece>, Failure> done) {
+        long lkey = s.lkey() & 0xFFFFFFFFL, length = s.length() & 0xFFFFFFFFL;
+        q.fw.keys.translate(lkey, s.addr(), length, 0, q.pd, q.qpn, q.live(rsp -> {
+            XlateRsp bad = failed(rsp);
+            if (bad != null) {
+                done.accept(null, Failure.of(bad, s.addr(), s.lkey(), faultPages(bad)));
+                return;
+            }
+            List<Piece> pieces = new ArrayList<>(rsp.size());
+            for (XlateRsp c : rsp) pieces.add(new Piece(c.pa(), c.length(), s));
+            traceTranslated(traceIndex, pieces);
+            done.accept(pieces, null);
+        }));
+    }
+
+    /** The stage "translated" of send WQE {@code traceIndex} (-1: none) in the timeline, when it is recorded. */
+    private void traceTranslated(int traceIndex, List<Piece> pieces) {
+        if (traceIndex >= 0 && !pieces.isEmpty() && q.fw.adapter.tracingWqe())
+            q.fw.adapter.traceWqe(q.qpn, traceIndex, "translated", pieces.size() + " page chunk(s)");
     }
 
     /** The MTT index of the page a failed translation found not present, or -1 (another failure). */

@@ -368,6 +368,8 @@ final class Requester {
         op.streaming = true;
         op.npkts = (int) Math.max(1, (op.length + q.mtu - 1) / q.mtu);
         op.chunks = new byte[op.npkts][];
+        op.heads = new long[op.npkts];
+        Arrays.fill(op.heads, -1);
         if (q.service.reliable) op.pool = q.fw.payloads;
         op.reach(Stage.READY);
         q.placement.translateAll(op.w.sges(), op.index, q.live((pieces, fail) -> {
@@ -406,7 +408,7 @@ final class Requester {
         }
         q.fw.adapter.dma().readOut(ranges, into, go -> q.fw.exec(q.fw.packetCycles, go), q.live((bytes, feed) -> {
             op.chunks[k] = bytes; // packet k's bytes, as they stand in SRAM
-            if (q.fw.cutThroughTx) { op.heads.put(k, feed); transmit(); }
+            if (q.fw.cutThroughTx) { op.heads[k] = feed; transmit(); }
         }), q.live(out -> {
             if (q.state == QpcState.ERR || q.state == QpcState.SQE) return;
             if (out == null) {
@@ -415,7 +417,7 @@ final class Requester {
                 return;
             }
             q.count(FirmwareStat.DMA_READ_BYTES, out.length);
-            if (!q.fw.cutThroughTx) { op.heads.put(k, 0L); transmit(); }
+            if (!q.fw.cutThroughTx) { op.heads[k] = 0; transmit(); }
             if (--left[0] == 0 && q.fw.adapter.tracingWqe())
                 q.fw.adapter.traceWqe(q.qpn, op.index, "payload_read", op.length + " B by DMA");
         }));
@@ -450,10 +452,12 @@ final class Requester {
             if (!op.atLeast(Stage.READY)) return false;
             if (op.streaming) {
                 // each packet's header cycles were spent before its bytes left SRAM: it goes now, in PSN order
-                while (op.sent < op.npkts && op.heads.containsKey(op.sent)) {
+                while (op.sent < op.npkts && op.heads[op.sent] >= 0) {
                     Packet p = packetOf(op, op.sent, op.npkts);
                     op.packets.add(p);
-                    put(p, op.heads.remove(op.sent), op, op.sent == op.npkts - 1);
+                    long feed = op.heads[op.sent];
+                    op.heads[op.sent] = -1;
+                    put(p, feed, op, op.sent == op.npkts - 1);
                     op.sent++;
                 }
                 if (op.sent < op.npkts) return false; // later messages wait: PSN order

@@ -2,7 +2,6 @@ package nicsim.firmware;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.TreeMap;
 import java.util.function.BiConsumer;
 import nicsim.abi.WqeFormat.SendWqe;
 import nicsim.abi.WqeLayout;
@@ -49,7 +48,8 @@ final class SendOp implements Fabric.Gone {
     /** Streamed: packets leave as soon as their bytes have been read from the host (cut-through). */
     boolean streaming;
     int npkts, sent;
-    final TreeMap<Integer, Long> heads = new TreeMap<>(); // packets whose head left the send engine -> feed ps
+    /** A streamed op's packets whose head left the send engine: packet k's feed time in ps, or -1 (not yet). */
+    long[] heads;
     final List<Packet> packets = new ArrayList<>();
     /**
      * Not a work request: the transport's own (a DC connect), which takes a PSN and is acknowledged but never
