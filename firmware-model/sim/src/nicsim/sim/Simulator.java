@@ -353,13 +353,28 @@ public final class Simulator {
 
     /** Runs the next event. Returns false when nothing is left to run. */
     public boolean step() {
-        Event e;
-        do {
-            e = queue.take(); // out of the queue for good at its next use: an event this one schedules takes its place
-            if (e == null) return false;
+        Event e = takeBy(Long.MAX_VALUE);
+        if (e == null) return false;
+        run(e);
+        return true;
+    }
+
+    /**
+     * Takes the next event to run if it comes at or before {@code deadline} (null if none does), dropping the ones
+     * that will never run on the way: one look at the queue's head an event, where a peek then a step took two.
+     */
+    private Event takeBy(long deadline) {
+        while (true) {
+            Event e = queue.peek();
+            if (e == null || e.time > deadline) return null;
+            queue.take(); // out of the queue for good at its next use: an event this one schedules takes its place
             if (e.owner != null) e.owner.advance();
-            if (gone(e)) e.ran = true; // out of the queue for good, never to run: its holder may use it again
-        } while (e.ran);
+            if (!gone(e)) return e;
+            e.ran = true; // out of the queue for good, never to run: its holder may use it again
+        }
+    }
+
+    private void run(Event e) {
         now = e.time;
         atPriority = e.priority;
         atTie = e.tie;
@@ -379,18 +394,13 @@ public final class Simulator {
                 spare.push(e);
             }
         }
-        return true;
     }
 
     /** Runs every event up to and including {@code timePicos}, then sets the time to it. */
     public void runUntil(long timePicos) {
         if (timePicos < now)
             throw new IllegalArgumentException("time " + timePicos + " ps is in the past (now " + now + " ps)");
-        while (true) {
-            Event head = peek();
-            if (head == null || head.time > timePicos) break;
-            step();
-        }
+        for (Event e; (e = takeBy(timePicos)) != null; ) run(e);
         passInstant(timePicos);
     }
 
