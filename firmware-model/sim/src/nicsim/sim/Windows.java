@@ -53,6 +53,11 @@ public final class Windows implements AutoCloseable {
     private volatile boolean closed;
     private volatile Throwable failure;
     private long windowEnd; // written before the shares, read after taking a partition from one
+    /**
+     * Whether threads run their own partitions last to first in this window: every other window, so the partitions
+     * a thread ran last, whose state its cache still holds, are the first it runs next.
+     */
+    private boolean backward;
     private long now;
     private long windows;
 
@@ -156,8 +161,9 @@ public final class Windows implements AutoCloseable {
         exchange.exchange(start);
         long end = Math.min(Math.addExact(start, lookahead) - 1, last);
         windows++;
+        backward = !backward;
         if (threads == 1) {
-            for (Simulator s : parts) run(s, end);
+            for (int i = 0; i < parts.size(); i++) run(parts.get(backward ? parts.size() - 1 - i : i), end);
         } else {
             windowEnd = end;
             done.set(0);
@@ -181,14 +187,15 @@ public final class Windows implements AutoCloseable {
     private static void run(Simulator s, long end) { if (end >= s.now()) s.runUntil(end); }
 
     /**
-     * Thread {@code t}'s part of a window: the partitions of its own share, first to last, then those others have
-     * not taken yet, each share's from its last back (so a partition changes thread only where the threads meet,
-     * and its state mostly stays in one core's cache). Which thread runs which changes nothing in them.
+     * Thread {@code t}'s part of a window: the partitions of its own share in turn (from either end, as
+     * {@link #backward} says), then those others have not taken yet from their shares' other ends (so a partition
+     * changes thread only where the threads meet, and its state mostly stays in one core's cache). Which thread runs
+     * which, and in what order, changes nothing in them.
      */
     private void work(int t) {
         while (true) {
-            int p = takeFirst(share[t]);
-            for (int k = 1; p < 0 && k < threads; k++) p = takeLast(share[(t + k) % threads]);
+            int p = take(share[t], backward);
+            for (int k = 1; p < 0 && k < threads; k++) p = take(share[(t + k) % threads], !backward);
             if (p < 0) return;
             try {
                 if (failure == null) run(parts.get(p), windowEnd); // the window's: it cannot end while p is out
@@ -200,23 +207,13 @@ public final class Windows implements AutoCloseable {
         }
     }
 
-    /** The first partition left in {@code s} ([first, end) packed in a long), taken; -1 if none is left. */
-    private static int takeFirst(AtomicLong s) {
+    /** The last partition left in {@code s} ([first, end) in a long), or the first, taken; -1 if none is left. */
+    private static int take(AtomicLong s, boolean last) {
         while (true) {
             long w = s.get();
             int lo = (int) (w >>> 32), hi = (int) w;
             if (lo >= hi) return -1;
-            if (s.compareAndSet(w, w + (1L << 32))) return lo;
-        }
-    }
-
-    /** The last partition left in {@code s}, taken; -1 if none is left. */
-    private static int takeLast(AtomicLong s) {
-        while (true) {
-            long w = s.get();
-            int lo = (int) (w >>> 32), hi = (int) w;
-            if (lo >= hi) return -1;
-            if (s.compareAndSet(w, w - 1)) return hi - 1;
+            if (s.compareAndSet(w, last ? w - 1 : w + (1L << 32))) return last ? hi - 1 : lo;
         }
     }
 
