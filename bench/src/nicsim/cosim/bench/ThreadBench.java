@@ -56,7 +56,17 @@ public final class ThreadBench {
     }
 
     /** Each thread count's fastest run, and every round's wall time by count ({@code walls[count][round]}). */
-    public record Rounds(List<Run> best, double[][] walls) {}
+    public record Rounds(List<Run> best, double[][] walls) {
+        /** The most threads' speedup over one thread: the fastest run of each against the other's. */
+        public double speedup() { return best.get(0).wallSeconds() / best.get(best.size() - 1).wallSeconds(); }
+
+        /** The most threads' speedup over one thread in each round: the machine's drift over the comparison. */
+        public double[] roundSpeedups() {
+            double[] one = walls[0], most = walls[walls.length - 1], x = new double[one.length];
+            for (int i = 0; i < x.length; i++) x[i] = one[i] / most[i];
+            return x;
+        }
+    }
 
     /** As {@link #sideBySide}, keeping every round's wall time: the machine's drift over the comparison. */
     public static Rounds rounds(int nodes, int[] threads, int iters, int rounds) {

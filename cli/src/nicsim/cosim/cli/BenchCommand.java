@@ -603,17 +603,12 @@ final class BenchCommand implements Callable<Integer> {
                 .append("|---:|---:|---:|---:|---:|---|\n");
         int[] counts = new int[Math.max(2, cores)];
         for (int t = 0; t < counts.length; t++) counts[t] = t + 1;
-        Map<Integer, double[]> speedups = new LinkedHashMap<>(); // every core's speedup over one thread, by round
+        Map<Integer, ThreadBench.Rounds> byNodes = new LinkedHashMap<>();
         for (int nn : quick ? new int[]{8} : new int[]{8, 32, 64}) {
             var rounds = ThreadBench.rounds(nn, counts, iters, 3);
-            var runs = rounds.best();
-            var one = runs.get(0);
-            double[] each = new double[3];
-            for (int i = 0; i < each.length; i++)
-                each[i] = rounds.walls()[0][i] / rounds.walls()[counts.length - 1][i];
-            speedups.put(nn, new double[]{one.wallSeconds() / runs.get(counts.length - 1).wallSeconds(),
-                    each[0], each[1], each[2]});
-            for (var r : runs)
+            byNodes.put(nn, rounds);
+            var one = rounds.best().get(0);
+            for (var r : rounds.best())
                 md.append(String.format("| %d | %d | %.2f | %.2fx | %,d | %s |%n", nn, r.threads(), r.wallSeconds(),
                         one.wallSeconds() / r.wallSeconds(), r.windows(),
                         r.fingerprint().equals(one.fingerprint()) ? "identical" : "DIFFERENT"));
@@ -623,11 +618,11 @@ final class BenchCommand implements Callable<Integer> {
         md.append(String.format("%nThe machine's ceiling: %d independent one-thread runs of %d nodes side by side give "
                 + "%.2fx the throughput of one alone (%d cores reported); no partitioning can do better than that.%n",
                 Math.max(2, cores), big, ceiling, cores));
-        for (var e : speedups.entrySet()) {
-            double[] x = e.getValue();
-            double[] rounds = {x[1] / ceiling, x[2] / ceiling, x[3] / ceiling};
+        for (var e : byNodes.entrySet()) {
+            double[] rounds = e.getValue().roundSpeedups();
+            for (int i = 0; i < rounds.length; i++) rounds[i] /= ceiling;
             goals.add(counts.length + " threads over 1 at " + e.getKey() + " nodes, of the ceiling", Sense.AT_LEAST,
-                    0.9, x[0] / ceiling, rounds, "x");
+                    0.9, e.getValue().speedup() / ceiling, rounds, "x");
         }
     }
 

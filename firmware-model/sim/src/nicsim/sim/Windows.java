@@ -3,15 +3,17 @@ package nicsim.sim;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
-import java.util.stream.IntStream;
 
 /**
  * Runs the simulators of separate partitions (nodes) side by side, in windows of simulated time no
  * longer than the least time in which one partition can affect another (the lookahead): conservative
  * parallel simulation, as SST, dist-gem5 and SimBricks do it. Within a window each partition runs
- * alone, on any of the worker threads; between windows every partition has stopped and the
+ * alone, on one of the worker threads (each thread keeps a block of neighbours, taking others' only where it
+ * finishes first); between windows every partition has stopped and the
  * {@link Exchange} moves what crossed between them, in an order of its own that no thread decides.
  * So the same inputs give the same events in every partition, whatever the number of threads.
  *
@@ -40,13 +42,22 @@ public final class Windows implements AutoCloseable {
     private final long lookahead;
     private final int threads;
     private final List<Thread> helpers = new ArrayList<>();
-    private final AtomicInteger nextPart = new AtomicInteger(), finished = new AtomicInteger();
+    /** Partitions run in the present window (by every thread). */
+    private final AtomicInteger done = new AtomicInteger();
+    /** Each thread's share of the partitions left in the window: the first left (high half), the end (low half). */
+    private final AtomicLong[] share;
+    /** Thread t's share of the partitions is first[t] to first[t + 1]: a block of neighbours (a pair of nodes). */
+    private final int[] first;
+    private final AtomicIntegerArray parked; // by thread: 1 while it sleeps, to be woken
     private volatile long generation;
     private volatile boolean closed;
     private volatile Throwable failure;
-    private long windowEnd; // written before generation, read after it
-    private final int[] order; // partitions in the order threads take them
-    private final long[] cost; // each partition's wall time (ns) in its last window, written by the thread that ran it
+    private long windowEnd; // written before the shares, read after taking a partition from one
+    /**
+     * Whether threads run their own partitions last to first in this window: every other window, so the partitions
+     * a thread ran last, whose state its cache still holds, are the first it runs next.
+     */
+    private boolean backward;
     private long now;
     private long windows;
 
@@ -70,10 +81,14 @@ public final class Windows implements AutoCloseable {
         this.exchange = exchange;
         this.lookahead = lookahead;
         this.threads = Math.min(threads, Math.max(1, parts.size()));
-        this.order = IntStream.range(0, this.parts.size()).toArray();
-        this.cost = new long[this.parts.size()];
+        this.share = new AtomicLong[this.threads];
+        this.first = new int[this.threads + 1];
+        this.parked = new AtomicIntegerArray(this.threads);
+        for (int t = 0; t < this.threads; t++) share[t] = new AtomicLong();
+        for (int t = 0; t <= this.threads; t++) first[t] = (int) ((long) t * this.parts.size() / this.threads);
         for (int i = 1; i < this.threads; i++) {
-            Thread t = new Thread(this::helper, "nicsim-partitions-" + i);
+            int own = i;
+            Thread t = new Thread(() -> helper(own), "nicsim-partitions-" + i);
             t.setDaemon(true);
             helpers.add(t);
             t.start();
@@ -146,21 +161,18 @@ public final class Windows implements AutoCloseable {
         exchange.exchange(start);
         long end = Math.min(Math.addExact(start, lookahead) - 1, last);
         windows++;
+        backward = !backward;
         if (threads == 1) {
-            for (Simulator s : parts) run(s, end);
+            for (int i = 0; i < parts.size(); i++) run(parts.get(backward ? parts.size() - 1 - i : i), end);
         } else {
             windowEnd = end;
-            sortByCost();
-            nextPart.set(0);
-            finished.set(0);
-            generation++; // publishes windowEnd and the reset counters
-            for (Thread h : helpers) LockSupport.unpark(h);
-            try {
-                work(end);
-            } catch (Throwable t) {
-                failure = t; // the helpers stop taking partitions; the window ends when they are done
-            }
-            while (finished.get() < helpers.size()) Thread.onSpinWait();
+            done.set(0);
+            for (int t = 0; t < threads; t++) share[t].set((long) first[t] << 32 | first[t + 1]); // claims publish end
+            generation++;
+            for (int i = 0; i < helpers.size(); i++) if (parked.get(i + 1) == 1) LockSupport.unpark(helpers.get(i));
+            work(0);
+            // only partitions a thread has taken are left: a helper not yet awake holds nothing up
+            while (done.get() < parts.size()) Thread.onSpinWait();
             Throwable f = failure;
             if (f != null) {
                 failure = null;
@@ -175,48 +187,51 @@ public final class Windows implements AutoCloseable {
     private static void run(Simulator s, long end) { if (end >= s.now()) s.runUntil(end); }
 
     /**
-     * Runs partitions until none is left in this window, taking the next one each time, the costliest
-     * of the last window first (so the threads finish together); which thread runs which changes nothing
-     * in them.
+     * Thread {@code t}'s part of a window: the partitions of its own share in turn (from either end, as
+     * {@link #backward} says), then those others have not taken yet from their shares' other ends (so a partition
+     * changes thread only where the threads meet, and its state mostly stays in one core's cache). Which thread runs
+     * which, and in what order, changes nothing in them.
      */
-    private void work(long end) {
-        for (int i = nextPart.getAndIncrement(); i < order.length && failure == null; i = nextPart.getAndIncrement()) {
-            int p = order[i];
-            long t0 = System.nanoTime();
-            run(parts.get(p), end);
-            cost[p] = System.nanoTime() - t0;
-        }
-    }
-
-    /** Costliest partitions first (insertion sort: the order changes little from one window to the next). */
-    private void sortByCost() {
-        for (int i = 1; i < order.length; i++) {
-            int p = order[i], j = i - 1;
-            while (j >= 0 && cost[order[j]] < cost[p]) {
-                order[j + 1] = order[j];
-                j--;
+    private void work(int t) {
+        while (true) {
+            int p = take(share[t], backward);
+            for (int k = 1; p < 0 && k < threads; k++) p = take(share[(t + k) % threads], !backward);
+            if (p < 0) return;
+            try {
+                if (failure == null) run(parts.get(p), windowEnd); // the window's: it cannot end while p is out
+            } catch (Throwable x) {
+                failure = x; // the others are taken but not run; the window ends when every one is counted
+            } finally {
+                done.incrementAndGet();
             }
-            order[j + 1] = p;
         }
     }
 
-    private void helper() {
+    /** The last partition left in {@code s} ([first, end) in a long), or the first, taken; -1 if none is left. */
+    private static int take(AtomicLong s, boolean last) {
+        while (true) {
+            long w = s.get();
+            int lo = (int) (w >>> 32), hi = (int) w;
+            if (lo >= hi) return -1;
+            if (s.compareAndSet(w, last ? w - 1 : w + (1L << 32))) return last ? hi - 1 : lo;
+        }
+    }
+
+    private void helper(int t) {
         long seen = 0;
         while (!closed) {
-            int spins = 0;
-            while (generation == seen && !closed) {
-                if (++spins < 20_000) Thread.onSpinWait();
-                else LockSupport.parkNanos(1_000_000);
+            for (int spins = 0; generation == seen && !closed; spins++) {
+                if (spins < 20_000) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                parked.set(t, 1); // the caller wakes it for the next window
+                if (generation == seen && !closed) LockSupport.parkNanos(1_000_000);
+                parked.set(t, 0);
             }
             if (closed) return;
             seen = generation;
-            try {
-                work(windowEnd);
-            } catch (Throwable t) {
-                failure = t;
-            } finally {
-                finished.incrementAndGet();
-            }
+            work(t);
         }
     }
 

@@ -1,0 +1,109 @@
+package nicsim.sim;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class WindowsTest {
+    static final long LOOKAHEAD = 100;
+
+    /**
+     * Partitions in a ring: each passes a token on to the next, which answers after a delay of its own, and
+     * ticks now and then alone; what crossed is delivered one lookahead after it was sent.
+     */
+    static final class Ring implements Windows.Exchange {
+        final List<Simulator> sims = new ArrayList<>();
+        final List<List<long[]>> outbox = new ArrayList<>(); // by sender: {time, to, value}
+        final List<StringBuilder> log = new ArrayList<>();
+        final int failAt; // the partition whose 5th token throws (-1: none)
+
+        Ring(int n, int failAt) {
+            this.failAt = failAt;
+            for (int i = 0; i < n; i++) {
+                Simulator s = new Simulator();
+                sims.add(s);
+                outbox.add(new ArrayList<>());
+                log.add(new StringBuilder());
+                int me = i;
+                Runnable tick = () -> log.get(me).append(s.now()).append(' ');
+                for (int k = 1; k <= 20; k++) s.schedule(k * 37L * (me + 1), tick);
+                s.schedule(me * 11L, () -> send(me, 1));
+            }
+        }
+
+        void send(int from, long value) {
+            if (value > 40) return;
+            outbox.get(from).add(new long[]{sims.get(from).now(), (from + 1) % sims.size(), value});
+        }
+
+        void receive(int at, long value) {
+            Simulator s = sims.get(at);
+            log.get(at).append('<').append(value).append('@').append(s.now()).append(' ');
+            if (at == failAt && value == 5) throw new IllegalStateException("partition " + at + " fails");
+            s.schedule(s.now() + 3 + at, () -> send(at, value + 1));
+        }
+
+        @Override public void exchange(long windowStart) {
+            for (List<long[]> box : outbox) {
+                for (long[] m : box) {
+                    assertTrue(m[0] + LOOKAHEAD >= windowStart, "a token sent at " + m[0] + " ps is late");
+                    int to = (int) m[1];
+                    sims.get(to).schedule(m[0] + LOOKAHEAD, () -> receive(to, m[2]));
+                }
+                box.clear();
+            }
+        }
+
+        @Override public long nextStart() {
+            long t = Long.MAX_VALUE;
+            for (List<long[]> box : outbox) for (long[] m : box) t = Math.min(t, m[0] + LOOKAHEAD);
+            return t;
+        }
+
+        String run(int threads) {
+            try (Windows w = new Windows(sims, this, LOOKAHEAD, threads)) {
+                long end = w.runUntilIdle(1_000_000);
+                return end + " in " + w.windows() + " windows: " + log;
+            }
+        }
+    }
+
+    @Test
+    void everyThreadCountGivesTheSameEventsAtTheSameTimes() {
+        String one = new Ring(7, -1).run(1);
+        assertTrue(one.contains("<40@"), one);
+        for (int threads : new int[]{2, 3, 7, 9}) assertEquals(one, new Ring(7, -1).run(threads), threads + " threads");
+    }
+
+    @Test
+    void aPartitionsFailureReachesTheCallerOnAnyThreadCount() {
+        for (int threads : new int[]{1, 2, 3}) {
+            var e = assertThrows(IllegalStateException.class, () -> new Ring(5, 3).run(threads));
+            assertEquals("partition 3 fails", e.getMessage(), threads + " threads");
+        }
+    }
+
+    /** Many short windows: a thread that wakes late or not at all in one window must not lose or repeat a partition. */
+    @Test
+    void manyWindowsOnTwoThreadsRunEachPartitionOncePerWindow() {
+        List<Simulator> sims = new ArrayList<>();
+        long[] runs = new long[6];
+        for (int i = 0; i < runs.length; i++) {
+            Simulator s = new Simulator();
+            int me = i;
+            for (long t = 0; t < 200_000; t += LOOKAHEAD) s.schedule(t, () -> runs[me]++);
+            sims.add(s);
+        }
+        Windows.Exchange none = new Windows.Exchange() {
+            @Override public void exchange(long windowStart) { }
+            @Override public long nextStart() { return Long.MAX_VALUE; }
+        };
+        try (Windows w = new Windows(sims, none, LOOKAHEAD, 2)) {
+            w.runUntil(199_999);
+            assertEquals(2_000, w.windows());
+        }
+        for (long r : runs) assertEquals(2_000, r);
+    }
+}
