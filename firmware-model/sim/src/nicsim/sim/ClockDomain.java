@@ -367,8 +367,10 @@ public final class ClockDomain {
     private void runEdge(long cycle) {
         ranEdge = nextEdge;
         nextEdge = null;
+        boolean woke = sleeping;
         sleeping = false;
         if (coastTo >= 0) coastUpTo(cycle - 1);
+        if (woke && mayCoast() && coastFromWake(cycle)) return;
         lastEdgeCycle = cycle;
         edges++;
         int n = blockCount;
@@ -386,6 +388,30 @@ public final class ClockDomain {
         }
         current = Phase.IDLE;
         next(cycle);
+    }
+
+    /**
+     * The clock stopped and woke at edge {@code cycle}: the coaster runs it and the edges after it in one step,
+     * if it can (the idle edges between are not run). Whether it does.
+     */
+    private boolean coastFromWake(long cycle) {
+        long last = lastEdgeCycle;
+        lastEdgeCycle = cycle - 1;
+        long n = coaster.coastable();
+        boolean after = coaster.coastsEdgeAfter();
+        if (n == 0 && !after) {
+            lastEdgeCycle = last;
+            return false;
+        }
+        for (int i = 0; i < blockCount; i++) { resting[i] = false; updated[i] = true; }
+        if (n == 0) { // the wake edge alone, at its own time: now
+            coastUpTo(cycle);
+            next(cycle);
+            return true;
+        }
+        coastTo = cycle - 1 + n;
+        nextEdge = scheduleEdge(coastTo + 1, after ? runCoasted : runScheduled);
+        return true;
     }
 
     /**

@@ -250,4 +250,68 @@ class ClockDomainTest {
         assertEquals(List.of(0L, 1L, 2L, 3L, 4L), edges); // 2.5 ns came while it ran: no edge after 4
         assertThrows(IllegalArgumentException.class, () -> d.wakeAt(sim.now()));
     }
+
+    /**
+     * A block with work arriving at known times: on each edge it takes what has arrived by then and does one
+     * item; idle, it rests until the next arrival wakes its clock ({@link ClockDomain#wakeAt}). Its coaster runs
+     * the same edges in one step, up to the one after which the clock stops.
+     */
+    private static final class Worker implements Clocked, ClockDomain.Coaster {
+        final ClockDomain d;
+        final long[] arrivals;
+        int next, left;
+        final List<Long> wired = new ArrayList<>(), coasted = new ArrayList<>();
+
+        Worker(ClockDomain d, long... arrivals) { this.d = d; this.arrivals = arrivals; }
+
+        /** Edge {@code c} on (next, left) as given; returns them after it. */
+        private int[] step(long c, int n, int l) {
+            while (n < arrivals.length && arrivals[n] <= d.picosOfCycle(c)) { n++; l++; }
+            return new int[]{n, l > 0 ? l - 1 : 0};
+        }
+
+        private void run(long c) {
+            int[] s = step(c, next, left);
+            next = s[0];
+            left = s[1];
+        }
+
+        @Override public void drive() { }
+        @Override public void update() { wired.add(d.cycle()); run(d.cycle()); }
+        @Override public boolean active() { return left > 0; }
+
+        @Override public long coastable() {
+            int n = next, l = left;
+            for (long c = d.cycle() + 1, k = 0; ; c++, k++) {
+                int[] s = step(c, n, l);
+                n = s[0];
+                l = s[1];
+                if (l == 0) return k; // the clock stops after edge c: it closes the coast
+            }
+        }
+
+        @Override public boolean coastsEdgeAfter() { return true; }
+
+        @Override public void coast(long first, long n) {
+            for (long c = first; c < first + n; c++) { coasted.add(c); run(c); }
+        }
+    }
+
+    @Test
+    void aClockWokenAtATimeCoastsFromItsWakeEdge() {
+        Simulator sim = new Simulator();
+        sim.coasting(true);
+        ClockDomain d = sim.clockDomain("d", 1_000, 0);
+        // three items at 0 ns (edges 0-2), three at 10 ns (edges 10-12): the clock stops after edge 2
+        Worker w = new Worker(d, 0, 0, 0, 10_000, 10_000, 10_000);
+        d.coastWith(w, 1);
+        d.add(w);
+        d.wakeAt(10_000);
+        sim.runUntilIdle();
+        assertEquals(List.of(0L), w.wired, "only the first edge runs through the wires");
+        assertEquals(List.of(1L, 2L, 10L, 11L, 12L), w.coasted, "the wake edge coasts with those after it");
+        assertEquals(6, d.edgesRun(), "the idle edges between are not counted");
+        assertEquals(5, d.edgesCoasted());
+        assertEquals(0, w.left);
+    }
 }
