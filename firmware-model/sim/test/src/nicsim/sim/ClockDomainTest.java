@@ -314,4 +314,21 @@ class ClockDomainTest {
         assertEquals(5, d.edgesCoasted());
         assertEquals(0, w.left);
     }
+
+    @Test
+    void aWakeEdgeAfterWhichTheClockStopsAgainCoastsAlone() {
+        Simulator sim = new Simulator();
+        sim.coasting(true);
+        ClockDomain d = sim.clockDomain("d", 1_000, 0);
+        Worker w = new Worker(d, 0, 10_000, 20_000); // an item at 0, 10 and 20 ns: an edge each, then a stop
+        d.coastWith(w, 1);
+        d.add(w);
+        d.wakeAt(10_000);
+        d.wakeAt(20_000);
+        sim.runUntilIdle();
+        assertEquals(List.of(0L), w.wired);
+        assertEquals(List.of(10L, 20L), w.coasted);
+        assertEquals(3, d.edgesRun());
+        assertEquals(20_000, sim.now(), "each wake edge runs at its own time");
+    }
 }
