@@ -441,16 +441,16 @@ public final class Simulator {
     public void runUntil(BooleanSupplier condition, long limitPicos, Scope own) {
         long deadline = Math.addExact(now, limitPicos);
         while (!condition.getAsBoolean()) {
-            Event head = peek();
-            if (head == null)
+            Event e = takeBy(deadline);
+            if (e == null && peek() == null)
                 throw new IllegalStateException("simulation went idle at " + now + " ps before the condition held");
-            if (head.time > deadline) {
+            if (e == null) {
                 passInstant(deadline);
                 throw new IllegalStateException(
                         "condition did not hold within " + limitPicos + " ps (now " + now + " ps)");
             }
             try {
-                step();
+                run(e);
             } catch (RuntimeException x) {
                 Fault f = faults.peekLast();
                 if (own == null || f == null || f.cause() != x || f.scope() == null || f.scope() == own) throw x;
@@ -468,14 +468,10 @@ public final class Simulator {
     /** Runs until idle, but stops with an exception if {@code limitPicos} pass first (a clock that never stops). */
     public long runUntilIdle(long limitPicos) {
         long deadline = Math.addExact(now, limitPicos);
-        while (true) {
-            Event head = peek();
-            if (head == null) return now;
-            if (head.time > deadline)
-                throw new IllegalStateException(
-                        "still busy after " + limitPicos + " ps (next event at " + head.time + " ps)");
-            step();
-        }
+        for (Event e; (e = takeBy(deadline)) != null; ) run(e);
+        Event head = peek();
+        if (head == null) return now;
+        throw new IllegalStateException("still busy after " + limitPicos + " ps (next event at " + head.time + " ps)");
     }
 
     public boolean idle() { return peek() == null; }
