@@ -465,7 +465,7 @@ final class Commands {
     // ------------------------------------------------------------------ QPs
 
     private Qp qp(long qpn) {
-        Qp q = fw.qps.get(qpn);
+        Qp q = fw.qp(qpn);
         if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_QP, qpn);
         return q;
     }
@@ -492,7 +492,7 @@ final class Commands {
         Srq srq = c.srq() == 0 ? null : qpSrq(c, type, target || initiator || dci);
         Qp q = new Qp(fw, qpn, type, c, scq, rcq, srq);
         if (special >= 0) fw.management.own(special, q);
-        fw.qps.put(qpn, q);
+        fw.addQp(q);
         qpIndexUsed.add((int) (qpn & (maxQp - 1)));
         if (scq != null) scq.users++;
         if (rcq != null) rcq.users++;
@@ -562,7 +562,7 @@ final class Commands {
     }
 
     private void destroyQp(long qpn) {
-        Qp q = fw.qps.remove(qpn);
+        Qp q = fw.removeQp(qpn);
         if (q == null) throw new CommandRefused(Cmd.Syndrome.UNKNOWN_QP, qpn);
         q.destroy();
         if (q.special >= 0) fw.management.own(q.special, null);

@@ -62,6 +62,26 @@ public final class Firmware implements EmbeddedProcessor {
 
     // the resource tables
     final Map<Long, Qp> qps = new TreeMap<>();
+    // the QP looked up last: a message's doorbell, WQE and packets name the same QP, looked up with no boxing
+    private Qp lastQp;
+
+    /** QP {@code qpn}, null if there is none: the one named last without a look in the table. */
+    Qp qp(long qpn) {
+        Qp q = lastQp;
+        if (q != null && q.qpn == qpn) return q;
+        q = qps.get(qpn);
+        if (q != null) lastQp = q;
+        return q;
+    }
+
+    /** Adds {@code q} to the QP table. */
+    void addQp(Qp q) { qps.put(q.qpn, q); }
+
+    /** Takes QP {@code qpn} out of the table (null if there was none); a later look for it finds nothing. */
+    Qp removeQp(long qpn) {
+        if (lastQp != null && lastQp.qpn == qpn) lastQp = null;
+        return qps.remove(qpn);
+    }
     final Table<Cq> cqs;
     final Table<Srq> srqs = new Table<>(1, 1 << 16, Cmd.Syndrome.OUT_OF_SRQS, true);
 
@@ -258,7 +278,7 @@ public final class Firmware implements EmbeddedProcessor {
 
     /** A fetched, checked send WQE. */
     @Override public void onWqe(long qpn, int index, byte[] bytes) {
-        Qp q = qps.get(qpn);
+        Qp q = qp(qpn);
         if (q == null) {
             report(String.format("WQE %d for QP 0x%x, which does not exist", index, qpn));
             return;
@@ -268,13 +288,13 @@ public final class Firmware implements EmbeddedProcessor {
 
     /** The fetcher refused a WQE: its QP's requester takes it ({@link Requester#onWqeError}). */
     @Override public void onWqeError(WqeError e) {
-        Qp q = qps.get(e.qpn());
+        Qp q = qp(e.qpn());
         if (q != null) q.requester.onWqeError(e);
     }
 
     /** A decoded send doorbell (a kick: a QP in ERR re-reads its receive queue to flush new receives). */
     @Override public void onDoorbell(long qpn, int producer) {
-        Qp q = qps.get(qpn);
+        Qp q = qp(qpn);
         if (q == null) return;
         q.requester.doorbell(producer);
         ledger.doorbell(qpn, producer, sim.now());
@@ -285,12 +305,12 @@ public final class Firmware implements EmbeddedProcessor {
     @Override public void onCqeWritten(byte[] cqe) { ledger.cqeWritten(cqe, sim.now()); }
 
     @Override public void onSqMiss(long qpn, int producer) {
-        Qp q = qps.get(qpn);
+        Qp q = qp(qpn);
         if (q != null) sqContexts.miss(q, producer);
     }
 
     @Override public void onSqLoaded(long qpn) {
-        Qp q = qps.get(qpn);
+        Qp q = qp(qpn);
         if (q != null) sqContexts.loaded(q);
     }
 
@@ -322,7 +342,7 @@ public final class Firmware implements EmbeddedProcessor {
             multicast.onPacket(p);
             return;
         }
-        Qp q = qps.get(p.destQp());
+        Qp q = qp(p.destQp());
         if (q == null) {
             stats.inc(FirmwareStat.PACKETS_NO_QP);
             return;
@@ -347,7 +367,7 @@ public final class Firmware implements EmbeddedProcessor {
     void send(Packet p, long feedPicos, LongConsumer left, Fabric.Gone gone) {
         stats.inc(FirmwareStat.PACKETS_OUT);
         if (qCounters.allocated() > 0) { // only then may a QP count its own (a lookup per packet otherwise saved)
-            Qp from = qps.get(p.srcQp());
+            Qp from = qp(p.srcQp());
             if (from != null) from.countOwn(FirmwareStat.PACKETS_OUT, 1);
         }
         management.countXmit(p);
