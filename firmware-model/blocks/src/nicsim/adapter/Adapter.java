@@ -96,8 +96,9 @@ public final class Adapter implements PciFunction, Clocked {
     /** Per send queue, for the timeline: decoded doorbells {producer, time} and fetches {first WQEBB, count, time}. */
     private final Map<Long, ArrayDeque<long[]>> doorbellsSeen = new HashMap<>();
     private final Map<Long, ArrayDeque<long[]>> fetchesSeen = new HashMap<>();
-    private final Map<Long, Long> nextFetch = new HashMap<>();
-    private final Map<Integer, Long> qpnOfSlot = new HashMap<>();
+    // by fetcher slot: the QP loaded there (-1: none) and the next WQEBB it fetches, read at each fetch with no boxing
+    private final long[] slotQpn;
+    private final int[] slotNext;
 
     /** The blocks alone, without firmware (block-level tests, the demo). */
     public Adapter(Simulator sim, AdapterConfig cfg) { this(sim, cfg, "core", EmbeddedProcessor::none); }
@@ -127,6 +128,9 @@ public final class Adapter implements PciFunction, Clocked {
         this.mmioOutsideWindow = core.counters().ref(AdapterStat.MMIO_OUTSIDE_DOORBELL_WINDOW);
         this.decoder = new DoorbellDecoder(core, dbCfg);
         this.fetcher = new WqeFetcher(core, cfg.fetcher());
+        slotQpn = new long[fetcher.config().sqEntries()];
+        Arrays.fill(slotQpn, -1);
+        slotNext = new int[slotQpn.length];
         this.cqeWriter = new CqeWriter(core, cfg.cqeWriter());
         this.mtt = new MttWalker(core, cfg.mtt());
         this.dma = new DmaPath(sim, cfg.dma(), clockName.replaceFirst("core$", ""), () -> port);
@@ -288,7 +292,6 @@ public final class Adapter implements PciFunction, Clocked {
         ownSq(qpn, uar);
         doorbellsSeen.put(qpn, new ArrayDeque<>());
         fetchesSeen.put(qpn, new ArrayDeque<>());
-        nextFetch.put(qpn, 0L);
         queued();
     }
 
@@ -300,14 +303,19 @@ public final class Adapter implements PciFunction, Clocked {
     public void loadSq(long qpn, long ringBase, int logSize, int start, int producer) {
         SqConfig sc = new SqConfig(qpn, ringBase, logSize, start & 0xFFFF, producer & 0xFFFF, 1);
         sqConfigs.put(qpn, sc);
+        bfQpn = -1;
         sqIn.add(sc);
-        qpnOfSlot.put((int) (qpn & (fetcher.config().sqEntries() - 1)), qpn);
-        nextFetch.put(qpn, (long) (start & 0xFFFF));
+        int slot = slot(qpn);
+        slotQpn[slot] = qpn;
+        slotNext[slot] = start & 0xFFFF;
         ArrayDeque<long[]> d = doorbellsSeen.get(qpn), f = fetchesSeen.get(qpn);
         if (d != null) d.clear();
         if (f != null) f.clear();
         queued();
     }
+
+    /** The fetcher slot of send queue {@code qpn}: its QPN's low bits. */
+    private int slot(long qpn) { return (int) (qpn & (slotQpn.length - 1)); }
 
     /**
      * Firmware: rings {@code qpn}'s send doorbell from inside the adapter (after loading its context), with {@code
@@ -323,9 +331,10 @@ public final class Adapter implements PciFunction, Clocked {
         SqConfig old = sqConfigs.remove(qpn);
         tableIn.add(new QueueTableWrite(0, qpn, 0, 0));
         sqOwner.remove(qpn);
+        bfQpn = -1;
         doorbellsSeen.remove(qpn);
         fetchesSeen.remove(qpn);
-        nextFetch.remove(qpn);
+        if (slotQpn[slot(qpn)] == qpn) slotQpn[slot(qpn)] = -1;
         if (resident && old != null) sqIn.add(new SqConfig(qpn, old.base(), old.logSize(), 0));
         queued();
     }
@@ -433,6 +442,7 @@ public final class Adapter implements PciFunction, Clocked {
      */
     private void ownSq(long qpn, int uar) {
         sqOwner.put(qpn, (long) uar);
+        bfQpn = -1;
         tableIn.add(new QueueTableWrite(0, qpn, uar, 1));
     }
 
@@ -449,14 +459,23 @@ public final class Adapter implements PciFunction, Clocked {
      * owns the queue its ctrl segment names (the decoder's own check; a write through a foreign page
      * is rejected there and leaves nothing here). The oldest lines go when the buffer is full.
      */
+    // keepBlueFlame's last queue, its context and its owner's page (-1: none); a change to either table forgets it
+    private long bfQpn = -1, bfOwner = -1;
+    private SqConfig bfSq;
+
     private void keepBlueFlame(long page, byte[] wqe) {
         if (bfEntries == 0) return;
         long ctrl = ctrlWord(wqe);
         long qpn = WqeLayout.qpn(ctrl);
         int index = WqeLayout.index(ctrl);
-        SqConfig sc = sqConfigs.get(qpn);
-        Long owner = sqOwner.get(qpn);
-        if (sc == null || owner == null || owner != page) return;
+        if (qpn != bfQpn) { // a run of posts to one queue looks its context and owner up once, with no boxing
+            bfSq = sqConfigs.get(qpn);
+            Long owner = sqOwner.get(qpn);
+            bfOwner = owner == null ? -1 : owner;
+            bfQpn = qpn;
+        }
+        SqConfig sc = bfSq;
+        if (sc == null || bfOwner != page) return;
         int mask = (1 << sc.logSize()) - 1;
         for (int k = 0; k < wqe.length / WqeLayout.WQEBB; k++) {
             long pa = sc.base() + (long) ((index + k) & mask) * WqeLayout.WQEBB;
@@ -578,11 +597,11 @@ public final class Adapter implements PciFunction, Clocked {
         }
         if (fetcher.dmaReq().fire()) {
             WqePorts.DmaReadReq r = fetcher.dmaReq().payload();
-            Long q = qpnOfSlot.get((int) r.tag());
-            if (q != null) {
-                long count = r.length() / WqeLayout.WQEBB, first = nextFetch.get(q);
-                if (tracingWqe()) fetchesSeen.get(q).add(new long[]{first, count, sim.now()});
-                nextFetch.put(q, (first + count) & 0xFFFF);
+            int slot = (int) r.tag();
+            if (slotQpn[slot] >= 0) {
+                int count = (int) (r.length() / WqeLayout.WQEBB), first = slotNext[slot];
+                if (tracingWqe()) fetchesSeen.get(slotQpn[slot]).add(new long[]{first, count, sim.now()});
+                slotNext[slot] = (first + count) & 0xFFFF;
             }
         }
         if (fetcher.wqe().fire()) collect(fetcher.wqe().payload());
