@@ -352,9 +352,11 @@ final class Requester {
                 Math.min(op.payload.length, (i + 1) * q.mtu));
         long length = op.chunks != null ? op.length : op.payload.length;
         boolean ackReq = q.service.reliable && (i == n - 1 || (i + 1) % q.fw.ackCoalesce == 0);
-        return request(op, po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0,
+        Packet p = request(op, po, (op.firstPsn + i) & 0xFFFFFF, ackReq, i == 0 ? op.w.remoteAddr() : 0,
                 i == 0 ? op.w.rkey() : 0, i == 0 ? length : 0, 0, 0, po.hasImm() || inv && i == n - 1 ? op.w.imm() : 0,
-                chunk).withSolicited(i == n - 1 && op.w.solicited());
+                chunk);
+        // request() makes it unsolicited: a second packet only for the one that asks for an event
+        return i == n - 1 && op.w.solicited() ? p.withSolicited(true) : p;
     }
 
     /**
