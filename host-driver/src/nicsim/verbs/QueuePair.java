@@ -309,7 +309,7 @@ public final class QueuePair extends VerbsObject {
                 int idx = sq.head() & (sq.size() - 1);
                 if (wr.opcode() == WrOpcode.BIND_MW) {
                     pendingBinds.put(idx, wr);
-                } else {
+                } else if (!pendingBinds.isEmpty()) { // a post with no bind pending looks up nothing
                     pendingBinds.remove(idx);
                 }
                 sq.put(wqe, wr.wrId(), wr.opcode().ordinal());
@@ -433,7 +433,8 @@ public final class QueuePair extends VerbsObject {
             throw new VerbsException(Errno.EINVAL,
                     "SendWr.sgList has " + wr.sgList().size() + " SGEs; the QP allows " + maxSendSge, i);
         long total = 0;
-        for (Sge s : wr.sgList()) total += s.length() & 0xFFFFFFFFL;
+        List<Sge> sgl = wr.sgList();
+        for (int k = 0; k < sgl.size(); k++) total += sgl.get(k).length() & 0xFFFFFFFFL; // indexed: no iterator a post
         if (total > driver.caps().maxMsgSize())
             throw new VerbsException(Errno.EINVAL, "SendWr length " + total + " exceeds the maximum message size "
                     + driver.caps().maxMsgSize(), i);
@@ -547,7 +548,10 @@ public final class QueuePair extends VerbsObject {
     /** Verbs SGEs as the WQE formats take them. */
     static List<WqeFormat.Sge> toWqe(List<Sge> sges) {
         List<WqeFormat.Sge> out = new ArrayList<>(sges.size());
-        for (Sge s : sges) out.add(new WqeFormat.Sge(s.addr(), s.length(), s.lkey()));
+        for (int k = 0; k < sges.size(); k++) { // indexed: no iterator a post
+            Sge s = sges.get(k);
+            out.add(new WqeFormat.Sge(s.addr(), s.length(), s.lkey()));
+        }
         return out;
     }
 

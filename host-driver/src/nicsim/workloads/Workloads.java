@@ -252,6 +252,9 @@ public final class Workloads {
             int cqMod = Math.max(1, Math.min(Math.min(o.cqMod(), tx), qpShare));
             int[] lastSignaled = new int[nq];
             for (int k = 0; k < nq; k++) lastSignaled[k] = k - nq;
+            // one work request, refilled each post as perftest refills its own: postSend copies it into the WQE
+            SendWr wr = new SendWr();
+            SendWr[] one = {wr};
             while (completed < iters && errors.isEmpty()) {
                 // over UD a message with no receive posted is dropped: the sender stays within the receives
                 while (posted < iters && posted - completed < tx && (!ud || posted - received[0] < o.rxDepth())) {
@@ -259,7 +262,7 @@ public final class Workloads {
                     QueuePair q = c.qps.get(posted % nq);
                     int own = posted / nq, lastOwn = (iters - 1 - posted % nq) / nq;
                     boolean signaled = own % cqMod == cqMod - 1 || own == lastOwn;
-                    SendWr wr = new SendWr().wrId(posted).opcode(verb).sendFlags(signaled ? SendFlags.SIGNALED : 0);
+                    wr.wrId(posted).opcode(verb).sendFlags(signaled ? SendFlags.SIGNALED : 0);
                     int lkey = cmrs.get(posted % cmrs.size()).lkey(), rkey = smrs.get(posted % smrs.size()).rkey();
                     if (atomic) wr.sgList(new Sge(c.buf.addr() + 8 + 8L * (posted % 8), 8, lkey)).compareAdd(1)
                             .remoteAddr(s.buf.addr()).rkey(rkey);
@@ -269,7 +272,7 @@ public final class Workloads {
                             .remoteAddr(s.buf.addr() + slot).rkey(rkey);
                     if (ud) wr.ah(toS).remoteQpn(s.qps.get(posted % nq).qpNum()).remoteQkey(Connect.QKEY);
                     postedAt[posted] = w.now();
-                    q.postSend(wr);
+                    q.postSend(one);
                     posted++;
                 }
                 List<WorkCompletion> got = new ArrayList<>();
