@@ -384,12 +384,17 @@ final class Requester {
             for (int k = 0; k < op.npkts; k++) {
                 long from = (long) k * q.mtu, to = Math.min(op.length, from + q.mtu);
                 while (i < pieces.size() && at + pieces.get(i).length() <= from) at += pieces.get(i++).length();
-                List<DmaPath.Range> ranges = new ArrayList<>();
-                long pos = at;
-                for (int j = i; j < pieces.size() && pos < to; pos += pieces.get(j++).length()) {
-                    Piece p = pieces.get(j);
-                    long lo = Math.max(from, pos), hi = Math.min(to, pos + p.length());
-                    if (lo < hi) ranges.add(new DmaPath.Range(p.pa() + (lo - pos), (int) (hi - lo)));
+                List<DmaPath.Range> ranges;
+                if (from < to && i < pieces.size() && at + pieces.get(i).length() >= to) { // all in one piece
+                    ranges = List.of(new DmaPath.Range(pieces.get(i).pa() + (from - at), (int) (to - from)));
+                } else {
+                    ranges = new ArrayList<>();
+                    long pos = at;
+                    for (int j = i; j < pieces.size() && pos < to; pos += pieces.get(j++).length()) {
+                        Piece p = pieces.get(j);
+                        long lo = Math.max(from, pos), hi = Math.min(to, pos + p.length());
+                        if (lo < hi) ranges.add(new DmaPath.Range(p.pa() + (lo - pos), (int) (hi - lo)));
+                    }
                 }
                 streamPacket(op, k, ranges, i < pieces.size() ? pieces.get(i).sge() : null, left);
             }
