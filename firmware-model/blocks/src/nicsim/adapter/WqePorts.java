@@ -24,9 +24,11 @@ public final class WqePorts {
     /** A DMA read the fetcher asks for: {@code length} bytes (whole WQEBBs) at {@code addr}. */
     public record DmaReadReq(long addr, long length, long tag) {}
 
-    /** One WQEBB of read data; {@code status} 1 if the DMA failed (then data is meaningless). */
+    /**
+     * One WQEBB of read data; {@code status} 1 if the DMA failed (then data is meaningless). {@code data} is taken,
+     * not copied: its maker hands over an array no one writes again (every maker here makes a new one a beat).
+     */
     public record WqebbBeat(long[] data, long status) {
-        public WqebbBeat { data = data.clone(); }
         @Override public boolean equals(Object o) {
             return o instanceof WqebbBeat b && Arrays.equals(data, b.data) && status == b.status;
         }
@@ -36,9 +38,11 @@ public final class WqePorts {
         }
     }
 
-    /** One WQEBB handed to the firmware: which SQ, its WQEBB counter, whether it starts or ends a WQE. */
+    /**
+     * One WQEBB handed to the firmware: which SQ, its WQEBB counter, whether it starts or ends a WQE. {@code data} is
+     * taken, not copied, as {@link WqebbBeat}'s (the fetcher hands on the read beat's own words, which no one writes).
+     */
     public record WqeBeat(long qpn, long index, long first, long last, long[] data) {
-        public WqeBeat { data = data.clone(); }
         @Override public boolean equals(Object o) {
             return o instanceof WqeBeat b && qpn == b.qpn && index == b.index && first == b.first && last == b.last
                     && Arrays.equals(data, b.data);
