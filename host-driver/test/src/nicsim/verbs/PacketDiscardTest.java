@@ -42,6 +42,21 @@ class PacketDiscardTest {
     }
 
     @Test
+    void aRequestForAQpDestroyedAfterItsTrafficIsDroppedAsForNone() {
+        Pair p = new Pair("cx-gen3x16", QpType.RC, 8192).up(Mtu.MTU_1024);
+        p.b.qp.postRecv(new RecvWr().wrId(9).sgList(new Sge(p.b.buf.addr(), 64, p.b.mr.lkey())));
+        p.a.qp.postSend(send(p, 1));
+        assertEquals(WcStatus.SUCCESS, p.await(p.a.cq, 1).get(0).status()); // B's firmware found its QP just now
+        long before = count(p, "Firmware.packets_no_qp");
+        p.b.qp.close();
+        p.a.qp.postSend(send(p, 2));
+        p.world.runFor(100 * US);
+        assertTrue(count(p, "Firmware.packets_no_qp") > before, "the destroyed QP's packets count as for no QP");
+        WorkCompletion wc = p.await(p.a.cq, 1).get(0);
+        assertEquals(WcStatus.RETRY_EXC_ERR, wc.status(), wc.toString());
+    }
+
+    @Test
     void aRequestForAQpNotYetInRtrIsDropped() {
         Pair p = new Pair("cx-gen3x16", QpType.RC, 8192);
         Connect.up(p.a.qp, Connect.ALL_REMOTE, Connect.Dest.of(p.b.ctx, p.b.qp, 200), Mtu.MTU_1024, 100);
