@@ -1,6 +1,5 @@
 package nicsim.abi;
 
-import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -195,54 +194,54 @@ public final class WqeFormat {
         // the only DRIVER QPs that send are DC initiators
         boolean ud = type == ServiceType.UD, dc = type == ServiceType.DRIVER;
         if (w.layout() != null) return encodeLayout(w);
-        ByteArrayOutputStream segs = new ByteArrayOutputStream();
-        if (type == ServiceType.XRC_SEND) {
-            byte[] x = new byte[WqeLayout.DS_UNIT];
-            BigEndian.put32(x, XRC_SRQN, w.xrcSrqn() & 0xFFFFFF);
-            segs.writeBytes(x);
+        boolean xrc = type == ServiceType.XRC_SEND, hasAv = (ud || dc) && (w.av() != null || !dc);
+        // a DCI's local operations (bind, invalidate, NOP) name no target
+        int len = (xrc ? WqeLayout.DS_UNIT : 0) + (hasAv ? AV_BYTES : 0)
+                + (hasRaddr(w.opcode()) ? WqeLayout.DS_UNIT : 0) + (hasAtomicSeg(w.opcode()) ? WqeLayout.DS_UNIT : 0);
+        if (w.inline() != null) len += (w.inline().length + INLINE_DATA + 15) / 16 * 16;
+        else for (Sge s : w.sges()) if (s.length() != 0) len += WqeLayout.DS_UNIT;
+        byte[] out = framed(w, 0, len);
+        int at = WqeLayout.CTRL_BYTES; // the segments follow the ctrl segment, each written in place
+        if (xrc) {
+            BigEndian.put32(out, at + XRC_SRQN, w.xrcSrqn() & 0xFFFFFF);
+            at += WqeLayout.DS_UNIT;
         }
-        if ((ud || dc) && (w.av() != null || !dc)) { // a DCI's local operations (bind, invalidate, NOP) name no target
-            byte[] av = new byte[AV_BYTES];
-            if (dc) BigEndian.put64(av, AV_KEY, w.av().dcKey());
-            else BigEndian.put32(av, AV_KEY, w.av().qkey());
-            BigEndian.put32(av, AV_DQPN, (int) w.av().remoteQpn() | AV_EXT);
-            av[AV_RLID] = (byte) (w.av().rlid() >> 8);
-            av[AV_RLID + 1] = (byte) w.av().rlid();
+        if (hasAv) {
+            if (dc) BigEndian.put64(out, at + AV_KEY, w.av().dcKey());
+            else BigEndian.put32(out, at + AV_KEY, w.av().qkey());
+            BigEndian.put32(out, at + AV_DQPN, (int) w.av().remoteQpn() | AV_EXT);
+            out[at + AV_RLID] = (byte) (w.av().rlid() >> 8);
+            out[at + AV_RLID + 1] = (byte) w.av().rlid();
             if (w.av().grh()) {
-                BigEndian.put32(av, AV_GRH_WORD, AV_GRH_BIT);
-                BigEndian.put64(av, AV_RGID, w.av().dgidHi());
-                BigEndian.put64(av, AV_RGID + 8, w.av().dgidLo());
+                BigEndian.put32(out, at + AV_GRH_WORD, AV_GRH_BIT);
+                BigEndian.put64(out, at + AV_RGID, w.av().dgidHi());
+                BigEndian.put64(out, at + AV_RGID + 8, w.av().dgidLo());
             }
-            segs.writeBytes(av);
+            at += AV_BYTES;
         }
         if (hasRaddr(w.opcode())) {
-            byte[] r = new byte[WqeLayout.DS_UNIT];
-            BigEndian.put64(r, RADDR_ADDR, w.remoteAddr());
-            BigEndian.put32(r, RADDR_RKEY, w.rkey());
-            segs.writeBytes(r);
+            BigEndian.put64(out, at + RADDR_ADDR, w.remoteAddr());
+            BigEndian.put32(out, at + RADDR_RKEY, w.rkey());
+            at += WqeLayout.DS_UNIT;
         }
         if (hasAtomicSeg(w.opcode())) {
-            byte[] a = new byte[WqeLayout.DS_UNIT];
-            BigEndian.put64(a, ATOMIC_SWAP_ADD, w.swapAdd());
-            BigEndian.put64(a, ATOMIC_COMPARE, w.compare());
-            segs.writeBytes(a);
+            BigEndian.put64(out, at + ATOMIC_SWAP_ADD, w.swapAdd());
+            BigEndian.put64(out, at + ATOMIC_COMPARE, w.compare());
+            at += WqeLayout.DS_UNIT;
         }
         if (w.inline() != null) {
-            byte[] in = new byte[(w.inline().length + INLINE_DATA + 15) / 16 * 16];
-            BigEndian.put32(in, INLINE_BYTE_COUNT, w.inline().length | INLINE_FLAG);
-            System.arraycopy(w.inline(), 0, in, INLINE_DATA, w.inline().length);
-            segs.writeBytes(in);
+            BigEndian.put32(out, at + INLINE_BYTE_COUNT, w.inline().length | INLINE_FLAG);
+            System.arraycopy(w.inline(), 0, out, at + INLINE_DATA, w.inline().length);
         } else {
             for (Sge s : w.sges()) {
                 if (s.length() == 0) continue; // zero-length SGEs get no segment (docs/sources.md#mlx5-send-wqe)
-                byte[] d = new byte[WqeLayout.DS_UNIT];
-                BigEndian.put32(d, DATA_BYTE_COUNT, s.length());
-                BigEndian.put32(d, DATA_LKEY, s.lkey());
-                BigEndian.put64(d, DATA_ADDR, s.addr());
-                segs.writeBytes(d);
+                BigEndian.put32(out, at + DATA_BYTE_COUNT, s.length());
+                BigEndian.put32(out, at + DATA_LKEY, s.lkey());
+                BigEndian.put64(out, at + DATA_ADDR, s.addr());
+                at += WqeLayout.DS_UNIT;
             }
         }
-        return frame(w, 0, segs.toByteArray());
+        return out;
     }
 
     /**
@@ -250,14 +249,20 @@ public final class WqeFormat {
      * WQEBBs.
      */
     private static byte[] frame(SendWqe w, int opmod, byte[] body) {
-        int ds = 1 + body.length / 16;
+        byte[] out = framed(w, opmod, body.length);
+        System.arraycopy(body, 0, out, WqeLayout.CTRL_BYTES, body.length);
+        return out;
+    }
+
+    /** A WQE's bytes with its ctrl segment written and room for {@code bodyLength} bytes of segments after it. */
+    private static byte[] framed(SendWqe w, int opmod, int bodyLength) {
+        int ds = 1 + bodyLength / 16;
         if (ds > 63) throw new IllegalArgumentException("WQE of " + ds + " DS: at most 63 16-byte units fit a WQE");
         byte[] out = new byte[WqeLayout.wqebbs(ds) * WqeLayout.WQEBB];
         System.arraycopy(WqeLayout.ctrl(w.opcode(), w.index(), w.qpn(), ds), 0, out, 0, 8);
         out[WqeLayout.CTRL_OPMOD] = (byte) opmod;
         out[WqeLayout.CTRL_FM_CE_SE] = (byte) w.fmCeSe();
         BigEndian.put32(out, WqeLayout.CTRL_IMM, w.imm());
-        System.arraycopy(body, 0, out, WqeLayout.CTRL_BYTES, body.length);
         return out;
     }
 
@@ -371,7 +376,8 @@ public final class WqeFormat {
             cmp = BigEndian.get64(b, at + ATOMIC_COMPARE);
             at += 16;
         }
-        List<Sge> sges = new ArrayList<>();
+        Sge[] sge = new Sge[(end - at + 15) / 16]; // at most one a 16-byte unit left
+        int n = 0;
         byte[] inline = null;
         if (at < end && (BigEndian.get32(b, at + INLINE_BYTE_COUNT) & INLINE_FLAG) != 0) {
             int len = (int) (BigEndian.get32(b, at + INLINE_BYTE_COUNT) & ~INLINE_FLAG);
@@ -385,14 +391,15 @@ public final class WqeFormat {
             need(at, 16, end, "data segment");
             long count = BigEndian.get32(b, at + DATA_BYTE_COUNT);
             if ((count & INLINE_FLAG) != 0) throw new Malformed("inline segment after a data segment at byte " + at);
-            sges.add(new Sge(BigEndian.get64(b, at + DATA_ADDR), (int) count,
-                    (int) BigEndian.get32(b, at + DATA_LKEY)));
+            sge[n++] = new Sge(BigEndian.get64(b, at + DATA_ADDR), (int) count,
+                    (int) BigEndian.get32(b, at + DATA_LKEY));
             at += 16;
         }
+        List<Sge> sges = n == 1 ? List.of(sge[0]) : List.of(Arrays.copyOf(sge, n));
         if (isAtomic(opcode) && (sges.size() != 1 || sges.get(0).length() != 8))
             throw new Malformed("atomic WQE needs one 8-byte data segment, has " + sges);
         return new SendWqe(opcode, index, qpn, b[WqeLayout.CTRL_FM_CE_SE] & 0xff,
-                (int) BigEndian.get32(b, WqeLayout.CTRL_IMM), av, raddr, rkey, swap, cmp, List.copyOf(sges), inline,
+                (int) BigEndian.get32(b, WqeLayout.CTRL_IMM), av, raddr, rkey, swap, cmp, sges, inline,
                 xrcSrqn);
     }
 
