@@ -36,6 +36,40 @@ class WorldTest {
     }
 
     @Test
+    void aWaitWatchesItsOwnHostsOnlyWhileItRunsAndAWaitOnAllLooksAfterAnyWrite() {
+        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        w.runFor(1_000_000); // the adapters settle
+        long a = w.host(0).allocPhysical(64, 64), b = w.host(1).allocPhysical(64, 64);
+        long t0 = w.now();
+        for (int i = 1; i <= 4; i++) { // host 0 written at t0 + 1, 2, 3, 4 us; host 1 at t0 + 2.5 and 5.5 us
+            byte v = (byte) i;
+            w.sim.schedule(t0 + i * 1_000_000L, () -> w.host(0).memory.write(a, new byte[]{v}));
+        }
+        w.sim.schedule(t0 + 2_500_000L, () -> w.host(1).memory.write(b, new byte[]{7}));
+        w.sim.schedule(t0 + 5_500_000L, () -> w.host(1).memory.write(b, new byte[]{8}));
+        List<Long> looks = new ArrayList<>();
+        w.runUntilMemoryHolds(new int[]{0}, () -> {
+            looks.add(w.now() - t0);
+            return w.host(0).memory.read(a, 1)[0] == 1;
+        }, 10_000_000L);
+        assertEquals(List.of(0L, 1_000_000L), looks, "host 0's wait: at its start and after host 0's first write");
+        looks.clear();
+        w.runUntilMemoryHolds(new int[]{1}, () -> {
+            looks.add(w.now() - t0);
+            return w.host(1).memory.read(b, 1)[0] == 7;
+        }, 10_000_000L);
+        assertEquals(List.of(1_000_000L, 2_500_000L), looks,
+                "host 1's wait: not woken by host 0's write at 2 us, though host 0 was watched before");
+        looks.clear();
+        w.runUntilMemoryHolds(() -> {
+            looks.add(w.now() - t0);
+            return w.host(1).memory.read(b, 1)[0] == 8;
+        }, 10_000_000L);
+        assertEquals(List.of(2_500_000L, 3_000_000L, 4_000_000L, 5_500_000L), looks,
+                "a wait on every host: after each host's writes");
+    }
+
+    @Test
     void aFaultIsChargedToItsNodeAndAResetNodeRunsAgain() {
         World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
         Options o = Options.defaults().with(set -> set.size(4096).iters(200));
