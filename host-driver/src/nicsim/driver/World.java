@@ -37,6 +37,7 @@ public final class World implements AutoCloseable {
     private final List<Host> hosts = new ArrayList<>();
     private final boolean[] watched; // per host: a write to its memory makes the running wait look again
     private boolean written; // a watched host's memory was written since the wait's last look (one simulator)
+    private boolean waiting; // a wait on memory is running
     private final Runnable[] writeHooks; // per host: told of every write to its memory
     private final List<Simulator> partitions = new ArrayList<>();
     private final Windows windows; // null: one simulator
@@ -223,7 +224,7 @@ public final class World implements AutoCloseable {
     /**
      * The waits above, watching hosts {@code nodes} (null: every host). A write to a watched host's memory raises
      * a flag that the loop reads after each event, so an event costs the wait one field read, however many hosts
-     * it watches. A wait's condition must not itself wait.
+     * it watches. A wait inside a condition's look watches its own hosts, then the outer wait's again.
      */
     private void lookOnWrites(BooleanSupplier cond, long limitPicos, int[] nodes) {
         if (windows != null) {
@@ -231,8 +232,10 @@ public final class World implements AutoCloseable {
             return;
         }
         long deadline = Math.addExact(sim.now(), limitPicos);
-        if (nodes == null) Arrays.fill(watched, true);
-        else for (int n : nodes) watched[n] = true;
+        boolean[] outer = waiting ? watched.clone() : null;
+        waiting = true;
+        Arrays.fill(watched, nodes == null);
+        if (nodes != null) for (int n : nodes) watched[n] = true;
         written = true; // the first look
         try {
             while (true) {
@@ -243,7 +246,11 @@ public final class World implements AutoCloseable {
                 step(deadline, limitPicos);
             }
         } finally {
-            Arrays.fill(watched, false);
+            if (outer != null) System.arraycopy(outer, 0, watched, 0, watched.length);
+            else {
+                Arrays.fill(watched, false);
+                waiting = false;
+            }
         }
     }
 

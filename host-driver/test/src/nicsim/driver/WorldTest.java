@@ -70,6 +70,29 @@ class WorldTest {
     }
 
     @Test
+    void aWaitInsideALookWatchesItsHostsThenTheOuterWaitsAgain() {
+        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        w.runFor(1_000_000); // the adapters settle
+        long a = w.host(0).allocPhysical(64, 64), b = w.host(1).allocPhysical(64, 64);
+        long t0 = w.now();
+        w.sim.schedule(t0 + 1_000_000L, () -> w.host(0).memory.write(a, new byte[]{1})); // during the inner wait
+        w.sim.schedule(t0 + 2_000_000L, () -> w.host(1).memory.write(b, new byte[]{1})); // ends the inner wait
+        w.sim.schedule(t0 + 3_000_000L, () -> w.host(1).memory.write(b, new byte[]{2})); // the outer: not watched
+        w.sim.schedule(t0 + 4_000_000L, () -> w.host(0).memory.write(a, new byte[]{2}));
+        List<Long> inner = new ArrayList<>(), outer = new ArrayList<>();
+        w.runUntilMemoryHolds(new int[]{0}, () -> {
+            outer.add(w.now() - t0);
+            if (outer.size() == 1) w.runUntilMemoryHolds(new int[]{1}, () -> {
+                inner.add(w.now() - t0);
+                return w.host(1).memory.read(b, 1)[0] == 1;
+            }, 10_000_000L);
+            return w.host(0).memory.read(a, 1)[0] == 2;
+        }, 10_000_000L);
+        assertEquals(List.of(0L, 2_000_000L), inner, "the inner wait: host 1 only");
+        assertEquals(List.of(0L, 4_000_000L), outer, "the outer wait: host 0 again, after the inner one's end");
+    }
+
+    @Test
     void aFaultIsChargedToItsNodeAndAResetNodeRunsAgain() {
         World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
         Options o = Options.defaults().with(set -> set.size(4096).iters(200));
