@@ -1,13 +1,13 @@
 package nicsim.driver;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntFunction;
-import java.util.function.LongSupplier;
 import nicsim.fabric.Fabric;
 import nicsim.fabric.Faults;
-import nicsim.host.HostMemory;
 import nicsim.profile.Profile;
 import nicsim.sim.Counters;
 import nicsim.sim.Peers;
@@ -35,7 +35,9 @@ public final class World implements AutoCloseable {
     public final Profile profile;
     public final Fabric fabric;
     private final List<Host> hosts = new ArrayList<>();
-    private long memoryWrites; // writes to every host's memory (in one simulator only)
+    private final boolean[] watched; // per host: a write to its memory makes the running wait look again
+    private boolean written; // a watched host's memory was written since the wait's last look (one simulator)
+    private boolean waiting; // a wait on memory is running
     private final Runnable[] writeHooks; // per host: told of every write to its memory
     private final List<Simulator> partitions = new ArrayList<>();
     private final Windows windows; // null: one simulator
@@ -89,6 +91,7 @@ public final class World implements AutoCloseable {
         this.sim = new Simulator(new Counters());
         this.fabric = new Fabric(sim, Fabric.Config.from(profile), faults, seed);
         this.writeHooks = new Runnable[nodes];
+        this.watched = new boolean[nodes];
         for (int i = 0; i < nodes; i++) {
             Simulator own = threads == 0 ? sim : new Simulator(sim.counters());
             Host h = new Host(i, own, nodeProfile.apply(i), fabric);
@@ -125,9 +128,9 @@ public final class World implements AutoCloseable {
 
     private void watchWrites(Host h) {
         int node = h.index;
-        boolean tally = h.sim == sim; // apart, programs look between windows: no count shared between threads
+        boolean tally = h.sim == sim; // apart, programs look between windows: no flag shared between threads
         h.memory.onWrite(() -> {
-            if (tally) memoryWrites++;
+            if (tally && watched[node]) written = true;
             Runnable hook = writeHooks[node];
             if (hook != null) hook.run();
         });
@@ -206,7 +209,7 @@ public final class World implements AutoCloseable {
      * with far fewer looks.
      */
     public void runUntilMemoryHolds(BooleanSupplier cond, long limitPicos) {
-        lookOnWrites(cond, limitPicos, this::memoryVersion);
+        lookOnWrites(cond, limitPicos, null);
     }
 
     /**
@@ -214,28 +217,40 @@ public final class World implements AutoCloseable {
      * only the memory of hosts {@code nodes}: it looks again only after one of those was written.
      */
     public void runUntilMemoryHolds(int[] nodes, BooleanSupplier cond, long limitPicos) {
-        HostMemory[] memories = new HostMemory[nodes.length];
-        for (int i = 0; i < nodes.length; i++) memories[i] = hosts.get(nodes[i]).memory;
-        lookOnWrites(cond, limitPicos, () -> {
-            long v = 0; // writes to those hosts' memory
-            for (HostMemory m : memories) v += m.version();
-            return v;
-        });
+        for (int n : nodes) Objects.checkIndex(n, hosts.size());
+        lookOnWrites(cond, limitPicos, nodes);
     }
 
-    private void lookOnWrites(BooleanSupplier cond, long limitPicos, LongSupplier version) {
+    /**
+     * The waits above, watching hosts {@code nodes} (null: every host). A write to a watched host's memory raises
+     * a flag that the loop reads after each event, so an event costs the wait one field read, however many hosts
+     * it watches. A wait inside a condition's look watches its own hosts, then the outer wait's again.
+     */
+    private void lookOnWrites(BooleanSupplier cond, long limitPicos, int[] nodes) {
         if (windows != null) {
             windows.runUntil(cond, limitPicos);
             return;
         }
         long deadline = Math.addExact(sim.now(), limitPicos);
-        long seen = -1;
-        while (true) {
-            if (version.getAsLong() != seen) {
-                if (cond.getAsBoolean()) return;
-                seen = version.getAsLong(); // after the look, which may itself write (a consumer index)
+        boolean[] outer = waiting ? watched.clone() : null;
+        waiting = true;
+        Arrays.fill(watched, nodes == null);
+        if (nodes != null) for (int n : nodes) watched[n] = true;
+        written = true; // the first look
+        try {
+            while (true) {
+                if (written) {
+                    if (cond.getAsBoolean()) return;
+                    written = false; // after the look, which may itself write (a consumer index)
+                }
+                step(deadline, limitPicos);
             }
-            step(deadline, limitPicos);
+        } finally {
+            if (outer != null) System.arraycopy(outer, 0, watched, 0, watched.length);
+            else {
+                Arrays.fill(watched, false);
+                waiting = false;
+            }
         }
     }
 
@@ -248,9 +263,6 @@ public final class World implements AutoCloseable {
         if (!sim.step()) throw new IllegalStateException("simulation went idle at " + sim.now()
                 + " ps before the condition held");
     }
-
-    /** Writes to every host's memory (one tally, so a look costs the same with 2 nodes or 64). */
-    private long memoryVersion() { return memoryWrites; }
 
     /** Runs until {@code cond} holds; IllegalStateException if {@code limitPicos} pass first. */
     public void runUntil(BooleanSupplier cond, long limitPicos) {

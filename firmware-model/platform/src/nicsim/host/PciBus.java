@@ -334,19 +334,19 @@ public final class PciBus {
         private ConfigSpace config() { return functions.get(function).config(); }
 
         @Override public void dmaWrite(long hostAddr, byte[] data, Consumer<WriteResult> done) {
-            write(hostAddr, data, 0, data.length, sim.now(), done, false);
+            write(hostAddr, data, 0, data.length, sim.now(), done, false, false);
         }
 
         @Override public void dmaWriteStreamed(long hostAddr, byte[] data, int offset, int length, long since,
                                               Consumer<WriteResult> done) {
-            write(hostAddr, data, offset, length, fedSince(since), Objects.requireNonNull(done, "done"), true);
+            write(hostAddr, data, offset, length, fedSince(since), Objects.requireNonNull(done, "done"), true, false);
         }
 
         @Override public void dmaWriteStreamedPosted(long hostAddr, byte[] data, int offset, int length, long since) {
             if (!dmaWriteLands(hostAddr, length))
                 throw new IllegalArgumentException(String.format(
                         "posted DMA write of %d B at 0x%x would not land: it needs a completion", length, hostAddr));
-            write(hostAddr, data, offset, length, fedSince(since), null, true);
+            write(hostAddr, data, offset, length, fedSince(since), null, true, true); // known to land
         }
 
         /**
@@ -372,15 +372,16 @@ public final class PciBus {
          * A DMA write whose bytes were fed from {@code since} on, the last of them now; {@code done}
          * null: no completion (see dmaWriteStreamedPosted). The bytes are {@code data[offset, offset + length)};
          * {@code handedOver}: the caller does not change them until the write has landed, so each TLP lands
-         * its slice of them without a copy.
+         * its slice of them without a copy. {@code lands}: the caller found that it lands ({@link #dmaWriteLands}), so
+         * neither the bus master bit nor the range is looked up again (a posted write is one TLP a call).
          */
         private void write(long hostAddr, byte[] data, int offset, int length, long since, Consumer<WriteResult> done,
-                           boolean handedOver) {
+                           boolean handedOver, boolean lands) {
             if (offset < 0 || length < 0 || offset + length > data.length)
                 throw new IllegalArgumentException("DMA write of bytes [" + offset + ", " + (offset + length)
                         + ") of a " + data.length + " B buffer");
             long seq = ++dmaSeq;
-            if (!config().busMasterEnabled()) {
+            if (!lands && !config().busMasterEnabled()) {
                 stats.dmaBlocked.inc();
                 sim.scheduleIn(0, Simulator.Priority.DELIVERY,
                         () -> done.accept(new WriteResult(DmaStatus.BUS_MASTER_DISABLED, sim.now())));
@@ -391,7 +392,7 @@ public final class PciBus {
             if (traced) sim.trace().record("PciBus", "dma#" + seq, "dma_write_issued",
                     String.format("0x%x +%d", hostAddr, length));
             long last = sim.now();
-            boolean ok = reaches(hostAddr, length);
+            boolean ok = lands || reaches(hostAddr, length);
             // max-payload pieces that do not cross a max-payload boundary (PciLink#splitWrite), without a list
             int mps = link.maxPayload();
             for (long a = hostAddr, end = hostAddr + length; a < end; ) {

@@ -36,6 +36,63 @@ class WorldTest {
     }
 
     @Test
+    void aWaitWatchesItsOwnHostsOnlyWhileItRunsAndAWaitOnAllLooksAfterAnyWrite() {
+        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        w.runFor(1_000_000); // the adapters settle
+        long a = w.host(0).allocPhysical(64, 64), b = w.host(1).allocPhysical(64, 64);
+        long t0 = w.now();
+        for (int i = 1; i <= 4; i++) { // host 0 written at t0 + 1, 2, 3, 4 us; host 1 at t0 + 2.5 and 5.5 us
+            byte v = (byte) i;
+            w.sim.schedule(t0 + i * 1_000_000L, () -> w.host(0).memory.write(a, new byte[]{v}));
+        }
+        w.sim.schedule(t0 + 2_500_000L, () -> w.host(1).memory.write(b, new byte[]{7}));
+        w.sim.schedule(t0 + 5_500_000L, () -> w.host(1).memory.write(b, new byte[]{8}));
+        List<Long> looks = new ArrayList<>();
+        w.runUntilMemoryHolds(new int[]{0}, () -> {
+            looks.add(w.now() - t0);
+            return w.host(0).memory.read(a, 1)[0] == 1;
+        }, 10_000_000L);
+        assertEquals(List.of(0L, 1_000_000L), looks, "host 0's wait: at its start and after host 0's first write");
+        looks.clear();
+        w.runUntilMemoryHolds(new int[]{1}, () -> {
+            looks.add(w.now() - t0);
+            return w.host(1).memory.read(b, 1)[0] == 7;
+        }, 10_000_000L);
+        assertEquals(List.of(1_000_000L, 2_500_000L), looks,
+                "host 1's wait: not woken by host 0's write at 2 us, though host 0 was watched before");
+        looks.clear();
+        w.runUntilMemoryHolds(() -> {
+            looks.add(w.now() - t0);
+            return w.host(1).memory.read(b, 1)[0] == 8;
+        }, 10_000_000L);
+        assertEquals(List.of(2_500_000L, 3_000_000L, 4_000_000L, 5_500_000L), looks,
+                "a wait on every host: after each host's writes");
+    }
+
+    @Test
+    void aWaitInsideALookWatchesItsHostsThenTheOuterWaitsAgain() {
+        World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
+        w.runFor(1_000_000); // the adapters settle
+        long a = w.host(0).allocPhysical(64, 64), b = w.host(1).allocPhysical(64, 64);
+        long t0 = w.now();
+        w.sim.schedule(t0 + 1_000_000L, () -> w.host(0).memory.write(a, new byte[]{1})); // during the inner wait
+        w.sim.schedule(t0 + 2_000_000L, () -> w.host(1).memory.write(b, new byte[]{1})); // ends the inner wait
+        w.sim.schedule(t0 + 3_000_000L, () -> w.host(1).memory.write(b, new byte[]{2})); // the outer: not watched
+        w.sim.schedule(t0 + 4_000_000L, () -> w.host(0).memory.write(a, new byte[]{2}));
+        List<Long> inner = new ArrayList<>(), outer = new ArrayList<>();
+        w.runUntilMemoryHolds(new int[]{0}, () -> {
+            outer.add(w.now() - t0);
+            if (outer.size() == 1) w.runUntilMemoryHolds(new int[]{1}, () -> {
+                inner.add(w.now() - t0);
+                return w.host(1).memory.read(b, 1)[0] == 1;
+            }, 10_000_000L);
+            return w.host(0).memory.read(a, 1)[0] == 2;
+        }, 10_000_000L);
+        assertEquals(List.of(0L, 2_000_000L), inner, "the inner wait: host 1 only");
+        assertEquals(List.of(0L, 4_000_000L), outer, "the outer wait: host 0 again, after the inner one's end");
+    }
+
+    @Test
     void aFaultIsChargedToItsNodeAndAResetNodeRunsAgain() {
         World w = new World(2, Profiles.load("cx-gen3x16"), 1, Faults.NONE);
         Options o = Options.defaults().with(set -> set.size(4096).iters(200));
