@@ -49,8 +49,11 @@ public final class Windows implements AutoCloseable {
      */
     private final AtomicLongArray sync;
     private static final int PAD = 16, GENERATION = 0, DONE = PAD, SHARE = 2 * PAD;
-    /** A wait's spins on the core before it yields it, and a helper's yields before it parks. */
-    private static final int SPINS = 2_000, YIELDS = 2_000;
+    /**
+     * A helper's spins on the core before it parks (about a millisecond). Yielding the core after a shorter spin was
+     * tried: on a loaded machine it saved CPU time but lost wall time, the core going to another process.
+     */
+    private static final int SPINS = 20_000;
     /** Thread t's share of the partitions is first[t] to first[t + 1]: a block of neighbours (a pair of nodes). */
     private final int[] first;
     private final AtomicIntegerArray parked; // by thread: 1 while it sleeps, to be woken
@@ -175,7 +178,7 @@ public final class Windows implements AutoCloseable {
             for (int i = 0; i < helpers.size(); i++) if (parked.get(i + 1) == 1) LockSupport.unpark(helpers.get(i));
             work(0);
             // only partitions a thread has taken are left: a helper not yet awake holds nothing up
-            for (int spins = 0; sync.get(DONE) < parts.size(); spins++) pause(spins);
+            while (sync.get(DONE) < parts.size()) Thread.onSpinWait();
             Throwable f = failure;
             if (f != null) {
                 failure = null;
@@ -229,8 +232,8 @@ public final class Windows implements AutoCloseable {
         while (!closed) {
             // the generation's line alone: the caller's writes to this object's fields between windows move no line
             for (int spins = 0; sync.get(GENERATION) == seen; spins++) {
-                if (spins < SPINS + YIELDS) {
-                    pause(spins);
+                if (spins < SPINS) {
+                    Thread.onSpinWait();
                     continue;
                 }
                 parked.set(t, 1); // the caller wakes it for the next window
@@ -241,15 +244,6 @@ public final class Windows implements AutoCloseable {
             seen = sync.get(GENERATION);
             work(t);
         }
-    }
-
-    /**
-     * Waits a while for another thread: {@link #SPINS} times on the core (a window's wait is a few microseconds), then
-     * giving the core away, to the thread waited for where the machine has more threads to run than cores.
-     */
-    private static void pause(int spins) {
-        if (spins < SPINS) Thread.onSpinWait();
-        else Thread.yield();
     }
 
     /** Stops the worker threads. */
