@@ -68,8 +68,13 @@ public final class ThreadBench {
         }
     }
 
-    /** As {@link #sideBySide}, keeping every round's wall time: the machine's drift over the comparison. */
+    /**
+     * As {@link #sideBySide}, keeping every round's wall time: the machine's drift over the comparison. A shorter run
+     * of each count comes first, untimed: the JIT compiles what a count's runs alone take (the threads' hand-off, the
+     * switch's exchange), and while it compiles it takes a core, from the runs on more threads more than from one.
+     */
     public static Rounds rounds(int nodes, int[] threads, int iters, int rounds) {
+        for (int t : threads) run(nodes, t, Math.max(1, iters / 3));
         Run[] best = new Run[threads.length];
         double[][] walls = new double[threads.length][rounds];
         for (int round = 0; round < rounds; round++)

@@ -61,7 +61,8 @@ final class BenchCommand implements Callable<Integer> {
                     + "work (events, clock edges, DMA beats and heap allocated per message in a fixed set of runs, "
                     + "checked against the committed baseline: not in the default, it fails the command when a figure "
                     + "moved), mpi (pairs_write_bw on 64 and 1,024 nodes in one process and on 2 ranks under mpirun, "
-                    + "compared: not in the default); default: ${DEFAULT-VALUE}")
+                    + "compared: not in the default), threads (speed's table of hosts apart on 1 and more threads and "
+                    + "its goals alone: not in the default); default: ${DEFAULT-VALUE}")
     List<String> sections = List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve");
 
     @Option(names = "--quick", description = "fewer iterations everywhere (a smoke run; figures are rougher)")
@@ -78,10 +79,10 @@ final class BenchCommand implements Callable<Integer> {
     @Override public Integer call() throws Exception {
         if (cycles < 1000) throw new IllegalArgumentException("--cycles " + cycles + " must be >= 1000");
         for (String sec : sections)
-            if (!List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve", "mutation", "work", "mpi")
-                    .contains(sec))
-                throw new IllegalArgumentException("--sections '" + sec
-                        + "' unknown; accepted: blocks, fidelity, speed, attach, sweep, serve, mutation, work, mpi");
+            if (!List.of("blocks", "fidelity", "speed", "attach", "sweep", "serve", "mutation", "work", "mpi",
+                    "threads").contains(sec))
+                throw new IllegalArgumentException("--sections '" + sec + "' unknown; accepted: blocks, fidelity, "
+                        + "speed, attach, sweep, serve, mutation, work, mpi, threads");
         if (updateBaseline && !sections.contains("work"))
             throw new IllegalArgumentException(
                     "--update-baseline rewrites the work section's baseline: add --sections work");
@@ -99,6 +100,11 @@ final class BenchCommand implements Callable<Integer> {
         if (sections.contains("serve")) serve(md);
         if (sections.contains("mutation")) mutation(p, md);
         if (sections.contains("mpi")) md.append(MpiBench.section(System.getenv("NICSIM_ROOT"), quick));
+        if (sections.contains("threads") && !sections.contains("speed")) { // speed has the table already
+            SpeedGoals goals = new SpeedGoals();
+            threads(md, goals);
+            md.append("\n### Goals (issue 56)\n\n").append(goals.markdown());
+        }
         List<String> moved = sections.contains("work") ? work(md) : List.of();
         Files.writeString(out.resolve("report.md"), md.toString());
         System.out.print(md);

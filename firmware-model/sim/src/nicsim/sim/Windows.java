@@ -2,9 +2,8 @@ package nicsim.sim;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
@@ -42,14 +41,22 @@ public final class Windows implements AutoCloseable {
     private final long lookahead;
     private final int threads;
     private final List<Thread> helpers = new ArrayList<>();
-    /** Partitions run in the present window (by every thread). */
-    private final AtomicInteger done = new AtomicInteger();
-    /** Each thread's share of the partitions left in the window: the first left (high half), the end (low half). */
-    private final AtomicLong[] share;
+    /**
+     * What the threads write to hand a window over, each word in a cache line of its own (16 longs apart) so that one
+     * thread's write does not take from another's core a line it reads: {@link #GENERATION}, {@link #DONE}, and from
+     * {@link #SHARE} thread t's share of the partitions left in the window at SHARE + t * PAD, the first left in the
+     * high half, the end in the low half.
+     */
+    private final AtomicLongArray sync;
+    private static final int PAD = 16, GENERATION = 0, DONE = PAD, SHARE = 2 * PAD;
+    /**
+     * A helper's spins on the core before it parks (about a millisecond). Yielding the core after a shorter spin was
+     * tried: on a loaded machine it saved CPU time but lost wall time, the core going to another process.
+     */
+    private static final int SPINS = 20_000;
     /** Thread t's share of the partitions is first[t] to first[t + 1]: a block of neighbours (a pair of nodes). */
     private final int[] first;
     private final AtomicIntegerArray parked; // by thread: 1 while it sleeps, to be woken
-    private volatile long generation;
     private volatile boolean closed;
     private volatile Throwable failure;
     private long windowEnd; // written before the shares, read after taking a partition from one
@@ -81,10 +88,9 @@ public final class Windows implements AutoCloseable {
         this.exchange = exchange;
         this.lookahead = lookahead;
         this.threads = Math.min(threads, Math.max(1, parts.size()));
-        this.share = new AtomicLong[this.threads];
+        this.sync = new AtomicLongArray(SHARE + this.threads * PAD);
         this.first = new int[this.threads + 1];
         this.parked = new AtomicIntegerArray(this.threads);
-        for (int t = 0; t < this.threads; t++) share[t] = new AtomicLong();
         for (int t = 0; t <= this.threads; t++) first[t] = (int) ((long) t * this.parts.size() / this.threads);
         for (int i = 1; i < this.threads; i++) {
             int own = i;
@@ -166,13 +172,13 @@ public final class Windows implements AutoCloseable {
             for (int i = 0; i < parts.size(); i++) run(parts.get(backward ? parts.size() - 1 - i : i), end);
         } else {
             windowEnd = end;
-            done.set(0);
-            for (int t = 0; t < threads; t++) share[t].set((long) first[t] << 32 | first[t + 1]); // claims publish end
-            generation++;
+            sync.set(DONE, 0);
+            for (int t = 0; t < threads; t++) sync.set(SHARE + t * PAD, (long) first[t] << 32 | first[t + 1]);
+            sync.set(GENERATION, windows); // the shares' claims publish the end, the generation the window
             for (int i = 0; i < helpers.size(); i++) if (parked.get(i + 1) == 1) LockSupport.unpark(helpers.get(i));
             work(0);
             // only partitions a thread has taken are left: a helper not yet awake holds nothing up
-            while (done.get() < parts.size()) Thread.onSpinWait();
+            while (sync.get(DONE) < parts.size()) Thread.onSpinWait();
             Throwable f = failure;
             if (f != null) {
                 failure = null;
@@ -193,44 +199,49 @@ public final class Windows implements AutoCloseable {
      * which, and in what order, changes nothing in them.
      */
     private void work(int t) {
+        int ran = 0; // counted once at the end: one write a window to the line the caller waits on
         while (true) {
-            int p = take(share[t], backward);
-            for (int k = 1; p < 0 && k < threads; k++) p = take(share[(t + k) % threads], !backward);
-            if (p < 0) return;
+            int p = take(SHARE + t * PAD, backward);
+            for (int k = 1; p < 0 && k < threads; k++) p = take(SHARE + (t + k) % threads * PAD, !backward);
+            if (p < 0) break;
             try {
                 if (failure == null) run(parts.get(p), windowEnd); // the window's: it cannot end while p is out
             } catch (Throwable x) {
                 failure = x; // the others are taken but not run; the window ends when every one is counted
-            } finally {
-                done.incrementAndGet();
             }
+            ran++;
         }
+        if (ran > 0) sync.addAndGet(DONE, ran);
     }
 
-    /** The last partition left in {@code s} ([first, end) in a long), or the first, taken; -1 if none is left. */
-    private static int take(AtomicLong s, boolean last) {
+    /**
+     * The last partition left in the share at {@code at} ([first, end) in a long), or the first, taken; -1 if none is
+     * left.
+     */
+    private int take(int at, boolean last) {
         while (true) {
-            long w = s.get();
+            long w = sync.get(at);
             int lo = (int) (w >>> 32), hi = (int) w;
             if (lo >= hi) return -1;
-            if (s.compareAndSet(w, last ? w - 1 : w + (1L << 32))) return last ? hi - 1 : lo;
+            if (sync.compareAndSet(at, w, last ? w - 1 : w + (1L << 32))) return last ? hi - 1 : lo;
         }
     }
 
     private void helper(int t) {
         long seen = 0;
         while (!closed) {
-            for (int spins = 0; generation == seen && !closed; spins++) {
-                if (spins < 20_000) {
+            // the generation's line alone: the caller's writes to this object's fields between windows move no line
+            for (int spins = 0; sync.get(GENERATION) == seen; spins++) {
+                if (spins < SPINS) {
                     Thread.onSpinWait();
                     continue;
                 }
                 parked.set(t, 1); // the caller wakes it for the next window
-                if (generation == seen && !closed) LockSupport.parkNanos(1_000_000);
+                if (sync.get(GENERATION) == seen) LockSupport.parkNanos(1_000_000);
                 parked.set(t, 0);
             }
             if (closed) return;
-            seen = generation;
+            seen = sync.get(GENERATION);
             work(t);
         }
     }
@@ -238,6 +249,7 @@ public final class Windows implements AutoCloseable {
     /** Stops the worker threads. */
     @Override public void close() {
         closed = true;
+        sync.set(GENERATION, -1); // no window's: every helper stops waiting, finds closed and ends
         for (Thread h : helpers) LockSupport.unpark(h);
     }
 }

@@ -51,4 +51,13 @@ class BenchCommandTest {
         assertTrue(md.matches("(?s).*\\| 4 \\| [0-9.]+ \\| [0-9.]+ \\| [0-9.]+ \\| [0-9.]+x \\|.*"), md);
         assertTrue(md.matches("(?s).*\\| 8 \\| 2 \\| [0-9.]+ \\| [0-9.]+x \\| [0-9,]+ \\| identical \\|.*"), md);
     }
+
+    @Test
+    void theThreadsSectionAloneWritesTheThreadsTableAndItsGoal(@TempDir Path dir) throws Exception {
+        assertEquals(0, Main.run("bench", "--sections", "threads", "--quick", "--out", dir.toString()));
+        String md = Files.readString(dir.resolve("report.md"));
+        assertTrue(md.matches("(?s).*\\| 8 \\| 2 \\| [0-9.]+ \\| [0-9.]+x \\| [0-9,]+ \\| identical \\|.*"), md);
+        assertTrue(md.contains("| 2 threads over 1 at 8 nodes, of the ceiling | >= 0.90x |"), md);
+        assertFalse(md.contains("Host link DMA efficiency"), md); // nothing of the other sections
+    }
 }

@@ -106,4 +106,24 @@ class WindowsTest {
         }
         for (long r : runs) assertEquals(2_000, r);
     }
+
+    /** Closing ends the helper threads, whether they wait on the core or asleep: none is left behind a run. */
+    @Test
+    void closingEndsEveryHelperThread() throws InterruptedException {
+        for (long idle : new long[]{0, 30}) {
+            Ring ring = new Ring(6, -1);
+            Windows w = new Windows(ring.sims, ring, LOOKAHEAD, 3);
+            w.runUntilIdle(1_000_000);
+            Thread.sleep(idle); // long enough for the helpers to give up waiting on the core and park
+            w.close();
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (helpersAlive() > 0 && System.nanoTime() < deadline) Thread.sleep(5);
+            assertEquals(0, helpersAlive(), "helper threads alive " + idle + " ms after the run");
+        }
+    }
+
+    private static long helpersAlive() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().startsWith("nicsim-partitions-")).count();
+    }
 }
